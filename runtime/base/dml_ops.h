@@ -1,0 +1,48 @@
+/*
+ * dml_ops.h — the op vocabulary, expanded from ops.def.
+ */
+#ifndef DML_OPS_H_
+#define DML_OPS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Op flags (ops.def, last column). */
+#define DML_OPF_ELEMENTWISE 0x1u /* output[i] depends on broadcast input[i] */
+#define DML_OPF_COMMUTATIVE 0x2u /* operands may be swapped (CSE) */
+#define DML_OPF_VIEW 0x4u        /* output is the input's bytes, reshaped */
+#define DML_OPF_REDUCTION 0x8u   /* reduces over axes */
+
+/* Op identifiers. Values are stable only within one build; packages store
+ * op names, not these numbers. */
+typedef enum dml_op {
+  DML_OP_INVALID = 0,
+#define DML_OP(e, name, imin, imax, omin, omax, flags) DML_OP_##e,
+#include "ops.def"
+#undef DML_OP
+  DML_OP_COUNT_
+} dml_op_t;
+
+typedef struct dml_op_info {
+  const char *name; /* "Conv" */
+  int min_inputs, max_inputs;   /* max -1: variadic */
+  int min_outputs, max_outputs; /* max -1: variadic */
+  uint32_t flags;
+} dml_op_info_t;
+
+/* Static information about `op`; NULL for DML_OP_INVALID or out of range. */
+const dml_op_info_t *dml_op_info(dml_op_t op);
+/* "Conv" for DML_OP_CONV; "<invalid>" when out of range. */
+const char *dml_op_name(dml_op_t op);
+/* Looks up an op by its IR/ONNX name (`len` characters); DML_OP_INVALID if
+ * unknown. */
+dml_op_t dml_op_from_name(const char *name, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_OPS_H_ */

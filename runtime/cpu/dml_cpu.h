@@ -1,0 +1,61 @@
+/*
+ * dml_cpu.h — the reference CPU kernels: one per op of ops.def.
+ *
+ * The reference interpreter is the definition of every op's semantics
+ * (ARCHITECTURE.md, decision 1): each kernel follows the ONNX operator
+ * spec (opset 17, https://onnx.ai/onnx/operators/) and says so at its
+ * definition. The compiler's constant folder calls the same kernels.
+ *
+ * Calling convention: the caller fills every output's dtype, rank and dims
+ * (from the IR's inferred types, evaluated for the actual symbol values)
+ * and points its data at writable memory of dml_tensor_bytes() bytes.
+ * Inputs are read-only. An absent optional input has data == NULL and
+ * dtype DML_DTYPE_INVALID. Kernels never allocate: temporary memory comes
+ * from `scratch`, sized by dml_cpu_scratch_bytes() for the same call.
+ * Outputs never alias inputs.
+ *
+ * Errors (op "rt.cpu.<OpName>"): UNIMPLEMENTED for a dtype or attribute
+ * value the kernel does not support, INVALID_ARGUMENT for inconsistent
+ * shapes or attributes, OUT_OF_RANGE for out-of-bounds indices (Gather).
+ */
+#ifndef DML_CPU_H_
+#define DML_CPU_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dml_ops.h"
+#include "dml_status.h"
+#include "dml_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dml_cpu_call {
+  dml_op_t op;
+  const char *node_name; /* for error details; may be NULL */
+  const dml_tensor_t *inputs;
+  uint32_t n_inputs;
+  dml_tensor_t *outputs; /* dims and dtype set by the caller */
+  uint32_t n_outputs;
+  const dml_attr_t *attrs;
+  uint32_t n_attrs;
+  void *scratch; /* at least dml_cpu_scratch_bytes(call) bytes */
+  size_t scratch_bytes;
+} dml_cpu_call_t;
+
+/* Runs `call->op` on the CPU. */
+dml_status_t dml_cpu_run(const dml_cpu_call_t *call);
+
+/* Temporary bytes dml_cpu_run() needs for this call (shapes and attributes
+ * only are read; data pointers may be NULL). 0 for most ops. */
+size_t dml_cpu_scratch_bytes(const dml_cpu_call_t *call);
+
+/* 1 when a CPU kernel exists for `op`. */
+int dml_cpu_supports(dml_op_t op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_CPU_H_ */
