@@ -1,0 +1,22 @@
+/*
+ * dmlc_cmds.h — the `dmlc` subcommands. Each takes argc/argv starting at
+ * the subcommand's name (argv[0] == "compile"), prints its own --help, and
+ * returns the process exit code (0 success, 1 failure, 2 usage error).
+ * Library logic lives in the libraries; these only parse flags and print.
+ */
+#ifndef DMLC_CMDS_H_
+#define DMLC_CMDS_H_
+
+#include "dml_status.h"
+
+int dmlc_cmd_compile(int argc, char **argv);
+int dmlc_cmd_run(int argc, char **argv);
+int dmlc_cmd_opt(int argc, char **argv);
+int dmlc_cmd_inspect(int argc, char **argv);
+int dmlc_cmd_summary(int argc, char **argv);
+
+/* Prints `status` to stderr as "error: <op>: <reason>" plus indented
+ * details, frees it, and returns 1. */
+int dmlc_report(dml_status_t status);
+
+#endif /* DMLC_CMDS_H_ */

@@ -1,0 +1,59 @@
+/* main.c — `dmlc`: compile ONNX models into .dmlpkg packages and run them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dmlc_cmds.h"
+
+typedef struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+} cmd_t;
+
+static const cmd_t k_cmds[] = {
+    {"compile", dmlc_cmd_compile, "compile an ONNX model into a .dmlpkg package"},
+    {"run", dmlc_cmd_run, "run a package on .npy inputs, write .npy outputs"},
+    {"opt", dmlc_cmd_opt, "run passes on a .dmlir file or ONNX model and print the IR"},
+    {"inspect", dmlc_cmd_inspect, "show a package's sections, inputs/outputs and memory plan"},
+    {"summary", dmlc_cmd_summary, "table of layers, output shapes and parameter counts"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: dmlc <command> [args]\n\n"
+          "dmlc compiles ONNX models ahead of time into .dmlpkg packages and runs them.\n\n"
+          "commands:\n");
+  for (size_t i = 0; i < sizeof(k_cmds) / sizeof(k_cmds[0]); i++)
+    fprintf(f, "  %-9s %s\n", k_cmds[i].name, k_cmds[i].summary);
+  fprintf(f, "\n`dmlc <command> --help` describes each command's flags.\n");
+}
+
+int dmlc_report(dml_status_t status) {
+  if (!status) return 0;
+  char *msg = dml_status_format(status);
+  fprintf(stderr, "%s\n", msg ? msg : "error: (out of memory formatting the error)");
+  free(msg);
+  dml_status_free(status);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("dmlc 0.1.0\n");
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof(k_cmds) / sizeof(k_cmds[0]); i++)
+    if (!strcmp(argv[1], k_cmds[i].name)) return k_cmds[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "error: dmlc: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

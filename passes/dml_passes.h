@@ -1,0 +1,57 @@
+/*
+ * dml_passes.h — the pass manager (MLIR-style IR dumps between passes).
+ *
+ * Passes are listed in passes.def. A pipeline is a comma-separated list of
+ * pass names ("shape-infer,const-fold,dce"). Each pass runs on every
+ * function of the module.
+ */
+#ifndef DML_PASSES_H_
+#define DML_PASSES_H_
+
+#include <stdio.h>
+
+#include "dml_ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dml_pass_options {
+  /* Dump the IR to `dump` after the pass named here (NULL: none). */
+  const char *print_ir_after;
+  int print_ir_after_all;
+  FILE *dump;                    /* NULL means stderr */
+  size_t dump_elide_elements_over; /* as dml_ir_print_options_t */
+  int verify_each;               /* run dml_ir_verify after every pass */
+  /* Filled by mem-plan: the largest planned arena (bytes) over functions. */
+  int64_t out_arena_bytes;
+} dml_pass_options_t;
+
+#define DML_PASS(c_name, cli, summary) \
+  dml_status_t dml_pass_##c_name(dml_ir_module_t *m, dml_pass_options_t *o);
+#include "passes.def"
+#undef DML_PASS
+
+typedef struct dml_pass_info {
+  const char *name;    /* "shape-infer" */
+  const char *summary;
+  dml_status_t (*run)(dml_ir_module_t *m, dml_pass_options_t *o);
+} dml_pass_info_t;
+
+/* All passes in passes.def order; sets *out_count. */
+const dml_pass_info_t *dml_pass_list(size_t *out_count);
+/* Pass named `name` (CLI spelling), or NULL. */
+const dml_pass_info_t *dml_pass_find(const char *name);
+/* "shape-infer,const-fold,cse,dce,mem-plan" */
+const char *dml_pass_default_pipeline(void);
+
+/* Runs the comma-separated `pipeline` on `m`, dumping IR as `o` asks.
+ * Errors: INVALID_ARGUMENT for an unknown pass name (listing the known
+ * ones); any pass's error annotated with the pass name. */
+dml_status_t dml_pass_run_pipeline(dml_ir_module_t *m, const char *pipeline,
+                                   dml_pass_options_t *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_PASSES_H_ */
