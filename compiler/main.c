@@ -12,11 +12,21 @@ typedef struct {
 } cmd_t;
 
 static const cmd_t k_cmds[] = {
+#ifdef DMLC_HAVE_CMD_COMPILE
     {"compile", dmlc_cmd_compile, "compile an ONNX model into a .dmlpkg package"},
+#endif
+#ifdef DMLC_HAVE_CMD_RUN
     {"run", dmlc_cmd_run, "run a package on .npy inputs, write .npy outputs"},
+#endif
+#ifdef DMLC_HAVE_CMD_OPT
     {"opt", dmlc_cmd_opt, "run passes on a .dmlir file or ONNX model and print the IR"},
+#endif
+#ifdef DMLC_HAVE_CMD_INSPECT
     {"inspect", dmlc_cmd_inspect, "show a package's sections, inputs/outputs and memory plan"},
+#endif
+#ifdef DMLC_HAVE_CMD_SUMMARY
     {"summary", dmlc_cmd_summary, "table of layers, output shapes and parameter counts"},
+#endif
 };
 
 static void usage(FILE *f) {
