@@ -27,6 +27,7 @@ static const cmd_t k_cmds[] = {
 #ifdef DMLC_HAVE_CMD_SUMMARY
     {"summary", dmlc_cmd_summary, "table of layers, output shapes and parameter counts"},
 #endif
+    {NULL, NULL, NULL},
 };
 
 static void usage(FILE *f) {
@@ -34,7 +35,7 @@ static void usage(FILE *f) {
           "usage: dmlc <command> [args]\n\n"
           "dmlc compiles ONNX models ahead of time into .dmlpkg packages and runs them.\n\n"
           "commands:\n");
-  for (size_t i = 0; i < sizeof(k_cmds) / sizeof(k_cmds[0]); i++)
+  for (size_t i = 0; k_cmds[i].name; i++)
     fprintf(f, "  %-9s %s\n", k_cmds[i].name, k_cmds[i].summary);
   fprintf(f, "\n`dmlc <command> --help` describes each command's flags.\n");
 }
@@ -61,7 +62,7 @@ int main(int argc, char **argv) {
     printf("dmlc 0.1.0\n");
     return 0;
   }
-  for (size_t i = 0; i < sizeof(k_cmds) / sizeof(k_cmds[0]); i++)
+  for (size_t i = 0; k_cmds[i].name; i++)
     if (!strcmp(argv[1], k_cmds[i].name)) return k_cmds[i].fn(argc - 1, argv + 1);
   fprintf(stderr, "error: dmlc: unknown command '%s'\n", argv[1]);
   usage(stderr);
