@@ -1,0 +1,238 @@
+/*
+ * dml_pkg.h — the .dmlpkg package format: container, graph section, CRC-32.
+ *
+ * A package is one little-endian file: a header, a table of tagged sections
+ * ("meta", "graph", "weights", later "kernels.spirv", ...), each aligned and
+ * CRC-32 checked, and a CRC-32 over the header and table. docs/package-format.md
+ * gives the byte layouts; this header is the one implementation of them,
+ * shared by the compiler's emitter (writes) and the runtime's loader (reads).
+ *
+ * Ownership:
+ *   - dml_pkg_parse() allocates nothing; the dml_pkg_t it fills lends views
+ *     into the bytes it was given, valid while those bytes are.
+ *   - dml_pkg_file_open() hands the caller a mapping it must
+ *     dml_pkg_file_close().
+ *   - A dml_pkg_writer_t is created and released by the caller; section bytes
+ *     passed to it are lent until finish or release.
+ *   - dml_pkg_graph_decode() hands the caller a graph it must
+ *     dml_pkg_graph_release(); every string, array and attribute in it is
+ *     owned by the graph (nothing points into the input bytes).
+ *     dml_pkg_graph_encode() hands the caller malloc'd bytes to free().
+ *
+ * Errors: bytes that are not a valid package are untrusted input, never a
+ * crash: DATA_LOSS (op "pkg.load") for corrupt or truncated bytes, naming
+ * the section and byte offset; UNIMPLEMENTED for a newer format version or
+ * an op name this build does not know (named); IO (op "pkg.write" or
+ * "pkg.load") for file system failures; RESOURCE_EXHAUSTED for allocation
+ * failures.
+ */
+#ifndef DML_PKG_H_
+#define DML_PKG_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dml_ops.h"
+#include "dml_status.h"
+#include "dml_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ===================================================================== */
+/* CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as zlib's crc32() */
+/* ===================================================================== */
+
+/* Continues a CRC-32 over `n` more bytes: start with crc = 0, chain the
+ * result (dml_crc32_update(dml_crc32_update(0, a, na), b, nb) equals the
+ * CRC of a followed by b). dml_crc32_update(0, "123456789", 9) == 0xCBF43926. */
+uint32_t dml_crc32_update(uint32_t crc, const void *data, size_t n);
+/* CRC-32 of `n` bytes. */
+uint32_t dml_crc32(const void *data, size_t n);
+
+/* ===================================================================== */
+/* Container: header, section table, sections                            */
+/* ===================================================================== */
+
+#define DML_PKG_MAGIC "DMLPKG\0\0" /* 8 bytes */
+#define DML_PKG_FORMAT_VERSION 1u
+#define DML_PKG_TAG_BYTES 16          /* NUL-padded, at most 15 characters */
+#define DML_PKG_HEADER_BYTES 32       /* fixed header, before the table */
+#define DML_PKG_ENTRY_BYTES 40        /* one section table entry */
+#define DML_PKG_MAX_SECTIONS 64
+#define DML_PKG_MAX_ALIGNMENT (1u << 20)
+#define DML_PKG_WEIGHTS_ALIGNMENT 4096u /* "weights" section: page aligned */
+#define DML_PKG_WEIGHT_ALIGNMENT 64u    /* each weight inside "weights" */
+
+/* Bytes of header + table + header CRC for `n_sections` sections; the first
+ * section starts at or after this offset. */
+#define DML_PKG_HEADER_REGION_BYTES(n_sections) \
+  ((size_t)DML_PKG_HEADER_BYTES + (size_t)DML_PKG_ENTRY_BYTES * (n_sections) + 4u)
+
+/* One section, as read from the table. `data` lends the section's bytes. */
+typedef struct dml_pkg_section {
+  char tag[DML_PKG_TAG_BYTES + 1]; /* NUL-terminated copy of the tag */
+  uint64_t offset;                 /* from the start of the file */
+  uint64_t size;                   /* bytes */
+  uint32_t alignment;              /* power of two; offset % alignment == 0 */
+  uint32_t crc32;                  /* of the section's bytes (verified) */
+  const uint8_t *data;
+} dml_pkg_section_t;
+
+/* A parsed, verified package container. */
+typedef struct dml_pkg {
+  uint32_t format_version;
+  uint32_t flags;
+  uint64_t file_size;
+  uint32_t header_crc32;
+  uint32_t n_sections;
+  dml_pkg_section_t sections[DML_PKG_MAX_SECTIONS];
+} dml_pkg_t;
+
+/* Checks and parses a package's container: magic, format version, declared
+ * file size against `size`, header CRC, every section's tag (NUL-padded,
+ * unique), offset, size and alignment (within the file, after the header,
+ * not overlapping) and CRC. Sections' contents are not interpreted.
+ * Errors: DATA_LOSS naming the field and offset; UNIMPLEMENTED for a format
+ * version other than DML_PKG_FORMAT_VERSION. */
+dml_status_t dml_pkg_parse(const void *bytes, size_t size, dml_pkg_t *out_pkg);
+
+/* The section tagged `tag`, or NULL. */
+const dml_pkg_section_t *dml_pkg_find_section(const dml_pkg_t *pkg, const char *tag);
+
+/* A package file's bytes in memory: mmap'ed read-only, or (where mmap fails)
+ * read() into a 4096-byte aligned buffer. Either way `data` is page aligned,
+ * so sections aligned in the file are aligned in memory. */
+typedef struct dml_pkg_file {
+  const uint8_t *data;
+  size_t size;
+  int mapped; /* 1: mmap'ed, 0: read into a heap buffer */
+} dml_pkg_file_t;
+
+/* Opens `path`. Errors: NOT_FOUND (no such file), IO (other open/read
+ * failures, with strerror), RESOURCE_EXHAUSTED. */
+dml_status_t dml_pkg_file_open(const char *path, dml_pkg_file_t *out_file);
+/* Unmaps or frees; zeroes *f. Safe on a zeroed struct. */
+void dml_pkg_file_close(dml_pkg_file_t *f);
+
+/* ---- writer ---- */
+
+typedef struct dml_pkg_writer dml_pkg_writer_t;
+
+dml_status_t dml_pkg_writer_create(dml_pkg_writer_t **out_writer);
+/* Adds a section. `tag`: 1..15 characters, unique in the package.
+ * `alignment`: a power of two <= DML_PKG_MAX_ALIGNMENT (the section's file
+ * offset is a multiple of it). `data` (may be NULL when size is 0) is lent
+ * until finish or release. Errors: INVALID_ARGUMENT. */
+dml_status_t dml_pkg_writer_add_section(dml_pkg_writer_t *w, const char *tag,
+                                        const void *data, size_t size,
+                                        uint32_t alignment);
+/* Lays out and writes the package into one malloc'd buffer the caller
+ * frees. */
+dml_status_t dml_pkg_writer_finish_memory(dml_pkg_writer_t *w, void **out_bytes,
+                                          size_t *out_size);
+/* Writes the package to `path` atomically: to "<path>.tmp.<pid>", fsync,
+ * then rename over `path`; on any failure the temporary file is removed and
+ * an existing `path` is left untouched. Errors: IO with the path and
+ * strerror. */
+dml_status_t dml_pkg_writer_finish_file(dml_pkg_writer_t *w, const char *path);
+void dml_pkg_writer_release(dml_pkg_writer_t *w);
+
+/* ===================================================================== */
+/* "graph" section: symbols and functions with their execution plans      */
+/* ===================================================================== */
+
+/* Where a value's bytes live when its function runs. Stored values. */
+typedef enum dml_pkg_storage {
+  DML_PKG_STORAGE_INPUT = 1, /* function input, copied into the arena at `offset` */
+  DML_PKG_STORAGE_ARENA = 2, /* node result in the arena at `offset` */
+  DML_PKG_STORAGE_CONST = 3, /* weight/constant at `offset` in "weights" */
+} dml_pkg_storage_t;
+
+/* Value flags (stored). */
+#define DML_PKG_VALUE_PARAM 0x1u /* trainable parameter */
+#define DML_PKG_VALUE_STATE 0x2u /* mutable non-trainable state */
+#define DML_PKG_VALUE_FLAGS_ALL 0x3u
+/* A node input index meaning "absent optional input". */
+#define DML_PKG_NO_VALUE 0xFFFFFFFFu
+
+typedef struct dml_pkg_symbol {
+  const char *name;
+  int64_t bound; /* inclusive upper bound, >= 1 */
+} dml_pkg_symbol_t;
+
+typedef struct dml_pkg_value {
+  const char *name;  /* may be "" for intermediates */
+  dml_type_t type;   /* dims symbolic as in the IR; rank >= 0 */
+  dml_pkg_storage_t storage;
+  uint32_t flags;    /* DML_PKG_VALUE_* */
+  uint64_t offset;   /* arena offset (INPUT, ARENA) or "weights" offset (CONST) */
+  uint64_t bytes;    /* reserved bytes: >= the value's bytes at the bounds */
+} dml_pkg_value_t;
+
+typedef struct dml_pkg_node {
+  dml_op_t op;          /* resolved from op_name by decode; ignored by encode */
+  const char *op_name;  /* "Gemm" (ops.def spelling) */
+  const char *name;     /* may be "" */
+  uint32_t n_inputs;
+  const uint32_t *inputs;  /* value indices or DML_PKG_NO_VALUE */
+  uint32_t n_outputs;
+  const uint32_t *outputs; /* value indices */
+  uint32_t n_attrs;
+  const dml_attr_t *attrs;
+} dml_pkg_node_t;
+
+typedef struct dml_pkg_function {
+  const char *name; /* "forward", "train_step", ... */
+  uint64_t arena_bytes;
+  uint32_t n_values;
+  const dml_pkg_value_t *values;
+  uint32_t n_nodes;
+  const dml_pkg_node_t *nodes; /* in execution order */
+  uint32_t n_inputs;
+  const uint32_t *inputs;  /* value indices, storage INPUT */
+  uint32_t n_outputs;
+  const uint32_t *outputs; /* value indices */
+} dml_pkg_function_t;
+
+typedef struct dml_pkg_graph {
+  uint32_t n_symbols;
+  const dml_pkg_symbol_t *symbols;
+  uint32_t n_functions;
+  const dml_pkg_function_t *functions;
+  struct dml_pkg_pool *pool_; /* owns a decoded graph's memory; NULL when built by hand */
+} dml_pkg_graph_t;
+
+/* Serializes `g` (built by hand; node `op` fields are ignored, `op_name` is
+ * written) into malloc'd bytes the caller frees. Does not validate: run
+ * dml_pkg_graph_decode() on the result to check it. Errors:
+ * INVALID_ARGUMENT (rank out of range, NULL string, unknown attr kind),
+ * RESOURCE_EXHAUSTED. */
+dml_status_t dml_pkg_graph_encode(const dml_pkg_graph_t *g, void **out_bytes,
+                                  size_t *out_size);
+
+/* Parses and validates a "graph" section of `size` bytes. `weights_size` is
+ * the size of the package's "weights" section (0 if absent). Checks every
+ * count, string, dtype, rank, dim, symbol index, storage kind, flag, offset
+ * and size (arena values inside arena_bytes, constants static, 64-byte
+ * aligned and inside the weights), op name and arity, value index, attr kind
+ * and payload; that each node result is defined once, before use, and does
+ * not overlap the node's inputs in the arena (except a view op's result at
+ * its input's exact offset); that function inputs are exactly the INPUT
+ * values and that every symbol a function uses is fixed by an input's dim.
+ * Errors: DATA_LOSS naming the function, value or node and the byte offset;
+ * UNIMPLEMENTED naming an unknown op; RESOURCE_EXHAUSTED. */
+dml_status_t dml_pkg_graph_decode(const void *bytes, size_t size, uint64_t weights_size,
+                                  dml_pkg_graph_t **out_graph);
+void dml_pkg_graph_release(dml_pkg_graph_t *g);
+
+/* Bytes of `type` at the symbols' bounds (numel * dtype size); -1 on
+ * overflow, unknown rank, or a bad symbol index. */
+int64_t dml_pkg_type_bytes_bound(const dml_type_t *type, const dml_pkg_symbol_t *symbols,
+                                 uint32_t n_symbols);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_PKG_H_ */
