@@ -1,0 +1,2095 @@
+/*
+ * infer.c — shape and dtype functions for every op in ops.def.
+ *
+ * Semantics follow the ONNX operator spec (opset 17, with the opset 18
+ * input forms of Split/Reduce* and Resize's `axes`) and ONNX's own shape
+ * inference (onnx/defs/ shape functions). Dims are dml_dim_t: a static
+ * extent, or value * S for a module symbol S with an upper bound. A result
+ * that cannot be written in that form (a product of two symbols, batch+1,
+ * 3*batch/2, a dim that depends on tensor contents we do not know) is an
+ * UNIMPLEMENTED error that says so; an ill-formed node is INVALID_ARGUMENT.
+ * Every error names the node, the op and the input types.
+ *
+ * Small integer tensors whose contents are known (constant globals, and
+ * the results of Shape, Size, Gather, Concat, Slice, Unsqueeze, Squeeze,
+ * Reshape, Identity, Cast, Range and integer Add/Sub/Mul/Div on those)
+ * carry their elements in dml_ir_value_t::sym_data, so exporter chains such
+ * as Shape -> Gather -> Unsqueeze -> Concat -> Reshape resolve statically.
+ * Invariant of recorded elements: a symbolic element has value >= 1.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dml_ir_infer.h"
+
+#define INVALID DML_STATUS_INVALID_ARGUMENT
+#define UNIMPL DML_STATUS_UNIMPLEMENTED
+/* Most elements of a tensor whose contents inference tracks. */
+#define MAX_ELEMS 64
+#define TBUF 320
+
+/* ==== context, errors, attributes ====================================== */
+
+typedef struct ictx {
+  dml_ir_module_t *m;
+  dml_ir_node_t *n;
+} ictx_t;
+
+static const char *node_name(const dml_ir_node_t *n) {
+  return n->name && *n->name ? n->name : "<unnamed>";
+}
+static const char *opn(const ictx_t *c) { return dml_op_name(c->n->op); }
+
+/* An error of `code` with the reason, then details naming the node, its op
+ * and its input types. */
+static dml_status_t fail(const ictx_t *c, dml_status_code_t code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static dml_status_t fail(const ictx_t *c, dml_status_code_t code, const char *fmt, ...) {
+  char reason[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof(reason), fmt, ap);
+  va_end(ap);
+  dml_status_t s = dml_status_make(code, "shape-infer", "%s", reason);
+  s = dml_status_detail(s, "node '%s' (%s)", node_name(c->n), opn(c));
+  if (c->n->n_inputs) {
+    char line[2048];
+    size_t k = 0;
+    line[0] = 0;
+    for (uint32_t i = 0; i < c->n->n_inputs && k < sizeof(line); i++) {
+      char tb[TBUF];
+      const dml_ir_value_t *v = c->n->inputs[i];
+      const char *ts = v ? dml_ir_type_str(c->m, &v->type, tb, sizeof(tb)) : "_";
+      k += (size_t)snprintf(line + k, sizeof(line) - k, "%s%s", i ? ", " : "", ts);
+    }
+    s = dml_status_detail(s, "input types: %s", line);
+  }
+  return s;
+}
+
+static dml_status_t oom(const ictx_t *c) {
+  return fail(c, DML_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+}
+
+#define TS(t, buf) dml_ir_type_str(c->m, (t), (buf), sizeof(buf))
+
+static dml_status_t attr_int(const ictx_t *c, const char *name, int64_t dflt,
+                             int64_t *out) {
+  const dml_attr_t *a = dml_ir_node_attr(c->n, name);
+  if (!a) {
+    *out = dflt;
+    return DML_OK;
+  }
+  if (a->kind != DML_ATTR_INT)
+    return fail(c, INVALID, "attribute '%s' must be an int, got %s", name,
+                dml_attr_kind_name(a->kind));
+  *out = a->i;
+  return DML_OK;
+}
+
+/* INTS attribute; *out = NULL and *out_n = 0 when absent. */
+static dml_status_t attr_ints(const ictx_t *c, const char *name, const int64_t **out,
+                              size_t *out_n) {
+  const dml_attr_t *a = dml_ir_node_attr(c->n, name);
+  *out = NULL;
+  *out_n = 0;
+  if (!a) return DML_OK;
+  if (a->kind != DML_ATTR_INTS)
+    return fail(c, INVALID, "attribute '%s' must be a list of ints, got %s", name,
+                dml_attr_kind_name(a->kind));
+  if (a->n && !a->ints) return fail(c, INVALID, "attribute '%s' has no data", name);
+  *out = a->ints;
+  *out_n = a->n;
+  return DML_OK;
+}
+
+static dml_status_t attr_string(const ictx_t *c, const char *name, const char *dflt,
+                                const char **out) {
+  const dml_attr_t *a = dml_ir_node_attr(c->n, name);
+  if (!a) {
+    *out = dflt;
+    return DML_OK;
+  }
+  if (a->kind != DML_ATTR_STRING || !a->s)
+    return fail(c, INVALID, "attribute '%s' must be a string, got %s", name,
+                dml_attr_kind_name(a->kind));
+  *out = a->s;
+  return DML_OK;
+}
+
+/* Normalizes `axis` in [-rank, rank) to [0, rank). */
+static dml_status_t norm_axis(const ictx_t *c, int64_t axis, int32_t rank,
+                              const char *what, int32_t *out) {
+  if (axis < -(int64_t)rank || axis >= (int64_t)rank)
+    return fail(c, INVALID, "%s %lld is out of range for rank %d", what,
+                (long long)axis, (int)rank);
+  *out = (int32_t)(axis < 0 ? axis + rank : axis);
+  return DML_OK;
+}
+
+/* ==== dims ============================================================== */
+
+static dml_dim_t D(int64_t v) {
+  dml_dim_t d = {v, -1};
+  return d;
+}
+/* value * S[sym]; 0 * S is the static 0. */
+static dml_dim_t DS(int64_t v, int32_t sym) {
+  dml_dim_t d = {v, v == 0 ? -1 : sym};
+  return d;
+}
+static int dim_eq(dml_dim_t a, dml_dim_t b) {
+  if (a.sym < 0 || b.sym < 0) return a.sym < 0 && b.sym < 0 && a.value == b.value;
+  return a.sym == b.sym && a.value == b.value;
+}
+static int dim_is(dml_dim_t a, int64_t v) { return a.sym < 0 && a.value == v; }
+
+static const char *dim_str(const ictx_t *c, dml_dim_t d, char *buf, size_t cap) {
+  if (d.sym < 0) {
+    snprintf(buf, cap, "%lld", (long long)d.value);
+  } else {
+    const char *sn = (uint32_t)d.sym < c->m->n_symbols ? c->m->symbols[d.sym].name : "?";
+    if (d.value == 1) snprintf(buf, cap, "%s", sn);
+    else snprintf(buf, cap, "%lld*%s", (long long)d.value, sn);
+  }
+  return buf;
+}
+
+/* Largest run-time extent of `d` (INT64_MAX on overflow). */
+static int64_t dim_max(const ictx_t *c, dml_dim_t d) {
+  if (d.sym < 0) return d.value;
+  int64_t r;
+  if (__builtin_mul_overflow(d.value, c->m->symbols[d.sym].bound, &r)) return INT64_MAX;
+  return r;
+}
+
+/* a + b; 0 when not representable or on overflow. */
+static int dim_add(dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
+  int64_t v;
+  if (a.sym < 0 && b.sym < 0) {
+    if (__builtin_add_overflow(a.value, b.value, &v)) return 0;
+    *out = D(v);
+    return 1;
+  }
+  if (dim_is(a, 0)) return *out = b, 1;
+  if (dim_is(b, 0)) return *out = a, 1;
+  if (a.sym != b.sym || __builtin_add_overflow(a.value, b.value, &v)) return 0;
+  *out = DS(v, a.sym);
+  return 1;
+}
+
+/* a * b; 0 when both are symbolic or on overflow. */
+static int dim_mul(dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
+  int64_t v;
+  if (a.sym >= 0 && b.sym >= 0) {
+    if (dim_is(a, 0) || dim_is(b, 0)) return *out = D(0), 1;
+    return 0;
+  }
+  if (__builtin_mul_overflow(a.value, b.value, &v)) return 0;
+  *out = DS(v, a.sym >= 0 ? a.sym : b.sym);
+  return 1;
+}
+
+/* A product of dims: coeff * S[syms[0]] * S[syms[1]] * ... */
+#define MONO_CAP 40
+typedef struct mono {
+  int64_t coeff;
+  int n;
+  int32_t syms[MONO_CAP];
+} mono_t;
+
+static void mono_init(mono_t *p) {
+  p->coeff = 1;
+  p->n = 0;
+}
+/* 0 on overflow. */
+static int mono_mul(mono_t *p, dml_dim_t d) {
+  if (__builtin_mul_overflow(p->coeff, d.value, &p->coeff)) return 0;
+  if (d.sym >= 0 && d.value != 0) {
+    if (p->n >= MONO_CAP) return 0;
+    p->syms[p->n++] = d.sym;
+  }
+  return 1;
+}
+static int mono_of(const dml_type_t *t, int32_t from, int32_t to, mono_t *p) {
+  mono_init(p);
+  for (int32_t i = from; i < to; i++)
+    if (!mono_mul(p, t->dims[i])) return 0;
+  return 1;
+}
+/* 1 when the product is a single dim_t (static, or one symbol). */
+static int mono_to_dim(const mono_t *p, dml_dim_t *out) {
+  if (p->coeff == 0) return *out = D(0), 1;
+  if (p->n == 0) return *out = D(p->coeff), 1;
+  if (p->n == 1) return *out = DS(p->coeff, p->syms[0]), 1;
+  return 0;
+}
+static void mono_sort(mono_t *p) {
+  for (int i = 1; i < p->n; i++)
+    for (int j = i; j > 0 && p->syms[j - 1] > p->syms[j]; j--) {
+      int32_t t = p->syms[j];
+      p->syms[j] = p->syms[j - 1];
+      p->syms[j - 1] = t;
+    }
+}
+static int mono_equal(mono_t a, mono_t b) {
+  if (a.coeff == 0 || b.coeff == 0) return a.coeff == b.coeff;
+  if (a.coeff != b.coeff || a.n != b.n) return 0;
+  mono_sort(&a);
+  mono_sort(&b);
+  for (int i = 0; i < a.n; i++)
+    if (a.syms[i] != b.syms[i]) return 0;
+  return 1;
+}
+/* q = num / den, exactly and for every symbol value: each symbol of den
+ * must appear in num and den's coefficient must divide num's. 0 if not. */
+static int mono_div(const mono_t *num, const mono_t *den, mono_t *q) {
+  if (den->coeff == 0) return 0;
+  *q = *num;
+  if (q->coeff % den->coeff != 0) return 0;
+  q->coeff /= den->coeff;
+  for (int i = 0; i < den->n; i++) {
+    int k = -1;
+    for (int j = 0; j < q->n && k < 0; j++)
+      if (q->syms[j] == den->syms[i]) k = j;
+    if (k < 0) return 0;
+    q->syms[k] = q->syms[--q->n];
+  }
+  return 1;
+}
+
+/* ==== types, inputs, outputs =========================================== */
+
+static dml_type_t mk(dml_dtype_t dt, int32_t rank) {
+  dml_type_t t;
+  memset(&t, 0, sizeof(t));
+  t.dtype = dt;
+  t.rank = rank;
+  for (int i = 0; i < DML_MAX_RANK; i++) t.dims[i] = D(0);
+  return t;
+}
+
+static dml_ir_value_t *in_v(const ictx_t *c, uint32_t i) {
+  return i < c->n->n_inputs ? c->n->inputs[i] : NULL;
+}
+static const dml_type_t *in_t(const ictx_t *c, uint32_t i) {
+  dml_ir_value_t *v = in_v(c, i);
+  return v ? &v->type : NULL;
+}
+static void set_out(ictx_t *c, uint32_t i, const dml_type_t *t) {
+  if (i < c->n->n_outputs) c->n->outputs[i]->type = *t;
+}
+static dml_status_t need_rank(const ictx_t *c, uint32_t i, int32_t lo, int32_t hi) {
+  const dml_type_t *t = in_t(c, i);
+  if (!t) return fail(c, INVALID, "input %u is required", i);
+  if (t->rank < lo || t->rank > hi) {
+    char tb[TBUF];
+    if (lo == hi)
+      return fail(c, INVALID, "input %u must have rank %d, got %s", i, (int)lo, TS(t, tb));
+    if (hi >= DML_MAX_RANK)
+      return fail(c, INVALID, "input %u must have rank >= %d, got %s", i, (int)lo,
+                  TS(t, tb));
+    return fail(c, INVALID, "input %u must have rank %d..%d, got %s", i, (int)lo, (int)hi,
+                TS(t, tb));
+  }
+  return DML_OK;
+}
+
+/* dtype classes */
+enum { DT_ANY, DT_FLOAT, DT_NUMERIC, DT_BOOL, DT_INDEX, DT_SIGNED_OR_FLOAT };
+static int dtype_in_class(int cls, dml_dtype_t dt) {
+  switch (cls) {
+    case DT_FLOAT: return dml_dtype_is_float(dt);
+    case DT_NUMERIC: return dml_dtype_is_float(dt) || dml_dtype_is_int(dt);
+    case DT_BOOL: return dt == DML_DTYPE_BOOL;
+    case DT_INDEX: return dt == DML_DTYPE_I32 || dt == DML_DTYPE_I64;
+    case DT_SIGNED_OR_FLOAT: return dml_dtype_is_float(dt) || dml_dtype_is_signed_int(dt);
+    default: return 1;
+  }
+}
+static const char *dtype_class_name(int cls) {
+  switch (cls) {
+    case DT_FLOAT: return "a float dtype";
+    case DT_NUMERIC: return "a numeric dtype";
+    case DT_BOOL: return "bool";
+    case DT_INDEX: return "i32 or i64";
+    case DT_SIGNED_OR_FLOAT: return "a signed or float dtype";
+    default: return "any dtype";
+  }
+}
+/* Input i (when present) has a dtype of class `cls`. */
+static dml_status_t need_dtype(const ictx_t *c, uint32_t i, int cls) {
+  const dml_type_t *t = in_t(c, i);
+  if (t && !dtype_in_class(cls, t->dtype))
+    return fail(c, INVALID, "input %u must have %s, got %s", i, dtype_class_name(cls),
+                dml_dtype_name(t->dtype));
+  return DML_OK;
+}
+/* Inputs i and j (when present) have the same dtype. */
+static dml_status_t same_dtype(const ictx_t *c, uint32_t i, uint32_t j) {
+  const dml_type_t *a = in_t(c, i), *b = in_t(c, j);
+  if (a && b && a->dtype != b->dtype)
+    return fail(c, INVALID, "inputs %u and %u must have the same dtype, got %s and %s", i,
+                j, dml_dtype_name(a->dtype), dml_dtype_name(b->dtype));
+  return DML_OK;
+}
+
+/* Numpy multidirectional broadcasting of a and b into *out (dtype of a).
+ * A symbolic dim broadcasts only against an equal dim or static 1. */
+static dml_status_t bcast(const ictx_t *c, const dml_type_t *a, const dml_type_t *b,
+                          dml_type_t *out) {
+  int32_t r = a->rank > b->rank ? a->rank : b->rank;
+  dml_type_t o = mk(a->dtype, r);
+  for (int32_t i = 0; i < r; i++) {
+    int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
+    dml_dim_t da = ia >= 0 ? a->dims[ia] : D(1);
+    dml_dim_t db = ib >= 0 ? b->dims[ib] : D(1);
+    if (dim_eq(da, db) || dim_is(db, 1)) o.dims[i] = da;
+    else if (dim_is(da, 1)) o.dims[i] = db;
+    else {
+      char ta[TBUF], tb[TBUF], sa[64], sb[64];
+      return fail(c, INVALID, "cannot broadcast %s and %s: dim %d is %s vs %s%s", TS(a, ta),
+                  TS(b, tb), (int)i, dim_str(c, da, sa, sizeof(sa)),
+                  dim_str(c, db, sb, sizeof(sb)),
+                  da.sym >= 0 || db.sym >= 0
+                      ? " (a symbolic dim broadcasts only with an equal dim or 1)"
+                      : "");
+    }
+  }
+  *out = o;
+  return DML_OK;
+}
+
+/* ==== known contents of small integer tensors ========================== */
+
+typedef struct elems {
+  uint32_t n;
+  dml_dim_t e[MAX_ELEMS];
+} elems_t;
+
+/* Elements of `v` from its recorded sym_data or its constant integer data.
+ * 1 known, 0 unknown, -1 known but larger than MAX_ELEMS. */
+static int elems_of(const ictx_t *c, const dml_ir_value_t *v, elems_t *out) {
+  if (!v) return 0;
+  if (v->sym_data) {
+    if (v->sym_data->n > MAX_ELEMS) return -1;
+    out->n = v->sym_data->n;
+    for (uint32_t i = 0; i < out->n; i++) out->e[i] = v->sym_data->elems[i];
+    return 1;
+  }
+  if (v->kind != DML_IR_VALUE_GLOBAL || !v->data || !dml_type_is_static(&v->type))
+    return 0;
+  if (!dml_dtype_is_int(v->type.dtype) && v->type.dtype != DML_DTYPE_BOOL) return 0;
+  int64_t numel = dml_ir_type_numel_bound(c->m, &v->type);
+  if (numel < 0) return 0;
+  if (numel > MAX_ELEMS) return -1;
+  if ((uint64_t)numel * dml_dtype_size(v->type.dtype) > v->data_bytes) return 0;
+  out->n = (uint32_t)numel;
+  for (uint32_t i = 0; i < out->n; i++) out->e[i] = D(dml_load_i64(v->type.dtype, v->data, i));
+  return 1;
+}
+
+/* Elements of shape-carrying input `i` (`what` names it in messages), all
+ * required static unless `allow_sym`. Errors: UNIMPLEMENTED when unknown
+ * (the output shape depends on run-time data), INVALID_ARGUMENT when the
+ * input is not a small integer tensor. */
+static dml_status_t need_elems(const ictx_t *c, uint32_t i, const char *what,
+                               int allow_sym, elems_t *out) {
+  const dml_ir_value_t *v = in_v(c, i);
+  if (!v) return fail(c, INVALID, "input %u (%s) is required", i, what);
+  if (!dml_dtype_is_int(v->type.dtype))
+    return fail(c, INVALID, "%s (input %u) must be an integer tensor, got %s", what, i,
+                dml_dtype_name(v->type.dtype));
+  if (v->type.rank > 1)
+    return fail(c, INVALID, "%s (input %u) must be 0-D or 1-D, has rank %d", what, i,
+                (int)v->type.rank);
+  int k = elems_of(c, v, out);
+  if (k < 0)
+    return fail(c, INVALID, "%s (input %u) has more than %d elements", what, i, MAX_ELEMS);
+  if (k == 0)
+    return fail(c, UNIMPL,
+                "output shape of %s '%s' depends on run-time data: %s (input %u) is "
+                "neither a constant nor derived from shapes",
+                opn(c), node_name(c->n), what, i);
+  if (!allow_sym)
+    for (uint32_t j = 0; j < out->n; j++)
+      if (out->e[j].sym >= 0) {
+        char sb[64];
+        return fail(c, UNIMPL, "%s (input %u) element %u is symbolic (%s); it must be static",
+                    what, i, j, dim_str(c, out->e[j], sb, sizeof(sb)));
+      }
+  return DML_OK;
+}
+
+/* Float elements of constant input `i`: 1 known, 0 unknown, -1 too many. */
+static int f64s_of(const ictx_t *c, uint32_t i, double *out, uint32_t cap, uint32_t *out_n) {
+  const dml_ir_value_t *v = in_v(c, i);
+  if (!v) return 0;
+  if (v->sym_data) {
+    if (v->sym_data->n > cap) return -1;
+    for (uint32_t k = 0; k < v->sym_data->n; k++) {
+      if (v->sym_data->elems[k].sym >= 0) return 0;
+      out[k] = (double)v->sym_data->elems[k].value;
+    }
+    *out_n = v->sym_data->n;
+    return 1;
+  }
+  if (v->kind != DML_IR_VALUE_GLOBAL || !v->data || !dml_type_is_static(&v->type)) return 0;
+  int64_t numel = dml_ir_type_numel_bound(c->m, &v->type);
+  if (numel < 0) return 0;
+  if (numel > (int64_t)cap) return -1;
+  if ((uint64_t)numel * dml_dtype_size(v->type.dtype) > v->data_bytes) return 0;
+  for (int64_t k = 0; k < numel; k++) out[k] = dml_load_f64(v->type.dtype, v->data, (size_t)k);
+  *out_n = (uint32_t)numel;
+  return 1;
+}
+
+/* Records known elements on output `o` when it is a small integer tensor of
+ * static size n. */
+static dml_status_t set_sym(ictx_t *c, uint32_t o, const dml_dim_t *e, uint32_t n) {
+  if (o >= c->n->n_outputs) return DML_OK;
+  dml_ir_value_t *v = c->n->outputs[o];
+  if (!dml_dtype_is_int(v->type.dtype) || v->type.rank > 1 || n > MAX_ELEMS) return DML_OK;
+  if (!dml_type_is_static(&v->type) || dml_ir_type_numel_bound(c->m, &v->type) != (int64_t)n)
+    return DML_OK;
+  for (uint32_t i = 0; i < n; i++)
+    if (e[i].sym >= 0 && e[i].value < 1) return DML_OK;
+  dml_ir_sym_data_t *sd = (dml_ir_sym_data_t *)dml_ir_alloc(c->m, sizeof(*sd));
+  dml_dim_t *arr = (dml_dim_t *)dml_ir_alloc(c->m, sizeof(dml_dim_t) * (n ? n : 1));
+  if (!sd || !arr) return oom(c);
+  memcpy(arr, e, sizeof(dml_dim_t) * n);
+  sd->n = n;
+  sd->elems = arr;
+  v->sym_data = sd;
+  return DML_OK;
+}
+
+/* Passes known elements of input `i` through to output 0 (same order). */
+static dml_status_t pass_sym(ictx_t *c, uint32_t i) {
+  elems_t e;
+  if (elems_of(c, in_v(c, i), &e) != 1) return DML_OK;
+  return set_sym(c, 0, e.e, e.n);
+}
+
+/* Reads a list attribute of exactly `n` ints (default `dflt` each when
+ * absent), each >= lo. */
+static dml_status_t attr_ints_n(const ictx_t *c, const char *name, int32_t n, int64_t dflt,
+                                int64_t lo, int64_t *out) {
+  const int64_t *v;
+  size_t k;
+  DML_RETURN_IF_ERROR(attr_ints(c, name, &v, &k));
+  if (!v) {
+    for (int32_t i = 0; i < n; i++) out[i] = dflt;
+    return DML_OK;
+  }
+  if (k != (size_t)n)
+    return fail(c, INVALID, "attribute '%s' must have %d values, got %zu", name, (int)n, k);
+  for (int32_t i = 0; i < n; i++) {
+    if (v[i] < lo)
+      return fail(c, INVALID, "attribute '%s'[%d] = %lld must be >= %lld", name, (int)i,
+                  (long long)v[i], (long long)lo);
+    out[i] = v[i];
+  }
+  return DML_OK;
+}
+
+/* ==== elementwise ======================================================= */
+
+static dml_status_t infer_unary(ictx_t *c, int cls) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, cls));
+  set_out(c, 0, in_t(c, 0));
+  return DML_OK;
+}
+
+static dml_status_t infer_not(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_BOOL));
+  set_out(c, 0, in_t(c, 0));
+  return DML_OK;
+}
+
+static dml_status_t infer_identity(ictx_t *c) {
+  set_out(c, 0, in_t(c, 0));
+  return pass_sym(c, 0);
+}
+
+/* ONNX TensorProto.DataType code -> dml dtype (INVALID when unsupported). */
+static dml_dtype_t onnx_dtype(int64_t code) {
+  switch (code) {
+    case 1: return DML_DTYPE_F32;
+    case 2: return DML_DTYPE_U8;
+    case 3: return DML_DTYPE_I8;
+    case 4: return DML_DTYPE_U16;
+    case 5: return DML_DTYPE_I16;
+    case 6: return DML_DTYPE_I32;
+    case 7: return DML_DTYPE_I64;
+    case 9: return DML_DTYPE_BOOL;
+    case 10: return DML_DTYPE_F16;
+    case 11: return DML_DTYPE_F64;
+    case 12: return DML_DTYPE_U32;
+    case 13: return DML_DTYPE_U64;
+    case 16: return DML_DTYPE_BF16;
+    default: return DML_DTYPE_INVALID;
+  }
+}
+
+/* A dtype attribute holding an ONNX code (or a dml dtype name as a string). */
+static dml_status_t attr_dtype(const ictx_t *c, const char *name, int required,
+                               dml_dtype_t dflt, dml_dtype_t *out) {
+  const dml_attr_t *a = dml_ir_node_attr(c->n, name);
+  if (!a) {
+    if (required) return fail(c, INVALID, "attribute '%s' is required", name);
+    *out = dflt;
+    return DML_OK;
+  }
+  dml_dtype_t dt = DML_DTYPE_INVALID;
+  if (a->kind == DML_ATTR_INT) {
+    dt = onnx_dtype(a->i);
+    if (dt == DML_DTYPE_INVALID)
+      return fail(c, UNIMPL, "attribute '%s' = %lld is not a supported ONNX dtype code", name,
+                  (long long)a->i);
+  } else if (a->kind == DML_ATTR_STRING && a->s) {
+    dt = dml_dtype_from_name(a->s, strlen(a->s));
+    if (dt == DML_DTYPE_INVALID)
+      return fail(c, INVALID, "attribute '%s' = \"%s\" is not a dtype", name, a->s);
+  } else {
+    return fail(c, INVALID, "attribute '%s' must be an int (ONNX dtype code), got %s", name,
+                dml_attr_kind_name(a->kind));
+  }
+  *out = dt;
+  return DML_OK;
+}
+
+static dml_status_t infer_cast(ictx_t *c) {
+  dml_dtype_t to;
+  DML_RETURN_IF_ERROR(attr_dtype(c, "to", 1, DML_DTYPE_INVALID, &to));
+  dml_type_t t = *in_t(c, 0);
+  t.dtype = to;
+  set_out(c, 0, &t);
+  /* Integer -> integer keeps known (shape) contents. */
+  if (dml_dtype_is_int(in_t(c, 0)->dtype) && dml_dtype_is_int(to)) return pass_sym(c, 0);
+  return DML_OK;
+}
+
+static dml_status_t infer_clip(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  for (uint32_t i = 1; i < 3; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (!t) continue;
+    DML_RETURN_IF_ERROR(same_dtype(c, 0, i));
+    int64_t n = dml_ir_type_numel_bound(c->m, t);
+    if (t->rank > 1 || n != 1) {
+      char tb[TBUF];
+      return fail(c, INVALID, "Clip %s (input %u) must be a scalar, got %s",
+                  i == 1 ? "min" : "max", i, TS(t, tb));
+    }
+  }
+  set_out(c, 0, in_t(c, 0));
+  return DML_OK;
+}
+
+/* Known elements of a ⊙ b for integer Add/Sub/Mul/Div when every result
+ * stays representable (sym op static for Mul/Div, same symbol for Add/Sub). */
+static int sym_arith(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
+  int64_t v;
+  switch (op) {
+    case DML_OP_ADD:
+      if (a.sym >= 0 && b.sym >= 0 && a.sym != b.sym) return 0;
+      if ((a.sym >= 0) != (b.sym >= 0) && !dim_is(a, 0) && !dim_is(b, 0)) return 0;
+      return dim_add(a, b, out);
+    case DML_OP_SUB:
+      if (dim_is(b, 0)) return *out = a, 1;
+      if (a.sym < 0 && b.sym < 0) {
+        if (__builtin_sub_overflow(a.value, b.value, &v)) return 0;
+        return *out = D(v), 1;
+      }
+      if (a.sym != b.sym || a.sym < 0 || b.sym < 0 || a.value < b.value) return 0;
+      return *out = DS(a.value - b.value, a.sym), 1;
+    case DML_OP_MUL:
+      if (a.sym >= 0 && b.sym >= 0) return 0;
+      if ((a.sym >= 0 && b.value < 0) || (b.sym >= 0 && a.value < 0)) return 0;
+      return dim_mul(a, b, out);
+    case DML_OP_DIV:
+      if (b.sym >= 0 || b.value == 0) return 0;
+      if (a.sym < 0) {
+        if (a.value == INT64_MIN && b.value == -1) return 0;
+        return *out = D(a.value / b.value), 1;
+      }
+      if (b.value < 0 || a.value % b.value != 0) return 0;
+      return *out = DS(a.value / b.value, a.sym), 1;
+    default: return 0;
+  }
+}
+
+static dml_status_t infer_binary(ictx_t *c) {
+  dml_op_t op = c->n->op;
+  const dml_type_t *a = in_t(c, 0), *b = in_t(c, 1);
+  dml_dtype_t out_dt = a->dtype;
+  switch (op) {
+    case DML_OP_AND:
+    case DML_OP_OR:
+    case DML_OP_XOR:
+      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_BOOL));
+      DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_BOOL));
+      break;
+    case DML_OP_EQUAL:
+      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+      out_dt = DML_DTYPE_BOOL;
+      break;
+    case DML_OP_LESS:
+    case DML_OP_LESS_OR_EQUAL:
+    case DML_OP_GREATER:
+    case DML_OP_GREATER_OR_EQUAL:
+      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+      out_dt = DML_DTYPE_BOOL;
+      break;
+    case DML_OP_POW: /* base T, exponent T1 (may differ); result T */
+      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+      DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_NUMERIC));
+      break;
+    case DML_OP_PRELU:
+      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_SIGNED_OR_FLOAT));
+      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+      break;
+    default: /* Add Sub Mul Div Mod */
+      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+      break;
+  }
+  dml_type_t o;
+  DML_RETURN_IF_ERROR(bcast(c, a, b, &o));
+  if (op == DML_OP_PRELU && !dml_type_equal(&o, a)) {
+    char ta[TBUF], tb[TBUF];
+    return fail(c, INVALID, "PRelu slope %s must broadcast to the input %s", TS(b, tb),
+                TS(a, ta));
+  }
+  o.dtype = out_dt;
+  set_out(c, 0, &o);
+  if ((op == DML_OP_ADD || op == DML_OP_SUB || op == DML_OP_MUL || op == DML_OP_DIV) &&
+      dml_dtype_is_int(out_dt) && o.rank <= 1 && dml_type_is_static(&o)) {
+    elems_t ea, eb;
+    if (elems_of(c, in_v(c, 0), &ea) == 1 && elems_of(c, in_v(c, 1), &eb) == 1 && ea.n &&
+        eb.n) {
+      uint32_t n = ea.n > eb.n ? ea.n : eb.n;
+      dml_dim_t r[MAX_ELEMS];
+      for (uint32_t i = 0; i < n; i++)
+        if (!sym_arith(op, ea.e[ea.n == 1 ? 0 : i], eb.e[eb.n == 1 ? 0 : i], &r[i]))
+          return DML_OK;
+      return set_sym(c, 0, r, n);
+    }
+  }
+  return DML_OK;
+}
+
+/* Max Min Sum Mean */
+static dml_status_t infer_variadic(ictx_t *c) {
+  dml_type_t o = *in_t(c, 0);
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  for (uint32_t i = 1; i < c->n->n_inputs; i++) {
+    if (!in_t(c, i)) return fail(c, INVALID, "input %u is missing", i);
+    DML_RETURN_IF_ERROR(same_dtype(c, 0, i));
+    dml_type_t t;
+    DML_RETURN_IF_ERROR(bcast(c, &o, in_t(c, i), &t));
+    o = t;
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_where(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_BOOL));
+  DML_RETURN_IF_ERROR(same_dtype(c, 1, 2));
+  dml_type_t t, o;
+  DML_RETURN_IF_ERROR(bcast(c, in_t(c, 0), in_t(c, 1), &t));
+  DML_RETURN_IF_ERROR(bcast(c, &t, in_t(c, 2), &o));
+  o.dtype = in_t(c, 1)->dtype;
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* ==== linear algebra ==================================================== */
+
+static dml_status_t infer_matmul(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  dml_type_t a = *in_t(c, 0), b = *in_t(c, 1);
+  int pa = a.rank == 1, pb = b.rank == 1;
+  if (pa) {
+    a.rank = 2;
+    a.dims[1] = a.dims[0];
+    a.dims[0] = D(1);
+  }
+  if (pb) {
+    b.rank = 2;
+    b.dims[1] = D(1);
+  }
+  dml_dim_t ka = a.dims[a.rank - 1], kb = b.dims[b.rank - 2];
+  if (!dim_eq(ka, kb)) {
+    char ta[TBUF], tb[TBUF], sa[64], sb[64];
+    return fail(c, INVALID, "MatMul inner dims differ: %s of %s vs %s of %s",
+                dim_str(c, ka, sa, sizeof(sa)), TS(in_t(c, 0), ta),
+                dim_str(c, kb, sb, sizeof(sb)), TS(in_t(c, 1), tb));
+  }
+  dml_type_t ba = a, bb = b, bo;
+  ba.rank -= 2;
+  bb.rank -= 2;
+  DML_RETURN_IF_ERROR(bcast(c, &ba, &bb, &bo));
+  dml_type_t o = mk(a.dtype, 0);
+  for (int32_t i = 0; i < bo.rank; i++) o.dims[o.rank++] = bo.dims[i];
+  if (!pa) o.dims[o.rank++] = a.dims[a.rank - 2];
+  if (!pb) o.dims[o.rank++] = b.dims[b.rank - 1];
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_gemm(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, 2));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 2, 2));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  int64_t ta, tb;
+  DML_RETURN_IF_ERROR(attr_int(c, "transA", 0, &ta));
+  DML_RETURN_IF_ERROR(attr_int(c, "transB", 0, &tb));
+  const dml_type_t *a = in_t(c, 0), *b = in_t(c, 1);
+  dml_dim_t m = a->dims[ta ? 1 : 0], ka = a->dims[ta ? 0 : 1];
+  dml_dim_t kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
+  if (!dim_eq(ka, kb)) {
+    char s1[TBUF], s2[TBUF], sa[64], sb[64];
+    return fail(c, INVALID, "Gemm inner dims differ: A %s (transA=%lld) gives K=%s, B %s "
+                "(transB=%lld) gives K=%s",
+                TS(a, s1), (long long)ta, dim_str(c, ka, sa, sizeof(sa)), TS(b, s2),
+                (long long)tb, dim_str(c, kb, sb, sizeof(sb)));
+  }
+  dml_type_t o = mk(a->dtype, 2);
+  o.dims[0] = m;
+  o.dims[1] = n;
+  const dml_type_t *ct = in_t(c, 2);
+  if (ct) {
+    dml_type_t bo;
+    DML_RETURN_IF_ERROR(bcast(c, ct, &o, &bo));
+    if (ct->rank > 2 || !dml_type_equal(&bo, &o)) {
+      char s1[TBUF], s2[TBUF];
+      return fail(c, INVALID, "Gemm C %s must broadcast to the output %s", TS(ct, s1),
+                  TS(&o, s2));
+    }
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* ==== convolution and pooling ========================================== */
+
+enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
+
+typedef struct window {
+  int32_t n; /* spatial rank */
+  int64_t k[DML_MAX_RANK], s[DML_MAX_RANK], d[DML_MAX_RANK];
+  int64_t pb[DML_MAX_RANK], pe[DML_MAX_RANK];
+  int pad_mode;
+} window_t;
+
+/* Reads kernel_shape (or `kernel` when given: the weights' spatial dims),
+ * strides, dilations, pads and auto_pad. */
+static dml_status_t read_window(const ictx_t *c, int32_t nsp, const int64_t *kernel,
+                                window_t *w) {
+  w->n = nsp;
+  const int64_t *ks;
+  size_t nk;
+  DML_RETURN_IF_ERROR(attr_ints(c, "kernel_shape", &ks, &nk));
+  if (ks || !kernel) {
+    if (!ks) return fail(c, INVALID, "attribute 'kernel_shape' is required");
+    DML_RETURN_IF_ERROR(attr_ints_n(c, "kernel_shape", nsp, 1, 1, w->k));
+    if (kernel)
+      for (int32_t i = 0; i < nsp; i++)
+        if (kernel[i] != w->k[i])
+          return fail(c, INVALID,
+                      "kernel_shape[%d] = %lld differs from the weights' spatial dim %lld",
+                      (int)i, (long long)w->k[i], (long long)kernel[i]);
+  } else {
+    for (int32_t i = 0; i < nsp; i++) w->k[i] = kernel[i];
+  }
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "strides", nsp, 1, 1, w->s));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "dilations", nsp, 1, 1, w->d));
+  int64_t pads[2 * DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "pads", 2 * nsp, 0, 0, pads));
+  for (int32_t i = 0; i < nsp; i++) {
+    w->pb[i] = pads[i];
+    w->pe[i] = pads[nsp + i];
+  }
+  const char *ap = "NOTSET";
+  DML_RETURN_IF_ERROR(attr_string(c, "auto_pad", "NOTSET", &ap));
+  if (!strcmp(ap, "NOTSET")) w->pad_mode = PAD_NOTSET;
+  else if (!strcmp(ap, "SAME_UPPER")) w->pad_mode = PAD_SAME_UPPER;
+  else if (!strcmp(ap, "SAME_LOWER")) w->pad_mode = PAD_SAME_LOWER;
+  else if (!strcmp(ap, "VALID")) w->pad_mode = PAD_VALID;
+  else
+    return fail(c, INVALID, "auto_pad \"%s\" is not NOTSET, SAME_UPPER, SAME_LOWER or VALID",
+                ap);
+  if (w->pad_mode != PAD_NOTSET && dml_ir_node_attr(c->n, "pads"))
+    for (int32_t i = 0; i < nsp; i++)
+      if (w->pb[i] || w->pe[i])
+        return fail(c, INVALID, "explicit pads cannot be used with auto_pad \"%s\"", ap);
+  return DML_OK;
+}
+
+/* Effective kernel extent (k-1)*d+1. */
+static dml_status_t eff_kernel(const ictx_t *c, const window_t *w, int32_t i, int64_t *out) {
+  int64_t e;
+  if (__builtin_mul_overflow(w->k[i] - 1, w->d[i], &e) || e == INT64_MAX)
+    return fail(c, INVALID, "kernel %lld with dilation %lld overflows", (long long)w->k[i],
+                (long long)w->d[i]);
+  *out = e + 1;
+  return DML_OK;
+}
+
+/* Output extent of spatial dim i for Conv and pooling (ONNX Conv/MaxPool
+ * output shape formulas; ceil_mode drops a last window that would start in
+ * the end padding, as ONNX and PyTorch do). */
+static dml_status_t window_out(const ictx_t *c, const window_t *w, int32_t i, int64_t in,
+                               int ceil_mode, int64_t *out) {
+  int64_t s = w->s[i];
+  if (w->pad_mode == PAD_SAME_UPPER || w->pad_mode == PAD_SAME_LOWER) {
+    *out = in / s + (in % s != 0);
+    return DML_OK;
+  }
+  int64_t eff = 0, pb = w->pad_mode == PAD_VALID ? 0 : w->pb[i],
+               pe = w->pad_mode == PAD_VALID ? 0 : w->pe[i], padded;
+  DML_RETURN_IF_ERROR(eff_kernel(c, w, i, &eff));
+  if (__builtin_add_overflow(in, pb, &padded) || __builtin_add_overflow(padded, pe, &padded))
+    return fail(c, INVALID, "spatial dim %d: padded extent overflows", (int)i);
+  if (padded < eff)
+    return fail(c, INVALID,
+                "spatial dim %d: kernel extent %lld (kernel %lld, dilation %lld) exceeds the "
+                "padded input extent %lld",
+                (int)i, (long long)eff, (long long)w->k[i], (long long)w->d[i],
+                (long long)padded);
+  int64_t num = padded - eff;
+  int64_t o = num / s + 1;
+  if (ceil_mode && w->pad_mode != PAD_VALID && num % s != 0) {
+    o++;
+    if ((o - 1) * s >= in + pb) o--;
+  }
+  *out = o;
+  return DML_OK;
+}
+
+/* Static spatial dims of input 0 (dims 2..). */
+static dml_status_t static_spatial(const ictx_t *c, const dml_type_t *x, int64_t *sp) {
+  for (int32_t i = 2; i < x->rank; i++) {
+    if (x->dims[i].sym >= 0) {
+      char tb[TBUF];
+      return fail(c, UNIMPL, "%s needs static spatial dims; input is %s", opn(c), TS(x, tb));
+    }
+    sp[i - 2] = x->dims[i].value;
+  }
+  return DML_OK;
+}
+
+static dml_status_t infer_conv(ictx_t *c, int transpose) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, DML_MAX_RANK));
+  const dml_type_t *x = in_t(c, 0), *wt = in_t(c, 1), *bt = in_t(c, 2);
+  DML_RETURN_IF_ERROR(need_rank(c, 1, x->rank, x->rank));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  int32_t nsp = x->rank - 2;
+  char s1[TBUF], s2[TBUF];
+  if (!dml_type_is_static(wt))
+    return fail(c, UNIMPL, "%s needs static weights, got %s", opn(c), TS(wt, s1));
+  int64_t group;
+  DML_RETURN_IF_ERROR(attr_int(c, "group", 1, &group));
+  if (group < 1) return fail(c, INVALID, "group %lld must be >= 1", (long long)group);
+  int64_t kernel[DML_MAX_RANK], sp[DML_MAX_RANK];
+  for (int32_t i = 0; i < nsp; i++) kernel[i] = wt->dims[2 + i].value;
+  window_t w;
+  DML_RETURN_IF_ERROR(read_window(c, nsp, kernel, &w));
+  DML_RETURN_IF_ERROR(static_spatial(c, x, sp));
+  int64_t w0 = wt->dims[0].value, w1 = wt->dims[1].value, cin, cout;
+  if (!transpose) {
+    /* W: [M, C/group, k...] */
+    if (__builtin_mul_overflow(w1, group, &cin))
+      return fail(c, INVALID, "channels overflow");
+    cout = w0;
+    if (cout % group != 0)
+      return fail(c, INVALID, "output channels %lld are not divisible by group %lld",
+                  (long long)cout, (long long)group);
+  } else {
+    /* W: [C, M/group, k...] */
+    cin = w0;
+    if (__builtin_mul_overflow(w1, group, &cout))
+      return fail(c, INVALID, "channels overflow");
+  }
+  if (!dim_eq(x->dims[1], D(cin)))
+    return fail(c, INVALID, "input channels of %s do not match the weights %s with group %lld "
+                "(expected %lld)",
+                TS(x, s1), TS(wt, s2), (long long)group, (long long)cin);
+  if (bt && (bt->rank != 1 || !dim_eq(bt->dims[0], D(cout))))
+    return fail(c, INVALID, "bias %s must be [%lld]", TS(bt, s1), (long long)cout);
+  dml_type_t o = mk(x->dtype, x->rank);
+  o.dims[0] = x->dims[0];
+  o.dims[1] = D(cout);
+  if (!transpose) {
+    for (int32_t i = 0; i < nsp; i++)
+      DML_RETURN_IF_ERROR(window_out(c, &w, i, sp[i], 0, &o.dims[2 + i].value));
+  } else {
+    int64_t opad[DML_MAX_RANK];
+    DML_RETURN_IF_ERROR(attr_ints_n(c, "output_padding", nsp, 0, 0, opad));
+    const int64_t *os;
+    size_t nos;
+    DML_RETURN_IF_ERROR(attr_ints(c, "output_shape", &os, &nos));
+    if (os && nos != (size_t)nsp && nos != (size_t)nsp + 2)
+      return fail(c, INVALID, "output_shape must have %d values, got %zu", (int)nsp, nos);
+    for (int32_t i = 0; i < nsp; i++) {
+      if (opad[i] >= w.s[i] && opad[i] >= w.d[i])
+        return fail(c, INVALID, "output_padding[%d] = %lld must be less than the stride or "
+                    "the dilation", (int)i, (long long)opad[i]);
+      int64_t r = 0, eff = 0, t = 0, pads = 0;
+      if (os) {
+        r = os[nos - (size_t)nsp + (size_t)i];
+      } else if (w.pad_mode == PAD_SAME_UPPER || w.pad_mode == PAD_SAME_LOWER) {
+        if (__builtin_mul_overflow(sp[i], w.s[i], &r))
+          return fail(c, INVALID, "spatial dim %d overflows", (int)i);
+      } else {
+        DML_RETURN_IF_ERROR(eff_kernel(c, &w, i, &eff));
+        if (w.pad_mode != PAD_VALID && __builtin_add_overflow(w.pb[i], w.pe[i], &pads))
+          return fail(c, INVALID, "pads of spatial dim %d overflow", (int)i);
+        if (__builtin_mul_overflow(sp[i] - 1, w.s[i], &t) ||
+            __builtin_add_overflow(t, opad[i], &t) || __builtin_add_overflow(t, eff, &t) ||
+            __builtin_sub_overflow(t, pads, &r))
+          return fail(c, INVALID, "spatial dim %d overflows", (int)i);
+      }
+      if (r < 0)
+        return fail(c, INVALID, "spatial output dim %d is negative (%lld)", (int)i,
+                    (long long)r);
+      o.dims[2 + i] = D(r);
+    }
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_pool(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  const dml_type_t *x = in_t(c, 0);
+  int32_t nsp = x->rank - 2;
+  window_t w;
+  DML_RETURN_IF_ERROR(read_window(c, nsp, NULL, &w));
+  int64_t ceil_mode, sp[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(attr_int(c, "ceil_mode", 0, &ceil_mode));
+  DML_RETURN_IF_ERROR(static_spatial(c, x, sp));
+  dml_type_t o = *x;
+  for (int32_t i = 0; i < nsp; i++) {
+    if (w.pb[i] >= w.k[i] || w.pe[i] >= w.k[i])
+      return fail(c, INVALID, "pads on spatial dim %d (%lld, %lld) must be smaller than the "
+                  "kernel %lld", (int)i, (long long)w.pb[i], (long long)w.pe[i],
+                  (long long)w.k[i]);
+    DML_RETURN_IF_ERROR(window_out(c, &w, i, sp[i], ceil_mode != 0, &o.dims[2 + i].value));
+    o.dims[2 + i].sym = -1;
+  }
+  set_out(c, 0, &o);
+  if (c->n->n_outputs > 1) { /* MaxPool Indices */
+    o.dtype = DML_DTYPE_I64;
+    set_out(c, 1, &o);
+  }
+  return DML_OK;
+}
+
+static dml_status_t infer_global_pool(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  dml_type_t o = *in_t(c, 0);
+  for (int32_t i = 2; i < o.rank; i++) o.dims[i] = D(1);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* ==== normalization ===================================================== */
+
+/* Inputs [first, last] are 1-D [C] with X's dtype, C = X's dim 1. */
+static dml_status_t channel_params(const ictx_t *c, uint32_t first, uint32_t last) {
+  const dml_type_t *x = in_t(c, 0);
+  for (uint32_t i = first; i <= last; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (!t) return fail(c, INVALID, "input %u is required", i);
+    if (t->rank != 1 || !dim_eq(t->dims[0], x->dims[1])) {
+      char s1[TBUF], s2[TBUF];
+      return fail(c, INVALID, "input %u %s must be 1-D with the %s's channel count", i,
+                  TS(t, s1), TS(x, s2));
+    }
+  }
+  return DML_OK;
+}
+
+static dml_status_t infer_batchnorm(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(channel_params(c, 1, 4));
+  for (uint32_t i = 1; i <= 4; i++) DML_RETURN_IF_ERROR(need_dtype(c, i, DT_FLOAT));
+  set_out(c, 0, in_t(c, 0));
+  return DML_OK;
+}
+
+static dml_status_t infer_instnorm(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  DML_RETURN_IF_ERROR(channel_params(c, 1, 2));
+  set_out(c, 0, in_t(c, 0));
+  return DML_OK;
+}
+
+static dml_status_t infer_layernorm(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  const dml_type_t *x = in_t(c, 0);
+  int64_t axis = 0;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", -1, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  /* Scale and B broadcast to X[axis:]. */
+  dml_type_t tail = mk(x->dtype, x->rank - ax);
+  for (int32_t i = ax; i < x->rank; i++) tail.dims[i - ax] = x->dims[i];
+  for (uint32_t i = 1; i < 3; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (!t) continue;
+    dml_type_t b;
+    DML_RETURN_IF_ERROR(bcast(c, t, &tail, &b));
+    if (!dml_type_equal(&b, &tail)) {
+      char s1[TBUF], s2[TBUF];
+      return fail(c, INVALID, "input %u %s must broadcast to the normalized dims %s", i,
+                  TS(t, s1), TS(&tail, s2));
+    }
+  }
+  set_out(c, 0, x);
+  dml_dtype_t stash;
+  DML_RETURN_IF_ERROR(attr_dtype(c, "stash_type", 0, DML_DTYPE_F32, &stash));
+  dml_type_t st = *x;
+  st.dtype = stash;
+  for (int32_t i = ax; i < x->rank; i++) st.dims[i] = D(1);
+  set_out(c, 1, &st);
+  set_out(c, 2, &st);
+  return DML_OK;
+}
+
+static dml_status_t infer_softmax(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  const dml_type_t *x = in_t(c, 0);
+  int64_t axis = 0;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", -1, &axis));
+  if (x->rank > 0) DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  set_out(c, 0, x);
+  return DML_OK;
+}
+
+static dml_status_t infer_dropout(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_dtype(c, 2, DT_BOOL));
+  for (uint32_t i = 1; i < 3; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (t && (t->rank > 1 || dml_ir_type_numel_bound(c->m, t) != 1)) {
+      char tb[TBUF];
+      return fail(c, INVALID, "Dropout %s (input %u) must be a scalar, got %s",
+                  i == 1 ? "ratio" : "training_mode", i, TS(t, tb));
+    }
+  }
+  const dml_type_t *x = in_t(c, 0);
+  set_out(c, 0, x);
+  dml_type_t mask = *x;
+  mask.dtype = DML_DTYPE_BOOL;
+  set_out(c, 1, &mask);
+  return DML_OK;
+}
+
+/* ==== shape and data movement ========================================== */
+
+static dml_status_t infer_flatten(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  int64_t axis = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", 1, &axis));
+  if (axis < -(int64_t)x->rank || axis > x->rank)
+    return fail(c, INVALID, "axis %lld is out of range [-%d, %d]", (long long)axis,
+                (int)x->rank, (int)x->rank);
+  int32_t ax = (int32_t)(axis < 0 ? axis + x->rank : axis);
+  mono_t p0, p1;
+  dml_type_t o = mk(x->dtype, 2);
+  char tb[TBUF];
+  if (!mono_of(x, 0, ax, &p0) || !mono_of(x, ax, x->rank, &p1))
+    return fail(c, INVALID, "Flatten of %s overflows", TS(x, tb));
+  if (!mono_to_dim(&p0, &o.dims[0]) || !mono_to_dim(&p1, &o.dims[1]))
+    return fail(c, UNIMPL,
+                "Flatten of %s at axis %d gives a product of symbolic dims, which a dim "
+                "cannot express",
+                TS(x, tb), (int)ax);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* Formats known elements as "[batch,-1]". */
+static const char *elems_str(const ictx_t *c, const elems_t *e, char *buf, size_t cap) {
+  size_t k = (size_t)snprintf(buf, cap, "[");
+  for (uint32_t i = 0; i < e->n && k < cap; i++) {
+    char db[64];
+    k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? "," : "",
+                          dim_str(c, e->e[i], db, sizeof(db)));
+  }
+  if (k < cap) snprintf(buf + k, cap - k, "]");
+  return buf;
+}
+
+/* Formats a product of dims as "784*batch". */
+static const char *mono_str(const ictx_t *c, const mono_t *p, char *buf, size_t cap) {
+  size_t k = (size_t)snprintf(buf, cap, "%lld", (long long)p->coeff);
+  for (int i = 0; i < p->n && k < cap; i++) {
+    int32_t s = p->syms[i];
+    k += (size_t)snprintf(buf + k, cap - k, "*%s",
+                          (uint32_t)s < c->m->n_symbols ? c->m->symbols[s].name : "?");
+  }
+  return buf;
+}
+
+static dml_status_t infer_reshape(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  elems_t e;
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 1, 1));
+  DML_RETURN_IF_ERROR(need_elems(c, 1, "shape", 1, &e));
+  char eb[512], tb[TBUF], m1[128], m2[128];
+  if (e.n > DML_MAX_RANK)
+    return fail(c, INVALID, "target shape %s has rank %u > %d", elems_str(c, &e, eb, sizeof(eb)),
+                e.n, DML_MAX_RANK);
+  int64_t allowzero = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "allowzero", 0, &allowzero));
+  dml_type_t o = mk(x->dtype, (int32_t)e.n);
+  int32_t infer = -1;
+  int has_zero = 0;
+  mono_t known, total, q;
+  mono_init(&known);
+  for (uint32_t i = 0; i < e.n; i++) {
+    dml_dim_t d = e.e[i];
+    if (d.sym >= 0) {
+      o.dims[i] = d;
+    } else if (d.value == -1) {
+      if (infer >= 0)
+        return fail(c, INVALID, "target shape %s has more than one -1",
+                    elems_str(c, &e, eb, sizeof(eb)));
+      infer = (int32_t)i;
+      continue;
+    } else if (d.value == 0 && !allowzero) {
+      if ((int32_t)i >= x->rank)
+        return fail(c, INVALID, "target shape %s: 0 at index %u copies an input dim, but the "
+                    "input %s has rank %d", elems_str(c, &e, eb, sizeof(eb)), i,
+                    TS(x, tb), (int)x->rank);
+      o.dims[i] = x->dims[i];
+    } else if (d.value < 0) {
+      return fail(c, INVALID, "target shape %s has an invalid dim %lld at index %u",
+                  elems_str(c, &e, eb, sizeof(eb)), (long long)d.value, i);
+    } else {
+      o.dims[i] = d;
+      has_zero |= d.value == 0;
+    }
+    if (!mono_mul(&known, o.dims[i]))
+      return fail(c, INVALID, "target shape %s overflows", elems_str(c, &e, eb, sizeof(eb)));
+  }
+  if (!mono_of(x, 0, x->rank, &total))
+    return fail(c, INVALID, "element count of %s overflows", TS(x, tb));
+  if (infer >= 0) {
+    if (has_zero && allowzero)
+      return fail(c, INVALID, "target shape %s has both 0 (allowzero=1) and -1",
+                  elems_str(c, &e, eb, sizeof(eb)));
+    if (known.coeff == 0)
+      return fail(c, INVALID, "target shape %s: -1 is ambiguous when another dim is 0",
+                  elems_str(c, &e, eb, sizeof(eb)));
+    if (total.coeff == 0) {
+      o.dims[infer] = D(0);
+    } else if (!mono_div(&total, &known, &q) || !mono_to_dim(&q, &o.dims[infer])) {
+      if (total.n == 0 && known.n == 0)
+        return fail(c, INVALID, "cannot reshape %s (%lld elements) into %s",
+                    TS(x, tb), (long long)total.coeff, elems_str(c, &e, eb, sizeof(eb)));
+      return fail(c, UNIMPL,
+                  "Reshape of %s into %s: the -1 dim would be (%s)/(%s), which a dim "
+                  "(value*symbol) cannot express",
+                  TS(x, tb), elems_str(c, &e, eb, sizeof(eb)), mono_str(c, &total, m1, sizeof(m1)),
+                  mono_str(c, &known, m2, sizeof(m2)));
+    }
+  } else if (!mono_equal(total, known)) {
+    return fail(c, INVALID, "cannot reshape %s (%s elements) into %s (%s elements)", TS(x, tb),
+                mono_str(c, &total, m1, sizeof(m1)), elems_str(c, &e, eb, sizeof(eb)),
+                mono_str(c, &known, m2, sizeof(m2)));
+  }
+  set_out(c, 0, &o);
+  return pass_sym(c, 0);
+}
+
+/* Axes from input `idx` (when present) or attribute `axes`; *out_has is 0
+ * when neither is given. Values are not normalized. */
+static dml_status_t read_axes(const ictx_t *c, uint32_t idx, elems_t *axes, int *out_has) {
+  *out_has = 0;
+  axes->n = 0;
+  if (in_v(c, idx)) {
+    DML_RETURN_IF_ERROR(need_elems(c, idx, "axes", 0, axes));
+    *out_has = 1;
+    return DML_OK;
+  }
+  const int64_t *a;
+  size_t n;
+  DML_RETURN_IF_ERROR(attr_ints(c, "axes", &a, &n));
+  if (!a && !dml_ir_node_attr(c->n, "axes")) return DML_OK;
+  if (n > MAX_ELEMS) return fail(c, INVALID, "attribute 'axes' has %zu values", n);
+  axes->n = (uint32_t)n;
+  for (size_t i = 0; i < n; i++) axes->e[i] = D(a[i]);
+  *out_has = 1;
+  return DML_OK;
+}
+
+/* Normalizes axes against `rank` into a mask; duplicates are errors. */
+static dml_status_t axes_mask(const ictx_t *c, const elems_t *axes, int32_t rank,
+                              int *mask) {
+  for (int32_t i = 0; i < rank; i++) mask[i] = 0;
+  for (uint32_t i = 0; i < axes->n; i++) {
+    int32_t a = 0;
+    DML_RETURN_IF_ERROR(norm_axis(c, axes->e[i].value, rank, "axis", &a));
+    if (mask[a]) return fail(c, INVALID, "axis %d is repeated", (int)a);
+    mask[a] = 1;
+  }
+  return DML_OK;
+}
+
+static dml_status_t infer_squeeze(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  elems_t axes;
+  int has, mask[DML_MAX_RANK];
+  char tb[TBUF], db[64];
+  DML_RETURN_IF_ERROR(read_axes(c, 1, &axes, &has));
+  if (has) {
+    DML_RETURN_IF_ERROR(axes_mask(c, &axes, x->rank, mask));
+    for (int32_t i = 0; i < x->rank; i++)
+      if (mask[i] && !dim_is(x->dims[i], 1))
+        return fail(c, INVALID, "cannot squeeze dim %d of %s: it is %s, not 1%s", (int)i,
+                    TS(x, tb), dim_str(c, x->dims[i], db, sizeof(db)),
+                    x->dims[i].sym >= 0 ? " (a symbolic dim is not known to be 1)" : "");
+  } else {
+    for (int32_t i = 0; i < x->rank; i++) {
+      if (x->dims[i].sym >= 0)
+        return fail(c, UNIMPL, "Squeeze without axes of %s: whether symbolic dim %d is 1 is "
+                    "only known at run time", TS(x, tb), (int)i);
+      mask[i] = x->dims[i].value == 1;
+    }
+  }
+  dml_type_t o = mk(x->dtype, 0);
+  for (int32_t i = 0; i < x->rank; i++)
+    if (!mask[i]) o.dims[o.rank++] = x->dims[i];
+  set_out(c, 0, &o);
+  return pass_sym(c, 0);
+}
+
+static dml_status_t infer_unsqueeze(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  elems_t axes;
+  int has, mask[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(read_axes(c, 1, &axes, &has));
+  if (!has) return fail(c, INVALID, "Unsqueeze needs axes (input 1 or attribute 'axes')");
+  if ((int64_t)x->rank + axes.n > DML_MAX_RANK)
+    return fail(c, INVALID, "output rank %d exceeds %d", (int)(x->rank + (int32_t)axes.n),
+                DML_MAX_RANK);
+  int32_t r = x->rank + (int32_t)axes.n;
+  DML_RETURN_IF_ERROR(axes_mask(c, &axes, r, mask));
+  dml_type_t o = mk(x->dtype, r);
+  for (int32_t i = 0, k = 0; i < r; i++) o.dims[i] = mask[i] ? D(1) : x->dims[k++];
+  set_out(c, 0, &o);
+  return pass_sym(c, 0);
+}
+
+static dml_status_t infer_transpose(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  const int64_t *perm;
+  size_t n;
+  DML_RETURN_IF_ERROR(attr_ints(c, "perm", &perm, &n));
+  dml_type_t o = mk(x->dtype, x->rank);
+  if (!perm) {
+    for (int32_t i = 0; i < x->rank; i++) o.dims[i] = x->dims[x->rank - 1 - i];
+  } else {
+    if (n != (size_t)x->rank)
+      return fail(c, INVALID, "perm has %zu values for rank %d", n, (int)x->rank);
+    int seen[DML_MAX_RANK] = {0};
+    for (size_t i = 0; i < n; i++) {
+      if (perm[i] < 0 || perm[i] >= x->rank || seen[perm[i]])
+        return fail(c, INVALID, "perm is not a permutation of 0..%d (value %lld at %zu)",
+                    (int)x->rank - 1, (long long)perm[i], i);
+      seen[perm[i]] = 1;
+      o.dims[i] = x->dims[perm[i]];
+    }
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_concat(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  const dml_attr_t *aa = dml_ir_node_attr(c->n, "axis");
+  if (!aa) return fail(c, INVALID, "attribute 'axis' is required");
+  int64_t axis = 0;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  dml_type_t o = *x;
+  char s1[TBUF], s2[TBUF];
+  for (uint32_t i = 1; i < c->n->n_inputs; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (!t) return fail(c, INVALID, "input %u is missing", i);
+    DML_RETURN_IF_ERROR(same_dtype(c, 0, i));
+    if (t->rank != x->rank)
+      return fail(c, INVALID, "input %u %s has a different rank than input 0 %s", i,
+                  TS(t, s1), TS(x, s2));
+    for (int32_t d = 0; d < x->rank; d++) {
+      if (d == ax) continue;
+      if (!dim_eq(t->dims[d], x->dims[d]))
+        return fail(c, INVALID, "input %u %s differs from input 0 %s in dim %d", i,
+                    TS(t, s1), TS(x, s2), (int)d);
+    }
+    if (!dim_add(o.dims[ax], t->dims[ax], &o.dims[ax]))
+      return fail(c, UNIMPL, "the concatenated dim %d (adding %s) is not expressible as "
+                  "value*symbol", (int)ax, TS(t, s1));
+  }
+  set_out(c, 0, &o);
+  /* Known contents of 1-D integer inputs concatenate. */
+  if (x->rank == 1 && dml_dtype_is_int(x->dtype)) {
+    dml_dim_t all[MAX_ELEMS];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->n->n_inputs; i++) {
+      elems_t e;
+      if (elems_of(c, in_v(c, i), &e) != 1 || n + e.n > MAX_ELEMS) return DML_OK;
+      for (uint32_t k = 0; k < e.n; k++) all[n++] = e.e[k];
+    }
+    return set_sym(c, 0, all, n);
+  }
+  return DML_OK;
+}
+
+static dml_status_t infer_split(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  int64_t axis = 0, num_outputs = 0;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  DML_RETURN_IF_ERROR(attr_int(c, "num_outputs", 0, &num_outputs));
+  uint32_t nout = c->n->n_outputs;
+  dml_dim_t d = x->dims[ax];
+  char tb[TBUF], db[64];
+  elems_t sp;
+  int has = 0;
+  if (in_v(c, 1)) {
+    DML_RETURN_IF_ERROR(need_elems(c, 1, "split", 1, &sp));
+    has = 1;
+  } else {
+    const int64_t *a;
+    size_t n;
+    DML_RETURN_IF_ERROR(attr_ints(c, "split", &a, &n));
+    if (a) {
+      if (n > MAX_ELEMS) return fail(c, INVALID, "attribute 'split' has %zu values", n);
+      sp.n = (uint32_t)n;
+      for (size_t i = 0; i < n; i++) sp.e[i] = D(a[i]);
+      has = 1;
+    }
+  }
+  dml_type_t o = *x;
+  if (has) {
+    if (sp.n != nout)
+      return fail(c, INVALID, "split has %u sizes for %u outputs", sp.n, nout);
+    dml_dim_t sum = D(0);
+    for (uint32_t i = 0; i < sp.n; i++) {
+      if (sp.e[i].value < 0)
+        return fail(c, INVALID, "split size %lld at %u is negative", (long long)sp.e[i].value, i);
+      if (!dim_add(sum, sp.e[i], &sum))
+        return fail(c, UNIMPL, "the split sizes do not add up to a value*symbol dim");
+    }
+    if (!dim_eq(sum, d)) {
+      char eb[512], sb[64];
+      return fail(c, INVALID, "split sizes %s add up to %s, but dim %d of %s is %s",
+                  elems_str(c, &sp, eb, sizeof(eb)), dim_str(c, sum, sb, sizeof(sb)), (int)ax,
+                  TS(x, tb), dim_str(c, d, db, sizeof(db)));
+    }
+    for (uint32_t i = 0; i < nout; i++) {
+      o.dims[ax] = sp.e[i];
+      set_out(c, i, &o);
+    }
+    return DML_OK;
+  }
+  if (num_outputs && num_outputs != (int64_t)nout)
+    return fail(c, INVALID, "num_outputs %lld differs from the node's %u outputs",
+                (long long)num_outputs, nout);
+  if (d.sym >= 0) {
+    if (d.value % (int64_t)nout != 0)
+      return fail(c, UNIMPL, "splitting dim %d of %s into %u equal parts is not expressible as "
+                  "value*symbol", (int)ax, TS(x, tb), nout);
+    o.dims[ax] = DS(d.value / (int64_t)nout, d.sym);
+    for (uint32_t i = 0; i < nout; i++) set_out(c, i, &o);
+    return DML_OK;
+  }
+  /* opset 18: chunks of ceil(d/n), the last one smaller. */
+  int64_t chunk = d.value / (int64_t)nout + (d.value % (int64_t)nout != 0);
+  if (chunk * ((int64_t)nout - 1) > d.value)
+    return fail(c, INVALID, "dim %d of %s is too small to split into %u parts", (int)ax,
+                TS(x, tb), nout);
+  for (uint32_t i = 0; i < nout; i++) {
+    o.dims[ax] = D(i + 1 < nout ? chunk : d.value - chunk * ((int64_t)nout - 1));
+    set_out(c, i, &o);
+  }
+  return DML_OK;
+}
+
+/* ONNX Slice clamping on a static extent. */
+static int64_t slice_static(int64_t dim, int64_t st, int64_t en, int64_t step, int64_t *first) {
+  if (st < 0) st += dim;
+  if (en < 0) en += dim;
+  if (step > 0) {
+    st = st < 0 ? 0 : st > dim ? dim : st;
+    en = en < 0 ? 0 : en > dim ? dim : en;
+  } else {
+    st = st < 0 ? 0 : st > dim - 1 ? dim - 1 : st;
+    en = en < -1 ? -1 : en > dim - 1 ? dim - 1 : en;
+  }
+  *first = st;
+  int64_t len;
+  if (step > 0) len = en > st ? (en - st - 1) / step + 1 : 0;
+  else len = st > en ? (st - en - 1) / (-step) + 1 : 0;
+  return len;
+}
+
+/* Extent of slicing `d`; 0 when not representable (symbolic d or bounds). */
+static int slice_len(const ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en, int64_t step,
+                     dml_dim_t *out) {
+  if (d.sym < 0 && st.sym < 0 && en.sym < 0) {
+    int64_t first;
+    *out = D(slice_static(d.value, st.value, en.value, step, &first));
+    return 1;
+  }
+  if (d.sym < 0) return 0;
+  int64_t mx = dim_max(c, d);
+  if (step == 1) {
+    int from0 = st.sym < 0 && (st.value == 0 || st.value <= -mx);
+    int to_end = (en.sym < 0 && en.value >= mx) || dim_eq(en, d);
+    if (from0 && to_end) return *out = d, 1;
+  } else if (step == -1) {
+    int from_last = st.sym < 0 && (st.value == -1 || st.value >= mx - 1);
+    int to_begin = en.sym < 0 && en.value < -mx;
+    if (from_last && to_begin) return *out = d, 1;
+  }
+  return 0;
+}
+
+static dml_status_t infer_slice(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  elems_t st, en, ax, sp;
+  DML_RETURN_IF_ERROR(need_elems(c, 1, "starts", 1, &st));
+  DML_RETURN_IF_ERROR(need_elems(c, 2, "ends", 1, &en));
+  if (st.n != en.n)
+    return fail(c, INVALID, "starts has %u values but ends has %u", st.n, en.n);
+  if (in_v(c, 3)) {
+    DML_RETURN_IF_ERROR(need_elems(c, 3, "axes", 0, &ax));
+    if (ax.n != st.n) return fail(c, INVALID, "axes has %u values, starts %u", ax.n, st.n);
+  } else {
+    if (st.n > (uint32_t)x->rank)
+      return fail(c, INVALID, "starts has %u values for rank %d", st.n, (int)x->rank);
+    ax.n = st.n;
+    for (uint32_t i = 0; i < st.n; i++) ax.e[i] = D(i);
+  }
+  if (in_v(c, 4)) {
+    DML_RETURN_IF_ERROR(need_elems(c, 4, "steps", 0, &sp));
+    if (sp.n != st.n) return fail(c, INVALID, "steps has %u values, starts %u", sp.n, st.n);
+  } else {
+    sp.n = st.n;
+    for (uint32_t i = 0; i < st.n; i++) sp.e[i] = D(1);
+  }
+  int mask[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(axes_mask(c, &ax, x->rank, mask));
+  dml_type_t o = *x;
+  int64_t first0 = 0, step0 = 1;
+  for (uint32_t i = 0; i < st.n; i++) {
+    int32_t a = 0;
+    DML_RETURN_IF_ERROR(norm_axis(c, ax.e[i].value, x->rank, "axis", &a));
+    int64_t step = sp.e[i].value;
+    if (step == 0) return fail(c, INVALID, "step %u is 0", i);
+    if (!slice_len(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a])) {
+      char tb[TBUF], b1[64], b2[64];
+      return fail(c, UNIMPL,
+                  "Slice of dim %d of %s from %s to %s step %lld: on a symbolic dim only the "
+                  "full range is expressible",
+                  (int)a, TS(x, tb), dim_str(c, st.e[i], b1, sizeof(b1)),
+                  dim_str(c, en.e[i], b2, sizeof(b2)), (long long)step);
+    }
+    if (a == 0 && x->dims[0].sym < 0 && st.e[i].sym < 0 && en.e[i].sym < 0) {
+      slice_static(x->dims[0].value, st.e[i].value, en.e[i].value, step, &first0);
+      step0 = step;
+    }
+  }
+  set_out(c, 0, &o);
+  /* Known contents of a 1-D input slice along with it. */
+  elems_t e;
+  if (x->rank == 1 && o.dims[0].sym < 0 && elems_of(c, in_v(c, 0), &e) == 1 &&
+      e.n == (uint32_t)x->dims[0].value) {
+    dml_dim_t r[MAX_ELEMS];
+    for (int64_t i = 0; i < o.dims[0].value; i++) r[i] = e.e[first0 + i * step0];
+    return set_sym(c, 0, r, (uint32_t)o.dims[0].value);
+  }
+  return DML_OK;
+}
+
+static dml_status_t infer_gather(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0), *idx = in_t(c, 1);
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_INDEX));
+  int64_t axis = 0;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  int32_t r = x->rank - 1 + idx->rank;
+  if (r > DML_MAX_RANK) return fail(c, INVALID, "output rank %d exceeds %d", (int)r, DML_MAX_RANK);
+  dml_type_t o = mk(x->dtype, 0);
+  for (int32_t i = 0; i < ax; i++) o.dims[o.rank++] = x->dims[i];
+  for (int32_t i = 0; i < idx->rank; i++) o.dims[o.rank++] = idx->dims[i];
+  for (int32_t i = ax + 1; i < x->rank; i++) o.dims[o.rank++] = x->dims[i];
+  set_out(c, 0, &o);
+  /* Constant indices into known 1-D contents (e.g. Shape(x)[0]). */
+  elems_t e, ie;
+  if (x->rank == 1 && elems_of(c, in_v(c, 0), &e) == 1 && elems_of(c, in_v(c, 1), &ie) == 1) {
+    dml_dim_t res[MAX_ELEMS];
+    for (uint32_t i = 0; i < ie.n; i++) {
+      int64_t k = ie.e[i].value;
+      if (ie.e[i].sym >= 0) return DML_OK;
+      if (k < -(int64_t)e.n || k >= (int64_t)e.n)
+        return fail(c, INVALID, "index %lld is out of range for %u elements", (long long)k, e.n);
+      res[i] = e.e[k < 0 ? k + e.n : k];
+    }
+    return set_sym(c, 0, res, ie.n);
+  }
+  return DML_OK;
+}
+
+static dml_status_t infer_shape(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  int64_t start = 0, end = x->rank;
+  DML_RETURN_IF_ERROR(attr_int(c, "start", 0, &start));
+  DML_RETURN_IF_ERROR(attr_int(c, "end", x->rank, &end));
+  if (start < 0) start += x->rank;
+  if (end < 0) end += x->rank;
+  start = start < 0 ? 0 : start > x->rank ? x->rank : start;
+  end = end < 0 ? 0 : end > x->rank ? x->rank : end;
+  int64_t n = end > start ? end - start : 0;
+  dml_type_t o = mk(DML_DTYPE_I64, 1);
+  o.dims[0] = D(n);
+  set_out(c, 0, &o);
+  return set_sym(c, 0, x->dims + start, (uint32_t)n);
+}
+
+static dml_status_t infer_size(ictx_t *c) {
+  dml_type_t o = mk(DML_DTYPE_I64, 0);
+  set_out(c, 0, &o);
+  mono_t p;
+  dml_dim_t d;
+  if (mono_of(in_t(c, 0), 0, in_t(c, 0)->rank, &p) && mono_to_dim(&p, &d))
+    return set_sym(c, 0, &d, 1);
+  return DML_OK;
+}
+
+/* A shape from known elements (ConstantOfShape, Expand). */
+static dml_status_t shape_from_elems(const ictx_t *c, const elems_t *e, dml_dtype_t dt,
+                                     dml_type_t *out) {
+  char eb[512];
+  if (e->n > DML_MAX_RANK)
+    return fail(c, INVALID, "shape %s has rank %u > %d", elems_str(c, e, eb, sizeof(eb)), e->n,
+                DML_MAX_RANK);
+  *out = mk(dt, (int32_t)e->n);
+  for (uint32_t i = 0; i < e->n; i++) {
+    if (e->e[i].value < 0)
+      return fail(c, INVALID, "shape %s has a negative dim",
+                  elems_str(c, e, eb, sizeof(eb)));
+    out->dims[i] = e->e[i];
+  }
+  return DML_OK;
+}
+
+static dml_status_t infer_expand(ictx_t *c) {
+  elems_t e;
+  dml_type_t target, o;
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 1, 1));
+  DML_RETURN_IF_ERROR(need_elems(c, 1, "shape", 1, &e));
+  DML_RETURN_IF_ERROR(shape_from_elems(c, &e, in_t(c, 0)->dtype, &target));
+  DML_RETURN_IF_ERROR(bcast(c, in_t(c, 0), &target, &o));
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_tile(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  elems_t e;
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 1, 1));
+  DML_RETURN_IF_ERROR(need_elems(c, 1, "repeats", 1, &e));
+  if (e.n != (uint32_t)x->rank)
+    return fail(c, INVALID, "repeats has %u values for rank %d", e.n, (int)x->rank);
+  dml_type_t o = *x;
+  for (int32_t i = 0; i < x->rank; i++) {
+    if (e.e[i].value < 0)
+      return fail(c, INVALID, "repeats[%d] = %lld is negative", (int)i, (long long)e.e[i].value);
+    if (!dim_mul(x->dims[i], e.e[i], &o.dims[i])) {
+      char tb[TBUF];
+      return fail(c, UNIMPL, "tiling dim %d of %s gives a product of symbols or overflows",
+                  (int)i, TS(x, tb));
+    }
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_pad(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  elems_t p;
+  DML_RETURN_IF_ERROR(need_elems(c, 1, "pads", 0, &p));
+  if (in_t(c, 2)) DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  if (p.n != 2 * (uint32_t)x->rank)
+    return fail(c, INVALID, "pads has %u values for rank %d (needs %d)", p.n, (int)x->rank,
+                2 * (int)x->rank);
+  const char *mode = "constant";
+  DML_RETURN_IF_ERROR(attr_string(c, "mode", "constant", &mode));
+  if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") &&
+      strcmp(mode, "wrap"))
+    return fail(c, INVALID, "mode \"%s\" is not constant, reflect, edge or wrap", mode);
+  dml_type_t o = *x;
+  char tb[TBUF];
+  for (int32_t i = 0; i < x->rank; i++) {
+    int64_t b = p.e[i].value, e = p.e[x->rank + i].value, s;
+    if (__builtin_add_overflow(b, e, &s))
+      return fail(c, INVALID, "pads of dim %d overflow", (int)i);
+    if (x->dims[i].sym >= 0) {
+      if (s != 0)
+        return fail(c, UNIMPL, "padding symbolic dim %d of %s by %lld is not expressible as "
+                    "value*symbol", (int)i, TS(x, tb), (long long)s);
+      continue;
+    }
+    int64_t r;
+    if (__builtin_add_overflow(x->dims[i].value, s, &r) || r < 0)
+      return fail(c, INVALID, "padding dim %d of %s by (%lld, %lld) gives a negative or "
+                  "overflowing extent", (int)i, TS(x, tb), (long long)b, (long long)e);
+    o.dims[i] = D(r);
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_constant_of_shape(ictx_t *c) {
+  elems_t e;
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, 1));
+  DML_RETURN_IF_ERROR(need_elems(c, 0, "shape", 1, &e));
+  dml_dtype_t dt = DML_DTYPE_F32;
+  const dml_attr_t *v = dml_ir_node_attr(c->n, "value");
+  if (v) {
+    if (v->kind != DML_ATTR_TENSOR)
+      return fail(c, INVALID, "attribute 'value' must be a tensor, got %s",
+                  dml_attr_kind_name(v->kind));
+    if (dml_dtype_size(v->tensor.dtype) == 0)
+      return fail(c, INVALID, "attribute 'value' has an invalid dtype");
+    if (dml_dims_numel(v->tensor.dims, v->tensor.rank < 0 || v->tensor.rank > DML_MAX_RANK
+                                           ? 0 : v->tensor.rank) != 1 ||
+        v->tensor.rank < 0 || v->tensor.rank > 1)
+      return fail(c, INVALID, "attribute 'value' must hold one element");
+    dt = v->tensor.dtype;
+  }
+  dml_type_t o;
+  DML_RETURN_IF_ERROR(shape_from_elems(c, &e, dt, &o));
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_range(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_SIGNED_OR_FLOAT));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  for (uint32_t i = 0; i < 3; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (t->rank > 1 || dml_ir_type_numel_bound(c->m, t) != 1) {
+      char tb[TBUF];
+      return fail(c, INVALID, "input %u must be a scalar, got %s", i, TS(t, tb));
+    }
+  }
+  dml_dtype_t dt = in_t(c, 0)->dtype;
+  dml_type_t o = mk(dt, 1);
+  if (dml_dtype_is_int(dt)) {
+    elems_t e[3];
+    static const char *const names[3] = {"start", "limit", "delta"};
+    for (uint32_t i = 0; i < 3; i++)
+      DML_RETURN_IF_ERROR(need_elems(c, i, names[i], 1, &e[i]));
+    dml_dim_t s = e[0].e[0], l = e[1].e[0], d = e[2].e[0];
+    if (d.sym >= 0 || d.value == 0)
+      return fail(c, d.value == 0 ? INVALID : UNIMPL, "Range delta must be a non-zero constant");
+    if (s.sym < 0 && l.sym < 0) {
+      /* max(ceil((limit - start) / delta), 0) in 128-bit-safe steps */
+      __int128 diff = (__int128)l.value - s.value, dl = d.value;
+      __int128 n = diff / dl + ((diff % dl != 0) && ((diff > 0) == (dl > 0)));
+      if (n < 0) n = 0;
+      if (n > INT64_MAX) return fail(c, INVALID, "Range length overflows");
+      o.dims[0] = D((int64_t)n);
+      set_out(c, 0, &o);
+      if (n <= MAX_ELEMS) {
+        dml_dim_t r[MAX_ELEMS];
+        for (int64_t i = 0; i < (int64_t)n; i++) r[i] = D(s.value + i * d.value);
+        return set_sym(c, 0, r, (uint32_t)n);
+      }
+      return DML_OK;
+    }
+    /* Range(0, k*S, delta) with delta | k: (k/delta)*S elements. */
+    if (dim_is(s, 0) && l.sym >= 0 && d.value > 0 && l.value % d.value == 0) {
+      o.dims[0] = DS(l.value / d.value, l.sym);
+      set_out(c, 0, &o);
+      return DML_OK;
+    }
+    char b1[64], b2[64];
+    return fail(c, UNIMPL, "Range from %s to %s step %lld has a length that is not "
+                "expressible as value*symbol", dim_str(c, s, b1, sizeof(b1)),
+                dim_str(c, l, b2, sizeof(b2)), (long long)d.value);
+  }
+  double v[3];
+  for (uint32_t i = 0; i < 3; i++) {
+    uint32_t n = 0;
+    if (f64s_of(c, i, &v[i], 1, &n) != 1 || n != 1)
+      return fail(c, UNIMPL, "output shape of Range '%s' depends on run-time data: input %u is "
+                  "not a constant", node_name(c->n), i);
+  }
+  if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
+    return fail(c, INVALID, "Range start %g, limit %g, delta %g is invalid", v[0], v[1], v[2]);
+  double n = ceil((v[1] - v[0]) / v[2]);
+  if (!(n < 9.0e18)) return fail(c, INVALID, "Range length overflows");
+  o.dims[0] = D(n > 0 ? (int64_t)n : 0);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_resize(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  if (!x) return fail(c, INVALID, "input 0 is required");
+  /* opset 10 form: (X, scales); opset 11+: (X, roi, scales, sizes). */
+  uint32_t i_scales = c->n->n_inputs == 2 ? 1 : 2, i_sizes = 3;
+  const dml_type_t *ts = in_t(c, i_scales), *tz = in_t(c, i_sizes);
+  int has_scales = ts && dml_ir_type_numel_bound(c->m, ts) != 0;
+  int has_sizes = tz && dml_ir_type_numel_bound(c->m, tz) != 0;
+  if (has_scales == has_sizes)
+    return fail(c, INVALID, "Resize needs exactly one of scales and sizes");
+  const int64_t *axes_a;
+  size_t naxes;
+  DML_RETURN_IF_ERROR(attr_ints(c, "axes", &axes_a, &naxes));
+  int32_t axes[DML_MAX_RANK];
+  int32_t na = x->rank;
+  if (axes_a) {
+    if (naxes > (size_t)x->rank)
+      return fail(c, INVALID, "attribute 'axes' has %zu values for rank %d", naxes, (int)x->rank);
+    elems_t ae;
+    int mask[DML_MAX_RANK];
+    ae.n = (uint32_t)naxes;
+    for (size_t i = 0; i < naxes; i++) ae.e[i] = D(axes_a[i]);
+    DML_RETURN_IF_ERROR(axes_mask(c, &ae, x->rank, mask));
+    na = (int32_t)naxes;
+    for (int32_t i = 0; i < na; i++)
+      DML_RETURN_IF_ERROR(norm_axis(c, axes_a[i], x->rank, "axis", &axes[i]));
+  } else {
+    for (int32_t i = 0; i < na; i++) axes[i] = i;
+  }
+  dml_type_t o = *x;
+  char tb[TBUF];
+  if (has_sizes) {
+    elems_t e;
+    DML_RETURN_IF_ERROR(need_elems(c, i_sizes, "sizes", 1, &e));
+    if (e.n != (uint32_t)na)
+      return fail(c, INVALID, "sizes has %u values for %d axes", e.n, (int)na);
+    const char *policy = "stretch";
+    DML_RETURN_IF_ERROR(attr_string(c, "keep_aspect_ratio_policy", "stretch", &policy));
+    if (!strcmp(policy, "stretch")) {
+      for (int32_t i = 0; i < na; i++) {
+        if (e.e[i].value < 0) return fail(c, INVALID, "sizes[%d] is negative", (int)i);
+        o.dims[axes[i]] = e.e[i];
+      }
+    } else if (!strcmp(policy, "not_larger") || !strcmp(policy, "not_smaller")) {
+      int larger = policy[4] == 's';
+      double scale = larger ? 0 : INFINITY;
+      for (int32_t i = 0; i < na; i++) {
+        dml_dim_t d = x->dims[axes[i]];
+        if (d.sym >= 0 || e.e[i].sym >= 0 || d.value == 0)
+          return fail(c, UNIMPL, "keep_aspect_ratio_policy \"%s\" needs static non-zero dims",
+                      policy);
+        double s = (double)e.e[i].value / (double)d.value;
+        scale = larger ? (s > scale ? s : scale) : (s < scale ? s : scale);
+      }
+      for (int32_t i = 0; i < na; i++)
+        o.dims[axes[i]] = D((int64_t)floor(scale * (double)x->dims[axes[i]].value + 0.5));
+    } else {
+      return fail(c, INVALID, "keep_aspect_ratio_policy \"%s\" is not stretch, not_larger or "
+                  "not_smaller", policy);
+    }
+  } else {
+    double sc[MAX_ELEMS];
+    uint32_t n = 0;
+    int k = f64s_of(c, i_scales, sc, MAX_ELEMS, &n);
+    if (k <= 0)
+      return fail(c, k < 0 ? INVALID : UNIMPL, "output shape of Resize '%s' depends on run-time "
+                  "data: scales (input %u) is not a constant", node_name(c->n), i_scales);
+    if (n != (uint32_t)na)
+      return fail(c, INVALID, "scales has %u values for %d axes", n, (int)na);
+    for (int32_t i = 0; i < na; i++) {
+      dml_dim_t d = x->dims[axes[i]];
+      double s = sc[i];
+      if (!(s > 0) || !isfinite(s))
+        return fail(c, INVALID, "scales[%d] = %g must be positive", (int)i, s);
+      if (d.sym >= 0) {
+        /* floor(k*S*s) = (k*s)*S only for integral s. */
+        if (s != floor(s) || s > 1e9)
+          return fail(c, UNIMPL, "scaling symbolic dim %d of %s by %g is not expressible as "
+                      "value*symbol", (int)axes[i], TS(x, tb), s);
+        if (!dim_mul(d, D((int64_t)s), &o.dims[axes[i]]))
+          return fail(c, INVALID, "Resize output dim overflows");
+      } else {
+        double r = floor((double)d.value * s);
+        if (!(r < 9.0e18)) return fail(c, INVALID, "Resize output dim overflows");
+        o.dims[axes[i]] = D((int64_t)r);
+      }
+    }
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_reduce(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  int64_t keepdims = 1, noop = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "keepdims", 1, &keepdims));
+  DML_RETURN_IF_ERROR(attr_int(c, "noop_with_empty_axes", 0, &noop));
+  elems_t axes;
+  int has, mask[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(read_axes(c, 1, &axes, &has));
+  if (axes.n == 0) {
+    if (noop) {
+      set_out(c, 0, x);
+      return DML_OK;
+    }
+    for (int32_t i = 0; i < x->rank; i++) mask[i] = 1;
+  } else {
+    DML_RETURN_IF_ERROR(axes_mask(c, &axes, x->rank, mask));
+  }
+  dml_type_t o = mk(x->dtype, 0);
+  for (int32_t i = 0; i < x->rank; i++) {
+    if (!mask[i]) o.dims[o.rank++] = x->dims[i];
+    else if (keepdims) o.dims[o.rank++] = D(1);
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_argminmax(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  int64_t axis = 0, keepdims = 1;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
+  DML_RETURN_IF_ERROR(attr_int(c, "keepdims", 1, &keepdims));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  dml_type_t o = mk(DML_DTYPE_I64, 0);
+  for (int32_t i = 0; i < x->rank; i++) {
+    if (i != ax) o.dims[o.rank++] = x->dims[i];
+    else if (keepdims) o.dims[o.rank++] = D(1);
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* ==== dispatch ========================================================== */
+
+static dml_status_t infer_op(ictx_t *c) {
+  switch (c->n->op) {
+    case DML_OP_ABS:
+    case DML_OP_NEG:
+    case DML_OP_SIGN:
+      return infer_unary(c, DT_NUMERIC);
+    case DML_OP_RELU:
+    case DML_OP_LEAKY_RELU:
+    case DML_OP_ELU:
+    case DML_OP_SELU:
+    case DML_OP_SIGMOID:
+    case DML_OP_HARD_SIGMOID:
+    case DML_OP_HARD_SWISH:
+    case DML_OP_SOFTPLUS:
+    case DML_OP_SOFTSIGN:
+    case DML_OP_TANH:
+    case DML_OP_SQRT:
+    case DML_OP_EXP:
+    case DML_OP_LOG:
+    case DML_OP_RECIPROCAL:
+    case DML_OP_FLOOR:
+    case DML_OP_CEIL:
+    case DML_OP_ROUND:
+    case DML_OP_SIN:
+    case DML_OP_COS:
+      return infer_unary(c, c->n->op == DML_OP_RELU ? DT_SIGNED_OR_FLOAT : DT_FLOAT);
+    case DML_OP_ERF: return infer_unary(c, DT_NUMERIC);
+    case DML_OP_NOT: return infer_not(c);
+    case DML_OP_CAST: return infer_cast(c);
+    case DML_OP_CLIP: return infer_clip(c);
+    case DML_OP_IDENTITY: return infer_identity(c);
+    case DML_OP_ADD:
+    case DML_OP_SUB:
+    case DML_OP_MUL:
+    case DML_OP_DIV:
+    case DML_OP_POW:
+    case DML_OP_MOD:
+    case DML_OP_PRELU:
+    case DML_OP_EQUAL:
+    case DML_OP_LESS:
+    case DML_OP_LESS_OR_EQUAL:
+    case DML_OP_GREATER:
+    case DML_OP_GREATER_OR_EQUAL:
+    case DML_OP_AND:
+    case DML_OP_OR:
+    case DML_OP_XOR:
+      return infer_binary(c);
+    case DML_OP_MAX:
+    case DML_OP_MIN:
+    case DML_OP_SUM:
+    case DML_OP_MEAN:
+      return infer_variadic(c);
+    case DML_OP_WHERE: return infer_where(c);
+    case DML_OP_MATMUL: return infer_matmul(c);
+    case DML_OP_GEMM: return infer_gemm(c);
+    case DML_OP_CONV: return infer_conv(c, 0);
+    case DML_OP_CONV_TRANSPOSE: return infer_conv(c, 1);
+    case DML_OP_MAX_POOL:
+    case DML_OP_AVERAGE_POOL:
+      return infer_pool(c);
+    case DML_OP_GLOBAL_AVERAGE_POOL:
+    case DML_OP_GLOBAL_MAX_POOL:
+      return infer_global_pool(c);
+    case DML_OP_BATCH_NORMALIZATION: return infer_batchnorm(c);
+    case DML_OP_LAYER_NORMALIZATION: return infer_layernorm(c);
+    case DML_OP_INSTANCE_NORMALIZATION: return infer_instnorm(c);
+    case DML_OP_SOFTMAX:
+    case DML_OP_LOG_SOFTMAX:
+      return infer_softmax(c);
+    case DML_OP_FLATTEN: return infer_flatten(c);
+    case DML_OP_DROPOUT: return infer_dropout(c);
+    case DML_OP_REDUCE_SUM:
+    case DML_OP_REDUCE_MEAN:
+    case DML_OP_REDUCE_MAX:
+    case DML_OP_REDUCE_MIN:
+    case DML_OP_REDUCE_PROD:
+      return infer_reduce(c);
+    case DML_OP_ARG_MAX:
+    case DML_OP_ARG_MIN:
+      return infer_argminmax(c);
+    case DML_OP_RESHAPE: return infer_reshape(c);
+    case DML_OP_SQUEEZE: return infer_squeeze(c);
+    case DML_OP_UNSQUEEZE: return infer_unsqueeze(c);
+    case DML_OP_TRANSPOSE: return infer_transpose(c);
+    case DML_OP_CONCAT: return infer_concat(c);
+    case DML_OP_SPLIT: return infer_split(c);
+    case DML_OP_SLICE: return infer_slice(c);
+    case DML_OP_GATHER: return infer_gather(c);
+    case DML_OP_SHAPE: return infer_shape(c);
+    case DML_OP_SIZE: return infer_size(c);
+    case DML_OP_EXPAND: return infer_expand(c);
+    case DML_OP_TILE: return infer_tile(c);
+    case DML_OP_PAD: return infer_pad(c);
+    case DML_OP_CONSTANT_OF_SHAPE: return infer_constant_of_shape(c);
+    case DML_OP_RANGE: return infer_range(c);
+    case DML_OP_RESIZE: return infer_resize(c);
+    case DML_OP_INVALID:
+    case DML_OP_COUNT_:
+      break;
+  }
+  return fail(c, INVALID, "invalid op %d", (int)c->n->op);
+}
+
+/* Checks that every input is typed and well-formed. */
+static dml_status_t check_inputs(ictx_t *c) {
+  const dml_op_info_t *info = dml_op_info(c->n->op);
+  if (!info) return fail(c, INVALID, "invalid op %d", (int)c->n->op);
+  if ((int)c->n->n_inputs < info->min_inputs ||
+      (info->max_inputs >= 0 && (int)c->n->n_inputs > info->max_inputs))
+    return fail(c, INVALID, "%s takes %d..%d inputs, got %u", info->name, info->min_inputs,
+                info->max_inputs, c->n->n_inputs);
+  if ((int)c->n->n_outputs < info->min_outputs ||
+      (info->max_outputs >= 0 && (int)c->n->n_outputs > info->max_outputs) ||
+      c->n->n_outputs == 0)
+    return fail(c, INVALID, "%s has %d..%d outputs, got %u", info->name, info->min_outputs,
+                info->max_outputs, c->n->n_outputs);
+  for (uint32_t i = 0; i < c->n->n_inputs; i++) {
+    const dml_ir_value_t *v = c->n->inputs[i];
+    if (!v) {
+      if ((int)i < info->min_inputs && c->n->op != DML_OP_RESIZE)
+        return fail(c, INVALID, "required input %u is missing", i);
+      continue;
+    }
+    const dml_type_t *t = &v->type;
+    if (t->rank < 0)
+      return fail(c, DML_STATUS_FAILED_PRECONDITION,
+                  "input %u ('%s') has no known type; its producer must be inferred first", i,
+                  v->name ? v->name : "");
+    if (t->rank > DML_MAX_RANK)
+      return fail(c, INVALID, "input %u has rank %d > %d", i, (int)t->rank, DML_MAX_RANK);
+    if (dml_dtype_size(t->dtype) == 0)
+      return fail(c, INVALID, "input %u has an invalid dtype", i);
+    for (int32_t d = 0; d < t->rank; d++) {
+      dml_dim_t dm = t->dims[d];
+      if (dm.sym >= 0 && ((uint32_t)dm.sym >= c->m->n_symbols || dm.value < 1))
+        return fail(c, INVALID, "input %u dim %d refers to symbol %d (value %lld) which is "
+                    "not a valid symbolic dim", i, (int)d, (int)dm.sym, (long long)dm.value);
+      if (dm.sym < 0 && dm.value < 0)
+        return fail(c, INVALID, "input %u dim %d is negative (%lld)", i, (int)d,
+                    (long long)dm.value);
+    }
+  }
+  return DML_OK;
+}
+
+#define SAVE_OUTPUTS 64
+
+dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
+  ictx_t c = {m, node};
+  DML_RETURN_IF_ERROR(check_inputs(&c));
+  dml_type_t saved[SAVE_OUTPUTS];
+  dml_ir_sym_data_t *saved_sym[SAVE_OUTPUTS];
+  for (uint32_t i = 0; i < node->n_outputs; i++) {
+    dml_ir_value_t *v = node->outputs[i];
+    if (i < SAVE_OUTPUTS) {
+      saved[i] = v->type;
+      saved_sym[i] = v->sym_data;
+    }
+    v->type = dml_type_unknown(DML_DTYPE_INVALID);
+    v->sym_data = NULL;
+  }
+  dml_status_t st = infer_op(&c);
+  for (uint32_t i = 0; !st && i < node->n_outputs; i++) {
+    const dml_type_t *t = &node->outputs[i]->type;
+    if (t->rank < 0 || t->rank > DML_MAX_RANK || dml_dtype_size(t->dtype) == 0)
+      st = fail(&c, DML_STATUS_INTERNAL, "output %u was not given a type", i);
+    for (int32_t d = 0; !st && t->rank >= 0 && d < t->rank; d++)
+      if (t->dims[d].value < 0 || (t->dims[d].sym >= 0 && t->dims[d].value < 1))
+        st = fail(&c, DML_STATUS_INTERNAL, "output %u dim %d is invalid (%lld)", i, (int)d,
+                  (long long)t->dims[d].value);
+  }
+  if (st) {
+    for (uint32_t i = 0; i < node->n_outputs && i < SAVE_OUTPUTS; i++) {
+      node->outputs[i]->type = saved[i];
+      node->outputs[i]->sym_data = saved_sym[i];
+    }
+  }
+  return st;
+}
