@@ -812,7 +812,12 @@ static dml_status_t read_window(const ictx_t *c, int32_t nsp, const int64_t *ker
                       "kernel_shape[%d] = %lld differs from the weights' spatial dim %lld",
                       (int)i, (long long)w->k[i], (long long)kernel[i]);
   } else {
-    for (int32_t i = 0; i < nsp; i++) w->k[i] = kernel[i];
+    for (int32_t i = 0; i < nsp; i++) {
+      if (kernel[i] < 1)
+        return fail(c, INVALID, "the weights' spatial dim %d is %lld; kernels must be >= 1",
+                    (int)i, (long long)kernel[i]);
+      w->k[i] = kernel[i];
+    }
   }
   DML_RETURN_IF_ERROR(attr_ints_n(c, "strides", nsp, 1, 1, w->s));
   DML_RETURN_IF_ERROR(attr_ints_n(c, "dilations", nsp, 1, 1, w->d));
@@ -986,10 +991,12 @@ static dml_status_t infer_pool(ictx_t *c) {
   DML_RETURN_IF_ERROR(static_spatial(c, x, sp));
   dml_type_t o = *x;
   for (int32_t i = 0; i < nsp; i++) {
-    if (w.pb[i] >= w.k[i] || w.pe[i] >= w.k[i])
+    int64_t eff = 0;
+    DML_RETURN_IF_ERROR(eff_kernel(c, &w, i, &eff));
+    if (w.pb[i] >= eff || w.pe[i] >= eff)
       return fail(c, INVALID, "pads on spatial dim %d (%lld, %lld) must be smaller than the "
-                  "kernel %lld", (int)i, (long long)w.pb[i], (long long)w.pe[i],
-                  (long long)w.k[i]);
+                  "kernel extent %lld", (int)i, (long long)w.pb[i], (long long)w.pe[i],
+                  (long long)eff);
     DML_RETURN_IF_ERROR(window_out(c, &w, i, sp[i], ceil_mode != 0, &o.dims[2 + i].value));
     o.dims[2 + i].sym = -1;
   }
@@ -1464,6 +1471,7 @@ static int64_t slice_static(int64_t dim, int64_t st, int64_t en, int64_t step, i
   *first = st;
   int64_t len;
   if (step > 0) len = en > st ? (en - st - 1) / step + 1 : 0;
+  else if (step == INT64_MIN) len = st > en ? 1 : 0;
   else len = st > en ? (st - en - 1) / (-step) + 1 : 0;
   return len;
 }
