@@ -891,6 +891,17 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
                    (int)v->storage);
     }
   }
+  /* The arena is as large as its values need (a planner may round up to a
+   * page), so a corrupt size cannot demand memory the plan never uses. */
+  uint64_t max_end = 0;
+  for (uint32_t i = 0; i < f->n_values; i++)
+    if (f->values[i].storage != DML_PKG_STORAGE_CONST &&
+        f->values[i].offset + f->values[i].bytes > max_end)
+      max_end = f->values[i].offset + f->values[i].bytes;
+  if (f->arena_bytes > (max_end + 4095) / 4096 * 4096)
+    return bad("function '%s': arena of %" PRIu64 " bytes is larger than its values need (%" PRIu64
+               ")",
+               fn, f->arena_bytes, max_end);
   uint8_t *defined = (uint8_t *)calloc(f->n_values ? f->n_values : 1, 1);
   uint8_t *fixed = (uint8_t *)calloc(g->n_symbols ? g->n_symbols : 1, 1);
   if (!defined || !fixed) {

@@ -1,0 +1,54 @@
+/*
+ * dml_package_emit.h — writes a planned IR module as a .dmlpkg package.
+ *
+ * The module must be fully typed and memory-planned (shape-infer, then
+ * mem-plan): every argument and node result of every function has a known
+ * type and an arena range (mem_offset/mem_bytes), and every function its
+ * arena_bytes. Globals used by a function become CONST values: their data
+ * (zeros where a global has none) is laid out in the "weights" section,
+ * each 64-byte aligned. The package format: docs/package-format.md.
+ *
+ * Ownership: the module is only read. dml_package_emit_memory() hands the
+ * caller malloc'd bytes to free().
+ *
+ * Errors (op "pkg.emit"): FAILED_PRECONDITION naming a value without a type
+ * or memory plan ("run the mem-plan pass"); INVALID_ARGUMENT for a global
+ * with a symbolic shape or data of the wrong size; DATA_LOSS / UNIMPLEMENTED
+ * when the package would not load back (checked before writing); IO from
+ * writing the file (atomic: an existing package is never left half
+ * written).
+ */
+#ifndef DML_PACKAGE_EMIT_H_
+#define DML_PACKAGE_EMIT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dml_ir.h"
+#include "dml_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What goes into the "meta" section (each NULL or 0 field is left out). */
+typedef struct dml_package_emit_options {
+  const char *source_name;  /* "source: mnist.onnx" (the model file's base name) */
+  const char *targets;      /* "targets: cpu" (NULL means "cpu") */
+  int64_t batch_bound;      /* "batch-bound: 64" */
+  const char *command_line; /* "created-by: dmlc compile mnist.onnx -o m.dmlpkg" */
+} dml_package_emit_options_t;
+
+/* Writes `m` to `path` (atomically). `o` may be NULL. */
+dml_status_t dml_package_emit(const dml_ir_module_t *m, const dml_package_emit_options_t *o,
+                              const char *path);
+
+/* As dml_package_emit, into malloc'd bytes. */
+dml_status_t dml_package_emit_memory(const dml_ir_module_t *m,
+                                     const dml_package_emit_options_t *o, void **out_bytes,
+                                     size_t *out_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_PACKAGE_EMIT_H_ */

@@ -1,0 +1,244 @@
+/*
+ * dml_rt.h — the dmlc runtime: load a .dmlpkg package, bind inputs, run,
+ * read outputs. This is what an application embeds; it links no compiler.
+ *
+ *   dml_rt_model_t *model;    dml_rt_session_t *s;
+ *   dml_rt_model_load_file("mnist.dmlpkg", &model);
+ *   dml_rt_session_create(model, "cpu", &s);
+ *   dml_rt_session_set_input(s, 0, &x);          // any batch up to the bound
+ *   dml_rt_session_run(s);
+ *   dml_rt_session_get_output(s, 0, &y);         // y.data lent until next run
+ *   dml_rt_session_release(s); dml_rt_model_release(model);
+ *
+ * Ownership and threading:
+ *   - *_load_* and *_create hand ownership to the caller, who *_release()s.
+ *     Releasing NULL is a no-op. Release every session of a model before
+ *     the model.
+ *   - A model is immutable after load and may be shared by any number of
+ *     threads and sessions. Its weights are used in place from the mmap'ed
+ *     file (read-only); load_memory copies the bytes it is given.
+ *   - A session belongs to one thread at a time. It owns its arena (the
+ *     planned size) and scratch, allocated once at create; set_input copies
+ *     into the arena, and run allocates nothing.
+ *   - Strings and arrays returned by accessors (names, meta text, info
+ *     structs' pointers) are lent by the model and valid until it is
+ *     released. Output views are lent by the session until its next run or
+ *     release.
+ *   - Inputs passed in are read during the call only; the caller keeps them.
+ *
+ * Errors are dml_status_t (see dml_status.h) with op "rt.load", "rt.session"
+ * or "rt.run"; a kernel's error is annotated with the node's name and op.
+ * A package is untrusted input: a corrupt or truncated file is DATA_LOSS
+ * naming the section and offset, an op this build lacks is UNIMPLEMENTED
+ * naming the op; nothing crashes on bad bytes.
+ *
+ * The model exposes one function, "forward" (or the package's only
+ * function). Packages may hold more (train_step, ...); later APIs will
+ * select them.
+ */
+#ifndef DML_RT_H_
+#define DML_RT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dml_dtype.h"
+#include "dml_status.h"
+#include "dml_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dml_rt_model dml_rt_model_t;     /* immutable after load, shareable */
+typedef struct dml_rt_session dml_rt_session_t; /* one per thread: arena, inputs, outputs */
+
+/* A value's type as the package declares it. For dim d:
+ *   static:   dims[d] = extent, dim_symbol[d] = NULL, dim_bound[d] = extent,
+ *             dim_multiplier[d] = 1;
+ *   symbolic: dims[d] = -1, dim_symbol[d] = "batch", dim_multiplier[d] = k
+ *             (the dim is k*batch), dim_bound[d] = k * the symbol's bound. */
+typedef struct dml_rt_io_info {
+  const char *name;
+  dml_dtype_t dtype;
+  int32_t rank;
+  int64_t dims[DML_MAX_RANK];
+  const char *dim_symbol[DML_MAX_RANK];
+  int64_t dim_bound[DML_MAX_RANK];
+  int64_t dim_multiplier[DML_MAX_RANK];
+} dml_rt_io_info_t;
+
+/* ===================================================================== */
+/* Model                                                                 */
+/* ===================================================================== */
+
+/* Loads `path`: mmap read-only (read() where mmap fails), verifies the
+ * header, every section's CRC and the whole graph section (see
+ * docs/package-format.md), and computes the CPU scratch size at the bounds.
+ * Errors: NOT_FOUND / IO (path named), DATA_LOSS (corrupt or truncated:
+ * section and offset named), UNIMPLEMENTED (newer format version, unknown
+ * op named), RESOURCE_EXHAUSTED. */
+dml_status_t dml_rt_model_load_file(const char *path, dml_rt_model_t **out_model);
+
+/* As load_file, from `size` bytes in memory, which are copied (the caller
+ * may free them once this returns). */
+dml_status_t dml_rt_model_load_memory(const void *bytes, size_t size,
+                                      dml_rt_model_t **out_model);
+
+void dml_rt_model_release(dml_rt_model_t *model);
+
+/* Inputs and outputs of the model's function, in the package's order. */
+uint32_t dml_rt_model_num_inputs(const dml_rt_model_t *m);
+uint32_t dml_rt_model_num_outputs(const dml_rt_model_t *m);
+/* Fills *out for input/output `i`. Errors: OUT_OF_RANGE for i >= count. */
+dml_status_t dml_rt_model_input_info(const dml_rt_model_t *m, uint32_t i,
+                                     dml_rt_io_info_t *out);
+dml_status_t dml_rt_model_output_info(const dml_rt_model_t *m, uint32_t i,
+                                      dml_rt_io_info_t *out);
+/* Index of the input/output named `name`, or -1. */
+int32_t dml_rt_model_find_input(const dml_rt_model_t *m, const char *name);
+int32_t dml_rt_model_find_output(const dml_rt_model_t *m, const char *name);
+
+/* Planned arena bytes of the model's function (sized at the bounds; what a
+ * session allocates for values) and the CPU kernels' scratch bytes (max over
+ * nodes at the bounds; allocated besides the arena). */
+int64_t dml_rt_model_arena_bytes(const dml_rt_model_t *m);
+int64_t dml_rt_model_scratch_bytes(const dml_rt_model_t *m);
+
+/* ---- introspection, for `dmlc inspect` / `dmlc summary` ---- */
+
+/* Package container facts. */
+uint32_t dml_rt_model_format_version(const dml_rt_model_t *m);
+uint64_t dml_rt_model_file_size(const dml_rt_model_t *m);
+/* 1 when the file is mmap'ed (weights used in place), 0 when it was read
+ * or copied into memory. */
+int dml_rt_model_is_mapped(const dml_rt_model_t *m);
+
+typedef struct dml_rt_section_info {
+  const char *tag; /* "meta", "graph", "weights", ... */
+  uint64_t offset; /* in the file */
+  uint64_t size;   /* bytes */
+  uint32_t alignment;
+  uint32_t crc32;  /* verified at load */
+} dml_rt_section_info_t;
+
+uint32_t dml_rt_model_num_sections(const dml_rt_model_t *m);
+/* Errors: OUT_OF_RANGE. */
+dml_status_t dml_rt_model_section_info(const dml_rt_model_t *m, uint32_t i,
+                                       dml_rt_section_info_t *out);
+
+/* The "meta" section: UTF-8 "key: value\n" lines (producer, source, targets,
+ * batch bound, command), NUL-terminated; "" when the package has none. */
+const char *dml_rt_model_meta(const dml_rt_model_t *m);
+/* Copies the value of meta key `key` (text after "key: " up to the line's
+ * end) into buf (NUL-terminated, truncated to cap-1 bytes). Returns 1 when
+ * the key is present, 0 (and buf = "") when not. */
+int dml_rt_model_meta_get(const dml_rt_model_t *m, const char *key, char *buf, size_t cap);
+
+/* Symbols (named dims with an inclusive upper bound, e.g. batch<=64). */
+uint32_t dml_rt_model_num_symbols(const dml_rt_model_t *m);
+/* Sets *out_name and *out_bound of symbol `i`. Errors: OUT_OF_RANGE. */
+dml_status_t dml_rt_model_symbol(const dml_rt_model_t *m, uint32_t i, const char **out_name,
+                                 int64_t *out_bound);
+
+/* Functions in the package ("forward", later "train_step", ...). */
+uint32_t dml_rt_model_num_functions(const dml_rt_model_t *m);
+const char *dml_rt_model_function_name(const dml_rt_model_t *m, uint32_t i); /* NULL if out of range */
+
+/* Where a value lives (as the package stores it). */
+typedef enum dml_rt_storage {
+  DML_RT_STORAGE_INPUT = 1, /* a model input, copied into the arena */
+  DML_RT_STORAGE_ARENA = 2, /* an intermediate or output, in the arena */
+  DML_RT_STORAGE_CONST = 3, /* a weight or constant, in the "weights" section */
+} dml_rt_storage_t;
+
+#define DML_RT_VALUE_PARAM 0x1u /* trainable parameter (weights, biases) */
+#define DML_RT_VALUE_STATE 0x2u /* non-trainable state (BN running stats, ...) */
+
+/* A value of the model's function: its type (as dml_rt_io_info_t), where it
+ * lives, and its size. `present` is 0 for an absent optional node input
+ * (every other field is then zero). */
+typedef struct dml_rt_value_info {
+  int present;
+  dml_rt_io_info_t type;
+  dml_rt_storage_t storage;
+  uint32_t flags;         /* DML_RT_VALUE_* */
+  int64_t numel_bound;    /* element count at the bounds (exact for CONST) */
+  uint64_t offset;        /* arena offset, or offset in "weights" for CONST */
+  uint64_t bytes;         /* bytes reserved (arena) or stored (CONST) */
+} dml_rt_value_info_t;
+
+/* Nodes of the model's function, in execution order. */
+typedef struct dml_rt_node_info {
+  const char *name;    /* the source node name; "" when it had none */
+  const char *op_name; /* "Gemm", "Conv", ... (ops.def spelling) */
+  uint32_t n_inputs;   /* including absent optional inputs */
+  uint32_t n_outputs;
+  uint32_t n_attrs;
+} dml_rt_node_info_t;
+
+uint32_t dml_rt_model_num_nodes(const dml_rt_model_t *m);
+/* Errors: OUT_OF_RANGE for a bad node, input or output index. */
+dml_status_t dml_rt_model_node_info(const dml_rt_model_t *m, uint32_t node,
+                                    dml_rt_node_info_t *out);
+dml_status_t dml_rt_model_node_input(const dml_rt_model_t *m, uint32_t node, uint32_t i,
+                                     dml_rt_value_info_t *out);
+dml_status_t dml_rt_model_node_output(const dml_rt_model_t *m, uint32_t node, uint32_t i,
+                                      dml_rt_value_info_t *out);
+/* Attribute `i` of a node (lent by the model); NULL if out of range. */
+const dml_attr_t *dml_rt_model_node_attr(const dml_rt_model_t *m, uint32_t node, uint32_t i);
+
+/* Totals over the CONST values of the model's function: stored bytes, and
+ * element counts of those flagged PARAM (trainable) and of the others
+ * (non-trainable constants and state). */
+uint64_t dml_rt_model_weights_bytes(const dml_rt_model_t *m);
+int64_t dml_rt_model_param_count(const dml_rt_model_t *m);
+int64_t dml_rt_model_const_count(const dml_rt_model_t *m);
+
+/* ===================================================================== */
+/* Session                                                               */
+/* ===================================================================== */
+
+/* Creates a session on `device`: "cpu" or NULL (the CPU). Allocates the
+ * arena and scratch once. Errors: UNIMPLEMENTED for any other device
+ * ("device 'x' is not available in this build") or for ops without a CPU
+ * kernel (all listed); RESOURCE_EXHAUSTED. */
+dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
+                                   dml_rt_session_t **out_session);
+
+/* Copies tensor `t` into input `index`'s arena slot. Checks dtype, rank,
+ * static dims, and symbolic dims: a dim k*sym must be a multiple of k, the
+ * symbol's value must lie in [1, bound] ("batch 65 exceeds the compiled
+ * bound 64; recompile with --batch-bound"), and must agree with the other
+ * bound inputs' value of the same symbol. On error the input is left
+ * unbound. Errors: INVALID_ARGUMENT / OUT_OF_RANGE naming the input and
+ * symbol. */
+dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
+                                      const dml_tensor_t *t);
+/* As set_input, by input name. Errors: NOT_FOUND listing the inputs. */
+dml_status_t dml_rt_session_set_input_by_name(dml_rt_session_t *s, const char *name,
+                                              const dml_tensor_t *t);
+/* Unbinds every input (e.g. before rebinding several at a new batch size). */
+void dml_rt_session_clear_inputs(dml_rt_session_t *s);
+
+/* Runs the function on the bound inputs. Errors: FAILED_PRECONDITION naming
+ * every unbound input; a kernel's error annotated with the node's name and
+ * op. Allocates nothing. */
+dml_status_t dml_rt_session_run(dml_rt_session_t *s);
+
+/* Sets *out_view to output `index` of the last run, with its actual dims;
+ * data is lent until the next run or release. Errors: OUT_OF_RANGE,
+ * FAILED_PRECONDITION before the first successful run. */
+dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
+                                       dml_tensor_t *out_view);
+
+/* The value of symbol `i` fixed by the bound inputs, or -1 when no bound
+ * input fixes it yet. */
+int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i);
+
+void dml_rt_session_release(dml_rt_session_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_RT_H_ */

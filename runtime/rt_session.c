@@ -1,0 +1,356 @@
+/* rt_session.c — sessions: one arena per session, inputs bound by copy, and
+ * the CPU executor that runs the package's plan node by node. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_cpu.h"
+#include "rt_internal.h"
+
+struct dml_rt_session {
+  const dml_rt_model_t *m;
+  const dml_pkg_function_t *fn;
+  uint32_t n_symbols;
+  uint8_t *arena;          /* 64-byte aligned, inside arena_alloc */
+  void *arena_alloc;
+  void *scratch;
+  size_t scratch_bytes;
+  dml_tensor_t *vals;      /* per value: dtype, rank, dims of the last run, data */
+  dml_tensor_t *io;        /* per node: its inputs then its outputs */
+  dml_cpu_call_t *calls;   /* per node, pointing into io */
+  uint8_t *bound;          /* per function input */
+  int64_t (*in_dims)[DML_MAX_RANK]; /* per function input: bound dims */
+  int64_t *sym;            /* per symbol: value during a run */
+  int ran;                 /* a run has completed */
+};
+
+static dml_status_t oom(void) {
+  return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
+}
+
+static const char *type_str(const dml_rt_model_t *m, const dml_type_t *t, char *buf,
+                            size_t cap) {
+  size_t k = (size_t)snprintf(buf, cap, "%s[", dml_dtype_name(t->dtype));
+  for (int32_t d = 0; d < t->rank && k < cap; d++) {
+    const dml_dim_t *dim = &t->dims[d];
+    const char *sep = d ? "," : "";
+    if (dim->sym < 0)
+      k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64, sep, dim->value);
+    else if (dim->value == 1)
+      k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep, m->graph->symbols[dim->sym].name);
+    else
+      k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64 "*%s", sep, dim->value,
+                            m->graph->symbols[dim->sym].name);
+  }
+  if (k < cap) snprintf(buf + k, cap - k, "]");
+  return buf;
+}
+
+void dml_rt_session_release(dml_rt_session_t *s) {
+  if (!s) return;
+  free(s->arena_alloc);
+  free(s->scratch);
+  free(s->vals);
+  free(s->io);
+  free(s->calls);
+  free(s->bound);
+  free(s->in_dims);
+  free(s->sym);
+  free(s);
+}
+
+/* Lists the ops without a CPU kernel, or OK. */
+static dml_status_t check_cpu_ops(const dml_pkg_function_t *f) {
+  dml_status_t st = DML_OK;
+  char names[512];
+  size_t k = 0;
+  names[0] = 0;
+  for (uint32_t i = 0; i < f->n_nodes; i++) {
+    const dml_pkg_node_t *n = &f->nodes[i];
+    if (dml_cpu_supports(n->op)) continue;
+    int seen = 0;
+    for (uint32_t j = 0; j < i && !seen; j++)
+      seen = f->nodes[j].op == n->op && !dml_cpu_supports(f->nodes[j].op);
+    if (!seen && k < sizeof names)
+      k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "", n->op_name);
+    if (!st)
+      st = dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session", "%s", "");
+    st = dml_status_detail(st, "node '%s' (%s)", n->name, n->op_name);
+  }
+  if (!st) return DML_OK;
+  dml_status_t r = dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
+                                   "no CPU kernel in this build for: %s", names);
+  r = dml_status_detail(r, "%s", dml_status_details(st));
+  dml_status_free(st);
+  return r;
+}
+
+dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
+                                   dml_rt_session_t **out_session) {
+  if (device && strcmp(device, "cpu") != 0)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
+                           "device '%s' is not available in this build (available: cpu)",
+                           device);
+  const dml_pkg_function_t *f = m->fn;
+  DML_RETURN_IF_ERROR(check_cpu_ops(f));
+  dml_rt_session_t *s = (dml_rt_session_t *)calloc(1, sizeof(*s));
+  if (!s) return oom();
+  s->m = m;
+  s->fn = f;
+  s->n_symbols = m->graph->n_symbols;
+  size_t n_io = 0;
+  for (uint32_t i = 0; i < f->n_nodes; i++)
+    n_io += (size_t)f->nodes[i].n_inputs + f->nodes[i].n_outputs;
+  void *scratch = NULL;
+  /* calloc: zeroed pages come lazily from the OS, so a large arena costs
+   * nothing until used; aligned to 64 by hand. */
+  size_t ab = (size_t)f->arena_bytes;
+  s->arena_alloc = ab <= SIZE_MAX - 64 ? calloc(1, ab + 64) : NULL;
+  if (s->arena_alloc) s->arena = (uint8_t *)(((uintptr_t)s->arena_alloc + 63) & ~(uintptr_t)63);
+  s->scratch_bytes = (size_t)m->scratch_bytes;
+  if (s->scratch_bytes && posix_memalign(&scratch, 64, s->scratch_bytes) != 0) scratch = NULL;
+  s->scratch = scratch;
+  s->vals = (dml_tensor_t *)calloc(f->n_values ? f->n_values : 1, sizeof(dml_tensor_t));
+  s->io = (dml_tensor_t *)calloc(n_io ? n_io : 1, sizeof(dml_tensor_t));
+  s->calls = (dml_cpu_call_t *)calloc(f->n_nodes ? f->n_nodes : 1, sizeof(dml_cpu_call_t));
+  s->bound = (uint8_t *)calloc(f->n_inputs ? f->n_inputs : 1, 1);
+  s->in_dims = calloc(f->n_inputs ? f->n_inputs : 1, sizeof(*s->in_dims));
+  s->sym = (int64_t *)calloc(s->n_symbols ? s->n_symbols : 1, sizeof(int64_t));
+  if (!s->arena || (s->scratch_bytes && !s->scratch) || !s->vals || !s->io || !s->calls ||
+      !s->bound || !s->in_dims || !s->sym) {
+    dml_rt_session_release(s);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session",
+                           "cannot allocate the %zu-byte arena and %zu-byte scratch", ab,
+                           s ? (size_t)m->scratch_bytes : 0);
+  }
+  /* Value views: data fixed for the session's life; dims set per run. */
+  for (uint32_t i = 0; i < f->n_values; i++) {
+    const dml_pkg_value_t *v = &f->values[i];
+    dml_tensor_t *t = &s->vals[i];
+    t->dtype = v->type.dtype;
+    t->rank = v->type.rank;
+    if (v->storage == DML_PKG_STORAGE_CONST) {
+      t->data = (void *)(m->weights + v->offset); /* read-only: kernels never write inputs */
+      for (int32_t d = 0; d < v->type.rank; d++) t->dims[d] = v->type.dims[d].value;
+    } else {
+      t->data = s->arena + v->offset;
+    }
+  }
+  dml_tensor_t *io = s->io;
+  for (uint32_t i = 0; i < f->n_nodes; i++) {
+    const dml_pkg_node_t *n = &f->nodes[i];
+    dml_cpu_call_t *c = &s->calls[i];
+    c->op = n->op;
+    c->node_name = n->name;
+    c->inputs = io;
+    c->n_inputs = n->n_inputs;
+    c->outputs = io + n->n_inputs;
+    c->n_outputs = n->n_outputs;
+    c->attrs = n->attrs;
+    c->n_attrs = n->n_attrs;
+    c->scratch = s->scratch;
+    c->scratch_bytes = s->scratch_bytes;
+    io += n->n_inputs + n->n_outputs;
+  }
+  *out_session = s;
+  return DML_OK;
+}
+
+/* ---- inputs ---- */
+
+static const char *hint(const char *sym) {
+  return strcmp(sym, "batch") == 0 ? "recompile with --batch-bound"
+                                   : "recompile with a larger bound for this symbol";
+}
+
+/* Checks tensor `t` against input `k`'s type; fills vals (symbol values it
+ * implies; -1 where it does not fix a symbol). */
+static dml_status_t check_input(const dml_rt_session_t *s, uint32_t k, const dml_tensor_t *t,
+                                int64_t *vals) {
+  const dml_rt_model_t *m = s->m;
+  const dml_pkg_value_t *v = &s->fn->values[s->fn->inputs[k]];
+  char want[256], got[160];
+  type_str(m, &v->type, want, sizeof want);
+  if (t->dtype != v->type.dtype)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                           "input '%s': dtype %s, expected %s", v->name,
+                           dml_dtype_name(t->dtype), want);
+  if (t->rank != v->type.rank)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                           "input '%s': rank %d, expected %s", v->name, (int)t->rank, want);
+  for (uint32_t i = 0; i < s->n_symbols; i++) vals[i] = -1;
+  for (int32_t d = 0; d < t->rank; d++) {
+    const dml_dim_t *dim = &v->type.dims[d];
+    int64_t x = t->dims[d];
+    dml_dims_str(t->dims, t->rank, got, sizeof got);
+    if (dim->sym < 0) {
+      if (x != dim->value)
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                               "input '%s': shape %s, expected %s (dim %d must be %" PRId64 ")",
+                               v->name, got, want, (int)d, dim->value);
+      continue;
+    }
+    const dml_pkg_symbol_t *sy = &m->graph->symbols[dim->sym];
+    if (x < 0 || x % dim->value != 0)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                             "input '%s': shape %s, expected %s (dim %d must be a multiple of "
+                             "%" PRId64 ")",
+                             v->name, got, want, (int)d, dim->value);
+    int64_t sv = x / dim->value;
+    if (sv < 1)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                             "input '%s': %s %" PRId64 " is below 1 (shape %s, expected %s)",
+                             v->name, sy->name, sv, got, want);
+    if (sv > sy->bound)
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
+                             "input '%s': %s %" PRId64 " exceeds the compiled bound %" PRId64
+                             "; %s",
+                             v->name, sy->name, sv, sy->bound, hint(sy->name));
+    if (vals[dim->sym] >= 0 && vals[dim->sym] != sv)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                             "input '%s': shape %s gives %s two values (%" PRId64
+                             " and %" PRId64 "); expected %s",
+                             v->name, got, sy->name, vals[dim->sym], sv, want);
+    vals[dim->sym] = sv;
+  }
+  if (dml_tensor_bytes(t) && !t->data)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                           "input '%s': data is NULL", v->name);
+  return DML_OK;
+}
+
+dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
+                                      const dml_tensor_t *t) {
+  const dml_pkg_function_t *f = s->fn;
+  if (index >= f->n_inputs)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
+                           "input index %" PRIu32 " out of range (the model has %" PRIu32 ")",
+                           index, f->n_inputs);
+  if (!t)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session", "NULL tensor");
+  s->bound[index] = 0;
+  int64_t *mine = s->sym; /* scratch use: s->sym is recomputed at every run */
+  DML_RETURN_IF_ERROR(check_input(s, index, t, mine));
+  /* Agreement with the other bound inputs. */
+  for (uint32_t j = 0; j < f->n_inputs; j++) {
+    if (j == index || !s->bound[j]) continue;
+    const dml_pkg_value_t *o = &f->values[f->inputs[j]];
+    for (int32_t d = 0; d < o->type.rank; d++) {
+      const dml_dim_t *dim = &o->type.dims[d];
+      if (dim->sym < 0 || mine[dim->sym] < 0) continue;
+      int64_t theirs = s->in_dims[j][d] / dim->value;
+      if (theirs != mine[dim->sym]) {
+        const char *sn = s->m->graph->symbols[dim->sym].name;
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                               "input '%s' has %s = %" PRId64 " but input '%s' has %s = %" PRId64
+                               "; bind inputs of one size (dml_rt_session_clear_inputs unbinds "
+                               "them all)",
+                               f->values[f->inputs[index]].name, sn, mine[dim->sym], o->name,
+                               sn, theirs);
+      }
+    }
+  }
+  size_t nb = dml_tensor_bytes(t);
+  if (nb) memcpy(s->arena + f->values[f->inputs[index]].offset, t->data, nb);
+  memcpy(s->in_dims[index], t->dims, sizeof(s->in_dims[index]));
+  s->bound[index] = 1;
+  return DML_OK;
+}
+
+dml_status_t dml_rt_session_set_input_by_name(dml_rt_session_t *s, const char *name,
+                                              const dml_tensor_t *t) {
+  int32_t i = dml_rt_model_find_input(s->m, name ? name : "");
+  if (i >= 0) return dml_rt_session_set_input(s, (uint32_t)i, t);
+  char list[512];
+  size_t k = 0;
+  list[0] = 0;
+  for (uint32_t j = 0; j < s->fn->n_inputs && k < sizeof list; j++)
+    k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", j ? ", " : "",
+                          s->fn->values[s->fn->inputs[j]].name);
+  return dml_status_make(DML_STATUS_NOT_FOUND, "rt.session",
+                         "the model has no input named '%s' (inputs: %s)", name ? name : "",
+                         list);
+}
+
+void dml_rt_session_clear_inputs(dml_rt_session_t *s) {
+  memset(s->bound, 0, s->fn->n_inputs ? s->fn->n_inputs : 1);
+}
+
+int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i) {
+  if (i >= s->n_symbols) return -1;
+  for (uint32_t j = 0; j < s->fn->n_inputs; j++) {
+    if (!s->bound[j]) continue;
+    const dml_pkg_value_t *v = &s->fn->values[s->fn->inputs[j]];
+    for (int32_t d = 0; d < v->type.rank; d++)
+      if (v->type.dims[d].sym == (int32_t)i) return s->in_dims[j][d] / v->type.dims[d].value;
+  }
+  return -1;
+}
+
+/* ---- run ---- */
+
+dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
+  const dml_pkg_function_t *f = s->fn;
+  dml_status_t st = DML_OK;
+  for (uint32_t j = 0; j < f->n_inputs; j++) {
+    if (s->bound[j]) continue;
+    const char *name = f->values[f->inputs[j]].name;
+    if (!st)
+      st = dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.run",
+                           "input '%s' is not set", name);
+    else
+      st = dml_status_detail(st, "input '%s' is not set either", name);
+  }
+  if (st) return dml_status_detail(st, "bind every input with dml_rt_session_set_input");
+  s->ran = 0;
+  /* Symbol values from the inputs (set_input made them agree). */
+  for (uint32_t i = 0; i < s->n_symbols; i++) s->sym[i] = 0;
+  for (uint32_t j = 0; j < f->n_inputs; j++) {
+    const dml_pkg_value_t *v = &f->values[f->inputs[j]];
+    for (int32_t d = 0; d < v->type.rank; d++)
+      if (v->type.dims[d].sym >= 0)
+        s->sym[v->type.dims[d].sym] = s->in_dims[j][d] / v->type.dims[d].value;
+  }
+  /* Actual dims of every value (<= its dims at the bounds). */
+  for (uint32_t i = 0; i < f->n_values; i++) {
+    if (f->values[i].storage == DML_PKG_STORAGE_CONST) continue;
+    DML_RETURN_IF_ERROR(
+        dml_type_eval_dims(&f->values[i].type, s->sym, s->n_symbols, s->vals[i].dims));
+  }
+  for (uint32_t k = 0; k < f->n_nodes; k++) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    dml_cpu_call_t *c = &s->calls[k];
+    dml_tensor_t *io = (dml_tensor_t *)c->inputs;
+    for (uint32_t j = 0; j < n->n_inputs; j++) {
+      if (n->inputs[j] == DML_PKG_NO_VALUE)
+        memset(&io[j], 0, sizeof io[j]); /* absent: dtype INVALID, data NULL */
+      else
+        io[j] = s->vals[n->inputs[j]];
+    }
+    for (uint32_t j = 0; j < n->n_outputs; j++) c->outputs[j] = s->vals[n->outputs[j]];
+    /* A view planned in place already holds its bytes. */
+    if ((dml_op_info(n->op)->flags & DML_OPF_VIEW) && n->n_inputs &&
+        io[0].data == c->outputs[0].data)
+      continue;
+    st = dml_cpu_run(c); /* checks its scratch: sized at the bounds at load */
+    if (st)
+      return dml_status_annotate(st, "running node #%" PRIu32 " '%s' (%s) of '%s'", k,
+                                 n->name, n->op_name, f->name);
+  }
+  s->ran = 1;
+  return DML_OK;
+}
+
+dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
+                                       dml_tensor_t *out_view) {
+  if (index >= s->fn->n_outputs)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
+                           "output index %" PRIu32 " out of range (the model has %" PRIu32 ")",
+                           index, s->fn->n_outputs);
+  if (!s->ran)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",
+                           "no outputs yet: dml_rt_session_run has not completed");
+  *out_view = s->vals[s->fn->outputs[index]];
+  return DML_OK;
+}
