@@ -145,12 +145,29 @@ static int format_float_elem(dml_dtype_t dt, const void *p, char *buf, size_t ca
     dml_ir_text_float_from_str_(dt, buf, back);
     return memcmp(back, p, es) == 0;
   }
+  /* The fewest significant digits that give back the bits; then plain
+   * notation for exponents in [-5, 17) ("1000.0", "0.001"), scientific
+   * otherwise ("1e-45"). */
   int max_prec = dt == DML_DTYPE_F64 ? 17 : 9;
   for (int prec = 1; prec <= max_prec; prec++) {
-    snprintf(buf, cap, "%.*g", prec, v);
-    float_suffix(buf, cap);
+    snprintf(buf, cap, "%.*e", prec - 1, v);
     dml_ir_text_float_from_str_(dt, buf, back);
-    if (memcmp(back, p, es) == 0) return 1;
+    if (memcmp(back, p, es) != 0) continue;
+    const char *e = strchr(buf, 'e');
+    int exp10 = e ? atoi(e + 1) : 0;
+    if (exp10 >= -5 && exp10 < 17) {
+      char fixed[64];
+      int decimals = prec - 1 - exp10;
+      snprintf(fixed, sizeof(fixed), "%.*f", decimals > 0 ? decimals : 0, v);
+      float_suffix(fixed, sizeof(fixed));
+      dml_ir_text_float_from_str_(dt, fixed, back);
+      if (memcmp(back, p, es) == 0 && strlen(fixed) < cap) {
+        memcpy(buf, fixed, strlen(fixed) + 1);
+        return 1;
+      }
+    }
+    float_suffix(buf, cap);
+    return 1;
   }
   return 0;
 }
