@@ -2041,7 +2041,7 @@ static dml_status_t check_inputs(ictx_t *c) {
   for (uint32_t i = 0; i < c->n->n_inputs; i++) {
     const dml_ir_value_t *v = c->n->inputs[i];
     if (!v) {
-      if ((int)i < info->min_inputs && c->n->op != DML_OP_RESIZE)
+      if ((int)i < info->min_inputs)
         return fail(c, INVALID, "required input %u is missing", i);
       continue;
     }
