@@ -68,6 +68,10 @@ typedef struct dml_rt_io_info {
   int64_t dim_multiplier[DML_MAX_RANK];
 } dml_rt_io_info_t;
 
+/* Formats a type as IR text: "f32[batch,784]", "f32[16*batch]", "i64[]" for
+ * a scalar. Always NUL-terminates (truncating); returns buf. */
+const char *dml_rt_io_info_str(const dml_rt_io_info_t *info, char *buf, size_t cap);
+
 /* ===================================================================== */
 /* Model                                                                 */
 /* ===================================================================== */

@@ -204,6 +204,23 @@ void dml_rt_fill_io_info(const dml_rt_model_t *m, const dml_pkg_value_t *v,
   }
 }
 
+const char *dml_rt_io_info_str(const dml_rt_io_info_t *info, char *buf, size_t cap) {
+  if (!cap) return buf;
+  size_t k = (size_t)snprintf(buf, cap, "%s[", dml_dtype_name(info->dtype));
+  for (int32_t d = 0; d < info->rank && k < cap; d++) {
+    const char *sep = d ? "," : "";
+    if (!info->dim_symbol[d])
+      k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64, sep, info->dims[d]);
+    else if (info->dim_multiplier[d] == 1)
+      k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep, info->dim_symbol[d]);
+    else
+      k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64 "*%s", sep, info->dim_multiplier[d],
+                            info->dim_symbol[d]);
+  }
+  if (k < cap) snprintf(buf + k, cap - k, "]");
+  return buf;
+}
+
 uint32_t dml_rt_model_num_inputs(const dml_rt_model_t *m) { return m->fn->n_inputs; }
 uint32_t dml_rt_model_num_outputs(const dml_rt_model_t *m) { return m->fn->n_outputs; }
 

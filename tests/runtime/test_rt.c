@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dml_ir.h"
+#include "dml_npy.h"
 #include "dml_package_emit.h"
 #include "dml_pkg.h"
 #include "dml_rt.h"
@@ -145,6 +146,11 @@ static void test_introspection(void) {
   CHECK(io.dims[0] == -1 && strcmp(io.dim_symbol[0], "batch") == 0 && io.dim_bound[0] == BOUND &&
         io.dim_multiplier[0] == 1);
   CHECK(io.dims[1] == IN && io.dim_symbol[1] == NULL && io.dim_bound[1] == IN);
+  char tb[64];
+  CHECK(strcmp(dml_rt_io_info_str(&io, tb, sizeof tb), "f32[batch,4]") == 0);
+  io.dim_multiplier[0] = 16;
+  CHECK(strcmp(dml_rt_io_info_str(&io, tb, sizeof tb), "f32[16*batch,4]") == 0);
+  CHECK(strcmp(dml_rt_io_info_str(&io, tb, 8), "f32[16*") == 0);
   CHECK_OK(dml_rt_model_output_info(m, 0, &io));
   CHECK(strcmp(io.name, "logits") == 0 && io.dims[1] == OUT);
   CHECK_ERROR(dml_rt_model_output_info(m, 1, &io), DML_STATUS_OUT_OF_RANGE, "output index 1");
@@ -379,7 +385,50 @@ static void test_corrupt_packages(void) {
   free(bytes);
 }
 
-int main(void) {
+/* Helpers for test_cmd_run.sh (the `dmlc run`/`inspect` test):
+ *   test_rt --write DIR     writes DIR/tiny.dmlpkg, DIR/x.npy (batch 3) and
+ *                           DIR/expected.npy (the naive result)
+ *   test_rt --compare A B   exit 0 when the f32 arrays match within 1e-5 */
+static int helper(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "--write")) {
+    char path[512];
+    dml_ir_module_t *m = build_module();
+    snprintf(path, sizeof path, "%s/tiny.dmlpkg", argv[2]);
+    CHECK_OK(dml_package_emit(m, &k_opts, path));
+    dml_ir_module_release(m);
+    float x[3 * IN], want[3 * OUT];
+    for (int i = 0; i < 3 * IN; i++) x[i] = (float)((i * 7) % 11) * 0.3f - 1.2f;
+    naive(x, 3, want);
+    dml_tensor_t tx = {DML_DTYPE_F32, 2, {3, IN}, x}, tw = {DML_DTYPE_F32, 2, {3, OUT}, want};
+    snprintf(path, sizeof path, "%s/x.npy", argv[2]);
+    CHECK_OK(dml_npy_write_file(path, &tx));
+    snprintf(path, sizeof path, "%s/expected.npy", argv[2]);
+    CHECK_OK(dml_npy_write_file(path, &tw));
+    return dml_test_checks_failed_ ? 1 : 0;
+  }
+  if (argc == 4 && !strcmp(argv[1], "--compare")) {
+    dml_tensor_t a, b;
+    void *ba = NULL, *bb = NULL;
+    CHECK_OK(dml_npy_read_file(argv[2], &a, &ba));
+    CHECK_OK(dml_npy_read_file(argv[3], &b, &bb));
+    if (ba && bb) {
+      CHECK(a.dtype == DML_DTYPE_F32 && a.dtype == b.dtype && a.rank == b.rank);
+      CHECK(dml_tensor_bytes(&a) == dml_tensor_bytes(&b));
+      for (int32_t i = 0; i < a.rank && i < b.rank; i++) CHECK(a.dims[i] == b.dims[i]);
+      int64_t n = dml_dims_numel(a.dims, a.rank);
+      for (int64_t i = 0; i < n && !dml_test_checks_failed_; i++)
+        CHECK_NEAR(((float *)a.data)[i], ((float *)b.data)[i], 1e-5);
+    }
+    free(ba);
+    free(bb);
+    return dml_test_checks_failed_ ? 1 : 0;
+  }
+  fprintf(stderr, "usage: test_rt [--write DIR | --compare A.npy B.npy]\n");
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) return helper(argc, argv);
   RUN(test_emit_load_run);
   RUN(test_introspection);
   RUN(test_session_errors);

@@ -1,0 +1,148 @@
+/* cmd_inspect.c — `dmlc inspect PKG`: a package's container, meta, symbols,
+ * inputs/outputs, size of the graph, weights and planned memory. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dml_rt.h"
+#include "dmlc_cmds.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: dmlc inspect PKG\n"
+          "\n"
+          "Verifies the package PKG (header, section CRCs, graph) and prints its format\n"
+          "version, file size, sections (tag, offset, size, alignment, CRC-32), meta\n"
+          "lines, targets, symbols with their bounds, inputs and outputs with symbolic\n"
+          "shapes, node count, weight bytes and parameter count, and the planned arena.\n"
+          "\n"
+          "flags:\n"
+          "  -h, --help   this text\n");
+}
+
+/* "1.5 MiB" */
+static const char *human(uint64_t b, char *buf, size_t cap) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)b;
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, u++;
+  if (u == 0)
+    snprintf(buf, cap, "%" PRIu64 " B", b);
+  else
+    snprintf(buf, cap, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+/* "235.1K" style counts. */
+static const char *count_str(int64_t n, char *buf, size_t cap) {
+  if (n < 1000)
+    snprintf(buf, cap, "%" PRId64, n);
+  else if (n < 1000000)
+    snprintf(buf, cap, "%.1fK", (double)n / 1e3);
+  else if (n < 1000000000)
+    snprintf(buf, cap, "%.1fM", (double)n / 1e6);
+  else
+    snprintf(buf, cap, "%.1fB", (double)n / 1e9);
+  return buf;
+}
+
+static void print_io(const dml_rt_model_t *m, int outputs) {
+  uint32_t n = outputs ? dml_rt_model_num_outputs(m) : dml_rt_model_num_inputs(m);
+  printf("%s:\n", outputs ? "outputs" : "inputs");
+  for (uint32_t i = 0; i < n; i++) {
+    dml_rt_io_info_t io;
+    dml_status_t st = outputs ? dml_rt_model_output_info(m, i, &io)
+                              : dml_rt_model_input_info(m, i, &io);
+    if (st) {
+      dmlc_report(st);
+      continue;
+    }
+    char ts[256], bs[256];
+    int symbolic = 0;
+    for (int32_t d = 0; d < io.rank; d++) symbolic |= io.dim_symbol[d] != NULL;
+    printf("  %s: %s", io.name, dml_rt_io_info_str(&io, ts, sizeof ts));
+    if (symbolic)
+      printf("  (at most %s%s)", dml_dtype_name(io.dtype),
+             dml_dims_str(io.dim_bound, io.rank, bs, sizeof bs));
+    printf("\n");
+  }
+}
+
+int dmlc_cmd_inspect(int argc, char **argv) {
+  const char *pkg = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "error: dmlc inspect: unknown flag '%s'\n\n", argv[i]);
+      usage(stderr);
+      return 2;
+    } else if (!pkg) {
+      pkg = argv[i];
+    } else {
+      fprintf(stderr, "error: dmlc inspect: more than one package given\n");
+      return 2;
+    }
+  }
+  if (!pkg) {
+    usage(stderr);
+    return 2;
+  }
+  dml_rt_model_t *m = NULL;
+  dml_status_t st = dml_rt_model_load_file(pkg, &m);
+  if (st) return dmlc_report(st);
+  char h[32], c1[32], c2[32];
+
+  printf("package: %s\n", pkg);
+  printf("format version: %" PRIu32 "\n", dml_rt_model_format_version(m));
+  printf("file size: %" PRIu64 " bytes (%s)%s\n", dml_rt_model_file_size(m),
+         human(dml_rt_model_file_size(m), h, sizeof h),
+         dml_rt_model_is_mapped(m) ? ", memory-mapped" : "");
+  printf("sections:\n  %-16s %12s %12s %6s  %s\n", "tag", "offset", "size", "align", "crc32");
+  for (uint32_t i = 0; i < dml_rt_model_num_sections(m); i++) {
+    dml_rt_section_info_t s;
+    if (dml_rt_model_section_info(m, i, &s)) continue;
+    printf("  %-16s %12" PRIu64 " %12" PRIu64 " %6" PRIu32 "  0x%08" PRIx32 "\n", s.tag,
+           s.offset, s.size, s.alignment, s.crc32);
+  }
+  const char *meta = dml_rt_model_meta(m);
+  printf("meta:\n");
+  for (const char *p = meta; *p;) {
+    const char *eol = strchr(p, '\n');
+    int len = eol ? (int)(eol - p) : (int)strlen(p);
+    printf("  %.*s\n", len, p);
+    p += len + (eol ? 1 : 0);
+  }
+  char targets[256];
+  if (!dml_rt_model_meta_get(m, "targets", targets, sizeof targets))
+    snprintf(targets, sizeof targets, "cpu");
+  printf("targets: %s\n", targets);
+  uint32_t ns = dml_rt_model_num_symbols(m);
+  printf("symbols:%s\n", ns ? "" : " (none: all shapes static)");
+  for (uint32_t i = 0; i < ns; i++) {
+    const char *name;
+    int64_t bound;
+    if (!dml_rt_model_symbol(m, i, &name, &bound))
+      printf("  %s <= %" PRId64 "\n", name, bound);
+  }
+  printf("functions:");
+  for (uint32_t i = 0; i < dml_rt_model_num_functions(m); i++)
+    printf("%s %s", i ? "," : "", dml_rt_model_function_name(m, i));
+  printf("\n");
+  print_io(m, 0);
+  print_io(m, 1);
+  printf("nodes: %" PRIu32 "\n", dml_rt_model_num_nodes(m));
+  uint64_t wb = dml_rt_model_weights_bytes(m);
+  printf("weights: %" PRIu64 " bytes (%s)\n", wb, human(wb, h, sizeof h));
+  printf("parameters: %" PRId64 " (%s) trainable, %" PRId64 " (%s) other constants\n",
+         dml_rt_model_param_count(m), count_str(dml_rt_model_param_count(m), c1, sizeof c1),
+         dml_rt_model_const_count(m), count_str(dml_rt_model_const_count(m), c2, sizeof c2));
+  int64_t ab = dml_rt_model_arena_bytes(m), sb = dml_rt_model_scratch_bytes(m);
+  printf("arena: %" PRId64 " bytes (%s) planned at the bounds\n", ab,
+         human((uint64_t)ab, h, sizeof h));
+  printf("cpu scratch: %" PRId64 " bytes (%s) at the bounds\n", sb,
+         human((uint64_t)sb, h, sizeof h));
+  dml_rt_model_release(m);
+  return 0;
+}
