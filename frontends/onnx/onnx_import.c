@@ -1,0 +1,1051 @@
+/*
+ * onnx_import.c — ONNX ModelProto -> dmlc IR module.
+ *
+ * The bytes are untrusted: a bounded wire-format scan runs before
+ * protobuf-c's unpacker (which recurses once per nesting level), every name
+ * is checked before use, and nodes are imported in a topological order
+ * computed here (ONNX requires sorted graphs; exporters do not always
+ * comply).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "onnx_internal.h"
+
+#define ONNX_MAX_NESTING 64      /* message nesting accepted by the scan */
+#define ONNX_MAX_LISTED_OPS 64   /* op types named in one error's reason */
+#define ONNX_MAX_DETAIL_LINES 64 /* node lines in one error's details */
+
+/* ==== name map ========================================================== */
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+onnx_map_entry_t *onnx_map_find(const onnx_map_t *map, const char *key) {
+  if (!map->cap) return NULL;
+  size_t mask = map->cap - 1;
+  for (size_t i = (size_t)hash_str(key) & mask;; i = (i + 1) & mask) {
+    onnx_map_entry_t *e = &map->slots[i];
+    if (!e->key) return NULL;
+    if (strcmp(e->key, key) == 0) return e;
+  }
+}
+
+onnx_map_entry_t *onnx_map_insert(onnx_map_t *map, const char *key, int *out_inserted) {
+  onnx_map_entry_t *e = onnx_map_find(map, key);
+  if (e) {
+    if (out_inserted) *out_inserted = 0;
+    return e;
+  }
+  if ((map->count + 1) * 2 > map->cap) {
+    size_t cap = map->cap ? map->cap * 2 : 64;
+    onnx_map_entry_t *slots = (onnx_map_entry_t *)calloc(cap, sizeof(*slots));
+    if (!slots) return NULL;
+    for (size_t i = 0; i < map->cap; i++) {
+      if (!map->slots[i].key) continue;
+      size_t j = (size_t)hash_str(map->slots[i].key) & (cap - 1);
+      while (slots[j].key) j = (j + 1) & (cap - 1);
+      slots[j] = map->slots[i];
+    }
+    free(map->slots);
+    map->slots = slots;
+    map->cap = cap;
+  }
+  size_t mask = map->cap - 1, i = (size_t)hash_str(key) & mask;
+  while (map->slots[i].key) i = (i + 1) & mask;
+  e = &map->slots[i];
+  e->key = key;
+  e->val = NULL;
+  e->aux = -1;
+  map->count++;
+  if (out_inserted) *out_inserted = 1;
+  return e;
+}
+
+void onnx_map_free(onnx_map_t *map) {
+  free(map->slots);
+  memset(map, 0, sizeof(*map));
+}
+
+/* ==== small helpers ===================================================== */
+
+static dml_status_t oom(void) {
+  return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
+}
+
+static int is_empty(const char *s) { return !s || !*s; }
+
+const char *onnx_node_label(const Onnx__NodeProto *np, char *buf, size_t cap) {
+  const char *op = is_empty(np->op_type) ? "?" : np->op_type;
+  if (!is_empty(np->name))
+    snprintf(buf, cap, "node '%s' (%s)", np->name, op);
+  else if (np->n_output && !is_empty(np->output[0]))
+    snprintf(buf, cap, "node producing '%s' (%s)", np->output[0], op);
+  else
+    snprintf(buf, cap, "unnamed node (%s)", op);
+  return buf;
+}
+
+dml_status_t onnx_emit(onnx_ctx_t *ctx, dml_op_t op, const char *name, uint32_t n_in,
+                       dml_ir_value_t *const *in, uint32_t n_out, dml_ir_node_t **out_node) {
+  return dml_ir_node_create(ctx->f, op, is_empty(name) ? NULL : name, n_in, in, n_out, NULL,
+                            out_node);
+}
+
+dml_status_t onnx_define(onnx_ctx_t *ctx, const char *name, dml_ir_value_t *v) {
+  onnx_map_entry_t *e = onnx_map_insert(&ctx->names, name, NULL);
+  if (!e) return oom();
+  e->val = v;
+  return DML_OK;
+}
+
+dml_status_t onnx_bind_outputs(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                               dml_ir_node_t *node) {
+  for (uint32_t i = 0; i < node->n_outputs && i < np->n_output; i++) {
+    const char *name = np->output[i];
+    if (is_empty(name)) continue;
+    dml_ir_value_t *v = node->outputs[i];
+    v->name = dml_ir_strdup(ctx->m, name);
+    if (!v->name) return oom();
+    DML_RETURN_IF_ERROR(onnx_define(ctx, name, v));
+  }
+  return DML_OK;
+}
+
+const char *onnx_unique_name(onnx_ctx_t *ctx, const char *base) {
+  size_t len = strlen(base);
+  char *buf = (char *)malloc(len + 24);
+  if (!buf) return NULL;
+  memcpy(buf, base, len + 1);
+  for (unsigned k = 1; onnx_map_find(&ctx->names, buf) || dml_ir_module_find_global(ctx->m, buf);
+       k++)
+    snprintf(buf + len, 24, "_%u", k);
+  const char *name = dml_ir_strdup(ctx->m, buf);
+  free(buf);
+  if (!name || !onnx_map_insert(&ctx->names, name, NULL)) return NULL;
+  return name;
+}
+
+const Onnx__AttributeProto *onnx_attr(const Onnx__NodeProto *np, const char *name) {
+  for (size_t i = 0; i < np->n_attribute; i++)
+    if (np->attribute[i]->name && strcmp(np->attribute[i]->name, name) == 0)
+      return np->attribute[i];
+  return NULL;
+}
+
+Onnx__AttributeProto__AttributeType onnx_attr_type(const Onnx__AttributeProto *a) {
+  if (a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED)
+    return a->type;
+  if (a->n_floats) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+  if (a->n_ints) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+  if (a->n_strings) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+  if (a->n_tensors) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
+  if (a->n_graphs) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
+  if (a->t) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+  if (a->g) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+  if (a->sparse_tensor) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR;
+  if (a->has_s) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+  if (a->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+  if (a->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
+}
+
+static int in_list(const char *const *list, const char *s) {
+  for (; list && *list; list++)
+    if (strcmp(*list, s) == 0) return 1;
+  return 0;
+}
+
+/* A NUL-terminated malloc'd copy of protobuf bytes. */
+static char *bytes_to_cstr(const ProtobufCBinaryData *b) {
+  char *s = (char *)malloc(b->len + 1);
+  if (!s) return NULL;
+  if (b->len) memcpy(s, b->data, b->len);
+  s[b->len] = '\0';
+  return s;
+}
+
+static dml_status_t copy_attr(onnx_ctx_t *ctx, dml_ir_node_t *node, const Onnx__NodeProto *np,
+                              const Onnx__AttributeProto *a) {
+  const char *name = a->name;
+  dml_status_t st = DML_OK;
+  switch (onnx_attr_type(a)) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+      return dml_ir_node_set_attr_float(node, name, (double)a->f);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+      return dml_ir_node_set_attr_int(node, name, a->i);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
+      char *s = bytes_to_cstr(&a->s);
+      if (!s) return oom();
+      st = dml_ir_node_set_attr_string(node, name, s);
+      free(s);
+      return st;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+      return dml_ir_node_set_attr_ints(node, name, a->ints, a->n_ints);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+      double *v = (double *)malloc(sizeof(double) * (a->n_floats + 1));
+      if (!v) return oom();
+      for (size_t i = 0; i < a->n_floats; i++) v[i] = (double)a->floats[i];
+      st = dml_ir_node_set_attr_floats(node, name, v, a->n_floats);
+      free(v);
+      return st;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+      char **v = (char **)calloc(a->n_strings + 1, sizeof(char *));
+      if (!v) return oom();
+      for (size_t i = 0; i < a->n_strings && !st; i++)
+        if (!(v[i] = bytes_to_cstr(&a->strings[i]))) st = oom();
+      if (!st) st = dml_ir_node_set_attr_strings(node, name, (const char *const *)v, a->n_strings);
+      for (size_t i = 0; i < a->n_strings; i++) free(v[i]);
+      free(v);
+      return st;
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+      char what[256], label[200];
+      snprintf(what, sizeof(what), "attribute '%s' of %s", name,
+               onnx_node_label(np, label, sizeof(label)));
+      if (!a->t)
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s has no tensor",
+                               what);
+      dml_tensor_t t;
+      void *data = NULL;
+      size_t bytes = 0;
+      DML_RETURN_IF_ERROR(onnx_tensor_decode(a->t, ctx->base_dir, what, &t, &data, &bytes));
+      st = dml_ir_node_set_attr_tensor(node, name, &t);
+      free(data);
+      return st;
+    }
+    default: {
+      char label[200];
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "attribute '%s' of %s has an unsupported type", name,
+                             onnx_node_label(np, label, sizeof(label)));
+    }
+  }
+}
+
+dml_status_t onnx_copy_attrs(onnx_ctx_t *ctx, dml_ir_node_t *node, const Onnx__NodeProto *np,
+                             const char *const *skip) {
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const Onnx__AttributeProto *a = np->attribute[i];
+    if (is_empty(a->name) || in_list(skip, a->name)) continue;
+    DML_RETURN_IF_ERROR(copy_attr(ctx, node, np, a));
+  }
+  return DML_OK;
+}
+
+dml_status_t onnx_const_i64(onnx_ctx_t *ctx, const char *base, const int64_t *v, size_t n,
+                            dml_ir_value_t **out_value) {
+  const char *name = onnx_unique_name(ctx, base);
+  if (!name) return oom();
+  int64_t dims[1] = {(int64_t)n};
+  dml_type_t t = dml_type_static(DML_DTYPE_I64, 1, dims);
+  static const int64_t empty = 0;
+  return dml_ir_module_add_global(ctx->m, name, &t, n ? (const void *)v : (const void *)&empty,
+                                  n * sizeof(int64_t), 0, out_value);
+}
+
+dml_status_t onnx_const_float(onnx_ctx_t *ctx, const char *base, dml_dtype_t dt,
+                              const double *v, size_t n, int scalar,
+                              dml_ir_value_t **out_value) {
+  const char *name = onnx_unique_name(ctx, base);
+  if (!name) return oom();
+  size_t es = dml_dtype_size(dt);
+  void *buf = calloc(n ? n : 1, es ? es : 1);
+  if (!buf) return oom();
+  for (size_t i = 0; i < n; i++) dml_store_f64(dt, buf, i, v[i]);
+  int64_t dims[1] = {(int64_t)n};
+  dml_type_t t = dml_type_static(dt, scalar ? 0 : 1, dims);
+  dml_status_t st = dml_ir_module_add_global(ctx->m, name, &t, buf, n * es, 0, out_value);
+  free(buf);
+  return st;
+}
+
+/* ==== wire-format scan ================================================== */
+/* Walks the protobuf encoding with the generated descriptors, checking that
+ * every length fits and nesting stays under ONNX_MAX_NESTING, so that
+ * protobuf-c's recursive unpacker only ever sees bounded input. */
+
+static int read_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*pos >= len) return -1;
+    uint8_t b = p[(*pos)++];
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static dml_status_t data_loss(size_t at, const char *what) {
+  return dml_status_detail(
+      dml_status_make(DML_STATUS_DATA_LOSS, ONNX_ERR_OP,
+                      "not a valid ONNX model: malformed or truncated protobuf"),
+      "at byte %zu: %s", at, what);
+}
+
+static dml_status_t scan_message(const uint8_t *p, size_t len,
+                                 const ProtobufCMessageDescriptor *d, int depth,
+                                 size_t base) {
+  if (depth > ONNX_MAX_NESTING) return data_loss(base, "messages nested too deeply");
+  size_t pos = 0;
+  while (pos < len) {
+    size_t start = pos;
+    uint64_t tag, v;
+    if (read_varint(p, len, &pos, &tag)) return data_loss(base + start, "truncated field tag");
+    uint32_t field = (uint32_t)(tag >> 3);
+    if (field == 0 || (tag >> 3) > 0x1fffffff)
+      return data_loss(base + start, "invalid field number");
+    switch (tag & 7) {
+      case 0:
+        if (read_varint(p, len, &pos, &v)) return data_loss(base + start, "truncated varint");
+        break;
+      case 1:
+        if (len - pos < 8) return data_loss(base + start, "truncated 64-bit field");
+        pos += 8;
+        break;
+      case 5:
+        if (len - pos < 4) return data_loss(base + start, "truncated 32-bit field");
+        pos += 4;
+        break;
+      case 2: {
+        if (read_varint(p, len, &pos, &v)) return data_loss(base + start, "truncated length");
+        if (v > len - pos) return data_loss(base + start, "length beyond the end of the data");
+        const ProtobufCFieldDescriptor *fd =
+            d ? protobuf_c_message_descriptor_get_field(d, field) : NULL;
+        if (fd && fd->type == PROTOBUF_C_TYPE_MESSAGE)
+          DML_RETURN_IF_ERROR(scan_message(p + pos, (size_t)v,
+                                           (const ProtobufCMessageDescriptor *)fd->descriptor,
+                                           depth + 1, base + pos));
+        pos += (size_t)v;
+        break;
+      }
+      default: return data_loss(base + start, "unsupported wire type");
+    }
+  }
+  return DML_OK;
+}
+
+/* ==== unsupported ops and attributes (one error for all) ================== */
+
+typedef struct str_list {
+  char **items;
+  size_t n, cap;
+} str_list_t;
+
+static int str_list_push(str_list_t *l, char *s) {
+  if (!s) return -1;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 16;
+    char **items = (char **)realloc(l->items, cap * sizeof(char *));
+    if (!items) {
+      free(s);
+      return -1;
+    }
+    l->items = items;
+    l->cap = cap;
+  }
+  l->items[l->n++] = s;
+  return 0;
+}
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *str_printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char *s = (char *)malloc((size_t)n + 1);
+  if (!s) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+static void str_list_free(str_list_t *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->items[i]);
+  free(l->items);
+  memset(l, 0, sizeof(*l));
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int is_default_domain(const char *d) {
+  return is_empty(d) || strcmp(d, "ai.onnx") == 0;
+}
+
+static const char *attr_type_name(Onnx__AttributeProto__AttributeType t) {
+  switch (t) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS: return "GRAPHS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS: return "TENSORS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR: return "SPARSE_TENSOR";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS: return "SPARSE_TENSORS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO: return "TYPE_PROTO";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS: return "TYPE_PROTOS";
+    default: return "UNDEFINED";
+  }
+}
+
+static int attr_type_supported(Onnx__AttributeProto__AttributeType t) {
+  switch (t) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: return 1;
+    default: return 0;
+  }
+}
+
+/* Lists every node whose op type (with its domain and the model's opset) has
+ * no importer, and every attribute or attribute value an importer cannot
+ * map, in one UNIMPLEMENTED status. */
+static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
+  str_list_t ops = {0}, details = {0}, attrs = {0};
+  onnx_map_t seen = {0};
+  size_t n_bad_nodes = 0, n_bad_attrs = 0;
+  dml_status_t st = DML_OK;
+  int failed = 0;
+  for (size_t i = 0; i < g->n_node && !failed; i++) {
+    const Onnx__NodeProto *np = g->node[i];
+    char label[300], why[200];
+    onnx_node_label(np, label, sizeof(label));
+    const char *op_type = is_empty(np->op_type) ? "" : np->op_type;
+    const onnx_op_entry_t *e = is_default_domain(np->domain) ? onnx_op_lookup(op_type, opset)
+                                                             : NULL;
+    if (!e) {
+      char *key = is_default_domain(np->domain) ? str_printf("%s", op_type)
+                                                : str_printf("%s.%s", np->domain, op_type);
+      if (!key) {
+        failed = 1;
+        break;
+      }
+      int inserted = 0;
+      if (!onnx_map_insert(&seen, key, &inserted)) {
+        free(key);
+        failed = 1;
+        break;
+      }
+      if (inserted) {
+        if (str_list_push(&ops, key)) failed = 1;
+      } else {
+        free(key);
+      }
+      if (n_bad_nodes++ < ONNX_MAX_DETAIL_LINES) {
+        if (!is_default_domain(np->domain))
+          failed |= str_list_push(&details, str_printf("%s: domain '%s' is not supported", label,
+                                                       np->domain));
+        else
+          failed |= str_list_push(&details, str_printf("%s", label));
+      }
+      continue;
+    }
+    for (size_t k = 0; k < np->n_attribute; k++) {
+      const Onnx__AttributeProto *a = np->attribute[k];
+      const char *an = is_empty(a->name) ? "" : a->name;
+      Onnx__AttributeProto__AttributeType at = onnx_attr_type(a);
+      const char *problem = NULL;
+      char buf[160];
+      if (!onnx_op_has_attr(e, an)) {
+        problem = "unknown attribute";
+      } else if (!is_empty(a->ref_attr_name)) {
+        problem = "attribute referring to a function attribute";
+      } else if (!attr_type_supported(at)) {
+        snprintf(buf, sizeof(buf), "attribute of type %s", attr_type_name(at));
+        problem = buf;
+      }
+      if (!problem) continue;
+      n_bad_attrs++;
+      failed |= str_list_push(&attrs, str_printf("%s.%s", op_type, an));
+      if (n_bad_nodes + n_bad_attrs <= ONNX_MAX_DETAIL_LINES)
+        failed |= str_list_push(&details, str_printf("%s: %s '%s'", label, problem, an));
+    }
+    if (onnx_op_check(e, np, why, sizeof(why))) {
+      n_bad_attrs++;
+      failed |= str_list_push(&attrs, str_printf("%s %s", op_type, why));
+      if (n_bad_nodes + n_bad_attrs <= ONNX_MAX_DETAIL_LINES)
+        failed |= str_list_push(&details, str_printf("%s: unsupported %s", label, why));
+    }
+  }
+  if (failed) {
+    st = oom();
+    goto free_lists;
+  }
+  if (!ops.n && !n_bad_attrs) goto free_lists;
+
+  if (ops.n) qsort(ops.items, ops.n, sizeof(char *), cmp_str);
+  /* The reason: "model uses 2 unsupported ops (opset 13): Foo, Bar" and/or
+   * "1 unsupported attribute: Resize mode='cubic'". */
+  size_t cap = 256;
+  for (size_t i = 0; i < ops.n && i < ONNX_MAX_LISTED_OPS; i++) cap += strlen(ops.items[i]) + 2;
+  for (size_t i = 0; i < attrs.n && i < ONNX_MAX_LISTED_OPS; i++)
+    cap += strlen(attrs.items[i]) + 2;
+  char *reason = (char *)malloc(cap);
+  if (!reason) {
+    st = oom();
+    goto free_lists;
+  }
+  size_t len = 0;
+  if (ops.n) {
+    len += (size_t)snprintf(reason + len, cap - len, "model uses %zu unsupported op%s (opset %lld): ",
+                            ops.n, ops.n == 1 ? "" : "s", (long long)opset);
+    for (size_t i = 0; i < ops.n && i < ONNX_MAX_LISTED_OPS; i++)
+      len += (size_t)snprintf(reason + len, cap - len, "%s%s", i ? ", " : "", ops.items[i]);
+    if (ops.n > ONNX_MAX_LISTED_OPS)
+      len += (size_t)snprintf(reason + len, cap - len, ", and %zu more",
+                              ops.n - ONNX_MAX_LISTED_OPS);
+  }
+  if (n_bad_attrs) {
+    if (ops.n)
+      len += (size_t)snprintf(reason + len, cap - len, "; and %zu unsupported attribute%s: ",
+                              n_bad_attrs, n_bad_attrs == 1 ? "" : "s");
+    else
+      len += (size_t)snprintf(reason + len, cap - len,
+                              "model uses %zu unsupported attribute%s (opset %lld): ",
+                              n_bad_attrs, n_bad_attrs == 1 ? "" : "s", (long long)opset);
+    for (size_t i = 0; i < attrs.n && i < ONNX_MAX_LISTED_OPS; i++)
+      len += (size_t)snprintf(reason + len, cap - len, "%s%s", i ? ", " : "", attrs.items[i]);
+    if (attrs.n > ONNX_MAX_LISTED_OPS) snprintf(reason + len, cap - len, ", ...");
+  }
+  st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP, "%s", reason);
+  free(reason);
+  for (size_t i = 0; i < details.n; i++) st = dml_status_detail(st, "%s", details.items[i]);
+  if (n_bad_nodes + n_bad_attrs > details.n)
+    st = dml_status_detail(st, "... and %zu more", n_bad_nodes + n_bad_attrs - details.n);
+free_lists:
+  onnx_map_free(&seen);
+  str_list_free(&ops);
+  str_list_free(&attrs);
+  str_list_free(&details);
+  return st;
+}
+
+/* ==== graph import ====================================================== */
+
+static dml_status_t invalid(const char *fmt, const char *a, const char *b)
+    __attribute__((format(printf, 1, 0)));
+static dml_status_t invalid(const char *fmt, const char *a, const char *b) {
+  char reason[1024];
+  snprintf(reason, sizeof(reason), fmt, a, b);
+  return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s", reason);
+}
+
+/* Finds the default-domain opset. */
+static dml_status_t model_opset(const Onnx__ModelProto *mp, int64_t *out_opset) {
+  int64_t opset = -1;
+  for (size_t i = 0; i < mp->n_opset_import; i++) {
+    const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+    if (!is_default_domain(o->domain)) continue;
+    int64_t v = o->has_version ? o->version : 0;
+    if (opset >= 0 && opset != v)
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                          "model imports the default ONNX domain twice, with opsets %lld and "
+                          "%lld",
+                          (long long)opset, (long long)v),
+          "opset_import lists \"\" and \"ai.onnx\" separately");
+    opset = v;
+  }
+  if (opset < 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "model declares no opset for the default ONNX domain "
+                           "(opset_import is missing)");
+  if (opset < ONNX_OPSET_MIN || opset > ONNX_OPSET_MAX)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "model uses opset %lld of the default ONNX domain; supported opsets "
+                        "are %d..%d",
+                        (long long)opset, ONNX_OPSET_MIN, ONNX_OPSET_MAX),
+        "re-export the model with an opset in %d..%d (e.g. torch.onnx.export(..., "
+        "opset_version=17) or onnx.version_converter)",
+        ONNX_OPSET_MIN, ONNX_OPSET_MAX);
+  *out_opset = opset;
+  return DML_OK;
+}
+
+/* Registers every tensor name of the graph: initializers, inputs, node
+ * outputs (aux = producing node). A name defined twice is an error. */
+static dml_status_t register_names(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    const char *name = g->initializer[i]->name;
+    if (is_empty(name))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "initializer #%zu has no name", i);
+    int inserted = 0;
+    onnx_map_entry_t *e = onnx_map_insert(&ctx->names, name, &inserted);
+    if (!e) return oom();
+    if (!inserted) return invalid("initializer '%s' is defined twice%s", name, "");
+    e->aux = -2; /* initializer */
+  }
+  for (size_t i = 0; i < g->n_input; i++) {
+    const char *name = g->input[i]->name;
+    if (is_empty(name))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "graph input #%zu has no name", i);
+    int inserted = 0;
+    onnx_map_entry_t *e = onnx_map_insert(&ctx->names, name, &inserted);
+    if (!e) return oom();
+    if (!inserted && e->aux != -2) return invalid("graph input '%s' is listed twice%s", name, "");
+  }
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *np = g->node[i];
+    for (size_t k = 0; k < np->n_output; k++) {
+      const char *name = np->output[k];
+      if (is_empty(name)) continue;
+      int inserted = 0;
+      onnx_map_entry_t *e = onnx_map_insert(&ctx->names, name, &inserted);
+      if (!e) return oom();
+      if (!inserted) {
+        char label[300];
+        return dml_status_detail(
+            invalid("tensor '%s' is defined twice%s", name, ""), "%s defines it again",
+            onnx_node_label(np, label, sizeof(label)));
+      }
+      e->aux = (int64_t)i;
+    }
+  }
+  return DML_OK;
+}
+
+static dml_status_t check_references(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *np = g->node[i];
+    for (size_t k = 0; k < np->n_input; k++) {
+      const char *name = np->input[k];
+      if (is_empty(name) || onnx_map_find(&ctx->names, name)) continue;
+      char label[300];
+      onnx_node_label(np, label, sizeof(label));
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                          "%s: input %zu names undefined tensor '%s'", label, k, name),
+          "no node, graph input or initializer defines '%s'", name);
+    }
+  }
+  for (size_t i = 0; i < g->n_output; i++) {
+    const char *name = g->output[i]->name;
+    if (is_empty(name))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "graph output #%zu has no name", i);
+    if (!onnx_map_find(&ctx->names, name))
+      return invalid("graph output '%s' is not defined by any node, graph input or "
+                     "initializer%s",
+                     name, "");
+  }
+  return DML_OK;
+}
+
+static dml_status_t import_initializers(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
+  if (g->n_sparse_initializer)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                           "sparse initializers are not supported (%zu in the graph)",
+                           g->n_sparse_initializer);
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    const Onnx__TensorProto *tp = g->initializer[i];
+    char what[512];
+    snprintf(what, sizeof(what), "initializer '%s'", tp->name);
+    dml_tensor_t t;
+    void *data = NULL;
+    size_t bytes = 0;
+    DML_RETURN_IF_ERROR(onnx_tensor_decode(tp, ctx->base_dir, what, &t, &data, &bytes));
+    dml_type_t type = dml_type_static(t.dtype, t.rank, t.dims);
+    uint32_t flags = dml_dtype_is_float(t.dtype) ? DML_IR_GLOBAL_PARAM : 0;
+    static const uint8_t empty = 0;
+    dml_ir_value_t *gv = NULL;
+    dml_status_t st = dml_ir_module_add_global(ctx->m, tp->name, &type,
+                                               data ? data : (const void *)&empty, bytes,
+                                               flags, &gv);
+    free(data);
+    DML_RETURN_IF_ERROR(dml_status_annotate(st, "importing %s", what));
+    DML_RETURN_IF_ERROR(onnx_define(ctx, tp->name, gv));
+  }
+  return DML_OK;
+}
+
+static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g, int64_t bound) {
+  for (size_t i = 0; i < g->n_input; i++) {
+    const Onnx__ValueInfoProto *vi = g->input[i];
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, vi->name);
+    if (e && e->aux == -2) continue; /* an initializer: a global */
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "graph input '%s' is not a tensor (sequence, map, optional and "
+                             "sparse inputs are not supported)",
+                             vi->name);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    int32_t et = tt->has_elem_type ? tt->elem_type : 0;
+    dml_dtype_t dt = onnx_dtype(et);
+    if (dt == DML_DTYPE_INVALID)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "graph input '%s' has data type %s, which is not supported",
+                             vi->name, onnx_dtype_name(et));
+    dml_type_t type = dml_type_unknown(dt);
+    if (tt->shape) {
+      const Onnx__TensorShapeProto *sh = tt->shape;
+      if (sh->n_dim > DML_MAX_RANK)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                               "graph input '%s' has rank %zu; the maximum is %d", vi->name,
+                               sh->n_dim, DML_MAX_RANK);
+      type.rank = (int32_t)sh->n_dim;
+      for (size_t k = 0; k < sh->n_dim; k++) {
+        const Onnx__TensorShapeProto__Dimension *d = sh->dim[k];
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+          if (d->dim_value < 0)
+            return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                                   "graph input '%s': dim %zu is negative (%lld)", vi->name, k,
+                                   (long long)d->dim_value);
+          type.dims[k].value = d->dim_value;
+          type.dims[k].sym = -1;
+          continue;
+        }
+        int32_t sym = -1;
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+            !is_empty(d->dim_param)) {
+          DML_RETURN_IF_ERROR(dml_ir_module_add_symbol(ctx->m, d->dim_param, bound, &sym));
+        } else {
+          char *name = str_printf("%s_dim%zu", vi->name, k);
+          if (!name) return oom();
+          dml_status_t st = dml_ir_module_add_symbol(ctx->m, name, bound, &sym);
+          free(name);
+          DML_RETURN_IF_ERROR(st);
+        }
+        type.dims[k].value = 1;
+        type.dims[k].sym = sym;
+      }
+    }
+    dml_ir_value_t *v = NULL;
+    DML_RETURN_IF_ERROR(dml_ir_function_add_arg(ctx->f, vi->name, &type, &v));
+    DML_RETURN_IF_ERROR(onnx_define(ctx, vi->name, v));
+  }
+  return DML_OK;
+}
+
+/* Min-heap of node indices: the topological order closest to the file's. */
+static void heap_push(uint32_t *h, size_t *n, uint32_t v) {
+  size_t i = (*n)++;
+  while (i > 0 && h[(i - 1) / 2] > v) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = v;
+}
+
+static uint32_t heap_pop(uint32_t *h, size_t *n) {
+  uint32_t top = h[0], last = h[--(*n)];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && h[c + 1] < h[c]) c++;
+    if (h[c] >= last) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n) h[i] = last;
+  return top;
+}
+
+/* Computes a topological order of the nodes (Kahn's algorithm, smallest
+ * index first, so a sorted graph keeps its order). */
+static dml_status_t topo_order(onnx_ctx_t *ctx, const Onnx__GraphProto *g, uint32_t **out) {
+  size_t n = g->n_node, n_edges = 0;
+  if (n > UINT32_MAX - 1)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "too many nodes");
+  for (size_t i = 0; i < n; i++) n_edges += g->node[i]->n_input;
+  uint32_t *pending = (uint32_t *)calloc(n + 1, sizeof(uint32_t));
+  size_t *first = (size_t *)calloc(n + 2, sizeof(size_t));
+  uint32_t *edges = (uint32_t *)malloc((n_edges + 1) * sizeof(uint32_t));
+  uint32_t *heap = (uint32_t *)malloc((n + 1) * sizeof(uint32_t));
+  uint32_t *order = (uint32_t *)malloc((n + 1) * sizeof(uint32_t));
+  dml_status_t st = DML_OK;
+  if (!pending || !first || !edges || !heap || !order) {
+    st = oom();
+    goto done;
+  }
+  /* Edges producer -> consumer, in CSR form. */
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < n; i++) {
+      const Onnx__NodeProto *np = g->node[i];
+      for (size_t k = 0; k < np->n_input; k++) {
+        if (is_empty(np->input[k])) continue;
+        onnx_map_entry_t *e = onnx_map_find(&ctx->names, np->input[k]);
+        if (!e || e->aux < 0) continue;
+        size_t j = (size_t)e->aux;
+        if (pass == 0) {
+          first[j + 1]++;
+          pending[i]++;
+        } else {
+          edges[first[j]++] = (uint32_t)i;
+        }
+      }
+    }
+    if (pass == 0)
+      for (size_t j = 0; j < n; j++) first[j + 1] += first[j];
+    else
+      for (size_t j = n; j > 0; j--) first[j] = first[j - 1];
+    if (pass == 1) first[0] = 0;
+  }
+  size_t hn = 0, emitted = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!pending[i]) heap_push(heap, &hn, (uint32_t)i);
+  while (hn) {
+    uint32_t i = heap_pop(heap, &hn);
+    order[emitted++] = i;
+    for (size_t k = first[i]; k < first[i + 1]; k++)
+      if (--pending[edges[k]] == 0) heap_push(heap, &hn, edges[k]);
+  }
+  if (emitted < n) {
+    size_t bad = 0;
+    while (bad < n && !pending[bad]) bad++;
+    char label[300];
+    st = dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                        "graph has a cycle: %zu of %zu nodes depend on themselves", n - emitted,
+                        n),
+        "%s is on or after a cycle",
+        onnx_node_label(g->node[bad < n ? bad : 0], label, sizeof(label)));
+    goto done;
+  }
+  *out = order;
+  order = NULL;
+done:
+  free(pending);
+  free(first);
+  free(edges);
+  free(heap);
+  free(order);
+  return st;
+}
+
+static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
+                                 const uint32_t *order) {
+  dml_ir_value_t **in = NULL;
+  size_t in_cap = 0;
+  dml_status_t st = DML_OK;
+  for (size_t oi = 0; oi < g->n_node && !st; oi++) {
+    const Onnx__NodeProto *np = g->node[order[oi]];
+    const onnx_op_entry_t *e = onnx_op_lookup(np->op_type, ctx->opset);
+    char label[300];
+    onnx_node_label(np, label, sizeof(label));
+    if (!e) { /* check_supported() ran first */
+      st = dml_status_make(DML_STATUS_INTERNAL, ONNX_ERR_OP, "%s has no importer", label);
+      break;
+    }
+    size_t n_in = np->n_input;
+    while (n_in && is_empty(np->input[n_in - 1])) n_in--;
+    if (n_in > UINT32_MAX) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s: too many inputs",
+                           label);
+      break;
+    }
+    if (n_in + 1 > in_cap) {
+      in_cap = n_in + 8;
+      free(in);
+      in = (dml_ir_value_t **)calloc(in_cap, sizeof(*in));
+      if (!in) {
+        st = oom();
+        break;
+      }
+    }
+    for (size_t k = 0; k < n_in; k++) {
+      in[k] = NULL;
+      if (is_empty(np->input[k])) continue;
+      onnx_map_entry_t *me = onnx_map_find(&ctx->names, np->input[k]);
+      in[k] = me ? (dml_ir_value_t *)me->val : NULL;
+      if (!in[k]) {
+        st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: input %zu names undefined tensor '%s'", label, k,
+                             np->input[k]);
+        break;
+      }
+    }
+    if (!st) st = e->importer(ctx, np, e, in, (uint32_t)n_in);
+    if (st) st = dml_status_annotate(st, "importing %s", label);
+  }
+  free(in);
+  return st;
+}
+
+static dml_status_t import_outputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
+  dml_ir_value_t **res =
+      (dml_ir_value_t **)calloc(g->n_output + 1, sizeof(dml_ir_value_t *));
+  if (!res) return oom();
+  dml_status_t st = DML_OK;
+  for (size_t i = 0; i < g->n_output && !st; i++) {
+    const char *name = g->output[i]->name;
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, name);
+    dml_ir_value_t *v = e ? (dml_ir_value_t *)e->val : NULL;
+    if (!v) {
+      st = invalid("graph output '%s' is not defined%s", name, "");
+      break;
+    }
+    if (v->kind != DML_IR_VALUE_RESULT) {
+      /* Results are node results carrying the output's name. */
+      dml_ir_node_t *node = NULL;
+      st = onnx_emit(ctx, DML_OP_IDENTITY, NULL, 1, &v, 1, &node);
+      if (st) break;
+      node->outputs[0]->name = dml_ir_strdup(ctx->m, name);
+      if (!node->outputs[0]->name) st = oom();
+      v = node->outputs[0];
+    }
+    res[i] = v;
+  }
+  if (!st) st = dml_ir_function_set_results(ctx->f, (uint32_t)g->n_output, res);
+  free(res);
+  return st;
+}
+
+/* Float initializers used only as BatchNormalization's running mean and
+ * variance are mutable state, not trainable parameters. */
+static void mark_bn_state(onnx_ctx_t *ctx) {
+  enum { USED_AS_STAT = 1, USED_OTHERWISE = 2 };
+  dml_ir_module_t *m = ctx->m;
+  for (uint32_t i = 0; i < m->n_globals; i++) m->globals[i]->user = NULL;
+  for (dml_ir_node_t *n = ctx->f->first; n; n = n->next)
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+      dml_ir_value_t *v = n->inputs[k];
+      if (!v || v->kind != DML_IR_VALUE_GLOBAL) continue;
+      uintptr_t use = (n->op == DML_OP_BATCH_NORMALIZATION && (k == 3 || k == 4))
+                          ? USED_AS_STAT
+                          : USED_OTHERWISE;
+      v->user = (void *)((uintptr_t)v->user | use);
+    }
+  for (uint32_t i = 0; i < ctx->f->n_results; i++)
+    if (ctx->f->results[i]->kind == DML_IR_VALUE_GLOBAL)
+      ctx->f->results[i]->user = (void *)((uintptr_t)ctx->f->results[i]->user | USED_OTHERWISE);
+  for (uint32_t i = 0; i < m->n_globals; i++) {
+    dml_ir_value_t *g = m->globals[i];
+    if ((g->global_flags & DML_IR_GLOBAL_PARAM) && (uintptr_t)g->user == USED_AS_STAT)
+      g->global_flags = (g->global_flags & ~DML_IR_GLOBAL_PARAM) | DML_IR_GLOBAL_STATE;
+    g->user = NULL;
+  }
+}
+
+static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_dir,
+                                 int64_t bound, dml_ir_module_t **out_module) {
+  int64_t opset = 0;
+  DML_RETURN_IF_ERROR(model_opset(mp, &opset));
+  const Onnx__GraphProto *g = mp->graph;
+  if (!g)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "model has no graph");
+  DML_RETURN_IF_ERROR(check_supported(g, opset));
+
+  onnx_ctx_t ctx;
+  memset(&ctx, 0, sizeof(ctx));
+  ctx.opset = opset;
+  ctx.base_dir = base_dir;
+  uint32_t *order = NULL;
+  dml_status_t st = dml_ir_module_create(&ctx.m);
+  if (st) return st;
+  if (!st) st = dml_ir_function_create(ctx.m, "forward", &ctx.f);
+  if (!st) st = register_names(&ctx, g);
+  if (!st) st = check_references(&ctx, g);
+  if (!st) st = import_initializers(&ctx, g);
+  if (!st) st = import_inputs(&ctx, g, bound);
+  if (!st) st = topo_order(&ctx, g, &order);
+  if (!st) st = import_nodes(&ctx, g, order);
+  if (!st) st = import_outputs(&ctx, g);
+  if (!st) mark_bn_state(&ctx);
+  free(order);
+  onnx_map_free(&ctx.names);
+  if (st) {
+    dml_ir_module_release(ctx.m);
+    return st;
+  }
+  *out_module = ctx.m;
+  return DML_OK;
+}
+
+/* ==== public API ======================================================== */
+
+dml_status_t dml_onnx_import_memory(const void *data, size_t len, const char *base_dir,
+                                    const dml_onnx_import_options_t *opts,
+                                    dml_ir_module_t **out_module) {
+  if (!out_module || (!data && len))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "dml_onnx_import_memory: NULL argument");
+  int64_t bound = opts && opts->batch_bound ? opts->batch_bound : 64;
+  if (bound < 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "batch_bound must be positive, got %lld", (long long)bound);
+  static const uint8_t empty = 0;
+  const uint8_t *bytes = len ? (const uint8_t *)data : &empty;
+  DML_RETURN_IF_ERROR(scan_message(bytes, len, &onnx__model_proto__descriptor, 0, 0));
+  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
+  if (!mp)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_DATA_LOSS, ONNX_ERR_OP,
+                        "not a valid ONNX model: malformed or truncated protobuf"),
+        "protobuf-c could not decode the %zu bytes as onnx.ModelProto", len);
+  dml_status_t st = import_model(mp, base_dir, bound, out_module);
+  onnx__model_proto__free_unpacked(mp, NULL);
+  return st;
+}
+
+dml_status_t dml_onnx_import_file(const char *path, const dml_onnx_import_options_t *opts,
+                                  dml_ir_module_t **out_module) {
+  if (!path || !out_module)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "dml_onnx_import_file: NULL argument");
+  FILE *fp = fopen(path, "rb");
+  if (!fp)
+    return dml_status_detail(
+        dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, ONNX_ERR_OP,
+                        "cannot open model file '%s'", path),
+        "%s", strerror(errno));
+  struct stat sb;
+  dml_status_t st = DML_OK;
+  uint8_t *buf = NULL;
+  if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0 ||
+      (uint64_t)sb.st_size > (uint64_t)PTRDIFF_MAX) {
+    st = dml_status_make(DML_STATUS_IO, ONNX_ERR_OP, "'%s' is not a readable regular file",
+                         path);
+    goto close_file;
+  }
+  size_t len = (size_t)sb.st_size;
+  buf = (uint8_t *)malloc(len ? len : 1);
+  if (!buf) {
+    st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP,
+                         "out of memory reading '%s' (%zu bytes)", path, len);
+    goto close_file;
+  }
+  if (len && fread(buf, 1, len, fp) != len) {
+    st = dml_status_make(DML_STATUS_IO, ONNX_ERR_OP, "short read from '%s'", path);
+    goto close_file;
+  }
+  /* External data lives next to the model. */
+  {
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? str_printf("%.*s", (int)(slash == path ? 1 : slash - path), path)
+                      : str_printf(".");
+    if (!dir) {
+      st = oom();
+      goto close_file;
+    }
+    st = dml_onnx_import_memory(buf, len, dir, opts, out_module);
+    free(dir);
+    if (st) st = dml_status_annotate(st, "importing '%s'", path);
+  }
+close_file:
+  free(buf);
+  fclose(fp);
+  return st;
+}

@@ -1,0 +1,125 @@
+/*
+ * onnx_internal.h — shared between the ONNX importer's files (not public).
+ *
+ * onnx_import.c: model loading, graph walking, the name map, errors;
+ * onnx_tensor.c: TensorProto -> host tensor (every storage form, external
+ * data); onnx_ops.c: the op table (onnx_ops.def) and the importers.
+ */
+#ifndef DML_ONNX_INTERNAL_H_
+#define DML_ONNX_INTERNAL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dml_ir.h"
+#include "dml_onnx.h"
+#include "onnx.pb-c.h"
+
+#define ONNX_OPSET_MIN 7
+#define ONNX_OPSET_MAX 17
+#define ONNX_ERR_OP "onnx.import"
+
+/* ---- a string -> pointer map (open addressing; keys are lent) ---- */
+typedef struct onnx_map_entry {
+  const char *key;
+  void *val;
+  int64_t aux;
+} onnx_map_entry_t;
+
+typedef struct onnx_map {
+  onnx_map_entry_t *slots;
+  size_t cap, count;
+} onnx_map_t;
+
+/* Returns the entry for `key`, or NULL. */
+onnx_map_entry_t *onnx_map_find(const onnx_map_t *map, const char *key);
+/* Returns the entry for `key`, inserting {key, NULL, -1} when absent; NULL
+ * when out of memory. *out_inserted tells which. */
+onnx_map_entry_t *onnx_map_insert(onnx_map_t *map, const char *key, int *out_inserted);
+void onnx_map_free(onnx_map_t *map);
+
+/* ---- the import context ---- */
+typedef struct onnx_ctx {
+  dml_ir_module_t *m;
+  dml_ir_function_t *f;
+  int64_t opset;
+  const char *base_dir; /* NULL: external data not allowed */
+  /* Every ONNX tensor name of the graph and every synthetic name: val is
+   * the IR value once defined (NULL before); aux the producing node's index
+   * (-1 for inputs and initializers). */
+  onnx_map_t names;
+} onnx_ctx_t;
+
+/* "node 'name' (Op)" or "node #i (Op)" into buf. */
+const char *onnx_node_label(const Onnx__NodeProto *np, char *buf, size_t cap);
+
+/* Appends an IR node of `op` named `name` (NULL/"" -> NULL). */
+dml_status_t onnx_emit(onnx_ctx_t *ctx, dml_op_t op, const char *name, uint32_t n_in,
+                       dml_ir_value_t *const *in, uint32_t n_out, dml_ir_node_t **out_node);
+/* Names node's outputs after np's outputs (in order; empty names stay
+ * unnamed) and records them as defined. node->n_outputs <= np->n_output. */
+dml_status_t onnx_bind_outputs(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                               dml_ir_node_t *node);
+/* Records `v` as the definition of ONNX tensor `name`. */
+dml_status_t onnx_define(onnx_ctx_t *ctx, const char *name, dml_ir_value_t *v);
+/* A fresh name "<base>" or "<base>_N" used by no ONNX tensor and no global;
+ * arena-owned, and reserved. NULL when out of memory. */
+const char *onnx_unique_name(onnx_ctx_t *ctx, const char *base);
+
+/* Attribute `name` of np, or NULL. */
+const Onnx__AttributeProto *onnx_attr(const Onnx__NodeProto *np, const char *name);
+/* The attribute's type, inferred from its fields when type is UNDEFINED
+ * (files older than IR version 2). */
+Onnx__AttributeProto__AttributeType onnx_attr_type(const Onnx__AttributeProto *a);
+/* Copies every attribute of np except those named in `skip` (NULL-ended
+ * list; may be NULL) onto node. */
+dml_status_t onnx_copy_attrs(onnx_ctx_t *ctx, dml_ir_node_t *node, const Onnx__NodeProto *np,
+                             const char *const *skip);
+
+/* Constant globals made by normalization, named "<base>" (made unique). */
+dml_status_t onnx_const_i64(onnx_ctx_t *ctx, const char *base, const int64_t *v, size_t n,
+                            dml_ir_value_t **out_value);
+/* A constant of dtype dt (a float dtype) from doubles; rank 0 when
+ * `scalar`, else 1-D of n. */
+dml_status_t onnx_const_float(onnx_ctx_t *ctx, const char *base, dml_dtype_t dt,
+                              const double *v, size_t n, int scalar,
+                              dml_ir_value_t **out_value);
+
+/* ---- tensors (onnx_tensor.c) ---- */
+
+/* Maps an ONNX TensorProto.DataType to a dtype; DML_DTYPE_INVALID when none. */
+dml_dtype_t onnx_dtype(int32_t onnx_type);
+/* ONNX's name of a TensorProto.DataType ("FLOAT", "STRING", ...). */
+const char *onnx_dtype_name(int32_t onnx_type);
+
+/* Decodes `t` (any storage form; external data read under base_dir) into
+ * *out (dtype, rank, dims) and a malloc'd little-endian buffer *out_data of
+ * *out_bytes bytes (NULL when empty) that the caller frees. `what` names the
+ * tensor in errors ("initializer 'w'"). */
+dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir,
+                                const char *what, dml_tensor_t *out, void **out_data,
+                                size_t *out_bytes);
+
+/* ---- ops (onnx_ops.c) ---- */
+typedef struct onnx_op_entry onnx_op_entry_t;
+typedef dml_status_t (*onnx_importer_fn)(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                         const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                         uint32_t n_in);
+struct onnx_op_entry {
+  const char *name;
+  int since, until;
+  onnx_importer_fn importer;
+  dml_op_t op;
+  const char *attrs;
+};
+
+/* The table line for op_type at opset, or NULL. */
+const onnx_op_entry_t *onnx_op_lookup(const char *op_type, int64_t opset);
+/* Whether `attr` is one of e's attribute names. */
+int onnx_op_has_attr(const onnx_op_entry_t *e, const char *attr);
+/* Checks attribute values and output counts the importer cannot map; writes
+ * a description ("attribute mode='cubic'") and returns 1 when unsupported. */
+int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why,
+                  size_t cap);
+
+#endif /* DML_ONNX_INTERNAL_H_ */

@@ -1,0 +1,489 @@
+/*
+ * onnx_ops.c — the ONNX op table (onnx_ops.def) and its importers.
+ *
+ * An importer receives the node's operands (absent optional inputs NULL,
+ * trailing absent ones trimmed) and appends IR nodes whose last outputs carry
+ * the ONNX output names. The IR follows ONNX opset 13+ (reduction axes as
+ * input 1 as in opset 18); importers of older forms turn attributes into
+ * constant inputs. Semantics: https://onnx.ai/onnx/operators/ (Changelog.md
+ * for the older versions).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* ---- helpers ---- */
+
+static dml_status_t oom(void) {
+  return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
+}
+
+static int is_empty(const char *s) { return !s || !*s; }
+
+/* Number of outputs up to the last named one. */
+static uint32_t n_named_outputs(const Onnx__NodeProto *np) {
+  size_t n = np->n_output;
+  while (n > 1 && is_empty(np->output[n - 1])) n--;
+  return (uint32_t)n;
+}
+
+static const char *first_output(const Onnx__NodeProto *np) {
+  return np->n_output && !is_empty(np->output[0]) ? np->output[0] : "onnx";
+}
+
+static const Onnx__AttributeProto *attr_of(const Onnx__NodeProto *np, const char *name,
+                                           Onnx__AttributeProto__AttributeType type) {
+  const Onnx__AttributeProto *a = onnx_attr(np, name);
+  return a && onnx_attr_type(a) == type ? a : NULL;
+}
+
+static int64_t attr_int(const Onnx__NodeProto *np, const char *name, int64_t dflt) {
+  const Onnx__AttributeProto *a = attr_of(np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  return a ? a->i : dflt;
+}
+
+/* Copies a STRING attribute into buf (empty when absent). */
+static const char *attr_str(const Onnx__NodeProto *np, const char *name, const char *dflt,
+                            char *buf, size_t cap) {
+  const Onnx__AttributeProto *a =
+      attr_of(np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+  if (!a) return dflt;
+  size_t n = a->s.len < cap - 1 ? a->s.len : cap - 1;
+  if (n) memcpy(buf, a->s.data, n);
+  buf[n] = '\0';
+  return buf;
+}
+
+/* "<a><b>" in an arena-free scratch buffer. */
+static const char *join(char *buf, size_t cap, const char *a, const char *b) {
+  snprintf(buf, cap, "%s%s", a, b);
+  return buf;
+}
+
+static dml_status_t expect_inputs(const Onnx__NodeProto *np, const onnx_op_entry_t *e,
+                                  uint32_t n_in, uint32_t lo, uint32_t hi, int64_t opset) {
+  if (n_in >= lo && n_in <= hi) return DML_OK;
+  char label[300];
+  return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                         "%s takes %u..%u inputs in opset %lld, got %u",
+                         onnx_node_label(np, label, sizeof(label)), lo, hi, (long long)opset,
+                         n_in);
+  (void)e;
+}
+
+/* The dtype of an operand when the importer can know it (arguments and
+ * globals); `dflt` otherwise or when it is not a float dtype. */
+static dml_dtype_t known_float_dtype(const dml_ir_value_t *v, dml_dtype_t dflt) {
+  if (v && v->kind != DML_IR_VALUE_RESULT && dml_dtype_is_float(v->type.dtype))
+    return v->type.dtype;
+  return dflt;
+}
+
+/* Emits one node of e->op with the given operands and every attribute of np
+ * except `skip`, and names its outputs. */
+static dml_status_t emit_node(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_op_t op,
+                              dml_ir_value_t *const *in, uint32_t n_in,
+                              const char *const *skip, dml_ir_node_t **out_node) {
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, op, np->name, n_in, in, n_named_outputs(np), &node));
+  DML_RETURN_IF_ERROR(onnx_copy_attrs(ctx, node, np, skip));
+  DML_RETURN_IF_ERROR(onnx_bind_outputs(ctx, np, node));
+  if (out_node) *out_node = node;
+  return DML_OK;
+}
+
+/* ---- importers ---- */
+
+/* Same op, operands and attributes. */
+static dml_status_t onnx_imp_direct(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                    const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                    uint32_t n_in) {
+  return emit_node(ctx, np, e->op, in, n_in, NULL, NULL);
+}
+
+/* `axes` attribute -> i64 input 1: Squeeze/Unsqueeze (opset < 13),
+ * ReduceSum (< 13), ReduceMean/Max/Min/Prod (all opsets <= 17). An absent
+ * or empty attribute leaves input 1 absent (all axes / no axes). */
+static dml_status_t onnx_imp_axes_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                       uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  dml_ir_value_t *ops[2] = {in[0], NULL};
+  const Onnx__AttributeProto *a =
+      attr_of(np, "axes", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  if (a && a->n_ints) {
+    char base[512];
+    DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/axes"),
+                                       a->ints, a->n_ints, &ops[1]));
+  }
+  static const char *const skip[] = {"axes", NULL};
+  return emit_node(ctx, np, e->op, ops, ops[1] ? 2 : 1, skip, NULL);
+}
+
+/* Split `split` attribute (opset < 13) -> i64 input 1. */
+static dml_status_t onnx_imp_split_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                        const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                        uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  dml_ir_value_t *ops[2] = {in[0], NULL};
+  const Onnx__AttributeProto *a =
+      attr_of(np, "split", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  if (a && a->n_ints) {
+    char base[512];
+    DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/split"),
+                                       a->ints, a->n_ints, &ops[1]));
+  }
+  static const char *const skip[] = {"split", NULL};
+  return emit_node(ctx, np, e->op, ops, ops[1] ? 2 : 1, skip, NULL);
+}
+
+/* Slice-1 attributes starts/ends/axes (opset < 10) -> inputs 1..3. */
+static dml_status_t onnx_imp_slice_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                         const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                         uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  static const char *const names[3] = {"starts", "ends", "axes"};
+  dml_ir_value_t *ops[4] = {in[0], NULL, NULL, NULL};
+  uint32_t n = 1;
+  for (int k = 0; k < 3; k++) {
+    const Onnx__AttributeProto *a =
+        attr_of(np, names[k], ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    if (!a) {
+      if (k == 2) break;
+      char label[300];
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: Slice-1 needs the '%s' attribute",
+                             onnx_node_label(np, label, sizeof(label)), names[k]);
+    }
+    char base[512], suffix[16];
+    snprintf(suffix, sizeof(suffix), "/%s", names[k]);
+    DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), suffix),
+                                       a->ints, a->n_ints, &ops[n]));
+    n++;
+  }
+  static const char *const skip[] = {"starts", "ends", "axes", NULL};
+  return emit_node(ctx, np, e->op, ops, n, skip, NULL);
+}
+
+/* Pad-2 attributes pads/value (opset < 11) -> inputs 1 (i64) and 2 (a
+ * scalar of the data's dtype, f32 when unknown); mode stays. */
+static dml_status_t onnx_imp_pad_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                       uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  const Onnx__AttributeProto *pads =
+      attr_of(np, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  if (!pads) {
+    char label[300];
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: Pad-2 needs the 'pads' attribute",
+                           onnx_node_label(np, label, sizeof(label)));
+  }
+  dml_ir_value_t *ops[3] = {in[0], NULL, NULL};
+  char base[512];
+  DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/pads"),
+                                     pads->ints, pads->n_ints, &ops[1]));
+  const Onnx__AttributeProto *value =
+      attr_of(np, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  if (value && value->f != 0.0f) {
+    double v = value->f;
+    DML_RETURN_IF_ERROR(onnx_const_float(
+        ctx, join(base, sizeof(base), first_output(np), "/constant_value"),
+        known_float_dtype(in[0], DML_DTYPE_F32), &v, 1, 1, &ops[2]));
+  }
+  static const char *const skip[] = {"pads", "value", NULL};
+  return emit_node(ctx, np, e->op, ops, ops[2] ? 3 : 2, skip, NULL);
+}
+
+/* Clip-6 attributes min/max (opset < 11) -> scalar inputs 1 and 2 (absent
+ * when the attribute is: no bound). */
+static dml_status_t onnx_imp_clip_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                        const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                        uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  dml_ir_value_t *ops[3] = {in[0], NULL, NULL};
+  static const char *const names[2] = {"min", "max"};
+  uint32_t n = 1;
+  for (int k = 0; k < 2; k++) {
+    const Onnx__AttributeProto *a =
+        attr_of(np, names[k], ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    if (!a) continue;
+    char base[512], suffix[16];
+    snprintf(suffix, sizeof(suffix), "/%s", names[k]);
+    double v = a->f;
+    DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(base, sizeof(base), first_output(np), suffix),
+                                         known_float_dtype(in[0], DML_DTYPE_F32), &v, 1, 1,
+                                         &ops[k + 1]));
+    n = (uint32_t)k + 2;
+  }
+  static const char *const skip[] = {"min", "max", NULL};
+  return emit_node(ctx, np, e->op, ops, n, skip, NULL);
+}
+
+/* Dropout `ratio` attribute (opset < 12, default 0.5) -> f32 scalar input 1;
+ * training_mode stays absent (false), as those opsets import for inference. */
+static dml_status_t onnx_imp_dropout_ratio_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                                const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                                uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  const Onnx__AttributeProto *a =
+      attr_of(np, "ratio", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  double ratio = a ? a->f : 0.5;
+  dml_ir_value_t *ops[2] = {in[0], NULL};
+  char base[512];
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(base, sizeof(base), first_output(np), "/ratio"),
+                                       DML_DTYPE_F32, &ratio, 1, 1, &ops[1]));
+  static const char *const skip[] = {"ratio", NULL};
+  return emit_node(ctx, np, e->op, ops, 2, skip, NULL);
+}
+
+/* BatchNormalization-7 `spatial` (1 checked by onnx_op_check) is dropped. */
+static dml_status_t onnx_imp_batchnorm_spatial(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                               const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                               uint32_t n_in) {
+  static const char *const skip[] = {"spatial", NULL};
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* Softmax/LogSoftmax before opset 13 coerce the input to 2-D at `axis`
+ * (default 1) and normalize each row:
+ *   s = Shape(x); f = Flatten(x, axis); y2 = Softmax(f, axis=1); y = Reshape(y2, s).
+ * When x's rank is known and axis is its last dim, one Softmax(axis=-1). */
+static dml_status_t onnx_imp_softmax_coerce2d(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                              const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                              uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  int64_t axis = attr_int(np, "axis", 1);
+  static const char *const skip[] = {"axis", NULL};
+  dml_ir_value_t *x = in[0];
+  if (x->kind != DML_IR_VALUE_RESULT && x->type.rank > 0 &&
+      (axis == -1 || axis == x->type.rank - 1)) {
+    dml_ir_node_t *node = NULL;
+    DML_RETURN_IF_ERROR(emit_node(ctx, np, e->op, &x, 1, skip, &node));
+    return dml_ir_node_set_attr_int(node, "axis", -1);
+  }
+  const char *out = first_output(np);
+  const char *nn = is_empty(np->name) ? out : np->name;
+  char nbuf[512], vbuf[512];
+  dml_ir_node_t *shape = NULL, *flat = NULL, *sm = NULL, *reshape = NULL;
+  DML_RETURN_IF_ERROR(
+      onnx_emit(ctx, DML_OP_SHAPE, join(nbuf, sizeof(nbuf), nn, "/shape"), 1, &x, 1, &shape));
+  DML_RETURN_IF_ERROR(
+      onnx_emit(ctx, DML_OP_FLATTEN, join(nbuf, sizeof(nbuf), nn, "/flatten"), 1, &x, 1, &flat));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(flat, "axis", axis));
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, e->op, np->name, 1, &flat->outputs[0], 1, &sm));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(sm, "axis", 1));
+  DML_RETURN_IF_ERROR(onnx_copy_attrs(ctx, sm, np, skip));
+  dml_ir_value_t *rin[2] = {sm->outputs[0], shape->outputs[0]};
+  DML_RETURN_IF_ERROR(
+      onnx_emit(ctx, DML_OP_RESHAPE, join(nbuf, sizeof(nbuf), nn, "/reshape"), 2, rin, 1,
+                &reshape));
+  static const char *const suffix[3] = {"/input_shape", "/flat2d", "/softmax2d"};
+  dml_ir_node_t *mid[3] = {shape, flat, sm};
+  for (int k = 0; k < 3; k++) {
+    mid[k]->outputs[0]->name = onnx_unique_name(ctx, join(vbuf, sizeof(vbuf), out, suffix[k]));
+    if (!mid[k]->outputs[0]->name) return oom();
+  }
+  return onnx_bind_outputs(ctx, np, reshape);
+}
+
+/* Upsample (opset 7..9) and Resize-10 -> Resize(X, roi=_, scales, sizes=_)
+ * with their coordinate mapping made explicit: x_in = x_out / scale
+ * ("asymmetric") and, for nearest, floor. Upsample-7 takes `scales` as an
+ * attribute, the others as input 1. */
+static dml_status_t onnx_imp_upsample(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                      const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                      uint32_t n_in) {
+  int scales_attr = strcmp(np->op_type, "Upsample") == 0 && ctx->opset < 9;
+  DML_RETURN_IF_ERROR(
+      expect_inputs(np, e, n_in, scales_attr ? 1 : 2, scales_attr ? 1 : 2, ctx->opset));
+  dml_ir_value_t *ops[3] = {in[0], NULL, NULL};
+  if (scales_attr) {
+    const Onnx__AttributeProto *a =
+        attr_of(np, "scales", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    if (!a) {
+      char label[300];
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: Upsample-7 needs the 'scales' attribute",
+                             onnx_node_label(np, label, sizeof(label)));
+    }
+    double *v = (double *)malloc(sizeof(double) * (a->n_floats + 1));
+    if (!v) return oom();
+    for (size_t i = 0; i < a->n_floats; i++) v[i] = a->floats[i];
+    char base[512];
+    dml_status_t st = onnx_const_float(ctx, join(base, sizeof(base), first_output(np), "/scales"),
+                                       DML_DTYPE_F32, v, a->n_floats, 0, &ops[2]);
+    free(v);
+    DML_RETURN_IF_ERROR(st);
+  } else {
+    ops[2] = in[1];
+  }
+  char mode[32];
+  const char *m = attr_str(np, "mode", "nearest", mode, sizeof(mode));
+  static const char *const skip[] = {"scales", "mode", NULL};
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(emit_node(ctx, np, DML_OP_RESIZE, ops, 3, skip, &node));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_string(node, "mode", m));
+  DML_RETURN_IF_ERROR(
+      dml_ir_node_set_attr_string(node, "coordinate_transformation_mode", "asymmetric"));
+  return dml_ir_node_set_attr_string(node, "nearest_mode", "floor");
+}
+
+/* Constant -> a global named after the output (no flag), no node. */
+static dml_status_t onnx_imp_constant(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                      const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                      uint32_t n_in) {
+  char label[300];
+  onnx_node_label(np, label, sizeof(label));
+  if (n_in || np->n_output != 1 || is_empty(np->output[0]))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s must have no inputs and one named output", label);
+  const char *name = np->output[0];
+  const Onnx__AttributeProto *a = NULL;
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const char *an = np->attribute[i]->name;
+    if (is_empty(an) || strncmp(an, "value", 5) != 0) continue;
+    if (a)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s has more than one value attribute ('%s' and '%s')", label,
+                             a->name, an);
+    a = np->attribute[i];
+  }
+  if (!a)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s has no value attribute", label);
+  Onnx__AttributeProto__AttributeType at = onnx_attr_type(a);
+  dml_type_t type;
+  const void *data = NULL;
+  size_t bytes = 0;
+  void *owned = NULL;
+  int64_t dim = 0;
+  if (strcmp(a->name, "value") == 0 && at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR &&
+      a->t) {
+    char what[400];
+    snprintf(what, sizeof(what), "value of %s", label);
+    dml_tensor_t t;
+    DML_RETURN_IF_ERROR(onnx_tensor_decode(a->t, ctx->base_dir, what, &t, &owned, &bytes));
+    type = dml_type_static(t.dtype, t.rank, t.dims);
+    data = owned;
+  } else if (strcmp(a->name, "value_float") == 0 &&
+             at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) {
+    type = dml_type_static(DML_DTYPE_F32, 0, NULL);
+    data = &a->f;
+    bytes = sizeof(float);
+  } else if (strcmp(a->name, "value_floats") == 0 &&
+             at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS) {
+    dim = (int64_t)a->n_floats;
+    type = dml_type_static(DML_DTYPE_F32, 1, &dim);
+    data = a->floats;
+    bytes = a->n_floats * sizeof(float);
+  } else if (strcmp(a->name, "value_int") == 0 &&
+             at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) {
+    type = dml_type_static(DML_DTYPE_I64, 0, NULL);
+    data = &a->i;
+    bytes = sizeof(int64_t);
+  } else if (strcmp(a->name, "value_ints") == 0 &&
+             at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS) {
+    dim = (int64_t)a->n_ints;
+    type = dml_type_static(DML_DTYPE_I64, 1, &dim);
+    data = a->ints;
+    bytes = a->n_ints * sizeof(int64_t);
+  } else {
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: attribute '%s' has the wrong type", label, a->name);
+  }
+  static const uint8_t empty = 0;
+  dml_ir_value_t *g = NULL;
+  dml_status_t st = dml_ir_module_add_global(ctx->m, name, &type, data ? data : &empty, bytes,
+                                             0, &g);
+  free(owned);
+  DML_RETURN_IF_ERROR(st);
+  (void)e;
+  return onnx_define(ctx, name, g);
+}
+
+/* ---- the table ---- */
+
+static const onnx_op_entry_t kOps[] = {
+#define ONNX_OP(name, since, until, importer, ir_op, attrs) \
+  {name, since, until, onnx_imp_##importer, DML_OP_##ir_op, attrs},
+#include "onnx_ops.def"
+#undef ONNX_OP
+};
+
+const onnx_op_entry_t *onnx_op_lookup(const char *op_type, int64_t opset) {
+  if (!op_type) return NULL;
+  for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); i++)
+    if (opset >= kOps[i].since && opset <= kOps[i].until && strcmp(kOps[i].name, op_type) == 0)
+      return &kOps[i];
+  return NULL;
+}
+
+int onnx_op_has_attr(const onnx_op_entry_t *e, const char *attr) {
+  size_t len = strlen(attr);
+  if (!len) return 0;
+  for (const char *p = e->attrs; *p;) {
+    size_t n = strcspn(p, " ");
+    if (n == len && strncmp(p, attr, len) == 0) return 1;
+    p += n;
+    while (*p == ' ') p++;
+  }
+  return 0;
+}
+
+int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why, size_t cap) {
+  char buf[64];
+  if (e->op == DML_OP_RESIZE) {
+    const char *mode = attr_str(np, "mode", "nearest", buf, sizeof(buf));
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0) {
+      snprintf(why, cap, "attribute mode='%s'", mode);
+      return 1;
+    }
+  }
+  if (e->op == DML_OP_BATCH_NORMALIZATION) {
+    int64_t spatial = attr_int(np, "spatial", 1);
+    if (spatial != 1) {
+      snprintf(why, cap, "attribute spatial=%lld", (long long)spatial);
+      return 1;
+    }
+    int64_t training = attr_int(np, "training_mode", 0);
+    if (training != 0) {
+      snprintf(why, cap, "attribute training_mode=%lld", (long long)training);
+      return 1;
+    }
+    if (n_named_outputs(np) > 1) {
+      snprintf(why, cap, "training outputs (running mean/var)");
+      return 1;
+    }
+  }
+  if (e->op == DML_OP_CAST) {
+    int64_t to = attr_int(np, "to", 0);
+    if (to < INT32_MIN || to > INT32_MAX || onnx_dtype((int32_t)to) == DML_DTYPE_INVALID) {
+      snprintf(why, cap, "attribute to=%s",
+               to >= INT32_MIN && to <= INT32_MAX ? onnx_dtype_name((int32_t)to) : "?");
+      return 1;
+    }
+  }
+  if (e->op == DML_OP_CONSTANT_OF_SHAPE || e->importer == onnx_imp_constant) {
+    for (size_t i = 0; i < np->n_attribute; i++) {
+      const Onnx__AttributeProto *a = np->attribute[i];
+      if (is_empty(a->name)) continue;
+      if (strcmp(a->name, "sparse_value") == 0) {
+        snprintf(why, cap, "attribute sparse_value (sparse constants)");
+        return 1;
+      }
+      if (strcmp(a->name, "value_string") == 0 || strcmp(a->name, "value_strings") == 0) {
+        snprintf(why, cap, "attribute %s (string constants)", a->name);
+        return 1;
+      }
+      if (strcmp(a->name, "value") == 0 && a->t && a->t->has_data_type &&
+          onnx_dtype(a->t->data_type) == DML_DTYPE_INVALID) {
+        snprintf(why, cap, "attribute value of type %s", onnx_dtype_name(a->t->data_type));
+        return 1;
+      }
+    }
+  }
+  return 0;
+}

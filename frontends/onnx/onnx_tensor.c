@@ -1,0 +1,351 @@
+/*
+ * onnx_tensor.c — ONNX TensorProto -> host tensor.
+ *
+ * Storage forms (onnx.proto, TensorProto): raw_data (little-endian, packed),
+ * the typed fields float_data, double_data, int32_data (which also carries
+ * int16/int8/uint16/uint8/bool and the bit patterns of float16/bfloat16),
+ * int64_data, uint64_data (uint32/uint64), and external data
+ * (data_location EXTERNAL; keys location, offset, length) in a file relative
+ * to the model's directory. Every size is checked before use.
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "onnx_internal.h"
+
+/* TensorProto.DataType values (onnx.proto). */
+enum {
+  ONNX_T_UNDEFINED = 0, ONNX_T_FLOAT = 1, ONNX_T_UINT8 = 2, ONNX_T_INT8 = 3,
+  ONNX_T_UINT16 = 4, ONNX_T_INT16 = 5, ONNX_T_INT32 = 6, ONNX_T_INT64 = 7,
+  ONNX_T_STRING = 8, ONNX_T_BOOL = 9, ONNX_T_FLOAT16 = 10, ONNX_T_DOUBLE = 11,
+  ONNX_T_UINT32 = 12, ONNX_T_UINT64 = 13, ONNX_T_COMPLEX64 = 14,
+  ONNX_T_COMPLEX128 = 15, ONNX_T_BFLOAT16 = 16,
+};
+
+dml_dtype_t onnx_dtype(int32_t t) {
+  switch (t) {
+    case ONNX_T_FLOAT: return DML_DTYPE_F32;
+    case ONNX_T_UINT8: return DML_DTYPE_U8;
+    case ONNX_T_INT8: return DML_DTYPE_I8;
+    case ONNX_T_UINT16: return DML_DTYPE_U16;
+    case ONNX_T_INT16: return DML_DTYPE_I16;
+    case ONNX_T_INT32: return DML_DTYPE_I32;
+    case ONNX_T_INT64: return DML_DTYPE_I64;
+    case ONNX_T_BOOL: return DML_DTYPE_BOOL;
+    case ONNX_T_FLOAT16: return DML_DTYPE_F16;
+    case ONNX_T_DOUBLE: return DML_DTYPE_F64;
+    case ONNX_T_UINT32: return DML_DTYPE_U32;
+    case ONNX_T_UINT64: return DML_DTYPE_U64;
+    case ONNX_T_BFLOAT16: return DML_DTYPE_BF16;
+    default: return DML_DTYPE_INVALID;
+  }
+}
+
+const char *onnx_dtype_name(int32_t t) {
+  static const char *const names[] = {
+      "UNDEFINED", "FLOAT",  "UINT8",  "INT8",   "UINT16",    "INT16",
+      "INT32",     "INT64",  "STRING", "BOOL",   "FLOAT16",   "DOUBLE",
+      "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+  if (t >= 0 && (size_t)t < sizeof(names) / sizeof(names[0])) return names[t];
+  return "an unknown data type";
+}
+
+static int host_is_little_endian(void) {
+  const uint16_t one = 1;
+  return *(const uint8_t *)&one == 1;
+}
+
+/* Raw data is little-endian; swap each element in place on big-endian hosts. */
+static void le_to_host(void *data, size_t numel, size_t esize) {
+  if (host_is_little_endian() || esize == 1) return;
+  uint8_t *p = (uint8_t *)data;
+  for (size_t i = 0; i < numel; i++, p += esize)
+    for (size_t a = 0, b = esize - 1; a < b; a++, b--) {
+      uint8_t t = p[a];
+      p[a] = p[b];
+      p[b] = t;
+    }
+}
+
+static dml_status_t err(dml_status_code_t code, const char *what, const char *fmt,
+                        const char *arg) {
+  char reason[512];
+  snprintf(reason, sizeof(reason), fmt, arg);
+  return dml_status_make(code, ONNX_ERR_OP, "%s: %s", what, reason);
+}
+
+/* Parses a non-negative decimal; 0 on success. */
+static int parse_u64(const char *s, uint64_t *out) {
+  if (!s || !*s) return -1;
+  uint64_t v = 0;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9') return -1;
+    if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10) return -1;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  *out = v;
+  return 0;
+}
+
+/* A relative path that stays inside its directory: not absolute, no ".."
+ * component, no drive letter. */
+static int path_stays_inside(const char *p) {
+  if (!*p || p[0] == '/' || p[0] == '\\') return 0;
+  if (((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':') return 0;
+  const char *c = p;
+  while (*c) {
+    size_t len = strcspn(c, "/\\");
+    if (len == 2 && c[0] == '.' && c[1] == '.') return 0;
+    c += len;
+    if (*c) c++;
+  }
+  return 1;
+}
+
+static dml_status_t read_external(const Onnx__TensorProto *t, const char *base_dir,
+                                  const char *what, size_t want_bytes, void *out) {
+  const char *location = NULL, *offset_s = NULL, *length_s = NULL;
+  for (size_t i = 0; i < t->n_external_data; i++) {
+    const Onnx__StringStringEntryProto *kv = t->external_data[i];
+    if (!kv->key) continue;
+    if (strcmp(kv->key, "location") == 0) location = kv->value;
+    else if (strcmp(kv->key, "offset") == 0) offset_s = kv->value;
+    else if (strcmp(kv->key, "length") == 0) length_s = kv->value;
+  }
+  if (!base_dir)
+    return dml_status_detail(
+        err(DML_STATUS_INVALID_ARGUMENT, what,
+            "external data not allowed: the model was loaded from memory without a base "
+            "directory%s", ""),
+        "location '%s'", location ? location : "");
+  if (!location || !*location)
+    return err(DML_STATUS_INVALID_ARGUMENT, what, "external data without a location%s", "");
+  if (!path_stays_inside(location))
+    return dml_status_detail(
+        err(DML_STATUS_INVALID_ARGUMENT, what,
+            "external data location '%s' is absolute or escapes the model directory",
+            location),
+        "model directory '%s'", base_dir);
+  uint64_t offset = 0, length = 0;
+  if (offset_s && parse_u64(offset_s, &offset))
+    return err(DML_STATUS_INVALID_ARGUMENT, what, "external data offset '%s' is not a number",
+               offset_s);
+  if (length_s && parse_u64(length_s, &length))
+    return err(DML_STATUS_INVALID_ARGUMENT, what, "external data length '%s' is not a number",
+               length_s);
+
+  size_t blen = strlen(base_dir), llen = strlen(location);
+  char *full = (char *)malloc(blen + llen + 2);
+  if (!full) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
+  memcpy(full, base_dir, blen);
+  full[blen] = '/';
+  memcpy(full + blen + 1, location, llen + 1);
+
+  dml_status_t st = DML_OK;
+  int fd = -1;
+  char *real_base = realpath(base_dir, NULL);
+  char *real_full = realpath(full, NULL);
+  if (!real_full) {
+    st = dml_status_detail(
+        err(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, what,
+            "cannot open external data file '%s'", location),
+        "path '%s': %s", full, strerror(errno));
+    goto free_paths;
+  }
+  /* Symbolic links may still lead outside the model directory. */
+  size_t rb = real_base ? strlen(real_base) : 0;
+  if (!real_base ||
+      !(strncmp(real_full, real_base, rb) == 0 && (real_full[rb] == '/' || rb == 1))) {
+    st = dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,
+                               "external data location '%s' escapes the model directory",
+                               location),
+                           "resolves to '%s'", real_full);
+    goto free_paths;
+  }
+  fd = open(real_full, O_RDONLY);
+  struct stat sb;
+  if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    st = dml_status_detail(err(DML_STATUS_IO, what, "cannot read external data file '%s'",
+                               location),
+                           "path '%s'", real_full);
+    goto close_file;
+  }
+  uint64_t fsize = (uint64_t)sb.st_size;
+  if (offset > fsize) {
+    st = dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,
+                               "external data offset is beyond the end of '%s'", location),
+                           "offset %llu, file size %llu", (unsigned long long)offset,
+                           (unsigned long long)fsize);
+    goto close_file;
+  }
+  if (!length_s) length = fsize - offset;
+  if (length > fsize - offset) {
+    st = dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,
+                               "external data range is beyond the end of '%s'", location),
+                           "offset %llu + length %llu > file size %llu",
+                           (unsigned long long)offset, (unsigned long long)length,
+                           (unsigned long long)fsize);
+    goto close_file;
+  }
+  if (length != (uint64_t)want_bytes) {
+    st = dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,
+                               "external data length does not match the tensor's dims%s", ""),
+                           "length %llu bytes, dims and dtype need %zu",
+                           (unsigned long long)length, want_bytes);
+    goto close_file;
+  }
+  size_t done = 0;
+  while (done < want_bytes) {
+    ssize_t r = pread(fd, (char *)out + done, want_bytes - done, (off_t)(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      st = err(DML_STATUS_IO, what, "short read from external data file '%s'", location);
+      goto close_file;
+    }
+    done += (size_t)r;
+  }
+close_file:
+  if (fd >= 0) close(fd);
+free_paths:
+  free(real_base);
+  free(real_full);
+  free(full);
+  return st;
+}
+
+/* Checks that a typed field holds exactly numel values. */
+static dml_status_t check_count(const char *what, const char *field, size_t have,
+                                int64_t numel) {
+  if ((uint64_t)have == (uint64_t)numel) return DML_OK;
+  return dml_status_detail(
+      err(DML_STATUS_INVALID_ARGUMENT, what, "data size does not match the dims (%s)", field),
+      "%zu values for %lld elements", have, (long long)numel);
+}
+
+dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir,
+                                const char *what, dml_tensor_t *out, void **out_data,
+                                size_t *out_bytes) {
+  int32_t ot = t->has_data_type ? t->data_type : ONNX_T_UNDEFINED;
+  if (ot == ONNX_T_STRING)
+    return err(DML_STATUS_UNIMPLEMENTED, what, "string tensors are not supported%s", "");
+  dml_dtype_t dt = onnx_dtype(ot);
+  if (dt == DML_DTYPE_INVALID)
+    return dml_status_detail(
+        err(DML_STATUS_UNIMPLEMENTED, what, "data type %s is not supported", onnx_dtype_name(ot)),
+        "TensorProto.data_type = %d", (int)ot);
+  if (t->n_dims > DML_MAX_RANK)
+    return dml_status_detail(
+        err(DML_STATUS_UNIMPLEMENTED, what, "rank above the maximum of 8%s", ""),
+        "rank %zu", t->n_dims);
+  if (t->segment)
+    return err(DML_STATUS_UNIMPLEMENTED, what, "segmented tensors are not supported%s", "");
+
+  dml_tensor_t tt;
+  memset(&tt, 0, sizeof(tt));
+  tt.dtype = dt;
+  tt.rank = (int32_t)t->n_dims;
+  for (size_t i = 0; i < t->n_dims; i++) {
+    if (t->dims[i] < 0) {
+      char dims[160];
+      return dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what, "negative dim%s", ""),
+                               "dims %s", dml_dims_str(t->dims, tt.rank, dims, sizeof(dims)));
+    }
+    tt.dims[i] = t->dims[i];
+  }
+  int64_t numel = dml_dims_numel(tt.dims, tt.rank);
+  size_t esize = dml_dtype_size(dt);
+  if (numel < 0 || (uint64_t)numel > SIZE_MAX / esize ||
+      (uint64_t)numel * esize > (uint64_t)PTRDIFF_MAX) {
+    char dims[160];
+    return dml_status_detail(
+        err(DML_STATUS_RESOURCE_EXHAUSTED, what, "tensor size overflows%s", ""), "dims %s",
+        dml_dims_str(tt.dims, tt.rank, dims, sizeof(dims)));
+  }
+  size_t bytes = (size_t)numel * esize;
+  int external = t->has_data_location &&
+                 t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+
+  /* Validate sizes before allocating: the buffer is never larger than the
+   * data that backs it (external data is checked against the file). */
+  dml_status_t st = DML_OK;
+  if (!external) {
+    if (t->has_raw_data) {
+      if (t->raw_data.len != bytes)
+        return dml_status_detail(
+            err(DML_STATUS_INVALID_ARGUMENT, what, "data size does not match the dims (%s)",
+                "raw_data"),
+            "%zu bytes for %lld elements of %zu bytes", t->raw_data.len, (long long)numel,
+            esize);
+    } else if (numel > 0) {
+      switch (ot) {
+        case ONNX_T_FLOAT: st = check_count(what, "float_data", t->n_float_data, numel); break;
+        case ONNX_T_DOUBLE:
+          st = check_count(what, "double_data", t->n_double_data, numel);
+          break;
+        case ONNX_T_INT64: st = check_count(what, "int64_data", t->n_int64_data, numel); break;
+        case ONNX_T_UINT32:
+        case ONNX_T_UINT64:
+          st = check_count(what, "uint64_data", t->n_uint64_data, numel);
+          break;
+        default: st = check_count(what, "int32_data", t->n_int32_data, numel); break;
+      }
+      if (st) return st;
+    }
+  }
+
+  void *data = NULL;
+  if (bytes) {
+    data = malloc(bytes);
+    if (!data)
+      return dml_status_detail(dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP,
+                                               "%s: out of memory", what),
+                               "%zu bytes", bytes);
+  }
+  if (external) {
+    st = read_external(t, base_dir, what, bytes, data);
+    if (!st) le_to_host(data, (size_t)numel, esize);
+  } else if (t->has_raw_data) {
+    if (bytes) memcpy(data, t->raw_data.data, bytes);
+    le_to_host(data, (size_t)numel, esize);
+  }
+  if (!st && dt == DML_DTYPE_BOOL && (external || t->has_raw_data)) {
+    for (size_t i = 0; i < (size_t)numel; i++) ((uint8_t *)data)[i] = ((uint8_t *)data)[i] != 0;
+  } else if (!external && !t->has_raw_data) {
+    for (size_t i = 0; i < (size_t)numel; i++) {
+      switch (ot) {
+        case ONNX_T_FLOAT: ((float *)data)[i] = t->float_data[i]; break;
+        case ONNX_T_DOUBLE: ((double *)data)[i] = t->double_data[i]; break;
+        case ONNX_T_INT64: ((int64_t *)data)[i] = t->int64_data[i]; break;
+        case ONNX_T_UINT64: ((uint64_t *)data)[i] = t->uint64_data[i]; break;
+        case ONNX_T_UINT32: ((uint32_t *)data)[i] = (uint32_t)t->uint64_data[i]; break;
+        case ONNX_T_INT32: ((int32_t *)data)[i] = t->int32_data[i]; break;
+        case ONNX_T_INT16: ((int16_t *)data)[i] = (int16_t)t->int32_data[i]; break;
+        case ONNX_T_INT8: ((int8_t *)data)[i] = (int8_t)t->int32_data[i]; break;
+        case ONNX_T_UINT16:
+        case ONNX_T_FLOAT16:
+        case ONNX_T_BFLOAT16:
+          ((uint16_t *)data)[i] = (uint16_t)(uint32_t)t->int32_data[i];
+          break;
+        case ONNX_T_UINT8: ((uint8_t *)data)[i] = (uint8_t)(uint32_t)t->int32_data[i]; break;
+        case ONNX_T_BOOL: ((uint8_t *)data)[i] = t->int32_data[i] != 0; break;
+        default: break;
+      }
+    }
+  }
+  if (st) {
+    free(data);
+    return st;
+  }
+  *out = tt;
+  out->data = data;
+  *out_data = data;
+  *out_bytes = bytes;
+  return DML_OK;
+}

@@ -1,0 +1,291 @@
+#!/usr/bin/python3
+"""Generates the small ONNX models that tests/onnx/ imports.
+
+Run with Debian's python3-onnx (apt-get install -y python3-onnx):
+    /usr/bin/python3 scripts/gen_onnx_fixtures.py [OUT_DIR]
+OUT_DIR defaults to tests/onnx/fixtures. The outputs are committed; rerun
+this script after changing it. Every file is deterministic.
+"""
+import os
+import struct
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "tests", "onnx", "fixtures")
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, name="g", check=True, domains=()):
+    graph = helper.make_graph(nodes, name, list(inputs), list(outputs), list(inits))
+    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, 1) for d in domains]
+    m = helper.make_model(graph, opset_imports=ops, producer_name="gen_onnx_fixtures")
+    if check:
+        onnx.checker.check_model(m)
+    return m
+
+
+def save(m, fname):
+    path = os.path.join(OUT, fname)
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    return path
+
+
+def typed(name, dtype, dims, field, values):
+    """A TensorProto whose data sits in one typed field (not raw_data)."""
+    t = TensorProto()
+    t.name = name
+    t.data_type = dtype
+    t.dims.extend(dims)
+    getattr(t, field).extend(values)
+    return t
+
+
+def gen_typed_fields():
+    """Initializers in every typed field, one in raw_data; outputs that are
+    directly a graph input and an initializer."""
+    f16 = np.array([1.0, -2.0, 0.5], dtype=np.float16).view(np.uint16).tolist()
+    bf16 = [0x3F80, 0xC000, 0x3F00]  # 1.0, -2.0, 0.5
+    inits = [
+        typed("w_f32", TensorProto.FLOAT, [2, 2], "float_data", [1.5, -2.0, 3.25, 4.0]),
+        typed("w_f64", TensorProto.DOUBLE, [3], "double_data", [0.5, -1.25, 1e10]),
+        typed("w_i32", TensorProto.INT32, [3], "int32_data", [7, -8, 2147483647]),
+        typed("w_i16", TensorProto.INT16, [2], "int32_data", [-300, 300]),
+        typed("w_i8", TensorProto.INT8, [3], "int32_data", [-128, 0, 127]),
+        typed("w_u16", TensorProto.UINT16, [2], "int32_data", [65535, 1]),
+        typed("w_u8", TensorProto.UINT8, [3], "int32_data", [0, 200, 255]),
+        typed("w_bool", TensorProto.BOOL, [4], "int32_data", [1, 0, 0, 1]),
+        typed("w_f16", TensorProto.FLOAT16, [3], "int32_data", f16),
+        typed("w_bf16", TensorProto.BFLOAT16, [3], "int32_data", bf16),
+        typed("w_i64", TensorProto.INT64, [2], "int64_data", [-(2**40), 2**62]),
+        typed("w_u32", TensorProto.UINT32, [2], "uint64_data", [4000000000, 5]),
+        typed("w_u64", TensorProto.UINT64, [2], "uint64_data", [2**64 - 1, 3]),
+        typed("w_scalar", TensorProto.FLOAT, [], "float_data", [42.0]),
+        typed("w_empty", TensorProto.FLOAT, [0, 3], "float_data", []),
+        numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3) / 4, "w_raw"),
+        numpy_helper.from_array(np.array([[1, -1], [2, -2]], dtype=np.int64), "w_raw_i64"),
+    ]
+    nodes = [helper.make_node("Add", ["x", "w_f32"], ["y"], name="add0")]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, ["batch", 2, 2])],
+              [vi("y", TensorProto.FLOAT, None), vi("w_f64", TensorProto.DOUBLE, [3]),
+               vi("x", TensorProto.FLOAT, None)], inits, check=False)
+    return save(m, "typed_fields.onnx")
+
+
+def gen_external():
+    """Two initializers in external.bin: one at offset 16 with a length, one
+    with neither (the rest of the file)."""
+    a = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
+    b = np.array([10, 20], dtype=np.int64)
+    blob = b"PADPADPADPADPAD!" + a.tobytes() + b.tobytes()
+    with open(os.path.join(OUT, "external.bin"), "wb") as f:
+        f.write(blob)
+
+    def ext(name, dtype, dims, kv):
+        t = TensorProto()
+        t.name = name
+        t.data_type = dtype
+        t.dims.extend(dims)
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in kv:
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        return t
+
+    w = ext("w", TensorProto.FLOAT, [2, 3], [("location", "external.bin"), ("offset", "16"),
+                                           ("length", "24")])
+    tail = ext("tail", TensorProto.INT64, [2], [("location", "external.bin"), ("offset", "40")])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [None, 2])], [vi("y", TensorProto.FLOAT, None)],
+              [w, tail], check=False)
+    save(m, "external.onnx")
+
+    for fname, loc, off in [("external_escape.onnx", "../fixtures/external.bin", "16"),
+                            ("external_absolute.onnx", "/etc/hostname", "0"),
+                            ("external_range.onnx", "external.bin", "40")]:
+        w = ext("w", TensorProto.FLOAT, [2, 3], [("location", loc), ("offset", off),
+                                               ("length", "24")])
+        save(model(nodes, [vi("x", TensorProto.FLOAT, [None, 2])],
+                   [vi("y", TensorProto.FLOAT, None)], [w], check=False), fname)
+
+
+def gen_constants():
+    """Every Constant form; the results feed nodes or are graph outputs."""
+    nodes = [
+        helper.make_node("Constant", [], ["c_tensor"], name="ct",
+                         value=numpy_helper.from_array(np.array([[2.0, 3.0]], np.float32))),
+        helper.make_node("Constant", [], ["c_float"], name="cf", value_float=0.25),
+        helper.make_node("Constant", [], ["c_floats"], name="cfs", value_floats=[1.0, 2.0, 3.0]),
+        helper.make_node("Constant", [], ["c_int"], name="ci", value_int=7),
+        helper.make_node("Constant", [], ["c_ints"], name="cis", value_ints=[-1, 2]),
+        helper.make_node("Mul", ["x", "c_tensor"], ["m"], name="mul"),
+        helper.make_node("Add", ["m", "c_float"], ["a"], name="add"),
+        helper.make_node("Reshape", ["a", "c_ints"], ["y"], name="reshape"),
+    ]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [4, 2])],
+              [vi("y", TensorProto.FLOAT, [-1, 2]), vi("c_int", TensorProto.INT64, []),
+               vi("c_floats", TensorProto.FLOAT, [3])])
+    return save(m, "constants.onnx")
+
+
+def gen_init_as_input():
+    """IR version 3 style: the initializer w is also a graph input."""
+    w = numpy_helper.from_array(np.ones((3, 2), np.float32), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")]
+    g = helper.make_graph(nodes, "g", [vi("x", TensorProto.FLOAT, ["n", 3]),
+                                       vi("w", TensorProto.FLOAT, [3, 2])],
+                          [vi("y", TensorProto.FLOAT, None)], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 9)])
+    m.ir_version = 3
+    return save(m, "init_as_input.onnx")
+
+
+def gen_opset11():
+    """Attribute forms that later opsets turned into inputs."""
+    nodes = [
+        helper.make_node("Unsqueeze", ["x"], ["u"], name="unsq", axes=[0]),
+        helper.make_node("Squeeze", ["u"], ["s"], name="sq", axes=[0]),
+        helper.make_node("Squeeze", ["s"], ["s_all"], name="sq_all"),
+        helper.make_node("ReduceMean", ["s_all"], ["rm"], name="rmean", axes=[1, -1], keepdims=0),
+        helper.make_node("ReduceSum", ["x"], ["rs"], name="rsum", axes=[2]),
+        helper.make_node("ReduceMax", ["x"], ["rmax"], name="rmax"),
+        helper.make_node("Split", ["x"], ["sp0", "sp1"], name="split", axis=1, split=[1, 2]),
+        helper.make_node("Resize", ["x", "roi", "scales"], ["rz"], name="resize",
+                         mode="linear"),
+    ]
+    inits = [numpy_helper.from_array(np.array([], np.float32), "roi"),
+             numpy_helper.from_array(np.array([1, 1, 2], np.float32), "scales")]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [2, 3, 4])],
+              [vi("rm", TensorProto.FLOAT, [3]), vi("rs", TensorProto.FLOAT, [2, 3, 1]),
+               vi("rmax", TensorProto.FLOAT, [1, 1, 1]), vi("sp0", TensorProto.FLOAT, [2, 1, 4]),
+               vi("sp1", TensorProto.FLOAT, [2, 2, 4]), vi("rz", TensorProto.FLOAT, [2, 3, 8])],
+              inits, opset=11)
+    return save(m, "opset11.onnx")
+
+
+def gen_opset7():
+    """Opset 7 forms: Slice/Pad/Clip/Dropout attributes, BatchNormalization
+    spatial, Upsample with a scales attribute, Softmax coercion."""
+    c = 2
+    inits = [numpy_helper.from_array(np.full(c, v, np.float32), n)
+             for n, v in [("scale", 1.0), ("bias", 0.0), ("mean", 0.5), ("var", 2.0)]]
+    nodes = [
+        helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["bn"],
+                         name="bn", epsilon=1e-3, spatial=1),
+        helper.make_node("Clip", ["bn"], ["clip"], name="clip", min=-1.0, max=6.0),
+        helper.make_node("Clip", ["clip"], ["clip_hi"], name="clip_hi", max=3.0),
+        helper.make_node("Slice", ["clip_hi"], ["sl"], name="slice", starts=[0, 1], ends=[1, 3],
+                         axes=[0, 2]),
+        helper.make_node("Pad", ["sl"], ["pad"], name="pad", pads=[0, 0, 1, 1, 0, 0, 1, 1],
+                         mode="constant", value=1.5),
+        helper.make_node("Dropout", ["pad"], ["drop"], name="drop", ratio=0.25),
+        helper.make_node("Upsample", ["drop"], ["up"], name="up", scales=[1.0, 1.0, 2.0, 2.0]),
+        helper.make_node("Softmax", ["up"], ["y"], name="sm"),
+    ]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [1, c, 4, 4])],
+              [vi("y", TensorProto.FLOAT, [1, c, 6, 8])],
+              inits, opset=7)
+    return save(m, "opset7.onnx")
+
+
+def gen_softmax12():
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=1),
+        helper.make_node("LogSoftmax", ["x"], ["z"], name="lsm", axis=2),
+    ]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, ["batch", 3, 4])],
+              [vi("y", TensorProto.FLOAT, ["batch", 3, 4]), vi("z", TensorProto.FLOAT, ["batch", 3, 4])],
+              opset=12)
+    return save(m, "softmax12.onnx")
+
+
+def gen_unsupported():
+    """Two distinct unsupported op types (one used twice) and an unknown
+    attribute on a supported op."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu", bogus=1),
+        helper.make_node("Foo", ["r"], ["f1"], name="foo_a"),
+        helper.make_node("Foo", ["f1"], ["f2"], name="foo_b"),
+        helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["nms"], name="nms"),
+        helper.make_node("Add", ["f2", "x"], ["y"], name="add"),
+    ]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [1, 4]), vi("boxes", TensorProto.FLOAT, [1, 4, 4]),
+                      vi("scores", TensorProto.FLOAT, [1, 1, 4])],
+              [vi("y", TensorProto.FLOAT, None), vi("nms", TensorProto.INT64, None)], check=False)
+    save(m, "unsupported.onnx")
+    nodes = [
+        helper.make_node("FusedGemm", ["x", "x"], ["g"], name="fg", domain="com.microsoft"),
+        helper.make_node("Resize", ["g", "", "s"], ["y"], name="rz", mode="cubic"),
+    ]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [4, 4]), vi("s", TensorProto.FLOAT, [2])],
+              [vi("y", TensorProto.FLOAT, None)], check=False, domains=["com.microsoft"])
+    save(m, "custom_domain.onnx")
+
+
+def gen_bad_graphs():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, [2])],
+              opset=13)
+    m.opset_import[0].version = 18
+    save(m, "opset18.onnx")
+
+    # Nodes in reverse order: the importer sorts them.
+    nodes = [
+        helper.make_node("Sigmoid", ["b"], ["y"], name="third"),
+        helper.make_node("Tanh", ["a"], ["b"], name="second"),
+        helper.make_node("Relu", ["x"], ["a"], name="first"),
+    ]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, None)],
+               check=False), "unsorted.onnx")
+
+    nodes = [helper.make_node("Add", ["x", "nowhere"], ["y"], name="adder")]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, None)],
+               check=False), "undefined_input.onnx")
+
+    nodes = [helper.make_node("Add", ["x", "b"], ["a"], name="n1"),
+             helper.make_node("Relu", ["a"], ["b"], name="n2"),
+             helper.make_node("Relu", ["a"], ["y"], name="n3")]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, None)],
+               check=False), "cycle.onnx")
+
+    # A real model cut in the middle of its weights.
+    src = open(os.path.join(OUT, "typed_fields.onnx"), "rb").read()
+    with open(os.path.join(OUT, "truncated.onnx"), "wb") as f:
+        f.write(src[: len(src) * 2 // 3])
+
+    # raw_data one byte short of its dims.
+    t = numpy_helper.from_array(np.ones((2, 2), np.float32), "w")
+    t.raw_data = t.raw_data[:-1]
+    nodes = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [2, 2])], [vi("y", TensorProto.FLOAT, None)], [t],
+               check=False), "bad_size.onnx")
+
+    t = typed("s", TensorProto.STRING, [1], "string_data", [b"hello"])
+    nodes = [helper.make_node("Identity", ["s"], ["y"], name="id")]
+    save(model(nodes, [], [vi("y", TensorProto.STRING, None)], [t], check=False), "string.onnx")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    gen_typed_fields()
+    gen_external()
+    gen_constants()
+    gen_init_as_input()
+    gen_opset11()
+    gen_opset7()
+    gen_softmax12()
+    gen_unsupported()
+    gen_bad_graphs()
+    for f in sorted(os.listdir(OUT)):
+        print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
+
+
+if __name__ == "__main__":
+    main()
