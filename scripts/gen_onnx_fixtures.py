@@ -71,7 +71,9 @@ def gen_typed_fields():
         typed("w_empty", TensorProto.FLOAT, [0, 3], "float_data", []),
         numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3) / 4, "w_raw"),
         numpy_helper.from_array(np.array([[1, -1], [2, -2]], dtype=np.int64), "w_raw_i64"),
+        numpy_helper.from_array(np.array([True, False, True]), "w_raw_bool"),
     ]
+    inits[-1].raw_data = b"\x01\x00\x07"  # a non-canonical true: read as 1
     nodes = [helper.make_node("Add", ["x", "w_f32"], ["y"], name="add0")]
     m = model(nodes, [vi("x", TensorProto.FLOAT, ["batch", 2, 2])],
               [vi("y", TensorProto.FLOAT, None), vi("w_f64", TensorProto.DOUBLE, [3]),
@@ -163,7 +165,7 @@ def gen_opset11():
     inits = [numpy_helper.from_array(np.array([], np.float32), "roi"),
              numpy_helper.from_array(np.array([1, 1, 2], np.float32), "scales")]
     m = model(nodes, [vi("x", TensorProto.FLOAT, [2, 3, 4])],
-              [vi("rm", TensorProto.FLOAT, [3]), vi("rs", TensorProto.FLOAT, [2, 3, 1]),
+              [vi("rm", TensorProto.FLOAT, [2]), vi("rs", TensorProto.FLOAT, [2, 3, 1]),
                vi("rmax", TensorProto.FLOAT, [1, 1, 1]), vi("sp0", TensorProto.FLOAT, [2, 1, 4]),
                vi("sp1", TensorProto.FLOAT, [2, 2, 4]), vi("rz", TensorProto.FLOAT, [2, 3, 8])],
               inits, opset=11)
@@ -190,9 +192,103 @@ def gen_opset7():
         helper.make_node("Softmax", ["up"], ["y"], name="sm"),
     ]
     m = model(nodes, [vi("x", TensorProto.FLOAT, [1, c, 4, 4])],
-              [vi("y", TensorProto.FLOAT, [1, c, 6, 8])],
+              [vi("y", TensorProto.FLOAT, [1, c, 8, 12])],
               inits, opset=7)
     return save(m, "opset7.onnx")
+
+
+def gen_opset9_10():
+    """Upsample-9 (scales input) and Resize-10, Slice-10 inputs, Dropout-10."""
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 3], np.float32), "scales")
+    nodes = [helper.make_node("Upsample", ["x", "scales"], ["y"], name="up", mode="linear")]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+               [vi("y", TensorProto.FLOAT, [1, 1, 4, 6])], [scales], opset=9), "opset9.onnx")
+    inits = [scales] + [numpy_helper.from_array(np.array(v, np.int64), n)
+                        for n, v in [("starts", [0]), ("ends", [1]), ("axes", [3])]]
+    nodes = [
+        helper.make_node("Resize", ["x", "scales"], ["r"], name="rz"),
+        helper.make_node("Slice", ["r", "starts", "ends", "axes"], ["s"], name="slice"),
+        helper.make_node("Dropout", ["s"], ["y"], name="drop"),
+    ]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+               [vi("y", TensorProto.FLOAT, [1, 1, 4, 1])], inits, opset=10), "opset10.onnx")
+
+
+def gen_ops13():
+    """Most supported ops in their opset-13 form, in one valid model."""
+    rng = np.random.default_rng(0)
+
+    def w(name, *shape):
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    def i64(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    def f32(name, v):
+        return numpy_helper.from_array(np.array(v, np.float32), name)
+
+    inits = [w("W", 4, 3, 3, 3), w("B", 4), w("Wt", 4, 2, 2, 2), w("Wm", 32, 5), w("Wg", 5, 6),
+             w("Bg", 6), f32("lo", -0.5), f32("hi", 0.5), f32("two", 2.0),
+             i64("zero", 0), i64("axis0", [0]), i64("minus1", [-1]), i64("axis1", [1]),
+             i64("starts", [0]), i64("ends", [3]), f32("roi", []),
+             f32("scales", [1, 1, 2, 2])]
+    N = helper.make_node
+    nodes = [
+        N("Conv", ["x", "W", "B"], ["conv"], name="conv", pads=[1, 1, 1, 1], strides=[1, 1],
+          kernel_shape=[3, 3]),
+        N("ConvTranspose", ["conv", "Wt"], ["ct"], name="ct", strides=[2, 2]),
+        N("AveragePool", ["ct"], ["ap"], name="ap", kernel_shape=[2, 2], strides=[2, 2]),
+        N("MaxPool", ["ap"], ["mp"], name="mp", kernel_shape=[2, 2], strides=[2, 2]),
+        N("GlobalAveragePool", ["mp"], ["gap"], name="gap"),
+        N("LeakyRelu", ["mp"], ["lr"], name="lr", alpha=0.1),
+        N("Sigmoid", ["lr"], ["sg"], name="sg"),
+        N("Tanh", ["sg"], ["th"], name="th"),
+        N("Erf", ["th"], ["er"], name="er"),
+        N("Clip", ["er", "lo", "hi"], ["cl"], name="cl"),
+        N("Sqrt", ["sg"], ["sq"], name="sq"),
+        N("Exp", ["th"], ["ex"], name="ex"),
+        N("Log", ["sg"], ["lg"], name="lg"),
+        N("Sub", ["ex", "lg"], ["sub"], name="sub"),
+        N("Mul", ["sub", "cl"], ["mul"], name="mul"),
+        N("Div", ["mul", "sq"], ["div"], name="div"),
+        N("Pow", ["div", "two"], ["pw"], name="pw"),
+        N("Relu", ["pw"], ["relu"], name="relu"),
+        N("Shape", ["relu"], ["shape"], name="shape"),
+        N("Gather", ["shape", "zero"], ["batch"], name="gather", axis=0),
+        N("Unsqueeze", ["batch", "axis0"], ["batch1"], name="unsq"),
+        N("Concat", ["batch1", "minus1"], ["newshape"], name="concat", axis=0),
+        N("Reshape", ["relu", "newshape"], ["rs"], name="reshape"),
+        N("Transpose", ["rs"], ["tr"], name="tr", perm=[1, 0]),
+        N("MatMul", ["rs", "Wm"], ["mm"], name="mm"),
+        N("Gemm", ["mm", "Wg", "Bg"], ["gm"], name="gemm", alpha=1.0, beta=1.0),
+        N("Softmax", ["gm"], ["smx"], name="smx", axis=-1),
+        N("LogSoftmax", ["gm"], ["lsm"], name="lsm", axis=1),
+        N("Slice", ["gm", "starts", "ends", "axis1"], ["sl"], name="slice"),
+        N("ReduceSum", ["sl", "axis1"], ["rsum"], name="rsum", keepdims=1),
+        N("ReduceMean", ["sl"], ["rmean"], name="rmean", axes=[1]),
+        N("ReduceMax", ["sl"], ["rmax"], name="rmax", axes=[0], keepdims=0),
+        N("Squeeze", ["rsum", "axis1"], ["sqz"], name="sqz"),
+        N("Equal", ["sqz", "sqz"], ["eq"], name="eq"),
+        N("Where", ["eq", "sqz", "sqz"], ["wh"], name="where"),
+        N("Cast", ["wh"], ["cast"], name="cast", to=TensorProto.INT64),
+        N("Shape", ["gm"], ["gshape"], name="gshape"),
+        N("ConstantOfShape", ["gshape"], ["cos"], name="cos",
+          value=numpy_helper.from_array(np.array([0.5], np.float32))),
+        N("Expand", ["Bg", "gshape"], ["exp"], name="expand"),
+        N("Add", ["cos", "exp"], ["add"], name="add"),
+        N("Resize", ["x", "roi", "scales"], ["rz"], name="resize", mode="nearest",
+          coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+        N("Flatten", ["rz"], ["flat"], name="flat", axis=1),
+        N("Identity", ["flat"], ["ident"], name="ident"),
+    ]
+    outs = [("gap", [None, 2, 1, 1]), ("tr", [32, None]), ("smx", [None, 6]),
+            ("lsm", [None, 6]), ("rmean", [None, 1]), ("rmax", [3]), ("cast", [None]),
+            ("add", [None, 6]), ("ident", [None, 768])]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+              [vi(n, TensorProto.INT64 if n == "cast" else TensorProto.FLOAT, sh)
+               for n, sh in outs], inits, opset=13)
+    onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
+    return save(m, "ops13.onnx")
 
 
 def gen_softmax12():
@@ -235,6 +331,8 @@ def gen_bad_graphs():
               opset=13)
     m.opset_import[0].version = 18
     save(m, "opset18.onnx")
+    m.opset_import[0].version = 6
+    save(m, "opset6.onnx")
 
     # Nodes in reverse order: the importer sorts them.
     nodes = [
@@ -281,6 +379,8 @@ def main():
     gen_opset11()
     gen_opset7()
     gen_softmax12()
+    gen_opset9_10()
+    gen_ops13()
     gen_unsupported()
     gen_bad_graphs()
     for f in sorted(os.listdir(OUT)):

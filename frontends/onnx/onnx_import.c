@@ -670,7 +670,7 @@ static dml_status_t import_initializers(onnx_ctx_t *ctx, const Onnx__GraphProto 
     static const uint8_t empty = 0;
     dml_ir_value_t *gv = NULL;
     dml_status_t st = dml_ir_module_add_global(ctx->m, tp->name, &type,
-                                               data ? data : (const void *)&empty, bytes,
+                                               t.data ? t.data : (const void *)&empty, bytes,
                                                flags, &gv);
     free(data);
     DML_RETURN_IF_ERROR(dml_status_annotate(st, "importing %s", what));
@@ -976,28 +976,42 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
 
 /* ==== public API ======================================================== */
 
+/* Imports `len` bytes; `owned` (may be NULL) is the malloc'd buffer holding
+ * them, freed as soon as protobuf-c has copied what it needs. */
+static dml_status_t import_bytes(const uint8_t *bytes, size_t len, uint8_t *owned,
+                                 const char *base_dir, const dml_onnx_import_options_t *opts,
+                                 dml_ir_module_t **out_module) {
+  int64_t bound = opts && opts->batch_bound ? opts->batch_bound : 64;
+  dml_status_t st = DML_OK;
+  if (bound < 1) {
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                         "batch_bound must be positive, got %lld", (long long)bound);
+    free(owned);
+    return st;
+  }
+  static const uint8_t empty = 0;
+  if (!len) bytes = &empty;
+  st = scan_message(bytes, len, &onnx__model_proto__descriptor, 0, 0);
+  Onnx__ModelProto *mp = st ? NULL : onnx__model_proto__unpack(NULL, len, bytes);
+  free(owned);
+  if (st) return st;
+  if (!mp)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_DATA_LOSS, ONNX_ERR_OP,
+                        "not a valid ONNX model: malformed or truncated protobuf"),
+        "protobuf-c could not decode the %zu bytes as onnx.ModelProto", len);
+  st = import_model(mp, base_dir, bound, out_module);
+  onnx__model_proto__free_unpacked(mp, NULL);
+  return st;
+}
+
 dml_status_t dml_onnx_import_memory(const void *data, size_t len, const char *base_dir,
                                     const dml_onnx_import_options_t *opts,
                                     dml_ir_module_t **out_module) {
   if (!out_module || (!data && len))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "dml_onnx_import_memory: NULL argument");
-  int64_t bound = opts && opts->batch_bound ? opts->batch_bound : 64;
-  if (bound < 1)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
-                           "batch_bound must be positive, got %lld", (long long)bound);
-  static const uint8_t empty = 0;
-  const uint8_t *bytes = len ? (const uint8_t *)data : &empty;
-  DML_RETURN_IF_ERROR(scan_message(bytes, len, &onnx__model_proto__descriptor, 0, 0));
-  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, bytes);
-  if (!mp)
-    return dml_status_detail(
-        dml_status_make(DML_STATUS_DATA_LOSS, ONNX_ERR_OP,
-                        "not a valid ONNX model: malformed or truncated protobuf"),
-        "protobuf-c could not decode the %zu bytes as onnx.ModelProto", len);
-  dml_status_t st = import_model(mp, base_dir, bound, out_module);
-  onnx__model_proto__free_unpacked(mp, NULL);
-  return st;
+  return import_bytes((const uint8_t *)data, len, NULL, base_dir, opts, out_module);
 }
 
 dml_status_t dml_onnx_import_file(const char *path, const dml_onnx_import_options_t *opts,
@@ -1040,7 +1054,8 @@ dml_status_t dml_onnx_import_file(const char *path, const dml_onnx_import_option
       st = oom();
       goto close_file;
     }
-    st = dml_onnx_import_memory(buf, len, dir, opts, out_module);
+    st = import_bytes(buf, len, buf, dir, opts, out_module);
+    buf = NULL; /* freed by import_bytes */
     free(dir);
     if (st) st = dml_status_annotate(st, "importing '%s'", path);
   }

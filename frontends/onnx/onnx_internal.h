@@ -93,9 +93,10 @@ dml_dtype_t onnx_dtype(int32_t onnx_type);
 const char *onnx_dtype_name(int32_t onnx_type);
 
 /* Decodes `t` (any storage form; external data read under base_dir) into
- * *out (dtype, rank, dims) and a malloc'd little-endian buffer *out_data of
- * *out_bytes bytes (NULL when empty) that the caller frees. `what` names the
- * tensor in errors ("initializer 'w'"). */
+ * *out: dtype, rank, dims, and out->data holding *out_bytes bytes in host
+ * order (NULL when empty). out->data either points into `t` (raw_data used
+ * in place; *out_data NULL) or is the malloc'd *out_data, which the caller
+ * frees. `what` names the tensor in errors ("initializer 'w'"). */
 dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir,
                                 const char *what, dml_tensor_t *out, void **out_data,
                                 size_t *out_bytes);
@@ -118,7 +119,7 @@ const onnx_op_entry_t *onnx_op_lookup(const char *op_type, int64_t opset);
 /* Whether `attr` is one of e's attribute names. */
 int onnx_op_has_attr(const onnx_op_entry_t *e, const char *attr);
 /* Checks attribute values and output counts the importer cannot map; writes
- * a description ("attribute mode='cubic'") and returns 1 when unsupported. */
+ * a description ("mode='cubic'") and returns 1 when unsupported. */
 int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why,
                   size_t cap);
 

@@ -367,7 +367,7 @@ static dml_status_t onnx_imp_constant(onnx_ctx_t *ctx, const Onnx__NodeProto *np
     dml_tensor_t t;
     DML_RETURN_IF_ERROR(onnx_tensor_decode(a->t, ctx->base_dir, what, &t, &owned, &bytes));
     type = dml_type_static(t.dtype, t.rank, t.dims);
-    data = owned;
+    data = t.data;
   } else if (strcmp(a->name, "value_float") == 0 &&
              at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) {
     type = dml_type_static(DML_DTYPE_F32, 0, NULL);
@@ -438,30 +438,30 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
   if (e->op == DML_OP_RESIZE) {
     const char *mode = attr_str(np, "mode", "nearest", buf, sizeof(buf));
     if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0) {
-      snprintf(why, cap, "attribute mode='%s'", mode);
+      snprintf(why, cap, "mode='%s'", mode);
       return 1;
     }
   }
   if (e->op == DML_OP_BATCH_NORMALIZATION) {
     int64_t spatial = attr_int(np, "spatial", 1);
     if (spatial != 1) {
-      snprintf(why, cap, "attribute spatial=%lld", (long long)spatial);
+      snprintf(why, cap, "spatial=%lld", (long long)spatial);
       return 1;
     }
     int64_t training = attr_int(np, "training_mode", 0);
     if (training != 0) {
-      snprintf(why, cap, "attribute training_mode=%lld", (long long)training);
+      snprintf(why, cap, "training_mode=%lld", (long long)training);
       return 1;
     }
     if (n_named_outputs(np) > 1) {
-      snprintf(why, cap, "training outputs (running mean/var)");
+      snprintf(why, cap, "outputs beyond Y (training mode)");
       return 1;
     }
   }
   if (e->op == DML_OP_CAST) {
     int64_t to = attr_int(np, "to", 0);
     if (to < INT32_MIN || to > INT32_MAX || onnx_dtype((int32_t)to) == DML_DTYPE_INVALID) {
-      snprintf(why, cap, "attribute to=%s",
+      snprintf(why, cap, "to=%s",
                to >= INT32_MIN && to <= INT32_MAX ? onnx_dtype_name((int32_t)to) : "?");
       return 1;
     }
@@ -471,16 +471,16 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
       const Onnx__AttributeProto *a = np->attribute[i];
       if (is_empty(a->name)) continue;
       if (strcmp(a->name, "sparse_value") == 0) {
-        snprintf(why, cap, "attribute sparse_value (sparse constants)");
+        snprintf(why, cap, "sparse_value (sparse constants)");
         return 1;
       }
       if (strcmp(a->name, "value_string") == 0 || strcmp(a->name, "value_strings") == 0) {
-        snprintf(why, cap, "attribute %s (string constants)", a->name);
+        snprintf(why, cap, "%s (string constants)", a->name);
         return 1;
       }
       if (strcmp(a->name, "value") == 0 && a->t && a->t->has_data_type &&
           onnx_dtype(a->t->data_type) == DML_DTYPE_INVALID) {
-        snprintf(why, cap, "attribute value of type %s", onnx_dtype_name(a->t->data_type));
+        snprintf(why, cap, "value of type %s", onnx_dtype_name(a->t->data_type));
         return 1;
       }
     }

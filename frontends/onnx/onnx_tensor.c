@@ -300,6 +300,15 @@ dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir
     }
   }
 
+  /* Little-endian raw data is used in place (no copy) where the host's
+   * layout matches; bool is normalized to 0/1 so it is always copied. */
+  if (!external && t->has_raw_data && host_is_little_endian() && dt != DML_DTYPE_BOOL) {
+    *out = tt;
+    out->data = bytes ? t->raw_data.data : NULL;
+    *out_data = NULL;
+    *out_bytes = bytes;
+    return DML_OK;
+  }
   void *data = NULL;
   if (bytes) {
     data = malloc(bytes);

@@ -35,7 +35,7 @@ static void test_typed_fields(void) {
   CHECK_OK(import_fixture("typed_fields.onnx", &m));
   if (!m) return;
   dml_ir_function_t *f = fwd(m);
-  CHECK(m->n_globals == 17);
+  CHECK(m->n_globals == 18);
   const dml_ir_value_t *g;
   if ((g = global(m, "w_f32"))) {
     const float want[4] = {1.5f, -2.0f, 3.25f, 4.0f};
@@ -113,6 +113,10 @@ static void test_typed_fields(void) {
   if ((g = global(m, "w_raw_i64"))) {
     const int64_t want[4] = {1, -1, 2, -2};
     CHECK(g->type.dtype == DML_DTYPE_I64 && memcmp(g->data, want, 32) == 0);
+  }
+  if ((g = global(m, "w_raw_bool"))) {
+    const uint8_t want[3] = {1, 0, 1};
+    CHECK(g->type.dtype == DML_DTYPE_BOOL && g->data_bytes == 3 && memcmp(g->data, want, 3) == 0);
   }
   /* Graph outputs that are an initializer or the input get an Identity node
    * whose result carries the output's name. */
@@ -338,6 +342,115 @@ static void test_opset7_attribute_forms(void) {
   dml_ir_module_release(m);
 }
 
+static void test_opset9_10_forms(void) {
+  dml_ir_module_t *m = NULL;
+  CHECK_OK(import_fixture("opset9.onnx", &m));
+  if (m) {
+    dml_ir_node_t *n = node_named(fwd(m), "up");
+    CHECK(n && n->op == DML_OP_RESIZE && n->n_inputs == 3 && n->inputs[1] == NULL &&
+          n->inputs[2] == global(m, "scales"));
+    if (n) {
+      CHECK(strcmp(attr_s(n, "mode"), "linear") == 0);
+      CHECK(strcmp(attr_s(n, "coordinate_transformation_mode"), "asymmetric") == 0);
+    }
+    dml_ir_module_release(m);
+    m = NULL;
+  }
+  CHECK_OK(import_fixture("opset10.onnx", &m));
+  if (m) {
+    dml_ir_function_t *f = fwd(m);
+    dml_ir_node_t *n = node_named(f, "rz");
+    CHECK(n && n->op == DML_OP_RESIZE && n->n_inputs == 3 && n->inputs[1] == NULL &&
+          n->inputs[2] == global(m, "scales"));
+    if (n) {
+      CHECK(strcmp(attr_s(n, "mode"), "nearest") == 0);
+      CHECK(strcmp(attr_s(n, "coordinate_transformation_mode"), "asymmetric") == 0);
+      CHECK(strcmp(attr_s(n, "nearest_mode"), "floor") == 0);
+    }
+    n = node_named(f, "slice");
+    CHECK(n && n->op == DML_OP_SLICE && n->n_inputs == 4 && n->inputs[3] == global(m, "axes"));
+    n = node_named(f, "drop");
+    CHECK(n && n->op == DML_OP_DROPOUT && n->n_inputs == 2 && is_f32_scalar(n->inputs[1], 0.5f));
+    CHECK(module_well_formed(m));
+    dml_ir_module_release(m);
+  }
+}
+
+/* Most supported ops in their opset-13 form: one IR node each, operands and
+ * attributes as in the file. */
+static void test_ops13(void) {
+  dml_ir_module_t *m = NULL;
+  CHECK_OK(import_fixture("ops13.onnx", &m));
+  if (!m) return;
+  dml_ir_function_t *f = fwd(m);
+  static const struct {
+    const char *node;
+    dml_op_t op;
+    uint32_t n_in, n_attrs;
+  } want[] = {
+      {"conv", DML_OP_CONV, 3, 3},          {"ct", DML_OP_CONV_TRANSPOSE, 2, 1},
+      {"ap", DML_OP_AVERAGE_POOL, 1, 2},    {"mp", DML_OP_MAX_POOL, 1, 2},
+      {"gap", DML_OP_GLOBAL_AVERAGE_POOL, 1, 0}, {"lr", DML_OP_LEAKY_RELU, 1, 1},
+      {"sg", DML_OP_SIGMOID, 1, 0},         {"th", DML_OP_TANH, 1, 0},
+      {"er", DML_OP_ERF, 1, 0},             {"cl", DML_OP_CLIP, 3, 0},
+      {"sq", DML_OP_SQRT, 1, 0},            {"ex", DML_OP_EXP, 1, 0},
+      {"lg", DML_OP_LOG, 1, 0},             {"sub", DML_OP_SUB, 2, 0},
+      {"mul", DML_OP_MUL, 2, 0},            {"div", DML_OP_DIV, 2, 0},
+      {"pw", DML_OP_POW, 2, 0},             {"relu", DML_OP_RELU, 1, 0},
+      {"shape", DML_OP_SHAPE, 1, 0},        {"gather", DML_OP_GATHER, 2, 1},
+      {"unsq", DML_OP_UNSQUEEZE, 2, 0},     {"concat", DML_OP_CONCAT, 2, 1},
+      {"reshape", DML_OP_RESHAPE, 2, 0},    {"tr", DML_OP_TRANSPOSE, 1, 1},
+      {"mm", DML_OP_MATMUL, 2, 0},          {"gemm", DML_OP_GEMM, 3, 2},
+      {"smx", DML_OP_SOFTMAX, 1, 1},        {"lsm", DML_OP_LOG_SOFTMAX, 1, 1},
+      {"slice", DML_OP_SLICE, 4, 0},        {"rsum", DML_OP_REDUCE_SUM, 2, 1},
+      {"rmean", DML_OP_REDUCE_MEAN, 2, 0},  {"rmax", DML_OP_REDUCE_MAX, 2, 1},
+      {"sqz", DML_OP_SQUEEZE, 2, 0},        {"eq", DML_OP_EQUAL, 2, 0},
+      {"where", DML_OP_WHERE, 3, 0},        {"cast", DML_OP_CAST, 1, 1},
+      {"gshape", DML_OP_SHAPE, 1, 0},       {"cos", DML_OP_CONSTANT_OF_SHAPE, 1, 1},
+      {"expand", DML_OP_EXPAND, 2, 0},      {"add", DML_OP_ADD, 2, 0},
+      {"resize", DML_OP_RESIZE, 3, 3},      {"flat", DML_OP_FLATTEN, 1, 1},
+      {"ident", DML_OP_IDENTITY, 1, 0},
+  };
+  size_t n_want = sizeof(want) / sizeof(want[0]);
+  CHECK(dml_ir_function_num_nodes(f) == n_want);
+  for (size_t i = 0; i < n_want; i++) {
+    dml_ir_node_t *n = node_named(f, want[i].node);
+    if (!n) {
+      fprintf(stderr, "missing node '%s'\n", want[i].node);
+      CHECK(n != NULL);
+      continue;
+    }
+    if (n->op != want[i].op || n->n_inputs != want[i].n_in || n->n_attrs != want[i].n_attrs) {
+      fprintf(stderr, "node '%s': op %s inputs %u attrs %u\n", want[i].node,
+              dml_op_name(n->op), n->n_inputs, n->n_attrs);
+      CHECK(!"node as in the file");
+    }
+    CHECK(n->n_outputs == 1 && n->outputs[0]->name && n->outputs[0]->type.rank == DML_RANK_UNKNOWN);
+  }
+  dml_ir_node_t *n;
+  if ((n = node_named(f, "cast"))) CHECK(dml_attr_int(n->attrs, n->n_attrs, "to", 0) == 7);
+  if ((n = node_named(f, "cos"))) {
+    const dml_attr_t *v = dml_ir_node_attr(n, "value");
+    CHECK(v && v->kind == DML_ATTR_TENSOR && v->tensor.dtype == DML_DTYPE_F32 &&
+          v->tensor.rank == 1 && v->tensor.dims[0] == 1 && v->tensor.data &&
+          *(const float *)v->tensor.data == 0.5f);
+  }
+  if ((n = node_named(f, "lr"))) CHECK_NEAR(dml_attr_float(n->attrs, n->n_attrs, "alpha", 0), 0.1, 1e-7);
+  if ((n = node_named(f, "tr"))) {
+    size_t k = 0;
+    const int64_t *perm = dml_attr_ints(n->attrs, n->n_attrs, "perm", &k);
+    CHECK(perm && k == 2 && perm[0] == 1 && perm[1] == 0);
+  }
+  if ((n = node_named(f, "resize"))) CHECK(strcmp(attr_s(n, "nearest_mode"), "floor") == 0);
+  if ((n = node_named(f, "rmean"))) {
+    const int64_t one[1] = {1};
+    CHECK(is_i64_const(n->inputs[1], one, 1));
+  }
+  CHECK(f->n_args == 1 && f->n_results == 9);
+  CHECK(module_well_formed(m));
+  dml_ir_module_release(m);
+}
+
 static void test_softmax_opset12(void) {
   dml_ir_module_t *m = NULL;
   CHECK_OK(import_fixture("softmax12.onnx", &m));
@@ -415,9 +528,9 @@ static void test_unsupported_ops_listed_at_once(void) {
     CHECK_ERROR(import_fixture("unsupported.onnx", &m), DML_STATUS_UNIMPLEMENTED, want[i]);
   const char *want2[] = {
       "model uses 1 unsupported op (opset 13): com.microsoft.FusedGemm; and 1 unsupported "
-      "attribute: Resize attribute mode='cubic'",
+      "attribute: Resize mode='cubic'",
       "node 'fg' (FusedGemm): domain 'com.microsoft' is not supported",
-      "node 'rz' (Resize): unsupported attribute mode='cubic'",
+      "node 'rz' (Resize): unsupported mode='cubic'",
   };
   for (size_t i = 0; i < sizeof(want2) / sizeof(want2[0]); i++)
     CHECK_ERROR(import_fixture("custom_domain.onnx", &m), DML_STATUS_UNIMPLEMENTED, want2[i]);
@@ -429,6 +542,10 @@ static void test_opset_errors(void) {
   CHECK_ERROR(import_fixture("opset18.onnx", &m), DML_STATUS_UNIMPLEMENTED,
               "error: onnx.import: model uses opset 18 of the default ONNX domain; supported "
               "opsets are 7..17");
+  CHECK_ERROR(import_fixture("opset6.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "model uses opset 6 of the default ONNX domain; supported opsets are 7..17");
+  CHECK_ERROR(import_fixture("opset6.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "re-export the model with an opset in 7..17");
   CHECK(m == NULL);
 }
 
@@ -514,6 +631,8 @@ int main(void) {
   RUN(test_initializer_also_input);
   RUN(test_opset11_attribute_forms);
   RUN(test_opset7_attribute_forms);
+  RUN(test_opset9_10_forms);
+  RUN(test_ops13);
   RUN(test_softmax_opset12);
   RUN(test_unsorted_graph_is_sorted);
   RUN(test_batch_bound_option);
