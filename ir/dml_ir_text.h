@@ -1,23 +1,34 @@
 /*
  * dml_ir_text.h — the textual IR (.dmlir): printer, parser.
  *
- * Syntax (docs/ir-syntax.md has the grammar):
+ * Syntax (docs/ir-syntax.md has the grammar and the decisions):
  *
  *   module {
  *     sym batch <= 64
  *     global @fc1.weight : f32[256,784] param = dense<0x0000803f...>
  *     global @shape0 : i64[2] = dense<[-1, 784]>
- *     func @forward(%input: f32[batch,784]) -> (f32[batch,10]) {
- *       %0 = Gemm(%input, @fc1.weight, @fc1.bias) {transB = 1} : f32[batch,256]
- *       %1 = Relu(%0) : f32[batch,256]
- *       %2, %3 = Split(%1, _) {axis = 1} : f32[batch,128], f32[batch,128]
- *       return %1
+ *     global @state : f32[4] state
+ *     func @forward(%input: f32[batch,784]) -> (f32[batch,128], f32[batch,128]) arena(1024) {
+ *       %0 = Gemm(%input, @fc1.weight, _) {alpha = 1.0, transB = 1} : f32[batch,256] mem(0, 65536) loc("/fc1/Gemm")
+ *       %a, %b = Split(%0, _) {axis = 1} : f32[batch,128], f32[batch,128]
+ *       return %a, %b
  *     }
  *   }
  *
+ * - types: f32[784], f32[batch], f32[16*batch], f32[] (rank 0), f32[?]
+ *   (unknown rank), ?[?] (unknown dtype and rank: before inference);
+ * - values: %name when the name is unique in the function and an identifier,
+ *   %"quoted" when unique but not, %N otherwise (unnamed after parsing);
+ *   globals @name or @"quoted"; `_` is an absent optional input;
+ * - attributes in stored order: 3, 0.5 (always with '.' or exponent; nan,
+ *   inf), "str", [1, 2], [1.5], ["a"], ints[] floats[] strings[] (empty),
+ *   tensor<f32[2]> dense<[1.0, 2.0]>;
+ * - dense data: a decimal list up to 16 elements, else 0x hex bytes
+ *   (little-endian); dense<elided> when elided (the parser rejects it);
+ * - `//` comments to end of line.
+ *
  * Printing then parsing gives an identical module (same text when printed
- * again); constants larger than the elide limit print as dense<elided>,
- * which the parser rejects with a clear error.
+ * again): dense data bit-exact, float attributes too (NaN payloads aside).
  */
 #ifndef DML_IR_TEXT_H_
 #define DML_IR_TEXT_H_

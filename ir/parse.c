@@ -163,8 +163,8 @@ static dml_status_t err_at(parser_t *p, size_t pos, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  dml_status_t st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir.parse",
-                                    "invalid IR text");
+  dml_status_t st =
+      dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir.parse", "invalid IR text");
   st = dml_status_detail(st, "%s:%zu:%zu: %s", p->file, line, pos - line_start + 1, msg);
   /* The source line (at most 160 bytes) and a caret when the column is in it. */
   char src[700];
@@ -226,7 +226,9 @@ static int is_ident_start(int c) {
 static int is_ident_char(int c) {
   return is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
 }
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
+static int is_digit(int c) {
+  return c >= '0' && c <= '9';
+}
 static int hex_val(int c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -365,8 +367,9 @@ static dml_status_t lex(parser_t *p) {
       t->spos = i + 2;
       t->slen = e - i - 3;
     } else {
-      return err_at(p, i, "expected a name after '%c' (an identifier%s or a quoted string)",
-                    c, c == '%' ? ", a number" : "");
+      return err_at(p, i,
+                    "expected a name after '%c' (an identifier%s or a quoted string)", c,
+                    c == '%' ? ", a number" : "");
     }
   } else if (c == '<' && at(p, i + 1) == '=') {
     t->kind = T_LE;
@@ -398,7 +401,8 @@ static int is_punct(const parser_t *p, char c) {
 
 static int is_word(const parser_t *p, const char *w) {
   size_t n = strlen(w);
-  return p->tok.kind == T_IDENT && p->tok.len == n && memcmp(p->text + p->tok.pos, w, n) == 0;
+  return p->tok.kind == T_IDENT && p->tok.len == n &&
+         memcmp(p->text + p->tok.pos, w, n) == 0;
 }
 
 static dml_status_t expect_punct(parser_t *p, char c) {
@@ -443,15 +447,27 @@ static size_t decode_into(const parser_t *p, const tok_t *t, char *dst) {
       }
       char e = s[i + 1];
       switch (e) {
-        case 'n': dst[k++] = '\n'; i += 2; break;
-        case 't': dst[k++] = '\t'; i += 2; break;
-        case 'r': dst[k++] = '\r'; i += 2; break;
+        case 'n':
+          dst[k++] = '\n';
+          i += 2;
+          break;
+        case 't':
+          dst[k++] = '\t';
+          i += 2;
+          break;
+        case 'r':
+          dst[k++] = '\r';
+          i += 2;
+          break;
         case 'x':
           dst[k++] = (char)(hex_val((unsigned char)s[i + 2]) * 16 +
                             hex_val((unsigned char)s[i + 3]));
           i += 4;
           break;
-        default: dst[k++] = e; i += 2; break; /* \" and \\ */
+        default:
+          dst[k++] = e;
+          i += 2;
+          break; /* \" and \\ */
       }
     }
   }
@@ -500,11 +516,11 @@ static dml_status_t tok_magnitude(parser_t *p, int *out_neg, uint64_t *out_mag) 
 /* The current token as an int64 in [lo, hi] (`what` names it in errors);
  * advances. */
 static dml_status_t parse_i64(parser_t *p, int64_t lo, const char *what, int64_t *out) {
-  int neg;
-  uint64_t mag;
+  int neg = 0;
+  uint64_t mag = 0;
   if (p->tok.kind != T_INT) return expected(p, what);
   DML_RETURN_IF_ERROR(tok_magnitude(p, &neg, &mag));
-  int64_t v;
+  int64_t v = 0;
   if (neg) {
     if (mag > (uint64_t)INT64_MAX + 1) return expected(p, what);
     v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
@@ -537,7 +553,7 @@ static int is_float_tok(const parser_t *p) {
 static dml_status_t parse_symref(parser_t *p, int32_t *out) {
   if (p->tok.kind != T_IDENT && p->tok.kind != T_STRING)
     return expected(p, "a symbol name");
-  const char *name;
+  const char *name = NULL;
   DML_RETURN_IF_ERROR(tok_scratch(p, &p->tok, &name, NULL));
   int32_t s = dml_ir_module_find_symbol(p->m, name);
   if (s < 0) return expected(p, "a symbol declared with `sym NAME <= BOUND`");
@@ -554,7 +570,8 @@ static dml_status_t parse_type(parser_t *p, dml_type_t *out) {
   } else if (p->tok.kind == T_IDENT) {
     t.dtype = dml_dtype_from_name(p->text + p->tok.pos, p->tok.len);
     if (t.dtype == DML_DTYPE_INVALID)
-      return expected(p, "a dtype (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64 bool, or ?)");
+      return expected(
+          p, "a dtype (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64 bool, or ?)");
   } else {
     return expected(p, "a type such as f32[2,batch]");
   }
@@ -596,7 +613,7 @@ static dml_status_t parse_mem(parser_t *p, dml_ir_value_t *v) {
   if (!is_word(p, "mem")) return DML_OK;
   DML_RETURN_IF_ERROR(lex(p));
   DML_RETURN_IF_ERROR(expect_punct(p, '('));
-  int64_t off, bytes;
+  int64_t off = 0, bytes = 0;
   DML_RETURN_IF_ERROR(parse_i64(p, 0, "an arena offset >= 0", &off));
   DML_RETURN_IF_ERROR(expect_punct(p, ','));
   DML_RETURN_IF_ERROR(parse_i64(p, INT64_MIN, "a size in bytes", &bytes));
@@ -615,7 +632,7 @@ static dml_status_t parse_elem(parser_t *p, dml_dtype_t dt, unsigned char *dst) 
       snprintf(what, sizeof(what), "a number for %s data", dml_dtype_name(dt));
       return expected(p, what);
     }
-    const char *s;
+    const char *s = NULL;
     DML_RETURN_IF_ERROR(number_text(p, &s));
     dml_ir_text_float_from_str_(dt, s, dst);
     return lex(p);
@@ -624,8 +641,8 @@ static dml_status_t parse_elem(parser_t *p, dml_dtype_t dt, unsigned char *dst) 
     uint8_t b;
     if (is_word(p, "true") || is_word(p, "false")) {
       b = is_word(p, "true");
-    } else if (p->tok.kind == T_INT && p->tok.len == 1 && (p->text[p->tok.pos] == '0' ||
-                                                         p->text[p->tok.pos] == '1')) {
+    } else if (p->tok.kind == T_INT && p->tok.len == 1 &&
+               (p->text[p->tok.pos] == '0' || p->text[p->tok.pos] == '1')) {
       b = p->text[p->tok.pos] == '1';
     } else {
       return expected(p, "true, false, 0 or 1 for bool data");
@@ -635,8 +652,8 @@ static dml_status_t parse_elem(parser_t *p, dml_dtype_t dt, unsigned char *dst) 
   }
   snprintf(what, sizeof(what), "an integer in the range of %s", dml_dtype_name(dt));
   if (p->tok.kind != T_INT) return expected(p, what);
-  int neg;
-  uint64_t mag;
+  int neg = 0;
+  uint64_t mag = 0;
   DML_RETURN_IF_ERROR(tok_magnitude(p, &neg, &mag));
   if (neg && mag == 0) neg = 0;
   uint64_t umax;
@@ -779,26 +796,34 @@ static dml_status_t parse_list_attr(parser_t *p, dml_ir_node_t *n, const char *n
   int has_float = 0, has_string = 0, has_int = 0;
   while (!st && !is_punct(p, ']')) {
     if (l.n && (st = expect_punct(p, ','))) break;
-    if (p->tok.kind == T_INT) has_int = 1;
-    else if (is_float_tok(p)) has_float = 1;
-    else if (p->tok.kind == T_STRING) has_string = 1;
+    if (p->tok.kind == T_INT)
+      has_int = 1;
+    else if (is_float_tok(p))
+      has_float = 1;
+    else if (p->tok.kind == T_STRING)
+      has_string = 1;
     else {
       st = expected(p, "a list element (an integer, a float or a string)");
       break;
     }
-    if (!tok_list_push(&l, &p->tok)) st = oom();
-    else st = lex(p);
+    if (!tok_list_push(&l, &p->tok))
+      st = oom();
+    else
+      st = lex(p);
   }
   if (!st && kind == LIST_ANY) {
     if (!l.n)
-      st = err_at(p, open,
-                  "expected a typed empty list (ints[], floats[] or strings[]), found '[]'");
+      st = err_at(
+          p, open,
+          "expected a typed empty list (ints[], floats[] or strings[]), found '[]'");
     kind = has_string ? LIST_STRINGS : has_float ? LIST_FLOATS : LIST_INTS;
   }
   if (!st && ((kind == LIST_STRINGS && (has_int || has_float)) ||
               (kind != LIST_STRINGS && has_string) || (kind == LIST_INTS && has_float)))
     st = err_at(p, open, "expected a list of %s only",
-                kind == LIST_STRINGS ? "strings" : kind == LIST_INTS ? "integers" : "numbers");
+                kind == LIST_STRINGS ? "strings"
+                : kind == LIST_INTS  ? "integers"
+                                     : "numbers");
   void *arr = NULL;
   if (!st && l.n) {
     arr = calloc(l.n, 8);
@@ -808,14 +833,14 @@ static dml_status_t parse_list_attr(parser_t *p, dml_ir_node_t *n, const char *n
   for (size_t i = 0; !st && i < l.n; i++) {
     p->tok = l.t[i]; /* re-read each element token for conversion and errors */
     if (kind == LIST_INTS) {
-      int neg;
-      uint64_t mag;
+      int neg = 0;
+      uint64_t mag = 0;
       st = tok_magnitude(p, &neg, &mag);
       if (!st && (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > (uint64_t)INT64_MAX))
         st = expected(p, "an integer in int64 range");
       if (!st) ((int64_t *)arr)[i] = neg ? (int64_t)(0 - mag) : (int64_t)mag;
     } else if (kind == LIST_FLOATS) {
-      const char *s;
+      const char *s = NULL;
       st = number_text(p, &s);
       if (!st) dml_ir_text_float_from_str_(DML_DTYPE_F64, s, (double *)arr + i);
     } else {
@@ -824,10 +849,12 @@ static dml_status_t parse_list_attr(parser_t *p, dml_ir_node_t *n, const char *n
   }
   p->tok = close;
   if (!st) {
-    if (kind == LIST_INTS) st = dml_ir_node_set_attr_ints(n, name, (const int64_t *)arr, l.n);
+    if (kind == LIST_INTS)
+      st = dml_ir_node_set_attr_ints(n, name, (const int64_t *)arr, l.n);
     else if (kind == LIST_FLOATS)
       st = dml_ir_node_set_attr_floats(n, name, (const double *)arr, l.n);
-    else st = dml_ir_node_set_attr_strings(n, name, (const char *const *)arr, l.n);
+    else
+      st = dml_ir_node_set_attr_strings(n, name, (const char *const *)arr, l.n);
     st = wrap(p, open, st);
   }
   if (!st) st = lex(p); /* past ']' */
@@ -839,28 +866,29 @@ static dml_status_t parse_list_attr(parser_t *p, dml_ir_node_t *n, const char *n
 static dml_status_t parse_attr_value(parser_t *p, dml_ir_node_t *n, const char *name) {
   size_t pos = p->tok.pos;
   if (p->tok.kind == T_INT) {
-    int64_t v;
+    int64_t v = 0;
     DML_RETURN_IF_ERROR(parse_i64(p, INT64_MIN, "an integer in int64 range", &v));
     return wrap(p, pos, dml_ir_node_set_attr_int(n, name, v));
   }
   if (is_float_tok(p)) {
-    const char *s;
-    double v;
+    const char *s = NULL;
+    double v = 0;
     DML_RETURN_IF_ERROR(number_text(p, &s));
     dml_ir_text_float_from_str_(DML_DTYPE_F64, s, &v);
     DML_RETURN_IF_ERROR(lex(p));
     return wrap(p, pos, dml_ir_node_set_attr_float(n, name, v));
   }
   if (p->tok.kind == T_STRING) {
-    const char *s;
+    const char *s = NULL;
     DML_RETURN_IF_ERROR(tok_scratch(p, &p->tok, &s, NULL));
     DML_RETURN_IF_ERROR(wrap(p, pos, dml_ir_node_set_attr_string(n, name, s)));
     return lex(p);
   }
   if (is_punct(p, '[')) return parse_list_attr(p, n, name, LIST_ANY);
-  int kind = is_word(p, "ints") ? LIST_INTS : is_word(p, "floats") ? LIST_FLOATS
-             : is_word(p, "strings")                               ? LIST_STRINGS
-                                                                   : LIST_ANY;
+  int kind = is_word(p, "ints")      ? LIST_INTS
+             : is_word(p, "floats")  ? LIST_FLOATS
+             : is_word(p, "strings") ? LIST_STRINGS
+                                     : LIST_ANY;
   if (kind != LIST_ANY) {
     DML_RETURN_IF_ERROR(lex(p));
     if (!is_punct(p, '[')) return expected(p, "'['");
@@ -900,7 +928,7 @@ static dml_status_t parse_attrs(parser_t *p, dml_ir_node_t *n) {
     first = 0;
     if (p->tok.kind != T_IDENT && p->tok.kind != T_STRING)
       return expected(p, "an attribute name");
-    const char *name;
+    const char *name = NULL;
     DML_RETURN_IF_ERROR(tok_arena(p, &p->tok, &name));
     if (dml_ir_node_attr(n, name)) return expected(p, "a new attribute name (each once)");
     DML_RETURN_IF_ERROR(lex(p));
@@ -921,7 +949,8 @@ static dml_status_t lookup_local(parser_t *p, const tok_t *t, dml_ir_value_t **o
   const char *k = p->text + t->spos;
   size_t len = t->slen;
   if (t->quoted) DML_RETURN_IF_ERROR(tok_scratch(p, t, &k, &len));
-  *out = (dml_ir_value_t *)map_get(&p->values, k, len, t->kind == T_VNUM ? KEY_NUM : KEY_NAME);
+  *out = (dml_ir_value_t *)map_get(&p->values, k, len,
+                                   t->kind == T_VNUM ? KEY_NUM : KEY_NAME);
   return DML_OK;
 }
 
@@ -933,8 +962,8 @@ static dml_status_t define_local(parser_t *p, const tok_t *t, dml_ir_value_t *v)
     p->tok = *t;
     return expected(p, "a value name not defined before in this function");
   }
-  const char *key;
-  size_t len;
+  const char *key = NULL;
+  size_t len = 0;
   if (t->kind == T_VNUM) {
     key = p->text + t->spos;
     len = t->slen;
@@ -977,9 +1006,10 @@ static dml_status_t parse_operand(parser_t *p, int allow_absent, dml_ir_value_t 
 /* sym NAME <= BOUND */
 static dml_status_t parse_sym(parser_t *p) {
   DML_RETURN_IF_ERROR(lex(p));
-  if (p->tok.kind != T_IDENT && p->tok.kind != T_STRING) return expected(p, "a symbol name");
+  if (p->tok.kind != T_IDENT && p->tok.kind != T_STRING)
+    return expected(p, "a symbol name");
   tok_t name_tok = p->tok;
-  const char *name;
+  const char *name = NULL;
   DML_RETURN_IF_ERROR(tok_arena(p, &name_tok, &name));
   if (dml_ir_module_find_symbol(p->m, name) >= 0)
     return expected(p, "a new symbol name (each declared once)");
@@ -987,7 +1017,7 @@ static dml_status_t parse_sym(parser_t *p) {
   if (p->tok.kind != T_LE) return expected(p, "'<='");
   DML_RETURN_IF_ERROR(lex(p));
   size_t bpos = p->tok.pos;
-  int64_t bound;
+  int64_t bound = 0;
   DML_RETURN_IF_ERROR(parse_i64(p, 1, "an upper bound >= 1", &bound));
   return wrap(p, bpos, dml_ir_module_add_symbol(p->m, name, bound, NULL));
 }
@@ -997,7 +1027,7 @@ static dml_status_t parse_global(parser_t *p) {
   DML_RETURN_IF_ERROR(lex(p));
   if (p->tok.kind != T_GNAME) return expected(p, "a global name (@name)");
   tok_t name_tok = p->tok;
-  const char *name;
+  const char *name = NULL;
   DML_RETURN_IF_ERROR(tok_arena(p, &name_tok, &name));
   if (map_get(&p->globals, name, strlen(name), KEY_NAME))
     return expected(p, "a new global name (each declared once)");
@@ -1012,9 +1042,12 @@ static dml_status_t parse_global(parser_t *p) {
   DML_RETURN_IF_ERROR(parse_mem(p, &tmp));
   uint32_t flags = 0;
   for (;;) {
-    if (is_word(p, "param")) flags |= DML_IR_GLOBAL_PARAM;
-    else if (is_word(p, "state")) flags |= DML_IR_GLOBAL_STATE;
-    else break;
+    if (is_word(p, "param"))
+      flags |= DML_IR_GLOBAL_PARAM;
+    else if (is_word(p, "state"))
+      flags |= DML_IR_GLOBAL_STATE;
+    else
+      break;
     DML_RETURN_IF_ERROR(lex(p));
   }
   unsigned char *data = NULL;
@@ -1027,9 +1060,8 @@ static dml_status_t parse_global(parser_t *p) {
   }
   static const unsigned char empty[1] = {0};
   dml_ir_value_t *g = NULL;
-  dml_status_t st = dml_ir_module_add_global(p->m, name, &type,
-                                             has_data ? (data ? data : empty) : NULL,
-                                             bytes, flags, &g);
+  dml_status_t st = dml_ir_module_add_global(
+      p->m, name, &type, has_data ? (data ? data : empty) : NULL, bytes, flags, &g);
   free(data);
   DML_RETURN_IF_ERROR(wrap(p, name_tok.pos, st));
   g->mem_offset = tmp.mem_offset;
@@ -1089,12 +1121,14 @@ static dml_status_t parse_node(parser_t *p, stmt_bufs_t *b) {
   if ((long long)b->n_ops < info->min_inputs ||
       (info->max_inputs >= 0 && (long long)b->n_ops > info->max_inputs)) {
     char range[48];
-    if (info->max_inputs < 0) snprintf(range, sizeof(range), "at least %d", info->min_inputs);
+    if (info->max_inputs < 0)
+      snprintf(range, sizeof(range), "at least %d", info->min_inputs);
     else if (info->max_inputs == info->min_inputs)
       snprintf(range, sizeof(range), "%d", info->min_inputs);
-    else snprintf(range, sizeof(range), "%d to %d", info->min_inputs, info->max_inputs);
-    return err_at(p, op_tok.pos, "expected %s operands for %s, found %zu", range, info->name,
-                  b->n_ops);
+    else
+      snprintf(range, sizeof(range), "%d to %d", info->min_inputs, info->max_inputs);
+    return err_at(p, op_tok.pos, "expected %s operands for %s, found %zu", range,
+                  info->name, b->n_ops);
   }
   if ((long long)b->n_res < info->min_outputs ||
       (info->max_outputs >= 0 && (long long)b->n_res > info->max_outputs)) {
@@ -1103,7 +1137,8 @@ static dml_status_t parse_node(parser_t *p, stmt_bufs_t *b) {
       snprintf(range, sizeof(range), "at least %d", info->min_outputs);
     else if (info->max_outputs == info->min_outputs)
       snprintf(range, sizeof(range), "%d", info->min_outputs);
-    else snprintf(range, sizeof(range), "%d to %d", info->min_outputs, info->max_outputs);
+    else
+      snprintf(range, sizeof(range), "%d to %d", info->min_outputs, info->max_outputs);
     return err_at(p, b->n_res ? b->res[0].pos : op_tok.pos,
                   "expected %s results for %s, found %zu", range, info->name, b->n_res);
   }
@@ -1158,7 +1193,7 @@ static dml_status_t parse_func_body(parser_t *p, stmt_bufs_t *b, size_t header_p
     DML_RETURN_IF_ERROR(expect_punct(p, ':'));
     dml_type_t t;
     DML_RETURN_IF_ERROR(parse_type(p, &t));
-    dml_ir_value_t *v;
+    dml_ir_value_t *v = NULL;
     DML_RETURN_IF_ERROR(wrap(p, arg_tok.pos, dml_ir_function_add_arg(f, NULL, &t, &v)));
     DML_RETURN_IF_ERROR(parse_mem(p, v));
     DML_RETURN_IF_ERROR(define_local(p, &arg_tok, v));
@@ -1222,12 +1257,11 @@ static dml_status_t parse_func(parser_t *p) {
   size_t header_pos = p->tok.pos;
   DML_RETURN_IF_ERROR(lex(p));
   if (p->tok.kind != T_GNAME) return expected(p, "a function name (@name)");
-  const char *name;
+  const char *name = NULL;
   DML_RETURN_IF_ERROR(tok_scratch(p, &p->tok, &name, NULL));
   if (dml_ir_module_find_function(p->m, name))
     return expected(p, "a new function name (each defined once)");
-  DML_RETURN_IF_ERROR(
-      wrap(p, p->tok.pos, dml_ir_function_create(p->m, name, &p->f)));
+  DML_RETURN_IF_ERROR(wrap(p, p->tok.pos, dml_ir_function_create(p->m, name, &p->f)));
   DML_RETURN_IF_ERROR(lex(p));
   map_clear(&p->values);
   stmt_bufs_t b;
@@ -1245,9 +1279,12 @@ static dml_status_t parse_items(parser_t *p, int in_module) {
   for (;;) {
     if (in_module && is_punct(p, '}')) return DML_OK;
     if (!in_module && p->tok.kind == T_EOF) return DML_OK;
-    if (is_word(p, "sym")) DML_RETURN_IF_ERROR(parse_sym(p));
-    else if (is_word(p, "global")) DML_RETURN_IF_ERROR(parse_global(p));
-    else if (is_word(p, "func")) DML_RETURN_IF_ERROR(parse_func(p));
+    if (is_word(p, "sym"))
+      DML_RETURN_IF_ERROR(parse_sym(p));
+    else if (is_word(p, "global"))
+      DML_RETURN_IF_ERROR(parse_global(p));
+    else if (is_word(p, "func"))
+      DML_RETURN_IF_ERROR(parse_func(p));
     else
       return expected(p, in_module ? "'sym', 'global', 'func' or '}'"
                                    : "'module', 'sym', 'global' or 'func'");

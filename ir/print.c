@@ -105,8 +105,10 @@ static void put_quoted(FILE *out, const char *s) {
 
 /* A name: bare when identifier-like, quoted otherwise. */
 static void put_name(FILE *out, const char *s) {
-  if (is_ident(s)) fputs(s, out);
-  else put_quoted(out, s ? s : "");
+  if (is_ident(s))
+    fputs(s, out);
+  else
+    put_quoted(out, s ? s : "");
 }
 
 /* Makes `buf` (a %g result) unmistakably a float literal. */
@@ -193,21 +195,21 @@ static int format_int_elem(dml_dtype_t dt, const void *p, char *buf, size_t cap)
       snprintf(buf, cap, "%s", b ? "true" : "false");
       return 1;
     }
-#define INT_CASE(DT, T, FMT, CAST) \
-  case DT: {                       \
-    T x;                           \
-    memcpy(&x, p, sizeof(x));      \
+#define INT_CASE(DT, T, FMT, CAST)    \
+  case DT: {                          \
+    T x;                              \
+    memcpy(&x, p, sizeof(x));         \
     snprintf(buf, cap, FMT, (CAST)x); \
-    return 1;                      \
+    return 1;                         \
   }
-    INT_CASE(DML_DTYPE_I8, int8_t, "%lld", long long)
-    INT_CASE(DML_DTYPE_I16, int16_t, "%lld", long long)
-    INT_CASE(DML_DTYPE_I32, int32_t, "%lld", long long)
-    INT_CASE(DML_DTYPE_I64, int64_t, "%lld", long long)
-    INT_CASE(DML_DTYPE_U8, uint8_t, "%llu", unsigned long long)
-    INT_CASE(DML_DTYPE_U16, uint16_t, "%llu", unsigned long long)
-    INT_CASE(DML_DTYPE_U32, uint32_t, "%llu", unsigned long long)
-    INT_CASE(DML_DTYPE_U64, uint64_t, "%llu", unsigned long long)
+      INT_CASE(DML_DTYPE_I8, int8_t, "%lld", long long)
+      INT_CASE(DML_DTYPE_I16, int16_t, "%lld", long long)
+      INT_CASE(DML_DTYPE_I32, int32_t, "%lld", long long)
+      INT_CASE(DML_DTYPE_I64, int64_t, "%lld", long long)
+      INT_CASE(DML_DTYPE_U8, uint8_t, "%llu", unsigned long long)
+      INT_CASE(DML_DTYPE_U16, uint16_t, "%llu", unsigned long long)
+      INT_CASE(DML_DTYPE_U32, uint32_t, "%llu", unsigned long long)
+      INT_CASE(DML_DTYPE_U64, uint64_t, "%llu", unsigned long long)
 #undef INT_CASE
     default: return 0;
   }
@@ -266,8 +268,10 @@ static void put_dense(printer_t *p, dml_dtype_t dt, const void *data, size_t byt
 
 static void put_type(printer_t *p, const dml_type_t *t) {
   FILE *out = p->out;
-  if (t->dtype == DML_DTYPE_INVALID) fputc('?', out);
-  else fputs(dml_dtype_name(t->dtype), out);
+  if (t->dtype == DML_DTYPE_INVALID)
+    fputc('?', out);
+  else
+    fputs(dml_dtype_name(t->dtype), out);
   fputc('[', out);
   if (t->rank < 0) {
     fputc('?', out);
@@ -281,8 +285,10 @@ static void put_type(printer_t *p, const dml_type_t *t) {
         continue;
       }
       if (d->value != 1) fprintf(out, "%lld*", (long long)d->value);
-      if ((uint32_t)d->sym < p->m->n_symbols) put_name(out, p->m->symbols[d->sym].name);
-      else fprintf(out, "?%d", (int)d->sym); /* broken symbol index */
+      if ((uint32_t)d->sym < p->m->n_symbols)
+        put_name(out, p->m->symbols[d->sym].name);
+      else
+        fprintf(out, "?%d", (int)d->sym); /* broken symbol index */
     }
   }
   fputc(']', out);
@@ -290,7 +296,8 @@ static void put_type(printer_t *p, const dml_type_t *t) {
 
 static void put_mem(printer_t *p, const dml_ir_value_t *v) {
   if (v->mem_offset >= 0)
-    fprintf(p->out, " mem(%lld, %lld)", (long long)v->mem_offset, (long long)v->mem_bytes);
+    fprintf(p->out, " mem(%lld, %lld)", (long long)v->mem_offset,
+            (long long)v->mem_bytes);
 }
 
 static void put_value(printer_t *p, const dml_ir_value_t *v) {
@@ -306,8 +313,10 @@ static void put_value(printer_t *p, const dml_ir_value_t *v) {
   }
   if (v->id < p->n_ids && p->who[v->id] == v) {
     fputc('%', out);
-    if (p->num[v->id] >= 0) fprintf(out, "%lld", (long long)p->num[v->id]);
-    else put_name(out, v->name);
+    if (p->num[v->id] >= 0)
+      fprintf(out, "%lld", (long long)p->num[v->id]);
+    else
+      put_name(out, v->name);
     return;
   }
   /* Not defined in this function: print something the parser reports. */
@@ -446,8 +455,10 @@ static void put_attr(printer_t *p, const dml_attr_t *a) {
       put_type(p, &ty);
       fputs("> ", out);
       size_t bytes = dml_tensor_bytes(t);
-      if (bytes == SIZE_MAX) fputs("dense<elided>", out);
-      else put_dense(p, t->dtype, t->data, bytes);
+      if (bytes == SIZE_MAX)
+        fputs("dense<elided>", out);
+      else
+        put_dense(p, t->dtype, t->data, bytes);
       return;
     }
   }
@@ -520,8 +531,10 @@ static dml_status_t put_function(printer_t *p, const dml_ir_function_t *f) {
   fputs(") -> (", out);
   for (uint32_t i = 0; i < f->n_results; i++) {
     if (i) fputs(", ", out);
-    if (f->results[i]) put_type(p, &f->results[i]->type);
-    else fputs("?[?]", out);
+    if (f->results[i])
+      put_type(p, &f->results[i]->type);
+    else
+      fputs("?[?]", out);
   }
   fputc(')', out);
   if (f->arena_bytes >= 0) fprintf(out, " arena(%lld)", (long long)f->arena_bytes);
@@ -572,10 +585,11 @@ static dml_status_t finish(FILE *out) {
   return DML_OK;
 }
 
-dml_status_t dml_ir_print_module(const dml_ir_module_t *m, const dml_ir_print_options_t *opts,
-                                 FILE *out) {
+dml_status_t dml_ir_print_module(const dml_ir_module_t *m,
+                                 const dml_ir_print_options_t *opts, FILE *out) {
   if (!m || !out)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir.print", "no module or stream");
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir.print",
+                           "no module or stream");
   printer_t p;
   init_printer(&p, m, opts, out);
   fputs("module {\n", out);
@@ -598,7 +612,8 @@ dml_status_t dml_ir_print_module(const dml_ir_module_t *m, const dml_ir_print_op
 dml_status_t dml_ir_print_function(const dml_ir_function_t *f,
                                    const dml_ir_print_options_t *opts, FILE *out) {
   if (!f || !out || !f->module)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir.print", "no function or stream");
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir.print",
+                           "no function or stream");
   printer_t p;
   init_printer(&p, f->module, opts, out);
   DML_RETURN_IF_ERROR(put_function(&p, f));

@@ -36,10 +36,14 @@ static dml_status_t fail(const char *fmt, ...) {
 
 /* "%name" or "#id" for messages. */
 static const char *value_label(const dml_ir_value_t *v, char *buf, size_t cap) {
-  if (!v) snprintf(buf, cap, "_");
-  else if (v->kind == DML_IR_VALUE_GLOBAL) snprintf(buf, cap, "@%s", v->name ? v->name : "?");
-  else if (v->name) snprintf(buf, cap, "%%%s", v->name);
-  else snprintf(buf, cap, "#%u", (unsigned)v->id);
+  if (!v)
+    snprintf(buf, cap, "_");
+  else if (v->kind == DML_IR_VALUE_GLOBAL)
+    snprintf(buf, cap, "@%s", v->name ? v->name : "?");
+  else if (v->name)
+    snprintf(buf, cap, "%%%s", v->name);
+  else
+    snprintf(buf, cap, "#%u", (unsigned)v->id);
   return buf;
 }
 
@@ -116,10 +120,12 @@ static dml_status_t check_attrs(const dml_ir_node_t *n) {
               (bytes && !a->tensor.data);
         break;
       }
-      default: return fail("attribute '%s' has an invalid kind %d", a->name, (int)a->kind);
+      default:
+        return fail("attribute '%s' has an invalid kind %d", a->name, (int)a->kind);
     }
-    if (bad) return fail("attribute '%s' (%s) has no valid value", a->name,
-                         dml_attr_kind_name(a->kind));
+    if (bad)
+      return fail("attribute '%s' (%s) has no valid value", a->name,
+                  dml_attr_kind_name(a->kind));
   }
   return DML_OK;
 }
@@ -150,18 +156,24 @@ static dml_status_t check_node(verifier_t *vf, const dml_ir_function_t *f,
     }
     if (in_scope(vf, v)) continue;
     const char *why;
-    if (v->kind == DML_IR_VALUE_GLOBAL) why = "is not a global of this module";
-    else if (v->func != f) why = "belongs to another function";
-    else if (v->kind == DML_IR_VALUE_ARG) why = "is not an argument of this function";
-    else if (v->kind == DML_IR_VALUE_RESULT) why = "is not defined before this node";
-    else why = "has an invalid kind";
+    if (v->kind == DML_IR_VALUE_GLOBAL)
+      why = "is not a global of this module";
+    else if (v->func != f)
+      why = "belongs to another function";
+    else if (v->kind == DML_IR_VALUE_ARG)
+      why = "is not an argument of this function";
+    else if (v->kind == DML_IR_VALUE_RESULT)
+      why = "is not defined before this node";
+    else
+      why = "has an invalid kind";
     return fail("operand %u (%s) %s", i, value_label(v, lb, sizeof(lb)), why);
   }
   DML_RETURN_IF_ERROR(check_attrs(n));
   for (uint32_t i = 0; i < n->n_outputs; i++) {
     const dml_ir_value_t *v = n->outputs[i];
     if (!v) return fail("result %u is missing", i);
-    if (v->kind != DML_IR_VALUE_RESULT || v->def != n || v->def_index != i || v->func != f)
+    if (v->kind != DML_IR_VALUE_RESULT || v->def != n || v->def_index != i ||
+        v->func != f)
       return fail("result %u (%s) does not record this node as its definition", i,
                   value_label(v, lb, sizeof(lb)));
     if (!enter(vf, v))
@@ -192,14 +204,16 @@ static dml_status_t check_function(verifier_t *vf, const dml_ir_function_t *f) {
   for (uint32_t i = 0; i < f->n_args; i++) {
     const dml_ir_value_t *v = f->args[i];
     dml_status_t st = DML_OK;
-    if (!v) st = fail("argument %u is missing", i);
+    if (!v)
+      st = fail("argument %u is missing", i);
     else if (v->kind != DML_IR_VALUE_ARG || v->func != f)
       st = fail("argument %u (%s) is not an argument of this function", i,
                 value_label(v, lb, sizeof(lb)));
     else if (!enter(vf, v))
       st = fail("argument %u (%s) appears twice or has a bad id", i,
                 value_label(v, lb, sizeof(lb)));
-    else st = check_type(vf, v, "argument");
+    else
+      st = check_type(vf, v, "argument");
     if (st) {
       leave_function(vf, f, f->first);
       return at_node(st, f, NULL);
@@ -250,10 +264,13 @@ static dml_status_t check_module(verifier_t *vf) {
   dml_status_t st = DML_OK;
   for (uint32_t i = 0; !st && i < m->n_symbols; i++) {
     const dml_ir_symbol_t *s = &m->symbols[i];
-    if (!s->name || !*s->name) st = fail("symbol %u has no name", i);
+    if (!s->name || !*s->name)
+      st = fail("symbol %u has no name", i);
     else if (s->bound < 1)
-      st = fail("symbol '%s' has bound %lld (bounds are >= 1)", s->name, (long long)s->bound);
-    else names[i] = s->name;
+      st = fail("symbol '%s' has bound %lld (bounds are >= 1)", s->name,
+                (long long)s->bound);
+    else
+      names[i] = s->name;
   }
   if (!st) st = check_unique(names, m->n_symbols, "symbol");
   char lb[160];
@@ -265,7 +282,8 @@ static dml_status_t check_module(verifier_t *vf) {
     }
     names[i] = g->name;
     if (!enter(vf, g)) {
-      st = fail("global %s appears twice or has a bad id", value_label(g, lb, sizeof(lb)));
+      st =
+          fail("global %s appears twice or has a bad id", value_label(g, lb, sizeof(lb)));
       break;
     }
     st = check_type(vf, g, "global");
@@ -278,8 +296,10 @@ static dml_status_t check_module(verifier_t *vf) {
   }
   if (!st) st = check_unique(names, m->n_globals, "global");
   for (uint32_t i = 0; !st && i < m->n_functions; i++) {
-    if (!m->functions[i]) st = fail("function %u is missing", i);
-    else names[i] = m->functions[i]->name ? m->functions[i]->name : "";
+    if (!m->functions[i])
+      st = fail("function %u is missing", i);
+    else
+      names[i] = m->functions[i]->name ? m->functions[i]->name : "";
   }
   if (!st) st = check_unique(names, m->n_functions, "function");
   for (uint32_t i = 0; !st && i < m->n_functions; i++)

@@ -61,8 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text2 = print_to_memory(m2, &len2);
   dml_ir_module_release(m2);
   if (text2 && (len1 != len2 || memcmp(text1, text2, len1) != 0)) {
-    fprintf(stderr, "print -> parse -> print differs:\n%.*s\n---\n%.*s\n", (int)len1, text1,
-            (int)len2, text2);
+    fprintf(stderr, "print -> parse -> print differs:\n%.*s\n---\n%.*s\n", (int)len1,
+            text1, (int)len2, text2);
     abort();
   }
   free(text1);

@@ -24,17 +24,21 @@ static const err_case_t k_cases[] = {
      "t.dmlir:5:15: expected a value defined before this use, found '%0'"},
     /* redefinition */
     {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %x = Relu(%x) : f32[2]\n",
-     "t.dmlir:5:5: expected a value name not defined before in this function, found '%x'"},
+     "t.dmlir:5:5: expected a value name not defined before in this function, found "
+     "'%x'"},
     {HDR "  func @f(%x: f32[2], %x: f32[2]) -> () {\n",
-     "t.dmlir:4:23: expected a value name not defined before in this function, found '%x'"},
+     "t.dmlir:4:23: expected a value name not defined before in this function, found "
+     "'%x'"},
     /* an unknown global */
     {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Add(%x, @v) : f32[2]\n",
      "t.dmlir:5:18: expected a global declared before this use, found '@v'"},
     /* bad types */
     {HDR "  func @f(%x: f33[2]) -> () {\n",
-     "t.dmlir:4:15: expected a dtype (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64 bool, "
+     "t.dmlir:4:15: expected a dtype (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64 "
+     "bool, "
      "or ?), found 'f33'"},
-    {HDR "  func @f(%x: f32[-1]) -> () {\n", "t.dmlir:4:19: expected a dim >= 0, found '-1'"},
+    {HDR "  func @f(%x: f32[-1]) -> () {\n",
+     "t.dmlir:4:19: expected a dim >= 0, found '-1'"},
     {HDR "  func @f(%x: f32[seq]) -> () {\n",
      "t.dmlir:4:19: expected a symbol declared with `sym NAME <= BOUND`, found 'seq'"},
     {HDR "  func @f(%x: f32[1,2,3,4,5,6,7,8,9]) -> () {\n",
@@ -57,14 +61,19 @@ static const err_case_t k_cases[] = {
      "expected 8 bytes (16 hex digits) of data for f32[2], found 4 hex digits"},
     {"global @g : i8[1] = dense<[128]>\n",
      "t.dmlir:1:28: expected an integer in the range of i8, found '128'"},
-    {"global @g : u32[1] = dense<[-1]>\n", "expected an integer in the range of u32, found '-1'"},
-    {"global @g : i32[1] = dense<[1.5]>\n", "expected an integer in the range of i32, found '1.5'"},
-    {"global @g : bool[1] = dense<[2]>\n", "expected true, false, 0 or 1 for bool data, found '2'"},
+    {"global @g : u32[1] = dense<[-1]>\n",
+     "expected an integer in the range of u32, found '-1'"},
+    {"global @g : i32[1] = dense<[1.5]>\n",
+     "expected an integer in the range of i32, found '1.5'"},
+    {"global @g : bool[1] = dense<[2]>\n",
+     "expected true, false, 0 or 1 for bool data, found '2'"},
     {"sym b <= 2\nglobal @g : f32[b] = dense<[1.0, 2.0]>\n",
-     "t.dmlir:2:13: expected a static shape and a dtype for a value with dense data, found "
+     "t.dmlir:2:13: expected a static shape and a dtype for a value with dense data, "
+     "found "
      "f32[b]"},
     {"global @g : f32[2] = dense<elided>\n",
-     "t.dmlir:1:28: expected dense data (this text was printed with elided constants; print it "
+     "t.dmlir:1:28: expected dense data (this text was printed with elided constants; "
+     "print it "
      "again without elision, elide_elements_over = 0, to parse it), found 'elided'"},
     /* arity */
     {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Gemm(%x) : f32[2]\n",
@@ -79,16 +88,22 @@ static const err_case_t k_cases[] = {
      "t.dmlir:6:1: expected ',' and 1 more result types, found end of input"},
     /* attributes */
     {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {pads = []} : f32[2]\n",
-     "t.dmlir:5:27: expected a typed empty list (ints[], floats[] or strings[]), found '[]'"},
-    {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = 1, a = 2} : f32[2]\n",
+     "t.dmlir:5:27: expected a typed empty list (ints[], floats[] or strings[]), found "
+     "'[]'"},
+    {HDR
+     "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = 1, a = 2} : f32[2]\n",
      "t.dmlir:5:27: expected a new attribute name (each once), found 'a'"},
-    {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = [1, \"s\"]} : f32[2]\n",
+    {HDR
+     "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = [1, \"s\"]} : f32[2]\n",
      "expected a list of strings only"},
-    {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = ints[1.5]} : f32[2]\n",
+    {HDR
+     "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = ints[1.5]} : f32[2]\n",
      "expected a list of integers only"},
-    {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = tensor<f32[2]> dense<[1.0]>}\n",
+    {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = tensor<f32[2]> "
+         "dense<[1.0]>}\n",
      "expected 2 elements for f32[2], found 1"},
-    {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = 99999999999999999999}\n",
+    {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = "
+         "99999999999999999999}\n",
      "expected an integer in 64-bit range, found '99999999999999999999'"},
     {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    %0 = Relu(%x) {a = foo}\n",
      "expected an attribute value (integer, float, \"string\", [list], ints[], floats[], "
@@ -97,7 +112,8 @@ static const err_case_t k_cases[] = {
     {HDR "  func @f(%x: f32[2]) -> (f32[2]) {\n    return %x\n  }\n  func @f() -> () {\n",
      "t.dmlir:7:8: expected a new function name (each defined once), found '@f'"},
     {HDR "  func @f(%x: f32[2]) -> (f32[3]) {\n    return %x\n",
-     "t.dmlir:5:12: expected a value of type f32[3] (result 0 of the function's header), found a "
+     "t.dmlir:5:12: expected a value of type f32[3] (result 0 of the function's header), "
+     "found a "
      "value of type f32[2]"},
     {HDR "  func @f(%x: f32[2]) -> (f32[2], f32[2]) {\n    return %x\n  }\n",
      "t.dmlir:5:5: expected 2 return values (the header lists 2 result types), found 1"},
@@ -121,16 +137,20 @@ static const err_case_t k_cases[] = {
     {"global @g : f32[1] = dense<[-x]>\n", "expected a number, 'inf' or 'nan' after '-'"},
     {"global @g : f32[1] = dense<[1e]>\n", "expected digits in the exponent of a number"},
     /* structure */
-    {"module {\n  foo\n}\n", "t.dmlir:2:3: expected 'sym', 'global', 'func' or '}', found 'foo'"},
-    {"module {\n}\n}\n", "t.dmlir:3:1: expected end of input after the module, found '}'"},
-    {"module {\n", "t.dmlir:2:1: expected 'sym', 'global', 'func' or '}', found end of input"},
+    {"module {\n  foo\n}\n",
+     "t.dmlir:2:3: expected 'sym', 'global', 'func' or '}', found 'foo'"},
+    {"module {\n}\n}\n",
+     "t.dmlir:3:1: expected end of input after the module, found '}'"},
+    {"module {\n",
+     "t.dmlir:2:1: expected 'sym', 'global', 'func' or '}', found end of input"},
     {"module", "t.dmlir:1:7: expected '{', found end of input"},
 };
 
 static void test_error_messages(void) {
   for (size_t i = 0; i < sizeof(k_cases) / sizeof(k_cases[0]); i++) {
     dml_ir_module_t *m = NULL;
-    dml_status_t st = dml_ir_parse(k_cases[i].text, strlen(k_cases[i].text), "t.dmlir", &m);
+    dml_status_t st =
+        dml_ir_parse(k_cases[i].text, strlen(k_cases[i].text), "t.dmlir", &m);
     char *msg = dml_status_format(st);
     int ok = st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT &&
              strcmp(dml_status_op(st), "ir.parse") == 0 && msg &&
@@ -150,7 +170,8 @@ static void test_error_messages(void) {
 static void test_caret(void) {
   const char *text = "sym b <= 4\nsym c <= x\n";
   dml_ir_module_t *m = NULL;
-  CHECK_ERROR(dml_ir_parse(text, strlen(text), "c.dmlir", &m), DML_STATUS_INVALID_ARGUMENT,
+  CHECK_ERROR(dml_ir_parse(text, strlen(text), "c.dmlir", &m),
+              DML_STATUS_INVALID_ARGUMENT,
               "error: ir.parse: invalid IR text\n  c.dmlir:2:10: expected an upper bound "
               ">= 1, found 'x'\n  sym c <= x\n           ^");
 }
@@ -161,14 +182,17 @@ static const char k_valid[] =
     "  sym batch <= 64\n"
     "  sym \"seq len\" <= 8\n"
     "  global @fc1.weight : f32[2,2] param = dense<[1.0, -0.0, nan, -inf]>\n"
-    "  global @\"b i\" : f16[17] state = dense<0x003c003c003c003c003c003c003c003c003c003c003c003c003c003c003c003c003c>\n"
+    "  global @\"b i\" : f16[17] state = "
+    "dense<0x003c003c003c003c003c003c003c003c003c003c003c003c003c003c003c003c003c>\n"
     "  global @s : i64[2] = dense<[-1, 784]>\n"
     "  global @t : bool[2] = dense<[true, false]>\n"
-    "  func @forward(%input: f32[batch,2] mem(0, 8), %1: ?[?]) -> (f32[16*batch,2], f32[?]) "
+    "  func @forward(%input: f32[batch,2] mem(0, 8), %1: ?[?]) -> (f32[16*batch,2], "
+    "f32[?]) "
     "arena(1024) {\n"
     "    %0 = Gemm(%input, @fc1.weight, _) {alpha = 1.0, transB = 1, pads = ints[], f = "
     "floats[], s = strings[], l = [1.5, -2], m = \"x\\\"y\\x01\", "
-    "v = tensor<u8[2]> dense<[1, 255]>} : f32[16*batch,2] mem(0, 65536) loc(\"/fc1/Gemm\")\n"
+    "v = tensor<u8[2]> dense<[1, 255]>} : f32[16*batch,2] mem(0, 65536) "
+    "loc(\"/fc1/Gemm\")\n"
     "    %a, %\"b c\" = Split(%0, @s) {axis = 1} : f32[?], ?[?]\n"
     "    return %0, %a\n"
     "  }\n"
@@ -217,8 +241,9 @@ static void test_every_prefix(void) {
 
 /* Every byte replaced by a few others: no crash, OK or INVALID_ARGUMENT. */
 static void test_corrupted_bytes(void) {
-  static const char subst[] = {0, '\n', '"', '%', '@', '[', ']', '{', '}', '(', ')', '-',
-                               '9', 'x', '\\', '/', (char)0xff, '<', '>', ',', '_', '*'};
+  static const char subst[] = {0,          '\n', '"', '%', '@', '[', ']',  '{',
+                               '}',        '(',  ')', '-', '9', 'x', '\\', '/',
+                               (char)0xff, '<',  '>', ',', '_', '*'};
   size_t len = strlen(k_valid);
   char *buf = (char *)malloc(len);
   for (size_t i = 0; i < len; i++)
@@ -245,8 +270,8 @@ static void test_large_declarations(void) {
       "global @g : f32[9223372036854775807] = dense<[]>\n",
       "global @g : u8[4611686018427387904] = dense<0x00>\n",
       "func @f() -> () {\n %0 = Relu(_) {v = tensor<f32[4000000000000]> dense<[1.0]>}\n",
-      "sym b <= 9223372036854775807\nfunc @f(%x: f32[9223372036854775807*b]) -> () {\n "
-      "return\n}\n",
+      ("sym b <= 9223372036854775807\nfunc @f(%x: f32[9223372036854775807*b]) -> () {\n "
+       "return\n}\n"),
   };
   for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
     int code = parse_exact(texts[i], strlen(texts[i]));

@@ -21,7 +21,8 @@ static char *check_roundtrip(const dml_ir_module_t *m, const char *what) {
   CHECK_OK(dml_ir_verify(m2, 0));
   char *t2 = print_module_str(m2, NULL);
   CHECK(t2 && strcmp(t1, t2) == 0);
-  if (t2 && strcmp(t1, t2) != 0) fprintf(stderr, "%s: first\n%s\nsecond\n%s\n", what, t1, t2);
+  if (t2 && strcmp(t1, t2) != 0)
+    fprintf(stderr, "%s: first\n%s\nsecond\n%s\n", what, t1, t2);
   free(t2);
   dml_ir_module_release(m2);
   return t1;
@@ -78,7 +79,8 @@ static void test_every_op_roundtrips(void) {
     CHECK_OK(dml_ir_function_add_arg(f, "y", &tx, &y));
     float wd[4] = {1, 2, 3, 4};
     dml_type_t tw = dml_type_static(DML_DTYPE_F32, 1, (const int64_t[]){4});
-    CHECK_OK(dml_ir_module_add_global(m, "w", &tw, wd, sizeof(wd), DML_IR_GLOBAL_PARAM, &w));
+    CHECK_OK(
+        dml_ir_module_add_global(m, "w", &tw, wd, sizeof(wd), DML_IR_GLOBAL_PARAM, &w));
     int64_t sd[2] = {-1, 4};
     CHECK_OK(dml_ir_module_add_global(m, "shape", &ti, sd, sizeof(sd), 0, &s));
     int max_in = info->max_inputs < 0 ? info->min_inputs + 3 : info->max_inputs;
@@ -91,7 +93,7 @@ static void test_every_op_roundtrips(void) {
         dml_ir_value_t *ins[8];
         for (int i = 0; i < ni; i++) {
           ins[i] = pool[(i + k) % 8];
-          if (i == 0) ins[i] = last; /* chain the nodes */
+          if (i == 0) ins[i] = last;                               /* chain the nodes */
           if (i >= info->min_inputs && (i + k) % 2) ins[i] = NULL; /* absent optional */
         }
         char name[64];
@@ -194,11 +196,13 @@ static void test_types_and_symbols(void) {
     CHECK(t->dims[1].sym == 1 && t->dims[1].value == 16);
     CHECK(t->dims[2].sym == -1 && t->dims[2].value == 784);
     CHECK(f->args[1]->type.rank == 0);
-    CHECK(f->args[2]->type.rank == DML_RANK_UNKNOWN && f->args[2]->type.dtype == DML_DTYPE_I64);
+    CHECK(f->args[2]->type.rank == DML_RANK_UNKNOWN &&
+          f->args[2]->type.dtype == DML_DTYPE_I64);
     CHECK(f->args[3]->type.rank == DML_RANK_UNKNOWN &&
           f->args[3]->type.dtype == DML_DTYPE_INVALID);
     CHECK(f->args[4]->type.dims[0].sym == 2);
-    CHECK(f->args[5]->type.dtype == DML_DTYPE_BOOL && f->args[5]->type.dims[0].value == 0);
+    CHECK(f->args[5]->type.dtype == DML_DTYPE_BOOL &&
+          f->args[5]->type.dims[0].value == 0);
   }
   dml_ir_module_release(m);
 }
@@ -251,13 +255,15 @@ static void test_attributes(void) {
     a = dml_ir_node_attr(n, "fl");
     CHECK(a && a->kind == DML_ATTR_FLOATS && a->n == 3 && a->floats[2] == 1e300);
     a = dml_ir_node_attr(n, "ss");
-    CHECK(a && a->kind == DML_ATTR_STRINGS && a->n == 2 && strcmp(a->strings[1], "") == 0);
+    CHECK(a && a->kind == DML_ATTR_STRINGS && a->n == 2 &&
+          strcmp(a->strings[1], "") == 0);
     a = dml_ir_node_attr(n, "value");
     CHECK(a && a->kind == DML_ATTR_TENSOR && a->tensor.dtype == DML_DTYPE_F16 &&
           a->tensor.rank == 2 && a->tensor.dims[1] == 2);
     if (a && a->tensor.data) CHECK(((const uint16_t *)a->tensor.data)[3] == 0xfc00);
     /* Attributes keep the order written. */
-    CHECK(strcmp(n->attrs[0].name, "axis") == 0 && strcmp(n->attrs[1].name, "alpha") == 0);
+    CHECK(strcmp(n->attrs[0].name, "axis") == 0 &&
+          strcmp(n->attrs[1].name, "alpha") == 0);
   }
   dml_ir_module_release(m);
 }
@@ -278,8 +284,8 @@ static void test_dense_data(void) {
     CHECK(f32[5] == 1.17549435e-38f && f32[6] == 3.40282347e+38f && f32[7] == 1e-45f);
   }
   const uint16_t *f16 = DATA("f16", uint16_t);
-  CHECK(f16 && f16[0] == 0x3c00 && f16[1] == 0x0001 && f16[2] == 0x7bff && f16[3] == 0xfc00 &&
-        f16[4] == 0x7e00 && f16[5] == 0x3555);
+  CHECK(f16 && f16[0] == 0x3c00 && f16[1] == 0x0001 && f16[2] == 0x7bff &&
+        f16[3] == 0xfc00 && f16[4] == 0x7e00 && f16[5] == 0x3555);
   const uint16_t *bf16 = DATA("bf16", uint16_t);
   CHECK(bf16 && bf16[0] == 0x3f80 && bf16[1] == 0xc049 && bf16[2] == 0x7f80);
   const double *f64 = DATA("f64", double);
@@ -365,9 +371,11 @@ static void test_names_from_c(void) {
   dml_type_t t = dml_type_static(DML_DTYPE_F32, 1, (const int64_t[]){2});
   dml_ir_value_t *a, *b;
   CHECK_OK(dml_ir_function_add_arg(f, "dup", &t, &a));
-  CHECK_OK(dml_ir_function_add_arg(f, "dup", &t, &b)); /* ONNX allows none, passes might */
+  CHECK_OK(
+      dml_ir_function_add_arg(f, "dup", &t, &b)); /* ONNX allows none, passes might */
   dml_ir_node_t *n1, *n2, *n3;
-  CHECK_OK(dml_ir_node_create(f, DML_OP_ADD, NULL, 2, (dml_ir_value_t *[]){a, b}, 1, NULL, &n1));
+  CHECK_OK(dml_ir_node_create(f, DML_OP_ADD, NULL, 2, (dml_ir_value_t *[]){a, b}, 1, NULL,
+                              &n1));
   CHECK_OK(dml_ir_node_create(f, DML_OP_RELU, NULL, 1, n1->outputs, 1, NULL, &n2));
   CHECK_OK(dml_ir_node_create(f, DML_OP_NEG, NULL, 1, n2->outputs, 1, NULL, &n3));
   n2->outputs[0]->name = "12";
@@ -406,10 +414,11 @@ static void test_print_options(void) {
   CHECK(text && !strstr(text, "loc("));
   if (text) {
     dml_ir_module_t *m2 = NULL;
-    CHECK_ERROR(dml_ir_parse(text, strlen(text), "elided.dmlir", &m2),
-                DML_STATUS_INVALID_ARGUMENT,
-                "elided.dmlir:2:31: expected dense data (this text was printed with elided "
-                "constants; print it again without elision");
+    CHECK_ERROR(
+        dml_ir_parse(text, strlen(text), "elided.dmlir", &m2),
+        DML_STATUS_INVALID_ARGUMENT,
+        "elided.dmlir:2:31: expected dense data (this text was printed with elided "
+        "constants; print it again without elision");
   }
   free(text);
   text = print_module_str(m, NULL);
@@ -454,7 +463,8 @@ static void test_exact_numbers(void) {
       dml_type_t t = dml_type_static(dts[d], 1, &count);
       char name[16];
       snprintf(name, sizeof(name), "g%zu", d);
-      CHECK_OK(dml_ir_module_add_global(m, name, &t, bytes[d], (size_t)count * es, 0, NULL));
+      CHECK_OK(
+          dml_ir_module_add_global(m, name, &t, bytes[d], (size_t)count * es, 0, NULL));
     }
     dml_ir_function_t *f;
     CHECK_OK(dml_ir_function_create(m, "f", &f));
