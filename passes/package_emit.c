@@ -139,12 +139,14 @@ typedef struct fn_build {
   dml_pkg_node_t *nodes;
   uint32_t *idx; /* node inputs/outputs, function inputs/outputs */
   ptrmap_t map;
+  char (*io_names)[24]; /* "input0", "output1" for unnamed inputs/outputs */
 } fn_build_t;
 
 static void fn_free(fn_build_t *b) {
   free(b->values);
   free(b->nodes);
   free(b->idx);
+  free(b->io_names);
   map_free(&b->map);
 }
 
@@ -240,6 +242,17 @@ static dml_status_t build_function(const dml_ir_module_t *m, const weights_t *w,
   out->n_outputs = f->n_results;
   for (uint32_t j = 0; j < f->n_results; j++)
     DML_RETURN_IF_ERROR(value_index(m, w, b, f, f->results[j], idx++));
+  /* Inputs and outputs need names (bound by name, written to files). */
+  b->io_names = calloc((size_t)f->n_args + f->n_results + 1, sizeof(*b->io_names));
+  if (!b->io_names) return oom();
+  for (uint32_t j = 0; j < f->n_args + f->n_results; j++) {
+    int is_in = j < f->n_args;
+    dml_pkg_value_t *pv = &b->values[is_in ? out->inputs[j] : out->outputs[j - f->n_args]];
+    if (*pv->name) continue;
+    snprintf(b->io_names[j], sizeof b->io_names[j], "%s%" PRIu32, is_in ? "input" : "output",
+             is_in ? j : j - f->n_args);
+    pv->name = b->io_names[j];
+  }
   out->values = b->values;
   out->n_values = b->n_values;
   out->nodes = b->nodes;

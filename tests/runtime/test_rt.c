@@ -269,6 +269,21 @@ static void test_emit_errors(void) {
   f->arena_bytes = 2560;
   CHECK_ERROR(dml_package_emit(m, NULL, "/nonexistent-dir/m.dmlpkg"), DML_STATUS_IO,
               "/nonexistent-dir/m.dmlpkg");
+  /* Unnamed inputs and outputs get names. */
+  f->last->outputs[0]->name = NULL;
+  f->args[0]->name = NULL;
+  CHECK_OK(dml_package_emit_memory(m, NULL, &bytes, &size));
+  dml_rt_model_t *model = NULL;
+  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, size, &model));
+  if (model) {
+    CHECK(dml_rt_model_find_output(model, "output0") == 0);
+    CHECK(dml_rt_model_find_input(model, "input0") == 0);
+    char buf[64];
+    CHECK(dml_rt_model_meta_get(model, "targets", buf, sizeof buf) && !strcmp(buf, "cpu"));
+    CHECK(!dml_rt_model_meta_get(model, "source", buf, sizeof buf));
+  }
+  dml_rt_model_release(model);
+  free(bytes);
   dml_ir_module_release(m);
 }
 
