@@ -80,7 +80,9 @@ static dml_status_t oom(void) {
   return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
 }
 
-static int is_empty(const char *s) { return !s || !*s; }
+static int is_empty(const char *s) {
+  return !s || !*s;
+}
 
 const char *onnx_node_label(const Onnx__NodeProto *np, char *buf, size_t cap) {
   const char *op = is_empty(np->op_type) ? "?" : np->op_type;
@@ -94,9 +96,10 @@ const char *onnx_node_label(const Onnx__NodeProto *np, char *buf, size_t cap) {
 }
 
 dml_status_t onnx_emit(onnx_ctx_t *ctx, dml_op_t op, const char *name, uint32_t n_in,
-                       dml_ir_value_t *const *in, uint32_t n_out, dml_ir_node_t **out_node) {
-  return dml_ir_node_create(ctx->f, op, is_empty(name) ? NULL : name, n_in, in, n_out, NULL,
-                            out_node);
+                       dml_ir_value_t *const *in, uint32_t n_out,
+                       dml_ir_node_t **out_node) {
+  return dml_ir_node_create(ctx->f, op, is_empty(name) ? NULL : name, n_in, in, n_out,
+                            NULL, out_node);
 }
 
 dml_status_t onnx_define(onnx_ctx_t *ctx, const char *name, dml_ir_value_t *v) {
@@ -124,8 +127,8 @@ const char *onnx_unique_name(onnx_ctx_t *ctx, const char *base) {
   char *buf = (char *)malloc(len + 24);
   if (!buf) return NULL;
   memcpy(buf, base, len + 1);
-  for (unsigned k = 1; onnx_map_find(&ctx->names, buf) || dml_ir_module_find_global(ctx->m, buf);
-       k++)
+  for (unsigned k = 1;
+       onnx_map_find(&ctx->names, buf) || dml_ir_module_find_global(ctx->m, buf); k++)
     snprintf(buf + len, 24, "_%u", k);
   const char *name = dml_ir_strdup(ctx->m, buf);
   free(buf);
@@ -172,8 +175,8 @@ static char *bytes_to_cstr(const ProtobufCBinaryData *b) {
   return s;
 }
 
-static dml_status_t copy_attr(onnx_ctx_t *ctx, dml_ir_node_t *node, const Onnx__NodeProto *np,
-                              const Onnx__AttributeProto *a) {
+static dml_status_t copy_attr(onnx_ctx_t *ctx, dml_ir_node_t *node,
+                              const Onnx__NodeProto *np, const Onnx__AttributeProto *a) {
   const char *name = a->name;
   dml_status_t st = DML_OK;
   switch (onnx_attr_type(a)) {
@@ -203,7 +206,9 @@ static dml_status_t copy_attr(onnx_ctx_t *ctx, dml_ir_node_t *node, const Onnx__
       if (!v) return oom();
       for (size_t i = 0; i < a->n_strings && !st; i++)
         if (!(v[i] = bytes_to_cstr(&a->strings[i]))) st = oom();
-      if (!st) st = dml_ir_node_set_attr_strings(node, name, (const char *const *)v, a->n_strings);
+      if (!st)
+        st = dml_ir_node_set_attr_strings(node, name, (const char *const *)v,
+                                          a->n_strings);
       for (size_t i = 0; i < a->n_strings; i++) free(v[i]);
       free(v);
       return st;
@@ -213,12 +218,13 @@ static dml_status_t copy_attr(onnx_ctx_t *ctx, dml_ir_node_t *node, const Onnx__
       snprintf(what, sizeof(what), "attribute '%s' of %s", name,
                onnx_node_label(np, label, sizeof(label)));
       if (!a->t)
-        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s has no tensor",
-                               what);
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                               "%s has no tensor", what);
       dml_tensor_t t;
       void *data = NULL;
       size_t bytes = 0;
-      DML_RETURN_IF_ERROR(onnx_tensor_decode(a->t, ctx->base_dir, what, &t, &data, &bytes));
+      DML_RETURN_IF_ERROR(
+          onnx_tensor_decode(a->t, ctx->base_dir, what, &t, &data, &bytes));
       st = dml_ir_node_set_attr_tensor(node, name, &t);
       free(data);
       return st;
@@ -232,8 +238,8 @@ static dml_status_t copy_attr(onnx_ctx_t *ctx, dml_ir_node_t *node, const Onnx__
   }
 }
 
-dml_status_t onnx_copy_attrs(onnx_ctx_t *ctx, dml_ir_node_t *node, const Onnx__NodeProto *np,
-                             const char *const *skip) {
+dml_status_t onnx_copy_attrs(onnx_ctx_t *ctx, dml_ir_node_t *node,
+                             const Onnx__NodeProto *np, const char *const *skip) {
   for (size_t i = 0; i < np->n_attribute; i++) {
     const Onnx__AttributeProto *a = np->attribute[i];
     if (is_empty(a->name) || in_list(skip, a->name)) continue;
@@ -249,7 +255,8 @@ dml_status_t onnx_const_i64(onnx_ctx_t *ctx, const char *base, const int64_t *v,
   int64_t dims[1] = {(int64_t)n};
   dml_type_t t = dml_type_static(DML_DTYPE_I64, 1, dims);
   static const int64_t empty = 0;
-  return dml_ir_module_add_global(ctx->m, name, &t, n ? (const void *)v : (const void *)&empty,
+  return dml_ir_module_add_global(ctx->m, name, &t,
+                                  n ? (const void *)v : (const void *)&empty,
                                   n * sizeof(int64_t), 0, out_value);
 }
 
@@ -303,13 +310,15 @@ static dml_status_t scan_message(const uint8_t *p, size_t len,
   while (pos < len) {
     size_t start = pos;
     uint64_t tag, v;
-    if (read_varint(p, len, &pos, &tag)) return data_loss(base + start, "truncated field tag");
+    if (read_varint(p, len, &pos, &tag))
+      return data_loss(base + start, "truncated field tag");
     uint32_t field = (uint32_t)(tag >> 3);
     if (field == 0 || (tag >> 3) > 0x1fffffff)
       return data_loss(base + start, "invalid field number");
     switch (tag & 7) {
       case 0:
-        if (read_varint(p, len, &pos, &v)) return data_loss(base + start, "truncated varint");
+        if (read_varint(p, len, &pos, &v))
+          return data_loss(base + start, "truncated varint");
         break;
       case 1:
         if (len - pos < 8) return data_loss(base + start, "truncated 64-bit field");
@@ -320,14 +329,16 @@ static dml_status_t scan_message(const uint8_t *p, size_t len,
         pos += 4;
         break;
       case 2: {
-        if (read_varint(p, len, &pos, &v)) return data_loss(base + start, "truncated length");
-        if (v > len - pos) return data_loss(base + start, "length beyond the end of the data");
+        if (read_varint(p, len, &pos, &v))
+          return data_loss(base + start, "truncated length");
+        if (v > len - pos)
+          return data_loss(base + start, "length beyond the end of the data");
         const ProtobufCFieldDescriptor *fd =
             d ? protobuf_c_message_descriptor_get_field(d, field) : NULL;
         if (fd && fd->type == PROTOBUF_C_TYPE_MESSAGE)
-          DML_RETURN_IF_ERROR(scan_message(p + pos, (size_t)v,
-                                           (const ProtobufCMessageDescriptor *)fd->descriptor,
-                                           depth + 1, base + pos));
+          DML_RETURN_IF_ERROR(scan_message(
+              p + pos, (size_t)v, (const ProtobufCMessageDescriptor *)fd->descriptor,
+              depth + 1, base + pos));
         pos += (size_t)v;
         break;
       }
@@ -429,11 +440,12 @@ static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
     char label[300], why[200];
     onnx_node_label(np, label, sizeof(label));
     const char *op_type = is_empty(np->op_type) ? "" : np->op_type;
-    const onnx_op_entry_t *e = is_default_domain(np->domain) ? onnx_op_lookup(op_type, opset)
-                                                             : NULL;
+    const onnx_op_entry_t *e =
+        is_default_domain(np->domain) ? onnx_op_lookup(op_type, opset) : NULL;
     if (!e) {
-      char *key = is_default_domain(np->domain) ? str_printf("%s", op_type)
-                                                : str_printf("%s.%s", np->domain, op_type);
+      char *key = is_default_domain(np->domain)
+                      ? str_printf("%s", op_type)
+                      : str_printf("%s.%s", np->domain, op_type);
       if (!key) {
         failed = 1;
         break;
@@ -451,8 +463,8 @@ static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
       }
       if (n_bad_nodes++ < ONNX_MAX_DETAIL_LINES) {
         if (!is_default_domain(np->domain))
-          failed |= str_list_push(&details, str_printf("%s: domain '%s' is not supported", label,
-                                                       np->domain));
+          failed |= str_list_push(&details, str_printf("%s: domain '%s' is not supported",
+                                                       label, np->domain));
         else
           failed |= str_list_push(&details, str_printf("%s", label));
       }
@@ -495,7 +507,8 @@ static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
   /* The reason: "model uses 2 unsupported ops (opset 13): Foo, Bar" and/or
    * "1 unsupported attribute: Resize mode='cubic'". */
   size_t cap = 256;
-  for (size_t i = 0; i < ops.n && i < ONNX_MAX_LISTED_OPS; i++) cap += strlen(ops.items[i]) + 2;
+  for (size_t i = 0; i < ops.n && i < ONNX_MAX_LISTED_OPS; i++)
+    cap += strlen(ops.items[i]) + 2;
   for (size_t i = 0; i < attrs.n && i < ONNX_MAX_LISTED_OPS; i++)
     cap += strlen(attrs.items[i]) + 2;
   char *reason = (char *)malloc(cap);
@@ -505,29 +518,34 @@ static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
   }
   size_t len = 0;
   if (ops.n) {
-    len += (size_t)snprintf(reason + len, cap - len, "model uses %zu unsupported op%s (opset %lld): ",
-                            ops.n, ops.n == 1 ? "" : "s", (long long)opset);
+    len += (size_t)snprintf(reason + len, cap - len,
+                            "model uses %zu unsupported op%s (opset %lld): ", ops.n,
+                            ops.n == 1 ? "" : "s", (long long)opset);
     for (size_t i = 0; i < ops.n && i < ONNX_MAX_LISTED_OPS; i++)
-      len += (size_t)snprintf(reason + len, cap - len, "%s%s", i ? ", " : "", ops.items[i]);
+      len +=
+          (size_t)snprintf(reason + len, cap - len, "%s%s", i ? ", " : "", ops.items[i]);
     if (ops.n > ONNX_MAX_LISTED_OPS)
       len += (size_t)snprintf(reason + len, cap - len, ", and %zu more",
                               ops.n - ONNX_MAX_LISTED_OPS);
   }
   if (n_bad_attrs) {
     if (ops.n)
-      len += (size_t)snprintf(reason + len, cap - len, "; and %zu unsupported attribute%s: ",
-                              n_bad_attrs, n_bad_attrs == 1 ? "" : "s");
+      len += (size_t)snprintf(reason + len, cap - len,
+                              "; and %zu unsupported attribute%s: ", n_bad_attrs,
+                              n_bad_attrs == 1 ? "" : "s");
     else
       len += (size_t)snprintf(reason + len, cap - len,
                               "model uses %zu unsupported attribute%s (opset %lld): ",
                               n_bad_attrs, n_bad_attrs == 1 ? "" : "s", (long long)opset);
     for (size_t i = 0; i < attrs.n && i < ONNX_MAX_LISTED_OPS; i++)
-      len += (size_t)snprintf(reason + len, cap - len, "%s%s", i ? ", " : "", attrs.items[i]);
+      len += (size_t)snprintf(reason + len, cap - len, "%s%s", i ? ", " : "",
+                              attrs.items[i]);
     if (attrs.n > ONNX_MAX_LISTED_OPS) snprintf(reason + len, cap - len, ", ...");
   }
   st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP, "%s", reason);
   free(reason);
-  for (size_t i = 0; i < details.n; i++) st = dml_status_detail(st, "%s", details.items[i]);
+  for (size_t i = 0; i < details.n; i++)
+    st = dml_status_detail(st, "%s", details.items[i]);
   if (n_bad_nodes + n_bad_attrs > details.n)
     st = dml_status_detail(st, "... and %zu more", n_bad_nodes + n_bad_attrs - details.n);
 free_lists:
@@ -540,11 +558,13 @@ free_lists:
 
 /* ==== graph import ====================================================== */
 
-static dml_status_t invalid(const char *fmt, const char *a, const char *b)
-    __attribute__((format(printf, 1, 0)));
-static dml_status_t invalid(const char *fmt, const char *a, const char *b) {
+static dml_status_t invalid(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static dml_status_t invalid(const char *fmt, ...) {
   char reason[1024];
-  snprintf(reason, sizeof(reason), fmt, a, b);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof(reason), fmt, ap);
+  va_end(ap);
   return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s", reason);
 }
 
@@ -557,10 +577,11 @@ static dml_status_t model_opset(const Onnx__ModelProto *mp, int64_t *out_opset) 
     int64_t v = o->has_version ? o->version : 0;
     if (opset >= 0 && opset != v)
       return dml_status_detail(
-          dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
-                          "model imports the default ONNX domain twice, with opsets %lld and "
-                          "%lld",
-                          (long long)opset, (long long)v),
+          dml_status_make(
+              DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+              "model imports the default ONNX domain twice, with opsets %lld and "
+              "%lld",
+              (long long)opset, (long long)v),
           "opset_import lists \"\" and \"ai.onnx\" separately");
     opset = v;
   }
@@ -570,10 +591,11 @@ static dml_status_t model_opset(const Onnx__ModelProto *mp, int64_t *out_opset) 
                            "(opset_import is missing)");
   if (opset < ONNX_OPSET_MIN || opset > ONNX_OPSET_MAX)
     return dml_status_detail(
-        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                        "model uses opset %lld of the default ONNX domain; supported opsets "
-                        "are %d..%d",
-                        (long long)opset, ONNX_OPSET_MIN, ONNX_OPSET_MAX),
+        dml_status_make(
+            DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+            "model uses opset %lld of the default ONNX domain; supported opsets "
+            "are %d..%d",
+            (long long)opset, ONNX_OPSET_MIN, ONNX_OPSET_MAX),
         "re-export the model with an opset in %d..%d (e.g. torch.onnx.export(..., "
         "opset_version=17) or onnx.version_converter)",
         ONNX_OPSET_MIN, ONNX_OPSET_MAX);
@@ -592,7 +614,7 @@ static dml_status_t register_names(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
     int inserted = 0;
     onnx_map_entry_t *e = onnx_map_insert(&ctx->names, name, &inserted);
     if (!e) return oom();
-    if (!inserted) return invalid("initializer '%s' is defined twice%s", name, "");
+    if (!inserted) return invalid("initializer '%s' is defined twice", name);
     e->aux = -2; /* initializer */
   }
   for (size_t i = 0; i < g->n_input; i++) {
@@ -603,7 +625,8 @@ static dml_status_t register_names(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
     int inserted = 0;
     onnx_map_entry_t *e = onnx_map_insert(&ctx->names, name, &inserted);
     if (!e) return oom();
-    if (!inserted && e->aux != -2) return invalid("graph input '%s' is listed twice%s", name, "");
+    if (!inserted && e->aux != -2)
+      return invalid("graph input '%s' is listed twice", name);
   }
   for (size_t i = 0; i < g->n_node; i++) {
     const Onnx__NodeProto *np = g->node[i];
@@ -615,9 +638,9 @@ static dml_status_t register_names(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
       if (!e) return oom();
       if (!inserted) {
         char label[300];
-        return dml_status_detail(
-            invalid("tensor '%s' is defined twice%s", name, ""), "%s defines it again",
-            onnx_node_label(np, label, sizeof(label)));
+        return dml_status_detail(invalid("tensor '%s' is defined twice", name),
+                                 "%s defines it again",
+                                 onnx_node_label(np, label, sizeof(label)));
       }
       e->aux = (int64_t)i;
     }
@@ -645,9 +668,10 @@ static dml_status_t check_references(onnx_ctx_t *ctx, const Onnx__GraphProto *g)
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                              "graph output #%zu has no name", i);
     if (!onnx_map_find(&ctx->names, name))
-      return invalid("graph output '%s' is not defined by any node, graph input or "
-                     "initializer%s",
-                     name, "");
+      return invalid(
+          "graph output '%s' is not defined by any node, graph input or "
+          "initializer",
+          name);
   }
   return DML_OK;
 }
@@ -670,8 +694,8 @@ static dml_status_t import_initializers(onnx_ctx_t *ctx, const Onnx__GraphProto 
     static const uint8_t empty = 0;
     dml_ir_value_t *gv = NULL;
     dml_status_t st = dml_ir_module_add_global(ctx->m, tp->name, &type,
-                                               t.data ? t.data : (const void *)&empty, bytes,
-                                               flags, &gv);
+                                               t.data ? t.data : (const void *)&empty,
+                                               bytes, flags, &gv);
     free(data);
     DML_RETURN_IF_ERROR(dml_status_annotate(st, "importing %s", what));
     DML_RETURN_IF_ERROR(onnx_define(ctx, tp->name, gv));
@@ -679,17 +703,19 @@ static dml_status_t import_initializers(onnx_ctx_t *ctx, const Onnx__GraphProto 
   return DML_OK;
 }
 
-static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g, int64_t bound) {
+static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
+                                  int64_t bound) {
   for (size_t i = 0; i < g->n_input; i++) {
     const Onnx__ValueInfoProto *vi = g->input[i];
     onnx_map_entry_t *e = onnx_map_find(&ctx->names, vi->name);
     if (e && e->aux == -2) continue; /* an initializer: a global */
     const Onnx__TypeProto *tp = vi->type;
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                             "graph input '%s' is not a tensor (sequence, map, optional and "
-                             "sparse inputs are not supported)",
-                             vi->name);
+      return dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+          "graph input '%s' is not a tensor (sequence, map, optional and "
+          "sparse inputs are not supported)",
+          vi->name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     int32_t et = tt->has_elem_type ? tt->elem_type : 0;
     dml_dtype_t dt = onnx_dtype(et);
@@ -702,16 +728,16 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g, in
       const Onnx__TensorShapeProto *sh = tt->shape;
       if (sh->n_dim > DML_MAX_RANK)
         return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                               "graph input '%s' has rank %zu; the maximum is %d", vi->name,
-                               sh->n_dim, DML_MAX_RANK);
+                               "graph input '%s' has rank %zu; the maximum is %d",
+                               vi->name, sh->n_dim, DML_MAX_RANK);
       type.rank = (int32_t)sh->n_dim;
       for (size_t k = 0; k < sh->n_dim; k++) {
         const Onnx__TensorShapeProto__Dimension *d = sh->dim[k];
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
           if (d->dim_value < 0)
             return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
-                                   "graph input '%s': dim %zu is negative (%lld)", vi->name, k,
-                                   (long long)d->dim_value);
+                                   "graph input '%s': dim %zu is negative (%lld)",
+                                   vi->name, k, (long long)d->dim_value);
           type.dims[k].value = d->dim_value;
           type.dims[k].sym = -1;
           continue;
@@ -719,7 +745,8 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g, in
         int32_t sym = -1;
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
             !is_empty(d->dim_param)) {
-          DML_RETURN_IF_ERROR(dml_ir_module_add_symbol(ctx->m, d->dim_param, bound, &sym));
+          DML_RETURN_IF_ERROR(
+              dml_ir_module_add_symbol(ctx->m, d->dim_param, bound, &sym));
         } else {
           char *name = str_printf("%s_dim%zu", vi->name, k);
           if (!name) return oom();
@@ -765,7 +792,8 @@ static uint32_t heap_pop(uint32_t *h, size_t *n) {
 
 /* Computes a topological order of the nodes (Kahn's algorithm, smallest
  * index first, so a sorted graph keeps its order). */
-static dml_status_t topo_order(onnx_ctx_t *ctx, const Onnx__GraphProto *g, uint32_t **out) {
+static dml_status_t topo_order(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
+                               uint32_t **out) {
   size_t n = g->n_node, n_edges = 0;
   if (n > UINT32_MAX - 1)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "too many nodes");
@@ -818,8 +846,8 @@ static dml_status_t topo_order(onnx_ctx_t *ctx, const Onnx__GraphProto *g, uint3
     char label[300];
     st = dml_status_detail(
         dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
-                        "graph has a cycle: %zu of %zu nodes depend on themselves", n - emitted,
-                        n),
+                        "graph has a cycle: %zu of %zu nodes depend on themselves",
+                        n - emitted, n),
         "%s is on or after a cycle",
         onnx_node_label(g->node[bad < n ? bad : 0], label, sizeof(label)));
     goto done;
@@ -852,8 +880,8 @@ static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
     size_t n_in = np->n_input;
     while (n_in && is_empty(np->input[n_in - 1])) n_in--;
     if (n_in > UINT32_MAX) {
-      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s: too many inputs",
-                           label);
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: too many inputs", label);
       break;
     }
     if (n_in + 1 > in_cap) {
@@ -894,7 +922,7 @@ static dml_status_t import_outputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
     onnx_map_entry_t *e = onnx_map_find(&ctx->names, name);
     dml_ir_value_t *v = e ? (dml_ir_value_t *)e->val : NULL;
     if (!v) {
-      st = invalid("graph output '%s' is not defined%s", name, "");
+      st = invalid("graph output '%s' is not defined", name);
       break;
     }
     if (v->kind != DML_IR_VALUE_RESULT) {
@@ -930,7 +958,8 @@ static void mark_bn_state(onnx_ctx_t *ctx) {
     }
   for (uint32_t i = 0; i < ctx->f->n_results; i++)
     if (ctx->f->results[i]->kind == DML_IR_VALUE_GLOBAL)
-      ctx->f->results[i]->user = (void *)((uintptr_t)ctx->f->results[i]->user | USED_OTHERWISE);
+      ctx->f->results[i]->user =
+          (void *)((uintptr_t)ctx->f->results[i]->user | USED_OTHERWISE);
   for (uint32_t i = 0; i < m->n_globals; i++) {
     dml_ir_value_t *g = m->globals[i];
     if ((g->global_flags & DML_IR_GLOBAL_PARAM) && (uintptr_t)g->user == USED_AS_STAT)
@@ -945,7 +974,8 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
   DML_RETURN_IF_ERROR(model_opset(mp, &opset));
   const Onnx__GraphProto *g = mp->graph;
   if (!g)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "model has no graph");
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "model has no graph");
   DML_RETURN_IF_ERROR(check_supported(g, opset));
 
   onnx_ctx_t ctx;
@@ -979,7 +1009,8 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
 /* Imports `len` bytes; `owned` (may be NULL) is the malloc'd buffer holding
  * them, freed as soon as protobuf-c has copied what it needs. */
 static dml_status_t import_bytes(const uint8_t *bytes, size_t len, uint8_t *owned,
-                                 const char *base_dir, const dml_onnx_import_options_t *opts,
+                                 const char *base_dir,
+                                 const dml_onnx_import_options_t *opts,
                                  dml_ir_module_t **out_module) {
   int64_t bound = opts && opts->batch_bound ? opts->batch_bound : 64;
   dml_status_t st = DML_OK;
@@ -1022,16 +1053,16 @@ dml_status_t dml_onnx_import_file(const char *path, const dml_onnx_import_option
   FILE *fp = fopen(path, "rb");
   if (!fp)
     return dml_status_detail(
-        dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, ONNX_ERR_OP,
-                        "cannot open model file '%s'", path),
+        dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO,
+                        ONNX_ERR_OP, "cannot open model file '%s'", path),
         "%s", strerror(errno));
   struct stat sb;
   dml_status_t st = DML_OK;
   uint8_t *buf = NULL;
   if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0 ||
       (uint64_t)sb.st_size > (uint64_t)PTRDIFF_MAX) {
-    st = dml_status_make(DML_STATUS_IO, ONNX_ERR_OP, "'%s' is not a readable regular file",
-                         path);
+    st = dml_status_make(DML_STATUS_IO, ONNX_ERR_OP,
+                         "'%s' is not a readable regular file", path);
     goto close_file;
   }
   size_t len = (size_t)sb.st_size;

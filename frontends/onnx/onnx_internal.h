@@ -55,7 +55,8 @@ const char *onnx_node_label(const Onnx__NodeProto *np, char *buf, size_t cap);
 
 /* Appends an IR node of `op` named `name` (NULL/"" -> NULL). */
 dml_status_t onnx_emit(onnx_ctx_t *ctx, dml_op_t op, const char *name, uint32_t n_in,
-                       dml_ir_value_t *const *in, uint32_t n_out, dml_ir_node_t **out_node);
+                       dml_ir_value_t *const *in, uint32_t n_out,
+                       dml_ir_node_t **out_node);
 /* Names node's outputs after np's outputs (in order; empty names stay
  * unnamed) and records them as defined. node->n_outputs <= np->n_output. */
 dml_status_t onnx_bind_outputs(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
@@ -73,8 +74,8 @@ const Onnx__AttributeProto *onnx_attr(const Onnx__NodeProto *np, const char *nam
 Onnx__AttributeProto__AttributeType onnx_attr_type(const Onnx__AttributeProto *a);
 /* Copies every attribute of np except those named in `skip` (NULL-ended
  * list; may be NULL) onto node. */
-dml_status_t onnx_copy_attrs(onnx_ctx_t *ctx, dml_ir_node_t *node, const Onnx__NodeProto *np,
-                             const char *const *skip);
+dml_status_t onnx_copy_attrs(onnx_ctx_t *ctx, dml_ir_node_t *node,
+                             const Onnx__NodeProto *np, const char *const *skip);
 
 /* Constant globals made by normalization, named "<base>" (made unique). */
 dml_status_t onnx_const_i64(onnx_ctx_t *ctx, const char *base, const int64_t *v, size_t n,

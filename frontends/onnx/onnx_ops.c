@@ -20,7 +20,9 @@ static dml_status_t oom(void) {
   return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
 }
 
-static int is_empty(const char *s) { return !s || !*s; }
+static int is_empty(const char *s) {
+  return !s || !*s;
+}
 
 /* Number of outputs up to the last named one. */
 static uint32_t n_named_outputs(const Onnx__NodeProto *np) {
@@ -40,7 +42,8 @@ static const Onnx__AttributeProto *attr_of(const Onnx__NodeProto *np, const char
 }
 
 static int64_t attr_int(const Onnx__NodeProto *np, const char *name, int64_t dflt) {
-  const Onnx__AttributeProto *a = attr_of(np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  const Onnx__AttributeProto *a =
+      attr_of(np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
   return a ? a->i : dflt;
 }
 
@@ -63,13 +66,14 @@ static const char *join(char *buf, size_t cap, const char *a, const char *b) {
 }
 
 static dml_status_t expect_inputs(const Onnx__NodeProto *np, const onnx_op_entry_t *e,
-                                  uint32_t n_in, uint32_t lo, uint32_t hi, int64_t opset) {
+                                  uint32_t n_in, uint32_t lo, uint32_t hi,
+                                  int64_t opset) {
   if (n_in >= lo && n_in <= hi) return DML_OK;
   char label[300];
   return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                          "%s takes %u..%u inputs in opset %lld, got %u",
-                         onnx_node_label(np, label, sizeof(label)), lo, hi, (long long)opset,
-                         n_in);
+                         onnx_node_label(np, label, sizeof(label)), lo, hi,
+                         (long long)opset, n_in);
   (void)e;
 }
 
@@ -115,8 +119,9 @@ static dml_status_t onnx_imp_axes_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *n
       attr_of(np, "axes", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
   if (a && a->n_ints) {
     char base[512];
-    DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/axes"),
-                                       a->ints, a->n_ints, &ops[1]));
+    DML_RETURN_IF_ERROR(
+        onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/axes"), a->ints,
+                       a->n_ints, &ops[1]));
   }
   static const char *const skip[] = {"axes", NULL};
   return emit_node(ctx, np, e->op, ops, ops[1] ? 2 : 1, skip, NULL);
@@ -132,8 +137,9 @@ static dml_status_t onnx_imp_split_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *
       attr_of(np, "split", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
   if (a && a->n_ints) {
     char base[512];
-    DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/split"),
-                                       a->ints, a->n_ints, &ops[1]));
+    DML_RETURN_IF_ERROR(
+        onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/split"), a->ints,
+                       a->n_ints, &ops[1]));
   }
   static const char *const skip[] = {"split", NULL};
   return emit_node(ctx, np, e->op, ops, ops[1] ? 2 : 1, skip, NULL);
@@ -159,7 +165,8 @@ static dml_status_t onnx_imp_slice_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto 
     }
     char base[512], suffix[16];
     snprintf(suffix, sizeof(suffix), "/%s", names[k]);
-    DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), suffix),
+    DML_RETURN_IF_ERROR(onnx_const_i64(ctx,
+                                       join(base, sizeof(base), first_output(np), suffix),
                                        a->ints, a->n_ints, &ops[n]));
     n++;
   }
@@ -183,7 +190,8 @@ static dml_status_t onnx_imp_pad_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto *n
   }
   dml_ir_value_t *ops[3] = {in[0], NULL, NULL};
   char base[512];
-  DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/pads"),
+  DML_RETURN_IF_ERROR(onnx_const_i64(ctx,
+                                     join(base, sizeof(base), first_output(np), "/pads"),
                                      pads->ints, pads->n_ints, &ops[1]));
   const Onnx__AttributeProto *value =
       attr_of(np, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
@@ -213,9 +221,9 @@ static dml_status_t onnx_imp_clip_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto *
     char base[512], suffix[16];
     snprintf(suffix, sizeof(suffix), "/%s", names[k]);
     double v = a->f;
-    DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(base, sizeof(base), first_output(np), suffix),
-                                         known_float_dtype(in[0], DML_DTYPE_F32), &v, 1, 1,
-                                         &ops[k + 1]));
+    DML_RETURN_IF_ERROR(
+        onnx_const_float(ctx, join(base, sizeof(base), first_output(np), suffix),
+                         known_float_dtype(in[0], DML_DTYPE_F32), &v, 1, 1, &ops[k + 1]));
     n = (uint32_t)k + 2;
   }
   static const char *const skip[] = {"min", "max", NULL};
@@ -224,25 +232,27 @@ static dml_status_t onnx_imp_clip_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto *
 
 /* Dropout `ratio` attribute (opset < 12, default 0.5) -> f32 scalar input 1;
  * training_mode stays absent (false), as those opsets import for inference. */
-static dml_status_t onnx_imp_dropout_ratio_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
-                                                const onnx_op_entry_t *e, dml_ir_value_t **in,
-                                                uint32_t n_in) {
+static dml_status_t onnx_imp_dropout_ratio_attr(onnx_ctx_t *ctx,
+                                                const Onnx__NodeProto *np,
+                                                const onnx_op_entry_t *e,
+                                                dml_ir_value_t **in, uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
   const Onnx__AttributeProto *a =
       attr_of(np, "ratio", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
   double ratio = a ? a->f : 0.5;
   dml_ir_value_t *ops[2] = {in[0], NULL};
   char base[512];
-  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(base, sizeof(base), first_output(np), "/ratio"),
-                                       DML_DTYPE_F32, &ratio, 1, 1, &ops[1]));
+  DML_RETURN_IF_ERROR(
+      onnx_const_float(ctx, join(base, sizeof(base), first_output(np), "/ratio"),
+                       DML_DTYPE_F32, &ratio, 1, 1, &ops[1]));
   static const char *const skip[] = {"ratio", NULL};
   return emit_node(ctx, np, e->op, ops, 2, skip, NULL);
 }
 
 /* BatchNormalization-7 `spatial` (1 checked by onnx_op_check) is dropped. */
 static dml_status_t onnx_imp_batchnorm_spatial(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
-                                               const onnx_op_entry_t *e, dml_ir_value_t **in,
-                                               uint32_t n_in) {
+                                               const onnx_op_entry_t *e,
+                                               dml_ir_value_t **in, uint32_t n_in) {
   static const char *const skip[] = {"spatial", NULL};
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
@@ -252,8 +262,8 @@ static dml_status_t onnx_imp_batchnorm_spatial(onnx_ctx_t *ctx, const Onnx__Node
  *   s = Shape(x); f = Flatten(x, axis); y2 = Softmax(f, axis=1); y = Reshape(y2, s).
  * When x's rank is known and axis is its last dim, one Softmax(axis=-1). */
 static dml_status_t onnx_imp_softmax_coerce2d(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
-                                              const onnx_op_entry_t *e, dml_ir_value_t **in,
-                                              uint32_t n_in) {
+                                              const onnx_op_entry_t *e,
+                                              dml_ir_value_t **in, uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
   int64_t axis = attr_int(np, "axis", 1);
   static const char *const skip[] = {"axis", NULL};
@@ -268,22 +278,23 @@ static dml_status_t onnx_imp_softmax_coerce2d(onnx_ctx_t *ctx, const Onnx__NodeP
   const char *nn = is_empty(np->name) ? out : np->name;
   char nbuf[512], vbuf[512];
   dml_ir_node_t *shape = NULL, *flat = NULL, *sm = NULL, *reshape = NULL;
-  DML_RETURN_IF_ERROR(
-      onnx_emit(ctx, DML_OP_SHAPE, join(nbuf, sizeof(nbuf), nn, "/shape"), 1, &x, 1, &shape));
-  DML_RETURN_IF_ERROR(
-      onnx_emit(ctx, DML_OP_FLATTEN, join(nbuf, sizeof(nbuf), nn, "/flatten"), 1, &x, 1, &flat));
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_SHAPE, join(nbuf, sizeof(nbuf), nn, "/shape"),
+                                1, &x, 1, &shape));
+  DML_RETURN_IF_ERROR(onnx_emit(
+      ctx, DML_OP_FLATTEN, join(nbuf, sizeof(nbuf), nn, "/flatten"), 1, &x, 1, &flat));
   DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(flat, "axis", axis));
   DML_RETURN_IF_ERROR(onnx_emit(ctx, e->op, np->name, 1, &flat->outputs[0], 1, &sm));
   DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(sm, "axis", 1));
   DML_RETURN_IF_ERROR(onnx_copy_attrs(ctx, sm, np, skip));
   dml_ir_value_t *rin[2] = {sm->outputs[0], shape->outputs[0]};
-  DML_RETURN_IF_ERROR(
-      onnx_emit(ctx, DML_OP_RESHAPE, join(nbuf, sizeof(nbuf), nn, "/reshape"), 2, rin, 1,
-                &reshape));
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_RESHAPE,
+                                join(nbuf, sizeof(nbuf), nn, "/reshape"), 2, rin, 1,
+                                &reshape));
   static const char *const suffix[3] = {"/input_shape", "/flat2d", "/softmax2d"};
   dml_ir_node_t *mid[3] = {shape, flat, sm};
   for (int k = 0; k < 3; k++) {
-    mid[k]->outputs[0]->name = onnx_unique_name(ctx, join(vbuf, sizeof(vbuf), out, suffix[k]));
+    mid[k]->outputs[0]->name =
+        onnx_unique_name(ctx, join(vbuf, sizeof(vbuf), out, suffix[k]));
     if (!mid[k]->outputs[0]->name) return oom();
   }
   return onnx_bind_outputs(ctx, np, reshape);
@@ -313,8 +324,9 @@ static dml_status_t onnx_imp_upsample(onnx_ctx_t *ctx, const Onnx__NodeProto *np
     if (!v) return oom();
     for (size_t i = 0; i < a->n_floats; i++) v[i] = a->floats[i];
     char base[512];
-    dml_status_t st = onnx_const_float(ctx, join(base, sizeof(base), first_output(np), "/scales"),
-                                       DML_DTYPE_F32, v, a->n_floats, 0, &ops[2]);
+    dml_status_t st =
+        onnx_const_float(ctx, join(base, sizeof(base), first_output(np), "/scales"),
+                         DML_DTYPE_F32, v, a->n_floats, 0, &ops[2]);
     free(v);
     DML_RETURN_IF_ERROR(st);
   } else {
@@ -347,8 +359,8 @@ static dml_status_t onnx_imp_constant(onnx_ctx_t *ctx, const Onnx__NodeProto *np
     if (is_empty(an) || strncmp(an, "value", 5) != 0) continue;
     if (a)
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
-                             "%s has more than one value attribute ('%s' and '%s')", label,
-                             a->name, an);
+                             "%s has more than one value attribute ('%s' and '%s')",
+                             label, a->name, an);
     a = np->attribute[i];
   }
   if (!a)
@@ -360,12 +372,13 @@ static dml_status_t onnx_imp_constant(onnx_ctx_t *ctx, const Onnx__NodeProto *np
   size_t bytes = 0;
   void *owned = NULL;
   int64_t dim = 0;
-  if (strcmp(a->name, "value") == 0 && at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR &&
-      a->t) {
+  if (strcmp(a->name, "value") == 0 &&
+      at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && a->t) {
     char what[400];
     snprintf(what, sizeof(what), "value of %s", label);
     dml_tensor_t t;
-    DML_RETURN_IF_ERROR(onnx_tensor_decode(a->t, ctx->base_dir, what, &t, &owned, &bytes));
+    DML_RETURN_IF_ERROR(
+        onnx_tensor_decode(a->t, ctx->base_dir, what, &t, &owned, &bytes));
     type = dml_type_static(t.dtype, t.rank, t.dims);
     data = t.data;
   } else if (strcmp(a->name, "value_float") == 0 &&
@@ -396,8 +409,8 @@ static dml_status_t onnx_imp_constant(onnx_ctx_t *ctx, const Onnx__NodeProto *np
   }
   static const uint8_t empty = 0;
   dml_ir_value_t *g = NULL;
-  dml_status_t st = dml_ir_module_add_global(ctx->m, name, &type, data ? data : &empty, bytes,
-                                             0, &g);
+  dml_status_t st =
+      dml_ir_module_add_global(ctx->m, name, &type, data ? data : &empty, bytes, 0, &g);
   free(owned);
   DML_RETURN_IF_ERROR(st);
   (void)e;
@@ -416,7 +429,8 @@ static const onnx_op_entry_t kOps[] = {
 const onnx_op_entry_t *onnx_op_lookup(const char *op_type, int64_t opset) {
   if (!op_type) return NULL;
   for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); i++)
-    if (opset >= kOps[i].since && opset <= kOps[i].until && strcmp(kOps[i].name, op_type) == 0)
+    if (opset >= kOps[i].since && opset <= kOps[i].until &&
+        strcmp(kOps[i].name, op_type) == 0)
       return &kOps[i];
   return NULL;
 }
@@ -433,7 +447,8 @@ int onnx_op_has_attr(const onnx_op_entry_t *e, const char *attr) {
   return 0;
 }
 
-int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why, size_t cap) {
+int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why,
+                  size_t cap) {
   char buf[64];
   if (e->op == DML_OP_RESIZE) {
     const char *mode = attr_str(np, "mode", "nearest", buf, sizeof(buf));
@@ -460,7 +475,8 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
   }
   if (e->op == DML_OP_CAST) {
     int64_t to = attr_int(np, "to", 0);
-    if (to < INT32_MIN || to > INT32_MAX || onnx_dtype((int32_t)to) == DML_DTYPE_INVALID) {
+    if (to < INT32_MIN || to > INT32_MAX ||
+        onnx_dtype((int32_t)to) == DML_DTYPE_INVALID) {
       snprintf(why, cap, "to=%s",
                to >= INT32_MIN && to <= INT32_MAX ? onnx_dtype_name((int32_t)to) : "?");
       return 1;

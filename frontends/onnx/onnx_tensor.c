@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,23 @@
 
 /* TensorProto.DataType values (onnx.proto). */
 enum {
-  ONNX_T_UNDEFINED = 0, ONNX_T_FLOAT = 1, ONNX_T_UINT8 = 2, ONNX_T_INT8 = 3,
-  ONNX_T_UINT16 = 4, ONNX_T_INT16 = 5, ONNX_T_INT32 = 6, ONNX_T_INT64 = 7,
-  ONNX_T_STRING = 8, ONNX_T_BOOL = 9, ONNX_T_FLOAT16 = 10, ONNX_T_DOUBLE = 11,
-  ONNX_T_UINT32 = 12, ONNX_T_UINT64 = 13, ONNX_T_COMPLEX64 = 14,
-  ONNX_T_COMPLEX128 = 15, ONNX_T_BFLOAT16 = 16,
+  ONNX_T_UNDEFINED = 0,
+  ONNX_T_FLOAT = 1,
+  ONNX_T_UINT8 = 2,
+  ONNX_T_INT8 = 3,
+  ONNX_T_UINT16 = 4,
+  ONNX_T_INT16 = 5,
+  ONNX_T_INT32 = 6,
+  ONNX_T_INT64 = 7,
+  ONNX_T_STRING = 8,
+  ONNX_T_BOOL = 9,
+  ONNX_T_FLOAT16 = 10,
+  ONNX_T_DOUBLE = 11,
+  ONNX_T_UINT32 = 12,
+  ONNX_T_UINT64 = 13,
+  ONNX_T_COMPLEX64 = 14,
+  ONNX_T_COMPLEX128 = 15,
+  ONNX_T_BFLOAT16 = 16,
 };
 
 dml_dtype_t onnx_dtype(int32_t t) {
@@ -50,8 +63,8 @@ dml_dtype_t onnx_dtype(int32_t t) {
 
 const char *onnx_dtype_name(int32_t t) {
   static const char *const names[] = {
-      "UNDEFINED", "FLOAT",  "UINT8",  "INT8",   "UINT16",    "INT16",
-      "INT32",     "INT64",  "STRING", "BOOL",   "FLOAT16",   "DOUBLE",
+      "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",  "INT16",
+      "INT32",     "INT64",  "STRING",    "BOOL",       "FLOAT16", "DOUBLE",
       "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
   if (t >= 0 && (size_t)t < sizeof(names) / sizeof(names[0])) return names[t];
   return "an unknown data type";
@@ -74,10 +87,15 @@ static void le_to_host(void *data, size_t numel, size_t esize) {
     }
 }
 
-static dml_status_t err(dml_status_code_t code, const char *what, const char *fmt,
-                        const char *arg) {
+/* An error about tensor `what` ("initializer 'w'"): "<what>: <reason>". */
+static dml_status_t err(dml_status_code_t code, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static dml_status_t err(dml_status_code_t code, const char *what, const char *fmt, ...) {
   char reason[512];
-  snprintf(reason, sizeof(reason), fmt, arg);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof(reason), fmt, ap);
+  va_end(ap);
   return dml_status_make(code, ONNX_ERR_OP, "%s: %s", what, reason);
 }
 
@@ -98,7 +116,8 @@ static int parse_u64(const char *s, uint64_t *out) {
  * component, no drive letter. */
 static int path_stays_inside(const char *p) {
   if (!*p || p[0] == '/' || p[0] == '\\') return 0;
-  if (((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':') return 0;
+  if (((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':')
+    return 0;
   const char *c = p;
   while (*c) {
     size_t len = strcspn(c, "/\\");
@@ -115,18 +134,21 @@ static dml_status_t read_external(const Onnx__TensorProto *t, const char *base_d
   for (size_t i = 0; i < t->n_external_data; i++) {
     const Onnx__StringStringEntryProto *kv = t->external_data[i];
     if (!kv->key) continue;
-    if (strcmp(kv->key, "location") == 0) location = kv->value;
-    else if (strcmp(kv->key, "offset") == 0) offset_s = kv->value;
-    else if (strcmp(kv->key, "length") == 0) length_s = kv->value;
+    if (strcmp(kv->key, "location") == 0)
+      location = kv->value;
+    else if (strcmp(kv->key, "offset") == 0)
+      offset_s = kv->value;
+    else if (strcmp(kv->key, "length") == 0)
+      length_s = kv->value;
   }
   if (!base_dir)
     return dml_status_detail(
         err(DML_STATUS_INVALID_ARGUMENT, what,
             "external data not allowed: the model was loaded from memory without a base "
-            "directory%s", ""),
+            "directory"),
         "location '%s'", location ? location : "");
   if (!location || !*location)
-    return err(DML_STATUS_INVALID_ARGUMENT, what, "external data without a location%s", "");
+    return err(DML_STATUS_INVALID_ARGUMENT, what, "external data without a location");
   if (!path_stays_inside(location))
     return dml_status_detail(
         err(DML_STATUS_INVALID_ARGUMENT, what,
@@ -135,15 +157,16 @@ static dml_status_t read_external(const Onnx__TensorProto *t, const char *base_d
         "model directory '%s'", base_dir);
   uint64_t offset = 0, length = 0;
   if (offset_s && parse_u64(offset_s, &offset))
-    return err(DML_STATUS_INVALID_ARGUMENT, what, "external data offset '%s' is not a number",
-               offset_s);
+    return err(DML_STATUS_INVALID_ARGUMENT, what,
+               "external data offset '%s' is not a number", offset_s);
   if (length_s && parse_u64(length_s, &length))
-    return err(DML_STATUS_INVALID_ARGUMENT, what, "external data length '%s' is not a number",
-               length_s);
+    return err(DML_STATUS_INVALID_ARGUMENT, what,
+               "external data length '%s' is not a number", length_s);
 
   size_t blen = strlen(base_dir), llen = strlen(location);
   char *full = (char *)malloc(blen + llen + 2);
-  if (!full) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
+  if (!full)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
   memcpy(full, base_dir, blen);
   full[blen] = '/';
   memcpy(full + blen + 1, location, llen + 1);
@@ -153,36 +176,36 @@ static dml_status_t read_external(const Onnx__TensorProto *t, const char *base_d
   char *real_base = realpath(base_dir, NULL);
   char *real_full = realpath(full, NULL);
   if (!real_full) {
-    st = dml_status_detail(
-        err(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, what,
-            "cannot open external data file '%s'", location),
-        "path '%s': %s", full, strerror(errno));
+    st = dml_status_detail(err(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO,
+                               what, "cannot open external data file '%s'", location),
+                           "path '%s': %s", full, strerror(errno));
     goto free_paths;
   }
   /* Symbolic links may still lead outside the model directory. */
   size_t rb = real_base ? strlen(real_base) : 0;
   if (!real_base ||
       !(strncmp(real_full, real_base, rb) == 0 && (real_full[rb] == '/' || rb == 1))) {
-    st = dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,
-                               "external data location '%s' escapes the model directory",
-                               location),
-                           "resolves to '%s'", real_full);
+    st = dml_status_detail(
+        err(DML_STATUS_INVALID_ARGUMENT, what,
+            "external data location '%s' escapes the model directory", location),
+        "resolves to '%s'", real_full);
     goto free_paths;
   }
   fd = open(real_full, O_RDONLY);
   struct stat sb;
   if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    st = dml_status_detail(err(DML_STATUS_IO, what, "cannot read external data file '%s'",
-                               location),
-                           "path '%s'", real_full);
+    st = dml_status_detail(
+        err(DML_STATUS_IO, what, "cannot read external data file '%s'", location),
+        "path '%s'", real_full);
     goto close_file;
   }
   uint64_t fsize = (uint64_t)sb.st_size;
   if (offset > fsize) {
-    st = dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,
-                               "external data offset is beyond the end of '%s'", location),
-                           "offset %llu, file size %llu", (unsigned long long)offset,
-                           (unsigned long long)fsize);
+    st =
+        dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,
+                              "external data offset is beyond the end of '%s'", location),
+                          "offset %llu, file size %llu", (unsigned long long)offset,
+                          (unsigned long long)fsize);
     goto close_file;
   }
   if (!length_s) length = fsize - offset;
@@ -196,7 +219,7 @@ static dml_status_t read_external(const Onnx__TensorProto *t, const char *base_d
   }
   if (length != (uint64_t)want_bytes) {
     st = dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,
-                               "external data length does not match the tensor's dims%s", ""),
+                               "external data length does not match the tensor's dims"),
                            "length %llu bytes, dims and dtype need %zu",
                            (unsigned long long)length, want_bytes);
     goto close_file;
@@ -224,9 +247,9 @@ free_paths:
 static dml_status_t check_count(const char *what, const char *field, size_t have,
                                 int64_t numel) {
   if ((uint64_t)have == (uint64_t)numel) return DML_OK;
-  return dml_status_detail(
-      err(DML_STATUS_INVALID_ARGUMENT, what, "data size does not match the dims (%s)", field),
-      "%zu values for %lld elements", have, (long long)numel);
+  return dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,
+                               "data size does not match the dims (%s)", field),
+                           "%zu values for %lld elements", have, (long long)numel);
 }
 
 dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir,
@@ -234,18 +257,18 @@ dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir
                                 size_t *out_bytes) {
   int32_t ot = t->has_data_type ? t->data_type : ONNX_T_UNDEFINED;
   if (ot == ONNX_T_STRING)
-    return err(DML_STATUS_UNIMPLEMENTED, what, "string tensors are not supported%s", "");
+    return err(DML_STATUS_UNIMPLEMENTED, what, "string tensors are not supported");
   dml_dtype_t dt = onnx_dtype(ot);
   if (dt == DML_DTYPE_INVALID)
-    return dml_status_detail(
-        err(DML_STATUS_UNIMPLEMENTED, what, "data type %s is not supported", onnx_dtype_name(ot)),
-        "TensorProto.data_type = %d", (int)ot);
+    return dml_status_detail(err(DML_STATUS_UNIMPLEMENTED, what,
+                                 "data type %s is not supported", onnx_dtype_name(ot)),
+                             "TensorProto.data_type = %d", (int)ot);
   if (t->n_dims > DML_MAX_RANK)
     return dml_status_detail(
-        err(DML_STATUS_UNIMPLEMENTED, what, "rank above the maximum of 8%s", ""),
-        "rank %zu", t->n_dims);
+        err(DML_STATUS_UNIMPLEMENTED, what, "rank above the maximum of 8"), "rank %zu",
+        t->n_dims);
   if (t->segment)
-    return err(DML_STATUS_UNIMPLEMENTED, what, "segmented tensors are not supported%s", "");
+    return err(DML_STATUS_UNIMPLEMENTED, what, "segmented tensors are not supported");
 
   dml_tensor_t tt;
   memset(&tt, 0, sizeof(tt));
@@ -254,8 +277,9 @@ dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir
   for (size_t i = 0; i < t->n_dims; i++) {
     if (t->dims[i] < 0) {
       char dims[160];
-      return dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what, "negative dim%s", ""),
-                               "dims %s", dml_dims_str(t->dims, tt.rank, dims, sizeof(dims)));
+      return dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what, "negative dim"),
+                               "dims %s",
+                               dml_dims_str(t->dims, tt.rank, dims, sizeof(dims)));
     }
     tt.dims[i] = t->dims[i];
   }
@@ -265,7 +289,7 @@ dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir
       (uint64_t)numel * esize > (uint64_t)PTRDIFF_MAX) {
     char dims[160];
     return dml_status_detail(
-        err(DML_STATUS_RESOURCE_EXHAUSTED, what, "tensor size overflows%s", ""), "dims %s",
+        err(DML_STATUS_RESOURCE_EXHAUSTED, what, "tensor size overflows"), "dims %s",
         dml_dims_str(tt.dims, tt.rank, dims, sizeof(dims)));
   }
   size_t bytes = (size_t)numel * esize;
@@ -279,17 +303,21 @@ dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir
     if (t->has_raw_data) {
       if (t->raw_data.len != bytes)
         return dml_status_detail(
-            err(DML_STATUS_INVALID_ARGUMENT, what, "data size does not match the dims (%s)",
-                "raw_data"),
+            err(DML_STATUS_INVALID_ARGUMENT, what,
+                "data size does not match the dims (%s)", "raw_data"),
             "%zu bytes for %lld elements of %zu bytes", t->raw_data.len, (long long)numel,
             esize);
     } else if (numel > 0) {
       switch (ot) {
-        case ONNX_T_FLOAT: st = check_count(what, "float_data", t->n_float_data, numel); break;
+        case ONNX_T_FLOAT:
+          st = check_count(what, "float_data", t->n_float_data, numel);
+          break;
         case ONNX_T_DOUBLE:
           st = check_count(what, "double_data", t->n_double_data, numel);
           break;
-        case ONNX_T_INT64: st = check_count(what, "int64_data", t->n_int64_data, numel); break;
+        case ONNX_T_INT64:
+          st = check_count(what, "int64_data", t->n_int64_data, numel);
+          break;
         case ONNX_T_UINT32:
         case ONNX_T_UINT64:
           st = check_count(what, "uint64_data", t->n_uint64_data, numel);
@@ -325,7 +353,8 @@ dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir
     le_to_host(data, (size_t)numel, esize);
   }
   if (!st && dt == DML_DTYPE_BOOL && (external || t->has_raw_data)) {
-    for (size_t i = 0; i < (size_t)numel; i++) ((uint8_t *)data)[i] = ((uint8_t *)data)[i] != 0;
+    for (size_t i = 0; i < (size_t)numel; i++)
+      ((uint8_t *)data)[i] = ((uint8_t *)data)[i] != 0;
   } else if (!external && !t->has_raw_data) {
     for (size_t i = 0; i < (size_t)numel; i++) {
       switch (ot) {
@@ -342,7 +371,9 @@ dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir
         case ONNX_T_BFLOAT16:
           ((uint16_t *)data)[i] = (uint16_t)(uint32_t)t->int32_data[i];
           break;
-        case ONNX_T_UINT8: ((uint8_t *)data)[i] = (uint8_t)(uint32_t)t->int32_data[i]; break;
+        case ONNX_T_UINT8:
+          ((uint8_t *)data)[i] = (uint8_t)(uint32_t)t->int32_data[i];
+          break;
         case ONNX_T_BOOL: ((uint8_t *)data)[i] = t->int32_data[i] != 0; break;
         default: break;
       }

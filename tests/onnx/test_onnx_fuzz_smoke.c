@@ -29,7 +29,8 @@ static void fuzz_file(const char *name, int mutations) {
     for (int k = 0; k < mutations; k++) {
       memcpy(buf, src, len);
       int flips = 1 + (int)(rng() % 4);
-      for (int j = 0; j < flips && len; j++) buf[rng() % len] ^= (uint8_t)(1u << (rng() % 8));
+      for (int j = 0; j < flips && len; j++)
+        buf[rng() % len] ^= (uint8_t)(1u << (rng() % 8));
       if (rng() % 4 == 0 && len) buf[rng() % len] = (uint8_t)rng();
       LLVMFuzzerTestOneInput(buf, len);
     }
@@ -40,8 +41,9 @@ static void fuzz_file(const char *name, int mutations) {
 
 static void test_fixtures_mutated(void) {
   static const char *const files[] = {
-      "typed_fields.onnx", "constants.onnx", "opset7.onnx",     "opset11.onnx", "ops13.onnx",
-      "softmax12.onnx",    "external.onnx",  "unsupported.onnx", "init_as_input.onnx",
+      "typed_fields.onnx", "constants.onnx",   "opset7.onnx",
+      "opset11.onnx",      "ops13.onnx",       "softmax12.onnx",
+      "external.onnx",     "unsupported.onnx", "init_as_input.onnx",
   };
   for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) fuzz_file(files[i], 3000);
   CHECK(1); /* reaching here without a crash is the test */

@@ -116,7 +116,8 @@ static void test_typed_fields(void) {
   }
   if ((g = global(m, "w_raw_bool"))) {
     const uint8_t want[3] = {1, 0, 1};
-    CHECK(g->type.dtype == DML_DTYPE_BOOL && g->data_bytes == 3 && memcmp(g->data, want, 3) == 0);
+    CHECK(g->type.dtype == DML_DTYPE_BOOL && g->data_bytes == 3 &&
+          memcmp(g->data, want, 3) == 0);
   }
   /* Graph outputs that are an initializer or the input get an Identity node
    * whose result carries the output's name. */
@@ -132,7 +133,8 @@ static void test_typed_fields(void) {
     CHECK(f->results[1]->def->op == DML_OP_IDENTITY &&
           f->results[1]->def->inputs[0] == global(m, "w_f64"));
     CHECK(strcmp(f->results[2]->name, "x") == 0);
-    CHECK(f->results[2]->def->op == DML_OP_IDENTITY && f->results[2]->def->inputs[0] == f->args[0]);
+    CHECK(f->results[2]->def->op == DML_OP_IDENTITY &&
+          f->results[2]->def->inputs[0] == f->args[0]);
   }
   dml_ir_module_release(m);
 }
@@ -148,7 +150,8 @@ static void test_external_data(void) {
   }
   if ((g = global(m, "tail"))) {
     const int64_t want[2] = {10, 20};
-    CHECK(g->type.dtype == DML_DTYPE_I64 && g->data_bytes == 16 && memcmp(g->data, want, 16) == 0);
+    CHECK(g->type.dtype == DML_DTYPE_I64 && g->data_bytes == 16 &&
+          memcmp(g->data, want, 16) == 0);
   }
   /* A dim with neither value nor param gets its own symbol. */
   dml_ir_function_t *f = fwd(m);
@@ -161,9 +164,10 @@ static void test_external_data(void) {
 
 static void test_external_data_errors(void) {
   dml_ir_module_t *m = NULL;
-  CHECK_ERROR(import_fixture("external_escape.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
-              "initializer 'w': external data location '../fixtures/external.bin' is absolute "
-              "or escapes the model directory");
+  CHECK_ERROR(
+      import_fixture("external_escape.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
+      "initializer 'w': external data location '../fixtures/external.bin' is absolute "
+      "or escapes the model directory");
   CHECK_ERROR(import_fixture("external_absolute.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
               "external data location '/etc/hostname' is absolute or escapes the model "
               "directory");
@@ -177,10 +181,10 @@ static void test_external_data_errors(void) {
   uint8_t *bytes = read_all(fixture("external.onnx", path, sizeof(path)), &len);
   CHECK(bytes != NULL);
   if (bytes) {
-    CHECK_ERROR(dml_onnx_import_memory(bytes, len, NULL, NULL, &m),
-                DML_STATUS_INVALID_ARGUMENT,
-                "initializer 'w': external data not allowed: the model was loaded from memory "
-                "without a base directory");
+    CHECK_ERROR(
+        dml_onnx_import_memory(bytes, len, NULL, NULL, &m), DML_STATUS_INVALID_ARGUMENT,
+        "initializer 'w': external data not allowed: the model was loaded from memory "
+        "without a base directory");
     free(bytes);
   }
   CHECK(m == NULL);
@@ -203,10 +207,12 @@ static void test_constants(void) {
   CHECK(is_f32_scalar(global(m, "c_float"), 0.25f));
   if ((g = global(m, "c_floats"))) {
     const float want[3] = {1, 2, 3};
-    CHECK(g->type.dtype == DML_DTYPE_F32 && g->type.rank == 1 && memcmp(g->data, want, 12) == 0);
+    CHECK(g->type.dtype == DML_DTYPE_F32 && g->type.rank == 1 &&
+          memcmp(g->data, want, 12) == 0);
   }
   if ((g = global(m, "c_int"))) {
-    CHECK(g->type.dtype == DML_DTYPE_I64 && g->type.rank == 0 && *(const int64_t *)g->data == 7);
+    CHECK(g->type.dtype == DML_DTYPE_I64 && g->type.rank == 0 &&
+          *(const int64_t *)g->data == 7);
   }
   const int64_t ints[2] = {-1, 2};
   CHECK(is_i64_const(global(m, "c_ints"), ints, 2));
@@ -242,34 +248,44 @@ static void test_opset11_attribute_forms(void) {
   const int64_t zero[1] = {0}, rm_axes[2] = {1, -1}, two[1] = {2}, split[2] = {1, 2};
   dml_ir_node_t *n;
   if ((n = node_named(f, "unsq"))) {
-    CHECK(n->op == DML_OP_UNSQUEEZE && n->n_inputs == 2 && is_i64_const(n->inputs[1], zero, 1));
+    CHECK(n->op == DML_OP_UNSQUEEZE && n->n_inputs == 2 &&
+          is_i64_const(n->inputs[1], zero, 1));
     CHECK(dml_ir_node_attr(n, "axes") == NULL);
-  } else CHECK(!"unsq");
+  } else
+    CHECK(!"unsq");
   if ((n = node_named(f, "sq"))) {
-    CHECK(n->op == DML_OP_SQUEEZE && n->n_inputs == 2 && is_i64_const(n->inputs[1], zero, 1));
-  } else CHECK(!"sq");
+    CHECK(n->op == DML_OP_SQUEEZE && n->n_inputs == 2 &&
+          is_i64_const(n->inputs[1], zero, 1));
+  } else
+    CHECK(!"sq");
   if ((n = node_named(f, "sq_all"))) CHECK(n->n_inputs == 1);
   if ((n = node_named(f, "rmean"))) {
     CHECK(n->op == DML_OP_REDUCE_MEAN && n->n_inputs == 2 &&
           is_i64_const(n->inputs[1], rm_axes, 2));
     CHECK(dml_attr_int(n->attrs, n->n_attrs, "keepdims", 1) == 0);
     CHECK(dml_ir_node_attr(n, "axes") == NULL);
-  } else CHECK(!"rmean");
+  } else
+    CHECK(!"rmean");
   if ((n = node_named(f, "rsum"))) {
-    CHECK(n->op == DML_OP_REDUCE_SUM && n->n_inputs == 2 && is_i64_const(n->inputs[1], two, 1));
-  } else CHECK(!"rsum");
+    CHECK(n->op == DML_OP_REDUCE_SUM && n->n_inputs == 2 &&
+          is_i64_const(n->inputs[1], two, 1));
+  } else
+    CHECK(!"rsum");
   if ((n = node_named(f, "rmax"))) CHECK(n->op == DML_OP_REDUCE_MAX && n->n_inputs == 1);
   if ((n = node_named(f, "split"))) {
-    CHECK(n->op == DML_OP_SPLIT && n->n_inputs == 2 && is_i64_const(n->inputs[1], split, 2));
+    CHECK(n->op == DML_OP_SPLIT && n->n_inputs == 2 &&
+          is_i64_const(n->inputs[1], split, 2));
     CHECK(n->n_outputs == 2 && strcmp(n->outputs[0]->name, "sp0") == 0 &&
           strcmp(n->outputs[1]->name, "sp1") == 0);
     CHECK(dml_attr_int(n->attrs, n->n_attrs, "axis", 0) == 1);
     CHECK(dml_ir_node_attr(n, "split") == NULL);
-  } else CHECK(!"split");
+  } else
+    CHECK(!"split");
   if ((n = node_named(f, "resize"))) {
     CHECK(n->op == DML_OP_RESIZE && n->n_inputs == 3);
     CHECK(strcmp(attr_s(n, "mode"), "linear") == 0);
-  } else CHECK(!"resize");
+  } else
+    CHECK(!"resize");
   CHECK(module_well_formed(m));
   dml_ir_module_release(m);
 }
@@ -286,33 +302,40 @@ static void test_opset7_attribute_forms(void) {
     CHECK_NEAR(dml_attr_float(n->attrs, n->n_attrs, "epsilon", 0), 1e-3, 1e-9);
     CHECK(n->inputs[3]->global_flags == DML_IR_GLOBAL_STATE);
     CHECK(n->inputs[1]->global_flags == DML_IR_GLOBAL_PARAM);
-  } else CHECK(!"bn");
+  } else
+    CHECK(!"bn");
   if ((n = node_named(f, "clip"))) {
     CHECK(n->op == DML_OP_CLIP && n->n_inputs == 3);
     CHECK(is_f32_scalar(n->inputs[1], -1.0f) && is_f32_scalar(n->inputs[2], 6.0f));
     CHECK(n->n_attrs == 0);
-  } else CHECK(!"clip");
+  } else
+    CHECK(!"clip");
   if ((n = node_named(f, "clip_hi"))) {
     CHECK(n->n_inputs == 3 && n->inputs[1] == NULL && is_f32_scalar(n->inputs[2], 3.0f));
-  } else CHECK(!"clip_hi");
+  } else
+    CHECK(!"clip_hi");
   if ((n = node_named(f, "slice"))) {
     const int64_t st[2] = {0, 1}, en[2] = {1, 3}, ax[2] = {0, 2};
     CHECK(n->op == DML_OP_SLICE && n->n_inputs == 4);
     CHECK(is_i64_const(n->inputs[1], st, 2) && is_i64_const(n->inputs[2], en, 2) &&
           is_i64_const(n->inputs[3], ax, 2));
     CHECK(n->n_attrs == 0);
-  } else CHECK(!"slice");
+  } else
+    CHECK(!"slice");
   if ((n = node_named(f, "pad"))) {
     const int64_t pads[8] = {0, 0, 1, 1, 0, 0, 1, 1};
     CHECK(n->op == DML_OP_PAD && n->n_inputs == 3);
     CHECK(is_i64_const(n->inputs[1], pads, 8) && is_f32_scalar(n->inputs[2], 1.5f));
     CHECK(strcmp(attr_s(n, "mode"), "constant") == 0);
     CHECK(dml_ir_node_attr(n, "pads") == NULL && dml_ir_node_attr(n, "value") == NULL);
-  } else CHECK(!"pad");
+  } else
+    CHECK(!"pad");
   if ((n = node_named(f, "drop"))) {
-    CHECK(n->op == DML_OP_DROPOUT && n->n_inputs == 2 && is_f32_scalar(n->inputs[1], 0.25f));
+    CHECK(n->op == DML_OP_DROPOUT && n->n_inputs == 2 &&
+          is_f32_scalar(n->inputs[1], 0.25f));
     CHECK(dml_ir_node_attr(n, "ratio") == NULL);
-  } else CHECK(!"drop");
+  } else
+    CHECK(!"drop");
   if ((n = node_named(f, "up"))) {
     CHECK(n->op == DML_OP_RESIZE && n->n_inputs == 3 && n->inputs[1] == NULL);
     const dml_ir_value_t *s = n->inputs[2];
@@ -323,14 +346,16 @@ static void test_opset7_attribute_forms(void) {
     CHECK(strcmp(attr_s(n, "coordinate_transformation_mode"), "asymmetric") == 0);
     CHECK(strcmp(attr_s(n, "nearest_mode"), "floor") == 0);
     CHECK(dml_ir_node_attr(n, "scales") == NULL);
-  } else CHECK(!"up");
+  } else
+    CHECK(!"up");
   /* Softmax-1 on a node result of unknown rank: the 2-D coercion, spelled
    * out. */
   dml_ir_node_t *y = producer(f, "y");
   CHECK(y && y->op == DML_OP_RESHAPE);
   if (y) {
     dml_ir_node_t *sm = y->inputs[0]->def, *shape = y->inputs[1]->def;
-    CHECK(sm && sm->op == DML_OP_SOFTMAX && dml_attr_int(sm->attrs, sm->n_attrs, "axis", 0) == 1);
+    CHECK(sm && sm->op == DML_OP_SOFTMAX &&
+          dml_attr_int(sm->attrs, sm->n_attrs, "axis", 0) == 1);
     CHECK(shape && shape->op == DML_OP_SHAPE);
     dml_ir_node_t *flat = sm ? sm->inputs[0]->def : NULL;
     CHECK(flat && flat->op == DML_OP_FLATTEN &&
@@ -368,9 +393,11 @@ static void test_opset9_10_forms(void) {
       CHECK(strcmp(attr_s(n, "nearest_mode"), "floor") == 0);
     }
     n = node_named(f, "slice");
-    CHECK(n && n->op == DML_OP_SLICE && n->n_inputs == 4 && n->inputs[3] == global(m, "axes"));
+    CHECK(n && n->op == DML_OP_SLICE && n->n_inputs == 4 &&
+          n->inputs[3] == global(m, "axes"));
     n = node_named(f, "drop");
-    CHECK(n && n->op == DML_OP_DROPOUT && n->n_inputs == 2 && is_f32_scalar(n->inputs[1], 0.5f));
+    CHECK(n && n->op == DML_OP_DROPOUT && n->n_inputs == 2 &&
+          is_f32_scalar(n->inputs[1], 0.5f));
     CHECK(module_well_formed(m));
     dml_ir_module_release(m);
   }
@@ -388,27 +415,48 @@ static void test_ops13(void) {
     dml_op_t op;
     uint32_t n_in, n_attrs;
   } want[] = {
-      {"conv", DML_OP_CONV, 3, 3},          {"ct", DML_OP_CONV_TRANSPOSE, 2, 1},
-      {"ap", DML_OP_AVERAGE_POOL, 1, 2},    {"mp", DML_OP_MAX_POOL, 1, 2},
-      {"gap", DML_OP_GLOBAL_AVERAGE_POOL, 1, 0}, {"lr", DML_OP_LEAKY_RELU, 1, 1},
-      {"sg", DML_OP_SIGMOID, 1, 0},         {"th", DML_OP_TANH, 1, 0},
-      {"er", DML_OP_ERF, 1, 0},             {"cl", DML_OP_CLIP, 3, 0},
-      {"sq", DML_OP_SQRT, 1, 0},            {"ex", DML_OP_EXP, 1, 0},
-      {"lg", DML_OP_LOG, 1, 0},             {"sub", DML_OP_SUB, 2, 0},
-      {"mul", DML_OP_MUL, 2, 0},            {"div", DML_OP_DIV, 2, 0},
-      {"pw", DML_OP_POW, 2, 0},             {"relu", DML_OP_RELU, 1, 0},
-      {"shape", DML_OP_SHAPE, 1, 0},        {"gather", DML_OP_GATHER, 2, 1},
-      {"unsq", DML_OP_UNSQUEEZE, 2, 0},     {"concat", DML_OP_CONCAT, 2, 1},
-      {"reshape", DML_OP_RESHAPE, 2, 0},    {"tr", DML_OP_TRANSPOSE, 1, 1},
-      {"mm", DML_OP_MATMUL, 2, 0},          {"gemm", DML_OP_GEMM, 3, 2},
-      {"smx", DML_OP_SOFTMAX, 1, 1},        {"lsm", DML_OP_LOG_SOFTMAX, 1, 1},
-      {"slice", DML_OP_SLICE, 4, 0},        {"rsum", DML_OP_REDUCE_SUM, 2, 1},
-      {"rmean", DML_OP_REDUCE_MEAN, 2, 0},  {"rmax", DML_OP_REDUCE_MAX, 2, 1},
-      {"sqz", DML_OP_SQUEEZE, 2, 0},        {"eq", DML_OP_EQUAL, 2, 0},
-      {"where", DML_OP_WHERE, 3, 0},        {"cast", DML_OP_CAST, 1, 1},
-      {"gshape", DML_OP_SHAPE, 1, 0},       {"cos", DML_OP_CONSTANT_OF_SHAPE, 1, 1},
-      {"expand", DML_OP_EXPAND, 2, 0},      {"add", DML_OP_ADD, 2, 0},
-      {"resize", DML_OP_RESIZE, 3, 3},      {"flat", DML_OP_FLATTEN, 1, 1},
+      {"conv", DML_OP_CONV, 3, 3},
+      {"ct", DML_OP_CONV_TRANSPOSE, 2, 1},
+      {"ap", DML_OP_AVERAGE_POOL, 1, 2},
+      {"mp", DML_OP_MAX_POOL, 1, 2},
+      {"gap", DML_OP_GLOBAL_AVERAGE_POOL, 1, 0},
+      {"lr", DML_OP_LEAKY_RELU, 1, 1},
+      {"sg", DML_OP_SIGMOID, 1, 0},
+      {"th", DML_OP_TANH, 1, 0},
+      {"er", DML_OP_ERF, 1, 0},
+      {"cl", DML_OP_CLIP, 3, 0},
+      {"sq", DML_OP_SQRT, 1, 0},
+      {"ex", DML_OP_EXP, 1, 0},
+      {"lg", DML_OP_LOG, 1, 0},
+      {"sub", DML_OP_SUB, 2, 0},
+      {"mul", DML_OP_MUL, 2, 0},
+      {"div", DML_OP_DIV, 2, 0},
+      {"pw", DML_OP_POW, 2, 0},
+      {"relu", DML_OP_RELU, 1, 0},
+      {"shape", DML_OP_SHAPE, 1, 0},
+      {"gather", DML_OP_GATHER, 2, 1},
+      {"unsq", DML_OP_UNSQUEEZE, 2, 0},
+      {"concat", DML_OP_CONCAT, 2, 1},
+      {"reshape", DML_OP_RESHAPE, 2, 0},
+      {"tr", DML_OP_TRANSPOSE, 1, 1},
+      {"mm", DML_OP_MATMUL, 2, 0},
+      {"gemm", DML_OP_GEMM, 3, 2},
+      {"smx", DML_OP_SOFTMAX, 1, 1},
+      {"lsm", DML_OP_LOG_SOFTMAX, 1, 1},
+      {"slice", DML_OP_SLICE, 4, 0},
+      {"rsum", DML_OP_REDUCE_SUM, 2, 1},
+      {"rmean", DML_OP_REDUCE_MEAN, 2, 0},
+      {"rmax", DML_OP_REDUCE_MAX, 2, 1},
+      {"sqz", DML_OP_SQUEEZE, 2, 0},
+      {"eq", DML_OP_EQUAL, 2, 0},
+      {"where", DML_OP_WHERE, 3, 0},
+      {"cast", DML_OP_CAST, 1, 1},
+      {"gshape", DML_OP_SHAPE, 1, 0},
+      {"cos", DML_OP_CONSTANT_OF_SHAPE, 1, 1},
+      {"expand", DML_OP_EXPAND, 2, 0},
+      {"add", DML_OP_ADD, 2, 0},
+      {"resize", DML_OP_RESIZE, 3, 3},
+      {"flat", DML_OP_FLATTEN, 1, 1},
       {"ident", DML_OP_IDENTITY, 1, 0},
   };
   size_t n_want = sizeof(want) / sizeof(want[0]);
@@ -420,28 +468,33 @@ static void test_ops13(void) {
       CHECK(n != NULL);
       continue;
     }
-    if (n->op != want[i].op || n->n_inputs != want[i].n_in || n->n_attrs != want[i].n_attrs) {
+    if (n->op != want[i].op || n->n_inputs != want[i].n_in ||
+        n->n_attrs != want[i].n_attrs) {
       fprintf(stderr, "node '%s': op %s inputs %u attrs %u\n", want[i].node,
               dml_op_name(n->op), n->n_inputs, n->n_attrs);
       CHECK(!"node as in the file");
     }
-    CHECK(n->n_outputs == 1 && n->outputs[0]->name && n->outputs[0]->type.rank == DML_RANK_UNKNOWN);
+    CHECK(n->n_outputs == 1 && n->outputs[0]->name &&
+          n->outputs[0]->type.rank == DML_RANK_UNKNOWN);
   }
   dml_ir_node_t *n;
-  if ((n = node_named(f, "cast"))) CHECK(dml_attr_int(n->attrs, n->n_attrs, "to", 0) == 7);
+  if ((n = node_named(f, "cast")))
+    CHECK(dml_attr_int(n->attrs, n->n_attrs, "to", 0) == 7);
   if ((n = node_named(f, "cos"))) {
     const dml_attr_t *v = dml_ir_node_attr(n, "value");
     CHECK(v && v->kind == DML_ATTR_TENSOR && v->tensor.dtype == DML_DTYPE_F32 &&
           v->tensor.rank == 1 && v->tensor.dims[0] == 1 && v->tensor.data &&
           *(const float *)v->tensor.data == 0.5f);
   }
-  if ((n = node_named(f, "lr"))) CHECK_NEAR(dml_attr_float(n->attrs, n->n_attrs, "alpha", 0), 0.1, 1e-7);
+  if ((n = node_named(f, "lr")))
+    CHECK_NEAR(dml_attr_float(n->attrs, n->n_attrs, "alpha", 0), 0.1, 1e-7);
   if ((n = node_named(f, "tr"))) {
     size_t k = 0;
     const int64_t *perm = dml_attr_ints(n->attrs, n->n_attrs, "perm", &k);
     CHECK(perm && k == 2 && perm[0] == 1 && perm[1] == 0);
   }
-  if ((n = node_named(f, "resize"))) CHECK(strcmp(attr_s(n, "nearest_mode"), "floor") == 0);
+  if ((n = node_named(f, "resize")))
+    CHECK(strcmp(attr_s(n, "nearest_mode"), "floor") == 0);
   if ((n = node_named(f, "rmean"))) {
     const int64_t one[1] = {1};
     CHECK(is_i64_const(n->inputs[1], one, 1));
@@ -463,7 +516,8 @@ static void test_softmax_opset12(void) {
                 *shape = node_named(f, "sm/shape"), *re = node_named(f, "sm/reshape");
   CHECK(sm && flat && shape && re);
   if (sm && flat && shape && re) {
-    CHECK(sm->op == DML_OP_SOFTMAX && dml_attr_int(sm->attrs, sm->n_attrs, "axis", 0) == 1);
+    CHECK(sm->op == DML_OP_SOFTMAX &&
+          dml_attr_int(sm->attrs, sm->n_attrs, "axis", 0) == 1);
     CHECK(flat->op == DML_OP_FLATTEN && flat->inputs[0] == f->args[0] &&
           dml_attr_int(flat->attrs, flat->n_attrs, "axis", 0) == 1);
     CHECK(sm->inputs[0] == flat->outputs[0]);
@@ -500,7 +554,8 @@ static void test_batch_bound_option(void) {
   dml_ir_module_t *m = NULL;
   char path[1024];
   dml_onnx_import_options_t opts = {.batch_bound = 8};
-  CHECK_OK(dml_onnx_import_file(fixture("softmax12.onnx", path, sizeof(path)), &opts, &m));
+  CHECK_OK(
+      dml_onnx_import_file(fixture("softmax12.onnx", path, sizeof(path)), &opts, &m));
   if (m) {
     int32_t s = dml_ir_module_find_symbol(m, "batch");
     CHECK(s >= 0 && m->symbols[s].bound == 8);
@@ -517,7 +572,8 @@ static void test_batch_bound_option(void) {
 static void test_unsupported_ops_listed_at_once(void) {
   dml_ir_module_t *m = NULL;
   const char *want[] = {
-      "error: onnx.import: model uses 2 unsupported ops (opset 13): Foo, NonMaxSuppression; "
+      "error: onnx.import: model uses 2 unsupported ops (opset 13): Foo, "
+      "NonMaxSuppression; "
       "and 1 unsupported attribute: Relu.bogus",
       "node 'foo_a' (Foo)",
       "node 'foo_b' (Foo)",
@@ -525,25 +581,30 @@ static void test_unsupported_ops_listed_at_once(void) {
       "node 'relu' (Relu): unknown attribute 'bogus'",
   };
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-    CHECK_ERROR(import_fixture("unsupported.onnx", &m), DML_STATUS_UNIMPLEMENTED, want[i]);
+    CHECK_ERROR(import_fixture("unsupported.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+                want[i]);
   const char *want2[] = {
-      "model uses 1 unsupported op (opset 13): com.microsoft.FusedGemm; and 1 unsupported "
+      "model uses 1 unsupported op (opset 13): com.microsoft.FusedGemm; and 1 "
+      "unsupported "
       "attribute: Resize mode='cubic'",
       "node 'fg' (FusedGemm): domain 'com.microsoft' is not supported",
       "node 'rz' (Resize): unsupported mode='cubic'",
   };
   for (size_t i = 0; i < sizeof(want2) / sizeof(want2[0]); i++)
-    CHECK_ERROR(import_fixture("custom_domain.onnx", &m), DML_STATUS_UNIMPLEMENTED, want2[i]);
+    CHECK_ERROR(import_fixture("custom_domain.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+                want2[i]);
   CHECK(m == NULL);
 }
 
 static void test_opset_errors(void) {
   dml_ir_module_t *m = NULL;
-  CHECK_ERROR(import_fixture("opset18.onnx", &m), DML_STATUS_UNIMPLEMENTED,
-              "error: onnx.import: model uses opset 18 of the default ONNX domain; supported "
-              "opsets are 7..17");
-  CHECK_ERROR(import_fixture("opset6.onnx", &m), DML_STATUS_UNIMPLEMENTED,
-              "model uses opset 6 of the default ONNX domain; supported opsets are 7..17");
+  CHECK_ERROR(
+      import_fixture("opset18.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+      "error: onnx.import: model uses opset 18 of the default ONNX domain; supported "
+      "opsets are 7..17");
+  CHECK_ERROR(
+      import_fixture("opset6.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+      "model uses opset 6 of the default ONNX domain; supported opsets are 7..17");
   CHECK_ERROR(import_fixture("opset6.onnx", &m), DML_STATUS_UNIMPLEMENTED,
               "re-export the model with an opset in 7..17");
   CHECK(m == NULL);
@@ -566,8 +627,9 @@ static void test_graph_errors(void) {
 
 static void test_bad_bytes(void) {
   dml_ir_module_t *m = NULL;
-  CHECK_ERROR(import_fixture("truncated.onnx", &m), DML_STATUS_DATA_LOSS,
-              "error: onnx.import: not a valid ONNX model: malformed or truncated protobuf");
+  CHECK_ERROR(
+      import_fixture("truncated.onnx", &m), DML_STATUS_DATA_LOSS,
+      "error: onnx.import: not a valid ONNX model: malformed or truncated protobuf");
   CHECK_ERROR(import_fixture("truncated.onnx", &m), DML_STATUS_DATA_LOSS,
               "length beyond the end of the data");
   CHECK_ERROR(import_fixture("no_such_model.onnx", &m), DML_STATUS_NOT_FOUND,
@@ -576,7 +638,8 @@ static void test_bad_bytes(void) {
   CHECK_ERROR(dml_onnx_import_memory(text, sizeof(text) - 1, NULL, NULL, &m),
               DML_STATUS_DATA_LOSS, "not a valid ONNX model");
   /* Zero bytes decode as an empty ModelProto: no opset. */
-  CHECK_ERROR(dml_onnx_import_memory(NULL, 0, NULL, NULL, &m), DML_STATUS_INVALID_ARGUMENT,
+  CHECK_ERROR(dml_onnx_import_memory(NULL, 0, NULL, NULL, &m),
+              DML_STATUS_INVALID_ARGUMENT,
               "model declares no opset for the default ONNX domain");
   CHECK(m == NULL);
 }

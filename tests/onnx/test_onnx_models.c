@@ -9,8 +9,8 @@ static dml_status_t import_model(const char *name, const dml_onnx_import_options
                                  dml_ir_module_t **out) {
   char rel[256], path[1024];
   snprintf(rel, sizeof(rel), "models/%s", name);
-  return dml_onnx_import_file(dml_test_path("DMLC_SHARED_DIR", rel, path, sizeof(path)), opts,
-                              out);
+  return dml_onnx_import_file(dml_test_path("DMLC_SHARED_DIR", rel, path, sizeof(path)),
+                              opts, out);
 }
 
 /* Sums global element counts by flag. */
@@ -20,9 +20,12 @@ static void global_totals(const dml_ir_module_t *m, int64_t *param, int64_t *sta
   for (uint32_t i = 0; i < m->n_globals; i++) {
     const dml_ir_value_t *g = m->globals[i];
     int64_t n = global_numel(m, g);
-    if (g->global_flags & DML_IR_GLOBAL_PARAM) *param += n;
-    else if (g->global_flags & DML_IR_GLOBAL_STATE) *state += n;
-    else *other += n;
+    if (g->global_flags & DML_IR_GLOBAL_PARAM)
+      *param += n;
+    else if (g->global_flags & DML_IR_GLOBAL_STATE)
+      *state += n;
+    else
+      *other += n;
   }
 }
 
@@ -176,8 +179,7 @@ static void test_resnet_small(void) {
   CHECK(n_state == 18);
   int64_t shared = 0;
   for (dml_ir_node_t *n = f->first; n; n = n->next)
-    if (n->op == DML_OP_IDENTITY &&
-        n->inputs[0]->kind == DML_IR_VALUE_GLOBAL)
+    if (n->op == DML_OP_IDENTITY && n->inputs[0]->kind == DML_IR_VALUE_GLOBAL)
       shared += global_numel(m, n->inputs[0]);
   CHECK(param + shared == 78042); /* README: 78,042 */
   dml_ir_node_t *bn = node_named(f, "/stem/stem.1/BatchNormalization");
