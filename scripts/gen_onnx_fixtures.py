@@ -109,11 +109,14 @@ def gen_external():
               [w, tail], check=False)
     save(m, "external.onnx")
 
-    for fname, loc, off in [("external_escape.onnx", "../fixtures/external.bin", "16"),
-                            ("external_absolute.onnx", "/etc/hostname", "0"),
-                            ("external_range.onnx", "external.bin", "40")]:
+    for fname, loc, off, length in [
+            ("external_escape.onnx", "../fixtures/external.bin", "16", "24"),
+            ("external_absolute.onnx", "/etc/hostname", "0", "24"),
+            ("external_range.onnx", "external.bin", "40", "24"),
+            ("external_missing.onnx", "missing.bin", "0", "24"),
+            ("external_badlen.onnx", "external.bin", "16", "20")]:
         w = ext("w", TensorProto.FLOAT, [2, 3], [("location", loc), ("offset", off),
-                                               ("length", "24")])
+                                               ("length", length)])
         save(model(nodes, [vi("x", TensorProto.FLOAT, [None, 2])],
                    [vi("y", TensorProto.FLOAT, None)], [w], check=False), fname)
 
@@ -370,6 +373,42 @@ def gen_bad_graphs():
     save(model(nodes, [], [vi("y", TensorProto.STRING, None)], [t], check=False), "string.onnx")
 
 
+def gen_more_errors():
+    """Attribute values and graphs the importer refuses, one file each."""
+    c = numpy_helper.from_array(np.ones(2, np.float32), "c")
+    nodes = [helper.make_node("BatchNormalization", ["x", "c", "c", "c", "c"], ["y"], name="bn",
+                              spatial=0)]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [1, 2, 3])], [vi("y", TensorProto.FLOAT, None)],
+               [c], opset=7, check=False), "bn_spatial0.onnx")
+
+    sparse = onnx.SparseTensorProto()
+    sparse.values.CopyFrom(numpy_helper.from_array(np.ones(1, np.float32), "v"))
+    sparse.indices.CopyFrom(numpy_helper.from_array(np.zeros(1, np.int64), "i"))
+    sparse.dims.extend([4])
+    nodes = [
+        helper.make_node("Cast", ["x"], ["s"], name="to_string", to=TensorProto.STRING),
+        helper.make_node("Constant", [], ["cs"], name="const_str", value_string="hi"),
+        helper.make_node("Constant", [], ["csp"], name="const_sparse", sparse_value=sparse),
+        helper.make_node("Identity", ["x"], ["y"], name="id"),
+    ]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, None)],
+               check=False), "bad_values.onnx")
+
+    seq = helper.make_tensor_sequence_value_info("xs", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Identity", ["x"], ["y"], name="id")]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [2]), seq], [vi("y", TensorProto.FLOAT, None)],
+               check=False), "sequence_input.onnx")
+
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="r1"),
+             helper.make_node("Tanh", ["x"], ["a"], name="r2")]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [2])], [vi("a", TensorProto.FLOAT, None)],
+               check=False), "defined_twice.onnx")
+
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="r1")]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [2])], [vi("b", TensorProto.FLOAT, None)],
+               check=False), "undefined_output.onnx")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -383,6 +422,7 @@ def main():
     gen_ops13()
     gen_unsupported()
     gen_bad_graphs()
+    gen_more_errors()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

@@ -480,7 +480,8 @@ static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
         problem = "unknown attribute";
       } else if (!is_empty(a->ref_attr_name)) {
         problem = "attribute referring to a function attribute";
-      } else if (!attr_type_supported(at)) {
+      } else if (!attr_type_supported(at) && strcmp(an, "sparse_value") != 0) {
+        /* (Constant's sparse_value is reported by onnx_op_check.) */
         snprintf(buf, sizeof(buf), "attribute of type %s", attr_type_name(at));
         problem = buf;
       }

@@ -175,6 +175,12 @@ static void test_external_data_errors(void) {
               "external data range is beyond the end of 'external.bin'");
   CHECK_ERROR(import_fixture("external_range.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
               "offset 40 + length 24 > file size 56");
+  CHECK_ERROR(import_fixture("external_missing.onnx", &m), DML_STATUS_NOT_FOUND,
+              "initializer 'w': cannot open external data file 'missing.bin'");
+  CHECK_ERROR(import_fixture("external_badlen.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
+              "external data length does not match the tensor's dims");
+  CHECK_ERROR(import_fixture("external_badlen.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
+              "length 20 bytes, dims and dtype need 24");
   /* From memory with no base directory, external data is refused. */
   char path[1024];
   size_t len = 0;
@@ -596,6 +602,30 @@ static void test_unsupported_ops_listed_at_once(void) {
   CHECK(m == NULL);
 }
 
+static void test_unsupported_values(void) {
+  dml_ir_module_t *m = NULL;
+  CHECK_ERROR(
+      import_fixture("bn_spatial0.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+      "model uses 1 unsupported attribute (opset 7): BatchNormalization spatial=0");
+  CHECK_ERROR(import_fixture("bn_spatial0.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'bn' (BatchNormalization): unsupported spatial=0");
+  const char *want[] = {
+      "model uses 3 unsupported attributes (opset 13): Cast to=STRING, Constant "
+      "value_string "
+      "(string constants), Constant sparse_value (sparse constants)",
+      "node 'to_string' (Cast): unsupported to=STRING",
+      "node 'const_str' (Constant): unsupported value_string (string constants)",
+      "node 'const_sparse' (Constant): unsupported sparse_value (sparse constants)",
+  };
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+    CHECK_ERROR(import_fixture("bad_values.onnx", &m), DML_STATUS_UNIMPLEMENTED, want[i]);
+  CHECK_ERROR(
+      import_fixture("sequence_input.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+      "graph input 'xs' is not a tensor (sequence, map, optional and sparse inputs are "
+      "not supported)");
+  CHECK(m == NULL);
+}
+
 static void test_opset_errors(void) {
   dml_ir_module_t *m = NULL;
   CHECK_ERROR(
@@ -616,6 +646,12 @@ static void test_graph_errors(void) {
               "node 'adder' (Add): input 1 names undefined tensor 'nowhere'");
   CHECK_ERROR(import_fixture("cycle.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
               "graph has a cycle: 3 of 3 nodes depend on themselves");
+  CHECK_ERROR(import_fixture("defined_twice.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
+              "tensor 'a' is defined twice");
+  CHECK_ERROR(import_fixture("defined_twice.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
+              "node 'r2' (Tanh) defines it again");
+  CHECK_ERROR(import_fixture("undefined_output.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
+              "graph output 'b' is not defined by any node, graph input or initializer");
   CHECK_ERROR(import_fixture("bad_size.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
               "initializer 'w': data size does not match the dims (raw_data)");
   CHECK_ERROR(import_fixture("bad_size.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
@@ -700,6 +736,7 @@ int main(void) {
   RUN(test_unsorted_graph_is_sorted);
   RUN(test_batch_bound_option);
   RUN(test_unsupported_ops_listed_at_once);
+  RUN(test_unsupported_values);
   RUN(test_opset_errors);
   RUN(test_graph_errors);
   RUN(test_bad_bytes);
