@@ -1,6 +1,7 @@
 /* Tests for the runtime: a hand-built, hand-planned IR module is emitted
  * with dml_package_emit, loaded, introspected and run on the CPU at several
  * batch sizes; its errors are checked; corrupt packages never crash. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,63 @@ static void test_emit_load_run(void) {
     dml_rt_session_release(s);
   }
   dml_rt_model_release(model);
+}
+
+/* One model shared by several threads, each with its own session. */
+typedef struct worker {
+  const dml_rt_model_t *model;
+  int64_t batch;
+  int failures;
+} worker_t;
+
+static void *worker_main(void *arg) {
+  worker_t *w = (worker_t *)arg;
+  dml_rt_session_t *s = NULL;
+  dml_status_t st = dml_rt_session_create(w->model, "cpu", &s);
+  if (st) {
+    dml_status_free(st);
+    w->failures = 1;
+    return NULL;
+  }
+  float x[BOUND * IN], want[BOUND * OUT];
+  for (int rep = 0; rep < 50; rep++) {
+    int64_t b = (w->batch + rep) % BOUND + 1;
+    for (int64_t i = 0; i < b * IN; i++) x[i] = (float)((i * 5 + b) % 13) * 0.2f - 1.1f;
+    naive(x, b, want);
+    dml_tensor_t t = {DML_DTYPE_F32, 2, {b, IN}, x}, y;
+    st = dml_rt_session_set_input(s, 0, &t);
+    if (!st) st = dml_rt_session_run(s);
+    if (!st) st = dml_rt_session_get_output(s, 0, &y);
+    if (st) {
+      dml_status_free(st);
+      w->failures++;
+      continue;
+    }
+    for (int64_t i = 0; i < b * OUT; i++)
+      if (!(fabsf(((float *)y.data)[i] - want[i]) <= 1e-5f)) w->failures++;
+  }
+  dml_rt_session_release(s);
+  return NULL;
+}
+
+static void test_threads(void) {
+  size_t size = 0;
+  void *bytes = emit_tiny(&size);
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(bytes, size, &m));
+  free(bytes);
+  if (!m) return;
+  pthread_t th[4];
+  worker_t w[4];
+  for (int i = 0; i < 4; i++) {
+    w[i] = (worker_t){m, 7 * i, 0};
+    CHECK(pthread_create(&th[i], NULL, worker_main, &w[i]) == 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    CHECK(w[i].failures == 0);
+  }
+  dml_rt_model_release(m);
 }
 
 static void test_introspection(void) {
@@ -445,6 +503,7 @@ static int helper(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc > 1) return helper(argc, argv);
   RUN(test_emit_load_run);
+  RUN(test_threads);
   RUN(test_introspection);
   RUN(test_session_errors);
   RUN(test_emit_errors);
