@@ -99,7 +99,8 @@ int dmlc_cmd_inspect(int argc, char **argv) {
   printf("file size: %" PRIu64 " bytes (%s)%s\n", dml_rt_model_file_size(m),
          human(dml_rt_model_file_size(m), h, sizeof h),
          dml_rt_model_is_mapped(m) ? ", memory-mapped" : "");
-  printf("sections:\n  %-16s %12s %12s %6s  %s\n", "tag", "offset", "size", "align", "crc32");
+  printf("sections:\n  %-16s %12s %12s %6s  %s\n", "tag", "offset", "size", "align",
+         "crc32");
   for (uint32_t i = 0; i < dml_rt_model_num_sections(m); i++) {
     dml_rt_section_info_t s;
     if (dml_rt_model_section_info(m, i, &s)) continue;
@@ -135,9 +136,10 @@ int dmlc_cmd_inspect(int argc, char **argv) {
   printf("nodes: %" PRIu32 "\n", dml_rt_model_num_nodes(m));
   uint64_t wb = dml_rt_model_weights_bytes(m);
   printf("weights: %" PRIu64 " bytes (%s)\n", wb, human(wb, h, sizeof h));
-  printf("parameters: %" PRId64 " (%s) trainable, %" PRId64 " (%s) other constants\n",
-         dml_rt_model_param_count(m), count_str(dml_rt_model_param_count(m), c1, sizeof c1),
-         dml_rt_model_const_count(m), count_str(dml_rt_model_const_count(m), c2, sizeof c2));
+  printf(
+      "parameters: %" PRId64 " (%s) trainable, %" PRId64 " (%s) other constants\n",
+      dml_rt_model_param_count(m), count_str(dml_rt_model_param_count(m), c1, sizeof c1),
+      dml_rt_model_const_count(m), count_str(dml_rt_model_const_count(m), c2, sizeof c2));
   int64_t ab = dml_rt_model_arena_bytes(m), sb = dml_rt_model_scratch_bytes(m);
   printf("arena: %" PRId64 " bytes (%s) planned at the bounds\n", ab,
          human((uint64_t)ab, h, sizeof h));

@@ -16,25 +16,26 @@
 #define MAX_INPUTS 256
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: dmlc run PKG --input NAME=FILE.npy ... [--output-dir DIR] [--device cpu]\n"
-          "\n"
-          "Runs the package PKG on .npy inputs and writes every output as\n"
-          "DIR/<output name>.npy, printing one line per output: name, dtype, shape,\n"
-          "file, and min/max/mean of its values.\n"
-          "\n"
-          "flags:\n"
-          "  --input NAME=FILE.npy  binds model input NAME to the array in FILE.npy;\n"
-          "                         repeat for each input. A model with one input also\n"
-          "                         takes --input FILE.npy. Any batch size up to the\n"
-          "                         compiled bound works. An array of another numeric\n"
-          "                         dtype is converted to the input's dtype (with a note).\n"
-          "  --output-dir DIR       where outputs are written (default: the current\n"
-          "                         directory; created if missing)\n"
-          "  --device NAME          device to run on (default and only one: cpu)\n"
-          "  -h, --help             this text\n"
-          "\n"
-          "`dmlc inspect PKG` lists the inputs and outputs with their shapes.\n");
+  fprintf(
+      f,
+      "usage: dmlc run PKG --input NAME=FILE.npy ... [--output-dir DIR] [--device cpu]\n"
+      "\n"
+      "Runs the package PKG on .npy inputs and writes every output as\n"
+      "DIR/<output name>.npy, printing one line per output: name, dtype, shape,\n"
+      "file, and min/max/mean of its values.\n"
+      "\n"
+      "flags:\n"
+      "  --input NAME=FILE.npy  binds model input NAME to the array in FILE.npy;\n"
+      "                         repeat for each input. A model with one input also\n"
+      "                         takes --input FILE.npy. Any batch size up to the\n"
+      "                         compiled bound works. An array of another numeric\n"
+      "                         dtype is converted to the input's dtype (with a note).\n"
+      "  --output-dir DIR       where outputs are written (default: the current\n"
+      "                         directory; created if missing)\n"
+      "  --device NAME          device to run on (default and only one: cpu)\n"
+      "  -h, --help             this text\n"
+      "\n"
+      "`dmlc inspect PKG` lists the inputs and outputs with their shapes.\n");
 }
 
 /* Takes the value of `--flag VALUE` or `--flag=VALUE` at argv[*i]. */
@@ -52,16 +53,16 @@ static dml_status_t make_dirs(const char *dir) {
   char path[4096];
   size_t n = strlen(dir);
   if (n == 0 || n >= sizeof path)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run", "bad output directory '%s'",
-                           dir);
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run",
+                           "bad output directory '%s'", dir);
   memcpy(path, dir, n + 1);
   for (size_t i = 1; i <= n; i++) {
     if (path[i] != '/' && path[i] != 0) continue;
     char c = path[i];
     path[i] = 0;
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
-      return dml_status_make(DML_STATUS_IO, "dmlc.run", "cannot create directory '%s': %s",
-                             path, strerror(errno));
+      return dml_status_make(DML_STATUS_IO, "dmlc.run",
+                             "cannot create directory '%s': %s", path, strerror(errno));
     path[i] = c;
   }
   struct stat st;
@@ -81,7 +82,8 @@ static void file_name(const char *name, char *buf, size_t cap) {
     buf[k++] = ok ? c : '_';
   }
   buf[k] = 0;
-  if (k == 0 || strcmp(buf, ".") == 0 || strcmp(buf, "..") == 0) snprintf(buf, cap, "output");
+  if (k == 0 || strcmp(buf, ".") == 0 || strcmp(buf, "..") == 0)
+    snprintf(buf, cap, "output");
 }
 
 /* Converts t (dtype != want) into a new buffer of dtype `want`. */
@@ -90,10 +92,11 @@ static dml_status_t convert(const dml_tensor_t *t, dml_dtype_t want, dml_tensor_
   size_t es = dml_dtype_size(want);
   int64_t n = dml_dims_numel(t->dims, t->rank);
   if (n < 0 || es == 0 || (uint64_t)n > SIZE_MAX / es)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run", "cannot convert to %s",
-                           dml_dtype_name(want));
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run",
+                           "cannot convert to %s", dml_dtype_name(want));
   void *buf = malloc(n ? (size_t)n * es : 1);
-  if (!buf) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.run", "out of memory");
+  if (!buf)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.run", "out of memory");
   int as_int = !dml_dtype_is_float(want) && !dml_dtype_is_float(t->dtype);
   for (int64_t i = 0; i < n; i++) {
     if (as_int)
@@ -131,7 +134,8 @@ static void value_summary(const dml_tensor_t *t, char *buf, size_t cap) {
     snprintf(buf, cap, "(all %" PRId64 " values NaN)", n);
     return;
   }
-  int k = snprintf(buf, cap, "(min %.6g, max %.6g, mean %.6g", mn, mx, sum / (double)(n - nan));
+  int k = snprintf(buf, cap, "(min %.6g, max %.6g, mean %.6g", mn, mx,
+                   sum / (double)(n - nan));
   if (nan && k > 0 && (size_t)k < cap)
     k += snprintf(buf + k, cap - (size_t)k, ", %" PRId64 " NaN", nan);
   if (k > 0 && (size_t)k < cap) snprintf(buf + k, cap - (size_t)k, ")");
@@ -183,7 +187,8 @@ int dmlc_cmd_run(int argc, char **argv) {
   if (!st) st = dml_rt_session_create(model, device, &sess);
   uint32_t n_model_in = model ? dml_rt_model_num_inputs(model) : 0;
   uint8_t *given = (uint8_t *)calloc(n_model_in + 1, 1);
-  if (!st && !given) st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.run", "out of memory");
+  if (!st && !given)
+    st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.run", "out of memory");
   for (int k = 0; k < n_inputs && !st; k++) {
     /* NAME=FILE when NAME is an input; else FILE for a one-input model. */
     const char *spec = inputs[k], *eq = strchr(spec, '=');
@@ -207,7 +212,8 @@ int dmlc_cmd_run(int argc, char **argv) {
         for (uint32_t j = 0; j < n_model_in && l < sizeof list; j++) {
           dml_rt_io_info_t io;
           dml_rt_model_input_info(model, j, &io);
-          l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", j ? ", " : "", io.name);
+          l +=
+              (size_t)snprintf(list + l, sizeof list - l, "%s%s", j ? ", " : "", io.name);
         }
         if (eq)
           st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run",
@@ -236,8 +242,8 @@ int dmlc_cmd_run(int argc, char **argv) {
     if (!st && t.dtype != info.dtype) {
       st = convert(&t, info.dtype, &conv, &cbuf);
       if (!st) {
-        fprintf(stderr, "note: input '%s': converted %s values from '%s' to %s\n", info.name,
-                dml_dtype_name(t.dtype), file, dml_dtype_name(info.dtype));
+        fprintf(stderr, "note: input '%s': converted %s values from '%s' to %s\n",
+                info.name, dml_dtype_name(t.dtype), file, dml_dtype_name(info.dtype));
         t = conv;
       }
     }
@@ -254,8 +260,8 @@ int dmlc_cmd_run(int argc, char **argv) {
       dml_rt_model_input_info(model, j, &io);
       if (!st)
         st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run",
-                             "input '%s' (%s) is not given: add --input %s=FILE.npy", io.name,
-                             dml_rt_io_info_str(&io, ts, sizeof ts), io.name);
+                             "input '%s' (%s) is not given: add --input %s=FILE.npy",
+                             io.name, dml_rt_io_info_str(&io, ts, sizeof ts), io.name);
       else
         st = dml_status_detail(st, "input '%s' (%s) is not given either", io.name,
                                dml_rt_io_info_str(&io, ts, sizeof ts));
@@ -272,8 +278,8 @@ int dmlc_cmd_run(int argc, char **argv) {
     char fname[256], path[4352], dims[256], summary[160];
     file_name(io.name, fname, sizeof fname);
     size_t dl = strlen(out_dir);
-    snprintf(path, sizeof path, "%s%s%s.npy", out_dir, dl && out_dir[dl - 1] == '/' ? "" : "/",
-             fname);
+    snprintf(path, sizeof path, "%s%s%s.npy", out_dir,
+             dl && out_dir[dl - 1] == '/' ? "" : "/", fname);
     st = dml_npy_write_file(path, &out);
     if (st) break;
     value_summary(&out, summary, sizeof summary);

@@ -40,13 +40,13 @@ typedef struct dml_package_emit_options {
 } dml_package_emit_options_t;
 
 /* Writes `m` to `path` (atomically). `o` may be NULL. */
-dml_status_t dml_package_emit(const dml_ir_module_t *m, const dml_package_emit_options_t *o,
-                              const char *path);
+dml_status_t dml_package_emit(const dml_ir_module_t *m,
+                              const dml_package_emit_options_t *o, const char *path);
 
 /* As dml_package_emit, into malloc'd bytes. */
 dml_status_t dml_package_emit_memory(const dml_ir_module_t *m,
-                                     const dml_package_emit_options_t *o, void **out_bytes,
-                                     size_t *out_size);
+                                     const dml_package_emit_options_t *o,
+                                     void **out_bytes, size_t *out_size);
 
 #ifdef __cplusplus
 }

@@ -60,7 +60,9 @@ typedef struct weights {
   uint64_t *off;
 } weights_t;
 
-static const char *vname(const dml_ir_value_t *v) { return v->name ? v->name : ""; }
+static const char *vname(const dml_ir_value_t *v) {
+  return v->name ? v->name : "";
+}
 
 /* Lays out every global that a function uses, 64-byte aligned. */
 static dml_status_t build_weights(const dml_ir_module_t *m, weights_t *w) {
@@ -92,8 +94,8 @@ static dml_status_t build_weights(const dml_ir_module_t *m, weights_t *w) {
     if (g->type.rank < 0 || !dml_type_is_static(&g->type) || nb < 0) {
       char tb[128];
       st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                           "global '%s' has type %s; weights need a static shape", vname(g),
-                           dml_ir_type_str(m, &g->type, tb, sizeof tb));
+                           "global '%s' has type %s; weights need a static shape",
+                           vname(g), dml_ir_type_str(m, &g->type, tb, sizeof tb));
       goto done;
     }
     if (g->data && g->data_bytes != (size_t)nb) {
@@ -151,9 +153,9 @@ static void fn_free(fn_build_t *b) {
 }
 
 /* Index of IR value v in the package function, adding it on first sight. */
-static dml_status_t value_index(const dml_ir_module_t *m, const weights_t *w, fn_build_t *b,
-                                const dml_ir_function_t *f, const dml_ir_value_t *v,
-                                uint32_t *out) {
+static dml_status_t value_index(const dml_ir_module_t *m, const weights_t *w,
+                                fn_build_t *b, const dml_ir_function_t *f,
+                                const dml_ir_value_t *v, uint32_t *out) {
   uint32_t i = map_get(&b->map, v);
   if (i != UINT32_MAX) {
     *out = i;
@@ -161,9 +163,10 @@ static dml_status_t value_index(const dml_ir_module_t *m, const weights_t *w, fn
   }
   char tb[128];
   if (v->type.rank < 0 || dml_dtype_size(v->type.dtype) == 0)
-    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
-                           "function '%s': value '%s' has unknown type %s; run shape-infer",
-                           f->name, vname(v), dml_ir_type_str(m, &v->type, tb, sizeof tb));
+    return dml_status_make(
+        DML_STATUS_FAILED_PRECONDITION, OP,
+        "function '%s': value '%s' has unknown type %s; run shape-infer", f->name,
+        vname(v), dml_ir_type_str(m, &v->type, tb, sizeof tb));
   dml_pkg_value_t *pv = &b->values[b->n_values];
   memset(pv, 0, sizeof(*pv));
   pv->name = vname(v);
@@ -183,8 +186,10 @@ static dml_status_t value_index(const dml_ir_module_t *m, const weights_t *w, fn
       return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
                              "function '%s': value '%s' (%s) has no memory plan; run the "
                              "mem-plan pass",
-                             f->name, vname(v), dml_ir_type_str(m, &v->type, tb, sizeof tb));
-    pv->storage = v->kind == DML_IR_VALUE_ARG ? DML_PKG_STORAGE_INPUT : DML_PKG_STORAGE_ARENA;
+                             f->name, vname(v),
+                             dml_ir_type_str(m, &v->type, tb, sizeof tb));
+    pv->storage =
+        v->kind == DML_IR_VALUE_ARG ? DML_PKG_STORAGE_INPUT : DML_PKG_STORAGE_ARENA;
     pv->offset = (uint64_t)v->mem_offset;
     pv->bytes = (uint64_t)v->mem_bytes;
   }
@@ -199,7 +204,8 @@ static dml_status_t build_function(const dml_ir_module_t *m, const weights_t *w,
   memset(b, 0, sizeof(*b));
   if (f->arena_bytes < 0)
     return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
-                           "function '%s' has no memory plan; run the mem-plan pass", f->name);
+                           "function '%s' has no memory plan; run the mem-plan pass",
+                           f->name);
   size_t n_nodes = 0, n_refs = (size_t)f->n_args + f->n_results;
   for (const dml_ir_node_t *n = f->first; n; n = n->next) {
     n_nodes++;
@@ -247,10 +253,11 @@ static dml_status_t build_function(const dml_ir_module_t *m, const weights_t *w,
   if (!b->io_names) return oom();
   for (uint32_t j = 0; j < f->n_args + f->n_results; j++) {
     int is_in = j < f->n_args;
-    dml_pkg_value_t *pv = &b->values[is_in ? out->inputs[j] : out->outputs[j - f->n_args]];
+    dml_pkg_value_t *pv =
+        &b->values[is_in ? out->inputs[j] : out->outputs[j - f->n_args]];
     if (*pv->name) continue;
-    snprintf(b->io_names[j], sizeof b->io_names[j], "%s%" PRIu32, is_in ? "input" : "output",
-             is_in ? j : j - f->n_args);
+    snprintf(b->io_names[j], sizeof b->io_names[j], "%s%" PRIu32,
+             is_in ? "input" : "output", is_in ? j : j - f->n_args);
     pv->name = b->io_names[j];
   }
   out->values = b->values;
@@ -263,7 +270,8 @@ static dml_status_t build_function(const dml_ir_module_t *m, const weights_t *w,
 /* ---- meta ---- */
 
 /* Appends "key: value\n" with newlines in value turned into spaces. */
-static void meta_line(char **buf, size_t *len, size_t *cap, const char *key, const char *val) {
+static void meta_line(char **buf, size_t *len, size_t *cap, const char *key,
+                      const char *val) {
   if (!*buf && *cap) return; /* an earlier allocation failed */
   size_t need = strlen(key) + 2 + strlen(val) + 1;
   if (*len + need + 1 > *cap) {
@@ -359,7 +367,8 @@ static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_option
   if (!st) st = dml_pkg_writer_add_section(wr, "meta", meta, meta_len, 8);
   if (!st) st = dml_pkg_writer_add_section(wr, "graph", graph, graph_size, 8);
   if (!st)
-    st = dml_pkg_writer_add_section(wr, "weights", w.data, w.size, DML_PKG_WEIGHTS_ALIGNMENT);
+    st = dml_pkg_writer_add_section(wr, "weights", w.data, w.size,
+                                    DML_PKG_WEIGHTS_ALIGNMENT);
   if (!st) st = finish(wr, ctx);
 cleanup:
   dml_pkg_writer_release(wr);
@@ -387,15 +396,15 @@ static dml_status_t finish_memory(dml_pkg_writer_t *w, void *ctx) {
   return dml_pkg_writer_finish_memory(w, mo->bytes, mo->size);
 }
 
-dml_status_t dml_package_emit(const dml_ir_module_t *m, const dml_package_emit_options_t *o,
-                              const char *path) {
-  return dml_status_annotate(emit(m, o, finish_file, (void *)path), "writing package '%s'",
-                             path);
+dml_status_t dml_package_emit(const dml_ir_module_t *m,
+                              const dml_package_emit_options_t *o, const char *path) {
+  return dml_status_annotate(emit(m, o, finish_file, (void *)path),
+                             "writing package '%s'", path);
 }
 
 dml_status_t dml_package_emit_memory(const dml_ir_module_t *m,
-                                     const dml_package_emit_options_t *o, void **out_bytes,
-                                     size_t *out_size) {
+                                     const dml_package_emit_options_t *o,
+                                     void **out_bytes, size_t *out_size) {
   mem_out_t mo = {out_bytes, out_size};
   return emit(m, o, finish_memory, &mo);
 }

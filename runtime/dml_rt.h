@@ -50,8 +50,9 @@
 extern "C" {
 #endif
 
-typedef struct dml_rt_model dml_rt_model_t;     /* immutable after load, shareable */
-typedef struct dml_rt_session dml_rt_session_t; /* one per thread: arena, inputs, outputs */
+typedef struct dml_rt_model dml_rt_model_t; /* immutable after load, shareable */
+typedef struct dml_rt_session
+    dml_rt_session_t; /* one per thread: arena, inputs, outputs */
 
 /* A value's type as the package declares it. For dim d:
  *   static:   dims[d] = extent, dim_symbol[d] = NULL, dim_bound[d] = extent,
@@ -123,7 +124,7 @@ typedef struct dml_rt_section_info {
   uint64_t offset; /* in the file */
   uint64_t size;   /* bytes */
   uint32_t alignment;
-  uint32_t crc32;  /* verified at load */
+  uint32_t crc32; /* verified at load */
 } dml_rt_section_info_t;
 
 uint32_t dml_rt_model_num_sections(const dml_rt_model_t *m);
@@ -137,17 +138,19 @@ const char *dml_rt_model_meta(const dml_rt_model_t *m);
 /* Copies the value of meta key `key` (text after "key: " up to the line's
  * end) into buf (NUL-terminated, truncated to cap-1 bytes). Returns 1 when
  * the key is present, 0 (and buf = "") when not. */
-int dml_rt_model_meta_get(const dml_rt_model_t *m, const char *key, char *buf, size_t cap);
+int dml_rt_model_meta_get(const dml_rt_model_t *m, const char *key, char *buf,
+                          size_t cap);
 
 /* Symbols (named dims with an inclusive upper bound, e.g. batch<=64). */
 uint32_t dml_rt_model_num_symbols(const dml_rt_model_t *m);
 /* Sets *out_name and *out_bound of symbol `i`. Errors: OUT_OF_RANGE. */
-dml_status_t dml_rt_model_symbol(const dml_rt_model_t *m, uint32_t i, const char **out_name,
-                                 int64_t *out_bound);
+dml_status_t dml_rt_model_symbol(const dml_rt_model_t *m, uint32_t i,
+                                 const char **out_name, int64_t *out_bound);
 
 /* Functions in the package ("forward", later "train_step", ...). */
 uint32_t dml_rt_model_num_functions(const dml_rt_model_t *m);
-const char *dml_rt_model_function_name(const dml_rt_model_t *m, uint32_t i); /* NULL if out of range */
+const char *dml_rt_model_function_name(const dml_rt_model_t *m,
+                                       uint32_t i); /* NULL if out of range */
 
 /* Where a value lives (as the package stores it). */
 typedef enum dml_rt_storage {
@@ -166,10 +169,10 @@ typedef struct dml_rt_value_info {
   int present;
   dml_rt_io_info_t type;
   dml_rt_storage_t storage;
-  uint32_t flags;         /* DML_RT_VALUE_* */
-  int64_t numel_bound;    /* element count at the bounds (exact for CONST) */
-  uint64_t offset;        /* arena offset, or offset in "weights" for CONST */
-  uint64_t bytes;         /* bytes reserved (arena) or stored (CONST) */
+  uint32_t flags;      /* DML_RT_VALUE_* */
+  int64_t numel_bound; /* element count at the bounds (exact for CONST) */
+  uint64_t offset;     /* arena offset, or offset in "weights" for CONST */
+  uint64_t bytes;      /* bytes reserved (arena) or stored (CONST) */
 } dml_rt_value_info_t;
 
 /* Nodes of the model's function, in execution order. */
@@ -190,7 +193,8 @@ dml_status_t dml_rt_model_node_input(const dml_rt_model_t *m, uint32_t node, uin
 dml_status_t dml_rt_model_node_output(const dml_rt_model_t *m, uint32_t node, uint32_t i,
                                       dml_rt_value_info_t *out);
 /* Attribute `i` of a node (lent by the model); NULL if out of range. */
-const dml_attr_t *dml_rt_model_node_attr(const dml_rt_model_t *m, uint32_t node, uint32_t i);
+const dml_attr_t *dml_rt_model_node_attr(const dml_rt_model_t *m, uint32_t node,
+                                         uint32_t i);
 
 /* Totals over the CONST values of the model's function: stored bytes, and
  * element counts of those flagged PARAM (trainable) and of the others

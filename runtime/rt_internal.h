@@ -8,15 +8,15 @@
 #include "dml_rt.h"
 
 struct dml_rt_model {
-  dml_pkg_file_t file;   /* load_file: the mapping (or read buffer) */
-  void *copy;            /* load_memory: the page-aligned copy */
-  dml_pkg_t pkg;         /* container: sections lend into the bytes */
+  dml_pkg_file_t file; /* load_file: the mapping (or read buffer) */
+  void *copy;          /* load_memory: the page-aligned copy */
+  dml_pkg_t pkg;       /* container: sections lend into the bytes */
   dml_pkg_graph_t *graph;
   const dml_pkg_function_t *fn; /* the function sessions run */
   const uint8_t *weights;       /* "weights" section bytes (NULL if none) */
   uint64_t weights_size;
-  char *meta;                   /* NUL-terminated copy of "meta" ("" if none) */
-  int64_t scratch_bytes;        /* CPU scratch at the bounds, max over nodes */
+  char *meta;            /* NUL-terminated copy of "meta" ("" if none) */
+  int64_t scratch_bytes; /* CPU scratch at the bounds, max over nodes */
   uint64_t const_bytes;
   int64_t param_count, const_count;
 };

@@ -56,16 +56,18 @@ static dml_status_t compute_scratch(dml_rt_model_t *m) {
       t[j].rank = v->type.rank;
       st = dml_type_eval_dims(&v->type, syms, m->graph->n_symbols, t[j].dims);
       if (st) break;
-      if (v->storage == DML_PKG_STORAGE_CONST) t[j].data = (void *)(m->weights + v->offset);
+      if (v->storage == DML_PKG_STORAGE_CONST)
+        t[j].data = (void *)(m->weights + v->offset);
     }
     if (st) break;
-    dml_cpu_call_t call = {n->op, n->name, t, n->n_inputs, t + n->n_inputs, n->n_outputs,
-                           n->attrs, n->n_attrs, NULL, 0};
+    dml_cpu_call_t call = {
+        n->op,        n->name,  t,          n->n_inputs, t + n->n_inputs,
+        n->n_outputs, n->attrs, n->n_attrs, NULL,        0};
     size_t need = dml_cpu_scratch_bytes(&call);
     if (need == SIZE_MAX || need > (size_t)INT64_MAX)
       st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
-                           "node '%s' (%s): scratch size at the bounds overflows", n->name,
-                           n->op_name);
+                           "node '%s' (%s): scratch size at the bounds overflows",
+                           n->name, n->op_name);
     else if (need > best)
       best = need;
   }
@@ -99,23 +101,25 @@ static dml_status_t load_bytes(dml_rt_model_t *m, const uint8_t *bytes, size_t s
   const dml_pkg_section_t *graph = dml_pkg_find_section(&m->pkg, "graph");
   const dml_pkg_section_t *weights = dml_pkg_find_section(&m->pkg, "weights");
   if (!graph)
-    return dml_status_make(DML_STATUS_DATA_LOSS, OP, "the package has no 'graph' section");
+    return dml_status_make(DML_STATUS_DATA_LOSS, OP,
+                           "the package has no 'graph' section");
   if (weights) {
     if (weights->alignment < DML_PKG_WEIGHT_ALIGNMENT)
       return dml_status_make(DML_STATUS_DATA_LOSS, OP,
-                             "section 'weights' is %" PRIu32 "-byte aligned; at least %u is "
+                             "section 'weights' is %" PRIu32
+                             "-byte aligned; at least %u is "
                              "required",
                              weights->alignment, DML_PKG_WEIGHT_ALIGNMENT);
     m->weights = weights->data;
     m->weights_size = weights->size;
   }
   DML_RETURN_IF_ERROR(check_meta(dml_pkg_find_section(&m->pkg, "meta"), &m->meta));
-  dml_status_t st = dml_pkg_graph_decode(graph->data, (size_t)graph->size, m->weights_size,
-                                         &m->graph);
+  dml_status_t st =
+      dml_pkg_graph_decode(graph->data, (size_t)graph->size, m->weights_size, &m->graph);
   if (st)
-    return dml_status_detail(st, "section 'graph' starts at file offset %" PRIu64
-                                 " (%" PRIu64 " bytes)",
-                             graph->offset, graph->size);
+    return dml_status_detail(
+        st, "section 'graph' starts at file offset %" PRIu64 " (%" PRIu64 " bytes)",
+        graph->offset, graph->size);
   const dml_pkg_graph_t *g = m->graph;
   if (g->n_functions == 0)
     return dml_status_make(DML_STATUS_DATA_LOSS, OP, "the package has no functions");
@@ -214,15 +218,19 @@ const char *dml_rt_io_info_str(const dml_rt_io_info_t *info, char *buf, size_t c
     else if (info->dim_multiplier[d] == 1)
       k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep, info->dim_symbol[d]);
     else
-      k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64 "*%s", sep, info->dim_multiplier[d],
-                            info->dim_symbol[d]);
+      k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64 "*%s", sep,
+                            info->dim_multiplier[d], info->dim_symbol[d]);
   }
   if (k < cap) snprintf(buf + k, cap - k, "]");
   return buf;
 }
 
-uint32_t dml_rt_model_num_inputs(const dml_rt_model_t *m) { return m->fn->n_inputs; }
-uint32_t dml_rt_model_num_outputs(const dml_rt_model_t *m) { return m->fn->n_outputs; }
+uint32_t dml_rt_model_num_inputs(const dml_rt_model_t *m) {
+  return m->fn->n_inputs;
+}
+uint32_t dml_rt_model_num_outputs(const dml_rt_model_t *m) {
+  return m->fn->n_outputs;
+}
 
 static dml_status_t out_of_range(const char *what, uint32_t i, uint32_t n) {
   return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.model",
@@ -258,14 +266,24 @@ int32_t dml_rt_model_find_output(const dml_rt_model_t *m, const char *name) {
 int64_t dml_rt_model_arena_bytes(const dml_rt_model_t *m) {
   return (int64_t)m->fn->arena_bytes;
 }
-int64_t dml_rt_model_scratch_bytes(const dml_rt_model_t *m) { return m->scratch_bytes; }
+int64_t dml_rt_model_scratch_bytes(const dml_rt_model_t *m) {
+  return m->scratch_bytes;
+}
 
 /* ---- container and meta ---- */
 
-uint32_t dml_rt_model_format_version(const dml_rt_model_t *m) { return m->pkg.format_version; }
-uint64_t dml_rt_model_file_size(const dml_rt_model_t *m) { return m->pkg.file_size; }
-int dml_rt_model_is_mapped(const dml_rt_model_t *m) { return m->file.mapped; }
-uint32_t dml_rt_model_num_sections(const dml_rt_model_t *m) { return m->pkg.n_sections; }
+uint32_t dml_rt_model_format_version(const dml_rt_model_t *m) {
+  return m->pkg.format_version;
+}
+uint64_t dml_rt_model_file_size(const dml_rt_model_t *m) {
+  return m->pkg.file_size;
+}
+int dml_rt_model_is_mapped(const dml_rt_model_t *m) {
+  return m->file.mapped;
+}
+uint32_t dml_rt_model_num_sections(const dml_rt_model_t *m) {
+  return m->pkg.n_sections;
+}
 
 dml_status_t dml_rt_model_section_info(const dml_rt_model_t *m, uint32_t i,
                                        dml_rt_section_info_t *out) {
@@ -279,9 +297,12 @@ dml_status_t dml_rt_model_section_info(const dml_rt_model_t *m, uint32_t i,
   return DML_OK;
 }
 
-const char *dml_rt_model_meta(const dml_rt_model_t *m) { return m->meta; }
+const char *dml_rt_model_meta(const dml_rt_model_t *m) {
+  return m->meta;
+}
 
-int dml_rt_model_meta_get(const dml_rt_model_t *m, const char *key, char *buf, size_t cap) {
+int dml_rt_model_meta_get(const dml_rt_model_t *m, const char *key, char *buf,
+                          size_t cap) {
   if (cap) buf[0] = 0;
   size_t kl = strlen(key);
   const char *p = m->meta;
@@ -305,17 +326,21 @@ int dml_rt_model_meta_get(const dml_rt_model_t *m, const char *key, char *buf, s
   return 0;
 }
 
-uint32_t dml_rt_model_num_symbols(const dml_rt_model_t *m) { return m->graph->n_symbols; }
+uint32_t dml_rt_model_num_symbols(const dml_rt_model_t *m) {
+  return m->graph->n_symbols;
+}
 
-dml_status_t dml_rt_model_symbol(const dml_rt_model_t *m, uint32_t i, const char **out_name,
-                                 int64_t *out_bound) {
+dml_status_t dml_rt_model_symbol(const dml_rt_model_t *m, uint32_t i,
+                                 const char **out_name, int64_t *out_bound) {
   if (i >= m->graph->n_symbols) return out_of_range("symbol", i, m->graph->n_symbols);
   *out_name = m->graph->symbols[i].name;
   *out_bound = m->graph->symbols[i].bound;
   return DML_OK;
 }
 
-uint32_t dml_rt_model_num_functions(const dml_rt_model_t *m) { return m->graph->n_functions; }
+uint32_t dml_rt_model_num_functions(const dml_rt_model_t *m) {
+  return m->graph->n_functions;
+}
 
 const char *dml_rt_model_function_name(const dml_rt_model_t *m, uint32_t i) {
   return i < m->graph->n_functions ? m->graph->functions[i].name : NULL;
@@ -323,7 +348,9 @@ const char *dml_rt_model_function_name(const dml_rt_model_t *m, uint32_t i) {
 
 /* ---- nodes ---- */
 
-uint32_t dml_rt_model_num_nodes(const dml_rt_model_t *m) { return m->fn->n_nodes; }
+uint32_t dml_rt_model_num_nodes(const dml_rt_model_t *m) {
+  return m->fn->n_nodes;
+}
 
 dml_status_t dml_rt_model_node_info(const dml_rt_model_t *m, uint32_t node,
                                     dml_rt_node_info_t *out) {
@@ -337,7 +364,8 @@ dml_status_t dml_rt_model_node_info(const dml_rt_model_t *m, uint32_t node,
   return DML_OK;
 }
 
-static void fill_value_info(const dml_rt_model_t *m, uint32_t vi, dml_rt_value_info_t *out) {
+static void fill_value_info(const dml_rt_model_t *m, uint32_t vi,
+                            dml_rt_value_info_t *out) {
   memset(out, 0, sizeof(*out));
   if (vi == DML_PKG_NO_VALUE) return;
   const dml_pkg_value_t *v = &m->fn->values[vi];
@@ -345,8 +373,9 @@ static void fill_value_info(const dml_rt_model_t *m, uint32_t vi, dml_rt_value_i
   dml_rt_fill_io_info(m, v, &out->type);
   out->storage = (dml_rt_storage_t)v->storage;
   out->flags = v->flags;
-  out->numel_bound = dml_pkg_type_bytes_bound(&v->type, m->graph->symbols, m->graph->n_symbols) /
-                     (int64_t)dml_dtype_size(v->type.dtype);
+  out->numel_bound =
+      dml_pkg_type_bytes_bound(&v->type, m->graph->symbols, m->graph->n_symbols) /
+      (int64_t)dml_dtype_size(v->type.dtype);
   out->offset = v->offset;
   out->bytes = v->bytes;
 }
@@ -369,11 +398,18 @@ dml_status_t dml_rt_model_node_output(const dml_rt_model_t *m, uint32_t node, ui
   return DML_OK;
 }
 
-const dml_attr_t *dml_rt_model_node_attr(const dml_rt_model_t *m, uint32_t node, uint32_t i) {
+const dml_attr_t *dml_rt_model_node_attr(const dml_rt_model_t *m, uint32_t node,
+                                         uint32_t i) {
   if (node >= m->fn->n_nodes || i >= m->fn->nodes[node].n_attrs) return NULL;
   return &m->fn->nodes[node].attrs[i];
 }
 
-uint64_t dml_rt_model_weights_bytes(const dml_rt_model_t *m) { return m->const_bytes; }
-int64_t dml_rt_model_param_count(const dml_rt_model_t *m) { return m->param_count; }
-int64_t dml_rt_model_const_count(const dml_rt_model_t *m) { return m->const_count; }
+uint64_t dml_rt_model_weights_bytes(const dml_rt_model_t *m) {
+  return m->const_bytes;
+}
+int64_t dml_rt_model_param_count(const dml_rt_model_t *m) {
+  return m->param_count;
+}
+int64_t dml_rt_model_const_count(const dml_rt_model_t *m) {
+  return m->const_count;
+}

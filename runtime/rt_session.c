@@ -12,17 +12,17 @@ struct dml_rt_session {
   const dml_rt_model_t *m;
   const dml_pkg_function_t *fn;
   uint32_t n_symbols;
-  uint8_t *arena;          /* 64-byte aligned, inside arena_alloc */
+  uint8_t *arena; /* 64-byte aligned, inside arena_alloc */
   void *arena_alloc;
   void *scratch;
   size_t scratch_bytes;
-  dml_tensor_t *vals;      /* per value: dtype, rank, dims of the last run, data */
-  dml_tensor_t *io;        /* per node: its inputs then its outputs */
-  dml_cpu_call_t *calls;   /* per node, pointing into io */
-  uint8_t *bound;          /* per function input */
+  dml_tensor_t *vals;    /* per value: dtype, rank, dims of the last run, data */
+  dml_tensor_t *io;      /* per node: its inputs then its outputs */
+  dml_cpu_call_t *calls; /* per node, pointing into io */
+  uint8_t *bound;        /* per function input */
   int64_t (*in_dims)[DML_MAX_RANK]; /* per function input: bound dims */
-  int64_t *sym;            /* per symbol: value during a run */
-  int ran;                 /* a run has completed */
+  int64_t *sym;                     /* per symbol: value during a run */
+  int ran;                          /* a run has completed */
 };
 
 static dml_status_t oom(void) {
@@ -38,7 +38,8 @@ static const char *type_str(const dml_rt_model_t *m, const dml_type_t *t, char *
     if (dim->sym < 0)
       k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64, sep, dim->value);
     else if (dim->value == 1)
-      k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep, m->graph->symbols[dim->sym].name);
+      k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep,
+                            m->graph->symbols[dim->sym].name);
     else
       k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64 "*%s", sep, dim->value,
                             m->graph->symbols[dim->sym].name);
@@ -73,9 +74,9 @@ static dml_status_t check_cpu_ops(const dml_pkg_function_t *f) {
     for (uint32_t j = 0; j < i && !seen; j++)
       seen = f->nodes[j].op == n->op && !dml_cpu_supports(f->nodes[j].op);
     if (!seen && k < sizeof names)
-      k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "", n->op_name);
-    if (!st)
-      st = dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session", "%s", "");
+      k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "",
+                            n->op_name);
+    if (!st) st = dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session", "%s", "");
     st = dml_status_detail(st, "node '%s' (%s)", n->name, n->op_name);
   }
   if (!st) return DML_OK;
@@ -107,13 +108,16 @@ dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
    * nothing until used; aligned to 64 by hand. */
   size_t ab = (size_t)f->arena_bytes;
   s->arena_alloc = ab <= SIZE_MAX - 64 ? calloc(1, ab + 64) : NULL;
-  if (s->arena_alloc) s->arena = (uint8_t *)(((uintptr_t)s->arena_alloc + 63) & ~(uintptr_t)63);
+  if (s->arena_alloc)
+    s->arena = (uint8_t *)(((uintptr_t)s->arena_alloc + 63) & ~(uintptr_t)63);
   s->scratch_bytes = (size_t)m->scratch_bytes;
-  if (s->scratch_bytes && posix_memalign(&scratch, 64, s->scratch_bytes) != 0) scratch = NULL;
+  if (s->scratch_bytes && posix_memalign(&scratch, 64, s->scratch_bytes) != 0)
+    scratch = NULL;
   s->scratch = scratch;
   s->vals = (dml_tensor_t *)calloc(f->n_values ? f->n_values : 1, sizeof(dml_tensor_t));
   s->io = (dml_tensor_t *)calloc(n_io ? n_io : 1, sizeof(dml_tensor_t));
-  s->calls = (dml_cpu_call_t *)calloc(f->n_nodes ? f->n_nodes : 1, sizeof(dml_cpu_call_t));
+  s->calls =
+      (dml_cpu_call_t *)calloc(f->n_nodes ? f->n_nodes : 1, sizeof(dml_cpu_call_t));
   s->bound = (uint8_t *)calloc(f->n_inputs ? f->n_inputs : 1, 1);
   s->in_dims = calloc(f->n_inputs ? f->n_inputs : 1, sizeof(*s->in_dims));
   s->sym = (int64_t *)calloc(s->n_symbols ? s->n_symbols : 1, sizeof(int64_t));
@@ -131,7 +135,8 @@ dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
     t->dtype = v->type.dtype;
     t->rank = v->type.rank;
     if (v->storage == DML_PKG_STORAGE_CONST) {
-      t->data = (void *)(m->weights + v->offset); /* read-only: kernels never write inputs */
+      t->data =
+          (void *)(m->weights + v->offset); /* read-only: kernels never write inputs */
       for (int32_t d = 0; d < v->type.rank; d++) t->dims[d] = v->type.dims[d].value;
     } else {
       t->data = s->arena + v->offset;
@@ -166,8 +171,8 @@ static const char *hint(const char *sym) {
 
 /* Checks tensor `t` against input `k`'s type; fills vals (symbol values it
  * implies; -1 where it does not fix a symbol). */
-static dml_status_t check_input(const dml_rt_session_t *s, uint32_t k, const dml_tensor_t *t,
-                                int64_t *vals) {
+static dml_status_t check_input(const dml_rt_session_t *s, uint32_t k,
+                                const dml_tensor_t *t, int64_t *vals) {
   const dml_rt_model_t *m = s->m;
   const dml_pkg_value_t *v = &s->fn->values[s->fn->inputs[k]];
   char want[256], got[160];
@@ -178,7 +183,8 @@ static dml_status_t check_input(const dml_rt_session_t *s, uint32_t k, const dml
                            dml_dtype_name(t->dtype), want);
   if (t->rank != v->type.rank)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                           "input '%s': rank %d, expected %s", v->name, (int)t->rank, want);
+                           "input '%s': rank %d, expected %s", v->name, (int)t->rank,
+                           want);
   for (uint32_t i = 0; i < s->n_symbols; i++) vals[i] = -1;
   for (int32_t d = 0; d < t->rank; d++) {
     const dml_dim_t *dim = &v->type.dims[d];
@@ -186,26 +192,29 @@ static dml_status_t check_input(const dml_rt_session_t *s, uint32_t k, const dml
     dml_dims_str(t->dims, t->rank, got, sizeof got);
     if (dim->sym < 0) {
       if (x != dim->value)
-        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                               "input '%s': shape %s, expected %s (dim %d must be %" PRId64 ")",
-                               v->name, got, want, (int)d, dim->value);
+        return dml_status_make(
+            DML_STATUS_INVALID_ARGUMENT, "rt.session",
+            "input '%s': shape %s, expected %s (dim %d must be %" PRId64 ")", v->name,
+            got, want, (int)d, dim->value);
       continue;
     }
     const dml_pkg_symbol_t *sy = &m->graph->symbols[dim->sym];
     if (x < 0 || x % dim->value != 0)
-      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                             "input '%s': shape %s, expected %s (dim %d must be a multiple of "
-                             "%" PRId64 ")",
-                             v->name, got, want, (int)d, dim->value);
+      return dml_status_make(
+          DML_STATUS_INVALID_ARGUMENT, "rt.session",
+          "input '%s': shape %s, expected %s (dim %d must be a multiple of "
+          "%" PRId64 ")",
+          v->name, got, want, (int)d, dim->value);
     int64_t sv = x / dim->value;
     if (sv < 1)
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                             "input '%s': %s %" PRId64 " is below 1 (shape %s, expected %s)",
+                             "input '%s': %s %" PRId64
+                             " is below 1 (shape %s, expected %s)",
                              v->name, sy->name, sv, got, want);
     if (sv > sy->bound)
       return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
-                             "input '%s': %s %" PRId64 " exceeds the compiled bound %" PRId64
-                             "; %s",
+                             "input '%s': %s %" PRId64
+                             " exceeds the compiled bound %" PRId64 "; %s",
                              v->name, sy->name, sv, sy->bound, hint(sy->name));
     if (vals[dim->sym] >= 0 && vals[dim->sym] != sv)
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
@@ -225,7 +234,8 @@ dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
   const dml_pkg_function_t *f = s->fn;
   if (index >= f->n_inputs)
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
-                           "input index %" PRIu32 " out of range (the model has %" PRIu32 ")",
+                           "input index %" PRIu32 " out of range (the model has %" PRIu32
+                           ")",
                            index, f->n_inputs);
   if (!t)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session", "NULL tensor");
@@ -242,12 +252,12 @@ dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
       int64_t theirs = s->in_dims[j][d] / dim->value;
       if (theirs != mine[dim->sym]) {
         const char *sn = s->m->graph->symbols[dim->sym].name;
-        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                               "input '%s' has %s = %" PRId64 " but input '%s' has %s = %" PRId64
-                               "; bind inputs of one size (dml_rt_session_clear_inputs unbinds "
-                               "them all)",
-                               f->values[f->inputs[index]].name, sn, mine[dim->sym], o->name,
-                               sn, theirs);
+        return dml_status_make(
+            DML_STATUS_INVALID_ARGUMENT, "rt.session",
+            "input '%s' has %s = %" PRId64 " but input '%s' has %s = %" PRId64
+            "; bind inputs of one size (dml_rt_session_clear_inputs unbinds "
+            "them all)",
+            f->values[f->inputs[index]].name, sn, mine[dim->sym], o->name, sn, theirs);
       }
     }
   }
@@ -269,8 +279,8 @@ dml_status_t dml_rt_session_set_input_by_name(dml_rt_session_t *s, const char *n
     k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", j ? ", " : "",
                           s->fn->values[s->fn->inputs[j]].name);
   return dml_status_make(DML_STATUS_NOT_FOUND, "rt.session",
-                         "the model has no input named '%s' (inputs: %s)", name ? name : "",
-                         list);
+                         "the model has no input named '%s' (inputs: %s)",
+                         name ? name : "", list);
 }
 
 void dml_rt_session_clear_inputs(dml_rt_session_t *s) {
@@ -283,7 +293,8 @@ int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i) {
     if (!s->bound[j]) continue;
     const dml_pkg_value_t *v = &s->fn->values[s->fn->inputs[j]];
     for (int32_t d = 0; d < v->type.rank; d++)
-      if (v->type.dims[d].sym == (int32_t)i) return s->in_dims[j][d] / v->type.dims[d].value;
+      if (v->type.dims[d].sym == (int32_t)i)
+        return s->in_dims[j][d] / v->type.dims[d].value;
   }
   return -1;
 }
@@ -346,7 +357,8 @@ dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
                                        dml_tensor_t *out_view) {
   if (index >= s->fn->n_outputs)
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
-                           "output index %" PRIu32 " out of range (the model has %" PRIu32 ")",
+                           "output index %" PRIu32 " out of range (the model has %" PRIu32
+                           ")",
                            index, s->fn->n_outputs);
   if (!s->ran)
     return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",

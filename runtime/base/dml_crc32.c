@@ -1,9 +1,9 @@
 /* dml_crc32.c — table-driven CRC-32 (IEEE 802.3; reflected polynomial
  * 0xEDB88320, initial and final XOR 0xFFFFFFFF), the checksum of zlib,
  * PNG and gzip. The runtime links no zlib, so it carries its own. */
-#include "dml_pkg.h"
-
 #include <pthread.h>
+
+#include "dml_pkg.h"
 
 /* Slicing-by-4 tables, computed once per process. */
 static uint32_t g_table[4][256];
@@ -29,7 +29,8 @@ uint32_t dml_crc32_update(uint32_t crc, const void *data, size_t n) {
   const uint8_t *p = (const uint8_t *)data;
   uint32_t c = crc ^ 0xFFFFFFFFu;
   while (n >= 4) {
-    c ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    c ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
     c = g_table[3][c & 0xffu] ^ g_table[2][(c >> 8) & 0xffu] ^
         g_table[1][(c >> 16) & 0xffu] ^ g_table[0][c >> 24];
     p += 4;
@@ -39,4 +40,6 @@ uint32_t dml_crc32_update(uint32_t crc, const void *data, size_t n) {
   return c ^ 0xFFFFFFFFu;
 }
 
-uint32_t dml_crc32(const void *data, size_t n) { return dml_crc32_update(0, data, n); }
+uint32_t dml_crc32(const void *data, size_t n) {
+  return dml_crc32_update(0, data, n);
+}

@@ -33,13 +33,14 @@ static dml_status_t parse_prefix(const uint8_t *b, size_t n, size_t *out_header_
     start = 10;
   } else if ((major == 2 || major == 3) && minor == 0) {
     if (n < 12)
-      return dml_status_make(DML_STATUS_DATA_LOSS, OP, "truncated .npy header (%zu bytes)", n);
+      return dml_status_make(DML_STATUS_DATA_LOSS, OP,
+                             "truncated .npy header (%zu bytes)", n);
     hl = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
     start = 12;
   } else {
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           ".npy format version %u.%u is not supported (1.0, 2.0, 3.0 are)",
-                           major, minor);
+    return dml_status_make(
+        DML_STATUS_UNIMPLEMENTED, OP,
+        ".npy format version %u.%u is not supported (1.0, 2.0, 3.0 are)", major, minor);
   }
   if (hl > DML_NPY_MAX_HEADER_BYTES)
     return dml_status_make(DML_STATUS_DATA_LOSS, OP,
@@ -121,13 +122,14 @@ static dml_status_t parse_dict(const char *s, size_t n, dml_tensor_t *t) {
       have_descr = 1;
       t->dtype = dml_dtype_from_npy_descr(d, dl);
       if (t->dtype == DML_DTYPE_INVALID) {
-        const char *why = dl && d[0] == '>'                              ? " (big-endian)"
-                          : dl >= 2 && (d[1] == 'O' || d[0] == 'O')     ? " (object arrays)"
-                                                                         : "";
-        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                               ".npy dtype '%.*s'%s is not supported (supported: f2 f4 f8 i1 "
-                               "i2 i4 i8 u1 u2 u4 u8 b1, little-endian)",
-                               (int)(dl > 32 ? 32 : dl), d, why);
+        const char *why = dl && d[0] == '>'                         ? " (big-endian)"
+                          : dl >= 2 && (d[1] == 'O' || d[0] == 'O') ? " (object arrays)"
+                                                                    : "";
+        return dml_status_make(
+            DML_STATUS_UNIMPLEMENTED, OP,
+            ".npy dtype '%.*s'%s is not supported (supported: f2 f4 f8 i1 "
+            "i2 i4 i8 u1 u2 u4 u8 b1, little-endian)",
+            (int)(dl > 32 ? 32 : dl), d, why);
       }
     } else if (kl == 13 && memcmp(key, "fortran_order", 13) == 0) {
       if (have_order) return hdr_err("'fortran_order' given twice");
@@ -163,7 +165,8 @@ static dml_status_t parse_dict(const char *s, size_t n, dml_tensor_t *t) {
         if (!eat(&l, ',')) return hdr_err("expected ',' or ')' in 'shape'");
       }
     } else {
-      return hdr_err("unexpected key (only 'descr', 'fortran_order', 'shape' are allowed)");
+      return hdr_err(
+          "unexpected key (only 'descr', 'fortran_order', 'shape' are allowed)");
     }
     if (eat(&l, '}')) break;
     if (!eat(&l, ',')) return hdr_err("expected ',' or '}'");
@@ -188,15 +191,16 @@ static dml_status_t parse_header(const uint8_t *b, size_t start, size_t data_off
   size_t nb = dml_tensor_bytes(&t);
   if (nb == SIZE_MAX)
     return dml_status_make(DML_STATUS_DATA_LOSS, OP,
-                           ".npy shape overflows (dtype %s, rank %d)", dml_dtype_name(t.dtype),
-                           (int)t.rank);
+                           ".npy shape overflows (dtype %s, rank %d)",
+                           dml_dtype_name(t.dtype), (int)t.rank);
   if ((uint64_t)nb != avail) {
     char dims[160];
-    return dml_status_make(DML_STATUS_DATA_LOSS, OP,
-                           ".npy header says %s%s (%zu bytes of data) but the file holds %llu "
-                           "bytes of data",
-                           dml_dtype_name(t.dtype), dml_dims_str(t.dims, t.rank, dims, sizeof dims),
-                           nb, (unsigned long long)avail);
+    return dml_status_make(
+        DML_STATUS_DATA_LOSS, OP,
+        ".npy header says %s%s (%zu bytes of data) but the file holds %llu "
+        "bytes of data",
+        dml_dtype_name(t.dtype), dml_dims_str(t.dims, t.rank, dims, sizeof dims), nb,
+        (unsigned long long)avail);
   }
   *out = t;
   *out_bytes = nb;
@@ -221,13 +225,16 @@ dml_status_t dml_npy_read_memory(const void *bytes, size_t size, dml_tensor_t *o
   size_t start, data_off, nb;
   DML_RETURN_IF_ERROR(parse_prefix(b, size, &start, &data_off));
   if (data_off > size)
-    return dml_status_make(DML_STATUS_DATA_LOSS, OP,
-                           "truncated .npy file: header ends at byte %zu, file is %zu bytes",
-                           data_off, size);
+    return dml_status_make(
+        DML_STATUS_DATA_LOSS, OP,
+        "truncated .npy file: header ends at byte %zu, file is %zu bytes", data_off,
+        size);
   dml_tensor_t t;
   DML_RETURN_IF_ERROR(parse_header(b, start, data_off, size - data_off, &t, &nb));
   void *buf = alloc_data(nb);
-  if (!buf) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory (%zu bytes)", nb);
+  if (!buf)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory (%zu bytes)",
+                           nb);
   if (nb) memcpy(buf, b + data_off, nb);
   t.data = buf;
   normalize_bool(&t, nb);
@@ -265,16 +272,18 @@ dml_status_t dml_npy_read_file(const char *path, dml_tensor_t *out, void **out_b
   uint8_t pre[12];
   size_t pn = fsize < sizeof pre ? (size_t)fsize : sizeof pre;
   if (read_full(fd, pre, pn) != 0) {
-    st = dml_status_make(DML_STATUS_IO, OP, "reading '%s' failed: %s", path, strerror(errno));
+    st = dml_status_make(DML_STATUS_IO, OP, "reading '%s' failed: %s", path,
+                         strerror(errno));
     goto close_fd;
   }
   size_t start, data_off, nb;
   st = parse_prefix(pre, pn, &start, &data_off);
   if (st) goto close_fd;
   if (data_off > fsize) {
-    st = dml_status_make(DML_STATUS_DATA_LOSS, OP,
-                         "truncated .npy file: header ends at byte %zu, file is %llu bytes",
-                         data_off, (unsigned long long)fsize);
+    st = dml_status_make(
+        DML_STATUS_DATA_LOSS, OP,
+        "truncated .npy file: header ends at byte %zu, file is %llu bytes", data_off,
+        (unsigned long long)fsize);
     goto close_fd;
   }
   hdr = (uint8_t *)malloc(data_off);
@@ -292,7 +301,8 @@ dml_status_t dml_npy_read_file(const char *path, dml_tensor_t *out, void **out_b
   if (st) goto free_hdr;
   buf = alloc_data(nb);
   if (!buf) {
-    st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory (%zu bytes)", nb);
+    st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory (%zu bytes)",
+                         nb);
     goto free_hdr;
   }
   if (read_full(fd, buf, nb) != 0) {
@@ -314,19 +324,20 @@ close_fd:
 
 /* ---- writer ---- */
 
-dml_status_t dml_npy_write_memory(const dml_tensor_t *t, void **out_bytes, size_t *out_size) {
+dml_status_t dml_npy_write_memory(const dml_tensor_t *t, void **out_bytes,
+                                  size_t *out_size) {
   const char *descr = dml_dtype_npy_descr(t->dtype);
   if (!descr)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP, "dtype %s has no NumPy equivalent",
-                           dml_dtype_name(t->dtype));
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "dtype %s has no NumPy equivalent", dml_dtype_name(t->dtype));
   if (t->rank < 0 || t->rank > DML_MAX_RANK)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "bad rank %d", (int)t->rank);
   size_t nb = dml_tensor_bytes(t);
   if (nb == SIZE_MAX || (nb && !t->data))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "bad shape or missing data");
   char dict[512];
-  int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                   descr);
+  int k = snprintf(dict, sizeof dict,
+                   "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
   for (int32_t i = 0; i < t->rank; i++)
     k += snprintf(dict + k, sizeof dict - (size_t)k, "%lld, ", (long long)t->dims[i]);
   if (t->rank == 1) k -= 1; /* "(3,)" */
@@ -380,17 +391,20 @@ dml_status_t dml_npy_write_file(const char *path, const dml_tensor_t *t) {
   snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    st = dml_status_make(DML_STATUS_IO, OP, "cannot create '%s': %s", tmp, strerror(errno));
+    st = dml_status_make(DML_STATUS_IO, OP, "cannot create '%s': %s", tmp,
+                         strerror(errno));
     goto free_all;
   }
   if (write_all(fd, bytes, size) != 0 || fsync(fd) != 0) {
-    st = dml_status_make(DML_STATUS_IO, OP, "writing '%s' failed: %s", tmp, strerror(errno));
+    st = dml_status_make(DML_STATUS_IO, OP, "writing '%s' failed: %s", tmp,
+                         strerror(errno));
     close(fd);
     unlink(tmp);
     goto free_all;
   }
   if (close(fd) != 0 || rename(tmp, path) != 0) {
-    st = dml_status_make(DML_STATUS_IO, OP, "writing '%s' failed: %s", path, strerror(errno));
+    st = dml_status_make(DML_STATUS_IO, OP, "writing '%s' failed: %s", path,
+                         strerror(errno));
     unlink(tmp);
   }
 free_all:

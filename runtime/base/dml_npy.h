@@ -44,7 +44,8 @@ dml_status_t dml_npy_read_file(const char *path, dml_tensor_t *out, void **out_b
 /* Serializes `t` (rank <= DML_MAX_RANK, data of dml_tensor_bytes(t) bytes)
  * into malloc'd bytes the caller frees. Errors: UNIMPLEMENTED for bf16 or
  * invalid dtypes, INVALID_ARGUMENT for a bad shape. */
-dml_status_t dml_npy_write_memory(const dml_tensor_t *t, void **out_bytes, size_t *out_size);
+dml_status_t dml_npy_write_memory(const dml_tensor_t *t, void **out_bytes,
+                                  size_t *out_size);
 
 /* Writes `t` to `path` atomically ("<path>.tmp.<pid>", fsync, rename): an
  * interrupted write never leaves a partial file at `path`. */

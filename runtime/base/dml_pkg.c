@@ -23,7 +23,8 @@ static dml_status_t oom(const char *op) {
 /* ---- little-endian scalars ---- */
 
 static uint32_t get_u32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
 }
 static uint64_t get_u64(const uint8_t *p) {
   return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
@@ -35,7 +36,9 @@ static void put_u64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static int is_pow2(uint32_t a) { return a != 0 && (a & (a - 1)) == 0; }
+static int is_pow2(uint32_t a) {
+  return a != 0 && (a & (a - 1)) == 0;
+}
 
 /* ===================================================================== */
 /* Container parse                                                       */
@@ -81,15 +84,15 @@ dml_status_t dml_pkg_parse(const void *bytes, size_t size, dml_pkg_t *out_pkg) {
   uint32_t stored_crc = get_u32(b + region - 4);
   uint32_t crc = dml_crc32(b, region - 4);
   if (crc != stored_crc) {
-    dml_status_t s = dml_status_make(
-        DML_STATUS_DATA_LOSS, OP_LOAD,
-        "header CRC mismatch (stored 0x%08" PRIx32 " at offset %zu, computed 0x%08" PRIx32
-        "): the header or section table is corrupt",
-        stored_crc, region - 4, crc);
+    dml_status_t s = dml_status_make(DML_STATUS_DATA_LOSS, OP_LOAD,
+                                     "header CRC mismatch (stored 0x%08" PRIx32
+                                     " at offset %zu, computed 0x%08" PRIx32
+                                     "): the header or section table is corrupt",
+                                     stored_crc, region - 4, crc);
     if (version != DML_PKG_FORMAT_VERSION)
-      s = dml_status_detail(s, "format version field reads %" PRIu32
-                               " (this runtime reads version %u)",
-                            version, DML_PKG_FORMAT_VERSION);
+      s = dml_status_detail(
+          s, "format version field reads %" PRIu32 " (this runtime reads version %u)",
+          version, DML_PKG_FORMAT_VERSION);
     return s;
   }
   if (version != DML_PKG_FORMAT_VERSION)
@@ -101,10 +104,9 @@ dml_status_t dml_pkg_parse(const void *bytes, size_t size, dml_pkg_t *out_pkg) {
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP_LOAD,
                            "package flags 0x%08" PRIx32 " are not supported", flags);
   if (reserved != 0)
-    return dml_status_make(DML_STATUS_DATA_LOSS, OP_LOAD,
-                           "reserved header field (offset 20) is 0x%08" PRIx32
-                           ", expected 0",
-                           reserved);
+    return dml_status_make(
+        DML_STATUS_DATA_LOSS, OP_LOAD,
+        "reserved header field (offset 20) is 0x%08" PRIx32 ", expected 0", reserved);
   if (file_size != (uint64_t)size)
     return dml_status_make(DML_STATUS_DATA_LOSS, OP_LOAD,
                            "header says the file is %" PRIu64
@@ -124,7 +126,8 @@ dml_status_t dml_pkg_parse(const void *bytes, size_t size, dml_pkg_t *out_pkg) {
     dml_pkg_section_t *s = &p->sections[i];
     if (!tag_ok(e, s->tag))
       return dml_status_make(DML_STATUS_DATA_LOSS, OP_LOAD,
-                             "section %" PRIu32 " has a malformed tag (offset %zu)", i, eoff);
+                             "section %" PRIu32 " has a malformed tag (offset %zu)", i,
+                             eoff);
     s->offset = get_u64(e + 16);
     s->size = get_u64(e + 24);
     s->alignment = get_u32(e + 32);
@@ -182,18 +185,20 @@ static const uint8_t g_empty[1];
 dml_status_t dml_pkg_file_open(const char *path, dml_pkg_file_t *out_file) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, OP_LOAD,
-                           "cannot open '%s': %s", path, strerror(errno));
+    return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO,
+                           OP_LOAD, "cannot open '%s': %s", path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     int e = errno;
     close(fd);
-    return dml_status_make(DML_STATUS_IO, OP_LOAD, "'%s' is not a readable regular file%s%s",
-                           path, e ? ": " : "", e ? strerror(e) : "");
+    return dml_status_make(DML_STATUS_IO, OP_LOAD,
+                           "'%s' is not a readable regular file%s%s", path, e ? ": " : "",
+                           e ? strerror(e) : "");
   }
   if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
     close(fd);
-    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP_LOAD, "'%s' is too large", path);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP_LOAD, "'%s' is too large",
+                           path);
   }
   size_t size = (size_t)st.st_size;
   dml_pkg_file_t f = {g_empty, 0, 0};
@@ -226,8 +231,9 @@ dml_status_t dml_pkg_file_open(const char *path, dml_pkg_file_t *out_file) {
       int e = r < 0 ? errno : 0;
       close(fd);
       free(buf);
-      return dml_status_make(DML_STATUS_IO, OP_LOAD, "reading '%s' failed at byte %zu: %s",
-                             path, got, e ? strerror(e) : "unexpected end of file");
+      return dml_status_make(DML_STATUS_IO, OP_LOAD,
+                             "reading '%s' failed at byte %zu: %s", path, got,
+                             e ? strerror(e) : "unexpected end of file");
     }
     got += (size_t)r;
   }
@@ -274,7 +280,9 @@ dml_status_t dml_pkg_writer_create(dml_pkg_writer_t **out_writer) {
   return DML_OK;
 }
 
-void dml_pkg_writer_release(dml_pkg_writer_t *w) { free(w); }
+void dml_pkg_writer_release(dml_pkg_writer_t *w) {
+  free(w);
+}
 
 dml_status_t dml_pkg_writer_add_section(dml_pkg_writer_t *w, const char *tag,
                                         const void *data, size_t size,
@@ -282,16 +290,17 @@ dml_status_t dml_pkg_writer_add_section(dml_pkg_writer_t *w, const char *tag,
   size_t n = tag ? strlen(tag) : 0;
   if (n == 0 || n >= DML_PKG_TAG_BYTES)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP_WRITE,
-                           "section tag '%s' must have 1 to %d characters", tag ? tag : "",
-                           DML_PKG_TAG_BYTES - 1);
+                           "section tag '%s' must have 1 to %d characters",
+                           tag ? tag : "", DML_PKG_TAG_BYTES - 1);
   for (size_t i = 0; i < n; i++)
     if ((unsigned char)tag[i] < 0x21 || (unsigned char)tag[i] > 0x7e)
-      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP_WRITE,
-                             "section tag '%s' has a character that is not printable ASCII",
-                             tag);
+      return dml_status_make(
+          DML_STATUS_INVALID_ARGUMENT, OP_WRITE,
+          "section tag '%s' has a character that is not printable ASCII", tag);
   if (!is_pow2(alignment) || alignment > DML_PKG_MAX_ALIGNMENT)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP_WRITE,
-                           "section '%s': alignment %" PRIu32 " is not a power of two <= %u",
+                           "section '%s': alignment %" PRIu32
+                           " is not a power of two <= %u",
                            tag, alignment, DML_PKG_MAX_ALIGNMENT);
   if (size && !data)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP_WRITE,
@@ -322,7 +331,8 @@ static dml_status_t layout(dml_pkg_writer_t *w, uint8_t *hdr, uint64_t *out_size
     uint64_t a = s->alignment;
     uint64_t off = (pos + a - 1) / a * a;
     if (off < pos || (uint64_t)s->size > UINT64_MAX - off || off + s->size > SIZE_MAX / 2)
-      return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP_WRITE, "package too large");
+      return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP_WRITE,
+                             "package too large");
     s->offset = off;
     pos = off + s->size;
   }
@@ -472,7 +482,9 @@ static void wb_u64(wbuf_t *b, uint64_t v) {
   put_u64(t, v);
   wb_put(b, t, 8);
 }
-static void wb_i64(wbuf_t *b, int64_t v) { wb_u64(b, (uint64_t)v); }
+static void wb_i64(wbuf_t *b, int64_t v) {
+  wb_u64(b, (uint64_t)v);
+}
 static void wb_f64(wbuf_t *b, double v) {
   uint64_t u;
   memcpy(&u, &v, 8);
@@ -491,7 +503,8 @@ static void wb_str(wbuf_t *b, const char *s) {
 
 static dml_status_t encode_attr(wbuf_t *b, const dml_attr_t *a) {
   if (!a->name || !*a->name)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP_WRITE, "attribute without a name");
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP_WRITE,
+                           "attribute without a name");
   wb_str(b, a->name);
   wb_u32(b, (uint32_t)a->kind);
   switch (a->kind) {
@@ -562,7 +575,8 @@ static dml_status_t encode_function(wbuf_t *b, const dml_pkg_function_t *f) {
     const dml_pkg_node_t *n = &f->nodes[i];
     if (!n->op_name || !*n->op_name)
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP_WRITE,
-                             "function '%s': node #%" PRIu32 " has no op name", f->name, i);
+                             "function '%s': node #%" PRIu32 " has no op name", f->name,
+                             i);
     wb_str(b, n->op_name);
     wb_str(b, n->name);
     wb_u32(b, n->n_inputs);
@@ -592,7 +606,8 @@ dml_status_t dml_pkg_graph_encode(const dml_pkg_graph_t *g, void **out_bytes,
     wb_i64(&b, g->symbols[i].bound);
   }
   wb_u32(&b, g->n_functions);
-  for (uint32_t i = 0; i < g->n_functions && !st; i++) st = encode_function(&b, &g->functions[i]);
+  for (uint32_t i = 0; i < g->n_functions && !st; i++)
+    st = encode_function(&b, &g->functions[i]);
   if (!st && b.failed) st = oom(OP_WRITE);
   if (st) {
     free(b.p);
@@ -673,8 +688,8 @@ static int rd_oom(rd_t *r) {
 static int rd_need(rd_t *r, size_t n, const char *what) {
   if (r->err) return 0;
   if (n > r->size - r->pos)
-    return rd_fail(r, "graph section truncated reading %s at byte %zu (section is %zu bytes)",
-                   what);
+    return rd_fail(
+        r, "graph section truncated reading %s at byte %zu (section is %zu bytes)", what);
   return 1;
 }
 static int rd_u32(rd_t *r, uint32_t *v, const char *what) {
@@ -699,7 +714,8 @@ static int rd_str(rd_t *r, const char **out, const char *what) {
   uint32_t n;
   if (!rd_u32(r, &n, what) || !rd_need(r, n, what)) return 0;
   const uint8_t *s = r->p + r->pos;
-  if (memchr(s, 0, n)) return rd_fail(r, "%s holds a NUL byte at byte %zu (section is %zu bytes)", what);
+  if (memchr(s, 0, n))
+    return rd_fail(r, "%s holds a NUL byte at byte %zu (section is %zu bytes)", what);
   char *d = (char *)pool_alloc(r->pool, (size_t)n + 1, 1);
   if (!d) return rd_oom(r);
   memcpy(d, s, n);
@@ -718,8 +734,10 @@ static int rd_count(rd_t *r, uint32_t *n, size_t min_bytes, const char *what) {
 }
 static void *rd_array(rd_t *r, uint32_t n, size_t elem) {
   void *p = pool_alloc(r->pool, (size_t)n * elem, 16);
-  if (!p) rd_oom(r);
-  else memset(p, 0, (size_t)n * elem);
+  if (!p)
+    rd_oom(r);
+  else
+    memset(p, 0, (size_t)n * elem);
   return p;
 }
 static int rd_indices(rd_t *r, uint32_t *n, const uint32_t **out, const char *what) {
@@ -763,7 +781,8 @@ int64_t dml_pkg_type_bytes_bound(const dml_type_t *t, const dml_pkg_symbol_t *sy
 
 static int decode_attr(rd_t *r, dml_attr_t *a) {
   uint32_t kind;
-  if (!rd_str(r, &a->name, "attribute name") || !rd_u32(r, &kind, "attribute kind")) return 0;
+  if (!rd_str(r, &a->name, "attribute name") || !rd_u32(r, &kind, "attribute kind"))
+    return 0;
   a->kind = (dml_attr_kind_t)kind;
   switch (kind) {
     case DML_ATTR_INT: return rd_i64(r, &a->i, "int attribute");
@@ -801,10 +820,12 @@ static int decode_attr(rd_t *r, dml_attr_t *a) {
     case DML_ATTR_TENSOR: {
       uint32_t dt, rank;
       uint64_t nb;
-      if (!rd_u32(r, &dt, "tensor attribute dtype") || !rd_u32(r, &rank, "tensor attribute rank"))
+      if (!rd_u32(r, &dt, "tensor attribute dtype") ||
+          !rd_u32(r, &rank, "tensor attribute rank"))
         return 0;
       if (dml_dtype_size((dml_dtype_t)dt) == 0 || rank > DML_MAX_RANK)
-        return rd_fail(r, "%s has a bad dtype or rank (at byte %zu of %zu)", "tensor attribute");
+        return rd_fail(r, "%s has a bad dtype or rank (at byte %zu of %zu)",
+                       "tensor attribute");
       a->tensor.dtype = (dml_dtype_t)dt;
       a->tensor.rank = (int32_t)rank;
       for (uint32_t i = 0; i < rank; i++)
@@ -822,8 +843,7 @@ static int decode_attr(rd_t *r, dml_attr_t *a) {
       a->tensor.data = d;
       return 1;
     }
-    default:
-      return rd_fail(r, "%s kind is unknown (at byte %zu of %zu)", "attribute");
+    default: return rd_fail(r, "%s kind is unknown (at byte %zu of %zu)", "attribute");
   }
 }
 
@@ -844,19 +864,21 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
   const char *fn = f->name;
   dml_status_t st = DML_OK;
   if (f->arena_bytes > (uint64_t)INT64_MAX)
-    return bad("function '%s': arena of %" PRIu64 " bytes is too large", fn, f->arena_bytes);
+    return bad("function '%s': arena of %" PRIu64 " bytes is too large", fn,
+               f->arena_bytes);
   /* Values. */
   for (uint32_t i = 0; i < f->n_values; i++) {
     const dml_pkg_value_t *v = &f->values[i];
     size_t es = dml_dtype_size(v->type.dtype);
     if (es == 0)
-      return bad("function '%s': value #%" PRIu32 " '%s' has invalid dtype %d", fn, i, v->name,
-                 (int)v->type.dtype);
+      return bad("function '%s': value #%" PRIu32 " '%s' has invalid dtype %d", fn, i,
+                 v->name, (int)v->type.dtype);
     int is_static = 1;
     for (int32_t d = 0; d < v->type.rank; d++) {
       const dml_dim_t *dim = &v->type.dims[d];
-      if (dim->sym == -1 ? dim->value < 0
-                         : (dim->sym < 0 || (uint32_t)dim->sym >= g->n_symbols || dim->value < 1))
+      if (dim->sym == -1
+              ? dim->value < 0
+              : (dim->sym < 0 || (uint32_t)dim->sym >= g->n_symbols || dim->value < 1))
         return bad("function '%s': value '%s' has invalid dim %d (value %" PRId64
                    ", symbol %d)",
                    fn, v->name, (int)d, dim->value, (int)dim->sym);
@@ -865,12 +887,13 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
     int64_t bb = dml_pkg_type_bytes_bound(&v->type, g->symbols, g->n_symbols);
     if (bb < 0) return bad("function '%s': value '%s' size overflows", fn, v->name);
     if (v->flags & ~DML_PKG_VALUE_FLAGS_ALL)
-      return bad("function '%s': value '%s' has unknown flags 0x%" PRIx32, fn, v->name, v->flags);
+      return bad("function '%s': value '%s' has unknown flags 0x%" PRIx32, fn, v->name,
+                 v->flags);
     switch (v->storage) {
       case DML_PKG_STORAGE_INPUT:
       case DML_PKG_STORAGE_ARENA:
-        if (v->bytes < (uint64_t)bb || v->offset % es != 0 || v->offset > f->arena_bytes ||
-            v->bytes > f->arena_bytes - v->offset)
+        if (v->bytes < (uint64_t)bb || v->offset % es != 0 ||
+            v->offset > f->arena_bytes || v->bytes > f->arena_bytes - v->offset)
           return bad("function '%s': value '%s' at arena [%" PRIu64 ", +%" PRIu64
                      ") needs %" PRId64 " bytes, %zu-aligned, inside the %" PRIu64
                      "-byte arena",
@@ -881,8 +904,8 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
             v->offset % DML_PKG_WEIGHT_ALIGNMENT != 0 || v->offset > weights_size ||
             v->bytes > weights_size - v->offset)
           return bad("function '%s': constant '%s' at weights [%" PRIu64 ", +%" PRIu64
-                     ") must be static, %" PRId64 " bytes, %u-aligned, inside the %" PRIu64
-                     "-byte weights section",
+                     ") must be static, %" PRId64
+                     " bytes, %u-aligned, inside the %" PRIu64 "-byte weights section",
                      fn, v->name, v->offset, v->bytes, bb, DML_PKG_WEIGHT_ALIGNMENT,
                      weights_size);
         break;
@@ -899,8 +922,8 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
         f->values[i].offset + f->values[i].bytes > max_end)
       max_end = f->values[i].offset + f->values[i].bytes;
   if (f->arena_bytes > (max_end + 4095) / 4096 * 4096)
-    return bad("function '%s': arena of %" PRIu64 " bytes is larger than its values need (%" PRIu64
-               ")",
+    return bad("function '%s': arena of %" PRIu64
+               " bytes is larger than its values need (%" PRIu64 ")",
                fn, f->arena_bytes, max_end);
   uint8_t *defined = (uint8_t *)calloc(f->n_values ? f->n_values : 1, 1);
   uint8_t *fixed = (uint8_t *)calloc(g->n_symbols ? g->n_symbols : 1, 1);
@@ -918,7 +941,8 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
     uint32_t i = f->inputs[k];
     if (i >= f->n_values || f->values[i].storage != DML_PKG_STORAGE_INPUT || defined[i] ||
         !*f->values[i].name) {
-      st = bad("function '%s': input #%" PRIu32 " is not a distinct, named INPUT value", fn, k);
+      st = bad("function '%s': input #%" PRIu32 " is not a distinct, named INPUT value",
+               fn, k);
       goto free_marks;
     }
     defined[i] = 1;
@@ -940,10 +964,11 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
     const dml_type_t *t = &f->values[i].type;
     for (int32_t d = 0; d < t->rank; d++)
       if (t->dims[d].sym >= 0 && !fixed[t->dims[d].sym]) {
-        st = dml_status_make(DML_STATUS_UNIMPLEMENTED, OP_LOAD,
-                             "function '%s': symbol '%s' (used by value '%s') is not fixed by "
-                             "any input's shape",
-                             fn, g->symbols[t->dims[d].sym].name, f->values[i].name);
+        st = dml_status_make(
+            DML_STATUS_UNIMPLEMENTED, OP_LOAD,
+            "function '%s': symbol '%s' (used by value '%s') is not fixed by "
+            "any input's shape",
+            fn, g->symbols[t->dims[d].sym].name, f->values[i].name);
         goto free_marks;
       }
   }
@@ -956,10 +981,9 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
                                          "unknown op '%s': this runtime build does not "
                                          "implement it",
                                          n->op_name);
-      *inout_unknown = dml_status_detail(*inout_unknown,
-                                         "function '%s', node #%" PRIu32
-                                         " '%s' uses unknown op '%s'",
-                                         fn, k, n->name, n->op_name);
+      *inout_unknown = dml_status_detail(
+          *inout_unknown, "function '%s', node #%" PRIu32 " '%s' uses unknown op '%s'",
+          fn, k, n->name, n->op_name);
       for (uint32_t j = 0; j < n->n_outputs; j++)
         if (n->outputs[j] < f->n_values) defined[n->outputs[j]] = 1;
       continue;
@@ -988,7 +1012,8 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
     }
     for (uint32_t j = 0; j < n->n_outputs; j++) {
       uint32_t o = n->outputs[j];
-      if (o >= f->n_values || defined[o] || f->values[o].storage != DML_PKG_STORAGE_ARENA) {
+      if (o >= f->n_values || defined[o] ||
+          f->values[o].storage != DML_PKG_STORAGE_ARENA) {
         st = bad("function '%s': node '%s' (%s) output %" PRIu32
                  " is not a fresh arena value",
                  fn, n->name, n->op_name, j);
@@ -997,7 +1022,8 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
       const dml_pkg_value_t *ov = &f->values[o];
       for (uint32_t q = 0; q < j; q++) {
         const dml_pkg_value_t *pv = &f->values[n->outputs[q]];
-        if (n->outputs[q] == o || ranges_overlap(ov->offset, ov->bytes, pv->offset, pv->bytes)) {
+        if (n->outputs[q] == o ||
+            ranges_overlap(ov->offset, ov->bytes, pv->offset, pv->bytes)) {
           st = bad("function '%s': node '%s' (%s) outputs %" PRIu32 " and %" PRIu32
                    " overlap in the arena",
                    fn, n->name, n->op_name, q, j);
@@ -1006,13 +1032,15 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
       }
       for (uint32_t q = 0; q < n->n_inputs; q++) {
         uint32_t i = n->inputs[q];
-        if (i == DML_PKG_NO_VALUE || f->values[i].storage == DML_PKG_STORAGE_CONST) continue;
+        if (i == DML_PKG_NO_VALUE || f->values[i].storage == DML_PKG_STORAGE_CONST)
+          continue;
         const dml_pkg_value_t *iv = &f->values[i];
         if (!ranges_overlap(ov->offset, ov->bytes, iv->offset, iv->bytes)) continue;
         if ((info->flags & DML_OPF_VIEW) && q == 0 && j == 0 && iv->offset == ov->offset)
           continue; /* a view in place: the runtime skips the copy */
-        st = bad("function '%s': node '%s' (%s) output '%s' overlaps input '%s' in the arena",
-                 fn, n->name, n->op_name, ov->name, iv->name);
+        st = bad(
+            "function '%s': node '%s' (%s) output '%s' overlaps input '%s' in the arena",
+            fn, n->name, n->op_name, ov->name, iv->name);
         goto free_marks;
       }
     }
@@ -1088,7 +1116,8 @@ static int decode_function(rd_t *r, dml_pkg_function_t *f) {
       if (!decode_attr(r, &attrs[k])) return 0;
       for (uint32_t q = 0; q < k; q++)
         if (strcmp(attrs[q].name, attrs[k].name) == 0)
-          return rd_fail(r, "%s appears twice on one node (at byte %zu of %zu)", "an attribute");
+          return rd_fail(r, "%s appears twice on one node (at byte %zu of %zu)",
+                         "an attribute");
     }
   }
   return rd_indices(r, &f->n_inputs, &f->inputs, "function inputs") &&
@@ -1115,8 +1144,10 @@ dml_status_t dml_pkg_graph_decode(const void *bytes, size_t size, uint64_t weigh
       g->symbols = syms;
       for (uint32_t i = 0; i < n && !r.err; i++) {
         if (rd_str(&r, &syms[i].name, "symbol name") &&
-            rd_i64(&r, &syms[i].bound, "symbol bound") && (syms[i].bound < 1 || !*syms[i].name))
-          r.err = bad("symbol #%" PRIu32 " '%s' has bound %" PRId64 " (needs a name and >= 1)",
+            rd_i64(&r, &syms[i].bound, "symbol bound") &&
+            (syms[i].bound < 1 || !*syms[i].name))
+          r.err = bad("symbol #%" PRIu32 " '%s' has bound %" PRId64
+                      " (needs a name and >= 1)",
                       i, syms[i].name, syms[i].bound);
         for (uint32_t j = 0; j < i && !r.err; j++)
           if (strcmp(syms[j].name, syms[i].name) == 0)
@@ -1138,7 +1169,8 @@ dml_status_t dml_pkg_graph_decode(const void *bytes, size_t size, uint64_t weigh
     }
   }
   if (!r.err && r.pos != r.size)
-    r.err = bad("graph section has %zu trailing bytes after byte %zu", r.size - r.pos, r.pos);
+    r.err =
+        bad("graph section has %zu trailing bytes after byte %zu", r.size - r.pos, r.pos);
   for (uint32_t i = 0; i < g->n_functions && !r.err; i++)
     r.err = check_function(g, &g->functions[i], weights_size, &unknown);
   if (!r.err && unknown) {

@@ -57,9 +57,9 @@ uint32_t dml_crc32(const void *data, size_t n);
 
 #define DML_PKG_MAGIC "DMLPKG\0\0" /* 8 bytes */
 #define DML_PKG_FORMAT_VERSION 1u
-#define DML_PKG_TAG_BYTES 16          /* NUL-padded, at most 15 characters */
-#define DML_PKG_HEADER_BYTES 32       /* fixed header, before the table */
-#define DML_PKG_ENTRY_BYTES 40        /* one section table entry */
+#define DML_PKG_TAG_BYTES 16    /* NUL-padded, at most 15 characters */
+#define DML_PKG_HEADER_BYTES 32 /* fixed header, before the table */
+#define DML_PKG_ENTRY_BYTES 40  /* one section table entry */
 #define DML_PKG_MAX_SECTIONS 64
 #define DML_PKG_MAX_ALIGNMENT (1u << 20)
 #define DML_PKG_WEIGHTS_ALIGNMENT 4096u /* "weights" section: page aligned */
@@ -163,20 +163,20 @@ typedef struct dml_pkg_symbol {
 } dml_pkg_symbol_t;
 
 typedef struct dml_pkg_value {
-  const char *name;  /* may be "" for intermediates */
-  dml_type_t type;   /* dims symbolic as in the IR; rank >= 0 */
+  const char *name; /* may be "" for intermediates */
+  dml_type_t type;  /* dims symbolic as in the IR; rank >= 0 */
   dml_pkg_storage_t storage;
-  uint32_t flags;    /* DML_PKG_VALUE_* */
-  uint64_t offset;   /* arena offset (INPUT, ARENA) or "weights" offset (CONST) */
-  uint64_t bytes;    /* reserved bytes: >= the value's bytes at the bounds */
+  uint32_t flags;  /* DML_PKG_VALUE_* */
+  uint64_t offset; /* arena offset (INPUT, ARENA) or "weights" offset (CONST) */
+  uint64_t bytes;  /* reserved bytes: >= the value's bytes at the bounds */
 } dml_pkg_value_t;
 
 typedef struct dml_pkg_node {
-  dml_op_t op;          /* resolved from op_name by decode; ignored by encode */
-  const char *op_name;  /* "Gemm" (ops.def spelling) */
-  const char *name;     /* may be "" */
+  dml_op_t op;         /* resolved from op_name by decode; ignored by encode */
+  const char *op_name; /* "Gemm" (ops.def spelling) */
+  const char *name;    /* may be "" */
   uint32_t n_inputs;
-  const uint32_t *inputs;  /* value indices or DML_PKG_NO_VALUE */
+  const uint32_t *inputs; /* value indices or DML_PKG_NO_VALUE */
   uint32_t n_outputs;
   const uint32_t *outputs; /* value indices */
   uint32_t n_attrs;
@@ -191,7 +191,7 @@ typedef struct dml_pkg_function {
   uint32_t n_nodes;
   const dml_pkg_node_t *nodes; /* in execution order */
   uint32_t n_inputs;
-  const uint32_t *inputs;  /* value indices, storage INPUT */
+  const uint32_t *inputs; /* value indices, storage INPUT */
   uint32_t n_outputs;
   const uint32_t *outputs; /* value indices */
 } dml_pkg_function_t;

@@ -3,8 +3,9 @@
  * Input byte 0 picks the mode:
  *   even: the input is a whole .dmlpkg file (a real package starts with 'D');
  *   odd:  the rest is a "graph" section, wrapped into a package with valid
- *         CRCs and a 4 KiB "weights" section, so the fuzzer reaches the graph
- *         decoder without having to forge checksums.
+ *         CRCs and a "weights" section of 64 << ((byte0 >> 1) & 15) bytes
+ *         (at most 1 MiB), so the fuzzer reaches the graph decoder without
+ *         having to forge checksums.
  * Accepted packages are introspected through every accessor and, when their
  * arena is small, run on zero inputs at small symbol values. Any crash,
  * leak or sanitizer report is a bug. */
@@ -37,11 +38,15 @@ static void exercise(dml_rt_model_t *m) {
   }
   for (uint32_t k = 0; k < dml_rt_model_num_nodes(m); k++) {
     if (dml_rt_model_node_info(m, k, &ni)) continue;
-    for (uint32_t j = 0; j < ni.n_inputs; j++) dml_status_free(dml_rt_model_node_input(m, k, j, &vi));
-    for (uint32_t j = 0; j < ni.n_outputs; j++) dml_status_free(dml_rt_model_node_output(m, k, j, &vi));
+    for (uint32_t j = 0; j < ni.n_inputs; j++)
+      dml_status_free(dml_rt_model_node_input(m, k, j, &vi));
+    for (uint32_t j = 0; j < ni.n_outputs; j++)
+      dml_status_free(dml_rt_model_node_output(m, k, j, &vi));
     for (uint32_t j = 0; j < ni.n_attrs; j++) (void)dml_rt_model_node_attr(m, k, j);
   }
-  if (dml_rt_model_arena_bytes(m) > (1 << 20) || dml_rt_model_scratch_bytes(m) > (1 << 22)) return;
+  if (dml_rt_model_arena_bytes(m) > (4 << 20) ||
+      dml_rt_model_scratch_bytes(m) > (4 << 20))
+    return;
   dml_rt_session_t *s = NULL;
   dml_status_t st = dml_rt_session_create(m, "cpu", &s);
   for (uint32_t i = 0; !st && i < dml_rt_model_num_inputs(m); i++) {
@@ -52,7 +57,8 @@ static void exercise(dml_rt_model_t *m) {
     t.dtype = io.dtype;
     t.rank = io.rank;
     for (int32_t d = 0; d < io.rank; d++)
-      t.dims[d] = io.dim_symbol[d] ? io.dim_multiplier[d] * (io.dim_bound[d] > io.dim_multiplier[d] ? 2 : 1)
+      t.dims[d] = io.dim_symbol[d] ? io.dim_multiplier[d] *
+                                         (io.dim_bound[d] > io.dim_multiplier[d] ? 2 : 1)
                                    : io.dims[d];
     size_t nb = dml_tensor_bytes(&t);
     if (nb == SIZE_MAX || nb > (1 << 20)) break;
@@ -74,13 +80,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   void *wrapped = NULL;
   const uint8_t *bytes = data;
   if (size > 0 && (data[0] & 1)) {
-    static uint8_t weights[4096];
-    for (size_t i = 0; i < sizeof weights; i++) weights[i] = (uint8_t)(i * 31 + 7);
+    static uint8_t weights[1 << 20];
+    if (!weights[0])
+      for (size_t i = 0; i < sizeof weights; i++) weights[i] = (uint8_t)(i * 31 + 7);
+    size_t wsize = (size_t)64 << ((data[0] >> 1) & 15);
+    if (wsize > sizeof weights) wsize = sizeof weights;
     dml_pkg_writer_t *w = NULL;
     dml_status_t st = dml_pkg_writer_create(&w);
     if (!st) st = dml_pkg_writer_add_section(w, "meta", "producer: fuzz\n", 15, 8);
     if (!st) st = dml_pkg_writer_add_section(w, "graph", data + 1, size - 1, 8);
-    if (!st) st = dml_pkg_writer_add_section(w, "weights", weights, sizeof weights, 4096);
+    if (!st) st = dml_pkg_writer_add_section(w, "weights", weights, wsize, 4096);
     if (!st) st = dml_pkg_writer_finish_memory(w, &wrapped, &size);
     dml_pkg_writer_release(w);
     if (st) {

@@ -68,7 +68,8 @@ static void test_round_trip_every_dtype(void) {
       free(buf);
       /* Through a file. */
       char path[128];
-      snprintf(path, sizeof path, "/tmp/dml_test_npy_%ld_%d_%d.npy", (long)getpid(), dt, s);
+      snprintf(path, sizeof path, "/tmp/dml_test_npy_%ld_%d_%d.npy", (long)getpid(), dt,
+               s);
       CHECK_OK(dml_npy_write_file(path, &t));
       buf = NULL;
       CHECK_OK(dml_npy_read_file(path, &r, &buf));
@@ -90,8 +91,9 @@ static void test_header_text(void) {
   size_t size;
   CHECK_OK(dml_npy_write_memory(&t, &bytes, &size));
   CHECK(size == 128 + 24);
-  CHECK(memcmp(bytes, "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, "
-                      "'shape': (2, 3), }",
+  CHECK(memcmp(bytes,
+               "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, "
+               "'shape': (2, 3), }",
                10 + 58) == 0);
   CHECK(((char *)bytes)[127] == '\n');
   free(bytes);
@@ -109,29 +111,33 @@ static void test_numpy_variants(void) {
   void *data = NULL;
   /* NumPy's own spelling: keys in order, growth padding; version 2.0 and 3.0;
    * '|u1' and '<u1'; double quotes; Python 2 'L' suffix. */
-  size_t n = make_npy(buf, 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }", d,
-                      sizeof d);
+  size_t n = make_npy(buf, 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }",
+                      d, sizeof d);
   CHECK_OK(dml_npy_read_memory(buf, n, &r, &data));
-  CHECK(r.dtype == DML_DTYPE_I64 && r.rank == 1 && r.dims[0] == 3 &&
-        data && ((int64_t *)r.data)[1] == -8);
+  CHECK(r.dtype == DML_DTYPE_I64 && r.rank == 1 && r.dims[0] == 3 && data &&
+        ((int64_t *)r.data)[1] == -8);
   free(data);
-  n = make_npy(buf, 2, "{\"shape\": (3L,), \"fortran_order\": False, \"descr\": \"<i8\"}", d,
-               sizeof d);
+  n = make_npy(buf, 2, "{\"shape\": (3L,), \"fortran_order\": False, \"descr\": \"<i8\"}",
+               d, sizeof d);
   CHECK_OK(dml_npy_read_memory(buf, n, &r, &data));
   free(data);
-  n = make_npy(buf, 3, "{'descr':'|u1','fortran_order':False,'shape':(2,2)}", "\1\2\3\4", 4);
+  n = make_npy(buf, 3, "{'descr':'|u1','fortran_order':False,'shape':(2,2)}", "\1\2\3\4",
+               4);
   CHECK_OK(dml_npy_read_memory(buf, n, &r, &data));
   CHECK(r.dtype == DML_DTYPE_U8 && r.rank == 2);
   free(data);
-  n = make_npy(buf, 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", "\0\2\1", 3);
+  n = make_npy(buf, 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
+               "\0\2\1", 3);
   CHECK_OK(dml_npy_read_memory(buf, n, &r, &data));
   CHECK(r.dtype == DML_DTYPE_BOOL && data && ((uint8_t *)r.data)[1] == 1);
   free(data);
-  n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", "\0\0\x80\x3f", 4);
+  n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }",
+               "\0\0\x80\x3f", 4);
   CHECK_OK(dml_npy_read_memory(buf, n, &r, &data));
   CHECK(r.rank == 0 && data && ((float *)r.data)[0] == 1.0f);
   free(data);
-  n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }", NULL, 0);
+  n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }",
+               NULL, 0);
   CHECK_OK(dml_npy_read_memory(buf, n, &r, &data));
   CHECK(r.rank == 2 && r.dims[0] == 0 && r.dims[1] == 5);
   free(data);
@@ -144,13 +150,16 @@ static void test_malformed(void) {
   float f[4] = {0};
 #define NPY(dict, nbytes) make_npy(buf, 1, dict, f, nbytes)
   size_t n = NPY("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16);
-  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED, "Fortran");
+  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED,
+              "Fortran");
   n = NPY("{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", 16);
-  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED, "big-endian");
+  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED,
+              "big-endian");
   n = NPY("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", 16);
   CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED, "object");
   n = NPY("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }", 16);
-  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED, "structured");
+  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED,
+              "structured");
   n = NPY("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", 16);
   CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED, "'<c8'");
   /* Header lies about the data size, both ways. */
@@ -158,26 +167,33 @@ static void test_malformed(void) {
   CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS,
               "header says f32[5] (20 bytes of data) but the file holds 16");
   n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 16);
-  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS, "file holds 16");
-  n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", 16);
+  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS,
+              "file holds 16");
+  n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }",
+          16);
   CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS, "overflows");
-  n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", 16);
+  n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }",
+          16);
   CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS, "overflows");
   n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,4), }", 16);
-  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED, "more than 8");
+  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED,
+              "more than 8");
   n = NPY("{'descr': '<f4', 'shape': (4,), }", 16);
   CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS, "missing");
   n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), 'extra': 1}", 16);
-  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS, "unexpected key");
+  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS,
+              "unexpected key");
   n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (-4,), }", 16);
-  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS, "non-integer");
+  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS,
+              "non-integer");
   n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (4,) ", 16);
   CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS, "malformed");
-  CHECK_ERROR(dml_npy_read_memory("PK\3\4not an npy file", 20, &r, &data), DML_STATUS_DATA_LOSS,
-              "bad magic");
+  CHECK_ERROR(dml_npy_read_memory("PK\3\4not an npy file", 20, &r, &data),
+              DML_STATUS_DATA_LOSS, "bad magic");
   n = NPY("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 16);
   buf[6] = 4;
-  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED, "version 4.0");
+  CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_UNIMPLEMENTED,
+              "version 4.0");
   buf[6] = 1;
   buf[9] = 0xff; /* header length past the end */
   CHECK_ERROR(dml_npy_read_memory(buf, n, &r, &data), DML_STATUS_DATA_LOSS, "truncated");

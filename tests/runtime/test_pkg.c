@@ -36,7 +36,8 @@ static void test_crc32_vectors(void) {
     buf[i] = (uint8_t)(x >> 16);
   }
   for (size_t n = 0; n < 40; n++)
-    for (size_t off = 0; off < 4; off++) CHECK(dml_crc32(buf + off, n) == crc_bitwise(buf + off, n));
+    for (size_t off = 0; off < 4; off++)
+      CHECK(dml_crc32(buf + off, n) == crc_bitwise(buf + off, n));
   CHECK(dml_crc32(buf, sizeof buf) == crc_bitwise(buf, sizeof buf));
   uint32_t c = dml_crc32_update(0, buf, 100);
   c = dml_crc32_update(c, buf + 100, 7);
@@ -92,11 +93,11 @@ static void test_container_writer_errors(void) {
               "1 to 15");
   CHECK_ERROR(dml_pkg_writer_add_section(w, "a-very-long-tag-name", "x", 1, 8),
               DML_STATUS_INVALID_ARGUMENT, "1 to 15");
-  CHECK_ERROR(dml_pkg_writer_add_section(w, "meta", "x", 1, 12), DML_STATUS_INVALID_ARGUMENT,
-              "power of two");
+  CHECK_ERROR(dml_pkg_writer_add_section(w, "meta", "x", 1, 12),
+              DML_STATUS_INVALID_ARGUMENT, "power of two");
   CHECK_OK(dml_pkg_writer_add_section(w, "meta", "x", 1, 8));
-  CHECK_ERROR(dml_pkg_writer_add_section(w, "meta", "x", 1, 8), DML_STATUS_INVALID_ARGUMENT,
-              "added twice");
+  CHECK_ERROR(dml_pkg_writer_add_section(w, "meta", "x", 1, 8),
+              DML_STATUS_INVALID_ARGUMENT, "added twice");
   dml_pkg_writer_release(w);
 }
 
@@ -218,10 +219,10 @@ static void build_graph(void) {
   static const int32_t xs[2] = {0, -1}, ws[2] = {-1, -1}, bs[1] = {-1};
   memset(g_vals, 0, sizeof g_vals);
   g_vals[0] = (dml_pkg_value_t){"x", ty(2, xv, xs), DML_PKG_STORAGE_INPUT, 0, 0, 1024};
-  g_vals[1] = (dml_pkg_value_t){"W", ty(2, wv, ws), DML_PKG_STORAGE_CONST, DML_PKG_VALUE_PARAM,
-                                0, 48};
-  g_vals[2] = (dml_pkg_value_t){"b", ty(1, bv, bs), DML_PKG_STORAGE_CONST, DML_PKG_VALUE_PARAM,
-                                64, 12};
+  g_vals[1] = (dml_pkg_value_t){
+      "W", ty(2, wv, ws), DML_PKG_STORAGE_CONST, DML_PKG_VALUE_PARAM, 0, 48};
+  g_vals[2] = (dml_pkg_value_t){
+      "b", ty(1, bv, bs), DML_PKG_STORAGE_CONST, DML_PKG_VALUE_PARAM, 64, 12};
   g_vals[3] = (dml_pkg_value_t){"y", ty(2, yv, xs), DML_PKG_STORAGE_ARENA, 0, 1024, 768};
   g_vals[4] = (dml_pkg_value_t){"z", ty(2, yv, xs), DML_PKG_STORAGE_ARENA, 0, 1792, 768};
   memset(g_attrs, 0, sizeof g_attrs);
@@ -236,18 +237,20 @@ static void build_graph(void) {
   g_attrs[5].strings = k_strs;
   g_attrs[6].name = "t", g_attrs[6].kind = DML_ATTR_TENSOR;
   g_attrs[6].tensor = (dml_tensor_t){DML_DTYPE_I32, 2, {2, 3}, (void *)k_tensor_data};
-  g_nodes[0] = (dml_pkg_node_t){DML_OP_INVALID, "Gemm", "fc", 3, k_gemm_in, 1, k_gemm_out,
-                                7, g_attrs};
-  g_nodes[1] = (dml_pkg_node_t){DML_OP_INVALID, "Relu", "", 1, k_relu_in, 1, k_relu_out, 0,
-                                NULL};
-  g_fn = (dml_pkg_function_t){"forward", 2560, 5, g_vals, 2, g_nodes, 1, k_fn_in, 1, k_fn_out};
+  g_nodes[0] = (dml_pkg_node_t){DML_OP_INVALID, "Gemm", "fc",   3, k_gemm_in, 1,
+                                k_gemm_out,     7,      g_attrs};
+  g_nodes[1] =
+      (dml_pkg_node_t){DML_OP_INVALID, "Relu", "", 1, k_relu_in, 1, k_relu_out, 0, NULL};
+  g_fn = (dml_pkg_function_t){"forward", 2560, 5,       g_vals, 2,
+                              g_nodes,   1,    k_fn_in, 1,      k_fn_out};
   g_graph = (dml_pkg_graph_t){1, g_syms, 1, &g_fn, NULL};
 }
 
 static int type_eq(const dml_type_t *a, const dml_type_t *b) {
   if (a->dtype != b->dtype || a->rank != b->rank) return 0;
   for (int32_t i = 0; i < a->rank; i++)
-    if (a->dims[i].value != b->dims[i].value || a->dims[i].sym != b->dims[i].sym) return 0;
+    if (a->dims[i].value != b->dims[i].value || a->dims[i].sym != b->dims[i].sym)
+      return 0;
   return 1;
 }
 
@@ -268,8 +271,10 @@ static void test_graph_round_trip(void) {
     for (uint32_t i = 0; i < 5; i++) {
       CHECK(strcmp(f->values[i].name, g_vals[i].name) == 0);
       CHECK(type_eq(&f->values[i].type, &g_vals[i].type));
-      CHECK(f->values[i].storage == g_vals[i].storage && f->values[i].flags == g_vals[i].flags);
-      CHECK(f->values[i].offset == g_vals[i].offset && f->values[i].bytes == g_vals[i].bytes);
+      CHECK(f->values[i].storage == g_vals[i].storage &&
+            f->values[i].flags == g_vals[i].flags);
+      CHECK(f->values[i].offset == g_vals[i].offset &&
+            f->values[i].bytes == g_vals[i].bytes);
     }
     const dml_pkg_node_t *n = &f->nodes[0];
     CHECK(n->op == DML_OP_GEMM && strcmp(n->name, "fc") == 0 && n->n_inputs == 3);

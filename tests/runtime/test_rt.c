@@ -44,10 +44,13 @@ static dml_ir_module_t *build_module(void) {
   int32_t batch = -1;
   CHECK_OK(dml_ir_module_add_symbol(m, "batch", BOUND, &batch));
   int64_t wd[2] = {IN, OUT}, bd[1] = {OUT};
-  dml_type_t wt = dml_type_static(DML_DTYPE_F32, 2, wd), bt = dml_type_static(DML_DTYPE_F32, 1, bd);
+  dml_type_t wt = dml_type_static(DML_DTYPE_F32, 2, wd),
+             bt = dml_type_static(DML_DTYPE_F32, 1, bd);
   dml_ir_value_t *W = NULL, *B = NULL, *x = NULL;
-  CHECK_OK(dml_ir_module_add_global(m, "fc.weight", &wt, g_w, sizeof g_w, DML_IR_GLOBAL_PARAM, &W));
-  CHECK_OK(dml_ir_module_add_global(m, "fc.bias", &bt, g_b, sizeof g_b, DML_IR_GLOBAL_PARAM, &B));
+  CHECK_OK(dml_ir_module_add_global(m, "fc.weight", &wt, g_w, sizeof g_w,
+                                    DML_IR_GLOBAL_PARAM, &W));
+  CHECK_OK(dml_ir_module_add_global(m, "fc.bias", &bt, g_b, sizeof g_b,
+                                    DML_IR_GLOBAL_PARAM, &B));
   dml_ir_function_t *f = NULL;
   CHECK_OK(dml_ir_function_create(m, "forward", &f));
   dml_type_t xt = sym_type(batch, IN);
@@ -73,8 +76,8 @@ static dml_ir_module_t *build_module(void) {
   return m;
 }
 
-static const dml_package_emit_options_t k_opts = {"tiny.onnx", "cpu", BOUND,
-                                                  "dmlc compile tiny.onnx -o tiny.dmlpkg"};
+static const dml_package_emit_options_t k_opts = {
+    "tiny.onnx", "cpu", BOUND, "dmlc compile tiny.onnx -o tiny.dmlpkg"};
 
 static void *emit_tiny(size_t *out_size) {
   dml_ir_module_t *m = build_module();
@@ -103,9 +106,11 @@ static void run_batch(dml_rt_session_t *s, int64_t batch) {
   dml_tensor_t y;
   memset(&y, 0, sizeof y);
   CHECK_OK(dml_rt_session_get_output(s, 0, &y));
-  CHECK(y.dtype == DML_DTYPE_F32 && y.rank == 2 && y.dims[0] == batch && y.dims[1] == OUT);
+  CHECK(y.dtype == DML_DTYPE_F32 && y.rank == 2 && y.dims[0] == batch &&
+        y.dims[1] == OUT);
   if (y.data)
-    for (int64_t i = 0; i < batch * OUT; i++) CHECK_NEAR(((float *)y.data)[i], want[i], 1e-5);
+    for (int64_t i = 0; i < batch * OUT; i++)
+      CHECK_NEAR(((float *)y.data)[i], want[i], 1e-5);
 }
 
 static void test_emit_load_run(void) {
@@ -201,8 +206,8 @@ static void test_introspection(void) {
   dml_rt_io_info_t io;
   CHECK_OK(dml_rt_model_input_info(m, 0, &io));
   CHECK(strcmp(io.name, "x") == 0 && io.dtype == DML_DTYPE_F32 && io.rank == 2);
-  CHECK(io.dims[0] == -1 && strcmp(io.dim_symbol[0], "batch") == 0 && io.dim_bound[0] == BOUND &&
-        io.dim_multiplier[0] == 1);
+  CHECK(io.dims[0] == -1 && strcmp(io.dim_symbol[0], "batch") == 0 &&
+        io.dim_bound[0] == BOUND && io.dim_multiplier[0] == 1);
   CHECK(io.dims[1] == IN && io.dim_symbol[1] == NULL && io.dim_bound[1] == IN);
   char tb[64];
   CHECK(strcmp(dml_rt_io_info_str(&io, tb, sizeof tb), "f32[batch,4]") == 0);
@@ -211,7 +216,8 @@ static void test_introspection(void) {
   CHECK(strcmp(dml_rt_io_info_str(&io, tb, 8), "f32[16*") == 0);
   CHECK_OK(dml_rt_model_output_info(m, 0, &io));
   CHECK(strcmp(io.name, "logits") == 0 && io.dims[1] == OUT);
-  CHECK_ERROR(dml_rt_model_output_info(m, 1, &io), DML_STATUS_OUT_OF_RANGE, "output index 1");
+  CHECK_ERROR(dml_rt_model_output_info(m, 1, &io), DML_STATUS_OUT_OF_RANGE,
+              "output index 1");
   CHECK(dml_rt_model_find_input(m, "x") == 0 && dml_rt_model_find_input(m, "y") == -1);
   CHECK(dml_rt_model_find_output(m, "logits") == 0);
   CHECK(dml_rt_model_arena_bytes(m) == 2560);
@@ -222,11 +228,14 @@ static void test_introspection(void) {
   CHECK_OK(dml_rt_model_section_info(m, 2, &sec));
   CHECK(strcmp(sec.tag, "weights") == 0 && sec.offset % 4096 == 0 && sec.size == 64 + 12);
   char buf[128];
-  CHECK(dml_rt_model_meta_get(m, "source", buf, sizeof buf) && strcmp(buf, "tiny.onnx") == 0);
+  CHECK(dml_rt_model_meta_get(m, "source", buf, sizeof buf) &&
+        strcmp(buf, "tiny.onnx") == 0);
   CHECK(dml_rt_model_meta_get(m, "producer", buf, sizeof buf) &&
         strcmp(buf, "dmlc 0.1.0") == 0);
-  CHECK(dml_rt_model_meta_get(m, "batch-bound", buf, sizeof buf) && strcmp(buf, "64") == 0);
-  CHECK(dml_rt_model_meta_get(m, "symbols", buf, sizeof buf) && strcmp(buf, "batch<=64") == 0);
+  CHECK(dml_rt_model_meta_get(m, "batch-bound", buf, sizeof buf) &&
+        strcmp(buf, "64") == 0);
+  CHECK(dml_rt_model_meta_get(m, "symbols", buf, sizeof buf) &&
+        strcmp(buf, "batch<=64") == 0);
   CHECK(!dml_rt_model_meta_get(m, "nope", buf, sizeof buf) && buf[0] == 0);
   CHECK(strstr(dml_rt_model_meta(m), "created-by: dmlc compile tiny.onnx") != NULL);
   const char *sn;
@@ -238,19 +247,21 @@ static void test_introspection(void) {
   CHECK(dml_rt_model_num_nodes(m) == 2);
   dml_rt_node_info_t ni;
   CHECK_OK(dml_rt_model_node_info(m, 0, &ni));
-  CHECK(strcmp(ni.name, "fc") == 0 && strcmp(ni.op_name, "Gemm") == 0 && ni.n_inputs == 3 &&
-        ni.n_outputs == 1 && ni.n_attrs == 2);
+  CHECK(strcmp(ni.name, "fc") == 0 && strcmp(ni.op_name, "Gemm") == 0 &&
+        ni.n_inputs == 3 && ni.n_outputs == 1 && ni.n_attrs == 2);
   dml_rt_value_info_t vi;
   CHECK_OK(dml_rt_model_node_input(m, 0, 1, &vi));
-  CHECK(vi.present && vi.storage == DML_RT_STORAGE_CONST && (vi.flags & DML_RT_VALUE_PARAM) &&
-        vi.numel_bound == IN * OUT && strcmp(vi.type.name, "fc.weight") == 0);
+  CHECK(vi.present && vi.storage == DML_RT_STORAGE_CONST &&
+        (vi.flags & DML_RT_VALUE_PARAM) && vi.numel_bound == IN * OUT &&
+        strcmp(vi.type.name, "fc.weight") == 0);
   CHECK_OK(dml_rt_model_node_output(m, 1, 0, &vi));
   CHECK(vi.storage == DML_RT_STORAGE_ARENA && vi.numel_bound == BOUND * OUT &&
         vi.offset == 1792 && strcmp(vi.type.dim_symbol[0], "batch") == 0);
   const dml_attr_t *a = dml_rt_model_node_attr(m, 0, 1);
   CHECK(a && strcmp(a->name, "transB") == 0 && a->kind == DML_ATTR_INT);
   CHECK(dml_rt_model_node_attr(m, 0, 2) == NULL);
-  CHECK(dml_rt_model_param_count(m) == IN * OUT + OUT && dml_rt_model_const_count(m) == 0);
+  CHECK(dml_rt_model_param_count(m) == IN * OUT + OUT &&
+        dml_rt_model_const_count(m) == 0);
   CHECK(dml_rt_model_weights_bytes(m) == (IN * OUT + OUT) * 4);
   dml_rt_model_release(m);
 }
@@ -270,14 +281,16 @@ static void test_session_errors(void) {
     dml_rt_model_release(m);
     return;
   }
-  CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_FAILED_PRECONDITION, "input 'x' is not set");
+  CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_FAILED_PRECONDITION,
+              "input 'x' is not set");
   dml_tensor_t out;
   CHECK_ERROR(dml_rt_session_get_output(s, 0, &out), DML_STATUS_FAILED_PRECONDITION,
               "has not completed");
   static float x[(BOUND + 1) * IN];
   dml_tensor_t t = {DML_DTYPE_F32, 2, {BOUND + 1, IN}, x};
-  CHECK_ERROR(dml_rt_session_set_input(s, 0, &t), DML_STATUS_OUT_OF_RANGE,
-              "input 'x': batch 65 exceeds the compiled bound 64; recompile with --batch-bound");
+  CHECK_ERROR(
+      dml_rt_session_set_input(s, 0, &t), DML_STATUS_OUT_OF_RANGE,
+      "input 'x': batch 65 exceeds the compiled bound 64; recompile with --batch-bound");
   t.dims[0] = 0;
   CHECK_ERROR(dml_rt_session_set_input(s, 0, &t), DML_STATUS_INVALID_ARGUMENT, "below 1");
   t.dims[0] = 2;
@@ -292,14 +305,16 @@ static void test_session_errors(void) {
   t.rank = 3;
   CHECK_ERROR(dml_rt_session_set_input(s, 0, &t), DML_STATUS_INVALID_ARGUMENT, "rank 3");
   t.rank = 2;
-  CHECK_ERROR(dml_rt_session_set_input(s, 1, &t), DML_STATUS_OUT_OF_RANGE, "input index 1");
+  CHECK_ERROR(dml_rt_session_set_input(s, 1, &t), DML_STATUS_OUT_OF_RANGE,
+              "input index 1");
   CHECK_ERROR(dml_rt_session_set_input_by_name(s, "img", &t), DML_STATUS_NOT_FOUND,
               "no input named 'img' (inputs: 'x')");
   CHECK_OK(dml_rt_session_set_input_by_name(s, "x", &t));
   CHECK(dml_rt_session_symbol_value(s, 0) == 2);
   dml_rt_session_clear_inputs(s);
   CHECK(dml_rt_session_symbol_value(s, 0) == -1);
-  CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_FAILED_PRECONDITION, "input 'x' is not set");
+  CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_FAILED_PRECONDITION,
+              "input 'x' is not set");
   dml_rt_session_release(s);
   dml_rt_model_release(m);
 }
@@ -311,19 +326,20 @@ static void test_emit_errors(void) {
   size_t size;
   dml_ir_function_t *f = m->functions[0];
   f->last->outputs[0]->mem_offset = -1;
-  CHECK_ERROR(dml_package_emit_memory(m, NULL, &bytes, &size), DML_STATUS_FAILED_PRECONDITION,
+  CHECK_ERROR(dml_package_emit_memory(m, NULL, &bytes, &size),
+              DML_STATUS_FAILED_PRECONDITION,
               "value 'logits' (f32[batch,3]) has no memory plan; run the mem-plan pass");
   f->last->outputs[0]->mem_offset = 1024; /* overlaps its input y */
   CHECK_ERROR(dml_package_emit_memory(m, NULL, &bytes, &size), DML_STATUS_DATA_LOSS,
               "output 'logits' overlaps input");
   f->last->outputs[0]->mem_offset = 1792;
   f->last->outputs[0]->type.rank = DML_RANK_UNKNOWN;
-  CHECK_ERROR(dml_package_emit_memory(m, NULL, &bytes, &size), DML_STATUS_FAILED_PRECONDITION,
-              "unknown type");
+  CHECK_ERROR(dml_package_emit_memory(m, NULL, &bytes, &size),
+              DML_STATUS_FAILED_PRECONDITION, "unknown type");
   f->last->outputs[0]->type.rank = 2;
   f->arena_bytes = -1;
-  CHECK_ERROR(dml_package_emit_memory(m, NULL, &bytes, &size), DML_STATUS_FAILED_PRECONDITION,
-              "function 'forward' has no memory plan");
+  CHECK_ERROR(dml_package_emit_memory(m, NULL, &bytes, &size),
+              DML_STATUS_FAILED_PRECONDITION, "function 'forward' has no memory plan");
   f->arena_bytes = 2560;
   CHECK_ERROR(dml_package_emit(m, NULL, "/nonexistent-dir/m.dmlpkg"), DML_STATUS_IO,
               "/nonexistent-dir/m.dmlpkg");
@@ -337,7 +353,8 @@ static void test_emit_errors(void) {
     CHECK(dml_rt_model_find_output(model, "output0") == 0);
     CHECK(dml_rt_model_find_input(model, "input0") == 0);
     char buf[64];
-    CHECK(dml_rt_model_meta_get(model, "targets", buf, sizeof buf) && !strcmp(buf, "cpu"));
+    CHECK(dml_rt_model_meta_get(model, "targets", buf, sizeof buf) &&
+          !strcmp(buf, "cpu"));
     CHECK(!dml_rt_model_meta_get(model, "source", buf, sizeof buf));
   }
   dml_rt_model_release(model);
@@ -413,7 +430,8 @@ static void test_corrupt_packages(void) {
       memcpy(c, bytes, size);
       c[g->offset + i] ^= 0xA5;
       uint32_t crc = dml_crc32(c + g->offset, (size_t)g->size);
-      size_t e = DML_PKG_HEADER_BYTES + DML_PKG_ENTRY_BYTES * 1 + 36; /* graph is entry 1 */
+      size_t e =
+          DML_PKG_HEADER_BYTES + DML_PKG_ENTRY_BYTES * 1 + 36; /* graph is entry 1 */
       for (int k = 0; k < 4; k++) c[e + k] = (uint8_t)(crc >> (8 * k));
       crc = dml_crc32(c, region - 4);
       for (int k = 0; k < 4; k++) c[region - 4 + k] = (uint8_t)(crc >> (8 * k));
@@ -423,7 +441,8 @@ static void test_corrupt_packages(void) {
         /* Accepted (e.g. a changed float attribute): it must still run. */
         dml_rt_session_t *s = NULL;
         dml_status_t st2 = DML_OK;
-        if (dml_rt_model_arena_bytes(m) > (1 << 20) || dml_rt_model_scratch_bytes(m) > (1 << 20))
+        if (dml_rt_model_arena_bytes(m) > (1 << 20) ||
+            dml_rt_model_scratch_bytes(m) > (1 << 20))
           goto release; /* valid, but too large to try here */
         st2 = dml_rt_session_create(m, NULL, &s);
         if (!st2) {
@@ -472,7 +491,8 @@ static int helper(int argc, char **argv) {
     float x[3 * IN], want[3 * OUT];
     for (int i = 0; i < 3 * IN; i++) x[i] = (float)((i * 7) % 11) * 0.3f - 1.2f;
     naive(x, 3, want);
-    dml_tensor_t tx = {DML_DTYPE_F32, 2, {3, IN}, x}, tw = {DML_DTYPE_F32, 2, {3, OUT}, want};
+    dml_tensor_t tx = {DML_DTYPE_F32, 2, {3, IN}, x},
+                 tw = {DML_DTYPE_F32, 2, {3, OUT}, want};
     snprintf(path, sizeof path, "%s/x.npy", argv[2]);
     CHECK_OK(dml_npy_write_file(path, &tx));
     snprintf(path, sizeof path, "%s/expected.npy", argv[2]);
