@@ -346,16 +346,24 @@ dml_status_t dml_ir_node_create(dml_ir_function_t *f, dml_op_t op, const char *n
   if ((int)n_inputs < info->min_inputs ||
       (info->max_inputs >= 0 && (int)n_inputs > info->max_inputs))
     return dml_status_detail(
-        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
-                        "%s takes %d..%d inputs, got %u", info->name, info->min_inputs,
-                        info->max_inputs, n_inputs),
+        info->max_inputs < 0
+            ? dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
+                              "%s takes at least %d inputs, got %u", info->name,
+                              info->min_inputs, n_inputs)
+            : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
+                              "%s takes %d..%d inputs, got %u", info->name,
+                              info->min_inputs, info->max_inputs, n_inputs),
         "node '%s'", name ? name : "");
   if ((int)n_outputs < info->min_outputs ||
       (info->max_outputs >= 0 && (int)n_outputs > info->max_outputs))
     return dml_status_detail(
-        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
-                        "%s has %d..%d outputs, got %u", info->name, info->min_outputs,
-                        info->max_outputs, n_outputs),
+        info->max_outputs < 0
+            ? dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
+                              "%s has at least %d outputs, got %u", info->name,
+                              info->min_outputs, n_outputs)
+            : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
+                              "%s has %d..%d outputs, got %u", info->name,
+                              info->min_outputs, info->max_outputs, n_outputs),
         "node '%s'", name ? name : "");
   dml_ir_module_t *m = f->module;
   dml_ir_node_t *n = (dml_ir_node_t *)dml_ir_alloc(m, sizeof(*n));
@@ -476,9 +484,10 @@ dml_status_t dml_ir_node_set_attr_strings(dml_ir_node_t *n, const char *name,
 dml_status_t dml_ir_node_set_attr_tensor(dml_ir_node_t *n, const char *name,
                                          const dml_tensor_t *t) {
   size_t bytes = dml_tensor_bytes(t);
-  if (bytes == SIZE_MAX)
+  if (bytes == SIZE_MAX || (bytes && !t->data))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
-                           "tensor attribute '%s' has an invalid shape or dtype", name);
+                           "tensor attribute '%s' has an invalid shape or dtype, or no data",
+                           name);
   void *data = bytes ? dml_ir_memdup(n->func->module, t->data, bytes) : NULL;
   if (bytes && !data) return oom();
   dml_attr_t *a = attr_slot(n, name);
@@ -587,7 +596,7 @@ const char *dml_ir_type_str(const dml_ir_module_t *m, const dml_type_t *t, char 
   do {                                                             \
     if (k < cap) k += (size_t)snprintf(buf + k, cap - k, __VA_ARGS__); \
   } while (0)
-  PUT("%s[", dml_dtype_name(t->dtype));
+  PUT("%s[", t->dtype == DML_DTYPE_INVALID ? "?" : dml_dtype_name(t->dtype));
   if (t->rank < 0) {
     PUT("?");
   } else {

@@ -1,0 +1,58 @@
+/*
+ * dml_driver.h — compile an ONNX model into a .dmlpkg package.
+ *
+ * The whole pipeline as a library call: ONNX import (frontends/onnx), the
+ * default pass pipeline (shape-infer, const-fold, cse, dce, mem-plan), then
+ * the package emitter. `dmlc compile` is a thin wrapper; an app that
+ * compiles models itself links dml_driver.
+ *
+ * Ownership: nothing returned needs freeing except statuses.
+ */
+#ifndef DML_DRIVER_H_
+#define DML_DRIVER_H_
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dml_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dml_compile_options {
+  /* Comma-separated targets; only "cpu" exists in this version. NULL = "cpu". */
+  const char *targets;
+  /* Upper bound of every symbolic dim (batch); 0 means 64. */
+  int64_t batch_bound;
+  /* IR dumps, as dml_pass_options_t: after the named pass, or after all. */
+  const char *print_ir_after;
+  int print_ir_after_all;
+  FILE *dump; /* NULL: stderr */
+  /* Recorded in the package's meta section; may be NULL. */
+  const char *command_line;
+} dml_compile_options_t;
+
+typedef struct dml_compile_report {
+  uint32_t num_nodes;     /* nodes of `forward` after optimization */
+  uint32_t num_weights;   /* constant globals stored in the package */
+  uint64_t weight_bytes;  /* bytes of weights */
+  int64_t arena_bytes;    /* planned arena at the bound, bytes */
+  uint64_t package_bytes; /* size of the written file, bytes */
+  double compile_ms;      /* wall time of the whole compile, ms */
+} dml_compile_report_t;
+
+/* Compiles `onnx_path` into the package `out_path` (written atomically:
+ * an existing file is replaced only once the new one is complete).
+ * `opts` may be NULL; `out_report` may be NULL.
+ * Errors: those of dml_onnx_import_file (unsupported ops listed at once),
+ * of every pass (annotated with the pass), of the emitter; UNIMPLEMENTED
+ * for a target other than cpu; INVALID_ARGUMENT for a bad batch bound. */
+dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
+                                   const dml_compile_options_t *opts,
+                                   dml_compile_report_t *out_report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_DRIVER_H_ */

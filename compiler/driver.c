@@ -1,0 +1,102 @@
+/* driver.c — ONNX -> IR -> default pass pipeline -> .dmlpkg (dml_driver.h). */
+#include "dml_driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "dml_ir.h"
+#include "dml_onnx.h"
+#include "dml_package_emit.h"
+#include "dml_passes.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Checks the comma-separated target list: only "cpu" is built. */
+static dml_status_t check_targets(const char *targets) {
+  const char *p = targets;
+  while (*p) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (!(n == 3 && !strncmp(p, "cpu", 3))) {
+      int known = (n == 6 && !strncmp(p, "vulkan", 6)) || (n == 4 && !strncmp(p, "cuda", 4)) ||
+                  (n == 5 && !strncmp(p, "metal", 5));
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
+                          known ? "target '%.*s' is not implemented in this version of dmlc"
+                                : "unknown target '%.*s'",
+                          (int)n, p),
+          "available targets: cpu");
+    }
+    p += n;
+    if (*p == ',') p++;
+  }
+  return DML_OK;
+}
+
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
+                                   const dml_compile_options_t *opts,
+                                   dml_compile_report_t *out_report) {
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  if (opts) o = *opts;
+  if (!o.targets || !*o.targets) o.targets = "cpu";
+  if (o.batch_bound == 0) o.batch_bound = 64;
+  if (o.batch_bound < 1 || o.batch_bound > (int64_t)1 << 31)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                           "--batch-bound must be between 1 and 2^31, got %lld",
+                           (long long)o.batch_bound);
+  DML_RETURN_IF_ERROR(check_targets(o.targets));
+
+  double t0 = now_ms();
+  dml_ir_module_t *m = NULL;
+  dml_onnx_import_options_t io;
+  memset(&io, 0, sizeof io);
+  io.batch_bound = o.batch_bound;
+  DML_RETURN_IF_ERROR(dml_onnx_import_file(onnx_path, &io, &m));
+
+  dml_pass_options_t po;
+  memset(&po, 0, sizeof po);
+  po.print_ir_after = o.print_ir_after;
+  po.print_ir_after_all = o.print_ir_after_all;
+  po.dump = o.dump;
+  po.dump_elide_elements_over = 16;
+  po.verify_each = 1;
+  dml_status_t s = dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &po);
+
+  if (!s) {
+    dml_package_emit_options_t eo;
+    memset(&eo, 0, sizeof eo);
+    eo.source_name = base_name(onnx_path);
+    eo.targets = o.targets;
+    eo.batch_bound = o.batch_bound;
+    eo.command_line = o.command_line;
+    s = dml_package_emit(m, &eo, out_path);
+  }
+  if (!s && out_report) {
+    memset(out_report, 0, sizeof *out_report);
+    dml_ir_function_t *f = dml_ir_module_find_function(m, "forward");
+    out_report->num_nodes = f ? dml_ir_function_num_nodes(f) : 0;
+    out_report->arena_bytes = po.out_arena_bytes;
+    for (uint32_t i = 0; i < m->n_globals; i++) {
+      out_report->num_weights++;
+      out_report->weight_bytes += (uint64_t)m->globals[i]->data_bytes;
+    }
+    struct stat st;
+    if (stat(out_path, &st) == 0) out_report->package_bytes = (uint64_t)st.st_size;
+    out_report->compile_ms = now_ms() - t0;
+  }
+  dml_ir_module_release(m);
+  if (s) s = dml_status_annotate(s, "compiling '%s'", onnx_path);
+  return s;
+}
