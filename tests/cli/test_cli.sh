@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `dmlc` command as a user meets it: every
+# subcommand's --help, the compile -> run -> inspect -> summary path on a
+# reference model, and the user-facing errors with their messages.
+#   test_cli.sh DMLC SHARED_DIR WORKDIR
+set -uo pipefail
+DMLC=$1 SHARED=$2 WORK=$3
+mkdir -p "$WORK"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAILED: $*" >&2; }
+# expect_ok NAME CMD... / expect_err NAME SUBSTRING CMD...
+expect_ok() {
+  local name=$1; shift
+  if out=$("$@" 2>&1); then ok; else bad "$name: exit $?: $out"; fi
+}
+expect_err() {
+  local name=$1 want=$2; shift 2
+  out=$("$@" 2>&1)
+  local rc=$?
+  if [ $rc -ne 0 ] && grep -qF -- "$want" <<<"$out"; then ok; else bad "$name: rc=$rc, wanted '$want' in: $out"; fi
+}
+
+for c in compile run opt inspect summary; do
+  expect_ok "help-$c" "$DMLC" "$c" --help
+  grep -q "usage: dmlc $c" <<<"$out" && ok || bad "help-$c has no usage line"
+done
+expect_ok help "$DMLC" --help
+expect_err unknown-command "unknown command 'frobnicate'" "$DMLC" frobnicate
+
+M=$SHARED/models/lenet5.onnx
+expect_ok compile "$DMLC" compile "$M" -o "$WORK/lenet5.dmlpkg" --batch-bound 8
+grep -q "arena" <<<"$out" && ok || bad "compile prints no arena size: $out"
+expect_ok run "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_0.npy" --output-dir "$WORK/out"
+[ -f "$WORK/out/logits.npy" ] && ok || bad "run wrote no logits.npy"
+expect_ok inspect "$DMLC" inspect "$WORK/lenet5.dmlpkg"
+grep -q "batch <= 8" <<<"$out" && ok || bad "inspect does not show the bound: $out"
+expect_ok summary "$DMLC" summary "$WORK/lenet5.dmlpkg"
+grep -q "Total params: 61,706 (61.7K)" <<<"$out" && ok || bad "summary total: $out"
+expect_ok summary-onnx "$DMLC" summary "$M"
+grep -q "Trainable params: 61,706 (61.7K)" <<<"$out" && ok || bad "summary onnx: $out"
+
+# Errors a user meets.
+expect_err missing-model "cannot open" "$DMLC" compile "$WORK/nope.onnx" -o "$WORK/x.dmlpkg"
+expect_err no-output "no output given" "$DMLC" compile "$M"
+expect_err target "target 'vulkan' is not implemented" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target vulkan
+expect_err bad-bound "--batch-bound needs a positive integer" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --batch-bound 0
+expect_err batch-over-bound "bound 8" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/out"
+head -c 100 "$WORK/lenet5.dmlpkg" > "$WORK/trunc.dmlpkg"
+expect_err truncated-pkg "error: " "$DMLC" run "$WORK/trunc.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_0.npy"
+expect_err not-npy "error: " "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$M"
+expect_err wrong-input-name "nosuch" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "nosuch=$SHARED/models/lenet5_io/input_0.npy"
+expect_err wrong-shape "input" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/fashion_mlp_io/input_0.npy"
+# A compile that fails leaves an existing package untouched.
+cp "$WORK/lenet5.dmlpkg" "$WORK/keep.dmlpkg"
+expect_err atomic "cannot open" "$DMLC" compile "$WORK/nope.onnx" -o "$WORK/keep.dmlpkg"
+cmp -s "$WORK/lenet5.dmlpkg" "$WORK/keep.dmlpkg" && ok || bad "failed compile changed the existing package"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
