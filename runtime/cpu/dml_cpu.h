@@ -55,6 +55,15 @@ size_t dml_cpu_scratch_bytes(const dml_cpu_call_t *call);
 /* 1 when a CPU kernel exists for `op`. */
 int dml_cpu_supports(dml_op_t op);
 
+/* Number of threads the kernels may use (the calling thread included);
+ * default 1. Values are clamped to [1, 64]. Worker threads are started on
+ * first use and persist for the life of the process. Scratch sizes from
+ * dml_cpu_scratch_bytes() depend on the count: a call whose scratch was
+ * sized for fewer threads simply uses fewer. Not thread-safe against
+ * concurrent dml_cpu_run() calls; set it once at startup. */
+void dml_cpu_set_num_threads(int n);
+int dml_cpu_get_num_threads(void);
+
 #ifdef __cplusplus
 }
 #endif

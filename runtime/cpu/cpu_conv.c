@@ -1,0 +1,456 @@
+/*
+ * cpu_conv.c — Conv and ConvTranspose (ONNX opset 11), N-D.
+ *
+ * f32: im2col into scratch + the GEMM core (1x1 stride-1 unpadded
+ * convolutions skip im2col); ConvTranspose is GEMM + col2im. With several
+ * threads and a batch, images are spread over the pool (one im2col buffer
+ * per thread). f64/f16/bf16: a direct loop in double.
+ */
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
+#define SP_MAX (DML_MAX_RANK - 2)
+
+typedef struct {
+  int r; /* spatial rank */
+  int64_t N, C, M, group, Cg, Mg;
+  int64_t in[SP_MAX], out[SP_MAX], k[SP_MAX], s[SP_MAX], d[SP_MAX], pb[SP_MAX];
+  int64_t in_sz, out_sz, k_sz;
+  int pointwise; /* 1x1, stride 1, no padding */
+} conv_geo_t;
+
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+/* Reads the attributes and checks shapes. transpose: ConvTranspose. */
+static dml_status_t conv_geo(const dml_cpu_call_t *c, int transpose, conv_geo_t *g) {
+  const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[1], *b = dml_cpu_in(c, 2);
+  const dml_tensor_t *y = &c->outputs[0];
+  memset(g, 0, sizeof *g);
+  if (x->rank < 3 || w->rank != x->rank || y->rank != x->rank)
+    return dml_cpu_err_shapes(c, "X, W and Y must have the same rank >= 3");
+  int r = g->r = x->rank - 2;
+  g->N = x->dims[0], g->C = x->dims[1];
+  g->group = dml_cpu_get_int(c, "group", 1);
+  if (g->group < 1 || g->C % g->group)
+    return dml_cpu_err_shapes(c, "group %lld does not divide the channels",
+                              (long long)g->group);
+  g->Cg = g->C / g->group;
+  if (!transpose) {
+    g->M = w->dims[0];
+    if (w->dims[1] != g->Cg || g->M % g->group)
+      return dml_cpu_err_shapes(c, "W does not match X's channels and group");
+  } else {
+    if (w->dims[0] != g->C) return dml_cpu_err_shapes(c, "W's first dim must equal X's channels");
+    g->M = w->dims[1] * g->group;
+  }
+  g->Mg = g->M / g->group;
+  if (y->dims[0] != g->N || y->dims[1] != g->M)
+    return dml_cpu_err_shapes(c, "Y must be [N, %lld, ...]", (long long)g->M);
+  if (b && (b->rank != 1 || b->dims[0] != g->M))
+    return dml_cpu_err_shapes(c, "B must be [%lld]", (long long)g->M);
+  size_t nks, ns, nd, np, nop;
+  const int64_t *ks = dml_cpu_get_ints(c, "kernel_shape", &nks);
+  const int64_t *st = dml_cpu_get_ints(c, "strides", &ns);
+  const int64_t *dl = dml_cpu_get_ints(c, "dilations", &nd);
+  const int64_t *pads = dml_cpu_get_ints(c, "pads", &np);
+  const int64_t *opad = dml_cpu_get_ints(c, "output_padding", &nop);
+  if ((ks && nks != (size_t)r) || (st && ns != (size_t)r) || (dl && nd != (size_t)r) ||
+      (pads && np != 2 * (size_t)r) || (opad && nop != (size_t)r))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "kernel_shape/strides/dilations/pads/output_padding have the "
+                         "wrong length for %d spatial dims", r);
+  const char *ap = dml_cpu_get_string(c, "auto_pad", "NOTSET");
+  int same_upper = strcmp(ap, "SAME_UPPER") == 0, same_lower = strcmp(ap, "SAME_LOWER") == 0;
+  int valid = strcmp(ap, "VALID") == 0;
+  if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") != 0)
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "auto_pad '%s' is not supported", ap);
+  int explicit_oshape = dml_attr_find(c->attrs, c->n_attrs, "output_shape") != NULL;
+  g->in_sz = g->out_sz = g->k_sz = 1;
+  for (int i = 0; i < r; i++) {
+    g->in[i] = x->dims[2 + i];
+    g->out[i] = y->dims[2 + i];
+    g->k[i] = w->dims[2 + i];
+    if (ks && ks[i] != g->k[i]) return dml_cpu_err_shapes(c, "kernel_shape differs from W");
+    g->s[i] = st ? st[i] : 1;
+    g->d[i] = dl ? dl[i] : 1;
+    if (g->s[i] < 1 || g->d[i] < 1)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "strides and dilations must be >= 1");
+    int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
+    int64_t expect;
+    if (!transpose) {
+      if (same_upper || same_lower) {
+        expect = ceil_div(g->in[i], g->s[i]);
+        int64_t total = DML_CPU_MAX(0, (expect - 1) * g->s[i] + ek - g->in[i]);
+        g->pb[i] = same_upper ? total / 2 : total - total / 2;
+      } else if (valid) {
+        expect = g->in[i] >= ek ? (g->in[i] - ek) / g->s[i] + 1 : 0;
+        g->pb[i] = 0;
+      } else {
+        int64_t pb = pads ? pads[i] : 0, pe = pads ? pads[r + i] : 0;
+        g->pb[i] = pb;
+        int64_t span = g->in[i] + pb + pe - ek;
+        expect = span >= 0 ? span / g->s[i] + 1 : 0;
+      }
+    } else {
+      int64_t op = opad ? opad[i] : 0;
+      int64_t full = g->s[i] * (g->in[i] - 1) + op + ek;
+      if (pads && !same_upper && !same_lower && !explicit_oshape) {
+        g->pb[i] = pads[i];
+        expect = full - pads[i] - pads[r + i];
+      } else if (valid) {
+        g->pb[i] = 0;
+        expect = full;
+      } else {
+        /* output_shape or SAME_*: the pads follow from the output size. */
+        int64_t total = full - g->out[i];
+        if (total < 0) total = 0;
+        g->pb[i] = same_upper ? total / 2 : total - total / 2;
+        expect = g->out[i];
+      }
+    }
+    if (expect != g->out[i])
+      return dml_cpu_err_shapes(c, "spatial dim %d: output %lld, expected %lld", i,
+                                (long long)g->out[i], (long long)expect);
+    g->in_sz *= g->in[i];
+    g->out_sz *= g->out[i];
+    g->k_sz *= g->k[i];
+  }
+  g->pointwise = !transpose;
+  for (int i = 0; i < r; i++)
+    if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] != 0 || g->in[i] != g->out[i])
+      g->pointwise = 0;
+  return DML_OK;
+}
+
+/* ---- im2col / col2im -------------------------------------------------- */
+
+/* col[(c, k...), o...] for one image and one group: x points at the
+ * group's first channel. */
+static void im2col(const conv_geo_t *g, const float *x, float *col) {
+  if (g->r == 2) {
+    int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
+    for (int64_t ch = 0; ch < g->Cg; ch++)
+      for (int64_t kh = 0; kh < g->k[0]; kh++)
+        for (int64_t kw = 0; kw < g->k[1]; kw++) {
+          const float *xc = x + ch * H * W;
+          for (int64_t oh = 0; oh < OH; oh++) {
+            int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+            float *dst = col + oh * OW;
+            if (ih < 0 || ih >= H) {
+              memset(dst, 0, (size_t)OW * sizeof(float));
+              continue;
+            }
+            const float *row = xc + ih * W;
+            int64_t off = kw * g->d[1] - g->pb[1];
+            if (g->s[1] == 1) {
+              /* valid ow range: 0 <= ow + off < W */
+              int64_t lo = DML_CPU_MAX((int64_t)0, -off), hi = DML_CPU_MIN(OW, W - off);
+              if (hi < lo) hi = lo;
+              for (int64_t ow = 0; ow < lo && ow < OW; ow++) dst[ow] = 0.0f;
+              if (hi > lo) memcpy(dst + lo, row + lo + off, (size_t)(hi - lo) * sizeof(float));
+              for (int64_t ow = hi; ow < OW; ow++) dst[ow] = 0.0f;
+            } else {
+              for (int64_t ow = 0; ow < OW; ow++) {
+                int64_t iw = ow * g->s[1] + off;
+                dst[ow] = iw >= 0 && iw < W ? row[iw] : 0.0f;
+              }
+            }
+          }
+          col += OH * OW;
+        }
+    return;
+  }
+  /* Generic N-D. */
+  int r = g->r;
+  for (int64_t ch = 0; ch < g->Cg; ch++) {
+    const float *xc = x + ch * g->in_sz;
+    for (int64_t kk = 0; kk < g->k_sz; kk++) {
+      int64_t kidx[SP_MAX], rem = kk;
+      for (int i = r - 1; i >= 0; i--) kidx[i] = rem % g->k[i], rem /= g->k[i];
+      int64_t oidx[SP_MAX] = {0};
+      for (int64_t o = 0; o < g->out_sz; o++) {
+        int64_t off = 0, inb = 1;
+        for (int i = 0; i < r; i++) {
+          int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
+          if (p < 0 || p >= g->in[i]) {
+            inb = 0;
+            break;
+          }
+          off = off * g->in[i] + p;
+        }
+        col[o] = inb ? xc[off] : 0.0f;
+        for (int i = r - 1; i >= 0; i--) {
+          if (++oidx[i] < g->out[i]) break;
+          oidx[i] = 0;
+        }
+      }
+      col += g->out_sz;
+    }
+  }
+}
+
+/* ConvTranspose: y[m, o] += col[(m, k), i] where o = i*s - pb + k*d. Here
+ * "in" is the transpose conv's input (col's columns). */
+static void col2im(const conv_geo_t *g, const float *col, float *y) {
+  int r = g->r;
+  for (int64_t m = 0; m < g->Mg; m++) {
+    float *ym = y + m * g->out_sz;
+    for (int64_t kk = 0; kk < g->k_sz; kk++) {
+      int64_t kidx[SP_MAX], rem = kk;
+      for (int i = r - 1; i >= 0; i--) kidx[i] = rem % g->k[i], rem /= g->k[i];
+      const float *src = col + (m * g->k_sz + kk) * g->in_sz;
+      if (r == 2) {
+        for (int64_t ih = 0; ih < g->in[0]; ih++) {
+          int64_t oh = ih * g->s[0] - g->pb[0] + kidx[0] * g->d[0];
+          if (oh < 0 || oh >= g->out[0]) continue;
+          float *yrow = ym + oh * g->out[1];
+          const float *srow = src + ih * g->in[1];
+          int64_t off = kidx[1] * g->d[1] - g->pb[1];
+          for (int64_t iw = 0; iw < g->in[1]; iw++) {
+            int64_t ow = iw * g->s[1] + off;
+            if (ow >= 0 && ow < g->out[1]) yrow[ow] += srow[iw];
+          }
+        }
+        continue;
+      }
+      int64_t iidx[SP_MAX] = {0};
+      for (int64_t i = 0; i < g->in_sz; i++) {
+        int64_t off = 0, inb = 1;
+        for (int d = 0; d < r; d++) {
+          int64_t p = iidx[d] * g->s[d] - g->pb[d] + kidx[d] * g->d[d];
+          if (p < 0 || p >= g->out[d]) {
+            inb = 0;
+            break;
+          }
+          off = off * g->out[d] + p;
+        }
+        if (inb) ym[off] += src[i];
+        for (int d = r - 1; d >= 0; d--) {
+          if (++iidx[d] < g->in[d]) break;
+          iidx[d] = 0;
+        }
+      }
+    }
+  }
+}
+
+/* ---- scratch layout --------------------------------------------------- */
+
+static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+typedef struct {
+  size_t col_bytes, gemm_bytes, slot_bytes;
+  int batch_parallel; /* slots = threads, one image per task */
+} conv_mem_t;
+
+static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
+  conv_mem_t m = {0, 0, 0, 0};
+  int64_t gm, gn, gk;
+  if (!transpose) {
+    m.col_bytes = g->pointwise ? 0 : align64((size_t)(g->Cg * g->k_sz * g->out_sz) * 4);
+    gm = g->Mg, gn = g->out_sz, gk = g->Cg * g->k_sz;
+  } else {
+    m.col_bytes = align64((size_t)(g->Mg * g->k_sz * g->in_sz) * 4);
+    gm = g->Mg * g->k_sz, gn = g->in_sz, gk = g->Cg;
+  }
+  m.batch_parallel = threads > 1 && g->N * g->group >= 2;
+  m.gemm_bytes = align64(dml_cpu_sgemm_scratch(gm, gn, gk, m.batch_parallel ? 1 : threads));
+  m.slot_bytes = m.col_bytes + m.gemm_bytes;
+  return m;
+}
+
+static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) {
+  conv_geo_t g;
+  if (c->inputs[0].dtype != DML_DTYPE_F32) return 0;
+  dml_status_t s = conv_geo(c, transpose, &g);
+  if (s) {
+    dml_status_free(s);
+    return 0;
+  }
+  conv_mem_t m = conv_mem(&g, transpose, threads);
+  size_t slots = m.batch_parallel ? (size_t)threads : 1;
+  if (m.slot_bytes == 0) return 0;
+  return 64 + slots * m.slot_bytes;
+}
+
+size_t dml_cpus_Conv(const dml_cpu_call_t *c, int threads) { return conv_scratch(c, 0, threads); }
+size_t dml_cpus_ConvTranspose(const dml_cpu_call_t *c, int threads) {
+  return conv_scratch(c, 1, threads);
+}
+
+/* ---- f32 execution ---------------------------------------------------- */
+
+typedef struct {
+  const conv_geo_t *g;
+  int transpose;
+  const float *x, *w, *b;
+  float *y;
+  char *base;
+  conv_mem_t mem;
+} conv_run_t;
+
+/* One (image, group) pair. */
+static void conv_task(void *vctx, int64_t t, int tid) {
+  conv_run_t *r = (conv_run_t *)vctx;
+  const conv_geo_t *g = r->g;
+  int64_t n = t / g->group, gr = t % g->group;
+  char *slot = r->base + (size_t)tid * r->mem.slot_bytes;
+  float *col = (float *)(void *)slot;
+  void *gs = slot + r->mem.col_bytes;
+  size_t gsb = r->mem.gemm_bytes;
+  if (!r->transpose) {
+    const float *x = r->x + (n * g->C + gr * g->Cg) * g->in_sz;
+    float *y = r->y + (n * g->M + gr * g->Mg) * g->out_sz;
+    const float *w = r->w + gr * g->Mg * g->Cg * g->k_sz;
+    const float *bm;
+    if (g->pointwise) {
+      bm = x;
+    } else {
+      im2col(g, x, col);
+      bm = col;
+    }
+    int64_t K = g->Cg * g->k_sz;
+    dml_cpu_sgemm(0, 0, g->Mg, g->out_sz, K, 1.0f, w, K, bm, g->out_sz, 0.0f, y, g->out_sz,
+                  gs, gsb);
+    if (r->b)
+      for (int64_t m = 0; m < g->Mg; m++) {
+        float bv = r->b[gr * g->Mg + m];
+        float *ym = y + m * g->out_sz;
+        for (int64_t o = 0; o < g->out_sz; o++) ym[o] += bv;
+      }
+  } else {
+    const float *x = r->x + (n * g->C + gr * g->Cg) * g->in_sz;
+    float *y = r->y + (n * g->M + gr * g->Mg) * g->out_sz;
+    /* W is [C, Mg, k...]: this group's rows [gr*Cg, (gr+1)*Cg) form a
+     * (Cg x Mg*k) matrix; col = W_g^T * X_g. */
+    const float *w = r->w + gr * g->Cg * g->Mg * g->k_sz;
+    int64_t MK = g->Mg * g->k_sz;
+    dml_cpu_sgemm(1, 0, MK, g->in_sz, g->Cg, 1.0f, w, MK, x, g->in_sz, 0.0f, col, g->in_sz, gs,
+                  gsb);
+    for (int64_t m = 0; m < g->Mg; m++) {
+      float bv = r->b ? r->b[gr * g->Mg + m] : 0.0f;
+      float *ym = y + m * g->out_sz;
+      for (int64_t o = 0; o < g->out_sz; o++) ym[o] = bv;
+    }
+    col2im(g, col, y);
+  }
+}
+
+/* ---- generic (double) path -------------------------------------------- */
+
+static void conv_generic(const conv_geo_t *g, int transpose, dml_dtype_t dt,
+                         const dml_tensor_t *x, const dml_tensor_t *w, const dml_tensor_t *b,
+                         dml_tensor_t *y) {
+  int r = g->r;
+  int64_t ytotal = g->N * g->M * g->out_sz;
+  if (!transpose) {
+    for (int64_t yi = 0; yi < ytotal; yi++) {
+      int64_t o = yi % g->out_sz, m = (yi / g->out_sz) % g->M, n = yi / (g->out_sz * g->M);
+      int64_t gr = m / g->Mg;
+      int64_t oidx[SP_MAX], rem = o;
+      for (int i = r - 1; i >= 0; i--) oidx[i] = rem % g->out[i], rem /= g->out[i];
+      double s = b ? dml_load_f64(dt, b->data, (size_t)m) : 0.0;
+      for (int64_t ch = 0; ch < g->Cg; ch++)
+        for (int64_t kk = 0; kk < g->k_sz; kk++) {
+          int64_t krem = kk, off = 0, inb = 1;
+          int64_t kidx[SP_MAX];
+          for (int i = r - 1; i >= 0; i--) kidx[i] = krem % g->k[i], krem /= g->k[i];
+          for (int i = 0; i < r && inb; i++) {
+            int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
+            if (p < 0 || p >= g->in[i]) inb = 0;
+            off = off * g->in[i] + p;
+          }
+          if (!inb) continue;
+          size_t xi = (size_t)((n * g->C + gr * g->Cg + ch) * g->in_sz + off);
+          size_t wi = (size_t)((m * g->Cg + ch) * g->k_sz + kk);
+          s += dml_load_f64(dt, x->data, xi) * dml_load_f64(dt, w->data, wi);
+        }
+      dml_store_f64(dt, y->data, (size_t)yi, s);
+    }
+    return;
+  }
+  for (int64_t yi = 0; yi < ytotal; yi++) {
+    int64_t m = (yi / g->out_sz) % g->M;
+    dml_store_f64(dt, y->data, (size_t)yi, b ? dml_load_f64(dt, b->data, (size_t)m) : 0.0);
+  }
+  for (int64_t n = 0; n < g->N; n++)
+    for (int64_t ch = 0; ch < g->C; ch++) {
+      int64_t gr = ch / g->Cg;
+      for (int64_t i = 0; i < g->in_sz; i++) {
+        double xv = dml_load_f64(dt, x->data, (size_t)((n * g->C + ch) * g->in_sz + i));
+        int64_t iidx[SP_MAX], rem = i;
+        for (int d = r - 1; d >= 0; d--) iidx[d] = rem % g->in[d], rem /= g->in[d];
+        for (int64_t m = 0; m < g->Mg; m++)
+          for (int64_t kk = 0; kk < g->k_sz; kk++) {
+            int64_t kidx[SP_MAX], krem = kk, off = 0, inb = 1;
+            for (int d = r - 1; d >= 0; d--) kidx[d] = krem % g->k[d], krem /= g->k[d];
+            for (int d = 0; d < r && inb; d++) {
+              int64_t p = iidx[d] * g->s[d] - g->pb[d] + kidx[d] * g->d[d];
+              if (p < 0 || p >= g->out[d]) inb = 0;
+              off = off * g->out[d] + p;
+            }
+            if (!inb) continue;
+            size_t yi = (size_t)((n * g->M + gr * g->Mg + m) * g->out_sz + off);
+            size_t wi = (size_t)((ch * g->Mg + m) * g->k_sz + kk);
+            dml_store_f64(dt, y->data, yi,
+                          dml_load_f64(dt, y->data, yi) + xv * dml_load_f64(dt, w->data, wi));
+          }
+      }
+    }
+}
+
+/* ---- entry points ----------------------------------------------------- */
+
+static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose) {
+  const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[1], *b = dml_cpu_in(c, 2);
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (w->dtype != dt || y->dtype != dt || (b && b->dtype != dt))
+    return dml_cpu_err_dtype(c, "W/B/Y", w->dtype != dt ? w->dtype : y->dtype);
+  conv_geo_t g;
+  DML_RETURN_IF_ERROR(conv_geo(c, transpose, &g));
+  if (dml_cpu_numel(y) == 0) return DML_OK;
+  if (dt != DML_DTYPE_F32) {
+    conv_generic(&g, transpose, dt, x, w, b, y);
+    return DML_OK;
+  }
+  int threads = dml_cpu_num_threads();
+  conv_mem_t mem = conv_mem(&g, transpose, threads);
+  char *base = (char *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
+  size_t pad = (size_t)(base - (char *)c->scratch);
+  size_t avail = c->scratch && c->scratch_bytes > pad ? c->scratch_bytes - pad : 0;
+  int slots = 1;
+  if (mem.batch_parallel) {
+    slots = mem.slot_bytes ? (int)DML_CPU_MIN((size_t)threads, avail / mem.slot_bytes) : threads;
+    if (slots < 2) {
+      mem = conv_mem(&g, transpose, 1);
+      slots = 1;
+    }
+  } else if (mem.slot_bytes > avail) {
+    mem = conv_mem(&g, transpose, 1);
+  }
+  if (mem.slot_bytes > avail) {
+    /* Only reachable when the sizes disagree with dml_cpu_scratch_bytes. */
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
+  }
+  if (!mem.batch_parallel) mem.gemm_bytes = avail - mem.col_bytes; /* all threads */
+  conv_run_t run = {&g, transpose, (const float *)x->data, (const float *)w->data,
+                    b ? (const float *)b->data : NULL, (float *)y->data, base, mem};
+  dml_cpu_parallel_for(g.N * g.group, mem.batch_parallel ? slots : 1, conv_task, &run);
+  return DML_OK;
+}
+
+/* ONNX Conv (11): Y[n, m, o] = B[m] + sum_{c in group(m), k} X[n, c, o*s - pb + k*d]
+ * * W[m, c, k]; auto_pad NOTSET/SAME_UPPER/SAME_LOWER/VALID. */
+dml_status_t dml_cpuk_Conv(const dml_cpu_call_t *c) { return conv_run(c, 0); }
+
+/* ONNX ConvTranspose (11): the gradient of Conv w.r.t. its input; output
+ * size s*(in-1) + output_padding + (k-1)*d + 1 - pads, or given by
+ * output_shape / auto_pad (pads then follow from the output size). */
+dml_status_t dml_cpuk_ConvTranspose(const dml_cpu_call_t *c) { return conv_run(c, 1); }

@@ -1,0 +1,785 @@
+/*
+ * cpu_elementwise.c — unary, binary and variadic elementwise ops, Cast,
+ * Clip, Where and PRelu.
+ *
+ * f32 has vectorizable fast paths; f64/f16/bf16 compute in double (f16 and
+ * bf16 are rounded once, on store); integer dtypes compute in 64-bit with
+ * wrapping arithmetic and are truncated on store. Broadcasting is NumPy's
+ * multidirectional rule (ONNX "Broadcasting in ONNX"), unidirectional for
+ * PRelu.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
+/* ======================================================================
+ * Unary ops (ONNX opset 13-17 definitions of Abs, Neg, Relu, LeakyRelu (16),
+ * Elu, Selu, Sigmoid, HardSigmoid, HardSwish (14), Softplus, Softsign,
+ * Tanh, Erf, Sqrt, Exp, Log, Reciprocal, Floor, Ceil, Round (11: half to
+ * even), Sign, Sin, Cos, Not)
+ * ====================================================================== */
+
+typedef struct {
+  double alpha, beta, gamma;
+} uparams_t;
+
+static uparams_t unary_params(const dml_cpu_call_t *c) {
+  uparams_t p = {0, 0, 0};
+  switch (c->op) {
+    case DML_OP_LEAKY_RELU: p.alpha = dml_cpu_get_float(c, "alpha", 0.01); break;
+    case DML_OP_ELU: p.alpha = dml_cpu_get_float(c, "alpha", 1.0); break;
+    case DML_OP_SELU:
+      p.alpha = dml_cpu_get_float(c, "alpha", 1.67326319217681884765625);
+      p.gamma = dml_cpu_get_float(c, "gamma", 1.05070102214813232421875);
+      break;
+    case DML_OP_HARD_SIGMOID:
+      p.alpha = dml_cpu_get_float(c, "alpha", 0.2);
+      p.beta = dml_cpu_get_float(c, "beta", 0.5);
+      break;
+    default: break;
+  }
+  return p;
+}
+
+/* The float definition of every unary op, in double. */
+static double unary_f64(dml_op_t op, const uparams_t *p, double x) {
+  switch (op) {
+    case DML_OP_ABS: return fabs(x);
+    case DML_OP_NEG: return -x;
+    case DML_OP_RELU: return x > 0 ? x : 0.0;
+    case DML_OP_LEAKY_RELU: return x >= 0 ? x : p->alpha * x;
+    case DML_OP_ELU: return x >= 0 ? x : p->alpha * (exp(x) - 1.0);
+    case DML_OP_SELU: return x > 0 ? p->gamma * x : p->gamma * (p->alpha * exp(x) - p->alpha);
+    case DML_OP_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+    case DML_OP_HARD_SIGMOID: return fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
+    case DML_OP_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+    case DML_OP_SOFTPLUS: return x > 30 ? x : log1p(exp(x));
+    case DML_OP_SOFTSIGN: return x / (1.0 + fabs(x));
+    case DML_OP_TANH: return tanh(x);
+    case DML_OP_ERF: return erf(x);
+    case DML_OP_SQRT: return sqrt(x);
+    case DML_OP_EXP: return exp(x);
+    case DML_OP_LOG: return log(x);
+    case DML_OP_RECIPROCAL: return 1.0 / x;
+    case DML_OP_FLOOR: return floor(x);
+    case DML_OP_CEIL: return ceil(x);
+    case DML_OP_ROUND: return nearbyint(x);
+    case DML_OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+    case DML_OP_SIN: return sin(x);
+    case DML_OP_COS: return cos(x);
+    default: return x;
+  }
+}
+
+#define UNARY_LOOP(expr)                          \
+  for (int64_t i = 0; i < n; i++) {               \
+    float x = in[i];                              \
+    out[i] = (expr);                              \
+  }
+
+DML_CPU_CLONES
+static void unary_f32_simple(dml_op_t op, float a, float b, const float *restrict in,
+                             float *restrict out, int64_t n) {
+  switch (op) {
+    case DML_OP_ABS: UNARY_LOOP(fabsf(x)) break;
+    case DML_OP_NEG: UNARY_LOOP(-x) break;
+    case DML_OP_RELU: UNARY_LOOP(x > 0.0f ? x : 0.0f) break;
+    case DML_OP_LEAKY_RELU: UNARY_LOOP(x >= 0.0f ? x : a * x) break;
+    case DML_OP_HARD_SIGMOID: UNARY_LOOP(fminf(1.0f, fmaxf(0.0f, a * x + b))) break;
+    case DML_OP_HARD_SWISH:
+      UNARY_LOOP(x * fminf(1.0f, fmaxf(0.0f, x * (1.0f / 6.0f) + 0.5f))) break;
+    case DML_OP_SOFTSIGN: UNARY_LOOP(x / (1.0f + fabsf(x))) break;
+    case DML_OP_SQRT: UNARY_LOOP(sqrtf(x)) break;
+    case DML_OP_RECIPROCAL: UNARY_LOOP(1.0f / x) break;
+    case DML_OP_FLOOR: UNARY_LOOP(floorf(x)) break;
+    case DML_OP_CEIL: UNARY_LOOP(ceilf(x)) break;
+    case DML_OP_SIGN: UNARY_LOOP(x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x) break;
+    default: break;
+  }
+}
+
+static int unary_is_simple(dml_op_t op) {
+  switch (op) {
+    case DML_OP_ABS: case DML_OP_NEG: case DML_OP_RELU: case DML_OP_LEAKY_RELU:
+    case DML_OP_HARD_SIGMOID: case DML_OP_HARD_SWISH: case DML_OP_SOFTSIGN:
+    case DML_OP_SQRT: case DML_OP_RECIPROCAL: case DML_OP_FLOOR: case DML_OP_CEIL:
+    case DML_OP_SIGN:
+      return 1;
+    default: return 0;
+  }
+}
+
+static void unary_f32(dml_op_t op, const uparams_t *p, const float *in, float *out,
+                      int64_t n) {
+  if (unary_is_simple(op)) {
+    unary_f32_simple(op, (float)p->alpha, (float)p->beta, in, out, n);
+    return;
+  }
+  float a = (float)p->alpha, g = (float)p->gamma;
+  switch (op) {
+    case DML_OP_ELU: UNARY_LOOP(x >= 0.0f ? x : a * expm1f(x)) break;
+    case DML_OP_SELU: UNARY_LOOP(x > 0.0f ? g * x : g * a * expm1f(x)) break;
+    case DML_OP_SIGMOID:
+      UNARY_LOOP(x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x))) break;
+    case DML_OP_SOFTPLUS: UNARY_LOOP(x > 20.0f ? x : log1pf(expf(x))) break;
+    case DML_OP_TANH: UNARY_LOOP(tanhf(x)) break;
+    case DML_OP_ERF: UNARY_LOOP(erff(x)) break;
+    case DML_OP_EXP: UNARY_LOOP(expf(x)) break;
+    case DML_OP_LOG: UNARY_LOOP(logf(x)) break;
+    case DML_OP_ROUND: UNARY_LOOP(nearbyintf(x)) break;
+    case DML_OP_SIN: UNARY_LOOP(sinf(x)) break;
+    case DML_OP_COS: UNARY_LOOP(cosf(x)) break;
+    default:
+      for (int64_t i = 0; i < n; i++) out[i] = (float)unary_f64(op, p, in[i]);
+      break;
+  }
+}
+
+/* Integer unary ops: Abs, Neg, Sign, Relu (wrapping). */
+static int unary_int_ok(dml_op_t op) {
+  return op == DML_OP_ABS || op == DML_OP_NEG || op == DML_OP_SIGN || op == DML_OP_RELU;
+}
+
+dml_status_t dml_cpuk_Unary(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  int64_t n = dml_cpu_numel(x);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (dml_cpu_numel(y) != n) return dml_cpu_err_shapes(c, "output size differs from input");
+  if (c->op == DML_OP_NOT) {
+    if (dt != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "input", dt);
+    const uint8_t *in = (const uint8_t *)x->data;
+    uint8_t *out = (uint8_t *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = !in[i];
+    return DML_OK;
+  }
+  uparams_t p = unary_params(c);
+  if (dt == DML_DTYPE_F32) {
+    unary_f32(c->op, &p, (const float *)x->data, (float *)y->data, n);
+    return DML_OK;
+  }
+  if (dml_dtype_is_float(dt)) {
+    for (int64_t i = 0; i < n; i++)
+      dml_store_f64(dt, y->data, (size_t)i,
+                    unary_f64(c->op, &p, dml_load_f64(dt, x->data, (size_t)i)));
+    return DML_OK;
+  }
+  if (dml_dtype_is_int(dt) && unary_int_ok(c->op)) {
+    int uns = dml_cpu_is_unsigned(dt);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t v = dml_load_i64(dt, x->data, (size_t)i), r = v;
+      switch (c->op) {
+        case DML_OP_ABS: r = uns || v >= 0 ? v : (int64_t)(0 - (uint64_t)v); break;
+        case DML_OP_NEG: r = (int64_t)(0 - (uint64_t)v); break;
+        case DML_OP_SIGN: r = uns ? (v != 0) : (v > 0) - (v < 0); break;
+        case DML_OP_RELU: r = uns || v > 0 ? v : 0; break;
+        default: break;
+      }
+      dml_store_i64(dt, y->data, (size_t)i, r);
+    }
+    return DML_OK;
+  }
+  return dml_cpu_err_dtype(c, "input", dt);
+}
+
+/* ======================================================================
+ * Binary ops (ONNX Add/Sub/Mul/Div (14), Pow (15), Mod (13), Equal (13),
+ * Less/LessOrEqual/Greater/GreaterOrEqual (16), And/Or/Xor (7)) and the
+ * variadic Max/Min/Sum/Mean (13) folded pairwise.
+ * ====================================================================== */
+
+typedef enum {
+  B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MOD, B_FMOD, B_EQ, B_LT, B_LE, B_GT, B_GE,
+  B_AND, B_OR, B_XOR, B_MAX, B_MIN
+} bop_t;
+
+static int bop_is_cmp(bop_t b) { return b >= B_EQ && b <= B_GE; }
+static int bop_is_logic(bop_t b) { return b >= B_AND && b <= B_XOR; }
+
+/* f32 inner loops over one broadcast row; out may alias a (variadic). */
+#define BIN_F32(name, expr)                                                              \
+  DML_CPU_CLONES static void name(float *o, const float *a, int64_t sa, const float *b,  \
+                                  int64_t sb, int64_t n) {                               \
+    if (sa == 1 && sb == 1) {                                                            \
+      for (int64_t i = 0; i < n; i++) {                                                  \
+        float x = a[i], y = b[i];                                                        \
+        o[i] = (expr);                                                                   \
+      }                                                                                  \
+    } else if (sa == 1 && sb == 0) {                                                     \
+      float y = b[0];                                                                    \
+      for (int64_t i = 0; i < n; i++) {                                                  \
+        float x = a[i];                                                                  \
+        o[i] = (expr);                                                                   \
+      }                                                                                  \
+    } else if (sa == 0 && sb == 1) {                                                     \
+      float x = a[0];                                                                    \
+      for (int64_t i = 0; i < n; i++) {                                                  \
+        float y = b[i];                                                                  \
+        o[i] = (expr);                                                                   \
+      }                                                                                  \
+    } else {                                                                             \
+      for (int64_t i = 0; i < n; i++) {                                                  \
+        float x = a[i * sa], y = b[i * sb];                                              \
+        o[i] = (expr);                                                                   \
+      }                                                                                  \
+    }                                                                                    \
+  }
+
+BIN_F32(add_f32, x + y)
+BIN_F32(sub_f32, x - y)
+BIN_F32(mul_f32, x * y)
+BIN_F32(div_f32, x / y)
+BIN_F32(max_f32, (x > y || x != x) ? x : y)
+BIN_F32(min_f32, (x < y || x != x) ? x : y)
+
+typedef void (*bin_f32_fn)(float *, const float *, int64_t, const float *, int64_t, int64_t);
+
+static bin_f32_fn bin_f32_for(bop_t b) {
+  switch (b) {
+    case B_ADD: return add_f32;
+    case B_SUB: return sub_f32;
+    case B_MUL: return mul_f32;
+    case B_DIV: return div_f32;
+    case B_MAX: return max_f32;
+    case B_MIN: return min_f32;
+    default: return NULL;
+  }
+}
+
+static double pow_f64(double x, double y) { return pow(x, y); }
+
+static int64_t ipow(int64_t base, int64_t e) {
+  if (e < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (e & 1) ? -1 : 1;
+    return 0;
+  }
+  uint64_t r = 1, b = (uint64_t)base;
+  while (e) {
+    if (e & 1) r *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return (int64_t)r;
+}
+
+/* One element of a binary op in the dtype class of the inputs. Results of
+ * comparisons and logic ops are 0/1. */
+typedef struct {
+  bop_t op;
+  dml_dtype_t ta, tb, to;
+  const void *a, *b;
+  void *o;
+  int64_t sa, sb; /* inner strides */
+} bin_ctx_t;
+
+static void bin_generic_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
+  bin_ctx_t *g = (bin_ctx_t *)vctx;
+  dml_dtype_t ta = g->ta, tb = g->tb;
+  int fl = dml_dtype_is_float(ta) || dml_dtype_is_float(tb);
+  int uns = !fl && dml_cpu_is_unsigned(ta) && dml_cpu_is_unsigned(tb);
+  for (int64_t i = 0; i < n; i++) {
+    size_t ia = (size_t)(offs[0] + i * g->sa), ib = (size_t)(offs[1] + i * g->sb);
+    size_t io = (size_t)(oo + i);
+    if (fl) {
+      double x = dml_load_f64(ta, g->a, ia), y = dml_load_f64(tb, g->b, ib), r = 0;
+      switch (g->op) {
+        case B_ADD: r = x + y; break;
+        case B_SUB: r = x - y; break;
+        case B_MUL: r = x * y; break;
+        case B_DIV: r = x / y; break;
+        case B_POW: r = pow_f64(x, y); break;
+        case B_FMOD: r = fmod(x, y); break;
+        case B_MOD: {
+          r = fmod(x, y);
+          if (r != 0 && ((r < 0) != (y < 0))) r += y;
+          break;
+        }
+        case B_EQ: r = x == y; break;
+        case B_LT: r = x < y; break;
+        case B_LE: r = x <= y; break;
+        case B_GT: r = x > y; break;
+        case B_GE: r = x >= y; break;
+        case B_MAX: r = (x > y || x != x) ? x : y; break;
+        case B_MIN: r = (x < y || x != x) ? x : y; break;
+        default: break;
+      }
+      dml_store_f64(g->to, g->o, io, r);
+    } else if (uns) {
+      uint64_t x = (uint64_t)dml_load_i64(ta, g->a, ia), y = (uint64_t)dml_load_i64(tb, g->b, ib);
+      uint64_t r = 0;
+      switch (g->op) {
+        case B_ADD: r = x + y; break;
+        case B_SUB: r = x - y; break;
+        case B_MUL: r = x * y; break;
+        case B_DIV: r = y ? x / y : 0; break;
+        case B_POW: r = (uint64_t)ipow((int64_t)x, (int64_t)y); break;
+        case B_MOD: case B_FMOD: r = y ? x % y : 0; break;
+        case B_EQ: r = x == y; break;
+        case B_LT: r = x < y; break;
+        case B_LE: r = x <= y; break;
+        case B_GT: r = x > y; break;
+        case B_GE: r = x >= y; break;
+        case B_AND: r = x && y; break;
+        case B_OR: r = x || y; break;
+        case B_XOR: r = (x != 0) != (y != 0); break;
+        case B_MAX: r = x > y ? x : y; break;
+        case B_MIN: r = x < y ? x : y; break;
+      }
+      dml_store_i64(g->to, g->o, io, (int64_t)r);
+    } else {
+      int64_t x = dml_load_i64(ta, g->a, ia), y = dml_load_i64(tb, g->b, ib), r = 0;
+      switch (g->op) {
+        case B_ADD: r = (int64_t)((uint64_t)x + (uint64_t)y); break;
+        case B_SUB: r = (int64_t)((uint64_t)x - (uint64_t)y); break;
+        case B_MUL: r = (int64_t)((uint64_t)x * (uint64_t)y); break;
+        case B_DIV:
+          r = y == 0 ? 0 : (y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y);
+          break;
+        case B_POW: r = ipow(x, y); break;
+        case B_FMOD: r = (y == 0 || y == -1) ? 0 : x % y; break;
+        case B_MOD:
+          if (y == 0 || y == -1) {
+            r = 0;
+          } else {
+            r = x % y;
+            if (r != 0 && ((r < 0) != (y < 0))) r += y;
+          }
+          break;
+        case B_EQ: r = x == y; break;
+        case B_LT: r = x < y; break;
+        case B_LE: r = x <= y; break;
+        case B_GT: r = x > y; break;
+        case B_GE: r = x >= y; break;
+        case B_AND: r = x && y; break;
+        case B_OR: r = x || y; break;
+        case B_XOR: r = (x != 0) != (y != 0); break;
+        case B_MAX: r = x > y ? x : y; break;
+        case B_MIN: r = x < y ? x : y; break;
+      }
+      dml_store_i64(g->to, g->o, io, r);
+    }
+  }
+}
+
+typedef struct {
+  bin_f32_fn fn;
+  const float *a, *b;
+  float *o;
+  int64_t sa, sb;
+} bin_f32_ctx_t;
+
+static void bin_f32_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
+  bin_f32_ctx_t *g = (bin_f32_ctx_t *)vctx;
+  g->fn(g->o + oo, g->a + offs[0], g->sa, g->b + offs[1], g->sb, n);
+}
+
+/* f32 comparisons straight to bool. */
+typedef struct {
+  bop_t op;
+  const float *a, *b;
+  uint8_t *o;
+  int64_t sa, sb;
+} cmp_f32_ctx_t;
+
+static void cmp_f32_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
+  cmp_f32_ctx_t *g = (cmp_f32_ctx_t *)vctx;
+  const float *a = g->a + offs[0], *b = g->b + offs[1];
+  uint8_t *o = g->o + oo;
+  int64_t sa = g->sa, sb = g->sb;
+  switch (g->op) {
+    case B_EQ: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] == b[i * sb]; break;
+    case B_LT: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] < b[i * sb]; break;
+    case B_LE: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] <= b[i * sb]; break;
+    case B_GT: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] > b[i * sb]; break;
+    case B_GE: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] >= b[i * sb]; break;
+    default: break;
+  }
+}
+
+/* out = a (op) b with broadcasting; dtypes already checked. Returns -1 when
+ * shapes do not broadcast. */
+static int binary_apply(bop_t op, const dml_tensor_t *a, const dml_tensor_t *b,
+                        dml_tensor_t *o) {
+  dml_cpu_bcast_t bc;
+  const dml_tensor_t *ins[2] = {a, b};
+  if (dml_cpu_bcast_init(&bc, o->dims, o->rank, ins, 2)) return -1;
+  int64_t sa = bc.strides[0][bc.rank - 1], sb = bc.strides[1][bc.rank - 1];
+  if (a->dtype == DML_DTYPE_F32 && b->dtype == DML_DTYPE_F32) {
+    bin_f32_fn fn = bin_f32_for(op);
+    if (fn && o->dtype == DML_DTYPE_F32) {
+      bin_f32_ctx_t g = {fn, (const float *)a->data, (const float *)b->data, (float *)o->data,
+                         sa, sb};
+      dml_cpu_bcast_walk(&bc, bin_f32_row, &g);
+      return 0;
+    }
+    if (bop_is_cmp(op)) {
+      cmp_f32_ctx_t g = {op, (const float *)a->data, (const float *)b->data,
+                         (uint8_t *)o->data, sa, sb};
+      dml_cpu_bcast_walk(&bc, cmp_f32_row, &g);
+      return 0;
+    }
+  }
+  bin_ctx_t g = {op, a->dtype, b->dtype, o->dtype, a->data, b->data, o->data, sa, sb};
+  dml_cpu_bcast_walk(&bc, bin_generic_row, &g);
+  return 0;
+}
+
+static bop_t bop_of(const dml_cpu_call_t *c) {
+  switch (c->op) {
+    case DML_OP_ADD: return B_ADD;
+    case DML_OP_SUB: return B_SUB;
+    case DML_OP_MUL: return B_MUL;
+    case DML_OP_DIV: return B_DIV;
+    case DML_OP_POW: return B_POW;
+    case DML_OP_MOD: return dml_cpu_get_int(c, "fmod", 0) ? B_FMOD : B_MOD;
+    case DML_OP_EQUAL: return B_EQ;
+    case DML_OP_LESS: return B_LT;
+    case DML_OP_LESS_OR_EQUAL: return B_LE;
+    case DML_OP_GREATER: return B_GT;
+    case DML_OP_GREATER_OR_EQUAL: return B_GE;
+    case DML_OP_AND: return B_AND;
+    case DML_OP_OR: return B_OR;
+    case DML_OP_XOR: return B_XOR;
+    case DML_OP_MAX: return B_MAX;
+    case DML_OP_MIN: return B_MIN;
+    default: return B_ADD;
+  }
+}
+
+static int is_numeric(dml_dtype_t dt) { return dml_dtype_is_float(dt) || dml_dtype_is_int(dt); }
+
+dml_status_t dml_cpuk_Binary(const dml_cpu_call_t *c) {
+  const dml_tensor_t *a = &c->inputs[0], *b = &c->inputs[1];
+  dml_tensor_t *o = &c->outputs[0];
+  bop_t op = bop_of(c);
+  if (bop_is_logic(op)) {
+    if (a->dtype != DML_DTYPE_BOOL || b->dtype != DML_DTYPE_BOOL)
+      return dml_cpu_err_dtype(c, "input", a->dtype != DML_DTYPE_BOOL ? a->dtype : b->dtype);
+    if (o->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "output", o->dtype);
+  } else if (bop_is_cmp(op)) {
+    int ok = a->dtype == b->dtype &&
+             (is_numeric(a->dtype) || (op == B_EQ && a->dtype == DML_DTYPE_BOOL));
+    if (!ok) return dml_cpu_err_dtype(c, "input", a->dtype != b->dtype ? b->dtype : a->dtype);
+    if (o->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "output", o->dtype);
+  } else if (op == B_POW) {
+    /* Pow (15): base T, exponent T1 may differ. */
+    if (!is_numeric(a->dtype) || !is_numeric(b->dtype))
+      return dml_cpu_err_dtype(c, "input", is_numeric(a->dtype) ? b->dtype : a->dtype);
+    if (o->dtype != a->dtype) return dml_cpu_err_dtype(c, "output", o->dtype);
+  } else {
+    if (!is_numeric(a->dtype) || a->dtype != b->dtype)
+      return dml_cpu_err_dtype(c, "input", is_numeric(a->dtype) ? b->dtype : a->dtype);
+    if (o->dtype != a->dtype) return dml_cpu_err_dtype(c, "output", o->dtype);
+    if (op == B_MOD && dml_dtype_is_float(a->dtype))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "Mod on floating point inputs requires fmod=1");
+  }
+  if (binary_apply(op, a, b, o)) return dml_cpu_err_shapes(c, "inputs do not broadcast");
+  return DML_OK;
+}
+
+dml_status_t dml_cpuk_Variadic(const dml_cpu_call_t *c) {
+  dml_tensor_t *o = &c->outputs[0];
+  dml_dtype_t dt = c->inputs[0].dtype;
+  for (uint32_t i = 0; i < c->n_inputs; i++)
+    if (c->inputs[i].dtype != dt) return dml_cpu_err_dtype(c, "input", c->inputs[i].dtype);
+  if (!is_numeric(dt) || o->dtype != dt) return dml_cpu_err_dtype(c, "input", dt);
+  if (c->op == DML_OP_MEAN && !dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  bop_t op = c->op == DML_OP_MAX ? B_MAX : c->op == DML_OP_MIN ? B_MIN : B_ADD;
+  /* Every input must broadcast to the output; check first (the fold below
+   * writes the output). */
+  for (uint32_t i = 0; i < c->n_inputs; i++) {
+    dml_cpu_bcast_t bc;
+    const dml_tensor_t *ins[1] = {&c->inputs[i]};
+    if (dml_cpu_bcast_init(&bc, o->dims, o->rank, ins, 1))
+      return dml_cpu_err_shapes(c, "input %u does not broadcast to the output", i);
+  }
+  if (c->n_inputs == 1) {
+    dml_cpu_broadcast_copy(&c->inputs[0], o);
+  } else {
+    binary_apply(op, &c->inputs[0], &c->inputs[1], o);
+    for (uint32_t i = 2; i < c->n_inputs; i++) binary_apply(op, o, &c->inputs[i], o);
+  }
+  if (c->op == DML_OP_MEAN) {
+    int64_t n = dml_cpu_numel(o);
+    double inv = 1.0 / (double)c->n_inputs;
+    if (dt == DML_DTYPE_F32) {
+      float *p = (float *)o->data;
+      for (int64_t i = 0; i < n; i++) p[i] = (float)(p[i] * inv);
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        dml_store_f64(dt, o->data, (size_t)i, dml_load_f64(dt, o->data, (size_t)i) * inv);
+    }
+  }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * Cast (ONNX opset 13): every dtype to every dtype. Float -> integer
+ * truncates toward zero (out of range saturates to the int64 range, then
+ * wraps to the target width); anything -> bool is (v != 0); bool -> number
+ * is 0/1. f16/bf16 round to nearest even. The output dtype (the `to`
+ * attribute) is the caller's.
+ * ====================================================================== */
+
+dml_status_t dml_cpuk_Cast(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  int64_t n = dml_cpu_numel(x);
+  if (dml_cpu_numel(y) != n) return dml_cpu_err_shapes(c, "output size differs from input");
+  dml_dtype_t s = x->dtype, d = y->dtype;
+  if (s == d) {
+    memcpy(y->data, x->data, dml_tensor_bytes(x));
+    return DML_OK;
+  }
+  if (s == DML_DTYPE_F32 && d == DML_DTYPE_F16) {
+    const float *in = (const float *)x->data;
+    uint16_t *out = (uint16_t *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = dml_f32_to_f16(in[i]);
+  } else if (s == DML_DTYPE_F16 && d == DML_DTYPE_F32) {
+    const uint16_t *in = (const uint16_t *)x->data;
+    float *out = (float *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = dml_f16_to_f32(in[i]);
+  } else if (s == DML_DTYPE_F32 && d == DML_DTYPE_BF16) {
+    const float *in = (const float *)x->data;
+    uint16_t *out = (uint16_t *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = dml_f32_to_bf16(in[i]);
+  } else if (s == DML_DTYPE_BF16 && d == DML_DTYPE_F32) {
+    const uint16_t *in = (const uint16_t *)x->data;
+    float *out = (float *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = dml_bf16_to_f32(in[i]);
+  } else if (s == DML_DTYPE_I64 && d == DML_DTYPE_F32) {
+    const int64_t *in = (const int64_t *)x->data;
+    float *out = (float *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = (float)in[i];
+  } else if (s == DML_DTYPE_I32 && d == DML_DTYPE_F32) {
+    const int32_t *in = (const int32_t *)x->data;
+    float *out = (float *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = (float)in[i];
+  } else if (s == DML_DTYPE_U8 && d == DML_DTYPE_F32) {
+    const uint8_t *in = (const uint8_t *)x->data;
+    float *out = (float *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = (float)in[i];
+  } else if (s == DML_DTYPE_I32 && d == DML_DTYPE_I64) {
+    const int32_t *in = (const int32_t *)x->data;
+    int64_t *out = (int64_t *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = in[i];
+  } else if (s == DML_DTYPE_I64 && d == DML_DTYPE_I32) {
+    const int64_t *in = (const int64_t *)x->data;
+    int32_t *out = (int32_t *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = (int32_t)(uint32_t)(uint64_t)in[i];
+  } else if (s == DML_DTYPE_F16 && d == DML_DTYPE_BF16) {
+    const uint16_t *in = (const uint16_t *)x->data;
+    uint16_t *out = (uint16_t *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = dml_f32_to_bf16(dml_f16_to_f32(in[i]));
+  } else if (s == DML_DTYPE_BF16 && d == DML_DTYPE_F16) {
+    const uint16_t *in = (const uint16_t *)x->data;
+    uint16_t *out = (uint16_t *)y->data;
+    for (int64_t i = 0; i < n; i++) out[i] = dml_f32_to_f16(dml_bf16_to_f32(in[i]));
+  } else if (d == DML_DTYPE_BOOL) {
+    uint8_t *out = (uint8_t *)y->data;
+    if (dml_dtype_is_float(s))
+      for (int64_t i = 0; i < n; i++) out[i] = dml_load_f64(s, x->data, (size_t)i) != 0.0;
+    else
+      for (int64_t i = 0; i < n; i++) out[i] = dml_load_i64(s, x->data, (size_t)i) != 0;
+  } else if (!dml_dtype_is_float(s) && !dml_dtype_is_float(d)) {
+    /* integer/bool -> integer: two's complement truncation. */
+    for (int64_t i = 0; i < n; i++)
+      dml_store_i64(d, y->data, (size_t)i, dml_load_i64(s, x->data, (size_t)i));
+  } else if (s == DML_DTYPE_U64 && dml_dtype_is_float(d)) {
+    const uint64_t *in = (const uint64_t *)x->data;
+    for (int64_t i = 0; i < n; i++) dml_store_f64(d, y->data, (size_t)i, (double)in[i]);
+  } else if (dml_dtype_is_float(s) && d == DML_DTYPE_U64) {
+    uint64_t *out = (uint64_t *)y->data;
+    for (int64_t i = 0; i < n; i++) {
+      double v = dml_load_f64(s, x->data, (size_t)i);
+      if (v != v || v <= -1.0)
+        out[i] = (uint64_t)dml_load_i64(s, x->data, (size_t)i);
+      else if (v >= 18446744073709551615.0)
+        out[i] = UINT64_MAX;
+      else
+        out[i] = (uint64_t)v;
+    }
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      dml_store_f64(d, y->data, (size_t)i, dml_load_f64(s, x->data, (size_t)i));
+  }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * Clip (ONNX opset 13, with opset 6's `min`/`max` attributes accepted):
+ * y = min(max(x, min), max); bounds from attributes (win) or inputs 1, 2.
+ * ====================================================================== */
+
+dml_status_t dml_cpuk_Clip(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  int64_t n = dml_cpu_numel(x);
+  if (!is_numeric(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (dml_cpu_numel(y) != n) return dml_cpu_err_shapes(c, "output size differs from input");
+  const dml_tensor_t *tmin = dml_cpu_in(c, 1), *tmax = dml_cpu_in(c, 2);
+  for (int k = 0; k < 2; k++) {
+    const dml_tensor_t *t = k ? tmax : tmin;
+    if (t && dml_cpu_numel(t) != 1)
+      return dml_cpu_err_shapes(c, "%s must be a scalar", k ? "max" : "min");
+    if (t && t->dtype != dt) return dml_cpu_err_dtype(c, k ? "max" : "min", t->dtype);
+  }
+  const dml_attr_t *amin = dml_attr_find(c->attrs, c->n_attrs, "min");
+  const dml_attr_t *amax = dml_attr_find(c->attrs, c->n_attrs, "max");
+  if (dml_dtype_is_float(dt)) {
+    double lo = -INFINITY, hi = INFINITY;
+    if (amin) lo = dml_cpu_get_float(c, "min", lo);
+    else if (tmin) lo = dml_cpu_scalar_f64(tmin);
+    if (amax) hi = dml_cpu_get_float(c, "max", hi);
+    else if (tmax) hi = dml_cpu_scalar_f64(tmax);
+    if (dt == DML_DTYPE_F32) {
+      const float *in = (const float *)x->data;
+      float *out = (float *)y->data;
+      float l = (float)lo, h = (float)hi;
+      for (int64_t i = 0; i < n; i++) {
+        float v = in[i];
+        v = v < l ? l : v;
+        out[i] = v > h ? h : v;
+      }
+    } else {
+      for (int64_t i = 0; i < n; i++) {
+        double v = dml_load_f64(dt, x->data, (size_t)i);
+        v = v < lo ? lo : v;
+        dml_store_f64(dt, y->data, (size_t)i, v > hi ? hi : v);
+      }
+    }
+    return DML_OK;
+  }
+  int uns = dml_cpu_is_unsigned(dt);
+  int64_t lo = uns ? 0 : INT64_MIN, hi = INT64_MAX;
+  uint64_t ulo = 0, uhi = UINT64_MAX;
+  if (amin) lo = (int64_t)dml_cpu_get_float(c, "min", 0), ulo = (uint64_t)lo;
+  else if (tmin) lo = dml_load_i64(dt, tmin->data, 0), ulo = (uint64_t)lo;
+  if (amax) hi = (int64_t)dml_cpu_get_float(c, "max", 0), uhi = (uint64_t)hi;
+  else if (tmax) hi = dml_load_i64(dt, tmax->data, 0), uhi = (uint64_t)hi;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = dml_load_i64(dt, x->data, (size_t)i);
+    if (uns) {
+      uint64_t u = (uint64_t)v;
+      u = u < ulo ? ulo : u;
+      u = u > uhi ? uhi : u;
+      v = (int64_t)u;
+    } else {
+      v = v < lo ? lo : v;
+      v = v > hi ? hi : v;
+    }
+    dml_store_i64(dt, y->data, (size_t)i, v);
+  }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * Where (ONNX opset 16): out = cond ? X : Y, all three broadcast.
+ * PRelu (ONNX opset 16): y = x < 0 ? slope * x : x, slope unidirectionally
+ * broadcast to x.
+ * ====================================================================== */
+
+typedef struct {
+  const uint8_t *cond;
+  const char *x, *y;
+  char *o;
+  size_t es;
+  int64_t sc, sx, sy;
+} where_ctx_t;
+
+static void where_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
+  where_ctx_t *g = (where_ctx_t *)vctx;
+  const uint8_t *cd = g->cond + offs[0];
+  size_t es = g->es;
+  if (es == 4) {
+    const float *x = (const float *)(const void *)g->x + offs[1];
+    const float *y = (const float *)(const void *)g->y + offs[2];
+    float *o = (float *)(void *)g->o + oo;
+    for (int64_t i = 0; i < n; i++) o[i] = cd[i * g->sc] ? x[i * g->sx] : y[i * g->sy];
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    const char *src = cd[i * g->sc] ? g->x + (size_t)(offs[1] + i * g->sx) * es
+                                    : g->y + (size_t)(offs[2] + i * g->sy) * es;
+    memcpy(g->o + (size_t)(oo + i) * es, src, es);
+  }
+}
+
+dml_status_t dml_cpuk_Where(const dml_cpu_call_t *c) {
+  const dml_tensor_t *cd = &c->inputs[0], *x = &c->inputs[1], *y = &c->inputs[2];
+  dml_tensor_t *o = &c->outputs[0];
+  if (cd->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "condition", cd->dtype);
+  if (x->dtype != y->dtype || o->dtype != x->dtype)
+    return dml_cpu_err_dtype(c, "input", x->dtype != y->dtype ? y->dtype : o->dtype);
+  dml_cpu_bcast_t bc;
+  const dml_tensor_t *ins[3] = {cd, x, y};
+  if (dml_cpu_bcast_init(&bc, o->dims, o->rank, ins, 3))
+    return dml_cpu_err_shapes(c, "inputs do not broadcast");
+  int32_t r = bc.rank - 1;
+  where_ctx_t g = {(const uint8_t *)cd->data, (const char *)x->data, (const char *)y->data,
+                   (char *)o->data, dml_dtype_size(x->dtype), bc.strides[0][r],
+                   bc.strides[1][r], bc.strides[2][r]};
+  dml_cpu_bcast_walk(&bc, where_row, &g);
+  return DML_OK;
+}
+
+typedef struct {
+  dml_dtype_t dt;
+  const void *x, *s;
+  void *o;
+  int64_t sx, ss;
+} prelu_ctx_t;
+
+static void prelu_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
+  prelu_ctx_t *g = (prelu_ctx_t *)vctx;
+  if (g->dt == DML_DTYPE_F32) {
+    const float *x = (const float *)g->x + offs[0], *s = (const float *)g->s + offs[1];
+    float *o = (float *)g->o + oo;
+    if (g->ss == 0) {
+      float sl = s[0];
+      for (int64_t i = 0; i < n; i++) o[i] = x[i] < 0.0f ? sl * x[i] : x[i];
+    } else {
+      for (int64_t i = 0; i < n; i++) o[i] = x[i] < 0.0f ? s[i * g->ss] * x[i] : x[i];
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    size_t ix = (size_t)(offs[0] + i * g->sx), is = (size_t)(offs[1] + i * g->ss);
+    if (dml_dtype_is_float(g->dt)) {
+      double v = dml_load_f64(g->dt, g->x, ix);
+      dml_store_f64(g->dt, g->o, (size_t)(oo + i), v < 0 ? v * dml_load_f64(g->dt, g->s, is) : v);
+    } else {
+      int64_t v = dml_load_i64(g->dt, g->x, ix);
+      int64_t r = v < 0 ? (int64_t)((uint64_t)v * (uint64_t)dml_load_i64(g->dt, g->s, is)) : v;
+      dml_store_i64(g->dt, g->o, (size_t)(oo + i), r);
+    }
+  }
+}
+
+dml_status_t dml_cpuk_PRelu(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *s = &c->inputs[1];
+  dml_tensor_t *o = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!is_numeric(dt) || s->dtype != dt || o->dtype != dt)
+    return dml_cpu_err_dtype(c, "input", s->dtype != dt ? s->dtype : dt);
+  if (o->rank != x->rank || memcmp(o->dims, x->dims, sizeof(int64_t) * (size_t)x->rank))
+    return dml_cpu_err_shapes(c, "output shape differs from X");
+  dml_cpu_bcast_t bc;
+  const dml_tensor_t *ins[2] = {x, s};
+  if (dml_cpu_bcast_init(&bc, o->dims, o->rank, ins, 2))
+    return dml_cpu_err_shapes(c, "slope does not broadcast to X");
+  prelu_ctx_t g = {dt, x->data, s->data, o->data, bc.strides[0][bc.rank - 1],
+                   bc.strides[1][bc.rank - 1]};
+  dml_cpu_bcast_walk(&bc, prelu_row, &g);
+  return DML_OK;
+}

@@ -1,0 +1,418 @@
+/*
+ * cpu_gemm.c — the single-precision GEMM core used by MatMul, Gemm, Conv
+ * and ConvTranspose.
+ *
+ * Goto/BLIS-style blocking: op(B) is packed in KC x NC blocks into panels
+ * of NR columns (scratch), op(A) in MC x KC blocks into panels of MR rows
+ * (scratch, one buffer per thread), and an MR x NR register-tile
+ * micro-kernel runs over the panels. The micro-kernel is picked at run time:
+ * AVX-512 (8x32) or AVX2+FMA (6x16) on x86-64, else portable C (4x16) that
+ * the compiler vectorizes. Rows with M <= 2 take a GEMV path with no
+ * packing. Work is spread over the thread pool by (MC block, NR panels).
+ */
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#if DML_CPU_X86
+#include <immintrin.h>
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
+#define KC 256
+#define MC 96 /* multiple of every MR */
+#define NC 2048
+#define MR_MAX 8
+#define NR_MAX 32
+#define ALIGN_F 16 /* floats: 64 bytes */
+
+typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c,
+                           int64_t ldc, float alpha, float beta);
+
+/* ---- portable micro-kernel: 4 x 16 ----------------------------------- */
+
+static void ukernel_c(int64_t kc, const float *restrict a, const float *restrict b,
+                      float *restrict c, int64_t ldc, float alpha, float beta) {
+  float acc[4][16];
+  memset(acc, 0, sizeof acc);
+  for (int64_t k = 0; k < kc; k++) {
+    const float *bk = b + k * 16;
+    const float *ak = a + k * 4;
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 16; j++) acc[i][j] += ak[i] * bk[j];
+  }
+  for (int i = 0; i < 4; i++) {
+    float *ci = c + i * ldc;
+    if (beta == 0.0f)
+      for (int j = 0; j < 16; j++) ci[j] = alpha * acc[i][j];
+    else
+      for (int j = 0; j < 16; j++) ci[j] = alpha * acc[i][j] + beta * ci[j];
+  }
+}
+
+#if DML_CPU_X86
+/* ---- AVX2 + FMA micro-kernel: 6 x 16 --------------------------------- */
+
+__attribute__((target("avx2,fma"))) static void ukernel_avx2(int64_t kc, const float *a,
+                                                               const float *b, float *c,
+                                                               int64_t ldc, float alpha,
+                                                               float beta) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kc; k++) {
+    __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    __m256 x;
+    x = _mm256_broadcast_ss(a + 0);
+    c00 = _mm256_fmadd_ps(x, b0, c00);
+    c01 = _mm256_fmadd_ps(x, b1, c01);
+    x = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(x, b0, c10);
+    c11 = _mm256_fmadd_ps(x, b1, c11);
+    x = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(x, b0, c20);
+    c21 = _mm256_fmadd_ps(x, b1, c21);
+    x = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(x, b0, c30);
+    c31 = _mm256_fmadd_ps(x, b1, c31);
+    x = _mm256_broadcast_ss(a + 4);
+    c40 = _mm256_fmadd_ps(x, b0, c40);
+    c41 = _mm256_fmadd_ps(x, b1, c41);
+    x = _mm256_broadcast_ss(a + 5);
+    c50 = _mm256_fmadd_ps(x, b0, c50);
+    c51 = _mm256_fmadd_ps(x, b1, c51);
+    a += 6;
+    b += 16;
+  }
+  __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  __m256 r[12] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  for (int i = 0; i < 6; i++) {
+    float *ci = c + i * ldc;
+    for (int h = 0; h < 2; h++) {
+      __m256 v = _mm256_mul_ps(va, r[2 * i + h]);
+      if (beta != 0.0f) v = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci + 8 * h), v);
+      _mm256_storeu_ps(ci + 8 * h, v);
+    }
+  }
+}
+
+/* ---- AVX-512 micro-kernel: 8 x 32 ------------------------------------ */
+
+__attribute__((target("avx512f"))) static void ukernel_avx512(int64_t kc, const float *a,
+                                                                const float *b, float *c,
+                                                                int64_t ldc, float alpha,
+                                                                float beta) {
+  __m512 acc[8][2];
+  for (int i = 0; i < 8; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    for (int i = 0; i < 8; i++) {
+      __m512 x = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
+    }
+    a += 8;
+    b += 32;
+  }
+  __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < 8; i++) {
+    float *ci = c + i * ldc;
+    for (int h = 0; h < 2; h++) {
+      __m512 v = _mm512_mul_ps(va, acc[i][h]);
+      if (beta != 0.0f) v = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16 * h), v);
+      _mm512_storeu_ps(ci + 16 * h, v);
+    }
+  }
+}
+#endif
+
+typedef struct {
+  int mr, nr;
+  ukernel_fn fn;
+} uk_t;
+
+static uk_t pick_kernel(void) {
+#if DML_CPU_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return (uk_t){8, 32, ukernel_avx512};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return (uk_t){6, 16, ukernel_avx2};
+#endif
+  return (uk_t){4, 16, ukernel_c};
+}
+
+static uk_t g_uk;
+static const uk_t *kernel(void) {
+  /* Racy first use is benign: every thread computes the same value. */
+  if (!g_uk.fn) g_uk = pick_kernel();
+  return &g_uk;
+}
+
+/* ---- packing ---------------------------------------------------------- */
+
+/* op(A)[i0:i0+mc, p0:p0+kc] into panels of mr rows: panel r holds, for each
+ * k, mr consecutive values (zero-padded past mc). */
+static void pack_a(int ta, const float *A, int64_t lda, int64_t i0, int64_t mc, int64_t p0,
+                   int64_t kc, int mr, float *restrict dst) {
+  for (int64_t ir = 0; ir < mc; ir += mr) {
+    int64_t rows = DML_CPU_MIN((int64_t)mr, mc - ir);
+    if (!ta) {
+      const float *src = A + (i0 + ir) * lda + p0;
+      for (int64_t k = 0; k < kc; k++) {
+        int64_t i = 0;
+        for (; i < rows; i++) dst[k * mr + i] = src[i * lda + k];
+        for (; i < mr; i++) dst[k * mr + i] = 0.0f;
+      }
+    } else {
+      /* A is stored K x M: op(A)[i,k] = A[k*lda + i]. */
+      const float *src = A + p0 * lda + i0 + ir;
+      for (int64_t k = 0; k < kc; k++) {
+        const float *s = src + k * lda;
+        int64_t i = 0;
+        for (; i < rows; i++) dst[k * mr + i] = s[i];
+        for (; i < mr; i++) dst[k * mr + i] = 0.0f;
+      }
+    }
+    dst += kc * mr;
+  }
+}
+
+/* op(B)[p0:p0+kc, j0 + panel*nr ...] for panels [pb, pe) into dst (panel
+ * pb's data at dst + pb*kc*nr). */
+static void pack_b(int tb, const float *B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
+                   int64_t nc, int nr, int64_t pb, int64_t pe, float *restrict dst) {
+  for (int64_t p = pb; p < pe; p++) {
+    int64_t jr = p * nr;
+    int64_t cols = DML_CPU_MIN((int64_t)nr, nc - jr);
+    float *d = dst + p * kc * nr;
+    if (!tb) {
+      const float *src = B + p0 * ldb + j0 + jr;
+      if (cols == nr) {
+        for (int64_t k = 0; k < kc; k++) memcpy(d + k * nr, src + k * ldb, (size_t)nr * 4);
+      } else {
+        for (int64_t k = 0; k < kc; k++) {
+          int64_t j = 0;
+          for (; j < cols; j++) d[k * nr + j] = src[k * ldb + j];
+          for (; j < nr; j++) d[k * nr + j] = 0.0f;
+        }
+      }
+    } else {
+      /* B is stored N x K: op(B)[k,j] = B[j*ldb + k]. */
+      const float *src = B + (j0 + jr) * ldb + p0;
+      for (int64_t j = 0; j < cols; j++)
+        for (int64_t k = 0; k < kc; k++) d[k * nr + j] = src[j * ldb + k];
+      for (int64_t j = cols; j < nr; j++)
+        for (int64_t k = 0; k < kc; k++) d[k * nr + j] = 0.0f;
+    }
+  }
+}
+
+/* ---- GEMV-like path (M small) ---------------------------------------- */
+
+static void scale_row(float *c, int64_t n, float beta) {
+  if (beta == 0.0f)
+    memset(c, 0, (size_t)n * sizeof(float));
+  else if (beta != 1.0f)
+    for (int64_t j = 0; j < n; j++) c[j] *= beta;
+}
+
+DML_CPU_CLONES
+static void axpy(int64_t n, float a, const float *restrict x, float *restrict y) {
+  for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+DML_CPU_CLONES
+static float dot(int64_t n, const float *restrict x, const float *restrict y) {
+  float s[16] = {0};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int u = 0; u < 16; u++) s[u] += x[i + u] * y[i + u];
+  float t = 0.0f;
+  for (int u = 0; u < 16; u++) t += s[u];
+  for (; i < n; i++) t += x[i] * y[i];
+  return t;
+}
+
+typedef struct {
+  int ta, tb;
+  int64_t M, N, K;
+  float alpha, beta;
+  const float *A, *B;
+  int64_t lda, ldb, ldc;
+  float *C;
+  int64_t chunk; /* columns per task (gemv) */
+  /* packed path */
+  const uk_t *uk;
+  float *bpack;
+  float *apack[64];
+  int64_t kc, nc, pc, jc;
+  int64_t n_panels, n_ic, nsplit, panels_per_split;
+  float beta_eff;
+} gemm_ctx_t;
+
+static void gemv_task(void *vctx, int64_t t, int tid) {
+  gemm_ctx_t *g = (gemm_ctx_t *)vctx;
+  int64_t j0 = t * g->chunk, j1 = DML_CPU_MIN(g->N, j0 + g->chunk);
+  if (j0 >= j1) return;
+  for (int64_t i = 0; i < g->M; i++) {
+    float *c = g->C + i * g->ldc;
+    if (g->tb) {
+      /* C[i,j] = alpha * dot(op(A)[i,:], B[j,:]) + beta*C[i,j] */
+      for (int64_t j = j0; j < j1; j++) {
+        float s;
+        if (!g->ta) {
+          s = dot(g->K, g->A + i * g->lda, g->B + j * g->ldb);
+        } else {
+          s = 0.0f;
+          for (int64_t k = 0; k < g->K; k++) s += g->A[k * g->lda + i] * g->B[j * g->ldb + k];
+        }
+        c[j] = g->beta == 0.0f ? g->alpha * s : g->alpha * s + g->beta * c[j];
+      }
+    } else {
+      scale_row(c + j0, j1 - j0, g->beta);
+      for (int64_t k = 0; k < g->K; k++) {
+        float a = g->ta ? g->A[k * g->lda + i] : g->A[i * g->lda + k];
+        if (a == 0.0f) continue;
+        axpy(j1 - j0, g->alpha * a, g->B + k * g->ldb + j0, c + j0);
+      }
+    }
+  }
+}
+
+/* ---- packed path ------------------------------------------------------ */
+
+static void pack_b_task(void *vctx, int64_t t, int tid) {
+  gemm_ctx_t *g = (gemm_ctx_t *)vctx;
+  int64_t per = (g->n_panels + 7) / 8;
+  int64_t pb = t * per, pe = DML_CPU_MIN(g->n_panels, pb + per);
+  if (pb < pe)
+    pack_b(g->tb, g->B, g->ldb, g->pc, g->kc, g->jc, g->nc, g->uk->nr, pb, pe, g->bpack);
+}
+
+static void macro_task(void *vctx, int64_t t, int tid) {
+  gemm_ctx_t *g = (gemm_ctx_t *)vctx;
+  const uk_t *uk = g->uk;
+  int mr = uk->mr, nr = uk->nr;
+  int64_t ic_blk = t / g->nsplit, split = t % g->nsplit;
+  int64_t ic = ic_blk * MC, mc = DML_CPU_MIN((int64_t)MC, g->M - ic);
+  int64_t pb = split * g->panels_per_split,
+          pe = DML_CPU_MIN(g->n_panels, pb + g->panels_per_split);
+  if (pb >= pe || mc <= 0) return;
+  float *ap = g->apack[tid];
+  int64_t kc = g->kc;
+  pack_a(g->ta, g->A, g->lda, ic, mc, g->pc, kc, mr, ap);
+  float tmp[MR_MAX * NR_MAX];
+  for (int64_t p = pb; p < pe; p++) {
+    int64_t jr = p * nr;
+    int64_t cols = DML_CPU_MIN((int64_t)nr, g->nc - jr);
+    const float *bp = g->bpack + p * kc * nr;
+    for (int64_t ir = 0; ir < mc; ir += mr) {
+      int64_t rows = DML_CPU_MIN((int64_t)mr, mc - ir);
+      const float *apn = ap + (ir / mr) * kc * mr;
+      float *c = g->C + (ic + ir) * g->ldc + g->jc + jr;
+      if (rows == mr && cols == nr) {
+        uk->fn(kc, apn, bp, c, g->ldc, g->alpha, g->beta_eff);
+      } else {
+        uk->fn(kc, apn, bp, tmp, nr, 1.0f, 0.0f);
+        for (int64_t i = 0; i < rows; i++)
+          for (int64_t j = 0; j < cols; j++) {
+            float v = g->alpha * tmp[i * nr + j];
+            float *cij = c + i * g->ldc + j;
+            *cij = g->beta_eff == 0.0f ? v : v + g->beta_eff * *cij;
+          }
+      }
+    }
+  }
+}
+
+static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+static size_t bpack_floats(int64_t N, int64_t K) {
+  int64_t kc = DML_CPU_MIN((int64_t)KC, K);
+  int64_t nc = DML_CPU_MIN((int64_t)NC, N);
+  return round_up((size_t)kc * round_up((size_t)nc, NR_MAX), ALIGN_F);
+}
+static size_t apack_floats(int64_t M, int64_t K) {
+  int64_t kc = DML_CPU_MIN((int64_t)KC, K);
+  int64_t mc = DML_CPU_MIN((int64_t)MC, M);
+  return round_up((size_t)kc * round_up((size_t)mc, MR_MAX), ALIGN_F);
+}
+
+static int use_gemv(int64_t M) { return M <= 2; }
+
+size_t dml_cpu_sgemm_scratch(int64_t M, int64_t N, int64_t K, int threads) {
+  if (M <= 0 || N <= 0 || K <= 0 || use_gemv(M)) return 0;
+  int t = DML_CPU_MAX(1, DML_CPU_MIN(threads, 64));
+  return (bpack_floats(N, K) + (size_t)t * apack_floats(M, K) + ALIGN_F) * sizeof(float);
+}
+
+void dml_cpu_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                   float *C, int64_t ldc, void *scratch, size_t scratch_bytes) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || alpha == 0.0f) {
+    for (int64_t i = 0; i < M; i++) scale_row(C + i * ldc, N, beta);
+    return;
+  }
+  int threads = dml_cpu_num_threads();
+  double flops = (double)M * (double)N * (double)K;
+  if (flops < 65536.0) threads = 1;
+  gemm_ctx_t g;
+  memset(&g, 0, sizeof g);
+  g.ta = ta, g.tb = tb, g.M = M, g.N = N, g.K = K, g.alpha = alpha, g.beta = beta;
+  g.A = A, g.B = B, g.lda = lda, g.ldb = ldb, g.ldc = ldc, g.C = C;
+
+  if (use_gemv(M)) {
+    /* M tiny: no packing, GEMV path. */
+    int64_t tasks = threads > 1 ? DML_CPU_MIN((int64_t)threads * 4, (N + 63) / 64) : 1;
+    if (tasks < 1) tasks = 1;
+    g.chunk = (N + tasks - 1) / tasks;
+    dml_cpu_parallel_for(tasks, threads, gemv_task, &g);
+    return;
+  }
+  g.uk = kernel();
+  /* Carve scratch: aligned B pack, then one A pack per thread that fits. */
+  uintptr_t base = ((uintptr_t)scratch + 63) & ~(uintptr_t)63;
+  size_t avail = scratch_bytes - (size_t)(base - (uintptr_t)scratch);
+  size_t bfl = bpack_floats(N, K), afl = apack_floats(M, K);
+  if (avail < (bfl + afl) * sizeof(float)) {
+    /* Caller sized scratch for another shape: fall back. */
+    g.chunk = N;
+    gemv_task(&g, 0, 0);
+    return;
+  }
+  g.bpack = (float *)base;
+  size_t slots = (avail / sizeof(float) - bfl) / afl;
+  if (slots > 64) slots = 64;
+  if ((size_t)threads > slots) threads = (int)slots;
+  for (int t = 0; t < threads; t++) g.apack[t] = g.bpack + bfl + (size_t)t * afl;
+
+  int nr = g.uk->nr;
+  for (int64_t jc = 0; jc < N; jc += NC) {
+    g.jc = jc;
+    g.nc = DML_CPU_MIN((int64_t)NC, N - jc);
+    g.n_panels = (g.nc + nr - 1) / nr;
+    g.n_ic = (M + MC - 1) / MC;
+    if (threads > 1 && g.n_ic < 2 * threads)
+      g.nsplit = DML_CPU_MIN(g.n_panels, (2 * threads + g.n_ic - 1) / g.n_ic);
+    else
+      g.nsplit = 1;
+    g.panels_per_split = (g.n_panels + g.nsplit - 1) / g.nsplit;
+    for (int64_t pc = 0; pc < K; pc += KC) {
+      g.pc = pc;
+      g.kc = DML_CPU_MIN((int64_t)KC, K - pc);
+      g.beta_eff = pc == 0 ? beta : 1.0f;
+      if (threads > 1)
+        dml_cpu_parallel_for(8, threads, pack_b_task, &g);
+      else
+        pack_b(tb, B, ldb, pc, g.kc, jc, g.nc, nr, 0, g.n_panels, g.bpack);
+      dml_cpu_parallel_for(g.n_ic * g.nsplit, threads, macro_task, &g);
+    }
+  }
+}

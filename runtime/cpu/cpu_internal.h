@@ -1,0 +1,193 @@
+/*
+ * cpu_internal.h — shared helpers of the reference CPU kernels (not public).
+ *
+ * Each family file (cpu_elementwise.c, cpu_linalg.c, ...) defines kernels
+ * `dml_cpuk_<Op>(call)` and, where temporary memory is needed, scratch
+ * sizers `dml_cpus_<Op>(call)`; cpu_dispatch.c puts them in the op table.
+ */
+#ifndef DML_CPU_INTERNAL_H_
+#define DML_CPU_INTERNAL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dml_cpu.h"
+
+/* ---- errors ----------------------------------------------------------- */
+
+/* A status with op "rt.cpu.<OpName>", the reason, and the node name as a
+ * detail line. */
+dml_status_t dml_cpu_error(const dml_cpu_call_t *c, dml_status_code_t code,
+                           const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* UNIMPLEMENTED: "<what> dtype <dt> is not supported". */
+dml_status_t dml_cpu_err_dtype(const dml_cpu_call_t *c, const char *what, dml_dtype_t dt);
+/* INVALID_ARGUMENT with every input and output shape appended. */
+dml_status_t dml_cpu_err_shapes(const dml_cpu_call_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- small helpers ---------------------------------------------------- */
+
+#define DML_CPU_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define DML_CPU_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline const dml_tensor_t *dml_cpu_in(const dml_cpu_call_t *c, uint32_t i) {
+  return i < c->n_inputs && c->inputs[i].dtype != DML_DTYPE_INVALID ? &c->inputs[i] : NULL;
+}
+static inline dml_tensor_t *dml_cpu_out(const dml_cpu_call_t *c, uint32_t i) {
+  return i < c->n_outputs && c->outputs[i].dtype != DML_DTYPE_INVALID &&
+                 c->outputs[i].data
+             ? &c->outputs[i]
+             : NULL;
+}
+static inline int64_t dml_cpu_numel(const dml_tensor_t *t) {
+  return dml_dims_numel(t->dims, t->rank);
+}
+static inline int64_t dml_cpu_get_int(const dml_cpu_call_t *c, const char *name,
+                                      int64_t dflt) {
+  return dml_attr_int(c->attrs, c->n_attrs, name, dflt);
+}
+static inline double dml_cpu_get_float(const dml_cpu_call_t *c, const char *name,
+                                       double dflt) {
+  return dml_attr_float(c->attrs, c->n_attrs, name, dflt);
+}
+static inline const char *dml_cpu_get_string(const dml_cpu_call_t *c, const char *name,
+                                             const char *dflt) {
+  return dml_attr_string(c->attrs, c->n_attrs, name, dflt);
+}
+static inline const int64_t *dml_cpu_get_ints(const dml_cpu_call_t *c, const char *name,
+                                              size_t *n) {
+  return dml_attr_ints(c->attrs, c->n_attrs, name, n);
+}
+static inline int dml_cpu_is_unsigned(dml_dtype_t dt) {
+  return dt == DML_DTYPE_U8 || dt == DML_DTYPE_U16 || dt == DML_DTYPE_U32 ||
+         dt == DML_DTYPE_U64 || dt == DML_DTYPE_BOOL;
+}
+
+/* Normalizes axis `a` against `rank` (negative counts from the end). Returns
+ * 0 and sets *out on success, -1 when out of range. */
+int dml_cpu_norm_axis(int64_t a, int64_t rank, int64_t *out);
+
+/* Reads a 1-D integer tensor (i32 or i64, any integer dtype accepted) into
+ * out[0..cap). Returns the element count, or -1 if it is not an integer
+ * tensor or has more than `cap` elements. */
+int64_t dml_cpu_read_ints(const dml_tensor_t *t, int64_t *out, int64_t cap);
+
+/* Reads element 0 of a numeric tensor as double (0 if empty). */
+double dml_cpu_scalar_f64(const dml_tensor_t *t);
+
+/* Row-major strides (in elements) of dims. */
+void dml_cpu_strides(const int64_t *dims, int32_t rank, int64_t *strides);
+
+/* Multidirectional (numpy) broadcast of inputs to the output shape: element
+ * strides of each input aligned to the output's dims, with dims merged where
+ * possible. rank 0 when the output is a scalar. */
+#define DML_CPU_BCAST_MAX_IN 3
+typedef struct dml_cpu_bcast {
+  int32_t rank;
+  int64_t dims[DML_MAX_RANK];
+  int64_t strides[DML_CPU_BCAST_MAX_IN][DML_MAX_RANK];
+  int n_in;
+} dml_cpu_bcast_t;
+/* Returns 0 on success, -1 when an input does not broadcast to `out_dims`. */
+int dml_cpu_bcast_init(dml_cpu_bcast_t *b, const int64_t *out_dims, int32_t out_rank,
+                       const dml_tensor_t *const *ins, int n_in);
+
+/* Calls fn(ctx, out_off, in_offs, n) for every innermost row of the
+ * broadcast: the row has n output elements starting at out_off (contiguous),
+ * input k starts at in_offs[k] and advances by b->strides[k][b->rank-1]. */
+typedef void (*dml_cpu_row_fn)(void *ctx, int64_t out_off, const int64_t *in_offs, int64_t n);
+void dml_cpu_bcast_walk(const dml_cpu_bcast_t *b, dml_cpu_row_fn fn, void *ctx);
+
+/* Copies `src` (broadcast to dst's dims) into dst by element size. Returns
+ * -1 when the shapes do not broadcast. */
+int dml_cpu_broadcast_copy(const dml_tensor_t *src, dml_tensor_t *dst);
+
+/* ---- GEMM core (cpu_gemm.c) ------------------------------------------- */
+
+/* C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, single precision,
+ * row-major with leading dimensions lda/ldb/ldc; op(X) = X^T when trans_x.
+ * When beta == 0, C is not read (may hold garbage or NaN). `scratch` holds
+ * dml_cpu_sgemm_scratch(M,N,K,threads) bytes (no alignment required); up to
+ * that many threads of the pool are used (fewer if scratch is smaller). */
+void dml_cpu_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                   const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                   float *C, int64_t ldc, void *scratch, size_t scratch_bytes);
+size_t dml_cpu_sgemm_scratch(int64_t M, int64_t N, int64_t K, int threads);
+
+/* ---- thread pool (cpu_threads.c) -------------------------------------- */
+
+/* Runs fn(ctx, i, tid) for i in [0, n) on up to `max_threads` threads (the
+ * caller included, tid in [0, max_threads)) and returns when all are done.
+ * Serial (tid 0) when the pool has one thread or is busy with another
+ * caller. */
+typedef void (*dml_cpu_task_fn)(void *ctx, int64_t i, int tid);
+void dml_cpu_parallel_for(int64_t n, int max_threads, dml_cpu_task_fn fn, void *ctx);
+/* The thread count set by dml_cpu_set_num_threads (default 1). */
+int dml_cpu_num_threads(void);
+
+/* Function multi-versioning for loops the compiler vectorizes: compiled for
+ * AVX-512, AVX2 and baseline, picked at load time (x86-64 Linux only). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
+    !defined(__clang__) && !defined(DML_CPU_NO_CLONES)
+#define DML_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define DML_CPU_X86 1
+#else
+#define DML_CPU_CLONES
+#define DML_CPU_X86 0
+#endif
+
+/* ---- kernel table ----------------------------------------------------- */
+
+typedef dml_status_t (*dml_cpu_kernel_fn)(const dml_cpu_call_t *c);
+/* Scratch bytes for the call when `threads` threads work on it; kernels
+ * use as many threads as the scratch they are given allows. */
+typedef size_t (*dml_cpu_scratch_fn)(const dml_cpu_call_t *c, int threads);
+
+#define DML_CPU_DECL(name)                                      \
+  dml_status_t dml_cpuk_##name(const dml_cpu_call_t *c);
+#define DML_CPU_DECL_S(name)                                    \
+  dml_status_t dml_cpuk_##name(const dml_cpu_call_t *c);        \
+  size_t dml_cpus_##name(const dml_cpu_call_t *c, int threads);
+
+/* elementwise */
+DML_CPU_DECL(Unary)
+DML_CPU_DECL(Binary)
+DML_CPU_DECL(Variadic)
+DML_CPU_DECL(Cast)
+DML_CPU_DECL(Clip)
+DML_CPU_DECL(Where)
+DML_CPU_DECL(PRelu)
+/* linalg, conv, pool */
+DML_CPU_DECL_S(MatMul)
+DML_CPU_DECL_S(Gemm)
+DML_CPU_DECL_S(Conv)
+DML_CPU_DECL_S(ConvTranspose)
+DML_CPU_DECL(MaxPool)
+DML_CPU_DECL(AveragePool)
+DML_CPU_DECL(GlobalPool)
+/* normalization, softmax */
+DML_CPU_DECL(BatchNormalization)
+DML_CPU_DECL(LayerNormalization)
+DML_CPU_DECL(InstanceNormalization)
+DML_CPU_DECL(Softmax)
+/* reductions */
+DML_CPU_DECL_S(Reduce)
+DML_CPU_DECL(ArgReduce)
+/* shape and data movement */
+DML_CPU_DECL(View)
+DML_CPU_DECL(Dropout)
+DML_CPU_DECL(Transpose)
+DML_CPU_DECL(Concat)
+DML_CPU_DECL(Split)
+DML_CPU_DECL(Slice)
+DML_CPU_DECL(Gather)
+DML_CPU_DECL(Shape)
+DML_CPU_DECL(Size)
+DML_CPU_DECL(Expand)
+DML_CPU_DECL(Tile)
+DML_CPU_DECL_S(Pad)
+DML_CPU_DECL(ConstantOfShape)
+DML_CPU_DECL(Range)
+DML_CPU_DECL_S(Resize)
+
+#endif /* DML_CPU_INTERNAL_H_ */

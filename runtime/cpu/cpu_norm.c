@@ -1,0 +1,259 @@
+/*
+ * cpu_norm.c — BatchNormalization (inference), LayerNormalization,
+ * InstanceNormalization, Softmax and LogSoftmax.
+ *
+ * Statistics are accumulated in double; f32 data is read and written
+ * directly, other float dtypes through dml_load_f64/dml_store_f64.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
+static inline double ld(dml_dtype_t dt, const void *p, int64_t i) {
+  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i] : dml_load_f64(dt, p, (size_t)i);
+}
+static inline void st(dml_dtype_t dt, void *p, int64_t i, double v) {
+  if (dt == DML_DTYPE_F32)
+    ((float *)p)[i] = (float)v;
+  else
+    dml_store_f64(dt, p, (size_t)i, v);
+}
+
+static int same_shape(const dml_tensor_t *a, const dml_tensor_t *b) {
+  return a->rank == b->rank && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank);
+}
+
+/* ======================================================================
+ * BatchNormalization (ONNX opset 15, training_mode = 0):
+ *   y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + B[c], c = dim 1.
+ * ====================================================================== */
+
+dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (dml_cpu_get_int(c, "training_mode", 0))
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
+                         "training_mode=1 is not supported (inference form only)");
+  if (x->rank < 2 || !same_shape(x, y)) return dml_cpu_err_shapes(c, "X must be [N, C, ...] like Y");
+  int64_t C = x->dims[1];
+  for (int i = 1; i < 5; i++) {
+    const dml_tensor_t *t = &c->inputs[i];
+    if (!dml_dtype_is_float(t->dtype)) return dml_cpu_err_dtype(c, "scale/B/mean/var", t->dtype);
+    if (t->rank != 1 || t->dims[0] != C)
+      return dml_cpu_err_shapes(c, "scale, B, mean and var must be [%lld]", (long long)C);
+  }
+  double eps = dml_cpu_get_float(c, "epsilon", 1e-5);
+  int64_t N = x->dims[0], sp = 1;
+  for (int32_t i = 2; i < x->rank; i++) sp *= x->dims[i];
+  for (int64_t ch = 0; ch < C; ch++) {
+    double sc = ld(c->inputs[1].dtype, c->inputs[1].data, ch);
+    double b = ld(c->inputs[2].dtype, c->inputs[2].data, ch);
+    double mu = ld(c->inputs[3].dtype, c->inputs[3].data, ch);
+    double var = ld(c->inputs[4].dtype, c->inputs[4].data, ch);
+    double a = sc / sqrt(var + eps), off = b - mu * a;
+    for (int64_t n = 0; n < N; n++) {
+      int64_t base = (n * C + ch) * sp;
+      if (dt == DML_DTYPE_F32) {
+        const float *xp = (const float *)x->data + base;
+        float *yp = (float *)y->data + base;
+        float af = (float)a, of = (float)off;
+        for (int64_t i = 0; i < sp; i++) yp[i] = xp[i] * af + of;
+      } else {
+        for (int64_t i = 0; i < sp; i++) st(dt, y->data, base + i, ld(dt, x->data, base + i) * a + off);
+      }
+    }
+  }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * LayerNormalization (ONNX opset 17): normalize over dims [axis, rank);
+ * Scale and B broadcast (unidirectionally) to those dims; optional outputs
+ * Mean and InvStdDev of shape [d0, ..., d(axis-1), 1, ..., 1].
+ * ====================================================================== */
+
+/* Index into `t` (right-aligned numpy broadcast to dims[0..nr)) of the
+ * flat index `flat` over dims. */
+static int64_t bcast_index(const dml_tensor_t *t, const int64_t *dims, int32_t nr, int64_t flat) {
+  int64_t idx = 0, mul = 1;
+  for (int32_t d = nr - 1, td = t->rank - 1; d >= 0; d--, td--) {
+    int64_t i = flat % dims[d];
+    flat /= dims[d];
+    if (td >= 0) {
+      if (t->dims[td] != 1) idx += i * mul;
+      mul *= t->dims[td];
+    }
+  }
+  return idx;
+}
+
+static int bcasts_to(const dml_tensor_t *t, const int64_t *dims, int32_t nr) {
+  if (t->rank > nr) return 0;
+  for (int32_t d = nr - 1, td = t->rank - 1; td >= 0; d--, td--)
+    if (t->dims[td] != 1 && t->dims[td] != dims[d]) return 0;
+  return 1;
+}
+
+dml_status_t dml_cpuk_LayerNormalization(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *sc = &c->inputs[1], *b = dml_cpu_in(c, 2);
+  dml_tensor_t *y = &c->outputs[0], *mo = dml_cpu_out(c, 1), *io = dml_cpu_out(c, 2);
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt || sc->dtype != dt || (b && b->dtype != dt))
+    return dml_cpu_err_dtype(c, "Scale/B/Y", y->dtype != dt ? y->dtype : sc->dtype);
+  if ((mo && !dml_dtype_is_float(mo->dtype)) || (io && !dml_dtype_is_float(io->dtype)))
+    return dml_cpu_err_dtype(c, "Mean/InvStdDev", mo ? mo->dtype : io->dtype);
+  int64_t axis;
+  if (dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", -1), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  if (!same_shape(x, y)) return dml_cpu_err_shapes(c, "Y must have X's shape");
+  int32_t nr = x->rank - (int32_t)axis;
+  const int64_t *nd = x->dims + axis;
+  if (!bcasts_to(sc, nd, nr) || (b && !bcasts_to(b, nd, nr)))
+    return dml_cpu_err_shapes(c, "Scale/B do not broadcast to the normalized dims");
+  int64_t outer = 1, inner = 1;
+  for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
+  for (int32_t i = (int32_t)axis; i < x->rank; i++) inner *= x->dims[i];
+  if ((mo && dml_cpu_numel(mo) != outer) || (io && dml_cpu_numel(io) != outer))
+    return dml_cpu_err_shapes(c, "Mean/InvStdDev must have %lld elements", (long long)outer);
+  double eps = dml_cpu_get_float(c, "epsilon", 1e-5);
+  /* Broadcastable with as many elements as the normalized dims: same
+   * layout, index directly. */
+  int full_s = dml_cpu_numel(sc) == inner;
+  int full_b = b && dml_cpu_numel(b) == inner;
+  for (int64_t o = 0; o < outer; o++) {
+    int64_t base = o * inner;
+    double mean = 0.0, var = 0.0;
+    for (int64_t i = 0; i < inner; i++) mean += ld(dt, x->data, base + i);
+    mean = inner ? mean / (double)inner : 0.0;
+    for (int64_t i = 0; i < inner; i++) {
+      double d = ld(dt, x->data, base + i) - mean;
+      var += d * d;
+    }
+    var = inner ? var / (double)inner : 0.0;
+    double inv = 1.0 / sqrt(var + eps);
+    if (dt == DML_DTYPE_F32 && full_s && (full_b || !b)) {
+      const float *xp = (const float *)x->data + base, *sp = (const float *)sc->data;
+      const float *bp = b ? (const float *)b->data : NULL;
+      float *yp = (float *)y->data + base;
+      float m = (float)mean, iv = (float)inv;
+      if (bp)
+        for (int64_t i = 0; i < inner; i++) yp[i] = (xp[i] - m) * iv * sp[i] + bp[i];
+      else
+        for (int64_t i = 0; i < inner; i++) yp[i] = (xp[i] - m) * iv * sp[i];
+    } else {
+      for (int64_t i = 0; i < inner; i++) {
+        double s = ld(dt, sc->data, full_s ? i : bcast_index(sc, nd, nr, i));
+        double bb = b ? ld(dt, b->data, full_b ? i : bcast_index(b, nd, nr, i)) : 0.0;
+        st(dt, y->data, base + i, (ld(dt, x->data, base + i) - mean) * inv * s + bb);
+      }
+    }
+    if (mo) st(mo->dtype, mo->data, o, mean);
+    if (io) st(io->dtype, io->data, o, inv);
+  }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * InstanceNormalization (ONNX opset 6): per (n, c), normalize over the
+ * spatial dims: y = scale[c] * (x - mean) / sqrt(var + epsilon) + B[c].
+ * ====================================================================== */
+
+dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *sc = &c->inputs[1], *b = &c->inputs[2];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt || sc->dtype != dt || b->dtype != dt)
+    return dml_cpu_err_dtype(c, "scale/B/Y", y->dtype != dt ? y->dtype : sc->dtype);
+  if (x->rank < 3 || !same_shape(x, y)) return dml_cpu_err_shapes(c, "X must be [N, C, D...] like Y");
+  int64_t C = x->dims[1];
+  if (sc->rank != 1 || sc->dims[0] != C || b->rank != 1 || b->dims[0] != C)
+    return dml_cpu_err_shapes(c, "scale and B must be [%lld]", (long long)C);
+  double eps = dml_cpu_get_float(c, "epsilon", 1e-5);
+  int64_t NC = x->dims[0] * C, sp = 1;
+  for (int32_t i = 2; i < x->rank; i++) sp *= x->dims[i];
+  for (int64_t nc = 0; nc < NC; nc++) {
+    int64_t base = nc * sp, ch = nc % C;
+    double mean = 0.0, var = 0.0;
+    for (int64_t i = 0; i < sp; i++) mean += ld(dt, x->data, base + i);
+    mean = sp ? mean / (double)sp : 0.0;
+    for (int64_t i = 0; i < sp; i++) {
+      double d = ld(dt, x->data, base + i) - mean;
+      var += d * d;
+    }
+    var = sp ? var / (double)sp : 0.0;
+    double a = ld(dt, sc->data, ch) / sqrt(var + eps), off = ld(dt, b->data, ch) - mean * a;
+    for (int64_t i = 0; i < sp; i++) st(dt, y->data, base + i, ld(dt, x->data, base + i) * a + off);
+  }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * Softmax / LogSoftmax (ONNX opset 13): along one axis (default -1),
+ *   softmax(x)_i = exp(x_i - max) / sum_j exp(x_j - max),
+ *   logsoftmax(x)_i = x_i - max - log(sum_j exp(x_j - max)).
+ * ====================================================================== */
+
+dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  int logsm = c->op == DML_OP_LOG_SOFTMAX;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (!same_shape(x, y)) return dml_cpu_err_shapes(c, "Y must have X's shape");
+  if (x->rank == 0) {
+    st(dt, y->data, 0, logsm ? 0.0 : 1.0);
+    return DML_OK;
+  }
+  int64_t axis;
+  if (dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", -1), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  int64_t outer = 1, n = x->dims[axis], inner = 1;
+  for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
+  for (int32_t i = (int32_t)axis + 1; i < x->rank; i++) inner *= x->dims[i];
+  if (n == 0) return DML_OK;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in = 0; in < inner; in++) {
+      int64_t base = o * n * inner + in;
+      if (dt == DML_DTYPE_F32) {
+        const float *xp = (const float *)x->data + base;
+        float *yp = (float *)y->data + base;
+        float m = xp[0];
+        for (int64_t i = 1; i < n; i++) m = xp[i * inner] > m ? xp[i * inner] : m;
+        float s = 0.0f;
+        if (logsm) {
+          for (int64_t i = 0; i < n; i++) s += expf(xp[i * inner] - m);
+          float ls = logf(s) + m;
+          for (int64_t i = 0; i < n; i++) yp[i * inner] = xp[i * inner] - ls;
+        } else {
+          for (int64_t i = 0; i < n; i++) {
+            float e = expf(xp[i * inner] - m);
+            yp[i * inner] = e;
+            s += e;
+          }
+          float inv = 1.0f / s;
+          for (int64_t i = 0; i < n; i++) yp[i * inner] *= inv;
+        }
+        continue;
+      }
+      double m = ld(dt, x->data, base);
+      for (int64_t i = 1; i < n; i++) m = fmax(m, ld(dt, x->data, base + i * inner));
+      double s = 0.0;
+      for (int64_t i = 0; i < n; i++) s += exp(ld(dt, x->data, base + i * inner) - m);
+      for (int64_t i = 0; i < n; i++) {
+        double v = ld(dt, x->data, base + i * inner) - m;
+        st(dt, y->data, base + i * inner, logsm ? v - log(s) : exp(v) / s);
+      }
+    }
+  return DML_OK;
+}

@@ -1,0 +1,304 @@
+/*
+ * cpu_pool.c — MaxPool (ONNX opset 12), AveragePool (opset 11, dilations
+ * as in opset 19 accepted), GlobalAveragePool and GlobalMaxPool (opset 1),
+ * N-D. f32 has a direct path; other dtypes go through double.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
+#define SP_MAX (DML_MAX_RANK - 2)
+
+typedef struct {
+  int r;
+  int64_t NC;
+  int64_t in[SP_MAX], out[SP_MAX], k[SP_MAX], s[SP_MAX], d[SP_MAX], pb[SP_MAX], pe[SP_MAX];
+  int64_t in_sz, out_sz, k_sz;
+} pool_geo_t;
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static dml_status_t pool_geo(const dml_cpu_call_t *c, pool_geo_t *g) {
+  const dml_tensor_t *x = &c->inputs[0], *y = &c->outputs[0];
+  memset(g, 0, sizeof *g);
+  if (x->rank < 3 || y->rank != x->rank || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+    return dml_cpu_err_shapes(c, "X and Y must be [N, C, spatial...] of the same rank >= 3");
+  int r = g->r = x->rank - 2;
+  g->NC = x->dims[0] * x->dims[1];
+  size_t nks, ns, nd, np;
+  const int64_t *ks = dml_cpu_get_ints(c, "kernel_shape", &nks);
+  const int64_t *st = dml_cpu_get_ints(c, "strides", &ns);
+  const int64_t *dl = dml_cpu_get_ints(c, "dilations", &nd);
+  const int64_t *pads = dml_cpu_get_ints(c, "pads", &np);
+  if (!ks || nks != (size_t)r)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "kernel_shape must have %d values", r);
+  if ((st && ns != (size_t)r) || (dl && nd != (size_t)r) || (pads && np != 2 * (size_t)r))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "strides/dilations/pads have the wrong length");
+  const char *ap = dml_cpu_get_string(c, "auto_pad", "NOTSET");
+  int su = strcmp(ap, "SAME_UPPER") == 0, sl = strcmp(ap, "SAME_LOWER") == 0;
+  int valid = strcmp(ap, "VALID") == 0;
+  if (!su && !sl && !valid && strcmp(ap, "NOTSET") != 0)
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "auto_pad '%s' is not supported", ap);
+  int ceil_mode = dml_cpu_get_int(c, "ceil_mode", 0) != 0;
+  g->in_sz = g->out_sz = g->k_sz = 1;
+  for (int i = 0; i < r; i++) {
+    g->in[i] = x->dims[2 + i];
+    g->out[i] = y->dims[2 + i];
+    g->k[i] = ks[i];
+    g->s[i] = st ? st[i] : 1;
+    g->d[i] = dl ? dl[i] : 1;
+    if (g->k[i] < 1 || g->s[i] < 1 || g->d[i] < 1)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "kernel_shape, strides and dilations must be >= 1");
+    int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
+    int64_t e1, e2; /* accepted output sizes */
+    if (su || sl) {
+      e1 = e2 = (g->in[i] + g->s[i] - 1) / g->s[i];
+      int64_t total = DML_CPU_MAX(0, (e1 - 1) * g->s[i] + ek - g->in[i]);
+      g->pb[i] = su ? total / 2 : total - total / 2;
+      g->pe[i] = total - g->pb[i];
+    } else if (valid) {
+      e1 = e2 = g->in[i] >= ek ? (g->in[i] - ek) / g->s[i] + 1 : 0;
+    } else {
+      g->pb[i] = pads ? pads[i] : 0;
+      g->pe[i] = pads ? pads[r + i] : 0;
+      int64_t span = g->in[i] + g->pb[i] + g->pe[i] - ek;
+      e1 = floor_div(span, g->s[i]) + 1;
+      e2 = e1;
+      if (ceil_mode) {
+        e1 = -floor_div(-span, g->s[i]) + 1;
+        /* PyTorch/ONNX Runtime drop a last window that starts in the end
+         * padding; accept both. */
+        e2 = ((e1 - 1) * g->s[i] >= g->in[i] + g->pb[i]) ? e1 - 1 : e1;
+      }
+    }
+    if (g->out[i] != e1 && g->out[i] != e2)
+      return dml_cpu_err_shapes(c, "spatial dim %d: output %lld, expected %lld", i,
+                                (long long)g->out[i], (long long)e1);
+    g->in_sz *= g->in[i];
+    g->out_sz *= g->out[i];
+    g->k_sz *= g->k[i];
+  }
+  return DML_OK;
+}
+
+typedef enum { P_MAX, P_AVG_EXCL, P_AVG_INCL } pool_kind_t;
+
+/* One output position: visits the window. Returns the value and, for max,
+ * the spatial offset of the winner in *arg (-1 when the window is empty). */
+static double pool_window_f64(const pool_geo_t *g, pool_kind_t kind, dml_dtype_t dt,
+                              const void *x, int64_t base, const int64_t *oidx,
+                              int64_t *arg) {
+  int r = g->r;
+  double acc = kind == P_MAX ? -INFINITY : 0.0;
+  int64_t count = 0, best = -1;
+  int64_t kidx[SP_MAX] = {0};
+  for (int64_t kk = 0; kk < g->k_sz; kk++) {
+    int64_t off = 0, inb = 1;
+    for (int i = 0; i < r; i++) {
+      int64_t p = oidx[i] * g->s[i] - g->pb[i] + kidx[i] * g->d[i];
+      if (p < 0 || p >= g->in[i]) inb = 0;
+      off = off * g->in[i] + p;
+    }
+    if (inb) {
+      double v = dml_load_f64(dt, x, (size_t)(base + off));
+      if (kind == P_MAX) {
+        if (v > acc || best < 0) acc = v, best = off;
+      } else {
+        acc += v;
+      }
+      count++;
+    }
+    for (int i = r - 1; i >= 0; i--) {
+      if (++kidx[i] < g->k[i]) break;
+      kidx[i] = 0;
+    }
+  }
+  if (kind == P_MAX) {
+    *arg = best;
+    return acc;
+  }
+  if (kind == P_AVG_INCL) {
+    /* Divisor: window positions inside the padded input [-pb, in + pe). */
+    int64_t n = 1;
+    for (int i = 0; i < r; i++) {
+      int64_t cnt = 0;
+      for (int64_t k = 0; k < g->k[i]; k++) {
+        int64_t p = oidx[i] * g->s[i] - g->pb[i] + k * g->d[i];
+        if (p >= -g->pb[i] && p < g->in[i] + g->pe[i]) cnt++;
+      }
+      n *= cnt;
+    }
+    count = n;
+  }
+  return count ? acc / (double)count : 0.0;
+}
+
+/* f32 2-D fast path (no dilation); `ind` may be NULL. */
+static void pool2d_f32(const pool_geo_t *g, pool_kind_t kind, const float *x, float *y,
+                       int64_t *ind, int storage_order) {
+  int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
+  for (int64_t nc = 0; nc < g->NC; nc++) {
+    const float *xc = x + nc * H * W;
+    float *yc = y + nc * OH * OW;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      int64_t h0 = oh * g->s[0] - g->pb[0], h1 = h0 + g->k[0];
+      int64_t hs = DML_CPU_MAX(h0, (int64_t)0), he = DML_CPU_MIN(h1, H);
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t w0 = ow * g->s[1] - g->pb[1], w1 = w0 + g->k[1];
+        int64_t ws = DML_CPU_MAX(w0, (int64_t)0), we = DML_CPU_MIN(w1, W);
+        if (kind == P_MAX) {
+          float m = -INFINITY;
+          int64_t bh = -1, bw = -1;
+          for (int64_t h = hs; h < he; h++)
+            for (int64_t w = ws; w < we; w++) {
+              float v = xc[h * W + w];
+              if (v > m || bh < 0) m = v, bh = h, bw = w;
+            }
+          yc[oh * OW + ow] = m;
+          if (ind) {
+            int64_t sp = bh < 0 ? 0 : storage_order ? bh + bw * H : bh * W + bw;
+            ind[nc * OH * OW + oh * OW + ow] = nc * H * W + sp;
+          }
+        } else {
+          float s = 0.0f;
+          for (int64_t h = hs; h < he; h++)
+            for (int64_t w = ws; w < we; w++) s += xc[h * W + w];
+          int64_t cnt;
+          if (kind == P_AVG_INCL) {
+            int64_t hh = DML_CPU_MIN(h1, H + g->pe[0]) - h0;
+            int64_t wh = DML_CPU_MIN(w1, W + g->pe[1]) - w0;
+            cnt = hh * wh;
+          } else {
+            cnt = (he - hs) * (we - ws);
+          }
+          yc[oh * OW + ow] = cnt > 0 ? s / (float)cnt : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+static dml_status_t pool_run(const dml_cpu_call_t *c, pool_kind_t kind) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0], *ind = dml_cpu_out(c, 1);
+  dml_dtype_t dt = x->dtype;
+  int ok = kind == P_MAX ? (dml_dtype_is_float(dt) || dml_dtype_is_int(dt))
+                         : dml_dtype_is_float(dt);
+  if (!ok) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (ind && ind->dtype != DML_DTYPE_I64) return dml_cpu_err_dtype(c, "Indices", ind->dtype);
+  pool_geo_t g;
+  DML_RETURN_IF_ERROR(pool_geo(c, &g));
+  if (ind && (ind->rank != y->rank || memcmp(ind->dims, y->dims, sizeof(int64_t) * (size_t)y->rank)))
+    return dml_cpu_err_shapes(c, "Indices must have Y's shape");
+  int storage_order = (int)dml_cpu_get_int(c, "storage_order", 0);
+  if (storage_order != 0 && storage_order != 1)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "storage_order must be 0 or 1");
+  if (dml_cpu_numel(y) == 0) return DML_OK;
+  int no_dil = 1;
+  for (int i = 0; i < g.r; i++) no_dil &= g.d[i] == 1;
+  if (dt == DML_DTYPE_F32 && g.r == 2 && no_dil) {
+    pool2d_f32(&g, kind, (const float *)x->data, (float *)y->data,
+               ind ? (int64_t *)ind->data : NULL, storage_order);
+    return DML_OK;
+  }
+  int64_t *ip = ind ? (int64_t *)ind->data : NULL;
+  for (int64_t nc = 0; nc < g.NC; nc++) {
+    int64_t oidx[SP_MAX] = {0};
+    for (int64_t o = 0; o < g.out_sz; o++) {
+      int64_t arg = -1;
+      double v = pool_window_f64(&g, kind, dt, x->data, nc * g.in_sz, oidx, &arg);
+      size_t yi = (size_t)(nc * g.out_sz + o);
+      if (kind == P_MAX && arg < 0) v = dml_dtype_is_float(dt) ? -INFINITY : 0;
+      dml_store_f64(dt, y->data, yi, v);
+      if (ip) {
+        int64_t sp = arg < 0 ? 0 : arg;
+        if (storage_order && arg >= 0) {
+          /* column-major spatial offset */
+          int64_t rem = arg, cm = 0, mul = 1;
+          int64_t idx[SP_MAX];
+          for (int i = g.r - 1; i >= 0; i--) idx[i] = rem % g.in[i], rem /= g.in[i];
+          for (int i = 0; i < g.r; i++) cm += idx[i] * mul, mul *= g.in[i];
+          sp = cm;
+        }
+        ip[yi] = nc * g.in_sz + sp;
+      }
+      for (int i = g.r - 1; i >= 0; i--) {
+        if (++oidx[i] < g.out[i]) break;
+        oidx[i] = 0;
+      }
+    }
+  }
+  return DML_OK;
+}
+
+/* ONNX MaxPool (12): max over each window (padding never wins); optional
+ * Indices output holds flattened offsets into X (storage_order 0 row-major,
+ * 1 column-major over the spatial dims). */
+dml_status_t dml_cpuk_MaxPool(const dml_cpu_call_t *c) { return pool_run(c, P_MAX); }
+
+/* ONNX AveragePool (11): mean over each window; the divisor counts padded
+ * positions only when count_include_pad = 1. */
+dml_status_t dml_cpuk_AveragePool(const dml_cpu_call_t *c) {
+  return pool_run(c, dml_cpu_get_int(c, "count_include_pad", 0) ? P_AVG_INCL : P_AVG_EXCL);
+}
+
+/* ONNX GlobalAveragePool / GlobalMaxPool (1): mean / max over all spatial
+ * dims; Y is [N, C, 1, ..., 1]. */
+dml_status_t dml_cpuk_GlobalPool(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  int is_max = c->op == DML_OP_GLOBAL_MAX_POOL;
+  if (!dml_dtype_is_float(dt) && !(is_max && dml_dtype_is_int(dt)))
+    return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (x->rank < 2 || y->rank != x->rank || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+    return dml_cpu_err_shapes(c, "Y must be [N, C, 1, ...]");
+  for (int32_t i = 2; i < y->rank; i++)
+    if (y->dims[i] != 1) return dml_cpu_err_shapes(c, "Y must be [N, C, 1, ...]");
+  int64_t nc = x->dims[0] * x->dims[1], sp = 1;
+  for (int32_t i = 2; i < x->rank; i++) sp *= x->dims[i];
+  if (dt == DML_DTYPE_F32) {
+    const float *in = (const float *)x->data;
+    float *out = (float *)y->data;
+    for (int64_t i = 0; i < nc; i++) {
+      const float *p = in + i * sp;
+      if (is_max) {
+        float m = sp ? p[0] : -INFINITY;
+        for (int64_t j = 1; j < sp; j++) m = p[j] > m ? p[j] : m;
+        out[i] = m;
+      } else {
+        float s[8] = {0};
+        int64_t j = 0;
+        for (; j + 8 <= sp; j += 8)
+          for (int u = 0; u < 8; u++) s[u] += p[j + u];
+        float t = 0.0f;
+        for (int u = 0; u < 8; u++) t += s[u];
+        for (; j < sp; j++) t += p[j];
+        out[i] = sp ? t / (float)sp : 0.0f;
+      }
+    }
+    return DML_OK;
+  }
+  for (int64_t i = 0; i < nc; i++) {
+    double acc = is_max ? -INFINITY : 0.0;
+    for (int64_t j = 0; j < sp; j++) {
+      double v = dml_load_f64(dt, x->data, (size_t)(i * sp + j));
+      acc = is_max ? (v > acc || j == 0 ? v : acc) : acc + v;
+    }
+    if (!is_max && sp) acc /= (double)sp;
+    dml_store_f64(dt, y->data, (size_t)i, acc);
+  }
+  return DML_OK;
+}
