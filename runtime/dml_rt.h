@@ -16,7 +16,10 @@
  *     the model.
  *   - A model is immutable after load and may be shared by any number of
  *     threads and sessions. Its weights are used in place from the mmap'ed
- *     file (read-only); load_memory copies the bytes it is given.
+ *     file (read-only); load_memory copies the bytes it is given. While a
+ *     model loaded from a file lives, the file must not be truncated or
+ *     rewritten in place (a mapping would fault); replacing it by rename, as
+ *     dmlc's writers do, is safe.
  *   - A session belongs to one thread at a time. It owns its arena (the
  *     planned size) and scratch, allocated once at create; set_input copies
  *     into the arena, and run allocates nothing.
