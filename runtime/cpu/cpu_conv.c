@@ -6,13 +6,13 @@
  * threads and a batch, images are spread over the pool (one im2col buffer
  * per thread). f64/f16/bf16: a direct loop in double.
  */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Before the includes, so the inline helpers get the same options. */
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
 #include <string.h>
 
 #include "cpu_internal.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3")
-#endif
 
 #define SP_MAX (DML_MAX_RANK - 2)
 

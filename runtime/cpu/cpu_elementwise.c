@@ -8,14 +8,14 @@
  * multidirectional rule (ONNX "Broadcasting in ONNX"), unidirectional for
  * PRelu.
  */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Before the includes, so the inline helpers get the same options. */
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
 #include <math.h>
 #include <string.h>
 
 #include "cpu_internal.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3")
-#endif
 
 /* ======================================================================
  * Unary ops (ONNX opset 13-17 definitions of Abs, Neg, Relu, LeakyRelu (16),

@@ -10,16 +10,16 @@
  * the compiler vectorizes. Rows with M <= 2 take a GEMV path with no
  * packing. Work is spread over the thread pool by (MC block, NR panels).
  */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Before the includes, so the inline helpers get the same options. */
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
 #include <string.h>
 
 #include "cpu_internal.h"
 
 #if DML_CPU_X86
 #include <immintrin.h>
-#endif
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3")
 #endif
 
 #define KC 256

@@ -10,7 +10,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
 #include "dml_cpu.h"
 
 /* ---- errors ----------------------------------------------------------- */

@@ -5,14 +5,14 @@
  * Statistics are accumulated in double; f32 data is read and written
  * directly, other float dtypes through dml_load_f64/dml_store_f64.
  */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Before the includes, so the inline helpers get the same options. */
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
 #include <math.h>
 #include <string.h>
 
 #include "cpu_internal.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3")
-#endif
 
 static inline double ld(dml_dtype_t dt, const void *p, int64_t i) {
   return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i] : dml_load_f64(dt, p, (size_t)i);
@@ -203,6 +203,25 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
  *   logsoftmax(x)_i = x_i - max - log(sum_j exp(x_j - max)).
  * ====================================================================== */
 
+/* One contiguous f32 row. */
+static void softmax_row_f32(const float *restrict xp, float *restrict yp, int64_t n, int logsm) {
+  float m = xp[0];
+  for (int64_t i = 1; i < n; i++) m = xp[i] > m ? xp[i] : m;
+  float s = 0.0f;
+  for (int64_t i = 0; i < n; i++) {
+    float e = expf(xp[i] - m);
+    yp[i] = e;
+    s += e;
+  }
+  if (logsm) {
+    float ls = logf(s) + m;
+    for (int64_t i = 0; i < n; i++) yp[i] = xp[i] - ls;
+  } else {
+    float inv = 1.0f / s;
+    for (int64_t i = 0; i < n; i++) yp[i] *= inv;
+  }
+}
+
 dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0];
   dml_tensor_t *y = &c->outputs[0];
@@ -225,6 +244,10 @@ dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
   for (int64_t o = 0; o < outer; o++)
     for (int64_t in = 0; in < inner; in++) {
       int64_t base = o * n * inner + in;
+      if (dt == DML_DTYPE_F32 && inner == 1) {
+        softmax_row_f32((const float *)x->data + base, (float *)y->data + base, n, logsm);
+        continue;
+      }
       if (dt == DML_DTYPE_F32) {
         const float *xp = (const float *)x->data + base;
         float *yp = (float *)y->data + base;

@@ -3,14 +3,14 @@
  * as in opset 19 accepted), GlobalAveragePool and GlobalMaxPool (opset 1),
  * N-D. f32 has a direct path; other dtypes go through double.
  */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Before the includes, so the inline helpers get the same options. */
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
 #include <math.h>
 #include <string.h>
 
 #include "cpu_internal.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3")
-#endif
 
 #define SP_MAX (DML_MAX_RANK - 2)
 
@@ -143,46 +143,70 @@ static double pool_window_f64(const pool_geo_t *g, pool_kind_t kind, dml_dtype_t
   return count ? acc / (double)count : 0.0;
 }
 
-/* f32 2-D fast path (no dilation); `ind` may be NULL. */
-static void pool2d_f32(const pool_geo_t *g, pool_kind_t kind, const float *x, float *y,
-                       int64_t *ind, int storage_order) {
+/* f32 2-D path without Indices: row-wise, so the inner loops over output
+ * columns vectorize. Dilations supported. */
+DML_CPU_CLONES
+static void pool_row_max(float *restrict yr, const float *restrict xr, int64_t lo, int64_t hi,
+                         int64_t sw, int64_t off) {
+  for (int64_t ow = lo; ow < hi; ow++) {
+    float v = xr[ow * sw + off];
+    yr[ow] = v > yr[ow] ? v : yr[ow];
+  }
+}
+DML_CPU_CLONES
+static void pool_row_sum(float *restrict yr, const float *restrict xr, int64_t lo, int64_t hi,
+                         int64_t sw, int64_t off) {
+  for (int64_t ow = lo; ow < hi; ow++) yr[ow] += xr[ow * sw + off];
+}
+
+static void pool2d_f32(const pool_geo_t *g, pool_kind_t kind, const float *x, float *y) {
   int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
+  int64_t kh = g->k[0], kw = g->k[1], sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1];
+  int64_t pt = g->pb[0], pl = g->pb[1];
+  /* Window widths per output column (the same for every row), cached. */
+  enum { WC_CACHE = 512 };
+  int32_t wcache[WC_CACHE];
+  for (int i = 0; i < WC_CACHE; i++) wcache[i] = -1;
   for (int64_t nc = 0; nc < g->NC; nc++) {
     const float *xc = x + nc * H * W;
-    float *yc = y + nc * OH * OW;
     for (int64_t oh = 0; oh < OH; oh++) {
-      int64_t h0 = oh * g->s[0] - g->pb[0], h1 = h0 + g->k[0];
-      int64_t hs = DML_CPU_MAX(h0, (int64_t)0), he = DML_CPU_MIN(h1, H);
-      for (int64_t ow = 0; ow < OW; ow++) {
-        int64_t w0 = ow * g->s[1] - g->pb[1], w1 = w0 + g->k[1];
-        int64_t ws = DML_CPU_MAX(w0, (int64_t)0), we = DML_CPU_MIN(w1, W);
-        if (kind == P_MAX) {
-          float m = -INFINITY;
-          int64_t bh = -1, bw = -1;
-          for (int64_t h = hs; h < he; h++)
-            for (int64_t w = ws; w < we; w++) {
-              float v = xc[h * W + w];
-              if (v > m || bh < 0) m = v, bh = h, bw = w;
-            }
-          yc[oh * OW + ow] = m;
-          if (ind) {
-            int64_t sp = bh < 0 ? 0 : storage_order ? bh + bw * H : bh * W + bw;
-            ind[nc * OH * OW + oh * OW + ow] = nc * H * W + sp;
-          }
-        } else {
-          float s = 0.0f;
-          for (int64_t h = hs; h < he; h++)
-            for (int64_t w = ws; w < we; w++) s += xc[h * W + w];
-          int64_t cnt;
-          if (kind == P_AVG_INCL) {
-            int64_t hh = DML_CPU_MIN(h1, H + g->pe[0]) - h0;
-            int64_t wh = DML_CPU_MIN(w1, W + g->pe[1]) - w0;
-            cnt = hh * wh;
-          } else {
-            cnt = (he - hs) * (we - ws);
-          }
-          yc[oh * OW + ow] = cnt > 0 ? s / (float)cnt : 0.0f;
+      float *yr = y + (nc * OH + oh) * OW;
+      float init = kind == P_MAX ? -INFINITY : 0.0f;
+      for (int64_t ow = 0; ow < OW; ow++) yr[ow] = init;
+      int64_t hcnt = 0, hcnt_pad = 0;
+      for (int64_t i = 0; i < kh; i++) {
+        int64_t h = oh * sh - pt + i * dh;
+        if (h >= -pt && h < H + g->pe[0]) hcnt_pad++;
+        if (h < 0 || h >= H) continue;
+        hcnt++;
+        const float *xr = xc + h * W;
+        for (int64_t j = 0; j < kw; j++) {
+          int64_t off = j * dw - pl; /* iw = ow*sw + off */
+          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+          int64_t hi = W - 1 - off >= 0 ? (W - 1 - off) / sw + 1 : 0;
+          if (hi > OW) hi = OW;
+          if (lo >= hi) continue;
+          if (kind == P_MAX)
+            pool_row_max(yr, xr, lo, hi, sw, off);
+          else
+            pool_row_sum(yr, xr, lo, hi, sw, off);
         }
+      }
+      if (kind == P_MAX) continue;
+      int64_t hc = kind == P_AVG_INCL ? hcnt_pad : hcnt;
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t wc = 0;
+        if (ow < WC_CACHE && wcache[ow] >= 0) {
+          wc = wcache[ow];
+        } else {
+          for (int64_t j = 0; j < kw; j++) {
+            int64_t iw = ow * sw - pl + j * dw;
+            wc += kind == P_AVG_INCL ? (iw >= -pl && iw < W + g->pe[1]) : (iw >= 0 && iw < W);
+          }
+          if (ow < WC_CACHE) wcache[ow] = (int32_t)wc;
+        }
+        int64_t cnt = hc * wc;
+        yr[ow] = cnt > 0 ? yr[ow] / (float)cnt : 0.0f;
       }
     }
   }
@@ -205,11 +229,8 @@ static dml_status_t pool_run(const dml_cpu_call_t *c, pool_kind_t kind) {
   if (storage_order != 0 && storage_order != 1)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "storage_order must be 0 or 1");
   if (dml_cpu_numel(y) == 0) return DML_OK;
-  int no_dil = 1;
-  for (int i = 0; i < g.r; i++) no_dil &= g.d[i] == 1;
-  if (dt == DML_DTYPE_F32 && g.r == 2 && no_dil) {
-    pool2d_f32(&g, kind, (const float *)x->data, (float *)y->data,
-               ind ? (int64_t *)ind->data : NULL, storage_order);
+  if (dt == DML_DTYPE_F32 && g.r == 2 && !ind) {
+    pool2d_f32(&g, kind, (const float *)x->data, (float *)y->data);
     return DML_OK;
   }
   int64_t *ip = ind ? (int64_t *)ind->data : NULL;

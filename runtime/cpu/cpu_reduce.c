@@ -9,14 +9,14 @@
  * identity: 0 (Sum), 1 (Prod), -inf/+inf or the integer range's end
  * (Max/Min), NaN (Mean of floats).
  */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Before the includes, so the inline helpers get the same options. */
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
 #include <math.h>
 #include <string.h>
 
 #include "cpu_internal.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O3")
-#endif
 
 /* Dims after merging neighbours of the same kind (reduced or kept) and
  * dropping extent-1 dims. */
