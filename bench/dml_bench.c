@@ -37,15 +37,19 @@ static int fail(dml_status_t s) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr,
-            "usage: dml_bench PKG INPUT.npy [--iterations N] [--warmup N] [--threads N]\n");
+    fprintf(
+        stderr,
+        "usage: dml_bench PKG INPUT.npy [--iterations N] [--warmup N] [--threads N]\n");
     return 2;
   }
   int iterations = 200, warmup = 20, threads = 1;
   for (int i = 3; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--iterations")) iterations = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "--iterations"))
+      iterations = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--warmup"))
+      warmup = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--threads"))
+      threads = atoi(argv[i + 1]);
     else {
       fprintf(stderr, "error: dml_bench: unknown flag '%s'\n", argv[i]);
       return 2;

@@ -1,4 +1,5 @@
-/* cmd_compile.c — `dmlc compile MODEL.onnx -o OUT.dmlpkg [--target cpu] [--batch-bound N]`. */
+/* cmd_compile.c — `dmlc compile MODEL.onnx -o OUT.dmlpkg [--target cpu] [--batch-bound
+ * N]`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,19 +8,21 @@
 #include "dmlc_cmds.h"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target cpu] [--batch-bound N]\n"
-          "                    [--print-ir-after=PASS] [--print-ir-after-all]\n\n"
-          "Compiles an ONNX model (opsets 7-17) into a .dmlpkg package: import, shape\n"
-          "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
-          "  -o, --output FILE        the package to write (replaced atomically)\n"
-          "  --target LIST            comma-separated targets; this version has: cpu\n"
-          "  --batch-bound N          upper bound of symbolic dims such as the batch\n"
-          "                           (default 64); any batch up to N runs without\n"
-          "                           recompiling\n"
-          "  --print-ir-after=PASS    dump the IR to stderr after PASS (see dmlc opt --list-passes)\n"
-          "  --print-ir-after-all     dump the IR to stderr after every pass\n"
-          "  -h, --help               this text\n");
+  fprintf(
+      f,
+      "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target cpu] [--batch-bound N]\n"
+      "                    [--print-ir-after=PASS] [--print-ir-after-all]\n\n"
+      "Compiles an ONNX model (opsets 7-17) into a .dmlpkg package: import, shape\n"
+      "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
+      "  -o, --output FILE        the package to write (replaced atomically)\n"
+      "  --target LIST            comma-separated targets; this version has: cpu\n"
+      "  --batch-bound N          upper bound of symbolic dims such as the batch\n"
+      "                           (default 64); any batch up to N runs without\n"
+      "                           recompiling\n"
+      "  --print-ir-after=PASS    dump the IR to stderr after PASS (see dmlc opt "
+      "--list-passes)\n"
+      "  --print-ir-after-all     dump the IR to stderr after every pass\n"
+      "  -h, --help               this text\n");
 }
 
 /* Matches "--flag VALUE" and "--flag=VALUE"; advances *i. */
@@ -48,7 +51,8 @@ int dmlc_cmd_compile(int argc, char **argv) {
       char *end;
       o.batch_bound = strtoll(v, &end, 10);
       if (*end || o.batch_bound < 1) {
-        fprintf(stderr, "error: compile: --batch-bound needs a positive integer, got '%s'\n", v);
+        fprintf(stderr,
+                "error: compile: --batch-bound needs a positive integer, got '%s'\n", v);
         return 2;
       }
     } else if ((v = flag_value(argc, argv, &i, "--print-ir-after"))) {
@@ -62,12 +66,14 @@ int dmlc_cmd_compile(int argc, char **argv) {
     } else if (!model) {
       model = argv[i];
     } else {
-      fprintf(stderr, "error: compile: more than one model given ('%s', '%s')\n", model, argv[i]);
+      fprintf(stderr, "error: compile: more than one model given ('%s', '%s')\n", model,
+              argv[i]);
       return 2;
     }
   }
   if (!model || !out) {
-    fprintf(stderr, "error: compile: %s\n", !model ? "no model given" : "no output given (-o)");
+    fprintf(stderr, "error: compile: %s\n",
+            !model ? "no model given" : "no output given (-o)");
     usage(stderr);
     return 2;
   }
@@ -81,9 +87,10 @@ int dmlc_cmd_compile(int argc, char **argv) {
   dml_compile_report_t r;
   dml_status_t s = dml_compile_onnx_file(model, out, &o, &r);
   if (s) return dmlc_report(s);
-  printf("compiled %s -> %s: %u nodes, %u weights (%llu bytes), arena %lld bytes, "
-         "package %llu bytes, %.1f ms\n",
-         model, out, r.num_nodes, r.num_weights, (unsigned long long)r.weight_bytes,
-         (long long)r.arena_bytes, (unsigned long long)r.package_bytes, r.compile_ms);
+  printf(
+      "compiled %s -> %s: %u nodes, %u weights (%llu bytes), arena %lld bytes, "
+      "package %llu bytes, %.1f ms\n",
+      model, out, r.num_nodes, r.num_weights, (unsigned long long)r.weight_bytes,
+      (long long)r.arena_bytes, (unsigned long long)r.package_bytes, r.compile_ms);
   return 0;
 }

@@ -19,37 +19,38 @@
 #define OPT_DEFAULT_ELIDE 16
 
 static void opt_usage(FILE *f) {
-  fprintf(f,
-          "usage: dmlc opt FILE.dmlir|MODEL.onnx|- [flags]\n"
-          "       dmlc opt --list-passes\n"
-          "\n"
-          "Reads a module (textual IR, an ONNX model, or IR text on stdin for '-'),\n"
-          "runs a pass pipeline on it and prints the resulting module to stdout.\n"
-          "\n"
-          "flags:\n"
-          "  --pass-pipeline=LIST   comma-separated passes to run in order, e.g.\n"
-          "                         'shape-infer,const-fold,dce'; 'default' is the\n"
-          "                         compile pipeline (%s).\n"
-          "                         Without this flag: no passes for IR text (parse,\n"
-          "                         verify, print) and 'shape-infer' for ONNX models.\n"
-          "  --print-ir-after=NAME  print the module to stderr after each run of pass\n"
-          "                         NAME (a comma-separated list names several)\n"
-          "  --print-ir-after-all   print the module to stderr after every pass\n"
-          "  --list-passes          list the passes with a one-line summary and exit\n"
-          "  --no-elide             print constants in full (default: constants of more\n"
-          "                         than %d elements print as dense<elided>)\n"
-          "  --batch-bound N        upper bound of every symbolic dim: for ONNX models\n"
-          "                         the bound given to each dim_param (default 64); for\n"
-          "                         IR text it replaces the bound of every `sym`\n"
-          "  --no-verify-each       do not verify the module after every pass (verifying\n"
-          "                         is on by default; the input is always verified)\n"
-          "  --print-locations      print node names as loc(\"name\")\n"
-          "  -o FILE                write the module to FILE instead of stdout\n"
-          "  -h, --help             show this help\n"
-          "\n"
-          "Errors print as 'error: <op>: <reason>' with details; exit status 1 on an\n"
-          "error, 2 on a usage error.\n",
-          dml_pass_default_pipeline(), OPT_DEFAULT_ELIDE);
+  fprintf(
+      f,
+      "usage: dmlc opt FILE.dmlir|MODEL.onnx|- [flags]\n"
+      "       dmlc opt --list-passes\n"
+      "\n"
+      "Reads a module (textual IR, an ONNX model, or IR text on stdin for '-'),\n"
+      "runs a pass pipeline on it and prints the resulting module to stdout.\n"
+      "\n"
+      "flags:\n"
+      "  --pass-pipeline=LIST   comma-separated passes to run in order, e.g.\n"
+      "                         'shape-infer,const-fold,dce'; 'default' is the\n"
+      "                         compile pipeline (%s).\n"
+      "                         Without this flag: no passes for IR text (parse,\n"
+      "                         verify, print) and 'shape-infer' for ONNX models.\n"
+      "  --print-ir-after=NAME  print the module to stderr after each run of pass\n"
+      "                         NAME (a comma-separated list names several)\n"
+      "  --print-ir-after-all   print the module to stderr after every pass\n"
+      "  --list-passes          list the passes with a one-line summary and exit\n"
+      "  --no-elide             print constants in full (default: constants of more\n"
+      "                         than %d elements print as dense<elided>)\n"
+      "  --batch-bound N        upper bound of every symbolic dim: for ONNX models\n"
+      "                         the bound given to each dim_param (default 64); for\n"
+      "                         IR text it replaces the bound of every `sym`\n"
+      "  --no-verify-each       do not verify the module after every pass (verifying\n"
+      "                         is on by default; the input is always verified)\n"
+      "  --print-locations      print node names as loc(\"name\")\n"
+      "  -o FILE                write the module to FILE instead of stdout\n"
+      "  -h, --help             show this help\n"
+      "\n"
+      "Errors print as 'error: <op>: <reason>' with details; exit status 1 on an\n"
+      "error, 2 on a usage error.\n",
+      dml_pass_default_pipeline(), OPT_DEFAULT_ELIDE);
 }
 
 static void list_passes(FILE *f) {

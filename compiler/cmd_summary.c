@@ -30,7 +30,7 @@ typedef struct {
   row_t *rows;
   size_t n, cap;
   int64_t trainable, non_trainable;
-  int64_t arena_bytes;    /* -1 when not planned */
+  int64_t arena_bytes; /* -1 when not planned */
   uint64_t weights_bytes;
 } summary_t;
 
@@ -63,17 +63,24 @@ static const char *with_commas(int64_t v, char *buf, size_t cap) {
 
 /* "235.1K", "1.2M", "512" */
 static const char *short_form(int64_t v, char *buf, size_t cap) {
-  if (v < 1000) snprintf(buf, cap, "%lld", (long long)v);
-  else if (v < 1000000) snprintf(buf, cap, "%.1fK", (double)v / 1e3);
-  else if (v < 1000000000) snprintf(buf, cap, "%.1fM", (double)v / 1e6);
-  else snprintf(buf, cap, "%.1fB", (double)v / 1e9);
+  if (v < 1000)
+    snprintf(buf, cap, "%lld", (long long)v);
+  else if (v < 1000000)
+    snprintf(buf, cap, "%.1fK", (double)v / 1e3);
+  else if (v < 1000000000)
+    snprintf(buf, cap, "%.1fM", (double)v / 1e6);
+  else
+    snprintf(buf, cap, "%.1fB", (double)v / 1e9);
   return buf;
 }
 
 static const char *bytes_str(double b, char *buf, size_t cap) {
-  if (b < 1024) snprintf(buf, cap, "%.0f B", b);
-  else if (b < 1024 * 1024) snprintf(buf, cap, "%.1f KiB", b / 1024);
-  else snprintf(buf, cap, "%.1f MiB", b / (1024 * 1024));
+  if (b < 1024)
+    snprintf(buf, cap, "%.0f B", b);
+  else if (b < 1024 * 1024)
+    snprintf(buf, cap, "%.1f KiB", b / 1024);
+  else
+    snprintf(buf, cap, "%.1f MiB", b / (1024 * 1024));
   return buf;
 }
 
@@ -89,7 +96,8 @@ static dml_status_t from_onnx(const char *path, int64_t bound, summary_t *s) {
   memset(&po, 0, sizeof po);
   dml_status_t st = dml_pass_run_pipeline(m, "shape-infer", &po);
   dml_ir_function_t *f = st ? NULL : dml_ir_module_find_function(m, "forward");
-  if (!st && !f) st = dml_status_make(DML_STATUS_NOT_FOUND, "summary", "no forward function");
+  if (!st && !f)
+    st = dml_status_make(DML_STATUS_NOT_FOUND, "summary", "no forward function");
   s->arena_bytes = -1;
   for (uint32_t i = 0; i < m->n_globals; i++) m->globals[i]->user = NULL;
   for (dml_ir_node_t *n = f ? f->first : NULL; n && !st; n = n->next) {
@@ -111,14 +119,17 @@ static dml_status_t from_onnx(const char *path, int64_t bound, summary_t *s) {
     }
     for (uint32_t i = 0; i < n->n_inputs; i++) {
       dml_ir_value_t *v = n->inputs[i];
-      if (!v || v->kind != DML_IR_VALUE_GLOBAL || v->user || !dml_dtype_is_float(v->type.dtype))
+      if (!v || v->kind != DML_IR_VALUE_GLOBAL || v->user ||
+          !dml_dtype_is_float(v->type.dtype))
         continue;
       v->user = (void *)1;
       int64_t cnt = dml_ir_type_numel_bound(m, &v->type);
       if (cnt < 0) continue;
       r->params += cnt;
-      if (v->global_flags & DML_IR_GLOBAL_PARAM) s->trainable += cnt;
-      else s->non_trainable += cnt;
+      if (v->global_flags & DML_IR_GLOBAL_PARAM)
+        s->trainable += cnt;
+      else
+        s->non_trainable += cnt;
     }
   }
   for (uint32_t i = 0; i < m->n_globals; i++) {
@@ -141,7 +152,8 @@ static void io_shape_str(const dml_rt_io_info_t *t, char *buf, size_t cap) {
         k += (size_t)snprintf(buf + k, cap - k, "%s%lld*%s", d ? "," : "",
                               (long long)t->dim_multiplier[d], t->dim_symbol[d]);
     } else {
-      k += (size_t)snprintf(buf + k, cap - k, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+      k += (size_t)snprintf(buf + k, cap - k, "%s%lld", d ? "," : "",
+                            (long long)t->dims[d]);
     }
   }
   if (k < cap) snprintf(buf + k, cap - k, "]");
@@ -161,7 +173,8 @@ static dml_status_t from_package(const char *path, summary_t *s) {
     dml_rt_node_info_t ni;
     st = dml_rt_model_node_info(m, i, &ni);
     row_t *r = st ? NULL : add_row(s);
-    if (!st && !r) st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "summary", "out of memory");
+    if (!st && !r)
+      st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "summary", "out of memory");
     if (st) break;
     snprintf(r->name, sizeof r->name, "%s", *ni.name ? ni.name : "-");
     snprintf(r->op, sizeof r->op, "%s", ni.op_name);
@@ -171,7 +184,8 @@ static dml_status_t from_package(const char *path, summary_t *s) {
       st = dml_rt_model_node_output(m, i, o, &vi);
       char t[128];
       if (!st) io_shape_str(&vi.type, t, sizeof t);
-      if (!st) k += (size_t)snprintf(r->shape + k, sizeof r->shape - k, "%s%s", o ? " " : "", t);
+      if (!st)
+        k += (size_t)snprintf(r->shape + k, sizeof r->shape - k, "%s%s", o ? " " : "", t);
     }
     for (uint32_t in = 0; in < ni.n_inputs && !st; in++) {
       dml_rt_value_info_t vi;
@@ -184,8 +198,10 @@ static dml_status_t from_package(const char *path, summary_t *s) {
       if (dup || !seen) continue;
       if (n_seen < (size_t)nn * 8 + 1) seen[n_seen++] = vi.offset;
       r->params += vi.numel_bound;
-      if (vi.flags & DML_RT_VALUE_PARAM) s->trainable += vi.numel_bound;
-      else s->non_trainable += vi.numel_bound;
+      if (vi.flags & DML_RT_VALUE_PARAM)
+        s->trainable += vi.numel_bound;
+      else
+        s->non_trainable += vi.numel_bound;
     }
   }
   free(seen);
@@ -235,8 +251,8 @@ int dmlc_cmd_summary(int argc, char **argv) {
   }
   summary_t s;
   memset(&s, 0, sizeof s);
-  dml_status_t st = ends_with(path, ".onnx") ? from_onnx(path, bound, &s)
-                                             : from_package(path, &s);
+  dml_status_t st =
+      ends_with(path, ".onnx") ? from_onnx(path, bound, &s) : from_package(path, &s);
   if (st) {
     free(s.rows);
     return dmlc_report(st);
@@ -263,7 +279,8 @@ int dmlc_cmd_summary(int argc, char **argv) {
   for (int i = 0; i < width; i++) putchar('=');
   putchar('\n');
   int64_t total = s.trainable + s.non_trainable;
-  printf("Total params: %s (%s)\n", with_commas(total, a, sizeof a), short_form(total, b, sizeof b));
+  printf("Total params: %s (%s)\n", with_commas(total, a, sizeof a),
+         short_form(total, b, sizeof b));
   printf("Trainable params: %s (%s)\n", with_commas(s.trainable, a, sizeof a),
          short_form(s.trainable, b, sizeof b));
   printf("Non-trainable params: %s (%s)\n", with_commas(s.non_trainable, a, sizeof a),

@@ -1,11 +1,10 @@
 /* driver.c — ONNX -> IR -> default pass pipeline -> .dmlpkg (dml_driver.h). */
-#include "dml_driver.h"
-
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dml_driver.h"
 #include "dml_ir.h"
 #include "dml_onnx.h"
 #include "dml_package_emit.h"
@@ -24,12 +23,14 @@ static dml_status_t check_targets(const char *targets) {
     const char *e = strchr(p, ',');
     size_t n = e ? (size_t)(e - p) : strlen(p);
     if (!(n == 3 && !strncmp(p, "cpu", 3))) {
-      int known = (n == 6 && !strncmp(p, "vulkan", 6)) || (n == 4 && !strncmp(p, "cuda", 4)) ||
+      int known = (n == 6 && !strncmp(p, "vulkan", 6)) ||
+                  (n == 4 && !strncmp(p, "cuda", 4)) ||
                   (n == 5 && !strncmp(p, "metal", 5));
       return dml_status_detail(
           dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
-                          known ? "target '%.*s' is not implemented in this version of dmlc"
-                                : "unknown target '%.*s'",
+                          known
+                              ? "target '%.*s' is not implemented in this version of dmlc"
+                              : "unknown target '%.*s'",
                           (int)n, p),
           "available targets: cpu");
     }

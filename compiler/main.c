@@ -22,7 +22,8 @@ static const cmd_t k_cmds[] = {
     {"opt", dmlc_cmd_opt, "run passes on a .dmlir file or ONNX model and print the IR"},
 #endif
 #ifdef DMLC_HAVE_CMD_INSPECT
-    {"inspect", dmlc_cmd_inspect, "show a package's sections, inputs/outputs and memory plan"},
+    {"inspect", dmlc_cmd_inspect,
+     "show a package's sections, inputs/outputs and memory plan"},
 #endif
 #ifdef DMLC_HAVE_CMD_SUMMARY
     {"summary", dmlc_cmd_summary, "table of layers, output shapes and parameter counts"},
@@ -31,10 +32,11 @@ static const cmd_t k_cmds[] = {
 };
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: dmlc <command> [args]\n\n"
-          "dmlc compiles ONNX models ahead of time into .dmlpkg packages and runs them.\n\n"
-          "commands:\n");
+  fprintf(
+      f,
+      "usage: dmlc <command> [args]\n\n"
+      "dmlc compiles ONNX models ahead of time into .dmlpkg packages and runs them.\n\n"
+      "commands:\n");
   for (size_t i = 0; k_cmds[i].name; i++)
     fprintf(f, "  %-9s %s\n", k_cmds[i].name, k_cmds[i].summary);
   fprintf(f, "\n`dmlc <command> --help` describes each command's flags.\n");

@@ -36,7 +36,8 @@ static unsigned char *read_idx(const char *path, uint32_t magic, uint32_t ndims,
   unsigned char hdr[16];
   size_t hbytes = 4 + 4 * (size_t)ndims;
   if (gzread(f, hdr, (unsigned)hbytes) != (int)hbytes || be32(hdr) != magic) {
-    fprintf(stderr, "error: idx: '%s' is not an IDX file with magic 0x%08x\n", path, magic);
+    fprintf(stderr, "error: idx: '%s' is not an IDX file with magic 0x%08x\n", path,
+            magic);
     gzclose(f);
     return NULL;
   }
@@ -74,12 +75,16 @@ int main(int argc, char **argv) {
   const char *pkg = NULL, *dir = "/usr/share/datasets/fashion-mnist";
   int64_t batch = 64;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = atoll(argv[++i]);
-    else if (!pkg) pkg = argv[i];
-    else dir = argv[i];
+    if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+      batch = atoll(argv[++i]);
+    else if (!pkg)
+      pkg = argv[i];
+    else
+      dir = argv[i];
   }
   if (!pkg || batch < 1) {
-    fprintf(stderr, "usage: classify_fashion_mnist MODEL.dmlpkg [DATASET_DIR] [--batch N]\n");
+    fprintf(stderr,
+            "usage: classify_fashion_mnist MODEL.dmlpkg [DATASET_DIR] [--batch N]\n");
     return 2;
   }
   char ipath[1024], lpath[1024];

@@ -45,7 +45,8 @@ typedef enum dml_ir_value_kind {
 
 /* Global flags. */
 #define DML_IR_GLOBAL_PARAM 0x1u /* trainable parameter */
-#define DML_IR_GLOBAL_STATE 0x2u /* mutable non-trainable (BN running stats, optimizer state) */
+#define DML_IR_GLOBAL_STATE \
+  0x2u /* mutable non-trainable (BN running stats, optimizer state) */
 
 /* Known contents of a small integer tensor whose elements may be symbolic
  * (e.g. Shape(x) where x is [batch,784] holds {batch, 784}). Set by shape
@@ -57,12 +58,12 @@ typedef struct dml_ir_sym_data {
 
 struct dml_ir_value {
   dml_ir_value_kind_t kind;
-  uint32_t id;          /* unique within the module; printers renumber */
-  const char *name;     /* source name (ONNX tensor name); globals: required */
-  dml_type_t type;      /* rank DML_RANK_UNKNOWN before shape inference */
+  uint32_t id;             /* unique within the module; printers renumber */
+  const char *name;        /* source name (ONNX tensor name); globals: required */
+  dml_type_t type;         /* rank DML_RANK_UNKNOWN before shape inference */
   dml_ir_function_t *func; /* ARG and RESULT: owning function */
-  dml_ir_node_t *def;   /* RESULT: defining node */
-  uint32_t def_index;   /* RESULT: index among def's outputs */
+  dml_ir_node_t *def;      /* RESULT: defining node */
+  uint32_t def_index;      /* RESULT: index among def's outputs */
   /* GLOBAL: initial data (numel * dtype size bytes at static shape), or NULL.
    * Owned by the module's arena. */
   const void *data;
@@ -139,8 +140,8 @@ size_t dml_ir_module_arena_bytes(const dml_ir_module_t *m);
 
 /* Adds symbol `name` with upper bound `bound` (>= 1), or returns the index of
  * an existing symbol of that name (its bound is left unchanged). */
-dml_status_t dml_ir_module_add_symbol(dml_ir_module_t *m, const char *name,
-                                      int64_t bound, int32_t *out_index);
+dml_status_t dml_ir_module_add_symbol(dml_ir_module_t *m, const char *name, int64_t bound,
+                                      int32_t *out_index);
 /* Index of symbol `name`, or -1. */
 int32_t dml_ir_module_find_symbol(const dml_ir_module_t *m, const char *name);
 
@@ -166,7 +167,7 @@ void dml_ir_module_drop_unused_globals(dml_ir_module_t *m);
 /* ---- functions ---- */
 
 dml_status_t dml_ir_function_create(dml_ir_module_t *m, const char *name,
-                                     dml_ir_function_t **out_func);
+                                    dml_ir_function_t **out_func);
 dml_ir_function_t *dml_ir_module_find_function(const dml_ir_module_t *m,
                                                const char *name);
 dml_status_t dml_ir_function_add_arg(dml_ir_function_t *f, const char *name,

@@ -8,10 +8,10 @@
  *     global @fc1.weight : f32[256,784] param = dense<0x0000803f...>
  *     global @shape0 : i64[2] = dense<[-1, 784]>
  *     global @state : f32[4] state
- *     func @forward(%input: f32[batch,784]) -> (f32[batch,128], f32[batch,128]) arena(1024) {
- *       %0 = Gemm(%input, @fc1.weight, _) {alpha = 1.0, transB = 1} : f32[batch,256] mem(0, 65536) loc("/fc1/Gemm")
- *       %a, %b = Split(%0, _) {axis = 1} : f32[batch,128], f32[batch,128]
- *       return %a, %b
+ *     func @forward(%input: f32[batch,784]) -> (f32[batch,128], f32[batch,128])
+ * arena(1024) { %0 = Gemm(%input, @fc1.weight, _) {alpha = 1.0, transB = 1} :
+ * f32[batch,256] mem(0, 65536) loc("/fc1/Gemm") %a, %b = Split(%0, _) {axis = 1} :
+ * f32[batch,128], f32[batch,128] return %a, %b
  *     }
  *   }
  *
@@ -51,8 +51,8 @@ typedef struct dml_ir_print_options {
 
 /* Prints `m` as IR text to `out`. `opts` may be NULL (print everything in
  * full, with locations). Errors: IO when writing fails. */
-dml_status_t dml_ir_print_module(const dml_ir_module_t *m, const dml_ir_print_options_t *opts,
-                                 FILE *out);
+dml_status_t dml_ir_print_module(const dml_ir_module_t *m,
+                                 const dml_ir_print_options_t *opts, FILE *out);
 /* Prints one function (its module's symbols and globals are not printed). */
 dml_status_t dml_ir_print_function(const dml_ir_function_t *f,
                                    const dml_ir_print_options_t *opts, FILE *out);

@@ -41,7 +41,9 @@ typedef struct ictx {
 static const char *node_name(const dml_ir_node_t *n) {
   return n->name && *n->name ? n->name : "<unnamed>";
 }
-static const char *opn(const ictx_t *c) { return dml_op_name(c->n->op); }
+static const char *opn(const ictx_t *c) {
+  return dml_op_name(c->n->op);
+}
 
 /* An error of `code` with the reason, then details naming the node, its op
  * and its input types. */
@@ -124,8 +126,8 @@ static dml_status_t attr_string(const ictx_t *c, const char *name, const char *d
 static dml_status_t norm_axis(const ictx_t *c, int64_t axis, int32_t rank,
                               const char *what, int32_t *out) {
   if (axis < -(int64_t)rank || axis >= (int64_t)rank)
-    return fail(c, INVALID, "%s %lld is out of range for rank %d", what,
-                (long long)axis, (int)rank);
+    return fail(c, INVALID, "%s %lld is out of range for rank %d", what, (long long)axis,
+                (int)rank);
   *out = (int32_t)(axis < 0 ? axis + rank : axis);
   return DML_OK;
 }
@@ -145,15 +147,19 @@ static int dim_eq(dml_dim_t a, dml_dim_t b) {
   if (a.sym < 0 || b.sym < 0) return a.sym < 0 && b.sym < 0 && a.value == b.value;
   return a.sym == b.sym && a.value == b.value;
 }
-static int dim_is(dml_dim_t a, int64_t v) { return a.sym < 0 && a.value == v; }
+static int dim_is(dml_dim_t a, int64_t v) {
+  return a.sym < 0 && a.value == v;
+}
 
 static const char *dim_str(const ictx_t *c, dml_dim_t d, char *buf, size_t cap) {
   if (d.sym < 0) {
     snprintf(buf, cap, "%lld", (long long)d.value);
   } else {
     const char *sn = (uint32_t)d.sym < c->m->n_symbols ? c->m->symbols[d.sym].name : "?";
-    if (d.value == 1) snprintf(buf, cap, "%s", sn);
-    else snprintf(buf, cap, "%lld*%s", (long long)d.value, sn);
+    if (d.value == 1)
+      snprintf(buf, cap, "%s", sn);
+    else
+      snprintf(buf, cap, "%lld*%s", (long long)d.value, sn);
   }
   return buf;
 }
@@ -288,7 +294,8 @@ static dml_status_t need_rank(const ictx_t *c, uint32_t i, int32_t lo, int32_t h
   if (t->rank < lo || t->rank > hi) {
     char tb[TBUF];
     if (lo == hi)
-      return fail(c, INVALID, "input %u must have rank %d, got %s", i, (int)lo, TS(t, tb));
+      return fail(c, INVALID, "input %u must have rank %d, got %s", i, (int)lo,
+                  TS(t, tb));
     if (hi >= DML_MAX_RANK)
       return fail(c, INVALID, "input %u must have rank >= %d, got %s", i, (int)lo,
                   TS(t, tb));
@@ -347,12 +354,14 @@ static dml_status_t bcast(const ictx_t *c, const dml_type_t *a, const dml_type_t
     int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
     dml_dim_t da = ia >= 0 ? a->dims[ia] : D(1);
     dml_dim_t db = ib >= 0 ? b->dims[ib] : D(1);
-    if (dim_eq(da, db) || dim_is(db, 1)) o.dims[i] = da;
-    else if (dim_is(da, 1)) o.dims[i] = db;
+    if (dim_eq(da, db) || dim_is(db, 1))
+      o.dims[i] = da;
+    else if (dim_is(da, 1))
+      o.dims[i] = db;
     else {
       char ta[TBUF], tb[TBUF], sa[64], sb[64];
-      return fail(c, INVALID, "cannot broadcast %s and %s: dim %d is %s vs %s%s", TS(a, ta),
-                  TS(b, tb), (int)i, dim_str(c, da, sa, sizeof(sa)),
+      return fail(c, INVALID, "cannot broadcast %s and %s: dim %d is %s vs %s%s",
+                  TS(a, ta), TS(b, tb), (int)i, dim_str(c, da, sa, sizeof(sa)),
                   dim_str(c, db, sb, sizeof(sb)),
                   da.sym >= 0 || db.sym >= 0
                       ? " (a symbolic dim broadcasts only with an equal dim or 1)"
@@ -388,7 +397,8 @@ static int elems_of(const ictx_t *c, const dml_ir_value_t *v, elems_t *out) {
   if (numel > MAX_ELEMS) return -1;
   if ((uint64_t)numel * dml_dtype_size(v->type.dtype) > v->data_bytes) return 0;
   out->n = (uint32_t)numel;
-  for (uint32_t i = 0; i < out->n; i++) out->e[i] = D(dml_load_i64(v->type.dtype, v->data, i));
+  for (uint32_t i = 0; i < out->n; i++)
+    out->e[i] = D(dml_load_i64(v->type.dtype, v->data, i));
   return 1;
 }
 
@@ -408,7 +418,8 @@ static dml_status_t need_elems(const ictx_t *c, uint32_t i, const char *what,
                 (int)v->type.rank);
   int k = elems_of(c, v, out);
   if (k < 0)
-    return fail(c, INVALID, "%s (input %u) has more than %d elements", what, i, MAX_ELEMS);
+    return fail(c, INVALID, "%s (input %u) has more than %d elements", what, i,
+                MAX_ELEMS);
   if (k == 0)
     return fail(c, UNIMPL,
                 "output shape of %s '%s' depends on run-time data: %s (input %u) is "
@@ -418,14 +429,16 @@ static dml_status_t need_elems(const ictx_t *c, uint32_t i, const char *what,
     for (uint32_t j = 0; j < out->n; j++)
       if (out->e[j].sym >= 0) {
         char sb[64];
-        return fail(c, UNIMPL, "%s (input %u) element %u is symbolic (%s); it must be static",
-                    what, i, j, dim_str(c, out->e[j], sb, sizeof(sb)));
+        return fail(c, UNIMPL,
+                    "%s (input %u) element %u is symbolic (%s); it must be static", what,
+                    i, j, dim_str(c, out->e[j], sb, sizeof(sb)));
       }
   return DML_OK;
 }
 
 /* Float elements of constant input `i`: 1 known, 0 unknown, -1 too many. */
-static int f64s_of(const ictx_t *c, uint32_t i, double *out, uint32_t cap, uint32_t *out_n) {
+static int f64s_of(const ictx_t *c, uint32_t i, double *out, uint32_t cap,
+                   uint32_t *out_n) {
   const dml_ir_value_t *v = in_v(c, i);
   if (!v) return 0;
   if (v->sym_data) {
@@ -437,12 +450,14 @@ static int f64s_of(const ictx_t *c, uint32_t i, double *out, uint32_t cap, uint3
     *out_n = v->sym_data->n;
     return 1;
   }
-  if (v->kind != DML_IR_VALUE_GLOBAL || !v->data || !dml_type_is_static(&v->type)) return 0;
+  if (v->kind != DML_IR_VALUE_GLOBAL || !v->data || !dml_type_is_static(&v->type))
+    return 0;
   int64_t numel = dml_ir_type_numel_bound(c->m, &v->type);
   if (numel < 0) return 0;
   if (numel > (int64_t)cap) return -1;
   if ((uint64_t)numel * dml_dtype_size(v->type.dtype) > v->data_bytes) return 0;
-  for (int64_t k = 0; k < numel; k++) out[k] = dml_load_f64(v->type.dtype, v->data, (size_t)k);
+  for (int64_t k = 0; k < numel; k++)
+    out[k] = dml_load_f64(v->type.dtype, v->data, (size_t)k);
   *out_n = (uint32_t)numel;
   return 1;
 }
@@ -452,8 +467,10 @@ static int f64s_of(const ictx_t *c, uint32_t i, double *out, uint32_t cap, uint3
 static dml_status_t set_sym(ictx_t *c, uint32_t o, const dml_dim_t *e, uint32_t n) {
   if (o >= c->n->n_outputs) return DML_OK;
   dml_ir_value_t *v = c->n->outputs[o];
-  if (!dml_dtype_is_int(v->type.dtype) || v->type.rank > 1 || n > MAX_ELEMS) return DML_OK;
-  if (!dml_type_is_static(&v->type) || dml_ir_type_numel_bound(c->m, &v->type) != (int64_t)n)
+  if (!dml_dtype_is_int(v->type.dtype) || v->type.rank > 1 || n > MAX_ELEMS)
+    return DML_OK;
+  if (!dml_type_is_static(&v->type) ||
+      dml_ir_type_numel_bound(c->m, &v->type) != (int64_t)n)
     return DML_OK;
   for (uint32_t i = 0; i < n; i++)
     if (e[i].sym >= 0 && e[i].value < 1) return DML_OK;
@@ -476,8 +493,8 @@ static dml_status_t pass_sym(ictx_t *c, uint32_t i) {
 
 /* Reads a list attribute of exactly `n` ints (default `dflt` each when
  * absent), each >= lo. */
-static dml_status_t attr_ints_n(const ictx_t *c, const char *name, int32_t n, int64_t dflt,
-                                int64_t lo, int64_t *out) {
+static dml_status_t attr_ints_n(const ictx_t *c, const char *name, int32_t n,
+                                int64_t dflt, int64_t lo, int64_t *out) {
   const int64_t *v;
   size_t k;
   DML_RETURN_IF_ERROR(attr_ints(c, name, &v, &k));
@@ -486,7 +503,8 @@ static dml_status_t attr_ints_n(const ictx_t *c, const char *name, int32_t n, in
     return DML_OK;
   }
   if (k != (size_t)n)
-    return fail(c, INVALID, "attribute '%s' must have %d values, got %zu", name, (int)n, k);
+    return fail(c, INVALID, "attribute '%s' must have %d values, got %zu", name, (int)n,
+                k);
   for (int32_t i = 0; i < n; i++) {
     if (v[i] < lo)
       return fail(c, INVALID, "attribute '%s'[%d] = %lld must be >= %lld", name, (int)i,
@@ -548,15 +566,15 @@ static dml_status_t attr_dtype(const ictx_t *c, const char *name, int required,
   if (a->kind == DML_ATTR_INT) {
     dt = onnx_dtype(a->i);
     if (dt == DML_DTYPE_INVALID)
-      return fail(c, UNIMPL, "attribute '%s' = %lld is not a supported ONNX dtype code", name,
-                  (long long)a->i);
+      return fail(c, UNIMPL, "attribute '%s' = %lld is not a supported ONNX dtype code",
+                  name, (long long)a->i);
   } else if (a->kind == DML_ATTR_STRING && a->s) {
     dt = dml_dtype_from_name(a->s, strlen(a->s));
     if (dt == DML_DTYPE_INVALID)
       return fail(c, INVALID, "attribute '%s' = \"%s\" is not a dtype", name, a->s);
   } else {
-    return fail(c, INVALID, "attribute '%s' must be an int (ONNX dtype code), got %s", name,
-                dml_attr_kind_name(a->kind));
+    return fail(c, INVALID, "attribute '%s' must be an int (ONNX dtype code), got %s",
+                name, dml_attr_kind_name(a->kind));
   }
   *out = dt;
   return DML_OK;
@@ -761,7 +779,8 @@ static dml_status_t infer_gemm(ictx_t *c) {
   dml_dim_t kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
   if (!dim_eq(ka, kb)) {
     char s1[TBUF], s2[TBUF], sa[64], sb[64];
-    return fail(c, INVALID, "Gemm inner dims differ: A %s (transA=%lld) gives K=%s, B %s "
+    return fail(c, INVALID,
+                "Gemm inner dims differ: A %s (transA=%lld) gives K=%s, B %s "
                 "(transB=%lld) gives K=%s",
                 TS(a, s1), (long long)ta, dim_str(c, ka, sa, sizeof(sa)), TS(b, s2),
                 (long long)tb, dim_str(c, kb, sb, sizeof(sb)));
@@ -808,14 +827,16 @@ static dml_status_t read_window(const ictx_t *c, int32_t nsp, const int64_t *ker
     if (kernel)
       for (int32_t i = 0; i < nsp; i++)
         if (kernel[i] != w->k[i])
-          return fail(c, INVALID,
-                      "kernel_shape[%d] = %lld differs from the weights' spatial dim %lld",
-                      (int)i, (long long)w->k[i], (long long)kernel[i]);
+          return fail(
+              c, INVALID,
+              "kernel_shape[%d] = %lld differs from the weights' spatial dim %lld",
+              (int)i, (long long)w->k[i], (long long)kernel[i]);
   } else {
     for (int32_t i = 0; i < nsp; i++) {
       if (kernel[i] < 1)
-        return fail(c, INVALID, "the weights' spatial dim %d is %lld; kernels must be >= 1",
-                    (int)i, (long long)kernel[i]);
+        return fail(c, INVALID,
+                    "the weights' spatial dim %d is %lld; kernels must be >= 1", (int)i,
+                    (long long)kernel[i]);
       w->k[i] = kernel[i];
     }
   }
@@ -829,13 +850,17 @@ static dml_status_t read_window(const ictx_t *c, int32_t nsp, const int64_t *ker
   }
   const char *ap = "NOTSET";
   DML_RETURN_IF_ERROR(attr_string(c, "auto_pad", "NOTSET", &ap));
-  if (!strcmp(ap, "NOTSET")) w->pad_mode = PAD_NOTSET;
-  else if (!strcmp(ap, "SAME_UPPER")) w->pad_mode = PAD_SAME_UPPER;
-  else if (!strcmp(ap, "SAME_LOWER")) w->pad_mode = PAD_SAME_LOWER;
-  else if (!strcmp(ap, "VALID")) w->pad_mode = PAD_VALID;
+  if (!strcmp(ap, "NOTSET"))
+    w->pad_mode = PAD_NOTSET;
+  else if (!strcmp(ap, "SAME_UPPER"))
+    w->pad_mode = PAD_SAME_UPPER;
+  else if (!strcmp(ap, "SAME_LOWER"))
+    w->pad_mode = PAD_SAME_LOWER;
+  else if (!strcmp(ap, "VALID"))
+    w->pad_mode = PAD_VALID;
   else
-    return fail(c, INVALID, "auto_pad \"%s\" is not NOTSET, SAME_UPPER, SAME_LOWER or VALID",
-                ap);
+    return fail(c, INVALID,
+                "auto_pad \"%s\" is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
   if (w->pad_mode != PAD_NOTSET && dml_ir_node_attr(c->n, "pads"))
     for (int32_t i = 0; i < nsp; i++)
       if (w->pb[i] || w->pe[i])
@@ -844,11 +869,12 @@ static dml_status_t read_window(const ictx_t *c, int32_t nsp, const int64_t *ker
 }
 
 /* Effective kernel extent (k-1)*d+1. */
-static dml_status_t eff_kernel(const ictx_t *c, const window_t *w, int32_t i, int64_t *out) {
+static dml_status_t eff_kernel(const ictx_t *c, const window_t *w, int32_t i,
+                               int64_t *out) {
   int64_t e;
   if (__builtin_mul_overflow(w->k[i] - 1, w->d[i], &e) || e == INT64_MAX)
-    return fail(c, INVALID, "kernel %lld with dilation %lld overflows", (long long)w->k[i],
-                (long long)w->d[i]);
+    return fail(c, INVALID, "kernel %lld with dilation %lld overflows",
+                (long long)w->k[i], (long long)w->d[i]);
   *out = e + 1;
   return DML_OK;
 }
@@ -864,16 +890,18 @@ static dml_status_t window_out(const ictx_t *c, const window_t *w, int32_t i, in
     return DML_OK;
   }
   int64_t eff = 0, pb = w->pad_mode == PAD_VALID ? 0 : w->pb[i],
-               pe = w->pad_mode == PAD_VALID ? 0 : w->pe[i], padded;
+          pe = w->pad_mode == PAD_VALID ? 0 : w->pe[i], padded;
   DML_RETURN_IF_ERROR(eff_kernel(c, w, i, &eff));
-  if (__builtin_add_overflow(in, pb, &padded) || __builtin_add_overflow(padded, pe, &padded))
+  if (__builtin_add_overflow(in, pb, &padded) ||
+      __builtin_add_overflow(padded, pe, &padded))
     return fail(c, INVALID, "spatial dim %d: padded extent overflows", (int)i);
   if (padded < eff)
-    return fail(c, INVALID,
-                "spatial dim %d: kernel extent %lld (kernel %lld, dilation %lld) exceeds the "
-                "padded input extent %lld",
-                (int)i, (long long)eff, (long long)w->k[i], (long long)w->d[i],
-                (long long)padded);
+    return fail(
+        c, INVALID,
+        "spatial dim %d: kernel extent %lld (kernel %lld, dilation %lld) exceeds the "
+        "padded input extent %lld",
+        (int)i, (long long)eff, (long long)w->k[i], (long long)w->d[i],
+        (long long)padded);
   int64_t num = padded - eff;
   int64_t o = num / s + 1;
   if (ceil_mode && w->pad_mode != PAD_VALID && num % s != 0) {
@@ -889,7 +917,8 @@ static dml_status_t static_spatial(const ictx_t *c, const dml_type_t *x, int64_t
   for (int32_t i = 2; i < x->rank; i++) {
     if (x->dims[i].sym >= 0) {
       char tb[TBUF];
-      return fail(c, UNIMPL, "%s needs static spatial dims; input is %s", opn(c), TS(x, tb));
+      return fail(c, UNIMPL, "%s needs static spatial dims; input is %s", opn(c),
+                  TS(x, tb));
     }
     sp[i - 2] = x->dims[i].value;
   }
@@ -931,7 +960,8 @@ static dml_status_t infer_conv(ictx_t *c, int transpose) {
       return fail(c, INVALID, "channels overflow");
   }
   if (!dim_eq(x->dims[1], D(cin)))
-    return fail(c, INVALID, "input channels of %s do not match the weights %s with group %lld "
+    return fail(c, INVALID,
+                "input channels of %s do not match the weights %s with group %lld "
                 "(expected %lld)",
                 TS(x, s1), TS(wt, s2), (long long)group, (long long)cin);
   if (bt && (bt->rank != 1 || !dim_eq(bt->dims[0], D(cout))))
@@ -952,8 +982,10 @@ static dml_status_t infer_conv(ictx_t *c, int transpose) {
       return fail(c, INVALID, "output_shape must have %d values, got %zu", (int)nsp, nos);
     for (int32_t i = 0; i < nsp; i++) {
       if (opad[i] >= w.s[i] && opad[i] >= w.d[i])
-        return fail(c, INVALID, "output_padding[%d] = %lld must be less than the stride or "
-                    "the dilation", (int)i, (long long)opad[i]);
+        return fail(c, INVALID,
+                    "output_padding[%d] = %lld must be less than the stride or "
+                    "the dilation",
+                    (int)i, (long long)opad[i]);
       int64_t r = 0, eff = 0, t = 0, pads = 0;
       if (os) {
         r = os[nos - (size_t)nsp + (size_t)i];
@@ -965,8 +997,8 @@ static dml_status_t infer_conv(ictx_t *c, int transpose) {
         if (w.pad_mode != PAD_VALID && __builtin_add_overflow(w.pb[i], w.pe[i], &pads))
           return fail(c, INVALID, "pads of spatial dim %d overflow", (int)i);
         if (__builtin_mul_overflow(sp[i] - 1, w.s[i], &t) ||
-            __builtin_add_overflow(t, opad[i], &t) || __builtin_add_overflow(t, eff, &t) ||
-            __builtin_sub_overflow(t, pads, &r))
+            __builtin_add_overflow(t, opad[i], &t) ||
+            __builtin_add_overflow(t, eff, &t) || __builtin_sub_overflow(t, pads, &r))
           return fail(c, INVALID, "spatial dim %d overflows", (int)i);
       }
       if (r < 0)
@@ -994,10 +1026,12 @@ static dml_status_t infer_pool(ictx_t *c) {
     int64_t eff = 0;
     DML_RETURN_IF_ERROR(eff_kernel(c, &w, i, &eff));
     if (w.pb[i] >= eff || w.pe[i] >= eff)
-      return fail(c, INVALID, "pads on spatial dim %d (%lld, %lld) must be smaller than the "
-                  "kernel extent %lld", (int)i, (long long)w.pb[i], (long long)w.pe[i],
-                  (long long)eff);
-    DML_RETURN_IF_ERROR(window_out(c, &w, i, sp[i], ceil_mode != 0, &o.dims[2 + i].value));
+      return fail(c, INVALID,
+                  "pads on spatial dim %d (%lld, %lld) must be smaller than the "
+                  "kernel extent %lld",
+                  (int)i, (long long)w.pb[i], (long long)w.pe[i], (long long)eff);
+    DML_RETURN_IF_ERROR(
+        window_out(c, &w, i, sp[i], ceil_mode != 0, &o.dims[2 + i].value));
     o.dims[2 + i].sym = -1;
   }
   set_out(c, 0, &o);
@@ -1173,8 +1207,8 @@ static dml_status_t infer_reshape(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_elems(c, 1, "shape", 1, &e));
   char eb[512], tb[TBUF], m1[128], m2[128];
   if (e.n > DML_MAX_RANK)
-    return fail(c, INVALID, "target shape %s has rank %u > %d", elems_str(c, &e, eb, sizeof(eb)),
-                e.n, DML_MAX_RANK);
+    return fail(c, INVALID, "target shape %s has rank %u > %d",
+                elems_str(c, &e, eb, sizeof(eb)), e.n, DML_MAX_RANK);
   int64_t allowzero = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "allowzero", 0, &allowzero));
   dml_type_t o = mk(x->dtype, (int32_t)e.n);
@@ -1194,9 +1228,10 @@ static dml_status_t infer_reshape(ictx_t *c) {
       continue;
     } else if (d.value == 0 && !allowzero) {
       if ((int32_t)i >= x->rank)
-        return fail(c, INVALID, "target shape %s: 0 at index %u copies an input dim, but the "
-                    "input %s has rank %d", elems_str(c, &e, eb, sizeof(eb)), i,
-                    TS(x, tb), (int)x->rank);
+        return fail(c, INVALID,
+                    "target shape %s: 0 at index %u copies an input dim, but the "
+                    "input %s has rank %d",
+                    elems_str(c, &e, eb, sizeof(eb)), i, TS(x, tb), (int)x->rank);
       o.dims[i] = x->dims[i];
     } else if (d.value < 0) {
       return fail(c, INVALID, "target shape %s has an invalid dim %lld at index %u",
@@ -1206,7 +1241,8 @@ static dml_status_t infer_reshape(ictx_t *c) {
       has_zero |= d.value == 0;
     }
     if (!mono_mul(&known, o.dims[i]))
-      return fail(c, INVALID, "target shape %s overflows", elems_str(c, &e, eb, sizeof(eb)));
+      return fail(c, INVALID, "target shape %s overflows",
+                  elems_str(c, &e, eb, sizeof(eb)));
   }
   if (!mono_of(x, 0, x->rank, &total))
     return fail(c, INVALID, "element count of %s overflows", TS(x, tb));
@@ -1221,18 +1257,19 @@ static dml_status_t infer_reshape(ictx_t *c) {
       o.dims[infer] = D(0);
     } else if (!mono_div(&total, &known, &q) || !mono_to_dim(&q, &o.dims[infer])) {
       if (total.n == 0 && known.n == 0)
-        return fail(c, INVALID, "cannot reshape %s (%lld elements) into %s",
-                    TS(x, tb), (long long)total.coeff, elems_str(c, &e, eb, sizeof(eb)));
+        return fail(c, INVALID, "cannot reshape %s (%lld elements) into %s", TS(x, tb),
+                    (long long)total.coeff, elems_str(c, &e, eb, sizeof(eb)));
       return fail(c, UNIMPL,
                   "Reshape of %s into %s: the -1 dim would be (%s)/(%s), which a dim "
                   "(value*symbol) cannot express",
-                  TS(x, tb), elems_str(c, &e, eb, sizeof(eb)), mono_str(c, &total, m1, sizeof(m1)),
+                  TS(x, tb), elems_str(c, &e, eb, sizeof(eb)),
+                  mono_str(c, &total, m1, sizeof(m1)),
                   mono_str(c, &known, m2, sizeof(m2)));
     }
   } else if (!mono_equal(total, known)) {
-    return fail(c, INVALID, "cannot reshape %s (%s elements) into %s (%s elements)", TS(x, tb),
-                mono_str(c, &total, m1, sizeof(m1)), elems_str(c, &e, eb, sizeof(eb)),
-                mono_str(c, &known, m2, sizeof(m2)));
+    return fail(c, INVALID, "cannot reshape %s (%s elements) into %s (%s elements)",
+                TS(x, tb), mono_str(c, &total, m1, sizeof(m1)),
+                elems_str(c, &e, eb, sizeof(eb)), mono_str(c, &known, m2, sizeof(m2)));
   }
   set_out(c, 0, &o);
   return pass_sym(c, 0);
@@ -1240,7 +1277,8 @@ static dml_status_t infer_reshape(ictx_t *c) {
 
 /* Axes from input `idx` (when present) or attribute `axes`; *out_has is 0
  * when neither is given. Values are not normalized. */
-static dml_status_t read_axes(const ictx_t *c, uint32_t idx, elems_t *axes, int *out_has) {
+static dml_status_t read_axes(const ictx_t *c, uint32_t idx, elems_t *axes,
+                              int *out_has) {
   *out_has = 0;
   axes->n = 0;
   if (in_v(c, idx)) {
@@ -1288,8 +1326,10 @@ static dml_status_t infer_squeeze(ictx_t *c) {
   } else {
     for (int32_t i = 0; i < x->rank; i++) {
       if (x->dims[i].sym >= 0)
-        return fail(c, UNIMPL, "Squeeze without axes of %s: whether symbolic dim %d is 1 is "
-                    "only known at run time", TS(x, tb), (int)i);
+        return fail(c, UNIMPL,
+                    "Squeeze without axes of %s: whether symbolic dim %d is 1 is "
+                    "only known at run time",
+                    TS(x, tb), (int)i);
       mask[i] = x->dims[i].value == 1;
     }
   }
@@ -1366,8 +1406,10 @@ static dml_status_t infer_concat(ictx_t *c) {
                     TS(t, s1), TS(x, s2), (int)d);
     }
     if (!dim_add(o.dims[ax], t->dims[ax], &o.dims[ax]))
-      return fail(c, UNIMPL, "the concatenated dim %d (adding %s) is not expressible as "
-                  "value*symbol", (int)ax, TS(t, s1));
+      return fail(c, UNIMPL,
+                  "the concatenated dim %d (adding %s) is not expressible as "
+                  "value*symbol",
+                  (int)ax, TS(t, s1));
   }
   set_out(c, 0, &o);
   /* Known contents of 1-D integer inputs concatenate. */
@@ -1418,15 +1460,16 @@ static dml_status_t infer_split(ictx_t *c) {
     dml_dim_t sum = D(0);
     for (uint32_t i = 0; i < sp.n; i++) {
       if (sp.e[i].value < 0)
-        return fail(c, INVALID, "split size %lld at %u is negative", (long long)sp.e[i].value, i);
+        return fail(c, INVALID, "split size %lld at %u is negative",
+                    (long long)sp.e[i].value, i);
       if (!dim_add(sum, sp.e[i], &sum))
         return fail(c, UNIMPL, "the split sizes do not add up to a value*symbol dim");
     }
     if (!dim_eq(sum, d)) {
       char eb[512], sb[64];
       return fail(c, INVALID, "split sizes %s add up to %s, but dim %d of %s is %s",
-                  elems_str(c, &sp, eb, sizeof(eb)), dim_str(c, sum, sb, sizeof(sb)), (int)ax,
-                  TS(x, tb), dim_str(c, d, db, sizeof(db)));
+                  elems_str(c, &sp, eb, sizeof(eb)), dim_str(c, sum, sb, sizeof(sb)),
+                  (int)ax, TS(x, tb), dim_str(c, d, db, sizeof(db)));
     }
     for (uint32_t i = 0; i < nout; i++) {
       o.dims[ax] = sp.e[i];
@@ -1439,8 +1482,10 @@ static dml_status_t infer_split(ictx_t *c) {
                 (long long)num_outputs, nout);
   if (d.sym >= 0) {
     if (d.value % (int64_t)nout != 0)
-      return fail(c, UNIMPL, "splitting dim %d of %s into %u equal parts is not expressible as "
-                  "value*symbol", (int)ax, TS(x, tb), nout);
+      return fail(c, UNIMPL,
+                  "splitting dim %d of %s into %u equal parts is not expressible as "
+                  "value*symbol",
+                  (int)ax, TS(x, tb), nout);
     o.dims[ax] = DS(d.value / (int64_t)nout, d.sym);
     for (uint32_t i = 0; i < nout; i++) set_out(c, i, &o);
     return DML_OK;
@@ -1458,7 +1503,8 @@ static dml_status_t infer_split(ictx_t *c) {
 }
 
 /* ONNX Slice clamping on a static extent. */
-static int64_t slice_static(int64_t dim, int64_t st, int64_t en, int64_t step, int64_t *first) {
+static int64_t slice_static(int64_t dim, int64_t st, int64_t en, int64_t step,
+                            int64_t *first) {
   if (st < 0) st += dim;
   if (en < 0) en += dim;
   if (step > 0) {
@@ -1470,15 +1516,18 @@ static int64_t slice_static(int64_t dim, int64_t st, int64_t en, int64_t step, i
   }
   *first = st;
   int64_t len;
-  if (step > 0) len = en > st ? (en - st - 1) / step + 1 : 0;
-  else if (step == INT64_MIN) len = st > en ? 1 : 0;
-  else len = st > en ? (st - en - 1) / (-step) + 1 : 0;
+  if (step > 0)
+    len = en > st ? (en - st - 1) / step + 1 : 0;
+  else if (step == INT64_MIN)
+    len = st > en ? 1 : 0;
+  else
+    len = st > en ? (st - en - 1) / (-step) + 1 : 0;
   return len;
 }
 
 /* Extent of slicing `d`; 0 when not representable (symbolic d or bounds). */
-static int slice_len(const ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en, int64_t step,
-                     dml_dim_t *out) {
+static int slice_len(const ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en,
+                     int64_t step, dml_dim_t *out) {
   if (d.sym < 0 && st.sym < 0 && en.sym < 0) {
     int64_t first;
     *out = D(slice_static(d.value, st.value, en.value, step, &first));
@@ -1507,7 +1556,8 @@ static dml_status_t infer_slice(ictx_t *c) {
     return fail(c, INVALID, "starts has %u values but ends has %u", st.n, en.n);
   if (in_v(c, 3)) {
     DML_RETURN_IF_ERROR(need_elems(c, 3, "axes", 0, &ax));
-    if (ax.n != st.n) return fail(c, INVALID, "axes has %u values, starts %u", ax.n, st.n);
+    if (ax.n != st.n)
+      return fail(c, INVALID, "axes has %u values, starts %u", ax.n, st.n);
   } else {
     if (st.n > (uint32_t)x->rank)
       return fail(c, INVALID, "starts has %u values for rank %d", st.n, (int)x->rank);
@@ -1516,7 +1566,8 @@ static dml_status_t infer_slice(ictx_t *c) {
   }
   if (in_v(c, 4)) {
     DML_RETURN_IF_ERROR(need_elems(c, 4, "steps", 0, &sp));
-    if (sp.n != st.n) return fail(c, INVALID, "steps has %u values, starts %u", sp.n, st.n);
+    if (sp.n != st.n)
+      return fail(c, INVALID, "steps has %u values, starts %u", sp.n, st.n);
   } else {
     sp.n = st.n;
     for (uint32_t i = 0; i < st.n; i++) sp.e[i] = D(1);
@@ -1532,11 +1583,12 @@ static dml_status_t infer_slice(ictx_t *c) {
     if (step == 0) return fail(c, INVALID, "step %u is 0", i);
     if (!slice_len(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a])) {
       char tb[TBUF], b1[64], b2[64];
-      return fail(c, UNIMPL,
-                  "Slice of dim %d of %s from %s to %s step %lld: on a symbolic dim only the "
-                  "full range is expressible",
-                  (int)a, TS(x, tb), dim_str(c, st.e[i], b1, sizeof(b1)),
-                  dim_str(c, en.e[i], b2, sizeof(b2)), (long long)step);
+      return fail(
+          c, UNIMPL,
+          "Slice of dim %d of %s from %s to %s step %lld: on a symbolic dim only the "
+          "full range is expressible",
+          (int)a, TS(x, tb), dim_str(c, st.e[i], b1, sizeof(b1)),
+          dim_str(c, en.e[i], b2, sizeof(b2)), (long long)step);
     }
     if (a == 0 && x->dims[0].sym < 0 && st.e[i].sym < 0 && en.e[i].sym < 0) {
       slice_static(x->dims[0].value, st.e[i].value, en.e[i].value, step, &first0);
@@ -1564,7 +1616,8 @@ static dml_status_t infer_gather(ictx_t *c) {
   DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
   DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
   int32_t r = x->rank - 1 + idx->rank;
-  if (r > DML_MAX_RANK) return fail(c, INVALID, "output rank %d exceeds %d", (int)r, DML_MAX_RANK);
+  if (r > DML_MAX_RANK)
+    return fail(c, INVALID, "output rank %d exceeds %d", (int)r, DML_MAX_RANK);
   dml_type_t o = mk(x->dtype, 0);
   for (int32_t i = 0; i < ax; i++) o.dims[o.rank++] = x->dims[i];
   for (int32_t i = 0; i < idx->rank; i++) o.dims[o.rank++] = idx->dims[i];
@@ -1572,13 +1625,15 @@ static dml_status_t infer_gather(ictx_t *c) {
   set_out(c, 0, &o);
   /* Constant indices into known 1-D contents (e.g. Shape(x)[0]). */
   elems_t e, ie;
-  if (x->rank == 1 && elems_of(c, in_v(c, 0), &e) == 1 && elems_of(c, in_v(c, 1), &ie) == 1) {
+  if (x->rank == 1 && elems_of(c, in_v(c, 0), &e) == 1 &&
+      elems_of(c, in_v(c, 1), &ie) == 1) {
     dml_dim_t res[MAX_ELEMS];
     for (uint32_t i = 0; i < ie.n; i++) {
       int64_t k = ie.e[i].value;
       if (ie.e[i].sym >= 0) return DML_OK;
       if (k < -(int64_t)e.n || k >= (int64_t)e.n)
-        return fail(c, INVALID, "index %lld is out of range for %u elements", (long long)k, e.n);
+        return fail(c, INVALID, "index %lld is out of range for %u elements",
+                    (long long)k, e.n);
       res[i] = e.e[k < 0 ? k + e.n : k];
     }
     return set_sym(c, 0, res, ie.n);
@@ -1617,8 +1672,8 @@ static dml_status_t shape_from_elems(const ictx_t *c, const elems_t *e, dml_dtyp
                                      dml_type_t *out) {
   char eb[512];
   if (e->n > DML_MAX_RANK)
-    return fail(c, INVALID, "shape %s has rank %u > %d", elems_str(c, e, eb, sizeof(eb)), e->n,
-                DML_MAX_RANK);
+    return fail(c, INVALID, "shape %s has rank %u > %d", elems_str(c, e, eb, sizeof(eb)),
+                e->n, DML_MAX_RANK);
   *out = mk(dt, (int32_t)e->n);
   for (uint32_t i = 0; i < e->n; i++) {
     if (e->e[i].value < 0)
@@ -1650,11 +1705,13 @@ static dml_status_t infer_tile(ictx_t *c) {
   dml_type_t o = *x;
   for (int32_t i = 0; i < x->rank; i++) {
     if (e.e[i].value < 0)
-      return fail(c, INVALID, "repeats[%d] = %lld is negative", (int)i, (long long)e.e[i].value);
+      return fail(c, INVALID, "repeats[%d] = %lld is negative", (int)i,
+                  (long long)e.e[i].value);
     if (!dim_mul(x->dims[i], e.e[i], &o.dims[i])) {
       char tb[TBUF];
-      return fail(c, UNIMPL, "tiling dim %d of %s gives a product of symbols or overflows",
-                  (int)i, TS(x, tb));
+      return fail(c, UNIMPL,
+                  "tiling dim %d of %s gives a product of symbols or overflows", (int)i,
+                  TS(x, tb));
     }
   }
   set_out(c, 0, &o);
@@ -1667,8 +1724,8 @@ static dml_status_t infer_pad(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_elems(c, 1, "pads", 0, &p));
   if (in_t(c, 2)) DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
   if (p.n != 2 * (uint32_t)x->rank)
-    return fail(c, INVALID, "pads has %u values for rank %d (needs %d)", p.n, (int)x->rank,
-                2 * (int)x->rank);
+    return fail(c, INVALID, "pads has %u values for rank %d (needs %d)", p.n,
+                (int)x->rank, 2 * (int)x->rank);
   const char *mode = "constant";
   DML_RETURN_IF_ERROR(attr_string(c, "mode", "constant", &mode));
   if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") &&
@@ -1682,14 +1739,18 @@ static dml_status_t infer_pad(ictx_t *c) {
       return fail(c, INVALID, "pads of dim %d overflow", (int)i);
     if (x->dims[i].sym >= 0) {
       if (s != 0)
-        return fail(c, UNIMPL, "padding symbolic dim %d of %s by %lld is not expressible as "
-                    "value*symbol", (int)i, TS(x, tb), (long long)s);
+        return fail(c, UNIMPL,
+                    "padding symbolic dim %d of %s by %lld is not expressible as "
+                    "value*symbol",
+                    (int)i, TS(x, tb), (long long)s);
       continue;
     }
     int64_t r;
     if (__builtin_add_overflow(x->dims[i].value, s, &r) || r < 0)
-      return fail(c, INVALID, "padding dim %d of %s by (%lld, %lld) gives a negative or "
-                  "overflowing extent", (int)i, TS(x, tb), (long long)b, (long long)e);
+      return fail(c, INVALID,
+                  "padding dim %d of %s by (%lld, %lld) gives a negative or "
+                  "overflowing extent",
+                  (int)i, TS(x, tb), (long long)b, (long long)e);
     o.dims[i] = D(r);
   }
   set_out(c, 0, &o);
@@ -1709,7 +1770,8 @@ static dml_status_t infer_constant_of_shape(ictx_t *c) {
     if (dml_dtype_size(v->tensor.dtype) == 0)
       return fail(c, INVALID, "attribute 'value' has an invalid dtype");
     if (dml_dims_numel(v->tensor.dims, v->tensor.rank < 0 || v->tensor.rank > DML_MAX_RANK
-                                           ? 0 : v->tensor.rank) != 1 ||
+                                           ? 0
+                                           : v->tensor.rank) != 1 ||
         v->tensor.rank < 0 || v->tensor.rank > 1)
       return fail(c, INVALID, "attribute 'value' must hold one element");
     dt = v->tensor.dtype;
@@ -1740,7 +1802,8 @@ static dml_status_t infer_range(ictx_t *c) {
       DML_RETURN_IF_ERROR(need_elems(c, i, names[i], 1, &e[i]));
     dml_dim_t s = e[0].e[0], l = e[1].e[0], d = e[2].e[0];
     if (d.sym >= 0 || d.value == 0)
-      return fail(c, d.value == 0 ? INVALID : UNIMPL, "Range delta must be a non-zero constant");
+      return fail(c, d.value == 0 ? INVALID : UNIMPL,
+                  "Range delta must be a non-zero constant");
     if (s.sym < 0 && l.sym < 0) {
       /* max(ceil((limit - start) / delta), 0) in 128-bit-safe steps */
       __int128 diff = (__int128)l.value - s.value, dl = d.value;
@@ -1763,19 +1826,24 @@ static dml_status_t infer_range(ictx_t *c) {
       return DML_OK;
     }
     char b1[64], b2[64];
-    return fail(c, UNIMPL, "Range from %s to %s step %lld has a length that is not "
-                "expressible as value*symbol", dim_str(c, s, b1, sizeof(b1)),
-                dim_str(c, l, b2, sizeof(b2)), (long long)d.value);
+    return fail(c, UNIMPL,
+                "Range from %s to %s step %lld has a length that is not "
+                "expressible as value*symbol",
+                dim_str(c, s, b1, sizeof(b1)), dim_str(c, l, b2, sizeof(b2)),
+                (long long)d.value);
   }
   double v[3];
   for (uint32_t i = 0; i < 3; i++) {
     uint32_t n = 0;
     if (f64s_of(c, i, &v[i], 1, &n) != 1 || n != 1)
-      return fail(c, UNIMPL, "output shape of Range '%s' depends on run-time data: input %u is "
-                  "not a constant", node_name(c->n), i);
+      return fail(c, UNIMPL,
+                  "output shape of Range '%s' depends on run-time data: input %u is "
+                  "not a constant",
+                  node_name(c->n), i);
   }
   if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
-    return fail(c, INVALID, "Range start %g, limit %g, delta %g is invalid", v[0], v[1], v[2]);
+    return fail(c, INVALID, "Range start %g, limit %g, delta %g is invalid", v[0], v[1],
+                v[2]);
   double n = ceil((v[1] - v[0]) / v[2]);
   if (!(n < 9.0e18)) return fail(c, INVALID, "Range length overflows");
   o.dims[0] = D(n > 0 ? (int64_t)n : 0);
@@ -1800,7 +1868,8 @@ static dml_status_t infer_resize(ictx_t *c) {
   int32_t na = x->rank;
   if (axes_a) {
     if (naxes > (size_t)x->rank)
-      return fail(c, INVALID, "attribute 'axes' has %zu values for rank %d", naxes, (int)x->rank);
+      return fail(c, INVALID, "attribute 'axes' has %zu values for rank %d", naxes,
+                  (int)x->rank);
     elems_t ae;
     int mask[DML_MAX_RANK];
     ae.n = (uint32_t)naxes;
@@ -1832,7 +1901,8 @@ static dml_status_t infer_resize(ictx_t *c) {
       for (int32_t i = 0; i < na; i++) {
         dml_dim_t d = x->dims[axes[i]];
         if (d.sym >= 0 || e.e[i].sym >= 0 || d.value == 0)
-          return fail(c, UNIMPL, "keep_aspect_ratio_policy \"%s\" needs static non-zero dims",
+          return fail(c, UNIMPL,
+                      "keep_aspect_ratio_policy \"%s\" needs static non-zero dims",
                       policy);
         double s = (double)e.e[i].value / (double)d.value;
         scale = larger ? (s > scale ? s : scale) : (s < scale ? s : scale);
@@ -1840,16 +1910,20 @@ static dml_status_t infer_resize(ictx_t *c) {
       for (int32_t i = 0; i < na; i++)
         o.dims[axes[i]] = D((int64_t)floor(scale * (double)x->dims[axes[i]].value + 0.5));
     } else {
-      return fail(c, INVALID, "keep_aspect_ratio_policy \"%s\" is not stretch, not_larger or "
-                  "not_smaller", policy);
+      return fail(c, INVALID,
+                  "keep_aspect_ratio_policy \"%s\" is not stretch, not_larger or "
+                  "not_smaller",
+                  policy);
     }
   } else {
     double sc[MAX_ELEMS];
     uint32_t n = 0;
     int k = f64s_of(c, i_scales, sc, MAX_ELEMS, &n);
     if (k <= 0)
-      return fail(c, k < 0 ? INVALID : UNIMPL, "output shape of Resize '%s' depends on run-time "
-                  "data: scales (input %u) is not a constant", node_name(c->n), i_scales);
+      return fail(c, k < 0 ? INVALID : UNIMPL,
+                  "output shape of Resize '%s' depends on run-time "
+                  "data: scales (input %u) is not a constant",
+                  node_name(c->n), i_scales);
     if (n != (uint32_t)na)
       return fail(c, INVALID, "scales has %u values for %d axes", n, (int)na);
     for (int32_t i = 0; i < na; i++) {
@@ -1860,8 +1934,10 @@ static dml_status_t infer_resize(ictx_t *c) {
       if (d.sym >= 0) {
         /* floor(k*S*s) = (k*s)*S only for integral s. */
         if (s != floor(s) || s > 1e9)
-          return fail(c, UNIMPL, "scaling symbolic dim %d of %s by %g is not expressible as "
-                      "value*symbol", (int)axes[i], TS(x, tb), s);
+          return fail(c, UNIMPL,
+                      "scaling symbolic dim %d of %s by %g is not expressible as "
+                      "value*symbol",
+                      (int)axes[i], TS(x, tb), s);
         if (!dim_mul(d, D((int64_t)s), &o.dims[axes[i]]))
           return fail(c, INVALID, "Resize output dim overflows");
       } else {
@@ -1895,8 +1971,10 @@ static dml_status_t infer_reduce(ictx_t *c) {
   }
   dml_type_t o = mk(x->dtype, 0);
   for (int32_t i = 0; i < x->rank; i++) {
-    if (!mask[i]) o.dims[o.rank++] = x->dims[i];
-    else if (keepdims) o.dims[o.rank++] = D(1);
+    if (!mask[i])
+      o.dims[o.rank++] = x->dims[i];
+    else if (keepdims)
+      o.dims[o.rank++] = D(1);
   }
   set_out(c, 0, &o);
   return DML_OK;
@@ -1913,8 +1991,10 @@ static dml_status_t infer_argminmax(ictx_t *c) {
   DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
   dml_type_t o = mk(DML_DTYPE_I64, 0);
   for (int32_t i = 0; i < x->rank; i++) {
-    if (i != ax) o.dims[o.rank++] = x->dims[i];
-    else if (keepdims) o.dims[o.rank++] = D(1);
+    if (i != ax)
+      o.dims[o.rank++] = x->dims[i];
+    else if (keepdims)
+      o.dims[o.rank++] = D(1);
   }
   set_out(c, 0, &o);
   return DML_OK;
@@ -1926,8 +2006,7 @@ static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
     case DML_OP_ABS:
     case DML_OP_NEG:
-    case DML_OP_SIGN:
-      return infer_unary(c, DT_NUMERIC);
+    case DML_OP_SIGN: return infer_unary(c, DT_NUMERIC);
     case DML_OP_RELU:
     case DML_OP_LEAKY_RELU:
     case DML_OP_ELU:
@@ -1967,41 +2046,34 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_GREATER_OR_EQUAL:
     case DML_OP_AND:
     case DML_OP_OR:
-    case DML_OP_XOR:
-      return infer_binary(c);
+    case DML_OP_XOR: return infer_binary(c);
     case DML_OP_MAX:
     case DML_OP_MIN:
     case DML_OP_SUM:
-    case DML_OP_MEAN:
-      return infer_variadic(c);
+    case DML_OP_MEAN: return infer_variadic(c);
     case DML_OP_WHERE: return infer_where(c);
     case DML_OP_MATMUL: return infer_matmul(c);
     case DML_OP_GEMM: return infer_gemm(c);
     case DML_OP_CONV: return infer_conv(c, 0);
     case DML_OP_CONV_TRANSPOSE: return infer_conv(c, 1);
     case DML_OP_MAX_POOL:
-    case DML_OP_AVERAGE_POOL:
-      return infer_pool(c);
+    case DML_OP_AVERAGE_POOL: return infer_pool(c);
     case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_GLOBAL_MAX_POOL:
-      return infer_global_pool(c);
+    case DML_OP_GLOBAL_MAX_POOL: return infer_global_pool(c);
     case DML_OP_BATCH_NORMALIZATION: return infer_batchnorm(c);
     case DML_OP_LAYER_NORMALIZATION: return infer_layernorm(c);
     case DML_OP_INSTANCE_NORMALIZATION: return infer_instnorm(c);
     case DML_OP_SOFTMAX:
-    case DML_OP_LOG_SOFTMAX:
-      return infer_softmax(c);
+    case DML_OP_LOG_SOFTMAX: return infer_softmax(c);
     case DML_OP_FLATTEN: return infer_flatten(c);
     case DML_OP_DROPOUT: return infer_dropout(c);
     case DML_OP_REDUCE_SUM:
     case DML_OP_REDUCE_MEAN:
     case DML_OP_REDUCE_MAX:
     case DML_OP_REDUCE_MIN:
-    case DML_OP_REDUCE_PROD:
-      return infer_reduce(c);
+    case DML_OP_REDUCE_PROD: return infer_reduce(c);
     case DML_OP_ARG_MAX:
-    case DML_OP_ARG_MIN:
-      return infer_argminmax(c);
+    case DML_OP_ARG_MIN: return infer_argminmax(c);
     case DML_OP_RESHAPE: return infer_reshape(c);
     case DML_OP_SQUEEZE: return infer_squeeze(c);
     case DML_OP_UNSQUEEZE: return infer_unsqueeze(c);
@@ -2019,8 +2091,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_RANGE: return infer_range(c);
     case DML_OP_RESIZE: return infer_resize(c);
     case DML_OP_INVALID:
-    case DML_OP_COUNT_:
-      break;
+    case DML_OP_COUNT_: break;
   }
   return fail(c, INVALID, "invalid op %d", (int)c->n->op);
 }
@@ -2031,13 +2102,13 @@ static dml_status_t check_inputs(ictx_t *c) {
   if (!info) return fail(c, INVALID, "invalid op %d", (int)c->n->op);
   if ((int)c->n->n_inputs < info->min_inputs ||
       (info->max_inputs >= 0 && (int)c->n->n_inputs > info->max_inputs))
-    return fail(c, INVALID, "%s takes %d..%d inputs, got %u", info->name, info->min_inputs,
-                info->max_inputs, c->n->n_inputs);
+    return fail(c, INVALID, "%s takes %d..%d inputs, got %u", info->name,
+                info->min_inputs, info->max_inputs, c->n->n_inputs);
   if ((int)c->n->n_outputs < info->min_outputs ||
       (info->max_outputs >= 0 && (int)c->n->n_outputs > info->max_outputs) ||
       c->n->n_outputs == 0)
-    return fail(c, INVALID, "%s has %d..%d outputs, got %u", info->name, info->min_outputs,
-                info->max_outputs, c->n->n_outputs);
+    return fail(c, INVALID, "%s has %d..%d outputs, got %u", info->name,
+                info->min_outputs, info->max_outputs, c->n->n_outputs);
   for (uint32_t i = 0; i < c->n->n_inputs; i++) {
     const dml_ir_value_t *v = c->n->inputs[i];
     if (!v) {
@@ -2047,9 +2118,10 @@ static dml_status_t check_inputs(ictx_t *c) {
     }
     const dml_type_t *t = &v->type;
     if (t->rank < 0)
-      return fail(c, DML_STATUS_FAILED_PRECONDITION,
-                  "input %u ('%s') has no known type; its producer must be inferred first", i,
-                  v->name ? v->name : "");
+      return fail(
+          c, DML_STATUS_FAILED_PRECONDITION,
+          "input %u ('%s') has no known type; its producer must be inferred first", i,
+          v->name ? v->name : "");
     if (t->rank > DML_MAX_RANK)
       return fail(c, INVALID, "input %u has rank %d > %d", i, (int)t->rank, DML_MAX_RANK);
     if (dml_dtype_size(t->dtype) == 0)
@@ -2057,8 +2129,10 @@ static dml_status_t check_inputs(ictx_t *c) {
     for (int32_t d = 0; d < t->rank; d++) {
       dml_dim_t dm = t->dims[d];
       if (dm.sym >= 0 && ((uint32_t)dm.sym >= c->m->n_symbols || dm.value < 1))
-        return fail(c, INVALID, "input %u dim %d refers to symbol %d (value %lld) which is "
-                    "not a valid symbolic dim", i, (int)d, (int)dm.sym, (long long)dm.value);
+        return fail(c, INVALID,
+                    "input %u dim %d refers to symbol %d (value %lld) which is "
+                    "not a valid symbolic dim",
+                    i, (int)d, (int)dm.sym, (long long)dm.value);
       if (dm.sym < 0 && dm.value < 0)
         return fail(c, INVALID, "input %u dim %d is negative (%lld)", i, (int)d,
                     (long long)dm.value);
@@ -2090,8 +2164,8 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
       st = fail(&c, DML_STATUS_INTERNAL, "output %u was not given a type", i);
     for (int32_t d = 0; !st && t->rank >= 0 && d < t->rank; d++)
       if (t->dims[d].value < 0 || (t->dims[d].sym >= 0 && t->dims[d].value < 1))
-        st = fail(&c, DML_STATUS_INTERNAL, "output %u dim %d is invalid (%lld)", i, (int)d,
-                  (long long)t->dims[d].value);
+        st = fail(&c, DML_STATUS_INTERNAL, "output %u dim %d is invalid (%lld)", i,
+                  (int)d, (long long)t->dims[d].value);
   }
   if (st) {
     for (uint32_t i = 0; i < node->n_outputs && i < SAVE_OUTPUTS; i++) {

@@ -64,7 +64,9 @@ const char *dml_ir_strdup(dml_ir_module_t *m, const char *s) {
   return p;
 }
 
-size_t dml_ir_module_arena_bytes(const dml_ir_module_t *m) { return m->arena->total; }
+size_t dml_ir_module_arena_bytes(const dml_ir_module_t *m) {
+  return m->arena->total;
+}
 
 static dml_status_t oom(void) {
   return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "ir", "out of memory");
@@ -110,8 +112,8 @@ void dml_ir_module_release(dml_ir_module_t *m) {
   free(m);
 }
 
-dml_status_t dml_ir_module_add_symbol(dml_ir_module_t *m, const char *name,
-                                      int64_t bound, int32_t *out_index) {
+dml_status_t dml_ir_module_add_symbol(dml_ir_module_t *m, const char *name, int64_t bound,
+                                      int32_t *out_index) {
   int32_t i = dml_ir_module_find_symbol(m, name);
   if (i >= 0) {
     if (out_index) *out_index = i;
@@ -157,8 +159,8 @@ dml_status_t dml_ir_module_add_global(dml_ir_module_t *m, const char *name,
   if (!name || !*name)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir", "global needs a name");
   if (dml_ir_module_find_global(m, name))
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
-                           "duplicate global '%s'", name);
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir", "duplicate global '%s'",
+                           name);
   if (data) {
     if (!dml_type_is_static(type))
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
@@ -232,7 +234,7 @@ void dml_ir_module_drop_unused_globals(dml_ir_module_t *m) {
 /* ==== functions ========================================================= */
 
 dml_status_t dml_ir_function_create(dml_ir_module_t *m, const char *name,
-                                     dml_ir_function_t **out_func) {
+                                    dml_ir_function_t **out_func) {
   if (!name || !*name || dml_ir_module_find_function(m, name))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
                            "function name '%s' is empty or already used",
@@ -311,28 +313,37 @@ uint32_t dml_ir_function_num_nodes(const dml_ir_function_t *f) {
 
 /* ==== nodes ============================================================= */
 
-static void link_before(dml_ir_function_t *f, dml_ir_node_t *node, dml_ir_node_t *before) {
+static void link_before(dml_ir_function_t *f, dml_ir_node_t *node,
+                        dml_ir_node_t *before) {
   if (!before) {
     node->prev = f->last;
     node->next = NULL;
-    if (f->last) f->last->next = node;
-    else f->first = node;
+    if (f->last)
+      f->last->next = node;
+    else
+      f->first = node;
     f->last = node;
   } else {
     node->next = before;
     node->prev = before->prev;
-    if (before->prev) before->prev->next = node;
-    else f->first = node;
+    if (before->prev)
+      before->prev->next = node;
+    else
+      f->first = node;
     before->prev = node;
   }
 }
 
 static void unlink_node(dml_ir_node_t *node) {
   dml_ir_function_t *f = node->func;
-  if (node->prev) node->prev->next = node->next;
-  else f->first = node->next;
-  if (node->next) node->next->prev = node->prev;
-  else f->last = node->prev;
+  if (node->prev)
+    node->prev->next = node->next;
+  else
+    f->first = node->next;
+  if (node->next)
+    node->next->prev = node->prev;
+  else
+    f->last = node->prev;
   node->prev = node->next = NULL;
 }
 
@@ -372,7 +383,8 @@ dml_status_t dml_ir_node_create(dml_ir_function_t *f, dml_op_t op, const char *n
   n->name = dml_ir_strdup(m, name);
   n->func = f;
   n->n_inputs = n_inputs;
-  n->inputs = (dml_ir_value_t **)dml_ir_alloc(m, sizeof(dml_ir_value_t *) * (n_inputs + 1));
+  n->inputs =
+      (dml_ir_value_t **)dml_ir_alloc(m, sizeof(dml_ir_value_t *) * (n_inputs + 1));
   n->n_outputs = n_outputs;
   n->outputs =
       (dml_ir_value_t **)dml_ir_alloc(m, sizeof(dml_ir_value_t *) * (n_outputs + 1));
@@ -391,7 +403,9 @@ dml_status_t dml_ir_node_create(dml_ir_function_t *f, dml_op_t op, const char *n
   return DML_OK;
 }
 
-void dml_ir_node_erase(dml_ir_node_t *node) { unlink_node(node); }
+void dml_ir_node_erase(dml_ir_node_t *node) {
+  unlink_node(node);
+}
 
 void dml_ir_node_move_before(dml_ir_node_t *node, dml_ir_node_t *before) {
   if (node == before) return;
@@ -467,7 +481,8 @@ dml_status_t dml_ir_node_set_attr_floats(dml_ir_node_t *n, const char *name,
 dml_status_t dml_ir_node_set_attr_strings(dml_ir_node_t *n, const char *name,
                                           const char *const *v, size_t count) {
   dml_ir_module_t *m = n->func->module;
-  const char **arr = count ? (const char **)dml_ir_alloc(m, sizeof(char *) * count) : NULL;
+  const char **arr =
+      count ? (const char **)dml_ir_alloc(m, sizeof(char *) * count) : NULL;
   if (count && !arr) return oom();
   for (size_t i = 0; i < count; i++) {
     arr[i] = dml_ir_strdup(m, v[i]);
@@ -485,9 +500,9 @@ dml_status_t dml_ir_node_set_attr_tensor(dml_ir_node_t *n, const char *name,
                                          const dml_tensor_t *t) {
   size_t bytes = dml_tensor_bytes(t);
   if (bytes == SIZE_MAX || (bytes && !t->data))
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "ir",
-                           "tensor attribute '%s' has an invalid shape or dtype, or no data",
-                           name);
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, "ir",
+        "tensor attribute '%s' has an invalid shape or dtype, or no data", name);
   void *data = bytes ? dml_ir_memdup(n->func->module, t->data, bytes) : NULL;
   if (bytes && !data) return oom();
   dml_attr_t *a = attr_slot(n, name);
@@ -592,8 +607,8 @@ const char *dml_ir_type_str(const dml_ir_module_t *m, const dml_type_t *t, char 
                             size_t cap) {
   size_t k = 0;
   if (!cap) return buf;
-#define PUT(...)                                                   \
-  do {                                                             \
+#define PUT(...)                                                       \
+  do {                                                                 \
     if (k < cap) k += (size_t)snprintf(buf + k, cap - k, __VA_ARGS__); \
   } while (0)
   PUT("%s[", t->dtype == DML_DTYPE_INVALID ? "?" : dml_dtype_name(t->dtype));
@@ -606,9 +621,12 @@ const char *dml_ir_type_str(const dml_ir_module_t *m, const dml_type_t *t, char 
       if (d->sym < 0) {
         PUT("%lld", (long long)d->value);
       } else {
-        const char *sn = m && (uint32_t)d->sym < m->n_symbols ? m->symbols[d->sym].name : "?";
-        if (d->value == 1) PUT("%s", sn);
-        else PUT("%lld*%s", (long long)d->value, sn);
+        const char *sn =
+            m && (uint32_t)d->sym < m->n_symbols ? m->symbols[d->sym].name : "?";
+        if (d->value == 1)
+          PUT("%s", sn);
+        else
+          PUT("%lld*%s", (long long)d->value, sn);
       }
     }
   }

@@ -13,7 +13,9 @@
 #include "dml_passes.h"
 
 /* Use counts of node results live in value->user (as uintptr_t). */
-static uintptr_t uses(const dml_ir_value_t *v) { return (uintptr_t)v->user; }
+static uintptr_t uses(const dml_ir_value_t *v) {
+  return (uintptr_t)v->user;
+}
 
 static void add_use(dml_ir_value_t *v, int delta) {
   if (!v || v->kind != DML_IR_VALUE_RESULT) return;

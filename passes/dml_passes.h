@@ -20,9 +20,9 @@ typedef struct dml_pass_options {
   /* Dump the IR to `dump` after the pass named here (NULL: none). */
   const char *print_ir_after;
   int print_ir_after_all;
-  FILE *dump;                    /* NULL means stderr */
+  FILE *dump;                      /* NULL means stderr */
   size_t dump_elide_elements_over; /* as dml_ir_print_options_t */
-  int verify_each;               /* run dml_ir_verify after every pass */
+  int verify_each;                 /* run dml_ir_verify after every pass */
   /* Filled by mem-plan: the largest planned arena (bytes) over functions. */
   int64_t out_arena_bytes;
 } dml_pass_options_t;
@@ -33,7 +33,7 @@ typedef struct dml_pass_options {
 #undef DML_PASS
 
 typedef struct dml_pass_info {
-  const char *name;    /* "shape-infer" */
+  const char *name; /* "shape-infer" */
   const char *summary;
   dml_status_t (*run)(dml_ir_module_t *m, dml_pass_options_t *o);
 } dml_pass_info_t;

@@ -44,7 +44,9 @@ const dml_pass_info_t *dml_pass_find(const char *name) {
   return NULL;
 }
 
-const char *dml_pass_default_pipeline(void) { return k_default_pipeline + 1; }
+const char *dml_pass_default_pipeline(void) {
+  return k_default_pipeline + 1;
+}
 
 /* ==== pipeline parsing ================================================== */
 
@@ -81,10 +83,10 @@ static dml_status_t unknown_pass(const char *what, const char *s, size_t len) {
   for (size_t i = 0; i < N_PASSES && k < sizeof(known); i++)
     k += (size_t)snprintf(known + k, sizeof(known) - k, "%s%s", i ? ", " : "",
                           k_passes[i].name);
-  return dml_status_detail(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "passes",
-                                           "unknown pass '%.*s' in %s", (int)len, s,
-                                           what),
-                           "valid passes: %s", known);
+  return dml_status_detail(
+      dml_status_make(DML_STATUS_INVALID_ARGUMENT, "passes", "unknown pass '%.*s' in %s",
+                      (int)len, s, what),
+      "valid passes: %s", known);
 }
 
 typedef struct {

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The README's test command: set-up, build, and every test through ctest.
-#   bash scripts/test.sh            (build dir: build/)
+#   bash scripts/test.sh            (build dirs: build/ and build-runtime/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The runtime alone, with nothing above it (ARCHITECTURE.md's layering):
+# this build has no include path or library of ir/, passes/, frontends/.
+cmake -S . -B build-runtime -DDMLC_RUNTIME_ONLY=ON >/dev/null
+cmake --build build-runtime -j"$(nproc)" >/dev/null
+echo "runtime-only build: ok ($(du -k build-runtime/runtime/libdml_runtime.a | cut -f1) KiB libdml_runtime.a)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"

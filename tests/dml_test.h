@@ -20,65 +20,65 @@
 static int dml_test_checks_failed_ = 0;
 static int dml_test_cases_passed_ = 0, dml_test_cases_failed_ = 0;
 
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      dml_test_checks_failed_++;                                           \
-    }                                                                      \
+      dml_test_checks_failed_++;                                               \
+    }                                                                          \
   } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                   \
-  do {                                                                          \
-    double dml_a_ = (double)(a), dml_b_ = (double)(b);                          \
-    if (!(fabs(dml_a_ - dml_b_) <= (tol))) {                                    \
-      fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s=%.9g %s=%.9g tol=%g\n",     \
-              __FILE__, __LINE__, #a, dml_a_, #b, dml_b_, (double)(tol));       \
-      dml_test_checks_failed_++;                                                \
-    }                                                                           \
+#define CHECK_NEAR(a, b, tol)                                                         \
+  do {                                                                                \
+    double dml_a_ = (double)(a), dml_b_ = (double)(b);                                \
+    if (!(fabs(dml_a_ - dml_b_) <= (tol))) {                                          \
+      fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s=%.9g %s=%.9g tol=%g\n", __FILE__, \
+              __LINE__, #a, dml_a_, #b, dml_b_, (double)(tol));                       \
+      dml_test_checks_failed_++;                                                      \
+    }                                                                                 \
   } while (0)
 
 /* Checks a status is OK; prints and frees it otherwise. */
-#define CHECK_OK(expr)                                                     \
-  do {                                                                     \
-    dml_status_t dml_st_ = (expr);                                         \
-    if (dml_st_) {                                                         \
-      char *dml_msg_ = dml_status_format(dml_st_);                         \
+#define CHECK_OK(expr)                                                             \
+  do {                                                                             \
+    dml_status_t dml_st_ = (expr);                                                 \
+    if (dml_st_) {                                                                 \
+      char *dml_msg_ = dml_status_format(dml_st_);                                 \
       fprintf(stderr, "%s:%d: expected OK from %s, got\n%s\n", __FILE__, __LINE__, \
-              #expr, dml_msg_ ? dml_msg_ : "?");                           \
-      free(dml_msg_);                                                      \
-      dml_status_free(dml_st_);                                            \
-      dml_test_checks_failed_++;                                           \
-    }                                                                      \
+              #expr, dml_msg_ ? dml_msg_ : "?");                                   \
+      free(dml_msg_);                                                              \
+      dml_status_free(dml_st_);                                                    \
+      dml_test_checks_failed_++;                                                   \
+    }                                                                              \
   } while (0)
 
 /* Checks `expr` fails with `code` and its formatted message contains
  * `substr`. */
-#define CHECK_ERROR(expr, code, substr)                                          \
-  do {                                                                           \
-    dml_status_t dml_st_ = (expr);                                               \
-    char *dml_msg_ = dml_status_format(dml_st_);                                 \
-    if (!dml_st_ || dml_status_code(dml_st_) != (code) || !dml_msg_ ||           \
-        !strstr(dml_msg_, (substr))) {                                           \
+#define CHECK_ERROR(expr, code, substr)                                              \
+  do {                                                                               \
+    dml_status_t dml_st_ = (expr);                                                   \
+    char *dml_msg_ = dml_status_format(dml_st_);                                     \
+    if (!dml_st_ || dml_status_code(dml_st_) != (code) || !dml_msg_ ||               \
+        !strstr(dml_msg_, (substr))) {                                               \
       fprintf(stderr, "%s:%d: expected error %s containing '%s' from %s, got: %s\n", \
-              __FILE__, __LINE__, dml_status_code_name(code), (substr), #expr,   \
-              dml_msg_ ? dml_msg_ : "OK");                                       \
-      dml_test_checks_failed_++;                                                 \
-    }                                                                            \
-    free(dml_msg_);                                                              \
-    dml_status_free(dml_st_);                                                    \
+              __FILE__, __LINE__, dml_status_code_name(code), (substr), #expr,       \
+              dml_msg_ ? dml_msg_ : "OK");                                           \
+      dml_test_checks_failed_++;                                                     \
+    }                                                                                \
+    free(dml_msg_);                                                                  \
+    dml_status_free(dml_st_);                                                        \
   } while (0)
 
-#define RUN(fn)                                                   \
-  do {                                                            \
-    int dml_before_ = dml_test_checks_failed_;                    \
-    fn();                                                         \
-    if (dml_test_checks_failed_ == dml_before_) {                 \
-      dml_test_cases_passed_++;                                   \
-    } else {                                                      \
-      dml_test_cases_failed_++;                                   \
-      fprintf(stderr, "FAILED: %s\n", #fn);                       \
-    }                                                             \
+#define RUN(fn)                                   \
+  do {                                            \
+    int dml_before_ = dml_test_checks_failed_;    \
+    fn();                                         \
+    if (dml_test_checks_failed_ == dml_before_) { \
+      dml_test_cases_passed_++;                   \
+    } else {                                      \
+      dml_test_cases_failed_++;                   \
+      fprintf(stderr, "FAILED: %s\n", #fn);       \
+    }                                             \
   } while (0)
 
 static inline int dml_test_finish(void) {

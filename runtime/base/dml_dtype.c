@@ -8,20 +8,13 @@ static const struct {
   size_t size;
   const char *npy;
 } k_dtypes[DML_DTYPE_COUNT_] = {
-    [DML_DTYPE_INVALID] = {"invalid", 0, NULL},
-    [DML_DTYPE_F32] = {"f32", 4, "<f4"},
-    [DML_DTYPE_F16] = {"f16", 2, "<f2"},
-    [DML_DTYPE_BF16] = {"bf16", 2, NULL},
-    [DML_DTYPE_F64] = {"f64", 8, "<f8"},
-    [DML_DTYPE_I8] = {"i8", 1, "|i1"},
-    [DML_DTYPE_U8] = {"u8", 1, "|u1"},
-    [DML_DTYPE_I16] = {"i16", 2, "<i2"},
-    [DML_DTYPE_U16] = {"u16", 2, "<u2"},
-    [DML_DTYPE_I32] = {"i32", 4, "<i4"},
-    [DML_DTYPE_U32] = {"u32", 4, "<u4"},
-    [DML_DTYPE_I64] = {"i64", 8, "<i8"},
-    [DML_DTYPE_U64] = {"u64", 8, "<u8"},
-    [DML_DTYPE_BOOL] = {"bool", 1, "|b1"},
+    [DML_DTYPE_INVALID] = {"invalid", 0, NULL}, [DML_DTYPE_F32] = {"f32", 4, "<f4"},
+    [DML_DTYPE_F16] = {"f16", 2, "<f2"},        [DML_DTYPE_BF16] = {"bf16", 2, NULL},
+    [DML_DTYPE_F64] = {"f64", 8, "<f8"},        [DML_DTYPE_I8] = {"i8", 1, "|i1"},
+    [DML_DTYPE_U8] = {"u8", 1, "|u1"},          [DML_DTYPE_I16] = {"i16", 2, "<i2"},
+    [DML_DTYPE_U16] = {"u16", 2, "<u2"},        [DML_DTYPE_I32] = {"i32", 4, "<i4"},
+    [DML_DTYPE_U32] = {"u32", 4, "<u4"},        [DML_DTYPE_I64] = {"i64", 8, "<i8"},
+    [DML_DTYPE_U64] = {"u64", 8, "<u8"},        [DML_DTYPE_BOOL] = {"bool", 1, "|b1"},
 };
 
 static int valid(dml_dtype_t dt) {
@@ -50,8 +43,8 @@ int dml_dtype_is_signed_int(dml_dtype_t dt) {
          dt == DML_DTYPE_I64;
 }
 int dml_dtype_is_int(dml_dtype_t dt) {
-  return dml_dtype_is_signed_int(dt) || dt == DML_DTYPE_U8 ||
-         dt == DML_DTYPE_U16 || dt == DML_DTYPE_U32 || dt == DML_DTYPE_U64;
+  return dml_dtype_is_signed_int(dt) || dt == DML_DTYPE_U8 || dt == DML_DTYPE_U16 ||
+         dt == DML_DTYPE_U32 || dt == DML_DTYPE_U64;
 }
 const char *dml_dtype_npy_descr(dml_dtype_t dt) {
   return valid(dt) ? k_dtypes[dt].npy : NULL;
@@ -190,10 +183,14 @@ void dml_store_f64(dml_dtype_t dt, void *p, size_t i, double v) {
     case DML_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0.0; return;
     default: {
       int64_t iv;
-      if (v != v) iv = 0;
-      else if (v >= 9.2233720368547758e18) iv = INT64_MAX;
-      else if (v <= -9.2233720368547758e18) iv = INT64_MIN;
-      else iv = (int64_t)v;
+      if (v != v)
+        iv = 0;
+      else if (v >= 9.2233720368547758e18)
+        iv = INT64_MAX;
+      else if (v <= -9.2233720368547758e18)
+        iv = INT64_MIN;
+      else
+        iv = (int64_t)v;
       dml_store_i64(dt, p, i, iv);
       return;
     }

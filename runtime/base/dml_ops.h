@@ -28,7 +28,7 @@ typedef enum dml_op {
 } dml_op_t;
 
 typedef struct dml_op_info {
-  const char *name; /* "Conv" */
+  const char *name;             /* "Conv" */
   int min_inputs, max_inputs;   /* max -1: variadic */
   int min_outputs, max_outputs; /* max -1: variadic */
   uint32_t flags;

@@ -12,8 +12,8 @@ struct dml_status_rec {
   char *details; /* newline-separated lines, may be NULL */
 };
 
-static struct dml_status_rec g_oom = {DML_STATUS_RESOURCE_EXHAUSTED, 1,
-                                      "alloc", "out of memory", NULL};
+static struct dml_status_rec g_oom = {DML_STATUS_RESOURCE_EXHAUSTED, 1, "alloc",
+                                      "out of memory", NULL};
 
 static char *vformat(const char *fmt, va_list ap) {
   va_list ap2;
@@ -101,7 +101,9 @@ dml_status_t dml_status_annotate(dml_status_t s, const char *fmt, ...) {
 dml_status_code_t dml_status_code(dml_status_t s) {
   return s ? s->code : DML_STATUS_OK;
 }
-const char *dml_status_op(dml_status_t s) { return s && s->op ? s->op : ""; }
+const char *dml_status_op(dml_status_t s) {
+  return s && s->op ? s->op : "";
+}
 const char *dml_status_reason(dml_status_t s) {
   return s && s->reason ? s->reason : "";
 }

@@ -25,15 +25,15 @@ extern "C" {
 /* Error classes. Values are stable (they appear in JSON output). */
 typedef enum dml_status_code {
   DML_STATUS_OK = 0,
-  DML_STATUS_INVALID_ARGUMENT = 1, /* caller passed a bad value */
-  DML_STATUS_NOT_FOUND = 2,        /* file, name or symbol missing */
-  DML_STATUS_UNIMPLEMENTED = 3,    /* op, attribute or dtype not supported */
-  DML_STATUS_OUT_OF_RANGE = 4,     /* index/dim beyond a bound */
-  DML_STATUS_DATA_LOSS = 5,        /* corrupt or truncated input bytes */
-  DML_STATUS_RESOURCE_EXHAUSTED = 6, /* allocation failed, size overflow */
+  DML_STATUS_INVALID_ARGUMENT = 1,    /* caller passed a bad value */
+  DML_STATUS_NOT_FOUND = 2,           /* file, name or symbol missing */
+  DML_STATUS_UNIMPLEMENTED = 3,       /* op, attribute or dtype not supported */
+  DML_STATUS_OUT_OF_RANGE = 4,        /* index/dim beyond a bound */
+  DML_STATUS_DATA_LOSS = 5,           /* corrupt or truncated input bytes */
+  DML_STATUS_RESOURCE_EXHAUSTED = 6,  /* allocation failed, size overflow */
   DML_STATUS_FAILED_PRECONDITION = 7, /* wrong state (e.g. input not bound) */
-  DML_STATUS_INTERNAL = 8,         /* broken invariant */
-  DML_STATUS_IO = 9,               /* read/write/rename failed */
+  DML_STATUS_INTERNAL = 8,            /* broken invariant */
+  DML_STATUS_IO = 9,                  /* read/write/rename failed */
 } dml_status_code_t;
 
 struct dml_status_rec;
@@ -73,10 +73,10 @@ char *dml_status_format(dml_status_t status);
 void dml_status_free(dml_status_t status);
 
 /* Returns from the enclosing function if `expr` is not OK. */
-#define DML_RETURN_IF_ERROR(expr)                                              \
-  do {                                                                         \
-    dml_status_t dml_s_ = (expr);                                              \
-    if (dml_s_) return dml_s_;                                                 \
+#define DML_RETURN_IF_ERROR(expr) \
+  do {                            \
+    dml_status_t dml_s_ = (expr); \
+    if (dml_s_) return dml_s_;    \
   } while (0)
 
 #ifdef __cplusplus

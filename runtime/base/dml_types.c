@@ -33,13 +33,12 @@ dml_status_t dml_type_eval_dims(const dml_type_t *type, const int64_t *sym_value
     }
     if ((size_t)d->sym >= n_syms)
       return dml_status_make(DML_STATUS_OUT_OF_RANGE, "shape",
-                             "symbol index %d out of range (%zu symbols)",
-                             (int)d->sym, n_syms);
+                             "symbol index %d out of range (%zu symbols)", (int)d->sym,
+                             n_syms);
     int64_t s = sym_values[d->sym];
     if (d->value < 0 || s < 0 || (s != 0 && d->value > INT64_MAX / s))
-      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "shape",
-                             "dim %lld*sym%d overflows", (long long)d->value,
-                             (int)d->sym);
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "shape", "dim %lld*sym%d overflows",
+                             (long long)d->value, (int)d->sym);
     out_dims[i] = d->value * s;
   }
   return DML_OK;

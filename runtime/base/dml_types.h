@@ -75,14 +75,14 @@ typedef enum dml_attr_kind {
 typedef struct dml_attr {
   const char *name;
   dml_attr_kind_t kind;
-  int64_t i;             /* INT */
-  double f;              /* FLOAT */
-  const char *s;         /* STRING (NUL-terminated) */
-  size_t n;              /* element count of INTS/FLOATS/STRINGS */
-  const int64_t *ints;   /* INTS */
-  const double *floats;  /* FLOATS */
+  int64_t i;                  /* INT */
+  double f;                   /* FLOAT */
+  const char *s;              /* STRING (NUL-terminated) */
+  size_t n;                   /* element count of INTS/FLOATS/STRINGS */
+  const int64_t *ints;        /* INTS */
+  const double *floats;       /* FLOATS */
   const char *const *strings; /* STRINGS */
-  dml_tensor_t tensor;   /* TENSOR (data lent) */
+  dml_tensor_t tensor;        /* TENSOR (data lent) */
 } dml_attr_t;
 
 /* Finds attribute `name`; NULL if absent. */

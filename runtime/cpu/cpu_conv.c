@@ -24,7 +24,9 @@ typedef struct {
   int pointwise; /* 1x1, stride 1, no padding */
 } conv_geo_t;
 
-static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+static int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
 
 /* Reads the attributes and checks shapes. transpose: ConvTranspose. */
 static dml_status_t conv_geo(const dml_cpu_call_t *c, int transpose, conv_geo_t *g) {
@@ -45,7 +47,8 @@ static dml_status_t conv_geo(const dml_cpu_call_t *c, int transpose, conv_geo_t 
     if (w->dims[1] != g->Cg || g->M % g->group)
       return dml_cpu_err_shapes(c, "W does not match X's channels and group");
   } else {
-    if (w->dims[0] != g->C) return dml_cpu_err_shapes(c, "W's first dim must equal X's channels");
+    if (w->dims[0] != g->C)
+      return dml_cpu_err_shapes(c, "W's first dim must equal X's channels");
     g->M = w->dims[1] * g->group;
   }
   g->Mg = g->M / g->group;
@@ -63,23 +66,28 @@ static dml_status_t conv_geo(const dml_cpu_call_t *c, int transpose, conv_geo_t 
       (pads && np != 2 * (size_t)r) || (opad && nop != (size_t)r))
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                          "kernel_shape/strides/dilations/pads/output_padding have the "
-                         "wrong length for %d spatial dims", r);
+                         "wrong length for %d spatial dims",
+                         r);
   const char *ap = dml_cpu_get_string(c, "auto_pad", "NOTSET");
-  int same_upper = strcmp(ap, "SAME_UPPER") == 0, same_lower = strcmp(ap, "SAME_LOWER") == 0;
+  int same_upper = strcmp(ap, "SAME_UPPER") == 0,
+      same_lower = strcmp(ap, "SAME_LOWER") == 0;
   int valid = strcmp(ap, "VALID") == 0;
   if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") != 0)
-    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "auto_pad '%s' is not supported", ap);
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "auto_pad '%s' is not supported",
+                         ap);
   int explicit_oshape = dml_attr_find(c->attrs, c->n_attrs, "output_shape") != NULL;
   g->in_sz = g->out_sz = g->k_sz = 1;
   for (int i = 0; i < r; i++) {
     g->in[i] = x->dims[2 + i];
     g->out[i] = y->dims[2 + i];
     g->k[i] = w->dims[2 + i];
-    if (ks && ks[i] != g->k[i]) return dml_cpu_err_shapes(c, "kernel_shape differs from W");
+    if (ks && ks[i] != g->k[i])
+      return dml_cpu_err_shapes(c, "kernel_shape differs from W");
     g->s[i] = st ? st[i] : 1;
     g->d[i] = dl ? dl[i] : 1;
     if (g->s[i] < 1 || g->d[i] < 1)
-      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "strides and dilations must be >= 1");
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "strides and dilations must be >= 1");
     int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
     int64_t expect;
     if (!transpose) {
@@ -152,7 +160,8 @@ static void im2col(const conv_geo_t *g, const float *x, float *col) {
               int64_t lo = DML_CPU_MAX((int64_t)0, -off), hi = DML_CPU_MIN(OW, W - off);
               if (hi < lo) hi = lo;
               for (int64_t ow = 0; ow < lo && ow < OW; ow++) dst[ow] = 0.0f;
-              if (hi > lo) memcpy(dst + lo, row + lo + off, (size_t)(hi - lo) * sizeof(float));
+              if (hi > lo)
+                memcpy(dst + lo, row + lo + off, (size_t)(hi - lo) * sizeof(float));
               for (int64_t ow = hi; ow < OW; ow++) dst[ow] = 0.0f;
             } else {
               for (int64_t ow = 0; ow < OW; ow++) {
@@ -241,7 +250,9 @@ static void col2im(const conv_geo_t *g, const float *col, float *y) {
 
 /* ---- scratch layout --------------------------------------------------- */
 
-static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
+static size_t align64(size_t x) {
+  return (x + 63) & ~(size_t)63;
+}
 
 typedef struct {
   size_t col_bytes, gemm_bytes, slot_bytes;
@@ -259,7 +270,8 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
     gm = g->Mg * g->k_sz, gn = g->in_sz, gk = g->Cg;
   }
   m.batch_parallel = threads > 1 && g->N * g->group >= 2;
-  m.gemm_bytes = align64(dml_cpu_sgemm_scratch(gm, gn, gk, m.batch_parallel ? 1 : threads));
+  m.gemm_bytes =
+      align64(dml_cpu_sgemm_scratch(gm, gn, gk, m.batch_parallel ? 1 : threads));
   m.slot_bytes = m.col_bytes + m.gemm_bytes;
   return m;
 }
@@ -278,7 +290,9 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
   return 64 + slots * m.slot_bytes;
 }
 
-size_t dml_cpus_Conv(const dml_cpu_call_t *c, int threads) { return conv_scratch(c, 0, threads); }
+size_t dml_cpus_Conv(const dml_cpu_call_t *c, int threads) {
+  return conv_scratch(c, 0, threads);
+}
 size_t dml_cpus_ConvTranspose(const dml_cpu_call_t *c, int threads) {
   return conv_scratch(c, 1, threads);
 }
@@ -315,8 +329,8 @@ static void conv_task(void *vctx, int64_t t, int tid) {
       bm = col;
     }
     int64_t K = g->Cg * g->k_sz;
-    dml_cpu_sgemm(0, 0, g->Mg, g->out_sz, K, 1.0f, w, K, bm, g->out_sz, 0.0f, y, g->out_sz,
-                  gs, gsb);
+    dml_cpu_sgemm(0, 0, g->Mg, g->out_sz, K, 1.0f, w, K, bm, g->out_sz, 0.0f, y,
+                  g->out_sz, gs, gsb);
     if (r->b)
       for (int64_t m = 0; m < g->Mg; m++) {
         float bv = r->b[gr * g->Mg + m];
@@ -330,8 +344,8 @@ static void conv_task(void *vctx, int64_t t, int tid) {
      * (Cg x Mg*k) matrix; col = W_g^T * X_g. */
     const float *w = r->w + gr * g->Cg * g->Mg * g->k_sz;
     int64_t MK = g->Mg * g->k_sz;
-    dml_cpu_sgemm(1, 0, MK, g->in_sz, g->Cg, 1.0f, w, MK, x, g->in_sz, 0.0f, col, g->in_sz, gs,
-                  gsb);
+    dml_cpu_sgemm(1, 0, MK, g->in_sz, g->Cg, 1.0f, w, MK, x, g->in_sz, 0.0f, col,
+                  g->in_sz, gs, gsb);
     for (int64_t m = 0; m < g->Mg; m++) {
       float bv = r->b ? r->b[gr * g->Mg + m] : 0.0f;
       float *ym = y + m * g->out_sz;
@@ -344,13 +358,14 @@ static void conv_task(void *vctx, int64_t t, int tid) {
 /* ---- generic (double) path -------------------------------------------- */
 
 static void conv_generic(const conv_geo_t *g, int transpose, dml_dtype_t dt,
-                         const dml_tensor_t *x, const dml_tensor_t *w, const dml_tensor_t *b,
-                         dml_tensor_t *y) {
+                         const dml_tensor_t *x, const dml_tensor_t *w,
+                         const dml_tensor_t *b, dml_tensor_t *y) {
   int r = g->r;
   int64_t ytotal = g->N * g->M * g->out_sz;
   if (!transpose) {
     for (int64_t yi = 0; yi < ytotal; yi++) {
-      int64_t o = yi % g->out_sz, m = (yi / g->out_sz) % g->M, n = yi / (g->out_sz * g->M);
+      int64_t o = yi % g->out_sz, m = (yi / g->out_sz) % g->M,
+              n = yi / (g->out_sz * g->M);
       int64_t gr = m / g->Mg;
       int64_t oidx[SP_MAX], rem = o;
       for (int i = r - 1; i >= 0; i--) oidx[i] = rem % g->out[i], rem /= g->out[i];
@@ -376,7 +391,8 @@ static void conv_generic(const conv_geo_t *g, int transpose, dml_dtype_t dt,
   }
   for (int64_t yi = 0; yi < ytotal; yi++) {
     int64_t m = (yi / g->out_sz) % g->M;
-    dml_store_f64(dt, y->data, (size_t)yi, b ? dml_load_f64(dt, b->data, (size_t)m) : 0.0);
+    dml_store_f64(dt, y->data, (size_t)yi,
+                  b ? dml_load_f64(dt, b->data, (size_t)m) : 0.0);
   }
   for (int64_t n = 0; n < g->N; n++)
     for (int64_t ch = 0; ch < g->C; ch++) {
@@ -397,8 +413,9 @@ static void conv_generic(const conv_geo_t *g, int transpose, dml_dtype_t dt,
             if (!inb) continue;
             size_t yi = (size_t)((n * g->M + gr * g->Mg + m) * g->out_sz + off);
             size_t wi = (size_t)((ch * g->Mg + m) * g->k_sz + kk);
-            dml_store_f64(dt, y->data, yi,
-                          dml_load_f64(dt, y->data, yi) + xv * dml_load_f64(dt, w->data, wi));
+            dml_store_f64(
+                dt, y->data, yi,
+                dml_load_f64(dt, y->data, yi) + xv * dml_load_f64(dt, w->data, wi));
           }
       }
     }
@@ -427,7 +444,8 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose) {
   size_t avail = c->scratch && c->scratch_bytes > pad ? c->scratch_bytes - pad : 0;
   int slots = 1;
   if (mem.batch_parallel) {
-    slots = mem.slot_bytes ? (int)DML_CPU_MIN((size_t)threads, avail / mem.slot_bytes) : threads;
+    slots = mem.slot_bytes ? (int)DML_CPU_MIN((size_t)threads, avail / mem.slot_bytes)
+                           : threads;
     if (slots < 2) {
       mem = conv_mem(&g, transpose, 1);
       slots = 1;
@@ -440,17 +458,27 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose) {
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
   }
   if (!mem.batch_parallel) mem.gemm_bytes = avail - mem.col_bytes; /* all threads */
-  conv_run_t run = {&g, transpose, (const float *)x->data, (const float *)w->data,
-                    b ? (const float *)b->data : NULL, (float *)y->data, base, mem};
+  conv_run_t run = {&g,
+                    transpose,
+                    (const float *)x->data,
+                    (const float *)w->data,
+                    b ? (const float *)b->data : NULL,
+                    (float *)y->data,
+                    base,
+                    mem};
   dml_cpu_parallel_for(g.N * g.group, mem.batch_parallel ? slots : 1, conv_task, &run);
   return DML_OK;
 }
 
 /* ONNX Conv (11): Y[n, m, o] = B[m] + sum_{c in group(m), k} X[n, c, o*s - pb + k*d]
  * * W[m, c, k]; auto_pad NOTSET/SAME_UPPER/SAME_LOWER/VALID. */
-dml_status_t dml_cpuk_Conv(const dml_cpu_call_t *c) { return conv_run(c, 0); }
+dml_status_t dml_cpuk_Conv(const dml_cpu_call_t *c) {
+  return conv_run(c, 0);
+}
 
 /* ONNX ConvTranspose (11): the gradient of Conv w.r.t. its input; output
  * size s*(in-1) + output_padding + (k-1)*d + 1 - pads, or given by
  * output_shape / auto_pad (pads then follow from the output size). */
-dml_status_t dml_cpuk_ConvTranspose(const dml_cpu_call_t *c) { return conv_run(c, 1); }
+dml_status_t dml_cpuk_ConvTranspose(const dml_cpu_call_t *c) {
+  return conv_run(c, 1);
+}

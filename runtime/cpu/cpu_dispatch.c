@@ -17,7 +17,8 @@ static void op_label(const dml_cpu_call_t *c, char *buf, size_t cap) {
 }
 
 static dml_status_t add_node(const dml_cpu_call_t *c, dml_status_t s) {
-  if (c->node_name && c->node_name[0]) s = dml_status_detail(s, "node '%s'", c->node_name);
+  if (c->node_name && c->node_name[0])
+    s = dml_status_detail(s, "node '%s'", c->node_name);
   return s;
 }
 
@@ -32,7 +33,8 @@ dml_status_t dml_cpu_error(const dml_cpu_call_t *c, dml_status_code_t code,
   return add_node(c, dml_status_make(code, op, "%s", reason));
 }
 
-dml_status_t dml_cpu_err_dtype(const dml_cpu_call_t *c, const char *what, dml_dtype_t dt) {
+dml_status_t dml_cpu_err_dtype(const dml_cpu_call_t *c, const char *what,
+                               dml_dtype_t dt) {
   return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "%s dtype %s is not supported by %s",
                        what, dml_dtype_name(dt), dml_op_name(c->op));
 }
@@ -63,8 +65,8 @@ dml_status_t dml_cpu_err_shapes(const dml_cpu_call_t *c, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
-  return add_shapes(c, add_node(c, dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "%s",
-                                                   reason)));
+  return add_shapes(
+      c, add_node(c, dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "%s", reason)));
 }
 
 /* ======================================================================
@@ -232,31 +234,91 @@ typedef struct {
 #define KS(op, fn) [DML_OP_##op] = {dml_cpuk_##fn, dml_cpus_##fn}
 
 static const entry_t k_table[DML_OP_COUNT_] = {
-    K(ABS, Unary), K(NEG, Unary), K(RELU, Unary), K(LEAKY_RELU, Unary), K(ELU, Unary),
-    K(SELU, Unary), K(SIGMOID, Unary), K(HARD_SIGMOID, Unary), K(HARD_SWISH, Unary),
-    K(SOFTPLUS, Unary), K(SOFTSIGN, Unary), K(TANH, Unary), K(ERF, Unary), K(SQRT, Unary),
-    K(EXP, Unary), K(LOG, Unary), K(RECIPROCAL, Unary), K(FLOOR, Unary), K(CEIL, Unary),
-    K(ROUND, Unary), K(SIGN, Unary), K(SIN, Unary), K(COS, Unary), K(NOT, Unary),
-    K(CAST, Cast), K(CLIP, Clip), K(IDENTITY, View),
-    K(ADD, Binary), K(SUB, Binary), K(MUL, Binary), K(DIV, Binary), K(POW, Binary),
-    K(MOD, Binary), K(PRELU, PRelu), K(EQUAL, Binary), K(LESS, Binary),
-    K(LESS_OR_EQUAL, Binary), K(GREATER, Binary), K(GREATER_OR_EQUAL, Binary),
-    K(AND, Binary), K(OR, Binary), K(XOR, Binary), K(MAX, Variadic), K(MIN, Variadic),
-    K(SUM, Variadic), K(MEAN, Variadic), K(WHERE, Where),
-    KS(MATMUL, MatMul), KS(GEMM, Gemm), KS(CONV, Conv), KS(CONV_TRANSPOSE, ConvTranspose),
-    K(MAX_POOL, MaxPool), K(AVERAGE_POOL, AveragePool), K(GLOBAL_AVERAGE_POOL, GlobalPool),
-    K(GLOBAL_MAX_POOL, GlobalPool), K(BATCH_NORMALIZATION, BatchNormalization),
+    K(ABS, Unary),
+    K(NEG, Unary),
+    K(RELU, Unary),
+    K(LEAKY_RELU, Unary),
+    K(ELU, Unary),
+    K(SELU, Unary),
+    K(SIGMOID, Unary),
+    K(HARD_SIGMOID, Unary),
+    K(HARD_SWISH, Unary),
+    K(SOFTPLUS, Unary),
+    K(SOFTSIGN, Unary),
+    K(TANH, Unary),
+    K(ERF, Unary),
+    K(SQRT, Unary),
+    K(EXP, Unary),
+    K(LOG, Unary),
+    K(RECIPROCAL, Unary),
+    K(FLOOR, Unary),
+    K(CEIL, Unary),
+    K(ROUND, Unary),
+    K(SIGN, Unary),
+    K(SIN, Unary),
+    K(COS, Unary),
+    K(NOT, Unary),
+    K(CAST, Cast),
+    K(CLIP, Clip),
+    K(IDENTITY, View),
+    K(ADD, Binary),
+    K(SUB, Binary),
+    K(MUL, Binary),
+    K(DIV, Binary),
+    K(POW, Binary),
+    K(MOD, Binary),
+    K(PRELU, PRelu),
+    K(EQUAL, Binary),
+    K(LESS, Binary),
+    K(LESS_OR_EQUAL, Binary),
+    K(GREATER, Binary),
+    K(GREATER_OR_EQUAL, Binary),
+    K(AND, Binary),
+    K(OR, Binary),
+    K(XOR, Binary),
+    K(MAX, Variadic),
+    K(MIN, Variadic),
+    K(SUM, Variadic),
+    K(MEAN, Variadic),
+    K(WHERE, Where),
+    KS(MATMUL, MatMul),
+    KS(GEMM, Gemm),
+    KS(CONV, Conv),
+    KS(CONV_TRANSPOSE, ConvTranspose),
+    K(MAX_POOL, MaxPool),
+    K(AVERAGE_POOL, AveragePool),
+    K(GLOBAL_AVERAGE_POOL, GlobalPool),
+    K(GLOBAL_MAX_POOL, GlobalPool),
+    K(BATCH_NORMALIZATION, BatchNormalization),
     K(LAYER_NORMALIZATION, LayerNormalization),
-    K(INSTANCE_NORMALIZATION, InstanceNormalization), K(SOFTMAX, Softmax),
+    K(INSTANCE_NORMALIZATION, InstanceNormalization),
+    K(SOFTMAX, Softmax),
     K(LOG_SOFTMAX, Softmax),
-    KS(REDUCE_SUM, Reduce), KS(REDUCE_MEAN, Reduce), KS(REDUCE_MAX, Reduce),
-    KS(REDUCE_MIN, Reduce), KS(REDUCE_PROD, Reduce), K(ARG_MAX, ArgReduce),
+    KS(REDUCE_SUM, Reduce),
+    KS(REDUCE_MEAN, Reduce),
+    KS(REDUCE_MAX, Reduce),
+    KS(REDUCE_MIN, Reduce),
+    KS(REDUCE_PROD, Reduce),
+    K(ARG_MAX, ArgReduce),
     K(ARG_MIN, ArgReduce),
-    K(RESHAPE, View), K(FLATTEN, View), K(SQUEEZE, View), K(UNSQUEEZE, View),
-    K(TRANSPOSE, Transpose), K(CONCAT, Concat), K(SPLIT, Split), K(SLICE, Slice),
-    K(GATHER, Gather), K(SHAPE, Shape), K(SIZE, Size), K(EXPAND, Expand), K(TILE, Tile),
-    KS(PAD, Pad), K(CONSTANT_OF_SHAPE, ConstantOfShape), K(RANGE, Range),
-    KS(RESIZE, Resize), K(DROPOUT, Dropout),
+    K(RESHAPE, View),
+    K(FLATTEN, View),
+    K(SQUEEZE, View),
+    K(UNSQUEEZE, View),
+    K(TRANSPOSE, Transpose),
+    K(CONCAT, Concat),
+    K(SPLIT, Split),
+    K(SLICE, Slice),
+    K(GATHER, Gather),
+    K(SHAPE, Shape),
+    K(SIZE, Size),
+    K(EXPAND, Expand),
+    K(TILE, Tile),
+    KS(PAD, Pad),
+    K(CONSTANT_OF_SHAPE, ConstantOfShape),
+    K(RANGE, Range),
+    KS(RESIZE, Resize),
+    K(DROPOUT, Dropout),
 };
 
 int dml_cpu_supports(dml_op_t op) {
@@ -268,11 +330,13 @@ static dml_status_t check_call(const dml_cpu_call_t *c) {
   const dml_op_info_t *info = dml_op_info(c->op);
   if (!info || !dml_cpu_supports(c->op))
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.cpu",
-                           "no CPU kernel for op %d (%s)", (int)c->op, dml_op_name(c->op));
+                           "no CPU kernel for op %d (%s)", (int)c->op,
+                           dml_op_name(c->op));
   if ((int)c->n_inputs < info->min_inputs ||
       (info->max_inputs >= 0 && (int)c->n_inputs > info->max_inputs))
-    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "%u inputs given, expected %d..%d",
-                         c->n_inputs, info->min_inputs, info->max_inputs);
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "%u inputs given, expected %d..%d", c->n_inputs,
+                         info->min_inputs, info->max_inputs);
   if ((int)c->n_outputs < info->min_outputs ||
       (info->max_outputs >= 0 && (int)c->n_outputs > info->max_outputs))
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
@@ -288,8 +352,8 @@ static dml_status_t check_call(const dml_cpu_call_t *c) {
       /* Absent optional input. Required ones must be present (variadic
        * ops require all). */
       if ((int)i < info->min_inputs || info->max_inputs < 0)
-        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "required input %u is absent",
-                             i);
+        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                             "required input %u is absent", i);
       continue;
     }
     if ((int)t->dtype < 0 || t->dtype >= DML_DTYPE_COUNT_ || t->rank < 0 ||
@@ -306,8 +370,8 @@ static dml_status_t check_call(const dml_cpu_call_t *c) {
     const dml_tensor_t *t = &c->outputs[i];
     if (t->dtype == DML_DTYPE_INVALID) {
       if ((int)i < info->min_outputs)
-        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "required output %u is absent",
-                             i);
+        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                             "required output %u is absent", i);
       continue;
     }
     if ((int)t->dtype < 0 || t->dtype >= DML_DTYPE_COUNT_ || t->rank < 0 ||
@@ -332,7 +396,8 @@ dml_status_t dml_cpu_run(const dml_cpu_call_t *c) {
     if (need == SIZE_MAX) return dml_cpu_err_shapes(c, "scratch size overflows");
     if (need > 0 && (!c->scratch || c->scratch_bytes < need))
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                           "scratch of %zu bytes given, %zu needed", c->scratch_bytes, need);
+                           "scratch of %zu bytes given, %zu needed", c->scratch_bytes,
+                           need);
   }
   return e->run(c);
 }

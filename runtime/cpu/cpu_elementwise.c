@@ -54,7 +54,8 @@ static double unary_f64(dml_op_t op, const uparams_t *p, double x) {
     case DML_OP_RELU: return x > 0 ? x : 0.0;
     case DML_OP_LEAKY_RELU: return x >= 0 ? x : p->alpha * x;
     case DML_OP_ELU: return x >= 0 ? x : p->alpha * (exp(x) - 1.0);
-    case DML_OP_SELU: return x > 0 ? p->gamma * x : p->gamma * (p->alpha * exp(x) - p->alpha);
+    case DML_OP_SELU:
+      return x > 0 ? p->gamma * x : p->gamma * (p->alpha * exp(x) - p->alpha);
     case DML_OP_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
     case DML_OP_HARD_SIGMOID: return fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
     case DML_OP_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
@@ -76,10 +77,10 @@ static double unary_f64(dml_op_t op, const uparams_t *p, double x) {
   }
 }
 
-#define UNARY_LOOP(expr)                          \
-  for (int64_t i = 0; i < n; i++) {               \
-    float x = in[i];                              \
-    out[i] = (expr);                              \
+#define UNARY_LOOP(expr)            \
+  for (int64_t i = 0; i < n; i++) { \
+    float x = in[i];                \
+    out[i] = (expr);                \
   }
 
 DML_CPU_CLONES
@@ -105,11 +106,18 @@ static void unary_f32_simple(dml_op_t op, float a, float b, const float *restric
 
 static int unary_is_simple(dml_op_t op) {
   switch (op) {
-    case DML_OP_ABS: case DML_OP_NEG: case DML_OP_RELU: case DML_OP_LEAKY_RELU:
-    case DML_OP_HARD_SIGMOID: case DML_OP_HARD_SWISH: case DML_OP_SOFTSIGN:
-    case DML_OP_SQRT: case DML_OP_RECIPROCAL: case DML_OP_FLOOR: case DML_OP_CEIL:
-    case DML_OP_SIGN:
-      return 1;
+    case DML_OP_ABS:
+    case DML_OP_NEG:
+    case DML_OP_RELU:
+    case DML_OP_LEAKY_RELU:
+    case DML_OP_HARD_SIGMOID:
+    case DML_OP_HARD_SWISH:
+    case DML_OP_SOFTSIGN:
+    case DML_OP_SQRT:
+    case DML_OP_RECIPROCAL:
+    case DML_OP_FLOOR:
+    case DML_OP_CEIL:
+    case DML_OP_SIGN: return 1;
     default: return 0;
   }
 }
@@ -151,7 +159,8 @@ dml_status_t dml_cpuk_Unary(const dml_cpu_call_t *c) {
   dml_dtype_t dt = x->dtype;
   int64_t n = dml_cpu_numel(x);
   if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
-  if (dml_cpu_numel(y) != n) return dml_cpu_err_shapes(c, "output size differs from input");
+  if (dml_cpu_numel(y) != n)
+    return dml_cpu_err_shapes(c, "output size differs from input");
   if (c->op == DML_OP_NOT) {
     if (dt != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "input", dt);
     const uint8_t *in = (const uint8_t *)x->data;
@@ -195,50 +204,70 @@ dml_status_t dml_cpuk_Unary(const dml_cpu_call_t *c) {
  * ====================================================================== */
 
 typedef enum {
-  B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MOD, B_FMOD, B_EQ, B_LT, B_LE, B_GT, B_GE,
-  B_AND, B_OR, B_XOR, B_MAX, B_MIN
+  B_ADD,
+  B_SUB,
+  B_MUL,
+  B_DIV,
+  B_POW,
+  B_MOD,
+  B_FMOD,
+  B_EQ,
+  B_LT,
+  B_LE,
+  B_GT,
+  B_GE,
+  B_AND,
+  B_OR,
+  B_XOR,
+  B_MAX,
+  B_MIN
 } bop_t;
 
-static int bop_is_cmp(bop_t b) { return b >= B_EQ && b <= B_GE; }
-static int bop_is_logic(bop_t b) { return b >= B_AND && b <= B_XOR; }
+static int bop_is_cmp(bop_t b) {
+  return b >= B_EQ && b <= B_GE;
+}
+static int bop_is_logic(bop_t b) {
+  return b >= B_AND && b <= B_XOR;
+}
 
 /* f32 inner loops over one broadcast row; out may alias a (variadic). */
-#define BIN_F32(name, expr)                                                              \
-  DML_CPU_CLONES static void name(float *o, const float *a, int64_t sa, const float *b,  \
-                                  int64_t sb, int64_t n) {                               \
-    if (sa == 1 && sb == 1) {                                                            \
-      for (int64_t i = 0; i < n; i++) {                                                  \
-        float x = a[i], y = b[i];                                                        \
-        o[i] = (expr);                                                                   \
-      }                                                                                  \
-    } else if (sa == 1 && sb == 0) {                                                     \
-      float y = b[0];                                                                    \
-      for (int64_t i = 0; i < n; i++) {                                                  \
-        float x = a[i];                                                                  \
-        o[i] = (expr);                                                                   \
-      }                                                                                  \
-    } else if (sa == 0 && sb == 1) {                                                     \
-      float x = a[0];                                                                    \
-      for (int64_t i = 0; i < n; i++) {                                                  \
-        float y = b[i];                                                                  \
-        o[i] = (expr);                                                                   \
-      }                                                                                  \
-    } else {                                                                             \
-      for (int64_t i = 0; i < n; i++) {                                                  \
-        float x = a[i * sa], y = b[i * sb];                                              \
-        o[i] = (expr);                                                                   \
-      }                                                                                  \
-    }                                                                                    \
+#define BIN_F32(name, expr)                                                             \
+  DML_CPU_CLONES static void name(float *o, const float *a, int64_t sa, const float *b, \
+                                  int64_t sb, int64_t n) {                              \
+    if (sa == 1 && sb == 1) {                                                           \
+      for (int64_t i = 0; i < n; i++) {                                                 \
+        float x = a[i], y = b[i];                                                       \
+        o[i] = (expr);                                                                  \
+      }                                                                                 \
+    } else if (sa == 1 && sb == 0) {                                                    \
+      float y = b[0];                                                                   \
+      for (int64_t i = 0; i < n; i++) {                                                 \
+        float x = a[i];                                                                 \
+        o[i] = (expr);                                                                  \
+      }                                                                                 \
+    } else if (sa == 0 && sb == 1) {                                                    \
+      float x = a[0];                                                                   \
+      for (int64_t i = 0; i < n; i++) {                                                 \
+        float y = b[i];                                                                 \
+        o[i] = (expr);                                                                  \
+      }                                                                                 \
+    } else {                                                                            \
+      for (int64_t i = 0; i < n; i++) {                                                 \
+        float x = a[i * sa], y = b[i * sb];                                             \
+        o[i] = (expr);                                                                  \
+      }                                                                                 \
+    }                                                                                   \
   }
 
 BIN_F32(add_f32, x + y)
 BIN_F32(sub_f32, x - y)
-BIN_F32(mul_f32, x * y)
+BIN_F32(mul_f32, x *y)
 BIN_F32(div_f32, x / y)
 BIN_F32(max_f32, (x > y || x != x) ? x : y)
 BIN_F32(min_f32, (x < y || x != x) ? x : y)
 
-typedef void (*bin_f32_fn)(float *, const float *, int64_t, const float *, int64_t, int64_t);
+typedef void (*bin_f32_fn)(float *, const float *, int64_t, const float *, int64_t,
+                           int64_t);
 
 static bin_f32_fn bin_f32_for(bop_t b) {
   switch (b) {
@@ -252,7 +281,9 @@ static bin_f32_fn bin_f32_for(bop_t b) {
   }
 }
 
-static double pow_f64(double x, double y) { return pow(x, y); }
+static double pow_f64(double x, double y) {
+  return pow(x, y);
+}
 
 static int64_t ipow(int64_t base, int64_t e) {
   if (e < 0) {
@@ -312,7 +343,8 @@ static void bin_generic_row(void *vctx, int64_t oo, const int64_t *offs, int64_t
       }
       dml_store_f64(g->to, g->o, io, r);
     } else if (uns) {
-      uint64_t x = (uint64_t)dml_load_i64(ta, g->a, ia), y = (uint64_t)dml_load_i64(tb, g->b, ib);
+      uint64_t x = (uint64_t)dml_load_i64(ta, g->a, ia),
+               y = (uint64_t)dml_load_i64(tb, g->b, ib);
       uint64_t r = 0;
       switch (g->op) {
         case B_ADD: r = x + y; break;
@@ -320,7 +352,8 @@ static void bin_generic_row(void *vctx, int64_t oo, const int64_t *offs, int64_t
         case B_MUL: r = x * y; break;
         case B_DIV: r = y ? x / y : 0; break;
         case B_POW: r = (uint64_t)ipow((int64_t)x, (int64_t)y); break;
-        case B_MOD: case B_FMOD: r = y ? x % y : 0; break;
+        case B_MOD:
+        case B_FMOD: r = y ? x % y : 0; break;
         case B_EQ: r = x == y; break;
         case B_LT: r = x < y; break;
         case B_LE: r = x <= y; break;
@@ -394,11 +427,21 @@ static void cmp_f32_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) 
   uint8_t *o = g->o + oo;
   int64_t sa = g->sa, sb = g->sb;
   switch (g->op) {
-    case B_EQ: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] == b[i * sb]; break;
-    case B_LT: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] < b[i * sb]; break;
-    case B_LE: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] <= b[i * sb]; break;
-    case B_GT: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] > b[i * sb]; break;
-    case B_GE: for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] >= b[i * sb]; break;
+    case B_EQ:
+      for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] == b[i * sb];
+      break;
+    case B_LT:
+      for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] < b[i * sb];
+      break;
+    case B_LE:
+      for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] <= b[i * sb];
+      break;
+    case B_GT:
+      for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] > b[i * sb];
+      break;
+    case B_GE:
+      for (int64_t i = 0; i < n; i++) o[i] = a[i * sa] >= b[i * sb];
+      break;
     default: break;
   }
 }
@@ -414,14 +457,14 @@ static int binary_apply(bop_t op, const dml_tensor_t *a, const dml_tensor_t *b,
   if (a->dtype == DML_DTYPE_F32 && b->dtype == DML_DTYPE_F32) {
     bin_f32_fn fn = bin_f32_for(op);
     if (fn && o->dtype == DML_DTYPE_F32) {
-      bin_f32_ctx_t g = {fn, (const float *)a->data, (const float *)b->data, (float *)o->data,
-                         sa, sb};
+      bin_f32_ctx_t g = {
+          fn, (const float *)a->data, (const float *)b->data, (float *)o->data, sa, sb};
       dml_cpu_bcast_walk(&bc, bin_f32_row, &g);
       return 0;
     }
     if (bop_is_cmp(op)) {
-      cmp_f32_ctx_t g = {op, (const float *)a->data, (const float *)b->data,
-                         (uint8_t *)o->data, sa, sb};
+      cmp_f32_ctx_t g = {
+          op, (const float *)a->data, (const float *)b->data, (uint8_t *)o->data, sa, sb};
       dml_cpu_bcast_walk(&bc, cmp_f32_row, &g);
       return 0;
     }
@@ -453,7 +496,9 @@ static bop_t bop_of(const dml_cpu_call_t *c) {
   }
 }
 
-static int is_numeric(dml_dtype_t dt) { return dml_dtype_is_float(dt) || dml_dtype_is_int(dt); }
+static int is_numeric(dml_dtype_t dt) {
+  return dml_dtype_is_float(dt) || dml_dtype_is_int(dt);
+}
 
 dml_status_t dml_cpuk_Binary(const dml_cpu_call_t *c) {
   const dml_tensor_t *a = &c->inputs[0], *b = &c->inputs[1];
@@ -461,12 +506,14 @@ dml_status_t dml_cpuk_Binary(const dml_cpu_call_t *c) {
   bop_t op = bop_of(c);
   if (bop_is_logic(op)) {
     if (a->dtype != DML_DTYPE_BOOL || b->dtype != DML_DTYPE_BOOL)
-      return dml_cpu_err_dtype(c, "input", a->dtype != DML_DTYPE_BOOL ? a->dtype : b->dtype);
+      return dml_cpu_err_dtype(c, "input",
+                               a->dtype != DML_DTYPE_BOOL ? a->dtype : b->dtype);
     if (o->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "output", o->dtype);
   } else if (bop_is_cmp(op)) {
     int ok = a->dtype == b->dtype &&
              (is_numeric(a->dtype) || (op == B_EQ && a->dtype == DML_DTYPE_BOOL));
-    if (!ok) return dml_cpu_err_dtype(c, "input", a->dtype != b->dtype ? b->dtype : a->dtype);
+    if (!ok)
+      return dml_cpu_err_dtype(c, "input", a->dtype != b->dtype ? b->dtype : a->dtype);
     if (o->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "output", o->dtype);
   } else if (op == B_POW) {
     /* Pow (15): base T, exponent T1 may differ. */
@@ -489,9 +536,11 @@ dml_status_t dml_cpuk_Variadic(const dml_cpu_call_t *c) {
   dml_tensor_t *o = &c->outputs[0];
   dml_dtype_t dt = c->inputs[0].dtype;
   for (uint32_t i = 0; i < c->n_inputs; i++)
-    if (c->inputs[i].dtype != dt) return dml_cpu_err_dtype(c, "input", c->inputs[i].dtype);
+    if (c->inputs[i].dtype != dt)
+      return dml_cpu_err_dtype(c, "input", c->inputs[i].dtype);
   if (!is_numeric(dt) || o->dtype != dt) return dml_cpu_err_dtype(c, "input", dt);
-  if (c->op == DML_OP_MEAN && !dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (c->op == DML_OP_MEAN && !dml_dtype_is_float(dt))
+    return dml_cpu_err_dtype(c, "input", dt);
   bop_t op = c->op == DML_OP_MAX ? B_MAX : c->op == DML_OP_MIN ? B_MIN : B_ADD;
   /* Every input must broadcast to the output; check first (the fold below
    * writes the output). */
@@ -533,7 +582,8 @@ dml_status_t dml_cpuk_Cast(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0];
   dml_tensor_t *y = &c->outputs[0];
   int64_t n = dml_cpu_numel(x);
-  if (dml_cpu_numel(y) != n) return dml_cpu_err_shapes(c, "output size differs from input");
+  if (dml_cpu_numel(y) != n)
+    return dml_cpu_err_shapes(c, "output size differs from input");
   dml_dtype_t s = x->dtype, d = y->dtype;
   if (s == d) {
     memcpy(y->data, x->data, dml_tensor_bytes(x));
@@ -626,7 +676,8 @@ dml_status_t dml_cpuk_Clip(const dml_cpu_call_t *c) {
   int64_t n = dml_cpu_numel(x);
   if (!is_numeric(dt)) return dml_cpu_err_dtype(c, "input", dt);
   if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
-  if (dml_cpu_numel(y) != n) return dml_cpu_err_shapes(c, "output size differs from input");
+  if (dml_cpu_numel(y) != n)
+    return dml_cpu_err_shapes(c, "output size differs from input");
   const dml_tensor_t *tmin = dml_cpu_in(c, 1), *tmax = dml_cpu_in(c, 2);
   for (int k = 0; k < 2; k++) {
     const dml_tensor_t *t = k ? tmax : tmin;
@@ -638,10 +689,14 @@ dml_status_t dml_cpuk_Clip(const dml_cpu_call_t *c) {
   const dml_attr_t *amax = dml_attr_find(c->attrs, c->n_attrs, "max");
   if (dml_dtype_is_float(dt)) {
     double lo = -INFINITY, hi = INFINITY;
-    if (amin) lo = dml_cpu_get_float(c, "min", lo);
-    else if (tmin) lo = dml_cpu_scalar_f64(tmin);
-    if (amax) hi = dml_cpu_get_float(c, "max", hi);
-    else if (tmax) hi = dml_cpu_scalar_f64(tmax);
+    if (amin)
+      lo = dml_cpu_get_float(c, "min", lo);
+    else if (tmin)
+      lo = dml_cpu_scalar_f64(tmin);
+    if (amax)
+      hi = dml_cpu_get_float(c, "max", hi);
+    else if (tmax)
+      hi = dml_cpu_scalar_f64(tmax);
     if (dt == DML_DTYPE_F32) {
       const float *in = (const float *)x->data;
       float *out = (float *)y->data;
@@ -663,10 +718,14 @@ dml_status_t dml_cpuk_Clip(const dml_cpu_call_t *c) {
   int uns = dml_cpu_is_unsigned(dt);
   int64_t lo = uns ? 0 : INT64_MIN, hi = INT64_MAX;
   uint64_t ulo = 0, uhi = UINT64_MAX;
-  if (amin) lo = (int64_t)dml_cpu_get_float(c, "min", 0), ulo = (uint64_t)lo;
-  else if (tmin) lo = dml_load_i64(dt, tmin->data, 0), ulo = (uint64_t)lo;
-  if (amax) hi = (int64_t)dml_cpu_get_float(c, "max", 0), uhi = (uint64_t)hi;
-  else if (tmax) hi = dml_load_i64(dt, tmax->data, 0), uhi = (uint64_t)hi;
+  if (amin)
+    lo = (int64_t)dml_cpu_get_float(c, "min", 0), ulo = (uint64_t)lo;
+  else if (tmin)
+    lo = dml_load_i64(dt, tmin->data, 0), ulo = (uint64_t)lo;
+  if (amax)
+    hi = (int64_t)dml_cpu_get_float(c, "max", 0), uhi = (uint64_t)hi;
+  else if (tmax)
+    hi = dml_load_i64(dt, tmax->data, 0), uhi = (uint64_t)hi;
   for (int64_t i = 0; i < n; i++) {
     int64_t v = dml_load_i64(dt, x->data, (size_t)i);
     if (uns) {
@@ -726,9 +785,10 @@ dml_status_t dml_cpuk_Where(const dml_cpu_call_t *c) {
   if (dml_cpu_bcast_init(&bc, o->dims, o->rank, ins, 3))
     return dml_cpu_err_shapes(c, "inputs do not broadcast");
   int32_t r = bc.rank - 1;
-  where_ctx_t g = {(const uint8_t *)cd->data, (const char *)x->data, (const char *)y->data,
-                   (char *)o->data, dml_dtype_size(x->dtype), bc.strides[0][r],
-                   bc.strides[1][r], bc.strides[2][r]};
+  where_ctx_t g = {(const uint8_t *)cd->data, (const char *)x->data,
+                   (const char *)y->data,     (char *)o->data,
+                   dml_dtype_size(x->dtype),  bc.strides[0][r],
+                   bc.strides[1][r],          bc.strides[2][r]};
   dml_cpu_bcast_walk(&bc, where_row, &g);
   return DML_OK;
 }
@@ -757,10 +817,12 @@ static void prelu_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
     size_t ix = (size_t)(offs[0] + i * g->sx), is = (size_t)(offs[1] + i * g->ss);
     if (dml_dtype_is_float(g->dt)) {
       double v = dml_load_f64(g->dt, g->x, ix);
-      dml_store_f64(g->dt, g->o, (size_t)(oo + i), v < 0 ? v * dml_load_f64(g->dt, g->s, is) : v);
+      dml_store_f64(g->dt, g->o, (size_t)(oo + i),
+                    v < 0 ? v * dml_load_f64(g->dt, g->s, is) : v);
     } else {
       int64_t v = dml_load_i64(g->dt, g->x, ix);
-      int64_t r = v < 0 ? (int64_t)((uint64_t)v * (uint64_t)dml_load_i64(g->dt, g->s, is)) : v;
+      int64_t r =
+          v < 0 ? (int64_t)((uint64_t)v * (uint64_t)dml_load_i64(g->dt, g->s, is)) : v;
       dml_store_i64(g->dt, g->o, (size_t)(oo + i), r);
     }
   }
@@ -778,7 +840,11 @@ dml_status_t dml_cpuk_PRelu(const dml_cpu_call_t *c) {
   const dml_tensor_t *ins[2] = {x, s};
   if (dml_cpu_bcast_init(&bc, o->dims, o->rank, ins, 2))
     return dml_cpu_err_shapes(c, "slope does not broadcast to X");
-  prelu_ctx_t g = {dt, x->data, s->data, o->data, bc.strides[0][bc.rank - 1],
+  prelu_ctx_t g = {dt,
+                   x->data,
+                   s->data,
+                   o->data,
+                   bc.strides[0][bc.rank - 1],
                    bc.strides[1][bc.rank - 1]};
   dml_cpu_bcast_walk(&bc, prelu_row, &g);
   return DML_OK;

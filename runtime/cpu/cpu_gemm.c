@@ -57,9 +57,9 @@ static void ukernel_c(int64_t kc, const float *restrict a, const float *restrict
 /* ---- AVX2 + FMA micro-kernel: 6 x 16 --------------------------------- */
 
 __attribute__((target("avx2,fma"))) static void ukernel_avx2(int64_t kc, const float *a,
-                                                               const float *b, float *c,
-                                                               int64_t ldc, float alpha,
-                                                               float beta) {
+                                                             const float *b, float *c,
+                                                             int64_t ldc, float alpha,
+                                                             float beta) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
   __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -105,9 +105,9 @@ __attribute__((target("avx2,fma"))) static void ukernel_avx2(int64_t kc, const f
 /* ---- AVX-512 micro-kernel: 8 x 32 ------------------------------------ */
 
 __attribute__((target("avx512f"))) static void ukernel_avx512(int64_t kc, const float *a,
-                                                                const float *b, float *c,
-                                                                int64_t ldc, float alpha,
-                                                                float beta) {
+                                                              const float *b, float *c,
+                                                              int64_t ldc, float alpha,
+                                                              float beta) {
   __m512 acc[8][2];
   for (int i = 0; i < 8; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
   for (int64_t k = 0; k < kc; k++) {
@@ -158,8 +158,8 @@ static const uk_t *kernel(void) {
 
 /* op(A)[i0:i0+mc, p0:p0+kc] into panels of mr rows: panel r holds, for each
  * k, mr consecutive values (zero-padded past mc). */
-static void pack_a(int ta, const float *A, int64_t lda, int64_t i0, int64_t mc, int64_t p0,
-                   int64_t kc, int mr, float *restrict dst) {
+static void pack_a(int ta, const float *A, int64_t lda, int64_t i0, int64_t mc,
+                   int64_t p0, int64_t kc, int mr, float *restrict dst) {
   for (int64_t ir = 0; ir < mc; ir += mr) {
     int64_t rows = DML_CPU_MIN((int64_t)mr, mc - ir);
     if (!ta) {
@@ -185,8 +185,9 @@ static void pack_a(int ta, const float *A, int64_t lda, int64_t i0, int64_t mc, 
 
 /* op(B)[p0:p0+kc, j0 + panel*nr ...] for panels [pb, pe) into dst (panel
  * pb's data at dst + pb*kc*nr). */
-static void pack_b(int tb, const float *B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
-                   int64_t nc, int nr, int64_t pb, int64_t pe, float *restrict dst) {
+static void pack_b(int tb, const float *B, int64_t ldb, int64_t p0, int64_t kc,
+                   int64_t j0, int64_t nc, int nr, int64_t pb, int64_t pe,
+                   float *restrict dst) {
   for (int64_t p = pb; p < pe; p++) {
     int64_t jr = p * nr;
     int64_t cols = DML_CPU_MIN((int64_t)nr, nc - jr);
@@ -194,7 +195,8 @@ static void pack_b(int tb, const float *B, int64_t ldb, int64_t p0, int64_t kc, 
     if (!tb) {
       const float *src = B + p0 * ldb + j0 + jr;
       if (cols == nr) {
-        for (int64_t k = 0; k < kc; k++) memcpy(d + k * nr, src + k * ldb, (size_t)nr * 4);
+        for (int64_t k = 0; k < kc; k++)
+          memcpy(d + k * nr, src + k * ldb, (size_t)nr * 4);
       } else {
         for (int64_t k = 0; k < kc; k++) {
           int64_t j = 0;
@@ -270,7 +272,8 @@ static void gemv_task(void *vctx, int64_t t, int tid) {
           s = dot(g->K, g->A + i * g->lda, g->B + j * g->ldb);
         } else {
           s = 0.0f;
-          for (int64_t k = 0; k < g->K; k++) s += g->A[k * g->lda + i] * g->B[j * g->ldb + k];
+          for (int64_t k = 0; k < g->K; k++)
+            s += g->A[k * g->lda + i] * g->B[j * g->ldb + k];
         }
         c[j] = g->beta == 0.0f ? g->alpha * s : g->alpha * s + g->beta * c[j];
       }
@@ -331,7 +334,9 @@ static void macro_task(void *vctx, int64_t t, int tid) {
   }
 }
 
-static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+static size_t round_up(size_t x, size_t a) {
+  return (x + a - 1) / a * a;
+}
 
 static size_t bpack_floats(int64_t N, int64_t K) {
   int64_t kc = DML_CPU_MIN((int64_t)KC, K);
@@ -344,7 +349,9 @@ static size_t apack_floats(int64_t M, int64_t K) {
   return round_up((size_t)kc * round_up((size_t)mc, MR_MAX), ALIGN_F);
 }
 
-static int use_gemv(int64_t M) { return M <= 2; }
+static int use_gemv(int64_t M) {
+  return M <= 2;
+}
 
 size_t dml_cpu_sgemm_scratch(int64_t M, int64_t N, int64_t K, int threads) {
   if (M <= 0 || N <= 0 || K <= 0 || use_gemv(M)) return 0;

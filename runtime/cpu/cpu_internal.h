@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
 #include "dml_cpu.h"
 
 /* ---- errors ----------------------------------------------------------- */
@@ -30,7 +31,8 @@ dml_status_t dml_cpu_err_shapes(const dml_cpu_call_t *c, const char *fmt, ...)
 #define DML_CPU_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static inline const dml_tensor_t *dml_cpu_in(const dml_cpu_call_t *c, uint32_t i) {
-  return i < c->n_inputs && c->inputs[i].dtype != DML_DTYPE_INVALID ? &c->inputs[i] : NULL;
+  return i < c->n_inputs && c->inputs[i].dtype != DML_DTYPE_INVALID ? &c->inputs[i]
+                                                                    : NULL;
 }
 static inline dml_tensor_t *dml_cpu_out(const dml_cpu_call_t *c, uint32_t i) {
   return i < c->n_outputs && c->outputs[i].dtype != DML_DTYPE_INVALID &&
@@ -94,7 +96,8 @@ int dml_cpu_bcast_init(dml_cpu_bcast_t *b, const int64_t *out_dims, int32_t out_
 /* Calls fn(ctx, out_off, in_offs, n) for every innermost row of the
  * broadcast: the row has n output elements starting at out_off (contiguous),
  * input k starts at in_offs[k] and advances by b->strides[k][b->rank-1]. */
-typedef void (*dml_cpu_row_fn)(void *ctx, int64_t out_off, const int64_t *in_offs, int64_t n);
+typedef void (*dml_cpu_row_fn)(void *ctx, int64_t out_off, const int64_t *in_offs,
+                               int64_t n);
 void dml_cpu_bcast_walk(const dml_cpu_bcast_t *b, dml_cpu_row_fn fn, void *ctx);
 
 /* Copies `src` (broadcast to dst's dims) into dst by element size. Returns
@@ -142,10 +145,9 @@ typedef dml_status_t (*dml_cpu_kernel_fn)(const dml_cpu_call_t *c);
  * use as many threads as the scratch they are given allows. */
 typedef size_t (*dml_cpu_scratch_fn)(const dml_cpu_call_t *c, int threads);
 
-#define DML_CPU_DECL(name)                                      \
-  dml_status_t dml_cpuk_##name(const dml_cpu_call_t *c);
-#define DML_CPU_DECL_S(name)                                    \
-  dml_status_t dml_cpuk_##name(const dml_cpu_call_t *c);        \
+#define DML_CPU_DECL(name) dml_status_t dml_cpuk_##name(const dml_cpu_call_t *c);
+#define DML_CPU_DECL_S(name)                             \
+  dml_status_t dml_cpuk_##name(const dml_cpu_call_t *c); \
   size_t dml_cpus_##name(const dml_cpu_call_t *c, int threads);
 
 /* elementwise */

@@ -42,7 +42,9 @@ static void gemm_generic(dml_dtype_t dt, int ta, int tb, int64_t M, int64_t N, i
     }
 }
 
-static int numeric(dml_dtype_t dt) { return dml_dtype_is_float(dt) || dml_dtype_is_int(dt); }
+static int numeric(dml_dtype_t dt) {
+  return dml_dtype_is_float(dt) || dml_dtype_is_int(dt);
+}
 
 /* ======================================================================
  * MatMul — ONNX "MatMul" (opset 13): numpy.matmul semantics; 1-D operands
@@ -133,7 +135,8 @@ dml_status_t dml_cpuk_MatMul(const dml_cpu_call_t *c) {
   int64_t idx[DML_MAX_RANK] = {0};
   for (int64_t bi = 0; bi < nb; bi++) {
     int64_t ao = 0, bo = 0;
-    for (int32_t d = 0; d < p.brank; d++) ao += idx[d] * p.astr[d], bo += idx[d] * p.bstr[d];
+    for (int32_t d = 0; d < p.brank; d++)
+      ao += idx[d] * p.astr[d], bo += idx[d] * p.bstr[d];
     int64_t yo = bi * p.M * p.N;
     if (dt == DML_DTYPE_F32)
       dml_cpu_sgemm(0, 0, p.M, p.N, p.K, 1.0f, (const float *)a->data + ao, p.K,
@@ -188,7 +191,8 @@ dml_status_t dml_cpuk_Gemm(const dml_cpu_call_t *c) {
     return dml_cpu_err_dtype(c, "input/output", dt);
   gemm_plan_t p;
   if (gemm_plan(c, &p)) return dml_cpu_err_shapes(c, "Gemm shapes do not match");
-  double alpha = dml_cpu_get_float(c, "alpha", 1.0), beta = dml_cpu_get_float(c, "beta", 1.0);
+  double alpha = dml_cpu_get_float(c, "alpha", 1.0),
+         beta = dml_cpu_get_float(c, "beta", 1.0);
   if (p.M == 0 || p.N == 0) return DML_OK;
   int use_c = cc != NULL && beta != 0.0;
   if (use_c) {
@@ -200,10 +204,10 @@ dml_status_t dml_cpuk_Gemm(const dml_cpu_call_t *c) {
   int64_t lda = a->dims[1], ldb = b->dims[1];
   if (dt == DML_DTYPE_F32)
     dml_cpu_sgemm(p.ta, p.tb, p.M, p.N, p.K, (float)alpha, (const float *)a->data, lda,
-                  (const float *)b->data, ldb, (float)beta, (float *)y->data, p.N, c->scratch,
-                  c->scratch_bytes);
+                  (const float *)b->data, ldb, (float)beta, (float *)y->data, p.N,
+                  c->scratch, c->scratch_bytes);
   else
-    gemm_generic(dt, p.ta, p.tb, p.M, p.N, p.K, alpha, a->data, 0, lda, b->data, 0, ldb, beta,
-                 y->data, 0, p.N);
+    gemm_generic(dt, p.ta, p.tb, p.M, p.N, p.K, alpha, a->data, 0, lda, b->data, 0, ldb,
+                 beta, y->data, 0, p.N);
   return DML_OK;
 }

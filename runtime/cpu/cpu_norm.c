@@ -15,7 +15,8 @@
 #include "cpu_internal.h"
 
 static inline double ld(dml_dtype_t dt, const void *p, int64_t i) {
-  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i] : dml_load_f64(dt, p, (size_t)i);
+  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i]
+                             : dml_load_f64(dt, p, (size_t)i);
 }
 static inline void st(dml_dtype_t dt, void *p, int64_t i, double v) {
   if (dt == DML_DTYPE_F32)
@@ -25,7 +26,8 @@ static inline void st(dml_dtype_t dt, void *p, int64_t i, double v) {
 }
 
 static int same_shape(const dml_tensor_t *a, const dml_tensor_t *b) {
-  return a->rank == b->rank && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank);
+  return a->rank == b->rank &&
+         !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank);
 }
 
 /* ======================================================================
@@ -42,11 +44,13 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
   if (dml_cpu_get_int(c, "training_mode", 0))
     return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
                          "training_mode=1 is not supported (inference form only)");
-  if (x->rank < 2 || !same_shape(x, y)) return dml_cpu_err_shapes(c, "X must be [N, C, ...] like Y");
+  if (x->rank < 2 || !same_shape(x, y))
+    return dml_cpu_err_shapes(c, "X must be [N, C, ...] like Y");
   int64_t C = x->dims[1];
   for (int i = 1; i < 5; i++) {
     const dml_tensor_t *t = &c->inputs[i];
-    if (!dml_dtype_is_float(t->dtype)) return dml_cpu_err_dtype(c, "scale/B/mean/var", t->dtype);
+    if (!dml_dtype_is_float(t->dtype))
+      return dml_cpu_err_dtype(c, "scale/B/mean/var", t->dtype);
     if (t->rank != 1 || t->dims[0] != C)
       return dml_cpu_err_shapes(c, "scale, B, mean and var must be [%lld]", (long long)C);
   }
@@ -67,7 +71,8 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
         float af = (float)a, of = (float)off;
         for (int64_t i = 0; i < sp; i++) yp[i] = xp[i] * af + of;
       } else {
-        for (int64_t i = 0; i < sp; i++) st(dt, y->data, base + i, ld(dt, x->data, base + i) * a + off);
+        for (int64_t i = 0; i < sp; i++)
+          st(dt, y->data, base + i, ld(dt, x->data, base + i) * a + off);
       }
     }
   }
@@ -82,7 +87,8 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
 
 /* Index into `t` (right-aligned numpy broadcast to dims[0..nr)) of the
  * flat index `flat` over dims. */
-static int64_t bcast_index(const dml_tensor_t *t, const int64_t *dims, int32_t nr, int64_t flat) {
+static int64_t bcast_index(const dml_tensor_t *t, const int64_t *dims, int32_t nr,
+                           int64_t flat) {
   int64_t idx = 0, mul = 1;
   for (int32_t d = nr - 1, td = t->rank - 1; d >= 0; d--, td--) {
     int64_t i = flat % dims[d];
@@ -123,7 +129,8 @@ dml_status_t dml_cpuk_LayerNormalization(const dml_cpu_call_t *c) {
   for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
   for (int32_t i = (int32_t)axis; i < x->rank; i++) inner *= x->dims[i];
   if ((mo && dml_cpu_numel(mo) != outer) || (io && dml_cpu_numel(io) != outer))
-    return dml_cpu_err_shapes(c, "Mean/InvStdDev must have %lld elements", (long long)outer);
+    return dml_cpu_err_shapes(c, "Mean/InvStdDev must have %lld elements",
+                              (long long)outer);
   double eps = dml_cpu_get_float(c, "epsilon", 1e-5);
   /* Broadcastable with as many elements as the normalized dims: same
    * layout, index directly. */
@@ -174,7 +181,8 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
   if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
   if (y->dtype != dt || sc->dtype != dt || b->dtype != dt)
     return dml_cpu_err_dtype(c, "scale/B/Y", y->dtype != dt ? y->dtype : sc->dtype);
-  if (x->rank < 3 || !same_shape(x, y)) return dml_cpu_err_shapes(c, "X must be [N, C, D...] like Y");
+  if (x->rank < 3 || !same_shape(x, y))
+    return dml_cpu_err_shapes(c, "X must be [N, C, D...] like Y");
   int64_t C = x->dims[1];
   if (sc->rank != 1 || sc->dims[0] != C || b->rank != 1 || b->dims[0] != C)
     return dml_cpu_err_shapes(c, "scale and B must be [%lld]", (long long)C);
@@ -191,8 +199,10 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
       var += d * d;
     }
     var = sp ? var / (double)sp : 0.0;
-    double a = ld(dt, sc->data, ch) / sqrt(var + eps), off = ld(dt, b->data, ch) - mean * a;
-    for (int64_t i = 0; i < sp; i++) st(dt, y->data, base + i, ld(dt, x->data, base + i) * a + off);
+    double a = ld(dt, sc->data, ch) / sqrt(var + eps),
+           off = ld(dt, b->data, ch) - mean * a;
+    for (int64_t i = 0; i < sp; i++)
+      st(dt, y->data, base + i, ld(dt, x->data, base + i) * a + off);
   }
   return DML_OK;
 }
@@ -204,7 +214,8 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
  * ====================================================================== */
 
 /* One contiguous f32 row. */
-static void softmax_row_f32(const float *restrict xp, float *restrict yp, int64_t n, int logsm) {
+static void softmax_row_f32(const float *restrict xp, float *restrict yp, int64_t n,
+                            int logsm) {
   float m = xp[0];
   for (int64_t i = 1; i < n; i++) m = xp[i] > m ? xp[i] : m;
   float s = 0.0f;

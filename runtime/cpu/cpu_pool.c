@@ -17,7 +17,8 @@
 typedef struct {
   int r;
   int64_t NC;
-  int64_t in[SP_MAX], out[SP_MAX], k[SP_MAX], s[SP_MAX], d[SP_MAX], pb[SP_MAX], pe[SP_MAX];
+  int64_t in[SP_MAX], out[SP_MAX], k[SP_MAX], s[SP_MAX], d[SP_MAX], pb[SP_MAX],
+      pe[SP_MAX];
   int64_t in_sz, out_sz, k_sz;
 } pool_geo_t;
 
@@ -28,8 +29,10 @@ static int64_t floor_div(int64_t a, int64_t b) {
 static dml_status_t pool_geo(const dml_cpu_call_t *c, pool_geo_t *g) {
   const dml_tensor_t *x = &c->inputs[0], *y = &c->outputs[0];
   memset(g, 0, sizeof *g);
-  if (x->rank < 3 || y->rank != x->rank || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
-    return dml_cpu_err_shapes(c, "X and Y must be [N, C, spatial...] of the same rank >= 3");
+  if (x->rank < 3 || y->rank != x->rank || y->dims[0] != x->dims[0] ||
+      y->dims[1] != x->dims[1])
+    return dml_cpu_err_shapes(c,
+                              "X and Y must be [N, C, spatial...] of the same rank >= 3");
   int r = g->r = x->rank - 2;
   g->NC = x->dims[0] * x->dims[1];
   size_t nks, ns, nd, np;
@@ -47,7 +50,8 @@ static dml_status_t pool_geo(const dml_cpu_call_t *c, pool_geo_t *g) {
   int su = strcmp(ap, "SAME_UPPER") == 0, sl = strcmp(ap, "SAME_LOWER") == 0;
   int valid = strcmp(ap, "VALID") == 0;
   if (!su && !sl && !valid && strcmp(ap, "NOTSET") != 0)
-    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "auto_pad '%s' is not supported", ap);
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "auto_pad '%s' is not supported",
+                         ap);
   int ceil_mode = dml_cpu_get_int(c, "ceil_mode", 0) != 0;
   g->in_sz = g->out_sz = g->k_sz = 1;
   for (int i = 0; i < r; i++) {
@@ -146,22 +150,23 @@ static double pool_window_f64(const pool_geo_t *g, pool_kind_t kind, dml_dtype_t
 /* f32 2-D path without Indices: row-wise, so the inner loops over output
  * columns vectorize. Dilations supported. */
 DML_CPU_CLONES
-static void pool_row_max(float *restrict yr, const float *restrict xr, int64_t lo, int64_t hi,
-                         int64_t sw, int64_t off) {
+static void pool_row_max(float *restrict yr, const float *restrict xr, int64_t lo,
+                         int64_t hi, int64_t sw, int64_t off) {
   for (int64_t ow = lo; ow < hi; ow++) {
     float v = xr[ow * sw + off];
     yr[ow] = v > yr[ow] ? v : yr[ow];
   }
 }
 DML_CPU_CLONES
-static void pool_row_sum(float *restrict yr, const float *restrict xr, int64_t lo, int64_t hi,
-                         int64_t sw, int64_t off) {
+static void pool_row_sum(float *restrict yr, const float *restrict xr, int64_t lo,
+                         int64_t hi, int64_t sw, int64_t off) {
   for (int64_t ow = lo; ow < hi; ow++) yr[ow] += xr[ow * sw + off];
 }
 
 static void pool2d_f32(const pool_geo_t *g, pool_kind_t kind, const float *x, float *y) {
   int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
-  int64_t kh = g->k[0], kw = g->k[1], sh = g->s[0], sw = g->s[1], dh = g->d[0], dw = g->d[1];
+  int64_t kh = g->k[0], kw = g->k[1], sh = g->s[0], sw = g->s[1], dh = g->d[0],
+          dw = g->d[1];
   int64_t pt = g->pb[0], pl = g->pb[1];
   /* Window widths per output column (the same for every row), cached. */
   enum { WC_CACHE = 512 };
@@ -201,7 +206,8 @@ static void pool2d_f32(const pool_geo_t *g, pool_kind_t kind, const float *x, fl
         } else {
           for (int64_t j = 0; j < kw; j++) {
             int64_t iw = ow * sw - pl + j * dw;
-            wc += kind == P_AVG_INCL ? (iw >= -pl && iw < W + g->pe[1]) : (iw >= 0 && iw < W);
+            wc += kind == P_AVG_INCL ? (iw >= -pl && iw < W + g->pe[1])
+                                     : (iw >= 0 && iw < W);
           }
           if (ow < WC_CACHE) wcache[ow] = (int32_t)wc;
         }
@@ -220,10 +226,12 @@ static dml_status_t pool_run(const dml_cpu_call_t *c, pool_kind_t kind) {
                          : dml_dtype_is_float(dt);
   if (!ok) return dml_cpu_err_dtype(c, "input", dt);
   if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
-  if (ind && ind->dtype != DML_DTYPE_I64) return dml_cpu_err_dtype(c, "Indices", ind->dtype);
+  if (ind && ind->dtype != DML_DTYPE_I64)
+    return dml_cpu_err_dtype(c, "Indices", ind->dtype);
   pool_geo_t g;
   DML_RETURN_IF_ERROR(pool_geo(c, &g));
-  if (ind && (ind->rank != y->rank || memcmp(ind->dims, y->dims, sizeof(int64_t) * (size_t)y->rank)))
+  if (ind && (ind->rank != y->rank ||
+              memcmp(ind->dims, y->dims, sizeof(int64_t) * (size_t)y->rank)))
     return dml_cpu_err_shapes(c, "Indices must have Y's shape");
   int storage_order = (int)dml_cpu_get_int(c, "storage_order", 0);
   if (storage_order != 0 && storage_order != 1)
@@ -266,12 +274,15 @@ static dml_status_t pool_run(const dml_cpu_call_t *c, pool_kind_t kind) {
 /* ONNX MaxPool (12): max over each window (padding never wins); optional
  * Indices output holds flattened offsets into X (storage_order 0 row-major,
  * 1 column-major over the spatial dims). */
-dml_status_t dml_cpuk_MaxPool(const dml_cpu_call_t *c) { return pool_run(c, P_MAX); }
+dml_status_t dml_cpuk_MaxPool(const dml_cpu_call_t *c) {
+  return pool_run(c, P_MAX);
+}
 
 /* ONNX AveragePool (11): mean over each window; the divisor counts padded
  * positions only when count_include_pad = 1. */
 dml_status_t dml_cpuk_AveragePool(const dml_cpu_call_t *c) {
-  return pool_run(c, dml_cpu_get_int(c, "count_include_pad", 0) ? P_AVG_INCL : P_AVG_EXCL);
+  return pool_run(c,
+                  dml_cpu_get_int(c, "count_include_pad", 0) ? P_AVG_INCL : P_AVG_EXCL);
 }
 
 /* ONNX GlobalAveragePool / GlobalMaxPool (1): mean / max over all spatial
@@ -284,7 +295,8 @@ dml_status_t dml_cpuk_GlobalPool(const dml_cpu_call_t *c) {
   if (!dml_dtype_is_float(dt) && !(is_max && dml_dtype_is_int(dt)))
     return dml_cpu_err_dtype(c, "input", dt);
   if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
-  if (x->rank < 2 || y->rank != x->rank || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+  if (x->rank < 2 || y->rank != x->rank || y->dims[0] != x->dims[0] ||
+      y->dims[1] != x->dims[1])
     return dml_cpu_err_shapes(c, "Y must be [N, C, 1, ...]");
   for (int32_t i = 2; i < y->rank; i++)
     if (y->dims[i] != 1) return dml_cpu_err_shapes(c, "Y must be [N, C, 1, ...]");

@@ -45,7 +45,8 @@ static void make_groups(const int64_t *dims, int32_t rank, const int *red, rgrou
 
 /* Reads the axes (attribute wins, else input 1) into red[]. Returns 1 when
  * the op is a no-op (empty axes with noop_with_empty_axes). */
-static dml_status_t read_axes(const dml_cpu_call_t *c, int32_t rank, int *red, int *noop) {
+static dml_status_t read_axes(const dml_cpu_call_t *c, int32_t rank, int *red,
+                              int *noop) {
   int64_t axes[DML_MAX_RANK * 2];
   int64_t na = 0;
   size_t nattr;
@@ -59,7 +60,9 @@ static dml_status_t read_axes(const dml_cpu_call_t *c, int32_t rank, int *red, i
     na = (int64_t)nattr;
   } else if (ai) {
     na = dml_cpu_read_ints(ai, axes, DML_MAX_RANK * 2);
-    if (na < 0) return dml_cpu_err_shapes(c, "axes must be a 1-D integer tensor of <= %d values", DML_MAX_RANK * 2);
+    if (na < 0)
+      return dml_cpu_err_shapes(c, "axes must be a 1-D integer tensor of <= %d values",
+                                DML_MAX_RANK * 2);
   }
   for (int32_t d = 0; d < rank; d++) red[d] = 0;
   if (na == 0) {
@@ -73,15 +76,16 @@ static dml_status_t read_axes(const dml_cpu_call_t *c, int32_t rank, int *red, i
   for (int64_t i = 0; i < na; i++) {
     int64_t a;
     if (dml_cpu_norm_axis(axes[i], rank, &a))
-      return dml_cpu_err_shapes(c, "axis %lld is out of range for rank %d", (long long)axes[i],
-                                (int)rank);
+      return dml_cpu_err_shapes(c, "axis %lld is out of range for rank %d",
+                                (long long)axes[i], (int)rank);
     red[a] = 1;
   }
   return DML_OK;
 }
 
 /* Checks y's dims against x's with `red` and keepdims. */
-static int check_out(const dml_tensor_t *x, const dml_tensor_t *y, const int *red, int keep) {
+static int check_out(const dml_tensor_t *x, const dml_tensor_t *y, const int *red,
+                     int keep) {
   int64_t e[DML_MAX_RANK];
   int32_t r = 0;
   for (int32_t d = 0; d < x->rank; d++) {
@@ -97,13 +101,15 @@ static int check_out(const dml_tensor_t *x, const dml_tensor_t *y, const int *re
   return 0;
 }
 
-size_t dml_cpus_Reduce(const dml_cpu_call_t *c, int threads) { return 0; }
+size_t dml_cpus_Reduce(const dml_cpu_call_t *c, int threads) {
+  return 0;
+}
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD } rkind_t;
 
 /* f32 with one reduced group: (outer, R, inner). */
-static void reduce_f32_block(rkind_t k, const float *x, float *y, int64_t outer, int64_t R,
-                             int64_t inner) {
+static void reduce_f32_block(rkind_t k, const float *x, float *y, int64_t outer,
+                             int64_t R, int64_t inner) {
   for (int64_t o = 0; o < outer; o++) {
     const float *xo = x + o * R * inner;
     float *yo = y + o * inner;
@@ -118,18 +124,28 @@ static void reduce_f32_block(rkind_t k, const float *x, float *y, int64_t outer,
       yo[0] = (float)(k == R_MEAN ? t / (double)R : t);
       continue;
     }
-    float init = k == R_MAX ? -INFINITY : k == R_MIN ? INFINITY : k == R_PROD ? 1.0f : 0.0f;
+    float init = k == R_MAX    ? -INFINITY
+                 : k == R_MIN  ? INFINITY
+                 : k == R_PROD ? 1.0f
+                               : 0.0f;
     for (int64_t i = 0; i < inner; i++) yo[i] = init;
     for (int64_t r = 0; r < R; r++) {
       const float *xr = xo + r * inner;
       switch (k) {
-        case R_SUM: case R_MEAN: for (int64_t i = 0; i < inner; i++) yo[i] += xr[i]; break;
-        case R_PROD: for (int64_t i = 0; i < inner; i++) yo[i] *= xr[i]; break;
+        case R_SUM:
+        case R_MEAN:
+          for (int64_t i = 0; i < inner; i++) yo[i] += xr[i];
+          break;
+        case R_PROD:
+          for (int64_t i = 0; i < inner; i++) yo[i] *= xr[i];
+          break;
         case R_MAX:
-          for (int64_t i = 0; i < inner; i++) yo[i] = xr[i] > yo[i] || xr[i] != xr[i] ? xr[i] : yo[i];
+          for (int64_t i = 0; i < inner; i++)
+            yo[i] = xr[i] > yo[i] || xr[i] != xr[i] ? xr[i] : yo[i];
           break;
         case R_MIN:
-          for (int64_t i = 0; i < inner; i++) yo[i] = xr[i] < yo[i] || xr[i] != xr[i] ? xr[i] : yo[i];
+          for (int64_t i = 0; i < inner; i++)
+            yo[i] = xr[i] < yo[i] || xr[i] != xr[i] ? xr[i] : yo[i];
           break;
       }
     }
@@ -171,17 +187,20 @@ dml_status_t dml_cpuk_Reduce(const dml_cpu_call_t *c) {
               : c->op == DML_OP_REDUCE_MAX  ? R_MAX
               : c->op == DML_OP_REDUCE_MIN  ? R_MIN
                                             : R_PROD;
-  if (!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt))
+    return dml_cpu_err_dtype(c, "input", dt);
   if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
   int red[DML_MAX_RANK], noop;
   DML_RETURN_IF_ERROR(read_axes(c, x->rank, red, &noop));
   int keep = dml_cpu_get_int(c, "keepdims", 1) != 0;
   if (noop) {
-    if (dml_cpu_numel(y) != dml_cpu_numel(x)) return dml_cpu_err_shapes(c, "no-op reduction changes the shape");
+    if (dml_cpu_numel(y) != dml_cpu_numel(x))
+      return dml_cpu_err_shapes(c, "no-op reduction changes the shape");
     memcpy(y->data, x->data, dml_tensor_bytes(x));
     return DML_OK;
   }
-  if (check_out(x, y, red, keep)) return dml_cpu_err_shapes(c, "output shape does not match the reduction");
+  if (check_out(x, y, red, keep))
+    return dml_cpu_err_shapes(c, "output shape does not match the reduction");
   int64_t ny = dml_cpu_numel(y);
   if (ny == 0) return DML_OK;
   int64_t nx = dml_cpu_numel(x);
@@ -194,9 +213,12 @@ dml_status_t dml_cpuk_Reduce(const dml_cpu_call_t *c) {
   if (dt == DML_DTYPE_F32 && nred <= 1 && nx > 0) {
     int64_t outer = 1, R = 1, inner = 1;
     for (int i = 0; i < g.n; i++) {
-      if (i < ridx) outer *= g.ext[i];
-      else if (i == ridx) R = g.ext[i];
-      else inner *= g.ext[i];
+      if (i < ridx)
+        outer *= g.ext[i];
+      else if (i == ridx)
+        R = g.ext[i];
+      else
+        inner *= g.ext[i];
     }
     if (ridx < 0) outer = nx;
     reduce_f32_block(k, (const float *)x->data, (float *)y->data, outer, R, inner);
@@ -207,8 +229,10 @@ dml_status_t dml_cpuk_Reduce(const dml_cpu_call_t *c) {
   int kept[DML_MAX_RANK], reds[DML_MAX_RANK], nk = 0, nr = 0;
   int64_t rcount = 1;
   for (int i = 0; i < g.n; i++) {
-    if (g.red[i]) reds[nr++] = i, rcount *= g.ext[i];
-    else kept[nk++] = i;
+    if (g.red[i])
+      reds[nr++] = i, rcount *= g.ext[i];
+    else
+      kept[nk++] = i;
   }
   if (nx == 0) rcount = 0;
   int64_t kidx[DML_MAX_RANK] = {0};
@@ -228,7 +252,8 @@ dml_status_t dml_cpuk_Reduce(const dml_cpu_call_t *c) {
       if (isf) {
         double v = dml_load_f64(dt, x->data, (size_t)off);
         switch (k) {
-          case R_SUM: case R_MEAN: af += v; break;
+          case R_SUM:
+          case R_MEAN: af += v; break;
           case R_PROD: af *= v; break;
           case R_MAX: af = (v > af || v != v) ? v : af; break;
           case R_MIN: af = (v < af || v != v) ? v : af; break;
@@ -236,7 +261,8 @@ dml_status_t dml_cpuk_Reduce(const dml_cpu_call_t *c) {
       } else {
         uint64_t v = (uint64_t)dml_load_i64(dt, x->data, (size_t)off);
         switch (k) {
-          case R_SUM: case R_MEAN: ai += v; break;
+          case R_SUM:
+          case R_MEAN: ai += v; break;
           case R_PROD: ai *= v; break;
           case R_MAX:
             if (uns ? v > ai : (int64_t)v > (int64_t)ai) ai = v;
@@ -274,7 +300,8 @@ dml_status_t dml_cpuk_ArgReduce(const dml_cpu_call_t *c) {
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t dt = x->dtype;
   int is_max = c->op == DML_OP_ARG_MAX;
-  if (!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt))
+    return dml_cpu_err_dtype(c, "input", dt);
   if (y->dtype != DML_DTYPE_I64) return dml_cpu_err_dtype(c, "output", y->dtype);
   if (x->rank == 0) return dml_cpu_err_shapes(c, "input must have rank >= 1");
   int64_t axis;
@@ -284,12 +311,14 @@ dml_status_t dml_cpuk_ArgReduce(const dml_cpu_call_t *c) {
   int last = dml_cpu_get_int(c, "select_last_index", 0) != 0;
   int red[DML_MAX_RANK] = {0};
   red[axis] = 1;
-  if (check_out(x, y, red, keep)) return dml_cpu_err_shapes(c, "output shape does not match");
+  if (check_out(x, y, red, keep))
+    return dml_cpu_err_shapes(c, "output shape does not match");
   int64_t outer = 1, n = x->dims[axis], inner = 1;
   for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
   for (int32_t i = (int32_t)axis + 1; i < x->rank; i++) inner *= x->dims[i];
   if (dml_cpu_numel(y) == 0) return DML_OK;
-  if (n == 0) return dml_cpu_err_shapes(c, "cannot take ArgMax/ArgMin over an empty axis");
+  if (n == 0)
+    return dml_cpu_err_shapes(c, "cannot take ArgMax/ArgMin over an empty axis");
   int64_t *out = (int64_t *)y->data;
   int isf = dml_dtype_is_float(dt), uns = dml_cpu_is_unsigned(dt);
   for (int64_t o = 0; o < outer; o++)

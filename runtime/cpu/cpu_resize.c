@@ -29,7 +29,9 @@ static size_t taps_bytes(const dml_cpu_call_t *c) {
   return s > 0 ? (size_t)s * sizeof(tap_t) : 0;
 }
 
-size_t dml_cpus_Resize(const dml_cpu_call_t *c, int threads) { return taps_bytes(c); }
+size_t dml_cpus_Resize(const dml_cpu_call_t *c, int threads) {
+  return taps_bytes(c);
+}
 
 enum { CT_HALF_PIXEL, CT_HALF_PIXEL_SYM, CT_PYTORCH, CT_ALIGN, CT_ASYM, CT_TF_CROP };
 enum { NM_ROUND_FLOOR, NM_ROUND_CEIL, NM_FLOOR, NM_CEIL };
@@ -54,27 +56,36 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
   dml_dtype_t dt = x->dtype;
   int32_t r = x->rank;
   if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
-  if (!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt))
+    return dml_cpu_err_dtype(c, "input", dt);
   if (y->rank != r) return dml_cpu_err_shapes(c, "output rank differs from input");
   const char *ms = dml_cpu_get_string(c, "mode", "nearest");
-  int mode = strcmp(ms, "nearest") == 0 ? M_NEAREST : strcmp(ms, "linear") == 0 ? M_LINEAR
-             : strcmp(ms, "cubic") == 0 ? M_CUBIC : -1;
-  if (mode < 0) return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "mode '%s' is not supported", ms);
+  int mode = strcmp(ms, "nearest") == 0  ? M_NEAREST
+             : strcmp(ms, "linear") == 0 ? M_LINEAR
+             : strcmp(ms, "cubic") == 0  ? M_CUBIC
+                                         : -1;
+  if (mode < 0)
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "mode '%s' is not supported", ms);
   const char *cs = dml_cpu_get_string(c, "coordinate_transformation_mode", "half_pixel");
-  int ct = strcmp(cs, "half_pixel") == 0 ? CT_HALF_PIXEL
+  int ct = strcmp(cs, "half_pixel") == 0             ? CT_HALF_PIXEL
            : strcmp(cs, "half_pixel_symmetric") == 0 ? CT_HALF_PIXEL_SYM
-           : strcmp(cs, "pytorch_half_pixel") == 0 ? CT_PYTORCH
-           : strcmp(cs, "align_corners") == 0 ? CT_ALIGN
-           : strcmp(cs, "asymmetric") == 0 ? CT_ASYM
-           : strcmp(cs, "tf_crop_and_resize") == 0 ? CT_TF_CROP : -1;
+           : strcmp(cs, "pytorch_half_pixel") == 0   ? CT_PYTORCH
+           : strcmp(cs, "align_corners") == 0        ? CT_ALIGN
+           : strcmp(cs, "asymmetric") == 0           ? CT_ASYM
+           : strcmp(cs, "tf_crop_and_resize") == 0   ? CT_TF_CROP
+                                                     : -1;
   if (ct < 0)
     return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
                          "coordinate_transformation_mode '%s' is not supported", cs);
   const char *ns = dml_cpu_get_string(c, "nearest_mode", "round_prefer_floor");
-  int nm = strcmp(ns, "round_prefer_floor") == 0 ? NM_ROUND_FLOOR
+  int nm = strcmp(ns, "round_prefer_floor") == 0  ? NM_ROUND_FLOOR
            : strcmp(ns, "round_prefer_ceil") == 0 ? NM_ROUND_CEIL
-           : strcmp(ns, "floor") == 0 ? NM_FLOOR : strcmp(ns, "ceil") == 0 ? NM_CEIL : -1;
-  if (nm < 0) return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "nearest_mode '%s' is not supported", ns);
+           : strcmp(ns, "floor") == 0             ? NM_FLOOR
+           : strcmp(ns, "ceil") == 0              ? NM_CEIL
+                                                  : -1;
+  if (nm < 0)
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
+                         "nearest_mode '%s' is not supported", ns);
   if (dml_cpu_get_int(c, "antialias", 0))
     return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "antialias=1 is not supported");
   double A = dml_cpu_get_float(c, "cubic_coeff_a", -0.75);
@@ -84,12 +95,15 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
   int have_scales = scales && dml_cpu_numel(scales) > 0;
   if (have_scales && (dml_cpu_numel(scales) != r || !dml_dtype_is_float(scales->dtype)))
     return dml_cpu_err_shapes(c, "scales must have one float per input dim");
-  if (ct == CT_TF_CROP && (!roi || dml_cpu_numel(roi) != 2 * r || !dml_dtype_is_float(roi->dtype)))
-    return dml_cpu_err_shapes(c, "tf_crop_and_resize needs roi with %d floats", 2 * (int)r);
+  if (ct == CT_TF_CROP &&
+      (!roi || dml_cpu_numel(roi) != 2 * r || !dml_dtype_is_float(roi->dtype)))
+    return dml_cpu_err_shapes(c, "tf_crop_and_resize needs roi with %d floats",
+                              2 * (int)r);
   for (int32_t d = 0; d < r; d++) {
     if (have_scales) {
       sc[d] = dml_load_f64(scales->dtype, scales->data, (size_t)d);
-      if (!(sc[d] > 0)) return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scales must be > 0");
+      if (!(sc[d] > 0))
+        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scales must be > 0");
     } else {
       sc[d] = x->dims[d] ? (double)y->dims[d] / (double)x->dims[d] : 1.0;
     }
@@ -98,7 +112,8 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
   }
   int64_t total = dml_cpu_numel(y);
   if (total == 0) return DML_OK;
-  if (dml_cpu_numel(x) == 0) return dml_cpu_err_shapes(c, "cannot resize an empty input to a non-empty output");
+  if (dml_cpu_numel(x) == 0)
+    return dml_cpu_err_shapes(c, "cannot resize an empty input to a non-empty output");
   if (r == 0) {
     memcpy(y->data, x->data, dml_dtype_size(dt));
     return DML_OK;
@@ -124,12 +139,15 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
           break;
         }
         case CT_PYTORCH: xo = out > 1 ? ((double)o + 0.5) / s - 0.5 : 0.0; break;
-        case CT_ALIGN: xo = out == 1 ? 0.0 : (double)o * (double)(in - 1) / (double)(out - 1); break;
+        case CT_ALIGN:
+          xo = out == 1 ? 0.0 : (double)o * (double)(in - 1) / (double)(out - 1);
+          break;
         case CT_ASYM: xo = (double)o / s; break;
         default:
-          xo = out > 1 ? rs[d] * (double)(in - 1) +
-                             (double)o * (re[d] - rs[d]) * (double)(in - 1) / (double)(out - 1)
-                       : 0.5 * (rs[d] + re[d]) * (double)(in - 1);
+          xo = out > 1
+                   ? rs[d] * (double)(in - 1) + (double)o * (re[d] - rs[d]) *
+                                                    (double)(in - 1) / (double)(out - 1)
+                   : 0.5 * (rs[d] + re[d]) * (double)(in - 1);
           break;
       }
       for (int k = 0; k < TAPS; k++) tp->idx[k] = 0, tp->w[k] = 0.0;
@@ -202,7 +220,8 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
           w *= t->w[kidx[d]];
           off += t->idx[kidx[d]] * istr[d];
         }
-        if (w != 0.0) acc += w * (is_f32 ? (double)xf[off] : dml_load_f64(dt, x->data, (size_t)off));
+        if (w != 0.0)
+          acc += w * (is_f32 ? (double)xf[off] : dml_load_f64(dt, x->data, (size_t)off));
         int32_t d = r - 1;
         for (; d >= 0; d--) {
           if (++kidx[d] < nt[d]) break;

@@ -42,7 +42,8 @@ static void strided_copy(char *dst, const char *src, int64_t n, int64_t ss, size
       return;
     }
     default:
-      for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * es, src + (size_t)(i * ss) * es, es);
+      for (int64_t i = 0; i < n; i++)
+        memcpy(dst + (size_t)i * es, src + (size_t)(i * ss) * es, es);
   }
 }
 
@@ -88,19 +89,23 @@ dml_status_t dml_cpuk_View(const dml_cpu_call_t *c) {
 
 /* Dropout (ONNX opset 13), inference: output = data, mask all true. */
 dml_status_t dml_cpuk_Dropout(const dml_cpu_call_t *c) {
-  const dml_tensor_t *x = &c->inputs[0], *tm = dml_cpu_in(c, 2), *ratio = dml_cpu_in(c, 1);
+  const dml_tensor_t *x = &c->inputs[0], *tm = dml_cpu_in(c, 2),
+                     *ratio = dml_cpu_in(c, 1);
   dml_tensor_t *y = &c->outputs[0], *mask = dml_cpu_out(c, 1);
   int training = tm && dml_cpu_numel(tm) > 0 && dml_load_i64(tm->dtype, tm->data, 0) != 0;
   double r = ratio ? dml_cpu_scalar_f64(ratio) : dml_cpu_get_float(c, "ratio", 0.5);
   if (training && r > 0.0)
-    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
-                         "training_mode=true with ratio %g is not supported (inference only)", r);
+    return dml_cpu_error(
+        c, DML_STATUS_UNIMPLEMENTED,
+        "training_mode=true with ratio %g is not supported (inference only)", r);
   if (y->dtype != x->dtype) return dml_cpu_err_dtype(c, "output", y->dtype);
-  if (dml_cpu_numel(y) != dml_cpu_numel(x)) return dml_cpu_err_shapes(c, "output size differs");
+  if (dml_cpu_numel(y) != dml_cpu_numel(x))
+    return dml_cpu_err_shapes(c, "output size differs");
   memcpy(y->data, x->data, dml_tensor_bytes(x));
   if (mask) {
     if (mask->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "mask", mask->dtype);
-    if (dml_cpu_numel(mask) != dml_cpu_numel(x)) return dml_cpu_err_shapes(c, "mask size differs");
+    if (dml_cpu_numel(mask) != dml_cpu_numel(x))
+      return dml_cpu_err_shapes(c, "mask size differs");
     memset(mask->data, 1, (size_t)dml_cpu_numel(mask));
   }
   return DML_OK;
@@ -120,7 +125,8 @@ dml_status_t dml_cpuk_Transpose(const dml_cpu_call_t *c) {
   const int64_t *pa = dml_cpu_get_ints(c, "perm", &np);
   int64_t perm[DML_MAX_RANK];
   int seen[DML_MAX_RANK] = {0};
-  if (pa && np != (size_t)r) return dml_cpu_err_shapes(c, "perm has %zu values for rank %d", np, (int)r);
+  if (pa && np != (size_t)r)
+    return dml_cpu_err_shapes(c, "perm has %zu values for rank %d", np, (int)r);
   for (int32_t i = 0; i < r; i++) {
     perm[i] = pa ? pa[i] : r - 1 - i;
     if (perm[i] < 0 || perm[i] >= r || seen[perm[i]]++)
@@ -130,7 +136,8 @@ dml_status_t dml_cpuk_Transpose(const dml_cpu_call_t *c) {
   int64_t istr[DML_MAX_RANK], sstr[DML_MAX_RANK];
   dml_cpu_strides(x->dims, r, istr);
   for (int32_t i = 0; i < r; i++) {
-    if (y->dims[i] != x->dims[perm[i]]) return dml_cpu_err_shapes(c, "output dims do not match perm");
+    if (y->dims[i] != x->dims[perm[i]])
+      return dml_cpu_err_shapes(c, "output dims do not match perm");
     sstr[i] = istr[perm[i]];
   }
   size_t es = dml_dtype_size(x->dtype);
@@ -142,7 +149,8 @@ dml_status_t dml_cpuk_Transpose(const dml_cpu_call_t *c) {
     for (int64_t i0 = 0; i0 < R; i0 += 32)
       for (int64_t j0 = 0; j0 < C; j0 += 32)
         for (int64_t i = i0; i < DML_CPU_MIN(R, i0 + 32); i++)
-          for (int64_t j = j0; j < DML_CPU_MIN(C, j0 + 32); j++) d[j * R + i] = s[i * C + j];
+          for (int64_t j = j0; j < DML_CPU_MIN(C, j0 + 32); j++)
+            d[j * R + i] = s[i * C + j];
     return DML_OK;
   }
   copy_view((char *)y->data, (const char *)x->data, 0, y->dims, sstr, r, es);
@@ -170,7 +178,8 @@ dml_status_t dml_cpuk_Concat(const dml_cpu_call_t *c) {
         return dml_cpu_err_shapes(c, "input %u differs outside the axis", i);
     sum += t->dims[axis];
   }
-  if (sum != y->dims[axis]) return dml_cpu_err_shapes(c, "inputs do not add up to the output");
+  if (sum != y->dims[axis])
+    return dml_cpu_err_shapes(c, "inputs do not add up to the output");
   size_t es = dml_dtype_size(y->dtype);
   int64_t outer = 1, inner = 1;
   for (int32_t d = 0; d < axis; d++) outer *= y->dims[d];
@@ -206,7 +215,8 @@ dml_status_t dml_cpuk_Split(const dml_cpu_call_t *c) {
     if (ns < 0) return dml_cpu_err_shapes(c, "split must be a 1-D integer tensor");
   }
   if (ns >= 0 && ns != (int64_t)c->n_outputs)
-    return dml_cpu_err_shapes(c, "split has %lld values for %u outputs", (long long)ns, c->n_outputs);
+    return dml_cpu_err_shapes(c, "split has %lld values for %u outputs", (long long)ns,
+                              c->n_outputs);
   int64_t sum = 0;
   for (uint32_t i = 0; i < c->n_outputs; i++) {
     const dml_tensor_t *t = &c->outputs[i];
@@ -219,7 +229,8 @@ dml_status_t dml_cpuk_Split(const dml_cpu_call_t *c) {
       return dml_cpu_err_shapes(c, "output %u does not match split", i);
     sum += t->dims[axis];
   }
-  if (sum != x->dims[axis]) return dml_cpu_err_shapes(c, "outputs do not add up to the input");
+  if (sum != x->dims[axis])
+    return dml_cpu_err_shapes(c, "outputs do not add up to the input");
   size_t es = dml_dtype_size(x->dtype);
   int64_t outer = 1, inner = 1;
   for (int32_t d = 0; d < axis; d++) outer *= x->dims[d];
@@ -246,18 +257,24 @@ dml_status_t dml_cpuk_Slice(const dml_cpu_call_t *c) {
   dml_tensor_t *y = &c->outputs[0];
   int32_t r = x->rank;
   if (y->dtype != x->dtype) return dml_cpu_err_dtype(c, "output", y->dtype);
-  int64_t starts[DML_MAX_RANK], ends[DML_MAX_RANK], axes[DML_MAX_RANK], steps[DML_MAX_RANK];
+  int64_t starts[DML_MAX_RANK], ends[DML_MAX_RANK], axes[DML_MAX_RANK],
+      steps[DML_MAX_RANK];
   int64_t n = dml_cpu_read_ints(&c->inputs[1], starts, DML_MAX_RANK);
   int64_t ne = dml_cpu_read_ints(&c->inputs[2], ends, DML_MAX_RANK);
-  if (n < 0 || ne != n) return dml_cpu_err_shapes(c, "starts and ends must be 1-D integer tensors of equal length <= %d", DML_MAX_RANK);
+  if (n < 0 || ne != n)
+    return dml_cpu_err_shapes(
+        c, "starts and ends must be 1-D integer tensors of equal length <= %d",
+        DML_MAX_RANK);
   const dml_tensor_t *ta = dml_cpu_in(c, 3), *ts = dml_cpu_in(c, 4);
   if (ta) {
-    if (dml_cpu_read_ints(ta, axes, DML_MAX_RANK) != n) return dml_cpu_err_shapes(c, "axes must match starts");
+    if (dml_cpu_read_ints(ta, axes, DML_MAX_RANK) != n)
+      return dml_cpu_err_shapes(c, "axes must match starts");
   } else {
     for (int64_t i = 0; i < n; i++) axes[i] = i;
   }
   if (ts) {
-    if (dml_cpu_read_ints(ts, steps, DML_MAX_RANK) != n) return dml_cpu_err_shapes(c, "steps must match starts");
+    if (dml_cpu_read_ints(ts, steps, DML_MAX_RANK) != n)
+      return dml_cpu_err_shapes(c, "steps must match starts");
   } else {
     for (int64_t i = 0; i < n; i++) steps[i] = 1;
   }
@@ -267,9 +284,11 @@ dml_status_t dml_cpuk_Slice(const dml_cpu_call_t *c) {
   for (int64_t i = 0; i < n; i++) {
     int64_t a;
     if (dml_cpu_norm_axis(axes[i], r, &a) || seen[a]++)
-      return dml_cpu_err_shapes(c, "axis %lld is out of range or repeated", (long long)axes[i]);
+      return dml_cpu_err_shapes(c, "axis %lld is out of range or repeated",
+                                (long long)axes[i]);
     int64_t dim = x->dims[a], s = starts[i], e = ends[i], step = steps[i];
-    if (step == 0) return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "step must not be 0");
+    if (step == 0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "step must not be 0");
     if (s < 0) s += dim; /* dim >= 0: no overflow; clamped below */
     if (e < 0) e += dim;
     int64_t count;
@@ -284,7 +303,8 @@ dml_status_t dml_cpuk_Slice(const dml_cpu_call_t *c) {
     }
     st[a] = s, sp[a] = step, cnt[a] = count;
   }
-  if (!same_dims(y, cnt, r)) return dml_cpu_err_shapes(c, "output dims do not match the slice");
+  if (!same_dims(y, cnt, r))
+    return dml_cpu_err_shapes(c, "output dims do not match the slice");
   if (dml_cpu_numel(y) == 0) return DML_OK;
   int64_t istr[DML_MAX_RANK], sstr[DML_MAX_RANK], base = 0;
   dml_cpu_strides(x->dims, r, istr);
@@ -315,18 +335,19 @@ dml_status_t dml_cpuk_Gather(const dml_cpu_call_t *c) {
   for (int32_t d = 0; d < ind->rank; d++) ed[er++] = ind->dims[d];
   for (int32_t d = (int32_t)axis + 1; d < r; d++) ed[er++] = x->dims[d];
   if (er > DML_MAX_RANK || !same_dims(y, ed, er))
-    return dml_cpu_err_shapes(c, "output dims do not match data[:axis] + indices + data[axis+1:]");
+    return dml_cpu_err_shapes(
+        c, "output dims do not match data[:axis] + indices + data[axis+1:]");
   int64_t outer = 1, inner = 1, N = x->dims[axis], ni = dml_cpu_numel(ind);
   for (int32_t d = 0; d < axis; d++) outer *= x->dims[d];
   for (int32_t d = (int32_t)axis + 1; d < r; d++) inner *= x->dims[d];
   for (int64_t j = 0; j < ni; j++) {
     int64_t v = dml_load_i64(ind->dtype, ind->data, (size_t)j);
     if (v < -N || v >= N)
-      return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,
-                           "index %lld (at position %lld) is out of range [-%lld, %lld] for axis "
-                           "%lld",
-                           (long long)v, (long long)j, (long long)N, (long long)(N - 1),
-                           (long long)axis);
+      return dml_cpu_error(
+          c, DML_STATUS_OUT_OF_RANGE,
+          "index %lld (at position %lld) is out of range [-%lld, %lld] for axis "
+          "%lld",
+          (long long)v, (long long)j, (long long)N, (long long)(N - 1), (long long)axis);
   }
   size_t es = dml_dtype_size(x->dtype), row = (size_t)inner * es;
   char *dst = (char *)y->data;
@@ -356,7 +377,8 @@ dml_status_t dml_cpuk_Shape(const dml_cpu_call_t *c) {
   s = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(s, r));
   e = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(e, r));
   int64_t n = e > s ? e - s : 0;
-  if (y->rank != 1 || y->dims[0] != n) return dml_cpu_err_shapes(c, "output must be [%lld]", (long long)n);
+  if (y->rank != 1 || y->dims[0] != n)
+    return dml_cpu_err_shapes(c, "output must be [%lld]", (long long)n);
   for (int64_t i = 0; i < n; i++) ((int64_t *)y->data)[i] = x->dims[s + i];
   return DML_OK;
 }
@@ -380,18 +402,23 @@ dml_status_t dml_cpuk_Expand(const dml_cpu_call_t *c) {
   if (y->dtype != x->dtype) return dml_cpu_err_dtype(c, "output", y->dtype);
   int64_t shp[DML_MAX_RANK];
   int64_t ns = dml_cpu_read_ints(&c->inputs[1], shp, DML_MAX_RANK);
-  if (ns < 0) return dml_cpu_err_shapes(c, "shape must be a 1-D integer tensor of <= %d values", DML_MAX_RANK);
+  if (ns < 0)
+    return dml_cpu_err_shapes(c, "shape must be a 1-D integer tensor of <= %d values",
+                              DML_MAX_RANK);
   /* expected = broadcast(x.dims, shape) */
   int32_t er = (int32_t)DML_CPU_MAX((int64_t)x->rank, ns);
   int64_t ed[DML_MAX_RANK];
   for (int32_t d = 0; d < er; d++) {
     int32_t ix = d - (er - x->rank), is = d - (er - (int32_t)ns);
     int64_t a = ix >= 0 ? x->dims[ix] : 1, b = is >= 0 ? shp[is] : 1;
-    if (a != b && a != 1 && b != 1) return dml_cpu_err_shapes(c, "shape does not broadcast with the input");
+    if (a != b && a != 1 && b != 1)
+      return dml_cpu_err_shapes(c, "shape does not broadcast with the input");
     ed[d] = a == 1 ? b : a;
   }
-  if (!same_dims(y, ed, er)) return dml_cpu_err_shapes(c, "output dims differ from the broadcast shape");
-  if (dml_cpu_broadcast_copy(x, y)) return dml_cpu_err_shapes(c, "input does not broadcast");
+  if (!same_dims(y, ed, er))
+    return dml_cpu_err_shapes(c, "output dims differ from the broadcast shape");
+  if (dml_cpu_broadcast_copy(x, y))
+    return dml_cpu_err_shapes(c, "input does not broadcast");
   return DML_OK;
 }
 
@@ -404,10 +431,12 @@ dml_status_t dml_cpuk_Tile(const dml_cpu_call_t *c) {
   if (dml_cpu_read_ints(&c->inputs[1], rep, DML_MAX_RANK) != r)
     return dml_cpu_err_shapes(c, "repeats must have one value per input dim");
   for (int32_t d = 0; d < r; d++) {
-    if (rep[d] < 0) return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "repeats must be >= 0");
+    if (rep[d] < 0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "repeats must be >= 0");
     ed[d] = x->dims[d] * rep[d];
   }
-  if (!same_dims(y, ed, r)) return dml_cpu_err_shapes(c, "output dims must be input dims * repeats");
+  if (!same_dims(y, ed, r))
+    return dml_cpu_err_shapes(c, "output dims must be input dims * repeats");
   int64_t total = dml_cpu_numel(y);
   size_t es = dml_dtype_size(x->dtype);
   if (total == 0) return DML_OK;
@@ -471,15 +500,20 @@ dml_status_t dml_cpuk_Pad(const dml_cpu_call_t *c) {
   }
   if (np != 2 * r) return dml_cpu_err_shapes(c, "pads must have %d values", 2 * (int)r);
   const char *mode = dml_cpu_get_string(c, "mode", "constant");
-  int m = strcmp(mode, "constant") == 0 ? 0 : strcmp(mode, "reflect") == 0 ? 1
-          : strcmp(mode, "edge") == 0   ? 2 : strcmp(mode, "wrap") == 0 ? 3 : -1;
-  if (m < 0) return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "mode '%s' is not supported", mode);
+  int m = strcmp(mode, "constant") == 0  ? 0
+          : strcmp(mode, "reflect") == 0 ? 1
+          : strcmp(mode, "edge") == 0    ? 2
+          : strcmp(mode, "wrap") == 0    ? 3
+                                         : -1;
+  if (m < 0)
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "mode '%s' is not supported", mode);
   int64_t ed[DML_MAX_RANK];
   for (int32_t d = 0; d < r; d++) {
     ed[d] = x->dims[d] + pads[d] + pads[r + d];
     if (ed[d] < 0) return dml_cpu_err_shapes(c, "pads crop below zero");
   }
-  if (!same_dims(y, ed, r)) return dml_cpu_err_shapes(c, "output dims must be input dims + pads");
+  if (!same_dims(y, ed, r))
+    return dml_cpu_err_shapes(c, "output dims must be input dims + pads");
   size_t es = dml_dtype_size(dt);
   char value[16] = {0};
   const dml_tensor_t *cv = dml_cpu_in(c, 2);
@@ -566,15 +600,19 @@ dml_status_t dml_cpuk_ConstantOfShape(const dml_cpu_call_t *c) {
   dml_tensor_t *y = &c->outputs[0];
   int64_t shp[DML_MAX_RANK];
   int64_t ns = dml_cpu_read_ints(&c->inputs[0], shp, DML_MAX_RANK);
-  if (ns < 0) return dml_cpu_err_shapes(c, "input must be a 1-D integer tensor of <= %d values", DML_MAX_RANK);
-  if (!same_dims(y, shp, (int32_t)ns)) return dml_cpu_err_shapes(c, "output dims differ from the input shape");
+  if (ns < 0)
+    return dml_cpu_err_shapes(c, "input must be a 1-D integer tensor of <= %d values",
+                              DML_MAX_RANK);
+  if (!same_dims(y, shp, (int32_t)ns))
+    return dml_cpu_err_shapes(c, "output dims differ from the input shape");
   dml_dtype_t dt = y->dtype;
   size_t es = dml_dtype_size(dt);
   char value[16] = {0};
   const dml_attr_t *a = dml_attr_find(c->attrs, c->n_attrs, "value");
   if (a) {
     if (a->kind != DML_ATTR_TENSOR || dml_cpu_numel(&a->tensor) != 1 || !a->tensor.data)
-      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "value must be a one-element tensor");
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "value must be a one-element tensor");
     dml_dtype_t vt = a->tensor.dtype;
     if (vt == dt)
       memcpy(value, a->tensor.data, es);
@@ -593,8 +631,8 @@ dml_status_t dml_cpuk_Range(const dml_cpu_call_t *c) {
   const dml_tensor_t *ts = &c->inputs[0], *tl = &c->inputs[1], *td = &c->inputs[2];
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t dt = ts->dtype;
-  if ((!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt)) || tl->dtype != dt || td->dtype != dt ||
-      y->dtype != dt)
+  if ((!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt)) || tl->dtype != dt ||
+      td->dtype != dt || y->dtype != dt)
     return dml_cpu_err_dtype(c, "input", dt);
   if (dml_cpu_numel(ts) != 1 || dml_cpu_numel(tl) != 1 || dml_cpu_numel(td) != 1)
     return dml_cpu_err_shapes(c, "start, limit and delta must be scalars");
@@ -602,10 +640,12 @@ dml_status_t dml_cpuk_Range(const dml_cpu_call_t *c) {
   if (dml_dtype_is_float(dt)) {
     double s = dml_load_f64(dt, ts->data, 0), l = dml_load_f64(dt, tl->data, 0),
            d = dml_load_f64(dt, td->data, 0);
-    if (d == 0) return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "delta must not be 0");
+    if (d == 0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "delta must not be 0");
     double q = ceil((l - s) / d);
     n = q > 0 ? (int64_t)q : 0;
-    if (y->rank != 1 || y->dims[0] != n) return dml_cpu_err_shapes(c, "output must be [%lld]", (long long)n);
+    if (y->rank != 1 || y->dims[0] != n)
+      return dml_cpu_err_shapes(c, "output must be [%lld]", (long long)n);
     for (int64_t i = 0; i < n; i++) {
       if (dt == DML_DTYPE_F32)
         ((float *)y->data)[i] = (float)s + (float)i * (float)d;
@@ -618,11 +658,16 @@ dml_status_t dml_cpuk_Range(const dml_cpu_call_t *c) {
           d = dml_load_i64(dt, td->data, 0);
   if (d == 0) return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "delta must not be 0");
   if (d > 0)
-    n = l > s ? (int64_t)(((uint64_t)l - (uint64_t)s + (uint64_t)d - 1) / (uint64_t)d) : 0;
+    n = l > s ? (int64_t)(((uint64_t)l - (uint64_t)s + (uint64_t)d - 1) / (uint64_t)d)
+              : 0;
   else
-    n = s > l ? (int64_t)(((uint64_t)s - (uint64_t)l + (uint64_t)(-d) - 1) / (uint64_t)(-d)) : 0;
-  if (y->rank != 1 || y->dims[0] != n) return dml_cpu_err_shapes(c, "output must be [%lld]", (long long)n);
+    n = s > l
+            ? (int64_t)(((uint64_t)s - (uint64_t)l + (uint64_t)(-d) - 1) / (uint64_t)(-d))
+            : 0;
+  if (y->rank != 1 || y->dims[0] != n)
+    return dml_cpu_err_shapes(c, "output must be [%lld]", (long long)n);
   for (int64_t i = 0; i < n; i++)
-    dml_store_i64(dt, y->data, (size_t)i, (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
+    dml_store_i64(dt, y->data, (size_t)i,
+                  (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
   return DML_OK;
 }

@@ -16,10 +16,10 @@
 static struct {
   pthread_mutex_t mu;
   pthread_cond_t cv_work, cv_done;
-  int n_threads;   /* requested, the caller included */
-  int n_workers;   /* started */
-  int failed;      /* pthread_create failed: stay with what we have */
-  uint64_t gen;    /* job generation */
+  int n_threads;    /* requested, the caller included */
+  int n_workers;    /* started */
+  int failed;       /* pthread_create failed: stay with what we have */
+  uint64_t gen;     /* job generation */
   int participants; /* workers taking part in the current job */
   int pending;      /* participants not finished yet */
   dml_cpu_task_fn fn;
@@ -29,8 +29,22 @@ static struct {
   atomic_flag busy;
   pthread_t th[DML_CPU_MAX_THREADS];
   uint64_t start_gen[DML_CPU_MAX_THREADS + 1]; /* gen when worker i was created */
-} g_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-            1, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, ATOMIC_FLAG_INIT, {0}, {0}};
+} g_pool = {PTHREAD_MUTEX_INITIALIZER,
+            PTHREAD_COND_INITIALIZER,
+            PTHREAD_COND_INITIALIZER,
+            1,
+            0,
+            0,
+            0,
+            0,
+            0,
+            NULL,
+            NULL,
+            0,
+            0,
+            ATOMIC_FLAG_INIT,
+            {0},
+            {0}};
 
 void dml_cpu_set_num_threads(int n) {
   if (n < 1) n = 1;
@@ -40,7 +54,9 @@ void dml_cpu_set_num_threads(int n) {
   pthread_mutex_unlock(&g_pool.mu);
 }
 
-int dml_cpu_get_num_threads(void) { return dml_cpu_num_threads(); }
+int dml_cpu_get_num_threads(void) {
+  return dml_cpu_num_threads();
+}
 
 int dml_cpu_num_threads(void) {
   pthread_mutex_lock(&g_pool.mu);

@@ -14,8 +14,9 @@ static void test_status_format(void) {
   s = dml_status_detail(s, "node 'n1'");
   s = dml_status_annotate(s, "importing graph");
   char *msg = dml_status_format(s);
-  CHECK(msg && strcmp(msg, "error: onnx.import: bad attribute axis\n  node 'n1'\n"
-                           "  while importing graph") == 0);
+  CHECK(msg && strcmp(msg,
+                      "error: onnx.import: bad attribute axis\n  node 'n1'\n"
+                      "  while importing graph") == 0);
   CHECK(dml_status_code(s) == DML_STATUS_INVALID_ARGUMENT);
   CHECK(strcmp(dml_status_op(s), "onnx.import") == 0);
   free(msg);
@@ -42,8 +43,10 @@ static void test_half(void) {
   for (uint32_t h = 0; h < 65536; h++) {
     float f = dml_f16_to_f32((uint16_t)h);
     uint16_t back = dml_f32_to_f16(f);
-    if (f != f) bad += back == 0 || (back & 0x7c00u) != 0x7c00u || !(back & 0x3ffu);
-    else bad += back != h;
+    if (f != f)
+      bad += back == 0 || (back & 0x7c00u) != 0x7c00u || !(back & 0x3ffu);
+    else
+      bad += back != h;
   }
   CHECK(bad == 0);
   CHECK(dml_f16_to_f32(0x3c00) == 1.0f);

@@ -61,8 +61,8 @@ static inline dml_attr_t attr_ints(const char *name, const int64_t *v, size_t n)
 
 /* Runs one op with scratch sized by dml_cpu_scratch_bytes. */
 static inline dml_status_t run_op(dml_op_t op, const dml_tensor_t *in, uint32_t nin,
-                                  dml_tensor_t *out, uint32_t nout, const dml_attr_t *attrs,
-                                  uint32_t nattrs) {
+                                  dml_tensor_t *out, uint32_t nout,
+                                  const dml_attr_t *attrs, uint32_t nattrs) {
   dml_cpu_call_t c;
   memset(&c, 0, sizeof c);
   c.op = op;

@@ -6,8 +6,8 @@
 /* ---- Gemm ------------------------------------------------------------- */
 
 static void naive_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
-                       const float *A, const float *B, double beta, const float *C, int c_kind,
-                       float *Y) {
+                       const float *A, const float *B, double beta, const float *C,
+                       int c_kind, float *Y) {
   /* c_kind: 0 none, 1 full MxN, 2 row [N], 3 column [M,1], 4 scalar */
   for (int64_t i = 0; i < M; i++)
     for (int64_t j = 0; j < N; j++) {
@@ -26,15 +26,18 @@ static void naive_gemm(int ta, int tb, int64_t M, int64_t N, int64_t K, double a
     }
 }
 
-static void gemm_case(int64_t M, int64_t N, int64_t K, int ta, int tb, int c_kind, double alpha,
-                      double beta) {
+static void gemm_case(int64_t M, int64_t N, int64_t K, int ta, int tb, int c_kind,
+                      double alpha, double beta) {
   float *A = frand_buf((size_t)(M * K)), *B = frand_buf((size_t)(K * N));
   float *C = frand_buf((size_t)(M * N));
-  float *Y = (float *)malloc((size_t)(M * N + 1) * 4), *R = (float *)malloc((size_t)(M * N + 1) * 4);
+  float *Y = (float *)malloc((size_t)(M * N + 1) * 4),
+        *R = (float *)malloc((size_t)(M * N + 1) * 4);
   for (int64_t i = 0; i < M * N; i++) Y[i] = NAN; /* output garbage must not leak */
   dml_tensor_t in[3];
-  in[0] = ta ? tens(DML_DTYPE_F32, A, 2, D(K), D(M)) : tens(DML_DTYPE_F32, A, 2, D(M), D(K));
-  in[1] = tb ? tens(DML_DTYPE_F32, B, 2, D(N), D(K)) : tens(DML_DTYPE_F32, B, 2, D(K), D(N));
+  in[0] =
+      ta ? tens(DML_DTYPE_F32, A, 2, D(K), D(M)) : tens(DML_DTYPE_F32, A, 2, D(M), D(K));
+  in[1] =
+      tb ? tens(DML_DTYPE_F32, B, 2, D(N), D(K)) : tens(DML_DTYPE_F32, B, 2, D(K), D(N));
   switch (c_kind) {
     case 1: in[2] = tens(DML_DTYPE_F32, C, 2, D(M), D(N)); break;
     case 2: in[2] = tens(DML_DTYPE_F32, C, 1, D(N)); break;
@@ -56,12 +59,14 @@ static void gemm_case(int64_t M, int64_t N, int64_t K, int ta, int tb, int c_kin
 }
 
 static void test_gemm_sizes(void) {
-  static const int64_t sz[][3] = {{1, 1, 1},   {7, 13, 5},    {65, 130, 33}, {2, 40, 300},
-                                  {1, 100, 7}, {96, 32, 256}, {33, 17, 513}, {9, 2049, 3}};
+  static const int64_t sz[][3] = {{1, 1, 1},     {7, 13, 5},  {65, 130, 33},
+                                  {2, 40, 300},  {1, 100, 7}, {96, 32, 256},
+                                  {33, 17, 513}, {9, 2049, 3}};
   for (size_t s = 0; s < sizeof sz / sizeof sz[0]; s++)
     for (int ta = 0; ta < 2; ta++)
       for (int tb = 0; tb < 2; tb++)
-        gemm_case(sz[s][0], sz[s][1], sz[s][2], ta, tb, (int)((s + (size_t)ta) % 5), 1.0, 1.0);
+        gemm_case(sz[s][0], sz[s][1], sz[s][2], ta, tb, (int)((s + (size_t)ta) % 5), 1.0,
+                  1.0);
   gemm_case(7, 13, 5, 0, 0, 1, 0.5, 2.0);
   gemm_case(65, 130, 33, 1, 0, 2, -1.5, 0.25);
   gemm_case(1, 130, 33, 0, 1, 1, 2.0, 0.0);
@@ -80,12 +85,14 @@ static void test_gemm_threads(void) {
 
 static void test_gemm_f64_i32(void) {
   double a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, y[4];
-  dml_tensor_t in[2] = {tens(DML_DTYPE_F64, a, 2, D(2), D(3)), tens(DML_DTYPE_F64, b, 2, D(3), D(2))};
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F64, a, 2, D(2), D(3)),
+                        tens(DML_DTYPE_F64, b, 2, D(3), D(2))};
   dml_tensor_t out = tens(DML_DTYPE_F64, y, 2, D(2), D(2));
   CHECK_OK(run_op(DML_OP_GEMM, in, 2, &out, 1, NULL, 0));
   CHECK(y[0] == 4 && y[1] == 5 && y[2] == 10 && y[3] == 11);
   int32_t ai[6] = {1, 2, 3, 4, 5, 6}, bi[6] = {1, 0, 0, 1, 1, 1}, yi[4];
-  dml_tensor_t in2[2] = {tens(DML_DTYPE_I32, ai, 2, D(2), D(3)), tens(DML_DTYPE_I32, bi, 2, D(3), D(2))};
+  dml_tensor_t in2[2] = {tens(DML_DTYPE_I32, ai, 2, D(2), D(3)),
+                         tens(DML_DTYPE_I32, bi, 2, D(3), D(2))};
   dml_tensor_t out2 = tens(DML_DTYPE_I32, yi, 2, D(2), D(2));
   CHECK_OK(run_op(DML_OP_MATMUL, in2, 2, &out2, 1, NULL, 0));
   CHECK(yi[0] == 4 && yi[1] == 5 && yi[2] == 10 && yi[3] == 11);
@@ -93,11 +100,14 @@ static void test_gemm_f64_i32(void) {
 
 static void test_gemm_errors(void) {
   float a[6], b[6], y[4];
-  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, a, 2, D(2), D(3)), tens(DML_DTYPE_F32, b, 2, D(2), D(3))};
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, a, 2, D(2), D(3)),
+                        tens(DML_DTYPE_F32, b, 2, D(2), D(3))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 2, D(2), D(2));
-  CHECK_ERROR(run_op(DML_OP_GEMM, in, 2, &out, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT, "[2,3]");
+  CHECK_ERROR(run_op(DML_OP_GEMM, in, 2, &out, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT,
+              "[2,3]");
   uint8_t ab[4] = {0}, bb[4] = {0}, yb[4];
-  dml_tensor_t in2[2] = {tens(DML_DTYPE_BOOL, ab, 2, D(2), D(2)), tens(DML_DTYPE_BOOL, bb, 2, D(2), D(2))};
+  dml_tensor_t in2[2] = {tens(DML_DTYPE_BOOL, ab, 2, D(2), D(2)),
+                         tens(DML_DTYPE_BOOL, bb, 2, D(2), D(2))};
   dml_tensor_t out2 = tens(DML_DTYPE_BOOL, yb, 2, D(2), D(2));
   CHECK_ERROR(run_op(DML_OP_MATMUL, in2, 2, &out2, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED,
               "rt.cpu.MatMul");
@@ -114,7 +124,8 @@ static void test_matmul_batched(void) {
       for (int i = 0; i < 3; i++)
         for (int j = 0; j < 5; j++) {
           double s = 0;
-          for (int k = 0; k < 4; k++) s += (double)A[b0 * 12 + i * 4 + k] * B[b1 * 20 + k * 5 + j];
+          for (int k = 0; k < 4; k++)
+            s += (double)A[b0 * 12 + i * 4 + k] * B[b1 * 20 + k * 5 + j];
           R[((b0 * 3 + b1) * 3 + i) * 5 + j] = (float)s;
         }
   dml_tensor_t in[2] = {tens(DML_DTYPE_F32, A, 4, D(2), D(1), D(3), D(4)),
@@ -131,7 +142,8 @@ static void test_matmul_batched(void) {
         for (int k = 0; k < 4; k++) s += (double)A[b * 12 + i * 4 + k] * B[k * 5 + j];
         R2[(b * 3 + i) * 5 + j] = (float)s;
       }
-  dml_tensor_t in2[2] = {tens(DML_DTYPE_F32, A, 3, D(2), D(3), D(4)), tens(DML_DTYPE_F32, B, 2, D(4), D(5))};
+  dml_tensor_t in2[2] = {tens(DML_DTYPE_F32, A, 3, D(2), D(3), D(4)),
+                         tens(DML_DTYPE_F32, B, 2, D(4), D(5))};
   dml_tensor_t out2 = tens(DML_DTYPE_F32, Y2, 3, D(2), D(3), D(5));
   CHECK_OK(run_op(DML_OP_MATMUL, in2, 2, &out2, 1, NULL, 0));
   CHECK(max_abs_diff(Y2, R2, 30) < 1e-5);
@@ -141,23 +153,26 @@ static void test_matmul_batched(void) {
 static void test_matmul_1d(void) {
   float a[3] = {1, 2, 3}, b[6] = {1, 2, 3, 4, 5, 6}, y[2], s;
   /* [3] x [3,2] -> [2] */
-  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, a, 1, D(3)), tens(DML_DTYPE_F32, b, 2, D(3), D(2))};
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, a, 1, D(3)),
+                        tens(DML_DTYPE_F32, b, 2, D(3), D(2))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 1, D(2));
   CHECK_OK(run_op(DML_OP_MATMUL, in, 2, &out, 1, NULL, 0));
   CHECK(y[0] == 22 && y[1] == 28);
   /* [2,3] x [3] -> [2] */
-  dml_tensor_t in2[2] = {tens(DML_DTYPE_F32, b, 2, D(2), D(3)), tens(DML_DTYPE_F32, a, 1, D(3))};
+  dml_tensor_t in2[2] = {tens(DML_DTYPE_F32, b, 2, D(2), D(3)),
+                         tens(DML_DTYPE_F32, a, 1, D(3))};
   CHECK_OK(run_op(DML_OP_MATMUL, in2, 2, &out, 1, NULL, 0));
   CHECK(y[0] == 14 && y[1] == 32);
   /* [3] x [3] -> [] */
-  dml_tensor_t in3[2] = {tens(DML_DTYPE_F32, a, 1, D(3)), tens(DML_DTYPE_F32, a, 1, D(3))};
+  dml_tensor_t in3[2] = {tens(DML_DTYPE_F32, a, 1, D(3)),
+                         tens(DML_DTYPE_F32, a, 1, D(3))};
   dml_tensor_t out3 = tens(DML_DTYPE_F32, &s, 0);
   CHECK_OK(run_op(DML_OP_MATMUL, in3, 2, &out3, 1, NULL, 0));
   CHECK(s == 14);
   /* mismatch */
   dml_tensor_t out4 = tens(DML_DTYPE_F32, y, 1, D(3));
-  CHECK_ERROR(run_op(DML_OP_MATMUL, in, 2, &out4, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT,
-              "MatMul");
+  CHECK_ERROR(run_op(DML_OP_MATMUL, in, 2, &out4, 1, NULL, 0),
+              DML_STATUS_INVALID_ARGUMENT, "MatMul");
 }
 
 /* ---- Conv ------------------------------------------------------------- */
@@ -168,7 +183,8 @@ typedef struct {
   int64_t in[3], k[3], s[3], d[3], pb[3], pe[3], out[3];
 } cgeo_t;
 
-static void naive_conv(const cgeo_t *g, const float *x, const float *w, const float *b, float *y) {
+static void naive_conv(const cgeo_t *g, const float *x, const float *w, const float *b,
+                       float *y) {
   int64_t Cg = g->C / g->group, Mg = g->M / g->group;
   int64_t in_sz = 1, out_sz = 1, k_sz = 1;
   for (int i = 0; i < g->r; i++) in_sz *= g->in[i], out_sz *= g->out[i], k_sz *= g->k[i];
@@ -188,7 +204,9 @@ static void naive_conv(const cgeo_t *g, const float *x, const float *w, const fl
               if (p < 0 || p >= g->in[i]) ok = 0;
               off = off * g->in[i] + p;
             }
-            if (ok) s += (double)x[(n * g->C + gr * Cg + c) * in_sz + off] * w[(m * Cg + c) * k_sz + kk];
+            if (ok)
+              s += (double)x[(n * g->C + gr * Cg + c) * in_sz + off] *
+                   w[(m * Cg + c) * k_sz + kk];
           }
         y[(n * g->M + m) * out_sz + o] = (float)s;
       }
@@ -221,7 +239,8 @@ static void conv_case(cgeo_t g, int use_bias, const char *auto_pad) {
   in[0] = tens(DML_DTYPE_F32, x, g.r + 2, g.N, g.C, g.in[0], g.in[1], g.in[2]);
   in[1] = tens(DML_DTYPE_F32, w, g.r + 2, g.M, g.C / g.group, g.k[0], g.k[1], g.k[2]);
   in[2] = tens(DML_DTYPE_F32, b, 1, g.M);
-  dml_tensor_t out = tens(DML_DTYPE_F32, y, g.r + 2, g.N, g.M, g.out[0], g.out[1], g.out[2]);
+  dml_tensor_t out =
+      tens(DML_DTYPE_F32, y, g.r + 2, g.N, g.M, g.out[0], g.out[1], g.out[2]);
   int64_t pads[6];
   for (int i = 0; i < g.r; i++) pads[i] = g.pb[i], pads[g.r + i] = g.pe[i];
   dml_attr_t at[6];
@@ -236,14 +255,17 @@ static void conv_case(cgeo_t g, int use_bias, const char *auto_pad) {
     at[na++] = attr_ints("pads", pads, 2 * (size_t)g.r);
   CHECK_OK(run_op(DML_OP_CONV, in, use_bias ? 3 : 2, &out, 1, at, na));
   double err = max_abs_diff(y, ref, ny);
-  if (!(err < 1e-4)) fprintf(stderr, "conv r=%d C=%lld M=%lld g=%lld err %g\n", g.r, (long long)g.C, (long long)g.M, (long long)g.group, err);
+  if (!(err < 1e-4))
+    fprintf(stderr, "conv r=%d C=%lld M=%lld g=%lld err %g\n", g.r, (long long)g.C,
+            (long long)g.M, (long long)g.group, err);
   CHECK(err < 1e-4);
   free(x), free(w), free(b), free(y), free(ref);
 }
 
 static void test_conv2d_variants(void) {
   /* r, N, C, M, group, in, k, s, d, pb, pe */
-  cgeo_t base = {2, 2, 3, 4, 1, {9, 8, 1}, {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {0}};
+  cgeo_t base = {2,         2,         3,         4,         1,         {9, 8, 1},
+                 {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {0}};
   conv_case(base, 1, NULL);
   cgeo_t p = base;
   p.pb[0] = 1, p.pb[1] = 2, p.pe[0] = 2, p.pe[1] = 0;
@@ -265,8 +287,8 @@ static void test_conv2d_variants(void) {
   pw.C = 16, pw.M = 8;
   conv_case(pw, 1, NULL);
   cgeo_t big = base; /* ResNet-like */
-  big.N = 1, big.C = 16, big.M = 32, big.in[0] = big.in[1] = 16, big.pb[0] = big.pb[1] = 1,
-  big.pe[0] = big.pe[1] = 1;
+  big.N = 1, big.C = 16, big.M = 32, big.in[0] = big.in[1] = 16,
+  big.pb[0] = big.pb[1] = 1, big.pe[0] = big.pe[1] = 1;
   conv_case(big, 1, NULL);
   conv_case(base, 1, "SAME_UPPER");
   conv_case(s, 1, "SAME_LOWER");
@@ -281,32 +303,39 @@ static void test_conv2d_variants(void) {
 }
 
 static void test_conv_1d_3d(void) {
-  cgeo_t c1 = {1, 2, 3, 5, 1, {17, 1, 1}, {4, 1, 1}, {2, 1, 1}, {2, 1, 1}, {3, 0, 0}, {1, 0, 0}, {0}};
+  cgeo_t c1 = {1,         2,         3,         5,         1,         {17, 1, 1},
+               {4, 1, 1}, {2, 1, 1}, {2, 1, 1}, {3, 0, 0}, {1, 0, 0}, {0}};
   conv_case(c1, 1, NULL);
-  cgeo_t c3 = {3, 1, 2, 3, 1, {5, 6, 4}, {2, 3, 2}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}, {0}};
+  cgeo_t c3 = {3,         1,         2,         3,         1,         {5, 6, 4},
+               {2, 3, 2}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}, {0}};
   conv_case(c3, 1, NULL);
 }
 
 static void test_conv_f64_and_errors(void) {
   /* f64 1-D: x = [1,2,3,4], w = [1,-1] -> [-1,-1,-1] */
   double x[4] = {1, 2, 3, 4}, w[2] = {1, -1}, y[3];
-  dml_tensor_t in[2] = {tens(DML_DTYPE_F64, x, 3, D(1), D(1), D(4)), tens(DML_DTYPE_F64, w, 3, D(1), D(1), D(2))};
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F64, x, 3, D(1), D(1), D(4)),
+                        tens(DML_DTYPE_F64, w, 3, D(1), D(1), D(2))};
   dml_tensor_t out = tens(DML_DTYPE_F64, y, 3, D(1), D(1), D(3));
   CHECK_OK(run_op(DML_OP_CONV, in, 2, &out, 1, NULL, 0));
   CHECK(y[0] == -1 && y[1] == -1 && y[2] == -1);
   dml_tensor_t bad = tens(DML_DTYPE_F64, y, 3, D(1), D(1), D(2));
-  CHECK_ERROR(run_op(DML_OP_CONV, in, 2, &bad, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT, "output 2");
+  CHECK_ERROR(run_op(DML_OP_CONV, in, 2, &bad, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT,
+              "output 2");
   int32_t xi[4] = {0}, wi[2] = {0}, yi[3];
-  dml_tensor_t ini[2] = {tens(DML_DTYPE_I32, xi, 3, D(1), D(1), D(4)), tens(DML_DTYPE_I32, wi, 3, D(1), D(1), D(2))};
+  dml_tensor_t ini[2] = {tens(DML_DTYPE_I32, xi, 3, D(1), D(1), D(4)),
+                         tens(DML_DTYPE_I32, wi, 3, D(1), D(1), D(2))};
   dml_tensor_t outi = tens(DML_DTYPE_I32, yi, 3, D(1), D(1), D(3));
-  CHECK_ERROR(run_op(DML_OP_CONV, ini, 2, &outi, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED, "rt.cpu.Conv");
+  CHECK_ERROR(run_op(DML_OP_CONV, ini, 2, &outi, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED,
+              "rt.cpu.Conv");
 }
 
 /* ---- ConvTranspose ---------------------------------------------------- */
 
-static void ct_case(int r, int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,
-                    const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pads,
-                    const int64_t *opad, int threads) {
+static void ct_case(int r, int64_t N, int64_t C, int64_t M, int64_t group,
+                    const int64_t *in, const int64_t *k, const int64_t *s,
+                    const int64_t *d, const int64_t *pads, const int64_t *opad,
+                    int threads) {
   int64_t out[3] = {1, 1, 1}, in3[3] = {1, 1, 1}, k3[3] = {1, 1, 1};
   int64_t in_sz = 1, out_sz = 1, k_sz = 1, Cg = C / group, Mg = M / group;
   for (int i = 0; i < r; i++) {
@@ -314,7 +343,8 @@ static void ct_case(int r, int64_t N, int64_t C, int64_t M, int64_t group, const
     in3[i] = in[i], k3[i] = k[i];
     in_sz *= in[i], out_sz *= out[i], k_sz *= k[i];
   }
-  size_t nx = (size_t)(N * C * in_sz), nw = (size_t)(C * Mg * k_sz), ny = (size_t)(N * M * out_sz);
+  size_t nx = (size_t)(N * C * in_sz), nw = (size_t)(C * Mg * k_sz),
+         ny = (size_t)(N * M * out_sz);
   float *x = frand_buf(nx), *w = frand_buf(nw), *b = frand_buf((size_t)M);
   float *y = (float *)malloc(ny * 4), *ref = (float *)calloc(ny, sizeof(double));
   double *acc = (double *)calloc(ny, sizeof(double));
@@ -336,13 +366,15 @@ static void ct_case(int r, int64_t N, int64_t C, int64_t M, int64_t group, const
             acc[(n * M + oc) * out_sz + off] +=
                 (double)x[(n * C + c) * in_sz + i] * w[(c * Mg + m) * k_sz + kk];
           }
-  for (size_t i = 0; i < ny; i++) ref[i] = (float)(acc[i] + b[(i / (size_t)out_sz) % (size_t)M]);
+  for (size_t i = 0; i < ny; i++)
+    ref[i] = (float)(acc[i] + b[(i / (size_t)out_sz) % (size_t)M]);
   dml_tensor_t tin[3] = {tens(DML_DTYPE_F32, x, r + 2, N, C, in3[0], in3[1], in3[2]),
                          tens(DML_DTYPE_F32, w, r + 2, C, Mg, k3[0], k3[1], k3[2]),
                          tens(DML_DTYPE_F32, b, 1, M)};
   dml_tensor_t tout = tens(DML_DTYPE_F32, y, r + 2, N, M, out[0], out[1], out[2]);
-  dml_attr_t at[5] = {attr_ints("strides", s, (size_t)r), attr_ints("dilations", d, (size_t)r),
-                      attr_i("group", group), attr_ints("pads", pads, 2 * (size_t)r),
+  dml_attr_t at[5] = {attr_ints("strides", s, (size_t)r),
+                      attr_ints("dilations", d, (size_t)r), attr_i("group", group),
+                      attr_ints("pads", pads, 2 * (size_t)r),
                       attr_ints("output_padding", opad, (size_t)r)};
   dml_cpu_set_num_threads(threads);
   CHECK_OK(run_op(DML_OP_CONV_TRANSPOSE, tin, 3, &tout, 1, at, 5));
@@ -368,7 +400,8 @@ static void test_conv_transpose_output_shape(void) {
    * output_shape [4] with NOTSET: total pad 1 -> pb=1 (begin gets the extra). */
   float x[2] = {1, 2}, w[3] = {1, 1, 1}, y[4];
   int64_t st[1] = {2}, os[1] = {4};
-  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, x, 3, D(1), D(1), D(2)), tens(DML_DTYPE_F32, w, 3, D(1), D(1), D(3))};
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, x, 3, D(1), D(1), D(2)),
+                        tens(DML_DTYPE_F32, w, 3, D(1), D(1), D(3))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 3, D(1), D(1), D(4));
   dml_attr_t at[2] = {attr_ints("strides", st, 1), attr_ints("output_shape", os, 1)};
   CHECK_OK(run_op(DML_OP_CONV_TRANSPOSE, in, 2, &out, 1, at, 2));

@@ -10,7 +10,8 @@
 
 static void test_every_op_supported(void) {
   for (int op = 1; op < DML_OP_COUNT_; op++) {
-    if (!dml_cpu_supports((dml_op_t)op)) fprintf(stderr, "no CPU kernel: %s\n", dml_op_name((dml_op_t)op));
+    if (!dml_cpu_supports((dml_op_t)op))
+      fprintf(stderr, "no CPU kernel: %s\n", dml_op_name((dml_op_t)op));
     CHECK(dml_cpu_supports((dml_op_t)op) == 1);
   }
   CHECK(dml_cpu_supports(DML_OP_INVALID) == 0);
@@ -19,43 +20,82 @@ static void test_every_op_supported(void) {
 
 /* ---- unary ------------------------------------------------------------ */
 
-static double sigm(double x) { return 1 / (1 + exp(-x)); }
+static double sigm(double x) {
+  return 1 / (1 + exp(-x));
+}
 
 typedef struct {
   dml_op_t op;
   double (*ref)(double);
 } uref_t;
 
-static double r_abs(double x) { return fabs(x); }
-static double r_neg(double x) { return -x; }
-static double r_relu(double x) { return x > 0 ? x : 0; }
-static double r_leaky(double x) { return x >= 0 ? x : 0.01 * x; }
-static double r_elu(double x) { return x >= 0 ? x : exp(x) - 1; }
-static double r_selu(double x) {
-  return x > 0 ? 1.0507009873554805 * x : 1.0507009873554805 * 1.6732632423543772 * (exp(x) - 1);
+static double r_abs(double x) {
+  return fabs(x);
 }
-static double r_hsig(double x) { return fmax(0, fmin(1, 0.2 * x + 0.5)); }
-static double r_hswish(double x) { return x * fmax(0, fmin(1, x / 6 + 0.5)); }
-static double r_softplus(double x) { return log(exp(x) + 1); }
-static double r_softsign(double x) { return x / (1 + fabs(x)); }
-static double r_recip(double x) { return 1 / x; }
-static double r_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+static double r_neg(double x) {
+  return -x;
+}
+static double r_relu(double x) {
+  return x > 0 ? x : 0;
+}
+static double r_leaky(double x) {
+  return x >= 0 ? x : 0.01 * x;
+}
+static double r_elu(double x) {
+  return x >= 0 ? x : exp(x) - 1;
+}
+static double r_selu(double x) {
+  return x > 0 ? 1.0507009873554805 * x
+               : 1.0507009873554805 * 1.6732632423543772 * (exp(x) - 1);
+}
+static double r_hsig(double x) {
+  return fmax(0, fmin(1, 0.2 * x + 0.5));
+}
+static double r_hswish(double x) {
+  return x * fmax(0, fmin(1, x / 6 + 0.5));
+}
+static double r_softplus(double x) {
+  return log(exp(x) + 1);
+}
+static double r_softsign(double x) {
+  return x / (1 + fabs(x));
+}
+static double r_recip(double x) {
+  return 1 / x;
+}
+static double r_sign(double x) {
+  return x > 0 ? 1 : x < 0 ? -1 : 0;
+}
 
 static void test_unary_f32(void) {
   const uref_t ops[] = {
-      {DML_OP_ABS, r_abs},        {DML_OP_NEG, r_neg},         {DML_OP_RELU, r_relu},
-      {DML_OP_LEAKY_RELU, r_leaky}, {DML_OP_ELU, r_elu},       {DML_OP_SELU, r_selu},
-      {DML_OP_SIGMOID, sigm},     {DML_OP_HARD_SIGMOID, r_hsig}, {DML_OP_HARD_SWISH, r_hswish},
-      {DML_OP_SOFTPLUS, r_softplus}, {DML_OP_SOFTSIGN, r_softsign}, {DML_OP_TANH, tanh},
-      {DML_OP_ERF, erf},          {DML_OP_EXP, exp},           {DML_OP_RECIPROCAL, r_recip},
-      {DML_OP_FLOOR, floor},      {DML_OP_CEIL, ceil},         {DML_OP_SIGN, r_sign},
-      {DML_OP_SIN, sin},          {DML_OP_COS, cos},
+      {DML_OP_ABS, r_abs},
+      {DML_OP_NEG, r_neg},
+      {DML_OP_RELU, r_relu},
+      {DML_OP_LEAKY_RELU, r_leaky},
+      {DML_OP_ELU, r_elu},
+      {DML_OP_SELU, r_selu},
+      {DML_OP_SIGMOID, sigm},
+      {DML_OP_HARD_SIGMOID, r_hsig},
+      {DML_OP_HARD_SWISH, r_hswish},
+      {DML_OP_SOFTPLUS, r_softplus},
+      {DML_OP_SOFTSIGN, r_softsign},
+      {DML_OP_TANH, tanh},
+      {DML_OP_ERF, erf},
+      {DML_OP_EXP, exp},
+      {DML_OP_RECIPROCAL, r_recip},
+      {DML_OP_FLOOR, floor},
+      {DML_OP_CEIL, ceil},
+      {DML_OP_SIGN, r_sign},
+      {DML_OP_SIN, sin},
+      {DML_OP_COS, cos},
   };
   float x[19], y[19];
   for (int i = 0; i < 19; i++) x[i] = (float)(i - 9) * 0.37f + (i == 9 ? 0.0f : 0.013f);
   x[9] = 0.0f;
   for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-    dml_tensor_t in = tens(DML_DTYPE_F32, x, 2, D(1), D(19)), out = tens(DML_DTYPE_F32, y, 2, D(1), D(19));
+    dml_tensor_t in = tens(DML_DTYPE_F32, x, 2, D(1), D(19)),
+                 out = tens(DML_DTYPE_F32, y, 2, D(1), D(19));
     CHECK_OK(run_op(ops[k].op, &in, 1, &out, 1, NULL, 0));
     for (int i = 0; i < 19; i++) {
       if (ops[k].op == DML_OP_RECIPROCAL && x[i] == 0) continue;
@@ -67,7 +107,8 @@ static void test_unary_f32(void) {
   }
   /* sqrt/log on positives */
   float p[4] = {0.25f, 1, 2, 100}, q[4];
-  dml_tensor_t in = tens(DML_DTYPE_F32, p, 1, D(4)), out = tens(DML_DTYPE_F32, q, 1, D(4));
+  dml_tensor_t in = tens(DML_DTYPE_F32, p, 1, D(4)),
+               out = tens(DML_DTYPE_F32, q, 1, D(4));
   CHECK_OK(run_op(DML_OP_SQRT, &in, 1, &out, 1, NULL, 0));
   CHECK_NEAR(q[0], 0.5, 1e-7);
   CHECK_NEAR(q[3], 10, 1e-6);
@@ -77,7 +118,8 @@ static void test_unary_f32(void) {
 
 static void test_unary_attrs(void) {
   float x[3] = {-2, 0.5f, 3}, y[3];
-  dml_tensor_t in = tens(DML_DTYPE_F32, x, 1, D(3)), out = tens(DML_DTYPE_F32, y, 1, D(3));
+  dml_tensor_t in = tens(DML_DTYPE_F32, x, 1, D(3)),
+               out = tens(DML_DTYPE_F32, y, 1, D(3));
   dml_attr_t a = attr_f("alpha", 0.5);
   CHECK_OK(run_op(DML_OP_LEAKY_RELU, &in, 1, &out, 1, &a, 1));
   CHECK(y[0] == -1 && y[1] == 0.5f && y[2] == 3);
@@ -94,12 +136,14 @@ static void test_unary_attrs(void) {
 
 static void test_round_sign_not(void) {
   float x[8] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f, 3.0f}, y[8];
-  dml_tensor_t in = tens(DML_DTYPE_F32, x, 1, D(8)), out = tens(DML_DTYPE_F32, y, 1, D(8));
+  dml_tensor_t in = tens(DML_DTYPE_F32, x, 1, D(8)),
+               out = tens(DML_DTYPE_F32, y, 1, D(8));
   CHECK_OK(run_op(DML_OP_ROUND, &in, 1, &out, 1, NULL, 0));
   float want[8] = {0, 2, 2, -0.0f, -2, 2, -3, 3};
   for (int i = 0; i < 8; i++) CHECK(y[i] == want[i]);
   int32_t xi[4] = {-5, 0, 7, INT32_MIN + 1}, yi[4];
-  dml_tensor_t ini = tens(DML_DTYPE_I32, xi, 1, D(4)), outi = tens(DML_DTYPE_I32, yi, 1, D(4));
+  dml_tensor_t ini = tens(DML_DTYPE_I32, xi, 1, D(4)),
+               outi = tens(DML_DTYPE_I32, yi, 1, D(4));
   CHECK_OK(run_op(DML_OP_SIGN, &ini, 1, &outi, 1, NULL, 0));
   CHECK(yi[0] == -1 && yi[1] == 0 && yi[2] == 1);
   CHECK_OK(run_op(DML_OP_ABS, &ini, 1, &outi, 1, NULL, 0));
@@ -109,26 +153,30 @@ static void test_round_sign_not(void) {
   CHECK_OK(run_op(DML_OP_RELU, &ini, 1, &outi, 1, NULL, 0));
   CHECK(yi[0] == 0 && yi[2] == 7);
   uint8_t b[3] = {1, 0, 1}, nb[3];
-  dml_tensor_t inb = tens(DML_DTYPE_BOOL, b, 1, D(3)), outb = tens(DML_DTYPE_BOOL, nb, 1, D(3));
+  dml_tensor_t inb = tens(DML_DTYPE_BOOL, b, 1, D(3)),
+               outb = tens(DML_DTYPE_BOOL, nb, 1, D(3));
   CHECK_OK(run_op(DML_OP_NOT, &inb, 1, &outb, 1, NULL, 0));
   CHECK(nb[0] == 0 && nb[1] == 1 && nb[2] == 0);
 }
 
 static void test_unary_other_floats(void) {
   double xd[3] = {-1, 0, 2}, yd[3];
-  dml_tensor_t in = tens(DML_DTYPE_F64, xd, 1, D(3)), out = tens(DML_DTYPE_F64, yd, 1, D(3));
+  dml_tensor_t in = tens(DML_DTYPE_F64, xd, 1, D(3)),
+               out = tens(DML_DTYPE_F64, yd, 1, D(3));
   CHECK_OK(run_op(DML_OP_SIGMOID, &in, 1, &out, 1, NULL, 0));
   CHECK_NEAR(yd[0], sigm(-1), 1e-15);
   CHECK_NEAR(yd[2], sigm(2), 1e-15);
   uint16_t h[3], hy[3];
   for (int i = 0; i < 3; i++) h[i] = dml_f32_to_f16((float)xd[i]);
-  dml_tensor_t inh = tens(DML_DTYPE_F16, h, 1, D(3)), outh = tens(DML_DTYPE_F16, hy, 1, D(3));
+  dml_tensor_t inh = tens(DML_DTYPE_F16, h, 1, D(3)),
+               outh = tens(DML_DTYPE_F16, hy, 1, D(3));
   CHECK_OK(run_op(DML_OP_EXP, &inh, 1, &outh, 1, NULL, 0));
   CHECK_NEAR(dml_f16_to_f32(hy[2]), exp(2.0), 4e-3); /* f16: 11-bit mantissa */
   CHECK_NEAR(dml_f16_to_f32(hy[1]), 1.0, 0);
   uint16_t bf[3], bfy[3];
   for (int i = 0; i < 3; i++) bf[i] = dml_f32_to_bf16((float)xd[i]);
-  dml_tensor_t inb = tens(DML_DTYPE_BF16, bf, 1, D(3)), outb = tens(DML_DTYPE_BF16, bfy, 1, D(3));
+  dml_tensor_t inb = tens(DML_DTYPE_BF16, bf, 1, D(3)),
+               outb = tens(DML_DTYPE_BF16, bfy, 1, D(3));
   CHECK_OK(run_op(DML_OP_RELU, &inb, 1, &outb, 1, NULL, 0));
   CHECK(dml_bf16_to_f32(bfy[0]) == 0 && dml_bf16_to_f32(bfy[2]) == 2);
 }
@@ -142,7 +190,8 @@ static void test_binary_broadcast_f32(void) {
   for (int i = 0; i < 3; i++) b[i] = (float)i + 1.5f;
   const dml_op_t ops[] = {DML_OP_ADD, DML_OP_SUB, DML_OP_MUL, DML_OP_DIV, DML_OP_POW};
   for (size_t k = 0; k < 5; k++) {
-    dml_tensor_t in[2] = {tens(DML_DTYPE_F32, a, 3, D(2), D(3), D(4)), tens(DML_DTYPE_F32, b, 2, D(3), D(1))};
+    dml_tensor_t in[2] = {tens(DML_DTYPE_F32, a, 3, D(2), D(3), D(4)),
+                          tens(DML_DTYPE_F32, b, 2, D(3), D(1))};
     dml_tensor_t out = tens(DML_DTYPE_F32, y, 3, D(2), D(3), D(4));
     CHECK_OK(run_op(ops[k], in, 2, &out, 1, NULL, 0));
     for (int i = 0; i < 24; i++) {
@@ -163,20 +212,24 @@ static void test_binary_broadcast_f32(void) {
   }
   /* scalar broadcast both ways and b op a */
   float s = 2;
-  dml_tensor_t in2[2] = {tens(DML_DTYPE_F32, &s, 0), tens(DML_DTYPE_F32, a, 3, D(2), D(3), D(4))};
+  dml_tensor_t in2[2] = {tens(DML_DTYPE_F32, &s, 0),
+                         tens(DML_DTYPE_F32, a, 3, D(2), D(3), D(4))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 3, D(2), D(3), D(4));
   CHECK_OK(run_op(DML_OP_SUB, in2, 2, &out, 1, NULL, 0));
   for (int i = 0; i < 24; i++) CHECK(y[i] == 2 - a[i]);
   /* both broadcast: [4] - [2,1,1] -> [2,1,4]... use [3,1] - [4] -> [3,4] */
   float c4[4] = {1, 2, 3, 4}, y12[12];
-  dml_tensor_t in3[2] = {tens(DML_DTYPE_F32, b, 2, D(3), D(1)), tens(DML_DTYPE_F32, c4, 1, D(4))};
+  dml_tensor_t in3[2] = {tens(DML_DTYPE_F32, b, 2, D(3), D(1)),
+                         tens(DML_DTYPE_F32, c4, 1, D(4))};
   dml_tensor_t out3 = tens(DML_DTYPE_F32, y12, 2, D(3), D(4));
   CHECK_OK(run_op(DML_OP_SUB, in3, 2, &out3, 1, NULL, 0));
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 4; j++) CHECK(y12[i * 4 + j] == b[i] - c4[j]);
   /* bad broadcast */
-  dml_tensor_t in4[2] = {tens(DML_DTYPE_F32, a, 3, D(2), D(3), D(4)), tens(DML_DTYPE_F32, b, 1, D(3))};
-  CHECK_ERROR(run_op(DML_OP_ADD, in4, 2, &out, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT, "[2,3,4]");
+  dml_tensor_t in4[2] = {tens(DML_DTYPE_F32, a, 3, D(2), D(3), D(4)),
+                         tens(DML_DTYPE_F32, b, 1, D(3))};
+  CHECK_ERROR(run_op(DML_OP_ADD, in4, 2, &out, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT,
+              "[2,3,4]");
 }
 
 static void test_binary_int_and_compare(void) {
@@ -185,7 +238,8 @@ static void test_binary_int_and_compare(void) {
   dml_tensor_t out = tens(DML_DTYPE_I32, y, 1, D(6));
   CHECK_OK(run_op(DML_OP_DIV, in, 2, &out, 1, NULL, 0));
   CHECK(y[0] == 2 && y[1] == -2 && y[2] == -2 && y[3] == 2 && y[4] == 0);
-  CHECK_OK(run_op(DML_OP_MOD, in, 2, &out, 1, NULL, 0)); /* Python-style: sign of divisor */
+  CHECK_OK(
+      run_op(DML_OP_MOD, in, 2, &out, 1, NULL, 0)); /* Python-style: sign of divisor */
   CHECK(y[0] == 1 && y[1] == 2 && y[2] == -2 && y[3] == -1);
   dml_attr_t fm = attr_i("fmod", 1);
   CHECK_OK(run_op(DML_OP_MOD, in, 2, &out, 1, &fm, 1)); /* C fmod: sign of dividend */
@@ -195,22 +249,26 @@ static void test_binary_int_and_compare(void) {
   CHECK_OK(run_op(DML_OP_MUL, in, 2, &out, 1, NULL, 0));
   CHECK(y[1] == -21);
   int32_t e[6] = {2, 3, 0, 1, 5, -1};
-  dml_tensor_t inp[2] = {tens(DML_DTYPE_I32, a, 1, D(6)), tens(DML_DTYPE_I32, e, 1, D(6))};
+  dml_tensor_t inp[2] = {tens(DML_DTYPE_I32, a, 1, D(6)),
+                         tens(DML_DTYPE_I32, e, 1, D(6))};
   CHECK_OK(run_op(DML_OP_POW, inp, 2, &out, 1, NULL, 0));
   CHECK(y[0] == 49 && y[1] == -343 && y[2] == 1 && y[3] == -7 && y[4] == 0 && y[5] == 0);
   /* float base, int exponent */
   float fb[2] = {2, -3}, fy[2];
   int64_t ie[2] = {10, 3};
-  dml_tensor_t inm[2] = {tens(DML_DTYPE_F32, fb, 1, D(2)), tens(DML_DTYPE_I64, ie, 1, D(2))};
+  dml_tensor_t inm[2] = {tens(DML_DTYPE_F32, fb, 1, D(2)),
+                         tens(DML_DTYPE_I64, ie, 1, D(2))};
   dml_tensor_t outm = tens(DML_DTYPE_F32, fy, 1, D(2));
   CHECK_OK(run_op(DML_OP_POW, inm, 2, &outm, 1, NULL, 0));
   CHECK(fy[0] == 1024 && fy[1] == -27);
   /* float Mod */
   float fa[2] = {5.5f, -5.5f}, fd[2] = {2, 2};
-  dml_tensor_t inf2[2] = {tens(DML_DTYPE_F32, fa, 1, D(2)), tens(DML_DTYPE_F32, fd, 1, D(2))};
+  dml_tensor_t inf2[2] = {tens(DML_DTYPE_F32, fa, 1, D(2)),
+                          tens(DML_DTYPE_F32, fd, 1, D(2))};
   CHECK_OK(run_op(DML_OP_MOD, inf2, 2, &outm, 1, &fm, 1));
   CHECK(fy[0] == 1.5f && fy[1] == -1.5f);
-  CHECK_ERROR(run_op(DML_OP_MOD, inf2, 2, &outm, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT, "fmod");
+  CHECK_ERROR(run_op(DML_OP_MOD, inf2, 2, &outm, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT,
+              "fmod");
   /* comparisons -> bool */
   uint8_t r[6];
   dml_tensor_t outb = tens(DML_DTYPE_BOOL, r, 1, D(6));
@@ -240,7 +298,8 @@ static void test_binary_int_and_compare(void) {
   CHECK(ur == 1);
   /* logic */
   uint8_t p[4] = {0, 0, 1, 1}, q[4] = {0, 1, 0, 1}, o[4];
-  dml_tensor_t inl[2] = {tens(DML_DTYPE_BOOL, p, 1, D(4)), tens(DML_DTYPE_BOOL, q, 1, D(4))};
+  dml_tensor_t inl[2] = {tens(DML_DTYPE_BOOL, p, 1, D(4)),
+                         tens(DML_DTYPE_BOOL, q, 1, D(4))};
   dml_tensor_t outl = tens(DML_DTYPE_BOOL, o, 1, D(4));
   CHECK_OK(run_op(DML_OP_AND, inl, 2, &outl, 1, NULL, 0));
   CHECK(o[0] == 0 && o[1] == 0 && o[2] == 0 && o[3] == 1);
@@ -248,13 +307,14 @@ static void test_binary_int_and_compare(void) {
   CHECK(o[0] == 0 && o[1] == 1 && o[2] == 1 && o[3] == 1);
   CHECK_OK(run_op(DML_OP_XOR, inl, 2, &outl, 1, NULL, 0));
   CHECK(o[0] == 0 && o[1] == 1 && o[2] == 1 && o[3] == 0);
-  CHECK_ERROR(run_op(DML_OP_AND, in, 2, &outl, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED, "rt.cpu.And");
+  CHECK_ERROR(run_op(DML_OP_AND, in, 2, &outl, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED,
+              "rt.cpu.And");
 }
 
 static void test_variadic(void) {
   float a[6] = {1, 5, 3, -1, 0, 9}, b[3] = {2, 2, 2}, c = 4, y[6];
-  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, a, 2, D(2), D(3)), tens(DML_DTYPE_F32, b, 1, D(3)),
-                        tens(DML_DTYPE_F32, &c, 0)};
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, a, 2, D(2), D(3)),
+                        tens(DML_DTYPE_F32, b, 1, D(3)), tens(DML_DTYPE_F32, &c, 0)};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 2, D(2), D(3));
   CHECK_OK(run_op(DML_OP_MAX, in, 3, &out, 1, NULL, 0));
   CHECK(y[0] == 4 && y[1] == 5 && y[5] == 9);
@@ -268,38 +328,44 @@ static void test_variadic(void) {
   CHECK_OK(run_op(DML_OP_SUM, in + 1, 1, &out, 1, NULL, 0));
   CHECK(y[4] == 2);
   int64_t ia[2] = {3, -4}, ib[2] = {-5, 6}, iy[2];
-  dml_tensor_t ini[2] = {tens(DML_DTYPE_I64, ia, 1, D(2)), tens(DML_DTYPE_I64, ib, 1, D(2))};
+  dml_tensor_t ini[2] = {tens(DML_DTYPE_I64, ia, 1, D(2)),
+                         tens(DML_DTYPE_I64, ib, 1, D(2))};
   dml_tensor_t outi = tens(DML_DTYPE_I64, iy, 1, D(2));
   CHECK_OK(run_op(DML_OP_MAX, ini, 2, &outi, 1, NULL, 0));
   CHECK(iy[0] == 3 && iy[1] == 6);
   CHECK_OK(run_op(DML_OP_SUM, ini, 2, &outi, 1, NULL, 0));
   CHECK(iy[0] == -2 && iy[1] == 2);
-  CHECK_ERROR(run_op(DML_OP_MEAN, ini, 2, &outi, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED, "i64");
+  CHECK_ERROR(run_op(DML_OP_MEAN, ini, 2, &outi, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED,
+              "i64");
 }
 
 static void test_where_prelu_clip(void) {
   uint8_t cnd[3] = {1, 0, 1};
   float x[2] = {10, 20}, yv = -1, o[6];
   /* cond [3] , x [2,1], y scalar -> [2,3] */
-  dml_tensor_t in[3] = {tens(DML_DTYPE_BOOL, cnd, 1, D(3)), tens(DML_DTYPE_F32, x, 2, D(2), D(1)),
+  dml_tensor_t in[3] = {tens(DML_DTYPE_BOOL, cnd, 1, D(3)),
+                        tens(DML_DTYPE_F32, x, 2, D(2), D(1)),
                         tens(DML_DTYPE_F32, &yv, 0)};
   dml_tensor_t out = tens(DML_DTYPE_F32, o, 2, D(2), D(3));
   CHECK_OK(run_op(DML_OP_WHERE, in, 3, &out, 1, NULL, 0));
   CHECK(o[0] == 10 && o[1] == -1 && o[2] == 10 && o[3] == 20 && o[4] == -1);
   int64_t xi[2] = {1, 2}, yi = 7, oi[6];
-  dml_tensor_t in2[3] = {in[0], tens(DML_DTYPE_I64, xi, 2, D(2), D(1)), tens(DML_DTYPE_I64, &yi, 0)};
+  dml_tensor_t in2[3] = {in[0], tens(DML_DTYPE_I64, xi, 2, D(2), D(1)),
+                         tens(DML_DTYPE_I64, &yi, 0)};
   dml_tensor_t out2 = tens(DML_DTYPE_I64, oi, 2, D(2), D(3));
   CHECK_OK(run_op(DML_OP_WHERE, in2, 3, &out2, 1, NULL, 0));
   CHECK(oi[0] == 1 && oi[1] == 7 && oi[5] == 2);
   /* PRelu: slope per channel [2,1] against x [1,2,2] */
   float px[4] = {-1, 2, -3, 4}, sl[2] = {0.5f, 0.25f}, py[4];
-  dml_tensor_t pin[2] = {tens(DML_DTYPE_F32, px, 3, D(1), D(2), D(2)), tens(DML_DTYPE_F32, sl, 2, D(2), D(1))};
+  dml_tensor_t pin[2] = {tens(DML_DTYPE_F32, px, 3, D(1), D(2), D(2)),
+                         tens(DML_DTYPE_F32, sl, 2, D(2), D(1))};
   dml_tensor_t pout = tens(DML_DTYPE_F32, py, 3, D(1), D(2), D(2));
   CHECK_OK(run_op(DML_OP_PRELU, pin, 2, &pout, 1, NULL, 0));
   CHECK(py[0] == -0.5f && py[1] == 2 && py[2] == -0.75f && py[3] == 4);
   /* Clip: attributes, inputs, ints */
   float cx[4] = {-5, -0.5f, 0.5f, 5}, cy[4], lo = -1, hi = 1;
-  dml_tensor_t cin[3] = {tens(DML_DTYPE_F32, cx, 1, D(4)), tens(DML_DTYPE_F32, &lo, 0), tens(DML_DTYPE_F32, &hi, 0)};
+  dml_tensor_t cin[3] = {tens(DML_DTYPE_F32, cx, 1, D(4)), tens(DML_DTYPE_F32, &lo, 0),
+                         tens(DML_DTYPE_F32, &hi, 0)};
   dml_tensor_t cout = tens(DML_DTYPE_F32, cy, 1, D(4));
   CHECK_OK(run_op(DML_OP_CLIP, cin, 3, &cout, 1, NULL, 0));
   CHECK(cy[0] == -1 && cy[1] == -0.5f && cy[3] == 1);
@@ -312,7 +378,8 @@ static void test_where_prelu_clip(void) {
   CHECK_OK(run_op(DML_OP_CLIP, cin, 1, &cout, 1, NULL, 0));
   CHECK(cy[0] == -5 && cy[3] == 5);
   uint8_t ux[3] = {0, 100, 250}, uy[3], ulo = 10, uhi = 200;
-  dml_tensor_t uin[3] = {tens(DML_DTYPE_U8, ux, 1, D(3)), tens(DML_DTYPE_U8, &ulo, 0), tens(DML_DTYPE_U8, &uhi, 0)};
+  dml_tensor_t uin[3] = {tens(DML_DTYPE_U8, ux, 1, D(3)), tens(DML_DTYPE_U8, &ulo, 0),
+                         tens(DML_DTYPE_U8, &uhi, 0)};
   dml_tensor_t uout = tens(DML_DTYPE_U8, uy, 1, D(3));
   CHECK_OK(run_op(DML_OP_CLIP, uin, 3, &uout, 1, NULL, 0));
   CHECK(uy[0] == 10 && uy[1] == 100 && uy[2] == 200);
@@ -323,7 +390,8 @@ static void test_where_prelu_clip(void) {
 static void test_cast(void) {
   float f[6] = {-2.7f, -0.5f, 0, 1.5f, 300.9f, 65504.0f};
   int32_t i32[6];
-  dml_tensor_t in = tens(DML_DTYPE_F32, f, 1, D(6)), out = tens(DML_DTYPE_I32, i32, 1, D(6));
+  dml_tensor_t in = tens(DML_DTYPE_F32, f, 1, D(6)),
+               out = tens(DML_DTYPE_I32, i32, 1, D(6));
   CHECK_OK(run_op(DML_OP_CAST, &in, 1, &out, 1, NULL, 0));
   CHECK(i32[0] == -2 && i32[1] == 0 && i32[3] == 1 && i32[4] == 300);
   uint8_t bo[6];
@@ -335,21 +403,26 @@ static void test_cast(void) {
   CHECK_OK(run_op(DML_OP_CAST, &in, 1, &outh, 1, NULL, 0));
   CHECK(dml_f16_to_f32(h[3]) == 1.5f && dml_f16_to_f32(h[5]) == 65504.0f);
   float back[6];
-  dml_tensor_t inh = tens(DML_DTYPE_F16, h, 1, D(6)), outf = tens(DML_DTYPE_F32, back, 1, D(6));
+  dml_tensor_t inh = tens(DML_DTYPE_F16, h, 1, D(6)),
+               outf = tens(DML_DTYPE_F32, back, 1, D(6));
   CHECK_OK(run_op(DML_OP_CAST, &inh, 1, &outf, 1, NULL, 0));
   CHECK(back[1] == -0.5f && back[4] == 301.0f); /* 300.9 rounds to 301 in f16 */
   /* every dtype to every dtype, on small non-negative integers */
   uint8_t src[16][64], dst[64];
   for (int s = 1; s < DML_DTYPE_COUNT_; s++) {
-    for (int i = 0; i < 4; i++) dml_store_i64((dml_dtype_t)s, src[s], (size_t)i, s == DML_DTYPE_BOOL ? i % 2 : i * 3);
+    for (int i = 0; i < 4; i++)
+      dml_store_i64((dml_dtype_t)s, src[s], (size_t)i,
+                    s == DML_DTYPE_BOOL ? i % 2 : i * 3);
     for (int d = 1; d < DML_DTYPE_COUNT_; d++) {
-      dml_tensor_t ti = tens((dml_dtype_t)s, src[s], 1, D(4)), to = tens((dml_dtype_t)d, dst, 1, D(4));
+      dml_tensor_t ti = tens((dml_dtype_t)s, src[s], 1, D(4)),
+                   to = tens((dml_dtype_t)d, dst, 1, D(4));
       CHECK_OK(run_op(DML_OP_CAST, &ti, 1, &to, 1, NULL, 0));
       for (int i = 0; i < 4; i++) {
         int64_t want = s == DML_DTYPE_BOOL ? i % 2 : i * 3;
         if (d == DML_DTYPE_BOOL) want = want != 0;
         if (dml_load_i64((dml_dtype_t)d, dst, (size_t)i) != want)
-          fprintf(stderr, "cast %s->%s [%d]\n", dml_dtype_name((dml_dtype_t)s), dml_dtype_name((dml_dtype_t)d), i);
+          fprintf(stderr, "cast %s->%s [%d]\n", dml_dtype_name((dml_dtype_t)s),
+                  dml_dtype_name((dml_dtype_t)d), i);
         CHECK(dml_load_i64((dml_dtype_t)d, dst, (size_t)i) == want);
       }
     }
@@ -357,7 +430,8 @@ static void test_cast(void) {
   /* i64 -> i8 wraps, u64 large -> f64, f64 -> u64 large */
   int64_t big[2] = {257, -1};
   int8_t i8[2];
-  dml_tensor_t tb = tens(DML_DTYPE_I64, big, 1, D(2)), t8 = tens(DML_DTYPE_I8, i8, 1, D(2));
+  dml_tensor_t tb = tens(DML_DTYPE_I64, big, 1, D(2)),
+               t8 = tens(DML_DTYPE_I8, i8, 1, D(2));
   CHECK_OK(run_op(DML_OP_CAST, &tb, 1, &t8, 1, NULL, 0));
   CHECK(i8[0] == 1 && i8[1] == -1);
   double dv = 1.8e19;
@@ -370,10 +444,11 @@ static void test_cast(void) {
 /* ---- normalization and softmax --------------------------------------- */
 
 static void test_batchnorm(void) {
-  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, sc[2] = {1, 2}, b[2] = {0, 1}, m[2] = {2, 6}, v[2] = {4, 1}, y[8];
-  dml_tensor_t in[5] = {tens(DML_DTYPE_F32, x, 4, D(1), D(2), D(2), D(2)), tens(DML_DTYPE_F32, sc, 1, D(2)),
-                        tens(DML_DTYPE_F32, b, 1, D(2)), tens(DML_DTYPE_F32, m, 1, D(2)),
-                        tens(DML_DTYPE_F32, v, 1, D(2))};
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, sc[2] = {1, 2}, b[2] = {0, 1}, m[2] = {2, 6},
+        v[2] = {4, 1}, y[8];
+  dml_tensor_t in[5] = {tens(DML_DTYPE_F32, x, 4, D(1), D(2), D(2), D(2)),
+                        tens(DML_DTYPE_F32, sc, 1, D(2)), tens(DML_DTYPE_F32, b, 1, D(2)),
+                        tens(DML_DTYPE_F32, m, 1, D(2)), tens(DML_DTYPE_F32, v, 1, D(2))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(2), D(2), D(2));
   dml_attr_t eps = attr_f("epsilon", 0.0);
   CHECK_OK(run_op(DML_OP_BATCH_NORMALIZATION, in, 5, &out, 1, &eps, 1));
@@ -384,10 +459,12 @@ static void test_batchnorm(void) {
 }
 
 static void test_layernorm(void) {
-  float x[6] = {1, 2, 3, 4, 6, 8}, s[3] = {1, 2, 3}, b[3] = {0.5f, 0, -1}, y[6], mean[2], inv[2];
-  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 2, D(2), D(3)), tens(DML_DTYPE_F32, s, 1, D(3)),
-                        tens(DML_DTYPE_F32, b, 1, D(3))};
-  dml_tensor_t out[3] = {tens(DML_DTYPE_F32, y, 2, D(2), D(3)), tens(DML_DTYPE_F32, mean, 2, D(2), D(1)),
+  float x[6] = {1, 2, 3, 4, 6, 8}, s[3] = {1, 2, 3}, b[3] = {0.5f, 0, -1}, y[6], mean[2],
+        inv[2];
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 2, D(2), D(3)),
+                        tens(DML_DTYPE_F32, s, 1, D(3)), tens(DML_DTYPE_F32, b, 1, D(3))};
+  dml_tensor_t out[3] = {tens(DML_DTYPE_F32, y, 2, D(2), D(3)),
+                         tens(DML_DTYPE_F32, mean, 2, D(2), D(1)),
                          tens(DML_DTYPE_F32, inv, 2, D(2), D(1))};
   CHECK_OK(run_op(DML_OP_LAYER_NORMALIZATION, in, 3, out, 3, NULL, 0));
   for (int r = 0; r < 2; r++) {
@@ -397,7 +474,8 @@ static void test_layernorm(void) {
     double iv = 1 / sqrt(var + 1e-5);
     CHECK_NEAR(mean[r], mu, 1e-6);
     CHECK_NEAR(inv[r], iv, 1e-5);
-    for (int i = 0; i < 3; i++) CHECK_NEAR(y[r * 3 + i], (x[r * 3 + i] - mu) * iv * s[i] + b[i], 1e-5);
+    for (int i = 0; i < 3; i++)
+      CHECK_NEAR(y[r * 3 + i], (x[r * 3 + i] - mu) * iv * s[i] + b[i], 1e-5);
   }
   /* axis 0 over everything, no bias, scale broadcast from [1] */
   float s1 = 2;
@@ -412,8 +490,8 @@ static void test_layernorm(void) {
 
 static void test_instancenorm(void) {
   float x[8] = {1, 2, 3, 4, 10, 10, 10, 14}, s[2] = {1, 3}, b[2] = {0, 1}, y[8];
-  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 3, D(1), D(2), D(4)), tens(DML_DTYPE_F32, s, 1, D(2)),
-                        tens(DML_DTYPE_F32, b, 1, D(2))};
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 3, D(1), D(2), D(4)),
+                        tens(DML_DTYPE_F32, s, 1, D(2)), tens(DML_DTYPE_F32, b, 1, D(2))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 3, D(1), D(2), D(4));
   CHECK_OK(run_op(DML_OP_INSTANCE_NORMALIZATION, in, 3, &out, 1, NULL, 0));
   CHECK_NEAR(y[0], (1 - 2.5) / sqrt(1.25 + 1e-5), 1e-5);
@@ -422,7 +500,8 @@ static void test_instancenorm(void) {
 
 static void test_softmax(void) {
   float x[6] = {1, 2, 3, 1, 1, 1000}, y[6];
-  dml_tensor_t in = tens(DML_DTYPE_F32, x, 2, D(2), D(3)), out = tens(DML_DTYPE_F32, y, 2, D(2), D(3));
+  dml_tensor_t in = tens(DML_DTYPE_F32, x, 2, D(2), D(3)),
+               out = tens(DML_DTYPE_F32, y, 2, D(2), D(3));
   CHECK_OK(run_op(DML_OP_SOFTMAX, &in, 1, &out, 1, NULL, 0));
   double z = exp(1.0) + exp(2.0) + exp(3.0);
   CHECK_NEAR(y[0], exp(1.0) / z, 1e-6);
@@ -437,7 +516,8 @@ static void test_softmax(void) {
   CHECK_NEAR(y[0], 0.5, 1e-6);
   CHECK_NEAR(y[1], exp(2.0) / (exp(2.0) + exp(1.0)), 1e-6);
   double xd[3] = {0, 0, log(2.0)}, yd[3];
-  dml_tensor_t ind = tens(DML_DTYPE_F64, xd, 1, D(3)), outd = tens(DML_DTYPE_F64, yd, 1, D(3));
+  dml_tensor_t ind = tens(DML_DTYPE_F64, xd, 1, D(3)),
+               outd = tens(DML_DTYPE_F64, yd, 1, D(3));
   CHECK_OK(run_op(DML_OP_SOFTMAX, &ind, 1, &outd, 1, NULL, 0));
   CHECK_NEAR(yd[2], 0.5, 1e-12);
 }
@@ -492,7 +572,8 @@ static void test_reduce(void) {
   CHECK_OK(run_op(DML_OP_REDUCE_MEAN, in, 1, &out5, 1, &al, 1));
   CHECK_NEAR(y[5], 21.5, 1e-6);
   /* wrong output shape */
-  CHECK_ERROR(run_op(DML_OP_REDUCE_MEAN, in, 1, &out4, 1, &al, 1), DML_STATUS_INVALID_ARGUMENT, "[2,3,4]");
+  CHECK_ERROR(run_op(DML_OP_REDUCE_MEAN, in, 1, &out4, 1, &al, 1),
+              DML_STATUS_INVALID_ARGUMENT, "[2,3,4]");
   /* ints */
   int32_t xi[6] = {3, -1, 4, 1, -5, 9}, yi[2];
   dml_tensor_t ini = tens(DML_DTYPE_I32, xi, 2, D(2), D(3));
@@ -521,7 +602,8 @@ static void test_argmax(void) {
   float x[6] = {1, 5, 5, 7, 2, 7};
   int64_t y[3];
   dml_tensor_t in = tens(DML_DTYPE_F32, x, 2, D(2), D(3));
-  dml_attr_t a[3] = {attr_i("axis", 1), attr_i("keepdims", 0), attr_i("select_last_index", 1)};
+  dml_attr_t a[3] = {attr_i("axis", 1), attr_i("keepdims", 0),
+                     attr_i("select_last_index", 1)};
   dml_tensor_t out = tens(DML_DTYPE_I64, y, 1, D(2));
   CHECK_OK(run_op(DML_OP_ARG_MAX, &in, 1, &out, 1, a, 2));
   CHECK(y[0] == 1 && y[1] == 0);
@@ -544,9 +626,9 @@ static void test_argmax(void) {
 
 /* ---- pooling ---------------------------------------------------------- */
 
-static void naive_pool2d(int is_max, int incl, const float *x, int64_t NC, int64_t H, int64_t W,
-                         int64_t kh, int64_t kw, int64_t sh, int64_t sw, const int64_t *pads,
-                         int64_t OH, int64_t OW, float *y) {
+static void naive_pool2d(int is_max, int incl, const float *x, int64_t NC, int64_t H,
+                         int64_t W, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                         const int64_t *pads, int64_t OH, int64_t OW, float *y) {
   for (int64_t c = 0; c < NC; c++)
     for (int64_t oh = 0; oh < OH; oh++)
       for (int64_t ow = 0; ow < OW; ow++) {
@@ -555,25 +637,28 @@ static void naive_pool2d(int is_max, int incl, const float *x, int64_t NC, int64
         for (int64_t i = 0; i < kh; i++)
           for (int64_t j = 0; j < kw; j++) {
             int64_t h = oh * sh - pads[0] + i, w = ow * sw - pads[1] + j;
-            if (h >= -pads[0] && h < H + pads[2] && w >= -pads[1] && w < W + pads[3]) pc++;
+            if (h >= -pads[0] && h < H + pads[2] && w >= -pads[1] && w < W + pads[3])
+              pc++;
             if (h < 0 || h >= H || w < 0 || w >= W) continue;
             double v = x[(c * H + h) * W + w];
             acc = is_max ? fmax(acc, v) : acc + v;
             cnt++;
           }
-        y[(c * OH + oh) * OW + ow] = (float)(is_max ? acc : acc / (double)(incl ? pc : cnt));
+        y[(c * OH + oh) * OW + ow] =
+            (float)(is_max ? acc : acc / (double)(incl ? pc : cnt));
       }
 }
 
-static void pool_case(int is_max, int incl, int ceil_mode, int64_t H, int64_t W, int64_t k,
-                      int64_t s, const int64_t *pads) {
+static void pool_case(int is_max, int incl, int ceil_mode, int64_t H, int64_t W,
+                      int64_t k, int64_t s, const int64_t *pads) {
   int64_t span_h = H + pads[0] + pads[2] - k, span_w = W + pads[1] + pads[3] - k;
   int64_t OH = (ceil_mode ? (span_h + s - 1) / s : span_h / s) + 1;
   int64_t OW = (ceil_mode ? (span_w + s - 1) / s : span_w / s) + 1;
   if (ceil_mode && (OH - 1) * s >= H + pads[0]) OH--;
   if (ceil_mode && (OW - 1) * s >= W + pads[1]) OW--;
   float *x = frand_buf((size_t)(2 * 3 * H * W));
-  float *y = (float *)malloc((size_t)(6 * OH * OW) * 4), *r = (float *)malloc((size_t)(6 * OH * OW) * 4);
+  float *y = (float *)malloc((size_t)(6 * OH * OW) * 4),
+        *r = (float *)malloc((size_t)(6 * OH * OW) * 4);
   naive_pool2d(is_max, incl, x, 6, H, W, k, k, s, s, pads, OH, OW, r);
   int64_t ks[2] = {k, k}, st[2] = {s, s};
   dml_attr_t at[5] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2),
@@ -581,7 +666,8 @@ static void pool_case(int is_max, int incl, int ceil_mode, int64_t H, int64_t W,
                       attr_i("count_include_pad", incl)};
   dml_tensor_t in = tens(DML_DTYPE_F32, x, 4, D(2), D(3), H, W);
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(2), D(3), OH, OW);
-  CHECK_OK(run_op(is_max ? DML_OP_MAX_POOL : DML_OP_AVERAGE_POOL, &in, 1, &out, 1, at, 5));
+  CHECK_OK(
+      run_op(is_max ? DML_OP_MAX_POOL : DML_OP_AVERAGE_POOL, &in, 1, &out, 1, at, 5));
   CHECK(max_abs_diff(y, r, (size_t)(6 * OH * OW)) < 1e-6);
   /* the generic (double) path must agree: same op with f64 data */
   size_t nx = (size_t)(6 * H * W), ny = (size_t)(6 * OH * OW);
@@ -589,7 +675,8 @@ static void pool_case(int is_max, int incl, int ceil_mode, int64_t H, int64_t W,
   for (size_t i = 0; i < nx; i++) xd[i] = x[i];
   dml_tensor_t ind = tens(DML_DTYPE_F64, xd, 4, D(2), D(3), H, W);
   dml_tensor_t outd = tens(DML_DTYPE_F64, yd, 4, D(2), D(3), OH, OW);
-  CHECK_OK(run_op(is_max ? DML_OP_MAX_POOL : DML_OP_AVERAGE_POOL, &ind, 1, &outd, 1, at, 5));
+  CHECK_OK(
+      run_op(is_max ? DML_OP_MAX_POOL : DML_OP_AVERAGE_POOL, &ind, 1, &outd, 1, at, 5));
   for (size_t i = 0; i < ny; i++) CHECK_NEAR(yd[i], r[i], 1e-6);
   free(x), free(y), free(r), free(xd), free(yd);
 }
@@ -611,16 +698,19 @@ static void test_maxpool_indices_dilation(void) {
   float x[12] = {1, 9, 2, 3, 4, 5, 8, 6, 7, 0, 10, 11}, y[2];
   int64_t ind[2];
   int64_t ks[2] = {2, 2}, st[2] = {2, 2};
-  dml_attr_t at[3] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2), attr_i("storage_order", 1)};
+  dml_attr_t at[3] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2),
+                      attr_i("storage_order", 1)};
   dml_tensor_t in = tens(DML_DTYPE_F32, x, 4, D(1), D(1), D(3), D(4));
-  dml_tensor_t out[2] = {tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(1), D(2)), tens(DML_DTYPE_I64, ind, 4, D(1), D(1), D(1), D(2))};
+  dml_tensor_t out[2] = {tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(1), D(2)),
+                         tens(DML_DTYPE_I64, ind, 4, D(1), D(1), D(1), D(2))};
   CHECK_OK(run_op(DML_OP_MAX_POOL, &in, 1, out, 2, at, 2));
   CHECK(y[0] == 9 && y[1] == 8 && ind[0] == 1 && ind[1] == 6);
   CHECK_OK(run_op(DML_OP_MAX_POOL, &in, 1, out, 2, at, 3));
   CHECK(ind[0] == 0 + 1 * 3 && ind[1] == 1 + 2 * 3); /* column-major: h + w*H */
   /* dilation 2 in W: window (0,0),(0,2),(1,0),(1,2) */
   int64_t dl[2] = {1, 2}, st1[2] = {1, 1};
-  dml_attr_t ad[3] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st1, 2), attr_ints("dilations", dl, 2)};
+  dml_attr_t ad[3] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st1, 2),
+                      attr_ints("dilations", dl, 2)};
   float yd[4];
   dml_tensor_t outd = tens(DML_DTYPE_F32, yd, 4, D(1), D(1), D(2), D(2));
   CHECK_OK(run_op(DML_OP_MAX_POOL, &in, 1, &outd, 1, ad, 3));
@@ -629,11 +719,13 @@ static void test_maxpool_indices_dilation(void) {
   int8_t xi[5] = {-3, 4, -1, 7, 2}, yi[2];
   int64_t k1[1] = {2}, s1[1] = {2};
   dml_attr_t a1[2] = {attr_ints("kernel_shape", k1, 1), attr_ints("strides", s1, 1)};
-  dml_tensor_t ini = tens(DML_DTYPE_I8, xi, 3, D(1), D(1), D(5)), outi = tens(DML_DTYPE_I8, yi, 3, D(1), D(1), D(2));
+  dml_tensor_t ini = tens(DML_DTYPE_I8, xi, 3, D(1), D(1), D(5)),
+               outi = tens(DML_DTYPE_I8, yi, 3, D(1), D(1), D(2));
   CHECK_OK(run_op(DML_OP_MAX_POOL, &ini, 1, &outi, 1, a1, 2));
   CHECK(yi[0] == 4 && yi[1] == 7);
   /* SAME_UPPER average */
-  dml_attr_t as[3] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2), attr_s("auto_pad", "SAME_UPPER")};
+  dml_attr_t as[3] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2),
+                      attr_s("auto_pad", "SAME_UPPER")};
   float ya[4];
   dml_tensor_t outa = tens(DML_DTYPE_F32, ya, 4, D(1), D(1), D(2), D(2));
   CHECK_OK(run_op(DML_OP_AVERAGE_POOL, &in, 1, &outa, 1, as, 3));
@@ -644,7 +736,8 @@ static void test_maxpool_indices_dilation(void) {
 static void test_global_pool(void) {
   float x[2 * 3 * 5], y[6];
   for (int i = 0; i < 30; i++) x[i] = (float)((i * 7) % 11);
-  dml_tensor_t in = tens(DML_DTYPE_F32, x, 4, D(2), D(3), D(1), D(5)), out = tens(DML_DTYPE_F32, y, 4, D(2), D(3), D(1), D(1));
+  dml_tensor_t in = tens(DML_DTYPE_F32, x, 4, D(2), D(3), D(1), D(5)),
+               out = tens(DML_DTYPE_F32, y, 4, D(2), D(3), D(1), D(1));
   CHECK_OK(run_op(DML_OP_GLOBAL_AVERAGE_POOL, &in, 1, &out, 1, NULL, 0));
   for (int c = 0; c < 6; c++) {
     double s = 0;
@@ -663,28 +756,35 @@ static void test_global_pool(void) {
 
 static void test_resize_nearest(void) {
   float x[4] = {1, 2, 3, 4}, y[16], sc[4] = {1, 1, 2, 2};
-  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 4, D(1), D(1), D(2), D(2)), absent(), tens(DML_DTYPE_F32, sc, 1, D(4))};
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 4, D(1), D(1), D(2), D(2)), absent(),
+                        tens(DML_DTYPE_F32, sc, 1, D(4))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(4), D(4));
-  dml_attr_t at[2] = {attr_s("mode", "nearest"), attr_s("coordinate_transformation_mode", "asymmetric")};
+  dml_attr_t at[2] = {attr_s("mode", "nearest"),
+                      attr_s("coordinate_transformation_mode", "asymmetric")};
   CHECK_OK(run_op(DML_OP_RESIZE, in, 3, &out, 1, at, 2));
   float want[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
   for (int i = 0; i < 16; i++) CHECK(y[i] == want[i]);
   /* half_pixel + round_prefer_ceil on 1-D 4 -> 3 (sizes input) */
   float x1[4] = {10, 20, 30, 40}, y1[3];
   int64_t sizes[1] = {3};
-  dml_tensor_t in1[4] = {tens(DML_DTYPE_F32, x1, 1, D(4)), absent(), absent(), tens(DML_DTYPE_I64, sizes, 1, D(1))};
+  dml_tensor_t in1[4] = {tens(DML_DTYPE_F32, x1, 1, D(4)), absent(), absent(),
+                         tens(DML_DTYPE_I64, sizes, 1, D(1))};
   dml_tensor_t out1 = tens(DML_DTYPE_F32, y1, 1, D(3));
-  dml_attr_t a1[2] = {attr_s("nearest_mode", "round_prefer_ceil"), attr_s("coordinate_transformation_mode", "half_pixel")};
+  dml_attr_t a1[2] = {attr_s("nearest_mode", "round_prefer_ceil"),
+                      attr_s("coordinate_transformation_mode", "half_pixel")};
   CHECK_OK(run_op(DML_OP_RESIZE, in1, 4, &out1, 1, a1, 2));
   /* x_orig = (i+0.5)*4/3 - 0.5 = 0.1667, 1.5, 2.833 -> 0, 2, 3 */
   CHECK(y1[0] == 10 && y1[1] == 30 && y1[2] == 40);
-  dml_attr_t a2[2] = {attr_s("nearest_mode", "round_prefer_floor"), attr_s("coordinate_transformation_mode", "half_pixel")};
+  dml_attr_t a2[2] = {attr_s("nearest_mode", "round_prefer_floor"),
+                      attr_s("coordinate_transformation_mode", "half_pixel")};
   CHECK_OK(run_op(DML_OP_RESIZE, in1, 4, &out1, 1, a2, 2));
   CHECK(y1[1] == 20);
-  dml_attr_t a3[2] = {attr_s("nearest_mode", "ceil"), attr_s("coordinate_transformation_mode", "align_corners")};
+  dml_attr_t a3[2] = {attr_s("nearest_mode", "ceil"),
+                      attr_s("coordinate_transformation_mode", "align_corners")};
   CHECK_OK(run_op(DML_OP_RESIZE, in1, 4, &out1, 1, a3, 2)); /* 0, 1.5, 3 */
   CHECK(y1[0] == 10 && y1[1] == 30 && y1[2] == 40);
-  dml_attr_t a4[2] = {attr_s("nearest_mode", "floor"), attr_s("coordinate_transformation_mode", "align_corners")};
+  dml_attr_t a4[2] = {attr_s("nearest_mode", "floor"),
+                      attr_s("coordinate_transformation_mode", "align_corners")};
   CHECK_OK(run_op(DML_OP_RESIZE, in1, 4, &out1, 1, a4, 2));
   CHECK(y1[1] == 20);
 }
@@ -693,14 +793,17 @@ static void test_resize_linear_cubic(void) {
   /* bilinear NCHW 2x2 -> 4x4, half_pixel (ONNX spec example
    * resize_upsample_scales_linear). */
   float x[4] = {1, 2, 3, 4}, y[16], sc[4] = {1, 1, 2, 2};
-  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 4, D(1), D(1), D(2), D(2)), absent(), tens(DML_DTYPE_F32, sc, 1, D(4))};
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 4, D(1), D(1), D(2), D(2)), absent(),
+                        tens(DML_DTYPE_F32, sc, 1, D(4))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(4), D(4));
   dml_attr_t at = attr_s("mode", "linear");
   CHECK_OK(run_op(DML_OP_RESIZE, in, 3, &out, 1, &at, 1));
-  float want[16] = {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4};
+  float want[16] = {1,    1.25f, 1.75f, 2,    1.5f, 1.75f, 2.25f, 2.5f,
+                    2.5f, 2.75f, 3.25f, 3.5f, 3,    3.25f, 3.75f, 4};
   for (int i = 0; i < 16; i++) CHECK_NEAR(y[i], want[i], 1e-6);
   /* align_corners (spec example resize_upsample_scales_linear_align_corners) */
-  dml_attr_t ac[2] = {attr_s("mode", "linear"), attr_s("coordinate_transformation_mode", "align_corners")};
+  dml_attr_t ac[2] = {attr_s("mode", "linear"),
+                      attr_s("coordinate_transformation_mode", "align_corners")};
   CHECK_OK(run_op(DML_OP_RESIZE, in, 3, &out, 1, ac, 2));
   CHECK_NEAR(y[1], 1.3333333, 1e-6);
   CHECK_NEAR(y[5], 2.0, 1e-6);
@@ -710,21 +813,26 @@ static void test_resize_linear_cubic(void) {
   float r[8], ry[16];
   for (int i = 0; i < 8; i++) r[i] = (float)i * 2;
   float s2[1] = {2};
-  dml_tensor_t inr[3] = {tens(DML_DTYPE_F32, r, 1, D(8)), absent(), tens(DML_DTYPE_F32, s2, 1, D(1))};
+  dml_tensor_t inr[3] = {tens(DML_DTYPE_F32, r, 1, D(8)), absent(),
+                         tens(DML_DTYPE_F32, s2, 1, D(1))};
   dml_tensor_t outr = tens(DML_DTYPE_F32, ry, 1, D(16));
-  dml_attr_t cu[2] = {attr_s("mode", "cubic"), attr_s("coordinate_transformation_mode", "asymmetric")};
+  dml_attr_t cu[2] = {attr_s("mode", "cubic"),
+                      attr_s("coordinate_transformation_mode", "asymmetric")};
   CHECK_OK(run_op(DML_OP_RESIZE, inr, 3, &outr, 1, cu, 2));
   for (int i = 2; i < 12; i++) CHECK_NEAR(ry[i], (double)i, 1e-5);
   for (int i = 0; i < 8; i++) r[i] = 3;
-  dml_attr_t cu2[3] = {attr_s("mode", "cubic"), attr_i("exclude_outside", 1), attr_f("cubic_coeff_a", -0.5)};
+  dml_attr_t cu2[3] = {attr_s("mode", "cubic"), attr_i("exclude_outside", 1),
+                       attr_f("cubic_coeff_a", -0.5)};
   CHECK_OK(run_op(DML_OP_RESIZE, inr, 3, &outr, 1, cu2, 3));
   for (int i = 0; i < 16; i++) CHECK_NEAR(ry[i], 3.0, 1e-5);
   /* tf_crop_and_resize with extrapolation */
   float roi[2] = {0.5f, 1.5f}, ty[3];
   for (int i = 0; i < 8; i++) r[i] = (float)i;
-  dml_tensor_t intf[3] = {tens(DML_DTYPE_F32, r, 1, D(8)), tens(DML_DTYPE_F32, roi, 1, D(2)), absent()};
+  dml_tensor_t intf[3] = {tens(DML_DTYPE_F32, r, 1, D(8)),
+                          tens(DML_DTYPE_F32, roi, 1, D(2)), absent()};
   dml_tensor_t outtf = tens(DML_DTYPE_F32, ty, 1, D(3));
-  dml_attr_t tf[3] = {attr_s("mode", "linear"), attr_s("coordinate_transformation_mode", "tf_crop_and_resize"),
+  dml_attr_t tf[3] = {attr_s("mode", "linear"),
+                      attr_s("coordinate_transformation_mode", "tf_crop_and_resize"),
                       attr_f("extrapolation_value", -1)};
   CHECK_OK(run_op(DML_OP_RESIZE, intf, 3, &outtf, 1, tf, 3));
   /* x = 3.5 + i*3.5 -> 3.5, 7, 10.5 (outside) */
@@ -732,26 +840,37 @@ static void test_resize_linear_cubic(void) {
   CHECK_NEAR(ty[1], 7, 1e-6);
   CHECK(ty[2] == -1);
   dml_attr_t bad = attr_s("mode", "bogus");
-  CHECK_ERROR(run_op(DML_OP_RESIZE, in, 3, &out, 1, &bad, 1), DML_STATUS_UNIMPLEMENTED, "bogus");
+  CHECK_ERROR(run_op(DML_OP_RESIZE, in, 3, &out, 1, &bad, 1), DML_STATUS_UNIMPLEMENTED,
+              "bogus");
 }
 
 /* ---- errors ----------------------------------------------------------- */
 
 static void test_errors(void) {
   int32_t x[2] = {1, 2}, y[2];
-  dml_tensor_t in = tens(DML_DTYPE_I32, x, 1, D(2)), out = tens(DML_DTYPE_I32, y, 1, D(2));
-  CHECK_ERROR(run_op(DML_OP_EXP, &in, 1, &out, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED, "rt.cpu.Exp");
-  CHECK_ERROR(run_op(DML_OP_EXP, &in, 1, &out, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED, "i32");
-  CHECK_ERROR(run_op(DML_OP_EXP, &in, 1, &out, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED, "test_node");
-  CHECK_ERROR(run_op(DML_OP_SOFTMAX, &in, 1, &out, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED, "rt.cpu.Softmax");
-  CHECK_ERROR(run_op(DML_OP_BATCH_NORMALIZATION, &in, 1, &out, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT, "inputs");
+  dml_tensor_t in = tens(DML_DTYPE_I32, x, 1, D(2)),
+               out = tens(DML_DTYPE_I32, y, 1, D(2));
+  CHECK_ERROR(run_op(DML_OP_EXP, &in, 1, &out, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED,
+              "rt.cpu.Exp");
+  CHECK_ERROR(run_op(DML_OP_EXP, &in, 1, &out, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED,
+              "i32");
+  CHECK_ERROR(run_op(DML_OP_EXP, &in, 1, &out, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED,
+              "test_node");
+  CHECK_ERROR(run_op(DML_OP_SOFTMAX, &in, 1, &out, 1, NULL, 0), DML_STATUS_UNIMPLEMENTED,
+              "rt.cpu.Softmax");
+  CHECK_ERROR(run_op(DML_OP_BATCH_NORMALIZATION, &in, 1, &out, 1, NULL, 0),
+              DML_STATUS_INVALID_ARGUMENT, "inputs");
   float f[2], g[3];
-  dml_tensor_t fin = tens(DML_DTYPE_F32, f, 1, D(2)), fout = tens(DML_DTYPE_F32, g, 1, D(3));
-  CHECK_ERROR(run_op(DML_OP_RELU, &fin, 1, &fout, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT, "[3]");
+  dml_tensor_t fin = tens(DML_DTYPE_F32, f, 1, D(2)),
+               fout = tens(DML_DTYPE_F32, g, 1, D(3));
+  CHECK_ERROR(run_op(DML_OP_RELU, &fin, 1, &fout, 1, NULL, 0),
+              DML_STATUS_INVALID_ARGUMENT, "[3]");
   dml_tensor_t nodata = tens(DML_DTYPE_F32, NULL, 1, D(2));
-  CHECK_ERROR(run_op(DML_OP_RELU, &nodata, 1, &fout, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT, "no data");
+  CHECK_ERROR(run_op(DML_OP_RELU, &nodata, 1, &fout, 1, NULL, 0),
+              DML_STATUS_INVALID_ARGUMENT, "no data");
   /* zero-size tensors are fine */
-  dml_tensor_t z = tens(DML_DTYPE_F32, NULL, 2, D(0), D(3)), zo = tens(DML_DTYPE_F32, NULL, 2, D(0), D(3));
+  dml_tensor_t z = tens(DML_DTYPE_F32, NULL, 2, D(0), D(3)),
+               zo = tens(DML_DTYPE_F32, NULL, 2, D(0), D(3));
   CHECK_OK(run_op(DML_OP_RELU, &z, 1, &zo, 1, NULL, 0));
   dml_tensor_t zz[2] = {z, z};
   CHECK_OK(run_op(DML_OP_ADD, zz, 2, &zo, 1, NULL, 0));

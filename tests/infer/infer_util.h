@@ -24,7 +24,9 @@ static inline void tm_init(tmod_t *t) {
   CHECK_OK(dml_ir_module_add_symbol(t->m, "batch", 64, &t->batch));
   CHECK_OK(dml_ir_function_create(t->m, "forward", &t->f));
 }
-static inline void tm_free(tmod_t *t) { dml_ir_module_release(t->m); }
+static inline void tm_free(tmod_t *t) {
+  dml_ir_module_release(t->m);
+}
 
 /* Parses a type spec like "f32[batch,3,4]", "i64[]", "f32[2*batch,5]". */
 static inline dml_type_t tty(tmod_t *t, const char *spec) {

@@ -23,11 +23,14 @@ static void test_unary_and_identity(void) {
 }
 
 static void test_cast(void) {
-  static const struct { int64_t code; const char *want; } cases[] = {
-      {1, "f32[batch,4]"}, {2, "u8[batch,4]"},   {3, "i8[batch,4]"},   {4, "u16[batch,4]"},
-      {5, "i16[batch,4]"}, {6, "i32[batch,4]"},  {7, "i64[batch,4]"},  {9, "bool[batch,4]"},
-      {10, "f16[batch,4]"}, {11, "f64[batch,4]"}, {12, "u32[batch,4]"}, {13, "u64[batch,4]"},
-      {16, "bf16[batch,4]"}};
+  static const struct {
+    int64_t code;
+    const char *want;
+  } cases[] = {{1, "f32[batch,4]"},  {2, "u8[batch,4]"},   {3, "i8[batch,4]"},
+               {4, "u16[batch,4]"},  {5, "i16[batch,4]"},  {6, "i32[batch,4]"},
+               {7, "i64[batch,4]"},  {9, "bool[batch,4]"}, {10, "f16[batch,4]"},
+               {11, "f64[batch,4]"}, {12, "u32[batch,4]"}, {13, "u64[batch,4]"},
+               {16, "bf16[batch,4]"}};
   tmod_t t;
   tm_init(&t);
   dml_ir_value_t *x = targ(&t, "x", "f32[batch,4]");
@@ -74,8 +77,9 @@ static void test_broadcast(void) {
   dml_ir_value_t *c = targ(&t, "c", "f32[5,4]");
   dml_ir_value_t *i3[2] = {xs, c};
   dml_ir_node_t *bad = tnode(&t, DML_OP_ADD, "bad_add", 2, i3, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, bad), DML_STATUS_INVALID_ARGUMENT,
-              "cannot broadcast f32[batch,4] and f32[5,4]: dim 0 is batch vs 5 (a symbolic");
+  CHECK_ERROR(
+      dml_ir_infer_node(t.m, bad), DML_STATUS_INVALID_ARGUMENT,
+      "cannot broadcast f32[batch,4] and f32[5,4]: dim 0 is batch vs 5 (a symbolic");
   CHECK_ERROR(dml_ir_infer_node(t.m, bad), DML_STATUS_INVALID_ARGUMENT,
               "node 'bad_add' (Add)");
   CHECK_ERROR(dml_ir_infer_node(t.m, bad), DML_STATUS_INVALID_ARGUMENT,
@@ -103,7 +107,8 @@ static void test_broadcast(void) {
               "inputs 0 and 1 must have the same dtype, got f32 and i64");
   /* And of non-bool */
   dml_ir_node_t *bad5 = tnode(&t, DML_OP_AND, "and", 2, i2, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, bad5), DML_STATUS_INVALID_ARGUMENT, "must have bool");
+  CHECK_ERROR(dml_ir_infer_node(t.m, bad5), DML_STATUS_INVALID_ARGUMENT,
+              "must have bool");
   /* Where: 3-way */
   dml_ir_value_t *cond = targ(&t, "cond", "bool[batch,1]");
   dml_ir_value_t *wx = targ(&t, "wx", "f32[1,4]");
@@ -138,7 +143,8 @@ static void test_gemm_matmul(void) {
   dml_ir_value_t *ins3[3] = {x, w, bad_bias};
   dml_ir_node_t *g3 = tnode(&t, DML_OP_GEMM, "fc_bias", 3, ins3, 1);
   CHECK_OK(dml_ir_node_set_attr_int(g3, "transB", 1));
-  CHECK_ERROR(dml_ir_infer_node(t.m, g3), DML_STATUS_INVALID_ARGUMENT, "cannot broadcast");
+  CHECK_ERROR(dml_ir_infer_node(t.m, g3), DML_STATUS_INVALID_ARGUMENT,
+              "cannot broadcast");
 
   /* MatMul: batched broadcast and 1-D promotion */
   dml_ir_value_t *a = targ(&t, "a", "f32[batch,1,3,4]");
@@ -168,8 +174,8 @@ static void test_gemm_matmul(void) {
   tm_free(&t);
 }
 
-static dml_ir_node_t *conv(tmod_t *t, dml_ir_value_t *x, dml_ir_value_t *w, const char *name,
-                           const int64_t *strides, const int64_t *pads,
+static dml_ir_node_t *conv(tmod_t *t, dml_ir_value_t *x, dml_ir_value_t *w,
+                           const char *name, const int64_t *strides, const int64_t *pads,
                            const int64_t *dilations) {
   dml_ir_value_t *ins[2] = {x, w};
   dml_ir_node_t *n = tnode(t, DML_OP_CONV, name, 2, ins, 1);
@@ -340,7 +346,8 @@ static void test_pool(void) {
   INFER_OK(&t, n);
   CHECK_TYPE(&t, n->outputs[0], "f32[batch,16,14,14]");
   CHECK_OK(dml_ir_node_set_attr_string(n, "auto_pad", "BOGUS"));
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT, "auto_pad \"BOGUS\"");
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
+              "auto_pad \"BOGUS\"");
   dml_ir_node_t *g = tnode(&t, DML_OP_GLOBAL_AVERAGE_POOL, "gap", 1, &x, 1);
   INFER_OK(&t, g);
   CHECK_TYPE(&t, g->outputs[0], "f32[batch,16,1,1]");
@@ -372,8 +379,10 @@ static void test_norm_dropout_flatten(void) {
   dml_ir_node_t *fl = tnode(&t, DML_OP_FLATTEN, "flat", 1, &x, 1);
   INFER_OK(&t, fl);
   CHECK_TYPE(&t, fl->outputs[0], "f32[batch,256]");
-  CHECK(fl->outputs[0]->type.dims[0].sym == t.batch && fl->outputs[0]->type.dims[0].value == 1);
-  CHECK(fl->outputs[0]->type.dims[1].sym < 0 && fl->outputs[0]->type.dims[1].value == 256);
+  CHECK(fl->outputs[0]->type.dims[0].sym == t.batch &&
+        fl->outputs[0]->type.dims[0].value == 1);
+  CHECK(fl->outputs[0]->type.dims[1].sym < 0 &&
+        fl->outputs[0]->type.dims[1].value == 256);
   CHECK_OK(dml_ir_node_set_attr_int(fl, "axis", 2));
   INFER_OK(&t, fl);
   CHECK_TYPE(&t, fl->outputs[0], "f32[16*batch,16]");
@@ -387,7 +396,8 @@ static void test_norm_dropout_flatten(void) {
   INFER_OK(&t, fl);
   CHECK_TYPE(&t, fl->outputs[0], "f32[256*batch,1]");
   CHECK_OK(dml_ir_node_set_attr_int(fl, "axis", 5));
-  CHECK_ERROR(dml_ir_infer_node(t.m, fl), DML_STATUS_INVALID_ARGUMENT, "axis 5 is out of range");
+  CHECK_ERROR(dml_ir_infer_node(t.m, fl), DML_STATUS_INVALID_ARGUMENT,
+              "axis 5 is out of range");
   dml_ir_value_t *x2 = targ(&t, "x2", "f32[batch,batch]");
   dml_ir_node_t *fl2 = tnode(&t, DML_OP_FLATTEN, "flat2", 1, &x2, 1);
   CHECK_OK(dml_ir_node_set_attr_int(fl2, "axis", 0));
@@ -407,7 +417,8 @@ static void test_norm_dropout_flatten(void) {
   CHECK_TYPE(&t, ln->outputs[0], "f16[batch,10,32]");
   CHECK_TYPE(&t, ln->outputs[1], "f32[batch,10,1]");
   CHECK_TYPE(&t, ln->outputs[2], "f32[batch,10,1]");
-  CHECK_OK(dml_ir_node_set_attr_int(ln, "axis", 1)); /* Scale [32] broadcasts to [10,32] */
+  CHECK_OK(
+      dml_ir_node_set_attr_int(ln, "axis", 1)); /* Scale [32] broadcasts to [10,32] */
   INFER_OK(&t, ln);
   CHECK_TYPE(&t, ln->outputs[1], "f32[batch,1,1]");
   dml_ir_value_t *li2[2] = {ln_x, tw(&t, "lns10", "f16[10]")};
@@ -418,7 +429,8 @@ static void test_norm_dropout_flatten(void) {
   INFER_OK(&t, sm);
   CHECK_TYPE(&t, sm->outputs[0], "f32[batch,16,4,4]");
   CHECK_OK(dml_ir_node_set_attr_int(sm, "axis", -5));
-  CHECK_ERROR(dml_ir_infer_node(t.m, sm), DML_STATUS_INVALID_ARGUMENT, "axis -5 is out of range");
+  CHECK_ERROR(dml_ir_infer_node(t.m, sm), DML_STATUS_INVALID_ARGUMENT,
+              "axis -5 is out of range");
   tm_free(&t);
 }
 
@@ -428,11 +440,13 @@ static void test_pass_mlp(void) {
   tm_init(&t);
   dml_ir_value_t *x = targ(&t, "x", "f32[batch,1,28,28]");
   dml_ir_node_t *fl = tnode(&t, DML_OP_FLATTEN, "flat", 1, &x, 1);
-  dml_ir_value_t *gi[3] = {fl->outputs[0], tw(&t, "w1", "f32[128,784]"), tw(&t, "b1", "f32[128]")};
+  dml_ir_value_t *gi[3] = {fl->outputs[0], tw(&t, "w1", "f32[128,784]"),
+                           tw(&t, "b1", "f32[128]")};
   dml_ir_node_t *g1 = tnode(&t, DML_OP_GEMM, "fc1", 3, gi, 1);
   CHECK_OK(dml_ir_node_set_attr_int(g1, "transB", 1));
   dml_ir_node_t *r = tnode(&t, DML_OP_RELU, "relu", 1, &g1->outputs[0], 1);
-  dml_ir_value_t *g2i[3] = {r->outputs[0], tw(&t, "w2", "f32[10,128]"), tw(&t, "b2", "f32[10]")};
+  dml_ir_value_t *g2i[3] = {r->outputs[0], tw(&t, "w2", "f32[10,128]"),
+                            tw(&t, "b2", "f32[10]")};
   dml_ir_node_t *g2 = tnode(&t, DML_OP_GEMM, "fc2", 3, g2i, 1);
   CHECK_OK(dml_ir_node_set_attr_int(g2, "transB", 1));
   g2->outputs[0]->type = tty(&t, "f64[7]"); /* stale type, e.g. parsed from text */

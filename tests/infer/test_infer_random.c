@@ -11,15 +11,36 @@ static uint32_t rnd(uint32_t n) {
   return (uint32_t)(rng_state % n);
 }
 
-static const int64_t k_ints[] = {0, 1, 2, 3, -1, -2, 7, 4, INT64_MAX, INT64_MIN, 1000000007};
+static const int64_t k_ints[] = {0, 1, 2,         3,         -1,        -2,
+                                 7, 4, INT64_MAX, INT64_MIN, 1000000007};
 
 static void random_attr(dml_ir_node_t *n) {
-  static const char *const names[] = {
-      "axis",  "axes",     "perm",        "kernel_shape", "strides",  "pads",
-      "dilations", "group", "to",         "keepdims",     "transA",   "transB",
-      "ceil_mode", "auto_pad", "allowzero", "split",       "num_outputs", "start",
-      "end",   "output_padding", "output_shape", "value", "noop_with_empty_axes", "mode",
-      "stash_type", "keep_aspect_ratio_policy"};
+  static const char *const names[] = {"axis",
+                                      "axes",
+                                      "perm",
+                                      "kernel_shape",
+                                      "strides",
+                                      "pads",
+                                      "dilations",
+                                      "group",
+                                      "to",
+                                      "keepdims",
+                                      "transA",
+                                      "transB",
+                                      "ceil_mode",
+                                      "auto_pad",
+                                      "allowzero",
+                                      "split",
+                                      "num_outputs",
+                                      "start",
+                                      "end",
+                                      "output_padding",
+                                      "output_shape",
+                                      "value",
+                                      "noop_with_empty_axes",
+                                      "mode",
+                                      "stash_type",
+                                      "keep_aspect_ratio_policy"};
   const char *name = names[rnd(sizeof(names) / sizeof(names[0]))];
   int64_t v[8];
   size_t cnt = rnd(9);
@@ -29,7 +50,8 @@ static void random_attr(dml_ir_node_t *n) {
     case 1: CHECK_OK(dml_ir_node_set_attr_ints(n, name, v, cnt)); break;
     case 2: CHECK_OK(dml_ir_node_set_attr_float(n, name, 0.5)); break;
     case 3: {
-      static const char *const s[] = {"SAME_UPPER", "VALID", "NOTSET", "x", "", "not_larger"};
+      static const char *const s[] = {"SAME_UPPER", "VALID", "NOTSET",
+                                      "x",          "",      "not_larger"};
       CHECK_OK(dml_ir_node_set_attr_string(n, name, s[rnd(6)]));
       break;
     }
@@ -51,9 +73,11 @@ static void test_random(void) {
   tmod_t t;
   tm_init(&t);
   static const char *const specs[] = {
-      "f32[batch,3,8,8]", "f32[1,3,8,8]", "f32[batch,4]", "f32[4]",  "f32[]",
-      "i64[batch,5]",     "i64[2]",       "bool[batch,4]", "f32[8,3,3,3]", "f32[2*batch,1,4]",
-      "f16[3,0,2]",       "f32[1,1,1,1,1,1,1,1]", "i32[4]", "f32[batch,batch]"};
+      "f32[batch,3,8,8]", "f32[1,3,8,8]",    "f32[batch,4]",
+      "f32[4]",           "f32[]",           "i64[batch,5]",
+      "i64[2]",           "bool[batch,4]",   "f32[8,3,3,3]",
+      "f32[2*batch,1,4]", "f16[3,0,2]",      "f32[1,1,1,1,1,1,1,1]",
+      "i32[4]",           "f32[batch,batch]"};
   enum { NSPEC = sizeof(specs) / sizeof(specs[0]) };
   dml_ir_value_t *pool[NSPEC + 8];
   uint32_t np = 0;
@@ -75,10 +99,10 @@ static void test_random(void) {
   for (int it = 0; it < 40000; it++) {
     dml_op_t op = (dml_op_t)(1 + rnd(DML_OP_COUNT_ - 1));
     const dml_op_info_t *info = dml_op_info(op);
-    uint32_t nin = (uint32_t)info->min_inputs +
-                   rnd((uint32_t)((info->max_inputs < 0 ? info->min_inputs + 3
-                                                        : info->max_inputs) -
-                                  info->min_inputs + 1));
+    uint32_t nin =
+        (uint32_t)info->min_inputs +
+        rnd((uint32_t)((info->max_inputs < 0 ? info->min_inputs + 3 : info->max_inputs) -
+                       info->min_inputs + 1));
     uint32_t nout = (uint32_t)info->min_outputs +
                     rnd((uint32_t)((info->max_outputs < 0 ? 4 : info->max_outputs) -
                                    info->min_outputs + 1));

@@ -2,8 +2,8 @@
  * contents (sym_data) of shape chains. */
 #include "infer_util.h"
 
-static dml_ir_node_t *unary_axes(tmod_t *t, dml_op_t op, const char *name, dml_ir_value_t *x,
-                                 const int64_t *axes, size_t n) {
+static dml_ir_node_t *unary_axes(tmod_t *t, dml_op_t op, const char *name,
+                                 dml_ir_value_t *x, const int64_t *axes, size_t n) {
   dml_ir_value_t *ins[2] = {x, ti64(t, axes, n, 0)};
   return tnode(t, op, name, 2, ins, 1);
 }
@@ -42,8 +42,8 @@ static void test_exporter_chain(void) {
   tm_free(&t);
 }
 
-static dml_ir_node_t *reshape(tmod_t *t, dml_ir_value_t *x, const int64_t *shape, size_t n,
-                              const char *name) {
+static dml_ir_node_t *reshape(tmod_t *t, dml_ir_value_t *x, const int64_t *shape,
+                              size_t n, const char *name) {
   dml_ir_value_t *ins[2] = {x, ti64(t, shape, n, 0)};
   return tnode(t, DML_OP_RESHAPE, name, 2, ins, 1);
 }
@@ -52,13 +52,14 @@ static void test_reshape(void) {
   tmod_t t;
   tm_init(&t);
   dml_ir_value_t *x = targ(&t, "x", "f32[batch,6,4]");
-  static const struct { int64_t s[4]; size_t n; const char *want; } ok[] = {
-      {{0, -1}, 2, "f32[batch,24]"},
-      {{-1, 8}, 2, "f32[3*batch,8]"},
-      {{0, 2, 3, 4}, 4, "f32[batch,2,3,4]"},
-      {{-1}, 1, "f32[24*batch]"},
-      {{0, 0, -1}, 3, "f32[batch,6,4]"},
-      {{-1, 24}, 2, "f32[batch,24]"},
+  static const struct {
+    int64_t s[4];
+    size_t n;
+    const char *want;
+  } ok[] = {
+      {{0, -1}, 2, "f32[batch,24]"},         {{-1, 8}, 2, "f32[3*batch,8]"},
+      {{0, 2, 3, 4}, 4, "f32[batch,2,3,4]"}, {{-1}, 1, "f32[24*batch]"},
+      {{0, 0, -1}, 3, "f32[batch,6,4]"},     {{-1, 24}, 2, "f32[batch,24]"},
   };
   for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
     dml_ir_node_t *n = reshape(&t, x, ok[i].s, ok[i].n, "r");
@@ -85,10 +86,15 @@ static void test_reshape(void) {
   n = reshape(&t, x, s5, 2, "rbound");
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
               "(24*batch elements) into [64,24]");
-  int64_t s6[3] = {0, 0, 0, };
+  int64_t s6[3] = {
+      0,
+      0,
+      0,
+  };
   dml_ir_value_t *x2 = targ(&t, "x2", "f32[3,4]");
   n = reshape(&t, x2, s6, 3, "r000");
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT, "0 at index 2 copies");
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
+              "0 at index 2 copies");
   /* allowzero: 0 is a real zero */
   dml_ir_value_t *x0 = targ(&t, "x0", "f32[0,4]");
   int64_t s7[2] = {4, 0};
@@ -108,8 +114,9 @@ static void test_reshape(void) {
   tm_free(&t);
 }
 
-static dml_ir_node_t *slice(tmod_t *t, dml_ir_value_t *x, const int64_t *st, const int64_t *en,
-                            const int64_t *ax, const int64_t *sp, size_t n) {
+static dml_ir_node_t *slice(tmod_t *t, dml_ir_value_t *x, const int64_t *st,
+                            const int64_t *en, const int64_t *ax, const int64_t *sp,
+                            size_t n) {
   dml_ir_value_t *ins[5] = {x, ti64(t, st, n, 0), ti64(t, en, n, 0),
                             ax ? ti64(t, ax, n, 0) : NULL, sp ? ti64(t, sp, n, 0) : NULL};
   return tnode(t, DML_OP_SLICE, "slice", sp ? 5 : ax ? 4 : 3, ins, 1);
@@ -189,7 +196,8 @@ static void test_squeeze_unsqueeze_transpose(void) {
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
               "cannot squeeze dim 0 of f32[batch,1,5,1]: it is batch, not 1");
   n = tnode(&t, DML_OP_SQUEEZE, "sq_all", 1, &x, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED, "Squeeze without axes");
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
+              "Squeeze without axes");
   dml_ir_value_t *y = targ(&t, "y", "f32[1,3,1]");
   n = tnode(&t, DML_OP_SQUEEZE, "sq_all2", 1, &y, 1);
   INFER_OK(&t, n);
@@ -202,13 +210,15 @@ static void test_squeeze_unsqueeze_transpose(void) {
   CHECK_TYPE(&t, n->outputs[0], "f32[1,1,3,1,1]");
   int64_t a4[2] = {1, 1};
   n = unary_axes(&t, DML_OP_UNSQUEEZE, "unsq_dup", y, a4, 2);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT, "axis 1 is repeated");
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
+              "axis 1 is repeated");
   int64_t a5[1] = {-1};
   n = unary_axes(&t, DML_OP_UNSQUEEZE, "unsq_neg", x, a5, 1);
   INFER_OK(&t, n);
   CHECK_TYPE(&t, n->outputs[0], "f32[batch,1,5,1,1]");
   n = tnode(&t, DML_OP_UNSQUEEZE, "unsq_none", 1, &x, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT, "Unsqueeze needs axes");
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
+              "Unsqueeze needs axes");
   n = tnode(&t, DML_OP_TRANSPOSE, "tr", 1, &x, 1);
   INFER_OK(&t, n);
   CHECK_TYPE(&t, n->outputs[0], "f32[1,5,1,batch]");
@@ -218,7 +228,8 @@ static void test_squeeze_unsqueeze_transpose(void) {
   CHECK_TYPE(&t, n->outputs[0], "f32[batch,5,1,1]");
   int64_t pb[4] = {0, 2, 2, 1};
   CHECK_OK(dml_ir_node_set_attr_ints(n, "perm", pb, 4));
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT, "not a permutation");
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
+              "not a permutation");
   tm_free(&t);
 }
 
@@ -337,7 +348,8 @@ static void test_expand_tile_pad(void) {
   int64_t pads2[6] = {1, 0, 0, 0, 0, 0};
   dml_ir_value_t *pi2[2] = {x, ti64(&t, pads2, 6, 0)};
   n = tnode(&t, DML_OP_PAD, "pad_sym", 2, pi2, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED, "padding symbolic dim 0");
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
+              "padding symbolic dim 0");
   int64_t pads3[6] = {0, 0, -3, 0, 0, -2};
   dml_ir_value_t *pi3[2] = {x, ti64(&t, pads3, 6, 0)};
   n = tnode(&t, DML_OP_PAD, "pad_neg", 2, pi3, 1);
@@ -370,7 +382,8 @@ static void test_constant_of_shape_range(void) {
   CHECK(n->outputs[0]->sym_data && n->outputs[0]->sym_data->n == 3 &&
         n->outputs[0]->sym_data->elems[2].value == 8);
   int64_t m1 = -1;
-  dml_ir_value_t *ri2[3] = {ti64(&t, &r1, 1, 1), ti64(&t, &r0, 1, 1), ti64(&t, &m1, 1, 1)};
+  dml_ir_value_t *ri2[3] = {ti64(&t, &r1, 1, 1), ti64(&t, &r0, 1, 1),
+                            ti64(&t, &m1, 1, 1)};
   n = tnode(&t, DML_OP_RANGE, "range_down", 3, ri2, 1);
   INFER_OK(&t, n);
   CHECK_TYPE(&t, n->outputs[0], "i64[9]");
@@ -475,7 +488,8 @@ static void test_reductions(void) {
   dml_ir_value_t *dyn = targ(&t, "axes", "i64[1]");
   dml_ir_value_t *di[2] = {x, dyn};
   n = tnode(&t, DML_OP_REDUCE_MIN, "rdyn", 2, di, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED, "depends on run-time data");
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
+              "depends on run-time data");
   n = tnode(&t, DML_OP_ARG_MAX, "am", 1, &x, 1);
   CHECK_OK(dml_ir_node_set_attr_int(n, "axis", -1));
   INFER_OK(&t, n);
@@ -519,7 +533,8 @@ static void test_sym_arith(void) {
   CHECK(div->outputs[0]->sym_data == NULL);
   dml_ir_value_t *ri2[2] = {x, div->outputs[0]};
   r = tnode(&t, DML_OP_RESHAPE, "rdiv", 2, ri2, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, r), DML_STATUS_UNIMPLEMENTED, "depends on run-time data");
+  CHECK_ERROR(dml_ir_infer_node(t.m, r), DML_STATUS_UNIMPLEMENTED,
+              "depends on run-time data");
   /* Concat [batch*2, 32, 2] from Mul and a constant, then reshape */
   int64_t two = 2;
   dml_ir_value_t *ci[2] = {cast->outputs[0], ti64(&t, &two, 1, 0)};
@@ -540,7 +555,8 @@ static void test_malformed(void) {
   dml_ir_value_t *x = targ(&t, "x", "f32[batch,4]");
   dml_ir_node_t *r = tnode(&t, DML_OP_RELU, "relu", 1, &x, 1);
   dml_ir_node_t *r2 = tnode(&t, DML_OP_RELU, "relu2", 1, &r->outputs[0], 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, r2), DML_STATUS_FAILED_PRECONDITION, "has no known type");
+  CHECK_ERROR(dml_ir_infer_node(t.m, r2), DML_STATUS_FAILED_PRECONDITION,
+              "has no known type");
   dml_ir_value_t *ins[2] = {x, NULL};
   dml_ir_node_t *a = tnode(&t, DML_OP_ADD, "add_null", 2, ins, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, a), DML_STATUS_INVALID_ARGUMENT,

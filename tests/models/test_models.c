@@ -33,7 +33,8 @@ static void check_model(const char *name) {
   snprintf(rel, sizeof rel, "models/%s.onnx", name);
   dml_test_path("DMLC_SHARED_DIR", rel, onnx, sizeof onnx);
   snprintf(pkg, sizeof pkg, "%s/test_models_%s_%d.dmlpkg",
-           getenv("DMLC_BUILD_DIR") ? getenv("DMLC_BUILD_DIR") : ".", name, (int)getpid());
+           getenv("DMLC_BUILD_DIR") ? getenv("DMLC_BUILD_DIR") : ".", name,
+           (int)getpid());
   dml_compile_report_t rep;
   dml_status_t s = dml_compile_onnx_file(onnx, pkg, NULL, &rep);
   CHECK_OK(s);
@@ -57,10 +58,12 @@ static void check_model(const char *name) {
       CHECK_OK(dml_rt_session_set_input(sess, 0, &in));
       CHECK_OK(dml_rt_session_run(sess));
       CHECK_OK(dml_rt_session_get_output(sess, 0, &got));
-      CHECK(got.rank == want.rank && got.dims[0] == want.dims[0] && got.dims[1] == want.dims[1]);
+      CHECK(got.rank == want.rank && got.dims[0] == want.dims[0] &&
+            got.dims[1] == want.dims[1]);
       if (got.rank == want.rank && got.dims[0] == want.dims[0]) {
         double d = max_abs_diff(&got, &want);
-        printf("%s pair %d (batch %lld): max abs diff %.3g\n", name, k, (long long)in.dims[0], d);
+        printf("%s pair %d (batch %lld): max abs diff %.3g\n", name, k,
+               (long long)in.dims[0], d);
         CHECK(d <= 1e-4);
       }
     }
@@ -82,9 +85,15 @@ static void check_model(const char *name) {
   unlink(pkg);
 }
 
-static void test_fashion_mlp(void) { check_model(k_models[0]); }
-static void test_lenet5(void) { check_model(k_models[1]); }
-static void test_resnet_small(void) { check_model(k_models[2]); }
+static void test_fashion_mlp(void) {
+  check_model(k_models[0]);
+}
+static void test_lenet5(void) {
+  check_model(k_models[1]);
+}
+static void test_resnet_small(void) {
+  check_model(k_models[2]);
+}
 
 int main(void) {
   RUN(test_fashion_mlp);

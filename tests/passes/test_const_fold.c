@@ -142,7 +142,8 @@ static void test_resolves_reshape_chain(void) {
   dml_ir_value_t *gi[2] = {sh->outputs[0], g0};
   dml_ir_node_t *ga = node(f, DML_OP_GATHER, "gather", 2, gi, ty(DML_DTYPE_I64, 0, NULL));
   dml_ir_value_t *ui[2] = {ga->outputs[0], ax};
-  dml_ir_node_t *un = node(f, DML_OP_UNSQUEEZE, "unsq", 2, ui, ty(DML_DTYPE_I64, 1, &one));
+  dml_ir_node_t *un =
+      node(f, DML_OP_UNSQUEEZE, "unsq", 2, ui, ty(DML_DTYPE_I64, 1, &one));
   dml_ir_value_t *ci[2] = {un->outputs[0], m1};
   dml_ir_node_t *cc = node(f, DML_OP_CONCAT, "concat", 2, ci, ty(DML_DTYPE_I64, 1, &two));
   CHECK_OK(dml_ir_node_set_attr_int(cc, "axis", 0));

@@ -10,7 +10,9 @@
 #include "dml_passes.h"
 #include "dml_test.h"
 
-static dml_type_t f32_1d(int64_t n) { return dml_type_static(DML_DTYPE_F32, 1, &n); }
+static dml_type_t f32_1d(int64_t n) {
+  return dml_type_static(DML_DTYPE_F32, 1, &n);
+}
 
 /* Checks the plan of `f` against liveness computed here, independently of
  * the pass: [def step, last reading step], args and results to the end. */

@@ -19,7 +19,8 @@ static void test_table(void) {
   }
   CHECK(dml_pass_find("nope") == NULL);
   CHECK(dml_pass_find(NULL) == NULL);
-  CHECK(strcmp(dml_pass_default_pipeline(), "shape-infer,const-fold,cse,dce,mem-plan") == 0);
+  CHECK(strcmp(dml_pass_default_pipeline(), "shape-infer,const-fold,cse,dce,mem-plan") ==
+        0);
 }
 
 /* forward(x: f32[8]) { a = Relu(x); dead = Neg(a); return a } */
@@ -89,8 +90,8 @@ static void test_errors_name_the_pass(void) {
   /* Types of node results are unknown: mem-plan cannot size them. */
   dml_pass_options_t o;
   memset(&o, 0, sizeof(o));
-  CHECK_ERROR(dml_pass_run_pipeline(m, "dce,mem-plan", &o), DML_STATUS_FAILED_PRECONDITION,
-              "while running pass 'mem-plan'");
+  CHECK_ERROR(dml_pass_run_pipeline(m, "dce,mem-plan", &o),
+              DML_STATUS_FAILED_PRECONDITION, "while running pass 'mem-plan'");
   dml_ir_module_release(m);
 }
 
