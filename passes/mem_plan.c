@@ -13,7 +13,12 @@
  *   - arguments are live for the whole function (written before the run);
  *   - function results are live until the end (read after the run).
  * Intervals are inclusive, so a node's outputs and its inputs are live at
- * the same step and never share bytes (kernels do not work in place).
+ * the same step and never share bytes (kernels do not work in place), with
+ * one exception: the result of a view op (DML_OPF_VIEW: Reshape, Flatten,
+ * Squeeze, Unsqueeze, Identity) takes its input's bytes when both are in
+ * the arena and have the same size. Values are immutable once written, so
+ * the two share one buffer whose lifetime is the union of theirs, and the
+ * runtime skips the copy.
  *
  * Placement is "greedy by size" (as in TensorFlow Lite's arena planner and
  * Pisarchyk & Lee, "Efficient Memory Management for Deep Neural Net
@@ -92,6 +97,17 @@ static dml_status_t add_buf(dml_ir_function_t *f, buf_t *bufs, size_t *n,
   return DML_OK;
 }
 
+/* The buffer a view node's result can share: its input's, when the input
+ * lives in the arena and has the same size. NULL otherwise. */
+static buf_t *view_source(const dml_ir_node_t *n, int64_t bytes) {
+  if (!(dml_op_info(n->op)->flags & DML_OPF_VIEW) || n->n_outputs != 1 || !n->n_inputs)
+    return NULL;
+  dml_ir_value_t *in = n->inputs[0];
+  if (!in || in->kind == DML_IR_VALUE_GLOBAL || !in->user) return NULL;
+  buf_t *b = (buf_t *)in->user;
+  return b->v->mem_bytes == bytes ? b : NULL;
+}
+
 static void extend(dml_ir_value_t *v, int64_t step) {
   if (!v || v->kind == DML_IR_VALUE_GLOBAL || !v->user) return;
   buf_t *b = (buf_t *)v->user;
@@ -105,8 +121,11 @@ static dml_status_t plan_function(dml_ir_function_t *f, int64_t *out_arena) {
   buf_t *bufs = (buf_t *)calloc(count + 1, sizeof(buf_t));
   buf_t **order = (buf_t **)calloc(count + 1, sizeof(buf_t *));
   buf_t **live = (buf_t **)calloc(count + 1, sizeof(buf_t *));
+  dml_ir_value_t **aliases =
+      (dml_ir_value_t **)calloc(count + 1, sizeof(dml_ir_value_t *));
+  size_t nb = 0, n_alias = 0;
   dml_status_t s = DML_OK;
-  if (!bufs || !order || !live) {
+  if (!bufs || !order || !live || !aliases) {
     s = oom();
     goto free_bufs;
   }
@@ -115,7 +134,6 @@ static dml_status_t plan_function(dml_ir_function_t *f, int64_t *out_arena) {
   for (uint32_t i = 0; i < f->n_args; i++) f->args[i]->user = NULL;
   for (dml_ir_node_t *n = f->first; n; n = n->next)
     for (uint32_t i = 0; i < n->n_outputs; i++) n->outputs[i]->user = NULL;
-  size_t nb = 0;
   for (uint32_t i = 0; i < f->n_args; i++) {
     if (f->args[i]->user) continue; /* listed twice */
     s = add_buf(f, bufs, &nb, f->args[i], -1);
@@ -125,6 +143,16 @@ static dml_status_t plan_function(dml_ir_function_t *f, int64_t *out_arena) {
   int64_t step = 0;
   for (dml_ir_node_t *n = f->first; n; n = n->next, step++) {
     for (uint32_t i = 0; i < n->n_inputs; i++) extend(n->inputs[i], step);
+    buf_t *src =
+        n->n_outputs == 1
+            ? view_source(n, dml_ir_type_bytes_bound(f->module, &n->outputs[0]->type))
+            : NULL;
+    if (src) { /* shares its input's buffer; offset assigned after placement */
+      n->outputs[0]->user = src;
+      n->outputs[0]->mem_bytes = src->v->mem_bytes;
+      aliases[n_alias++] = n->outputs[0];
+      continue;
+    }
     for (uint32_t i = 0; i < n->n_outputs; i++) {
       s = add_buf(f, bufs, &nb, n->outputs[i], step);
       if (s) goto clear_user;
@@ -163,15 +191,19 @@ static dml_status_t plan_function(dml_ir_function_t *f, int64_t *out_arena) {
     if (b->offset + b->size > arena) arena = b->offset + b->size;
   }
   for (size_t i = 0; i < nb; i++) bufs[i].v->mem_offset = bufs[i].offset;
+  for (size_t i = 0; i < n_alias; i++)
+    aliases[i]->mem_offset = ((buf_t *)aliases[i]->user)->offset;
   f->arena_bytes = arena;
   *out_arena = arena;
 
 clear_user:
   for (size_t i = 0; i < nb; i++) bufs[i].v->user = NULL;
+  for (size_t i = 0; i < n_alias; i++) aliases[i]->user = NULL;
 free_bufs:
   free(bufs);
   free(order);
   free(live);
+  free(aliases);
   return s;
 }
 
