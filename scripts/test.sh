@@ -11,4 +11,5 @@ cmake --build build-runtime -j"$(nproc)" >/dev/null
 echo "runtime-only build: ok ($(du -k build-runtime/runtime/libdml_runtime.a | cut -f1) KiB libdml_runtime.a)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)"
+bash scripts/line_count.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)"
