@@ -2000,6 +2000,121 @@ static dml_status_t infer_argminmax(ictx_t *c) {
   return DML_OK;
 }
 
+/* ==== issue #3 ops (semantics at their kernels, runtime/cpu/cpu_ops2_*.c) = */
+
+/* IsInf, IsNaN: float -> bool of the same shape. */
+static dml_status_t infer_is_special(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  dml_type_t t = *in_t(c, 0);
+  t.dtype = DML_DTYPE_BOOL;
+  set_out(c, 0, &t);
+  return DML_OK;
+}
+
+/* BitShift: unsigned integers of one dtype, broadcast; direction LEFT or
+ * RIGHT (required). */
+static dml_status_t infer_bitshift(ictx_t *c) {
+  const dml_type_t *a = in_t(c, 0);
+  if (!dml_dtype_is_int(a->dtype) || dml_dtype_is_signed_int(a->dtype))
+    return fail(c, INVALID, "input 0 must have an unsigned integer dtype, got %s",
+                dml_dtype_name(a->dtype));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  const char *dir;
+  DML_RETURN_IF_ERROR(attr_string(c, "direction", NULL, &dir));
+  if (!dir || (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0))
+    return fail(c, INVALID, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got %s",
+                dir ? dir : "none");
+  dml_type_t o;
+  DML_RETURN_IF_ERROR(bcast(c, a, in_t(c, 1), &o));
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* CastLike: input 0's shape, input 1's dtype. */
+static dml_status_t infer_cast_like(ictx_t *c) {
+  dml_type_t t = *in_t(c, 0);
+  t.dtype = in_t(c, 1)->dtype;
+  set_out(c, 0, &t);
+  if (dml_dtype_is_int(in_t(c, 0)->dtype) && dml_dtype_is_int(t.dtype))
+    return pass_sym(c, 0);
+  return DML_OK;
+}
+
+/* Input i, when present, is a 0-D or 1-element integer tensor. */
+static dml_status_t need_int_scalar(const ictx_t *c, uint32_t i, const char *what) {
+  const dml_type_t *t = in_t(c, i);
+  if (!t) return DML_OK;
+  if (!dml_dtype_is_int(t->dtype) || t->rank > 1 ||
+      (t->rank == 1 && !dim_is(t->dims[0], 1))) {
+    char tb[TBUF];
+    return fail(c, INVALID, "%s (input %u) must be an integer scalar, got %s", what, i,
+                TS(t, tb));
+  }
+  return DML_OK;
+}
+
+static dml_status_t infer_cumsum(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  DML_RETURN_IF_ERROR(need_int_scalar(c, 1, "axis"));
+  const dml_type_t *x = in_t(c, 0);
+  elems_t ax;
+  if (x->rank > 0 && elems_of(c, in_v(c, 1), &ax) == 1 && ax.n == 1 && ax.e[0].sym < 0) {
+    int32_t a = 0;
+    DML_RETURN_IF_ERROR(norm_axis(c, ax.e[0].value, x->rank, "axis", &a));
+  }
+  set_out(c, 0, x);
+  return DML_OK;
+}
+
+static dml_status_t infer_trilu(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_int_scalar(c, 1, "k"));
+  set_out(c, 0, in_t(c, 0));
+  return DML_OK;
+}
+
+/* EyeLike: 2-D, the `dtype` attribute (ONNX code; default input 0's). */
+static dml_status_t infer_eye_like(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, 2));
+  dml_dtype_t dt;
+  int64_t k;
+  DML_RETURN_IF_ERROR(attr_dtype(c, "dtype", 0, in_t(c, 0)->dtype, &dt));
+  DML_RETURN_IF_ERROR(attr_int(c, "k", 0, &k));
+  dml_type_t t = *in_t(c, 0);
+  t.dtype = dt;
+  set_out(c, 0, &t);
+  return DML_OK;
+}
+
+static dml_status_t infer_lrn(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
+  int64_t size;
+  DML_RETURN_IF_ERROR(attr_int(c, "size", 0, &size));
+  if (size < 1)
+    return fail(c, INVALID, "attribute 'size' is required and must be >= 1, got %lld",
+                (long long)size);
+  set_out(c, 0, in_t(c, 0));
+  return DML_OK;
+}
+
+/* MeanVarianceNormalization: `axes` default [0, 2, 3]. */
+static dml_status_t infer_mvn(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  static const int64_t dflt[3] = {0, 2, 3};
+  const int64_t *a;
+  size_t n;
+  DML_RETURN_IF_ERROR(attr_ints(c, "axes", &a, &n));
+  if (!a) a = dflt, n = 3;
+  const dml_type_t *x = in_t(c, 0);
+  for (size_t i = 0; i < n; i++) {
+    int32_t ax = 0;
+    DML_RETURN_IF_ERROR(norm_axis(c, a[i], x->rank, "axis", &ax));
+  }
+  set_out(c, 0, x);
+  return DML_OK;
+}
+
 /* ==== dispatch ========================================================== */
 
 static dml_status_t infer_op(ictx_t *c) {
@@ -2090,6 +2205,33 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_CONSTANT_OF_SHAPE: return infer_constant_of_shape(c);
     case DML_OP_RANGE: return infer_range(c);
     case DML_OP_RESIZE: return infer_resize(c);
+    case DML_OP_ACOS:
+    case DML_OP_ACOSH:
+    case DML_OP_ASIN:
+    case DML_OP_ASINH:
+    case DML_OP_ATAN:
+    case DML_OP_ATANH:
+    case DML_OP_TAN:
+    case DML_OP_COSH:
+    case DML_OP_SINH:
+    case DML_OP_CELU:
+    case DML_OP_THRESHOLDED_RELU: return infer_unary(c, DT_FLOAT);
+    case DML_OP_SHRINK: return infer_unary(c, DT_NUMERIC);
+    case DML_OP_IS_INF:
+    case DML_OP_IS_NAN: return infer_is_special(c);
+    case DML_OP_BIT_SHIFT: return infer_bitshift(c);
+    case DML_OP_CAST_LIKE: return infer_cast_like(c);
+    case DML_OP_HARDMAX: return infer_softmax(c);
+    case DML_OP_REDUCE_L1:
+    case DML_OP_REDUCE_L2:
+    case DML_OP_REDUCE_LOG_SUM:
+    case DML_OP_REDUCE_LOG_SUM_EXP:
+    case DML_OP_REDUCE_SUM_SQUARE: return infer_reduce(c);
+    case DML_OP_CUM_SUM: return infer_cumsum(c);
+    case DML_OP_TRILU: return infer_trilu(c);
+    case DML_OP_EYE_LIKE: return infer_eye_like(c);
+    case DML_OP_LRN: return infer_lrn(c);
+    case DML_OP_MEAN_VARIANCE_NORMALIZATION: return infer_mvn(c);
     case DML_OP_INVALID:
     case DML_OP_COUNT_: break;
   }

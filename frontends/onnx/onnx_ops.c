@@ -417,6 +417,23 @@ static dml_status_t onnx_imp_constant(onnx_ctx_t *ctx, const Onnx__NodeProto *np
   return onnx_define(ctx, name, g);
 }
 
+/* CastLike-15 -> Cast(to = input 1's dtype) when that dtype is known at
+ * import (an argument or a global), else a CastLike node. */
+static dml_status_t onnx_imp_castlike(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                      const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                      uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
+  if (in[1] && in[1]->kind != DML_IR_VALUE_RESULT) {
+    for (int32_t code = 1; code <= 16; code++) {
+      if (onnx_dtype(code) != in[1]->type.dtype) continue;
+      dml_ir_node_t *node = NULL;
+      DML_RETURN_IF_ERROR(emit_node(ctx, np, DML_OP_CAST, in, 1, NULL, &node));
+      return dml_ir_node_set_attr_int(node, "to", code);
+    }
+  }
+  return emit_node(ctx, np, e->op, in, n_in, NULL, NULL);
+}
+
 /* ---- the table ---- */
 
 static const onnx_op_entry_t kOps[] = {

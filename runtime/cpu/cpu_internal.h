@@ -190,5 +190,17 @@ DML_CPU_DECL_S(Pad)
 DML_CPU_DECL(ConstantOfShape)
 DML_CPU_DECL(Range)
 DML_CPU_DECL_S(Resize)
+/* issue #3 ops (cpu_ops2_elementwise.c, cpu_ops2_axis.c) */
+DML_CPU_DECL(Unary2)
+DML_CPU_DECL(IsSpecial)
+DML_CPU_DECL(BitShift)
+DML_CPU_DECL(CastLike)
+DML_CPU_DECL(Hardmax)
+DML_CPU_DECL(Reduce2)
+DML_CPU_DECL(CumSum)
+DML_CPU_DECL(Trilu)
+DML_CPU_DECL(EyeLike)
+DML_CPU_DECL(LRN)
+DML_CPU_DECL(MeanVarianceNormalization)
 
 #endif /* DML_CPU_INTERNAL_H_ */

@@ -1,0 +1,219 @@
+/*
+ * cpu_ops2_elementwise.c — more elementwise ops (issue #3): the inverse and
+ * hyperbolic trigonometric functions, Tan, IsInf, IsNaN, Celu,
+ * ThresholdedRelu, Shrink, BitShift and CastLike.
+ *
+ * f32 has direct float loops; f16/bf16/f64 compute in double and round
+ * once on store; Shrink on integers computes in double and truncates
+ * toward zero on store (as ONNX's reference does with astype).
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Before the includes, so the inline helpers get the same options. */
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+/* ======================================================================
+ * Float unary ops, ONNX operator spec: Acos-7, Asin-7, Atan-7, Tan-7,
+ * Acosh-9, Asinh-9, Atanh-9, Cosh-9, Sinh-9 (T: float16, float, double),
+ * Celu-12 (y = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), alpha 1),
+ * ThresholdedRelu-10 (y = x > alpha ? x : 0, alpha 1), Shrink-9
+ * (y = x < -lambd ? x + bias : x > lambd ? x - bias : 0, lambd 0.5,
+ * bias 0; T: every numeric type).
+ * ====================================================================== */
+
+typedef struct {
+  double alpha, bias;
+} u2params_t;
+
+static double u2_f64(dml_op_t op, const u2params_t *p, double x) {
+  switch (op) {
+    case DML_OP_ACOS: return acos(x);
+    case DML_OP_ACOSH: return acosh(x);
+    case DML_OP_ASIN: return asin(x);
+    case DML_OP_ASINH: return asinh(x);
+    case DML_OP_ATAN: return atan(x);
+    case DML_OP_ATANH: return atanh(x);
+    case DML_OP_TAN: return tan(x);
+    case DML_OP_COSH: return cosh(x);
+    case DML_OP_SINH: return sinh(x);
+    case DML_OP_CELU: return fmax(0.0, x) + fmin(0.0, p->alpha * expm1(x / p->alpha));
+    case DML_OP_THRESHOLDED_RELU: return x > p->alpha ? x : 0.0;
+    case DML_OP_SHRINK:
+      return x < -p->alpha ? x + p->bias : x > p->alpha ? x - p->bias : 0.0;
+    default: return x;
+  }
+}
+
+#define U2_LOOP(expr)               \
+  for (int64_t i = 0; i < n; i++) { \
+    float x = in[i];                \
+    out[i] = (expr);                \
+  }
+
+static void u2_f32(dml_op_t op, const u2params_t *p, const float *restrict in,
+                   float *restrict out, int64_t n) {
+  float a = (float)p->alpha, b = (float)p->bias;
+  switch (op) {
+    case DML_OP_ACOS: U2_LOOP(acosf(x)) break;
+    case DML_OP_ACOSH: U2_LOOP(acoshf(x)) break;
+    case DML_OP_ASIN: U2_LOOP(asinf(x)) break;
+    case DML_OP_ASINH: U2_LOOP(asinhf(x)) break;
+    case DML_OP_ATAN: U2_LOOP(atanf(x)) break;
+    case DML_OP_ATANH: U2_LOOP(atanhf(x)) break;
+    case DML_OP_TAN: U2_LOOP(tanf(x)) break;
+    case DML_OP_COSH: U2_LOOP(coshf(x)) break;
+    case DML_OP_SINH: U2_LOOP(sinhf(x)) break;
+    case DML_OP_CELU: U2_LOOP(fmaxf(0.0f, x) + fminf(0.0f, a * expm1f(x / a))) break;
+    case DML_OP_THRESHOLDED_RELU: U2_LOOP(x > a ? x : 0.0f) break;
+    case DML_OP_SHRINK: U2_LOOP(x < -a ? x + b : x > a ? x - b : 0.0f) break;
+    default: break;
+  }
+}
+
+dml_status_t dml_cpuk_Unary2(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  int64_t n = dml_cpu_numel(x);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (dml_cpu_numel(y) != n)
+    return dml_cpu_err_shapes(c, "output size differs from input");
+  u2params_t p = {0, 0};
+  switch (c->op) {
+    case DML_OP_CELU:
+      p.alpha = dml_cpu_get_float(c, "alpha", 1.0);
+      if (p.alpha == 0.0)
+        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "alpha must not be 0");
+      break;
+    case DML_OP_THRESHOLDED_RELU: p.alpha = dml_cpu_get_float(c, "alpha", 1.0); break;
+    case DML_OP_SHRINK:
+      p.alpha = dml_cpu_get_float(c, "lambd", 0.5);
+      p.bias = dml_cpu_get_float(c, "bias", 0.0);
+      break;
+    default: break;
+  }
+  if (dt == DML_DTYPE_F32) {
+    u2_f32(c->op, &p, (const float *)x->data, (float *)y->data, n);
+    return DML_OK;
+  }
+  if (dml_dtype_is_float(dt)) {
+    for (int64_t i = 0; i < n; i++)
+      dml_store_f64(dt, y->data, (size_t)i,
+                    u2_f64(c->op, &p, dml_load_f64(dt, x->data, (size_t)i)));
+    return DML_OK;
+  }
+  if (c->op == DML_OP_SHRINK && dml_dtype_is_int(dt)) {
+    int uns = dml_cpu_is_unsigned(dt);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t v = dml_load_i64(dt, x->data, (size_t)i);
+      double r = u2_f64(c->op, &p, uns ? (double)(uint64_t)v : (double)v);
+      int64_t q = uns && r >= 9223372036854775808.0 ? (int64_t)(uint64_t)r : (int64_t)r;
+      dml_store_i64(dt, y->data, (size_t)i, q);
+    }
+    return DML_OK;
+  }
+  return dml_cpu_err_dtype(c, "input", dt);
+}
+
+/* ======================================================================
+ * IsInf-10 (detect_negative, detect_positive: default 1) and IsNaN-9:
+ * float input, bool output of the same shape.
+ * ====================================================================== */
+
+dml_status_t dml_cpuk_IsSpecial(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  int64_t n = dml_cpu_numel(x);
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (dml_cpu_numel(y) != n)
+    return dml_cpu_err_shapes(c, "output size differs from input");
+  uint8_t *out = (uint8_t *)y->data;
+  if (c->op == DML_OP_IS_NAN) {
+    if (dt == DML_DTYPE_F32) {
+      const float *in = (const float *)x->data;
+      for (int64_t i = 0; i < n; i++) out[i] = isnan(in[i]) != 0;
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        out[i] = isnan(dml_load_f64(dt, x->data, (size_t)i)) != 0;
+    }
+    return DML_OK;
+  }
+  int neg = dml_cpu_get_int(c, "detect_negative", 1) != 0;
+  int pos = dml_cpu_get_int(c, "detect_positive", 1) != 0;
+  for (int64_t i = 0; i < n; i++) {
+    double v = dt == DML_DTYPE_F32 ? (double)((const float *)x->data)[i]
+                                   : dml_load_f64(dt, x->data, (size_t)i);
+    out[i] = (uint8_t)((pos && v == INFINITY) || (neg && v == -INFINITY));
+  }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * BitShift-11: Z = X << Y or X >> Y (direction "LEFT"/"RIGHT", required)
+ * on unsigned integers of one dtype, numpy broadcasting. A shift by the
+ * bit width or more gives 0 (numpy's result for these dtypes).
+ * ====================================================================== */
+
+typedef struct {
+  dml_dtype_t dt;
+  const void *x, *s;
+  void *z;
+  int64_t sx, ss;
+  int left, bits;
+} shift_ctx_t;
+
+static void shift_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
+  shift_ctx_t *g = (shift_ctx_t *)vctx;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t v = (uint64_t)dml_load_i64(g->dt, g->x, (size_t)(offs[0] + i * g->sx));
+    uint64_t s = (uint64_t)dml_load_i64(g->dt, g->s, (size_t)(offs[1] + i * g->ss));
+    uint64_t r = s >= (uint64_t)g->bits ? 0 : g->left ? v << s : v >> s;
+    dml_store_i64(g->dt, g->z, (size_t)(oo + i), (int64_t)r);
+  }
+}
+
+dml_status_t dml_cpuk_BitShift(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *s = &c->inputs[1];
+  dml_tensor_t *z = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_int(dt) || !dml_cpu_is_unsigned(dt))
+    return dml_cpu_err_dtype(c, "input", dt);
+  if (s->dtype != dt) return dml_cpu_err_dtype(c, "input 1", s->dtype);
+  if (z->dtype != dt) return dml_cpu_err_dtype(c, "output", z->dtype);
+  const char *dir = dml_cpu_get_string(c, "direction", NULL);
+  if (!dir || (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "direction must be \"LEFT\" or \"RIGHT\", got %s%s%s",
+                         dir ? "\"" : "", dir ? dir : "none", dir ? "\"" : "");
+  dml_cpu_bcast_t bc;
+  const dml_tensor_t *ins[2] = {x, s};
+  if (dml_cpu_bcast_init(&bc, z->dims, z->rank, ins, 2))
+    return dml_cpu_err_shapes(c, "inputs do not broadcast");
+  shift_ctx_t g = {dt,
+                   x->data,
+                   s->data,
+                   z->data,
+                   bc.strides[0][bc.rank - 1],
+                   bc.strides[1][bc.rank - 1],
+                   strcmp(dir, "LEFT") == 0,
+                   (int)dml_dtype_size(dt) * 8};
+  dml_cpu_bcast_walk(&bc, shift_row, &g);
+  return DML_OK;
+}
+
+/* ======================================================================
+ * CastLike-15: Cast of input 0 to the dtype of input 1 (the output's
+ * dtype, which the caller sets); conversions as Cast-13.
+ * ====================================================================== */
+
+dml_status_t dml_cpuk_CastLike(const dml_cpu_call_t *c) {
+  if (c->outputs[0].dtype != c->inputs[1].dtype)
+    return dml_cpu_err_dtype(c, "output", c->outputs[0].dtype);
+  return dml_cpuk_Cast(c);
+}
