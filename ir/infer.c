@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dml_einsum.h"
 #include "dml_ir_infer.h"
 
 #define INVALID DML_STATUS_INVALID_ARGUMENT
@@ -1851,6 +1852,395 @@ static dml_status_t infer_range(ictx_t *c) {
   return DML_OK;
 }
 
+/* ==== indexing, sampling, Einsum (issue #3) ============================= */
+
+/* An optional string attribute that must be one of `allowed` (NULL-ended). */
+static dml_status_t attr_choice(const ictx_t *c, const char *name, const char *dflt,
+                                const char *const *allowed) {
+  const char *s;
+  DML_RETURN_IF_ERROR(attr_string(c, name, dflt, &s));
+  for (const char *const *a = allowed; *a; a++)
+    if (!strcmp(s, *a)) return DML_OK;
+  return fail(c, INVALID, "attribute '%s' = \"%s\" is not supported", name, s);
+}
+
+/* Same rank and equal dims (dtypes may differ). */
+static int same_shape(const dml_type_t *a, const dml_type_t *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t d = 0; d < a->rank; d++)
+    if (!dim_eq(a->dims[d], b->dims[d])) return 0;
+  return 1;
+}
+
+static dml_status_t infer_gather_elements(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_INDEX));
+  const dml_type_t *x = in_t(c, 0), *idx = in_t(c, 1);
+  int64_t axis = 0;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  if (idx->rank != x->rank)
+    return fail(c, INVALID, "indices must have the data's rank %d", (int)x->rank);
+  dml_type_t o = *idx;
+  o.dtype = x->dtype;
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_scatter_elements(ictx_t *c) {
+  static const char *const reds[] = {"none", "add", "mul", "max", "min", NULL};
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_INDEX));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  DML_RETURN_IF_ERROR(attr_choice(c, "reduction", "none", reds));
+  const dml_type_t *x = in_t(c, 0), *idx = in_t(c, 1), *u = in_t(c, 2);
+  int64_t axis = 0;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  if (idx->rank != x->rank)
+    return fail(c, INVALID, "indices must have the data's rank %d", (int)x->rank);
+  if (!same_shape(u, idx)) {
+    char ta[TBUF], tb[TBUF];
+    return fail(c, INVALID, "updates %s must have the indices' shape %s", TS(u, ta),
+                TS(idx, tb));
+  }
+  set_out(c, 0, x);
+  return DML_OK;
+}
+
+/* GatherND/ScatterND: the static last dim m of indices (input 1). */
+static dml_status_t nd_depth(const ictx_t *c, int64_t lo, int64_t hi, int64_t *out) {
+  const dml_type_t *idx = in_t(c, 1);
+  dml_dim_t m = idx->dims[idx->rank - 1];
+  if (m.sym >= 0 || m.value < lo || m.value > hi) {
+    char sb[64];
+    return fail(c, m.sym >= 0 ? UNIMPL : INVALID,
+                "indices' last dim %s must be a static value in [%lld, %lld]",
+                dim_str(c, m, sb, sizeof(sb)), (long long)lo, (long long)hi);
+  }
+  *out = m.value;
+  return DML_OK;
+}
+
+static dml_status_t infer_gather_nd(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_INDEX));
+  const dml_type_t *x = in_t(c, 0), *idx = in_t(c, 1);
+  int64_t b = 0, m = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "batch_dims", 0, &b));
+  if (b < 0 || b >= idx->rank || b >= x->rank)
+    return fail(c, INVALID, "batch_dims %lld must be below both ranks", (long long)b);
+  for (int32_t d = 0; d < (int32_t)b; d++)
+    if (!dim_eq(x->dims[d], idx->dims[d]))
+      return fail(c, INVALID, "batch dim %d of data and indices differ", (int)d);
+  DML_RETURN_IF_ERROR(nd_depth(c, 1, x->rank - b, &m));
+  int32_t r = idx->rank - 1 + x->rank - (int32_t)(b + m);
+  if (r > DML_MAX_RANK)
+    return fail(c, INVALID, "output rank %d exceeds %d", (int)r, DML_MAX_RANK);
+  dml_type_t o = mk(x->dtype, 0);
+  for (int32_t d = 0; d < idx->rank - 1; d++) o.dims[o.rank++] = idx->dims[d];
+  for (int32_t d = (int32_t)(b + m); d < x->rank; d++) o.dims[o.rank++] = x->dims[d];
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_scatter_nd(ictx_t *c) {
+  static const char *const reds[] = {"none", "add", "mul", "max", "min", NULL};
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_INDEX));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  DML_RETURN_IF_ERROR(attr_choice(c, "reduction", "none", reds));
+  const dml_type_t *x = in_t(c, 0), *idx = in_t(c, 1), *u = in_t(c, 2);
+  int64_t m = 0;
+  DML_RETURN_IF_ERROR(nd_depth(c, 1, x->rank, &m));
+  int ok = u->rank == idx->rank - 1 + x->rank - (int32_t)m;
+  for (int32_t d = 0; ok && d < idx->rank - 1; d++) ok = dim_eq(u->dims[d], idx->dims[d]);
+  for (int32_t d = (int32_t)m; ok && d < x->rank; d++)
+    ok = dim_eq(u->dims[idx->rank - 1 + d - m], x->dims[d]);
+  if (!ok) {
+    char tu[TBUF];
+    return fail(c, INVALID, "updates %s must have shape indices[:-1] + data[%lld:]",
+                TS(u, tu), (long long)m);
+  }
+  set_out(c, 0, x);
+  return DML_OK;
+}
+
+static dml_status_t infer_one_hot(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_NUMERIC));
+  DML_RETURN_IF_ERROR(need_rank(c, 2, 1, 1));
+  const dml_type_t *idx = in_t(c, 0), *val = in_t(c, 2);
+  if (dml_ir_type_numel_bound(c->m, val) != 2 || val->dims[0].sym >= 0)
+    return fail(c, INVALID, "values (input 2) must have two elements [off, on]");
+  double dv[MAX_ELEMS];
+  uint32_t n = 0;
+  int k = f64s_of(c, 1, dv, MAX_ELEMS, &n);
+  if (k == 0)
+    return fail(c, UNIMPL,
+                "output shape of OneHot '%s' depends on run-time data: depth (input 1) "
+                "is not a constant",
+                node_name(c->n));
+  if (k < 0 || n != 1) return fail(c, INVALID, "depth (input 1) must have one element");
+  int64_t depth = (int64_t)dv[0];
+  if (!(dv[0] >= 1 && dv[0] < 9.0e18))
+    return fail(c, INVALID, "depth %g must be >= 1", dv[0]);
+  int32_t q = idx->rank, ax = 0;
+  if (q + 1 > DML_MAX_RANK)
+    return fail(c, INVALID, "output rank %d exceeds %d", (int)q + 1, DML_MAX_RANK);
+  int64_t axis = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", -1, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, q + 1, "axis", &ax));
+  dml_type_t o = mk(val->dtype, q + 1);
+  for (int32_t d = 0, j = 0; d <= q; d++) o.dims[d] = d == ax ? D(depth) : idx->dims[j++];
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* d / k exactly (static or value*S with k | value); 0 if not. */
+static int dim_div_exact(dml_dim_t d, int64_t k, dml_dim_t *out) {
+  if (k <= 0 || d.value % k) return 0;
+  *out = d.sym >= 0 ? DS(d.value / k, d.sym) : D(d.value / k);
+  return 1;
+}
+
+static dml_status_t infer_depth_space(ictx_t *c, int to_space) {
+  static const char *const modes[] = {"DCR", "CRD", NULL};
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 4, 4));
+  if (to_space) DML_RETURN_IF_ERROR(attr_choice(c, "mode", "DCR", modes));
+  const dml_type_t *x = in_t(c, 0);
+  int64_t b = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "blocksize", 0, &b));
+  if (b < 1 || b > (1 << 20))
+    return fail(c, INVALID, "attribute 'blocksize' = %lld must be >= 1", (long long)b);
+  dml_type_t o = *x;
+  char tb[TBUF];
+  if (to_space) {
+    if (!dim_div_exact(x->dims[1], b * b, &o.dims[1]))
+      return fail(c, INVALID, "channels of %s are not divisible by blocksize^2 = %lld",
+                  TS(x, tb), (long long)(b * b));
+    for (int d = 2; d < 4; d++)
+      if (!dim_mul(x->dims[d], D(b), &o.dims[d]))
+        return fail(c, INVALID, "output dim %d overflows", d);
+  } else {
+    for (int d = 2; d < 4; d++)
+      if (!dim_div_exact(x->dims[d], b, &o.dims[d]))
+        return fail(c, INVALID, "dim %d of %s is not divisible by blocksize %lld", d,
+                    TS(x, tb), (long long)b);
+    if (!dim_mul(x->dims[1], D(b * b), &o.dims[1]))
+      return fail(c, INVALID, "output channels overflow");
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_top_k(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  const dml_type_t *x = in_t(c, 0);
+  int64_t axis = 0;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", -1, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  elems_t e;
+  DML_RETURN_IF_ERROR(need_elems(c, 1, "K", 0, &e));
+  if (e.n != 1) return fail(c, INVALID, "K (input 1) must have one element, has %u", e.n);
+  int64_t k = e.e[0].value;
+  if (k < 0 || k > dim_max(c, x->dims[ax]))
+    return fail(c, INVALID, "K = %lld is out of range for axis %d of extent %lld",
+                (long long)k, (int)ax, (long long)dim_max(c, x->dims[ax]));
+  dml_type_t o = *x;
+  o.dims[ax] = D(k);
+  set_out(c, 0, &o);
+  o.dtype = DML_DTYPE_I64;
+  set_out(c, 1, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_reverse_sequence(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 1, 1));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_INDEX));
+  int64_t ba = 1, ta = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "batch_axis", 1, &ba));
+  DML_RETURN_IF_ERROR(attr_int(c, "time_axis", 0, &ta));
+  if ((ba != 0 && ba != 1) || (ta != 0 && ta != 1) || ba == ta)
+    return fail(c, INVALID, "batch_axis and time_axis must be 0 and 1 (in either order)");
+  if (!dim_eq(in_t(c, 1)->dims[0], in_t(c, 0)->dims[ba]))
+    return fail(c, INVALID, "sequence_lens must have one value per batch");
+  set_out(c, 0, in_t(c, 0));
+  return DML_OK;
+}
+
+static dml_status_t infer_einsum(ictx_t *c) {
+  const char *eq;
+  DML_RETURN_IF_ERROR(attr_string(c, "equation", NULL, &eq));
+  if (!eq) return fail(c, INVALID, "attribute 'equation' is required");
+  uint32_t n = c->n->n_inputs;
+  if (n > DML_EINSUM_MAX_IN)
+    return fail(c, UNIMPL, "more than %d inputs", DML_EINSUM_MAX_IN);
+  int32_t ranks[DML_EINSUM_MAX_IN];
+  for (uint32_t i = 0; i < n; i++) {
+    DML_RETURN_IF_ERROR(need_rank(c, i, 0, DML_MAX_RANK));
+    DML_RETURN_IF_ERROR(need_dtype(c, i, DT_NUMERIC));
+    DML_RETURN_IF_ERROR(same_dtype(c, 0, i));
+    ranks[i] = in_t(c, i)->rank;
+  }
+  dml_einsum_t e;
+  char why[200];
+  if (dml_einsum_parse(eq, (int)n, ranks, &e, why, sizeof(why)))
+    return fail(c, INVALID, "equation \"%s\": %s", eq, why);
+  dml_dim_t size[DML_EINSUM_MAX_LABELS];
+  int have[DML_EINSUM_MAX_LABELS] = {0};
+  for (uint32_t i = 0; i < n; i++) {
+    const dml_type_t *t = in_t(c, i);
+    for (int32_t d = 0; d < t->rank; d++) {
+      int l = e.in_labels[i][d];
+      dml_dim_t s = t->dims[d];
+      if (!have[l] || dim_is(size[l], 1)) {
+        size[l] = s;
+        have[l] = 1;
+      } else if (!dim_eq(s, size[l]) && !dim_is(s, 1)) {
+        char sa[64], sb[64];
+        return fail(c, INVALID, "subscript '%c' has extents %s and %s", e.letter[l],
+                    dim_str(c, size[l], sa, sizeof(sa)), dim_str(c, s, sb, sizeof(sb)));
+      }
+    }
+  }
+  dml_type_t o = mk(in_t(c, 0)->dtype, e.out_rank);
+  for (int32_t d = 0; d < e.out_rank; d++) {
+    int l = e.out_labels[d];
+    o.dims[d] = have[l] ? size[l] : D(1);
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_det(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  const dml_type_t *x = in_t(c, 0);
+  if (!dim_eq(x->dims[x->rank - 1], x->dims[x->rank - 2])) {
+    char tb[TBUF];
+    return fail(c, INVALID, "input %s must be [*, M, M]", TS(x, tb));
+  }
+  dml_type_t o = *x;
+  o.rank -= 2;
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_max_unpool(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_INDEX));
+  const dml_type_t *x = in_t(c, 0), *idx = in_t(c, 1);
+  if (!same_shape(x, idx)) return fail(c, INVALID, "I (input 1) must have X's shape");
+  int32_t ns = x->rank - 2;
+  dml_type_t o = *x;
+  if (in_v(c, 2)) {
+    elems_t e;
+    DML_RETURN_IF_ERROR(need_elems(c, 2, "output_shape", 1, &e));
+    if (e.n != (uint32_t)x->rank)
+      return fail(c, INVALID, "output_shape has %u values for rank %d", e.n,
+                  (int)x->rank);
+    for (uint32_t i = 0; i < e.n; i++) {
+      if (e.e[i].value < 0) return fail(c, INVALID, "output_shape[%u] is negative", i);
+      o.dims[i] = e.e[i];
+    }
+    set_out(c, 0, &o);
+    return DML_OK;
+  }
+  int64_t ks[DML_MAX_RANK], st[DML_MAX_RANK], pads[2 * DML_MAX_RANK];
+  const int64_t *kv;
+  size_t nk;
+  DML_RETURN_IF_ERROR(attr_ints(c, "kernel_shape", &kv, &nk));
+  if (!kv) return fail(c, INVALID, "attribute 'kernel_shape' is required");
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "kernel_shape", ns, 1, 1, ks));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "strides", ns, 1, 1, st));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "pads", 2 * ns, 0, 0, pads));
+  for (int32_t i = 0; i < ns; i++) {
+    dml_dim_t d = x->dims[2 + i];
+    if (ks[i] > (1 << 30) || st[i] > (1 << 30) || pads[i] > (1 << 30) ||
+        pads[ns + i] > (1 << 30))
+      return fail(c, INVALID, "kernel_shape, strides or pads too large");
+    int64_t extra = ks[i] - st[i] - pads[i] - pads[ns + i]; /* out = in*s + extra */
+    if (d.sym >= 0) {
+      if (extra != 0)
+        return fail(c, UNIMPL,
+                    "unpooled symbolic dim %d is not expressible as value*symbol",
+                    (int)(2 + i));
+      if (!dim_mul(d, D(st[i]), &o.dims[2 + i]))
+        return fail(c, INVALID, "output dim overflows");
+      continue;
+    }
+    int64_t v;
+    if (__builtin_mul_overflow(d.value, st[i], &v) ||
+        __builtin_add_overflow(v, extra, &v) || v < 0)
+      return fail(c, INVALID, "unpooled dim %d is negative or overflows", (int)(2 + i));
+    o.dims[2 + i] = D(v);
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_grid_sample(ictx_t *c) {
+  static const char *const modes[] = {"bilinear", "nearest", "bicubic",
+                                      "linear",   "cubic",   NULL};
+  static const char *const pads[] = {"zeros", "border", "reflection", NULL};
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 4, 4));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 4, 4));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_FLOAT));
+  DML_RETURN_IF_ERROR(attr_choice(c, "mode", "bilinear", modes));
+  DML_RETURN_IF_ERROR(attr_choice(c, "padding_mode", "zeros", pads));
+  const dml_type_t *x = in_t(c, 0), *g = in_t(c, 1);
+  if (!dim_eq(x->dims[0], g->dims[0]) || !dim_is(g->dims[3], 2)) {
+    char ta[TBUF], tb[TBUF];
+    return fail(c, INVALID, "grid %s must be [N,H_out,W_out,2] for X %s", TS(g, tb),
+                TS(x, ta));
+  }
+  dml_type_t o = *x;
+  o.dims[2] = g->dims[1];
+  o.dims[3] = g->dims[2];
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_status_t infer_roi_align(ictx_t *c) {
+  static const char *const modes[] = {"avg", "max", NULL};
+  static const char *const ctms[] = {"half_pixel", "output_half_pixel", NULL};
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 4, 4));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 2, 2));
+  DML_RETURN_IF_ERROR(need_rank(c, 2, 1, 1));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(need_dtype(c, 2, DT_INDEX));
+  DML_RETURN_IF_ERROR(attr_choice(c, "mode", "avg", modes));
+  DML_RETURN_IF_ERROR(
+      attr_choice(c, "coordinate_transformation_mode", "half_pixel", ctms));
+  const dml_type_t *x = in_t(c, 0), *rois = in_t(c, 1), *bi = in_t(c, 2);
+  if (!dim_is(rois->dims[1], 4) || !dim_eq(rois->dims[0], bi->dims[0]))
+    return fail(c, INVALID, "rois must be [R,4] and batch_indices [R]");
+  int64_t oh = 1, ow = 1, sr = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "output_height", 1, &oh));
+  DML_RETURN_IF_ERROR(attr_int(c, "output_width", 1, &ow));
+  DML_RETURN_IF_ERROR(attr_int(c, "sampling_ratio", 0, &sr));
+  if (oh < 1 || ow < 1 || sr < 0 || oh > INT32_MAX || ow > INT32_MAX)
+    return fail(c, INVALID,
+                "output_height/output_width must be >= 1, sampling_ratio >= 0");
+  dml_type_t o = mk(x->dtype, 4);
+  o.dims[0] = rois->dims[0];
+  o.dims[1] = x->dims[1];
+  o.dims[2] = D(oh);
+  o.dims[3] = D(ow);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
 static dml_status_t infer_resize(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   if (!x) return fail(c, INVALID, "input 0 is required");
@@ -2205,6 +2595,20 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_CONSTANT_OF_SHAPE: return infer_constant_of_shape(c);
     case DML_OP_RANGE: return infer_range(c);
     case DML_OP_RESIZE: return infer_resize(c);
+    case DML_OP_GATHER_ELEMENTS: return infer_gather_elements(c);
+    case DML_OP_SCATTER_ELEMENTS: return infer_scatter_elements(c);
+    case DML_OP_GATHER_ND: return infer_gather_nd(c);
+    case DML_OP_SCATTER_ND: return infer_scatter_nd(c);
+    case DML_OP_ONE_HOT: return infer_one_hot(c);
+    case DML_OP_DEPTH_TO_SPACE: return infer_depth_space(c, 1);
+    case DML_OP_SPACE_TO_DEPTH: return infer_depth_space(c, 0);
+    case DML_OP_TOP_K: return infer_top_k(c);
+    case DML_OP_REVERSE_SEQUENCE: return infer_reverse_sequence(c);
+    case DML_OP_EINSUM: return infer_einsum(c);
+    case DML_OP_DET: return infer_det(c);
+    case DML_OP_MAX_UNPOOL: return infer_max_unpool(c);
+    case DML_OP_GRID_SAMPLE: return infer_grid_sample(c);
+    case DML_OP_ROI_ALIGN: return infer_roi_align(c);
     case DML_OP_ACOS:
     case DML_OP_ACOSH:
     case DML_OP_ASIN:

@@ -434,6 +434,38 @@ static dml_status_t onnx_imp_castlike(onnx_ctx_t *ctx, const Onnx__NodeProto *np
   return emit_node(ctx, np, e->op, in, n_in, NULL, NULL);
 }
 
+/* TopK-1 `k` attribute (opset < 10) -> i64 [1] input 1. */
+static dml_status_t onnx_imp_topk_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                       uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  const Onnx__AttributeProto *a =
+      attr_of(np, "k", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  if (!a) {
+    char label[300];
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: TopK-1 needs the 'k' attribute",
+                           onnx_node_label(np, label, sizeof(label)));
+  }
+  dml_ir_value_t *ops[2] = {in[0], NULL};
+  char base[512];
+  DML_RETURN_IF_ERROR(onnx_const_i64(
+      ctx, join(base, sizeof(base), first_output(np), "/k"), &a->i, 1, &ops[1]));
+  static const char *const skip[] = {"k", NULL};
+  return emit_node(ctx, np, e->op, ops, 2, skip, NULL);
+}
+
+/* RoiAlign-10 has no coordinate_transformation_mode: its sampling grid is
+ * opset 16's "output_half_pixel" (no -0.5 shift). */
+static dml_status_t onnx_imp_roialign_v10(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                          const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                          uint32_t n_in) {
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(emit_node(ctx, np, e->op, in, n_in, NULL, &node));
+  return dml_ir_node_set_attr_string(node, "coordinate_transformation_mode",
+                                     "output_half_pixel");
+}
+
 /* ---- the table ---- */
 
 static const onnx_op_entry_t kOps[] = {

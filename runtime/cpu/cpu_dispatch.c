@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu_index.h"
 #include "cpu_internal.h"
 
 /* ======================================================================
@@ -319,6 +320,20 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(RANGE, Range),
     KS(RESIZE, Resize),
     K(DROPOUT, Dropout),
+    K(GATHER_ELEMENTS, GatherElements),
+    K(SCATTER_ELEMENTS, ScatterElements),
+    K(GATHER_ND, GatherND),
+    K(SCATTER_ND, ScatterND),
+    K(ONE_HOT, OneHot),
+    K(DEPTH_TO_SPACE, DepthToSpace),
+    K(SPACE_TO_DEPTH, SpaceToDepth),
+    KS(TOP_K, TopK),
+    K(REVERSE_SEQUENCE, ReverseSequence),
+    K(EINSUM, Einsum),
+    KS(DET, Det),
+    K(MAX_UNPOOL, MaxUnpool),
+    K(GRID_SAMPLE, GridSample),
+    K(ROI_ALIGN, RoiAlign),
     K(ACOS, Unary2),
     K(ACOSH, Unary2),
     K(ASIN, Unary2),
