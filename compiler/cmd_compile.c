@@ -12,7 +12,7 @@ static void usage(FILE *f) {
       f,
       "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target cpu] [--batch-bound N]\n"
       "                    [--print-ir-after=PASS] [--print-ir-after-all]\n\n"
-      "Compiles an ONNX model (opsets 7-17) into a .dmlpkg package: import, shape\n"
+      "Compiles an ONNX model (opsets 1-17) into a .dmlpkg package: import, shape\n"
       "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
       "  -o, --output FILE        the package to write (replaced atomically)\n"
       "  --target LIST            comma-separated targets; this version has: cpu\n"

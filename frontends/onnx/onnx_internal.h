@@ -15,7 +15,7 @@
 #include "dml_onnx.h"
 #include "onnx.pb-c.h"
 
-#define ONNX_OPSET_MIN 7
+#define ONNX_OPSET_MIN 1
 #define ONNX_OPSET_MAX 17
 #define ONNX_ERR_OP "onnx.import"
 

@@ -466,6 +466,67 @@ static dml_status_t onnx_imp_roialign_v10(onnx_ctx_t *ctx, const Onnx__NodeProto
                                      "output_half_pixel");
 }
 
+/* Opsets 1..6 forms equal to a later one but for `consumed_inputs` (a
+ * memory hint) and, for Gemm, `broadcast` (C broadcasts only when it is
+ * 1; unidirectional broadcasting is the superset): both dropped. */
+static dml_status_t onnx_imp_legacy(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                    const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                    uint32_t n_in) {
+  static const char *const skip[] = {"consumed_inputs", "broadcast", NULL};
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* Binary ops before opset 7 (Add-6 etc., Changelog.md): without
+ * `broadcast` the shapes are equal; with broadcast=1, B's dims match a
+ * contiguous run of A's starting at `axis` (default: A's trailing dims,
+ * which numpy broadcasting already gives). For another `axis`, B is
+ * unsqueezed on the right to rank(A) - axis dims, which needs both ranks at
+ * import (graph inputs or initializers). */
+static dml_status_t onnx_imp_legacy_bcast(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                          const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                          uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
+  static const char *const skip[] = {"axis", "broadcast", "consumed_inputs", NULL};
+  dml_ir_value_t *ops[2] = {in[0], in[1]};
+  const Onnx__AttributeProto *ax =
+      attr_of(np, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+  if (attr_int(np, "broadcast", 0) == 1 && ax) {
+    char label[300], base[512];
+    const dml_ir_value_t *a = in[0], *b = in[1];
+    if (a->kind == DML_IR_VALUE_RESULT || b->kind == DML_IR_VALUE_RESULT ||
+        a->type.rank < 0 || b->type.rank < 0)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: broadcast=1 with axis=%lld needs the ranks of A and B "
+                             "at import (graph inputs or initializers)",
+                             onnx_node_label(np, label, sizeof(label)), (long long)ax->i);
+    int64_t ra = a->type.rank, rb = b->type.rank, axis = ax->i < 0 ? ax->i + ra : ax->i;
+    if (axis < 0 || axis + rb > ra)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: axis=%lld does not place B (rank %lld) inside A (rank "
+                             "%lld)",
+                             onnx_node_label(np, label, sizeof(label)), (long long)ax->i,
+                             (long long)rb, (long long)ra);
+    int64_t n_add = ra - axis - rb, axes[DML_MAX_RANK];
+    if (n_add > 0) {
+      for (int64_t i = 0; i < n_add; i++) axes[i] = rb + i;
+      dml_ir_value_t *uin[2] = {in[1], NULL};
+      DML_RETURN_IF_ERROR(
+          onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/b_axes"), axes,
+                         (size_t)n_add, &uin[1]));
+      dml_ir_node_t *un = NULL;
+      const char *nn = is_empty(np->name) ? first_output(np) : np->name;
+      DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_UNSQUEEZE,
+                                    join(base, sizeof(base), nn, "/align_b"), 2, uin, 1,
+                                    &un));
+      un->outputs[0]->name =
+          onnx_unique_name(ctx, join(base, sizeof(base), first_output(np), "/b_aligned"));
+      if (!un->outputs[0]->name) return oom();
+      ops[1] = un->outputs[0];
+    }
+  }
+  return emit_node(ctx, np, e->op, ops, 2, skip, NULL);
+}
+
 /* ---- the table ---- */
 
 static const onnx_op_entry_t kOps[] = {
