@@ -3,10 +3,12 @@
  * with output shapes and parameter counts, then total / trainable /
  * non-trainable parameters and the planned memory.
  *
- * Parameters are the elements of floating-point constants a layer reads
- * (each counted once, at its first reader): trainable when flagged PARAM,
- * non-trainable otherwise (BatchNormalization running statistics, ...).
- * Integer constants (shapes, axes) are not parameters.
+ * Parameters are the elements of the weights a layer reads (each counted
+ * once, at its first reader): trainable when flagged PARAM (the importer
+ * flags float initializers so), non-trainable when flagged STATE
+ * (BatchNormalization running statistics). Other constants (shapes, axes,
+ * Dropout's ratio, folded constants) are not parameters. Initializers the
+ * exporter shared between layers count once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +122,7 @@ static dml_status_t from_onnx(const char *path, int64_t bound, summary_t *s) {
     for (uint32_t i = 0; i < n->n_inputs; i++) {
       dml_ir_value_t *v = n->inputs[i];
       if (!v || v->kind != DML_IR_VALUE_GLOBAL || v->user ||
-          !dml_dtype_is_float(v->type.dtype))
+          !(v->global_flags & (DML_IR_GLOBAL_PARAM | DML_IR_GLOBAL_STATE)))
         continue;
       v->user = (void *)1;
       int64_t cnt = dml_ir_type_numel_bound(m, &v->type);
@@ -191,7 +193,7 @@ static dml_status_t from_package(const char *path, summary_t *s) {
       dml_rt_value_info_t vi;
       st = dml_rt_model_node_input(m, i, in, &vi);
       if (st || !vi.present || vi.storage != DML_RT_STORAGE_CONST ||
-          !dml_dtype_is_float(vi.type.dtype))
+          !(vi.flags & (DML_RT_VALUE_PARAM | DML_RT_VALUE_STATE)))
         continue;
       int dup = 0;
       for (size_t j = 0; j < n_seen && !dup; j++) dup = seen[j] == vi.offset;
@@ -232,13 +234,18 @@ int dmlc_cmd_summary(int argc, char **argv) {
       usage(stdout);
       return 0;
     } else if (!strcmp(argv[i], "--batch-bound") && i + 1 < argc) {
-      bound = strtoll(argv[++i], NULL, 10);
-      if (bound < 1) {
-        fprintf(stderr, "error: summary: --batch-bound needs a positive integer\n");
+      const char *v = argv[++i];
+      char *end;
+      bound = strtoll(v, &end, 10);
+      if (*end || bound < 1 || bound > (int64_t)1 << 31) {
+        fprintf(
+            stderr,
+            "error: dmlc summary: --batch-bound needs an integer in 1..2^31, got '%s'\n",
+            v);
         return 2;
       }
     } else if (argv[i][0] == '-' || path) {
-      fprintf(stderr, "error: summary: unexpected argument '%s'\n", argv[i]);
+      fprintf(stderr, "error: dmlc summary: unexpected argument '%s'\n", argv[i]);
       usage(stderr);
       return 2;
     } else {
@@ -273,6 +280,11 @@ int dmlc_cmd_summary(int argc, char **argv) {
   for (size_t i = 0; i < s.n; i++) {
     char label[256];
     snprintf(label, sizeof label, "%s (%s)", s.rows[i].name, s.rows[i].op);
+    if ((int)strlen(label) > wn) { /* keep the columns aligned: "...tail (Op)" */
+      size_t keep = (size_t)wn - 3;
+      memmove(label + 3, label + strlen(label) - keep, keep + 1);
+      memcpy(label, "...", 3);
+    }
     printf("%-*s  %-*s  %12s\n", wn, label, ws, s.rows[i].shape,
            with_commas(s.rows[i].params, a, sizeof a));
   }

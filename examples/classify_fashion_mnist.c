@@ -6,9 +6,10 @@
  * Reads the 10,000 Fashion-MNIST test images and labels (IDX format,
  * gzip'd, as Debian's dataset-fashion-mnist ships them in
  * /usr/share/datasets/fashion-mnist), scales pixels to [0,1] (byte / 255),
- * flattens each 28x28 image row by row into 784 floats, runs the package
- * in batches (default 64; the last batch is partial), takes the argmax of
- * the 10 logits, and prints the accuracy.
+ * feeds each 28x28 image row by row as the model's input asks ([B,784] for
+ * an MLP, [B,1,28,28] for a CNN such as lenet5), runs the package in
+ * batches (default: the package's batch bound, at most 64; the last batch
+ * is partial), takes the argmax of the logits, and prints the accuracy.
  *
  * IDX format: big-endian u32 magic (0x00000803 images, 0x00000801 labels),
  * u32 dims..., then the bytes (http://yann.lecun.com/exdb/mnist/).
@@ -73,7 +74,7 @@ static int report(dml_status_t s) {
 
 int main(int argc, char **argv) {
   const char *pkg = NULL, *dir = "/usr/share/datasets/fashion-mnist";
-  int64_t batch = 64;
+  int64_t batch = 0; /* 0: the package's bound, at most 64 */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--batch") && i + 1 < argc)
       batch = atoll(argv[++i]);
@@ -82,7 +83,7 @@ int main(int argc, char **argv) {
     else
       dir = argv[i];
   }
-  if (!pkg || batch < 1) {
+  if (!pkg || batch < 0) {
     fprintf(stderr,
             "usage: classify_fashion_mnist MODEL.dmlpkg [DATASET_DIR] [--batch N]\n");
     return 2;
@@ -106,12 +107,30 @@ int main(int argc, char **argv) {
   dml_rt_session_t *sess = NULL;
   dml_status_t s = dml_rt_model_load_file(pkg, &model);
   if (!s) s = dml_rt_session_create(model, "cpu", &sess);
-  float *x = (float *)malloc(sizeof(float) * 784 * (size_t)batch);
+  /* The input's layout: [B,784] or [B,1,28,28] (same bytes per image). */
+  dml_rt_io_info_t info;
+  memset(&info, 0, sizeof info);
+  if (!s) s = dml_rt_model_input_info(model, 0, &info);
+  int image_rank = info.rank == 2 ? 2 : 4;
+  if (!s && !((info.rank == 2 && info.dims[1] == 784) ||
+              (info.rank == 4 && info.dims[1] == 1 && info.dims[2] == 28 &&
+               info.dims[3] == 28)))
+    s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "classify",
+                        "the model's input '%s' is neither [B,784] nor [B,1,28,28]",
+                        info.name);
+  if (!s && batch == 0)
+    batch = info.dim_symbol[0] && info.dim_bound[0] < 64 ? info.dim_bound[0] : 64;
+  if (!s && !info.dim_symbol[0]) batch = info.dims[0]; /* a static batch */
+  float *x = (float *)malloc(sizeof(float) * 784 * (size_t)(batch > 0 ? batch : 1));
   int64_t correct = 0;
   for (int64_t start = 0; !s && start < count; start += batch) {
     int64_t b = count - start < batch ? count - start : batch;
     for (int64_t i = 0; i < b * 784; i++) x[i] = images[start * 784 + i] / 255.0f;
-    dml_tensor_t in = {DML_DTYPE_F32, 2, {b, 784}, x};
+    dml_tensor_t in = {DML_DTYPE_F32, image_rank, {b, 784}, x};
+    if (image_rank == 4) {
+      in.dims[1] = 1;
+      in.dims[2] = in.dims[3] = 28;
+    }
     dml_tensor_t out;
     s = dml_rt_session_set_input(sess, 0, &in);
     if (!s) s = dml_rt_session_run(sess);

@@ -51,7 +51,7 @@ static double unary_f64(dml_op_t op, const uparams_t *p, double x) {
   switch (op) {
     case DML_OP_ABS: return fabs(x);
     case DML_OP_NEG: return -x;
-    case DML_OP_RELU: return x > 0 ? x : 0.0;
+    case DML_OP_RELU: return x < 0 ? 0.0 : x; /* NaN propagates */
     case DML_OP_LEAKY_RELU: return x >= 0 ? x : p->alpha * x;
     case DML_OP_ELU: return x >= 0 ? x : p->alpha * (exp(x) - 1.0);
     case DML_OP_SELU:
@@ -89,7 +89,7 @@ static void unary_f32_simple(dml_op_t op, float a, float b, const float *restric
   switch (op) {
     case DML_OP_ABS: UNARY_LOOP(fabsf(x)) break;
     case DML_OP_NEG: UNARY_LOOP(-x) break;
-    case DML_OP_RELU: UNARY_LOOP(x > 0.0f ? x : 0.0f) break;
+    case DML_OP_RELU: UNARY_LOOP(x < 0.0f ? 0.0f : x) break; /* NaN propagates */
     case DML_OP_LEAKY_RELU: UNARY_LOOP(x >= 0.0f ? x : a * x) break;
     case DML_OP_HARD_SIGMOID: UNARY_LOOP(fminf(1.0f, fmaxf(0.0f, a * x + b))) break;
     case DML_OP_HARD_SWISH:
