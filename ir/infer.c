@@ -2507,6 +2507,245 @@ static dml_status_t infer_mvn(ictx_t *c) {
 
 /* ==== dispatch ========================================================== */
 
+/* ==== recurrent, losses, quantization (kernels: runtime/cpu/cpu_rnn.c,
+ * cpu_loss.c, cpu_quant.c) ============================================== */
+
+/* RNN/GRU/LSTM (ONNX opsets 7/14): X [seq, batch, input] (layout 1:
+ * [batch, seq, input]); Y [seq, dirs, batch, hidden] (layout 1: [batch, seq,
+ * dirs, hidden]); Y_h, Y_c [dirs, batch, hidden] (layout 1: [batch, dirs,
+ * hidden]). `gates`: 1 RNN, 3 GRU, 4 LSTM. */
+static dml_status_t infer_rnn(ictx_t *c, int64_t gates) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 3, 3));
+  DML_RETURN_IF_ERROR(need_rank(c, 2, 3, 3));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  for (uint32_t i = 1; i < c->n->n_inputs; i++)
+    if (i != 4) DML_RETURN_IF_ERROR(same_dtype(c, 0, i));
+  DML_RETURN_IF_ERROR(need_dtype(c, 4, DT_INDEX));
+  const char *dir;
+  int64_t layout, hs;
+  DML_RETURN_IF_ERROR(attr_string(c, "direction", "forward", &dir));
+  int64_t nd = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
+  if (nd == 1 && strcmp(dir, "forward") != 0 && strcmp(dir, "reverse") != 0)
+    return fail(c, INVALID, "direction \"%s\" is not forward, reverse or bidirectional",
+                dir);
+  DML_RETURN_IF_ERROR(attr_int(c, "layout", 0, &layout));
+  if (layout != 0 && layout != 1)
+    return fail(c, INVALID, "layout %lld must be 0 or 1", (long long)layout);
+  const dml_type_t *x = in_t(c, 0), *w = in_t(c, 1), *r = in_t(c, 2);
+  dml_dim_t rh = r->dims[2];
+  DML_RETURN_IF_ERROR(attr_int(c, "hidden_size", rh.sym < 0 ? rh.value : -1, &hs));
+  char s1[TBUF], s2[TBUF];
+  if (hs < 1 || !dim_is(rh, hs) || !dim_is(w->dims[0], nd) || !dim_is(r->dims[0], nd) ||
+      !dim_is(w->dims[1], gates * hs) || !dim_is(r->dims[1], gates * hs) ||
+      !dim_eq(w->dims[2], x->dims[2]))
+    return fail(c, INVALID,
+                "W %s and R %s must be [%lld, %lld, input] and [%lld, %lld, %lld] for "
+                "hidden_size %lld",
+                TS(w, s1), TS(r, s2), (long long)nd, (long long)(gates * hs),
+                (long long)nd, (long long)(gates * hs), (long long)hs, (long long)hs);
+  const dml_type_t *b = in_t(c, 3);
+  if (b &&
+      (b->rank != 2 || !dim_is(b->dims[0], nd) || !dim_is(b->dims[1], 2 * gates * hs)))
+    return fail(c, INVALID, "B %s must be [%lld, %lld]", TS(b, s1), (long long)nd,
+                (long long)(2 * gates * hs));
+  dml_dim_t seq = x->dims[layout ? 1 : 0], batch = x->dims[layout ? 0 : 1];
+  dml_type_t st = mk(x->dtype, 3);
+  st.dims[0] = layout ? batch : D(nd);
+  st.dims[1] = layout ? D(nd) : batch;
+  st.dims[2] = D(hs);
+  for (uint32_t i = 5; i < c->n->n_inputs && i < 7; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (t && (t->rank != 3 || !dim_eq(t->dims[0], st.dims[0]) ||
+              !dim_eq(t->dims[1], st.dims[1]) || !dim_eq(t->dims[2], st.dims[2])))
+      return fail(c, INVALID, "initial state (input %u) %s must be %s", i, TS(t, s1),
+                  TS(&st, s2));
+  }
+  const dml_type_t *p = in_t(c, 7);
+  if (p && (p->rank != 2 || !dim_is(p->dims[0], nd) || !dim_is(p->dims[1], 3 * hs)))
+    return fail(c, INVALID, "P %s must be [%lld, %lld]", TS(p, s1), (long long)nd,
+                (long long)(3 * hs));
+  const dml_type_t *sl = in_t(c, 4);
+  if (sl && (sl->rank != 1 || !dim_eq(sl->dims[0], batch)))
+    return fail(c, INVALID, "sequence_lens %s must be [batch]", TS(sl, s1));
+  dml_type_t y = mk(x->dtype, 4);
+  y.dims[0] = layout ? batch : seq;
+  y.dims[1] = layout ? seq : D(nd);
+  y.dims[2] = layout ? D(nd) : batch;
+  y.dims[3] = D(hs);
+  set_out(c, 0, &y);
+  set_out(c, 1, &st);
+  set_out(c, 2, &st);
+  return DML_OK;
+}
+
+/* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (opset 13): input
+ * [N, C, d...], target [N, d...], weight [C]; loss is target-shaped for
+ * reduction "none", else a scalar; SCE's log_prob has the input's type. */
+static dml_status_t infer_loss(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_INDEX));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  const dml_type_t *x = in_t(c, 0), *t = in_t(c, 1), *w = in_t(c, 2);
+  char s1[TBUF], s2[TBUF];
+  int ok = t->rank == x->rank - 1 && dim_eq(t->dims[0], x->dims[0]);
+  for (int32_t i = 2; ok && i < x->rank; i++) ok = dim_eq(t->dims[i - 1], x->dims[i]);
+  if (!ok)
+    return fail(c, INVALID, "target %s must be input %s without dim 1", TS(t, s1),
+                TS(x, s2));
+  if (w && (w->rank != 1 || !dim_eq(w->dims[0], x->dims[1])))
+    return fail(c, INVALID, "weight %s must be [C] of input %s", TS(w, s1), TS(x, s2));
+  const char *red;
+  DML_RETURN_IF_ERROR(attr_string(c, "reduction", "mean", &red));
+  if (strcmp(red, "none") != 0 && strcmp(red, "sum") != 0 && strcmp(red, "mean") != 0)
+    return fail(c, INVALID, "reduction \"%s\" is not none, sum or mean", red);
+  dml_type_t o = mk(x->dtype, 0);
+  if (strcmp(red, "none") == 0) {
+    o = *t;
+    o.dtype = x->dtype;
+  }
+  set_out(c, 0, &o);
+  set_out(c, 1, x);
+  return DML_OK;
+}
+
+/* Scale (input i) and zero point (input j): per tensor or 1-D per axis. */
+static dml_status_t quant_params(ictx_t *c, uint32_t i, uint32_t j) {
+  const dml_type_t *s = in_t(c, i), *z = in_t(c, j);
+  if (s->dtype != DML_DTYPE_F32)
+    return fail(c, INVALID, "scale (input %u) must be f32, got %s", i,
+                dml_dtype_name(s->dtype));
+  DML_RETURN_IF_ERROR(need_rank(c, i, 0, 1));
+  if (z && z->rank != s->rank) {
+    char s1[TBUF], s2[TBUF];
+    return fail(c, INVALID, "zero point %s must have the scale's shape %s", TS(z, s1),
+                TS(s, s2));
+  }
+  return DML_OK;
+}
+
+static int is_q8_dtype(dml_dtype_t dt) {
+  return dt == DML_DTYPE_U8 || dt == DML_DTYPE_I8;
+}
+
+static dml_status_t need_q8(const ictx_t *c, uint32_t i) {
+  const dml_type_t *t = in_t(c, i);
+  if (t && !is_q8_dtype(t->dtype))
+    return fail(c, INVALID, "input %u must be u8 or i8, got %s", i,
+                dml_dtype_name(t->dtype));
+  return DML_OK;
+}
+
+/* QuantizeLinear (13): y has x's shape and the zero point's dtype (u8 when
+ * absent). DequantizeLinear (13): f32 of x's shape. */
+static dml_status_t infer_quantize(ictx_t *c, int dequant) {
+  const dml_type_t *x = in_t(c, 0), *z = in_t(c, 2);
+  DML_RETURN_IF_ERROR(quant_params(c, 1, 2));
+  dml_type_t o = *x;
+  if (dequant) {
+    if (!is_q8_dtype(x->dtype) && x->dtype != DML_DTYPE_I32)
+      return fail(c, INVALID, "x must be u8, i8 or i32, got %s",
+                  dml_dtype_name(x->dtype));
+    DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+    o.dtype = DML_DTYPE_F32;
+  } else {
+    if (x->dtype != DML_DTYPE_F32 && x->dtype != DML_DTYPE_I32)
+      return fail(c, INVALID, "x must be f32 or i32, got %s", dml_dtype_name(x->dtype));
+    DML_RETURN_IF_ERROR(need_q8(c, 2));
+    o.dtype = z ? z->dtype : DML_DTYPE_U8;
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* DynamicQuantizeLinear (11): y u8 of x's shape, y_scale f32 and
+ * y_zero_point u8 scalars. */
+static dml_status_t infer_dyn_quantize(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  if (x->dtype != DML_DTYPE_F32)
+    return fail(c, INVALID, "x must be f32, got %s", dml_dtype_name(x->dtype));
+  dml_type_t y = *x, s = mk(DML_DTYPE_F32, 0), z = mk(DML_DTYPE_U8, 0);
+  y.dtype = DML_DTYPE_U8;
+  set_out(c, 0, &y);
+  set_out(c, 1, &s);
+  set_out(c, 2, &z);
+  return DML_OK;
+}
+
+/* MatMulInteger (10, i32) and QLinearMatMul (10, y_zero_point's dtype):
+ * numpy matmul shapes of inputs ia and ib. */
+static dml_status_t infer_qmatmul(ictx_t *c, uint32_t ia, uint32_t ib, dml_dtype_t dt) {
+  DML_RETURN_IF_ERROR(need_rank(c, ia, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_rank(c, ib, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_q8(c, ia));
+  DML_RETURN_IF_ERROR(need_q8(c, ib));
+  dml_type_t a = *in_t(c, ia), b = *in_t(c, ib);
+  int pa = a.rank == 1, pb = b.rank == 1;
+  if (pa) {
+    a.rank = 2;
+    a.dims[1] = a.dims[0];
+    a.dims[0] = D(1);
+  }
+  if (pb) {
+    b.rank = 2;
+    b.dims[1] = D(1);
+  }
+  if (!dim_eq(a.dims[a.rank - 1], b.dims[b.rank - 2])) {
+    char s1[TBUF], s2[TBUF];
+    return fail(c, INVALID, "inner dims of %s and %s differ", TS(in_t(c, ia), s1),
+                TS(in_t(c, ib), s2));
+  }
+  dml_type_t ba = a, bb = b, bo;
+  ba.rank -= 2;
+  bb.rank -= 2;
+  DML_RETURN_IF_ERROR(bcast(c, &ba, &bb, &bo));
+  dml_type_t o = mk(dt, 0);
+  for (int32_t i = 0; i < bo.rank; i++) o.dims[o.rank++] = bo.dims[i];
+  if (!pa) o.dims[o.rank++] = a.dims[a.rank - 2];
+  if (!pb) o.dims[o.rank++] = b.dims[b.rank - 1];
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* ConvInteger (10, i32) and QLinearConv (10, y_zero_point's dtype): Conv's
+ * output shape for x (input ix) and w (input iw). */
+static dml_status_t infer_qconv(ictx_t *c, uint32_t ix, uint32_t iw, dml_dtype_t dt) {
+  DML_RETURN_IF_ERROR(need_rank(c, ix, 3, DML_MAX_RANK));
+  const dml_type_t *x = in_t(c, ix), *wt = in_t(c, iw);
+  DML_RETURN_IF_ERROR(need_rank(c, iw, x->rank, x->rank));
+  DML_RETURN_IF_ERROR(need_q8(c, ix));
+  DML_RETURN_IF_ERROR(need_q8(c, iw));
+  char s1[TBUF], s2[TBUF];
+  if (!dml_type_is_static(wt))
+    return fail(c, UNIMPL, "%s needs static weights, got %s", opn(c), TS(wt, s1));
+  int64_t group;
+  DML_RETURN_IF_ERROR(attr_int(c, "group", 1, &group));
+  int32_t nsp = x->rank - 2;
+  int64_t kernel[DML_MAX_RANK], sp[DML_MAX_RANK], cin;
+  if (group < 1 || wt->dims[0].value % group != 0 ||
+      __builtin_mul_overflow(wt->dims[1].value, group, &cin) ||
+      !dim_eq(x->dims[1], D(cin)))
+    return fail(c, INVALID, "channels of x %s do not match w %s with group %lld",
+                TS(x, s1), TS(wt, s2), (long long)group);
+  for (int32_t i = 0; i < nsp; i++) kernel[i] = wt->dims[2 + i].value;
+  window_t w;
+  DML_RETURN_IF_ERROR(read_window(c, nsp, kernel, &w));
+  DML_RETURN_IF_ERROR(static_spatial(c, x, sp));
+  dml_type_t o = mk(dt, x->rank);
+  o.dims[0] = x->dims[0];
+  o.dims[1] = wt->dims[0];
+  for (int32_t i = 0; i < nsp; i++)
+    DML_RETURN_IF_ERROR(window_out(c, &w, i, sp[i], 0, &o.dims[2 + i].value));
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+static dml_dtype_t in_dtype_or(const ictx_t *c, uint32_t i, dml_dtype_t dflt) {
+  const dml_type_t *t = in_t(c, i);
+  return t ? t->dtype : dflt;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
     case DML_OP_ABS:
@@ -2636,6 +2875,20 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_EYE_LIKE: return infer_eye_like(c);
     case DML_OP_LRN: return infer_lrn(c);
     case DML_OP_MEAN_VARIANCE_NORMALIZATION: return infer_mvn(c);
+    case DML_OP_RNN: return infer_rnn(c, 1);
+    case DML_OP_GRU: return infer_rnn(c, 3);
+    case DML_OP_LSTM: return infer_rnn(c, 4);
+    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
+    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: return infer_loss(c);
+    case DML_OP_QUANTIZE_LINEAR: return infer_quantize(c, 0);
+    case DML_OP_DEQUANTIZE_LINEAR: return infer_quantize(c, 1);
+    case DML_OP_DYNAMIC_QUANTIZE_LINEAR: return infer_dyn_quantize(c);
+    case DML_OP_MAT_MUL_INTEGER: return infer_qmatmul(c, 0, 1, DML_DTYPE_I32);
+    case DML_OP_QLINEAR_MAT_MUL:
+      return infer_qmatmul(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
+    case DML_OP_CONV_INTEGER: return infer_qconv(c, 0, 1, DML_DTYPE_I32);
+    case DML_OP_QLINEAR_CONV:
+      return infer_qconv(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
     case DML_OP_INVALID:
     case DML_OP_COUNT_: break;
   }

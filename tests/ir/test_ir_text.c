@@ -90,7 +90,7 @@ static void test_every_op_roundtrips(void) {
     unsigned k = 0;
     for (int ni = info->min_inputs; ni <= max_in; ni++)
       for (int no = info->min_outputs; no <= max_out; no++, k++) {
-        dml_ir_value_t *ins[8];
+        dml_ir_value_t *ins[16]; /* QLinearConv has 9 inputs */
         for (int i = 0; i < ni; i++) {
           ins[i] = pool[(i + k) % 8];
           if (i == 0) ins[i] = last;                               /* chain the nodes */

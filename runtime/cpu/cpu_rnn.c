@@ -1,0 +1,426 @@
+/*
+ * cpu_rnn.c — RNN, GRU and LSTM (ONNX operator spec, opsets 7 and 14:
+ * https://onnx.ai/onnx/operators/onnx__RNN.html, onnx__GRU.html,
+ * onnx__LSTM.html).
+ *
+ * Every attribute is supported: direction (forward, reverse,
+ * bidirectional), activations with activation_alpha/activation_beta, clip,
+ * hidden_size, linear_before_reset (GRU), input_forget (LSTM) and layout
+ * 0/1 (opset 14); optional inputs B, sequence_lens, initial_h, initial_c, P
+ * and optional outputs Y, Y_h, Y_c. f32 and f64; the arithmetic is done in
+ * double (a reference kernel: plain loops, no GEMM).
+ *
+ * Layout 0: X [seq, batch, input], Y [seq, dirs, batch, hidden],
+ * states [dirs, batch, hidden]. Layout 1: X [batch, seq, input],
+ * Y [batch, seq, dirs, hidden], states [batch, dirs, hidden].
+ * With sequence_lens, steps t >= len[b] of batch b are skipped: Y is 0
+ * there, Y_h/Y_c hold the state after the last valid step, and the
+ * reverse direction starts at step len[b]-1.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+enum { K_RNN, K_GRU, K_LSTM };
+
+/* Activation functions of the RNN family (spec, "Activation functions"). */
+enum {
+  A_RELU,
+  A_TANH,
+  A_SIGMOID,
+  A_AFFINE,
+  A_LEAKY_RELU,
+  A_THRESHOLDED_RELU,
+  A_SCALED_TANH,
+  A_HARD_SIGMOID,
+  A_ELU,
+  A_SOFTSIGN,
+  A_SOFTPLUS,
+};
+
+typedef struct {
+  int kind;
+  double alpha, beta;
+} act_t;
+
+typedef struct {
+  const char *name;
+  int kind, n_params; /* alpha only: 1; alpha and beta: 2 */
+  double alpha, beta; /* defaults, as the ONNX ops of the same name */
+} act_info_t;
+
+static const act_info_t k_acts[] = {
+    {"relu", A_RELU, 0, 0, 0},
+    {"tanh", A_TANH, 0, 0, 0},
+    {"sigmoid", A_SIGMOID, 0, 0, 0},
+    {"affine", A_AFFINE, 2, 1.0, 0.0},
+    {"leakyrelu", A_LEAKY_RELU, 1, 0.01, 0},
+    {"thresholdedrelu", A_THRESHOLDED_RELU, 1, 1.0, 0},
+    {"scaledtanh", A_SCALED_TANH, 2, 1.0, 1.0},
+    {"hardsigmoid", A_HARD_SIGMOID, 2, 0.2, 0.5},
+    {"elu", A_ELU, 1, 1.0, 0},
+    {"softsign", A_SOFTSIGN, 0, 0, 0},
+    {"softplus", A_SOFTPLUS, 0, 0, 0},
+};
+
+static double act_apply(const act_t *a, double x) {
+  switch (a->kind) {
+    case A_RELU: return x > 0 ? x : 0;
+    case A_TANH: return tanh(x);
+    case A_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case A_AFFINE: return a->alpha * x + a->beta;
+    case A_LEAKY_RELU: return x >= 0 ? x : a->alpha * x;
+    case A_THRESHOLDED_RELU: return x > a->alpha ? x : 0;
+    case A_SCALED_TANH: return a->alpha * tanh(a->beta * x);
+    case A_HARD_SIGMOID: {
+      double v = a->alpha * x + a->beta;
+      return v < 0 ? 0 : v > 1 ? 1 : v;
+    }
+    case A_ELU: return x >= 0 ? x : a->alpha * (exp(x) - 1);
+    case A_SOFTSIGN: return x / (1 + fabs(x));
+    case A_SOFTPLUS: return x > 30 ? x : log1p(exp(x));
+    default: return x;
+  }
+}
+
+static int name_eq_ci(const char *a, const char *b) {
+  for (; *a && *b; a++, b++)
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+  return *a == *b;
+}
+
+#define MAX_ACTS 6
+
+typedef struct {
+  int kind; /* K_RNN, K_GRU, K_LSTM */
+  int n_gates, n_acts, dirs, reverse_only, layout, lbr, input_forget;
+  int64_t S, B, I, H;
+  double clip; /* <= 0: none */
+  act_t acts[MAX_ACTS];
+} rnn_t;
+
+static dml_status_t read_acts(const dml_cpu_call_t *c, rnn_t *r) {
+  static const int dflt[3][3] = {
+      {A_TANH, 0, 0}, {A_SIGMOID, A_TANH, 0}, {A_SIGMOID, A_TANH, A_TANH}};
+  int need = r->n_acts * r->dirs;
+  for (int i = 0; i < need; i++) {
+    r->acts[i].kind = dflt[r->kind][i % r->n_acts];
+    r->acts[i].alpha = r->acts[i].beta = 0;
+  }
+  const dml_attr_t *a = dml_attr_find(c->attrs, c->n_attrs, "activations");
+  if (!a) return DML_OK;
+  if (a->kind != DML_ATTR_STRINGS)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "attribute 'activations' must be a list of strings");
+  /* One list per direction; a single direction's list is reused for both. */
+  if (a->n != (size_t)need && !(r->dirs == 2 && a->n == (size_t)r->n_acts))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "activations has %zu entries, expected %d", a->n, need);
+  size_t na = 0, nb = 0;
+  const double *al = dml_attr_floats(c->attrs, c->n_attrs, "activation_alpha", &na);
+  const double *be = dml_attr_floats(c->attrs, c->n_attrs, "activation_beta", &nb);
+  /* alpha and beta values are consumed in the order of the activations
+   * that take them; missing ones take the ONNX op's default. */
+  size_t ia = 0, ib = 0;
+  for (int i = 0; i < need; i++) {
+    const char *nm = a->strings[(size_t)i % a->n];
+    const act_info_t *info = NULL;
+    for (size_t k = 0; k < sizeof k_acts / sizeof k_acts[0]; k++)
+      if (nm && name_eq_ci(nm, k_acts[k].name)) info = &k_acts[k];
+    if (!info)
+      return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
+                           "activation '%s' is not supported", nm ? nm : "");
+    r->acts[i].kind = info->kind;
+    r->acts[i].alpha = info->alpha;
+    r->acts[i].beta = info->beta;
+    if (info->n_params >= 1 && ia < na) r->acts[i].alpha = al[ia++];
+    if (info->n_params >= 2 && ib < nb) r->acts[i].beta = be[ib++];
+  }
+  return DML_OK;
+}
+
+/* Reads attributes and checks every shape. */
+static dml_status_t rnn_geo(const dml_cpu_call_t *c, int kind, rnn_t *r) {
+  memset(r, 0, sizeof *r);
+  r->kind = kind;
+  r->n_gates = kind == K_RNN ? 1 : kind == K_GRU ? 3 : 4;
+  r->n_acts = kind == K_RNN ? 1 : kind == K_GRU ? 2 : 3;
+  const char *dir = dml_cpu_get_string(c, "direction", "forward");
+  if (strcmp(dir, "forward") == 0) {
+    r->dirs = 1;
+  } else if (strcmp(dir, "reverse") == 0) {
+    r->dirs = 1;
+    r->reverse_only = 1;
+  } else if (strcmp(dir, "bidirectional") == 0) {
+    r->dirs = 2;
+  } else {
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "direction '%s' is not valid",
+                         dir);
+  }
+  r->layout = (int)dml_cpu_get_int(c, "layout", 0);
+  if (r->layout != 0 && r->layout != 1)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "layout %d must be 0 or 1",
+                         r->layout);
+  r->lbr = dml_cpu_get_int(c, "linear_before_reset", 0) != 0;
+  r->input_forget = dml_cpu_get_int(c, "input_forget", 0) != 0;
+  r->clip = dml_attr_find(c->attrs, c->n_attrs, "clip")
+                ? dml_cpu_get_float(c, "clip", 0.0)
+                : 0.0;
+  if (dml_attr_find(c->attrs, c->n_attrs, "clip") && !(r->clip > 0))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "clip must be > 0");
+  DML_RETURN_IF_ERROR(read_acts(c, r));
+
+  const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[1], *rr = &c->inputs[2];
+  dml_dtype_t dt = x->dtype;
+  if (dt != DML_DTYPE_F32 && dt != DML_DTYPE_F64) return dml_cpu_err_dtype(c, "X", dt);
+  if (x->rank != 3 || w->rank != 3 || rr->rank != 3)
+    return dml_cpu_err_shapes(c, "X, W and R must have rank 3");
+  r->S = r->layout ? x->dims[1] : x->dims[0];
+  r->B = r->layout ? x->dims[0] : x->dims[1];
+  r->I = x->dims[2];
+  r->H = rr->dims[2];
+  int64_t hs = dml_cpu_get_int(c, "hidden_size", r->H);
+  int64_t G = r->n_gates;
+  if (hs != r->H || w->dims[0] != r->dirs || w->dims[1] != G * r->H ||
+      w->dims[2] != r->I || rr->dims[0] != r->dirs || rr->dims[1] != G * r->H)
+    return dml_cpu_err_shapes(c,
+                              "W must be [%d, %lld, %lld] and R [%d, %lld, %lld] "
+                              "(hidden_size %lld)",
+                              r->dirs, (long long)(G * r->H), (long long)r->I, r->dirs,
+                              (long long)(G * r->H), (long long)r->H, (long long)hs);
+  for (uint32_t i = 1; i < c->n_inputs; i++) {
+    const dml_tensor_t *t = dml_cpu_in(c, i);
+    if (!t || i == 4) continue;
+    if (t->dtype != dt) return dml_cpu_err_dtype(c, "input", t->dtype);
+  }
+  const dml_tensor_t *b = dml_cpu_in(c, 3), *sl = dml_cpu_in(c, 4);
+  if (b && (b->rank != 2 || b->dims[0] != r->dirs || b->dims[1] != 2 * G * r->H))
+    return dml_cpu_err_shapes(c, "B must be [%d, %lld]", r->dirs,
+                              (long long)(2 * G * r->H));
+  if (sl && (!dml_dtype_is_int(sl->dtype) || sl->rank != 1 || sl->dims[0] != r->B))
+    return dml_cpu_err_shapes(c, "sequence_lens must be an integer [%lld]",
+                              (long long)r->B);
+  int64_t s0 = r->layout ? r->B : r->dirs, s1 = r->layout ? r->dirs : r->B;
+  uint32_t n_state_in = kind == K_LSTM ? 2 : 1;
+  for (uint32_t k = 0; k < n_state_in; k++) {
+    const dml_tensor_t *t = dml_cpu_in(c, 5 + k);
+    if (t && (t->rank != 3 || t->dims[0] != s0 || t->dims[1] != s1 || t->dims[2] != r->H))
+      return dml_cpu_err_shapes(c, "initial state %u must be [%lld, %lld, %lld]", k,
+                                (long long)s0, (long long)s1, (long long)r->H);
+  }
+  if (kind == K_LSTM) {
+    const dml_tensor_t *p = dml_cpu_in(c, 7);
+    if (p && (p->rank != 2 || p->dims[0] != r->dirs || p->dims[1] != 3 * r->H))
+      return dml_cpu_err_shapes(c, "P must be [%d, %lld]", r->dirs,
+                                (long long)(3 * r->H));
+  }
+  const dml_tensor_t *y = dml_cpu_out(c, 0);
+  if (y) {
+    int64_t e0 = r->layout ? r->B : r->S, e1 = r->layout ? r->S : r->dirs,
+            e2 = r->layout ? r->dirs : r->B;
+    if (y->dtype != dt || y->rank != 4 || y->dims[0] != e0 || y->dims[1] != e1 ||
+        y->dims[2] != e2 || y->dims[3] != r->H)
+      return dml_cpu_err_shapes(c, "Y must be [%lld, %lld, %lld, %lld]", (long long)e0,
+                                (long long)e1, (long long)e2, (long long)r->H);
+  }
+  for (uint32_t k = 1; k < c->n_outputs; k++) {
+    const dml_tensor_t *t = dml_cpu_out(c, k);
+    if (t && (t->dtype != dt || t->rank != 3 || t->dims[0] != s0 || t->dims[1] != s1 ||
+              t->dims[2] != r->H))
+      return dml_cpu_err_shapes(c, "output %u must be [%lld, %lld, %lld]", k,
+                                (long long)s0, (long long)s1, (long long)r->H);
+  }
+  return DML_OK;
+}
+
+/* Scratch (doubles): h, c [B, H]; gates [B, G*H]; rh [B, H] (GRU). */
+static size_t rnn_scratch(const dml_cpu_call_t *c, int kind) {
+  const dml_tensor_t *x = &c->inputs[0], *rr = &c->inputs[2];
+  if (x->rank != 3 || rr->rank != 3) return 0;
+  int64_t layout = dml_cpu_get_int(c, "layout", 0);
+  int64_t B = layout ? x->dims[0] : x->dims[1], H = rr->dims[2];
+  int64_t G = kind == K_RNN ? 1 : kind == K_GRU ? 3 : 4, n;
+  if (B < 0 || H < 0 || __builtin_mul_overflow(B, H, &n) ||
+      __builtin_mul_overflow(n, G + 4, &n) ||
+      __builtin_mul_overflow(n, (int64_t)sizeof(double), &n))
+    return SIZE_MAX;
+  return (size_t)n;
+}
+
+static inline double ld(dml_dtype_t dt, const void *p, int64_t i) {
+  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+static inline void st(dml_dtype_t dt, void *p, int64_t i, double v) {
+  if (dt == DML_DTYPE_F32)
+    ((float *)p)[i] = (float)v;
+  else
+    ((double *)p)[i] = v;
+}
+
+static inline double clipv(const rnn_t *r, double v) {
+  if (r->clip > 0) v = v < -r->clip ? -r->clip : v > r->clip ? r->clip : v;
+  return v;
+}
+
+/* Runs direction d (reverse when rev) over the whole sequence. */
+static void rnn_dir(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
+                    double *scratch) {
+  const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[1], *rw = &c->inputs[2];
+  const dml_tensor_t *bt = dml_cpu_in(c, 3), *sl = dml_cpu_in(c, 4);
+  const dml_tensor_t *h0 = dml_cpu_in(c, 5);
+  const dml_tensor_t *c0 = r->kind == K_LSTM ? dml_cpu_in(c, 6) : NULL;
+  const dml_tensor_t *pt = r->kind == K_LSTM ? dml_cpu_in(c, 7) : NULL;
+  dml_tensor_t *y = dml_cpu_out(c, 0), *yh = dml_cpu_out(c, 1);
+  dml_tensor_t *yc = r->kind == K_LSTM ? dml_cpu_out(c, 2) : NULL;
+  dml_dtype_t dt = x->dtype;
+  const int64_t S = r->S, B = r->B, I = r->I, H = r->H, G = r->n_gates;
+  const int ND = r->dirs;
+  double *h = scratch, *cs = h + B * H, *g = cs + B * H, *rh = g + B * G * H,
+         *hn = rh + B * H;
+  const act_t *f = &r->acts[d * r->n_acts];
+  const act_t *ga = r->n_acts > 1 ? &r->acts[d * r->n_acts + 1] : f;
+  const act_t *ha = r->n_acts > 2 ? &r->acts[d * r->n_acts + 2] : f;
+  const int64_t woff = (int64_t)d * G * H * I, roff = (int64_t)d * G * H * H;
+  const int64_t boff = (int64_t)d * 2 * G * H, poff = (int64_t)d * 3 * H;
+#define SIDX(b, j) (r->layout ? (((b)*ND + d) * H + (j)) : ((d * B + (b)) * H + (j)))
+#define XIDX(t, b, i) (r->layout ? (((b)*S + (t)) * I + (i)) : (((t)*B + (b)) * I + (i)))
+#define YIDX(t, b, j)                               \
+  (r->layout ? ((((b)*S + (t)) * ND + d) * H + (j)) \
+             : ((((t)*ND + d) * B + (b)) * H + (j)))
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t j = 0; j < H; j++) {
+      h[b * H + j] = h0 ? ld(dt, h0->data, SIDX(b, j)) : 0.0;
+      cs[b * H + j] = c0 ? ld(dt, c0->data, SIDX(b, j)) : 0.0;
+    }
+  if (y)
+    for (int64_t t = 0; t < S; t++)
+      for (int64_t b = 0; b < B; b++)
+        for (int64_t j = 0; j < H; j++) st(dt, y->data, YIDX(t, b, j), 0.0);
+  for (int64_t step = 0; step < S; step++) {
+    for (int64_t b = 0; b < B; b++) {
+      int64_t len = sl ? dml_load_i64(sl->dtype, sl->data, (size_t)b) : S;
+      if (len > S) len = S;
+      if (step >= len) continue;
+      int64_t t = rev ? len - 1 - step : step;
+      double *gb = g + b * G * H, *hb = h + b * H, *cb = cs + b * H;
+      /* gates = X_t W^T + Wb (+ H_{t-1} R^T + Rb, except GRU's h gate) */
+      for (int64_t k = 0; k < G * H; k++) {
+        double acc = bt ? ld(dt, bt->data, boff + k) : 0.0;
+        for (int64_t i = 0; i < I; i++)
+          acc += ld(dt, x->data, XIDX(t, b, i)) * ld(dt, w->data, woff + k * I + i);
+        int gru_h = r->kind == K_GRU && k >= 2 * H;
+        if (!gru_h || r->lbr) {
+          /* GRU with linear_before_reset keeps (H R_h^T + Rb_h) apart. */
+          double racc = bt ? ld(dt, bt->data, boff + G * H + k) : 0.0;
+          for (int64_t i = 0; i < H; i++)
+            racc += hb[i] * ld(dt, rw->data, roff + k * H + i);
+          if (gru_h)
+            rh[b * H + (k - 2 * H)] = racc;
+          else
+            acc += racc;
+        }
+        gb[k] = acc;
+      }
+      if (r->kind == K_RNN) {
+        for (int64_t j = 0; j < H; j++) hn[b * H + j] = act_apply(f, clipv(r, gb[j]));
+      } else if (r->kind == K_GRU) {
+        /* gate order z, r, h */
+        double *z = gb, *rg = gb + H, *hh = gb + 2 * H;
+        for (int64_t j = 0; j < H; j++) {
+          z[j] = act_apply(f, clipv(r, z[j]));
+          rg[j] = act_apply(f, clipv(r, rg[j]));
+        }
+        for (int64_t j = 0; j < H; j++) {
+          double v = hh[j];
+          if (r->lbr) {
+            v += rg[j] * rh[b * H + j];
+          } else {
+            double racc = bt ? ld(dt, bt->data, boff + G * H + 2 * H + j) : 0.0;
+            for (int64_t i = 0; i < H; i++)
+              racc += rg[i] * hb[i] * ld(dt, rw->data, roff + (2 * H + j) * H + i);
+            v += racc;
+          }
+          double ht = act_apply(ga, clipv(r, v));
+          hn[b * H + j] = (1.0 - z[j]) * ht + z[j] * hb[j];
+        }
+      } else {
+        /* gate order i, o, f, c; peepholes P = [Pi, Po, Pf] */
+        double *ig = gb, *og = gb + H, *fg = gb + 2 * H, *cg = gb + 3 * H;
+        for (int64_t j = 0; j < H; j++) {
+          double pi = pt ? ld(dt, pt->data, poff + j) : 0.0;
+          double po = pt ? ld(dt, pt->data, poff + H + j) : 0.0;
+          double pf = pt ? ld(dt, pt->data, poff + 2 * H + j) : 0.0;
+          double iv = act_apply(f, clipv(r, ig[j] + pi * cb[j]));
+          double fv =
+              r->input_forget ? 1.0 - iv : act_apply(f, clipv(r, fg[j] + pf * cb[j]));
+          double cv = act_apply(ga, clipv(r, cg[j]));
+          double cn = fv * cb[j] + iv * cv;
+          double ov = act_apply(f, clipv(r, og[j] + po * cn));
+          cb[j] = cn;
+          hn[b * H + j] = ov * act_apply(ha, cn);
+        }
+      }
+      for (int64_t j = 0; j < H; j++) {
+        hb[j] = hn[b * H + j];
+        if (y) st(dt, y->data, YIDX(t, b, j), hb[j]);
+      }
+    }
+  }
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t j = 0; j < H; j++) {
+      if (yh) st(dt, yh->data, SIDX(b, j), h[b * H + j]);
+      if (yc) st(dt, yc->data, SIDX(b, j), cs[b * H + j]);
+    }
+#undef SIDX
+#undef XIDX
+#undef YIDX
+}
+
+static dml_status_t rnn_run(const dml_cpu_call_t *c, int kind) {
+  rnn_t r;
+  DML_RETURN_IF_ERROR(rnn_geo(c, kind, &r));
+  const dml_tensor_t *sl = dml_cpu_in(c, 4);
+  for (int64_t b = 0; sl && b < r.B; b++) {
+    int64_t len = dml_load_i64(sl->dtype, sl->data, (size_t)b);
+    if (len < 0 || len > r.S)
+      return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,
+                           "sequence_lens[%lld] = %lld is outside [0, %lld]",
+                           (long long)b, (long long)len, (long long)r.S);
+  }
+  if (r.B * r.H > 0 && (!c->scratch || c->scratch_bytes < rnn_scratch(c, kind)))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch is too small");
+  for (int d = 0; d < r.dirs; d++)
+    rnn_dir(c, &r, d, r.reverse_only || d == 1, (double *)c->scratch);
+  return DML_OK;
+}
+
+/* RNN: H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb) (spec, "Equations"). */
+dml_status_t dml_cpuk_RNN(const dml_cpu_call_t *c) {
+  return rnn_run(c, K_RNN);
+}
+size_t dml_cpus_RNN(const dml_cpu_call_t *c, int threads) {
+  (void)threads;
+  return rnn_scratch(c, K_RNN);
+}
+
+/* GRU, gates z, r, h (spec, "Equations"; linear_before_reset applies
+ * r (.) (H_{t-1} R_h^T + Rb_h)). */
+dml_status_t dml_cpuk_GRU(const dml_cpu_call_t *c) {
+  return rnn_run(c, K_GRU);
+}
+size_t dml_cpus_GRU(const dml_cpu_call_t *c, int threads) {
+  (void)threads;
+  return rnn_scratch(c, K_GRU);
+}
+
+/* LSTM, gates i, o, f, c, peepholes P = [Pi, Po, Pf] (spec, "Equations");
+ * input_forget couples the gates as f = 1 - i (as onnxruntime). */
+dml_status_t dml_cpuk_LSTM(const dml_cpu_call_t *c) {
+  return rnn_run(c, K_LSTM);
+}
+size_t dml_cpus_LSTM(const dml_cpu_call_t *c, int threads) {
+  (void)threads;
+  return rnn_scratch(c, K_LSTM);
+}

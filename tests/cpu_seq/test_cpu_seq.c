@@ -1,0 +1,557 @@
+/*
+ * test_cpu_seq.c — RNN/GRU/LSTM, the loss ops and the quantization ops
+ * against independent naive references written out from the ONNX spec
+ * equations, and against the spec's worked examples.
+ *
+ * Tolerances: recurrent f32 outputs within 1e-5 of a double reference
+ * (the kernel computes in double and rounds once); f64 within 1e-12; loss
+ * values within 1e-5 relative; quantized values exact.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_test_util.h"
+
+static dml_attr_t attr_strs(const char *name, const char *const *v, size_t n) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = name, a.kind = DML_ATTR_STRINGS, a.strings = v, a.n = n;
+  return a;
+}
+static dml_attr_t attr_fs(const char *name, const double *v, size_t n) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = name, a.kind = DML_ATTR_FLOATS, a.floats = v, a.n = n;
+  return a;
+}
+
+static double sigm(double x) {
+  return 1.0 / (1.0 + exp(-x));
+}
+
+/* ==== LSTM reference: one direction, layout 0, spec equations ========== */
+
+/* X [S,B,I], W [4H,I], R [4H,H], Bias [8H] or NULL, P [3H] or NULL,
+ * h0/c0 [B,H] or NULL. Y [S,B,H] (0 where t >= len[b]), Yh/Yc [B,H]. */
+static void ref_lstm(int S, int B, int I, int H, const float *X, const float *W,
+                     const float *R, const float *Bias, const float *P, const float *h0,
+                     const float *c0, const int *len, int reverse, int input_forget,
+                     double clip, double *Y, double *Yh, double *Yc) {
+  for (int b = 0; b < B; b++) {
+    double h[16], cc[16];
+    for (int j = 0; j < H; j++) {
+      h[j] = h0 ? h0[b * H + j] : 0;
+      cc[j] = c0 ? c0[b * H + j] : 0;
+    }
+    for (int t = 0; t < S; t++)
+      for (int j = 0; j < H; j++) Y[(t * B + b) * H + j] = 0;
+    int L = len ? len[b] : S;
+    for (int s = 0; s < L; s++) {
+      int t = reverse ? L - 1 - s : s;
+      double pre[4][16];
+      for (int g = 0; g < 4; g++)
+        for (int j = 0; j < H; j++) {
+          int row = g * H + j;
+          double v = Bias ? (double)Bias[row] + Bias[4 * H + row] : 0;
+          for (int i = 0; i < I; i++)
+            v += (double)X[(t * B + b) * I + i] * W[row * I + i];
+          for (int i = 0; i < H; i++) v += h[i] * R[row * H + i];
+          pre[g][j] = v;
+        }
+      double hn[16];
+      for (int j = 0; j < H; j++) {
+#define CL(v) (clip > 0 ? fmin(clip, fmax(-clip, (v))) : (v))
+        double it = sigm(CL(pre[0][j] + (P ? P[j] * cc[j] : 0)));
+        double ft =
+            input_forget ? 1 - it : sigm(CL(pre[2][j] + (P ? P[2 * H + j] * cc[j] : 0)));
+        double ct = tanh(CL(pre[3][j]));
+        double Ct = ft * cc[j] + it * ct;
+        double ot = sigm(CL(pre[1][j] + (P ? P[H + j] * Ct : 0)));
+#undef CL
+        cc[j] = Ct;
+        hn[j] = ot * tanh(Ct);
+      }
+      for (int j = 0; j < H; j++) {
+        h[j] = hn[j];
+        Y[(t * B + b) * H + j] = h[j];
+      }
+    }
+    for (int j = 0; j < H; j++) {
+      Yh[b * H + j] = h[j];
+      Yc[b * H + j] = cc[j];
+    }
+  }
+}
+
+/* Bidirectional LSTM with every optional input, sequence_lens and clip,
+ * layout 0 and layout 1. */
+static void test_lstm_bidirectional(void) {
+  enum { S = 4, B = 3, I = 3, H = 2, ND = 2 };
+  float *X = frand_buf(S * B * I), *W = frand_buf(ND * 4 * H * I);
+  float *R = frand_buf(ND * 4 * H * H), *Bi = frand_buf(ND * 8 * H);
+  float *P = frand_buf(ND * 3 * H), *h0 = frand_buf(ND * B * H),
+        *c0 = frand_buf(ND * B * H);
+  int32_t lens[B] = {4, 2, 3};
+  int lensi[B] = {4, 2, 3};
+  for (int layout = 0; layout < 2; layout++) {
+    /* layout 1: X [B,S,I], states [B,ND,H], Y [B,S,ND,H] */
+    float Xl[S * B * I], h0l[ND * B * H], c0l[ND * B * H];
+    for (int t = 0; t < S; t++)
+      for (int b = 0; b < B; b++)
+        for (int i = 0; i < I; i++)
+          Xl[layout ? (b * S + t) * I + i : (t * B + b) * I + i] = X[(t * B + b) * I + i];
+    for (int d = 0; d < ND; d++)
+      for (int b = 0; b < B; b++)
+        for (int j = 0; j < H; j++) {
+          int src = (d * B + b) * H + j, dst = layout ? (b * ND + d) * H + j : src;
+          h0l[dst] = h0[src];
+          c0l[dst] = c0[src];
+        }
+    float Y[S * ND * B * H], Yh[ND * B * H], Yc[ND * B * H];
+    dml_tensor_t in[8] = {
+        layout ? tens(DML_DTYPE_F32, Xl, 3, D(B), D(S), D(I))
+               : tens(DML_DTYPE_F32, Xl, 3, D(S), D(B), D(I)),
+        tens(DML_DTYPE_F32, W, 3, D(ND), D(4 * H), D(I)),
+        tens(DML_DTYPE_F32, R, 3, D(ND), D(4 * H), D(H)),
+        tens(DML_DTYPE_F32, Bi, 2, D(ND), D(8 * H)),
+        tens(DML_DTYPE_I32, lens, 1, D(B)),
+        layout ? tens(DML_DTYPE_F32, h0l, 3, D(B), D(ND), D(H))
+               : tens(DML_DTYPE_F32, h0l, 3, D(ND), D(B), D(H)),
+        layout ? tens(DML_DTYPE_F32, c0l, 3, D(B), D(ND), D(H))
+               : tens(DML_DTYPE_F32, c0l, 3, D(ND), D(B), D(H)),
+        tens(DML_DTYPE_F32, P, 2, D(ND), D(3 * H)),
+    };
+    dml_tensor_t out[3] = {
+        layout ? tens(DML_DTYPE_F32, Y, 4, D(B), D(S), D(ND), D(H))
+               : tens(DML_DTYPE_F32, Y, 4, D(S), D(ND), D(B), D(H)),
+        layout ? tens(DML_DTYPE_F32, Yh, 3, D(B), D(ND), D(H))
+               : tens(DML_DTYPE_F32, Yh, 3, D(ND), D(B), D(H)),
+        layout ? tens(DML_DTYPE_F32, Yc, 3, D(B), D(ND), D(H))
+               : tens(DML_DTYPE_F32, Yc, 3, D(ND), D(B), D(H)),
+    };
+    dml_attr_t at[4] = {attr_s("direction", "bidirectional"), attr_i("hidden_size", H),
+                        attr_i("layout", layout), attr_f("clip", 0.7)};
+    CHECK_OK(run_op(DML_OP_LSTM, in, 8, out, 3, at, 4));
+    for (int d = 0; d < ND; d++) {
+      double rY[S * B * H], rYh[B * H], rYc[B * H];
+      ref_lstm(S, B, I, H, X, W + d * 4 * H * I, R + d * 4 * H * H, Bi + d * 8 * H,
+               P + d * 3 * H, h0 + d * B * H, c0 + d * B * H, lensi, d == 1, 0, 0.7, rY,
+               rYh, rYc);
+      double err = 0;
+      for (int t = 0; t < S; t++)
+        for (int b = 0; b < B; b++)
+          for (int j = 0; j < H; j++) {
+            int yi =
+                layout ? ((b * S + t) * ND + d) * H + j : ((t * ND + d) * B + b) * H + j;
+            err = fmax(err, fabs(Y[yi] - rY[(t * B + b) * H + j]));
+          }
+      for (int b = 0; b < B; b++)
+        for (int j = 0; j < H; j++) {
+          int si = layout ? (b * ND + d) * H + j : (d * B + b) * H + j;
+          err = fmax(err, fabs(Yh[si] - rYh[b * H + j]));
+          err = fmax(err, fabs(Yc[si] - rYc[b * H + j]));
+        }
+      CHECK_NEAR(err, 0, 1e-5);
+    }
+  }
+  free(X), free(W), free(R), free(Bi), free(P), free(h0), free(c0);
+}
+
+/* Reverse, input_forget, no bias/peepholes/initial state, f64. */
+static void test_lstm_reverse_input_forget_f64(void) {
+  enum { S = 3, B = 2, I = 2, H = 3 };
+  float *X = frand_buf(S * B * I), *W = frand_buf(4 * H * I), *R = frand_buf(4 * H * H);
+  double Xd[S * B * I], Wd[4 * H * I], Rd[4 * H * H], Y[S * B * H], Yh[B * H], Yc[B * H];
+  for (int i = 0; i < S * B * I; i++) Xd[i] = X[i];
+  for (int i = 0; i < 4 * H * I; i++) Wd[i] = W[i];
+  for (int i = 0; i < 4 * H * H; i++) Rd[i] = R[i];
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F64, Xd, 3, D(S), D(B), D(I)),
+                        tens(DML_DTYPE_F64, Wd, 3, D(1), D(4 * H), D(I)),
+                        tens(DML_DTYPE_F64, Rd, 3, D(1), D(4 * H), D(H))};
+  dml_tensor_t out[3] = {tens(DML_DTYPE_F64, Y, 4, D(S), D(1), D(B), D(H)),
+                         tens(DML_DTYPE_F64, Yh, 3, D(1), D(B), D(H)),
+                         tens(DML_DTYPE_F64, Yc, 3, D(1), D(B), D(H))};
+  dml_attr_t at[2] = {attr_s("direction", "reverse"), attr_i("input_forget", 1)};
+  CHECK_OK(run_op(DML_OP_LSTM, in, 3, out, 3, at, 2));
+  double rY[S * B * H], rYh[B * H], rYc[B * H];
+  ref_lstm(S, B, I, H, X, W, R, NULL, NULL, NULL, NULL, NULL, 1, 1, 0, rY, rYh, rYc);
+  for (int i = 0; i < B * H; i++) {
+    CHECK_NEAR(Yh[i], rYh[i], 1e-12);
+    CHECK_NEAR(Yc[i], rYc[i], 1e-12);
+  }
+  for (int i = 0; i < S * B * H; i++) CHECK_NEAR(Y[i], rY[i], 1e-12);
+  free(X), free(W), free(R);
+}
+
+/* ==== GRU reference (spec equations, both linear_before_reset forms) === */
+
+static void test_gru(void) {
+  enum { S = 3, B = 2, I = 3, H = 4 };
+  float *X = frand_buf(S * B * I), *W = frand_buf(3 * H * I), *R = frand_buf(3 * H * H);
+  float *Bi = frand_buf(6 * H), *h0 = frand_buf(B * H);
+  for (int lbr = 0; lbr < 2; lbr++) {
+    float Y[S * B * H], Yh[B * H];
+    dml_tensor_t in[6] = {tens(DML_DTYPE_F32, X, 3, D(S), D(B), D(I)),
+                          tens(DML_DTYPE_F32, W, 3, D(1), D(3 * H), D(I)),
+                          tens(DML_DTYPE_F32, R, 3, D(1), D(3 * H), D(H)),
+                          tens(DML_DTYPE_F32, Bi, 2, D(1), D(6 * H)),
+                          absent(),
+                          tens(DML_DTYPE_F32, h0, 3, D(1), D(B), D(H))};
+    dml_tensor_t out[2] = {tens(DML_DTYPE_F32, Y, 4, D(S), D(1), D(B), D(H)),
+                           tens(DML_DTYPE_F32, Yh, 3, D(1), D(B), D(H))};
+    dml_attr_t at[2] = {attr_i("hidden_size", H), attr_i("linear_before_reset", lbr)};
+    CHECK_OK(run_op(DML_OP_GRU, in, 6, out, 2, at, 2));
+    double err = 0;
+    for (int b = 0; b < B; b++) {
+      double h[H];
+      for (int j = 0; j < H; j++) h[j] = h0[b * H + j];
+      for (int t = 0; t < S; t++) {
+        const float *x = X + (t * B + b) * I;
+        double z[H], r[H], hn[H];
+        for (int j = 0; j < H; j++) {
+          double az = Bi[j] + Bi[3 * H + j], ar = Bi[H + j] + Bi[4 * H + j];
+          for (int i = 0; i < I; i++) {
+            az += x[i] * W[j * I + i];
+            ar += x[i] * W[(H + j) * I + i];
+          }
+          for (int i = 0; i < H; i++) {
+            az += h[i] * R[j * H + i];
+            ar += h[i] * R[(H + j) * H + i];
+          }
+          z[j] = sigm(az);
+          r[j] = sigm(ar);
+        }
+        for (int j = 0; j < H; j++) {
+          double xh = Bi[2 * H + j], rh = Bi[5 * H + j];
+          for (int i = 0; i < I; i++) xh += x[i] * W[(2 * H + j) * I + i];
+          if (lbr) {
+            for (int i = 0; i < H; i++) rh += h[i] * R[(2 * H + j) * H + i];
+            hn[j] = tanh(xh + r[j] * rh);
+          } else {
+            for (int i = 0; i < H; i++) rh += r[i] * h[i] * R[(2 * H + j) * H + i];
+            hn[j] = tanh(xh + rh);
+          }
+        }
+        for (int j = 0; j < H; j++) {
+          h[j] = (1 - z[j]) * hn[j] + z[j] * h[j];
+          err = fmax(err, fabs(Y[(t * B + b) * H + j] - h[j]));
+        }
+      }
+      for (int j = 0; j < H; j++) err = fmax(err, fabs(Yh[b * H + j] - h[j]));
+    }
+    CHECK_NEAR(err, 0, 1e-5);
+  }
+  free(X), free(W), free(R), free(Bi), free(h0);
+}
+
+/* RNN with activations LeakyRelu(alpha) forward / ScaledTanh(alpha, beta)
+ * backward: alpha and beta consumed in order. */
+static void test_rnn_activations(void) {
+  enum { S = 3, B = 2, I = 2, H = 3 };
+  float *X = frand_buf(S * B * I), *W = frand_buf(2 * H * I), *R = frand_buf(2 * H * H);
+  float Y[S * 2 * B * H], Yh[2 * B * H];
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, X, 3, D(S), D(B), D(I)),
+                        tens(DML_DTYPE_F32, W, 3, D(2), D(H), D(I)),
+                        tens(DML_DTYPE_F32, R, 3, D(2), D(H), D(H))};
+  dml_tensor_t out[2] = {tens(DML_DTYPE_F32, Y, 4, D(S), D(2), D(B), D(H)),
+                         tens(DML_DTYPE_F32, Yh, 3, D(2), D(B), D(H))};
+  static const char *const acts[2] = {"LeakyRelu", "ScaledTanh"};
+  static const double alpha[2] = {0.3, 1.5}, beta[1] = {0.5};
+  dml_attr_t at[5] = {attr_s("direction", "bidirectional"),
+                      attr_strs("activations", acts, 2),
+                      attr_fs("activation_alpha", alpha, 2),
+                      attr_fs("activation_beta", beta, 1), attr_i("hidden_size", H)};
+  CHECK_OK(run_op(DML_OP_RNN, in, 3, out, 2, at, 5));
+  double err = 0;
+  for (int d = 0; d < 2; d++)
+    for (int b = 0; b < B; b++) {
+      double h[H] = {0};
+      for (int s = 0; s < S; s++) {
+        int t = d ? S - 1 - s : s;
+        double hn[H];
+        for (int j = 0; j < H; j++) {
+          double v = 0;
+          for (int i = 0; i < I; i++)
+            v += X[(t * B + b) * I + i] * W[(d * H + j) * I + i];
+          for (int i = 0; i < H; i++) v += h[i] * R[(d * H + j) * H + i];
+          hn[j] = d == 0 ? (v >= 0 ? v : 0.3 * v) : 1.5 * tanh(0.5 * v);
+        }
+        memcpy(h, hn, sizeof h);
+      }
+      for (int j = 0; j < H; j++) err = fmax(err, fabs(Yh[(d * B + b) * H + j] - h[j]));
+    }
+  CHECK_NEAR(err, 0, 1e-5);
+  /* unknown activation name and bad sequence_lens */
+  static const char *const bad[2] = {"Swish", "Tanh"};
+  dml_attr_t at2[2] = {attr_s("direction", "bidirectional"),
+                       attr_strs("activations", bad, 2)};
+  CHECK_ERROR(run_op(DML_OP_RNN, in, 3, out, 2, at2, 2), DML_STATUS_UNIMPLEMENTED,
+              "activation 'Swish' is not supported");
+  int32_t lens[B] = {1, 7};
+  dml_tensor_t in2[5] = {in[0], in[1], in[2], absent(),
+                         tens(DML_DTYPE_I32, lens, 1, D(B))};
+  CHECK_ERROR(run_op(DML_OP_RNN, in2, 5, out, 2, at, 5), DML_STATUS_OUT_OF_RANGE,
+              "sequence_lens[1] = 7 is outside [0, 3]");
+  free(X), free(W), free(R);
+}
+
+static void test_rnn_errors(void) {
+  float x[6] = {0}, w[6] = {0}, r[4] = {0}, y[4], yh[4];
+  int32_t xi[6] = {0};
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 3, D(1), D(2), D(3)),
+                        tens(DML_DTYPE_F32, w, 3, D(1), D(2), D(3)),
+                        tens(DML_DTYPE_F32, r, 3, D(1), D(2), D(2))};
+  dml_tensor_t out[2] = {tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(2), D(2)),
+                         tens(DML_DTYPE_F32, yh, 3, D(1), D(2), D(2))};
+  dml_attr_t hs = attr_i("hidden_size", 3);
+  CHECK_ERROR(run_op(DML_OP_RNN, in, 3, out, 2, &hs, 1), DML_STATUS_INVALID_ARGUMENT,
+              "hidden_size 3");
+  dml_attr_t dir = attr_s("direction", "sideways");
+  CHECK_ERROR(run_op(DML_OP_RNN, in, 3, out, 2, &dir, 1), DML_STATUS_INVALID_ARGUMENT,
+              "direction 'sideways' is not valid");
+  in[0] = tens(DML_DTYPE_I32, xi, 3, D(1), D(2), D(3));
+  CHECK_ERROR(run_op(DML_OP_RNN, in, 3, out, 2, NULL, 0), DML_STATUS_UNIMPLEMENTED,
+              "X dtype i32 is not supported by RNN");
+}
+
+/* ==== losses ============================================================ */
+
+static void test_nll_loss(void) {
+  /* input [N=2, C=3, d=2], target [2, 2], weight [3] */
+  float x[12], w[3] = {0.5f, 1.0f, 2.0f};
+  for (int i = 0; i < 12; i++) x[i] = (float)(i + 1) * 0.1f - 0.7f;
+  int64_t tg[4] = {0, 2, 1, -1};
+  float none[4], sum, mean;
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 3, D(2), D(3), D(2)),
+                        tens(DML_DTYPE_I64, tg, 2, D(2), D(2)),
+                        tens(DML_DTYPE_F32, w, 1, D(3))};
+  /* loss[n,d] = -x[n, t, d] * w[t]; ignored: 0 */
+  double ref[4] = {-x[0 * 6 + 0 * 2 + 0] * 0.5, -x[0 * 6 + 2 * 2 + 1] * 2.0,
+                   -x[1 * 6 + 1 * 2 + 0] * 1.0, 0};
+  double wsum = 0.5 + 2.0 + 1.0;
+  dml_attr_t at[2] = {attr_s("reduction", "none"), attr_i("ignore_index", -1)};
+  dml_tensor_t o = tens(DML_DTYPE_F32, none, 2, D(2), D(2));
+  CHECK_OK(run_op(DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, in, 3, &o, 1, at, 2));
+  for (int i = 0; i < 4; i++) CHECK_NEAR(none[i], ref[i], 1e-6);
+  at[0] = attr_s("reduction", "sum");
+  o = tens(DML_DTYPE_F32, &sum, 0);
+  CHECK_OK(run_op(DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, in, 3, &o, 1, at, 2));
+  CHECK_NEAR(sum, ref[0] + ref[1] + ref[2], 1e-6);
+  at[0] = attr_s("reduction", "mean");
+  o = tens(DML_DTYPE_F32, &mean, 0);
+  CHECK_OK(run_op(DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, in, 3, &o, 1, at, 2));
+  CHECK_NEAR(mean, (ref[0] + ref[1] + ref[2]) / wsum, 1e-6);
+  /* without ignore_index, -1 is out of range */
+  CHECK_ERROR(run_op(DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, in, 3, &o, 1, at, 1),
+              DML_STATUS_OUT_OF_RANGE, "target -1 at [1, 1] is outside [0, 3)");
+  /* mean without weight: divide by the number of non-ignored targets */
+  CHECK_OK(run_op(DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS, in, 2, &o, 1, at, 2));
+  CHECK_NEAR(mean, (ref[0] / 0.5 + ref[1] / 2.0 + ref[2]) / 3.0, 1e-6);
+}
+
+static void test_softmax_cross_entropy(void) {
+  /* scores [N=3, C=4] f64, labels [3] i32, reduction mean, log_prob */
+  double x[12], lp[12], loss;
+  for (int i = 0; i < 12; i++) x[i] = sin(i * 1.3) * 3;
+  int32_t lab[3] = {3, 0, 2};
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F64, x, 2, D(3), D(4)),
+                        tens(DML_DTYPE_I32, lab, 1, D(3))};
+  dml_tensor_t out[2] = {tens(DML_DTYPE_F64, &loss, 0),
+                         tens(DML_DTYPE_F64, lp, 2, D(3), D(4))};
+  CHECK_OK(run_op(DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS, in, 2, out, 2, NULL, 0));
+  double ref = 0;
+  for (int n = 0; n < 3; n++) {
+    double s = 0;
+    for (int k = 0; k < 4; k++) s += exp(x[n * 4 + k]);
+    for (int k = 0; k < 4; k++) CHECK_NEAR(lp[n * 4 + k], x[n * 4 + k] - log(s), 1e-12);
+    ref += -(x[n * 4 + lab[n]] - log(s)) / 3;
+  }
+  CHECK_NEAR(loss, ref, 1e-12);
+  /* without log_prob output (scratch path), sum */
+  dml_attr_t at = attr_s("reduction", "sum");
+  double sum;
+  dml_tensor_t o1 = tens(DML_DTYPE_F64, &sum, 0);
+  CHECK_OK(run_op(DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS, in, 2, &o1, 1, &at, 1));
+  CHECK_NEAR(sum, ref * 3, 1e-12);
+  dml_attr_t bad = attr_s("reduction", "max");
+  CHECK_ERROR(run_op(DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS, in, 2, &o1, 1, &bad, 1),
+              DML_STATUS_INVALID_ARGUMENT, "reduction 'max' must be none, sum or mean");
+}
+
+/* ==== quantization ===================================================== */
+
+static void test_quantize_linear(void) {
+  /* per tensor, u8, ties to even, saturation */
+  float x[8] = {0.0f, 1.0f, 3.0f, 5.0f, -2.0f, 1000.0f, -1000.0f, 2.9f};
+  float s = 2.0f;
+  uint8_t zp = 128, y[8];
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 1, D(8)), tens(DML_DTYPE_F32, &s, 0),
+                        tens(DML_DTYPE_U8, &zp, 0)};
+  dml_tensor_t o = tens(DML_DTYPE_U8, y, 1, D(8));
+  CHECK_OK(run_op(DML_OP_QUANTIZE_LINEAR, in, 3, &o, 1, NULL, 0));
+  /* 0, 0.5->0, 1.5->2, 2.5->2, -1, 500->255, -500->0, 1.45->1 */
+  const uint8_t ref[8] = {128, 128, 130, 130, 127, 255, 0, 129};
+  for (int i = 0; i < 8; i++) CHECK(y[i] == ref[i]);
+  /* per axis (axis 1 of [2, 3]), i8 */
+  float xa[6] = {1, 2, 3, -4, -5, -600};
+  float sa[3] = {1, 2, 4};
+  int8_t za[3] = {0, 1, -1}, ya[6];
+  dml_tensor_t ina[3] = {tens(DML_DTYPE_F32, xa, 2, D(2), D(3)),
+                         tens(DML_DTYPE_F32, sa, 1, D(3)),
+                         tens(DML_DTYPE_I8, za, 1, D(3))};
+  dml_tensor_t oa = tens(DML_DTYPE_I8, ya, 2, D(2), D(3));
+  CHECK_OK(run_op(DML_OP_QUANTIZE_LINEAR, ina, 3, &oa, 1, NULL, 0));
+  const int8_t refa[6] = {1, 2, 0, -4, -1, -128};
+  for (int i = 0; i < 6; i++) CHECK(ya[i] == refa[i]);
+  /* and back */
+  float yd[6];
+  dml_tensor_t ind[3] = {oa, ina[1], ina[2]};
+  dml_tensor_t od = tens(DML_DTYPE_F32, yd, 2, D(2), D(3));
+  CHECK_OK(run_op(DML_OP_DEQUANTIZE_LINEAR, ind, 3, &od, 1, NULL, 0));
+  const float refd[6] = {1, 2, 4, -4, -4, -508};
+  for (int i = 0; i < 6; i++) CHECK_NEAR(yd[i], refd[i], 0);
+  /* axis 0 does not match 3 scales */
+  dml_attr_t ax = attr_i("axis", 0);
+  CHECK_ERROR(run_op(DML_OP_QUANTIZE_LINEAR, ina, 3, &oa, 1, &ax, 1),
+              DML_STATUS_INVALID_ARGUMENT, "scale has 3 elements, axis 0 has 2");
+}
+
+/* The spec's example (onnx__DynamicQuantizeLinear); 0.5 / scale is 25.5 in f32,
+ * which rounds to even (26), so the last value is 179 as in ONNX's node test
+ * data (the spec text says 178). */
+static void test_dynamic_quantize(void) {
+  float x[6] = {0, 2, -3, -2.5f, 1.34f, 0.5f};
+  uint8_t y[6], zp;
+  float sc;
+  dml_tensor_t in = tens(DML_DTYPE_F32, x, 1, D(6));
+  dml_tensor_t out[3] = {tens(DML_DTYPE_U8, y, 1, D(6)), tens(DML_DTYPE_F32, &sc, 0),
+                         tens(DML_DTYPE_U8, &zp, 0)};
+  CHECK_OK(run_op(DML_OP_DYNAMIC_QUANTIZE_LINEAR, &in, 1, out, 3, NULL, 0));
+  CHECK_NEAR(sc, 5.0 / 255, 1e-7);
+  CHECK(zp == 153);
+  const uint8_t ref[6] = {153, 255, 0, 26, 221, 179}; /* as ONNX's test data */
+  for (int i = 0; i < 6; i++) CHECK(y[i] == ref[i]);
+}
+
+/* MatMulInteger: the spec's example; QLinearMatMul against dequantize ->
+ * matmul -> quantize in double. */
+static void test_matmul_integer(void) {
+  uint8_t a[12] = {11, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0}, azp = 12;
+  uint8_t b[6] = {1, 4, 2, 5, 3, 6}, bzp = 0;
+  int32_t y[8];
+  dml_tensor_t in[4] = {tens(DML_DTYPE_U8, a, 2, D(4), D(3)),
+                        tens(DML_DTYPE_U8, b, 2, D(3), D(2)), tens(DML_DTYPE_U8, &azp, 0),
+                        tens(DML_DTYPE_U8, &bzp, 0)};
+  dml_tensor_t o = tens(DML_DTYPE_I32, y, 2, D(4), D(2));
+  CHECK_OK(run_op(DML_OP_MAT_MUL_INTEGER, in, 4, &o, 1, NULL, 0));
+  const int32_t ref[8] = {-38, -83, -44, -98, -50, -113, -56, -128};
+  for (int i = 0; i < 8; i++) CHECK(y[i] == ref[i]);
+  /* per-row A zero points, i8 B with per-column zero points */
+  uint8_t azr[4] = {12, 0, 1, 2};
+  int8_t bi[6] = {1, -4, 2, 5, -3, 6}, bzc[2] = {1, -1};
+  in[1] = tens(DML_DTYPE_I8, bi, 2, D(3), D(2));
+  in[2] = tens(DML_DTYPE_U8, azr, 1, D(4));
+  in[3] = tens(DML_DTYPE_I8, bzc, 1, D(2));
+  CHECK_OK(run_op(DML_OP_MAT_MUL_INTEGER, in, 4, &o, 1, NULL, 0));
+  for (int m = 0; m < 4; m++)
+    for (int n = 0; n < 2; n++) {
+      int32_t acc = 0;
+      for (int k = 0; k < 3; k++)
+        acc += (a[m * 3 + k] - azr[m]) * (bi[k * 2 + n] - bzc[n]);
+      CHECK(y[m * 2 + n] == acc);
+    }
+  /* QLinearMatMul, batched [2, 2, 3] x [3, 2] */
+  uint8_t qa[12], qb[6] = {10, 200, 30, 40, 250, 0}, za = 100, zb = 120, zy = 50, qy[8];
+  for (int i = 0; i < 12; i++) qa[i] = (uint8_t)(i * 21);
+  float as = 0.02f, bs = 0.05f, ys = 0.3f;
+  dml_tensor_t qi[8] = {tens(DML_DTYPE_U8, qa, 3, D(2), D(2), D(3)),
+                        tens(DML_DTYPE_F32, &as, 0),
+                        tens(DML_DTYPE_U8, &za, 0),
+                        tens(DML_DTYPE_U8, qb, 2, D(3), D(2)),
+                        tens(DML_DTYPE_F32, &bs, 0),
+                        tens(DML_DTYPE_U8, &zb, 0),
+                        tens(DML_DTYPE_F32, &ys, 0),
+                        tens(DML_DTYPE_U8, &zy, 0)};
+  dml_tensor_t qo = tens(DML_DTYPE_U8, qy, 3, D(2), D(2), D(2));
+  CHECK_OK(run_op(DML_OP_QLINEAR_MAT_MUL, qi, 8, &qo, 1, NULL, 0));
+  for (int bm = 0; bm < 4; bm++)
+    for (int n = 0; n < 2; n++) {
+      double acc = 0;
+      for (int k = 0; k < 3; k++)
+        acc += ((double)qa[bm * 3 + k] - za) * as * (((double)qb[k * 2 + n] - zb) * bs);
+      double v = nearbyint(acc / ys) + zy;
+      v = v < 0 ? 0 : v > 255 ? 255 : v;
+      CHECK(qy[bm * 2 + n] == (uint8_t)v);
+    }
+}
+
+/* ConvInteger (spec example with padding) and QLinearConv against a direct
+ * loop. */
+static void test_conv_integer(void) {
+  uint8_t x[9] = {2, 3, 4, 5, 6, 7, 8, 9, 10}, xz = 1, w[4] = {1, 1, 1, 1};
+  int32_t y[16];
+  int64_t pads[4] = {1, 1, 1, 1};
+  dml_tensor_t in[3] = {tens(DML_DTYPE_U8, x, 4, D(1), D(1), D(3), D(3)),
+                        tens(DML_DTYPE_U8, w, 4, D(1), D(1), D(2), D(2)),
+                        tens(DML_DTYPE_U8, &xz, 0)};
+  dml_tensor_t o = tens(DML_DTYPE_I32, y, 4, D(1), D(1), D(4), D(4));
+  dml_attr_t at = attr_ints("pads", pads, 4);
+  CHECK_OK(run_op(DML_OP_CONV_INTEGER, in, 3, &o, 1, &at, 1));
+  const int32_t ref[16] = {1, 3, 5, 3, 5, 12, 16, 9, 11, 24, 28, 15, 7, 15, 17, 9};
+  for (int i = 0; i < 16; i++) CHECK(y[i] == ref[i]);
+  /* QLinearConv: 2 output channels, per-channel w scale/zero point, bias,
+   * stride 2, SAME_UPPER on a 5x5 input */
+  uint8_t qx[25], qw[18], qy[18], qxz = 3, qyz = 7;
+  int8_t dummy = 0;
+  (void)dummy;
+  for (int i = 0; i < 25; i++) qx[i] = (uint8_t)((i * 37) % 256);
+  for (int i = 0; i < 18; i++) qw[i] = (uint8_t)((i * 53) % 256);
+  float xs = 0.01f, wsc[2] = {0.02f, 0.005f}, ysc = 0.7f;
+  uint8_t wz[2] = {128, 100};
+  int32_t bias[2] = {100, -2000};
+  dml_tensor_t qi[9] = {tens(DML_DTYPE_U8, qx, 4, D(1), D(1), D(5), D(5)),
+                        tens(DML_DTYPE_F32, &xs, 0),
+                        tens(DML_DTYPE_U8, &qxz, 0),
+                        tens(DML_DTYPE_U8, qw, 4, D(2), D(1), D(3), D(3)),
+                        tens(DML_DTYPE_F32, wsc, 1, D(2)),
+                        tens(DML_DTYPE_U8, wz, 1, D(2)),
+                        tens(DML_DTYPE_F32, &ysc, 0),
+                        tens(DML_DTYPE_U8, &qyz, 0),
+                        tens(DML_DTYPE_I32, bias, 1, D(2))};
+  dml_tensor_t qo = tens(DML_DTYPE_U8, qy, 4, D(1), D(2), D(3), D(3));
+  int64_t strides[2] = {2, 2};
+  dml_attr_t qa[2] = {attr_ints("strides", strides, 2), attr_s("auto_pad", "SAME_UPPER")};
+  CHECK_OK(run_op(DML_OP_QLINEAR_CONV, qi, 9, &qo, 1, qa, 2));
+  /* SAME_UPPER, in 5, stride 2, k 3: out 3, total pad 2, begin 1 */
+  for (int m = 0; m < 2; m++)
+    for (int oy = 0; oy < 3; oy++)
+      for (int ox = 0; ox < 3; ox++) {
+        int64_t acc = bias[m];
+        for (int ky = 0; ky < 3; ky++)
+          for (int kx = 0; kx < 3; kx++) {
+            int iy = oy * 2 - 1 + ky, ix = ox * 2 - 1 + kx;
+            if (iy < 0 || iy >= 5 || ix < 0 || ix >= 5) continue;
+            acc += (int64_t)(qx[iy * 5 + ix] - qxz) * (qw[m * 9 + ky * 3 + kx] - wz[m]);
+          }
+        double v = nearbyint((double)acc * ((double)xs * wsc[m] / ysc)) + qyz;
+        v = v < 0 ? 0 : v > 255 ? 255 : v;
+        CHECK(qy[(m * 3 + oy) * 3 + ox] == (uint8_t)v);
+      }
+}
+
+int main(void) {
+  RUN(test_lstm_bidirectional);
+  RUN(test_lstm_reverse_input_forget_f64);
+  RUN(test_gru);
+  RUN(test_rnn_activations);
+  RUN(test_rnn_errors);
+  RUN(test_nll_loss);
+  RUN(test_softmax_cross_entropy);
+  RUN(test_quantize_linear);
+  RUN(test_dynamic_quantize);
+  RUN(test_matmul_integer);
+  RUN(test_conv_integer);
+  return dml_test_finish();
+}
