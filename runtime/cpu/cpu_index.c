@@ -591,9 +591,13 @@ dml_status_t dml_cpuk_ReverseSequence(const dml_cpu_call_t *c) {
 }
 
 /* ======================================================================
- * MaxUnpool (ONNX opset 11): Y = zeros(output dims); Y.flat[I[i]] = X[i].
- * Default output spatial dims: (in - 1) * stride + kernel - pad_begin -
- * pad_end; input 2 (output_shape) overrides them.
+ * MaxUnpool (ONNX opset 11): Y = zeros(output dims); Y[I[i]] = X[i]. The
+ * default output spatial dims are (in - 1) * stride + kernel - pad_begin -
+ * pad_end. With input 2 (output_shape), the indices still address the
+ * default shape: each index's N-D coordinates in the default shape are
+ * written at the same coordinates of the output_shape tensor (ONNX's test
+ * data, test_maxunpool_export_with_output_shape: a [1,1,4,4] unpooling
+ * padded to [1,1,5,5]).
  * ====================================================================== */
 
 dml_status_t dml_cpuk_MaxUnpool(const dml_cpu_call_t *c) {
@@ -604,36 +608,54 @@ dml_status_t dml_cpuk_MaxUnpool(const dml_cpu_call_t *c) {
   int32_t r = x->rank, ns = r - 2;
   if (r < 3 || !same_dims(ind, x->dims, r))
     return dml_cpu_err_shapes(c, "X must be [N,C,D1,...] and I must have X's shape");
-  int64_t ed[DML_MAX_RANK];
-  if (os) {
-    int64_t n = dml_cpu_read_ints(os, ed, DML_MAX_RANK);
-    if (n != r) return dml_cpu_err_shapes(c, "output_shape must have %d values", (int)r);
-  } else {
-    size_t nk, np, nst;
-    const int64_t *ks = dml_cpu_get_ints(c, "kernel_shape", &nk);
-    const int64_t *pads = dml_cpu_get_ints(c, "pads", &np);
-    const int64_t *st = dml_cpu_get_ints(c, "strides", &nst);
-    if (!ks || nk != (size_t)ns || (pads && np != 2 * (size_t)ns) ||
-        (st && nst != (size_t)ns))
-      return dml_cpu_err_shapes(c, "kernel_shape, pads or strides do not match the rank");
-    ed[0] = x->dims[0], ed[1] = x->dims[1];
-    for (int32_t i = 0; i < ns; i++)
-      ed[2 + i] = (x->dims[2 + i] - 1) * (st ? st[i] : 1) + ks[i] -
-                  (pads ? pads[i] + pads[ns + i] : 0);
+  size_t nk, np, nst;
+  const int64_t *ks = dml_cpu_get_ints(c, "kernel_shape", &nk);
+  const int64_t *pads = dml_cpu_get_ints(c, "pads", &np);
+  const int64_t *st = dml_cpu_get_ints(c, "strides", &nst);
+  if (!ks || nk != (size_t)ns || (pads && np != 2 * (size_t)ns) ||
+      (st && nst != (size_t)ns))
+    return dml_cpu_err_shapes(c, "kernel_shape, pads or strides do not match the rank");
+  int64_t dd[DML_MAX_RANK], ed[DML_MAX_RANK];
+  dd[0] = x->dims[0], dd[1] = x->dims[1];
+  for (int32_t i = 0; i < ns; i++) {
+    dd[2 + i] = (x->dims[2 + i] - 1) * (st ? st[i] : 1) + ks[i] -
+                (pads ? pads[i] + pads[ns + i] : 0);
+    if (dd[2 + i] < 0)
+      return dml_cpu_err_shapes(c, "unpooled dim %d is negative", (int)(2 + i));
   }
+  memcpy(ed, dd, sizeof(int64_t) * (size_t)r);
+  if (os && dml_cpu_read_ints(os, ed, DML_MAX_RANK) != r)
+    return dml_cpu_err_shapes(c, "output_shape must have %d values", (int)r);
   if (!same_dims(y, ed, r))
     return dml_cpu_err_shapes(c, "output dims differ from the unpooled shape");
-  int64_t n = dml_cpu_numel(x), total = dml_cpu_numel(y);
-  for (int64_t i = 0; i < n; i++) {
-    int64_t v = idx_at(ind, i);
-    if (v < 0 || v >= total)
-      return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,
-                           "index %lld (at position %lld) is out of range [0, %lld)",
-                           (long long)v, (long long)i, (long long)total);
-  }
+  int remap = !same_dims(y, dd, r);
+  int64_t n = dml_cpu_numel(x), total = dml_dims_numel(dd, r), ys[DML_MAX_RANK];
+  dml_cpu_strides(y->dims, r, ys);
   size_t es = dml_dtype_size(x->dtype);
-  memset(y->data, 0, dml_tensor_bytes(y));
-  for (int64_t i = 0; i < n; i++)
-    copy_elem((char *)y->data, idx_at(ind, i), (const char *)x->data, i, es);
+  /* Target offsets are validated before anything is written. */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) memset(y->data, 0, dml_tensor_bytes(y));
+    for (int64_t i = 0; i < n; i++) {
+      int64_t v = idx_at(ind, i), off = v;
+      if (v < 0 || v >= total)
+        return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,
+                             "index %lld (at position %lld) is out of range [0, %lld)",
+                             (long long)v, (long long)i, (long long)total);
+      if (remap) {
+        off = 0;
+        for (int32_t d = r - 1; d >= 0; d--) {
+          int64_t q = v % dd[d];
+          v /= dd[d];
+          if (q >= y->dims[d])
+            return dml_cpu_error(
+                c, DML_STATUS_OUT_OF_RANGE,
+                "index %lld (at position %lld) falls outside output_shape",
+                (long long)idx_at(ind, i), (long long)i);
+          off += q * ys[d];
+        }
+      }
+      if (pass == 1) copy_elem((char *)y->data, off, (const char *)x->data, i, es);
+    }
+  }
   return DML_OK;
 }

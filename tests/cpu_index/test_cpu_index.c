@@ -332,17 +332,24 @@ static void test_max_unpool(void) {
   CHECK_OK(run_op(DML_OP_MAX_UNPOOL, in, 2, &out, 1, at, 2));
   float w[16] = {0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4};
   check_f32(y, w, 16, 0);
-  /* with output_shape [1,1,5,5] (spec example) */
-  int64_t os[4] = {1, 1, 5, 5}, ind2[4] = {6, 8, 16, 18};
+  /* with output_shape [1,1,5,5] (ONNX's test_maxunpool_export_with_output_shape):
+   * indices address the default [1,1,4,4]; coordinates keep their place */
+  int64_t os[4] = {1, 1, 5, 5}, ind2[4] = {5, 7, 13, 15};
   in[1].data = ind2;
   in[2] = tens(DML_DTYPE_I64, os, 1, D(4));
   out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(5), D(5));
   CHECK_OK(run_op(DML_OP_MAX_UNPOOL, in, 3, &out, 1, at, 2));
   for (int i = 0; i < 25; i++)
     CHECK(y[i] == (i == 6 ? 1 : i == 8 ? 2 : i == 16 ? 3 : i == 18 ? 4 : 0));
-  ind2[3] = 25;
+  ind2[3] = 16;
   CHECK_ERROR(run_op(DML_OP_MAX_UNPOOL, in, 3, &out, 1, at, 2), DML_STATUS_OUT_OF_RANGE,
-              "index 25 (at position 3) is out of range [0, 25)");
+              "index 16 (at position 3) is out of range [0, 16)");
+  /* an output_shape smaller than the default cannot hold every index */
+  os[2] = 3;
+  out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(3), D(5));
+  ind2[3] = 15;
+  CHECK_ERROR(run_op(DML_OP_MAX_UNPOOL, in, 3, &out, 1, at, 2), DML_STATUS_OUT_OF_RANGE,
+              "index 13 (at position 2) falls outside output_shape");
 }
 
 int main(void) {
