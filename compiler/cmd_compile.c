@@ -1,17 +1,19 @@
 /* cmd_compile.c — `dmlc compile MODEL.onnx -o OUT.dmlpkg [--target cpu] [--batch-bound
- * N]`. */
+ * N] [--bind NAME=FILE.npy]...`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dml_driver.h"
+#include "dml_npy.h"
 #include "dmlc_cmds.h"
 
 static void usage(FILE *f) {
   fprintf(
       f,
       "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target cpu] [--batch-bound N]\n"
-      "                    [--print-ir-after=PASS] [--print-ir-after-all]\n\n"
+      "                    [--bind NAME=FILE.npy]... [--print-ir-after=PASS]\n"
+      "                    [--print-ir-after-all]\n\n"
       "Compiles an ONNX model (opsets 1-17) into a .dmlpkg package: import, shape\n"
       "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
       "  -o, --output FILE        the package to write (replaced atomically)\n"
@@ -19,6 +21,12 @@ static void usage(FILE *f) {
       "  --batch-bound N          upper bound of symbolic dims such as the batch\n"
       "                           (default 64); any batch up to N runs without\n"
       "                           recompiling\n"
+      "  --bind NAME=FILE.npy     compile graph input NAME as a constant holding the\n"
+      "                           tensor in FILE.npy (its declared dtype and rank);\n"
+      "                           for inputs that carry shapes (Reshape's shape,\n"
+      "                           Expand's shape, Slice's starts, ...), which shape\n"
+      "                           inference needs at compile time. NAME is then no\n"
+      "                           longer an input of the package. Repeatable\n"
       "  --print-ir-after=PASS    dump the IR to stderr after PASS (see dmlc opt "
       "--list-passes)\n"
       "  --print-ir-after-all     dump the IR to stderr after every pass\n"
@@ -34,14 +42,36 @@ static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
   return NULL;
 }
 
+/* Frees the tensors read for --bind. */
+static void free_bindings(dml_onnx_binding_t *b, dml_tensor_t *t, void **bufs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(bufs[i]);
+    free((char *)b[i].name);
+  }
+  free(b);
+  free(t);
+  free(bufs);
+}
+
 int dmlc_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *v;
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
+  /* At most one binding per argument. */
+  size_t n_bind = 0;
+  dml_onnx_binding_t *bind = (dml_onnx_binding_t *)calloc((size_t)argc, sizeof(*bind));
+  dml_tensor_t *bind_t = (dml_tensor_t *)calloc((size_t)argc, sizeof(*bind_t));
+  void **bind_buf = (void **)calloc((size_t)argc, sizeof(void *));
+  int rc = 2;
+  if (!bind || !bind_t || !bind_buf) {
+    fprintf(stderr, "error: compile: out of memory\n");
+    goto done;
+  }
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
-      return 0;
+      rc = 0;
+      goto done;
     } else if ((v = flag_value(argc, argv, &i, "-o")) ||
                (v = flag_value(argc, argv, &i, "--output"))) {
       out = v;
@@ -53,8 +83,31 @@ int dmlc_cmd_compile(int argc, char **argv) {
       if (*end || o.batch_bound < 1) {
         fprintf(stderr,
                 "error: compile: --batch-bound needs a positive integer, got '%s'\n", v);
-        return 2;
+        goto done;
       }
+    } else if ((v = flag_value(argc, argv, &i, "--bind"))) {
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v || !eq[1]) {
+        fprintf(stderr, "error: compile: --bind needs NAME=FILE.npy, got '%s'\n", v);
+        goto done;
+      }
+      dml_status_t s = dml_npy_read_file(eq + 1, &bind_t[n_bind], &bind_buf[n_bind]);
+      if (s) {
+        s = dml_status_annotate(s, "--bind %s", v);
+        rc = dmlc_report(s);
+        goto done;
+      }
+      char *name = (char *)malloc((size_t)(eq - v) + 1);
+      if (!name) {
+        free(bind_buf[n_bind]);
+        fprintf(stderr, "error: compile: out of memory\n");
+        goto done;
+      }
+      memcpy(name, v, (size_t)(eq - v));
+      name[eq - v] = 0;
+      bind[n_bind].name = name;
+      bind[n_bind].value = &bind_t[n_bind];
+      n_bind++;
     } else if ((v = flag_value(argc, argv, &i, "--print-ir-after"))) {
       o.print_ir_after = v;
     } else if (!strcmp(argv[i], "--print-ir-after-all")) {
@@ -62,21 +115,23 @@ int dmlc_cmd_compile(int argc, char **argv) {
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "error: compile: unknown or incomplete flag '%s'\n", argv[i]);
       usage(stderr);
-      return 2;
+      goto done;
     } else if (!model) {
       model = argv[i];
     } else {
       fprintf(stderr, "error: compile: more than one model given ('%s', '%s')\n", model,
               argv[i]);
-      return 2;
+      goto done;
     }
   }
   if (!model || !out) {
     fprintf(stderr, "error: compile: %s\n",
             !model ? "no model given" : "no output given (-o)");
     usage(stderr);
-    return 2;
+    goto done;
   }
+  o.bind = bind;
+  o.n_bind = n_bind;
   /* The command line goes into the package's meta section. */
   char cmdline[1024];
   size_t k = (size_t)snprintf(cmdline, sizeof cmdline, "dmlc");
@@ -86,11 +141,17 @@ int dmlc_cmd_compile(int argc, char **argv) {
 
   dml_compile_report_t r;
   dml_status_t s = dml_compile_onnx_file(model, out, &o, &r);
-  if (s) return dmlc_report(s);
+  if (s) {
+    rc = dmlc_report(s);
+    goto done;
+  }
   printf(
       "compiled %s -> %s: %u nodes, %u weights (%llu bytes), arena %lld bytes, "
       "package %llu bytes, %.1f ms\n",
       model, out, r.num_nodes, r.num_weights, (unsigned long long)r.weight_bytes,
       (long long)r.arena_bytes, (unsigned long long)r.package_bytes, r.compile_ms);
-  return 0;
+  rc = 0;
+done:
+  free_bindings(bind, bind_t, bind_buf, n_bind);
+  return rc;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dml_onnx.h"
 #include "dml_status.h"
 
 #ifdef __cplusplus
@@ -31,6 +32,11 @@ typedef struct dml_compile_options {
   FILE *dump; /* NULL: stderr */
   /* Recorded in the package's meta section; may be NULL. */
   const char *command_line;
+  /* Graph inputs compiled as constants (dml_onnx_import_options_t's `bind`):
+   * for inputs that carry shapes, e.g. Reshape's target shape fed as a graph
+   * input. The tensors are lent for the duration of the call. */
+  const dml_onnx_binding_t *bind;
+  size_t n_bind;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {
@@ -51,6 +57,19 @@ typedef struct dml_compile_report {
 dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
                                    const dml_compile_options_t *opts,
                                    dml_compile_report_t *out_report);
+
+/* As dml_compile_onnx_file, from the ONNX model in `len` bytes at `data`
+ * (lent), into a package held in memory: on success *out_package is
+ * malloc'd (the caller free()s it) and *out_size its size, ready for
+ * dml_rt_model_load_memory(). External data is read relative to `base_dir`
+ * (NULL: not allowed); `source_name` goes into the package's meta section
+ * (may be NULL). out_report->package_bytes is the package's size.
+ * Errors: as dml_compile_onnx_file, less the file ones. */
+dml_status_t dml_compile_onnx_memory(const void *data, size_t len, const char *base_dir,
+                                     const char *source_name,
+                                     const dml_compile_options_t *opts,
+                                     void **out_package, size_t *out_size,
+                                     dml_compile_report_t *out_report);
 
 #ifdef __cplusplus
 }

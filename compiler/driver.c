@@ -45,9 +45,9 @@ static const char *base_name(const char *path) {
   return s ? s + 1 : path;
 }
 
-dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
-                                   const dml_compile_options_t *opts,
-                                   dml_compile_report_t *out_report) {
+/* Checks and completes the options (defaults filled in). */
+static dml_status_t normalize_options(const dml_compile_options_t *opts,
+                                      dml_compile_options_t *out) {
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
   if (opts) o = *opts;
@@ -58,31 +58,48 @@ dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
                            "--batch-bound must be between 1 and 2^31, got %lld",
                            (long long)o.batch_bound);
   DML_RETURN_IF_ERROR(check_targets(o.targets));
+  *out = o;
+  return DML_OK;
+}
 
-  double t0 = now_ms();
-  dml_ir_module_t *m = NULL;
-  dml_onnx_import_options_t io;
-  memset(&io, 0, sizeof io);
-  io.batch_bound = o.batch_bound;
-  DML_RETURN_IF_ERROR(dml_onnx_import_file(onnx_path, &io, &m));
+static void import_options(const dml_compile_options_t *o,
+                           dml_onnx_import_options_t *io) {
+  memset(io, 0, sizeof *io);
+  io->batch_bound = o->batch_bound;
+  io->bind = o->bind;
+  io->n_bind = o->n_bind;
+}
 
+/* Runs the default pipeline on `m`, then emits it to `out_path`, or into
+ * memory when out_path is NULL. Fills *out_report (may be NULL) except
+ * package_bytes and compile_ms. */
+static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_options_t *o,
+                                      const char *source_name, const char *out_path,
+                                      void **out_bytes, size_t *out_size,
+                                      dml_compile_report_t *out_report) {
   dml_pass_options_t po;
   memset(&po, 0, sizeof po);
-  po.print_ir_after = o.print_ir_after;
-  po.print_ir_after_all = o.print_ir_after_all;
-  po.dump = o.dump;
+  po.print_ir_after = o->print_ir_after;
+  po.print_ir_after_all = o->print_ir_after_all;
+  po.dump = o->dump;
   po.dump_elide_elements_over = 16;
   po.verify_each = 1;
   dml_status_t s = dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &po);
+  if (s && dml_status_code(s) == DML_STATUS_UNIMPLEMENTED && dml_status_reason(s) &&
+      strstr(dml_status_reason(s), "depends on run-time data"))
+    s = dml_status_detail(s,
+                          "if that value is a graph input, compile it as a constant: "
+                          "dmlc compile --bind NAME=FILE.npy");
 
   if (!s) {
     dml_package_emit_options_t eo;
     memset(&eo, 0, sizeof eo);
-    eo.source_name = base_name(onnx_path);
-    eo.targets = o.targets;
-    eo.batch_bound = o.batch_bound;
-    eo.command_line = o.command_line;
-    s = dml_package_emit(m, &eo, out_path);
+    eo.source_name = source_name;
+    eo.targets = o->targets;
+    eo.batch_bound = o->batch_bound;
+    eo.command_line = o->command_line;
+    s = out_path ? dml_package_emit(m, &eo, out_path)
+                 : dml_package_emit_memory(m, &eo, out_bytes, out_size);
   }
   if (!s && out_report) {
     memset(out_report, 0, sizeof *out_report);
@@ -93,6 +110,25 @@ dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
       out_report->num_weights++;
       out_report->weight_bytes += (uint64_t)m->globals[i]->data_bytes;
     }
+  }
+  return s;
+}
+
+dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
+                                   const dml_compile_options_t *opts,
+                                   dml_compile_report_t *out_report) {
+  dml_compile_options_t o;
+  DML_RETURN_IF_ERROR(normalize_options(opts, &o));
+
+  double t0 = now_ms();
+  dml_ir_module_t *m = NULL;
+  dml_onnx_import_options_t io;
+  import_options(&o, &io);
+  DML_RETURN_IF_ERROR(dml_onnx_import_file(onnx_path, &io, &m));
+
+  dml_status_t s =
+      optimize_and_emit(m, &o, base_name(onnx_path), out_path, NULL, NULL, out_report);
+  if (!s && out_report) {
     struct stat st;
     if (stat(out_path, &st) == 0) out_report->package_bytes = (uint64_t)st.st_size;
     out_report->compile_ms = now_ms() - t0;
@@ -100,4 +136,38 @@ dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
   dml_ir_module_release(m);
   if (s) s = dml_status_annotate(s, "compiling '%s'", onnx_path);
   return s;
+}
+
+dml_status_t dml_compile_onnx_memory(const void *data, size_t len, const char *base_dir,
+                                     const char *source_name,
+                                     const dml_compile_options_t *opts,
+                                     void **out_package, size_t *out_size,
+                                     dml_compile_report_t *out_report) {
+  if (!out_package || !out_size)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                           "dml_compile_onnx_memory: NULL output argument");
+  dml_compile_options_t o;
+  DML_RETURN_IF_ERROR(normalize_options(opts, &o));
+
+  double t0 = now_ms();
+  dml_ir_module_t *m = NULL;
+  dml_onnx_import_options_t io;
+  import_options(&o, &io);
+  DML_RETURN_IF_ERROR(dml_onnx_import_memory(data, len, base_dir, &io, &m));
+
+  void *bytes = NULL;
+  size_t size = 0;
+  dml_status_t s = optimize_and_emit(m, &o, source_name, NULL, &bytes, &size, out_report);
+  dml_ir_module_release(m);
+  if (s) {
+    if (source_name) s = dml_status_annotate(s, "compiling '%s'", source_name);
+    return s;
+  }
+  if (out_report) {
+    out_report->package_bytes = (uint64_t)size;
+    out_report->compile_ms = now_ms() - t0;
+  }
+  *out_package = bytes;
+  *out_size = size;
+  return DML_OK;
 }

@@ -73,7 +73,24 @@ typedef struct dml_onnx_import_options {
   /* Inclusive upper bound given to every symbolic dim (dim_param or an
    * unnamed dim) of the graph inputs; 64 when 0. Must not be negative. */
   int64_t batch_bound;
+  /* Graph inputs to specialize: each named (non-initializer) graph input
+   * becomes a constant global holding the given tensor (copied), and is no
+   * longer an argument of `forward`. Used for inputs that carry shapes
+   * (Reshape's shape, Expand's shape, Slice's starts, ...), whose values
+   * shape inference needs at compile time. The tensor's dtype and rank must
+   * be the input's declared ones, and its dims equal every static declared
+   * dim. Errors (INVALID_ARGUMENT): a name that is no graph input, a name
+   * bound twice, a tensor that does not match the declared type. */
+  const struct dml_onnx_binding *bind;
+  size_t n_bind;
 } dml_onnx_import_options_t;
+
+/* One compile-time binding of a graph input (see `bind` above); both
+ * pointers are lent for the duration of the import. */
+typedef struct dml_onnx_binding {
+  const char *name;
+  const dml_tensor_t *value;
+} dml_onnx_binding_t;
 
 /* Imports the ONNX model file at `path`. External data files are read
  * relative to the directory holding `path`. `opts` may be NULL (defaults).
@@ -88,6 +105,80 @@ dml_status_t dml_onnx_import_file(const char *path, const dml_onnx_import_option
 dml_status_t dml_onnx_import_memory(const void *data, size_t len, const char *base_dir,
                                     const dml_onnx_import_options_t *opts,
                                     dml_ir_module_t **out_module);
+
+/* ===================================================================== */
+/* ONNX tensors and model facts (onnx_tensor_io.c)                        */
+/* ===================================================================== */
+
+/* Reads a serialized onnx.TensorProto (a backend test's input_0.pb, or any
+ * tensor saved with onnx.save_tensor / numpy_helper) from `path`, or from
+ * `len` bytes at `data` (lent). On success *out holds dtype, rank and dims,
+ * and out->data points into *out_buffer (malloc'd; the caller frees it; NULL
+ * for an empty tensor). Every storage form of onnx_tensor.c is accepted
+ * except external data.
+ * Errors (op "onnx.tensor"): NOT_FOUND / IO for the file; DATA_LOSS for bytes
+ * that are not a TensorProto (a SequenceProto or OptionalProto file, which
+ * this function does not read, mostly parses as one with a `segment` or
+ * without a data type, and is reported so; segmented tensors are rejected); UNIMPLEMENTED
+ * for string, complex or external-data tensors; INVALID_ARGUMENT when the data does not
+ * match the dims; RESOURCE_EXHAUSTED. */
+dml_status_t dml_onnx_tensor_read_file(const char *path, dml_tensor_t *out,
+                                       void **out_buffer);
+dml_status_t dml_onnx_tensor_read_memory(const void *data, size_t len, dml_tensor_t *out,
+                                         void **out_buffer);
+
+/* Kinds of ONNX values (onnx.TypeProto's `value` field). */
+typedef enum dml_onnx_value_kind {
+  DML_ONNX_VALUE_TENSOR = 0,
+  DML_ONNX_VALUE_SEQUENCE = 1,
+  DML_ONNX_VALUE_MAP = 2,
+  DML_ONNX_VALUE_OPTIONAL = 3,
+  DML_ONNX_VALUE_SPARSE_TENSOR = 4,
+  DML_ONNX_VALUE_UNKNOWN = 5, /* no type, or a kind this build does not know */
+} dml_onnx_value_kind_t;
+
+/* A graph input or output as the model declares it. */
+typedef struct dml_onnx_value_desc {
+  const char *name;
+  dml_onnx_value_kind_t kind;
+  dml_dtype_t dtype;  /* tensors: the element type (INVALID when none or unsupported) */
+  int32_t rank;       /* tensors with a shape: its rank; else DML_RANK_UNKNOWN (-1) */
+  int is_initializer; /* inputs: 1 when an initializer of the same name exists */
+} dml_onnx_value_desc_t;
+
+/* A top-level node: op type, domain ("" for the default), inputs and outputs
+ * ("" for an absent optional one). */
+typedef struct dml_onnx_node_desc {
+  const char *op_type;
+  const char *domain;
+  uint32_t n_inputs, n_outputs;
+  const char *const *inputs;
+  const char *const *outputs;
+} dml_onnx_node_desc_t;
+
+/* What a model declares, without importing it: default-domain opset, graph
+ * inputs (initializers included, flagged) and outputs in order, and the
+ * top-level nodes (subgraph bodies are not listed). */
+typedef struct dml_onnx_model_desc {
+  int64_t opset; /* of the default domain; 0 when the model imports none */
+  uint32_t n_inputs, n_outputs, n_nodes;
+  const dml_onnx_value_desc_t *inputs;
+  const dml_onnx_value_desc_t *outputs;
+  const dml_onnx_node_desc_t *nodes;
+} dml_onnx_model_desc_t;
+
+/* Describes the ONNX model in `len` bytes at `data` (lent). On success
+ * *out_desc is the caller's, freed with dml_onnx_model_desc_release().
+ * Errors (op "onnx.import"): DATA_LOSS for bytes that are not an ONNX model;
+ * RESOURCE_EXHAUSTED. */
+dml_status_t dml_onnx_model_describe(const void *data, size_t len,
+                                     dml_onnx_model_desc_t **out_desc);
+void dml_onnx_model_desc_release(dml_onnx_model_desc_t *desc);
+
+/* Whether the importer maps ONNX op `op_type` of the default domain at
+ * `opset` (frontends/onnx/onnx_ops.def); attribute values it cannot map are
+ * not considered. 1 or 0. */
+int dml_onnx_op_is_supported(const char *op_type, int64_t opset);
 
 #ifdef __cplusplus
 }

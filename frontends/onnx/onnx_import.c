@@ -348,6 +348,11 @@ static dml_status_t scan_message(const uint8_t *p, size_t len,
   return DML_OK;
 }
 
+dml_status_t onnx_scan_bytes(const void *data, size_t len,
+                             const ProtobufCMessageDescriptor *d) {
+  return scan_message((const uint8_t *)data, len, d, 0, 0);
+}
+
 /* ==== unsupported ops and attributes (one error for all) ================== */
 
 typedef struct str_list {
@@ -704,12 +709,87 @@ static dml_status_t import_initializers(onnx_ctx_t *ctx, const Onnx__GraphProto 
   return DML_OK;
 }
 
+/* The binding of graph input `name` in opts->bind, or NULL. */
+static const dml_onnx_binding_t *find_binding(const dml_onnx_import_options_t *opts,
+                                              const char *name) {
+  for (size_t i = 0; opts && i < opts->n_bind; i++)
+    if (opts->bind[i].name && strcmp(opts->bind[i].name, name) == 0)
+      return &opts->bind[i];
+  return NULL;
+}
+
+/* Checks opts->bind: every name is a distinct non-initializer graph input
+ * and every value a tensor. */
+static dml_status_t check_bindings(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
+                                   const dml_onnx_import_options_t *opts) {
+  for (size_t i = 0; opts && i < opts->n_bind; i++) {
+    const dml_onnx_binding_t *b = &opts->bind[i];
+    if (!b->name || !b->value) return invalid("bind #%zu has no name or no tensor", i);
+    for (size_t j = 0; j < i; j++)
+      if (opts->bind[j].name && strcmp(opts->bind[j].name, b->name) == 0)
+        return invalid("graph input '%s' is bound twice", b->name);
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, b->name);
+    int is_input = 0;
+    for (size_t k = 0; k < g->n_input && !is_input; k++)
+      is_input = strcmp(g->input[k]->name, b->name) == 0;
+    if (!is_input || (e && e->aux == -2)) {
+      dml_status_t st =
+          invalid("cannot bind '%s': it is not a graph input%s", b->name,
+                  is_input ? " (it is an initializer, already a constant)" : "");
+      for (size_t k = 0; k < g->n_input; k++) {
+        onnx_map_entry_t *ke = onnx_map_find(&ctx->names, g->input[k]->name);
+        if (!(ke && ke->aux == -2))
+          st = dml_status_detail(st, "graph input '%s'", g->input[k]->name);
+      }
+      return st;
+    }
+  }
+  return DML_OK;
+}
+
+/* Makes graph input `vi`, declared as `type`, the constant global holding
+ * b->value. */
+static dml_status_t bind_input(onnx_ctx_t *ctx, const Onnx__ValueInfoProto *vi,
+                               const dml_type_t *type, const dml_onnx_binding_t *b) {
+  const dml_tensor_t *t = b->value;
+  char want[160], have[160];
+  int ok = t->dtype == type->dtype && t->rank >= 0 && t->rank <= DML_MAX_RANK &&
+           (type->rank == DML_RANK_UNKNOWN || t->rank == type->rank);
+  for (int32_t k = 0; ok && type->rank != DML_RANK_UNKNOWN && k < type->rank; k++)
+    if (type->dims[k].sym < 0 && type->dims[k].value != t->dims[k]) ok = 0;
+  if (!ok) {
+    dml_ir_type_str(ctx->m, type, want, sizeof(want));
+    dml_type_t tt = dml_type_static(t->dtype, t->rank < 0 ? 0 : t->rank, t->dims);
+    dml_ir_type_str(ctx->m, &tt, have, sizeof(have));
+    return dml_status_detail(
+        invalid("cannot bind graph input '%s': the tensor does not match its declared "
+                "type",
+                vi->name),
+        "declared %s, bound %s", want, have);
+  }
+  size_t bytes = dml_tensor_bytes(t);
+  if (bytes == SIZE_MAX)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP,
+                           "bound tensor for '%s' is too large", vi->name);
+  dml_type_t gt = dml_type_static(t->dtype, t->rank, t->dims);
+  static const uint8_t empty = 0;
+  dml_ir_value_t *gv = NULL;
+  DML_RETURN_IF_ERROR(dml_status_annotate(
+      dml_ir_module_add_global(ctx->m, vi->name, &gt,
+                               bytes && t->data ? t->data : (const void *)&empty, bytes,
+                               0, &gv),
+      "binding graph input '%s'", vi->name));
+  return onnx_define(ctx, vi->name, gv);
+}
+
 static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
-                                  int64_t bound) {
+                                  int64_t bound, const dml_onnx_import_options_t *opts) {
+  DML_RETURN_IF_ERROR(check_bindings(ctx, g, opts));
   for (size_t i = 0; i < g->n_input; i++) {
     const Onnx__ValueInfoProto *vi = g->input[i];
     onnx_map_entry_t *e = onnx_map_find(&ctx->names, vi->name);
     if (e && e->aux == -2) continue; /* an initializer: a global */
+    const dml_onnx_binding_t *b = find_binding(opts, vi->name);
     const Onnx__TypeProto *tp = vi->type;
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
       return dml_status_make(
@@ -758,6 +838,10 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
         type.dims[k].value = 1;
         type.dims[k].sym = sym;
       }
+    }
+    if (b) {
+      DML_RETURN_IF_ERROR(bind_input(ctx, vi, &type, b));
+      continue;
     }
     dml_ir_value_t *v = NULL;
     DML_RETURN_IF_ERROR(dml_ir_function_add_arg(ctx->f, vi->name, &type, &v));
@@ -970,7 +1054,8 @@ static void mark_bn_state(onnx_ctx_t *ctx) {
 }
 
 static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_dir,
-                                 int64_t bound, dml_ir_module_t **out_module) {
+                                 int64_t bound, const dml_onnx_import_options_t *opts,
+                                 dml_ir_module_t **out_module) {
   int64_t opset = 0;
   DML_RETURN_IF_ERROR(model_opset(mp, &opset));
   const Onnx__GraphProto *g = mp->graph;
@@ -990,7 +1075,7 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
   if (!st) st = register_names(&ctx, g);
   if (!st) st = check_references(&ctx, g);
   if (!st) st = import_initializers(&ctx, g);
-  if (!st) st = import_inputs(&ctx, g, bound);
+  if (!st) st = import_inputs(&ctx, g, bound, opts);
   if (!st) st = topo_order(&ctx, g, &order);
   if (!st) st = import_nodes(&ctx, g, order);
   if (!st) st = import_outputs(&ctx, g);
@@ -1032,7 +1117,7 @@ static dml_status_t import_bytes(const uint8_t *bytes, size_t len, uint8_t *owne
         dml_status_make(DML_STATUS_DATA_LOSS, ONNX_ERR_OP,
                         "not a valid ONNX model: malformed or truncated protobuf"),
         "protobuf-c could not decode the %zu bytes as onnx.ModelProto", len);
-  st = import_model(mp, base_dir, bound, out_module);
+  st = import_model(mp, base_dir, bound, opts, out_module);
   onnx__model_proto__free_unpacked(mp, NULL);
   return st;
 }

@@ -86,6 +86,12 @@ dml_status_t onnx_const_float(onnx_ctx_t *ctx, const char *base, dml_dtype_t dt,
                               const double *v, size_t n, int scalar,
                               dml_ir_value_t **out_value);
 
+/* Checks that `len` bytes are a well-formed protobuf encoding of message
+ * `d` with bounded nesting (before protobuf-c's recursive unpacker sees
+ * them). Errors: DATA_LOSS naming the byte offset. (onnx_import.c) */
+dml_status_t onnx_scan_bytes(const void *data, size_t len,
+                             const ProtobufCMessageDescriptor *d);
+
 /* ---- tensors (onnx_tensor.c) ---- */
 
 /* Maps an ONNX TensorProto.DataType to a dtype; DML_DTYPE_INVALID when none. */

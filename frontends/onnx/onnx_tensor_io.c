@@ -1,0 +1,286 @@
+/*
+ * onnx_tensor_io.c — public helpers around the importer (dml_onnx.h):
+ * serialized TensorProto files (ONNX backend tests' input_N.pb/output_N.pb),
+ * a description of a model's declared inputs, outputs and nodes, and the op
+ * table as a question ("does the importer map op X at opset N?").
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "onnx_internal.h"
+
+#define TENSOR_ERR_OP "onnx.tensor"
+
+/* ==== TensorProto files ================================================= */
+
+dml_status_t dml_onnx_tensor_read_memory(const void *data, size_t len, dml_tensor_t *out,
+                                         void **out_buffer) {
+  if (!out || !out_buffer || (!data && len))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, TENSOR_ERR_OP,
+                           "dml_onnx_tensor_read_memory: NULL argument");
+  static const uint8_t empty = 0;
+  if (!len) data = &empty;
+  dml_status_t st = onnx_scan_bytes(data, len, &onnx__tensor_proto__descriptor);
+  if (st) return dml_status_annotate(st, "reading a TensorProto");
+  Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, (const uint8_t *)data);
+  if (!tp)
+    return dml_status_make(DML_STATUS_DATA_LOSS, TENSOR_ERR_OP,
+                           "not an onnx.TensorProto: malformed or truncated protobuf "
+                           "(%zu bytes)",
+                           len);
+  /* A SequenceProto or OptionalProto parses as a TensorProto with unknown
+   * fields and no data type; say what it probably is. */
+  if ((!tp->has_data_type && !tp->n_dims && !tp->has_raw_data) || tp->segment) {
+    int seg = tp->segment != NULL;
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    return dml_status_make(DML_STATUS_DATA_LOSS, TENSOR_ERR_OP,
+                           "not an onnx.TensorProto: %s (a SequenceProto, MapProto or "
+                           "OptionalProto?)",
+                           seg ? "it has a segment" : "no data type");
+  }
+  if (tp->has_data_location &&
+      tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, TENSOR_ERR_OP,
+                           "tensor files with external data are not supported");
+  }
+  char what[300];
+  snprintf(what, sizeof(what), "tensor '%s'", tp->name ? tp->name : "");
+  dml_tensor_t t;
+  void *owned = NULL;
+  size_t bytes = 0;
+  st = onnx_tensor_decode(tp, NULL, what, &t, &owned, &bytes);
+  if (!st && !owned && bytes) {
+    /* raw_data used in place: copy it out before the message is freed. */
+    owned = malloc(bytes);
+    if (!owned)
+      st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, TENSOR_ERR_OP,
+                           "out of memory (%zu bytes)", bytes);
+    else
+      memcpy(owned, t.data, bytes);
+  }
+  onnx__tensor_proto__free_unpacked(tp, NULL);
+  if (st) {
+    free(owned);
+    return st;
+  }
+  t.data = bytes ? owned : NULL;
+  if (!bytes) {
+    free(owned);
+    owned = NULL;
+  }
+  *out = t;
+  *out_buffer = owned;
+  return DML_OK;
+}
+
+/* The whole of `path` in a malloc'd buffer. */
+static dml_status_t read_whole_file(const char *path, const char *op, uint8_t **out,
+                                    size_t *out_len) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp)
+    return dml_status_detail(
+        dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, op,
+                        "cannot open '%s'", path),
+        "%s", strerror(errno));
+  struct stat sb;
+  dml_status_t st = DML_OK;
+  uint8_t *buf = NULL;
+  if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0 ||
+      (uint64_t)sb.st_size > (uint64_t)PTRDIFF_MAX) {
+    st = dml_status_make(DML_STATUS_IO, op, "'%s' is not a readable regular file", path);
+    goto close_file;
+  }
+  size_t len = (size_t)sb.st_size;
+  buf = (uint8_t *)malloc(len ? len : 1);
+  if (!buf) {
+    st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op,
+                         "out of memory reading '%s' (%zu bytes)", path, len);
+    goto close_file;
+  }
+  if (len && fread(buf, 1, len, fp) != len) {
+    st = dml_status_make(DML_STATUS_IO, op, "short read from '%s'", path);
+    free(buf);
+    goto close_file;
+  }
+  *out = buf;
+  *out_len = len;
+close_file:
+  fclose(fp);
+  return st;
+}
+
+dml_status_t dml_onnx_tensor_read_file(const char *path, dml_tensor_t *out,
+                                       void **out_buffer) {
+  if (!path || !out || !out_buffer)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, TENSOR_ERR_OP,
+                           "dml_onnx_tensor_read_file: NULL argument");
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  DML_RETURN_IF_ERROR(read_whole_file(path, TENSOR_ERR_OP, &buf, &len));
+  dml_status_t st = dml_onnx_tensor_read_memory(buf, len, out, out_buffer);
+  free(buf);
+  if (st) st = dml_status_annotate(st, "reading '%s'", path);
+  return st;
+}
+
+/* ==== model description ================================================= */
+
+/* The description and every string it lends, in one allocation list. */
+typedef struct desc_impl {
+  dml_onnx_model_desc_t pub; /* first: the public pointer is this struct */
+  void **blocks;
+  size_t n_blocks, cap_blocks;
+} desc_impl_t;
+
+static void *desc_alloc(desc_impl_t *d, size_t bytes) {
+  if (d->n_blocks == d->cap_blocks) {
+    size_t cap = d->cap_blocks ? d->cap_blocks * 2 : 16;
+    void **b = (void **)realloc(d->blocks, cap * sizeof(void *));
+    if (!b) return NULL;
+    d->blocks = b;
+    d->cap_blocks = cap;
+  }
+  void *p = calloc(1, bytes ? bytes : 1);
+  if (p) d->blocks[d->n_blocks++] = p;
+  return p;
+}
+
+static const char *desc_str(desc_impl_t *d, const char *s) {
+  if (!s) s = "";
+  size_t n = strlen(s);
+  char *p = (char *)desc_alloc(d, n + 1);
+  if (p) memcpy(p, s, n + 1);
+  return p;
+}
+
+void dml_onnx_model_desc_release(dml_onnx_model_desc_t *desc) {
+  if (!desc) return;
+  desc_impl_t *d = (desc_impl_t *)desc;
+  for (size_t i = 0; i < d->n_blocks; i++) free(d->blocks[i]);
+  free(d->blocks);
+  free(d);
+}
+
+static int fill_value(desc_impl_t *d, const Onnx__ValueInfoProto *vi,
+                      dml_onnx_value_desc_t *out) {
+  out->name = desc_str(d, vi->name);
+  if (!out->name) return -1;
+  out->kind = DML_ONNX_VALUE_UNKNOWN;
+  out->dtype = DML_DTYPE_INVALID;
+  out->rank = DML_RANK_UNKNOWN;
+  const Onnx__TypeProto *tp = vi->type;
+  if (!tp) return 0;
+  switch (tp->value_case) {
+    case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
+      out->kind = DML_ONNX_VALUE_TENSOR;
+      if (tp->tensor_type) {
+        if (tp->tensor_type->has_elem_type)
+          out->dtype = onnx_dtype(tp->tensor_type->elem_type);
+        if (tp->tensor_type->shape) out->rank = (int32_t)tp->tensor_type->shape->n_dim;
+      }
+      break;
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
+      out->kind = DML_ONNX_VALUE_SEQUENCE;
+      break;
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: out->kind = DML_ONNX_VALUE_MAP; break;
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
+      out->kind = DML_ONNX_VALUE_OPTIONAL;
+      break;
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE:
+      out->kind = DML_ONNX_VALUE_SPARSE_TENSOR;
+      break;
+    default: break;
+  }
+  return 0;
+}
+
+static int is_default_domain(const char *d) {
+  return !d || !*d || strcmp(d, "ai.onnx") == 0;
+}
+
+dml_status_t dml_onnx_model_describe(const void *data, size_t len,
+                                     dml_onnx_model_desc_t **out_desc) {
+  if (!out_desc || (!data && len))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "dml_onnx_model_describe: NULL argument");
+  static const uint8_t empty = 0;
+  if (!len) data = &empty;
+  DML_RETURN_IF_ERROR(onnx_scan_bytes(data, len, &onnx__model_proto__descriptor));
+  Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
+  if (!mp)
+    return dml_status_make(DML_STATUS_DATA_LOSS, ONNX_ERR_OP,
+                           "not a valid ONNX model: malformed or truncated protobuf");
+  desc_impl_t *d = (desc_impl_t *)calloc(1, sizeof(*d));
+  int failed = !d;
+  const Onnx__GraphProto *g = mp->graph;
+  if (!failed) {
+    for (size_t i = 0; i < mp->n_opset_import; i++)
+      if (is_default_domain(mp->opset_import[i]->domain) &&
+          mp->opset_import[i]->has_version)
+        d->pub.opset = mp->opset_import[i]->version;
+  }
+  if (!failed && g) {
+    size_t ni = g->n_input, no = g->n_output, nn = g->n_node;
+    if (ni > UINT32_MAX || no > UINT32_MAX || nn > UINT32_MAX) failed = 1;
+    dml_onnx_value_desc_t *ins = NULL, *outs = NULL;
+    dml_onnx_node_desc_t *nodes = NULL;
+    if (!failed) {
+      ins = (dml_onnx_value_desc_t *)desc_alloc(d, ni * sizeof(*ins));
+      outs = (dml_onnx_value_desc_t *)desc_alloc(d, no * sizeof(*outs));
+      nodes = (dml_onnx_node_desc_t *)desc_alloc(d, nn * sizeof(*nodes));
+      failed = !ins || !outs || !nodes;
+    }
+    for (size_t i = 0; !failed && i < ni; i++) {
+      failed = fill_value(d, g->input[i], &ins[i]) != 0;
+      for (size_t k = 0; !failed && k < g->n_initializer; k++)
+        if (g->initializer[k]->name && g->input[i]->name &&
+            strcmp(g->initializer[k]->name, g->input[i]->name) == 0)
+          ins[i].is_initializer = 1;
+    }
+    for (size_t i = 0; !failed && i < no; i++)
+      failed = fill_value(d, g->output[i], &outs[i]) != 0;
+    for (size_t i = 0; !failed && i < nn; i++) {
+      const Onnx__NodeProto *np = g->node[i];
+      dml_onnx_node_desc_t *nd = &nodes[i];
+      nd->op_type = desc_str(d, np->op_type);
+      nd->domain = desc_str(d, is_default_domain(np->domain) ? "" : np->domain);
+      const char **in = (const char **)desc_alloc(d, np->n_input * sizeof(char *));
+      const char **out = (const char **)desc_alloc(d, np->n_output * sizeof(char *));
+      failed = !nd->op_type || !nd->domain || !in || !out || np->n_input > UINT32_MAX ||
+               np->n_output > UINT32_MAX;
+      for (size_t k = 0; !failed && k < np->n_input; k++)
+        failed = !(in[k] = desc_str(d, np->input[k]));
+      for (size_t k = 0; !failed && k < np->n_output; k++)
+        failed = !(out[k] = desc_str(d, np->output[k]));
+      nd->inputs = in;
+      nd->outputs = out;
+      nd->n_inputs = (uint32_t)np->n_input;
+      nd->n_outputs = (uint32_t)np->n_output;
+    }
+    if (!failed) {
+      d->pub.inputs = ins;
+      d->pub.outputs = outs;
+      d->pub.nodes = nodes;
+      d->pub.n_inputs = (uint32_t)ni;
+      d->pub.n_outputs = (uint32_t)no;
+      d->pub.n_nodes = (uint32_t)nn;
+    }
+  }
+  onnx__model_proto__free_unpacked(mp, NULL);
+  if (failed) {
+    dml_onnx_model_desc_release(d ? &d->pub : NULL);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
+  }
+  *out_desc = &d->pub;
+  return DML_OK;
+}
+
+/* ==== the op table ====================================================== */
+
+int dml_onnx_op_is_supported(const char *op_type, int64_t opset) {
+  return op_type && onnx_op_lookup(op_type, opset) != NULL;
+}
