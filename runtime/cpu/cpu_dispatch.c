@@ -329,7 +329,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(SPACE_TO_DEPTH, SpaceToDepth),
     KS(TOP_K, TopK),
     K(REVERSE_SEQUENCE, ReverseSequence),
-    K(EINSUM, Einsum),
+    KS(EINSUM, Einsum),
     KS(DET, Det),
     K(MAX_UNPOOL, MaxUnpool),
     K(GRID_SAMPLE, GridSample),

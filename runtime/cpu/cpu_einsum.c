@@ -13,7 +13,8 @@
  * repeated subscripts for diagonals/traces). Reference loop nest: for each
  * output element, sum over the labels absent from the output of the
  * product of the inputs. Accumulates in double (floats) or int64
- * (integers, wrapping).
+ * (integers, wrapping). Plain f32 contractions of two operands go through
+ * the GEMM instead (below).
  * ====================================================================== */
 
 typedef struct ein_plan {
@@ -90,6 +91,119 @@ static inline double ld_f(const dml_tensor_t *t, int64_t i) {
                                    : dml_load_f64(t->dtype, t->data, (size_t)i);
 }
 
+/* ---- GEMM fast path ------------------------------------------------------
+ * Two f32 operands without repeated subscripts or size-1 broadcasting, where
+ * every label is a batch (A, B, out), M (A, out), N (B, out) or K (A, B)
+ * label: A is packed to [batch, M, K], B to [batch, K, N], the product goes
+ * through dml_cpu_sgemm into [batch, M, N] and is permuted into the output.
+ * Scratch: the three packed buffers, then the GEMM's own scratch. */
+
+typedef struct ein_gemm {
+  int nb, nm, nn, nk;
+  int lb[DML_MAX_RANK], lm[DML_MAX_RANK], ln[DML_MAX_RANK], lk[DML_MAX_RANK];
+  int64_t B, M, N, K;
+} ein_gemm_t;
+
+static int ein_gemm_plan(const dml_cpu_call_t *c, const ein_plan_t *p,
+                         const dml_einsum_t *e, ein_gemm_t *g) {
+  if (c->n_inputs != 2 || c->inputs[0].dtype != DML_DTYPE_F32 ||
+      c->inputs[1].dtype != DML_DTYPE_F32)
+    return 0;
+  int in_k[2][DML_EINSUM_MAX_LABELS] = {{0}}, in_o[DML_EINSUM_MAX_LABELS] = {0};
+  for (int k = 0; k < 2; k++)
+    for (int32_t d = 0; d < c->inputs[k].rank; d++) {
+      int l = e->in_labels[k][d];
+      if (in_k[k][l]++ || c->inputs[k].dims[d] != p->size[l]) return 0;
+    }
+  for (int d = 0; d < e->out_rank; d++) in_o[e->out_labels[d]] = 1;
+  memset(g, 0, sizeof *g);
+  g->B = g->M = g->N = g->K = 1;
+  for (int l = 0; l < p->L; l++) {
+    int a = in_k[0][l], b = in_k[1][l], o = in_o[l];
+    if (a && b && o)
+      g->lb[g->nb++] = l, g->B *= p->size[l];
+    else if (a && o)
+      g->lm[g->nm++] = l, g->M *= p->size[l];
+    else if (b && o)
+      g->ln[g->nn++] = l, g->N *= p->size[l];
+    else if (a && b)
+      g->lk[g->nk++] = l, g->K *= p->size[l];
+    else
+      return 0; /* a label summed within one operand */
+  }
+  return g->B * g->M * g->N * g->K > 0;
+}
+
+/* Copies the strided view (dims/strides per label list) into dst. */
+static void ein_pack(float *dst, const float *src, const int *labels, int n,
+                     const int64_t *size, const int64_t *str) {
+  int64_t idx[3 * DML_MAX_RANK] = {0}, total = 1, off = 0;
+  for (int j = 0; j < n; j++) total *= size[labels[j]];
+  for (int64_t i = 0; i < total; i++) {
+    dst[i] = src[off];
+    for (int j = n - 1; j >= 0; j--) {
+      int l = labels[j];
+      off += str[l];
+      if (++idx[j] < size[l]) break;
+      off -= size[l] * str[l];
+      idx[j] = 0;
+    }
+  }
+}
+
+static size_t ein_gemm_bytes(const ein_gemm_t *g, size_t *gemm_off) {
+  double f = (double)g->B * (double)(g->M * g->K + g->K * g->N + g->M * g->N);
+  if (f * 4 > 1e15) return SIZE_MAX;
+  *gemm_off = (size_t)f * sizeof(float);
+  return *gemm_off;
+}
+
+size_t dml_cpus_Einsum(const dml_cpu_call_t *c, int threads) {
+  ein_plan_t p;
+  dml_einsum_t e;
+  ein_gemm_t g;
+  dml_status_t st = ein_plan(c, &p, &e);
+  if (st) {
+    dml_status_free(st);
+    return 0;
+  }
+  if (!ein_gemm_plan(c, &p, &e, &g)) return 0;
+  size_t off, n = ein_gemm_bytes(&g, &off);
+  if (n == SIZE_MAX) return SIZE_MAX;
+  return n + dml_cpu_sgemm_scratch(g.M, g.N, g.K, threads);
+}
+
+static int ein_gemm_run(const dml_cpu_call_t *c, const ein_plan_t *p,
+                        const dml_einsum_t *e, dml_tensor_t *y) {
+  ein_gemm_t g;
+  if (!ein_gemm_plan(c, p, e, &g)) return 0;
+  size_t off;
+  if (ein_gemm_bytes(&g, &off) == SIZE_MAX || !c->scratch || c->scratch_bytes < off)
+    return 0;
+  float *pa = (float *)c->scratch, *pb = pa + g.B * g.M * g.K, *pc = pb + g.B * g.K * g.N;
+  int la[3 * DML_MAX_RANK], lb[3 * DML_MAX_RANK], lc[3 * DML_MAX_RANK], na = 0, nb = 0,
+                                                                        nc = 0;
+  for (int j = 0; j < g.nb; j++) la[na++] = lb[nb++] = lc[nc++] = g.lb[j];
+  for (int j = 0; j < g.nm; j++) la[na++] = lc[nc++] = g.lm[j];
+  for (int j = 0; j < g.nk; j++) la[na++] = g.lk[j];
+  for (int j = 0; j < g.nk; j++) lb[nb++] = g.lk[j];
+  for (int j = 0; j < g.nn; j++) lb[nb++] = lc[nc++] = g.ln[j];
+  ein_pack(pa, (const float *)c->inputs[0].data, la, na, p->size, p->str[0]);
+  ein_pack(pb, (const float *)c->inputs[1].data, lb, nb, p->size, p->str[1]);
+  char *gs = (char *)c->scratch + off;
+  size_t gsb = c->scratch_bytes - off;
+  for (int64_t b = 0; b < g.B; b++)
+    dml_cpu_sgemm(0, 0, g.M, g.N, g.K, 1.0f, pa + b * g.M * g.K, g.K, pb + b * g.K * g.N,
+                  g.N, 0.0f, pc + b * g.M * g.N, g.N, gs, gsb);
+  /* Permute [batch, M, N] into the output's label order. */
+  int64_t cstr[DML_EINSUM_MAX_LABELS] = {0}, s = 1;
+  for (int j = nc - 1; j >= 0; j--) cstr[lc[j]] = s, s *= p->size[lc[j]];
+  int lo[DML_MAX_RANK];
+  for (int d = 0; d < e->out_rank; d++) lo[d] = e->out_labels[d];
+  ein_pack((float *)y->data, pc, lo, e->out_rank, p->size, cstr);
+  return 1;
+}
+
 dml_status_t dml_cpuk_Einsum(const dml_cpu_call_t *c) {
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t dt = y->dtype;
@@ -107,6 +221,7 @@ dml_status_t dml_cpuk_Einsum(const dml_cpu_call_t *c) {
     return dml_cpu_err_shapes(c, "output dims differ from the equation's");
   int64_t total = dml_cpu_numel(y);
   if (total == 0) return DML_OK;
+  if (ein_gemm_run(c, &p, &e, y)) return DML_OK;
   int64_t nsum = 1;
   for (int j = 0; j < p.n_sum; j++) nsum *= p.size[p.order[p.n_out + j]];
   const int isf = dml_dtype_is_float(dt);

@@ -20,7 +20,7 @@ DML_CPU_DECL_S(TopK)
 DML_CPU_DECL(ReverseSequence)
 DML_CPU_DECL(MaxUnpool)
 /* cpu_einsum.c */
-DML_CPU_DECL(Einsum)
+DML_CPU_DECL_S(Einsum)
 DML_CPU_DECL_S(Det)
 /* cpu_sample.c */
 DML_CPU_DECL(GridSample)

@@ -108,6 +108,31 @@ static void test_einsum_ellipsis_int(void) {
   free(B);
 }
 
+/* A permuted batched contraction large enough for the GEMM path:
+ * "bij,bkj->kbi" with b=3, i=17, j=33, k=9, against a naive loop. */
+static void test_einsum_gemm_path(void) {
+  enum { B = 3, I = 17, J = 33, K = 9 };
+  float *A = frand_buf(B * I * J), *Bm = frand_buf(B * K * J), *y = frand_buf(K * B * I);
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, A, 3, D(B), D(I), D(J)),
+                        tens(DML_DTYPE_F32, Bm, 3, D(B), D(K), D(J))};
+  dml_tensor_t out = tens(DML_DTYPE_F32, y, 3, D(K), D(B), D(I));
+  CHECK_OK(einsum("bij,bkj->kbi", in, 2, &out));
+  double worst = 0;
+  for (int b = 0; b < B; b++)
+    for (int i = 0; i < I; i++)
+      for (int k = 0; k < K; k++) {
+        double s = 0;
+        for (int j = 0; j < J; j++)
+          s += (double)A[(b * I + i) * J + j] * Bm[(b * K + k) * J + j];
+        double d = fabs(s - y[(k * B + b) * I + i]);
+        if (d > worst) worst = d;
+      }
+  CHECK(worst < 1e-4);
+  free(A);
+  free(Bm);
+  free(y);
+}
+
 static void test_det(void) {
   float m[12] = {1, 2, 3, 4, 1, 2, 2, 4, 0, 0, 0, 0}, d[3];
   dml_tensor_t in = tens(DML_DTYPE_F32, m, 3, D(3), D(2), D(2));
@@ -239,6 +264,7 @@ int main(void) {
   RUN(test_einsum_matmul);
   RUN(test_einsum_diag_trace);
   RUN(test_einsum_ellipsis_int);
+  RUN(test_einsum_gemm_path);
   RUN(test_det);
   RUN(test_grid_sample_identity);
   RUN(test_grid_sample_padding);
