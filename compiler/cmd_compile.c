@@ -64,7 +64,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
   void **bind_buf = (void **)calloc((size_t)argc, sizeof(void *));
   int rc = 2;
   if (!bind || !bind_t || !bind_buf) {
-    fprintf(stderr, "error: compile: out of memory\n");
+    fprintf(stderr, "error: dmlc compile: out of memory\n");
     goto done;
   }
   for (int i = 1; i < argc; i++) {
@@ -80,15 +80,17 @@ int dmlc_cmd_compile(int argc, char **argv) {
     } else if ((v = flag_value(argc, argv, &i, "--batch-bound"))) {
       char *end;
       o.batch_bound = strtoll(v, &end, 10);
-      if (*end || o.batch_bound < 1) {
+      if (*end || o.batch_bound < 1 || o.batch_bound > (int64_t)1 << 31) {
         fprintf(stderr,
-                "error: compile: --batch-bound needs a positive integer, got '%s'\n", v);
+                "error: dmlc compile: --batch-bound needs a positive integer up to 2^31, "
+                "got '%s'\n",
+                v);
         goto done;
       }
     } else if ((v = flag_value(argc, argv, &i, "--bind"))) {
       const char *eq = strchr(v, '=');
       if (!eq || eq == v || !eq[1]) {
-        fprintf(stderr, "error: compile: --bind needs NAME=FILE.npy, got '%s'\n", v);
+        fprintf(stderr, "error: dmlc compile: --bind needs NAME=FILE.npy, got '%s'\n", v);
         goto done;
       }
       dml_status_t s = dml_npy_read_file(eq + 1, &bind_t[n_bind], &bind_buf[n_bind]);
@@ -100,7 +102,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
       char *name = (char *)malloc((size_t)(eq - v) + 1);
       if (!name) {
         free(bind_buf[n_bind]);
-        fprintf(stderr, "error: compile: out of memory\n");
+        fprintf(stderr, "error: dmlc compile: out of memory\n");
         goto done;
       }
       memcpy(name, v, (size_t)(eq - v));
@@ -113,19 +115,26 @@ int dmlc_cmd_compile(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--print-ir-after-all")) {
       o.print_ir_after_all = 1;
     } else if (argv[i][0] == '-') {
-      fprintf(stderr, "error: compile: unknown or incomplete flag '%s'\n", argv[i]);
+      fprintf(stderr, "error: dmlc compile: unknown or incomplete flag '%s'\n", argv[i]);
       usage(stderr);
       goto done;
     } else if (!model) {
       model = argv[i];
     } else {
-      fprintf(stderr, "error: compile: more than one model given ('%s', '%s')\n", model,
-              argv[i]);
+      fprintf(stderr, "error: dmlc compile: more than one model given ('%s', '%s')\n",
+              model, argv[i]);
       goto done;
     }
   }
+  if (model && out && !strcmp(model, out)) {
+    fprintf(
+        stderr,
+        "error: dmlc compile: the output '%s' is the model itself; choose another -o\n",
+        out);
+    goto done;
+  }
   if (!model || !out) {
-    fprintf(stderr, "error: compile: %s\n",
+    fprintf(stderr, "error: dmlc compile: %s\n",
             !model ? "no model given" : "no output given (-o)");
     usage(stderr);
     goto done;

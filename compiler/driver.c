@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dml_cpu.h"
 #include "dml_driver.h"
 #include "dml_ir.h"
 #include "dml_onnx.h"
@@ -38,6 +39,47 @@ static dml_status_t check_targets(const char *targets) {
     if (*p == ',') p++;
   }
   return DML_OK;
+}
+
+/* 1 when `v` is a constant holding a nonzero scalar (bool or float). */
+static int const_nonzero(const dml_ir_value_t *v, double dflt) {
+  if (!v) return dflt != 0.0;
+  if (v->kind != DML_IR_VALUE_GLOBAL || !v->data || v->data_bytes == 0) return -1;
+  return dml_load_f64(v->type.dtype, v->data, 0) != 0.0;
+}
+
+/* The CPU target runs every op of ops.def through its reference kernel, but
+ * not random ops: Dropout in training mode (random masks) is refused here,
+ * at compile time, listing every such node, rather than by the kernel at
+ * run time. A model exported in training mode should be exported with
+ * model.eval() for inference (training itself is not built yet). */
+static dml_status_t check_cpu_target(const dml_ir_module_t *m) {
+  dml_status_t s = DML_OK;
+  for (uint32_t fi = 0; fi < m->n_functions; fi++) {
+    for (const dml_ir_node_t *n = m->functions[fi]->first; n; n = n->next) {
+      const char *why = NULL;
+      if (!dml_cpu_supports(n->op)) {
+        why = "no CPU kernel";
+      } else if (n->op == DML_OP_DROPOUT) {
+        int train = const_nonzero(n->n_inputs > 2 ? n->inputs[2] : NULL, 0.0);
+        int ratio = const_nonzero(n->n_inputs > 1 ? n->inputs[1] : NULL, 0.5);
+        if (train != 0 && ratio != 0)
+          why = train < 0 ? "training_mode is a run-time input (random dropout possible)"
+                          : "training_mode=true: random dropout masks";
+      }
+      if (!why) continue;
+      if (!s)
+        s = dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
+                            "the cpu target cannot run every node of the model");
+      s = dml_status_detail(s, "node '%s' (%s): %s", n->name ? n->name : "",
+                            dml_op_name(n->op), why);
+    }
+  }
+  if (s)
+    s = dml_status_detail(s,
+                          "for inference, export the model in eval mode (PyTorch: "
+                          "model.eval()) so Dropout becomes identity");
+  return s;
 }
 
 static const char *base_name(const char *path) {
@@ -91,6 +133,7 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
                           "if that value is a graph input, compile it as a constant: "
                           "dmlc compile --bind NAME=FILE.npy");
 
+  if (!s) s = check_cpu_target(m);
   if (!s) {
     dml_package_emit_options_t eo;
     memset(&eo, 0, sizeof eo);
