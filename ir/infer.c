@@ -2746,6 +2746,122 @@ static dml_dtype_t in_dtype_or(const ictx_t *c, uint32_t i, dml_dtype_t dflt) {
   return t ? t->dtype : dflt;
 }
 
+/* ==== signal ops, opset 17 (kernels: runtime/cpu/cpu_signal.c) ========= */
+
+/* Static scalar value of integer input i (`what` in messages). */
+static dml_status_t static_scalar(const ictx_t *c, uint32_t i, const char *what,
+                                  int64_t lo, int64_t *out) {
+  elems_t e;
+  DML_RETURN_IF_ERROR(need_elems(c, i, what, 0, &e));
+  if (e.n != 1)
+    return fail(c, INVALID, "%s (input %u) must be a scalar, has %u elements", what, i,
+                e.n);
+  if (e.e[0].value < lo)
+    return fail(c, INVALID, "%s (input %u) = %lld must be >= %lld", what, i,
+                (long long)e.e[0].value, (long long)lo);
+  *out = e.e[0].value;
+  return DML_OK;
+}
+
+/* HannWindow, HammingWindow, BlackmanWindow: [size] of output_datatype. */
+static dml_status_t infer_window(ictx_t *c) {
+  int64_t size = 0;
+  DML_RETURN_IF_ERROR(static_scalar(c, 0, "size", 0, &size));
+  dml_dtype_t dt;
+  DML_RETURN_IF_ERROR(attr_dtype(c, "output_datatype", 0, DML_DTYPE_F32, &dt));
+  if (dt == DML_DTYPE_BOOL) return fail(c, INVALID, "output_datatype must be numeric");
+  dml_type_t o = mk(dt, 1);
+  o.dims[0] = D(size);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* DFT: the input with the signal axis resized to dft_length (n/2+1 when
+ * onesided) and a last dim of 2. */
+static dml_status_t infer_dft(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  const dml_type_t *x = in_t(c, 0);
+  char tb[TBUF];
+  int32_t r = x->rank;
+  if (!dim_is(x->dims[r - 1], 1) && !dim_is(x->dims[r - 1], 2))
+    return fail(c, INVALID, "input %s must end in a dim of 1 (real) or 2 (complex)",
+                TS(x, tb));
+  int64_t axis, inv, one;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", 1, &axis));
+  DML_RETURN_IF_ERROR(attr_int(c, "inverse", 0, &inv));
+  DML_RETURN_IF_ERROR(attr_int(c, "onesided", 0, &one));
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r - 2)
+    return fail(c, INVALID,
+                "axis is out of range for %s (the last dim is not a signal axis)",
+                TS(x, tb));
+  if (one && inv) return fail(c, UNIMPL, "onesided inverse DFT is not supported");
+  dml_type_t o = *x;
+  int64_t n = 0;
+  if (in_v(c, 1)) {
+    DML_RETURN_IF_ERROR(static_scalar(c, 1, "dft_length", 1, &n));
+    o.dims[axis] = D(one ? n / 2 + 1 : n);
+  } else if (one) {
+    if (x->dims[axis].sym >= 0)
+      return fail(c, UNIMPL, "onesided DFT of a symbolic signal length needs dft_length");
+    o.dims[axis] = D(x->dims[axis].value / 2 + 1);
+  }
+  o.dims[r - 1] = D(2);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* STFT: [batch, frames, bins, 2]. */
+static dml_status_t infer_stft(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  const dml_type_t *x = in_t(c, 0), *w = in_t(c, 2);
+  char tb[TBUF];
+  if (x->dims[1].sym >= 0 || (!dim_is(x->dims[2], 1) && !dim_is(x->dims[2], 2)))
+    return fail(c, x->dims[1].sym >= 0 ? UNIMPL : INVALID,
+                "signal %s must be [batch, static length, 1 or 2]", TS(x, tb));
+  int64_t step = 1, flen = -1, one = 1;
+  DML_RETURN_IF_ERROR(static_scalar(c, 1, "frame_step", 1, &step));
+  if (in_v(c, 3)) DML_RETURN_IF_ERROR(static_scalar(c, 3, "frame_length", 1, &flen));
+  if (w) {
+    if (w->rank != 1 || w->dims[0].sym >= 0 || (flen >= 0 && w->dims[0].value != flen))
+      return fail(c, INVALID, "window %s must be [frame_length]", TS(w, tb));
+    if (flen < 0) flen = w->dims[0].value;
+  }
+  if (flen < 0) return fail(c, INVALID, "frame_length or window is required");
+  if (flen > x->dims[1].value)
+    return fail(c, INVALID, "frame_length %lld exceeds the signal length",
+                (long long)flen);
+  DML_RETURN_IF_ERROR(attr_int(c, "onesided", 1, &one));
+  dml_type_t o = mk(x->dtype, 4);
+  o.dims[0] = x->dims[0];
+  o.dims[1] = D((x->dims[1].value - flen) / step + 1);
+  o.dims[2] = D(one ? flen / 2 + 1 : flen);
+  o.dims[3] = D(2);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* MelWeightMatrix: [dft_length/2+1, num_mel_bins] of output_datatype. */
+static dml_status_t infer_mel(ictx_t *c) {
+  int64_t nmel = 0, dftl = 0;
+  DML_RETURN_IF_ERROR(static_scalar(c, 0, "num_mel_bins", 1, &nmel));
+  DML_RETURN_IF_ERROR(static_scalar(c, 1, "dft_length", 1, &dftl));
+  DML_RETURN_IF_ERROR(need_dtype(c, 2, DT_INDEX));
+  DML_RETURN_IF_ERROR(need_dtype(c, 3, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_dtype(c, 4, DT_FLOAT));
+  dml_dtype_t dt;
+  DML_RETURN_IF_ERROR(attr_dtype(c, "output_datatype", 0, DML_DTYPE_F32, &dt));
+  if (dt == DML_DTYPE_BOOL) return fail(c, INVALID, "output_datatype must be numeric");
+  dml_type_t o = mk(dt, 2);
+  o.dims[0] = D(dftl / 2 + 1);
+  o.dims[1] = D(nmel);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
     case DML_OP_ABS:
@@ -2889,6 +3005,12 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_CONV_INTEGER: return infer_qconv(c, 0, 1, DML_DTYPE_I32);
     case DML_OP_QLINEAR_CONV:
       return infer_qconv(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
+    case DML_OP_HANN_WINDOW:
+    case DML_OP_HAMMING_WINDOW:
+    case DML_OP_BLACKMAN_WINDOW: return infer_window(c);
+    case DML_OP_DFT: return infer_dft(c);
+    case DML_OP_STFT: return infer_stft(c);
+    case DML_OP_MEL_WEIGHT_MATRIX: return infer_mel(c);
     case DML_OP_INVALID:
     case DML_OP_COUNT_: break;
   }

@@ -203,6 +203,11 @@ DML_CPU_DECL(MatMulInteger)
 DML_CPU_DECL(ConvInteger)
 DML_CPU_DECL(QLinearMatMul)
 DML_CPU_DECL(QLinearConv)
+/* signal (cpu_signal.c) */
+DML_CPU_DECL(Window)
+DML_CPU_DECL(DFT)
+DML_CPU_DECL(STFT)
+DML_CPU_DECL(MelWeightMatrix)
 /* issue #3 ops (cpu_ops2_elementwise.c, cpu_ops2_axis.c) */
 DML_CPU_DECL(Unary2)
 DML_CPU_DECL(IsSpecial)

@@ -14,6 +14,10 @@
 
 #include "cpu_test_util.h"
 
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
 static dml_attr_t attr_strs(const char *name, const char *const *v, size_t n) {
   dml_attr_t a;
   memset(&a, 0, sizeof a);
@@ -541,6 +545,83 @@ static void test_conv_integer(void) {
       }
 }
 
+/* ==== signal ops ======================================================== */
+
+static void test_windows(void) {
+  int64_t n = 5;
+  float w[5];
+  dml_tensor_t in = tens(DML_DTYPE_I64, &n, 0);
+  dml_tensor_t o = tens(DML_DTYPE_F32, w, 1, D(5));
+  dml_attr_t sym = attr_i("periodic", 0);
+  CHECK_OK(run_op(DML_OP_HANN_WINDOW, &in, 1, &o, 1, &sym, 1));
+  const double hann[5] = {0, 0.5, 1, 0.5, 0}; /* symmetric: N1 = 4 */
+  for (int i = 0; i < 5; i++) CHECK_NEAR(w[i], hann[i], 1e-7);
+  CHECK_OK(run_op(DML_OP_HAMMING_WINDOW, &in, 1, &o, 1, NULL, 0));
+  for (int i = 0; i < 5; i++)
+    CHECK_NEAR(w[i], 25.0 / 46 - 21.0 / 46 * cos(2 * M_PI * i / 5), 1e-7);
+  CHECK_OK(run_op(DML_OP_BLACKMAN_WINDOW, &in, 1, &o, 1, NULL, 0));
+  for (int i = 0; i < 5; i++)
+    CHECK_NEAR(w[i], 0.42 - 0.5 * cos(2 * M_PI * i / 5) + 0.08 * cos(4 * M_PI * i / 5),
+               1e-7);
+}
+
+/* DFT against the definition, onesided and inverse round trip; STFT frames
+ * equal windowed DFTs. */
+static void test_dft_stft(void) {
+  enum { B = 2, N = 6 };
+  double x[B * N], y[B * N * 2], yi[B * N * 2], y1[B * 4 * 2];
+  for (int i = 0; i < B * N; i++) x[i] = sin(i * 0.7) + 0.1 * i;
+  dml_tensor_t in = tens(DML_DTYPE_F64, x, 3, D(B), D(N), D(1));
+  dml_tensor_t o = tens(DML_DTYPE_F64, y, 3, D(B), D(N), D(2));
+  CHECK_OK(run_op(DML_OP_DFT, &in, 1, &o, 1, NULL, 0));
+  for (int b = 0; b < B; b++)
+    for (int k = 0; k < N; k++) {
+      double re = 0, im = 0;
+      for (int j = 0; j < N; j++) {
+        re += x[b * N + j] * cos(2 * M_PI * j * k / N);
+        im -= x[b * N + j] * sin(2 * M_PI * j * k / N);
+      }
+      CHECK_NEAR(y[(b * N + k) * 2], re, 1e-12);
+      CHECK_NEAR(y[(b * N + k) * 2 + 1], im, 1e-12);
+    }
+  dml_attr_t one = attr_i("onesided", 1);
+  dml_tensor_t o1 = tens(DML_DTYPE_F64, y1, 3, D(B), D(4), D(2));
+  CHECK_OK(run_op(DML_OP_DFT, &in, 1, &o1, 1, &one, 1));
+  for (int b = 0; b < B; b++)
+    for (int k = 0; k < 4; k++)
+      CHECK_NEAR(y1[(b * 4 + k) * 2], y[(b * N + k) * 2], 1e-12);
+  dml_attr_t inv = attr_i("inverse", 1);
+  dml_tensor_t inc = tens(DML_DTYPE_F64, y, 3, D(B), D(N), D(2));
+  dml_tensor_t oi = tens(DML_DTYPE_F64, yi, 3, D(B), D(N), D(2));
+  CHECK_OK(run_op(DML_OP_DFT, &inc, 1, &oi, 1, &inv, 1));
+  for (int i = 0; i < B * N; i++) {
+    CHECK_NEAR(yi[i * 2], x[i], 1e-12);
+    CHECK_NEAR(yi[i * 2 + 1], 0, 1e-12);
+  }
+  /* STFT: frame_length 4, step 2 -> frames 2, bins 3 */
+  double win[4] = {0.5, 1, 1, 0.5}, s[B * 2 * 3 * 2];
+  int64_t step = 2;
+  dml_tensor_t si[3] = {in, tens(DML_DTYPE_I64, &step, 0),
+                        tens(DML_DTYPE_F64, win, 1, D(4))};
+  dml_tensor_t so = tens(DML_DTYPE_F64, s, 4, D(B), D(2), D(3), D(2));
+  CHECK_OK(run_op(DML_OP_STFT, si, 3, &so, 1, NULL, 0));
+  for (int b = 0; b < B; b++)
+    for (int f = 0; f < 2; f++)
+      for (int k = 0; k < 3; k++) {
+        double re = 0, im = 0;
+        for (int j = 0; j < 4; j++) {
+          double v = x[b * N + f * 2 + j] * win[j];
+          re += v * cos(2 * M_PI * j * k / 4);
+          im -= v * sin(2 * M_PI * j * k / 4);
+        }
+        CHECK_NEAR(s[((b * 2 + f) * 3 + k) * 2], re, 1e-12);
+        CHECK_NEAR(s[((b * 2 + f) * 3 + k) * 2 + 1], im, 1e-12);
+      }
+  dml_attr_t both[2] = {one, inv};
+  CHECK_ERROR(run_op(DML_OP_DFT, &in, 1, &o1, 1, both, 2), DML_STATUS_UNIMPLEMENTED,
+              "onesided inverse DFT is not supported");
+}
+
 int main(void) {
   RUN(test_lstm_bidirectional);
   RUN(test_lstm_reverse_input_forget_f64);
@@ -553,5 +634,7 @@ int main(void) {
   RUN(test_dynamic_quantize);
   RUN(test_matmul_integer);
   RUN(test_conv_integer);
+  RUN(test_windows);
+  RUN(test_dft_stft);
   return dml_test_finish();
 }

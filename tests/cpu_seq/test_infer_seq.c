@@ -118,10 +118,47 @@ static void test_infer_quant(void) {
   tm_free(&t);
 }
 
+static void test_infer_signal(void) {
+  tmod_t t;
+  tm_init(&t);
+  int64_t n = 10, dl = 16, nmel = 8;
+  dml_ir_value_t *sz = ti64(&t, &n, 1, 1);
+  dml_ir_node_t *w = tnode(&t, DML_OP_HANN_WINDOW, "hann", 1, &sz, 1);
+  CHECK_OK(dml_ir_node_set_attr_int(w, "output_datatype", 11)); /* DOUBLE */
+  INFER_OK(&t, w);
+  CHECK_TYPE(&t, w->outputs[0], "f64[10]");
+  dml_ir_value_t *d[2] = {targ(&t, "x", "f32[batch,10,1]"), ti64(&t, &dl, 1, 1)};
+  dml_ir_node_t *dft = tnode(&t, DML_OP_DFT, "dft", 2, d, 1);
+  CHECK_OK(dml_ir_node_set_attr_int(dft, "onesided", 1));
+  INFER_OK(&t, dft);
+  CHECK_TYPE(&t, dft->outputs[0], "f32[batch,9,2]");
+  dml_ir_node_t *dft2 = tnode(&t, DML_OP_DFT, "dft2", 1, d, 1);
+  INFER_OK(&t, dft2);
+  CHECK_TYPE(&t, dft2->outputs[0], "f32[batch,10,2]");
+  dml_ir_value_t *st[3] = {d[0], ti64(&t, (const int64_t[]){2}, 1, 1),
+                           tw(&t, "win", "f32[4]")};
+  dml_ir_node_t *stft = tnode(&t, DML_OP_STFT, "stft", 3, st, 1);
+  INFER_OK(&t, stft);
+  CHECK_TYPE(&t, stft->outputs[0], "f32[batch,4,3,2]");
+  dml_ir_value_t *mi[5] = {ti64(&t, &nmel, 1, 1), ti64(&t, &dl, 1, 1),
+                           ti64(&t, (const int64_t[]){8000}, 1, 1), tw(&t, "lo", "f32[]"),
+                           tw(&t, "hi", "f32[]")};
+  dml_ir_node_t *mel = tnode(&t, DML_OP_MEL_WEIGHT_MATRIX, "mel", 5, mi, 1);
+  INFER_OK(&t, mel);
+  CHECK_TYPE(&t, mel->outputs[0], "f32[9,8]");
+  /* a window size that is not a constant */
+  dml_ir_value_t *dyn = targ(&t, "n", "i64[]");
+  dml_ir_node_t *w2 = tnode(&t, DML_OP_BLACKMAN_WINDOW, "bw", 1, &dyn, 1);
+  CHECK_ERROR(dml_ir_infer_node(t.m, w2), DML_STATUS_UNIMPLEMENTED,
+              "depends on run-time data");
+  tm_free(&t);
+}
+
 int main(void) {
   RUN(test_infer_lstm);
   RUN(test_infer_gru_rnn_layout1);
   RUN(test_infer_losses);
   RUN(test_infer_quant);
+  RUN(test_infer_signal);
   return dml_test_finish();
 }
