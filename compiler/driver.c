@@ -41,7 +41,8 @@ static dml_status_t check_targets(const char *targets) {
   return DML_OK;
 }
 
-/* 1 when `v` is a constant holding a nonzero scalar (bool or float). */
+/* 1 when `v` is a constant holding a nonzero scalar (bool or float), 0 when
+ * it holds zero, -1 when it is not a constant; an absent `v` means dflt. */
 static int const_nonzero(const dml_ir_value_t *v, double dflt) {
   if (!v) return dflt != 0.0;
   if (v->kind != DML_IR_VALUE_GLOBAL || !v->data || v->data_bytes == 0) return -1;
@@ -63,9 +64,9 @@ static dml_status_t check_cpu_target(const dml_ir_module_t *m) {
       } else if (n->op == DML_OP_DROPOUT) {
         int train = const_nonzero(n->n_inputs > 2 ? n->inputs[2] : NULL, 0.0);
         int ratio = const_nonzero(n->n_inputs > 1 ? n->inputs[1] : NULL, 0.5);
-        if (train != 0 && ratio != 0)
-          why = train < 0 ? "training_mode is a run-time input (random dropout possible)"
-                          : "training_mode=true: random dropout masks";
+        /* Refused when both are known: a run-time training_mode or ratio is
+         * left to the kernel, which refuses random masks when they occur. */
+        if (train == 1 && ratio == 1) why = "training_mode=true: random dropout masks";
       }
       if (!why) continue;
       if (!s)
