@@ -437,13 +437,34 @@ static dml_status_t need_elems(const ictx_t *c, uint32_t i, const char *what,
   return DML_OK;
 }
 
-/* Float elements of constant input `i`: 1 known, 0 unknown, -1 too many. */
-static int f64s_of(const ictx_t *c, uint32_t i, double *out, uint32_t cap,
-                   uint32_t *out_n) {
-  const dml_ir_value_t *v = in_v(c, i);
-  if (!v) return 0;
+/* `x` rounded to dtype `dt` as a kernel writing it would store it (floats
+ * to ints truncate toward zero). 0 when an integer dtype cannot hold it. */
+static int round_to_dtype(dml_dtype_t dt, double x, double *out) {
+  unsigned char buf[16];
+  if (!dml_dtype_is_float(dt) && !(x > -9.0e18 && x < 9.0e18)) return 0;
+  dml_store_f64(dt, buf, 0, x);
+  *out = dml_load_f64(dt, buf, 0);
+  return 1;
+}
+
+/* Elements of `v` when all are known at compile time, as doubles: constant
+ * globals, static recorded contents (sym_data), and values computed from
+ * those through the defining nodes: Cast, Identity, Reshape, Flatten,
+ * Squeeze, Unsqueeze, Neg, Abs, Floor, Ceil, Round, Sqrt, Reciprocal, Add,
+ * Sub, Mul, Div, Max, Min and 1-D Concat of float tensors, each result
+ * rounded to the node's output dtype. Exporters compute Resize scales,
+ * Range bounds and window lengths that way (Cast(n) - 1, Shape * 2.0).
+ * Integer values come from elems_of only, which tracks integer arithmetic.
+ * *budget bounds the nodes visited. 1 known, 0 unknown, -1 more than cap. */
+static int f64s_eval(const ictx_t *c, const dml_ir_value_t *v, double *out, uint32_t cap,
+                     uint32_t *out_n, int *budget) {
+  if (!v || --*budget < 0) return 0;
+  if (!dml_type_is_static(&v->type)) return 0;
+  int64_t numel = dml_ir_type_numel_bound(c->m, &v->type);
+  if (numel < 0) return 0;
+  if (numel > (int64_t)cap) return -1;
   if (v->sym_data) {
-    if (v->sym_data->n > cap) return -1;
+    if (v->sym_data->n != (uint32_t)numel) return 0;
     for (uint32_t k = 0; k < v->sym_data->n; k++) {
       if (v->sym_data->elems[k].sym >= 0) return 0;
       out[k] = (double)v->sym_data->elems[k].value;
@@ -451,16 +472,106 @@ static int f64s_of(const ictx_t *c, uint32_t i, double *out, uint32_t cap,
     *out_n = v->sym_data->n;
     return 1;
   }
-  if (v->kind != DML_IR_VALUE_GLOBAL || !v->data || !dml_type_is_static(&v->type))
+  if (v->kind == DML_IR_VALUE_GLOBAL) {
+    if (!v->data || (uint64_t)numel * dml_dtype_size(v->type.dtype) > v->data_bytes)
+      return 0;
+    for (int64_t k = 0; k < numel; k++)
+      out[k] = dml_load_f64(v->type.dtype, v->data, (size_t)k);
+    *out_n = (uint32_t)numel;
+    return 1;
+  }
+  const dml_ir_node_t *d = v->def;
+  dml_dtype_t dt = v->type.dtype;
+  if (v->kind != DML_IR_VALUE_RESULT || !d || v->def_index != 0 || d->n_inputs < 1 ||
+      !dml_dtype_is_float(dt))
     return 0;
-  int64_t numel = dml_ir_type_numel_bound(c->m, &v->type);
-  if (numel < 0) return 0;
-  if (numel > (int64_t)cap) return -1;
-  if ((uint64_t)numel * dml_dtype_size(v->type.dtype) > v->data_bytes) return 0;
-  for (int64_t k = 0; k < numel; k++)
-    out[k] = dml_load_f64(v->type.dtype, v->data, (size_t)k);
-  *out_n = (uint32_t)numel;
-  return 1;
+  double a[MAX_ELEMS], b[MAX_ELEMS];
+  uint32_t na = 0, nb = 0;
+  switch (d->op) {
+    case DML_OP_CAST:
+    case DML_OP_IDENTITY:
+    case DML_OP_RESHAPE:
+    case DML_OP_FLATTEN:
+    case DML_OP_SQUEEZE:
+    case DML_OP_UNSQUEEZE:
+    case DML_OP_NEG:
+    case DML_OP_ABS:
+    case DML_OP_FLOOR:
+    case DML_OP_CEIL:
+    case DML_OP_ROUND:
+    case DML_OP_SQRT:
+    case DML_OP_RECIPROCAL: {
+      if (f64s_eval(c, d->inputs[0], a, MAX_ELEMS, &na, budget) != 1 ||
+          na != (uint32_t)numel)
+        return 0;
+      for (uint32_t k = 0; k < na; k++) {
+        double x = a[k];
+        switch (d->op) {
+          case DML_OP_NEG: x = -x; break;
+          case DML_OP_ABS: x = fabs(x); break;
+          case DML_OP_FLOOR: x = floor(x); break;
+          case DML_OP_CEIL: x = ceil(x); break;
+          case DML_OP_ROUND: x = nearbyint(x); break; /* half to even */
+          case DML_OP_SQRT: x = sqrt(x); break;
+          case DML_OP_RECIPROCAL: x = 1.0 / x; break;
+          default: break;
+        }
+        if (!round_to_dtype(dt, x, &out[k])) return 0;
+      }
+      *out_n = na;
+      return 1;
+    }
+    case DML_OP_ADD:
+    case DML_OP_SUB:
+    case DML_OP_MUL:
+    case DML_OP_DIV:
+    case DML_OP_MAX:
+    case DML_OP_MIN: {
+      if (d->n_inputs != 2 ||
+          f64s_eval(c, d->inputs[0], a, MAX_ELEMS, &na, budget) != 1 ||
+          f64s_eval(c, d->inputs[1], b, MAX_ELEMS, &nb, budget) != 1)
+        return 0;
+      /* Without replication only: equal counts or a single element. */
+      uint32_t n = na > nb ? na : nb;
+      if ((na != nb && na != 1 && nb != 1) || n != (uint32_t)numel) return 0;
+      for (uint32_t k = 0; k < n; k++) {
+        double x = a[na == 1 ? 0 : k], y = b[nb == 1 ? 0 : k], r;
+        switch (d->op) {
+          case DML_OP_ADD: r = x + y; break;
+          case DML_OP_SUB: r = x - y; break;
+          case DML_OP_MUL: r = x * y; break;
+          case DML_OP_DIV: r = x / y; break;
+          case DML_OP_MAX: r = x > y || x != x ? x : y; break;
+          default: r = x < y || x != x ? x : y; break;
+        }
+        if (!round_to_dtype(dt, r, &out[k])) return 0;
+      }
+      *out_n = n;
+      return 1;
+    }
+    case DML_OP_CONCAT: {
+      if (v->type.rank != 1) return 0;
+      uint32_t n = 0;
+      for (uint32_t i = 0; i < d->n_inputs; i++) {
+        if (f64s_eval(c, d->inputs[i], a, MAX_ELEMS, &na, budget) != 1 ||
+            n + na > (uint32_t)numel)
+          return 0;
+        for (uint32_t k = 0; k < na; k++) out[n++] = a[k];
+      }
+      if (n != (uint32_t)numel) return 0;
+      *out_n = n;
+      return 1;
+    }
+    default: return 0;
+  }
+}
+
+/* Elements of input `i` known at compile time, as doubles (f64s_eval):
+ * 1 known, 0 unknown, -1 too many. */
+static int f64s_of(const ictx_t *c, uint32_t i, double *out, uint32_t cap,
+                   uint32_t *out_n) {
+  int budget = 64;
+  return f64s_eval(c, in_v(c, i), out, cap, out_n, &budget);
 }
 
 /* Records known elements on output `o` when it is a small integer tensor of
@@ -520,6 +631,22 @@ static dml_status_t attr_ints_n(const ictx_t *c, const char *name, int32_t n,
 static dml_status_t infer_unary(ictx_t *c, int cls) {
   DML_RETURN_IF_ERROR(need_dtype(c, 0, cls));
   set_out(c, 0, in_t(c, 0));
+  /* Neg and Abs of known integer contents (Neg(axis) in LayerNormalization's
+   * expansion): -S is not a dim, |k*S| is k*S. */
+  dml_op_t op = c->n->op;
+  elems_t e;
+  if ((op == DML_OP_NEG || op == DML_OP_ABS) && dml_dtype_is_int(in_t(c, 0)->dtype) &&
+      elems_of(c, in_v(c, 0), &e) == 1) {
+    for (uint32_t i = 0; i < e.n; i++) {
+      if (e.e[i].sym >= 0) {
+        if (op == DML_OP_NEG) return DML_OK;
+        continue;
+      }
+      if (e.e[i].value == INT64_MIN) return DML_OK;
+      if (op == DML_OP_NEG || e.e[i].value < 0) e.e[i].value = -e.e[i].value;
+    }
+    return set_sym(c, 0, e.e, e.n);
+  }
   return DML_OK;
 }
 
@@ -589,6 +716,20 @@ static dml_status_t infer_cast(ictx_t *c) {
   set_out(c, 0, &t);
   /* Integer -> integer keeps known (shape) contents. */
   if (dml_dtype_is_int(in_t(c, 0)->dtype) && dml_dtype_is_int(to)) return pass_sym(c, 0);
+  /* Float -> integer of known values (e.g. Cast(Floor(Shape * 2.0)) for
+   * Resize sizes) truncates them. */
+  double f[MAX_ELEMS];
+  uint32_t n = 0;
+  if (dml_dtype_is_float(in_t(c, 0)->dtype) && dml_dtype_is_int(to) &&
+      f64s_of(c, 0, f, MAX_ELEMS, &n) == 1) {
+    dml_dim_t e[MAX_ELEMS];
+    for (uint32_t i = 0; i < n; i++) {
+      double r;
+      if (!round_to_dtype(to, f[i], &r)) return DML_OK;
+      e[i] = D((int64_t)r);
+    }
+    return set_sym(c, 0, e, n);
+  }
   return DML_OK;
 }
 
@@ -1780,6 +1921,15 @@ static dml_status_t infer_constant_of_shape(ictx_t *c) {
   dml_type_t o;
   DML_RETURN_IF_ERROR(shape_from_elems(c, &e, dt, &o));
   set_out(c, 0, &o);
+  /* A 1-D integer fill is known contents: ConstantOfShape(Sub(rank, axis))
+   * builds the trailing ones of LayerNormalization's reduced shape. */
+  if (o.rank == 1 && o.dims[0].sym < 0 && o.dims[0].value <= MAX_ELEMS &&
+      dml_dtype_is_int(dt)) {
+    int64_t fill = v && v->tensor.data ? dml_load_i64(dt, v->tensor.data, 0) : 0;
+    dml_dim_t r[MAX_ELEMS];
+    for (int64_t i = 0; i < o.dims[0].value; i++) r[i] = D(fill);
+    return set_sym(c, 0, r, (uint32_t)o.dims[0].value);
+  }
   return DML_OK;
 }
 

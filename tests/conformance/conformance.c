@@ -16,11 +16,14 @@
  * of the data sets, at least 64. When compiling fails because an output
  * shape depends on run-time data (shape inference's UNIMPLEMENTED "...
  * depends on run-time data"), the test is compiled again per data set with
- * the integer graph inputs that feed a shape position (table
- * `shape_inputs` below: Reshape's shape, Expand's shape, Slice's
- * starts/ends/axes/steps, ...) bound as constants (the import option
- * `bind`, dmlc compile --bind); float inputs are never bound. Such tests
- * pass as "specialized", counted apart.
+ * the graph inputs that determine an output shape bound as constants (the
+ * import option `bind`, dmlc compile --bind): those whose values reach a
+ * shape position (table `shape_inputs` below: Reshape's shape, Expand's
+ * shape, Slice's starts/ends/axes/steps, Range's start/limit/delta,
+ * Resize's scales and sizes, OneHot's depth, ...), directly or through the
+ * nodes computing it, whatever their dtype. Other inputs, float data
+ * included, are never bound. Such tests pass as "specialized", counted
+ * apart.
  *
  * ONNX's data stores bfloat16 tensors as UINT16 bit patterns; where the
  * model declares bfloat16 they are read as such.
@@ -224,8 +227,10 @@ static void emit_kv(sbuf_t *b, const char *k, const char *v) {
 
 /* ==== the child: one test =============================================== */
 
-/* Integer graph inputs at these (op, input index) positions carry shapes:
- * the only ones the runner binds at compile time. */
+/* Inputs at these (op, input index) positions determine the shape of an
+ * output, whatever their dtype (Range's float start/limit/delta, Resize's
+ * float scales, OneHot's depth): graph inputs whose values reach one are the
+ * only ones the runner binds at compile time (see shape_determining). */
 static const struct {
   const char *op;
   unsigned mask; /* bit i: input i */
@@ -237,7 +242,8 @@ static const struct {
     {"Range", 7u},
     {"Slice", 0x1eu},
     {"Pad", 1u << 1},
-    {"Resize", 1u << 3},
+    {"Resize", (1u << 2) | (1u << 3)}, /* scales, sizes (opset 10: see below) */
+    {"Upsample", 1u << 1},
     {"Squeeze", 1u << 1},
     {"Unsqueeze", 1u << 1},
     {"ReduceSum", 1u << 1},
@@ -264,17 +270,56 @@ static const struct {
     {"MelWeightMatrix", 3u},
 };
 
-static int feeds_shape_position(const dml_onnx_model_desc_t *d, const char *name) {
+/* Bit mask of node n's inputs that determine an output shape. */
+static unsigned shape_input_mask(const dml_onnx_node_desc_t *n) {
+  if (n->domain[0]) return 0;
+  /* Resize-10 is (X, scales); from opset 11 it is (X, roi, scales, sizes). */
+  if (!strcmp(n->op_type, "Resize") && n->n_inputs == 2) return 1u << 1;
+  for (size_t t = 0; t < sizeof(shape_inputs) / sizeof(shape_inputs[0]); t++)
+    if (!strcmp(shape_inputs[t].op, n->op_type)) return shape_inputs[t].mask;
+  return 0;
+}
+
+#define MAX_SHAPE_NAMES 1024
+
+static int name_in(const char *const *set, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(set[i], name)) return 1;
+  return 0;
+}
+
+/* Whether the values of tensor `name` determine an output shape: it feeds a
+ * shape position (shape_inputs) directly, or through nodes computing it
+ * (Cast, Sub, Concat, Gather, ...). Shape and Size read only the shape of
+ * their input, so a chain stops there. The float size of HannWindow's
+ * expansion, Cast(size) -> Range(0, size, 1), is such an input. */
+static int shape_determining(const dml_onnx_model_desc_t *d, const char *name) {
+  const char *set[MAX_SHAPE_NAMES];
+  size_t n = 0;
   for (uint32_t i = 0; i < d->n_nodes; i++) {
-    const dml_onnx_node_desc_t *n = &d->nodes[i];
-    if (n->domain[0]) continue;
-    for (size_t t = 0; t < sizeof(shape_inputs) / sizeof(shape_inputs[0]); t++) {
-      if (strcmp(shape_inputs[t].op, n->op_type) != 0) continue;
-      for (uint32_t k = 0; k < n->n_inputs && k < 32; k++)
-        if ((shape_inputs[t].mask >> k & 1u) && strcmp(n->inputs[k], name) == 0) return 1;
+    const dml_onnx_node_desc_t *nd = &d->nodes[i];
+    unsigned mask = shape_input_mask(nd);
+    for (uint32_t k = 0; k < nd->n_inputs && k < 32; k++)
+      if ((mask >> k & 1u) && nd->inputs[k][0] && n < MAX_SHAPE_NAMES &&
+          !name_in(set, n, nd->inputs[k]))
+        set[n++] = nd->inputs[k];
+  }
+  for (int grew = 1; grew;) {
+    grew = 0;
+    for (uint32_t i = 0; i < d->n_nodes; i++) {
+      const dml_onnx_node_desc_t *nd = &d->nodes[i];
+      if (!strcmp(nd->op_type, "Shape") || !strcmp(nd->op_type, "Size")) continue;
+      int feeds = 0;
+      for (uint32_t o = 0; o < nd->n_outputs && !feeds; o++)
+        feeds = nd->outputs[o][0] && name_in(set, n, nd->outputs[o]);
+      for (uint32_t k = 0; feeds && k < nd->n_inputs; k++)
+        if (nd->inputs[k][0] && n < MAX_SHAPE_NAMES && !name_in(set, n, nd->inputs[k])) {
+          set[n++] = nd->inputs[k];
+          grew = 1;
+        }
     }
   }
-  return 0;
+  return name_in(set, n, name);
 }
 
 typedef struct dataset {
@@ -619,7 +664,8 @@ static void run_test(test_ctx_t *t) {
         dml_dtype_t dt = DML_DTYPE_INVALID;
         for (uint32_t j = 0; j < d->n_inputs; j++)
           if (d->inputs[j].name == real_inputs[i]) dt = d->inputs[j].dtype;
-        if (dml_dtype_is_int(dt) && feeds_shape_position(d, real_inputs[i]))
+        if ((dml_dtype_is_int(dt) || dml_dtype_is_float(dt)) &&
+            shape_determining(d, real_inputs[i]))
           bound_names[n_bound++] = real_inputs[i];
       }
     }
@@ -1251,10 +1297,15 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       "shape and its values\nare within `|got - want| <= 1e-5 + 1e-3 * |want|` "
       "(NaN equals NaN; integers and bools exactly).\nTests whose outputs are random "
       "(Bernoulli, training-mode Dropout) are checked by shape, dtype and\nvalue set. "
-      "*Specialized* tests pass only with integer shape inputs (Reshape's shape, "
-      "Expand's shape,\nSlice's starts, ...) bound as compile-time constants "
-      "(`dmlc compile --bind`), since dmlc plans memory\nahead and needs those "
-      "shapes at compile time.\n\n## Results per suite\n\n"
+      "*Specialized* tests pass only with their shape inputs bound as compile-time "
+      "constants\n(`dmlc compile --bind`), since dmlc plans memory ahead and needs "
+      "every shape at compile time.\nA shape input is a graph input whose values "
+      "determine an output shape, whatever its dtype: it\nfeeds a shape position "
+      "(Reshape's shape, Expand's shape, Slice's starts, Range's start/limit/delta,"
+      "\nResize's scales or sizes, OneHot's depth, ...) directly or through the "
+      "nodes computing it\n(`Cast(size) -> Range` in HannWindow's expansion). "
+      "Other inputs, float data included, are never\nbound.\n\n## Results per "
+      "suite\n\n"
       "| suite | tests | passed | of which specialized | failed | skipped |\n"
       "| --- | ---: | ---: | ---: | ---: | ---: |\n",
       f);
