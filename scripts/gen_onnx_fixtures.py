@@ -321,11 +321,47 @@ def gen_unsupported():
     save(m, "unsupported.onnx")
     nodes = [
         helper.make_node("FusedGemm", ["x", "x"], ["g"], name="fg", domain="com.microsoft"),
-        helper.make_node("Resize", ["g", "", "s"], ["y"], name="rz", mode="cubic"),
+        helper.make_node("Cast", ["g"], ["y"], name="cs", to=TensorProto.STRING),
     ]
-    m = model(nodes, [vi("x", TensorProto.FLOAT, [4, 4]), vi("s", TensorProto.FLOAT, [2])],
-              [vi("y", TensorProto.FLOAT, None)], check=False, domains=["com.microsoft"])
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [4, 4])],
+              [vi("y", TensorProto.STRING, None)], check=False, domains=["com.microsoft"])
     save(m, "custom_domain.onnx")
+
+
+def gen_legacy6():
+    """Opset 1..6 forms that need normalizing: PRelu-6 with a per-channel
+    slope, BatchNormalization-6 (is_test), Dropout-6 (is_test); Concat-1
+    without axis, Reshape-1's shape attribute, Cast-1's type name, Split-1's
+    lengths as input; and the training forms (is_test=0), refused."""
+    F = TensorProto.FLOAT
+    c = [numpy_helper.from_array(np.full([3], v, dtype=np.float32), n)
+         for n, v in (("scale", 1.0), ("bias", 0.0), ("mean", 0.0), ("var", 1.0))]
+    nodes = [
+        helper.make_node("PRelu", ["x", "slope"], ["p"], name="prelu"),
+        helper.make_node("BatchNormalization", ["p", "scale", "bias", "mean", "var"], ["b"],
+                         name="bn", is_test=1, epsilon=1e-5),
+        helper.make_node("Dropout", ["b"], ["y"], name="drop", is_test=1, ratio=0.25),
+    ]
+    inits = [numpy_helper.from_array(np.array([0.1, 0.2, 0.3], dtype=np.float32), "slope")]
+    m = model(nodes, [vi("x", F, [2, 3, 4, 5])], [vi("y", F, [2, 3, 4, 5])], inits + c,
+              opset=6, check=False)
+    save(m, "legacy6.onnx")
+    for op, fname in (("BatchNormalization", "bn6_train.onnx"), ("Dropout", "dropout6_train.onnx")):
+        ins = ["x", "scale", "bias", "mean", "var"] if op == "BatchNormalization" else ["x"]
+        nodes = [helper.make_node(op, ins, ["y"], name="train", is_test=0)]
+        save(model(nodes, [vi("x", F, [2, 3, 4, 5])], [vi("y", F, None)], c, opset=6,
+                   check=False), fname)
+    nodes = [
+        helper.make_node("Concat", ["x", "x"], ["c"], name="concat"),
+        helper.make_node("Reshape", ["c"], ["r"], name="reshape", shape=[3, 4]),
+        helper.make_node("Cast", ["r"], ["d"], name="cast", to="DOUBLE"),
+        helper.make_node("Split", ["d", "lens"], ["s1", "s2"], name="split", axis=0),
+    ]
+    inits = [numpy_helper.from_array(np.array([1, 2], dtype=np.float64), "lens")]
+    m = model(nodes, [vi("x", F, [2, 3])],
+              [vi("s1", TensorProto.DOUBLE, None), vi("s2", TensorProto.DOUBLE, None)], inits,
+              opset=1, check=False)
+    save(m, "legacy1.onnx")
 
 
 def gen_bad_graphs():
@@ -421,6 +457,7 @@ def main():
     gen_opset9_10()
     gen_ops13()
     gen_unsupported()
+    gen_legacy6()
     gen_bad_graphs()
     gen_more_errors()
     for f in sorted(os.listdir(OUT)):

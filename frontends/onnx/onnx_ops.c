@@ -127,15 +127,28 @@ static dml_status_t onnx_imp_axes_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *n
   return emit_node(ctx, np, e->op, ops, ops[1] ? 2 : 1, skip, NULL);
 }
 
-/* Split `split` attribute (opset < 13) -> i64 input 1. */
+/* Split `split` attribute (opset < 13) -> i64 input 1. Split-1 may take
+ * the lengths as input 1 instead, of the data's type T: cast to i64. */
 static dml_status_t onnx_imp_split_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                         const onnx_op_entry_t *e, dml_ir_value_t **in,
                                         uint32_t n_in) {
-  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, ctx->opset < 2 ? 2 : 1, ctx->opset));
   dml_ir_value_t *ops[2] = {in[0], NULL};
   const Onnx__AttributeProto *a =
       attr_of(np, "split", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
-  if (a && a->n_ints) {
+  if (n_in == 2 && in[1]) {
+    char base[512];
+    const char *nn = is_empty(np->name) ? first_output(np) : np->name;
+    dml_ir_node_t *cast = NULL;
+    DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_CAST,
+                                  join(base, sizeof(base), nn, "/split_i64"), 1, &in[1],
+                                  1, &cast));
+    DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(cast, "to", 7 /* INT64 */));
+    cast->outputs[0]->name =
+        onnx_unique_name(ctx, join(base, sizeof(base), first_output(np), "/split"));
+    if (!cast->outputs[0]->name) return oom();
+    ops[1] = cast->outputs[0];
+  } else if (a && a->n_ints) {
     char base[512];
     DML_RETURN_IF_ERROR(
         onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/split"), a->ints,
@@ -180,13 +193,15 @@ static dml_status_t onnx_imp_pad_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto *n
                                        const onnx_op_entry_t *e, dml_ir_value_t **in,
                                        uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  /* Pad-1 names the attribute `paddings` (same layout). */
+  const char *pads_name = ctx->opset < 2 ? "paddings" : "pads";
   const Onnx__AttributeProto *pads =
-      attr_of(np, "pads", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+      attr_of(np, pads_name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
   if (!pads) {
     char label[300];
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
-                           "%s: Pad-2 needs the 'pads' attribute",
-                           onnx_node_label(np, label, sizeof(label)));
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s: Pad-%d needs the '%s' attribute",
+        onnx_node_label(np, label, sizeof(label)), ctx->opset < 2 ? 1 : 2, pads_name);
   }
   dml_ir_value_t *ops[3] = {in[0], NULL, NULL};
   char base[512];
@@ -201,7 +216,7 @@ static dml_status_t onnx_imp_pad_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto *n
         ctx, join(base, sizeof(base), first_output(np), "/constant_value"),
         known_float_dtype(in[0], DML_DTYPE_F32), &v, 1, 1, &ops[2]));
   }
-  static const char *const skip[] = {"pads", "value", NULL};
+  static const char *const skip[] = {"pads", "paddings", "value", NULL};
   return emit_node(ctx, np, e->op, ops, ops[2] ? 3 : 2, skip, NULL);
 }
 
@@ -226,12 +241,14 @@ static dml_status_t onnx_imp_clip_attrs(onnx_ctx_t *ctx, const Onnx__NodeProto *
                          known_float_dtype(in[0], DML_DTYPE_F32), &v, 1, 1, &ops[k + 1]));
     n = (uint32_t)k + 2;
   }
-  static const char *const skip[] = {"min", "max", NULL};
+  static const char *const skip[] = {"min", "max", "consumed_inputs", NULL};
   return emit_node(ctx, np, e->op, ops, n, skip, NULL);
 }
 
 /* Dropout `ratio` attribute (opset < 12, default 0.5) -> f32 scalar input 1;
- * training_mode stays absent (false), as those opsets import for inference. */
+ * training_mode stays absent (false), as those opsets import for inference.
+ * Dropout-1/6's is_test (onnx_op_check refuses 0, training) and
+ * consumed_inputs are dropped. */
 static dml_status_t onnx_imp_dropout_ratio_attr(onnx_ctx_t *ctx,
                                                 const Onnx__NodeProto *np,
                                                 const onnx_op_entry_t *e,
@@ -245,15 +262,17 @@ static dml_status_t onnx_imp_dropout_ratio_attr(onnx_ctx_t *ctx,
   DML_RETURN_IF_ERROR(
       onnx_const_float(ctx, join(base, sizeof(base), first_output(np), "/ratio"),
                        DML_DTYPE_F32, &ratio, 1, 1, &ops[1]));
-  static const char *const skip[] = {"ratio", NULL};
+  static const char *const skip[] = {"ratio", "is_test", "consumed_inputs", NULL};
   return emit_node(ctx, np, e->op, ops, 2, skip, NULL);
 }
 
-/* BatchNormalization-7 `spatial` (1 checked by onnx_op_check) is dropped. */
+/* BatchNormalization-7 `spatial` (1 checked by onnx_op_check) is dropped;
+ * so are BatchNormalization-1/6's is_test (onnx_op_check refuses 0, the
+ * training form) and consumed_inputs. */
 static dml_status_t onnx_imp_batchnorm_spatial(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                                const onnx_op_entry_t *e,
                                                dml_ir_value_t **in, uint32_t n_in) {
-  static const char *const skip[] = {"spatial", NULL};
+  static const char *const skip[] = {"spatial", "is_test", "consumed_inputs", NULL};
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
 
@@ -527,6 +546,100 @@ static dml_status_t onnx_imp_legacy_bcast(onnx_ctx_t *ctx, const Onnx__NodeProto
   return emit_node(ctx, np, e->op, ops, 2, skip, NULL);
 }
 
+/* PRelu before opset 7 (Changelog.md PRelu-6): a slope of size 1 is shared;
+ * a 1-D slope of C elements applies per channel (dim 1 of X), which numpy
+ * broadcasting gives once the slope is unsqueezed to [C, 1, ..., 1] (rank
+ * X - 1). That needs X's rank at import (a graph input or initializer). */
+static dml_status_t onnx_imp_prelu_legacy(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                          const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                          uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
+  static const char *const skip[] = {"consumed_inputs", NULL};
+  dml_ir_value_t *ops[2] = {in[0], in[1]};
+  const dml_ir_value_t *x = in[0], *slope = in[1];
+  int per_channel = slope->type.rank == 1 &&
+                    !(slope->type.dims[0].sym < 0 && slope->type.dims[0].value == 1);
+  if (per_channel) {
+    char label[300], base[512];
+    if (x->kind == DML_IR_VALUE_RESULT || x->type.rank < 0)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: a per-channel slope needs the rank of X at import "
+                             "(a graph input or initializer)",
+                             onnx_node_label(np, label, sizeof(label)));
+    int64_t n_add = x->type.rank - 2, axes[DML_MAX_RANK];
+    if (n_add > 0) {
+      for (int64_t i = 0; i < n_add; i++) axes[i] = 1 + i;
+      dml_ir_value_t *uin[2] = {in[1], NULL};
+      DML_RETURN_IF_ERROR(
+          onnx_const_i64(ctx, join(base, sizeof(base), first_output(np), "/slope_axes"),
+                         axes, (size_t)n_add, &uin[1]));
+      dml_ir_node_t *un = NULL;
+      const char *nn = is_empty(np->name) ? first_output(np) : np->name;
+      DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_UNSQUEEZE,
+                                    join(base, sizeof(base), nn, "/align_slope"), 2, uin,
+                                    1, &un));
+      un->outputs[0]->name = onnx_unique_name(
+          ctx, join(base, sizeof(base), first_output(np), "/slope_per_channel"));
+      if (!un->outputs[0]->name) return oom();
+      ops[1] = un->outputs[0];
+    }
+  }
+  return emit_node(ctx, np, e->op, ops, 2, skip, NULL);
+}
+
+/* Concat-1: `axis` is optional, default 1 (required since opset 4). */
+static dml_status_t onnx_imp_concat_v1(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                       uint32_t n_in) {
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(emit_node(ctx, np, e->op, in, n_in, NULL, &node));
+  if (!attr_of(np, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT))
+    DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(node, "axis", 1));
+  return DML_OK;
+}
+
+/* Reshape-1: the target shape is the `shape` attribute -> i64 input 1. */
+static dml_status_t onnx_imp_reshape_v1(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                        const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                        uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  const Onnx__AttributeProto *a =
+      attr_of(np, "shape", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  if (!a) {
+    char label[300];
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: Reshape-1 needs the 'shape' attribute",
+                           onnx_node_label(np, label, sizeof(label)));
+  }
+  dml_ir_value_t *ops[2] = {in[0], NULL};
+  char base[512];
+  DML_RETURN_IF_ERROR(onnx_const_i64(ctx,
+                                     join(base, sizeof(base), first_output(np), "/shape"),
+                                     a->ints, a->n_ints, &ops[1]));
+  static const char *const skip[] = {"shape", "consumed_inputs", NULL};
+  return emit_node(ctx, np, e->op, ops, 2, skip, NULL);
+}
+
+/* The TensorProto.DataType code ONNX names `name` ("FLOAT"), or 0. */
+static int32_t dtype_code_of_name(const char *name) {
+  for (int32_t code = 1; code <= 16; code++)
+    if (strcmp(onnx_dtype_name(code), name) == 0) return code;
+  return 0;
+}
+
+/* Cast-1: `to` is the type's name (a STRING) -> its code. */
+static dml_status_t onnx_imp_cast_v1(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                     const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                     uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  char buf[64];
+  const char *to = attr_str(np, "to", "", buf, sizeof(buf));
+  static const char *const skip[] = {"to", NULL};
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(emit_node(ctx, np, e->op, in, 1, skip, &node));
+  return dml_ir_node_set_attr_int(node, "to", dtype_code_of_name(to));
+}
+
 /* ---- the table ---- */
 
 static const onnx_op_entry_t kOps[] = {
@@ -562,7 +675,8 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
   char buf[64];
   if (e->op == DML_OP_RESIZE) {
     const char *mode = attr_str(np, "mode", "nearest", buf, sizeof(buf));
-    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0) {
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0 &&
+        strcmp(mode, "cubic") != 0) {
       snprintf(why, cap, "mode='%s'", mode);
       return 1;
     }
@@ -571,6 +685,10 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
     int64_t spatial = attr_int(np, "spatial", 1);
     if (spatial != 1) {
       snprintf(why, cap, "spatial=%lld", (long long)spatial);
+      return 1;
+    }
+    if (e->since < 7 && attr_int(np, "is_test", 0) == 0) {
+      snprintf(why, cap, "is_test=0 (training mode)");
       return 1;
     }
     int64_t training = attr_int(np, "training_mode", 0);
@@ -583,7 +701,17 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
       return 1;
     }
   }
-  if (e->op == DML_OP_CAST) {
+  if (e->op == DML_OP_DROPOUT && e->since < 7 && attr_int(np, "is_test", 0) == 0) {
+    snprintf(why, cap, "is_test=0 (training mode)");
+    return 1;
+  }
+  if (e->op == DML_OP_CAST && e->importer == onnx_imp_cast_v1) {
+    const char *to = attr_str(np, "to", "", buf, sizeof(buf));
+    if (onnx_dtype(dtype_code_of_name(to)) == DML_DTYPE_INVALID) {
+      snprintf(why, cap, "to='%s'", to);
+      return 1;
+    }
+  } else if (e->op == DML_OP_CAST) {
     int64_t to = attr_int(np, "to", 0);
     if (to < INT32_MIN || to > INT32_MAX ||
         onnx_dtype((int32_t)to) == DML_DTYPE_INVALID) {

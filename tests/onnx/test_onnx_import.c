@@ -4,6 +4,7 @@
  * initializer storage form, external data, Constant nodes, older-opset
  * normalizations, and every user-facing error with its message.
  */
+#include "dml_ir_infer.h"
 #include "onnx_test_util.h"
 
 static const dml_ir_value_t *global(const dml_ir_module_t *m, const char *name) {
@@ -592,13 +593,83 @@ static void test_unsupported_ops_listed_at_once(void) {
   const char *want2[] = {
       "model uses 1 unsupported op (opset 13): com.microsoft.FusedGemm; and 1 "
       "unsupported "
-      "attribute: Resize mode='cubic'",
+      "attribute: Cast to=STRING",
       "node 'fg' (FusedGemm): domain 'com.microsoft' is not supported",
-      "node 'rz' (Resize): unsupported mode='cubic'",
+      "node 'cs' (Cast): unsupported to=STRING",
   };
   for (size_t i = 0; i < sizeof(want2) / sizeof(want2[0]); i++)
     CHECK_ERROR(import_fixture("custom_domain.onnx", &m), DML_STATUS_UNIMPLEMENTED,
                 want2[i]);
+  CHECK(m == NULL);
+}
+
+/* Opset 1..6 forms normalized by the importer (onnx_ops.c). */
+static void test_legacy_forms(void) {
+  dml_ir_module_t *m = NULL;
+  CHECK_OK(import_fixture("legacy6.onnx", &m));
+  if (!m) return;
+  dml_ir_function_t *f = fwd(m);
+  for (dml_ir_node_t *x = f->first; x; x = x->next) CHECK_OK(dml_ir_infer_node(m, x));
+  dml_ir_node_t *n;
+  char buf[128];
+  if ((n = node_named(f, "prelu"))) {
+    /* The per-channel slope [3] is unsqueezed to [3,1,1] against X [2,3,4,5]. */
+    CHECK(n->op == DML_OP_PRELU && n->inputs[1]->kind == DML_IR_VALUE_RESULT);
+    CHECK(strcmp(dml_ir_type_str(m, &n->inputs[1]->type, buf, sizeof(buf)),
+                 "f32[3,1,1]") == 0);
+    CHECK(strcmp(dml_ir_type_str(m, &n->outputs[0]->type, buf, sizeof(buf)),
+                 "f32[2,3,4,5]") == 0);
+  } else
+    CHECK(!"prelu");
+  if ((n = node_named(f, "bn"))) {
+    CHECK(n->op == DML_OP_BATCH_NORMALIZATION && dml_ir_node_attr(n, "is_test") == NULL);
+  } else
+    CHECK(!"bn");
+  if ((n = node_named(f, "drop"))) {
+    CHECK(n->op == DML_OP_DROPOUT && n->n_inputs == 2 &&
+          is_f32_scalar(n->inputs[1], 0.25f));
+    CHECK(dml_ir_node_attr(n, "is_test") == NULL);
+  } else
+    CHECK(!"drop");
+  dml_ir_module_release(m);
+  m = NULL;
+
+  CHECK_OK(import_fixture("legacy1.onnx", &m));
+  if (!m) return;
+  f = fwd(m);
+  for (dml_ir_node_t *x = f->first; x; x = x->next) CHECK_OK(dml_ir_infer_node(m, x));
+  const int64_t shape[2] = {3, 4};
+  if ((n = node_named(f, "concat")))
+    CHECK(dml_attr_int(n->attrs, n->n_attrs, "axis", -9) == 1);
+  else
+    CHECK(!"concat");
+  if ((n = node_named(f, "reshape"))) {
+    CHECK(n->n_inputs == 2 && is_i64_const(n->inputs[1], shape, 2));
+    CHECK(dml_ir_node_attr(n, "shape") == NULL);
+  } else
+    CHECK(!"reshape");
+  if ((n = node_named(f, "cast")))
+    CHECK(dml_attr_int(n->attrs, n->n_attrs, "to", 0) == 11 /* DOUBLE */);
+  else
+    CHECK(!"cast");
+  if ((n = node_named(f, "split"))) {
+    /* Split-1's f64 lengths input is cast to i64. */
+    CHECK(n->n_inputs == 2 && n->inputs[1]->type.dtype == DML_DTYPE_I64);
+    CHECK(strcmp(dml_ir_type_str(m, &n->outputs[0]->type, buf, sizeof(buf)),
+                 "f64[1,4]") == 0);
+    CHECK(strcmp(dml_ir_type_str(m, &n->outputs[1]->type, buf, sizeof(buf)),
+                 "f64[2,4]") == 0);
+  } else
+    CHECK(!"split");
+  dml_ir_module_release(m);
+  m = NULL;
+
+  CHECK_ERROR(
+      import_fixture("bn6_train.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+      "model uses 1 unsupported attribute (opset 6): BatchNormalization is_test=0 "
+      "(training mode)");
+  CHECK_ERROR(import_fixture("dropout6_train.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'train' (Dropout): unsupported is_test=0 (training mode)");
   CHECK(m == NULL);
 }
 
@@ -736,6 +807,7 @@ int main(void) {
   RUN(test_unsorted_graph_is_sorted);
   RUN(test_batch_bound_option);
   RUN(test_unsupported_ops_listed_at_once);
+  RUN(test_legacy_forms);
   RUN(test_unsupported_values);
   RUN(test_opset_errors);
   RUN(test_graph_errors);
