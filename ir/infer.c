@@ -12,10 +12,14 @@
  *
  * Small integer tensors whose contents are known (constant globals, and
  * the results of Shape, Size, Gather, Concat, Slice, Unsqueeze, Squeeze,
- * Reshape, Identity, Cast, Range and integer Add/Sub/Mul/Div on those)
- * carry their elements in dml_ir_value_t::sym_data, so exporter chains such
- * as Shape -> Gather -> Unsqueeze -> Concat -> Reshape resolve statically.
- * Invariant of recorded elements: a symbolic element has value >= 1.
+ * Reshape, Identity, Cast, Range, ConstantOfShape, Neg, Abs, Max, Min,
+ * Where, ReduceSum/Prod/Max/Min and integer Add/Sub/Mul/Div on those, and
+ * bool comparisons of them) carry their elements in dml_ir_value_t::sym_data,
+ * so exporter chains such as Shape -> Gather -> Unsqueeze -> Concat ->
+ * Reshape resolve statically. Invariant of recorded elements: a symbolic
+ * element has value >= 1. Small float values (Range bounds, Resize scales,
+ * OneHot depth) are evaluated on demand through their defining nodes
+ * (f64s_eval); a float -> integer Cast of them records sym_data.
  */
 #include <limits.h>
 #include <math.h>
@@ -574,12 +578,13 @@ static int f64s_of(const ictx_t *c, uint32_t i, double *out, uint32_t cap,
   return f64s_eval(c, in_v(c, i), out, cap, out_n, &budget);
 }
 
-/* Records known elements on output `o` when it is a small integer tensor of
- * static size n. */
+/* Records known elements on output `o` when it is a small integer (or bool:
+ * static 0/1) tensor of static size n. */
 static dml_status_t set_sym(ictx_t *c, uint32_t o, const dml_dim_t *e, uint32_t n) {
   if (o >= c->n->n_outputs) return DML_OK;
   dml_ir_value_t *v = c->n->outputs[o];
-  if (!dml_dtype_is_int(v->type.dtype) || v->type.rank > 1 || n > MAX_ELEMS)
+  if ((!dml_dtype_is_int(v->type.dtype) && v->type.dtype != DML_DTYPE_BOOL) ||
+      v->type.rank > 1 || n > MAX_ELEMS)
     return DML_OK;
   if (!dml_type_is_static(&v->type) ||
       dml_ir_type_numel_bound(c->m, &v->type) != (int64_t)n)
@@ -715,7 +720,9 @@ static dml_status_t infer_cast(ictx_t *c) {
   t.dtype = to;
   set_out(c, 0, &t);
   /* Integer -> integer keeps known (shape) contents. */
-  if (dml_dtype_is_int(in_t(c, 0)->dtype) && dml_dtype_is_int(to)) return pass_sym(c, 0);
+  if ((dml_dtype_is_int(in_t(c, 0)->dtype) || in_t(c, 0)->dtype == DML_DTYPE_BOOL) &&
+      dml_dtype_is_int(to))
+    return pass_sym(c, 0);
   /* Float -> integer of known values (e.g. Cast(Floor(Shape * 2.0)) for
    * Resize sizes) truncates them. */
   double f[MAX_ELEMS];
@@ -783,6 +790,25 @@ static int sym_arith(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
   }
 }
 
+/* Known result (static 0/1) of comparing known integer elements: static
+ * ones, or multiples k1*S, k2*S of one symbol (S >= 1 orders them like k1,
+ * k2). 0 when it depends on the symbol's value. */
+static int sym_compare(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
+  if ((a.sym >= 0 || b.sym >= 0) && a.sym != b.sym) return 0;
+  int64_t x = a.value, y = b.value;
+  int r;
+  switch (op) {
+    case DML_OP_EQUAL: r = x == y; break;
+    case DML_OP_LESS: r = x < y; break;
+    case DML_OP_LESS_OR_EQUAL: r = x <= y; break;
+    case DML_OP_GREATER: r = x > y; break;
+    case DML_OP_GREATER_OR_EQUAL: r = x >= y; break;
+    default: return 0;
+  }
+  *out = D(r);
+  return 1;
+}
+
 static dml_status_t infer_binary(ictx_t *c) {
   dml_op_t op = c->n->op;
   const dml_type_t *a = in_t(c, 0), *b = in_t(c, 1);
@@ -841,7 +867,38 @@ static dml_status_t infer_binary(ictx_t *c) {
       return set_sym(c, 0, r, n);
     }
   }
+  if (out_dt == DML_DTYPE_BOOL && op != DML_OP_AND && op != DML_OP_OR &&
+      op != DML_OP_XOR && dml_dtype_is_int(a->dtype) && o.rank <= 1 &&
+      dml_type_is_static(&o)) {
+    elems_t ea, eb;
+    if (elems_of(c, in_v(c, 0), &ea) == 1 && elems_of(c, in_v(c, 1), &eb) == 1 && ea.n &&
+        eb.n) {
+      uint32_t n = ea.n > eb.n ? ea.n : eb.n;
+      dml_dim_t r[MAX_ELEMS];
+      for (uint32_t i = 0; i < n; i++)
+        if (!sym_compare(op, ea.e[ea.n == 1 ? 0 : i], eb.e[eb.n == 1 ? 0 : i], &r[i]))
+          return DML_OK;
+      return set_sym(c, 0, r, n);
+    }
+  }
   return DML_OK;
+}
+
+/* Known elements of the Max/Min of known integer elements `e` (n inputs,
+ * broadcast by count 1): static elements, or equal ones. 0 if unknown. */
+static int sym_extreme(dml_op_t op, const elems_t *e, uint32_t n_in, uint32_t n,
+                       dml_dim_t *out) {
+  for (uint32_t i = 0; i < n; i++) {
+    dml_dim_t r = e[0].e[e[0].n == 1 ? 0 : i];
+    for (uint32_t k = 1; k < n_in; k++) {
+      dml_dim_t x = e[k].e[e[k].n == 1 ? 0 : i];
+      if (dim_eq(r, x)) continue;
+      if (r.sym >= 0 || x.sym >= 0) return 0;
+      if (op == DML_OP_MAX ? x.value > r.value : x.value < r.value) r = x;
+    }
+    out[i] = r;
+  }
+  return 1;
 }
 
 /* Max Min Sum Mean */
@@ -856,6 +913,19 @@ static dml_status_t infer_variadic(ictx_t *c) {
     o = t;
   }
   set_out(c, 0, &o);
+  dml_op_t op = c->n->op;
+  uint32_t n_in = c->n->n_inputs;
+  if ((op == DML_OP_MAX || op == DML_OP_MIN) && dml_dtype_is_int(o.dtype) &&
+      o.rank <= 1 && dml_type_is_static(&o) && n_in <= 8) {
+    elems_t e[8];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < n_in; i++) {
+      if (elems_of(c, in_v(c, i), &e[i]) != 1 || !e[i].n) return DML_OK;
+      if (e[i].n > n) n = e[i].n;
+    }
+    dml_dim_t r[MAX_ELEMS];
+    if (sym_extreme(op, e, n_in, n, r)) return set_sym(c, 0, r, n);
+  }
   return DML_OK;
 }
 
@@ -867,6 +937,21 @@ static dml_status_t infer_where(ictx_t *c) {
   DML_RETURN_IF_ERROR(bcast(c, &t, in_t(c, 2), &o));
   o.dtype = in_t(c, 1)->dtype;
   set_out(c, 0, &o);
+  /* Known condition selecting between known 1-D contents. */
+  elems_t ec, ex, ey;
+  if (o.rank <= 1 && dml_type_is_static(&o) && elems_of(c, in_v(c, 0), &ec) == 1 &&
+      elems_of(c, in_v(c, 1), &ex) == 1 && elems_of(c, in_v(c, 2), &ey) == 1 && ec.n &&
+      ex.n && ey.n) {
+    uint32_t n = ec.n > ex.n ? ec.n : ex.n;
+    if (ey.n > n) n = ey.n;
+    dml_dim_t r[MAX_ELEMS];
+    for (uint32_t i = 0; i < n; i++) {
+      dml_dim_t k = ec.e[ec.n == 1 ? 0 : i];
+      if (k.sym >= 0) return DML_OK;
+      r[i] = k.value ? ex.e[ex.n == 1 ? 0 : i] : ey.e[ey.n == 1 ? 0 : i];
+    }
+    return set_sym(c, 0, r, n);
+  }
   return DML_OK;
 }
 
@@ -2517,6 +2602,39 @@ static dml_status_t infer_reduce(ictx_t *c) {
       o.dims[o.rank++] = D(1);
   }
   set_out(c, 0, &o);
+  /* ReduceSum/Prod/Max/Min of known 1-D integer contents (the element count
+   * of a shape is ReduceProd(Shape(x))) while the result is value*symbol. */
+  dml_op_t op = c->n->op;
+  elems_t e;
+  if (x->rank == 1 && mask[0] && dml_dtype_is_int(x->dtype) &&
+      (op == DML_OP_REDUCE_SUM || op == DML_OP_REDUCE_PROD || op == DML_OP_REDUCE_MAX ||
+       op == DML_OP_REDUCE_MIN) &&
+      elems_of(c, in_v(c, 0), &e) == 1) {
+    dml_dim_t r = D(op == DML_OP_REDUCE_PROD ? 1 : 0);
+    if (op == DML_OP_REDUCE_PROD) {
+      mono_t p;
+      mono_init(&p);
+      for (uint32_t i = 0; i < e.n; i++)
+        if (!mono_mul(&p, e.e[i])) return DML_OK;
+      if (!mono_to_dim(&p, &r) || (r.sym >= 0 && r.value < 1)) return DML_OK;
+    } else if (op == DML_OP_REDUCE_SUM) {
+      for (uint32_t i = 0; i < e.n; i++)
+        if (!sym_arith(DML_OP_ADD, r, e.e[i], &r)) return DML_OK;
+    } else {
+      if (!e.n) return DML_OK; /* an empty Max/Min is not a small integer */
+      r = e.e[0];
+      for (uint32_t i = 1; i < e.n; i++) {
+        elems_t pair[2];
+        pair[0].n = pair[1].n = 1;
+        pair[0].e[0] = r;
+        pair[1].e[0] = e.e[i];
+        if (!sym_extreme(op == DML_OP_REDUCE_MAX ? DML_OP_MAX : DML_OP_MIN, pair, 2, 1,
+                         &r))
+          return DML_OK;
+      }
+    }
+    return set_sym(c, 0, &r, 1);
+  }
   return DML_OK;
 }
 
