@@ -3,8 +3,11 @@
  * accepted), N-D: modes nearest (every nearest_mode), linear (separable
  * N-linear) and cubic (cubic_coeff_a, exclude_outside); every
  * coordinate_transformation_mode including tf_crop_and_resize (roi,
- * extrapolation_value). The output dims are the caller's; the scale per
- * dim comes from `scales` when given, else output/input.
+ * extrapolation_value) and opset 11's tf_half_pixel_for_nn. The output
+ * dims are the caller's; the scale per dim comes from `scales` when given,
+ * else output/input. The resized length in the coordinate formulas is
+ * scale * input length, unrounded when `scales` is given (the ONNX
+ * reference implementation's `output_width`; the output has its floor).
  *
  * Each output coordinate of each dim gets up to 4 taps (input index,
  * weight) in scratch; an output element is the sum over the product of its
@@ -33,7 +36,15 @@ size_t dml_cpus_Resize(const dml_cpu_call_t *c, int threads) {
   return taps_bytes(c);
 }
 
-enum { CT_HALF_PIXEL, CT_HALF_PIXEL_SYM, CT_PYTORCH, CT_ALIGN, CT_ASYM, CT_TF_CROP };
+enum {
+  CT_HALF_PIXEL,
+  CT_HALF_PIXEL_SYM,
+  CT_PYTORCH,
+  CT_ALIGN,
+  CT_ASYM,
+  CT_TF_CROP,
+  CT_TF_HALF_NN
+};
 enum { NM_ROUND_FLOOR, NM_ROUND_CEIL, NM_FLOOR, NM_CEIL };
 enum { M_NEAREST, M_LINEAR, M_CUBIC };
 
@@ -73,6 +84,7 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
            : strcmp(cs, "align_corners") == 0        ? CT_ALIGN
            : strcmp(cs, "asymmetric") == 0           ? CT_ASYM
            : strcmp(cs, "tf_crop_and_resize") == 0   ? CT_TF_CROP
+           : strcmp(cs, "tf_half_pixel_for_nn") == 0 ? CT_TF_HALF_NN
                                                      : -1;
   if (ct < 0)
     return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
@@ -127,6 +139,8 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
     taps[d] = tp;
     int64_t in = x->dims[d], out = y->dims[d];
     double s = sc[d];
+    /* length_resized of the spec's formulas (see the top) */
+    double len = have_scales ? s * (double)in : (double)out;
     int need = 1;
     for (int64_t o = 0; o < out; o++, tp++) {
       double xo;
@@ -138,16 +152,16 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
           xo = off + ((double)o + 0.5) / s - 0.5;
           break;
         }
-        case CT_PYTORCH: xo = out > 1 ? ((double)o + 0.5) / s - 0.5 : 0.0; break;
+        case CT_PYTORCH: xo = len > 1 ? ((double)o + 0.5) / s - 0.5 : 0.0; break;
         case CT_ALIGN:
-          xo = out == 1 ? 0.0 : (double)o * (double)(in - 1) / (double)(out - 1);
+          xo = len == 1 ? 0.0 : (double)o * (double)(in - 1) / (len - 1);
           break;
         case CT_ASYM: xo = (double)o / s; break;
+        case CT_TF_HALF_NN: xo = ((double)o + 0.5) / s; break;
         default:
-          xo = out > 1
-                   ? rs[d] * (double)(in - 1) + (double)o * (re[d] - rs[d]) *
-                                                    (double)(in - 1) / (double)(out - 1)
-                   : 0.5 * (rs[d] + re[d]) * (double)(in - 1);
+          xo = len > 1 ? rs[d] * (double)(in - 1) +
+                             (double)o * (re[d] - rs[d]) * (double)(in - 1) / (len - 1)
+                       : 0.5 * (rs[d] + re[d]) * (double)(in - 1);
           break;
       }
       for (int k = 0; k < TAPS; k++) tp->idx[k] = 0, tp->w[k] = 0.0;

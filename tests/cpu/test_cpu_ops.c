@@ -844,6 +844,116 @@ static void test_resize_linear_cubic(void) {
               "bogus");
 }
 
+/* One output coordinate of 1-D cubic resampling, as in ONNX's reference
+ * (onnx/backend/test/case/node/resize.py): the input edge-padded, four taps
+ * around floor(x), weights from cubic_coeff_a, optionally renormalized over
+ * the taps inside the input. */
+static double ref_cubic_1d(const double *v, int64_t n, double x, double A, int excl) {
+  double f = floor(x), t = x - f, w[4], sum = 0, acc = 0;
+  double d[4] = {t + 1, t, 1 - t, 2 - t};
+  for (int k = 0; k < 4; k++) {
+    double a = fabs(d[k]);
+    w[k] = a <= 1  ? ((A + 2) * a - (A + 3)) * a * a + 1
+           : a < 2 ? ((A * a - 5 * A) * a + 8 * A) * a - 4 * A
+                   : 0;
+    int64_t i = (int64_t)f - 1 + k;
+    if (excl && (i < 0 || i >= n)) w[k] = 0;
+    sum += w[k];
+  }
+  for (int k = 0; k < 4; k++) {
+    int64_t i = (int64_t)f - 1 + k;
+    i = i < 0 ? 0 : i >= n ? n - 1 : i;
+    acc += (excl ? w[k] / sum : w[k]) * v[i];
+  }
+  return acc;
+}
+
+/* x_original of output coordinate o (opset 13's formulas; len = the
+ * resized length, scale * input length). */
+static double ref_coord(const char *mode, int64_t o, int64_t in, double len) {
+  double s = len / (double)in;
+  if (!strcmp(mode, "align_corners")) return len == 1 ? 0 : o * (in - 1.0) / (len - 1);
+  if (!strcmp(mode, "asymmetric")) return o / s;
+  if (!strcmp(mode, "pytorch_half_pixel")) return len > 1 ? (o + 0.5) / s - 0.5 : 0;
+  return (o + 0.5) / s - 0.5; /* half_pixel */
+}
+
+/* Cubic 2-D against the separable reference, for every coordinate mode,
+ * non-integer size ratios (sizes 3x4 -> 5x7, 4x4 -> 3x2), cubic_coeff_a
+ * and exclude_outside. */
+static void test_resize_cubic_reference(void) {
+  static const char *const modes[] = {"half_pixel", "align_corners", "asymmetric",
+                                      "pytorch_half_pixel"};
+  const int64_t shapes[2][4] = {{3, 4, 5, 7}, {4, 4, 3, 2}};
+  for (int sh = 0; sh < 2; sh++) {
+    int64_t ih = shapes[sh][0], iw = shapes[sh][1], oh = shapes[sh][2],
+            ow = shapes[sh][3];
+    float x[16], y[35];
+    for (int64_t i = 0; i < ih * iw; i++) x[i] = (float)((i * 7) % 11) - 3.5f;
+    int64_t sizes[4] = {1, 1, oh, ow};
+    dml_tensor_t in[4] = {tens(DML_DTYPE_F32, x, 4, D(1), D(1), D(ih), D(iw)), absent(),
+                          absent(), tens(DML_DTYPE_I64, sizes, 1, D(4))};
+    dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(oh), D(ow));
+    for (int m = 0; m < 4; m++)
+      for (int variant = 0; variant < 2; variant++) {
+        double A = variant ? -0.5 : -0.75;
+        dml_attr_t at[4] = {
+            attr_s("mode", "cubic"), attr_s("coordinate_transformation_mode", modes[m]),
+            attr_f("cubic_coeff_a", A), attr_i("exclude_outside", variant)};
+        CHECK_OK(run_op(DML_OP_RESIZE, in, 4, &out, 1, at, 4));
+        double rows[4][7], col[4];
+        for (int64_t r = 0; r < ih; r++) {
+          double v[4];
+          for (int64_t c = 0; c < iw; c++) v[c] = x[r * iw + c];
+          for (int64_t c = 0; c < ow; c++)
+            rows[r][c] =
+                ref_cubic_1d(v, iw, ref_coord(modes[m], c, iw, (double)ow), A, variant);
+        }
+        double worst = 0;
+        for (int64_t c = 0; c < ow; c++) {
+          for (int64_t r = 0; r < ih; r++) col[r] = rows[r][c];
+          for (int64_t r = 0; r < oh; r++) {
+            double want =
+                ref_cubic_1d(col, ih, ref_coord(modes[m], r, ih, (double)oh), A, variant);
+            worst = fmax(worst, fabs(y[r * ow + c] - want));
+          }
+        }
+        if (worst > 1e-5)
+          fprintf(stderr, "cubic %s A=%g exclude_outside=%d %lldx%lld: max error %g\n",
+                  modes[m], A, variant, (long long)oh, (long long)ow, worst);
+        CHECK(worst <= 1e-5);
+      }
+  }
+}
+
+/* With `scales`, the resized length of the coordinate formulas is
+ * scale * input length, unrounded (ONNX reference; test
+ * resize_downsample_scales_linear_align_corners: 4 * 0.6 = 2.4, so x = 1
+ * maps to 3 / 1.4); tf_half_pixel_for_nn (opset 11) maps to (x + 0.5) /
+ * scale. */
+static void test_resize_scales_length(void) {
+  float x[4] = {1, 2, 3, 4}, y[2], sc[1] = {0.6f};
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 1, D(4)), absent(),
+                        tens(DML_DTYPE_F32, sc, 1, D(1))};
+  dml_tensor_t out = tens(DML_DTYPE_F32, y, 1, D(2));
+  dml_attr_t ac[2] = {attr_s("mode", "linear"),
+                      attr_s("coordinate_transformation_mode", "align_corners")};
+  CHECK_OK(run_op(DML_OP_RESIZE, in, 3, &out, 1, ac, 2));
+  double len = 4 * (double)0.6f;
+  CHECK_NEAR(y[0], 1, 1e-6);
+  CHECK_NEAR(y[1], 1 + 3 / (len - 1), 1e-5); /* 3.142857 */
+  float x2[4] = {10, 20, 30, 40}, y2[3];
+  int64_t sizes[1] = {3};
+  dml_tensor_t in2[4] = {tens(DML_DTYPE_F32, x2, 1, D(4)), absent(), absent(),
+                         tens(DML_DTYPE_I64, sizes, 1, D(1))};
+  dml_tensor_t out2 = tens(DML_DTYPE_F32, y2, 1, D(3));
+  dml_attr_t nn[2] = {attr_s("mode", "nearest"),
+                      attr_s("coordinate_transformation_mode", "tf_half_pixel_for_nn")};
+  CHECK_OK(run_op(DML_OP_RESIZE, in2, 4, &out2, 1, nn, 2));
+  /* (i + 0.5) * 4/3 = 0.667, 2, 3.333 -> round_prefer_floor: 1, 2, 3 */
+  CHECK(y2[0] == 20 && y2[1] == 30 && y2[2] == 40);
+}
+
 /* ---- errors ----------------------------------------------------------- */
 
 static void test_errors(void) {
@@ -906,6 +1016,8 @@ int main(void) {
   RUN(test_global_pool);
   RUN(test_resize_nearest);
   RUN(test_resize_linear_cubic);
+  RUN(test_resize_cubic_reference);
+  RUN(test_resize_scales_length);
   RUN(test_errors);
   return dml_test_finish();
 }
