@@ -37,6 +37,10 @@ typedef struct dml_compile_options {
    * input. The tensors are lent for the duration of the call. */
   const dml_onnx_binding_t *bind;
   size_t n_bind;
+  /* Declared input shapes replaced (dml_onnx_import_options_t's
+   * `input_shapes`); lent for the duration of the call. */
+  const dml_onnx_input_shape_t *input_shapes;
+  size_t n_input_shapes;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {

@@ -111,6 +111,8 @@ static void import_options(const dml_compile_options_t *o,
   io->batch_bound = o->batch_bound;
   io->bind = o->bind;
   io->n_bind = o->n_bind;
+  io->input_shapes = o->input_shapes;
+  io->n_input_shapes = o->n_input_shapes;
 }
 
 /* Runs the default pipeline on `m`, then emits it to `out_path`, or into

@@ -83,7 +83,22 @@ typedef struct dml_onnx_import_options {
    * bound twice, a tensor that does not match the declared type. */
   const struct dml_onnx_binding *bind;
   size_t n_bind;
+  /* Graph inputs whose declared shape is replaced by a static one (the
+   * dtype stays): for models that declare a shape other than the one they
+   * are fed (ONNX's own test runner ignores declared shapes), or to fix
+   * symbolic dims. Errors (INVALID_ARGUMENT): a name that is no
+   * non-initializer graph input, a name given twice, a rank above
+   * DML_MAX_RANK, a negative dim. */
+  const struct dml_onnx_input_shape *input_shapes;
+  size_t n_input_shapes;
 } dml_onnx_import_options_t;
+
+/* One shape override (see `input_shapes` above); lent for the import. */
+typedef struct dml_onnx_input_shape {
+  const char *name;
+  int32_t rank;
+  const int64_t *dims; /* rank dims */
+} dml_onnx_input_shape_t;
 
 /* One compile-time binding of a graph input (see `bind` above); both
  * pointers are lent for the duration of the import. */
@@ -141,8 +156,11 @@ typedef enum dml_onnx_value_kind {
 typedef struct dml_onnx_value_desc {
   const char *name;
   dml_onnx_value_kind_t kind;
-  dml_dtype_t dtype;  /* tensors: the element type (INVALID when none or unsupported) */
-  int32_t rank;       /* tensors with a shape: its rank; else DML_RANK_UNKNOWN (-1) */
+  dml_dtype_t dtype; /* tensors: the element type (INVALID when none or unsupported) */
+  int32_t rank;      /* tensors with a shape: its rank; else DML_RANK_UNKNOWN (-1) */
+  /* tensors with a shape: the first min(rank, DML_MAX_RANK) dims, -1 where
+   * symbolic or absent */
+  int64_t dims[DML_MAX_RANK];
   int is_initializer; /* inputs: 1 when an initializer of the same name exists */
 } dml_onnx_value_desc_t;
 

@@ -718,6 +718,51 @@ static const dml_onnx_binding_t *find_binding(const dml_onnx_import_options_t *o
   return NULL;
 }
 
+/* The shape override of graph input `name` in opts->input_shapes, or NULL;
+ * INVALID_ARGUMENT in *out_st for an override that cannot apply. */
+static const dml_onnx_input_shape_t *find_shape_override(
+    const dml_onnx_import_options_t *opts, const char *name, dml_status_t *out_st) {
+  const dml_onnx_input_shape_t *found = NULL;
+  for (size_t i = 0; opts && i < opts->n_input_shapes; i++) {
+    const dml_onnx_input_shape_t *o = &opts->input_shapes[i];
+    if (!o->name || strcmp(o->name, name) != 0) continue;
+    if (found) {
+      *out_st = invalid("the shape of graph input '%s' is overridden twice", name);
+      return NULL;
+    }
+    if (o->rank < 0 || o->rank > DML_MAX_RANK || (o->rank && !o->dims)) {
+      *out_st = invalid("shape override of graph input '%s': rank %d is not in 0..%d",
+                        name, (int)o->rank, DML_MAX_RANK);
+      return NULL;
+    }
+    for (int32_t k = 0; k < o->rank; k++)
+      if (o->dims[k] < 0) {
+        *out_st = invalid("shape override of graph input '%s': dim %d is negative (%lld)",
+                          name, (int)k, (long long)o->dims[k]);
+        return NULL;
+      }
+    found = o;
+  }
+  return found;
+}
+
+/* Every override names a non-initializer graph input. */
+static dml_status_t check_shape_overrides(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
+                                          const dml_onnx_import_options_t *opts) {
+  for (size_t i = 0; opts && i < opts->n_input_shapes; i++) {
+    const char *name = opts->input_shapes[i].name;
+    if (!name) return invalid("shape override #%zu has no name", i);
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, name);
+    int is_input = 0;
+    for (size_t k = 0; k < g->n_input && !is_input; k++)
+      is_input = strcmp(g->input[k]->name, name) == 0;
+    if (!is_input || (e && e->aux == -2))
+      return invalid("cannot override the shape of '%s': it is not a graph input%s", name,
+                     is_input ? " (it is an initializer)" : "");
+  }
+  return DML_OK;
+}
+
 /* Checks opts->bind: every name is a distinct non-initializer graph input
  * and every value a tensor. */
 static dml_status_t check_bindings(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
@@ -785,6 +830,7 @@ static dml_status_t bind_input(onnx_ctx_t *ctx, const Onnx__ValueInfoProto *vi,
 static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
                                   int64_t bound, const dml_onnx_import_options_t *opts) {
   DML_RETURN_IF_ERROR(check_bindings(ctx, g, opts));
+  DML_RETURN_IF_ERROR(check_shape_overrides(ctx, g, opts));
   for (size_t i = 0; i < g->n_input; i++) {
     const Onnx__ValueInfoProto *vi = g->input[i];
     onnx_map_entry_t *e = onnx_map_find(&ctx->names, vi->name);
@@ -837,6 +883,16 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
         }
         type.dims[k].value = 1;
         type.dims[k].sym = sym;
+      }
+    }
+    dml_status_t ost = DML_OK;
+    const dml_onnx_input_shape_t *ov = find_shape_override(opts, vi->name, &ost);
+    DML_RETURN_IF_ERROR(ost);
+    if (ov) {
+      type.rank = ov->rank;
+      for (int32_t k = 0; k < ov->rank; k++) {
+        type.dims[k].value = ov->dims[k];
+        type.dims[k].sym = -1;
       }
     }
     if (b) {

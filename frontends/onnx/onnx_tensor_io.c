@@ -180,7 +180,13 @@ static int fill_value(desc_impl_t *d, const Onnx__ValueInfoProto *vi,
       if (tp->tensor_type) {
         if (tp->tensor_type->has_elem_type)
           out->dtype = onnx_dtype(tp->tensor_type->elem_type);
-        if (tp->tensor_type->shape) out->rank = (int32_t)tp->tensor_type->shape->n_dim;
+        const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+        if (sh) out->rank = (int32_t)sh->n_dim;
+        for (size_t k = 0; sh && k < sh->n_dim && k < DML_MAX_RANK; k++)
+          out->dims[k] = sh->dim[k]->value_case ==
+                                 ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+                             ? sh->dim[k]->dim_value
+                             : -1;
       }
       break;
     case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:

@@ -28,6 +28,13 @@
  * ONNX's data stores bfloat16 tensors as UINT16 bit patterns; where the
  * model declares bfloat16 they are read as such.
  *
+ * ONNX's own runner feeds the data sets without checking declared input
+ * shapes, and a few tests feed another shape than the one they declare
+ * (CastLike's `like`: declared [3,4], fed [1]). Where every data set feeds
+ * an input the same shape and that shape contradicts the declared rank or
+ * a static declared dim, the input is compiled with the fed shape (import
+ * option input_shapes); such inputs are listed as "redeclared" in the JSON.
+ *
  * Random-output tests (Bernoulli, training-mode Dropout with a ratio > 0)
  * are checked by shape, dtype and value set instead of values.
  *
@@ -210,6 +217,8 @@ typedef struct result {
   double max_err;  /* "wrong values": max abs error */
   long long index; /* "wrong values": flat index of the first failing element */
   char *special;   /* specialized input names, comma-separated; NULL when none */
+  /* inputs compiled with their fed shape, comma-separated; NULL when none */
+  char *redeclared;
   int statistical; /* checked by shape/dtype/value set (random outputs) */
   char **ops;      /* op types of the model's top-level nodes (unique, sorted) */
   size_t n_ops;
@@ -521,6 +530,8 @@ typedef struct test_ctx {
   const uint8_t *model;
   size_t model_len;
   int64_t bound;
+  const dml_onnx_input_shape_t *shapes; /* declared shapes replaced */
+  size_t n_shapes;
   sbuf_t *out;
 } test_ctx_t;
 
@@ -532,6 +543,8 @@ static dml_status_t compile_and_load(const test_ctx_t *t, const dml_onnx_binding
   o.batch_bound = t->bound;
   o.bind = bind;
   o.n_bind = n_bind;
+  o.input_shapes = t->shapes;
+  o.n_input_shapes = t->n_shapes;
   void *pkg = NULL;
   size_t size = 0;
   DML_RETURN_IF_ERROR(dml_compile_onnx_memory(t->model, t->model_len, t->dir,
@@ -633,6 +646,39 @@ static void run_test(test_ctx_t *t) {
       if (d->outputs[i].dtype == DML_DTYPE_BF16 && ds[k].out[i].dtype == DML_DTYPE_U16)
         ds[k].out[i].dtype = DML_DTYPE_BF16;
   }
+  /* Inputs fed one shape by every data set, contradicting the declaration
+   * (see the top): compiled with the fed shape. */
+  dml_onnx_input_shape_t shapes[MAX_BINDINGS];
+  size_t n_shapes = 0;
+  sbuf_t redeclared = {0};
+  for (uint32_t i = 0; i < n_real && n_sets && n_shapes < MAX_BINDINGS; i++) {
+    const dml_onnx_value_desc_t *vd = NULL;
+    for (uint32_t j = 0; j < d->n_inputs; j++)
+      if (d->inputs[j].name == real_inputs[i]) vd = &d->inputs[j];
+    if (!vd || vd->rank < 0 || vd->rank > DML_MAX_RANK) continue;
+    int same = 1, contradicts = 0;
+    for (size_t k = 0; k < n_sets && same; k++) {
+      const dml_tensor_t *a = &ds[0].in[i], *b = &ds[k].in[i];
+      if (ds[k].err || i >= ds[k].n_in || a->rank != b->rank ||
+          memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) != 0)
+        same = 0;
+    }
+    if (!same) continue;
+    const dml_tensor_t *fed = &ds[0].in[i];
+    contradicts = fed->rank != vd->rank;
+    for (int32_t r = 0; !contradicts && r < vd->rank; r++)
+      contradicts = vd->dims[r] >= 0 && vd->dims[r] != fed->dims[r];
+    if (!contradicts) continue;
+    shapes[n_shapes].name = real_inputs[i];
+    shapes[n_shapes].rank = fed->rank;
+    shapes[n_shapes].dims = fed->dims;
+    sb_add(&redeclared, "%s%s", n_shapes ? "," : "", real_inputs[i]);
+    n_shapes++;
+  }
+  t->shapes = shapes;
+  t->n_shapes = n_shapes;
+  if (n_shapes) emit_kv(out, "redeclared", redeclared.s);
+  free(redeclared.s);
   dml_rt_model_t *model = NULL;
   dml_status_t st = compile_and_load(t, NULL, 0, &model);
   verdict_t v;
@@ -806,7 +852,7 @@ static void start_job(job_t *j) {
         free(m);
         dml_status_free(s);
       } else {
-        test_ctx_t t = {j->dir, j->r->name, d, bytes, len, 0, &out};
+        test_ctx_t t = {j->dir, j->r->name, d, bytes, len, 0, NULL, 0, &out};
         run_test(&t);
       }
     }
@@ -868,6 +914,8 @@ static void finish_job(job_t *j, int wstatus) {
         r->index = strtoll(val, NULL, 10);
       else if (!strcmp(k, "special"))
         r->special = xstrdup(val);
+      else if (!strcmp(k, "redeclared"))
+        r->redeclared = xstrdup(val);
       else if (!strcmp(k, "statistical"))
         r->statistical = 1;
     }
@@ -1091,6 +1139,10 @@ static int write_json(const char *path, result_t *rs, size_t n) {
     json_str(f, r->name);
     fprintf(f, ", \"status\": \"%s\", \"specialized\": ", status_names[r->status]);
     json_list(f, r->special);
+    if (r->redeclared) {
+      fputs(", \"redeclared\": ", f);
+      json_list(f, r->redeclared);
+    }
     if (r->statistical) fputs(", \"checked_by\": \"shape, dtype and value set\"", f);
     fputs(", \"ops\": [", f);
     for (size_t k = 0; k < r->n_ops; k++) {
@@ -1675,6 +1727,7 @@ int main(int argc, char **argv) {
     free(rs[i].bad_ops);
     free(rs[i].output);
     free(rs[i].special);
+    free(rs[i].redeclared);
     for (size_t k = 0; k < rs[i].n_ops; k++) free(rs[i].ops[k]);
     free(rs[i].ops);
     free(dirs[i]);

@@ -2,7 +2,8 @@
  * test_onnx_bind.c — what the conformance runner relies on: TensorProto
  * files (dml_onnx_tensor_read_file), model descriptions, the in-memory
  * compile (dml_compile_onnx_memory) and compile-time binding of shape
- * inputs (the import option `bind`), with every user-facing error.
+ * inputs (the import option `bind`), declared input shapes replaced (the
+ * import option `input_shapes`), with every user-facing error.
  * Fixtures: tests/conformance/gen_fixtures.py.
  */
 #include <stdint.h>
@@ -68,6 +69,8 @@ static void test_describe(void) {
     CHECK(d->n_inputs == 2 && d->n_outputs == 1 && d->n_nodes == 1);
     CHECK(!strcmp(d->inputs[1].name, "shape") && d->inputs[1].dtype == DML_DTYPE_I64);
     CHECK(d->inputs[1].kind == DML_ONNX_VALUE_TENSOR && d->inputs[1].rank == 1);
+    CHECK(d->inputs[0].rank == 2 && d->inputs[0].dims[0] == 2 &&
+          d->inputs[0].dims[1] == 3);
     CHECK(!strcmp(d->nodes[0].op_type, "Reshape") && d->nodes[0].n_inputs == 2);
     CHECK(!strcmp(d->nodes[0].inputs[1], "shape"));
   }
@@ -81,6 +84,9 @@ static void test_describe(void) {
   free(bytes);
 }
 
+static const dml_onnx_input_shape_t *g_shapes; /* input_shapes of compile_with */
+static size_t g_n_shapes;
+
 static dml_status_t compile_with(const uint8_t *bytes, size_t len,
                                  const dml_onnx_binding_t *b, size_t nb,
                                  dml_rt_model_t **out_model) {
@@ -88,6 +94,8 @@ static dml_status_t compile_with(const uint8_t *bytes, size_t len,
   memset(&o, 0, sizeof(o));
   o.bind = b;
   o.n_bind = nb;
+  o.input_shapes = g_shapes;
+  o.n_input_shapes = g_n_shapes;
   void *pkg = NULL;
   size_t size = 0;
   dml_compile_report_t r;
@@ -155,11 +163,62 @@ static void test_bind_errors(void) {
   free(bytes);
 }
 
+/* x is declared f32[2,3]; compiled as f32[3,2] it takes a [3,2] tensor. */
+static void test_input_shapes(void) {
+  size_t len = 0;
+  uint8_t *bytes = model_bytes(&len);
+  if (!bytes) return;
+  int64_t shape[2] = {2, 3}, xdims[2] = {3, 2};
+  dml_tensor_t st = {DML_DTYPE_I64, 1, {2}, shape};
+  dml_onnx_binding_t b = {"shape", &st};
+  dml_onnx_input_shape_t ov = {"x", 2, xdims};
+  g_shapes = &ov;
+  g_n_shapes = 1;
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(compile_with(bytes, len, &b, 1, &m));
+  if (m) {
+    dml_rt_session_t *s = NULL;
+    CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+    float x[6] = {1, 2, 3, 4, 5, 6};
+    dml_tensor_t xt = {DML_DTYPE_F32, 2, {3, 2}, x};
+    CHECK_OK(dml_rt_session_set_input_by_name(s, "x", &xt));
+    CHECK_OK(dml_rt_session_run(s));
+    dml_tensor_t y;
+    memset(&y, 0, sizeof(y));
+    CHECK_OK(dml_rt_session_get_output(s, 0, &y));
+    CHECK(y.rank == 2 && y.dims[0] == 2 && y.dims[1] == 3);
+    dml_rt_session_release(s);
+  }
+  dml_rt_model_release(m);
+  dml_onnx_input_shape_t nope = {"nope", 2, xdims};
+  g_shapes = &nope;
+  CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,
+              "cannot override the shape of 'nope': it is not a graph input");
+  dml_onnx_input_shape_t bad_rank = {"x", 99, xdims};
+  g_shapes = &bad_rank;
+  CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,
+              "shape override of graph input 'x': rank 99 is not in 0..");
+  int64_t neg[2] = {3, -2};
+  dml_onnx_input_shape_t bad_dim = {"x", 2, neg};
+  g_shapes = &bad_dim;
+  CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,
+              "dim 1 is negative (-2)");
+  dml_onnx_input_shape_t twice[2] = {{"x", 2, xdims}, {"x", 2, xdims}};
+  g_shapes = twice;
+  g_n_shapes = 2;
+  CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,
+              "the shape of graph input 'x' is overridden twice");
+  g_shapes = NULL;
+  g_n_shapes = 0;
+  free(bytes);
+}
+
 int main(void) {
   RUN(test_tensor_read);
   RUN(test_tensor_read_errors);
   RUN(test_describe);
   RUN(test_bind_compiles_and_runs);
   RUN(test_bind_errors);
+  RUN(test_input_shapes);
   return dml_test_finish();
 }
