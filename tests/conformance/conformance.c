@@ -1356,8 +1356,12 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       "(Reshape's shape, Expand's shape, Slice's starts, Range's start/limit/delta,"
       "\nResize's scales or sizes, OneHot's depth, ...) directly or through the "
       "nodes computing it\n(`Cast(size) -> Range` in HannWindow's expansion). "
-      "Other inputs, float data included, are never\nbound.\n\n## Results per "
-      "suite\n\n"
+      "Other inputs, float data included, are never\nbound. "
+      "Like ONNX's own runner, this one does not hold the data to the declared "
+      "input shapes:\nan input that every data set feeds with one shape "
+      "contradicting its declaration (CastLike's\n`like`: declared [3,4], fed [1]) "
+      "is compiled with the fed shape (`redeclared` in the JSON).\n\n"
+      "## Results per suite\n\n"
       "| suite | tests | passed | of which specialized | failed | skipped |\n"
       "| --- | ---: | ---: | ---: | ---: | ---: |\n",
       f);
