@@ -103,9 +103,28 @@ struct dml_ir_function {
   int64_t arena_bytes; /* planned arena size, -1 when not planned */
 };
 
+/* Symbol flags. */
+/* Data-dependent symbol: the extent of one dim of a node's output that
+ * depends on input values (NonZero's count, Unique's number of distinct
+ * items, Compress's selected count, NonMaxSuppression's selected boxes).
+ * Shape inference creates one per such dim, named after the node
+ * ("nz.n"), with the bound it can prove (NonZero: numel of its input);
+ * memory is planned at that bound like any symbolic dim. Its producer is
+ * the first node, in execution order, with an output that uses it, and that
+ * output's dim is exactly 1 * symbol. At run time the kernel writes the
+ * actual extent (<= the bound) into its output's dims and the executor sets
+ * the symbol from it for the nodes after (docs/package-format.md, graph
+ * section version 2). Its value may be 0, unlike an input's symbol. Printed
+ * `sym NAME <= BOUND dynamic`. */
+#define DML_IR_SYMBOL_DATA_DEPENDENT 0x1u
+
 typedef struct dml_ir_symbol {
   const char *name;
-  int64_t bound; /* inclusive upper bound, >= 1 */
+  int64_t bound;  /* inclusive upper bound, >= 1 */
+  uint32_t flags; /* DML_IR_SYMBOL_* */
+  /* DATA_DEPENDENT: the node whose shape inference created it (NULL when
+   * parsed from text); lets re-inference of that node reuse it. */
+  const dml_ir_node_t *producer;
 } dml_ir_symbol_t;
 
 struct dml_ir_module {

@@ -2273,6 +2273,159 @@ static dml_status_t infer_depth_space(ictx_t *c, int to_space) {
   return DML_OK;
 }
 
+/* ==== data-dependent output dims (NonZero, Unique, Compress, NMS) ======= */
+
+/* The data-dependent symbol for this node's output extent `what` (dml_ir.h,
+ * DML_IR_SYMBOL_DATA_DEPENDENT), with upper bound `bound` (at least 1):
+ * the one this node created before (re-inference, or parsed text), else a
+ * fresh one named "<node>.<what>" ("<Op>_<id>.<what>" for an unnamed node;
+ * "#2", "#3", ... appended when another node holds the name). */
+static dml_status_t dd_symbol(ictx_t *c, const char *what, int64_t bound,
+                              dml_dim_t *out) {
+  char base[200], name[224];
+  if (c->n->name && *c->n->name)
+    snprintf(base, sizeof base, "%s.%s", c->n->name, what);
+  else
+    snprintf(base, sizeof base, "%s_%u.%s", dml_op_name(c->n->op),
+             (unsigned)c->n->outputs[0]->id, what);
+  if (bound < 1) bound = 1;
+  for (int k = 1; k <= 1000; k++) {
+    if (k == 1)
+      snprintf(name, sizeof name, "%s", base);
+    else
+      snprintf(name, sizeof name, "%s#%d", base, k);
+    int32_t i = dml_ir_module_find_symbol(c->m, name);
+    if (i < 0) {
+      dml_status_t st = dml_ir_module_add_symbol(c->m, name, bound, &i);
+      if (st) return st;
+    } else if (!(c->m->symbols[i].flags & DML_IR_SYMBOL_DATA_DEPENDENT) ||
+               (c->m->symbols[i].producer && c->m->symbols[i].producer != c->n)) {
+      continue;
+    }
+    dml_ir_symbol_t *sy = &c->m->symbols[i];
+    sy->flags |= DML_IR_SYMBOL_DATA_DEPENDENT;
+    sy->producer = c->n;
+    sy->bound = bound;
+    *out = DS(1, i);
+    return DML_OK;
+  }
+  return fail(c, DML_STATUS_INTERNAL, "no free symbol name for '%s'", base);
+}
+
+/* Upper bound of the element count of `t`; an error when it overflows. */
+static dml_status_t numel_bound(const ictx_t *c, const dml_type_t *t, int64_t *out) {
+  *out = dml_ir_type_numel_bound(c->m, t);
+  if (*out < 0) return fail(c, INVALID, "input element count overflows");
+  return DML_OK;
+}
+
+/* NonZero: i64 [rank, n], n <= numel(X) (a 0-D X counts as [1]). */
+static dml_status_t infer_non_zero(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  int64_t bound;
+  DML_RETURN_IF_ERROR(numel_bound(c, x, &bound));
+  dml_type_t o = mk(DML_DTYPE_I64, 2);
+  o.dims[0] = D(x->rank ? x->rank : 1);
+  DML_RETURN_IF_ERROR(dd_symbol(c, "n", bound, &o.dims[1]));
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* Unique: Y [u] (flattened) or X with dims[axis] = u; indices and counts
+ * i64 [u]; inverse_indices i64 [numel] or [X.dims[axis]]. u <= that extent. */
+static dml_status_t infer_unique(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  dml_type_t y, inv = mk(DML_DTYPE_I64, 1);
+  int64_t bound;
+  dml_dim_t u;
+  if (dml_ir_node_attr(c->n, "axis")) {
+    int64_t axis = 0;
+    int32_t ax = 0;
+    DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+    DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
+    DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+    bound = dim_max(c, x->dims[ax]);
+    DML_RETURN_IF_ERROR(dd_symbol(c, "u", bound, &u));
+    y = *x;
+    y.dims[ax] = u;
+    inv.dims[0] = x->dims[ax];
+  } else {
+    DML_RETURN_IF_ERROR(numel_bound(c, x, &bound));
+    DML_RETURN_IF_ERROR(dd_symbol(c, "u", bound, &u));
+    y = mk(x->dtype, 1);
+    y.dims[0] = u;
+    mono_t p;
+    if (!mono_of(x, 0, x->rank, &p) || !mono_to_dim(&p, &inv.dims[0]))
+      return fail(c, UNIMPL,
+                  "the element count of the input is not a single symbolic dim");
+  }
+  set_out(c, 0, &y);
+  dml_type_t per = mk(DML_DTYPE_I64, 1);
+  per.dims[0] = u;
+  set_out(c, 1, &per);
+  set_out(c, 2, &inv);
+  set_out(c, 3, &per);
+  return DML_OK;
+}
+
+/* Compress: the selected slices along `axis` (or elements of the flattened
+ * input); n <= min(that extent, length of the condition). */
+static dml_status_t infer_compress(ictx_t *c) {
+  const dml_type_t *x = in_t(c, 0);
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 1, 1));
+  DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_BOOL));
+  int64_t bound, cond_len = dim_max(c, in_t(c, 1)->dims[0]);
+  dml_type_t y;
+  int32_t ax = 0;
+  if (dml_ir_node_attr(c->n, "axis")) {
+    int64_t axis = 0;
+    DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+    DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
+    DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+    bound = dim_max(c, x->dims[ax]);
+    y = *x;
+  } else {
+    DML_RETURN_IF_ERROR(numel_bound(c, x, &bound));
+    y = mk(x->dtype, 1);
+  }
+  if (cond_len < bound) bound = cond_len;
+  DML_RETURN_IF_ERROR(dd_symbol(c, "n", bound, &y.dims[ax]));
+  set_out(c, 0, &y);
+  return DML_OK;
+}
+
+/* NonMaxSuppression: boxes [B, N, 4], scores [B, C, N] -> i64 [n, 3] with
+ * n <= B*C*min(max_output_boxes_per_class, N) when that input is a
+ * constant, else B*C*N. */
+static dml_status_t infer_nms(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 3, 3));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  const dml_type_t *b = in_t(c, 0), *s = in_t(c, 1);
+  if (!dim_is(b->dims[2], 4) || !dim_eq(b->dims[0], s->dims[0]) ||
+      !dim_eq(b->dims[1], s->dims[2])) {
+    char tb[TBUF], sb[TBUF];
+    return fail(c, INVALID,
+                "boxes %s must be [batches, boxes, 4] and scores %s [batches, classes, "
+                "boxes]",
+                TS(b, tb), TS(s, sb));
+  }
+  int64_t per = dim_max(c, b->dims[1]);
+  elems_t e;
+  if (in_v(c, 2) && elems_of(c, in_v(c, 2), &e) == 1 && e.n == 1 && e.e[0].sym < 0)
+    per = e.e[0].value < 0 ? 0 : (e.e[0].value < per ? e.e[0].value : per);
+  int64_t bound = dim_max(c, b->dims[0]), r;
+  if (__builtin_mul_overflow(bound, dim_max(c, s->dims[1]), &bound) ||
+      __builtin_mul_overflow(bound, per, &r))
+    return fail(c, INVALID, "the output's bound overflows");
+  dml_type_t o = mk(DML_DTYPE_I64, 2);
+  DML_RETURN_IF_ERROR(dd_symbol(c, "n", r, &o.dims[0]));
+  o.dims[1] = D(3);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
 static dml_status_t infer_top_k(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
@@ -3226,6 +3379,10 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_DEPTH_TO_SPACE: return infer_depth_space(c, 1);
     case DML_OP_SPACE_TO_DEPTH: return infer_depth_space(c, 0);
     case DML_OP_TOP_K: return infer_top_k(c);
+    case DML_OP_NON_ZERO: return infer_non_zero(c);
+    case DML_OP_UNIQUE: return infer_unique(c);
+    case DML_OP_COMPRESS: return infer_compress(c);
+    case DML_OP_NON_MAX_SUPPRESSION: return infer_nms(c);
     case DML_OP_REVERSE_SEQUENCE: return infer_reverse_sequence(c);
     case DML_OP_EINSUM: return infer_einsum(c);
     case DML_OP_DET: return infer_det(c);

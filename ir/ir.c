@@ -129,6 +129,8 @@ dml_status_t dml_ir_module_add_symbol(dml_ir_module_t *m, const char *name, int6
   dml_ir_symbol_t *s = &m->symbols[m->n_symbols];
   s->name = dml_ir_strdup(m, name);
   s->bound = bound;
+  s->flags = 0;
+  s->producer = NULL;
   if (!s->name) return oom();
   if (out_index) *out_index = (int32_t)m->n_symbols;
   m->n_symbols++;

@@ -1003,7 +1003,7 @@ static dml_status_t parse_operand(parser_t *p, int allow_absent, dml_ir_value_t 
 
 /* ==== module items ======================================================= */
 
-/* sym NAME <= BOUND */
+/* sym NAME <= BOUND dynamic? */
 static dml_status_t parse_sym(parser_t *p) {
   DML_RETURN_IF_ERROR(lex(p));
   if (p->tok.kind != T_IDENT && p->tok.kind != T_STRING)
@@ -1019,7 +1019,11 @@ static dml_status_t parse_sym(parser_t *p) {
   size_t bpos = p->tok.pos;
   int64_t bound = 0;
   DML_RETURN_IF_ERROR(parse_i64(p, 1, "an upper bound >= 1", &bound));
-  return wrap(p, bpos, dml_ir_module_add_symbol(p->m, name, bound, NULL));
+  int32_t index = -1;
+  DML_RETURN_IF_ERROR(wrap(p, bpos, dml_ir_module_add_symbol(p->m, name, bound, &index)));
+  if (!is_word(p, "dynamic")) return DML_OK;
+  p->m->symbols[index].flags |= DML_IR_SYMBOL_DATA_DEPENDENT;
+  return lex(p);
 }
 
 /* global @NAME : TYPE mem(..)? param? state? (= dense<...>)? */

@@ -596,7 +596,8 @@ dml_status_t dml_ir_print_module(const dml_ir_module_t *m,
   for (uint32_t i = 0; i < m->n_symbols; i++) {
     fputs("  sym ", out);
     put_name(out, m->symbols[i].name);
-    fprintf(out, " <= %lld\n", (long long)m->symbols[i].bound);
+    fprintf(out, " <= %lld%s\n", (long long)m->symbols[i].bound,
+            (m->symbols[i].flags & DML_IR_SYMBOL_DATA_DEPENDENT) ? " dynamic" : "");
   }
   for (uint32_t i = 0; i < m->n_globals; i++)
     if (m->globals[i]) put_global(&p, m->globals[i]);

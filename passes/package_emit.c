@@ -320,6 +320,39 @@ static char *build_meta(const dml_ir_module_t *m, const dml_package_emit_options
   return buf;
 }
 
+/* ---- data-dependent symbols ---- */
+
+/* Sets a data-dependent symbol's producer: the first node, in execution
+ * order, with an output that uses it (that dim must be exactly 1 * symbol).
+ * A symbol no function uses stays an INPUT symbol (nothing reads it). */
+static dml_status_t find_producer(const dml_ir_module_t *m, uint32_t sym,
+                                  dml_pkg_symbol_t *out) {
+  for (uint32_t fi = 0; fi < m->n_functions; fi++) {
+    uint32_t k = 0;
+    for (const dml_ir_node_t *n = m->functions[fi]->first; n; n = n->next, k++)
+      for (uint32_t j = 0; j < n->n_outputs; j++) {
+        const dml_type_t *t = &n->outputs[j]->type;
+        for (int32_t d = 0; d < t->rank; d++) {
+          if (t->dims[d].sym != (int32_t)sym) continue;
+          if (t->dims[d].value != 1)
+            return dml_status_make(
+                DML_STATUS_UNIMPLEMENTED, OP,
+                "data-dependent symbol '%s' first appears as %lld*%s in output %" PRIu32
+                " of node '%s' (%s); its producer's dim must be the symbol itself",
+                m->symbols[sym].name, (long long)t->dims[d].value, m->symbols[sym].name,
+                j, n->name ? n->name : "", dml_op_name(n->op));
+          out->origin = DML_PKG_SYMBOL_NODE;
+          out->function = fi;
+          out->node = k;
+          out->output = j;
+          out->dim = (uint32_t)d;
+          return DML_OK;
+        }
+      }
+  }
+  return DML_OK;
+}
+
 /* ---- driver ---- */
 
 typedef dml_status_t (*finish_fn)(dml_pkg_writer_t *w, void *ctx);
@@ -343,10 +376,13 @@ static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_option
   for (uint32_t i = 0; i < nf && !st; i++)
     st = build_function(m, &w, m->functions[i], &fb[i], &fns[i]);
   if (st) goto cleanup;
-  for (uint32_t i = 0; i < m->n_symbols; i++) {
+  for (uint32_t i = 0; i < m->n_symbols && !st; i++) {
     syms[i].name = m->symbols[i].name;
     syms[i].bound = m->symbols[i].bound;
+    if (m->symbols[i].flags & DML_IR_SYMBOL_DATA_DEPENDENT)
+      st = find_producer(m, i, &syms[i]);
   }
+  if (st) goto cleanup;
   dml_pkg_graph_t g = {m->n_symbols, syms, nf, fns, NULL};
   st = dml_pkg_graph_encode(&g, &graph, &graph_size);
   if (st) goto cleanup;

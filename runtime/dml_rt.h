@@ -244,7 +244,8 @@ dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
                                        dml_tensor_t *out_view);
 
 /* The value of symbol `i` fixed by the bound inputs, or -1 when no bound
- * input fixes it yet. */
+ * input fixes it yet. A data-dependent symbol (set by a node's kernel at
+ * run time): its value in the last completed run, else -1. */
 int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i);
 
 void dml_rt_session_release(dml_rt_session_t *s);

@@ -115,7 +115,8 @@ static dml_status_t load_bytes(dml_rt_model_t *m, const uint8_t *bytes, size_t s
   }
   DML_RETURN_IF_ERROR(check_meta(dml_pkg_find_section(&m->pkg, "meta"), &m->meta));
   dml_status_t st =
-      dml_pkg_graph_decode(graph->data, (size_t)graph->size, m->weights_size, &m->graph);
+      dml_pkg_graph_decode_version(graph->data, (size_t)graph->size,
+                                   m->pkg.format_version, m->weights_size, &m->graph);
   if (st)
     return dml_status_detail(
         st, "section 'graph' starts at file offset %" PRIu64 " (%" PRIu64 " bytes)",

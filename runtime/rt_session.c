@@ -23,6 +23,10 @@ struct dml_rt_session {
   int64_t (*in_dims)[DML_MAX_RANK]; /* per function input: bound dims */
   int64_t *sym;                     /* per symbol: value during a run */
   int ran;                          /* a run has completed */
+  /* Data-dependent dims: per node, 1 when it produces a symbol of this
+   * function; per value, 1 when its type uses such a symbol. */
+  uint8_t *node_produces;
+  uint8_t *value_dynamic;
 };
 
 static dml_status_t oom(void) {
@@ -58,7 +62,16 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->bound);
   free(s->in_dims);
   free(s->sym);
+  free(s->node_produces);
+  free(s->value_dynamic);
   free(s);
+}
+
+/* 1 when symbol `i` is data-dependent and produced by function `f`. */
+static int sym_is_node(const dml_rt_session_t *s, uint32_t i) {
+  const dml_pkg_symbol_t *sy = &s->m->graph->symbols[i];
+  return sy->origin == DML_PKG_SYMBOL_NODE &&
+         &s->m->graph->functions[sy->function] == s->fn;
 }
 
 /* Lists the ops without a CPU kernel, or OK. */
@@ -121,13 +134,22 @@ dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
   s->bound = (uint8_t *)calloc(f->n_inputs ? f->n_inputs : 1, 1);
   s->in_dims = calloc(f->n_inputs ? f->n_inputs : 1, sizeof(*s->in_dims));
   s->sym = (int64_t *)calloc(s->n_symbols ? s->n_symbols : 1, sizeof(int64_t));
+  s->node_produces = (uint8_t *)calloc(f->n_nodes ? f->n_nodes : 1, 1);
+  s->value_dynamic = (uint8_t *)calloc(f->n_values ? f->n_values : 1, 1);
   if (!s->arena || (s->scratch_bytes && !s->scratch) || !s->vals || !s->io || !s->calls ||
-      !s->bound || !s->in_dims || !s->sym) {
+      !s->bound || !s->in_dims || !s->sym || !s->node_produces || !s->value_dynamic) {
     dml_rt_session_release(s);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session",
                            "cannot allocate the %zu-byte arena and %zu-byte scratch", ab,
                            s ? (size_t)m->scratch_bytes : 0);
   }
+  for (uint32_t i = 0; i < s->n_symbols; i++)
+    if (sym_is_node(s, i)) s->node_produces[m->graph->symbols[i].node] = 1;
+  for (uint32_t i = 0; i < f->n_values; i++)
+    for (int32_t d = 0; d < f->values[i].type.rank; d++)
+      if (f->values[i].type.dims[d].sym >= 0 &&
+          m->graph->symbols[f->values[i].type.dims[d].sym].origin == DML_PKG_SYMBOL_NODE)
+        s->value_dynamic[i] = 1;
   /* Value views: data fixed for the session's life; dims set per run. */
   for (uint32_t i = 0; i < f->n_values; i++) {
     const dml_pkg_value_t *v = &f->values[i];
@@ -289,6 +311,8 @@ void dml_rt_session_clear_inputs(dml_rt_session_t *s) {
 
 int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i) {
   if (i >= s->n_symbols) return -1;
+  if (s->m->graph->symbols[i].origin == DML_PKG_SYMBOL_NODE)
+    return s->ran && sym_is_node(s, i) ? s->sym[i] : -1;
   for (uint32_t j = 0; j < s->fn->n_inputs; j++) {
     if (!s->bound[j]) continue;
     const dml_pkg_value_t *v = &s->fn->values[s->fn->inputs[j]];
@@ -300,6 +324,31 @@ int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i) {
 }
 
 /* ---- run ---- */
+
+/* After node `k`, which produces data-dependent symbols, ran: reads the
+ * extents its kernel wrote (dml_cpu.h: only shrinking), sets the symbols,
+ * and re-evaluates the dims of every value that uses such a symbol. */
+static dml_status_t take_produced_dims(dml_rt_session_t *s, uint32_t k) {
+  const dml_pkg_function_t *f = s->fn;
+  const dml_pkg_graph_t *g = s->m->graph;
+  const dml_pkg_node_t *n = &f->nodes[k];
+  for (uint32_t i = 0; i < s->n_symbols; i++) {
+    const dml_pkg_symbol_t *sy = &g->symbols[i];
+    if (!sym_is_node(s, i) || sy->node != k) continue;
+    int64_t x = s->calls[k].outputs[sy->output].dims[sy->dim];
+    if (x < 0 || x > sy->bound)
+      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
+                             "node #%" PRIu32 " '%s' (%s) wrote extent %" PRId64
+                             " for '%s', outside 0..%" PRId64,
+                             k, n->name, n->op_name, x, sy->name, sy->bound);
+    s->sym[i] = x;
+  }
+  for (uint32_t i = 0; i < f->n_values; i++)
+    if (s->value_dynamic[i])
+      DML_RETURN_IF_ERROR(
+          dml_type_eval_dims(&f->values[i].type, s->sym, s->n_symbols, s->vals[i].dims));
+  return DML_OK;
+}
 
 dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   const dml_pkg_function_t *f = s->fn;
@@ -323,6 +372,12 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
       if (v->type.dims[d].sym >= 0)
         s->sym[v->type.dims[d].sym] = s->in_dims[j][d] / v->type.dims[d].value;
   }
+  /* Data-dependent symbols start at their bounds: their producers' outputs
+   * are passed at the bounds, and later values are re-evaluated once the
+   * producer has written the actual extent. */
+  for (uint32_t i = 0; i < s->n_symbols; i++)
+    if (s->m->graph->symbols[i].origin == DML_PKG_SYMBOL_NODE)
+      s->sym[i] = s->m->graph->symbols[i].bound;
   /* Actual dims of every value (<= its dims at the bounds). */
   for (uint32_t i = 0; i < f->n_values; i++) {
     if (f->values[i].storage == DML_PKG_STORAGE_CONST) continue;
@@ -348,6 +403,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     if (st)
       return dml_status_annotate(st, "running node #%" PRIu32 " '%s' (%s) of '%s'", k,
                                  n->name, n->op_name, f->name);
+    if (s->node_produces[k]) DML_RETURN_IF_ERROR(take_produced_dims(s, k));
   }
   s->ran = 1;
   return DML_OK;

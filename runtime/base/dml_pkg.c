@@ -89,17 +89,18 @@ dml_status_t dml_pkg_parse(const void *bytes, size_t size, dml_pkg_t *out_pkg) {
                                      " at offset %zu, computed 0x%08" PRIx32
                                      "): the header or section table is corrupt",
                                      stored_crc, region - 4, crc);
-    if (version != DML_PKG_FORMAT_VERSION)
-      s = dml_status_detail(
-          s, "format version field reads %" PRIu32 " (this runtime reads version %u)",
-          version, DML_PKG_FORMAT_VERSION);
+    if (version < DML_PKG_FORMAT_VERSION_MIN || version > DML_PKG_FORMAT_VERSION)
+      s = dml_status_detail(s,
+                            "format version field reads %" PRIu32
+                            " (this runtime reads versions %u to %u)",
+                            version, DML_PKG_FORMAT_VERSION_MIN, DML_PKG_FORMAT_VERSION);
     return s;
   }
-  if (version != DML_PKG_FORMAT_VERSION)
+  if (version < DML_PKG_FORMAT_VERSION_MIN || version > DML_PKG_FORMAT_VERSION)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP_LOAD,
                            "package format version %" PRIu32
-                           " is not supported (this runtime reads version %u)",
-                           version, DML_PKG_FORMAT_VERSION);
+                           " is not supported (this runtime reads versions %u to %u)",
+                           version, DML_PKG_FORMAT_VERSION_MIN, DML_PKG_FORMAT_VERSION);
   if (flags != 0)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP_LOAD,
                            "package flags 0x%08" PRIx32 " are not supported", flags);
@@ -602,8 +603,16 @@ dml_status_t dml_pkg_graph_encode(const dml_pkg_graph_t *g, void **out_bytes,
   dml_status_t st = DML_OK;
   wb_u32(&b, g->n_symbols);
   for (uint32_t i = 0; i < g->n_symbols; i++) {
-    wb_str(&b, g->symbols[i].name);
-    wb_i64(&b, g->symbols[i].bound);
+    const dml_pkg_symbol_t *sy = &g->symbols[i];
+    wb_str(&b, sy->name);
+    wb_i64(&b, sy->bound);
+    wb_u32(&b, (uint32_t)sy->origin);
+    if (sy->origin == DML_PKG_SYMBOL_NODE) {
+      wb_u32(&b, sy->function);
+      wb_u32(&b, sy->node);
+      wb_u32(&b, sy->output);
+      wb_u32(&b, sy->dim);
+    }
   }
   wb_u32(&b, g->n_functions);
   for (uint32_t i = 0; i < g->n_functions && !st; i++)
@@ -848,7 +857,8 @@ static int decode_attr(rd_t *r, dml_attr_t *a) {
 }
 
 /* Minimum encoded sizes, for bounding counts before allocating. */
-#define MIN_SYMBOL 12u
+#define MIN_SYMBOL_V1 12u
+#define MIN_SYMBOL 16u
 #define MIN_FUNCTION 28u
 #define MIN_VALUE 36u
 #define MIN_NODE 20u
@@ -862,6 +872,7 @@ static int ranges_overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) {
 static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_function_t *f,
                                    uint64_t weights_size, dml_status_t *inout_unknown) {
   const char *fn = f->name;
+  const uint32_t fi = (uint32_t)(f - g->functions);
   dml_status_t st = DML_OK;
   if (f->arena_bytes > (uint64_t)INT64_MAX)
     return bad("function '%s': arena of %" PRIu64 " bytes is too large", fn,
@@ -925,7 +936,22 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
     return bad("function '%s': arena of %" PRIu64
                " bytes is larger than its values need (%" PRIu64 ")",
                fn, f->arena_bytes, max_end);
+  /* Data-dependent symbols produced in this function: the producer's
+   * output dim is exactly 1 * symbol. */
+  for (uint32_t i = 0; i < g->n_symbols; i++) {
+    const dml_pkg_symbol_t *sy = &g->symbols[i];
+    if (sy->origin != DML_PKG_SYMBOL_NODE || sy->function != fi) continue;
+    const dml_pkg_node_t *pn = sy->node < f->n_nodes ? &f->nodes[sy->node] : NULL;
+    uint32_t o = pn && sy->output < pn->n_outputs ? pn->outputs[sy->output] : UINT32_MAX;
+    const dml_type_t *ot = o < f->n_values ? &f->values[o].type : NULL;
+    if (!ot || sy->dim >= (uint32_t)ot->rank || ot->dims[sy->dim].sym != (int32_t)i ||
+        ot->dims[sy->dim].value != 1)
+      return bad("function '%s': symbol '%s' names node #%" PRIu32 " output %" PRIu32
+                 " dim %" PRIu32 " as its producer, which is not a dim equal to it",
+                 fn, sy->name, sy->node, sy->output, sy->dim);
+  }
   uint8_t *defined = (uint8_t *)calloc(f->n_values ? f->n_values : 1, 1);
+  /* Per symbol: 1 when its value is known at this point of the plan. */
   uint8_t *fixed = (uint8_t *)calloc(g->n_symbols ? g->n_symbols : 1, 1);
   if (!defined || !fixed) {
     st = oom(OP_LOAD);
@@ -952,8 +978,15 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
         goto free_marks;
       }
     const dml_type_t *t = &f->values[i].type;
-    for (int32_t d = 0; d < t->rank; d++)
-      if (t->dims[d].sym >= 0) fixed[t->dims[d].sym] = 1;
+    for (int32_t d = 0; d < t->rank; d++) {
+      if (t->dims[d].sym < 0) continue;
+      if (g->symbols[t->dims[d].sym].origin == DML_PKG_SYMBOL_NODE) {
+        st = bad("function '%s': input '%s' uses data-dependent symbol '%s'", fn,
+                 f->values[i].name, g->symbols[t->dims[d].sym].name);
+        goto free_marks;
+      }
+      fixed[t->dims[d].sym] = 1;
+    }
   }
   if (n_input_values != f->n_inputs) {
     st = bad("function '%s': %" PRIu32 " INPUT values but %" PRIu32 " inputs", fn,
@@ -962,15 +995,19 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
   }
   for (uint32_t i = 0; i < f->n_values; i++) {
     const dml_type_t *t = &f->values[i].type;
-    for (int32_t d = 0; d < t->rank; d++)
-      if (t->dims[d].sym >= 0 && !fixed[t->dims[d].sym]) {
+    for (int32_t d = 0; d < t->rank; d++) {
+      int32_t sy = t->dims[d].sym;
+      if (sy >= 0 && !fixed[sy] &&
+          !(g->symbols[sy].origin == DML_PKG_SYMBOL_NODE &&
+            g->symbols[sy].function == fi)) {
         st = dml_status_make(
             DML_STATUS_UNIMPLEMENTED, OP_LOAD,
             "function '%s': symbol '%s' (used by value '%s') is not fixed by "
-            "any input's shape",
-            fn, g->symbols[t->dims[d].sym].name, f->values[i].name);
+            "any input's shape or a node of the function",
+            fn, g->symbols[sy].name, f->values[i].name);
         goto free_marks;
       }
+    }
   }
   /* Nodes, in order: operands defined before use, results defined once. */
   for (uint32_t k = 0; k < f->n_nodes; k++) {
@@ -984,8 +1021,13 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
       *inout_unknown = dml_status_detail(
           *inout_unknown, "function '%s', node #%" PRIu32 " '%s' uses unknown op '%s'",
           fn, k, n->name, n->op_name);
-      for (uint32_t j = 0; j < n->n_outputs; j++)
-        if (n->outputs[j] < f->n_values) defined[n->outputs[j]] = 1;
+      for (uint32_t j = 0; j < n->n_outputs; j++) {
+        if (n->outputs[j] >= f->n_values) continue;
+        defined[n->outputs[j]] = 1;
+        const dml_type_t *t = &f->values[n->outputs[j]].type;
+        for (int32_t d = 0; d < t->rank; d++)
+          if (t->dims[d].sym >= 0) fixed[t->dims[d].sym] = 1;
+      }
       continue;
     }
     const dml_op_info_t *info = dml_op_info(n->op);
@@ -1043,6 +1085,25 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
             fn, n->name, n->op_name, ov->name, iv->name);
         goto free_marks;
       }
+    }
+    /* Symbols of the outputs: known already, or produced by this node. */
+    for (uint32_t j = 0; j < n->n_outputs; j++) {
+      const dml_type_t *t = &f->values[n->outputs[j]].type;
+      for (int32_t d = 0; d < t->rank; d++) {
+        int32_t sy = t->dims[d].sym;
+        if (sy < 0 || fixed[sy]) continue;
+        if (g->symbols[sy].node != k) {
+          st = bad("function '%s': node '%s' (%s) output %" PRIu32
+                   " uses data-dependent symbol '%s' before its producer, node #%" PRIu32,
+                   fn, n->name, n->op_name, j, g->symbols[sy].name, g->symbols[sy].node);
+          goto free_marks;
+        }
+      }
+    }
+    for (uint32_t j = 0; j < n->n_outputs; j++) {
+      const dml_type_t *t = &f->values[n->outputs[j]].type;
+      for (int32_t d = 0; d < t->rank; d++)
+        if (t->dims[d].sym >= 0) fixed[t->dims[d].sym] = 1;
     }
     for (uint32_t j = 0; j < n->n_outputs; j++) defined[n->outputs[j]] = 1;
   }
@@ -1126,6 +1187,44 @@ static int decode_function(rd_t *r, dml_pkg_function_t *f) {
 
 dml_status_t dml_pkg_graph_decode(const void *bytes, size_t size, uint64_t weights_size,
                                   dml_pkg_graph_t **out_graph) {
+  return dml_pkg_graph_decode_version(bytes, size, DML_PKG_FORMAT_VERSION, weights_size,
+                                      out_graph);
+}
+
+/* Reads one symbol record (version 2 adds its origin). */
+static void decode_symbol(rd_t *r, uint32_t version, uint32_t i, dml_pkg_symbol_t *sy) {
+  if (!rd_str(r, &sy->name, "symbol name") || !rd_i64(r, &sy->bound, "symbol bound"))
+    return;
+  if (sy->bound < 1 || !*sy->name) {
+    r->err = bad("symbol #%" PRIu32 " '%s' has bound %" PRId64 " (needs a name and >= 1)",
+                 i, sy->name, sy->bound);
+    return;
+  }
+  sy->origin = DML_PKG_SYMBOL_INPUT;
+  if (version < 2) return;
+  uint32_t origin;
+  if (!rd_u32(r, &origin, "symbol origin")) return;
+  if (origin == DML_PKG_SYMBOL_INPUT) return;
+  if (origin != DML_PKG_SYMBOL_NODE) {
+    r->err = bad("symbol '%s' has unknown origin %" PRIu32 " (at byte %zu)", sy->name,
+                 origin, r->pos - 4);
+    return;
+  }
+  sy->origin = DML_PKG_SYMBOL_NODE;
+  if (rd_u32(r, &sy->function, "symbol producer") &&
+      rd_u32(r, &sy->node, "symbol producer") &&
+      rd_u32(r, &sy->output, "symbol producer"))
+    rd_u32(r, &sy->dim, "symbol producer");
+}
+
+dml_status_t dml_pkg_graph_decode_version(const void *bytes, size_t size,
+                                          uint32_t version, uint64_t weights_size,
+                                          dml_pkg_graph_t **out_graph) {
+  if (version < DML_PKG_FORMAT_VERSION_MIN || version > DML_PKG_FORMAT_VERSION)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP_LOAD,
+                           "graph section of format version %" PRIu32
+                           " is not supported (this runtime reads versions %u to %u)",
+                           version, DML_PKG_FORMAT_VERSION_MIN, DML_PKG_FORMAT_VERSION);
   dml_pkg_graph_t *g = (dml_pkg_graph_t *)calloc(1, sizeof(*g));
   struct dml_pkg_pool *pool = (struct dml_pkg_pool *)calloc(1, sizeof(*pool));
   dml_status_t unknown = DML_OK;
@@ -1137,18 +1236,14 @@ dml_status_t dml_pkg_graph_decode(const void *bytes, size_t size, uint64_t weigh
   g->pool_ = pool;
   rd_t r = {(const uint8_t *)bytes, size, 0, pool, DML_OK};
   uint32_t n;
-  if (rd_count(&r, &n, MIN_SYMBOL, "symbol count")) {
+  if (rd_count(&r, &n, version < 2 ? MIN_SYMBOL_V1 : MIN_SYMBOL, "symbol count")) {
     dml_pkg_symbol_t *syms = (dml_pkg_symbol_t *)rd_array(&r, n, sizeof(*syms));
     if (syms) {
       g->n_symbols = n;
       g->symbols = syms;
       for (uint32_t i = 0; i < n && !r.err; i++) {
-        if (rd_str(&r, &syms[i].name, "symbol name") &&
-            rd_i64(&r, &syms[i].bound, "symbol bound") &&
-            (syms[i].bound < 1 || !*syms[i].name))
-          r.err = bad("symbol #%" PRIu32 " '%s' has bound %" PRId64
-                      " (needs a name and >= 1)",
-                      i, syms[i].name, syms[i].bound);
+        memset(&syms[i], 0, sizeof syms[i]);
+        decode_symbol(&r, version, i, &syms[i]);
         for (uint32_t j = 0; j < i && !r.err; j++)
           if (strcmp(syms[j].name, syms[i].name) == 0)
             r.err = bad("symbol '%s' is declared twice", syms[i].name);
@@ -1171,6 +1266,13 @@ dml_status_t dml_pkg_graph_decode(const void *bytes, size_t size, uint64_t weigh
   if (!r.err && r.pos != r.size)
     r.err =
         bad("graph section has %zu trailing bytes after byte %zu", r.size - r.pos, r.pos);
+  for (uint32_t i = 0; i < g->n_symbols && !r.err; i++)
+    if (g->symbols[i].origin == DML_PKG_SYMBOL_NODE &&
+        g->symbols[i].function >= g->n_functions)
+      r.err = bad("symbol '%s' names function #%" PRIu32
+                  " as its producer's (the graph "
+                  "has %" PRIu32 ")",
+                  g->symbols[i].name, g->symbols[i].function, g->n_functions);
   for (uint32_t i = 0; i < g->n_functions && !r.err; i++)
     r.err = check_function(g, &g->functions[i], weights_size, &unknown);
   if (!r.err && unknown) {

@@ -56,7 +56,10 @@ uint32_t dml_crc32(const void *data, size_t n);
 /* ===================================================================== */
 
 #define DML_PKG_MAGIC "DMLPKG\0\0" /* 8 bytes */
-#define DML_PKG_FORMAT_VERSION 1u
+/* The version written. Readers accept 1..DML_PKG_FORMAT_VERSION: version 2
+ * added the symbols' origin to the graph section (data-dependent dims). */
+#define DML_PKG_FORMAT_VERSION 2u
+#define DML_PKG_FORMAT_VERSION_MIN 1u
 #define DML_PKG_TAG_BYTES 16    /* NUL-padded, at most 15 characters */
 #define DML_PKG_HEADER_BYTES 32 /* fixed header, before the table */
 #define DML_PKG_ENTRY_BYTES 40  /* one section table entry */
@@ -95,7 +98,7 @@ typedef struct dml_pkg {
  * unique), offset, size and alignment (within the file, after the header,
  * not overlapping) and CRC. Sections' contents are not interpreted.
  * Errors: DATA_LOSS naming the field and offset; UNIMPLEMENTED for a format
- * version other than DML_PKG_FORMAT_VERSION. */
+ * version outside DML_PKG_FORMAT_VERSION_MIN..DML_PKG_FORMAT_VERSION. */
 dml_status_t dml_pkg_parse(const void *bytes, size_t size, dml_pkg_t *out_pkg);
 
 /* The section tagged `tag`, or NULL. */
@@ -157,9 +160,20 @@ typedef enum dml_pkg_storage {
 /* A node input index meaning "absent optional input". */
 #define DML_PKG_NO_VALUE 0xFFFFFFFFu
 
+/* Where a symbol's run-time value comes from. Stored (version 2). */
+typedef enum dml_pkg_symbol_origin {
+  DML_PKG_SYMBOL_INPUT = 0, /* a dim of a function input (as in version 1) */
+  /* A data-dependent dim: dim `dim` of output `output` of node `node` of
+   * function `function`, whose kernel writes its actual extent (0..bound)
+   * at run time. That dim is exactly 1 * this symbol. */
+  DML_PKG_SYMBOL_NODE = 1,
+} dml_pkg_symbol_origin_t;
+
 typedef struct dml_pkg_symbol {
   const char *name;
   int64_t bound; /* inclusive upper bound, >= 1 */
+  dml_pkg_symbol_origin_t origin;
+  uint32_t function, node, output, dim; /* origin NODE: the producer */
 } dml_pkg_symbol_t;
 
 typedef struct dml_pkg_value {
@@ -205,7 +219,8 @@ typedef struct dml_pkg_graph {
 } dml_pkg_graph_t;
 
 /* Serializes `g` (built by hand; node `op` fields are ignored, `op_name` is
- * written) into malloc'd bytes the caller frees. Does not validate: run
+ * written) into malloc'd bytes the caller frees, in the layout of format
+ * version DML_PKG_FORMAT_VERSION. Does not validate: run
  * dml_pkg_graph_decode() on the result to check it. Errors:
  * INVALID_ARGUMENT (rank out of range, NULL string, unknown attr kind),
  * RESOURCE_EXHAUSTED. */
@@ -220,11 +235,22 @@ dml_status_t dml_pkg_graph_encode(const dml_pkg_graph_t *g, void **out_bytes,
  * and payload; that each node result is defined once, before use, and does
  * not overlap the node's inputs in the arena (except a view op's result at
  * its input's exact offset); that function inputs are exactly the INPUT
- * values and that every symbol a function uses is fixed by an input's dim.
+ * values and that every symbol a function uses is fixed by an input's dim
+ * or, for a NODE symbol, by its producer: a node of that function, earlier
+ * than every other node whose outputs use the symbol, whose output dim is
+ * exactly 1 * symbol, and no input uses it. Reads the current layout
+ * (DML_PKG_FORMAT_VERSION).
  * Errors: DATA_LOSS naming the function, value or node and the byte offset;
  * UNIMPLEMENTED naming an unknown op; RESOURCE_EXHAUSTED. */
 dml_status_t dml_pkg_graph_decode(const void *bytes, size_t size, uint64_t weights_size,
                                   dml_pkg_graph_t **out_graph);
+/* As dml_pkg_graph_decode(), for the layout of package format
+ * `format_version` (the container's header field): version 1's symbols have
+ * no origin (all are INPUT). Errors as above; UNIMPLEMENTED for a version
+ * this build does not read. */
+dml_status_t dml_pkg_graph_decode_version(const void *bytes, size_t size,
+                                          uint32_t format_version, uint64_t weights_size,
+                                          dml_pkg_graph_t **out_graph);
 void dml_pkg_graph_release(dml_pkg_graph_t *g);
 
 /* Bytes of `type` at the symbols' bounds (numel * dtype size); -1 on

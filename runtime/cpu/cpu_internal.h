@@ -203,6 +203,11 @@ DML_CPU_DECL(MatMulInteger)
 DML_CPU_DECL(ConvInteger)
 DML_CPU_DECL(QLinearMatMul)
 DML_CPU_DECL(QLinearConv)
+/* data-dependent output shapes (cpu_dynamic.c) */
+DML_CPU_DECL(NonZero)
+DML_CPU_DECL_S(Unique)
+DML_CPU_DECL(Compress)
+DML_CPU_DECL_S(NonMaxSuppression)
 /* signal (cpu_signal.c) */
 DML_CPU_DECL(Window)
 DML_CPU_DECL(DFT)

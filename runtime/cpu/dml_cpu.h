@@ -14,6 +14,14 @@
  * from `scratch`, sized by dml_cpu_scratch_bytes() for the same call.
  * Outputs never alias inputs.
  *
+ * Data-dependent dims (NonZero, Unique, Compress, NonMaxSuppression; see
+ * dml_ir.h, DML_IR_SYMBOL_DATA_DEPENDENT): the caller passes such an output
+ * with the dim at its bound and memory for the bound. The kernel writes the
+ * actual extent into outputs[i].dims (only ever shrinking it: a result that
+ * would not fit is INVALID_ARGUMENT) and the data in C order for the actual
+ * dims, so the tensor is dense as returned. Callers read the dims back after
+ * the call (the executor sets the symbol from them).
+ *
  * Errors (op "rt.cpu.<OpName>"): UNIMPLEMENTED for a dtype or attribute
  * value the kernel does not support, INVALID_ARGUMENT for inconsistent
  * shapes or attributes, OUT_OF_RANGE for out-of-bounds indices (Gather).

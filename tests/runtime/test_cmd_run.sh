@@ -47,7 +47,7 @@ check "run --help" sh -c "'$DMLC' run --help | grep -q -- '--output-dir DIR'"
 
 # inspect
 check "inspect" "$DMLC" inspect "$DIR/tiny.dmlpkg" >"$DIR/inspect.txt"
-for want in "format version: 1" "  meta " "  graph " "  weights " "producer: dmlc 0.1.0" \
+for want in "format version: 2" "  meta " "  graph " "  weights " "producer: dmlc 0.1.0" \
     "source: tiny.onnx" "targets: cpu" "batch <= 64" "  x: f32\[batch,4\]  (at most f32\[64,4\])" \
     "  logits: f32\[batch,3\]" "nodes: 2" "weights: 60 bytes" "parameters: 15 (15) trainable" \
     "arena: 2560 bytes"; do

@@ -70,7 +70,8 @@ static void test_container_round_trip(void) {
   CHECK(memcmp(b, "DMLPKG\0\0", 8) == 0);
   dml_pkg_t pkg;
   CHECK_OK(dml_pkg_parse(b, size, &pkg));
-  CHECK(pkg.format_version == 1 && pkg.n_sections == 3 && pkg.file_size == size);
+  CHECK(pkg.format_version == DML_PKG_FORMAT_VERSION && pkg.n_sections == 3 &&
+        pkg.file_size == size);
   const dml_pkg_section_t *m = dml_pkg_find_section(&pkg, "meta");
   const dml_pkg_section_t *g = dml_pkg_find_section(&pkg, "graph");
   const dml_pkg_section_t *w = dml_pkg_find_section(&pkg, "weights");
@@ -140,10 +141,10 @@ static void test_container_corruption(void) {
               DML_STATUS_DATA_LOSS, "bad magic");
   /* A newer version with a valid CRC is UNIMPLEMENTED, not corrupt. */
   memcpy(c, b, size);
-  c[8] = 2;
+  c[8] = 3;
   uint32_t crc = dml_crc32(c, region - 4);
   for (int k = 0; k < 4; k++) c[region - 4 + k] = (uint8_t)(crc >> (8 * k));
-  CHECK_ERROR(dml_pkg_parse(c, size, &pkg), DML_STATUS_UNIMPLEMENTED, "version 2");
+  CHECK_ERROR(dml_pkg_parse(c, size, &pkg), DML_STATUS_UNIMPLEMENTED, "version 3");
   free(c);
   free(b);
 }
@@ -195,7 +196,7 @@ static const double k_floats[2] = {0.5, -1.25};
 static const char *const k_strs[2] = {"a", "bc"};
 static const int32_t k_tensor_data[6] = {1, 2, 3, 4, 5, 6};
 
-static dml_pkg_symbol_t g_syms[1] = {{"batch", 64}};
+static dml_pkg_symbol_t g_syms[1] = {{"batch", 64, DML_PKG_SYMBOL_INPUT, 0, 0, 0, 0}};
 static dml_pkg_value_t g_vals[5];
 static dml_attr_t g_attrs[7];
 static dml_pkg_node_t g_nodes[2];

@@ -222,7 +222,8 @@ static void test_introspection(void) {
   CHECK(dml_rt_model_find_output(m, "logits") == 0);
   CHECK(dml_rt_model_arena_bytes(m) == 2560);
   CHECK(dml_rt_model_scratch_bytes(m) >= 0);
-  CHECK(dml_rt_model_format_version(m) == 1 && dml_rt_model_file_size(m) == size);
+  CHECK(dml_rt_model_format_version(m) == DML_PKG_FORMAT_VERSION &&
+        dml_rt_model_file_size(m) == size);
   CHECK(dml_rt_model_num_sections(m) == 3);
   dml_rt_section_info_t sec;
   CHECK_OK(dml_rt_model_section_info(m, 2, &sec));
