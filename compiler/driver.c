@@ -41,33 +41,16 @@ static dml_status_t check_targets(const char *targets) {
   return DML_OK;
 }
 
-/* 1 when `v` is a constant holding a nonzero scalar (bool or float), 0 when
- * it holds zero, -1 when it is not a constant; an absent `v` means dflt. */
-static int const_nonzero(const dml_ir_value_t *v, double dflt) {
-  if (!v) return dflt != 0.0;
-  if (v->kind != DML_IR_VALUE_GLOBAL || !v->data || v->data_bytes == 0) return -1;
-  return dml_load_f64(v->type.dtype, v->data, 0) != 0.0;
-}
-
-/* The CPU target runs every op of ops.def through its reference kernel, but
- * not random ops: Dropout in training mode (random masks) is refused here,
- * at compile time, listing every such node, rather than by the kernel at
- * run time. A model exported in training mode should be exported with
- * model.eval() for inference (training itself is not built yet). */
+/* The CPU target runs every op of ops.def that has a reference kernel;
+ * nodes without one are refused here, at compile time, listing every such
+ * node. Random ops (Dropout in training mode included) run on Philox
+ * streams (runtime/base/dml_philox.h). */
 static dml_status_t check_cpu_target(const dml_ir_module_t *m) {
   dml_status_t s = DML_OK;
   for (uint32_t fi = 0; fi < m->n_functions; fi++) {
     for (const dml_ir_node_t *n = m->functions[fi]->first; n; n = n->next) {
       const char *why = NULL;
-      if (!dml_cpu_supports(n->op)) {
-        why = "no CPU kernel";
-      } else if (n->op == DML_OP_DROPOUT) {
-        int train = const_nonzero(n->n_inputs > 2 ? n->inputs[2] : NULL, 0.0);
-        int ratio = const_nonzero(n->n_inputs > 1 ? n->inputs[1] : NULL, 0.5);
-        /* Refused when both are known: a run-time training_mode or ratio is
-         * left to the kernel, which refuses random masks when they occur. */
-        if (train == 1 && ratio == 1) why = "training_mode=true: random dropout masks";
-      }
+      if (!dml_cpu_supports(n->op)) why = "no CPU kernel";
       if (!why) continue;
       if (!s)
         s = dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
@@ -76,10 +59,6 @@ static dml_status_t check_cpu_target(const dml_ir_module_t *m) {
                             dml_op_name(n->op), why);
     }
   }
-  if (s)
-    s = dml_status_detail(s,
-                          "for inference, export the model in eval mode (PyTorch: "
-                          "model.eval()) so Dropout becomes identity");
   return s;
 }
 

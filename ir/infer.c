@@ -3283,8 +3283,76 @@ static dml_status_t infer_mel(ictx_t *c) {
   return DML_OK;
 }
 
+/* ==== random ops ======================================================== */
+
+/* RandomUniform/RandomNormal: the `shape` attribute (required) and `dtype`
+ * (ONNX code, default float); the *Like forms: input 0's shape, `dtype`
+ * default input 0's. Float dtypes only. */
+static dml_status_t infer_random(ictx_t *c, int like) {
+  dml_type_t t;
+  if (like) {
+    t = *in_t(c, 0);
+  } else {
+    const int64_t *sh;
+    size_t n;
+    DML_RETURN_IF_ERROR(attr_ints(c, "shape", &sh, &n));
+    if (!sh && !dml_ir_node_attr(c->n, "shape"))
+      return fail(c, INVALID, "attribute 'shape' is required");
+    if (n > DML_MAX_RANK)
+      return fail(c, UNIMPL, "shape of rank %zu exceeds %d", n, DML_MAX_RANK);
+    t = mk(DML_DTYPE_F32, (int32_t)n);
+    for (size_t i = 0; i < n; i++) {
+      if (sh[i] < 0)
+        return fail(c, INVALID, "shape[%zu] = %lld is negative", i, (long long)sh[i]);
+      t.dims[i] = D(sh[i]);
+    }
+  }
+  DML_RETURN_IF_ERROR(
+      attr_dtype(c, "dtype", 0, like ? t.dtype : DML_DTYPE_F32, &t.dtype));
+  if (!dml_dtype_is_float(t.dtype))
+    return fail(c, UNIMPL, "dtype %s is not supported (float dtypes only)",
+                dml_dtype_name(t.dtype));
+  set_out(c, 0, &t);
+  return DML_OK;
+}
+
+/* Bernoulli: input's shape; `dtype` default input's. */
+static dml_status_t infer_bernoulli(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  dml_type_t t = *in_t(c, 0);
+  DML_RETURN_IF_ERROR(attr_dtype(c, "dtype", 0, t.dtype, &t.dtype));
+  set_out(c, 0, &t);
+  return DML_OK;
+}
+
+/* Multinomial: [batch, class_size] -> [batch, sample_size] of `dtype`
+ * (int32 default, or int64). */
+static dml_status_t infer_multinomial(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, 2));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  int64_t ss;
+  DML_RETURN_IF_ERROR(attr_int(c, "sample_size", 1, &ss));
+  if (ss < 1)
+    return fail(c, INVALID, "sample_size must be >= 1, got %lld", (long long)ss);
+  dml_dtype_t dt;
+  DML_RETURN_IF_ERROR(attr_dtype(c, "dtype", 0, DML_DTYPE_I32, &dt));
+  if (dt != DML_DTYPE_I32 && dt != DML_DTYPE_I64)
+    return fail(c, INVALID, "dtype must be int32 or int64, got %s", dml_dtype_name(dt));
+  dml_type_t t = mk(dt, 2);
+  t.dims[0] = in_t(c, 0)->dims[0];
+  t.dims[1] = D(ss);
+  set_out(c, 0, &t);
+  return DML_OK;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
+    case DML_OP_RANDOM_UNIFORM:
+    case DML_OP_RANDOM_NORMAL: return infer_random(c, 0);
+    case DML_OP_RANDOM_UNIFORM_LIKE:
+    case DML_OP_RANDOM_NORMAL_LIKE: return infer_random(c, 1);
+    case DML_OP_BERNOULLI: return infer_bernoulli(c);
+    case DML_OP_MULTINOMIAL: return infer_multinomial(c);
     case DML_OP_ABS:
     case DML_OP_NEG:
     case DML_OP_SIGN: return infer_unary(c, DT_NUMERIC);

@@ -27,7 +27,8 @@
  *
  * Types must be known (run after shape-infer): nodes with an output of
  * unknown type are left alone. Nodes producing function results are not
- * folded, nor are nodes that draw random numbers (Dropout in training mode).
+ * folded, nor are nodes that draw random numbers (ops flagged DML_OPF_RANDOM,
+ * Dropout in training mode).
  * A kernel that does not support a dtype or attribute (UNIMPLEMENTED) leaves
  * the node unfolded; any other kernel error is a real error in the model
  * and is returned with the node's name.
@@ -65,9 +66,11 @@ static int any_function_result(const dml_ir_node_t *n) {
   return 0;
 }
 
-/* Dropout draws random numbers unless training_mode (input 2) is absent or a
- * constant false. */
+/* Ops flagged DML_OPF_RANDOM in ops.def draw random numbers; so does
+ * Dropout unless training_mode (input 2) is absent or a constant false. */
 static int is_random(const dml_ir_node_t *n) {
+  const dml_op_info_t *info = dml_op_info(n->op);
+  if (info && (info->flags & DML_OPF_RANDOM)) return 1;
   if (n->op != DML_OP_DROPOUT || n->n_inputs < 3 || !n->inputs[2]) return 0;
   const dml_ir_value_t *t = n->inputs[2];
   if (!is_constant(t) || t->data_bytes == 0) return 1;

@@ -234,8 +234,16 @@ void dml_rt_session_clear_inputs(dml_rt_session_t *s);
 
 /* Runs the function on the bound inputs. Errors: FAILED_PRECONDITION naming
  * every unbound input; a kernel's error annotated with the node's name and
- * op. Allocates nothing. */
+ * op. Allocates nothing. Random ops draw from the Philox stream of
+ * (seed, step, node) (runtime/base/dml_philox.h); each call to run is one
+ * step and advances the step by one, whether or not it succeeds. */
 dml_status_t dml_rt_session_run(dml_rt_session_t *s);
+
+/* Sets the session's random state: `seed` is used by random ops without a
+ * `seed` attribute, `step` is the step of the next run. A new session has
+ * seed 0 and step 0, so the same package gives the same random numbers in
+ * every new session; (seed, step) replays any step. */
+void dml_rt_session_set_seed(dml_rt_session_t *s, uint64_t seed, uint64_t step);
 
 /* Sets *out_view to output `index` of the last run, with its actual dims;
  * data is lent until the next run or release. Errors: OUT_OF_RANGE,

@@ -60,9 +60,16 @@ static dml_status_t compute_scratch(dml_rt_model_t *m) {
         t[j].data = (void *)(m->weights + v->offset);
     }
     if (st) break;
-    dml_cpu_call_t call = {
-        n->op,        n->name,  t,          n->n_inputs, t + n->n_inputs,
-        n->n_outputs, n->attrs, n->n_attrs, NULL,        0};
+    dml_cpu_call_t call;
+    memset(&call, 0, sizeof call);
+    call.op = n->op;
+    call.node_name = n->name;
+    call.inputs = t;
+    call.n_inputs = n->n_inputs;
+    call.outputs = t + n->n_inputs;
+    call.n_outputs = n->n_outputs;
+    call.attrs = n->attrs;
+    call.n_attrs = n->n_attrs;
     size_t need = dml_cpu_scratch_bytes(&call);
     if (need == SIZE_MAX || need > (size_t)INT64_MAX)
       st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,

@@ -23,6 +23,7 @@ struct dml_rt_session {
   int64_t (*in_dims)[DML_MAX_RANK]; /* per function input: bound dims */
   int64_t *sym;                     /* per symbol: value during a run */
   int ran;                          /* a run has completed */
+  uint64_t rng_seed, rng_step;      /* dml_rt_session_set_seed */
   /* Data-dependent dims: per node, 1 when it produces a symbol of this
    * function; per value, 1 when its type uses such a symbol. */
   uint8_t *node_produces;
@@ -178,6 +179,7 @@ dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
     c->n_attrs = n->n_attrs;
     c->scratch = s->scratch;
     c->scratch_bytes = s->scratch_bytes;
+    c->rng_stream = i;
     io += n->n_inputs + n->n_outputs;
   }
   *out_session = s;
@@ -364,6 +366,11 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   }
   if (st) return dml_status_detail(st, "bind every input with dml_rt_session_set_input");
   s->ran = 0;
+  uint64_t step = s->rng_step++; /* this run's step (dml_philox.h) */
+  for (uint32_t k = 0; k < f->n_nodes; k++) {
+    s->calls[k].rng_seed = s->rng_seed;
+    s->calls[k].rng_counter = step;
+  }
   /* Symbol values from the inputs (set_input made them agree). */
   for (uint32_t i = 0; i < s->n_symbols; i++) s->sym[i] = 0;
   for (uint32_t j = 0; j < f->n_inputs; j++) {
@@ -407,6 +414,11 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   }
   s->ran = 1;
   return DML_OK;
+}
+
+void dml_rt_session_set_seed(dml_rt_session_t *s, uint64_t seed, uint64_t step) {
+  s->rng_seed = seed;
+  s->rng_step = step;
 }
 
 dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,

@@ -16,6 +16,7 @@ extern "C" {
 #define DML_OPF_COMMUTATIVE 0x2u /* operands may be swapped (CSE) */
 #define DML_OPF_VIEW 0x4u        /* output is the input's bytes, reshaped */
 #define DML_OPF_REDUCTION 0x8u   /* reduces over axes */
+#define DML_OPF_RANDOM 0x10u     /* draws random numbers: never folded or merged */
 
 /* Op identifiers. Values are stable only within one build; packages store
  * op names, not these numbers. */

@@ -383,6 +383,12 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(EYE_LIKE, EyeLike),
     K(LRN, LRN),
     K(MEAN_VARIANCE_NORMALIZATION, MeanVarianceNormalization),
+    K(RANDOM_UNIFORM, RandomUniform),
+    K(RANDOM_NORMAL, RandomNormal),
+    K(RANDOM_UNIFORM_LIKE, RandomUniform),
+    K(RANDOM_NORMAL_LIKE, RandomNormal),
+    K(BERNOULLI, Bernoulli),
+    K(MULTINOMIAL, Multinomial),
 };
 
 int dml_cpu_supports(dml_op_t op) {

@@ -225,5 +225,12 @@ DML_CPU_DECL(Trilu)
 DML_CPU_DECL(EyeLike)
 DML_CPU_DECL(LRN)
 DML_CPU_DECL(MeanVarianceNormalization)
+/* random ops (cpu_random.c) */
+DML_CPU_DECL(RandomUniform)
+DML_CPU_DECL(RandomNormal)
+DML_CPU_DECL(Bernoulli)
+DML_CPU_DECL(Multinomial)
+/* Dropout in training mode with this ratio (called by dml_cpuk_Dropout). */
+dml_status_t dml_cpu_dropout_train(const dml_cpu_call_t *c, double ratio);
 
 #endif /* DML_CPU_INTERNAL_H_ */

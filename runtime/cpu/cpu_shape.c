@@ -87,17 +87,15 @@ dml_status_t dml_cpuk_View(const dml_cpu_call_t *c) {
   return DML_OK;
 }
 
-/* Dropout (ONNX opset 13), inference: output = data, mask all true. */
+/* Dropout (ONNX opset 13), inference: output = data, mask all true. In
+ * training mode: random masks, cpu_random.c. */
 dml_status_t dml_cpuk_Dropout(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0], *tm = dml_cpu_in(c, 2),
                      *ratio = dml_cpu_in(c, 1);
   dml_tensor_t *y = &c->outputs[0], *mask = dml_cpu_out(c, 1);
   int training = tm && dml_cpu_numel(tm) > 0 && dml_load_i64(tm->dtype, tm->data, 0) != 0;
   double r = ratio ? dml_cpu_scalar_f64(ratio) : dml_cpu_get_float(c, "ratio", 0.5);
-  if (training && r > 0.0)
-    return dml_cpu_error(
-        c, DML_STATUS_UNIMPLEMENTED,
-        "training_mode=true with ratio %g is not supported (inference only)", r);
+  if (training) return dml_cpu_dropout_train(c, r);
   if (y->dtype != x->dtype) return dml_cpu_err_dtype(c, "output", y->dtype);
   if (dml_cpu_numel(y) != dml_cpu_numel(x))
     return dml_cpu_err_shapes(c, "output size differs");

@@ -51,6 +51,14 @@ typedef struct dml_cpu_call {
   uint32_t n_attrs;
   void *scratch; /* at least dml_cpu_scratch_bytes(call) bytes */
   size_t scratch_bytes;
+  /* Random ops (DML_OPF_RANDOM, training-mode Dropout) draw from the
+   * Philox stream of (seed, step, node) of dml_philox.h: rng_seed is used
+   * when the node has no `seed` attribute, rng_counter is the step (the
+   * session's run count), rng_stream the node's index in its plan. Zero
+   * is a valid value of each. */
+  uint64_t rng_seed;
+  uint64_t rng_counter;
+  uint32_t rng_stream;
 } dml_cpu_call_t;
 
 /* Runs `call->op` on the CPU. */

@@ -24,12 +24,16 @@ static void test_views_dropout(void) {
   dml_tensor_t outs[2] = {out, tens(DML_DTYPE_BOOL, mask, 2, D(3), D(2))};
   CHECK_OK(run_op(DML_OP_DROPOUT, in, 1, outs, 2, NULL, 0));
   CHECK(memcmp(x, y, sizeof x) == 0 && mask[0] == 1 && mask[5] == 1);
+  /* Training mode is tested in tests/random; here only its errors. */
   uint8_t tm = 1;
-  float ratio = 0.5f;
+  float ratio = 1.5f;
   dml_tensor_t din[3] = {in[0], tens(DML_DTYPE_F32, &ratio, 0),
                          tens(DML_DTYPE_BOOL, &tm, 0)};
+  CHECK_ERROR(run_op(DML_OP_DROPOUT, din, 3, outs, 2, NULL, 0),
+              DML_STATUS_INVALID_ARGUMENT, "ratio 1.5 is outside [0, 1]");
+  ratio = 0.5f;
   CHECK_ERROR(run_op(DML_OP_DROPOUT, din, 3, outs, 2, NULL, 0), DML_STATUS_UNIMPLEMENTED,
-              "training_mode");
+              "data dtype i16");
 }
 
 static void test_transpose(void) {
