@@ -3345,6 +3345,61 @@ static dml_status_t infer_multinomial(ictx_t *c) {
   return DML_OK;
 }
 
+/* Adagrad, Momentum, Adam (ai.onnx.preview.training, version 1): inputs R
+ * (float scalar), T (integer scalar), then n X_i, n G_i and the state (n H_i;
+ * n V_i; n V_i then n H_i), each with X_i's dtype (f32/f64) and shape;
+ * outputs the n new X_i and the new state, typed as X_i. */
+static dml_status_t infer_optimizer(ictx_t *c) {
+  uint32_t per = c->n->op == DML_OP_ADAM ? 4 : 3, n_in = c->n->n_inputs;
+  if (n_in < 2 + per || (n_in - 2) % per != 0)
+    return fail(c, INVALID,
+                "%u inputs: expected R, T, then %u groups of n tensors (X, G, %s)", n_in,
+                per,
+                per == 4                     ? "V, H"
+                : c->n->op == DML_OP_ADAGRAD ? "H"
+                                             : "V");
+  uint32_t n = (n_in - 2) / per;
+  if (c->n->n_outputs != (per - 1) * n)
+    return fail(c, INVALID, "%u outputs for %u optimized tensors: expected %u",
+                c->n->n_outputs, n, (per - 1) * n);
+  for (uint32_t i = 0; i < n_in; i++)
+    if (!in_t(c, i)) return fail(c, INVALID, "input %u is required", i);
+  const dml_type_t *r = in_t(c, 0);
+  if (!dml_dtype_is_float(r->dtype) || r->rank > 1 ||
+      (r->rank == 1 && !dim_is(r->dims[0], 1))) {
+    char tb[TBUF];
+    return fail(c, INVALID, "R (input 0) must be a float scalar, got %s", TS(r, tb));
+  }
+  DML_RETURN_IF_ERROR(need_int_scalar(c, 1, "T"));
+  if (c->n->op == DML_OP_MOMENTUM) {
+    static const char *const req[] = {"alpha", "beta", "mode", "norm_coefficient"};
+    for (size_t k = 0; k < sizeof(req) / sizeof(req[0]); k++)
+      if (!dml_ir_node_attr(c->n, req[k]))
+        return fail(c, INVALID, "attribute '%s' is required", req[k]);
+    const char *mode = NULL;
+    DML_RETURN_IF_ERROR(attr_string(c, "mode", "", &mode));
+    if (strcmp(mode, "standard") != 0 && strcmp(mode, "nesterov") != 0)
+      return fail(c, INVALID, "mode \"%s\" must be \"standard\" or \"nesterov\"", mode);
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const dml_type_t *x = in_t(c, 2 + i);
+    if (x->dtype != DML_DTYPE_F32 && x->dtype != DML_DTYPE_F64)
+      return fail(c, UNIMPL, "X_%u (input %u) has dtype %s; f32 and f64 are supported", i,
+                  2 + i, dml_dtype_name(x->dtype));
+    for (uint32_t k = 1; k < per; k++) {
+      const dml_type_t *t = in_t(c, 2 + k * n + i);
+      if (t->dtype != x->dtype || !same_shape(t, x)) {
+        char ta[TBUF], tb[TBUF];
+        return fail(c, INVALID,
+                    "input %u (%s) must have the dtype and shape of X_%u (%s)",
+                    2 + k * n + i, TS(t, ta), i, TS(x, tb));
+      }
+    }
+    for (uint32_t k = 0; k + 1 < per; k++) set_out(c, k * n + i, x);
+  }
+  return DML_OK;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
     case DML_OP_RANDOM_UNIFORM:
@@ -3504,6 +3559,9 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_DFT: return infer_dft(c);
     case DML_OP_STFT: return infer_stft(c);
     case DML_OP_MEL_WEIGHT_MATRIX: return infer_mel(c);
+    case DML_OP_ADAGRAD:
+    case DML_OP_MOMENTUM:
+    case DML_OP_ADAM: return infer_optimizer(c);
     case DML_OP_INVALID:
     case DML_OP_COUNT_: break;
   }

@@ -198,6 +198,12 @@ void dml_onnx_model_desc_release(dml_onnx_model_desc_t *desc);
  * not considered. 1 or 0. */
 int dml_onnx_op_is_supported(const char *op_type, int64_t opset);
 
+/* Whether the importer maps ONNX op `op_type` of `domain` ("" or "ai.onnx":
+ * the default domain, at opset `version`; else e.g.
+ * "ai.onnx.preview.training" at that domain's `version`). 1 or 0. */
+int dml_onnx_domain_op_is_supported(const char *domain, const char *op_type,
+                                    int64_t version);
+
 #ifdef __cplusplus
 }
 #endif

@@ -405,6 +405,36 @@ static int is_default_domain(const char *d) {
   return is_empty(d) || strcmp(d, "ai.onnx") == 0;
 }
 
+/* The version of non-default `domain` in the model's opset_import; -1 when
+ * it is not imported. */
+static int64_t domain_version(const Onnx__ModelProto *mp, const char *domain) {
+  for (size_t i = 0; mp && domain && i < mp->n_opset_import; i++) {
+    const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+    if (!is_empty(o->domain) && strcmp(o->domain, domain) == 0)
+      return o->has_version ? o->version : 0;
+  }
+  return -1;
+}
+
+/* The importer of node np: a default-domain op at the model's `opset`, an
+ * op of another domain at the version opset_import gives that domain. */
+static const onnx_op_entry_t *node_entry(const Onnx__ModelProto *mp, int64_t opset,
+                                         const Onnx__NodeProto *np) {
+  const char *op_type = is_empty(np->op_type) ? "" : np->op_type;
+  if (is_default_domain(np->domain)) return onnx_op_lookup(op_type, opset);
+  int64_t v = domain_version(mp, np->domain);
+  return v < 0 ? NULL : onnx_op_lookup_domain(np->domain, op_type, v);
+}
+
+/* "opset 13", or "no default-domain opset" for models of other domains only. */
+static const char *opset_label(int64_t opset, char *buf, size_t cap) {
+  if (opset > 0)
+    snprintf(buf, cap, "opset %lld", (long long)opset);
+  else
+    snprintf(buf, cap, "no default-domain opset");
+  return buf;
+}
+
 static const char *attr_type_name(Onnx__AttributeProto__AttributeType t) {
   switch (t) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH";
@@ -434,7 +464,8 @@ static int attr_type_supported(Onnx__AttributeProto__AttributeType t) {
 /* Lists every node whose op type (with its domain and the model's opset) has
  * no importer, and every attribute or attribute value an importer cannot
  * map, in one UNIMPLEMENTED status. */
-static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
+static dml_status_t check_supported(const Onnx__ModelProto *mp, const Onnx__GraphProto *g,
+                                    int64_t opset) {
   str_list_t ops = {0}, details = {0}, attrs = {0};
   onnx_map_t seen = {0};
   size_t n_bad_nodes = 0, n_bad_attrs = 0;
@@ -445,8 +476,7 @@ static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
     char label[300], why[200];
     onnx_node_label(np, label, sizeof(label));
     const char *op_type = is_empty(np->op_type) ? "" : np->op_type;
-    const onnx_op_entry_t *e =
-        is_default_domain(np->domain) ? onnx_op_lookup(op_type, opset) : NULL;
+    const onnx_op_entry_t *e = node_entry(mp, opset, np);
     if (!e) {
       char *key = is_default_domain(np->domain)
                       ? str_printf("%s", op_type)
@@ -467,9 +497,23 @@ static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
         free(key);
       }
       if (n_bad_nodes++ < ONNX_MAX_DETAIL_LINES) {
-        if (!is_default_domain(np->domain))
+        int64_t dv = is_default_domain(np->domain) ? 0 : domain_version(mp, np->domain);
+        if (!is_default_domain(np->domain) && !onnx_domain_known(np->domain))
           failed |= str_list_push(&details, str_printf("%s: domain '%s' is not supported",
                                                        label, np->domain));
+        else if (!is_default_domain(np->domain) && dv < 0)
+          failed |= str_list_push(
+              &details, str_printf("%s: domain '%s' is not in the model's opset_import",
+                                   label, np->domain));
+        else if (!is_default_domain(np->domain))
+          failed |= str_list_push(
+              &details,
+              str_printf("%s: op %s of domain '%s' version %lld is not supported%s",
+                         label, op_type, np->domain, (long long)dv,
+                         strcmp(op_type, "Gradient") == 0
+                             ? " (it needs automatic differentiation of the graph: "
+                               "the training issue)"
+                             : ""));
         else
           failed |= str_list_push(&details, str_printf("%s", label));
       }
@@ -523,10 +567,12 @@ static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
     goto free_lists;
   }
   size_t len = 0;
+  char osl[48];
+  opset_label(opset, osl, sizeof(osl));
   if (ops.n) {
     len += (size_t)snprintf(reason + len, cap - len,
-                            "model uses %zu unsupported op%s (opset %lld): ", ops.n,
-                            ops.n == 1 ? "" : "s", (long long)opset);
+                            "model uses %zu unsupported op%s (%s): ", ops.n,
+                            ops.n == 1 ? "" : "s", osl);
     for (size_t i = 0; i < ops.n && i < ONNX_MAX_LISTED_OPS; i++)
       len +=
           (size_t)snprintf(reason + len, cap - len, "%s%s", i ? ", " : "", ops.items[i]);
@@ -540,9 +586,10 @@ static dml_status_t check_supported(const Onnx__GraphProto *g, int64_t opset) {
                               "; and %zu unsupported attribute%s: ", n_bad_attrs,
                               n_bad_attrs == 1 ? "" : "s");
     else
-      len += (size_t)snprintf(reason + len, cap - len,
-                              "model uses %zu unsupported attribute%s (opset %lld): ",
-                              n_bad_attrs, n_bad_attrs == 1 ? "" : "s", (long long)opset);
+      len +=
+          (size_t)snprintf(reason + len, cap - len,
+                           "model uses %zu unsupported attribute%s (%s): ", n_bad_attrs,
+                           n_bad_attrs == 1 ? "" : "s", osl);
     for (size_t i = 0; i < attrs.n && i < ONNX_MAX_LISTED_OPS; i++)
       len += (size_t)snprintf(reason + len, cap - len, "%s%s", i ? ", " : "",
                               attrs.items[i]);
@@ -574,7 +621,8 @@ static dml_status_t invalid(const char *fmt, ...) {
   return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s", reason);
 }
 
-/* Finds the default-domain opset. */
+/* Finds the default-domain opset; 0 when the model imports only other
+ * domains (import_model then refuses default-domain nodes). */
 static dml_status_t model_opset(const Onnx__ModelProto *mp, int64_t *out_opset) {
   int64_t opset = -1;
   for (size_t i = 0; i < mp->n_opset_import; i++) {
@@ -591,10 +639,16 @@ static dml_status_t model_opset(const Onnx__ModelProto *mp, int64_t *out_opset) 
           "opset_import lists \"\" and \"ai.onnx\" separately");
     opset = v;
   }
-  if (opset < 0)
+  if (opset < 0) {
+    for (size_t i = 0; i < mp->n_opset_import; i++)
+      if (onnx_domain_known(mp->opset_import[i]->domain)) {
+        *out_opset = 0;
+        return DML_OK;
+      }
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "model declares no opset for the default ONNX domain "
                            "(opset_import is missing)");
+  }
   if (opset < ONNX_OPSET_MIN || opset > ONNX_OPSET_MAX)
     return dml_status_detail(
         dml_status_make(
@@ -1011,7 +1065,7 @@ static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
   dml_status_t st = DML_OK;
   for (size_t oi = 0; oi < g->n_node && !st; oi++) {
     const Onnx__NodeProto *np = g->node[order[oi]];
-    const onnx_op_entry_t *e = onnx_op_lookup(np->op_type, ctx->opset);
+    const onnx_op_entry_t *e = node_entry(ctx->model, ctx->opset, np);
     char label[300];
     onnx_node_label(np, label, sizeof(label));
     if (!e) { /* check_supported() ran first */
@@ -1118,11 +1172,22 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
   if (!g)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "model has no graph");
-  DML_RETURN_IF_ERROR(check_supported(g, opset));
+  for (size_t i = 0; opset == 0 && i < g->n_node; i++)
+    if (is_default_domain(g->node[i]->domain)) {
+      char label[300];
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                          "model declares no opset for the default ONNX domain "
+                          "(opset_import is missing)"),
+          "%s is in the default domain",
+          onnx_node_label(g->node[i], label, sizeof(label)));
+    }
+  DML_RETURN_IF_ERROR(check_supported(mp, g, opset));
 
   onnx_ctx_t ctx;
   memset(&ctx, 0, sizeof(ctx));
   ctx.opset = opset;
+  ctx.model = mp;
   ctx.base_dir = base_dir;
   uint32_t *order = NULL;
   dml_status_t st = dml_ir_module_create(&ctx.m);

@@ -43,7 +43,8 @@ typedef struct onnx_ctx {
   dml_ir_module_t *m;
   dml_ir_function_t *f;
   int64_t opset;
-  const char *base_dir; /* NULL: external data not allowed */
+  const Onnx__ModelProto *model; /* its opset_import gives other domains' versions */
+  const char *base_dir;          /* NULL: external data not allowed */
   /* Every ONNX tensor name of the graph and every synthetic name: val is
    * the IR value once defined (NULL before); aux the producing node's index
    * (-1 for inputs and initializers). */
@@ -119,10 +120,17 @@ struct onnx_op_entry {
   onnx_importer_fn importer;
   dml_op_t op;
   const char *attrs;
+  const char *domain; /* NULL: the default domain ("" or "ai.onnx") */
 };
 
 /* The table line for op_type at opset, or NULL. */
 const onnx_op_entry_t *onnx_op_lookup(const char *op_type, int64_t opset);
+/* The table line for op_type of `domain` ("", "ai.onnx" or NULL: the
+ * default domain) at that domain's `version`, or NULL. */
+const onnx_op_entry_t *onnx_op_lookup_domain(const char *domain, const char *op_type,
+                                             int64_t version);
+/* Whether the table has ops of non-default `domain`. */
+int onnx_domain_known(const char *domain);
 /* Whether `attr` is one of e's attribute names. */
 int onnx_op_has_attr(const onnx_op_entry_t *e, const char *attr);
 /* Checks attribute values and output counts the importer cannot map; writes

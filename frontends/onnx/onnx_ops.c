@@ -644,18 +644,45 @@ static dml_status_t onnx_imp_cast_v1(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
 
 static const onnx_op_entry_t kOps[] = {
 #define ONNX_OP(name, since, until, importer, ir_op, attrs) \
-  {name, since, until, onnx_imp_##importer, DML_OP_##ir_op, attrs},
+  {name, since, until, onnx_imp_##importer, DML_OP_##ir_op, attrs, NULL},
+#define ONNX_DOMAIN_OP(domain, name, since, until, importer, ir_op, attrs) \
+  {name, since, until, onnx_imp_##importer, DML_OP_##ir_op, attrs, domain},
 #include "onnx_ops.def"
+#undef ONNX_DOMAIN_OP
 #undef ONNX_OP
 };
 
 const onnx_op_entry_t *onnx_op_lookup(const char *op_type, int64_t opset) {
   if (!op_type) return NULL;
   for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); i++)
-    if (opset >= kOps[i].since && opset <= kOps[i].until &&
+    if (!kOps[i].domain && opset >= kOps[i].since && opset <= kOps[i].until &&
         strcmp(kOps[i].name, op_type) == 0)
       return &kOps[i];
   return NULL;
+}
+
+const onnx_op_entry_t *onnx_op_lookup_domain(const char *domain, const char *op_type,
+                                             int64_t version) {
+  if (!domain || !*domain || strcmp(domain, "ai.onnx") == 0)
+    return onnx_op_lookup(op_type, version);
+  if (!op_type) return NULL;
+  for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); i++)
+    if (kOps[i].domain && strcmp(kOps[i].domain, domain) == 0 &&
+        version >= kOps[i].since && version <= kOps[i].until &&
+        strcmp(kOps[i].name, op_type) == 0)
+      return &kOps[i];
+  return NULL;
+}
+
+int onnx_domain_known(const char *domain) {
+  for (size_t i = 0; domain && i < sizeof(kOps) / sizeof(kOps[0]); i++)
+    if (kOps[i].domain && strcmp(kOps[i].domain, domain) == 0) return 1;
+  return 0;
+}
+
+int dml_onnx_domain_op_is_supported(const char *domain, const char *op_type,
+                                    int64_t version) {
+  return onnx_op_lookup_domain(domain, op_type, version) != NULL;
 }
 
 int onnx_op_has_attr(const onnx_op_entry_t *e, const char *attr) {

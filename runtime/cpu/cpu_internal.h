@@ -225,6 +225,8 @@ DML_CPU_DECL(Trilu)
 DML_CPU_DECL(EyeLike)
 DML_CPU_DECL(LRN)
 DML_CPU_DECL(MeanVarianceNormalization)
+/* optimizers of ai.onnx.preview.training (cpu_optim.c) */
+DML_CPU_DECL(Optimizer)
 /* random ops (cpu_random.c) */
 DML_CPU_DECL(RandomUniform)
 DML_CPU_DECL(RandomNormal)

@@ -1499,6 +1499,60 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
           n_sup, n_part, n_uns);
   fputs(rows.s ? rows.s : "", f);
   free(rows.s);
+
+  /* Ops of other domains: those the tests use, spelled "domain.Op". */
+  char **dops = NULL;
+  size_t n_dops = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < rs[i].n_ops; k++) {
+      if (!strchr(rs[i].ops[k], '.')) continue;
+      int dup = 0;
+      for (size_t q = 0; q < n_dops && !dup; q++) dup = !strcmp(dops[q], rs[i].ops[k]);
+      if (dup) continue;
+      char **nd = (char **)realloc(dops, (n_dops + 1) * sizeof(char *));
+      if (!nd) exit(2);
+      dops = nd;
+      dops[n_dops++] = rs[i].ops[k];
+    }
+  if (n_dops) qsort(dops, n_dops, sizeof(char *), cmp_str);
+  fputs(
+      "\n## Ops of other domains\n\n"
+      "Ops of non-default domains that the tests use (`ai.onnx.preview.training`: "
+      "version 1), with the tests\nof every suite that use them.\n\n"
+      "| op | status | tests passing | notes |\n| --- | --- | ---: | --- |\n",
+      f);
+  for (size_t o = 0; o < n_dops; o++) {
+    const char *dot = strrchr(dops[o], '.');
+    char *domain = (char *)xcalloc((size_t)(dot - dops[o]) + 1, 1);
+    memcpy(domain, dops[o], (size_t)(dot - dops[o]));
+    int imports = 0;
+    for (int v = 1; v <= 20 && !imports; v++)
+      imports = dml_onnx_domain_op_is_supported(domain, dot + 1, v);
+    int tests = 0, failing = 0;
+    sbuf_t fails = {0};
+    for (size_t i = 0; i < n; i++) {
+      int uses = 0;
+      for (size_t k = 0; k < rs[i].n_ops && !uses; k++)
+        uses = !strcmp(rs[i].ops[k], dops[o]);
+      if (!uses) continue;
+      tests++;
+      if (charged_to(&rs[i], dops[o])) {
+        if (failing < 8)
+          sb_add(&fails, "%s`%s/%s` (%s)", failing ? ", " : "", rs[i].suite, rs[i].name,
+                 rs[i].kind);
+        failing++;
+      }
+    }
+    fprintf(f, "| %s | %s | %d/%d | %s%s |\n", dops[o],
+            !imports  ? "unsupported"
+            : failing ? "partial"
+                      : "supported",
+            tests - failing, tests, fails.s ? "fails: " : "", fails.s ? fails.s : "");
+    free(fails.s);
+    free(domain);
+  }
+  if (!n_dops) fputs("| (none) | | | |\n", f);
+  free(dops);
   for (size_t i = 0; i < nk; i++) free(kt[i].key);
   for (size_t i = 0; i < nu; i++) free(ut[i].key);
   free(kt);
@@ -1660,11 +1714,17 @@ int main(int argc, char **argv) {
         if (!st) {
           r->ops = (char **)xcalloc(d->n_nodes, sizeof(char *));
           for (uint32_t k = 0; k < d->n_nodes; k++) {
-            if (d->nodes[k].domain[0]) continue;
+            /* Ops of other domains as "domain.Op" (the importer's spelling). */
+            const char *dom = d->nodes[k].domain;
+            char *op = dom[0] && strcmp(dom, "ai.onnx") != 0
+                           ? xprintf("%s.%s", dom, d->nodes[k].op_type)
+                           : xstrdup(d->nodes[k].op_type);
             int dup = 0;
-            for (size_t q = 0; q < r->n_ops && !dup; q++)
-              dup = !strcmp(r->ops[q], d->nodes[k].op_type);
-            if (!dup) r->ops[r->n_ops++] = xstrdup(d->nodes[k].op_type);
+            for (size_t q = 0; q < r->n_ops && !dup; q++) dup = !strcmp(r->ops[q], op);
+            if (dup)
+              free(op);
+            else
+              r->ops[r->n_ops++] = op;
           }
           qsort(r->ops, r->n_ops, sizeof(char *), cmp_str);
           dml_onnx_model_desc_release(d);
