@@ -1300,7 +1300,21 @@ static dml_status_t infer_batchnorm(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
   DML_RETURN_IF_ERROR(channel_params(c, 1, 4));
   for (uint32_t i = 1; i <= 4; i++) DML_RETURN_IF_ERROR(need_dtype(c, i, DT_FLOAT));
-  set_out(c, 0, in_t(c, 0));
+  /* Opset 14/15: running_mean and running_var (outputs 1, 2) only with
+   * training_mode=1; [C], of input_mean's and input_var's dtypes. */
+  int64_t training = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "training_mode", 0, &training));
+  if (c->n->n_outputs > 1 && !training)
+    return fail(c, INVALID,
+                "running_mean/running_var outputs need training_mode=1 (got %u outputs)",
+                c->n->n_outputs);
+  const dml_type_t *x = in_t(c, 0);
+  set_out(c, 0, x);
+  for (uint32_t i = 1; i < 3; i++) {
+    dml_type_t r = mk(in_t(c, i + 2)->dtype, 1);
+    r.dims[0] = x->dims[1];
+    set_out(c, i, &r);
+  }
   return DML_OK;
 }
 

@@ -718,12 +718,15 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
       snprintf(why, cap, "is_test=0 (training mode)");
       return 1;
     }
+    /* Opset 14+: training_mode=1 gives Y, running_mean, running_var. The
+     * older training forms (outputs beyond Y, saved_mean/saved_var before
+     * opset 14) stay refused. */
     int64_t training = attr_int(np, "training_mode", 0);
-    if (training != 0) {
+    if (training != 0 && training != 1) {
       snprintf(why, cap, "training_mode=%lld", (long long)training);
       return 1;
     }
-    if (n_named_outputs(np) > 1) {
+    if (n_named_outputs(np) > 1 && !training) {
       snprintf(why, cap, "outputs beyond Y (training mode)");
       return 1;
     }

@@ -1,5 +1,5 @@
 /*
- * cpu_norm.c — BatchNormalization (inference), LayerNormalization,
+ * cpu_norm.c — BatchNormalization (inference and training mode), LayerNormalization,
  * InstanceNormalization, Softmax and LogSoftmax.
  *
  * Statistics are accumulated in double; f32 data is read and written
@@ -33,6 +33,12 @@ static int same_shape(const dml_tensor_t *a, const dml_tensor_t *b) {
 /* ======================================================================
  * BatchNormalization (ONNX opset 15, training_mode = 0):
  *   y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + B[c], c = dim 1.
+ * training_mode = 1 (opset 14/15 "Output case #1"): mean[c] and var[c] are
+ * the batch's, over every dim but 1, var the population variance
+ * (sum((x - mean)^2) / count, not count - 1, as the spec's note and ONNX's
+ * reference say); optional outputs 1 and 2 (same dtypes as inputs 3, 4):
+ *   running_mean = input_mean * momentum + mean * (1 - momentum)
+ *   running_var  = input_var * momentum + var * (1 - momentum)
  * ====================================================================== */
 
 dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
@@ -41,9 +47,10 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
   dml_dtype_t dt = x->dtype;
   if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
   if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
-  if (dml_cpu_get_int(c, "training_mode", 0))
-    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
-                         "training_mode=1 is not supported (inference form only)");
+  int training = dml_cpu_get_int(c, "training_mode", 0) != 0;
+  dml_tensor_t *rmo = dml_cpu_out(c, 1), *rvo = dml_cpu_out(c, 2);
+  if (!training && (rmo || rvo))
+    return dml_cpu_err_shapes(c, "running_mean/running_var need training_mode=1");
   if (x->rank < 2 || !same_shape(x, y))
     return dml_cpu_err_shapes(c, "X must be [N, C, ...] like Y");
   int64_t C = x->dims[1];
@@ -54,7 +61,17 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
     if (t->rank != 1 || t->dims[0] != C)
       return dml_cpu_err_shapes(c, "scale, B, mean and var must be [%lld]", (long long)C);
   }
+  for (int i = 1; i < 3; i++) {
+    const dml_tensor_t *t = i == 1 ? rmo : rvo;
+    if (!t) continue;
+    if (!dml_dtype_is_float(t->dtype))
+      return dml_cpu_err_dtype(c, "running_mean/running_var", t->dtype);
+    if (t->rank != 1 || t->dims[0] != C)
+      return dml_cpu_err_shapes(c, "running_mean and running_var must be [%lld]",
+                                (long long)C);
+  }
   double eps = dml_cpu_get_float(c, "epsilon", 1e-5);
+  double mom = dml_cpu_get_float(c, "momentum", 0.9);
   int64_t N = x->dims[0], sp = 1;
   for (int32_t i = 2; i < x->rank; i++) sp *= x->dims[i];
   for (int64_t ch = 0; ch < C; ch++) {
@@ -62,6 +79,23 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
     double b = ld(c->inputs[2].dtype, c->inputs[2].data, ch);
     double mu = ld(c->inputs[3].dtype, c->inputs[3].data, ch);
     double var = ld(c->inputs[4].dtype, c->inputs[4].data, ch);
+    if (training) {
+      /* Two passes in double: the batch mean, then the population variance. */
+      double sum = 0, ss = 0, cnt = (double)N * (double)sp;
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0, base = (n * C + ch) * sp; i < sp; i++)
+          sum += ld(dt, x->data, base + i);
+      double bm = sum / cnt;
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0, base = (n * C + ch) * sp; i < sp; i++) {
+          double d = ld(dt, x->data, base + i) - bm;
+          ss += d * d;
+        }
+      double bv = ss / cnt;
+      if (rmo) st(rmo->dtype, rmo->data, ch, mu * mom + bm * (1 - mom));
+      if (rvo) st(rvo->dtype, rvo->data, ch, var * mom + bv * (1 - mom));
+      mu = bm, var = bv;
+    }
     double a = sc / sqrt(var + eps), off = b - mu * a;
     for (int64_t n = 0; n < N; n++) {
       int64_t base = (n * C + ch) * sp;

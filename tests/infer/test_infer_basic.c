@@ -371,6 +371,17 @@ static void test_norm_dropout_flatten(void) {
   dml_ir_node_t *bn2 = tnode(&t, DML_OP_BATCH_NORMALIZATION, "bn_bad", 5, bb, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, bn2), DML_STATUS_INVALID_ARGUMENT,
               "input 2 f32[8] must be 1-D with the f32[batch,16,4,4]'s channel count");
+  /* training_mode=1: running_mean/running_var [C] of input_mean/var's dtype */
+  dml_ir_value_t *d16 = tw(&t, "d16", "f64[16]");
+  dml_ir_value_t *bt[5] = {x, p16, p16, p16, d16};
+  dml_ir_node_t *bn3 = tnode(&t, DML_OP_BATCH_NORMALIZATION, "bn_train", 5, bt, 3);
+  CHECK_ERROR(dml_ir_infer_node(t.m, bn3), DML_STATUS_INVALID_ARGUMENT,
+              "need training_mode=1");
+  CHECK_OK(dml_ir_node_set_attr_int(bn3, "training_mode", 1));
+  INFER_OK(&t, bn3);
+  CHECK_TYPE(&t, bn3->outputs[0], "f32[batch,16,4,4]");
+  CHECK_TYPE(&t, bn3->outputs[1], "f32[16]");
+  CHECK_TYPE(&t, bn3->outputs[2], "f64[16]");
   dml_ir_value_t *ii[3] = {x, p16, p16};
   dml_ir_node_t *in = tnode(&t, DML_OP_INSTANCE_NORMALIZATION, "in", 3, ii, 1);
   INFER_OK(&t, in);
