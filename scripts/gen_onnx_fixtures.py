@@ -445,6 +445,117 @@ def gen_more_errors():
                check=False), "undefined_output.onnx")
 
 
+def gen_if():
+    """If (issue #3): branches imported inline, outputs selected by Where."""
+    B, F = TensorProto.BOOL, TensorProto.FLOAT
+    cond = vi("cond", B, [])
+
+    def branch(nodes, outputs, name, inits=()):
+        return helper.make_graph(nodes, name, [], list(outputs), list(inits))
+
+    def const(name, values, dims):
+        return helper.make_node("Constant", [], [name], name="c_" + name,
+                                value=helper.make_tensor(name + "_v", F, dims, values))
+
+    # Constant branches (as ONNX's node/test_if).
+    then_g = branch([const("then_out", [1, 2, 3, 4, 5], [5])],
+                    [vi("then_out", F, [5])], "then_body")
+    else_g = branch([const("else_out", [5, 4, 3, 2, 1], [5])],
+                    [vi("else_out", F, [5])], "else_body")
+    nodes = [helper.make_node("If", ["cond"], ["res"], name="if",
+                              then_branch=then_g, else_branch=else_g)]
+    save(model(nodes, [cond], [vi("res", F, [5])], opset=11), "if_const_branches.onnx")
+
+    # Branches read outer values (a graph input, a node output), have their
+    # own initializers and Constants, reuse each other's local names ("w",
+    # "tmp"), and output an outer value directly.
+    then_g = branch(
+        [helper.make_node("Add", ["a", "w"], ["tmp"], name="t_add"),
+         helper.make_node("Mul", ["tmp", "x"], ["t_out"], name="t_mul")],
+        [vi("t_out", F, [2, 3]), vi("a", F, [2, 3])], "then_body",
+        [numpy_helper.from_array(np.array([1, 2, 3], np.float32), "w")])
+    else_g = branch(
+        [const("k", [0.5], []),
+         helper.make_node("Sub", ["a", "w"], ["tmp"], name="e_sub"),
+         helper.make_node("Mul", ["tmp", "k"], ["e_out"], name="e_mul")],
+        [vi("e_out", F, [2, 3]), vi("x", F, [2, 3])], "else_body",
+        [numpy_helper.from_array(np.array([10, 20, 30], np.float32), "w")])
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+             helper.make_node("If", ["cond"], ["y", "z"], name="if",
+                              then_branch=then_g, else_branch=else_g)]
+    ins = [cond, vi("x", F, [2, 3])]
+    outs = [vi("y", F, [2, 3]), vi("z", F, [2, 3])]
+    save(model(nodes, ins, outs), "if_outer.onnx")
+    # The same with the If listed before the node it reads implicitly.
+    save(model(nodes[::-1], ins, outs, check=False), "if_unsorted.onnx")
+
+    # Nested: the inner If reads the outer branch's local "p", an outer-graph
+    # input, and its own initializer; cond2 is an outer-graph input.
+    inner_then = branch([helper.make_node("Add", ["p", "c"], ["q"], name="tt_add")],
+                        [vi("q", F, [3])], "tt",
+                        [numpy_helper.from_array(np.array([100, 200, 300], np.float32), "c")])
+    inner_else = branch([helper.make_node("Mul", ["p", "x"], ["q"], name="te_mul")],
+                        [vi("q", F, [3])], "te")
+    outer_then = branch(
+        [helper.make_node("Neg", ["x"], ["p"], name="t_neg"),
+         helper.make_node("If", ["cond2"], ["r"], name="inner",
+                          then_branch=inner_then, else_branch=inner_else)],
+        [vi("r", F, [3])], "t")
+    outer_else = branch([helper.make_node("Abs", ["x"], ["r"], name="e_abs")],
+                        [vi("r", F, [3])], "e")
+    nodes = [helper.make_node("If", ["cond"], ["y"], name="outer",
+                              then_branch=outer_then, else_branch=outer_else)]
+    save(model(nodes, [cond, vi("cond2", B, []), vi("x", F, [3])], [vi("y", F, [3])]),
+         "if_nested.onnx")
+
+    # Constant conds: an initializer (true) and a Constant node (false).
+    def pick(tag):
+        t = branch([helper.make_node("Neg", ["x"], [tag + "_t"], name=tag + "_neg")],
+                   [vi(tag + "_t", F, [2])], tag + "_then")
+        e = branch([helper.make_node("Abs", ["x"], [tag + "_e"], name=tag + "_abs")],
+                   [vi(tag + "_e", F, [2])], tag + "_else")
+        return t, e
+    t1, e1 = pick("i")
+    t2, e2 = pick("c")
+    nodes = [helper.make_node("Constant", [], ["cond_c"], name="cc",
+                              value=helper.make_tensor("cv", B, [], [False])),
+             helper.make_node("If", ["cond_i"], ["y1"], name="if_init",
+                              then_branch=t1, else_branch=e1),
+             helper.make_node("If", ["cond_c"], ["y2"], name="if_const",
+                              then_branch=t2, else_branch=e2)]
+    save(model(nodes, [vi("x", F, [2])], [vi("y1", F, [2]), vi("y2", F, [2])],
+               [helper.make_tensor("cond_i", B, [], [True])]), "if_const_cond.onnx")
+
+    # Errors.
+    def two(then_nodes, then_outs, else_nodes, else_outs, fname, n_out=1):
+        nodes = [helper.make_node("If", ["cond"], ["y%d" % i for i in range(n_out)],
+                                  name="sel", then_branch=branch(then_nodes, then_outs, "t"),
+                                  else_branch=branch(else_nodes, else_outs, "e"))]
+        save(model(nodes, [cond, vi("x", F, [2, 3])],
+                   [vi("y%d" % i, F, None) for i in range(n_out)], check=False), fname)
+
+    relu = [helper.make_node("Relu", ["x"], ["a"], name="t_relu")]
+    two(relu, [vi("a", F, [2, 3])],
+        [helper.make_node("ReduceSum", ["x"], ["b"], name="e_sum", keepdims=0)],
+        [vi("b", F, [3])], "if_shape_mismatch.onnx")
+    two(relu, [vi("a", F, [2, 3])],
+        [helper.make_node("Cast", ["x"], ["b"], name="e_cast", to=TensorProto.INT64)],
+        [vi("b", TensorProto.INT64, [2, 3])], "if_dtype_mismatch.onnx")
+    two(relu, [vi("a", F, [2, 3])],
+        [helper.make_node("RandomUniformLike", ["x"], ["b"], name="e_rand")],
+        [vi("b", F, [2, 3])], "if_random.onnx")
+    two([helper.make_node("SequenceConstruct", ["x"], ["s"], name="t_seq")],
+        [helper.make_tensor_sequence_value_info("s", F, None)],
+        [helper.make_node("SequenceConstruct", ["x"], ["s"], name="e_seq")],
+        [helper.make_tensor_sequence_value_info("s", F, None)], "if_sequence.onnx")
+    two(relu, [vi("a", F, [2, 3])], relu, [vi("a", F, [2, 3]), vi("x", F, [2, 3])],
+        "if_output_count.onnx")
+    two([helper.make_node("Relu", ["nowhere"], ["a"], name="t_relu")],
+        [vi("a", F, [2, 3])], relu, [vi("a", F, [2, 3])], "if_undefined.onnx")
+    two([helper.make_node("Foo", ["x"], ["a"], name="t_foo")], [vi("a", F, [2, 3])],
+        relu, [vi("a", F, [2, 3])], "if_unsupported.onnx")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -460,6 +571,7 @@ def main():
     gen_legacy6()
     gen_bad_graphs()
     gen_more_errors()
+    gen_if()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

@@ -31,6 +31,18 @@
  *   - BatchNormalization `spatial` (7, 8) must be 1 and is dropped;
  *   - Upsample (7..9) and Resize (10) become Resize with
  *     coordinate_transformation_mode "asymmetric" and nearest_mode "floor".
+ * If (opsets 7..17) has no IR node: both branch subgraphs are imported inline
+ * (names they define get fresh names unique in the module; names of
+ * enclosing scopes resolve through the enclosing name map; branch
+ * initializers and Constants become globals; nested Ifs recursively), then
+ * each output is Where(cond, then_out, else_out), cond reshaped to a scalar.
+ * BOTH BRANCHES ARE EVALUATED: an error that only the untaken branch would
+ * raise (an out-of-range Gather index) still fails the run. With a constant
+ * cond only the taken branch is imported (no Where). Refused: branches with
+ * random ops or non-tensor outputs (UNIMPLEMENTED), output pairs whose
+ * declared dtypes differ (INVALID_ARGUMENT) or whose declared shapes differ
+ * (UNIMPLEMENTED); undeclared shapes that differ are broadcast by Where.
+ * Details: frontends/onnx/onnx_if.c.
  * Other attributes are copied as ONNX spells them (Cast's `to` keeps ONNX's
  * TensorProto.DataType numbering; ConstantOfShape's `value` is a
  * DML_ATTR_TENSOR). The op table is frontends/onnx/onnx_ops.def.

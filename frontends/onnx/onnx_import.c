@@ -469,10 +469,14 @@ static dml_status_t check_supported(const Onnx__ModelProto *mp, const Onnx__Grap
   str_list_t ops = {0}, details = {0}, attrs = {0};
   onnx_map_t seen = {0};
   size_t n_bad_nodes = 0, n_bad_attrs = 0;
-  dml_status_t st = DML_OK;
+  /* The graph's nodes and those of If branches (recursively). */
+  const Onnx__NodeProto **all = NULL;
+  size_t n_all = 0;
+  dml_status_t st = onnx_collect_nodes(g, &all, &n_all);
+  if (st) return st;
   int failed = 0;
-  for (size_t i = 0; i < g->n_node && !failed; i++) {
-    const Onnx__NodeProto *np = g->node[i];
+  for (size_t i = 0; i < n_all && !failed; i++) {
+    const Onnx__NodeProto *np = all[i];
     char label[300], why[200];
     onnx_node_label(np, label, sizeof(label));
     const char *op_type = is_empty(np->op_type) ? "" : np->op_type;
@@ -529,7 +533,9 @@ static dml_status_t check_supported(const Onnx__ModelProto *mp, const Onnx__Grap
         problem = "unknown attribute";
       } else if (!is_empty(a->ref_attr_name)) {
         problem = "attribute referring to a function attribute";
-      } else if (!attr_type_supported(at) && strcmp(an, "sparse_value") != 0) {
+      } else if (!attr_type_supported(at) && strcmp(an, "sparse_value") != 0 &&
+                 !(e->importer == onnx_imp_if &&
+                   at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)) {
         /* (Constant's sparse_value is reported by onnx_op_check.) */
         snprintf(buf, sizeof(buf), "attribute of type %s", attr_type_name(at));
         problem = buf;
@@ -602,6 +608,7 @@ static dml_status_t check_supported(const Onnx__ModelProto *mp, const Onnx__Grap
   if (n_bad_nodes + n_bad_attrs > details.n)
     st = dml_status_detail(st, "... and %zu more", n_bad_nodes + n_bad_attrs - details.n);
 free_lists:
+  free((void *)all);
   onnx_map_free(&seen);
   str_list_free(&ops);
   str_list_free(&attrs);
@@ -992,25 +999,37 @@ static dml_status_t topo_order(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
   size_t n = g->n_node, n_edges = 0;
   if (n > UINT32_MAX - 1)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "too many nodes");
-  for (size_t i = 0; i < n; i++) n_edges += g->node[i]->n_input;
+  /* A node with subgraphs (If) also depends on the outer tensors they read. */
+  const char ***refs = (const char ***)calloc(n + 1, sizeof(*refs));
+  size_t *n_refs = (size_t *)calloc(n + 1, sizeof(size_t));
+  if (!refs || !n_refs) {
+    free(refs);
+    free(n_refs);
+    return oom();
+  }
+  dml_status_t rst = DML_OK;
+  for (size_t i = 0; i < n && !rst; i++) {
+    rst = onnx_subgraph_refs(ctx, g->node[i], &refs[i], &n_refs[i]);
+    n_edges += g->node[i]->n_input + n_refs[i];
+  }
   uint32_t *pending = (uint32_t *)calloc(n + 1, sizeof(uint32_t));
   size_t *first = (size_t *)calloc(n + 2, sizeof(size_t));
   uint32_t *edges = (uint32_t *)malloc((n_edges + 1) * sizeof(uint32_t));
   uint32_t *heap = (uint32_t *)malloc((n + 1) * sizeof(uint32_t));
   uint32_t *order = (uint32_t *)malloc((n + 1) * sizeof(uint32_t));
-  dml_status_t st = DML_OK;
-  if (!pending || !first || !edges || !heap || !order) {
-    st = oom();
-    goto done;
-  }
+  dml_status_t st = rst;
+  if (!st && (!pending || !first || !edges || !heap || !order)) st = oom();
+  if (st) goto done;
   /* Edges producer -> consumer, in CSR form. */
   for (int pass = 0; pass < 2; pass++) {
     for (size_t i = 0; i < n; i++) {
       const Onnx__NodeProto *np = g->node[i];
-      for (size_t k = 0; k < np->n_input; k++) {
-        if (is_empty(np->input[k])) continue;
-        onnx_map_entry_t *e = onnx_map_find(&ctx->names, np->input[k]);
-        if (!e || e->aux < 0) continue;
+      for (size_t k = 0; k < np->n_input + n_refs[i]; k++) {
+        const char *name = k < np->n_input ? np->input[k] : refs[i][k - np->n_input];
+        if (is_empty(name)) continue;
+        onnx_map_entry_t *e = onnx_map_find(&ctx->names, name);
+        /* (Defined already: an outer scope's tensor, for an If branch.) */
+        if (!e || e->aux < 0 || e->val || (size_t)e->aux >= n) continue;
         size_t j = (size_t)e->aux;
         if (pass == 0) {
           first[j + 1]++;
@@ -1050,6 +1069,9 @@ static dml_status_t topo_order(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
   *out = order;
   order = NULL;
 done:
+  for (size_t i = 0; i < n; i++) free((void *)refs[i]);
+  free(refs);
+  free(n_refs);
   free(pending);
   free(first);
   free(edges);
@@ -1104,6 +1126,14 @@ static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
     if (st) st = dml_status_annotate(st, "importing %s", label);
   }
   free(in);
+  return st;
+}
+
+dml_status_t onnx_import_graph_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
+  uint32_t *order = NULL;
+  dml_status_t st = topo_order(ctx, g, &order);
+  if (!st) st = import_nodes(ctx, g, order);
+  free(order);
   return st;
 }
 
@@ -1182,6 +1212,7 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
           "%s is in the default domain",
           onnx_node_label(g->node[i], label, sizeof(label)));
     }
+  DML_RETURN_IF_ERROR(onnx_if_check(g, opset));
   DML_RETURN_IF_ERROR(check_supported(mp, g, opset));
 
   onnx_ctx_t ctx;

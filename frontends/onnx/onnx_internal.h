@@ -38,6 +38,13 @@ onnx_map_entry_t *onnx_map_find(const onnx_map_t *map, const char *key);
 onnx_map_entry_t *onnx_map_insert(onnx_map_t *map, const char *key, int *out_inserted);
 void onnx_map_free(onnx_map_t *map);
 
+/* A subgraph's scope (onnx_if.c): each name the subgraph defines -> its fresh
+ * IR name (entry val, a const char *); parent is the enclosing scope. */
+typedef struct onnx_scope {
+  onnx_map_t rename;
+  const struct onnx_scope *parent;
+} onnx_scope_t;
+
 /* ---- the import context ---- */
 typedef struct onnx_ctx {
   dml_ir_module_t *m;
@@ -49,6 +56,8 @@ typedef struct onnx_ctx {
    * the IR value once defined (NULL before); aux the producing node's index
    * (-1 for inputs and initializers). */
   onnx_map_t names;
+  /* The If branch being imported (innermost); NULL in the top-level graph. */
+  const onnx_scope_t *scope;
 } onnx_ctx_t;
 
 /* "node 'name' (Op)" or "node #i (Op)" into buf. */
@@ -93,6 +102,27 @@ dml_status_t onnx_const_float(onnx_ctx_t *ctx, const char *base, dml_dtype_t dt,
 dml_status_t onnx_scan_bytes(const void *data, size_t len,
                              const ProtobufCMessageDescriptor *d);
 
+/* Imports the nodes of g in a topological order (g's node names resolved
+ * already; tensors already defined are not ordered against). (onnx_import.c) */
+dml_status_t onnx_import_graph_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g);
+
+/* ---- If: both branches inline, then Where (onnx_if.c) ---- */
+
+/* The IR name ONNX name `name` stands for in ctx's current scope. */
+const char *onnx_resolve(const onnx_ctx_t *ctx, const char *name);
+/* The tensors of enclosing scopes that np's subgraphs (GRAPH/GRAPHS
+ * attributes, nested ones included) read, resolved; malloc'd array in *out
+ * (NULL and 0 when none). */
+dml_status_t onnx_subgraph_refs(const onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                const char ***out, size_t *out_n);
+/* g's nodes and, recursively, those of its If nodes' branches; malloc'd. */
+dml_status_t onnx_collect_nodes(const Onnx__GraphProto *g, const Onnx__NodeProto ***out,
+                                size_t *out_n);
+/* Refuses If nodes (of g, recursively) the lowering cannot express:
+ * UNIMPLEMENTED for branch outputs that are not tensors and for branches
+ * with random ops. */
+dml_status_t onnx_if_check(const Onnx__GraphProto *g, int64_t opset);
+
 /* ---- tensors (onnx_tensor.c) ---- */
 
 /* Maps an ONNX TensorProto.DataType to a dtype; DML_DTYPE_INVALID when none. */
@@ -123,6 +153,9 @@ struct onnx_op_entry {
   const char *domain; /* NULL: the default domain ("" or "ai.onnx") */
 };
 
+/* The If importer (onnx_if.c). */
+dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                         const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in);
 /* The table line for op_type at opset, or NULL. */
 const onnx_op_entry_t *onnx_op_lookup(const char *op_type, int64_t opset);
 /* The table line for op_type of `domain` ("", "ai.onnx" or NULL: the

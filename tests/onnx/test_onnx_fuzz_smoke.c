@@ -41,9 +41,9 @@ static void fuzz_file(const char *name, int mutations) {
 
 static void test_fixtures_mutated(void) {
   static const char *const files[] = {
-      "typed_fields.onnx", "constants.onnx",   "opset7.onnx",
-      "opset11.onnx",      "ops13.onnx",       "softmax12.onnx",
-      "external.onnx",     "unsupported.onnx", "init_as_input.onnx",
+      "typed_fields.onnx",  "constants.onnx", "opset7.onnx",    "opset11.onnx",
+      "ops13.onnx",         "softmax12.onnx", "external.onnx",  "unsupported.onnx",
+      "init_as_input.onnx", "if_outer.onnx",  "if_nested.onnx",
   };
   for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) fuzz_file(files[i], 3000);
   CHECK(1); /* reaching here without a crash is the test */

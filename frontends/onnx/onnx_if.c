@@ -1,0 +1,587 @@
+/*
+ * onnx_if.c — ONNX If (opsets 7..17), lowered to straight-line IR.
+ *
+ * The IR has no control flow, so
+ *   outs = If(cond) then { then_branch } else { else_branch }
+ * becomes both branches' nodes imported inline into the enclosing function,
+ * then one Where(cond, then_out_k, else_out_k) per output, cond reshaped to a
+ * scalar unless it is an argument of rank 0 (Where broadcasts it).
+ *
+ * Names. A branch reads tensors of enclosing scopes by name. Every name a
+ * branch defines (initializer, node output) gets a fresh name unique in the
+ * module (onnx_unique_name: the ONNX name, or "<name>_N" when taken),
+ * recorded in the branch's scope (onnx_scope_t), which chains to the
+ * enclosing branch's; a name resolves innermost scope first, then the
+ * top-level graph's name map. The branch's nodes are imported as copies
+ * whose input and output names are resolved, so the importers of every op
+ * apply unchanged; the then and else branches may use the same local names.
+ * Branch initializers and Constant nodes become globals under their fresh
+ * names. A nested If lowers recursively inside its branch's scope. For the
+ * topological order, a node with subgraphs depends on every outer tensor its
+ * subgraphs read (onnx_subgraph_refs).
+ *
+ * A constant cond (an initializer, a Constant node, a bound input) imports
+ * only the taken branch: each If output is an Identity of its output, no
+ * Where.
+ *
+ * Semantics and limits:
+ *   - both branches are evaluated, every run: an error that only the untaken
+ *     branch would raise (an out-of-range Gather index, an impossible
+ *     Reshape) still fails the run, and a run costs both branches;
+ *   - so branches must be free of side effects: an If whose branches (nested
+ *     ones included) contain a random op (DML_OPF_RANDOM) or a Dropout with a
+ *     training_mode input is refused (UNIMPLEMENTED, onnx_if_check), as is
+ *     one with a branch output that is a sequence, optional, map or sparse
+ *     tensor;
+ *   - each output pair must have the same dtype where both branches declare
+ *     it (INVALID_ARGUMENT: ONNX requires it) and the same shape where both
+ *     declare one: same rank and equal static dims (UNIMPLEMENTED otherwise:
+ *     If-11 lets the branches' shapes differ, which one Where cannot
+ *     express). Undeclared shapes are not compared: Where broadcasts them, so
+ *     branches whose shapes differ give the broadcast shape (or a shape
+ *     inference error), not the taken branch's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+static dml_status_t oom(void) {
+  return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
+}
+
+static int is_empty(const char *s) {
+  return !s || !*s;
+}
+
+static int is_default_domain(const char *d) {
+  return is_empty(d) || strcmp(d, "ai.onnx") == 0;
+}
+
+static int is_if(const Onnx__NodeProto *np) {
+  return is_default_domain(np->domain) && np->op_type && strcmp(np->op_type, "If") == 0;
+}
+
+static const Onnx__GraphProto *branch_of(const Onnx__NodeProto *np, const char *which) {
+  const Onnx__AttributeProto *a = onnx_attr(np, which);
+  if (!a || onnx_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)
+    return NULL;
+  return a->g;
+}
+
+/* ---- scopes ---- */
+
+static const char *resolve_in(const onnx_scope_t *s, const char *name) {
+  for (; s; s = s->parent) {
+    onnx_map_entry_t *e = onnx_map_find(&s->rename, name);
+    if (e) return (const char *)e->val;
+  }
+  return name;
+}
+
+const char *onnx_resolve(const onnx_ctx_t *ctx, const char *name) {
+  return resolve_in(ctx->scope, name);
+}
+
+/* ---- the outer tensors a node's subgraphs read ---- */
+
+typedef struct local_frame {
+  onnx_map_t names;
+  const struct local_frame *up;
+} local_frame_t;
+
+typedef struct refs_walk {
+  const onnx_ctx_t *ctx;
+  onnx_map_t seen;
+  const char **out;
+  size_t n, cap;
+  int failed;
+} refs_walk_t;
+
+static int frame_has(const local_frame_t *f, const char *name) {
+  for (; f; f = f->up)
+    if (onnx_map_find(&f->names, name)) return 1;
+  return 0;
+}
+
+static void walk_graph(refs_walk_t *w, const Onnx__GraphProto *g,
+                       const local_frame_t *up);
+
+static void walk_node_graphs(refs_walk_t *w, const Onnx__NodeProto *np,
+                             const local_frame_t *up) {
+  for (size_t i = 0; i < np->n_attribute && !w->failed; i++) {
+    const Onnx__AttributeProto *a = np->attribute[i];
+    Onnx__AttributeProto__AttributeType t = onnx_attr_type(a);
+    if (t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH && a->g)
+      walk_graph(w, a->g, up);
+    if (t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS)
+      for (size_t k = 0; k < a->n_graphs && !w->failed; k++)
+        walk_graph(w, a->graphs[k], up);
+  }
+}
+
+static void add_ref(refs_walk_t *w, const char *name) {
+  int inserted = 0;
+  if (!onnx_map_insert(&w->seen, name, &inserted)) {
+    w->failed = 1;
+    return;
+  }
+  if (!inserted) return;
+  if (w->n == w->cap) {
+    size_t cap = w->cap ? w->cap * 2 : 8;
+    const char **out = (const char **)realloc((void *)w->out, cap * sizeof(char *));
+    if (!out) {
+      w->failed = 1;
+      return;
+    }
+    w->out = out;
+    w->cap = cap;
+  }
+  w->out[w->n++] = onnx_resolve(w->ctx, name);
+}
+
+static void walk_graph(refs_walk_t *w, const Onnx__GraphProto *g,
+                       const local_frame_t *up) {
+  local_frame_t f = {{0}, up};
+  for (size_t i = 0; i < g->n_initializer && !w->failed; i++)
+    if (!is_empty(g->initializer[i]->name) &&
+        !onnx_map_insert(&f.names, g->initializer[i]->name, NULL))
+      w->failed = 1;
+  for (size_t i = 0; i < g->n_input && !w->failed; i++)
+    if (!is_empty(g->input[i]->name) &&
+        !onnx_map_insert(&f.names, g->input[i]->name, NULL))
+      w->failed = 1;
+  for (size_t i = 0; i < g->n_node && !w->failed; i++)
+    for (size_t k = 0; k < g->node[i]->n_output && !w->failed; k++)
+      if (!is_empty(g->node[i]->output[k]) &&
+          !onnx_map_insert(&f.names, g->node[i]->output[k], NULL))
+        w->failed = 1;
+  for (size_t i = 0; i < g->n_node && !w->failed; i++) {
+    const Onnx__NodeProto *np = g->node[i];
+    for (size_t k = 0; k < np->n_input && !w->failed; k++)
+      if (!is_empty(np->input[k]) && !frame_has(&f, np->input[k]))
+        add_ref(w, np->input[k]);
+    walk_node_graphs(w, np, &f);
+  }
+  for (size_t i = 0; i < g->n_output && !w->failed; i++)
+    if (!is_empty(g->output[i]->name) && !frame_has(&f, g->output[i]->name))
+      add_ref(w, g->output[i]->name);
+  onnx_map_free(&f.names);
+}
+
+dml_status_t onnx_subgraph_refs(const onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                const char ***out, size_t *out_n) {
+  *out = NULL;
+  *out_n = 0;
+  int has_graphs = 0;
+  for (size_t i = 0; i < np->n_attribute && !has_graphs; i++) {
+    Onnx__AttributeProto__AttributeType t = onnx_attr_type(np->attribute[i]);
+    has_graphs = t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
+                 t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
+  }
+  if (!has_graphs) return DML_OK;
+  refs_walk_t w;
+  memset(&w, 0, sizeof(w));
+  w.ctx = ctx;
+  walk_node_graphs(&w, np, NULL);
+  onnx_map_free(&w.seen);
+  if (w.failed) {
+    free((void *)w.out);
+    return oom();
+  }
+  *out = w.out;
+  *out_n = w.n;
+  return DML_OK;
+}
+
+/* ---- the nodes check_supported() looks at ---- */
+
+static int collect(const Onnx__GraphProto *g, const Onnx__NodeProto ***items, size_t *n,
+                   size_t *cap) {
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *np = g->node[i];
+    if (*n == *cap) {
+      size_t c = *cap ? *cap * 2 : 64;
+      const Onnx__NodeProto **p =
+          (const Onnx__NodeProto **)realloc((void *)*items, c * sizeof(*p));
+      if (!p) return -1;
+      *items = p;
+      *cap = c;
+    }
+    (*items)[(*n)++] = np;
+    if (!is_if(np)) continue;
+    const Onnx__GraphProto *b[2] = {branch_of(np, "then_branch"),
+                                    branch_of(np, "else_branch")};
+    for (int k = 0; k < 2; k++)
+      if (b[k] && collect(b[k], items, n, cap)) return -1;
+  }
+  return 0;
+}
+
+dml_status_t onnx_collect_nodes(const Onnx__GraphProto *g, const Onnx__NodeProto ***out,
+                                size_t *out_n) {
+  const Onnx__NodeProto **items = NULL;
+  size_t n = 0, cap = 0;
+  if (collect(g, &items, &n, &cap)) {
+    free((void *)items);
+    return oom();
+  }
+  *out = items;
+  *out_n = n;
+  return DML_OK;
+}
+
+/* ---- refusals before import ---- */
+
+static const char *value_kind_name(const Onnx__TypeProto *t) {
+  switch (t->value_case) {
+    case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return "a sequence";
+    case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return "an optional";
+    case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: return "a map";
+    case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE: return "a sparse tensor";
+    default: return "not a tensor";
+  }
+}
+
+/* The first node of g or its nested If branches that draws random numbers,
+ * or NULL. */
+static const Onnx__NodeProto *find_random(const Onnx__GraphProto *g, int64_t opset) {
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *np = g->node[i];
+    if (!is_default_domain(np->domain) || is_empty(np->op_type)) continue;
+    const onnx_op_entry_t *e = onnx_op_lookup(np->op_type, opset);
+    const dml_op_info_t *info = e ? dml_op_info(e->op) : NULL;
+    if (info && (info->flags & DML_OPF_RANDOM)) return np;
+    if (e && e->op == DML_OP_DROPOUT && np->n_input > 2 && !is_empty(np->input[2]))
+      return np;
+    if (!is_if(np)) continue;
+    const Onnx__GraphProto *b[2] = {branch_of(np, "then_branch"),
+                                    branch_of(np, "else_branch")};
+    for (int k = 0; k < 2; k++) {
+      const Onnx__NodeProto *r = b[k] ? find_random(b[k], opset) : NULL;
+      if (r) return r;
+    }
+  }
+  return NULL;
+}
+
+dml_status_t onnx_if_check(const Onnx__GraphProto *g, int64_t opset) {
+  static const char *const kWhich[2] = {"then_branch", "else_branch"};
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *np = g->node[i];
+    if (!is_if(np)) continue;
+    char label[300], rlabel[300];
+    onnx_node_label(np, label, sizeof(label));
+    for (int k = 0; k < 2; k++) {
+      const Onnx__GraphProto *b = branch_of(np, kWhich[k]);
+      if (!b) continue; /* onnx_import_if reports it */
+      for (size_t o = 0; o < b->n_output; o++) {
+        const Onnx__TypeProto *t = b->output[o]->type;
+        if (!t || t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            t->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
+          continue;
+        return dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                            "%s: %s output '%s' is %s; the If lowering (both branches "
+                            "and Where) supports tensor outputs only",
+                            label, kWhich[k], b->output[o]->name, value_kind_name(t)),
+            "sequence, optional, map and sparse values are not supported");
+      }
+      const Onnx__NodeProto *r = find_random(b, opset);
+      if (r)
+        return dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                            "%s: %s contains %s, which draws random numbers; the If "
+                            "lowering evaluates both branches, so branches must be free "
+                            "of random ops",
+                            label, kWhich[k], onnx_node_label(r, rlabel, sizeof(rlabel))),
+            "evaluating the untaken branch would advance the random stream");
+      DML_RETURN_IF_ERROR(onnx_if_check(b, opset));
+    }
+  }
+  return DML_OK;
+}
+
+/* ---- the lowering ---- */
+
+static const char *declared_str(const Onnx__TypeProto__Tensor *tt, char *buf,
+                                size_t cap) {
+  size_t len = (size_t)snprintf(
+      buf, cap, "%s", tt->has_elem_type ? onnx_dtype_name(tt->elem_type) : "(no dtype)");
+  if (!tt->shape) {
+    if (len < cap) snprintf(buf + len, cap - len, "[?]");
+    return buf;
+  }
+  for (size_t k = 0; k < tt->shape->n_dim && len < cap; k++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+      len += (size_t)snprintf(buf + len, cap - len, "%s%lld", k ? "," : "[",
+                              (long long)d->dim_value);
+    else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+      len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? "," : "[", d->dim_param);
+    else
+      len += (size_t)snprintf(buf + len, cap - len, "%s?", k ? "," : "[");
+  }
+  if (len < cap) snprintf(buf + len, cap - len, "%s]", tt->shape->n_dim ? "" : "[");
+  return buf;
+}
+
+/* Output pair k's declared types agree (where both declare them). */
+static dml_status_t check_pair(const char *label, const Onnx__ValueInfoProto *a,
+                               const Onnx__ValueInfoProto *b, size_t k) {
+  const Onnx__TypeProto__Tensor *ta = a->type ? a->type->tensor_type : NULL;
+  const Onnx__TypeProto__Tensor *tb = b->type ? b->type->tensor_type : NULL;
+  if (!ta || !tb) return DML_OK;
+  char sa[200], sb[200];
+  if (ta->has_elem_type && tb->has_elem_type && ta->elem_type != tb->elem_type)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                        "%s: output %zu has dtype %s in then_branch ('%s') but %s in "
+                        "else_branch ('%s')",
+                        label, k, onnx_dtype_name(ta->elem_type), a->name,
+                        onnx_dtype_name(tb->elem_type), b->name),
+        "both branches of an If must give each output the same dtype");
+  if (!ta->shape || !tb->shape) return DML_OK;
+  int same = ta->shape->n_dim == tb->shape->n_dim;
+  for (size_t d = 0; same && d < ta->shape->n_dim; d++) {
+    const Onnx__TensorShapeProto__Dimension *x = ta->shape->dim[d],
+                                            *y = tb->shape->dim[d];
+    if (x->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+        y->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+        x->dim_value != y->dim_value)
+      same = 0;
+  }
+  if (same) return DML_OK;
+  return dml_status_detail(
+      dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                      "%s: output %zu has shape %s in then_branch ('%s') but %s in "
+                      "else_branch ('%s'); the If lowering (both branches and Where) "
+                      "needs the same shape in both branches",
+                      label, k, declared_str(ta, sa, sizeof(sa)), a->name,
+                      declared_str(tb, sb, sizeof(sb)), b->name),
+      "ONNX If allows branch shapes to differ; dmlc selects the outputs with Where");
+}
+
+/* Imports branch `g` (named `which`) of If node np inline; out_vals[k] is its
+ * output k. */
+static dml_status_t import_branch(onnx_ctx_t *ctx, const char *label, const char *which,
+                                  const Onnx__GraphProto *g, dml_ir_value_t **out_vals) {
+  if (g->n_input)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: %s has %zu inputs; If branches take none", label, which,
+                           g->n_input);
+  if (g->n_sparse_initializer)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                           "%s: %s has sparse initializers, which are not supported",
+                           label, which);
+  onnx_scope_t s;
+  memset(&s, 0, sizeof(s));
+  s.parent = ctx->scope;
+  dml_status_t st = DML_OK;
+  size_t n_names = 0;
+  for (size_t i = 0; i < g->n_node; i++)
+    n_names += g->node[i]->n_input + g->node[i]->n_output;
+  Onnx__NodeProto *copies = (Onnx__NodeProto *)calloc(g->n_node + 1, sizeof(*copies));
+  Onnx__NodeProto **ptrs = (Onnx__NodeProto **)calloc(g->n_node + 1, sizeof(*ptrs));
+  char **names = (char **)calloc(n_names + 1, sizeof(char *));
+  if (!copies || !ptrs || !names) {
+    st = oom();
+    goto done;
+  }
+  /* Fresh names for what the branch defines. */
+  for (size_t i = 0; i < g->n_initializer && !st; i++) {
+    const Onnx__TensorProto *tp = g->initializer[i];
+    if (is_empty(tp->name)) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: %s initializer #%zu has no name", label, which, i);
+      break;
+    }
+    int inserted = 0;
+    onnx_map_entry_t *re = onnx_map_insert(&s.rename, tp->name, &inserted);
+    if (!re) {
+      st = oom();
+      break;
+    }
+    if (!inserted) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: %s defines '%s' twice", label, which, tp->name);
+      break;
+    }
+    const char *fresh = onnx_unique_name(ctx, tp->name);
+    if (!fresh) {
+      st = oom();
+      break;
+    }
+    re->val = (void *)fresh;
+    char what[512];
+    snprintf(what, sizeof(what), "initializer '%s' of the %s of %s", tp->name, which,
+             label);
+    dml_tensor_t t;
+    void *data = NULL;
+    size_t bytes = 0;
+    st = onnx_tensor_decode(tp, ctx->base_dir, what, &t, &data, &bytes);
+    if (st) break;
+    dml_type_t type = dml_type_static(t.dtype, t.rank, t.dims);
+    uint32_t flags = dml_dtype_is_float(t.dtype) ? DML_IR_GLOBAL_PARAM : 0;
+    static const uint8_t empty = 0;
+    dml_ir_value_t *gv = NULL;
+    st = dml_ir_module_add_global(
+        ctx->m, fresh, &type, t.data ? t.data : (const void *)&empty, bytes, flags, &gv);
+    free(data);
+    if (!st) st = onnx_define(ctx, fresh, gv);
+  }
+  for (size_t i = 0; i < g->n_node && !st; i++) {
+    const Onnx__NodeProto *np = g->node[i];
+    for (size_t k = 0; k < np->n_output && !st; k++) {
+      const char *name = np->output[k];
+      if (is_empty(name)) continue;
+      int inserted = 0;
+      onnx_map_entry_t *re = onnx_map_insert(&s.rename, name, &inserted);
+      if (!re) {
+        st = oom();
+        break;
+      }
+      if (!inserted) {
+        char nl[300];
+        st = dml_status_detail(
+            dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                            "%s: %s defines tensor '%s' twice", label, which, name),
+            "%s defines it again", onnx_node_label(np, nl, sizeof(nl)));
+        break;
+      }
+      const char *fresh = onnx_unique_name(ctx, name);
+      onnx_map_entry_t *e = fresh ? onnx_map_find(&ctx->names, fresh) : NULL;
+      if (!e) {
+        st = oom();
+        break;
+      }
+      re->val = (void *)fresh;
+      e->aux = (int64_t)i;
+    }
+  }
+  /* The nodes, with resolved names. */
+  size_t at = 0;
+  for (size_t i = 0; i < g->n_node && !st; i++) {
+    Onnx__NodeProto *c = &copies[i];
+    *c = *g->node[i];
+    c->input = names + at;
+    for (size_t k = 0; k < c->n_input; k++) {
+      const char *nm = g->node[i]->input[k];
+      names[at++] = (char *)(is_empty(nm) ? nm : resolve_in(&s, nm));
+    }
+    c->output = names + at;
+    for (size_t k = 0; k < c->n_output; k++) {
+      const char *nm = g->node[i]->output[k];
+      names[at++] = (char *)(is_empty(nm) ? nm : resolve_in(&s, nm));
+    }
+    ptrs[i] = c;
+  }
+  if (!st) {
+    Onnx__GraphProto fake = *g;
+    fake.node = ptrs;
+    const onnx_scope_t *saved = ctx->scope;
+    ctx->scope = &s;
+    st = onnx_import_graph_nodes(ctx, &fake);
+    for (size_t k = 0; k < g->n_output && !st; k++) {
+      const char *name = g->output[k]->name;
+      onnx_map_entry_t *e =
+          is_empty(name) ? NULL : onnx_map_find(&ctx->names, resolve_in(&s, name));
+      out_vals[k] = e ? (dml_ir_value_t *)e->val : NULL;
+      if (!out_vals[k])
+        st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: %s output '%s' is not defined", label, which,
+                             is_empty(name) ? "" : name);
+    }
+    ctx->scope = saved;
+  }
+done:
+  onnx_map_free(&s.rename);
+  free(copies);
+  free(ptrs);
+  free(names);
+  if (st) st = dml_status_annotate(st, "importing the %s of %s", which, label);
+  return st;
+}
+
+/* Names value v after If output `name` and records it. */
+static dml_status_t bind_output(onnx_ctx_t *ctx, const char *name, dml_ir_value_t *v) {
+  v->name = dml_ir_strdup(ctx->m, name);
+  if (!v->name) return oom();
+  return onnx_define(ctx, name, v);
+}
+
+dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                         const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in) {
+  (void)e;
+  char label[300];
+  onnx_node_label(np, label, sizeof(label));
+  if (n_in != 1 || !in[0])
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s takes 1 input (cond), got %u", label, n_in);
+  const Onnx__GraphProto *then_g = branch_of(np, "then_branch");
+  const Onnx__GraphProto *else_g = branch_of(np, "else_branch");
+  if (!then_g || !else_g)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s has no %s graph attribute", label,
+                           then_g ? "else_branch" : "then_branch");
+  size_t n_out = np->n_output;
+  if (then_g->n_output != n_out || else_g->n_output != n_out)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s has %zu outputs, but its then_branch has %zu and its "
+                           "else_branch %zu",
+                           label, n_out, then_g->n_output, else_g->n_output);
+  for (size_t k = 0; k < n_out; k++)
+    DML_RETURN_IF_ERROR(check_pair(label, then_g->output[k], else_g->output[k], k));
+
+  dml_ir_value_t *cond = in[0];
+  dml_ir_value_t **vals = (dml_ir_value_t **)calloc(2 * n_out + 1, sizeof(*vals));
+  if (!vals) return oom();
+  dml_status_t st = DML_OK;
+  if (cond->kind == DML_IR_VALUE_GLOBAL && cond->data) {
+    /* A constant cond: only the taken branch. */
+    int64_t numel = dml_ir_type_numel_bound(ctx->m, &cond->type);
+    if (numel != 1) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: cond must hold one element; the constant '%s' holds %lld",
+                           label, cond->name, (long long)numel);
+      goto done;
+    }
+    int taken = dml_load_f64(cond->type.dtype, cond->data, 0) != 0;
+    st = import_branch(ctx, label, taken ? "then_branch" : "else_branch",
+                       taken ? then_g : else_g, vals);
+    for (size_t k = 0; k < n_out && !st; k++) {
+      if (is_empty(np->output[k])) continue;
+      dml_ir_node_t *node = NULL;
+      st = onnx_emit(ctx, DML_OP_IDENTITY, np->name, 1, &vals[k], 1, &node);
+      if (!st) st = bind_output(ctx, np->output[k], node->outputs[0]);
+    }
+    goto done;
+  }
+  st = import_branch(ctx, label, "then_branch", then_g, vals);
+  if (!st) st = import_branch(ctx, label, "else_branch", else_g, vals + n_out);
+  if (st) goto done;
+  if (cond->kind == DML_IR_VALUE_RESULT || cond->type.rank != 0) {
+    /* Where broadcasts cond: make it a scalar (one element, else Reshape
+     * fails). */
+    dml_ir_value_t *ops[2] = {cond, NULL};
+    dml_ir_node_t *node = NULL;
+    const char *vname = NULL;
+    st = onnx_const_i64(ctx, "if_cond_scalar_shape", NULL, 0, &ops[1]);
+    if (!st) st = onnx_emit(ctx, DML_OP_RESHAPE, np->name, 2, ops, 1, &node);
+    if (!st && !(vname = onnx_unique_name(ctx, "if_cond_scalar"))) st = oom();
+    if (!st) st = bind_output(ctx, vname, node->outputs[0]);
+    if (st) goto done;
+    cond = node->outputs[0];
+  }
+  for (size_t k = 0; k < n_out && !st; k++) {
+    if (is_empty(np->output[k])) continue;
+    dml_ir_value_t *ops[3] = {cond, vals[k], vals[n_out + k]};
+    dml_ir_node_t *node = NULL;
+    st = onnx_emit(ctx, DML_OP_WHERE, np->name, 3, ops, 1, &node);
+    if (!st) st = bind_output(ctx, np->output[k], node->outputs[0]);
+  }
+done:
+  free(vals);
+  return st;
+}
