@@ -269,7 +269,11 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
     m.col_bytes = align64((size_t)(g->Mg * g->k_sz * g->in_sz) * 4);
     gm = g->Mg * g->k_sz, gn = g->in_sz, gk = g->Cg;
   }
-  m.batch_parallel = threads > 1 && g->N * g->group >= 2;
+  /* One image (and group) per thread, when there is enough work to pay for
+   * waking the pool. */
+  double macs = (double)gm * (double)gn * (double)gk * (double)(g->N * g->group);
+  m.batch_parallel =
+      threads > 1 && g->N * g->group >= 2 && macs >= DML_CPU_PARALLEL_MIN_MACS;
   m.gemm_bytes =
       align64(dml_cpu_sgemm_scratch(gm, gn, gk, m.batch_parallel ? 1 : threads));
   m.slot_bytes = m.col_bytes + m.gemm_bytes;

@@ -369,7 +369,7 @@ void dml_cpu_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
   }
   int threads = dml_cpu_num_threads();
   double flops = (double)M * (double)N * (double)K;
-  if (flops < 65536.0) threads = 1;
+  if (flops < DML_CPU_PARALLEL_MIN_MACS) threads = 1;
   gemm_ctx_t g;
   memset(&g, 0, sizeof g);
   g.ta = ta, g.tb = tb, g.M = M, g.N = N, g.K = K, g.alpha = alpha, g.beta = beta;

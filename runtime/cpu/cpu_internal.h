@@ -118,6 +118,12 @@ size_t dml_cpu_sgemm_scratch(int64_t M, int64_t N, int64_t K, int threads);
 
 /* ---- thread pool (cpu_threads.c) -------------------------------------- */
 
+/* GEMMs and convolutions below this many multiply-adds run on the calling
+ * thread: waking the pool's workers costs tens of microseconds (a condition
+ * variable round trip), more than such a kernel takes on one core
+ * (bench/RESULTS.md has the figures before and after). */
+#define DML_CPU_PARALLEL_MIN_MACS 32000000.0
+
 /* Runs fn(ctx, i, tid) for i in [0, n) on up to `max_threads` threads (the
  * caller included, tid in [0, max_threads)) and returns when all are done.
  * Serial (tid 0) when the pool has one thread or is busy with another
