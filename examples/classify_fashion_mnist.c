@@ -76,6 +76,14 @@ int main(int argc, char **argv) {
   const char *pkg = NULL, *dir = "/usr/share/datasets/fashion-mnist";
   int64_t batch = 0; /* 0: the package's bound, at most 64 */
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      printf(
+          "usage: classify_fashion_mnist MODEL.dmlpkg [DATASET_DIR] [--batch N]\n\n"
+          "Classifies the 10,000 Fashion-MNIST test images (default DATASET_DIR:\n"
+          "/usr/share/datasets/fashion-mnist) with a package whose input is\n"
+          "[B,784] or [B,1,28,28], and prints the accuracy.\n");
+      return 0;
+    }
     if (!strcmp(argv[i], "--batch") && i + 1 < argc)
       batch = atoll(argv[++i]);
     else if (!pkg)

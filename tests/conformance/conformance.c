@@ -1377,7 +1377,8 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       "`tests/conformance/expected_failures.txt`:\n\n"
       "```sh\n"
       "build/tests/conformance/dml_conformance --update-expected \\\n"
-      "    --write-doc docs/conformance.md\n"
+      "    --expected tests/conformance/expected_failures.txt \\\n"
+      "    --ops tests/conformance/onnx_ops_7_17.txt --write-doc docs/conformance.md\n"
       "```\n\n"
       "A test passes when every output of every data set has the reference dtype and "
       "shape and its values\nare within `|got - want| <= 1e-5 + 1e-3 * |want|` "
@@ -1428,7 +1429,9 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
   size_t nk = 0;
   tally_t *kt = kind_tally(rs, n, &nk);
   for (size_t i = 0; i < nk; i++) fprintf(f, "| %s | %d |\n", kt[i].key, kt[i].n);
-  fputs("\nUnsupported ops by the number of failing tests that use them:\n\n", f);
+  fputs(
+      "\nUnsupported ops by the number of failing tests (all suites) that use them:\n\n",
+      f);
   size_t nu = 0;
   tally_t *ut = unsupported_tally(rs, n, &nu);
   for (size_t i = 0; i < nu; i++)
@@ -1574,7 +1577,9 @@ static int write_expected(const char *path, const result_t *rs, size_t n,
       "# fails when a test outside this list fails or is skipped, and when a listed\n"
       "# test passes. Refresh after adding ops (keeps reasons of still-failing tests):\n"
       "#   build/tests/conformance/dml_conformance --update-expected \\\n"
-      "#       --write-doc docs/conformance.md\n",
+      "#       --expected tests/conformance/expected_failures.txt \\\n"
+      "#       --ops tests/conformance/onnx_ops_7_17.txt --write-doc "
+      "docs/conformance.md\n",
       f);
   for (size_t i = 0; i < n; i++) {
     const result_t *r = &rs[i];
