@@ -17,16 +17,6 @@
 
 #include "cpu_internal.h"
 
-static inline double ld(dml_dtype_t dt, const void *p, int64_t i) {
-  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
-}
-static inline void st(dml_dtype_t dt, void *p, int64_t i, double v) {
-  if (dt == DML_DTYPE_F32)
-    ((float *)p)[i] = (float)v;
-  else
-    ((double *)p)[i] = v;
-}
-
 /* Shared body. `logp` holds log-probabilities [N, C, D] in `dt`. */
 static dml_status_t nll(const dml_cpu_call_t *c, dml_dtype_t dt, const void *logp,
                         int64_t N, int64_t C, int64_t D) {
@@ -57,15 +47,15 @@ static dml_status_t nll(const dml_cpu_call_t *c, dml_dtype_t dt, const void *log
           return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,
                                "target %lld at [%lld, %lld] is outside [0, %lld)",
                                (long long)t, (long long)n, (long long)d, (long long)C);
-        w = wt ? ld(dt, wt->data, t) : 1.0;
-        l = -ld(dt, logp, (n * C + t) * D + d) * w;
+        w = wt ? dml_cpu_ld_fd(dt, wt->data, t) : 1.0;
+        l = -dml_cpu_ld_fd(dt, logp, (n * C + t) * D + d) * w;
       }
-      if (mode == 0) st(dt, out->data, n * D + d, l);
+      if (mode == 0) dml_cpu_st_fd(dt, out->data, n * D + d, l);
       sum += l;
       wsum += w;
     }
-  if (mode == 1) st(dt, out->data, 0, sum);
-  if (mode == 2) st(dt, out->data, 0, sum / wsum);
+  if (mode == 1) dml_cpu_st_fd(dt, out->data, 0, sum);
+  if (mode == 2) dml_cpu_st_fd(dt, out->data, 0, sum / wsum);
   return DML_OK;
 }
 
@@ -105,13 +95,13 @@ static void log_softmax(dml_dtype_t dt, const void *x, void *lp, int64_t N, int6
       int64_t base = n * C * D + d;
       double mx = -INFINITY, s = 0;
       for (int64_t k = 0; k < C; k++) {
-        double v = ld(dt, x, base + k * D);
+        double v = dml_cpu_ld_fd(dt, x, base + k * D);
         if (v > mx) mx = v;
       }
-      for (int64_t k = 0; k < C; k++) s += exp(ld(dt, x, base + k * D) - mx);
+      for (int64_t k = 0; k < C; k++) s += exp(dml_cpu_ld_fd(dt, x, base + k * D) - mx);
       double ls = log(s);
       for (int64_t k = 0; k < C; k++)
-        st(dt, lp, base + k * D, ld(dt, x, base + k * D) - mx - ls);
+        dml_cpu_st_fd(dt, lp, base + k * D, dml_cpu_ld_fd(dt, x, base + k * D) - mx - ls);
     }
 }
 

@@ -32,16 +32,6 @@
 
 #include "cpu_internal.h"
 
-static inline double ld(dml_dtype_t dt, const void *p, int64_t i) {
-  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
-}
-static inline void st(dml_dtype_t dt, void *p, int64_t i, double v) {
-  if (dt == DML_DTYPE_F32)
-    ((float *)p)[i] = (float)v;
-  else
-    ((double *)p)[i] = v;
-}
-
 static int same_dims(const dml_tensor_t *a, const dml_tensor_t *b) {
   if (a->rank != b->rank) return 0;
   for (int32_t d = 0; d < a->rank; d++)
@@ -79,7 +69,8 @@ static void update(const hyper_t *p, dml_dtype_t dt, int64_t n, const void *x,
         (1.0 - pow(p->alpha, (double)p->T));
   double beta_adj = p->T > 0 ? p->beta : 1.0;
   for (int64_t i = 0; i < n; i++) {
-    double xv = ld(dt, x, i), g = p->nc * xv + ld(dt, gr, i), a = ld(dt, s0, i);
+    double xv = dml_cpu_ld_fd(dt, x, i), g = p->nc * xv + dml_cpu_ld_fd(dt, gr, i),
+           a = dml_cpu_ld_fd(dt, s0, i);
     double xn, an, hn = 0;
     switch (p->kind) {
       case OPT_ADAGRAD:
@@ -93,13 +84,13 @@ static void update(const hyper_t *p, dml_dtype_t dt, int64_t n, const void *x,
         break;
       default: /* Adam */
         an = p->alpha * a + (1.0 - p->alpha) * g;
-        hn = p->beta * ld(dt, s1, i) + (1.0 - p->beta) * g * g;
+        hn = p->beta * dml_cpu_ld_fd(dt, s1, i) + (1.0 - p->beta) * g * g;
         xn = (1.0 - p->ncp) * (xv - r * an / (sqrt(hn) + p->epsilon));
         break;
     }
-    if (xo) st(dt, xo, i, xn);
-    if (s0o) st(dt, s0o, i, an);
-    if (s1o) st(dt, s1o, i, hn);
+    if (xo) dml_cpu_st_fd(dt, xo, i, xn);
+    if (s0o) dml_cpu_st_fd(dt, s0o, i, an);
+    if (s1o) dml_cpu_st_fd(dt, s1o, i, hn);
   }
 }
 

@@ -49,16 +49,6 @@ dml_status_t dml_cpuk_Window(const dml_cpu_call_t *c) {
 
 /* ==== DFT =============================================================== */
 
-static inline double ld(dml_dtype_t dt, const void *p, int64_t i) {
-  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
-}
-static inline void st(dml_dtype_t dt, void *p, int64_t i, double v) {
-  if (dt == DML_DTYPE_F32)
-    ((float *)p)[i] = (float)v;
-  else
-    ((double *)p)[i] = v;
-}
-
 /* One transform: `in_n` complex-or-real samples read through (x, xs) with
  * the sample j at x + j * xs (cplx: real, imag adjacent), zero-padded or
  * truncated to n; `bins` outputs at y + k * ys (real, imag adjacent). The
@@ -70,9 +60,10 @@ static void dft1(dml_dtype_t dt, const void *x, int64_t x0, int64_t xs, int64_t 
   for (int64_t k = 0; k < bins; k++) {
     double re = 0, im = 0;
     for (int64_t j = 0; j < m; j++) {
-      double xr = ld(dt, x, x0 + j * xs), xi = cplx ? ld(dt, x, x0 + j * xs + 1) : 0;
+      double xr = dml_cpu_ld_fd(dt, x, x0 + j * xs),
+             xi = cplx ? dml_cpu_ld_fd(dt, x, x0 + j * xs + 1) : 0;
       if (win) {
-        double w = ld(dt, win->data, j);
+        double w = dml_cpu_ld_fd(dt, win->data, j);
         xr *= w, xi *= w;
       }
       /* exact angle reduction keeps large n accurate */
@@ -83,8 +74,8 @@ static void dft1(dml_dtype_t dt, const void *x, int64_t x0, int64_t xs, int64_t 
       im += xr * ci + xi * cr;
     }
     if (inverse) re /= (double)n, im /= (double)n;
-    st(dt, y, y0 + k * ys, re);
-    st(dt, y, y0 + k * ys + 1, im);
+    dml_cpu_st_fd(dt, y, y0 + k * ys, re);
+    dml_cpu_st_fd(dt, y, y0 + k * ys + 1, im);
   }
 }
 
