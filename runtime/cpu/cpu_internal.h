@@ -116,16 +116,20 @@ void dml_cpu_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, fl
                    float *C, int64_t ldc, void *scratch, size_t scratch_bytes);
 size_t dml_cpu_sgemm_scratch(int64_t M, int64_t N, int64_t K, int threads);
 
-/* Element i of an f32 or f64 array, as double, and back (kernels whose float
- * path covers f32 and f64 only: recurrent, losses, optimizers, signal). */
-static inline double dml_cpu_ld_fd(dml_dtype_t dt, const void *p, int64_t i) {
-  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+/* Element i of a float array as double, and back: f32 and f64 directly,
+ * f16/bf16 through dml_load_f64/dml_store_f64. */
+static inline double dml_cpu_ld(dml_dtype_t dt, const void *p, int64_t i) {
+  if (dt == DML_DTYPE_F32) return (double)((const float *)p)[i];
+  if (dt == DML_DTYPE_F64) return ((const double *)p)[i];
+  return dml_load_f64(dt, p, (size_t)i);
 }
-static inline void dml_cpu_st_fd(dml_dtype_t dt, void *p, int64_t i, double v) {
+static inline void dml_cpu_st(dml_dtype_t dt, void *p, int64_t i, double v) {
   if (dt == DML_DTYPE_F32)
     ((float *)p)[i] = (float)v;
-  else
+  else if (dt == DML_DTYPE_F64)
     ((double *)p)[i] = v;
+  else
+    dml_store_f64(dt, p, (size_t)i, v);
 }
 
 /* ---- thread pool (cpu_threads.c) -------------------------------------- */

@@ -47,15 +47,15 @@ static dml_status_t nll(const dml_cpu_call_t *c, dml_dtype_t dt, const void *log
           return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,
                                "target %lld at [%lld, %lld] is outside [0, %lld)",
                                (long long)t, (long long)n, (long long)d, (long long)C);
-        w = wt ? dml_cpu_ld_fd(dt, wt->data, t) : 1.0;
-        l = -dml_cpu_ld_fd(dt, logp, (n * C + t) * D + d) * w;
+        w = wt ? dml_cpu_ld(dt, wt->data, t) : 1.0;
+        l = -dml_cpu_ld(dt, logp, (n * C + t) * D + d) * w;
       }
-      if (mode == 0) dml_cpu_st_fd(dt, out->data, n * D + d, l);
+      if (mode == 0) dml_cpu_st(dt, out->data, n * D + d, l);
       sum += l;
       wsum += w;
     }
-  if (mode == 1) dml_cpu_st_fd(dt, out->data, 0, sum);
-  if (mode == 2) dml_cpu_st_fd(dt, out->data, 0, sum / wsum);
+  if (mode == 1) dml_cpu_st(dt, out->data, 0, sum);
+  if (mode == 2) dml_cpu_st(dt, out->data, 0, sum / wsum);
   return DML_OK;
 }
 
@@ -95,13 +95,13 @@ static void log_softmax(dml_dtype_t dt, const void *x, void *lp, int64_t N, int6
       int64_t base = n * C * D + d;
       double mx = -INFINITY, s = 0;
       for (int64_t k = 0; k < C; k++) {
-        double v = dml_cpu_ld_fd(dt, x, base + k * D);
+        double v = dml_cpu_ld(dt, x, base + k * D);
         if (v > mx) mx = v;
       }
-      for (int64_t k = 0; k < C; k++) s += exp(dml_cpu_ld_fd(dt, x, base + k * D) - mx);
+      for (int64_t k = 0; k < C; k++) s += exp(dml_cpu_ld(dt, x, base + k * D) - mx);
       double ls = log(s);
       for (int64_t k = 0; k < C; k++)
-        dml_cpu_st_fd(dt, lp, base + k * D, dml_cpu_ld_fd(dt, x, base + k * D) - mx - ls);
+        dml_cpu_st(dt, lp, base + k * D, dml_cpu_ld(dt, x, base + k * D) - mx - ls);
     }
 }
 

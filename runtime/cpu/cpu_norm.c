@@ -14,17 +14,6 @@
 
 #include "cpu_internal.h"
 
-static inline double ld(dml_dtype_t dt, const void *p, int64_t i) {
-  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i]
-                             : dml_load_f64(dt, p, (size_t)i);
-}
-static inline void st(dml_dtype_t dt, void *p, int64_t i, double v) {
-  if (dt == DML_DTYPE_F32)
-    ((float *)p)[i] = (float)v;
-  else
-    dml_store_f64(dt, p, (size_t)i, v);
-}
-
 static int same_shape(const dml_tensor_t *a, const dml_tensor_t *b) {
   return a->rank == b->rank &&
          !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank);
@@ -75,25 +64,25 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
   int64_t N = x->dims[0], sp = 1;
   for (int32_t i = 2; i < x->rank; i++) sp *= x->dims[i];
   for (int64_t ch = 0; ch < C; ch++) {
-    double sc = ld(c->inputs[1].dtype, c->inputs[1].data, ch);
-    double b = ld(c->inputs[2].dtype, c->inputs[2].data, ch);
-    double mu = ld(c->inputs[3].dtype, c->inputs[3].data, ch);
-    double var = ld(c->inputs[4].dtype, c->inputs[4].data, ch);
+    double sc = dml_cpu_ld(c->inputs[1].dtype, c->inputs[1].data, ch);
+    double b = dml_cpu_ld(c->inputs[2].dtype, c->inputs[2].data, ch);
+    double mu = dml_cpu_ld(c->inputs[3].dtype, c->inputs[3].data, ch);
+    double var = dml_cpu_ld(c->inputs[4].dtype, c->inputs[4].data, ch);
     if (training) {
       /* Two passes in double: the batch mean, then the population variance. */
       double sum = 0, ss = 0, cnt = (double)N * (double)sp;
       for (int64_t n = 0; n < N; n++)
         for (int64_t i = 0, base = (n * C + ch) * sp; i < sp; i++)
-          sum += ld(dt, x->data, base + i);
+          sum += dml_cpu_ld(dt, x->data, base + i);
       double bm = sum / cnt;
       for (int64_t n = 0; n < N; n++)
         for (int64_t i = 0, base = (n * C + ch) * sp; i < sp; i++) {
-          double d = ld(dt, x->data, base + i) - bm;
+          double d = dml_cpu_ld(dt, x->data, base + i) - bm;
           ss += d * d;
         }
       double bv = ss / cnt;
-      if (rmo) st(rmo->dtype, rmo->data, ch, mu * mom + bm * (1 - mom));
-      if (rvo) st(rvo->dtype, rvo->data, ch, var * mom + bv * (1 - mom));
+      if (rmo) dml_cpu_st(rmo->dtype, rmo->data, ch, mu * mom + bm * (1 - mom));
+      if (rvo) dml_cpu_st(rvo->dtype, rvo->data, ch, var * mom + bv * (1 - mom));
       mu = bm, var = bv;
     }
     double a = sc / sqrt(var + eps), off = b - mu * a;
@@ -106,7 +95,7 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
         for (int64_t i = 0; i < sp; i++) yp[i] = xp[i] * af + of;
       } else {
         for (int64_t i = 0; i < sp; i++)
-          st(dt, y->data, base + i, ld(dt, x->data, base + i) * a + off);
+          dml_cpu_st(dt, y->data, base + i, dml_cpu_ld(dt, x->data, base + i) * a + off);
       }
     }
   }
@@ -173,10 +162,10 @@ dml_status_t dml_cpuk_LayerNormalization(const dml_cpu_call_t *c) {
   for (int64_t o = 0; o < outer; o++) {
     int64_t base = o * inner;
     double mean = 0.0, var = 0.0;
-    for (int64_t i = 0; i < inner; i++) mean += ld(dt, x->data, base + i);
+    for (int64_t i = 0; i < inner; i++) mean += dml_cpu_ld(dt, x->data, base + i);
     mean = inner ? mean / (double)inner : 0.0;
     for (int64_t i = 0; i < inner; i++) {
-      double d = ld(dt, x->data, base + i) - mean;
+      double d = dml_cpu_ld(dt, x->data, base + i) - mean;
       var += d * d;
     }
     var = inner ? var / (double)inner : 0.0;
@@ -192,13 +181,15 @@ dml_status_t dml_cpuk_LayerNormalization(const dml_cpu_call_t *c) {
         for (int64_t i = 0; i < inner; i++) yp[i] = (xp[i] - m) * iv * sp[i];
     } else {
       for (int64_t i = 0; i < inner; i++) {
-        double s = ld(dt, sc->data, full_s ? i : bcast_index(sc, nd, nr, i));
-        double bb = b ? ld(dt, b->data, full_b ? i : bcast_index(b, nd, nr, i)) : 0.0;
-        st(dt, y->data, base + i, (ld(dt, x->data, base + i) - mean) * inv * s + bb);
+        double s = dml_cpu_ld(dt, sc->data, full_s ? i : bcast_index(sc, nd, nr, i));
+        double bb =
+            b ? dml_cpu_ld(dt, b->data, full_b ? i : bcast_index(b, nd, nr, i)) : 0.0;
+        dml_cpu_st(dt, y->data, base + i,
+                   (dml_cpu_ld(dt, x->data, base + i) - mean) * inv * s + bb);
       }
     }
-    if (mo) st(mo->dtype, mo->data, o, mean);
-    if (io) st(io->dtype, io->data, o, inv);
+    if (mo) dml_cpu_st(mo->dtype, mo->data, o, mean);
+    if (io) dml_cpu_st(io->dtype, io->data, o, inv);
   }
   return DML_OK;
 }
@@ -226,17 +217,17 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
   for (int64_t nc = 0; nc < NC; nc++) {
     int64_t base = nc * sp, ch = nc % C;
     double mean = 0.0, var = 0.0;
-    for (int64_t i = 0; i < sp; i++) mean += ld(dt, x->data, base + i);
+    for (int64_t i = 0; i < sp; i++) mean += dml_cpu_ld(dt, x->data, base + i);
     mean = sp ? mean / (double)sp : 0.0;
     for (int64_t i = 0; i < sp; i++) {
-      double d = ld(dt, x->data, base + i) - mean;
+      double d = dml_cpu_ld(dt, x->data, base + i) - mean;
       var += d * d;
     }
     var = sp ? var / (double)sp : 0.0;
-    double a = ld(dt, sc->data, ch) / sqrt(var + eps),
-           off = ld(dt, b->data, ch) - mean * a;
+    double a = dml_cpu_ld(dt, sc->data, ch) / sqrt(var + eps),
+           off = dml_cpu_ld(dt, b->data, ch) - mean * a;
     for (int64_t i = 0; i < sp; i++)
-      st(dt, y->data, base + i, ld(dt, x->data, base + i) * a + off);
+      dml_cpu_st(dt, y->data, base + i, dml_cpu_ld(dt, x->data, base + i) * a + off);
   }
   return DML_OK;
 }
@@ -276,7 +267,7 @@ dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
   if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
   if (!same_shape(x, y)) return dml_cpu_err_shapes(c, "Y must have X's shape");
   if (x->rank == 0) {
-    st(dt, y->data, 0, logsm ? 0.0 : 1.0);
+    dml_cpu_st(dt, y->data, 0, logsm ? 0.0 : 1.0);
     return DML_OK;
   }
   int64_t axis;
@@ -314,13 +305,15 @@ dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
         }
         continue;
       }
-      double m = ld(dt, x->data, base);
-      for (int64_t i = 1; i < n; i++) m = fmax(m, ld(dt, x->data, base + i * inner));
+      double m = dml_cpu_ld(dt, x->data, base);
+      for (int64_t i = 1; i < n; i++)
+        m = fmax(m, dml_cpu_ld(dt, x->data, base + i * inner));
       double s = 0.0;
-      for (int64_t i = 0; i < n; i++) s += exp(ld(dt, x->data, base + i * inner) - m);
+      for (int64_t i = 0; i < n; i++)
+        s += exp(dml_cpu_ld(dt, x->data, base + i * inner) - m);
       for (int64_t i = 0; i < n; i++) {
-        double v = ld(dt, x->data, base + i * inner) - m;
-        st(dt, y->data, base + i * inner, logsm ? v - log(s) : exp(v) / s);
+        double v = dml_cpu_ld(dt, x->data, base + i * inner) - m;
+        dml_cpu_st(dt, y->data, base + i * inner, logsm ? v - log(s) : exp(v) / s);
       }
     }
   return DML_OK;

@@ -16,17 +16,6 @@
 
 #include "cpu_internal.h"
 
-static inline double ld(dml_dtype_t dt, const void *p, int64_t i) {
-  return dt == DML_DTYPE_F32 ? (double)((const float *)p)[i]
-                             : dml_load_f64(dt, p, (size_t)i);
-}
-static inline void st(dml_dtype_t dt, void *p, int64_t i, double v) {
-  if (dt == DML_DTYPE_F32)
-    ((float *)p)[i] = (float)v;
-  else
-    dml_store_f64(dt, p, (size_t)i, v);
-}
-
 static int same_shape(const dml_tensor_t *a, const dml_tensor_t *b) {
   return a->dtype == b->dtype && a->rank == b->rank &&
          !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank);
@@ -231,7 +220,7 @@ dml_status_t dml_cpuk_Reduce2(const dml_cpu_call_t *c) {
     }
     double s = 0.0, m = -INFINITY;
 #define LDV(off)                                                      \
-  (isf   ? ld(dt, x->data, off)                                       \
+  (isf   ? dml_cpu_ld(dt, x->data, off)                               \
    : uns ? (double)(uint64_t)dml_load_i64(dt, x->data, (size_t)(off)) \
          : (double)dml_load_i64(dt, x->data, (size_t)(off)))
     switch (k) {
@@ -258,7 +247,7 @@ dml_status_t dml_cpuk_Reduce2(const dml_cpu_call_t *c) {
                  : k == R2_LOG_SUM_EXP ? (isinf(m) ? m : m + log(s))
                                        : s;
     if (isf)
-      st(dt, y->data, o, res);
+      dml_cpu_st(dt, y->data, o, res);
     else
       dml_store_i64(dt, y->data, (size_t)o, (int64_t)res);
   }
@@ -278,7 +267,7 @@ dml_status_t dml_cpuk_Hardmax(const dml_cpu_call_t *c) {
   if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
   if (!same_shape(x, y)) return dml_cpu_err_shapes(c, "Y must have X's shape and dtype");
   if (x->rank == 0) {
-    st(dt, y->data, 0, 1.0);
+    dml_cpu_st(dt, y->data, 0, 1.0);
     return DML_OK;
   }
   int64_t axis;
@@ -292,12 +281,13 @@ dml_status_t dml_cpuk_Hardmax(const dml_cpu_call_t *c) {
   for (int64_t o = 0; o < outer; o++)
     for (int64_t in = 0; in < inner; in++) {
       int64_t base = o * n * inner + in, best = 0;
-      double bv = ld(dt, x->data, base);
+      double bv = dml_cpu_ld(dt, x->data, base);
       for (int64_t i = 1; i < n; i++) {
-        double v = ld(dt, x->data, base + i * inner);
+        double v = dml_cpu_ld(dt, x->data, base + i * inner);
         if (v > bv || (v != v && bv == bv)) bv = v, best = i;
       }
-      for (int64_t i = 0; i < n; i++) st(dt, y->data, base + i * inner, i == best);
+      for (int64_t i = 0; i < n; i++)
+        dml_cpu_st(dt, y->data, base + i * inner, i == best);
     }
   return DML_OK;
 }
@@ -420,7 +410,7 @@ dml_status_t dml_cpuk_EyeLike(const dml_cpu_call_t *c) {
     int64_t j = i + k;
     if (j < 0 || j >= M) continue;
     if (dml_dtype_is_float(dt))
-      st(dt, y->data, i * M + j, 1.0);
+      dml_cpu_st(dt, y->data, i * M + j, 1.0);
     else
       dml_store_i64(dt, y->data, (size_t)(i * M + j), 1);
   }
@@ -461,11 +451,12 @@ dml_status_t dml_cpuk_LRN(const dml_cpu_call_t *c) {
       for (int64_t s = 0; s < S; s++) {
         double sq = 0.0;
         for (int64_t i = lo; i <= hi; i++) {
-          double v = ld(dt, x->data, (n * C + i) * S + s);
+          double v = dml_cpu_ld(dt, x->data, (n * C + i) * S + s);
           sq += v * v;
         }
         int64_t off = (n * C + ch) * S + s;
-        st(dt, y->data, off, ld(dt, x->data, off) / pow(bias + scale * sq, beta));
+        dml_cpu_st(dt, y->data, off,
+                   dml_cpu_ld(dt, x->data, off) / pow(bias + scale * sq, beta));
       }
     }
   return DML_OK;
@@ -502,14 +493,15 @@ dml_status_t dml_cpuk_MeanVarianceNormalization(const dml_cpu_call_t *c) {
   for (int64_t o = 0; o < b.kcount; o++) {
     int64_t base = kept_base(&b, o);
     double s = 0.0, v2 = 0.0;
-    FOR_BOX(&b, base, off, s += ld(dt, x->data, off));
+    FOR_BOX(&b, base, off, s += dml_cpu_ld(dt, x->data, off));
     double mean = s / (double)b.rcount;
     FOR_BOX(&b, base, off, {
-      double d = ld(dt, x->data, off) - mean;
+      double d = dml_cpu_ld(dt, x->data, off) - mean;
       v2 += d * d;
     });
     double den = sqrt(v2 / (double)b.rcount) + 1e-9;
-    FOR_BOX(&b, base, off, st(dt, y->data, off, (ld(dt, x->data, off) - mean) / den));
+    FOR_BOX(&b, base, off,
+            dml_cpu_st(dt, y->data, off, (dml_cpu_ld(dt, x->data, off) - mean) / den));
   }
   return DML_OK;
 }

@@ -69,8 +69,8 @@ static void update(const hyper_t *p, dml_dtype_t dt, int64_t n, const void *x,
         (1.0 - pow(p->alpha, (double)p->T));
   double beta_adj = p->T > 0 ? p->beta : 1.0;
   for (int64_t i = 0; i < n; i++) {
-    double xv = dml_cpu_ld_fd(dt, x, i), g = p->nc * xv + dml_cpu_ld_fd(dt, gr, i),
-           a = dml_cpu_ld_fd(dt, s0, i);
+    double xv = dml_cpu_ld(dt, x, i), g = p->nc * xv + dml_cpu_ld(dt, gr, i),
+           a = dml_cpu_ld(dt, s0, i);
     double xn, an, hn = 0;
     switch (p->kind) {
       case OPT_ADAGRAD:
@@ -84,13 +84,13 @@ static void update(const hyper_t *p, dml_dtype_t dt, int64_t n, const void *x,
         break;
       default: /* Adam */
         an = p->alpha * a + (1.0 - p->alpha) * g;
-        hn = p->beta * dml_cpu_ld_fd(dt, s1, i) + (1.0 - p->beta) * g * g;
+        hn = p->beta * dml_cpu_ld(dt, s1, i) + (1.0 - p->beta) * g * g;
         xn = (1.0 - p->ncp) * (xv - r * an / (sqrt(hn) + p->epsilon));
         break;
     }
-    if (xo) dml_cpu_st_fd(dt, xo, i, xn);
-    if (s0o) dml_cpu_st_fd(dt, s0o, i, an);
-    if (s1o) dml_cpu_st_fd(dt, s1o, i, hn);
+    if (xo) dml_cpu_st(dt, xo, i, xn);
+    if (s0o) dml_cpu_st(dt, s0o, i, an);
+    if (s1o) dml_cpu_st(dt, s1o, i, hn);
   }
 }
 

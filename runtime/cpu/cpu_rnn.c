@@ -281,13 +281,13 @@ static void rnn_dir(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
              : ((((t)*ND + d) * B + (b)) * H + (j)))
   for (int64_t b = 0; b < B; b++)
     for (int64_t j = 0; j < H; j++) {
-      h[b * H + j] = h0 ? dml_cpu_ld_fd(dt, h0->data, SIDX(b, j)) : 0.0;
-      cs[b * H + j] = c0 ? dml_cpu_ld_fd(dt, c0->data, SIDX(b, j)) : 0.0;
+      h[b * H + j] = h0 ? dml_cpu_ld(dt, h0->data, SIDX(b, j)) : 0.0;
+      cs[b * H + j] = c0 ? dml_cpu_ld(dt, c0->data, SIDX(b, j)) : 0.0;
     }
   if (y)
     for (int64_t t = 0; t < S; t++)
       for (int64_t b = 0; b < B; b++)
-        for (int64_t j = 0; j < H; j++) dml_cpu_st_fd(dt, y->data, YIDX(t, b, j), 0.0);
+        for (int64_t j = 0; j < H; j++) dml_cpu_st(dt, y->data, YIDX(t, b, j), 0.0);
   for (int64_t step = 0; step < S; step++) {
     for (int64_t b = 0; b < B; b++) {
       int64_t len = sl ? dml_load_i64(sl->dtype, sl->data, (size_t)b) : S;
@@ -297,16 +297,16 @@ static void rnn_dir(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
       double *gb = g + b * G * H, *hb = h + b * H, *cb = cs + b * H;
       /* gates = X_t W^T + Wb (+ H_{t-1} R^T + Rb, except GRU's h gate) */
       for (int64_t k = 0; k < G * H; k++) {
-        double acc = bt ? dml_cpu_ld_fd(dt, bt->data, boff + k) : 0.0;
+        double acc = bt ? dml_cpu_ld(dt, bt->data, boff + k) : 0.0;
         for (int64_t i = 0; i < I; i++)
-          acc += dml_cpu_ld_fd(dt, x->data, XIDX(t, b, i)) *
-                 dml_cpu_ld_fd(dt, w->data, woff + k * I + i);
+          acc += dml_cpu_ld(dt, x->data, XIDX(t, b, i)) *
+                 dml_cpu_ld(dt, w->data, woff + k * I + i);
         int gru_h = r->kind == K_GRU && k >= 2 * H;
         if (!gru_h || r->lbr) {
           /* GRU with linear_before_reset keeps (H R_h^T + Rb_h) apart. */
-          double racc = bt ? dml_cpu_ld_fd(dt, bt->data, boff + G * H + k) : 0.0;
+          double racc = bt ? dml_cpu_ld(dt, bt->data, boff + G * H + k) : 0.0;
           for (int64_t i = 0; i < H; i++)
-            racc += hb[i] * dml_cpu_ld_fd(dt, rw->data, roff + k * H + i);
+            racc += hb[i] * dml_cpu_ld(dt, rw->data, roff + k * H + i);
           if (gru_h)
             rh[b * H + (k - 2 * H)] = racc;
           else
@@ -328,11 +328,10 @@ static void rnn_dir(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
           if (r->lbr) {
             v += rg[j] * rh[b * H + j];
           } else {
-            double racc =
-                bt ? dml_cpu_ld_fd(dt, bt->data, boff + G * H + 2 * H + j) : 0.0;
+            double racc = bt ? dml_cpu_ld(dt, bt->data, boff + G * H + 2 * H + j) : 0.0;
             for (int64_t i = 0; i < H; i++)
               racc +=
-                  rg[i] * hb[i] * dml_cpu_ld_fd(dt, rw->data, roff + (2 * H + j) * H + i);
+                  rg[i] * hb[i] * dml_cpu_ld(dt, rw->data, roff + (2 * H + j) * H + i);
             v += racc;
           }
           double ht = act_apply(ga, clipv(r, v));
@@ -342,9 +341,9 @@ static void rnn_dir(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
         /* gate order i, o, f, c; peepholes P = [Pi, Po, Pf] */
         double *ig = gb, *og = gb + H, *fg = gb + 2 * H, *cg = gb + 3 * H;
         for (int64_t j = 0; j < H; j++) {
-          double pi = pt ? dml_cpu_ld_fd(dt, pt->data, poff + j) : 0.0;
-          double po = pt ? dml_cpu_ld_fd(dt, pt->data, poff + H + j) : 0.0;
-          double pf = pt ? dml_cpu_ld_fd(dt, pt->data, poff + 2 * H + j) : 0.0;
+          double pi = pt ? dml_cpu_ld(dt, pt->data, poff + j) : 0.0;
+          double po = pt ? dml_cpu_ld(dt, pt->data, poff + H + j) : 0.0;
+          double pf = pt ? dml_cpu_ld(dt, pt->data, poff + 2 * H + j) : 0.0;
           double iv = act_apply(f, clipv(r, ig[j] + pi * cb[j]));
           double fv =
               r->input_forget ? 1.0 - iv : act_apply(f, clipv(r, fg[j] + pf * cb[j]));
@@ -357,14 +356,14 @@ static void rnn_dir(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
       }
       for (int64_t j = 0; j < H; j++) {
         hb[j] = hn[b * H + j];
-        if (y) dml_cpu_st_fd(dt, y->data, YIDX(t, b, j), hb[j]);
+        if (y) dml_cpu_st(dt, y->data, YIDX(t, b, j), hb[j]);
       }
     }
   }
   for (int64_t b = 0; b < B; b++)
     for (int64_t j = 0; j < H; j++) {
-      if (yh) dml_cpu_st_fd(dt, yh->data, SIDX(b, j), h[b * H + j]);
-      if (yc) dml_cpu_st_fd(dt, yc->data, SIDX(b, j), cs[b * H + j]);
+      if (yh) dml_cpu_st(dt, yh->data, SIDX(b, j), h[b * H + j]);
+      if (yc) dml_cpu_st(dt, yc->data, SIDX(b, j), cs[b * H + j]);
     }
 #undef SIDX
 #undef XIDX

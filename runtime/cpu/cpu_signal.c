@@ -60,10 +60,10 @@ static void dft1(dml_dtype_t dt, const void *x, int64_t x0, int64_t xs, int64_t 
   for (int64_t k = 0; k < bins; k++) {
     double re = 0, im = 0;
     for (int64_t j = 0; j < m; j++) {
-      double xr = dml_cpu_ld_fd(dt, x, x0 + j * xs),
-             xi = cplx ? dml_cpu_ld_fd(dt, x, x0 + j * xs + 1) : 0;
+      double xr = dml_cpu_ld(dt, x, x0 + j * xs),
+             xi = cplx ? dml_cpu_ld(dt, x, x0 + j * xs + 1) : 0;
       if (win) {
-        double w = dml_cpu_ld_fd(dt, win->data, j);
+        double w = dml_cpu_ld(dt, win->data, j);
         xr *= w, xi *= w;
       }
       /* exact angle reduction keeps large n accurate */
@@ -74,8 +74,8 @@ static void dft1(dml_dtype_t dt, const void *x, int64_t x0, int64_t xs, int64_t 
       im += xr * ci + xi * cr;
     }
     if (inverse) re /= (double)n, im /= (double)n;
-    dml_cpu_st_fd(dt, y, y0 + k * ys, re);
-    dml_cpu_st_fd(dt, y, y0 + k * ys + 1, im);
+    dml_cpu_st(dt, y, y0 + k * ys, re);
+    dml_cpu_st(dt, y, y0 + k * ys + 1, im);
   }
 }
 
