@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: set-up, build, and every test through ctest.
-#   bash scripts/test.sh            (build dirs: build/ and build-runtime/)
+#   bash scripts/test.sh   (build dirs: build/, build-runtime/, build-asan/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -13,3 +13,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)"
 bash scripts/line_count.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+# The same tests again under AddressSanitizer and UBSan (leaks included).
+cmake -S . -B build-asan -DDMLC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$(nproc)" >/dev/null
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"

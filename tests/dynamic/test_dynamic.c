@@ -405,7 +405,9 @@ static void test_package(void) {
     CHECK_ERROR(dml_pkg_graph_decode_version(b, n, 3, ws, &out), DML_STATUS_UNIMPLEMENTED,
                 "version 3");
     /* Version 1 has no origin field: the v2 bytes are not a v1 graph. */
-    CHECK(dml_pkg_graph_decode_version(b, n, 1, ws, &out) != DML_OK);
+    dml_status_t v1 = dml_pkg_graph_decode_version(b, n, 1, ws, &out);
+    CHECK(v1 != DML_OK);
+    dml_status_free(v1);
   }
   free(b);
   dml_pkg_graph_release(owned);
@@ -453,7 +455,9 @@ static void test_version1(void) {
         out->symbols[0].bound == 8);
   dml_pkg_graph_release(out);
   out = NULL;
-  CHECK(dml_pkg_graph_decode_version(b, n - 4, 2, 0, &out) != DML_OK);
+  dml_status_t v2 = dml_pkg_graph_decode_version(b, n - 4, 2, 0, &out);
+  CHECK(v2 != DML_OK);
+  dml_status_free(v2);
   free(b);
 }
 
