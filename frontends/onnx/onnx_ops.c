@@ -107,6 +107,29 @@ static dml_status_t onnx_imp_direct(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   return emit_node(ctx, np, e->op, in, n_in, NULL, NULL);
 }
 
+/* Identity of a weight (an initializer flagged param or state) becomes a
+ * copy of that weight under the Identity's output name, with the same
+ * flags, and no node. PyTorch's exporter stores parameters with equal
+ * values once and hands the others out through such Identity nodes
+ * (torch.onnx's initializer deduplication): they are distinct parameters of
+ * the model (its parameter count includes them; training updates them
+ * apart), so the IR keeps them distinct. Anything else stays an Identity. */
+static dml_status_t onnx_imp_identity(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                      const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                      uint32_t n_in) {
+  const dml_ir_value_t *w = n_in == 1 ? in[0] : NULL;
+  const char *out = first_output(np);
+  if (!ctx->scope && w && w->kind == DML_IR_VALUE_GLOBAL && w->data && out && *out &&
+      (w->global_flags & (DML_IR_GLOBAL_PARAM | DML_IR_GLOBAL_STATE)) &&
+      !dml_ir_module_find_global(ctx->m, out)) {
+    dml_ir_value_t *copy = NULL;
+    DML_RETURN_IF_ERROR(dml_ir_module_add_global(ctx->m, out, &w->type, w->data,
+                                                 w->data_bytes, w->global_flags, &copy));
+    return onnx_define(ctx, out, copy);
+  }
+  return emit_node(ctx, np, e->op, in, n_in, NULL, NULL);
+}
+
 /* `axes` attribute -> i64 input 1: Squeeze/Unsqueeze (opset < 13),
  * ReduceSum (< 13), ReduceMean/Max/Min/Prod (all opsets <= 17). An absent
  * or empty attribute leaves input 1 absent (all axes / no axes). */
