@@ -41,6 +41,10 @@ typedef struct dml_compile_options {
    * `input_shapes`); lent for the duration of the call. */
   const dml_onnx_input_shape_t *input_shapes;
   size_t n_input_shapes;
+  /* Sequence graph inputs' element counts and shapes
+   * (dml_onnx_import_options_t's `sequence_inputs`); lent for the call. */
+  const dml_onnx_sequence_input_t *sequence_inputs;
+  size_t n_sequence_inputs;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {

@@ -92,6 +92,8 @@ static void import_options(const dml_compile_options_t *o,
   io->n_bind = o->n_bind;
   io->input_shapes = o->input_shapes;
   io->n_input_shapes = o->n_input_shapes;
+  io->sequence_inputs = o->sequence_inputs;
+  io->n_sequence_inputs = o->n_sequence_inputs;
 }
 
 /* Runs the default pipeline on `m`, then emits it to `out_path`, or into

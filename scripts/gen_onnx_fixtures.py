@@ -556,6 +556,81 @@ def gen_if():
         relu, [vi("a", F, [2, 3])], "if_unsupported.onnx")
 
 
+def gen_seq():
+    """Sequences (issue #3): lowered at import time into lists of tensors."""
+    F, I = TensorProto.FLOAT, TensorProto.INT64
+
+    def ci(name, values, dims):
+        return helper.make_node("Constant", [], [name], name="c_" + name,
+                                value=helper.make_tensor(name + "_v", I, dims, values))
+
+    seq_f = helper.make_tensor_sequence_value_info
+    # Construct, Empty, Insert (front and end), Erase (last), Length, At (-1),
+    # ConcatFromSequence.
+    nodes = [
+        ci("zero", [0], []), ci("minus1", [-1], []),
+        helper.make_node("SequenceConstruct", ["a", "b"], ["s"], name="construct"),
+        helper.make_node("SequenceEmpty", [], ["e"], name="empty", dtype=F),
+        helper.make_node("SequenceInsert", ["e", "b"], ["e2"], name="insert_end"),
+        helper.make_node("SequenceInsert", ["s", "b", "zero"], ["s3"], name="insert_front"),
+        helper.make_node("SequenceErase", ["s3", "minus1"], ["s4"], name="erase_last"),
+        helper.make_node("SequenceLength", ["s4"], ["len"], name="length"),
+        helper.make_node("SequenceAt", ["s4", "minus1"], ["at"], name="at_last"),
+        helper.make_node("ConcatFromSequence", ["s4"], ["cat"], name="concat", axis=0),
+        helper.make_node("SequenceAt", ["e2", "zero"], ["first"], name="at_first"),
+    ]
+    save(model(nodes, [vi("a", F, [2, 3]), vi("b", F, [1, 3])],
+               [vi("len", I, []), vi("at", F, [2, 3]), vi("cat", F, [3, 3]),
+                vi("first", F, [1, 3])], opset=17), "seq_ops.onnx")
+
+    # SplitToSequence: chunks of 1 with keepdims=0, stacked back with
+    # new_axis=1; static split sizes, the sequence a graph output.
+    nodes = [
+        ci("sizes", [1, 3], [2]),
+        helper.make_node("SplitToSequence", ["x"], ["rows"], name="split_rows", axis=0,
+                         keepdims=0),
+        helper.make_node("ConcatFromSequence", ["rows"], ["xt"], name="stack", axis=1,
+                         new_axis=1),
+        helper.make_node("SplitToSequence", ["x", "sizes"], ["parts"], name="split_sizes"),
+    ]
+    save(model(nodes, [vi("x", F, [4, 2])],
+               [vi("xt", F, [2, 4]), seq_f("parts", F, None)], opset=17), "seq_split.onnx")
+
+    # SequenceMap over a sequence graph input and a tensor; output sequence.
+    body = helper.make_graph(
+        [helper.make_node("Add", ["xi", "wi"], ["yi"], name="body_add")], "body",
+        [vi("xi", F, None), vi("wi", F, [3])], [vi("yi", F, None)])
+    nodes = [helper.make_node("SequenceMap", ["xs", "w"], ["ys"], name="map", body=body)]
+    save(model(nodes, [seq_f("xs", F, None), vi("w", F, [3])], [seq_f("ys", F, None)],
+               opset=17), "seq_map.onnx")
+
+    # Errors: a position that is a graph input; a position out of range; a
+    # sequence read by a tensor op.
+    nodes = [helper.make_node("SequenceConstruct", ["a"], ["s"], name="construct"),
+             helper.make_node("SequenceAt", ["s", "pos"], ["y"], name="at_dyn")]
+    save(model(nodes, [vi("a", F, [2]), vi("pos", I, [])], [vi("y", F, [2])], opset=17),
+         "seq_dynamic_pos.onnx")
+    nodes = [ci("five", [5], []),
+             helper.make_node("SequenceConstruct", ["a"], ["s"], name="construct"),
+             helper.make_node("SequenceAt", ["s", "five"], ["y"], name="at_5")]
+    save(model(nodes, [vi("a", F, [2])], [vi("y", F, [2])], opset=17),
+         "seq_bad_pos.onnx")
+    nodes = [helper.make_node("SequenceConstruct", ["a"], ["s"], name="construct"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu_seq")]
+    save(model(nodes, [vi("a", F, [2])], [vi("y", F, [2])], opset=17, check=False),
+         "seq_consumed.onnx")
+    # SplitToSequence whose length is not known at compile time: a symbolic
+    # dim, a split fed as a graph input.
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["s"], name="split_sym"),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], name="cat", axis=0)]
+    save(model(nodes, [vi("x", F, ["n"])], [vi("y", F, ["n"])], opset=17),
+         "seq_split_symbolic.onnx")
+    nodes = [helper.make_node("SplitToSequence", ["x", "sp"], ["s"], name="split_dyn"),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], name="cat", axis=0)]
+    save(model(nodes, [vi("x", F, [4]), vi("sp", I, [2])], [vi("y", F, [4])], opset=17),
+         "seq_split_dynamic.onnx")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -572,6 +647,7 @@ def main():
     gen_bad_graphs()
     gen_more_errors()
     gen_if()
+    gen_seq()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

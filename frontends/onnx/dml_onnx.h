@@ -43,6 +43,26 @@
  * declared dtypes differ (INVALID_ARGUMENT) or whose declared shapes differ
  * (UNIMPLEMENTED); undeclared shapes that differ are broadcast by Where.
  * Details: frontends/onnx/onnx_if.c.
+ * Sequences (opsets 11..17) have no IR type: they are lowered at import
+ * time. A sequence-typed ONNX value becomes a compile-time list of IR tensor
+ * values (each element its own value; elements may differ in shape), and the
+ * sequence ops rearrange the lists: SequenceConstruct/SequenceEmpty make one,
+ * SequenceLength becomes a constant i64 scalar global, SequenceAt an
+ * Identity of the element, SequenceInsert/SequenceErase a new list (at a
+ * constant position, by default the end), ConcatFromSequence a Concat (with
+ * new_axis=1, Unsqueeze of each element first), SplitToSequence a Split with
+ * static sizes (then Squeeze of each part for keepdims=0 without split),
+ * SequenceMap its body imported inline once per element (as If's branches),
+ * and Identity of a sequence the same list. A sequence graph input becomes
+ * tensor arguments "<name>.0", "<name>.1", ... given by the import option
+ * `sequence_inputs` (element count and shapes); a sequence graph output
+ * becomes results "<name>.0", "<name>.1", ... The structure must be known at
+ * compile time: a position or split that is not a constant (an initializer,
+ * a Constant, a bound input), a SplitToSequence whose input dim at `axis` is
+ * not static, a sequence input without `sequence_inputs`, a sequence read by
+ * any other op, or sequences of non-tensors are UNIMPLEMENTED errors naming
+ * the node; positions out of range are INVALID_ARGUMENT. Loop, Optional and
+ * maps are not supported. Details: frontends/onnx/onnx_seq.c.
  * Other attributes are copied as ONNX spells them (Cast's `to` keeps ONNX's
  * TensorProto.DataType numbering; ConstantOfShape's `value` is a
  * DML_ATTR_TENSOR). The op table is frontends/onnx/onnx_ops.def.
@@ -103,7 +123,22 @@ typedef struct dml_onnx_import_options {
    * DML_MAX_RANK, a negative dim. */
   const struct dml_onnx_input_shape *input_shapes;
   size_t n_input_shapes;
+  /* Sequence graph inputs: each named graph input of sequence type becomes
+   * n_elems tensor arguments "<name>.0", "<name>.1", ... of the declared
+   * element dtype and the given static shapes (sequences are lowered at
+   * import time, see above). A sequence input not listed here is refused
+   * (UNIMPLEMENTED); INVALID_ARGUMENT for a rank outside 0..DML_MAX_RANK. */
+  const struct dml_onnx_sequence_input *sequence_inputs;
+  size_t n_sequence_inputs;
 } dml_onnx_import_options_t;
+
+/* One sequence graph input's structure (see `sequence_inputs` above); lent
+ * for the import. */
+typedef struct dml_onnx_sequence_input {
+  const char *name;
+  size_t n_elems;
+  const struct dml_onnx_input_shape *elems; /* n_elems shapes; their names unused */
+} dml_onnx_sequence_input_t;
 
 /* One shape override (see `input_shapes` above); lent for the import. */
 typedef struct dml_onnx_input_shape {
@@ -153,6 +188,19 @@ dml_status_t dml_onnx_tensor_read_file(const char *path, dml_tensor_t *out,
                                        void **out_buffer);
 dml_status_t dml_onnx_tensor_read_memory(const void *data, size_t len, dml_tensor_t *out,
                                          void **out_buffer);
+
+/* Reads a serialized onnx.SequenceProto of tensors (a backend test's
+ * input_K.pb / output_K.pb for a sequence value) from `path` or from `len`
+ * bytes at `data` (lent): *out_n elements in *out_elems, each element's data
+ * in (*out_buffers)[i] (as dml_onnx_tensor_read_memory); the caller frees
+ * them with dml_onnx_sequence_free(). Errors (op "onnx.tensor"): NOT_FOUND /
+ * IO; DATA_LOSS for malformed bytes; UNIMPLEMENTED for sequences of anything
+ * but tensors; those of dml_onnx_tensor_read_memory for an element. */
+dml_status_t dml_onnx_sequence_read_file(const char *path, size_t *out_n,
+                                         dml_tensor_t **out_elems, void ***out_buffers);
+dml_status_t dml_onnx_sequence_read_memory(const void *data, size_t len, size_t *out_n,
+                                           dml_tensor_t **out_elems, void ***out_buffers);
+void dml_onnx_sequence_free(size_t n, dml_tensor_t *elems, void **buffers);
 
 /* Kinds of ONNX values (onnx.TypeProto's `value` field). */
 typedef enum dml_onnx_value_kind {

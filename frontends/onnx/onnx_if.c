@@ -210,6 +210,12 @@ static int collect(const Onnx__GraphProto *g, const Onnx__NodeProto ***items, si
       *cap = c;
     }
     (*items)[(*n)++] = np;
+    if (is_default_domain(np->domain) && np->op_type &&
+        strcmp(np->op_type, "SequenceMap") == 0) {
+      const Onnx__GraphProto *body = branch_of(np, "body");
+      if (body && collect(body, items, n, cap)) return -1;
+      continue;
+    }
     if (!is_if(np)) continue;
     const Onnx__GraphProto *b[2] = {branch_of(np, "then_branch"),
                                     branch_of(np, "else_branch")};
@@ -371,6 +377,17 @@ static dml_status_t import_branch(onnx_ctx_t *ctx, const char *label, const char
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "%s: %s has %zu inputs; If branches take none", label, which,
                            g->n_input);
+  return onnx_import_subgraph(ctx, label, which, g, 0, NULL, out_vals);
+}
+
+dml_status_t onnx_import_subgraph(onnx_ctx_t *ctx, const char *label, const char *which,
+                                  const Onnx__GraphProto *g, size_t n_in,
+                                  dml_ir_value_t *const *in_vals,
+                                  dml_ir_value_t **out_vals) {
+  if (g->n_input != n_in)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: %s has %zu inputs, %zu given", label, which, g->n_input,
+                           n_in);
   if (g->n_sparse_initializer)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
                            "%s: %s has sparse initializers, which are not supported",
@@ -389,7 +406,27 @@ static dml_status_t import_branch(onnx_ctx_t *ctx, const char *label, const char
     st = oom();
     goto done;
   }
-  /* Fresh names for what the branch defines. */
+  /* Fresh names for what the branch defines: inputs (bound to in_vals),
+   * initializers, node outputs. */
+  for (size_t i = 0; i < n_in && !st; i++) {
+    const char *name = g->input[i]->name;
+    int inserted = 0;
+    onnx_map_entry_t *re =
+        is_empty(name) ? NULL : onnx_map_insert(&s.rename, name, &inserted);
+    if (is_empty(name) || (re && !inserted)) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: %s input #%zu has no name or is listed twice", label,
+                           which, i);
+      break;
+    }
+    const char *fresh = re ? onnx_unique_name(ctx, name) : NULL;
+    if (!fresh) {
+      st = oom();
+      break;
+    }
+    re->val = (void *)fresh;
+    st = onnx_define(ctx, fresh, in_vals[i]);
+  }
   for (size_t i = 0; i < g->n_initializer && !st; i++) {
     const Onnx__TensorProto *tp = g->initializer[i];
     if (is_empty(tp->name)) {

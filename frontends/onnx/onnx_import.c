@@ -534,7 +534,7 @@ static dml_status_t check_supported(const Onnx__ModelProto *mp, const Onnx__Grap
       } else if (!is_empty(a->ref_attr_name)) {
         problem = "attribute referring to a function attribute";
       } else if (!attr_type_supported(at) && strcmp(an, "sparse_value") != 0 &&
-                 !(e->importer == onnx_imp_if &&
+                 !((e->importer == onnx_imp_if || e->importer == onnx_imp_seq) &&
                    at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)) {
         /* (Constant's sparse_value is reported by onnx_op_check.) */
         snprintf(buf, sizeof(buf), "attribute of type %s", attr_type_name(at));
@@ -888,6 +888,60 @@ static dml_status_t bind_input(onnx_ctx_t *ctx, const Onnx__ValueInfoProto *vi,
   return onnx_define(ctx, vi->name, gv);
 }
 
+/* A sequence graph input: one argument "<name>.<k>" per element that
+ * opts->sequence_inputs gives, with its shape and the declared dtype. */
+static dml_status_t import_sequence_input(onnx_ctx_t *ctx, const Onnx__ValueInfoProto *vi,
+                                          const dml_onnx_import_options_t *opts) {
+  const dml_onnx_sequence_input_t *si = NULL;
+  for (size_t i = 0; opts && i < opts->n_sequence_inputs; i++)
+    if (opts->sequence_inputs[i].name &&
+        strcmp(opts->sequence_inputs[i].name, vi->name) == 0)
+      si = &opts->sequence_inputs[i];
+  if (!si)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "graph input '%s' is a sequence; its element count and shapes "
+                        "must be given at compile time",
+                        vi->name),
+        "import option sequence_inputs: the input becomes tensor inputs '%s.0', "
+        "'%s.1', ...",
+        vi->name, vi->name);
+  if (si->n_elems && !si->elems)
+    return invalid("sequence input '%s': %zu elements but no shapes", vi->name,
+                   si->n_elems);
+  const Onnx__TypeProto__Sequence *sq = vi->type->sequence_type;
+  const Onnx__TypeProto *et = sq ? sq->elem_type : NULL;
+  dml_dtype_t dt = et && et->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+                           et->tensor_type && et->tensor_type->has_elem_type
+                       ? onnx_dtype(et->tensor_type->elem_type)
+                       : DML_DTYPE_INVALID;
+  if (dt == DML_DTYPE_INVALID)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                           "graph input '%s' is a sequence whose elements are not "
+                           "tensors of a supported dtype",
+                           vi->name);
+  dml_ir_value_t **vals = (dml_ir_value_t **)calloc(si->n_elems + 1, sizeof(*vals));
+  if (!vals) return oom();
+  dml_status_t st = DML_OK;
+  for (size_t k = 0; k < si->n_elems && !st; k++) {
+    const dml_onnx_input_shape_t *sh = &si->elems[k];
+    if (sh->rank < 0 || sh->rank > DML_MAX_RANK || (sh->rank && !sh->dims)) {
+      st = invalid("sequence input '%s': element %zu has rank %d, not in 0..%d", vi->name,
+                   k, (int)sh->rank, DML_MAX_RANK);
+      break;
+    }
+    dml_type_t type = dml_type_static(dt, sh->rank, sh->dims);
+    char *name = str_printf("%s.%zu", vi->name, k);
+    const char *arena = name ? dml_ir_strdup(ctx->m, name) : NULL;
+    free(name);
+    if (!arena) st = oom();
+    if (!st) st = dml_ir_function_add_arg(ctx->f, arena, &type, &vals[k]);
+  }
+  if (!st) st = onnx_seq_define(ctx, vi->name, dt, si->n_elems, vals);
+  free(vals);
+  return st;
+}
+
 static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
                                   int64_t bound, const dml_onnx_import_options_t *opts) {
   DML_RETURN_IF_ERROR(check_bindings(ctx, g, opts));
@@ -898,11 +952,15 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
     if (e && e->aux == -2) continue; /* an initializer: a global */
     const dml_onnx_binding_t *b = find_binding(opts, vi->name);
     const Onnx__TypeProto *tp = vi->type;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
+      DML_RETURN_IF_ERROR(import_sequence_input(ctx, vi, opts));
+      continue;
+    }
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
       return dml_status_make(
           DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-          "graph input '%s' is not a tensor (sequence, map, optional and "
-          "sparse inputs are not supported)",
+          "graph input '%s' is not a tensor (optional, map and sparse inputs are "
+          "not supported; sequences are lowered at import time)",
           vi->name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     int32_t et = tt->has_elem_type ? tt->elem_type : 0;
@@ -1113,6 +1171,22 @@ static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
     for (size_t k = 0; k < n_in; k++) {
       in[k] = NULL;
       if (is_empty(np->input[k])) continue;
+      if (onnx_seq_find(ctx, np->input[k])) {
+        /* A sequence (onnx_seq.c): only sequence ops and Identity read one. */
+        if (e->importer == onnx_imp_seq) continue;
+        if (e->op == DML_OP_IDENTITY && k == 0) {
+          e = onnx_op_lookup("SequenceConstruct", 11);
+          continue;
+        }
+        st = dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                            "%s: input %zu ('%s') is a sequence, which this op cannot "
+                            "read",
+                            label, k, np->input[k]),
+            "sequences are lowered at import time into lists of tensors; only "
+            "sequence ops and Identity read them");
+        break;
+      }
       onnx_map_entry_t *me = onnx_map_find(&ctx->names, np->input[k]);
       in[k] = me ? (dml_ir_value_t *)me->val : NULL;
       if (!in[k]) {
@@ -1138,12 +1212,35 @@ dml_status_t onnx_import_graph_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g)
 }
 
 static dml_status_t import_outputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
-  dml_ir_value_t **res =
-      (dml_ir_value_t **)calloc(g->n_output + 1, sizeof(dml_ir_value_t *));
+  size_t n_res = g->n_output, at = 0;
+  dml_ir_value_t **res = (dml_ir_value_t **)calloc(n_res + 1, sizeof(dml_ir_value_t *));
   if (!res) return oom();
   dml_status_t st = DML_OK;
   for (size_t i = 0; i < g->n_output && !st; i++) {
     const char *name = g->output[i]->name;
+    const onnx_seq_t *seq = onnx_seq_find(ctx, name);
+    if (seq) {
+      /* A sequence output: results "<name>.0", "<name>.1", ... */
+      n_res += seq->n;
+      dml_ir_value_t **grown =
+          (dml_ir_value_t **)realloc(res, (n_res + 1) * sizeof(*res));
+      if (!grown) {
+        st = oom();
+        break;
+      }
+      res = grown;
+      for (size_t k = 0; k < seq->n && !st; k++) {
+        dml_ir_value_t *ev = seq->v[k];
+        dml_ir_node_t *node = NULL;
+        char *ename = str_printf("%s.%zu", name, k);
+        if (!ename) st = oom();
+        if (!st) st = onnx_emit(ctx, DML_OP_IDENTITY, NULL, 1, &ev, 1, &node);
+        if (!st && !(node->outputs[0]->name = dml_ir_strdup(ctx->m, ename))) st = oom();
+        free(ename);
+        if (!st) res[at++] = node->outputs[0];
+      }
+      continue;
+    }
     onnx_map_entry_t *e = onnx_map_find(&ctx->names, name);
     dml_ir_value_t *v = e ? (dml_ir_value_t *)e->val : NULL;
     if (!v) {
@@ -1159,9 +1256,9 @@ static dml_status_t import_outputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
       if (!node->outputs[0]->name) st = oom();
       v = node->outputs[0];
     }
-    res[i] = v;
+    res[at++] = v;
   }
-  if (!st) st = dml_ir_function_set_results(ctx->f, (uint32_t)g->n_output, res);
+  if (!st) st = dml_ir_function_set_results(ctx->f, (uint32_t)at, res);
   free(res);
   return st;
 }
@@ -1220,6 +1317,7 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
   ctx.opset = opset;
   ctx.model = mp;
   ctx.base_dir = base_dir;
+  ctx.opts = opts;
   uint32_t *order = NULL;
   dml_status_t st = dml_ir_module_create(&ctx.m);
   if (st) return st;
@@ -1233,6 +1331,7 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
   if (!st) st = import_outputs(&ctx, g);
   if (!st) mark_bn_state(&ctx);
   free(order);
+  onnx_seqs_free(&ctx);
   onnx_map_free(&ctx.names);
   if (st) {
     dml_ir_module_release(ctx.m);

@@ -3,7 +3,9 @@
  *
  * onnx_import.c: model loading, graph walking, the name map, errors;
  * onnx_tensor.c: TensorProto -> host tensor (every storage form, external
- * data); onnx_ops.c: the op table (onnx_ops.def) and the importers.
+ * data); onnx_ops.c: the op table (onnx_ops.def) and the importers;
+ * onnx_if.c: If and inline subgraphs; onnx_seq.c: sequences as
+ * compile-time lists of tensors.
  */
 #ifndef DML_ONNX_INTERNAL_H_
 #define DML_ONNX_INTERNAL_H_
@@ -58,7 +60,37 @@ typedef struct onnx_ctx {
   onnx_map_t names;
   /* The If branch being imported (innermost); NULL in the top-level graph. */
   const onnx_scope_t *scope;
+  /* Sequence-typed values (onnx_seq.c): name -> onnx_seq_t * (owned). */
+  onnx_map_t seqs;
+  const dml_onnx_import_options_t *opts;
 } onnx_ctx_t;
+
+/* ---- sequences lowered at import time (onnx_seq.c) ---- */
+
+/* A sequence value: a compile-time list of IR tensor values. */
+typedef struct onnx_seq {
+  dml_dtype_t dtype; /* the element type (INVALID when unknown) */
+  size_t n;
+  dml_ir_value_t **v;
+} onnx_seq_t;
+
+/* The sequence named `name` (a resolved name), or NULL. */
+onnx_seq_t *onnx_seq_find(const onnx_ctx_t *ctx, const char *name);
+/* Records sequence `name` holding v[0..n) (copied). */
+dml_status_t onnx_seq_define(onnx_ctx_t *ctx, const char *name, dml_dtype_t dtype,
+                             size_t n, dml_ir_value_t *const *v);
+void onnx_seqs_free(onnx_ctx_t *ctx);
+dml_status_t onnx_seq_split(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                            dml_ir_value_t **in, uint32_t n_in);
+dml_status_t onnx_seq_map(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_ir_value_t **in,
+                          uint32_t n_in);
+/* Imports subgraph g (`which` of node `label`) inline with its inputs bound
+ * to in_vals[0..n_in) (n_in must equal g->n_input; an If branch has none);
+ * out_vals[k] is its output k. (onnx_if.c) */
+dml_status_t onnx_import_subgraph(onnx_ctx_t *ctx, const char *label, const char *which,
+                                  const Onnx__GraphProto *g, size_t n_in,
+                                  dml_ir_value_t *const *in_vals,
+                                  dml_ir_value_t **out_vals);
 
 /* "node 'name' (Op)" or "node #i (Op)" into buf. */
 const char *onnx_node_label(const Onnx__NodeProto *np, char *buf, size_t cap);
@@ -156,6 +188,10 @@ struct onnx_op_entry {
 /* The If importer (onnx_if.c). */
 dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                          const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in);
+/* The sequence importer (onnx_seq.c): every sequence op, and Identity of a
+ * sequence. */
+dml_status_t onnx_imp_seq(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                          const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in);
 /* The table line for op_type at opset, or NULL. */
 const onnx_op_entry_t *onnx_op_lookup(const char *op_type, int64_t opset);
 /* The table line for op_type of `domain` ("", "ai.onnx" or NULL: the

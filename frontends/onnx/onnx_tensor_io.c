@@ -127,6 +127,129 @@ dml_status_t dml_onnx_tensor_read_file(const char *path, dml_tensor_t *out,
   return st;
 }
 
+/* ==== SequenceProto (onnx-data.proto) ==================================== */
+/* Not in the generated onnx.proto: read by hand. Fields: 1 name, 2 elem_type,
+ * 3 tensor_values (TensorProto), 4 sparse_tensor_values, 5 sequence_values,
+ * 6 map_values, 7 optional_values. */
+
+static int seq_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (*pos >= len) return -1;
+    uint8_t b = p[(*pos)++];
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+void dml_onnx_sequence_free(size_t n, dml_tensor_t *elems, void **buffers) {
+  for (size_t i = 0; buffers && i < n; i++) free(buffers[i]);
+  free(elems);
+  free(buffers);
+}
+
+dml_status_t dml_onnx_sequence_read_memory(const void *data, size_t len, size_t *out_n,
+                                           dml_tensor_t **out_elems,
+                                           void ***out_buffers) {
+  if (!out_n || !out_elems || !out_buffers || (!data && len))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, TENSOR_ERR_OP,
+                           "dml_onnx_sequence_read_memory: NULL argument");
+  const uint8_t *p = (const uint8_t *)data;
+  size_t pos = 0, n = 0, cap = 0;
+  dml_tensor_t *elems = NULL;
+  void **bufs = NULL;
+  dml_status_t st = DML_OK;
+  int64_t elem_type = -1;
+  while (pos < len && !st) {
+    uint64_t tag = 0, v = 0;
+    if (seq_varint(p, len, &pos, &tag)) goto bad;
+    switch (tag & 7) {
+      case 0:
+        if (seq_varint(p, len, &pos, &v)) goto bad;
+        if ((tag >> 3) == 2) elem_type = (int64_t)v;
+        continue;
+      case 1:
+        if (len - pos < 8) goto bad;
+        pos += 8;
+        continue;
+      case 5:
+        if (len - pos < 4) goto bad;
+        pos += 4;
+        continue;
+      case 2: break;
+      default: goto bad;
+    }
+    if (seq_varint(p, len, &pos, &v) || v > len - pos) goto bad;
+    uint64_t field = tag >> 3;
+    if (field >= 4 && field <= 7) {
+      st = dml_status_make(DML_STATUS_UNIMPLEMENTED, TENSOR_ERR_OP,
+                           "SequenceProto holds sparse tensors, sequences, maps or "
+                           "optionals; only tensor elements are supported");
+      break;
+    }
+    if (field == 3) {
+      if (n == cap) {
+        cap = cap ? cap * 2 : 8;
+        dml_tensor_t *e2 = (dml_tensor_t *)realloc(elems, cap * sizeof(*e2));
+        if (e2) elems = e2;
+        void **b2 = e2 ? (void **)realloc(bufs, cap * sizeof(*b2)) : NULL;
+        if (b2) bufs = b2;
+        if (!e2 || !b2) {
+          st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, TENSOR_ERR_OP,
+                               "out of memory");
+          break;
+        }
+      }
+      bufs[n] = NULL;
+      st = dml_onnx_tensor_read_memory(p + pos, (size_t)v, &elems[n], &bufs[n]);
+      if (st) {
+        st = dml_status_annotate(st, "reading element %zu of a SequenceProto", n);
+        break;
+      }
+      n++;
+    }
+    pos += (size_t)v;
+  }
+  if (!st && elem_type >= 0 && elem_type != 1)
+    st =
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, TENSOR_ERR_OP,
+                        "SequenceProto of elem_type %lld; only tensors (1) are supported",
+                        (long long)elem_type);
+  if (st) {
+    dml_onnx_sequence_free(n, elems, bufs);
+    return st;
+  }
+  *out_n = n;
+  *out_elems = elems;
+  *out_buffers = bufs;
+  return DML_OK;
+bad:
+  dml_onnx_sequence_free(n, elems, bufs);
+  return dml_status_make(DML_STATUS_DATA_LOSS, TENSOR_ERR_OP,
+                         "not an onnx.SequenceProto: malformed or truncated protobuf "
+                         "(at byte %zu of %zu)",
+                         pos, len);
+}
+
+dml_status_t dml_onnx_sequence_read_file(const char *path, size_t *out_n,
+                                         dml_tensor_t **out_elems, void ***out_buffers) {
+  if (!path)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, TENSOR_ERR_OP,
+                           "dml_onnx_sequence_read_file: NULL argument");
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  DML_RETURN_IF_ERROR(read_whole_file(path, TENSOR_ERR_OP, &buf, &len));
+  dml_status_t st =
+      dml_onnx_sequence_read_memory(buf, len, out_n, out_elems, out_buffers);
+  free(buf);
+  if (st) st = dml_status_annotate(st, "reading '%s'", path);
+  return st;
+}
+
 /* ==== model description ================================================= */
 
 /* The description and every string it lends, in one allocation list. */

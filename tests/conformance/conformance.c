@@ -35,6 +35,19 @@
  * a static declared dim, the input is compiled with the fed shape (import
  * option input_shapes); such inputs are listed as "redeclared" in the JSON.
  *
+ * Sequence inputs and outputs (SequenceProto files of tensors): the
+ * importer lowers sequences into lists of tensors (frontends/onnx/
+ * onnx_seq.c), so a sequence input is compiled as tensor inputs "<name>.0",
+ * "<name>.1", ... with the element count and shapes of the first data set
+ * (import option sequence_inputs; every data set must agree), and every
+ * tensor input of such a model is compiled with its fed shape (a symbolic
+ * dim shared with the static elements would not broadcast against them). A
+ * sequence output is compared element by element with the outputs
+ * "<name>.0", ...; the package must have exactly as many. Positions of
+ * SequenceAt/Insert/Erase and SplitToSequence's split fed as graph inputs
+ * are bound as compile-time constants, like shape inputs. Map and optional
+ * values are refused ("sequence inputs unsupported", the kind's old name).
+ *
  * Random-output tests (Bernoulli, training-mode Dropout with a ratio > 0)
  * are checked by shape, dtype, value set and a statistic instead of values
  * (dmlc draws from its own Philox streams, not NumPy's generator):
@@ -289,6 +302,12 @@ static const struct {
     {"DFT", 1u << 1},
     {"STFT", (1u << 1) | (1u << 3)},
     {"MelWeightMatrix", 3u},
+    /* Sequences are lowered at import time: positions and splits are
+     * compile-time values, like shapes. */
+    {"SequenceAt", 1u << 1},
+    {"SequenceInsert", 1u << 2},
+    {"SequenceErase", 1u << 1},
+    {"SplitToSequence", 1u << 1},
 };
 
 /* Bit mask of node n's inputs that determine an output shape. */
@@ -343,16 +362,30 @@ static int shape_determining(const dml_onnx_model_desc_t *d, const char *name) {
   return name_in(set, n, name);
 }
 
+/* A sequence value of a data set (a SequenceProto file). */
+typedef struct seqval {
+  size_t n;
+  dml_tensor_t *t;
+  void **buf;
+} seqval_t;
+
 typedef struct dataset {
   uint32_t n_in, n_out;
   dml_tensor_t *in, *out;
   void **in_buf, **out_buf;
-  char *err; /* reading failed: why */
+  seqval_t *in_seq, *out_seq; /* per input/output; n == 0 and t NULL: a tensor */
+  char *err;                  /* reading failed: why */
 } dataset_t;
 
 static void dataset_free(dataset_t *ds) {
   for (uint32_t i = 0; i < ds->n_in; i++) free(ds->in_buf[i]);
   for (uint32_t i = 0; i < ds->n_out; i++) free(ds->out_buf[i]);
+  for (uint32_t i = 0; ds->in_seq && i < ds->n_in; i++)
+    dml_onnx_sequence_free(ds->in_seq[i].n, ds->in_seq[i].t, ds->in_seq[i].buf);
+  for (uint32_t i = 0; ds->out_seq && i < ds->n_out; i++)
+    dml_onnx_sequence_free(ds->out_seq[i].n, ds->out_seq[i].t, ds->out_seq[i].buf);
+  free(ds->in_seq);
+  free(ds->out_seq);
   free(ds->in);
   free(ds->out);
   free(ds->in_buf);
@@ -380,8 +413,10 @@ static char *status_text(dml_status_t s) {
   return r;
 }
 
-/* Reads input_K.pb / output_K.pb of one data set directory. */
-static void dataset_read(const char *dir, dataset_t *ds) {
+/* Reads input_K.pb / output_K.pb of one data set directory; in_seq[K] /
+ * out_seq[K] (NULL: none) say which are SequenceProto files. */
+static void dataset_read(const char *dir, dataset_t *ds, const int *in_seq,
+                         const int *out_seq) {
   memset(ds, 0, sizeof(*ds));
   char path[4096];
   for (int pass = 0; pass < 2; pass++) {
@@ -395,19 +430,24 @@ static void dataset_read(const char *dir, dataset_t *ds) {
     }
     dml_tensor_t *t = (dml_tensor_t *)xcalloc(n, sizeof(*t));
     void **bufs = (void **)xcalloc(n, sizeof(void *));
+    seqval_t *sq = (seqval_t *)xcalloc(n, sizeof(*sq));
+    const int *is_seq = pass ? out_seq : in_seq;
     for (uint32_t i = 0; i < n && !ds->err; i++) {
       if (snprintf(path, sizeof(path), "%s/%s_%u.pb", dir, what, i) >= (int)sizeof(path))
         break;
-      dml_status_t s = dml_onnx_tensor_read_file(path, &t[i], &bufs[i]);
+      dml_status_t s =
+          is_seq && i < 256 && is_seq[i]
+              ? dml_onnx_sequence_read_file(path, &sq[i].n, &sq[i].t, &sq[i].buf)
+              : dml_onnx_tensor_read_file(path, &t[i], &bufs[i]);
       if (s) {
         ds->err = status_text(s);
         dml_status_free(s);
       }
     }
     if (pass) {
-      ds->out = t, ds->out_buf = bufs, ds->n_out = n;
+      ds->out = t, ds->out_buf = bufs, ds->n_out = n, ds->out_seq = sq;
     } else {
-      ds->in = t, ds->in_buf = bufs, ds->n_in = n;
+      ds->in = t, ds->in_buf = bufs, ds->n_in = n, ds->in_seq = sq;
     }
   }
 }
@@ -565,6 +605,9 @@ typedef struct test_ctx {
   int64_t bound;
   const dml_onnx_input_shape_t *shapes; /* declared shapes replaced */
   size_t n_shapes;
+  const dml_onnx_sequence_input_t *seq_inputs; /* sequence inputs' structure */
+  size_t n_seq_inputs;
+  const int *out_is_seq; /* per graph output */
   sbuf_t *out;
 } test_ctx_t;
 
@@ -578,6 +621,8 @@ static dml_status_t compile_and_load(const test_ctx_t *t, const dml_onnx_binding
   o.n_bind = n_bind;
   o.input_shapes = t->shapes;
   o.n_input_shapes = t->n_shapes;
+  o.sequence_inputs = t->seq_inputs;
+  o.n_sequence_inputs = t->n_seq_inputs;
   void *pkg = NULL;
   size_t size = 0;
   DML_RETURN_IF_ERROR(dml_compile_onnx_memory(t->model, t->model_len, t->dir,
@@ -600,6 +645,16 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
     for (size_t b = 0; b < n_bound; b++)
       skip |= strcmp(bound_names[b], real_inputs[i]) == 0;
     if (skip) continue;
+    if (ds->in_seq[i].t) {
+      /* A sequence input: its elements are inputs "<name>.0", ... */
+      for (size_t j = 0; j < ds->in_seq[i].n && !st; j++) {
+        char ename[1024];
+        snprintf(ename, sizeof(ename), "%s.%zu", real_inputs[i], j);
+        st = dml_rt_session_set_input_by_name(s, ename, &ds->in_seq[i].t[j]);
+      }
+      if (st) goto runtime_error;
+      continue;
+    }
     st = dml_rt_session_set_input_by_name(s, real_inputs[i], &ds->in[i]);
     if (st) goto runtime_error;
   }
@@ -611,7 +666,38 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
   double ratio = 0.5;
   if (ds->n_in > 1 && ds->in[1].data && dml_dtype_is_float(ds->in[1].dtype))
     ratio = dml_load_f64(ds->in[1].dtype, ds->in[1].data, 0);
-  for (uint32_t i = 0; i < ds->n_out && i < d->n_outputs; i++) {
+  for (uint32_t i = 0; i < ds->n_out && i < d->n_outputs && !v->kind; i++) {
+    if (t->out_is_seq[i]) {
+      /* A sequence output: outputs "<name>.0", ..., element by element. */
+      const seqval_t *want = &ds->out_seq[i];
+      char ename[1024];
+      snprintf(ename, sizeof(ename), "%s.%zu", d->outputs[i].name, want->n);
+      if (dml_rt_model_find_output(model, ename) >= 0) {
+        v->kind = "wrong shape/dtype";
+        v->output = xstrdup(d->outputs[i].name);
+        v->message = xprintf("sequence output %u '%s': more than %zu elements", i,
+                             d->outputs[i].name, want->n);
+        break;
+      }
+      for (size_t j = 0; j < want->n && !v->kind; j++) {
+        snprintf(ename, sizeof(ename), "%s.%zu", d->outputs[i].name, j);
+        int32_t k = dml_rt_model_find_output(model, ename);
+        if (k < 0) {
+          v->kind = "wrong shape/dtype";
+          v->output = xstrdup(d->outputs[i].name);
+          v->message = xprintf(
+              "sequence output %u '%s': %zu elements expected, the "
+              "package has no output '%s'",
+              i, d->outputs[i].name, want->n, ename);
+          break;
+        }
+        dml_tensor_t got;
+        st = dml_rt_session_get_output(s, (uint32_t)k, &got);
+        if (st) goto runtime_error;
+        compare_output(t->name, ename, i, &got, &want->t[j], NULL, ratio, NULL, v);
+      }
+      continue;
+    }
     int32_t k = dml_rt_model_find_output(model, d->outputs[i].name);
     if (k < 0) {
       v->kind = "runtime error";
@@ -648,20 +734,29 @@ static void run_test(test_ctx_t *t) {
   const char *real_inputs[256];
   uint32_t n_real = 0;
   int non_tensor = 0;
+  int in_is_seq[256] = {0}, *out_is_seq = (int *)xcalloc(d->n_outputs + 1, sizeof(int));
   for (uint32_t i = 0; i < d->n_inputs; i++) {
     if (d->inputs[i].is_initializer) continue;
-    if (d->inputs[i].kind != DML_ONNX_VALUE_TENSOR) non_tensor = 1;
+    if (d->inputs[i].kind == DML_ONNX_VALUE_SEQUENCE && n_real < 256)
+      in_is_seq[n_real] = 1;
+    else if (d->inputs[i].kind != DML_ONNX_VALUE_TENSOR)
+      non_tensor = 1;
     if (n_real < 256) real_inputs[n_real++] = d->inputs[i].name;
   }
-  for (uint32_t i = 0; i < d->n_outputs; i++)
-    if (d->outputs[i].kind != DML_ONNX_VALUE_TENSOR) non_tensor = 1;
+  for (uint32_t i = 0; i < d->n_outputs; i++) {
+    if (d->outputs[i].kind == DML_ONNX_VALUE_SEQUENCE)
+      out_is_seq[i] = 1;
+    else if (d->outputs[i].kind != DML_ONNX_VALUE_TENSOR)
+      non_tensor = 1;
+  }
+  t->out_is_seq = out_is_seq;
 
   /* Compile once with the declared shapes (bound from the data). */
   int64_t bound = MIN_BOUND;
   if (!non_tensor)
     for (size_t k = 0; k < n_sets; k++) {
       snprintf(path, sizeof(path), "%s/%s", t->dir, sets[k]);
-      dataset_read(path, &ds[k]);
+      dataset_read(path, &ds[k], in_is_seq, d->n_outputs <= 256 ? out_is_seq : NULL);
       for (uint32_t i = 0; i < ds[k].n_in; i++)
         for (int32_t r = 0; r < ds[k].in[i].rank; r++)
           if (ds[k].in[i].dims[r] > bound) bound = ds[k].in[i].dims[r];
@@ -690,6 +785,8 @@ static void run_test(test_ctx_t *t) {
       if (d->inputs[j].name == real_inputs[i]) vd = &d->inputs[j];
     if (!vd || vd->rank < 0 || vd->rank > DML_MAX_RANK) continue;
     int same = 1, contradicts = 0;
+    int any_seq = 0;
+    for (uint32_t j = 0; j < n_real; j++) any_seq |= in_is_seq[j];
     for (size_t k = 0; k < n_sets && same; k++) {
       const dml_tensor_t *a = &ds[0].in[i], *b = &ds[k].in[i];
       if (ds[k].err || i >= ds[k].n_in || a->rank != b->rank ||
@@ -698,7 +795,10 @@ static void run_test(test_ctx_t *t) {
     }
     if (!same) continue;
     const dml_tensor_t *fed = &ds[0].in[i];
-    contradicts = fed->rank != vd->rank;
+    /* With sequence inputs (static element shapes) every tensor input is
+     * compiled with its fed shape: a symbolic dim it shares with the
+     * elements would not broadcast against their static dims. */
+    contradicts = fed->rank != vd->rank || any_seq;
     for (int32_t r = 0; !contradicts && r < vd->rank; r++)
       contradicts = vd->dims[r] >= 0 && vd->dims[r] != fed->dims[r];
     if (!contradicts) continue;
@@ -710,6 +810,39 @@ static void run_test(test_ctx_t *t) {
   }
   t->shapes = shapes;
   t->n_shapes = n_shapes;
+  /* Sequence inputs: element count and shapes from the first data set (the
+   * importer expands them into inputs "<name>.0", ...); every data set must
+   * agree. */
+  dml_onnx_sequence_input_t seq_in[MAX_BINDINGS];
+  dml_onnx_input_shape_t *seq_shapes[MAX_BINDINGS];
+  size_t n_seq_in = 0;
+  int seq_mismatch = 0;
+  for (uint32_t i = 0; i < n_real && n_sets && n_seq_in < MAX_BINDINGS; i++) {
+    if (!in_is_seq[i] || ds[0].err || i >= ds[0].n_in) continue;
+    const seqval_t *a = &ds[0].in_seq[i];
+    for (size_t k = 1; k < n_sets; k++) {
+      const seqval_t *b = i < ds[k].n_in ? &ds[k].in_seq[i] : NULL;
+      int same = b && !ds[k].err && b->n == a->n;
+      for (size_t j = 0; same && j < a->n; j++)
+        same =
+            a->t[j].rank == b->t[j].rank &&
+            !memcmp(a->t[j].dims, b->t[j].dims, sizeof(int64_t) * (size_t)a->t[j].rank);
+      if (!same) seq_mismatch = 1;
+    }
+    dml_onnx_input_shape_t *sh = (dml_onnx_input_shape_t *)xcalloc(a->n + 1, sizeof(*sh));
+    for (size_t j = 0; j < a->n; j++) {
+      sh[j].name = real_inputs[i];
+      sh[j].rank = a->t[j].rank;
+      sh[j].dims = a->t[j].dims;
+    }
+    seq_shapes[n_seq_in] = sh;
+    seq_in[n_seq_in].name = real_inputs[i];
+    seq_in[n_seq_in].n_elems = a->n;
+    seq_in[n_seq_in].elems = sh;
+    n_seq_in++;
+  }
+  t->seq_inputs = seq_in;
+  t->n_seq_inputs = n_seq_in;
   if (n_shapes) emit_kv(out, "redeclared", redeclared.s);
   free(redeclared.s);
   dml_rt_model_t *model = NULL;
@@ -760,12 +893,18 @@ static void run_test(test_ctx_t *t) {
   }
   if (non_tensor) {
     emit_kv(out, "kind", "sequence inputs unsupported");
-    emit_kv(out, "message", "the model has sequence, map or optional inputs or outputs");
+    emit_kv(out, "message", "the model has map, optional or sparse inputs or outputs");
     goto done;
   }
   if (!n_sets) {
     emit_kv(out, "kind", "compile error");
     emit_kv(out, "message", "no test_data_set_* directory");
+    goto done;
+  }
+  if (seq_mismatch) {
+    emit_kv(out, "kind", "compile error");
+    emit_kv(out, "message",
+            "the data sets feed a sequence input different element counts or shapes");
     goto done;
   }
   for (size_t k = 0; k < n_sets && !v.kind; k++) {
@@ -824,6 +963,8 @@ static void run_test(test_ctx_t *t) {
   free(v.message);
   free(v.output);
 done:
+  for (size_t i = 0; i < n_seq_in; i++) free(seq_shapes[i]);
+  free(out_is_seq);
   dml_status_free(st);
   dml_rt_model_release(model);
   for (size_t k = 0; k < n_sets; k++) dataset_free(&ds[k]);
@@ -885,7 +1026,8 @@ static void start_job(job_t *j) {
         free(m);
         dml_status_free(s);
       } else {
-        test_ctx_t t = {j->dir, j->r->name, d, bytes, len, 0, NULL, 0, &out};
+        test_ctx_t t = {j->dir, j->r->name, d,    bytes, len,  0,
+                        NULL,   0,          NULL, 0,     NULL, &out};
         run_test(&t);
       }
     }
@@ -1403,6 +1545,15 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       "input shapes:\nan input that every data set feeds with one shape "
       "contradicting its declaration (CastLike's\n`like`: declared [3,4], fed [1]) "
       "is compiled with the fed shape (`redeclared` in the JSON).\n\n"
+      "Sequences are lowered at import time into lists of tensors "
+      "(frontends/onnx/onnx_seq.c), so their\nstructure must be static: a "
+      "sequence input (a SequenceProto file) is compiled as tensor inputs\n"
+      "`<name>.0`, `<name>.1`, ... with the element count and shapes of the data "
+      "(import option\n`sequence_inputs`), every tensor input of such a model with "
+      "its fed shape, and a sequence output\nis compared element by element with "
+      "the outputs `<name>.0`, ... (the count must match).\nSequenceAt/Insert/Erase "
+      "positions and SplitToSequence's split fed as graph inputs are bound like\n"
+      "shape inputs. Loop, Optional and map values are not supported.\n\n"
       "## Results per suite\n\n"
       "| suite | tests | passed | of which specialized | failed | skipped |\n"
       "| --- | ---: | ---: | ---: | ---: | ---: |\n",

@@ -3,8 +3,10 @@
  *
  * Feeds arbitrary bytes to dml_onnx_import_memory() with no base directory
  * (so external data is refused, never read) and releases whatever comes
- * back. Any crash, leak or sanitizer report is a bug: the importer treats
- * its input as untrusted.
+ * back, then reads the same bytes as an onnx.SequenceProto of tensors
+ * (dml_onnx_sequence_read_memory, the conformance runner's reader). Any
+ * crash, leak or sanitizer report is a bug: both treat their input as
+ * untrusted.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,5 +21,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dml_status_t st = dml_onnx_import_memory(data, size, NULL, &opts, &m);
   dml_status_free(st);
   dml_ir_module_release(m);
+  size_t n = 0;
+  dml_tensor_t *elems = NULL;
+  void **bufs = NULL;
+  st = dml_onnx_sequence_read_memory(data, size, &n, &elems, &bufs);
+  if (!st) dml_onnx_sequence_free(n, elems, bufs);
+  dml_status_free(st);
   return 0;
 }
