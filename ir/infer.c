@@ -455,7 +455,7 @@ static int round_to_dtype(dml_dtype_t dt, double x, double *out) {
  * globals, static recorded contents (sym_data), and values computed from
  * those through the defining nodes: Cast, Identity, Reshape, Flatten,
  * Squeeze, Unsqueeze, Neg, Abs, Floor, Ceil, Round, Sqrt, Reciprocal, Add,
- * Sub, Mul, Div, Max, Min and 1-D Concat of float tensors, each result
+ * Sub, Mul, Div, Max, Min, Relu and 1-D Concat of float tensors, each result
  * rounded to the node's output dtype. Exporters compute Resize scales,
  * Range bounds and window lengths that way (Cast(n) - 1, Shape * 2.0).
  * Integer values come from elems_of only, which tracks integer arithmetic.
@@ -503,6 +503,7 @@ static int f64s_eval(const ictx_t *c, const dml_ir_value_t *v, double *out, uint
     case DML_OP_FLOOR:
     case DML_OP_CEIL:
     case DML_OP_ROUND:
+    case DML_OP_RELU:
     case DML_OP_SQRT:
     case DML_OP_RECIPROCAL: {
       if (f64s_eval(c, d->inputs[0], a, MAX_ELEMS, &na, budget) != 1 ||
@@ -515,6 +516,7 @@ static int f64s_eval(const ictx_t *c, const dml_ir_value_t *v, double *out, uint
           case DML_OP_ABS: x = fabs(x); break;
           case DML_OP_FLOOR: x = floor(x); break;
           case DML_OP_CEIL: x = ceil(x); break;
+          case DML_OP_RELU: x = x < 0 ? 0 : x; break;
           case DML_OP_ROUND: x = nearbyint(x); break; /* half to even */
           case DML_OP_SQRT: x = sqrt(x); break;
           case DML_OP_RECIPROCAL: x = 1.0 / x; break;
@@ -724,15 +726,16 @@ static dml_status_t infer_cast(ictx_t *c) {
       dml_dtype_is_int(to))
     return pass_sym(c, 0);
   /* Float -> integer of known values (e.g. Cast(Floor(Shape * 2.0)) for
-   * Resize sizes) truncates them. */
+   * Resize sizes) truncates them; float -> bool compares them with 0. */
   double f[MAX_ELEMS];
   uint32_t n = 0;
-  if (dml_dtype_is_float(in_t(c, 0)->dtype) && dml_dtype_is_int(to) &&
+  if (dml_dtype_is_float(in_t(c, 0)->dtype) &&
+      (dml_dtype_is_int(to) || to == DML_DTYPE_BOOL) &&
       f64s_of(c, 0, f, MAX_ELEMS, &n) == 1) {
     dml_dim_t e[MAX_ELEMS];
     for (uint32_t i = 0; i < n; i++) {
-      double r;
-      if (!round_to_dtype(to, f[i], &r)) return DML_OK;
+      double r = f[i] != 0; /* bool: a Loop's cond computed from its trip count */
+      if (to != DML_DTYPE_BOOL && !round_to_dtype(to, f[i], &r)) return DML_OK;
       e[i] = D((int64_t)r);
     }
     return set_sym(c, 0, e, n);

@@ -631,6 +631,65 @@ def gen_seq():
          "seq_split_dynamic.onnx")
 
 
+def gen_loop():
+    """Loop and Scan (issue #3): unrolled at import time (onnx_loop.c)."""
+    F, I, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+    def loop_body(cond_node):
+        # y_out = y + x (x from the outer graph); scan s = y_out * iter.
+        return helper.make_graph(
+            [cond_node,
+             helper.make_node("Add", ["y", "x"], ["y_out"], name="body_add"),
+             helper.make_node("Cast", ["iter"], ["iter_f"], name="body_cast", to=F),
+             helper.make_node("Mul", ["y_out", "iter_f"], ["s"], name="body_mul")],
+            "body", [vi("iter", I, []), vi("cond", B, []), vi("y", F, [2])],
+            [vi("cond_out", B, []), vi("y_out", F, [2]), vi("s", F, [2])])
+
+    same = helper.make_node("Identity", ["cond"], ["cond_out"], name="body_cond")
+    ins = [vi("x", F, [2]), vi("y0", F, [2])]
+    outs = [vi("y_final", F, [2]), vi("scans", F, ["n", 2])]
+
+    def loop_model(m_init, body, fname, m_input=None, cond=""):
+        inits = [] if m_init is None else [helper.make_tensor("m", I, [], [m_init])]
+        nodes = [helper.make_node("Loop", ["m", cond, "y0"], ["y_final", "scans"],
+                                  name="loop", body=body)]
+        graph_ins = ins + ([vi("m", I, [])] if m_input else [])
+        save(model(nodes, graph_ins, outs, inits, opset=13), fname)
+
+    loop_model(3, loop_body(same), "loop_sum.onnx")
+    loop_model(0, loop_body(same), "loop_zero.onnx")
+    loop_model(None, loop_body(same), "loop_dynamic_m.onnx", m_input=True)
+    loop_model(70000, loop_body(same), "loop_too_many.onnx")
+    loop_model(40000, loop_body(same), "loop_too_many_nodes.onnx")
+    # The body's cond output can turn false: y_out[0] < 10.
+    less = helper.make_graph(
+        [helper.make_node("Add", ["y", "x"], ["y_out"], name="body_add"),
+         helper.make_node("ReduceSum", ["y_out"], ["tot"], name="body_sum", keepdims=0),
+         helper.make_node("Less", ["tot", "ten"], ["cond_out"], name="body_less"),
+         helper.make_node("Identity", ["y_out"], ["s"], name="body_scan")],
+        "body", [vi("iter", I, []), vi("cond", B, []), vi("y", F, [2])],
+        [vi("cond_out", B, []), vi("y_out", F, [2]), vi("s", F, [2])],
+        [helper.make_tensor("ten", F, [], [10.0])])
+    loop_model(3, less, "loop_cond_false.onnx")
+
+    # Scan-9: a running sum over the columns of x ([2, 3], scan_input_axes 1);
+    # the scan output stacked along axis 1 in reverse order.
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "xi"], ["s_out"], name="body_add"),
+         helper.make_node("Identity", ["s_out"], ["y"], name="body_id")],
+        "body", [vi("s", F, [2]), vi("xi", F, [2])], [vi("s_out", F, [2]), vi("y", F, [2])])
+    nodes = [helper.make_node("Scan", ["s0", "x"], ["s_final", "ys"], name="scan", body=body,
+                              num_scan_inputs=1, scan_input_axes=[1],
+                              scan_output_axes=[1], scan_output_directions=[1])]
+    save(model(nodes, [vi("s0", F, [2]), vi("x", F, [2, 3])],
+               [vi("s_final", F, [2]), vi("ys", F, [2, 3])], opset=11), "scan_sum.onnx")
+    # Scan-8: batch 2, the same body over x [2, 3, 2] read in reverse.
+    nodes = [helper.make_node("Scan", ["", "s0", "x"], ["s_final", "ys"], name="scan8",
+                              body=body, num_scan_inputs=1, directions=[1])]
+    save(model(nodes, [vi("s0", F, [2, 2]), vi("x", F, [2, 3, 2])],
+               [vi("s_final", F, [2, 2]), vi("ys", F, [2, 3, 2])], opset=8), "scan8_sum.onnx")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -648,6 +707,7 @@ def main():
     gen_more_errors()
     gen_if()
     gen_seq()
+    gen_loop()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

@@ -61,8 +61,29 @@
  * a Constant, a bound input), a SplitToSequence whose input dim at `axis` is
  * not static, a sequence input without `sequence_inputs`, a sequence read by
  * any other op, or sequences of non-tensors are UNIMPLEMENTED errors naming
- * the node; positions out of range are INVALID_ARGUMENT. Loop, Optional and
- * maps are not supported. Details: frontends/onnx/onnx_seq.c.
+ * the node; positions out of range are INVALID_ARGUMENT. Optional and maps
+ * are not supported. Details: frontends/onnx/onnx_seq.c.
+ * Loop (opsets 7..17) and Scan (opsets 8 and 9..17) have no IR node either:
+ * they are unrolled at import time, the body imported inline once per
+ * iteration with the carried values passed from copy to copy. Loop needs its
+ * trip count M known at compile time (an initializer, a Constant, an input
+ * bound with `bind`, or a value shape inference computes from those) and a
+ * condition that provably stays true (the cond input absent or a constant
+ * true, and the body's cond output an Identity chain of its cond input or a
+ * constant true); a constant false cond runs no iteration. Iteration i binds
+ * iter_num to the constant i; scan outputs are stacked along a new axis 0;
+ * with no iteration a scan output is empty, of the shape the body declares
+ * (which must be static). Carried values may be sequences (the lists above).
+ * Scan iterates over the static length of its scan inputs along
+ * scan_input_axes (Gather of each position, reversed per
+ * scan_input_directions) and stacks its scan outputs along scan_output_axes
+ * (reversed per scan_output_directions); Scan-8 runs that per element of the
+ * static batch dim, its sequence_lens absent or the full length everywhere.
+ * A trip count that is not a constant, a condition that can turn false, a
+ * scan length that is not static, a Scan of zero iterations, more than 65,536
+ * iterations of one node or more than 100,000 body nodes imported by
+ * unrolling in all are UNIMPLEMENTED errors naming the node ("the number of
+ * iterations depends on run-time data"). Details: frontends/onnx/onnx_loop.c.
  * Other attributes are copied as ONNX spells them (Cast's `to` keeps ONNX's
  * TensorProto.DataType numbering; ConstantOfShape's `value` is a
  * DML_ATTR_TENSOR). The op table is frontends/onnx/onnx_ops.def.

@@ -211,7 +211,8 @@ static int collect(const Onnx__GraphProto *g, const Onnx__NodeProto ***items, si
     }
     (*items)[(*n)++] = np;
     if (is_default_domain(np->domain) && np->op_type &&
-        strcmp(np->op_type, "SequenceMap") == 0) {
+        (strcmp(np->op_type, "SequenceMap") == 0 || strcmp(np->op_type, "Loop") == 0 ||
+         strcmp(np->op_type, "Scan") == 0)) {
       const Onnx__GraphProto *body = branch_of(np, "body");
       if (body && collect(body, items, n, cap)) return -1;
       continue;
@@ -384,6 +385,15 @@ dml_status_t onnx_import_subgraph(onnx_ctx_t *ctx, const char *label, const char
                                   const Onnx__GraphProto *g, size_t n_in,
                                   dml_ir_value_t *const *in_vals,
                                   dml_ir_value_t **out_vals) {
+  return onnx_import_subgraph_seqs(ctx, label, which, g, n_in, in_vals, NULL, out_vals,
+                                   NULL);
+}
+
+dml_status_t onnx_import_subgraph_seqs(onnx_ctx_t *ctx, const char *label,
+                                       const char *which, const Onnx__GraphProto *g,
+                                       size_t n_in, dml_ir_value_t *const *in_vals,
+                                       onnx_seq_t *const *in_seqs,
+                                       dml_ir_value_t **out_vals, onnx_seq_t **out_seqs) {
   if (g->n_input != n_in)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "%s: %s has %zu inputs, %zu given", label, which, g->n_input,
@@ -425,7 +435,10 @@ dml_status_t onnx_import_subgraph(onnx_ctx_t *ctx, const char *label, const char
       break;
     }
     re->val = (void *)fresh;
-    st = onnx_define(ctx, fresh, in_vals[i]);
+    if (in_seqs && in_seqs[i])
+      st = onnx_seq_define(ctx, fresh, in_seqs[i]->dtype, in_seqs[i]->n, in_seqs[i]->v);
+    else
+      st = onnx_define(ctx, fresh, in_vals[i]);
   }
   for (size_t i = 0; i < g->n_initializer && !st; i++) {
     const Onnx__TensorProto *tp = g->initializer[i];
@@ -525,6 +538,10 @@ dml_status_t onnx_import_subgraph(onnx_ctx_t *ctx, const char *label, const char
       onnx_map_entry_t *e =
           is_empty(name) ? NULL : onnx_map_find(&ctx->names, resolve_in(&s, name));
       out_vals[k] = e ? (dml_ir_value_t *)e->val : NULL;
+      if (out_seqs) {
+        out_seqs[k] = is_empty(name) ? NULL : onnx_seq_find(ctx, resolve_in(&s, name));
+        if (out_seqs[k]) continue;
+      }
       if (!out_vals[k])
         st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                              "%s: %s output '%s' is not defined", label, which,

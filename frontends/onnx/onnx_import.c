@@ -534,7 +534,8 @@ static dml_status_t check_supported(const Onnx__ModelProto *mp, const Onnx__Grap
       } else if (!is_empty(a->ref_attr_name)) {
         problem = "attribute referring to a function attribute";
       } else if (!attr_type_supported(at) && strcmp(an, "sparse_value") != 0 &&
-                 !((e->importer == onnx_imp_if || e->importer == onnx_imp_seq) &&
+                 !((e->importer == onnx_imp_if || e->importer == onnx_imp_seq ||
+                    e->importer == onnx_imp_loop || e->importer == onnx_imp_scan) &&
                    at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)) {
         /* (Constant's sparse_value is reported by onnx_op_check.) */
         snprintf(buf, sizeof(buf), "attribute of type %s", attr_type_name(at));
@@ -1172,8 +1173,9 @@ static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
       in[k] = NULL;
       if (is_empty(np->input[k])) continue;
       if (onnx_seq_find(ctx, np->input[k])) {
-        /* A sequence (onnx_seq.c): only sequence ops and Identity read one. */
-        if (e->importer == onnx_imp_seq) continue;
+        /* A sequence (onnx_seq.c): only sequence ops, Identity and Loop (its
+         * carried values, onnx_loop.c) read one. */
+        if (e->importer == onnx_imp_seq || e->importer == onnx_imp_loop) continue;
         if (e->op == DML_OP_IDENTITY && k == 0) {
           e = onnx_op_lookup("SequenceConstruct", 11);
           continue;

@@ -5,7 +5,7 @@
  * onnx_tensor.c: TensorProto -> host tensor (every storage form, external
  * data); onnx_ops.c: the op table (onnx_ops.def) and the importers;
  * onnx_if.c: If and inline subgraphs; onnx_seq.c: sequences as
- * compile-time lists of tensors.
+ * compile-time lists of tensors; onnx_loop.c: Loop and Scan unrolled.
  */
 #ifndef DML_ONNX_INTERNAL_H_
 #define DML_ONNX_INTERNAL_H_
@@ -62,6 +62,8 @@ typedef struct onnx_ctx {
   const onnx_scope_t *scope;
   /* Sequence-typed values (onnx_seq.c): name -> onnx_seq_t * (owned). */
   onnx_map_t seqs;
+  /* Body nodes imported by unrolling Loop and Scan so far (onnx_loop.c). */
+  size_t unrolled_nodes;
   const dml_onnx_import_options_t *opts;
 } onnx_ctx_t;
 
@@ -91,6 +93,14 @@ dml_status_t onnx_import_subgraph(onnx_ctx_t *ctx, const char *label, const char
                                   const Onnx__GraphProto *g, size_t n_in,
                                   dml_ir_value_t *const *in_vals,
                                   dml_ir_value_t **out_vals);
+/* onnx_import_subgraph where inputs may be sequences: input i is sequence
+ * in_seqs[i] when that is non-NULL (in_seqs may be NULL); when out_seqs is
+ * given, out_seqs[k] is output k's sequence (NULL for a tensor). */
+dml_status_t onnx_import_subgraph_seqs(onnx_ctx_t *ctx, const char *label,
+                                       const char *which, const Onnx__GraphProto *g,
+                                       size_t n_in, dml_ir_value_t *const *in_vals,
+                                       onnx_seq_t *const *in_seqs,
+                                       dml_ir_value_t **out_vals, onnx_seq_t **out_seqs);
 
 /* "node 'name' (Op)" or "node #i (Op)" into buf. */
 const char *onnx_node_label(const Onnx__NodeProto *np, char *buf, size_t cap);
@@ -147,7 +157,8 @@ const char *onnx_resolve(const onnx_ctx_t *ctx, const char *name);
  * (NULL and 0 when none). */
 dml_status_t onnx_subgraph_refs(const onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                 const char ***out, size_t *out_n);
-/* g's nodes and, recursively, those of its If nodes' branches; malloc'd. */
+/* g's nodes and, recursively, those of its If nodes' branches and of
+ * SequenceMap, Loop and Scan bodies; malloc'd. */
 dml_status_t onnx_collect_nodes(const Onnx__GraphProto *g, const Onnx__NodeProto ***out,
                                 size_t *out_n);
 /* Refuses If nodes (of g, recursively) the lowering cannot express:
@@ -188,6 +199,15 @@ struct onnx_op_entry {
 /* The If importer (onnx_if.c). */
 dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                          const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in);
+/* Unrolling caps (onnx_loop.c): iterations of one Loop or Scan node, and
+ * body nodes imported by unrolling in the whole model. */
+#define ONNX_LOOP_MAX_ITERS 65536
+#define ONNX_LOOP_MAX_NODES 100000
+/* The Loop and Scan importers (onnx_loop.c): full unrolling. */
+dml_status_t onnx_imp_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                           const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in);
+dml_status_t onnx_imp_scan(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                           const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in);
 /* The sequence importer (onnx_seq.c): every sequence op, and Identity of a
  * sequence. */
 dml_status_t onnx_imp_seq(onnx_ctx_t *ctx, const Onnx__NodeProto *np,

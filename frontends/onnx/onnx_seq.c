@@ -35,8 +35,8 @@
  * time ("depends on run-time data"), a sequence whose length depends on
  * run-time data (SplitToSequence of a dim or a split not known at compile
  * time), a sequence consumed by any other op, sequences of sequences, maps
- * and optionals. Loop, which builds sequences of run-time length, is not
- * supported at all.
+ * and optionals. An unrolled Loop (onnx_loop.c) may carry sequences from
+ * one copy of its body to the next.
  */
 #include <stdio.h>
 #include <stdlib.h>

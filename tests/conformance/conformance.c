@@ -308,6 +308,9 @@ static const struct {
     {"SequenceInsert", 1u << 2},
     {"SequenceErase", 1u << 1},
     {"SplitToSequence", 1u << 1},
+    /* Loop is unrolled at import time: its trip count M and cond decide the
+     * number of iterations, hence the length of its scan outputs. */
+    {"Loop", 3u},
 };
 
 /* Bit mask of node n's inputs that determine an output shape. */
@@ -364,6 +367,7 @@ static int shape_determining(const dml_onnx_model_desc_t *d, const char *name) {
 
 /* A sequence value of a data set (a SequenceProto file). */
 typedef struct seqval {
+  int is_seq; /* read from a SequenceProto file (n may be 0) */
   size_t n;
   dml_tensor_t *t;
   void **buf;
@@ -373,7 +377,7 @@ typedef struct dataset {
   uint32_t n_in, n_out;
   dml_tensor_t *in, *out;
   void **in_buf, **out_buf;
-  seqval_t *in_seq, *out_seq; /* per input/output; n == 0 and t NULL: a tensor */
+  seqval_t *in_seq, *out_seq; /* per input/output; is_seq 0: a tensor */
   char *err;                  /* reading failed: why */
 } dataset_t;
 
@@ -439,6 +443,7 @@ static void dataset_read(const char *dir, dataset_t *ds, const int *in_seq,
           is_seq && i < 256 && is_seq[i]
               ? dml_onnx_sequence_read_file(path, &sq[i].n, &sq[i].t, &sq[i].buf)
               : dml_onnx_tensor_read_file(path, &t[i], &bufs[i]);
+      if (!s && is_seq && i < 256 && is_seq[i]) sq[i].is_seq = 1;
       if (s) {
         ds->err = status_text(s);
         dml_status_free(s);
@@ -645,7 +650,7 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
     for (size_t b = 0; b < n_bound; b++)
       skip |= strcmp(bound_names[b], real_inputs[i]) == 0;
     if (skip) continue;
-    if (ds->in_seq[i].t) {
+    if (ds->in_seq[i].is_seq) {
       /* A sequence input: its elements are inputs "<name>.0", ... */
       for (size_t j = 0; j < ds->in_seq[i].n && !st; j++) {
         char ename[1024];
@@ -876,7 +881,7 @@ static void run_test(test_ctx_t *t) {
         dml_dtype_t dt = DML_DTYPE_INVALID;
         for (uint32_t j = 0; j < d->n_inputs; j++)
           if (d->inputs[j].name == real_inputs[i]) dt = d->inputs[j].dtype;
-        if ((dml_dtype_is_int(dt) || dml_dtype_is_float(dt)) &&
+        if ((dml_dtype_is_int(dt) || dml_dtype_is_float(dt) || dt == DML_DTYPE_BOOL) &&
             shape_determining(d, real_inputs[i]))
           bound_names[n_bound++] = real_inputs[i];
       }
@@ -1553,7 +1558,10 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       "its fed shape, and a sequence output\nis compared element by element with "
       "the outputs `<name>.0`, ... (the count must match).\nSequenceAt/Insert/Erase "
       "positions and SplitToSequence's split fed as graph inputs are bound like\n"
-      "shape inputs. Loop, Optional and map values are not supported.\n\n"
+      "shape inputs. Loop and Scan are unrolled at import time "
+      "(frontends/onnx/onnx_loop.c): Loop's\ntrip count and cond fed as graph "
+      "inputs are bound like shape inputs. Optional and map values\nare not "
+      "supported.\n\n"
       "## Results per suite\n\n"
       "| suite | tests | passed | of which specialized | failed | skipped |\n"
       "| --- | ---: | ---: | ---: | ---: | ---: |\n",

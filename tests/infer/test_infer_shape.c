@@ -548,6 +548,31 @@ static void test_sym_arith(void) {
   tm_free(&t);
 }
 
+/* A Loop's trip count and cond from float arithmetic (ONNX's Range
+ * expansion): Cast(Relu(Ceil(d))) to i64 and to bool record their values. */
+static void test_float_to_count(void) {
+  tmod_t t;
+  tm_init(&t);
+  const float d[1] = {-2.5f}, e[1] = {2.5f};
+  for (int k = 0; k < 2; k++) {
+    dml_ir_value_t *v = tf32(&t, k ? e : d, 1);
+    dml_ir_node_t *c = tnode(&t, DML_OP_CEIL, "ceil", 1, &v, 1);
+    INFER_OK(&t, c);
+    dml_ir_node_t *r = tnode(&t, DML_OP_RELU, "relu", 1, &c->outputs[0], 1);
+    INFER_OK(&t, r);
+    dml_ir_node_t *n = tnode(&t, DML_OP_CAST, "to_i64", 1, &r->outputs[0], 1);
+    CHECK_OK(dml_ir_node_set_attr_int(n, "to", 7));
+    INFER_OK(&t, n);
+    dml_ir_node_t *b = tnode(&t, DML_OP_CAST, "to_bool", 1, &r->outputs[0], 1);
+    CHECK_OK(dml_ir_node_set_attr_int(b, "to", 9));
+    INFER_OK(&t, b);
+    const dml_ir_sym_data_t *sn = n->outputs[0]->sym_data, *sb = b->outputs[0]->sym_data;
+    CHECK(sn && sn->n == 1 && sn->elems[0].sym < 0 && sn->elems[0].value == (k ? 3 : 0));
+    CHECK(sb && sb->n == 1 && sb->elems[0].sym < 0 && sb->elems[0].value == k);
+  }
+  tm_free(&t);
+}
+
 /* Malformed nodes never crash: missing inputs, untyped inputs, wrong kinds. */
 static void test_malformed(void) {
   tmod_t t;
@@ -609,6 +634,7 @@ int main(void) {
   RUN(test_resize);
   RUN(test_reductions);
   RUN(test_sym_arith);
+  RUN(test_float_to_count);
   RUN(test_malformed);
   return dml_test_finish();
 }

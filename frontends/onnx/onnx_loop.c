@@ -1,0 +1,585 @@
+/*
+ * onnx_loop.c — ONNX Loop (opsets 7..17) and Scan (opsets 8 and 9..17),
+ * lowered at import time by full unrolling.
+ *
+ * The IR has no control flow, so a loop whose number of iterations is known
+ * at compile time becomes its body imported inline once per iteration (as
+ * onnx_if.c imports branches and onnx_seq.c SequenceMap bodies, each copy in
+ * its own scope with fresh names), the values it carries passed from one
+ * copy to the next:
+ *   - Loop(M, cond, v_initial...): the trip count M must be a compile-time
+ *     constant (an initializer, a Constant, an input bound with dmlc compile
+ *     --bind, or a value shape inference computes from those, as the
+ *     expansion of Range does), the cond input absent or such a constant, and,
+ *     when more than one iteration runs, the body's cond output must provably
+ *     stay true: (an Identity chain of) the body's cond input, or a constant
+ *     true. A constant false cond runs no iteration. Iteration i binds
+ *     iter_num to a constant i64 scalar i, cond to a constant true and the
+ *     carried values; the final carried values are Identity of the last
+ *     iteration's, and each scan output (body outputs after the carried ones)
+ *     is Unsqueeze of every iteration's value at axis 0 and a Concat. With no
+ *     iteration, carried outputs are the initial values and a scan output is
+ *     an empty constant of the shape the body declares for it (which must be
+ *     static). Carried values may be sequences of static structure: the
+ *     compile-time lists of onnx_seq.c, passed from copy to copy;
+ *   - Scan-9..17(states..., scan inputs...): the number of iterations is the
+ *     static length of the scan inputs along scan_input_axes (all must agree,
+ *     at least 1); iteration t binds the states and, per scan input, Gather of
+ *     position t (T-1-t when its scan_input_direction is 1) along its axis;
+ *     scan outputs are Unsqueeze + Concat of the iterations' values along
+ *     scan_output_axes, in reverse order for scan_output_directions 1;
+ *   - Scan-8(sequence_lens, states..., scan inputs...): every input has a
+ *     leading batch dim (static); each batch element is scanned as above
+ *     (time along axis 1, `directions` for the scan inputs) and the results
+ *     are stacked along axis 0. sequence_lens must be absent or a constant
+ *     whose every element is the full length.
+ *
+ * Limits (UNIMPLEMENTED naming the node): a number of iterations that depends
+ * on run-time data ("the number of iterations depends on run-time data"), a
+ * scan input whose length is not static, Scan with zero iterations, a Loop
+ * body whose cond or scan outputs are sequences, and more than
+ * ONNX_LOOP_MAX_ITERS (65,536) iterations of one node or ONNX_LOOP_MAX_NODES
+ * (100,000) nodes imported by unrolling in the whole model (each iteration
+ * counts its body's nodes, nested bodies included, plus one; nested loops
+ * add up), checked before a node's first iteration is imported, so that a
+ * hostile model cannot make the compiler's work explode. The body's nodes run
+ * once per iteration in the compiled program: the IR grows with the trip
+ * count.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_ir_infer.h"
+#include "onnx_internal.h"
+
+static dml_status_t oom(void) {
+  return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
+}
+
+static int is_empty(const char *s) {
+  return !s || !*s;
+}
+
+static const Onnx__GraphProto *body_of(const Onnx__NodeProto *np) {
+  const Onnx__AttributeProto *a = onnx_attr(np, "body");
+  if (!a || onnx_attr_type(a) != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)
+    return NULL;
+  return a->g;
+}
+
+/* Infers the types of the nodes of the function built so far whose outputs
+ * are unknown, so that sym_data of computed small integer values is set. */
+static void infer_pending(onnx_ctx_t *ctx) {
+  for (dml_ir_node_t *n = ctx->f->first; n; n = n->next) {
+    int unknown = 0;
+    for (uint32_t k = 0; k < n->n_outputs; k++)
+      unknown |= n->outputs[k] && n->outputs[k]->type.rank == DML_RANK_UNKNOWN;
+    if (!unknown) continue;
+    dml_status_t st = dml_ir_infer_node(ctx->m, n);
+    if (st) {
+      dml_status_free(st);
+      break;
+    }
+  }
+}
+
+/* Whether v holds one element known at compile time; *out its value. */
+static int known_scalar(onnx_ctx_t *ctx, dml_ir_value_t *v, int64_t *out) {
+  if (v->kind == DML_IR_VALUE_GLOBAL && v->data) {
+    if (dml_ir_type_numel_bound(ctx->m, &v->type) != 1) return 0;
+    *out = (int64_t)dml_load_f64(v->type.dtype, v->data, 0);
+    return 1;
+  }
+  if (v->kind == DML_IR_VALUE_RESULT && v->type.rank == DML_RANK_UNKNOWN)
+    infer_pending(ctx);
+  if (!v->sym_data || v->sym_data->n != 1 || v->sym_data->elems[0].sym >= 0) return 0;
+  *out = v->sym_data->elems[0].value;
+  return 1;
+}
+
+/* The static type of v (inferring pending nodes when unknown). */
+static const dml_type_t *type_of(onnx_ctx_t *ctx, dml_ir_value_t *v) {
+  if (v->kind == DML_IR_VALUE_RESULT && v->type.rank == DML_RANK_UNKNOWN)
+    infer_pending(ctx);
+  return &v->type;
+}
+
+static dml_status_t data_dependent(const char *label, const char *why) {
+  return dml_status_detail(
+      dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                      "%s: the number of iterations depends on run-time data (%s)", label,
+                      why),
+      "loops are unrolled at import time: the trip count must be a constant (an "
+      "initializer, a Constant, or an input bound with dmlc compile --bind) and the "
+      "condition must stay true");
+}
+
+/* Whether tensor proto tp is one nonzero element. */
+static int tensor_true(const Onnx__TensorProto *tp) {
+  dml_tensor_t t;
+  void *data = NULL;
+  size_t bytes = 0;
+  dml_status_t st = onnx_tensor_decode(tp, NULL, "loop condition", &t, &data, &bytes);
+  if (st) {
+    dml_status_free(st);
+    return 0;
+  }
+  int64_t numel = 1;
+  for (int32_t r = 0; r < t.rank; r++) numel *= t.dims[r];
+  int yes = numel == 1 && t.data && dml_load_f64(t.dtype, t.data, 0) != 0;
+  free(data);
+  return yes;
+}
+
+/* Whether Loop body g's cond output is (an Identity chain of) its cond input
+ * or a constant true. */
+static int cond_stays_true(const Onnx__GraphProto *g) {
+  if (g->n_output < 1 || g->n_input < 2 || is_empty(g->input[1]->name)) return 0;
+  const char *name = g->output[0]->name;
+  for (size_t hop = 0; hop <= g->n_node && !is_empty(name); hop++) {
+    if (!strcmp(name, g->input[1]->name)) return 1;
+    for (size_t i = 0; i < g->n_initializer; i++)
+      if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
+        return tensor_true(g->initializer[i]);
+    const Onnx__NodeProto *def = NULL;
+    for (size_t i = 0; i < g->n_node && !def; i++)
+      for (size_t k = 0; k < g->node[i]->n_output; k++)
+        if (g->node[i]->output[k] && !strcmp(g->node[i]->output[k], name))
+          def = g->node[i];
+    if (!def || !def->op_type) return 0;
+    if (!strcmp(def->op_type, "Identity") && def->n_input == 1) {
+      name = def->input[0];
+      continue;
+    }
+    if (!strcmp(def->op_type, "Constant")) {
+      const Onnx__AttributeProto *a = onnx_attr(def, "value");
+      if (a && a->t) return tensor_true(a->t);
+      a = onnx_attr(def, "value_int");
+      return a && a->i != 0;
+    }
+    return 0;
+  }
+  return 0;
+}
+
+static dml_status_t scalar_global(onnx_ctx_t *ctx, const char *base, dml_dtype_t dt,
+                                  int64_t v, dml_ir_value_t **out) {
+  const char *name = onnx_unique_name(ctx, base);
+  if (!name) return oom();
+  dml_type_t t = dml_type_static(dt, 0, NULL);
+  if (dt == DML_DTYPE_BOOL) {
+    uint8_t b = v != 0;
+    return dml_ir_module_add_global(ctx->m, name, &t, &b, 1, 0, out);
+  }
+  return dml_ir_module_add_global(ctx->m, name, &t, &v, sizeof(v), 0, out);
+}
+
+static dml_status_t bind_value(onnx_ctx_t *ctx, const char *name, dml_ir_value_t *v) {
+  v->name = dml_ir_strdup(ctx->m, name);
+  if (!v->name) return oom();
+  return onnx_define(ctx, name, v);
+}
+
+/* Output `name` of np := Identity(v) (nothing for an empty name). */
+static dml_status_t emit_output(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                const char *name, dml_ir_value_t *v) {
+  if (is_empty(name)) return DML_OK;
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_IDENTITY, np->name, 1, &v, 1, &node));
+  return bind_value(ctx, name, node->outputs[0]);
+}
+
+/* Unsqueeze of parts[0..n) at `axis` and Concat along it, in reverse order
+ * when `reverse`; *out the result. */
+static dml_status_t stack(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                          dml_ir_value_t *const *parts, size_t n, int reverse,
+                          int64_t axis, dml_ir_value_t **out) {
+  dml_ir_value_t **u = (dml_ir_value_t **)calloc(n + 1, sizeof(*u));
+  if (!u) return oom();
+  dml_ir_value_t *axes = NULL;
+  dml_status_t st = onnx_const_i64(ctx, "loop_stack_axes", &axis, 1, &axes);
+  for (size_t i = 0; i < n && !st; i++) {
+    dml_ir_value_t *ops[2] = {parts[reverse ? n - 1 - i : i], axes};
+    dml_ir_node_t *node = NULL;
+    st = onnx_emit(ctx, DML_OP_UNSQUEEZE, np->name, 2, ops, 1, &node);
+    if (!st) u[i] = node->outputs[0];
+  }
+  dml_ir_node_t *node = NULL;
+  if (!st) st = onnx_emit(ctx, DML_OP_CONCAT, np->name, (uint32_t)n, u, 1, &node);
+  if (!st) st = dml_ir_node_set_attr_int(node, "axis", axis);
+  if (!st) *out = node->outputs[0];
+  free(u);
+  return st;
+}
+
+/* Counts `iters` imports of body g (its nested bodies' nodes included)
+ * against the cap, before any is made. */
+static dml_status_t count_unroll(onnx_ctx_t *ctx, const char *label,
+                                 const Onnx__GraphProto *g, int64_t iters) {
+  const Onnx__NodeProto **all = NULL;
+  size_t n = 0;
+  DML_RETURN_IF_ERROR(onnx_collect_nodes(g, &all, &n));
+  free((void *)all);
+  n++; /* the nodes an iteration adds around the body (Gather, Unsqueeze) */
+  if (iters > 0 && (n > ONNX_LOOP_MAX_NODES || (size_t)iters > ONNX_LOOP_MAX_NODES ||
+                    ctx->unrolled_nodes + n * (size_t)iters > ONNX_LOOP_MAX_NODES))
+    ctx->unrolled_nodes = ONNX_LOOP_MAX_NODES + 1;
+  else if (iters > 0)
+    ctx->unrolled_nodes += n * (size_t)iters;
+  if (ctx->unrolled_nodes > ONNX_LOOP_MAX_NODES)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "%s: unrolling would import more than %d body nodes", label,
+                        ONNX_LOOP_MAX_NODES),
+        "loops are unrolled at import time; the model's loops, nested ones "
+        "multiplied, may import at most %d body nodes in all",
+        ONNX_LOOP_MAX_NODES);
+  return DML_OK;
+}
+
+static dml_status_t too_many(const char *label, int64_t iters) {
+  return dml_status_detail(
+      dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                      "%s: %lld iterations; at most %d are supported", label,
+                      (long long)iters, ONNX_LOOP_MAX_ITERS),
+      "loops are unrolled at import time");
+}
+
+/* ---- Loop ---- */
+
+/* An empty constant standing for scan output `vi` of a loop that runs no
+ * iteration: shape [0, declared dims...]. */
+static dml_status_t empty_scan_output(onnx_ctx_t *ctx, const char *label,
+                                      const Onnx__ValueInfoProto *vi,
+                                      dml_ir_value_t **out) {
+  const Onnx__TypeProto__Tensor *tt = vi->type ? vi->type->tensor_type : NULL;
+  int64_t dims[DML_MAX_RANK];
+  int ok = tt && tt->has_elem_type && onnx_dtype(tt->elem_type) != DML_DTYPE_INVALID &&
+           tt->shape && tt->shape->n_dim + 1 <= DML_MAX_RANK;
+  dims[0] = 0;
+  for (size_t k = 0; ok && k < tt->shape->n_dim; k++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+    ok = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+         d->dim_value >= 0;
+    if (ok) dims[k + 1] = d->dim_value;
+  }
+  if (!ok)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "%s runs no iteration, and the shape of its scan output '%s' "
+                        "is not declared statically in the body",
+                        label, vi->name ? vi->name : ""),
+        "a scan output of zero iterations needs the element's dtype and static shape");
+  const char *name = onnx_unique_name(ctx, vi->name ? vi->name : "loop_empty");
+  if (!name) return oom();
+  dml_type_t t =
+      dml_type_static(onnx_dtype(tt->elem_type), (int32_t)tt->shape->n_dim + 1, dims);
+  static const uint8_t empty = 0;
+  return dml_ir_module_add_global(ctx->m, name, &t, &empty, 0, 0, out);
+}
+
+dml_status_t onnx_imp_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                           const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in) {
+  (void)e;
+  char label[300];
+  onnx_node_label(np, label, sizeof(label));
+  const Onnx__GraphProto *body = body_of(np);
+  if (!body)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s has no body graph attribute", label);
+  size_t n_car = np->n_input > 2 ? np->n_input - 2 : 0;
+  if (body->n_input != n_car + 2 || body->n_output < n_car + 1 ||
+      np->n_output != body->n_output - 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s has %zu inputs and %zu outputs, but its body %zu and %zu "
+                           "(a Loop of N carried values has N+2 inputs; its body N+2 "
+                           "inputs and 1+N+K outputs, the Loop N+K)",
+                           label, np->n_input, np->n_output, body->n_input,
+                           body->n_output);
+  size_t n_scan = body->n_output - 1 - n_car;
+  for (size_t k = 0; k < n_car; k++)
+    if (!(2 + k < n_in && in[2 + k]) && !onnx_seq_find(ctx, np->input[2 + k]))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: carried value %zu is missing", label, k);
+  dml_ir_value_t *mv = n_in > 0 ? in[0] : NULL, *cv = n_in > 1 ? in[1] : NULL;
+  int64_t trips = 0, c = 1;
+  if (cv && !known_scalar(ctx, cv, &c))
+    return data_dependent(label, "the cond input is not known at compile time");
+  if (c) {
+    if (!mv)
+      return data_dependent(
+          label, "no trip count: the loop runs until its condition turns false");
+    if (!known_scalar(ctx, mv, &trips))
+      return data_dependent(label, "the trip count M is not known at compile time");
+    if (trips > 1 && !cond_stays_true(body))
+      return data_dependent(label, "the body's condition output can turn false");
+  }
+  if (trips < 0) trips = 0;
+  if (trips > ONNX_LOOP_MAX_ITERS) return too_many(label, trips);
+
+  size_t n_body_in = n_car + 2;
+  dml_ir_value_t **vals = (dml_ir_value_t **)calloc(n_body_in + 1, sizeof(*vals));
+  dml_ir_value_t **outs = (dml_ir_value_t **)calloc(body->n_output + 1, sizeof(*outs));
+  dml_ir_value_t **parts =
+      (dml_ir_value_t **)calloc(n_scan * (size_t)trips + 1, sizeof(*parts));
+  /* Sequence-typed carried values: compile-time lists (onnx_seq.c). */
+  onnx_seq_t **seqs = (onnx_seq_t **)calloc(n_body_in + 1, sizeof(*seqs));
+  onnx_seq_t **oseqs = (onnx_seq_t **)calloc(body->n_output + 1, sizeof(*oseqs));
+  dml_status_t st = DML_OK;
+  if (!vals || !outs || !parts || !seqs || !oseqs) st = oom();
+  if (!st) st = scalar_global(ctx, "loop_cond_true", DML_DTYPE_BOOL, 1, &vals[1]);
+  for (size_t k = 0; k < n_car && !st; k++) {
+    vals[2 + k] = 2 + k < n_in ? in[2 + k] : NULL;
+    if (!vals[2 + k]) seqs[2 + k] = onnx_seq_find(ctx, np->input[2 + k]);
+  }
+  if (!st) st = count_unroll(ctx, label, body, trips);
+  for (int64_t i = 0; i < trips && !st; i++) {
+    st = scalar_global(ctx, "loop_iter", DML_DTYPE_I64, i, &vals[0]);
+    char which[64];
+    snprintf(which, sizeof(which), "body (iteration %lld)", (long long)i);
+    if (!st)
+      st = onnx_import_subgraph_seqs(ctx, label, which, body, n_body_in, vals, seqs, outs,
+                                     oseqs);
+    for (size_t k = 0; k < n_car && !st; k++) {
+      vals[2 + k] = oseqs[1 + k] ? NULL : outs[1 + k];
+      seqs[2 + k] = oseqs[1 + k];
+    }
+    for (size_t k = 0; k < n_scan && !st; k++) {
+      parts[k * (size_t)trips + (size_t)i] = outs[1 + n_car + k];
+      if (oseqs[0] || oseqs[1 + n_car + k])
+        st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: the body's %s output is a sequence; only carried "
+                             "values may be sequences",
+                             label, oseqs[0] ? "cond" : "scan");
+    }
+  }
+  for (size_t k = 0; k < n_car && !st; k++) {
+    if (seqs[2 + k])
+      st = is_empty(np->output[k])
+               ? DML_OK
+               : onnx_seq_define(ctx, np->output[k], seqs[2 + k]->dtype, seqs[2 + k]->n,
+                                 seqs[2 + k]->v);
+    else
+      st = emit_output(ctx, np, np->output[k], vals[2 + k]);
+  }
+  for (size_t k = 0; k < n_scan && !st; k++) {
+    const char *oname = np->output[n_car + k];
+    if (is_empty(oname)) continue;
+    dml_ir_value_t *v = NULL;
+    if (trips == 0)
+      st = empty_scan_output(ctx, label, body->output[1 + n_car + k], &v);
+    else
+      st = stack(ctx, np, parts + k * (size_t)trips, (size_t)trips, 0, 0, &v);
+    if (!st) st = emit_output(ctx, np, oname, v);
+  }
+  free(vals);
+  free(outs);
+  free(parts);
+  free(seqs);
+  free(oseqs);
+  return st;
+}
+
+/* ---- Scan ---- */
+
+/* The Scan of body over T iterations: states[0..n_state) in, final states
+ * out; xs[j] scanned along axes[j] (reversed where dirs[j]); parts[k*T + t]
+ * the scan output k of iteration t. */
+static dml_status_t scan_run(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                             const char *label, const Onnx__GraphProto *body,
+                             size_t n_state, dml_ir_value_t **states, size_t n_x,
+                             dml_ir_value_t *const *xs, const int64_t *axes,
+                             const int64_t *dirs, int64_t T, size_t n_scan_out,
+                             dml_ir_value_t **parts) {
+  dml_ir_value_t **vals = (dml_ir_value_t **)calloc(n_state + n_x + 1, sizeof(*vals));
+  dml_ir_value_t **outs = (dml_ir_value_t **)calloc(body->n_output + 1, sizeof(*outs));
+  dml_status_t st = DML_OK;
+  if (!vals || !outs) st = oom();
+  for (int64_t t = 0; t < T && !st; t++) {
+    for (size_t k = 0; k < n_state; k++) vals[k] = states[k];
+    for (size_t j = 0; j < n_x && !st; j++) {
+      dml_ir_value_t *ops[2] = {xs[j], NULL};
+      dml_ir_node_t *node = NULL;
+      st = scalar_global(ctx, "scan_index", DML_DTYPE_I64, dirs[j] ? T - 1 - t : t,
+                         &ops[1]);
+      if (!st) st = onnx_emit(ctx, DML_OP_GATHER, np->name, 2, ops, 1, &node);
+      if (!st) st = dml_ir_node_set_attr_int(node, "axis", axes[j]);
+      if (!st) vals[n_state + j] = node->outputs[0];
+    }
+    char which[64];
+    snprintf(which, sizeof(which), "body (iteration %lld)", (long long)t);
+    if (!st)
+      st = onnx_import_subgraph(ctx, label, which, body, n_state + n_x, vals, outs);
+    for (size_t k = 0; k < n_state && !st; k++) states[k] = outs[k];
+    for (size_t k = 0; k < n_scan_out && !st; k++)
+      parts[k * (size_t)T + (size_t)t] = outs[n_state + k];
+  }
+  free(vals);
+  free(outs);
+  return st;
+}
+
+/* Integer list attribute `name` of np into out[0..n) (default dflt). */
+static dml_status_t ints_attr(const Onnx__NodeProto *np, const char *label,
+                              const char *name, size_t n, int64_t dflt, int64_t *out) {
+  const Onnx__AttributeProto *a = onnx_attr(np, name);
+  for (size_t i = 0; i < n; i++) out[i] = dflt;
+  if (!a) return DML_OK;
+  if (a->n_ints != n)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: %s has %zu values, want %zu", label, name, a->n_ints, n);
+  for (size_t i = 0; i < n; i++) out[i] = a->ints[i];
+  return DML_OK;
+}
+
+dml_status_t onnx_imp_scan(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                           const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in) {
+  char label[300];
+  onnx_node_label(np, label, sizeof(label));
+  const Onnx__GraphProto *body = body_of(np);
+  const Onnx__AttributeProto *na = onnx_attr(np, "num_scan_inputs");
+  if (!body || !na)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s needs a body and num_scan_inputs", label);
+  int v8 = e->until == 8;
+  size_t first = v8 ? 1 : 0; /* Scan-8: sequence_lens first */
+  size_t n_total = np->n_input > first ? np->n_input - first : 0;
+  int64_t m = na->i;
+  if (m < 1 || (size_t)m > n_total)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: num_scan_inputs %lld is out of range for %zu inputs",
+                           label, (long long)m, n_total);
+  size_t n_x = (size_t)m, n_state = n_total - n_x;
+  if (body->n_input != n_total || body->n_output < n_state ||
+      np->n_output != body->n_output)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s has %zu inputs and %zu outputs, but its body %zu and %zu",
+                           label, np->n_input, np->n_output, body->n_input,
+                           body->n_output);
+  size_t n_out = body->n_output - n_state;
+  for (size_t k = 0; k < n_total; k++)
+    if (first + k >= n_in || !in[first + k])
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: input %zu is missing or not a tensor", label,
+                             first + k);
+  dml_ir_value_t **states = in + first, **xs = in + first + n_state;
+  size_t cap = n_x + n_out + 1;
+  int64_t *in_axes = (int64_t *)calloc(cap, sizeof(int64_t));
+  int64_t *in_dirs = (int64_t *)calloc(cap, sizeof(int64_t));
+  int64_t *out_axes = (int64_t *)calloc(cap, sizeof(int64_t));
+  int64_t *out_dirs = (int64_t *)calloc(cap, sizeof(int64_t));
+  dml_ir_value_t **cur = (dml_ir_value_t **)calloc(n_state + n_x + 1, sizeof(*cur));
+  dml_ir_value_t **parts = NULL, **fin = NULL, **outv = NULL;
+  dml_status_t st = DML_OK;
+  if (!in_axes || !in_dirs || !out_axes || !out_dirs || !cur) st = oom();
+  if (!st && v8) {
+    st = ints_attr(np, label, "directions", n_x, 0, in_dirs);
+    for (size_t j = 0; j < n_x; j++) in_axes[j] = 1;
+  } else if (!st) {
+    st = ints_attr(np, label, "scan_input_axes", n_x, 0, in_axes);
+    if (!st) st = ints_attr(np, label, "scan_input_directions", n_x, 0, in_dirs);
+    if (!st) st = ints_attr(np, label, "scan_output_axes", n_out, 0, out_axes);
+    if (!st) st = ints_attr(np, label, "scan_output_directions", n_out, 0, out_dirs);
+  }
+  /* The number of iterations (and Scan-8's batch). */
+  int64_t T = -1, B = 1;
+  for (size_t j = 0; j < n_x && !st; j++) {
+    const dml_type_t *t = type_of(ctx, xs[j]);
+    int64_t ax = in_axes[j];
+    if (t->rank != DML_RANK_UNKNOWN && ax < 0) ax += t->rank;
+    if (t->rank == DML_RANK_UNKNOWN || ax < 0 || ax >= t->rank || t->dims[ax].sym >= 0) {
+      st = dml_status_detail(
+          dml_status_make(
+              DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+              "%s: the length of scan input %zu ('%s') along axis %lld is not "
+              "known at compile time: the number of iterations depends on "
+              "run-time data",
+              label, j, np->input[first + n_state + j], (long long)in_axes[j]),
+          "Scan is unrolled at import time: its scan inputs need static lengths");
+      break;
+    }
+    in_axes[j] = ax;
+    if (T >= 0 && t->dims[ax].value != T)
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: scan input %zu has length %lld, scan input 0 %lld", label,
+                           j, (long long)t->dims[ax].value, (long long)T);
+    T = t->dims[ax].value;
+    if (v8 && !st) {
+      if (t->dims[0].sym >= 0)
+        st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: the batch dim of scan input %zu is not static", label,
+                             j);
+      else
+        B = t->dims[0].value;
+    }
+  }
+  if (!st && T == 0)
+    st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                         "%s: the scan inputs are empty (zero iterations)", label);
+  if (!st && T > ONNX_LOOP_MAX_ITERS) st = too_many(label, T);
+  if (!st && B > ONNX_LOOP_MAX_ITERS) st = too_many(label, B);
+  if (!st) st = count_unroll(ctx, label, body, B * T);
+  if (!st && v8 && n_in > 0 && in[0]) {
+    /* sequence_lens: every element the full length. */
+    dml_ir_value_t *sl = in[0];
+    int ok = sl->kind == DML_IR_VALUE_GLOBAL && sl->data;
+    int64_t n = ok ? dml_ir_type_numel_bound(ctx->m, &sl->type) : 0;
+    for (int64_t i = 0; ok && i < n; i++)
+      ok = (int64_t)dml_load_f64(sl->type.dtype, sl->data, (size_t)i) == T;
+    if (!ok)
+      st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                           "%s: sequence_lens must be absent or a constant equal to the "
+                           "scan length %lld for every batch element",
+                           label, (long long)T);
+  }
+  if (!st) {
+    parts = (dml_ir_value_t **)calloc(n_out * (size_t)T + 1, sizeof(*parts));
+    fin = (dml_ir_value_t **)calloc(n_state * (size_t)B + 1, sizeof(*fin));
+    outv = (dml_ir_value_t **)calloc(n_out * (size_t)B + 1, sizeof(*outv));
+    if (!parts || !fin || !outv) st = oom();
+  }
+  if (v8)
+    for (size_t j = 0; j < n_x; j++) in_axes[j] = 0; /* within a batch element */
+  for (int64_t b = 0; b < B && !st; b++) {
+    for (size_t k = 0; k < n_state + n_x && !st; k++) {
+      dml_ir_value_t *src = k < n_state ? states[k] : xs[k - n_state];
+      if (!v8) {
+        cur[k] = src;
+        continue;
+      }
+      dml_ir_value_t *ops[2] = {src, NULL};
+      dml_ir_node_t *node = NULL;
+      st = scalar_global(ctx, "scan_batch", DML_DTYPE_I64, b, &ops[1]);
+      if (!st) st = onnx_emit(ctx, DML_OP_GATHER, np->name, 2, ops, 1, &node);
+      if (!st) st = dml_ir_node_set_attr_int(node, "axis", 0);
+      if (!st) cur[k] = node->outputs[0];
+    }
+    if (!st)
+      st = scan_run(ctx, np, label, body, n_state, cur, n_x, cur + n_state, in_axes,
+                    in_dirs, T, n_out, parts);
+    for (size_t k = 0; k < n_state && !st; k++) fin[k * (size_t)B + (size_t)b] = cur[k];
+    for (size_t k = 0; k < n_out && !st; k++)
+      st = stack(ctx, np, parts + k * (size_t)T, (size_t)T, out_dirs[k] != 0, out_axes[k],
+                 &outv[k * (size_t)B + (size_t)b]);
+  }
+  for (size_t k = 0; k < n_state && !st; k++) {
+    dml_ir_value_t *v = fin[k * (size_t)B];
+    if (v8) st = stack(ctx, np, fin + k * (size_t)B, (size_t)B, 0, 0, &v);
+    if (!st) st = emit_output(ctx, np, np->output[k], v);
+  }
+  for (size_t k = 0; k < n_out && !st; k++) {
+    dml_ir_value_t *v = outv[k * (size_t)B];
+    if (v8) st = stack(ctx, np, outv + k * (size_t)B, (size_t)B, 0, 0, &v);
+    if (!st) st = emit_output(ctx, np, np->output[n_state + k], v);
+  }
+  free(in_axes);
+  free(in_dirs);
+  free(out_axes);
+  free(out_dirs);
+  free(cur);
+  free(parts);
+  free(fin);
+  free(outv);
+  return st;
+}

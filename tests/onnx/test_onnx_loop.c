@@ -1,0 +1,190 @@
+/*
+ * test_onnx_loop.c — ONNX Loop and Scan unrolled by the importer
+ * (onnx_loop.c). Fixtures from scripts/gen_onnx_fixtures.py (gen_loop); each
+ * model is compiled with the driver and run on the cpu runtime (exact
+ * comparisons: small integer-valued floats), and every refusal is checked by
+ * its message.
+ */
+#include "dml_driver.h"
+#include "dml_rt.h"
+#include "onnx_test_util.h"
+
+/* Compiles fixture `name` with `o` (may be NULL) into a session. */
+static dml_rt_session_t *session_of(const char *name, const dml_compile_options_t *o,
+                                    dml_rt_model_t **out_model) {
+  char path[1024];
+  size_t len = 0;
+  uint8_t *bytes = read_all(fixture(name, path, sizeof(path)), &len);
+  CHECK(bytes != NULL);
+  if (!bytes) return NULL;
+  void *pkg = NULL;
+  size_t pkg_size = 0;
+  dml_status_t st =
+      dml_compile_onnx_memory(bytes, len, NULL, name, o, &pkg, &pkg_size, NULL);
+  free(bytes);
+  CHECK_OK(st);
+  if (st) return NULL;
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = NULL;
+  CHECK_OK(dml_rt_model_load_memory(pkg, pkg_size, &m));
+  free(pkg);
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  *out_model = m;
+  return s;
+}
+
+static void set_f32(dml_rt_session_t *s, const char *name, const float *v, int32_t rank,
+                    int64_t d0, int64_t d1, int64_t d2) {
+  dml_tensor_t t = {DML_DTYPE_F32, rank, {d0, d1, d2}, (void *)v};
+  CHECK_OK(dml_rt_session_set_input_by_name(s, name, &t));
+}
+
+/* Output `name` of the last run has dims {d0, d1, d2}[..rank] and values want. */
+static void check_out(dml_rt_model_t *m, dml_rt_session_t *s, const char *name,
+                      int32_t rank, int64_t d0, int64_t d1, int64_t d2,
+                      const float *want) {
+  int32_t k = dml_rt_model_find_output(m, name);
+  CHECK(k >= 0);
+  if (k < 0) {
+    fprintf(stderr, "no output '%s'\n", name);
+    return;
+  }
+  dml_tensor_t got;
+  CHECK_OK(dml_rt_session_get_output(s, (uint32_t)k, &got));
+  int64_t dims[3] = {d0, d1, d2}, n = 1;
+  CHECK(got.dtype == DML_DTYPE_F32 && got.rank == rank);
+  if (got.dtype != DML_DTYPE_F32 || got.rank != rank) return;
+  for (int32_t r = 0; r < rank; r++) {
+    CHECK(got.dims[r] == dims[r]);
+    if (got.dims[r] != dims[r]) return;
+    n *= dims[r];
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (((const float *)got.data)[i] != want[i])
+      fprintf(stderr, "%s[%lld]: got %g, want %g\n", name, (long long)i,
+              ((const float *)got.data)[i], want[i]);
+    CHECK(((const float *)got.data)[i] == want[i]);
+  }
+}
+
+static void release(dml_rt_session_t *s, dml_rt_model_t *m) {
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
+static const float kX[2] = {1, 2}, kY0[2] = {0, 0};
+
+/* y <- y + x three times; scan output i is y * i. */
+static void run_loop_sum(const char *name, const dml_compile_options_t *o) {
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = session_of(name, o, &m);
+  if (!s) return;
+  set_f32(s, "x", kX, 1, 2, 0, 0);
+  set_f32(s, "y0", kY0, 1, 2, 0, 0);
+  CHECK_OK(dml_rt_session_run(s));
+  static const float y[2] = {3, 6}, scans[6] = {0, 0, 2, 4, 6, 12};
+  check_out(m, s, "y_final", 1, 2, 0, 0, y);
+  check_out(m, s, "scans", 2, 3, 2, 0, scans);
+  release(s, m);
+}
+
+static void test_loop_ir(void) {
+  /* Unrolled: no Loop node; three copies of the body's Add. */
+  dml_ir_module_t *mod = NULL;
+  CHECK_OK(import_fixture("loop_sum.onnx", &mod));
+  if (!mod) return;
+  CHECK(module_well_formed(mod));
+  CHECK(count_op(fwd(mod), DML_OP_ADD) == 3);
+  CHECK(count_op(fwd(mod), DML_OP_CONCAT) == 1);
+  dml_ir_module_release(mod);
+}
+
+static void test_loop_run(void) {
+  run_loop_sum("loop_sum.onnx", NULL);
+}
+
+static void test_loop_bound_m(void) {
+  /* M fed as a graph input and bound at compile time. */
+  int64_t three = 3;
+  dml_tensor_t mt = {DML_DTYPE_I64, 0, {0}, &three};
+  dml_onnx_binding_t b = {"m", &mt};
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof(o));
+  o.bind = &b;
+  o.n_bind = 1;
+  run_loop_sum("loop_dynamic_m.onnx", &o);
+}
+
+static void test_loop_zero(void) {
+  /* No iteration: the initial value, and an empty scan output. */
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = session_of("loop_zero.onnx", NULL, &m);
+  if (!s) return;
+  static const float y0[2] = {5, 7};
+  set_f32(s, "x", kX, 1, 2, 0, 0);
+  set_f32(s, "y0", y0, 1, 2, 0, 0);
+  CHECK_OK(dml_rt_session_run(s));
+  check_out(m, s, "y_final", 1, 2, 0, 0, y0);
+  check_out(m, s, "scans", 2, 0, 2, 0, NULL);
+  release(s, m);
+}
+
+static void test_scan_run(void) {
+  /* Running sum over the columns of x; outputs stacked along axis 1, reversed. */
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = session_of("scan_sum.onnx", NULL, &m);
+  if (!s) return;
+  static const float s0[2] = {0, 0}, x[6] = {1, 2, 3, 4, 5, 6};
+  set_f32(s, "s0", s0, 1, 2, 0, 0);
+  set_f32(s, "x", x, 2, 2, 3, 0);
+  CHECK_OK(dml_rt_session_run(s));
+  static const float fin[2] = {6, 15}, ys[6] = {6, 3, 1, 15, 9, 4};
+  check_out(m, s, "s_final", 1, 2, 0, 0, fin);
+  check_out(m, s, "ys", 2, 2, 3, 0, ys);
+  release(s, m);
+}
+
+static void test_scan8_run(void) {
+  /* Scan-8: per batch element, the rows of x read in reverse. */
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = session_of("scan8_sum.onnx", NULL, &m);
+  if (!s) return;
+  static const float s0[4] = {0, 0, 100, 100},
+                     x[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  set_f32(s, "s0", s0, 2, 2, 2, 0);
+  set_f32(s, "x", x, 3, 2, 3, 2);
+  CHECK_OK(dml_rt_session_run(s));
+  static const float fin[4] = {9, 12, 127, 130},
+                     ys[12] = {5, 6, 8, 10, 9, 12, 111, 112, 120, 122, 127, 130};
+  check_out(m, s, "s_final", 2, 2, 2, 0, fin);
+  check_out(m, s, "ys", 3, 2, 3, 2, ys);
+  release(s, m);
+}
+
+/* ---- refusals ---- */
+
+static void test_errors(void) {
+  dml_ir_module_t *m = NULL;
+  CHECK_ERROR(import_fixture("loop_dynamic_m.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'loop' (Loop): the number of iterations depends on run-time data "
+              "(the trip count M is not known at compile time)");
+  CHECK_ERROR(import_fixture("loop_cond_false.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'loop' (Loop): the number of iterations depends on run-time data "
+              "(the body's condition output can turn false)");
+  CHECK_ERROR(import_fixture("loop_too_many.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'loop' (Loop): 70000 iterations; at most 65536 are supported");
+  CHECK_ERROR(import_fixture("loop_too_many_nodes.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'loop' (Loop): unrolling would import more than 100000 body nodes");
+  CHECK(m == NULL);
+}
+
+int main(void) {
+  RUN(test_loop_ir);
+  RUN(test_loop_run);
+  RUN(test_loop_bound_m);
+  RUN(test_loop_zero);
+  RUN(test_scan_run);
+  RUN(test_scan8_run);
+  RUN(test_errors);
+  return dml_test_finish();
+}
