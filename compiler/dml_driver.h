@@ -45,6 +45,10 @@ typedef struct dml_compile_options {
    * (dml_onnx_import_options_t's `sequence_inputs`); lent for the call. */
   const dml_onnx_sequence_input_t *sequence_inputs;
   size_t n_sequence_inputs;
+  /* Optional graph inputs present or none (dml_onnx_import_options_t's
+   * `optional_inputs`); lent for the call. */
+  const dml_onnx_optional_input_t *optional_inputs;
+  size_t n_optional_inputs;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {

@@ -94,6 +94,8 @@ static void import_options(const dml_compile_options_t *o,
   io->n_input_shapes = o->n_input_shapes;
   io->sequence_inputs = o->sequence_inputs;
   io->n_sequence_inputs = o->n_sequence_inputs;
+  io->optional_inputs = o->optional_inputs;
+  io->n_optional_inputs = o->n_optional_inputs;
 }
 
 /* Runs the default pipeline on `m`, then emits it to `out_path`, or into

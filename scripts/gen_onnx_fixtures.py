@@ -690,6 +690,64 @@ def gen_loop():
                [vi("s_final", F, [2, 2]), vi("ys", F, [2, 3, 2])], opset=8), "scan8_sum.onnx")
 
 
+def gen_optional():
+    """Optionals (issue #3): present or none at compile time (onnx_optional.c)."""
+    F, B, I = TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT64
+
+    def opt_vi(name, inner):
+        return helper.make_value_info(name, helper.make_optional_type_proto(inner))
+
+    t_f = helper.make_tensor_type_proto(F, [2])
+    s_f = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, None))
+    # Optional of a tensor and of a sequence, Optional() of a type, Identity of
+    # a none; HasElement and GetElement of each; optional outputs.
+    nodes = [
+        helper.make_node("Optional", ["x"], ["ox"], name="wrap_x"),
+        helper.make_node("OptionalHasElement", ["ox"], ["has_x"], name="has_x"),
+        helper.make_node("OptionalGetElement", ["ox"], ["gx"], name="get_x"),
+        helper.make_node("Optional", [], ["none"], name="make_none", type=t_f),
+        helper.make_node("Identity", ["none"], ["none2"], name="copy_none"),
+        helper.make_node("OptionalHasElement", ["none2"], ["has_none"], name="has_none"),
+        helper.make_node("SequenceConstruct", ["x", "x"], ["s"], name="construct"),
+        helper.make_node("Optional", ["s"], ["os"], name="wrap_s"),
+        helper.make_node("OptionalGetElement", ["os"], ["gs"], name="get_s"),
+        helper.make_node("SequenceLength", ["gs"], ["len"], name="length"),
+    ]
+    save(model(nodes, [vi("x", F, [2])],
+               [vi("has_x", B, []), vi("gx", F, [2]), vi("has_none", B, []),
+                vi("len", I, []), opt_vi("ox", t_f), opt_vi("none2", t_f)], opset=16),
+         "opt_ops.onnx")
+
+    # Optional graph inputs (a tensor, a sequence); an If whose cond is
+    # Not(OptionalHasElement(o)), known at compile time, with optional outputs.
+    def branch(nodes, out, name):
+        return helper.make_graph(nodes, name, [], [opt_vi(out, t_f)])
+
+    nodes = [
+        helper.make_node("OptionalHasElement", ["o"], ["has_o"], name="has_o"),
+        helper.make_node("OptionalHasElement", ["so"], ["has_so"], name="has_so"),
+        helper.make_node("Not", ["has_o"], ["no_o"], name="not_o"),
+        helper.make_node(
+            "If", ["no_o"], ["y"], name="sel",
+            then_branch=branch([helper.make_node("Optional", [], ["t_none"], name="t_none",
+                                                 type=t_f)], "t_none", "t"),
+            else_branch=branch([helper.make_node("Identity", ["o"], ["e_o"], name="e_id")],
+                               "e_o", "e")),
+    ]
+    save(model(nodes, [opt_vi("o", t_f), opt_vi("so", s_f)],
+               [vi("has_o", B, []), vi("has_so", B, []), opt_vi("y", t_f)], opset=16),
+         "opt_inputs.onnx")
+
+    # Errors: GetElement of a none; a none read by a tensor op.
+    nodes = [helper.make_node("Optional", [], ["n"], name="make_none", type=t_f),
+             helper.make_node("OptionalGetElement", ["n"], ["y"], name="get_none")]
+    save(model(nodes, [], [vi("y", F, [2])], opset=16), "opt_get_none.onnx")
+    nodes = [helper.make_node("Optional", [], ["n"], name="make_none", type=t_f),
+             helper.make_node("Relu", ["n"], ["y"], name="relu_none")]
+    save(model(nodes, [], [vi("y", F, [2])], opset=16, check=False),
+         "opt_none_consumed.onnx")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -708,6 +766,7 @@ def main():
     gen_if()
     gen_seq()
     gen_loop()
+    gen_optional()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

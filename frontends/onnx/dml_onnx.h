@@ -61,8 +61,27 @@
  * a Constant, a bound input), a SplitToSequence whose input dim at `axis` is
  * not static, a sequence input without `sequence_inputs`, a sequence read by
  * any other op, or sequences of non-tensors are UNIMPLEMENTED errors naming
- * the node; positions out of range are INVALID_ARGUMENT. Optional and maps
- * are not supported. Details: frontends/onnx/onnx_seq.c.
+ * the node; positions out of range are INVALID_ARGUMENT. Maps are not
+ * supported. Details: frontends/onnx/onnx_seq.c.
+ * Optionals (opsets 15..17) have no IR type either: whether an optional
+ * holds a value is decided at import time. A present optional is its
+ * element (a tensor value, or a sequence's list); a none has no IR value.
+ * Optional(x) is x (Identity, or the same list), Optional() with its `type`
+ * attribute a none, OptionalHasElement a constant bool scalar global,
+ * OptionalGetElement the element (INVALID_ARGUMENT naming the node for a
+ * none), Identity of a none a none. An optional graph input is present or
+ * none as the import option `optional_inputs` says: present, a tensor
+ * argument of its name or (with `sequence_inputs`) a sequence input; none,
+ * no argument. An optional graph output that is none has no result; a
+ * present one is a tensor result or a sequence's results "<name>.0", ...
+ * An If whose cond is known at compile time (a constant, a bound input, or
+ * Identity / Not of one, as OptionalHasElement gives) imports only the taken
+ * branch, whose outputs may then be sequences and optionals. An optional
+ * input not in `optional_inputs`, a none read by any other op (or carried by
+ * a Loop), and If branch outputs that are not tensors under a cond that
+ * depends on run-time data are UNIMPLEMENTED errors. Optionals of maps,
+ * sparse tensors or optionals are not supported. Details:
+ * frontends/onnx/onnx_optional.c.
  * Loop (opsets 7..17) and Scan (opsets 8 and 9..17) have no IR node either:
  * they are unrolled at import time, the body imported inline once per
  * iteration with the carried values passed from copy to copy. Loop needs its
@@ -151,7 +170,24 @@ typedef struct dml_onnx_import_options {
    * (UNIMPLEMENTED); INVALID_ARGUMENT for a rank outside 0..DML_MAX_RANK. */
   const struct dml_onnx_sequence_input *sequence_inputs;
   size_t n_sequence_inputs;
+  /* Optional graph inputs (opsets 15..17): whether each named graph input
+   * of optional type holds a value, decided at compile time (optionals are
+   * lowered at import time, see above). A present optional of a tensor
+   * becomes a tensor argument of the input's name (the element's declared
+   * dtype and shape; `input_shapes` and `bind` apply); a present optional of
+   * a sequence becomes a sequence input, which `sequence_inputs` must list
+   * under the same name; an absent one ("none") has no argument. An optional
+   * input not listed here is refused (UNIMPLEMENTED). */
+  const struct dml_onnx_optional_input *optional_inputs;
+  size_t n_optional_inputs;
 } dml_onnx_import_options_t;
+
+/* One optional graph input (see `optional_inputs` above); lent for the
+ * import. */
+typedef struct dml_onnx_optional_input {
+  const char *name;
+  int present; /* 0: none */
+} dml_onnx_optional_input_t;
 
 /* One sequence graph input's structure (see `sequence_inputs` above); lent
  * for the import. */
@@ -222,6 +258,34 @@ dml_status_t dml_onnx_sequence_read_file(const char *path, size_t *out_n,
 dml_status_t dml_onnx_sequence_read_memory(const void *data, size_t len, size_t *out_n,
                                            dml_tensor_t **out_elems, void ***out_buffers);
 void dml_onnx_sequence_free(size_t n, dml_tensor_t *elems, void **buffers);
+
+/* An optional value read from a serialized onnx.OptionalProto (a backend
+ * test's input_K.pb / output_K.pb for an optional value). */
+typedef enum dml_onnx_optional_kind {
+  DML_ONNX_OPTIONAL_NONE = 0,     /* no value */
+  DML_ONNX_OPTIONAL_TENSOR = 1,   /* `tensor`, its data in `buffer` */
+  DML_ONNX_OPTIONAL_SEQUENCE = 2, /* `n` tensors `elems`, data in `buffers` */
+} dml_onnx_optional_kind_t;
+
+typedef struct dml_onnx_optional_value {
+  dml_onnx_optional_kind_t kind;
+  dml_tensor_t tensor;
+  void *buffer;
+  size_t n;
+  dml_tensor_t *elems;
+  void **buffers;
+} dml_onnx_optional_value_t;
+
+/* Reads a serialized onnx.OptionalProto from `path` or from `len` bytes at
+ * `data` (lent) into *out (freed with dml_onnx_optional_free()). Errors (op
+ * "onnx.tensor"): NOT_FOUND / IO; DATA_LOSS for malformed bytes or a value
+ * that contradicts elem_type; UNIMPLEMENTED for optionals of sparse tensors,
+ * maps or optionals; those of the tensor and sequence readers for the value. */
+dml_status_t dml_onnx_optional_read_file(const char *path,
+                                         dml_onnx_optional_value_t *out);
+dml_status_t dml_onnx_optional_read_memory(const void *data, size_t len,
+                                           dml_onnx_optional_value_t *out);
+void dml_onnx_optional_free(dml_onnx_optional_value_t *v);
 
 /* Kinds of ONNX values (onnx.TypeProto's `value` field). */
 typedef enum dml_onnx_value_kind {

@@ -20,9 +20,11 @@
  * topological order, a node with subgraphs depends on every outer tensor its
  * subgraphs read (onnx_subgraph_refs).
  *
- * A constant cond (an initializer, a Constant node, a bound input) imports
- * only the taken branch: each If output is an Identity of its output, no
- * Where.
+ * A constant cond (an initializer, a Constant node, a bound input, or an
+ * Identity / Not chain of one, as OptionalHasElement gives) imports only the
+ * taken branch: each If output is an Identity of its output, no Where; its
+ * outputs may then be sequences (the same lists) and optionals (present or
+ * none, onnx_optional.c).
  *
  * Semantics and limits:
  *   - both branches are evaluated, every run: an error that only the untaken
@@ -30,9 +32,10 @@
  *     Reshape) still fails the run, and a run costs both branches;
  *   - so branches must be free of side effects: an If whose branches (nested
  *     ones included) contain a random op (DML_OPF_RANDOM) or a Dropout with a
- *     training_mode input is refused (UNIMPLEMENTED, onnx_if_check), as is
- *     one with a branch output that is a sequence, optional, map or sparse
- *     tensor;
+ *     training_mode input is refused (UNIMPLEMENTED, onnx_if_check), as is,
+ *     when cond is not known at compile time, one with a branch output that
+ *     is a sequence, optional, map or sparse tensor (the message says cond
+ *     "depends on run-time data": binding it helps);
  *   - each output pair must have the same dtype where both branches declare
  *     it (INVALID_ARGUMENT: ONNX requires it) and the same shape where both
  *     declare one: same rank and equal static dims (UNIMPLEMENTED otherwise:
@@ -283,18 +286,6 @@ dml_status_t onnx_if_check(const Onnx__GraphProto *g, int64_t opset) {
     for (int k = 0; k < 2; k++) {
       const Onnx__GraphProto *b = branch_of(np, kWhich[k]);
       if (!b) continue; /* onnx_import_if reports it */
-      for (size_t o = 0; o < b->n_output; o++) {
-        const Onnx__TypeProto *t = b->output[o]->type;
-        if (!t || t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
-            t->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
-          continue;
-        return dml_status_detail(
-            dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                            "%s: %s output '%s' is %s; the If lowering (both branches "
-                            "and Where) supports tensor outputs only",
-                            label, kWhich[k], b->output[o]->name, value_kind_name(t)),
-            "sequence, optional, map and sparse values are not supported");
-      }
       const Onnx__NodeProto *r = find_random(b, opset);
       if (r)
         return dml_status_detail(
@@ -311,6 +302,58 @@ dml_status_t onnx_if_check(const Onnx__GraphProto *g, int64_t opset) {
 }
 
 /* ---- the lowering ---- */
+
+/* UNIMPLEMENTED when a branch of np declares an output that is not a tensor:
+ * Where selects tensors only. */
+static dml_status_t check_tensor_outputs(const Onnx__NodeProto *np, const char *label) {
+  static const char *const kWhich[2] = {"then_branch", "else_branch"};
+  for (int k = 0; k < 2; k++) {
+    const Onnx__GraphProto *b = branch_of(np, kWhich[k]);
+    for (size_t o = 0; b && o < b->n_output; o++) {
+      const Onnx__TypeProto *t = b->output[o]->type;
+      if (!t || t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+          t->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
+        continue;
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                          "%s: %s output '%s' is %s; the If lowering (both branches "
+                          "and Where) supports tensor outputs only, and cond is not "
+                          "known at compile time: it depends on run-time data",
+                          label, kWhich[k], b->output[o]->name, value_kind_name(t)),
+          "with a constant cond (an initializer, a Constant, an input bound with "
+          "dmlc compile --bind, or Identity / Not of one) only the taken branch is "
+          "imported, and its outputs may be sequences and optionals");
+    }
+  }
+  return DML_OK;
+}
+
+/* Whether v is known at compile time as one element: a constant global, or
+ * Identity / Not chains of one (OptionalHasElement gives constant bools);
+ * *out its truth. */
+static int const_cond(const dml_ir_value_t *v, int *out) {
+  int negate = 0;
+  for (int depth = 0; v && depth < 64; depth++) {
+    if (v->kind == DML_IR_VALUE_GLOBAL) {
+      if (!v->data || v->data_bytes == 0) return 0;
+      int64_t numel = 1;
+      for (int32_t r = 0; r < v->type.rank; r++) {
+        if (v->type.dims[r].sym >= 0) return 0;
+        numel *= v->type.dims[r].value;
+      }
+      if (v->type.rank < 0 || numel != 1) return 0;
+      *out = (dml_load_f64(v->type.dtype, v->data, 0) != 0) != negate;
+      return 1;
+    }
+    if (v->kind != DML_IR_VALUE_RESULT || !v->def || v->def->n_inputs != 1) return 0;
+    if (v->def->op == DML_OP_NOT)
+      negate = !negate;
+    else if (v->def->op != DML_OP_IDENTITY)
+      return 0;
+    v = v->def->inputs[0];
+  }
+  return 0;
+}
 
 static const char *declared_str(const Onnx__TypeProto__Tensor *tt, char *buf,
                                 size_t cap) {
@@ -337,8 +380,15 @@ static const char *declared_str(const Onnx__TypeProto__Tensor *tt, char *buf,
 /* Output pair k's declared types agree (where both declare them). */
 static dml_status_t check_pair(const char *label, const Onnx__ValueInfoProto *a,
                                const Onnx__ValueInfoProto *b, size_t k) {
-  const Onnx__TypeProto__Tensor *ta = a->type ? a->type->tensor_type : NULL;
-  const Onnx__TypeProto__Tensor *tb = b->type ? b->type->tensor_type : NULL;
+  /* (tensor_type shares a oneof with the other kinds: check the case.) */
+  const Onnx__TypeProto__Tensor *ta =
+      a->type && a->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE
+          ? a->type->tensor_type
+          : NULL;
+  const Onnx__TypeProto__Tensor *tb =
+      b->type && b->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE
+          ? b->type->tensor_type
+          : NULL;
   if (!ta || !tb) return DML_OK;
   char sa[200], sb[200];
   if (ta->has_elem_type && tb->has_elem_type && ta->elem_type != tb->elem_type)
@@ -539,6 +589,12 @@ dml_status_t onnx_import_subgraph_seqs(onnx_ctx_t *ctx, const char *label,
           is_empty(name) ? NULL : onnx_map_find(&ctx->names, resolve_in(&s, name));
       out_vals[k] = e ? (dml_ir_value_t *)e->val : NULL;
       if (out_seqs) {
+        const onnx_map_entry_t *ne =
+            is_empty(name) ? NULL : onnx_map_find(&ctx->nones, resolve_in(&s, name));
+        if (ne) {
+          out_seqs[k] = (onnx_seq_t *)onnx_opt_none_mark((int)ne->aux);
+          continue;
+        }
         out_seqs[k] = is_empty(name) ? NULL : onnx_seq_find(ctx, resolve_in(&s, name));
         if (out_seqs[k]) continue;
       }
@@ -589,6 +645,42 @@ dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
     DML_RETURN_IF_ERROR(check_pair(label, then_g->output[k], else_g->output[k], k));
 
   dml_ir_value_t *cond = in[0];
+  int folded = 0, taken_folded = 0;
+  folded = const_cond(cond, &taken_folded);
+  if (folded) {
+    /* A constant cond, or one computed from a constant by Identity / Not:
+     * only the taken
+     * branch, whose outputs may be sequences and optionals. */
+    const Onnx__GraphProto *g = taken_folded ? then_g : else_g;
+    const char *which = taken_folded ? "then_branch" : "else_branch";
+    if (g->n_input)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: %s has %zu inputs; If branches take none", label, which,
+                             g->n_input);
+    dml_ir_value_t **ov = (dml_ir_value_t **)calloc(n_out + 1, sizeof(*ov));
+    onnx_seq_t **os = (onnx_seq_t **)calloc(n_out + 1, sizeof(*os));
+    dml_status_t fst = !ov || !os ? oom() : DML_OK;
+    if (!fst)
+      fst = onnx_import_subgraph_seqs(ctx, label, which, g, 0, NULL, NULL, ov, os);
+    for (size_t k = 0; k < n_out && !fst; k++) {
+      if (is_empty(np->output[k])) continue;
+      int none = onnx_opt_none_mark_kind(os[k]);
+      if (none) {
+        fst = onnx_opt_define_none(ctx, np->output[k], none);
+      } else if (os[k]) {
+        fst = onnx_seq_define(ctx, np->output[k], os[k]->dtype, os[k]->n, os[k]->v);
+      } else {
+        dml_ir_node_t *node = NULL;
+        fst = onnx_emit(ctx, DML_OP_IDENTITY, np->name, 1, &ov[k], 1, &node);
+        if (!fst) fst = bind_output(ctx, np->output[k], node->outputs[0]);
+      }
+    }
+    free(ov);
+    free(os);
+    return fst;
+  }
+  if (!(cond->kind == DML_IR_VALUE_GLOBAL && cond->data))
+    DML_RETURN_IF_ERROR(check_tensor_outputs(np, label));
   dml_ir_value_t **vals = (dml_ir_value_t **)calloc(2 * n_out + 1, sizeof(*vals));
   if (!vals) return oom();
   dml_status_t st = DML_OK;

@@ -536,7 +536,9 @@ static dml_status_t check_supported(const Onnx__ModelProto *mp, const Onnx__Grap
       } else if (!attr_type_supported(at) && strcmp(an, "sparse_value") != 0 &&
                  !((e->importer == onnx_imp_if || e->importer == onnx_imp_seq ||
                     e->importer == onnx_imp_loop || e->importer == onnx_imp_scan) &&
-                   at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)) {
+                   at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH) &&
+                 !(e->importer == onnx_imp_optional &&
+                   at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO)) {
         /* (Constant's sparse_value is reported by onnx_op_check.) */
         snprintf(buf, sizeof(buf), "attribute of type %s", attr_type_name(at));
         problem = buf;
@@ -953,6 +955,37 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
     if (e && e->aux == -2) continue; /* an initializer: a global */
     const dml_onnx_binding_t *b = find_binding(opts, vi->name);
     const Onnx__TypeProto *tp = vi->type;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE) {
+      /* An optional (onnx_optional.c): none, or its element as an input. */
+      int present = -1, kind = onnx_opt_elem_kind(tp);
+      for (size_t k = 0; opts && k < opts->n_optional_inputs; k++)
+        if (opts->optional_inputs[k].name &&
+            strcmp(opts->optional_inputs[k].name, vi->name) == 0)
+          present = opts->optional_inputs[k].present != 0;
+      if (present < 0)
+        return dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                            "graph input '%s' is an optional; whether it holds a value "
+                            "must be given at compile time",
+                            vi->name),
+            "import option optional_inputs: optionals are lowered at import time");
+      if (!kind)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                               "graph input '%s' is an optional of a map, sparse tensor "
+                               "or optional, which is not supported",
+                               vi->name);
+      if (!present) {
+        DML_RETURN_IF_ERROR(onnx_opt_define_none(ctx, vi->name, kind));
+        continue;
+      }
+      tp = tp->optional_type->elem_type;
+      if (kind == ONNX_OPT_SEQUENCE) {
+        Onnx__ValueInfoProto elem = *vi;
+        elem.type = (Onnx__TypeProto *)tp;
+        DML_RETURN_IF_ERROR(import_sequence_input(ctx, &elem, opts));
+        continue;
+      }
+    }
     if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) {
       DML_RETURN_IF_ERROR(import_sequence_input(ctx, vi, opts));
       continue;
@@ -1172,10 +1205,29 @@ static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
     for (size_t k = 0; k < n_in; k++) {
       in[k] = NULL;
       if (is_empty(np->input[k])) continue;
+      if (onnx_opt_is_none(ctx, np->input[k])) {
+        /* An optional without a value (onnx_optional.c): only the optional
+         * ops and Identity read one. */
+        if (e->importer == onnx_imp_optional) continue;
+        if (e->op == DML_OP_IDENTITY && k == 0) {
+          e = onnx_op_lookup("Optional", 15);
+          continue;
+        }
+        st = dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                            "%s: input %zu ('%s') is an optional without a value, which "
+                            "this op cannot read",
+                            label, k, np->input[k]),
+            "optionals are lowered at import time; only the optional ops and "
+            "Identity read one that is none");
+        break;
+      }
       if (onnx_seq_find(ctx, np->input[k])) {
         /* A sequence (onnx_seq.c): only sequence ops, Identity and Loop (its
          * carried values, onnx_loop.c) read one. */
-        if (e->importer == onnx_imp_seq || e->importer == onnx_imp_loop) continue;
+        if (e->importer == onnx_imp_seq || e->importer == onnx_imp_loop ||
+            e->importer == onnx_imp_optional)
+          continue;
         if (e->op == DML_OP_IDENTITY && k == 0) {
           e = onnx_op_lookup("SequenceConstruct", 11);
           continue;
@@ -1220,6 +1272,7 @@ static dml_status_t import_outputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
   dml_status_t st = DML_OK;
   for (size_t i = 0; i < g->n_output && !st; i++) {
     const char *name = g->output[i]->name;
+    if (onnx_opt_is_none(ctx, name)) continue; /* a none optional: no result */
     const onnx_seq_t *seq = onnx_seq_find(ctx, name);
     if (seq) {
       /* A sequence output: results "<name>.0", "<name>.1", ... */
@@ -1334,6 +1387,7 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
   if (!st) mark_bn_state(&ctx);
   free(order);
   onnx_seqs_free(&ctx);
+  onnx_map_free(&ctx.nones);
   onnx_map_free(&ctx.names);
   if (st) {
     dml_ir_module_release(ctx.m);

@@ -5,7 +5,8 @@
  * onnx_tensor.c: TensorProto -> host tensor (every storage form, external
  * data); onnx_ops.c: the op table (onnx_ops.def) and the importers;
  * onnx_if.c: If and inline subgraphs; onnx_seq.c: sequences as
- * compile-time lists of tensors; onnx_loop.c: Loop and Scan unrolled.
+ * compile-time lists of tensors; onnx_loop.c: Loop and Scan unrolled;
+ * onnx_optional.c: optionals, present or none at compile time.
  */
 #ifndef DML_ONNX_INTERNAL_H_
 #define DML_ONNX_INTERNAL_H_
@@ -62,6 +63,11 @@ typedef struct onnx_ctx {
   const onnx_scope_t *scope;
   /* Sequence-typed values (onnx_seq.c): name -> onnx_seq_t * (owned). */
   onnx_map_t seqs;
+  /* Optional values without a value (onnx_optional.c): name -> entry whose
+   * aux is the element's kind (ONNX_OPT_TENSOR / ONNX_OPT_SEQUENCE). A
+   * present optional is its element (a tensor or a sequence) and has no
+   * entry here. */
+  onnx_map_t nones;
   /* Body nodes imported by unrolling Loop and Scan so far (onnx_loop.c). */
   size_t unrolled_nodes;
   const dml_onnx_import_options_t *opts;
@@ -95,12 +101,30 @@ dml_status_t onnx_import_subgraph(onnx_ctx_t *ctx, const char *label, const char
                                   dml_ir_value_t **out_vals);
 /* onnx_import_subgraph where inputs may be sequences: input i is sequence
  * in_seqs[i] when that is non-NULL (in_seqs may be NULL); when out_seqs is
- * given, out_seqs[k] is output k's sequence (NULL for a tensor). */
+ * given, out_seqs[k] is output k's sequence (NULL for a tensor), or
+ * onnx_opt_none_mark() for an optional without a value. */
 dml_status_t onnx_import_subgraph_seqs(onnx_ctx_t *ctx, const char *label,
                                        const char *which, const Onnx__GraphProto *g,
                                        size_t n_in, dml_ir_value_t *const *in_vals,
                                        onnx_seq_t *const *in_seqs,
                                        dml_ir_value_t **out_vals, onnx_seq_t **out_seqs);
+
+/* ---- optionals lowered at import time (onnx_optional.c) ---- */
+#define ONNX_OPT_TENSOR 1
+#define ONNX_OPT_SEQUENCE 2
+/* Whether `name` (a resolved name) is an optional without a value. */
+int onnx_opt_is_none(const onnx_ctx_t *ctx, const char *name);
+/* Records `name` as an optional without a value, of element kind `kind`. */
+dml_status_t onnx_opt_define_none(onnx_ctx_t *ctx, const char *name, int kind);
+/* In onnx_import_subgraph_seqs's out_seqs, a subgraph output that is none
+ * is onnx_opt_none_mark(kind), which onnx_opt_none_mark_kind() recognizes
+ * (0 for a real sequence or NULL); callers that cannot carry a none refuse
+ * it. */
+const onnx_seq_t *onnx_opt_none_mark(int kind);
+int onnx_opt_none_mark_kind(const onnx_seq_t *s);
+/* The element kind an optional TypeProto declares (ONNX_OPT_TENSOR or
+ * ONNX_OPT_SEQUENCE; 0 for anything else). */
+int onnx_opt_elem_kind(const Onnx__TypeProto *tp);
 
 /* "node 'name' (Op)" or "node #i (Op)" into buf. */
 const char *onnx_node_label(const Onnx__NodeProto *np, char *buf, size_t cap);
@@ -162,8 +186,8 @@ dml_status_t onnx_subgraph_refs(const onnx_ctx_t *ctx, const Onnx__NodeProto *np
 dml_status_t onnx_collect_nodes(const Onnx__GraphProto *g, const Onnx__NodeProto ***out,
                                 size_t *out_n);
 /* Refuses If nodes (of g, recursively) the lowering cannot express:
- * UNIMPLEMENTED for branch outputs that are not tensors and for branches
- * with random ops. */
+ * UNIMPLEMENTED for branches with random ops. (Branch outputs that are not
+ * tensors are refused by onnx_imp_if, only when cond is not a constant.) */
 dml_status_t onnx_if_check(const Onnx__GraphProto *g, int64_t opset);
 
 /* ---- tensors (onnx_tensor.c) ---- */
@@ -212,6 +236,11 @@ dml_status_t onnx_imp_scan(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
  * sequence. */
 dml_status_t onnx_imp_seq(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                           const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in);
+/* The optional importer: Optional, OptionalHasElement, OptionalGetElement,
+ * and Identity of an optional without a value. */
+dml_status_t onnx_imp_optional(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                               const onnx_op_entry_t *e, dml_ir_value_t **in,
+                               uint32_t n_in);
 /* The table line for op_type at opset, or NULL. */
 const onnx_op_entry_t *onnx_op_lookup(const char *op_type, int64_t opset);
 /* The table line for op_type of `domain` ("", "ai.onnx" or NULL: the

@@ -341,6 +341,12 @@ dml_status_t onnx_imp_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
     if (!st)
       st = onnx_import_subgraph_seqs(ctx, label, which, body, n_body_in, vals, seqs, outs,
                                      oseqs);
+    for (size_t k = 0; k < body->n_output && !st; k++)
+      if (onnx_opt_none_mark_kind(oseqs[k]))
+        st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: the body's output %zu ('%s') is an optional without a "
+                             "value, which the unrolled loop cannot carry",
+                             label, k, body->output[k]->name);
     for (size_t k = 0; k < n_car && !st; k++) {
       vals[2 + k] = oseqs[1 + k] ? NULL : outs[1 + k];
       seqs[2 + k] = oseqs[1 + k];

@@ -34,8 +34,9 @@
  * Limits (UNIMPLEMENTED naming the node): a position not known at compile
  * time ("depends on run-time data"), a sequence whose length depends on
  * run-time data (SplitToSequence of a dim or a split not known at compile
- * time), a sequence consumed by any other op, sequences of sequences, maps
- * and optionals. An unrolled Loop (onnx_loop.c) may carry sequences from
+ * time), a sequence consumed by any other op, sequences of sequences, and
+ * maps. An optional of a sequence is the sequence's list when present
+ * (onnx_optional.c). An unrolled Loop (onnx_loop.c) may carry sequences from
  * one copy of its body to the next.
  */
 #include <stdio.h>

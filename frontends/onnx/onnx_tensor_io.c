@@ -250,6 +250,103 @@ dml_status_t dml_onnx_sequence_read_file(const char *path, size_t *out_n,
   return st;
 }
 
+/* ==== OptionalProto (onnx-data.proto) ==================================== */
+/* Not in the generated onnx.proto either: read by hand. Fields (ONNX 1.12):
+ * 1 name, 2 elem_type (0 UNDEFINED, 1 TENSOR, 2 SPARSE_TENSOR, 3 SEQUENCE,
+ * 4 MAP, 5 OPTIONAL), 3 tensor_value, 4 sparse_tensor_value, 5 sequence_value,
+ * 6 map_value, 7 optional_value. */
+
+void dml_onnx_optional_free(dml_onnx_optional_value_t *v) {
+  if (!v) return;
+  free(v->buffer);
+  dml_onnx_sequence_free(v->n, v->elems, v->buffers);
+  memset(v, 0, sizeof(*v));
+}
+
+dml_status_t dml_onnx_optional_read_memory(const void *data, size_t len,
+                                           dml_onnx_optional_value_t *out) {
+  if (!out || (!data && len))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, TENSOR_ERR_OP,
+                           "dml_onnx_optional_read_memory: NULL argument");
+  const uint8_t *p = (const uint8_t *)data;
+  size_t pos = 0;
+  dml_onnx_optional_value_t r;
+  memset(&r, 0, sizeof(r));
+  dml_status_t st = DML_OK;
+  int64_t elem_type = 0;
+  while (pos < len && !st) {
+    uint64_t tag = 0, v = 0;
+    if (seq_varint(p, len, &pos, &tag)) goto bad;
+    switch (tag & 7) {
+      case 0:
+        if (seq_varint(p, len, &pos, &v)) goto bad;
+        if ((tag >> 3) == 2) elem_type = (int64_t)v;
+        continue;
+      case 1:
+        if (len - pos < 8) goto bad;
+        pos += 8;
+        continue;
+      case 5:
+        if (len - pos < 4) goto bad;
+        pos += 4;
+        continue;
+      case 2: break;
+      default: goto bad;
+    }
+    if (seq_varint(p, len, &pos, &v) || v > len - pos) goto bad;
+    uint64_t field = tag >> 3;
+    if (field == 4 || field == 6 || field == 7) {
+      st = dml_status_make(DML_STATUS_UNIMPLEMENTED, TENSOR_ERR_OP,
+                           "OptionalProto holds a sparse tensor, map or optional; only "
+                           "tensors and sequences of tensors are supported");
+      break;
+    }
+    if (field == 3 && r.kind == DML_ONNX_OPTIONAL_NONE) {
+      st = dml_onnx_tensor_read_memory(p + pos, (size_t)v, &r.tensor, &r.buffer);
+      if (!st) r.kind = DML_ONNX_OPTIONAL_TENSOR;
+    } else if (field == 5 && r.kind == DML_ONNX_OPTIONAL_NONE) {
+      st = dml_onnx_sequence_read_memory(p + pos, (size_t)v, &r.n, &r.elems, &r.buffers);
+      if (!st) r.kind = DML_ONNX_OPTIONAL_SEQUENCE;
+    } else if (field == 3 || field == 5) {
+      st = dml_status_make(DML_STATUS_DATA_LOSS, TENSOR_ERR_OP,
+                           "OptionalProto holds more than one value");
+    }
+    if (st) st = dml_status_annotate(st, "reading the value of an OptionalProto");
+    pos += (size_t)v;
+  }
+  if (!st && ((elem_type == 1 && r.kind == DML_ONNX_OPTIONAL_SEQUENCE) ||
+              (elem_type == 3 && r.kind == DML_ONNX_OPTIONAL_TENSOR)))
+    st = dml_status_make(
+        DML_STATUS_DATA_LOSS, TENSOR_ERR_OP, "OptionalProto of elem_type %lld holds a %s",
+        (long long)elem_type, r.kind == DML_ONNX_OPTIONAL_TENSOR ? "tensor" : "sequence");
+  if (st) {
+    dml_onnx_optional_free(&r);
+    return st;
+  }
+  *out = r;
+  return DML_OK;
+bad:
+  dml_onnx_optional_free(&r);
+  return dml_status_make(DML_STATUS_DATA_LOSS, TENSOR_ERR_OP,
+                         "not an onnx.OptionalProto: malformed or truncated protobuf "
+                         "(at byte %zu of %zu)",
+                         pos, len);
+}
+
+dml_status_t dml_onnx_optional_read_file(const char *path,
+                                         dml_onnx_optional_value_t *out) {
+  if (!path)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, TENSOR_ERR_OP,
+                           "dml_onnx_optional_read_file: NULL argument");
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  DML_RETURN_IF_ERROR(read_whole_file(path, TENSOR_ERR_OP, &buf, &len));
+  dml_status_t st = dml_onnx_optional_read_memory(buf, len, out);
+  free(buf);
+  if (st) st = dml_status_annotate(st, "reading '%s'", path);
+  return st;
+}
+
 /* ==== model description ================================================= */
 
 /* The description and every string it lends, in one allocation list. */

@@ -45,8 +45,19 @@
  * sequence output is compared element by element with the outputs
  * "<name>.0", ...; the package must have exactly as many. Positions of
  * SequenceAt/Insert/Erase and SplitToSequence's split fed as graph inputs
- * are bound as compile-time constants, like shape inputs. Map and optional
- * values are refused ("sequence inputs unsupported", the kind's old name).
+ * are bound as compile-time constants, like shape inputs.
+ *
+ * Optional inputs and outputs (OptionalProto files of a tensor, a sequence
+ * of tensors or nothing): optionals are lowered at import time (frontends/
+ * onnx/onnx_optional.c), so an optional input is compiled present or none
+ * as the first data set has it (import option optional_inputs; every data
+ * set must agree): present, a tensor input of its name or a sequence input
+ * as above; none, no input. An optional output expected none must have no
+ * output "<name>" or "<name>.0"; a present one is compared as a tensor or a
+ * sequence. An If whose outputs are sequences or optionals is imported only
+ * when its cond is known at compile time, so a cond fed as a graph input is
+ * bound like a shape input. Map values are refused ("sequence inputs
+ * unsupported", the kind's old name).
  *
  * Random-output tests (Bernoulli, training-mode Dropout with a ratio > 0)
  * are checked by shape, dtype, value set and a statistic instead of values
@@ -311,6 +322,9 @@ static const struct {
     /* Loop is unrolled at import time: its trip count M and cond decide the
      * number of iterations, hence the length of its scan outputs. */
     {"Loop", 3u},
+    /* An If with sequence or optional outputs needs its cond at compile time
+     * (only the taken branch is imported). */
+    {"If", 1u << 0},
 };
 
 /* Bit mask of node n's inputs that determine an output shape. */
@@ -368,6 +382,10 @@ static int shape_determining(const dml_onnx_model_desc_t *d, const char *name) {
 /* A sequence value of a data set (a SequenceProto file). */
 typedef struct seqval {
   int is_seq; /* read from a SequenceProto file (n may be 0) */
+  int is_opt; /* read from an OptionalProto file: present says whether it
+                 holds a value (a tensor in the data set's in/out, or a
+                 sequence here with is_seq set) */
+  int present;
   size_t n;
   dml_tensor_t *t;
   void **buf;
@@ -418,9 +436,10 @@ static char *status_text(dml_status_t s) {
 }
 
 /* Reads input_K.pb / output_K.pb of one data set directory; in_seq[K] /
- * out_seq[K] (NULL: none) say which are SequenceProto files. */
+ * out_seq[K] (NULL: none) say which are SequenceProto files, in_opt[K] /
+ * out_opt[K] which are OptionalProto files. */
 static void dataset_read(const char *dir, dataset_t *ds, const int *in_seq,
-                         const int *out_seq) {
+                         const int *out_seq, const int *in_opt, const int *out_opt) {
   memset(ds, 0, sizeof(*ds));
   char path[4096];
   for (int pass = 0; pass < 2; pass++) {
@@ -436,9 +455,31 @@ static void dataset_read(const char *dir, dataset_t *ds, const int *in_seq,
     void **bufs = (void **)xcalloc(n, sizeof(void *));
     seqval_t *sq = (seqval_t *)xcalloc(n, sizeof(*sq));
     const int *is_seq = pass ? out_seq : in_seq;
+    const int *is_opt = pass ? out_opt : in_opt;
     for (uint32_t i = 0; i < n && !ds->err; i++) {
       if (snprintf(path, sizeof(path), "%s/%s_%u.pb", dir, what, i) >= (int)sizeof(path))
         break;
+      if (is_opt && i < 256 && is_opt[i]) {
+        dml_onnx_optional_value_t ov;
+        dml_status_t s = dml_onnx_optional_read_file(path, &ov);
+        if (s) {
+          ds->err = status_text(s);
+          dml_status_free(s);
+          continue;
+        }
+        sq[i].is_opt = 1;
+        sq[i].present = ov.kind != DML_ONNX_OPTIONAL_NONE;
+        if (ov.kind == DML_ONNX_OPTIONAL_TENSOR) {
+          t[i] = ov.tensor;
+          bufs[i] = ov.buffer;
+        } else if (ov.kind == DML_ONNX_OPTIONAL_SEQUENCE) {
+          sq[i].is_seq = 1;
+          sq[i].n = ov.n;
+          sq[i].t = ov.elems;
+          sq[i].buf = ov.buffers;
+        }
+        continue;
+      }
       dml_status_t s =
           is_seq && i < 256 && is_seq[i]
               ? dml_onnx_sequence_read_file(path, &sq[i].n, &sq[i].t, &sq[i].buf)
@@ -612,7 +653,10 @@ typedef struct test_ctx {
   size_t n_shapes;
   const dml_onnx_sequence_input_t *seq_inputs; /* sequence inputs' structure */
   size_t n_seq_inputs;
-  const int *out_is_seq; /* per graph output */
+  const int *out_is_seq;                       /* per graph output */
+  const int *out_is_opt;                       /* per graph output */
+  const dml_onnx_optional_input_t *opt_inputs; /* optional inputs: present? */
+  size_t n_opt_inputs;
   sbuf_t *out;
 } test_ctx_t;
 
@@ -628,6 +672,8 @@ static dml_status_t compile_and_load(const test_ctx_t *t, const dml_onnx_binding
   o.n_input_shapes = t->n_shapes;
   o.sequence_inputs = t->seq_inputs;
   o.n_sequence_inputs = t->n_seq_inputs;
+  o.optional_inputs = t->opt_inputs;
+  o.n_optional_inputs = t->n_opt_inputs;
   void *pkg = NULL;
   size_t size = 0;
   DML_RETURN_IF_ERROR(dml_compile_onnx_memory(t->model, t->model_len, t->dir,
@@ -650,6 +696,7 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
     for (size_t b = 0; b < n_bound; b++)
       skip |= strcmp(bound_names[b], real_inputs[i]) == 0;
     if (skip) continue;
+    if (ds->in_seq[i].is_opt && !ds->in_seq[i].present) continue; /* none */
     if (ds->in_seq[i].is_seq) {
       /* A sequence input: its elements are inputs "<name>.0", ... */
       for (size_t j = 0; j < ds->in_seq[i].n && !st; j++) {
@@ -672,7 +719,24 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
   if (ds->n_in > 1 && ds->in[1].data && dml_dtype_is_float(ds->in[1].dtype))
     ratio = dml_load_f64(ds->in[1].dtype, ds->in[1].data, 0);
   for (uint32_t i = 0; i < ds->n_out && i < d->n_outputs && !v->kind; i++) {
-    if (t->out_is_seq[i]) {
+    if (t->out_is_opt[i] && !ds->out_seq[i].present) {
+      /* An optional output expected none: the package has no result for it
+       * (neither "<name>" nor "<name>.0"). */
+      char ename[1024];
+      snprintf(ename, sizeof(ename), "%s.0", d->outputs[i].name);
+      if (dml_rt_model_find_output(model, d->outputs[i].name) >= 0 ||
+          dml_rt_model_find_output(model, ename) >= 0) {
+        v->kind = "wrong values";
+        v->output = xstrdup(d->outputs[i].name);
+        v->message = xprintf(
+            "optional output %u '%s': none expected, the package has "
+            "a value",
+            i, d->outputs[i].name);
+        break;
+      }
+      continue;
+    }
+    if (t->out_is_seq[i] || ds->out_seq[i].is_seq) {
       /* A sequence output: outputs "<name>.0", ..., element by element. */
       const seqval_t *want = &ds->out_seq[i];
       char ename[1024];
@@ -740,10 +804,13 @@ static void run_test(test_ctx_t *t) {
   uint32_t n_real = 0;
   int non_tensor = 0;
   int in_is_seq[256] = {0}, *out_is_seq = (int *)xcalloc(d->n_outputs + 1, sizeof(int));
+  int in_is_opt[256] = {0}, *out_is_opt = (int *)xcalloc(d->n_outputs + 1, sizeof(int));
   for (uint32_t i = 0; i < d->n_inputs; i++) {
     if (d->inputs[i].is_initializer) continue;
     if (d->inputs[i].kind == DML_ONNX_VALUE_SEQUENCE && n_real < 256)
       in_is_seq[n_real] = 1;
+    else if (d->inputs[i].kind == DML_ONNX_VALUE_OPTIONAL && n_real < 256)
+      in_is_opt[n_real] = 1;
     else if (d->inputs[i].kind != DML_ONNX_VALUE_TENSOR)
       non_tensor = 1;
     if (n_real < 256) real_inputs[n_real++] = d->inputs[i].name;
@@ -751,17 +818,21 @@ static void run_test(test_ctx_t *t) {
   for (uint32_t i = 0; i < d->n_outputs; i++) {
     if (d->outputs[i].kind == DML_ONNX_VALUE_SEQUENCE)
       out_is_seq[i] = 1;
+    else if (d->outputs[i].kind == DML_ONNX_VALUE_OPTIONAL)
+      out_is_opt[i] = 1;
     else if (d->outputs[i].kind != DML_ONNX_VALUE_TENSOR)
       non_tensor = 1;
   }
   t->out_is_seq = out_is_seq;
+  t->out_is_opt = out_is_opt;
 
   /* Compile once with the declared shapes (bound from the data). */
   int64_t bound = MIN_BOUND;
   if (!non_tensor)
     for (size_t k = 0; k < n_sets; k++) {
       snprintf(path, sizeof(path), "%s/%s", t->dir, sets[k]);
-      dataset_read(path, &ds[k], in_is_seq, d->n_outputs <= 256 ? out_is_seq : NULL);
+      dataset_read(path, &ds[k], in_is_seq, d->n_outputs <= 256 ? out_is_seq : NULL,
+                   in_is_opt, d->n_outputs <= 256 ? out_is_opt : NULL);
       for (uint32_t i = 0; i < ds[k].n_in; i++)
         for (int32_t r = 0; r < ds[k].in[i].rank; r++)
           if (ds[k].in[i].dims[r] > bound) bound = ds[k].in[i].dims[r];
@@ -791,7 +862,8 @@ static void run_test(test_ctx_t *t) {
     if (!vd || vd->rank < 0 || vd->rank > DML_MAX_RANK) continue;
     int same = 1, contradicts = 0;
     int any_seq = 0;
-    for (uint32_t j = 0; j < n_real; j++) any_seq |= in_is_seq[j];
+    for (uint32_t j = 0; j < n_real; j++)
+      any_seq |= in_is_seq[j] || (!ds[0].err && j < ds[0].n_in && ds[0].in_seq[j].is_seq);
     for (size_t k = 0; k < n_sets && same; k++) {
       const dml_tensor_t *a = &ds[0].in[i], *b = &ds[k].in[i];
       if (ds[k].err || i >= ds[k].n_in || a->rank != b->rank ||
@@ -823,7 +895,7 @@ static void run_test(test_ctx_t *t) {
   size_t n_seq_in = 0;
   int seq_mismatch = 0;
   for (uint32_t i = 0; i < n_real && n_sets && n_seq_in < MAX_BINDINGS; i++) {
-    if (!in_is_seq[i] || ds[0].err || i >= ds[0].n_in) continue;
+    if (ds[0].err || i >= ds[0].n_in || !ds[0].in_seq[i].is_seq) continue;
     const seqval_t *a = &ds[0].in_seq[i];
     for (size_t k = 1; k < n_sets; k++) {
       const seqval_t *b = i < ds[k].n_in ? &ds[k].in_seq[i] : NULL;
@@ -848,6 +920,22 @@ static void run_test(test_ctx_t *t) {
   }
   t->seq_inputs = seq_in;
   t->n_seq_inputs = n_seq_in;
+  /* Optional inputs: present or none as the first data set has them; every
+   * data set must agree. */
+  dml_onnx_optional_input_t opt_in[MAX_BINDINGS];
+  size_t n_opt_in = 0;
+  for (uint32_t i = 0; i < n_real && n_sets && n_opt_in < MAX_BINDINGS; i++) {
+    if (!in_is_opt[i] || ds[0].err || i >= ds[0].n_in) continue;
+    for (size_t k = 1; k < n_sets; k++)
+      if (!ds[k].err && i < ds[k].n_in &&
+          ds[k].in_seq[i].present != ds[0].in_seq[i].present)
+        seq_mismatch = 1;
+    opt_in[n_opt_in].name = real_inputs[i];
+    opt_in[n_opt_in].present = ds[0].in_seq[i].present;
+    n_opt_in++;
+  }
+  t->opt_inputs = opt_in;
+  t->n_opt_inputs = n_opt_in;
   if (n_shapes) emit_kv(out, "redeclared", redeclared.s);
   free(redeclared.s);
   dml_rt_model_t *model = NULL;
@@ -909,7 +997,8 @@ static void run_test(test_ctx_t *t) {
   if (seq_mismatch) {
     emit_kv(out, "kind", "compile error");
     emit_kv(out, "message",
-            "the data sets feed a sequence input different element counts or shapes");
+            "the data sets feed a sequence input different element counts or shapes, "
+            "or an optional input a value in some and none in others");
     goto done;
   }
   for (size_t k = 0; k < n_sets && !v.kind; k++) {
@@ -970,6 +1059,7 @@ static void run_test(test_ctx_t *t) {
 done:
   for (size_t i = 0; i < n_seq_in; i++) free(seq_shapes[i]);
   free(out_is_seq);
+  free(out_is_opt);
   dml_status_free(st);
   dml_rt_model_release(model);
   for (size_t k = 0; k < n_sets; k++) dataset_free(&ds[k]);
@@ -1031,8 +1121,14 @@ static void start_job(job_t *j) {
         free(m);
         dml_status_free(s);
       } else {
-        test_ctx_t t = {j->dir, j->r->name, d,    bytes, len,  0,
-                        NULL,   0,          NULL, 0,     NULL, &out};
+        test_ctx_t t;
+        memset(&t, 0, sizeof(t));
+        t.dir = j->dir;
+        t.name = j->r->name;
+        t.desc = d;
+        t.model = bytes;
+        t.model_len = len;
+        t.out = &out;
         run_test(&t);
       }
     }
@@ -1560,8 +1656,12 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       "positions and SplitToSequence's split fed as graph inputs are bound like\n"
       "shape inputs. Loop and Scan are unrolled at import time "
       "(frontends/onnx/onnx_loop.c): Loop's\ntrip count and cond fed as graph "
-      "inputs are bound like shape inputs. Optional and map values\nare not "
-      "supported.\n\n"
+      "inputs are bound like shape inputs. Optionals are lowered at import "
+      "time\n(frontends/onnx/onnx_optional.c): an optional input (an OptionalProto "
+      "file) is compiled present\nor none as the data has it (import option "
+      "`optional_inputs`), an optional output expected none\nmust have no output, "
+      "and an If cond fed as a graph input is bound like a shape input when\nthe "
+      "If's outputs are sequences or optionals. Map values are not supported.\n\n"
       "## Results per suite\n\n"
       "| suite | tests | passed | of which specialized | failed | skipped |\n"
       "| --- | ---: | ---: | ---: | ---: | ---: |\n",
