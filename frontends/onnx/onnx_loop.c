@@ -88,7 +88,7 @@ static void infer_pending(onnx_ctx_t *ctx) {
 static int known_scalar(onnx_ctx_t *ctx, dml_ir_value_t *v, int64_t *out) {
   if (v->kind == DML_IR_VALUE_GLOBAL && v->data) {
     if (dml_ir_type_numel_bound(ctx->m, &v->type) != 1) return 0;
-    *out = (int64_t)dml_load_f64(v->type.dtype, v->data, 0);
+    *out = dml_load_i64(v->type.dtype, v->data, 0);
     return 1;
   }
   if (v->kind == DML_IR_VALUE_RESULT && v->type.rank == DML_RANK_UNKNOWN)
@@ -532,7 +532,7 @@ dml_status_t onnx_imp_scan(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
     int ok = sl->kind == DML_IR_VALUE_GLOBAL && sl->data;
     int64_t n = ok ? dml_ir_type_numel_bound(ctx->m, &sl->type) : 0;
     for (int64_t i = 0; ok && i < n; i++)
-      ok = (int64_t)dml_load_f64(sl->type.dtype, sl->data, (size_t)i) == T;
+      ok = dml_load_i64(sl->type.dtype, sl->data, (size_t)i) == T;
     if (!ok)
       st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
                            "%s: sequence_lens must be absent or a constant equal to the "

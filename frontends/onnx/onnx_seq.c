@@ -174,7 +174,7 @@ static dml_status_t const_int(const Onnx__NodeProto *np, const dml_ir_value_t *v
       (v->type.rank == 1 && v->type.dims[0].value != 1))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "%s: the %s must be an integer scalar", label, what);
-  *out = (int64_t)dml_load_f64(v->type.dtype, v->data, 0);
+  *out = dml_load_i64(v->type.dtype, v->data, 0);
   return DML_OK;
 }
 
@@ -373,7 +373,7 @@ dml_status_t onnx_seq_split(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
     sizes = (int64_t *)calloc(n + 1, sizeof(int64_t));
     if (!sizes) return oom();
     for (size_t i = 0; i < n; i++)
-      sizes[i] = (int64_t)dml_load_f64(split->type.dtype, split->data, i);
+      sizes[i] = dml_load_i64(split->type.dtype, split->data, i);
   } else {
     int64_t chunk = 1;
     if (split)

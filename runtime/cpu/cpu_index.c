@@ -360,13 +360,12 @@ dml_status_t dml_cpuk_OneHot(const dml_cpu_call_t *c) {
   size_t es = dml_dtype_size(val->dtype);
   char *dst = (char *)y->data;
   const char *v = (const char *)val->data;
-  int fl = dml_dtype_is_float(ind->dtype);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < depth; j++)
       for (int64_t i = 0; i < inner; i++) {
         int64_t p = o * inner + i;
-        int64_t k = fl ? (int64_t)dml_load_f64(ind->dtype, ind->data, (size_t)p)
-                       : dml_load_i64(ind->dtype, ind->data, (size_t)p);
+        /* Float indices truncate toward zero, saturating (dml_load_i64). */
+        int64_t k = dml_load_i64(ind->dtype, ind->data, (size_t)p);
         if (k < 0) k += depth;
         copy_elem(dst, (o * depth + j) * inner + i, v, k == j ? 1 : 0, es);
       }
