@@ -6,33 +6,7 @@
  * integers), sequence graph inputs and outputs as "<name>.<k>" tensors, and
  * every refusal is checked by its message.
  */
-#include "dml_driver.h"
-#include "dml_rt.h"
-#include "onnx_test_util.h"
-
-/* Compiles fixture `name` with `o` (may be NULL) into a session. */
-static dml_rt_session_t *session_of(const char *name, const dml_compile_options_t *o,
-                                    dml_rt_model_t **out_model) {
-  char path[1024];
-  size_t len = 0;
-  uint8_t *bytes = read_all(fixture(name, path, sizeof(path)), &len);
-  CHECK(bytes != NULL);
-  if (!bytes) return NULL;
-  void *pkg = NULL;
-  size_t pkg_size = 0;
-  dml_status_t st =
-      dml_compile_onnx_memory(bytes, len, NULL, name, o, &pkg, &pkg_size, NULL);
-  free(bytes);
-  CHECK_OK(st);
-  if (st) return NULL;
-  dml_rt_model_t *m = NULL;
-  dml_rt_session_t *s = NULL;
-  CHECK_OK(dml_rt_model_load_memory(pkg, pkg_size, &m));
-  free(pkg);
-  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
-  *out_model = m;
-  return s;
-}
+#include "onnx_run_util.h"
 
 static void set_f32(dml_rt_session_t *s, const char *name, const float *v, int32_t rank,
                     int64_t d0, int64_t d1) {
