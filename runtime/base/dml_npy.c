@@ -222,7 +222,7 @@ static void normalize_bool(dml_tensor_t *t, size_t nb) {
 dml_status_t dml_npy_read_memory(const void *bytes, size_t size, dml_tensor_t *out,
                                  void **out_buffer) {
   const uint8_t *b = (const uint8_t *)bytes;
-  size_t start, data_off, nb;
+  size_t start = 0, data_off = 0, nb = 0;
   DML_RETURN_IF_ERROR(parse_prefix(b, size, &start, &data_off));
   if (data_off > size)
     return dml_status_make(
@@ -276,7 +276,7 @@ dml_status_t dml_npy_read_file(const char *path, dml_tensor_t *out, void **out_b
                          strerror(errno));
     goto close_fd;
   }
-  size_t start, data_off, nb;
+  size_t start = 0, data_off = 0, nb = 0;
   st = parse_prefix(pre, pn, &start, &data_off);
   if (st) goto close_fd;
   if (data_off > fsize) {
