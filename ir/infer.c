@@ -3362,6 +3362,22 @@ static dml_status_t infer_multinomial(ictx_t *c) {
   return DML_OK;
 }
 
+/* Assign(@global, value): the target is a parameter or state global and the
+ * value has its dtype and (static) shape. No result. */
+static dml_status_t infer_assign(ictx_t *c) {
+  const dml_ir_value_t *g = c->n->inputs[0];
+  if (g->kind != DML_IR_VALUE_GLOBAL ||
+      !(g->global_flags & (DML_IR_GLOBAL_PARAM | DML_IR_GLOBAL_STATE)))
+    return fail(c, INVALID,
+                "the target (input 0, '%s') must be a global flagged param or state",
+                g->name ? g->name : "");
+  char ta[TBUF], tb[TBUF];
+  if (!dml_type_equal(in_t(c, 0), in_t(c, 1)) || !dml_type_is_static(in_t(c, 1)))
+    return fail(c, INVALID, "value %s does not match global '%s' of type %s",
+                TS(in_t(c, 1), ta), g->name, TS(in_t(c, 0), tb));
+  return DML_OK;
+}
+
 /* Adagrad, Momentum, Adam (ai.onnx.preview.training, version 1): inputs R
  * (float scalar), T (integer scalar), then n X_i, n G_i and the state (n H_i;
  * n V_i; n V_i then n H_i), each with X_i's dtype (f32/f64) and shape;
@@ -3579,6 +3595,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_ADAGRAD:
     case DML_OP_MOMENTUM:
     case DML_OP_ADAM: return infer_optimizer(c);
+    case DML_OP_ASSIGN: return infer_assign(c);
     case DML_OP_INVALID:
     case DML_OP_COUNT_: break;
   }
@@ -3595,7 +3612,7 @@ static dml_status_t check_inputs(ictx_t *c) {
                 info->min_inputs, info->max_inputs, c->n->n_inputs);
   if ((int)c->n->n_outputs < info->min_outputs ||
       (info->max_outputs >= 0 && (int)c->n->n_outputs > info->max_outputs) ||
-      c->n->n_outputs == 0)
+      (c->n->n_outputs == 0 && info->max_outputs != 0))
     return fail(c, INVALID, "%s has %d..%d outputs, got %u", info->name,
                 info->min_outputs, info->max_outputs, c->n->n_outputs);
   for (uint32_t i = 0; i < c->n->n_inputs; i++) {

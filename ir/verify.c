@@ -169,6 +169,25 @@ static dml_status_t check_node(verifier_t *vf, const dml_ir_function_t *f,
     return fail("operand %u (%s) %s", i, value_label(v, lb, sizeof(lb)), why);
   }
   DML_RETURN_IF_ERROR(check_attrs(n));
+  if (n->op == DML_OP_ASSIGN) {
+    /* The target is a parameter or state global, assigned once, and no
+     * later node or function result reads it (the write is the last use). */
+    const dml_ir_value_t *g = n->inputs[0];
+    if (g->kind != DML_IR_VALUE_GLOBAL ||
+        !(g->global_flags & (DML_IR_GLOBAL_PARAM | DML_IR_GLOBAL_STATE)))
+      return fail("Assign's target (%s) is not a global flagged param or state",
+                  value_label(g, lb, sizeof(lb)));
+    for (const dml_ir_node_t *k = n->next; k; k = k->next)
+      for (uint32_t i = 0; i < k->n_inputs; i++)
+        if (k->inputs[i] == g)
+          return fail("global %s is %s after its Assign in @%s",
+                      value_label(g, lb, sizeof(lb)),
+                      k->op == DML_OP_ASSIGN ? "assigned again" : "read", f->name);
+    for (uint32_t i = 0; i < f->n_results; i++)
+      if (f->results[i] == g)
+        return fail("global %s is a result of @%s, which assigns it",
+                    value_label(g, lb, sizeof(lb)), f->name);
+  }
   for (uint32_t i = 0; i < n->n_outputs; i++) {
     const dml_ir_value_t *v = n->outputs[i];
     if (!v) return fail("result %u is missing", i);

@@ -28,7 +28,8 @@
  * Types must be known (run after shape-infer): nodes with an output of
  * unknown type are left alone. Nodes producing function results are not
  * folded, nor are nodes that draw random numbers (ops flagged DML_OPF_RANDOM,
- * Dropout in training mode).
+ * Dropout in training mode) or write state (DML_OPF_SIDE_EFFECT: Assign).
+ * Parameter and state globals are not constants.
  * A kernel that does not support a dtype or attribute (UNIMPLEMENTED) leaves
  * the node unfolded; any other kernel error is a real error in the model
  * and is returned with the node's name.
@@ -70,7 +71,7 @@ static int any_function_result(const dml_ir_node_t *n) {
  * Dropout unless training_mode (input 2) is absent or a constant false. */
 static int is_random(const dml_ir_node_t *n) {
   const dml_op_info_t *info = dml_op_info(n->op);
-  if (info && (info->flags & DML_OPF_RANDOM)) return 1;
+  if (info && (info->flags & (DML_OPF_RANDOM | DML_OPF_SIDE_EFFECT))) return 1;
   if (n->op != DML_OP_DROPOUT || n->n_inputs < 3 || !n->inputs[2]) return 0;
   const dml_ir_value_t *t = n->inputs[2];
   if (!is_constant(t) || t->data_bytes == 0) return 1;
@@ -288,7 +289,7 @@ static dml_status_t fold_function(dml_ir_module_t *m, dml_ir_function_t *f) {
     if (!is_random(n) && !any_function_result(n) && dml_cpu_supports(n->op) &&
         inputs_constant(n) && outputs_foldable(m, n))
       DML_RETURN_IF_ERROR(fold_node(m, n, &folded));
-    if (!folded) DML_RETURN_IF_ERROR(materialize_sym_data(m, n));
+    if (!folded && !is_random(n)) DML_RETURN_IF_ERROR(materialize_sym_data(m, n));
     n = next;
   }
   return DML_OK;

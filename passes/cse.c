@@ -10,7 +10,8 @@
  * equal in turn and whole duplicated chains (Shape -> Gather -> ...) collapse
  * in one walk.
  *
- * Not merged: nodes that produce random values (DML_OPF_RANDOM ops, Dropout
+ * Not merged: nodes that write state (DML_OPF_SIDE_EFFECT: Assign), nodes
+ * that produce random values (DML_OPF_RANDOM ops, Dropout
  * in training mode),
  * and nodes one of whose results is a function result (its name is the
  * model's output name and must survive).
@@ -113,7 +114,7 @@ static uint64_t hash_attrs(const dml_ir_node_t *n) {
  * Dropout unless training_mode (input 2) is absent or a constant false. */
 static int is_random(const dml_ir_node_t *n) {
   const dml_op_info_t *info = dml_op_info(n->op);
-  if (info && (info->flags & DML_OPF_RANDOM)) return 1;
+  if (info && (info->flags & (DML_OPF_RANDOM | DML_OPF_SIDE_EFFECT))) return 1;
   if (n->op != DML_OP_DROPOUT || n->n_inputs < 3 || !n->inputs[2]) return 0;
   const dml_ir_value_t *t = n->inputs[2];
   if (t->kind != DML_IR_VALUE_GLOBAL || !t->data || t->data_bytes == 0 ||

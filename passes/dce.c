@@ -6,7 +6,8 @@
  * Nodes are in execution order, so one walk from the last node to the first,
  * counting uses as it goes, reaches the fixpoint. Then globals that no
  * function uses any more are dropped (parameters and state stay: a package
- * carries them). No op of ops.def has side effects, so no node is pinned.
+ * carries them). Nodes that write state (ops flagged DML_OPF_SIDE_EFFECT:
+ * Assign) are always live.
  */
 #include <stdint.h>
 
@@ -32,7 +33,7 @@ static void dce_function(dml_ir_function_t *f) {
   dml_ir_node_t *n = f->last;
   while (n) {
     dml_ir_node_t *prev = n->prev;
-    int live = 0;
+    int live = (dml_op_info(n->op)->flags & DML_OPF_SIDE_EFFECT) != 0;
     for (uint32_t i = 0; i < n->n_outputs && !live; i++) live = uses(n->outputs[i]) != 0;
     if (!live) {
       for (uint32_t i = 0; i < n->n_inputs; i++) add_use(n->inputs[i], -1);

@@ -35,9 +35,14 @@
  * naming the section and offset, an op this build lacks is UNIMPLEMENTED
  * naming the op; nothing crashes on bad bytes.
  *
- * The model exposes one function, "forward" (or the package's only
- * function). Packages may hold more (train_step, ...); later APIs will
- * select them.
+ * Functions: dml_rt_session_create() runs "forward" (or the package's only
+ * function); dml_rt_session_create_function() runs any function by name
+ * (train_step, eval_step). Globals: the package's values flagged PARAM
+ * (trainable parameters) or STATE (running statistics, optimizer state)
+ * are its globals, the same in every function. A session holds their
+ * current values; sessions created with `share_globals_with` share them
+ * (training updates what inference then reads). Sessions that share
+ * globals must not run at the same time.
  */
 #ifndef DML_RT_H_
 #define DML_RT_H_
@@ -216,6 +221,64 @@ int64_t dml_rt_model_const_count(const dml_rt_model_t *m);
  * kernel (all listed); RESOURCE_EXHAUSTED. */
 dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
                                    dml_rt_session_t **out_session);
+
+/* Creates a session running function `function` (NULL: as
+ * dml_rt_session_create) of `m` on `device`. Its globals (see the top of
+ * this file) are those of `share_globals_with` when not NULL (a session of
+ * the same model: FAILED_PRECONDITION otherwise), else a fresh copy of the
+ * package's values: writable copies when any function of the package
+ * assigns globals (a training package), else the package's weights read
+ * in place (no copy). The sessions sharing globals keep them alive until the
+ * last is released. Input/output accessors below refer to this function.
+ * Errors: NOT_FOUND listing the package's functions; as
+ * dml_rt_session_create. */
+dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char *device,
+                                            const char *function,
+                                            dml_rt_session_t *share_globals_with,
+                                            dml_rt_session_t **out_session);
+
+/* Number of inputs/outputs of the session's function, and their info
+ * (lent by the model). Errors: OUT_OF_RANGE. */
+uint32_t dml_rt_session_num_inputs(const dml_rt_session_t *s);
+uint32_t dml_rt_session_num_outputs(const dml_rt_session_t *s);
+dml_status_t dml_rt_session_input_info(const dml_rt_session_t *s, uint32_t i,
+                                       dml_rt_io_info_t *out_info);
+dml_status_t dml_rt_session_output_info(const dml_rt_session_t *s, uint32_t i,
+                                        dml_rt_io_info_t *out_info);
+/* Index of the session's input/output `name`, or -1. */
+int32_t dml_rt_session_find_input(const dml_rt_session_t *s, const char *name);
+int32_t dml_rt_session_find_output(const dml_rt_session_t *s, const char *name);
+
+/* ---- globals ---- */
+
+#define DML_RT_GLOBAL_PARAM 0x1u /* trainable parameter */
+#define DML_RT_GLOBAL_STATE 0x2u /* non-trainable state (BN stats, optimizer) */
+
+typedef struct dml_rt_global_info {
+  const char *name; /* lent by the model; e.g. "fc1.weight", "fc1.weight.exp_avg" */
+  dml_dtype_t dtype;
+  int32_t rank;
+  int64_t dims[DML_MAX_RANK]; /* static */
+  uint32_t flags;             /* DML_RT_GLOBAL_* */
+  uint64_t bytes;
+} dml_rt_global_info_t;
+
+/* The package's globals, in a fixed order (by name). */
+uint32_t dml_rt_model_num_globals(const dml_rt_model_t *m);
+dml_status_t dml_rt_model_global_info(const dml_rt_model_t *m, uint32_t i,
+                                      dml_rt_global_info_t *out_info);
+/* Index of global `name`, or -1. */
+int32_t dml_rt_model_find_global(const dml_rt_model_t *m, const char *name);
+
+/* Sets *out_view to the session's current value of global `i` (the value
+ * seen by every session sharing its globals). The data is writable when
+ * the session's globals are writable copies (dml_rt_session_globals_writable)
+ * and stays valid while any of those sessions lives; write it only between
+ * runs. Errors: OUT_OF_RANGE. */
+dml_status_t dml_rt_session_global(dml_rt_session_t *s, uint32_t i,
+                                   dml_tensor_t *out_view);
+/* 1 when the session's globals are writable copies. */
+int dml_rt_session_globals_writable(const dml_rt_session_t *s);
 
 /* Copies tensor `t` into input `index`'s arena slot. Checks dtype, rank,
  * static dims, and symbolic dims: a dim k*sym must be a multiple of k, the

@@ -29,8 +29,8 @@ static int64_t *bound_values(const dml_pkg_graph_t *g) {
 
 /* Max over nodes of dml_cpu_scratch_bytes() at the bounds (ops without a CPU
  * kernel are skipped: session_create reports them). */
-static dml_status_t compute_scratch(dml_rt_model_t *m) {
-  const dml_pkg_function_t *f = m->fn;
+static dml_status_t compute_scratch(dml_rt_model_t *m, const dml_pkg_function_t *f,
+                                    int64_t *out_bytes) {
   uint32_t max_io = 1;
   for (uint32_t k = 0; k < f->n_nodes; k++) {
     uint32_t n = f->nodes[k].n_inputs + f->nodes[k].n_outputs;
@@ -78,7 +78,7 @@ static dml_status_t compute_scratch(dml_rt_model_t *m) {
     else if (need > best)
       best = need;
   }
-  m->scratch_bytes = (int64_t)best;
+  *out_bytes = (int64_t)best;
 done:
   free(t);
   free(syms);
@@ -96,6 +96,79 @@ static dml_status_t check_meta(const dml_pkg_section_t *s, char **out) {
   if (n) memcpy(t, s->data, n);
   t[n] = 0;
   *out = t;
+  return DML_OK;
+}
+
+static int cmp_global(const void *a, const void *b) {
+  return strcmp(((const dml_rt_global_t *)a)->name, ((const dml_rt_global_t *)b)->name);
+}
+
+/* The globals: CONST values flagged PARAM or STATE, one per "weights"
+ * offset across functions (same name and type at the same offset); and the
+ * Assign nodes' operands: a global target and a value of its static type. */
+static dml_status_t collect_globals(dml_rt_model_t *m) {
+  const dml_pkg_graph_t *g = m->graph;
+  size_t cap = 0;
+  for (uint32_t fi = 0; fi < g->n_functions; fi++) cap += g->functions[fi].n_values;
+  m->globals = (dml_rt_global_t *)calloc(cap ? cap : 1, sizeof(dml_rt_global_t));
+  if (!m->globals) return oom();
+  for (uint32_t fi = 0; fi < g->n_functions; fi++) {
+    const dml_pkg_function_t *f = &g->functions[fi];
+    for (uint32_t i = 0; i < f->n_values; i++) {
+      const dml_pkg_value_t *v = &f->values[i];
+      if (v->storage != DML_PKG_STORAGE_CONST ||
+          !(v->flags & (DML_PKG_VALUE_PARAM | DML_PKG_VALUE_STATE)))
+        continue;
+      uint32_t k = 0;
+      while (k < m->n_globals && m->globals[k].offset != v->offset) k++;
+      if (k == m->n_globals) {
+        m->globals[k].name = v->name;
+        m->globals[k].value = v;
+        m->globals[k].offset = v->offset;
+        m->globals[k].bytes = v->bytes;
+        m->n_globals++;
+        continue;
+      }
+      const dml_pkg_value_t *o = m->globals[k].value;
+      if (strcmp(o->name, v->name) != 0 || o->flags != v->flags ||
+          o->type.dtype != v->type.dtype || o->type.rank != v->type.rank ||
+          memcmp(o->type.dims, v->type.dims, sizeof(dml_dim_t) * (size_t)v->type.rank))
+        return dml_status_make(DML_STATUS_DATA_LOSS, OP,
+                               "function '%s': global value '%s' at weights offset "
+                               "%" PRIu64 " differs from '%s' at the same offset",
+                               f->name, v->name, v->offset, o->name);
+    }
+  }
+  qsort(m->globals, m->n_globals, sizeof(dml_rt_global_t), cmp_global);
+  for (uint32_t k = 1; k < m->n_globals; k++)
+    if (strcmp(m->globals[k - 1].name, m->globals[k].name) == 0)
+      return dml_status_make(
+          DML_STATUS_DATA_LOSS, OP,
+          "two globals are named '%s' (weights offsets %" PRIu64 " and %" PRIu64 ")",
+          m->globals[k].name, m->globals[k - 1].offset, m->globals[k].offset);
+  for (uint32_t fi = 0; fi < g->n_functions; fi++) {
+    const dml_pkg_function_t *f = &g->functions[fi];
+    for (uint32_t i = 0; i < f->n_nodes; i++) {
+      const dml_pkg_node_t *n = &f->nodes[i];
+      if (n->op != DML_OP_ASSIGN) continue;
+      m->has_assign = 1;
+      const dml_pkg_value_t *t =
+          n->inputs[0] == DML_PKG_NO_VALUE ? NULL : &f->values[n->inputs[0]];
+      const dml_pkg_value_t *v =
+          n->inputs[1] == DML_PKG_NO_VALUE ? NULL : &f->values[n->inputs[1]];
+      int ok = t && v && t->storage == DML_PKG_STORAGE_CONST &&
+               (t->flags & (DML_PKG_VALUE_PARAM | DML_PKG_VALUE_STATE)) &&
+               t->type.dtype == v->type.dtype && t->type.rank == v->type.rank;
+      for (int32_t d = 0; ok && d < v->type.rank; d++)
+        ok = v->type.dims[d].sym < 0 && v->type.dims[d].value == t->type.dims[d].value;
+      if (!ok)
+        return dml_status_make(DML_STATUS_DATA_LOSS, OP,
+                               "function '%s', node #%" PRIu32
+                               " '%s' (Assign): the target must be a parameter or state "
+                               "and the value of its dtype and static shape",
+                               f->name, i, n->name);
+    }
+  }
   return DML_OK;
 }
 
@@ -149,7 +222,12 @@ static dml_status_t load_bytes(dml_rt_model_t *m, const uint8_t *bytes, size_t s
     else
       m->const_count += n;
   }
-  return compute_scratch(m);
+  m->fn_scratch = (int64_t *)calloc(g->n_functions, sizeof(int64_t));
+  if (!m->fn_scratch) return oom();
+  for (uint32_t i = 0; i < g->n_functions; i++)
+    DML_RETURN_IF_ERROR(compute_scratch(m, &g->functions[i], &m->fn_scratch[i]));
+  m->scratch_bytes = m->fn_scratch[dml_rt_fn_index(m, m->fn)];
+  return collect_globals(m);
 }
 
 dml_status_t dml_rt_model_load_file(const char *path, dml_rt_model_t **out_model) {
@@ -187,6 +265,8 @@ void dml_rt_model_release(dml_rt_model_t *m) {
   if (!m) return;
   dml_pkg_graph_release(m->graph);
   free(m->meta);
+  free(m->fn_scratch);
+  free(m->globals);
   dml_pkg_file_close(&m->file);
   free(m->copy);
   free(m);
@@ -420,4 +500,32 @@ int64_t dml_rt_model_param_count(const dml_rt_model_t *m) {
 }
 int64_t dml_rt_model_const_count(const dml_rt_model_t *m) {
   return m->const_count;
+}
+
+/* ---- globals ---- */
+
+uint32_t dml_rt_model_num_globals(const dml_rt_model_t *m) {
+  return m->n_globals;
+}
+
+dml_status_t dml_rt_model_global_info(const dml_rt_model_t *m, uint32_t i,
+                                      dml_rt_global_info_t *out) {
+  if (i >= m->n_globals) return out_of_range("global", i, m->n_globals);
+  const dml_pkg_value_t *v = m->globals[i].value;
+  memset(out, 0, sizeof(*out));
+  out->name = m->globals[i].name;
+  out->dtype = v->type.dtype;
+  out->rank = v->type.rank;
+  for (int32_t d = 0; d < v->type.rank; d++) out->dims[d] = v->type.dims[d].value;
+  out->flags = ((v->flags & DML_PKG_VALUE_PARAM) ? DML_RT_GLOBAL_PARAM : 0) |
+               ((v->flags & DML_PKG_VALUE_STATE) ? DML_RT_GLOBAL_STATE : 0);
+  out->bytes = m->globals[i].bytes;
+  return DML_OK;
+}
+
+int32_t dml_rt_model_find_global(const dml_rt_model_t *m, const char *name) {
+  if (!name) return -1;
+  for (uint32_t i = 0; i < m->n_globals; i++)
+    if (strcmp(m->globals[i].name, name) == 0) return (int32_t)i;
+  return -1;
 }

@@ -1,6 +1,8 @@
-/* rt_session.c — sessions: one arena per session, inputs bound by copy, and
- * the CPU executor that runs the package's plan node by node. */
+/* rt_session.c — sessions: one arena per session, inputs bound by copy, the
+ * globals (shared by sessions created with share_globals_with), and the CPU
+ * executor that runs a function's plan node by node. */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +10,26 @@
 #include "dml_cpu.h"
 #include "rt_internal.h"
 
+/* The current values of a model's globals, shared by sessions. `data` is a
+ * writable copy of the whole "weights" section (64-byte aligned, so every
+ * value keeps its offset and alignment), or NULL when the model's own
+ * weights are used read-only (no function assigns globals). */
+typedef struct rt_globals {
+  atomic_int refs;
+  uint8_t *data;
+} rt_globals_t;
+
+static void globals_release(rt_globals_t *g) {
+  if (g && atomic_fetch_sub(&g->refs, 1) == 1) {
+    free(g->data);
+    free(g);
+  }
+}
+
 struct dml_rt_session {
   const dml_rt_model_t *m;
+  rt_globals_t *globals;
+  const uint8_t *weights; /* globals->data, or the model's weights */
   const dml_pkg_function_t *fn;
   uint32_t n_symbols;
   uint8_t *arena; /* 64-byte aligned, inside arena_alloc */
@@ -65,6 +85,7 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->sym);
   free(s->node_produces);
   free(s->value_dynamic);
+  globals_release(s->globals);
   free(s);
 }
 
@@ -101,17 +122,78 @@ static dml_status_t check_cpu_ops(const dml_pkg_function_t *f) {
   return r;
 }
 
+/* New globals for `m`: a writable copy of the weights when a function
+ * assigns globals. */
+static dml_status_t globals_create(const dml_rt_model_t *m, rt_globals_t **out) {
+  rt_globals_t *g = (rt_globals_t *)calloc(1, sizeof(*g));
+  if (!g) return oom();
+  atomic_init(&g->refs, 1);
+  if (m->has_assign && m->weights_size) {
+    void *p = NULL;
+    if (m->weights_size > SIZE_MAX - 64 ||
+        posix_memalign(&p, 64, (size_t)m->weights_size) != 0) {
+      free(g);
+      return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session",
+                             "cannot allocate %" PRIu64 " bytes for the globals",
+                             m->weights_size);
+    }
+    memcpy(p, m->weights, (size_t)m->weights_size);
+    g->data = (uint8_t *)p;
+  }
+  *out = g;
+  return DML_OK;
+}
+
 dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
                                    dml_rt_session_t **out_session) {
+  return dml_rt_session_create_function(m, device, NULL, NULL, out_session);
+}
+
+dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char *device,
+                                            const char *function,
+                                            dml_rt_session_t *share_globals_with,
+                                            dml_rt_session_t **out_session) {
   if (device && strcmp(device, "cpu") != 0)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
                            "device '%s' is not available in this build (available: cpu)",
                            device);
+  const dml_pkg_graph_t *gr = m->graph;
   const dml_pkg_function_t *f = m->fn;
+  if (function) {
+    f = NULL;
+    for (uint32_t i = 0; i < gr->n_functions && !f; i++)
+      if (strcmp(gr->functions[i].name, function) == 0) f = &gr->functions[i];
+    if (!f) {
+      char list[512];
+      size_t k = 0;
+      list[0] = 0;
+      for (uint32_t i = 0; i < gr->n_functions && k < sizeof list; i++)
+        k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", i ? ", " : "",
+                              gr->functions[i].name);
+      return dml_status_make(DML_STATUS_NOT_FOUND, "rt.session",
+                             "the package has no function '%s' (functions: %s)", function,
+                             list);
+    }
+  }
+  if (share_globals_with && share_globals_with->m != m)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",
+                           "share_globals_with is a session of another model");
   DML_RETURN_IF_ERROR(check_cpu_ops(f));
+  rt_globals_t *globals = NULL;
+  if (share_globals_with) {
+    globals = share_globals_with->globals;
+    atomic_fetch_add(&globals->refs, 1);
+  } else {
+    DML_RETURN_IF_ERROR(globals_create(m, &globals));
+  }
   dml_rt_session_t *s = (dml_rt_session_t *)calloc(1, sizeof(*s));
-  if (!s) return oom();
+  if (!s) {
+    globals_release(globals);
+    return oom();
+  }
   s->m = m;
+  s->globals = globals;
+  s->weights = globals->data ? globals->data : m->weights;
   s->fn = f;
   s->n_symbols = m->graph->n_symbols;
   size_t n_io = 0;
@@ -124,7 +206,7 @@ dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
   s->arena_alloc = ab <= SIZE_MAX - 64 ? calloc(1, ab + 64) : NULL;
   if (s->arena_alloc)
     s->arena = (uint8_t *)(((uintptr_t)s->arena_alloc + 63) & ~(uintptr_t)63);
-  s->scratch_bytes = (size_t)m->scratch_bytes;
+  s->scratch_bytes = (size_t)m->fn_scratch[dml_rt_fn_index(m, f)];
   if (s->scratch_bytes && posix_memalign(&scratch, 64, s->scratch_bytes) != 0)
     scratch = NULL;
   s->scratch = scratch;
@@ -142,7 +224,7 @@ dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
     dml_rt_session_release(s);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session",
                            "cannot allocate the %zu-byte arena and %zu-byte scratch", ab,
-                           s ? (size_t)m->scratch_bytes : 0);
+                           (size_t)m->fn_scratch[dml_rt_fn_index(m, f)]);
   }
   for (uint32_t i = 0; i < s->n_symbols; i++)
     if (sym_is_node(s, i)) s->node_produces[m->graph->symbols[i].node] = 1;
@@ -158,8 +240,8 @@ dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
     t->dtype = v->type.dtype;
     t->rank = v->type.rank;
     if (v->storage == DML_PKG_STORAGE_CONST) {
-      t->data =
-          (void *)(m->weights + v->offset); /* read-only: kernels never write inputs */
+      /* Read-only except a global that an Assign writes (cpu_state.c). */
+      t->data = (void *)(s->weights + v->offset);
       for (int32_t d = 0; d < v->type.rank; d++) t->dims[d] = v->type.dims[d].value;
     } else {
       t->data = s->arena + v->offset;
@@ -294,7 +376,7 @@ dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
 
 dml_status_t dml_rt_session_set_input_by_name(dml_rt_session_t *s, const char *name,
                                               const dml_tensor_t *t) {
-  int32_t i = dml_rt_model_find_input(s->m, name ? name : "");
+  int32_t i = dml_rt_session_find_input(s, name ? name : "");
   if (i >= 0) return dml_rt_session_set_input(s, (uint32_t)i, t);
   char list[512];
   size_t k = 0;
@@ -433,4 +515,61 @@ dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
                            "no outputs yet: dml_rt_session_run has not completed");
   *out_view = s->vals[s->fn->outputs[index]];
   return DML_OK;
+}
+
+/* ---- the session's function and globals ---- */
+
+uint32_t dml_rt_session_num_inputs(const dml_rt_session_t *s) {
+  return s->fn->n_inputs;
+}
+uint32_t dml_rt_session_num_outputs(const dml_rt_session_t *s) {
+  return s->fn->n_outputs;
+}
+
+static dml_status_t io_out_of_range(const char *what, uint32_t i, uint32_t n) {
+  return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
+                         "%s index %" PRIu32 " out of range (%" PRIu32 ")", what, i, n);
+}
+
+dml_status_t dml_rt_session_input_info(const dml_rt_session_t *s, uint32_t i,
+                                       dml_rt_io_info_t *out_info) {
+  if (i >= s->fn->n_inputs) return io_out_of_range("input", i, s->fn->n_inputs);
+  dml_rt_fill_io_info(s->m, &s->fn->values[s->fn->inputs[i]], out_info);
+  return DML_OK;
+}
+
+dml_status_t dml_rt_session_output_info(const dml_rt_session_t *s, uint32_t i,
+                                        dml_rt_io_info_t *out_info) {
+  if (i >= s->fn->n_outputs) return io_out_of_range("output", i, s->fn->n_outputs);
+  dml_rt_fill_io_info(s->m, &s->fn->values[s->fn->outputs[i]], out_info);
+  return DML_OK;
+}
+
+int32_t dml_rt_session_find_input(const dml_rt_session_t *s, const char *name) {
+  for (uint32_t i = 0; name && i < s->fn->n_inputs; i++)
+    if (strcmp(s->fn->values[s->fn->inputs[i]].name, name) == 0) return (int32_t)i;
+  return -1;
+}
+
+int32_t dml_rt_session_find_output(const dml_rt_session_t *s, const char *name) {
+  for (uint32_t i = 0; name && i < s->fn->n_outputs; i++)
+    if (strcmp(s->fn->values[s->fn->outputs[i]].name, name) == 0) return (int32_t)i;
+  return -1;
+}
+
+dml_status_t dml_rt_session_global(dml_rt_session_t *s, uint32_t i,
+                                   dml_tensor_t *out_view) {
+  const dml_rt_model_t *m = s->m;
+  if (i >= m->n_globals) return io_out_of_range("global", i, m->n_globals);
+  const dml_pkg_value_t *v = m->globals[i].value;
+  memset(out_view, 0, sizeof(*out_view));
+  out_view->dtype = v->type.dtype;
+  out_view->rank = v->type.rank;
+  for (int32_t d = 0; d < v->type.rank; d++) out_view->dims[d] = v->type.dims[d].value;
+  out_view->data = (void *)(s->weights + m->globals[i].offset);
+  return DML_OK;
+}
+
+int dml_rt_session_globals_writable(const dml_rt_session_t *s) {
+  return s->globals->data != NULL;
 }

@@ -17,6 +17,8 @@ extern "C" {
 #define DML_OPF_VIEW 0x4u        /* output is the input's bytes, reshaped */
 #define DML_OPF_REDUCTION 0x8u   /* reduces over axes */
 #define DML_OPF_RANDOM 0x10u     /* draws random numbers: never folded or merged */
+/* Writes state (Assign): never folded, merged or removed as dead. */
+#define DML_OPF_SIDE_EFFECT 0x20u
 
 /* Op identifiers. Values are stable only within one build; packages store
  * op names, not these numbers. */

@@ -386,6 +386,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(ADAGRAD, Optimizer),
     K(MOMENTUM, Optimizer),
     K(ADAM, Optimizer),
+    K(ASSIGN, Assign),
     K(RANDOM_UNIFORM, RandomUniform),
     K(RANDOM_NORMAL, RandomNormal),
     K(RANDOM_UNIFORM_LIKE, RandomUniform),

@@ -249,6 +249,7 @@ DML_CPU_DECL(LRN)
 DML_CPU_DECL(MeanVarianceNormalization)
 /* optimizers of ai.onnx.preview.training (cpu_optim.c) */
 DML_CPU_DECL(Optimizer)
+DML_CPU_DECL(Assign)
 /* random ops (cpu_random.c) */
 DML_CPU_DECL(RandomUniform)
 DML_CPU_DECL(RandomNormal)

@@ -1,0 +1,111 @@
+/*
+ * dml_train.h — build the training functions of a module (ARCHITECTURE.md,
+ * "Training is compiled").
+ *
+ * dml_train_build() takes a module whose function `forward` maps the model
+ * inputs to its outputs and adds two functions:
+ *
+ *   train_step(<forward inputs>..., target, lr: f32[]) -> (loss: f32[])
+ *     forward in training mode (Dropout draws from the Philox stream of the
+ *     run, BatchNormalization uses batch statistics and updates its running
+ *     mean/var globals), the loss, the backward pass by reverse-mode
+ *     autodiff (one VJP rule per op), gradient clipping, the optimizer
+ *     update. Parameters (globals flagged DML_IR_GLOBAL_PARAM), optimizer
+ *     state and the step count (globals flagged DML_IR_GLOBAL_STATE) are
+ *     updated in place by Assign nodes at the end of the function.
+ *   eval_step(<forward inputs>..., target) -> (loss: f32[], correct: i64[])
+ *     forward in inference mode, the loss, and the number of rows whose
+ *     prediction is right (argmax over the class axis for cross_entropy and
+ *     nll; logit > 0 / probability > 0.5 for the binary losses). `correct`
+ *     is absent for regression losses (mse, mae, huber).
+ *
+ * `loss` is the mean over the batch (and over every other element for the
+ * elementwise losses), as PyTorch's reduction='mean'. `target` has the
+ * forward input's symbolic batch dim: int64 [N] (or [N, d...]) class
+ * indices for cross_entropy/nll, else the output's shape and dtype
+ * (probabilities/one-hot for cross_entropy are accepted too: f32 [N, C]).
+ * `lr` is a runtime scalar so learning-rate schedules live in the host loop.
+ *
+ * Names are stable so a runtime trainer can find them: inputs "target" and
+ * "lr"; outputs "loss" and "correct"; optimizer state globals
+ * "<param>.<slot>" with slot one of momentum_buffer, exp_avg, exp_avg_sq,
+ * square_avg, sum (PyTorch's torch.optim state names) and the step counter
+ * "optimizer.step" (f32 scalar, number of updates done).
+ *
+ * Formulas: losses as torch.nn.functional (cross_entropy, nll_loss,
+ * binary_cross_entropy[_with_logits], mse_loss, l1_loss, huber_loss);
+ * optimizers as the algorithm boxes of the torch.optim documentation (SGD
+ * with momentum/dampening 0/nesterov, Adam, AdamW, RMSprop, Adagrad), with
+ * weight decay as each of them defines it.
+ */
+#ifndef DML_TRAIN_H_
+#define DML_TRAIN_H_
+
+#include "dml_ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dml_loss_kind {
+  DML_LOSS_CROSS_ENTROPY = 0, /* softmax cross-entropy from logits [N, C, ...] */
+  DML_LOSS_NLL,               /* negative log-likelihood of log-probabilities */
+  DML_LOSS_BCE_WITH_LOGITS,   /* binary cross-entropy from logits */
+  DML_LOSS_BCE,               /* binary cross-entropy from probabilities */
+  DML_LOSS_MSE,               /* mean squared error */
+  DML_LOSS_MAE,               /* mean absolute error (L1) */
+  DML_LOSS_HUBER,             /* Huber with threshold `huber_delta` */
+} dml_loss_kind_t;
+
+typedef enum dml_optimizer_kind {
+  DML_OPTIMIZER_SGD = 0, /* momentum 0: p -= lr * g */
+  DML_OPTIMIZER_MOMENTUM,
+  DML_OPTIMIZER_NESTEROV,
+  DML_OPTIMIZER_ADAM,
+  DML_OPTIMIZER_ADAMW,
+  DML_OPTIMIZER_RMSPROP,
+  DML_OPTIMIZER_ADAGRAD,
+} dml_optimizer_kind_t;
+
+typedef struct dml_train_config {
+  dml_loss_kind_t loss;
+  /* Name of the forward result the loss reads; NULL: the first result. */
+  const char *output;
+  double huber_delta;     /* > 0; 0 means 1.0 */
+  double label_smoothing; /* cross_entropy only, in [0, 1) */
+
+  dml_optimizer_kind_t optimizer;
+  double momentum;     /* MOMENTUM/NESTEROV (0 means 0.9), RMSprop (0 = none) */
+  double beta1, beta2; /* Adam/AdamW; 0 means 0.9 / 0.999 */
+  double epsilon;      /* Adam/AdamW/RMSprop 0 means 1e-8; Adagrad 0 means 1e-10 */
+  double alpha;        /* RMSprop smoothing constant; 0 means 0.99 */
+  double weight_decay; /* L2 added to the gradient; AdamW: decoupled; 0 means 0
+                          except AdamW, where a negative value means 0 and 0
+                          means PyTorch's default 1e-2 */
+
+  double clip_norm;  /* > 0: scale gradients to global L2 norm <= clip_norm */
+  double clip_value; /* > 0: clamp every gradient element to [-v, v] */
+} dml_train_config_t;
+
+/* Fills `c` with the defaults: cross_entropy, SGD, no clipping. */
+void dml_train_config_init(dml_train_config_t *c);
+
+/* Parses "cross_entropy", "nll", "bce_with_logits", "bce", "mse", "mae"
+ * ("l1"), "huber" / "sgd", "momentum", "nesterov", "adam", "adamw",
+ * "rmsprop", "adagrad". Errors: INVALID_ARGUMENT listing the valid names. */
+dml_status_t dml_loss_kind_parse(const char *s, dml_loss_kind_t *out);
+dml_status_t dml_optimizer_kind_parse(const char *s, dml_optimizer_kind_t *out);
+const char *dml_loss_kind_name(dml_loss_kind_t k);
+const char *dml_optimizer_kind_name(dml_optimizer_kind_t k);
+
+/* Adds train_step and eval_step to `m` (which must hold `forward`, shape
+ * inference done). Errors: NOT_FOUND (no forward, no such output),
+ * INVALID_ARGUMENT (loss/output shape or dtype mismatch, bad config value),
+ * UNIMPLEMENTED naming every op on the path from a parameter to the loss
+ * that has no VJP rule, with its node name. */
+dml_status_t dml_train_build(dml_ir_module_t *m, const dml_train_config_t *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_TRAIN_H_ */
