@@ -3362,6 +3362,46 @@ static dml_status_t infer_multinomial(ictx_t *c) {
   return DML_OK;
 }
 
+/* MaxPoolGrad / AveragePoolGrad (dY, X) -> dX typed as X; ConvWeightGrad
+ * (dY [N,M,...], X [N,C,...]) -> dW [M, C/group, kernel_shape...]. */
+static dml_status_t infer_pool_grad(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 3, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_rank(c, 0, in_t(c, 1)->rank, in_t(c, 1)->rank));
+  if (in_t(c, 0)->dtype != in_t(c, 1)->dtype || !dml_dtype_is_float(in_t(c, 1)->dtype))
+    return fail(c, INVALID, "dY and X must have one float dtype");
+  set_out(c, 0, in_t(c, 1));
+  return DML_OK;
+}
+
+static dml_status_t infer_conv_weight_grad(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 3, DML_MAX_RANK));
+  const dml_type_t *dy = in_t(c, 0), *x = in_t(c, 1);
+  DML_RETURN_IF_ERROR(need_rank(c, 0, x->rank, x->rank));
+  if (dy->dtype != x->dtype || !dml_dtype_is_float(x->dtype))
+    return fail(c, INVALID, "dY and X must have one float dtype");
+  const int64_t *k = NULL;
+  size_t nk = 0;
+  int64_t group = 1;
+  DML_RETURN_IF_ERROR(attr_ints(c, "kernel_shape", &k, &nk));
+  DML_RETURN_IF_ERROR(attr_int(c, "group", 1, &group));
+  if (nk != (size_t)(x->rank - 2))
+    return fail(c, INVALID, "kernel_shape needs %d entries, got %zu", (int)x->rank - 2,
+                nk);
+  if (x->dims[1].sym >= 0 || dy->dims[1].sym >= 0 || group < 1 ||
+      x->dims[1].value % group != 0)
+    return fail(c, INVALID, "channels must be static and divisible by group %lld",
+                (long long)group);
+  dml_type_t t = *x;
+  t.dims[0] = dy->dims[1];
+  t.dims[1] = D(x->dims[1].value / group);
+  for (size_t i = 0; i < nk; i++) {
+    if (k[i] < 1) return fail(c, INVALID, "kernel_shape[%zu] = %lld", i, (long long)k[i]);
+    t.dims[2 + i] = D(k[i]);
+  }
+  set_out(c, 0, &t);
+  return DML_OK;
+}
+
 /* Assign(@global, value): the target is a parameter or state global and the
  * value has its dtype and (static) shape. No result. */
 static dml_status_t infer_assign(ictx_t *c) {
@@ -3596,6 +3636,9 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_MOMENTUM:
     case DML_OP_ADAM: return infer_optimizer(c);
     case DML_OP_ASSIGN: return infer_assign(c);
+    case DML_OP_MAX_POOL_GRAD:
+    case DML_OP_AVERAGE_POOL_GRAD: return infer_pool_grad(c);
+    case DML_OP_CONV_WEIGHT_GRAD: return infer_conv_weight_grad(c);
     case DML_OP_INVALID:
     case DML_OP_COUNT_: break;
   }

@@ -486,3 +486,111 @@ dml_status_t dml_cpuk_Conv(const dml_cpu_call_t *c) {
 dml_status_t dml_cpuk_ConvTranspose(const dml_cpu_call_t *c) {
   return conv_run(c, 1);
 }
+
+/* ---- ConvWeightGrad --------------------------------------------------- */
+
+/* The Conv call whose weight gradient `c` (ConvWeightGrad(dY, X) -> dW)
+ * computes: inputs X and a W-shaped tensor, output dY. */
+static void wgrad_as_conv(const dml_cpu_call_t *c, dml_cpu_call_t *conv,
+                          dml_tensor_t ins[2], dml_tensor_t *outs) {
+  *conv = *c;
+  ins[0] = c->inputs[1];
+  ins[1] = c->outputs[0];
+  *outs = c->inputs[0];
+  conv->inputs = ins;
+  conv->n_inputs = 2;
+  conv->outputs = outs;
+  conv->n_outputs = 1;
+}
+
+static conv_mem_t wgrad_mem(const conv_geo_t *g) {
+  conv_mem_t m = {0, 0, 0, 0};
+  m.col_bytes = align64((size_t)(g->Cg * g->k_sz * g->out_sz) * 4);
+  m.gemm_bytes = align64(dml_cpu_sgemm_scratch(g->Mg, g->Cg * g->k_sz, g->out_sz, 1));
+  m.slot_bytes = m.col_bytes + m.gemm_bytes;
+  return m;
+}
+
+size_t dml_cpus_ConvWeightGrad(const dml_cpu_call_t *c, int threads) {
+  (void)threads;
+  if (c->inputs[0].dtype != DML_DTYPE_F32) return 0;
+  dml_cpu_call_t conv;
+  dml_tensor_t ins[2], out;
+  wgrad_as_conv(c, &conv, ins, &out);
+  conv_geo_t g;
+  dml_status_t s = conv_geo(&conv, 0, &g);
+  if (s) {
+    dml_status_free(s);
+    return 0;
+  }
+  return 64 + wgrad_mem(&g).slot_bytes;
+}
+
+/* dW[m, c, k] = sum_{n, o} dY[n, m, o] * X[n, g(m)*Cg + c, o*s - pb + k*d]:
+ * the derivative of Conv's sum (ONNX Conv-11) with respect to W. f32: per
+ * image and group, im2col of X then dW_g += dY_g * col^T (GEMM); other
+ * float dtypes in double. */
+dml_status_t dml_cpuk_ConvWeightGrad(const dml_cpu_call_t *c) {
+  const dml_tensor_t *dy = &c->inputs[0], *x = &c->inputs[1];
+  dml_tensor_t *dw = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "X", dt);
+  if (dy->dtype != dt || dw->dtype != dt) return dml_cpu_err_dtype(c, "dY/dW", dy->dtype);
+  dml_cpu_call_t conv;
+  dml_tensor_t ins[2], out;
+  wgrad_as_conv(c, &conv, ins, &out);
+  conv_geo_t g;
+  DML_RETURN_IF_ERROR(conv_geo(&conv, 0, &g));
+  int64_t K = g.Cg * g.k_sz, nw = dml_cpu_numel(dw);
+  if (dt != DML_DTYPE_F32) {
+    for (int64_t i = 0; i < nw; i++) dml_store_f64(dt, dw->data, (size_t)i, 0.0);
+    int r = g.r;
+    for (int64_t n = 0; n < g.N; n++)
+      for (int64_t m = 0; m < g.M; m++) {
+        int64_t gr = m / g.Mg;
+        for (int64_t o = 0; o < g.out_sz; o++) {
+          double gy = dml_load_f64(dt, dy->data, (size_t)((n * g.M + m) * g.out_sz + o));
+          int64_t oidx[SP_MAX], rem = o;
+          for (int i = r - 1; i >= 0; i--) oidx[i] = rem % g.out[i], rem /= g.out[i];
+          for (int64_t ch = 0; ch < g.Cg; ch++)
+            for (int64_t kk = 0; kk < g.k_sz; kk++) {
+              int64_t kidx[SP_MAX], krem = kk, off = 0, inb = 1;
+              for (int i = r - 1; i >= 0; i--) kidx[i] = krem % g.k[i], krem /= g.k[i];
+              for (int i = 0; i < r && inb; i++) {
+                int64_t p = oidx[i] * g.s[i] - g.pb[i] + kidx[i] * g.d[i];
+                if (p < 0 || p >= g.in[i]) inb = 0;
+                off = off * g.in[i] + p;
+              }
+              if (!inb) continue;
+              size_t xi = (size_t)((n * g.C + gr * g.Cg + ch) * g.in_sz + off);
+              size_t wi = (size_t)((m * g.Cg + ch) * g.k_sz + kk);
+              dml_store_f64(
+                  dt, dw->data, wi,
+                  dml_load_f64(dt, dw->data, wi) + gy * dml_load_f64(dt, x->data, xi));
+            }
+        }
+      }
+    return DML_OK;
+  }
+  float *w = (float *)dw->data;
+  if (g.N == 0 || g.out_sz == 0) {
+    memset(w, 0, (size_t)nw * sizeof(float));
+    return DML_OK;
+  }
+  conv_mem_t mem = wgrad_mem(&g);
+  char *base = (char *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
+  size_t pad = (size_t)(base - (char *)c->scratch);
+  if (!c->scratch || c->scratch_bytes < pad + mem.slot_bytes)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
+  float *col = (float *)(void *)base;
+  void *gs = base + mem.col_bytes;
+  const float *xp = (const float *)x->data, *yp = (const float *)dy->data;
+  for (int64_t n = 0; n < g.N; n++)
+    for (int64_t gr = 0; gr < g.group; gr++) {
+      im2col(&g, xp + (n * g.C + gr * g.Cg) * g.in_sz, col);
+      dml_cpu_sgemm(0, 1, g.Mg, K, g.out_sz, 1.0f, yp + (n * g.M + gr * g.Mg) * g.out_sz,
+                    g.out_sz, col, g.out_sz, n ? 1.0f : 0.0f, w + gr * g.Mg * K, K, gs,
+                    mem.gemm_bytes);
+    }
+  return DML_OK;
+}

@@ -250,6 +250,9 @@ DML_CPU_DECL(MeanVarianceNormalization)
 /* optimizers of ai.onnx.preview.training (cpu_optim.c) */
 DML_CPU_DECL(Optimizer)
 DML_CPU_DECL(Assign)
+DML_CPU_DECL_S(ConvWeightGrad)
+DML_CPU_DECL(MaxPoolGrad)
+DML_CPU_DECL(AveragePoolGrad)
 /* random ops (cpu_random.c) */
 DML_CPU_DECL(RandomUniform)
 DML_CPU_DECL(RandomNormal)

@@ -335,3 +335,99 @@ dml_status_t dml_cpuk_GlobalPool(const dml_cpu_call_t *c) {
   }
   return DML_OK;
 }
+
+/* ---- gradients -------------------------------------------------------- */
+
+/* MaxPoolGrad / AveragePoolGrad (dY, X) -> dX: the VJP of MaxPool (ONNX
+ * 12) and AveragePool (ONNX 11) with the forward op's attributes. Max: each
+ * dY element is added at its window's argmax (the first maximum in scan
+ * order, as pool_window_f64 picks it, PyTorch's choice too); average: each
+ * dY element divided by the forward divisor and added to every in-bounds
+ * position of its window. Accumulates in double. */
+static dml_status_t pool_grad(const dml_cpu_call_t *c, pool_kind_t kind) {
+  const dml_tensor_t *dy = &c->inputs[0], *x = &c->inputs[1];
+  dml_tensor_t *dx = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "X", dt);
+  if (dy->dtype != dt || dx->dtype != dt) return dml_cpu_err_dtype(c, "dY/dX", dy->dtype);
+  if (dx->rank != x->rank || memcmp(dx->dims, x->dims, sizeof(int64_t) * (size_t)x->rank))
+    return dml_cpu_err_shapes(c, "dX must have X's shape");
+  dml_cpu_call_t fwd = *c;
+  dml_tensor_t in = *x, out = *dy;
+  fwd.inputs = &in;
+  fwd.n_inputs = 1;
+  fwd.outputs = &out;
+  fwd.n_outputs = 1;
+  pool_geo_t g;
+  DML_RETURN_IF_ERROR(pool_geo(&fwd, &g));
+  int64_t nx = dml_cpu_numel(x);
+  for (int64_t i = 0; i < nx; i++) dml_store_f64(dt, dx->data, (size_t)i, 0.0);
+  for (int64_t nc = 0; nc < g.NC; nc++) {
+    int64_t oidx[SP_MAX] = {0};
+    for (int64_t o = 0; o < g.out_sz; o++) {
+      double gy = dml_load_f64(dt, dy->data, (size_t)(nc * g.out_sz + o));
+      if (kind == P_MAX) {
+        int64_t arg = -1;
+        (void)pool_window_f64(&g, kind, dt, x->data, nc * g.in_sz, oidx, &arg);
+        if (arg >= 0) {
+          size_t xi = (size_t)(nc * g.in_sz + arg);
+          dml_store_f64(dt, dx->data, xi, dml_load_f64(dt, dx->data, xi) + gy);
+        }
+      } else {
+        /* Divisor as the forward: in-bounds count, or padded count. */
+        int64_t count = 0, padded = 1;
+        for (int i = 0; i < g.r; i++) {
+          int64_t cnt = 0;
+          for (int64_t k = 0; k < g.k[i]; k++) {
+            int64_t p = oidx[i] * g.s[i] - g.pb[i] + k * g.d[i];
+            if (p >= -g.pb[i] && p < g.in[i] + g.pe[i]) cnt++;
+          }
+          padded *= cnt;
+        }
+        int64_t kidx[SP_MAX] = {0};
+        for (int pass = 0; pass < 2; pass++) {
+          double share = 0.0;
+          if (pass == 1) {
+            int64_t div = kind == P_AVG_INCL ? padded : count;
+            if (div == 0) break;
+            share = gy / (double)div;
+          }
+          for (int64_t kk = 0; kk < g.k_sz; kk++) {
+            int64_t off = 0, inb = 1;
+            for (int i = 0; i < g.r; i++) {
+              int64_t p = oidx[i] * g.s[i] - g.pb[i] + kidx[i] * g.d[i];
+              if (p < 0 || p >= g.in[i]) inb = 0;
+              off = off * g.in[i] + p;
+            }
+            if (inb) {
+              if (pass == 0) {
+                count++;
+              } else {
+                size_t xi = (size_t)(nc * g.in_sz + off);
+                dml_store_f64(dt, dx->data, xi, dml_load_f64(dt, dx->data, xi) + share);
+              }
+            }
+            for (int i = g.r - 1; i >= 0; i--) {
+              if (++kidx[i] < g.k[i]) break;
+              kidx[i] = 0;
+            }
+          }
+        }
+      }
+      for (int i = g.r - 1; i >= 0; i--) {
+        if (++oidx[i] < g.out[i]) break;
+        oidx[i] = 0;
+      }
+    }
+  }
+  return DML_OK;
+}
+
+dml_status_t dml_cpuk_MaxPoolGrad(const dml_cpu_call_t *c) {
+  return pool_grad(c, P_MAX);
+}
+
+dml_status_t dml_cpuk_AveragePoolGrad(const dml_cpu_call_t *c) {
+  return pool_grad(c,
+                   dml_cpu_get_int(c, "count_include_pad", 0) ? P_AVG_INCL : P_AVG_EXCL);
+}
