@@ -1001,7 +1001,7 @@ static dml_status_t infer_gemm(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
   DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
   DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
-  int64_t ta, tb;
+  int64_t ta = 0, tb = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "transA", 0, &ta));
   DML_RETURN_IF_ERROR(attr_int(c, "transB", 0, &tb));
   const dml_type_t *a = in_t(c, 0), *b = in_t(c, 1);
@@ -1166,7 +1166,7 @@ static dml_status_t infer_conv(ictx_t *c, int transpose) {
   char s1[TBUF], s2[TBUF];
   if (!dml_type_is_static(wt))
     return fail(c, UNIMPL, "%s needs static weights, got %s", opn(c), TS(wt, s1));
-  int64_t group;
+  int64_t group = 1;
   DML_RETURN_IF_ERROR(attr_int(c, "group", 1, &group));
   if (group < 1) return fail(c, INVALID, "group %lld must be >= 1", (long long)group);
   int64_t kernel[DML_MAX_RANK], sp[DML_MAX_RANK];
@@ -1248,7 +1248,7 @@ static dml_status_t infer_pool(ictx_t *c) {
   int32_t nsp = x->rank - 2;
   window_t w;
   DML_RETURN_IF_ERROR(read_window(c, nsp, NULL, &w));
-  int64_t ceil_mode, sp[DML_MAX_RANK];
+  int64_t ceil_mode = 0, sp[DML_MAX_RANK];
   DML_RETURN_IF_ERROR(attr_int(c, "ceil_mode", 0, &ceil_mode));
   DML_RETURN_IF_ERROR(static_spatial(c, x, sp));
   dml_type_t o = *x;
@@ -2109,7 +2109,7 @@ static dml_status_t infer_range(ictx_t *c) {
 /* An optional string attribute that must be one of `allowed` (NULL-ended). */
 static dml_status_t attr_choice(const ictx_t *c, const char *name, const char *dflt,
                                 const char *const *allowed) {
-  const char *s;
+  const char *s = dflt;
   DML_RETURN_IF_ERROR(attr_string(c, name, dflt, &s));
   for (const char *const *a = allowed; *a; a++)
     if (!strcmp(s, *a)) return DML_OK;
@@ -2482,7 +2482,7 @@ static dml_status_t infer_reverse_sequence(ictx_t *c) {
 }
 
 static dml_status_t infer_einsum(ictx_t *c) {
-  const char *eq;
+  const char *eq = NULL;
   DML_RETURN_IF_ERROR(attr_string(c, "equation", NULL, &eq));
   if (!eq) return fail(c, INVALID, "attribute 'equation' is required");
   uint32_t n = c->n->n_inputs;
@@ -2960,8 +2960,8 @@ static dml_status_t infer_rnn(ictx_t *c, int64_t gates) {
   for (uint32_t i = 1; i < c->n->n_inputs; i++)
     if (i != 4) DML_RETURN_IF_ERROR(same_dtype(c, 0, i));
   DML_RETURN_IF_ERROR(need_dtype(c, 4, DT_INDEX));
-  const char *dir;
-  int64_t layout, hs;
+  const char *dir = "forward";
+  int64_t layout = 0, hs = 0;
   DML_RETURN_IF_ERROR(attr_string(c, "direction", "forward", &dir));
   int64_t nd = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
   if (nd == 1 && strcmp(dir, "forward") != 0 && strcmp(dir, "reverse") != 0)
@@ -3034,7 +3034,7 @@ static dml_status_t infer_loss(ictx_t *c) {
                 TS(x, s2));
   if (w && (w->rank != 1 || !dim_eq(w->dims[0], x->dims[1])))
     return fail(c, INVALID, "weight %s must be [C] of input %s", TS(w, s1), TS(x, s2));
-  const char *red;
+  const char *red = "mean";
   DML_RETURN_IF_ERROR(attr_string(c, "reduction", "mean", &red));
   if (strcmp(red, "none") != 0 && strcmp(red, "sum") != 0 && strcmp(red, "mean") != 0)
     return fail(c, INVALID, "reduction \"%s\" is not none, sum or mean", red);
@@ -3157,7 +3157,7 @@ static dml_status_t infer_qconv(ictx_t *c, uint32_t ix, uint32_t iw, dml_dtype_t
   char s1[TBUF], s2[TBUF];
   if (!dml_type_is_static(wt))
     return fail(c, UNIMPL, "%s needs static weights, got %s", opn(c), TS(wt, s1));
-  int64_t group;
+  int64_t group = 1;
   DML_RETURN_IF_ERROR(attr_int(c, "group", 1, &group));
   int32_t nsp = x->rank - 2;
   int64_t kernel[DML_MAX_RANK], sp[DML_MAX_RANK], cin;
@@ -3225,7 +3225,7 @@ static dml_status_t infer_dft(ictx_t *c) {
   if (!dim_is(x->dims[r - 1], 1) && !dim_is(x->dims[r - 1], 2))
     return fail(c, INVALID, "input %s must end in a dim of 1 (real) or 2 (complex)",
                 TS(x, tb));
-  int64_t axis, inv, one;
+  int64_t axis = 1, inv = 0, one = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "axis", 1, &axis));
   DML_RETURN_IF_ERROR(attr_int(c, "inverse", 0, &inv));
   DML_RETURN_IF_ERROR(attr_int(c, "onesided", 0, &one));

@@ -82,7 +82,7 @@ static dml_status_t loss_geo(const dml_cpu_call_t *c, int64_t *N, int64_t *C,
 
 /* NegativeLogLikelihoodLoss (opset 13). */
 dml_status_t dml_cpuk_NegativeLogLikelihoodLoss(const dml_cpu_call_t *c) {
-  int64_t N, C, D;
+  int64_t N = 0, C = 0, D = 0;
   DML_RETURN_IF_ERROR(loss_geo(c, &N, &C, &D));
   return nll(c, c->inputs[0].dtype, c->inputs[0].data, N, C, D);
 }
@@ -108,7 +108,7 @@ static void log_softmax(dml_dtype_t dt, const void *x, void *lp, int64_t N, int6
 /* SoftmaxCrossEntropyLoss (opset 13); log_prob kept in output 1 when
  * present, else in scratch. */
 dml_status_t dml_cpuk_SoftmaxCrossEntropyLoss(const dml_cpu_call_t *c) {
-  int64_t N, C, D;
+  int64_t N = 0, C = 0, D = 0;
   DML_RETURN_IF_ERROR(loss_geo(c, &N, &C, &D));
   const dml_tensor_t *x = &c->inputs[0];
   dml_tensor_t *lp = dml_cpu_out(c, 1);
