@@ -7,13 +7,25 @@
  * (scratch, one buffer per thread), and an MR x NR register-tile
  * micro-kernel runs over the panels. The micro-kernel is picked at run time:
  * AVX-512 (8x32) or AVX2+FMA (6x16) on x86-64, else portable C (4x16) that
- * the compiler vectorizes. Rows with M <= 2 take a GEMV path with no
- * packing. Work is spread over the thread pool by (MC block, NR panels).
+ * the compiler vectorizes. Rows with M <= 2 take a path with no packing.
+ * Work is spread over the thread pool by (MC block, NR panels).
+ *
+ * Row independence: C[i,j] is computed by the same sequence of roundings
+ * whatever M, the row's position in its tile and the thread split are, so
+ * one row gives the same bits alone or inside a batch (what the serving
+ * layer's batching relies on, docs/serving.md). Per element, for each KC
+ * block in order: acc = sum over k in order (fused multiply-adds when the
+ * micro-kernel fuses, else multiply then add), then C = alpha*acc on the
+ * first block when beta == 0, else C = alpha*acc + beta_eff*C (fused when
+ * the micro-kernel fuses; beta_eff is beta on the first block, 1 after).
+ * Edge tiles and the unpacked small-M path reproduce exactly that.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 /* Before the includes, so the inline helpers get the same options. */
 #pragma GCC optimize("O3", "no-trapping-math")
 #endif
+#include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -134,23 +146,28 @@ __attribute__((target("avx512f"))) static void ukernel_avx512(int64_t kc, const 
 
 typedef struct {
   int mr, nr;
+  int fused; /* the kernel rounds a*b+c once (FMA) */
   ukernel_fn fn;
 } uk_t;
 
-static uk_t pick_kernel(void) {
+static uk_t g_uk;
+static pthread_once_t g_uk_once = PTHREAD_ONCE_INIT;
+
+static void pick_kernel(void) {
+  g_uk = (uk_t){4, 16, 0, ukernel_c};
 #if DML_CPU_X86
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return (uk_t){8, 32, ukernel_avx512};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return (uk_t){6, 16, ukernel_avx2};
+  if (__builtin_cpu_supports("avx512f"))
+    g_uk = (uk_t){8, 32, 1, ukernel_avx512};
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    g_uk = (uk_t){6, 16, 1, ukernel_avx2};
 #endif
-  return (uk_t){4, 16, ukernel_c};
 }
 
-static uk_t g_uk;
+/* The micro-kernel of this machine, picked once (pthread_once: sessions on
+ * several threads may ask first at the same time). */
 static const uk_t *kernel(void) {
-  /* Racy first use is benign: every thread computes the same value. */
-  if (!g_uk.fn) g_uk = pick_kernel();
+  pthread_once(&g_uk_once, pick_kernel);
   return &g_uk;
 }
 
@@ -215,30 +232,13 @@ static void pack_b(int tb, const float *B, int64_t ldb, int64_t p0, int64_t kc,
   }
 }
 
-/* ---- GEMV-like path (M small) ---------------------------------------- */
+/* ---- helpers ---------------------------------------------------------- */
 
 static void scale_row(float *c, int64_t n, float beta) {
   if (beta == 0.0f)
     memset(c, 0, (size_t)n * sizeof(float));
   else if (beta != 1.0f)
     for (int64_t j = 0; j < n; j++) c[j] *= beta;
-}
-
-DML_CPU_CLONES
-static void axpy(int64_t n, float a, const float *restrict x, float *restrict y) {
-  for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
-}
-
-DML_CPU_CLONES
-static float dot(int64_t n, const float *restrict x, const float *restrict y) {
-  float s[16] = {0};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int u = 0; u < 16; u++) s[u] += x[i + u] * y[i + u];
-  float t = 0.0f;
-  for (int u = 0; u < 16; u++) t += s[u];
-  for (; i < n; i++) t += x[i] * y[i];
-  return t;
 }
 
 typedef struct {
@@ -248,7 +248,7 @@ typedef struct {
   const float *A, *B;
   int64_t lda, ldb, ldc;
   float *C;
-  int64_t chunk; /* columns per task (gemv) */
+  int64_t chunk; /* columns per task (unpacked path) */
   /* packed path */
   const uk_t *uk;
   float *bpack;
@@ -258,34 +258,63 @@ typedef struct {
   float beta_eff;
 } gemm_ctx_t;
 
-static void gemv_task(void *vctx, int64_t t, int tid) {
+/* ---- unpacked path (M small, or scratch sized for another shape) ------ */
+
+/* C[i, j0:j1] for rows [0, M) with the packed path's roundings (see the
+ * top of the file), columns in strips of 64 so the k loop vectorizes over
+ * j without changing any element's order. FMA(a, b, c) is a*b+c rounded
+ * once or twice as the micro-kernel does it. */
+#define DML_GEMM_EXACT_BODY(FMA)                                                 \
+  for (int64_t i = 0; i < g->M; i++)                                             \
+    for (int64_t jb = j0; jb < j1; jb += 64) {                                   \
+      int64_t w = DML_CPU_MIN((int64_t)64, j1 - jb);                             \
+      float *c = g->C + i * g->ldc + jb;                                         \
+      for (int64_t pc = 0; pc < g->K; pc += KC) {                                \
+        int64_t kc = DML_CPU_MIN((int64_t)KC, g->K - pc);                        \
+        float acc[64];                                                           \
+        for (int64_t jj = 0; jj < w; jj++) acc[jj] = 0.0f;                       \
+        for (int64_t k = pc; k < pc + kc; k++) {                                 \
+          float a = g->ta ? g->A[k * g->lda + i] : g->A[i * g->lda + k];         \
+          if (!g->tb) {                                                          \
+            const float *b = g->B + k * g->ldb + jb;                             \
+            for (int64_t jj = 0; jj < w; jj++) acc[jj] = FMA(a, b[jj], acc[jj]); \
+          } else {                                                               \
+            const float *b = g->B + jb * g->ldb + k;                             \
+            for (int64_t jj = 0; jj < w; jj++)                                   \
+              acc[jj] = FMA(a, b[jj * g->ldb], acc[jj]);                         \
+          }                                                                      \
+        }                                                                        \
+        float beff = pc == 0 ? g->beta : 1.0f;                                   \
+        for (int64_t jj = 0; jj < w; jj++) {                                     \
+          float v = g->alpha * acc[jj];                                          \
+          c[jj] = beff == 0.0f ? v : FMA(beff, c[jj], v);                        \
+        }                                                                        \
+      }                                                                          \
+    }
+
+#define DML_GEMM_MULADD(a, b, c) ((c) + (a) * (b))
+static void exact_cols_c(const gemm_ctx_t *g, int64_t j0, int64_t j1) {
+  DML_GEMM_EXACT_BODY(DML_GEMM_MULADD)
+}
+#if DML_CPU_X86
+/* fmaf expands to one vfmadd instruction under this target. */
+__attribute__((target("avx2,fma"))) static void exact_cols_fma(const gemm_ctx_t *g,
+                                                               int64_t j0, int64_t j1) {
+  DML_GEMM_EXACT_BODY(fmaf)
+}
+#endif
+
+static void exact_task(void *vctx, int64_t t, int tid) {
   gemm_ctx_t *g = (gemm_ctx_t *)vctx;
   int64_t j0 = t * g->chunk, j1 = DML_CPU_MIN(g->N, j0 + g->chunk);
   if (j0 >= j1) return;
-  for (int64_t i = 0; i < g->M; i++) {
-    float *c = g->C + i * g->ldc;
-    if (g->tb) {
-      /* C[i,j] = alpha * dot(op(A)[i,:], B[j,:]) + beta*C[i,j] */
-      for (int64_t j = j0; j < j1; j++) {
-        float s;
-        if (!g->ta) {
-          s = dot(g->K, g->A + i * g->lda, g->B + j * g->ldb);
-        } else {
-          s = 0.0f;
-          for (int64_t k = 0; k < g->K; k++)
-            s += g->A[k * g->lda + i] * g->B[j * g->ldb + k];
-        }
-        c[j] = g->beta == 0.0f ? g->alpha * s : g->alpha * s + g->beta * c[j];
-      }
-    } else {
-      scale_row(c + j0, j1 - j0, g->beta);
-      for (int64_t k = 0; k < g->K; k++) {
-        float a = g->ta ? g->A[k * g->lda + i] : g->A[i * g->lda + k];
-        if (a == 0.0f) continue;
-        axpy(j1 - j0, g->alpha * a, g->B + k * g->ldb + j0, c + j0);
-      }
-    }
+#if DML_CPU_X86
+  if (g->uk->fused) {
+    exact_cols_fma(g, j0, j1);
+    return;
   }
+#endif
+  exact_cols_c(g, j0, j1);
 }
 
 /* ---- packed path ------------------------------------------------------ */
@@ -323,11 +352,15 @@ static void macro_task(void *vctx, int64_t t, int tid) {
         uk->fn(kc, apn, bp, c, g->ldc, g->alpha, g->beta_eff);
       } else {
         uk->fn(kc, apn, bp, tmp, nr, 1.0f, 0.0f);
+        /* Rounded as the full tile's kernel rounds (see the top). */
         for (int64_t i = 0; i < rows; i++)
           for (int64_t j = 0; j < cols; j++) {
             float v = g->alpha * tmp[i * nr + j];
             float *cij = c + i * g->ldc + j;
-            *cij = g->beta_eff == 0.0f ? v : v + g->beta_eff * *cij;
+            if (g->beta_eff == 0.0f)
+              *cij = v;
+            else
+              *cij = uk->fused ? fmaf(g->beta_eff, *cij, v) : v + g->beta_eff * *cij;
           }
       }
     }
@@ -375,15 +408,15 @@ void dml_cpu_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
   g.ta = ta, g.tb = tb, g.M = M, g.N = N, g.K = K, g.alpha = alpha, g.beta = beta;
   g.A = A, g.B = B, g.lda = lda, g.ldb = ldb, g.ldc = ldc, g.C = C;
 
+  g.uk = kernel();
   if (use_gemv(M)) {
-    /* M tiny: no packing, GEMV path. */
+    /* M tiny: no packing. */
     int64_t tasks = threads > 1 ? DML_CPU_MIN((int64_t)threads * 4, (N + 63) / 64) : 1;
     if (tasks < 1) tasks = 1;
     g.chunk = (N + tasks - 1) / tasks;
-    dml_cpu_parallel_for(tasks, threads, gemv_task, &g);
+    dml_cpu_parallel_for(tasks, threads, exact_task, &g);
     return;
   }
-  g.uk = kernel();
   /* Carve scratch: aligned B pack, then one A pack per thread that fits. */
   uintptr_t base = ((uintptr_t)scratch + 63) & ~(uintptr_t)63;
   size_t avail = scratch_bytes - (size_t)(base - (uintptr_t)scratch);
@@ -391,7 +424,7 @@ void dml_cpu_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
   if (avail < (bfl + afl) * sizeof(float)) {
     /* Caller sized scratch for another shape: fall back. */
     g.chunk = N;
-    gemv_task(&g, 0, 0);
+    exact_task(&g, 0, 0);
     return;
   }
   g.bpack = (float *)base;

@@ -83,6 +83,62 @@ static void test_gemm_threads(void) {
   CHECK(dml_cpu_get_num_threads() == 1);
 }
 
+/* Row independence (docs/serving.md relies on it): row r of a batch of M
+ * rows equals, bit for bit, the same row computed alone (M = 1) and inside
+ * another batch, for every M (unpacked M <= 2 path, edge and full
+ * micro-kernel tiles), K across several KC blocks, transposes, alpha/beta,
+ * and one or three threads. Exact comparison (memcmp): no tolerance. */
+static void rows_case(int64_t M, int64_t N, int64_t K, int ta, int tb, int c_kind,
+                      double alpha, double beta) {
+  float *A = frand_buf((size_t)(M * K)), *B = frand_buf((size_t)(K * N));
+  float *C = frand_buf((size_t)(M * N));
+  float *Y = (float *)malloc((size_t)(M * N) * 4), *Y1 = (float *)malloc((size_t)N * 4);
+  float *A1 = (float *)malloc((size_t)K * 4);
+  dml_attr_t at[4] = {attr_i("transA", ta), attr_i("transB", tb), attr_f("alpha", alpha),
+                      attr_f("beta", beta)};
+  dml_tensor_t in[3];
+  in[0] =
+      ta ? tens(DML_DTYPE_F32, A, 2, D(K), D(M)) : tens(DML_DTYPE_F32, A, 2, D(M), D(K));
+  in[1] =
+      tb ? tens(DML_DTYPE_F32, B, 2, D(N), D(K)) : tens(DML_DTYPE_F32, B, 2, D(K), D(N));
+  in[2] = c_kind == 1 ? tens(DML_DTYPE_F32, C, 2, D(M), D(N))
+                      : tens(DML_DTYPE_F32, C, 1, D(N));
+  dml_tensor_t out = tens(DML_DTYPE_F32, Y, 2, D(M), D(N));
+  CHECK_OK(run_op(DML_OP_GEMM, in, c_kind ? 3 : 2, &out, 1, at, 4));
+  int bad = 0;
+  for (int64_t r = 0; r < M; r++) {
+    for (int64_t k = 0; k < K; k++) A1[k] = ta ? A[k * M + r] : A[r * K + k];
+    dml_tensor_t in1[3] = {
+        ta ? tens(DML_DTYPE_F32, A1, 2, D(K), D(1))
+           : tens(DML_DTYPE_F32, A1, 2, D(1), D(K)),
+        in[1], c_kind == 1 ? tens(DML_DTYPE_F32, C + r * N, 2, D(1), D(N)) : in[2]};
+    dml_tensor_t out1 = tens(DML_DTYPE_F32, Y1, 2, D(1), D(N));
+    CHECK_OK(run_op(DML_OP_GEMM, in1, c_kind ? 3 : 2, &out1, 1, at, 4));
+    if (memcmp(Y1, Y + r * N, (size_t)N * 4) != 0) bad++;
+  }
+  if (bad)
+    fprintf(stderr, "gemm rows M=%lld N=%lld K=%lld ta=%d tb=%d c=%d: %d rows differ\n",
+            (long long)M, (long long)N, (long long)K, ta, tb, c_kind, bad);
+  CHECK(bad == 0);
+  free(A), free(B), free(C), free(Y), free(Y1), free(A1);
+}
+
+static void test_gemm_rows_independent(void) {
+  static const int64_t ms[] = {1, 2, 3, 5, 8, 9, 17, 33, 100};
+  for (int threads = 1; threads <= 3; threads += 2) {
+    dml_cpu_set_num_threads(threads);
+    for (size_t m = 0; m < sizeof ms / sizeof ms[0]; m++)
+      for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+          rows_case(ms[m], 37, 300, ta, tb, 2, 1.0, 1.0);
+          rows_case(ms[m], 70, 600, ta, tb, 1, 0.5, 0.3);
+        }
+    rows_case(64, 256, 784, 0, 1, 2, 1.0, 1.0); /* fashion_mlp's first layer */
+    rows_case(40, 3000, 100, 0, 0, 0, 1.0, 0.0);
+  }
+  dml_cpu_set_num_threads(1);
+}
+
 static void test_gemm_f64_i32(void) {
   double a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, y[4];
   dml_tensor_t in[2] = {tens(DML_DTYPE_F64, a, 2, D(2), D(3)),
@@ -414,6 +470,7 @@ static void test_conv_transpose_output_shape(void) {
 int main(void) {
   RUN(test_gemm_sizes);
   RUN(test_gemm_threads);
+  RUN(test_gemm_rows_independent);
   RUN(test_gemm_f64_i32);
   RUN(test_gemm_errors);
   RUN(test_matmul_batched);
