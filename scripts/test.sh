@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: set-up, build, and every test through ctest.
 #   bash scripts/test.sh   (build dirs: build/, build-runtime/, build-release/,
-#                           build-asan/)
+#                           build-asan/, build-tsan/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -24,3 +24,7 @@ ctest --test-dir build --output-on-failure -j"$(nproc)"
 cmake -S . -B build-asan -DDMLC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$(nproc)" >/dev/null
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+# The serving tests (label "serve") again under ThreadSanitizer.
+cmake -S . -B build-tsan -DDMLC_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-tsan -j"$(nproc)" --target test_serve >/dev/null
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan -L serve --output-on-failure -j"$(nproc)"
