@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+typedef struct dml_train_config dml_train_config_t; /* passes/dml_train.h */
+
 typedef struct dml_compile_options {
   /* Comma-separated targets; only "cpu" exists in this version. NULL = "cpu". */
   const char *targets;
@@ -49,6 +51,10 @@ typedef struct dml_compile_options {
    * `optional_inputs`); lent for the call. */
   const dml_onnx_optional_input_t *optional_inputs;
   size_t n_optional_inputs;
+  /* Training (passes/dml_train.h): when not NULL, the package also holds
+   * train_step and eval_step built with this configuration, and forward is
+   * in inference mode. Lent for the call. */
+  const dml_train_config_t *train;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {

@@ -10,6 +10,7 @@
 #include "dml_onnx.h"
 #include "dml_package_emit.h"
 #include "dml_passes.h"
+#include "dml_train.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -112,7 +113,17 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
   po.dump = o->dump;
   po.dump_elide_elements_over = 16;
   po.verify_each = 1;
-  dml_status_t s = dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &po);
+  dml_status_t s = DML_OK;
+  if (o->train) {
+    /* Clean forward first (shape chains folded), then the training
+     * functions, then the whole pipeline over every function. */
+    dml_pass_options_t pre;
+    memset(&pre, 0, sizeof pre);
+    pre.verify_each = 1;
+    s = dml_pass_run_pipeline(m, "shape-infer,const-fold,cse,dce", &pre);
+    if (!s) s = dml_train_build(m, o->train);
+  }
+  if (!s) s = dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &po);
   if (s && dml_status_code(s) == DML_STATUS_UNIMPLEMENTED && dml_status_reason(s) &&
       strstr(dml_status_reason(s), "depends on run-time data"))
     s = dml_status_detail(s,

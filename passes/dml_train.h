@@ -5,29 +5,39 @@
  * dml_train_build() takes a module whose function `forward` maps the model
  * inputs to its outputs and adds two functions:
  *
- *   train_step(<forward inputs>..., target, lr: f32[]) -> (loss: f32[])
+ *   train_step(<forward inputs>..., target, lr: f32[])
+ *       -> (loss: f32[], correct: i64[], total: i64[])
  *     forward in training mode (Dropout draws from the Philox stream of the
- *     run, BatchNormalization uses batch statistics and updates its running
- *     mean/var globals), the loss, the backward pass by reverse-mode
- *     autodiff (one VJP rule per op), gradient clipping, the optimizer
- *     update. Parameters (globals flagged DML_IR_GLOBAL_PARAM), optimizer
- *     state and the step count (globals flagged DML_IR_GLOBAL_STATE) are
- *     updated in place by Assign nodes at the end of the function.
- *   eval_step(<forward inputs>..., target) -> (loss: f32[], correct: i64[])
- *     forward in inference mode, the loss, and the number of rows whose
- *     prediction is right (argmax over the class axis for cross_entropy and
- *     nll; logit > 0 / probability > 0.5 for the binary losses). `correct`
- *     is absent for regression losses (mse, mae, huber).
+ *     run; BatchNormalization uses the batch statistics and updates its
+ *     running mean/var globals, as PyTorch's train(): running var from the
+ *     unbiased batch variance; LayerNormalization decomposed into primitive
+ *     ops), the loss, the backward pass by reverse-mode autodiff
+ *     (passes/dml_autodiff.h), gradient clipping, the optimizer update.
+ *     Parameters (globals flagged DML_IR_GLOBAL_PARAM), optimizer state and
+ *     the step count (globals flagged DML_IR_GLOBAL_STATE) are updated in
+ *     place by Assign nodes at the end of the function.
+ *   eval_step(<forward inputs>..., target) -> (loss: f32[], correct, total)
+ *     forward in inference mode and the same loss.
+ *   forward itself is put in inference mode (a Dropout exported with
+ *     training_mode = true becomes the identity there).
+ *
+ * `correct` and `total` (i64 scalars) count right predictions and
+ * predictions made, so accuracy over several batches is sum(correct) /
+ * sum(total): rows whose argmax over axis 1 equals the label for
+ * cross_entropy and nll (argmax of the target for soft targets); elements
+ * on the right side of 0 (logits) / 0.5 (probabilities) for the binary
+ * losses. Regression losses (mse, mae, huber) have no correct/total.
  *
  * `loss` is the mean over the batch (and over every other element for the
  * elementwise losses), as PyTorch's reduction='mean'. `target` has the
- * forward input's symbolic batch dim: int64 [N] (or [N, d...]) class
- * indices for cross_entropy/nll, else the output's shape and dtype
- * (probabilities/one-hot for cross_entropy are accepted too: f32 [N, C]).
- * `lr` is a runtime scalar so learning-rate schedules live in the host loop.
+ * forward output's batch dim: int64 class indices [N] (or [N, d...]) for
+ * cross_entropy and nll, or class probabilities of the output's shape when
+ * `soft_targets` is set; for the other losses, the output's shape and
+ * dtype. `lr` is a runtime scalar so learning-rate schedules live in the
+ * host loop.
  *
  * Names are stable so a runtime trainer can find them: inputs "target" and
- * "lr"; outputs "loss" and "correct"; optimizer state globals
+ * "lr"; outputs "loss", "correct" and "total"; optimizer state globals
  * "<param>.<slot>" with slot one of momentum_buffer, exp_avg, exp_avg_sq,
  * square_avg, sum (PyTorch's torch.optim state names) and the step counter
  * "optimizer.step" (f32 scalar, number of updates done).
@@ -73,6 +83,7 @@ typedef struct dml_train_config {
   const char *output;
   double huber_delta;     /* > 0; 0 means 1.0 */
   double label_smoothing; /* cross_entropy only, in [0, 1) */
+  int soft_targets;       /* cross_entropy: target holds probabilities [N, C] */
 
   dml_optimizer_kind_t optimizer;
   double momentum;     /* MOMENTUM/NESTEROV (0 means 0.9), RMSprop (0 = none) */

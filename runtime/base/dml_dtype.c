@@ -213,3 +213,22 @@ void dml_store_i64(dml_dtype_t dt, void *p, size_t i, int64_t v) {
       return;
   }
 }
+
+int dml_dtype_onnx_code(dml_dtype_t dt) {
+  switch (dt) {
+    case DML_DTYPE_F32: return 1;
+    case DML_DTYPE_U8: return 2;
+    case DML_DTYPE_I8: return 3;
+    case DML_DTYPE_U16: return 4;
+    case DML_DTYPE_I16: return 5;
+    case DML_DTYPE_I32: return 6;
+    case DML_DTYPE_I64: return 7;
+    case DML_DTYPE_BOOL: return 9;
+    case DML_DTYPE_F16: return 10;
+    case DML_DTYPE_F64: return 11;
+    case DML_DTYPE_U32: return 12;
+    case DML_DTYPE_U64: return 13;
+    case DML_DTYPE_BF16: return 16;
+    default: return 0;
+  }
+}

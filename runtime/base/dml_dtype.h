@@ -30,6 +30,10 @@ typedef enum dml_dtype {
   DML_DTYPE_COUNT_
 } dml_dtype_t;
 
+/* The ONNX TensorProto.DataType code of `dt` (FLOAT = 1, ..., BFLOAT16 =
+ * 16; onnx.proto), as Cast's `to` attribute holds it; 0 for INVALID. */
+int dml_dtype_onnx_code(dml_dtype_t dt);
+
 /* Size of one element in bytes; 0 for DML_DTYPE_INVALID or out of range. */
 size_t dml_dtype_size(dml_dtype_t dt);
 /* Short name as printed in IR and CLI output: "f32", "i64", "bool", ...;
