@@ -10,6 +10,14 @@ bash scripts/setup.sh
 cmake -S . -B build-runtime -DDMLC_RUNTIME_ONLY=ON >/dev/null
 cmake --build build-runtime -j"$(nproc)" >/dev/null
 echo "runtime-only build: ok ($(du -k build-runtime/runtime/libdml_runtime.a | cut -f1) KiB libdml_runtime.a)"
+# Its `dmlc` (the runtime's commands, for machines without the packages)
+# needs libc and libm alone: GPU libraries are opened at run time.
+needed=$(readelf -d build-runtime/compiler/dmlc | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+if [ "$needed" != "libc.so.6 libm.so.6 " ]; then
+  echo "runtime-only dmlc needs more than libc and libm: $needed" >&2
+  exit 1
+fi
+echo "runtime-only dmlc: needs $needed"
 # Release (-O3) compiles the whole tree once more, tests not run: GCC's
 # -O3 inlining finds warnings (-Wmaybe-uninitialized) that -O2 does not,
 # and warnings are errors.
