@@ -14,6 +14,7 @@ int dmlc_cmd_run(int argc, char **argv);
 int dmlc_cmd_opt(int argc, char **argv);
 int dmlc_cmd_inspect(int argc, char **argv);
 int dmlc_cmd_summary(int argc, char **argv);
+int dmlc_cmd_serve(int argc, char **argv);
 
 /* Prints `status` to stderr as "error: <op>: <reason>" plus indented
  * details, frees it, and returns 1. */

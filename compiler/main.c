@@ -28,6 +28,9 @@ static const cmd_t k_cmds[] = {
 #ifdef DMLC_HAVE_CMD_SUMMARY
     {"summary", dmlc_cmd_summary, "table of layers, output shapes and parameter counts"},
 #endif
+#ifdef DMLC_HAVE_CMD_SERVE
+    {"serve", dmlc_cmd_serve, "serve a package over HTTP (KServe v2 protocol), batching"},
+#endif
     {NULL, NULL, NULL},
 };
 

@@ -8,6 +8,7 @@ PKGS=(
   build-essential cmake clang clang-format
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev
   zlib1g-dev llvm-16-tools libonnx-testdata dataset-fashion-mnist
+  pkg-config libmicrohttpd-dev libcjson-dev wrk
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -34,5 +34,5 @@ cmake --build build-asan -j"$(nproc)" >/dev/null
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
 # The serving tests (label "serve") again under ThreadSanitizer.
 cmake -S . -B build-tsan -DDMLC_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build build-tsan -j"$(nproc)" --target test_serve >/dev/null
+cmake --build build-tsan -j"$(nproc)" --target test_serve dmlc >/dev/null
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan -L serve --output-on-failure -j"$(nproc)"

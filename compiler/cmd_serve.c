@@ -1,0 +1,946 @@
+/* cmd_serve.c — `dmlc serve PKG`: an HTTP/1.1 server speaking the KServe v2
+ * / Open Inference Protocol REST API over the serving object of
+ * runtime/serve/dml_serve.h (docs/serving.md).
+ *
+ * HTTP is libmicrohttpd's (one thread per connection, so a connection's
+ * thread blocks in dml_serve_run while the serving object batches it with
+ * the other connections' requests); JSON requests are parsed by cJSON.
+ * Replies are written here (numbers with enough digits to round-trip:
+ * FP32 %.9g, FP64 %.17g). */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dml_rt.h"
+#include "dml_serve.h"
+#include "dmlc_cmds.h"
+
+#define DEFAULT_MAX_BODY (16u << 20)
+
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "usage: dmlc serve PKG [--name NAME] [--host 127.0.0.1] [--port 8000] [--device "
+      "D]\n"
+      "                  [--batch-size N] [--batch-timeout-ms T] [--instances K]\n"
+      "                  [--max-body-bytes B] [--max-connections C] [--verbose|--quiet]\n"
+      "\n"
+      "Serves the package PKG over HTTP/1.1 with the KServe v2 / Open Inference\n"
+      "Protocol REST API, batching concurrent requests (docs/serving.md):\n"
+      "  GET  /v2/health/live, /v2/health/ready   200 while serving\n"
+      "  GET  /v2                                 server metadata\n"
+      "  GET  /v2/models/NAME                     model metadata (inputs, outputs;\n"
+      "                                           -1 for the batch dim)\n"
+      "  GET  /v2/models/NAME/ready               200 when ready\n"
+      "  GET  /v2/models/NAME/stats               serving statistics (JSON)\n"
+      "  POST /v2/models/NAME/infer               JSON tensors in, JSON tensors out\n"
+      "(also under /v2/models/NAME/versions/1/...). Bad requests get a 4xx reply\n"
+      "{\"error\": \"...\"}. Prints \"listening on http://HOST:PORT\" once ready; on\n"
+      "SIGINT or SIGTERM finishes the requests in flight, prints the statistics\n"
+      "and exits with 0.\n"
+      "\n"
+      "flags:\n"
+      "  --name NAME            the model's name in URLs (default: PKG's file name\n"
+      "                         without .dmlpkg)\n"
+      "  --host ADDR            IPv4 address to listen on (default 127.0.0.1)\n"
+      "  --port N               TCP port (default 8000; 0 picks a free one)\n"
+      "  --device NAME          device to run on (default and only one: cpu)\n"
+      "  --batch-size N         most rows per run (default: the package's batch\n"
+      "                         bound; 1 disables batching)\n"
+      "  --batch-timeout-ms T   how long the oldest queued request waits for\n"
+      "                         others to fill a batch (default 1; 0: no wait)\n"
+      "  --instances K          model instances (sessions) running at once\n"
+      "                         (default 1)\n"
+      "  --max-body-bytes B     largest request body accepted (default 16777216);\n"
+      "                         larger ones get 413\n"
+      "  --max-connections C    connections served at once (default 256)\n"
+      "  --verbose              log one line per request (default: failed ones)\n"
+      "  --quiet                log no request\n"
+      "  -h, --help             this text\n"
+      "\n"
+      "Example:\n"
+      "  dmlc serve fashion_mlp.dmlpkg --port 8000 --batch-size 32 &\n"
+      "  curl -s localhost:8000/v2/models/fashion_mlp/infer -d \\\n"
+      "    '{\"inputs\":[{\"name\":\"input\",\"shape\":[1,784],\"datatype\":\"FP32\","
+      "\"data\":[...]}]}'\n");
+}
+
+/* Takes the value of `--flag VALUE` or `--flag=VALUE` at argv[*i]. */
+static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
+  size_t n = strlen(flag);
+  if (strncmp(argv[*i], flag, n) != 0) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] != 0) return NULL;
+  if (*i + 1 >= argc) return "";
+  return argv[++*i];
+}
+
+static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+/* ---- protocol datatypes ------------------------------------------------ */
+
+static const struct {
+  const char *name;
+  dml_dtype_t dt;
+} k_types[] = {
+    {"BOOL", DML_DTYPE_BOOL},  {"UINT8", DML_DTYPE_U8},   {"UINT16", DML_DTYPE_U16},
+    {"UINT32", DML_DTYPE_U32}, {"UINT64", DML_DTYPE_U64}, {"INT8", DML_DTYPE_I8},
+    {"INT16", DML_DTYPE_I16},  {"INT32", DML_DTYPE_I32},  {"INT64", DML_DTYPE_I64},
+    {"FP16", DML_DTYPE_F16},   {"FP32", DML_DTYPE_F32},   {"FP64", DML_DTYPE_F64},
+    {"BF16", DML_DTYPE_BF16},
+};
+
+static const char *type_name(dml_dtype_t dt) {
+  for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; i++)
+    if (k_types[i].dt == dt) return k_types[i].name;
+  return "INVALID";
+}
+
+static dml_dtype_t type_from_name(const char *s) {
+  for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; i++)
+    if (!strcmp(k_types[i].name, s)) return k_types[i].dt;
+  return DML_DTYPE_INVALID;
+}
+
+/* ---- a growing string -------------------------------------------------- */
+
+typedef struct {
+  char *p;
+  size_t len, cap;
+  int oom;
+} sb_t;
+
+static void sb_reserve(sb_t *b, size_t extra) {
+  if (b->oom || b->len + extra + 1 <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + extra + 1) cap *= 2;
+  char *p = (char *)realloc(b->p, cap);
+  if (!p) {
+    b->oom = 1;
+    return;
+  }
+  b->p = p;
+  b->cap = cap;
+}
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(sb_t *b, const char *fmt,
+                                                            ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char tmp[256];
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n < sizeof tmp) {
+    sb_reserve(b, (size_t)n);
+    if (b->oom) return;
+    memcpy(b->p + b->len, tmp, (size_t)n + 1);
+    b->len += (size_t)n;
+    return;
+  }
+  sb_reserve(b, (size_t)n);
+  if (b->oom) return;
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+/* A JSON string literal (quotes included). */
+static void sb_json_str(sb_t *b, const char *s) {
+  sb_printf(b, "\"");
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      sb_printf(b, "\\%c", *p);
+    else if (*p < 0x20)
+      sb_printf(b, "\\u%04x", *p);
+    else
+      sb_printf(b, "%c", *p);
+  }
+  sb_printf(b, "\"");
+}
+
+/* ---- the server -------------------------------------------------------- */
+
+typedef struct {
+  const char *name;
+  const dml_rt_model_t *model;
+  dml_serve_t *srv;
+  size_t max_body;
+  int verbosity; /* 0 quiet, 1 failed requests, 2 every request */
+  atomic_int ready;
+  atomic_ullong n_2xx, n_4xx, n_5xx;
+} server_t;
+
+typedef struct {
+  char *body;
+  size_t len, cap;
+  int too_large;
+  struct timespec t0;
+} conn_t;
+
+static double ms_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Queues `body` (malloc'd, taken) with `code`; counts it and logs one
+ * line (every request with --verbose, failed ones by default; `note` is
+ * the error message). */
+static enum MHD_Result reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
+                             unsigned code, const char *method, const char *url,
+                             char *body, size_t len, const char *note) {
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+  if (!r) {
+    free(body);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
+                            strstr(url, "/infer") ? "POST" : "GET, HEAD");
+  enum MHD_Result ret = MHD_queue_response(c, code, r);
+  MHD_destroy_response(r);
+  if (code < 300)
+    atomic_fetch_add(&sv->n_2xx, 1);
+  else if (code < 500)
+    atomic_fetch_add(&sv->n_4xx, 1);
+  else
+    atomic_fetch_add(&sv->n_5xx, 1);
+  if (sv->verbosity >= 2 || (sv->verbosity == 1 && code >= 400))
+    fprintf(stderr, "dmlc serve: %s %s %u in %zu B out %zu B %.3f ms%s%s\n", method, url,
+            code, cs ? cs->len : 0, len, cs ? ms_since(&cs->t0) : 0.0, note ? ": " : "",
+            note ? note : "");
+  return ret;
+}
+
+static enum MHD_Result reply_sb(server_t *sv, struct MHD_Connection *c, conn_t *cs,
+                                unsigned code, const char *method, const char *url,
+                                sb_t *b, const char *note) {
+  if (b->oom || !b->p) {
+    free(b->p);
+    const char *msg = "{\"error\": \"out of memory\"}";
+    return reply(sv, c, cs, 500, method, url, strdup(msg), strlen(msg), "out of memory");
+  }
+  return reply(sv, c, cs, code, method, url, b->p, b->len, note);
+}
+
+__attribute__((format(printf, 6, 7))) static enum MHD_Result reply_error(
+    server_t *sv, struct MHD_Connection *c, conn_t *cs, unsigned code,
+    const char *url_method[2], const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  sb_t b = {0};
+  sb_printf(&b, "{\"error\": ");
+  sb_json_str(&b, msg);
+  sb_printf(&b, "}");
+  return reply_sb(sv, c, cs, code, url_method[1], url_method[0], &b, msg);
+}
+
+/* {"name": ..., "datatype": ..., "shape": [...]} for io (batch dim -1). */
+static void io_json(sb_t *b, const dml_rt_io_info_t *io) {
+  sb_printf(b, "{\"name\": ");
+  sb_json_str(b, io->name);
+  sb_printf(b, ", \"datatype\": \"%s\", \"shape\": [", type_name(io->dtype));
+  for (int32_t d = 0; d < io->rank; d++)
+    sb_printf(b, "%s%" PRId64, d ? ", " : "",
+              io->dim_symbol[d] ? (int64_t)-1 : io->dims[d]);
+  sb_printf(b, "]}");
+}
+
+static void model_metadata(const server_t *sv, sb_t *b) {
+  sb_printf(b, "{\"name\": ");
+  sb_json_str(b, sv->name);
+  sb_printf(b, ", \"versions\": [\"1\"], \"platform\": \"dmlc\", \"inputs\": [");
+  for (uint32_t i = 0; i < dml_rt_model_num_inputs(sv->model); i++) {
+    dml_rt_io_info_t io;
+    dml_status_t st = dml_rt_model_input_info(sv->model, i, &io);
+    if (st) {
+      dml_status_free(st);
+      continue;
+    }
+    if (i) sb_printf(b, ", ");
+    io_json(b, &io);
+  }
+  sb_printf(b, "], \"outputs\": [");
+  for (uint32_t i = 0; i < dml_rt_model_num_outputs(sv->model); i++) {
+    dml_rt_io_info_t io;
+    dml_status_t st = dml_rt_model_output_info(sv->model, i, &io);
+    if (st) {
+      dml_status_free(st);
+      continue;
+    }
+    if (i) sb_printf(b, ", ");
+    io_json(b, &io);
+  }
+  sb_printf(b, "]}");
+}
+
+static void stats_json(server_t *sv, sb_t *b) {
+  dml_serve_stats_t st;
+  dml_serve_get_stats(sv->srv, &st);
+  sb_printf(b, "{\"name\": ");
+  sb_json_str(b, sv->name);
+  sb_printf(
+      b,
+      ", \"batch_size\": %" PRId64 ", \"requests\": %" PRIu64
+      ", \"requests_failed\": %" PRIu64 ", \"rows\": %" PRIu64 ", \"runs\": %" PRIu64
+      ", \"mean_rows_per_run\": %.3f, \"queued_requests\": %" PRIu64
+      ", \"latency_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, "
+      "\"max\": %.3f}, \"queue_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p90\": %.3f, "
+      "\"p99\": %.3f}, \"http\": {\"2xx\": %llu, \"4xx\": %llu, \"5xx\": %llu}}",
+      dml_serve_batch_size(sv->srv), st.requests, st.requests_failed, st.rows, st.runs,
+      st.mean_rows_per_run, st.queued_requests, st.latency_ms_mean, st.latency_ms_p50,
+      st.latency_ms_p90, st.latency_ms_p99, st.latency_ms_max, st.queue_ms_mean,
+      st.queue_ms_p50, st.queue_ms_p90, st.queue_ms_p99,
+      (unsigned long long)atomic_load(&sv->n_2xx),
+      (unsigned long long)atomic_load(&sv->n_4xx),
+      (unsigned long long)atomic_load(&sv->n_5xx));
+}
+
+/* ---- infer ------------------------------------------------------------- */
+
+/* Flattens `data` (numbers, or nested arrays of them) into dst; counts
+ * values in *n even past `cap`. Returns a message for a bad element. */
+static const char *flatten(const cJSON *data, dml_dtype_t dt, void *dst, int64_t cap,
+                           int64_t *n, int depth) {
+  if (depth > DML_MAX_RANK) return "data nests deeper than the tensor's rank";
+  if (cJSON_IsArray(data)) {
+    for (const cJSON *e = data->child; e; e = e->next) {
+      const char *err = flatten(e, dt, dst, cap, n, depth + 1);
+      if (err) return err;
+    }
+    return NULL;
+  }
+  double v;
+  if (cJSON_IsBool(data)) {
+    if (dt != DML_DTYPE_BOOL) return "a boolean in the data of a non-BOOL tensor";
+    v = cJSON_IsTrue(data) ? 1 : 0;
+  } else if (cJSON_IsNumber(data)) {
+    v = data->valuedouble;
+    if (!dml_dtype_is_float(dt)) {
+      if (v != floor(v)) return "a non-integer value in the data of an integer tensor";
+      double lo = 0, hi = 0;
+      switch (dt) {
+        case DML_DTYPE_BOOL: lo = 0, hi = 1; break;
+        case DML_DTYPE_I8: lo = -128, hi = 127; break;
+        case DML_DTYPE_U8: lo = 0, hi = 255; break;
+        case DML_DTYPE_I16: lo = -32768, hi = 32767; break;
+        case DML_DTYPE_U16: lo = 0, hi = 65535; break;
+        case DML_DTYPE_I32: lo = -2147483648.0, hi = 2147483647.0; break;
+        case DML_DTYPE_U32: lo = 0, hi = 4294967295.0; break;
+        case DML_DTYPE_I64:
+          lo = -9223372036854775808.0, hi = 9223372036854775807.0;
+          break;
+        default: lo = 0, hi = 18446744073709551615.0; break;
+      }
+      if (v < lo || v > hi) return "a value out of the datatype's range";
+    }
+  } else {
+    return "a value that is not a number (strings, null and objects are not tensors)";
+  }
+  if (*n < cap) {
+    if (dml_dtype_is_float(dt))
+      dml_store_f64(dt, dst, (size_t)*n, v);
+    else
+      dml_store_i64(dt, dst, (size_t)*n, (int64_t)v);
+  }
+  (*n)++;
+  return NULL;
+}
+
+static void value_json(sb_t *b, const dml_tensor_t *t, size_t i) {
+  switch (t->dtype) {
+    case DML_DTYPE_F32:
+    case DML_DTYPE_F16:
+    case DML_DTYPE_BF16:
+    case DML_DTYPE_F64: {
+      double v = dml_load_f64(t->dtype, t->data, i);
+      if (!isfinite(v))
+        sb_printf(b, "null");
+      else if (t->dtype == DML_DTYPE_F64)
+        sb_printf(b, "%.17g", v);
+      else
+        sb_printf(b, "%.9g", v);
+      break;
+    }
+    case DML_DTYPE_BOOL:
+      sb_printf(b, "%s", ((const uint8_t *)t->data)[i] ? "true" : "false");
+      break;
+    case DML_DTYPE_U64: sb_printf(b, "%" PRIu64, ((const uint64_t *)t->data)[i]); break;
+    default: sb_printf(b, "%" PRId64, dml_load_i64(t->dtype, t->data, i)); break;
+  }
+}
+
+static unsigned http_code_of(dml_status_t st) {
+  switch (dml_status_code(st)) {
+    case DML_STATUS_INVALID_ARGUMENT:
+    case DML_STATUS_OUT_OF_RANGE:
+    case DML_STATUS_NOT_FOUND: return 400;
+    case DML_STATUS_FAILED_PRECONDITION:
+    case DML_STATUS_RESOURCE_EXHAUSTED: return 503;
+    default: return 500;
+  }
+}
+
+#define MAX_IO 256
+
+static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
+                             const char *um[2]) {
+  const dml_rt_model_t *m = sv->model;
+  uint32_t n_in = dml_rt_model_num_inputs(m), n_out = dml_rt_model_num_outputs(m);
+  if (n_in > MAX_IO || n_out > MAX_IO)
+    return reply_error(sv, c, cs, 500, um, "model has too many inputs or outputs");
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(cs->body ? cs->body : "", cs->len, &end, 0);
+  if (!root) {
+    size_t at = end && cs->body && end >= cs->body ? (size_t)(end - cs->body) : 0;
+    return reply_error(sv, c, cs, 400, um, "malformed JSON (at byte %zu of %zu)", at,
+                       cs->len);
+  }
+  enum MHD_Result ret;
+  dml_tensor_t in[MAX_IO];
+  void *bufs[MAX_IO] = {0};
+  int given[MAX_IO] = {0};
+  int want_out[MAX_IO] = {0};
+  dml_tensor_t *outs = NULL;
+  const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(root, "inputs");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+  const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+  if (!cJSON_IsObject(root)) {
+    ret = reply_error(sv, c, cs, 400, um, "the request must be a JSON object");
+    goto done;
+  }
+  if (id && !cJSON_IsString(id)) {
+    ret = reply_error(sv, c, cs, 400, um, "\"id\" must be a string");
+    goto done;
+  }
+  if (!cJSON_IsArray(inputs)) {
+    ret = reply_error(sv, c, cs, 400, um, "the request needs an \"inputs\" array");
+    goto done;
+  }
+  for (const cJSON *e = inputs->child; e; e = e->next) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(e, "datatype");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(e, "data");
+    if (!cJSON_IsObject(e) || !cJSON_IsString(name) || !cJSON_IsArray(shape) ||
+        !cJSON_IsString(dtype) || !data) {
+      ret = reply_error(sv, c, cs, 400, um,
+                        "each input needs \"name\" (string), \"shape\" (array), "
+                        "\"datatype\" (string) and \"data\"");
+      goto done;
+    }
+    int32_t k = dml_rt_model_find_input(m, name->valuestring);
+    if (k < 0) {
+      ret = reply_error(sv, c, cs, 400, um, "unknown input '%s' of model '%s'",
+                        name->valuestring, sv->name);
+      goto done;
+    }
+    if (given[k]) {
+      ret = reply_error(sv, c, cs, 400, um, "input '%s' given twice", name->valuestring);
+      goto done;
+    }
+    dml_rt_io_info_t io;
+    dml_status_t st = dml_rt_model_input_info(m, (uint32_t)k, &io);
+    if (st) {
+      dml_status_free(st);
+      ret = reply_error(sv, c, cs, 500, um, "cannot read input '%s'", name->valuestring);
+      goto done;
+    }
+    char want[160];
+    dml_rt_io_info_str(&io, want, sizeof want);
+    dml_dtype_t dt = type_from_name(dtype->valuestring);
+    if (dt != io.dtype) {
+      ret = reply_error(sv, c, cs, 400, um,
+                        "input '%s': datatype %s does not match the model's %s (%s)",
+                        name->valuestring, dtype->valuestring, type_name(io.dtype), want);
+      goto done;
+    }
+    dml_tensor_t t = {dt, 0, {0}, NULL};
+    int rank = cJSON_GetArraySize(shape);
+    int bad = rank != io.rank;
+    int64_t numel = 1;
+    int d = 0;
+    for (const cJSON *s = shape->child; s && !bad; s = s->next, d++) {
+      double v = cJSON_IsNumber(s) ? s->valuedouble : -1;
+      if (v < 0 || v != floor(v) || v > 1e15) {
+        bad = 1;
+        break;
+      }
+      t.dims[d] = (int64_t)v;
+      /* static dims must match; symbolic ones are checked by the runtime */
+      if (!io.dim_symbol[d] && t.dims[d] != io.dims[d]) bad = 1;
+      if (numel > 0 && t.dims[d] > INT64_MAX / numel) bad = 1;
+      numel *= t.dims[d];
+    }
+    t.rank = rank;
+    if (bad) {
+      char got[256] = "";
+      size_t o = 0;
+      for (const cJSON *s = shape->child; s && o < sizeof got - 24; s = s->next)
+        o += (size_t)snprintf(got + o, sizeof got - o, "%s%g", o ? "," : "",
+                              cJSON_IsNumber(s) ? s->valuedouble : NAN);
+      ret = reply_error(sv, c, cs, 400, um,
+                        "input '%s': shape [%s] does not fit the model's %s",
+                        name->valuestring, got, want);
+      goto done;
+    }
+    size_t es = dml_dtype_size(dt);
+    if (numel > (int64_t)(sv->max_body / es + 1)) {
+      ret = reply_error(sv, c, cs, 400, um,
+                        "input '%s': shape holds %" PRId64
+                        " values, more than a request body can carry",
+                        name->valuestring, numel);
+      goto done;
+    }
+    bufs[k] = malloc(numel ? (size_t)numel * es : 1);
+    if (!bufs[k]) {
+      ret = reply_error(sv, c, cs, 503, um, "out of memory");
+      goto done;
+    }
+    int64_t n = 0;
+    const char *err = flatten(data, dt, bufs[k], numel, &n, 0);
+    if (err) {
+      ret = reply_error(sv, c, cs, 400, um, "input '%s': %s", name->valuestring, err);
+      goto done;
+    }
+    if (n != numel) {
+      ret = reply_error(sv, c, cs, 400, um,
+                        "input '%s': shape needs %" PRId64 " values, data has %" PRId64,
+                        name->valuestring, numel, n);
+      goto done;
+    }
+    t.data = bufs[k];
+    in[k] = t;
+    given[k] = 1;
+  }
+  for (uint32_t k = 0; k < n_in; k++)
+    if (!given[k]) {
+      dml_rt_io_info_t io;
+      dml_status_t st = dml_rt_model_input_info(m, k, &io);
+      dml_status_free(st);
+      ret = reply_error(sv, c, cs, 400, um, "input '%s' is missing", st ? "?" : io.name);
+      goto done;
+    }
+  if (outputs && !cJSON_IsArray(outputs)) {
+    ret = reply_error(sv, c, cs, 400, um, "\"outputs\" must be an array");
+    goto done;
+  }
+  if (outputs && outputs->child) {
+    for (const cJSON *e = outputs->child; e; e = e->next) {
+      const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+      int32_t k =
+          cJSON_IsString(name) ? dml_rt_model_find_output(m, name->valuestring) : -1;
+      if (k < 0) {
+        ret =
+            reply_error(sv, c, cs, 400, um, "unknown output '%s' of model '%s'",
+                        cJSON_IsString(name) ? name->valuestring : "(no name)", sv->name);
+        goto done;
+      }
+      want_out[k] = 1;
+    }
+  } else {
+    for (uint32_t k = 0; k < n_out; k++) want_out[k] = 1;
+  }
+
+  dml_status_t st = dml_serve_run(sv->srv, in, n_in, &outs);
+  if (st) {
+    /* "op: reason (details; ...)" on one line */
+    char det[512];
+    size_t o = 0;
+    for (const char *p = dml_status_details(st); *p && o + 3 < sizeof det; p++) {
+      if (*p == '\n') {
+        if (p[1]) det[o++] = ';', det[o++] = ' ';
+      } else if (*p != ' ' || (o && det[o - 1] != ' ')) {
+        det[o++] = *p;
+      }
+    }
+    det[o] = 0;
+    unsigned code = http_code_of(st);
+    ret = reply_error(sv, c, cs, code, um, "%s: %s%s%s%s", dml_status_op(st),
+                      dml_status_reason(st), o ? " (" : "", det, o ? ")" : "");
+    dml_status_free(st);
+    goto done;
+  }
+  sb_t b = {0};
+  sb_printf(&b, "{\"model_name\": ");
+  sb_json_str(&b, sv->name);
+  sb_printf(&b, ", \"model_version\": \"1\"");
+  if (id) {
+    sb_printf(&b, ", \"id\": ");
+    sb_json_str(&b, id->valuestring);
+  }
+  sb_printf(&b, ", \"outputs\": [");
+  int first = 1;
+  for (uint32_t k = 0; k < n_out; k++) {
+    if (!want_out[k]) continue;
+    dml_rt_io_info_t io;
+    dml_status_t st2 = dml_rt_model_output_info(m, k, &io);
+    if (st2) {
+      dml_status_free(st2);
+      continue;
+    }
+    const dml_tensor_t *t = &outs[k];
+    sb_printf(&b, "%s{\"name\": ", first ? "" : ", ");
+    first = 0;
+    sb_json_str(&b, io.name);
+    sb_printf(&b, ", \"datatype\": \"%s\", \"shape\": [", type_name(t->dtype));
+    for (int32_t d = 0; d < t->rank; d++)
+      sb_printf(&b, "%s%" PRId64, d ? ", " : "", t->dims[d]);
+    sb_printf(&b, "], \"data\": [");
+    int64_t n = dml_dims_numel(t->dims, t->rank);
+    for (int64_t i = 0; i < n && !b.oom; i++) {
+      if (i) sb_printf(&b, ",");
+      value_json(&b, t, (size_t)i);
+    }
+    sb_printf(&b, "]}");
+  }
+  sb_printf(&b, "]}");
+  ret = reply_sb(sv, c, cs, 200, um[1], um[0], &b, NULL);
+done:
+  dml_serve_outputs_free(outs);
+  for (uint32_t k = 0; k < n_in && k < MAX_IO; k++) free(bufs[k]);
+  cJSON_Delete(root);
+  return ret;
+}
+
+/* ---- routing ----------------------------------------------------------- */
+
+static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs,
+                              const char *url, const char *method) {
+  const char *um[2] = {url, method};
+  int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"),
+      post = !strcmp(method, "POST");
+  sb_t b = {0};
+  if (cs->too_large)
+    return reply_error(sv, c, cs, 413, um, "request body over the limit of %zu bytes",
+                       sv->max_body);
+  if (!strcmp(url, "/v2/health/live") || !strcmp(url, "/v2/health/ready")) {
+    if (!get) return reply_error(sv, c, cs, 405, um, "%s takes GET", url);
+    int ready = atomic_load(&sv->ready);
+    if (strstr(url, "live")) {
+      sb_printf(&b, "{\"live\": true}");
+      return reply_sb(sv, c, cs, 200, method, url, &b, NULL);
+    }
+    sb_printf(&b, "{\"ready\": %s}", ready ? "true" : "false");
+    return reply_sb(sv, c, cs, ready ? 200 : 503, method, url, &b, NULL);
+  }
+  if (!strcmp(url, "/v2") || !strcmp(url, "/v2/")) {
+    if (!get) return reply_error(sv, c, cs, 405, um, "%s takes GET", url);
+    sb_printf(&b, "{\"name\": \"dmlc\", \"version\": \"0.1.0\", \"extensions\": []}");
+    return reply_sb(sv, c, cs, 200, method, url, &b, NULL);
+  }
+  const char *pre = "/v2/models/";
+  if (strncmp(url, pre, strlen(pre)) != 0)
+    return reply_error(sv, c, cs, 404, um, "unknown path '%s'", url);
+  const char *name = url + strlen(pre), *rest = strchr(name, '/');
+  size_t nlen = rest ? (size_t)(rest - name) : strlen(name);
+  if (nlen != strlen(sv->name) || strncmp(name, sv->name, nlen) != 0)
+    return reply_error(sv, c, cs, 404, um,
+                       "unknown model '%.*s'; this server serves '%s'",
+                       (int)(nlen < 200 ? nlen : 200), name, sv->name);
+  if (!rest) rest = "";
+  if (!strncmp(rest, "/versions/", 10)) {
+    const char *v = rest + 10, *after = strchr(v, '/');
+    size_t vlen = after ? (size_t)(after - v) : strlen(v);
+    if (vlen != 1 || v[0] != '1')
+      return reply_error(sv, c, cs, 404, um,
+                         "unknown version '%.*s' of model '%s' (only 1)",
+                         (int)(vlen < 50 ? vlen : 50), v, sv->name);
+    rest = after ? after : "";
+  }
+  if (!strcmp(rest, "") || !strcmp(rest, "/")) {
+    if (!get) return reply_error(sv, c, cs, 405, um, "model metadata takes GET");
+    model_metadata(sv, &b);
+    return reply_sb(sv, c, cs, 200, method, url, &b, NULL);
+  }
+  if (!strcmp(rest, "/ready")) {
+    if (!get) return reply_error(sv, c, cs, 405, um, "model readiness takes GET");
+    int ready = atomic_load(&sv->ready);
+    sb_printf(&b, "{\"name\": ");
+    sb_json_str(&b, sv->name);
+    sb_printf(&b, ", \"ready\": %s}", ready ? "true" : "false");
+    return reply_sb(sv, c, cs, ready ? 200 : 503, method, url, &b, NULL);
+  }
+  if (!strcmp(rest, "/stats")) {
+    if (!get) return reply_error(sv, c, cs, 405, um, "statistics take GET");
+    stats_json(sv, &b);
+    return reply_sb(sv, c, cs, 200, method, url, &b, NULL);
+  }
+  if (!strcmp(rest, "/infer")) {
+    if (!post) return reply_error(sv, c, cs, 405, um, "infer takes POST");
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    if (ct && strncmp(ct, "application/json", 16) != 0 &&
+        strncmp(ct, "application/x-www-form-urlencoded", 33) != 0)
+      return reply_error(sv, c, cs, 415, um,
+                         "Content-Type '%.100s' is not supported: send application/json",
+                         ct);
+    const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+    if (ce && strcmp(ce, "identity") != 0)
+      return reply_error(sv, c, cs, 415, um, "Content-Encoding '%.100s' is not supported",
+                         ce);
+    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                    "Inference-Header-Content-Length"))
+      return reply_error(sv, c, cs, 400, um,
+                         "the binary tensor extension is not supported: send JSON data");
+    return infer(sv, c, cs, um);
+  }
+  return reply_error(sv, c, cs, 404, um, "unknown path '%s'", url);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size,
+                                  void **con_cls) {
+  server_t *sv = (server_t *)cls;
+  conn_t *cs = (conn_t *)*con_cls;
+  if (!cs) {
+    cs = (conn_t *)calloc(1, sizeof *cs);
+    if (!cs) return MHD_NO;
+    clock_gettime(CLOCK_MONOTONIC, &cs->t0);
+    *con_cls = cs;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl) {
+      char *end;
+      errno = 0;
+      unsigned long long n = strtoull(cl, &end, 10);
+      if (errno || *end || n > sv->max_body) cs->too_large = 1;
+    }
+    return MHD_YES;
+  }
+  if (*upload_size) {
+    size_t n = *upload_size;
+    *upload_size = 0;
+    if (cs->too_large || n > sv->max_body - cs->len) {
+      cs->too_large = 1;
+      return MHD_YES;
+    }
+    if (cs->len + n + 1 > cs->cap) {
+      size_t cap = cs->cap ? cs->cap : 4096;
+      while (cap < cs->len + n + 1) cap *= 2;
+      char *p = (char *)realloc(cs->body, cap);
+      if (!p) return MHD_NO;
+      cs->body = p;
+      cs->cap = cap;
+    }
+    memcpy(cs->body + cs->len, upload, n);
+    cs->len += n;
+    cs->body[cs->len] = 0;
+    return MHD_YES;
+  }
+  return handle(sv, c, cs, url, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  conn_t *cs = (conn_t *)*con_cls;
+  if (!cs) return;
+  free(cs->body);
+  free(cs);
+  *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  server_t *sv = (server_t *)cls;
+  if (sv->verbosity < 1) return;
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  size_t n = strlen(msg);
+  while (n && msg[n - 1] == '\n') msg[--n] = 0;
+  fprintf(stderr, "dmlc serve: http: %s\n", msg);
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+int dmlc_cmd_serve(int argc, char **argv) {
+  const char *pkg = NULL, *name = NULL, *host = "127.0.0.1", *device = NULL;
+  int64_t port = 8000, batch = 0, instances = 1, max_body = DEFAULT_MAX_BODY,
+          max_conn = 256;
+  double timeout_ms = 1.0;
+  int verbosity = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    } else if ((v = flag_value(argc, argv, &i, "--name"))) {
+      name = v;
+    } else if ((v = flag_value(argc, argv, &i, "--host"))) {
+      host = v;
+    } else if ((v = flag_value(argc, argv, &i, "--device"))) {
+      device = v;
+    } else if ((v = flag_value(argc, argv, &i, "--port"))) {
+      if (parse_i64(v, 0, 65535, &port)) {
+        fprintf(stderr, "error: dmlc serve: --port takes 0..65535, not '%s'\n", v);
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--batch-size"))) {
+      if (parse_i64(v, 1, INT32_MAX, &batch)) {
+        fprintf(stderr,
+                "error: dmlc serve: --batch-size takes a positive number, not '%s'\n", v);
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--instances"))) {
+      if (parse_i64(v, 1, 256, &instances)) {
+        fprintf(stderr, "error: dmlc serve: --instances takes 1..256, not '%s'\n", v);
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--max-body-bytes"))) {
+      if (parse_i64(v, 1024, (int64_t)1 << 40, &max_body)) {
+        fprintf(stderr,
+                "error: dmlc serve: --max-body-bytes takes 1024..2^40, not '%s'\n", v);
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--max-connections"))) {
+      if (parse_i64(v, 1, 65536, &max_conn)) {
+        fprintf(stderr, "error: dmlc serve: --max-connections takes 1..65536, not '%s'\n",
+                v);
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--batch-timeout-ms"))) {
+      char *end;
+      timeout_ms = strtod(v, &end);
+      if (!*v || *end || !(timeout_ms >= 0 && timeout_ms <= 3.6e6)) {
+        fprintf(stderr,
+                "error: dmlc serve: --batch-timeout-ms takes 0..3600000, not '%s'\n", v);
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--verbose")) {
+      verbosity = 2;
+    } else if (!strcmp(argv[i], "--quiet")) {
+      verbosity = 0;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "error: dmlc serve: unknown flag '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    } else if (!pkg) {
+      pkg = argv[i];
+    } else {
+      fprintf(stderr, "error: dmlc serve: more than one package given ('%s')\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!pkg) {
+    usage(stderr);
+    return 2;
+  }
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons((uint16_t)port);
+  if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+    fprintf(stderr, "error: dmlc serve: --host takes an IPv4 address, not '%s'\n", host);
+    return 2;
+  }
+  char defname[256];
+  if (!name) {
+    const char *base = strrchr(pkg, '/');
+    base = base ? base + 1 : pkg;
+    snprintf(defname, sizeof defname, "%s", base);
+    size_t n = strlen(defname);
+    if (n > 7 && !strcmp(defname + n - 7, ".dmlpkg")) defname[n - 7] = 0;
+    name = defname;
+  }
+  if (!*name || strchr(name, '/')) {
+    fprintf(stderr, "error: dmlc serve: bad model name '%s'\n", name);
+    return 2;
+  }
+
+  dml_rt_model_t *model = NULL;
+  dml_status_t st = dml_rt_model_load_file(pkg, &model);
+  if (st) return dmlc_report(st);
+  dml_serve_config_t cfg;
+  dml_serve_config_init(&cfg);
+  cfg.batch_size = batch;
+  cfg.batch_timeout_ms = timeout_ms;
+  cfg.device = device;
+  cfg.instances = (int)instances;
+  server_t sv;
+  memset(&sv, 0, sizeof sv);
+  sv.name = name;
+  sv.model = model;
+  sv.max_body = (size_t)max_body;
+  sv.verbosity = verbosity;
+  st = dml_serve_create(model, &cfg, &sv.srv);
+  if (st) {
+    dml_rt_model_release(model);
+    return dmlc_report(st);
+  }
+
+  /* SIGINT/SIGTERM are taken by sigwait below; every thread (MHD's
+   * included) inherits the blocked mask. */
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  struct MHD_Daemon *d = MHD_start_daemon(
+      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+      (uint16_t)port, NULL, NULL, on_request, &sv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+      &sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
+      (unsigned)max_conn, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_NOTIFY_COMPLETED,
+      on_completed, &sv, MHD_OPTION_END);
+  if (!d) {
+    fprintf(stderr, "error: dmlc serve: cannot listen on %s:%lld (%s)\n", host,
+            (long long)port, strerror(errno));
+    dml_serve_release(sv.srv);
+    dml_rt_model_release(model);
+    return 1;
+  }
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+  unsigned bound_port = info ? info->port : (unsigned)port;
+  atomic_store(&sv.ready, 1);
+  printf(
+      "listening on http://%s:%u (model '%s', %s, batch size %lld, batch timeout %g ms, "
+      "%lld instance%s)\n",
+      host, bound_port, name, dml_serve_is_batched(sv.srv) ? "batched" : "not batched",
+      (long long)dml_serve_batch_size(sv.srv), timeout_ms, (long long)instances,
+      instances == 1 ? "" : "s");
+  fflush(stdout);
+
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  atomic_store(&sv.ready, 0);
+  fprintf(stderr, "dmlc serve: %s: finishing the requests in flight\n",
+          sig == SIGINT ? "SIGINT" : "SIGTERM");
+  MHD_stop_daemon(d); /* joins every connection's thread */
+  dml_serve_stats_t stats;
+  dml_serve_shutdown(sv.srv, 1);
+  dml_serve_get_stats(sv.srv, &stats);
+  char line[1024];
+  fprintf(stderr, "dmlc serve: %s; http 2xx %llu, 4xx %llu, 5xx %llu\n",
+          dml_serve_stats_str(&stats, line, sizeof line),
+          (unsigned long long)atomic_load(&sv.n_2xx),
+          (unsigned long long)atomic_load(&sv.n_4xx),
+          (unsigned long long)atomic_load(&sv.n_5xx));
+  dml_serve_release(sv.srv);
+  dml_rt_model_release(model);
+  return 0;
+}

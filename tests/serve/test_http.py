@@ -1,0 +1,316 @@
+#!/usr/bin/python3
+"""`dmlc serve` end to end (python3 standard library only).
+
+    test_http.py DMLC SHARED_DIR SOURCE_DIR WORK_DIR
+
+Compiles fashion_mlp, computes the runtime's answer with `dmlc run` on the
+64 saved input rows (../shared/models/fashion_mlp_io/input_1.npy, else
+random rows), starts `dmlc serve --port 0`, queries every endpoint,
+compares every inference reply bit for bit with the runtime's answer
+(float32 values read back from the reply's %.9g text), sends malformed
+requests expecting the protocol's 4xx JSON error while the server keeps
+serving, and stops it with SIGTERM expecting a clean exit and the
+statistics on stderr.
+"""
+import http.client
+import json
+import os
+import random
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+DMLC, SHARED, SOURCE, WORK = sys.argv[1:5]
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAILED:", what, flush=True)
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        b = f.read()
+    assert b[:6] == b"\x93NUMPY", path
+    hl = struct.unpack("<H", b[8:10])[0] if b[6] == 1 else struct.unpack("<I", b[8:12])[0]
+    off = 10 + hl if b[6] == 1 else 12 + hl
+    header = b[off - hl:off].decode("latin1")
+    assert "'<f4'" in header and "False" in header, header
+    shape = tuple(int(x) for x in header.split("(")[1].split(")")[0].split(",") if x.strip())
+    n = 1
+    for d in shape:
+        n *= d
+    return shape, list(struct.unpack("<%df" % n, b[off:off + 4 * n]))
+
+
+def write_npy(path, shape, vals):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+        ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+        f.write(struct.pack("<%df" % len(vals), *vals))
+
+
+def f32bits(v):
+    return struct.pack("<f", v)
+
+
+os.makedirs(WORK, exist_ok=True)
+onnx = os.path.join(SHARED, "models", "fashion_mlp.onnx")
+if not os.path.exists(onnx):
+    onnx = os.path.join(SOURCE, "examples", "fashion_mlp.onnx")
+pkg = os.path.join(WORK, "fashion_mlp.dmlpkg")
+subprocess.run([DMLC, "compile", onnx, "-o", pkg], check=True, stdout=subprocess.DEVNULL)
+xin = os.path.join(SHARED, "models", "fashion_mlp_io", "input_1.npy")
+if os.path.exists(xin):
+    shape, X = read_npy(xin)
+else:
+    rnd = random.Random(7)
+    shape, X = (64, 784), [rnd.random() for _ in range(64 * 784)]
+    xin = os.path.join(WORK, "x.npy")
+    write_npy(xin, shape, X)
+ROWS = shape[0]
+subprocess.run([DMLC, "run", pkg, "--input", xin, "--output-dir", WORK], check=True,
+               stdout=subprocess.DEVNULL)
+_, REF = read_npy(os.path.join(WORK, "logits.npy"))  # ROWS x 10
+
+LIMIT = 1 << 20
+srv = subprocess.Popen([DMLC, "serve", pkg, "--name", "fashion_mlp", "--port", "0",
+                        "--batch-size", "8", "--batch-timeout-ms", "2", "--instances", "2",
+                        "--max-body-bytes", str(LIMIT), "--verbose"],
+                       stdout=subprocess.PIPE, stderr=open(os.path.join(WORK, "serve.log"), "w"),
+                       text=True)
+line = srv.stdout.readline()
+print(line.strip())
+check(line.startswith("listening on http://127.0.0.1:"), "listening line")
+PORT = int(line.split("127.0.0.1:")[1].split(" ")[0])
+
+
+def request(method, path, body=None, headers=None, timeout=60):
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=timeout)
+    if isinstance(body, str):
+        body = body.encode()
+    h = {"Content-Type": "application/json"} if body is not None else {}
+    h.update(headers or {})
+    c.request(method, path, body=body, headers=h)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    try:
+        js = json.loads(data) if data else None
+    except ValueError:
+        js = None
+    return r.status, js, r.getheader("Content-Type")
+
+
+def infer_body(r0, n, nested=False, extra=None):
+    rows = [X[(r0 + i) * 784:(r0 + i + 1) * 784] for i in range(n)]
+    data = rows if nested else [v for row in rows for v in row]
+    body = {"inputs": [{"name": "input", "shape": [n, 784], "datatype": "FP32",
+                        "data": [float("%.9g" % v) for v in data] if not nested else
+                        [[float("%.9g" % v) for v in row] for row in rows]}]}
+    body.update(extra or {})
+    return json.dumps(body)
+
+
+def reply_matches(js, r0, n):
+    try:
+        out = js["outputs"][0]
+        if out["name"] != "logits" or out["datatype"] != "FP32" or out["shape"] != [n, 10]:
+            return False
+        got = b"".join(f32bits(v) for v in out["data"])
+        want = b"".join(f32bits(v) for v in REF[r0 * 10:(r0 + n) * 10])
+        return got == want
+    except (KeyError, TypeError, IndexError):
+        return False
+
+
+def alive():
+    return request("GET", "/v2/health/live")[0] == 200
+
+
+# ---- endpoints ----
+st, js, ct = request("GET", "/v2/health/live")
+check(st == 200 and js == {"live": True} and ct == "application/json", "live")
+st, js, _ = request("GET", "/v2/health/ready")
+check(st == 200 and js == {"ready": True}, "ready")
+st, js, _ = request("GET", "/v2")
+check(st == 200 and js["name"] == "dmlc", "server metadata")
+for path in ("/v2/models/fashion_mlp", "/v2/models/fashion_mlp/versions/1"):
+    st, js, _ = request("GET", path)
+    check(st == 200 and js["name"] == "fashion_mlp" and
+          js["inputs"] == [{"name": "input", "datatype": "FP32", "shape": [-1, 784]}] and
+          js["outputs"] == [{"name": "logits", "datatype": "FP32", "shape": [-1, 10]}],
+          "model metadata " + path)
+st, js, _ = request("GET", "/v2/models/fashion_mlp/ready")
+check(st == 200 and js == {"name": "fashion_mlp", "ready": True}, "model ready")
+st, js, _ = request("HEAD", "/v2/health/ready")
+check(st == 200, "HEAD ready")
+
+# ---- inference, bit for bit ----
+st, js, _ = request("POST", "/v2/models/fashion_mlp/infer", infer_body(0, ROWS))
+check(st == 200 and reply_matches(js, 0, ROWS), "infer all %d rows (split over batches of 8)" % ROWS)
+st, js, _ = request("POST", "/v2/models/fashion_mlp/versions/1/infer",
+                    infer_body(3, 2, nested=True,
+                               extra={"id": "r-1", "outputs": [{"name": "logits"}]}))
+check(st == 200 and js.get("id") == "r-1" and js.get("model_name") == "fashion_mlp" and
+      reply_matches(js, 3, 2), "infer nested data, id, outputs")
+st, js, _ = request("POST", "/v2/models/fashion_mlp/infer", infer_body(5, 1),
+                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+check(st == 200 and reply_matches(js, 5, 1), "infer with curl's default content type")
+
+bad_threads = []
+
+
+def client(tid):
+    rnd = random.Random(tid)
+    for _ in range(12):
+        n = rnd.randint(1, 5)
+        r0 = rnd.randint(0, ROWS - n)
+        s, j, _ = request("POST", "/v2/models/fashion_mlp/infer", infer_body(r0, n))
+        if s != 200 or not reply_matches(j, r0, n):
+            bad_threads.append((tid, r0, n, s))
+
+
+ths = [threading.Thread(target=client, args=(t,)) for t in range(16)]
+for t in ths:
+    t.start()
+for t in ths:
+    t.join()
+check(not bad_threads, "16 concurrent clients x 12 requests bit-identical %s" % bad_threads[:3])
+
+# ---- malformed requests: 4xx JSON errors, and the server keeps serving ----
+INFER = "/v2/models/fashion_mlp/infer"
+good = json.loads(infer_body(0, 1))
+
+
+def with_input(**kw):
+    b = json.loads(json.dumps(good))
+    b["inputs"][0].update(kw)
+    return json.dumps(b)
+
+
+cases = [
+    ("bad JSON", "POST", INFER, '{"inputs": [', None, 400, "malformed JSON"),
+    ("truncated JSON", "POST", INFER, infer_body(0, 1)[:-40], None, 400, "malformed JSON"),
+    ("not an object", "POST", INFER, "[1, 2]", None, 400, "must be a JSON object"),
+    ("no inputs", "POST", INFER, '{"outputs": []}', None, 400, "needs an \"inputs\" array"),
+    ("empty body", "POST", INFER, "", None, 400, "malformed JSON"),
+    ("input not an object", "POST", INFER, '{"inputs": [5]}', None, 400, "each input needs"),
+    ("unknown model", "POST", "/v2/models/nope/infer", infer_body(0, 1), None, 404,
+     "unknown model 'nope'"),
+    ("unknown version", "GET", "/v2/models/fashion_mlp/versions/7", None, None, 404,
+     "unknown version '7'"),
+    ("unknown input", "POST", INFER, with_input(name="image"), None, 400,
+     "unknown input 'image'"),
+    ("duplicate input", "POST", INFER,
+     json.dumps({"inputs": [good["inputs"][0], good["inputs"][0]]}), None, 400, "given twice"),
+    ("wrong datatype", "POST", INFER, with_input(datatype="INT64"), None, 400,
+     "datatype INT64 does not match the model's FP32"),
+    ("unknown datatype", "POST", INFER, with_input(datatype="FLOAT"), None, 400,
+     "datatype FLOAT does not match"),
+    ("wrong shape", "POST", INFER, with_input(shape=[1, 783]), None, 400,
+     "shape [1,783] does not fit the model's f32[batch,784]"),
+    ("wrong rank", "POST", INFER, with_input(shape=[784]), None, 400, "does not fit"),
+    ("negative dim", "POST", INFER, with_input(shape=[-1, 784]), None, 400, "does not fit"),
+    ("zero rows", "POST", INFER, with_input(shape=[0, 784], data=[]), None, 400,
+     "at least one row"),
+    ("too few values", "POST", INFER, with_input(data=[0.5] * 700), None, 400,
+     "shape needs 784 values, data has 700"),
+    ("too many values", "POST", INFER, with_input(data=[0.5] * 800), None, 400,
+     "data has 800"),
+    ("string data", "POST", INFER, with_input(data=["a"] * 784), None, 400, "not a number"),
+    ("unknown output", "POST", INFER,
+     json.dumps(dict(good, outputs=[{"name": "probs"}])), None, 400, "unknown output 'probs'"),
+    ("id not a string", "POST", INFER, json.dumps(dict(good, id=5)), None, 400,
+     "\"id\" must be a string"),
+    ("GET infer", "GET", INFER, None, None, 405, "infer takes POST"),
+    ("POST metadata", "POST", "/v2/models/fashion_mlp", "{}", None, 405, "takes GET"),
+    ("POST health", "POST", "/v2/health/live", "{}", None, 405, "takes GET"),
+    ("unknown path", "GET", "/v1/models", None, None, 404, "unknown path"),
+    ("unknown model path", "GET", "/v2/models/fashion_mlp/explain", None, None, 404,
+     "unknown path"),
+    ("oversized body", "POST", INFER, "[" + "0," * (LIMIT // 2) + "0]", None, 413,
+     "over the limit of 1048576 bytes"),
+    ("wrong content type", "POST", INFER, infer_body(0, 1), {"Content-Type": "text/xml"}, 415,
+     "Content-Type 'text/xml' is not supported"),
+    ("content encoding", "POST", INFER, infer_body(0, 1), {"Content-Encoding": "gzip"}, 415,
+     "Content-Encoding 'gzip' is not supported"),
+    ("binary extension", "POST", INFER, infer_body(0, 1),
+     {"Inference-Header-Content-Length": "10"}, 400, "binary tensor extension"),
+]
+for what, method, path, body, headers, want, msg in cases:
+    st, js, ct = request(method, path, body, headers)
+    ok = st == want and isinstance(js, dict) and msg in js.get("error", "") and \
+        ct == "application/json"
+    check(ok, "%s: want %d '%s', got %d %s" % (what, want, msg, st, js))
+    check(alive(), "alive after " + what)
+
+
+def raw(data, shut=True, read=True):
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    s.sendall(data)
+    if shut:
+        s.shutdown(socket.SHUT_WR)
+    got = b""
+    if read:
+        try:
+            while True:
+                b = s.recv(65536)
+                if not b:
+                    break
+                got += b
+        except socket.timeout:
+            pass
+    s.close()
+    return got
+
+
+# A body cut short (Content-Length promises more, then the client closes).
+raw(b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    b"Content-Length: 5000\r\n\r\n{\"inputs\": [")
+check(alive(), "alive after a truncated body")
+# Chunked upload over the limit (no Content-Length to refuse early).
+got = raw(b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+          b"Connection: close\r\n\r\n" +
+          b"".join(b"%x\r\n%s\r\n" % (65536, b"1" * 65536) for _ in range(20)) + b"0\r\n\r\n")
+check(got.startswith(b"HTTP/1.1 413"), "chunked body over the limit: 413 (%r)" % got[:40])
+check(alive(), "alive after an oversized chunked body")
+# Garbage request line, bad Content-Length header.
+got = raw(b"HELLO WORLD\r\n\r\n")
+check(got == b"" or got.startswith(b"HTTP/1.1 4"), "garbage request line")
+got = raw(b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}")
+check(got == b"" or got.startswith(b"HTTP/1.1 4"), "bad Content-Length: %r" % got[:40])
+check(alive(), "alive after garbage")
+st, js, _ = request("POST", INFER, infer_body(7, 3))
+check(st == 200 and reply_matches(js, 7, 3), "infer after the malformed requests")
+
+# ---- statistics, then SIGTERM ----
+st, js, _ = request("GET", "/v2/models/fashion_mlp/stats")
+check(st == 200 and js["requests"] >= 3 + 16 * 12 and js["batch_size"] == 8 and
+      js["runs"] >= 1 and js["latency_ms"]["p50"] <= js["latency_ms"]["p99"] and
+      js["http"]["4xx"] >= len(cases), "stats %s" % js)
+srv.send_signal(15)
+try:
+    rc = srv.wait(timeout=60)
+except subprocess.TimeoutExpired:
+    srv.kill()
+    rc = "hung"
+check(rc == 0, "clean exit on SIGTERM (rc %s)" % rc)
+log = open(os.path.join(WORK, "serve.log")).read()
+check("SIGTERM: finishing the requests in flight" in log, "shut-down line")
+check("rows/run" in log and "http 2xx" in log, "statistics printed on exit")
+check("POST /v2/models/fashion_mlp/infer 200" in log, "one log line per request (--verbose)")
+check("400 in" in log and "malformed JSON" in log, "error lines carry the message")
+
+if FAILS:
+    print("%d failed" % len(FAILS))
+    print(log[-3000:])
+    sys.exit(1)
+print("all passed")
