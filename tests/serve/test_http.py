@@ -80,6 +80,23 @@ subprocess.run([DMLC, "run", pkg, "--input", xin, "--output-dir", WORK], check=T
                stdout=subprocess.DEVNULL)
 _, REF = read_npy(os.path.join(WORK, "logits.npy"))  # ROWS x 10
 
+# ---- command-line errors: usage (2) and start-up failures (1) ----
+for args, rc_want, msg in [
+        (["--bogus"], 2, "unknown flag '--bogus'"),
+        ([], 2, "usage: dmlc serve PKG"),
+        ([pkg, "--port", "70000"], 2, "--port takes 0..65535"),
+        ([pkg, "--batch-size", "0"], 2, "--batch-size takes a positive number"),
+        ([pkg, "--instances", "0"], 2, "--instances takes 1..256"),
+        ([pkg, "--batch-timeout-ms", "-1"], 2, "--batch-timeout-ms takes 0..3600000"),
+        ([pkg, "--host", "localhost"], 2, "--host takes an IPv4 address"),
+        ([pkg, "--batch-size", "65"], 1, "batch size 65 exceeds the package's batch bound 64"),
+        ([pkg, "--device", "vulkan"], 1, "device 'vulkan' is not available"),
+        ([os.path.join(WORK, "missing.dmlpkg")], 1, "missing.dmlpkg")]:
+    p = subprocess.run([DMLC, "serve"] + args, capture_output=True, text=True, timeout=60)
+    check(p.returncode == rc_want and msg in p.stderr,
+          "serve %s: want exit %d and '%s', got %d: %s" % (args, rc_want, msg, p.returncode,
+                                                          p.stderr.strip()[:200]))
+
 LIMIT = 1 << 20
 srv = subprocess.Popen([DMLC, "serve", pkg, "--name", "fashion_mlp", "--port", "0",
                         "--batch-size", "8", "--batch-timeout-ms", "2", "--instances", "2",
