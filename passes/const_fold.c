@@ -99,10 +99,10 @@ static int forward_identity(dml_ir_node_t *n) {
 /* ==== 2: Reshape targets from the inferred output type ================== */
 
 static dml_status_t resolve_reshape(dml_ir_module_t *m, dml_ir_node_t *n) {
+  /* The op first: an Assign has no result to look at. */
+  if (n->op != DML_OP_RESHAPE) return DML_OK;
   const dml_type_t *t = &n->outputs[0]->type;
-  if (n->op != DML_OP_RESHAPE || !n->inputs[1] || is_constant(n->inputs[1]) ||
-      t->rank < 0)
-    return DML_OK;
+  if (!n->inputs[1] || is_constant(n->inputs[1]) || t->rank < 0) return DML_OK;
   int64_t dims[DML_MAX_RANK];
   int n_sym = 0;
   for (int32_t i = 0; i < t->rank; i++) {
