@@ -21,11 +21,12 @@ What it writes:
                      dml_train_config_t fields (0 keeps dmlc's default, as
                      passes/dml_train.h defines it);
   run_<name>.npy     float64 vector of the reference: for each of 3 steps
-                     the loss train_step returns, then every model global
-                     (parameters and BN running statistics, in the order
-                     of the .dmlir file, flattened) after the step; then
-                     eval_step's loss and correct count (-1 when the loss
-                     kind has none) on the same batch after the 3 steps.
+                     what train_step returns (loss, correct, total), then
+                     every model global (parameters and BN running
+                     statistics, in the order of the .dmlir file,
+                     flattened) after the step; then eval_step's loss,
+                     correct and total on the same batch after the 3 steps.
+                     correct/total are -1 for the regression losses.
 
 The reference is torch.nn.functional for the model and the losses and
 torch.optim for the optimizers (torch.nn.utils.clip_grad_norm_ /
@@ -263,10 +264,15 @@ def loss_fn(r, out, t):
 
 
 def correct_of(r, out, t):
+    """[correct, total] as passes/dml_train.h counts them; [-1, -1] for the
+    regression losses, which have none."""
     if r["loss"] in ("cross_entropy", "nll"):
         want = t if t.dim() == 1 else t.argmax(1)
-        return float((out.argmax(1) == want).sum())
-    return -1.0
+        return [float((out.argmax(1) == want).sum()), float(want.numel())]
+    if r["loss"] in ("bce_with_logits", "bce"):
+        pred = out > (0.0 if r["loss"] == "bce_with_logits" else 0.5)
+        return [float((pred == (t > 0.5)).sum()), float(t.numel())]
+    return [-1.0, -1.0]
 
 
 def make_optimizer(r, params):
@@ -309,8 +315,10 @@ def reference(r):
     vec, clipped = [], []
     for _ in range(STEPS):
         opt.zero_grad()
-        loss = loss_fn(r, fwd(p, x, True), t)
+        out = fwd(p, x, True)
+        loss = loss_fn(r, out, t)
         loss.backward()
+        step_counts = correct_of(r, out.detach(), t)
         if c.get("clip_norm", 0) > 0:
             norm = torch.nn.utils.clip_grad_norm_(trainable, c["clip_norm"])
             clipped.append(float(norm) > c["clip_norm"])
@@ -319,14 +327,14 @@ def reference(r):
             clipped.append(bool((g > c["clip_value"]).any() and (g < c["clip_value"]).any()))
             torch.nn.utils.clip_grad_value_(trainable, c["clip_value"])
         opt.step()
-        vec.append(float(loss))
+        vec += [float(loss)] + step_counts
         for k in init:
             vec += p[k].detach().flatten().tolist()
     # The clipping cases must actually clip (else they would not test it).
     assert all(clipped), (r["name"], clipped)
     with torch.no_grad():
         out = fwd(p, x, False)
-        vec += [float(loss_fn(r, out, t)), correct_of(r, out, t)]
+        vec += [float(loss_fn(r, out, t))] + correct_of(r, out, t)
     return np.array(vec, dtype=np.float64)
 
 

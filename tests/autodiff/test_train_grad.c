@@ -7,15 +7,16 @@
  * LogSoftmax or Sigmoid head, with a LayerNormalization, and
  * Conv+BatchNormalization+Relu+MaxPool+Flatten+Gemm), inputs, targets, and
  * per run (runs.txt: loss kind, optimizer, lr and the dml_train_config_t
- * fields) the reference vector run_<name>.npy: for each of 3 steps the loss
- * train_step returns and every model global (parameters, BN running
- * statistics) after the step, then eval_step's loss and correct count.
+ * fields) the reference vector run_<name>.npy: for each of 3 steps what
+ * train_step returns (loss, correct, total) and every model global
+ * (parameters, BN running statistics) after the step, then eval_step's
+ * loss, correct and total.
  *
  * For each run the model goes through dml_train_build, the default
  * pipeline, a package in memory and the runtime; train_step runs 3 times
  * on the same batch and eval_step once after, sharing the globals.
  * Tolerance (f32 model against a float64 reference): loss and every global
- * |got - want| <= 1e-5 * max(1, |want|) at each step; correct counts
+ * |got - want| <= 1e-5 * max(1, |want|) at each step; correct and total
  * exactly. A mismatch names the run, the step, the global and the element.
  */
 #include <stdint.h>
@@ -124,6 +125,30 @@ static double out_scalar(dml_rt_session_t *s, const char *name, int *ok) {
   return ((const double *)t.data)[0];
 }
 
+/* Compares a step's loss, correct and total (want[0..2]; correct and total
+ * are -1 for the regression losses, which have no such outputs). Returns
+ * the number of mismatches. */
+static int check_outputs(const run_spec_t *r, const char *what, dml_rt_session_t *s,
+                         const double *want) {
+  static const char *const names[3] = {"loss", "correct", "total"};
+  int bad = 0;
+  for (int i = 0; i < 3; i++) {
+    int have = 0;
+    double got = out_scalar(s, names[i], &have);
+    if (want[i] < 0) {
+      CHECK(!have);
+      continue;
+    }
+    CHECK(have);
+    if (have && !(i == 0 ? near(got, want[i]) : got == want[i])) {
+      bad++;
+      fprintf(stderr, "run %s %s: %s %.9g, PyTorch %.9g\n", r->name, what, names[i], got,
+              want[i]);
+    }
+  }
+  return bad;
+}
+
 static void check_run(const run_spec_t *r) {
   char path[512], file[128];
   snprintf(file, sizeof file, "%s.dmlir", r->model);
@@ -136,7 +161,7 @@ static void check_run(const run_spec_t *r) {
   if (ng > MAX_GLOBALS) ng = MAX_GLOBALS;
   char gname[MAX_GLOBALS][64];
   int64_t gnumel[MAX_GLOBALS];
-  int64_t per_step = 1;
+  int64_t per_step = 3; /* loss, correct, total, then the globals */
   for (uint32_t i = 0; i < ng; i++) {
     snprintf(gname[i], sizeof gname[i], "%s", m->globals[i]->name);
     gnumel[i] = dml_ir_type_numel_bound(m, &m->globals[i]->type);
@@ -147,8 +172,8 @@ static void check_run(const run_spec_t *r) {
   int ok = read_npy("in_", r->x, &x, &xb) & read_npy("in_", r->target, &t, &tb) &
            read_npy("run_", r->name, &want, &wb);
   CHECK(!ok || (want.dtype == DML_DTYPE_F64 && want.rank == 1 &&
-                want.dims[0] == STEPS * per_step + 2));
-  ok = ok && want.dims[0] == STEPS * per_step + 2;
+                want.dims[0] == STEPS * per_step + 3));
+  ok = ok && want.dims[0] == STEPS * per_step + 3;
   dml_train_config_t cfg = r->cfg;
   cfg.soft_targets = cfg.loss == DML_LOSS_CROSS_ENTROPY && t.dtype == DML_DTYPE_F32;
   dml_pass_options_t o;
@@ -193,13 +218,10 @@ static void check_run(const run_spec_t *r) {
       ok = 0;
       break;
     }
-    int have = 0;
-    double loss = out_scalar(ts, "loss", &have);
-    CHECK(have);
-    if (!near(loss, ws[0]) && bad++ < 10)
-      fprintf(stderr, "run %s step %d: loss %.9g, PyTorch %.9g\n", r->name, step + 1,
-              loss, ws[0]);
-    int64_t off = 1;
+    char what[64];
+    snprintf(what, sizeof what, "train_step %d", step + 1);
+    bad += check_outputs(r, what, ts, ws);
+    int64_t off = 3;
     for (uint32_t gi = 0; gi < ng; gi++) {
       int32_t idx = dml_rt_model_find_global(model, gname[gi]);
       dml_tensor_t gv;
@@ -228,20 +250,7 @@ static void check_run(const run_spec_t *r) {
     CHECK_OK(dml_rt_session_set_input(es, 0, &x));
     CHECK_OK(dml_rt_session_set_input_by_name(es, "target", &t));
     CHECK_OK(dml_rt_session_run(es));
-    int have = 0;
-    double loss = out_scalar(es, "loss", &have), want_loss = w[STEPS * per_step];
-    double want_correct = w[STEPS * per_step + 1];
-    CHECK(have);
-    if (!near(loss, want_loss) && bad++ < 10)
-      fprintf(stderr, "run %s eval_step: loss %.9g, PyTorch %.9g\n", r->name, loss,
-              want_loss);
-    if (want_correct >= 0) {
-      double correct = out_scalar(es, "correct", &have);
-      CHECK(have);
-      if (correct != want_correct && bad++ < 10)
-        fprintf(stderr, "run %s eval_step: correct %.0f, PyTorch %.0f\n", r->name,
-                correct, want_correct);
-    }
+    bad += check_outputs(r, "eval_step", es, w + STEPS * per_step);
   }
   CHECK(ok);
   CHECK(bad == 0);
