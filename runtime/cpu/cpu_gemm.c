@@ -304,11 +304,103 @@ __attribute__((target("avx2,fma"))) static void exact_cols_fma(const gemm_ctx_t 
 }
 #endif
 
+#if DML_CPU_X86
+/* In-register transpose: r[i] lane j becomes r[j] lane i. */
+__attribute__((target("avx512f"))) static void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 2; i++)
+    for (int c = 0; c < 4; c++) {
+      t[8 * i + c] = _mm512_shuffle_f32x4(r[8 * i + c], r[8 * i + 4 + c], 0x88);
+      t[8 * i + 4 + c] = _mm512_shuffle_f32x4(r[8 * i + c], r[8 * i + 4 + c], 0xdd);
+    }
+  for (int c = 0; c < 8; c++) {
+    r[c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0x88);
+    r[8 + c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0xdd);
+  }
+}
+
+/* The unpacked path where the AVX-512 micro-kernel runs: 16 columns per
+ * register, 4 registers of columns and 2 rows at a time (8 independent
+ * accumulator chains), a transposed B turned 16 x 16 at a time in
+ * registers; the roundings of ukernel_avx512 (fused multiply-adds in k
+ * order from zero, then alpha*acc, then fused beta_eff*C + that). */
+__attribute__((target("avx512f"))) static void exact_cols_avx512(const gemm_ctx_t *g,
+                                                                 int64_t j0, int64_t j1) {
+  for (int64_t jb = j0; jb < j1; jb += 64) {
+    __mmask16 wm[4];
+    int ng = 0;
+    for (int q = 0; q < 4; q++) {
+      int64_t w = DML_CPU_MIN((int64_t)16, j1 - (jb + 16 * q));
+      wm[q] = w > 0 ? (__mmask16)((1u << w) - 1u) : 0;
+      if (w > 0) ng = q + 1;
+    }
+    for (int64_t i0 = 0; i0 < g->M; i0 += 2) {
+      int two = g->M - i0 > 1;
+      for (int64_t pc = 0; pc < g->K; pc += KC) {
+        int64_t kc = DML_CPU_MIN((int64_t)KC, g->K - pc);
+        __m512 acc[4][2];
+        for (int q = 0; q < 4; q++) acc[q][0] = acc[q][1] = _mm512_setzero_ps();
+        for (int64_t k0 = 0; k0 < kc; k0 += 16) {
+          int kn = (int)DML_CPU_MIN((int64_t)16, kc - k0);
+          __mmask16 km = (__mmask16)((1u << kn) - 1u);
+          for (int q = 0; q < ng; q++) {
+            int64_t jq = jb + 16 * q;
+            __m512 t[16];
+            if (g->tb) {
+              for (int l = 0; l < 16; l++)
+                t[l] = (wm[q] >> l) & 1
+                           ? _mm512_maskz_loadu_ps(km, g->B + (jq + l) * g->ldb + pc + k0)
+                           : _mm512_setzero_ps();
+              transpose16(t);
+            } else {
+              for (int kk = 0; kk < kn; kk++)
+                t[kk] = _mm512_maskz_loadu_ps(wm[q], g->B + (pc + k0 + kk) * g->ldb + jq);
+            }
+            for (int kk = 0; kk < kn; kk++) {
+              int64_t k = pc + k0 + kk;
+              const float *a = g->ta ? g->A + k * g->lda + i0 : g->A + i0 * g->lda + k;
+              acc[q][0] = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), t[kk], acc[q][0]);
+              if (two)
+                acc[q][1] = _mm512_fmadd_ps(_mm512_set1_ps(a[g->ta ? 1 : g->lda]), t[kk],
+                                            acc[q][1]);
+            }
+          }
+        }
+        float beff = pc == 0 ? g->beta : 1.0f;
+        for (int r = 0; r <= two; r++)
+          for (int q = 0; q < ng; q++) {
+            float *c = g->C + (i0 + r) * g->ldc + jb + 16 * q;
+            __m512 v = _mm512_mul_ps(_mm512_set1_ps(g->alpha), acc[q][r]);
+            if (beff != 0.0f)
+              v = _mm512_fmadd_ps(_mm512_set1_ps(beff), _mm512_maskz_loadu_ps(wm[q], c),
+                                  v);
+            _mm512_mask_storeu_ps(c, wm[q], v);
+          }
+      }
+    }
+  }
+}
+#endif
+
 static void exact_task(void *vctx, int64_t t, int tid) {
   gemm_ctx_t *g = (gemm_ctx_t *)vctx;
   int64_t j0 = t * g->chunk, j1 = DML_CPU_MIN(g->N, j0 + g->chunk);
   if (j0 >= j1) return;
 #if DML_CPU_X86
+  if (g->uk->fn == ukernel_avx512) {
+    exact_cols_avx512(g, j0, j1);
+    return;
+  }
   if (g->uk->fused) {
     exact_cols_fma(g, j0, j1);
     return;
