@@ -11,13 +11,15 @@
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target cpu] [--batch-bound N]\n"
+      "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target LIST] [--batch-bound N]\n"
       "                    [--bind NAME=FILE.npy]... [--print-ir-after=PASS]\n"
-      "                    [--print-ir-after-all]\n\n"
+      "                    [--print-ir-after-all] [--print-kernels]\n\n"
       "Compiles an ONNX model (opsets 1-17) into a .dmlpkg package: import, shape\n"
       "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
       "  -o, --output FILE        the package to write (replaced atomically)\n"
-      "  --target LIST            comma-separated targets; this version has: cpu\n"
+      "  --target LIST            comma-separated targets: cpu (always in the package),\n"
+      "                           vulkan (SPIR-V kernels), metal (MSL kernels); a GPU\n"
+      "                           target fails listing the ops it cannot emit\n"
       "  --batch-bound N          upper bound of symbolic dims such as the batch\n"
       "                           (default 64); any batch up to N runs without\n"
       "                           recompiling\n"
@@ -30,6 +32,8 @@ static void usage(FILE *f) {
       "  --print-ir-after=PASS    dump the IR to stderr after PASS (see dmlc opt "
       "--list-passes)\n"
       "  --print-ir-after-all     dump the IR to stderr after every pass\n"
+      "  --print-kernels          print the GPU kernels (kernel IR) to stdout: each\n"
+      "                           kernel, its grid and the graph nodes it holds\n"
       "  -h, --help               this text\n");
 }
 
@@ -112,6 +116,8 @@ int dmlc_cmd_compile(int argc, char **argv) {
       n_bind++;
     } else if ((v = flag_value(argc, argv, &i, "--print-ir-after"))) {
       o.print_ir_after = v;
+    } else if (!strcmp(argv[i], "--print-kernels")) {
+      o.print_kernels = stdout;
     } else if (!strcmp(argv[i], "--print-ir-after-all")) {
       o.print_ir_after_all = 1;
     } else if (argv[i][0] == '-') {

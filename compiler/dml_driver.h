@@ -24,7 +24,10 @@ extern "C" {
 typedef struct dml_train_config dml_train_config_t; /* passes/dml_train.h */
 
 typedef struct dml_compile_options {
-  /* Comma-separated targets; only "cpu" exists in this version. NULL = "cpu". */
+  /* Comma-separated targets: "cpu", and "vulkan" (SPIR-V) and "metal" (MSL)
+   * in builds with GPU code generation (DMLC_HAVE_CODEGEN). NULL = "cpu".
+   * The CPU plan is always in the package; each GPU target adds a kernel
+   * section (docs/package-format.md), and fails listing the ops it lacks. */
   const char *targets;
   /* Upper bound of every symbolic dim (batch); 0 means 64. */
   int64_t batch_bound;
@@ -55,6 +58,10 @@ typedef struct dml_compile_options {
    * train_step and eval_step built with this configuration, and forward is
    * in inference mode. Lent for the call. */
   const dml_train_config_t *train;
+  /* When not NULL, the kernel plan of every function (kernels, the graph
+   * nodes each holds, their bodies in the kernel IR) is printed here
+   * (`dmlc compile --print-kernels`). */
+  FILE *print_kernels;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {
@@ -71,7 +78,9 @@ typedef struct dml_compile_report {
  * `opts` may be NULL; `out_report` may be NULL.
  * Errors: those of dml_onnx_import_file (unsupported ops listed at once),
  * of every pass (annotated with the pass), of the emitter; UNIMPLEMENTED
- * for a target other than cpu; INVALID_ARGUMENT for a bad batch bound. */
+ * for a target this build lacks (cuda; vulkan/metal without codegen) or an
+ * op a GPU target cannot emit (listed); INVALID_ARGUMENT for a bad batch
+ * bound. */
 dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
                                    const dml_compile_options_t *opts,
                                    dml_compile_report_t *out_report);
@@ -88,6 +97,15 @@ dml_status_t dml_compile_onnx_memory(const void *data, size_t len, const char *b
                                      const dml_compile_options_t *opts,
                                      void **out_package, size_t *out_size,
                                      dml_compile_report_t *out_report);
+
+/* Adds the kernel sections of the GPU targets in `targets` ("vulkan":
+ * "kernels.spirv", "metal": "kernels.msl"; "cpu" adds nothing) to the
+ * package of `*size` bytes at `*bytes` (malloc'd), which is replaced by
+ * the new package (the old bytes freed) on success. `print_kernels` (may be
+ * NULL) receives the kernel plans. Errors: as dml_compile_onnx_file's for
+ * targets; DATA_LOSS for bytes that are not a package. */
+dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
+                                     void **bytes, size_t *size);
 
 #ifdef __cplusplus
 }

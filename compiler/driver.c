@@ -11,6 +11,9 @@
 #include "dml_package_emit.h"
 #include "dml_passes.h"
 #include "dml_train.h"
+#ifdef DMLC_HAVE_CODEGEN
+#include "dml_codegen.h"
+#endif
 
 static double now_ms(void) {
   struct timespec ts;
@@ -18,23 +21,39 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Checks the comma-separated target list: only "cpu" is built. */
-static dml_status_t check_targets(const char *targets) {
+#ifdef DMLC_HAVE_CODEGEN
+#define AVAILABLE_TARGETS "cpu, vulkan, metal"
+#else
+#define AVAILABLE_TARGETS \
+  "cpu (this build has no GPU code generation: run scripts/setup.sh)"
+#endif
+
+/* Checks the comma-separated target list and sets *want_spirv / *want_msl
+ * for vulkan / metal (the cpu plan is always in the package). */
+static dml_status_t check_targets(const char *targets, int *want_spirv, int *want_msl) {
   const char *p = targets;
+  *want_spirv = *want_msl = 0;
   while (*p) {
     const char *e = strchr(p, ',');
     size_t n = e ? (size_t)(e - p) : strlen(p);
-    if (!(n == 3 && !strncmp(p, "cpu", 3))) {
-      int known = (n == 6 && !strncmp(p, "vulkan", 6)) ||
-                  (n == 4 && !strncmp(p, "cuda", 4)) ||
-                  (n == 5 && !strncmp(p, "metal", 5));
+    int is_vk = n == 6 && !strncmp(p, "vulkan", 6),
+        is_mtl = n == 5 && !strncmp(p, "metal", 5);
+#ifdef DMLC_HAVE_CODEGEN
+    int built = is_vk || is_mtl;
+#else
+    int built = 0;
+#endif
+    if (built) {
+      *want_spirv |= is_vk;
+      *want_msl |= is_mtl;
+    } else if (!(n == 3 && !strncmp(p, "cpu", 3))) {
+      int known = is_vk || (n == 4 && !strncmp(p, "cuda", 4)) || is_mtl;
       return dml_status_detail(
           dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
-                          known
-                              ? "target '%.*s' is not implemented in this version of dmlc"
-                              : "unknown target '%.*s'",
+                          known ? "target '%.*s' is not implemented in this build of dmlc"
+                                : "unknown target '%.*s'",
                           (int)n, p),
-          "available targets: cpu");
+          "available targets: " AVAILABLE_TARGETS);
     }
     p += n;
     if (*p == ',') p++;
@@ -80,7 +99,8 @@ static dml_status_t normalize_options(const dml_compile_options_t *opts,
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                            "--batch-bound must be between 1 and 2^31, got %lld",
                            (long long)o.batch_bound);
-  DML_RETURN_IF_ERROR(check_targets(o.targets));
+  int ws, wm;
+  DML_RETURN_IF_ERROR(check_targets(o.targets, &ws, &wm));
   *out = o;
   return DML_OK;
 }
@@ -97,6 +117,74 @@ static void import_options(const dml_compile_options_t *o,
   io->n_sequence_inputs = o->n_sequence_inputs;
   io->optional_inputs = o->optional_inputs;
   io->n_optional_inputs = o->n_optional_inputs;
+}
+
+dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
+                                     void **bytes, size_t *size) {
+  int want_spirv = 0, want_msl = 0;
+  DML_RETURN_IF_ERROR(check_targets(targets ? targets : "cpu", &want_spirv, &want_msl));
+  if (!want_spirv && !want_msl && !print_kernels) return DML_OK;
+#ifdef DMLC_HAVE_CODEGEN
+  dml_pkg_t pkg;
+  DML_RETURN_IF_ERROR(dml_pkg_parse(*bytes, *size, &pkg));
+  const dml_pkg_section_t *gs = dml_pkg_find_section(&pkg, "graph");
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  if (!gs)
+    return dml_status_make(DML_STATUS_INTERNAL, "compile",
+                           "emitted package has no graph");
+  dml_pkg_graph_t *g = NULL;
+  DML_RETURN_IF_ERROR(dml_pkg_graph_decode(gs->data, gs->size, ws ? ws->size : 0, &g));
+  void *sp = NULL, *ms = NULL;
+  size_t sp_n = 0, ms_n = 0;
+  dml_status_t s =
+      dml_codegen_sections(g, ws ? ws->data : NULL, ws ? ws->size : 0, want_spirv,
+                           want_msl, print_kernels, &sp, &sp_n, &ms, &ms_n);
+  dml_pkg_graph_release(g);
+  dml_pkg_writer_t *w = NULL;
+  if (!s && (want_spirv || want_msl)) s = dml_pkg_writer_create(&w);
+  for (uint32_t i = 0; w && !s && i < pkg.n_sections; i++)
+    s = dml_pkg_writer_add_section(w, pkg.sections[i].tag, pkg.sections[i].data,
+                                   (size_t)pkg.sections[i].size,
+                                   pkg.sections[i].alignment);
+  if (w && !s && want_spirv)
+    s = dml_pkg_writer_add_section(w, "kernels.spirv", sp, sp_n, 8);
+  if (w && !s && want_msl) s = dml_pkg_writer_add_section(w, "kernels.msl", ms, ms_n, 8);
+  void *nb = NULL;
+  size_t nn = 0;
+  if (w && !s) s = dml_pkg_writer_finish_memory(w, &nb, &nn);
+  dml_pkg_writer_release(w);
+  free(sp);
+  free(ms);
+  if (!s && nb) {
+    free(*bytes);
+    *bytes = nb;
+    *size = nn;
+  }
+  return s;
+#else
+  (void)bytes;
+  (void)size;
+  return dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
+                         "--print-kernels: this build has no GPU code generation (run "
+                         "scripts/setup.sh)");
+#endif
+}
+
+/* Writes `n` bytes to `path` atomically (through a package writer that
+ * copies the sections of the parsed bytes). */
+static dml_status_t write_package(const void *bytes, size_t n, const char *path) {
+  dml_pkg_t pkg;
+  DML_RETURN_IF_ERROR(dml_pkg_parse(bytes, n, &pkg));
+  dml_pkg_writer_t *w = NULL;
+  DML_RETURN_IF_ERROR(dml_pkg_writer_create(&w));
+  dml_status_t s = DML_OK;
+  for (uint32_t i = 0; !s && i < pkg.n_sections; i++)
+    s = dml_pkg_writer_add_section(w, pkg.sections[i].tag, pkg.sections[i].data,
+                                   (size_t)pkg.sections[i].size,
+                                   pkg.sections[i].alignment);
+  if (!s) s = dml_pkg_writer_finish_file(w, path);
+  dml_pkg_writer_release(w);
+  return s;
 }
 
 /* Runs the default pipeline on `m`, then emits it to `out_path`, or into
@@ -138,8 +226,24 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
     eo.targets = o->targets;
     eo.batch_bound = o->batch_bound;
     eo.command_line = o->command_line;
-    s = out_path ? dml_package_emit(m, &eo, out_path)
-                 : dml_package_emit_memory(m, &eo, out_bytes, out_size);
+    int ws = 0, wm = 0;
+    s = check_targets(o->targets, &ws, &wm);
+    if (!s && !ws && !wm && !o->print_kernels) {
+      s = out_path ? dml_package_emit(m, &eo, out_path)
+                   : dml_package_emit_memory(m, &eo, out_bytes, out_size);
+    } else if (!s) {
+      void *b = NULL;
+      size_t n = 0;
+      s = dml_package_emit_memory(m, &eo, &b, &n);
+      if (!s) s = dml_compile_add_kernels(o->targets, o->print_kernels, &b, &n);
+      if (!s && out_path) s = write_package(b, n, out_path);
+      if (!s && !out_path) {
+        *out_bytes = b;
+        *out_size = n;
+        b = NULL;
+      }
+      free(b);
+    }
   }
   if (!s && out_report) {
     memset(out_report, 0, sizeof *out_report);

@@ -4,6 +4,7 @@
 #ifndef DML_RT_INTERNAL_H_
 #define DML_RT_INTERNAL_H_
 
+#include "dml_kpkg.h"
 #include "dml_pkg.h"
 #include "dml_rt.h"
 
@@ -31,6 +32,7 @@ struct dml_rt_model {
   int has_assign;           /* some function assigns globals: sessions copy them */
   uint64_t const_bytes;
   int64_t param_count, const_count;
+  dml_kpkg_t *kernels_spirv; /* "kernels.spirv", validated; NULL if absent */
 };
 
 /* Fills `out` from a package value (type in terms of the graph's symbols). */

@@ -9,6 +9,12 @@ PKGS=(
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev
   zlib1g-dev llvm-16-tools libonnx-testdata dataset-fashion-mnist
   pkg-config libmicrohttpd-dev libcjson-dev wrk
+  # GPU code generation (codegen/): GLSL -> SPIR-V, validation, MSL
+  glslang-dev glslang-tools spirv-tools spirv-headers spirv-cross
+  libspirv-cross-c-shared-dev
+  # Vulkan: the loader (opened at run time) and Mesa's drivers, whose
+  # lavapipe runs the Vulkan tests on the CPU
+  libvulkan-dev mesa-vulkan-drivers
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -43,7 +43,22 @@ grep -q "Trainable params: 61,706 (61.7K)" <<<"$out" && ok || bad "summary onnx:
 # Errors a user meets.
 expect_err missing-model "cannot open" "$DMLC" compile "$WORK/nope.onnx" -o "$WORK/x.dmlpkg"
 expect_err no-output "no output given" "$DMLC" compile "$M"
-expect_err target "target 'vulkan' is not implemented" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target vulkan
+expect_err target "target 'cuda' is not implemented" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target cuda
+expect_err target-unknown "unknown target 'tpu'" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target tpu
+# GPU targets (when this build has codegen/): kernels in the package, the
+# plan printed, and a clear list of what a target cannot emit.
+if "$DMLC" compile --help | grep -q "vulkan (SPIR-V kernels)" && \
+   ! "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target vulkan 2>&1 | grep -q "not implemented in this build"; then
+  expect_err target-missing-ops "Conv: 2 nodes" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target vulkan
+  grep -qF "MaxPool: 2 nodes" <<<"$out" && ok || bad "missing-ops list lacks MaxPool: $out"
+  F=$SHARED/models/fashion_mlp.onnx
+  expect_ok compile-gpu "$DMLC" compile "$F" -o "$WORK/fm.dmlpkg" --target cpu,vulkan,metal --print-kernels
+  grep -qF "kernel k0_gemm (gemm)" <<<"$out" && grep -qF "nodes: 1:Gemm(/net/net.1/Gemm) 2:Relu(/net/net.2/Relu)" <<<"$out" \
+    && ok || bad "--print-kernels: $out"
+  expect_ok inspect-gpu "$DMLC" inspect "$WORK/fm.dmlpkg"
+  grep -q "kernels.spirv" <<<"$out" && grep -q "kernels.msl" <<<"$out" && ok || bad "inspect: no kernel sections: $out"
+  expect_ok run-gpu-pkg-on-cpu "$DMLC" run "$WORK/fm.dmlpkg" --input "input=$SHARED/models/fashion_mlp_io/input_0.npy" --output-dir "$WORK/out2"
+fi
 expect_err bad-bound "--batch-bound needs a positive integer" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --batch-bound 0
 expect_err batch-over-bound "bound 8" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/out"
 head -c 100 "$WORK/lenet5.dmlpkg" > "$WORK/trunc.dmlpkg"

@@ -6,6 +6,9 @@
  *         CRCs and a "weights" section of 64 << ((byte0 >> 1) & 15) bytes
  *         (at most 1 MiB), so the fuzzer reaches the graph decoder without
  *         having to forge checksums.
+ *   2:    the rest is a little-endian u32 n, n bytes of a "graph" section and
+ *         the bytes of a "kernels.spirv" section, wrapped likewise (weights
+ *         of 1 MiB), so the fuzzer reaches the kernel section decoder.
  * Accepted packages are introspected through every accessor and, when their
  * arena is small, run on zero inputs at small symbol values. Any crash,
  * leak or sanitizer report is a bug. */
@@ -79,16 +82,29 @@ static void exercise(dml_rt_model_t *m) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   void *wrapped = NULL;
   const uint8_t *bytes = data;
-  if (size > 0 && (data[0] & 1)) {
+  int kmode = size >= 5 && data[0] == 2;
+  if (size > 0 && ((data[0] & 1) || kmode)) {
     static uint8_t weights[1 << 20];
     if (!weights[0])
       for (size_t i = 0; i < sizeof weights; i++) weights[i] = (uint8_t)(i * 31 + 7);
-    size_t wsize = (size_t)64 << ((data[0] >> 1) & 15);
+    size_t wsize = kmode ? sizeof weights : (size_t)64 << ((data[0] >> 1) & 15);
     if (wsize > sizeof weights) wsize = sizeof weights;
+    const uint8_t *graph = data + 1, *kern = NULL;
+    size_t gsize = size - 1, ksize = 0;
+    if (kmode) {
+      size_t n = (size_t)data[1] | (size_t)data[2] << 8 | (size_t)data[3] << 16 |
+                 (size_t)data[4] << 24;
+      if (n > size - 5) return 0;
+      graph = data + 5;
+      gsize = n;
+      kern = graph + n;
+      ksize = size - 5 - n;
+    }
     dml_pkg_writer_t *w = NULL;
     dml_status_t st = dml_pkg_writer_create(&w);
     if (!st) st = dml_pkg_writer_add_section(w, "meta", "producer: fuzz\n", 15, 8);
-    if (!st) st = dml_pkg_writer_add_section(w, "graph", data + 1, size - 1, 8);
+    if (!st) st = dml_pkg_writer_add_section(w, "graph", graph, gsize, 8);
+    if (!st && kmode) st = dml_pkg_writer_add_section(w, "kernels.spirv", kern, ksize, 8);
     if (!st) st = dml_pkg_writer_add_section(w, "weights", weights, wsize, 4096);
     if (!st) st = dml_pkg_writer_finish_memory(w, &wrapped, &size);
     dml_pkg_writer_release(w);

@@ -1,0 +1,70 @@
+/*
+ * dml_codegen.h — GPU targets: which ops each can emit, and the kernels of
+ * a package rendered for them (GLSL 450 -> SPIR-V for Vulkan; MSL for
+ * Metal, from the same SPIR-V through SPIRV-Cross). docs/kernels.md.
+ *
+ * Binding layout (every kernel, both targets):
+ *   Vulkan: set 0 binding 0 = the function's arena (f32[], read/write),
+ *           set 0 binding 1 = the package's "weights" section (f32[],
+ *           read-only), push constants = uint sym[max(1, n_symbols)]: the
+ *           run-time value of each package symbol (e.g. the batch).
+ *   Metal:  [[buffer(0)]] arena, [[buffer(1)]] weights, [[buffer(2)]] the
+ *           symbol block; threadgroup memory for shared tiles is declared in
+ *           the kernel (no threadgroup-memory arguments).
+ *
+ * Ownership: returned text and words are malloc'd; the caller free()s them.
+ * Errors: op "codegen.<target>": UNIMPLEMENTED listing what a target lacks;
+ * INTERNAL with glslang's, SPIRV-Tools' or SPIRV-Cross's log when a module
+ * fails to compile, validate or translate (a dmlc bug); RESOURCE_EXHAUSTED.
+ */
+#ifndef DML_CODEGEN_H_
+#define DML_CODEGEN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dml_kernel.h"
+#include "dml_ops.h"
+#include "dml_pkg.h"
+#include "dml_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when GPU target `target` ("vulkan" or "metal") can emit op `op` (at
+ * least in its f32 forms; dml_kschedule() says which forms). */
+int dml_codegen_supports(const char *target, dml_op_t op);
+
+/* Checks every node of every function of `g` against `target`'s op list:
+ * UNIMPLEMENTED listing each missing op once, with its node count. */
+dml_status_t dml_codegen_check_ops(const char *target, const dml_pkg_graph_t *g);
+
+/* GLSL 450 compute source of kernel `k` (n_symbols push-constant words). */
+dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols, char **out_text);
+
+/* Compiles GLSL compute source to SPIR-V 1.3 for Vulkan 1.1 with glslang
+ * (its SPIRV-Tools optimizer on), then validates it with spvValidate.
+ * Deterministic: the same source gives the same words. */
+dml_status_t dml_codegen_spirv(const char *glsl, const char *kernel_name,
+                               uint32_t **out_words, size_t *out_n_words);
+
+/* Translates SPIR-V into Metal Shading Language 2.1 with SPIRV-Cross, the
+ * entry point renamed `kernel_name`, with the binding layout above. */
+dml_status_t dml_codegen_msl(const uint32_t *words, size_t n_words,
+                             const char *kernel_name, char **out_msl);
+
+/* Builds the kernel sections of a package: for each of `want_spirv` /
+ * `want_msl`, every function of `g` scheduled (dml_kschedule), rendered
+ * and encoded (dml_kpkg.h). *out_spirv / *out_msl (malloc'd, sizes set)
+ * stay NULL when not wanted. `print` (may be NULL) receives the kernel
+ * plans (`dmlc compile --print-kernels`). */
+dml_status_t dml_codegen_sections(const dml_pkg_graph_t *g, const uint8_t *weights,
+                                  uint64_t weights_size, int want_spirv, int want_msl,
+                                  FILE *print, void **out_spirv, size_t *out_spirv_size,
+                                  void **out_msl, size_t *out_msl_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_CODEGEN_H_ */

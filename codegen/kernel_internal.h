@@ -1,0 +1,44 @@
+/* kernel_internal.h — the kernel IR's pool and builders (codegen/ only). */
+#ifndef DML_KERNEL_INTERNAL_H_
+#define DML_KERNEL_INTERNAL_H_
+
+#include <stddef.h>
+
+#include "dml_kernel.h"
+
+/* A bump allocator owning a plan's memory (blocks chained). */
+typedef struct dml_kpool {
+  struct dml_kpool_block *head;
+  int failed; /* an allocation failed: the builders return NULL from then on */
+} dml_kpool_t;
+
+/* Zeroed, 16-byte aligned; NULL (and p->failed) when out of memory. */
+void *dml_kpool_alloc(dml_kpool_t *p, size_t bytes);
+void dml_kpool_free(dml_kpool_t *p);
+
+/* Index builders (NULL operands propagate NULL). ADD/MUL/DIV/MOD fold
+ * constants and the identities x+0, x*1, x*0, x/1, x%1. */
+const dml_kidx_t *dml_ki_const(dml_kpool_t *p, int64_t c);
+const dml_kidx_t *dml_ki_var(dml_kpool_t *p, int32_t var);
+const dml_kidx_t *dml_ki_sym(dml_kpool_t *p, int32_t sym);
+const dml_kidx_t *dml_ki_bin(dml_kpool_t *p, dml_kidx_kind_t k, const dml_kidx_t *a,
+                             const dml_kidx_t *b);
+/* c * sym (or c when sym < 0) as an index expression. */
+const dml_kidx_t *dml_ki_lin(dml_kpool_t *p, dml_klin_t l);
+
+const dml_kval_t *dml_kv_const(dml_kpool_t *p, float c);
+const dml_kval_t *dml_kv_load(dml_kpool_t *p, dml_kbuf_t buf, const dml_kidx_t *idx);
+const dml_kval_t *dml_kv_tile(dml_kpool_t *p, uint32_t tile, const dml_kidx_t *idx);
+const dml_kval_t *dml_kv_reg(dml_kpool_t *p, uint32_t reg);
+const dml_kval_t *dml_kv_fn(dml_kpool_t *p, dml_kfn_t fn, const dml_kval_t *a,
+                            const dml_kval_t *b);
+
+/* A statement list under construction. */
+typedef struct dml_kblock {
+  dml_kstmt_t *first, *last;
+} dml_kblock_t;
+
+dml_kstmt_t *dml_ks_new(dml_kpool_t *p, dml_kstmt_kind_t kind);
+void dml_kblock_add(dml_kblock_t *b, dml_kstmt_t *s);
+
+#endif /* DML_KERNEL_INTERNAL_H_ */

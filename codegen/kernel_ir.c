@@ -1,0 +1,354 @@
+/* kernel_ir.c — the kernel IR's pool, builders and printer (dml_kernel.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_internal.h"
+
+struct dml_kpool_block {
+  struct dml_kpool_block *next;
+  size_t used, cap;
+  _Alignas(16) unsigned char data[];
+};
+
+void *dml_kpool_alloc(dml_kpool_t *p, size_t bytes) {
+  if (p->failed) return NULL;
+  bytes = (bytes + 15) & ~(size_t)15;
+  struct dml_kpool_block *b = p->head;
+  if (!b || b->cap - b->used < bytes) {
+    size_t cap = bytes > 65536 ? bytes : 65536;
+    b = (struct dml_kpool_block *)malloc(sizeof *b + cap);
+    if (!b) {
+      p->failed = 1;
+      return NULL;
+    }
+    b->next = p->head;
+    b->used = 0;
+    b->cap = cap;
+    p->head = b;
+  }
+  void *r = b->data + b->used;
+  b->used += bytes;
+  memset(r, 0, bytes);
+  return r;
+}
+
+void dml_kpool_free(dml_kpool_t *p) {
+  struct dml_kpool_block *b = p->head;
+  while (b) {
+    struct dml_kpool_block *n = b->next;
+    free(b);
+    b = n;
+  }
+  p->head = NULL;
+}
+
+static dml_kidx_t *ki_new(dml_kpool_t *p, dml_kidx_kind_t k) {
+  dml_kidx_t *e = (dml_kidx_t *)dml_kpool_alloc(p, sizeof *e);
+  if (e) e->kind = k;
+  return e;
+}
+
+const dml_kidx_t *dml_ki_const(dml_kpool_t *p, int64_t c) {
+  dml_kidx_t *e = ki_new(p, DML_KI_CONST);
+  if (e) e->c = c;
+  return e;
+}
+
+const dml_kidx_t *dml_ki_var(dml_kpool_t *p, int32_t var) {
+  dml_kidx_t *e = ki_new(p, DML_KI_VAR);
+  if (e) e->var = var;
+  return e;
+}
+
+const dml_kidx_t *dml_ki_sym(dml_kpool_t *p, int32_t sym) {
+  dml_kidx_t *e = ki_new(p, DML_KI_SYM);
+  if (e) e->var = sym;
+  return e;
+}
+
+static int is_const(const dml_kidx_t *e, int64_t c) {
+  return e->kind == DML_KI_CONST && e->c == c;
+}
+
+const dml_kidx_t *dml_ki_bin(dml_kpool_t *p, dml_kidx_kind_t k, const dml_kidx_t *a,
+                             const dml_kidx_t *b) {
+  if (!a || !b) return NULL;
+  if (a->kind == DML_KI_CONST && b->kind == DML_KI_CONST) {
+    switch (k) {
+      case DML_KI_ADD: return dml_ki_const(p, a->c + b->c);
+      case DML_KI_MUL: return dml_ki_const(p, a->c * b->c);
+      case DML_KI_DIV:
+        if (b->c) return dml_ki_const(p, a->c / b->c);
+        break;
+      case DML_KI_MOD:
+        if (b->c) return dml_ki_const(p, a->c % b->c);
+        break;
+      default: break;
+    }
+  }
+  switch (k) {
+    case DML_KI_ADD:
+      if (is_const(a, 0)) return b;
+      if (is_const(b, 0)) return a;
+      break;
+    case DML_KI_MUL:
+      if (is_const(a, 0) || is_const(b, 0)) return dml_ki_const(p, 0);
+      if (is_const(a, 1)) return b;
+      if (is_const(b, 1)) return a;
+      break;
+    case DML_KI_DIV:
+      if (is_const(b, 1)) return a;
+      break;
+    case DML_KI_MOD:
+      if (is_const(b, 1)) return dml_ki_const(p, 0);
+      break;
+    default: break;
+  }
+  dml_kidx_t *e = ki_new(p, k);
+  if (e) {
+    e->a = a;
+    e->b = b;
+  }
+  return e;
+}
+
+const dml_kidx_t *dml_ki_lin(dml_kpool_t *p, dml_klin_t l) {
+  if (l.sym < 0) return dml_ki_const(p, l.c0 + l.c);
+  return dml_ki_bin(
+      p, DML_KI_ADD, dml_ki_const(p, l.c0),
+      dml_ki_bin(p, DML_KI_MUL, dml_ki_const(p, l.c), dml_ki_sym(p, l.sym)));
+}
+
+static dml_kval_t *kv_new(dml_kpool_t *p, dml_kval_kind_t k) {
+  dml_kval_t *v = (dml_kval_t *)dml_kpool_alloc(p, sizeof *v);
+  if (v) v->kind = k;
+  return v;
+}
+
+const dml_kval_t *dml_kv_const(dml_kpool_t *p, float c) {
+  dml_kval_t *v = kv_new(p, DML_KV_CONST);
+  if (v) v->c = c;
+  return v;
+}
+
+const dml_kval_t *dml_kv_load(dml_kpool_t *p, dml_kbuf_t buf, const dml_kidx_t *idx) {
+  if (!idx) return NULL;
+  dml_kval_t *v = kv_new(p, DML_KV_LOAD);
+  if (v) {
+    v->buf = buf;
+    v->idx = idx;
+  }
+  return v;
+}
+
+const dml_kval_t *dml_kv_tile(dml_kpool_t *p, uint32_t tile, const dml_kidx_t *idx) {
+  if (!idx) return NULL;
+  dml_kval_t *v = kv_new(p, DML_KV_TILE);
+  if (v) {
+    v->tile = tile;
+    v->idx = idx;
+  }
+  return v;
+}
+
+const dml_kval_t *dml_kv_reg(dml_kpool_t *p, uint32_t reg) {
+  dml_kval_t *v = kv_new(p, DML_KV_REG);
+  if (v) v->reg = reg;
+  return v;
+}
+
+const dml_kval_t *dml_kv_fn(dml_kpool_t *p, dml_kfn_t fn, const dml_kval_t *a,
+                            const dml_kval_t *b) {
+  if (!a || (dml_kfn_is_binary(fn) && !b)) return NULL;
+  dml_kval_t *v = kv_new(p, DML_KV_FN);
+  if (v) {
+    v->fn = fn;
+    v->a = a;
+    v->b = dml_kfn_is_binary(fn) ? b : NULL;
+  }
+  return v;
+}
+
+dml_kstmt_t *dml_ks_new(dml_kpool_t *p, dml_kstmt_kind_t kind) {
+  dml_kstmt_t *s = (dml_kstmt_t *)dml_kpool_alloc(p, sizeof *s);
+  if (s) s->kind = kind;
+  return s;
+}
+
+void dml_kblock_add(dml_kblock_t *b, dml_kstmt_t *s) {
+  if (!s) return;
+  if (b->last)
+    b->last->next = s;
+  else
+    b->first = s;
+  b->last = s;
+}
+
+int dml_kfn_is_binary(dml_kfn_t f) {
+  return f >= DML_KF_ADD && f < DML_KF_COUNT_;
+}
+
+const char *dml_kfn_name(dml_kfn_t f) {
+  static const char *const names[DML_KF_COUNT_] = {
+      "neg",   "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "floor", "ceil",
+      "recip", "sin", "cos", "add", "sub",  "mul",  "div",     "max",  "min",   "pow"};
+  return (unsigned)f < DML_KF_COUNT_ ? names[f] : "?";
+}
+
+const char *dml_kernel_kind_name(dml_kernel_kind_t k) {
+  switch (k) {
+    case DML_KK_ELEMENTWISE: return "elementwise";
+    case DML_KK_GEMM: return "gemm";
+    case DML_KK_REDUCE: return "reduce";
+    case DML_KK_SOFTMAX: return "softmax";
+  }
+  return "?";
+}
+
+int64_t dml_klin_eval(dml_klin_t l, const int64_t *sym, uint32_t n) {
+  if (l.sym < 0) return l.c0 + l.c;
+  if ((uint32_t)l.sym >= n) return -1;
+  return l.c0 + l.c * sym[l.sym];
+}
+
+/* ---- printer ---- */
+
+static void print_var(int32_t v, FILE *f) {
+  static const char *const b[] = {"gid.x", "gid.y", "lid.x", "lid.y", "wg.x", "wg.y"};
+  if (v >= 0 && v < DML_KVAR_FIRST_LOOP)
+    fputs(b[v], f);
+  else
+    fprintf(f, "i%d", (int)(v - DML_KVAR_FIRST_LOOP));
+}
+
+static void print_idx(const dml_kidx_t *e, const dml_pkg_graph_t *g, FILE *f) {
+  switch (e->kind) {
+    case DML_KI_CONST: fprintf(f, "%lld", (long long)e->c); return;
+    case DML_KI_VAR: print_var(e->var, f); return;
+    case DML_KI_SYM:
+      if (g && (uint32_t)e->var < g->n_symbols)
+        fprintf(f, "$%s", g->symbols[e->var].name);
+      else
+        fprintf(f, "$%d", (int)e->var);
+      return;
+    default: break;
+  }
+  static const char ops[] = {'+', '*', '/', '%'};
+  fputc('(', f);
+  print_idx(e->a, g, f);
+  fprintf(f, " %c ", ops[e->kind - DML_KI_ADD]);
+  print_idx(e->b, g, f);
+  fputc(')', f);
+}
+
+static void print_val(const dml_kval_t *v, const dml_pkg_graph_t *g, FILE *f) {
+  switch (v->kind) {
+    case DML_KV_CONST: fprintf(f, "%.9g", (double)v->c); return;
+    case DML_KV_LOAD:
+      fputs(v->buf == DML_KBUF_ARENA ? "arena[" : "weights[", f);
+      print_idx(v->idx, g, f);
+      fputc(']', f);
+      return;
+    case DML_KV_TILE:
+      fprintf(f, "tile%u[", v->tile);
+      print_idx(v->idx, g, f);
+      fputc(']', f);
+      return;
+    case DML_KV_REG: fprintf(f, "r%u", v->reg); return;
+    case DML_KV_FN:
+      fprintf(f, "%s(", dml_kfn_name(v->fn));
+      print_val(v->a, g, f);
+      if (v->b) {
+        fputs(", ", f);
+        print_val(v->b, g, f);
+      }
+      fputc(')', f);
+      return;
+  }
+}
+
+static void print_stmts(const dml_kstmt_t *s, const dml_pkg_graph_t *g, int depth,
+                        FILE *f) {
+  for (; s; s = s->next) {
+    fprintf(f, "%*s", 2 * depth, "");
+    switch (s->kind) {
+      case DML_KS_LET:
+      case DML_KS_SET:
+        fprintf(f, "%sr%u = ", s->kind == DML_KS_LET ? "let " : "", s->reg);
+        print_val(s->val, g, f);
+        fputc('\n', f);
+        break;
+      case DML_KS_STORE:
+      case DML_KS_TILE_STORE:
+        if (s->kind == DML_KS_STORE)
+          fputs(s->buf == DML_KBUF_ARENA ? "arena[" : "weights[", f);
+        else
+          fprintf(f, "tile%u[", s->tile);
+        print_idx(s->idx, g, f);
+        fputs("] = ", f);
+        print_val(s->val, g, f);
+        fputc('\n', f);
+        break;
+      case DML_KS_BARRIER: fputs("barrier\n", f); break;
+      case DML_KS_FOR:
+        fputs("for ", f);
+        print_var(s->var, f);
+        fputs(" < ", f);
+        print_idx(s->hi, g, f);
+        if (s->step != 1) fprintf(f, " step %lld", (long long)s->step);
+        fputs(" {\n", f);
+        print_stmts(s->body, g, depth + 1, f);
+        fprintf(f, "%*s}\n", 2 * depth, "");
+        break;
+      case DML_KS_IF_LT:
+        fputs("if ", f);
+        print_idx(s->lhs, g, f);
+        fputs(" < ", f);
+        print_idx(s->hi, g, f);
+        fputs(" {\n", f);
+        print_stmts(s->body, g, depth + 1, f);
+        fprintf(f, "%*s}\n", 2 * depth, "");
+        break;
+    }
+  }
+}
+
+static void print_lin(dml_klin_t l, const dml_pkg_graph_t *g, FILE *f) {
+  if (l.c0 && l.sym >= 0) fprintf(f, "%lld+", (long long)l.c0);
+  if (l.sym < 0) l.c += l.c0;
+  if (l.sym < 0)
+    fprintf(f, "%lld", (long long)l.c);
+  else if (g && (uint32_t)l.sym < g->n_symbols)
+    fprintf(f, "%lld*%s", (long long)l.c, g->symbols[l.sym].name);
+  else
+    fprintf(f, "%lld*$%d", (long long)l.c, (int)l.sym);
+}
+
+void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f) {
+  const dml_pkg_function_t *fn =
+      g && p->function < g->n_functions ? &g->functions[p->function] : NULL;
+  fprintf(f, "function %s: %u kernels\n", fn ? fn->name : "?", p->n_kernels);
+  for (uint32_t k = 0; k < p->n_kernels; k++) {
+    const dml_kernel_t *K = &p->kernels[k];
+    fprintf(f, "kernel %s (%s) items=(", K->name, dml_kernel_kind_name(K->kind));
+    for (int d = 0; d < 3; d++) {
+      if (d) fputc(',', f);
+      print_lin(K->items[d], g, f);
+    }
+    fprintf(f, ") local=(%u,%u,%u)", K->local[0], K->local[1], K->local[2]);
+    for (uint32_t t = 0; t < K->n_tiles; t++)
+      fprintf(f, " tile%u=f32[%u]", t, K->tile_elems[t]);
+    fputs("\n  nodes:", f);
+    for (uint32_t i = 0; i < K->n_nodes; i++) {
+      const dml_pkg_node_t *n = fn ? &fn->nodes[K->nodes[i]] : NULL;
+      fprintf(f, " %u:%s", K->nodes[i], n ? n->op_name : "?");
+      if (n && n->name && *n->name) fprintf(f, "(%s)", n->name);
+    }
+    fputs("\n  flops=", f);
+    print_lin(K->flops, g, f);
+    fputs(" bytes=", f);
+    print_lin(K->bytes, g, f);
+    fputc('\n', f);
+    print_stmts(K->body, g, 1, f);
+  }
+}

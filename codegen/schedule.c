@@ -1,0 +1,1018 @@
+/* schedule.c — groups a planned function into kernels (dml_kernel.h).
+ *
+ * One pass over the nodes in execution order. A group is an optional
+ * anchor (Gemm/MatMul, a reduction) followed by elementwise nodes that all
+ * produce the group's output type; every invocation computes one output
+ * element, so values inside the group stay in registers and are stored only
+ * when used outside it or returned. A node joins the open group when it
+ * consumes a value of the group, has the group's output type, and the
+ * memory plan puts none of the group's results over a value the kernel
+ * reads at another element (the planner reuses dead values' memory, which
+ * is safe between kernels but not inside one). Softmax/LogSoftmax are
+ * single kernels; a view at its input's offset aliases it, any other view
+ * is a copy kernel. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_internal.h"
+
+#define WG 256 /* invocations per workgroup of 1-D kernels */
+#define TS 16  /* GEMM tile edge */
+
+typedef struct sched {
+  const dml_pkg_graph_t *g;
+  const dml_pkg_function_t *fn;
+  const uint8_t *weights;
+  uint64_t weights_size;
+  dml_kpool_t *pool;
+  uint32_t *n_uses_outside; /* per value: consumers (set per group) */
+  uint32_t *group_of;       /* per node: kernel index + 1, 0 = none */
+  uint8_t *is_output;       /* per value */
+  dml_status_t err;         /* unschedulable nodes, listed */
+  dml_kernel_t *kernels;
+  uint32_t n_kernels, cap_kernels;
+} sched_t;
+
+static const dml_pkg_value_t *val(const sched_t *s, uint32_t v) {
+  return v == DML_PKG_NO_VALUE || v >= s->fn->n_values ? NULL : &s->fn->values[v];
+}
+
+static void unsupported(sched_t *s, uint32_t node, const char *fmt, const char *arg) {
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  if (!s->err)
+    s->err = dml_status_make(DML_STATUS_UNIMPLEMENTED, "codegen.schedule",
+                             "function '%s' has nodes no GPU kernel implements yet",
+                             s->fn->name);
+  char why[160];
+  snprintf(why, sizeof why, fmt, arg ? arg : "");
+  s->err = dml_status_detail(s->err, "node %u '%s' (%s): %s", node,
+                             n->name ? n->name : "", n->op_name, why);
+}
+
+/* Numel of a type as c * sym (at most one symbolic dim). 0 on failure. */
+static int type_numel(const dml_type_t *t, dml_klin_t *out) {
+  dml_klin_t l = {1, -1, 0};
+  for (int32_t d = 0; d < t->rank; d++) {
+    l.c *= t->dims[d].value;
+    if (t->dims[d].sym >= 0) {
+      if (l.sym >= 0) return 0;
+      l.sym = t->dims[d].sym;
+    }
+  }
+  *out = l;
+  return 1;
+}
+
+static int same_type(const dml_type_t *a, const dml_type_t *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return 0;
+  for (int32_t d = 0; d < a->rank; d++)
+    if (a->dims[d].value != b->dims[d].value || a->dims[d].sym != b->dims[d].sym)
+      return 0;
+  return 1;
+}
+
+static const dml_kidx_t *dim_idx(sched_t *s, dml_dim_t d) {
+  dml_klin_t l = {d.value, d.sym, 0};
+  return dml_ki_lin(s->pool, l);
+}
+
+static dml_kbuf_t buf_of(const dml_pkg_value_t *v) {
+  return v->storage == DML_PKG_STORAGE_CONST ? DML_KBUF_WEIGHTS : DML_KBUF_ARENA;
+}
+
+/* Element index of value `v` at flat element `i`. */
+static const dml_kidx_t *at(sched_t *s, const dml_pkg_value_t *v, const dml_kidx_t *i) {
+  return dml_ki_bin(s->pool, DML_KI_ADD, dml_ki_const(s->pool, (int64_t)(v->offset / 4)),
+                    i);
+}
+
+/* Flat index into `in` (broadcast to `out`, numpy rules) of the output
+ * element with coordinates `coord` (out->rank entries). */
+static const dml_kidx_t *bcast_index(sched_t *s, const dml_type_t *in,
+                                     const dml_type_t *out,
+                                     const dml_kidx_t *const *coord) {
+  const dml_kidx_t *idx = dml_ki_const(s->pool, 0), *stride = dml_ki_const(s->pool, 1);
+  for (int32_t d = in->rank - 1; d >= 0; d--) {
+    int32_t od = out->rank - in->rank + d;
+    if (!(in->dims[d].value == 1 && in->dims[d].sym < 0))
+      idx = dml_ki_bin(s->pool, DML_KI_ADD, idx,
+                       dml_ki_bin(s->pool, DML_KI_MUL, coord[od], stride));
+    stride = dml_ki_bin(s->pool, DML_KI_MUL, stride, dim_idx(s, in->dims[d]));
+  }
+  return idx;
+}
+
+/* Coordinates of flat element `i` of `t` (row-major). */
+static void coords_of(sched_t *s, const dml_type_t *t, const dml_kidx_t *i,
+                      const dml_kidx_t **coord) {
+  const dml_kidx_t *rest = i;
+  for (int32_t d = t->rank - 1; d >= 0; d--) {
+    const dml_kidx_t *e = dim_idx(s, t->dims[d]);
+    coord[d] = d == 0 ? rest : dml_ki_bin(s->pool, DML_KI_MOD, rest, e);
+    rest = dml_ki_bin(s->pool, DML_KI_DIV, rest, e);
+  }
+}
+
+/* ---- elementwise ops ---- */
+
+static int ew_op(dml_op_t op) {
+  switch (op) {
+    case DML_OP_ABS:
+    case DML_OP_NEG:
+    case DML_OP_RELU:
+    case DML_OP_SIGMOID:
+    case DML_OP_TANH:
+    case DML_OP_EXP:
+    case DML_OP_LOG:
+    case DML_OP_SQRT:
+    case DML_OP_FLOOR:
+    case DML_OP_CEIL:
+    case DML_OP_RECIPROCAL:
+    case DML_OP_SIN:
+    case DML_OP_COS:
+    case DML_OP_LEAKY_RELU:
+    case DML_OP_HARD_SIGMOID:
+    case DML_OP_SOFTPLUS:
+    case DML_OP_CLIP:
+    case DML_OP_ADD:
+    case DML_OP_SUB:
+    case DML_OP_MUL:
+    case DML_OP_DIV:
+    case DML_OP_POW:
+    case DML_OP_MAX:
+    case DML_OP_MIN: return 1;
+    default: return 0;
+  }
+}
+
+/* The elementwise value of node `n` given its operands' values `x`. */
+static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
+                                  const dml_kval_t *const *x) {
+  dml_kpool_t *p = s->pool;
+  double alpha;
+  switch (n->op) {
+    case DML_OP_ABS: return dml_kv_fn(p, DML_KF_ABS, x[0], NULL);
+    case DML_OP_NEG: return dml_kv_fn(p, DML_KF_NEG, x[0], NULL);
+    case DML_OP_RELU: return dml_kv_fn(p, DML_KF_RELU, x[0], NULL);
+    case DML_OP_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x[0], NULL);
+    case DML_OP_TANH: return dml_kv_fn(p, DML_KF_TANH, x[0], NULL);
+    case DML_OP_EXP: return dml_kv_fn(p, DML_KF_EXP, x[0], NULL);
+    case DML_OP_LOG: return dml_kv_fn(p, DML_KF_LOG, x[0], NULL);
+    case DML_OP_SQRT: return dml_kv_fn(p, DML_KF_SQRT, x[0], NULL);
+    case DML_OP_FLOOR: return dml_kv_fn(p, DML_KF_FLOOR, x[0], NULL);
+    case DML_OP_CEIL: return dml_kv_fn(p, DML_KF_CEIL, x[0], NULL);
+    case DML_OP_RECIPROCAL: return dml_kv_fn(p, DML_KF_RECIP, x[0], NULL);
+    case DML_OP_SIN: return dml_kv_fn(p, DML_KF_SIN, x[0], NULL);
+    case DML_OP_COS: return dml_kv_fn(p, DML_KF_COS, x[0], NULL);
+    case DML_OP_LEAKY_RELU:
+      /* max(x, 0) + alpha * min(x, 0) (ONNX LeakyRelu, default alpha 0.01) */
+      alpha = dml_attr_float(n->attrs, n->n_attrs, "alpha", 0.01);
+      return dml_kv_fn(p, DML_KF_ADD,
+                       dml_kv_fn(p, DML_KF_MAX, x[0], dml_kv_const(p, 0.0f)),
+                       dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)alpha),
+                                 dml_kv_fn(p, DML_KF_MIN, x[0], dml_kv_const(p, 0.0f))));
+    case DML_OP_HARD_SIGMOID: {
+      /* max(0, min(1, alpha * x + beta)) (defaults 0.2, 0.5) */
+      double a = dml_attr_float(n->attrs, n->n_attrs, "alpha", 0.2);
+      double b = dml_attr_float(n->attrs, n->n_attrs, "beta", 0.5);
+      const dml_kval_t *y = dml_kv_fn(
+          p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)a), x[0]),
+          dml_kv_const(p, (float)b));
+      return dml_kv_fn(p, DML_KF_MAX, dml_kv_const(p, 0.0f),
+                       dml_kv_fn(p, DML_KF_MIN, dml_kv_const(p, 1.0f), y));
+    }
+    case DML_OP_SOFTPLUS:
+      /* log(1 + exp(x)) */
+      return dml_kv_fn(p, DML_KF_LOG,
+                       dml_kv_fn(p, DML_KF_ADD, dml_kv_const(p, 1.0f),
+                                 dml_kv_fn(p, DML_KF_EXP, x[0], NULL)),
+                       NULL);
+    case DML_OP_CLIP: {
+      const dml_kval_t *y = x[0];
+      if (n->n_inputs > 1 && x[1]) y = dml_kv_fn(p, DML_KF_MAX, y, x[1]);
+      if (n->n_inputs > 2 && x[2]) y = dml_kv_fn(p, DML_KF_MIN, y, x[2]);
+      return y;
+    }
+    case DML_OP_ADD: return dml_kv_fn(p, DML_KF_ADD, x[0], x[1]);
+    case DML_OP_SUB: return dml_kv_fn(p, DML_KF_SUB, x[0], x[1]);
+    case DML_OP_MUL: return dml_kv_fn(p, DML_KF_MUL, x[0], x[1]);
+    case DML_OP_DIV: return dml_kv_fn(p, DML_KF_DIV, x[0], x[1]);
+    case DML_OP_POW: return dml_kv_fn(p, DML_KF_POW, x[0], x[1]);
+    case DML_OP_MAX:
+    case DML_OP_MIN: {
+      const dml_kval_t *y = x[0];
+      for (uint32_t i = 1; i < n->n_inputs; i++)
+        y = dml_kv_fn(p, n->op == DML_OP_MAX ? DML_KF_MAX : DML_KF_MIN, y, x[i]);
+      return y;
+    }
+    default: return NULL;
+  }
+}
+
+/* Why node `n` cannot be an elementwise node of a kernel, or NULL. */
+static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
+  if (!ew_op(n->op)) return "not elementwise";
+  if (n->n_outputs != 1) return "more than one output";
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  if (!y || y->type.dtype != DML_DTYPE_F32) return "only f32 is emitted";
+  dml_klin_t l;
+  if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
+  if (n->n_inputs > 8) return "more than 8 inputs";
+  for (uint32_t i = 0; i < n->n_inputs; i++) {
+    const dml_pkg_value_t *x = val(s, n->inputs[i]);
+    if (!x) {
+      if (n->op == DML_OP_CLIP) continue;
+      return "absent input";
+    }
+    if (x->type.dtype != DML_DTYPE_F32) return "only f32 is emitted";
+    if (x->type.rank > y->type.rank) return "input of higher rank";
+    if (x->offset % 4) return "misaligned value";
+  }
+  return NULL;
+}
+
+/* ---- groups ---- */
+
+typedef enum { ANCHOR_NONE, ANCHOR_GEMM, ANCHOR_REDUCE } anchor_t;
+
+typedef struct group {
+  anchor_t anchor;
+  uint32_t first; /* anchor node (or first elementwise node) */
+  uint32_t nodes[256];
+  uint32_t n;
+  const dml_type_t *out; /* every node's output type */
+} group_t;
+
+static int in_group(const group_t *G, uint32_t node) {
+  for (uint32_t i = 0; i < G->n; i++)
+    if (G->nodes[i] == node) return 1;
+  return 0;
+}
+
+/* Node producing value v in G, or -1. */
+static int64_t producer_in(const sched_t *s, const group_t *G, uint32_t v) {
+  for (uint32_t i = 0; i < G->n; i++) {
+    const dml_pkg_node_t *n = &s->fn->nodes[G->nodes[i]];
+    for (uint32_t o = 0; o < n->n_outputs; o++)
+      if (n->outputs[o] == v) return G->nodes[i];
+  }
+  return -1;
+}
+
+static int overlap(const dml_pkg_value_t *a, const dml_pkg_value_t *b) {
+  if (a->storage == DML_PKG_STORAGE_CONST || b->storage == DML_PKG_STORAGE_CONST)
+    return 0;
+  return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
+}
+
+/* 1 when no result of G (every node's output, conservatively) overlaps a
+ * value G reads at another element than the invocation's own. */
+static int group_safe(const sched_t *s, const group_t *G) {
+  for (uint32_t i = 0; i < G->n; i++) {
+    const dml_pkg_node_t *n = &s->fn->nodes[G->nodes[i]];
+    int anchor = i == 0 && G->anchor != ANCHOR_NONE;
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+      const dml_pkg_value_t *x = val(s, n->inputs[k]);
+      if (!x || producer_in(s, G, n->inputs[k]) >= 0) continue;
+      int same_elem = !anchor && same_type(&x->type, G->out);
+      for (uint32_t j = 0; j < G->n; j++) {
+        const dml_pkg_value_t *y = val(s, s->fn->nodes[G->nodes[j]].outputs[0]);
+        if (!overlap(x, y)) continue;
+        if (same_elem && x->offset == y->offset) continue;
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+static dml_kernel_t *new_kernel(sched_t *s, dml_kernel_kind_t kind) {
+  if (s->n_kernels == s->cap_kernels) {
+    uint32_t cap = s->cap_kernels ? 2 * s->cap_kernels : 16;
+    dml_kernel_t *k = (dml_kernel_t *)dml_kpool_alloc(s->pool, cap * sizeof *k);
+    if (!k) return NULL;
+    if (s->n_kernels) memcpy(k, s->kernels, s->n_kernels * sizeof *k);
+    s->kernels = k;
+    s->cap_kernels = cap;
+  }
+  dml_kernel_t *K = &s->kernels[s->n_kernels++];
+  memset(K, 0, sizeof *K);
+  K->kind = kind;
+  snprintf(K->name, sizeof K->name, "k%u_%s", s->n_kernels - 1,
+           dml_kernel_kind_name(kind));
+  K->local[0] = K->local[1] = K->local[2] = 1;
+  K->items[0].c = K->items[1].c = K->items[2].c = 1;
+  K->items[0].sym = K->items[1].sym = K->items[2].sym = -1;
+  K->flops.sym = K->bytes.sym = -1;
+  return K;
+}
+
+static void lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
+  if (x.sym < 0) {
+    acc->c0 += mul * (x.c + x.c0);
+  } else {
+    acc->c0 += mul * x.c0;
+    if (acc->sym < 0 || acc->sym == x.sym) {
+      acc->sym = x.sym;
+      acc->c += mul * x.c;
+    }
+  }
+}
+
+static void set_nodes(sched_t *s, dml_kernel_t *K, const group_t *G) {
+  K->n_nodes = G->n;
+  K->nodes = (uint32_t *)dml_kpool_alloc(s->pool, (G->n ? G->n : 1) * sizeof(uint32_t));
+  if (K->nodes) memcpy(K->nodes, G->nodes, G->n * sizeof(uint32_t));
+  for (uint32_t i = 0; i < G->n; i++) s->group_of[G->nodes[i]] = s->n_kernels;
+}
+
+/* Appends the elementwise nodes of G after the anchor's value `acc`
+ * (NULL when G has no anchor) at output coordinates `coord` and flat index
+ * `flat`: registers, then a store of every value used outside G. */
+static void emit_chain(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kblock_t *b,
+                       const dml_kval_t *acc, const dml_kidx_t *const *coord,
+                       const dml_kidx_t *flat) {
+  dml_kpool_t *p = s->pool;
+  uint32_t start = G->anchor != ANCHOR_NONE ? 1 : 0;
+  /* register of each group node's output = its position in G */
+  for (uint32_t i = 0; i < G->n; i++) {
+    const dml_pkg_node_t *n = &s->fn->nodes[G->nodes[i]];
+    const dml_pkg_value_t *y = val(s, n->outputs[0]);
+    const dml_kval_t *v;
+    if (i < start) {
+      v = acc;
+    } else {
+      const dml_kval_t *x[8] = {0};
+      for (uint32_t k = 0; k < n->n_inputs && k < 8; k++) {
+        const dml_pkg_value_t *xv = val(s, n->inputs[k]);
+        if (!xv) continue;
+        int64_t pr = producer_in(s, G, n->inputs[k]);
+        if (pr >= 0) {
+          for (uint32_t j = 0; j < G->n; j++)
+            if (G->nodes[j] == (uint32_t)pr) x[k] = dml_kv_reg(p, j);
+        } else {
+          const dml_kidx_t *ix = same_type(&xv->type, G->out)
+                                     ? flat
+                                     : bcast_index(s, &xv->type, G->out, coord);
+          x[k] = dml_kv_load(p, buf_of(xv), at(s, xv, ix));
+          dml_klin_t l;
+          if (type_numel(&xv->type, &l)) lin_add(&K->bytes, l, 4);
+        }
+      }
+      v = ew_value(s, n, x);
+      dml_klin_t l;
+      if (type_numel(y ? &y->type : G->out, &l)) lin_add(&K->flops, l, 1);
+    }
+    dml_kstmt_t *st = dml_ks_new(p, DML_KS_LET);
+    if (st) {
+      st->reg = i;
+      st->val = v;
+    }
+    dml_kblock_add(b, st);
+    if (y && (s->n_uses_outside[n->outputs[0]] || s->is_output[n->outputs[0]])) {
+      dml_kstmt_t *w = dml_ks_new(p, DML_KS_STORE);
+      if (w) {
+        w->buf = DML_KBUF_ARENA;
+        w->idx = at(s, y, flat);
+        w->val = dml_kv_reg(p, i);
+      }
+      dml_kblock_add(b, w);
+      dml_klin_t l;
+      if (type_numel(&y->type, &l)) lin_add(&K->bytes, l, 4);
+    }
+  }
+  K->n_regs = G->n > K->n_regs ? G->n : K->n_regs;
+}
+
+/* Counts, for every value produced in G, its consumers outside G. */
+static void count_outside(sched_t *s, const group_t *G) {
+  for (uint32_t i = 0; i < G->n; i++) {
+    uint32_t v = s->fn->nodes[G->nodes[i]].outputs[0];
+    s->n_uses_outside[v] = 0;
+    for (uint32_t k = 0; k < s->fn->n_nodes; k++) {
+      if (in_group(G, k)) continue;
+      const dml_pkg_node_t *n = &s->fn->nodes[k];
+      for (uint32_t j = 0; j < n->n_inputs; j++)
+        if (n->inputs[j] == v) s->n_uses_outside[v]++;
+    }
+  }
+}
+
+static dml_kstmt_t *if_lt(sched_t *s, const dml_kidx_t *lhs, const dml_kidx_t *hi,
+                          dml_kstmt_t *body) {
+  dml_kstmt_t *st = dml_ks_new(s->pool, DML_KS_IF_LT);
+  if (st) {
+    st->lhs = lhs;
+    st->hi = hi;
+    st->body = body;
+  }
+  return st;
+}
+
+static dml_kstmt_t *for_loop(sched_t *s, int32_t var, const dml_kidx_t *hi,
+                             dml_kstmt_t *body) {
+  dml_kstmt_t *st = dml_ks_new(s->pool, DML_KS_FOR);
+  if (st) {
+    st->var = var;
+    st->hi = hi;
+    st->step = 1;
+    st->body = body;
+  }
+  return st;
+}
+
+static dml_kstmt_t *assign(sched_t *s, dml_kstmt_kind_t k, uint32_t reg,
+                           const dml_kval_t *v) {
+  dml_kstmt_t *st = dml_ks_new(s->pool, k);
+  if (st) {
+    st->reg = reg;
+    st->val = v;
+  }
+  return st;
+}
+
+/* A purely elementwise group: one invocation per output element. */
+static void emit_ew_group(sched_t *s, const group_t *G) {
+  dml_kernel_t *K = new_kernel(s, DML_KK_ELEMENTWISE);
+  if (!K) return;
+  set_nodes(s, K, G);
+  dml_klin_t numel;
+  type_numel(G->out, &numel);
+  K->local[0] = WG;
+  K->items[0] = numel;
+  const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
+  const dml_kidx_t *coord[DML_MAX_RANK];
+  coords_of(s, G->out, gid, coord);
+  dml_kblock_t inner = {0};
+  emit_chain(s, K, G, &inner, NULL, coord, gid);
+  K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), inner.first);
+}
+
+/* Copy kernel for a view that does not alias its input. */
+static void emit_copy(sched_t *s, uint32_t node) {
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  dml_kernel_t *K = new_kernel(s, DML_KK_ELEMENTWISE);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  dml_klin_t numel;
+  type_numel(&y->type, &numel);
+  K->local[0] = WG;
+  K->items[0] = numel;
+  lin_add(&K->bytes, numel, 8);
+  const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
+  dml_kstmt_t *st = dml_ks_new(s->pool, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->idx = at(s, y, gid);
+    st->val = dml_kv_load(s->pool, buf_of(x), at(s, x, gid));
+  }
+  K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), st);
+}
+
+/* ---- GEMM ---- */
+
+typedef struct gemm_shape {
+  const dml_pkg_value_t *a, *b, *c;
+  int ta, tb;
+  double alpha, beta;
+  dml_klin_t m; /* rows of the result */
+  int64_t n, k; /* static */
+} gemm_shape_t;
+
+static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t *o) {
+  memset(o, 0, sizeof *o);
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  o->a = val(s, n->inputs[0]);
+  o->b = val(s, n->inputs[1]);
+  o->c = n->n_inputs > 2 ? val(s, n->inputs[2]) : NULL;
+  if (!o->a || !o->b || !y) return "absent input";
+  if (y->type.dtype != DML_DTYPE_F32 || o->a->type.dtype != DML_DTYPE_F32 ||
+      o->b->type.dtype != DML_DTYPE_F32 || (o->c && o->c->type.dtype != DML_DTYPE_F32))
+    return "only f32 is emitted";
+  if (o->a->offset % 4 || o->b->offset % 4 || (o->c && o->c->offset % 4))
+    return "misaligned value";
+  o->alpha = 1.0;
+  o->beta = 1.0;
+  if (n->op == DML_OP_GEMM) {
+    o->ta = (int)dml_attr_int(n->attrs, n->n_attrs, "transA", 0);
+    o->tb = (int)dml_attr_int(n->attrs, n->n_attrs, "transB", 0);
+    o->alpha = dml_attr_float(n->attrs, n->n_attrs, "alpha", 1.0);
+    o->beta = dml_attr_float(n->attrs, n->n_attrs, "beta", 1.0);
+    if (o->a->type.rank != 2 || o->b->type.rank != 2) return "Gemm operands must be 2-D";
+    const dml_dim_t *ad = o->a->type.dims;
+    o->m = (dml_klin_t){ad[o->ta ? 1 : 0].value, ad[o->ta ? 1 : 0].sym, 0};
+    if (ad[o->ta ? 0 : 1].sym >= 0) return "symbolic K";
+    o->k = ad[o->ta ? 0 : 1].value;
+  } else {
+    /* MatMul: A [..., M, K] (leading dims folded into M), B [K, N]. */
+    if (o->b->type.rank != 2) return "MatMul with a batched right operand";
+    if (o->a->type.rank < 2) return "MatMul with a 1-D left operand";
+    dml_type_t lead = o->a->type;
+    lead.rank--;
+    if (!type_numel(&lead, &o->m)) return "more than one symbolic dim";
+    const dml_dim_t kd = o->a->type.dims[o->a->type.rank - 1];
+    if (kd.sym >= 0) return "symbolic K";
+    o->k = kd.value;
+  }
+  const dml_dim_t *bd = o->b->type.dims;
+  if (bd[0].sym >= 0 || bd[1].sym >= 0) return "symbolic N or K";
+  o->n = bd[o->tb ? 0 : 1].value;
+  if (bd[o->tb ? 1 : 0].value != o->k) return "K mismatch";
+  if (o->c && o->c->type.rank > 2) return "bias of rank > 2";
+  return NULL;
+}
+
+/* Tiled GEMM: a TSxTS workgroup computes a TSxTS block of C, staging
+ * TSxTS tiles of A and B in shared memory (two barriers per K step). */
+static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs) {
+  dml_kpool_t *p = s->pool;
+  dml_kernel_t *K = new_kernel(s, DML_KK_GEMM);
+  if (!K) return;
+  set_nodes(s, K, G);
+  K->local[0] = TS;
+  K->local[1] = TS;
+  K->items[0] = (dml_klin_t){gs->n, -1, 0};
+  K->items[1] = gs->m;
+  K->n_tiles = 2;
+  K->tile_elems[0] = K->tile_elems[1] = TS * TS;
+  const dml_kidx_t *col = dml_ki_var(p, DML_KVAR_GID_X),
+                   *row = dml_ki_var(p, DML_KVAR_GID_Y);
+  const dml_kidx_t *lx = dml_ki_var(p, DML_KVAR_LID_X),
+                   *ly = dml_ki_var(p, DML_KVAR_LID_Y);
+  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *N = dml_ki_const(p, gs->n),
+                   *Kk = dml_ki_const(p, gs->k), *ts = dml_ki_const(p, TS);
+  int32_t t = DML_KVAR_FIRST_LOOP, kk = DML_KVAR_FIRST_LOOP + 1;
+  const dml_kidx_t *tv = dml_ki_var(p, t), *kv = dml_ki_var(p, kk);
+  const dml_kidx_t *tile_idx =
+      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ly, ts), lx);
+  /* A element (row, t*TS + lx), B element (t*TS + ly, col) */
+  const dml_kidx_t *ka = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, tv, ts), lx);
+  const dml_kidx_t *kb = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, tv, ts), ly);
+  const dml_kidx_t *ia =
+      gs->ta ? dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ka, M), row)
+             : dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, row, Kk), ka);
+  const dml_kidx_t *ib =
+      gs->tb ? dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, col, Kk), kb)
+             : dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, kb, N), col);
+  dml_kblock_t step = {0};
+  dml_kstmt_t *z0 = dml_ks_new(p, DML_KS_TILE_STORE),
+              *z1 = dml_ks_new(p, DML_KS_TILE_STORE);
+  dml_kstmt_t *l0 = dml_ks_new(p, DML_KS_TILE_STORE),
+              *l1 = dml_ks_new(p, DML_KS_TILE_STORE);
+  if (!z0 || !z1 || !l0 || !l1) return;
+  z0->tile = 0, z0->idx = tile_idx, z0->val = dml_kv_const(p, 0.0f);
+  z1->tile = 1, z1->idx = tile_idx, z1->val = dml_kv_const(p, 0.0f);
+  l0->tile = 0, l0->idx = tile_idx;
+  l0->val = dml_kv_load(p, buf_of(gs->a), at(s, gs->a, ia));
+  l1->tile = 1, l1->idx = tile_idx;
+  l1->val = dml_kv_load(p, buf_of(gs->b), at(s, gs->b, ib));
+  dml_kblock_add(&step, z0);
+  dml_kblock_add(&step, if_lt(s, row, M, if_lt(s, ka, Kk, l0)));
+  dml_kblock_add(&step, z1);
+  dml_kblock_add(&step, if_lt(s, kb, Kk, if_lt(s, col, N, l1)));
+  dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
+  /* acc += tile0[ly*TS + kk] * tile1[kk*TS + lx] */
+  const dml_kval_t *prod = dml_kv_fn(
+      p, DML_KF_MUL,
+      dml_kv_tile(p, 0, dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ly, ts), kv)),
+      dml_kv_tile(p, 1,
+                  dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, kv, ts), lx)));
+  uint32_t acc = G->n; /* registers 0..n-1 are the group's values */
+  dml_kblock_add(&step,
+                 for_loop(s, kk, ts,
+                          assign(s, DML_KS_SET, acc,
+                                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc), prod))));
+  dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body,
+                 for_loop(s, t, dml_ki_const(p, (gs->k + TS - 1) / TS), step.first));
+  /* epilogue at (row, col) */
+  const dml_kidx_t *coord[2] = {row, col};
+  const dml_kidx_t *flat =
+      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, row, N), col);
+  const dml_kval_t *r = dml_kv_reg(p, acc);
+  if (gs->alpha != 1.0)
+    r = dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)gs->alpha), r);
+  dml_type_t out2 = {DML_DTYPE_F32, 2, {{gs->m.c, gs->m.sym}, {gs->n, -1}}};
+  if (gs->c && gs->beta != 0.0) {
+    const dml_kval_t *cv = dml_kv_load(
+        p, buf_of(gs->c), at(s, gs->c, bcast_index(s, &gs->c->type, &out2, coord)));
+    if (gs->beta != 1.0)
+      cv = dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)gs->beta), cv);
+    r = dml_kv_fn(p, DML_KF_ADD, r, cv);
+  }
+  /* Epilogue nodes see the result as 2-D [M, N]: their operands broadcast
+   * against the group's output type, whose trailing dim is N. */
+  dml_kblock_t epi = {0};
+  const dml_kidx_t *ecoord[DML_MAX_RANK];
+  coords_of(s, G->out, flat, ecoord);
+  emit_chain(s, K, G, &epi, r, ecoord, flat);
+  dml_kblock_add(&body, if_lt(s, row, M, if_lt(s, col, N, epi.first)));
+  K->body = body.first;
+  K->n_regs = acc + 1;
+  dml_klin_t fl = gs->m;
+  fl.c *= 2 * gs->n * gs->k;
+  lin_add(&K->flops, fl, 1);
+  lin_add(&K->bytes, gs->m, 4 * gs->k);
+  lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, -1, 0}, 4);
+}
+
+/* ---- reductions ---- */
+
+static const char *reduce_axes(sched_t *s, const dml_pkg_node_t *n, int32_t rank,
+                               int *red) {
+  int64_t axes[DML_MAX_RANK];
+  size_t na = 0;
+  const int64_t *aa = dml_attr_ints(n->attrs, n->n_attrs, "axes", &na);
+  if (aa) {
+    if (na > DML_MAX_RANK) return "too many axes";
+    memcpy(axes, aa, na * sizeof *aa);
+  } else if (n->n_inputs > 1 && n->inputs[1] != DML_PKG_NO_VALUE) {
+    const dml_pkg_value_t *av = val(s, n->inputs[1]);
+    if (!av || av->storage != DML_PKG_STORAGE_CONST || av->type.dtype != DML_DTYPE_I64 ||
+        av->type.rank != 1 || av->type.dims[0].value > DML_MAX_RANK)
+      return "axes must be a constant";
+    na = (size_t)av->type.dims[0].value;
+    if (av->offset + 8 * na > s->weights_size) return "axes outside the weights";
+    memcpy(axes, s->weights + av->offset, 8 * na);
+  }
+  for (int32_t d = 0; d < rank; d++) red[d] = na == 0;
+  if (na == 0 && dml_attr_int(n->attrs, n->n_attrs, "noop_with_empty_axes", 0))
+    return "noop_with_empty_axes";
+  for (size_t i = 0; i < na; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank) return "axis out of range";
+    red[a] = 1;
+  }
+  return NULL;
+}
+
+static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[G->nodes[0]];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]);
+  dml_kernel_t *K = new_kernel(s, DML_KK_REDUCE);
+  if (!K) return;
+  set_nodes(s, K, G);
+  dml_klin_t numel;
+  type_numel(G->out, &numel);
+  K->local[0] = WG;
+  K->items[0] = numel;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
+  int32_t r = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *rv = dml_ki_var(p, r);
+  /* kept dims from gid, reduced dims from r (both row-major) */
+  const dml_kidx_t *xcoord[DML_MAX_RANK];
+  const dml_kidx_t *rest_o = gid, *rest_r = rv, *R = dml_ki_const(p, 1);
+  for (int32_t d = x->type.rank - 1; d >= 0; d--) {
+    const dml_kidx_t *e = dim_idx(s, x->type.dims[d]);
+    const dml_kidx_t **rest = red[d] ? &rest_r : &rest_o;
+    xcoord[d] = dml_ki_bin(p, DML_KI_MOD, *rest, e);
+    *rest = dml_ki_bin(p, DML_KI_DIV, *rest, e);
+    if (red[d]) R = dml_ki_bin(p, DML_KI_MUL, R, e);
+  }
+  const dml_kidx_t *xi = bcast_index(s, &x->type, &x->type, xcoord);
+  uint32_t acc = G->n;
+  int is_max = n->op == DML_OP_REDUCE_MAX, is_min = n->op == DML_OP_REDUCE_MIN;
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, acc,
+                               dml_kv_const(p, is_max   ? -INFINITY
+                                               : is_min ? INFINITY
+                                                        : 0.0f)));
+  const dml_kval_t *xv = dml_kv_load(p, buf_of(x), at(s, x, xi));
+  dml_kfn_t comb = is_max ? DML_KF_MAX : is_min ? DML_KF_MIN : DML_KF_ADD;
+  dml_kblock_add(&body, for_loop(s, r, R,
+                                 assign(s, DML_KS_SET, acc,
+                                        dml_kv_fn(p, comb, dml_kv_reg(p, acc), xv))));
+  const dml_kval_t *res = dml_kv_reg(p, acc);
+  if (n->op == DML_OP_REDUCE_MEAN) {
+    /* divide by the reduced count (an index expression: convert via a
+     * constant when static) */
+    int64_t cnt = 1;
+    int sym = 0;
+    for (int32_t d = 0; d < x->type.rank; d++)
+      if (red[d]) {
+        cnt *= x->type.dims[d].value;
+        sym |= x->type.dims[d].sym >= 0;
+      }
+    if (sym) {
+      unsupported(s, G->nodes[0], "ReduceMean over a symbolic dim", NULL);
+      return;
+    }
+    res = dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, acc), dml_kv_const(p, (float)cnt));
+  }
+  const dml_kidx_t *coord[DML_MAX_RANK];
+  coords_of(s, G->out, gid, coord);
+  emit_chain(s, K, G, &body, res, coord, gid);
+  K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+  K->n_regs = acc + 1;
+  dml_klin_t xl;
+  if (type_numel(&x->type, &xl)) {
+    lin_add(&K->flops, xl, 1);
+    lin_add(&K->bytes, xl, 4);
+  }
+}
+
+/* ---- softmax ---- */
+
+static void emit_softmax(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  int32_t rank = x->type.rank;
+  int64_t axis = dml_attr_int(n->attrs, n->n_attrs, "axis", -1);
+  if (axis < 0) axis += rank;
+  if (rank == 0 || axis < 0 || axis >= rank) {
+    unsupported(s, node, "axis out of range", NULL);
+    return;
+  }
+  if (x->type.dims[axis].sym >= 0) {
+    unsupported(s, node, "softmax along a symbolic dim", NULL);
+    return;
+  }
+  int64_t L = x->type.dims[axis].value, inner = 1;
+  for (int32_t d = (int32_t)axis + 1; d < rank; d++) {
+    if (x->type.dims[d].sym >= 0) {
+      unsupported(s, node, "symbolic dim after the axis", NULL);
+      return;
+    }
+    inner *= x->type.dims[d].value;
+  }
+  dml_klin_t numel;
+  type_numel(&x->type, &numel);
+  dml_klin_t rows = numel;
+  rows.c /= L;
+  dml_kernel_t *K = new_kernel(s, DML_KK_SOFTMAX);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  K->local[0] = 64;
+  K->items[0] = rows;
+  K->n_regs = 3;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
+  const dml_kidx_t *in = dml_ki_const(p, inner);
+  /* base = (gid / inner) * L * inner + gid % inner; element j at base + j*inner */
+  const dml_kidx_t *base =
+      dml_ki_bin(p, DML_KI_ADD,
+                 dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, gid, in),
+                            dml_ki_const(p, L * inner)),
+                 dml_ki_bin(p, DML_KI_MOD, gid, in));
+  int32_t j = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *e =
+      dml_ki_bin(p, DML_KI_ADD, base, dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, j), in));
+  const dml_kval_t *xv = dml_kv_load(p, buf_of(x), at(s, x, e));
+  const dml_kval_t *m = dml_kv_reg(p, 0), *sum = dml_kv_reg(p, 1);
+  const dml_kval_t *d = dml_kv_fn(p, DML_KF_SUB, xv, m);
+  dml_kblock_t body = {0};
+  const dml_kidx_t *Lx = dml_ki_const(p, L);
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, -INFINITY)));
+  dml_kblock_add(
+      &body,
+      for_loop(s, j, Lx, assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_MAX, m, xv))));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(
+      &body,
+      for_loop(s, j, Lx,
+               assign(s, DML_KS_SET, 1,
+                      dml_kv_fn(p, DML_KF_ADD, sum, dml_kv_fn(p, DML_KF_EXP, d, NULL)))));
+  const dml_kval_t *out;
+  if (n->op == DML_OP_LOG_SOFTMAX) {
+    dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_fn(p, DML_KF_LOG, sum, NULL)));
+    out = dml_kv_fn(p, DML_KF_SUB, d, dml_kv_reg(p, 2));
+  } else {
+    dml_kblock_add(&body,
+                   assign(s, DML_KS_LET, 2, dml_kv_fn(p, DML_KF_RECIP, sum, NULL)));
+    out = dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_EXP, d, NULL), dml_kv_reg(p, 2));
+  }
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->idx = at(s, y, e);
+    st->val = out;
+  }
+  dml_kblock_add(&body, for_loop(s, j, Lx, st));
+  K->body = if_lt(s, gid, dml_ki_lin(p, rows), body.first);
+  lin_add(&K->flops, numel, 5);
+  lin_add(&K->bytes, numel, 8);
+}
+
+int dml_kschedule_handles(dml_op_t op) {
+  const dml_op_info_t *info = dml_op_info(op);
+  if (!info) return 0;
+  if (ew_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
+  switch (op) {
+    case DML_OP_GEMM:
+    case DML_OP_MATMUL:
+    case DML_OP_REDUCE_SUM:
+    case DML_OP_REDUCE_MEAN:
+    case DML_OP_REDUCE_MAX:
+    case DML_OP_REDUCE_MIN:
+    case DML_OP_SOFTMAX:
+    case DML_OP_LOG_SOFTMAX: return 1;
+    default: return 0;
+  }
+}
+
+/* ---- the pass ---- */
+
+static void close_group(sched_t *s, group_t *G, const gemm_shape_t *gs, const int *red) {
+  if (G->n == 0) return;
+  count_outside(s, G);
+  if (G->anchor == ANCHOR_GEMM)
+    emit_gemm_group(s, G, gs);
+  else if (G->anchor == ANCHOR_REDUCE)
+    emit_reduce_group(s, G, red);
+  else
+    emit_ew_group(s, G);
+  G->n = 0;
+}
+
+static int consumes_group(const sched_t *s, const group_t *G, const dml_pkg_node_t *n) {
+  for (uint32_t k = 0; k < n->n_inputs; k++)
+    if (n->inputs[k] != DML_PKG_NO_VALUE && producer_in(s, G, n->inputs[k]) >= 0)
+      return 1;
+  return 0;
+}
+
+static int is_view_alias(const sched_t *s, const dml_pkg_node_t *n) {
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  return x && y && x->storage != DML_PKG_STORAGE_CONST && x->offset == y->offset;
+}
+
+dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t *weights,
+                           uint64_t weights_size, dml_kplan_t **out_plan) {
+  if (!g || fn >= g->n_functions || !out_plan)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "codegen.schedule",
+                           "no such function %u", fn);
+  dml_kplan_t *plan = (dml_kplan_t *)calloc(1, sizeof *plan);
+  dml_kpool_t *pool = (dml_kpool_t *)calloc(1, sizeof *pool);
+  sched_t s;
+  memset(&s, 0, sizeof s);
+  s.g = g;
+  s.fn = &g->functions[fn];
+  s.weights = weights;
+  s.weights_size = weights ? weights_size : 0;
+  s.pool = pool;
+  uint32_t nv = s.fn->n_values ? s.fn->n_values : 1,
+           nn = s.fn->n_nodes ? s.fn->n_nodes : 1;
+  s.n_uses_outside = (uint32_t *)calloc(nv, sizeof(uint32_t));
+  s.group_of = (uint32_t *)calloc(nn, sizeof(uint32_t));
+  s.is_output = (uint8_t *)calloc(nv, 1);
+  if (!plan || !pool || !s.n_uses_outside || !s.group_of || !s.is_output) {
+    free(plan);
+    free(pool);
+    free(s.n_uses_outside);
+    free(s.group_of);
+    free(s.is_output);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.schedule",
+                           "out of memory");
+  }
+  for (uint32_t i = 0; i < s.fn->n_outputs; i++)
+    if (s.fn->outputs[i] < nv) s.is_output[s.fn->outputs[i]] = 1;
+
+  group_t *G = (group_t *)calloc(1, sizeof *G);
+  gemm_shape_t gs;
+  int red[DML_MAX_RANK] = {0};
+  memset(&gs, 0, sizeof gs);
+  for (uint32_t i = 0; G && i < s.fn->n_nodes; i++) {
+    const dml_pkg_node_t *n = &s.fn->nodes[i];
+    const dml_op_info_t *info = dml_op_info(n->op);
+    const dml_pkg_value_t *y = n->n_outputs ? val(&s, n->outputs[0]) : NULL;
+    if (info && (info->flags & DML_OPF_VIEW)) {
+      const dml_pkg_value_t *x = val(&s, n->inputs[0]);
+      if (is_view_alias(&s, n)) continue; /* nothing to run */
+      close_group(&s, G, &gs, red);
+      dml_klin_t l;
+      if (!x || !y || x->type.dtype != DML_DTYPE_F32 || x->offset % 4 || y->offset % 4)
+        unsupported(&s, i, "only f32 views are emitted", NULL);
+      else if (!type_numel(&y->type, &l))
+        unsupported(&s, i, "more than one symbolic dim", NULL);
+      else
+        emit_copy(&s, i);
+      continue;
+    }
+    if (ew_op(n->op)) {
+      const char *why = ew_reject(&s, n);
+      if (why) {
+        unsupported(&s, i, "%s", why);
+        continue;
+      }
+      int joined = 0;
+      if (G->n > 0 && G->n < 255 && same_type(&y->type, G->out) &&
+          consumes_group(&s, G, n)) {
+        G->nodes[G->n++] = i;
+        if (group_safe(&s, G))
+          joined = 1;
+        else
+          G->n--;
+      }
+      if (!joined) {
+        close_group(&s, G, &gs, red);
+        G->anchor = ANCHOR_NONE;
+        G->first = i;
+        G->nodes[0] = i;
+        G->n = 1;
+        G->out = &y->type;
+        if (!group_safe(&s, G)) close_group(&s, G, &gs, red); /* alone it is safe */
+      }
+      continue;
+    }
+    close_group(&s, G, &gs, red);
+    switch (n->op) {
+      case DML_OP_GEMM:
+      case DML_OP_MATMUL: {
+        const char *why = gemm_reject(&s, n, &gs);
+        if (why) {
+          unsupported(&s, i, "%s", why);
+          break;
+        }
+        G->anchor = ANCHOR_GEMM;
+        G->first = i;
+        G->nodes[0] = i;
+        G->n = 1;
+        G->out = &y->type;
+        if (!group_safe(&s, G)) {
+          unsupported(&s, i, "its result overlaps its operands in the memory plan", NULL);
+          G->n = 0;
+        }
+        break;
+      }
+      case DML_OP_REDUCE_SUM:
+      case DML_OP_REDUCE_MEAN:
+      case DML_OP_REDUCE_MAX:
+      case DML_OP_REDUCE_MIN: {
+        const dml_pkg_value_t *x = val(&s, n->inputs[0]);
+        dml_klin_t l;
+        const char *why = NULL;
+        if (!x || !y || x->type.dtype != DML_DTYPE_F32 || y->type.dtype != DML_DTYPE_F32)
+          why = "only f32 is emitted";
+        else if (!type_numel(&x->type, &l))
+          why = "more than one symbolic dim";
+        else
+          why = reduce_axes(&s, n, x->type.rank, red);
+        if (why) {
+          unsupported(&s, i, "%s", why);
+          break;
+        }
+        G->anchor = ANCHOR_REDUCE;
+        G->first = i;
+        G->nodes[0] = i;
+        G->n = 1;
+        G->out = &y->type;
+        break;
+      }
+      case DML_OP_SOFTMAX:
+      case DML_OP_LOG_SOFTMAX: {
+        const dml_pkg_value_t *x = val(&s, n->inputs[0]);
+        dml_klin_t l;
+        if (!x || !y || x->type.dtype != DML_DTYPE_F32)
+          unsupported(&s, i, "only f32 is emitted", NULL);
+        else if (!type_numel(&x->type, &l))
+          unsupported(&s, i, "more than one symbolic dim", NULL);
+        else
+          emit_softmax(&s, i);
+        break;
+      }
+      default: unsupported(&s, i, "no GPU kernel for this op", NULL); break;
+    }
+  }
+  int g_oom = !G;
+  if (G) close_group(&s, G, &gs, red);
+  free(G);
+  free(s.n_uses_outside);
+  free(s.group_of);
+  free(s.is_output);
+  dml_status_t err = s.err;
+  if (!err && pool->failed)
+    err = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.schedule",
+                          "out of memory");
+  if (!err && g_oom)
+    err = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.schedule",
+                          "out of memory");
+  if (err) {
+    dml_kpool_free(pool);
+    free(pool);
+    free(plan);
+    return err;
+  }
+  plan->function = fn;
+  plan->n_kernels = s.n_kernels;
+  plan->kernels = s.kernels;
+  plan->n_symbols = g->n_symbols;
+  plan->pool_ = pool;
+  *out_plan = plan;
+  return DML_OK;
+}
+
+void dml_kplan_release(dml_kplan_t *p) {
+  if (!p) return;
+  if (p->pool_) {
+    dml_kpool_free(p->pool_);
+    free(p->pool_);
+  }
+  free(p);
+}

@@ -1,0 +1,153 @@
+/* targets.c — GPU targets' op lists and the package's kernel sections
+ * (dml_codegen.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_codegen.h"
+#include "dml_kpkg.h"
+
+int dml_codegen_supports(const char *target, dml_op_t op) {
+  /* Metal's kernels are translated from the same SPIR-V: one list. */
+  if (!target || (strcmp(target, "vulkan") && strcmp(target, "metal"))) return 0;
+  return dml_kschedule_handles(op);
+}
+
+dml_status_t dml_codegen_check_ops(const char *target, const dml_pkg_graph_t *g) {
+  uint32_t count[DML_OP_COUNT_];
+  memset(count, 0, sizeof count);
+  for (uint32_t f = 0; f < g->n_functions; f++)
+    for (uint32_t i = 0; i < g->functions[f].n_nodes; i++) {
+      dml_op_t op = g->functions[f].nodes[i].op;
+      if ((unsigned)op < DML_OP_COUNT_ && !dml_codegen_supports(target, op)) count[op]++;
+    }
+  dml_status_t s = DML_OK;
+  for (int op = 0; op < DML_OP_COUNT_; op++) {
+    if (!count[op]) continue;
+    if (!s)
+      s = dml_status_make(
+          DML_STATUS_UNIMPLEMENTED,
+          !strcmp(target, "metal") ? "codegen.metal" : "codegen.vulkan",
+          "target '%s' cannot emit every op of the model (no CPU fall-back)", target);
+    s = dml_status_detail(s, "%s: %u node%s", dml_op_name((dml_op_t)op), count[op],
+                          count[op] == 1 ? "" : "s");
+  }
+  return s;
+}
+
+static void to_lin(dml_klin_t l, dml_kpkg_lin_t *o) {
+  o->c0 = l.c0;
+  o->c = l.c;
+  o->sym = l.sym;
+}
+
+static void free_kpkg_code(dml_kpkg_t *k) {
+  for (uint32_t f = 0; f < k->n_functions; f++) {
+    for (uint32_t i = 0; i < k->functions[f].n_kernels; i++) {
+      free((void *)k->functions[f].kernels[i].code);
+      free(k->functions[f].kernels[i].nodes);
+    }
+    free(k->functions[f].kernels);
+  }
+  free(k->functions);
+}
+
+/* Renders the kernels of plan `p` into target tables' function `f`. */
+static dml_status_t render(const dml_kplan_t *p, uint32_t n_symbols,
+                           dml_kpkg_function_t *fs, dml_kpkg_function_t *fm) {
+  for (uint32_t i = 0; i < p->n_kernels; i++) {
+    const dml_kernel_t *K = &p->kernels[i];
+    dml_kpkg_function_t *fns[2] = {fs, fm};
+    for (int t = 0; t < 2; t++) {
+      if (!fns[t]) continue;
+      dml_kpkg_kernel_t *o = &fns[t]->kernels[i];
+      snprintf(o->name, sizeof o->name, "%s", K->name);
+      o->kind = (uint32_t)K->kind;
+      o->n_nodes = K->n_nodes;
+      o->nodes = (uint32_t *)malloc(K->n_nodes * sizeof(uint32_t));
+      if (!o->nodes)
+        return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen", "out of memory");
+      memcpy(o->nodes, K->nodes, K->n_nodes * sizeof(uint32_t));
+      memcpy(o->local, K->local, sizeof o->local);
+      for (int d = 0; d < 3; d++) to_lin(K->items[d], &o->items[d]);
+      to_lin(K->flops, &o->flops);
+      to_lin(K->bytes, &o->bytes);
+    }
+    char *glsl = NULL;
+    uint32_t *words = NULL;
+    size_t nw = 0;
+    DML_RETURN_IF_ERROR(dml_codegen_glsl(K, n_symbols, &glsl));
+    dml_status_t s = dml_codegen_spirv(glsl, K->name, &words, &nw);
+    free(glsl);
+    if (s) return s;
+    if (fm) {
+      char *msl = NULL;
+      s = dml_codegen_msl(words, nw, K->name, &msl);
+      if (s) {
+        free(words);
+        return s;
+      }
+      fm->kernels[i].code = (const uint8_t *)msl;
+      fm->kernels[i].code_bytes = (uint32_t)strlen(msl);
+    }
+    if (fs) {
+      fs->kernels[i].code = (const uint8_t *)words;
+      fs->kernels[i].code_bytes = (uint32_t)(nw * 4);
+    } else {
+      free(words);
+    }
+  }
+  return DML_OK;
+}
+
+dml_status_t dml_codegen_sections(const dml_pkg_graph_t *g, const uint8_t *weights,
+                                  uint64_t weights_size, int want_spirv, int want_msl,
+                                  FILE *print, void **out_spirv, size_t *out_spirv_size,
+                                  void **out_msl, size_t *out_msl_size) {
+  if (want_spirv) DML_RETURN_IF_ERROR(dml_codegen_check_ops("vulkan", g));
+  if (want_msl) DML_RETURN_IF_ERROR(dml_codegen_check_ops("metal", g));
+  dml_kpkg_t ks = {DML_KPKG_TARGET_SPIRV, 0, NULL}, km = {DML_KPKG_TARGET_MSL, 0, NULL};
+  dml_status_t s = DML_OK;
+  uint32_t nf = g->n_functions;
+  if (nf) {
+    ks.functions = (dml_kpkg_function_t *)calloc(nf, sizeof *ks.functions);
+    km.functions = (dml_kpkg_function_t *)calloc(nf, sizeof *km.functions);
+    if (!ks.functions || !km.functions)
+      s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen", "out of memory");
+  }
+  for (uint32_t f = 0; !s && f < nf; f++) {
+    dml_kplan_t *p = NULL;
+    s = dml_kschedule(g, f, weights, weights_size, &p);
+    if (s) break;
+    if (print) dml_kplan_print(p, g, print);
+    dml_kpkg_function_t *fs = want_spirv ? &ks.functions[f] : NULL;
+    dml_kpkg_function_t *fm = want_msl ? &km.functions[f] : NULL;
+    dml_kpkg_function_t *both[2] = {fs, fm};
+    for (int t = 0; t < 2 && !s; t++) {
+      if (!both[t]) continue;
+      both[t]->function = f;
+      both[t]->kernels = p->n_kernels ? (dml_kpkg_kernel_t *)calloc(
+                                            p->n_kernels, sizeof(dml_kpkg_kernel_t))
+                                      : NULL;
+      if (p->n_kernels && !both[t]->kernels)
+        s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen", "out of memory");
+      else
+        both[t]->n_kernels = p->n_kernels;
+    }
+    ks.n_functions = km.n_functions = f + 1;
+    if (!s) s = render(p, g->n_symbols, fs, fm);
+    if (s) s = dml_status_annotate(s, "function '%s'", g->functions[f].name);
+    dml_kplan_release(p);
+  }
+  if (!want_spirv) ks.n_functions = 0;
+  if (!want_msl) km.n_functions = 0;
+  if (!s && want_spirv) s = dml_kpkg_encode(&ks, out_spirv, out_spirv_size);
+  if (!s && want_msl) s = dml_kpkg_encode(&km, out_msl, out_msl_size);
+  if (s && want_spirv && *out_spirv) {
+    free(*out_spirv);
+    *out_spirv = NULL;
+  }
+  ks.n_functions = want_spirv ? ks.n_functions : 0;
+  free_kpkg_code(&ks);
+  free_kpkg_code(&km);
+  return s;
+}

@@ -1,0 +1,104 @@
+/*
+ * dml_kpkg.h — the per-target kernel sections of a .dmlpkg package
+ * ("kernels.spirv", "kernels.msl"): for each function, its kernels in
+ * execution order, the graph nodes each one holds, its launch geometry and
+ * its code. docs/package-format.md gives the byte layout; this is its one
+ * implementation, shared by the compiler (encode) and the runtime (decode,
+ * which treats the bytes as untrusted).
+ *
+ * Ownership: dml_kpkg_decode() hands the caller a table it must
+ * dml_kpkg_release(); its `code` pointers lend into the section's bytes
+ * (valid while they are), everything else is owned by the table.
+ * dml_kpkg_encode() hands the caller malloc'd bytes to free().
+ *
+ * Errors (op "pkg.load"): DATA_LOSS naming the function, kernel and byte
+ * offset of what is wrong; RESOURCE_EXHAUSTED.
+ */
+#ifndef DML_KPKG_H_
+#define DML_KPKG_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dml_pkg.h"
+#include "dml_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DML_KPKG_MAGIC 0x4B4C4D44u /* "DMLK" little-endian */
+#define DML_KPKG_VERSION 1u
+#define DML_KPKG_NAME_BYTES 32
+#define DML_KPKG_MAX_KERNELS (1u << 20)
+#define DML_KPKG_MAX_CODE_BYTES (64u << 20)
+#define DML_KPKG_MAX_LOCAL 1024u /* invocations per workgroup */
+#define DML_KPKG_MAX_SYMBOLS 32u /* push-constant words (128 bytes) */
+
+typedef enum dml_kpkg_target {
+  DML_KPKG_TARGET_SPIRV = 1, /* code: SPIR-V words (Vulkan 1.1, SPIR-V 1.3) */
+  DML_KPKG_TARGET_MSL = 2,   /* code: Metal Shading Language 2.1 source */
+} dml_kpkg_target_t;
+
+/* The section tag of a target ("kernels.spirv", "kernels.msl"). */
+const char *dml_kpkg_section_tag(dml_kpkg_target_t t);
+
+/* A count c0 + c * (sym < 0 ? 1 : run-time value of symbol sym). */
+typedef struct dml_kpkg_lin {
+  int64_t c0, c;
+  int32_t sym;
+} dml_kpkg_lin_t;
+
+typedef struct dml_kpkg_kernel {
+  char name[DML_KPKG_NAME_BYTES]; /* NUL-terminated; the code's entry point */
+  uint32_t kind;                  /* 1 elementwise, 2 gemm, 3 reduce, 4 softmax */
+  uint32_t n_nodes;
+  uint32_t *nodes;         /* node indices of the function, strictly increasing */
+  uint32_t local[3];       /* workgroup size, product <= DML_KPKG_MAX_LOCAL */
+  dml_kpkg_lin_t items[3]; /* invocations; groups = ceil(items / local) */
+  dml_kpkg_lin_t flops;    /* estimated floating-point operations per run */
+  dml_kpkg_lin_t bytes;    /* estimated bytes read and written per run */
+  uint32_t code_bytes;
+  const uint8_t *code;
+} dml_kpkg_kernel_t;
+
+typedef struct dml_kpkg_function {
+  uint32_t function; /* index in the graph */
+  uint32_t n_kernels;
+  dml_kpkg_kernel_t *kernels;
+} dml_kpkg_function_t;
+
+typedef struct dml_kpkg {
+  dml_kpkg_target_t target;
+  uint32_t n_functions;
+  dml_kpkg_function_t *functions;
+} dml_kpkg_t;
+
+/* Serializes `k` into malloc'd bytes. Errors: INVALID_ARGUMENT,
+ * RESOURCE_EXHAUSTED. */
+dml_status_t dml_kpkg_encode(const dml_kpkg_t *k, void **out_bytes, size_t *out_size);
+
+/* Parses and validates a kernel section of `size` bytes for `target`
+ * against the decoded graph `g`: magic and version; counts within the
+ * bytes; function indices in range and unique; each kernel's node indices
+ * in range and strictly increasing across the function's kernels; every
+ * node not held by a kernel a view op; workgroup sizes in 1..1024 (product
+ * too); symbols in range; counts non-negative and below 2^32; code present
+ * (SPIR-V: a multiple of 4 bytes starting with the magic word 0x07230203;
+ * MSL: text without NUL bytes). */
+dml_status_t dml_kpkg_decode(const void *bytes, size_t size, dml_kpkg_target_t target,
+                             const dml_pkg_graph_t *g, dml_kpkg_t **out_kpkg);
+
+/* The kernels of graph function `fn`, or NULL. */
+const dml_kpkg_function_t *dml_kpkg_find_function(const dml_kpkg_t *k, uint32_t fn);
+
+/* Evaluates a count for the symbols' values (n entries); -1 when the
+ * symbol is out of range. */
+int64_t dml_kpkg_lin_eval(dml_kpkg_lin_t l, const int64_t *sym, uint32_t n);
+
+void dml_kpkg_release(dml_kpkg_t *k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_KPKG_H_ */

@@ -1,0 +1,302 @@
+/* test_codegen.c — the scheduler's grouping, the GPU targets' op lists and
+ * errors, SPIR-V determinism, MSL golden files, and the kernel sections of
+ * a package as untrusted bytes (dml_kpkg_decode). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_test_util.h"
+#include "dml_codegen.h"
+#include "dml_kernel.h"
+#include "dml_kpkg.h"
+#include "dml_pkg.h"
+#include "dml_rt.h"
+
+/* An MLP layer with a fused epilogue, a broadcasting elementwise chain, a
+ * reduction with an epilogue, softmax, log-softmax. */
+static const char k_mix[] =
+    "sym batch <= 16\n"
+    "global @w : f32[8,6] param\n"
+    "global @b : f32[6] param = dense<[0.25, 0.5, -1.0, 1.5, 0.0, -0.5]>\n"
+    "global @s : f32[6] = dense<[2.0, 3.0, 4.0, 5.0, 6.0, 7.0]>\n"
+    "func @forward(%x: f32[batch,8]) -> (f32[batch,6], f32[batch,6], f32[batch,1], "
+    "f32[batch,6]) {\n"
+    "  %g = Gemm(%x, @w, @b) : f32[batch,6]\n"
+    "  %r = Relu(%g) : f32[batch,6]\n"
+    "  %m = Mul(%r, @s) : f32[batch,6]\n"
+    "  %t = Tanh(%m) : f32[batch,6]\n"
+    "  %sm = Softmax(%t) {axis = 1} : f32[batch,6]\n"
+    "  %red = ReduceMean(%m) {axes = [1], keepdims = 1} : f32[batch,1]\n"
+    "  %e = Exp(%red) : f32[batch,1]\n"
+    "  %ls = LogSoftmax(%r) {axis = -1} : f32[batch,6]\n"
+    "  return %sm, %t, %e, %ls\n"
+    "}\n";
+
+static dml_pkg_graph_t *graph_of(const void *bytes, size_t size, dml_pkg_t *pkg) {
+  dml_pkg_graph_t *g = NULL;
+  CHECK_OK(dml_pkg_parse(bytes, size, pkg));
+  const dml_pkg_section_t *gs = dml_pkg_find_section(pkg, "graph");
+  const dml_pkg_section_t *ws = dml_pkg_find_section(pkg, "weights");
+  CHECK(gs != NULL);
+  if (gs) CHECK_OK(dml_pkg_graph_decode(gs->data, gs->size, ws ? ws->size : 0, &g));
+  return g;
+}
+
+static void test_schedule_groups(void) {
+  size_t n = 0;
+  void *bytes = cg_package(k_mix, NULL, &n);
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = graph_of(bytes, n, &pkg);
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  dml_kplan_t *p = NULL;
+  CHECK_OK(dml_kschedule(g, 0, ws ? ws->data : NULL, ws ? ws->size : 0, &p));
+  if (p) {
+    /* gemm+relu+mul+tanh | softmax | reduce+exp | logsoftmax */
+    CHECK(p->n_kernels == 4);
+    if (p->n_kernels == 4) {
+      CHECK(p->kernels[0].kind == DML_KK_GEMM && p->kernels[0].n_nodes == 4);
+      CHECK(p->kernels[1].kind == DML_KK_SOFTMAX && p->kernels[1].n_nodes == 1);
+      CHECK(p->kernels[2].kind == DML_KK_REDUCE && p->kernels[2].n_nodes == 2);
+      CHECK(p->kernels[3].kind == DML_KK_SOFTMAX);
+      CHECK(p->kernels[0].items[1].sym == 0 && p->kernels[0].items[0].c == 6);
+      int64_t b = 4;
+      /* 2*M*N*K flops of the GEMM plus one per element per epilogue node */
+      CHECK(dml_klin_eval(p->kernels[0].flops, &b, 1) == 2 * 4 * 6 * 8 + 3 * 4 * 6);
+    }
+    char *text = NULL;
+    size_t tn = 0;
+    FILE *f = open_memstream(&text, &tn);
+    dml_kplan_print(p, g, f);
+    fclose(f);
+    CHECK(strstr(text, "kernel k0_gemm (gemm) items=(6,1*batch,1) local=(16,16,1)") !=
+          NULL);
+    CHECK(strstr(text, "nodes: 0:Gemm 1:Relu 2:Mul 3:Tanh") != NULL);
+    CHECK(strstr(text, "barrier") != NULL);
+    CHECK(strstr(text, "kernel k2_reduce (reduce)") != NULL);
+    /* the Relu result feeds the log-softmax kernel: it is stored */
+    CHECK(strstr(text, "= r1\n") != NULL);
+    free(text);
+    /* every kernel renders, compiles, validates; twice gives the same words */
+    for (uint32_t k = 0; k < p->n_kernels; k++) {
+      char *glsl = NULL;
+      uint32_t *w1 = NULL, *w2 = NULL;
+      size_t n1 = 0, n2 = 0;
+      CHECK_OK(dml_codegen_glsl(&p->kernels[k], g->n_symbols, &glsl));
+      if (!glsl) continue;
+      CHECK(strstr(glsl, "pc.sym[0]") != NULL); /* the batch is a push constant */
+      CHECK_OK(dml_codegen_spirv(glsl, p->kernels[k].name, &w1, &n1));
+      CHECK_OK(dml_codegen_spirv(glsl, p->kernels[k].name, &w2, &n2));
+      CHECK(w1 && w2 && n1 == n2 && n1 > 5 && !memcmp(w1, w2, n1 * 4));
+      if (w1) CHECK(w1[0] == 0x07230203u);
+      free(glsl);
+      free(w1);
+      free(w2);
+    }
+    dml_kplan_release(p);
+  }
+  dml_pkg_graph_release(g);
+  free(bytes);
+}
+
+static void test_unsupported_ops_listed(void) {
+  size_t n = 0;
+  void *bytes = cg_package(
+      "func @forward(%x: f32[1,1,4,4], %w: f32[2,1,3,3]) -> (f32[1,2,2,2]) {\n"
+      "  %c = Conv(%x, %w, _) : f32[1,2,2,2]\n"
+      "  %p = MaxPool(%c) {kernel_shape = [1, 1]} : f32[1,2,2,2]\n"
+      "  %r = Relu(%p) : f32[1,2,2,2]\n"
+      "  return %r\n}\n",
+      NULL, &n);
+  if (!bytes) return;
+  void *copy = malloc(n);
+  memcpy(copy, bytes, n);
+  CHECK_ERROR(dml_compile_add_kernels("cpu,vulkan", NULL, &copy, &n),
+              DML_STATUS_UNIMPLEMENTED, "target 'vulkan' cannot emit every op");
+  CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
+              "Conv: 1 node");
+  CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
+              "MaxPool: 1 node");
+  CHECK_ERROR(dml_compile_add_kernels("cuda", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
+              "target 'cuda' is not implemented");
+  CHECK(dml_codegen_supports("vulkan", DML_OP_GEMM));
+  CHECK(!dml_codegen_supports("vulkan", DML_OP_CONV));
+  CHECK(!dml_codegen_supports("cuda", DML_OP_GEMM));
+  free(copy);
+  free(bytes);
+}
+
+/* Reads a whole file; NULL when absent. */
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = (char *)malloc((size_t)n + 1);
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
+  if (b) b[n] = 0;
+  fclose(f);
+  return b;
+}
+
+/* The MSL of a small elementwise kernel against tests/codegen/golden/
+ * (DMLC_UPDATE_GOLDEN=1 rewrites the file). */
+static void test_msl_golden(void) {
+  size_t n = 0;
+  void *bytes = cg_package(
+      "sym batch <= 8\n"
+      "global @b : f32[4] = dense<[1.0, 2.0, 3.0, 4.0]>\n"
+      "func @forward(%x: f32[batch,4]) -> (f32[batch,4]) {\n"
+      "  %a = Add(%x, @b) : f32[batch,4]\n"
+      "  %s = Sigmoid(%a) : f32[batch,4]\n"
+      "  return %s\n}\n",
+      "vulkan,metal", &n);
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = graph_of(bytes, n, &pkg);
+  const dml_pkg_section_t *ms = dml_pkg_find_section(&pkg, "kernels.msl");
+  const dml_pkg_section_t *ss = dml_pkg_find_section(&pkg, "kernels.spirv");
+  CHECK(ms && ss && g);
+  dml_kpkg_t *k = NULL;
+  if (ms && g) CHECK_OK(dml_kpkg_decode(ms->data, ms->size, DML_KPKG_TARGET_MSL, g, &k));
+  if (k) {
+    CHECK(k->n_functions == 1 && k->functions[0].n_kernels == 1);
+    const dml_kpkg_kernel_t *K = &k->functions[0].kernels[0];
+    CHECK(K->n_nodes == 2 && !strcmp(K->name, "k0_elementwise"));
+    char *msl = (char *)malloc(K->code_bytes + 1);
+    memcpy(msl, K->code, K->code_bytes);
+    msl[K->code_bytes] = 0;
+    CHECK(strstr(msl, "kernel void k0_elementwise(") != NULL);
+    CHECK(strstr(msl, "[[buffer(0)]]") && strstr(msl, "[[buffer(1)]]") &&
+          strstr(msl, "[[buffer(2)]]"));
+    char path[1024];
+    dml_test_path("DMLC_SOURCE_DIR", "tests/codegen/golden/add_sigmoid.msl", path,
+                  sizeof path);
+    if (getenv("DMLC_UPDATE_GOLDEN")) {
+      FILE *f = fopen(path, "wb");
+      CHECK(f != NULL);
+      if (f) {
+        fputs(msl, f);
+        fclose(f);
+      }
+    }
+    char *want = read_text(path);
+    CHECK(want != NULL);
+    if (want && strcmp(want, msl)) {
+      fprintf(stderr, "MSL differs from %s:\n%s\n", path, msl);
+      CHECK(0);
+    }
+    free(want);
+    free(msl);
+    dml_kpkg_release(k);
+  }
+  dml_pkg_graph_release(g);
+  free(bytes);
+}
+
+/* Every byte-level corruption of a kernel section is DATA_LOSS. */
+static void test_kpkg_untrusted(void) {
+  size_t n = 0;
+  void *bytes = cg_package(k_mix, "vulkan", &n);
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = graph_of(bytes, n, &pkg);
+  const dml_pkg_section_t *ss = dml_pkg_find_section(&pkg, "kernels.spirv");
+  CHECK(ss != NULL && g != NULL);
+  if (!ss || !g) {
+    dml_pkg_graph_release(g);
+    free(bytes);
+    return;
+  }
+  dml_kpkg_t *k = NULL;
+  CHECK_OK(dml_kpkg_decode(ss->data, ss->size, DML_KPKG_TARGET_SPIRV, g, &k));
+  CHECK(k && k->n_functions == 1 && k->functions[0].n_kernels == 4);
+  /* encode(decode(x)) == x */
+  void *re = NULL;
+  size_t rn = 0;
+  if (k) CHECK_OK(dml_kpkg_encode(k, &re, &rn));
+  CHECK(re && rn == ss->size && !memcmp(re, ss->data, rn));
+  free(re);
+  dml_kpkg_release(k);
+  CHECK_ERROR(dml_kpkg_decode(ss->data, ss->size, DML_KPKG_TARGET_MSL, g, &k),
+              DML_STATUS_DATA_LOSS, "wrong target");
+  uint8_t *b = (uint8_t *)malloc(ss->size);
+  size_t sz = ss->size;
+  /* truncation at every length */
+  for (size_t cut = 0; cut < sz; cut += (cut < 256 ? 1 : 97)) {
+    dml_kpkg_t *kk = NULL;
+    dml_status_t s = dml_kpkg_decode(ss->data, cut, DML_KPKG_TARGET_SPIRV, g, &kk);
+    CHECK(s && dml_status_code(s) == DML_STATUS_DATA_LOSS);
+    dml_status_free(s);
+    dml_kpkg_release(kk);
+  }
+  memcpy(b, ss->data, sz);
+  b[0] ^= 1;
+  CHECK_ERROR(dml_kpkg_decode(b, sz, DML_KPKG_TARGET_SPIRV, g, &k), DML_STATUS_DATA_LOSS,
+              "bad magic");
+  /* first kernel's first node index (after header 16, fn 8, name 32, kind+count 8) */
+  memcpy(b, ss->data, sz);
+  b[16 + 8 + 32 + 8] = 200;
+  CHECK_ERROR(dml_kpkg_decode(b, sz, DML_KPKG_TARGET_SPIRV, g, &k), DML_STATUS_DATA_LOSS,
+              "node indices out of range");
+  /* workgroup size 0 */
+  memcpy(b, ss->data, sz);
+  memset(b + 16 + 8 + 32 + 8 + 4 * 4, 0, 4);
+  CHECK_ERROR(dml_kpkg_decode(b, sz, DML_KPKG_TARGET_SPIRV, g, &k), DML_STATUS_DATA_LOSS,
+              "workgroup size");
+  /* the SPIR-V magic word of the first kernel: after local 12 + 5 lins 120 + size 4 */
+  memcpy(b, ss->data, sz);
+  b[16 + 8 + 32 + 8 + 4 * 4 + 12 + 120 + 4] ^= 0xFF;
+  CHECK_ERROR(dml_kpkg_decode(b, sz, DML_KPKG_TARGET_SPIRV, g, &k), DML_STATUS_DATA_LOSS,
+              "not a SPIR-V module");
+  free(b);
+  dml_pkg_graph_release(g);
+  free(bytes);
+}
+
+/* The runtime's loader validates kernel sections (a corrupted SPIR-V
+ * section is a clear load error). */
+static void test_loader_checks_kernels(void) {
+  size_t n = 0;
+  void *bytes = cg_package(k_mix, "vulkan,metal", &n);
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  CHECK_OK(dml_pkg_parse(bytes, n, &pkg));
+  /* rebuild the package with a corrupted kernels.spirv (valid CRCs) */
+  dml_pkg_writer_t *w = NULL;
+  CHECK_OK(dml_pkg_writer_create(&w));
+  uint8_t *bad = NULL;
+  for (uint32_t i = 0; i < pkg.n_sections; i++) {
+    const dml_pkg_section_t *s = &pkg.sections[i];
+    const void *d = s->data;
+    if (!strcmp(s->tag, "kernels.spirv")) {
+      bad = (uint8_t *)malloc(s->size);
+      memcpy(bad, s->data, s->size);
+      bad[16 + 8 + 32 + 8 + 4 * 4 + 12 + 120 + 4] ^= 0xFF;
+      d = bad;
+    }
+    CHECK_OK(dml_pkg_writer_add_section(w, s->tag, d, s->size, s->alignment));
+  }
+  void *nb = NULL;
+  size_t nn = 0;
+  CHECK_OK(dml_pkg_writer_finish_memory(w, &nb, &nn));
+  dml_pkg_writer_release(w);
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  dml_rt_model_release(m);
+  CHECK_ERROR(dml_rt_model_load_memory(nb, nn, &m), DML_STATUS_DATA_LOSS,
+              "section 'kernels.spirv' is corrupt: not a SPIR-V module");
+  free(bad);
+  free(nb);
+  free(bytes);
+}
+
+int main(void) {
+  RUN(test_schedule_groups);
+  RUN(test_unsupported_ops_listed);
+  RUN(test_msl_golden);
+  RUN(test_kpkg_untrusted);
+  RUN(test_loader_checks_kernels);
+  return dml_test_finish();
+}
