@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Load test of `dmlc serve` on loopback (bench/RESULTS.md, "Serving"):
-# fashion_mlp, wrk with bench/serve_infer.lua posting Fashion-MNIST test
+# the serving object alone first (bench/dml_serve_bench.c, 64 threads), then
+# fashion_mlp over HTTP: wrk with bench/serve_infer.lua posting Fashion-MNIST test
 # images (one image per request) at 64 connections, with --batch-size 32
 # and --batch-size 1; then the malformed-request fuzz pass (bench/serve_fuzz.py).
 #   bash bench/run_serve_bench.sh [DMLC [SECONDS [INSTANCES]]]
@@ -44,7 +45,17 @@ stop_server() { # SIGTERM, expect exit 0 and the statistics line
   fi
 }
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# The serving object alone (C API, no HTTP): 64 callers of one-row requests.
+SB="$(dirname "$DMLC")/../bench/dml_serve_bench"
+X=../shared/models/fashion_mlp_io/input_1.npy
+if [ -x "$SB" ] && [ -f "$X" ]; then
+  for bs in 32 1; do
+    echo "== C API: dml_serve_bench --threads 64 --seconds 10 --batch-size $bs --instances $INST"
+    "$SB" "$W/fashion_mlp.dmlpkg" "$X" --threads 64 --seconds 10 --batch-size "$bs" \
+      --batch-timeout-ms 1 --instances "$INST"
+  done
+fi
 for bs in 32 1; do
   echo "== --batch-size $bs --batch-timeout-ms 1 --instances $INST: wrk -t2 -c64 -d${SECS}s"
   start_server --batch-size "$bs" --batch-timeout-ms 1 --instances "$INST"
