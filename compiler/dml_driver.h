@@ -1,5 +1,6 @@
 /*
- * dml_driver.h — compile an ONNX model into a .dmlpkg package.
+ * dml_driver.h — compile an ONNX model (or an IR module from another
+ * frontend) into a .dmlpkg package.
  *
  * The whole pipeline as a library call: ONNX import (frontends/onnx), the
  * default pass pipeline (shape-infer, const-fold, cse, dce, mem-plan), then
@@ -106,6 +107,29 @@ dml_status_t dml_compile_onnx_memory(const void *data, size_t len, const char *b
  * targets; DATA_LOSS for bytes that are not a package. */
 dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
                                      void **bytes, size_t *size);
+
+/* Compiles an IR module built by any frontend (e.g. dml_layers_model_to_ir
+ * of frontends/layers) into the package `out_path` (atomically): the
+ * default pass pipeline, the target check and the emitter, as for ONNX.
+ * The module is optimized in place (the caller still releases it).
+ * opts->batch_bound, when not 0, replaces the bound of every input symbol;
+ * 0 keeps the module's bounds (the package's meta records the largest).
+ * The ONNX import options (bind, input_shapes, sequence_inputs,
+ * optional_inputs) do not apply: setting them is INVALID_ARGUMENT.
+ * `source_name` goes into the meta section (may be NULL). Targets and
+ * opts->train work as for ONNX. Errors: those of every pass, of the
+ * emitter and of the targets (as dml_compile_onnx_file); INVALID_ARGUMENT
+ * for a bad batch bound or a NULL module. */
+dml_status_t dml_compile_module(dml_ir_module_t *module, const char *source_name,
+                                const char *out_path, const dml_compile_options_t *opts,
+                                dml_compile_report_t *out_report);
+
+/* As dml_compile_module, into a malloc'd package in memory (the caller
+ * free()s *out_package), ready for dml_rt_model_load_memory(). */
+dml_status_t dml_compile_module_memory(dml_ir_module_t *module, const char *source_name,
+                                       const dml_compile_options_t *opts,
+                                       void **out_package, size_t *out_size,
+                                       dml_compile_report_t *out_report);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* driver.c — ONNX -> IR -> default pass pipeline -> .dmlpkg (dml_driver.h). */
+/* driver.c — ONNX (or an IR module) -> default pass pipeline -> .dmlpkg
+ * (dml_driver.h). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -303,6 +304,78 @@ dml_status_t dml_compile_onnx_memory(const void *data, size_t len, const char *b
   size_t size = 0;
   dml_status_t s = optimize_and_emit(m, &o, source_name, NULL, &bytes, &size, out_report);
   dml_ir_module_release(m);
+  if (s) {
+    if (source_name) s = dml_status_annotate(s, "compiling '%s'", source_name);
+    return s;
+  }
+  if (out_report) {
+    out_report->package_bytes = (uint64_t)size;
+    out_report->compile_ms = now_ms() - t0;
+  }
+  *out_package = bytes;
+  *out_size = size;
+  return DML_OK;
+}
+
+/* ==== modules from other frontends ====================================== */
+
+/* Checks the options of a module compile and applies the batch bound. */
+static dml_status_t module_options(dml_ir_module_t *m, const dml_compile_options_t *opts,
+                                   dml_compile_options_t *o) {
+  if (!m)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                           "dml_compile_module: NULL module");
+  if (opts && (opts->n_bind || opts->n_input_shapes || opts->n_sequence_inputs ||
+               opts->n_optional_inputs))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                           "ONNX import options (bind, input_shapes, sequence_inputs, "
+                           "optional_inputs) do not apply to an IR module");
+  int64_t want = opts ? opts->batch_bound : 0;
+  DML_RETURN_IF_ERROR(normalize_options(opts, o));
+  int64_t largest = 0;
+  for (uint32_t i = 0; i < m->n_symbols; i++) {
+    if (m->symbols[i].flags & DML_IR_SYMBOL_DATA_DEPENDENT) continue;
+    if (want) m->symbols[i].bound = want;
+    if (m->symbols[i].bound > largest) largest = m->symbols[i].bound;
+  }
+  o->batch_bound = want ? want : largest;
+  return DML_OK;
+}
+
+dml_status_t dml_compile_module(dml_ir_module_t *module, const char *source_name,
+                                const char *out_path, const dml_compile_options_t *opts,
+                                dml_compile_report_t *out_report) {
+  if (!out_path)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                           "dml_compile_module: NULL output path");
+  double t0 = now_ms();
+  dml_compile_options_t o;
+  DML_RETURN_IF_ERROR(module_options(module, opts, &o));
+  dml_status_t s =
+      optimize_and_emit(module, &o, source_name, out_path, NULL, NULL, out_report);
+  if (!s && out_report) {
+    struct stat st;
+    if (stat(out_path, &st) == 0) out_report->package_bytes = (uint64_t)st.st_size;
+    out_report->compile_ms = now_ms() - t0;
+  }
+  if (s && source_name) s = dml_status_annotate(s, "compiling '%s'", source_name);
+  return s;
+}
+
+dml_status_t dml_compile_module_memory(dml_ir_module_t *module, const char *source_name,
+                                       const dml_compile_options_t *opts,
+                                       void **out_package, size_t *out_size,
+                                       dml_compile_report_t *out_report) {
+  if (!out_package || !out_size)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                           "dml_compile_module_memory: NULL output argument");
+  double t0 = now_ms();
+  dml_compile_options_t o;
+  DML_RETURN_IF_ERROR(module_options(module, opts, &o));
+  void *bytes = NULL;
+  size_t size = 0;
+  dml_status_t s =
+      optimize_and_emit(module, &o, source_name, NULL, &bytes, &size, out_report);
   if (s) {
     if (source_name) s = dml_status_annotate(s, "compiling '%s'", source_name);
     return s;
