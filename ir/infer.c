@@ -29,6 +29,7 @@
 
 #include "dml_einsum.h"
 #include "dml_ir_infer.h"
+#include "dml_tfidf.h"
 
 #define INVALID DML_STATUS_INVALID_ARGUMENT
 #define UNIMPL DML_STATUS_UNIMPLEMENTED
@@ -3300,6 +3301,24 @@ static dml_status_t infer_mel(ictx_t *c) {
   return DML_OK;
 }
 
+/* TfIdfVectorizer (opset 9): X i32/i64 [C] or [N, C] -> f32 [K] or
+ * [N, K], K = max(ngram_indexes) + 1; the attributes are checked by
+ * dml_tfidf_parse (runtime/base/dml_tfidf.h). String pools: UNIMPLEMENTED. */
+static dml_status_t infer_tfidf(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, 2));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_INDEX));
+  dml_tfidf_t t;
+  char why[256];
+  int rc = dml_tfidf_parse(c->n->attrs, c->n->n_attrs, &t, why, sizeof(why));
+  if (rc) return fail(c, rc > 0 ? UNIMPL : INVALID, "%s", why);
+  const dml_type_t *x = in_t(c, 0);
+  dml_type_t o = mk(DML_DTYPE_F32, x->rank);
+  if (x->rank == 2) o.dims[0] = x->dims[0];
+  o.dims[x->rank - 1] = D(t.out_size);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
 /* ==== random ops ======================================================== */
 
 /* RandomUniform/RandomNormal: the `shape` attribute (required) and `dtype`
@@ -3632,6 +3651,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_DFT: return infer_dft(c);
     case DML_OP_STFT: return infer_stft(c);
     case DML_OP_MEL_WEIGHT_MATRIX: return infer_mel(c);
+    case DML_OP_TF_IDF_VECTORIZER: return infer_tfidf(c);
     case DML_OP_ADAGRAD:
     case DML_OP_MOMENTUM:
     case DML_OP_ADAM: return infer_optimizer(c);

@@ -748,6 +748,25 @@ def gen_optional():
          "opt_none_consumed.onnx")
 
 
+def gen_tfidf():
+    """TfIdfVectorizer (opset 9): an integer pool and weights (imports and
+    runs), and the string forms dmlc refuses (no string dtype)."""
+    S, I64 = TensorProto.STRING, TensorProto.INT64
+    attrs = dict(mode="TFIDF", min_gram_length=1, max_gram_length=2, max_skip_count=1,
+                 ngram_counts=[0, 3], ngram_indexes=[2, 0, 1, 3])
+    nodes = [helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf",
+                              pool_int64s=[7, 3, 5, 3, 5], weights=[0.5, 2.0, 1.5, 4.0],
+                              **attrs)]
+    save(model(nodes, [vi("x", I64, [2, 4])], [vi("y", TensorProto.FLOAT, [2, 4])], opset=9),
+         "tfidf_ints.onnx")
+    nodes = [helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf_str",
+                              pool_strings=["a", "b", "c", "b", "c"], **attrs)]
+    save(model(nodes, [vi("x", I64, [4])], [vi("y", TensorProto.FLOAT, [4])], opset=9,
+               check=False), "tfidf_pool_strings.onnx")
+    save(model(nodes, [vi("x", S, [4])], [vi("y", TensorProto.FLOAT, [4])], opset=9),
+         "tfidf_string_input.onnx")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -767,6 +786,7 @@ def main():
     gen_seq()
     gen_loop()
     gen_optional()
+    gen_tfidf()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

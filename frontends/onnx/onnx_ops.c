@@ -773,6 +773,12 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
       return 1;
     }
   }
+  if (e->op == DML_OP_TF_IDF_VECTORIZER && onnx_attr(np, "pool_strings")) {
+    snprintf(why, cap,
+             "pool_strings (string n-grams: dmlc has no string dtype; map the tokens "
+             "to integer ids and use pool_int64s)");
+    return 1;
+  }
   if (e->op == DML_OP_CONSTANT_OF_SHAPE || e->importer == onnx_imp_constant) {
     for (size_t i = 0; i < np->n_attribute; i++) {
       const Onnx__AttributeProto *a = np->attribute[i];

@@ -356,6 +356,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(DFT, DFT),
     K(STFT, STFT),
     K(MEL_WEIGHT_MATRIX, MelWeightMatrix),
+    KS(TF_IDF_VECTORIZER, TfIdfVectorizer),
     K(ACOS, Unary2),
     K(ACOSH, Unary2),
     K(ASIN, Unary2),

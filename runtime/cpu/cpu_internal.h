@@ -235,6 +235,8 @@ DML_CPU_DECL(Window)
 DML_CPU_DECL(DFT)
 DML_CPU_DECL(STFT)
 DML_CPU_DECL(MelWeightMatrix)
+/* text (cpu_text.c) */
+DML_CPU_DECL_S(TfIdfVectorizer)
 /* issue #3 ops (cpu_ops2_elementwise.c, cpu_ops2_axis.c) */
 DML_CPU_DECL(Unary2)
 DML_CPU_DECL(IsSpecial)
