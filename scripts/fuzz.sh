@@ -13,7 +13,7 @@ if ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "inst
 fi
 CC=clang cmake -S . -B build-fuzz -DDMLC_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_onnx fuzz_ir_parse fuzz_pkg fuzz_npy)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_onnx fuzz_ir_parse fuzz_pkg fuzz_npy fuzz_safetensors)
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}" >/dev/null
 for t in "${targets[@]}"; do
   corpus=tests/fuzz/corpus/$t

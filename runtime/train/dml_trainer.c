@@ -1,0 +1,900 @@
+/* dml_trainer.c — fit / evaluate / predict over a training package
+ * (dml_trainer.h), checkpoints and trained-package saving. */
+#include "dml_trainer.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dml_dtype.h"
+#include "dml_pkg.h"
+#include "dml_safetensors.h"
+
+#define OP "train"
+#define CKPT_FORMAT "dmlc-train-checkpoint-1"
+
+typedef struct fn_io {
+  dml_rt_session_t *s;
+  int32_t x, target, lr; /* input indices (-1: absent) */
+  int32_t loss, correct; /* output indices (-1: absent) */
+} fn_io_t;
+
+struct dml_trainer {
+  const dml_rt_model_t *m;
+  fn_io_t train, eval, fwd;
+  dml_rt_io_info_t x_info, y_info; /* train_step's x and target */
+  int64_t bound;                   /* batch bound */
+  size_t x_row_bytes, y_row_bytes; /* bytes per row of x / target */
+  int64_t x_row_numel, y_row_numel;
+  int32_t epoch;
+  uint64_t step;
+  uint8_t *xbuf, *ybuf; /* one batch at the bound */
+};
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ===================================================================== */
+/* Datasets, history, options                                            */
+/* ===================================================================== */
+
+dml_status_t dml_dataset_slice(const dml_dataset_t *d, int64_t begin, int64_t end,
+                               dml_dataset_t *out) {
+  if (!d || !out)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  int64_t n = d->x.rank ? d->x.dims[0] : 0;
+  if (d->x.rank < 1 || d->y.rank < 1 || d->y.dims[0] != n)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "x and y must be [N, ...] with the same N");
+  if (begin < 0 || end < begin || end > n)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                           "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")",
+                           begin, end, n);
+  dml_dataset_t r = *d;
+  size_t xr = n ? dml_tensor_bytes(&d->x) / (size_t)n : 0;
+  size_t yr = n ? dml_tensor_bytes(&d->y) / (size_t)n : 0;
+  r.x.dims[0] = end - begin;
+  r.y.dims[0] = end - begin;
+  r.x.data = (uint8_t *)d->x.data + (size_t)begin * xr;
+  r.y.data = (uint8_t *)d->y.data + (size_t)begin * yr;
+  *out = r;
+  return DML_OK;
+}
+
+void dml_history_free(dml_history_t *h) {
+  if (!h) return;
+  free(h->epochs);
+  memset(h, 0, sizeof *h);
+}
+
+static void csv_num(char *buf, size_t cap, double v) {
+  if (isnan(v))
+    buf[0] = '\0';
+  else
+    snprintf(buf, cap, "%.9g", v);
+}
+
+dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path) {
+  if (!h || !path)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  size_t cap = 128 + (size_t)h->n_epochs * 160, n = 0;
+  char *buf = (char *)malloc(cap);
+  if (!buf) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  n += (size_t)snprintf(buf, cap,
+                        "epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds\n");
+  for (int32_t i = 0; i < h->n_epochs; i++) {
+    const dml_epoch_metrics_t *e = &h->epochs[i];
+    char a[32], b[32], c[32], d[32], f[32], g[32];
+    csv_num(a, sizeof a, e->loss);
+    csv_num(b, sizeof b, e->accuracy);
+    csv_num(c, sizeof c, e->val_loss);
+    csv_num(d, sizeof d, e->val_accuracy);
+    csv_num(f, sizeof f, e->lr);
+    csv_num(g, sizeof g, e->seconds);
+    n += (size_t)snprintf(buf + n, cap - n, "%d,%s,%s,%s,%s,%s,%s\n", e->epoch, a, b, c,
+                          d, f, g);
+  }
+  dml_status_t st = dml_write_file_atomic(OP, path, buf, n);
+  free(buf);
+  return st;
+}
+
+void dml_fit_options_init(dml_fit_options_t *o) {
+  memset(o, 0, sizeof *o);
+  o->epochs = 1;
+  o->batch_size = 32;
+  o->shuffle = 1;
+  o->lr.kind = DML_LR_CONSTANT;
+  o->lr.initial = 1e-3;
+  o->verbose = 1;
+  o->monitor = DML_MONITOR_AUTO;
+  o->restore_best = 1;
+}
+
+dml_status_t dml_monitor_parse(const char *s, dml_monitor_t *out) {
+  static const struct {
+    const char *name;
+    dml_monitor_t m;
+  } k[] = {{"auto", DML_MONITOR_AUTO},
+           {"loss", DML_MONITOR_LOSS},
+           {"val_loss", DML_MONITOR_VAL_LOSS},
+           {"accuracy", DML_MONITOR_ACCURACY},
+           {"val_accuracy", DML_MONITOR_VAL_ACCURACY}};
+  for (size_t i = 0; s && i < sizeof k / sizeof k[0]; i++)
+    if (!strcmp(s, k[i].name)) {
+      *out = k[i].m;
+      return DML_OK;
+    }
+  return dml_status_make(
+      DML_STATUS_INVALID_ARGUMENT, OP,
+      "unknown monitor '%s' (auto, loss, val_loss, accuracy, val_accuracy)",
+      s ? s : "(null)");
+}
+
+/* ===================================================================== */
+/* Trainer                                                               */
+/* ===================================================================== */
+
+static dml_status_t open_fn(const dml_rt_model_t *m, const char *device, const char *name,
+                            dml_rt_session_t *share, fn_io_t *io) {
+  memset(io, 0, sizeof *io);
+  DML_RETURN_IF_ERROR(dml_rt_session_create_function(m, device, name, share, &io->s));
+  io->target = dml_rt_session_find_input(io->s, "target");
+  io->lr = dml_rt_session_find_input(io->s, "lr");
+  io->loss = dml_rt_session_find_output(io->s, "loss");
+  io->correct = dml_rt_session_find_output(io->s, "correct");
+  io->x = -1;
+  uint32_t n_in = dml_rt_session_num_inputs(io->s), n_data = 0;
+  for (uint32_t i = 0; i < n_in; i++) {
+    if ((int32_t)i == io->target || (int32_t)i == io->lr) continue;
+    if (io->x < 0) io->x = (int32_t)i;
+    n_data++;
+  }
+  if (n_data != 1)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "%s has %u model inputs; the trainer feeds exactly one", name,
+                           n_data);
+  return DML_OK;
+}
+
+static dml_status_t row_bytes(const dml_rt_io_info_t *info, const char *what,
+                              int64_t *numel, size_t *bytes) {
+  if (info->rank < 1 || !info->dim_symbol[0] || info->dim_multiplier[0] != 1)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                           "%s '%s' has no symbolic batch dim first", what, info->name);
+  int64_t n = 1;
+  for (int32_t d = 1; d < info->rank; d++) {
+    if (info->dims[d] < 0)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                             "%s '%s': only its first dim may be symbolic", what,
+                             info->name);
+    n *= info->dims[d];
+  }
+  *numel = n;
+  *bytes = (size_t)n * dml_dtype_size(info->dtype);
+  return DML_OK;
+}
+
+dml_status_t dml_trainer_create(const dml_rt_model_t *m, const char *device,
+                                dml_trainer_t **out_trainer) {
+  if (!m || !out_trainer)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  dml_trainer_t *t = (dml_trainer_t *)calloc(1, sizeof *t);
+  if (!t) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  t->m = m;
+  dml_status_t st = open_fn(m, device, "train_step", NULL, &t->train);
+  if (!st) st = open_fn(m, device, "eval_step", t->train.s, &t->eval);
+  if (!st) st = open_fn(m, device, "forward", t->train.s, &t->fwd);
+  if (!st && !dml_rt_session_globals_writable(t->train.s))
+    st = dml_status_make(
+        DML_STATUS_FAILED_PRECONDITION, OP,
+        "the package's globals are not writable (not a training package)");
+  if (!st && (t->train.target < 0 || t->train.lr < 0 || t->train.loss < 0 ||
+              t->eval.target < 0 || t->eval.loss < 0))
+    st = dml_status_make(
+        DML_STATUS_FAILED_PRECONDITION, OP,
+        "train_step needs inputs 'target', 'lr' and output 'loss'; eval_step "
+        "input 'target' and output 'loss' (passes/dml_train.h)");
+  if (!st) st = dml_rt_session_input_info(t->train.s, (uint32_t)t->train.x, &t->x_info);
+  if (!st)
+    st = dml_rt_session_input_info(t->train.s, (uint32_t)t->train.target, &t->y_info);
+  if (!st) st = row_bytes(&t->x_info, "input", &t->x_row_numel, &t->x_row_bytes);
+  if (!st) st = row_bytes(&t->y_info, "target", &t->y_row_numel, &t->y_row_bytes);
+  if (!st) {
+    t->bound = t->x_info.dim_bound[0];
+    if (t->y_info.dim_bound[0] < t->bound) t->bound = t->y_info.dim_bound[0];
+    t->xbuf = (uint8_t *)malloc(t->x_row_bytes * (size_t)t->bound + 1);
+    t->ybuf = (uint8_t *)malloc(t->y_row_bytes * (size_t)t->bound + 1);
+    if (!t->xbuf || !t->ybuf)
+      st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  }
+  if (st) {
+    dml_trainer_release(t);
+    return dml_status_annotate(st, "creating a trainer");
+  }
+  *out_trainer = t;
+  return DML_OK;
+}
+
+void dml_trainer_release(dml_trainer_t *t) {
+  if (!t) return;
+  dml_rt_session_release(t->fwd.s);
+  dml_rt_session_release(t->eval.s);
+  dml_rt_session_release(t->train.s);
+  free(t->xbuf);
+  free(t->ybuf);
+  free(t);
+}
+
+dml_rt_session_t *dml_trainer_session(dml_trainer_t *t, const char *function) {
+  if (!t || !function) return NULL;
+  if (!strcmp(function, "train_step")) return t->train.s;
+  if (!strcmp(function, "eval_step")) return t->eval.s;
+  if (!strcmp(function, "forward")) return t->fwd.s;
+  return NULL;
+}
+int64_t dml_trainer_batch_bound(const dml_trainer_t *t) {
+  return t ? t->bound : 0;
+}
+int32_t dml_trainer_epoch(const dml_trainer_t *t) {
+  return t ? t->epoch : 0;
+}
+uint64_t dml_trainer_step(const dml_trainer_t *t) {
+  return t ? t->step : 0;
+}
+
+/* Checks `d` against the package's x and target. */
+static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
+                               const char *what) {
+  if (!d)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "%s: NULL data set", what);
+  if (d->x.rank < 1 || d->y.rank < 1 || d->x.dims[0] != d->y.dims[0] || d->x.dims[0] < 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "%s: x and y must be [N, ...] with the same N (x has %" PRId64
+                           " rows, y %" PRId64 ")",
+                           what, d->x.rank ? d->x.dims[0] : 0,
+                           d->y.rank ? d->y.dims[0] : 0);
+  const struct {
+    const dml_tensor_t *v;
+    const dml_rt_io_info_t *info;
+    int64_t row;
+    const char *name;
+  } c[2] = {{&d->x, &t->x_info, t->x_row_numel, "x"},
+            {&d->y, &t->y_info, t->y_row_numel, "y"}};
+  for (int k = 0; k < 2; k++) {
+    int64_t n = dml_dims_numel(c[k].v->dims + 1, c[k].v->rank - 1);
+    if (c[k].v->dtype != c[k].info->dtype || c[k].v->rank != c[k].info->rank ||
+        n != c[k].row || (!c[k].v->data && d->x.dims[0] > 0)) {
+      char want[160], got[64];
+      dml_rt_io_info_str(c[k].info, want, sizeof want);
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                          "%s: %s is %s%s, the package's '%s' is %s", what, c[k].name,
+                          dml_dtype_name(c[k].v->dtype),
+                          dml_dims_str(c[k].v->dims, c[k].v->rank, got, sizeof got),
+                          c[k].info->name, want),
+          "rows must match the package's type (dtype and per-row shape)");
+    }
+    for (int32_t dd = 1; dd < c[k].v->rank; dd++)
+      if (c[k].v->dims[dd] != c[k].info->dims[dd])
+        return dml_status_make(
+            DML_STATUS_INVALID_ARGUMENT, OP,
+            "%s: %s dim %d is %" PRId64 ", the package's '%s' has %" PRId64, what,
+            c[k].name, dd, c[k].v->dims[dd], c[k].info->name, c[k].info->dims[dd]);
+  }
+  return DML_OK;
+}
+
+/* Gathers rows perm[begin..end) (or begin..end when perm is NULL) of d into
+ * the batch buffers and binds them to `io`'s x and target. */
+static dml_status_t bind_batch(dml_trainer_t *t, fn_io_t *io, const dml_dataset_t *d,
+                               const int64_t *perm, int64_t begin, int64_t end) {
+  int64_t b = end - begin;
+  const uint8_t *xs = (const uint8_t *)d->x.data, *ys = (const uint8_t *)d->y.data;
+  dml_tensor_t x = d->x, y = d->y;
+  x.dims[0] = b;
+  y.dims[0] = b;
+  if (perm) {
+    for (int64_t k = 0; k < b; k++) {
+      int64_t r = perm[begin + k];
+      memcpy(t->xbuf + (size_t)k * t->x_row_bytes, xs + (size_t)r * t->x_row_bytes,
+             t->x_row_bytes);
+      memcpy(t->ybuf + (size_t)k * t->y_row_bytes, ys + (size_t)r * t->y_row_bytes,
+             t->y_row_bytes);
+    }
+    x.data = t->xbuf;
+    y.data = t->ybuf;
+  } else {
+    x.data = (void *)(xs + (size_t)begin * t->x_row_bytes);
+    y.data = (void *)(ys + (size_t)begin * t->y_row_bytes);
+  }
+  DML_RETURN_IF_ERROR(dml_rt_session_set_input(io->s, (uint32_t)io->x, &x));
+  return dml_rt_session_set_input(io->s, (uint32_t)io->target, &y);
+}
+
+static dml_status_t read_scalar(dml_rt_session_t *s, int32_t out, double *v) {
+  dml_tensor_t o;
+  DML_RETURN_IF_ERROR(dml_rt_session_get_output(s, (uint32_t)out, &o));
+  if (dml_dims_numel(o.dims, o.rank) != 1)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                           "output %d is not a scalar (rank %d)", out, o.rank);
+  *v = dml_load_f64(o.dtype, o.data, 0);
+  return DML_OK;
+}
+
+/* The denominator of accuracy for `rows` rows: target elements for
+ * integer targets, rows otherwise. */
+static double acc_denominator(const dml_trainer_t *t, int64_t rows) {
+  return dml_dtype_is_int(t->y_info.dtype) ? (double)rows * (double)t->y_row_numel
+                                           : (double)rows;
+}
+
+dml_status_t dml_trainer_evaluate(dml_trainer_t *t, const dml_dataset_t *d,
+                                  int64_t batch_size, double *out_loss,
+                                  double *out_accuracy) {
+  if (!t) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL trainer");
+  DML_RETURN_IF_ERROR(check_data(t, d, "evaluate"));
+  if (batch_size <= 0 || batch_size > t->bound) batch_size = t->bound;
+  int64_t n = d->x.dims[0];
+  if (n == 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "evaluate: the data set is empty");
+  double loss_sum = 0, correct = 0;
+  for (int64_t b = 0; b < n; b += batch_size) {
+    int64_t e = b + batch_size < n ? b + batch_size : n;
+    dml_rt_session_clear_inputs(t->eval.s);
+    dml_status_t st = bind_batch(t, &t->eval, d, NULL, b, e);
+    if (!st) st = dml_rt_session_run(t->eval.s);
+    double l = 0, c = 0;
+    if (!st) st = read_scalar(t->eval.s, t->eval.loss, &l);
+    if (!st && t->eval.correct >= 0) st = read_scalar(t->eval.s, t->eval.correct, &c);
+    if (st)
+      return dml_status_annotate(st, "evaluating rows [%" PRId64 ", %" PRId64 ")", b, e);
+    loss_sum += l * (double)(e - b);
+    correct += c;
+  }
+  if (out_loss) *out_loss = loss_sum / (double)n;
+  if (out_accuracy)
+    *out_accuracy = t->eval.correct >= 0 ? correct / acc_denominator(t, n) : NAN;
+  return DML_OK;
+}
+
+dml_status_t dml_trainer_predict(dml_trainer_t *t, const dml_tensor_t *x, uint32_t output,
+                                 dml_tensor_t *out, void **out_buffer) {
+  if (!t || !x || !out || !out_buffer)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  if (output >= dml_rt_session_num_outputs(t->fwd.s))
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                           "forward has %u outputs, asked for %u",
+                           dml_rt_session_num_outputs(t->fwd.s), output);
+  if (x->rank != t->x_info.rank || x->dtype != t->x_info.dtype || x->dims[0] < 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "predict: x must be %s [N, ...] with N >= 1 and rank %d",
+                           dml_dtype_name(t->x_info.dtype), t->x_info.rank);
+  int64_t n = x->dims[0];
+  uint8_t *res = NULL;
+  size_t row_out = 0;
+  dml_tensor_t r;
+  memset(&r, 0, sizeof r);
+  for (int64_t b = 0; b < n; b += t->bound) {
+    int64_t e = b + t->bound < n ? b + t->bound : n;
+    dml_tensor_t xb = *x;
+    xb.dims[0] = e - b;
+    xb.data = (uint8_t *)x->data + (size_t)b * t->x_row_bytes;
+    dml_rt_session_clear_inputs(t->fwd.s);
+    dml_status_t st = dml_rt_session_set_input(t->fwd.s, (uint32_t)t->fwd.x, &xb);
+    if (!st) st = dml_rt_session_run(t->fwd.s);
+    dml_tensor_t o;
+    if (!st) st = dml_rt_session_get_output(t->fwd.s, output, &o);
+    if (!st && (o.rank < 1 || o.dims[0] != e - b))
+      st = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                           "predict: output %u is not [batch, ...]", output);
+    if (!st && !res) {
+      r = o;
+      r.dims[0] = n;
+      row_out = dml_tensor_bytes(&o) / (size_t)(e - b);
+      res = (uint8_t *)malloc(row_out * (size_t)n + 1);
+      if (!res) st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    }
+    if (!st && dml_tensor_bytes(&o) != row_out * (size_t)(e - b))
+      st = dml_status_make(DML_STATUS_INTERNAL, OP, "predict: output rows changed size");
+    if (st) {
+      free(res);
+      return dml_status_annotate(st, "predicting rows [%" PRId64 ", %" PRId64 ")", b, e);
+    }
+    memcpy(res + (size_t)b * row_out, o.data, row_out * (size_t)(e - b));
+  }
+  r.data = res;
+  *out = r;
+  *out_buffer = res;
+  return DML_OK;
+}
+
+/* ---- globals: snapshots, checkpoints ---- */
+
+typedef struct snapshot {
+  uint32_t n;
+  void **data;
+} snapshot_t;
+
+static void snapshot_free(snapshot_t *s) {
+  for (uint32_t i = 0; s->data && i < s->n; i++) free(s->data[i]);
+  free((void *)s->data);
+  memset(s, 0, sizeof *s);
+}
+
+static dml_status_t snapshot_take(dml_trainer_t *t, snapshot_t *s) {
+  uint32_t n = dml_rt_model_num_globals(t->m);
+  if (!s->data) {
+    s->data = (void **)calloc(n ? n : 1, sizeof(void *));
+    if (!s->data)
+      return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    s->n = n;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    dml_tensor_t v;
+    DML_RETURN_IF_ERROR(dml_rt_session_global(t->train.s, i, &v));
+    size_t nb = dml_tensor_bytes(&v);
+    if (!s->data[i]) {
+      s->data[i] = malloc(nb ? nb : 1);
+      if (!s->data[i])
+        return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    }
+    if (nb) memcpy(s->data[i], v.data, nb);
+  }
+  return DML_OK;
+}
+
+static dml_status_t snapshot_restore(dml_trainer_t *t, const snapshot_t *s) {
+  for (uint32_t i = 0; i < s->n; i++) {
+    dml_tensor_t v;
+    DML_RETURN_IF_ERROR(dml_rt_session_global(t->train.s, i, &v));
+    size_t nb = dml_tensor_bytes(&v);
+    if (nb) memcpy(v.data, s->data[i], nb);
+  }
+  return DML_OK;
+}
+
+dml_status_t dml_trainer_save_checkpoint(dml_trainer_t *t, const char *path,
+                                         uint64_t seed) {
+  if (!t || !path)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  uint32_t n = dml_rt_model_num_globals(t->m);
+  dml_st_entry_t *e = (dml_st_entry_t *)calloc(n ? n : 1, sizeof *e);
+  if (!e) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  dml_status_t st = DML_OK;
+  for (uint32_t i = 0; i < n && !st; i++) {
+    dml_rt_global_info_t gi;
+    st = dml_rt_model_global_info(t->m, i, &gi);
+    if (!st) st = dml_rt_session_global(t->train.s, i, &e[i].tensor);
+    e[i].name = gi.name;
+  }
+  char epoch[32], step[32], sd[32], nglob[32];
+  snprintf(epoch, sizeof epoch, "%d", t->epoch);
+  snprintf(step, sizeof step, "%" PRIu64, t->step);
+  snprintf(sd, sizeof sd, "%" PRIu64, seed);
+  snprintf(nglob, sizeof nglob, "%u", n);
+  const char *keys[] = {"format", "epoch", "step", "seed", "globals"};
+  const char *vals[] = {CKPT_FORMAT, epoch, step, sd, nglob};
+  if (!st) st = dml_safetensors_write_file(path, e, n, keys, vals, 5);
+  free(e);
+  return st ? dml_status_annotate(st, "saving checkpoint '%s'", path) : DML_OK;
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+  if (!s || !*s) return 0;
+  uint64_t v = 0;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10) return 0;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  *out = v;
+  return 1;
+}
+
+dml_status_t dml_trainer_load_checkpoint(dml_trainer_t *t, const char *path) {
+  if (!t || !path)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  dml_safetensors_t *f = NULL;
+  void *bytes = NULL;
+  DML_RETURN_IF_ERROR(dml_safetensors_read_file(path, &f, &bytes));
+  dml_status_t st = DML_OK;
+  const char *fmt = dml_safetensors_meta(f, "format");
+  uint64_t epoch = 0, step = 0;
+  if (!fmt || strcmp(fmt, CKPT_FORMAT) ||
+      !parse_u64(dml_safetensors_meta(f, "epoch"), &epoch) ||
+      !parse_u64(dml_safetensors_meta(f, "step"), &step) || epoch > INT32_MAX)
+    st = dml_status_make(
+        DML_STATUS_FAILED_PRECONDITION, OP,
+        "not a dmlc training checkpoint: metadata format '%s' with epoch and "
+        "step expected",
+        fmt ? fmt : "(none)");
+  uint32_t n = dml_rt_model_num_globals(t->m);
+  if (!st && f->n_tensors != n)
+    st = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                         "the checkpoint holds %u tensors, the package %u globals",
+                         f->n_tensors, n);
+  /* Check everything first, then copy: on error nothing changes. */
+  for (int pass = 0; pass < 2 && !st; pass++)
+    for (uint32_t i = 0; i < n && !st; i++) {
+      dml_rt_global_info_t gi;
+      dml_tensor_t v;
+      st = dml_rt_model_global_info(t->m, i, &gi);
+      if (!st) st = dml_rt_session_global(t->train.s, i, &v);
+      if (st) break;
+      const dml_st_tensor_t *ct = dml_safetensors_find(f, gi.name);
+      if (!ct) {
+        st = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                             "the checkpoint lacks global '%s'", gi.name);
+        break;
+      }
+      if (ct->tensor.dtype != v.dtype || ct->tensor.rank != v.rank ||
+          memcmp(ct->tensor.dims, v.dims, sizeof(int64_t) * (size_t)v.rank)) {
+        char a[64], b[64];
+        st = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                             "global '%s' is %s%s in the package, %s%s in the checkpoint",
+                             gi.name, dml_dtype_name(v.dtype),
+                             dml_dims_str(v.dims, v.rank, a, 64),
+                             dml_dtype_name(ct->tensor.dtype),
+                             dml_dims_str(ct->tensor.dims, ct->tensor.rank, b, 64));
+        break;
+      }
+      if (pass == 1) {
+        size_t nb = dml_tensor_bytes(&v);
+        if (nb) memcpy(v.data, ct->tensor.data, nb);
+      }
+    }
+  if (!st) {
+    t->epoch = (int32_t)epoch;
+    t->step = step;
+  }
+  dml_safetensors_release(f);
+  free(bytes);
+  return st ? dml_status_annotate(st, "loading checkpoint '%s'", path) : DML_OK;
+}
+
+/* ---- fit ---- */
+
+static void progress(FILE *log, int tty, const dml_epoch_metrics_t *m, int64_t step,
+                     int64_t steps, double loss, double sps, int final) {
+  if (tty) {
+    int width = 24, fill = steps ? (int)(width * step / steps) : width;
+    char bar[32];
+    for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : (i == fill ? '>' : '.');
+    bar[width] = '\0';
+    fprintf(log,
+            "\r\033[Kepoch %d/%d [%s] %" PRId64 "/%" PRId64 " loss %.4f  %.0f samples/s",
+            m->epoch, m->epochs, bar, step, steps, loss, sps);
+    if (!final) fflush(log);
+  }
+}
+
+static void epoch_line(FILE *log, int tty, const dml_epoch_metrics_t *m, int64_t steps) {
+  if (tty) fprintf(log, "\r\033[K");
+  fprintf(log, "epoch %d/%d  %" PRId64 " steps  loss %.4f", m->epoch, m->epochs, steps,
+          m->loss);
+  if (!isnan(m->accuracy)) fprintf(log, "  accuracy %.4f", m->accuracy);
+  if (!isnan(m->val_loss)) fprintf(log, "  val_loss %.4f", m->val_loss);
+  if (!isnan(m->val_accuracy)) fprintf(log, "  val_accuracy %.4f", m->val_accuracy);
+  fprintf(log, "  lr %.3g  %.1fs  %.0f samples/s\n", m->lr, m->seconds,
+          m->samples_per_second);
+  fflush(log);
+}
+
+static double monitored(dml_monitor_t mon, const dml_epoch_metrics_t *m) {
+  switch (mon) {
+    case DML_MONITOR_LOSS: return m->loss;
+    case DML_MONITOR_VAL_LOSS: return m->val_loss;
+    case DML_MONITOR_ACCURACY: return m->accuracy;
+    case DML_MONITOR_VAL_ACCURACY: return m->val_accuracy;
+    case DML_MONITOR_AUTO:
+    default: return m->val_loss;
+  }
+}
+
+static dml_status_t ensure_dir(const char *dir) {
+  struct stat sb;
+  if (stat(dir, &sb) == 0) {
+    if (S_ISDIR(sb.st_mode)) return DML_OK;
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "checkpoint folder '%s' exists and is not a folder", dir);
+  }
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    return dml_status_make(DML_STATUS_IO, OP, "cannot create checkpoint folder '%s': %s",
+                           dir, strerror(errno));
+  return DML_OK;
+}
+
+static dml_status_t check_options(const dml_trainer_t *t, const dml_fit_options_t *o) {
+  if (o->epochs < 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "epochs %d must be >= 1",
+                           o->epochs);
+  if (o->batch_size < 1 || o->batch_size > t->bound)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "batch size %" PRId64 " must be in [1, %" PRId64
+                           "] (the package's batch bound; recompile with a larger "
+                           "--batch-bound)",
+                           o->batch_size, t->bound);
+  if (!(o->validation_split >= 0 && o->validation_split < 1))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "validation split %g must be in [0, 1)", o->validation_split);
+  if (o->validation && o->validation_split > 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "give validation data or a validation split, not both");
+  if (o->patience < 0 || !(o->min_delta >= 0))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "early stopping: patience %d and min_delta %g must be >= 0",
+                           o->patience, o->min_delta);
+  if (o->checkpoint_every < 0 || (o->checkpoint_every > 0 && !o->checkpoint_dir))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "checkpoint every %d epochs needs a checkpoint folder",
+                           o->checkpoint_every);
+  return dml_lr_schedule_check(&o->lr);
+}
+
+dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
+                             const dml_fit_options_t *o, dml_history_t *out_history) {
+  if (!t || !o) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  DML_RETURN_IF_ERROR(check_options(t, o));
+  DML_RETURN_IF_ERROR(check_data(t, train, "training data"));
+  dml_dataset_t tr = *train, val;
+  const dml_dataset_t *valp = o->validation;
+  int64_t n_all = train->x.dims[0];
+  if (o->validation_split > 0) {
+    int64_t nv = (int64_t)floor((double)n_all * o->validation_split);
+    if (nv < 1 || nv >= n_all)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "validation split %g of %" PRId64
+                             " rows leaves an empty set",
+                             o->validation_split, n_all);
+    DML_RETURN_IF_ERROR(dml_dataset_slice(train, 0, n_all - nv, &tr));
+    DML_RETURN_IF_ERROR(dml_dataset_slice(train, n_all - nv, n_all, &val));
+    valp = &val;
+  }
+  if (valp) DML_RETURN_IF_ERROR(check_data(t, valp, "validation data"));
+  int64_t n = tr.x.dims[0];
+  if (n < 1) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "no training rows");
+  if (o->checkpoint_every > 0) DML_RETURN_IF_ERROR(ensure_dir(o->checkpoint_dir));
+
+  dml_monitor_t mon = o->monitor;
+  if (mon == DML_MONITOR_AUTO) mon = valp ? DML_MONITOR_VAL_LOSS : DML_MONITOR_LOSS;
+  if ((mon == DML_MONITOR_VAL_LOSS || mon == DML_MONITOR_VAL_ACCURACY) && !valp &&
+      o->patience > 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "early stopping monitors a validation metric but there is no "
+                           "validation data");
+  dml_early_stopping_state_t es;
+  dml_early_stopping_init(&es,
+                          mon == DML_MONITOR_ACCURACY || mon == DML_MONITOR_VAL_ACCURACY,
+                          o->min_delta, o->patience);
+  snapshot_t best;
+  memset(&best, 0, sizeof best);
+
+  FILE *log = o->log ? o->log : stdout;
+  int tty = o->verbose && isatty(fileno(log));
+  int64_t *perm = (int64_t *)malloc((size_t)n * sizeof *perm);
+  dml_history_t h;
+  memset(&h, 0, sizeof h);
+  int32_t cap = o->epochs - t->epoch > 0 ? o->epochs - t->epoch : 1;
+  h.epochs = (dml_epoch_metrics_t *)calloc((size_t)cap, sizeof *h.epochs);
+  if (!perm || !h.epochs) {
+    free(perm);
+    free(h.epochs);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  }
+  int64_t steps = (n + o->batch_size - 1) / o->batch_size;
+  dml_status_t st = DML_OK;
+  float lr_value = 0;
+  dml_tensor_t lr_t;
+  memset(&lr_t, 0, sizeof lr_t);
+  lr_t.dtype = DML_DTYPE_F32;
+  lr_t.rank = 0;
+  lr_t.data = &lr_value;
+  while (t->epoch < o->epochs && !st) {
+    int32_t e = t->epoch;
+    dml_epoch_metrics_t m;
+    memset(&m, 0, sizeof m);
+    m.epoch = e + 1;
+    m.epochs = o->epochs;
+    m.lr = dml_lr_schedule_at(&o->lr, e, o->epochs);
+    m.accuracy = m.val_loss = m.val_accuracy = NAN;
+    lr_value = (float)m.lr;
+    if (o->shuffle)
+      dml_train_permutation(n, o->seed, (uint64_t)e, perm);
+    else
+      for (int64_t i = 0; i < n; i++) perm[i] = i;
+    double t0 = now_seconds(), last_print = t0;
+    double loss_sum = 0, correct = 0;
+    uint64_t step0 = t->step;
+    int64_t s;
+    for (s = 0; s < steps && !st; s++) {
+      int64_t b = s * o->batch_size, end = b + o->batch_size < n ? b + o->batch_size : n;
+      dml_rt_session_clear_inputs(t->train.s);
+      st = bind_batch(t, &t->train, &tr, perm, b, end);
+      if (!st) st = dml_rt_session_set_input(t->train.s, (uint32_t)t->train.lr, &lr_t);
+      if (!st) {
+        dml_rt_session_set_seed(t->train.s, o->seed, t->step);
+        st = dml_rt_session_run(t->train.s);
+      }
+      double l = 0, c = 0;
+      if (!st) st = read_scalar(t->train.s, t->train.loss, &l);
+      if (!st && t->train.correct >= 0)
+        st = read_scalar(t->train.s, t->train.correct, &c);
+      if (st) {
+        st = dml_status_annotate(st, "epoch %d, step %" PRId64 "/%" PRId64, e + 1, s + 1,
+                                 steps);
+        break;
+      }
+      t->step++;
+      loss_sum += l * (double)(end - b);
+      correct += c;
+      if (tty) {
+        double now = now_seconds();
+        if (now - last_print > 0.1 || s + 1 == steps) {
+          last_print = now;
+          progress(log, tty, &m, s + 1, steps, loss_sum / (double)end,
+                   (double)end / (now - t0 > 0 ? now - t0 : 1e-9), s + 1 == steps);
+        }
+      }
+    }
+    if (st) break;
+    double t1 = now_seconds();
+    m.loss = loss_sum / (double)n;
+    if (t->train.correct >= 0) m.accuracy = correct / acc_denominator(t, n);
+    m.samples_per_second = (double)n / (t1 - t0 > 0 ? t1 - t0 : 1e-9);
+    (void)step0;
+    if (valp) {
+      st =
+          dml_trainer_evaluate(t, valp, o->eval_batch_size, &m.val_loss, &m.val_accuracy);
+      if (st) {
+        st = dml_status_annotate(st, "validating after epoch %d", e + 1);
+        break;
+      }
+    }
+    t->epoch = e + 1;
+    m.step = t->step;
+    m.seconds = now_seconds() - t0;
+    int stop = 0;
+    if (o->callback && o->callback(&m, o->user_data)) stop = 1;
+    if (o->verbose) epoch_line(log, tty, &m, steps);
+    if (o->checkpoint_every > 0 && t->epoch % o->checkpoint_every == 0) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/epoch-%04d.safetensors", o->checkpoint_dir,
+               t->epoch);
+      st = dml_trainer_save_checkpoint(t, path, o->seed);
+      if (st) break;
+    }
+    h.epochs[h.n_epochs++] = m;
+    if (o->patience > 0) {
+      int improved = 0;
+      int es_stop =
+          dml_early_stopping_update(&es, m.epoch, monitored(mon, &m), &improved);
+      if (improved && o->restore_best) {
+        st = snapshot_take(t, &best);
+        if (st) break;
+      }
+      if (es_stop) {
+        stop = 1;
+        h.best_epoch = es.best_epoch;
+        if (o->restore_best && es.best_epoch > 0) {
+          st = snapshot_restore(t, &best);
+          if (st) break;
+          h.restored = 1;
+        }
+        if (o->verbose)
+          fprintf(log, "early stopping after epoch %d: best %s %.6g at epoch %d%s\n",
+                  m.epoch,
+                  mon == DML_MONITOR_LOSS       ? "loss"
+                  : mon == DML_MONITOR_VAL_LOSS ? "val_loss"
+                  : mon == DML_MONITOR_ACCURACY ? "accuracy"
+                                                : "val_accuracy",
+                  es.best, es.best_epoch, h.restored ? " (its weights restored)" : "");
+      }
+    }
+    if (stop) {
+      h.stopped_early = 1;
+      break;
+    }
+  }
+  if (!h.best_epoch && o->patience > 0) h.best_epoch = es.best_epoch;
+  snapshot_free(&best);
+  free(perm);
+  if (st) {
+    free(h.epochs);
+    return st;
+  }
+  if (out_history)
+    *out_history = h;
+  else
+    free(h.epochs);
+  return DML_OK;
+}
+
+/* ===================================================================== */
+/* Trained package                                                       */
+/* ===================================================================== */
+
+dml_status_t dml_train_save_package(const dml_rt_model_t *m, dml_rt_session_t *s,
+                                    const void *pkg_bytes, size_t pkg_size,
+                                    const char *path) {
+  static const char *op = "train.save";
+  if (!m || !s || !pkg_bytes || !path)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "NULL argument");
+  dml_pkg_t pkg;
+  DML_RETURN_IF_ERROR(dml_pkg_parse(pkg_bytes, pkg_size, &pkg));
+  const dml_pkg_section_t *gs = dml_pkg_find_section(&pkg, "graph");
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  if (!gs || !ws)
+    return dml_status_make(DML_STATUS_DATA_LOSS, op, "the package has no %s section",
+                           gs ? "weights" : "graph");
+  dml_pkg_graph_t *g = NULL;
+  DML_RETURN_IF_ERROR(
+      dml_pkg_graph_decode_version(gs->data, gs->size, pkg.format_version, ws->size, &g));
+  uint32_t n_glob = dml_rt_model_num_globals(m);
+  uint8_t *weights = (uint8_t *)malloc(ws->size ? ws->size : 1);
+  uint8_t *found = (uint8_t *)calloc(n_glob ? n_glob : 1, 1);
+  dml_pkg_writer_t *w = NULL;
+  dml_status_t st = DML_OK;
+  if (!weights || !found) {
+    st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+    goto out;
+  }
+  memcpy(weights, ws->data, ws->size);
+  for (uint32_t fi = 0; fi < g->n_functions && !st; fi++) {
+    const dml_pkg_function_t *fn = &g->functions[fi];
+    for (uint32_t vi = 0; vi < fn->n_values && !st; vi++) {
+      const dml_pkg_value_t *v = &fn->values[vi];
+      if (v->storage != DML_PKG_STORAGE_CONST || !(v->flags & DML_PKG_VALUE_FLAGS_ALL) ||
+          !v->name || !v->name[0])
+        continue;
+      int32_t gi = dml_rt_model_find_global(m, v->name);
+      if (gi < 0) continue;
+      dml_tensor_t cur;
+      st = dml_rt_session_global(s, (uint32_t)gi, &cur);
+      if (st) break;
+      size_t nb = dml_tensor_bytes(&cur);
+      if (nb > v->bytes || v->offset > ws->size || nb > ws->size - v->offset) {
+        st = dml_status_make(
+            DML_STATUS_FAILED_PRECONDITION, op,
+            "global '%s' (%zu bytes) does not fit its %llu stored bytes in "
+            "function '%s'",
+            v->name, nb, (unsigned long long)v->bytes, fn->name);
+        break;
+      }
+      memcpy(weights + v->offset, cur.data, nb);
+      found[gi] = 1;
+    }
+  }
+  for (uint32_t i = 0; i < n_glob && !st; i++)
+    if (!found[i]) {
+      dml_rt_global_info_t gi;
+      st = dml_rt_model_global_info(m, i, &gi);
+      if (!st)
+        st =
+            dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
+                            "global '%s' is not stored in the package's weights (not the "
+                            "package the model was loaded from?)",
+                            gi.name);
+    }
+  if (!st) st = dml_pkg_writer_create(&w);
+  for (uint32_t i = 0; i < pkg.n_sections && !st; i++) {
+    const dml_pkg_section_t *sec = &pkg.sections[i];
+    st = dml_pkg_writer_add_section(w, sec->tag, sec == ws ? weights : sec->data,
+                                    (size_t)sec->size, sec->alignment);
+  }
+  if (!st) st = dml_pkg_writer_finish_file(w, path);
+out:
+  dml_pkg_writer_release(w);
+  free(weights);
+  free(found);
+  dml_pkg_graph_release(g);
+  return st ? dml_status_annotate(st, "saving the trained package '%s'", path) : DML_OK;
+}

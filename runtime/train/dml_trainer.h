@@ -1,0 +1,302 @@
+/*
+ * dml_trainer.h — training loop of a compiled package: fit, evaluate,
+ * predict, learning-rate schedules, callbacks, checkpoints, saving.
+ *
+ * A training package (dmlc train, or dml_compile_options_t.train) holds
+ * three functions sharing one set of globals (passes/dml_train.h):
+ *
+ *   forward(x) -> outputs...
+ *   train_step(x, target, lr) -> loss            (updates the globals)
+ *   eval_step(x, target) -> loss[, correct]
+ *
+ * A trainer opens one session of each on the same globals, so what
+ * train_step learns is what eval_step and forward read.
+ *
+ *   dml_trainer_t *t;  dml_fit_options_t o;  dml_history_t h;
+ *   dml_trainer_create(model, "cpu", &t);
+ *   dml_fit_options_init(&o);  o.epochs = 3;  o.batch_size = 32;
+ *   dml_trainer_fit(t, &train, &o, &h);
+ *   dml_trainer_evaluate(t, &test, 0, &loss, &acc);
+ *   dml_history_free(&h);  dml_trainer_release(t);
+ *
+ * Data: a dml_dataset_t is x [N, ...] (the dtype of the model's input) and
+ * y [N] int64 class indices or [N, ...] f32 (the dtype and shape of
+ * train_step's `target` per row); N rows, both C-contiguous, lent.
+ *
+ * Determinism: epoch e (0-based) visits the training rows in the order of
+ * dml_train_permutation(N, seed, e) when shuffling; the last batch of an
+ * epoch holds the N % batch_size remaining rows (the packages' batch dim is
+ * symbolic); train step k (0-based, counted over the whole run) runs with
+ * dml_rt_session_set_seed(seed, k), so dropout and other random ops draw
+ * the same numbers. Losses are accumulated in double in a fixed order. Same
+ * package, seed, data and options: bit-identical losses on every run, and
+ * a run resumed from a checkpoint continues exactly as the uninterrupted
+ * one would.
+ *
+ * Threading: a trainer belongs to one thread at a time.
+ * Errors (op "train"): INVALID_ARGUMENT for bad options or data (named),
+ * NOT_FOUND / FAILED_PRECONDITION for a package without train_step or
+ * eval_step, UNIMPLEMENTED for a model with more than one input, the
+ * runtime's errors annotated with the epoch and step, IO / DATA_LOSS for
+ * checkpoints (dml_safetensors.h).
+ */
+#ifndef DML_TRAINER_H_
+#define DML_TRAINER_H_
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dml_rt.h"
+#include "dml_status.h"
+#include "dml_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ===================================================================== */
+/* Learning-rate schedules (per epoch)                                   */
+/* ===================================================================== */
+
+/* The learning rate of epoch e (0-based), as torch.optim.lr_scheduler
+ * (https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate)
+ * stepped once per epoch:
+ *   CONSTANT     lr_e = initial
+ *   STEP         lr_e = initial * factor^floor(e / every)          (StepLR)
+ *   EXPONENTIAL  lr_e = initial * rate^e                      (ExponentialLR)
+ *   COSINE       lr_e = minimum + (initial - minimum)
+ *                       * (1 + cos(pi * e / T)) / 2    (CosineAnnealingLR's
+ *                closed form, T = total epochs), with `warmup` epochs first:
+ *                lr_e = initial * (e + 1) / (warmup + 1) for e < warmup
+ *                (LinearLR, start_factor 1/(warmup+1), total_iters warmup),
+ *                then the cosine over e - warmup with T = total - warmup
+ *                (SequentialLR with milestone warmup). */
+typedef enum dml_lr_schedule_kind {
+  DML_LR_CONSTANT = 0,
+  DML_LR_STEP,
+  DML_LR_EXPONENTIAL,
+  DML_LR_COSINE,
+} dml_lr_schedule_kind_t;
+
+typedef struct dml_lr_schedule {
+  dml_lr_schedule_kind_t kind;
+  double initial; /* > 0 */
+  int32_t every;  /* STEP: epochs between decays, >= 1 */
+  double factor;  /* STEP: multiplier, > 0 */
+  double rate;    /* EXPONENTIAL: multiplier per epoch, > 0 */
+  double minimum; /* COSINE: final lr, 0 <= minimum <= initial */
+  int32_t warmup; /* COSINE: warm-up epochs, >= 0 */
+} dml_lr_schedule_t;
+
+/* lr of epoch `epoch` (0-based) of a run of `total_epochs` epochs. */
+double dml_lr_schedule_at(const dml_lr_schedule_t *s, int32_t epoch,
+                          int32_t total_epochs);
+
+/* Checks the fields of `s` for its kind. Errors: INVALID_ARGUMENT naming
+ * the field. */
+dml_status_t dml_lr_schedule_check(const dml_lr_schedule_t *s);
+
+/* Parses the CLI spelling: "constant:LR", "step:INITIAL,EVERY,FACTOR",
+ * "exponential:INITIAL,RATE" (or "exp:"), "cosine:INITIAL,MINIMUM[,WARMUP]".
+ * Errors: INVALID_ARGUMENT with the expected forms. */
+dml_status_t dml_lr_schedule_parse(const char *spec, dml_lr_schedule_t *out);
+
+/* ===================================================================== */
+/* Shuffling                                                             */
+/* ===================================================================== */
+
+/* Fills perm[0..n) with the permutation of epoch `epoch` under `seed`:
+ * Fisher-Yates (Knuth, TAOCP vol. 2, 3.4.2, algorithm P) from i = n-1 down
+ * to 1, swapping i with j = floor(u_i * (i + 1)), u_i the 53-bit uniform
+ * element i of the Philox stream (seed, step = epoch, stream 0xFFFFFFFF)
+ * of dml_philox.h. Depends on (n, seed, epoch) only. */
+void dml_train_permutation(int64_t n, uint64_t seed, uint64_t epoch, int64_t *perm);
+
+/* ===================================================================== */
+/* Early stopping                                                        */
+/* ===================================================================== */
+
+/* The state machine of Keras' EarlyStopping: a value improves when it is
+ * below best - min_delta (mode min) or above best + min_delta (mode max);
+ * after `patience` epochs in a row without improvement, stop. */
+typedef struct dml_early_stopping_state {
+  int maximize;     /* 0: lower is better (losses), 1: higher (accuracies) */
+  double min_delta; /* >= 0 */
+  int32_t patience; /* >= 0 */
+  double best;      /* best value so far (+-inf before the first) */
+  int32_t best_epoch, wait;
+} dml_early_stopping_state_t;
+
+void dml_early_stopping_init(dml_early_stopping_state_t *s, int maximize,
+                             double min_delta, int32_t patience);
+/* Feeds epoch `epoch`'s monitored value. Sets *out_improved (1 when the
+ * value is the new best) and returns 1 when training should stop. A NaN
+ * value never improves. */
+int dml_early_stopping_update(dml_early_stopping_state_t *s, int32_t epoch, double value,
+                              int *out_improved);
+
+/* ===================================================================== */
+/* Data, history, options                                                */
+/* ===================================================================== */
+
+typedef struct dml_dataset {
+  dml_tensor_t x; /* [N, ...] */
+  dml_tensor_t y; /* [N] or [N, ...] */
+} dml_dataset_t;
+
+/* Rows [begin, end) of `d` as views (no copy). Errors: OUT_OF_RANGE. */
+dml_status_t dml_dataset_slice(const dml_dataset_t *d, int64_t begin, int64_t end,
+                               dml_dataset_t *out);
+
+/* One epoch's results. Metrics that do not exist (no validation data, no
+ * `correct` output) are NaN. */
+typedef struct dml_epoch_metrics {
+  int32_t epoch;             /* 1-based */
+  int32_t epochs;            /* of the run */
+  uint64_t step;             /* train steps done after this epoch */
+  double loss;               /* mean training loss over the epoch's rows */
+  double accuracy;           /* training rows predicted right (train_step `correct`) */
+  double val_loss;           /* evaluate() on the validation data */
+  double val_accuracy;       /* evaluate() on the validation data */
+  double lr;                 /* learning rate of the epoch */
+  double seconds;            /* wall time of the epoch (training + validation) */
+  double samples_per_second; /* training rows / training time */
+} dml_epoch_metrics_t;
+
+typedef struct dml_history {
+  int32_t n_epochs;
+  dml_epoch_metrics_t *epochs; /* malloc'd; dml_history_free() */
+  int32_t stopped_early;       /* 1 when early stopping or the callback ended it */
+  int32_t best_epoch;          /* early stopping's best epoch (1-based), 0 if none */
+  int32_t restored;            /* 1 when the best epoch's globals were restored */
+} dml_history_t;
+
+void dml_history_free(dml_history_t *h);
+
+/* Writes the history as CSV: "epoch,loss,accuracy,val_loss,val_accuracy,lr,
+ * seconds" then one line per epoch ("" for NaN), atomically. Errors: IO. */
+dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path);
+
+/* Called after each epoch with its metrics, before early stopping reads
+ * them: it may overwrite the metrics (e.g. with a validation metric of its
+ * own; early stopping and the history then see those). Return nonzero to
+ * stop training after this epoch. */
+typedef int (*dml_epoch_callback_fn)(dml_epoch_metrics_t *metrics, void *user_data);
+
+typedef enum dml_monitor {
+  DML_MONITOR_AUTO = 0, /* val_loss when there is validation data, else loss */
+  DML_MONITOR_LOSS,
+  DML_MONITOR_VAL_LOSS,
+  DML_MONITOR_ACCURACY,
+  DML_MONITOR_VAL_ACCURACY,
+} dml_monitor_t;
+
+/* Parses "loss", "val_loss", "accuracy", "val_accuracy", "auto". */
+dml_status_t dml_monitor_parse(const char *s, dml_monitor_t *out);
+
+typedef struct dml_fit_options {
+  int32_t epochs;       /* total epochs of the run (a resumed run continues to it) */
+  int64_t batch_size;   /* 1..the package's batch bound */
+  int shuffle;          /* 1: shuffle every epoch (default) */
+  uint64_t seed;        /* shuffling and random ops */
+  dml_lr_schedule_t lr; /* default: constant 1e-3 */
+
+  const dml_dataset_t *validation; /* lent; NULL: none or the split */
+  double validation_split;         /* in [0, 1): the last rows of the data */
+  int64_t eval_batch_size;         /* 0: the batch bound */
+
+  int verbose; /* 0 silent, 1: progress bar on a terminal, one line per epoch
+                  otherwise */
+  FILE *log;   /* where verbose output goes; NULL: stdout */
+
+  /* Early stopping: enabled when patience > 0. */
+  int32_t patience;
+  double min_delta;
+  dml_monitor_t monitor;
+  int restore_best; /* 1: on stop, restore the globals of the best epoch */
+
+  /* Checkpoints: every `checkpoint_every` epochs (0: never) into
+   * checkpoint_dir/epoch-NNNN.safetensors (created if missing). */
+  int32_t checkpoint_every;
+  const char *checkpoint_dir;
+
+  dml_epoch_callback_fn callback; /* may be NULL */
+  void *user_data;
+} dml_fit_options_t;
+
+/* Defaults: epochs 1, batch 32, shuffle, seed 0, constant lr 1e-3, no
+ * validation, verbose 1, early stopping off (monitor auto, restore_best 1),
+ * no checkpoints, no callback. */
+void dml_fit_options_init(dml_fit_options_t *o);
+
+/* ===================================================================== */
+/* Trainer                                                               */
+/* ===================================================================== */
+
+typedef struct dml_trainer dml_trainer_t;
+
+/* Opens train_step, eval_step and forward of `m` on `device` sharing one
+ * writable copy of the globals (initialized from the package). `m` must
+ * outlive the trainer. Errors: NOT_FOUND (a function missing),
+ * FAILED_PRECONDITION (globals not writable, no `loss` output, inputs not
+ * named as dml_train.h says), UNIMPLEMENTED (more than one model input),
+ * the runtime's errors. */
+dml_status_t dml_trainer_create(const dml_rt_model_t *m, const char *device,
+                                dml_trainer_t **out_trainer);
+void dml_trainer_release(dml_trainer_t *t);
+
+/* The sessions (lent): "train_step", "eval_step", "forward"; NULL else. */
+dml_rt_session_t *dml_trainer_session(dml_trainer_t *t, const char *function);
+/* Largest batch the package accepts (the bound of the input's batch dim). */
+int64_t dml_trainer_batch_bound(const dml_trainer_t *t);
+/* Epochs and train steps done (by fit or restored by a checkpoint). */
+int32_t dml_trainer_epoch(const dml_trainer_t *t);
+uint64_t dml_trainer_step(const dml_trainer_t *t);
+
+/* Trains from epoch dml_trainer_epoch(t) to o->epochs (see the top of
+ * this file). Fills *out_history (may be NULL) with the epochs run. On an
+ * error the globals hold the last completed step. Errors: as above. */
+dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
+                             const dml_fit_options_t *o, dml_history_t *out_history);
+
+/* eval_step over `d` in batches of `batch_size` (0: the bound): the mean
+ * loss weighted by rows, and the accuracy: sum of `correct` over the target
+ * elements for integer targets, over the rows for others (NaN when
+ * eval_step has no `correct`). Either output may be NULL. */
+dml_status_t dml_trainer_evaluate(dml_trainer_t *t, const dml_dataset_t *d,
+                                  int64_t batch_size, double *out_loss,
+                                  double *out_accuracy);
+
+/* forward on x [N, ...] with the current globals: output `output` (0 for
+ * the first) for all N rows, in *out (data in *out_buffer, malloc'd;
+ * free() it). Errors: INVALID_ARGUMENT, OUT_OF_RANGE, the runtime's. */
+dml_status_t dml_trainer_predict(dml_trainer_t *t, const dml_tensor_t *x, uint32_t output,
+                                 dml_tensor_t *out, void **out_buffer);
+
+/* Writes every global (parameters and optimizer state) to `path` as
+ * safetensors, atomically, with metadata format "dmlc-train-checkpoint-1",
+ * epoch, step, seed. Errors: IO, RESOURCE_EXHAUSTED. */
+dml_status_t dml_trainer_save_checkpoint(dml_trainer_t *t, const char *path,
+                                         uint64_t seed);
+/* Restores every global and the epoch/step counters from a checkpoint
+ * written by save_checkpoint (for the same package). On error nothing is
+ * changed. Errors: DATA_LOSS / NOT_FOUND / IO from reading;
+ * FAILED_PRECONDITION naming a global that is missing, extra, or of
+ * another dtype or shape, or bad metadata. */
+dml_status_t dml_trainer_load_checkpoint(dml_trainer_t *t, const char *path);
+
+/* Writes the package `pkg_bytes` (`pkg_size` bytes: the package model `m`,
+ * the model of session `s`, was loaded from) to `path` with the session's current global
+ * values in place of the stored ones: every CONST value of every function named as a
+ * global gets the global's bytes at its offset in "weights"; all other sections are
+ * copied unchanged and the CRCs recomputed. Atomic (temporary file, fsync, rename).
+ * Errors: DATA_LOSS (bytes not a valid package), FAILED_PRECONDITION (a global missing
+ * from the package or of another size), IO, RESOURCE_EXHAUSTED. */
+dml_status_t dml_train_save_package(const dml_rt_model_t *m, dml_rt_session_t *s,
+                                    const void *pkg_bytes, size_t pkg_size,
+                                    const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_TRAINER_H_ */
