@@ -15,6 +15,8 @@ int dmlc_cmd_opt(int argc, char **argv);
 int dmlc_cmd_inspect(int argc, char **argv);
 int dmlc_cmd_summary(int argc, char **argv);
 int dmlc_cmd_serve(int argc, char **argv);
+int dmlc_cmd_train(int argc, char **argv);
+int dmlc_cmd_eval(int argc, char **argv);
 
 /* Prints `status` to stderr as "error: <op>: <reason>" plus indented
  * details, frees it, and returns 1. */

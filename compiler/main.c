@@ -31,6 +31,14 @@ static const cmd_t k_cmds[] = {
 #ifdef DMLC_HAVE_CMD_SERVE
     {"serve", dmlc_cmd_serve, "serve a package over HTTP (KServe v2 protocol), batching"},
 #endif
+#ifdef DMLC_HAVE_CMD_TRAIN
+    {"train", dmlc_cmd_train,
+     "train an ONNX model on a data set, write the trained package"},
+#endif
+#ifdef DMLC_HAVE_CMD_EVAL
+    {"eval", dmlc_cmd_eval,
+     "average loss and accuracy of a trained package on a data set"},
+#endif
     {NULL, NULL, NULL},
 };
 

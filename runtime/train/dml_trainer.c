@@ -244,6 +244,11 @@ dml_rt_session_t *dml_trainer_session(dml_trainer_t *t, const char *function) {
 int64_t dml_trainer_batch_bound(const dml_trainer_t *t) {
   return t ? t->bound : 0;
 }
+void dml_trainer_io_info(const dml_trainer_t *t, dml_rt_io_info_t *out_x,
+                         dml_rt_io_info_t *out_target) {
+  if (out_x) *out_x = t->x_info;
+  if (out_target) *out_target = t->y_info;
+}
 int32_t dml_trainer_epoch(const dml_trainer_t *t) {
   return t ? t->epoch : 0;
 }

@@ -249,6 +249,10 @@ void dml_trainer_release(dml_trainer_t *t);
 dml_rt_session_t *dml_trainer_session(dml_trainer_t *t, const char *function);
 /* Largest batch the package accepts (the bound of the input's batch dim). */
 int64_t dml_trainer_batch_bound(const dml_trainer_t *t);
+/* The types of the model input x and of `target` (train_step's; lent by
+ * the model). */
+void dml_trainer_io_info(const dml_trainer_t *t, dml_rt_io_info_t *out_x,
+                         dml_rt_io_info_t *out_target);
 /* Epochs and train steps done (by fit or restored by a checkpoint). */
 int32_t dml_trainer_epoch(const dml_trainer_t *t);
 uint64_t dml_trainer_step(const dml_trainer_t *t);

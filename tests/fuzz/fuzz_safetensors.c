@@ -25,8 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   void *bytes = NULL;
   size_t n = 0;
-  st = dml_safetensors_write_memory(e, f->n_tensors, f->meta_keys, f->meta_values, f->n_meta,
-                                    &bytes, &n);
+  st = dml_safetensors_write_memory(e, f->n_tensors, f->meta_keys, f->meta_values,
+                                    f->n_meta, &bytes, &n);
   if (st) abort(); /* what we read, we must be able to write */
   dml_safetensors_t *g = NULL;
   st = dml_safetensors_parse(bytes, n, &g);
@@ -36,12 +36,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const dml_tensor_t *a = &f->tensors[i].tensor, *b = &g->tensors[i].tensor;
     size_t nb = (size_t)(f->tensors[i].end - f->tensors[i].begin);
     if (strcmp(f->tensors[i].name, g->tensors[i].name) || a->dtype != b->dtype ||
-        a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) ||
+        a->rank != b->rank ||
+        memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) ||
         (nb && memcmp(a->data, b->data, nb)))
       abort(); /* the round trip changed a tensor */
   }
   for (uint32_t i = 0; i < f->n_meta; i++)
-    if (strcmp(f->meta_keys[i], g->meta_keys[i]) || strcmp(f->meta_values[i], g->meta_values[i]))
+    if (strcmp(f->meta_keys[i], g->meta_keys[i]) ||
+        strcmp(f->meta_values[i], g->meta_values[i]))
       abort();
   dml_safetensors_release(g);
   free(bytes);

@@ -1,0 +1,132 @@
+/* cmd_eval.c — `dmlc eval PKG --data DIR|FILES`: average loss and accuracy
+ * of a training package (its eval_step) on a data set. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dml_rt.h"
+#include "dml_train_data.h"
+#include "dml_trainer.h"
+#include "dmlc_cmds.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: dmlc eval PKG --data DIR|FILES [--split test|train] [--batch-size N]\n"
+          "                 [--scale F] [--label-column K] [--device cpu]\n"
+          "\n"
+          "Runs the eval_step of the training package PKG (written by `dmlc train`)\n"
+          "over a data set and prints the average loss (weighted by rows) and the\n"
+          "accuracy (rows predicted right / rows).\n"
+          "\n"
+          "flags:\n"
+          "  --data DIR|FILES   a folder of IDX files (MNIST layout: t10k-* is the\n"
+          "                     test split, train-* the training split), two files\n"
+          "                     X.npy,Y.npy or IMAGES,LABELS (IDX, gzipped or not), or\n"
+          "                     one FILE.csv (label in the last column)\n"
+          "  --split NAME       for a folder: test (default) or train\n"
+          "  --batch-size N     rows per eval_step run (default: the package's batch\n"
+          "                     bound)\n"
+          "  --scale F          multiplier of IDX image bytes (default 1/255: [0, 1];\n"
+          "                     1 keeps 0..255)\n"
+          "  --label-column K   CSV label column, 0-based; -1 the last (default)\n"
+          "  --device NAME      device to run on (default and only one: cpu)\n"
+          "  -h, --help         this text\n");
+}
+
+static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
+  size_t n = strlen(flag);
+  if (strncmp(argv[*i], flag, n) != 0) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] != 0) return NULL;
+  if (*i + 1 >= argc) return "";
+  return argv[++*i];
+}
+
+int dmlc_cmd_eval(int argc, char **argv) {
+  const char *pkg = NULL, *data = NULL, *split = "test", *device = "cpu", *v;
+  int64_t batch = 0;
+  dml_data_options_t dopt;
+  dml_data_options_init(&dopt);
+  for (int i = 1; i < argc; i++) {
+    char *end;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    } else if ((v = flag_value(argc, argv, &i, "--data"))) {
+      data = v;
+    } else if ((v = flag_value(argc, argv, &i, "--split"))) {
+      split = v;
+      if (strcmp(split, "test") && strcmp(split, "train")) {
+        fprintf(stderr, "error: dmlc eval: --split must be test or train\n");
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--batch-size"))) {
+      batch = strtoll(v, &end, 10);
+      if (*end || batch < 1) {
+        fprintf(stderr, "error: dmlc eval: bad --batch-size '%s'\n", v);
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--scale"))) {
+      dopt.image_scale = strtod(v, &end);
+      if (*end || !*v) {
+        fprintf(stderr, "error: dmlc eval: bad --scale '%s'\n", v);
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--label-column"))) {
+      dopt.csv_label_column = (int)strtol(v, &end, 10);
+      if (*end || !*v) {
+        fprintf(stderr, "error: dmlc eval: bad --label-column '%s'\n", v);
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--device"))) {
+      device = v;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "error: dmlc eval: unknown flag '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    } else if (!pkg) {
+      pkg = argv[i];
+    } else {
+      fprintf(stderr, "error: dmlc eval: more than one package given\n");
+      return 2;
+    }
+  }
+  if (!pkg || !data || !data[0]) {
+    fprintf(stderr, "error: dmlc eval: give a package and --data\n");
+    usage(stderr);
+    return 2;
+  }
+  dml_rt_model_t *m = NULL;
+  dml_trainer_t *t = NULL;
+  dml_data_t d;
+  memset(&d, 0, sizeof d);
+  dml_status_t st = dml_rt_model_load_file(pkg, &m);
+  if (!st) st = dml_trainer_create(m, device, &t);
+  if (!st) st = dml_data_load(data, split, &dopt, &d);
+  dml_rt_io_info_t xi, yi;
+  if (!st) {
+    dml_trainer_io_info(t, &xi, &yi);
+    st = dml_data_adapt(&d, &xi, &yi);
+  }
+  double loss = 0, acc = 0;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  if (!st) {
+    dml_dataset_t ds = {d.x, d.y};
+    st = dml_trainer_evaluate(t, &ds, batch, &loss, &acc);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  if (!st) {
+    double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    printf("rows %" PRId64 "  loss %.6f", d.x.dims[0], loss);
+    if (!isnan(acc)) printf("  accuracy %.4f (%.2f%%)", acc, 100 * acc);
+    printf("  %.2fs\n", secs);
+  }
+  dml_data_free(&d);
+  dml_trainer_release(t);
+  dml_rt_model_release(m);
+  return st ? dmlc_report(st) : 0;
+}
