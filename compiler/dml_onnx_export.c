@@ -63,7 +63,7 @@ static dml_status_t read_all(const char *path, uint8_t **out, size_t *out_n) {
 
 dml_status_t dml_onnx_export_trained(const char *onnx_in, const char *onnx_out,
                                      const dml_rt_model_t *m, dml_rt_session_t *s,
-                                     uint32_t *out_replaced) {
+                                     uint32_t *out_replaced, uint32_t *out_dropouts) {
   if (!onnx_in || !onnx_out || !m || !s)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
   uint8_t *bytes = NULL;
@@ -78,6 +78,7 @@ dml_status_t dml_onnx_export_trained(const char *onnx_in, const char *onnx_out,
   }
   dml_status_t st = DML_OK;
   uint32_t replaced = 0;
+  if (out_dropouts) *out_dropouts = 0;
   Onnx__GraphProto *g = model->graph;
   for (size_t i = 0; i < g->n_initializer && !st; i++) {
     Onnx__TensorProto *t = g->initializer[i];
@@ -124,6 +125,17 @@ dml_status_t dml_onnx_export_trained(const char *onnx_in, const char *onnx_out,
     t->raw_data.data = copy;
     t->raw_data.len = nb;
     replaced++;
+  }
+  /* The inference graph: Dropout's training_mode input (opset 12+) goes, so
+   * it defaults to false and Dropout is the identity (the exported model of
+   * a graph exported in training mode would otherwise drop activations). */
+  for (size_t i = 0; i < g->n_node && !st; i++) {
+    Onnx__NodeProto *nd = g->node[i];
+    if (!nd->op_type || strcmp(nd->op_type, "Dropout") || nd->n_input < 3) continue;
+    if (nd->domain && nd->domain[0] && strcmp(nd->domain, "ai.onnx")) continue;
+    for (size_t k = 2; k < nd->n_input; k++) free(nd->input[k]);
+    nd->n_input = 2;
+    if (out_dropouts) (*out_dropouts)++;
   }
   if (!st) {
     size_t size = onnx__model_proto__get_packed_size(model);

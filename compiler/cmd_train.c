@@ -1,0 +1,476 @@
+/* cmd_train.c — `dmlc train MODEL.onnx --data ... -o TRAINED.dmlpkg`:
+ * compiles the model with its training functions (passes/dml_train.h),
+ * trains it (runtime/train/dml_trainer.h), writes the trained package and
+ * optionally the trained ONNX model. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "dml_driver.h"
+#include "dml_onnx_export.h"
+#include "dml_pkg.h"
+#include "dml_rt.h"
+#include "dml_train.h"
+#include "dml_train_data.h"
+#include "dml_trainer.h"
+#include "dmlc_cmds.h"
+
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "usage: dmlc train MODEL.onnx --data DIR|FILES -o TRAINED.dmlpkg [flags]\n"
+      "\n"
+      "Compiles MODEL.onnx with a train_step (loss, backward pass, optimizer\n"
+      "update) and an eval_step, trains it on the data, writes the trained\n"
+      "package (forward, train_step and eval_step with the trained weights:\n"
+      "`dmlc run` and `dmlc eval` use it) and reports the peak memory.\n"
+      "\n"
+      "data:\n"
+      "  --data DIR|FILES          training data: a folder of IDX files (train-* for\n"
+      "                            training, t10k-* for validation unless a split is\n"
+      "                            asked for), X.npy,Y.npy, IMAGES,LABELS (IDX, gzipped\n"
+      "                            or not) or FILE.csv (label in the last column)\n"
+      "  --validation-split F      the last fraction F of the training rows validates\n"
+      "  --validation-data SPEC    validation data (as --data; a folder: its t10k-*)\n"
+      "  --scale F                 multiplier of IDX image bytes (default 1/255)\n"
+      "  --label-column K          CSV label column, 0-based; -1 the last (default)\n"
+      "\n"
+      "training:\n"
+      "  --loss NAME               cross_entropy (default), nll, bce_with_logits, bce,\n"
+      "                            mse, mae, huber\n"
+      "  --output NAME             model output the loss reads (default: the first)\n"
+      "  --optimizer NAME          sgd, momentum, nesterov, adam (default), adamw,\n"
+      "                            rmsprop, adagrad\n"
+      "  --lr F                    learning rate (default 1e-3)\n"
+      "  --momentum F              momentum (momentum/nesterov: default 0.9; rmsprop)\n"
+      "  --weight-decay F          weight decay (AdamW: decoupled, default 1e-2)\n"
+      "  --epochs N                epochs (default 10)\n"
+      "  --batch-size N            rows per step (default 32); the last batch of an\n"
+      "                            epoch holds the remaining rows\n"
+      "  --batch-bound N           largest batch the package accepts (default: the\n"
+      "                            larger of 64 and --batch-size)\n"
+      "  --lr-schedule SPEC        step:INITIAL,EVERY,FACTOR | exponential:INITIAL,RATE\n"
+      "                            | cosine:INITIAL,MINIMUM[,WARMUP] (per epoch,\n"
+      "                            as torch.optim.lr_scheduler; overrides --lr)\n"
+      "  --clip-norm F             scale gradients to a global L2 norm <= F\n"
+      "  --clip-value F            clamp every gradient element to [-F, F]\n"
+      "  --early-stopping SPEC     patience=N[,min_delta=F][,monitor=val_loss|loss|\n"
+      "                            val_accuracy|accuracy][,restore=0|1]\n"
+      "  --checkpoint-every N      write DIR/epoch-NNNN.safetensors every N epochs\n"
+      "  --checkpoint-dir DIR      where checkpoints go (created if missing)\n"
+      "  --resume CKPT             continue from a checkpoint of the same model and\n"
+      "                            options (to --epochs in total)\n"
+      "  --seed N                  shuffling and random ops (default 0)\n"
+      "  --no-shuffle              visit rows in order\n"
+      "\n"
+      "output:\n"
+      "  -o, --output-package PKG  the trained package (required)\n"
+      "  --history FILE.csv        per-epoch loss, accuracy, val_loss, val_accuracy,\n"
+      "                            lr, seconds\n"
+      "  --export-onnx FILE.onnx   MODEL.onnx with the trained initializers\n"
+      "  --quiet                   no progress output\n"
+      "  --device NAME             device to run on (default and only one: cpu)\n"
+      "  -h, --help                this text\n");
+}
+
+static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
+  size_t n = strlen(flag);
+  if (strncmp(argv[*i], flag, n) != 0) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] != 0) return NULL;
+  if (*i + 1 >= argc) return "";
+  return argv[++*i];
+}
+
+static int parse_double(const char *flag, const char *v, double *out) {
+  char *end;
+  errno = 0;
+  double d = strtod(v, &end);
+  if (!*v || *end || errno || !isfinite(d)) {
+    fprintf(stderr, "error: dmlc train: bad %s '%s' (a number)\n", flag, v);
+    return 0;
+  }
+  *out = d;
+  return 1;
+}
+static int parse_int(const char *flag, const char *v, int64_t min, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long d = strtoll(v, &end, 10);
+  if (!*v || *end || errno || d < min) {
+    fprintf(stderr, "error: dmlc train: bad %s '%s' (an integer >= %" PRId64 ")\n", flag,
+            v, min);
+    return 0;
+  }
+  *out = (int64_t)d;
+  return 1;
+}
+
+/* "patience=5,min_delta=1e-4,monitor=val_loss,restore=1" */
+static int parse_early(const char *v, dml_fit_options_t *o) {
+  char buf[256];
+  if (strlen(v) >= sizeof buf) return 0;
+  strcpy(buf, v);
+  int have_patience = 0;
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    char *eq = strchr(tok, '=');
+    if (!eq) return 0;
+    *eq = 0;
+    const char *k = tok, *val = eq + 1;
+    int64_t iv;
+    double dv;
+    if (!strcmp(k, "patience")) {
+      if (!parse_int("--early-stopping patience", val, 1, &iv) || iv > 1000000) return 0;
+      o->patience = (int32_t)iv;
+      have_patience = 1;
+    } else if (!strcmp(k, "min_delta")) {
+      if (!parse_double("--early-stopping min_delta", val, &dv) || dv < 0) return 0;
+      o->min_delta = dv;
+    } else if (!strcmp(k, "monitor")) {
+      dml_status_t st = dml_monitor_parse(val, &o->monitor);
+      if (st) {
+        dmlc_report(st);
+        return 0;
+      }
+    } else if (!strcmp(k, "restore")) {
+      if (strcmp(val, "0") && strcmp(val, "1")) return 0;
+      o->restore_best = val[0] == '1';
+    } else {
+      return 0;
+    }
+  }
+  return have_patience;
+}
+
+/* Bytes of the globals flagged `flag`. */
+static uint64_t global_bytes(const dml_rt_model_t *m, uint32_t flag) {
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < dml_rt_model_num_globals(m); i++) {
+    dml_rt_global_info_t gi;
+    dml_status_t st = dml_rt_model_global_info(m, i, &gi);
+    if (st) {
+      dml_status_free(st);
+      continue;
+    }
+    if (gi.flags & flag) sum += gi.bytes;
+  }
+  return sum;
+}
+
+/* Planned arena of function `name` in the package bytes (-1 if absent). */
+static int64_t function_arena(const void *pkg, size_t size, const char *name) {
+  dml_pkg_t p;
+  dml_status_t st = dml_pkg_parse(pkg, size, &p);
+  if (st) {
+    dml_status_free(st);
+    return -1;
+  }
+  const dml_pkg_section_t *gs = dml_pkg_find_section(&p, "graph");
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&p, "weights");
+  dml_pkg_graph_t *g = NULL;
+  if (!gs) return -1;
+  st = dml_pkg_graph_decode_version(gs->data, gs->size, p.format_version,
+                                    ws ? ws->size : 0, &g);
+  if (st) {
+    dml_status_free(st);
+    return -1;
+  }
+  int64_t r = -1;
+  for (uint32_t i = 0; i < g->n_functions; i++)
+    if (!strcmp(g->functions[i].name, name)) r = (int64_t)g->functions[i].arena_bytes;
+  dml_pkg_graph_release(g);
+  return r;
+}
+
+static double mib(double b) {
+  return b / (1024.0 * 1024.0);
+}
+
+int dmlc_cmd_train(int argc, char **argv) {
+  const char *model_path = NULL, *data = NULL, *val_data = NULL, *out_pkg = NULL;
+  const char *history = NULL, *export_onnx = NULL, *device = "cpu", *resume = NULL, *v;
+  const char *lr_schedule = NULL;
+  dml_train_config_t cfg;
+  dml_train_config_init(&cfg);
+  cfg.loss = DML_LOSS_CROSS_ENTROPY;
+  cfg.optimizer = DML_OPTIMIZER_ADAM;
+  dml_fit_options_t o;
+  dml_fit_options_init(&o);
+  o.epochs = 10;
+  dml_data_options_t dopt;
+  dml_data_options_init(&dopt);
+  double lr = 1e-3;
+  int64_t batch_bound = 0, iv;
+  dml_status_t st;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    } else if ((v = flag_value(argc, argv, &i, "--data"))) {
+      data = v;
+    } else if ((v = flag_value(argc, argv, &i, "--validation-data"))) {
+      val_data = v;
+    } else if ((v = flag_value(argc, argv, &i, "--validation-split"))) {
+      if (!parse_double("--validation-split", v, &o.validation_split)) return 2;
+      if (!(o.validation_split > 0 && o.validation_split < 1)) {
+        fprintf(stderr, "error: dmlc train: --validation-split must be in (0, 1)\n");
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--scale"))) {
+      if (!parse_double("--scale", v, &dopt.image_scale)) return 2;
+    } else if ((v = flag_value(argc, argv, &i, "--label-column"))) {
+      if (!parse_int("--label-column", v, -1000000, &iv)) return 2;
+      dopt.csv_label_column = (int)iv;
+    } else if ((v = flag_value(argc, argv, &i, "--loss"))) {
+      if ((st = dml_loss_kind_parse(v, &cfg.loss))) return dmlc_report(st) + 1;
+    } else if ((v = flag_value(argc, argv, &i, "--output"))) {
+      cfg.output = v;
+    } else if ((v = flag_value(argc, argv, &i, "--optimizer"))) {
+      if ((st = dml_optimizer_kind_parse(v, &cfg.optimizer))) return dmlc_report(st) + 1;
+    } else if ((v = flag_value(argc, argv, &i, "--lr"))) {
+      if (!parse_double("--lr", v, &lr)) return 2;
+    } else if ((v = flag_value(argc, argv, &i, "--momentum"))) {
+      if (!parse_double("--momentum", v, &cfg.momentum)) return 2;
+    } else if ((v = flag_value(argc, argv, &i, "--weight-decay"))) {
+      if (!parse_double("--weight-decay", v, &cfg.weight_decay)) return 2;
+    } else if ((v = flag_value(argc, argv, &i, "--epochs"))) {
+      if (!parse_int("--epochs", v, 1, &iv) || iv > 1000000) return 2;
+      o.epochs = (int32_t)iv;
+    } else if ((v = flag_value(argc, argv, &i, "--batch-size"))) {
+      if (!parse_int("--batch-size", v, 1, &o.batch_size)) return 2;
+    } else if ((v = flag_value(argc, argv, &i, "--batch-bound"))) {
+      if (!parse_int("--batch-bound", v, 1, &batch_bound)) return 2;
+    } else if ((v = flag_value(argc, argv, &i, "--lr-schedule"))) {
+      lr_schedule = v;
+    } else if ((v = flag_value(argc, argv, &i, "--clip-norm"))) {
+      if (!parse_double("--clip-norm", v, &cfg.clip_norm) || cfg.clip_norm <= 0) return 2;
+    } else if ((v = flag_value(argc, argv, &i, "--clip-value"))) {
+      if (!parse_double("--clip-value", v, &cfg.clip_value) || cfg.clip_value <= 0)
+        return 2;
+    } else if ((v = flag_value(argc, argv, &i, "--early-stopping"))) {
+      if (!parse_early(v, &o)) {
+        fprintf(stderr,
+                "error: dmlc train: bad --early-stopping '%s' (patience=N[,min_delta=F]"
+                "[,monitor=NAME][,restore=0|1])\n",
+                v);
+        return 2;
+      }
+    } else if ((v = flag_value(argc, argv, &i, "--checkpoint-every"))) {
+      if (!parse_int("--checkpoint-every", v, 1, &iv) || iv > 1000000) return 2;
+      o.checkpoint_every = (int32_t)iv;
+    } else if ((v = flag_value(argc, argv, &i, "--checkpoint-dir"))) {
+      o.checkpoint_dir = v;
+    } else if ((v = flag_value(argc, argv, &i, "--resume"))) {
+      resume = v;
+    } else if ((v = flag_value(argc, argv, &i, "--seed"))) {
+      if (!parse_int("--seed", v, 0, &iv)) return 2;
+      o.seed = (uint64_t)iv;
+    } else if (!strcmp(argv[i], "--no-shuffle")) {
+      o.shuffle = 0;
+    } else if ((v = flag_value(argc, argv, &i, "--history"))) {
+      history = v;
+    } else if ((v = flag_value(argc, argv, &i, "--export-onnx"))) {
+      export_onnx = v;
+    } else if ((v = flag_value(argc, argv, &i, "-o")) ||
+               (v = flag_value(argc, argv, &i, "--output-package"))) {
+      out_pkg = v;
+    } else if (!strcmp(argv[i], "--quiet")) {
+      o.verbose = 0;
+    } else if ((v = flag_value(argc, argv, &i, "--device"))) {
+      device = v;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "error: dmlc train: unknown flag '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    } else if (!model_path) {
+      model_path = argv[i];
+    } else {
+      fprintf(stderr, "error: dmlc train: more than one model given\n");
+      return 2;
+    }
+  }
+  if (!model_path || !data || !data[0] || !out_pkg || !out_pkg[0]) {
+    fprintf(stderr, "error: dmlc train: give MODEL.onnx, --data and -o TRAINED.dmlpkg\n");
+    usage(stderr);
+    return 2;
+  }
+  if (o.checkpoint_every > 0 && !o.checkpoint_dir) {
+    fprintf(stderr, "error: dmlc train: --checkpoint-every needs --checkpoint-dir\n");
+    return 2;
+  }
+  if (val_data && o.validation_split > 0) {
+    fprintf(
+        stderr,
+        "error: dmlc train: give --validation-split or --validation-data, not both\n");
+    return 2;
+  }
+  if (lr_schedule) {
+    if ((st = dml_lr_schedule_parse(lr_schedule, &o.lr))) return dmlc_report(st) + 1;
+  } else {
+    o.lr.kind = DML_LR_CONSTANT;
+    o.lr.initial = lr;
+  }
+  if (!batch_bound) batch_bound = o.batch_size > 64 ? o.batch_size : 64;
+  if (batch_bound < o.batch_size) {
+    fprintf(stderr,
+            "error: dmlc train: --batch-bound %" PRId64 " < --batch-size %" PRId64 "\n",
+            batch_bound, o.batch_size);
+    return 2;
+  }
+
+  /* the command line, for the package's meta section */
+  char cmdline[2048] = "dmlc";
+  for (int i = 0; i < argc; i++) {
+    size_t l = strlen(cmdline);
+    snprintf(cmdline + l, sizeof cmdline - l, " %s", argv[i]);
+  }
+
+  void *pkg = NULL;
+  size_t pkg_size = 0;
+  dml_rt_model_t *m = NULL;
+  dml_trainer_t *t = NULL;
+  dml_data_t train, val;
+  memset(&train, 0, sizeof train);
+  memset(&val, 0, sizeof val);
+  dml_history_t h;
+  memset(&h, 0, sizeof h);
+  uint8_t *onnx = NULL;
+  size_t onnx_size = 0;
+
+  /* 1. compile with the training functions */
+  FILE *f = fopen(model_path, "rb");
+  if (!f) {
+    st = dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO,
+                         "dmlc.train", "cannot open '%s': %s", model_path,
+                         strerror(errno));
+    goto out;
+  }
+  fseek(f, 0, SEEK_END);
+  long fl = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  onnx = (uint8_t *)malloc(fl > 0 ? (size_t)fl : 1);
+  onnx_size = onnx && fl > 0 ? fread(onnx, 1, (size_t)fl, f) : 0;
+  fclose(f);
+  if (!onnx || fl < 0 || onnx_size != (size_t)fl) {
+    st = dml_status_make(DML_STATUS_IO, "dmlc.train", "reading '%s' failed", model_path);
+    goto out;
+  }
+  char base_dir[4096];
+  snprintf(base_dir, sizeof base_dir, "%s", model_path);
+  char *slash = strrchr(base_dir, '/');
+  if (slash)
+    *slash = 0;
+  else
+    strcpy(base_dir, ".");
+  dml_compile_options_t copts;
+  memset(&copts, 0, sizeof copts);
+  copts.batch_bound = batch_bound;
+  copts.command_line = cmdline;
+  copts.train = &cfg;
+  dml_compile_report_t rep;
+  st = dml_compile_onnx_memory(onnx, onnx_size, base_dir, model_path, &copts, &pkg,
+                               &pkg_size, &rep);
+  if (st) goto out;
+  st = dml_rt_model_load_memory(pkg, pkg_size, &m);
+  if (!st) st = dml_trainer_create(m, device, &t);
+  if (st) goto out;
+  if (o.verbose)
+    printf("compiled %s: %s loss, %s, batch bound %" PRId64 ", %.0f ms\n", model_path,
+           dml_loss_kind_name(cfg.loss), dml_optimizer_kind_name(cfg.optimizer),
+           batch_bound, rep.compile_ms);
+
+  /* 2. data */
+  dml_rt_io_info_t xi, yi;
+  dml_trainer_io_info(t, &xi, &yi);
+  st = dml_data_load(data, "train", &dopt, &train);
+  if (!st) st = dml_data_adapt(&train, &xi, &yi);
+  if (st) {
+    st = dml_status_annotate(st, "reading --data");
+    goto out;
+  }
+  struct stat sb;
+  int data_is_dir = stat(data, &sb) == 0 && S_ISDIR(sb.st_mode);
+  const char *vspec =
+      val_data ? val_data : (data_is_dir && o.validation_split <= 0 ? data : NULL);
+  if (vspec) {
+    st = dml_data_load(vspec, "test", &dopt, &val);
+    if (!st) st = dml_data_adapt(&val, &xi, &yi);
+    if (st) {
+      st = dml_status_annotate(st, "reading the validation data");
+      goto out;
+    }
+  }
+  dml_dataset_t tr = {train.x, train.y}, vd = {val.x, val.y};
+  if (vspec) o.validation = &vd;
+  if (o.verbose)
+    printf("training on %" PRId64 " rows%s%s, validating on %" PRId64 " rows\n",
+           train.x.dims[0], vspec ? " of " : "", vspec ? data : "",
+           vspec ? val.x.dims[0]
+                 : (int64_t)floor((double)train.x.dims[0] * o.validation_split));
+  if (resume) {
+    st = dml_trainer_load_checkpoint(t, resume);
+    if (st) goto out;
+    if (o.verbose)
+      printf("resumed from %s at epoch %d, step %" PRIu64 "\n", resume,
+             dml_trainer_epoch(t), dml_trainer_step(t));
+  }
+
+  /* 3. train */
+  st = dml_trainer_fit(t, &tr, &o, &h);
+  if (st) goto out;
+
+  /* 4. outputs */
+  st = dml_train_save_package(m, dml_trainer_session(t, "train_step"), pkg, pkg_size,
+                              out_pkg);
+  if (st) goto out;
+  printf("wrote %s\n", out_pkg);
+  if (history) {
+    st = dml_history_write_csv(&h, history);
+    if (st) goto out;
+    printf("wrote %s\n", history);
+  }
+  if (export_onnx) {
+    uint32_t nrep = 0, ndrop = 0;
+    st = dml_onnx_export_trained(model_path, export_onnx, m,
+                                 dml_trainer_session(t, "forward"), &nrep, &ndrop);
+    if (st) goto out;
+    printf("wrote %s (%u initializers replaced, %u Dropout set to inference)\n",
+           export_onnx, nrep, ndrop);
+  }
+  {
+    int64_t arena = function_arena(pkg, pkg_size, "train_step");
+    uint64_t params = global_bytes(m, DML_RT_GLOBAL_PARAM);
+    uint64_t state = global_bytes(m, DML_RT_GLOBAL_STATE);
+    int64_t scratch = dml_rt_model_scratch_bytes(m);
+    double data_bytes =
+        (double)(dml_tensor_bytes(&train.x) + dml_tensor_bytes(&train.y) +
+                 (vspec ? dml_tensor_bytes(&val.x) + dml_tensor_bytes(&val.y) : 0));
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double planned = (double)(arena > 0 ? arena : 0) + (double)params + (double)state;
+    printf(
+        "peak memory (planned): %.2f MiB = train_step arena %.2f MiB + parameters %.2f "
+        "MiB "
+        "+ optimizer/state %.2f MiB (kernel scratch %.2f MiB besides)\n",
+        mib(planned), mib((double)(arena > 0 ? arena : 0)), mib((double)params),
+        mib((double)state), mib((double)(scratch > 0 ? scratch : 0)));
+    printf(
+        "peak memory (measured): max RSS %.1f MiB, of which the data sets %.1f MiB and "
+        "the package in memory %.1f MiB\n",
+        ru.ru_maxrss / 1024.0, mib(data_bytes), mib((double)pkg_size));
+  }
+out:
+  dml_history_free(&h);
+  dml_data_free(&train);
+  dml_data_free(&val);
+  dml_trainer_release(t);
+  dml_rt_model_release(m);
+  free(pkg);
+  free(onnx);
+  return st ? dmlc_report(st) : 0;
+}

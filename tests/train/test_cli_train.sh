@@ -1,0 +1,115 @@
+#!/bin/sh
+# `dmlc train` / `dmlc eval` end to end on fashion_mlp_untrained.onnx with a
+# small synthetic IDX data set (a folder in the MNIST layout; the label of
+# an image is decided by its brightest quarter, so it can be learned):
+# training, eval, the trained package with `dmlc run`, the exported ONNX
+# model (same outputs as the package, bit for bit), determinism, resume
+# from a checkpoint == uninterrupted, and usage errors.
+#   test_cli_train.sh DMLC SHARED_DIR
+set -u
+DMLC=$1
+MODEL=$2/models/fashion_mlp_untrained.onnx
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/dmlc_cli_train.XXXXXX")
+trap 'rm -rf "$DIR"' EXIT
+fails=0
+check() { # check DESCRIPTION COMMAND...
+  desc=$1
+  shift
+  if "$@"; then :; else
+    echo "FAILED: $desc"
+    fails=$((fails + 1))
+  fi
+}
+has() { grep -q -- "$1" "$2" || { echo "  missing '$1' in:"; sed 's/^/    /' "$2"; return 1; }; }
+
+python3 - "$DIR/data" <<'PY' || { echo "FAILED: making the data"; exit 1; }
+import gzip, os, struct, sys
+d = sys.argv[1]
+os.makedirs(d)
+def write(name, n, seed):
+    s = seed
+    imgs, labs = bytearray(), bytearray()
+    for _ in range(n):
+        img = bytearray(784)
+        for k in range(784):
+            s = (s * 1103515245 + 12345) & 0x7FFFFFFF
+            img[k] = (s >> 16) & 0x3F
+        lab = (s >> 8) % 4
+        r0, c0 = (lab // 2) * 14, (lab % 2) * 14
+        for r in range(r0, r0 + 14):
+            for c in range(c0, c0 + 14):
+                img[r * 28 + c] = min(255, img[r * 28 + c] + 150)
+        imgs += img
+        labs.append(lab)
+    with gzip.open(os.path.join(d, name + '-images-idx3-ubyte.gz'), 'wb') as f:
+        f.write(struct.pack('>IIII', 0x803, n, 28, 28) + bytes(imgs))
+    with open(os.path.join(d, name + '-labels-idx1-ubyte'), 'wb') as f:
+        f.write(struct.pack('>II', 0x801, n) + bytes(labs))
+write('train', 300, 1)
+write('t10k', 100, 2)
+PY
+
+T="$DMLC train $MODEL --data $DIR/data --epochs 3 --batch-size 16 --seed 7"
+check "train" $T -o "$DIR/a.dmlpkg" --history "$DIR/a.csv" --export-onnx "$DIR/a.onnx" \
+  --checkpoint-every 1 --checkpoint-dir "$DIR/ckpt" >"$DIR/train.txt" 2>&1
+check "train: epochs" has "epoch 3/3  19 steps  loss " "$DIR/train.txt"
+check "train: validation on t10k" has "validating on 100 rows" "$DIR/train.txt"
+check "train: memory" has "peak memory (planned): " "$DIR/train.txt"
+check "train: rss" has "peak memory (measured): max RSS " "$DIR/train.txt"
+check "train: export" has "6 initializers replaced, 1 Dropout set to inference" "$DIR/train.txt"
+check "history" has "^epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds$" "$DIR/a.csv"
+check "history rows" test "$(wc -l <"$DIR/a.csv")" -eq 4
+check "checkpoints" test -f "$DIR/ckpt/epoch-0003.safetensors"
+# it learned: the final validation accuracy is well above chance (0.25)
+acc=$(tail -n 1 "$DIR/a.csv" | cut -d, -f5)
+check "learned (val_accuracy $acc)" awk "BEGIN { exit !($acc >= 0.9) }"
+
+# eval: the same figure as the last epoch's validation
+check "eval" "$DMLC" eval "$DIR/a.dmlpkg" --data "$DIR/data" >"$DIR/eval.txt" 2>&1
+check "eval line" has "rows 100  loss " "$DIR/eval.txt"
+pct=$(awk -v a="$acc" 'BEGIN { printf "%.4f", a }')
+check "eval accuracy = last val_accuracy" has "accuracy $pct" "$DIR/eval.txt"
+check "eval train split" "$DMLC" eval "$DIR/a.dmlpkg" --data "$DIR/data" --split train --batch-size 7 >"$DIR/eval2.txt" 2>&1
+check "eval train rows" has "rows 300  loss " "$DIR/eval2.txt"
+
+# same seed: the same losses; resume from epoch 1 == uninterrupted
+check "train again" $T -o "$DIR/b.dmlpkg" --history "$DIR/b.csv" --quiet >/dev/null 2>&1
+check "deterministic" test "$(cut -d, -f1-6 "$DIR/a.csv")" = "$(cut -d, -f1-6 "$DIR/b.csv")"
+check "resume" $T -o "$DIR/c.dmlpkg" --history "$DIR/c.csv" --resume "$DIR/ckpt/epoch-0001.safetensors" \
+  >"$DIR/resume.txt" 2>&1
+check "resume line" has "resumed from .*epoch-0001.safetensors at epoch 1, step 19" "$DIR/resume.txt"
+check "resume == uninterrupted" test "$(tail -n 2 "$DIR/a.csv" | cut -d, -f1-6)" = "$(tail -n 2 "$DIR/c.csv" | cut -d, -f1-6)"
+
+# the trained package runs; the exported ONNX model gives the same outputs
+python3 - "$DIR/x.npy" <<'PY'
+import struct, sys
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (5, 784), }"
+h += ' ' * (118 - len(h)) + '\n'
+data = b''.join(struct.pack('<f', ((i * 37) % 101) / 100.0) for i in range(5 * 784))
+open(sys.argv[1], 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.encode() + data)
+PY
+check "run trained" "$DMLC" run "$DIR/a.dmlpkg" --input "input=$DIR/x.npy" --output-dir "$DIR/o1" >/dev/null
+check "compile exported" "$DMLC" compile "$DIR/a.onnx" -o "$DIR/x.dmlpkg" >/dev/null
+check "run exported" "$DMLC" run "$DIR/x.dmlpkg" --input "input=$DIR/x.npy" --output-dir "$DIR/o2" >/dev/null
+check "exported == trained" cmp "$DIR/o1/logits.npy" "$DIR/o2/logits.npy"
+
+# errors
+check "no -o" sh -c "! $DMLC train $MODEL --data $DIR/data 2>$DIR/e1.txt"
+check "no -o text" has "give MODEL.onnx, --data and -o TRAINED.dmlpkg" "$DIR/e1.txt"
+check "bad loss" sh -c "! $DMLC train $MODEL --data $DIR/data -o $DIR/z.dmlpkg --loss foo 2>$DIR/e2.txt"
+check "bad loss text" has "foo" "$DIR/e2.txt"
+check "bad schedule" sh -c "! $DMLC train $MODEL --data $DIR/data -o $DIR/z.dmlpkg --lr-schedule cosine:1 2>$DIR/e3.txt"
+check "bad schedule text" has "cosine:INITIAL,MINIMUM\[,WARMUP\]" "$DIR/e3.txt"
+check "bad early stopping" sh -c "! $DMLC train $MODEL --data $DIR/data -o $DIR/z.dmlpkg --early-stopping min_delta=1 2>$DIR/e4.txt"
+check "bad early stopping text" has "patience=N" "$DIR/e4.txt"
+check "batch above bound" sh -c "! $DMLC train $MODEL --data $DIR/data -o $DIR/z.dmlpkg --batch-size 65 --batch-bound 64 2>$DIR/e5.txt"
+check "batch text" has "batch-bound 64 < --batch-size 65" "$DIR/e5.txt"
+check "missing data" sh -c "! $DMLC train $MODEL --data $DIR/nope -o $DIR/z.dmlpkg 2>$DIR/e6.txt"
+check "missing data text" has "no such file or folder" "$DIR/e6.txt"
+check "eval inference package" "$DMLC" compile "$MODEL" -o "$DIR/inf.dmlpkg" >/dev/null
+check "eval needs train_step" sh -c "! $DMLC eval $DIR/inf.dmlpkg --data $DIR/data 2>$DIR/e7.txt"
+check "eval text" has "train_step" "$DIR/e7.txt"
+check "no package written on error" test ! -e "$DIR/z.dmlpkg"
+
+[ "$fails" -eq 0 ] && echo "test_cli_train: all passed"
+exit "$fails"
