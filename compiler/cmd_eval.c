@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dml_cpu.h"
 #include "dml_rt.h"
 #include "dml_train_data.h"
 #include "dml_trainer.h"
@@ -32,6 +33,7 @@ static void usage(FILE *f) {
           "  --scale F          multiplier of IDX image bytes (default 1/255: [0, 1];\n"
           "                     1 keeps 0..255)\n"
           "  --label-column K   CSV label column, 0-based; -1 the last (default)\n"
+          "  --threads N        CPU threads of the kernels (default 1)\n"
           "  --device NAME      device to run on (default and only one: cpu)\n"
           "  -h, --help         this text\n");
 }
@@ -81,6 +83,13 @@ int dmlc_cmd_eval(int argc, char **argv) {
         fprintf(stderr, "error: dmlc eval: bad --label-column '%s'\n", v);
         return 2;
       }
+    } else if ((v = flag_value(argc, argv, &i, "--threads"))) {
+      long th = strtol(v, &end, 10);
+      if (*end || th < 1 || th > 64) {
+        fprintf(stderr, "error: dmlc eval: bad --threads '%s' (1..64)\n", v);
+        return 2;
+      }
+      dml_cpu_set_num_threads((int)th);
     } else if ((v = flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-') {

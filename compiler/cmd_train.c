@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "dml_cpu.h"
 #include "dml_driver.h"
 #include "dml_onnx_export.h"
 #include "dml_pkg.h"
@@ -74,6 +75,7 @@ static void usage(FILE *f) {
       "                            lr, seconds\n"
       "  --export-onnx FILE.onnx   MODEL.onnx with the trained initializers\n"
       "  --quiet                   no progress output\n"
+      "  --threads N               CPU threads of the kernels (default 1)\n"
       "  --device NAME             device to run on (default and only one: cpu)\n"
       "  -h, --help                this text\n");
 }
@@ -281,6 +283,9 @@ int dmlc_cmd_train(int argc, char **argv) {
       out_pkg = v;
     } else if (!strcmp(argv[i], "--quiet")) {
       o.verbose = 0;
+    } else if ((v = flag_value(argc, argv, &i, "--threads"))) {
+      if (!parse_int("--threads", v, 1, &iv) || iv > 64) return 2;
+      dml_cpu_set_num_threads((int)iv);
     } else if ((v = flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-') {
