@@ -530,6 +530,7 @@ static void test_resume_equals_uninterrupted(void) {
   dml_history_free(&full);
   dml_history_free(&first);
   dml_history_free(&rest);
+  dml_trainer_release(t);
 
   /* the trained package: forward of the saved file == predict */
   char pkg_path[256];
