@@ -141,7 +141,7 @@ static V *reshape_like(ad_t *a, V *g, V *x) {
 static V *reduce_sum(ad_t *a, V *x, const int64_t *axes, size_t n, int keepdims) {
   if (!x) return NULL;
   dml_ir_node_t *nd = mk(a, DML_OP_REDUCE_SUM, 1, &x, 1);
-  set_ints(a, nd, "axes", axes, n);
+  if (n) set_ints(a, nd, "axes", axes, n); /* none: every axis */
   set_int(a, nd, "keepdims", keepdims);
   return fin(a, nd);
 }
@@ -168,6 +168,66 @@ static V *cast_to(ad_t *a, V *x, dml_dtype_t dt) {
   dml_ir_node_t *n = mk(a, DML_OP_CAST, 1, &x, 1);
   set_int(a, n, "to", dml_dtype_onnx_code(dt));
   return fin(a, n);
+}
+
+/* Zeros of x's shape and dtype: ConstantOfShape(Shape(x)). */
+static V *zeros_like(ad_t *a, V *x) {
+  if (!x) return NULL;
+  dml_ir_node_t *z = mk(a, DML_OP_CONSTANT_OF_SHAPE, 1, (V *[]){shape_of(a, x)}, 1);
+  if (z && !a->st) {
+    dml_tensor_t t;
+    memset(&t, 0, sizeof t);
+    uint8_t zero[8] = {0};
+    t.dtype = x->type.dtype;
+    t.rank = 1;
+    t.dims[0] = 1;
+    t.data = zero;
+    a->st = dml_ir_node_set_attr_tensor(z, "value", &t);
+  }
+  return fin(a, z);
+}
+
+/* Unsqueeze(x, axes) with constant axes. */
+static V *unsqueeze(ad_t *a, V *x, const int64_t *axes, int64_t n) {
+  if (!x) return NULL;
+  return op2(a, DML_OP_UNSQUEEZE, x, cst_i64(a, axes, n));
+}
+
+/* Reshape(x) to static dims. */
+static V *reshape_to(ad_t *a, V *x, const int64_t *dims, int64_t n) {
+  if (!x) return NULL;
+  return op2(a, DML_OP_RESHAPE, x, cst_i64(a, dims, n));
+}
+
+/* Slice(x) with constant starts/ends/axes/steps (steps NULL: 1). */
+static V *slice(ad_t *a, V *x, const int64_t *st, const int64_t *en, const int64_t *ax,
+                const int64_t *sp, int64_t n) {
+  if (!x) return NULL;
+  V *in[5] = {x, cst_i64(a, st, n), cst_i64(a, en, n), cst_i64(a, ax, n),
+              sp ? cst_i64(a, sp, n) : NULL};
+  return fin(a, mk(a, DML_OP_SLICE, sp ? 5 : 4, in, 1));
+}
+
+/* Pad(x) with zeros, constant pads [begin..., end...] (2 * rank values). */
+static V *pad_zeros(ad_t *a, V *x, const int64_t *pads) {
+  if (!x) return NULL;
+  V *in[2] = {x, cst_i64(a, pads, 2 * (int64_t)x->type.rank)};
+  return fin(a, mk(a, DML_OP_PAD, 2, in, 1));
+}
+
+/* Reduction `op` over `axes` (attribute form). */
+static V *reduce_op(ad_t *a, dml_op_t op, V *x, const int64_t *axes, size_t n,
+                    int keepdims) {
+  if (!x) return NULL;
+  dml_ir_node_t *nd = mk(a, op, 1, &x, 1);
+  if (n) set_ints(a, nd, "axes", axes, n); /* none: every axis */
+  set_int(a, nd, "keepdims", keepdims);
+  return fin(a, nd);
+}
+
+/* 1 when every dim of x is static. */
+static int all_static(const V *x) {
+  return x && dml_type_is_static(&x->type);
 }
 
 static int64_t attr_i(const dml_ir_node_t *n, const char *k, int64_t dflt) {
@@ -442,6 +502,36 @@ static V *softmax_axis_sum(ad_t *a, V *x, int64_t axis) {
   return reduce_sum(a, x, &axis, 1, 1);
 }
 
+/* DepthToSpace-13 / SpaceToDepth-13: permutations of elements, so the
+ * gradient is the inverse permutation of g. SpaceToDepth is the inverse of
+ * DepthToSpace in DCR mode (the spec's reshape/transpose definitions); for
+ * CRD mode the inverse of its reshape [N, C/b², b, b, H, W], transpose
+ * (0,1,4,2,5,3), reshape [N, C/b², H b, W b] is spelled out (static
+ * shapes). */
+static V *vjp_depth_space(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  int64_t b = attr_i(n, "blocksize", 0);
+  const dml_attr_t *am = dml_ir_node_attr(n, "mode");
+  int crd = am && am->kind == DML_ATTR_STRING && !strcmp(am->s, "CRD");
+  if (n->op == DML_OP_SPACE_TO_DEPTH || !crd) {
+    dml_ir_node_t *t = mk(
+        a, n->op == DML_OP_SPACE_TO_DEPTH ? DML_OP_DEPTH_TO_SPACE : DML_OP_SPACE_TO_DEPTH,
+        1, &g, 1);
+    set_int(a, t, "blocksize", b);
+    return fin(a, t);
+  }
+  if (!all_static(x) || x->type.rank != 4 || b < 1) {
+    unsupported(a, n, "CRD mode with symbolic dims");
+    return NULL;
+  }
+  const dml_dim_t *d = x->type.dims;
+  int64_t s6[6] = {d[0].value, d[1].value / (b * b), d[2].value, b, d[3].value, b};
+  static const int64_t inv[6] = {0, 1, 3, 5, 2, 4};
+  dml_ir_node_t *t = mk(a, DML_OP_TRANSPOSE, 1, (V *[]){reshape_to(a, g, s6, 6)}, 1);
+  set_ints(a, t, "perm", inv, 6);
+  return reshape_like(a, fin(a, t), x);
+}
+
 static void vjp_unary(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0], *y = n->outputs[0];
   dml_dtype_t dt = x->type.dtype;
@@ -565,13 +655,164 @@ static void vjp_unary(ad_t *a, const dml_ir_node_t *n, V *g) {
               cst(a, dt, 1.0 / (1.0 - ratio)));
       break;
     }
+    /* The inverse-trigonometric and hyperbolic ops (ONNX Tan-7, Asin-7, Acos-7,
+     * Atan-7, Sinh-9, Cosh-9, Asinh-9, Acosh-9, Atanh-9): textbook
+     * derivatives, d tan = 1 + tan^2, d asin = 1/sqrt(1-x^2),
+     * d acos = -1/sqrt(1-x^2), d atan = 1/(1+x^2), d sinh = cosh,
+     * d cosh = sinh, d asinh = 1/sqrt(x^2+1), d acosh = 1/sqrt(x^2-1),
+     * d atanh = 1/(1-x^2). */
+    case DML_OP_TAN:
+      r = op2(a, DML_OP_MUL, g,
+              op2(a, DML_OP_ADD, cst(a, dt, 1), op2(a, DML_OP_MUL, y, y)));
+      break;
+    case DML_OP_ASIN:
+    case DML_OP_ACOS: {
+      V *d = op1(a, DML_OP_SQRT,
+                 op2(a, DML_OP_SUB, cst(a, dt, 1), op2(a, DML_OP_MUL, x, x)));
+      r = op2(a, DML_OP_DIV, n->op == DML_OP_ASIN ? g : op1(a, DML_OP_NEG, g), d);
+      break;
+    }
+    case DML_OP_ATAN:
+      r = op2(a, DML_OP_DIV, g,
+              op2(a, DML_OP_ADD, cst(a, dt, 1), op2(a, DML_OP_MUL, x, x)));
+      break;
+    case DML_OP_ATANH:
+      r = op2(a, DML_OP_DIV, g,
+              op2(a, DML_OP_SUB, cst(a, dt, 1), op2(a, DML_OP_MUL, x, x)));
+      break;
+    case DML_OP_SINH: r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_COSH, x)); break;
+    case DML_OP_COSH: r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_SINH, x)); break;
+    case DML_OP_ASINH:
+    case DML_OP_ACOSH: {
+      V *x2 = op2(a, DML_OP_MUL, x, x);
+      V *d = n->op == DML_OP_ASINH ? op2(a, DML_OP_ADD, x2, cst(a, dt, 1))
+                                   : op2(a, DML_OP_SUB, x2, cst(a, dt, 1));
+      r = op2(a, DML_OP_DIV, g, op1(a, DML_OP_SQRT, d));
+      break;
+    }
+    case DML_OP_SELU: {
+      /* Selu-6: y = gamma x (x > 0), gamma alpha (exp(x) - 1) otherwise;
+       * dy/dx = gamma, or gamma alpha exp(x) (the kernel's defaults). */
+      double al = attr_f(n, "alpha", 1.67326319217681884765625),
+             ga = attr_f(n, "gamma", 1.05070102214813232421875);
+      V *neg = op2(a, DML_OP_MUL, g,
+                   op2(a, DML_OP_MUL, op1(a, DML_OP_EXP, x), cst(a, dt, al * ga)));
+      r = op3(a, DML_OP_WHERE, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)),
+              op2(a, DML_OP_MUL, g, cst(a, dt, ga)), neg);
+      break;
+    }
+    case DML_OP_CELU: {
+      /* Celu-12: y = max(0, x) + min(0, alpha (exp(x/alpha) - 1));
+       * dy/dx = 1 (x > 0), exp(x / alpha) otherwise. */
+      double al = attr_f(n, "alpha", 1.0);
+      V *e = op1(a, DML_OP_EXP, op2(a, DML_OP_MUL, x, cst(a, dt, 1.0 / al)));
+      r = op3(a, DML_OP_WHERE, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)), g,
+              op2(a, DML_OP_MUL, g, e));
+      break;
+    }
+    case DML_OP_HARD_SIGMOID: {
+      /* HardSigmoid-6: y = max(0, min(1, alpha x + beta)); dy/dx = alpha
+       * where 0 < alpha x + beta < 1, 0 elsewhere (PyTorch's hardsigmoid
+       * backward, the kinks excluded). */
+      double al = attr_f(n, "alpha", 0.2), be = attr_f(n, "beta", 0.5);
+      V *t = op2(a, DML_OP_ADD, op2(a, DML_OP_MUL, x, cst(a, dt, al)), cst(a, dt, be));
+      V *in = op2(a, DML_OP_AND, op2(a, DML_OP_GREATER, t, cst(a, dt, 0)),
+                  op2(a, DML_OP_LESS, t, cst(a, dt, 1)));
+      r = op2(a, DML_OP_MUL, op2(a, DML_OP_MUL, g, cst(a, dt, al)), cast_to(a, in, dt));
+      break;
+    }
+    case DML_OP_HARD_SWISH: {
+      /* HardSwish-14: y = x max(0, min(1, x/6 + 1/2)); dy/dx = 0 (x < -3),
+       * 1 (x > 3), x/3 + 1/2 between (PyTorch's hardswish backward). */
+      V *mid = op2(a, DML_OP_MUL, g,
+                   op2(a, DML_OP_ADD, op2(a, DML_OP_MUL, x, cst(a, dt, 1.0 / 3.0)),
+                       cst(a, dt, 0.5)));
+      V *hi = op3(a, DML_OP_WHERE, op2(a, DML_OP_GREATER, x, cst(a, dt, 3)), g, mid);
+      r = op3(a, DML_OP_WHERE, op2(a, DML_OP_LESS, x, cst(a, dt, -3)), cst(a, dt, 0), hi);
+      break;
+    }
+    case DML_OP_SOFTSIGN: {
+      /* Softsign-1: y = x / (1 + |x|); dy/dx = 1 / (1 + |x|)^2. */
+      V *d = op2(a, DML_OP_ADD, cst(a, dt, 1), op1(a, DML_OP_ABS, x));
+      r = op2(a, DML_OP_DIV, g, op2(a, DML_OP_MUL, d, d));
+      break;
+    }
+    case DML_OP_THRESHOLDED_RELU:
+      /* ThresholdedRelu-10: y = x (x > alpha), 0 otherwise. */
+      r = op2(
+          a, DML_OP_MUL, g,
+          cast_to(a, op2(a, DML_OP_GREATER, x, cst(a, dt, attr_f(n, "alpha", 1.0))), dt));
+      break;
+    case DML_OP_SHRINK: {
+      /* Shrink-9: y = x + bias (x < -lambd), x - bias (x > lambd), 0
+       * otherwise; dy/dx = 1 outside [-lambd, lambd]. */
+      double l = attr_f(n, "lambd", 0.5);
+      V *out = op2(a, DML_OP_OR, op2(a, DML_OP_GREATER, x, cst(a, dt, l)),
+                   op2(a, DML_OP_LESS, x, cst(a, dt, -l)));
+      r = op2(a, DML_OP_MUL, g, cast_to(a, out, dt));
+      break;
+    }
+    case DML_OP_FLOOR:
+    case DML_OP_CEIL:
+    case DML_OP_ROUND:
+    case DML_OP_SIGN:
+      /* Piecewise constant: a zero gradient (PyTorch's), not NaN-propagating. */
+      r = zeros_like(a, x);
+      break;
+    case DML_OP_CAST_LIKE:
+      /* CastLike-15 (float to float): the gradient cast back; the target
+       * input carries none (only its dtype is read). */
+      if (!dml_dtype_is_float(dt)) return;
+      r = g->type.dtype == dt ? g : cast_to(a, g, dt);
+      break;
+    case DML_OP_GLOBAL_MAX_POOL: {
+      /* GlobalMaxPool-1 is MaxPool with the whole spatial extent as kernel:
+       * MaxPoolGrad with that kernel (to the first maximum, as MaxPool's). */
+      int64_t k[DML_MAX_RANK];
+      for (int32_t i = 2; i < x->type.rank; i++) {
+        if (x->type.dims[i].sym >= 0) {
+          unsupported(a, n, "symbolic spatial dims");
+          return;
+        }
+        k[i - 2] = x->type.dims[i].value;
+      }
+      V *in[2] = {g, x};
+      dml_ir_node_t *t = mk(a, DML_OP_MAX_POOL_GRAD, 2, in, 1);
+      set_ints(a, t, "kernel_shape", k, (size_t)x->type.rank - 2);
+      r = fin(a, t);
+      break;
+    }
+    case DML_OP_DEPTH_TO_SPACE:
+    case DML_OP_SPACE_TO_DEPTH: r = vjp_depth_space(a, n, g); break;
+    case DML_OP_CUM_SUM: {
+      /* CumSum-14: dx_i = sum over the outputs j that read x_i of g_j, the
+       * cumulative sum of g in the other direction with the same
+       * exclusive flag (y_j = sum_{i<=j} x_i => dx_i = sum_{j>=i} g_j). */
+      V *in[2] = {g, n->inputs[1]};
+      dml_ir_node_t *t = mk(a, DML_OP_CUM_SUM, 2, in, 1);
+      set_int(a, t, "exclusive", attr_i(n, "exclusive", 0));
+      set_int(a, t, "reverse", !attr_i(n, "reverse", 0));
+      r = fin(a, t);
+      break;
+    }
     default: unsupported(a, n, "no VJP rule"); return;
   }
   acc(a, x, r);
 }
 
-/* Slice (ONNX 13) with constant starts/ends/axes and steps 1: dX is g
- * padded with zeros back to X's shape. */
+/* Transpose(x, perm). */
+static V *transpose(ad_t *a, V *x, const int64_t *perm, int32_t r) {
+  if (!x) return NULL;
+  dml_ir_node_t *t = mk(a, DML_OP_TRANSPOSE, 1, &x, 1);
+  set_ints(a, t, "perm", perm, (size_t)r);
+  return fin(a, t);
+}
+
+/* Slice-13 with constant starts/ends/axes/steps (any sign): X's element at
+ * s + j k along a sliced axis (j < c, the spec's clamping of starts and
+ * ends) received g_j, so along each axis g is reversed (k < 0), spread to
+ * stride |k| (Unsqueeze, Pad with |k|-1 zeros, Reshape, Slice), then padded
+ * with zeros to X's length at the lowest selected index. */
 static void vjp_slice(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *X = n->inputs[0];
   if (!needs(a, X)) return;
@@ -588,23 +829,200 @@ static void vjp_slice(ad_t *a, const dml_ir_node_t *n, V *g) {
     return;
   }
   int64_t pads[2 * DML_MAX_RANK] = {0};
+  V *cur = g;
   for (size_t i = 0; i < ns; i++) {
-    int64_t axis = nax ? ax[i] : (int64_t)i;
+    int64_t axis = nax ? ax[i] : (int64_t)i, k = nsp ? sp[i] : 1;
     if (axis < 0) axis += r;
-    if ((nsp && sp[i] != 1) || axis < 0 || axis >= r || X->type.dims[axis].sym >= 0) {
-      unsupported(a, n, "steps other than 1 or a symbolic sliced dim");
+    if (axis < 0 || axis >= r || X->type.dims[axis].sym >= 0 || k == 0) {
+      unsupported(a, n, "a symbolic sliced dim");
       return;
     }
-    int64_t dim = X->type.dims[axis].value, s = st[i], e = en[i];
+    int64_t dim = X->type.dims[axis].value, s = st[i], e = en[i], c;
     if (s < 0) s += dim;
     if (e < 0) e += dim;
-    s = s < 0 ? 0 : s > dim ? dim : s;
-    e = e < s ? s : e > dim ? dim : e;
-    pads[axis] = s;
-    pads[r + axis] = dim - e;
+    if (k > 0) {
+      s = s < 0 ? 0 : s > dim ? dim : s;
+      e = e < 0 ? 0 : e > dim ? dim : e;
+      c = e > s ? (e - s + k - 1) / k : 0;
+    } else {
+      s = s < 0 ? 0 : s > dim - 1 ? dim - 1 : s;
+      e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+      c = s > e ? (s - e + (-k) - 1) / (-k) : 0;
+    }
+    if (c == 0) { /* nothing selected: a zero gradient */
+      acc(a, X, zeros_like(a, X));
+      return;
+    }
+    int64_t m = k > 0 ? k : -k, lo = k > 0 ? s : s + (c - 1) * k;
+    if (k < 0 && c > 1) {
+      int64_t b = -1, en1 = INT64_MIN, st1 = -1;
+      cur = slice(a, cur, &b, &en1, &axis, &st1, 1);
+    }
+    if (m > 1 && c > 1) {
+      /* [.., c, ..] -> [.., c, 1, ..] -> [.., c, m, ..] -> [.., c m, ..] ->
+       * the first (c - 1) m + 1 */
+      int64_t up = axis + 1, dims[DML_MAX_RANK];
+      for (int32_t d = 0; d < r; d++) {
+        dml_dim_t gd = cur ? cur->type.dims[d] : (dml_dim_t){0};
+        if (d > axis && gd.sym >= 0) {
+          unsupported(a, n, "steps other than +-1 with a symbolic dim after the axis");
+          return;
+        }
+        dims[d] = d < axis ? 0 : d == axis ? -1 : gd.value;
+      }
+      V *u = unsqueeze(a, cur, &up, 1);
+      int64_t pp[2 * (DML_MAX_RANK + 1)] = {0};
+      if (r + 1 > DML_MAX_RANK) {
+        unsupported(a, n, "steps other than +-1 on a tensor of the maximum rank");
+        return;
+      }
+      pp[(r + 1) + up] = m - 1;
+      V *in[2] = {u, cst_i64(a, pp, 2 * (int64_t)(r + 1))};
+      V *spread = reshape_to(a, fin(a, mk(a, DML_OP_PAD, 2, in, 1)), dims, r);
+      int64_t z = 0, len = (c - 1) * m + 1;
+      cur = slice(a, spread, &z, &len, &axis, NULL, 1);
+    }
+    pads[axis] = lo;
+    pads[r + axis] = dim - (lo + (c - 1) * m + 1);
   }
-  V *in[2] = {g, cst_i64(a, pads, 2 * r)};
-  acc(a, X, fin(a, mk(a, DML_OP_PAD, 2, in, 1)));
+  acc(a, X, reshape_like(a, pad_zeros(a, cur, pads), X));
+}
+
+/* Split-18: dX is the concatenation of the outputs' gradients along the
+ * axis, zeros for outputs that have none. */
+static void vjp_split(ad_t *a, const dml_ir_node_t *n) {
+  V *X = n->inputs[0];
+  if (!needs(a, X)) return;
+  V **parts = (V **)calloc(n->n_outputs ? n->n_outputs : 1, sizeof(V *));
+  if (!parts) {
+    if (!a->st) a->st = oom();
+    return;
+  }
+  for (uint32_t i = 0; i < n->n_outputs; i++) {
+    V *o = n->outputs[i];
+    parts[i] = a->grad[o->id] ? a->grad[o->id] : zeros_like(a, o);
+  }
+  dml_ir_node_t *c = a->st ? NULL : mk(a, DML_OP_CONCAT, n->n_outputs, parts, 1);
+  set_int(a, c, "axis", attr_i(n, "axis", 0));
+  free(parts);
+  acc(a, X, fin(a, c));
+}
+
+/* Tile-13 (constant repeats, static shapes): y viewed as [r0, d0, r1, d1,
+ * ...] repeats x over the r axes, so dx sums g over them. */
+static void vjp_tile(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0];
+  if (!needs(a, X)) return;
+  int32_t r = X->type.rank;
+  int64_t rep[DML_MAX_RANK];
+  size_t nr = 0;
+  if (!const_int(n->inputs[1], rep, DML_MAX_RANK, &nr) || nr != (size_t)r) {
+    unsupported(a, n, "repeats are not a constant");
+    return;
+  }
+  if (!all_static(X) || 2 * r > DML_MAX_RANK) {
+    unsupported(a, n, "symbolic dims or rank above half the maximum rank");
+    return;
+  }
+  int64_t dims[DML_MAX_RANK], axes[DML_MAX_RANK];
+  for (int32_t i = 0; i < r; i++) {
+    dims[2 * i] = rep[i];
+    dims[2 * i + 1] = X->type.dims[i].value;
+    axes[i] = 2 * i;
+  }
+  acc(a, X, reduce_sum(a, reshape_to(a, g, dims, 2 * r), axes, (size_t)r, 0));
+}
+
+/* Pad-18 (constant pads). constant: dX is the part of g where X went
+ * (Slice), padded with zeros where X was cropped (negative pads); the
+ * constant_value gets sum(g) - sum(that part). edge/reflect/wrap (pads >=
+ * 0): per axis (the modes pad one axis after the other, as numpy.pad),
+ * the padded borders of g are added back to the X elements they copy:
+ * edge to the first/last element, reflect to elements 1..pb and
+ * L-1-pe..L-2 in reverse order, wrap to the last pb / first pe. */
+static void vjp_pad(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0], *cv = n->n_inputs > 2 ? n->inputs[2] : NULL;
+  int32_t r = X->type.rank;
+  int64_t p[2 * DML_MAX_RANK];
+  size_t np = 0;
+  if (!const_int(n->inputs[1], p, 2 * DML_MAX_RANK, &np) || np != 2 * (size_t)r) {
+    unsupported(a, n, "pads are not a constant");
+    return;
+  }
+  const dml_attr_t *am = dml_ir_node_attr(n, "mode");
+  const char *mode = am && am->kind == DML_ATTR_STRING ? am->s : "constant";
+  for (int32_t i = 0; i < r; i++)
+    if ((p[i] || p[r + i]) && X->type.dims[i].sym >= 0) {
+      unsupported(a, n, "a padded symbolic dim");
+      return;
+    }
+  if (!strcmp(mode, "constant")) {
+    int64_t st[DML_MAX_RANK], en[DML_MAX_RANK], ax[DML_MAX_RANK], zp[2 * DML_MAX_RANK];
+    int64_t k = 0;
+    for (int32_t i = 0; i < r; i++) {
+      int64_t pb = p[i], pe = p[r + i];
+      zp[i] = pb < 0 ? -pb : 0;
+      zp[r + i] = pe < 0 ? -pe : 0;
+      if (!pb && !pe) continue;
+      int64_t dim = X->type.dims[i].value;
+      st[k] = pb > 0 ? pb : 0;
+      en[k] = st[k] + dim - zp[i] - zp[r + i];
+      ax[k++] = i;
+    }
+    V *inner = k ? slice(a, g, st, en, ax, NULL, k) : g;
+    if (needs(a, X)) acc(a, X, reshape_like(a, pad_zeros(a, inner, zp), X));
+    if (cv && needs(a, cv)) {
+      V *d = op2(a, DML_OP_SUB, reduce_sum(a, g, NULL, 0, 0),
+                 reduce_sum(a, inner, NULL, 0, 0));
+      acc(a, cv, reshape_like(a, d, cv));
+    }
+    return;
+  }
+  int edge = !strcmp(mode, "edge"), refl = !strcmp(mode, "reflect"),
+      wrap = !strcmp(mode, "wrap");
+  if (!edge && !refl && !wrap) {
+    unsupported(a, n, "unknown mode");
+    return;
+  }
+  if (!needs(a, X)) return;
+  V *cur = g;
+  for (int64_t i = 0; i < r; i++) {
+    int64_t pb = p[i], pe = p[r + i];
+    if (!pb && !pe) continue;
+    int64_t L = X->type.dims[i].value;
+    if (pb < 0 || pe < 0 || L < 1 || (refl && (pb > L - 1 || pe > L - 1)) ||
+        (wrap && (pb > L || pe > L))) {
+      unsupported(a, n,
+                  "negative pads, or reflect/wrap pads longer than the dim, in a "
+                  "non-constant mode");
+      return;
+    }
+    int64_t s0 = pb, e0 = pb + L;
+    V *sum = slice(a, cur, &s0, &e0, &i, NULL, 1);
+    int64_t side[2] = {pb, pe};
+    for (int b = 0; b < 2; b++) {
+      if (!side[b]) continue;
+      int64_t s = b ? pb + L : 0, e = b ? pb + L + pe : pb;
+      V *part = slice(a, cur, &s, &e, &i, NULL, 1);
+      int64_t zp[2 * DML_MAX_RANK] = {0};
+      if (edge) {
+        part = reduce_sum(a, part, &i, 1, 1);
+        zp[i] = b ? L - 1 : 0;
+        zp[r + i] = b ? 0 : L - 1;
+      } else if (refl) {
+        int64_t m1 = -1, lo = INT64_MIN;
+        part = slice(a, part, &m1, &lo, &i, &m1, 1);
+        zp[i] = b ? L - 1 - pe : 1;
+        zp[r + i] = b ? 1 : L - 1 - pb;
+      } else {
+        zp[i] = b ? 0 : L - pb;
+        zp[r + i] = b ? L - pe : 0;
+      }
+      sum = op2(a, DML_OP_ADD, sum, pad_zeros(a, part, zp));
+    }
+    cur = sum;
+  }
+  acc(a, X, reshape_like(a, cur, X));
 }
 
 /* Concat: each input's slice of g along the axis (static lengths). */
@@ -629,32 +1047,49 @@ static void vjp_concat(ad_t *a, const dml_ir_node_t *n, V *g) {
   }
 }
 
-/* Gather on axis 0 (embedding lookup): dData = ScatterND with reduction add
- * of g into zeros at the gathered rows (indices repeat). */
+/* Gather-13 on any axis a, indices of any rank q (scalar included):
+ * g = [D[:a], I.shape, D[a+1:]]; with the index dims moved to the front
+ * (Transpose), dData[a-th dim moved first] = ScatterND with reduction add
+ * of g into zeros at Unsqueeze(I, -1) (indices repeat), transposed back. */
 static void vjp_gather(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *D = n->inputs[0], *I = n->inputs[1];
   if (!needs(a, D)) return;
-  if (attr_i(n, "axis", 0) != 0) {
-    unsupported(a, n, "Gather on an axis other than 0");
-    return;
+  int32_t r = D->type.rank, q = I->type.rank;
+  int64_t ax = attr_i(n, "axis", 0);
+  if (ax < 0) ax += r;
+  int64_t pg[DML_MAX_RANK], pd[DML_MAX_RANK], inv[DML_MAX_RANK];
+  int32_t k = 0;
+  for (int32_t i = 0; i < q; i++) pg[k++] = ax + i;
+  for (int32_t i = 0; i < ax; i++) pg[k++] = i;
+  for (int32_t i = (int32_t)ax + q; i < r - 1 + q; i++) pg[k++] = i;
+  k = 0;
+  pd[k++] = ax;
+  for (int32_t i = 0; i < r; i++)
+    if (i != ax) pd[k++] = i;
+  for (int32_t i = 0; i < r; i++) inv[pd[i]] = i;
+  V *zeros = zeros_like(a, D), *gp = g;
+  if (ax != 0) {
+    zeros = transpose(a, zeros, pd, r);
+    if (q > 0) gp = transpose(a, g, pg, r - 1 + q);
   }
-  dml_ir_node_t *z = mk(a, DML_OP_CONSTANT_OF_SHAPE, 1, (V *[]){shape_of(a, D)}, 1);
-  if (z && !a->st) {
-    dml_tensor_t t;
-    memset(&t, 0, sizeof t);
-    uint8_t zero[8] = {0};
-    t.dtype = D->type.dtype;
-    t.rank = 1;
-    t.dims[0] = 1;
-    t.data = zero;
-    a->st = dml_ir_node_set_attr_tensor(z, "value", &t);
-  }
-  V *zeros = fin(a, z);
   int64_t last = -1;
   V *idx = op2(a, DML_OP_UNSQUEEZE, I, cst_i64(a, &last, 1));
   if (idx && idx->type.dtype != DML_DTYPE_I64) idx = cast_to(a, idx, DML_DTYPE_I64);
-  V *in[3] = {zeros, idx, g};
-  dml_ir_node_t *s = mk(a, DML_OP_SCATTER_ND, 3, in, 1);
+  V *in[3] = {zeros, idx, gp};
+  dml_ir_node_t *s = zeros && idx && gp ? mk(a, DML_OP_SCATTER_ND, 3, in, 1) : NULL;
+  if (s && !a->st) a->st = dml_ir_node_set_attr_string(s, "reduction", "add");
+  V *d = fin(a, s);
+  acc(a, D, ax != 0 ? transpose(a, d, inv, r) : d);
+}
+
+/* GatherElements-13: y[i] = x[..., I[i], ...] along the axis, so dx =
+ * ScatterElements of g into zeros at I with reduction add. */
+static void vjp_gather_elements(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *D = n->inputs[0], *I = n->inputs[1];
+  if (!needs(a, D)) return;
+  V *in[3] = {zeros_like(a, D), I, g};
+  dml_ir_node_t *s = in[0] ? mk(a, DML_OP_SCATTER_ELEMENTS, 3, in, 1) : NULL;
+  set_int(a, s, "axis", attr_i(n, "axis", 0));
   if (s && !a->st) a->st = dml_ir_node_set_attr_string(s, "reduction", "add");
   acc(a, D, fin(a, s));
 }
@@ -701,10 +1136,6 @@ static void vjp_binary(ad_t *a, const dml_ir_node_t *n, V *g) {
       return;
     case DML_OP_MAX:
     case DML_OP_MIN: {
-      if (n->n_inputs != 2) {
-        unsupported(a, n, "Max/Min of more than two inputs");
-        return;
-      }
       /* ties go to the first input */
       V *first = op2(
           a, n->op == DML_OP_MAX ? DML_OP_GREATER_OR_EQUAL : DML_OP_LESS_OR_EQUAL, x, y);
@@ -742,6 +1173,396 @@ static void vjp_clip(ad_t *a, const dml_ir_node_t *n, V *g) {
     mask = mask ? op2(a, DML_OP_AND, mask, m2) : m2;
   }
   acc(a, x, mask ? op2(a, DML_OP_MUL, g, cast_to(a, mask, x->type.dtype)) : g);
+}
+
+/* The backward of a normalization y = xhat s + b, xhat = (x - mu) rstd,
+ * mu and var = mean((x - mu)^2) (population variance) over `axes` of x,
+ * rstd = 1 / sqrt(var + eps), with dxhat = g s given:
+ *   dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat))
+ * (the standard batch-norm backward: differentiate mu and var through
+ * xhat; e.g. Ioffe & Szegedy 2015, sec. 3). Statistics are recomputed from
+ * x as the kernels compute them (in x's dtype). Sets *out_xhat, *out_rstd,
+ * *out_d (x - mu) for the parameter gradients. */
+static V *norm_backward(ad_t *a, V *x, const int64_t *axes, size_t na, double eps,
+                        V *dxhat, V **out_xhat, V **out_rstd, V **out_d) {
+  dml_dtype_t dt = x->type.dtype;
+  V *mu = reduce_op(a, DML_OP_REDUCE_MEAN, x, axes, na, 1);
+  V *d = op2(a, DML_OP_SUB, x, mu);
+  V *var = reduce_op(a, DML_OP_REDUCE_MEAN, op2(a, DML_OP_MUL, d, d), axes, na, 1);
+  V *rstd = op1(a, DML_OP_RECIPROCAL,
+                op1(a, DML_OP_SQRT, op2(a, DML_OP_ADD, var, cst(a, dt, eps))));
+  V *xhat = op2(a, DML_OP_MUL, d, rstd);
+  *out_xhat = xhat;
+  *out_rstd = rstd;
+  *out_d = d;
+  if (!dxhat) return NULL;
+  V *m1 = reduce_op(a, DML_OP_REDUCE_MEAN, dxhat, axes, na, 1);
+  V *m2 = reduce_op(a, DML_OP_REDUCE_MEAN, op2(a, DML_OP_MUL, dxhat, xhat), axes, na, 1);
+  return op2(
+      a, DML_OP_MUL, rstd,
+      op2(a, DML_OP_SUB, op2(a, DML_OP_SUB, dxhat, m1), op2(a, DML_OP_MUL, xhat, m2)));
+}
+
+/* A per-channel [C] tensor as [1, C, 1, ...] for x of rank r. */
+static V *per_channel(ad_t *a, V *c, int32_t r) {
+  int64_t ax[DML_MAX_RANK];
+  int64_t k = 0;
+  ax[k++] = 0;
+  for (int32_t i = 2; i < r; i++) ax[k++] = i;
+  return unsqueeze(a, c, ax, k);
+}
+
+/* BatchNormalization-15 and InstanceNormalization-6 (per-channel scale and
+ * B of shape [C], channel = dim 1):
+ *   training mode (BN training_mode = 1) and InstanceNorm: batch statistics
+ *   over (0, 2, ...) resp. (2, ...): dx by norm_backward with dxhat = g s;
+ *   BN's running_mean/running_var outputs (input * momentum + batch stat *
+ *   (1 - momentum)) pass g * momentum to input_mean/input_var and
+ *   (1 - momentum) g_rm / M, (1 - momentum) g_rv 2 (x - mu) / M to x
+ *   (M = elements per channel; var is the population variance, as the
+ *   kernel's).
+ *   inference mode: y = (x - mean) s rstd + b with rstd = 1/sqrt(var + eps)
+ *   from the inputs: dx = g s rstd, dmean = -sum g s rstd,
+ *   dvar = -1/2 sum g s (x - mean) rstd^3.
+ *   Both: dscale = sum g xhat, dB = sum g over every axis but 1. */
+static void vjp_batchnorm(ad_t *a, const dml_ir_node_t *n, V *g) {
+  int inst = n->op == DML_OP_INSTANCE_NORMALIZATION;
+  V *X = n->inputs[0], *S = n->inputs[1], *B = n->inputs[2];
+  V *M = inst ? NULL : n->inputs[3], *Vr = inst ? NULL : n->inputs[4];
+  int32_t r = X->type.rank;
+  dml_dtype_t dt = X->type.dtype;
+  double eps = attr_f(n, "epsilon", 1e-5);
+  int train = inst || attr_i(n, "training_mode", 0) != 0;
+  int64_t all[DML_MAX_RANK], stat[DML_MAX_RANK];
+  size_t nall = 0, nstat = 0;
+  for (int32_t i = 0; i < r; i++)
+    if (i != 1) all[nall++] = i;
+  for (int32_t i = inst ? 2 : 0; i < r; i++)
+    if (i != 1) stat[nstat++] = i;
+  V *Sc = per_channel(a, S, r), *xhat = NULL, *rstd = NULL, *d = NULL;
+  if (train) {
+    V *gm = n->n_outputs > 1 ? a->grad[n->outputs[1]->id] : NULL;
+    V *gv = n->n_outputs > 2 ? a->grad[n->outputs[2]->id] : NULL;
+    V *dx = norm_backward(a, X, stat, nstat, eps,
+                          g && needs(a, X) ? op2(a, DML_OP_MUL, g, Sc) : NULL, &xhat,
+                          &rstd, &d);
+    double mom = attr_f(n, "momentum", 0.9);
+    if ((gm || gv) && needs(a, X)) {
+      /* 1 / M as a value: numel(x) / C (symbolic batch included) */
+      V *cnt = cast_to(
+          a, op2(a, DML_OP_DIV, op1(a, DML_OP_SIZE, X), op1(a, DML_OP_SIZE, S)), dt);
+      V *w = op2(a, DML_OP_DIV, cst(a, dt, 1.0 - mom), cnt);
+      if (gm) {
+        V *t = op2(a, DML_OP_MUL, per_channel(a, cast_to(a, gm, dt), r), w);
+        t = op2(a, DML_OP_EXPAND, t, shape_of(a, X));
+        dx = dx ? op2(a, DML_OP_ADD, dx, t) : t;
+      }
+      if (gv) {
+        V *t = op2(a, DML_OP_MUL, per_channel(a, cast_to(a, gv, dt), r),
+                   op2(a, DML_OP_MUL, w, cst(a, dt, 2)));
+        t = op2(a, DML_OP_MUL, t, d);
+        dx = dx ? op2(a, DML_OP_ADD, dx, t) : t;
+      }
+    }
+    if (needs(a, X)) acc(a, X, dx);
+    if (gm && M && needs(a, M))
+      acc(a, M, op2(a, DML_OP_MUL, gm, cst(a, gm->type.dtype, mom)));
+    if (gv && Vr && needs(a, Vr))
+      acc(a, Vr, op2(a, DML_OP_MUL, gv, cst(a, gv->type.dtype, mom)));
+  } else {
+    V *Mc = per_channel(a, M, r);
+    rstd = per_channel(
+        a,
+        op1(a, DML_OP_RECIPROCAL,
+            op1(a, DML_OP_SQRT, op2(a, DML_OP_ADD, Vr, cst(a, Vr->type.dtype, eps)))),
+        r);
+    if (rstd && rstd->type.dtype != dt) rstd = cast_to(a, rstd, dt);
+    if (Mc && Mc->type.dtype != dt) Mc = cast_to(a, Mc, dt);
+    d = op2(a, DML_OP_SUB, X, Mc);
+    xhat = op2(a, DML_OP_MUL, d, rstd);
+    V *gs = g ? op2(a, DML_OP_MUL, g, Sc) : NULL;
+    if (gs && needs(a, X)) acc(a, X, op2(a, DML_OP_MUL, gs, rstd));
+    if (gs && needs(a, M)) {
+      V *t =
+          reduce_sum(a, op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, gs, rstd)), all, nall, 0);
+      acc(a, M, t && t->type.dtype != M->type.dtype ? cast_to(a, t, M->type.dtype) : t);
+    }
+    if (gs && needs(a, Vr)) {
+      V *r3 = op2(a, DML_OP_MUL, rstd, op2(a, DML_OP_MUL, rstd, rstd));
+      V *t = reduce_sum(a,
+                        op2(a, DML_OP_MUL, op2(a, DML_OP_MUL, gs, d),
+                            op2(a, DML_OP_MUL, r3, cst(a, dt, -0.5))),
+                        all, nall, 0);
+      acc(a, Vr,
+          t && t->type.dtype != Vr->type.dtype ? cast_to(a, t, Vr->type.dtype) : t);
+    }
+  }
+  if (g && needs(a, S))
+    acc(a, S, reduce_sum(a, op2(a, DML_OP_MUL, g, xhat), all, nall, 0));
+  if (g && needs(a, B)) acc(a, B, reduce_sum(a, g, all, nall, 0));
+}
+
+/* LayerNormalization-17: statistics over dims [axis, rank), Scale and B
+ * broadcast to those dims: dx by norm_backward with dxhat = g Scale,
+ * dScale = unbroadcast(g xhat), dB = unbroadcast(g); the optional Mean and
+ * InvStdDev outputs add dMean / M and -dInvStdDev rstd^3 (x - mu) / M to
+ * dx (M = elements per normalized group; d rstd / d x_i = -rstd^3 (x_i -
+ * mu) / M). */
+static void vjp_layernorm(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0], *S = n->inputs[1], *B = n->n_inputs > 2 ? n->inputs[2] : NULL;
+  int32_t r = X->type.rank;
+  dml_dtype_t dt = X->type.dtype;
+  int64_t axis = attr_i(n, "axis", -1);
+  if (axis < 0) axis += r;
+  int64_t axes[DML_MAX_RANK];
+  size_t na = 0;
+  for (int32_t i = (int32_t)axis; i < r; i++) axes[na++] = i;
+  V *gm = n->n_outputs > 1 ? a->grad[n->outputs[1]->id] : NULL;
+  V *gr = n->n_outputs > 2 ? a->grad[n->outputs[2]->id] : NULL;
+  V *xhat = NULL, *rstd = NULL, *d = NULL;
+  V *dx =
+      norm_backward(a, X, axes, na, attr_f(n, "epsilon", 1e-5),
+                    g && needs(a, X) ? op2(a, DML_OP_MUL, g, S) : NULL, &xhat, &rstd, &d);
+  if ((gm || gr) && needs(a, X)) {
+    V *cnt = cast_to(
+        a, op2(a, DML_OP_DIV, op1(a, DML_OP_SIZE, X), op1(a, DML_OP_SIZE, n->outputs[1])),
+        dt);
+    if (gm) {
+      V *t = op2(a, DML_OP_EXPAND,
+                 op2(a, DML_OP_DIV, gm->type.dtype == dt ? gm : cast_to(a, gm, dt), cnt),
+                 shape_of(a, X));
+      dx = dx ? op2(a, DML_OP_ADD, dx, t) : t;
+    }
+    if (gr) {
+      V *r3 = op2(a, DML_OP_MUL, rstd, op2(a, DML_OP_MUL, rstd, rstd));
+      V *t = op2(a, DML_OP_MUL, op2(a, DML_OP_MUL, r3, d),
+                 op2(a, DML_OP_DIV, gr->type.dtype == dt ? gr : cast_to(a, gr, dt), cnt));
+      dx = dx ? op2(a, DML_OP_SUB, dx, t) : op1(a, DML_OP_NEG, t);
+    }
+  }
+  if (needs(a, X)) acc(a, X, dx);
+  if (g && needs(a, S)) acc(a, S, unbroadcast(a, op2(a, DML_OP_MUL, g, xhat), S));
+  if (g && B && needs(a, B)) acc(a, B, unbroadcast(a, g, B));
+}
+
+/* ConvTranspose-11 (explicit pads or VALID; y[o] gets x[i] W[k] at o = i s +
+ * k d - pb): dX = Conv(g, W) with the same strides, dilations, group and
+ * begin pads (each x[i] reads the y positions it wrote), end pads chosen so
+ * that Conv's output has X's size; dW = ConvWeightGrad(X, g) with those
+ * attributes (ConvTranspose is Conv's input gradient, so its weight
+ * gradient is ConvWeightGrad with the roles of dY and X swapped); dB sums
+ * g over N and space. */
+static void vjp_conv_transpose(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0], *W = n->inputs[1], *B = n->n_inputs > 2 ? n->inputs[2] : NULL;
+  V *Y = n->outputs[0];
+  int32_t r = X->type.rank - 2;
+  size_t ns, nd, np, nop, nos;
+  const int64_t *st = attr_is(n, "strides", &ns), *dl = attr_is(n, "dilations", &nd);
+  const int64_t *pads = attr_is(n, "pads", &np),
+                *opad = attr_is(n, "output_padding", &nop);
+  attr_is(n, "output_shape", &nos);
+  const dml_attr_t *ap = dml_ir_node_attr(n, "auto_pad");
+  const char *autopad = ap && ap->kind == DML_ATTR_STRING ? ap->s : "NOTSET";
+  if (nos || (strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))) {
+    unsupported(a, n, "output_shape or SAME auto_pad (pads not given)");
+    return;
+  }
+  int valid = !strcmp(autopad, "VALID");
+  int64_t s[DML_MAX_RANK], d[DML_MAX_RANK], k[DML_MAX_RANK], p2[2 * DML_MAX_RANK];
+  for (int32_t i = 0; i < r; i++) {
+    dml_dim_t in = X->type.dims[2 + i], out = Y->type.dims[2 + i];
+    if (in.sym >= 0 || out.sym >= 0) {
+      unsupported(a, n, "symbolic spatial dims");
+      return;
+    }
+    s[i] = st && ns == (size_t)r ? st[i] : 1;
+    d[i] = dl && nd == (size_t)r ? dl[i] : 1;
+    k[i] = W->type.dims[2 + i].value;
+    int64_t pb = !valid && pads && np == 2 * (size_t)r ? pads[i] : 0;
+    int64_t pe = !valid && pads && np == 2 * (size_t)r ? pads[r + i] : 0;
+    int64_t op = opad && nop == (size_t)r ? opad[i] : 0;
+    /* Conv's output: floor((Ly + pb + pe' - ek) / s) + 1 = Lx needs
+     * 0 <= op - pe + pe' < s. */
+    int64_t pe2 = pe >= op ? pe - op : 0;
+    if (op - pe + pe2 >= s[i]) {
+      unsupported(a, n, "output_padding not below the stride");
+      return;
+    }
+    p2[i] = pb;
+    p2[r + i] = pe2;
+  }
+  static const char *const names[] = {"strides", "dilations", "kernel_shape", "pads"};
+  const int64_t *vals[] = {s, d, k, p2};
+  if (needs(a, X)) {
+    V *in[2] = {g, W};
+    dml_ir_node_t *t = mk(a, DML_OP_CONV, 2, in, 1);
+    for (int i = 0; i < 4; i++)
+      set_ints(a, t, names[i], vals[i], (size_t)(i == 3 ? 2 * r : r));
+    copy_attr(a, t, n, "group");
+    acc(a, X, fin(a, t));
+  }
+  if (needs(a, W)) {
+    V *in[2] = {X, g};
+    dml_ir_node_t *t = mk(a, DML_OP_CONV_WEIGHT_GRAD, 2, in, 1);
+    for (int i = 0; i < 4; i++)
+      set_ints(a, t, names[i], vals[i], (size_t)(i == 3 ? 2 * r : r));
+    copy_attr(a, t, n, "group");
+    acc(a, W, fin(a, t));
+  }
+  if (B && needs(a, B)) {
+    int64_t axes[DML_MAX_RANK];
+    size_t na = 0;
+    axes[na++] = 0;
+    for (int32_t i = 0; i < r; i++) axes[na++] = 2 + i;
+    acc(a, B, reduce_sum(a, g, axes, na, 0));
+  }
+}
+
+/* PRelu-16: y = x (x > 0), slope x otherwise, slope broadcast
+ * (unidirectionally) to x: dx = g where x > 0 else g slope;
+ * dslope = sum over the broadcast axes of g x where x <= 0. */
+static void vjp_prelu(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *sl = n->inputs[1];
+  dml_dtype_t dt = x->type.dtype;
+  V *pos = op2(a, DML_OP_GREATER, x, cst(a, dt, 0));
+  if (needs(a, x)) acc(a, x, op3(a, DML_OP_WHERE, pos, g, op2(a, DML_OP_MUL, g, sl)));
+  if (needs(a, sl))
+    acc(a, sl,
+        unbroadcast(a, op3(a, DML_OP_WHERE, pos, cst(a, dt, 0), op2(a, DML_OP_MUL, g, x)),
+                    sl));
+}
+
+/* Sum-13, Mean-13, Max-13, Min-13 with any number of inputs (numpy
+ * broadcasting): Sum passes g to each input, Mean g / count; Max/Min pass g
+ * to the first input equal to the result (ties go to the first, as the
+ * two-input rule) and zero to the others. */
+static void vjp_variadic(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *y = n->outputs[0];
+  dml_dtype_t dt = y->type.dtype;
+  uint32_t k = n->n_inputs;
+  if (n->op == DML_OP_SUM || n->op == DML_OP_MEAN) {
+    V *gi = n->op == DML_OP_MEAN && k > 1
+                ? op2(a, DML_OP_MUL, g, cst(a, dt, 1.0 / (double)k))
+                : g;
+    for (uint32_t i = 0; i < k; i++)
+      if (needs(a, n->inputs[i])) acc(a, n->inputs[i], unbroadcast(a, gi, n->inputs[i]));
+    return;
+  }
+  if (k == 1) {
+    acc(a, n->inputs[0], g);
+    return;
+  }
+  V *taken = NULL, *zero = cst(a, dt, 0);
+  for (uint32_t i = 0; i < k; i++) {
+    V *x = n->inputs[i];
+    V *eq = op2(a, DML_OP_EQUAL, x, y);
+    V *own = taken ? op2(a, DML_OP_AND, eq, op1(a, DML_OP_NOT, taken)) : eq;
+    if (needs(a, x)) acc(a, x, unbroadcast(a, op3(a, DML_OP_WHERE, own, g, zero), x));
+    if (i + 1 < k) taken = taken ? op2(a, DML_OP_OR, taken, own) : own;
+  }
+}
+
+/* Reductions other than Sum/Mean (ONNX 18 definitions, axes as input or
+ * attribute), with gk, yk = g, Y with the reduced axes kept (size 1):
+ *   ReduceSumSquare  sum x^2          dx = 2 x gk
+ *   ReduceL1         sum |x|          dx = sign(x) gk
+ *   ReduceL2         sqrt(sum x^2)    dx = x / yk gk (0 where yk = 0, as
+ *                                     PyTorch's norm)
+ *   ReduceLogSum     log(sum x)       dx = gk / sum x = gk exp(-yk)
+ *   ReduceLogSumExp  log(sum exp x)   dx = gk exp(x - yk) (softmax)
+ *   ReduceProd       prod x           dx = gk prod_{j != i} x_j: yk / x_i
+ *                                     where x_i != 0; at a zero, the
+ *                                     product of the other (nonzero)
+ *                                     elements if it is the only zero,
+ *                                     else 0 (exact with zeros)
+ *   ReduceMax/Min    max/min          gk split evenly between the elements
+ *                                     equal to yk (PyTorch's amax/amin;
+ *                                     MaxPool's rule picks one instead). */
+static void vjp_reduce_other(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0], *Y = n->outputs[0];
+  if (!needs(a, X)) return;
+  dml_dtype_t dt = X->type.dtype;
+  int64_t axes[DML_MAX_RANK];
+  size_t na = 0;
+  if (!reduce_axes(n, X, axes, &na)) {
+    unsupported(a, n, "axes are not a constant");
+    return;
+  }
+  if (na == 0) { /* noop_with_empty_axes: the kernels copy x */
+    acc(a, X, g);
+    return;
+  }
+  V *gk = g, *yk = Y;
+  if (!attr_i(n, "keepdims", 1)) {
+    gk = unsqueeze(a, g, axes, (int64_t)na);
+    yk = unsqueeze(a, Y, axes, (int64_t)na);
+  }
+  V *zero = cst(a, dt, 0), *d = NULL;
+  switch (n->op) {
+    case DML_OP_REDUCE_SUM_SQUARE: d = op2(a, DML_OP_MUL, X, cst(a, dt, 2)); break;
+    case DML_OP_REDUCE_L1: d = op1(a, DML_OP_SIGN, X); break;
+    case DML_OP_REDUCE_L2:
+      d = op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, yk, zero), zero,
+              op2(a, DML_OP_DIV, X, yk));
+      break;
+    case DML_OP_REDUCE_LOG_SUM: d = op1(a, DML_OP_EXP, op1(a, DML_OP_NEG, yk)); break;
+    case DML_OP_REDUCE_LOG_SUM_EXP:
+      d = op1(a, DML_OP_EXP, op2(a, DML_OP_SUB, X, yk));
+      break;
+    case DML_OP_REDUCE_PROD: {
+      V *one = cst(a, dt, 1);
+      V *isz = op2(a, DML_OP_EQUAL, X, zero);
+      V *safe = op3(a, DML_OP_WHERE, isz, one, X);
+      V *pnz = reduce_op(a, DML_OP_REDUCE_PROD, safe, axes, na, 1);
+      V *nz = reduce_op(a, DML_OP_REDUCE_SUM, cast_to(a, isz, dt), axes, na, 1);
+      V *at0 = op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, nz, one), pnz, zero);
+      d = op3(a, DML_OP_WHERE, isz, at0, op2(a, DML_OP_DIV, yk, safe));
+      break;
+    }
+    case DML_OP_REDUCE_MAX:
+    case DML_OP_REDUCE_MIN: {
+      V *m = cast_to(a, op2(a, DML_OP_EQUAL, X, yk), dt);
+      V *cnt = reduce_op(a, DML_OP_REDUCE_SUM, m, axes, na, 1);
+      d = op2(a, DML_OP_DIV, m, cnt);
+      break;
+    }
+    default: unsupported(a, n, "no VJP rule"); return;
+  }
+  V *dx = op2(a, DML_OP_MUL, d, gk);
+  if (dx && !dml_type_equal(&dx->type, &X->type)) /* LogSum: d is [kept] */
+    dx = op2(a, DML_OP_EXPAND, dx, shape_of(a, X));
+  acc(a, X, dx);
+}
+
+/* MatMul with a 1-D operand (numpy matmul: A [K] is promoted to [1, K], B
+ * [K] to [K, 1], and the added dim removed from the result): the 2-D rule
+ * on the promoted operands and g with the removed dims restored. */
+static void vjp_matmul_1d(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *A = n->inputs[0], *B = n->inputs[1];
+  int ra = A->type.rank, rb = B->type.rank;
+  int64_t m0 = 0, m1 = 1;
+  V *A2 = ra == 1 ? unsqueeze(a, A, &m0, 1) : A;
+  V *B2 = rb == 1 ? unsqueeze(a, B, &m1, 1) : B;
+  /* g's rank is max(ra, rb) with the promoted dims gone: put them back. */
+  V *g2 = g;
+  if (ra == 1 && rb == 1) {
+    int64_t ax[2] = {0, 1};
+    g2 = unsqueeze(a, g, ax, 2);
+  } else if (ra == 1) {
+    int64_t ax = g->type.rank - 1; /* [..., N] -> [..., 1, N] */
+    g2 = unsqueeze(a, g, &ax, 1);
+  } else {
+    int64_t ax = g->type.rank; /* [..., M] -> [..., M, 1] */
+    g2 = unsqueeze(a, g, &ax, 1);
+  }
+  if (needs(a, A))
+    acc(a, A,
+        reshape_like(
+            a, unbroadcast(a, op2(a, DML_OP_MATMUL, g2, transpose_last2(a, B2)), A2), A));
+  if (needs(a, B))
+    acc(a, B,
+        reshape_like(
+            a, unbroadcast(a, op2(a, DML_OP_MATMUL, transpose_last2(a, A2), g2), B2), B));
 }
 
 static int has_rule(dml_op_t op) {
@@ -791,7 +1612,51 @@ static int has_rule(dml_op_t op) {
     case DML_OP_REDUCE_MEAN:
     case DML_OP_SLICE:
     case DML_OP_CONCAT:
-    case DML_OP_GATHER: return 1;
+    case DML_OP_GATHER:
+    case DML_OP_TAN:
+    case DML_OP_ASIN:
+    case DML_OP_ACOS:
+    case DML_OP_ATAN:
+    case DML_OP_SINH:
+    case DML_OP_COSH:
+    case DML_OP_ASINH:
+    case DML_OP_ACOSH:
+    case DML_OP_ATANH:
+    case DML_OP_SELU:
+    case DML_OP_CELU:
+    case DML_OP_HARD_SIGMOID:
+    case DML_OP_HARD_SWISH:
+    case DML_OP_SOFTSIGN:
+    case DML_OP_THRESHOLDED_RELU:
+    case DML_OP_SHRINK:
+    case DML_OP_FLOOR:
+    case DML_OP_CEIL:
+    case DML_OP_ROUND:
+    case DML_OP_SIGN:
+    case DML_OP_CAST_LIKE:
+    case DML_OP_GLOBAL_MAX_POOL:
+    case DML_OP_DEPTH_TO_SPACE:
+    case DML_OP_SPACE_TO_DEPTH:
+    case DML_OP_CUM_SUM:
+    case DML_OP_PRELU:
+    case DML_OP_SUM:
+    case DML_OP_MEAN:
+    case DML_OP_REDUCE_MAX:
+    case DML_OP_REDUCE_MIN:
+    case DML_OP_REDUCE_PROD:
+    case DML_OP_REDUCE_L1:
+    case DML_OP_REDUCE_L2:
+    case DML_OP_REDUCE_LOG_SUM:
+    case DML_OP_REDUCE_LOG_SUM_EXP:
+    case DML_OP_REDUCE_SUM_SQUARE:
+    case DML_OP_SPLIT:
+    case DML_OP_TILE:
+    case DML_OP_PAD:
+    case DML_OP_GATHER_ELEMENTS:
+    case DML_OP_BATCH_NORMALIZATION:
+    case DML_OP_INSTANCE_NORMALIZATION:
+    case DML_OP_LAYER_NORMALIZATION:
+    case DML_OP_CONV_TRANSPOSE: return 1;
     default: return 0;
   }
 }
@@ -803,7 +1668,31 @@ int dml_autodiff_supports(dml_op_t op) {
 static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
   switch (n->op) {
     case DML_OP_GEMM: vjp_gemm(a, n, g); return;
-    case DML_OP_MATMUL: vjp_matmul(a, n, g); return;
+    case DML_OP_MATMUL:
+      if (n->inputs[0]->type.rank < 2 || n->inputs[1]->type.rank < 2)
+        vjp_matmul_1d(a, n, g);
+      else
+        vjp_matmul(a, n, g);
+      return;
+    case DML_OP_CONV_TRANSPOSE: vjp_conv_transpose(a, n, g); return;
+    case DML_OP_PRELU: vjp_prelu(a, n, g); return;
+    case DML_OP_SUM:
+    case DML_OP_MEAN: vjp_variadic(a, n, g); return;
+    case DML_OP_REDUCE_MAX:
+    case DML_OP_REDUCE_MIN:
+    case DML_OP_REDUCE_PROD:
+    case DML_OP_REDUCE_L1:
+    case DML_OP_REDUCE_L2:
+    case DML_OP_REDUCE_LOG_SUM:
+    case DML_OP_REDUCE_LOG_SUM_EXP:
+    case DML_OP_REDUCE_SUM_SQUARE: vjp_reduce_other(a, n, g); return;
+    case DML_OP_SPLIT: vjp_split(a, n); return;
+    case DML_OP_TILE: vjp_tile(a, n, g); return;
+    case DML_OP_PAD: vjp_pad(a, n, g); return;
+    case DML_OP_GATHER_ELEMENTS: vjp_gather_elements(a, n, g); return;
+    case DML_OP_BATCH_NORMALIZATION:
+    case DML_OP_INSTANCE_NORMALIZATION: vjp_batchnorm(a, n, g); return;
+    case DML_OP_LAYER_NORMALIZATION: vjp_layernorm(a, n, g); return;
     case DML_OP_CONV: vjp_conv(a, n, g); return;
     case DML_OP_MAX_POOL: vjp_pool(a, n, g, DML_OP_MAX_POOL_GRAD); return;
     case DML_OP_AVERAGE_POOL: vjp_pool(a, n, g, DML_OP_AVERAGE_POOL_GRAD); return;
@@ -818,9 +1707,14 @@ static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
     case DML_OP_SUB:
     case DML_OP_MUL:
     case DML_OP_DIV:
-    case DML_OP_POW:
+    case DML_OP_POW: vjp_binary(a, n, g); return;
     case DML_OP_MAX:
-    case DML_OP_MIN: vjp_binary(a, n, g); return;
+    case DML_OP_MIN:
+      if (n->n_inputs == 2)
+        vjp_binary(a, n, g);
+      else
+        vjp_variadic(a, n, g);
+      return;
     default: vjp_unary(a, n, g); return;
   }
 }
@@ -904,11 +1798,14 @@ dml_status_t dml_autodiff(dml_ir_function_t *f, dml_ir_value_t *loss,
       int other = 0;
       for (uint32_t j = 1; j < n->n_outputs; j++)
         other |= n->outputs[j]->id < a.n_ids && a.grad[n->outputs[j]->id] != NULL;
-      if (other) {
+      /* Ops whose rules read every output's gradient (a->grad). */
+      int multi = n->op == DML_OP_SPLIT || n->op == DML_OP_BATCH_NORMALIZATION ||
+                  n->op == DML_OP_LAYER_NORMALIZATION;
+      if (other && !multi) {
         unsupported(&a, n, "a gradient flows into an output other than the first");
         continue;
       }
-      if (!g) continue;
+      if (!g && !other) continue;
       char nm[256];
       snprintf(nm, sizeof nm, "%s.grad", n->name ? n->name : dml_op_name(n->op));
       a.name = dml_ir_strdup(m, nm);
