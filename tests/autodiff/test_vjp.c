@@ -42,7 +42,8 @@
  *
  * Coverage: test_every_rule_has_a_case fails when dml_autodiff_supports()
  * says an op has a rule and no case below checks that op. Cases for ops that
- * have no rule (yet) are skipped and listed.
+ * have no rule (yet) are skipped and listed. test_exact_values checks what
+ * differences cannot see: ties of ReduceMax/Min, ReduceProd at zeros.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -413,6 +414,71 @@ static const vjp_case_t k_cases[] = {
          "%y = DepthToSpace(%x0) {blocksize = 2}"),
     CASE("SpaceToDepth", "space_to_depth", "%x0: f64[1,2,4,2]",
          "%y = SpaceToDepth(%x0) {blocksize = 2}"),
+    /* -- forms added with their rules -- */
+    CASE("Max", "max_one", "%x0: f64[2,3]", "%y = Max(%x0)"),
+    CASE("Min", "min_three_bcast", "%x0: f64[2,1], %x1: f64[3], %x2: f64[2,3]",
+         "%y = Min(%x0, %x1, %x2)", .flags = F_DISTINCT),
+    CASE("MatMul", "matmul_vec_vec", "%x0: f64[4], %x1: f64[4]", "%y = MatMul(%x0, %x1)"),
+    CASE("ConvTranspose", "conv_transpose2d_pads_outpad_bias",
+         "%x0: f64[1,2,3,2], %x1: f64[2,2,2,3], %x2: f64[2]",
+         "%y = ConvTranspose(%x0, %x1, %x2) {strides = [3, 2], pads = [1, 1, 2, 0], "
+         "output_padding = [2, 1]}"),
+    CASE("BatchNormalization", "batchnorm_inference_stats_args",
+         "%x0: f64[2,3,2], %x1: f64[3], %x2: f64[3], %x3: f64[3], %x4: f64[3]",
+         "%y = BatchNormalization(%x0, %x1, %x2, %x3, %x4) {epsilon = 0.01}",
+         .lo = {-1.0, -1.0, -1.0, -1.0, 0.5}, .hi = {1.0, 1.0, 1.0, 1.0, 2.0}),
+    CASE("BatchNormalization", "batchnorm_train_running_outputs_used",
+         "%x0: f64[4,3], %x1: f64[3], %x2: f64[3], %x3: f64[3], %x4: f64[3]",
+         "%yy, %rm, %rv = BatchNormalization(%x0, %x1, %x2, %x3, %x4) {epsilon = 0.01, "
+         "momentum = 0.8, training_mode = 1}\n"
+         "%t = Add(%yy, %rm)\n%y = Mul(%t, %rv)",
+         .lo = {-1.0, -1.0, -1.0, -1.0, 0.5}, .hi = {1.0, 1.0, 1.0, 1.0, 2.0}),
+    CASE("LayerNormalization", "layernorm_stats_used",
+         "%x0: f64[3,5], %x1: f64[5], %x2: f64[5]",
+         "%yy, %mu, %rs = LayerNormalization(%x0, %x1, %x2) {axis = 1, epsilon = 0.01, "
+         "stash_type = 11}\n"
+         "%ms = Mul(%mu, %rs)\n%y = Add(%yy, %ms)"),
+    CASE("LayerNormalization", "layernorm_scale_bcast", "%x0: f64[2,3,4], %x1: f64[1,4]",
+         "%y = LayerNormalization(%x0, %x1) {axis = 1}"),
+    CASE("Split", "split_equal_one_unused", "%x0: f64[3,2]",
+         "%a, %b, %c = Split(%x0) {axis = 0, num_outputs = 3}\n%y = Mul(%a, %c)"),
+    CASE("Pad", "pad_crop_and_value", "%x0: f64[3,4], %x1: f64[]",
+         "%y = Pad(%x0, @pads, %x1)",
+         .consts = "global @pads : i64[4] = dense<[1, -1, 0, 2]>\n"),
+    CASE("Pad", "pad_reflect", "%x0: f64[3,4]",
+         "%y = Pad(%x0, @pads) {mode = \"reflect\"}",
+         .consts = "global @pads : i64[4] = dense<[2, 1, 1, 3]>\n"),
+    CASE("Pad", "pad_edge", "%x0: f64[3,4]", "%y = Pad(%x0, @pads) {mode = \"edge\"}",
+         .consts = "global @pads : i64[4] = dense<[1, 2, 2, 0]>\n"),
+    CASE("Pad", "pad_wrap", "%x0: f64[3,4]", "%y = Pad(%x0, @pads) {mode = \"wrap\"}",
+         .consts = "global @pads : i64[4] = dense<[1, 3, 2, 1]>\n"),
+    CASE("CumSum", "cumsum_reverse", "%x0: f64[2,5]",
+         "%y = CumSum(%x0, @ax) {reverse = 1}",
+         .consts = "global @ax : i64[] = dense<[-1]>\n"),
+    CASE("CumSum", "cumsum_exclusive", "%x0: f64[5]",
+         "%y = CumSum(%x0, @ax) {exclusive = 1}",
+         .consts = "global @ax : i64[] = dense<[0]>\n"),
+    CASE("Slice", "slice_two_axes_mixed_steps", "%x0: f64[5,7]",
+         "%y = Slice(%x0, @st, @en, @ax, @sp)",
+         .consts = "global @st : i64[2] = dense<[4, 1]>\n"
+                   "global @en : i64[2] = dense<[-10, 7]>\n"
+                   "global @ax : i64[2] = dense<[0, 1]>\n"
+                   "global @sp : i64[2] = dense<[-2, 3]>\n"),
+    CASE("Gather", "gather_neg_axis_repeat", "%x0: f64[2,3,4]",
+         "%y = Gather(%x0, @ix) {axis = -1}",
+         .consts = "global @ix : i64[3] = dense<[3, 0, 3]>\n"),
+    CASE("GatherElements", "gather_elements_axis1", "%x0: f64[2,3]",
+         "%y = GatherElements(%x0, @ix) {axis = 1}",
+         .consts = "global @ix : i64[2,2] = dense<[2, 2, 0, 1]>\n"),
+    CASE("DepthToSpace", "depth_to_space_crd", "%x0: f64[1,8,2,1]",
+         "%y = DepthToSpace(%x0) {blocksize = 2, mode = \"CRD\"}"),
+    CASE("ReduceMax", "reduce_max_keep_two_axes", "%x0: f64[2,3,2]",
+         "%y = ReduceMax(%x0, @ax)", .consts = "global @ax : i64[2] = dense<[0, 2]>\n",
+         .flags = F_DISTINCT),
+    CASE("ReduceLogSum", "reduce_log_sum_all", "%x0: f64[2,3]",
+         "%y = ReduceLogSum(%x0) {keepdims = 0}", .lo = {0.2}, .hi = {2.0}),
+    CASE("Tile", "tile_3d", "%x0: f64[2,1,3]", "%y = Tile(%x0, @rep)",
+         .consts = "global @rep : i64[3] = dense<[1, 3, 2]>\n"),
     /* -- f32: the kernels whose f32 path differs from the f64 one (GEMM
      * micro-kernels, Conv and ConvWeightGrad by im2col + GEMM) -- */
     CASE("MatMul", "matmul_bcast_batch_f32", "%x0: f32[2,1,3,4], %x1: f32[3,4,2]",
@@ -954,6 +1020,82 @@ static void test_seed_and_unused_wrt(void) {
   dml_rt_model_release(model);
 }
 
+/* Where the finite differences cannot look: ReduceMax/ReduceMin split the
+ * gradient evenly between tied extremes (PyTorch's amax/amin; the check
+ * cases use distinct values), ReduceProd is exact at zeros (the product of
+ * the other elements at a single zero, 0 with two), ReduceL2 of zeros gives
+ * 0 (PyTorch's norm). Each @f_k(x: f64[4]) reduces all of x to the loss;
+ * its gradient must equal the stated values to 1e-15. */
+static void test_exact_values(void) {
+  static const struct {
+    const char *op;
+    double x[4], want[4];
+  } k[] = {
+      {"ReduceMax", {1.0, 3.0, 3.0, 2.0}, {0.0, 0.5, 0.5, 0.0}},
+      {"ReduceMax", {3.0, 3.0, 3.0, -1.0}, {1.0 / 3, 1.0 / 3, 1.0 / 3, 0.0}},
+      {"ReduceMin", {-2.0, 5.0, -2.0, -2.0}, {1.0 / 3, 0.0, 1.0 / 3, 1.0 / 3}},
+      {"ReduceProd", {0.0, 2.0, 3.0, -1.0}, {-6.0, 0.0, 0.0, 0.0}},
+      {"ReduceProd", {0.0, 2.0, 0.0, -1.0}, {0.0, 0.0, 0.0, 0.0}},
+      {"ReduceProd", {1.5, 2.0, 4.0, -1.0}, {-8.0, -6.0, -3.0, 12.0}},
+      {"ReduceL2", {0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}},
+  };
+  for (size_t c = 0; c < sizeof k / sizeof k[0]; c++) {
+    char text[256];
+    snprintf(text, sizeof text,
+             "func @f(%%x: f64[4]) -> (?[?]) {\n  %%l = %s(%%x) {keepdims = 0}\n"
+             "  return %%l\n}\n",
+             k[c].op);
+    dml_ir_module_t *m = NULL;
+    CHECK_OK(dml_ir_parse(text, strlen(text), "exact", &m));
+    if (!m) return;
+    dml_pass_options_t o;
+    memset(&o, 0, sizeof o);
+    CHECK_OK(dml_pass_run_pipeline(m, "shape-infer", &o));
+    dml_ir_function_t *f = dml_ir_module_find_function(m, "f");
+    dml_ir_value_t *g = NULL;
+    CHECK_OK(dml_autodiff(f, f->results[0], NULL, 1, &f->args[0], &g));
+    if (!g) {
+      dml_ir_module_release(m);
+      return;
+    }
+    dml_ir_value_t *res[2] = {f->results[0], g};
+    CHECK_OK(dml_ir_function_set_results(f, 2, res));
+    CHECK_OK(dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &o));
+    void *bytes = NULL;
+    size_t size = 0;
+    dml_rt_model_t *model = NULL;
+    dml_rt_session_t *s = NULL;
+    CHECK_OK(dml_package_emit_memory(m, NULL, &bytes, &size));
+    dml_ir_module_release(m);
+    CHECK_OK(dml_rt_model_load_memory(bytes, size, &model));
+    free(bytes);
+    CHECK_OK(dml_rt_session_create(model, "cpu", &s));
+    if (!s) {
+      dml_rt_model_release(model);
+      return;
+    }
+    dml_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.dtype = DML_DTYPE_F64;
+    t.rank = 1;
+    t.dims[0] = 4;
+    t.data = (void *)k[c].x;
+    CHECK_OK(dml_rt_session_set_input(s, 0, &t));
+    CHECK_OK(dml_rt_session_run(s));
+    dml_tensor_t gx;
+    CHECK_OK(dml_rt_session_get_output(s, 1, &gx));
+    for (int i = 0; i < 4; i++) {
+      double got = ((const double *)gx.data)[i];
+      if (!(fabs(got - k[c].want[i]) <= 1e-15))
+        fprintf(stderr, "%s case %zu: d/dx[%d] = %.17g, want %.17g\n", k[c].op, c, i, got,
+                k[c].want[i]);
+      CHECK_NEAR(got, k[c].want[i], 1e-15);
+    }
+    dml_rt_session_release(s);
+    dml_rt_model_release(model);
+  }
+}
+
 /* Errors: a loss that is not a scalar, a wrt value that is not a float. */
 static void test_errors(void) {
   static const char *text =
@@ -980,6 +1122,7 @@ int main(void) {
   RUN(test_rules_against_central_differences);
   RUN(test_every_rule_has_a_case);
   RUN(test_seed_and_unused_wrt);
+  RUN(test_exact_values);
   RUN(test_errors);
   return dml_test_finish();
 }
