@@ -1418,6 +1418,120 @@ static void vjp_conv_transpose(ad_t *a, const dml_ir_node_t *n, V *g) {
   }
 }
 
+/* Einsum-12 without ellipsis or repeated subscripts in one term: the
+ * result is linear in each operand, y[out] = sum over the other labels of
+ * prod_j x_j[s_j], so dx_i[s_i] = sum of g[out] prod_{j != i} x_j[s_j]:
+ * the Einsum "out,s_j...->s_i'" with s_i' the labels of s_i found in the
+ * output or another operand, then Unsqueeze and Expand over the labels
+ * only x_i has (summed away by the forward, so each element gets the
+ * same gradient). Implicit outputs (no "->") are the labels used once, in
+ * alphabetical order (numpy). Each label must have one static size. */
+static void vjp_einsum(ad_t *a, const dml_ir_node_t *n, V *g) {
+  const dml_attr_t *ae = dml_ir_node_attr(n, "equation");
+  const char *eq = ae && ae->kind == DML_ATTR_STRING ? ae->s : NULL;
+  uint32_t k = n->n_inputs;
+  char terms[DML_MAX_RANK + 1][DML_MAX_RANK + 1];
+  char out[DML_MAX_RANK + 1] = {0};
+  int cnt[128] = {0};
+  int64_t size[128];
+  uint32_t t = 0;
+  size_t len = 0;
+  int explicit_out = 0;
+  if (!eq || k > DML_MAX_RANK) {
+    unsupported(a, n, "no equation, or more operands than supported");
+    return;
+  }
+  memset(terms, 0, sizeof terms);
+  const char *arrow = strstr(eq, "->");
+  explicit_out = arrow != NULL;
+  for (const char *c = eq; *c; c++) {
+    if (c == arrow) {
+      c++;
+      len = 0;
+      t++;
+      continue;
+    }
+    if (*c == ' ') continue;
+    int in_out = arrow && c > arrow;
+    if (*c == ',' && !in_out) {
+      if (++t >= DML_MAX_RANK + 1) break;
+      len = 0;
+      continue;
+    }
+    int letter = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z');
+    if (!letter || len >= DML_MAX_RANK) {
+      unsupported(a, n, "ellipsis or an unexpected character in the equation");
+      return;
+    }
+    char *term = in_out ? out : terms[t];
+    if (memchr(term, *c, len)) {
+      unsupported(a, n, "a repeated subscript in one term (diagonal)");
+      return;
+    }
+    term[len++] = *c;
+    if (!in_out) cnt[(int)*c]++;
+  }
+  if (!arrow) t++;
+  if (t != k) {
+    unsupported(a, n, "the equation's terms do not match the operands");
+    return;
+  }
+  if (!explicit_out) {
+    size_t m = 0;
+    for (int c = 'A'; c <= 'z'; c++)
+      if (cnt[c] == 1 && m < DML_MAX_RANK) out[m++] = (char)c;
+  }
+  for (int c = 0; c < 128; c++) size[c] = -1;
+  for (uint32_t i = 0; i < k; i++) {
+    V *x = n->inputs[i];
+    if ((size_t)x->type.rank != strlen(terms[i]) || !all_static(x)) {
+      unsupported(a, n, "a term's rank differs from its operand's, or symbolic dims");
+      return;
+    }
+    for (int32_t d = 0; d < x->type.rank; d++) {
+      int c = terms[i][d];
+      if (size[c] >= 0 && size[c] != x->type.dims[d].value) {
+        unsupported(a, n, "a subscript with two sizes (broadcasting)");
+        return;
+      }
+      size[c] = x->type.dims[d].value;
+    }
+  }
+  for (uint32_t i = 0; i < k; i++) {
+    V *x = n->inputs[i];
+    if (!needs(a, x)) continue;
+    /* s_i': labels of term i seen in the output or another term. */
+    char keep[DML_MAX_RANK + 1] = {0};
+    int64_t miss[DML_MAX_RANK];
+    int64_t nk = 0, nm = 0;
+    for (int32_t d = 0; terms[i][d]; d++) {
+      char c = terms[i][d];
+      int seen = strchr(out, c) != NULL;
+      for (uint32_t j = 0; j < k && !seen; j++) seen = j != i && strchr(terms[j], c);
+      if (seen)
+        keep[nk++] = c;
+      else
+        miss[nm++] = d;
+    }
+    char geq[256];
+    size_t p = (size_t)snprintf(geq, sizeof geq, "%s", out);
+    V *ins[DML_MAX_RANK + 1];
+    uint32_t ni = 0;
+    ins[ni++] = g;
+    for (uint32_t j = 0; j < k; j++) {
+      if (j == i) continue;
+      p += (size_t)snprintf(geq + p, sizeof geq - p, ",%s", terms[j]);
+      ins[ni++] = n->inputs[j];
+    }
+    snprintf(geq + p, sizeof geq - p, "->%s", keep);
+    dml_ir_node_t *e = mk(a, DML_OP_EINSUM, ni, ins, 1);
+    if (e && !a->st) a->st = dml_ir_node_set_attr_string(e, "equation", geq);
+    V *dx = fin(a, e);
+    if (nm) dx = op2(a, DML_OP_EXPAND, unsqueeze(a, dx, miss, nm), shape_of(a, x));
+    acc(a, x, dx);
+  }
+}
+
 /* PRelu-16: y = x (x > 0), slope x otherwise, slope broadcast
  * (unidirectionally) to x: dx = g where x > 0 else g slope;
  * dslope = sum over the broadcast axes of g x where x <= 0. */
@@ -1656,7 +1770,8 @@ static int has_rule(dml_op_t op) {
     case DML_OP_BATCH_NORMALIZATION:
     case DML_OP_INSTANCE_NORMALIZATION:
     case DML_OP_LAYER_NORMALIZATION:
-    case DML_OP_CONV_TRANSPOSE: return 1;
+    case DML_OP_CONV_TRANSPOSE:
+    case DML_OP_EINSUM: return 1;
     default: return 0;
   }
 }
@@ -1676,6 +1791,7 @@ static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
       return;
     case DML_OP_CONV_TRANSPOSE: vjp_conv_transpose(a, n, g); return;
     case DML_OP_PRELU: vjp_prelu(a, n, g); return;
+    case DML_OP_EINSUM: vjp_einsum(a, n, g); return;
     case DML_OP_SUM:
     case DML_OP_MEAN: vjp_variadic(a, n, g); return;
     case DML_OP_REDUCE_MAX:

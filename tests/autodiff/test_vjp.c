@@ -479,6 +479,14 @@ static const vjp_case_t k_cases[] = {
          "%y = ReduceLogSum(%x0) {keepdims = 0}", .lo = {0.2}, .hi = {2.0}),
     CASE("Tile", "tile_3d", "%x0: f64[2,1,3]", "%y = Tile(%x0, @rep)",
          .consts = "global @rep : i64[3] = dense<[1, 3, 2]>\n"),
+    CASE("Einsum", "einsum_implicit", "%x0: f64[2,3], %x1: f64[3,4]",
+         "%y = Einsum(%x0, %x1) {equation = \"ij,jk\"}"),
+    CASE("Einsum", "einsum_label_of_one_operand", "%x0: f64[2,3], %x1: f64[3,4]",
+         "%y = Einsum(%x0, %x1) {equation = \"ij, jk -> i\"}"),
+    CASE("Einsum", "einsum_three_to_scalar", "%x0: f64[3], %x1: f64[3,4], %x2: f64[4]",
+         "%y = Einsum(%x0, %x1, %x2) {equation = \"i,ij,j->\"}"),
+    CASE("Einsum", "einsum_transpose_one", "%x0: f64[2,3,4]",
+         "%y = Einsum(%x0) {equation = \"abc->cb\"}"),
     /* -- f32: the kernels whose f32 path differs from the f64 one (GEMM
      * micro-kernels, Conv and ConvWeightGrad by im2col + GEMM) -- */
     CASE("MatMul", "matmul_bcast_batch_f32", "%x0: f32[2,1,3,4], %x1: f32[3,4,2]",
@@ -1096,6 +1104,45 @@ static void test_exact_values(void) {
   }
 }
 
+/* Forms of ops with a rule that the rule does not handle: UNIMPLEMENTED
+ * naming the node, its op and the reason. */
+static void test_unimplemented_forms(void) {
+  static const struct {
+    const char *args, *body, *want;
+  } k[] = {
+      {"%x: f64[2,2,3], %w: f64[2,3,4]",
+       "%y = Einsum(%x, %w) {equation = \"...ij,...jk->...ik\"}",
+       "node 'n' (Einsum): ellipsis"},
+      {"%x: f64[3,3], %w: f64[3,3]", "%y = Einsum(%x, %w) {equation = \"ii,ij->j\"}",
+       "node 'n' (Einsum): a repeated subscript"},
+      {"%x: f64[1,2,3,3], %w: f64[2,2,2,2]",
+       "%y = ConvTranspose(%x, %w) {strides = [2, 2], output_shape = [7, 7]}",
+       "node 'n' (ConvTranspose): output_shape"},
+      {"%x: f64[2,3]", "%y = Pad(%x, @p) {mode = \"reflect\"}",
+       "node 'n' (Pad): negative pads, or reflect/wrap pads longer than the dim"},
+  };
+  for (size_t c = 0; c < sizeof k / sizeof k[0]; c++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "global @p : i64[4] = dense<[2, 0, 0, 0]>\n"
+             "func @f(%s) -> (?[?]) {\n  %s\n  %%l = ReduceSum(%%y) {keepdims = 0}\n"
+             "  return %%l\n}\n",
+             k[c].args, k[c].body);
+    dml_ir_module_t *m = NULL;
+    CHECK_OK(dml_ir_parse(text, strlen(text), "forms", &m));
+    if (!m) continue;
+    dml_pass_options_t o;
+    memset(&o, 0, sizeof o);
+    CHECK_OK(dml_pass_run_pipeline(m, "shape-infer", &o));
+    dml_ir_function_t *f = dml_ir_module_find_function(m, "f");
+    f->first->name = dml_ir_strdup(m, "n"); /* the op under test */
+    dml_ir_value_t *g = NULL;
+    CHECK_ERROR(dml_autodiff(f, f->results[0], NULL, 1, &f->args[0], &g),
+                DML_STATUS_UNIMPLEMENTED, k[c].want);
+    dml_ir_module_release(m);
+  }
+}
+
 /* Errors: a loss that is not a scalar, a wrt value that is not a float. */
 static void test_errors(void) {
   static const char *text =
@@ -1123,6 +1170,7 @@ int main(void) {
   RUN(test_every_rule_has_a_case);
   RUN(test_seed_and_unused_wrt);
   RUN(test_exact_values);
+  RUN(test_unimplemented_forms);
   RUN(test_errors);
   return dml_test_finish();
 }
