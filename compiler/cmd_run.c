@@ -18,7 +18,7 @@
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: dmlc run PKG --input NAME=FILE.npy ... [--output-dir DIR] [--device cpu]\n"
+      "usage: dmlc run PKG --input NAME=FILE.npy ... [--output-dir DIR] [--device D]\n"
       "\n"
       "Runs the package PKG on .npy inputs and writes every output as\n"
       "DIR/<output name>.npy, printing one line per output: name, dtype, shape,\n"
@@ -32,7 +32,9 @@ static void usage(FILE *f) {
       "                         dtype is converted to the input's dtype (with a note).\n"
       "  --output-dir DIR       where outputs are written (default: the current\n"
       "                         directory; created if missing)\n"
-      "  --device NAME          device to run on (default and only one: cpu)\n"
+      "  --device NAME          device to run on: cpu (default), vulkan (the default\n"
+      "                         Vulkan device) or vulkan:N (see dmlc devices); Vulkan\n"
+      "                         needs a package compiled with --target vulkan\n"
       "  -h, --help             this text\n"
       "\n"
       "`dmlc inspect PKG` lists the inputs and outputs with their shapes.\n");

@@ -28,6 +28,12 @@ static const cmd_t k_cmds[] = {
 #ifdef DMLC_HAVE_CMD_SUMMARY
     {"summary", dmlc_cmd_summary, "table of layers, output shapes and parameter counts"},
 #endif
+#ifdef DMLC_HAVE_CMD_BENCH
+    {"bench", dmlc_cmd_bench, "time a package's runs and each GPU kernel on a device"},
+#endif
+#ifdef DMLC_HAVE_CMD_DEVICES
+    {"devices", dmlc_cmd_devices, "list the devices (cpu, Vulkan) sessions can run on"},
+#endif
 #ifdef DMLC_HAVE_CMD_SERVE
     {"serve", dmlc_cmd_serve, "serve a package over HTTP (KServe v2 protocol), batching"},
 #endif

@@ -215,10 +215,18 @@ int64_t dml_rt_model_const_count(const dml_rt_model_t *m);
 /* Session                                                               */
 /* ===================================================================== */
 
-/* Creates a session on `device`: "cpu" or NULL (the CPU). Allocates the
- * arena and scratch once. Errors: UNIMPLEMENTED for any other device
+/* Creates a session on `device`: "cpu" or NULL (the CPU), "vulkan" (the
+ * default Vulkan device: discrete GPU, then integrated, virtual, CPU
+ * implementations such as lavapipe) or "vulkan:N" (device N of
+ * dml_rt_vulkan_devices). Allocates the arena and scratch once; on Vulkan
+ * also the device's arena (the planned size), its copy of the weights,
+ * staging for the inputs and outputs, and every kernel's pipeline
+ * (through a pipeline cache). Errors: UNIMPLEMENTED for an unknown device
  * ("device 'x' is not available in this build") or for ops without a CPU
- * kernel (all listed); RESOURCE_EXHAUSTED. */
+ * kernel (all listed); FAILED_PRECONDITION when the package has no
+ * kernels for the device's target ("compile with --target vulkan");
+ * NOT_FOUND when libvulkan.so.1 cannot be opened or no such Vulkan device
+ * exists; RESOURCE_EXHAUSTED (host or device memory, sizes named). */
 dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
                                    dml_rt_session_t **out_session);
 
@@ -320,6 +328,46 @@ dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
 int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i);
 
 void dml_rt_session_release(dml_rt_session_t *s);
+
+/* ---- devices and kernels (GPU backends) ---- */
+
+/* The device a session runs on: "cpu", or e.g. "vulkan:0 (llvmpipe (LLVM
+ * 15.0.6, 256 bits), CPU, Vulkan 1.3.238)". Lent by the session. */
+const char *dml_rt_session_device(const dml_rt_session_t *s);
+
+/* A GPU kernel of the session's function and its last run. */
+typedef struct dml_rt_kernel_info {
+  const char *name;      /* "k0_gemm" (lent by the model) */
+  uint32_t n_nodes;      /* graph nodes it holds */
+  const uint32_t *nodes; /* their indices (lent by the model) */
+  double ms;    /* device time of the last run (timestamp queries); -1 if unknown */
+  double flops; /* estimated floating-point operations at the last run's sizes */
+  double bytes; /* estimated bytes read and written at the last run's sizes */
+} dml_rt_kernel_info_t;
+
+/* Number of GPU kernels the session runs (0 on the CPU). */
+uint32_t dml_rt_session_num_kernels(const dml_rt_session_t *s);
+/* Errors: OUT_OF_RANGE; FAILED_PRECONDITION before the first run. */
+dml_status_t dml_rt_session_kernel_info(const dml_rt_session_t *s, uint32_t i,
+                                        dml_rt_kernel_info_t *out);
+
+/* A Vulkan device as `dmlc devices` lists it. */
+typedef struct dml_rt_device_info {
+  char id[32];      /* "vulkan:0": the name dml_rt_session_create takes */
+  char name[256];   /* the driver's device name */
+  const char *kind; /* "discrete GPU", "integrated GPU", "virtual GPU", "CPU", "other" */
+  uint64_t memory_bytes; /* the largest device-local memory heap, bytes */
+  uint32_t api_major, api_minor, api_patch; /* Vulkan API version */
+  int is_default;                           /* 1 for the device "vulkan" picks */
+} dml_rt_device_info_t;
+
+/* Lists the Vulkan devices (libvulkan.so.1 opened at run time; the
+ * environment variable DMLC_VULKAN_LOADER names another loader file). Fills
+ * up to `cap` entries of `out` and sets *out_n to the device count.
+ * Errors: NOT_FOUND when the loader cannot be opened or reports no
+ * device (the reason named); UNIMPLEMENTED in builds without Vulkan. */
+dml_status_t dml_rt_vulkan_devices(dml_rt_device_info_t *out, uint32_t cap,
+                                   uint32_t *out_n);
 
 #ifdef __cplusplus
 }

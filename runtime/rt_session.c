@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dml_cpu.h"
+#include "rt_backend.h"
 #include "rt_internal.h"
 
 /* The current values of a model's globals, shared by sessions. `data` is a
@@ -48,7 +49,27 @@ struct dml_rt_session {
    * function; per value, 1 when its type uses such a symbol. */
   uint8_t *node_produces;
   uint8_t *value_dynamic;
+  /* A GPU backend (rt_backend.h), or NULL for the CPU executor below. */
+  const dml_rt_backend_t *backend;
+  void *backend_state;
 };
+
+#ifndef DML_RT_HAVE_VULKAN
+const dml_rt_backend_t *dml_rt_vulkan_backend(void) {
+  return NULL;
+}
+
+dml_status_t dml_rt_vulkan_devices(dml_rt_device_info_t *out, uint32_t cap,
+                                   uint32_t *out_n) {
+  (void)out;
+  (void)cap;
+  (void)out_n;
+  return dml_status_make(
+      DML_STATUS_UNIMPLEMENTED, "rt.vulkan",
+      "this build has no Vulkan backend (Vulkan headers were not found "
+      "at build time; Debian: libvulkan-dev)");
+}
+#endif
 
 static dml_status_t oom(void) {
   return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
@@ -75,6 +96,7 @@ static const char *type_str(const dml_rt_model_t *m, const dml_type_t *t, char *
 
 void dml_rt_session_release(dml_rt_session_t *s) {
   if (!s) return;
+  if (s->backend) s->backend->close(s->backend_state);
   free(s->arena_alloc);
   free(s->scratch);
   free(s->vals);
@@ -153,10 +175,14 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
                                             const char *function,
                                             dml_rt_session_t *share_globals_with,
                                             dml_rt_session_t **out_session) {
-  if (device && strcmp(device, "cpu") != 0)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
-                           "device '%s' is not available in this build (available: cpu)",
-                           device);
+  const dml_rt_backend_t *backend = NULL;
+  if (device && (!strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7)))
+    backend = dml_rt_vulkan_backend();
+  if (device && strcmp(device, "cpu") != 0 && !backend)
+    return dml_status_make(
+        DML_STATUS_UNIMPLEMENTED, "rt.session",
+        "device '%s' is not available in this build (available: cpu%s)", device,
+        dml_rt_vulkan_backend() ? ", vulkan, vulkan:N" : "");
   const dml_pkg_graph_t *gr = m->graph;
   const dml_pkg_function_t *f = m->fn;
   if (function) {
@@ -263,6 +289,22 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
     c->scratch_bytes = s->scratch_bytes;
     c->rng_stream = i;
     io += n->n_inputs + n->n_outputs;
+  }
+  if (backend) {
+    if (m->has_assign) {
+      dml_rt_session_release(s);
+      return dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, "rt.session",
+          "device '%s': packages whose functions assign globals (training "
+          "packages) run on the cpu only in this version",
+          device);
+    }
+    dml_status_t st = backend->open(m, f, device, s->weights, &s->backend_state);
+    if (st) {
+      dml_rt_session_release(s);
+      return dml_status_annotate(st, "creating a session on '%s'", device);
+    }
+    s->backend = backend;
   }
   *out_session = s;
   return DML_OK;
@@ -473,6 +515,15 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     DML_RETURN_IF_ERROR(
         dml_type_eval_dims(&f->values[i].type, s->sym, s->n_symbols, s->vals[i].dims));
   }
+  if (s->backend) {
+    dml_rt_exec_t e = {s->m, f, s->arena, s->sym, s->n_symbols};
+    st = s->backend->run(s->backend_state, &e);
+    if (st)
+      return dml_status_annotate(st, "running '%s' on %s", f->name,
+                                 s->backend->device_name(s->backend_state));
+    s->ran = 1;
+    return DML_OK;
+  }
   for (uint32_t k = 0; k < f->n_nodes; k++) {
     const dml_pkg_node_t *n = &f->nodes[k];
     dml_cpu_call_t *c = &s->calls[k];
@@ -496,6 +547,22 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   }
   s->ran = 1;
   return DML_OK;
+}
+
+const char *dml_rt_session_device(const dml_rt_session_t *s) {
+  return s->backend ? s->backend->device_name(s->backend_state) : "cpu";
+}
+
+uint32_t dml_rt_session_num_kernels(const dml_rt_session_t *s) {
+  return s->backend ? s->backend->num_kernels(s->backend_state) : 0;
+}
+
+dml_status_t dml_rt_session_kernel_info(const dml_rt_session_t *s, uint32_t i,
+                                        dml_rt_kernel_info_t *out) {
+  if (!s->backend)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
+                           "kernel %u: a cpu session runs no GPU kernels", i);
+  return s->backend->kernel_info(s->backend_state, i, out);
 }
 
 void dml_rt_session_set_seed(dml_rt_session_t *s, uint64_t seed, uint64_t step) {

@@ -21,7 +21,7 @@ expect_err() {
   if [ $rc -ne 0 ] && grep -qF -- "$want" <<<"$out"; then ok; else bad "$name: rc=$rc, wanted '$want' in: $out"; fi
 }
 
-for c in compile run opt inspect summary; do
+for c in compile run opt inspect summary bench devices; do
   expect_ok "help-$c" "$DMLC" "$c" --help
   grep -q "usage: dmlc $c" <<<"$out" && ok || bad "help-$c has no usage line"
 done
@@ -58,7 +58,30 @@ if "$DMLC" compile --help | grep -q "vulkan (SPIR-V kernels)" && \
   expect_ok inspect-gpu "$DMLC" inspect "$WORK/fm.dmlpkg"
   grep -q "kernels.spirv" <<<"$out" && grep -q "kernels.msl" <<<"$out" && ok || bad "inspect: no kernel sections: $out"
   expect_ok run-gpu-pkg-on-cpu "$DMLC" run "$WORK/fm.dmlpkg" --input "input=$SHARED/models/fashion_mlp_io/input_0.npy" --output-dir "$WORK/out2"
+  # A missing Vulkan loader is a clear error, for devices and for sessions.
+  expect_ok devices-no-loader env DMLC_VULKAN_LOADER=/nonexistent/libvulkan.so.1 "$DMLC" devices
+  grep -qF "could not be opened" <<<"$out" && ok || bad "devices without a loader: $out"
+  expect_err run-no-loader "the Vulkan loader '/nonexistent/libvulkan.so.1' could not be opened" \
+    env DMLC_VULKAN_LOADER=/nonexistent/libvulkan.so.1 "$DMLC" run "$WORK/fm.dmlpkg" \
+    --input "input=$SHARED/models/fashion_mlp_io/input_0.npy" --device vulkan
+  if "$DMLC" devices | grep -q "^vulkan:0"; then
+    expect_ok devices "$DMLC" devices
+    grep -qF "[default for 'vulkan']" <<<"$out" && ok || bad "devices marks no default: $out"
+    expect_ok run-vulkan "$DMLC" run "$WORK/fm.dmlpkg" --input "input=$SHARED/models/fashion_mlp_io/input_0.npy" --output-dir "$WORK/out3" --device vulkan
+    cmp -s "$WORK/out3/logits.npy" "$WORK/out2/logits.npy" || ok # values compared in test_vulkan
+    expect_ok bench-vulkan "$DMLC" bench "$WORK/fm.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
+    grep -qF '"name": "k0_gemm", "nodes": "Gemm,Relu"' <<<"$out" && ok || bad "bench --json: $out"
+    expect_err run-no-kernels "compile it with dmlc compile --target vulkan" "$DMLC" run "$WORK/lenet5.dmlpkg" \
+      --input "input=$SHARED/models/lenet5_io/input_0.npy" --device vulkan
+    expect_err bad-device "no Vulkan device 'vulkan:42'" "$DMLC" run "$WORK/fm.dmlpkg" \
+      --input "input=$SHARED/models/fashion_mlp_io/input_0.npy" --device vulkan:42
+  else
+    echo "note: no Vulkan device here; the Vulkan run checks of this script were skipped"
+  fi
 fi
+expect_ok bench-cpu "$DMLC" bench "$WORK/lenet5.dmlpkg" --iterations 3 --warmup 1
+grep -q "end to end: min" <<<"$out" && ok || bad "bench on cpu: $out"
+expect_err bench-bad-iterations "--iterations needs a positive integer" "$DMLC" bench "$WORK/lenet5.dmlpkg" --iterations 0
 expect_err bad-bound "--batch-bound needs a positive integer" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --batch-bound 0
 expect_err batch-over-bound "bound 8" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/out"
 head -c 100 "$WORK/lenet5.dmlpkg" > "$WORK/trunc.dmlpkg"

@@ -90,7 +90,7 @@ for args, rc_want, msg in [
         ([pkg, "--batch-timeout-ms", "-1"], 2, "--batch-timeout-ms takes 0..3600000"),
         ([pkg, "--host", "localhost"], 2, "--host takes an IPv4 address"),
         ([pkg, "--batch-size", "65"], 1, "batch size 65 exceeds the package's batch bound 64"),
-        ([pkg, "--device", "vulkan"], 1, "device 'vulkan' is not available"),
+        ([pkg, "--device", "tpu"], 1, "device 'tpu' is not available"),
         ([os.path.join(WORK, "missing.dmlpkg")], 1, "missing.dmlpkg")]:
     p = subprocess.run([DMLC, "serve"] + args, capture_output=True, text=True, timeout=60)
     check(p.returncode == rc_want and msg in p.stderr,

@@ -289,9 +289,9 @@ static void test_errors(void) {
   CHECK_ERROR(dml_serve_create(g_model, &cfg, &srv), DML_STATUS_INVALID_ARGUMENT,
               "batch timeout must be in");
   cfg.batch_timeout_ms = 1;
-  cfg.device = "vulkan";
+  cfg.device = "tpu";
   CHECK_ERROR(dml_serve_create(g_model, &cfg, &srv), DML_STATUS_UNIMPLEMENTED,
-              "device 'vulkan' is not available");
+              "device 'tpu' is not available");
   cfg.device = NULL;
   CHECK(srv == NULL);
   CHECK_OK(dml_serve_create(g_model, &cfg, &srv));

@@ -1,0 +1,48 @@
+/* cmd_devices.c — `dmlc devices`: the devices sessions can run on. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_rt.h"
+#include "dmlc_cmds.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: dmlc devices\n\n"
+          "Lists the devices `dmlc run --device` and `dmlc bench --device` take: cpu,\n"
+          "and each Vulkan device (libvulkan.so.1 opened at run time; the variable\n"
+          "DMLC_VULKAN_LOADER names another loader) with its name, kind, device-local\n"
+          "memory and Vulkan version. `vulkan` alone means the device marked default:\n"
+          "a discrete GPU, else an integrated one, else a virtual one, else a CPU\n"
+          "implementation such as Mesa's lavapipe.\n\n"
+          "  -h, --help   this text\n");
+}
+
+int dmlc_cmd_devices(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    }
+    fprintf(stderr, "error: dmlc devices: unknown argument '%s'\n", argv[i]);
+    usage(stderr);
+    return 2;
+  }
+  printf("cpu          the reference CPU kernels (always available)\n");
+  dml_rt_device_info_t d[16];
+  uint32_t n = 0;
+  dml_status_t s = dml_rt_vulkan_devices(d, 16, &n);
+  if (s) {
+    char *msg = dml_status_format(s);
+    printf("vulkan       not available: %s\n", msg ? msg : "?");
+    free(msg);
+    dml_status_free(s);
+    return 0;
+  }
+  for (uint32_t i = 0; i < n && i < 16; i++)
+    printf("%-12s %s (%s), %.1f GiB device-local memory, Vulkan %u.%u.%u%s\n", d[i].id,
+           d[i].name, d[i].kind, (double)d[i].memory_bytes / (1024.0 * 1024.0 * 1024.0),
+           d[i].api_major, d[i].api_minor, d[i].api_patch,
+           d[i].is_default ? "  [default for 'vulkan']" : "");
+  return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * rt_backend.h — the runtime's backend interface (ARCHITECTURE.md: a
+ * struct of function pointers). A session runs on one backend: "cpu" (the
+ * reference executor of rt_session.c) or "vulkan[:N]" (runtime/vulkan/,
+ * libvulkan.so.1 opened with dlopen at run time).
+ *
+ * The session keeps the host arena in every case: set_input copies into it
+ * and get_output reads from it. A GPU backend copies the function's inputs
+ * from the host arena to the device before its kernels and the outputs
+ * back after them, so everything above the backend is unchanged.
+ */
+#ifndef DML_RT_BACKEND_H_
+#define DML_RT_BACKEND_H_
+
+#include <stdint.h>
+
+#include "rt_internal.h"
+
+/* What a backend's run sees. */
+typedef struct dml_rt_exec {
+  const dml_rt_model_t *m;
+  const dml_pkg_function_t *fn;
+  uint8_t *arena;     /* host arena: inputs bound here, outputs read here */
+  const int64_t *sym; /* the run's symbol values */
+  uint32_t n_symbols;
+} dml_rt_exec_t;
+
+typedef struct dml_rt_backend {
+  const char *name; /* "vulkan" */
+  /* Opens `device` ("vulkan", "vulkan:N") for function `fn` of `m`, whose
+   * globals' current bytes are `weights` (m->weights_size bytes). */
+  dml_status_t (*open)(const dml_rt_model_t *m, const dml_pkg_function_t *fn,
+                       const char *device, const uint8_t *weights, void **out_state);
+  /* Runs the function: inputs from e->arena, outputs back into it. */
+  dml_status_t (*run)(void *state, const dml_rt_exec_t *e);
+  /* Per-kernel device times of the last run, in ms (n_kernels entries). */
+  uint32_t (*num_kernels)(void *state);
+  dml_status_t (*kernel_info)(void *state, uint32_t i, dml_rt_kernel_info_t *out);
+  /* A description of the device ("lavapipe (cpu), Vulkan 1.3.238"). */
+  const char *(*device_name)(void *state);
+  void (*close)(void *state);
+} dml_rt_backend_t;
+
+/* The Vulkan backend; NULL in builds without Vulkan headers. */
+const dml_rt_backend_t *dml_rt_vulkan_backend(void);
+
+#endif /* DML_RT_BACKEND_H_ */

@@ -1,0 +1,882 @@
+/* rt_vulkan.c — the Vulkan backend (rt_backend.h). libvulkan.so.1 is opened
+ * with dlopen at run time (the runtime links no GPU library); the headers
+ * give only types (VK_NO_PROTOTYPES).
+ *
+ * Per session: one VkDevice on the chosen physical device and its first
+ * compute queue; device-local buffers for the arena (the planned size) and
+ * the weights (uploaded once); one host-visible staging buffer holding every
+ * input and output at its bound; a pipeline per kernel, made through a
+ * pipeline cache; a command buffer per symbol-value tuple (the batch),
+ * recorded once — input copies, every dispatch with a compute->compute
+ * barrier between, output copies, timestamps around each kernel — and
+ * resubmitted on every run with those values. */
+#define VK_NO_PROTOTYPES
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#include "rt_backend.h"
+
+#define OP "rt.vulkan"
+#define MAX_DEVICES 16
+#define MAX_CACHED_CMDS 4
+#define FENCE_TIMEOUT_NS (120ull * 1000 * 1000 * 1000)
+
+/* ---- the loader and the process's instance ---- */
+
+#define VK_INSTANCE_FNS(X)                    \
+  X(vkDestroyInstance)                        \
+  X(vkEnumeratePhysicalDevices)               \
+  X(vkGetPhysicalDeviceProperties)            \
+  X(vkGetPhysicalDeviceMemoryProperties)      \
+  X(vkGetPhysicalDeviceQueueFamilyProperties) \
+  X(vkGetPhysicalDeviceFeatures)              \
+  X(vkCreateDevice)                           \
+  X(vkGetDeviceProcAddr)
+
+#define VK_DEVICE_FNS(X)           \
+  X(vkDestroyDevice)               \
+  X(vkGetDeviceQueue)              \
+  X(vkCreateBuffer)                \
+  X(vkDestroyBuffer)               \
+  X(vkGetBufferMemoryRequirements) \
+  X(vkAllocateMemory)              \
+  X(vkFreeMemory)                  \
+  X(vkBindBufferMemory)            \
+  X(vkMapMemory)                   \
+  X(vkUnmapMemory)                 \
+  X(vkCreateShaderModule)          \
+  X(vkDestroyShaderModule)         \
+  X(vkCreateDescriptorSetLayout)   \
+  X(vkDestroyDescriptorSetLayout)  \
+  X(vkCreatePipelineLayout)        \
+  X(vkDestroyPipelineLayout)       \
+  X(vkCreatePipelineCache)         \
+  X(vkDestroyPipelineCache)        \
+  X(vkCreateComputePipelines)      \
+  X(vkDestroyPipeline)             \
+  X(vkCreateDescriptorPool)        \
+  X(vkDestroyDescriptorPool)       \
+  X(vkAllocateDescriptorSets)      \
+  X(vkUpdateDescriptorSets)        \
+  X(vkCreateCommandPool)           \
+  X(vkDestroyCommandPool)          \
+  X(vkAllocateCommandBuffers)      \
+  X(vkFreeCommandBuffers)          \
+  X(vkBeginCommandBuffer)          \
+  X(vkEndCommandBuffer)            \
+  X(vkCmdBindPipeline)             \
+  X(vkCmdBindDescriptorSets)       \
+  X(vkCmdPushConstants)            \
+  X(vkCmdDispatch)                 \
+  X(vkCmdPipelineBarrier)          \
+  X(vkCmdCopyBuffer)               \
+  X(vkCmdResetQueryPool)           \
+  X(vkCmdWriteTimestamp)           \
+  X(vkCreateQueryPool)             \
+  X(vkDestroyQueryPool)            \
+  X(vkGetQueryPoolResults)         \
+  X(vkCreateFence)                 \
+  X(vkDestroyFence)                \
+  X(vkResetFences)                 \
+  X(vkWaitForFences)               \
+  X(vkQueueSubmit)                 \
+  X(vkDeviceWaitIdle)
+
+typedef struct vk_loader {
+  void *lib;
+  char error[512];
+  VkInstance instance;
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+#define X(f) PFN_##f f;
+  VK_INSTANCE_FNS(X)
+#undef X
+  uint32_t n_phys;
+  VkPhysicalDevice phys[MAX_DEVICES];
+  VkPhysicalDeviceProperties props[MAX_DEVICES];
+  VkPhysicalDeviceMemoryProperties mem[MAX_DEVICES];
+  uint32_t default_index;
+} vk_loader_t;
+
+static vk_loader_t g_vk;
+static pthread_once_t g_vk_once = PTHREAD_ONCE_INIT;
+
+static int kind_rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+static const char *kind_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
+    default: return "other";
+  }
+}
+
+static void loader_init(void) {
+  vk_loader_t *L = &g_vk;
+  const char *path = getenv("DMLC_VULKAN_LOADER");
+  if (!path || !*path) path = "libvulkan.so.1";
+  L->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!L->lib) {
+    const char *e = dlerror();
+    snprintf(L->error, sizeof L->error,
+             "the Vulkan loader '%s' could not be opened (%s); install a Vulkan driver "
+             "(Debian: libvulkan1 and mesa-vulkan-drivers)",
+             path, e ? e : "?");
+    return;
+  }
+  L->vkGetInstanceProcAddr =
+      (PFN_vkGetInstanceProcAddr)dlsym(L->lib, "vkGetInstanceProcAddr");
+  if (!L->vkGetInstanceProcAddr) {
+    snprintf(L->error, sizeof L->error, "'%s' has no vkGetInstanceProcAddr", path);
+    return;
+  }
+  PFN_vkCreateInstance create =
+      (PFN_vkCreateInstance)L->vkGetInstanceProcAddr(NULL, "vkCreateInstance");
+  PFN_vkEnumerateInstanceVersion ver =
+      (PFN_vkEnumerateInstanceVersion)L->vkGetInstanceProcAddr(
+          NULL, "vkEnumerateInstanceVersion");
+  uint32_t api = VK_API_VERSION_1_0;
+  if (ver) ver(&api);
+  if (!create || api < VK_API_VERSION_1_1) {
+    snprintf(L->error, sizeof L->error,
+             "the Vulkan loader '%s' does not offer Vulkan 1.1 (needed for SPIR-V 1.3)",
+             path);
+    return;
+  }
+  VkApplicationInfo app = {
+      VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "dmlc", 1, "dmlc", 1, VK_API_VERSION_1_1};
+  VkInstanceCreateInfo ci = {
+      VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL};
+  VkResult r = create(&ci, NULL, &L->instance);
+  if (r != VK_SUCCESS) {
+    snprintf(L->error, sizeof L->error, "vkCreateInstance failed (VkResult %d)", (int)r);
+    return;
+  }
+#define X(f)                                                            \
+  L->f = (PFN_##f)L->vkGetInstanceProcAddr(L->instance, #f);            \
+  if (!L->f) {                                                          \
+    snprintf(L->error, sizeof L->error, "the Vulkan loader lacks " #f); \
+    return;                                                             \
+  }
+  VK_INSTANCE_FNS(X)
+#undef X
+  uint32_t n = MAX_DEVICES;
+  r = L->vkEnumeratePhysicalDevices(L->instance, &n, L->phys);
+  if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || n == 0) {
+    snprintf(
+        L->error, sizeof L->error,
+        "no Vulkan device found (vkEnumeratePhysicalDevices: VkResult %d, %u devices)",
+        (int)r, n);
+    return;
+  }
+  L->n_phys = n;
+  for (uint32_t i = 0; i < n; i++) {
+    L->vkGetPhysicalDeviceProperties(L->phys[i], &L->props[i]);
+    L->vkGetPhysicalDeviceMemoryProperties(L->phys[i], &L->mem[i]);
+    if (kind_rank(L->props[i].deviceType) <
+        kind_rank(L->props[L->default_index].deviceType))
+      L->default_index = i;
+  }
+}
+
+static dml_status_t loader_get(vk_loader_t **out) {
+  pthread_once(&g_vk_once, loader_init);
+  if (!g_vk.n_phys)
+    return dml_status_make(DML_STATUS_NOT_FOUND, OP, "%s",
+                           g_vk.error[0] ? g_vk.error : "no Vulkan device found");
+  *out = &g_vk;
+  return DML_OK;
+}
+
+static uint64_t device_local_bytes(const VkPhysicalDeviceMemoryProperties *mp) {
+  uint64_t best = 0;
+  for (uint32_t h = 0; h < mp->memoryHeapCount; h++)
+    if ((mp->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+        mp->memoryHeaps[h].size > best)
+      best = mp->memoryHeaps[h].size;
+  return best;
+}
+
+dml_status_t dml_rt_vulkan_devices(dml_rt_device_info_t *out, uint32_t cap,
+                                   uint32_t *out_n) {
+  vk_loader_t *L = NULL;
+  DML_RETURN_IF_ERROR(loader_get(&L));
+  for (uint32_t i = 0; i < L->n_phys && i < cap; i++) {
+    dml_rt_device_info_t *d = &out[i];
+    memset(d, 0, sizeof *d);
+    snprintf(d->id, sizeof d->id, "vulkan:%u", i);
+    snprintf(d->name, sizeof d->name, "%s", L->props[i].deviceName);
+    d->kind = kind_name(L->props[i].deviceType);
+    d->memory_bytes = device_local_bytes(&L->mem[i]);
+    d->api_major = VK_API_VERSION_MAJOR(L->props[i].apiVersion);
+    d->api_minor = VK_API_VERSION_MINOR(L->props[i].apiVersion);
+    d->api_patch = VK_API_VERSION_PATCH(L->props[i].apiVersion);
+    d->is_default = i == L->default_index;
+  }
+  *out_n = L->n_phys;
+  return DML_OK;
+}
+
+/* ---- a session's device ---- */
+
+typedef struct vk_buf {
+  VkBuffer buf;
+  VkDeviceMemory mem;
+  VkDeviceSize size;
+  void *map; /* host-visible buffers only */
+} vk_buf_t;
+
+typedef struct vk_cmd {
+  int64_t sym[DML_KPKG_MAX_SYMBOLS];
+  VkCommandBuffer cb;
+  int used;
+} vk_cmd_t;
+
+typedef struct io_region {
+  uint64_t arena_offset, staging_offset, bytes_bound;
+  uint32_t value;
+} io_region_t;
+
+typedef struct vk_session {
+  vk_loader_t *L;
+  uint32_t phys_index;
+  char desc[512];
+#define X(f) PFN_##f f;
+  VK_DEVICE_FNS(X)
+#undef X
+  VkDevice dev;
+  VkQueue queue;
+  uint32_t queue_family;
+  double ts_period_ns; /* 0: no timestamps on this queue */
+  vk_buf_t arena, weights, staging;
+  VkDescriptorSetLayout dsl;
+  VkPipelineLayout layout;
+  VkPipelineCache cache;
+  VkDescriptorPool pool;
+  VkDescriptorSet set;
+  VkCommandPool cmd_pool;
+  VkQueryPool queries;
+  VkFence fence;
+  const dml_kpkg_function_t *kf;
+  VkPipeline *pipelines;
+  uint32_t n_symbols;
+  io_region_t *inputs, *outputs;
+  uint32_t n_inputs, n_outputs;
+  vk_cmd_t cmds[MAX_CACHED_CMDS];
+  uint32_t next_cmd;
+  double *kernel_ms;
+  uint64_t *ts; /* n_kernels + 1 timestamps */
+  int64_t last_sym[DML_KPKG_MAX_SYMBOLS];
+  int ran;
+} vk_session_t;
+
+static dml_status_t vkfail(const char *what, VkResult r) {
+  dml_status_code_t code =
+      (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+          ? DML_STATUS_RESOURCE_EXHAUSTED
+          : DML_STATUS_INTERNAL;
+  return dml_status_make(code, OP, "%s failed (VkResult %d%s)", what, (int)r,
+                         r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? ": out of device memory"
+                         : r == VK_ERROR_OUT_OF_HOST_MEMORY ? ": out of host memory"
+                         : r == VK_ERROR_DEVICE_LOST        ? ": device lost"
+                                                            : "");
+}
+
+#define VKCHECK(call, what)                        \
+  do {                                             \
+    VkResult r_ = (call);                          \
+    if (r_ != VK_SUCCESS) return vkfail(what, r_); \
+  } while (0)
+
+static int find_memory(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits,
+                       VkMemoryPropertyFlags want) {
+  for (uint32_t i = 0; i < mp->memoryTypeCount; i++)
+    if ((bits & (1u << i)) && (mp->memoryTypes[i].propertyFlags & want) == want)
+      return (int)i;
+  return -1;
+}
+
+static dml_status_t buf_create(vk_session_t *v, VkDeviceSize size,
+                               VkBufferUsageFlags usage, int host, const char *what,
+                               vk_buf_t *b) {
+  if (size < 4) size = 4;
+  size = (size + 3) & ~(VkDeviceSize)3;
+  VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                           NULL,
+                           0,
+                           size,
+                           usage,
+                           VK_SHARING_MODE_EXCLUSIVE,
+                           0,
+                           NULL};
+  VKCHECK(v->vkCreateBuffer(v->dev, &bi, NULL, &b->buf), "vkCreateBuffer");
+  b->size = size;
+  VkMemoryRequirements req;
+  v->vkGetBufferMemoryRequirements(v->dev, b->buf, &req);
+  const VkPhysicalDeviceMemoryProperties *mp = &v->L->mem[v->phys_index];
+  int type =
+      host ? find_memory(mp, req.memoryTypeBits,
+                         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                             VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+           : find_memory(mp, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (type < 0 && !host) type = find_memory(mp, req.memoryTypeBits, 0);
+  if (type < 0)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "%s: no suitable memory type on %s", what, v->desc);
+  VkDeviceSize heap = mp->memoryHeaps[mp->memoryTypes[type].heapIndex].size;
+  if (req.size > heap)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
+                           "%s needs %" PRIu64
+                           " bytes but the device's memory heap has %" PRIu64 " (%s)",
+                           what, (uint64_t)req.size, (uint64_t)heap, v->desc);
+  VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size,
+                             (uint32_t)type};
+  VkResult r = v->vkAllocateMemory(v->dev, &ai, NULL, &b->mem);
+  if (r != VK_SUCCESS)
+    return dml_status_detail(vkfail("vkAllocateMemory", r),
+                             "allocating %" PRIu64 " bytes for %s on %s",
+                             (uint64_t)req.size, what, v->desc);
+  VKCHECK(v->vkBindBufferMemory(v->dev, b->buf, b->mem, 0), "vkBindBufferMemory");
+  if (host)
+    VKCHECK(v->vkMapMemory(v->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map), "vkMapMemory");
+  return DML_OK;
+}
+
+static void buf_destroy(vk_session_t *v, vk_buf_t *b) {
+  if (b->map) v->vkUnmapMemory(v->dev, b->mem);
+  if (b->buf) v->vkDestroyBuffer(v->dev, b->buf, NULL);
+  if (b->mem) v->vkFreeMemory(v->dev, b->mem, NULL);
+  memset(b, 0, sizeof *b);
+}
+
+static void vk_close(void *state) {
+  vk_session_t *v = (vk_session_t *)state;
+  if (!v) return;
+  if (v->dev) {
+    v->vkDeviceWaitIdle(v->dev);
+    if (v->pipelines)
+      for (uint32_t i = 0; v->kf && i < v->kf->n_kernels; i++)
+        if (v->pipelines[i]) v->vkDestroyPipeline(v->dev, v->pipelines[i], NULL);
+    if (v->fence) v->vkDestroyFence(v->dev, v->fence, NULL);
+    if (v->queries) v->vkDestroyQueryPool(v->dev, v->queries, NULL);
+    if (v->cmd_pool) v->vkDestroyCommandPool(v->dev, v->cmd_pool, NULL);
+    if (v->pool) v->vkDestroyDescriptorPool(v->dev, v->pool, NULL);
+    if (v->cache) v->vkDestroyPipelineCache(v->dev, v->cache, NULL);
+    if (v->layout) v->vkDestroyPipelineLayout(v->dev, v->layout, NULL);
+    if (v->dsl) v->vkDestroyDescriptorSetLayout(v->dev, v->dsl, NULL);
+    buf_destroy(v, &v->arena);
+    buf_destroy(v, &v->weights);
+    buf_destroy(v, &v->staging);
+    v->vkDestroyDevice(v->dev, NULL);
+  }
+  free(v->pipelines);
+  free(v->inputs);
+  free(v->outputs);
+  free(v->kernel_ms);
+  free(v->ts);
+  free(v);
+}
+
+/* Picks the physical device of `device` ("vulkan" or "vulkan:N"). */
+static dml_status_t pick_device(vk_loader_t *L, const char *device, uint32_t *out) {
+  if (!strcmp(device, "vulkan")) {
+    *out = L->default_index;
+    return DML_OK;
+  }
+  const char *p = device + 7; /* after "vulkan:" */
+  char *end = NULL;
+  unsigned long n = strtoul(p, &end, 10);
+  if (!*p || *end || n >= L->n_phys)
+    return dml_status_make(DML_STATUS_NOT_FOUND, OP,
+                           "no Vulkan device '%s' (%u device%s: vulkan:0..vulkan:%u; see "
+                           "dmlc devices)",
+                           device, L->n_phys, L->n_phys == 1 ? "" : "s", L->n_phys - 1);
+  *out = (uint32_t)n;
+  return DML_OK;
+}
+
+static dml_status_t create_device(vk_session_t *v) {
+  vk_loader_t *L = v->L;
+  uint32_t nq = 0;
+  L->vkGetPhysicalDeviceQueueFamilyProperties(L->phys[v->phys_index], &nq, NULL);
+  VkQueueFamilyProperties qf[32];
+  if (nq > 32) nq = 32;
+  L->vkGetPhysicalDeviceQueueFamilyProperties(L->phys[v->phys_index], &nq, qf);
+  uint32_t fam = UINT32_MAX;
+  for (uint32_t i = 0; i < nq && fam == UINT32_MAX; i++)
+    if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) fam = i;
+  if (fam == UINT32_MAX)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP, "%s has no compute queue",
+                           v->desc);
+  v->queue_family = fam;
+  const VkPhysicalDeviceProperties *pp = &L->props[v->phys_index];
+  if (qf[fam].timestampValidBits && pp->limits.timestampPeriod > 0)
+    v->ts_period_ns = pp->limits.timestampPeriod;
+  VkPhysicalDeviceFeatures have, want;
+  L->vkGetPhysicalDeviceFeatures(L->phys[v->phys_index], &have);
+  memset(&want, 0, sizeof want);
+  /* Kernels are untrusted bytes: out-of-bounds accesses stay in bounds. */
+  want.robustBufferAccess = have.robustBufferAccess;
+  float prio = 1.0f;
+  VkDeviceQueueCreateInfo qi = {
+      VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, fam, 1, &prio};
+  VkDeviceCreateInfo di = {
+      VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, NULL, 0, 1, &qi, 0, NULL, 0, NULL, &want};
+  VKCHECK(L->vkCreateDevice(L->phys[v->phys_index], &di, NULL, &v->dev),
+          "vkCreateDevice");
+#define X(f)                                          \
+  v->f = (PFN_##f)L->vkGetDeviceProcAddr(v->dev, #f); \
+  if (!v->f) return dml_status_make(DML_STATUS_INTERNAL, OP, "the driver lacks " #f);
+  VK_DEVICE_FNS(X)
+#undef X
+  v->vkGetDeviceQueue(v->dev, fam, 0, &v->queue);
+  return DML_OK;
+}
+
+/* Input/output regions of the staging buffer (each 16-byte aligned). */
+static dml_status_t plan_io(vk_session_t *v, const dml_rt_model_t *m,
+                            const dml_pkg_function_t *f, uint64_t *out_bytes) {
+  uint64_t at = 0;
+  v->inputs = (io_region_t *)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(io_region_t));
+  v->outputs =
+      (io_region_t *)calloc(f->n_outputs ? f->n_outputs : 1, sizeof(io_region_t));
+  if (!v->inputs || !v->outputs)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t n = pass ? f->n_outputs : f->n_inputs;
+    const uint32_t *idx = pass ? f->outputs : f->inputs;
+    io_region_t *r = pass ? v->outputs : v->inputs;
+    for (uint32_t i = 0; i < n; i++) {
+      const dml_pkg_value_t *val = &f->values[idx[i]];
+      if (val->storage == DML_PKG_STORAGE_CONST)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                               "output '%s' is a constant; not run on Vulkan yet",
+                               val->name);
+      int64_t b =
+          dml_pkg_type_bytes_bound(&val->type, m->graph->symbols, m->graph->n_symbols);
+      if (b < 0)
+        return dml_status_make(DML_STATUS_INTERNAL, OP, "bad size of '%s'", val->name);
+      r[i].value = idx[i];
+      r[i].arena_offset = val->offset;
+      r[i].staging_offset = at;
+      r[i].bytes_bound = (uint64_t)b;
+      at += ((uint64_t)b + 15) & ~(uint64_t)15;
+    }
+  }
+  v->n_inputs = f->n_inputs;
+  v->n_outputs = f->n_outputs;
+  *out_bytes = at;
+  return DML_OK;
+}
+
+/* Runs `cb` once and waits. */
+static dml_status_t submit_wait(vk_session_t *v, VkCommandBuffer cb) {
+  VKCHECK(v->vkResetFences(v->dev, 1, &v->fence), "vkResetFences");
+  VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb, 0, NULL};
+  VKCHECK(v->vkQueueSubmit(v->queue, 1, &si, v->fence), "vkQueueSubmit");
+  VkResult r = v->vkWaitForFences(v->dev, 1, &v->fence, VK_TRUE, FENCE_TIMEOUT_NS);
+  if (r == VK_TIMEOUT)
+    return dml_status_make(DML_STATUS_INTERNAL, OP,
+                           "the device did not finish within 120 s (%s)", v->desc);
+  if (r != VK_SUCCESS) return vkfail("vkWaitForFences", r);
+  return DML_OK;
+}
+
+static dml_status_t upload_weights(vk_session_t *v, const uint8_t *weights,
+                                   uint64_t size) {
+  if (!size) return DML_OK;
+  vk_buf_t tmp = {0};
+  dml_status_t s = buf_create(v, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 1,
+                              "the weights' staging", &tmp);
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  if (!s) {
+    memcpy(tmp.map, weights, (size_t)size);
+    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      NULL, v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      1};
+    VkResult r = v->vkAllocateCommandBuffers(v->dev, &ai, &cb);
+    if (r != VK_SUCCESS) s = vkfail("vkAllocateCommandBuffers", r);
+  }
+  if (!s) {
+    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                   VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+    v->vkBeginCommandBuffer(cb, &bi);
+    VkBufferCopy c = {0, 0, (size + 3) & ~(uint64_t)3};
+    if (c.size > tmp.size) c.size = tmp.size;
+    v->vkCmdCopyBuffer(cb, tmp.buf, v->weights.buf, 1, &c);
+    VkResult r = v->vkEndCommandBuffer(cb);
+    s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
+  }
+  if (cb) v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
+  buf_destroy(v, &tmp);
+  return s;
+}
+
+static dml_status_t make_pipelines(vk_session_t *v) {
+  VkDescriptorSetLayoutBinding b[2] = {
+      {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
+      {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL}};
+  VkDescriptorSetLayoutCreateInfo dl = {
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, 2, b};
+  VKCHECK(v->vkCreateDescriptorSetLayout(v->dev, &dl, NULL, &v->dsl),
+          "vkCreateDescriptorSetLayout");
+  VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                            4 * (v->n_symbols ? v->n_symbols : 1)};
+  VkPipelineLayoutCreateInfo pl = {
+      VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &v->dsl, 1, &pc};
+  VKCHECK(v->vkCreatePipelineLayout(v->dev, &pl, NULL, &v->layout),
+          "vkCreatePipelineLayout");
+  VkPipelineCacheCreateInfo cc = {VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, NULL, 0,
+                                  0, NULL};
+  VKCHECK(v->vkCreatePipelineCache(v->dev, &cc, NULL, &v->cache),
+          "vkCreatePipelineCache");
+  VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
+  VkDescriptorPoolCreateInfo dp = {
+      VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 1, 1, &ps};
+  VKCHECK(v->vkCreateDescriptorPool(v->dev, &dp, NULL, &v->pool),
+          "vkCreateDescriptorPool");
+  VkDescriptorSetAllocateInfo da = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL,
+                                    v->pool, 1, &v->dsl};
+  VKCHECK(v->vkAllocateDescriptorSets(v->dev, &da, &v->set), "vkAllocateDescriptorSets");
+  VkDescriptorBufferInfo bufs[2] = {{v->arena.buf, 0, VK_WHOLE_SIZE},
+                                    {v->weights.buf, 0, VK_WHOLE_SIZE}};
+  VkWriteDescriptorSet w[2];
+  for (int i = 0; i < 2; i++) {
+    VkWriteDescriptorSet x = {
+        VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, v->set,   (uint32_t)i, 0, 1,
+        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,      NULL, &bufs[i], NULL};
+    w[i] = x;
+  }
+  v->vkUpdateDescriptorSets(v->dev, 2, w, 0, NULL);
+  uint32_t nk = v->kf->n_kernels;
+  v->pipelines = (VkPipeline *)calloc(nk ? nk : 1, sizeof(VkPipeline));
+  if (!v->pipelines)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  const VkPhysicalDeviceLimits *lim = &v->L->props[v->phys_index].limits;
+  for (uint32_t i = 0; i < nk; i++) {
+    const dml_kpkg_kernel_t *K = &v->kf->kernels[i];
+    if (K->local[0] > lim->maxComputeWorkGroupSize[0] ||
+        K->local[1] > lim->maxComputeWorkGroupSize[1] ||
+        K->local[2] > lim->maxComputeWorkGroupSize[2] ||
+        K->local[0] * K->local[1] * K->local[2] > lim->maxComputeWorkGroupInvocations)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                             "kernel %s: workgroup %ux%ux%u exceeds the limits of %s",
+                             K->name, K->local[0], K->local[1], K->local[2], v->desc);
+    uint32_t *code = (uint32_t *)malloc(K->code_bytes);
+    if (!code) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    memcpy(code, K->code, K->code_bytes);
+    VkShaderModuleCreateInfo sm = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0,
+                                   K->code_bytes, code};
+    VkShaderModule mod = VK_NULL_HANDLE;
+    VkResult r = v->vkCreateShaderModule(v->dev, &sm, NULL, &mod);
+    free(code);
+    if (r != VK_SUCCESS)
+      return dml_status_detail(vkfail("vkCreateShaderModule", r), "kernel %s", K->name);
+    VkComputePipelineCreateInfo ci = {
+        VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        NULL,
+        0,
+        {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
+         VK_SHADER_STAGE_COMPUTE_BIT, mod, "main", NULL},
+        v->layout,
+        VK_NULL_HANDLE,
+        -1};
+    r = v->vkCreateComputePipelines(v->dev, v->cache, 1, &ci, NULL, &v->pipelines[i]);
+    v->vkDestroyShaderModule(v->dev, mod, NULL);
+    if (r != VK_SUCCESS)
+      return dml_status_detail(vkfail("vkCreateComputePipelines", r), "kernel %s",
+                               K->name);
+  }
+  return DML_OK;
+}
+
+static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                            const char *device, const uint8_t *weights,
+                            void **out_state) {
+  const dml_pkg_graph_t *g = m->graph;
+  uint32_t fi = dml_rt_fn_index(m, f);
+  const dml_kpkg_function_t *kf = dml_kpkg_find_function(m->kernels_spirv, fi);
+  if (!kf)
+    return dml_status_make(
+        DML_STATUS_FAILED_PRECONDITION, OP,
+        "the package has no Vulkan kernels for function '%s': compile it "
+        "with dmlc compile --target vulkan",
+        f->name);
+  if (g->n_symbols > DML_KPKG_MAX_SYMBOLS)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP, "%u symbols exceed %u",
+                           g->n_symbols, DML_KPKG_MAX_SYMBOLS);
+  /* Nodes outside every kernel are views the plan keeps in place. */
+  uint32_t k = 0, j = 0;
+  for (uint32_t i = 0; i < f->n_nodes; i++) {
+    while (k < kf->n_kernels && j >= kf->kernels[k].n_nodes) k++, j = 0;
+    if (k < kf->n_kernels && kf->kernels[k].nodes[j] == i) {
+      j++;
+      continue;
+    }
+    const dml_pkg_node_t *n = &f->nodes[i];
+    if (!n->n_inputs || !n->n_outputs || n->inputs[0] == DML_PKG_NO_VALUE ||
+        f->values[n->inputs[0]].storage == DML_PKG_STORAGE_CONST ||
+        f->values[n->inputs[0]].offset != f->values[n->outputs[0]].offset)
+      return dml_status_make(
+          DML_STATUS_DATA_LOSS, OP,
+          "node %u '%s' (%s) is in no Vulkan kernel and does not alias its "
+          "input",
+          i, n->name, n->op_name);
+  }
+  for (uint32_t i = 0; i < f->n_values; i++)
+    if (f->values[i].type.dtype != DML_DTYPE_F32 &&
+        f->values[i].storage != DML_PKG_STORAGE_CONST)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                             "value '%s' is %s; the Vulkan backend runs f32 only",
+                             f->values[i].name, dml_dtype_name(f->values[i].type.dtype));
+  vk_loader_t *L = NULL;
+  DML_RETURN_IF_ERROR(loader_get(&L));
+  vk_session_t *v = (vk_session_t *)calloc(1, sizeof *v);
+  if (!v) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  v->L = L;
+  v->kf = kf;
+  v->n_symbols = g->n_symbols;
+  dml_status_t s = pick_device(L, device, &v->phys_index);
+  if (!s) {
+    const VkPhysicalDeviceProperties *p = &L->props[v->phys_index];
+    snprintf(v->desc, sizeof v->desc, "vulkan:%u (%s, %s, Vulkan %u.%u.%u)",
+             v->phys_index, p->deviceName, kind_name(p->deviceType),
+             VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion),
+             VK_API_VERSION_PATCH(p->apiVersion));
+    s = create_device(v);
+  }
+  uint64_t staging = 0;
+  if (!s) s = plan_io(v, m, f, &staging);
+  const VkBufferUsageFlags dev_use = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                     VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+  if (!s) s = buf_create(v, f->arena_bytes, dev_use, 0, "the arena", &v->arena);
+  if (!s) s = buf_create(v, m->weights_size, dev_use, 0, "the weights", &v->weights);
+  if (!s)
+    s = buf_create(v, staging,
+                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
+                   "the input/output staging", &v->staging);
+  if (!s) {
+    VkCommandPoolCreateInfo ci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
+                                  VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                  v->queue_family};
+    VkFenceCreateInfo fc = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
+    VkResult r = v->vkCreateCommandPool(v->dev, &ci, NULL, &v->cmd_pool);
+    if (r == VK_SUCCESS) r = v->vkCreateFence(v->dev, &fc, NULL, &v->fence);
+    if (r != VK_SUCCESS) s = vkfail("vkCreateCommandPool/vkCreateFence", r);
+  }
+  if (!s && v->ts_period_ns > 0) {
+    VkQueryPoolCreateInfo qi = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                NULL,
+                                0,
+                                VK_QUERY_TYPE_TIMESTAMP,
+                                kf->n_kernels + 1,
+                                0};
+    if (v->vkCreateQueryPool(v->dev, &qi, NULL, &v->queries) != VK_SUCCESS)
+      v->ts_period_ns = 0;
+  }
+  if (!s) {
+    v->kernel_ms = (double *)calloc(kf->n_kernels + 1, sizeof(double));
+    v->ts = (uint64_t *)calloc(kf->n_kernels + 1, sizeof(uint64_t));
+    if (!v->kernel_ms || !v->ts)
+      s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  }
+  if (!s) s = upload_weights(v, weights, m->weights_size);
+  if (!s) s = make_pipelines(v);
+  if (s) {
+    vk_close(v);
+    return s;
+  }
+  *out_state = v;
+  return DML_OK;
+}
+
+static int64_t io_bytes(const dml_rt_exec_t *e, uint32_t value) {
+  dml_type_t t = e->fn->values[value].type;
+  int64_t dims[DML_MAX_RANK];
+  if (dml_type_eval_dims(&t, e->sym, e->n_symbols, dims)) return -1;
+  int64_t n = dml_dims_numel(dims, t.rank);
+  return n < 0 ? -1 : n * (int64_t)dml_dtype_size(t.dtype);
+}
+
+static void barrier(vk_session_t *v, VkCommandBuffer cb, VkPipelineStageFlags src,
+                    VkAccessFlags sa, VkPipelineStageFlags dst, VkAccessFlags da) {
+  VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, sa, da};
+  v->vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* Records the whole plan for the symbol values of `e`. */
+static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer cb) {
+  VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, 0,
+                                 NULL};
+  VKCHECK(v->vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+  const dml_kpkg_function_t *kf = v->kf;
+  if (v->queries) v->vkCmdResetQueryPool(cb, v->queries, 0, kf->n_kernels + 1);
+  for (uint32_t i = 0; i < v->n_inputs; i++) {
+    int64_t b = io_bytes(e, v->inputs[i].value);
+    if (b <= 0) continue;
+    VkBufferCopy c = {v->inputs[i].staging_offset, v->inputs[i].arena_offset,
+                      (VkDeviceSize)b};
+    v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
+  }
+  barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  v->vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->layout, 0, 1, &v->set,
+                             0, NULL);
+  uint32_t pcv[DML_KPKG_MAX_SYMBOLS] = {0};
+  for (uint32_t i = 0; i < e->n_symbols; i++) pcv[i] = (uint32_t)e->sym[i];
+  v->vkCmdPushConstants(cb, v->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                        4 * (e->n_symbols ? e->n_symbols : 1), pcv);
+  const VkPhysicalDeviceLimits *lim = &v->L->props[v->phys_index].limits;
+  if (v->queries)
+    v->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->queries, 0);
+  for (uint32_t k = 0; k < kf->n_kernels; k++) {
+    const dml_kpkg_kernel_t *K = &kf->kernels[k];
+    uint32_t groups[3];
+    for (int d = 0; d < 3; d++) {
+      int64_t items = dml_kpkg_lin_eval(K->items[d], e->sym, e->n_symbols);
+      int64_t gcount = items <= 0 ? 0 : (items + K->local[d] - 1) / K->local[d];
+      if (gcount > (int64_t)lim->maxComputeWorkGroupCount[d])
+        return dml_status_make(
+            DML_STATUS_UNIMPLEMENTED, OP,
+            "kernel %s needs %" PRId64 " workgroups along dim %d; %s allows %u", K->name,
+            gcount, d, v->desc, lim->maxComputeWorkGroupCount[d]);
+      groups[d] = (uint32_t)gcount;
+    }
+    v->vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipelines[k]);
+    if (groups[0] && groups[1] && groups[2])
+      v->vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+    if (v->queries)
+      v->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->queries, k + 1);
+    /* The next kernel reads what this one wrote (and may overwrite what
+     * it read: the planner reuses memory). */
+    barrier(v, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                VK_ACCESS_TRANSFER_READ_BIT);
+  }
+  for (uint32_t i = 0; i < v->n_outputs; i++) {
+    int64_t b = io_bytes(e, v->outputs[i].value);
+    if (b <= 0) continue;
+    VkBufferCopy c = {v->outputs[i].arena_offset, v->outputs[i].staging_offset,
+                      (VkDeviceSize)b};
+    v->vkCmdCopyBuffer(cb, v->arena.buf, v->staging.buf, 1, &c);
+  }
+  barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  VKCHECK(v->vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+  return DML_OK;
+}
+
+/* The command buffer recorded for the symbol values of `e` (recorded on
+ * first use; the least recently recorded of MAX_CACHED_CMDS is reused). */
+static dml_status_t command_for(vk_session_t *v, const dml_rt_exec_t *e,
+                                VkCommandBuffer *out) {
+  for (uint32_t i = 0; i < MAX_CACHED_CMDS; i++) {
+    vk_cmd_t *c = &v->cmds[i];
+    if (c->used && !memcmp(c->sym, e->sym, e->n_symbols * sizeof(int64_t))) {
+      *out = c->cb;
+      return DML_OK;
+    }
+  }
+  vk_cmd_t *c = &v->cmds[v->next_cmd];
+  v->next_cmd = (v->next_cmd + 1) % MAX_CACHED_CMDS;
+  if (!c->cb) {
+    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      NULL, v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      1};
+    VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &c->cb), "vkAllocateCommandBuffers");
+  }
+  c->used = 0;
+  DML_RETURN_IF_ERROR(record(v, e, c->cb));
+  memcpy(c->sym, e->sym, e->n_symbols * sizeof(int64_t));
+  c->used = 1;
+  *out = c->cb;
+  return DML_OK;
+}
+
+static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
+  vk_session_t *v = (vk_session_t *)state;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  v->ran = 0;
+  DML_RETURN_IF_ERROR(command_for(v, e, &cb));
+  uint8_t *st = (uint8_t *)v->staging.map;
+  for (uint32_t i = 0; i < v->n_inputs; i++) {
+    int64_t b = io_bytes(e, v->inputs[i].value);
+    if (b > 0)
+      memcpy(st + v->inputs[i].staging_offset, e->arena + v->inputs[i].arena_offset,
+             (size_t)b);
+  }
+  DML_RETURN_IF_ERROR(submit_wait(v, cb));
+  for (uint32_t i = 0; i < v->n_outputs; i++) {
+    int64_t b = io_bytes(e, v->outputs[i].value);
+    if (b > 0)
+      memcpy(e->arena + v->outputs[i].arena_offset, st + v->outputs[i].staging_offset,
+             (size_t)b);
+  }
+  uint32_t nk = v->kf->n_kernels;
+  if (v->queries) {
+    uint64_t *ts = v->ts;
+    VkResult r = v->vkGetQueryPoolResults(v->dev, v->queries, 0, nk + 1,
+                                          (nk + 1) * sizeof(uint64_t), ts,
+                                          sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+    for (uint32_t k = 0; k < nk; k++)
+      v->kernel_ms[k] = r == VK_SUCCESS && ts[k + 1] >= ts[k]
+                            ? (double)(ts[k + 1] - ts[k]) * v->ts_period_ns / 1e6
+                            : -1.0;
+  } else {
+    for (uint32_t k = 0; k < nk; k++) v->kernel_ms[k] = -1.0;
+  }
+  memcpy(v->last_sym, e->sym, e->n_symbols * sizeof(int64_t));
+  v->ran = 1;
+  return DML_OK;
+}
+
+static uint32_t vk_num_kernels(void *state) {
+  return ((vk_session_t *)state)->kf->n_kernels;
+}
+
+static dml_status_t vk_kernel_info(void *state, uint32_t i, dml_rt_kernel_info_t *out) {
+  vk_session_t *v = (vk_session_t *)state;
+  if (i >= v->kf->n_kernels)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", i,
+                           v->kf->n_kernels);
+  if (!v->ran)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                           "no run has completed yet");
+  const dml_kpkg_kernel_t *K = &v->kf->kernels[i];
+  out->name = K->name;
+  out->n_nodes = K->n_nodes;
+  out->nodes = K->nodes;
+  out->ms = v->kernel_ms[i];
+  out->flops = (double)dml_kpkg_lin_eval(K->flops, v->last_sym, v->n_symbols);
+  out->bytes = (double)dml_kpkg_lin_eval(K->bytes, v->last_sym, v->n_symbols);
+  return DML_OK;
+}
+
+static const char *vk_device_name(void *state) {
+  return ((vk_session_t *)state)->desc;
+}
+
+static const dml_rt_backend_t k_vulkan = {
+    "vulkan", vk_open, vk_run, vk_num_kernels, vk_kernel_info, vk_device_name, vk_close};
+
+const dml_rt_backend_t *dml_rt_vulkan_backend(void) {
+  return &k_vulkan;
+}
