@@ -63,6 +63,7 @@ typedef enum dml_kidx_kind {
   DML_KI_MUL,       /* a * b */
   DML_KI_DIV,       /* a / b (unsigned, truncating) */
   DML_KI_MOD,       /* a % b */
+  DML_KI_SUB,       /* a - b (only where a >= b is guaranteed by a bounds check) */
 } dml_kidx_kind_t;
 
 typedef struct dml_kidx {
@@ -148,6 +149,7 @@ typedef struct dml_kstmt {
   const dml_kval_t *val;  /* LET, SET, STORE, TILE_STORE */
   int32_t var;            /* FOR: loop variable */
   const dml_kidx_t *lhs;  /* IF_LT */
+  const dml_kidx_t *lo;   /* IF_LT: optional lower bound (inclusive) */
   const dml_kidx_t *hi;   /* FOR, IF_LT */
   int64_t step;           /* FOR (>= 1) */
   struct dml_kstmt *body; /* FOR, IF_LT: first statement */
@@ -167,6 +169,8 @@ typedef enum dml_kernel_kind {
   DML_KK_GEMM = 2,        /* Gemm/MatMul with its elementwise epilogue */
   DML_KK_REDUCE = 3,      /* a reduction with its elementwise epilogue */
   DML_KK_SOFTMAX = 4,     /* Softmax / LogSoftmax along one axis */
+  DML_KK_CONV = 5,        /* 2-D Conv with its elementwise epilogue */
+  DML_KK_POOL = 6,        /* 2-D MaxPool / AveragePool */
 } dml_kernel_kind_t;
 
 const char *dml_kernel_kind_name(dml_kernel_kind_t k);

@@ -83,6 +83,9 @@ const dml_kidx_t *dml_ki_bin(dml_kpool_t *p, dml_kidx_kind_t k, const dml_kidx_t
       case DML_KI_MOD:
         if (b->c) return dml_ki_const(p, a->c % b->c);
         break;
+      case DML_KI_SUB:
+        if (a->c >= b->c) return dml_ki_const(p, a->c - b->c);
+        break;
       default: break;
     }
   }
@@ -101,6 +104,9 @@ const dml_kidx_t *dml_ki_bin(dml_kpool_t *p, dml_kidx_kind_t k, const dml_kidx_t
       break;
     case DML_KI_MOD:
       if (is_const(b, 1)) return dml_ki_const(p, 0);
+      break;
+    case DML_KI_SUB:
+      if (is_const(b, 0)) return a;
       break;
     default: break;
   }
@@ -201,6 +207,8 @@ const char *dml_kernel_kind_name(dml_kernel_kind_t k) {
     case DML_KK_GEMM: return "gemm";
     case DML_KK_REDUCE: return "reduce";
     case DML_KK_SOFTMAX: return "softmax";
+    case DML_KK_CONV: return "conv";
+    case DML_KK_POOL: return "pool";
   }
   return "?";
 }
@@ -233,7 +241,7 @@ static void print_idx(const dml_kidx_t *e, const dml_pkg_graph_t *g, FILE *f) {
       return;
     default: break;
   }
-  static const char ops[] = {'+', '*', '/', '%'};
+  static const char ops[] = {'+', '*', '/', '%', '-'};
   fputc('(', f);
   print_idx(e->a, g, f);
   fprintf(f, " %c ", ops[e->kind - DML_KI_ADD]);
@@ -302,6 +310,10 @@ static void print_stmts(const dml_kstmt_t *s, const dml_pkg_graph_t *g, int dept
         break;
       case DML_KS_IF_LT:
         fputs("if ", f);
+        if (s->lo) {
+          print_idx(s->lo, g, f);
+          fputs(" <= ", f);
+        }
         print_idx(s->lhs, g, f);
         fputs(" < ", f);
         print_idx(s->hi, g, f);

@@ -141,7 +141,8 @@ static int ew_op(dml_op_t op) {
     case DML_OP_DIV:
     case DML_OP_POW:
     case DML_OP_MAX:
-    case DML_OP_MIN: return 1;
+    case DML_OP_MIN:
+    case DML_OP_BATCH_NORMALIZATION: return 1;
     default: return 0;
   }
 }
@@ -199,6 +200,18 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_MUL: return dml_kv_fn(p, DML_KF_MUL, x[0], x[1]);
     case DML_OP_DIV: return dml_kv_fn(p, DML_KF_DIV, x[0], x[1]);
     case DML_OP_POW: return dml_kv_fn(p, DML_KF_POW, x[0], x[1]);
+    case DML_OP_BATCH_NORMALIZATION: {
+      /* inference: (x - mean) * (scale / sqrt(var + epsilon)) + B, per channel
+       * (ONNX BatchNormalization-15, epsilon default 1e-5) */
+      double eps = dml_attr_float(n->attrs, n->n_attrs, "epsilon", 1e-5);
+      const dml_kval_t *inv = dml_kv_fn(
+          p, DML_KF_DIV, x[1],
+          dml_kv_fn(p, DML_KF_SQRT,
+                    dml_kv_fn(p, DML_KF_ADD, x[4], dml_kv_const(p, (float)eps)), NULL));
+      return dml_kv_fn(
+          p, DML_KF_ADD,
+          dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_SUB, x[0], x[3]), inv), x[2]);
+    }
     case DML_OP_MAX:
     case DML_OP_MIN: {
       const dml_kval_t *y = x[0];
@@ -219,6 +232,18 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
   dml_klin_t l;
   if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
   if (n->n_inputs > 8) return "more than 8 inputs";
+  if (n->op == DML_OP_BATCH_NORMALIZATION) {
+    if (dml_attr_int(n->attrs, n->n_attrs, "training_mode", 0))
+      return "BatchNormalization in training mode";
+    if (y->type.rank < 2 || y->type.dims[1].sym >= 0)
+      return "BatchNormalization needs a static channel dim";
+    for (uint32_t i = 1; i < n->n_inputs; i++) {
+      const dml_pkg_value_t *x = val(s, n->inputs[i]);
+      if (!x || x->type.rank != 1 || x->type.dims[0].sym >= 0 ||
+          x->type.dims[0].value != y->type.dims[1].value)
+        return "BatchNormalization parameters must be [C]";
+    }
+  }
   for (uint32_t i = 0; i < n->n_inputs; i++) {
     const dml_pkg_value_t *x = val(s, n->inputs[i]);
     if (!x) {
@@ -234,7 +259,7 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
 
 /* ---- groups ---- */
 
-typedef enum { ANCHOR_NONE, ANCHOR_GEMM, ANCHOR_REDUCE } anchor_t;
+typedef enum { ANCHOR_NONE, ANCHOR_GEMM, ANCHOR_REDUCE, ANCHOR_CONV } anchor_t;
 
 typedef struct group {
   anchor_t anchor;
@@ -352,7 +377,9 @@ static void emit_chain(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kblock
           for (uint32_t j = 0; j < G->n; j++)
             if (G->nodes[j] == (uint32_t)pr) x[k] = dml_kv_reg(p, j);
         } else {
-          const dml_kidx_t *ix = same_type(&xv->type, G->out)
+          /* BatchNormalization's parameters follow the channel (dim 1) */
+          const dml_kidx_t *ix = n->op == DML_OP_BATCH_NORMALIZATION && k > 0 ? coord[1]
+                                 : same_type(&xv->type, G->out)
                                      ? flat
                                      : bcast_index(s, &xv->type, G->out, coord);
           x[k] = dml_kv_load(p, buf_of(xv), at(s, xv, ix));
@@ -621,10 +648,264 @@ static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs
   lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, -1, 0}, 4);
 }
 
+/* ---- convolution and pooling (2-D, NCHW) ---- */
+
+typedef struct win_shape {
+  const dml_pkg_value_t *x, *w, *b, *y;
+  int64_t C, H, W, M, OH, OW, kh, kw, group;
+  int64_t stride[2], dil[2], pad[2]; /* pad: top, left */
+  dml_klin_t n;                      /* batch */
+} win_shape_t;
+
+/* Fills the window geometry of Conv/MaxPool/AveragePool node `n`. */
+static const char *win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *o) {
+  memset(o, 0, sizeof *o);
+  o->x = val(s, n->inputs[0]);
+  o->y = val(s, n->outputs[0]);
+  int conv = n->op == DML_OP_CONV;
+  if (conv) {
+    o->w = val(s, n->inputs[1]);
+    o->b = n->n_inputs > 2 ? val(s, n->inputs[2]) : NULL;
+  }
+  if (!o->x || !o->y || (conv && !o->w)) return "absent input";
+  if (n->n_outputs != 1) return "a second (Indices) output";
+  if (o->x->type.dtype != DML_DTYPE_F32 || o->y->type.dtype != DML_DTYPE_F32 ||
+      (o->w && o->w->type.dtype != DML_DTYPE_F32) ||
+      (o->b && o->b->type.dtype != DML_DTYPE_F32))
+    return "only f32 is emitted";
+  if (o->x->type.rank != 4 || o->y->type.rank != 4)
+    return "only 2-D (NCHW) windows are emitted";
+  const dml_dim_t *xd = o->x->type.dims, *yd = o->y->type.dims;
+  for (int d = 1; d < 4; d++)
+    if (xd[d].sym >= 0 || yd[d].sym >= 0) return "symbolic channel or spatial dim";
+  if (xd[0].sym != yd[0].sym || xd[0].value != yd[0].value) return "batch mismatch";
+  o->n = (dml_klin_t){xd[0].value, xd[0].sym, 0};
+  o->C = xd[1].value, o->H = xd[2].value, o->W = xd[3].value;
+  o->M = yd[1].value, o->OH = yd[2].value, o->OW = yd[3].value;
+  o->group = conv ? dml_attr_int(n->attrs, n->n_attrs, "group", 1) : 1;
+  if (conv) {
+    const dml_dim_t *wd = o->w->type.dims;
+    if (o->w->type.rank != 4 || wd[0].sym >= 0 || wd[2].sym >= 0 || wd[3].sym >= 0)
+      return "weights must be static [M, C/group, kH, kW]";
+    if (o->group < 1 || o->C % o->group || o->M % o->group ||
+        wd[1].value * o->group != o->C || wd[0].value != o->M)
+      return "bad group";
+    o->kh = wd[2].value, o->kw = wd[3].value;
+    if (o->b && (o->b->type.rank != 1 || o->b->type.dims[0].value != o->M))
+      return "bias must be [M]";
+  } else {
+    size_t nk = 0;
+    const int64_t *ks = dml_attr_ints(n->attrs, n->n_attrs, "kernel_shape", &nk);
+    if (!ks || nk != 2) return "kernel_shape must have 2 values";
+    o->kh = ks[0], o->kw = ks[1];
+    if (o->M != o->C) return "channel mismatch";
+    if (n->op == DML_OP_AVERAGE_POOL &&
+        dml_attr_int(n->attrs, n->n_attrs, "ceil_mode", 0) &&
+        dml_attr_int(n->attrs, n->n_attrs, "count_include_pad", 0))
+      return "ceil_mode with count_include_pad";
+  }
+  size_t na = 0;
+  const int64_t *a = dml_attr_ints(n->attrs, n->n_attrs, "strides", &na);
+  o->stride[0] = a && na == 2 ? a[0] : 1, o->stride[1] = a && na == 2 ? a[1] : 1;
+  a = dml_attr_ints(n->attrs, n->n_attrs, "dilations", &na);
+  o->dil[0] = a && na == 2 ? a[0] : 1, o->dil[1] = a && na == 2 ? a[1] : 1;
+  const char *ap = dml_attr_string(n->attrs, n->n_attrs, "auto_pad", "NOTSET");
+  if (!strcmp(ap, "NOTSET")) {
+    a = dml_attr_ints(n->attrs, n->n_attrs, "pads", &na);
+    if (a && na != 4) return "pads must have 4 values";
+    o->pad[0] = a ? a[0] : 0, o->pad[1] = a ? a[1] : 0;
+  } else if (!strcmp(ap, "VALID")) {
+    o->pad[0] = o->pad[1] = 0;
+  } else {
+    /* SAME_UPPER / SAME_LOWER: total padding from the output size */
+    int64_t in[2] = {o->H, o->W}, out[2] = {o->OH, o->OW}, k[2] = {o->kh, o->kw};
+    for (int d = 0; d < 2; d++) {
+      int64_t total = (out[d] - 1) * o->stride[d] + (k[d] - 1) * o->dil[d] + 1 - in[d];
+      if (total < 0) total = 0;
+      o->pad[d] = !strcmp(ap, "SAME_LOWER") ? total - total / 2 : total / 2;
+    }
+  }
+  if (o->stride[0] < 1 || o->stride[1] < 1 || o->dil[0] < 1 || o->dil[1] < 1 ||
+      o->pad[0] < 0 || o->pad[1] < 0 || o->kh < 1 || o->kw < 1)
+    return "bad strides, dilations or pads";
+  return NULL;
+}
+
+/* Emits the window loops over (kh, kw) of output pixel (oh, ow): calls
+ * `inner` with the input element index ih*W + iw (a bounds-checked body). */
+static dml_kstmt_t *window(sched_t *s, const win_shape_t *ws, const dml_kidx_t *oh,
+                           const dml_kidx_t *ow, int32_t vkh, int32_t vkw,
+                           dml_kstmt_t *(*inner)(sched_t *, const dml_kidx_t *, void *),
+                           void *ctx) {
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *th = dml_ki_bin(
+      p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, oh, dml_ki_const(p, ws->stride[0])),
+      dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, vkh), dml_ki_const(p, ws->dil[0])));
+  const dml_kidx_t *tw = dml_ki_bin(
+      p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ow, dml_ki_const(p, ws->stride[1])),
+      dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, vkw), dml_ki_const(p, ws->dil[1])));
+  const dml_kidx_t *ph = dml_ki_const(p, ws->pad[0]), *pw = dml_ki_const(p, ws->pad[1]);
+  const dml_kidx_t *ih = dml_ki_bin(p, DML_KI_SUB, th, ph),
+                   *iw = dml_ki_bin(p, DML_KI_SUB, tw, pw);
+  const dml_kidx_t *e = dml_ki_bin(
+      p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ih, dml_ki_const(p, ws->W)), iw);
+  dml_kstmt_t *in_w = if_lt(s, tw, dml_ki_const(p, ws->W + ws->pad[1]), inner(s, e, ctx));
+  if (in_w) in_w->lo = pw;
+  dml_kstmt_t *in_h = if_lt(s, th, dml_ki_const(p, ws->H + ws->pad[0]), in_w);
+  if (in_h) in_h->lo = ph;
+  return for_loop(s, vkh, dml_ki_const(p, ws->kh),
+                  for_loop(s, vkw, dml_ki_const(p, ws->kw), in_h));
+}
+
+typedef struct conv_ctx {
+  const win_shape_t *ws;
+  const dml_kidx_t *xbase, *wbase; /* element index of (n, c, 0, 0) and (m, c, 0, 0) */
+  int32_t vkh, vkw;
+  uint32_t acc;
+  dml_kfn_t comb;
+  int count; /* AveragePool without pads: count the valid positions */
+  uint32_t cnt;
+} conv_ctx_t;
+
+static dml_kstmt_t *conv_inner(sched_t *s, const dml_kidx_t *e, void *vctx) {
+  conv_ctx_t *c = (conv_ctx_t *)vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *xv = dml_kv_load(
+      p, buf_of(c->ws->x), at(s, c->ws->x, dml_ki_bin(p, DML_KI_ADD, c->xbase, e)));
+  const dml_kval_t *v = xv;
+  if (c->wbase) {
+    const dml_kidx_t *wk = dml_ki_bin(
+        p, DML_KI_ADD, c->wbase,
+        dml_ki_bin(
+            p, DML_KI_ADD,
+            dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, c->vkh), dml_ki_const(p, c->ws->kw)),
+            dml_ki_var(p, c->vkw)));
+    v = dml_kv_fn(p, DML_KF_MUL, xv,
+                  dml_kv_load(p, buf_of(c->ws->w), at(s, c->ws->w, wk)));
+  }
+  dml_kstmt_t *st =
+      assign(s, DML_KS_SET, c->acc, dml_kv_fn(p, c->comb, dml_kv_reg(p, c->acc), v));
+  if (c->count && st)
+    st->next =
+        assign(s, DML_KS_SET, c->cnt,
+               dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, c->cnt), dml_kv_const(p, 1.0f)));
+  return st;
+}
+
+/* Output coordinates (n, m, oh, ow) of flat id `gid` of ws->y. */
+static void out_coords(sched_t *s, const win_shape_t *ws, const dml_kidx_t *gid,
+                       const dml_kidx_t **coord) {
+  coords_of(s, &ws->y->type, gid, coord);
+}
+
+static void emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws) {
+  dml_kpool_t *p = s->pool;
+  dml_kernel_t *K = new_kernel(s, DML_KK_CONV);
+  if (!K) return;
+  set_nodes(s, K, G);
+  dml_klin_t numel;
+  type_numel(G->out, &numel);
+  K->local[0] = 64;
+  K->items[0] = numel;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *coord[4];
+  out_coords(s, ws, gid, coord);
+  int64_t cg = ws->C / ws->group, mg = ws->M / ws->group;
+  int32_t vc = DML_KVAR_FIRST_LOOP, vkh = vc + 1, vkw = vc + 2;
+  /* input channel = (m / mg) * cg + c */
+  const dml_kidx_t *ch = dml_ki_bin(
+      p, DML_KI_ADD,
+      dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, coord[1], dml_ki_const(p, mg)),
+                 dml_ki_const(p, cg)),
+      dml_ki_var(p, vc));
+  const dml_kidx_t *xbase = dml_ki_bin(
+      p, DML_KI_MUL,
+      dml_ki_bin(p, DML_KI_ADD,
+                 dml_ki_bin(p, DML_KI_MUL, coord[0], dml_ki_const(p, ws->C)), ch),
+      dml_ki_const(p, ws->H * ws->W));
+  const dml_kidx_t *wbase = dml_ki_bin(
+      p, DML_KI_MUL,
+      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, coord[1], dml_ki_const(p, cg)),
+                 dml_ki_var(p, vc)),
+      dml_ki_const(p, ws->kh * ws->kw));
+  uint32_t acc = G->n;
+  conv_ctx_t c = {ws, xbase, wbase, vkh, vkw, acc, DML_KF_ADD, 0, 0};
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body,
+                 for_loop(s, vc, dml_ki_const(p, cg),
+                          window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c)));
+  const dml_kval_t *r = dml_kv_reg(p, acc);
+  if (ws->b)
+    r = dml_kv_fn(p, DML_KF_ADD, r,
+                  dml_kv_load(p, buf_of(ws->b), at(s, ws->b, coord[1])));
+  emit_chain(s, K, G, &body, r, coord, gid);
+  K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+  K->n_regs = acc + 1;
+  dml_klin_t fl = numel;
+  fl.c *= 2 * cg * ws->kh * ws->kw;
+  lin_add(&K->flops, fl, 1);
+  dml_klin_t xl;
+  if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, 4);
+  lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0}, 4);
+}
+
+static void emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  dml_kernel_t *K = new_kernel(s, DML_KK_POOL);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  dml_klin_t numel;
+  type_numel(&ws->y->type, &numel);
+  K->local[0] = 64;
+  K->items[0] = numel;
+  K->n_regs = 2;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *coord[4];
+  out_coords(s, ws, gid, coord);
+  int is_max = n->op == DML_OP_MAX_POOL;
+  int incl = !is_max && dml_attr_int(n->attrs, n->n_attrs, "count_include_pad", 0);
+  const dml_kidx_t *xbase = dml_ki_bin(
+      p, DML_KI_MUL,
+      dml_ki_bin(p, DML_KI_ADD,
+                 dml_ki_bin(p, DML_KI_MUL, coord[0], dml_ki_const(p, ws->C)), coord[1]),
+      dml_ki_const(p, ws->H * ws->W));
+  int32_t vkh = DML_KVAR_FIRST_LOOP, vkw = vkh + 1;
+  conv_ctx_t c = {
+      ws, xbase, NULL, vkh, vkw, 0, is_max ? DML_KF_MAX : DML_KF_ADD, !is_max && !incl,
+      1};
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body,
+                 assign(s, DML_KS_LET, 0, dml_kv_const(p, is_max ? -INFINITY : 0.0f)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c));
+  const dml_kval_t *r = dml_kv_reg(p, 0);
+  if (!is_max)
+    r = dml_kv_fn(p, DML_KF_DIV, r,
+                  incl ? dml_kv_const(p, (float)(ws->kh * ws->kw)) : dml_kv_reg(p, 1));
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->idx = at(s, ws->y, gid);
+    st->val = r;
+  }
+  dml_kblock_add(&body, st);
+  K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+  lin_add(&K->flops, numel, ws->kh * ws->kw);
+  dml_klin_t xl;
+  if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, 4);
+  lin_add(&K->bytes, numel, 4);
+}
+
 /* ---- reductions ---- */
 
 static const char *reduce_axes(sched_t *s, const dml_pkg_node_t *n, int32_t rank,
                                int *red) {
+  if (n->op == DML_OP_GLOBAL_AVERAGE_POOL || n->op == DML_OP_GLOBAL_MAX_POOL) {
+    if (rank < 3) return "global pool of rank < 3";
+    for (int32_t d = 0; d < rank; d++) red[d] = d >= 2;
+    return NULL;
+  }
   int64_t axes[DML_MAX_RANK];
   size_t na = 0;
   const int64_t *aa = dml_attr_ints(n->attrs, n->n_attrs, "axes", &na);
@@ -677,7 +958,9 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   }
   const dml_kidx_t *xi = bcast_index(s, &x->type, &x->type, xcoord);
   uint32_t acc = G->n;
-  int is_max = n->op == DML_OP_REDUCE_MAX, is_min = n->op == DML_OP_REDUCE_MIN;
+  int is_max = n->op == DML_OP_REDUCE_MAX || n->op == DML_OP_GLOBAL_MAX_POOL,
+      is_min = n->op == DML_OP_REDUCE_MIN;
+  int is_mean = n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL;
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, acc,
                                dml_kv_const(p, is_max   ? -INFINITY
@@ -689,7 +972,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
                                  assign(s, DML_KS_SET, acc,
                                         dml_kv_fn(p, comb, dml_kv_reg(p, acc), xv))));
   const dml_kval_t *res = dml_kv_reg(p, acc);
-  if (n->op == DML_OP_REDUCE_MEAN) {
+  if (is_mean) {
     /* divide by the reduced count (an index expression: convert via a
      * constant when static) */
     int64_t cnt = 1;
@@ -700,7 +983,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
         sym |= x->type.dims[d].sym >= 0;
       }
     if (sym) {
-      unsupported(s, G->nodes[0], "ReduceMean over a symbolic dim", NULL);
+      unsupported(s, G->nodes[0], "a mean over a symbolic dim", NULL);
       return;
     }
     res = dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, acc), dml_kv_const(p, (float)cnt));
@@ -812,18 +1095,26 @@ int dml_kschedule_handles(dml_op_t op) {
     case DML_OP_REDUCE_MAX:
     case DML_OP_REDUCE_MIN:
     case DML_OP_SOFTMAX:
-    case DML_OP_LOG_SOFTMAX: return 1;
+    case DML_OP_LOG_SOFTMAX:
+    case DML_OP_CONV:
+    case DML_OP_MAX_POOL:
+    case DML_OP_AVERAGE_POOL:
+    case DML_OP_GLOBAL_AVERAGE_POOL:
+    case DML_OP_GLOBAL_MAX_POOL: return 1;
     default: return 0;
   }
 }
 
 /* ---- the pass ---- */
 
-static void close_group(sched_t *s, group_t *G, const gemm_shape_t *gs, const int *red) {
+static void close_group(sched_t *s, group_t *G, const gemm_shape_t *gs, const int *red,
+                        const win_shape_t *ws) {
   if (G->n == 0) return;
   count_outside(s, G);
   if (G->anchor == ANCHOR_GEMM)
     emit_gemm_group(s, G, gs);
+  else if (G->anchor == ANCHOR_CONV)
+    emit_conv_group(s, G, ws);
   else if (G->anchor == ANCHOR_REDUCE)
     emit_reduce_group(s, G, red);
   else
@@ -876,8 +1167,10 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
 
   group_t *G = (group_t *)calloc(1, sizeof *G);
   gemm_shape_t gs;
+  win_shape_t ws;
   int red[DML_MAX_RANK] = {0};
   memset(&gs, 0, sizeof gs);
+  memset(&ws, 0, sizeof ws);
   for (uint32_t i = 0; G && i < s.fn->n_nodes; i++) {
     const dml_pkg_node_t *n = &s.fn->nodes[i];
     const dml_op_info_t *info = dml_op_info(n->op);
@@ -885,7 +1178,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
     if (info && (info->flags & DML_OPF_VIEW)) {
       const dml_pkg_value_t *x = val(&s, n->inputs[0]);
       if (is_view_alias(&s, n)) continue; /* nothing to run */
-      close_group(&s, G, &gs, red);
+      close_group(&s, G, &gs, red, &ws);
       dml_klin_t l;
       if (!x || !y || x->type.dtype != DML_DTYPE_F32 || x->offset % 4 || y->offset % 4)
         unsupported(&s, i, "only f32 views are emitted", NULL);
@@ -911,17 +1204,17 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           G->n--;
       }
       if (!joined) {
-        close_group(&s, G, &gs, red);
+        close_group(&s, G, &gs, red, &ws);
         G->anchor = ANCHOR_NONE;
         G->first = i;
         G->nodes[0] = i;
         G->n = 1;
         G->out = &y->type;
-        if (!group_safe(&s, G)) close_group(&s, G, &gs, red); /* alone it is safe */
+        if (!group_safe(&s, G)) close_group(&s, G, &gs, red, &ws); /* alone it is safe */
       }
       continue;
     }
-    close_group(&s, G, &gs, red);
+    close_group(&s, G, &gs, red, &ws);
     switch (n->op) {
       case DML_OP_GEMM:
       case DML_OP_MATMUL: {
@@ -941,6 +1234,35 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         }
         break;
       }
+      case DML_OP_CONV: {
+        const char *why = win_reject(&s, n, &ws);
+        if (why) {
+          unsupported(&s, i, "%s", why);
+          break;
+        }
+        G->anchor = ANCHOR_CONV;
+        G->first = i;
+        G->nodes[0] = i;
+        G->n = 1;
+        G->out = &y->type;
+        if (!group_safe(&s, G)) {
+          unsupported(&s, i, "its result overlaps its operands in the memory plan", NULL);
+          G->n = 0;
+        }
+        break;
+      }
+      case DML_OP_MAX_POOL:
+      case DML_OP_AVERAGE_POOL: {
+        win_shape_t pw;
+        const char *why = win_reject(&s, n, &pw);
+        if (why)
+          unsupported(&s, i, "%s", why);
+        else
+          emit_pool(&s, i, &pw);
+        break;
+      }
+      case DML_OP_GLOBAL_AVERAGE_POOL:
+      case DML_OP_GLOBAL_MAX_POOL:
       case DML_OP_REDUCE_SUM:
       case DML_OP_REDUCE_MEAN:
       case DML_OP_REDUCE_MAX:
@@ -981,7 +1303,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
     }
   }
   int g_oom = !G;
-  if (G) close_group(&s, G, &gs, red);
+  if (G) close_group(&s, G, &gs, red, &ws);
   free(G);
   free(s.n_uses_outside);
   free(s.group_of);

@@ -56,7 +56,7 @@ static void g_idx(sb_t *b, const dml_kidx_t *e) {
     case DML_KI_SYM: sb_printf(b, "pc.sym[%d]", (int)e->var); return;
     default: break;
   }
-  static const char ops[] = {'+', '*', '/', '%'};
+  static const char ops[] = {'+', '*', '/', '%', '-'};
   sb_printf(b, "(");
   g_idx(b, e->a);
   sb_printf(b, " %c ", ops[e->kind - DML_KI_ADD]);
@@ -146,6 +146,12 @@ static void g_stmts(sb_t *b, const dml_kstmt_t *s, int depth) {
         break;
       case DML_KS_IF_LT:
         sb_printf(b, "if (");
+        if (s->lo) {
+          g_idx(b, s->lo);
+          sb_printf(b, " <= ");
+          g_idx(b, s->lhs);
+          sb_printf(b, " && ");
+        }
         g_idx(b, s->lhs);
         sb_printf(b, " < ");
         g_idx(b, s->hi);

@@ -1,7 +1,8 @@
 /* test_vulkan.c — the Vulkan backend against the CPU reference: every kernel
  * form the scheduler emits (elementwise chains with broadcasting, Gemm and
  * MatMul with epilogues, reductions, softmax) at several batch sizes, the
- * reference model fashion_mlp against its saved outputs, and the errors
+ * reference models (fashion_mlp, lenet5, resnet_small) against their saved
+ * outputs, and the errors
  * (no kernels in the package, no such device, ops a target lacks).
  * Tolerance: |vulkan - cpu| <= 1e-4 * max(1, |cpu|) (f32 sums in another
  * order, and the GPU's exp/tanh/log). Skips (77) without a Vulkan device. */
@@ -216,10 +217,62 @@ static void test_reductions(void) {
   check_module("reductions, softmax axis 1", text, k_batches, 3, 5);
 }
 
-/* fashion_mlp (Flatten, Gemm+Relu x2, Gemm) against its saved outputs. */
-static void test_fashion_mlp(void) {
-  char model[1024], io[1024];
-  dml_test_path("DMLC_SHARED_DIR", "models/fashion_mlp.onnx", model, sizeof model);
+/* Conv (groups, strides, dilations, pads, SAME_UPPER) with bias and a
+ * BatchNormalization + Relu epilogue, MaxPool, AveragePool with and without
+ * the pads counted, global pools. */
+static void test_conv_pool(void) {
+  char *w1 = dense(4 * 2 * 3 * 3, 0.3, -0.3), *b1 = dense(4, 0.5, -0.5);
+  char *w2 = dense(6 * 2 * 2 * 2, 0.3, -0.3), *sc = dense(6, 0.5, 0.5),
+       *bb = dense(6, 0.5, -0.5);
+  char *mu = dense(6, 0.2, -0.2), *var = dense(6, 0.5, 0.5);
+  char text[16384];
+  snprintf(text, sizeof text,
+           "sym batch <= 16\n"
+           "global @w1 : f32[4,2,3,3] = %s\n"
+           "global @b1 : f32[4] = %s\n"
+           "global @w2 : f32[6,2,2,2] = %s\n"
+           "global @sc : f32[6] = %s\n"
+           "global @bb : f32[6] = %s\n"
+           "global @mu : f32[6] = %s\n"
+           "global @var : f32[6] = %s\n"
+           "func @forward(%%x: f32[batch,2,9,8]) -> (f32[batch,4,5,4], f32[batch,6,4,3], "
+           "f32[batch,4,3,2], f32[batch,4,3,2], f32[batch,4,3,3], f32[batch,6,1,1], "
+           "f32[batch,4,1,1]) {\n"
+           "  %%c1 = Conv(%%x, @w1, @b1) {pads = [1, 1, 1, 1], strides = [2, 2]} : "
+           "f32[batch,4,5,4]\n"
+           "  %%c2 = Conv(%%c1, @w2, _) {group = 2, dilations = [2, 1], auto_pad = "
+           "\"SAME_UPPER\"} : "
+           "f32[batch,6,5,4]\n"
+           "  %%bn = BatchNormalization(%%c2, @sc, @bb, @mu, @var) {epsilon = 0.001} : "
+           "f32[batch,6,5,4]\n"
+           "  %%r = Relu(%%bn) : f32[batch,6,5,4]\n"
+           "  %%mp = MaxPool(%%r) {kernel_shape = [2, 2], strides = [1, 1]} : "
+           "f32[batch,6,4,3]\n"
+           "  %%ap = AveragePool(%%c1) {kernel_shape = [3, 3], pads = [1, 0, 0, 0], "
+           "strides = [2, 2]} : "
+           "f32[batch,4,3,2]\n"
+           "  %%ai = AveragePool(%%c1) {kernel_shape = [3, 3], pads = [1, 0, 0, 0], "
+           "strides = [2, 2], "
+           "count_include_pad = 1} : f32[batch,4,3,2]\n"
+           "  %%m2 = MaxPool(%%c1) {kernel_shape = [3, 2], pads = [1, 1, 1, 1], strides "
+           "= [2, 2]} : "
+           "f32[batch,4,3,3]\n"
+           "  %%ga = GlobalAveragePool(%%r) : f32[batch,6,1,1]\n"
+           "  %%gm = GlobalMaxPool(%%c1) : f32[batch,4,1,1]\n"
+           "  return %%c1, %%mp, %%ap, %%ai, %%m2, %%ga, %%gm\n}\n",
+           w1, b1, w2, sc, bb, mu, var);
+  check_module("conv+bn+relu, pools", text, k_batches, 3, 8);
+  free(w1), free(b1), free(w2), free(sc), free(bb), free(mu), free(var);
+}
+
+/* Compiles reference model `name` (../shared/models) for cpu,vulkan and
+ * checks the saved input/output pairs listed in `pairs` on Vulkan against
+ * the saved outputs and the CPU. */
+static void check_reference_model(const char *name, const int *pairs, int n_pairs,
+                                  uint32_t want_kernels) {
+  char model[1024], io[1024], rel[256];
+  snprintf(rel, sizeof rel, "models/%s.onnx", name);
+  dml_test_path("DMLC_SHARED_DIR", rel, model, sizeof model);
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.targets = "cpu,vulkan";
@@ -234,8 +287,7 @@ static void test_fashion_mlp(void) {
   void *onnx = malloc((size_t)len);
   CHECK(fread(onnx, 1, (size_t)len, f) == (size_t)len);
   fclose(f);
-  CHECK_OK(dml_compile_onnx_memory(onnx, (size_t)len, NULL, "fashion_mlp.onnx", &o,
-                                   &bytes, &n, NULL));
+  CHECK_OK(dml_compile_onnx_memory(onnx, (size_t)len, NULL, rel, &o, &bytes, &n, NULL));
   free(onnx);
   dml_rt_model_t *m = NULL;
   dml_rt_session_t *cpu = NULL, *vk = NULL;
@@ -243,16 +295,21 @@ static void test_fashion_mlp(void) {
   free(bytes);
   if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &cpu));
   if (m) CHECK_OK(dml_rt_session_create(m, "vulkan", &vk));
-  for (int i = 0; cpu && vk && i < 3; i++) {
-    char name[64];
+  for (int k = 0; cpu && vk && k < n_pairs; k++) {
+    int i = pairs[k];
     dml_tensor_t x, want, a, b;
     void *xb = NULL, *wb = NULL;
-    snprintf(name, sizeof name, "models/fashion_mlp_io/input_%d.npy", i);
-    CHECK_OK(dml_npy_read_file(dml_test_path("DMLC_SHARED_DIR", name, io, sizeof io), &x,
-                               &xb));
-    snprintf(name, sizeof name, "models/fashion_mlp_io/output_%d.npy", i);
-    CHECK_OK(dml_npy_read_file(dml_test_path("DMLC_SHARED_DIR", name, io, sizeof io),
+    snprintf(rel, sizeof rel, "models/%s_io/input_%d.npy", name, i);
+    CHECK_OK(
+        dml_npy_read_file(dml_test_path("DMLC_SHARED_DIR", rel, io, sizeof io), &x, &xb));
+    snprintf(rel, sizeof rel, "models/%s_io/output_%d.npy", name, i);
+    CHECK_OK(dml_npy_read_file(dml_test_path("DMLC_SHARED_DIR", rel, io, sizeof io),
                                &want, &wb));
+    if (!xb || !wb) {
+      free(xb);
+      free(wb);
+      continue;
+    }
     CHECK_OK(dml_rt_session_set_input(vk, 0, &x));
     CHECK_OK(dml_rt_session_set_input(cpu, 0, &x));
     CHECK_OK(dml_rt_session_run(vk));
@@ -262,49 +319,47 @@ static void test_fashion_mlp(void) {
     CHECK_OK(dml_rt_session_get_output(vk, 0, &a));
     CHECK_OK(dml_rt_session_get_output(cpu, 0, &b));
     double e_saved = max_err(&a, &want), e_cpu = max_err(&a, &b);
-    printf("fashion_mlp input_%d (batch %lld): vulkan vs saved %.2e, vs cpu %.2e\n", i,
+    printf("%s input_%d (batch %lld): vulkan vs saved %.2e, vs cpu %.2e\n", name, i,
            (long long)x.dims[0], e_saved, e_cpu);
     CHECK(e_saved <= TOL && e_cpu <= TOL);
     free(xb);
     free(wb);
   }
   if (vk) {
-    printf("fashion_mlp on %s: %u kernels\n", dml_rt_session_device(vk),
+    printf("%s on %s: %u kernels\n", name, dml_rt_session_device(vk),
            dml_rt_session_num_kernels(vk));
-    CHECK(dml_rt_session_num_kernels(vk) == 3);
+    CHECK(dml_rt_session_num_kernels(vk) == want_kernels);
   }
   dml_rt_session_release(cpu);
   dml_rt_session_release(vk);
   dml_rt_model_release(m);
 }
 
-/* lenet5 and resnet_small need Conv/MaxPool/BatchNorm/GlobalAveragePool
- * kernels, which the Vulkan target does not emit yet: compiling them for
- * vulkan is an error naming those ops (no CPU fall-back). */
-static void test_reference_models_missing_ops(void) {
-  const char *models[2] = {"models/lenet5.onnx", "models/resnet_small.onnx"};
-  const char *lacks[2] = {"MaxPool: 2 nodes", "GlobalAveragePool: 1 node"};
-  for (int i = 0; i < 2; i++) {
-    char path[1024];
-    dml_compile_options_t o;
-    memset(&o, 0, sizeof o);
-    o.targets = "vulkan";
-    void *bytes = NULL;
-    size_t n = 0;
-    FILE *f = fopen(dml_test_path("DMLC_SHARED_DIR", models[i], path, sizeof path), "rb");
-    CHECK(f != NULL);
-    if (!f) continue;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *onnx = malloc((size_t)len);
-    CHECK(fread(onnx, 1, (size_t)len, f) == (size_t)len);
-    fclose(f);
-    CHECK_ERROR(
-        dml_compile_onnx_memory(onnx, (size_t)len, NULL, models[i], &o, &bytes, &n, NULL),
-        DML_STATUS_UNIMPLEMENTED, lacks[i]);
-    free(onnx);
-  }
+/* The reference models: every saved pair (batch 1, 2 and 64). */
+static void test_fashion_mlp(void) {
+  static const int pairs[] = {0, 1, 2};
+  check_reference_model("fashion_mlp", pairs, 3, 3);
+}
+static void test_lenet5(void) {
+  static const int pairs[] = {0, 1, 2};
+  check_reference_model("lenet5", pairs, 3, 10);
+}
+static void test_resnet_small(void) {
+  static const int pairs[] = {0, 1, 2};
+  check_reference_model("resnet_small", pairs, 3, 16);
+}
+
+/* An op the Vulkan target does not emit is a compile error naming it. */
+static void test_missing_ops(void) {
+  const char *text =
+      "func @forward(%x: f32[2,3]) -> (f32[3,2]) {\n"
+      "  %t = Transpose(%x) {perm = [1, 0]} : f32[3,2]\n  return %t\n}\n";
+  size_t n = 0;
+  void *bytes = cg_package(text, NULL, &n);
+  if (!bytes) return;
+  CHECK_ERROR(dml_compile_add_kernels("vulkan", NULL, &bytes, &n),
+              DML_STATUS_UNIMPLEMENTED, "Transpose: 1 node");
+  free(bytes);
 }
 
 static void test_errors(void) {
@@ -367,7 +422,10 @@ int main(void) {
   RUN(test_mlp_epilogues);
   RUN(test_matmul_gemm_forms);
   RUN(test_reductions);
+  RUN(test_conv_pool);
   RUN(test_fashion_mlp);
-  RUN(test_reference_models_missing_ops);
+  RUN(test_lenet5);
+  RUN(test_resnet_small);
+  RUN(test_missing_ops);
   return dml_test_finish();
 }
