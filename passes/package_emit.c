@@ -141,14 +141,20 @@ typedef struct fn_build {
   dml_pkg_node_t *nodes;
   uint32_t *idx; /* node inputs/outputs, function inputs/outputs */
   ptrmap_t map;
-  char (*io_names)[24]; /* "input0", "output1" for unnamed inputs/outputs */
+  char (*io_names)[24];   /* "input0", "output1" for unnamed inputs/outputs */
+  char (*copy_names)[80]; /* names of repeated outputs' copies */
 } fn_build_t;
+
+/* Alignment of the arena bytes the emitter adds for a repeated constant
+ * output (mem_plan.c's DML_MEM_ALIGN). */
+#define EMIT_ALIGN 64u
 
 static void fn_free(fn_build_t *b) {
   free(b->values);
   free(b->nodes);
   free(b->idx);
   free(b->io_names);
+  free(b->copy_names);
   map_free(&b->map);
 }
 
@@ -206,13 +212,15 @@ static dml_status_t build_function(const dml_ir_module_t *m, const weights_t *w,
     return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
                            "function '%s' has no memory plan; run the mem-plan pass",
                            f->name);
-  size_t n_nodes = 0, n_refs = (size_t)f->n_args + f->n_results;
+  size_t n_nodes = 0, n_refs = (size_t)f->n_args + 3 * (size_t)f->n_results;
   for (const dml_ir_node_t *n = f->first; n; n = n->next) {
     n_nodes++;
     n_refs += (size_t)n->n_inputs + n->n_outputs;
   }
+  /* room for one Identity copy per repeated result (below) */
+  size_t cap_nodes = n_nodes + f->n_results;
   b->values = (dml_pkg_value_t *)calloc(n_refs ? n_refs : 1, sizeof(dml_pkg_value_t));
-  b->nodes = (dml_pkg_node_t *)calloc(n_nodes ? n_nodes : 1, sizeof(dml_pkg_node_t));
+  b->nodes = (dml_pkg_node_t *)calloc(cap_nodes ? cap_nodes : 1, sizeof(dml_pkg_node_t));
   b->idx = (uint32_t *)calloc(n_refs ? n_refs : 1, sizeof(uint32_t));
   if (!b->values || !b->nodes || !b->idx || !map_init(&b->map, n_refs)) return oom();
   uint32_t *idx = b->idx;
@@ -244,10 +252,55 @@ static dml_status_t build_function(const dml_ir_module_t *m, const weights_t *w,
     pn->n_attrs = n->n_attrs;
     pn->attrs = n->attrs;
   }
-  out->outputs = idx;
-  out->n_outputs = f->n_results;
+  /* Outputs are bound and written by name, so a value returned more than
+   * once (autodiff gives Add's operands one gradient; a function may return
+   * an argument twice) is returned, at each repeat, as the result of an
+   * Identity node at the end named "<name>.<position>": in place (a view of
+   * the value's bytes, which stay live to the end) for arena and input
+   * values, in new bytes after the planned arena for constants. */
+  uint32_t *res = idx;
   for (uint32_t j = 0; j < f->n_results; j++)
     DML_RETURN_IF_ERROR(value_index(m, w, b, f, f->results[j], idx++));
+  uint64_t arena = out->arena_bytes;
+  for (uint32_t j = 0; j < f->n_results; j++) {
+    int seen = 0;
+    for (uint32_t q = 0; q < j && !seen; q++) seen = res[q] == res[j];
+    if (!seen) continue;
+    if (!b->copy_names) {
+      b->copy_names = calloc(f->n_results, sizeof(*b->copy_names));
+      if (!b->copy_names) return oom();
+    }
+    const dml_pkg_value_t *src = &b->values[res[j]];
+    dml_pkg_value_t *pv = &b->values[b->n_values];
+    memset(pv, 0, sizeof(*pv));
+    snprintf(b->copy_names[j], sizeof b->copy_names[j], "%s.%" PRIu32,
+             *src->name ? src->name : "output", j);
+    pv->name = b->copy_names[j];
+    pv->type = src->type;
+    pv->storage = DML_PKG_STORAGE_ARENA;
+    pv->bytes = src->bytes;
+    if (src->storage == DML_PKG_STORAGE_CONST) {
+      arena = (arena + EMIT_ALIGN - 1) / EMIT_ALIGN * EMIT_ALIGN;
+      pv->offset = arena;
+      arena += src->bytes;
+    } else {
+      pv->offset = src->offset; /* Identity in place: a view, no copy */
+    }
+    dml_pkg_node_t *pn = &b->nodes[n_nodes++];
+    pn->op = DML_OP_IDENTITY;
+    pn->op_name = dml_op_name(DML_OP_IDENTITY);
+    pn->name = pv->name;
+    pn->n_inputs = 1;
+    pn->inputs = idx;
+    *idx++ = res[j];
+    pn->n_outputs = 1;
+    pn->outputs = idx;
+    *idx++ = b->n_values;
+    res[j] = b->n_values++;
+  }
+  out->arena_bytes = arena;
+  out->outputs = res;
+  out->n_outputs = f->n_results;
   /* Inputs and outputs need names (bound by name, written to files). */
   b->io_names = calloc((size_t)f->n_args + f->n_results + 1, sizeof(*b->io_names));
   if (!b->io_names) return oom();

@@ -800,20 +800,8 @@ static int check_case_(const vjp_case_t *c) {
       return 1;
     }
     CHECK(dml_type_equal(&grads[a]->type, &g->args[a]->type));
-    /* A package names outputs by value: a gradient that is the same value as
-     * an earlier result (Add's two operands share one) goes through an
-     * Identity so every result is a distinct value. */
-    for (uint32_t k = 0; k < nres; k++) {
-      if (res[k] != grads[a]) continue;
-      dml_ir_node_t *id = NULL;
-      CHECK_OK(dml_ir_node_create(g, DML_OP_IDENTITY, "result_copy", 1, &grads[a], 1,
-                                  NULL, &id));
-      if (id) {
-        id->outputs[0]->type = grads[a]->type;
-        grads[a] = id->outputs[0];
-      }
-      break;
-    }
+    /* A gradient may be the same value as an earlier result (Add's two
+     * operands share one): the emitter returns a copy of it. */
     res[nres++] = grads[a];
   }
   /* Dropout with a mask output: return it to compare with the gradient. */

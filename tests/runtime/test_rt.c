@@ -374,6 +374,55 @@ static void test_emit_errors(void) {
   dml_ir_module_release(m);
 }
 
+/* A function may return one value several times (autodiff gives both
+ * operands of Add(x, x) one gradient): every repeat is an output of its
+ * own, with a distinct name and the same contents, whether the value is a
+ * node result (logits), an argument (x) or a constant (fc.bias). */
+static void test_repeated_outputs(void) {
+  dml_ir_module_t *m = build_module();
+  if (!m) return;
+  dml_ir_function_t *f = m->functions[0];
+  dml_ir_value_t *z = f->results[0], *x = f->args[0], *b = f->first->inputs[2];
+  dml_ir_value_t *res[6] = {z, x, z, b, x, b};
+  CHECK_OK(dml_ir_function_set_results(f, 6, res));
+  void *bytes = NULL;
+  size_t size = 0;
+  CHECK_OK(dml_package_emit_memory(m, &k_opts, &bytes, &size));
+  dml_ir_module_release(m);
+  dml_rt_model_t *model = NULL;
+  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, size, &model));
+  free(bytes);
+  if (!model) return;
+  static const char *const names[6] = {"logits",  "x",   "logits.2",
+                                       "fc.bias", "x.4", "fc.bias.5"};
+  for (int i = 0; i < 6; i++) CHECK(dml_rt_model_find_output(model, names[i]) == i);
+  dml_rt_session_t *s = NULL;
+  CHECK_OK(dml_rt_session_create(model, "cpu", &s));
+  for (int64_t batch = 1; s && batch <= BOUND; batch += BOUND - 1) {
+    float xv[BOUND * IN], want[BOUND * OUT];
+    for (int64_t i = 0; i < batch * IN; i++) xv[i] = (float)((i * 3) % 7) * 0.4f - 1.0f;
+    naive(xv, batch, want);
+    dml_tensor_t t = {DML_DTYPE_F32, 2, {batch, IN}, xv};
+    CHECK_OK(dml_rt_session_set_input(s, 0, &t));
+    CHECK_OK(dml_rt_session_run(s));
+    dml_tensor_t o[6];
+    memset(o, 0, sizeof o);
+    for (uint32_t i = 0; i < 6; i++) CHECK_OK(dml_rt_session_get_output(s, i, &o[i]));
+    int64_t n[3] = {batch * OUT, batch * IN, OUT};
+    const float *ref[3] = {want, xv, g_b};
+    for (int i = 0; i < 6; i++) {
+      int k = res[i] == z ? 0 : res[i] == x ? 1 : 2;
+      CHECK(o[i].dtype == DML_DTYPE_F32 && dml_dims_numel(o[i].dims, o[i].rank) == n[k]);
+      if (!o[i].data || dml_dims_numel(o[i].dims, o[i].rank) != n[k]) continue;
+      for (int64_t e = 0; e < n[k]; e++)
+        CHECK_NEAR(((const float *)o[i].data)[e], ref[k][e], 1e-5);
+    }
+    CHECK(o[0].rank == 2 && o[2].rank == 2 && o[2].dims[0] == batch);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(model);
+}
+
 static void test_file_round_trip(void) {
   dml_ir_module_t *m = build_module();
   char path[128];
@@ -539,6 +588,7 @@ int main(int argc, char **argv) {
   RUN(test_introspection);
   RUN(test_session_errors);
   RUN(test_emit_errors);
+  RUN(test_repeated_outputs);
   RUN(test_file_round_trip);
   RUN(test_corrupt_packages);
   return dml_test_finish();
