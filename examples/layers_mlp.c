@@ -8,8 +8,9 @@
  * Flatten, Linear 784->256, ReLU, Dropout 0.2, Linear 256->128, ReLU,
  * Linear 128->10 (235,146 parameters), built with dml_layers.h and
  * initialized as PyTorch would (seeded Philox, dml_layers.h). It is NOT
- * trained, so its accuracy is about chance (10%); training is what
- * issue 4's train_step adds. The example prints the parameters, compiles
+ * trained, so its accuracy is about chance (10%); compiling it with
+ * dml_compile_options_t.train adds train_step / eval_step (docs/layers.md,
+ * "Training"). The example prints the parameters, compiles
  * the model (into MODEL.dmlpkg with -o, else in memory), runs the first N
  * (default 1000) test images of DATASET_DIR (default
  * /usr/share/datasets/fashion-mnist; Debian's dataset-fashion-mnist) in

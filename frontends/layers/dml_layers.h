@@ -60,6 +60,11 @@
  *     Box-Muller from Philox uniforms (dml_philox_normal_f32).
  * Values can be replaced from user data with dml_layers_set_param().
  *
+ * Training: compile the module with dml_compile_options_t.train set
+ * (compiler/dml_driver.h, passes/dml_train.h) to add train_step and
+ * eval_step; the package's globals keep the parameter names, so trained
+ * values come back with dml_layers_set_param() (docs/layers.md).
+ *
  * Errors are dml_status_t with op "layers.<layer kind>" (e.g.
  * "layers.dense"), the reason and details naming the layer and the shapes;
  * a failed layer call leaves the model as it was. All tensors are f32
