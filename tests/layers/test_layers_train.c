@@ -7,7 +7,7 @@
  *     over the first 6,000 training images takes the accuracy on the first
  *     1,000 test images from chance to at least 75% (measured 77.3%;
  *     PyTorch 1.13 with the same model, data, optimizer and batches, eval
- *     mode, seeds 0-4: 76.9% to 78.0%, mean 77.4%).
+ *     mode, seeds 0-4: 76.9% to 78.0%, mean 77.4%; torch_train_reference.py).
  *     The trained parameters are then read from the training session by
  *     their names, written back into the layer model with
  *     dml_layers_set_param, compiled into an inference package, and give
