@@ -61,6 +61,37 @@ static dml_status_t read_all(const char *path, uint8_t **out, size_t *out_n) {
   return DML_OK;
 }
 
+/* Removes the initializer or Constant node that defines `name` when no
+ * node reads it and it is no graph output (the
+ * training_mode constant of a Dropout). */
+static void drop_if_unused(Onnx__GraphProto *g, const char *name) {
+  if (!name || !name[0]) return;
+  for (size_t i = 0; i < g->n_node; i++) {
+    for (size_t k = 0; k < g->node[i]->n_input; k++)
+      if (g->node[i]->input[k] && !strcmp(g->node[i]->input[k], name)) return;
+  }
+  for (size_t i = 0; i < g->n_output; i++)
+    if (g->output[i]->name && !strcmp(g->output[i]->name, name)) return;
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    if (!g->initializer[i]->name || strcmp(g->initializer[i]->name, name)) continue;
+    protobuf_c_message_free_unpacked(&g->initializer[i]->base, NULL);
+    memmove(&g->initializer[i], &g->initializer[i + 1],
+            (g->n_initializer - i - 1) * sizeof g->initializer[0]);
+    g->n_initializer--;
+    return;
+  }
+  for (size_t i = 0; i < g->n_node; i++) {
+    Onnx__NodeProto *c = g->node[i];
+    if (!c->op_type || strcmp(c->op_type, "Constant") || c->n_output != 1 ||
+        !c->output[0] || strcmp(c->output[0], name))
+      continue;
+    protobuf_c_message_free_unpacked(&c->base, NULL);
+    memmove(&g->node[i], &g->node[i + 1], (g->n_node - i - 1) * sizeof g->node[0]);
+    g->n_node--;
+    return;
+  }
+}
+
 dml_status_t dml_onnx_export_trained(const char *onnx_in, const char *onnx_out,
                                      const dml_rt_model_t *m, dml_rt_session_t *s,
                                      uint32_t *out_replaced, uint32_t *out_dropouts) {
@@ -129,14 +160,29 @@ dml_status_t dml_onnx_export_trained(const char *onnx_in, const char *onnx_out,
   /* The inference graph: Dropout's training_mode input (opset 12+) goes, so
    * it defaults to false and Dropout is the identity (the exported model of
    * a graph exported in training mode would otherwise drop activations). */
+  char **dropped = NULL; /* the training_mode inputs taken off, freed below */
+  size_t n_dropped = 0;
   for (size_t i = 0; i < g->n_node && !st; i++) {
     Onnx__NodeProto *nd = g->node[i];
     if (!nd->op_type || strcmp(nd->op_type, "Dropout") || nd->n_input < 3) continue;
     if (nd->domain && nd->domain[0] && strcmp(nd->domain, "ai.onnx")) continue;
-    for (size_t k = 2; k < nd->n_input; k++) free(nd->input[k]);
+    char **nd_arr =
+        (char **)realloc(dropped, (n_dropped + nd->n_input) * sizeof *dropped);
+    if (!nd_arr) {
+      st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+      break;
+    }
+    dropped = nd_arr;
+    for (size_t k = 2; k < nd->n_input; k++) dropped[n_dropped++] = nd->input[k];
     nd->n_input = 2;
     if (out_dropouts) (*out_dropouts)++;
   }
+  /* then the constants that fed them, when nothing else reads them */
+  for (size_t k = 0; k < n_dropped; k++) {
+    drop_if_unused(g, dropped[k]);
+    free(dropped[k]);
+  }
+  free((void *)dropped);
   if (!st) {
     size_t size = onnx__model_proto__get_packed_size(model);
     uint8_t *out = (uint8_t *)malloc(size ? size : 1);

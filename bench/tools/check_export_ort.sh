@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The trained-ONNX export against ONNX Runtime: trains fashion_mlp for one
+# epoch with `dmlc train --export-onnx`, then for each saved input of
+# ../shared/models/fashion_mlp_io runs the trained package with `dmlc run`
+# and the exported model with onnxruntime-node (bench/tools/ort_compare.js),
+# and compares the logits (tolerance 1e-5 absolute).
+#   bash bench/tools/check_export_ort.sh [EPOCHS]
+# Needs a build in build/, npm, and the Fashion-MNIST IDX files.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+EPOCHS=${1:-1}
+SHARED=${DMLC_SHARED_DIR:-$(pwd)/../shared}
+DATA=${DATA:-/usr/share/datasets/fashion-mnist}
+[ -x build/compiler/dmlc ] || { cmake -S . -B build >/dev/null && cmake --build build -j"$(nproc)" >/dev/null; }
+if [ ! -d bench/node_modules/onnxruntime-node ]; then
+  (cd bench && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund >/dev/null)
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+build/compiler/dmlc train "$SHARED/models/fashion_mlp_untrained.onnx" --data "$DATA" \
+  --epochs "$EPOCHS" --batch-size 32 --seed 0 --quiet -o "$out/t.dmlpkg" --export-onnx "$out/t.onnx"
+fails=0
+for k in 0 1 2; do
+  x="$SHARED/models/fashion_mlp_io/input_$k.npy"
+  build/compiler/dmlc run "$out/t.dmlpkg" --input "input=$x" --output-dir "$out/o$k" >/dev/null
+  if r=$(node bench/tools/ort_compare.js "$out/t.onnx" "$x" "$out/o$k/logits.npy" 1e-5); then
+    echo "input_$k: $r"
+  else
+    echo "input_$k: MISMATCH $r"
+    fails=$((fails + 1))
+  fi
+done
+exit "$fails"
