@@ -1532,6 +1532,141 @@ static void vjp_einsum(ad_t *a, const dml_ir_node_t *n, V *g) {
   }
 }
 
+/* The value of a string attribute, or `dflt`. */
+static const char *attr_s(const dml_ir_node_t *n, const char *k, const char *dflt) {
+  const dml_attr_t *at = dml_ir_node_attr(n, k);
+  return at && at->kind == DML_ATTR_STRING ? at->s : dflt;
+}
+
+/* The rules of the selection and scatter ops:
+ *   TopK-11: the values are x's elements at the Indices output, so dx =
+ *     ScatterElements of g into zeros at Indices with reduction add.
+ *   GatherND-13 (batch_dims 0): dData = ScatterND of g into zeros at the
+ *     indices, reduction add.
+ *   ScatterND-16 / ScatterElements-16 with reduction none: the output is
+ *     data with the indexed elements replaced, so dData = g with those
+ *     elements zeroed (the same scatter of zeros into g) and dUpdates =
+ *     g at the indices (GatherND / GatherElements; the spec leaves
+ *     duplicate indices undefined); with reduction add: dData = g and the
+ *     same dUpdates.
+ *   Trilu-14 and ReverseSequence-10 are linear masks and permutations that
+ *   are their own adjoints: the same op applied to g.
+ *   Hardmax-13 is piecewise constant: a zero gradient. */
+static void vjp_select(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0];
+  dml_ir_node_t *t = NULL;
+  switch (n->op) {
+    case DML_OP_TOP_K: {
+      if (!needs(a, X)) return;
+      V *in[3] = {zeros_like(a, X), n->outputs[1], g};
+      t = in[0] ? mk(a, DML_OP_SCATTER_ELEMENTS, 3, in, 1) : NULL;
+      set_int(a, t, "axis", attr_i(n, "axis", -1));
+      if (t && !a->st) a->st = dml_ir_node_set_attr_string(t, "reduction", "add");
+      acc(a, X, fin(a, t));
+      return;
+    }
+    case DML_OP_GATHER_ND: {
+      if (!needs(a, X)) return;
+      if (attr_i(n, "batch_dims", 0) != 0) {
+        unsupported(a, n, "batch_dims other than 0");
+        return;
+      }
+      V *in[3] = {zeros_like(a, X), n->inputs[1], g};
+      t = in[0] ? mk(a, DML_OP_SCATTER_ND, 3, in, 1) : NULL;
+      if (t && !a->st) a->st = dml_ir_node_set_attr_string(t, "reduction", "add");
+      acc(a, X, fin(a, t));
+      return;
+    }
+    case DML_OP_SCATTER_ND:
+    case DML_OP_SCATTER_ELEMENTS: {
+      V *I = n->inputs[1], *U = n->inputs[2];
+      const char *red = attr_s(n, "reduction", "none");
+      int nd = n->op == DML_OP_SCATTER_ND;
+      if (strcmp(red, "none") && strcmp(red, "add")) {
+        unsupported(a, n, "reduction mul, max or min");
+        return;
+      }
+      if (needs(a, X)) {
+        if (!strcmp(red, "add")) {
+          acc(a, X, g);
+        } else {
+          V *in[3] = {g, I, zeros_like(a, U)};
+          t = in[2] ? mk(a, n->op, 3, in, 1) : NULL;
+          if (!nd) set_int(a, t, "axis", attr_i(n, "axis", 0));
+          acc(a, X, fin(a, t));
+        }
+      }
+      if (needs(a, U)) {
+        V *in[2] = {g, I};
+        t = mk(a, nd ? DML_OP_GATHER_ND : DML_OP_GATHER_ELEMENTS, 2, in, 1);
+        if (!nd) set_int(a, t, "axis", attr_i(n, "axis", 0));
+        acc(a, U, fin(a, t));
+      }
+      return;
+    }
+    case DML_OP_TRILU:
+    case DML_OP_REVERSE_SEQUENCE: {
+      if (!needs(a, X)) return;
+      V *in[2] = {g, n->n_inputs > 1 ? n->inputs[1] : NULL};
+      t = mk(a, n->op, in[1] ? 2 : 1, in, 1);
+      static const char *const keys[] = {"upper", "batch_axis", "time_axis"};
+      for (size_t i = 0; i < 3; i++) copy_attr(a, t, n, keys[i]);
+      acc(a, X, fin(a, t));
+      return;
+    }
+    case DML_OP_HARDMAX:
+      if (needs(a, X)) acc(a, X, zeros_like(a, X));
+      return;
+    default: unsupported(a, n, "no VJP rule"); return;
+  }
+}
+
+/* MeanVarianceNormalization-13 (its function body): y = d / s, d = x - mu,
+ * s = sigma + 1e-9, sigma = sqrt(mean(d^2)) over `axes` (default 0, 2, 3).
+ * With dsigma/dx_j = d_j / (M sigma):
+ *   dx = (g - mean(g)) / s - d mean(g d) / (s^2 sigma). */
+static void vjp_mvn(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0];
+  if (!needs(a, X)) return;
+  dml_dtype_t dt = X->type.dtype;
+  size_t na;
+  const int64_t *ax = attr_is(n, "axes", &na);
+  int64_t axes[DML_MAX_RANK], def[3] = {0, 2, 3};
+  if (!ax) ax = def, na = 3;
+  if (na > DML_MAX_RANK) {
+    unsupported(a, n, "too many axes");
+    return;
+  }
+  for (size_t i = 0; i < na; i++) axes[i] = ax[i] < 0 ? ax[i] + X->type.rank : ax[i];
+  V *mu = reduce_op(a, DML_OP_REDUCE_MEAN, X, axes, na, 1);
+  V *d = op2(a, DML_OP_SUB, X, mu);
+  V *sig = op1(a, DML_OP_SQRT,
+               reduce_op(a, DML_OP_REDUCE_MEAN, op2(a, DML_OP_MUL, d, d), axes, na, 1));
+  V *sv = op2(a, DML_OP_ADD, sig, cst(a, dt, 1e-9));
+  V *t1 =
+      op2(a, DML_OP_DIV,
+          op2(a, DML_OP_SUB, g, reduce_op(a, DML_OP_REDUCE_MEAN, g, axes, na, 1)), sv);
+  V *mgd = reduce_op(a, DML_OP_REDUCE_MEAN, op2(a, DML_OP_MUL, g, d), axes, na, 1);
+  V *t2 = op2(a, DML_OP_DIV, op2(a, DML_OP_MUL, d, mgd),
+              op2(a, DML_OP_MUL, op2(a, DML_OP_MUL, sv, sv), sig));
+  acc(a, X, op2(a, DML_OP_SUB, t1, t2));
+}
+
+/* Mod-13 with fmod = 1 (floats): y = x - trunc(x / d) d, so dx = g and
+ * dd = -trunc(x / d) g (away from the jumps at multiples of d), both
+ * unbroadcast. Integer Mod carries no gradient. */
+static void vjp_mod(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *d = n->inputs[1];
+  if (needs(a, x)) acc(a, x, unbroadcast(a, g, x));
+  if (needs(a, d)) {
+    /* trunc(q) = sign(q) floor(|q|) */
+    V *q = op2(a, DML_OP_DIV, x, d);
+    V *tq = op2(a, DML_OP_MUL, op1(a, DML_OP_SIGN, q),
+                op1(a, DML_OP_FLOOR, op1(a, DML_OP_ABS, q)));
+    acc(a, d, unbroadcast(a, op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, tq)), d));
+  }
+}
+
 /* PRelu-16: y = x (x > 0), slope x otherwise, slope broadcast
  * (unidirectionally) to x: dx = g where x > 0 else g slope;
  * dslope = sum over the broadcast axes of g x where x <= 0. */
@@ -1771,7 +1906,16 @@ static int has_rule(dml_op_t op) {
     case DML_OP_INSTANCE_NORMALIZATION:
     case DML_OP_LAYER_NORMALIZATION:
     case DML_OP_CONV_TRANSPOSE:
-    case DML_OP_EINSUM: return 1;
+    case DML_OP_EINSUM:
+    case DML_OP_TOP_K:
+    case DML_OP_GATHER_ND:
+    case DML_OP_SCATTER_ND:
+    case DML_OP_SCATTER_ELEMENTS:
+    case DML_OP_TRILU:
+    case DML_OP_REVERSE_SEQUENCE:
+    case DML_OP_HARDMAX:
+    case DML_OP_MEAN_VARIANCE_NORMALIZATION:
+    case DML_OP_MOD: return 1;
     default: return 0;
   }
 }
@@ -1792,6 +1936,15 @@ static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
     case DML_OP_CONV_TRANSPOSE: vjp_conv_transpose(a, n, g); return;
     case DML_OP_PRELU: vjp_prelu(a, n, g); return;
     case DML_OP_EINSUM: vjp_einsum(a, n, g); return;
+    case DML_OP_TOP_K:
+    case DML_OP_GATHER_ND:
+    case DML_OP_SCATTER_ND:
+    case DML_OP_SCATTER_ELEMENTS:
+    case DML_OP_TRILU:
+    case DML_OP_REVERSE_SEQUENCE:
+    case DML_OP_HARDMAX: vjp_select(a, n, g); return;
+    case DML_OP_MEAN_VARIANCE_NORMALIZATION: vjp_mvn(a, n, g); return;
+    case DML_OP_MOD: vjp_mod(a, n, g); return;
     case DML_OP_SUM:
     case DML_OP_MEAN: vjp_variadic(a, n, g); return;
     case DML_OP_REDUCE_MAX:
