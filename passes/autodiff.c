@@ -1615,6 +1615,10 @@ static void vjp_select(ad_t *a, const dml_ir_node_t *n, V *g) {
       return;
     }
     case DML_OP_HARDMAX:
+    case DML_OP_EYE_LIKE:
+    case DML_OP_RANDOM_UNIFORM_LIKE:
+    case DML_OP_RANDOM_NORMAL_LIKE:
+      /* EyeLike-9 and Random*Like-1 read only x's shape and dtype */
       if (needs(a, X)) acc(a, X, zeros_like(a, X));
       return;
     default: unsupported(a, n, "no VJP rule"); return;
@@ -1914,6 +1918,9 @@ static int has_rule(dml_op_t op) {
     case DML_OP_TRILU:
     case DML_OP_REVERSE_SEQUENCE:
     case DML_OP_HARDMAX:
+    case DML_OP_EYE_LIKE:
+    case DML_OP_RANDOM_UNIFORM_LIKE:
+    case DML_OP_RANDOM_NORMAL_LIKE:
     case DML_OP_MEAN_VARIANCE_NORMALIZATION:
     case DML_OP_MOD: return 1;
     default: return 0;
@@ -1942,7 +1949,10 @@ static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
     case DML_OP_SCATTER_ELEMENTS:
     case DML_OP_TRILU:
     case DML_OP_REVERSE_SEQUENCE:
-    case DML_OP_HARDMAX: vjp_select(a, n, g); return;
+    case DML_OP_HARDMAX:
+    case DML_OP_EYE_LIKE:
+    case DML_OP_RANDOM_UNIFORM_LIKE:
+    case DML_OP_RANDOM_NORMAL_LIKE: vjp_select(a, n, g); return;
     case DML_OP_MEAN_VARIANCE_NORMALIZATION: vjp_mvn(a, n, g); return;
     case DML_OP_MOD: vjp_mod(a, n, g); return;
     case DML_OP_SUM:

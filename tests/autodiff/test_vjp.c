@@ -521,6 +521,11 @@ static const vjp_case_t k_cases[] = {
          .lo = {2.1, 1.5}, .hi = {2.9, 2.0}),
     CASE("Mod", "mod_fmod_negative", "%x0: f64[2,3], %x1: f64[]",
          "%y = Mod(%x0, %x1) {fmod = 1}", .lo = {-2.9, 1.5}, .hi = {-2.1, 2.0}),
+    CASE("EyeLike", "eye_like", "%x0: f64[3,4]", "%y = EyeLike(%x0) {k = 1}"),
+    CASE("RandomUniformLike", "random_uniform_like", "%x0: f64[2,3]",
+         "%y = RandomUniformLike(%x0) {seed = 3.0}", .flags = F_RANDOM),
+    CASE("RandomNormalLike", "random_normal_like", "%x0: f64[2,3]",
+         "%y = RandomNormalLike(%x0)", .flags = F_RANDOM),
     /* -- f32: the kernels whose f32 path differs from the f64 one (GEMM
      * micro-kernels, Conv and ConvWeightGrad by im2col + GEMM) -- */
     CASE("MatMul", "matmul_bcast_batch_f32", "%x0: f32[2,1,3,4], %x1: f32[3,4,2]",
