@@ -257,14 +257,15 @@ static void test_errors(void) {
       "func @forward(%x: f32[2,4]) -> (?[?]) {\n  %y = MatMul(%x, @w)\n  return %y\n}\n";
   CHECK_OK(build_text(mlp, &cfg));
   /* An op without a VJP rule on the path is named with its node. */
-  const char *topk =
+  const char *norule =
       "global @w : f32[4,3] param = dense<[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, "
       "1.0, "
       "1.0, 1.0]>\n"
-      "global @k : i64[1] = dense<[3]>\n"
+      "global @ax : i64[1] = dense<[0]>\n"
       "func @forward(%x: f32[2,4]) -> (?[?]) {\n  %y = MatMul(%x, @w)\n"
-      "  %v, %i = TopK(%y, @k) loc(\"top\")\n  return %v\n}\n";
-  CHECK_ERROR(build_text(topk, &cfg), DML_STATUS_UNIMPLEMENTED, "node 'top' (TopK)");
+      "  %z = Unsqueeze(%y, @ax)\n  %v = LRN(%z) {size = 3} loc(\"top\")\n"
+      "  return %v\n}\n";
+  CHECK_ERROR(build_text(norule, &cfg), DML_STATUS_UNIMPLEMENTED, "node 'top' (LRN)");
   /* No parameters. */
   CHECK_ERROR(build_text("func @forward(%x: f32[2,4]) -> (?[?]) {\n  %y = Relu(%x)\n"
                          "  return %y\n}\n",
