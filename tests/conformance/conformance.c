@@ -660,6 +660,10 @@ typedef struct test_ctx {
   sbuf_t *out;
 } test_ctx_t;
 
+/* The device every test runs on (--device): "cpu", or "vulkan[:N]", for
+ * which packages are compiled with --target cpu,vulkan. */
+static const char *g_device = "cpu";
+
 /* Compiles with `n_bind` bindings and loads the package. */
 static dml_status_t compile_and_load(const test_ctx_t *t, const dml_onnx_binding_t *bind,
                                      size_t n_bind, dml_rt_model_t **out_model) {
@@ -674,6 +678,7 @@ static dml_status_t compile_and_load(const test_ctx_t *t, const dml_onnx_binding
   o.n_sequence_inputs = t->n_seq_inputs;
   o.optional_inputs = t->opt_inputs;
   o.n_optional_inputs = t->n_opt_inputs;
+  if (strncmp(g_device, "vulkan", 6) == 0) o.targets = "cpu,vulkan";
   void *pkg = NULL;
   size_t size = 0;
   DML_RETURN_IF_ERROR(dml_compile_onnx_memory(t->model, t->model_len, t->dir,
@@ -689,7 +694,7 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
                        const char *const *real_inputs, uint32_t n_real,
                        const char *const *bound_names, size_t n_bound, verdict_t *v) {
   dml_rt_session_t *s = NULL;
-  dml_status_t st = dml_rt_session_create(model, "cpu", &s);
+  dml_status_t st = dml_rt_session_create(model, g_device, &s);
   if (st) goto runtime_error;
   for (uint32_t i = 0; i < ds->n_in && i < n_real; i++) {
     int skip = 0;
@@ -1859,33 +1864,40 @@ static int write_expected(const char *path, const result_t *rs, size_t n,
 /* ==== main ============================================================== */
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: dml_conformance [--data DIR] [--suites a,b] [--expected FILE]\n"
-          "                       [--json FILE] [--write-doc FILE] [--ops FILE]\n"
-          "                       [--update-expected] [--filter SUBSTR] [-j N]\n"
-          "                       [--timeout S] [-v]\n\n"
-          "Runs ONNX's backend tests (libonnx-testdata) on the CPU and checks them\n"
-          "against the expected-failure list.\n\n"
-          "  --data DIR         test data root (default "
-          "/usr/share/libonnx-testdata/data)\n"
-          "  --suites LIST      comma-separated suites (default: all: node,\n"
-          "                     pytorch-converted, pytorch-operator, simple, real)\n"
-          "  --expected FILE    the expected-failure list\n"
-          "  --update-expected  rewrite --expected from this run (keeps the reasons of\n"
-          "                     tests still failing)\n"
-          "  --json FILE        every test's result as JSON\n"
-          "  --write-doc FILE   write the conformance page (docs/conformance.md)\n"
-          "  --ops FILE         ONNX op list for the page (onnx_ops_7_17.txt)\n"
-          "  --filter SUBSTR    only tests whose name contains SUBSTR\n"
-          "  -j N               tests run in parallel (default 2)\n"
-          "  --timeout S        per-test time limit in seconds (default 20)\n"
-          "  -v                 one line per test on stderr\n");
+  fprintf(
+      f,
+      "usage: dml_conformance [--data DIR] [--suites a,b] [--expected FILE]\n"
+      "                       [--json FILE] [--write-doc FILE] [--ops FILE]\n"
+      "                       [--update-expected] [--filter SUBSTR] [-j N]\n"
+      "                       [--timeout S] [-v]\n\n"
+      "Runs ONNX's backend tests (libonnx-testdata) on the CPU and checks them\n"
+      "against the expected-failure list.\n\n"
+      "  --data DIR         test data root (default "
+      "/usr/share/libonnx-testdata/data)\n"
+      "  --suites LIST      comma-separated suites (default: all: node,\n"
+      "                     pytorch-converted, pytorch-operator, simple, real)\n"
+      "  --expected FILE    the expected-failure list\n"
+      "  --update-expected  rewrite --expected from this run (keeps the reasons of\n"
+      "                     tests still failing)\n"
+      "  --json FILE        every test's result as JSON\n"
+      "  --write-doc FILE   write the conformance page (docs/conformance.md)\n"
+      "  --ops FILE         ONNX op list for the page (onnx_ops_7_17.txt)\n"
+      "  --filter SUBSTR    only tests whose name contains SUBSTR\n"
+      "  --device D         run on D: cpu (default), vulkan or vulkan:N (packages\n"
+      "                     are then compiled with --target cpu,vulkan; a model with\n"
+      "                     ops the vulkan target lacks fails to compile); without a\n"
+      "                     Vulkan device the run is skipped (exit 77)\n"
+      "  --expect-device S  skip (exit 77) unless the default Vulkan device's name\n"
+      "                     contains S (expected failures are per device)\n"
+      "  -j N               tests run in parallel (default 2)\n"
+      "  --timeout S        per-test time limit in seconds (default 20)\n"
+      "  -v                 one line per test on stderr\n");
 }
 
 int main(int argc, char **argv) {
   const char *data = "/usr/share/libonnx-testdata/data", *suites = NULL;
   const char *expected_path = NULL, *json_path = NULL, *doc_path = NULL, *ops_path = NULL;
-  const char *filter = NULL;
+  const char *filter = NULL, *expect_device = NULL;
   int update = 0, jobs = 2, verbose = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -1903,6 +1915,8 @@ int main(int argc, char **argv) {
     TAKE("--write-doc", doc_path);
     TAKE("--ops", ops_path);
     TAKE("--filter", filter);
+    TAKE("--device", g_device);
+    TAKE("--expect-device", expect_device);
 #undef TAKE
     if (!strcmp(a, "-j") && next) {
       jobs = atoi(next);
@@ -1925,6 +1939,30 @@ int main(int argc, char **argv) {
   }
   if (jobs < 1) jobs = 1;
   if (timeout_s < 1) timeout_s = 1;
+  if (strncmp(g_device, "vulkan", 6) == 0) {
+    /* No device, or another device than the expectations were made on:
+     * skipped (exit 77), saying so. */
+    dml_rt_device_info_t dv[16];
+    uint32_t nd = 0;
+    dml_status_t ds = dml_rt_vulkan_devices(dv, 16, &nd);
+    if (ds) {
+      char *msg = dml_status_format(ds);
+      printf("SKIP: --device %s: %s\n", g_device, msg ? msg : "?");
+      free(msg);
+      dml_status_free(ds);
+      return 77;
+    }
+    const char *name = "";
+    for (uint32_t i = 0; i < nd && i < 16; i++)
+      if (dv[i].is_default) name = dv[i].name;
+    if (expect_device && !strstr(name, expect_device)) {
+      printf(
+          "SKIP: the expected failures are for a Vulkan device named '*%s*'; the default "
+          "device here is '%s'\n",
+          expect_device, name);
+      return 77;
+    }
+  }
   if (update && !expected_path) {
     fprintf(stderr, "dml_conformance: --update-expected needs --expected FILE\n");
     return 2;
