@@ -1656,6 +1656,55 @@ static void vjp_mvn(ad_t *a, const dml_ir_node_t *n, V *g) {
   acc(a, X, op2(a, DML_OP_SUB, t1, t2));
 }
 
+/* Sum over the channel window [c - a, c + b] (clipped to [0, C)) of t
+ * along dim 1: t padded with a zeros before and b after along dim 1, and
+ * the a + b + 1 shifted slices of length C added. */
+static V *channel_window_sum(ad_t *a, V *t, int64_t lo, int64_t hi, int64_t C) {
+  if (!t) return NULL;
+  int32_t r = t->type.rank;
+  int64_t pads[2 * DML_MAX_RANK] = {0};
+  pads[1] = lo;
+  pads[r + 1] = hi;
+  V *tp = pad_zeros(a, t, pads), *sum = NULL;
+  int64_t one = 1;
+  for (int64_t k = 0; k <= lo + hi; k++) {
+    int64_t e = k + C;
+    V *sl = slice(a, tp, &k, &e, &one, NULL, 1);
+    sum = sum ? op2(a, DML_OP_ADD, sum, sl) : sl;
+  }
+  return sum;
+}
+
+/* LRN-13: y = x D^-beta, D = bias + alpha / size S, S_c = sum of x_i^2 over
+ * the window i in [c - lo, c + hi] (lo = floor((size-1)/2), hi =
+ * ceil((size-1)/2)). x_c enters y_c directly and S_j for the j whose
+ * window holds c, i.e. j in [c - hi, c + lo] (the mirrored window):
+ *   dx = g D^-beta - 2 alpha beta / size x Wsum(g x D^(-beta-1)),
+ * Wsum the mirrored window's sum (static channel count). */
+static void vjp_lrn(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0];
+  if (!needs(a, X)) return;
+  dml_dtype_t dt = X->type.dtype;
+  int64_t size = attr_i(n, "size", 0);
+  double al = attr_f(n, "alpha", 1e-4), be = attr_f(n, "beta", 0.75),
+         bi = attr_f(n, "bias", 1.0);
+  if (size < 1 || X->type.rank < 2 || X->type.dims[1].sym >= 0) {
+    unsupported(a, n, "a symbolic channel count or no size");
+    return;
+  }
+  int64_t C = X->type.dims[1].value, lo = (size - 1) / 2, hi = size / 2;
+  V *S = channel_window_sum(a, op2(a, DML_OP_MUL, X, X), lo, hi, C);
+  V *D = op2(a, DML_OP_ADD, op2(a, DML_OP_MUL, S, cst(a, dt, al / (double)size)),
+             cst(a, dt, bi));
+  V *Dmb = op2(a, DML_OP_POW, D, cst(a, dt, -be));
+  V *t = op2(a, DML_OP_MUL, op2(a, DML_OP_MUL, g, X), op2(a, DML_OP_DIV, Dmb, D));
+  V *w = channel_window_sum(a, t, hi, lo, C);
+  V *dx = op2(a, DML_OP_SUB, op2(a, DML_OP_MUL, g, Dmb),
+              op2(a, DML_OP_MUL, op2(a, DML_OP_MUL, X, w),
+                  cst(a, dt, 2.0 * al * be / (double)size)));
+  acc(a, X, dx);
+}
+
 /* Mod-13 with fmod = 1 (floats): y = x - trunc(x / d) d, so dx = g and
  * dd = -trunc(x / d) g (away from the jumps at multiples of d), both
  * unbroadcast. Integer Mod carries no gradient. */
@@ -1922,6 +1971,7 @@ static int has_rule(dml_op_t op) {
     case DML_OP_RANDOM_UNIFORM_LIKE:
     case DML_OP_RANDOM_NORMAL_LIKE:
     case DML_OP_MEAN_VARIANCE_NORMALIZATION:
+    case DML_OP_LRN:
     case DML_OP_MOD: return 1;
     default: return 0;
   }
@@ -1955,6 +2005,7 @@ static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
     case DML_OP_RANDOM_NORMAL_LIKE: vjp_select(a, n, g); return;
     case DML_OP_MEAN_VARIANCE_NORMALIZATION: vjp_mvn(a, n, g); return;
     case DML_OP_MOD: vjp_mod(a, n, g); return;
+    case DML_OP_LRN: vjp_lrn(a, n, g); return;
     case DML_OP_SUM:
     case DML_OP_MEAN: vjp_variadic(a, n, g); return;
     case DML_OP_REDUCE_MAX:

@@ -526,6 +526,10 @@ static const vjp_case_t k_cases[] = {
          "%y = RandomUniformLike(%x0) {seed = 3.0}", .flags = F_RANDOM),
     CASE("RandomNormalLike", "random_normal_like", "%x0: f64[2,3]",
          "%y = RandomNormalLike(%x0)", .flags = F_RANDOM),
+    CASE("LRN", "lrn_size3", "%x0: f64[2,5,2]",
+         "%y = LRN(%x0) {size = 3, alpha = 0.9, beta = 0.75, bias = 1.5}"),
+    CASE("LRN", "lrn_size4_4d", "%x0: f64[1,6,2,2]",
+         "%y = LRN(%x0) {size = 4, alpha = 0.6, beta = 0.6}"),
     /* -- f32: the kernels whose f32 path differs from the f64 one (GEMM
      * micro-kernels, Conv and ConvWeightGrad by im2col + GEMM) -- */
     CASE("MatMul", "matmul_bcast_batch_f32", "%x0: f32[2,1,3,4], %x1: f32[3,4,2]",

@@ -261,11 +261,11 @@ static void test_errors(void) {
       "global @w : f32[4,3] param = dense<[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, "
       "1.0, "
       "1.0, 1.0]>\n"
-      "global @ax : i64[1] = dense<[0]>\n"
       "func @forward(%x: f32[2,4]) -> (?[?]) {\n  %y = MatMul(%x, @w)\n"
-      "  %z = Unsqueeze(%y, @ax)\n  %v = LRN(%z) {size = 3} loc(\"top\")\n"
+      "  %p = Sigmoid(%y)\n  %v = Bernoulli(%p) loc(\"top\")\n"
       "  return %v\n}\n";
-  CHECK_ERROR(build_text(norule, &cfg), DML_STATUS_UNIMPLEMENTED, "node 'top' (LRN)");
+  CHECK_ERROR(build_text(norule, &cfg), DML_STATUS_UNIMPLEMENTED,
+              "node 'top' (Bernoulli)");
   /* No parameters. */
   CHECK_ERROR(build_text("func @forward(%x: f32[2,4]) -> (?[?]) {\n  %y = Relu(%x)\n"
                          "  return %y\n}\n",
