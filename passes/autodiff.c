@@ -1705,6 +1705,74 @@ static void vjp_lrn(ad_t *a, const dml_ir_node_t *n, V *g) {
   acc(a, X, dx);
 }
 
+/* NegativeLogLikelihoodLoss-13 and SoftmaxCrossEntropyLoss-13 (reduction
+ * none/sum/mean, weight, ignore_index): with t the target (ignored ones
+ * replaced by class 0), w = weight[t] (1 without weight) times 0 where
+ * target == ignore_index, loss[n,d] = -logp[n, t, d] w[n,d], summed or
+ * divided by sum(w) for mean. So dlogp = ScatterElements into zeros along
+ * axis 1 of -g' w at t, g' = g (none), g broadcast (sum) or g / sum(w)
+ * (mean); for SoftmaxCrossEntropyLoss logp = LogSoftmax(scores, 1) (plus
+ * the log_prob output's own gradient) and dscores = dlogp - exp(logp)
+ * sum_c dlogp (LogSoftmax's rule). The weights get no gradient. */
+static void vjp_class_loss(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0], *T = n->inputs[1], *W = n->n_inputs > 2 ? n->inputs[2] : NULL;
+  int sce = n->op == DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS;
+  if (!needs(a, X)) return;
+  if (W && needs(a, W)) {
+    unsupported(a, n, "gradients with respect to the class weights");
+    return;
+  }
+  dml_dtype_t dt = X->type.dtype;
+  const char *red = attr_s(n, "reduction", "mean");
+  int has_ii = dml_ir_node_attr(n, "ignore_index") != NULL;
+  int64_t ii = attr_i(n, "ignore_index", 0), zero_i = 0, one = 1;
+  V *gl = g; /* the loss output's gradient */
+  V *glp = sce && n->n_outputs > 1 ? a->grad[n->outputs[1]->id] : NULL;
+  V *dlogp = glp;
+  if (gl) {
+    V *ti = T, *valid = NULL;
+    if (has_ii) {
+      V *ign = op2(a, DML_OP_EQUAL, T, cast_to(a, cst_i64(a, &ii, 1), T->type.dtype));
+      ti =
+          op3(a, DML_OP_WHERE, ign, cast_to(a, cst_i64(a, &zero_i, 1), T->type.dtype), T);
+      valid = op1(a, DML_OP_NOT, ign);
+    }
+    V *w = W ? op2(a, DML_OP_GATHER, W, ti) : NULL;
+    if (valid) {
+      V *vm = cast_to(a, valid, dt);
+      w = w ? op2(a, DML_OP_MUL, w, vm) : vm;
+    }
+    V *coef;
+    if (!strcmp(red, "none")) {
+      coef = gl;
+    } else if (!strcmp(red, "sum")) {
+      coef = op2(a, DML_OP_EXPAND, gl, shape_of(a, T));
+    } else {
+      V *den = w ? reduce_sum(a, w, NULL, 0, 0) : cast_to(a, op1(a, DML_OP_SIZE, T), dt);
+      coef = op2(a, DML_OP_EXPAND, op2(a, DML_OP_DIV, gl, den), shape_of(a, T));
+    }
+    if (w) coef = op2(a, DML_OP_MUL, coef, w);
+    coef = op1(a, DML_OP_NEG, coef);
+    V *in[3] = {zeros_like(a, X), unsqueeze(a, cast_to(a, ti, DML_DTYPE_I64), &one, 1),
+                unsqueeze(a, coef, &one, 1)};
+    dml_ir_node_t *sc =
+        in[0] && in[1] && in[2] ? mk(a, DML_OP_SCATTER_ELEMENTS, 3, in, 1) : NULL;
+    set_int(a, sc, "axis", 1);
+    V *d = fin(a, sc);
+    dlogp = dlogp ? op2(a, DML_OP_ADD, dlogp, d) : d;
+  }
+  if (!sce) {
+    acc(a, X, dlogp);
+    return;
+  }
+  dml_ir_node_t *ls = mk(a, DML_OP_LOG_SOFTMAX, 1, &X, 1);
+  set_int(a, ls, "axis", 1);
+  V *lp = fin(a, ls);
+  acc(a, X,
+      op2(a, DML_OP_SUB, dlogp,
+          op2(a, DML_OP_MUL, op1(a, DML_OP_EXP, lp), softmax_axis_sum(a, dlogp, 1))));
+}
+
 /* Mod-13 with fmod = 1 (floats): y = x - trunc(x / d) d, so dx = g and
  * dd = -trunc(x / d) g (away from the jumps at multiples of d), both
  * unbroadcast. Integer Mod carries no gradient. */
@@ -1972,6 +2040,8 @@ static int has_rule(dml_op_t op) {
     case DML_OP_RANDOM_NORMAL_LIKE:
     case DML_OP_MEAN_VARIANCE_NORMALIZATION:
     case DML_OP_LRN:
+    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
+    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS:
     case DML_OP_MOD: return 1;
     default: return 0;
   }
@@ -2006,6 +2076,8 @@ static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
     case DML_OP_MEAN_VARIANCE_NORMALIZATION: vjp_mvn(a, n, g); return;
     case DML_OP_MOD: vjp_mod(a, n, g); return;
     case DML_OP_LRN: vjp_lrn(a, n, g); return;
+    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
+    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: vjp_class_loss(a, n, g); return;
     case DML_OP_SUM:
     case DML_OP_MEAN: vjp_variadic(a, n, g); return;
     case DML_OP_REDUCE_MAX:
@@ -2130,7 +2202,8 @@ dml_status_t dml_autodiff(dml_ir_function_t *f, dml_ir_value_t *loss,
         other |= n->outputs[j]->id < a.n_ids && a.grad[n->outputs[j]->id] != NULL;
       /* Ops whose rules read every output's gradient (a->grad). */
       int multi = n->op == DML_OP_SPLIT || n->op == DML_OP_BATCH_NORMALIZATION ||
-                  n->op == DML_OP_LAYER_NORMALIZATION;
+                  n->op == DML_OP_LAYER_NORMALIZATION ||
+                  n->op == DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS;
       if (other && !multi) {
         unsupported(&a, n, "a gradient flows into an output other than the first");
         continue;

@@ -530,6 +530,32 @@ static const vjp_case_t k_cases[] = {
          "%y = LRN(%x0) {size = 3, alpha = 0.9, beta = 0.75, bias = 1.5}"),
     CASE("LRN", "lrn_size4_4d", "%x0: f64[1,6,2,2]",
          "%y = LRN(%x0) {size = 4, alpha = 0.6, beta = 0.6}"),
+    CASE("NegativeLogLikelihoodLoss", "nll_mean_weight", "%x0: f64[3,4]",
+         "%y = NegativeLogLikelihoodLoss(%x0, @t, @w)",
+         .consts = "global @t : i64[3] = dense<[1, 0, 3]>\n"
+                   "global @w : f64[4] = dense<[0.5, 2.0, 1.0, 1.5]>\n"),
+    CASE("NegativeLogLikelihoodLoss", "nll_sum_ignore_spatial", "%x0: f64[2,3,2]",
+         "%y = NegativeLogLikelihoodLoss(%x0, @t) {reduction = \"sum\", ignore_index = "
+         "-1}",
+         .consts = "global @t : i32[2,2] = dense<[2, -1, 0, 2]>\n"),
+    CASE("NegativeLogLikelihoodLoss", "nll_none_ignore_weight", "%x0: f64[3,3]",
+         "%y = NegativeLogLikelihoodLoss(%x0, @t, @w) {reduction = \"none\", "
+         "ignore_index = 1}",
+         .consts = "global @t : i64[3] = dense<[1, 2, 0]>\n"
+                   "global @w : f64[3] = dense<[0.5, 2.0, 1.5]>\n"),
+    CASE("NegativeLogLikelihoodLoss", "nll_mean_ignore", "%x0: f64[4,3]",
+         "%y = NegativeLogLikelihoodLoss(%x0, @t) {ignore_index = 2}",
+         .consts = "global @t : i64[4] = dense<[2, 0, 1, 0]>\n"),
+    CASE("SoftmaxCrossEntropyLoss", "sce_mean", "%x0: f64[3,4]",
+         "%y = SoftmaxCrossEntropyLoss(%x0, @t)",
+         .consts = "global @t : i64[3] = dense<[3, 0, 1]>\n", .lo = {-2.0}, .hi = {2.0}),
+    CASE("SoftmaxCrossEntropyLoss", "sce_none_log_prob_used", "%x0: f64[3,4]",
+         "%l, %lp = SoftmaxCrossEntropyLoss(%x0, @t, @w) {reduction = \"none\"}\n"
+         "%l2 = Unsqueeze(%l, @ax)\n%y = Mul(%lp, %l2)",
+         .consts = "global @t : i64[3] = dense<[3, 0, 1]>\n"
+                   "global @w : f64[4] = dense<[0.5, 2.0, 1.0, 1.5]>\n"
+                   "global @ax : i64[1] = dense<[1]>\n",
+         .lo = {-2.0}, .hi = {2.0}),
     /* -- f32: the kernels whose f32 path differs from the f64 one (GEMM
      * micro-kernels, Conv and ConvWeightGrad by im2col + GEMM) -- */
     CASE("MatMul", "matmul_bcast_batch_f32", "%x0: f32[2,1,3,4], %x1: f32[3,4,2]",
