@@ -226,7 +226,9 @@ int64_t dml_rt_model_const_count(const dml_rt_model_t *m);
  * kernel (all listed); FAILED_PRECONDITION when the package has no
  * kernels for the device's target ("compile with --target vulkan");
  * NOT_FOUND when libvulkan.so.1 cannot be opened or no such Vulkan device
- * exists; RESOURCE_EXHAUSTED (host or device memory, sizes named). */
+ * exists; RESOURCE_EXHAUSTED (host or device memory, sizes named; the
+ * environment variable DMLC_VULKAN_MAX_MEMORY caps, in bytes, the device
+ * memory a Vulkan session may use). */
 dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
                                    dml_rt_session_t **out_session);
 

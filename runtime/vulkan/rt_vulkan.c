@@ -338,6 +338,12 @@ static dml_status_t buf_create(vk_session_t *v, VkDeviceSize size,
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
                            "%s: no suitable memory type on %s", what, v->desc);
   VkDeviceSize heap = mp->memoryHeaps[mp->memoryTypes[type].heapIndex].size;
+  /* DMLC_VULKAN_MAX_MEMORY (bytes) caps what a session may use of a heap. */
+  const char *cap = getenv("DMLC_VULKAN_MAX_MEMORY");
+  if (cap && *cap) {
+    unsigned long long c = strtoull(cap, NULL, 10);
+    if (c < heap) heap = (VkDeviceSize)c;
+  }
   if (req.size > heap)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
                            "%s needs %" PRIu64

@@ -385,6 +385,12 @@ static void test_errors(void) {
               "no Vulkan device 'vulkan:99'");
   CHECK_ERROR(dml_rt_session_create(m, "vulkan:x", &s), DML_STATUS_NOT_FOUND,
               "no Vulkan device 'vulkan:x'");
+  /* A device without enough memory for the arena (the heap capped with
+   * DMLC_VULKAN_MAX_MEMORY) is a clear error naming the sizes. */
+  setenv("DMLC_VULKAN_MAX_MEMORY", "8", 1);
+  CHECK_ERROR(dml_rt_session_create(m, "vulkan", &s), DML_STATUS_RESOURCE_EXHAUSTED,
+              "bytes but the device's memory heap has 8 ");
+  unsetenv("DMLC_VULKAN_MAX_MEMORY");
   CHECK_OK(dml_rt_session_create(m, "vulkan:0", &s));
   if (s) {
     dml_rt_kernel_info_t ki;
