@@ -23,12 +23,19 @@ static void usage(FILE *f) {
       "  --batch-bound N          upper bound of symbolic dims such as the batch\n"
       "                           (default 64); any batch up to N runs without\n"
       "                           recompiling\n"
+      "  --dynamic-dim-bound N    upper bound of an output dim that depends on a shape\n"
+      "                           input computed at run time (Expand's shape, Tile's\n"
+      "                           repeats, Resize's scales, Pad's pads, Range, ...)\n"
+      "                           where no input shape bounds it (default 4096)\n"
+      "  --dynamic-max-elements N most elements planned for a value whose dims depend\n"
+      "                           on run-time shape inputs (default 16777216); a run\n"
+      "                           that needs more fails with OUT_OF_RANGE\n"
       "  --bind NAME=FILE.npy     compile graph input NAME as a constant holding the\n"
-      "                           tensor in FILE.npy (its declared dtype and rank);\n"
-      "                           for inputs that carry shapes (Reshape's shape,\n"
-      "                           Expand's shape, Slice's starts, ...), which shape\n"
-      "                           inference needs at compile time. NAME is then no\n"
-      "                           longer an input of the package. Repeatable\n"
+      "                           tensor in FILE.npy (its declared dtype and rank):\n"
+      "                           specializes the model on a shape input's value\n"
+      "                           (static shapes, exact memory), and is needed where\n"
+      "                           an output's rank depends on the value. NAME is then\n"
+      "                           no longer an input of the package. Repeatable\n"
       "  --print-ir-after=PASS    dump the IR to stderr after PASS (see dmlc opt "
       "--list-passes)\n"
       "  --print-ir-after-all     dump the IR to stderr after every pass\n"
@@ -44,6 +51,21 @@ static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
   if (argv[*i][n] == '=') return argv[*i] + n + 1;
   if (argv[*i][n] == 0 && *i + 1 < argc) return argv[++*i];
   return NULL;
+}
+
+/* Parses a positive integer <= hi for `flag`; 0 (after printing why) when
+ * it is not one. */
+static int parse_limit(const char *flag, const char *v, int64_t hi, int64_t *out) {
+  char *end;
+  long long x = strtoll(v, &end, 10);
+  if (*end || !*v || x < 1 || x > hi) {
+    fprintf(stderr,
+            "error: dmlc compile: %s needs a positive integer up to %lld, got '%s'\n",
+            flag, (long long)hi, v);
+    return 0;
+  }
+  *out = x;
+  return 1;
 }
 
 /* Frees the tensors read for --bind. */
@@ -91,6 +113,13 @@ int dmlc_cmd_compile(int argc, char **argv) {
                 v);
         goto done;
       }
+    } else if ((v = flag_value(argc, argv, &i, "--dynamic-dim-bound"))) {
+      if (!parse_limit("--dynamic-dim-bound", v, (int64_t)1 << 31, &o.dynamic_dim_bound))
+        goto done;
+    } else if ((v = flag_value(argc, argv, &i, "--dynamic-max-elements"))) {
+      if (!parse_limit("--dynamic-max-elements", v, (int64_t)1 << 40,
+                       &o.dynamic_max_elements))
+        goto done;
     } else if ((v = flag_value(argc, argv, &i, "--bind"))) {
       const char *eq = strchr(v, '=');
       if (!eq || eq == v || !eq[1]) {

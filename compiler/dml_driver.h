@@ -32,6 +32,13 @@ typedef struct dml_compile_options {
   const char *targets;
   /* Upper bound of every symbolic dim (batch); 0 means 64. */
   int64_t batch_bound;
+  /* Value-dependent shapes (a Reshape's shape, Slice's starts, Resize's
+   * scales, ... computed at run time; ir/dml_ir.h): the bound of such a dim
+   * that no input shape bounds, and the most elements planned for a value
+   * with such dims. 0 means DML_IR_DYNAMIC_DIM_BOUND_DEFAULT (4096) and
+   * DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT (2^24); at most 2^31 and 2^40. */
+  int64_t dynamic_dim_bound;
+  int64_t dynamic_max_elements;
   /* IR dumps, as dml_pass_options_t: after the named pass, or after all. */
   const char *print_ir_after;
   int print_ir_after_all;

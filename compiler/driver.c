@@ -100,6 +100,14 @@ static dml_status_t normalize_options(const dml_compile_options_t *opts,
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                            "--batch-bound must be between 1 and 2^31, got %lld",
                            (long long)o.batch_bound);
+  if (o.dynamic_dim_bound < 0 || o.dynamic_dim_bound > (int64_t)1 << 31)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                           "--dynamic-dim-bound must be between 1 and 2^31, got %lld",
+                           (long long)o.dynamic_dim_bound);
+  if (o.dynamic_max_elements < 0 || o.dynamic_max_elements > (int64_t)1 << 40)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                           "--dynamic-max-elements must be between 1 and 2^40, got %lld",
+                           (long long)o.dynamic_max_elements);
   int ws, wm;
   DML_RETURN_IF_ERROR(check_targets(o.targets, &ws, &wm));
   *out = o;
@@ -197,6 +205,8 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
                                       dml_compile_report_t *out_report) {
   dml_pass_options_t po;
   memset(&po, 0, sizeof po);
+  m->dynamic_dim_bound = o->dynamic_dim_bound;
+  m->dynamic_max_elements = o->dynamic_max_elements;
   po.print_ir_after = o->print_ir_after;
   po.print_ir_after_all = o->print_ir_after_all;
   po.dump = o->dump;
@@ -216,8 +226,9 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
   if (s && dml_status_code(s) == DML_STATUS_UNIMPLEMENTED && dml_status_reason(s) &&
       strstr(dml_status_reason(s), "depends on run-time data"))
     s = dml_status_detail(s,
-                          "if that value is a graph input, compile it as a constant: "
-                          "dmlc compile --bind NAME=FILE.npy");
+                          "where the output rank itself depends on that data, compile "
+                          "the graph input as a constant: dmlc compile --bind "
+                          "NAME=FILE.npy");
 
   if (!s) s = check_cpu_target(m);
   if (!s) {

@@ -106,9 +106,16 @@ struct dml_ir_function {
 /* Symbol flags. */
 /* Data-dependent symbol: the extent of one dim of a node's output that
  * depends on input values (NonZero's count, Unique's number of distinct
- * items, Compress's selected count, NonMaxSuppression's selected boxes).
- * Shape inference creates one per such dim, named after the node
- * ("nz.n"), with the bound it can prove (NonZero: numel of its input);
+ * items, Compress's selected count, NonMaxSuppression's selected boxes),
+ * or on the values of a shape input computed at run time (Reshape's shape,
+ * Expand's shape, Tile's repeats, Slice's starts/ends/axes/steps, Pad's
+ * pads, Resize's scales/sizes, reduction/Squeeze/Unsqueeze axes, Split's
+ * split, TopK's k, OneHot's depth, Range's start/limit/delta, window
+ * sizes, ConstantOfShape's input; the rank stays static). Shape inference
+ * creates one per such dim, named after the node ("nz.n", "r.d0"), with
+ * the bound it can prove (NonZero: numel of its input; Reshape: numel of
+ * its input; Slice: the input dim) or, where no shape bounds it, the
+ * module's dynamic_dim_bound;
  * memory is planned at that bound like any symbolic dim. Its producer is
  * the first node, in execution order, with an output that uses it, and that
  * output's dim is exactly 1 * symbol. At run time the kernel writes the
@@ -117,6 +124,11 @@ struct dml_ir_function {
  * section version 2). Its value may be 0, unlike an input's symbol. Printed
  * `sym NAME <= BOUND dynamic`. */
 #define DML_IR_SYMBOL_DATA_DEPENDENT 0x1u
+
+/* Defaults of dml_ir_module_t::dynamic_dim_bound and dynamic_max_elements
+ * (2^24 elements: 64 MiB of f32 per such value). */
+#define DML_IR_DYNAMIC_DIM_BOUND_DEFAULT 4096
+#define DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT (INT64_C(1) << 24)
 
 typedef struct dml_ir_symbol {
   const char *name;
@@ -136,6 +148,15 @@ struct dml_ir_module {
   uint32_t n_functions;
   dml_ir_function_t **functions;
   uint32_t next_value_id;
+  /* Value-dependent shapes (Reshape's shape, Slice's starts, Expand's shape,
+   * Resize's scales, ... fed at run time; see DML_IR_SYMBOL_DATA_DEPENDENT):
+   * the bound of a data-dependent dim that no input shape bounds (Expand,
+   * Tile, ConstantOfShape, Range, Resize, Pad, OneHot's depth, windows), and
+   * the most elements memory planning gives a value whose dims use such
+   * symbols (the product of the bounds can be far larger). 0: the defaults
+   * below (dmlc compile --dynamic-dim-bound, --dynamic-max-elements). */
+  int64_t dynamic_dim_bound;
+  int64_t dynamic_max_elements;
   /* Capacities of the growable arrays above (internal). */
   uint32_t cap_symbols_, cap_globals_, cap_functions_;
 };

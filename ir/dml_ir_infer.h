@@ -29,6 +29,16 @@ extern "C" {
 
 dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node);
 
+/* The most elements memory planning gives value `v` whose dims use
+ * data-dependent symbols (dml_ir.h): the input's element count for the
+ * outputs of Reshape, Squeeze, Unsqueeze, Slice, Split, TopK and the
+ * reductions (never larger), else the module's dynamic_max_elements (the
+ * product of the dims' bounds can be far larger); the kernel, or the
+ * executor for later values, checks the actual size against it. -1 when
+ * `v` has no such dim, or is an output of NonZero, Unique, Compress or
+ * NonMaxSuppression (their kernels fill the output at its bounds). */
+int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t *v);
+
 #ifdef __cplusplus
 }
 #endif

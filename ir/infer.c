@@ -178,6 +178,14 @@ static int64_t dim_max(const ictx_t *c, dml_dim_t d) {
   return r;
 }
 
+/* Largest dim_max over the dims of `t` (at least 1). */
+static int64_t max_dim_bound(const ictx_t *c, const dml_type_t *t) {
+  int64_t m = 1;
+  for (int32_t d = 0; d < t->rank; d++)
+    if (dim_max(c, t->dims[d]) > m) m = dim_max(c, t->dims[d]);
+  return m;
+}
+
 /* a + b; 0 when not representable or on overflow. */
 static int dim_add(dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
   int64_t v;
@@ -440,6 +448,84 @@ static dml_status_t need_elems(const ictx_t *c, uint32_t i, const char *what,
                     i, j, dim_str(c, out->e[j], sb, sizeof(sb)));
       }
   return DML_OK;
+}
+
+/* ==== value-dependent shapes: shape inputs computed at run time ========= */
+
+static dml_status_t dd_symbol(ictx_t *c, const char *what, int64_t bound, dml_dim_t *out);
+
+/* 1 when integer shape input `i` is present, 0-D or 1-D, and its values are
+ * not known at compile time: the output dims it decides become
+ * data-dependent symbols (dml_ir.h) that the kernel sets at run time. */
+static int elems_runtime(const ictx_t *c, uint32_t i) {
+  const dml_ir_value_t *v = in_v(c, i);
+  if (!v || !dml_dtype_is_int(v->type.dtype) || v->type.rank > 1) return 0;
+  elems_t e;
+  return elems_of(c, v, &e) == 0;
+}
+
+/* Element count of shape input `i` (`what` in messages), which fixes the
+ * output rank: it must be static. */
+static dml_status_t runtime_len(const ictx_t *c, uint32_t i, const char *what,
+                                uint32_t *out) {
+  const dml_type_t *t = in_t(c, i);
+  if (t->rank == 0) {
+    *out = 1;
+    return DML_OK;
+  }
+  if (t->dims[0].sym >= 0 || t->dims[0].value > MAX_ELEMS)
+    return fail(c, UNIMPL,
+                "the output rank of %s '%s' depends on run-time data: the length of %s "
+                "(input %u) is not a static value <= %d",
+                opn(c), node_name(c->n), what, i, MAX_ELEMS);
+  *out = (uint32_t)t->dims[0].value;
+  return DML_OK;
+}
+
+/* The bound of a data-dependent dim that no input shape bounds. */
+static int64_t dyn_bound(const ictx_t *c) {
+  return c->m->dynamic_dim_bound > 0 ? c->m->dynamic_dim_bound
+                                     : DML_IR_DYNAMIC_DIM_BOUND_DEFAULT;
+}
+
+/* a + b and a * b saturated at 2^40 (bounds only). */
+#define DYN_SAT (INT64_C(1) << 40)
+static int64_t sat_add(int64_t a, int64_t b) {
+  return a >= DYN_SAT || b >= DYN_SAT || a + b >= DYN_SAT ? DYN_SAT : a + b;
+}
+static int64_t sat_mul(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0) return 0;
+  return a > DYN_SAT / b ? DYN_SAT : a * b;
+}
+
+/* Sets output `o` to `t`, each dim flagged in dyn[] replaced by a fresh
+ * data-dependent symbol "<node>.d<k>" (output 0) or "<node>.o<o>.d<k>"
+ * with upper bound bounds[k] (at least 1). */
+static dml_status_t set_out_dyn(ictx_t *c, uint32_t o, dml_type_t t, const int *dyn,
+                                const int64_t *bounds) {
+  for (int32_t d = 0; d < t.rank; d++) {
+    if (!dyn[d]) continue;
+    char what[32];
+    if (o)
+      snprintf(what, sizeof what, "o%u.d%d", o, (int)d);
+    else
+      snprintf(what, sizeof what, "d%d", (int)d);
+    DML_RETURN_IF_ERROR(dd_symbol(c, what, bounds[d] < 1 ? 1 : bounds[d], &t.dims[d]));
+  }
+  set_out(c, o, &t);
+  return DML_OK;
+}
+
+/* Output `o` of rank `rank` and dtype `dt`, every dim data-dependent with
+ * bound `bound`. */
+static dml_status_t set_out_all_dyn(ictx_t *c, uint32_t o, dml_dtype_t dt, int32_t rank,
+                                    int64_t bound) {
+  int dyn[DML_MAX_RANK];
+  int64_t b[DML_MAX_RANK];
+  if (rank < 0 || rank > DML_MAX_RANK)
+    return fail(c, INVALID, "output rank %d exceeds %d", (int)rank, DML_MAX_RANK);
+  for (int32_t d = 0; d < rank; d++) dyn[d] = 1, b[d] = bound;
+  return set_out_dyn(c, o, mk(dt, rank), dyn, b);
 }
 
 /* `x` rounded to dtype `dt` as a kernel writing it would store it (floats
@@ -1449,6 +1535,13 @@ static dml_status_t infer_reshape(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t e;
   DML_RETURN_IF_ERROR(need_rank(c, 1, 1, 1));
+  if (elems_runtime(c, 1)) { /* every dim <= numel(x), unless that is 0 */
+    uint32_t n = 0;
+    DML_RETURN_IF_ERROR(runtime_len(c, 1, "shape", &n));
+    int64_t nb = dml_ir_type_numel_bound(c->m, x);
+    if (nb < 0) return fail(c, INVALID, "input element count overflows");
+    return set_out_all_dyn(c, 0, x->dtype, (int32_t)n, nb > 0 ? nb : dyn_bound(c));
+  }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "shape", 1, &e));
   char eb[512], tb[TBUF], m1[128], m2[128];
   if (e.n > DML_MAX_RANK)
@@ -1527,6 +1620,12 @@ static dml_status_t read_axes(const ictx_t *c, uint32_t idx, elems_t *axes,
   *out_has = 0;
   axes->n = 0;
   if (in_v(c, idx)) {
+    const dml_type_t *t = in_t(c, idx);
+    if (elems_runtime(c, idx) && t->rank == 1 && t->dims[0].sym < 0 &&
+        t->dims[0].value == 0) {
+      *out_has = 1; /* a run-time tensor of no elements */
+      return DML_OK;
+    }
     DML_RETURN_IF_ERROR(need_elems(c, idx, "axes", 0, axes));
     *out_has = 1;
     return DML_OK;
@@ -1560,6 +1659,15 @@ static dml_status_t infer_squeeze(ictx_t *c) {
   elems_t axes;
   int has, mask[DML_MAX_RANK];
   char tb[TBUF], db[64];
+  if (elems_runtime(c, 1)) { /* the axes removed are known at run time */
+    uint32_t n = 0;
+    DML_RETURN_IF_ERROR(runtime_len(c, 1, "axes", &n));
+    if (n > 0) {
+      if ((int32_t)n > x->rank)
+        return fail(c, INVALID, "axes has %u values for rank %d", n, (int)x->rank);
+      return set_out_all_dyn(c, 0, x->dtype, x->rank - (int32_t)n, max_dim_bound(c, x));
+    }
+  }
   DML_RETURN_IF_ERROR(read_axes(c, 1, &axes, &has));
   if (has) {
     DML_RETURN_IF_ERROR(axes_mask(c, &axes, x->rank, mask));
@@ -1589,6 +1697,14 @@ static dml_status_t infer_unsqueeze(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t axes;
   int has, mask[DML_MAX_RANK];
+  if (elems_runtime(c, 1)) { /* where the 1s go is known at run time */
+    uint32_t n = 0;
+    DML_RETURN_IF_ERROR(runtime_len(c, 1, "axes", &n));
+    if ((int64_t)x->rank + n > DML_MAX_RANK)
+      return fail(c, INVALID, "output rank %d exceeds %d", (int)(x->rank + (int32_t)n),
+                  DML_MAX_RANK);
+    return set_out_all_dyn(c, 0, x->dtype, x->rank + (int32_t)n, max_dim_bound(c, x));
+  }
   DML_RETURN_IF_ERROR(read_axes(c, 1, &axes, &has));
   if (!has) return fail(c, INVALID, "Unsqueeze needs axes (input 1 or attribute 'axes')");
   if ((int64_t)x->rank + axes.n > DML_MAX_RANK)
@@ -1684,6 +1800,18 @@ static dml_status_t infer_split(ictx_t *c) {
   char tb[TBUF], db[64];
   elems_t sp;
   int has = 0;
+  if (in_v(c, 1) && elems_runtime(c, 1)) { /* each output's axis dim <= d */
+    uint32_t n = 0;
+    DML_RETURN_IF_ERROR(runtime_len(c, 1, "split", &n));
+    if (n != nout) return fail(c, INVALID, "split has %u sizes for %u outputs", n, nout);
+    int dyn[DML_MAX_RANK] = {0};
+    int64_t b[DML_MAX_RANK];
+    dyn[ax] = 1;
+    b[ax] = dim_max(c, d);
+    for (uint32_t i = 0; i < nout; i++)
+      DML_RETURN_IF_ERROR(set_out_dyn(c, i, *x, dyn, b));
+    return DML_OK;
+  }
   if (in_v(c, 1)) {
     DML_RETURN_IF_ERROR(need_elems(c, 1, "split", 1, &sp));
     has = 1;
@@ -1795,6 +1923,26 @@ static int slice_len(const ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en,
 static dml_status_t infer_slice(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t st, en, ax, sp;
+  if (elems_runtime(c, 1) || elems_runtime(c, 2) || elems_runtime(c, 3) ||
+      elems_runtime(c, 4)) {
+    /* The sliced dims (all, unless axes is known) are <= the input's. */
+    int dyn[DML_MAX_RANK] = {0};
+    int64_t b[DML_MAX_RANK];
+    int known_axes = in_v(c, 3) && !elems_runtime(c, 3);
+    if (known_axes) {
+      DML_RETURN_IF_ERROR(need_elems(c, 3, "axes", 0, &ax));
+      for (uint32_t i = 0; i < ax.n; i++) {
+        int32_t a = 0;
+        DML_RETURN_IF_ERROR(norm_axis(c, ax.e[i].value, x->rank, "axis", &a));
+        dyn[a] = 1;
+      }
+    }
+    for (int32_t d = 0; d < x->rank; d++) {
+      if (!known_axes) dyn[d] = 1;
+      b[d] = dim_max(c, x->dims[d]);
+    }
+    return set_out_dyn(c, 0, *x, dyn, b);
+  }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "starts", 1, &st));
   DML_RETURN_IF_ERROR(need_elems(c, 2, "ends", 1, &en));
   if (st.n != en.n)
@@ -1933,6 +2081,30 @@ static dml_status_t infer_expand(ictx_t *c) {
   elems_t e;
   dml_type_t target, o;
   DML_RETURN_IF_ERROR(need_rank(c, 1, 1, 1));
+  if (elems_runtime(c, 1)) {
+    /* broadcast(x, shape): a static dim of x other than 1 stays; the
+     * others are data-dependent. */
+    const dml_type_t *x = in_t(c, 0);
+    uint32_t n = 0;
+    DML_RETURN_IF_ERROR(runtime_len(c, 1, "shape", &n));
+    int32_t r = x->rank > (int32_t)n ? x->rank : (int32_t)n;
+    if (r > DML_MAX_RANK)
+      return fail(c, INVALID, "output rank %d exceeds %d", (int)r, DML_MAX_RANK);
+    o = mk(x->dtype, r);
+    int dyn[DML_MAX_RANK] = {0};
+    int64_t b[DML_MAX_RANK];
+    for (int32_t d = 0; d < r; d++) {
+      int32_t ix = d - (r - x->rank);
+      if (ix >= 0 && x->dims[ix].sym < 0 && x->dims[ix].value != 1) {
+        o.dims[d] = x->dims[ix];
+        continue;
+      }
+      dyn[d] = 1;
+      b[d] = ix >= 0 && dim_max(c, x->dims[ix]) > dyn_bound(c) ? dim_max(c, x->dims[ix])
+                                                               : dyn_bound(c);
+    }
+    return set_out_dyn(c, 0, o, dyn, b);
+  }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "shape", 1, &e));
   DML_RETURN_IF_ERROR(shape_from_elems(c, &e, in_t(c, 0)->dtype, &target));
   DML_RETURN_IF_ERROR(bcast(c, in_t(c, 0), &target, &o));
@@ -1944,6 +2116,16 @@ static dml_status_t infer_tile(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t e;
   DML_RETURN_IF_ERROR(need_rank(c, 1, 1, 1));
+  if (elems_runtime(c, 1)) { /* dim * repeats, repeats <= the dim bound */
+    int dyn[DML_MAX_RANK];
+    int64_t b[DML_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++) {
+      int64_t m = dim_max(c, x->dims[d]);
+      dyn[d] = 1;
+      b[d] = sat_mul(m > 1 ? m : 1, dyn_bound(c));
+    }
+    return set_out_dyn(c, 0, *x, dyn, b);
+  }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "repeats", 1, &e));
   if (e.n != (uint32_t)x->rank)
     return fail(c, INVALID, "repeats has %u values for rank %d", e.n, (int)x->rank);
@@ -1966,6 +2148,14 @@ static dml_status_t infer_tile(ictx_t *c) {
 static dml_status_t infer_pad(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t p;
+  if (elems_runtime(c, 1)) { /* dim + pads, the pads' sum <= the dim bound */
+    if (in_t(c, 2)) DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+    int dyn[DML_MAX_RANK];
+    int64_t b[DML_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++)
+      dyn[d] = 1, b[d] = sat_add(dim_max(c, x->dims[d]), dyn_bound(c));
+    return set_out_dyn(c, 0, *x, dyn, b);
+  }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "pads", 0, &p));
   if (in_t(c, 2)) DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
   if (p.n != 2 * (uint32_t)x->rank)
@@ -2005,7 +2195,6 @@ static dml_status_t infer_pad(ictx_t *c) {
 static dml_status_t infer_constant_of_shape(ictx_t *c) {
   elems_t e;
   DML_RETURN_IF_ERROR(need_rank(c, 0, 1, 1));
-  DML_RETURN_IF_ERROR(need_elems(c, 0, "shape", 1, &e));
   dml_dtype_t dt = DML_DTYPE_F32;
   const dml_attr_t *v = dml_ir_node_attr(c->n, "value");
   if (v) {
@@ -2021,6 +2210,12 @@ static dml_status_t infer_constant_of_shape(ictx_t *c) {
       return fail(c, INVALID, "attribute 'value' must hold one element");
     dt = v->tensor.dtype;
   }
+  if (elems_runtime(c, 0)) {
+    uint32_t n = 0;
+    DML_RETURN_IF_ERROR(runtime_len(c, 0, "shape", &n));
+    return set_out_all_dyn(c, 0, dt, (int32_t)n, dyn_bound(c));
+  }
+  DML_RETURN_IF_ERROR(need_elems(c, 0, "shape", 1, &e));
   dml_type_t o;
   DML_RETURN_IF_ERROR(shape_from_elems(c, &e, dt, &o));
   set_out(c, 0, &o);
@@ -2052,6 +2247,8 @@ static dml_status_t infer_range(ictx_t *c) {
   if (dml_dtype_is_int(dt)) {
     elems_t e[3];
     static const char *const names[3] = {"start", "limit", "delta"};
+    if (elems_runtime(c, 0) || elems_runtime(c, 1) || elems_runtime(c, 2))
+      return set_out_all_dyn(c, 0, dt, 1, dyn_bound(c));
     for (uint32_t i = 0; i < 3; i++)
       DML_RETURN_IF_ERROR(need_elems(c, i, names[i], 1, &e[i]));
     dml_dim_t s = e[0].e[0], l = e[1].e[0], d = e[2].e[0];
@@ -2089,11 +2286,9 @@ static dml_status_t infer_range(ictx_t *c) {
   double v[3];
   for (uint32_t i = 0; i < 3; i++) {
     uint32_t n = 0;
-    if (f64s_of(c, i, &v[i], 1, &n) != 1 || n != 1)
-      return fail(c, UNIMPL,
-                  "output shape of Range '%s' depends on run-time data: input %u is "
-                  "not a constant",
-                  node_name(c->n), i);
+    int k = f64s_of(c, i, &v[i], 1, &n);
+    if (k == 0) return set_out_all_dyn(c, 0, dt, 1, dyn_bound(c));
+    if (k != 1 || n != 1) return fail(c, INVALID, "input %u must have one element", i);
   }
   if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
     return fail(c, INVALID, "Range start %g, limit %g, delta %g is invalid", v[0], v[1],
@@ -2233,11 +2428,25 @@ static dml_status_t infer_one_hot(ictx_t *c) {
   double dv[MAX_ELEMS];
   uint32_t n = 0;
   int k = f64s_of(c, 1, dv, MAX_ELEMS, &n);
-  if (k == 0)
-    return fail(c, UNIMPL,
-                "output shape of OneHot '%s' depends on run-time data: depth (input 1) "
-                "is not a constant",
-                node_name(c->n));
+  if (k == 0) { /* depth at run time: that dim <= the dim bound */
+    int32_t q = idx->rank, ax = 0;
+    int64_t axis = 0;
+    if (q + 1 > DML_MAX_RANK)
+      return fail(c, INVALID, "output rank %d exceeds %d", (int)q + 1, DML_MAX_RANK);
+    if (dml_ir_type_numel_bound(c->m, in_t(c, 1)) != 1)
+      return fail(c, INVALID, "depth (input 1) must have one element");
+    DML_RETURN_IF_ERROR(attr_int(c, "axis", -1, &axis));
+    DML_RETURN_IF_ERROR(norm_axis(c, axis, q + 1, "axis", &ax));
+    dml_type_t o = mk(val->dtype, q + 1);
+    int dyn[DML_MAX_RANK] = {0};
+    int64_t b[DML_MAX_RANK];
+    for (int32_t d = 0, j = 0; d < q + 1; d++)
+      if (d == ax)
+        dyn[d] = 1, b[d] = dyn_bound(c);
+      else
+        o.dims[d] = idx->dims[j++];
+    return set_out_dyn(c, 0, o, dyn, b);
+  }
   if (k < 0 || n != 1) return fail(c, INVALID, "depth (input 1) must have one element");
   int64_t depth = (int64_t)dv[0];
   if (!(dv[0] >= 1 && dv[0] < 9.0e18))
@@ -2453,6 +2662,18 @@ static dml_status_t infer_top_k(ictx_t *c) {
   DML_RETURN_IF_ERROR(attr_int(c, "axis", -1, &axis));
   DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
   elems_t e;
+  if (elems_runtime(c, 1)) { /* K <= the axis's extent */
+    if (dml_ir_type_numel_bound(c->m, in_t(c, 1)) != 1)
+      return fail(c, INVALID, "K (input 1) must have one element");
+    int dyn[DML_MAX_RANK] = {0};
+    int64_t b[DML_MAX_RANK];
+    dyn[ax] = 1;
+    b[ax] = dim_max(c, x->dims[ax]);
+    DML_RETURN_IF_ERROR(set_out_dyn(c, 0, *x, dyn, b));
+    dml_type_t oi = *x;
+    oi.dtype = DML_DTYPE_I64;
+    return set_out_dyn(c, 1, oi, dyn, b);
+  }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "K", 0, &e));
   if (e.n != 1) return fail(c, INVALID, "K (input 1) must have one element, has %u", e.n);
   int64_t k = e.e[0].value;
@@ -2679,6 +2900,20 @@ static dml_status_t infer_resize(ictx_t *c) {
   }
   dml_type_t o = *x;
   char tb[TBUF];
+  int dyn[DML_MAX_RANK] = {0};
+  int64_t b[DML_MAX_RANK];
+  for (int32_t i = 0; i < na; i++) {
+    int64_t m = dim_max(c, x->dims[axes[i]]);
+    dyn[axes[i]] = 1;
+    b[axes[i]] = m > dyn_bound(c) ? m : dyn_bound(c);
+  }
+  if (has_sizes && elems_runtime(c, i_sizes)) return set_out_dyn(c, 0, o, dyn, b);
+  if (has_scales) {
+    double sc0[MAX_ELEMS];
+    uint32_t n0 = 0;
+    if (f64s_of(c, i_scales, sc0, MAX_ELEMS, &n0) == 0)
+      return set_out_dyn(c, 0, o, dyn, b);
+  }
   if (has_sizes) {
     elems_t e;
     DML_RETURN_IF_ERROR(need_elems(c, i_sizes, "sizes", 1, &e));
@@ -2755,6 +2990,23 @@ static dml_status_t infer_reduce(ictx_t *c) {
   DML_RETURN_IF_ERROR(attr_int(c, "noop_with_empty_axes", 0, &noop));
   elems_t axes;
   int has, mask[DML_MAX_RANK];
+  uint32_t nrt = 0;
+  if (elems_runtime(c, 1) && !dml_ir_node_attr(c->n, "axes")) {
+    DML_RETURN_IF_ERROR(runtime_len(c, 1, "axes", &nrt));
+  }
+  if (nrt > 0) {
+    /* Axes at run time: keepdims=1, each dim is 1 or the input's; else the
+     * rank drops by the (static) number of axes, each remaining dim one of
+     * the input's. */
+    if ((int32_t)nrt > x->rank)
+      return fail(c, INVALID, "axes has %u values for rank %d", nrt, (int)x->rank);
+    if (!keepdims)
+      return set_out_all_dyn(c, 0, x->dtype, x->rank - (int32_t)nrt, max_dim_bound(c, x));
+    int dyn[DML_MAX_RANK];
+    int64_t b[DML_MAX_RANK];
+    for (int32_t d = 0; d < x->rank; d++) dyn[d] = 1, b[d] = dim_max(c, x->dims[d]);
+    return set_out_dyn(c, 0, *x, dyn, b);
+  }
   DML_RETURN_IF_ERROR(read_axes(c, 1, &axes, &has));
   if (axes.n == 0) {
     if (noop) {
@@ -3205,10 +3457,11 @@ static dml_status_t static_scalar(const ictx_t *c, uint32_t i, const char *what,
 /* HannWindow, HammingWindow, BlackmanWindow: [size] of output_datatype. */
 static dml_status_t infer_window(ictx_t *c) {
   int64_t size = 0;
-  DML_RETURN_IF_ERROR(static_scalar(c, 0, "size", 0, &size));
   dml_dtype_t dt;
   DML_RETURN_IF_ERROR(attr_dtype(c, "output_datatype", 0, DML_DTYPE_F32, &dt));
   if (dt == DML_DTYPE_BOOL) return fail(c, INVALID, "output_datatype must be numeric");
+  if (elems_runtime(c, 0)) return set_out_all_dyn(c, 0, dt, 1, dyn_bound(c));
+  DML_RETURN_IF_ERROR(static_scalar(c, 0, "size", 0, &size));
   dml_type_t o = mk(dt, 1);
   o.dims[0] = D(size);
   set_out(c, 0, &o);
@@ -3743,4 +3996,50 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
     }
   }
   return st;
+}
+
+/* ==== memory planning of data-dependent values ========================== */
+
+int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t *v) {
+  int dynamic = 0;
+  for (int32_t d = 0; d < v->type.rank; d++)
+    if (v->type.dims[d].sym >= 0 && (uint32_t)v->type.dims[d].sym < m->n_symbols &&
+        (m->symbols[v->type.dims[d].sym].flags & DML_IR_SYMBOL_DATA_DEPENDENT))
+      dynamic = 1;
+  if (!dynamic) return -1;
+  const dml_ir_node_t *n = v->kind == DML_IR_VALUE_RESULT ? v->def : NULL;
+  if (n) {
+    switch (n->op) {
+      /* Kernels that fill their output at the bounds. */
+      case DML_OP_NON_ZERO:
+      case DML_OP_UNIQUE:
+      case DML_OP_COMPRESS:
+      case DML_OP_NON_MAX_SUPPRESSION: return -1;
+      /* Never more elements than the input. */
+      case DML_OP_RESHAPE:
+      case DML_OP_SQUEEZE:
+      case DML_OP_UNSQUEEZE:
+      case DML_OP_SLICE:
+      case DML_OP_SPLIT:
+      case DML_OP_TOP_K:
+      case DML_OP_REDUCE_SUM:
+      case DML_OP_REDUCE_MEAN:
+      case DML_OP_REDUCE_MAX:
+      case DML_OP_REDUCE_MIN:
+      case DML_OP_REDUCE_PROD:
+      case DML_OP_REDUCE_L1:
+      case DML_OP_REDUCE_L2:
+      case DML_OP_REDUCE_LOG_SUM:
+      case DML_OP_REDUCE_LOG_SUM_EXP:
+      case DML_OP_REDUCE_SUM_SQUARE:
+        if (n->n_inputs && n->inputs[0]) {
+          int64_t k = dml_ir_type_numel_bound(m, &n->inputs[0]->type);
+          if (k >= 0) return k;
+        }
+        break;
+      default: break;
+    }
+  }
+  return m->dynamic_max_elements > 0 ? m->dynamic_max_elements
+                                     : DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT;
 }

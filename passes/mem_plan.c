@@ -18,7 +18,13 @@
  * Squeeze, Unsqueeze, Identity) takes its input's bytes when both are in
  * the arena and have the same size. Values are immutable once written, so
  * the two share one buffer whose lifetime is the union of theirs, and the
- * runtime skips the copy.
+ * runtime skips the copy. A view whose dims depend on its shape input's
+ * values (data-dependent symbols) never shares: its kernel sets the dims.
+ *
+ * A value whose dims use data-dependent symbols is planned at most at
+ * dml_ir_value_max_elements() elements (the product of the dims' bounds can
+ * be far larger); the kernel, or the executor, checks each run's actual
+ * size against the planned bytes.
  *
  * Placement is "greedy by size" (as in TensorFlow Lite's arena planner and
  * Pisarchyk & Lee, "Efficient Memory Management for Deep Neural Net
@@ -35,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_ir_infer.h"
 #include "dml_passes.h"
 
 #define DML_MEM_ALIGN 64
@@ -82,6 +89,12 @@ static dml_status_t unknown_size(const dml_ir_function_t *f, const dml_ir_value_
 static dml_status_t add_buf(dml_ir_function_t *f, buf_t *bufs, size_t *n,
                             dml_ir_value_t *v, int64_t first) {
   int64_t bytes = dml_ir_type_bytes_bound(f->module, &v->type);
+  int64_t cap = dml_ir_value_max_elements(f->module, v);
+  if (cap >= 0) {
+    int64_t es = (int64_t)dml_dtype_size(v->type.dtype);
+    int64_t cb = es > 0 && cap <= INT64_MAX / es ? cap * es : INT64_MAX;
+    if (bytes < 0 || bytes > cb) bytes = cb; /* overflowing bounds: the cap */
+  }
   if (bytes < 0) return unknown_size(f, v);
   if (bytes > INT64_MAX - DML_MEM_ALIGN)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "pass:mem-plan",
@@ -105,6 +118,7 @@ static buf_t *view_source(const dml_ir_node_t *n, int64_t bytes) {
   dml_ir_value_t *in = n->inputs[0];
   if (!in || in->kind == DML_IR_VALUE_GLOBAL || !in->user) return NULL;
   buf_t *b = (buf_t *)in->user;
+  if (dml_ir_value_max_elements(n->func->module, n->outputs[0]) >= 0) return NULL;
   return b->v->mem_bytes == bytes ? b : NULL;
 }
 

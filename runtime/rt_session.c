@@ -52,6 +52,7 @@ struct dml_rt_session {
   /* A GPU backend (rt_backend.h), or NULL for the CPU executor below. */
   const dml_rt_backend_t *backend;
   void *backend_state;
+  uint64_t *out_cap; /* per io slot: planned bytes (dml_cpu.h output_capacity) */
 };
 
 #ifndef DML_RT_HAVE_VULKAN
@@ -107,6 +108,7 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->sym);
   free(s->node_produces);
   free(s->value_dynamic);
+  free(s->out_cap);
   globals_release(s->globals);
   free(s);
 }
@@ -245,8 +247,10 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
   s->sym = (int64_t *)calloc(s->n_symbols ? s->n_symbols : 1, sizeof(int64_t));
   s->node_produces = (uint8_t *)calloc(f->n_nodes ? f->n_nodes : 1, 1);
   s->value_dynamic = (uint8_t *)calloc(f->n_values ? f->n_values : 1, 1);
-  if (!s->arena || (s->scratch_bytes && !s->scratch) || !s->vals || !s->io || !s->calls ||
-      !s->bound || !s->in_dims || !s->sym || !s->node_produces || !s->value_dynamic) {
+  s->out_cap = (uint64_t *)calloc(n_io ? n_io : 1, sizeof(uint64_t));
+  if (!s->out_cap || !s->arena || (s->scratch_bytes && !s->scratch) || !s->vals ||
+      !s->io || !s->calls || !s->bound || !s->in_dims || !s->sym || !s->node_produces ||
+      !s->value_dynamic) {
     dml_rt_session_release(s);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session",
                            "cannot allocate the %zu-byte arena and %zu-byte scratch", ab,
@@ -288,6 +292,13 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
     c->scratch = s->scratch;
     c->scratch_bytes = s->scratch_bytes;
     c->rng_stream = i;
+    /* Outputs whose dims the kernel computes from input values. */
+    if (s->node_produces[i]) {
+      for (uint32_t j = 0; j < n->n_outputs; j++)
+        s->out_cap[(size_t)(io - s->io) + n->n_inputs + j] =
+            n->outputs[j] == DML_PKG_NO_VALUE ? 0 : f->values[n->outputs[j]].bytes;
+      c->output_capacity = s->out_cap + (io - s->io) + n->n_inputs;
+    }
     io += n->n_inputs + n->n_outputs;
   }
   if (backend) {
@@ -469,10 +480,35 @@ static dml_status_t take_produced_dims(dml_rt_session_t *s, uint32_t k) {
                              k, n->name, n->op_name, x, sy->name, sy->bound);
     s->sym[i] = x;
   }
-  for (uint32_t i = 0; i < f->n_values; i++)
-    if (s->value_dynamic[i])
-      DML_RETURN_IF_ERROR(
-          dml_type_eval_dims(&f->values[i].type, s->sym, s->n_symbols, s->vals[i].dims));
+  for (uint32_t i = 0; i < f->n_values; i++) {
+    if (!s->value_dynamic[i]) continue;
+    const dml_pkg_value_t *v = &f->values[i];
+    DML_RETURN_IF_ERROR(
+        dml_type_eval_dims(&v->type, s->sym, s->n_symbols, s->vals[i].dims));
+    /* Planned at most at the bounds, maybe less (dmlc compile
+     * --dynamic-max-elements): never run past it. */
+    size_t b = dml_tensor_bytes(&s->vals[i]);
+    if (b == SIZE_MAX || b > v->bytes) {
+      char got[160];
+      dml_dims_str(s->vals[i].dims, s->vals[i].rank, got, sizeof got);
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.run",
+                             "after node #%" PRIu32
+                             " '%s' (%s), value '%s' has shape %s: "
+                             "%zu bytes, above the %" PRIu64
+                             " planned; recompile with a larger --dynamic-max-elements",
+                             k, n->name, n->op_name, v->name, got, b, v->bytes);
+    }
+  }
+  /* The dims the kernel wrote are the dims its outputs' types give. */
+  for (uint32_t j = 0; j < n->n_outputs; j++) {
+    const dml_tensor_t *w = &s->calls[k].outputs[j];
+    if (n->outputs[j] == DML_PKG_NO_VALUE || w->dtype == DML_DTYPE_INVALID) continue;
+    if (memcmp(w->dims, s->vals[n->outputs[j]].dims, sizeof(int64_t) * (size_t)w->rank))
+      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
+                             "node #%" PRIu32 " '%s' (%s) wrote dims for output %" PRIu32
+                             " that its type does not give",
+                             k, n->name, n->op_name, j);
+  }
   return DML_OK;
 }
 
@@ -535,9 +571,10 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
         io[j] = s->vals[n->inputs[j]];
     }
     for (uint32_t j = 0; j < n->n_outputs; j++) c->outputs[j] = s->vals[n->outputs[j]];
-    /* A view planned in place already holds its bytes. */
+    /* A view planned in place already holds its bytes (one whose dims
+     * depend on its shape input runs to set them). */
     if ((dml_op_info(n->op)->flags & DML_OPF_VIEW) && n->n_inputs &&
-        io[0].data == c->outputs[0].data)
+        !s->node_produces[k] && io[0].data == c->outputs[0].data)
       continue;
     st = dml_cpu_run(c); /* checks its scratch: sized at the bounds at load */
     if (st)

@@ -884,7 +884,7 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
     if (es == 0)
       return bad("function '%s': value #%" PRIu32 " '%s' has invalid dtype %d", fn, i,
                  v->name, (int)v->type.dtype);
-    int is_static = 1;
+    int is_static = 1, node_sym = 0;
     for (int32_t d = 0; d < v->type.rank; d++) {
       const dml_dim_t *dim = &v->type.dims[d];
       if (dim->sym == -1
@@ -894,8 +894,13 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
                    ", symbol %d)",
                    fn, v->name, (int)d, dim->value, (int)dim->sym);
       if (dim->sym >= 0) is_static = 0;
+      if (dim->sym >= 0 && g->symbols[dim->sym].origin == DML_PKG_SYMBOL_NODE)
+        node_sym = 1;
     }
     int64_t bb = dml_pkg_type_bytes_bound(&v->type, g->symbols, g->n_symbols);
+    /* Data-dependent dims: planned at most at the bounds (the executor
+     * checks each run's size against the planned bytes). */
+    if (node_sym && (bb < 0 || (uint64_t)bb > v->bytes)) bb = (int64_t)v->bytes;
     if (bb < 0) return bad("function '%s': value '%s' size overflows", fn, v->name);
     if (v->flags & ~DML_PKG_VALUE_FLAGS_ALL)
       return bad("function '%s': value '%s' has unknown flags 0x%" PRIx32, fn, v->name,

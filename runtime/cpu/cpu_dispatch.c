@@ -467,6 +467,8 @@ static dml_status_t check_call(const dml_cpu_call_t *c) {
 
 dml_status_t dml_cpu_run(const dml_cpu_call_t *c) {
   if (!c) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.cpu", "call is NULL");
+  if (c->output_capacity && dml_op_info(c->op) && dml_cpu_supports(c->op))
+    DML_RETURN_IF_ERROR(dml_cpu_value_dims(c));
   DML_RETURN_IF_ERROR(check_call(c));
   const entry_t *e = &k_table[c->op];
   if (e->scratch) {

@@ -64,6 +64,13 @@ static inline int dml_cpu_is_unsigned(dml_dtype_t dt) {
          dt == DML_DTYPE_U64 || dt == DML_DTYPE_BOOL;
 }
 
+/* Value-dependent shapes (dml_cpu.h, output_capacity): when the call has
+ * output capacities and `c->op` computes its output dims from its inputs'
+ * values, computes them, checks them against the dims passed (the bounds)
+ * and the capacities, and writes them into c->outputs; otherwise OK and
+ * nothing changes. cpu_outdims.c. */
+dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c);
+
 /* Normalizes axis `a` against `rank` (negative counts from the end). Returns
  * 0 and sets *out on success, -1 when out of range. */
 int dml_cpu_norm_axis(int64_t a, int64_t rank, int64_t *out);

@@ -22,6 +22,17 @@
  * dims, so the tensor is dense as returned. Callers read the dims back after
  * the call (the executor sets the symbol from them).
  *
+ * Value-dependent shapes (Reshape, Squeeze, Unsqueeze, Expand, Tile, Slice,
+ * Pad, ConstantOfShape, Range, Resize, Split, TopK, OneHot, the windows and
+ * the reductions, whose output dims follow from a shape input's values):
+ * when `output_capacity` is set, the caller passes the outputs with dims at
+ * their bounds and output_capacity[i] bytes of memory at outputs[i].data;
+ * dml_cpu_run() computes the dims from the inputs' values before the
+ * kernel runs and writes them into outputs[i].dims. A dim above the one
+ * passed (its bound), or a size above the capacity, is OUT_OF_RANGE naming
+ * the node, the output, the dim, the value and the bound. Without it the
+ * dims passed are the dims, as for every other op.
+ *
  * Errors (op "rt.cpu.<OpName>"): UNIMPLEMENTED for a dtype or attribute
  * value the kernel does not support, INVALID_ARGUMENT for inconsistent
  * shapes or attributes, OUT_OF_RANGE for out-of-bounds indices (Gather).
@@ -59,6 +70,9 @@ typedef struct dml_cpu_call {
   uint64_t rng_seed;
   uint64_t rng_counter;
   uint32_t rng_stream;
+  /* Value-dependent shapes (above): per output, the bytes of memory at its
+   * data; NULL when the output dims passed are exact. */
+  const uint64_t *output_capacity;
 } dml_cpu_call_t;
 
 /* Runs `call->op` on the CPU. */

@@ -85,8 +85,8 @@ static void test_one_hot(void) {
   CHECK_TYPE(&t, n->outputs[0], "f32[batch,3,4]");
   ins[1] = targ(&t, "depth", "i64[]");
   n = tnode(&t, DML_OP_ONE_HOT, "oh2", 3, ins, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "output shape of OneHot 'oh2' depends on run-time data");
+  INFER_OK(&t, n); /* depth at run time */
+  CHECK_TYPE(&t, n->outputs[0], "f32[batch,3,oh2.d2]");
   tm_free(&t);
 }
 
@@ -126,8 +126,13 @@ static void test_top_k(void) {
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
               "K = 11 is out of range for axis 1 of extent 10");
   n = node2(&t, DML_OP_TOP_K, x, targ(&t, "k", "i64[1]"), 2);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "depends on run-time data: K (input 1)");
+  INFER_OK(&t, n); /* K at run time: <= the axis's extent */
+  CHECK(n->outputs[0]->type.dims[1].sym >= 0 && n->outputs[1]->type.dims[1].sym >= 0 &&
+        t.m->symbols[n->outputs[0]->type.dims[1].sym].bound == 10 &&
+        n->outputs[1]->type.dtype == DML_DTYPE_I64);
+  n = node2(&t, DML_OP_TOP_K, x, targ(&t, "k2", "i64[2]"), 2);
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
+              "K (input 1) must have one element");
   tm_free(&t);
 }
 

@@ -105,12 +105,27 @@ static void test_reshape(void) {
   int64_t s8[2] = {-2, 12};
   n = reshape(&t, x2, s8, 2, "rneg");
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT, "invalid dim -2");
-  /* data-dependent target shape */
+  /* a target shape computed at run time: data-dependent dims, each <= the
+   * element count of x (a static length gives the rank) */
   dml_ir_value_t *dyn = targ(&t, "dyn_shape", "i64[2]");
   dml_ir_value_t *di[2] = {x, dyn};
   n = tnode(&t, DML_OP_RESHAPE, "rdyn", 2, di, 1);
+  INFER_OK(&t, n);
+  CHECK_TYPE(&t, n->outputs[0], "f32[rdyn.d0,rdyn.d1]");
+  {
+    int32_t s0 = dml_ir_module_find_symbol(t.m, "rdyn.d0");
+    CHECK(s0 >= 0 && (t.m->symbols[s0].flags & DML_IR_SYMBOL_DATA_DEPENDENT) &&
+          t.m->symbols[s0].bound == dml_ir_type_numel_bound(t.m, &x->type));
+    /* planned at most at x's element count, not the product of the bounds */
+    CHECK(dml_ir_value_max_elements(t.m, n->outputs[0]) ==
+          dml_ir_type_numel_bound(t.m, &x->type));
+  }
+  /* a target shape whose length is only known at run time: the rank would
+   * depend on data */
+  dml_ir_value_t *di2[2] = {x, targ(&t, "dyn_len", "i64[batch]")};
+  n = tnode(&t, DML_OP_RESHAPE, "rdyn2", 2, di2, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "output shape of Reshape 'rdyn' depends on run-time data");
+              "the output rank of Reshape 'rdyn2' depends on run-time data");
   tm_free(&t);
 }
 
@@ -414,8 +429,19 @@ static void test_constant_of_shape_range(void) {
   dml_ir_value_t *dyn = targ(&t, "limit", "i64[]");
   dml_ir_value_t *ri4[3] = {ti64(&t, &zero, 1, 1), dyn, ti64(&t, &one, 1, 1)};
   n = tnode(&t, DML_OP_RANGE, "range_dyn", 3, ri4, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "output shape of Range 'range_dyn' depends on run-time data");
+  INFER_OK(&t, n); /* no shape bounds it: the module's dynamic_dim_bound */
+  CHECK_TYPE(&t, n->outputs[0], "i64[range_dyn.d0]");
+  {
+    int32_t s0 = dml_ir_module_find_symbol(t.m, "range_dyn.d0");
+    CHECK(s0 >= 0 && t.m->symbols[s0].bound == DML_IR_DYNAMIC_DIM_BOUND_DEFAULT);
+    CHECK(dml_ir_value_max_elements(t.m, n->outputs[0]) ==
+          DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT);
+    t.m->dynamic_dim_bound = 100;
+    INFER_OK(&t, n); /* re-inference keeps the symbol, takes the new bound */
+    CHECK_TYPE(&t, n->outputs[0], "i64[range_dyn.d0]");
+    CHECK(t.m->symbols[s0].bound == 100);
+    t.m->dynamic_dim_bound = 0;
+  }
   tm_free(&t);
 }
 
@@ -488,8 +514,12 @@ static void test_reductions(void) {
   dml_ir_value_t *dyn = targ(&t, "axes", "i64[1]");
   dml_ir_value_t *di[2] = {x, dyn};
   n = tnode(&t, DML_OP_REDUCE_MIN, "rdyn", 2, di, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "depends on run-time data");
+  INFER_OK(&t, n); /* keepdims=1: each dim 1 or the input's */
+  CHECK_TYPE(&t, n->outputs[0], "f32[rdyn.d0,rdyn.d1,rdyn.d2]");
+  CHECK(t.m->symbols[dml_ir_module_find_symbol(t.m, "rdyn.d1")].bound == 4);
+  CHECK_OK(dml_ir_node_set_attr_int(n, "keepdims", 0));
+  INFER_OK(&t, n); /* one axis removed: rank 2 */
+  CHECK(n->outputs[0]->type.rank == 2);
   n = tnode(&t, DML_OP_ARG_MAX, "am", 1, &x, 1);
   CHECK_OK(dml_ir_node_set_attr_int(n, "axis", -1));
   INFER_OK(&t, n);
@@ -533,8 +563,8 @@ static void test_sym_arith(void) {
   CHECK(div->outputs[0]->sym_data == NULL);
   dml_ir_value_t *ri2[2] = {x, div->outputs[0]};
   r = tnode(&t, DML_OP_RESHAPE, "rdiv", 2, ri2, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, r), DML_STATUS_UNIMPLEMENTED,
-              "depends on run-time data");
+  INFER_OK(&t, r); /* set at run time */
+  CHECK_TYPE(&t, r->outputs[0], "f32[rdiv.d0,rdiv.d1]");
   /* Concat [batch*2, 32, 2] from Mul and a constant, then reshape */
   int64_t two = 2;
   dml_ir_value_t *ci[2] = {cast->outputs[0], ti64(&t, &two, 1, 0)};

@@ -1,0 +1,536 @@
+/*
+ * cpu_outdims.c — output dims computed from input values at run time
+ * (value-dependent shapes, dml_cpu.h `output_capacity`).
+ *
+ * When a shape input (Reshape's shape, Slice's starts, Resize's scales,
+ * ...) is computed at run time, shape inference gives the dims it decides
+ * data-dependent symbols with upper bounds (ir/dml_ir.h) and memory is
+ * planned for them. The executor then passes such a node's outputs with
+ * dims at their bounds and the planned bytes as capacity; this file
+ * computes the actual dims with the ONNX shape rules of each op (opset 17
+ * text, the same rules as ir/infer.c), checks them against the bounds and
+ * the capacity, and writes them into the call's outputs before the kernel
+ * runs. The kernels then check the dims as for any call.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+/* Input i, present, with a sane descriptor and data (NULL otherwise). */
+static const dml_tensor_t *in_ok(const dml_cpu_call_t *c, uint32_t i) {
+  const dml_tensor_t *t = dml_cpu_in(c, i);
+  if (!t || t->rank < 0 || t->rank > DML_MAX_RANK || (int)t->dtype < 0 ||
+      t->dtype >= DML_DTYPE_COUNT_)
+    return NULL;
+  if (dml_tensor_bytes(t) == SIZE_MAX || (!t->data && dml_tensor_bytes(t) > 0))
+    return NULL;
+  return t;
+}
+
+static dml_status_t bad_input(const dml_cpu_call_t *c, uint32_t i, const char *what) {
+  return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                       "%s (input %u) is absent or not a valid tensor", what, i);
+}
+
+/* Integer values of input i (a 0-D or 1-D integer tensor of <= cap
+ * elements). */
+static dml_status_t ints_of(const dml_cpu_call_t *c, uint32_t i, const char *what,
+                            int64_t *out, int64_t cap, int64_t *out_n) {
+  const dml_tensor_t *t = in_ok(c, i);
+  if (!t) return bad_input(c, i, what);
+  int64_t n = t->rank <= 1 ? dml_cpu_read_ints(t, out, cap) : -1;
+  if (n < 0)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "%s (input %u) must be a 0-D or 1-D integer tensor of at most "
+                         "%lld values",
+                         what, i, (long long)cap);
+  *out_n = n;
+  return DML_OK;
+}
+
+/* Adopts dims[0..r) as output o's dims: the rank must be the one passed,
+ * each dim at most the one passed (its bound), the bytes at most the
+ * capacity. */
+static dml_status_t adopt(const dml_cpu_call_t *c, uint32_t o, const int64_t *dims,
+                          int32_t r) {
+  if (o >= c->n_outputs) return DML_OK;
+  dml_tensor_t *y = &c->outputs[o];
+  if (y->dtype == DML_DTYPE_INVALID) return DML_OK; /* absent optional output */
+  char got[160];
+  dml_dims_str(dims, r, got, sizeof got);
+  if (y->rank != r)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "output %u has rank %d at run time (shape %s), but was compiled "
+                         "with rank %d",
+                         o, (int)r, got, (int)y->rank);
+  for (int32_t d = 0; d < r; d++) {
+    if (dims[d] < 0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "output %u would have negative dim %d (%lld; shape %s)", o,
+                           (int)d, (long long)dims[d], got);
+    if (dims[d] > y->dims[d])
+      return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,
+                           "output %u dim %d is %lld at run time (shape %s), above its "
+                           "compiled bound %lld; recompile with a larger "
+                           "--dynamic-dim-bound or bind the shape input",
+                           o, (int)d, (long long)dims[d], got, (long long)y->dims[d]);
+  }
+  uint64_t es = dml_dtype_size(y->dtype), n = 1;
+  for (int32_t d = 0; d < r; d++) n *= (uint64_t)dims[d]; /* each <= its bound */
+  if (n * es > c->output_capacity[o])
+    return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,
+                         "output %u of shape %s needs %llu bytes at run time, above the "
+                         "%llu bytes planned for it; recompile with a larger "
+                         "--dynamic-max-elements",
+                         o, got, (unsigned long long)(n * es),
+                         (unsigned long long)c->output_capacity[o]);
+  memcpy(y->dims, dims, sizeof(int64_t) * (size_t)r);
+  return DML_OK;
+}
+
+/* Axes (attribute `axes`, else input ai) normalized against `rank` into a
+ * mask; *n gets the count. Repeated or out-of-range axes are errors. */
+static dml_status_t axes_mask(const dml_cpu_call_t *c, uint32_t ai, int32_t rank,
+                              int *mask, int64_t *n) {
+  int64_t ax[DML_MAX_RANK * 2];
+  size_t na;
+  const int64_t *aa = dml_cpu_get_ints(c, "axes", &na);
+  if (aa) {
+    if (na > (size_t)DML_MAX_RANK * 2) return dml_cpu_err_shapes(c, "too many axes");
+    for (size_t i = 0; i < na; i++) ax[i] = aa[i];
+    *n = (int64_t)na;
+  } else if (dml_cpu_in(c, ai)) {
+    DML_RETURN_IF_ERROR(ints_of(c, ai, "axes", ax, DML_MAX_RANK * 2, n));
+  } else {
+    *n = 0;
+  }
+  for (int32_t d = 0; d < rank; d++) mask[d] = 0;
+  for (int64_t i = 0; i < *n; i++) {
+    int64_t a;
+    if (dml_cpu_norm_axis(ax[i], rank, &a) || mask[a])
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "axis %lld is out of range for rank %d or repeated",
+                           (long long)ax[i], (int)rank);
+    mask[a] = 1;
+  }
+  return DML_OK;
+}
+
+static dml_status_t dims_reshape(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t s[DML_MAX_RANK], n, known = 1, infer = -1;
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "shape", s, DML_MAX_RANK, &n));
+  int allowzero = dml_cpu_get_int(c, "allowzero", 0) != 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (s[i] == -1) {
+      if (infer >= 0)
+        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                             "shape has more than one -1");
+      infer = i;
+      continue;
+    }
+    if (s[i] == 0 && !allowzero) {
+      if (i >= x->rank)
+        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                             "shape[%lld] = 0 copies an input dim the input lacks",
+                             (long long)i);
+      s[i] = x->dims[i];
+    }
+    if (s[i] < 0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "shape[%lld] = %lld is invalid", (long long)i,
+                           (long long)s[i]);
+    if (s[i] && known > INT64_MAX / s[i])
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "shape overflows");
+    known *= s[i];
+  }
+  int64_t total = dml_cpu_numel(x);
+  if (infer >= 0) {
+    if (known == 0 || total % known)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "cannot reshape %lld elements with a -1 dim (the others make "
+                           "%lld)",
+                           (long long)total, (long long)known);
+    s[infer] = total / known;
+  } else if (known != total) {
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "cannot reshape %lld elements into %lld", (long long)total,
+                         (long long)known);
+  }
+  return adopt(c, 0, s, (int32_t)n);
+}
+
+static dml_status_t dims_squeeze(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int mask[DML_MAX_RANK];
+  int64_t n, o[DML_MAX_RANK];
+  int32_t r = 0;
+  DML_RETURN_IF_ERROR(axes_mask(c, 1, x->rank, mask, &n));
+  for (int32_t d = 0; d < x->rank; d++) {
+    if (n == 0) mask[d] = x->dims[d] == 1;
+    if (mask[d] && x->dims[d] != 1)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "cannot squeeze dim %d of extent %lld", (int)d,
+                           (long long)x->dims[d]);
+    if (!mask[d]) o[r++] = x->dims[d];
+  }
+  return adopt(c, 0, o, r);
+}
+
+static dml_status_t dims_unsqueeze(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t ax[DML_MAX_RANK], n, o[DML_MAX_RANK];
+  size_t na;
+  const int64_t *aa = dml_cpu_get_ints(c, "axes", &na);
+  if (aa) {
+    if (na > DML_MAX_RANK) return dml_cpu_err_shapes(c, "too many axes");
+    for (size_t i = 0; i < na; i++) ax[i] = aa[i];
+    n = (int64_t)na;
+  } else {
+    DML_RETURN_IF_ERROR(ints_of(c, 1, "axes", ax, DML_MAX_RANK, &n));
+  }
+  int64_t r = x->rank + n;
+  if (r > DML_MAX_RANK)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "output rank %lld exceeds %d",
+                         (long long)r, DML_MAX_RANK);
+  int mask[DML_MAX_RANK] = {0};
+  for (int64_t i = 0; i < n; i++) {
+    int64_t a;
+    if (dml_cpu_norm_axis(ax[i], r, &a) || mask[a])
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "axis %lld is out of range for rank %lld or repeated",
+                           (long long)ax[i], (long long)r);
+    mask[a] = 1;
+  }
+  for (int64_t d = 0, k = 0; d < r; d++) o[d] = mask[d] ? 1 : x->dims[k++];
+  return adopt(c, 0, o, (int32_t)r);
+}
+
+static dml_status_t dims_expand(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t s[DML_MAX_RANK], n, o[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "shape", s, DML_MAX_RANK, &n));
+  int32_t r = (int32_t)DML_CPU_MAX((int64_t)x->rank, n);
+  for (int32_t d = 0; d < r; d++) {
+    int32_t ix = d - (r - x->rank), is = d - (r - (int32_t)n);
+    int64_t a = ix >= 0 ? x->dims[ix] : 1, b = is >= 0 ? s[is] : 1;
+    if (a != b && a != 1 && b != 1)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "shape value %lld does not broadcast with input dim %lld",
+                           (long long)b, (long long)a);
+    o[d] = a == 1 ? b : a;
+  }
+  return adopt(c, 0, o, r);
+}
+
+static dml_status_t dims_tile(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t rep[DML_MAX_RANK], n, o[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "repeats", rep, DML_MAX_RANK, &n));
+  if (n != x->rank)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "repeats has %lld values for rank %d", (long long)n,
+                         (int)x->rank);
+  for (int32_t d = 0; d < x->rank; d++) {
+    if (rep[d] < 0 || (rep[d] && x->dims[d] > INT64_MAX / rep[d]))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "repeats[%d] = %lld is negative or overflows", (int)d,
+                           (long long)rep[d]);
+    o[d] = x->dims[d] * rep[d];
+  }
+  return adopt(c, 0, o, x->rank);
+}
+
+static dml_status_t dims_slice(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t st[DML_MAX_RANK], en[DML_MAX_RANK], ax[DML_MAX_RANK], sp[DML_MAX_RANK];
+  int64_t n, ne, k, o[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "starts", st, DML_MAX_RANK, &n));
+  DML_RETURN_IF_ERROR(ints_of(c, 2, "ends", en, DML_MAX_RANK, &ne));
+  if (ne != n)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "starts has %lld values, ends %lld", (long long)n,
+                         (long long)ne);
+  for (int64_t i = 0; i < n; i++) ax[i] = i, sp[i] = 1;
+  if (dml_cpu_in(c, 3)) {
+    DML_RETURN_IF_ERROR(ints_of(c, 3, "axes", ax, DML_MAX_RANK, &k));
+    if (k != n)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "axes must match starts");
+  }
+  if (dml_cpu_in(c, 4)) {
+    DML_RETURN_IF_ERROR(ints_of(c, 4, "steps", sp, DML_MAX_RANK, &k));
+    if (k != n)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "steps must match starts");
+  }
+  int seen[DML_MAX_RANK] = {0};
+  for (int32_t d = 0; d < x->rank; d++) o[d] = x->dims[d];
+  for (int64_t i = 0; i < n; i++) {
+    int64_t a;
+    if (dml_cpu_norm_axis(ax[i], x->rank, &a) || seen[a]++)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "axis %lld is out of range or repeated", (long long)ax[i]);
+    int64_t dim = x->dims[a], s = st[i], e = en[i], step = sp[i];
+    if (step == 0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "step must not be 0");
+    /* Clamp first: starts/ends may be INT64_MIN/MAX. */
+    s = DML_CPU_MAX(-dim - 1, DML_CPU_MIN(s, dim));
+    e = DML_CPU_MAX(-dim - 1, DML_CPU_MIN(e, dim));
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    if (step > 0) {
+      s = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(s, dim));
+      e = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(e, dim));
+      o[a] = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = DML_CPU_MAX((int64_t)-1, DML_CPU_MIN(s, dim - 1));
+      e = DML_CPU_MAX((int64_t)-1, DML_CPU_MIN(e, dim - 1));
+      o[a] = s > e ? (s - e - step - 1) / (-step) : 0;
+    }
+  }
+  return adopt(c, 0, o, x->rank);
+}
+
+static dml_status_t dims_pad(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t p[2 * DML_MAX_RANK], n, o[DML_MAX_RANK];
+  size_t na;
+  const int64_t *pa = dml_cpu_get_ints(c, "pads", &na);
+  if (pa) {
+    if (na > 2 * DML_MAX_RANK) return dml_cpu_err_shapes(c, "too many pads");
+    for (size_t i = 0; i < na; i++) p[i] = pa[i];
+    n = (int64_t)na;
+  } else {
+    DML_RETURN_IF_ERROR(ints_of(c, 1, "pads", p, 2 * DML_MAX_RANK, &n));
+  }
+  if (n != 2 * x->rank)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "pads has %lld values for rank %d", (long long)n, (int)x->rank);
+  for (int32_t d = 0; d < x->rank; d++) {
+    if (__builtin_add_overflow(x->dims[d], p[d], &o[d]) ||
+        __builtin_add_overflow(o[d], p[x->rank + d], &o[d]) || o[d] < 0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "pads (%lld, %lld) of dim %d give a negative or overflowing "
+                           "extent",
+                           (long long)p[d], (long long)p[x->rank + d], (int)d);
+  }
+  return adopt(c, 0, o, x->rank);
+}
+
+static dml_status_t dims_range(const dml_cpu_call_t *c) {
+  const dml_tensor_t *t[3];
+  for (uint32_t i = 0; i < 3; i++) {
+    t[i] = in_ok(c, i);
+    if (!t[i] || dml_cpu_numel(t[i]) != 1) return bad_input(c, i, "a Range scalar");
+  }
+  dml_dtype_t dt = t[0]->dtype;
+  int64_t n;
+  if (dml_dtype_is_float(dt)) {
+    double s = dml_load_f64(dt, t[0]->data, 0),
+           l = dml_load_f64(t[1]->dtype, t[1]->data, 0),
+           d = dml_load_f64(t[2]->dtype, t[2]->data, 0);
+    double q = ceil((l - s) / d);
+    if (d == 0 || !(q < 9.0e18))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "Range start %g, limit %g, delta %g gives no valid length", s,
+                           l, d);
+    n = q > 0 ? (int64_t)q : 0;
+  } else {
+    int64_t s = dml_load_i64(dt, t[0]->data, 0),
+            l = dml_load_i64(t[1]->dtype, t[1]->data, 0),
+            d = dml_load_i64(t[2]->dtype, t[2]->data, 0);
+    if (d == 0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "delta must not be 0");
+    __int128 diff = (__int128)l - s;
+    __int128 q = diff / d + ((diff % d != 0) && ((diff > 0) == (d > 0)));
+    n = q > 0 ? (q > INT64_MAX ? INT64_MAX : (int64_t)q) : 0;
+  }
+  return adopt(c, 0, &n, 1);
+}
+
+static dml_status_t dims_resize(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  /* opset 10 form: (X, scales); opset 11+: (X, roi, scales, sizes). */
+  uint32_t isc = c->n_inputs == 2 ? 1 : 2;
+  const dml_tensor_t *sc = in_ok(c, isc), *sz = c->n_inputs > 3 ? in_ok(c, 3) : NULL;
+  int32_t r = x->rank, axes[DML_MAX_RANK], na = r;
+  size_t nattr;
+  const int64_t *aa = dml_cpu_get_ints(c, "axes", &nattr);
+  if (aa) {
+    int mask[DML_MAX_RANK];
+    int64_t k;
+    DML_RETURN_IF_ERROR(axes_mask(c, UINT32_MAX, r, mask, &k));
+    na = (int32_t)k;
+    for (int32_t i = 0; i < na; i++) {
+      int64_t a;
+      dml_cpu_norm_axis(aa[i], r, &a);
+      axes[i] = (int32_t)a;
+    }
+  } else {
+    for (int32_t i = 0; i < r; i++) axes[i] = i;
+  }
+  int64_t o[DML_MAX_RANK];
+  for (int32_t d = 0; d < r; d++) o[d] = x->dims[d];
+  if (sz && dml_cpu_numel(sz) > 0) {
+    int64_t s[DML_MAX_RANK], n;
+    DML_RETURN_IF_ERROR(ints_of(c, 3, "sizes", s, DML_MAX_RANK, &n));
+    if (n != na)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "sizes has %lld values for %d axes", (long long)n, (int)na);
+    const char *pol = dml_cpu_get_string(c, "keep_aspect_ratio_policy", "stretch");
+    if (!strcmp(pol, "stretch")) {
+      for (int32_t i = 0; i < na; i++) o[axes[i]] = s[i];
+    } else {
+      int larger = !strcmp(pol, "not_smaller");
+      double scale = larger ? 0 : INFINITY;
+      for (int32_t i = 0; i < na; i++) {
+        double q = x->dims[axes[i]] ? (double)s[i] / (double)x->dims[axes[i]] : 0;
+        scale = larger ? (q > scale ? q : scale) : (q < scale ? q : scale);
+      }
+      for (int32_t i = 0; i < na; i++)
+        o[axes[i]] = (int64_t)floor(scale * (double)x->dims[axes[i]] + 0.5);
+    }
+  } else if (sc && dml_cpu_numel(sc) > 0) {
+    if (!dml_dtype_is_float(sc->dtype) || dml_cpu_numel(sc) != na)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "scales must have one float per resized axis (%d)", (int)na);
+    for (int32_t i = 0; i < na; i++) {
+      double s = dml_load_f64(sc->dtype, sc->data, (size_t)i);
+      double v = floor((double)x->dims[axes[i]] * s);
+      if (!(s > 0) || !(v < 9.0e18))
+        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                             "scales[%d] = %g must be positive and finite", (int)i, s);
+      o[axes[i]] = (int64_t)v;
+    }
+  } else {
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "Resize needs exactly one of scales and sizes");
+  }
+  return adopt(c, 0, o, r);
+}
+
+static dml_status_t dims_reduce(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int mask[DML_MAX_RANK];
+  int64_t n, o[DML_MAX_RANK];
+  int32_t r = 0;
+  DML_RETURN_IF_ERROR(axes_mask(c, 1, x->rank, mask, &n));
+  if (n == 0) {
+    if (dml_cpu_get_int(c, "noop_with_empty_axes", 0))
+      return adopt(c, 0, x->dims, x->rank);
+    for (int32_t d = 0; d < x->rank; d++) mask[d] = 1;
+  }
+  int keep = dml_cpu_get_int(c, "keepdims", 1) != 0;
+  for (int32_t d = 0; d < x->rank; d++)
+    if (!mask[d])
+      o[r++] = x->dims[d];
+    else if (keep)
+      o[r++] = 1;
+  return adopt(c, 0, o, r);
+}
+
+static dml_status_t dims_split(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t axis, sp[64], n, sum = 0;
+  if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  if (!dml_cpu_in(c, 1)) return DML_OK; /* equal parts: static */
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "split", sp, 64, &n));
+  if (n != (int64_t)c->n_outputs)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "split has %lld values for %u outputs", (long long)n,
+                         c->n_outputs);
+  for (int64_t i = 0; i < n; i++) {
+    if (sp[i] < 0 || sp[i] > x->dims[axis])
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "split[%lld] = %lld is invalid", (long long)i,
+                           (long long)sp[i]);
+    sum += sp[i];
+  }
+  if (sum != x->dims[axis])
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "split sizes add up to %lld, but the axis has %lld",
+                         (long long)sum, (long long)x->dims[axis]);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t o[DML_MAX_RANK];
+    memcpy(o, x->dims, sizeof(int64_t) * (size_t)x->rank);
+    o[axis] = sp[i];
+    DML_RETURN_IF_ERROR(adopt(c, (uint32_t)i, o, x->rank));
+  }
+  return DML_OK;
+}
+
+static dml_status_t dims_top_k(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t axis, k, n, o[DML_MAX_RANK];
+  if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", -1), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "K", &k, 1, &n));
+  if (n != 1 || k < 0 || k > x->dims[axis])
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "K = %lld is out of range for an axis of extent %lld",
+                         (long long)(n == 1 ? k : -1), (long long)x->dims[axis]);
+  memcpy(o, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  o[axis] = k;
+  DML_RETURN_IF_ERROR(adopt(c, 0, o, x->rank));
+  return adopt(c, 1, o, x->rank);
+}
+
+static dml_status_t dims_one_hot(const dml_cpu_call_t *c, const dml_tensor_t *ind) {
+  const dml_tensor_t *dep = in_ok(c, 1);
+  if (!dep || dml_cpu_numel(dep) != 1 ||
+      (!dml_dtype_is_int(dep->dtype) && !dml_dtype_is_float(dep->dtype)))
+    return bad_input(c, 1, "depth (one number)");
+  double dv = dml_load_f64(dep->dtype, dep->data, 0);
+  if (!(dv >= 1 && dv < 9.0e18))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "depth %g must be >= 1", dv);
+  int32_t q = ind->rank;
+  int64_t axis, o[DML_MAX_RANK];
+  if (q + 1 > DML_MAX_RANK ||
+      dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", -1), q + 1, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  for (int32_t d = 0, j = 0; d < q + 1; d++)
+    o[d] = d == axis ? (int64_t)dv : ind->dims[j++];
+  return adopt(c, 0, o, q + 1);
+}
+
+dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
+  const dml_op_info_t *info = dml_op_info(c->op);
+  if (!c->output_capacity || !info || (int)c->n_inputs < info->min_inputs || !c->inputs ||
+      !c->outputs || (int)c->n_outputs < info->min_outputs)
+    return DML_OK; /* check_call reports bad calls */
+  const dml_tensor_t *x = in_ok(c, 0);
+  switch (c->op) {
+    case DML_OP_RANGE: return dims_range(c);
+    case DML_OP_HANN_WINDOW:
+    case DML_OP_HAMMING_WINDOW:
+    case DML_OP_BLACKMAN_WINDOW: {
+      int64_t size, n;
+      DML_RETURN_IF_ERROR(ints_of(c, 0, "size", &size, 1, &n));
+      if (n != 1 || size < 0)
+        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                             "size must be one integer >= 0");
+      return adopt(c, 0, &size, 1);
+    }
+    case DML_OP_CONSTANT_OF_SHAPE: {
+      int64_t s[DML_MAX_RANK], n;
+      DML_RETURN_IF_ERROR(ints_of(c, 0, "shape", s, DML_MAX_RANK, &n));
+      return adopt(c, 0, s, (int32_t)n);
+    }
+    default: break;
+  }
+  if (!x) return DML_OK;
+  switch (c->op) {
+    case DML_OP_RESHAPE: return dims_reshape(c, x);
+    case DML_OP_SQUEEZE: return dims_squeeze(c, x);
+    case DML_OP_UNSQUEEZE: return dims_unsqueeze(c, x);
+    case DML_OP_EXPAND: return dims_expand(c, x);
+    case DML_OP_TILE: return dims_tile(c, x);
+    case DML_OP_SLICE: return dims_slice(c, x);
+    case DML_OP_PAD: return dims_pad(c, x);
+    case DML_OP_RESIZE: return dims_resize(c, x);
+    case DML_OP_SPLIT: return dims_split(c, x);
+    case DML_OP_TOP_K: return dims_top_k(c, x);
+    case DML_OP_ONE_HOT: return dims_one_hot(c, x);
+    case DML_OP_REDUCE_SUM:
+    case DML_OP_REDUCE_MEAN:
+    case DML_OP_REDUCE_MAX:
+    case DML_OP_REDUCE_MIN:
+    case DML_OP_REDUCE_PROD:
+    case DML_OP_REDUCE_L1:
+    case DML_OP_REDUCE_L2:
+    case DML_OP_REDUCE_LOG_SUM:
+    case DML_OP_REDUCE_LOG_SUM_EXP:
+    case DML_OP_REDUCE_SUM_SQUARE: return dims_reduce(c, x);
+    default: return DML_OK;
+  }
+}
