@@ -462,6 +462,30 @@ int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i) {
 
 /* ---- run ---- */
 
+/* Before node `k` runs (not a producer: its kernel checks its own
+ * capacity): each output whose dims use data-dependent symbols fits the
+ * bytes planned for it, which may be below its size at the bounds (dmlc
+ * compile --dynamic-max-elements). */
+static dml_status_t fits_plan(const dml_rt_session_t *s, uint32_t k) {
+  const dml_pkg_node_t *n = &s->fn->nodes[k];
+  for (uint32_t j = 0; j < n->n_outputs; j++) {
+    uint32_t i = n->outputs[j];
+    if (i == DML_PKG_NO_VALUE || !s->value_dynamic[i]) continue;
+    const dml_pkg_value_t *v = &s->fn->values[i];
+    size_t b = dml_tensor_bytes(&s->vals[i]);
+    if (b != SIZE_MAX && b <= v->bytes) continue;
+    char got[160];
+    dml_dims_str(s->vals[i].dims, s->vals[i].rank, got, sizeof got);
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.run",
+                           "node #%" PRIu32
+                           " '%s' (%s): output '%s' of shape %s needs %zu "
+                           "bytes, above the %" PRIu64
+                           " planned; recompile with a larger --dynamic-max-elements",
+                           k, n->name, n->op_name, v->name, got, b, v->bytes);
+  }
+  return DML_OK;
+}
+
 /* After node `k`, which produces data-dependent symbols, ran: reads the
  * extents its kernel wrote (dml_cpu.h: only shrinking), sets the symbols,
  * and re-evaluates the dims of every value that uses such a symbol. */
@@ -480,25 +504,10 @@ static dml_status_t take_produced_dims(dml_rt_session_t *s, uint32_t k) {
                              k, n->name, n->op_name, x, sy->name, sy->bound);
     s->sym[i] = x;
   }
-  for (uint32_t i = 0; i < f->n_values; i++) {
-    if (!s->value_dynamic[i]) continue;
-    const dml_pkg_value_t *v = &f->values[i];
-    DML_RETURN_IF_ERROR(
-        dml_type_eval_dims(&v->type, s->sym, s->n_symbols, s->vals[i].dims));
-    /* Planned at most at the bounds, maybe less (dmlc compile
-     * --dynamic-max-elements): never run past it. */
-    size_t b = dml_tensor_bytes(&s->vals[i]);
-    if (b == SIZE_MAX || b > v->bytes) {
-      char got[160];
-      dml_dims_str(s->vals[i].dims, s->vals[i].rank, got, sizeof got);
-      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.run",
-                             "after node #%" PRIu32
-                             " '%s' (%s), value '%s' has shape %s: "
-                             "%zu bytes, above the %" PRIu64
-                             " planned; recompile with a larger --dynamic-max-elements",
-                             k, n->name, n->op_name, v->name, got, b, v->bytes);
-    }
-  }
+  for (uint32_t i = 0; i < f->n_values; i++)
+    if (s->value_dynamic[i])
+      DML_RETURN_IF_ERROR(
+          dml_type_eval_dims(&f->values[i].type, s->sym, s->n_symbols, s->vals[i].dims));
   /* The dims the kernel wrote are the dims its outputs' types give. */
   for (uint32_t j = 0; j < n->n_outputs; j++) {
     const dml_tensor_t *w = &s->calls[k].outputs[j];
@@ -576,6 +585,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     if ((dml_op_info(n->op)->flags & DML_OPF_VIEW) && n->n_inputs &&
         !s->node_produces[k] && io[0].data == c->outputs[0].data)
       continue;
+    if (!s->node_produces[k]) DML_RETURN_IF_ERROR(fits_plan(s, k));
     st = dml_cpu_run(c); /* checks its scratch: sized at the bounds at load */
     if (st)
       return dml_status_annotate(st, "running node #%" PRIu32 " '%s' (%s) of '%s'", k,
