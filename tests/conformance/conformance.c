@@ -1883,16 +1883,30 @@ static int write_expected(const char *path, const result_t *rs, size_t n,
   snprintf(tmp, sizeof(tmp), "%s.tmp", path);
   FILE *f = fopen(tmp, "w");
   if (!f) return -1;
-  fputs(
-      "# Expected failures of the ONNX backend tests (tests/conformance):\n"
-      "# one line per test, \"<suite>/<test> <reason>\". The onnx_conformance test\n"
-      "# fails when a test outside this list fails or is skipped, and when a listed\n"
-      "# test passes. Refresh after adding ops (keeps reasons of still-failing tests):\n"
-      "#   build/tests/conformance/dml_conformance --update-expected \\\n"
-      "#       --expected tests/conformance/expected_failures.txt \\\n"
-      "#       --ops tests/conformance/onnx_ops_7_17.txt --write-doc "
-      "docs/conformance.md\n",
-      f);
+  /* The list's own leading comment stays (each list says how to refresh
+   * it); a new list gets the CPU list's. */
+  int kept = 0;
+  FILE *in = fopen(path, "r");
+  if (in) {
+    char line[4096];
+    while (fgets(line, sizeof line, in) && line[0] == '#') {
+      fputs(line, f);
+      kept = 1;
+    }
+    fclose(in);
+  }
+  if (!kept)
+    fputs(
+        "# Expected failures of the ONNX backend tests (tests/conformance):\n"
+        "# one line per test, \"<suite>/<test> <reason>\". The onnx_conformance test\n"
+        "# fails when a test outside this list fails or is skipped, and when a listed\n"
+        "# test passes. Refresh after adding ops (keeps reasons of still-failing "
+        "tests):\n"
+        "#   build/tests/conformance/dml_conformance --update-expected --specialize \\\n"
+        "#       --expected tests/conformance/expected_failures.txt \\\n"
+        "#       --ops tests/conformance/onnx_ops_7_17.txt --write-doc "
+        "docs/conformance.md\n",
+        f);
   for (size_t i = 0; i < n; i++) {
     const result_t *r = &rs[i];
     if (is_pass(r->status)) continue;
