@@ -157,14 +157,19 @@ void dml_cpu_parallel_for(int64_t n, int max_threads, dml_cpu_task_fn fn, void *
 int dml_cpu_num_threads(void);
 
 /* Function multi-versioning for loops the compiler vectorizes: compiled for
- * AVX-512, AVX2 and baseline, picked at load time (x86-64 Linux only). */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
-    !defined(__clang__) && !defined(DML_CPU_NO_CLONES)
-#define DML_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+ * AVX-512, AVX2 and baseline, picked at load time (x86-64 Linux only).
+ * DML_CPU_NO_CLONES turns it off (ThreadSanitizer builds: TSan instruments
+ * the ifunc resolvers, which run before it is initialized) but keeps the
+ * GEMM's AVX2/AVX-512 micro-kernels (DML_CPU_X86), picked by a CPU check. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(__clang__)
 #define DML_CPU_X86 1
 #else
-#define DML_CPU_CLONES
 #define DML_CPU_X86 0
+#endif
+#if DML_CPU_X86 && !defined(DML_CPU_NO_CLONES)
+#define DML_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DML_CPU_CLONES
 #endif
 
 /* ---- kernel table ----------------------------------------------------- */
