@@ -1773,6 +1773,47 @@ static void vjp_class_loss(ad_t *a, const dml_ir_node_t *n, V *g) {
           op2(a, DML_OP_MUL, op1(a, DML_OP_EXP, lp), softmax_axis_sum(a, dlogp, 1))));
 }
 
+/* DFT-17 (dft_length absent or equal to the signal length n): the
+ * transform is linear, y = F x (inverse: y = F^H x / n, F_jk =
+ * exp(-2 pi i jk / n)), so dx = F^H g = n IDFT(g) (inverse: F g / n =
+ * DFT(g) / n), as a real-linear map on [re, im] pairs. A real input takes
+ * the real part of that; a one-sided output (bins n/2 + 1) is the first
+ * bins of the full one, so g is padded with zero bins to n first. */
+static void vjp_dft(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0], *L = n->n_inputs > 1 ? n->inputs[1] : NULL;
+  if (!needs(a, X)) return;
+  int32_t r = X->type.rank;
+  int64_t ax = attr_i(n, "axis", 1), inv = attr_i(n, "inverse", 0) != 0;
+  if (ax < 0) ax += r;
+  if (r < 2 || ax < 0 || ax >= r - 1 || X->type.dims[ax].sym >= 0) {
+    unsupported(a, n, "a symbolic signal length");
+    return;
+  }
+  int64_t len = X->type.dims[ax].value, dl[1];
+  size_t ndl = 0;
+  if (L && (!const_int(L, dl, 1, &ndl) || ndl != 1 || dl[0] != len)) {
+    unsupported(a, n, "dft_length is not a constant equal to the signal length");
+    return;
+  }
+  V *G = g;
+  if (attr_i(n, "onesided", 0) && g && g->type.dims[ax].sym < 0 &&
+      g->type.dims[ax].value < len) {
+    int64_t pads[2 * DML_MAX_RANK] = {0};
+    pads[r + ax] = len - g->type.dims[ax].value;
+    G = pad_zeros(a, g, pads);
+  }
+  dml_ir_node_t *t = mk(a, DML_OP_DFT, 1, &G, 1);
+  set_int(a, t, "axis", ax);
+  set_int(a, t, "inverse", !inv);
+  V *d = op2(a, DML_OP_MUL, fin(a, t),
+             cst(a, X->type.dtype, inv ? 1.0 / (double)len : (double)len));
+  if (X->type.dims[r - 1].sym < 0 && X->type.dims[r - 1].value == 1) {
+    int64_t z = 0, o = 1, last = r - 1;
+    d = slice(a, d, &z, &o, &last, NULL, 1); /* the real part */
+  }
+  acc(a, X, d);
+}
+
 /* Mod-13 with fmod = 1 (floats): y = x - trunc(x / d) d, so dx = g and
  * dd = -trunc(x / d) g (away from the jumps at multiples of d), both
  * unbroadcast. Integer Mod carries no gradient. */
@@ -2040,6 +2081,7 @@ static int has_rule(dml_op_t op) {
     case DML_OP_RANDOM_NORMAL_LIKE:
     case DML_OP_MEAN_VARIANCE_NORMALIZATION:
     case DML_OP_LRN:
+    case DML_OP_DFT:
     case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
     case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS:
     case DML_OP_MOD: return 1;
@@ -2076,6 +2118,7 @@ static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
     case DML_OP_MEAN_VARIANCE_NORMALIZATION: vjp_mvn(a, n, g); return;
     case DML_OP_MOD: vjp_mod(a, n, g); return;
     case DML_OP_LRN: vjp_lrn(a, n, g); return;
+    case DML_OP_DFT: vjp_dft(a, n, g); return;
     case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
     case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: vjp_class_loss(a, n, g); return;
     case DML_OP_SUM:

@@ -556,6 +556,15 @@ static const vjp_case_t k_cases[] = {
                    "global @w : f64[4] = dense<[0.5, 2.0, 1.0, 1.5]>\n"
                    "global @ax : i64[1] = dense<[1]>\n",
          .lo = {-2.0}, .hi = {2.0}),
+    CASE("DFT", "dft_complex", "%x0: f64[2,5,2]", "%y = DFT(%x0) {axis = 1}"),
+    CASE("DFT", "dft_inverse_complex_axis2", "%x0: f64[2,3,4,2]",
+         "%y = DFT(%x0) {axis = 2, inverse = 1}"),
+    CASE("DFT", "dft_real_onesided", "%x0: f64[2,6,1]",
+         "%y = DFT(%x0, @len) {axis = 1, onesided = 1}",
+         .consts = "global @len : i64[] = dense<[6]>\n"),
+    CASE("DFT", "dft_real_odd", "%x0: f64[5,1]", "%y = DFT(%x0) {axis = 0}"),
+    CASE("DFT", "dft_real_onesided_odd", "%x0: f64[5,1]",
+         "%y = DFT(%x0) {axis = 0, onesided = 1}"),
     /* -- f32: the kernels whose f32 path differs from the f64 one (GEMM
      * micro-kernels, Conv and ConvWeightGrad by im2col + GEMM) -- */
     CASE("MatMul", "matmul_bcast_batch_f32", "%x0: f32[2,1,3,4], %x1: f32[3,4,2]",
