@@ -83,6 +83,14 @@ expect_ok bench-cpu "$DMLC" bench "$WORK/lenet5.dmlpkg" --iterations 3 --warmup 
 grep -q "end to end: min" <<<"$out" && ok || bad "bench on cpu: $out"
 expect_err bench-bad-iterations "--iterations needs a positive integer" "$DMLC" bench "$WORK/lenet5.dmlpkg" --iterations 0
 expect_err bad-bound "--batch-bound needs a positive integer" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --batch-bound 0
+expect_err bad-dyn-bound "--dynamic-dim-bound needs a positive integer" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --dynamic-dim-bound 0
+expect_err bad-dyn-max "--dynamic-max-elements needs a positive integer" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --dynamic-max-elements=x
+# A Reshape whose shape is a graph input compiles without --bind: its dims
+# are data-dependent symbols bounded by the input's element count (6).
+R=$(dirname "$0")/../conformance/fixtures/reshape_input.onnx
+expect_ok compile-dyn-shape "$DMLC" compile "$R" -o "$WORK/reshape.dmlpkg" --dynamic-dim-bound 16 --dynamic-max-elements 100
+expect_ok inspect-dyn-shape "$DMLC" inspect "$WORK/reshape.dmlpkg"
+grep -q "Reshape_2.d0 <= 6" <<<"$out" && ok || bad "inspect shows no data-dependent symbol: $out"
 expect_err batch-over-bound "bound 8" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/out"
 head -c 100 "$WORK/lenet5.dmlpkg" > "$WORK/trunc.dmlpkg"
 expect_err truncated-pkg "error: " "$DMLC" run "$WORK/trunc.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_0.npy"
