@@ -6,6 +6,7 @@
  *
  *   dml_serve_bench PKG INPUT.npy [--threads 64] [--seconds 10]
  *                   [--batch-size N] [--batch-timeout-ms T] [--instances K]
+ *                   [--device cpu|vulkan[:N]]
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -60,7 +61,7 @@ int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr,
             "usage: dml_serve_bench PKG INPUT.npy [--threads N] [--seconds S] "
-            "[--batch-size N] [--batch-timeout-ms T] [--instances K]\n");
+            "[--batch-size N] [--batch-timeout-ms T] [--instances K] [--device D]\n");
     return 2;
   }
   int threads = 64;
@@ -78,6 +79,8 @@ int main(int argc, char **argv) {
       cfg.batch_timeout_ms = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--instances"))
       cfg.instances = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--device"))
+      cfg.device = argv[i + 1];
     else {
       fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;

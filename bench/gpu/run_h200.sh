@@ -29,4 +29,14 @@ for m in fashion_mlp:1 fashion_mlp:64 lenet5:64 resnet_small:64 gemm4096:1 eleme
   echo "== bench $p batch $b vulkan"; $D bench .gpu/pkg/$p.dmlpkg --device vulkan --batch $b --iterations 50 --warmup 5 | head -30
 done
 echo "== bench fashion_mlp batch 1 cpu"; $D bench .gpu/pkg/fashion_mlp.dmlpkg --device cpu --batch 1 | head -5
+# The serving object (no HTTP) on each device: 64 callers of one row each.
+R=/tmp/brt/runtime
+gcc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L bench/dml_serve_bench.c -Iruntime -Iruntime/base \
+  -Iruntime/serve $R/libdml_serve.a $R/libdml_runtime.a $R/libdml_cpu.a $R/libdml_base.a \
+  -lpthread -lm -ldl -o /tmp/serve_bench
+for dev in vulkan cpu; do for bs in 32 1; do
+  echo "== serve $dev batch-size $bs"
+  /tmp/serve_bench .gpu/pkg/fashion_mlp.dmlpkg .gpu/io/fashion_mlp_io/input_1.npy \
+    --threads 64 --seconds 5 --batch-size $bs --device $dev
+done; done
 PYTHONUNBUFFERED=1 python3 bench/gpu/torch_peer.py .gpu/onnx/fashion_mlp.onnx
