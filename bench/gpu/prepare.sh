@@ -32,4 +32,16 @@ if [ -z "$(ls .gl/*.deb 2>/dev/null)" ]; then
   apt-get $o update >/dev/null
   (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 fi
+# `dmlc serve` and wrk for the HTTP load test there: this machine's
+# binaries with the shared libraries they need beyond glibc (the GPU
+# machine has none of Debian's packages), and the request bodies.
+mkdir -p .gpu/bin .gpu/lib
+cp "$D" "$(command -v wrk)" .gpu/bin/
+strip .gpu/bin/dmlc
+for b in .gpu/bin/*; do
+  ldd "$b" | awk '$3 ~ /^\// {print $3}' |
+    grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
+    xargs -r cp -L -t .gpu/lib/
+done
+/usr/bin/python3 bench/serve_bodies.py 1000 1 >.gpu/bodies.jsonl
 echo "prepared .gpu/ (targets $targets) and .gl/"

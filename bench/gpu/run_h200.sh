@@ -39,4 +39,20 @@ for dev in vulkan cpu; do for bs in 32 1; do
   /tmp/serve_bench .gpu/pkg/fashion_mlp.dmlpkg .gpu/io/fashion_mlp_io/input_1.npy \
     --threads 64 --seconds 5 --batch-size $bs --device $dev
 done; done
+# dmlc serve over HTTP under wrk (bench/serve_infer.lua), carried binaries.
+serve_wrk() { # DEVICE BATCH
+  LD_LIBRARY_PATH=$PWD/.gpu/lib .gpu/bin/dmlc serve .gpu/pkg/fashion_mlp.dmlpkg --port 0 --quiet \
+    --device $1 --batch-size $2 --batch-timeout-ms 1 > /tmp/srv.out 2> /tmp/srv.err &
+  local pid=$! port=
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' /tmp/srv.out); [ -n "$port" ] && break; sleep 0.1
+  done
+  echo "== wrk: dmlc serve --device $1 --batch-size $2 (port $port)"
+  BODIES=.gpu/bodies.jsonl LD_LIBRARY_PATH=$PWD/.gpu/lib .gpu/bin/wrk -t4 -c64 -d30s --latency \
+    -s bench/serve_infer.lua "http://127.0.0.1:$port/v2/models/fashion_mlp/infer"
+  kill -TERM $pid; wait $pid; echo "serve exit $?"; grep rows/run /tmp/srv.err; tail -3 /tmp/srv.err
+}
+if [ -x .gpu/bin/wrk ]; then
+  for dev in vulkan cpu; do for bs in 32 1; do serve_wrk $dev $bs; done; done
+fi
 PYTHONUNBUFFERED=1 python3 bench/gpu/torch_peer.py .gpu/onnx/fashion_mlp.onnx
