@@ -3,9 +3,9 @@
  * frontend) into a .dmlpkg package.
  *
  * The whole pipeline as a library call: ONNX import (frontends/onnx), the
- * default pass pipeline (shape-infer, const-fold, cse, dce, mem-plan), then
- * the package emitter. `dmlc compile` is a thin wrapper; an app that
- * compiles models itself links dml_driver.
+ * default pass pipeline (shape-infer, expand-gradient, const-fold, cse, dce, mem-plan),
+ * then the package emitter. `dmlc compile` is a thin wrapper; an app that compiles models
+ * itself links dml_driver.
  *
  * Ownership: nothing returned needs freeing except statuses.
  */

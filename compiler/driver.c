@@ -219,7 +219,7 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
     dml_pass_options_t pre;
     memset(&pre, 0, sizeof pre);
     pre.verify_each = 1;
-    s = dml_pass_run_pipeline(m, "shape-infer,const-fold,cse,dce", &pre);
+    s = dml_pass_run_pipeline(m, "shape-infer,expand-gradient,const-fold,cse,dce", &pre);
     if (!s) s = dml_train_build(m, o->train);
   }
   if (!s) s = dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &po);

@@ -3690,6 +3690,31 @@ static dml_status_t infer_assign(ictx_t *c) {
   return DML_OK;
 }
 
+/* Gradient(y, x_1..x_n) -> n gradients (ai.onnx.preview.training Gradient,
+ * version 1: type constraint T2 is float16, float, double): y and every x_i
+ * of one of those dtypes; output i typed as x_i. */
+static dml_status_t infer_gradient(ictx_t *c) {
+  uint32_t n = c->n->n_inputs - 1;
+  if (c->n->n_outputs != n)
+    return fail(c, INVALID, "%u outputs for %u differentiated tensors (xs): expected %u",
+                c->n->n_outputs, n, n);
+  for (uint32_t i = 0; i <= n; i++) {
+    const dml_ir_value_t *v = in_v(c, i);
+    if (!v) return fail(c, INVALID, "input %u is required", i);
+    dml_dtype_t dt = v->type.dtype;
+    if (dt != DML_DTYPE_F16 && dt != DML_DTYPE_F32 && dt != DML_DTYPE_F64) {
+      char what[32] = "y";
+      if (i) snprintf(what, sizeof what, "x_%u", i);
+      return fail(c, INVALID,
+                  "%s ('%s', input %u) has dtype %s: Gradient differentiates float16, "
+                  "float and double tensors",
+                  what, v->name ? v->name : "", i, dml_dtype_name(dt));
+    }
+  }
+  for (uint32_t i = 0; i < n; i++) set_out(c, i, in_t(c, 1 + i));
+  return DML_OK;
+}
+
 /* Adagrad, Momentum, Adam (ai.onnx.preview.training, version 1): inputs R
  * (float scalar), T (integer scalar), then n X_i, n G_i and the state (n H_i;
  * n V_i; n V_i then n H_i), each with X_i's dtype (f32/f64) and shape;
@@ -3909,6 +3934,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_MOMENTUM:
     case DML_OP_ADAM: return infer_optimizer(c);
     case DML_OP_ASSIGN: return infer_assign(c);
+    case DML_OP_GRADIENT: return infer_gradient(c);
     case DML_OP_MAX_POOL_GRAD:
     case DML_OP_AVERAGE_POOL_GRAD: return infer_pool_grad(c);
     case DML_OP_CONV_WEIGHT_GRAD: return infer_conv_weight_grad(c);

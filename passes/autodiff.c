@@ -2174,11 +2174,15 @@ dml_status_t dml_autodiff(dml_ir_function_t *f, dml_ir_value_t *loss,
                           dml_ir_value_t *seed, uint32_t n_wrt,
                           dml_ir_value_t *const *wrt, dml_ir_value_t **out_grads) {
   dml_ir_module_t *m = f->module;
-  if (!is_float_value(loss) || dml_ir_type_numel_bound(m, &loss->type) != 1 ||
-      !dml_type_is_static(&loss->type))
+  if (!is_float_value(loss) || (!seed && (dml_ir_type_numel_bound(m, &loss->type) != 1 ||
+                                          !dml_type_is_static(&loss->type))))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "the loss '%s' must be a float scalar",
                            loss && loss->name ? loss->name : "");
+  if (seed && !dml_type_equal(&seed->type, &loss->type))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "the seed '%s' must have the type of the loss '%s'",
+                           seed->name ? seed->name : "", loss->name ? loss->name : "");
   ad_t a;
   memset(&a, 0, sizeof a);
   a.m = m;

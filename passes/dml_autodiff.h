@@ -37,8 +37,12 @@ int dml_autodiff_supports(dml_op_t op);
  * dim 1, computed in `f`) with respect to each of wrt[0..n_wrt), and sets
  * out_grads[i] to it (a value of f typed as wrt[i]) or to NULL when loss
  * does not depend on wrt[i]. `seed`, when not NULL, is the gradient of the
- * loss itself (a value of f typed as loss); NULL means 1.
- * Errors: INVALID_ARGUMENT (loss not a float scalar, wrt not a float value
+ * loss itself (a value of f typed as loss); NULL means 1. With a seed the
+ * loss may be any float tensor (any shape, symbolic dims included): the
+ * result is the vector-Jacobian product seed^T * d(loss)/d(wrt), e.g. the
+ * gradient of sum(loss) for a seed of ones (expand-gradient's use).
+ * Errors: INVALID_ARGUMENT (loss not a float scalar without a seed, seed
+ * not typed as the loss, wrt not a float value
  * of f or of its module's globals, untyped values); UNIMPLEMENTED naming
  * every node on a path from a wrt value to the loss whose op (or whose
  * attribute or input form) has no VJP rule, with the node's name and op. */

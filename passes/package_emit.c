@@ -214,6 +214,11 @@ static dml_status_t build_function(const dml_ir_module_t *m, const weights_t *w,
                            f->name);
   size_t n_nodes = 0, n_refs = (size_t)f->n_args + 3 * (size_t)f->n_results;
   for (const dml_ir_node_t *n = f->first; n; n = n->next) {
+    if (dml_op_info(n->op)->flags & DML_OPF_COMPILE_ONLY)
+      return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                             "node '%s' (%s) in function '%s' is compile-only; run its "
+                             "lowering pass (expand-gradient) before emitting",
+                             n->name ? n->name : "", dml_op_name(n->op), f->name);
     n_nodes++;
     n_refs += (size_t)n->n_inputs + n->n_outputs;
   }

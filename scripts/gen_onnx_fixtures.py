@@ -767,6 +767,55 @@ def gen_tfidf():
          "tfidf_string_input.onnx")
 
 
+def gen_gradient():
+    """ai.onnx.preview.training Gradient (lowered by the expand-gradient pass)."""
+    F, I = TensorProto.FLOAT, TensorProto.INT64
+    T = "ai.onnx.preview.training"
+
+    def grad(inputs, outputs, xs, y, zs=None, name="grad"):
+        kw = {"zs": zs} if zs is not None else {}
+        return helper.make_node("Gradient", inputs, outputs, name=name, domain=T, xs=xs,
+                                y=y, **kw)
+
+    # A non-scalar y over a symbolic batch (the gradient of sum(z)): z =
+    # Tanh(MatMul(x, W) + b) with W an initializer, b in zs; u is not used by
+    # z (zeros); the gradient with respect to x is not asked for (empty
+    # output name); z is itself an output.
+    w = numpy_helper.from_array(
+        np.array([[0.5, -1.0], [0.25, 2.0], [-0.75, 0.125]], dtype=np.float32), "W")
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["xw"], name="mm"),
+        helper.make_node("Add", ["xw", "b"], ["pre"], name="add"),
+        helper.make_node("Tanh", ["pre"], ["z"], name="tanh"),
+        grad(["W", "x", "u", "b"], ["dW", "", "du"], ["W", "x", "u"], "z", zs=["b"]),
+    ]
+    save(model(nodes, [vi("x", F, ["N", 3]), vi("b", F, [2]), vi("u", F, [4])],
+               [vi("z", F, ["N", 2]), vi("dW", F, [3, 2]), vi("du", F, [4])], [w],
+               domains=[T]), "grad_batch.onnx")
+
+    # Errors. xs names an unknown tensor; y is computed after the node; an
+    # input is not the tensor xs names; y is an integer tensor; the path
+    # from x to y goes through an op without a VJP rule.
+    add = helper.make_node("Add", ["a", "b"], ["c"], name="add")
+    ab = [vi("a", F, [2]), vi("b", F, [2])]
+    out = [vi("da", F, [2])]
+    save(model([add, grad(["a"], ["da"], ["nope"], "c")], ab, out, domains=[T],
+               check=False), "grad_unknown_x.onnx")
+    save(model([grad(["a"], ["da"], ["a"], "c"), add], ab, out, domains=[T], check=False),
+         "grad_y_late.onnx")
+    save(model([add, grad(["b"], ["da"], ["a"], "c")], ab, out, domains=[T], check=False),
+         "grad_input_differs.onnx")
+    nodes = [helper.make_node("Cast", ["a"], ["ai"], name="cast", to=I),
+             grad(["a"], ["da"], ["a"], "ai")]
+    save(model(nodes, [vi("a", F, [2])], out, domains=[T]), "grad_y_int.onnx")
+    gw = numpy_helper.from_array(np.full((1, 6, 3), 0.1, dtype=np.float32), "gw")
+    gr = numpy_helper.from_array(np.full((1, 6, 2), 0.2, dtype=np.float32), "gr")
+    nodes = [helper.make_node("GRU", ["a", "gw", "gr"], ["h"], name="gru", hidden_size=2),
+             grad(["a"], ["da"], ["a"], "h")]
+    save(model(nodes, [vi("a", F, [2, 1, 3])], [vi("da", F, [2, 1, 3])], [gw, gr],
+               domains=[T]), "grad_no_rule.onnx")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -787,6 +836,7 @@ def main():
     gen_loop()
     gen_optional()
     gen_tfidf()
+    gen_gradient()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

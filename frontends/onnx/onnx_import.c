@@ -512,12 +512,8 @@ static dml_status_t check_supported(const Onnx__ModelProto *mp, const Onnx__Grap
         else if (!is_default_domain(np->domain))
           failed |= str_list_push(
               &details,
-              str_printf("%s: op %s of domain '%s' version %lld is not supported%s",
-                         label, op_type, np->domain, (long long)dv,
-                         strcmp(op_type, "Gradient") == 0
-                             ? " (it needs automatic differentiation of the graph: "
-                               "the training issue)"
-                             : ""));
+              str_printf("%s: op %s of domain '%s' version %lld is not supported", label,
+                         op_type, np->domain, (long long)dv));
         else
           failed |= str_list_push(&details, str_printf("%s", label));
       }

@@ -663,6 +663,118 @@ static dml_status_t onnx_imp_cast_v1(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   return dml_ir_node_set_attr_int(node, "to", dtype_code_of_name(to));
 }
 
+/* ai.onnx.preview.training Gradient, version 1: attributes xs (names of
+ * the differentiated tensors), y (the differentiated tensor's name), zs
+ * (optional: names of the other independent tensors); the node's inputs
+ * are the values of xs then zs, output i the gradient of y with respect to
+ * xs[i]. Becomes IR Gradient(y, x_1..x_k) for the k leading outputs (all
+ * optional), lowered by the expand-gradient pass. The spec lets the inputs
+ * differ from the named tensors (the gradient at another point); only the
+ * named tensors themselves are supported. y must be computed before the
+ * node (its producer precedes it in the graph). */
+static dml_status_t gradient_name(const Onnx__NodeProto *np, const ProtobufCBinaryData *b,
+                                  char **out) {
+  char label[300];
+  if (b->len == 0 || memchr(b->data, 0, b->len))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: a tensor name in xs, zs or y is empty or holds a NUL",
+                           onnx_node_label(np, label, sizeof(label)));
+  char *s = (char *)malloc(b->len + 1);
+  if (!s) return oom();
+  memcpy(s, b->data, b->len);
+  s[b->len] = '\0';
+  *out = s;
+  return DML_OK;
+}
+
+/* The value ONNX tensor `name` (of attribute `what`) has at this node. */
+static dml_status_t gradient_lookup(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                    const char *what, const char *name,
+                                    dml_ir_value_t **out) {
+  char label[300];
+  onnx_node_label(np, label, sizeof(label));
+  const char *r = onnx_resolve(ctx, name);
+  onnx_map_entry_t *me = onnx_map_find(&ctx->names, r);
+  if (!me)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: %s names unknown tensor '%s'", label, what, name);
+  if (onnx_seq_find(ctx, r) || onnx_opt_is_none(ctx, r))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                           "%s: %s names '%s', a sequence or optional, not a tensor",
+                           label, what, name);
+  if (!me->val)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                        "%s: %s names tensor '%s', which is not computed before the node",
+                        label, what, name),
+        "the Gradient node must come after the nodes computing its xs, zs and y");
+  *out = (dml_ir_value_t *)me->val;
+  return DML_OK;
+}
+
+static dml_status_t onnx_imp_gradient(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                      const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                      uint32_t n_in) {
+  char label[300];
+  onnx_node_label(np, label, sizeof(label));
+  const Onnx__AttributeProto *xs =
+      attr_of(np, "xs", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+  const Onnx__AttributeProto *zs =
+      attr_of(np, "zs", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+  const Onnx__AttributeProto *ya =
+      attr_of(np, "y", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+  if (!xs || xs->n_strings == 0 || !ya)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: attributes xs (a non-empty list of tensor names) and y "
+                           "(a tensor name) are required",
+                           label);
+  size_t nx = xs->n_strings, nz = zs ? zs->n_strings : 0;
+  if (np->n_input != nx + nz)
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+        "%s: %zu inputs, but xs and zs name %zu tensors (the inputs are "
+        "their values, xs then zs)",
+        label, np->n_input, nx + nz);
+  if (np->n_output > nx)
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+        "%s: %zu outputs, but xs names %zu tensors (one gradient each)", label,
+        np->n_output, nx);
+  dml_status_t st = DML_OK;
+  for (size_t i = 0; i < nx + nz && !st; i++) {
+    int is_x = i < nx;
+    size_t k = is_x ? i : i - nx;
+    char *name = NULL, what[48];
+    snprintf(what, sizeof what, "%s[%zu]", is_x ? "xs" : "zs", k);
+    st = gradient_name(np, is_x ? &xs->strings[k] : &zs->strings[k], &name);
+    dml_ir_value_t *v = NULL;
+    if (!st) st = gradient_lookup(ctx, np, what, name, &v);
+    if (!st && (i >= n_in || in[i] != v))
+      st = dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                          "%s: input %zu ('%s') is not the tensor %s names ('%s')", label,
+                          i, i < np->n_input ? np->input[i] : "", what, name),
+          "only the gradient at the graph's own values is supported (the inputs of "
+          "Gradient must be the tensors named in xs, then zs)");
+    free(name);
+  }
+  char *yname = NULL;
+  dml_ir_value_t *y = NULL;
+  if (!st) st = gradient_name(np, &ya->s, &yname);
+  if (!st) st = gradient_lookup(ctx, np, "y", yname, &y);
+  free(yname);
+  uint32_t n_out = n_named_outputs(np);
+  if (st || n_out == 0) return st; /* no gradient asked for */
+  dml_ir_value_t **ops = (dml_ir_value_t **)calloc(n_out + 1, sizeof(*ops));
+  if (!ops) return oom();
+  ops[0] = y;
+  for (uint32_t i = 0; i < n_out; i++) ops[1 + i] = in[i];
+  static const char *const skip[] = {"xs", "y", "zs", NULL};
+  st = emit_node(ctx, np, e->op, ops, n_out + 1, skip, NULL);
+  free(ops);
+  return st;
+}
+
 /* ---- the table ---- */
 
 static const onnx_op_entry_t kOps[] = {

@@ -19,6 +19,10 @@ extern "C" {
 #define DML_OPF_RANDOM 0x10u     /* draws random numbers: never folded or merged */
 /* Writes state (Assign): never folded, merged or removed as dead. */
 #define DML_OPF_SIDE_EFFECT 0x20u
+/* Exists only between import and its lowering pass (Gradient: the
+ * expand-gradient pass); never in a package: it has no kernel, the package
+ * writer refuses it and the package loader rejects it. */
+#define DML_OPF_COMPILE_ONLY 0x40u
 
 /* Op identifiers. Values are stable only within one build; packages store
  * op names, not these numbers. */

@@ -1036,6 +1036,13 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
       continue;
     }
     const dml_op_info_t *info = dml_op_info(n->op);
+    if (info->flags & DML_OPF_COMPILE_ONLY) {
+      st =
+          bad("function '%s': node '%s' uses op '%s', which exists only inside the "
+              "compiler (lowered before a package is written)",
+              fn, n->name, n->op_name);
+      goto free_marks;
+    }
     if ((int64_t)n->n_inputs < info->min_inputs ||
         (info->max_inputs >= 0 && (int64_t)n->n_inputs > info->max_inputs) ||
         (int64_t)n->n_outputs < info->min_outputs ||

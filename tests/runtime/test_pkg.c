@@ -331,6 +331,10 @@ static void test_graph_validation(void) {
   g_nodes[1].op_name = "FancyOp";
   CHECK_ERROR(encode_decode(), DML_STATUS_UNIMPLEMENTED, "unknown op 'FancyOp'");
   build_graph();
+  g_nodes[1].op_name = "Gradient"; /* compile-only (ops.def): never in a package */
+  CHECK_ERROR(encode_decode(), DML_STATUS_DATA_LOSS,
+              "node '' uses op 'Gradient', which exists only inside the compiler");
+  build_graph();
   g_vals[1].offset = 32; /* weights must be 64-byte aligned */
   CHECK_ERROR(encode_decode(), DML_STATUS_DATA_LOSS, "constant 'W'");
   build_graph();
