@@ -12,20 +12,39 @@
 #include <string.h>
 
 #include "dml_driver.h"
+#include "dml_ir_text.h"
 #include "dml_layers.h"
 #include "dml_npy.h"
 #include "dml_rt.h"
 #include "dml_test.h"
 
-/* Compiles `lm` (through dml_layers_model_to_ir and dml_compile_module_memory)
- * into a cpu session; NULL (with failed checks) on error. */
-static inline dml_rt_session_t *layers_session(const dml_layers_model_t *lm,
-                                               dml_rt_model_t **out_model) {
+/* Compiles `lm` (through dml_layers_model_to_ir and dml_compile_module_memory,
+ * and with `via_text` through IR text) into a cpu session; NULL (with failed
+ * checks) on error. */
+static inline dml_rt_session_t *layers_session_via(const dml_layers_model_t *lm,
+                                                   int via_text,
+                                                   dml_rt_model_t **out_model) {
   *out_model = NULL;
   dml_ir_module_t *ir = NULL;
   dml_status_t st = dml_layers_model_to_ir(lm, &ir);
   CHECK_OK(st);
   if (st) return NULL;
+  if (via_text) {
+    /* Through IR text (what `dmlc opt` reads): print in full, parse back. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    CHECK(mem != NULL);
+    if (mem) {
+      CHECK_OK(dml_ir_print_module(ir, NULL, mem));
+      fclose(mem);
+    }
+    dml_ir_module_release(ir);
+    ir = NULL;
+    if (text) CHECK_OK(dml_ir_parse(text, len, "layers.dmlir", &ir));
+    free(text);
+    if (!ir) return NULL;
+  }
   void *pkg = NULL;
   size_t size = 0;
   st = dml_compile_module_memory(ir, "layers-test", NULL, &pkg, &size, NULL);
@@ -39,6 +58,11 @@ static inline dml_rt_session_t *layers_session(const dml_layers_model_t *lm,
   if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
   *out_model = m;
   return s;
+}
+
+static inline dml_rt_session_t *layers_session(const dml_layers_model_t *lm,
+                                               dml_rt_model_t **out_model) {
+  return layers_session_via(lm, 0, out_model);
 }
 
 /* Reads tests/layers/fixtures/<dir>/<name>.npy (data malloc'd in *buf). */

@@ -219,9 +219,9 @@ static void set_from_fixtures(dml_layers_model_t *m, const char *dir) {
 }
 
 static void run_and_compare(dml_layers_model_t *lm, const char *dir,
-                            const char *const *outputs, size_t n_out) {
+                            const char *const *outputs, size_t n_out, int via_text) {
   dml_rt_model_t *rm = NULL;
-  dml_rt_session_t *s = layers_session(lm, &rm);
+  dml_rt_session_t *s = layers_session_via(lm, via_text, &rm);
   dml_tensor_t in;
   void *ib = NULL;
   CHECK_OK(layers_fixture(dir, "input", &in, &ib));
@@ -236,7 +236,8 @@ static void run_and_compare(dml_layers_model_t *lm, const char *dir,
       CHECK_OK(layers_fixture(dir, nm, &want, &wb));
       if (wb) {
         double w = layers_compare(s, rm, outputs[i], &want, ATOL, RTOL);
-        printf("%s/%s: largest |dmlc - PyTorch| = %.3g\n", dir, outputs[i], w);
+        printf("%s/%s%s: largest |dmlc - PyTorch| = %.3g\n", dir, outputs[i],
+               via_text ? " (via IR text)" : "", w);
       }
       free(wb);
     }
@@ -311,7 +312,8 @@ static void test_cnn(void) {
 
   set_from_fixtures(m, "cnn");
   static const char *const outs[5] = {"logits", "probs", "logp", "gap", "sig"};
-  run_and_compare(m, "cnn", outs, 5);
+  run_and_compare(m, "cnn", outs, 5, 0);
+  run_and_compare(m, "cnn", outs, 5, 1); /* the IR text round-trips */
 
   /* BatchNorm's running statistics are STATE; summary counts them as
    * non-trainable. */
@@ -358,7 +360,7 @@ static void test_embedding(void) {
   CHECK_OK(dml_layers_output(m, h, "out"));
   set_from_fixtures(m, "embed");
   static const char *const outs[1] = {"out"};
-  run_and_compare(m, "embed", outs, 1);
+  run_and_compare(m, "embed", outs, 1, 0);
   dml_layers_model_release(m);
 }
 
