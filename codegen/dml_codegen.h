@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-/* 1 when GPU target `target` ("vulkan" or "metal") can emit op `op` (at
+/* 1 when GPU target `target` ("vulkan", "metal" or "cuda") can emit op `op` (at
  * least in its f32 forms; dml_kschedule() says which forms). */
 int dml_codegen_supports(const char *target, dml_op_t op);
 
@@ -63,6 +63,44 @@ dml_status_t dml_codegen_sections(const dml_pkg_graph_t *g, const uint8_t *weigh
                                   uint64_t weights_size, int want_spirv, int want_msl,
                                   FILE *print, void **out_spirv, size_t *out_spirv_size,
                                   void **out_msl, size_t *out_msl_size);
+
+/* ---- CUDA (codegen/cuda/cuda.c, docs/kernels.md "CUDA") ----
+ * Kernel parameters: (float *arena, const float *weights, struct { unsigned
+ * sym[max(1, n_symbols)]; } syms) passed by value; the block is the
+ * kernel's workgroup size, the grid ceil(items / local). */
+
+/* CUDA C source of kernel `k`, self-contained (a prelude replaces the CUDA
+ * headers: clang's attributes and NVVM builtins). */
+dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols, char **out_text);
+
+/* The clang used for CUDA C -> PTX: $DMLC_CLANG when set (NULL when that is
+ * not executable), else the clang-16 found at configure time, else clang-16
+ * in $PATH; NULL when none. */
+const char *dml_codegen_cuda_clang(void);
+/* The ptxas used for cubins: $DMLC_PTXAS when set (empty: none), else
+ * /usr/local/cuda/bin/ptxas, else ptxas in $PATH; NULL when none. */
+const char *dml_codegen_cuda_ptxas(void);
+
+/* Compiles CUDA C source to PTX for sm_<sm> with clang (a subprocess in a
+ * private temporary directory: -x cuda --cuda-device-only -nocudainc
+ * -nocudalib -O3, PTX ISA 7.8). Errors: FAILED_PRECONDITION without clang;
+ * INTERNAL with clang's exit status and output; IO. *out_ptx is
+ * NUL-terminated, malloc'd. */
+dml_status_t dml_codegen_cuda_ptx(const char *src, int sm, char **out_ptx);
+
+/* Assembles PTX into a cubin for sm_<sm> with ptxas -O3. Errors as
+ * dml_codegen_cuda_ptx (FAILED_PRECONDITION without ptxas). */
+dml_status_t dml_codegen_cuda_cubin(const char *ptx, int sm, void **out, size_t *out_n);
+
+/* Builds the "kernels.cuda" section: every function of `g` scheduled,
+ * each kernel rendered to CUDA C, compiled to PTX and, per `cuda_arch`, to
+ * cubins, in a CUDA image container (dml_kpkg.h). `cuda_arch`: NULL or ""
+ * = PTX for sm_80 plus cubins for sm_80 and sm_90 when ptxas is found;
+ * "ptx" = PTX only; "sm_80,sm_90,..." = cubins for each (ptxas required)
+ * and PTX for the lowest. Deterministic for the same tools. */
+dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *weights,
+                                      uint64_t weights_size, const char *cuda_arch,
+                                      FILE *print, void **out_bytes, size_t *out_size);
 
 #ifdef __cplusplus
 }

@@ -7,8 +7,11 @@
 #include "dml_kpkg.h"
 
 int dml_codegen_supports(const char *target, dml_op_t op) {
-  /* Metal's kernels are translated from the same SPIR-V: one list. */
-  if (!target || (strcmp(target, "vulkan") && strcmp(target, "metal"))) return 0;
+  /* Metal's kernels are translated from the same SPIR-V, CUDA's rendered
+   * from the same kernel IR: one list. */
+  if (!target ||
+      (strcmp(target, "vulkan") && strcmp(target, "metal") && strcmp(target, "cuda")))
+    return 0;
   return dml_kschedule_handles(op);
 }
 
@@ -26,7 +29,9 @@ dml_status_t dml_codegen_check_ops(const char *target, const dml_pkg_graph_t *g)
     if (!s)
       s = dml_status_make(
           DML_STATUS_UNIMPLEMENTED,
-          !strcmp(target, "metal") ? "codegen.metal" : "codegen.vulkan",
+          !strcmp(target, "metal")  ? "codegen.metal"
+          : !strcmp(target, "cuda") ? "codegen.cuda"
+                                    : "codegen.vulkan",
           "target '%s' cannot emit every op of the model (no CPU fall-back)", target);
     s = dml_status_detail(s, "%s: %u node%s", dml_op_name((dml_op_t)op), count[op],
                           count[op] == 1 ? "" : "s");

@@ -13,13 +13,20 @@ static void usage(FILE *f) {
       f,
       "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target LIST] [--batch-bound N]\n"
       "                    [--bind NAME=FILE.npy]... [--print-ir-after=PASS]\n"
-      "                    [--print-ir-after-all] [--print-kernels]\n\n"
+      "                    [--print-ir-after-all] [--print-kernels]\n"
+      "                    [--cuda-arch ptx|sm_XX,...]\n\n"
       "Compiles an ONNX model (opsets 1-17) into a .dmlpkg package: import, shape\n"
       "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
       "  -o, --output FILE        the package to write (replaced atomically)\n"
       "  --target LIST            comma-separated targets: cpu (always in the package),\n"
-      "                           vulkan (SPIR-V kernels), metal (MSL kernels); a GPU\n"
+      "                           vulkan (SPIR-V kernels), metal (MSL kernels), cuda\n"
+      "                           (PTX and cubins, via clang-16 and ptxas); a GPU\n"
       "                           target fails listing the ops it cannot emit\n"
+      "  --cuda-arch LIST         cuda: cubins for each sm_XX of LIST (needs ptxas) and\n"
+      "                           PTX for the lowest, or 'ptx' for PTX (sm_80) only;\n"
+      "                           default: PTX, plus sm_80 and sm_90 cubins when\n"
+      "                           ptxas is found (DMLC_PTXAS, /usr/local/cuda/bin, "
+      "PATH)\n"
       "  --batch-bound N          upper bound of symbolic dims such as the batch\n"
       "                           (default 64); any batch up to N runs without\n"
       "                           recompiling\n"
@@ -103,6 +110,8 @@ int dmlc_cmd_compile(int argc, char **argv) {
       out = v;
     } else if ((v = flag_value(argc, argv, &i, "--target"))) {
       o.targets = v;
+    } else if ((v = flag_value(argc, argv, &i, "--cuda-arch"))) {
+      o.cuda_arch = v;
     } else if ((v = flag_value(argc, argv, &i, "--batch-bound"))) {
       char *end;
       o.batch_bound = strtoll(v, &end, 10);

@@ -25,8 +25,9 @@ extern "C" {
 typedef struct dml_train_config dml_train_config_t; /* passes/dml_train.h */
 
 typedef struct dml_compile_options {
-  /* Comma-separated targets: "cpu", and "vulkan" (SPIR-V) and "metal" (MSL)
-   * in builds with GPU code generation (DMLC_HAVE_CODEGEN). NULL = "cpu".
+  /* Comma-separated targets: "cpu", and "vulkan" (SPIR-V), "metal" (MSL)
+   * and "cuda" (PTX and cubins) in builds with GPU code generation
+   * (DMLC_HAVE_CODEGEN). NULL = "cpu".
    * The CPU plan is always in the package; each GPU target adds a kernel
    * section (docs/package-format.md), and fails listing the ops it lacks. */
   const char *targets;
@@ -70,6 +71,10 @@ typedef struct dml_compile_options {
    * nodes each holds, their bodies in the kernel IR) is printed here
    * (`dmlc compile --print-kernels`). */
   FILE *print_kernels;
+  /* --cuda-arch (dml_codegen_cuda_section): NULL = PTX plus cubins for
+   * sm_80 and sm_90 when ptxas is found; "ptx"; or "sm_80,sm_90,...". Only
+   * with the cuda target (INVALID_ARGUMENT otherwise). */
+  const char *cuda_arch;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {
@@ -114,6 +119,12 @@ dml_status_t dml_compile_onnx_memory(const void *data, size_t len, const char *b
  * targets; DATA_LOSS for bytes that are not a package. */
 dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
                                      void **bytes, size_t *size);
+
+/* As dml_compile_add_kernels, "cuda" adding "kernels.cuda" built for
+ * `cuda_arch` (dml_compile_options_t's cuda_arch; NULL: the default). */
+dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_arch,
+                                          FILE *print_kernels, void **bytes,
+                                          size_t *size);
 
 /* Compiles an IR module built by any frontend (e.g. dml_layers_model_to_ir
  * of frontends/layers) into the package `out_path` (atomically): the

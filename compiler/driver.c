@@ -23,30 +23,35 @@ static double now_ms(void) {
 }
 
 #ifdef DMLC_HAVE_CODEGEN
-#define AVAILABLE_TARGETS "cpu, vulkan, metal"
+#define AVAILABLE_TARGETS "cpu, vulkan, metal, cuda"
 #else
 #define AVAILABLE_TARGETS \
   "cpu (this build has no GPU code generation: run scripts/setup.sh)"
 #endif
 
 /* Checks the comma-separated target list and sets *want_spirv / *want_msl
- * for vulkan / metal (the cpu plan is always in the package). */
-static dml_status_t check_targets(const char *targets, int *want_spirv, int *want_msl) {
+ * / *want_cuda for vulkan / metal / cuda (the cpu plan is always in the
+ * package). want_cuda may be NULL (cuda then still accepted). */
+static dml_status_t check_targets3(const char *targets, int *want_spirv, int *want_msl,
+                                   int *want_cuda) {
   const char *p = targets;
+  int wc = 0;
   *want_spirv = *want_msl = 0;
   while (*p) {
     const char *e = strchr(p, ',');
     size_t n = e ? (size_t)(e - p) : strlen(p);
     int is_vk = n == 6 && !strncmp(p, "vulkan", 6),
-        is_mtl = n == 5 && !strncmp(p, "metal", 5);
+        is_mtl = n == 5 && !strncmp(p, "metal", 5),
+        is_cuda = n == 4 && !strncmp(p, "cuda", 4);
 #ifdef DMLC_HAVE_CODEGEN
-    int built = is_vk || is_mtl;
+    int built = is_vk || is_mtl || is_cuda;
 #else
     int built = 0;
 #endif
     if (built) {
       *want_spirv |= is_vk;
       *want_msl |= is_mtl;
+      wc |= is_cuda;
     } else if (!(n == 3 && !strncmp(p, "cpu", 3))) {
       int known = is_vk || (n == 4 && !strncmp(p, "cuda", 4)) || is_mtl;
       return dml_status_detail(
@@ -59,7 +64,12 @@ static dml_status_t check_targets(const char *targets, int *want_spirv, int *wan
     p += n;
     if (*p == ',') p++;
   }
+  if (want_cuda) *want_cuda = wc;
   return DML_OK;
+}
+
+static dml_status_t check_targets(const char *targets, int *want_spirv, int *want_msl) {
+  return check_targets3(targets, want_spirv, want_msl, NULL);
 }
 
 /* The CPU target runs every op of ops.def that has a reference kernel;
@@ -130,9 +140,16 @@ static void import_options(const dml_compile_options_t *o,
 
 dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
                                      void **bytes, size_t *size) {
-  int want_spirv = 0, want_msl = 0;
-  DML_RETURN_IF_ERROR(check_targets(targets ? targets : "cpu", &want_spirv, &want_msl));
-  if (!want_spirv && !want_msl && !print_kernels) return DML_OK;
+  return dml_compile_add_kernels_arch(targets, NULL, print_kernels, bytes, size);
+}
+
+dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_arch,
+                                          FILE *print_kernels, void **bytes,
+                                          size_t *size) {
+  int want_spirv = 0, want_msl = 0, want_cuda = 0;
+  DML_RETURN_IF_ERROR(
+      check_targets3(targets ? targets : "cpu", &want_spirv, &want_msl, &want_cuda));
+  if (!want_spirv && !want_msl && !want_cuda && !print_kernels) return DML_OK;
 #ifdef DMLC_HAVE_CODEGEN
   dml_pkg_t pkg;
   DML_RETURN_IF_ERROR(dml_pkg_parse(*bytes, *size, &pkg));
@@ -143,14 +160,19 @@ dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
                            "emitted package has no graph");
   dml_pkg_graph_t *g = NULL;
   DML_RETURN_IF_ERROR(dml_pkg_graph_decode(gs->data, gs->size, ws ? ws->size : 0, &g));
-  void *sp = NULL, *ms = NULL;
-  size_t sp_n = 0, ms_n = 0;
-  dml_status_t s =
-      dml_codegen_sections(g, ws ? ws->data : NULL, ws ? ws->size : 0, want_spirv,
-                           want_msl, print_kernels, &sp, &sp_n, &ms, &ms_n);
+  void *sp = NULL, *ms = NULL, *cu = NULL;
+  size_t sp_n = 0, ms_n = 0, cu_n = 0;
+  dml_status_t s = DML_OK;
+  if (want_spirv || want_msl || !want_cuda)
+    s = dml_codegen_sections(g, ws ? ws->data : NULL, ws ? ws->size : 0, want_spirv,
+                             want_msl, print_kernels, &sp, &sp_n, &ms, &ms_n);
+  if (!s && want_cuda)
+    s = dml_codegen_cuda_section(g, ws ? ws->data : NULL, ws ? ws->size : 0, cuda_arch,
+                                 want_spirv || want_msl ? NULL : print_kernels, &cu,
+                                 &cu_n);
   dml_pkg_graph_release(g);
   dml_pkg_writer_t *w = NULL;
-  if (!s && (want_spirv || want_msl)) s = dml_pkg_writer_create(&w);
+  if (!s && (want_spirv || want_msl || want_cuda)) s = dml_pkg_writer_create(&w);
   for (uint32_t i = 0; w && !s && i < pkg.n_sections; i++)
     s = dml_pkg_writer_add_section(w, pkg.sections[i].tag, pkg.sections[i].data,
                                    (size_t)pkg.sections[i].size,
@@ -158,12 +180,15 @@ dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
   if (w && !s && want_spirv)
     s = dml_pkg_writer_add_section(w, "kernels.spirv", sp, sp_n, 8);
   if (w && !s && want_msl) s = dml_pkg_writer_add_section(w, "kernels.msl", ms, ms_n, 8);
+  if (w && !s && want_cuda)
+    s = dml_pkg_writer_add_section(w, "kernels.cuda", cu, cu_n, 8);
   void *nb = NULL;
   size_t nn = 0;
   if (w && !s) s = dml_pkg_writer_finish_memory(w, &nb, &nn);
   dml_pkg_writer_release(w);
   free(sp);
   free(ms);
+  free(cu);
   if (!s && nb) {
     free(*bytes);
     *bytes = nb;
@@ -238,16 +263,21 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
     eo.targets = o->targets;
     eo.batch_bound = o->batch_bound;
     eo.command_line = o->command_line;
-    int ws = 0, wm = 0;
-    s = check_targets(o->targets, &ws, &wm);
-    if (!s && !ws && !wm && !o->print_kernels) {
+    int ws = 0, wm = 0, wc = 0;
+    s = check_targets3(o->targets, &ws, &wm, &wc);
+    if (!s && o->cuda_arch && !wc)
+      s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                          "--cuda-arch needs --target cuda");
+    if (!s && !ws && !wm && !wc && !o->print_kernels) {
       s = out_path ? dml_package_emit(m, &eo, out_path)
                    : dml_package_emit_memory(m, &eo, out_bytes, out_size);
     } else if (!s) {
       void *b = NULL;
       size_t n = 0;
       s = dml_package_emit_memory(m, &eo, &b, &n);
-      if (!s) s = dml_compile_add_kernels(o->targets, o->print_kernels, &b, &n);
+      if (!s)
+        s = dml_compile_add_kernels_arch(o->targets, o->cuda_arch, o->print_kernels, &b,
+                                         &n);
       if (!s && out_path) s = write_package(b, n, out_path);
       if (!s && !out_path) {
         *out_bytes = b;

@@ -33,6 +33,7 @@ struct dml_rt_model {
   uint64_t const_bytes;
   int64_t param_count, const_count;
   dml_kpkg_t *kernels_spirv; /* "kernels.spirv", validated; NULL if absent */
+  dml_kpkg_t *kernels_cuda;  /* "kernels.cuda", validated; NULL if absent */
 };
 
 /* Fills `out` from a package value (type in terms of the graph's symbols). */

@@ -229,9 +229,9 @@ static dml_status_t load_bytes(dml_rt_model_t *m, const uint8_t *bytes, size_t s
   m->scratch_bytes = m->fn_scratch[dml_rt_fn_index(m, m->fn)];
   /* GPU kernel sections are untrusted bytes like the rest: validated
    * against the graph here (dml_kpkg.h), whichever backend runs. */
-  static const dml_kpkg_target_t targets[2] = {DML_KPKG_TARGET_SPIRV,
-                                               DML_KPKG_TARGET_MSL};
-  for (int t = 0; t < 2; t++) {
+  static const dml_kpkg_target_t targets[3] = {DML_KPKG_TARGET_SPIRV, DML_KPKG_TARGET_MSL,
+                                               DML_KPKG_TARGET_CUDA};
+  for (int t = 0; t < 3; t++) {
     const dml_pkg_section_t *ks =
         dml_pkg_find_section(&m->pkg, dml_kpkg_section_tag(targets[t]));
     if (!ks) continue;
@@ -239,6 +239,8 @@ static dml_status_t load_bytes(dml_rt_model_t *m, const uint8_t *bytes, size_t s
     DML_RETURN_IF_ERROR(dml_kpkg_decode(ks->data, (size_t)ks->size, targets[t], g, &k));
     if (targets[t] == DML_KPKG_TARGET_SPIRV)
       m->kernels_spirv = k;
+    else if (targets[t] == DML_KPKG_TARGET_CUDA)
+      m->kernels_cuda = k;
     else
       dml_kpkg_release(k);
   }
@@ -279,6 +281,7 @@ dml_status_t dml_rt_model_load_memory(const void *bytes, size_t size,
 void dml_rt_model_release(dml_rt_model_t *m) {
   if (!m) return;
   dml_kpkg_release(m->kernels_spirv);
+  dml_kpkg_release(m->kernels_cuda);
   dml_pkg_graph_release(m->graph);
   free(m->meta);
   free(m->fn_scratch);

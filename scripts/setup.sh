@@ -12,6 +12,8 @@ PKGS=(
   # GPU code generation (codegen/): GLSL -> SPIR-V, validation, MSL
   glslang-dev glslang-tools spirv-tools spirv-headers spirv-cross
   libspirv-cross-c-shared-dev
+  # CUDA target (codegen/cuda): CUDA C -> PTX, run as a subprocess
+  clang-16
   # Vulkan: the loader (opened at run time) and Mesa's drivers, whose
   # lavapipe runs the Vulkan tests on the CPU
   libvulkan-dev mesa-vulkan-drivers

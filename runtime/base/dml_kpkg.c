@@ -9,6 +9,7 @@ const char *dml_kpkg_section_tag(dml_kpkg_target_t t) {
   switch (t) {
     case DML_KPKG_TARGET_SPIRV: return "kernels.spirv";
     case DML_KPKG_TARGET_MSL: return "kernels.msl";
+    case DML_KPKG_TARGET_CUDA: return "kernels.cuda";
   }
   return "";
 }
@@ -273,6 +274,14 @@ dml_status_t dml_kpkg_decode(const void *bytes, size_t size, dml_kpkg_target_t t
             !(K->code[0] == 0x03 && K->code[1] == 0x02 && K->code[2] == 0x23 &&
               K->code[3] == 0x07))
           rd_fail(&r, "not a SPIR-V module");
+      } else if (target == DML_KPKG_TARGET_CUDA) {
+        dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
+        uint32_t ni = 0;
+        dml_status_t cs = dml_kpkg_cuda_images(K->code, K->code_bytes, im, &ni);
+        if (cs) {
+          rd_fail(&r, dml_status_reason(cs));
+          dml_status_free(cs);
+        }
       } else if (memchr(K->code, 0, K->code_bytes)) {
         rd_fail(&r, "NUL byte in MSL source");
       }
@@ -291,5 +300,59 @@ dml_status_t dml_kpkg_decode(const void *bytes, size_t size, dml_kpkg_target_t t
     return r.err;
   }
   *out_kpkg = k;
+  return DML_OK;
+}
+
+static uint32_t le32(const uint8_t *b) {
+  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+         (uint32_t)b[3] << 24;
+}
+
+static dml_status_t cuda_bad(const char *what, uint32_t at) {
+  return dml_status_make(DML_STATUS_DATA_LOSS, "pkg.load",
+                         "CUDA code: %s (byte %u of the kernel's code)", what, at);
+}
+
+dml_status_t dml_kpkg_cuda_images(const uint8_t *code, uint32_t size,
+                                  dml_kpkg_cuda_image_t out[DML_KPKG_CUDA_MAX_IMAGES],
+                                  uint32_t *n_out) {
+  *n_out = 0;
+  if (!code || size < 8) return cuda_bad("truncated header", 0);
+  if (le32(code) != DML_KPKG_CUDA_MAGIC) return cuda_bad("bad magic", 0);
+  uint32_t n = le32(code + 4), at = 8;
+  if (n < 1 || n > DML_KPKG_CUDA_MAX_IMAGES) return cuda_bad("image count", 4);
+  for (uint32_t i = 0; i < n; i++) {
+    if (size - at < 12) return cuda_bad("truncated image header", at);
+    dml_kpkg_cuda_image_t *im = &out[i];
+    im->kind = le32(code + at);
+    im->sm = le32(code + at + 4);
+    im->size = le32(code + at + 8);
+    if (im->kind != DML_KPKG_CUDA_PTX && im->kind != DML_KPKG_CUDA_CUBIN)
+      return cuda_bad("unknown image kind", at);
+    if (im->sm < 50 || im->sm > 199)
+      return cuda_bad("architecture out of 50..199", at + 4);
+    at += 12;
+    uint64_t padded = ((uint64_t)im->size + 3) & ~(uint64_t)3;
+    if (im->size == 0 || padded > size - at) return cuda_bad("image size", at - 4);
+    im->data = code + at;
+    if (im->kind == DML_KPKG_CUDA_PTX) {
+      if (memchr(im->data, 0, im->size)) return cuda_bad("NUL byte in PTX", at);
+      static const char tgt[] = ".target sm_";
+      int found = 0;
+      for (uint32_t j = 0; !found && j + sizeof tgt - 1 <= im->size; j++)
+        found = !memcmp(im->data + j, tgt, sizeof tgt - 1);
+      if (!found) return cuda_bad("PTX without a .target", at);
+    } else if (im->size < 52 || memcmp(im->data,
+                                       "\x7f"
+                                       "ELF",
+                                       4)) {
+      return cuda_bad("cubin is not an ELF image", at);
+    }
+    for (uint64_t j = im->size; j < padded; j++)
+      if (code[at + j]) return cuda_bad("nonzero padding", (uint32_t)(at + j));
+    at += (uint32_t)padded;
+  }
+  if (at != size) return cuda_bad("trailing bytes", at);
+  *n_out = n;
   return DML_OK;
 }

@@ -1,6 +1,6 @@
 /*
  * dml_kpkg.h — the per-target kernel sections of a .dmlpkg package
- * ("kernels.spirv", "kernels.msl"): for each function, its kernels in
+ * ("kernels.spirv", "kernels.msl", "kernels.cuda"): for each function, its kernels in
  * execution order, the graph nodes each one holds, its launch geometry and
  * its code. docs/package-format.md gives the byte layout; this is its one
  * implementation, shared by the compiler (encode) and the runtime (decode,
@@ -38,7 +38,37 @@ extern "C" {
 typedef enum dml_kpkg_target {
   DML_KPKG_TARGET_SPIRV = 1, /* code: SPIR-V words (Vulkan 1.1, SPIR-V 1.3) */
   DML_KPKG_TARGET_MSL = 2,   /* code: Metal Shading Language 2.1 source */
+  DML_KPKG_TARGET_CUDA = 3,  /* code: a CUDA image container (below) */
 } dml_kpkg_target_t;
+
+/* A CUDA kernel's code is a container of images of the same kernel:
+ *   u32 magic DML_KPKG_CUDA_MAGIC, u32 n (1..DML_KPKG_CUDA_MAX_IMAGES),
+ *   n x { u32 kind (1 PTX text, 2 cubin), u32 sm (compute capability
+ *         major*10+minor: the PTX's .target or the cubin's architecture),
+ *         u32 size (> 0), size bytes, zeros to a multiple of 4 }.
+ * The runtime loads the cubin of the device's major version with the
+ * highest minor not above the device's, else the PTX (JIT-compiled by the
+ * driver) when its sm is not above the device's. */
+#define DML_KPKG_CUDA_MAGIC 0x41445543u /* "CUDA" little-endian */
+#define DML_KPKG_CUDA_MAX_IMAGES 16u
+#define DML_KPKG_CUDA_PTX 1u
+#define DML_KPKG_CUDA_CUBIN 2u
+
+typedef struct dml_kpkg_cuda_image {
+  uint32_t kind; /* DML_KPKG_CUDA_PTX or DML_KPKG_CUDA_CUBIN */
+  uint32_t sm;   /* 50 .. 199 */
+  uint32_t size;
+  const uint8_t *data; /* lent from the code bytes; PTX is not NUL-terminated */
+} dml_kpkg_cuda_image_t;
+
+/* Parses and validates a CUDA kernel's code (`size` untrusted bytes):
+ * magic, image count, kinds, sm in 50..199, sizes within the bytes, no
+ * trailing bytes, PTX text without NUL bytes that declares its `.target`,
+ * cubins starting with the ELF magic. Fills out[0 .. *n_out-1]. Errors:
+ * DATA_LOSS (op "pkg.load") saying what is wrong. */
+dml_status_t dml_kpkg_cuda_images(const uint8_t *code, uint32_t size,
+                                  dml_kpkg_cuda_image_t out[DML_KPKG_CUDA_MAX_IMAGES],
+                                  uint32_t *n_out);
 
 /* The section tag of a target ("kernels.spirv", "kernels.msl"). */
 const char *dml_kpkg_section_tag(dml_kpkg_target_t t);
@@ -85,7 +115,7 @@ dml_status_t dml_kpkg_encode(const dml_kpkg_t *k, void **out_bytes, size_t *out_
  * node not held by a kernel a view op; workgroup sizes in 1..1024 (product
  * too); symbols in range; counts non-negative and below 2^32; code present
  * (SPIR-V: a multiple of 4 bytes starting with the magic word 0x07230203;
- * MSL: text without NUL bytes). */
+ * MSL: text without NUL bytes; CUDA: dml_kpkg_cuda_images()). */
 dml_status_t dml_kpkg_decode(const void *bytes, size_t size, dml_kpkg_target_t target,
                              const dml_pkg_graph_t *g, dml_kpkg_t **out_kpkg);
 

@@ -43,7 +43,6 @@ grep -q "Trainable params: 61,706 (61.7K)" <<<"$out" && ok || bad "summary onnx:
 # Errors a user meets.
 expect_err missing-model "cannot open" "$DMLC" compile "$WORK/nope.onnx" -o "$WORK/x.dmlpkg"
 expect_err no-output "no output given" "$DMLC" compile "$M"
-expect_err target "target 'cuda' is not implemented" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target cuda
 expect_err target-unknown "unknown target 'tpu'" "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target tpu
 # GPU targets (when this build has codegen/): kernels in the package, the
 # plan printed, and a clear list of what a target cannot emit.
@@ -78,6 +77,13 @@ if "$DMLC" compile --help | grep -q "vulkan (SPIR-V kernels)" && \
   else
     echo "note: no Vulkan device here; the Vulkan run checks of this script were skipped"
   fi
+  # cuda: PTX (clang-16) in kernels.cuda; the ops it lacks listed
+  expect_err target-cuda-missing-ops "target 'cuda' cannot emit every op" "$DMLC" compile "$(dirname "$0")/../onnx/fixtures/legacy6.onnx" -o "$WORK/x.dmlpkg" --target cuda
+  expect_ok compile-cuda "$DMLC" compile "$F" -o "$WORK/fc.dmlpkg" --target cuda --cuda-arch ptx
+  expect_ok inspect-cuda "$DMLC" inspect "$WORK/fc.dmlpkg"
+  grep -q "kernels.cuda" <<<"$out" && ok || bad "inspect: no kernels.cuda: $out"
+  expect_err cuda-arch-bad "bad --cuda-arch 'sm80'" "$DMLC" compile "$F" -o "$WORK/fc.dmlpkg" --target cuda --cuda-arch sm80
+  expect_err cuda-arch-no-cuda "--cuda-arch needs --target cuda" "$DMLC" compile "$F" -o "$WORK/fc.dmlpkg" --cuda-arch ptx
 fi
 expect_ok bench-cpu "$DMLC" bench "$WORK/lenet5.dmlpkg" --iterations 3 --warmup 1
 grep -q "end to end: min" <<<"$out" && ok || bad "bench on cpu: $out"

@@ -118,11 +118,14 @@ static void test_unsupported_ops_listed(void) {
   CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
               "Transpose: 1 node");
   CHECK_ERROR(dml_compile_add_kernels("cuda", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
-              "target 'cuda' is not implemented");
+              "target 'cuda' cannot emit every op");
   CHECK(dml_codegen_supports("vulkan", DML_OP_GEMM));
   CHECK(dml_codegen_supports("vulkan", DML_OP_CONV));
   CHECK(!dml_codegen_supports("metal", DML_OP_TRANSPOSE));
-  CHECK(!dml_codegen_supports("cuda", DML_OP_GEMM));
+  CHECK(dml_codegen_supports("cuda", DML_OP_GEMM));
+  CHECK(dml_codegen_supports("cuda", DML_OP_CONV));
+  CHECK(!dml_codegen_supports("cuda", DML_OP_TRANSPOSE));
+  CHECK(!dml_codegen_supports("rocm", DML_OP_GEMM));
   free(copy);
   free(bytes);
 }

@@ -257,9 +257,9 @@ static void test_failed_call_changes_nothing(void) {
                 "ONNX import options (bind, input_shapes, sequence_inputs, "
                 "optional_inputs) do not apply to an IR module");
     memset(&co, 0, sizeof co);
-    co.targets = "cuda";
+    co.targets = "rocm";
     CHECK_ERROR(dml_compile_module_memory(ir, "x", &co, &pkg, &size, NULL),
-                DML_STATUS_UNIMPLEMENTED, "target 'cuda' is not implemented");
+                DML_STATUS_UNIMPLEMENTED, "unknown target 'rocm'");
     co.targets = NULL;
     co.batch_bound = -1;
     CHECK_ERROR(dml_compile_module_memory(ir, "x", &co, &pkg, &size, NULL), INVALID,

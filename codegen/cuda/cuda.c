@@ -1,0 +1,567 @@
+/* cuda.c — kernel IR -> CUDA C -> PTX (clang-16) -> cubins (ptxas), and the
+ * "kernels.cuda" package section (dml_codegen.h, docs/kernels.md "CUDA"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "c_emit.h"
+#include "dml_codegen.h"
+#include "dml_kpkg.h"
+
+extern char **environ;
+
+#define OP "codegen.cuda"
+
+/* The built-in variables are locals the kernel defines from the PTX special
+ * registers; the scalar functions are the prelude's (below). */
+static const dml_cdialect_t k_cuda = {
+    {"gid_x", "gid_y", "lid_x", "lid_y", "wg_x", "wg_y"},
+    "pc.sym[%d]",
+    "__builtin_nanf(\"\")",
+    "__builtin_inff()",
+    "(-__builtin_inff())",
+    "f",
+    {"(-",
+     "__builtin_fabsf(",
+     "dml_exp(",
+     "dml_log(",
+     "__builtin_sqrtf(",
+     "dml_tanh(",
+     "dml_sigmoid(",
+     "__builtin_fmaxf(0.0f, ",
+     "__builtin_floorf(",
+     "__builtin_ceilf(",
+     "(1.0f / ",
+     "dml_sin(",
+     "dml_cos(",
+     "(",
+     "(",
+     "(",
+     "(",
+     "__builtin_fmaxf(",
+     "__builtin_fminf(",
+     "dml_pow("},
+    {"", "", "", "",    "",    "",    "",    "",   "",   "",
+     "", "", "", " + ", " - ", " * ", " / ", ", ", ", ", ", "},
+    {")", ")", ")", ")", ")", ")", ")", ")", ")", ")",
+     ")", ")", ")", ")", ")", ")", ")", ")", ")", ")"},
+    "__syncthreads();",
+    "unsigned",
+};
+
+/* Compiled with clang -nocudainc -nocudalib: no CUDA headers, no
+ * libdevice. The attributes are clang's; the math is NVVM builtins (PTX
+ * instructions) with the accuracy noted per function, well inside the
+ * 1e-4 the GPU tests allow against the CPU's libm. */
+static const char k_prelude[] =
+    "/* dmlc CUDA prelude: no CUDA headers (compiled with -nocudainc -nocudalib) */\n"
+    "#define __global__ __attribute__((global))\n"
+    "#define __device__ __attribute__((device))\n"
+    "#define __shared__ __attribute__((shared))\n"
+    "#define DML_DEV static __device__ __attribute__((always_inline)) inline\n"
+    "typedef struct dml_syms { unsigned sym[DML_NSYM]; } dml_syms_t;\n"
+    "/* exp(x) = 2^h * 2^l with h = fl(x*log2 e) and l its rounding error (fma):\n"
+    " * ex2.approx's 2^-22.5 relative error, not x*log2 e's rounding */\n"
+    "DML_DEV float dml_exp(float x) {\n"
+    "  float h = x * 1.44269504f;\n"
+    "  float l = __builtin_fabsf(x) < 88.0f\n"
+    "                ? __builtin_fmaf(x, 1.44269504f, -h) + x * 1.92596299e-8f : 0.0f;\n"
+    "  return __nvvm_ex2_approx_f(h) * (1.0f + l * 0.693147181f);\n"
+    "}\n"
+    "/* lg2.approx: absolute error of log below 2^-22 * ln 2 */\n"
+    "DML_DEV float dml_log(float x) { return __nvvm_lg2_approx_f(x) * 0.693147181f; }\n"
+    "DML_DEV float dml_sigmoid(float x) { return 1.0f / (1.0f + dml_exp(-x)); }\n"
+    "/* odd Taylor series below 0.125 (error < 1e-9), else 1 - 2/(e^2|x| + 1) */\n"
+    "DML_DEV float dml_tanh(float x) {\n"
+    "  float a = __builtin_fabsf(x);\n"
+    "  if (a < 0.125f) {\n"
+    "    float x2 = x * x;\n"
+    "    return x * (1.0f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * "
+    "-0.0539682540f)));\n"
+    "  }\n"
+    "  float t = 1.0f - 2.0f / (dml_exp(2.0f * a) + 1.0f);\n"
+    "  return x < 0.0f ? -t : t;\n"
+    "}\n"
+    "/* reduced to [-pi, pi] (Cody-Waite, two constants), then sin/cos.approx\n"
+    " * (absolute error 2^-20.9 there) */\n"
+    "DML_DEV float dml_reduce(float x) {\n"
+    "  float k = __builtin_rintf(x * 0.159154943f);\n"
+    "  return __builtin_fmaf(-k, 1.74845553e-7f, __builtin_fmaf(-k, 6.28318548f, x));\n"
+    "}\n"
+    "DML_DEV float dml_sin(float x) { return __nvvm_sin_approx_f(dml_reduce(x)); }\n"
+    "DML_DEV float dml_cos(float x) { return __nvvm_cos_approx_f(dml_reduce(x)); }\n"
+    "/* as C's powf for finite operands: negative bases need integral exponents */\n"
+    "DML_DEV float dml_pow(float a, float b) {\n"
+    "  if (b == 0.0f) return 1.0f;\n"
+    "  float r = __nvvm_ex2_approx_f(b * __nvvm_lg2_approx_f(__builtin_fabsf(a)));\n"
+    "  if (a < 0.0f) {\n"
+    "    if (__builtin_floorf(b) != b) return __builtin_nanf(\"\");\n"
+    "    if (__builtin_fmodf(b, 2.0f) != 0.0f) r = -r;\n"
+    "  }\n"
+    "  return r;\n"
+    "}\n";
+
+dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
+                              char **out_text) {
+  if (n_symbols > DML_KPKG_MAX_SYMBOLS)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "%u symbols exceed the %u kernel parameter words", n_symbols,
+                           DML_KPKG_MAX_SYMBOLS);
+  dml_sb_t b = {0};
+  dml_sb_printf(&b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s", k->name,
+                dml_kernel_kind_name(k->kind), n_symbols ? n_symbols : 1, k_prelude);
+  dml_sb_printf(&b,
+                "extern \"C\" __global__ void __attribute__((launch_bounds(%u)))\n"
+                "%s(float *__restrict__ arena, const float *__restrict__ weights, "
+                "dml_syms_t pc) {\n",
+                k->local[0] * k->local[1] * k->local[2], k->name);
+  dml_sb_printf(&b,
+                "  const unsigned lid_x = __nvvm_read_ptx_sreg_tid_x();\n"
+                "  const unsigned lid_y = __nvvm_read_ptx_sreg_tid_y();\n"
+                "  const unsigned wg_x = __nvvm_read_ptx_sreg_ctaid_x();\n"
+                "  const unsigned wg_y = __nvvm_read_ptx_sreg_ctaid_y();\n"
+                "  const unsigned gid_x = wg_x * %uu + lid_x;\n"
+                "  const unsigned gid_y = wg_y * %uu + lid_y;\n"
+                "  (void)gid_x, (void)gid_y, (void)arena, (void)weights, (void)pc;\n",
+                k->local[0], k->local[1]);
+  for (uint32_t t = 0; t < k->n_tiles; t++)
+    dml_sb_printf(&b, "  __shared__ float tile%u[%u];\n", t, k->tile_elems[t]);
+  for (uint32_t r = 0; r < k->n_regs; r++) dml_sb_printf(&b, "  float r%u = 0.0f;\n", r);
+  dml_cemit_stmts(&b, &k_cuda, k->body, 1);
+  dml_sb_printf(&b, "}\n");
+  if (b.oom) {
+    free(b.p);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  }
+  *out_text = b.p;
+  return DML_OK;
+}
+
+/* ---- tools ---- */
+
+static int executable(const char *p) {
+  return p && *p && access(p, X_OK) == 0;
+}
+
+/* `name` found in $PATH (copied into buf), or NULL. */
+static const char *in_path(const char *name, char *buf, size_t cap) {
+  const char *path = getenv("PATH");
+  if (!path) return NULL;
+  while (*path) {
+    const char *e = strchr(path, ':');
+    size_t n = e ? (size_t)(e - path) : strlen(path);
+    if (n && (size_t)snprintf(buf, cap, "%.*s/%s", (int)n, path, name) < cap &&
+        executable(buf))
+      return buf;
+    path += n;
+    if (*path == ':') path++;
+  }
+  return NULL;
+}
+
+#ifndef DMLC_CLANG_CUDA_DEFAULT
+#define DMLC_CLANG_CUDA_DEFAULT ""
+#endif
+
+const char *dml_codegen_cuda_clang(void) {
+  static char buf[4096];
+  const char *e = getenv("DMLC_CLANG");
+  if (e && *e) return executable(e) ? e : NULL;
+  if (executable(DMLC_CLANG_CUDA_DEFAULT)) return DMLC_CLANG_CUDA_DEFAULT;
+  return in_path("clang-16", buf, sizeof buf);
+}
+
+const char *dml_codegen_cuda_ptxas(void) {
+  static char buf[4096];
+  const char *e = getenv("DMLC_PTXAS");
+  if (e) return executable(e) ? e : NULL; /* DMLC_PTXAS= (empty): none */
+  if (executable("/usr/local/cuda/bin/ptxas")) return "/usr/local/cuda/bin/ptxas";
+  return in_path("ptxas", buf, sizeof buf);
+}
+
+/* A private temporary directory and the files the tools read and write. */
+typedef struct tmp {
+  char dir[512];
+  char src[600], ptx[600], bin[600], err[600];
+} tmp_t;
+
+static dml_status_t tmp_open(tmp_t *t) {
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  snprintf(t->dir, sizeof t->dir, "%s/dmlc-cuda-XXXXXX", base);
+  if (!mkdtemp(t->dir))
+    return dml_status_make(DML_STATUS_IO, OP,
+                           "cannot create a temporary directory in %s: %s", base,
+                           strerror(errno));
+  snprintf(t->src, sizeof t->src, "%s/k.cu", t->dir);
+  snprintf(t->ptx, sizeof t->ptx, "%s/k.ptx", t->dir);
+  snprintf(t->bin, sizeof t->bin, "%s/k.cubin", t->dir);
+  snprintf(t->err, sizeof t->err, "%s/log.txt", t->dir);
+  return DML_OK;
+}
+
+static void tmp_close(tmp_t *t) {
+  unlink(t->src);
+  unlink(t->ptx);
+  unlink(t->bin);
+  unlink(t->err);
+  rmdir(t->dir);
+}
+
+static dml_status_t write_file(const char *path, const void *d, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return dml_status_make(DML_STATUS_IO, OP, "cannot write %s: %s", path,
+                           strerror(errno));
+  size_t w = fwrite(d, 1, n, f);
+  if (fclose(f) != 0 || w != n)
+    return dml_status_make(DML_STATUS_IO, OP, "cannot write %s", path);
+  return DML_OK;
+}
+
+/* The whole file (NUL-terminated besides), or NULL. */
+static char *read_file(const char *path, size_t *out_n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *p = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 65536 + 1 > cap) {
+      cap = cap ? cap * 2 : 65536 * 2;
+      char *q = (char *)realloc(p, cap);
+      if (!q) {
+        free(p);
+        fclose(f);
+        return NULL;
+      }
+      p = q;
+    }
+    size_t r = fread(p + n, 1, 65536, f);
+    n += r;
+    if (r < 65536) break;
+  }
+  fclose(f);
+  p[n] = 0;
+  if (out_n) *out_n = n;
+  return p;
+}
+
+/* Runs argv (argv[0] a path) with stdout and stderr into t->err; an error
+ * with the tool's exit status and output when it fails. */
+static dml_status_t run_tool(tmp_t *t, char *const argv[], const char *what) {
+  posix_spawn_file_actions_t fa;
+  if (posix_spawn_file_actions_init(&fa))
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
+                           "posix_spawn: out of memory");
+  posix_spawn_file_actions_addopen(&fa, 1, t->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc)
+    return dml_status_make(DML_STATUS_IO, OP, "cannot start %s (%s): %s", what, argv[0],
+                           strerror(rc));
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0) {
+    if (errno != EINTR)
+      return dml_status_make(DML_STATUS_IO, OP, "waitpid(%s): %s", what, strerror(errno));
+  }
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return DML_OK;
+  size_t n = 0;
+  char *log = read_file(t->err, &n);
+  dml_status_t s =
+      WIFEXITED(st)
+          ? dml_status_make(DML_STATUS_INTERNAL, OP, "%s (%s) failed with exit status %d",
+                            what, argv[0], WEXITSTATUS(st))
+          : dml_status_make(DML_STATUS_INTERNAL, OP, "%s (%s) was killed by signal %d",
+                            what, argv[0], WTERMSIG(st));
+  if (log && n) s = dml_status_detail(s, "%.4000s", log);
+  free(log);
+  return s;
+}
+
+static dml_status_t ptx_in(tmp_t *t, const char *clang, const char *src, int sm,
+                           char **out_ptx, size_t *out_n) {
+  DML_RETURN_IF_ERROR(write_file(t->src, src, strlen(src)));
+  char arch[64], cpath[600];
+  snprintf(arch, sizeof arch, "--cuda-gpu-arch=sm_%d", sm);
+  /* an empty CUDA path: the output must not depend on a toolkit's presence */
+  snprintf(cpath, sizeof cpath, "--cuda-path=%s", t->dir);
+  char *argv[] = {(char *)clang,
+                  "-x",
+                  "cuda",
+                  "--cuda-device-only",
+                  arch,
+                  cpath,
+                  "-nocudainc",
+                  "-nocudalib",
+                  "-O3",
+                  "-S",
+                  "-Wno-unknown-cuda-version",
+                  "-Xclang",
+                  "-target-feature",
+                  "-Xclang",
+                  "+ptx78",
+                  "-o",
+                  t->ptx,
+                  t->src,
+                  NULL};
+  unlink(t->ptx);
+  DML_RETURN_IF_ERROR(run_tool(t, argv, "clang (CUDA C -> PTX)"));
+  char *ptx = read_file(t->ptx, out_n);
+  if (!ptx)
+    return dml_status_make(DML_STATUS_IO, OP, "cannot read clang's output %s", t->ptx);
+  *out_ptx = ptx;
+  return DML_OK;
+}
+
+static dml_status_t cubin_in(tmp_t *t, const char *ptxas, const char *ptx, size_t n,
+                             int sm, void **out, size_t *out_n) {
+  DML_RETURN_IF_ERROR(write_file(t->ptx, ptx, n));
+  char arch[64];
+  snprintf(arch, sizeof arch, "-arch=sm_%d", sm);
+  char *argv[] = {(char *)ptxas, arch, "-O3", "-o", t->bin, t->ptx, NULL};
+  unlink(t->bin);
+  DML_RETURN_IF_ERROR(run_tool(t, argv, "ptxas (PTX -> cubin)"));
+  char *bin = read_file(t->bin, out_n);
+  if (!bin)
+    return dml_status_make(DML_STATUS_IO, OP, "cannot read ptxas's output %s", t->bin);
+  *out = bin;
+  return DML_OK;
+}
+
+static dml_status_t no_clang(void) {
+  return dml_status_detail(
+      dml_status_make(
+          DML_STATUS_FAILED_PRECONDITION, OP,
+          "clang-16 not found: the cuda target compiles CUDA C to PTX with it"),
+      "install Debian's clang-16 (scripts/setup.sh) or set DMLC_CLANG to a clang >= 16");
+}
+
+dml_status_t dml_codegen_cuda_ptx(const char *src, int sm, char **out_ptx) {
+  const char *clang = dml_codegen_cuda_clang();
+  if (!clang) return no_clang();
+  tmp_t t;
+  DML_RETURN_IF_ERROR(tmp_open(&t));
+  size_t n = 0;
+  dml_status_t s = ptx_in(&t, clang, src, sm, out_ptx, &n);
+  tmp_close(&t);
+  return s;
+}
+
+dml_status_t dml_codegen_cuda_cubin(const char *ptx, int sm, void **out, size_t *out_n) {
+  const char *ptxas = dml_codegen_cuda_ptxas();
+  if (!ptxas)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                           "ptxas not found (DMLC_PTXAS, /usr/local/cuda/bin, PATH)");
+  tmp_t t;
+  DML_RETURN_IF_ERROR(tmp_open(&t));
+  dml_status_t s = cubin_in(&t, ptxas, ptx, strlen(ptx), sm, out, out_n);
+  tmp_close(&t);
+  return s;
+}
+
+/* ---- the section ---- */
+
+/* Parses --cuda-arch: NULL/"" = PTX for sm_80 and, when ptxas is found,
+ * cubins for sm_80 and sm_90; "ptx" = PTX only; else a list "sm_80,sm_90"
+ * (cubins for each, ptxas required; PTX for the lowest). */
+static dml_status_t parse_arch(const char *spec, int *ptx_sm, int *sms, int *n_sms,
+                               const char **ptxas) {
+  *n_sms = 0;
+  *ptx_sm = 80;
+  *ptxas = dml_codegen_cuda_ptxas();
+  if (!spec || !*spec) {
+    if (*ptxas) {
+      sms[0] = 80;
+      sms[1] = 90;
+      *n_sms = 2;
+    }
+    return DML_OK;
+  }
+  if (!strcmp(spec, "ptx")) return DML_OK;
+  const char *p = spec;
+  while (*p) {
+    int sm = 0, used = 0;
+    if (sscanf(p, "sm_%d%n", &sm, &used) != 1 || sm < 50 || sm > 199 ||
+        (p[used] && p[used] != ',') || *n_sms >= 8)
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile", "bad --cuda-arch '%s'",
+                          spec),
+          "expected 'ptx' or a comma-separated list of up to 8 of sm_50 .. sm_199, "
+          "e.g. sm_80,sm_90");
+    sms[(*n_sms)++] = sm;
+    p += used;
+    if (*p == ',') p++;
+  }
+  if (!*ptxas)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_FAILED_PRECONDITION, "compile",
+                        "--cuda-arch %s needs ptxas, which was not found", spec),
+        "looked in DMLC_PTXAS, /usr/local/cuda/bin and PATH; '--cuda-arch ptx' "
+        "stores PTX only");
+  *ptx_sm = sms[0];
+  for (int i = 1; i < *n_sms; i++)
+    if (sms[i] < *ptx_sm) *ptx_sm = sms[i];
+  return DML_OK;
+}
+
+typedef struct wbuf {
+  uint8_t *p;
+  size_t n, cap;
+  int oom;
+} wbuf_t;
+
+static void w_bytes(wbuf_t *w, const void *d, size_t n) {
+  if (w->oom) return;
+  if (w->n + n + 4 > w->cap) {
+    size_t cap = w->cap ? w->cap : 65536;
+    while (cap < w->n + n + 4) cap *= 2;
+    uint8_t *p = (uint8_t *)realloc(w->p, cap);
+    if (!p) {
+      w->oom = 1;
+      return;
+    }
+    w->p = p;
+    w->cap = cap;
+  }
+  memcpy(w->p + w->n, d, n);
+  w->n += n;
+}
+
+static void w_u32(wbuf_t *w, uint32_t v) {
+  uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+  w_bytes(w, b, 4);
+}
+
+static void w_image(wbuf_t *w, uint32_t kind, int sm, const void *d, size_t n) {
+  static const uint8_t zeros[4] = {0};
+  w_u32(w, kind);
+  w_u32(w, (uint32_t)sm);
+  w_u32(w, (uint32_t)n);
+  w_bytes(w, d, n);
+  w_bytes(w, zeros, (4 - n % 4) % 4);
+}
+
+/* One kernel's code: the CUDA image container (dml_kpkg.h). */
+static dml_status_t build_kernel(tmp_t *t, const char *clang, const char *ptxas,
+                                 const dml_kernel_t *K, uint32_t n_symbols, int ptx_sm,
+                                 const int *sms, int n_sms, uint8_t **out,
+                                 uint32_t *out_n) {
+  char *src = NULL, *ptx = NULL;
+  size_t ptx_n = 0;
+  DML_RETURN_IF_ERROR(dml_codegen_cuda(K, n_symbols, &src));
+  dml_status_t s = ptx_in(t, clang, src, ptx_sm, &ptx, &ptx_n);
+  free(src);
+  if (s) return s;
+  wbuf_t w = {0};
+  w_u32(&w, DML_KPKG_CUDA_MAGIC);
+  w_u32(&w, (uint32_t)(1 + n_sms));
+  w_image(&w, DML_KPKG_CUDA_PTX, ptx_sm, ptx, ptx_n);
+  for (int i = 0; !s && i < n_sms; i++) {
+    void *bin = NULL;
+    size_t bn = 0;
+    s = cubin_in(t, ptxas, ptx, ptx_n, sms[i], &bin, &bn);
+    if (!s) w_image(&w, DML_KPKG_CUDA_CUBIN, sms[i], bin, bn);
+    free(bin);
+  }
+  free(ptx);
+  if (!s && (w.oom || w.n > DML_KPKG_MAX_CODE_BYTES))
+    s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
+                        "kernel %s: out of memory or code over %u bytes", K->name,
+                        DML_KPKG_MAX_CODE_BYTES);
+  if (s) {
+    free(w.p);
+    return dml_status_annotate(s, "kernel %s", K->name);
+  }
+  *out = w.p;
+  *out_n = (uint32_t)w.n;
+  return DML_OK;
+}
+
+static void free_table(dml_kpkg_t *k) {
+  for (uint32_t f = 0; f < k->n_functions; f++) {
+    for (uint32_t i = 0; i < k->functions[f].n_kernels; i++) {
+      free((void *)k->functions[f].kernels[i].code);
+      free(k->functions[f].kernels[i].nodes);
+    }
+    free(k->functions[f].kernels);
+  }
+  free(k->functions);
+}
+
+static void to_lin(dml_klin_t l, dml_kpkg_lin_t *o) {
+  o->c0 = l.c0;
+  o->c = l.c;
+  o->sym = l.sym;
+}
+
+dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *weights,
+                                      uint64_t weights_size, const char *cuda_arch,
+                                      FILE *print, void **out_bytes, size_t *out_size) {
+  DML_RETURN_IF_ERROR(dml_codegen_check_ops("cuda", g));
+  int ptx_sm = 80, sms[8], n_sms = 0;
+  const char *ptxas = NULL;
+  DML_RETURN_IF_ERROR(parse_arch(cuda_arch, &ptx_sm, sms, &n_sms, &ptxas));
+  const char *clang = dml_codegen_cuda_clang();
+  if (!clang) return no_clang();
+  tmp_t t;
+  DML_RETURN_IF_ERROR(tmp_open(&t));
+  dml_kpkg_t k = {DML_KPKG_TARGET_CUDA, 0, NULL};
+  dml_status_t s = DML_OK;
+  if (g->n_functions) {
+    k.functions = (dml_kpkg_function_t *)calloc(g->n_functions, sizeof *k.functions);
+    if (!k.functions)
+      s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  }
+  for (uint32_t f = 0; !s && f < g->n_functions; f++) {
+    dml_kplan_t *p = NULL;
+    s = dml_kschedule(g, f, weights, weights_size, &p);
+    if (s) break;
+    if (print) dml_kplan_print(p, g, print);
+    dml_kpkg_function_t *fn = &k.functions[f];
+    k.n_functions = f + 1;
+    fn->function = f;
+    if (p->n_kernels) {
+      fn->kernels = (dml_kpkg_kernel_t *)calloc(p->n_kernels, sizeof *fn->kernels);
+      if (!fn->kernels)
+        s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+      else
+        fn->n_kernels = p->n_kernels;
+    }
+    for (uint32_t i = 0; !s && i < p->n_kernels; i++) {
+      const dml_kernel_t *K = &p->kernels[i];
+      dml_kpkg_kernel_t *o = &fn->kernels[i];
+      snprintf(o->name, sizeof o->name, "%s", K->name);
+      o->kind = (uint32_t)K->kind;
+      o->n_nodes = K->n_nodes;
+      o->nodes = (uint32_t *)malloc(K->n_nodes * sizeof(uint32_t));
+      if (!o->nodes) {
+        s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+        break;
+      }
+      memcpy(o->nodes, K->nodes, K->n_nodes * sizeof(uint32_t));
+      memcpy(o->local, K->local, sizeof o->local);
+      for (int d = 0; d < 3; d++) to_lin(K->items[d], &o->items[d]);
+      to_lin(K->flops, &o->flops);
+      to_lin(K->bytes, &o->bytes);
+      uint8_t *code = NULL;
+      s = build_kernel(&t, clang, ptxas, K, g->n_symbols, ptx_sm, sms, n_sms, &code,
+                       &o->code_bytes);
+      o->code = code;
+    }
+    if (s) s = dml_status_annotate(s, "function '%s'", g->functions[f].name);
+    dml_kplan_release(p);
+  }
+  tmp_close(&t);
+  if (!s) s = dml_kpkg_encode(&k, out_bytes, out_size);
+  free_table(&k);
+  return s;
+}

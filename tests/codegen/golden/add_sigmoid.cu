@@ -1,0 +1,64 @@
+// dmlc kernel k0_elementwise (elementwise)
+#define DML_NSYM 1
+/* dmlc CUDA prelude: no CUDA headers (compiled with -nocudainc -nocudalib) */
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __shared__ __attribute__((shared))
+#define DML_DEV static __device__ __attribute__((always_inline)) inline
+typedef struct dml_syms { unsigned sym[DML_NSYM]; } dml_syms_t;
+/* exp(x) = 2^h * 2^l with h = fl(x*log2 e) and l its rounding error (fma):
+ * ex2.approx's 2^-22.5 relative error, not x*log2 e's rounding */
+DML_DEV float dml_exp(float x) {
+  float h = x * 1.44269504f;
+  float l = __builtin_fabsf(x) < 88.0f
+                ? __builtin_fmaf(x, 1.44269504f, -h) + x * 1.92596299e-8f : 0.0f;
+  return __nvvm_ex2_approx_f(h) * (1.0f + l * 0.693147181f);
+}
+/* lg2.approx: absolute error of log below 2^-22 * ln 2 */
+DML_DEV float dml_log(float x) { return __nvvm_lg2_approx_f(x) * 0.693147181f; }
+DML_DEV float dml_sigmoid(float x) { return 1.0f / (1.0f + dml_exp(-x)); }
+/* odd Taylor series below 0.125 (error < 1e-9), else 1 - 2/(e^2|x| + 1) */
+DML_DEV float dml_tanh(float x) {
+  float a = __builtin_fabsf(x);
+  if (a < 0.125f) {
+    float x2 = x * x;
+    return x * (1.0f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * -0.0539682540f)));
+  }
+  float t = 1.0f - 2.0f / (dml_exp(2.0f * a) + 1.0f);
+  return x < 0.0f ? -t : t;
+}
+/* reduced to [-pi, pi] (Cody-Waite, two constants), then sin/cos.approx
+ * (absolute error 2^-20.9 there) */
+DML_DEV float dml_reduce(float x) {
+  float k = __builtin_rintf(x * 0.159154943f);
+  return __builtin_fmaf(-k, 1.74845553e-7f, __builtin_fmaf(-k, 6.28318548f, x));
+}
+DML_DEV float dml_sin(float x) { return __nvvm_sin_approx_f(dml_reduce(x)); }
+DML_DEV float dml_cos(float x) { return __nvvm_cos_approx_f(dml_reduce(x)); }
+/* as C's powf for finite operands: negative bases need integral exponents */
+DML_DEV float dml_pow(float a, float b) {
+  if (b == 0.0f) return 1.0f;
+  float r = __nvvm_ex2_approx_f(b * __nvvm_lg2_approx_f(__builtin_fabsf(a)));
+  if (a < 0.0f) {
+    if (__builtin_floorf(b) != b) return __builtin_nanf("");
+    if (__builtin_fmodf(b, 2.0f) != 0.0f) r = -r;
+  }
+  return r;
+}
+extern "C" __global__ void __attribute__((launch_bounds(256)))
+k0_elementwise(float *__restrict__ arena, const float *__restrict__ weights, dml_syms_t pc) {
+  const unsigned lid_x = __nvvm_read_ptx_sreg_tid_x();
+  const unsigned lid_y = __nvvm_read_ptx_sreg_tid_y();
+  const unsigned wg_x = __nvvm_read_ptx_sreg_ctaid_x();
+  const unsigned wg_y = __nvvm_read_ptx_sreg_ctaid_y();
+  const unsigned gid_x = wg_x * 256u + lid_x;
+  const unsigned gid_y = wg_y * 1u + lid_y;
+  (void)gid_x, (void)gid_y, (void)arena, (void)weights, (void)pc;
+  float r0 = 0.0f;
+  float r1 = 0.0f;
+  if (gid_x < (4u * pc.sym[0])) {
+    r0 = (arena[gid_x] + weights[(gid_x % 4u)]);
+    r1 = dml_sigmoid(r0);
+    arena[(64u + gid_x)] = r1;
+  }
+}

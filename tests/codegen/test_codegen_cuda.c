@@ -1,0 +1,396 @@
+/* test_codegen_cuda.c — the cuda target (codegen/cuda/cuda.c): CUDA C and
+ * PTX golden files, determinism, cubins when ptxas is present, the CUDA
+ * image container and the "kernels.cuda" section as untrusted bytes, and
+ * the errors (no clang, no ptxas, bad --cuda-arch, a clang failure). Runs
+ * everywhere: no GPU needed. DMLC_UPDATE_GOLDEN=1 rewrites the golden
+ * files in tests/codegen/golden/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_test_util.h"
+#include "dml_codegen.h"
+#include "dml_kernel.h"
+#include "dml_kpkg.h"
+#include "dml_pkg.h"
+#include "dml_rt.h"
+
+static const char k_add_sigmoid[] =
+    "sym batch <= 8\n"
+    "global @b : f32[4] = dense<[1.0, 2.0, 3.0, 4.0]>\n"
+    "func @forward(%x: f32[batch,4]) -> (f32[batch,4]) {\n"
+    "  %a = Add(%x, @b) : f32[batch,4]\n"
+    "  %s = Sigmoid(%a) : f32[batch,4]\n"
+    "  return %s\n}\n";
+
+static const char k_gemm_relu[] =
+    "sym batch <= 16\n"
+    "global @w : f32[8,6] param\n"
+    "global @b : f32[6] param = dense<[0.25, 0.5, -1.0, 1.5, 0.0, -0.5]>\n"
+    "func @forward(%x: f32[batch,8]) -> (f32[batch,6], f32[batch,1]) {\n"
+    "  %g = Gemm(%x, @w, @b) : f32[batch,6]\n"
+    "  %r = Relu(%g) : f32[batch,6]\n"
+    "  %t = Tanh(%r) : f32[batch,6]\n"
+    "  %red = ReduceMax(%t) {axes = [1], keepdims = 1} : f32[batch,1]\n"
+    "  return %t, %red\n"
+    "}\n";
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = (char *)malloc((size_t)n + 1);
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
+  if (b) b[n] = 0;
+  fclose(f);
+  return b;
+}
+
+/* Compares `text` with tests/codegen/golden/<name>. */
+static void golden(const char *name, const char *text) {
+  char rel[256], path[1024];
+  snprintf(rel, sizeof rel, "tests/codegen/golden/%s", name);
+  dml_test_path("DMLC_SOURCE_DIR", rel, path, sizeof path);
+  if (getenv("DMLC_UPDATE_GOLDEN")) {
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+      fputs(text, f);
+      fclose(f);
+    }
+  }
+  char *want = read_text(path);
+  CHECK(want != NULL);
+  if (want && strcmp(want, text)) {
+    fprintf(stderr, "%s differs from %s:\n%s\n", name, path, text);
+    CHECK(0);
+  }
+  free(want);
+}
+
+static dml_pkg_graph_t *graph_of(const void *bytes, size_t size, dml_pkg_t *pkg) {
+  dml_pkg_graph_t *g = NULL;
+  CHECK_OK(dml_pkg_parse(bytes, size, pkg));
+  const dml_pkg_section_t *gs = dml_pkg_find_section(pkg, "graph");
+  const dml_pkg_section_t *ws = dml_pkg_find_section(pkg, "weights");
+  CHECK(gs != NULL);
+  if (gs) CHECK_OK(dml_pkg_graph_decode(gs->data, gs->size, ws ? ws->size : 0, &g));
+  return g;
+}
+
+/* The kernel plan of `text`'s forward. */
+static dml_kplan_t *plan_of(const char *text, void **bytes, dml_pkg_graph_t **g) {
+  size_t n = 0;
+  *bytes = cg_package(text, NULL, &n);
+  *g = NULL;
+  if (!*bytes) return NULL;
+  dml_pkg_t pkg;
+  *g = graph_of(*bytes, n, &pkg);
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  dml_kplan_t *p = NULL;
+  if (*g) CHECK_OK(dml_kschedule(*g, 0, ws ? ws->data : NULL, ws ? ws->size : 0, &p));
+  return p;
+}
+
+/* CUDA C of an elementwise chain, a GEMM with its epilogue and a
+ * reduction, and the PTX clang makes of the first. */
+static void test_cuda_c_and_ptx_golden(void) {
+  void *b1 = NULL, *b2 = NULL;
+  dml_pkg_graph_t *g1 = NULL, *g2 = NULL;
+  dml_kplan_t *p1 = plan_of(k_add_sigmoid, &b1, &g1);
+  dml_kplan_t *p2 = plan_of(k_gemm_relu, &b2, &g2);
+  CHECK(p1 && p1->n_kernels == 1 && p2 && p2->n_kernels == 2);
+  if (p1 && p1->n_kernels == 1 && p2 && p2->n_kernels == 2) {
+    char *c1 = NULL, *c2 = NULL, *c3 = NULL, *ptx = NULL;
+    CHECK_OK(dml_codegen_cuda(&p1->kernels[0], 1, &c1));
+    CHECK_OK(dml_codegen_cuda(&p2->kernels[0], 1, &c2));
+    CHECK_OK(dml_codegen_cuda(&p2->kernels[1], 1, &c3));
+    if (c1 && c2 && c3) {
+      CHECK(strstr(c1, "extern \"C\" __global__") && strstr(c1, "k0_elementwise("));
+      CHECK(strstr(c2, "__shared__ float tile0[256];") && strstr(c2, "__syncthreads();"));
+      golden("add_sigmoid.cu", c1);
+      golden("gemm_relu_tanh.cu", c2);
+      golden("reduce_max.cu", c3);
+      CHECK(dml_codegen_cuda_clang() != NULL);
+      CHECK_OK(dml_codegen_cuda_ptx(c1, 80, &ptx));
+      if (ptx) {
+        CHECK(strstr(ptx, ".target sm_80") && strstr(ptx, ".entry k0_elementwise("));
+        CHECK(strstr(ptx, "ex2.approx") != NULL);
+        CHECK(strstr(ptx, "call") == NULL); /* no libdevice / libm calls */
+        golden("add_sigmoid.ptx", ptx);
+      }
+      /* every kernel compiles without external calls */
+      char *ptx2 = NULL;
+      CHECK_OK(dml_codegen_cuda_ptx(c2, 90, &ptx2));
+      CHECK(ptx2 && strstr(ptx2, ".target sm_90") && !strstr(ptx2, "call"));
+      free(ptx2);
+    }
+    free(c1);
+    free(c2);
+    free(c3);
+    free(ptx);
+  }
+  dml_kplan_release(p1);
+  dml_kplan_release(p2);
+  dml_pkg_graph_release(g1);
+  dml_pkg_graph_release(g2);
+  free(b1);
+  free(b2);
+}
+
+/* Every scalar function renders and compiles (no unresolved calls). */
+static void test_every_function_compiles(void) {
+  void *b = NULL;
+  dml_pkg_graph_t *g = NULL;
+  dml_kplan_t *p = plan_of(
+      "func @forward(%x: f32[3,5], %y: f32[3,5]) -> (f32[3,5]) {\n"
+      "  %a = Abs(%x) : f32[3,5]\n  %b = Exp(%a) : f32[3,5]\n  %c = Log(%b) : f32[3,5]\n"
+      "  %d = Sqrt(%c) : f32[3,5]\n  %e = Tanh(%d) : f32[3,5]\n"
+      "  %f = Sigmoid(%e) : f32[3,5]\n  %h = Floor(%f) : f32[3,5]\n"
+      "  %i = Ceil(%h) : f32[3,5]\n  %j = Reciprocal(%i) : f32[3,5]\n"
+      "  %k = Sin(%j) : f32[3,5]\n  %l = Cos(%k) : f32[3,5]\n  %m = Neg(%l) : f32[3,5]\n"
+      "  %n = Pow(%m, %y) : f32[3,5]\n  %o = Max(%n, %y) : f32[3,5]\n"
+      "  %q = Min(%o, %x) : f32[3,5]\n  %r = Div(%q, %y) : f32[3,5]\n"
+      "  %s = Sub(%r, %x) : f32[3,5]\n  %t = Relu(%s) : f32[3,5]\n"
+      "  return %t\n}\n",
+      &b, &g);
+  CHECK(p && p->n_kernels == 1);
+  if (p && p->n_kernels == 1) {
+    char *c = NULL, *ptx = NULL;
+    CHECK_OK(dml_codegen_cuda(&p->kernels[0], 0, &c));
+    static const char *const fns[] = {
+        "__builtin_fabsf(", "dml_exp(",        "dml_log(",          "__builtin_sqrtf(",
+        "dml_tanh(",        "dml_sigmoid(",    "__builtin_floorf(", "__builtin_ceilf(",
+        "(1.0f / ",         "dml_sin(",        "dml_cos(",          "dml_pow(",
+        "__builtin_fmaxf(", "__builtin_fminf("};
+    for (size_t i = 0; c && i < sizeof fns / sizeof fns[0]; i++) {
+      if (!strstr(strstr(c, "extern \"C\""), fns[i])) {
+        fprintf(stderr, "missing %s\n", fns[i]);
+        CHECK(0);
+      }
+    }
+    if (c) CHECK_OK(dml_codegen_cuda_ptx(c, 80, &ptx));
+    CHECK(ptx && !strstr(ptx, "call"));
+    free(c);
+    free(ptx);
+  }
+  dml_kplan_release(p);
+  dml_pkg_graph_release(g);
+  free(b);
+}
+
+static const dml_pkg_section_t *cuda_section(dml_pkg_t *pkg, const void *bytes,
+                                             size_t n) {
+  CHECK_OK(dml_pkg_parse(bytes, n, pkg));
+  return dml_pkg_find_section(pkg, "kernels.cuda");
+}
+
+/* The same model gives the same package bytes; PTX-only packages hold one
+ * image per kernel, with ptxas two more (sm_80, sm_90 cubins). */
+static void test_section_deterministic(void) {
+  size_t n1 = 0, n2 = 0;
+  void *a = cg_package(k_gemm_relu, NULL, &n1);
+  void *b = a ? malloc(n1) : NULL;
+  if (!a || !b) {
+    free(a);
+    return;
+  }
+  memcpy(b, a, n1);
+  n2 = n1;
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", NULL, &a, &n1));
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", NULL, &b, &n2));
+  CHECK(n1 == n2 && !memcmp(a, b, n1));
+  dml_pkg_t pkg;
+  const dml_pkg_section_t *cs = cuda_section(&pkg, a, n1);
+  dml_pkg_graph_t *g = graph_of(a, n1, &pkg);
+  CHECK(cs && g);
+  dml_kpkg_t *k = NULL;
+  if (cs && g) CHECK_OK(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_CUDA, g, &k));
+  if (k) {
+    CHECK(k->n_functions == 1 && k->functions[0].n_kernels == 2);
+    dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
+    uint32_t ni = 0;
+    const dml_kpkg_kernel_t *K = &k->functions[0].kernels[0];
+    CHECK_OK(dml_kpkg_cuda_images(K->code, K->code_bytes, im, &ni));
+    CHECK(ni == 1 && im[0].kind == DML_KPKG_CUDA_PTX && im[0].sm == 80);
+    /* the runtime loads the package and validates the section */
+    dml_rt_model_t *m = NULL;
+    CHECK_OK(dml_rt_model_load_memory(a, n1, &m));
+    dml_rt_model_release(m);
+  }
+  dml_kpkg_release(k);
+  dml_pkg_graph_release(g);
+  free(a);
+  free(b);
+  if (!dml_codegen_cuda_ptxas()) {
+    printf("ptxas not found: the cubin checks are skipped\n");
+    return;
+  }
+  a = cg_package(k_add_sigmoid, NULL, &n1);
+  b = a ? malloc(n1) : NULL;
+  if (!a || !b) {
+    free(a);
+    return;
+  }
+  memcpy(b, a, n1);
+  n2 = n1;
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", NULL, NULL, &a, &n1));
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", "sm_80,sm_90", NULL, &b, &n2));
+  CHECK(n1 == n2 && !memcmp(a, b, n1));
+  cs = cuda_section(&pkg, a, n1);
+  g = graph_of(a, n1, &pkg);
+  k = NULL;
+  if (cs && g) CHECK_OK(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_CUDA, g, &k));
+  if (k) {
+    dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
+    uint32_t ni = 0;
+    const dml_kpkg_kernel_t *K = &k->functions[0].kernels[0];
+    CHECK_OK(dml_kpkg_cuda_images(K->code, K->code_bytes, im, &ni));
+    CHECK(ni == 3 && im[0].kind == DML_KPKG_CUDA_PTX &&
+          im[1].kind == DML_KPKG_CUDA_CUBIN && im[1].sm == 80 &&
+          im[2].kind == DML_KPKG_CUDA_CUBIN && im[2].sm == 90);
+  }
+  dml_kpkg_release(k);
+  dml_pkg_graph_release(g);
+  free(a);
+  free(b);
+}
+
+/* Corrupt CUDA code is DATA_LOSS, from the container parser and from the
+ * model loader. */
+static void test_cuda_untrusted(void) {
+  size_t n = 0;
+  void *a = cg_package(k_add_sigmoid, NULL, &n);
+  if (!a) return;
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", NULL, &a, &n));
+  dml_pkg_t pkg;
+  const dml_pkg_section_t *cs = cuda_section(&pkg, a, n);
+  dml_pkg_graph_t *g = graph_of(a, n, &pkg);
+  if (!cs || !g) {
+    dml_pkg_graph_release(g);
+    free(a);
+    return;
+  }
+  /* header 16, function 8, name 32, kind + count 8, one node 4 (node 0 of
+   * two: Add and Sigmoid are nodes 0 and 1), local 12, lins 120, size 4 */
+  dml_kpkg_t *k = NULL;
+  CHECK_OK(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_CUDA, g, &k));
+  size_t code_at = 0;
+  if (k) {
+    const dml_kpkg_kernel_t *K = &k->functions[0].kernels[0];
+    code_at = (size_t)(K->code - cs->data);
+    void *re = NULL;
+    size_t rn = 0;
+    CHECK_OK(dml_kpkg_encode(k, &re, &rn));
+    CHECK(re && rn == cs->size && !memcmp(re, cs->data, rn));
+    free(re);
+  }
+  dml_kpkg_release(k);
+  uint8_t *b = (uint8_t *)malloc(cs->size);
+  size_t sz = cs->size;
+  struct {
+    size_t at;
+    uint8_t x;
+    const char *why;
+  } cases[] = {
+      {0, 1, "bad magic"},          {4, 0x40, "image count"},
+      {8, 7, "unknown image kind"}, {12, 0x80, "architecture out of 50..199"},
+      {18, 0x7f, "image size"},
+  };
+  for (size_t c = 0; code_at && c < sizeof cases / sizeof cases[0]; c++) {
+    memcpy(b, cs->data, sz);
+    b[code_at + cases[c].at] ^= cases[c].x;
+    char want[128];
+    snprintf(want, sizeof want, "CUDA code: %s", cases[c].why);
+    CHECK_ERROR(dml_kpkg_decode(b, sz, DML_KPKG_TARGET_CUDA, g, &k), DML_STATUS_DATA_LOSS,
+                want);
+  }
+  /* a PTX image turned into a "cubin" is not an ELF image; a NUL in PTX */
+  memcpy(b, cs->data, sz);
+  b[code_at + 8] = 2;
+  CHECK_ERROR(dml_kpkg_decode(b, sz, DML_KPKG_TARGET_CUDA, g, &k), DML_STATUS_DATA_LOSS,
+              "cubin is not an ELF image");
+  memcpy(b, cs->data, sz);
+  b[code_at + 24] = 0;
+  CHECK_ERROR(dml_kpkg_decode(b, sz, DML_KPKG_TARGET_CUDA, g, &k), DML_STATUS_DATA_LOSS,
+              "NUL byte in PTX");
+  for (size_t cut = 0; cut < sz; cut += (cut < 300 ? 1 : 61)) {
+    dml_kpkg_t *kk = NULL;
+    dml_status_t s = dml_kpkg_decode(cs->data, cut, DML_KPKG_TARGET_CUDA, g, &kk);
+    CHECK(s && dml_status_code(s) == DML_STATUS_DATA_LOSS);
+    dml_status_free(s);
+    dml_kpkg_release(kk);
+  }
+  CHECK_ERROR(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_SPIRV, g, &k),
+              DML_STATUS_DATA_LOSS, "wrong target");
+  /* the loader: the same corruption inside a package with valid CRCs */
+  dml_pkg_writer_t *w = NULL;
+  CHECK_OK(dml_pkg_writer_create(&w));
+  memcpy(b, cs->data, sz);
+  b[code_at] ^= 1;
+  for (uint32_t i = 0; w && i < pkg.n_sections; i++) {
+    const dml_pkg_section_t *s = &pkg.sections[i];
+    CHECK_OK(dml_pkg_writer_add_section(w, s->tag, s == cs ? b : s->data, s->size,
+                                        s->alignment));
+  }
+  void *nb = NULL;
+  size_t nn = 0;
+  CHECK_OK(dml_pkg_writer_finish_memory(w, &nb, &nn));
+  dml_pkg_writer_release(w);
+  dml_rt_model_t *m = NULL;
+  CHECK_ERROR(dml_rt_model_load_memory(nb, nn, &m), DML_STATUS_DATA_LOSS,
+              "section 'kernels.cuda' is corrupt: CUDA code: bad magic");
+  free(nb);
+  free(b);
+  dml_pkg_graph_release(g);
+  free(a);
+}
+
+static void test_cuda_errors(void) {
+  size_t n = 0;
+  void *a = cg_package(k_add_sigmoid, NULL, &n);
+  if (!a) return;
+  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "sm_8", NULL, &a, &n),
+              DML_STATUS_INVALID_ARGUMENT, "bad --cuda-arch 'sm_8'");
+  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "sm_80;sm_90", NULL, &a, &n),
+              DML_STATUS_INVALID_ARGUMENT, "bad --cuda-arch");
+  char *old = getenv("DMLC_PTXAS") ? strdup(getenv("DMLC_PTXAS")) : NULL;
+  setenv("DMLC_PTXAS", "", 1);
+  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "sm_80", NULL, &a, &n),
+              DML_STATUS_FAILED_PRECONDITION, "--cuda-arch sm_80 needs ptxas");
+  /* without ptxas the default is PTX only */
+  void *c = malloc(n);
+  size_t cn = n;
+  memcpy(c, a, n);
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", NULL, NULL, &c, &cn));
+  free(c);
+  if (old) {
+    setenv("DMLC_PTXAS", old, 1);
+    free(old);
+  } else {
+    unsetenv("DMLC_PTXAS");
+  }
+  setenv("DMLC_CLANG", "/nonexistent/clang-16", 1);
+  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "ptx", NULL, &a, &n),
+              DML_STATUS_FAILED_PRECONDITION, "clang-16 not found");
+  unsetenv("DMLC_CLANG");
+  /* clang's own diagnostics are in the error */
+  char *ptx = NULL;
+  CHECK_ERROR(dml_codegen_cuda_ptx("this is not CUDA C;\n", 80, &ptx),
+              DML_STATUS_INTERNAL, "clang (CUDA C -> PTX)");
+  CHECK_ERROR(dml_codegen_cuda_ptx("this is not CUDA C;\n", 80, &ptx),
+              DML_STATUS_INTERNAL, "error:");
+  free(ptx);
+  free(a);
+}
+
+int main(void) {
+  RUN(test_cuda_c_and_ptx_golden);
+  RUN(test_every_function_compiles);
+  RUN(test_section_deterministic);
+  RUN(test_cuda_untrusted);
+  RUN(test_cuda_errors);
+  return dml_test_finish();
+}
