@@ -34,7 +34,8 @@ static void usage(FILE *f) {
       "                         directory; created if missing)\n"
       "  --device NAME          device to run on: cpu (default), vulkan (the default\n"
       "                         Vulkan device) or vulkan:N (see dmlc devices); Vulkan\n"
-      "                         needs a package compiled with --target vulkan\n"
+      "                         needs a package compiled with --target vulkan; cuda\n"
+      "                         or cuda:N run a package compiled with --target cuda\n"
       "  -h, --help             this text\n"
       "\n"
       "`dmlc inspect PKG` lists the inputs and outputs with their shapes.\n");

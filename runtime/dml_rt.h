@@ -228,7 +228,12 @@ int64_t dml_rt_model_const_count(const dml_rt_model_t *m);
  * NOT_FOUND when libvulkan.so.1 cannot be opened or no such Vulkan device
  * exists; RESOURCE_EXHAUSTED (host or device memory, sizes named; the
  * environment variable DMLC_VULKAN_MAX_MEMORY caps, in bytes, the device
- * memory a Vulkan session may use). */
+ * memory a Vulkan session may use).
+ * "cuda" / "cuda:N" (device N of dml_rt_cuda_devices; "cuda" is cuda:0)
+ * run the package's "kernels.cuda" (runtime/cuda/, libcuda.so.1 opened at
+ * run time): NOT_FOUND "no CUDA driver found (libcuda.so.1 ...)" or "no
+ * CUDA device found"; FAILED_PRECONDITION "package has no kernels for
+ * compute capability X.Y and no PTX" when no image fits the device. */
 dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
                                    dml_rt_session_t **out_session);
 
@@ -370,6 +375,16 @@ typedef struct dml_rt_device_info {
  * device (the reason named); UNIMPLEMENTED in builds without Vulkan. */
 dml_status_t dml_rt_vulkan_devices(dml_rt_device_info_t *out, uint32_t cap,
                                    uint32_t *out_n);
+
+/* Lists the CUDA devices (libcuda.so.1 opened at run time; the environment
+ * variable DMLC_CUDA_DRIVER names another driver file) as `dmlc devices`
+ * shows them: id "cuda:N", the device's name, kind "CUDA GPU", its total
+ * memory, api_major.api_minor = its compute capability and api_patch = the
+ * driver's CUDA version (1000 * major + 10 * minor); cuda:0 is the
+ * default. Errors: NOT_FOUND "no CUDA driver found (...)" when the driver
+ * cannot be opened, or "no CUDA device found". */
+dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
+                                 uint32_t *out_n);
 
 #ifdef __cplusplus
 }

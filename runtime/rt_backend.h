@@ -44,4 +44,8 @@ typedef struct dml_rt_backend {
 /* The Vulkan backend; NULL in builds without Vulkan headers. */
 const dml_rt_backend_t *dml_rt_vulkan_backend(void);
 
+/* The CUDA backend (runtime/cuda/rt_cuda.c; libcuda.so.1 opened at run
+ * time, so it is in every build). */
+const dml_rt_backend_t *dml_rt_cuda_backend(void);
+
 #endif /* DML_RT_BACKEND_H_ */

@@ -180,11 +180,13 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
   const dml_rt_backend_t *backend = NULL;
   if (device && (!strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7)))
     backend = dml_rt_vulkan_backend();
+  if (device && (!strcmp(device, "cuda") || !strncmp(device, "cuda:", 5)))
+    backend = dml_rt_cuda_backend();
   if (device && strcmp(device, "cpu") != 0 && !backend)
     return dml_status_make(
         DML_STATUS_UNIMPLEMENTED, "rt.session",
-        "device '%s' is not available in this build (available: cpu%s)", device,
-        dml_rt_vulkan_backend() ? ", vulkan, vulkan:N" : "");
+        "device '%s' is not available in this build (available: cpu%s, cuda, cuda:N)",
+        device, dml_rt_vulkan_backend() ? ", vulkan, vulkan:N" : "");
   const dml_pkg_graph_t *gr = m->graph;
   const dml_pkg_function_t *f = m->fn;
   if (function) {

@@ -1,0 +1,711 @@
+/* rt_cuda.c — the CUDA backend (rt_backend.h). libcuda.so.1 (the driver) is
+ * opened with dlopen at run time: the runtime links no CUDA library and
+ * needs no CUDA header (the few driver-API types are declared below, as
+ * the CUDA driver API documents them).
+ *
+ * Per session: the device's primary context and one non-blocking stream;
+ * device memory for the arena (the planned size) and the weights (uploaded
+ * once), and pinned host staging holding every input and output at its
+ * bound, all allocated once at open; one module per kernel, loaded from the
+ * cubin matching the device's compute capability, else from the PTX (the
+ * driver JIT-compiles it). Per symbol-value tuple (the batch): the plan
+ * runs once eagerly with events around each kernel (the per-kernel times
+ * dml_rt_session_kernel_info reports), then the whole plan — input copies,
+ * every kernel, output copies — is captured into a CUDA graph that every
+ * later run with those values replays with one launch. With the environment
+ * variable DMLC_CUDA_PROFILE=1 at session creation every run is eager and
+ * timed instead (per-kernel times of each run, for benchmarks; no graph).
+ * DMLC_CUDA_FORCE_PTX=1 loads the PTX even where a cubin fits. Errors: op
+ * "rt.cuda". */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_backend.h"
+
+#define OP "rt.cuda"
+#define MAX_DEVICES 16
+#define MAX_GRAPHS 4
+
+/* ---- driver API types (cuda.h's, by value) ---- */
+typedef int CUresult; /* CUDA_SUCCESS = 0 */
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+enum {
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_STREAM_NON_BLOCKING = 1,
+  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+  CUDA_ERROR_NO_DEVICE = 100,
+};
+
+/* The driver functions, with the versioned symbol each resolves to. */
+#define CU_FNS(X)                                                                       \
+  X(cuInit, "cuInit", (unsigned))                                                       \
+  X(cuDriverGetVersion, "cuDriverGetVersion", (int *))                                  \
+  X(cuDeviceGetCount, "cuDeviceGetCount", (int *))                                      \
+  X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int))                                      \
+  X(cuDeviceGetName, "cuDeviceGetName", (char *, int, CUdevice))                        \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *, int, CUdevice))               \
+  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", (size_t *, CUdevice))                      \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice))      \
+  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice))              \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                                    \
+  X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned))                           \
+  X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                                  \
+  X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))                             \
+  X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                               \
+  X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                           \
+  X(cuMemAllocHost, "cuMemAllocHost_v2", (void **, size_t))                             \
+  X(cuMemFreeHost, "cuMemFreeHost", (void *))                                           \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))               \
+  X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2",                                          \
+    (CUdeviceptr, const void *, size_t, CUstream))                                      \
+  X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", (void *, CUdeviceptr, size_t, CUstream)) \
+  X(cuModuleLoadData, "cuModuleLoadData", (CUmodule *, const void *))                   \
+  X(cuModuleGetFunction, "cuModuleGetFunction", (CUfunction *, CUmodule, const char *)) \
+  X(cuModuleUnload, "cuModuleUnload", (CUmodule))                                       \
+  X(cuLaunchKernel, "cuLaunchKernel",                                                   \
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,  \
+     CUstream, void **, void **))                                                       \
+  X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned))                              \
+  X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                                     \
+  X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                                \
+  X(cuEventSynchronize, "cuEventSynchronize", (CUevent))                                \
+  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream, int))                   \
+  X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream, CUgraph *))                    \
+  X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",                         \
+    (CUgraphExec *, CUgraph, unsigned long long))                                       \
+  X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream))                            \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec))                            \
+  X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))
+
+typedef struct cu_device {
+  char name[256];
+  int cc_major, cc_minor, sms;
+  int max_grid[3];
+  size_t memory;
+} cu_device_t;
+
+typedef struct cu_driver {
+  void *lib;
+  char error[768];
+  int version; /* cuDriverGetVersion: 1000 * major + 10 * minor */
+  int n_devices;
+  cu_device_t dev[MAX_DEVICES];
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+#define X(f, sym, params) CUresult(*f) params;
+  CU_FNS(X)
+#undef X
+} cu_driver_t;
+
+static cu_driver_t g_cu;
+static pthread_once_t g_cu_once = PTHREAD_ONCE_INIT;
+
+static const char *err_name(CUresult r) {
+  const char *n = NULL;
+  if (g_cu.cuGetErrorName && g_cu.cuGetErrorName(r, &n) == 0 && n) return n;
+  return "unknown CUresult";
+}
+
+static void driver_init(void) {
+  cu_driver_t *D = &g_cu;
+  const char *path = getenv("DMLC_CUDA_DRIVER");
+  if (!path || !*path) path = "libcuda.so.1";
+  D->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!D->lib) {
+    const char *e = dlerror();
+    snprintf(D->error, sizeof D->error,
+             "no CUDA driver found (%s could not be opened: %s); install the NVIDIA "
+             "driver, or run on a machine with an NVIDIA GPU",
+             path, e ? e : "?");
+    return;
+  }
+#define X(f, sym, params)                                                               \
+  *(void **)&D->f = dlsym(D->lib, sym);                                                 \
+  if (!D->f) {                                                                          \
+    snprintf(D->error, sizeof D->error, "the CUDA driver %s lacks %s (too old?)", path, \
+             sym);                                                                      \
+    return;                                                                             \
+  }
+  CU_FNS(X)
+#undef X
+  *(void **)&D->cuGetErrorName = dlsym(D->lib, "cuGetErrorName");
+  *(void **)&D->cuEventElapsedTime = dlsym(D->lib, "cuEventElapsedTime_v2");
+  if (!D->cuEventElapsedTime)
+    *(void **)&D->cuEventElapsedTime = dlsym(D->lib, "cuEventElapsedTime");
+  CUresult r = D->cuInit(0);
+  if (r) {
+    snprintf(D->error, sizeof D->error,
+             r == CUDA_ERROR_NO_DEVICE
+                 ? "no CUDA device found (cuInit: %s)"
+                 : "the CUDA driver failed to initialize (cuInit: %s)",
+             err_name(r));
+    return;
+  }
+  D->cuDriverGetVersion(&D->version);
+  int n = 0;
+  r = D->cuDeviceGetCount(&n);
+  if (r || n <= 0) {
+    snprintf(D->error, sizeof D->error, "no CUDA device found (cuDeviceGetCount: %s, %d)",
+             r ? err_name(r) : "CUDA_SUCCESS", n);
+    return;
+  }
+  if (n > MAX_DEVICES) n = MAX_DEVICES;
+  for (int i = 0; i < n; i++) {
+    cu_device_t *d = &D->dev[i];
+    CUdevice h;
+    if (D->cuDeviceGet(&h, i) ||
+        D->cuDeviceGetName(d->name, (int)sizeof d->name - 1, h) ||
+        D->cuDeviceGetAttribute(&d->cc_major,
+                                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, h) ||
+        D->cuDeviceGetAttribute(&d->cc_minor,
+                                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, h) ||
+        D->cuDeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, h) ||
+        D->cuDeviceGetAttribute(&d->max_grid[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, h) ||
+        D->cuDeviceGetAttribute(&d->max_grid[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, h) ||
+        D->cuDeviceGetAttribute(&d->max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, h) ||
+        D->cuDeviceTotalMem(&d->memory, h)) {
+      snprintf(D->error, sizeof D->error, "querying CUDA device %d failed", i);
+      return;
+    }
+  }
+  D->n_devices = n;
+}
+
+static dml_status_t driver_get(cu_driver_t **out) {
+  pthread_once(&g_cu_once, driver_init);
+  if (!g_cu.n_devices)
+    return dml_status_make(DML_STATUS_NOT_FOUND, OP, "%s",
+                           g_cu.error[0] ? g_cu.error : "no CUDA device found");
+  *out = &g_cu;
+  return DML_OK;
+}
+
+dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
+                                 uint32_t *out_n) {
+  cu_driver_t *D = NULL;
+  DML_RETURN_IF_ERROR(driver_get(&D));
+  for (int i = 0; i < D->n_devices && (uint32_t)i < cap; i++) {
+    dml_rt_device_info_t *o = &out[i];
+    memset(o, 0, sizeof *o);
+    snprintf(o->id, sizeof o->id, "cuda:%d", i);
+    snprintf(o->name, sizeof o->name, "%s", D->dev[i].name);
+    o->kind = "CUDA GPU";
+    o->memory_bytes = D->dev[i].memory;
+    o->api_major = (uint32_t)D->dev[i].cc_major;
+    o->api_minor = (uint32_t)D->dev[i].cc_minor;
+    o->api_patch = (uint32_t)D->version;
+    o->is_default = i == 0;
+  }
+  *out_n = (uint32_t)D->n_devices;
+  return DML_OK;
+}
+
+/* ---- sessions ---- */
+
+typedef struct io_region {
+  uint32_t value;
+  uint64_t arena_offset, staging_offset;
+} io_region_t;
+
+typedef struct cu_graph {
+  int used;
+  int64_t sym[DML_KPKG_MAX_SYMBOLS];
+  CUgraphExec exec;
+} cu_graph_t;
+
+typedef struct cu_session {
+  cu_driver_t *D;
+  int ordinal;
+  CUdevice dev;
+  CUcontext ctx;
+  CUstream stream;
+  CUdeviceptr arena, weights;
+  uint8_t *staging; /* pinned */
+  const dml_kpkg_function_t *kf;
+  CUmodule *modules;
+  CUfunction *fns;
+  CUevent *events; /* n_kernels + 1 */
+  double *kernel_ms;
+  uint32_t n_inputs, n_outputs;
+  io_region_t *inputs, *outputs;
+  uint32_t n_symbols;
+  int64_t last_sym[DML_KPKG_MAX_SYMBOLS];
+  cu_graph_t graphs[MAX_GRAPHS];
+  uint32_t next_graph;
+  int ran;
+  int profile; /* DMLC_CUDA_PROFILE: every run eager and timed */
+  char desc[512];
+} cu_session_t;
+
+#define CUCHECK(call, what)                                                             \
+  do {                                                                                  \
+    CUresult r_ = (call);                                                               \
+    if (r_)                                                                             \
+      return dml_status_make(DML_STATUS_INTERNAL, OP, "%s failed: %s (%d) on %s", what, \
+                             err_name(r_), r_, c->desc);                                \
+  } while (0)
+
+static void cu_close(void *state) {
+  cu_session_t *c = (cu_session_t *)state;
+  if (!c) return;
+  cu_driver_t *D = c->D;
+  if (c->ctx) {
+    D->cuCtxSetCurrent(c->ctx);
+    if (c->stream) D->cuStreamSynchronize(c->stream);
+    for (uint32_t i = 0; i < MAX_GRAPHS; i++)
+      if (c->graphs[i].exec) D->cuGraphExecDestroy(c->graphs[i].exec);
+    for (uint32_t i = 0; c->events && i <= c->kf->n_kernels; i++)
+      if (c->events[i]) D->cuEventDestroy(c->events[i]);
+    for (uint32_t i = 0; c->modules && i < c->kf->n_kernels; i++)
+      if (c->modules[i]) D->cuModuleUnload(c->modules[i]);
+    if (c->arena) D->cuMemFree(c->arena);
+    if (c->weights) D->cuMemFree(c->weights);
+    if (c->staging) D->cuMemFreeHost(c->staging);
+    if (c->stream) D->cuStreamDestroy(c->stream);
+    D->cuDevicePrimaryCtxRelease(c->dev);
+  }
+  free(c->modules);
+  free(c->fns);
+  free(c->events);
+  free(c->kernel_ms);
+  free(c->inputs);
+  free(c->outputs);
+  free(c);
+}
+
+static dml_status_t pick_device(cu_driver_t *D, const char *device, int *out) {
+  if (!strcmp(device, "cuda")) {
+    *out = 0;
+    return DML_OK;
+  }
+  const char *p = device + 5; /* after "cuda:" */
+  char *end = NULL;
+  unsigned long n = strtoul(p, &end, 10);
+  if (!*p || *end || n >= (unsigned long)D->n_devices)
+    return dml_status_make(DML_STATUS_NOT_FOUND, OP,
+                           "no CUDA device '%s' (%d device%s: cuda:0..cuda:%d; see dmlc "
+                           "devices)",
+                           device, D->n_devices, D->n_devices == 1 ? "" : "s",
+                           D->n_devices - 1);
+  *out = (int)n;
+  return DML_OK;
+}
+
+/* Picks kernel K's image for compute capability sm (major*10+minor): the
+ * cubin of the same major with the highest minor <= the device's, else
+ * PTX whose target is <= sm. */
+static dml_status_t pick_image(const cu_session_t *c, const dml_kpkg_kernel_t *K, int sm,
+                               dml_kpkg_cuda_image_t *out) {
+  dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
+  uint32_t n = 0;
+  DML_RETURN_IF_ERROR(dml_kpkg_cuda_images(K->code, K->code_bytes, im, &n));
+  int best = -1, ptx = -1;
+  const char *force_ptx = getenv("DMLC_CUDA_FORCE_PTX");
+  int use_cubins = !(force_ptx && *force_ptx && strcmp(force_ptx, "0"));
+  for (uint32_t i = 0; i < n; i++) {
+    int s = (int)im[i].sm;
+    if (im[i].kind == DML_KPKG_CUDA_CUBIN && use_cubins && s / 10 == sm / 10 && s <= sm &&
+        (best < 0 || s > (int)im[best].sm))
+      best = (int)i;
+    if (im[i].kind == DML_KPKG_CUDA_PTX && s <= sm && (ptx < 0 || s > (int)im[ptx].sm))
+      ptx = (int)i;
+  }
+  if (best < 0) best = ptx;
+  if (best >= 0) {
+    *out = im[best];
+    return DML_OK;
+  }
+  char have[256] = "";
+  size_t at = 0;
+  for (uint32_t i = 0; i < n && at < sizeof have - 32; i++)
+    at += (size_t)snprintf(have + at, sizeof have - at, "%s%s sm_%u", i ? ", " : "",
+                           im[i].kind == DML_KPKG_CUDA_PTX ? "PTX" : "cubin", im[i].sm);
+  int has_ptx = 0;
+  for (uint32_t i = 0; i < n; i++) has_ptx |= im[i].kind == DML_KPKG_CUDA_PTX;
+  return dml_status_detail(
+      dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                      has_ptx ? "package has no kernels for compute capability %d.%d and "
+                                "its PTX targets a newer architecture"
+                              : "package has no kernels for compute capability %d.%d and "
+                                "no PTX",
+                      sm / 10, sm % 10),
+      "kernel %s has: %s; recompile with dmlc compile --target cuda --cuda-arch sm_%d",
+      K->name, have, sm);
+}
+
+static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_ptx) {
+  const dml_kpkg_function_t *kf = c->kf;
+  *n_cubin = *n_ptx = 0;
+  for (uint32_t k = 0; k < kf->n_kernels; k++) {
+    const dml_kpkg_kernel_t *K = &kf->kernels[k];
+    dml_kpkg_cuda_image_t im;
+    DML_RETURN_IF_ERROR(pick_image(c, K, sm, &im));
+    CUresult r;
+    if (im.kind == DML_KPKG_CUDA_PTX) {
+      char *text = (char *)malloc((size_t)im.size + 1); /* NUL-terminated for the JIT */
+      if (!text)
+        return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+      memcpy(text, im.data, im.size);
+      text[im.size] = 0;
+      r = c->D->cuModuleLoadData(&c->modules[k], text);
+      free(text);
+      (*n_ptx)++;
+    } else {
+      /* an aligned copy: the image sits at a 4-byte offset of the package */
+      void *elf = malloc(im.size);
+      if (!elf)
+        return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+      memcpy(elf, im.data, im.size);
+      r = c->D->cuModuleLoadData(&c->modules[k], elf);
+      free(elf);
+      (*n_cubin)++;
+    }
+    if (r)
+      return dml_status_make(
+          DML_STATUS_INTERNAL, OP,
+          "cuModuleLoadData of kernel %s (%s sm_%u) failed: %s (%d) on %s", K->name,
+          im.kind == DML_KPKG_CUDA_PTX ? "PTX" : "cubin", im.sm, err_name(r), r, c->desc);
+    r = c->D->cuModuleGetFunction(&c->fns[k], c->modules[k], K->name);
+    if (r)
+      return dml_status_make(DML_STATUS_DATA_LOSS, OP,
+                             "kernel %s: its module has no entry point of that name (%s)",
+                             K->name, err_name(r));
+  }
+  return DML_OK;
+}
+
+/* Input/output regions of the staging buffer (each 256-byte aligned). */
+static dml_status_t plan_io(cu_session_t *c, const dml_rt_model_t *m,
+                            const dml_pkg_function_t *f, uint64_t *out_bytes) {
+  uint64_t at = 0;
+  c->inputs = (io_region_t *)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(io_region_t));
+  c->outputs =
+      (io_region_t *)calloc(f->n_outputs ? f->n_outputs : 1, sizeof(io_region_t));
+  if (!c->inputs || !c->outputs)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  for (int pass = 0; pass < 2; pass++) {
+    uint32_t n = pass ? f->n_outputs : f->n_inputs;
+    const uint32_t *idx = pass ? f->outputs : f->inputs;
+    io_region_t *r = pass ? c->outputs : c->inputs;
+    for (uint32_t i = 0; i < n; i++) {
+      const dml_pkg_value_t *val = &f->values[idx[i]];
+      if (val->storage == DML_PKG_STORAGE_CONST)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                               "output '%s' is a constant; not run on CUDA yet",
+                               val->name);
+      int64_t b =
+          dml_pkg_type_bytes_bound(&val->type, m->graph->symbols, m->graph->n_symbols);
+      if (b < 0 || (uint64_t)b > val->bytes || val->offset + (uint64_t)b > f->arena_bytes)
+        return dml_status_make(DML_STATUS_DATA_LOSS, OP, "bad size of '%s'", val->name);
+      r[i].value = idx[i];
+      r[i].arena_offset = val->offset;
+      r[i].staging_offset = at;
+      at += ((uint64_t)b + 255) & ~(uint64_t)255;
+    }
+  }
+  c->n_inputs = f->n_inputs;
+  c->n_outputs = f->n_outputs;
+  *out_bytes = at;
+  return DML_OK;
+}
+
+static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                            const char *device, const uint8_t *weights,
+                            void **out_state) {
+  const dml_pkg_graph_t *g = m->graph;
+  uint32_t fi = dml_rt_fn_index(m, f);
+  const dml_kpkg_function_t *kf = dml_kpkg_find_function(m->kernels_cuda, fi);
+  if (!kf)
+    return dml_status_make(
+        DML_STATUS_FAILED_PRECONDITION, OP,
+        "the package has no CUDA kernels for function '%s': compile it "
+        "with dmlc compile --target cuda",
+        f->name);
+  if (g->n_symbols > DML_KPKG_MAX_SYMBOLS)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP, "%u symbols exceed %u",
+                           g->n_symbols, DML_KPKG_MAX_SYMBOLS);
+  /* Nodes outside every kernel are views the plan keeps in place. */
+  uint32_t k = 0, j = 0;
+  for (uint32_t i = 0; i < f->n_nodes; i++) {
+    while (k < kf->n_kernels && j >= kf->kernels[k].n_nodes) k++, j = 0;
+    if (k < kf->n_kernels && kf->kernels[k].nodes[j] == i) {
+      j++;
+      continue;
+    }
+    const dml_pkg_node_t *n = &f->nodes[i];
+    if (!n->n_inputs || !n->n_outputs || n->inputs[0] == DML_PKG_NO_VALUE ||
+        f->values[n->inputs[0]].storage == DML_PKG_STORAGE_CONST ||
+        f->values[n->inputs[0]].offset != f->values[n->outputs[0]].offset)
+      return dml_status_make(DML_STATUS_DATA_LOSS, OP,
+                             "node %u '%s' (%s) is in no CUDA kernel and does not alias "
+                             "its input",
+                             i, n->name, n->op_name);
+  }
+  for (uint32_t i = 0; i < f->n_values; i++)
+    if (f->values[i].type.dtype != DML_DTYPE_F32 &&
+        f->values[i].storage != DML_PKG_STORAGE_CONST)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                             "value '%s' is %s; the CUDA backend runs f32 only",
+                             f->values[i].name, dml_dtype_name(f->values[i].type.dtype));
+  cu_driver_t *D = NULL;
+  DML_RETURN_IF_ERROR(driver_get(&D));
+  cu_session_t *c = (cu_session_t *)calloc(1, sizeof *c);
+  if (!c) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  c->D = D;
+  c->kf = kf;
+  c->n_symbols = g->n_symbols;
+  const char *prof = getenv("DMLC_CUDA_PROFILE");
+  c->profile = prof && *prof && strcmp(prof, "0") != 0;
+  dml_status_t s = pick_device(D, device, &c->ordinal);
+  const cu_device_t *dv = s ? NULL : &D->dev[c->ordinal];
+  if (!s) {
+    snprintf(c->desc, sizeof c->desc, "cuda:%d (%s, compute capability %d.%d)",
+             c->ordinal, dv->name, dv->cc_major, dv->cc_minor);
+    c->modules = (CUmodule *)calloc(kf->n_kernels ? kf->n_kernels : 1, sizeof(CUmodule));
+    c->fns = (CUfunction *)calloc(kf->n_kernels ? kf->n_kernels : 1, sizeof(CUfunction));
+    c->events = (CUevent *)calloc(kf->n_kernels + 1, sizeof(CUevent));
+    c->kernel_ms = (double *)calloc(kf->n_kernels + 1, sizeof(double));
+    if (!c->modules || !c->fns || !c->events || !c->kernel_ms)
+      s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  }
+  CUresult r = 0;
+  const char *what = NULL;
+  if (!s) {
+    if ((r = D->cuDeviceGet(&c->dev, c->ordinal))) what = "cuDeviceGet";
+    if (!r && (r = D->cuDevicePrimaryCtxRetain(&c->ctx, c->dev)))
+      what = "cuDevicePrimaryCtxRetain";
+    if (!r && (r = D->cuCtxSetCurrent(c->ctx))) what = "cuCtxSetCurrent";
+    if (!r && (r = D->cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING)))
+      what = "cuStreamCreate";
+    if (r)
+      s = dml_status_make(DML_STATUS_INTERNAL, OP, "%s failed: %s (%d) on %s", what,
+                          err_name(r), r, c->desc);
+  }
+  uint64_t staging = 0;
+  if (!s) s = plan_io(c, m, f, &staging);
+  if (!s) {
+    if ((r = D->cuMemAlloc(&c->arena, f->arena_bytes ? f->arena_bytes : 4)))
+      what = "cuMemAlloc (the arena)";
+    if (!r && (r = D->cuMemAlloc(&c->weights, m->weights_size ? m->weights_size : 4)))
+      what = "cuMemAlloc (the weights)";
+    if (!r && (r = D->cuMemAllocHost((void **)&c->staging, staging ? staging : 4)))
+      what = "cuMemAllocHost (input/output staging)";
+    if (!r && m->weights_size &&
+        (r = D->cuMemcpyHtoD(c->weights, weights, m->weights_size)))
+      what = "cuMemcpyHtoD (the weights)";
+    for (uint32_t i = 0; !r && i <= kf->n_kernels; i++)
+      if ((r = D->cuEventCreate(&c->events[i], 0))) what = "cuEventCreate";
+    if (r)
+      s = dml_status_make(
+          r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL, OP,
+          "%s failed: %s (%d) on %s (arena %" PRIu64 " bytes, weights %" PRIu64 " bytes)",
+          what, err_name(r), r, c->desc, (uint64_t)f->arena_bytes,
+          (uint64_t)m->weights_size);
+  }
+  int n_cubin = 0, n_ptx = 0;
+  if (!s) s = load_modules(c, dv->cc_major * 10 + dv->cc_minor, &n_cubin, &n_ptx);
+  if (s) {
+    cu_close(c);
+    return s;
+  }
+  size_t dl = strlen(c->desc);
+  snprintf(c->desc + dl, sizeof c->desc - dl, ", %d kernel%s from cubins, %d from PTX",
+           n_cubin, n_cubin == 1 ? "" : "s", n_ptx);
+  *out_state = c;
+  return DML_OK;
+}
+
+static int64_t io_bytes(const dml_rt_exec_t *e, uint32_t value) {
+  dml_type_t t = e->fn->values[value].type;
+  int64_t dims[DML_MAX_RANK];
+  if (dml_type_eval_dims(&t, e->sym, e->n_symbols, dims)) return -1;
+  int64_t n = dml_dims_numel(dims, t.rank);
+  return n < 0 ? -1 : n * (int64_t)dml_dtype_size(t.dtype);
+}
+
+/* Enqueues the plan for the symbol values of `e` on the stream: input
+ * copies, each kernel (with events around each when `timed`), output
+ * copies. */
+static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, int timed) {
+  cu_driver_t *D = c->D;
+  const dml_kpkg_function_t *kf = c->kf;
+  const cu_device_t *dv = &D->dev[c->ordinal];
+  for (uint32_t i = 0; i < c->n_inputs; i++) {
+    int64_t b = io_bytes(e, c->inputs[i].value);
+    if (b > 0)
+      CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->inputs[i].arena_offset,
+                                   c->staging + c->inputs[i].staging_offset, (size_t)b,
+                                   c->stream),
+              "cuMemcpyHtoDAsync (inputs)");
+  }
+  struct {
+    unsigned sym[DML_KPKG_MAX_SYMBOLS];
+  } syms;
+  memset(&syms, 0, sizeof syms);
+  for (uint32_t i = 0; i < e->n_symbols && i < DML_KPKG_MAX_SYMBOLS; i++)
+    syms.sym[i] = (unsigned)e->sym[i];
+  void *params[3] = {&c->arena, &c->weights, &syms};
+  if (timed) CUCHECK(D->cuEventRecord(c->events[0], c->stream), "cuEventRecord");
+  for (uint32_t k = 0; k < kf->n_kernels; k++) {
+    const dml_kpkg_kernel_t *K = &kf->kernels[k];
+    unsigned grid[3];
+    for (int d = 0; d < 3; d++) {
+      int64_t items = dml_kpkg_lin_eval(K->items[d], e->sym, e->n_symbols);
+      int64_t n = items <= 0 ? 0 : (items + K->local[d] - 1) / K->local[d];
+      if (n > dv->max_grid[d])
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                               "kernel %s needs %" PRId64
+                               " blocks along dim %d; %s allows %d",
+                               K->name, n, d, c->desc, dv->max_grid[d]);
+      grid[d] = (unsigned)n;
+    }
+    if (grid[0] && grid[1] && grid[2]) {
+      CUresult r =
+          D->cuLaunchKernel(c->fns[k], grid[0], grid[1], grid[2], K->local[0],
+                            K->local[1], K->local[2], 0, c->stream, params, NULL);
+      if (r)
+        return dml_status_make(
+            DML_STATUS_INTERNAL, OP,
+            "cuLaunchKernel of %s (grid %u,%u,%u block %u,%u,%u) failed: "
+            "%s (%d) on %s",
+            K->name, grid[0], grid[1], grid[2], K->local[0], K->local[1], K->local[2],
+            err_name(r), r, c->desc);
+    }
+    if (timed) CUCHECK(D->cuEventRecord(c->events[k + 1], c->stream), "cuEventRecord");
+  }
+  for (uint32_t i = 0; i < c->n_outputs; i++) {
+    int64_t b = io_bytes(e, c->outputs[i].value);
+    if (b > 0)
+      CUCHECK(D->cuMemcpyDtoHAsync(c->staging + c->outputs[i].staging_offset,
+                                   c->arena + c->outputs[i].arena_offset, (size_t)b,
+                                   c->stream),
+              "cuMemcpyDtoHAsync (outputs)");
+  }
+  return DML_OK;
+}
+
+/* The graph for the symbol values of `e`, or NULL when none is captured
+ * yet (the run is then eager and timed, and captures one). */
+static cu_graph_t *graph_for(cu_session_t *c, const dml_rt_exec_t *e) {
+  for (uint32_t i = 0; i < MAX_GRAPHS; i++)
+    if (c->graphs[i].used &&
+        !memcmp(c->graphs[i].sym, e->sym, e->n_symbols * sizeof(int64_t)))
+      return &c->graphs[i];
+  return NULL;
+}
+
+static dml_status_t capture(cu_session_t *c, const dml_rt_exec_t *e) {
+  cu_driver_t *D = c->D;
+  cu_graph_t *G = &c->graphs[c->next_graph];
+  c->next_graph = (c->next_graph + 1) % MAX_GRAPHS;
+  if (G->exec) D->cuGraphExecDestroy(G->exec);
+  memset(G, 0, sizeof *G);
+  CUCHECK(D->cuStreamBeginCapture(c->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "cuStreamBeginCapture");
+  dml_status_t s = enqueue(c, e, 0);
+  CUgraph graph = NULL;
+  CUresult r = D->cuStreamEndCapture(c->stream, &graph);
+  if (s) {
+    if (graph) D->cuGraphDestroy(graph);
+    return s;
+  }
+  CUCHECK(r, "cuStreamEndCapture");
+  r = D->cuGraphInstantiateWithFlags(&G->exec, graph, 0);
+  D->cuGraphDestroy(graph);
+  CUCHECK(r, "cuGraphInstantiateWithFlags");
+  memcpy(G->sym, e->sym, e->n_symbols * sizeof(int64_t));
+  G->used = 1;
+  return DML_OK;
+}
+
+static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
+  cu_session_t *c = (cu_session_t *)state;
+  cu_driver_t *D = c->D;
+  c->ran = 0;
+  CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+  for (uint32_t i = 0; i < c->n_inputs; i++) {
+    int64_t b = io_bytes(e, c->inputs[i].value);
+    if (b > 0)
+      memcpy(c->staging + c->inputs[i].staging_offset,
+             e->arena + c->inputs[i].arena_offset, (size_t)b);
+  }
+  uint32_t nk = c->kf->n_kernels;
+  cu_graph_t *G = c->profile ? NULL : graph_for(c, e);
+  if (G) {
+    CUCHECK(D->cuGraphLaunch(G->exec, c->stream), "cuGraphLaunch");
+  } else {
+    /* First run with these sizes: eager with per-kernel events, then the
+     * graph every later run replays. */
+    DML_RETURN_IF_ERROR(enqueue(c, e, 1));
+    CUCHECK(D->cuStreamSynchronize(c->stream),
+            "running the kernels (cuStreamSynchronize)");
+    for (uint32_t k = 0; k < nk; k++) {
+      float ms = -1.0f;
+      if (!D->cuEventElapsedTime ||
+          D->cuEventElapsedTime(&ms, c->events[k], c->events[k + 1]))
+        ms = -1.0f;
+      c->kernel_ms[k] = ms;
+    }
+    if (!c->profile) DML_RETURN_IF_ERROR(capture(c, e));
+  }
+  CUCHECK(D->cuStreamSynchronize(c->stream), "running the kernels (cuStreamSynchronize)");
+  for (uint32_t i = 0; i < c->n_outputs; i++) {
+    int64_t b = io_bytes(e, c->outputs[i].value);
+    if (b > 0)
+      memcpy(e->arena + c->outputs[i].arena_offset,
+             c->staging + c->outputs[i].staging_offset, (size_t)b);
+  }
+  memcpy(c->last_sym, e->sym, e->n_symbols * sizeof(int64_t));
+  c->ran = 1;
+  return DML_OK;
+}
+
+static uint32_t cu_num_kernels(void *state) {
+  return ((cu_session_t *)state)->kf->n_kernels;
+}
+
+static dml_status_t cu_kernel_info(void *state, uint32_t i, dml_rt_kernel_info_t *out) {
+  cu_session_t *c = (cu_session_t *)state;
+  if (i >= c->kf->n_kernels)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", i,
+                           c->kf->n_kernels);
+  if (!c->ran)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                           "no run has completed yet");
+  const dml_kpkg_kernel_t *K = &c->kf->kernels[i];
+  out->name = K->name;
+  out->n_nodes = K->n_nodes;
+  out->nodes = K->nodes;
+  out->ms = c->kernel_ms[i];
+  out->flops = (double)dml_kpkg_lin_eval(K->flops, c->last_sym, c->n_symbols);
+  out->bytes = (double)dml_kpkg_lin_eval(K->bytes, c->last_sym, c->n_symbols);
+  return DML_OK;
+}
+
+static const char *cu_device_name(void *state) {
+  return ((cu_session_t *)state)->desc;
+}
+
+static const dml_rt_backend_t k_cuda = {
+    "cuda", cu_open, cu_run, cu_num_kernels, cu_kernel_info, cu_device_name, cu_close};
+
+const dml_rt_backend_t *dml_rt_cuda_backend(void) {
+  return &k_cuda;
+}

@@ -1,0 +1,348 @@
+/* test_cuda.c — the CUDA backend against the CPU reference, on the packages
+ * gen_cuda_packages wrote (this program links the runtime only: it runs on
+ * GPU machines with a runtime-only build, scripts/gpu_check.sh).
+ *   test_cuda PKG_DIR [MODELS_DIR]
+ * Every ops_*_k<N>.dmlpkg (each kernel form of the scheduler) on cpu and
+ * cuda at batch 1, 3 and 16 on random inputs; the reference models
+ * (ref_<name>.dmlpkg) on their saved inputs/outputs in MODELS_DIR/<name>_io
+ * (default $DMLC_SHARED_DIR/models); fashion_mlp through PTX only, through
+ * an sm_80 cubin package (PTX on other architectures) and with the PTX
+ * forced; a graph replayed many times; the errors (no kernels, no such
+ * device, no kernels for the device's compute capability and no PTX).
+ * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|). Without a CUDA driver or
+ * device it prints why and exits 77 (CTest: skipped). */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_kpkg.h"
+#include "dml_npy.h"
+#include "dml_pkg.h"
+#include "dml_rt.h"
+#include "dml_test.h"
+
+#define TOL 1e-4
+
+static const char *g_pkgs, *g_models;
+static int g_cc; /* device 0's compute capability, major*10+minor */
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static float frand(void) {
+  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
+  return (float)((double)(g_rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static double max_err(const dml_tensor_t *a, const dml_tensor_t *b) {
+  if (a->rank != b->rank || a->dtype != DML_DTYPE_F32 || b->dtype != DML_DTYPE_F32)
+    return 1e9;
+  for (int32_t d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return 1e9;
+  int64_t n = dml_dims_numel(a->dims, a->rank);
+  double worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double x = ((const float *)a->data)[i], y = ((const float *)b->data)[i];
+    double e = fabs(x - y) / fmax(1.0, fabs(y));
+    if (!(e <= worst)) worst = isnan(e) ? 1e9 : e;
+  }
+  return worst;
+}
+
+static void *read_all(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *b = malloc(len > 0 ? (size_t)len : 1);
+  if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  *n = (size_t)len;
+  return b;
+}
+
+static dml_rt_model_t *load(const char *file) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s/%s", g_pkgs, file);
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_file(path, &m));
+  return m;
+}
+
+/* Runs both sessions at symbol value `batch` on random inputs; returns the
+ * largest scaled error over the outputs. */
+static double compare_at(dml_rt_model_t *m, dml_rt_session_t *cpu, dml_rt_session_t *cu,
+                         int64_t batch) {
+  dml_rt_session_clear_inputs(cpu);
+  dml_rt_session_clear_inputs(cu);
+  for (uint32_t i = 0; i < dml_rt_model_num_inputs(m); i++) {
+    dml_rt_io_info_t io;
+    CHECK_OK(dml_rt_model_input_info(m, i, &io));
+    dml_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.dtype = io.dtype;
+    t.rank = io.rank;
+    for (int32_t d = 0; d < io.rank; d++)
+      t.dims[d] = io.dim_symbol[d] ? io.dim_multiplier[d] * batch : io.dims[d];
+    int64_t n = dml_dims_numel(t.dims, t.rank);
+    float *x = (float *)malloc((size_t)(n ? n : 1) * sizeof(float));
+    for (int64_t k = 0; k < n; k++) x[k] = 2.0f * frand();
+    t.data = x;
+    CHECK_OK(dml_rt_session_set_input(cpu, i, &t));
+    CHECK_OK(dml_rt_session_set_input(cu, i, &t));
+    free(x);
+  }
+  CHECK_OK(dml_rt_session_run(cpu));
+  CHECK_OK(dml_rt_session_run(cu));
+  double worst = 0;
+  for (uint32_t o = 0; o < dml_rt_model_num_outputs(m); o++) {
+    dml_tensor_t a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    CHECK_OK(dml_rt_session_get_output(cu, o, &a));
+    CHECK_OK(dml_rt_session_get_output(cpu, o, &b));
+    double e = max_err(&a, &b);
+    if (e > TOL)
+      fprintf(stderr, "  output %u at batch %lld: error %.3g\n", o, (long long)batch, e);
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+/* Every kernel form: ops_<i>_<what>_k<kernels>.dmlpkg. */
+static void test_kernel_forms(void) {
+  DIR *d = opendir(g_pkgs);
+  CHECK(d != NULL);
+  if (!d) return;
+  int seen = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    const char *k = strstr(de->d_name, "_k");
+    if (strncmp(de->d_name, "ops_", 4) || !strstr(de->d_name, ".dmlpkg")) continue;
+    while (k && strstr(k + 1, "_k")) k = strstr(k + 1, "_k");
+    unsigned want = k ? (unsigned)strtoul(k + 2, NULL, 10) : 0;
+    seen++;
+    dml_rt_model_t *m = load(de->d_name);
+    dml_rt_session_t *cpu = NULL, *cu = NULL;
+    if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &cpu));
+    if (m) CHECK_OK(dml_rt_session_create(m, "cuda", &cu));
+    if (cpu && cu) {
+      static const int64_t batches[] = {1, 3, 16, 3};
+      for (int i = 0; i < 4; i++) {
+        double e = compare_at(m, cpu, cu, batches[i]);
+        printf("%-40s batch %2lld: %u kernels, max scaled error %.2e\n", de->d_name,
+               (long long)batches[i], dml_rt_session_num_kernels(cu), e);
+        CHECK(e <= TOL);
+      }
+      CHECK(dml_rt_session_num_kernels(cu) == want);
+      for (uint32_t i = 0; i < dml_rt_session_num_kernels(cu); i++) {
+        dml_rt_kernel_info_t ki;
+        CHECK_OK(dml_rt_session_kernel_info(cu, i, &ki));
+        CHECK(ki.name && ki.n_nodes >= 1 && ki.ms >= 0 && ki.bytes > 0);
+      }
+    }
+    dml_rt_session_release(cpu);
+    dml_rt_session_release(cu);
+    dml_rt_model_release(m);
+  }
+  closedir(d);
+  CHECK(seen >= 5);
+}
+
+/* Reference model `file` on the saved pairs of MODELS_DIR/<name>_io. */
+static void check_saved(const char *file, const char *name, const char *device) {
+  dml_rt_model_t *m = load(file);
+  dml_rt_session_t *cpu = NULL, *cu = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &cpu));
+  if (m) CHECK_OK(dml_rt_session_create(m, device, &cu));
+  for (int i = 0; cpu && cu && i < 3; i++) {
+    char path[2048];
+    dml_tensor_t x, want, a, b;
+    void *xb = NULL, *wb = NULL;
+    snprintf(path, sizeof path, "%s/%s_io/input_%d.npy", g_models, name, i);
+    CHECK_OK(dml_npy_read_file(path, &x, &xb));
+    snprintf(path, sizeof path, "%s/%s_io/output_%d.npy", g_models, name, i);
+    CHECK_OK(dml_npy_read_file(path, &want, &wb));
+    if (xb && wb) {
+      for (int rep = 0; rep < 2; rep++) { /* eager + graph capture, then replay */
+        CHECK_OK(dml_rt_session_set_input(cu, 0, &x));
+        CHECK_OK(dml_rt_session_run(cu));
+      }
+      CHECK_OK(dml_rt_session_set_input(cpu, 0, &x));
+      CHECK_OK(dml_rt_session_run(cpu));
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      CHECK_OK(dml_rt_session_get_output(cu, 0, &a));
+      CHECK_OK(dml_rt_session_get_output(cpu, 0, &b));
+      double es = max_err(&a, &want), ec = max_err(&a, &b);
+      printf("%s input_%d (batch %lld) on %s: vs saved %.2e, vs cpu %.2e\n", file, i,
+             (long long)x.dims[0], dml_rt_session_device(cu), es, ec);
+      CHECK(es <= TOL && ec <= TOL);
+    }
+    free(xb);
+    free(wb);
+  }
+  dml_rt_session_release(cpu);
+  dml_rt_session_release(cu);
+  dml_rt_model_release(m);
+}
+
+static void test_reference_models(void) {
+  check_saved("ref_fashion_mlp.dmlpkg", "fashion_mlp", "cuda");
+  check_saved("ref_lenet5.dmlpkg", "lenet5", "cuda:0");
+  check_saved("ref_resnet_small.dmlpkg", "resnet_small", "cuda");
+}
+
+/* PTX only; an sm_80 cubin (PTX elsewhere); the PTX forced. */
+static void test_ptx_paths(void) {
+  check_saved("arch_ptx_fashion_mlp.dmlpkg", "fashion_mlp", "cuda");
+  char path[2048];
+  snprintf(path, sizeof path, "%s/arch_sm80_fashion_mlp.dmlpkg", g_pkgs);
+  FILE *f = fopen(path, "rb");
+  if (f) {
+    fclose(f);
+    check_saved("arch_sm80_fashion_mlp.dmlpkg", "fashion_mlp", "cuda");
+  } else {
+    printf("arch_sm80_fashion_mlp.dmlpkg absent (no ptxas where it was made)\n");
+  }
+  setenv("DMLC_CUDA_FORCE_PTX", "1", 1);
+  check_saved("ref_fashion_mlp.dmlpkg", "fashion_mlp", "cuda");
+  unsetenv("DMLC_CUDA_FORCE_PTX");
+}
+
+/* The same package with every kernel's images reduced to cubins of
+ * another architecture (or, without any cubin, to nothing that fits):
+ * "no kernels for compute capability X.Y and no PTX". */
+static void test_no_matching_image(void) {
+  char path[2048];
+  size_t n = 0;
+  snprintf(path, sizeof path, "%s/ref_fashion_mlp.dmlpkg", g_pkgs);
+  void *bytes = read_all(path, &n);
+  CHECK(bytes != NULL);
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  CHECK_OK(dml_pkg_parse(bytes, n, &pkg));
+  const dml_pkg_section_t *gs = dml_pkg_find_section(&pkg, "graph");
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  const dml_pkg_section_t *cs = dml_pkg_find_section(&pkg, "kernels.cuda");
+  dml_pkg_graph_t *g = NULL;
+  dml_kpkg_t *k = NULL;
+  if (gs) CHECK_OK(dml_pkg_graph_decode(gs->data, gs->size, ws ? ws->size : 0, &g));
+  if (g && cs) CHECK_OK(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_CUDA, g, &k));
+  uint8_t **codes = NULL;
+  if (k) {
+    /* one cubin image of an architecture the device cannot run: a copy of
+     * the kernel's PTX relabelled as an ELF cubin for another major */
+    const dml_kpkg_function_t *kf = &k->functions[0];
+    codes = (uint8_t **)calloc(kf->n_kernels, sizeof *codes);
+    for (uint32_t i = 0; i < kf->n_kernels; i++) {
+      dml_kpkg_kernel_t *K = &kf->kernels[i];
+      static const uint8_t elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+      uint32_t other = g_cc / 10 == 9 ? 80 : 90;
+      uint8_t *c = (uint8_t *)calloc(1, 20 + sizeof elf);
+      uint32_t hdr[5] = {DML_KPKG_CUDA_MAGIC, 1, DML_KPKG_CUDA_CUBIN, other, sizeof elf};
+      memcpy(c, hdr, sizeof hdr);
+      memcpy(c + 20, elf, sizeof elf);
+      codes[i] = c;
+      K->code = c;
+      K->code_bytes = 20 + sizeof elf;
+    }
+    void *sec = NULL;
+    size_t sn = 0;
+    CHECK_OK(dml_kpkg_encode(k, &sec, &sn));
+    dml_pkg_writer_t *w = NULL;
+    CHECK_OK(dml_pkg_writer_create(&w));
+    for (uint32_t i = 0; w && i < pkg.n_sections; i++) {
+      const dml_pkg_section_t *s = &pkg.sections[i];
+      CHECK_OK(dml_pkg_writer_add_section(w, s->tag, s == cs ? sec : s->data,
+                                          s == cs ? sn : s->size, s->alignment));
+    }
+    void *nb = NULL;
+    size_t nn = 0;
+    CHECK_OK(dml_pkg_writer_finish_memory(w, &nb, &nn));
+    dml_pkg_writer_release(w);
+    dml_rt_model_t *m = NULL;
+    dml_rt_session_t *s = NULL;
+    if (nb) CHECK_OK(dml_rt_model_load_memory(nb, nn, &m));
+    char want[128];
+    snprintf(want, sizeof want,
+             "package has no kernels for compute capability %d.%d and no PTX", g_cc / 10,
+             g_cc % 10);
+    if (m)
+      CHECK_ERROR(dml_rt_session_create(m, "cuda", &s), DML_STATUS_FAILED_PRECONDITION,
+                  want);
+    dml_rt_model_release(m);
+    free(nb);
+    free(sec);
+    for (uint32_t i = 0; i < kf->n_kernels; i++) free(codes[i]);
+    free(codes);
+  }
+  dml_kpkg_release(k);
+  dml_pkg_graph_release(g);
+  free(bytes);
+}
+
+static void test_errors(void) {
+  dml_rt_model_t *m = load("nokernels.dmlpkg");
+  dml_rt_session_t *s = NULL;
+  if (m)
+    CHECK_ERROR(dml_rt_session_create(m, "cuda", &s), DML_STATUS_FAILED_PRECONDITION,
+                "the package has no CUDA kernels for function 'forward'");
+  dml_rt_model_release(m);
+  m = load("ref_fashion_mlp.dmlpkg");
+  if (!m) return;
+  CHECK_ERROR(dml_rt_session_create(m, "cuda:99", &s), DML_STATUS_NOT_FOUND,
+              "no CUDA device 'cuda:99'");
+  CHECK_ERROR(dml_rt_session_create(m, "cuda:x", &s), DML_STATUS_NOT_FOUND,
+              "no CUDA device 'cuda:x'");
+  CHECK_OK(dml_rt_session_create(m, "cuda:0", &s));
+  if (s) {
+    dml_rt_kernel_info_t ki;
+    CHECK_ERROR(dml_rt_session_kernel_info(s, 0, &ki), DML_STATUS_FAILED_PRECONDITION,
+                "no run has completed yet");
+    CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_FAILED_PRECONDITION, "is not set");
+    CHECK_ERROR(dml_rt_session_kernel_info(s, 7, &ki), DML_STATUS_OUT_OF_RANGE,
+                "kernel 7");
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
+int main(int argc, char **argv) {
+  char models[2048];
+  g_pkgs = argc > 1 ? argv[1] : getenv("DMLC_CUDA_PKGS");
+  if (argc > 2) {
+    g_models = argv[2];
+  } else {
+    g_models = dml_test_path("DMLC_SHARED_DIR", "models", models, sizeof models);
+  }
+  dml_rt_device_info_t d[16];
+  uint32_t n = 0;
+  dml_status_t s = dml_rt_cuda_devices(d, 16, &n);
+  if (s) {
+    char *msg = dml_status_format(s);
+    printf("SKIP: no CUDA device found: %s\n", msg ? msg : "?");
+    free(msg);
+    dml_status_free(s);
+    return 77;
+  }
+  if (!g_pkgs) {
+    fprintf(stderr,
+            "usage: test_cuda PKG_DIR [MODELS_DIR] (gen_cuda_packages writes it)\n");
+    return 2;
+  }
+  for (uint32_t i = 0; i < n && i < 16; i++)
+    printf("%s: %s, compute capability %u.%u, %.1f GiB\n", d[i].id, d[i].name,
+           d[i].api_major, d[i].api_minor, (double)d[i].memory_bytes / (1 << 30));
+  g_cc = (int)(d[0].api_major * 10 + d[0].api_minor);
+  RUN(test_errors);
+  RUN(test_kernel_forms);
+  RUN(test_reference_models);
+  RUN(test_ptx_paths);
+  RUN(test_no_matching_image);
+  return dml_test_finish();
+}
