@@ -3,13 +3,13 @@
 # cmake and gcc, PyTorch; no Debian packages, no network): a runtime-only
 # build (libc/libm only; libcuda.so.1 is opened at run time), `dmlc
 # devices`, tests/cuda/test_cuda on the packages scripts/gpu_prepare.sh put
-# in .gpu/, `dmlc run`/`dmlc bench` on cuda, and bench/cuda next to
+# in .gpu-cuda/, `dmlc run`/`dmlc bench` on cuda, and bench/cuda next to
 # PyTorch. Writes $OUT/gpu_check.log, $OUT/bench.md and $OUT/bench.json.
-#   bash scripts/gpu_check.sh [PREPARED_DIR]     (default .gpu)
+#   bash scripts/gpu_check.sh [PREPARED_DIR]     (default .gpu-cuda)
 # Exit status: 0 when the build, the tests and the benchmarks succeeded.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-G=${1:-.gpu}
+G=${1:-.gpu-cuda}
 OUT=${OUT:-/tmp/gpu_check_out}
 mkdir -p "$OUT"
 LOG=$OUT/gpu_check.log
