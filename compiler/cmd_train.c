@@ -412,11 +412,19 @@ int dmlc_cmd_train(int argc, char **argv) {
   }
   dml_dataset_t tr = {train.x, train.y}, vd = {val.x, val.y};
   if (vspec) o.validation = &vd;
-  if (o.verbose)
-    printf("training on %" PRId64 " rows%s%s, validating on %" PRId64 " rows\n",
-           train.x.dims[0], vspec ? " of " : "", vspec ? data : "",
-           vspec ? val.x.dims[0]
-                 : (int64_t)floor((double)train.x.dims[0] * o.validation_split));
+  if (o.verbose) {
+    /* --validation-split holds out the last rows (dml_trainer_fit). */
+    int64_t n_val = vspec ? val.x.dims[0]
+                          : (int64_t)floor((double)train.x.dims[0] * o.validation_split);
+    int64_t n_train = train.x.dims[0] - (vspec ? 0 : n_val);
+    if (n_val > 0)
+      printf("training on %" PRId64 " rows%s%s, validating on %" PRId64 " rows%s\n",
+             n_train, vspec ? " of " : "", vspec ? data : "", n_val,
+             vspec ? "" : " held out from them (--validation-split)");
+    else
+      printf("training on %" PRId64 " rows%s%s, no validation\n", n_train,
+             vspec ? " of " : "", vspec ? data : "");
+  }
   if (resume) {
     st = dml_trainer_load_checkpoint(t, resume);
     if (st) goto out;

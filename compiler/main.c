@@ -32,7 +32,8 @@ static const cmd_t k_cmds[] = {
     {"bench", dmlc_cmd_bench, "time a package's runs and each GPU kernel on a device"},
 #endif
 #ifdef DMLC_HAVE_CMD_DEVICES
-    {"devices", dmlc_cmd_devices, "list the devices (cpu, Vulkan) sessions can run on"},
+    {"devices", dmlc_cmd_devices,
+     "list the devices (cpu, Vulkan, CUDA) sessions can run on"},
 #endif
 #ifdef DMLC_HAVE_CMD_SERVE
     {"serve", dmlc_cmd_serve, "serve a package over HTTP (KServe v2 protocol), batching"},
@@ -83,6 +84,17 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; k_cmds[i].name; i++)
     if (!strcmp(argv[1], k_cmds[i].name)) return k_cmds[i].fn(argc - 1, argv + 1);
+  static const char *const k_full_only[] = {"compile", "opt",  "summary",
+                                            "train",   "eval", "serve"};
+  for (size_t i = 0; i < sizeof k_full_only / sizeof k_full_only[0]; i++)
+    if (!strcmp(argv[1], k_full_only[i])) {
+      fprintf(stderr,
+              "error: dmlc: this dmlc has no '%s': it is a runtime-only build "
+              "(-DDMLC_RUNTIME_ONLY=ON), which runs packages compiled elsewhere; "
+              "use a full build for '%s'\n",
+              argv[1], argv[1]);
+      return 2;
+    }
   fprintf(stderr, "error: dmlc: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

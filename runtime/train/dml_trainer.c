@@ -31,6 +31,7 @@ struct dml_trainer {
   int64_t bound;                   /* batch bound */
   size_t x_row_bytes, y_row_bytes; /* bytes per row of x / target */
   int64_t x_row_numel, y_row_numel;
+  int64_t n_classes; /* integer targets: forward's class dim (0: unknown) */
   int32_t epoch;
   uint64_t step;
   uint8_t *xbuf, *ybuf; /* one batch at the bound */
@@ -191,6 +192,10 @@ dml_status_t dml_trainer_create(const dml_rt_model_t *m, const char *device,
   if (!t) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   t->m = m;
   dml_status_t st = open_fn(m, device, "train_step", NULL, &t->train);
+  if (st && dml_status_code(st) == DML_STATUS_NOT_FOUND)
+    st = dml_status_detail(st,
+                           "this is not a training package; make one with `dmlc train` "
+                           "(or dml_compile_options_t.train)");
   if (!st) st = open_fn(m, device, "eval_step", t->train.s, &t->eval);
   if (!st) st = open_fn(m, device, "forward", t->train.s, &t->fwd);
   if (!st && !dml_rt_session_globals_writable(t->train.s))
@@ -208,6 +213,15 @@ dml_status_t dml_trainer_create(const dml_rt_model_t *m, const char *device,
     st = dml_rt_session_input_info(t->train.s, (uint32_t)t->train.target, &t->y_info);
   if (!st) st = row_bytes(&t->x_info, "input", &t->x_row_numel, &t->x_row_bytes);
   if (!st) st = row_bytes(&t->y_info, "target", &t->y_row_numel, &t->y_row_bytes);
+  if (!st && dml_dtype_is_int(t->y_info.dtype)) {
+    /* Class indices: the forward output's static dim 1 is the class count,
+     * so a label outside [0, C) is an error, not a silent zero one-hot row. */
+    dml_rt_io_info_t yo;
+    if (dml_rt_session_num_outputs(t->fwd.s) > 0 &&
+        !dml_rt_session_output_info(t->fwd.s, 0, &yo) && yo.rank >= 2 &&
+        !yo.dim_symbol[1])
+      t->n_classes = yo.dims[1];
+  }
   if (!st) {
     t->bound = t->x_info.dim_bound[0];
     if (t->y_info.dim_bound[0] < t->bound) t->bound = t->y_info.dim_bound[0];
@@ -294,6 +308,18 @@ static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
             DML_STATUS_INVALID_ARGUMENT, OP,
             "%s: %s dim %d is %" PRId64 ", the package's '%s' has %" PRId64, what,
             c[k].name, dd, c[k].v->dims[dd], c[k].info->name, c[k].info->dims[dd]);
+  }
+  if (t->n_classes > 0 && dml_dtype_is_int(d->y.dtype)) {
+    int64_t n = dml_dims_numel(d->y.dims, d->y.rank);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t v = dml_load_i64(d->y.dtype, d->y.data, (size_t)i);
+      if (v < 0 || v >= t->n_classes)
+        return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                               "%s: label %" PRId64 " (element %" PRId64
+                               " of y) is outside [0, %" PRId64
+                               "): the model has %" PRId64 " classes",
+                               what, v, i, t->n_classes, t->n_classes);
+    }
   }
   return DML_OK;
 }

@@ -19,6 +19,7 @@
 #include "dml_rt.h"
 #include "dml_test.h"
 #include "dml_train.h"
+#include "dml_trainer.h"
 
 static dml_status_t compile_model(const char *name, const dml_train_config_t *cfg,
                                   dml_rt_model_t **out) {
@@ -301,8 +302,42 @@ static void test_errors(void) {
               "unknown optimizer 'lbfgs'");
 }
 
+/* The trainer refuses class labels outside [0, C) (a one-hot row of zeros
+ * would add nothing to the loss) and says when a package cannot train. */
+static void test_trainer_labels(void) {
+  dml_train_config_t cfg;
+  dml_train_config_init(&cfg);
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(compile_model("fashion_mlp_untrained.onnx", &cfg, &m));
+  if (!m) return;
+  dml_trainer_t *t = NULL;
+  CHECK_OK(dml_trainer_create(m, "cpu", &t));
+  float x[4 * 784] = {0};
+  int64_t y[4] = {0, 9, 12, 3}, xd[2] = {4, 784}, yd = 4;
+  dml_dataset_t d;
+  d.x = tensor(DML_DTYPE_F32, 2, xd, x);
+  d.y = tensor(DML_DTYPE_I64, 1, &yd, y);
+  double loss = 0, acc = 0;
+  CHECK_ERROR(dml_trainer_evaluate(t, &d, 4, &loss, &acc), DML_STATUS_OUT_OF_RANGE,
+              "label 12 (element 2 of y) is outside [0, 10)");
+  y[2] = -1;
+  CHECK_ERROR(dml_trainer_evaluate(t, &d, 4, &loss, &acc), DML_STATUS_OUT_OF_RANGE,
+              "label -1");
+  y[2] = 2;
+  CHECK_OK(dml_trainer_evaluate(t, &d, 4, &loss, &acc));
+  dml_trainer_release(t);
+  dml_rt_model_release(m);
+  /* An inference package. */
+  CHECK_OK(compile_model("fashion_mlp.onnx", NULL, &m));
+  if (!m) return;
+  CHECK_ERROR(dml_trainer_create(m, "cpu", &t), DML_STATUS_NOT_FOUND,
+              "not a training package");
+  dml_rt_model_release(m);
+}
+
 int main(void) {
   RUN(test_models_train);
+  RUN(test_trainer_labels);
   RUN(test_package_layout);
   RUN(test_batchnorm_running_stats);
   RUN(test_errors);
