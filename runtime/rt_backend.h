@@ -41,6 +41,17 @@ typedef struct dml_rt_backend {
   void (*close)(void *state);
 } dml_rt_backend_t;
 
+/* Fills *out for kernel `i` of the kernel table `kf` after a run, as the GPU
+ * backends report it: name and graph nodes, the measured device time
+ * kernel_ms[i] (ms) and the kernel's work (FLOP, bytes) at the run's symbol
+ * values `sym`. `op` names the backend in errors. Errors: OUT_OF_RANGE,
+ * FAILED_PRECONDITION when no run has completed (`ran` 0). */
+struct dml_kpkg_function;
+dml_status_t dml_rt_kernel_info_fill(const char *op, const struct dml_kpkg_function *kf,
+                                     uint32_t i, int ran, const double *kernel_ms,
+                                     const int64_t *sym, uint32_t n_symbols,
+                                     dml_rt_kernel_info_t *out);
+
 /* The Vulkan backend; NULL in builds without Vulkan headers. */
 const dml_rt_backend_t *dml_rt_vulkan_backend(void);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dml_cpu.h"
+#include "dml_kpkg.h"
 #include "rt_backend.h"
 #include "rt_internal.h"
 
@@ -688,4 +689,24 @@ dml_status_t dml_rt_session_global(dml_rt_session_t *s, uint32_t i,
 
 int dml_rt_session_globals_writable(const dml_rt_session_t *s) {
   return s->globals->data != NULL;
+}
+
+dml_status_t dml_rt_kernel_info_fill(const char *op, const dml_kpkg_function_t *kf,
+                                     uint32_t i, int ran, const double *kernel_ms,
+                                     const int64_t *sym, uint32_t n_symbols,
+                                     dml_rt_kernel_info_t *out) {
+  if (i >= kf->n_kernels)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, op, "kernel %u of %u", i,
+                           kf->n_kernels);
+  if (!ran)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
+                           "no run has completed yet");
+  const dml_kpkg_kernel_t *K = &kf->kernels[i];
+  out->name = K->name;
+  out->n_nodes = K->n_nodes;
+  out->nodes = K->nodes;
+  out->ms = kernel_ms[i];
+  out->flops = (double)dml_kpkg_lin_eval(K->flops, sym, n_symbols);
+  out->bytes = (double)dml_kpkg_lin_eval(K->bytes, sym, n_symbols);
+  return DML_OK;
 }

@@ -683,20 +683,8 @@ static uint32_t cu_num_kernels(void *state) {
 
 static dml_status_t cu_kernel_info(void *state, uint32_t i, dml_rt_kernel_info_t *out) {
   cu_session_t *c = (cu_session_t *)state;
-  if (i >= c->kf->n_kernels)
-    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", i,
-                           c->kf->n_kernels);
-  if (!c->ran)
-    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
-                           "no run has completed yet");
-  const dml_kpkg_kernel_t *K = &c->kf->kernels[i];
-  out->name = K->name;
-  out->n_nodes = K->n_nodes;
-  out->nodes = K->nodes;
-  out->ms = c->kernel_ms[i];
-  out->flops = (double)dml_kpkg_lin_eval(K->flops, c->last_sym, c->n_symbols);
-  out->bytes = (double)dml_kpkg_lin_eval(K->bytes, c->last_sym, c->n_symbols);
-  return DML_OK;
+  return dml_rt_kernel_info_fill(OP, c->kf, i, c->ran, c->kernel_ms, c->last_sym,
+                                 c->n_symbols, out);
 }
 
 static const char *cu_device_name(void *state) {

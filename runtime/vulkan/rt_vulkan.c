@@ -860,20 +860,8 @@ static uint32_t vk_num_kernels(void *state) {
 
 static dml_status_t vk_kernel_info(void *state, uint32_t i, dml_rt_kernel_info_t *out) {
   vk_session_t *v = (vk_session_t *)state;
-  if (i >= v->kf->n_kernels)
-    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", i,
-                           v->kf->n_kernels);
-  if (!v->ran)
-    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
-                           "no run has completed yet");
-  const dml_kpkg_kernel_t *K = &v->kf->kernels[i];
-  out->name = K->name;
-  out->n_nodes = K->n_nodes;
-  out->nodes = K->nodes;
-  out->ms = v->kernel_ms[i];
-  out->flops = (double)dml_kpkg_lin_eval(K->flops, v->last_sym, v->n_symbols);
-  out->bytes = (double)dml_kpkg_lin_eval(K->bytes, v->last_sym, v->n_symbols);
-  return DML_OK;
+  return dml_rt_kernel_info_fill(OP, v->kf, i, v->ran, v->kernel_ms, v->last_sym,
+                                 v->n_symbols, out);
 }
 
 static const char *vk_device_name(void *state) {
