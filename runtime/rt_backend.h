@@ -52,6 +52,20 @@ dml_status_t dml_rt_kernel_info_fill(const char *op, const struct dml_kpkg_funct
                                      const int64_t *sym, uint32_t n_symbols,
                                      dml_rt_kernel_info_t *out);
 
+/* The checks a GPU backend makes when it opens function `f`: `table` (the
+ * package's kernels for the backend's target, may be NULL) has kernels for
+ * `f`; the symbols fit push constants; every node outside the kernels is a
+ * view planned in place; every non-constant value is f32 (what the GPU
+ * kernels handle). `target` ("Vulkan", "CUDA") and `flag` ("vulkan",
+ * "cuda", the --target spelling) word the errors; `op` names the backend.
+ * Errors: FAILED_PRECONDITION (no kernels), UNIMPLEMENTED (symbols, dtype),
+ * DATA_LOSS (a node in no kernel that does not alias its input). */
+struct dml_kpkg;
+dml_status_t dml_rt_gpu_kernels_for(const char *op, const char *target, const char *flag,
+                                    const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                                    const struct dml_kpkg *table,
+                                    const struct dml_kpkg_function **out_kf);
+
 /* The Vulkan backend; NULL in builds without Vulkan headers. */
 const dml_rt_backend_t *dml_rt_vulkan_backend(void);
 

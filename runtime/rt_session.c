@@ -710,3 +710,43 @@ dml_status_t dml_rt_kernel_info_fill(const char *op, const dml_kpkg_function_t *
   out->bytes = (double)dml_kpkg_lin_eval(K->bytes, sym, n_symbols);
   return DML_OK;
 }
+
+dml_status_t dml_rt_gpu_kernels_for(const char *op, const char *target, const char *flag,
+                                    const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                                    const dml_kpkg_t *table,
+                                    const dml_kpkg_function_t **out_kf) {
+  const dml_kpkg_function_t *kf = dml_kpkg_find_function(table, dml_rt_fn_index(m, f));
+  if (!kf)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
+                           "the package has no %s kernels for function '%s': compile it "
+                           "with dmlc compile --target %s",
+                           target, f->name, flag);
+  if (m->graph->n_symbols > DML_KPKG_MAX_SYMBOLS)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, op, "%u symbols exceed %u",
+                           m->graph->n_symbols, DML_KPKG_MAX_SYMBOLS);
+  /* Nodes outside every kernel are views the plan keeps in place. */
+  uint32_t k = 0, j = 0;
+  for (uint32_t i = 0; i < f->n_nodes; i++) {
+    while (k < kf->n_kernels && j >= kf->kernels[k].n_nodes) k++, j = 0;
+    if (k < kf->n_kernels && kf->kernels[k].nodes[j] == i) {
+      j++;
+      continue;
+    }
+    const dml_pkg_node_t *n = &f->nodes[i];
+    if (!n->n_inputs || !n->n_outputs || n->inputs[0] == DML_PKG_NO_VALUE ||
+        f->values[n->inputs[0]].storage == DML_PKG_STORAGE_CONST ||
+        f->values[n->inputs[0]].offset != f->values[n->outputs[0]].offset)
+      return dml_status_make(DML_STATUS_DATA_LOSS, op,
+                             "node %u '%s' (%s) is in no %s kernel and does not alias "
+                             "its input",
+                             i, n->name, n->op_name, target);
+  }
+  for (uint32_t i = 0; i < f->n_values; i++)
+    if (f->values[i].type.dtype != DML_DTYPE_F32 &&
+        f->values[i].storage != DML_PKG_STORAGE_CONST)
+      return dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, op, "value '%s' is %s; the %s backend runs f32 only",
+          f->values[i].name, dml_dtype_name(f->values[i].type.dtype), target);
+  *out_kf = kf;
+  return DML_OK;
+}

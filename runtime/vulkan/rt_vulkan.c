@@ -614,41 +614,9 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
                             const char *device, const uint8_t *weights,
                             void **out_state) {
   const dml_pkg_graph_t *g = m->graph;
-  uint32_t fi = dml_rt_fn_index(m, f);
-  const dml_kpkg_function_t *kf = dml_kpkg_find_function(m->kernels_spirv, fi);
-  if (!kf)
-    return dml_status_make(
-        DML_STATUS_FAILED_PRECONDITION, OP,
-        "the package has no Vulkan kernels for function '%s': compile it "
-        "with dmlc compile --target vulkan",
-        f->name);
-  if (g->n_symbols > DML_KPKG_MAX_SYMBOLS)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP, "%u symbols exceed %u",
-                           g->n_symbols, DML_KPKG_MAX_SYMBOLS);
-  /* Nodes outside every kernel are views the plan keeps in place. */
-  uint32_t k = 0, j = 0;
-  for (uint32_t i = 0; i < f->n_nodes; i++) {
-    while (k < kf->n_kernels && j >= kf->kernels[k].n_nodes) k++, j = 0;
-    if (k < kf->n_kernels && kf->kernels[k].nodes[j] == i) {
-      j++;
-      continue;
-    }
-    const dml_pkg_node_t *n = &f->nodes[i];
-    if (!n->n_inputs || !n->n_outputs || n->inputs[0] == DML_PKG_NO_VALUE ||
-        f->values[n->inputs[0]].storage == DML_PKG_STORAGE_CONST ||
-        f->values[n->inputs[0]].offset != f->values[n->outputs[0]].offset)
-      return dml_status_make(
-          DML_STATUS_DATA_LOSS, OP,
-          "node %u '%s' (%s) is in no Vulkan kernel and does not alias its "
-          "input",
-          i, n->name, n->op_name);
-  }
-  for (uint32_t i = 0; i < f->n_values; i++)
-    if (f->values[i].type.dtype != DML_DTYPE_F32 &&
-        f->values[i].storage != DML_PKG_STORAGE_CONST)
-      return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                             "value '%s' is %s; the Vulkan backend runs f32 only",
-                             f->values[i].name, dml_dtype_name(f->values[i].type.dtype));
+  const dml_kpkg_function_t *kf = NULL;
+  DML_RETURN_IF_ERROR(
+      dml_rt_gpu_kernels_for(OP, "Vulkan", "vulkan", m, f, m->kernels_spirv, &kf));
   vk_loader_t *L = NULL;
   DML_RETURN_IF_ERROR(loader_get(&L));
   vk_session_t *v = (vk_session_t *)calloc(1, sizeof *v);
