@@ -354,10 +354,11 @@ static void set_nodes(sched_t *s, dml_kernel_t *K, const group_t *G) {
 
 /* Appends the elementwise nodes of G after the anchor's value `acc`
  * (NULL when G has no anchor) at output coordinates `coord` and flat index
- * `flat`: registers, then a store of every value used outside G. */
-static void emit_chain(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kblock_t *b,
-                       const dml_kval_t *acc, const dml_kidx_t *const *coord,
-                       const dml_kidx_t *flat) {
+ * `flat`: registers reg0 .. reg0 + G->n - 1, then a store of every value
+ * used outside G. */
+static void emit_chain_at(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kblock_t *b,
+                          const dml_kval_t *acc, const dml_kidx_t *const *coord,
+                          const dml_kidx_t *flat, uint32_t reg0) {
   dml_kpool_t *p = s->pool;
   uint32_t start = G->anchor != ANCHOR_NONE ? 1 : 0;
   /* register of each group node's output = its position in G */
@@ -375,7 +376,7 @@ static void emit_chain(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kblock
         int64_t pr = producer_in(s, G, n->inputs[k]);
         if (pr >= 0) {
           for (uint32_t j = 0; j < G->n; j++)
-            if (G->nodes[j] == (uint32_t)pr) x[k] = dml_kv_reg(p, j);
+            if (G->nodes[j] == (uint32_t)pr) x[k] = dml_kv_reg(p, reg0 + j);
         } else {
           /* BatchNormalization's parameters follow the channel (dim 1) */
           const dml_kidx_t *ix = n->op == DML_OP_BATCH_NORMALIZATION && k > 0 ? coord[1]
@@ -393,7 +394,7 @@ static void emit_chain(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kblock
     }
     dml_kstmt_t *st = dml_ks_new(p, DML_KS_LET);
     if (st) {
-      st->reg = i;
+      st->reg = reg0 + i;
       st->val = v;
     }
     dml_kblock_add(b, st);
@@ -402,14 +403,20 @@ static void emit_chain(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kblock
       if (w) {
         w->buf = DML_KBUF_ARENA;
         w->idx = at(s, y, flat);
-        w->val = dml_kv_reg(p, i);
+        w->val = dml_kv_reg(p, reg0 + i);
       }
       dml_kblock_add(b, w);
       dml_klin_t l;
       if (type_numel(&y->type, &l)) lin_add(&K->bytes, l, 4);
     }
   }
-  K->n_regs = G->n > K->n_regs ? G->n : K->n_regs;
+  K->n_regs = reg0 + G->n > K->n_regs ? reg0 + G->n : K->n_regs;
+}
+
+static void emit_chain(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kblock_t *b,
+                       const dml_kval_t *acc, const dml_kidx_t *const *coord,
+                       const dml_kidx_t *flat) {
+  emit_chain_at(s, K, G, b, acc, coord, flat, 0);
 }
 
 /* Counts, for every value produced in G, its consumers outside G. */
@@ -459,21 +466,80 @@ static dml_kstmt_t *assign(sched_t *s, dml_kstmt_kind_t k, uint32_t reg,
   return st;
 }
 
-/* A purely elementwise group: one invocation per output element. */
+/* Elements per invocation of a large elementwise kernel, at gid + j * S
+ * (S = numel / EW_UNROLL): the invocation loads all of them before its
+ * first store, so EW_UNROLL loads per invocation are in flight. One f32
+ * per invocation leaves a GPU's memory under-used: an H200 needs about
+ * bandwidth x latency = 4 TB/s x ~0.7 us = 2.8 MB in flight, and 2048
+ * resident invocations per SM x 132 SMs x 4 bytes is 1.1 MB (Little's
+ * law). Neighbouring invocations still touch neighbouring elements, so the
+ * accesses stay coalesced. */
+#define EW_UNROLL 4
+#define EW_UNROLL_MIN_ELEMS 65536
+
+/* The unroll factor for an elementwise kernel of `numel` elements: 1, or
+ * EW_UNROLL when numel divides evenly at every symbol value and is large
+ * at the bound. */
+static int ew_unroll(const sched_t *s, dml_klin_t numel) {
+  if (numel.c % EW_UNROLL || numel.c0 % EW_UNROLL) return 1;
+  int64_t at_bound =
+      numel.c0 + numel.c * (numel.sym >= 0 && (uint32_t)numel.sym < s->g->n_symbols
+                                ? s->g->symbols[numel.sym].bound
+                                : 1);
+  return at_bound >= EW_UNROLL_MIN_ELEMS ? EW_UNROLL : 1;
+}
+
+/* Moves the statements of `from` into `lets` (register definitions) and
+ * `stores` (everything else), keeping their order. */
+static void split_lets(dml_kblock_t *from, dml_kblock_t *lets, dml_kblock_t *stores) {
+  dml_kstmt_t *st = from->first;
+  while (st) {
+    dml_kstmt_t *next = st->next;
+    st->next = NULL;
+    dml_kblock_add(st->kind == DML_KS_LET ? lets : stores, st);
+    st = next;
+  }
+}
+
+/* A purely elementwise group: one invocation per output element, or per
+ * EW_UNROLL elements S apart (ew_unroll). */
 static void emit_ew_group(sched_t *s, const group_t *G) {
+  dml_kpool_t *p = s->pool;
   dml_kernel_t *K = new_kernel(s, DML_KK_ELEMENTWISE);
   if (!K) return;
   set_nodes(s, K, G);
   dml_klin_t numel;
   type_numel(G->out, &numel);
+  int u = ew_unroll(s, numel);
+  dml_klin_t per = {numel.c / u, numel.sym, numel.c0 / u};
   K->local[0] = WG;
-  K->items[0] = numel;
-  const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
-  const dml_kidx_t *coord[DML_MAX_RANK];
-  coords_of(s, G->out, gid, coord);
-  dml_kblock_t inner = {0};
-  emit_chain(s, K, G, &inner, NULL, coord, gid);
-  K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), inner.first);
+  K->items[0] = per;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *N = dml_ki_lin(p, numel);
+  const dml_kidx_t *S = dml_ki_lin(p, per);
+  dml_kblock_t lets = {0}, stores = {0};
+  dml_klin_t flops = K->flops, bytes = K->bytes;
+  for (int j = 0; j < u; j++) {
+    const dml_kidx_t *idx =
+        j ? dml_ki_bin(p, DML_KI_ADD, gid,
+                       dml_ki_bin(p, DML_KI_MUL, dml_ki_const(p, j), S))
+          : gid;
+    const dml_kidx_t *coord[DML_MAX_RANK];
+    coords_of(s, G->out, idx, coord);
+    dml_kblock_t inner = {0}, l = {0}, w = {0};
+    emit_chain_at(s, K, G, &inner, NULL, coord, idx, (uint32_t)j * G->n);
+    if (j == 0) flops = K->flops, bytes = K->bytes; /* the work of one chain */
+    if (u == 1) {
+      K->body = if_lt(s, gid, N, inner.first);
+      return;
+    }
+    split_lets(&inner, &l, &w);
+    dml_kblock_add(&lets, if_lt(s, idx, N, l.first));
+    dml_kblock_add(&stores, if_lt(s, idx, N, w.first));
+  }
+  K->flops = flops;
+  K->bytes = bytes;
+  dml_kblock_add(&lets, stores.first);
+  K->body = lets.first;
 }
 
 /* Copy kernel for a view that does not alias its input. */

@@ -149,35 +149,52 @@ static void test_mlp_epilogues(void) {
   free(w), free(b), free(sc);
 }
 
+/* A chain over f32[batch,3,w]; w = 4096 makes the kernel large enough for
+ * the scheduler's unrolled form (several elements per invocation). */
+static void elementwise_chain(const char *what, int w) {
+  char *b = dense(w, 1.0, -1.0), *c = dense(3, 1.0, 0.5);
+  size_t cap = 8192 + strlen(b);
+  char *text = (char *)malloc(cap);
+  if (!text) {
+    CHECK(0);
+    free(b), free(c);
+    return;
+  }
+  snprintf(
+      text, cap,
+      "sym batch <= 16\n"
+      "global @b : f32[%d] = %s\n"
+      "global @c : f32[3,1] = %s\n"
+      "global @lo : f32[] = dense<[-0.5]>\n"
+      "global @hi : f32[] = dense<[0.75]>\n"
+      "func @forward(%%x: f32[batch,3,%d], %%y: f32[batch,3,%d]) -> (f32[batch,3,%d], "
+      "f32[batch,3,%d]) {\n"
+      "  %%a = Add(%%x, @b) : f32[batch,3,%d]\n"
+      "  %%m = Mul(%%a, @c) : f32[batch,3,%d]\n"
+      "  %%s = Sigmoid(%%m) : f32[batch,3,%d]\n"
+      "  %%mx = Max(%%s, %%y, %%a) : f32[batch,3,%d]\n"
+      "  %%cl = Clip(%%mx, @lo, @hi) : f32[batch,3,%d]\n"
+      "  %%lr = LeakyRelu(%%m) {alpha = 0.1} : f32[batch,3,%d]\n"
+      "  %%ab = Abs(%%lr) : f32[batch,3,%d]\n"
+      "  %%sq = Sqrt(%%ab) : f32[batch,3,%d]\n"
+      "  %%d = Div(%%sq, @c) : f32[batch,3,%d]\n"
+      "  %%sub = Sub(%%d, %%cl) : f32[batch,3,%d]\n"
+      "  %%hs = HardSigmoid(%%sub) : f32[batch,3,%d]\n"
+      "  %%sp = Softplus(%%y) : f32[batch,3,%d]\n"
+      "  %%pw = Pow(%%sp, @c) : f32[batch,3,%d]\n"
+      "  %%o = Add(%%hs, %%pw) : f32[batch,3,%d]\n"
+      "  return %%o, %%cl\n}\n",
+      w, b, c, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w);
+  check_module(what, text, k_batches, 3, 2);
+  free(text), free(b), free(c);
+}
+
 static void test_elementwise_broadcast(void) {
-  char *b = dense(4, 1.0, -1.0), *c = dense(3, 1.0, 0.5);
-  char text[8192];
-  snprintf(text, sizeof text,
-           "sym batch <= 16\n"
-           "global @b : f32[4] = %s\n"
-           "global @c : f32[3,1] = %s\n"
-           "global @lo : f32[] = dense<[-0.5]>\n"
-           "global @hi : f32[] = dense<[0.75]>\n"
-           "func @forward(%%x: f32[batch,3,4], %%y: f32[batch,3,4]) -> (f32[batch,3,4], "
-           "f32[batch,3,4]) {\n"
-           "  %%a = Add(%%x, @b) : f32[batch,3,4]\n"
-           "  %%m = Mul(%%a, @c) : f32[batch,3,4]\n"
-           "  %%s = Sigmoid(%%m) : f32[batch,3,4]\n"
-           "  %%mx = Max(%%s, %%y, %%a) : f32[batch,3,4]\n"
-           "  %%cl = Clip(%%mx, @lo, @hi) : f32[batch,3,4]\n"
-           "  %%lr = LeakyRelu(%%m) {alpha = 0.1} : f32[batch,3,4]\n"
-           "  %%ab = Abs(%%lr) : f32[batch,3,4]\n"
-           "  %%sq = Sqrt(%%ab) : f32[batch,3,4]\n"
-           "  %%d = Div(%%sq, @c) : f32[batch,3,4]\n"
-           "  %%sub = Sub(%%d, %%cl) : f32[batch,3,4]\n"
-           "  %%hs = HardSigmoid(%%sub) : f32[batch,3,4]\n"
-           "  %%sp = Softplus(%%y) : f32[batch,3,4]\n"
-           "  %%pw = Pow(%%sp, @c) : f32[batch,3,4]\n"
-           "  %%o = Add(%%hs, %%pw) : f32[batch,3,4]\n"
-           "  return %%o, %%cl\n}\n",
-           b, c);
-  check_module("elementwise chain+broadcast", text, k_batches, 3, 2);
-  free(b), free(c);
+  elementwise_chain("elementwise chain+broadcast", 4);
+}
+
+static void test_elementwise_unrolled(void) {
+  elementwise_chain("elementwise chain+broadcast, unrolled", 4096);
 }
 
 static void test_matmul_gemm_forms(void) {
@@ -425,6 +442,7 @@ int main(void) {
   CHECK(defaults == 1);
   RUN(test_errors);
   RUN(test_elementwise_broadcast);
+  RUN(test_elementwise_unrolled);
   RUN(test_mlp_epilogues);
   RUN(test_matmul_gemm_forms);
   RUN(test_reductions);
