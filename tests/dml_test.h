@@ -94,4 +94,23 @@ static inline const char *dml_test_path(const char *env, const char *rel, char *
   return buf;
 }
 
+/* The whole of file `path` in a malloc()ed buffer (the caller free()s) and
+ * its size in `*n`; NULL (and *n = 0) when it cannot be opened or read. */
+static inline void *dml_test_read_file(const char *path, size_t *n) {
+  *n = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *b = len >= 0 ? malloc(len > 0 ? (size_t)len : 1) : NULL;
+  if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  if (b) *n = (size_t)len;
+  return b;
+}
+
 #endif /* DML_TEST_H_ */

@@ -1,8 +1,9 @@
-/* codegen_test_util.h — IR text -> planned package (+ GPU kernel sections)
- * for the codegen and Vulkan tests. */
+/* codegen_test_util.h — IR text or a reference model -> planned package
+ * (+ GPU kernel sections) for the codegen, Vulkan and CUDA tests. */
 #ifndef DML_CODEGEN_TEST_UTIL_H_
 #define DML_CODEGEN_TEST_UTIL_H_
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,31 @@ static inline void *cg_package(const char *text, const char *targets, size_t *ou
     return NULL;
   }
   *out_size = size;
+  return bytes;
+}
+
+/* Compiles reference model `name` ($DMLC_SHARED_DIR/models/<name>.onnx)
+ * for `targets` (cuda_arch as --cuda-arch; NULL: the default) into a
+ * package in memory. Returns NULL (after a failed CHECK) on error; the
+ * caller free()s. */
+static inline void *cg_compile_model(const char *name, const char *targets,
+                                     const char *cuda_arch, size_t *out_size) {
+  char model[1024], rel[256];
+  snprintf(rel, sizeof rel, "models/%s.onnx", name);
+  size_t len = 0;
+  void *onnx = dml_test_read_file(
+      dml_test_path("DMLC_SHARED_DIR", rel, model, sizeof model), &len);
+  CHECK(onnx != NULL);
+  if (!onnx) return NULL;
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.targets = targets;
+  o.cuda_arch = cuda_arch;
+  void *bytes = NULL;
+  size_t n = 0;
+  CHECK_OK(dml_compile_onnx_memory(onnx, len, NULL, rel, &o, &bytes, &n, NULL));
+  free(onnx);
+  *out_size = n;
   return bytes;
 }
 

@@ -10,9 +10,9 @@
  * forced; a graph replayed many times; the errors (no kernels, no such
  * device, no kernels for the device's compute capability and no PTX).
  * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|). Without a CUDA driver or
- * device it prints why and exits 77 (CTest: skipped). */
+ * device it prints why and exits 77 (CTest: skipped). The comparisons are
+ * tests/gpu_test_util.h's, shared with tests/vulkan. */
 #include <dirent.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,50 +20,10 @@
 #include "dml_kpkg.h"
 #include "dml_npy.h"
 #include "dml_pkg.h"
-#include "dml_rt.h"
-#include "dml_test.h"
-
-#define TOL 1e-4
+#include "gpu_test_util.h"
 
 static const char *g_pkgs, *g_models;
 static int g_cc; /* device 0's compute capability, major*10+minor */
-
-static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-static float frand(void) {
-  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
-  return (float)((double)(g_rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-}
-
-static double max_err(const dml_tensor_t *a, const dml_tensor_t *b) {
-  if (a->rank != b->rank || a->dtype != DML_DTYPE_F32 || b->dtype != DML_DTYPE_F32)
-    return 1e9;
-  for (int32_t d = 0; d < a->rank; d++)
-    if (a->dims[d] != b->dims[d]) return 1e9;
-  int64_t n = dml_dims_numel(a->dims, a->rank);
-  double worst = 0;
-  for (int64_t i = 0; i < n; i++) {
-    double x = ((const float *)a->data)[i], y = ((const float *)b->data)[i];
-    double e = fabs(x - y) / fmax(1.0, fabs(y));
-    if (!(e <= worst)) worst = isnan(e) ? 1e9 : e;
-  }
-  return worst;
-}
-
-static void *read_all(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *b = malloc(len > 0 ? (size_t)len : 1);
-  if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *n = (size_t)len;
-  return b;
-}
 
 static dml_rt_model_t *load(const char *file) {
   char path[2048];
@@ -71,46 +31,6 @@ static dml_rt_model_t *load(const char *file) {
   dml_rt_model_t *m = NULL;
   CHECK_OK(dml_rt_model_load_file(path, &m));
   return m;
-}
-
-/* Runs both sessions at symbol value `batch` on random inputs; returns the
- * largest scaled error over the outputs. */
-static double compare_at(dml_rt_model_t *m, dml_rt_session_t *cpu, dml_rt_session_t *cu,
-                         int64_t batch) {
-  dml_rt_session_clear_inputs(cpu);
-  dml_rt_session_clear_inputs(cu);
-  for (uint32_t i = 0; i < dml_rt_model_num_inputs(m); i++) {
-    dml_rt_io_info_t io;
-    CHECK_OK(dml_rt_model_input_info(m, i, &io));
-    dml_tensor_t t;
-    memset(&t, 0, sizeof t);
-    t.dtype = io.dtype;
-    t.rank = io.rank;
-    for (int32_t d = 0; d < io.rank; d++)
-      t.dims[d] = io.dim_symbol[d] ? io.dim_multiplier[d] * batch : io.dims[d];
-    int64_t n = dml_dims_numel(t.dims, t.rank);
-    float *x = (float *)malloc((size_t)(n ? n : 1) * sizeof(float));
-    for (int64_t k = 0; k < n; k++) x[k] = 2.0f * frand();
-    t.data = x;
-    CHECK_OK(dml_rt_session_set_input(cpu, i, &t));
-    CHECK_OK(dml_rt_session_set_input(cu, i, &t));
-    free(x);
-  }
-  CHECK_OK(dml_rt_session_run(cpu));
-  CHECK_OK(dml_rt_session_run(cu));
-  double worst = 0;
-  for (uint32_t o = 0; o < dml_rt_model_num_outputs(m); o++) {
-    dml_tensor_t a, b;
-    memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
-    CHECK_OK(dml_rt_session_get_output(cu, o, &a));
-    CHECK_OK(dml_rt_session_get_output(cpu, o, &b));
-    double e = max_err(&a, &b);
-    if (e > TOL)
-      fprintf(stderr, "  output %u at batch %lld: error %.3g\n", o, (long long)batch, e);
-    if (e > worst) worst = e;
-  }
-  return worst;
 }
 
 /* Every kernel form: ops_<i>_<what>_k<kernels>.dmlpkg. */
@@ -127,68 +47,24 @@ static void test_kernel_forms(void) {
     unsigned want = k ? (unsigned)strtoul(k + 2, NULL, 10) : 0;
     seen++;
     dml_rt_model_t *m = load(de->d_name);
-    dml_rt_session_t *cpu = NULL, *cu = NULL;
-    if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &cpu));
-    if (m) CHECK_OK(dml_rt_session_create(m, "cuda", &cu));
-    if (cpu && cu) {
-      static const int64_t batches[] = {1, 3, 16, 3};
-      for (int i = 0; i < 4; i++) {
-        double e = compare_at(m, cpu, cu, batches[i]);
-        printf("%-40s batch %2lld: %u kernels, max scaled error %.2e\n", de->d_name,
-               (long long)batches[i], dml_rt_session_num_kernels(cu), e);
-        CHECK(e <= TOL);
-      }
-      CHECK(dml_rt_session_num_kernels(cu) == want);
-      for (uint32_t i = 0; i < dml_rt_session_num_kernels(cu); i++) {
-        dml_rt_kernel_info_t ki;
-        CHECK_OK(dml_rt_session_kernel_info(cu, i, &ki));
-        CHECK(ki.name && ki.n_nodes >= 1 && ki.ms >= 0 && ki.bytes > 0);
-      }
-    }
-    dml_rt_session_release(cpu);
-    dml_rt_session_release(cu);
-    dml_rt_model_release(m);
+    dml_rt_session_t *cpu, *cu;
+    gpu_test_open(m, "cuda", &cpu, &cu);
+    static const int64_t batches[] = {1, 3, 16, 3};
+    gpu_test_check_form(de->d_name, m, cpu, cu, batches, 4, want, 1);
+    gpu_test_close(m, cpu, cu);
   }
   closedir(d);
   CHECK(seen >= 5);
 }
 
-/* Reference model `file` on the saved pairs of MODELS_DIR/<name>_io. */
+/* Reference model `file` on the saved pairs of MODELS_DIR/<name>_io, `device`
+ * running each twice (eager + graph capture, then replay). */
 static void check_saved(const char *file, const char *name, const char *device) {
   dml_rt_model_t *m = load(file);
-  dml_rt_session_t *cpu = NULL, *cu = NULL;
-  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &cpu));
-  if (m) CHECK_OK(dml_rt_session_create(m, device, &cu));
-  for (int i = 0; cpu && cu && i < 3; i++) {
-    char path[2048];
-    dml_tensor_t x, want, a, b;
-    void *xb = NULL, *wb = NULL;
-    snprintf(path, sizeof path, "%s/%s_io/input_%d.npy", g_models, name, i);
-    CHECK_OK(dml_npy_read_file(path, &x, &xb));
-    snprintf(path, sizeof path, "%s/%s_io/output_%d.npy", g_models, name, i);
-    CHECK_OK(dml_npy_read_file(path, &want, &wb));
-    if (xb && wb) {
-      for (int rep = 0; rep < 2; rep++) { /* eager + graph capture, then replay */
-        CHECK_OK(dml_rt_session_set_input(cu, 0, &x));
-        CHECK_OK(dml_rt_session_run(cu));
-      }
-      CHECK_OK(dml_rt_session_set_input(cpu, 0, &x));
-      CHECK_OK(dml_rt_session_run(cpu));
-      memset(&a, 0, sizeof a);
-      memset(&b, 0, sizeof b);
-      CHECK_OK(dml_rt_session_get_output(cu, 0, &a));
-      CHECK_OK(dml_rt_session_get_output(cpu, 0, &b));
-      double es = max_err(&a, &want), ec = max_err(&a, &b);
-      printf("%s input_%d (batch %lld) on %s: vs saved %.2e, vs cpu %.2e\n", file, i,
-             (long long)x.dims[0], dml_rt_session_device(cu), es, ec);
-      CHECK(es <= TOL && ec <= TOL);
-    }
-    free(xb);
-    free(wb);
-  }
-  dml_rt_session_release(cpu);
-  dml_rt_session_release(cu);
-  dml_rt_model_release(m);
+  dml_rt_session_t *cpu, *cu;
+  gpu_test_open(m, device, &cpu, &cu);
+  gpu_test_check_saved(file, g_models, name, 3, cpu, cu, 2);
+  gpu_test_close(m, cpu, cu);
 }
 
 static void test_reference_models(void) {
@@ -221,7 +97,7 @@ static void test_no_matching_image(void) {
   char path[2048];
   size_t n = 0;
   snprintf(path, sizeof path, "%s/ref_fashion_mlp.dmlpkg", g_pkgs);
-  void *bytes = read_all(path, &n);
+  void *bytes = dml_test_read_file(path, &n);
   CHECK(bytes != NULL);
   if (!bytes) return;
   dml_pkg_t pkg;
@@ -314,6 +190,7 @@ static void test_errors(void) {
 
 int main(int argc, char **argv) {
   char models[2048];
+  gpu_test_seed(0x9E3779B97F4A7C15ull);
   g_pkgs = argc > 1 ? argv[1] : getenv("DMLC_CUDA_PKGS");
   if (argc > 2) {
     g_models = argv[2];
@@ -322,14 +199,7 @@ int main(int argc, char **argv) {
   }
   dml_rt_device_info_t d[16];
   uint32_t n = 0;
-  dml_status_t s = dml_rt_cuda_devices(d, 16, &n);
-  if (s) {
-    char *msg = dml_status_format(s);
-    printf("SKIP: no CUDA device found: %s\n", msg ? msg : "?");
-    free(msg);
-    dml_status_free(s);
-    return 77;
-  }
+  if (gpu_test_skip(dml_rt_cuda_devices(d, 16, &n), "no CUDA device found")) return 77;
   if (!g_pkgs) {
     fprintf(stderr,
             "usage: test_cuda PKG_DIR [MODELS_DIR] (gen_cuda_packages writes it)\n");

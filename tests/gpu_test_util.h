@@ -1,0 +1,364 @@
+/* gpu_test_util.h — the harness the GPU backend tests share (tests/vulkan,
+ * tests/cuda): seeded random values, the IR text of every kernel form the
+ * scheduler emits, a GPU session compared with the CPU session of the same
+ * model on random inputs, and the reference models' saved input/output pairs.
+ * Runtime only (test_cuda links dml_runtime alone): compiling is the
+ * caller's (cg_package, cg_compile_model in tests/codegen/codegen_test_util.h).
+ * Tolerance: |gpu - cpu| <= GPU_TEST_TOL * max(1, |cpu|) (f32 sums in another
+ * order, and the GPU's exp/tanh/log). */
+#ifndef DML_GPU_TEST_UTIL_H_
+#define DML_GPU_TEST_UTIL_H_
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_npy.h"
+#include "dml_rt.h"
+#include "dml_test.h"
+
+#define GPU_TEST_TOL 1e-4
+
+/* xorshift64 state of gpu_test_frand; gpu_test_seed sets it. */
+static uint64_t gpu_test_rng_ = 0x243F6A8885A308D3ull;
+
+/* Restarts the sequence of gpu_test_frand at `seed` (nonzero). */
+static inline void gpu_test_seed(uint64_t seed) {
+  gpu_test_rng_ = seed;
+}
+
+/* A uniform random value in [-1, 1) (xorshift64, 53 bits). */
+static inline float gpu_test_frand(void) {
+  gpu_test_rng_ ^= gpu_test_rng_ << 13, gpu_test_rng_ ^= gpu_test_rng_ >> 7,
+      gpu_test_rng_ ^= gpu_test_rng_ << 17;
+  return (float)((double)(gpu_test_rng_ >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* "dense<[v, v, ...]>" with n random values in [lo, lo + 2*scale); the
+ * caller free()s. */
+static inline char *gpu_test_dense(int n, double scale, double lo) {
+  char *b = (char *)malloc((size_t)n * 24 + 16);
+  size_t k = (size_t)sprintf(b, "dense<[");
+  for (int i = 0; i < n; i++)
+    k += (size_t)sprintf(b + k, "%s%.6f", i ? ", " : "",
+                         lo + scale * (gpu_test_frand() + 1.0));
+  sprintf(b + k, "]>");
+  return b;
+}
+
+/* The largest |a - b| / max(1, |b|) over two f32 tensors; 1e9 when their
+ * dtypes or shapes differ or a value is NaN. */
+static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t *b) {
+  if (a->rank != b->rank || a->dtype != DML_DTYPE_F32 || b->dtype != DML_DTYPE_F32)
+    return 1e9;
+  for (int32_t d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return 1e9;
+  int64_t n = dml_dims_numel(a->dims, a->rank);
+  double worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double x = ((const float *)a->data)[i], y = ((const float *)b->data)[i];
+    double e = fabs(x - y) / fmax(1.0, fabs(y));
+    if (!(e <= worst)) worst = isnan(e) ? 1e9 : e;
+  }
+  return worst;
+}
+
+/* Creates the "cpu" session `*cpu` and the `device` session `*dev` on `m`
+ * (nothing when `m` is NULL); a failure is a failed CHECK and leaves NULL. */
+static inline void gpu_test_open(dml_rt_model_t *m, const char *device,
+                                 dml_rt_session_t **cpu, dml_rt_session_t **dev) {
+  *cpu = *dev = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", cpu));
+  if (m) CHECK_OK(dml_rt_session_create(m, device, dev));
+}
+
+/* Releases what gpu_test_open made and the model. */
+static inline void gpu_test_close(dml_rt_model_t *m, dml_rt_session_t *cpu,
+                                  dml_rt_session_t *dev) {
+  dml_rt_session_release(cpu);
+  dml_rt_session_release(dev);
+  dml_rt_model_release(m);
+}
+
+/* Runs `cpu` and `dev` (sessions of `m`) at symbol value `batch` on the same
+ * random f32 inputs in [-2, 2) and returns the largest scaled error
+ * (gpu_test_max_err) of `dev`'s outputs against `cpu`'s, printing each
+ * output above GPU_TEST_TOL. */
+static inline double gpu_test_compare_at(dml_rt_model_t *m, dml_rt_session_t *cpu,
+                                         dml_rt_session_t *dev, int64_t batch) {
+  dml_rt_session_clear_inputs(cpu);
+  dml_rt_session_clear_inputs(dev);
+  for (uint32_t i = 0; i < dml_rt_model_num_inputs(m); i++) {
+    dml_rt_io_info_t io;
+    CHECK_OK(dml_rt_model_input_info(m, i, &io));
+    dml_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.dtype = io.dtype;
+    t.rank = io.rank;
+    for (int32_t d = 0; d < io.rank; d++)
+      t.dims[d] = io.dim_symbol[d] ? io.dim_multiplier[d] * batch : io.dims[d];
+    int64_t n = dml_dims_numel(t.dims, t.rank);
+    float *x = (float *)malloc((size_t)(n ? n : 1) * sizeof(float));
+    for (int64_t k = 0; k < n; k++) x[k] = 2.0f * gpu_test_frand();
+    t.data = x;
+    CHECK_OK(dml_rt_session_set_input(cpu, i, &t));
+    CHECK_OK(dml_rt_session_set_input(dev, i, &t));
+    free(x);
+  }
+  CHECK_OK(dml_rt_session_run(cpu));
+  CHECK_OK(dml_rt_session_run(dev));
+  double worst = 0;
+  for (uint32_t o = 0; o < dml_rt_model_num_outputs(m); o++) {
+    dml_tensor_t a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    CHECK_OK(dml_rt_session_get_output(dev, o, &a));
+    CHECK_OK(dml_rt_session_get_output(cpu, o, &b));
+    double e = gpu_test_max_err(&a, &b);
+    if (e > GPU_TEST_TOL)
+      fprintf(stderr, "  output %u at batch %lld: error %.3g\n", o, (long long)batch, e);
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+/* One kernel form (`what`) on `cpu` and `dev`, sessions of `m` (nothing
+ * when either is NULL): gpu_test_compare_at within GPU_TEST_TOL at each of
+ * the `nb` batches, then `want_kernels` kernels on `dev`, each reported with
+ * a name, >= 1 node, flops >= 0, bytes > 0 and, when `timed`, ms >= 0. */
+static inline void gpu_test_check_form(const char *what, dml_rt_model_t *m,
+                                       dml_rt_session_t *cpu, dml_rt_session_t *dev,
+                                       const int64_t *batches, int nb,
+                                       uint32_t want_kernels, int timed) {
+  if (!cpu || !dev) return;
+  for (int i = 0; i < nb; i++) {
+    double e = gpu_test_compare_at(m, cpu, dev, batches[i]);
+    printf("%-40s batch %3lld: %u kernels, max scaled error %.2e\n", what,
+           (long long)batches[i], dml_rt_session_num_kernels(dev), e);
+    CHECK(e <= GPU_TEST_TOL);
+  }
+  CHECK(dml_rt_session_num_kernels(dev) == want_kernels);
+  for (uint32_t k = 0; k < dml_rt_session_num_kernels(dev); k++) {
+    dml_rt_kernel_info_t ki;
+    CHECK_OK(dml_rt_session_kernel_info(dev, k, &ki));
+    CHECK(ki.name && ki.n_nodes >= 1 && ki.flops >= 0 && ki.bytes > 0);
+    if (timed) CHECK(ki.ms >= 0);
+  }
+}
+
+/* The reference model `name` (sessions `cpu` and `dev`; nothing when either
+ * is NULL) on its saved pairs models_dir/<name>_io/{input,output}_<i>.npy,
+ * i < n_pairs: `dev` runs `dev_runs` times on each input (a second run
+ * replays a captured graph), then its output is checked against the saved
+ * one and the CPU's within GPU_TEST_TOL. `label` names the package. */
+static inline void gpu_test_check_saved(const char *label, const char *models_dir,
+                                        const char *name, int n_pairs,
+                                        dml_rt_session_t *cpu, dml_rt_session_t *dev,
+                                        int dev_runs) {
+  for (int i = 0; cpu && dev && i < n_pairs; i++) {
+    char path[2048];
+    dml_tensor_t x, want, a, b;
+    void *xb = NULL, *wb = NULL;
+    snprintf(path, sizeof path, "%s/%s_io/input_%d.npy", models_dir, name, i);
+    CHECK_OK(dml_npy_read_file(path, &x, &xb));
+    snprintf(path, sizeof path, "%s/%s_io/output_%d.npy", models_dir, name, i);
+    CHECK_OK(dml_npy_read_file(path, &want, &wb));
+    if (xb && wb) {
+      for (int rep = 0; rep < dev_runs; rep++) {
+        CHECK_OK(dml_rt_session_set_input(dev, 0, &x));
+        CHECK_OK(dml_rt_session_run(dev));
+      }
+      CHECK_OK(dml_rt_session_set_input(cpu, 0, &x));
+      CHECK_OK(dml_rt_session_run(cpu));
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      CHECK_OK(dml_rt_session_get_output(dev, 0, &a));
+      CHECK_OK(dml_rt_session_get_output(cpu, 0, &b));
+      double es = gpu_test_max_err(&a, &want), ec = gpu_test_max_err(&a, &b);
+      printf("%s input_%d (batch %lld) on %s: vs saved %.2e, vs cpu %.2e\n", label, i,
+             (long long)x.dims[0], dml_rt_session_device(dev), es, ec);
+      CHECK(es <= GPU_TEST_TOL && ec <= GPU_TEST_TOL);
+    }
+    free(xb);
+    free(wb);
+  }
+}
+
+/* When `s` (a device listing's status) is an error: prints "SKIP: <what>:
+ * <message>", frees `s` and returns 77 (CTest's skip code); else 0. */
+static inline int gpu_test_skip(dml_status_t s, const char *what) {
+  if (!s) return 0;
+  char *msg = dml_status_format(s);
+  printf("SKIP: %s: %s\n", what, msg ? msg : "?");
+  free(msg);
+  dml_status_free(s);
+  return 77;
+}
+
+/* Called once per kernel form with a label, the IR text (symbol batch <= 16)
+ * and the number of kernels the scheduler makes of it. */
+typedef void (*gpu_test_form_fn)(const char *what, const char *text,
+                                 uint32_t want_kernels);
+
+/* The elementwise chain with broadcasting over f32[batch,3,w] (Add, Mul,
+ * Sigmoid, Max, Clip, LeakyRelu, Abs, Sqrt, Div, Sub, HardSigmoid, Softplus,
+ * Pow: 2 kernels); the caller free()s. w = 4096 makes the kernel large
+ * enough for the scheduler's unrolled form (several elements per
+ * invocation). */
+static inline char *gpu_test_elementwise_chain(int w) {
+  char *b = gpu_test_dense(w, 1.0, -1.0), *c = gpu_test_dense(3, 1.0, 0.5);
+  size_t cap = 8192 + strlen(b);
+  char *text = (char *)malloc(cap);
+  if (text)
+    snprintf(
+        text, cap,
+        "sym batch <= 16\n"
+        "global @b : f32[%d] = %s\n"
+        "global @c : f32[3,1] = %s\n"
+        "global @lo : f32[] = dense<[-0.5]>\n"
+        "global @hi : f32[] = dense<[0.75]>\n"
+        "func @forward(%%x: f32[batch,3,%d], %%y: f32[batch,3,%d]) -> (f32[batch,3,%d], "
+        "f32[batch,3,%d]) {\n"
+        "  %%a = Add(%%x, @b) : f32[batch,3,%d]\n"
+        "  %%m = Mul(%%a, @c) : f32[batch,3,%d]\n"
+        "  %%s = Sigmoid(%%m) : f32[batch,3,%d]\n"
+        "  %%mx = Max(%%s, %%y, %%a) : f32[batch,3,%d]\n"
+        "  %%cl = Clip(%%mx, @lo, @hi) : f32[batch,3,%d]\n"
+        "  %%lr = LeakyRelu(%%m) {alpha = 0.1} : f32[batch,3,%d]\n"
+        "  %%ab = Abs(%%lr) : f32[batch,3,%d]\n"
+        "  %%sq = Sqrt(%%ab) : f32[batch,3,%d]\n"
+        "  %%d = Div(%%sq, @c) : f32[batch,3,%d]\n"
+        "  %%sub = Sub(%%d, %%cl) : f32[batch,3,%d]\n"
+        "  %%hs = HardSigmoid(%%sub) : f32[batch,3,%d]\n"
+        "  %%sp = Softplus(%%y) : f32[batch,3,%d]\n"
+        "  %%pw = Pow(%%sp, @c) : f32[batch,3,%d]\n"
+        "  %%o = Add(%%hs, %%pw) : f32[batch,3,%d]\n"
+        "  return %%o, %%cl\n}\n",
+        w, b, c, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w);
+  free(b), free(c);
+  return text;
+}
+
+/* Every kernel form the scheduler emits, in this order (the weights are
+ * drawn from gpu_test_frand as each form is made, so a caller drawing in
+ * `each` sees the same values each run): the elementwise chain with
+ * broadcasting (gpu_test_elementwise_chain at width 4 and, when `unrolled`,
+ * at width 4096); Gemm with epilogues, softmax, a reduction, LogSoftmax;
+ * MatMul 3-D with a residual and a transposed Gemm; reductions and softmax
+ * on axis 1; Conv (groups, strides, dilations, pads, SAME_UPPER) with bias
+ * and a BatchNormalization + Relu epilogue, MaxPool, AveragePool with and
+ * without the pads counted, global pools. A text that cannot be allocated
+ * is a failed CHECK. */
+static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
+  char text[16384];
+  for (int u = 0; u <= (unrolled ? 1 : 0); u++) {
+    char *chain = gpu_test_elementwise_chain(u ? 4096 : 4);
+    CHECK(chain != NULL);
+    if (chain)
+      each(u ? "elementwise chain+broadcast, unrolled" : "elementwise chain+broadcast",
+           chain, 2);
+    free(chain);
+  }
+
+  char *w = gpu_test_dense(48, 0.5, -0.5), *bias = gpu_test_dense(6, 0.5, -0.5),
+       *sc = gpu_test_dense(6, 1.0, 0.5);
+  snprintf(
+      text, sizeof text,
+      "sym batch <= 16\n"
+      "global @w : f32[8,6] param = %s\n"
+      "global @b : f32[6] param = %s\n"
+      "global @s : f32[6] = %s\n"
+      "func @forward(%%x: f32[batch,8]) -> (f32[batch,6], f32[batch,6], f32[batch,1], "
+      "f32[batch,6]) {\n"
+      "  %%g = Gemm(%%x, @w, @b) : f32[batch,6]\n"
+      "  %%r = Relu(%%g) : f32[batch,6]\n"
+      "  %%m = Mul(%%r, @s) : f32[batch,6]\n"
+      "  %%t = Tanh(%%m) : f32[batch,6]\n"
+      "  %%sm = Softmax(%%t) {axis = 1} : f32[batch,6]\n"
+      "  %%red = ReduceMean(%%m) {axes = [1], keepdims = 1} : f32[batch,1]\n"
+      "  %%e = Exp(%%red) : f32[batch,1]\n"
+      "  %%ls = LogSoftmax(%%r) {axis = -1} : f32[batch,6]\n"
+      "  return %%sm, %%t, %%e, %%ls\n}\n",
+      w, bias, sc);
+  free(w), free(bias), free(sc);
+  each("gemm+epilogue, softmax", text, 4);
+
+  char *mw = gpu_test_dense(42, 0.5, -0.5), *w2 = gpu_test_dense(30, 0.5, -0.5),
+       *mc = gpu_test_dense(5, 1.0, -1.0);
+  snprintf(
+      text, sizeof text,
+      "sym batch <= 16\n"
+      "global @w : f32[7,6] = %s\n"
+      "global @w2 : f32[5,6] = %s\n"
+      "global @c : f32[5] = %s\n"
+      "func @forward(%%x: f32[batch,5,7], %%r: f32[batch,5,6], %%z: f32[6,batch]) -> "
+      "(f32[batch,5,6], f32[batch,5]) {\n"
+      "  %%mm = MatMul(%%x, @w) : f32[batch,5,6]\n"
+      "  %%res = Add(%%mm, %%r) : f32[batch,5,6]\n"
+      "  %%o = Relu(%%res) : f32[batch,5,6]\n"
+      "  %%g = Gemm(%%z, @w2, @c) {transA = 1, transB = 1, alpha = 0.5, beta = 2.0} : "
+      "f32[batch,5]\n"
+      "  return %%o, %%g\n}\n",
+      mw, w2, mc);
+  free(mw), free(w2), free(mc);
+  each("matmul 3-D+residual, gemm^T", text, 2);
+
+  each("reductions, softmax axis 1",
+       "sym batch <= 16\n"
+       "func @forward(%x: f32[batch,4,5]) -> (f32[4], f32[batch,1,5], f32[batch,4], "
+       "f32[batch,4,1], f32[batch,4,5]) {\n"
+       "  %s = ReduceSum(%x) {axes = [0, 2], keepdims = 0} : f32[4]\n"
+       "  %mx = ReduceMax(%x) {axes = [1], keepdims = 1} : f32[batch,1,5]\n"
+       "  %mn = ReduceMin(%x) {axes = [-1], keepdims = 0} : f32[batch,4]\n"
+       "  %me = ReduceMean(%x) {axes = [2], keepdims = 1} : f32[batch,4,1]\n"
+       "  %ng = Neg(%me) : f32[batch,4,1]\n"
+       "  %sm = Softmax(%x) {axis = 1} : f32[batch,4,5]\n"
+       "  return %s, %mx, %mn, %ng, %sm\n}\n",
+       5);
+
+  char *w1 = gpu_test_dense(4 * 2 * 3 * 3, 0.3, -0.3), *b1 = gpu_test_dense(4, 0.5, -0.5);
+  char *cw2 = gpu_test_dense(6 * 2 * 2 * 2, 0.3, -0.3),
+       *csc = gpu_test_dense(6, 0.5, 0.5), *bb = gpu_test_dense(6, 0.5, -0.5);
+  char *mu = gpu_test_dense(6, 0.2, -0.2), *var = gpu_test_dense(6, 0.5, 0.5);
+  snprintf(text, sizeof text,
+           "sym batch <= 16\n"
+           "global @w1 : f32[4,2,3,3] = %s\n"
+           "global @b1 : f32[4] = %s\n"
+           "global @w2 : f32[6,2,2,2] = %s\n"
+           "global @sc : f32[6] = %s\n"
+           "global @bb : f32[6] = %s\n"
+           "global @mu : f32[6] = %s\n"
+           "global @var : f32[6] = %s\n"
+           "func @forward(%%x: f32[batch,2,9,8]) -> (f32[batch,4,5,4], f32[batch,6,4,3], "
+           "f32[batch,4,3,2], f32[batch,4,3,2], f32[batch,4,3,3], f32[batch,6,1,1], "
+           "f32[batch,4,1,1]) {\n"
+           "  %%c1 = Conv(%%x, @w1, @b1) {pads = [1, 1, 1, 1], strides = [2, 2]} : "
+           "f32[batch,4,5,4]\n"
+           "  %%c2 = Conv(%%c1, @w2, _) {group = 2, dilations = [2, 1], auto_pad = "
+           "\"SAME_UPPER\"} : "
+           "f32[batch,6,5,4]\n"
+           "  %%bn = BatchNormalization(%%c2, @sc, @bb, @mu, @var) {epsilon = 0.001} : "
+           "f32[batch,6,5,4]\n"
+           "  %%r = Relu(%%bn) : f32[batch,6,5,4]\n"
+           "  %%mp = MaxPool(%%r) {kernel_shape = [2, 2], strides = [1, 1]} : "
+           "f32[batch,6,4,3]\n"
+           "  %%ap = AveragePool(%%c1) {kernel_shape = [3, 3], pads = [1, 0, 0, 0], "
+           "strides = [2, 2]} : "
+           "f32[batch,4,3,2]\n"
+           "  %%ai = AveragePool(%%c1) {kernel_shape = [3, 3], pads = [1, 0, 0, 0], "
+           "strides = [2, 2], "
+           "count_include_pad = 1} : f32[batch,4,3,2]\n"
+           "  %%m2 = MaxPool(%%c1) {kernel_shape = [3, 2], pads = [1, 1, 1, 1], strides "
+           "= [2, 2]} : "
+           "f32[batch,4,3,3]\n"
+           "  %%ga = GlobalAveragePool(%%r) : f32[batch,6,1,1]\n"
+           "  %%gm = GlobalMaxPool(%%c1) : f32[batch,4,1,1]\n"
+           "  return %%c1, %%mp, %%ap, %%ai, %%m2, %%ga, %%gm\n}\n",
+           w1, b1, cw2, csc, bb, mu, var);
+  free(w1), free(b1), free(cw2), free(csc), free(bb), free(mu), free(var);
+  each("conv+bn+relu, pools", text, 8);
+}
+
+#endif /* DML_GPU_TEST_UTIL_H_ */
