@@ -97,10 +97,15 @@ dml_status_t dml_codegen_cuda_cubin(const char *ptx, int sm, void **out, size_t 
  * cubins, in a CUDA image container (dml_kpkg.h). `cuda_arch`: NULL or ""
  * = PTX for sm_80 plus cubins for sm_80 and sm_90 when ptxas is found;
  * "ptx" = PTX only; "sm_80,sm_90,..." = cubins for each (ptxas required)
- * and PTX for the lowest. Deterministic for the same tools. */
+ * and PTX for the lowest. `allow_tf32`: GEMM kernels use TF32 tensor cores
+ * (mma.sync.m16n8k8, codegen/cuda/cuda_mma.c) when the PTX targets sm_80
+ * or later; TF32 rounds each operand to 10 mantissa bits (results differ
+ * from f32 by about 1e-3 relative), so it is the user's choice
+ * (`dmlc compile --allow-tf32`). Deterministic for the same tools. */
 dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *weights,
                                       uint64_t weights_size, const char *cuda_arch,
-                                      FILE *print, void **out_bytes, size_t *out_size);
+                                      int allow_tf32, FILE *print, void **out_bytes,
+                                      size_t *out_size);
 
 #ifdef __cplusplus
 }

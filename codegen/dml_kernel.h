@@ -177,6 +177,24 @@ const char *dml_kernel_kind_name(dml_kernel_kind_t k);
 
 #define DML_KERNEL_NAME_BYTES 32
 
+/* What a renderer with its own GEMM main loop (CUDA's tensor-core form,
+ * codegen/cuda/cuda_mma.c) needs of a GEMM kernel: C[M, N] = op(A) op(B)
+ * with op(A) [M, K], op(B) [K, N], both f32 and row-major in their
+ * buffers, then `epilogue` for one element. The epilogue reads the product
+ * (alpha not applied) from register `acc_reg` and the element's row and
+ * column from DML_KVAR_GID_Y and DML_KVAR_GID_X; it checks row < M and
+ * col < N itself, applies alpha, beta * C and the fused elementwise chain
+ * and stores; it uses registers 0 .. n_regs - 1. */
+typedef struct dml_kgemm {
+  dml_kbuf_t a_buf, b_buf;
+  int64_t a_off, b_off; /* element offsets of A and B in their buffers */
+  int ta, tb;           /* A stored [K, M], B stored [N, K] */
+  dml_klin_t m;         /* rows of C */
+  int64_t n, k;
+  uint32_t acc_reg, n_regs;
+  const struct dml_kstmt *epilogue;
+} dml_kgemm_t;
+
 typedef struct dml_kernel {
   char name[DML_KERNEL_NAME_BYTES]; /* "k3_gemm" */
   dml_kernel_kind_t kind;
@@ -191,6 +209,7 @@ typedef struct dml_kernel {
   /* Work estimates for `dmlc bench` (per run): floating-point operations
    * and bytes moved to and from the buffers. */
   dml_klin_t flops, bytes;
+  const dml_kgemm_t *gemm; /* GEMM kernels: the product's description */
 } dml_kernel_t;
 
 /* The kernels of one function of a package, in execution order. Nodes not

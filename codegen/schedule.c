@@ -618,6 +618,67 @@ static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t
   return NULL;
 }
 
+/* The epilogue of GEMM group G for element (row, col) of the product, whose
+ * value (alpha not applied) is `acc`: alpha, beta * C, the fused
+ * elementwise chain and its stores, guarded by row < M and col < N. */
+static dml_kstmt_t *gemm_epilogue(sched_t *s, dml_kernel_t *K, const group_t *G,
+                                  const gemm_shape_t *gs, const dml_kidx_t *row,
+                                  const dml_kidx_t *col, const dml_kval_t *acc) {
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *N = dml_ki_const(p, gs->n);
+  const dml_kidx_t *coord[2] = {row, col};
+  const dml_kidx_t *flat =
+      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, row, N), col);
+  const dml_kval_t *r = acc;
+  if (gs->alpha != 1.0)
+    r = dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)gs->alpha), r);
+  dml_type_t out2 = {DML_DTYPE_F32, 2, {{gs->m.c, gs->m.sym}, {gs->n, -1}}};
+  if (gs->c && gs->beta != 0.0) {
+    const dml_kval_t *cv = dml_kv_load(
+        p, buf_of(gs->c), at(s, gs->c, bcast_index(s, &gs->c->type, &out2, coord)));
+    if (gs->beta != 1.0)
+      cv = dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)gs->beta), cv);
+    r = dml_kv_fn(p, DML_KF_ADD, r, cv);
+  }
+  /* Epilogue nodes see the result as 2-D [M, N]: their operands broadcast
+   * against the group's output type, whose trailing dim is N. */
+  dml_kblock_t epi = {0};
+  const dml_kidx_t *ecoord[DML_MAX_RANK];
+  coords_of(s, G->out, flat, ecoord);
+  emit_chain(s, K, G, &epi, r, ecoord, flat);
+  return if_lt(s, row, M, if_lt(s, col, N, epi.first));
+}
+
+/* Records K's product and an epilogue at (GID_Y, GID_X) reading register
+ * G->n (dml_kgemm_t), for renderers with their own GEMM main loop. The
+ * kernel's work estimates and registers are left as they were. */
+static void attach_gemm(sched_t *s, dml_kernel_t *K, const group_t *G,
+                        const gemm_shape_t *gs) {
+  dml_kpool_t *p = s->pool;
+  dml_kgemm_t *m = (dml_kgemm_t *)dml_kpool_alloc(p, sizeof *m);
+  if (!m) return;
+  dml_klin_t flops = K->flops, bytes = K->bytes;
+  uint32_t n_regs = K->n_regs;
+  K->n_regs = 0;
+  m->epilogue = gemm_epilogue(s, K, G, gs, dml_ki_var(p, DML_KVAR_GID_Y),
+                              dml_ki_var(p, DML_KVAR_GID_X), dml_kv_reg(p, G->n));
+  m->acc_reg = G->n;
+  m->n_regs = (K->n_regs > G->n ? K->n_regs : G->n) + 1;
+  K->flops = flops;
+  K->bytes = bytes;
+  K->n_regs = n_regs;
+  m->a_buf = buf_of(gs->a);
+  m->b_buf = buf_of(gs->b);
+  m->a_off = (int64_t)(gs->a->offset / 4);
+  m->b_off = (int64_t)(gs->b->offset / 4);
+  m->ta = gs->ta;
+  m->tb = gs->tb;
+  m->m = gs->m;
+  m->n = gs->n;
+  m->k = gs->k;
+  K->gemm = m;
+}
+
 /* Tiled GEMM: a TSxTS workgroup computes a TSxTS block of C, staging
  * TSxTS tiles of A and B in shared memory (two barriers per K step). */
 static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs) {
@@ -683,28 +744,7 @@ static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs
   dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body,
                  for_loop(s, t, dml_ki_const(p, (gs->k + TS - 1) / TS), step.first));
-  /* epilogue at (row, col) */
-  const dml_kidx_t *coord[2] = {row, col};
-  const dml_kidx_t *flat =
-      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, row, N), col);
-  const dml_kval_t *r = dml_kv_reg(p, acc);
-  if (gs->alpha != 1.0)
-    r = dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)gs->alpha), r);
-  dml_type_t out2 = {DML_DTYPE_F32, 2, {{gs->m.c, gs->m.sym}, {gs->n, -1}}};
-  if (gs->c && gs->beta != 0.0) {
-    const dml_kval_t *cv = dml_kv_load(
-        p, buf_of(gs->c), at(s, gs->c, bcast_index(s, &gs->c->type, &out2, coord)));
-    if (gs->beta != 1.0)
-      cv = dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)gs->beta), cv);
-    r = dml_kv_fn(p, DML_KF_ADD, r, cv);
-  }
-  /* Epilogue nodes see the result as 2-D [M, N]: their operands broadcast
-   * against the group's output type, whose trailing dim is N. */
-  dml_kblock_t epi = {0};
-  const dml_kidx_t *ecoord[DML_MAX_RANK];
-  coords_of(s, G->out, flat, ecoord);
-  emit_chain(s, K, G, &epi, r, ecoord, flat);
-  dml_kblock_add(&body, if_lt(s, row, M, if_lt(s, col, N, epi.first)));
+  dml_kblock_add(&body, gemm_epilogue(s, K, G, gs, row, col, dml_kv_reg(p, acc)));
   K->body = body.first;
   K->n_regs = acc + 1;
   dml_klin_t fl = gs->m;
@@ -1177,9 +1217,11 @@ static void close_group(sched_t *s, group_t *G, const gemm_shape_t *gs, const in
                         const win_shape_t *ws) {
   if (G->n == 0) return;
   count_outside(s, G);
-  if (G->anchor == ANCHOR_GEMM)
+  if (G->anchor == ANCHOR_GEMM) {
+    uint32_t k = s->n_kernels;
     emit_gemm_group(s, G, gs);
-  else if (G->anchor == ANCHOR_CONV)
+    if (s->n_kernels == k + 1) attach_gemm(s, &s->kernels[k], G, gs);
+  } else if (G->anchor == ANCHOR_CONV)
     emit_conv_group(s, G, ws);
   else if (G->anchor == ANCHOR_REDUCE)
     emit_reduce_group(s, G, red);

@@ -14,7 +14,7 @@ static void usage(FILE *f) {
       "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target LIST] [--batch-bound N]\n"
       "                    [--bind NAME=FILE.npy]... [--print-ir-after=PASS]\n"
       "                    [--print-ir-after-all] [--print-kernels]\n"
-      "                    [--cuda-arch ptx|sm_XX,...]\n\n"
+      "                    [--cuda-arch ptx|sm_XX,...] [--allow-tf32]\n\n"
       "Compiles an ONNX model (opsets 1-17) into a .dmlpkg package: import, shape\n"
       "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
       "  -o, --output FILE        the package to write (replaced atomically)\n"
@@ -27,6 +27,9 @@ static void usage(FILE *f) {
       "                           default: PTX, plus sm_80 and sm_90 cubins when\n"
       "                           ptxas is found (DMLC_PTXAS, /usr/local/cuda/bin, "
       "PATH)\n"
+      "  --allow-tf32             cuda: GEMM kernels on TF32 tensor cores (sm_80+),\n"
+      "                           operands rounded to 10 mantissa bits (results\n"
+      "                           differ from f32 by about 1e-3 relative)\n"
       "  --batch-bound N          upper bound of symbolic dims such as the batch\n"
       "                           (default 64); any batch up to N runs without\n"
       "                           recompiling\n"
@@ -112,6 +115,8 @@ int dmlc_cmd_compile(int argc, char **argv) {
       o.targets = v;
     } else if ((v = flag_value(argc, argv, &i, "--cuda-arch"))) {
       o.cuda_arch = v;
+    } else if (!strcmp(argv[i], "--allow-tf32")) {
+      o.allow_tf32 = 1;
     } else if ((v = flag_value(argc, argv, &i, "--batch-bound"))) {
       char *end;
       o.batch_bound = strtoll(v, &end, 10);

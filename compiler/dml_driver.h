@@ -75,6 +75,11 @@ typedef struct dml_compile_options {
    * sm_80 and sm_90 when ptxas is found; "ptx"; or "sm_80,sm_90,...". Only
    * with the cuda target (INVALID_ARGUMENT otherwise). */
   const char *cuda_arch;
+  /* --allow-tf32: the cuda target's GEMM kernels run on TF32 tensor cores
+   * (operands rounded to 10 mantissa bits: results differ from f32 by
+   * about 1e-3 relative; dml_codegen_cuda_section). Only with the cuda
+   * target (INVALID_ARGUMENT otherwise). */
+  int allow_tf32;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {
@@ -121,10 +126,11 @@ dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
                                      void **bytes, size_t *size);
 
 /* As dml_compile_add_kernels, "cuda" adding "kernels.cuda" built for
- * `cuda_arch` (dml_compile_options_t's cuda_arch; NULL: the default). */
+ * `cuda_arch` (dml_compile_options_t's cuda_arch; NULL: the default), with
+ * TF32 tensor-core GEMMs when `allow_tf32` (dml_compile_options_t's). */
 dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_arch,
-                                          FILE *print_kernels, void **bytes,
-                                          size_t *size);
+                                          int allow_tf32, FILE *print_kernels,
+                                          void **bytes, size_t *size);
 
 /* Compiles an IR module built by any frontend (e.g. dml_layers_model_to_ir
  * of frontends/layers) into the package `out_path` (atomically): the

@@ -140,12 +140,12 @@ static void import_options(const dml_compile_options_t *o,
 
 dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
                                      void **bytes, size_t *size) {
-  return dml_compile_add_kernels_arch(targets, NULL, print_kernels, bytes, size);
+  return dml_compile_add_kernels_arch(targets, NULL, 0, print_kernels, bytes, size);
 }
 
 dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_arch,
-                                          FILE *print_kernels, void **bytes,
-                                          size_t *size) {
+                                          int allow_tf32, FILE *print_kernels,
+                                          void **bytes, size_t *size) {
   int want_spirv = 0, want_msl = 0, want_cuda = 0;
   DML_RETURN_IF_ERROR(
       check_targets3(targets ? targets : "cpu", &want_spirv, &want_msl, &want_cuda));
@@ -167,9 +167,9 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
     s = dml_codegen_sections(g, ws ? ws->data : NULL, ws ? ws->size : 0, want_spirv,
                              want_msl, print_kernels, &sp, &sp_n, &ms, &ms_n);
   if (!s && want_cuda)
-    s = dml_codegen_cuda_section(g, ws ? ws->data : NULL, ws ? ws->size : 0, cuda_arch,
-                                 want_spirv || want_msl ? NULL : print_kernels, &cu,
-                                 &cu_n);
+    s = dml_codegen_cuda_section(
+        g, ws ? ws->data : NULL, ws ? ws->size : 0, cuda_arch, allow_tf32,
+        want_spirv || want_msl ? NULL : print_kernels, &cu, &cu_n);
   dml_pkg_graph_release(g);
   dml_pkg_writer_t *w = NULL;
   if (!s && (want_spirv || want_msl || want_cuda)) s = dml_pkg_writer_create(&w);
@@ -198,6 +198,7 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
 #else
   (void)bytes;
   (void)size;
+  (void)allow_tf32;
   return dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
                          "--print-kernels: this build has no GPU code generation (run "
                          "scripts/setup.sh)");
@@ -268,6 +269,9 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
     if (!s && o->cuda_arch && !wc)
       s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                           "--cuda-arch needs --target cuda");
+    if (!s && o->allow_tf32 && !wc)
+      s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                          "--allow-tf32 needs --target cuda");
     if (!s && !ws && !wm && !wc && !o->print_kernels) {
       s = out_path ? dml_package_emit(m, &eo, out_path)
                    : dml_package_emit_memory(m, &eo, out_bytes, out_size);
@@ -276,8 +280,8 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
       size_t n = 0;
       s = dml_package_emit_memory(m, &eo, &b, &n);
       if (!s)
-        s = dml_compile_add_kernels_arch(o->targets, o->cuda_arch, o->print_kernels, &b,
-                                         &n);
+        s = dml_compile_add_kernels_arch(o->targets, o->cuda_arch, o->allow_tf32,
+                                         o->print_kernels, &b, &n);
       if (!s && out_path) s = write_package(b, n, out_path);
       if (!s && !out_path) {
         *out_bytes = b;

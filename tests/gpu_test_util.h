@@ -65,6 +65,24 @@ static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t 
   return worst;
 }
 
+/* max |a - b| / max(1, max |b|) over two f32 tensors (a norm-wise error,
+ * for TF32 results); 1e9 when their dtypes or shapes differ or a value is
+ * NaN. */
+static inline double gpu_test_normwise_err(const dml_tensor_t *a, const dml_tensor_t *b) {
+  if (a->rank != b->rank || a->dtype != DML_DTYPE_F32 || b->dtype != DML_DTYPE_F32)
+    return 1e9;
+  for (int32_t d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return 1e9;
+  int64_t n = dml_dims_numel(a->dims, a->rank);
+  double diff = 0, scale = 1;
+  for (int64_t i = 0; i < n; i++) {
+    double x = ((const float *)a->data)[i], y = ((const float *)b->data)[i];
+    if (!(fabs(x - y) <= diff)) diff = isnan(x - y) ? 1e18 : fabs(x - y);
+    if (fabs(y) > scale) scale = fabs(y);
+  }
+  return diff / scale > 1e9 ? 1e9 : diff / scale;
+}
+
 /* Creates the "cpu" session `*cpu` and the `device` session `*dev` on `m`
  * (nothing when `m` is NULL); a failure is a failed CHECK and leaves NULL. */
 static inline void gpu_test_open(dml_rt_model_t *m, const char *device,
@@ -83,11 +101,13 @@ static inline void gpu_test_close(dml_rt_model_t *m, dml_rt_session_t *cpu,
 }
 
 /* Runs `cpu` and `dev` (sessions of `m`) at symbol value `batch` on the same
- * random f32 inputs in [-2, 2) and returns the largest scaled error
- * (gpu_test_max_err) of `dev`'s outputs against `cpu`'s, printing each
- * output above GPU_TEST_TOL. */
-static inline double gpu_test_compare_at(dml_rt_model_t *m, dml_rt_session_t *cpu,
-                                         dml_rt_session_t *dev, int64_t batch) {
+ * random f32 inputs in [-2, 2) and returns the largest error of `dev`'s
+ * outputs against `cpu`'s: scaled per element (gpu_test_max_err), or
+ * norm-wise (gpu_test_normwise_err) when `normwise`; prints each output
+ * above `tol`. */
+static inline double gpu_test_compare_with(dml_rt_model_t *m, dml_rt_session_t *cpu,
+                                           dml_rt_session_t *dev, int64_t batch,
+                                           int normwise, double tol) {
   dml_rt_session_clear_inputs(cpu);
   dml_rt_session_clear_inputs(dev);
   for (uint32_t i = 0; i < dml_rt_model_num_inputs(m); i++) {
@@ -116,12 +136,18 @@ static inline double gpu_test_compare_at(dml_rt_model_t *m, dml_rt_session_t *cp
     memset(&b, 0, sizeof b);
     CHECK_OK(dml_rt_session_get_output(dev, o, &a));
     CHECK_OK(dml_rt_session_get_output(cpu, o, &b));
-    double e = gpu_test_max_err(&a, &b);
-    if (e > GPU_TEST_TOL)
+    double e = normwise ? gpu_test_normwise_err(&a, &b) : gpu_test_max_err(&a, &b);
+    if (e > tol)
       fprintf(stderr, "  output %u at batch %lld: error %.3g\n", o, (long long)batch, e);
     if (e > worst) worst = e;
   }
   return worst;
+}
+
+/* gpu_test_compare_with, scaled per element, printing above GPU_TEST_TOL. */
+static inline double gpu_test_compare_at(dml_rt_model_t *m, dml_rt_session_t *cpu,
+                                         dml_rt_session_t *dev, int64_t batch) {
+  return gpu_test_compare_with(m, cpu, dev, batch, 0, GPU_TEST_TOL);
 }
 
 /* One kernel form (`what`) on `cpu` and `dev`, sessions of `m` (nothing

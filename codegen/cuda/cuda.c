@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "c_emit.h"
+#include "cuda_internal.h"
 #include "dml_codegen.h"
 #include "dml_kpkg.h"
 
@@ -106,6 +107,14 @@ static const char k_prelude[] =
     "  }\n"
     "  return r;\n"
     "}\n";
+
+const dml_cdialect_t *dml_cuda_dialect(void) {
+  return &k_cuda;
+}
+
+const char *dml_cuda_prelude(void) {
+  return k_prelude;
+}
 
 dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                               char **out_text) {
@@ -452,12 +461,13 @@ static void w_image(wbuf_t *w, uint32_t kind, int sm, const void *d, size_t n) {
 
 /* One kernel's code: the CUDA image container (dml_kpkg.h). */
 static dml_status_t build_kernel(tmp_t *t, const char *clang, const char *ptxas,
-                                 const dml_kernel_t *K, uint32_t n_symbols, int ptx_sm,
-                                 const int *sms, int n_sms, uint8_t **out,
+                                 const dml_kernel_t *K, uint32_t n_symbols, int mma,
+                                 int ptx_sm, const int *sms, int n_sms, uint8_t **out,
                                  uint32_t *out_n) {
   char *src = NULL, *ptx = NULL;
   size_t ptx_n = 0;
-  DML_RETURN_IF_ERROR(dml_codegen_cuda(K, n_symbols, &src));
+  DML_RETURN_IF_ERROR(mma ? dml_codegen_cuda_mma(K, n_symbols, &src)
+                          : dml_codegen_cuda(K, n_symbols, &src));
   dml_status_t s = ptx_in(t, clang, src, ptx_sm, &ptx, &ptx_n);
   free(src);
   if (s) return s;
@@ -505,7 +515,8 @@ static void to_lin(dml_klin_t l, dml_kpkg_lin_t *o) {
 
 dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *weights,
                                       uint64_t weights_size, const char *cuda_arch,
-                                      FILE *print, void **out_bytes, size_t *out_size) {
+                                      int allow_tf32, FILE *print, void **out_bytes,
+                                      size_t *out_size) {
   DML_RETURN_IF_ERROR(dml_codegen_check_ops("cuda", g));
   int ptx_sm = 80, sms[8], n_sms = 0;
   const char *ptxas = NULL;
@@ -539,7 +550,9 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
     for (uint32_t i = 0; !s && i < p->n_kernels; i++) {
       const dml_kernel_t *K = &p->kernels[i];
       dml_kpkg_kernel_t *o = &fn->kernels[i];
-      snprintf(o->name, sizeof o->name, "%s", K->name);
+      /* TF32 tensor cores (sm_80+) replace the GEMM main loop when allowed */
+      int mma = allow_tf32 && ptx_sm >= 80 && dml_codegen_cuda_mma_applies(K);
+      snprintf(o->name, sizeof o->name, mma ? "%s_tf32" : "%s", K->name);
       o->kind = (uint32_t)K->kind;
       o->n_nodes = K->n_nodes;
       o->nodes = (uint32_t *)malloc(K->n_nodes * sizeof(uint32_t));
@@ -548,12 +561,17 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
         break;
       }
       memcpy(o->nodes, K->nodes, K->n_nodes * sizeof(uint32_t));
-      memcpy(o->local, K->local, sizeof o->local);
-      for (int d = 0; d < 3; d++) to_lin(K->items[d], &o->items[d]);
+      uint32_t local[3];
+      dml_klin_t items[3];
+      memcpy(local, K->local, sizeof local);
+      memcpy(items, K->items, sizeof items);
+      if (mma) dml_codegen_cuda_mma_geometry(K, local, items);
+      memcpy(o->local, local, sizeof o->local);
+      for (int d = 0; d < 3; d++) to_lin(items[d], &o->items[d]);
       to_lin(K->flops, &o->flops);
       to_lin(K->bytes, &o->bytes);
       uint8_t *code = NULL;
-      s = build_kernel(&t, clang, ptxas, K, g->n_symbols, ptx_sm, sms, n_sms, &code,
+      s = build_kernel(&t, clang, ptxas, K, g->n_symbols, mma, ptx_sm, sms, n_sms, &code,
                        &o->code_bytes);
       o->code = code;
     }

@@ -199,8 +199,8 @@ static void test_section_deterministic(void) {
   }
   memcpy(b, a, n1);
   n2 = n1;
-  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", NULL, &a, &n1));
-  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", NULL, &b, &n2));
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", 0, NULL, &a, &n1));
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", 0, NULL, &b, &n2));
   CHECK(n1 == n2 && !memcmp(a, b, n1));
   dml_pkg_t pkg;
   const dml_pkg_section_t *cs = cuda_section(&pkg, a, n1);
@@ -236,8 +236,8 @@ static void test_section_deterministic(void) {
   }
   memcpy(b, a, n1);
   n2 = n1;
-  CHECK_OK(dml_compile_add_kernels_arch("cuda", NULL, NULL, &a, &n1));
-  CHECK_OK(dml_compile_add_kernels_arch("cuda", "sm_80,sm_90", NULL, &b, &n2));
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", NULL, 0, NULL, &a, &n1));
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", "sm_80,sm_90", 0, NULL, &b, &n2));
   CHECK(n1 == n2 && !memcmp(a, b, n1));
   cs = cuda_section(&pkg, a, n1);
   g = graph_of(a, n1, &pkg);
@@ -258,13 +258,57 @@ static void test_section_deterministic(void) {
   free(b);
 }
 
+/* --allow-tf32: the GEMM kernel becomes the tensor-core form (named
+ * *_tf32, 256-thread blocks, one per 128 x 128 tile, PTX with TF32
+ * mma.sync and cvt.rna.tf32); the other kernels keep their form. The
+ * numerics are checked on a GPU (tests/cuda). */
+static void test_tf32_form(void) {
+  size_t n = 0;
+  void *a = cg_package(k_gemm_relu, NULL, &n);
+  if (!a) return;
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", 1, NULL, &a, &n));
+  dml_pkg_t pkg;
+  const dml_pkg_section_t *cs = cuda_section(&pkg, a, n);
+  dml_pkg_graph_t *g = graph_of(a, n, &pkg);
+  dml_kpkg_t *k = NULL;
+  if (cs && g) CHECK_OK(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_CUDA, g, &k));
+  int forms = 0;
+  for (uint32_t i = 0; k && i < k->functions[0].n_kernels; i++) {
+    const dml_kpkg_kernel_t *K = &k->functions[0].kernels[i];
+    dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
+    uint32_t ni = 0;
+    CHECK_OK(dml_kpkg_cuda_images(K->code, K->code_bytes, im, &ni));
+    char *ptx = ni ? (char *)malloc(im[0].size + 1) : NULL;
+    if (!ptx) continue;
+    memcpy(ptx, im[0].data, im[0].size);
+    ptx[im[0].size] = 0;
+    int mma = strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != NULL &&
+              strstr(ptx, "cvt.rna.tf32.f32") != NULL;
+    if (K->kind == DML_KK_GEMM) {
+      forms++;
+      CHECK(strstr(K->name, "_tf32") != NULL && mma);
+      /* batch 16: one 128-row tile; N = 6: one 128-column tile */
+      CHECK(K->local[0] == 256 && K->local[1] == 1 && K->local[2] == 1);
+      CHECK(dml_kpkg_lin_eval(K->items[0], (const int64_t[]){16}, 1) == 256);
+      CHECK(dml_kpkg_lin_eval(K->items[1], (const int64_t[]){16}, 1) >= 1);
+    } else {
+      CHECK(!mma && !strstr(K->name, "_tf32"));
+    }
+    free(ptx);
+  }
+  CHECK(forms == 1);
+  dml_kpkg_release(k);
+  dml_pkg_graph_release(g);
+  free(a);
+}
+
 /* Corrupt CUDA code is DATA_LOSS, from the container parser and from the
  * model loader. */
 static void test_cuda_untrusted(void) {
   size_t n = 0;
   void *a = cg_package(k_add_sigmoid, NULL, &n);
   if (!a) return;
-  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", NULL, &a, &n));
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", 0, NULL, &a, &n));
   dml_pkg_t pkg;
   const dml_pkg_section_t *cs = cuda_section(&pkg, a, n);
   dml_pkg_graph_t *g = graph_of(a, n, &pkg);
@@ -352,19 +396,19 @@ static void test_cuda_errors(void) {
   size_t n = 0;
   void *a = cg_package(k_add_sigmoid, NULL, &n);
   if (!a) return;
-  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "sm_8", NULL, &a, &n),
+  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "sm_8", 0, NULL, &a, &n),
               DML_STATUS_INVALID_ARGUMENT, "bad --cuda-arch 'sm_8'");
-  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "sm_80;sm_90", NULL, &a, &n),
+  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "sm_80;sm_90", 0, NULL, &a, &n),
               DML_STATUS_INVALID_ARGUMENT, "bad --cuda-arch");
   char *old = getenv("DMLC_PTXAS") ? strdup(getenv("DMLC_PTXAS")) : NULL;
   setenv("DMLC_PTXAS", "", 1);
-  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "sm_80", NULL, &a, &n),
+  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "sm_80", 0, NULL, &a, &n),
               DML_STATUS_FAILED_PRECONDITION, "--cuda-arch sm_80 needs ptxas");
   /* without ptxas the default is PTX only */
   void *c = malloc(n);
   size_t cn = n;
   memcpy(c, a, n);
-  CHECK_OK(dml_compile_add_kernels_arch("cuda", NULL, NULL, &c, &cn));
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", NULL, 0, NULL, &c, &cn));
   free(c);
   if (old) {
     setenv("DMLC_PTXAS", old, 1);
@@ -373,7 +417,7 @@ static void test_cuda_errors(void) {
     unsetenv("DMLC_PTXAS");
   }
   setenv("DMLC_CLANG", "/nonexistent/clang-16", 1);
-  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "ptx", NULL, &a, &n),
+  CHECK_ERROR(dml_compile_add_kernels_arch("cuda", "ptx", 0, NULL, &a, &n),
               DML_STATUS_FAILED_PRECONDITION, "clang-16 not found");
   unsetenv("DMLC_CLANG");
   /* clang's own diagnostics are in the error */
@@ -390,6 +434,7 @@ int main(void) {
   RUN(test_cuda_c_and_ptx_golden);
   RUN(test_every_function_compiles);
   RUN(test_section_deterministic);
+  RUN(test_tf32_form);
   RUN(test_cuda_untrusted);
   RUN(test_cuda_errors);
   return dml_test_finish();

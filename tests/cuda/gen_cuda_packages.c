@@ -31,6 +31,9 @@ static void write_bytes(const char *name, const void *bytes, size_t n) {
   printf("wrote %s (%zu bytes)\n", path, n);
 }
 
+/* 1 while writing packages with TF32 tensor-core GEMMs (--allow-tf32). */
+static int g_tf32;
+
 /* Compiles IR `text` for `targets` (cuda_arch as --cuda-arch) into
  * OUT_DIR/<name>.dmlpkg. */
 static void write_ir(const char *name, const char *text, const char *targets,
@@ -41,7 +44,7 @@ static void write_ir(const char *name, const char *text, const char *targets,
     fprintf(stderr, "  (%s)\n", name);
     return;
   }
-  CHECK_OK(dml_compile_add_kernels_arch(targets, cuda_arch, NULL, &bytes, &n));
+  CHECK_OK(dml_compile_add_kernels_arch(targets, cuda_arch, g_tf32, NULL, &bytes, &n));
   char file[256];
   snprintf(file, sizeof file, "%s.dmlpkg", name);
   write_bytes(file, bytes, n);
@@ -95,6 +98,41 @@ int main(int argc, char **argv) {
            "func @forward(%x: f32[4]) -> (f32[4]) {\n  %r = Relu(%x) : f32[4]\n"
            "  return %r\n}\n",
            "cpu", NULL);
+  /* TF32 tensor-core GEMMs (test_cuda compares them with the CPU at TF32's
+   * tolerance): edges in M, N and K, a symbolic M over several 128-row
+   * tiles, transA/transB with alpha/beta, a bias and an epilogue chain */
+  g_tf32 = 1;
+  {
+    char *w = gpu_test_dense(200 * 130, 0.5, -0.5), *b = gpu_test_dense(130, 0.5, -0.5);
+    char *wt = gpu_test_dense(130 * 200, 0.5, -0.5), *c = gpu_test_dense(130, 0.5, -0.5);
+    size_t cap = strlen(w) + strlen(b) + strlen(wt) + strlen(c) + 4096;
+    char *text = (char *)malloc(cap);
+    CHECK(text != NULL);
+    if (text) {
+      snprintf(text, cap,
+               "sym batch <= 300\n"
+               "global @w : f32[200,130] param = %s\n"
+               "global @b : f32[130] param = %s\n"
+               "global @wt : f32[130,200] param = %s\n"
+               "global @c : f32[130] = %s\n"
+               "func @forward(%%x: f32[batch,200], %%xt: f32[200,batch]) -> "
+               "(f32[batch,130], f32[batch,130]) {\n"
+               "  %%g = Gemm(%%x, @w, @b) : f32[batch,130]\n"
+               "  %%r = Relu(%%g) : f32[batch,130]\n"
+               "  %%t = Gemm(%%xt, @wt, @c) {transA = 1, transB = 1, alpha = 0.5, "
+               "beta = 2.0} : f32[batch,130]\n"
+               "  %%s = Sigmoid(%%t) : f32[batch,130]\n"
+               "  return %%r, %%s\n}\n",
+               w, b, wt, c);
+      write_ir("tf32_0_gemm", text, "cpu,cuda", NULL);
+    }
+    free(text), free(w), free(b), free(wt), free(c);
+  }
+  write_ir("tf32_1_matmul",
+           "func @forward(%a: f32[257,300], %b: f32[300,190]) -> (f32[257,190]) {\n"
+           "  %c = MatMul(%a, %b) : f32[257,190]\n  return %c\n}\n",
+           "cpu,cuda", NULL);
+  g_tf32 = 0;
   if (bench) {
     /* 2^26 elements: 256 MiB read and 256 MiB written by one fused kernel */
     write_ir("bench_elementwise",
@@ -108,6 +146,13 @@ int main(int argc, char **argv) {
         "func @forward(%a: f32[4096,4096], %b: f32[4096,4096]) -> (f32[4096,4096]) {\n"
         "  %c = MatMul(%a, %b) : f32[4096,4096]\n  return %c\n}\n",
         "cpu,cuda", NULL);
+    g_tf32 = 1;
+    write_ir(
+        "bench_gemm4096_tf32",
+        "func @forward(%a: f32[4096,4096], %b: f32[4096,4096]) -> (f32[4096,4096]) {\n"
+        "  %c = MatMul(%a, %b) : f32[4096,4096]\n  return %c\n}\n",
+        "cpu,cuda", NULL);
+    g_tf32 = 0;
   }
   return dml_test_finish();
 }

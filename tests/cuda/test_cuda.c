@@ -9,8 +9,9 @@
  * an sm_80 cubin package (PTX on other architectures) and with the PTX
  * forced; a graph replayed many times; the errors (no kernels, no such
  * device, no kernels for the device's compute capability and no PTX).
- * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|). Without a CUDA driver or
- * device it prints why and exits 77 (CTest: skipped). The comparisons are
+ * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|); TF32 GEMMs (tf32_*)
+ * norm-wise (TF32_TOL). Without a CUDA driver or device it prints why and
+ * exits 77 (CTest: skipped). The comparisons are
  * tests/gpu_test_util.h's, shared with tests/vulkan. */
 #include <dirent.h>
 #include <stdio.h>
@@ -21,6 +22,12 @@
 #include "dml_npy.h"
 #include "dml_pkg.h"
 #include "gpu_test_util.h"
+
+/* TF32 packages (tf32_*.dmlpkg, --allow-tf32): operands keep 10 mantissa
+ * bits, so they are compared norm-wise, max |cuda - cpu| <= TF32_TOL *
+ * max(1, max |cpu|) (the f32 kernels meet 1e-6 there; a wrong fragment
+ * layout or tile edge gives errors of order 1). */
+#define TF32_TOL 5e-3
 
 static const char *g_pkgs, *g_models;
 static int g_cc; /* device 0's compute capability, major*10+minor */
@@ -55,6 +62,34 @@ static void test_kernel_forms(void) {
   }
   closedir(d);
   CHECK(seen >= 5);
+}
+
+/* TF32 tensor-core GEMMs (tf32_*.dmlpkg): kernels named *_tf32 where the
+ * device has tensor cores for TF32 (compute capability 8.0 and later),
+ * matching the CPU norm-wise at batch 1, 3, 16 and 300 (three 128-row
+ * tiles, the last partial). */
+static void test_tf32(void) {
+  static const char *files[] = {"tf32_0_gemm.dmlpkg", "tf32_1_matmul.dmlpkg"};
+  for (int f = 0; f < 2; f++) {
+    dml_rt_model_t *m = load(files[f]);
+    dml_rt_session_t *cpu = NULL, *cu = NULL;
+    gpu_test_open(m, "cuda", &cpu, &cu);
+    static const int64_t batches[] = {1, 3, 16, 300};
+    for (int i = 0; cpu && cu && i < 4; i++) {
+      double e = gpu_test_compare_with(m, cpu, cu, batches[i], 1, TF32_TOL);
+      printf("%-40s batch %3lld: norm-wise error %.2e (TF32)\n", files[f],
+             (long long)batches[i], e);
+      CHECK(e <= TF32_TOL);
+    }
+    int tf32 = 0;
+    for (uint32_t i = 0; cu && i < dml_rt_session_num_kernels(cu); i++) {
+      dml_rt_kernel_info_t ki;
+      CHECK_OK(dml_rt_session_kernel_info(cu, i, &ki));
+      if (ki.name && strstr(ki.name, "_tf32")) tf32++;
+    }
+    if (g_cc >= 80) CHECK(tf32 >= 1);
+    gpu_test_close(m, cpu, cu);
+  }
 }
 
 /* Reference model `file` on the saved pairs of MODELS_DIR/<name>_io, `device`
@@ -211,6 +246,7 @@ int main(int argc, char **argv) {
   g_cc = (int)(d[0].api_major * 10 + d[0].api_minor);
   RUN(test_errors);
   RUN(test_kernel_forms);
+  RUN(test_tf32);
   RUN(test_reference_models);
   RUN(test_ptx_paths);
   RUN(test_no_matching_image);

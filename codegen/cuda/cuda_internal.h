@@ -1,0 +1,33 @@
+/* cuda_internal.h — what cuda.c shares with cuda_mma.c (codegen/cuda only). */
+#ifndef DML_CUDA_INTERNAL_H_
+#define DML_CUDA_INTERNAL_H_
+
+#include <stdint.h>
+
+#include "c_emit.h"
+#include "dml_kernel.h"
+#include "dml_status.h"
+
+/* The CUDA C dialect of the kernel IR's printers, and the prelude every
+ * kernel source starts with (clang attributes, math functions, dml_syms_t;
+ * it expects DML_NSYM defined before it). */
+const dml_cdialect_t *dml_cuda_dialect(void);
+const char *dml_cuda_prelude(void);
+
+/* 1 when kernel `k` has a tensor-core form: a GEMM kernel with its product
+ * described (dml_kgemm_t). */
+int dml_codegen_cuda_mma_applies(const dml_kernel_t *k);
+
+/* The launch geometry of the tensor-core form: 256-thread blocks, one per
+ * 128 x 128 tile of C (with a symbolic M, possibly more blocks along y;
+ * those past M return at once). */
+void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
+                                   dml_klin_t items[3]);
+
+/* CUDA C source of the tensor-core (TF32 mma.sync, sm_80+) form of GEMM
+ * kernel `k`, named "<k->name>_tf32". Errors: INVALID_ARGUMENT when `k` has
+ * no such form; RESOURCE_EXHAUSTED. */
+dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
+                                  char **out_text);
+
+#endif /* DML_CUDA_INTERNAL_H_ */
