@@ -1,7 +1,7 @@
 /*
  * onnx_run_util.h — compile an ONNX fixture with the driver into a session on
- * the cpu runtime (tests of the importer's lowerings: If, sequences, Loop,
- * Scan, optionals).
+ * the cpu runtime, set its f32 inputs and check its f32 outputs exactly
+ * (tests of the importer's lowerings: If, sequences, Loop, Scan, optionals).
  */
 #ifndef ONNX_RUN_UTIL_H_
 #define ONNX_RUN_UTIL_H_
@@ -33,6 +33,68 @@ static inline dml_rt_session_t *session_of(const char *name,
   if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
   *out_model = m;
   return s;
+}
+
+/* Sets f32 input `name` of `s` to `v` with dims {d0, d1, d2}[..rank]
+ * (rank <= 3; the unused dims are ignored). */
+static inline void set_f32(dml_rt_session_t *s, const char *name, const float *v,
+                           int32_t rank, int64_t d0, int64_t d1, int64_t d2) {
+  dml_tensor_t t = {DML_DTYPE_F32, rank, {d0, d1, d2}, (void *)v};
+  CHECK_OK(dml_rt_session_set_input_by_name(s, name, &t));
+}
+
+/* Output `name` (of model `m`) of the last run of `s` is f32 with dims
+ * {d0, d1, d2}[..rank] (rank <= 3) and values exactly `want`; every wrong
+ * value is printed. */
+static inline void check_out(dml_rt_model_t *m, dml_rt_session_t *s, const char *name,
+                             int32_t rank, int64_t d0, int64_t d1, int64_t d2,
+                             const float *want) {
+  int32_t k = dml_rt_model_find_output(m, name);
+  CHECK(k >= 0);
+  if (k < 0) {
+    fprintf(stderr, "no output '%s'\n", name);
+    return;
+  }
+  dml_tensor_t got;
+  CHECK_OK(dml_rt_session_get_output(s, (uint32_t)k, &got));
+  int64_t dims[3] = {d0, d1, d2}, n = 1;
+  CHECK(got.dtype == DML_DTYPE_F32 && got.rank == rank);
+  if (got.dtype != DML_DTYPE_F32 || got.rank != rank) return;
+  for (int32_t r = 0; r < rank; r++) {
+    CHECK(got.dims[r] == dims[r]);
+    if (got.dims[r] != dims[r]) return;
+    n *= dims[r];
+  }
+  for (int64_t i = 0; i < n; i++) {
+    if (((const float *)got.data)[i] != want[i])
+      fprintf(stderr, "%s[%lld]: got %g, want %g\n", name, (long long)i,
+              ((const float *)got.data)[i], want[i]);
+    CHECK(((const float *)got.data)[i] == want[i]);
+  }
+}
+
+/* Output `index` of the last run of `s` is f32 with `n` elements, exactly
+ * `want`; every wrong value is printed. */
+static inline void check_out_at(dml_rt_session_t *s, uint32_t index, const float *want,
+                                int64_t n) {
+  dml_tensor_t got;
+  dml_status_t st = dml_rt_session_get_output(s, index, &got);
+  CHECK_OK(st);
+  if (st) return;
+  CHECK(got.dtype == DML_DTYPE_F32 && dml_dims_numel(got.dims, got.rank) == n);
+  if (got.dtype != DML_DTYPE_F32 || dml_dims_numel(got.dims, got.rank) != n) return;
+  for (int64_t i = 0; i < n; i++) {
+    if (((const float *)got.data)[i] != want[i])
+      fprintf(stderr, "output %u [%lld]: got %g, want %g\n", index, (long long)i,
+              ((const float *)got.data)[i], want[i]);
+    CHECK(((const float *)got.data)[i] == want[i]);
+  }
+}
+
+/* Releases a session and its model (either may be NULL). */
+static inline void release(dml_rt_session_t *s, dml_rt_model_t *m) {
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
 }
 
 #endif /* ONNX_RUN_UTIL_H_ */

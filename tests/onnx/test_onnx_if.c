@@ -6,66 +6,12 @@
  * cpu runtime (exact: the reference values are small integers and halves),
  * structure by IR inspection, and every refusal by its message.
  */
-#include "dml_driver.h"
-#include "dml_rt.h"
-#include "onnx_test_util.h"
-
-/* Compiles fixture `name` into a session (NULL on failure, reported). */
-static dml_rt_session_t *session_of(const char *name, dml_rt_model_t **out_model) {
-  char path[1024];
-  size_t len = 0;
-  uint8_t *bytes = read_all(fixture(name, path, sizeof(path)), &len);
-  CHECK(bytes != NULL);
-  if (!bytes) return NULL;
-  void *pkg = NULL;
-  size_t pkg_size = 0;
-  dml_compile_report_t rep;
-  dml_status_t st =
-      dml_compile_onnx_memory(bytes, len, NULL, name, NULL, &pkg, &pkg_size, &rep);
-  free(bytes);
-  CHECK_OK(st);
-  if (st) return NULL;
-  dml_rt_model_t *m = NULL;
-  dml_rt_session_t *s = NULL;
-  CHECK_OK(dml_rt_model_load_memory(pkg, pkg_size, &m));
-  free(pkg);
-  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
-  *out_model = m;
-  return s;
-}
+#include "onnx_run_util.h"
 
 static void set_bool(dml_rt_session_t *s, const char *name, int v) {
   static uint8_t vals[2] = {0, 1};
   dml_tensor_t t = {DML_DTYPE_BOOL, 0, {0}, &vals[v ? 1 : 0]};
   CHECK_OK(dml_rt_session_set_input_by_name(s, name, &t));
-}
-
-static void set_f32(dml_rt_session_t *s, const char *name, const float *v, int32_t rank,
-                    const int64_t *dims) {
-  dml_tensor_t t = {DML_DTYPE_F32, rank, {0}, (void *)v};
-  for (int32_t k = 0; k < rank; k++) t.dims[k] = dims[k];
-  CHECK_OK(dml_rt_session_set_input_by_name(s, name, &t));
-}
-
-/* Output `index` of the last run equals want[n]. */
-static void check_out(dml_rt_session_t *s, uint32_t index, const float *want, int64_t n) {
-  dml_tensor_t got;
-  dml_status_t st = dml_rt_session_get_output(s, index, &got);
-  CHECK_OK(st);
-  if (st) return;
-  CHECK(got.dtype == DML_DTYPE_F32 && dml_dims_numel(got.dims, got.rank) == n);
-  if (got.dtype != DML_DTYPE_F32 || dml_dims_numel(got.dims, got.rank) != n) return;
-  for (int64_t i = 0; i < n; i++) {
-    if (((const float *)got.data)[i] != want[i])
-      fprintf(stderr, "output %u [%lld]: got %g, want %g\n", index, (long long)i,
-              ((const float *)got.data)[i], want[i]);
-    CHECK(((const float *)got.data)[i] == want[i]);
-  }
-}
-
-static void release(dml_rt_session_t *s, dml_rt_model_t *m) {
-  dml_rt_session_release(s);
-  dml_rt_model_release(m);
 }
 
 /* ---- IR structure ---- */
@@ -149,30 +95,29 @@ static void test_const_cond_ir(void) {
 
 static void test_const_branches_run(void) {
   dml_rt_model_t *m = NULL;
-  dml_rt_session_t *s = session_of("if_const_branches.onnx", &m);
+  dml_rt_session_t *s = session_of("if_const_branches.onnx", NULL, &m);
   const float t[5] = {1, 2, 3, 4, 5}, e[5] = {5, 4, 3, 2, 1};
   for (int c = 0; c < 2 && s; c++) {
     set_bool(s, "cond", c);
     CHECK_OK(dml_rt_session_run(s));
-    check_out(s, 0, c ? t : e, 5);
+    check_out_at(s, 0, c ? t : e, 5);
   }
   release(s, m);
 }
 
 static void run_outer(const char *name) {
   dml_rt_model_t *m = NULL;
-  dml_rt_session_t *s = session_of(name, &m);
+  dml_rt_session_t *s = session_of(name, NULL, &m);
   const float x[6] = {-1, 2, -3, 4, -5, 6};
   const float a[6] = {0, 2, 0, 4, 0, 6};
   const float y_then[6] = {-1, 8, -9, 20, -10, 54};    /* (a + [1,2,3]) * x */
   const float y_else[6] = {-5, -9, -15, -3, -10, -12}; /* (a - [10,20,30]) / 2 */
-  const int64_t dims[2] = {2, 3};
   for (int c = 0; c < 2 && s; c++) {
     set_bool(s, "cond", c);
-    set_f32(s, "x", x, 2, dims);
+    set_f32(s, "x", x, 2, 2, 3, 0);
     CHECK_OK(dml_rt_session_run(s));
-    check_out(s, 0, c ? y_then : y_else, 6);
-    check_out(s, 1, c ? a : x, 6);
+    check_out_at(s, 0, c ? y_then : y_else, 6);
+    check_out_at(s, 1, c ? a : x, 6);
   }
   release(s, m);
 }
@@ -187,30 +132,28 @@ static void test_unsorted_run(void) {
 
 static void test_nested_run(void) {
   dml_rt_model_t *m = NULL;
-  dml_rt_session_t *s = session_of("if_nested.onnx", &m);
+  dml_rt_session_t *s = session_of("if_nested.onnx", NULL, &m);
   const float x[3] = {1, -2, 3};
   const float tt[3] = {99, 202, 297}, te[3] = {-1, -4, -9}, e[3] = {1, 2, 3};
-  const int64_t dims[1] = {3};
   for (int c = 0; c < 4 && s; c++) {
     set_bool(s, "cond", c & 1);
     set_bool(s, "cond2", c & 2);
-    set_f32(s, "x", x, 1, dims);
+    set_f32(s, "x", x, 1, 3, 0, 0);
     CHECK_OK(dml_rt_session_run(s));
-    check_out(s, 0, !(c & 1) ? e : (c & 2) ? tt : te, 3);
+    check_out_at(s, 0, !(c & 1) ? e : (c & 2) ? tt : te, 3);
   }
   release(s, m);
 }
 
 static void test_const_cond_run(void) {
   dml_rt_model_t *m = NULL;
-  dml_rt_session_t *s = session_of("if_const_cond.onnx", &m);
+  dml_rt_session_t *s = session_of("if_const_cond.onnx", NULL, &m);
   const float x[2] = {-1.5f, 2}, neg[2] = {1.5f, -2}, abs_[2] = {1.5f, 2};
-  const int64_t dims[1] = {2};
   if (s) {
-    set_f32(s, "x", x, 1, dims);
+    set_f32(s, "x", x, 1, 2, 0, 0);
     CHECK_OK(dml_rt_session_run(s));
-    check_out(s, 0, neg, 2);
-    check_out(s, 1, abs_, 2);
+    check_out_at(s, 0, neg, 2);
+    check_out_at(s, 1, abs_, 2);
   }
   release(s, m);
 }

@@ -7,45 +7,6 @@
  */
 #include "onnx_run_util.h"
 
-static void set_f32(dml_rt_session_t *s, const char *name, const float *v, int32_t rank,
-                    int64_t d0, int64_t d1, int64_t d2) {
-  dml_tensor_t t = {DML_DTYPE_F32, rank, {d0, d1, d2}, (void *)v};
-  CHECK_OK(dml_rt_session_set_input_by_name(s, name, &t));
-}
-
-/* Output `name` of the last run has dims {d0, d1, d2}[..rank] and values want. */
-static void check_out(dml_rt_model_t *m, dml_rt_session_t *s, const char *name,
-                      int32_t rank, int64_t d0, int64_t d1, int64_t d2,
-                      const float *want) {
-  int32_t k = dml_rt_model_find_output(m, name);
-  CHECK(k >= 0);
-  if (k < 0) {
-    fprintf(stderr, "no output '%s'\n", name);
-    return;
-  }
-  dml_tensor_t got;
-  CHECK_OK(dml_rt_session_get_output(s, (uint32_t)k, &got));
-  int64_t dims[3] = {d0, d1, d2}, n = 1;
-  CHECK(got.dtype == DML_DTYPE_F32 && got.rank == rank);
-  if (got.dtype != DML_DTYPE_F32 || got.rank != rank) return;
-  for (int32_t r = 0; r < rank; r++) {
-    CHECK(got.dims[r] == dims[r]);
-    if (got.dims[r] != dims[r]) return;
-    n *= dims[r];
-  }
-  for (int64_t i = 0; i < n; i++) {
-    if (((const float *)got.data)[i] != want[i])
-      fprintf(stderr, "%s[%lld]: got %g, want %g\n", name, (long long)i,
-              ((const float *)got.data)[i], want[i]);
-    CHECK(((const float *)got.data)[i] == want[i]);
-  }
-}
-
-static void release(dml_rt_session_t *s, dml_rt_model_t *m) {
-  dml_rt_session_release(s);
-  dml_rt_model_release(m);
-}
-
 static const float kX[2] = {1, 2}, kY0[2] = {0, 0};
 
 /* y <- y + x three times; scan output i is y * i. */
