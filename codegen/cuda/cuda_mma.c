@@ -7,14 +7,20 @@
  * so results differ from f32 GEMM beyond the 1e-4 the f32 paths keep.
  *
  * Tiling: a block of 256 threads (8 warps, 2 along M x 4 along N) computes
- * a 128 x 128 tile of C; K advances 16 at a time through two shared-memory
- * buffers (the next tile is loaded into registers while the current one
- * is multiplied). Each warp computes 64 x 32: 4 x 4 mma tiles of 16 x 8.
- * Operands are rounded to TF32 (cvt.rna) as they are stored to shared
- * memory. Fragment layouts: PTX ISA, "Matrix Fragments for mma.m16n8k8"
- * (.tf32): A a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4);
- * B b0 (k = t, n = g), b1 (k = t + 4, n = g); C c0 (g, 2t), c1 (g, 2t + 1),
- * c2 (g + 8, 2t), c3 (g + 8, 2t + 1), with g = lane / 4, t = lane % 4. */
+ * a 128 x 128 tile of C; K advances 32 at a time through a 3-stage ring of
+ * shared-memory buffers filled by cp.async (16-byte copies where the
+ * operand's rows are 16-byte aligned, else 4-byte ones; zero-filled past
+ * the edges), so two steps' loads are in flight while one step multiplies.
+ * The ring (105 KB) is dynamic shared memory: the module exports
+ * "<kernel>_dynamic_smem" and the runtime opts the function in. Each tile
+ * keeps its operand's stored layout, rows padded by 4 or 8 floats so a
+ * warp's fragment reads hit 32 distinct banks; operands are rounded to
+ * TF32 (cvt.rna) as the fragments are read. Each warp computes 64 x 32:
+ * 4 x 4 mma tiles of 16 x 8. Fragment layouts: PTX ISA, "Matrix Fragments
+ * for mma.m16n8k8" (.tf32): A a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
+ * a3 (g + 8, t + 4); B b0 (k = t, n = g), b1 (k = t + 4, n = g); C c0 (g,
+ * 2t), c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1), with
+ * g = lane / 4, t = lane % 4. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +32,7 @@
 #define MMA_BN 128
 #define MMA_BK 32
 #define MMA_THREADS 256
+#define MMA_STAGES 3
 
 int dml_codegen_cuda_mma_applies(const dml_kernel_t *k) {
   const dml_kgemm_t *g = k->gemm;
@@ -49,9 +56,10 @@ void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
 }
 
 static const char k_helpers[] =
-    "DML_DEV unsigned dml_tf32(float x) {\n"
+    "DML_DEV unsigned dml_tf32(unsigned bits) {\n"
     "  unsigned r;\n"
-    "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x));\n"
+    "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(__builtin_bit_cast(float, "
+    "bits)));\n"
     "  return r;\n"
     "}\n"
     "DML_DEV void dml_mma_tf32(float *d, const unsigned *a, const unsigned *b) {\n"
@@ -62,80 +70,56 @@ static const char k_helpers[] =
     "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
     "\"r\"(b[1]));\n"
     "}\n"
-    "typedef struct __attribute__((aligned(16))) dml_f4 { float x, y, z, w; } "
-    "dml_f4_t;\n";
+    "/* the shared-window address of a generic pointer to shared memory */\n"
+    "DML_DEV unsigned dml_smem(const void *p) {\n"
+    "  unsigned a;\n"
+    "  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) "
+    ": "
+    "\"l\"(p));\n"
+    "  return a;\n"
+    "}\n"
+    "/* cp.async of 16 (or 4) bytes, zero-filled when !ok (nothing read) */\n"
+    "DML_DEV void dml_cp16(unsigned dst, const void *src, int ok) {\n"
+    "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"(dst), "
+    "\"l\"(src), \"r\"(ok ? 16 : 0));\n"
+    "}\n"
+    "DML_DEV void dml_cp4(unsigned dst, const void *src, int ok) {\n"
+    "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4, %2;\" :: \"r\"(dst), "
+    "\"l\"(src), \"r\"(ok ? 4 : 0));\n"
+    "}\n"
+    "DML_DEV void dml_cp_commit(void) { asm volatile(\"cp.async.commit_group;\"); }\n";
 
-/* One operand's tile traffic. The tile is `rows` x `cols` of the operand
- * as stored (row-major, `ld` elements per stored row); the stored row is
- * the smem tile's first index when `!swap` (As[m][k] from A [M, K],
- * Bs[k][n] from B [K, N]) and its second when `swap` (A stored [K, M], B
- * stored [N, K]). With `vec`, each thread moves float4s along the stored
- * row (the rows and the base 16-byte aligned, the row length a multiple of
- * 4, so a float4 never straddles the edge). */
+/* One operand's tile. In shared memory the tile keeps the operand's stored
+ * layout (rows x cols of the row-major stored matrix, row stride `stride`
+ * floats: cols + 4 or + 8 so that a warp's fragment reads hit 32 distinct
+ * banks). With `vec`, each cp.async moves 16 bytes along a stored row (the
+ * rows and the base 16-byte aligned, the row length a multiple of 4). */
 typedef struct tile_io {
-  char name;                 /* 'a' or 'b' */
   const char *ptr;           /* "A" / "B" */
-  int rows, cols;            /* the tile as stored: rows x cols */
+  const char *smem;          /* "As" / "Bs" */
+  int rows, cols, stride;    /* the tile as stored */
   const char *row0, *col0;   /* first stored row / column of the tile */
   const char *nrows, *ncols; /* the stored matrix's extent (bounds) */
   const char *ld;            /* elements per stored row */
-  int swap;                  /* smem index [col][row] instead of [row][col] */
-  int stride;                /* smem row stride (elements) */
   int vec;
 } tile_io_t;
 
-static void emit_load(dml_sb_t *b, const tile_io_t *t, const char *kt) {
-  int per = t->rows * t->cols / (t->vec ? 4 : 1) / MMA_THREADS;
-  int cpr = t->cols / (t->vec ? 4 : 1); /* items per stored row */
-  dml_sb_printf(b, "#pragma unroll\n    for (int i = 0; i < %d; i++) {\n", per);
+/* Issues the cp.asyncs of one tile into stage `stage` (C expression). */
+static void emit_copy_tile(dml_sb_t *b, const tile_io_t *t, const char *stage) {
+  int w = t->vec ? 4 : 1;
+  int per = t->rows * t->cols / w / MMA_THREADS, cpr = t->cols / w;
+  dml_sb_printf(b, "#pragma unroll\n      for (int i = 0; i < %d; i++) {\n", per);
+  dml_sb_printf(
+      b, "        unsigned e = tid + %uu * i, r = e / %du, c = (e %% %du) * %du;\n",
+      MMA_THREADS, cpr, cpr, w);
+  dml_sb_printf(b, "        unsigned gr = %s + r, gc = %s + c;\n", t->row0, t->col0);
+  dml_sb_printf(b, "        int ok = gr < %s && gc < %s;\n", t->nrows, t->ncols);
   dml_sb_printf(b,
-                "      unsigned e = tid + %uu * i, r = e / %du, c = (e %% %du) * %du;\n",
-                MMA_THREADS, cpr, cpr, t->vec ? 4 : 1);
-  dml_sb_printf(b, "      unsigned gr = %s + r, gc = %s + c;\n", t->row0, t->col0);
-  (void)kt;
-  if (t->vec)
-    dml_sb_printf(
-        b,
-        "      r%c[i] = gr < %s && gc < %s ? *(const dml_f4_t *)(%s + gr * %s + "
-        "gc) : dml_f4_t{0.0f, 0.0f, 0.0f, 0.0f};\n",
-        t->name, t->nrows, t->ncols, t->ptr, t->ld);
-  else
-    dml_sb_printf(b, "      r%c[i] = gr < %s && gc < %s ? %s[gr * %s + gc] : 0.0f;\n",
-                  t->name, t->nrows, t->ncols, t->ptr, t->ld);
-  dml_sb_printf(b, "    }\n");
-}
-
-static void emit_store(dml_sb_t *b, const tile_io_t *t) {
-  int per = t->rows * t->cols / (t->vec ? 4 : 1) / MMA_THREADS;
-  int cpr = t->cols / (t->vec ? 4 : 1);
-  char S = (char)(t->name - 'a' + 'A');
-  dml_sb_printf(b, "#pragma unroll\n    for (int i = 0; i < %d; i++) {\n", per);
-  dml_sb_printf(b,
-                "      unsigned e = tid + %uu * i, r = e / %du, c = (e %% %du) * %du;\n",
-                MMA_THREADS, cpr, cpr, t->vec ? 4 : 1);
-  if (!t->vec) {
-    if (t->swap)
-      dml_sb_printf(b, "      %cs[c * %du + r] = dml_tf32(r%c[i]);\n", S, t->stride,
-                    t->name);
-    else
-      dml_sb_printf(b, "      %cs[r * %du + c] = dml_tf32(r%c[i]);\n", S, t->stride,
-                    t->name);
-  } else if (!t->swap) {
-    dml_sb_printf(b,
-                  "      unsigned *d = &%cs[r * %du + c];\n"
-                  "      d[0] = dml_tf32(r%c[i].x), d[1] = dml_tf32(r%c[i].y);\n"
-                  "      d[2] = dml_tf32(r%c[i].z), d[3] = dml_tf32(r%c[i].w);\n",
-                  S, t->stride, t->name, t->name, t->name, t->name);
-  } else {
-    dml_sb_printf(b,
-                  "      %cs[c * %du + r] = dml_tf32(r%c[i].x);\n"
-                  "      %cs[(c + 1u) * %du + r] = dml_tf32(r%c[i].y);\n"
-                  "      %cs[(c + 2u) * %du + r] = dml_tf32(r%c[i].z);\n"
-                  "      %cs[(c + 3u) * %du + r] = dml_tf32(r%c[i].w);\n",
-                  S, t->stride, t->name, S, t->stride, t->name, S, t->stride, t->name, S,
-                  t->stride, t->name);
-  }
-  dml_sb_printf(b, "    }\n");
+                "        dml_cp%d(%s_s + ((%s) * %du + r * %du + c) * 4u, ok ? %s + gr * "
+                "%s + gc : %s, ok);\n",
+                t->vec ? 16 : 4, t->smem, stage, t->rows * t->stride, t->stride, t->ptr,
+                t->ld, t->ptr);
+  dml_sb_printf(b, "      }\n");
 }
 
 /* The run-time value of count `l` as CUDA C. */
@@ -172,37 +156,48 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
   lin_text(m, sizeof m, g->m);
   char name[64];
   snprintf(name, sizeof name, "%s_tf32", k->name);
-  /* float4 loads where every stored row and the base are 16-byte aligned */
+  /* 16-byte copies where every stored row and the base are 16-byte aligned */
   int m_vec = g->m.c % 4 == 0 && g->m.c0 % 4 == 0;
   int a_vec = g->a_off % 4 == 0 && (g->ta ? m_vec : g->k % 4 == 0);
   int b_vec = g->b_off % 4 == 0 && (g->tb ? g->k % 4 == 0 : g->n % 4 == 0);
-  /* A: [M, K] rows m (tile rows bm..+128, cols k), or stored [K, M] */
-  tile_io_t ta = {'a',
-                  "A",
+  /* A is [M, K] (tile 128 x 32 from (bm, k0)) or stored [K, M] (32 x 128
+   * from (k0, bm)); B is [K, N] (32 x 128 from (k0, bn)) or stored [N, K]
+   * (128 x 32 from (bn, k0)) */
+  tile_io_t ta = {"A",
+                  "As",
                   g->ta ? MMA_BK : MMA_BM,
                   g->ta ? MMA_BM : MMA_BK,
+                  g->ta ? MMA_BM + 8 : MMA_BK + 4,
                   g->ta ? "k0" : "bm",
                   g->ta ? "bm" : "k0",
                   g->ta ? "K" : "M",
                   g->ta ? "M" : "K",
                   g->ta ? "M" : "K",
-                  g->ta,
-                  MMA_BK + 4,
                   a_vec};
-  /* B: [K, N] rows k, or stored [N, K] rows n */
-  tile_io_t tb = {'b',
-                  "B",
+  tile_io_t tb = {"B",
+                  "Bs",
                   g->tb ? MMA_BN : MMA_BK,
                   g->tb ? MMA_BK : MMA_BN,
+                  g->tb ? MMA_BK + 4 : MMA_BN + 8,
                   g->tb ? "bn" : "k0",
                   g->tb ? "k0" : "bn",
                   g->tb ? "N" : "K",
                   g->tb ? "K" : "N",
                   g->tb ? "K" : "N",
-                  g->tb,
-                  MMA_BN + 8,
                   b_vec};
+  uint32_t a_stage = (uint32_t)(ta.rows * ta.stride),
+           b_stage = (uint32_t)(tb.rows * tb.stride);
+  uint32_t smem = MMA_STAGES * (a_stage + b_stage) * 4;
   dml_sb_printf(&b, "%s", k_helpers);
+  dml_sb_printf(
+      &b,
+      "/* dynamic shared memory of %s, bytes (the runtime reads it: "
+      "docs/kernels.md) */\n"
+      "extern \"C\" __device__ __attribute__((used)) unsigned %s_dynamic_smem = "
+      "%uu;\n",
+      name, name, smem);
+  dml_sb_printf(&b,
+                "extern __shared__ __attribute__((aligned(16))) unsigned dml_dsmem[];\n");
   dml_sb_printf(&b,
                 "extern \"C\" __global__ void __attribute__((launch_bounds(%d)))\n"
                 "%s(float *__restrict__ arena, const float *__restrict__ weights, "
@@ -214,82 +209,92 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                 g->a_buf == DML_KBUF_WEIGHTS ? "weights" : "arena", (long long)g->a_off);
   dml_sb_printf(&b, "  const float *__restrict__ B = %s + %lldu;\n",
                 g->b_buf == DML_KBUF_WEIGHTS ? "weights" : "arena", (long long)g->b_off);
+  dml_sb_printf(&b,
+                "  const unsigned tid = __nvvm_read_ptx_sreg_tid_x();\n"
+                "  const unsigned bn = __nvvm_read_ptx_sreg_ctaid_x() * %du;\n"
+                "  const unsigned bm = __nvvm_read_ptx_sreg_ctaid_y() * %du;\n"
+                "  if (bm >= M) return;\n"
+                "  const unsigned lane = tid & 31u, warp = tid >> 5;\n"
+                "  const unsigned g = lane >> 2, t = lane & 3u;\n"
+                "  const unsigned wm = (warp >> 2) * 64u, wn = (warp & 3u) * 32u;\n"
+                "  /* %d stages of A's tile (%u floats) then %d of B's (%u floats) */\n"
+                "  const unsigned *As = dml_dsmem, *Bs = dml_dsmem + %uu;\n"
+                "  const unsigned As_s = dml_smem(As), Bs_s = dml_smem(Bs);\n"
+                "  float acc[4][4][4];\n"
+                "#pragma unroll\n"
+                "  for (int i = 0; i < 4; i++)\n"
+                "#pragma unroll\n"
+                "    for (int j = 0; j < 4; j++)\n"
+                "#pragma unroll\n"
+                "      for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;\n"
+                "  const unsigned nk = (K + %du) / %du;\n"
+                "  /* prologue: the first %d steps in flight */\n"
+                "#pragma unroll\n"
+                "  for (unsigned s = 0; s < %du; s++) {\n"
+                "    if (s < nk) {\n"
+                "      const unsigned k0 = s * %du;\n",
+                MMA_BN, MMA_BM, MMA_STAGES, a_stage, MMA_STAGES, b_stage,
+                MMA_STAGES * a_stage, MMA_BK - 1, MMA_BK, MMA_STAGES - 1, MMA_STAGES - 1,
+                MMA_BK);
+  emit_copy_tile(&b, &ta, "s");
+  emit_copy_tile(&b, &tb, "s");
+  dml_sb_printf(&b,
+                "    }\n"
+                "    dml_cp_commit();\n"
+                "  }\n"
+                "  for (unsigned kt = 0; kt < nk; kt++) {\n"
+                "    /* step kt has landed (at most %d younger groups pending) */\n"
+                "    asm volatile(\"cp.async.wait_group %d;\");\n"
+                "    __syncthreads();\n"
+                "    /* step kt + %d into the stage step kt - 1 used: every thread is\n"
+                "     * past that step's mma (the barrier above) */\n"
+                "    {\n"
+                "      const unsigned s = kt + %du, st = s %% %du, k0 = s * %du;\n"
+                "      if (s < nk) {\n",
+                MMA_STAGES - 2, MMA_STAGES - 2, MMA_STAGES - 1, MMA_STAGES - 1,
+                MMA_STAGES, MMA_BK);
+  emit_copy_tile(&b, &ta, "st");
+  emit_copy_tile(&b, &tb, "st");
+  /* A(m, k) with m = wm + i*16 + g (+8), k = kk + t (+4); B(k, n) with
+   * k = kk + t (+4), n = wn + j*8 + g; in the stored layout of each */
+  char af[4][96], bf[2][96];
+  static const char *am[4] = {"m", "m + 8u", "m", "m + 8u"};
+  static const char *ak[4] = {"kk + t", "kk + t", "kk + t + 4u", "kk + t + 4u"};
+  for (int i = 0; i < 4; i++)
+    snprintf(af[i], sizeof af[i], "(%s) * %du + (%s)", g->ta ? ak[i] : am[i], ta.stride,
+             g->ta ? am[i] : ak[i]);
+  for (int i = 0; i < 2; i++)
+    snprintf(bf[i], sizeof bf[i], "(%s) * %du + (%s)", g->tb ? "n" : ak[2 * i], tb.stride,
+             g->tb ? ak[2 * i] : "n");
   dml_sb_printf(
       &b,
-      "  const unsigned tid = __nvvm_read_ptx_sreg_tid_x();\n"
-      "  const unsigned bn = __nvvm_read_ptx_sreg_ctaid_x() * %du;\n"
-      "  const unsigned bm = __nvvm_read_ptx_sreg_ctaid_y() * %du;\n"
-      "  if (bm >= M) return;\n"
-      "  const unsigned lane = tid & 31u, warp = tid >> 5;\n"
-      "  const unsigned g = lane >> 2, t = lane & 3u;\n"
-      "  const unsigned wm = (warp >> 2) * 64u, wn = (warp & 3u) * 32u;\n"
-      "  /* As[m][k] (row stride %d), Bs[k][n] (row stride %d): a warp's fragment\n"
-      "   * reads touch 32 distinct banks */\n"
-      "  __shared__ __attribute__((aligned(16))) unsigned As[%d * %d];\n"
-      "  __shared__ __attribute__((aligned(16))) unsigned Bs[%d * %d];\n"
-      "  float acc[4][4][4];\n"
-      "#pragma unroll\n"
-      "  for (int i = 0; i < 4; i++)\n"
-      "#pragma unroll\n"
-      "    for (int j = 0; j < 4; j++)\n"
-      "#pragma unroll\n"
-      "      for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;\n",
-      MMA_BN, MMA_BM, MMA_BK + 4, MMA_BN + 8, MMA_BM, MMA_BK + 4, MMA_BK, MMA_BN + 8);
-  dml_sb_printf(&b, "  %s ra[%d];\n  %s rb[%d];\n", a_vec ? "dml_f4_t" : "float",
-                MMA_BM * MMA_BK / (a_vec ? 4 : 1) / MMA_THREADS,
-                b_vec ? "dml_f4_t" : "float",
-                MMA_BN * MMA_BK / (b_vec ? 4 : 1) / MMA_THREADS);
-  dml_sb_printf(
-      &b, "  const unsigned nk = (K + %du) / %du;\n  {\n    const unsigned k0 = 0;\n",
-      MMA_BK - 1, MMA_BK);
-  emit_load(&b, &ta, "0");
-  emit_load(&b, &tb, "0");
-  emit_store(&b, &ta);
-  emit_store(&b, &tb);
-  dml_sb_printf(
-      &b,
-      "  }\n  __syncthreads();\n"
-      "  for (unsigned kt = 0; kt < nk; kt++) {\n"
-      "    const unsigned k0 = (kt + 1u) * %du;\n"
-      "    /* the next step's operands are in flight during this step's mma */\n"
-      "    if (kt + 1u < nk) {\n",
-      MMA_BK);
-  emit_load(&b, &ta, "k0");
-  emit_load(&b, &tb, "k0");
-  dml_sb_printf(
-      &b,
+      "      }\n"
+      "      dml_cp_commit();\n"
       "    }\n"
+      "    const unsigned *a_st = As + (kt %% %du) * %du;\n"
+      "    const unsigned *b_st = Bs + (kt %% %du) * %du;\n"
       "#pragma unroll\n"
       "    for (unsigned kk = 0; kk < %du; kk += 8u) {\n"
       "      unsigned af[4][4], bf[4][2];\n"
       "#pragma unroll\n"
       "      for (int i = 0; i < 4; i++) {\n"
-      "        const unsigned *a = &As[(wm + i * 16u + g) * %du + kk + t];\n"
-      "        af[i][0] = a[0];\n"
-      "        af[i][1] = a[8u * %du];\n"
-      "        af[i][2] = a[4];\n"
-      "        af[i][3] = a[8u * %du + 4u];\n"
+      "        const unsigned m = wm + i * 16u + g;\n"
+      "        af[i][0] = dml_tf32(a_st[%s]);\n"
+      "        af[i][1] = dml_tf32(a_st[%s]);\n"
+      "        af[i][2] = dml_tf32(a_st[%s]);\n"
+      "        af[i][3] = dml_tf32(a_st[%s]);\n"
       "      }\n"
       "#pragma unroll\n"
       "      for (int j = 0; j < 4; j++) {\n"
-      "        const unsigned *q = &Bs[(kk + t) * %du + wn + j * 8u + g];\n"
-      "        bf[j][0] = q[0];\n"
-      "        bf[j][1] = q[4u * %du];\n"
+      "        const unsigned n = wn + j * 8u + g;\n"
+      "        bf[j][0] = dml_tf32(b_st[%s]);\n"
+      "        bf[j][1] = dml_tf32(b_st[%s]);\n"
       "      }\n"
       "#pragma unroll\n"
       "      for (int i = 0; i < 4; i++)\n"
       "#pragma unroll\n"
       "        for (int j = 0; j < 4; j++) dml_mma_tf32(acc[i][j], af[i], bf[j]);\n"
       "    }\n"
-      "    __syncthreads();\n"
-      "    if (kt + 1u < nk) {\n",
-      MMA_BK, MMA_BK + 4, MMA_BK + 4, MMA_BK + 4, MMA_BN + 8, MMA_BN + 8);
-  emit_store(&b, &ta);
-  emit_store(&b, &tb);
-  dml_sb_printf(
-      &b,
-      "    }\n"
-      "    __syncthreads();\n"
       "  }\n"
       "#pragma unroll\n"
       "  for (int i = 0; i < 4; i++)\n"
@@ -300,7 +305,8 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
       "        %s_epilogue(arena, weights, pc, bn + wn + j * 8u + 2u * t + (e & 1),\n"
       "                    bm + wm + i * 16u + g + (e >> 1) * 8u, acc[i][j][e]);\n"
       "}\n",
-      k->name);
+      MMA_STAGES, a_stage, MMA_STAGES, b_stage, MMA_BK, af[0], af[1], af[2], af[3], bf[0],
+      bf[1], k->name);
   if (b.oom) {
     free(b.p);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.cuda",

@@ -48,6 +48,8 @@ enum {
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
   CU_STREAM_NON_BLOCKING = 1,
   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
   CUDA_ERROR_NO_DEVICE = 100,
@@ -79,6 +81,10 @@ enum {
   X(cuModuleLoadData, "cuModuleLoadData", (CUmodule *, const void *))                   \
   X(cuModuleGetFunction, "cuModuleGetFunction", (CUfunction *, CUmodule, const char *)) \
   X(cuModuleUnload, "cuModuleUnload", (CUmodule))                                       \
+  X(cuModuleGetGlobal, "cuModuleGetGlobal_v2",                                          \
+    (CUdeviceptr *, size_t *, CUmodule, const char *))                                  \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute", (CUfunction, int, int))                   \
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))                     \
   X(cuLaunchKernel, "cuLaunchKernel",                                                   \
     (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,  \
      CUstream, void **, void **))                                                       \
@@ -241,6 +247,7 @@ typedef struct cu_session {
   const dml_kpkg_function_t *kf;
   CUmodule *modules;
   CUfunction *fns;
+  unsigned *smem;  /* per kernel: dynamic shared memory, bytes */
   CUevent *events; /* n_kernels + 1 */
   double *kernel_ms;
   uint32_t n_inputs, n_outputs;
@@ -283,6 +290,7 @@ static void cu_close(void *state) {
   }
   free(c->modules);
   free(c->fns);
+  free(c->smem);
   free(c->events);
   free(c->kernel_ms);
   free(c->inputs);
@@ -350,6 +358,40 @@ static dml_status_t pick_image(const cu_session_t *c, const dml_kpkg_kernel_t *K
       K->name, have, sm);
 }
 
+/* A kernel that needs dynamic shared memory says how much in a global
+ * "<name>_dynamic_smem" (u32, bytes) of its module (docs/kernels.md); the
+ * function is then allowed that much (cuFuncSetAttribute) and launched with
+ * it. Errors: DATA_LOSS for a malformed global; RESOURCE_EXHAUSTED when
+ * the device allows a block less. */
+static dml_status_t dynamic_smem(cu_session_t *c, uint32_t k, const char *name) {
+  char sym[DML_KPKG_NAME_BYTES + 32];
+  snprintf(sym, sizeof sym, "%s_dynamic_smem", name);
+  CUdeviceptr at = 0;
+  size_t size = 0;
+  c->smem[k] = 0;
+  if (c->D->cuModuleGetGlobal(&at, &size, c->modules[k], sym)) return DML_OK; /* none */
+  unsigned bytes = 0;
+  if (size != sizeof bytes || c->D->cuMemcpyDtoH(&bytes, at, sizeof bytes))
+    return dml_status_make(DML_STATUS_DATA_LOSS, OP, "kernel %s: unreadable %s", name,
+                           sym);
+  int optin = 0;
+  if (c->D->cuDeviceGetAttribute(
+          &optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, c->dev) ||
+      (unsigned)optin < bytes)
+    return dml_status_make(
+        DML_STATUS_RESOURCE_EXHAUSTED, OP,
+        "kernel %s needs %u bytes of shared memory per block; %s allows %d", name, bytes,
+        c->desc, optin);
+  CUresult r = c->D->cuFuncSetAttribute(
+      c->fns[k], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+  if (r)
+    return dml_status_make(DML_STATUS_INTERNAL, OP,
+                           "cuFuncSetAttribute of %s failed: %s (%d)", name, err_name(r),
+                           r);
+  c->smem[k] = bytes;
+  return DML_OK;
+}
+
 static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_ptx) {
   const dml_kpkg_function_t *kf = c->kf;
   *n_cubin = *n_ptx = 0;
@@ -387,6 +429,7 @@ static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_p
       return dml_status_make(DML_STATUS_DATA_LOSS, OP,
                              "kernel %s: its module has no entry point of that name (%s)",
                              K->name, err_name(r));
+    DML_RETURN_IF_ERROR(dynamic_smem(c, k, K->name));
   }
   return DML_OK;
 }
@@ -449,9 +492,10 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
              c->ordinal, dv->name, dv->cc_major, dv->cc_minor);
     c->modules = (CUmodule *)calloc(kf->n_kernels ? kf->n_kernels : 1, sizeof(CUmodule));
     c->fns = (CUfunction *)calloc(kf->n_kernels ? kf->n_kernels : 1, sizeof(CUfunction));
+    c->smem = (unsigned *)calloc(kf->n_kernels ? kf->n_kernels : 1, sizeof(unsigned));
     c->events = (CUevent *)calloc(kf->n_kernels + 1, sizeof(CUevent));
     c->kernel_ms = (double *)calloc(kf->n_kernels + 1, sizeof(double));
-    if (!c->modules || !c->fns || !c->events || !c->kernel_ms)
+    if (!c->smem || !c->modules || !c->fns || !c->events || !c->kernel_ms)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   }
   CUresult r = 0;
@@ -546,9 +590,9 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, int timed) 
       grid[d] = (unsigned)n;
     }
     if (grid[0] && grid[1] && grid[2]) {
-      CUresult r =
-          D->cuLaunchKernel(c->fns[k], grid[0], grid[1], grid[2], K->local[0],
-                            K->local[1], K->local[2], 0, c->stream, params, NULL);
+      CUresult r = D->cuLaunchKernel(c->fns[k], grid[0], grid[1], grid[2], K->local[0],
+                                     K->local[1], K->local[2], c->smem[k], c->stream,
+                                     params, NULL);
       if (r)
         return dml_status_make(
             DML_STATUS_INTERNAL, OP,
