@@ -40,10 +40,13 @@
  * run, so every difference sees the mask of the gradient's run; the
  * gradient is also compared with mask * scale * R exactly.
  *
+ * The cases (an op, attributes, input shapes, ranges, kinks) are data:
+ * tests/autodiff/vjp_cases.txt, read at start.
  * Coverage: test_every_rule_has_a_case fails when dml_autodiff_supports()
- * says an op has a rule and no case below checks that op. Cases for ops that
- * have no rule (yet) are skipped and listed. test_exact_values checks what
- * differences cannot see: ties of ReduceMax/Min, ReduceProd at zeros.
+ * says an op has a rule and no case of vjp_cases.txt checks that op. Cases
+ * for ops that have no rule (yet) are skipped and listed. test_exact_values
+ * checks what differences cannot see: ties of ReduceMax/Min, ReduceProd at
+ * zeros.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -67,541 +70,21 @@ enum {
 };
 
 typedef struct vjp_case {
-  const char *op;     /* the op whose rule this case checks (ops.def spelling) */
-  const char *name;   /* the case's label */
-  const char *consts; /* global lines (non-differentiable inputs), or NULL */
-  const char *args;   /* the arguments, all differentiated: "%x0: f64[2,3], ..." */
-  const char *body;   /* node lines defining %y (and anything before it) */
+  char *op;     /* the op whose rule this case checks (ops.def spelling) */
+  char *name;   /* the case's label */
+  char *consts; /* global lines (non-differentiable inputs), or NULL */
+  char *args;   /* the arguments, all differentiated: "%x0: f64[2,3], ..." */
+  char *body;   /* node lines defining %y (and anything before it) */
   double lo[MAX_ARGS], hi[MAX_ARGS]; /* input range per argument; [-1, 1] if lo == hi */
   double kinks[MAX_KINKS];           /* points the inputs stay 0.05 away from */
   int n_kinks;
   unsigned flags;
 } vjp_case_t;
 
-/* CASE(op, name, args, body, optional designated fields): .consts, .lo/.hi,
- * .kinks/.n_kinks, .flags. */
-#define CASE(op_, name_, args_, body_, ...) \
-  { .op = op_, .name = name_, .args = args_, .body = body_, __VA_ARGS__ }
-#define KINK0 .kinks = {0.0}, .n_kinks = 1
-
-/* ---- the cases ------------------------------------------------------------ */
-
-static const vjp_case_t k_cases[] = {
-    /* -- elementwise unary -- */
-    CASE("Abs", "abs", "%x0: f64[2,3]", "%y = Abs(%x0)", KINK0),
-    CASE("Neg", "neg", "%x0: f64[2,3]", "%y = Neg(%x0)"),
-    CASE("Relu", "relu", "%x0: f64[2,3]", "%y = Relu(%x0)", KINK0),
-    CASE("LeakyRelu", "leaky_relu", "%x0: f64[2,3]", "%y = LeakyRelu(%x0) {alpha = 0.1}",
-         KINK0),
-    CASE("Elu", "elu", "%x0: f64[2,3]", "%y = Elu(%x0) {alpha = 0.7}", KINK0),
-    CASE("Selu", "selu", "%x0: f64[2,3]", "%y = Selu(%x0)", KINK0),
-    CASE("Celu", "celu", "%x0: f64[2,3]", "%y = Celu(%x0) {alpha = 1.5}", KINK0),
-    CASE("Sigmoid", "sigmoid", "%x0: f64[2,3]", "%y = Sigmoid(%x0)", .lo = {-3.0},
-         .hi = {3.0}),
-    CASE("HardSigmoid", "hard_sigmoid", "%x0: f64[2,3]",
-         "%y = HardSigmoid(%x0) {alpha = 0.25, beta = 0.5}", .lo = {-3.0}, .hi = {3.0},
-         .kinks = {-2.0, 2.0}, .n_kinks = 2),
-    CASE("HardSwish", "hard_swish", "%x0: f64[2,4]", "%y = HardSwish(%x0)", .lo = {-4.0},
-         .hi = {4.0}, .kinks = {-3.0, 3.0}, .n_kinks = 2),
-    CASE("Softplus", "softplus", "%x0: f64[2,3]", "%y = Softplus(%x0)", .lo = {-3.0},
-         .hi = {3.0}),
-    CASE("Softsign", "softsign", "%x0: f64[2,3]", "%y = Softsign(%x0)", .lo = {-3.0},
-         .hi = {3.0}, KINK0),
-    CASE("Tanh", "tanh", "%x0: f64[2,3]", "%y = Tanh(%x0)", .lo = {-2.0}, .hi = {2.0}),
-    CASE("Erf", "erf", "%x0: f64[2,3]", "%y = Erf(%x0)", .lo = {-2.0}, .hi = {2.0}),
-    CASE("Sqrt", "sqrt", "%x0: f64[2,3]", "%y = Sqrt(%x0)", .lo = {0.3}, .hi = {2.0}),
-    CASE("Exp", "exp", "%x0: f64[2,3]", "%y = Exp(%x0)", .lo = {-2.0}, .hi = {2.0}),
-    CASE("Log", "log", "%x0: f64[2,3]", "%y = Log(%x0)", .lo = {0.3}, .hi = {3.0}),
-    CASE("Reciprocal", "reciprocal", "%x0: f64[2,3]", "%y = Reciprocal(%x0)", .lo = {0.3},
-         .hi = {2.0}),
-    CASE("Floor", "floor", "%x0: f64[2,3]", "%y = Floor(%x0)", .lo = {-2.0}, .hi = {2.0},
-         .kinks = {-2.0, -1.0, 0.0, 1.0, 2.0}, .n_kinks = 5),
-    CASE("Ceil", "ceil", "%x0: f64[2,3]", "%y = Ceil(%x0)", .lo = {-2.0}, .hi = {2.0},
-         .kinks = {-2.0, -1.0, 0.0, 1.0, 2.0}, .n_kinks = 5),
-    CASE("Round", "round", "%x0: f64[2,3]", "%y = Round(%x0)", .lo = {-2.0}, .hi = {2.0},
-         .kinks = {-1.5, -0.5, 0.5, 1.5}, .n_kinks = 4),
-    CASE("Sign", "sign", "%x0: f64[2,3]", "%y = Sign(%x0)", KINK0),
-    CASE("Sin", "sin", "%x0: f64[2,3]", "%y = Sin(%x0)", .lo = {-3.0}, .hi = {3.0}),
-    CASE("Cos", "cos", "%x0: f64[2,3]", "%y = Cos(%x0)", .lo = {-3.0}, .hi = {3.0}),
-    CASE("Tan", "tan", "%x0: f64[2,3]", "%y = Tan(%x0)", .lo = {-1.2}, .hi = {1.2}),
-    CASE("Asin", "asin", "%x0: f64[2,3]", "%y = Asin(%x0)", .lo = {-0.9}, .hi = {0.9}),
-    CASE("Acos", "acos", "%x0: f64[2,3]", "%y = Acos(%x0)", .lo = {-0.9}, .hi = {0.9}),
-    CASE("Atan", "atan", "%x0: f64[2,3]", "%y = Atan(%x0)", .lo = {-3.0}, .hi = {3.0}),
-    CASE("Sinh", "sinh", "%x0: f64[2,3]", "%y = Sinh(%x0)", .lo = {-2.0}, .hi = {2.0}),
-    CASE("Cosh", "cosh", "%x0: f64[2,3]", "%y = Cosh(%x0)", .lo = {-2.0}, .hi = {2.0}),
-    CASE("Asinh", "asinh", "%x0: f64[2,3]", "%y = Asinh(%x0)", .lo = {-3.0}, .hi = {3.0}),
-    CASE("Acosh", "acosh", "%x0: f64[2,3]", "%y = Acosh(%x0)", .lo = {1.2}, .hi = {3.0}),
-    CASE("Atanh", "atanh", "%x0: f64[2,3]", "%y = Atanh(%x0)", .lo = {-0.9}, .hi = {0.9}),
-    CASE("ThresholdedRelu", "thresholded_relu", "%x0: f64[2,4]",
-         "%y = ThresholdedRelu(%x0) {alpha = 0.5}", .kinks = {0.5}, .n_kinks = 1),
-    CASE("Shrink", "shrink", "%x0: f64[2,4]",
-         "%y = Shrink(%x0) {lambd = 0.5, bias = 0.2}", .kinks = {-0.5, 0.5},
-         .n_kinks = 2),
-    CASE("Identity", "identity", "%x0: f64[2,3]", "%y = Identity(%x0)"),
-    CASE("Clip", "clip_min_max", "%x0: f64[3,4]", "%y = Clip(%x0, @lo, @hi)",
-         .consts = "global @lo : f64[] = dense<[-0.5]>\n"
-                   "global @hi : f64[] = dense<[0.5]>\n",
-         .kinks = {-0.5, 0.5}, .n_kinks = 2),
-    CASE("Clip", "clip_min_only", "%x0: f64[3,4]", "%y = Clip(%x0, @lo, _)",
-         .consts = "global @lo : f64[] = dense<[-0.25]>\n", .kinks = {-0.25},
-         .n_kinks = 1),
-    CASE("Clip", "clip_none", "%x0: f64[2,3]", "%y = Clip(%x0)"),
-    CASE("Cast", "cast_f32_to_f64", "%x0: f32[2,3]", "%y = Cast(%x0) {to = 11}"),
-    CASE("Cast", "cast_f64_to_f64", "%x0: f64[2,3]", "%y = Cast(%x0) {to = 11}"),
-    /* -- elementwise binary / variadic, with broadcasting -- */
-    CASE("Add", "add_same", "%x0: f64[2,3], %x1: f64[2,3]", "%y = Add(%x0, %x1)"),
-    CASE("Add", "add_bcast_2x3_3", "%x0: f64[2,3], %x1: f64[3]", "%y = Add(%x0, %x1)"),
-    CASE("Add", "add_bcast_2x1_1x3", "%x0: f64[2,1], %x1: f64[1,3]",
-         "%y = Add(%x0, %x1)"),
-    CASE("Add", "add_bcast_scalar", "%x0: f64[], %x1: f64[2,2,3]", "%y = Add(%x0, %x1)"),
-    CASE("Add", "add_same_input", "%x0: f64[2,3]", "%y = Add(%x0, %x0)"),
-    CASE("Sub", "sub_bcast_2x3_3", "%x0: f64[2,3], %x1: f64[3]", "%y = Sub(%x0, %x1)"),
-    CASE("Sub", "sub_bcast_3_2x3", "%x0: f64[3], %x1: f64[2,3]", "%y = Sub(%x0, %x1)"),
-    CASE("Sub", "sub_bcast_2x1x3_4x1", "%x0: f64[2,1,3], %x1: f64[4,1]",
-         "%y = Sub(%x0, %x1)"),
-    CASE("Mul", "mul_bcast_2x3_3", "%x0: f64[2,3], %x1: f64[3]", "%y = Mul(%x0, %x1)"),
-    CASE("Mul", "mul_bcast_2x1_1x3", "%x0: f64[2,1], %x1: f64[1,3]",
-         "%y = Mul(%x0, %x1)"),
-    CASE("Mul", "mul_square", "%x0: f64[2,3]", "%y = Mul(%x0, %x0)"),
-    CASE("Div", "div_bcast_2x3_3", "%x0: f64[2,3], %x1: f64[3]", "%y = Div(%x0, %x1)",
-         .lo = {-1.0, 0.5}, .hi = {1.0, 2.0}),
-    CASE("Div", "div_bcast_2x1_1x3", "%x0: f64[2,1], %x1: f64[1,3]", "%y = Div(%x0, %x1)",
-         .lo = {-1.0, 0.5}, .hi = {1.0, 2.0}),
-    CASE("Pow", "pow_same", "%x0: f64[2,3], %x1: f64[2,3]", "%y = Pow(%x0, %x1)",
-         .lo = {0.5, -2.0}, .hi = {2.0, 2.0}),
-    CASE("Pow", "pow_bcast_exp", "%x0: f64[2,3], %x1: f64[3]", "%y = Pow(%x0, %x1)",
-         .lo = {0.5, -2.0}, .hi = {2.0, 2.0}),
-    CASE("Pow", "pow_bcast_base", "%x0: f64[1,3], %x1: f64[2,1]", "%y = Pow(%x0, %x1)",
-         .lo = {0.5, -2.0}, .hi = {2.0, 2.0}),
-    CASE("PRelu", "prelu_slope_per_channel", "%x0: f64[2,3,2], %x1: f64[3,1]",
-         "%y = PRelu(%x0, %x1)", KINK0),
-    CASE("Max", "max_two_bcast", "%x0: f64[2,3], %x1: f64[3]", "%y = Max(%x0, %x1)",
-         .flags = F_DISTINCT),
-    CASE("Max", "max_three", "%x0: f64[2,3], %x1: f64[2,3], %x2: f64[2,1]",
-         "%y = Max(%x0, %x1, %x2)", .flags = F_DISTINCT),
-    CASE("Min", "min_two_bcast", "%x0: f64[2,3], %x1: f64[3]", "%y = Min(%x0, %x1)",
-         .flags = F_DISTINCT),
-    CASE("Sum", "sum_three_bcast", "%x0: f64[2,3], %x1: f64[3], %x2: f64[2,1]",
-         "%y = Sum(%x0, %x1, %x2)"),
-    CASE("Sum", "sum_one", "%x0: f64[2,3]", "%y = Sum(%x0)"),
-    CASE("Mean", "mean_three_bcast", "%x0: f64[2,3], %x1: f64[3], %x2: f64[2,1]",
-         "%y = Mean(%x0, %x1, %x2)"),
-    CASE("Where", "where_bcast", "%x0: f64[2,3], %x1: f64[3]",
-         "%y = Where(@cond, %x0, %x1)",
-         .consts = "global @cond : bool[2,3] = dense<[true, false, true, false, false, "
-                   "true]>\n"),
-    CASE("Where", "where_scalar_branch", "%x0: f64[], %x1: f64[1,3]",
-         "%y = Where(@cond, %x0, %x1)",
-         .consts = "global @cond : bool[2,1] = dense<[true, false]>\n"),
-    CASE("CastLike", "cast_like", "%x0: f32[2,3]", "%y = CastLike(%x0, @like)",
-         .consts = "global @like : f64[1] = dense<[0.0]>\n"),
-    /* -- linear algebra -- */
-    CASE("MatMul", "matmul_2d", "%x0: f64[3,4], %x1: f64[4,2]", "%y = MatMul(%x0, %x1)"),
-    CASE("MatMul", "matmul_batched", "%x0: f64[2,3,4], %x1: f64[2,4,2]",
-         "%y = MatMul(%x0, %x1)"),
-    CASE("MatMul", "matmul_bcast_batch", "%x0: f64[2,1,3,4], %x1: f64[3,4,2]",
-         "%y = MatMul(%x0, %x1)"),
-    CASE("MatMul", "matmul_batched_2d_rhs", "%x0: f64[2,3,4], %x1: f64[4,2]",
-         "%y = MatMul(%x0, %x1)"),
-    CASE("MatMul", "matmul_vec_mat", "%x0: f64[4], %x1: f64[2,4,3]",
-         "%y = MatMul(%x0, %x1)"),
-    CASE("MatMul", "matmul_mat_vec", "%x0: f64[3,4], %x1: f64[4]",
-         "%y = MatMul(%x0, %x1)"),
-    CASE("Gemm", "gemm_nn_bias_vec", "%x0: f64[3,4], %x1: f64[4,2], %x2: f64[2]",
-         "%y = Gemm(%x0, %x1, %x2) {alpha = 0.7, beta = 1.3}"),
-    CASE("Gemm", "gemm_tn_bias_col", "%x0: f64[4,3], %x1: f64[4,2], %x2: f64[3,1]",
-         "%y = Gemm(%x0, %x1, %x2) {transA = 1, alpha = 1.5}"),
-    CASE("Gemm", "gemm_nt_bias_full", "%x0: f64[3,4], %x1: f64[2,4], %x2: f64[3,2]",
-         "%y = Gemm(%x0, %x1, %x2) {transB = 1, beta = 0.5}"),
-    CASE("Gemm", "gemm_tt_bias_scalar", "%x0: f64[4,3], %x1: f64[2,4], %x2: f64[]",
-         "%y = Gemm(%x0, %x1, %x2) {transA = 1, transB = 1, alpha = -0.5, beta = 2.0}"),
-    CASE("Gemm", "gemm_no_c", "%x0: f64[3,4], %x1: f64[2,4]",
-         "%y = Gemm(%x0, %x1, _) {transB = 1}"),
-    CASE("Gemm", "gemm_bias_row", "%x0: f64[3,4], %x1: f64[4,2], %x2: f64[1,2]",
-         "%y = Gemm(%x0, %x1, %x2)"),
-    /* -- convolution -- */
-    CASE("Conv", "conv2d_bias", "%x0: f64[2,2,5,5], %x1: f64[3,2,3,3], %x2: f64[3]",
-         "%y = Conv(%x0, %x1, %x2)"),
-    CASE("Conv", "conv2d_strides_asym_pads", "%x0: f64[1,2,6,5], %x1: f64[2,2,3,2]",
-         "%y = Conv(%x0, %x1) {strides = [2, 2], pads = [1, 0, 0, 1]}"),
-    CASE("Conv", "conv2d_dilations", "%x0: f64[1,1,6,6], %x1: f64[2,1,2,2], %x2: f64[2]",
-         "%y = Conv(%x0, %x1, %x2) {dilations = [2, 2], pads = [1, 1, 1, 1]}"),
-    CASE("Conv", "conv2d_group2", "%x0: f64[1,4,4,4], %x1: f64[4,2,3,3], %x2: f64[4]",
-         "%y = Conv(%x0, %x1, %x2) {group = 2, pads = [1, 1, 1, 1], strides = [1, 2]}"),
-    CASE("Conv", "conv2d_depthwise", "%x0: f64[1,3,4,4], %x1: f64[3,1,2,2]",
-         "%y = Conv(%x0, %x1) {group = 3}"),
-    CASE("Conv", "conv1d", "%x0: f64[2,2,7], %x1: f64[3,2,3], %x2: f64[3]",
-         "%y = Conv(%x0, %x1, %x2) {strides = [2], pads = [1, 2]}"),
-    CASE("Conv", "conv2d_auto_pad_same", "%x0: f64[1,2,5,5], %x1: f64[2,2,3,3]",
-         "%y = Conv(%x0, %x1) {auto_pad = \"SAME_UPPER\", strides = [2, 2]}"),
-    CASE("ConvTranspose", "conv_transpose2d",
-         "%x0: f64[1,2,3,3], %x1: f64[2,3,3,3], %x2: f64[3]",
-         "%y = ConvTranspose(%x0, %x1, %x2) {strides = [2, 2], pads = [1, 0, 1, 1]}"),
-    CASE("ConvTranspose", "conv_transpose2d_group_outpad",
-         "%x0: f64[1,4,3,3], %x1: f64[4,1,2,2]",
-         "%y = ConvTranspose(%x0, %x1) {group = 2, strides = [2, 2], output_padding = "
-         "[1, 0]}"),
-    CASE("ConvTranspose", "conv_transpose1d", "%x0: f64[2,2,4], %x1: f64[2,2,3]",
-         "%y = ConvTranspose(%x0, %x1) {strides = [2], dilations = [2]}"),
-    /* -- pooling (F_DISTINCT: no ties in a max window) -- */
-    CASE("MaxPool", "maxpool2d", "%x0: f64[1,2,4,4]",
-         "%y = MaxPool(%x0) {kernel_shape = [2, 2], strides = [2, 2]}",
-         .flags = F_DISTINCT),
-    CASE("MaxPool", "maxpool2d_overlap_pads", "%x0: f64[1,2,5,5]",
-         "%y = MaxPool(%x0) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 0, 1, "
-         "1]}",
-         .flags = F_DISTINCT),
-    CASE("MaxPool", "maxpool2d_ceil_dilated", "%x0: f64[1,1,6,6]",
-         "%y = MaxPool(%x0) {kernel_shape = [2, 2], strides = [2, 2], dilations = [2, "
-         "1], ceil_mode = 1}",
-         .flags = F_DISTINCT),
-    CASE("MaxPool", "maxpool1d_with_indices", "%x0: f64[2,2,7]",
-         "%y, %idx = MaxPool(%x0) {kernel_shape = [3], strides = [2], pads = [1, 1]}",
-         .flags = F_DISTINCT),
-    CASE("AveragePool", "avgpool2d", "%x0: f64[1,2,4,4]",
-         "%y = AveragePool(%x0) {kernel_shape = [2, 2], strides = [2, 2]}"),
-    CASE("AveragePool", "avgpool2d_pads_exclude", "%x0: f64[1,2,5,5]",
-         "%y = AveragePool(%x0) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, "
-         "0, 1]}"),
-    CASE("AveragePool", "avgpool2d_pads_include", "%x0: f64[1,2,5,5]",
-         "%y = AveragePool(%x0) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, "
-         "0, 1], count_include_pad = 1}"),
-    CASE(
-        "AveragePool", "avgpool2d_ceil", "%x0: f64[1,1,5,5]",
-        "%y = AveragePool(%x0) {kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1}"),
-    CASE("AveragePool", "avgpool1d", "%x0: f64[2,2,7]",
-         "%y = AveragePool(%x0) {kernel_shape = [3], strides = [2], pads = [1, 1], "
-         "count_include_pad = 1}"),
-    CASE("GlobalAveragePool", "global_avgpool", "%x0: f64[2,3,3,2]",
-         "%y = GlobalAveragePool(%x0)"),
-    CASE("GlobalMaxPool", "global_maxpool", "%x0: f64[2,3,3,2]",
-         "%y = GlobalMaxPool(%x0)", .flags = F_DISTINCT),
-    /* -- normalization, softmax -- */
-    CASE("BatchNormalization", "batchnorm_train",
-         "%x0: f64[2,3,2,2], %x1: f64[3], %x2: f64[3]",
-         "%y, %rm, %rv = BatchNormalization(%x0, %x1, %x2, @mean, @var) {epsilon = "
-         "1e-05, momentum = 0.9, training_mode = 1}",
-         .consts = "global @mean : f64[3] state = dense<[0.1, -0.2, 0.3]>\n"
-                   "global @var : f64[3] state = dense<[1.0, 0.5, 2.0]>\n"),
-    CASE("BatchNormalization", "batchnorm_train_2d",
-         "%x0: f64[4,3], %x1: f64[3], %x2: f64[3]",
-         "%y, %rm, %rv = BatchNormalization(%x0, %x1, %x2, @mean, @var) {epsilon = 0.01, "
-         "training_mode = 1}",
-         .consts = "global @mean : f64[3] state = dense<[0.0, 0.0, 0.0]>\n"
-                   "global @var : f64[3] state = dense<[1.0, 1.0, 1.0]>\n"),
-    CASE("BatchNormalization", "batchnorm_inference",
-         "%x0: f64[2,3,2], %x1: f64[3], %x2: f64[3]",
-         "%y = BatchNormalization(%x0, %x1, %x2, @mean, @var) {epsilon = 1e-05}",
-         .consts = "global @mean : f64[3] = dense<[0.1, -0.2, 0.3]>\n"
-                   "global @var : f64[3] = dense<[1.0, 0.5, 2.0]>\n"),
-    CASE("LayerNormalization", "layernorm_last_axis",
-         "%x0: f64[2,3,4], %x1: f64[4], %x2: f64[4]",
-         "%y = LayerNormalization(%x0, %x1, %x2) {axis = -1, epsilon = 1e-05}"),
-    CASE("LayerNormalization", "layernorm_axis1_no_bias",
-         "%x0: f64[2,3,2], %x1: f64[3,2]",
-         "%y = LayerNormalization(%x0, %x1) {axis = 1, epsilon = 0.001}"),
-    CASE("LayerNormalization", "layernorm_with_stats",
-         "%x0: f64[3,5], %x1: f64[5], %x2: f64[5]",
-         "%y, %mu, %rstd = LayerNormalization(%x0, %x1, %x2) {epsilon = 1e-05}"),
-    CASE("InstanceNormalization", "instancenorm",
-         "%x0: f64[2,2,3,2], %x1: f64[2], %x2: f64[2]",
-         "%y = InstanceNormalization(%x0, %x1, %x2) {epsilon = 1e-05}"),
-    CASE("Softmax", "softmax_last", "%x0: f64[2,3,4]", "%y = Softmax(%x0)", .lo = {-2.0},
-         .hi = {2.0}),
-    CASE("Softmax", "softmax_axis1", "%x0: f64[2,3,4]", "%y = Softmax(%x0) {axis = 1}",
-         .lo = {-2.0}, .hi = {2.0}),
-    CASE("LogSoftmax", "log_softmax_last", "%x0: f64[2,3,4]", "%y = LogSoftmax(%x0)",
-         .lo = {-2.0}, .hi = {2.0}),
-    CASE("LogSoftmax", "log_softmax_axis0", "%x0: f64[3,4]",
-         "%y = LogSoftmax(%x0) {axis = 0}", .lo = {-2.0}, .hi = {2.0}),
-    /* -- reductions (axes as the second input) -- */
-    CASE("ReduceSum", "reduce_sum_axis1_keep", "%x0: f64[2,3,4]",
-         "%y = ReduceSum(%x0, @ax) {keepdims = 1}",
-         .consts = "global @ax : i64[1] = dense<[1]>\n"),
-    CASE("ReduceSum", "reduce_sum_axes_drop", "%x0: f64[2,3,4]",
-         "%y = ReduceSum(%x0, @ax) {keepdims = 0}",
-         .consts = "global @ax : i64[2] = dense<[0, -1]>\n"),
-    CASE("ReduceSum", "reduce_sum_all", "%x0: f64[2,3]",
-         "%y = ReduceSum(%x0) {keepdims = 0}"),
-    CASE("ReduceMean", "reduce_mean_axis2_drop", "%x0: f64[2,3,4]",
-         "%y = ReduceMean(%x0, @ax) {keepdims = 0}",
-         .consts = "global @ax : i64[1] = dense<[2]>\n"),
-    CASE("ReduceMean", "reduce_mean_axes_keep", "%x0: f64[2,3,4]",
-         "%y = ReduceMean(%x0, @ax)", .consts = "global @ax : i64[2] = dense<[0, 2]>\n"),
-    CASE("ReduceMean", "reduce_mean_all", "%x0: f64[3,2]", "%y = ReduceMean(%x0)"),
-    CASE("ReduceMax", "reduce_max_axis1", "%x0: f64[2,3,4]",
-         "%y = ReduceMax(%x0, @ax) {keepdims = 0}",
-         .consts = "global @ax : i64[1] = dense<[1]>\n", .flags = F_DISTINCT),
-    CASE("ReduceMin", "reduce_min_all", "%x0: f64[2,3]", "%y = ReduceMin(%x0)",
-         .flags = F_DISTINCT),
-    CASE("ReduceProd", "reduce_prod_axis0", "%x0: f64[3,4]", "%y = ReduceProd(%x0, @ax)",
-         .consts = "global @ax : i64[1] = dense<[0]>\n", .lo = {0.5}, .hi = {1.5}),
-    CASE("ReduceL1", "reduce_l1", "%x0: f64[2,3]",
-         "%y = ReduceL1(%x0, @ax) {keepdims = 0}",
-         .consts = "global @ax : i64[1] = dense<[1]>\n", KINK0),
-    CASE("ReduceL2", "reduce_l2", "%x0: f64[2,3]", "%y = ReduceL2(%x0, @ax)",
-         .consts = "global @ax : i64[1] = dense<[-1]>\n", KINK0),
-    CASE("ReduceLogSum", "reduce_log_sum", "%x0: f64[2,3]", "%y = ReduceLogSum(%x0, @ax)",
-         .consts = "global @ax : i64[1] = dense<[1]>\n", .lo = {0.2}, .hi = {2.0}),
-    CASE("ReduceLogSumExp", "reduce_log_sum_exp", "%x0: f64[3,4]",
-         "%y = ReduceLogSumExp(%x0, @ax) {keepdims = 0}",
-         .consts = "global @ax : i64[1] = dense<[0]>\n", .lo = {-2.0}, .hi = {2.0}),
-    CASE("ReduceSumSquare", "reduce_sum_square", "%x0: f64[2,3]",
-         "%y = ReduceSumSquare(%x0, @ax)",
-         .consts = "global @ax : i64[1] = dense<[1]>\n"),
-    /* -- shape and data movement -- */
-    CASE("Reshape", "reshape", "%x0: f64[2,3,2]", "%y = Reshape(%x0, @shape)",
-         .consts = "global @shape : i64[2] = dense<[-1, 6]>\n"),
-    CASE("Flatten", "flatten_axis2", "%x0: f64[2,3,2,2]", "%y = Flatten(%x0) {axis = 2}"),
-    CASE("Transpose", "transpose_perm", "%x0: f64[2,3,4]",
-         "%y = Transpose(%x0) {perm = [1, 2, 0]}"),
-    CASE("Transpose", "transpose_default", "%x0: f64[2,3]", "%y = Transpose(%x0)"),
-    CASE("Squeeze", "squeeze_axes", "%x0: f64[1,3,1,2]", "%y = Squeeze(%x0, @ax)",
-         .consts = "global @ax : i64[2] = dense<[0, 2]>\n"),
-    CASE("Squeeze", "squeeze_all", "%x0: f64[1,3,1]", "%y = Squeeze(%x0)"),
-    CASE("Unsqueeze", "unsqueeze", "%x0: f64[3,2]", "%y = Unsqueeze(%x0, @ax)",
-         .consts = "global @ax : i64[2] = dense<[0, -1]>\n"),
-    CASE("Slice", "slice_axes_steps", "%x0: f64[4,2,5]",
-         "%y = Slice(%x0, @st, @en, @ax, @sp)",
-         .consts = "global @st : i64[2] = dense<[1, 0]>\n"
-                   "global @en : i64[2] = dense<[3, 5]>\n"
-                   "global @ax : i64[2] = dense<[0, 2]>\n"
-                   "global @sp : i64[2] = dense<[1, 2]>\n"),
-    CASE("Slice", "slice_negative_step", "%x0: f64[2,5]",
-         "%y = Slice(%x0, @st, @en, @ax, @sp)",
-         .consts = "global @st : i64[1] = dense<[-1]>\n"
-                   "global @en : i64[1] = dense<[-100]>\n"
-                   "global @ax : i64[1] = dense<[1]>\n"
-                   "global @sp : i64[1] = dense<[-2]>\n"),
-    CASE("Slice", "slice_default_axes", "%x0: f64[3,4]", "%y = Slice(%x0, @st, @en)",
-         .consts = "global @st : i64[2] = dense<[0, 1]>\n"
-                   "global @en : i64[2] = dense<[2, 3]>\n"),
-    CASE("Concat", "concat_axis1", "%x0: f64[2,1,3], %x1: f64[2,2,3], %x2: f64[2,1,3]",
-         "%y = Concat(%x0, %x1, %x2) {axis = 1}"),
-    CASE("Concat", "concat_axis_neg_repeat", "%x0: f64[2,2], %x1: f64[2,3]",
-         "%y = Concat(%x0, %x1, %x0) {axis = -1}"),
-    CASE("Split", "split_sizes", "%x0: f64[2,4]",
-         "%a, %b = Split(%x0, @sz) {axis = 1}\n"
-         "%y = Concat(%b, %a) {axis = 1}",
-         .consts = "global @sz : i64[2] = dense<[1, 3]>\n"),
-    CASE("Gather", "gather_axis0_repeat", "%x0: f64[4,3]", "%y = Gather(%x0, @ix)",
-         .consts = "global @ix : i64[4] = dense<[2, 0, 2, -1]>\n"),
-    CASE("Gather", "gather_axis1_2d_idx", "%x0: f64[2,3,2]",
-         "%y = Gather(%x0, @ix) {axis = 1}",
-         .consts = "global @ix : i64[2,2] = dense<[1, 1, 0, 2]>\n"),
-    CASE("Gather", "gather_scalar_idx", "%x0: f64[3,4]",
-         "%y = Gather(%x0, @ix) {axis = 1}",
-         .consts = "global @ix : i64[] = dense<[1]>\n"),
-    CASE("GatherElements", "gather_elements", "%x0: f64[2,3]",
-         "%y = GatherElements(%x0, @ix) {axis = 0}",
-         .consts = "global @ix : i64[2,3] = dense<[0, 1, 1, 1, 0, 0]>\n"),
-    CASE("Expand", "expand", "%x0: f64[3,1]", "%y = Expand(%x0, @shape)",
-         .consts = "global @shape : i64[3] = dense<[2, 3, 4]>\n"),
-    CASE("Expand", "expand_rank_up_ones", "%x0: f64[3]", "%y = Expand(%x0, @shape)",
-         .consts = "global @shape : i64[2] = dense<[2, 1]>\n"),
-    CASE("Tile", "tile", "%x0: f64[2,2]", "%y = Tile(%x0, @rep)",
-         .consts = "global @rep : i64[2] = dense<[2, 3]>\n"),
-    CASE("Pad", "pad_constant", "%x0: f64[2,3]", "%y = Pad(%x0, @pads)",
-         .consts = "global @pads : i64[4] = dense<[1, 0, 0, 2]>\n"),
-    CASE("CumSum", "cumsum", "%x0: f64[2,4]", "%y = CumSum(%x0, @ax)",
-         .consts = "global @ax : i64[] = dense<[1]>\n"),
-    CASE("CumSum", "cumsum_exclusive_reverse", "%x0: f64[3,2]",
-         "%y = CumSum(%x0, @ax) {exclusive = 1, reverse = 1}",
-         .consts = "global @ax : i64[] = dense<[0]>\n"),
-    CASE("Einsum", "einsum_bmm", "%x0: f64[2,3,4], %x1: f64[2,4,2]",
-         "%y = Einsum(%x0, %x1) {equation = \"bij,bjk->bik\"}"),
-    CASE("DepthToSpace", "depth_to_space", "%x0: f64[1,4,2,3]",
-         "%y = DepthToSpace(%x0) {blocksize = 2}"),
-    CASE("SpaceToDepth", "space_to_depth", "%x0: f64[1,2,4,2]",
-         "%y = SpaceToDepth(%x0) {blocksize = 2}"),
-    /* -- forms added with their rules -- */
-    CASE("Max", "max_one", "%x0: f64[2,3]", "%y = Max(%x0)"),
-    CASE("Min", "min_three_bcast", "%x0: f64[2,1], %x1: f64[3], %x2: f64[2,3]",
-         "%y = Min(%x0, %x1, %x2)", .flags = F_DISTINCT),
-    CASE("MatMul", "matmul_vec_vec", "%x0: f64[4], %x1: f64[4]", "%y = MatMul(%x0, %x1)"),
-    CASE("ConvTranspose", "conv_transpose2d_pads_outpad_bias",
-         "%x0: f64[1,2,3,2], %x1: f64[2,2,2,3], %x2: f64[2]",
-         "%y = ConvTranspose(%x0, %x1, %x2) {strides = [3, 2], pads = [1, 1, 2, 0], "
-         "output_padding = [2, 1]}"),
-    CASE("BatchNormalization", "batchnorm_inference_stats_args",
-         "%x0: f64[2,3,2], %x1: f64[3], %x2: f64[3], %x3: f64[3], %x4: f64[3]",
-         "%y = BatchNormalization(%x0, %x1, %x2, %x3, %x4) {epsilon = 0.01}",
-         .lo = {-1.0, -1.0, -1.0, -1.0, 0.5}, .hi = {1.0, 1.0, 1.0, 1.0, 2.0}),
-    CASE("BatchNormalization", "batchnorm_train_running_outputs_used",
-         "%x0: f64[4,3], %x1: f64[3], %x2: f64[3], %x3: f64[3], %x4: f64[3]",
-         "%yy, %rm, %rv = BatchNormalization(%x0, %x1, %x2, %x3, %x4) {epsilon = 0.01, "
-         "momentum = 0.8, training_mode = 1}\n"
-         "%t = Add(%yy, %rm)\n%y = Mul(%t, %rv)",
-         .lo = {-1.0, -1.0, -1.0, -1.0, 0.5}, .hi = {1.0, 1.0, 1.0, 1.0, 2.0}),
-    CASE("LayerNormalization", "layernorm_stats_used",
-         "%x0: f64[3,5], %x1: f64[5], %x2: f64[5]",
-         "%yy, %mu, %rs = LayerNormalization(%x0, %x1, %x2) {axis = 1, epsilon = 0.01, "
-         "stash_type = 11}\n"
-         "%ms = Mul(%mu, %rs)\n%y = Add(%yy, %ms)"),
-    CASE("LayerNormalization", "layernorm_scale_bcast", "%x0: f64[2,3,4], %x1: f64[1,4]",
-         "%y = LayerNormalization(%x0, %x1) {axis = 1}"),
-    CASE("Split", "split_equal_one_unused", "%x0: f64[3,2]",
-         "%a, %b, %c = Split(%x0) {axis = 0, num_outputs = 3}\n%y = Mul(%a, %c)"),
-    CASE("Pad", "pad_crop_and_value", "%x0: f64[3,4], %x1: f64[]",
-         "%y = Pad(%x0, @pads, %x1)",
-         .consts = "global @pads : i64[4] = dense<[1, -1, 0, 2]>\n"),
-    CASE("Pad", "pad_reflect", "%x0: f64[3,4]",
-         "%y = Pad(%x0, @pads) {mode = \"reflect\"}",
-         .consts = "global @pads : i64[4] = dense<[2, 1, 1, 3]>\n"),
-    CASE("Pad", "pad_edge", "%x0: f64[3,4]", "%y = Pad(%x0, @pads) {mode = \"edge\"}",
-         .consts = "global @pads : i64[4] = dense<[1, 2, 2, 0]>\n"),
-    CASE("Pad", "pad_wrap", "%x0: f64[3,4]", "%y = Pad(%x0, @pads) {mode = \"wrap\"}",
-         .consts = "global @pads : i64[4] = dense<[1, 3, 2, 1]>\n"),
-    CASE("CumSum", "cumsum_reverse", "%x0: f64[2,5]",
-         "%y = CumSum(%x0, @ax) {reverse = 1}",
-         .consts = "global @ax : i64[] = dense<[-1]>\n"),
-    CASE("CumSum", "cumsum_exclusive", "%x0: f64[5]",
-         "%y = CumSum(%x0, @ax) {exclusive = 1}",
-         .consts = "global @ax : i64[] = dense<[0]>\n"),
-    CASE("Slice", "slice_two_axes_mixed_steps", "%x0: f64[5,7]",
-         "%y = Slice(%x0, @st, @en, @ax, @sp)",
-         .consts = "global @st : i64[2] = dense<[4, 1]>\n"
-                   "global @en : i64[2] = dense<[-10, 7]>\n"
-                   "global @ax : i64[2] = dense<[0, 1]>\n"
-                   "global @sp : i64[2] = dense<[-2, 3]>\n"),
-    CASE("Gather", "gather_neg_axis_repeat", "%x0: f64[2,3,4]",
-         "%y = Gather(%x0, @ix) {axis = -1}",
-         .consts = "global @ix : i64[3] = dense<[3, 0, 3]>\n"),
-    CASE("GatherElements", "gather_elements_axis1", "%x0: f64[2,3]",
-         "%y = GatherElements(%x0, @ix) {axis = 1}",
-         .consts = "global @ix : i64[2,2] = dense<[2, 2, 0, 1]>\n"),
-    CASE("DepthToSpace", "depth_to_space_crd", "%x0: f64[1,8,2,1]",
-         "%y = DepthToSpace(%x0) {blocksize = 2, mode = \"CRD\"}"),
-    CASE("ReduceMax", "reduce_max_keep_two_axes", "%x0: f64[2,3,2]",
-         "%y = ReduceMax(%x0, @ax)", .consts = "global @ax : i64[2] = dense<[0, 2]>\n",
-         .flags = F_DISTINCT),
-    CASE("ReduceLogSum", "reduce_log_sum_all", "%x0: f64[2,3]",
-         "%y = ReduceLogSum(%x0) {keepdims = 0}", .lo = {0.2}, .hi = {2.0}),
-    CASE("Tile", "tile_3d", "%x0: f64[2,1,3]", "%y = Tile(%x0, @rep)",
-         .consts = "global @rep : i64[3] = dense<[1, 3, 2]>\n"),
-    CASE("Einsum", "einsum_implicit", "%x0: f64[2,3], %x1: f64[3,4]",
-         "%y = Einsum(%x0, %x1) {equation = \"ij,jk\"}"),
-    CASE("Einsum", "einsum_label_of_one_operand", "%x0: f64[2,3], %x1: f64[3,4]",
-         "%y = Einsum(%x0, %x1) {equation = \"ij, jk -> i\"}"),
-    CASE("Einsum", "einsum_three_to_scalar", "%x0: f64[3], %x1: f64[3,4], %x2: f64[4]",
-         "%y = Einsum(%x0, %x1, %x2) {equation = \"i,ij,j->\"}"),
-    CASE("Einsum", "einsum_transpose_one", "%x0: f64[2,3,4]",
-         "%y = Einsum(%x0) {equation = \"abc->cb\"}"),
-    CASE("TopK", "topk_axis1", "%x0: f64[2,5]", "%y, %ix = TopK(%x0, @k) {axis = 1}",
-         .consts = "global @k : i64[1] = dense<[3]>\n", .flags = F_DISTINCT),
-    CASE("TopK", "topk_smallest_axis0", "%x0: f64[4,3]",
-         "%y, %ix = TopK(%x0, @k) {axis = 0, largest = 0}",
-         .consts = "global @k : i64[1] = dense<[2]>\n", .flags = F_DISTINCT),
-    CASE("GatherND", "gather_nd_repeat", "%x0: f64[3,2,2]", "%y = GatherND(%x0, @ix)",
-         .consts = "global @ix : i64[3,2] = dense<[1, 0, 2, 1, 1, 0]>\n"),
-    CASE("ScatterND", "scatter_nd", "%x0: f64[4,3], %x1: f64[2,3]",
-         "%y = ScatterND(%x0, @ix, %x1)",
-         .consts = "global @ix : i64[2,1] = dense<[2, 0]>\n"),
-    CASE("ScatterND", "scatter_nd_add_repeat", "%x0: f64[4,3], %x1: f64[3,3]",
-         "%y = ScatterND(%x0, @ix, %x1) {reduction = \"add\"}",
-         .consts = "global @ix : i64[3,1] = dense<[1, 3, 1]>\n"),
-    CASE("ScatterElements", "scatter_elements_axis1", "%x0: f64[2,4], %x1: f64[2,2]",
-         "%y = ScatterElements(%x0, @ix, %x1) {axis = 1}",
-         .consts = "global @ix : i64[2,2] = dense<[3, 0, 1, 2]>\n"),
-    CASE("ScatterElements", "scatter_elements_add", "%x0: f64[3,2], %x1: f64[2,2]",
-         "%y = ScatterElements(%x0, @ix, %x1) {axis = 0, reduction = \"add\"}",
-         .consts = "global @ix : i64[2,2] = dense<[2, 2, 2, 0]>\n"),
-    CASE("Trilu", "trilu_lower_k", "%x0: f64[2,3,4]", "%y = Trilu(%x0, @k) {upper = 0}",
-         .consts = "global @k : i64[] = dense<[1]>\n"),
-    CASE("Trilu", "trilu_upper", "%x0: f64[4,3]", "%y = Trilu(%x0)"),
-    CASE("ReverseSequence", "reverse_sequence", "%x0: f64[4,3,2]",
-         "%y = ReverseSequence(%x0, @len) {batch_axis = 1, time_axis = 0}",
-         .consts = "global @len : i64[3] = dense<[4, 1, 3]>\n"),
-    CASE("Hardmax", "hardmax", "%x0: f64[2,4]", "%y = Hardmax(%x0)", .flags = F_DISTINCT),
-    CASE("MeanVarianceNormalization", "mvn_default_axes", "%x0: f64[2,3,2,2]",
-         "%y = MeanVarianceNormalization(%x0)"),
-    CASE("MeanVarianceNormalization", "mvn_last_axis", "%x0: f64[3,4]",
-         "%y = MeanVarianceNormalization(%x0) {axes = [-1]}"),
-    CASE("Mod", "mod_fmod", "%x0: f64[2,3], %x1: f64[3]", "%y = Mod(%x0, %x1) {fmod = 1}",
-         .lo = {2.1, 1.5}, .hi = {2.9, 2.0}),
-    CASE("Mod", "mod_fmod_negative", "%x0: f64[2,3], %x1: f64[]",
-         "%y = Mod(%x0, %x1) {fmod = 1}", .lo = {-2.9, 1.5}, .hi = {-2.1, 2.0}),
-    CASE("EyeLike", "eye_like", "%x0: f64[3,4]", "%y = EyeLike(%x0) {k = 1}"),
-    CASE("RandomUniformLike", "random_uniform_like", "%x0: f64[2,3]",
-         "%y = RandomUniformLike(%x0) {seed = 3.0}", .flags = F_RANDOM),
-    CASE("RandomNormalLike", "random_normal_like", "%x0: f64[2,3]",
-         "%y = RandomNormalLike(%x0)", .flags = F_RANDOM),
-    CASE("LRN", "lrn_size3", "%x0: f64[2,5,2]",
-         "%y = LRN(%x0) {size = 3, alpha = 0.9, beta = 0.75, bias = 1.5}"),
-    CASE("LRN", "lrn_size4_4d", "%x0: f64[1,6,2,2]",
-         "%y = LRN(%x0) {size = 4, alpha = 0.6, beta = 0.6}"),
-    CASE("NegativeLogLikelihoodLoss", "nll_mean_weight", "%x0: f64[3,4]",
-         "%y = NegativeLogLikelihoodLoss(%x0, @t, @w)",
-         .consts = "global @t : i64[3] = dense<[1, 0, 3]>\n"
-                   "global @w : f64[4] = dense<[0.5, 2.0, 1.0, 1.5]>\n"),
-    CASE("NegativeLogLikelihoodLoss", "nll_sum_ignore_spatial", "%x0: f64[2,3,2]",
-         "%y = NegativeLogLikelihoodLoss(%x0, @t) {reduction = \"sum\", ignore_index = "
-         "-1}",
-         .consts = "global @t : i32[2,2] = dense<[2, -1, 0, 2]>\n"),
-    CASE("NegativeLogLikelihoodLoss", "nll_none_ignore_weight", "%x0: f64[3,3]",
-         "%y = NegativeLogLikelihoodLoss(%x0, @t, @w) {reduction = \"none\", "
-         "ignore_index = 1}",
-         .consts = "global @t : i64[3] = dense<[1, 2, 0]>\n"
-                   "global @w : f64[3] = dense<[0.5, 2.0, 1.5]>\n"),
-    CASE("NegativeLogLikelihoodLoss", "nll_mean_ignore", "%x0: f64[4,3]",
-         "%y = NegativeLogLikelihoodLoss(%x0, @t) {ignore_index = 2}",
-         .consts = "global @t : i64[4] = dense<[2, 0, 1, 0]>\n"),
-    CASE("SoftmaxCrossEntropyLoss", "sce_mean", "%x0: f64[3,4]",
-         "%y = SoftmaxCrossEntropyLoss(%x0, @t)",
-         .consts = "global @t : i64[3] = dense<[3, 0, 1]>\n", .lo = {-2.0}, .hi = {2.0}),
-    CASE("SoftmaxCrossEntropyLoss", "sce_none_log_prob_used", "%x0: f64[3,4]",
-         "%l, %lp = SoftmaxCrossEntropyLoss(%x0, @t, @w) {reduction = \"none\"}\n"
-         "%l2 = Unsqueeze(%l, @ax)\n%y = Mul(%lp, %l2)",
-         .consts = "global @t : i64[3] = dense<[3, 0, 1]>\n"
-                   "global @w : f64[4] = dense<[0.5, 2.0, 1.0, 1.5]>\n"
-                   "global @ax : i64[1] = dense<[1]>\n",
-         .lo = {-2.0}, .hi = {2.0}),
-    CASE("DFT", "dft_complex", "%x0: f64[2,5,2]", "%y = DFT(%x0) {axis = 1}"),
-    CASE("DFT", "dft_inverse_complex_axis2", "%x0: f64[2,3,4,2]",
-         "%y = DFT(%x0) {axis = 2, inverse = 1}"),
-    CASE("DFT", "dft_real_onesided", "%x0: f64[2,6,1]",
-         "%y = DFT(%x0, @len) {axis = 1, onesided = 1}",
-         .consts = "global @len : i64[] = dense<[6]>\n"),
-    CASE("DFT", "dft_real_odd", "%x0: f64[5,1]", "%y = DFT(%x0) {axis = 0}"),
-    CASE("DFT", "dft_real_onesided_odd", "%x0: f64[5,1]",
-         "%y = DFT(%x0) {axis = 0, onesided = 1}"),
-    /* -- f32: the kernels whose f32 path differs from the f64 one (GEMM
-     * micro-kernels, Conv and ConvWeightGrad by im2col + GEMM) -- */
-    CASE("MatMul", "matmul_bcast_batch_f32", "%x0: f32[2,1,3,4], %x1: f32[3,4,2]",
-         "%y = MatMul(%x0, %x1)"),
-    CASE("Gemm", "gemm_tt_bias_col_f32", "%x0: f32[4,3], %x1: f32[2,4], %x2: f32[3,1]",
-         "%y = Gemm(%x0, %x1, %x2) {transA = 1, transB = 1, alpha = 0.5, beta = 1.5}"),
-    CASE("Gemm", "gemm_nn_f32", "%x0: f32[5,4], %x1: f32[4,6], %x2: f32[6]",
-         "%y = Gemm(%x0, %x1, %x2)"),
-    CASE("Conv", "conv2d_strides_pads_f32",
-         "%x0: f32[2,2,6,5], %x1: f32[3,2,3,2], %x2: f32[3]",
-         "%y = Conv(%x0, %x1, %x2) {strides = [2, 1], pads = [1, 0, 0, 1]}"),
-    CASE("Conv", "conv2d_group2_dilated_f32", "%x0: f32[1,4,6,6], %x1: f32[4,2,2,2]",
-         "%y = Conv(%x0, %x1) {group = 2, dilations = [2, 1], pads = [1, 1, 0, 0]}"),
-    CASE("Conv", "conv1d_f32", "%x0: f32[2,2,7], %x1: f32[3,2,3], %x2: f32[3]",
-         "%y = Conv(%x0, %x1, %x2) {strides = [2], pads = [1, 2]}"),
-    CASE("MaxPool", "maxpool2d_pads_f32", "%x0: f32[1,2,5,5]",
-         "%y = MaxPool(%x0) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 0, 1, "
-         "1]}",
-         .flags = F_DISTINCT),
-    CASE("AveragePool", "avgpool2d_pads_f32", "%x0: f32[1,2,5,5]",
-         "%y = AveragePool(%x0) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, "
-         "0, 1]}"),
-    /* -- random: Dropout in training mode (mask from the run's Philox stream) -- */
-    CASE("Dropout", "dropout_train_mask", "%x0: f64[4,5]",
-         "%y, %mask = Dropout(%x0, @ratio, @train) {seed = 7}",
-         .consts = "global @ratio : f64[] = dense<[0.4]>\n"
-                   "global @train : bool[] = dense<[true]>\n",
-         .flags = F_RANDOM),
-    CASE("Dropout", "dropout_train_no_mask", "%x0: f64[3,4]",
-         "%y = Dropout(%x0, @ratio, @train)",
-         .consts = "global @ratio : f64[] = dense<[0.25]>\n"
-                   "global @train : bool[] = dense<[true]>\n",
-         .flags = F_RANDOM),
-    CASE("Dropout", "dropout_inference", "%x0: f64[2,3]", "%y = Dropout(%x0)"),
-};
-
-#define N_CASES (sizeof k_cases / sizeof k_cases[0])
+/* The cases, read from tests/autodiff/vjp_cases.txt (its header describes
+ * the format) by load_cases. */
+static vjp_case_t *k_cases;
+static size_t n_cases;
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -634,6 +117,131 @@ static void sb_printf(sbuf_t *b, const char *fmt, ...) {
   vsnprintf(b->p + b->n, (size_t)k + 1, fmt, ap2);
   va_end(ap2);
   b->n += (size_t)k;
+}
+
+/* Appends `line` to the field `*field` ("a" -> "a\nline"; with `nl`,
+ * every line ends in '\n': "a\nline\n"). */
+static void append_line(char **field, const char *line, int nl) {
+  sbuf_t b = {0};
+  sb_printf(&b, "%s%s%s%s", *field ? *field : "", *field && !nl ? "\n" : "", line,
+            nl ? "\n" : "");
+  free(*field);
+  *field = b.p;
+}
+
+/* Parses up to `max` numbers of `text` into `v`; returns how many, or -1
+ * when a word is not a number or there are more than `max`. */
+static int parse_numbers(const char *text, double *v, int max) {
+  int n = 0;
+  for (const char *p = text;;) {
+    while (*p == ' ') p++;
+    if (!*p) return n;
+    char *end = NULL;
+    double x = strtod(p, &end);
+    if (end == p || (*end && *end != ' ') || n == max) return -1;
+    v[n++] = x;
+    p = end;
+  }
+}
+
+static void free_cases(void) {
+  for (size_t i = 0; i < n_cases; i++) {
+    free(k_cases[i].op);
+    free(k_cases[i].name);
+    free(k_cases[i].consts);
+    free(k_cases[i].args);
+    free(k_cases[i].body);
+  }
+  free(k_cases);
+  k_cases = NULL;
+  n_cases = 0;
+}
+
+/* Reads the cases of `path` (the format: vjp_cases.txt's header) into
+ * k_cases. Returns 0 (after printing file:line and the reason, with no
+ * cases kept) on a malformed line, a case without args or body, or an
+ * unreadable file. */
+static int load_cases(const char *path) {
+  size_t len = 0;
+  char *text = dml_test_read_file(path, &len);
+  if (!text) {
+    fprintf(stderr, "%s: cannot read the VJP cases\n", path);
+    return 0;
+  }
+  size_t cap = 0;
+  int line_no = 0, ok = 1;
+  const char *why = NULL;
+  for (char *p = text; ok && p < text + len;) {
+    char *e = memchr(p, '\n', (size_t)(text + len - p));
+    char *line = p;
+    if (e) *e = 0;
+    p = e ? e + 1 : text + len;
+    line_no++;
+    while (*line == ' ') line++;
+    if (!*line || *line == '#') continue;
+    char *rest = strchr(line, ' ');
+    if (rest)
+      *rest++ = 0;
+    else
+      rest = line + strlen(line);
+    vjp_case_t *c = n_cases ? &k_cases[n_cases - 1] : NULL;
+    if (!strcmp(line, "case")) {
+      char *name = strchr(rest, ' ');
+      if (!name || !name[1] || strchr(name + 1, ' ')) {
+        why = "'case' takes an op and a name";
+      } else {
+        if (n_cases == cap) {
+          cap = cap ? cap * 2 : 64;
+          vjp_case_t *k = realloc(k_cases, cap * sizeof *k);
+          if (!k) abort();
+          k_cases = k;
+        }
+        c = &k_cases[n_cases++];
+        memset(c, 0, sizeof *c);
+        *name++ = 0;
+        append_line(&c->op, rest, 0);
+        append_line(&c->name, name, 0);
+      }
+    } else if (!c) {
+      why = "a field before the first 'case'";
+    } else if (!strcmp(line, "args") && !c->args) {
+      append_line(&c->args, rest, 0);
+    } else if (!strcmp(line, "body")) {
+      append_line(&c->body, rest, 0);
+    } else if (!strcmp(line, "const")) {
+      append_line(&c->consts, rest, 1);
+    } else if (!strcmp(line, "lo") || !strcmp(line, "hi")) {
+      if (parse_numbers(rest, line[0] == 'l' ? c->lo : c->hi, MAX_ARGS) < 1)
+        why = "'lo' and 'hi' take 1 to 6 numbers";
+    } else if (!strcmp(line, "kinks")) {
+      c->n_kinks = parse_numbers(rest, c->kinks, MAX_KINKS);
+      if (c->n_kinks < 1) why = "'kinks' takes 1 to 6 numbers";
+    } else if (!strcmp(line, "flags")) {
+      for (char *f = strtok(rest, " "); f && !why; f = strtok(NULL, " "))
+        if (!strcmp(f, "distinct"))
+          c->flags |= F_DISTINCT;
+        else if (!strcmp(f, "random"))
+          c->flags |= F_RANDOM;
+        else
+          why = "a flag other than 'distinct' and 'random'";
+    } else {
+      why = "an unknown or repeated field";
+    }
+    if (!why && c && !strcmp(line, "case") && n_cases > 1 &&
+        (!k_cases[n_cases - 2].args || !k_cases[n_cases - 2].body))
+      why = "the case before has no 'args' or no 'body'";
+    if (why) {
+      fprintf(stderr, "%s:%d: %s\n", path, line_no, why);
+      ok = 0;
+    }
+  }
+  if (ok && n_cases && (!k_cases[n_cases - 1].args || !k_cases[n_cases - 1].body)) {
+    fprintf(stderr, "%s: the last case has no 'args' or no 'body'\n", path);
+    ok = 0;
+  }
+  free(text);
+  if (!ok) free_cases();
+  return ok;
 }
 
 /* splitmix64: the inputs and R are a fixed function of the case's name. */
@@ -1003,12 +611,12 @@ static int check_case(const vjp_case_t *c) {
 
 /* ---- tests ------------------------------------------------------------------- */
 
-static int k_checked[N_CASES]; /* 1: the case's gradient was compared */
-static const char *k_only;     /* $DMLC_VJP_CASE: run one case when debugging */
+static int *k_checked;     /* per case: 1 when its gradient was compared */
+static const char *k_only; /* $DMLC_VJP_CASE: run one case when debugging */
 
 static void test_rules_against_central_differences(void) {
   int checked = 0, skipped = 0;
-  for (size_t i = 0; i < N_CASES; i++) {
+  for (size_t i = 0; i < n_cases; i++) {
     if (k_only && strcmp(k_only, k_cases[i].name) != 0) continue;
     k_checked[i] = check_case(&k_cases[i]);
     checked += k_checked[i];
@@ -1027,17 +635,58 @@ static void test_every_rule_has_a_case(void) {
   for (int op = 1; op < DML_OP_COUNT_; op++) {
     if (!dml_autodiff_supports((dml_op_t)op)) continue;
     int found = 0;
-    for (size_t i = 0; i < N_CASES && !found; i++)
+    for (size_t i = 0; i < n_cases && !found; i++)
       found = k_checked[i] && strcmp(k_cases[i].op, dml_op_name((dml_op_t)op)) == 0;
     if (!found) {
-      fprintf(
-          stderr,
-          "op %s has a VJP rule but no finite-difference case of test_vjp.c checks it\n",
-          dml_op_name((dml_op_t)op));
+      fprintf(stderr,
+              "op %s has a VJP rule but no finite-difference case of vjp_cases.txt "
+              "checks it\n",
+              dml_op_name((dml_op_t)op));
       missing++;
     }
   }
   CHECK(missing == 0);
+}
+
+/* Parses `text` (label `label`) into `*m` and infers its shapes; returns its
+ * function @f, or NULL (after a failed CHECK, *m released) on error. */
+static dml_ir_function_t *parse_f(const char *text, const char *label,
+                                  dml_ir_module_t **m) {
+  *m = NULL;
+  CHECK_OK(dml_ir_parse(text, strlen(text), label, m));
+  if (!*m) return NULL;
+  dml_pass_options_t o;
+  memset(&o, 0, sizeof o);
+  CHECK_OK(dml_pass_run_pipeline(*m, "shape-infer", &o));
+  dml_ir_function_t *f = dml_ir_module_find_function(*m, "f");
+  CHECK(f != NULL);
+  if (!f) {
+    dml_ir_module_release(*m);
+    *m = NULL;
+  }
+  return f;
+}
+
+/* Makes @f of `m` return (its loss, `g`), runs the default pipeline,
+ * releases `m` and returns a cpu session of the package (`*model` its
+ * model), or NULL (after a failed CHECK) on error. */
+static dml_rt_session_t *grad_session(dml_ir_module_t *m, dml_ir_function_t *f,
+                                      dml_ir_value_t *g, dml_rt_model_t **model) {
+  dml_ir_value_t *res[2] = {f->results[0], g};
+  dml_pass_options_t o;
+  memset(&o, 0, sizeof o);
+  CHECK_OK(dml_ir_function_set_results(f, 2, res));
+  CHECK_OK(dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &o));
+  void *bytes = NULL;
+  size_t size = 0;
+  dml_rt_session_t *s = NULL;
+  *model = NULL;
+  CHECK_OK(dml_package_emit_memory(m, NULL, &bytes, &size));
+  dml_ir_module_release(m);
+  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, size, model));
+  free(bytes);
+  if (*model) CHECK_OK(dml_rt_session_create(*model, "cpu", &s));
+  return s;
 }
 
 /* The seed scales the gradient; a wrt value the loss does not read gets NULL. */
@@ -1046,12 +695,8 @@ static void test_seed_and_unused_wrt(void) {
       "func @f(%x: f64[3], %z: f64[3], %s: f64[]) -> (?[?]) {\n"
       "  %y = Mul(%x, %x)\n  %l = ReduceSum(%y) {keepdims = 0}\n  return %l\n}\n";
   dml_ir_module_t *m = NULL;
-  CHECK_OK(dml_ir_parse(text, strlen(text), "seed", &m));
-  if (!m) return;
-  dml_pass_options_t o;
-  memset(&o, 0, sizeof o);
-  CHECK_OK(dml_pass_run_pipeline(m, "shape-infer", &o));
-  dml_ir_function_t *f = dml_ir_module_find_function(m, "f");
+  dml_ir_function_t *f = parse_f(text, "seed", &m);
+  if (!f) return;
   dml_ir_value_t *wrt[2] = {f->args[0], f->args[1]}, *g[2] = {NULL, NULL};
   CHECK_OK(dml_autodiff(f, f->results[0], f->args[2], 2, wrt, g));
   CHECK(g[0] != NULL && g[1] == NULL);
@@ -1059,18 +704,12 @@ static void test_seed_and_unused_wrt(void) {
     dml_ir_module_release(m);
     return;
   }
-  dml_ir_value_t *res[2] = {f->results[0], g[0]};
-  CHECK_OK(dml_ir_function_set_results(f, 2, res));
-  CHECK_OK(dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &o));
-  void *bytes = NULL;
-  size_t size = 0;
   dml_rt_model_t *model = NULL;
-  dml_rt_session_t *s = NULL;
-  CHECK_OK(dml_package_emit_memory(m, NULL, &bytes, &size));
-  dml_ir_module_release(m);
-  CHECK_OK(dml_rt_model_load_memory(bytes, size, &model));
-  free(bytes);
-  CHECK_OK(dml_rt_session_create(model, "cpu", &s));
+  dml_rt_session_t *s = grad_session(m, f, g[0], &model);
+  if (!s) {
+    dml_rt_model_release(model);
+    return;
+  }
   double x[3] = {1.0, -2.0, 0.5}, z[3] = {0, 0, 0}, seed = -3.0;
   int64_t d3 = 3;
   dml_tensor_t t;
@@ -1120,30 +759,16 @@ static void test_exact_values(void) {
              "  return %%l\n}\n",
              k[c].op);
     dml_ir_module_t *m = NULL;
-    CHECK_OK(dml_ir_parse(text, strlen(text), "exact", &m));
-    if (!m) return;
-    dml_pass_options_t o;
-    memset(&o, 0, sizeof o);
-    CHECK_OK(dml_pass_run_pipeline(m, "shape-infer", &o));
-    dml_ir_function_t *f = dml_ir_module_find_function(m, "f");
+    dml_ir_function_t *f = parse_f(text, "exact", &m);
+    if (!f) return;
     dml_ir_value_t *g = NULL;
     CHECK_OK(dml_autodiff(f, f->results[0], NULL, 1, &f->args[0], &g));
     if (!g) {
       dml_ir_module_release(m);
       return;
     }
-    dml_ir_value_t *res[2] = {f->results[0], g};
-    CHECK_OK(dml_ir_function_set_results(f, 2, res));
-    CHECK_OK(dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &o));
-    void *bytes = NULL;
-    size_t size = 0;
     dml_rt_model_t *model = NULL;
-    dml_rt_session_t *s = NULL;
-    CHECK_OK(dml_package_emit_memory(m, NULL, &bytes, &size));
-    dml_ir_module_release(m);
-    CHECK_OK(dml_rt_model_load_memory(bytes, size, &model));
-    free(bytes);
-    CHECK_OK(dml_rt_session_create(model, "cpu", &s));
+    dml_rt_session_t *s = grad_session(m, f, g, &model);
     if (!s) {
       dml_rt_model_release(model);
       return;
@@ -1195,12 +820,8 @@ static void test_unimplemented_forms(void) {
              "  return %%l\n}\n",
              k[c].args, k[c].body);
     dml_ir_module_t *m = NULL;
-    CHECK_OK(dml_ir_parse(text, strlen(text), "forms", &m));
-    if (!m) continue;
-    dml_pass_options_t o;
-    memset(&o, 0, sizeof o);
-    CHECK_OK(dml_pass_run_pipeline(m, "shape-infer", &o));
-    dml_ir_function_t *f = dml_ir_module_find_function(m, "f");
+    dml_ir_function_t *f = parse_f(text, "forms", &m);
+    if (!f) continue;
     f->first->name = dml_ir_strdup(m, "n"); /* the op under test */
     dml_ir_value_t *g = NULL;
     CHECK_ERROR(dml_autodiff(f, f->results[0], NULL, 1, &f->args[0], &g),
@@ -1215,12 +836,8 @@ static void test_errors(void) {
       "func @f(%x: f64[3], %i: i64[3]) -> (?[?]) {\n"
       "  %y = Mul(%x, %x)\n  %l = ReduceSum(%y) {keepdims = 0}\n  return %l\n}\n";
   dml_ir_module_t *m = NULL;
-  CHECK_OK(dml_ir_parse(text, strlen(text), "errors", &m));
-  if (!m) return;
-  dml_pass_options_t o;
-  memset(&o, 0, sizeof o);
-  CHECK_OK(dml_pass_run_pipeline(m, "shape-infer", &o));
-  dml_ir_function_t *f = dml_ir_module_find_function(m, "f");
+  dml_ir_function_t *f = parse_f(text, "errors", &m);
+  if (!f) return;
   dml_ir_value_t *g = NULL, *y = f->first->outputs[0];
   CHECK_ERROR(dml_autodiff(f, y, NULL, 1, &f->args[0], &g), DML_STATUS_INVALID_ARGUMENT,
               "");
@@ -1229,14 +846,27 @@ static void test_errors(void) {
   dml_ir_module_release(m);
 }
 
+/* The cases file parses, and has cases. */
+static void test_load_cases(void) {
+  char path[1024];
+  CHECK(load_cases(dml_test_path("DMLC_SOURCE_DIR", "tests/autodiff/vjp_cases.txt", path,
+                                 sizeof path)));
+  CHECK(n_cases > 0);
+  k_checked = calloc(n_cases ? n_cases : 1, sizeof *k_checked);
+  if (!k_checked) abort();
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0); /* keep stdout and stderr in order */
   k_only = getenv("DMLC_VJP_CASE");
+  RUN(test_load_cases);
   RUN(test_rules_against_central_differences);
   RUN(test_every_rule_has_a_case);
   RUN(test_seed_and_unused_wrt);
   RUN(test_exact_values);
   RUN(test_unimplemented_forms);
   RUN(test_errors);
+  free_cases();
+  free(k_checked);
   return dml_test_finish();
 }
