@@ -37,11 +37,31 @@ typedef struct dml_cdialect {
   const char *post[DML_KF_COUNT_];
   const char *barrier;   /* statement text: "barrier();" */
   const char *uint_type; /* loop variables' type: "uint" / "unsigned" */
+  /* Typed values (dml_kdtype_t order: f32, i64, i32, bool). */
+  const char *type[DML_KT_COUNT_]; /* register and cast types */
+  int ctor_casts;                  /* 1: T(x) (GLSL), 0: ((T)(x)) (C) */
+  const char *i64_suffix;          /* after an i64 constant: "l" / "ll" */
+  /* A bool loaded from / stored to a byte view:
+   * u8_load_pre VIEW[i] u8_load_post, VIEW[i] = u8_store_pre v u8_store_post */
+  const char *u8_load_pre, *u8_load_post, *u8_store_pre, *u8_store_post;
+  /* Integer max/min/abs and sign (of every dtype): "max(" / "dml_max(". */
+  const char *imax, *imin, *iabs, *sign;
 } dml_cdialect_t;
+
+/* The name of buffer `buf`'s view of dtype `t`: "arena", "arena_i64",
+ * "arena_i32", "arena_u8", "weights", "weights_i64", ... */
+const char *dml_cemit_view(dml_kbuf_t buf, dml_kdtype_t t);
+
+/* Appends "T rN = 0;" lines declaring the n_regs registers of `k`. */
+void dml_cemit_regs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k);
 
 /* Appends the statements from `s` on (their nested bodies too), indented by
  * 2 * depth spaces. Index constants are unsigned ("7u"), registers r<N>,
- * tiles tile<N>, loop variables i<N>, buffers arena[] and weights[]. */
+ * tiles tile<N>, loop variables i<N>, buffers arena[] and weights[] and
+ * their typed views (dml_cemit_view); integer DIV and the typed functions
+ * IMOD and FMOD call dml_idiv, dml_imod and dml_fmod, which the dialect's
+ * typed prelude defines as the CPU backend computes them (a divisor of 0
+ * gives 0; of -1, -a and 0, with no overflow trap). */
 void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
                      int depth);
 

@@ -9,17 +9,22 @@
  *     constants, the invocation's ids, loop variables and the run-time
  *     values of the package's symbols (e.g. `batch`, a push constant on
  *     Vulkan);
- *   - float values (dml_kval_t): loads from the arena or the weights (f32
- *     element indices), loads from a workgroup-shared tile, registers,
- *     constants, unary and binary scalar functions;
+ *   - typed values (dml_kval_t, each with a dml_kdtype_t: f32, i64, i32 or
+ *     bool): loads from the arena or the weights (element indices of the
+ *     value's dtype), loads from a workgroup-shared tile (f32), registers,
+ *     constants, index expressions converted to a value, unary, binary and
+ *     ternary scalar functions (arithmetic, compares, logic, select,
+ *     casts);
  *   - statements (dml_kstmt_t): register definitions and updates, stores,
  *     tile stores, workgroup barriers, counted loops and bounds checks.
  *
- * Memory model: every kernel of a function sees the same two f32 buffers,
- * the function's planned arena (binding 0) and the package's "weights"
- * section (binding 1); a value lives at its planned byte offset / 4. So a
- * kernel needs no per-run addresses, and one package serves every symbol
- * value up to its bound (docs/kernels.md).
+ * Memory model: every kernel of a function sees the same two buffers, the
+ * function's planned arena (binding 0) and the package's "weights" section
+ * (binding 1), through one view per dtype (f32, i64, i32, and bool as one
+ * byte 0/1, as packages store it); a value of dtype T lives at element
+ * (planned byte offset) / sizeof(T) of the T view (the scheduler refuses
+ * misaligned values). So a kernel needs no per-run addresses, and one
+ * package serves every symbol value up to its bound (docs/kernels.md).
  *
  * Ownership: a dml_kplan_t owns every kernel, node list and expression in
  * its pool; dml_kplan_release() frees it all.
@@ -73,7 +78,24 @@ typedef struct dml_kidx {
   const struct dml_kidx *a, *b;
 } dml_kidx_t;
 
-/* ---- float values ---- */
+/* ---- typed values ---- */
+
+/* Dtypes of kernel values, loads and stores. f32 is 0: a zeroed value,
+ * load or store is f32, as before dtypes existed. */
+typedef enum dml_kdtype {
+  DML_KT_F32 = 0,
+  DML_KT_I64 = 1,
+  DML_KT_I32 = 2,
+  DML_KT_BOOL = 3, /* one byte, 0 or 1, in memory; a truth value in registers */
+  DML_KT_COUNT_
+} dml_kdtype_t;
+
+/* Bytes of one element in memory: 4, 8, 4, 1. */
+uint32_t dml_kdtype_size(dml_kdtype_t t);
+/* "f32", "i64", "i32", "bool". */
+const char *dml_kdtype_name(dml_kdtype_t t);
+/* The kernel dtype of a package dtype; 0 when kernels cannot hold it. */
+int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out);
 
 typedef enum dml_kbuf {
   DML_KBUF_ARENA = 0,   /* binding 0: the function's arena */
@@ -102,20 +124,43 @@ typedef enum dml_kfn {
   DML_KF_MAX,
   DML_KF_MIN,
   DML_KF_POW,
+  /* Typed functions (any dtype unless noted; the result's dtype is the
+   * value's `dtype`). Unary: */
+  DML_KF_NOT,  /* bool -> bool */
+  DML_KF_CAST, /* a's dtype -> the value's dtype, ONNX Cast: float -> int
+                  truncates toward zero, int -> float rounds to nearest,
+                  x -> bool is x != 0, bool -> x is 0 or 1 */
+  DML_KF_SIGN, /* -1, 0 or 1 of a's dtype */
+  /* Binary, operands of one dtype: compares (-> bool) */
+  DML_KF_EQ,
+  DML_KF_LT,
+  DML_KF_LE,
+  DML_KF_GT,
+  DML_KF_GE,
+  DML_KF_AND,  /* bool */
+  DML_KF_OR,   /* bool */
+  DML_KF_XOR,  /* bool */
+  DML_KF_IMOD, /* integer a mod b with the sign of b (ONNX Mod, fmod = 0) */
+  DML_KF_FMOD, /* a - b * trunc(a / b): the sign of a (C fmod, ONNX fmod = 1) */
+  /* Ternary: */
+  DML_KF_SELECT, /* a ? b : c (a bool; b, c of the value's dtype) */
   DML_KF_COUNT_
 } dml_kfn_t;
 
+/* Operands of f: 1, 2 or 3. */
+int dml_kfn_arity(dml_kfn_t f);
 /* 1 for binary functions. */
 int dml_kfn_is_binary(dml_kfn_t f);
 /* "exp", "add", ... (the printer's spelling). */
 const char *dml_kfn_name(dml_kfn_t f);
 
 typedef enum dml_kval_kind {
-  DML_KV_CONST = 0, /* f32 constant `c` */
-  DML_KV_LOAD,      /* buffer `buf` at element index `idx` */
-  DML_KV_TILE,      /* shared tile `tile` at element index `idx` */
+  DML_KV_CONST = 0, /* constant: `c` (f32) or `ic` (i64, i32, bool) */
+  DML_KV_LOAD,      /* buffer `buf`'s `dtype` view at element index `idx` */
+  DML_KV_TILE,      /* shared tile `tile` at element index `idx` (f32) */
   DML_KV_REG,       /* register `reg` */
-  DML_KV_FN,        /* fn(a) or fn(a, b) */
+  DML_KV_FN,        /* fn(a), fn(a, b) or fn(a, b, c) */
+  DML_KV_IDX,       /* index expression `idx` as a value of `dtype` */
 } dml_kval_kind_t;
 
 typedef struct dml_kval {
@@ -126,14 +171,17 @@ typedef struct dml_kval {
   const dml_kidx_t *idx;
   dml_kfn_t fn;
   const struct dml_kval *a, *b;
+  dml_kdtype_t dtype;        /* of the value (f32 when zero) */
+  int64_t ic;                /* CONST of an integer or bool dtype */
+  const struct dml_kval *c3; /* SELECT: the value when a is false */
 } dml_kval_t;
 
 /* ---- statements ---- */
 
 typedef enum dml_kstmt_kind {
-  DML_KS_LET = 0,    /* float reg = val (defines reg) */
+  DML_KS_LET = 0,    /* reg = val (defines reg, of val's dtype) */
   DML_KS_SET,        /* reg = val */
-  DML_KS_STORE,      /* buf[idx] = val */
+  DML_KS_STORE,      /* buf[idx] = val (the `dtype` view; val of that dtype) */
   DML_KS_TILE_STORE, /* tile[idx] = val */
   DML_KS_BARRIER,    /* workgroup barrier (shared memory and control) */
   DML_KS_FOR,        /* for (var = 0; var < hi; var += step) body */
@@ -144,6 +192,7 @@ typedef struct dml_kstmt {
   dml_kstmt_kind_t kind;
   uint32_t reg;           /* LET, SET */
   dml_kbuf_t buf;         /* STORE */
+  dml_kdtype_t dtype;     /* STORE: the view written (f32 when zero) */
   uint32_t tile;          /* TILE_STORE */
   const dml_kidx_t *idx;  /* STORE, TILE_STORE: element index */
   const dml_kval_t *val;  /* LET, SET, STORE, TILE_STORE */
@@ -225,22 +274,41 @@ typedef struct dml_kplan {
 /* Groups function `fn` of `g` into kernels: chains of elementwise ops into
  * one kernel (intermediates stay in registers unless used outside the
  * chain or returned); Gemm and 2-D MatMul with their elementwise epilogue
- * (bias, activation, residual); ReduceSum/Mean/Max/Min with their
- * epilogue; Softmax and LogSoftmax as single kernels; views alias or copy.
- * f32 only. `weights` (size `weights_size`) gives constant inputs such as
- * reduction axes. Every node that cannot be placed is listed in one
- * UNIMPLEMENTED error. */
+ * (bias, activation, residual); ReduceSum/Mean/Max/Min and ArgMax/ArgMin
+ * (i64 indices) with their epilogue; Softmax and LogSoftmax as single
+ * kernels; Shape and Size from the symbols' run-time values; views alias
+ * or copy. Values of dtype f32, i64, i32 and bool: compares, logic, Where,
+ * Cast, integer arithmetic, OneHot and Expand are elementwise nodes of a
+ * chain (the float functions, Gemm, Conv, pools and softmax stay f32).
+ * `weights` (size `weights_size`) gives constant inputs such as reduction
+ * axes. Every node that cannot be placed is listed in one UNIMPLEMENTED
+ * error. */
 dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t *weights,
                            uint64_t weights_size, dml_kplan_t **out_plan);
 
 void dml_kplan_release(dml_kplan_t *p);
 
-/* 1 when the scheduler has a kernel form for op `op` (f32). */
+/* 1 when the scheduler has a kernel form for op `op` (for some dtype:
+ * dml_kschedule still lists a node whose dtypes it does not emit). */
 int dml_kschedule_handles(dml_op_t op);
 
 /* Prints the plan: each kernel, its grid, the graph nodes it holds and its
  * body, in a C-like text (tests/codegen checks it with FileCheck). */
 void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f);
+
+/* Views kernel `k` reads or writes: bit (buf * DML_KT_COUNT_ + dtype) for
+ * each (buffer, dtype) pair its loads and stores use; DML_KVIEW_I64 when
+ * it holds any i64 value (GLSL then needs 64-bit integer arithmetic);
+ * DML_KVIEW_TYPED when it holds any value that is not f32 or any typed
+ * function (the renderers then add their typed helpers). */
+uint32_t dml_kernel_views(const dml_kernel_t *k);
+#define DML_KVIEW(buf, dt) (1u << ((unsigned)(buf)*DML_KT_COUNT_ + (unsigned)(dt)))
+#define DML_KVIEW_I64 (1u << 30)
+#define DML_KVIEW_TYPED (1u << 31)
+
+/* Dtype of register `reg` of kernel `k` (the dtype of the values its
+ * definitions assign; f32 when none). */
+dml_kdtype_t dml_kernel_reg_dtype(const dml_kernel_t *k, uint32_t reg);
 
 /* Evaluates a linear count for the symbol values `sym` (n entries). */
 int64_t dml_klin_eval(dml_klin_t l, const int64_t *sym, uint32_t n);

@@ -30,8 +30,26 @@ const dml_kval_t *dml_kv_const(dml_kpool_t *p, float c);
 const dml_kval_t *dml_kv_load(dml_kpool_t *p, dml_kbuf_t buf, const dml_kidx_t *idx);
 const dml_kval_t *dml_kv_tile(dml_kpool_t *p, uint32_t tile, const dml_kidx_t *idx);
 const dml_kval_t *dml_kv_reg(dml_kpool_t *p, uint32_t reg);
+/* fn(a) / fn(a, b) (b ignored for unary fns); the result's dtype follows
+ * the function: bool for compares and logic, a's dtype otherwise. Not for
+ * CAST (dml_kv_cast) nor SELECT (dml_kv_select). */
 const dml_kval_t *dml_kv_fn(dml_kpool_t *p, dml_kfn_t fn, const dml_kval_t *a,
                             const dml_kval_t *b);
+
+/* Typed builders (NULL operands propagate NULL). */
+const dml_kval_t *dml_kv_iconst(dml_kpool_t *p, dml_kdtype_t t, int64_t c);
+/* The zero (false) or the one (true) of dtype t. */
+const dml_kval_t *dml_kv_zero(dml_kpool_t *p, dml_kdtype_t t);
+const dml_kval_t *dml_kv_one(dml_kpool_t *p, dml_kdtype_t t);
+const dml_kval_t *dml_kv_load_t(dml_kpool_t *p, dml_kbuf_t buf, dml_kdtype_t t,
+                                const dml_kidx_t *idx);
+const dml_kval_t *dml_kv_reg_t(dml_kpool_t *p, uint32_t reg, dml_kdtype_t t);
+const dml_kval_t *dml_kv_idx(dml_kpool_t *p, dml_kdtype_t t, const dml_kidx_t *idx);
+/* a converted to dtype t (a itself when a is of dtype t). */
+const dml_kval_t *dml_kv_cast(dml_kpool_t *p, dml_kdtype_t t, const dml_kval_t *a);
+/* cond ? a : b (cond bool, a and b of one dtype). */
+const dml_kval_t *dml_kv_select(dml_kpool_t *p, const dml_kval_t *cond,
+                                const dml_kval_t *a, const dml_kval_t *b);
 
 /* A statement list under construction. */
 typedef struct dml_kblock {

@@ -138,11 +138,80 @@ const dml_kval_t *dml_kv_const(dml_kpool_t *p, float c) {
 }
 
 const dml_kval_t *dml_kv_load(dml_kpool_t *p, dml_kbuf_t buf, const dml_kidx_t *idx) {
+  return dml_kv_load_t(p, buf, DML_KT_F32, idx);
+}
+
+const dml_kval_t *dml_kv_load_t(dml_kpool_t *p, dml_kbuf_t buf, dml_kdtype_t t,
+                                const dml_kidx_t *idx) {
   if (!idx) return NULL;
   dml_kval_t *v = kv_new(p, DML_KV_LOAD);
   if (v) {
     v->buf = buf;
     v->idx = idx;
+    v->dtype = t;
+  }
+  return v;
+}
+
+const dml_kval_t *dml_kv_iconst(dml_kpool_t *p, dml_kdtype_t t, int64_t c) {
+  if (t == DML_KT_F32) return dml_kv_const(p, (float)c);
+  dml_kval_t *v = kv_new(p, DML_KV_CONST);
+  if (v) {
+    v->dtype = t;
+    v->ic = t == DML_KT_BOOL ? c != 0 : t == DML_KT_I32 ? (int32_t)c : c;
+  }
+  return v;
+}
+
+const dml_kval_t *dml_kv_zero(dml_kpool_t *p, dml_kdtype_t t) {
+  return dml_kv_iconst(p, t, 0);
+}
+
+const dml_kval_t *dml_kv_one(dml_kpool_t *p, dml_kdtype_t t) {
+  return dml_kv_iconst(p, t, 1);
+}
+
+const dml_kval_t *dml_kv_reg_t(dml_kpool_t *p, uint32_t reg, dml_kdtype_t t) {
+  dml_kval_t *v = kv_new(p, DML_KV_REG);
+  if (v) {
+    v->reg = reg;
+    v->dtype = t;
+  }
+  return v;
+}
+
+const dml_kval_t *dml_kv_idx(dml_kpool_t *p, dml_kdtype_t t, const dml_kidx_t *idx) {
+  if (!idx) return NULL;
+  dml_kval_t *v = kv_new(p, DML_KV_IDX);
+  if (v) {
+    v->idx = idx;
+    v->dtype = t;
+  }
+  return v;
+}
+
+const dml_kval_t *dml_kv_cast(dml_kpool_t *p, dml_kdtype_t t, const dml_kval_t *a) {
+  if (!a) return NULL;
+  if (a->dtype == t) return a;
+  dml_kval_t *v = kv_new(p, DML_KV_FN);
+  if (v) {
+    v->fn = DML_KF_CAST;
+    v->a = a;
+    v->dtype = t;
+  }
+  return v;
+}
+
+const dml_kval_t *dml_kv_select(dml_kpool_t *p, const dml_kval_t *cond,
+                                const dml_kval_t *a, const dml_kval_t *b) {
+  if (!cond || !a || !b) return NULL;
+  dml_kval_t *v = kv_new(p, DML_KV_FN);
+  if (v) {
+    v->fn = DML_KF_SELECT;
+    v->a = cond;
+    v->b = a;
+    v->c3 = b;
+    v->dtype = a->dtype;
   }
   return v;
 }
@@ -166,11 +235,24 @@ const dml_kval_t *dml_kv_reg(dml_kpool_t *p, uint32_t reg) {
 const dml_kval_t *dml_kv_fn(dml_kpool_t *p, dml_kfn_t fn, const dml_kval_t *a,
                             const dml_kval_t *b) {
   if (!a || (dml_kfn_is_binary(fn) && !b)) return NULL;
+  if (fn == DML_KF_CAST || fn == DML_KF_SELECT) return NULL;
   dml_kval_t *v = kv_new(p, DML_KV_FN);
   if (v) {
     v->fn = fn;
     v->a = a;
     v->b = dml_kfn_is_binary(fn) ? b : NULL;
+    switch (fn) {
+      case DML_KF_NOT:
+      case DML_KF_EQ:
+      case DML_KF_LT:
+      case DML_KF_LE:
+      case DML_KF_GT:
+      case DML_KF_GE:
+      case DML_KF_AND:
+      case DML_KF_OR:
+      case DML_KF_XOR: v->dtype = DML_KT_BOOL; break;
+      default: v->dtype = a->dtype; break;
+    }
   }
   return v;
 }
@@ -190,15 +272,125 @@ void dml_kblock_add(dml_kblock_t *b, dml_kstmt_t *s) {
   b->last = s;
 }
 
+int dml_kfn_arity(dml_kfn_t f) {
+  if (f == DML_KF_SELECT) return 3;
+  if ((f >= DML_KF_ADD && f <= DML_KF_POW) || (f >= DML_KF_EQ && f <= DML_KF_FMOD))
+    return 2;
+  return 1;
+}
+
 int dml_kfn_is_binary(dml_kfn_t f) {
-  return f >= DML_KF_ADD && f < DML_KF_COUNT_;
+  return (unsigned)f < DML_KF_COUNT_ && dml_kfn_arity(f) == 2;
 }
 
 const char *dml_kfn_name(dml_kfn_t f) {
-  static const char *const names[DML_KF_COUNT_] = {
-      "neg",   "abs", "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "floor", "ceil",
-      "recip", "sin", "cos", "add", "sub",  "mul",  "div",     "max",  "min",   "pow"};
-  return (unsigned)f < DML_KF_COUNT_ ? names[f] : "?";
+  switch (f) {
+    case DML_KF_NEG: return "neg";
+    case DML_KF_ABS: return "abs";
+    case DML_KF_EXP: return "exp";
+    case DML_KF_LOG: return "log";
+    case DML_KF_SQRT: return "sqrt";
+    case DML_KF_TANH: return "tanh";
+    case DML_KF_SIGMOID: return "sigmoid";
+    case DML_KF_RELU: return "relu";
+    case DML_KF_FLOOR: return "floor";
+    case DML_KF_CEIL: return "ceil";
+    case DML_KF_RECIP: return "recip";
+    case DML_KF_SIN: return "sin";
+    case DML_KF_COS: return "cos";
+    case DML_KF_ADD: return "add";
+    case DML_KF_SUB: return "sub";
+    case DML_KF_MUL: return "mul";
+    case DML_KF_DIV: return "div";
+    case DML_KF_MAX: return "max";
+    case DML_KF_MIN: return "min";
+    case DML_KF_POW: return "pow";
+    case DML_KF_NOT: return "not";
+    case DML_KF_CAST: return "cast";
+    case DML_KF_SIGN: return "sign";
+    case DML_KF_EQ: return "eq";
+    case DML_KF_LT: return "lt";
+    case DML_KF_LE: return "le";
+    case DML_KF_GT: return "gt";
+    case DML_KF_GE: return "ge";
+    case DML_KF_AND: return "and";
+    case DML_KF_OR: return "or";
+    case DML_KF_XOR: return "xor";
+    case DML_KF_IMOD: return "imod";
+    case DML_KF_FMOD: return "fmod";
+    case DML_KF_SELECT: return "select";
+    case DML_KF_COUNT_: break;
+  }
+  return "?";
+}
+
+uint32_t dml_kdtype_size(dml_kdtype_t t) {
+  switch (t) {
+    case DML_KT_I64: return 8;
+    case DML_KT_BOOL: return 1;
+    default: return 4;
+  }
+}
+
+const char *dml_kdtype_name(dml_kdtype_t t) {
+  static const char *const n[DML_KT_COUNT_] = {"f32", "i64", "i32", "bool"};
+  return (unsigned)t < DML_KT_COUNT_ ? n[t] : "?";
+}
+
+int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out) {
+  switch (d) {
+    case DML_DTYPE_F32: *out = DML_KT_F32; return 1;
+    case DML_DTYPE_I64: *out = DML_KT_I64; return 1;
+    case DML_DTYPE_I32: *out = DML_KT_I32; return 1;
+    case DML_DTYPE_BOOL: *out = DML_KT_BOOL; return 1;
+    default: return 0;
+  }
+}
+
+static void views_val(const dml_kval_t *v, uint32_t *m) {
+  if (!v) return;
+  if (v->dtype != DML_KT_F32) *m |= DML_KVIEW_TYPED;
+  if (v->dtype == DML_KT_I64) *m |= DML_KVIEW_I64;
+  if (v->kind == DML_KV_LOAD) *m |= DML_KVIEW(v->buf, v->dtype);
+  if (v->kind == DML_KV_IDX) *m |= DML_KVIEW_TYPED;
+  if (v->kind == DML_KV_FN) {
+    if (v->fn > DML_KF_POW) *m |= DML_KVIEW_TYPED;
+    views_val(v->a, m);
+    views_val(v->b, m);
+    views_val(v->c3, m);
+  }
+}
+
+static void views_stmts(const dml_kstmt_t *s, uint32_t *m) {
+  for (; s; s = s->next) {
+    views_val(s->val, m);
+    if (s->kind == DML_KS_STORE) *m |= DML_KVIEW(s->buf, s->dtype);
+    if (s->kind == DML_KS_STORE && s->dtype != DML_KT_F32) *m |= DML_KVIEW_TYPED;
+    views_stmts(s->body, m);
+  }
+}
+
+uint32_t dml_kernel_views(const dml_kernel_t *k) {
+  uint32_t m = 0;
+  views_stmts(k->body, &m);
+  return m;
+}
+
+static int reg_dtype_in(const dml_kstmt_t *s, uint32_t reg, dml_kdtype_t *t) {
+  for (; s; s = s->next) {
+    if ((s->kind == DML_KS_LET || s->kind == DML_KS_SET) && s->reg == reg && s->val) {
+      *t = s->val->dtype;
+      return 1;
+    }
+    if (reg_dtype_in(s->body, reg, t)) return 1;
+  }
+  return 0;
+}
+
+dml_kdtype_t dml_kernel_reg_dtype(const dml_kernel_t *k, uint32_t reg) {
+  dml_kdtype_t t = DML_KT_F32;
+  reg_dtype_in(k->body, reg, &t);
+  return t;
 }
 
 const char *dml_kernel_kind_name(dml_kernel_kind_t k) {
@@ -249,11 +441,30 @@ static void print_idx(const dml_kidx_t *e, const dml_pkg_graph_t *g, FILE *f) {
   fputc(')', f);
 }
 
+/* "arena[", or "arena:i64[" for a view of another dtype than f32. */
+static void print_view(dml_kbuf_t buf, dml_kdtype_t t, FILE *f) {
+  fputs(buf == DML_KBUF_ARENA ? "arena" : "weights", f);
+  if (t != DML_KT_F32) fprintf(f, ":%s", dml_kdtype_name(t));
+  fputc('[', f);
+}
+
 static void print_val(const dml_kval_t *v, const dml_pkg_graph_t *g, FILE *f) {
   switch (v->kind) {
-    case DML_KV_CONST: fprintf(f, "%.9g", (double)v->c); return;
+    case DML_KV_CONST:
+      if (v->dtype == DML_KT_BOOL)
+        fputs(v->ic ? "true" : "false", f);
+      else if (v->dtype != DML_KT_F32)
+        fprintf(f, "%lld:%s", (long long)v->ic, dml_kdtype_name(v->dtype));
+      else
+        fprintf(f, "%.9g", (double)v->c);
+      return;
+    case DML_KV_IDX:
+      fprintf(f, "%s(", dml_kdtype_name(v->dtype));
+      print_idx(v->idx, g, f);
+      fputc(')', f);
+      return;
     case DML_KV_LOAD:
-      fputs(v->buf == DML_KBUF_ARENA ? "arena[" : "weights[", f);
+      print_view(v->buf, v->dtype, f);
       print_idx(v->idx, g, f);
       fputc(']', f);
       return;
@@ -264,11 +475,18 @@ static void print_val(const dml_kval_t *v, const dml_pkg_graph_t *g, FILE *f) {
       return;
     case DML_KV_REG: fprintf(f, "r%u", v->reg); return;
     case DML_KV_FN:
-      fprintf(f, "%s(", dml_kfn_name(v->fn));
+      if (v->fn == DML_KF_CAST)
+        fprintf(f, "cast<%s>(", dml_kdtype_name(v->dtype));
+      else
+        fprintf(f, "%s(", dml_kfn_name(v->fn));
       print_val(v->a, g, f);
       if (v->b) {
         fputs(", ", f);
         print_val(v->b, g, f);
+      }
+      if (v->c3) {
+        fputs(", ", f);
+        print_val(v->c3, g, f);
       }
       fputc(')', f);
       return;
@@ -282,14 +500,17 @@ static void print_stmts(const dml_kstmt_t *s, const dml_pkg_graph_t *g, int dept
     switch (s->kind) {
       case DML_KS_LET:
       case DML_KS_SET:
-        fprintf(f, "%sr%u = ", s->kind == DML_KS_LET ? "let " : "", s->reg);
+        fprintf(f, "%sr%u", s->kind == DML_KS_LET ? "let " : "", s->reg);
+        if (s->kind == DML_KS_LET && s->val && s->val->dtype != DML_KT_F32)
+          fprintf(f, ":%s", dml_kdtype_name(s->val->dtype));
+        fputs(" = ", f);
         print_val(s->val, g, f);
         fputc('\n', f);
         break;
       case DML_KS_STORE:
       case DML_KS_TILE_STORE:
         if (s->kind == DML_KS_STORE)
-          fputs(s->buf == DML_KBUF_ARENA ? "arena[" : "weights[", f);
+          print_view(s->buf, s->dtype, f);
         else
           fprintf(f, "tile%u[", s->tile);
         print_idx(s->idx, g, f);

@@ -64,8 +64,23 @@ static int type_numel(const dml_type_t *t, dml_klin_t *out) {
   return 1;
 }
 
-static int same_type(const dml_type_t *a, const dml_type_t *b) {
-  if (a->dtype != b->dtype || a->rank != b->rank) return 0;
+/* The kernel dtype of value v (f32 for dtypes kernels cannot hold: the
+ * scheduler refuses those before building anything). */
+static dml_kdtype_t kdt(const dml_pkg_value_t *v) {
+  dml_kdtype_t t = DML_KT_F32;
+  dml_kdtype_of(v->type.dtype, &t);
+  return t;
+}
+
+/* 1 when kernels hold v's dtype and v is aligned to its element size. */
+static int typed_ok(const dml_pkg_value_t *v) {
+  dml_kdtype_t t;
+  return dml_kdtype_of(v->type.dtype, &t) && v->offset % dml_kdtype_size(t) == 0;
+}
+
+/* Same dims (the dtype may differ). */
+static int same_shape(const dml_type_t *a, const dml_type_t *b) {
+  if (a->rank != b->rank) return 0;
   for (int32_t d = 0; d < a->rank; d++)
     if (a->dims[d].value != b->dims[d].value || a->dims[d].sym != b->dims[d].sym)
       return 0;
@@ -81,10 +96,31 @@ static dml_kbuf_t buf_of(const dml_pkg_value_t *v) {
   return v->storage == DML_PKG_STORAGE_CONST ? DML_KBUF_WEIGHTS : DML_KBUF_ARENA;
 }
 
-/* Element index of value `v` at flat element `i`. */
+/* Element index of value `v` at flat element `i` (in the view of v's
+ * dtype: byte offset / element size). */
 static const dml_kidx_t *at(sched_t *s, const dml_pkg_value_t *v, const dml_kidx_t *i) {
-  return dml_ki_bin(s->pool, DML_KI_ADD, dml_ki_const(s->pool, (int64_t)(v->offset / 4)),
+  return dml_ki_bin(s->pool, DML_KI_ADD,
+                    dml_ki_const(s->pool, (int64_t)(v->offset / dml_kdtype_size(kdt(v)))),
                     i);
+}
+
+/* A load of value v at flat element i. */
+static const dml_kval_t *load_at(sched_t *s, const dml_pkg_value_t *v,
+                                 const dml_kidx_t *i) {
+  return dml_kv_load_t(s->pool, buf_of(v), kdt(v), at(s, v, i));
+}
+
+/* A store of `val` into value y at flat element i. */
+static dml_kstmt_t *store_at(sched_t *s, const dml_pkg_value_t *y, const dml_kidx_t *i,
+                             const dml_kval_t *val) {
+  dml_kstmt_t *w = dml_ks_new(s->pool, DML_KS_STORE);
+  if (w) {
+    w->buf = DML_KBUF_ARENA;
+    w->dtype = kdt(y);
+    w->idx = at(s, y, i);
+    w->val = val;
+  }
+  return w;
 }
 
 /* Flat index into `in` (broadcast to `out`, numpy rules) of the output
@@ -142,8 +178,51 @@ static int ew_op(dml_op_t op) {
     case DML_OP_POW:
     case DML_OP_MAX:
     case DML_OP_MIN:
-    case DML_OP_BATCH_NORMALIZATION: return 1;
+    case DML_OP_BATCH_NORMALIZATION:
+    /* typed */
+    case DML_OP_SIGN:
+    case DML_OP_NOT:
+    case DML_OP_CAST:
+    case DML_OP_MOD:
+    case DML_OP_EQUAL:
+    case DML_OP_LESS:
+    case DML_OP_LESS_OR_EQUAL:
+    case DML_OP_GREATER:
+    case DML_OP_GREATER_OR_EQUAL:
+    case DML_OP_AND:
+    case DML_OP_OR:
+    case DML_OP_XOR:
+    case DML_OP_WHERE:
+    case DML_OP_EXPAND:
+    case DML_OP_ONE_HOT: return 1;
     default: return 0;
+  }
+}
+
+/* The typed elementwise value of node `n` (out dtype `t`), or NULL for
+ * the f32-only ops. */
+static const dml_kval_t *ew_typed_value(sched_t *s, const dml_pkg_node_t *n,
+                                        dml_kdtype_t t, const dml_kval_t *const *x) {
+  dml_kpool_t *p = s->pool;
+  switch (n->op) {
+    case DML_OP_SIGN: return dml_kv_fn(p, DML_KF_SIGN, x[0], NULL);
+    case DML_OP_NOT: return dml_kv_fn(p, DML_KF_NOT, x[0], NULL);
+    case DML_OP_CAST: return dml_kv_cast(p, t, x[0]);
+    case DML_OP_MOD:
+      return dml_kv_fn(
+          p, dml_attr_int(n->attrs, n->n_attrs, "fmod", 0) ? DML_KF_FMOD : DML_KF_IMOD,
+          x[0], x[1]);
+    case DML_OP_EQUAL: return dml_kv_fn(p, DML_KF_EQ, x[0], x[1]);
+    case DML_OP_LESS: return dml_kv_fn(p, DML_KF_LT, x[0], x[1]);
+    case DML_OP_LESS_OR_EQUAL: return dml_kv_fn(p, DML_KF_LE, x[0], x[1]);
+    case DML_OP_GREATER: return dml_kv_fn(p, DML_KF_GT, x[0], x[1]);
+    case DML_OP_GREATER_OR_EQUAL: return dml_kv_fn(p, DML_KF_GE, x[0], x[1]);
+    case DML_OP_AND: return dml_kv_fn(p, DML_KF_AND, x[0], x[1]);
+    case DML_OP_OR: return dml_kv_fn(p, DML_KF_OR, x[0], x[1]);
+    case DML_OP_XOR: return dml_kv_fn(p, DML_KF_XOR, x[0], x[1]);
+    case DML_OP_WHERE: return dml_kv_select(p, x[0], x[1], x[2]);
+    case DML_OP_EXPAND: return x[0]; /* numpy broadcast of x[0] (the loads) */
+    default: return NULL;
   }
 }
 
@@ -152,6 +231,9 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
                                   const dml_kval_t *const *x) {
   dml_kpool_t *p = s->pool;
   double alpha;
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  const dml_kval_t *tv = ew_typed_value(s, n, y ? kdt(y) : DML_KT_F32, x);
+  if (tv) return tv;
   switch (n->op) {
     case DML_OP_ABS: return dml_kv_fn(p, DML_KF_ABS, x[0], NULL);
     case DML_OP_NEG: return dml_kv_fn(p, DML_KF_NEG, x[0], NULL);
@@ -223,15 +305,110 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
   }
 }
 
+static int is_int(dml_dtype_t d) {
+  return d == DML_DTYPE_I64 || d == DML_DTYPE_I32;
+}
+
+/* Why the dtypes of elementwise node `n` (output y) are not emitted, or
+ * NULL: the float functions take f32; arithmetic, Sign, Clip, Max/Min and
+ * Mod take f32, i64 or i32 (one dtype throughout); compares take two
+ * operands of one dtype (Equal: bool too) and give bool; Not/And/Or/Xor
+ * are bool; Where takes a bool condition; Cast any of the four dtypes;
+ * OneHot i64/i32 indices and values of y's dtype. */
+static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
+                                   const dml_pkg_value_t *y) {
+  dml_dtype_t yt = y->type.dtype;
+  const dml_pkg_value_t *x0 = n->n_inputs ? val(s, n->inputs[0]) : NULL;
+  const dml_pkg_value_t *x1 = n->n_inputs > 1 ? val(s, n->inputs[1]) : NULL;
+  switch (n->op) {
+    case DML_OP_CAST:
+      return !x0 || !typed_ok(x0) ? "Cast from a dtype kernels do not hold" : NULL;
+    case DML_OP_EQUAL:
+    case DML_OP_LESS:
+    case DML_OP_LESS_OR_EQUAL:
+    case DML_OP_GREATER:
+    case DML_OP_GREATER_OR_EQUAL:
+      if (yt != DML_DTYPE_BOOL || !x0 || !x1 || x0->type.dtype != x1->type.dtype)
+        return "compare of mixed dtypes";
+      if (x0->type.dtype == DML_DTYPE_BOOL && n->op != DML_OP_EQUAL)
+        return "ordering compare of bool";
+      return NULL;
+    case DML_OP_NOT:
+    case DML_OP_AND:
+    case DML_OP_OR:
+    case DML_OP_XOR:
+      for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const dml_pkg_value_t *x = val(s, n->inputs[i]);
+        if (!x || x->type.dtype != DML_DTYPE_BOOL) return "logic op on non-bool";
+      }
+      return yt == DML_DTYPE_BOOL ? NULL : "logic op on non-bool";
+    case DML_OP_WHERE: {
+      const dml_pkg_value_t *x2 = val(s, n->inputs[2]);
+      if (!x0 || !x1 || !x2 || x0->type.dtype != DML_DTYPE_BOOL || x1->type.dtype != yt ||
+          x2->type.dtype != yt)
+        return "Where needs a bool condition and operands of the output's dtype";
+      return NULL;
+    }
+    case DML_OP_EXPAND:
+      return x0 && x0->type.dtype == yt ? NULL : "Expand changes the dtype";
+    case DML_OP_ONE_HOT: {
+      const dml_pkg_value_t *x2 = n->n_inputs > 2 ? val(s, n->inputs[2]) : NULL;
+      if (!x0 || !x2 || !is_int(x0->type.dtype) || !typed_ok(x0))
+        return "OneHot indices must be i64 or i32";
+      if (x2->type.dtype != yt || !typed_ok(x2) || x2->type.rank != 1 ||
+          x2->type.dims[0].value != 2 || x2->type.dims[0].sym >= 0)
+        return "OneHot values must be [2] of the output's dtype";
+      int64_t axis = dml_attr_int(n->attrs, n->n_attrs, "axis", -1);
+      if (axis < 0) axis += y->type.rank;
+      if (axis < 0 || axis >= y->type.rank || x0->type.rank != y->type.rank - 1)
+        return "OneHot axis out of range";
+      if (y->type.dims[axis].sym >= 0) return "OneHot with a symbolic depth";
+      return yt == DML_DTYPE_BOOL ? "OneHot to bool" : NULL;
+    }
+    case DML_OP_ADD:
+    case DML_OP_SUB:
+    case DML_OP_MUL:
+    case DML_OP_DIV:
+    case DML_OP_NEG:
+    case DML_OP_ABS:
+    case DML_OP_RELU:
+    case DML_OP_SIGN:
+    case DML_OP_MAX:
+    case DML_OP_MIN:
+    case DML_OP_CLIP:
+    case DML_OP_MOD:
+      if (yt != DML_DTYPE_F32 && !is_int(yt)) return "arithmetic on bool";
+      for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const dml_pkg_value_t *x = val(s, n->inputs[i]);
+        if (x && x->type.dtype != yt) return "operands of mixed dtypes";
+      }
+      if (n->op == DML_OP_MOD && yt == DML_DTYPE_F32 &&
+          !dml_attr_int(n->attrs, n->n_attrs, "fmod", 0))
+        return "Mod of floats needs fmod = 1";
+      return NULL;
+    default:
+      /* the float functions */
+      if (yt != DML_DTYPE_F32) return "only f32 is emitted for this op";
+      for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const dml_pkg_value_t *x = val(s, n->inputs[i]);
+        if (x && x->type.dtype != DML_DTYPE_F32) return "only f32 is emitted for this op";
+      }
+      return NULL;
+  }
+}
+
 /* Why node `n` cannot be an elementwise node of a kernel, or NULL. */
 static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
   if (!ew_op(n->op)) return "not elementwise";
   if (n->n_outputs != 1) return "more than one output";
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
-  if (!y || y->type.dtype != DML_DTYPE_F32) return "only f32 is emitted";
+  if (!y) return "absent output";
+  if (!typed_ok(y)) return "only f32, i64, i32 and bool (aligned) are emitted";
   dml_klin_t l;
   if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
   if (n->n_inputs > 8) return "more than 8 inputs";
+  const char *why = ew_dtype_reject(s, n, y);
+  if (why) return why;
   if (n->op == DML_OP_BATCH_NORMALIZATION) {
     if (dml_attr_int(n->attrs, n->n_attrs, "training_mode", 0))
       return "BatchNormalization in training mode";
@@ -250,9 +427,10 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
       if (n->op == DML_OP_CLIP) continue;
       return "absent input";
     }
-    if (x->type.dtype != DML_DTYPE_F32) return "only f32 is emitted";
+    if (n->op == DML_OP_EXPAND && i == 1) continue; /* the shape: y's dims */
+    if (n->op == DML_OP_ONE_HOT) continue;          /* checked in ew_dtype_reject */
+    if (!typed_ok(x)) return "only f32, i64, i32 and bool (aligned) are emitted";
     if (x->type.rank > y->type.rank) return "input of higher rank";
-    if (x->offset % 4) return "misaligned value";
   }
   return NULL;
 }
@@ -300,11 +478,13 @@ static int group_safe(const sched_t *s, const group_t *G) {
     for (uint32_t k = 0; k < n->n_inputs; k++) {
       const dml_pkg_value_t *x = val(s, n->inputs[k]);
       if (!x || producer_in(s, G, n->inputs[k]) >= 0) continue;
-      int same_elem = !anchor && same_type(&x->type, G->out);
+      int same_elem = !anchor && same_shape(&x->type, G->out);
       for (uint32_t j = 0; j < G->n; j++) {
         const dml_pkg_value_t *y = val(s, s->fn->nodes[G->nodes[j]].outputs[0]);
         if (!overlap(x, y)) continue;
-        if (same_elem && x->offset == y->offset) continue;
+        if (same_elem && x->offset == y->offset &&
+            dml_dtype_size(x->type.dtype) == dml_dtype_size(y->type.dtype))
+          continue;
         return 0;
       }
     }
@@ -352,6 +532,35 @@ static void set_nodes(sched_t *s, dml_kernel_t *K, const group_t *G) {
   for (uint32_t i = 0; i < G->n; i++) s->group_of[G->nodes[i]] = s->n_kernels;
 }
 
+/* OneHot (ONNX OneHot-11) at output coordinates `coord`: the index at the
+ * coordinates without `axis`, negative ones counted from depth (the
+ * output's static dim on `axis`); values[1] where it equals the coordinate
+ * on the axis, values[0] elsewhere (also for indices out of range). */
+static const dml_kval_t *one_hot_value(sched_t *s, dml_kernel_t *K,
+                                       const dml_pkg_node_t *n,
+                                       const dml_kidx_t *const *coord) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_value_t *ix = val(s, n->inputs[0]), *vals = val(s, n->inputs[2]);
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  int64_t axis = dml_attr_int(n->attrs, n->n_attrs, "axis", -1);
+  if (axis < 0) axis += y->type.rank;
+  int64_t depth = y->type.dims[axis].value;
+  const dml_kidx_t *c[DML_MAX_RANK];
+  for (int32_t d = 0, j = 0; d < y->type.rank; d++)
+    if (d != axis) c[j++] = coord[d];
+  const dml_kval_t *i =
+      dml_kv_cast(p, DML_KT_I64, load_at(s, ix, bcast_index(s, &ix->type, &ix->type, c)));
+  i = dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, i, dml_kv_zero(p, DML_KT_I64)),
+                    dml_kv_fn(p, DML_KF_ADD, i, dml_kv_iconst(p, DML_KT_I64, depth)), i);
+  const dml_kval_t *hit =
+      dml_kv_fn(p, DML_KF_EQ, i, dml_kv_idx(p, DML_KT_I64, coord[axis]));
+  dml_klin_t l;
+  if (type_numel(&ix->type, &l))
+    lin_add(&K->bytes, l, (int64_t)dml_dtype_size(ix->type.dtype));
+  return dml_kv_select(p, hit, load_at(s, vals, dml_ki_const(p, 1)),
+                       load_at(s, vals, dml_ki_const(p, 0)));
+}
+
 /* Appends the elementwise nodes of G after the anchor's value `acc`
  * (NULL when G has no anchor) at output coordinates `coord` and flat index
  * `flat`: registers reg0 .. reg0 + G->n - 1, then a store of every value
@@ -368,24 +577,28 @@ static void emit_chain_at(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kbl
     const dml_kval_t *v;
     if (i < start) {
       v = acc;
+    } else if (n->op == DML_OP_ONE_HOT) {
+      v = one_hot_value(s, K, n, coord);
     } else {
       const dml_kval_t *x[8] = {0};
       for (uint32_t k = 0; k < n->n_inputs && k < 8; k++) {
         const dml_pkg_value_t *xv = val(s, n->inputs[k]);
         if (!xv) continue;
+        if (n->op == DML_OP_EXPAND && k == 1) continue; /* the shape */
         int64_t pr = producer_in(s, G, n->inputs[k]);
         if (pr >= 0) {
           for (uint32_t j = 0; j < G->n; j++)
-            if (G->nodes[j] == (uint32_t)pr) x[k] = dml_kv_reg(p, reg0 + j);
+            if (G->nodes[j] == (uint32_t)pr) x[k] = dml_kv_reg_t(p, reg0 + j, kdt(xv));
         } else {
           /* BatchNormalization's parameters follow the channel (dim 1) */
           const dml_kidx_t *ix = n->op == DML_OP_BATCH_NORMALIZATION && k > 0 ? coord[1]
-                                 : same_type(&xv->type, G->out)
+                                 : same_shape(&xv->type, G->out)
                                      ? flat
                                      : bcast_index(s, &xv->type, G->out, coord);
-          x[k] = dml_kv_load(p, buf_of(xv), at(s, xv, ix));
+          x[k] = load_at(s, xv, ix);
           dml_klin_t l;
-          if (type_numel(&xv->type, &l)) lin_add(&K->bytes, l, 4);
+          if (type_numel(&xv->type, &l))
+            lin_add(&K->bytes, l, (int64_t)dml_dtype_size(xv->type.dtype));
         }
       }
       v = ew_value(s, n, x);
@@ -399,15 +612,10 @@ static void emit_chain_at(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kbl
     }
     dml_kblock_add(b, st);
     if (y && (s->n_uses_outside[n->outputs[0]] || s->is_output[n->outputs[0]])) {
-      dml_kstmt_t *w = dml_ks_new(p, DML_KS_STORE);
-      if (w) {
-        w->buf = DML_KBUF_ARENA;
-        w->idx = at(s, y, flat);
-        w->val = dml_kv_reg(p, reg0 + i);
-      }
-      dml_kblock_add(b, w);
+      dml_kblock_add(b, store_at(s, y, flat, dml_kv_reg_t(p, reg0 + i, kdt(y))));
       dml_klin_t l;
-      if (type_numel(&y->type, &l)) lin_add(&K->bytes, l, 4);
+      if (type_numel(&y->type, &l))
+        lin_add(&K->bytes, l, (int64_t)dml_dtype_size(y->type.dtype));
     }
   }
   K->n_regs = reg0 + G->n > K->n_regs ? reg0 + G->n : K->n_regs;
@@ -554,15 +762,10 @@ static void emit_copy(sched_t *s, uint32_t node) {
   type_numel(&y->type, &numel);
   K->local[0] = WG;
   K->items[0] = numel;
-  lin_add(&K->bytes, numel, 8);
+  lin_add(&K->bytes, numel, 2 * (int64_t)dml_dtype_size(y->type.dtype));
   const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
-  dml_kstmt_t *st = dml_ks_new(s->pool, DML_KS_STORE);
-  if (st) {
-    st->buf = DML_KBUF_ARENA;
-    st->idx = at(s, y, gid);
-    st->val = dml_kv_load(s->pool, buf_of(x), at(s, x, gid));
-  }
-  K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), st);
+  K->body =
+      if_lt(s, gid, dml_ki_lin(s->pool, numel), store_at(s, y, gid, load_at(s, x, gid)));
 }
 
 /* ---- GEMM ---- */
@@ -1064,20 +1267,74 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   }
   const dml_kidx_t *xi = bcast_index(s, &x->type, &x->type, xcoord);
   uint32_t acc = G->n;
+  dml_kdtype_t t = kdt(x);
+  const dml_kidx_t *coord[DML_MAX_RANK];
+  coords_of(s, G->out, gid, coord);
+  dml_kblock_t body = {0};
+  if (n->op == DML_OP_ARG_MAX || n->op == DML_OP_ARG_MIN) {
+    /* best value in register acc + 1, its index (i64) in acc; the first
+     * (or with select_last_index the last) extremum wins */
+    int last = (int)dml_attr_int(n->attrs, n->n_attrs, "select_last_index", 0);
+    dml_kfn_t better = n->op == DML_OP_ARG_MAX ? (last ? DML_KF_GE : DML_KF_GT)
+                                               : (last ? DML_KF_LE : DML_KF_LT);
+    const dml_kval_t *xv = load_at(s, x, xi);
+    const dml_kval_t *best = dml_kv_reg_t(p, acc + 1, t);
+    const dml_kval_t *hit = dml_kv_reg_t(p, acc + 2, DML_KT_BOOL);
+    dml_kblock_t loop = {0};
+    dml_kblock_add(&loop, assign(s, DML_KS_LET, acc + 2, dml_kv_fn(p, better, xv, best)));
+    dml_kblock_add(&loop,
+                   assign(s, DML_KS_SET, acc + 1, dml_kv_select(p, hit, xv, best)));
+    dml_kblock_add(&loop, assign(s, DML_KS_SET, acc,
+                                 dml_kv_select(p, hit, dml_kv_idx(p, DML_KT_I64, rv),
+                                               dml_kv_reg_t(p, acc, DML_KT_I64))));
+    /* start from element 0 (its compare with itself keeps index 0) */
+    dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_zero(p, DML_KT_I64)));
+    const dml_kidx_t *x0c[DML_MAX_RANK];
+    const dml_kidx_t *rest = gid;
+    for (int32_t d = x->type.rank - 1; d >= 0; d--) {
+      const dml_kidx_t *e = dim_idx(s, x->type.dims[d]);
+      if (red[d]) {
+        x0c[d] = dml_ki_const(p, 0);
+      } else {
+        x0c[d] = dml_ki_bin(p, DML_KI_MOD, rest, e);
+        rest = dml_ki_bin(p, DML_KI_DIV, rest, e);
+      }
+    }
+    dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1,
+                                 load_at(s, x, bcast_index(s, &x->type, &x->type, x0c))));
+    dml_kblock_add(&body, for_loop(s, r, R, loop.first));
+    emit_chain(s, K, G, &body, dml_kv_reg_t(p, acc, DML_KT_I64), coord, gid);
+    K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+    K->n_regs = acc + 3;
+    dml_klin_t xl;
+    if (type_numel(&x->type, &xl)) {
+      lin_add(&K->flops, xl, 1);
+      lin_add(&K->bytes, xl, (int64_t)dml_dtype_size(x->type.dtype));
+    }
+    return;
+  }
   int is_max = n->op == DML_OP_REDUCE_MAX || n->op == DML_OP_GLOBAL_MAX_POOL,
       is_min = n->op == DML_OP_REDUCE_MIN;
   int is_mean = n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL;
-  dml_kblock_t body = {0};
-  dml_kblock_add(&body, assign(s, DML_KS_LET, acc,
-                               dml_kv_const(p, is_max   ? -INFINITY
-                                               : is_min ? INFINITY
-                                                        : 0.0f)));
-  const dml_kval_t *xv = dml_kv_load(p, buf_of(x), at(s, x, xi));
+  const dml_kval_t *init = t == DML_KT_F32   ? dml_kv_const(p, is_max   ? -INFINITY
+                                                               : is_min ? INFINITY
+                                                                        : 0.0f)
+                           : t == DML_KT_I32 ? dml_kv_iconst(p, t,
+                                                             is_max   ? INT32_MIN
+                                                             : is_min ? INT32_MAX
+                                                                      : 0)
+                                             : dml_kv_iconst(p, t,
+                                                             is_max   ? INT64_MIN
+                                                             : is_min ? INT64_MAX
+                                                                      : 0);
+  dml_kblock_add(&body, assign(s, DML_KS_LET, acc, init));
+  const dml_kval_t *xv = load_at(s, x, xi);
   dml_kfn_t comb = is_max ? DML_KF_MAX : is_min ? DML_KF_MIN : DML_KF_ADD;
-  dml_kblock_add(&body, for_loop(s, r, R,
-                                 assign(s, DML_KS_SET, acc,
-                                        dml_kv_fn(p, comb, dml_kv_reg(p, acc), xv))));
-  const dml_kval_t *res = dml_kv_reg(p, acc);
+  dml_kblock_add(&body,
+                 for_loop(s, r, R,
+                          assign(s, DML_KS_SET, acc,
+                                 dml_kv_fn(p, comb, dml_kv_reg_t(p, acc, t), xv))));
+  const dml_kval_t *res = dml_kv_reg_t(p, acc, t);
   if (is_mean) {
     /* divide by the reduced count (an index expression: convert via a
      * constant when static) */
@@ -1088,22 +1345,53 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
         cnt *= x->type.dims[d].value;
         sym |= x->type.dims[d].sym >= 0;
       }
-    if (sym) {
-      unsupported(s, G->nodes[0], "a mean over a symbolic dim", NULL);
-      return;
-    }
-    res = dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, acc), dml_kv_const(p, (float)cnt));
+    /* over a symbolic dim, the count is the run-time index expression R */
+    res = dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, acc),
+                    sym ? dml_kv_idx(p, DML_KT_F32, R) : dml_kv_const(p, (float)cnt));
   }
-  const dml_kidx_t *coord[DML_MAX_RANK];
-  coords_of(s, G->out, gid, coord);
   emit_chain(s, K, G, &body, res, coord, gid);
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
   K->n_regs = acc + 1;
   dml_klin_t xl;
   if (type_numel(&x->type, &xl)) {
     lin_add(&K->flops, xl, 1);
-    lin_add(&K->bytes, xl, 4);
+    lin_add(&K->bytes, xl, (int64_t)dml_dtype_size(x->type.dtype));
   }
+}
+
+/* Shape (start/end, ONNX Shape-15) and Size: one invocation stores the
+ * dims of the input, i64, computed from the symbols' run-time values. */
+static void emit_shape_size(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  dml_kernel_t *K = new_kernel(s, DML_KK_ELEMENTWISE);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  K->local[0] = 1;
+  dml_kblock_t body = {0};
+  int32_t rank = x->type.rank;
+  if (n->op == DML_OP_SIZE) {
+    dml_klin_t l;
+    type_numel(&x->type, &l);
+    dml_kblock_add(&body, store_at(s, y, dml_ki_const(p, 0),
+                                   dml_kv_idx(p, DML_KT_I64, dml_ki_lin(p, l))));
+  } else {
+    int64_t start = dml_attr_int(n->attrs, n->n_attrs, "start", 0);
+    int64_t end = dml_attr_int(n->attrs, n->n_attrs, "end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    if (start < 0) start = 0;
+    if (end > rank) end = rank;
+    for (int64_t d = start; d < end; d++)
+      dml_kblock_add(&body,
+                     store_at(s, y, dml_ki_const(p, d - start),
+                              dml_kv_idx(p, DML_KT_I64, dim_idx(s, x->type.dims[d]))));
+  }
+  K->body = if_lt(s, dml_ki_var(p, DML_KVAR_GID_X), dml_ki_const(p, 1), body.first);
+  dml_klin_t yl;
+  if (type_numel(&y->type, &yl)) lin_add(&K->bytes, yl, 8);
 }
 
 /* ---- softmax ---- */
@@ -1206,7 +1494,11 @@ int dml_kschedule_handles(dml_op_t op) {
     case DML_OP_MAX_POOL:
     case DML_OP_AVERAGE_POOL:
     case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_GLOBAL_MAX_POOL: return 1;
+    case DML_OP_GLOBAL_MAX_POOL:
+    case DML_OP_ARG_MAX:
+    case DML_OP_ARG_MIN:
+    case DML_OP_SHAPE:
+    case DML_OP_SIZE: return 1;
     default: return 0;
   }
 }
@@ -1288,8 +1580,9 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       if (is_view_alias(&s, n)) continue; /* nothing to run */
       close_group(&s, G, &gs, red, &ws);
       dml_klin_t l;
-      if (!x || !y || x->type.dtype != DML_DTYPE_F32 || x->offset % 4 || y->offset % 4)
-        unsupported(&s, i, "only f32 views are emitted", NULL);
+      if (!x || !y || x->type.dtype != y->type.dtype || !typed_ok(x) || !typed_ok(y))
+        unsupported(&s, i, "only f32, i64, i32 and bool (aligned) views are emitted",
+                    NULL);
       else if (!type_numel(&y->type, &l))
         unsupported(&s, i, "more than one symbolic dim", NULL);
       else
@@ -1303,8 +1596,8 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         continue;
       }
       int joined = 0;
-      if (G->n > 0 && G->n < 255 && same_type(&y->type, G->out) &&
-          consumes_group(&s, G, n)) {
+      if (G->n > 0 && G->n < 255 && same_shape(&y->type, G->out) &&
+          n->op != DML_OP_ONE_HOT && consumes_group(&s, G, n)) {
         G->nodes[G->n++] = i;
         if (group_safe(&s, G))
           joined = 1;
@@ -1374,15 +1667,35 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       case DML_OP_REDUCE_SUM:
       case DML_OP_REDUCE_MEAN:
       case DML_OP_REDUCE_MAX:
-      case DML_OP_REDUCE_MIN: {
+      case DML_OP_REDUCE_MIN:
+      case DML_OP_ARG_MAX:
+      case DML_OP_ARG_MIN: {
         const dml_pkg_value_t *x = val(&s, n->inputs[0]);
         dml_klin_t l;
         const char *why = NULL;
-        if (!x || !y || x->type.dtype != DML_DTYPE_F32 || y->type.dtype != DML_DTYPE_F32)
-          why = "only f32 is emitted";
+        int arg = n->op == DML_OP_ARG_MAX || n->op == DML_OP_ARG_MIN;
+        if (!x || !y || !typed_ok(x) || !typed_ok(y) ||
+            (arg ? y->type.dtype != DML_DTYPE_I64
+                 : (x->type.dtype != y->type.dtype || x->type.dtype == DML_DTYPE_BOOL)))
+          why = arg ? "only f32, i64 and i32 inputs (aligned) are emitted"
+                    : "only f32, i64 and i32 (aligned) are emitted";
+        else if (x->type.dtype == DML_DTYPE_BOOL)
+          why = "ArgMax/ArgMin of bool";
+        else if (x->type.dtype != DML_DTYPE_F32 &&
+                 (n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL ||
+                  n->op == DML_OP_GLOBAL_MAX_POOL))
+          why = "only f32 is emitted for this op";
         else if (!type_numel(&x->type, &l))
           why = "more than one symbolic dim";
-        else
+        else if (arg) {
+          int64_t axis = dml_attr_int(n->attrs, n->n_attrs, "axis", 0);
+          if (axis < 0) axis += x->type.rank;
+          if (axis < 0 || axis >= x->type.rank) {
+            why = "axis out of range";
+          } else {
+            for (int32_t d = 0; d < x->type.rank; d++) red[d] = d == axis;
+          }
+        } else
           why = reduce_axes(&s, n, x->type.rank, red);
         if (why) {
           unsupported(&s, i, "%s", why);
@@ -1393,6 +1706,18 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         G->nodes[0] = i;
         G->n = 1;
         G->out = &y->type;
+        break;
+      }
+      case DML_OP_SHAPE:
+      case DML_OP_SIZE: {
+        const dml_pkg_value_t *x = val(&s, n->inputs[0]);
+        dml_klin_t l;
+        if (!x || !y || y->type.dtype != DML_DTYPE_I64 || !typed_ok(y))
+          unsupported(&s, i, "%s output must be i64", n->op_name);
+        else if (!type_numel(&x->type, &l))
+          unsupported(&s, i, "more than one symbolic dim", NULL);
+        else
+          emit_shape_size(&s, i);
         break;
       }
       case DML_OP_SOFTMAX:

@@ -48,14 +48,21 @@ static inline char *gpu_test_dense(int n, double scale, double lo) {
   return b;
 }
 
-/* The largest |a - b| / max(1, |b|) over two f32 tensors; 1e9 when their
- * dtypes or shapes differ or a value is NaN. */
+/* The largest |a - b| / max(1, |b|) over two f32 tensors; for i64, i32
+ * and bool tensors 0 when they are equal element by element; 1e9 when
+ * their dtypes or shapes differ, an f32 value is NaN or an integer or bool
+ * differs. */
 static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t *b) {
-  if (a->rank != b->rank || a->dtype != DML_DTYPE_F32 || b->dtype != DML_DTYPE_F32)
-    return 1e9;
+  if (a->rank != b->rank || a->dtype != b->dtype) return 1e9;
   for (int32_t d = 0; d < a->rank; d++)
     if (a->dims[d] != b->dims[d]) return 1e9;
   int64_t n = dml_dims_numel(a->dims, a->rank);
+  if (a->dtype != DML_DTYPE_F32) {
+    if (a->dtype != DML_DTYPE_I64 && a->dtype != DML_DTYPE_I32 &&
+        a->dtype != DML_DTYPE_BOOL)
+      return 1e9;
+    return memcmp(a->data, b->data, (size_t)n * dml_dtype_size(a->dtype)) ? 1e9 : 0;
+  }
   double worst = 0;
   for (int64_t i = 0; i < n; i++) {
     double x = ((const float *)a->data)[i], y = ((const float *)b->data)[i];
@@ -67,8 +74,9 @@ static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t 
 
 /* max |a - b| / max(1, max |b|) over two f32 tensors (a norm-wise error,
  * for TF32 results); 1e9 when their dtypes or shapes differ or a value is
- * NaN. */
+ * NaN; for two i64, i32 or bool tensors, gpu_test_max_err (exact). */
 static inline double gpu_test_normwise_err(const dml_tensor_t *a, const dml_tensor_t *b) {
+  if (a->dtype != DML_DTYPE_F32 && a->dtype == b->dtype) return gpu_test_max_err(a, b);
   if (a->rank != b->rank || a->dtype != DML_DTYPE_F32 || b->dtype != DML_DTYPE_F32)
     return 1e9;
   for (int32_t d = 0; d < a->rank; d++)
@@ -101,7 +109,8 @@ static inline void gpu_test_close(dml_rt_model_t *m, dml_rt_session_t *cpu,
 }
 
 /* Runs `cpu` and `dev` (sessions of `m`) at symbol value `batch` on the same
- * random f32 inputs in [-2, 2) and returns the largest error of `dev`'s
+ * random inputs (f32 in [-2, 2); i64 and i32 in [-5, 5], so zeros and ties
+ * occur; bool 0/1) and returns the largest error of `dev`'s
  * outputs against `cpu`'s: scaled per element (gpu_test_max_err), or
  * norm-wise (gpu_test_normwise_err) when `normwise`; prints each output
  * above `tol`. */
@@ -120,8 +129,19 @@ static inline double gpu_test_compare_with(dml_rt_model_t *m, dml_rt_session_t *
     for (int32_t d = 0; d < io.rank; d++)
       t.dims[d] = io.dim_symbol[d] ? io.dim_multiplier[d] * batch : io.dims[d];
     int64_t n = dml_dims_numel(t.dims, t.rank);
-    float *x = (float *)malloc((size_t)(n ? n : 1) * sizeof(float));
-    for (int64_t k = 0; k < n; k++) x[k] = 2.0f * gpu_test_frand();
+    void *x = malloc((size_t)(n ? n : 1) * 8);
+    for (int64_t k = 0; x && k < n; k++) {
+      float r = gpu_test_frand();
+      int64_t v = (int64_t)floor(5.5 * ((double)r + 1.0)) - 5;
+      if (io.dtype == DML_DTYPE_I64)
+        ((int64_t *)x)[k] = v;
+      else if (io.dtype == DML_DTYPE_I32)
+        ((int32_t *)x)[k] = (int32_t)v;
+      else if (io.dtype == DML_DTYPE_BOOL)
+        ((uint8_t *)x)[k] = r > 0;
+      else
+        ((float *)x)[k] = 2.0f * r;
+    }
     t.data = x;
     CHECK_OK(dml_rt_session_set_input(cpu, i, &t));
     CHECK_OK(dml_rt_session_set_input(dev, i, &t));
@@ -267,6 +287,90 @@ static inline char *gpu_test_elementwise_chain(int w) {
   return text;
 }
 
+/* The typed kernel forms (values of dtype i64, i32 and bool; compared
+ * element-exactly):
+ * - compares, logic, Where, casts between f32, i64, i32 and bool, integer
+ *   arithmetic (Div and Mod by zero give 0, as on the CPU; Mod with the
+ *   divisor's sign and fmod), Abs/Neg/Sign/Max/Clip on i64 (11 kernels:
+ *   the scheduler fuses chains, not independent nodes);
+ * - ArgMax/ArgMin (ties, select_last_index, keepdims), OneHot with negative
+ *   and out-of-range labels, Shape and Size of a symbolic value, Expand to
+ *   a computed shape, integer ReduceSum/Max/Min, a view of an i64 value
+ *   (12 kernels). */
+static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
+  each("typed elementwise",
+       "sym batch <= 16\n"
+       "global @k : i64[] = dense<[3]>\n"
+       "global @nk : i32[4] = dense<[-3, 2, 0, 5]>\n"
+       "global @half : f32[] = dense<[0.5]>\n"
+       "global @lo : i64[] = dense<[-2]>\n"
+       "global @hi : i64[] = dense<[4]>\n"
+       "func @forward(%x: f32[batch,4], %y: f32[batch,4], %a: i64[batch,4], "
+       "%b: i32[batch,4], %p: bool[batch,4]) -> (bool[batch,4], i64[batch,4], "
+       "f32[batch,4], i32[batch,4], bool[batch,4], i64[batch,4], f32[batch,4], "
+       "i32[batch,4], i64[batch,4]) {\n"
+       "  %g = Greater(%x, %y) : bool[batch,4]\n"
+       "  %c = Cast(%g) {to = 7} : i64[batch,4]\n"
+       "  %s = Add(%c, %a) : i64[batch,4]\n"
+       "  %m = Mod(%s, @k) : i64[batch,4]\n"
+       "  %f = Cast(%m) {to = 1} : f32[batch,4]\n"
+       "  %w = Where(%g, %f, %x) : f32[batch,4]\n"
+       "  %d = Div(%b, @nk) : i32[batch,4]\n"
+       "  %fm = Mod(%b, @nk) {fmod = 1} : i32[batch,4]\n"
+       "  %md = Mod(%b, @nk) : i32[batch,4]\n"
+       "  %e = Sub(%d, %fm) : i32[batch,4]\n"
+       "  %q = Mul(%e, %md) : i32[batch,4]\n"
+       "  %lt = Less(%x, @half) : bool[batch,4]\n"
+       "  %eq = Equal(%lt, %p) : bool[batch,4]\n"
+       "  %n = Not(%eq) : bool[batch,4]\n"
+       "  %o = Or(%n, %g) : bool[batch,4]\n"
+       "  %an = And(%o, %p) : bool[batch,4]\n"
+       "  %xo = Xor(%an, %lt) : bool[batch,4]\n"
+       "  %ai = Abs(%a) : i64[batch,4]\n"
+       "  %ng = Neg(%ai) : i64[batch,4]\n"
+       "  %sg = Sign(%a) : i64[batch,4]\n"
+       "  %mx = Max(%ng, %sg, %a) : i64[batch,4]\n"
+       "  %cl = Clip(%mx, @lo, @hi) : i64[batch,4]\n"
+       "  %ge = GreaterOrEqual(%cl, %a) : bool[batch,4]\n"
+       "  %le = LessOrEqual(%b, @nk) : bool[batch,4]\n"
+       "  %bf = Cast(%le) {to = 1} : f32[batch,4]\n"
+       "  %sf = Sign(%y) : f32[batch,4]\n"
+       "  %tf = Mul(%bf, %sf) : f32[batch,4]\n"
+       "  %fi = Cast(%tf) {to = 6} : i32[batch,4]\n"
+       "  %i2 = Cast(%y) {to = 7} : i64[batch,4]\n"
+       "  %wi = Where(%ge, %i2, %cl) : i64[batch,4]\n"
+       "  return %xo, %m, %w, %q, %ge, %wi, %tf, %fi, %sg\n}\n",
+       11);
+  each("argmax, onehot, shape, size, int reductions",
+       "sym batch <= 16\n"
+       "global @vals : f32[2] = dense<[-0.5, 2.0]>\n"
+       "global @d : i64[] = dense<[4]>\n"
+       "global @ci : i64[1,4] = dense<[1, 0, 3, 2]>\n"
+       "global @ax : i64[1] = dense<[1]>\n"
+       "func @forward(%x: f32[batch,4], %a: i64[batch,4], %b: i32[batch,4], "
+       "%l: i64[batch]) -> (i64[batch], i64[1,4], f32[batch,4], i64[2], i64[], "
+       "f32[batch,4], i64[4], i32[batch,1], i64[batch], bool[batch,4], i64[batch,1], "
+       "i64[batch,1]) {\n"
+       "  %am = ArgMax(%x) {axis = 1, keepdims = 0} : i64[batch]\n"
+       "  %an = ArgMin(%a) {axis = 0, keepdims = 1, select_last_index = 1} : i64[1,4]\n"
+       "  %oh = OneHot(%l, @d, @vals) {axis = 1} : f32[batch,4]\n"
+       "  %sh = Shape(%x) : i64[2]\n"
+       "  %sz = Size(%x) : i64[]\n"
+       "  %ex = Expand(@ci, %sh) : i64[batch,4]\n"
+       "  %e3 = Cast(%ex) {to = 1} : f32[batch,4]\n"
+       "  %m = Mul(%e3, %oh) : f32[batch,4]\n"
+       "  %rs = ReduceSum(%a) {axes = [0], keepdims = 0} : i64[4]\n"
+       "  %rm = ReduceMax(%b) {axes = [1], keepdims = 1} : i32[batch,1]\n"
+       "  %rn = ReduceMin(%a) {axes = [1], keepdims = 0} : i64[batch]\n"
+       "  %ms = Add(%rn, %am) : i64[batch]\n"
+       "  %eq = Equal(%ex, %a) : bool[batch,4]\n"
+       "  %ai = ArgMax(%a) {axis = -1, keepdims = 1} : i64[batch,1]\n"
+       "  %al = ArgMax(%a) {axis = 1, keepdims = 0, select_last_index = 1} : i64[batch]\n"
+       "  %u = Unsqueeze(%al, @ax) : i64[batch,1]\n"
+       "  return %am, %an, %oh, %sh, %sz, %m, %rs, %rm, %ms, %eq, %ai, %u\n}\n",
+       12);
+}
+
 /* Every kernel form the scheduler emits, in this order (the weights are
  * drawn from gpu_test_frand as each form is made, so a caller drawing in
  * `each` sees the same values each run): the elementwise chain with
@@ -275,8 +379,8 @@ static inline char *gpu_test_elementwise_chain(int w) {
  * MatMul 3-D with a residual and a transposed Gemm; reductions and softmax
  * on axis 1; Conv (groups, strides, dilations, pads, SAME_UPPER) with bias
  * and a BatchNormalization + Relu epilogue, MaxPool, AveragePool with and
- * without the pads counted, global pools. A text that cannot be allocated
- * is a failed CHECK. */
+ * without the pads counted, global pools; then gpu_test_typed_forms. A
+ * text that cannot be allocated is a failed CHECK. */
 static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
   char text[16384];
   for (int u = 0; u <= (unrolled ? 1 : 0); u++) {
@@ -385,6 +489,7 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
            w1, b1, cw2, csc, bb, mu, var);
   free(w1), free(b1), free(cw2), free(csc), free(bb), free(mu), free(var);
   each("conv+bn+relu, pools", text, 8);
+  gpu_test_typed_forms(each);
 }
 
 #endif /* DML_GPU_TEST_UTIL_H_ */

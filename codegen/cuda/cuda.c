@@ -54,7 +54,39 @@ static const dml_cdialect_t k_cuda = {
      ")", ")", ")", ")", ")", ")", ")", ")", ")", ")"},
     "__syncthreads();",
     "unsigned",
+    {"float", "long long", "int", "bool"},
+    0,
+    "ll",
+    "(",
+    " != 0)",
+    "(unsigned char)(",
+    " ? 1 : 0)",
+    "dml_max(",
+    "dml_min(",
+    "dml_abs(",
+    "dml_sign(",
 };
+
+/* Added to the prelude of kernels with typed values (c_emit.h): integer
+ * max/min/abs, sign of every dtype, dml_idiv, the truncated remainder
+ * dml_fmod and ONNX Mod's dml_imod (the divisor's sign), as C++ overloads
+ * (a divisor of 0 gives 0, of -1 gives -a and 0, as on the CPU). */
+static const char k_typed_prelude[] =
+    "#define DML_INT_FNS(T)                                                   \\\n"
+    "  DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \\\n"
+    "  DML_DEV T dml_min(T a, T b) { return a < b ? a : b; }                  \\\n"
+    "  DML_DEV T dml_abs(T a) { return a < 0 ? -a : a; }                      \\\n"
+    "  DML_DEV T dml_sign(T a) { return (T)((a > 0) - (a < 0)); }             \\\n"
+    "  DML_DEV T dml_idiv(T a, T b) { return b == 0 ? 0 : b == -1 ? -a : a / b; } \\\n"
+    "  DML_DEV T dml_fmod(T a, T b) { return (b == 0 || b == -1) ? 0 : a % b; } \\\n"
+    "  DML_DEV T dml_imod(T a, T b) {                                         \\\n"
+    "    T r = dml_fmod(a, b);                                                \\\n"
+    "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;                 \\\n"
+    "  }\n"
+    "DML_INT_FNS(long long)\n"
+    "DML_INT_FNS(int)\n"
+    "DML_DEV float dml_sign(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }\n"
+    "DML_DEV float dml_fmod(float a, float b) { return __builtin_fmodf(a, b); }\n";
 
 /* Compiled with clang -nocudainc -nocudalib: no CUDA headers, no
  * libdevice. The attributes are clang's; the math is NVVM builtins (PTX
@@ -123,8 +155,10 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                            "%u symbols exceed the %u kernel parameter words", n_symbols,
                            DML_KPKG_MAX_SYMBOLS);
   dml_sb_t b = {0};
-  dml_sb_printf(&b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s", k->name,
-                dml_kernel_kind_name(k->kind), n_symbols ? n_symbols : 1, k_prelude);
+  uint32_t views = dml_kernel_views(k);
+  dml_sb_printf(&b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s%s", k->name,
+                dml_kernel_kind_name(k->kind), n_symbols ? n_symbols : 1, k_prelude,
+                views & DML_KVIEW_TYPED ? k_typed_prelude : "");
   dml_sb_printf(&b,
                 "extern \"C\" __global__ void __attribute__((launch_bounds(%u)))\n"
                 "%s(float *__restrict__ arena, const float *__restrict__ weights, "
@@ -139,9 +173,18 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                 "  const unsigned gid_y = wg_y * %uu + lid_y;\n"
                 "  (void)gid_x, (void)gid_y, (void)arena, (void)weights, (void)pc;\n",
                 k->local[0], k->local[1]);
+  /* typed views: pointer casts of the same buffers */
+  static const char *const elem[DML_KT_COUNT_] = {"", "long long", "int",
+                                                  "unsigned char"};
+  for (int buf = 0; buf < 2; buf++)
+    for (int t = DML_KT_I64; t < DML_KT_COUNT_; t++)
+      if (views & DML_KVIEW(buf, t))
+        dml_sb_printf(&b, "  %s%s *%s = (%s%s *)%s;\n", buf ? "const " : "", elem[t],
+                      dml_cemit_view((dml_kbuf_t)buf, (dml_kdtype_t)t),
+                      buf ? "const " : "", elem[t], buf ? "weights" : "arena");
   for (uint32_t t = 0; t < k->n_tiles; t++)
     dml_sb_printf(&b, "  __shared__ float tile%u[%u];\n", t, k->tile_elems[t]);
-  for (uint32_t r = 0; r < k->n_regs; r++) dml_sb_printf(&b, "  float r%u = 0.0f;\n", r);
+  dml_cemit_regs(&b, &k_cuda, k);
   dml_cemit_stmts(&b, &k_cuda, k->body, 1);
   dml_sb_printf(&b, "}\n");
   if (b.oom) {

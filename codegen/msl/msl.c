@@ -26,6 +26,18 @@ static int bind(spvc_compiler c, unsigned set, unsigned binding, unsigned buffer
   return spvc_compiler_msl_add_resource_binding(c, &b) == SPVC_SUCCESS;
 }
 
+/* 1 when the module declares OpCapability Int64: 64-bit integers in
+ * buffers need MSL 2.3 (macOS 11 / iOS 14); other kernels stay MSL 2.1. */
+static int uses_int64(const uint32_t *w, size_t n) {
+  for (size_t i = 5; i < n;) {
+    uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
+    if (len == 0 || op == 14 /* OpMemoryModel */) break;
+    if (op == 17 /* OpCapability */ && i + 1 < n && w[i + 1] == 11 /* Int64 */) return 1;
+    i += len;
+  }
+  return 0;
+}
+
 dml_status_t dml_codegen_msl(const uint32_t *words, size_t n_words,
                              const char *kernel_name, char **out_msl) {
   spvc_context ctx = NULL;
@@ -45,8 +57,10 @@ dml_status_t dml_codegen_msl(const uint32_t *words, size_t n_words,
                                    SPVC_CAPTURE_MODE_TAKE_OWNERSHIP,
                                    &comp) == SPVC_SUCCESS &&
       spvc_compiler_create_compiler_options(comp, &opts) == SPVC_SUCCESS &&
-      spvc_compiler_options_set_uint(opts, SPVC_COMPILER_OPTION_MSL_VERSION,
-                                     SPVC_MAKE_MSL_VERSION(2, 1, 0)) == SPVC_SUCCESS &&
+      spvc_compiler_options_set_uint(
+          opts, SPVC_COMPILER_OPTION_MSL_VERSION,
+          uses_int64(words, n_words) ? SPVC_MAKE_MSL_VERSION(2, 3, 0)
+                                     : SPVC_MAKE_MSL_VERSION(2, 1, 0)) == SPVC_SUCCESS &&
       spvc_compiler_install_compiler_options(comp, opts) == SPVC_SUCCESS &&
       bind(comp, 0, 0, 0) && bind(comp, 0, 1, 1) &&
       bind(comp, SPVC_MSL_PUSH_CONSTANT_DESC_SET, SPVC_MSL_PUSH_CONSTANT_BINDING, 2) &&

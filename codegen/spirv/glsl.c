@@ -22,7 +22,33 @@ static const dml_cdialect_t k_glsl = {
      ")", ")", ")", ")", ")", ")", ")",   ")", ")", ")"},
     "barrier();",
     "uint",
+    {"float", "int64_t", "int", "bool"},
+    1,
+    "l",
+    "(uint(",
+    ") != 0u)",
+    "uint8_t(",
+    " ? 1u : 0u)",
+    "max(",
+    "min(",
+    "abs(",
+    "sign(",
 };
+
+/* dml_idiv / dml_fmod / dml_imod of `t` (c_emit.h): truncating division,
+ * truncated remainder, and the remainder with the divisor's sign (ONNX
+ * Mod, fmod = 0); a divisor of 0 gives 0, of -1 gives -a and 0, as on the
+ * CPU. Written with the macro's T. */
+static const char k_int_helpers[] =
+    "#define DML_INT_FNS(T) \\\n"
+    "  T dml_idiv(T a, T b) { return b == T(0) ? T(0) : b == T(-1) ? -a : a / b; } \\\n"
+    "  T dml_fmod(T a, T b) { \\\n"
+    "    return (b == T(0) || b == T(-1)) ? T(0) : a - b * (a / b); \\\n"
+    "  } \\\n"
+    "  T dml_imod(T a, T b) { \\\n"
+    "    T r = dml_fmod(a, b); \\\n"
+    "    return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r; \\\n"
+    "  }\n";
 
 dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
                               char **out_text) {
@@ -30,21 +56,49 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, "codegen.vulkan",
                            "%u symbols exceed the 32 push-constant words", n_symbols);
   dml_sb_t b = {0};
+  uint32_t views = dml_kernel_views(k);
+  int u8 = (views & (DML_KVIEW(DML_KBUF_ARENA, DML_KT_BOOL) |
+                     DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_BOOL))) != 0;
+  int i64 = (views & (DML_KVIEW_I64 | DML_KVIEW(DML_KBUF_ARENA, DML_KT_I64) |
+                      DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_I64))) != 0;
+  /* 64-bit integers need shaderInt64, byte views storageBuffer8BitAccess
+   * (VK_KHR_8bit_storage): the Vulkan runtime enables them from the
+   * module's capabilities. */
+  dml_sb_printf(&b, "#version 450\n");
+  if (i64)
+    dml_sb_printf(&b,
+                  "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
+  if (u8) dml_sb_printf(&b, "#extension GL_EXT_shader_8bit_storage : require\n");
   dml_sb_printf(
       &b,
-      "#version 450\n"
       "// dmlc kernel %s (%s)\n"
       "layout(local_size_x = %u, local_size_y = %u, local_size_z = %u) in;\n"
       "layout(std430, set = 0, binding = 0) buffer Arena { float arena[]; };\n"
       "layout(std430, set = 0, binding = 1) readonly buffer Weights { float weights[]; "
-      "};\n"
-      "layout(push_constant) uniform Syms { uint sym[%u]; } pc;\n",
-      k->name, dml_kernel_kind_name(k->kind), k->local[0], k->local[1], k->local[2],
-      n_symbols ? n_symbols : 1);
+      "};\n",
+      k->name, dml_kernel_kind_name(k->kind), k->local[0], k->local[1], k->local[2]);
+  /* typed views: more blocks aliasing the same bindings */
+  static const char *const block[DML_KT_COUNT_] = {"", "I64", "I32", "U8"};
+  static const char *const elem[DML_KT_COUNT_] = {"", "int64_t", "int", "uint8_t"};
+  for (int buf = 0; buf < 2; buf++)
+    for (int t = DML_KT_I64; t < DML_KT_COUNT_; t++)
+      if (views & DML_KVIEW(buf, t))
+        dml_sb_printf(
+            &b, "layout(std430, set = 0, binding = %d) %sbuffer %s%s { %s %s[]; };\n",
+            buf, buf ? "readonly " : "", buf ? "Weights" : "Arena", block[t], elem[t],
+            dml_cemit_view((dml_kbuf_t)buf, (dml_kdtype_t)t));
+  dml_sb_printf(&b, "layout(push_constant) uniform Syms { uint sym[%u]; } pc;\n",
+                n_symbols ? n_symbols : 1);
+  if (views & DML_KVIEW_TYPED) {
+    dml_sb_printf(&b,
+                  "float dml_fmod(float a, float b) { return a - b * trunc(a / b); }\n");
+    dml_sb_printf(&b, "%sDML_INT_FNS(int)\n", k_int_helpers);
+    if (i64) dml_sb_printf(&b, "DML_INT_FNS(int64_t)\n");
+  }
   for (uint32_t t = 0; t < k->n_tiles; t++)
     dml_sb_printf(&b, "shared float tile%u[%u];\n", t, k->tile_elems[t]);
   dml_sb_printf(&b, "void main() {\n");
-  for (uint32_t r = 0; r < k->n_regs; r++) dml_sb_printf(&b, "  float r%u = 0.0;\n", r);
+  dml_cemit_regs(&b, &k_glsl, k);
   dml_cemit_stmts(&b, &k_glsl, k->body, 1);
   dml_sb_printf(&b, "}\n");
   if (b.oom) {

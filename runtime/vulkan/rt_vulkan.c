@@ -35,6 +35,8 @@
   X(vkGetPhysicalDeviceMemoryProperties)      \
   X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkGetPhysicalDeviceFeatures)              \
+  X(vkGetPhysicalDeviceFeatures2)             \
+  X(vkEnumerateDeviceExtensionProperties)     \
   X(vkCreateDevice)                           \
   X(vkGetDeviceProcAddr)
 
@@ -415,6 +417,48 @@ static dml_status_t pick_device(vk_loader_t *L, const char *device, uint32_t *ou
   return DML_OK;
 }
 
+/* Device features the kernels' SPIR-V asks for (codegen/spirv/glsl.c):
+ * OpCapability Int64 needs shaderInt64, StorageBuffer8BitAccess needs
+ * VK_KHR_8bit_storage's storageBuffer8BitAccess. */
+typedef struct spv_needs {
+  int int64, storage8;
+} spv_needs_t;
+
+static void spirv_needs(const dml_kpkg_function_t *kf, spv_needs_t *n) {
+  memset(n, 0, sizeof *n);
+  for (uint32_t k = 0; k < kf->n_kernels; k++) {
+    const uint8_t *c = kf->kernels[k].code;
+    size_t nw = kf->kernels[k].code_bytes / 4;
+    /* after the 5-word header, capabilities come first (with extensions
+     * and imports before the memory model) */
+    for (size_t i = 5; i < nw;) {
+      uint32_t w0;
+      memcpy(&w0, c + 4 * i, 4);
+      uint32_t op = w0 & 0xffffu, len = w0 >> 16;
+      if (len == 0 || op == 14 /* OpMemoryModel */) break;
+      if (op == 17 /* OpCapability */ && i + 1 < nw) {
+        uint32_t cap;
+        memcpy(&cap, c + 4 * (i + 1), 4);
+        if (cap == 11 /* Int64 */) n->int64 = 1;
+        if (cap == 4448 /* StorageBuffer8BitAccess */) n->storage8 = 1;
+      }
+      i += len;
+    }
+  }
+}
+
+static int has_extension(vk_loader_t *L, VkPhysicalDevice pd, const char *name) {
+  uint32_t n = 0;
+  if (L->vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || !n)
+    return 0;
+  VkExtensionProperties *e = (VkExtensionProperties *)calloc(n, sizeof *e);
+  int found = 0;
+  if (e && L->vkEnumerateDeviceExtensionProperties(pd, NULL, &n, e) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++) found = !strcmp(e[i].extensionName, name);
+  free(e);
+  return found;
+}
+
 static dml_status_t create_device(vk_session_t *v) {
   vk_loader_t *L = v->L;
   uint32_t nq = 0;
@@ -433,15 +477,56 @@ static dml_status_t create_device(vk_session_t *v) {
   if (qf[fam].timestampValidBits && pp->limits.timestampPeriod > 0)
     v->ts_period_ns = pp->limits.timestampPeriod;
   VkPhysicalDeviceFeatures have, want;
-  L->vkGetPhysicalDeviceFeatures(L->phys[v->phys_index], &have);
+  VkPhysicalDevice pd = L->phys[v->phys_index];
+  L->vkGetPhysicalDeviceFeatures(pd, &have);
   memset(&want, 0, sizeof want);
   /* Kernels are untrusted bytes: out-of-bounds accesses stay in bounds. */
   want.robustBufferAccess = have.robustBufferAccess;
+  /* Typed kernels: 64-bit integers and byte (bool) views, enabled only
+   * when the package's kernels use them. */
+  spv_needs_t need;
+  spirv_needs(v->kf, &need);
+  if (need.int64 && !have.shaderInt64)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "the kernels use 64-bit integers (i64 values) but %s lacks "
+                           "the Vulkan feature shaderInt64",
+                           v->desc);
+  want.shaderInt64 = need.int64 ? VK_TRUE : VK_FALSE;
+  VkPhysicalDevice8BitStorageFeaturesKHR s8 = {
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR, NULL, 0, 0, 0};
+  const char *ext[1] = {VK_KHR_8BIT_STORAGE_EXTENSION_NAME};
+  if (need.storage8) {
+    int ok = has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+    if (ok) {
+      VkPhysicalDeviceFeatures2 f2 = {
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s8, {0}};
+      L->vkGetPhysicalDeviceFeatures2(pd, &f2);
+      ok = s8.storageBuffer8BitAccess == VK_TRUE;
+    }
+    if (!ok)
+      return dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, OP,
+          "the kernels use byte (bool) buffers but %s lacks the Vulkan "
+          "feature storageBuffer8BitAccess (VK_KHR_8bit_storage)",
+          v->desc);
+    s8.pNext = NULL;
+    s8.storageBuffer8BitAccess = VK_TRUE;
+    s8.uniformAndStorageBuffer8BitAccess = VK_FALSE;
+    s8.storagePushConstant8 = VK_FALSE;
+  }
   float prio = 1.0f;
   VkDeviceQueueCreateInfo qi = {
       VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, fam, 1, &prio};
-  VkDeviceCreateInfo di = {
-      VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, NULL, 0, 1, &qi, 0, NULL, 0, NULL, &want};
+  VkDeviceCreateInfo di = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                           need.storage8 ? &s8 : NULL,
+                           0,
+                           1,
+                           &qi,
+                           0,
+                           NULL,
+                           need.storage8 ? 1u : 0u,
+                           need.storage8 ? ext : NULL,
+                           &want};
   VKCHECK(L->vkCreateDevice(L->phys[v->phys_index], &di, NULL, &v->dev),
           "vkCreateDevice");
 #define X(f)                                          \

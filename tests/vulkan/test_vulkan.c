@@ -1,9 +1,10 @@
 /* test_vulkan.c — the Vulkan backend against the CPU reference: every kernel
  * form the scheduler emits (elementwise chains with broadcasting, also in
  * the unrolled form of large kernels, Gemm and
- * MatMul with epilogues, reductions, softmax) at several batch sizes, the
- * reference models (fashion_mlp, lenet5, resnet_small) against their saved
- * outputs, and the errors
+ * MatMul with epilogues, reductions, softmax, the typed forms: i64/i32/bool
+ * values compared element-exactly) at several batch sizes, the reference
+ * models (fashion_mlp, lenet5, resnet_small) against their saved outputs,
+ * the eval_step of fashion_mlp's training package, and the errors
  * (no kernels in the package, no such device, ops a target lacks).
  * Tolerance: |vulkan - cpu| <= 1e-4 * max(1, |cpu|) (f32 sums in another
  * order, and the GPU's exp/tanh/log). Skips (77) without a Vulkan device.
@@ -14,6 +15,8 @@
 #include <string.h>
 
 #include "codegen_test_util.h"
+#include "dml_onnx.h"
+#include "dml_train.h"
 #include "gpu_test_util.h"
 
 static const int64_t k_batches[] = {1, 3, 16};
@@ -71,6 +74,111 @@ static void test_lenet5(void) {
 }
 static void test_resnet_small(void) {
   check_reference_model("resnet_small", 16);
+}
+
+/* The eval_step of fashion_mlp's training package (cross-entropy loss,
+ * Adam): f32 images and i64 labels in; loss (f32, within 1e-5 of the
+ * CPU), correct and total (i64, equal to the CPU's) out. Its ops: Gemm,
+ * Relu, LogSoftmax, OneHot, Mul, ReduceSum/Mean, Neg, ArgMax, Equal, Cast
+ * bool -> i64, ReduceSum of i64, Size. train_step (which assigns the
+ * globals) is left out of the package here: the module is built as dmlc
+ * train builds it, without that function. */
+static void test_fashion_mlp_eval_step(void) {
+  char path[1024], io[1024];
+  dml_test_path("DMLC_SHARED_DIR", "models/fashion_mlp.onnx", path, sizeof path);
+  dml_ir_module_t *mod = NULL;
+  CHECK_OK(dml_onnx_import_file(path, NULL, &mod));
+  if (!mod) return;
+  dml_pass_options_t po;
+  memset(&po, 0, sizeof po);
+  po.verify_each = 1;
+  dml_train_config_t cfg;
+  dml_train_config_init(&cfg);
+  cfg.optimizer = DML_OPTIMIZER_ADAM;
+  CHECK_OK(
+      dml_pass_run_pipeline(mod, "shape-infer,expand-gradient,const-fold,cse,dce", &po));
+  CHECK_OK(dml_train_build(mod, &cfg));
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < mod->n_functions; i++)
+    if (strcmp(mod->functions[i]->name, "train_step"))
+      mod->functions[k++] = mod->functions[i];
+  CHECK(k + 1 == mod->n_functions);
+  mod->n_functions = k;
+  dml_ir_module_drop_unused_globals(mod);
+  CHECK_OK(dml_pass_run_pipeline(mod, dml_pass_default_pipeline(), &po));
+  void *bytes = NULL;
+  size_t n = 0;
+  CHECK_OK(dml_package_emit_memory(mod, NULL, &bytes, &n));
+  dml_ir_module_release(mod);
+  if (bytes) CHECK_OK(dml_compile_add_kernels("vulkan", NULL, &bytes, &n));
+  dml_rt_model_t *m = NULL;
+  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  if (!m) return;
+  dml_rt_session_t *fwd = NULL, *cpu = NULL, *vk = NULL;
+  CHECK_OK(dml_rt_session_create(m, "cpu", &fwd));
+  CHECK_OK(dml_rt_session_create_function(m, "cpu", "eval_step", NULL, &cpu));
+  CHECK_OK(dml_rt_session_create_function(m, "vulkan", "eval_step", NULL, &vk));
+  for (int pair = 0; fwd && cpu && vk && pair < 3; pair++) {
+    char rel[256];
+    dml_tensor_t x, logits, lab;
+    void *xb = NULL;
+    snprintf(rel, sizeof rel, "models/fashion_mlp_io/input_%d.npy", pair);
+    CHECK_OK(
+        dml_npy_read_file(dml_test_path("DMLC_SHARED_DIR", rel, io, sizeof io), &x, &xb));
+    if (!xb) continue;
+    /* labels: the CPU's prediction on every third row, else row % 10, so
+     * `correct` lies strictly between 0 and the batch for batch > 3 */
+    dml_rt_session_clear_inputs(fwd);
+    dml_rt_session_clear_inputs(cpu);
+    dml_rt_session_clear_inputs(vk);
+    CHECK_OK(dml_rt_session_set_input(fwd, 0, &x));
+    CHECK_OK(dml_rt_session_run(fwd));
+    memset(&logits, 0, sizeof logits);
+    CHECK_OK(dml_rt_session_get_output(fwd, 0, &logits));
+    int64_t rows = x.dims[0], labels[64];
+    for (int64_t r = 0; r < rows && r < 64; r++) {
+      const float *z = (const float *)logits.data + 10 * r;
+      int64_t best = 0;
+      for (int c = 1; c < 10; c++)
+        if (z[c] > z[best]) best = c;
+      labels[r] = r % 3 == 0 ? best : r % 10;
+    }
+    memset(&lab, 0, sizeof lab);
+    lab.dtype = DML_DTYPE_I64;
+    lab.rank = 1;
+    lab.dims[0] = rows;
+    lab.data = labels;
+    dml_rt_session_t *ss[2] = {cpu, vk};
+    dml_tensor_t out[2][3];
+    for (int d = 0; d < 2; d++) {
+      CHECK_OK(dml_rt_session_set_input(ss[d], 0, &x));
+      CHECK_OK(dml_rt_session_set_input(ss[d], 1, &lab));
+      CHECK_OK(dml_rt_session_run(ss[d]));
+      for (uint32_t o = 0; o < 3; o++) {
+        memset(&out[d][o], 0, sizeof out[d][o]);
+        CHECK_OK(dml_rt_session_get_output(ss[d], o, &out[d][o]));
+      }
+    }
+    double eloss = gpu_test_max_err(&out[1][0], &out[0][0]);
+    int64_t cc = *(const int64_t *)out[0][1].data, ct = *(const int64_t *)out[0][2].data;
+    int64_t vc = *(const int64_t *)out[1][1].data, vt = *(const int64_t *)out[1][2].data;
+    printf(
+        "fashion_mlp eval_step batch %lld: loss cpu %.6f vulkan %.6f (error %.2e), "
+        "correct %lld/%lld vs %lld/%lld\n",
+        (long long)rows, (double)*(const float *)out[0][0].data,
+        (double)*(const float *)out[1][0].data, eloss, (long long)cc, (long long)ct,
+        (long long)vc, (long long)vt);
+    CHECK(eloss <= 1e-5);
+    CHECK(out[1][1].dtype == DML_DTYPE_I64 && out[1][2].dtype == DML_DTYPE_I64);
+    CHECK(cc == vc && ct == vt && ct == rows);
+    if (rows > 3) CHECK(cc > 0 && cc < rows);
+    free(xb);
+  }
+  dml_rt_session_release(fwd);
+  dml_rt_session_release(cpu);
+  dml_rt_session_release(vk);
+  dml_rt_model_release(m);
 }
 
 /* An op the Vulkan target does not emit is a compile error naming it. */
@@ -143,6 +251,7 @@ int main(void) {
   RUN(test_errors);
   RUN(test_kernel_forms);
   RUN(test_fashion_mlp);
+  RUN(test_fashion_mlp_eval_step);
   RUN(test_lenet5);
   RUN(test_resnet_small);
   RUN(test_missing_ops);
