@@ -296,7 +296,9 @@ static inline char *gpu_test_elementwise_chain(int w) {
  * - ArgMax/ArgMin (ties, select_last_index, keepdims), OneHot with negative
  *   and out-of-range labels, Shape and Size of a symbolic value, Expand to
  *   a computed shape, integer ReduceSum/Max/Min, a view of an i64 value
- *   (12 kernels). */
+ *   (12 kernels);
+ * - Gemm with a typed epilogue (Greater -> Cast to i64 and f32 -> Mul: one
+ *   kernel). */
 static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
   each("typed elementwise",
        "sym batch <= 16\n"
@@ -369,6 +371,21 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        "  %u = Unsqueeze(%al, @ax) : i64[batch,1]\n"
        "  return %am, %an, %oh, %sh, %sz, %m, %rs, %rm, %ms, %eq, %ai, %u\n}\n",
        12);
+  each("gemm with a typed epilogue",
+       "sym batch <= 16\n"
+       "global @w : f32[8,6] = dense<[0.1, -0.2, 0.3, 0.4, -0.5, 0.6, -0.7, 0.8, 0.2, "
+       "-0.1, 0.5, -0.3, 0.9, -0.4, 0.6, 0.1, -0.6, 0.2, 0.3, -0.8, 0.4, 0.7, -0.2, 0.5, "
+       "-0.9, 0.1, 0.8, -0.5, 0.2, 0.3, 0.6, -0.3, -0.1, 0.4, 0.7, -0.6, 0.5, 0.9, -0.4, "
+       "0.2, -0.7, 0.1, -0.3, 0.6, 0.8, -0.2, 0.4, -0.5]>\n"
+       "global @z : f32[] = dense<[0.0]>\n"
+       "func @forward(%x: f32[batch,8]) -> (i64[batch,6], f32[batch,6]) {\n"
+       "  %g = Gemm(%x, @w) : f32[batch,6]\n"
+       "  %b = Greater(%g, @z) : bool[batch,6]\n"
+       "  %c = Cast(%b) {to = 7} : i64[batch,6]\n"
+       "  %f = Cast(%b) {to = 1} : f32[batch,6]\n"
+       "  %m = Mul(%f, %g) : f32[batch,6]\n"
+       "  return %c, %m\n}\n",
+       1);
 }
 
 /* Every kernel form the scheduler emits, in this order (the weights are

@@ -15,7 +15,7 @@ const dml_cdialect_t *dml_cuda_dialect(void);
 const char *dml_cuda_prelude(void);
 
 /* 1 when kernel `k` has a tensor-core form: a GEMM kernel with its product
- * described (dml_kgemm_t). */
+ * described (dml_kgemm_t) and an f32-only epilogue. */
 int dml_codegen_cuda_mma_applies(const dml_kernel_t *k);
 
 /* The launch geometry of the tensor-core form: 256-thread blocks, one per

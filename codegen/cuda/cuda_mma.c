@@ -36,8 +36,11 @@
 
 int dml_codegen_cuda_mma_applies(const dml_kernel_t *k) {
   const dml_kgemm_t *g = k->gemm;
+  /* an epilogue with typed values (e.g. Greater -> Cast after the product)
+   * keeps the plain form, whose renderer declares the typed registers */
   return k->kind == DML_KK_GEMM && g && g->epilogue && g->n >= 1 && g->k >= 1 &&
-         g->n <= (1 << 30) && g->k <= (1 << 30);
+         g->n <= (1 << 30) && g->k <= (1 << 30) &&
+         !(dml_kernel_views(k) & DML_KVIEW_TYPED);
 }
 
 void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
