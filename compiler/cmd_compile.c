@@ -1,11 +1,14 @@
 /* cmd_compile.c — `dmlc compile MODEL.onnx -o OUT.dmlpkg [--target cpu] [--batch-bound
- * N] [--bind NAME=FILE.npy]...`. */
+ * N] [--bind NAME=FILE.npy]... [--train [--loss NAME] [--optimizer NAME] ...]`. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dml_driver.h"
 #include "dml_npy.h"
+#include "dml_train.h"
 #include "dmlc_cmds.h"
 
 static void usage(FILE *f) {
@@ -14,7 +17,8 @@ static void usage(FILE *f) {
       "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target LIST] [--batch-bound N]\n"
       "                    [--bind NAME=FILE.npy]... [--print-ir-after=PASS]\n"
       "                    [--print-ir-after-all] [--print-kernels]\n"
-      "                    [--cuda-arch ptx|sm_XX,...] [--allow-tf32]\n\n"
+      "                    [--cuda-arch ptx|sm_XX,...] [--allow-tf32]\n"
+      "                    [--train [--loss NAME] [--optimizer NAME] ...]\n\n"
       "Compiles an ONNX model (opsets 1-17) into a .dmlpkg package: import, shape\n"
       "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
       "  -o, --output FILE        the package to write (replaced atomically)\n"
@@ -51,6 +55,21 @@ static void usage(FILE *f) {
       "  --print-ir-after-all     dump the IR to stderr after every pass\n"
       "  --print-kernels          print the GPU kernels (kernel IR) to stdout: each\n"
       "                           kernel, its grid and the graph nodes it holds\n"
+      "\n"
+      "training package (untrained; what `dmlc train` compiles before training,\n"
+      "for training elsewhere with the runtime only, e.g. bench/dml_train_bench):\n"
+      "  --train                  add train_step and eval_step (docs/training.md);\n"
+      "                           forward is then in inference mode\n"
+      "  --loss NAME              cross_entropy (default), nll, bce_with_logits, bce,\n"
+      "                           mse, mae, huber\n"
+      "  --loss-output NAME       model output the loss reads (default: the first)\n"
+      "  --optimizer NAME         sgd, momentum, nesterov, adam (default), adamw,\n"
+      "                           rmsprop, adagrad (the learning rate is an input of\n"
+      "                           train_step, given when training)\n"
+      "  --momentum F             momentum (momentum/nesterov: default 0.9; rmsprop)\n"
+      "  --weight-decay F         weight decay (AdamW: decoupled, default 1e-2)\n"
+      "  --clip-norm F            scale gradients to a global L2 norm <= F\n"
+      "  --clip-value F           clamp every gradient element to [-F, F]\n"
       "  -h, --help               this text\n");
 }
 
@@ -78,6 +97,21 @@ static int parse_limit(const char *flag, const char *v, int64_t hi, int64_t *out
   return 1;
 }
 
+/* Parses a finite number for `flag` (> 0 when `positive`); 0 (after
+ * printing why) when it is not one. */
+static int parse_number(const char *flag, const char *v, int positive, double *out) {
+  char *end;
+  errno = 0;
+  double d = strtod(v, &end);
+  if (!*v || *end || errno || !isfinite(d) || (positive && !(d > 0))) {
+    fprintf(stderr, "error: dmlc compile: %s needs a%s number, got '%s'\n", flag,
+            positive ? " positive" : "", v);
+    return 0;
+  }
+  *out = d;
+  return 1;
+}
+
 /* Frees the tensors read for --bind. */
 static void free_bindings(dml_onnx_binding_t *b, dml_tensor_t *t, void **bufs, size_t n) {
   for (size_t i = 0; i < n; i++) {
@@ -93,6 +127,12 @@ int dmlc_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *v;
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
+  /* --train: the configuration of `dmlc train` (cross-entropy, Adam). */
+  dml_train_config_t cfg;
+  dml_train_config_init(&cfg);
+  cfg.loss = DML_LOSS_CROSS_ENTROPY;
+  cfg.optimizer = DML_OPTIMIZER_ADAM;
+  int train = 0, train_flags = 0;
   /* At most one binding per argument. */
   size_t n_bind = 0;
   dml_onnx_binding_t *bind = (dml_onnx_binding_t *)calloc((size_t)argc, sizeof(*bind));
@@ -163,6 +203,37 @@ int dmlc_cmd_compile(int argc, char **argv) {
       o.print_kernels = stdout;
     } else if (!strcmp(argv[i], "--print-ir-after-all")) {
       o.print_ir_after_all = 1;
+    } else if (!strcmp(argv[i], "--train")) {
+      train = 1;
+    } else if ((v = flag_value(argc, argv, &i, "--loss"))) {
+      dml_status_t s = dml_loss_kind_parse(v, &cfg.loss);
+      if (s) {
+        rc = dmlc_report(s);
+        goto done;
+      }
+      train_flags = 1;
+    } else if ((v = flag_value(argc, argv, &i, "--loss-output"))) {
+      cfg.output = v;
+      train_flags = 1;
+    } else if ((v = flag_value(argc, argv, &i, "--optimizer"))) {
+      dml_status_t s = dml_optimizer_kind_parse(v, &cfg.optimizer);
+      if (s) {
+        rc = dmlc_report(s);
+        goto done;
+      }
+      train_flags = 1;
+    } else if ((v = flag_value(argc, argv, &i, "--momentum"))) {
+      if (!parse_number("--momentum", v, 0, &cfg.momentum)) goto done;
+      train_flags = 1;
+    } else if ((v = flag_value(argc, argv, &i, "--weight-decay"))) {
+      if (!parse_number("--weight-decay", v, 0, &cfg.weight_decay)) goto done;
+      train_flags = 1;
+    } else if ((v = flag_value(argc, argv, &i, "--clip-norm"))) {
+      if (!parse_number("--clip-norm", v, 1, &cfg.clip_norm)) goto done;
+      train_flags = 1;
+    } else if ((v = flag_value(argc, argv, &i, "--clip-value"))) {
+      if (!parse_number("--clip-value", v, 1, &cfg.clip_value)) goto done;
+      train_flags = 1;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "error: dmlc compile: unknown or incomplete flag '%s'\n", argv[i]);
       usage(stderr);
@@ -188,6 +259,13 @@ int dmlc_cmd_compile(int argc, char **argv) {
     usage(stderr);
     goto done;
   }
+  if (train_flags && !train) {
+    fprintf(stderr,
+            "error: dmlc compile: --loss, --loss-output, --optimizer, "
+            "--momentum, --weight-decay and --clip-* need --train\n");
+    goto done;
+  }
+  if (train) o.train = &cfg;
   o.bind = bind;
   o.n_bind = n_bind;
   /* The command line goes into the package's meta section. */

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifndef DML_DATA_NO_ZLIB
 #include <zlib.h>
+#endif
 
 #include "dml_dtype.h"
 #include "dml_npy.h"
@@ -40,6 +42,7 @@ static void *alloc64(size_t n) {
 
 /* ---- IDX ---- */
 
+#ifndef DML_DATA_NO_ZLIB
 /* Reads a whole file through gzread (gzip or plain). */
 static dml_status_t read_gz(const char *path, uint8_t **out, size_t *out_n) {
   struct stat sb;
@@ -90,6 +93,52 @@ static dml_status_t read_gz(const char *path, uint8_t **out, size_t *out_n) {
   *out_n = n;
   return DML_OK;
 }
+#else
+/* The build without zlib (DML_DATA_NO_ZLIB: the runtime-only programs of
+ * GPU machines, bench/train): reads plain files with stdio and refuses
+ * gzip data (magic 1f 8b, RFC 1952 section 2.3.1) by name. */
+static dml_status_t read_gz(const char *path, uint8_t **out, size_t *out_n) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, OP,
+                           "cannot open '%s': %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0 || sb.st_size < 0) {
+    fclose(f);
+    return dml_status_make(DML_STATUS_IO, OP, "cannot stat '%s'", path);
+  }
+  if ((uint64_t)sb.st_size > (uint64_t)MAX_FILE_BYTES) {
+    fclose(f);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
+                           "'%s' is larger than 16 GiB", path);
+  }
+  size_t n = (size_t)sb.st_size;
+  uint8_t *buf = (uint8_t *)malloc(n ? n : 1);
+  if (!buf) {
+    fclose(f);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  }
+  size_t got = fread(buf, 1, n, f);
+  int err = ferror(f);
+  fclose(f);
+  if (got != n || err) {
+    free(buf);
+    return dml_status_make(DML_STATUS_IO, OP, "reading '%s' failed", path);
+  }
+  if (n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+    free(buf);
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                        "'%s' is gzip-compressed and this build reads plain files only "
+                        "(built without zlib)",
+                        path),
+        "decompress it first (gunzip -k '%s')", path);
+  }
+  *out = buf;
+  *out_n = n;
+  return DML_OK;
+}
+#endif
 
 static dml_status_t idx_error(const char *path, size_t off, const char *what) {
   return dml_status_detail(
@@ -374,9 +423,11 @@ static dml_status_t load_folder(const char *dir, const char *split,
   struct dirent *e;
   while ((e = readdir(d))) {
     if (strncmp(e->d_name, prefix, strlen(prefix))) continue;
-    if (strstr(e->d_name, "images") && !xp[0])
+    /* the first match, or a plain file over a gzip one */
+    int plain = !ends_with(e->d_name, ".gz");
+    if (strstr(e->d_name, "images") && (!xp[0] || (plain && ends_with(xp, ".gz"))))
       snprintf(xp, sizeof xp, "%s/%s", dir, e->d_name);
-    else if (strstr(e->d_name, "labels") && !yp[0])
+    else if (strstr(e->d_name, "labels") && (!yp[0] || (plain && ends_with(yp, ".gz"))))
       snprintf(yp, sizeof yp, "%s/%s", dir, e->d_name);
   }
   closedir(d);

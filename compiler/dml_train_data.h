@@ -17,8 +17,12 @@
  * bytes, a type code (0x08 u8, 0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32,
  * 0x0E f64), the rank, then each dim as a big-endian u32 and the data,
  * big-endian. Files are read through zlib's gzread, which reads gzip and
- * plain files alike. x becomes f32 (u8 data multiplied by `image_scale`,
- * 1/255 by default, so bytes map to [0, 1]); integer labels become i64.
+ * plain files alike (a folder holding both forms of a file: the plain one).
+ * Compiled with DML_DATA_NO_ZLIB (the runtime-only programs, e.g.
+ * bench/train/dml_train_bench) it reads plain files only: a gzip file is an
+ * UNIMPLEMENTED error that says to decompress it. x becomes f32 (u8 data
+ * multiplied by `image_scale`, 1/255 by default, so bytes map to [0, 1]);
+ * integer labels become i64.
  *
  * Errors (op "data"): NOT_FOUND naming the path (and, for a folder, the
  * files expected); DATA_LOSS for malformed files with the path and the byte
