@@ -4,7 +4,9 @@
 # build (libc/libm only; libcuda.so.1 is opened at run time), `dmlc
 # devices`, tests/cuda/test_cuda on the packages scripts/gpu_prepare.sh put
 # in .gpu-cuda/, `dmlc run`/`dmlc bench` on cuda, and bench/cuda next to
-# PyTorch. Writes $OUT/gpu_check.log, $OUT/bench.md and $OUT/bench.json.
+# PyTorch; with .gpu-train carried (bench/gpu/train_prepare.sh) also the
+# training benchmark bench/gpu/train_h200.sh (into $OUT/train). Writes
+# $OUT/gpu_check.log, $OUT/bench.md and $OUT/bench.json.
 #   bash scripts/gpu_check.sh [PREPARED_DIR]     (default .gpu-cuda)
 # Exit status: 0 when the build, the tests and the benchmarks succeeded.
 set -uo pipefail
@@ -51,5 +53,11 @@ $D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --iterations 1000 --warm
 $D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --batch 64 --iterations 1000 --warmup 100 || status=1
 step "bench/cuda: dmlc vs PyTorch"
 bash bench/cuda/run_cuda_bench.sh build-gpu/bench/cuda/cuda_bench "$G/pkgs" "$G/models" "$OUT" || status=1
+step "training: dmlc cuda/vulkan/cpu vs PyTorch (bench/gpu/train_h200.sh)"
+if [ -d .gpu-train ]; then
+  OUT=$OUT/train BUILD=$PWD/build-gpu-train bash bench/gpu/train_h200.sh || status=1
+else
+  echo "skipped: .gpu-train was not carried (bench/gpu/train_prepare.sh prepares it)"
+fi
 step "done: status $status"
 exit $status

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Prepares, on this (build) machine, what bench/gpu/train_h200.sh needs on
+# a GPU machine that has no Debian packages, no compiler front end and no
+# zlib (issues 5 and 6: Fashion-MNIST training of fashion_mlp on cuda and
+# vulkan next to PyTorch). Everything goes into .gpu-train/ (ignored by git
+# through .git/info/exclude), which the device tool carries:
+#   pkg/fashion_mlp_train_b64.dmlpkg, _b256   untrained training packages
+#       (`dmlc compile --train`: cross-entropy, Adam; the configuration of
+#       bench/train_bench.sh: batch bound 64 for batch 32, 256 for batch
+#       256) with the kernels of $TARGETS (default cpu,cuda,vulkan)
+#   data/                 Fashion-MNIST's four IDX files, decompressed (the
+#                         runtime-only reader has no zlib)
+#   vkinc/                the Vulkan C headers (for the runtime's Vulkan
+#                         backend: the GPU machine has no libvulkan-dev)
+#   gl/                   the Vulkan loader's .deb and the GL dispatch
+#                         libraries' (the device README's recipe)
+#   bash bench/gpu/train_prepare.sh    (after building build/ as the README says)
+#   then, on the GPU machine: bash bench/gpu/train_h200.sh   (carry .gpu-train)
+# Environment: TARGETS, DATA (default /usr/share/datasets/fashion-mnist,
+# Debian's dataset-fashion-mnist), DMLC_SHARED_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+D=build/compiler/dmlc
+SHARED=${DMLC_SHARED_DIR:-$PWD/../shared}
+DATA=${DATA:-/usr/share/datasets/fashion-mnist}
+TARGETS=${TARGETS:-cpu,cuda,vulkan}
+G=.gpu-train
+[ -x "$D" ] || { echo "error: $D is missing: build build/ first (README)" >&2; exit 1; }
+grep -qx "/$G/" .git/info/exclude 2>/dev/null || echo "/$G/" >>.git/info/exclude
+rm -rf "$G"
+mkdir -p "$G/pkg" "$G/data" "$G/vkinc/vulkan" "$G/gl"
+for b in 64 256; do
+  if ! $D compile "$SHARED/models/fashion_mlp_untrained.onnx" --train --loss cross_entropy \
+    --optimizer adam --target "$TARGETS" --batch-bound $b -o "$G/pkg/fashion_mlp_train_b$b.dmlpkg"; then
+    echo "error: compiling the training package for --target $TARGETS failed (above);" \
+      "TARGETS=cpu,cuda or TARGETS=cpu prepares what compiles" >&2
+    exit 1
+  fi
+done
+echo "$TARGETS" >"$G/pkg/TARGETS"
+for f in "$DATA"/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz; do
+  gunzip -c "$f" >"$G/data/$(basename "$f" .gz)"
+done
+cp /usr/include/vulkan/*.h "$G/vkinc/vulkan/"
+[ -d /usr/include/vk_video ] && cp -r /usr/include/vk_video "$G/vkinc/"
+# The Vulkan loader (libvulkan1) and GL dispatch libraries, as .deb files:
+# from .gl/ (bench/gpu/prepare.sh) and apt's cache where there, else
+# downloaded with apt-get as the device README says.
+cp .gl/*.deb "$G/gl/" 2>/dev/null || true
+cp /var/cache/apt/archives/libvulkan1_*_amd64.deb "$G/gl/" 2>/dev/null || true
+want="libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2"
+missing=""
+for p in $want; do ls "$G/gl/${p}_"*.deb >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+  mkdir -p /tmp/amd64/partial
+  apt-get $o update >/dev/null
+  (cd "$G/gl" && apt-get $o download $missing)
+fi
+du -sh "$G"/*
+# The device tool carries at most 64 MiB in all.
+bytes=$(du -s --apparent-size -B1 "$G" | cut -f1)
+mib=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1048576 }')
+echo "$G: $mib MiB (the device tool carries at most 64 MiB in all)"
+if [ "$bytes" -gt $((64 * 1048576)) ]; then
+  echo "error: $G is larger than 64 MiB" >&2
+  exit 1
+fi
+echo "prepared $G/ (targets $TARGETS): run bench/gpu/train_h200.sh on the GPU machine with $G carried"
