@@ -775,11 +775,13 @@ typedef struct gemm_shape {
   int ta, tb;
   double alpha, beta;
   dml_klin_t m; /* rows of the result */
-  int64_t n, k; /* static */
+  int64_t n, k; /* N static; K = k, or k * symbol ksym when ksym >= 0 */
+  int32_t ksym; /* the symbol of a symbolic K (a weight gradient's batch), or -1 */
 } gemm_shape_t;
 
 static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t *o) {
   memset(o, 0, sizeof *o);
+  o->ksym = -1;
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
   o->a = val(s, n->inputs[0]);
   o->b = val(s, n->inputs[1]);
@@ -800,7 +802,7 @@ static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t
     if (o->a->type.rank != 2 || o->b->type.rank != 2) return "Gemm operands must be 2-D";
     const dml_dim_t *ad = o->a->type.dims;
     o->m = (dml_klin_t){ad[o->ta ? 1 : 0].value, ad[o->ta ? 1 : 0].sym, 0};
-    if (ad[o->ta ? 0 : 1].sym >= 0) return "symbolic K";
+    o->ksym = ad[o->ta ? 0 : 1].sym;
     o->k = ad[o->ta ? 0 : 1].value;
   } else {
     /* MatMul: A [..., M, K] (leading dims folded into M), B [K, N]. */
@@ -810,13 +812,16 @@ static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t
     lead.rank--;
     if (!type_numel(&lead, &o->m)) return "more than one symbolic dim";
     const dml_dim_t kd = o->a->type.dims[o->a->type.rank - 1];
-    if (kd.sym >= 0) return "symbolic K";
+    o->ksym = kd.sym;
     o->k = kd.value;
   }
   const dml_dim_t *bd = o->b->type.dims;
-  if (bd[0].sym >= 0 || bd[1].sym >= 0) return "symbolic N or K";
+  if (bd[o->tb ? 0 : 1].sym >= 0) return "symbolic N";
   o->n = bd[o->tb ? 0 : 1].value;
-  if (bd[o->tb ? 1 : 0].value != o->k) return "K mismatch";
+  if (bd[o->tb ? 1 : 0].value != o->k || bd[o->tb ? 1 : 0].sym != o->ksym)
+    return "K mismatch";
+  /* the work estimates are affine in one symbol */
+  if (o->ksym >= 0 && o->m.sym >= 0) return "symbolic M and K";
   if (o->c && o->c->type.rank > 2) return "bias of rank > 2";
   return NULL;
 }
@@ -900,7 +905,8 @@ static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs
   const dml_kidx_t *lx = dml_ki_var(p, DML_KVAR_LID_X),
                    *ly = dml_ki_var(p, DML_KVAR_LID_Y);
   const dml_kidx_t *M = dml_ki_lin(p, gs->m), *N = dml_ki_const(p, gs->n),
-                   *Kk = dml_ki_const(p, gs->k), *ts = dml_ki_const(p, TS);
+                   *Kk = dml_ki_lin(p, (dml_klin_t){gs->k, gs->ksym, 0}),
+                   *ts = dml_ki_const(p, TS);
   int32_t t = DML_KVAR_FIRST_LOOP, kk = DML_KVAR_FIRST_LOOP + 1;
   const dml_kidx_t *tv = dml_ki_var(p, t), *kv = dml_ki_var(p, kk);
   const dml_kidx_t *tile_idx =
@@ -945,16 +951,26 @@ static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs
   dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body,
-                 for_loop(s, t, dml_ki_const(p, (gs->k + TS - 1) / TS), step.first));
+  dml_kblock_add(
+      &body,
+      for_loop(
+          s, t,
+          gs->ksym < 0
+              ? dml_ki_const(p, (gs->k + TS - 1) / TS)
+              : dml_ki_bin(p, DML_KI_DIV,
+                           dml_ki_bin(p, DML_KI_ADD, Kk, dml_ki_const(p, TS - 1)), ts),
+          step.first));
   dml_kblock_add(&body, gemm_epilogue(s, K, G, gs, row, col, dml_kv_reg(p, acc)));
   K->body = body.first;
   K->n_regs = acc + 1;
   dml_klin_t fl = gs->m;
+  if (gs->ksym >= 0) fl.sym = gs->ksym; /* M is static then */
   fl.c *= 2 * gs->n * gs->k;
   lin_add(&K->flops, fl, 1);
-  lin_add(&K->bytes, gs->m, 4 * gs->k);
-  lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, -1, 0}, 4);
+  dml_klin_t ab = gs->m;
+  if (gs->ksym >= 0) ab.sym = gs->ksym;
+  lin_add(&K->bytes, ab, 4 * gs->k);
+  lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, gs->ksym, 0}, 4);
 }
 
 /* ---- convolution and pooling (2-D, NCHW) ---- */
@@ -1512,7 +1528,8 @@ static void close_group(sched_t *s, group_t *G, const gemm_shape_t *gs, const in
   if (G->anchor == ANCHOR_GEMM) {
     uint32_t k = s->n_kernels;
     emit_gemm_group(s, G, gs);
-    if (s->n_kernels == k + 1) attach_gemm(s, &s->kernels[k], G, gs);
+    /* the tensor-core renderers need a static K */
+    if (s->n_kernels == k + 1 && gs->ksym < 0) attach_gemm(s, &s->kernels[k], G, gs);
   } else if (G->anchor == ANCHOR_CONV)
     emit_conv_group(s, G, ws);
   else if (G->anchor == ANCHOR_REDUCE)

@@ -396,8 +396,9 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
  * MatMul 3-D with a residual and a transposed Gemm; reductions and softmax
  * on axis 1; Conv (groups, strides, dilations, pads, SAME_UPPER) with bias
  * and a BatchNormalization + Relu epilogue, MaxPool, AveragePool with and
- * without the pads counted, global pools; then gpu_test_typed_forms. A
- * text that cannot be allocated is a failed CHECK. */
+ * without the pads counted, global pools; Gemm/MatMul with a symbolic K;
+ * then gpu_test_typed_forms. A text that cannot be allocated is a failed
+ * CHECK. */
 static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
   char text[16384];
   for (int u = 0; u <= (unrolled ? 1 : 0); u++) {
@@ -506,6 +507,18 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
            w1, b1, cw2, csc, bb, mu, var);
   free(w1), free(b1), free(cw2), free(csc), free(bb), free(mu), free(var);
   each("conv+bn+relu, pools", text, 8);
+  /* K = the batch (a weight gradient dY^T X), and K = 3 * batch over
+   * several 16-wide K tiles, transB with alpha and an epilogue, MatMul */
+  each("gemm, matmul with a symbolic K",
+       "sym batch <= 16\n"
+       "func @forward(%dy: f32[batch,5], %x: f32[batch,7], %a: f32[4,3*batch], "
+       "%b: f32[6,3*batch], %c: f32[3*batch,6]) -> (f32[5,7], f32[4,6], f32[4,6]) {\n"
+       "  %gw = Gemm(%dy, %x) {transA = 1} : f32[5,7]\n"
+       "  %g2 = Gemm(%a, %b) {transB = 1, alpha = 0.5} : f32[4,6]\n"
+       "  %r = Relu(%g2) : f32[4,6]\n"
+       "  %mm = MatMul(%a, %c) : f32[4,6]\n"
+       "  return %gw, %r, %mm\n}\n",
+       3);
   gpu_test_typed_forms(each);
 }
 
