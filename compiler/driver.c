@@ -238,6 +238,9 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
   po.dump = o->dump;
   po.dump_elide_elements_over = 16;
   po.verify_each = 1;
+  int gpu_s = 0, gpu_m = 0, gpu_c = 0;
+  if (!check_targets3(o->targets ? o->targets : "cpu", &gpu_s, &gpu_m, &gpu_c))
+    po.fusion_aware = gpu_s || gpu_m || gpu_c;
   dml_status_t s = DML_OK;
   if (o->train) {
     /* Clean forward first (shape chains folded), then the training

@@ -23,6 +23,10 @@ typedef struct dml_pass_options {
   FILE *dump;                      /* NULL means stderr */
   size_t dump_elide_elements_over; /* as dml_ir_print_options_t */
   int verify_each;                 /* run dml_ir_verify after every pass */
+  /* mem-plan: plan for GPU kernels' fusion (1 when the package has a GPU
+   * target): the values a fused group of nodes reads stay live until the
+   * group's last node (passes/mem_plan.c). */
+  int fusion_aware;
   /* Filled by mem-plan: the largest planned arena (bytes) over functions. */
   int64_t out_arena_bytes;
 } dml_pass_options_t;

@@ -96,6 +96,52 @@ static void test_chain_reuses_two_buffers(void) {
   dml_ir_module_release(m);
 }
 
+static int overlaps(const dml_ir_value_t *x, const dml_ir_value_t *y) {
+  return x->mem_offset < y->mem_offset + y->mem_bytes &&
+         y->mem_offset < x->mem_offset + x->mem_bytes;
+}
+
+/* x -> Relu a -> MatMul(a, w) g -> Relu r -> Relu s: a dies at the MatMul,
+ * so a plain plan may put r or s on a's bytes; a GPU kernel holding
+ * MatMul + Relu + Relu still reads a while it writes them, so the
+ * fusion-aware plan keeps a live to s. */
+static void test_fusion_aware(void) {
+  for (int fusion = 0; fusion < 2; fusion++) {
+    dml_ir_module_t *m = NULL;
+    CHECK_OK(dml_ir_module_create(&m));
+    dml_ir_function_t *f = NULL;
+    CHECK_OK(dml_ir_function_create(m, "forward", &f));
+    int64_t d[2] = {16, 16};
+    dml_type_t t = dml_type_static(DML_DTYPE_F32, 2, d);
+    dml_ir_value_t *x = NULL, *w = NULL;
+    CHECK_OK(dml_ir_function_add_arg(f, "x", &t, &x));
+    CHECK_OK(dml_ir_function_add_arg(f, "w", &t, &w));
+    dml_ir_node_t *a = NULL, *g = NULL, *r = NULL, *s = NULL;
+    CHECK_OK(dml_ir_node_create(f, DML_OP_RELU, NULL, 1, &x, 1, NULL, &a));
+    a->outputs[0]->type = t;
+    dml_ir_value_t *in[2] = {a->outputs[0], w};
+    CHECK_OK(dml_ir_node_create(f, DML_OP_MATMUL, NULL, 2, in, 1, NULL, &g));
+    g->outputs[0]->type = t;
+    CHECK_OK(dml_ir_node_create(f, DML_OP_RELU, NULL, 1, &g->outputs[0], 1, NULL, &r));
+    r->outputs[0]->type = t;
+    CHECK_OK(dml_ir_node_create(f, DML_OP_RELU, NULL, 1, &r->outputs[0], 1, NULL, &s));
+    s->outputs[0]->type = t;
+    CHECK_OK(dml_ir_function_set_results(f, 1, &s->outputs[0]));
+    dml_pass_options_t o;
+    memset(&o, 0, sizeof(o));
+    o.fusion_aware = fusion;
+    CHECK_OK(dml_pass_mem_plan(m, &o));
+    check_plan(f);
+    int hit =
+        overlaps(a->outputs[0], r->outputs[0]) || overlaps(a->outputs[0], s->outputs[0]);
+    if (fusion)
+      CHECK(!hit); /* the group's results never land on what it reads */
+    else
+      CHECK(hit); /* the plain plan reuses a's bytes (what made the split) */
+    dml_ir_module_release(m);
+  }
+}
+
 static void test_random_dags(void) {
   uint32_t seed = 12345;
   for (int trial = 0; trial < 50; trial++) {
@@ -203,6 +249,7 @@ static void test_unknown_type_is_an_error(void) {
 int main(void) {
   RUN(test_chain_reuses_two_buffers);
   RUN(test_random_dags);
+  RUN(test_fusion_aware);
   RUN(test_symbolic_bound_and_functions);
   RUN(test_unknown_type_is_an_error);
   return dml_test_finish();

@@ -70,10 +70,10 @@ static void test_fashion_mlp(void) {
   check_reference_model("fashion_mlp", 3);
 }
 static void test_lenet5(void) {
-  check_reference_model("lenet5", 10);
+  check_reference_model("lenet5", 7);
 }
 static void test_resnet_small(void) {
-  check_reference_model("resnet_small", 16);
+  check_reference_model("resnet_small", 14);
 }
 
 /* The eval_step of fashion_mlp's training package (cross-entropy loss,
