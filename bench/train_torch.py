@@ -5,7 +5,7 @@ Fashion-MNIST, Adam 1e-3, cross-entropy, shuffled, eager mode.
 
     python3 bench/train_torch.py DATA_DIR [threads] [epochs]
             [--device cpu|cuda[:N]] [--batch-size N] [--seed N] [--per-epoch]
-            [--limit N]
+            [--limit N] [--dropout P]
 
 DATA_DIR holds the four Fashion-MNIST IDX files, gzipped (Debian's
 dataset-fashion-mnist) or plain (bench/gpu/train_prepare.sh).
@@ -21,7 +21,9 @@ step).
 Prints one JSON line: samples_per_s (training rows / training time over all
 epochs), seconds, final epoch loss, test accuracy; with --per-epoch also one
 JSON line per epoch before it ({"event": "epoch", ..., "samples_per_s": S}).
---limit N keeps the first N rows of each split (smoke tests).
+--limit N keeps the first N rows of each split (smoke tests); --dropout P
+sets the Dropout layer's probability (default 0.2, the model's; 0 for
+bench/gpu/train_prepare.sh's DROPOUT=remove).
 """
 import argparse
 import gzip
@@ -64,6 +66,7 @@ def main():
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--per-epoch', action='store_true')
     ap.add_argument('--limit', type=int, default=0)
+    ap.add_argument('--dropout', type=float, default=0.2)
     a = ap.parse_args()
     dev = torch.device(a.device)
     cuda = dev.type == 'cuda'
@@ -80,8 +83,8 @@ def main():
     x, y = load('train-')
     xt, yt = load('t10k-')
     model = torch.nn.Sequential(
-        torch.nn.Flatten(), torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Dropout(0.2),
-        torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dev)
+        torch.nn.Flatten(), torch.nn.Linear(784, 256), torch.nn.ReLU(),
+        torch.nn.Dropout(a.dropout), torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = torch.nn.CrossEntropyLoss()
     n, bs = x.shape[0], a.batch_size

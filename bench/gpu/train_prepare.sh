@@ -17,7 +17,11 @@
 #   bash bench/gpu/train_prepare.sh    (after building build/ as the README says)
 #   then, on the GPU machine: bash bench/gpu/train_h200.sh   (carry .gpu-train)
 # Environment: TARGETS, DATA (default /usr/share/datasets/fashion-mnist,
-# Debian's dataset-fashion-mnist), DMLC_SHARED_DIR.
+# Debian's dataset-fashion-mnist), DMLC_SHARED_DIR, DROPOUT (keep, the
+# default; remove: the model without its Dropout node, written with Python's
+# onnx into $G/fashion_mlp_nodropout.onnx, and PyTorch's peer without
+# dropout too, for GPU targets that cannot emit training-mode Dropout yet;
+# the run's table says which model ran).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=build/compiler/dmlc
@@ -29,8 +33,35 @@ G=.gpu-train
 grep -qx "/$G/" .git/info/exclude 2>/dev/null || echo "/$G/" >>.git/info/exclude
 rm -rf "$G"
 mkdir -p "$G/pkg" "$G/data" "$G/vkinc/vulkan" "$G/gl"
+MODEL=$SHARED/models/fashion_mlp_untrained.onnx
+if [ "${DROPOUT:-keep}" = remove ]; then
+  MODEL=$G/fashion_mlp_nodropout.onnx
+  /usr/bin/python3 - "$SHARED/models/fashion_mlp_untrained.onnx" "$MODEL" <<'PY'
+import sys
+import onnx
+m = onnx.load(sys.argv[1])
+g = m.graph
+drop = [n for n in g.node if n.op_type == 'Dropout']
+alias = {n.output[0]: n.input[0] for n in drop}
+for n in drop:
+    g.node.remove(n)
+for n in g.node:
+    for i, x in enumerate(n.input):
+        if x in alias:
+            n.input[i] = alias[x]
+used = {x for n in g.node for x in n.input}
+for n in [n for n in g.node if n.op_type == 'Constant' and not set(n.output) & used]:
+    g.node.remove(n)
+onnx.checker.check_model(m)
+onnx.save(m, sys.argv[2])
+print('wrote %s: %d Dropout node(s) removed' % (sys.argv[2], len(drop)))
+PY
+elif [ "${DROPOUT:-keep}" != keep ]; then
+  echo "error: DROPOUT is keep or remove, not '$DROPOUT'" >&2
+  exit 2
+fi
 for b in 64 256; do
-  if ! $D compile "$SHARED/models/fashion_mlp_untrained.onnx" --train --loss cross_entropy \
+  if ! $D compile "$MODEL" --train --loss cross_entropy \
     --optimizer adam --target "$TARGETS" --batch-bound $b -o "$G/pkg/fashion_mlp_train_b$b.dmlpkg"; then
     echo "error: compiling the training package for --target $TARGETS failed (above);" \
       "TARGETS=cpu,cuda or TARGETS=cpu prepares what compiles" >&2
@@ -38,6 +69,7 @@ for b in 64 256; do
   fi
 done
 echo "$TARGETS" >"$G/pkg/TARGETS"
+basename "$MODEL" .onnx >"$G/pkg/MODEL"
 for f in "$DATA"/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz; do
   gunzip -c "$f" >"$G/data/$(basename "$f" .gz)"
 done
@@ -66,4 +98,4 @@ if [ "$bytes" -gt $((64 * 1048576)) ]; then
   echo "error: $G is larger than 64 MiB" >&2
   exit 1
 fi
-echo "prepared $G/ (targets $TARGETS): run bench/gpu/train_h200.sh on the GPU machine with $G carried"
+echo "prepared $G/ ($(cat "$G/pkg/MODEL"), targets $TARGETS): run bench/gpu/train_h200.sh on the GPU machine with $G carried"
