@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dml_status.h"
+#include "dml_types.h"
 
 static int dml_test_checks_failed_ = 0;
 static int dml_test_cases_passed_ = 0, dml_test_cases_failed_ = 0;
@@ -92,6 +93,19 @@ static inline const char *dml_test_path(const char *env, const char *rel, char *
   const char *root = getenv(env);
   snprintf(buf, cap, "%s/%s", root ? root : ".", rel);
   return buf;
+}
+
+/* A tensor descriptor of dtype `dt` with dims dims[0..rank) over `data`
+ * (not copied; the descriptor does not own it). */
+static inline dml_tensor_t dml_test_tensor(dml_dtype_t dt, int32_t rank,
+                                           const int64_t *dims, const void *data) {
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dt;
+  t.rank = rank;
+  for (int32_t d = 0; d < rank; d++) t.dims[d] = dims[d];
+  t.data = (void *)data;
+  return t;
 }
 
 /* The whole of file `path` in a malloc()ed buffer (the caller free()s) and

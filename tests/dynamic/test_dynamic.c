@@ -15,17 +15,6 @@
 #include "dml_rt.h"
 #include "dml_test.h"
 
-static dml_tensor_t tensor(dml_dtype_t dt, int32_t rank, const int64_t *dims,
-                           void *data) {
-  dml_tensor_t t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dt;
-  t.rank = rank;
-  for (int32_t d = 0; d < rank; d++) t.dims[d] = dims[d];
-  t.data = data;
-  return t;
-}
-
 static int64_t g_scratch[4096];
 
 static dml_status_t run(dml_op_t op, dml_tensor_t *in, uint32_t n_in, dml_tensor_t *out,
@@ -48,22 +37,22 @@ static void test_nonzero(void) {
   /* Spec example: [[1, 0], [1, 1]] -> [[0, 1, 1], [0, 0, 1]]. */
   uint8_t x[4] = {1, 0, 1, 1};
   int64_t xd[2] = {2, 2}, yd[2] = {2, 4}, y[8] = {0};
-  dml_tensor_t in = tensor(DML_DTYPE_BOOL, 2, xd, x),
-               out = tensor(DML_DTYPE_I64, 2, yd, y);
+  dml_tensor_t in = dml_test_tensor(DML_DTYPE_BOOL, 2, xd, x),
+               out = dml_test_tensor(DML_DTYPE_I64, 2, yd, y);
   CHECK_OK(run(DML_OP_NON_ZERO, &in, 1, &out, 1, NULL, 0));
   const int64_t want[6] = {0, 1, 1, 0, 0, 1};
   CHECK(out.dims[0] == 2 && out.dims[1] == 3 && eq_i64(y, want, 6));
   /* f32, all zero (and -0.0): an empty result. */
   float z[3] = {0.0f, -0.0f, 0.0f};
   int64_t zd[1] = {3}, zyd[2] = {1, 3};
-  in = tensor(DML_DTYPE_F32, 1, zd, z);
-  out = tensor(DML_DTYPE_I64, 2, zyd, y);
+  in = dml_test_tensor(DML_DTYPE_F32, 1, zd, z);
+  out = dml_test_tensor(DML_DTYPE_I64, 2, zyd, y);
   CHECK_OK(run(DML_OP_NON_ZERO, &in, 1, &out, 1, NULL, 0));
   CHECK(out.dims[0] == 1 && out.dims[1] == 0);
   /* The bound is the caller's promise; a smaller one is an error. */
-  out = tensor(DML_DTYPE_I64, 2, yd, y);
+  out = dml_test_tensor(DML_DTYPE_I64, 2, yd, y);
   out.dims[1] = 2;
-  in = tensor(DML_DTYPE_BOOL, 2, xd, x);
+  in = dml_test_tensor(DML_DTYPE_BOOL, 2, xd, x);
   CHECK_ERROR(run(DML_OP_NON_ZERO, &in, 1, &out, 1, NULL, 0), DML_STATUS_INVALID_ARGUMENT,
               "exceed the output's bound");
 }
@@ -72,11 +61,12 @@ static void unique_case(const float *x, int64_t n, int sorted, const float *wy,
                         const int64_t *wi, const int64_t *winv, const int64_t *wc,
                         int64_t u) {
   float y[16] = {0};
-  int64_t idx[16], inv[16], cnt[16], xd[1] = {n}, bd[1] = {n};
-  dml_tensor_t in = tensor(DML_DTYPE_F32, 1, xd, (void *)x);
-  dml_tensor_t out[4] = {
-      tensor(DML_DTYPE_F32, 1, bd, y), tensor(DML_DTYPE_I64, 1, bd, idx),
-      tensor(DML_DTYPE_I64, 1, bd, inv), tensor(DML_DTYPE_I64, 1, bd, cnt)};
+  int64_t idx[16] = {0}, inv[16] = {0}, cnt[16] = {0}, xd[1] = {n}, bd[1] = {n};
+  dml_tensor_t in = dml_test_tensor(DML_DTYPE_F32, 1, xd, (void *)x);
+  dml_tensor_t out[4] = {dml_test_tensor(DML_DTYPE_F32, 1, bd, y),
+                         dml_test_tensor(DML_DTYPE_I64, 1, bd, idx),
+                         dml_test_tensor(DML_DTYPE_I64, 1, bd, inv),
+                         dml_test_tensor(DML_DTYPE_I64, 1, bd, cnt)};
   dml_attr_t a = {0};
   a.name = "sorted";
   a.kind = DML_ATTR_INT;
@@ -100,10 +90,11 @@ static void test_unique(void) {
   const int32_t m[9] = {1, 0, 0, 1, 0, 0, 2, 3, 4};
   int32_t y[9] = {0};
   int64_t idx[3], inv[3], cnt[3], md[2] = {3, 3}, b1[1] = {3};
-  dml_tensor_t in = tensor(DML_DTYPE_I32, 2, md, (void *)m);
-  dml_tensor_t out[4] = {
-      tensor(DML_DTYPE_I32, 2, md, y), tensor(DML_DTYPE_I64, 1, b1, idx),
-      tensor(DML_DTYPE_I64, 1, b1, inv), tensor(DML_DTYPE_I64, 1, b1, cnt)};
+  dml_tensor_t in = dml_test_tensor(DML_DTYPE_I32, 2, md, (void *)m);
+  dml_tensor_t out[4] = {dml_test_tensor(DML_DTYPE_I32, 2, md, y),
+                         dml_test_tensor(DML_DTYPE_I64, 1, b1, idx),
+                         dml_test_tensor(DML_DTYPE_I64, 1, b1, inv),
+                         dml_test_tensor(DML_DTYPE_I64, 1, b1, cnt)};
   dml_attr_t a[2];
   memset(a, 0, sizeof a);
   a[0].name = "axis";
@@ -121,11 +112,11 @@ static void test_unique(void) {
   const int32_t x4[16] = {1, 1, 0, 1, 2, 1, 0, 1, 1, 1, 0, 1, 2, 1, 0, 1};
   int32_t y4[16] = {0};
   int64_t d4[3] = {2, 4, 2}, b4[1] = {4};
-  in = tensor(DML_DTYPE_I32, 3, d4, (void *)x4);
-  out[0] = tensor(DML_DTYPE_I32, 3, d4, y4);
-  out[1] = tensor(DML_DTYPE_I64, 1, b4, idx);
-  out[2] = tensor(DML_DTYPE_I64, 1, b4, inv);
-  out[3] = tensor(DML_DTYPE_I64, 1, b4, cnt);
+  in = dml_test_tensor(DML_DTYPE_I32, 3, d4, (void *)x4);
+  out[0] = dml_test_tensor(DML_DTYPE_I32, 3, d4, y4);
+  out[1] = dml_test_tensor(DML_DTYPE_I64, 1, b4, idx);
+  out[2] = dml_test_tensor(DML_DTYPE_I64, 1, b4, inv);
+  out[3] = dml_test_tensor(DML_DTYPE_I64, 1, b4, cnt);
   int64_t inv4[4];
   out[2].data = inv4;
   a[0].i = 1;
@@ -142,9 +133,9 @@ static void test_compress(void) {
   uint8_t cond[5] = {0, 1, 1, 0, 0};
   float y[6] = {0};
   int64_t xd[2] = {3, 2}, cd[1] = {3};
-  dml_tensor_t in[2] = {tensor(DML_DTYPE_F32, 2, xd, (void *)x),
-                        tensor(DML_DTYPE_BOOL, 1, cd, cond)};
-  dml_tensor_t out = tensor(DML_DTYPE_F32, 2, xd, y);
+  dml_tensor_t in[2] = {dml_test_tensor(DML_DTYPE_F32, 2, xd, (void *)x),
+                        dml_test_tensor(DML_DTYPE_BOOL, 1, cd, cond)};
+  dml_tensor_t out = dml_test_tensor(DML_DTYPE_F32, 2, xd, y);
   dml_attr_t a = {0};
   a.name = "axis";
   a.kind = DML_ATTR_INT;
@@ -153,8 +144,8 @@ static void test_compress(void) {
   CHECK(out.dims[0] == 2 && out.dims[1] == 2 && y[0] == 3 && y[3] == 6);
   /* axis = 1, condition [0, 1]: [[2],[4],[6]]. */
   cd[0] = 2;
-  in[1] = tensor(DML_DTYPE_BOOL, 1, cd, cond);
-  out = tensor(DML_DTYPE_F32, 2, xd, y);
+  in[1] = dml_test_tensor(DML_DTYPE_BOOL, 1, cd, cond);
+  out = dml_test_tensor(DML_DTYPE_F32, 2, xd, y);
   a.i = 1;
   CHECK_OK(run(DML_OP_COMPRESS, in, 2, &out, 1, &a, 1));
   CHECK(out.dims[0] == 3 && out.dims[1] == 1 && y[0] == 2 && y[1] == 4 && y[2] == 6);
@@ -163,8 +154,8 @@ static void test_compress(void) {
   cond[4] = 1;
   cd[0] = 5;
   int64_t fd[1] = {6};
-  in[1] = tensor(DML_DTYPE_BOOL, 1, cd, cond);
-  out = tensor(DML_DTYPE_F32, 1, fd, y);
+  in[1] = dml_test_tensor(DML_DTYPE_BOOL, 1, cd, cond);
+  out = dml_test_tensor(DML_DTYPE_F32, 1, fd, y);
   CHECK_OK(run(DML_OP_COMPRESS, in, 2, &out, 1, NULL, 0));
   CHECK(out.dims[0] == 2 && y[0] == 2 && y[1] == 5);
 }
@@ -177,22 +168,22 @@ static void test_nms(void) {
   int64_t max_out = 3, y[18] = {0};
   float iou = 0.5f, thr = 0.0f;
   int64_t bd[3] = {1, 6, 4}, sd[3] = {1, 1, 6}, one[1] = {1}, yd[2] = {6, 3};
-  dml_tensor_t in[5] = {tensor(DML_DTYPE_F32, 3, bd, (void *)boxes),
-                        tensor(DML_DTYPE_F32, 3, sd, (void *)scores),
-                        tensor(DML_DTYPE_I64, 1, one, &max_out),
-                        tensor(DML_DTYPE_F32, 1, one, &iou),
-                        tensor(DML_DTYPE_F32, 1, one, &thr)};
-  dml_tensor_t out = tensor(DML_DTYPE_I64, 2, yd, y);
+  dml_tensor_t in[5] = {dml_test_tensor(DML_DTYPE_F32, 3, bd, (void *)boxes),
+                        dml_test_tensor(DML_DTYPE_F32, 3, sd, (void *)scores),
+                        dml_test_tensor(DML_DTYPE_I64, 1, one, &max_out),
+                        dml_test_tensor(DML_DTYPE_F32, 1, one, &iou),
+                        dml_test_tensor(DML_DTYPE_F32, 1, one, &thr)};
+  dml_tensor_t out = dml_test_tensor(DML_DTYPE_I64, 2, yd, y);
   CHECK_OK(run(DML_OP_NON_MAX_SUPPRESSION, in, 5, &out, 1, NULL, 0));
   const int64_t want[9] = {0, 0, 3, 0, 0, 0, 0, 0, 5};
   CHECK(out.dims[0] == 3 && eq_i64(y, want, 9));
   /* suppress_by_IOU_and_scores: score_threshold 0.4 drops box 5. */
   thr = 0.4f;
-  out = tensor(DML_DTYPE_I64, 2, yd, y);
+  out = dml_test_tensor(DML_DTYPE_I64, 2, yd, y);
   CHECK_OK(run(DML_OP_NON_MAX_SUPPRESSION, in, 5, &out, 1, NULL, 0));
   CHECK(out.dims[0] == 2 && eq_i64(y, want, 6));
   /* Without max_output_boxes_per_class nothing is selected. */
-  out = tensor(DML_DTYPE_I64, 2, yd, y);
+  out = dml_test_tensor(DML_DTYPE_I64, 2, yd, y);
   CHECK_OK(run(DML_OP_NON_MAX_SUPPRESSION, in, 2, &out, 1, NULL, 0));
   CHECK(out.dims[0] == 0);
 }
@@ -286,7 +277,7 @@ static void test_executor(void) {
                 cols[4] = {1 + 0 + 2, 0, 6, 0 + 1 + 2};
   for (int k = 0; k < 4; k++) {
     int64_t xd[2] = {2, 3};
-    dml_tensor_t x = tensor(DML_DTYPE_F32, 2, xd, (void *)xs[k]);
+    dml_tensor_t x = dml_test_tensor(DML_DTYPE_F32, 2, xd, (void *)xs[k]);
     CHECK_OK(dml_rt_session_set_input(s, 0, &x));
     CHECK_OK(dml_rt_session_run(s));
     dml_tensor_t t, sum;

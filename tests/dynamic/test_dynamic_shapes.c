@@ -20,19 +20,8 @@
 #include "dml_rt.h"
 #include "dml_test.h"
 
-static dml_tensor_t tensor(dml_dtype_t dt, int32_t rank, const int64_t *dims,
-                           const void *data) {
-  dml_tensor_t t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dt;
-  t.rank = rank;
-  for (int32_t d = 0; d < rank; d++) t.dims[d] = dims[d];
-  t.data = (void *)data;
-  return t;
-}
-
 static dml_tensor_t i64s(const int64_t *v, int64_t n) {
-  return tensor(DML_DTYPE_I64, 1, &n, v);
+  return dml_test_tensor(DML_DTYPE_I64, 1, &n, v);
 }
 
 static float g_out[2][1024];
@@ -69,7 +58,7 @@ static dml_status_t run_dyn(dml_op_t op, const dml_tensor_t *in, uint32_t n_in,
 /* Output 0 of dtype dt at the bound dims. */
 static dml_tensor_t at_bound(dml_dtype_t dt, int32_t rank, const int64_t *bound, int k) {
   memset(g_out[k], 0, sizeof g_out[k]);
-  return tensor(dt, rank, bound, g_out[k]);
+  return dml_test_tensor(dt, rank, bound, g_out[k]);
 }
 
 static int dims_are(const dml_tensor_t *t, int32_t rank, const int64_t *want) {
@@ -85,7 +74,7 @@ static const uint64_t kcap[2] = {sizeof g_out[0], sizeof g_out[1]};
 
 static void test_reshape_squeeze_unsqueeze(void) {
   dml_tensor_t in[2];
-  in[0] = tensor(DML_DTYPE_F32, 2, kxd, kx);
+  in[0] = dml_test_tensor(DML_DTYPE_F32, 2, kxd, kx);
   int64_t b2[2] = {6, 6}, b3[3] = {6, 6, 6};
   /* Reshape to [3,-1] -> [3,2], then [0,-1] (0 copies dim 0) -> [2,3]. */
   int64_t s1[2] = {3, -1};
@@ -125,7 +114,7 @@ static void test_reshape_squeeze_unsqueeze(void) {
   CHECK_OK(run_dyn(DML_OP_UNSQUEEZE, in, 2, &y, 1, kcap, NULL, 0));
   CHECK(dims_are(&y, 4, (int64_t[]){1, 2, 3, 1}) && !memcmp(g_out[0], kx, sizeof kx));
   int64_t x3d[3] = {1, 2, 3}, a0 = 0;
-  in[0] = tensor(DML_DTYPE_F32, 3, x3d, kx);
+  in[0] = dml_test_tensor(DML_DTYPE_F32, 3, x3d, kx);
   in[1] = i64s(&a0, 1);
   y = at_bound(DML_DTYPE_F32, 2, b3, 0);
   CHECK_OK(run_dyn(DML_OP_SQUEEZE, in, 2, &y, 1, kcap, NULL, 0));
@@ -141,7 +130,7 @@ static void test_expand_tile_pad(void) {
   dml_tensor_t in[3];
   int64_t cd[2] = {2, 1};
   const float col[2] = {1, 2};
-  in[0] = tensor(DML_DTYPE_F32, 2, cd, col);
+  in[0] = dml_test_tensor(DML_DTYPE_F32, 2, cd, col);
   int64_t sh[2] = {2, 4}, b[2] = {2, 8};
   in[1] = i64s(sh, 2);
   dml_tensor_t y = at_bound(DML_DTYPE_F32, 2, b, 0);
@@ -154,7 +143,7 @@ static void test_expand_tile_pad(void) {
               DML_STATUS_OUT_OF_RANGE,
               "dim 1 is 9 at run time (shape [2,9]), above its compiled bound 8");
   /* Tile [2,3] by [2,1] -> [4,3]: rows 0,1,0,1. */
-  in[0] = tensor(DML_DTYPE_F32, 2, kxd, kx);
+  in[0] = dml_test_tensor(DML_DTYPE_F32, 2, kxd, kx);
   int64_t rep[2] = {2, 1}, tb[2] = {8, 8};
   in[1] = i64s(rep, 2);
   y = at_bound(DML_DTYPE_F32, 2, tb, 0);
@@ -176,7 +165,7 @@ static void test_expand_tile_pad(void) {
 
 static void test_slice_split_topk(void) {
   dml_tensor_t in[5];
-  in[0] = tensor(DML_DTYPE_F32, 2, kxd, kx);
+  in[0] = dml_test_tensor(DML_DTYPE_F32, 2, kxd, kx);
   /* Slice x[:, ::-2] (starts -1, ends INT64_MIN, axes 1, steps -2) -> [2,2]. */
   int64_t st = -1, en = INT64_MIN, ax = 1, sp = -2;
   in[1] = i64s(&st, 1);
@@ -218,9 +207,9 @@ static void test_slice_split_topk(void) {
 static void test_generators(void) {
   /* Range(2, 11, 3) -> [2,5,8]; its bound 2 is exceeded. */
   int64_t r0 = 2, r1 = 11, r2 = 3, b1 = 8;
-  dml_tensor_t in[3] = {tensor(DML_DTYPE_I64, 0, NULL, &r0),
-                        tensor(DML_DTYPE_I64, 0, NULL, &r1),
-                        tensor(DML_DTYPE_I64, 0, NULL, &r2)};
+  dml_tensor_t in[3] = {dml_test_tensor(DML_DTYPE_I64, 0, NULL, &r0),
+                        dml_test_tensor(DML_DTYPE_I64, 0, NULL, &r1),
+                        dml_test_tensor(DML_DTYPE_I64, 0, NULL, &r2)};
   dml_tensor_t y = at_bound(DML_DTYPE_I64, 1, &b1, 0);
   CHECK_OK(run_dyn(DML_OP_RANGE, in, 3, &y, 1, kcap, NULL, 0));
   CHECK(y.dims[0] == 3 && i64_at(0, 0) == 2 && i64_at(0, 1) == 5 && i64_at(0, 2) == 8);
@@ -237,7 +226,7 @@ static void test_generators(void) {
   CHECK(dims_are(&y, 2, sh) && g_out[0][0] == 0);
   /* HannWindow(5), periodic: 0.5 - 0.5 cos(2 pi n / 5). */
   int64_t n5 = 5;
-  dml_tensor_t w = tensor(DML_DTYPE_I64, 0, NULL, &n5);
+  dml_tensor_t w = dml_test_tensor(DML_DTYPE_I64, 0, NULL, &n5);
   y = at_bound(DML_DTYPE_F32, 1, &b1, 0);
   CHECK_OK(run_dyn(DML_OP_HANN_WINDOW, &w, 1, &y, 1, kcap, NULL, 0));
   CHECK(y.dims[0] == 5);
@@ -245,9 +234,9 @@ static void test_generators(void) {
   /* OneHot(indices [1,0], depth 3, values [0,1]) -> [2,3]. */
   int64_t idx[2] = {1, 0}, dep = 3, id = 2, ob[2] = {2, 8};
   const float vals[2] = {0, 1};
-  dml_tensor_t oh[3] = {tensor(DML_DTYPE_I64, 1, &id, idx),
-                        tensor(DML_DTYPE_I64, 0, NULL, &dep),
-                        tensor(DML_DTYPE_F32, 1, &id, vals)};
+  dml_tensor_t oh[3] = {dml_test_tensor(DML_DTYPE_I64, 1, &id, idx),
+                        dml_test_tensor(DML_DTYPE_I64, 0, NULL, &dep),
+                        dml_test_tensor(DML_DTYPE_F32, 1, &id, vals)};
   y = at_bound(DML_DTYPE_F32, 2, ob, 0);
   CHECK_OK(run_dyn(DML_OP_ONE_HOT, oh, 3, &y, 1, kcap, NULL, 0));
   CHECK(dims_are(&y, 2, (int64_t[]){2, 3}) && g_out[0][1] == 1 && g_out[0][3] == 1 &&
@@ -259,15 +248,16 @@ static void test_resize_reduce(void) {
   const float px[4] = {1, 2, 3, 4};
   int64_t xd[4] = {1, 1, 2, 2}, four = 4, rb[4] = {8, 8, 8, 8};
   const float sc[4] = {1, 1, 2, 1.5f};
-  dml_tensor_t in[4] = {
-      tensor(DML_DTYPE_F32, 4, xd, px), tensor(DML_DTYPE_INVALID, 0, NULL, NULL),
-      tensor(DML_DTYPE_F32, 1, &four, sc), tensor(DML_DTYPE_INVALID, 0, NULL, NULL)};
+  dml_tensor_t in[4] = {dml_test_tensor(DML_DTYPE_F32, 4, xd, px),
+                        dml_test_tensor(DML_DTYPE_INVALID, 0, NULL, NULL),
+                        dml_test_tensor(DML_DTYPE_F32, 1, &four, sc),
+                        dml_test_tensor(DML_DTYPE_INVALID, 0, NULL, NULL)};
   dml_tensor_t y = at_bound(DML_DTYPE_F32, 4, rb, 0);
   CHECK_OK(run_dyn(DML_OP_RESIZE, in, 3, &y, 1, kcap, NULL, 0));
   CHECK(dims_are(&y, 4, (int64_t[]){1, 1, 4, 3}));
   /* sizes [1,1,3,3] instead (scales absent). */
   int64_t sz[4] = {1, 1, 3, 3};
-  in[2] = tensor(DML_DTYPE_INVALID, 0, NULL, NULL);
+  in[2] = dml_test_tensor(DML_DTYPE_INVALID, 0, NULL, NULL);
   in[3] = i64s(sz, 4);
   y = at_bound(DML_DTYPE_F32, 4, rb, 0);
   CHECK_OK(run_dyn(DML_OP_RESIZE, in, 4, &y, 1, kcap, NULL, 0));
@@ -275,7 +265,7 @@ static void test_resize_reduce(void) {
   /* ReduceSum over axes [1] of [2,3]: keepdims -> [2,1] = [6,15]; not
    * kept -> [2]. */
   int64_t ax = 1;
-  dml_tensor_t r[2] = {tensor(DML_DTYPE_F32, 2, kxd, kx), i64s(&ax, 1)};
+  dml_tensor_t r[2] = {dml_test_tensor(DML_DTYPE_F32, 2, kxd, kx), i64s(&ax, 1)};
   y = at_bound(DML_DTYPE_F32, 2, kxd, 0);
   CHECK_OK(run_dyn(DML_OP_REDUCE_SUM, r, 2, &y, 1, kcap, NULL, 0));
   CHECK(dims_are(&y, 2, (int64_t[]){2, 1}) && g_out[0][0] == 6 && g_out[0][1] == 15);
@@ -330,8 +320,9 @@ static void *package(int64_t max_elements, size_t *out_size) {
 
 static dml_status_t run_with(dml_rt_session_t *s, const int64_t *shape,
                              const int64_t *rep, int64_t start, int64_t n) {
-  dml_tensor_t in[5] = {tensor(DML_DTYPE_F32, 2, kxd, kx), i64s(shape, 2), i64s(rep, 2),
-                        i64s(&start, 1), tensor(DML_DTYPE_I64, 0, NULL, &n)};
+  dml_tensor_t in[5] = {dml_test_tensor(DML_DTYPE_F32, 2, kxd, kx), i64s(shape, 2),
+                        i64s(rep, 2), i64s(&start, 1),
+                        dml_test_tensor(DML_DTYPE_I64, 0, NULL, &n)};
   for (uint32_t i = 0; i < 5; i++)
     DML_RETURN_IF_ERROR(dml_rt_session_set_input(s, i, &in[i]));
   return dml_rt_session_run(s);

@@ -30,17 +30,6 @@
 #include "dml_train.h"
 #include "layers_test_util.h"
 
-static dml_tensor_t tensor(dml_dtype_t dt, int32_t rank, const int64_t *dims,
-                           void *data) {
-  dml_tensor_t t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dt;
-  t.rank = rank;
-  for (int32_t d = 0; d < rank; d++) t.dims[d] = dims[d];
-  t.data = data;
-  return t;
-}
-
 /* Compiles `lm` with the training build into a model. */
 static dml_rt_model_t *compile_train(const dml_layers_model_t *lm,
                                      const dml_train_config_t *cfg) {
@@ -140,7 +129,7 @@ static void test_fashion_mlp_trains(void) {
   int64_t yb[BATCH];
   float lr = 1e-3f;
   int64_t lr_dims[1] = {0};
-  dml_tensor_t tlr = tensor(DML_DTYPE_F32, 0, lr_dims, &lr);
+  dml_tensor_t tlr = dml_test_tensor(DML_DTYPE_F32, 0, lr_dims, &lr);
   int64_t correct_before = 0, correct_after = 0;
   int32_t *pred = (int32_t *)calloc(N_TEST, sizeof(int32_t));
   for (int phase = 0; ev && xb && pred && phase < 3; phase++) {
@@ -152,8 +141,8 @@ static void test_fashion_mlp_trains(void) {
       for (int i = 0; i < b * 784; i++) xb[i] = (float)img[start * 784 + i] / 255.0f;
       for (int i = 0; i < b; i++) yb[i] = lab[start + i];
       int64_t xd[2] = {b, 784}, yd[1] = {b}, c = 0;
-      dml_tensor_t tx = tensor(DML_DTYPE_F32, 2, xd, xb),
-                   ty = tensor(DML_DTYPE_I64, 1, yd, yb);
+      dml_tensor_t tx = dml_test_tensor(DML_DTYPE_F32, 2, xd, xb),
+                   ty = dml_test_tensor(DML_DTYPE_I64, 1, yd, yb);
       if (phase == 1) {
         float loss = step(tr, &tx, &ty, &tlr, NULL);
         CHECK(loss == loss);
@@ -188,7 +177,7 @@ static void test_fashion_mlp_trains(void) {
     int b = N_TEST - start < BATCH ? N_TEST - start : BATCH;
     for (int i = 0; i < b * 784; i++) xb[i] = (float)tei[start * 784 + i] / 255.0f;
     int64_t xd[2] = {b, 784};
-    dml_tensor_t tx = tensor(DML_DTYPE_F32, 2, xd, xb), o;
+    dml_tensor_t tx = dml_test_tensor(DML_DTYPE_F32, 2, xd, xb), o;
     dml_rt_session_clear_inputs(is);
     CHECK_OK(dml_rt_session_set_input(is, 0, &tx));
     CHECK_OK(dml_rt_session_run(is));
@@ -238,8 +227,8 @@ static void train_fixed(dml_layers_model_t *lm, const dml_tensor_t *x, int n_cla
   }
   int64_t y[8], yd[1] = {8}, none[1] = {0};
   for (int i = 0; i < 8; i++) y[i] = i % n_classes;
-  dml_tensor_t ty = tensor(DML_DTYPE_I64, 1, yd, y),
-               tlr = tensor(DML_DTYPE_F32, 0, none, &lr);
+  dml_tensor_t ty = dml_test_tensor(DML_DTYPE_I64, 1, yd, y),
+               tlr = dml_test_tensor(DML_DTYPE_F32, 0, none, &lr);
   float before = step(ev, x, &ty, NULL, NULL);
   for (int s = 0; s < 15; s++) step(tr, x, &ty, &tlr, NULL);
   float after = step(ev, x, &ty, NULL, NULL);
@@ -298,7 +287,7 @@ static void test_cnn_trains(void) {
   for (int i = 0; xs && i < 8 * 3 * 12 * 12; i++)
     xs[i] = (float)((i * 7919) % 1000) / 1000.0f;
   int64_t xd[4] = {8, 3, 12, 12};
-  dml_tensor_t tx = tensor(DML_DTYPE_F32, 4, xd, xs);
+  dml_tensor_t tx = dml_test_tensor(DML_DTYPE_F32, 4, xd, xs);
   if (xs) {
     train_fixed(m, &tx, 8, DML_OPTIMIZER_ADAM, 1e-2f, "cnn (layers)");
     train_fixed(m, &tx, 8, DML_OPTIMIZER_MOMENTUM, 5e-2f, "cnn (layers)");
@@ -323,7 +312,7 @@ static void test_embedding_trains(void) {
   CHECK_OK(dml_layers_output(m, h, "logits"));
   int64_t idx[40], xd[2] = {8, 5};
   for (int i = 0; i < 40; i++) idx[i] = (i * 7) % 20;
-  dml_tensor_t tx = tensor(DML_DTYPE_I64, 2, xd, idx);
+  dml_tensor_t tx = dml_test_tensor(DML_DTYPE_I64, 2, xd, idx);
   train_fixed(m, &tx, 4, DML_OPTIMIZER_ADAM, 2e-2f, "embedding (layers)");
   dml_layers_model_release(m);
 }

@@ -53,21 +53,9 @@ static inline int64_t global_numel(const dml_ir_module_t *m, const dml_ir_value_
   return dml_ir_type_numel_bound(m, &g->type);
 }
 
-/* Reads a whole file (malloc'd). */
+/* Reads a whole file (malloc'd; dml_test_read_file). */
 static inline uint8_t *read_all(const char *path, size_t *out_len) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return NULL;
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  uint8_t *buf = (uint8_t *)malloc(n > 0 ? (size_t)n : 1);
-  if (buf && n > 0 && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(fp);
-  *out_len = n > 0 ? (size_t)n : 0;
-  return buf;
+  return (uint8_t *)dml_test_read_file(path, out_len);
 }
 
 /* Structural check of an imported module: every operand of every node is a

@@ -31,22 +31,6 @@ static float g_pool[POOL + 64][FEAT];
 /* g_ref[start][n-1]: a plain session's answer to rows [start, start+n). */
 static float *g_ref[POOL][MAXN];
 
-static uint8_t *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = (uint8_t *)malloc(n > 0 ? (size_t)n : 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 /* fashion_mlp compiled with `o` (NULL: defaults) and loaded. */
 static dml_rt_model_t *load_mlp(const dml_compile_options_t *o) {
   char path[2048];
@@ -55,11 +39,11 @@ static dml_rt_model_t *load_mlp(const dml_compile_options_t *o) {
   uint8_t *bytes = NULL;
   if (shared) {
     snprintf(path, sizeof path, "%s/models/fashion_mlp.onnx", shared);
-    bytes = read_file(path, &len);
+    bytes = (uint8_t *)dml_test_read_file(path, &len);
   }
   if (!bytes) {
     snprintf(path, sizeof path, "%s/examples/fashion_mlp.onnx", src ? src : ".");
-    bytes = read_file(path, &len);
+    bytes = (uint8_t *)dml_test_read_file(path, &len);
   }
   CHECK(bytes != NULL);
   if (!bytes) return NULL;

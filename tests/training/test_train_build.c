@@ -26,14 +26,9 @@ static dml_status_t compile_model(const char *name, const dml_train_config_t *cf
   char rel[256], path[1024];
   snprintf(rel, sizeof rel, "models/%s", name);
   dml_test_path("DMLC_SHARED_DIR", rel, path, sizeof path);
-  FILE *f = fopen(path, "rb");
-  if (!f) return dml_status_make(DML_STATUS_NOT_FOUND, "test", "cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  void *buf = malloc((size_t)n);
-  size_t got = fread(buf, 1, (size_t)n, f);
-  fclose(f);
+  size_t got = 0;
+  void *buf = dml_test_read_file(path, &got);
+  if (!buf) return dml_status_make(DML_STATUS_NOT_FOUND, "test", "cannot read %s", path);
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.train = cfg;
@@ -45,17 +40,6 @@ static dml_status_t compile_model(const char *name, const dml_train_config_t *cf
   if (!st) st = dml_rt_model_load_memory(pkg, size, out);
   free(pkg);
   return st;
-}
-
-static dml_tensor_t tensor(dml_dtype_t dt, int32_t rank, const int64_t *dims,
-                           void *data) {
-  dml_tensor_t t;
-  memset(&t, 0, sizeof t);
-  t.dtype = dt;
-  t.rank = rank;
-  for (int32_t d = 0; d < rank; d++) t.dims[d] = dims[d];
-  t.data = data;
-  return t;
 }
 
 /* Input `input` filled with a fixed pattern for batch 8; labels 0..7. */
@@ -76,12 +60,12 @@ static void make_batch(dml_rt_session_t *s, batch_t *b, float lr) {
   }
   b->x = (float *)malloc((size_t)n * sizeof(float));
   for (int64_t i = 0; i < n; i++) b->x[i] = (float)((i * 7919) % 1000) / 1000.0f;
-  b->tx = tensor(DML_DTYPE_F32, in.rank, dims, b->x);
+  b->tx = dml_test_tensor(DML_DTYPE_F32, in.rank, dims, b->x);
   for (int i = 0; i < 8; i++) b->y[i] = i;
   int64_t yd = 8;
-  b->ty = tensor(DML_DTYPE_I64, 1, &yd, b->y);
+  b->ty = dml_test_tensor(DML_DTYPE_I64, 1, &yd, b->y);
   b->lr = lr;
-  b->tlr = tensor(DML_DTYPE_F32, 0, NULL, &b->lr);
+  b->tlr = dml_test_tensor(DML_DTYPE_F32, 0, NULL, &b->lr);
 }
 
 static float run_loss(dml_rt_session_t *s, const batch_t *b, int with_lr) {
@@ -315,8 +299,8 @@ static void test_trainer_labels(void) {
   float x[4 * 784] = {0};
   int64_t y[4] = {0, 9, 12, 3}, xd[2] = {4, 784}, yd = 4;
   dml_dataset_t d;
-  d.x = tensor(DML_DTYPE_F32, 2, xd, x);
-  d.y = tensor(DML_DTYPE_I64, 1, &yd, y);
+  d.x = dml_test_tensor(DML_DTYPE_F32, 2, xd, x);
+  d.y = dml_test_tensor(DML_DTYPE_I64, 1, &yd, y);
   double loss = 0, acc = 0;
   CHECK_ERROR(dml_trainer_evaluate(t, &d, 4, &loss, &acc), DML_STATUS_OUT_OF_RANGE,
               "label 12 (element 2 of y) is outside [0, 10)");
