@@ -38,15 +38,6 @@ static void usage(FILE *f) {
           "  -h, --help         this text\n");
 }
 
-static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
-  size_t n = strlen(flag);
-  if (strncmp(argv[*i], flag, n) != 0) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (argv[*i][n] != 0) return NULL;
-  if (*i + 1 >= argc) return "";
-  return argv[++*i];
-}
-
 int dmlc_cmd_eval(int argc, char **argv) {
   const char *pkg = NULL, *data = NULL, *split = "test", *device = "cpu", *v;
   int64_t batch = 0;
@@ -57,40 +48,40 @@ int dmlc_cmd_eval(int argc, char **argv) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;
-    } else if ((v = flag_value(argc, argv, &i, "--data"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--data"))) {
       data = v;
-    } else if ((v = flag_value(argc, argv, &i, "--split"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--split"))) {
       split = v;
       if (strcmp(split, "test") && strcmp(split, "train")) {
         fprintf(stderr, "error: dmlc eval: --split must be test or train\n");
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--batch-size"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-size"))) {
       batch = strtoll(v, &end, 10);
       if (*end || batch < 1) {
         fprintf(stderr, "error: dmlc eval: bad --batch-size '%s'\n", v);
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--scale"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--scale"))) {
       dopt.image_scale = strtod(v, &end);
       if (*end || !*v) {
         fprintf(stderr, "error: dmlc eval: bad --scale '%s'\n", v);
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--label-column"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--label-column"))) {
       dopt.csv_label_column = (int)strtol(v, &end, 10);
       if (*end || !*v) {
         fprintf(stderr, "error: dmlc eval: bad --label-column '%s'\n", v);
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--threads"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
       long th = strtol(v, &end, 10);
       if (*end || th < 1 || th > 64) {
         fprintf(stderr, "error: dmlc eval: bad --threads '%s' (1..64)\n", v);
         return 2;
       }
       dml_cpu_set_num_threads((int)th);
-    } else if ((v = flag_value(argc, argv, &i, "--device"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "error: dmlc eval: unknown flag '%s'\n", argv[i]);

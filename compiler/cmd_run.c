@@ -41,16 +41,6 @@ static void usage(FILE *f) {
       "`dmlc inspect PKG` lists the inputs and outputs with their shapes.\n");
 }
 
-/* Takes the value of `--flag VALUE` or `--flag=VALUE` at argv[*i]. */
-static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
-  size_t n = strlen(flag);
-  if (strncmp(argv[*i], flag, n) != 0) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (argv[*i][n] != 0) return NULL;
-  if (*i + 1 >= argc) return "";
-  return argv[++*i];
-}
-
 /* mkdir -p. */
 static dml_status_t make_dirs(const char *dir) {
   char path[4096];
@@ -153,19 +143,19 @@ int dmlc_cmd_run(int argc, char **argv) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;
-    } else if ((v = flag_value(argc, argv, &i, "--input"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--input"))) {
       if (!*v || n_inputs == MAX_INPUTS) {
         fprintf(stderr, "error: dmlc run: --input needs NAME=FILE.npy\n");
         return 2;
       }
       inputs[n_inputs++] = v;
-    } else if ((v = flag_value(argc, argv, &i, "--output-dir"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--output-dir"))) {
       if (!*v) {
         fprintf(stderr, "error: dmlc run: --output-dir needs a directory\n");
         return 2;
       }
       out_dir = v;
-    } else if ((v = flag_value(argc, argv, &i, "--device"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       fprintf(stderr, "error: dmlc run: unknown flag '%s'\n\n", argv[i]);

@@ -79,16 +79,6 @@ static void usage(FILE *f) {
       "\"data\":[...]}]}'\n");
 }
 
-/* Takes the value of `--flag VALUE` or `--flag=VALUE` at argv[*i]. */
-static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
-  size_t n = strlen(flag);
-  if (strncmp(argv[*i], flag, n) != 0) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (argv[*i][n] != 0) return NULL;
-  if (*i + 1 >= argc) return "";
-  return argv[++*i];
-}
-
 static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   char *end;
   errno = 0;
@@ -790,41 +780,41 @@ int dmlc_cmd_serve(int argc, char **argv) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;
-    } else if ((v = flag_value(argc, argv, &i, "--name"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--name"))) {
       name = v;
-    } else if ((v = flag_value(argc, argv, &i, "--host"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--host"))) {
       host = v;
-    } else if ((v = flag_value(argc, argv, &i, "--device"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
-    } else if ((v = flag_value(argc, argv, &i, "--port"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--port"))) {
       if (parse_i64(v, 0, 65535, &port)) {
         fprintf(stderr, "error: dmlc serve: --port takes 0..65535, not '%s'\n", v);
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--batch-size"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-size"))) {
       if (parse_i64(v, 1, INT32_MAX, &batch)) {
         fprintf(stderr,
                 "error: dmlc serve: --batch-size takes a positive number, not '%s'\n", v);
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--instances"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--instances"))) {
       if (parse_i64(v, 1, 256, &instances)) {
         fprintf(stderr, "error: dmlc serve: --instances takes 1..256, not '%s'\n", v);
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--max-body-bytes"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--max-body-bytes"))) {
       if (parse_i64(v, 1024, (int64_t)1 << 40, &max_body)) {
         fprintf(stderr,
                 "error: dmlc serve: --max-body-bytes takes 1024..2^40, not '%s'\n", v);
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--max-connections"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--max-connections"))) {
       if (parse_i64(v, 1, 65536, &max_conn)) {
         fprintf(stderr, "error: dmlc serve: --max-connections takes 1..65536, not '%s'\n",
                 v);
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--batch-timeout-ms"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-timeout-ms"))) {
       char *end;
       timeout_ms = strtod(v, &end);
       if (!*v || *end || !(timeout_ms >= 0 && timeout_ms <= 3.6e6)) {

@@ -80,15 +80,6 @@ static void usage(FILE *f) {
       "  -h, --help                this text\n");
 }
 
-static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
-  size_t n = strlen(flag);
-  if (strncmp(argv[*i], flag, n) != 0) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (argv[*i][n] != 0) return NULL;
-  if (*i + 1 >= argc) return "";
-  return argv[++*i];
-}
-
 static int parse_double(const char *flag, const char *v, double *out) {
   char *end;
   errno = 0;
@@ -213,48 +204,48 @@ int dmlc_cmd_train(int argc, char **argv) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;
-    } else if ((v = flag_value(argc, argv, &i, "--data"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--data"))) {
       data = v;
-    } else if ((v = flag_value(argc, argv, &i, "--validation-data"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--validation-data"))) {
       val_data = v;
-    } else if ((v = flag_value(argc, argv, &i, "--validation-split"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--validation-split"))) {
       if (!parse_double("--validation-split", v, &o.validation_split)) return 2;
       if (!(o.validation_split > 0 && o.validation_split < 1)) {
         fprintf(stderr, "error: dmlc train: --validation-split must be in (0, 1)\n");
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--scale"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--scale"))) {
       if (!parse_double("--scale", v, &dopt.image_scale)) return 2;
-    } else if ((v = flag_value(argc, argv, &i, "--label-column"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--label-column"))) {
       if (!parse_int("--label-column", v, -1000000, &iv)) return 2;
       dopt.csv_label_column = (int)iv;
-    } else if ((v = flag_value(argc, argv, &i, "--loss"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--loss"))) {
       if ((st = dml_loss_kind_parse(v, &cfg.loss))) return dmlc_report(st) + 1;
-    } else if ((v = flag_value(argc, argv, &i, "--output"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--output"))) {
       cfg.output = v;
-    } else if ((v = flag_value(argc, argv, &i, "--optimizer"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--optimizer"))) {
       if ((st = dml_optimizer_kind_parse(v, &cfg.optimizer))) return dmlc_report(st) + 1;
-    } else if ((v = flag_value(argc, argv, &i, "--lr"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--lr"))) {
       if (!parse_double("--lr", v, &lr)) return 2;
-    } else if ((v = flag_value(argc, argv, &i, "--momentum"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--momentum"))) {
       if (!parse_double("--momentum", v, &cfg.momentum)) return 2;
-    } else if ((v = flag_value(argc, argv, &i, "--weight-decay"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--weight-decay"))) {
       if (!parse_double("--weight-decay", v, &cfg.weight_decay)) return 2;
-    } else if ((v = flag_value(argc, argv, &i, "--epochs"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--epochs"))) {
       if (!parse_int("--epochs", v, 1, &iv) || iv > 1000000) return 2;
       o.epochs = (int32_t)iv;
-    } else if ((v = flag_value(argc, argv, &i, "--batch-size"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-size"))) {
       if (!parse_int("--batch-size", v, 1, &o.batch_size)) return 2;
-    } else if ((v = flag_value(argc, argv, &i, "--batch-bound"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-bound"))) {
       if (!parse_int("--batch-bound", v, 1, &batch_bound)) return 2;
-    } else if ((v = flag_value(argc, argv, &i, "--lr-schedule"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--lr-schedule"))) {
       lr_schedule = v;
-    } else if ((v = flag_value(argc, argv, &i, "--clip-norm"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--clip-norm"))) {
       if (!parse_double("--clip-norm", v, &cfg.clip_norm) || cfg.clip_norm <= 0) return 2;
-    } else if ((v = flag_value(argc, argv, &i, "--clip-value"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--clip-value"))) {
       if (!parse_double("--clip-value", v, &cfg.clip_value) || cfg.clip_value <= 0)
         return 2;
-    } else if ((v = flag_value(argc, argv, &i, "--early-stopping"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--early-stopping"))) {
       if (!parse_early(v, &o)) {
         fprintf(stderr,
                 "error: dmlc train: bad --early-stopping '%s' (patience=N[,min_delta=F]"
@@ -262,31 +253,31 @@ int dmlc_cmd_train(int argc, char **argv) {
                 v);
         return 2;
       }
-    } else if ((v = flag_value(argc, argv, &i, "--checkpoint-every"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--checkpoint-every"))) {
       if (!parse_int("--checkpoint-every", v, 1, &iv) || iv > 1000000) return 2;
       o.checkpoint_every = (int32_t)iv;
-    } else if ((v = flag_value(argc, argv, &i, "--checkpoint-dir"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--checkpoint-dir"))) {
       o.checkpoint_dir = v;
-    } else if ((v = flag_value(argc, argv, &i, "--resume"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--resume"))) {
       resume = v;
-    } else if ((v = flag_value(argc, argv, &i, "--seed"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--seed"))) {
       if (!parse_int("--seed", v, 0, &iv)) return 2;
       o.seed = (uint64_t)iv;
     } else if (!strcmp(argv[i], "--no-shuffle")) {
       o.shuffle = 0;
-    } else if ((v = flag_value(argc, argv, &i, "--history"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--history"))) {
       history = v;
-    } else if ((v = flag_value(argc, argv, &i, "--export-onnx"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--export-onnx"))) {
       export_onnx = v;
-    } else if ((v = flag_value(argc, argv, &i, "-o")) ||
-               (v = flag_value(argc, argv, &i, "--output-package"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "-o")) ||
+               (v = dmlc_flag_value(argc, argv, &i, "--output-package"))) {
       out_pkg = v;
     } else if (!strcmp(argv[i], "--quiet")) {
       o.verbose = 0;
-    } else if ((v = flag_value(argc, argv, &i, "--threads"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
       if (!parse_int("--threads", v, 1, &iv) || iv > 64) return 2;
       dml_cpu_set_num_threads((int)iv);
-    } else if ((v = flag_value(argc, argv, &i, "--device"))) {
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "error: dmlc train: unknown flag '%s'\n", argv[i]);

@@ -24,4 +24,9 @@ int dmlc_cmd_bench(int argc, char **argv);
  * details, frees it, and returns 1. */
 int dmlc_report(dml_status_t status);
 
+/* The value of flag `flag` at argv[*i], given as "FLAG VALUE" (then *i
+ * moves to VALUE) or "FLAG=VALUE"; "" when FLAG is the last argument (the
+ * caller reports the missing value); NULL when argv[*i] is not `flag`. */
+const char *dmlc_flag_value(int argc, char **argv, int *i, const char *flag);
+
 #endif /* DMLC_CMDS_H_ */

@@ -69,6 +69,15 @@ int dmlc_report(dml_status_t status) {
   return 1;
 }
 
+const char *dmlc_flag_value(int argc, char **argv, int *i, const char *flag) {
+  size_t n = strlen(flag);
+  if (strncmp(argv[*i], flag, n) != 0) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] != 0) return NULL;
+  if (*i + 1 >= argc) return "";
+  return argv[++*i];
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
