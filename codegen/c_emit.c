@@ -76,8 +76,9 @@ static void e_float(dml_sb_t *b, const dml_cdialect_t *d, float c) {
 
 const char *dml_cemit_view(dml_kbuf_t buf, dml_kdtype_t t) {
   static const char *const names[2][DML_KT_COUNT_] = {
-      {"arena", "arena_i64", "arena_i32", "arena_u8"},
-      {"weights", "weights_i64", "weights_i32", "weights_u8"}};
+      {"arena", "arena_i64", "arena_i32", "arena_u8", "arena_u8", "arena_i8"},
+      {"weights", "weights_i64", "weights_i32", "weights_u8", "weights_u8",
+       "weights_i8"}};
   return names[buf == DML_KBUF_ARENA ? 0 : 1][(unsigned)t < DML_KT_COUNT_ ? t : 0];
 }
 
@@ -88,6 +89,8 @@ static void e_const(dml_sb_t *b, const dml_cdialect_t *d, dml_kdtype_t t, int64_
     case DML_KT_F32: e_float(b, d, c); return;
     case DML_KT_BOOL: dml_sb_printf(b, ic ? "true" : "false"); return;
     case DML_KT_I32:
+    case DML_KT_U8:
+    case DML_KT_I8:
       if (ic == INT32_MIN)
         dml_sb_printf(b, "(-2147483647 - 1)");
       else
@@ -234,10 +237,13 @@ static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
       return;
     case DML_KV_LOAD:
       if (v->dtype == DML_KT_BOOL) dml_sb_printf(b, "%s", d->u8_load_pre);
+      if (v->dtype == DML_KT_U8 || v->dtype == DML_KT_I8)
+        dml_sb_printf(b, "%s", d->int_load_pre);
       dml_sb_printf(b, "%s[", dml_cemit_view(v->buf, v->dtype));
       e_idx(b, d, v->idx);
       dml_sb_printf(b, "]");
       if (v->dtype == DML_KT_BOOL) dml_sb_printf(b, "%s", d->u8_load_post);
+      if (v->dtype == DML_KT_U8 || v->dtype == DML_KT_I8) dml_sb_printf(b, ")");
       return;
     case DML_KV_TILE:
       dml_sb_printf(b, "tile%u[", v->tile);
@@ -292,6 +298,13 @@ void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
           dml_sb_printf(b, "%s", d->u8_store_pre);
           e_val(b, d, s->val);
           dml_sb_printf(b, "%s", d->u8_store_post);
+        } else if (s->kind == DML_KS_STORE &&
+                   (s->dtype == DML_KT_U8 || s->dtype == DML_KT_I8)) {
+          /* wraps modulo 256, as the CPU's stores of u8 / i8 */
+          dml_sb_printf(b, "%s",
+                        s->dtype == DML_KT_U8 ? d->store_u8_pre : d->store_i8_pre);
+          e_val(b, d, s->val);
+          dml_sb_printf(b, ")");
         } else {
           e_val(b, d, s->val);
         }

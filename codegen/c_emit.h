@@ -44,12 +44,16 @@ typedef struct dml_cdialect {
   /* A bool loaded from / stored to a byte view:
    * u8_load_pre VIEW[i] u8_load_post, VIEW[i] = u8_store_pre v u8_store_post */
   const char *u8_load_pre, *u8_load_post, *u8_store_pre, *u8_store_post;
+  /* u8 and i8 (i32 in registers): int_load_pre VIEW[i] ")", and
+   * VIEW[i] = store_u8_pre v ")" / store_i8_pre v ")". */
+  const char *int_load_pre, *store_u8_pre, *store_i8_pre;
   /* Integer max/min/abs and sign (of every dtype): "max(" / "dml_max(". */
   const char *imax, *imin, *iabs, *sign;
 } dml_cdialect_t;
 
 /* The name of buffer `buf`'s view of dtype `t`: "arena", "arena_i64",
- * "arena_i32", "arena_u8", "weights", "weights_i64", ... */
+ * "arena_i32", "arena_u8" (bool and u8), "arena_i8", "weights",
+ * "weights_i64", ... */
 const char *dml_cemit_view(dml_kbuf_t buf, dml_kdtype_t t);
 
 /* Appends "T rN = 0;" lines declaring the n_regs registers of `k`. */

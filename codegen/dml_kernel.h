@@ -9,8 +9,8 @@
  *     constants, the invocation's ids, loop variables and the run-time
  *     values of the package's symbols (e.g. `batch`, a push constant on
  *     Vulkan);
- *   - typed values (dml_kval_t, each with a dml_kdtype_t: f32, i64, i32 or
- *     bool): loads from the arena or the weights (element indices of the
+ *   - typed values (dml_kval_t, each with a dml_kdtype_t: f32, i64, i32,
+ *     bool, u8 or i8): loads from the arena or the weights (element indices of the
  *     value's dtype), loads from a workgroup-shared tile (f32), registers,
  *     constants, index expressions converted to a value, unary, binary and
  *     ternary scalar functions (arithmetic, compares, logic, select,
@@ -87,12 +87,14 @@ typedef enum dml_kdtype {
   DML_KT_I64 = 1,
   DML_KT_I32 = 2,
   DML_KT_BOOL = 3, /* one byte, 0 or 1, in memory; a truth value in registers */
+  DML_KT_U8 = 4,   /* one byte in memory, an i32 in registers (stores wrap) */
+  DML_KT_I8 = 5,   /* likewise, sign-extended */
   DML_KT_COUNT_
 } dml_kdtype_t;
 
-/* Bytes of one element in memory: 4, 8, 4, 1. */
+/* Bytes of one element in memory: 4, 8, 4, 1, 1, 1. */
 uint32_t dml_kdtype_size(dml_kdtype_t t);
-/* "f32", "i64", "i32", "bool". */
+/* "f32", "i64", "i32", "bool", "u8", "i8". */
 const char *dml_kdtype_name(dml_kdtype_t t);
 /* The kernel dtype of a package dtype; 0 when kernels cannot hold it. */
 int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out);
@@ -277,7 +279,7 @@ typedef struct dml_kplan {
  * (bias, activation, residual); ReduceSum/Mean/Max/Min and ArgMax/ArgMin
  * (i64 indices) with their epilogue; Softmax and LogSoftmax as single
  * kernels; Shape and Size from the symbols' run-time values; views alias
- * or copy. Values of dtype f32, i64, i32 and bool: compares, logic, Where,
+ * or copy. Values of dtype f32, i64, i32, bool, u8 and i8: compares, logic, Where,
  * Cast, integer arithmetic, OneHot and Expand are elementwise nodes of a
  * chain (the float functions, Gemm, Conv, pools and softmax stay f32).
  * `weights` (size `weights_size`) gives constant inputs such as reduction

@@ -158,7 +158,11 @@ const dml_kval_t *dml_kv_iconst(dml_kpool_t *p, dml_kdtype_t t, int64_t c) {
   dml_kval_t *v = kv_new(p, DML_KV_CONST);
   if (v) {
     v->dtype = t;
-    v->ic = t == DML_KT_BOOL ? c != 0 : t == DML_KT_I32 ? (int32_t)c : c;
+    v->ic = t == DML_KT_BOOL  ? c != 0
+            : t == DML_KT_I32 ? (int32_t)c
+            : t == DML_KT_U8  ? (uint8_t)c
+            : t == DML_KT_I8  ? (int8_t)c
+                              : c;
   }
   return v;
 }
@@ -327,13 +331,15 @@ const char *dml_kfn_name(dml_kfn_t f) {
 uint32_t dml_kdtype_size(dml_kdtype_t t) {
   switch (t) {
     case DML_KT_I64: return 8;
-    case DML_KT_BOOL: return 1;
+    case DML_KT_BOOL:
+    case DML_KT_U8:
+    case DML_KT_I8: return 1;
     default: return 4;
   }
 }
 
 const char *dml_kdtype_name(dml_kdtype_t t) {
-  static const char *const n[DML_KT_COUNT_] = {"f32", "i64", "i32", "bool"};
+  static const char *const n[DML_KT_COUNT_] = {"f32", "i64", "i32", "bool", "u8", "i8"};
   return (unsigned)t < DML_KT_COUNT_ ? n[t] : "?";
 }
 
@@ -343,6 +349,8 @@ int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out) {
     case DML_DTYPE_I64: *out = DML_KT_I64; return 1;
     case DML_DTYPE_I32: *out = DML_KT_I32; return 1;
     case DML_DTYPE_BOOL: *out = DML_KT_BOOL; return 1;
+    case DML_DTYPE_U8: *out = DML_KT_U8; return 1;
+    case DML_DTYPE_I8: *out = DML_KT_I8; return 1;
     default: return 0;
   }
 }
@@ -351,7 +359,9 @@ static void views_val(const dml_kval_t *v, uint32_t *m) {
   if (!v) return;
   if (v->dtype != DML_KT_F32) *m |= DML_KVIEW_TYPED;
   if (v->dtype == DML_KT_I64) *m |= DML_KVIEW_I64;
-  if (v->kind == DML_KV_LOAD) *m |= DML_KVIEW(v->buf, v->dtype);
+  /* u8 shares bool's byte view */
+  if (v->kind == DML_KV_LOAD)
+    *m |= DML_KVIEW(v->buf, v->dtype == DML_KT_U8 ? DML_KT_BOOL : v->dtype);
   if (v->kind == DML_KV_IDX) *m |= DML_KVIEW_TYPED;
   if (v->kind == DML_KV_FN) {
     if (v->fn > DML_KF_POW) *m |= DML_KVIEW_TYPED;
@@ -364,7 +374,8 @@ static void views_val(const dml_kval_t *v, uint32_t *m) {
 static void views_stmts(const dml_kstmt_t *s, uint32_t *m) {
   for (; s; s = s->next) {
     views_val(s->val, m);
-    if (s->kind == DML_KS_STORE) *m |= DML_KVIEW(s->buf, s->dtype);
+    if (s->kind == DML_KS_STORE)
+      *m |= DML_KVIEW(s->buf, s->dtype == DML_KT_U8 ? DML_KT_BOOL : s->dtype);
     if (s->kind == DML_KS_STORE && s->dtype != DML_KT_F32) *m |= DML_KVIEW_TYPED;
     views_stmts(s->body, m);
   }

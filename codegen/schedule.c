@@ -306,7 +306,8 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
 }
 
 static int is_int(dml_dtype_t d) {
-  return d == DML_DTYPE_I64 || d == DML_DTYPE_I32;
+  return d == DML_DTYPE_I64 || d == DML_DTYPE_I32 || d == DML_DTYPE_U8 ||
+         d == DML_DTYPE_I8;
 }
 
 /* Why the dtypes of elementwise node `n` (output y) are not emitted, or
@@ -403,7 +404,7 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
   if (n->n_outputs != 1) return "more than one output";
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
   if (!y) return "absent output";
-  if (!typed_ok(y)) return "only f32, i64, i32 and bool (aligned) are emitted";
+  if (!typed_ok(y)) return "only f32, i64, i32, bool, u8 and i8 (aligned) are emitted";
   dml_klin_t l;
   if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
   if (n->n_inputs > 8) return "more than 8 inputs";
@@ -429,7 +430,7 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
     }
     if (n->op == DML_OP_EXPAND && i == 1) continue; /* the shape: y's dims */
     if (n->op == DML_OP_ONE_HOT) continue;          /* checked in ew_dtype_reject */
-    if (!typed_ok(x)) return "only f32, i64, i32 and bool (aligned) are emitted";
+    if (!typed_ok(x)) return "only f32, i64, i32, bool, u8 and i8 (aligned) are emitted";
     if (x->type.rank > y->type.rank) return "input of higher rank";
   }
   return NULL;
@@ -1332,17 +1333,21 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   int is_max = n->op == DML_OP_REDUCE_MAX || n->op == DML_OP_GLOBAL_MAX_POOL,
       is_min = n->op == DML_OP_REDUCE_MIN;
   int is_mean = n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL;
-  const dml_kval_t *init = t == DML_KT_F32   ? dml_kv_const(p, is_max   ? -INFINITY
-                                                               : is_min ? INFINITY
-                                                                        : 0.0f)
-                           : t == DML_KT_I32 ? dml_kv_iconst(p, t,
-                                                             is_max   ? INT32_MIN
-                                                             : is_min ? INT32_MAX
-                                                                      : 0)
-                                             : dml_kv_iconst(p, t,
-                                                             is_max   ? INT64_MIN
-                                                             : is_min ? INT64_MAX
-                                                                      : 0);
+  int64_t lo = t == DML_KT_I32  ? INT32_MIN
+               : t == DML_KT_U8 ? 0
+               : t == DML_KT_I8 ? INT8_MIN
+                                : INT64_MIN;
+  int64_t hi = t == DML_KT_I32  ? INT32_MAX
+               : t == DML_KT_U8 ? UINT8_MAX
+               : t == DML_KT_I8 ? INT8_MAX
+                                : INT64_MAX;
+  const dml_kval_t *init = t == DML_KT_F32 ? dml_kv_const(p, is_max   ? -INFINITY
+                                                             : is_min ? INFINITY
+                                                                      : 0.0f)
+                                           : dml_kv_iconst(p, t,
+                                                           is_max   ? lo
+                                                           : is_min ? hi
+                                                                    : 0);
   dml_kblock_add(&body, assign(s, DML_KS_LET, acc, init));
   const dml_kval_t *xv = load_at(s, x, xi);
   dml_kfn_t comb = is_max ? DML_KF_MAX : is_min ? DML_KF_MIN : DML_KF_ADD;
@@ -1598,7 +1603,8 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       close_group(&s, G, &gs, red, &ws);
       dml_klin_t l;
       if (!x || !y || x->type.dtype != y->type.dtype || !typed_ok(x) || !typed_ok(y))
-        unsupported(&s, i, "only f32, i64, i32 and bool (aligned) views are emitted",
+        unsupported(&s, i,
+                    "only f32, i64, i32, bool, u8 and i8 (aligned) views are emitted",
                     NULL);
       else if (!type_numel(&y->type, &l))
         unsupported(&s, i, "more than one symbolic dim", NULL);

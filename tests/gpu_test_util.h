@@ -59,7 +59,8 @@ static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t 
   int64_t n = dml_dims_numel(a->dims, a->rank);
   if (a->dtype != DML_DTYPE_F32) {
     if (a->dtype != DML_DTYPE_I64 && a->dtype != DML_DTYPE_I32 &&
-        a->dtype != DML_DTYPE_BOOL)
+        a->dtype != DML_DTYPE_BOOL && a->dtype != DML_DTYPE_U8 &&
+        a->dtype != DML_DTYPE_I8)
       return 1e9;
     return memcmp(a->data, b->data, (size_t)n * dml_dtype_size(a->dtype)) ? 1e9 : 0;
   }
@@ -139,6 +140,10 @@ static inline double gpu_test_compare_with(dml_rt_model_t *m, dml_rt_session_t *
         ((int32_t *)x)[k] = (int32_t)v;
       else if (io.dtype == DML_DTYPE_BOOL)
         ((uint8_t *)x)[k] = r > 0;
+      else if (io.dtype == DML_DTYPE_U8) /* 0..5 and 251..255 */
+        ((uint8_t *)x)[k] = (uint8_t)v;
+      else if (io.dtype == DML_DTYPE_I8)
+        ((int8_t *)x)[k] = (int8_t)(v * 25);
       else
         ((float *)x)[k] = 2.0f * r;
     }
@@ -371,6 +376,32 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        "  %u = Unsqueeze(%al, @ax) : i64[batch,1]\n"
        "  return %am, %an, %oh, %sh, %sz, %m, %rs, %rm, %ms, %eq, %ai, %u\n}\n",
        12);
+  /* u8 and i8: i32 in registers, stores wrap modulo 256 as on the CPU */
+  each("u8 and i8 arithmetic, compares, casts, reductions",
+       "sym batch <= 16\n"
+       "global @c : u8[4] = dense<[3, 250, 0, 7]>\n"
+       "global @lo : i8[] = dense<[-20]>\n"
+       "global @hi : i8[] = dense<[90]>\n"
+       "func @forward(%u: u8[batch,4], %v: u8[batch,4], %s: i8[batch,4], "
+       "%x: f32[batch,4]) -> (u8[batch,4], u8[batch,4], bool[batch,4], i8[batch,4], "
+       "f32[batch,4], u8[batch,4], i64[batch], i8[batch,1], u8[batch,4]) {\n"
+       "  %a = Add(%u, %v) : u8[batch,4]\n"
+       "  %m = Mul(%a, @c) : u8[batch,4]\n"
+       "  %d = Div(%u, @c) : u8[batch,4]\n"
+       "  %sb = Sub(%d, %v) : u8[batch,4]\n"
+       "  %g = Greater(%u, %v) : bool[batch,4]\n"
+       "  %n = Neg(%s) : i8[batch,4]\n"
+       "  %cl = Clip(%n, @lo, @hi) : i8[batch,4]\n"
+       "  %f = Cast(%cl) {to = 1} : f32[batch,4]\n"
+       "  %fx = Add(%f, %x) : f32[batch,4]\n"
+       "  %cu = Cast(%fx) {to = 2} : u8[batch,4]\n"
+       "  %am = ArgMax(%u) {axis = 1, keepdims = 0} : i64[batch]\n"
+       "  %rs = ReduceSum(%s) {axes = [1], keepdims = 1} : i8[batch,1]\n"
+       "  %mx = ReduceMax(%u) {axes = [0], keepdims = 1} : u8[1,4]\n"
+       "  %sh = Shape(%u) : i64[2]\n"
+       "  %e = Expand(%mx, %sh) : u8[batch,4]\n"
+       "  return %m, %sb, %g, %cl, %fx, %cu, %am, %rs, %e\n}\n",
+       9);
   each("gemm with a typed epilogue",
        "sym batch <= 16\n"
        "global @w : f32[8,6] = dense<[0.1, -0.2, 0.3, 0.4, -0.5, 0.6, -0.7, 0.8, 0.2, "

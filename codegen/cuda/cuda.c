@@ -54,13 +54,16 @@ static const dml_cdialect_t k_cuda = {
      ")", ")", ")", ")", ")", ")", ")", ")", ")", ")"},
     "__syncthreads();",
     "unsigned",
-    {"float", "long long", "int", "bool"},
+    {"float", "long long", "int", "bool", "int", "int"},
     0,
     "ll",
     "(",
     " != 0)",
     "(unsigned char)(",
     " ? 1 : 0)",
+    "(int)(",
+    "(unsigned char)(",
+    "(signed char)(",
     "dml_max(",
     "dml_min(",
     "dml_abs(",
@@ -174,8 +177,8 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                 "  (void)gid_x, (void)gid_y, (void)arena, (void)weights, (void)pc;\n",
                 k->local[0], k->local[1]);
   /* typed views: pointer casts of the same buffers */
-  static const char *const elem[DML_KT_COUNT_] = {"", "long long", "int",
-                                                  "unsigned char"};
+  static const char *const elem[DML_KT_COUNT_] = {
+      "", "long long", "int", "unsigned char", "", "signed char"};
   for (int buf = 0; buf < 2; buf++)
     for (int t = DML_KT_I64; t < DML_KT_COUNT_; t++)
       if (views & DML_KVIEW(buf, t))

@@ -22,13 +22,16 @@ static const dml_cdialect_t k_glsl = {
      ")", ")", ")", ")", ")", ")", ")",   ")", ")", ")"},
     "barrier();",
     "uint",
-    {"float", "int64_t", "int", "bool"},
+    {"float", "int64_t", "int", "bool", "int", "int"},
     1,
     "l",
     "(uint(",
     ") != 0u)",
     "uint8_t(",
     " ? 1u : 0u)",
+    "int(",
+    "uint8_t(",
+    "int8_t(",
     "max(",
     "min(",
     "abs(",
@@ -58,7 +61,9 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
   dml_sb_t b = {0};
   uint32_t views = dml_kernel_views(k);
   int u8 = (views & (DML_KVIEW(DML_KBUF_ARENA, DML_KT_BOOL) |
-                     DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_BOOL))) != 0;
+                     DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_BOOL) |
+                     DML_KVIEW(DML_KBUF_ARENA, DML_KT_I8) |
+                     DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_I8))) != 0;
   int i64 = (views & (DML_KVIEW_I64 | DML_KVIEW(DML_KBUF_ARENA, DML_KT_I64) |
                       DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_I64))) != 0;
   /* 64-bit integers need shaderInt64, byte views storageBuffer8BitAccess
@@ -78,8 +83,9 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
       "};\n",
       k->name, dml_kernel_kind_name(k->kind), k->local[0], k->local[1], k->local[2]);
   /* typed views: more blocks aliasing the same bindings */
-  static const char *const block[DML_KT_COUNT_] = {"", "I64", "I32", "U8"};
-  static const char *const elem[DML_KT_COUNT_] = {"", "int64_t", "int", "uint8_t"};
+  static const char *const block[DML_KT_COUNT_] = {"", "I64", "I32", "U8", "", "I8"};
+  static const char *const elem[DML_KT_COUNT_] = {"",        "int64_t", "int",
+                                                  "uint8_t", "",        "int8_t"};
   for (int buf = 0; buf < 2; buf++)
     for (int t = DML_KT_I64; t < DML_KT_COUNT_; t++)
       if (views & DML_KVIEW(buf, t))
