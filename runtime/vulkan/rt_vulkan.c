@@ -486,6 +486,12 @@ static dml_status_t create_device(vk_session_t *v) {
    * when the package's kernels use them. */
   spv_needs_t need;
   spirv_needs(v->kf, &need);
+  /* DMLC_VULKAN_HIDE_FEATURES (a comma-separated list of shaderInt64 and
+   * storageBuffer8BitAccess) makes a device look as if it lacked them, to
+   * exercise the errors below on a device that has them. */
+  const char *hide = getenv("DMLC_VULKAN_HIDE_FEATURES");
+  if (hide && strstr(hide, "shaderInt64")) have.shaderInt64 = VK_FALSE;
+  int hide8 = hide && strstr(hide, "storageBuffer8BitAccess");
   if (need.int64 && !have.shaderInt64)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
                            "the kernels use 64-bit integers (i64 values) but %s lacks "
@@ -496,7 +502,7 @@ static dml_status_t create_device(vk_session_t *v) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR, NULL, 0, 0, 0};
   const char *ext[1] = {VK_KHR_8BIT_STORAGE_EXTENSION_NAME};
   if (need.storage8) {
-    int ok = has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+    int ok = !hide8 && has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
     if (ok) {
       VkPhysicalDeviceFeatures2 f2 = {
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s8, {0}};

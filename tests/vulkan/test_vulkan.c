@@ -223,6 +223,35 @@ static void test_errors(void) {
   CHECK_ERROR(dml_rt_session_create(m, "vulkan", &s), DML_STATUS_RESOURCE_EXHAUSTED,
               "bytes but the device's memory heap has 8 ");
   unsetenv("DMLC_VULKAN_MAX_MEMORY");
+  /* Typed kernels on a device without the features they need (hidden with
+   * DMLC_VULKAN_HIDE_FEATURES) are errors naming the feature; f32 kernels
+   * need neither. */
+  const char *typed =
+      "func @forward(%x: f32[4], %y: f32[4]) -> (bool[4], i64[4]) {\n"
+      "  %g = Greater(%x, %y) : bool[4]\n"
+      "  %c = Cast(%x) {to = 7} : i64[4]\n"
+      "  return %g, %c\n}\n";
+  size_t tn = 0;
+  void *tb = cg_package(typed, "vulkan", &tn);
+  dml_rt_model_t *tm = NULL;
+  if (tb) CHECK_OK(dml_rt_model_load_memory(tb, tn, &tm));
+  free(tb);
+  if (tm) {
+    dml_rt_session_t *ts = NULL;
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "shaderInt64", 1);
+    CHECK_ERROR(dml_rt_session_create(tm, "vulkan", &ts), DML_STATUS_UNIMPLEMENTED,
+                "lacks the Vulkan feature shaderInt64");
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "storageBuffer8BitAccess", 1);
+    CHECK_ERROR(dml_rt_session_create(tm, "vulkan", &ts), DML_STATUS_UNIMPLEMENTED,
+                "feature storageBuffer8BitAccess (VK_KHR_8bit_storage)");
+    CHECK_OK(dml_rt_session_create(m, "vulkan", &s)); /* f32 only: unaffected */
+    dml_rt_session_release(s);
+    s = NULL;
+    unsetenv("DMLC_VULKAN_HIDE_FEATURES");
+    CHECK_OK(dml_rt_session_create(tm, "vulkan", &ts));
+    dml_rt_session_release(ts);
+    dml_rt_model_release(tm);
+  }
   CHECK_OK(dml_rt_session_create(m, "vulkan:0", &s));
   if (s) {
     dml_rt_kernel_info_t ki;
