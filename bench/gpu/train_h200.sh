@@ -40,6 +40,17 @@ if [ ! -f "$G/pkg/fashion_mlp_train_b64.dmlpkg" ] || [ ! -d "$G/data" ]; then
   echo "error: $G is not prepared: run bench/gpu/train_prepare.sh on the build machine and carry $G"
   exit 2
 fi
+# the carried IDX files are gzipped: decompressed next to the build (the
+# runtime-only reader has no zlib)
+if ls "$G"/data/*.gz >/dev/null 2>&1; then
+  mkdir -p "$B-data"
+  for f in "$G"/data/*.gz; do
+    [ -f "$B-data/$(basename "$f" .gz)" ] || gunzip -c "$f" >"$B-data/$(basename "$f" .gz)"
+  done
+  G_DATA=$B-data
+else
+  G_DATA=$G/data
+fi
 step "machine"
 uname -m
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
@@ -78,7 +89,7 @@ for cfg in "32 $EPOCHS32 64" "256 $EPOCHS256 256"; do
   read -r bs ep bound <<<"$cfg"
   for dev in $DEVICES; do
     step "dmlc $dev: batch $bs, $ep epoch(s) (package bound $bound)"
-    timeout "$RUN_TIMEOUT" "$TB" "$G/pkg/fashion_mlp_train_b$bound.dmlpkg" --data "$G/data" \
+    timeout "$RUN_TIMEOUT" "$TB" "$G/pkg/fashion_mlp_train_b$bound.dmlpkg" --data "$G_DATA" \
       --device "$dev" --batch-size "$bs" --epochs "$ep" --seed 0 --lr 1e-3 \
       --threads "$CPU_THREADS" "${lim[@]}" >"$OUT/$dev-b$bs.jsonl"
     rc=$?
@@ -87,7 +98,7 @@ for cfg in "32 $EPOCHS32 64" "256 $EPOCHS256 256"; do
   done
   if [ "$TORCH_DEVICE" != none ]; then
     step "PyTorch eager $TORCH_DEVICE: batch $bs, $ep epoch(s)"
-    timeout "$RUN_TIMEOUT" "$PY" bench/train_torch.py "$G/data" "$CPU_THREADS" "$ep" \
+    timeout "$RUN_TIMEOUT" "$PY" bench/train_torch.py "$G_DATA" "$CPU_THREADS" "$ep" \
       --device "$TORCH_DEVICE" --batch-size "$bs" --dropout "$tdrop" --per-epoch "${lim[@]}" \
       >"$OUT/torch-$TORCH_DEVICE-b$bs.jsonl"
     rc=$?
