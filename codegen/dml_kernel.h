@@ -261,6 +261,10 @@ typedef struct dml_kernel {
    * and bytes moved to and from the buffers. */
   dml_klin_t flops, bytes;
   const dml_kgemm_t *gemm; /* GEMM kernels: the product's description */
+  /* 1 when the kernel stores into the weights buffer (binding 1): an
+   * Assign of a global (ops.def) writes its new value in place, so the
+   * renderers declare that buffer writable for this kernel. */
+  uint8_t writes_weights;
 } dml_kernel_t;
 
 /* The kernels of one function of a package, in execution order. Nodes not

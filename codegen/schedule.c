@@ -10,7 +10,10 @@
  * reads at another element (the planner reuses dead values' memory, which
  * is safe between kernels but not inside one). Softmax/LogSoftmax are
  * single kernels; a view at its input's offset aliases it, any other view
- * is a copy kernel. */
+ * is a copy kernel. Assign(@global, value) stores into the weights buffer
+ * (binding 1) at the global's offset: inside the group that computes the
+ * value (the optimizer's update then writes the parameter in place) when
+ * the group reads the global at no other element, else as a copy kernel. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,8 +484,9 @@ static int group_safe(const sched_t *s, const group_t *G) {
       if (!x || producer_in(s, G, n->inputs[k]) >= 0) continue;
       int same_elem = !anchor && same_shape(&x->type, G->out);
       for (uint32_t j = 0; j < G->n; j++) {
-        const dml_pkg_value_t *y = val(s, s->fn->nodes[G->nodes[j]].outputs[0]);
-        if (!overlap(x, y)) continue;
+        const dml_pkg_node_t *o = &s->fn->nodes[G->nodes[j]];
+        const dml_pkg_value_t *y = o->n_outputs ? val(s, o->outputs[0]) : NULL;
+        if (!y || !overlap(x, y)) continue;
         if (same_elem && x->offset == y->offset &&
             dml_dtype_size(x->type.dtype) == dml_dtype_size(y->type.dtype))
           continue;
@@ -574,6 +578,26 @@ static void emit_chain_at(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kbl
   /* register of each group node's output = its position in G */
   for (uint32_t i = 0; i < G->n; i++) {
     const dml_pkg_node_t *n = &s->fn->nodes[G->nodes[i]];
+    if (n->op == DML_OP_ASSIGN) {
+      /* the global's new value, from the register of its producer in G */
+      const dml_pkg_value_t *gl = val(s, n->inputs[0]);
+      int64_t pr = producer_in(s, G, n->inputs[1]);
+      uint32_t r = 0;
+      for (uint32_t j = 0; j < G->n; j++)
+        if (G->nodes[j] == (uint32_t)pr) r = j;
+      dml_kstmt_t *w = dml_ks_new(p, DML_KS_STORE);
+      if (w) {
+        w->buf = DML_KBUF_WEIGHTS;
+        w->dtype = kdt(gl);
+        w->idx = at(s, gl, flat);
+        w->val = dml_kv_reg_t(p, reg0 + r, kdt(gl));
+      }
+      dml_kblock_add(b, w);
+      K->writes_weights = 1;
+      dml_klin_t l;
+      if (type_numel(&gl->type, &l)) lin_add(&K->bytes, l, 4);
+      continue;
+    }
     const dml_pkg_value_t *y = val(s, n->outputs[0]);
     const dml_kval_t *v;
     if (i < start) {
@@ -631,6 +655,7 @@ static void emit_chain(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kblock
 /* Counts, for every value produced in G, its consumers outside G. */
 static void count_outside(sched_t *s, const group_t *G) {
   for (uint32_t i = 0; i < G->n; i++) {
+    if (!s->fn->nodes[G->nodes[i]].n_outputs) continue; /* Assign */
     uint32_t v = s->fn->nodes[G->nodes[i]].outputs[0];
     s->n_uses_outside[v] = 0;
     for (uint32_t k = 0; k < s->fn->n_nodes; k++) {
@@ -767,6 +792,75 @@ static void emit_copy(sched_t *s, uint32_t node) {
   const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
   K->body =
       if_lt(s, gid, dml_ki_lin(s->pool, numel), store_at(s, y, gid, load_at(s, x, gid)));
+}
+
+/* ---- Assign ---- */
+
+/* 1 when global `gl` (in the weights) overlaps value `x`. */
+static int weights_overlap(const dml_pkg_value_t *gl, const dml_pkg_value_t *x) {
+  return x->storage == DML_PKG_STORAGE_CONST && x->offset < gl->offset + gl->bytes &&
+         gl->offset < x->offset + x->bytes;
+}
+
+/* 1 when some node of G reads global `gl` at another element than the
+ * invocation's own (the anchor's operands, broadcast reads, BatchNorm's
+ * per-channel parameters): storing into it inside G would race. */
+static int reads_other_element(sched_t *s, const group_t *G, const dml_pkg_value_t *gl) {
+  for (uint32_t i = 0; i < G->n; i++) {
+    const dml_pkg_node_t *n = &s->fn->nodes[G->nodes[i]];
+    if (n->op == DML_OP_ASSIGN) continue;
+    for (uint32_t k = 0; k < n->n_inputs; k++) {
+      const dml_pkg_value_t *x = val(s, n->inputs[k]);
+      if (!x || !weights_overlap(gl, x)) continue;
+      if ((i == 0 && G->anchor != ANCHOR_NONE) ||
+          (n->op == DML_OP_BATCH_NORMALIZATION && k > 0) ||
+          !same_type(&x->type, G->out) || x->offset != gl->offset)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* Why Assign node `n` cannot be emitted, or NULL. */
+static const char *assign_reject(sched_t *s, const dml_pkg_node_t *n) {
+  const dml_pkg_value_t *gl = val(s, n->inputs[0]), *x = val(s, n->inputs[1]);
+  dml_klin_t l;
+  if (!gl || !x || gl->storage != DML_PKG_STORAGE_CONST)
+    return "the target is not a global in the weights";
+  if (gl->type.dtype != DML_DTYPE_F32 || x->type.dtype != DML_DTYPE_F32)
+    return "only f32 is emitted";
+  if (gl->offset % 4 || x->offset % 4) return "misaligned value";
+  if (!same_type(&gl->type, &x->type) || !type_numel(&gl->type, &l) || l.sym >= 0)
+    return "the value's type is not the global's static type";
+  if (gl->offset / 4 + (uint64_t)l.c > 0xffffffffull)
+    return "the global lies beyond 32-bit indices";
+  return NULL;
+}
+
+/* Copy kernel for an Assign whose value no open group computes:
+ * weights[global + i] = value[i]. */
+static void emit_assign_copy(sched_t *s, uint32_t node) {
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *gl = val(s, n->inputs[0]), *x = val(s, n->inputs[1]);
+  dml_kernel_t *K = new_kernel(s, DML_KK_ELEMENTWISE);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  dml_klin_t numel;
+  type_numel(&gl->type, &numel);
+  K->local[0] = WG;
+  K->items[0] = numel;
+  K->writes_weights = 1;
+  lin_add(&K->bytes, numel, 8);
+  const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
+  dml_kstmt_t *st = dml_ks_new(s->pool, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_WEIGHTS;
+    st->dtype = kdt(gl);
+    st->idx = at(s, gl, gid);
+    st->val = load_at(s, x, gid);
+  }
+  K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), st);
 }
 
 /* ---- GEMM ---- */
@@ -1503,6 +1597,7 @@ int dml_kschedule_handles(dml_op_t op) {
   if (!info) return 0;
   if (ew_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
   switch (op) {
+    case DML_OP_ASSIGN:
     case DML_OP_GEMM:
     case DML_OP_MATMUL:
     case DML_OP_REDUCE_SUM:
@@ -1610,6 +1705,22 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         unsupported(&s, i, "more than one symbolic dim", NULL);
       else
         emit_copy(&s, i);
+      continue;
+    }
+    if (n->op == DML_OP_ASSIGN) {
+      const char *why = assign_reject(&s, n);
+      if (why) {
+        unsupported(&s, i, "%s", why);
+        continue;
+      }
+      const dml_pkg_value_t *gl = val(&s, n->inputs[0]), *x = val(&s, n->inputs[1]);
+      if (G->n > 0 && G->n < 255 && producer_in(&s, G, n->inputs[1]) >= 0 &&
+          same_type(&x->type, G->out) && !reads_other_element(&s, G, gl)) {
+        G->nodes[G->n++] = i; /* stored by the group that computes it */
+        continue;
+      }
+      close_group(&s, G, &gs, red, &ws);
+      emit_assign_copy(&s, i);
       continue;
     }
     if (ew_op(n->op)) {

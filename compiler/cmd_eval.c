@@ -16,7 +16,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: dmlc eval PKG --data DIR|FILES [--split test|train] [--batch-size N]\n"
-          "                 [--scale F] [--label-column K] [--device cpu]\n"
+          "                 [--scale F] [--label-column K] [--device D]\n"
           "\n"
           "Runs the eval_step of the training package PKG (written by `dmlc train`)\n"
           "over a data set and prints the average loss (weighted by rows) and the\n"
@@ -34,7 +34,9 @@ static void usage(FILE *f) {
           "                     1 keeps 0..255)\n"
           "  --label-column K   CSV label column, 0-based; -1 the last (default)\n"
           "  --threads N        CPU threads of the kernels (default 1)\n"
-          "  --device NAME      device to run on (default and only one: cpu)\n"
+          "  --device NAME      cpu (default), vulkan[:N] or cuda[:N]: GPU devices need\n"
+          "                     the package's kernels for their target (a package\n"
+          "                     trained with that --device has them)\n"
           "  -h, --help         this text\n");
 }
 

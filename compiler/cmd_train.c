@@ -76,7 +76,10 @@ static void usage(FILE *f) {
       "  --export-onnx FILE.onnx   MODEL.onnx with the trained initializers\n"
       "  --quiet                   no progress output\n"
       "  --threads N               CPU threads of the kernels (default 1)\n"
-      "  --device NAME             device to run on (default and only one: cpu)\n"
+      "  --device NAME             cpu (default), vulkan[:N] or cuda[:N]: a GPU device\n"
+      "                            compiles the training functions for its target\n"
+      "                            (SPIR-V or CUDA) and trains on it; ops its kernels\n"
+      "                            lack are an error listing them\n"
       "  -h, --help                this text\n");
 }
 
@@ -368,9 +371,17 @@ int dmlc_cmd_train(int argc, char **argv) {
   copts.batch_bound = batch_bound;
   copts.command_line = cmdline;
   copts.train = &cfg;
+  /* A GPU device runs the training functions' kernels: compile them too. */
+  if (!strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7))
+    copts.targets = "cpu,vulkan";
+  else if (!strcmp(device, "cuda") || !strncmp(device, "cuda:", 5))
+    copts.targets = "cpu,cuda";
   dml_compile_report_t rep;
   st = dml_compile_onnx_memory(onnx, onnx_size, base_dir, model_path, &copts, &pkg,
                                &pkg_size, &rep);
+  if (st && copts.targets)
+    st = dml_status_annotate(st, "compiling the training functions for --device %s",
+                             device);
   if (st) goto out;
   st = dml_rt_model_load_memory(pkg, pkg_size, &m);
   if (!st) st = dml_trainer_create(m, device, &t);

@@ -244,7 +244,11 @@ dml_status_t dml_rt_session_create(const dml_rt_model_t *m, const char *device,
  * package's values: writable copies when any function of the package
  * assigns globals (a training package), else the package's weights read
  * in place (no copy). The sessions sharing globals keep them alive until the
- * last is released. Input/output accessors below refer to this function.
+ * last is released. On a GPU device the sessions sharing a training
+ * package's globals also share the device's copy of them (its kernels
+ * update it in place), so they must all run on that device
+ * (FAILED_PRECONDITION otherwise). Input/output accessors below refer to
+ * this function.
  * Errors: NOT_FOUND listing the package's functions; as
  * dml_rt_session_create. */
 dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char *device,
@@ -289,7 +293,12 @@ int32_t dml_rt_model_find_global(const dml_rt_model_t *m, const char *name);
  * seen by every session sharing its globals). The data is writable when
  * the session's globals are writable copies (dml_rt_session_globals_writable)
  * and stays valid while any of those sessions lives; write it only between
- * runs. Errors: OUT_OF_RANGE. */
+ * runs. On a GPU device (vulkan, cuda) the view is the host copy: the call
+ * first reads the globals back from the device when a run has updated
+ * them there, and what is written into the view reaches the device before
+ * the next run of any session sharing the globals; call again after later
+ * runs to see their values. Errors: OUT_OF_RANGE; the device's errors when
+ * reading back fails. */
 dml_status_t dml_rt_session_global(dml_rt_session_t *s, uint32_t i,
                                    dml_tensor_t *out_view);
 /* 1 when the session's globals are writable copies. */

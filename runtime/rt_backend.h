@@ -8,6 +8,15 @@
  * and get_output reads from it. A GPU backend copies the function's inputs
  * from the host arena to the device before its kernels and the outputs
  * back after them, so everything above the backend is unchanged.
+ *
+ * Globals (a training package): the sessions sharing them share one device
+ * copy (open's `share`), which the kernels of train_step update in place.
+ * rt_session.c keeps a host copy too and moves the bytes only when needed:
+ * after a run of a function that assigns globals the device copy is the
+ * current one (read back by dml_rt_session_global); once
+ * dml_rt_session_global has lent the host copy (which the caller may
+ * write: checkpoint restore, best weights) it is uploaded before the next
+ * run.
  */
 #ifndef DML_RT_BACKEND_H_
 #define DML_RT_BACKEND_H_
@@ -27,12 +36,32 @@ typedef struct dml_rt_exec {
 
 typedef struct dml_rt_backend {
   const char *name; /* "vulkan" */
-  /* Opens `device` ("vulkan", "vulkan:N") for function `fn` of `m`, whose
-   * globals' current bytes are `weights` (m->weights_size bytes). */
+  /* Opens `device` ("vulkan", "vulkan:N") for function `fn` of `m`.
+   * `share` is NULL or the state of another session of this backend on the
+   * same model (rt_session.c passes one when the sessions share writable
+   * globals, a training package's train_step, eval_step and forward): the
+   * new session then uses that session's device and its device copy of the
+   * globals (the "weights" section, which Assign kernels write in place)
+   * and ignores `weights`; the device stays open until the last session
+   * using it is closed. Without `share` the device copy is uploaded from
+   * `weights` (the globals' current bytes, m->weights_size bytes). Errors:
+   * FAILED_PRECONDITION when `device` names another device than `share`'s;
+   * as the backend's other open errors. */
   dml_status_t (*open)(const dml_rt_model_t *m, const dml_pkg_function_t *fn,
-                       const char *device, const uint8_t *weights, void **out_state);
+                       const char *device, const uint8_t *weights, void *share,
+                       void **out_state);
   /* Runs the function: inputs from e->arena, outputs back into it. */
   dml_status_t (*run)(void *state, const dml_rt_exec_t *e);
+  /* Copies the device copy of the whole "weights" section (the model's
+   * m->weights_size bytes: constants and the globals at their package
+   * offsets) into `dst` (read_globals), or replaces it with `src`
+   * (write_globals). Only between runs (sessions sharing globals never run
+   * at the same time); the copy is complete when the call returns. rt_session.c
+   * calls them to keep its host copy of the globals and the device's in step
+   * (dml_rt_session_global). Errors: the backend's device errors (INTERNAL,
+   * RESOURCE_EXHAUSTED for a staging buffer that cannot be allocated). */
+  dml_status_t (*read_globals)(void *state, uint8_t *dst);
+  dml_status_t (*write_globals)(void *state, const uint8_t *src);
   /* Per-kernel device times of the last run, in ms (n_kernels entries). */
   uint32_t (*num_kernels)(void *state);
   dml_status_t (*kernel_info)(void *state, uint32_t i, dml_rt_kernel_info_t *out);

@@ -19,6 +19,12 @@
 typedef struct rt_globals {
   atomic_int refs;
   uint8_t *data;
+  /* Sessions on a GPU device (rt_backend.h) share one device copy too:
+   * device_newer after a run that assigned globals (dml_rt_session_global
+   * reads the device copy back first), host_newer once
+   * dml_rt_session_global has lent the host copy (uploaded before the next
+   * run). Sessions sharing globals never run at the same time. */
+  int device_newer, host_newer;
 } rt_globals_t;
 
 static void globals_release(rt_globals_t *g) {
@@ -53,6 +59,7 @@ struct dml_rt_session {
   /* A GPU backend (rt_backend.h), or NULL for the CPU executor below. */
   const dml_rt_backend_t *backend;
   void *backend_state;
+  int assigns;       /* the function has Assign nodes (writes globals) */
   uint64_t *out_cap; /* per io slot: planned bytes (dml_cpu.h output_capacity) */
 };
 
@@ -209,6 +216,12 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
   if (share_globals_with && share_globals_with->m != m)
     return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",
                            "share_globals_with is a session of another model");
+  if (share_globals_with && m->has_assign && share_globals_with->backend != backend)
+    return dml_status_make(
+        DML_STATUS_FAILED_PRECONDITION, "rt.session",
+        "share_globals_with runs on %s, this session on '%s': sessions sharing a "
+        "training package's globals run on one device",
+        dml_rt_session_device(share_globals_with), device ? device : "cpu");
   DML_RETURN_IF_ERROR(check_cpu_ops(f));
   rt_globals_t *globals = NULL;
   if (share_globals_with) {
@@ -304,16 +317,13 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
     }
     io += n->n_inputs + n->n_outputs;
   }
+  for (uint32_t i = 0; i < f->n_nodes; i++)
+    if (f->nodes[i].op == DML_OP_ASSIGN) s->assigns = 1;
   if (backend) {
-    if (m->has_assign) {
-      dml_rt_session_release(s);
-      return dml_status_make(
-          DML_STATUS_UNIMPLEMENTED, "rt.session",
-          "device '%s': packages whose functions assign globals (training "
-          "packages) run on the cpu only in this version",
-          device);
-    }
-    dml_status_t st = backend->open(m, f, device, s->weights, &s->backend_state);
+    /* A training package's sessions share the device copy of the globals. */
+    void *share =
+        share_globals_with && m->has_assign ? share_globals_with->backend_state : NULL;
+    dml_status_t st = backend->open(m, f, device, s->weights, share, &s->backend_state);
     if (st) {
       dml_rt_session_release(s);
       return dml_status_annotate(st, "creating a session on '%s'", device);
@@ -564,8 +574,17 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
         dml_type_eval_dims(&f->values[i].type, s->sym, s->n_symbols, s->vals[i].dims));
   }
   if (s->backend) {
+    rt_globals_t *g = s->globals;
+    if (g->host_newer && g->data) {
+      st = s->backend->write_globals(s->backend_state, g->data);
+      if (st)
+        return dml_status_annotate(st, "uploading the globals to %s",
+                                   s->backend->device_name(s->backend_state));
+      g->host_newer = 0;
+    }
     dml_rt_exec_t e = {s->m, f, s->arena, s->sym, s->n_symbols};
     st = s->backend->run(s->backend_state, &e);
+    if (s->assigns && g->data) g->device_newer = 1;
     if (st)
       return dml_status_annotate(st, "running '%s' on %s", f->name,
                                  s->backend->device_name(s->backend_state));
@@ -678,6 +697,18 @@ dml_status_t dml_rt_session_global(dml_rt_session_t *s, uint32_t i,
                                    dml_tensor_t *out_view) {
   const dml_rt_model_t *m = s->m;
   if (i >= m->n_globals) return io_out_of_range("global", i, m->n_globals);
+  rt_globals_t *g = s->globals;
+  if (s->backend && g->data) {
+    /* The device copy is the current one after a training run; the caller
+     * may write the view, so the next run uploads the host copy. */
+    if (g->device_newer) {
+      DML_RETURN_IF_ERROR(dml_status_annotate(
+          s->backend->read_globals(s->backend_state, g->data),
+          "reading the globals back from %s", s->backend->device_name(s->backend_state)));
+      g->device_newer = 0;
+    }
+    g->host_newer = 1;
+  }
   const dml_pkg_value_t *v = m->globals[i].value;
   memset(out_view, 0, sizeof(*out_view));
   out_view->dtype = v->type.dtype;

@@ -164,9 +164,10 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                 views & DML_KVIEW_TYPED ? k_typed_prelude : "");
   dml_sb_printf(&b,
                 "extern \"C\" __global__ void __attribute__((launch_bounds(%u)))\n"
-                "%s(float *__restrict__ arena, const float *__restrict__ weights, "
+                "%s(float *__restrict__ arena, %sfloat *__restrict__ weights, "
                 "dml_syms_t pc) {\n",
-                k->local[0] * k->local[1] * k->local[2], k->name);
+                k->local[0] * k->local[1] * k->local[2], k->name,
+                k->writes_weights ? "" : "const ");
   dml_sb_printf(&b,
                 "  const unsigned lid_x = __nvvm_read_ptx_sreg_tid_x();\n"
                 "  const unsigned lid_y = __nvvm_read_ptx_sreg_tid_y();\n"

@@ -145,11 +145,13 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
       &b, "// dmlc kernel %s_tf32 (gemm, TF32 tensor cores)\n#define DML_NSYM %u\n%s",
       k->name, n_symbols ? n_symbols : 1, dml_cuda_prelude());
   /* the epilogue: one element of C, the product in register acc_reg */
+  /* an Assign in the epilogue stores into the weights (writes_weights) */
+  const char *wq = k->writes_weights ? "" : "const ";
   dml_sb_printf(&b,
-                "DML_DEV void %s_epilogue(float *__restrict__ arena, const float "
+                "DML_DEV void %s_epilogue(float *__restrict__ arena, %sfloat "
                 "*__restrict__ weights, const dml_syms_t &pc, unsigned gid_x, "
                 "unsigned gid_y, float acc) {\n",
-                k->name);
+                k->name, wq);
   for (uint32_t r = 0; r < g->n_regs; r++) dml_sb_printf(&b, "  float r%u = 0.0f;\n", r);
   dml_sb_printf(&b, "  r%u = acc;\n  (void)arena, (void)weights, (void)pc;\n",
                 g->acc_reg);
@@ -203,9 +205,9 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                 "extern __shared__ __attribute__((aligned(16))) unsigned dml_dsmem[];\n");
   dml_sb_printf(&b,
                 "extern \"C\" __global__ void __attribute__((launch_bounds(%d)))\n"
-                "%s(float *__restrict__ arena, const float *__restrict__ weights, "
+                "%s(float *__restrict__ arena, %sfloat *__restrict__ weights, "
                 "dml_syms_t pc) {\n",
-                MMA_THREADS, name);
+                MMA_THREADS, name, wq);
   dml_sb_printf(&b, "  const unsigned M = %s, N = %lldu, K = %lldu;\n", m,
                 (long long)g->n, (long long)g->k);
   dml_sb_printf(&b, "  const float *__restrict__ A = %s + %lldu;\n",

@@ -79,9 +79,10 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
       "// dmlc kernel %s (%s)\n"
       "layout(local_size_x = %u, local_size_y = %u, local_size_z = %u) in;\n"
       "layout(std430, set = 0, binding = 0) buffer Arena { float arena[]; };\n"
-      "layout(std430, set = 0, binding = 1) readonly buffer Weights { float weights[]; "
+      "layout(std430, set = 0, binding = 1) %sbuffer Weights { float weights[]; "
       "};\n",
-      k->name, dml_kernel_kind_name(k->kind), k->local[0], k->local[1], k->local[2]);
+      k->name, dml_kernel_kind_name(k->kind), k->local[0], k->local[1], k->local[2],
+      k->writes_weights ? "" : "readonly ");
   /* typed views: more blocks aliasing the same bindings */
   static const char *const block[DML_KT_COUNT_] = {"", "I64", "I32", "U8", "", "I8"};
   static const char *const elem[DML_KT_COUNT_] = {"",        "int64_t", "int",
@@ -91,8 +92,8 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
       if (views & DML_KVIEW(buf, t))
         dml_sb_printf(
             &b, "layout(std430, set = 0, binding = %d) %sbuffer %s%s { %s %s[]; };\n",
-            buf, buf ? "readonly " : "", buf ? "Weights" : "Arena", block[t], elem[t],
-            dml_cemit_view((dml_kbuf_t)buf, (dml_kdtype_t)t));
+            buf, buf && !k->writes_weights ? "readonly " : "", buf ? "Weights" : "Arena",
+            block[t], elem[t], dml_cemit_view((dml_kbuf_t)buf, (dml_kdtype_t)t));
   dml_sb_printf(&b, "layout(push_constant) uniform Syms { uint sym[%u]; } pc;\n",
                 n_symbols ? n_symbols : 1);
   if (views & DML_KVIEW_TYPED) {

@@ -16,10 +16,19 @@
  * variable DMLC_CUDA_PROFILE=1 at session creation every run is eager and
  * timed instead (per-kernel times of each run, for benchmarks; no graph).
  * DMLC_CUDA_FORCE_PTX=1 loads the PTX even where a cubin fits. Errors: op
- * "rt.cuda". */
+ * "rt.cuda".
+ *
+ * Sessions sharing a training package's globals (rt_backend.h open's
+ * `share`) use the first one's device copy of the weights: the Assign
+ * kernels of train_step store into it and eval_step/forward read it. Every
+ * session uses the device's primary context, so the pointer is valid in
+ * all of them; the owner frees it when the last session using it closes.
+ * Runs end with a stream synchronization, so a run (on any stream) sees
+ * what the previous one wrote. */
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +246,12 @@ typedef struct cu_graph {
 } cu_graph_t;
 
 typedef struct cu_session {
+  /* The session owning `weights` (this one, or the one whose globals it
+   * shares; then `weights` is a copy of its pointer); the owner's `refs`
+   * counts the sessions using it. */
+  struct cu_session *owner;
+  atomic_int refs;
+  uint64_t weights_size;
   cu_driver_t *D;
   int ordinal;
   CUdevice dev;
@@ -273,6 +288,8 @@ static void cu_close(void *state) {
   cu_session_t *c = (cu_session_t *)state;
   if (!c) return;
   cu_driver_t *D = c->D;
+  cu_session_t *o = c->owner;
+  int last = atomic_fetch_sub(&o->refs, 1) == 1;
   if (c->ctx) {
     D->cuCtxSetCurrent(c->ctx);
     if (c->stream) D->cuStreamSynchronize(c->stream);
@@ -283,7 +300,8 @@ static void cu_close(void *state) {
     for (uint32_t i = 0; c->modules && i < c->kf->n_kernels; i++)
       if (c->modules[i]) D->cuModuleUnload(c->modules[i]);
     if (c->arena) D->cuMemFree(c->arena);
-    if (c->weights) D->cuMemFree(c->weights);
+    /* the owner's weights, once no session uses them (same primary context) */
+    if (last && o->weights) D->cuMemFree(o->weights);
     if (c->staging) D->cuMemFreeHost(c->staging);
     if (c->stream) D->cuStreamDestroy(c->stream);
     D->cuDevicePrimaryCtxRelease(c->dev);
@@ -295,7 +313,14 @@ static void cu_close(void *state) {
   free(c->kernel_ms);
   free(c->inputs);
   free(c->outputs);
-  free(c);
+  c->modules = NULL;
+  c->fns = NULL;
+  c->events = NULL;
+  c->kernel_ms = NULL;
+  c->inputs = c->outputs = NULL;
+  c->ctx = NULL;
+  if (c != o) free(c);
+  if (last) free(o);
 }
 
 static dml_status_t pick_device(cu_driver_t *D, const char *device, int *out) {
@@ -470,7 +495,7 @@ static dml_status_t plan_io(cu_session_t *c, const dml_rt_model_t *m,
 }
 
 static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f,
-                            const char *device, const uint8_t *weights,
+                            const char *device, const uint8_t *weights, void *share,
                             void **out_state) {
   const dml_pkg_graph_t *g = m->graph;
   const dml_kpkg_function_t *kf = NULL;
@@ -480,12 +505,21 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   DML_RETURN_IF_ERROR(driver_get(&D));
   cu_session_t *c = (cu_session_t *)calloc(1, sizeof *c);
   if (!c) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  c->owner = c;
+  atomic_init(&c->refs, 1);
+  c->weights_size = m->weights_size;
   c->D = D;
   c->kf = kf;
   c->n_symbols = g->n_symbols;
   const char *prof = getenv("DMLC_CUDA_PROFILE");
   c->profile = prof && *prof && strcmp(prof, "0") != 0;
   dml_status_t s = pick_device(D, device, &c->ordinal);
+  cu_session_t *o = share ? ((cu_session_t *)share)->owner : NULL;
+  if (!s && o && o->ordinal != c->ordinal)
+    s = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                        "'%s' is not the device of the session whose globals it shares "
+                        "(%s): sessions sharing globals run on one device",
+                        device, o->desc);
   const cu_device_t *dv = s ? NULL : &D->dev[c->ordinal];
   if (!s) {
     snprintf(c->desc, sizeof c->desc, "cuda:%d (%s, compute capability %d.%d)",
@@ -516,11 +550,18 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   if (!s) {
     if ((r = D->cuMemAlloc(&c->arena, f->arena_bytes ? f->arena_bytes : 4)))
       what = "cuMemAlloc (the arena)";
-    if (!r && (r = D->cuMemAlloc(&c->weights, m->weights_size ? m->weights_size : 4)))
+    if (o) {
+      /* the shared globals: the owner's device copy */
+      atomic_fetch_add(&o->refs, 1);
+      c->owner = o;
+      c->weights = o->weights;
+    } else if (!r &&
+               (r = D->cuMemAlloc(&c->weights, m->weights_size ? m->weights_size : 4))) {
       what = "cuMemAlloc (the weights)";
+    }
     if (!r && (r = D->cuMemAllocHost((void **)&c->staging, staging ? staging : 4)))
       what = "cuMemAllocHost (input/output staging)";
-    if (!r && m->weights_size &&
+    if (!r && !o && m->weights_size &&
         (r = D->cuMemcpyHtoD(c->weights, weights, m->weights_size)))
       what = "cuMemcpyHtoD (the weights)";
     for (uint32_t i = 0; !r && i <= kf->n_kernels; i++)
@@ -690,6 +731,28 @@ static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
   return DML_OK;
 }
 
+static dml_status_t cu_read_globals(void *state, uint8_t *dst) {
+  cu_session_t *c = (cu_session_t *)state;
+  cu_driver_t *D = c->D;
+  if (!c->weights_size) return DML_OK;
+  CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+  CUCHECK(D->cuMemcpyDtoHAsync(dst, c->weights, c->weights_size, c->stream),
+          "cuMemcpyDtoHAsync (reading the globals)");
+  CUCHECK(D->cuStreamSynchronize(c->stream), "cuStreamSynchronize (reading the globals)");
+  return DML_OK;
+}
+
+static dml_status_t cu_write_globals(void *state, const uint8_t *src) {
+  cu_session_t *c = (cu_session_t *)state;
+  cu_driver_t *D = c->D;
+  if (!c->weights_size) return DML_OK;
+  CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+  CUCHECK(D->cuMemcpyHtoDAsync(c->weights, src, c->weights_size, c->stream),
+          "cuMemcpyHtoDAsync (writing the globals)");
+  CUCHECK(D->cuStreamSynchronize(c->stream), "cuStreamSynchronize (writing the globals)");
+  return DML_OK;
+}
+
 static uint32_t cu_num_kernels(void *state) {
   return ((cu_session_t *)state)->kf->n_kernels;
 }
@@ -704,8 +767,9 @@ static const char *cu_device_name(void *state) {
   return ((cu_session_t *)state)->desc;
 }
 
-static const dml_rt_backend_t k_cuda = {
-    "cuda", cu_open, cu_run, cu_num_kernels, cu_kernel_info, cu_device_name, cu_close};
+static const dml_rt_backend_t k_cuda = {"cuda",          cu_open,          cu_run,
+                                        cu_read_globals, cu_write_globals, cu_num_kernels,
+                                        cu_kernel_info,  cu_device_name,   cu_close};
 
 const dml_rt_backend_t *dml_rt_cuda_backend(void) {
   return &k_cuda;

@@ -237,7 +237,14 @@ typedef struct dml_trainer dml_trainer_t;
 
 /* Opens train_step, eval_step and forward of `m` on `device` sharing one
  * writable copy of the globals (initialized from the package). `m` must
- * outlive the trainer. Errors: NOT_FOUND (a function missing),
+ * outlive the trainer. `device`: "cpu" (NULL), "vulkan[:N]" or "cuda[:N]";
+ * on a GPU device the three sessions share the device's copy of the
+ * globals, which train_step's kernels update in place, and the package must
+ * hold that target's kernels for all three functions (`dmlc train --device`
+ * compiles them); checkpoints, best-weight snapshots and the saved package
+ * read the globals back from the device (dml_rt_session_global), and
+ * restored values are uploaded before the next step. Errors: NOT_FOUND (a
+ * function missing),
  * FAILED_PRECONDITION (globals not writable, no `loss` output, inputs not
  * named as dml_train.h says), UNIMPLEMENTED (more than one model input),
  * the runtime's errors. */

@@ -9,11 +9,21 @@
  * pipeline cache; a command buffer per symbol-value tuple (the batch),
  * recorded once — input copies, every dispatch with a compute->compute
  * barrier between, output copies, timestamps around each kernel — and
- * resubmitted on every run with those values. */
+ * resubmitted on every run with those values.
+ *
+ * Sessions sharing a training package's globals (rt_backend.h open's
+ * `share`) share the first one's VkDevice, queue and weights buffer: the
+ * Assign kernels of train_step store into that buffer (binding 1) and
+ * eval_step/forward read it. The owner keeps the device alive until the
+ * last session using it is closed (`refs`). Every dispatch is followed by
+ * a global memory barrier (all buffers, the weights included), and the
+ * barriers' scopes reach across submissions, so a run reads what the
+ * previous run (of any session on the device) wrote. */
 #define VK_NO_PROTOTYPES
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +264,11 @@ typedef struct io_region {
 } io_region_t;
 
 typedef struct vk_session {
+  /* The session owning the VkDevice, its queue and the weights buffer: this
+   * one, or the one whose globals it shares (then those fields are copies).
+   * `refs` (the owner's) counts the sessions using the device. */
+  struct vk_session *owner;
+  atomic_int refs;
   vk_loader_t *L;
   uint32_t phys_index;
   char desc[512];
@@ -265,6 +280,7 @@ typedef struct vk_session {
   uint32_t queue_family;
   double ts_period_ns; /* 0: no timestamps on this queue */
   vk_buf_t arena, weights, staging;
+  uint64_t weights_size; /* the model's "weights" section, bytes */
   VkDescriptorSetLayout dsl;
   VkPipelineLayout layout;
   VkPipelineCache cache;
@@ -371,9 +387,9 @@ static void buf_destroy(vk_session_t *v, vk_buf_t *b) {
   memset(b, 0, sizeof *b);
 }
 
-static void vk_close(void *state) {
-  vk_session_t *v = (vk_session_t *)state;
-  if (!v) return;
+/* Frees what belongs to session `v` alone (everything but the device, its
+ * queue and the weights buffer, which are the owner's). */
+static void session_free_own(vk_session_t *v) {
   if (v->dev) {
     v->vkDeviceWaitIdle(v->dev);
     if (v->pipelines)
@@ -387,16 +403,40 @@ static void vk_close(void *state) {
     if (v->layout) v->vkDestroyPipelineLayout(v->dev, v->layout, NULL);
     if (v->dsl) v->vkDestroyDescriptorSetLayout(v->dev, v->dsl, NULL);
     buf_destroy(v, &v->arena);
-    buf_destroy(v, &v->weights);
     buf_destroy(v, &v->staging);
-    v->vkDestroyDevice(v->dev, NULL);
   }
+  v->fence = VK_NULL_HANDLE;
+  v->queries = VK_NULL_HANDLE;
+  v->cmd_pool = VK_NULL_HANDLE;
+  v->pool = VK_NULL_HANDLE;
+  v->cache = VK_NULL_HANDLE;
+  v->layout = VK_NULL_HANDLE;
+  v->dsl = VK_NULL_HANDLE;
   free(v->pipelines);
   free(v->inputs);
   free(v->outputs);
   free(v->kernel_ms);
   free(v->ts);
-  free(v);
+  v->pipelines = NULL;
+  v->inputs = v->outputs = NULL;
+  v->kernel_ms = NULL;
+  v->ts = NULL;
+}
+
+static void vk_close(void *state) {
+  vk_session_t *v = (vk_session_t *)state;
+  if (!v) return;
+  session_free_own(v);
+  vk_session_t *o = v->owner;
+  if (o != v) free(v);
+  if (atomic_fetch_sub(&o->refs, 1) == 1) {
+    if (o->dev) {
+      o->vkDeviceWaitIdle(o->dev);
+      buf_destroy(o, &o->weights);
+      o->vkDestroyDevice(o->dev, NULL);
+    }
+    free(o);
+  }
 }
 
 /* Picks the physical device of `device` ("vulkan" or "vulkan:N"). */
@@ -593,15 +633,20 @@ static dml_status_t submit_wait(vk_session_t *v, VkCommandBuffer cb) {
   return DML_OK;
 }
 
-static dml_status_t upload_weights(vk_session_t *v, const uint8_t *weights,
-                                   uint64_t size) {
+/* Copies the weights buffer's first `size` bytes from `src` (upload) or,
+ * with `src` NULL, into `dst` (download), through a host-visible staging
+ * buffer, and waits. The barriers order the copy after every earlier
+ * kernel and transfer on the queue (of any session on the device). */
+static dml_status_t transfer_weights(vk_session_t *v, const uint8_t *src, uint8_t *dst,
+                                     uint64_t size) {
   if (!size) return DML_OK;
   vk_buf_t tmp = {0};
-  dml_status_t s = buf_create(v, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 1,
-                              "the weights' staging", &tmp);
+  dml_status_t s = buf_create(
+      v, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
+      "the weights' staging", &tmp);
   VkCommandBuffer cb = VK_NULL_HANDLE;
   if (!s) {
-    memcpy(tmp.map, weights, (size_t)size);
+    if (src) memcpy(tmp.map, src, (size_t)size);
     VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       NULL, v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       1};
@@ -612,12 +657,32 @@ static dml_status_t upload_weights(vk_session_t *v, const uint8_t *weights,
     VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
                                    VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
     v->vkBeginCommandBuffer(cb, &bi);
+    VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                  VK_ACCESS_TRANSFER_WRITE_BIT |
+                                  VK_ACCESS_TRANSFER_READ_BIT,
+                              VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    v->vkCmdPipelineBarrier(
+        cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+        VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
     VkBufferCopy c = {0, 0, (size + 3) & ~(uint64_t)3};
     if (c.size > tmp.size) c.size = tmp.size;
-    v->vkCmdCopyBuffer(cb, tmp.buf, v->weights.buf, 1, &c);
+    if (c.size > v->weights.size) c.size = v->weights.size;
+    if (src)
+      v->vkCmdCopyBuffer(cb, tmp.buf, v->weights.buf, 1, &c);
+    else
+      v->vkCmdCopyBuffer(cb, v->weights.buf, tmp.buf, 1, &c);
+    VkMemoryBarrier after = {
+        VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
+        VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    v->vkCmdPipelineBarrier(
+        cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+        VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after,
+        0, NULL, 0, NULL);
     VkResult r = v->vkEndCommandBuffer(cb);
     s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
   }
+  if (!s && !src) memcpy(dst, tmp.map, (size_t)size);
   if (cb) v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
   buf_destroy(v, &tmp);
   return s;
@@ -702,7 +767,7 @@ static dml_status_t make_pipelines(vk_session_t *v) {
 }
 
 static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f,
-                            const char *device, const uint8_t *weights,
+                            const char *device, const uint8_t *weights, void *share,
                             void **out_state) {
   const dml_pkg_graph_t *g = m->graph;
   const dml_kpkg_function_t *kf = NULL;
@@ -712,11 +777,33 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   DML_RETURN_IF_ERROR(loader_get(&L));
   vk_session_t *v = (vk_session_t *)calloc(1, sizeof *v);
   if (!v) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  v->owner = v;
+  atomic_init(&v->refs, 1);
   v->L = L;
   v->kf = kf;
   v->n_symbols = g->n_symbols;
+  v->weights_size = m->weights_size;
   dml_status_t s = pick_device(L, device, &v->phys_index);
-  if (!s) {
+  vk_session_t *o = share ? ((vk_session_t *)share)->owner : NULL;
+  if (!s && o && o->phys_index != v->phys_index)
+    s = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                        "'%s' is not the device of the session whose globals it shares "
+                        "(%s): sessions sharing globals run on one device",
+                        device, o->desc);
+  if (!s && o) {
+    /* The owner's device, queue and weights (the shared globals). */
+    atomic_fetch_add(&o->refs, 1);
+    v->owner = o;
+    memcpy(v->desc, o->desc, sizeof v->desc);
+#define X(f) v->f = o->f;
+    VK_DEVICE_FNS(X)
+#undef X
+    v->dev = o->dev;
+    v->queue = o->queue;
+    v->queue_family = o->queue_family;
+    v->ts_period_ns = o->ts_period_ns;
+    v->weights = o->weights;
+  } else if (!s) {
     const VkPhysicalDeviceProperties *p = &L->props[v->phys_index];
     snprintf(v->desc, sizeof v->desc, "vulkan:%u (%s, %s, Vulkan %u.%u.%u)",
              v->phys_index, p->deviceName, kind_name(p->deviceType),
@@ -730,7 +817,8 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
   if (!s) s = buf_create(v, f->arena_bytes, dev_use, 0, "the arena", &v->arena);
-  if (!s) s = buf_create(v, m->weights_size, dev_use, 0, "the weights", &v->weights);
+  if (!s && !o)
+    s = buf_create(v, m->weights_size, dev_use, 0, "the weights", &v->weights);
   if (!s)
     s = buf_create(v, staging,
                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
@@ -760,7 +848,7 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
     if (!v->kernel_ms || !v->ts)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   }
-  if (!s) s = upload_weights(v, weights, m->weights_size);
+  if (!s && !o) s = transfer_weights(v, weights, NULL, m->weights_size);
   if (!s) s = make_pipelines(v);
   if (s) {
     vk_close(v);
@@ -913,6 +1001,16 @@ static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
   return DML_OK;
 }
 
+static dml_status_t vk_read_globals(void *state, uint8_t *dst) {
+  vk_session_t *v = (vk_session_t *)state;
+  return transfer_weights(v, NULL, dst, v->weights_size);
+}
+
+static dml_status_t vk_write_globals(void *state, const uint8_t *src) {
+  vk_session_t *v = (vk_session_t *)state;
+  return transfer_weights(v, src, NULL, v->weights_size);
+}
+
 static uint32_t vk_num_kernels(void *state) {
   return ((vk_session_t *)state)->kf->n_kernels;
 }
@@ -928,7 +1026,8 @@ static const char *vk_device_name(void *state) {
 }
 
 static const dml_rt_backend_t k_vulkan = {
-    "vulkan", vk_open, vk_run, vk_num_kernels, vk_kernel_info, vk_device_name, vk_close};
+    "vulkan",       vk_open,        vk_run,         vk_read_globals, vk_write_globals,
+    vk_num_kernels, vk_kernel_info, vk_device_name, vk_close};
 
 const dml_rt_backend_t *dml_rt_vulkan_backend(void) {
   return &k_vulkan;

@@ -99,6 +99,69 @@ static void test_schedule_groups(void) {
   free(bytes);
 }
 
+/* Assign(@global, value) on GPUs: stored into the weights buffer by the
+ * kernel computing the value (here a GEMM with symbolic K, X^T dY over the
+ * batch, and its SGD epilogue) unless that kernel reads the global at other
+ * elements (U - U Z: a copy kernel stores it); only such kernels declare
+ * the weights writable. */
+static void test_schedule_assign(void) {
+  size_t n = 0;
+  void *bytes = cg_package(
+      "sym batch <= 16\n"
+      "global @w : f32[4,3] param\n"
+      "global @u : f32[3,3] param\n"
+      "global @z : f32[3,3] = dense<[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]>\n"
+      "func @train_step(%x: f32[batch,4], %dy: f32[batch,3], %lr: f32[]) -> (f32[3,3]) "
+      "{\n"
+      "  %gw = Gemm(%x, %dy) {transA = 1} : f32[4,3]\n"
+      "  %sw = Mul(%gw, %lr) : f32[4,3]\n"
+      "  %w1 = Sub(@w, %sw) : f32[4,3]\n"
+      "  Assign(@w, %w1)\n"
+      "  %uz = Gemm(@u, @z) : f32[3,3]\n"
+      "  %u1 = Sub(@u, %uz) : f32[3,3]\n"
+      "  Assign(@u, %u1)\n"
+      "  return %uz\n}\n",
+      NULL, &n);
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = graph_of(bytes, n, &pkg);
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  dml_kplan_t *p = NULL;
+  if (g) CHECK_OK(dml_kschedule(g, 0, ws ? ws->data : NULL, ws ? ws->size : 0, &p));
+  if (p) {
+    /* gemm+mul+sub+assign | gemm+sub | assign (copy) */
+    CHECK(p->n_kernels == 3);
+    if (p->n_kernels == 3) {
+      CHECK(p->kernels[0].kind == DML_KK_GEMM && p->kernels[0].n_nodes == 4);
+      CHECK(p->kernels[0].writes_weights);
+      CHECK(p->kernels[1].n_nodes == 2 && !p->kernels[1].writes_weights);
+      CHECK(p->kernels[2].n_nodes == 1 && p->kernels[2].writes_weights);
+      /* 2*M*N*K flops with K = batch */
+      int64_t b = 5;
+      CHECK(dml_klin_eval(p->kernels[0].flops, &b, 1) == 2 * 4 * 3 * 5 + 2 * 12);
+      for (uint32_t k = 0; k < 3; k++) {
+        char *glsl = NULL, *cu = NULL;
+        CHECK_OK(dml_codegen_glsl(&p->kernels[k], g->n_symbols, &glsl));
+        CHECK_OK(dml_codegen_cuda(&p->kernels[k], g->n_symbols, &cu));
+        if (!glsl || !cu) continue;
+        int w = p->kernels[k].writes_weights;
+        CHECK((strstr(glsl, "readonly buffer Weights") == NULL) == w);
+        CHECK((strstr(cu, "const float *__restrict__ weights") == NULL) == w);
+        CHECK((strstr(glsl, "  weights[") != NULL) == w);
+        uint32_t *words = NULL;
+        size_t nw = 0;
+        CHECK_OK(dml_codegen_spirv(glsl, p->kernels[k].name, &words, &nw));
+        free(words);
+        free(glsl);
+        free(cu);
+      }
+    }
+    dml_kplan_release(p);
+  }
+  dml_pkg_graph_release(g);
+  free(bytes);
+}
+
 static void test_unsupported_ops_listed(void) {
   size_t n = 0;
   void *bytes = cg_package(
@@ -298,6 +361,7 @@ static void test_loader_checks_kernels(void) {
 
 int main(void) {
   RUN(test_schedule_groups);
+  RUN(test_schedule_assign);
   RUN(test_unsupported_ops_listed);
   RUN(test_msl_golden);
   RUN(test_kpkg_untrusted);
