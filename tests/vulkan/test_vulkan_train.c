@@ -217,6 +217,55 @@ out:
   dml_rt_model_release(m);
 }
 
+/* A large elementwise update (4 elements per invocation, loaded before the
+ * first store) with its Assign fused: big -= lr * g. */
+static void test_unrolled_update(void) {
+  size_t n = 0;
+  void *bytes = cg_package(
+      "global @big : f32[65536] param\n"
+      "func @train_step(%g: f32[65536], %lr: f32[]) -> (f32[65536]) {\n"
+      "  %s = Mul(%g, %lr) : f32[65536]\n"
+      "  %n = Sub(@big, %s) : f32[65536]\n"
+      "  Assign(@big, %n)\n"
+      "  return %n\n}\n",
+      "cpu,vulkan", &n);
+  if (!bytes) return;
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  dml_rt_session_t *c = NULL, *v = NULL;
+  if (m) CHECK_OK(dml_rt_session_create_function(m, "cpu", "train_step", NULL, &c));
+  if (m) CHECK_OK(dml_rt_session_create_function(m, "vulkan", "train_step", NULL, &v));
+  float *g = (float *)malloc(65536 * sizeof(float));
+  if (c && v && g) {
+    CHECK(dml_rt_session_num_kernels(v) == 1);
+    for (int it = 0; it < 3; it++) {
+      for (int k = 0; k < 65536; k++) g[k] = frand();
+      float lr = 0.5f + (float)it;
+      dml_tensor_t tg = tensor(g, 1, 65536, 0), tl = tensor(&lr, 0, 0, 0);
+      CHECK_OK(dml_rt_session_set_input(c, 0, &tg));
+      CHECK_OK(dml_rt_session_set_input(v, 0, &tg));
+      CHECK_OK(dml_rt_session_set_input(c, 1, &tl));
+      CHECK_OK(dml_rt_session_set_input(v, 1, &tl));
+      CHECK_OK(dml_rt_session_run(c));
+      CHECK_OK(dml_rt_session_run(v));
+    }
+    dml_rt_kernel_info_t ki;
+    CHECK_OK(dml_rt_session_kernel_info(v, 0, &ki));
+    CHECK(ki.n_nodes == 3);
+    double e = globals_err(m, v, c);
+    printf("unrolled update: max scaled error %.2e\n", e);
+    CHECK(e <= TOL);
+    dml_tensor_t big;
+    CHECK_OK(dml_rt_session_global(v, 0, &big));
+    CHECK(((const float *)big.data)[65535] != 0.0f);
+  }
+  free(g);
+  dml_rt_session_release(c);
+  dml_rt_session_release(v);
+  dml_rt_model_release(m);
+}
+
 static void test_errors(void) {
   dml_rt_model_t *m = load_model();
   if (!m) return;
@@ -257,6 +306,7 @@ int main(void) {
     return 77;
   }
   RUN(test_train_step_matches_cpu);
+  RUN(test_unrolled_update);
   RUN(test_errors);
   return dml_test_finish();
 }
