@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codegen_test_util.h"
 #include "dml_rt.h"
+#include "dml_trainer.h"
 
 #define TOL 1e-5
 
@@ -266,6 +268,135 @@ static void test_unrolled_update(void) {
   dml_rt_model_release(m);
 }
 
+/* The trainer (dml_trainer.h) on Vulkan: fit with validation, a checkpoint
+ * each epoch, and a checkpoint restored into a fresh trainer, against the
+ * same on the CPU. The package has the three functions the trainer needs
+ * (names of passes/dml_train.h); the loss is the batch's sum of squares. */
+static const char k_trainer_module[] =
+    "sym batch <= 32\n"
+    "global @w : f32[4,3] param = dense<[0.5, -0.25, 0.125, 0.75, 0.0, -0.5, 0.25, 0.5, "
+    "-0.75, 1.0, 0.375, -0.125]>\n"
+    "global @b : f32[3] param = dense<[0.1, -0.2, 0.3]>\n"
+    "func @forward(%x: f32[batch,4]) -> (f32[batch,3]) {\n"
+    "  %y = Gemm(%x, @w, @b) : f32[batch,3]\n"
+    "  return %y\n"
+    "}\n"
+    "func @train_step(%x: f32[batch,4], %target: f32[batch,3], %lr: f32[]) -> (f32[]) {\n"
+    "  %y = Gemm(%x, @w, @b) : f32[batch,3]\n"
+    "  %d = Sub(%y, %target) : f32[batch,3]\n"
+    "  %dy = Add(%d, %d) : f32[batch,3]\n"
+    "  %sq = Mul(%d, %d) : f32[batch,3]\n"
+    "  %loss = ReduceSum(%sq) {axes = [0, 1], keepdims = 0} : f32[]\n"
+    "  %gw = Gemm(%x, %dy) {transA = 1} : f32[4,3]\n"
+    "  %sw = Mul(%gw, %lr) : f32[4,3]\n"
+    "  %w1 = Sub(@w, %sw) : f32[4,3]\n"
+    "  Assign(@w, %w1)\n"
+    "  %gb = ReduceSum(%dy) {axes = [0], keepdims = 0} : f32[3]\n"
+    "  %sb = Mul(%gb, %lr) : f32[3]\n"
+    "  %b1 = Sub(@b, %sb) : f32[3]\n"
+    "  Assign(@b, %b1)\n"
+    "  return %loss\n"
+    "}\n"
+    "func @eval_step(%x: f32[batch,4], %target: f32[batch,3]) -> (f32[]) {\n"
+    "  %y = Gemm(%x, @w, @b) : f32[batch,3]\n"
+    "  %d = Sub(%y, %target) : f32[batch,3]\n"
+    "  %sq = Mul(%d, %d) : f32[batch,3]\n"
+    "  %loss = ReduceSum(%sq) {axes = [0, 1], keepdims = 0} : f32[]\n"
+    "  return %loss\n"
+    "}\n";
+
+static void test_trainer(void) {
+  size_t n = 0;
+  void *bytes = cg_package(k_trainer_module, "cpu,vulkan", &n);
+  if (!bytes) return;
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  if (!m) return;
+  /* y = x A + c + noise, 100 rows (the last batch of an epoch is short) */
+  enum { N = 100 };
+  static float x[N * 4], y[N * 3];
+  for (int r = 0; r < N; r++) {
+    for (int k = 0; k < 4; k++) x[r * 4 + k] = frand();
+    for (int j = 0; j < 3; j++)
+      y[r * 3 + j] =
+          0.3f * x[r * 4 + j] - 0.2f * x[r * 4 + 3] + 0.1f * (float)j + 0.01f * frand();
+  }
+  dml_dataset_t d = {tensor(x, 2, N, 4), tensor(y, 2, N, 3)};
+  char dir_c[] = "/tmp/dmlc_vk_train_cXXXXXX", dir_v[] = "/tmp/dmlc_vk_train_vXXXXXX";
+  CHECK(mkdtemp(dir_c) != NULL && mkdtemp(dir_v) != NULL);
+  dml_trainer_t *tc = NULL, *tv = NULL, *tr = NULL;
+  CHECK_OK(dml_trainer_create(m, "cpu", &tc));
+  CHECK_OK(dml_trainer_create(m, "vulkan", &tv));
+  dml_history_t hc, hv;
+  memset(&hc, 0, sizeof hc);
+  memset(&hv, 0, sizeof hv);
+  if (tc && tv) {
+    dml_fit_options_t o;
+    dml_fit_options_init(&o);
+    o.epochs = 3;
+    o.batch_size = 16;
+    o.seed = 7;
+    o.lr.initial = 0.01;
+    o.validation_split = 0.2;
+    o.verbose = 0;
+    o.checkpoint_every = 1;
+    o.checkpoint_dir = dir_c;
+    CHECK_OK(dml_trainer_fit(tc, &d, &o, &hc));
+    o.checkpoint_dir = dir_v;
+    CHECK_OK(dml_trainer_fit(tv, &d, &o, &hv));
+    CHECK(hc.n_epochs == 3 && hv.n_epochs == 3);
+    for (int e = 0; e < hc.n_epochs && e < hv.n_epochs; e++) {
+      printf("epoch %d: loss cpu %.6f vulkan %.6f, val_loss cpu %.6f vulkan %.6f\n",
+             e + 1, hc.epochs[e].loss, hv.epochs[e].loss, hc.epochs[e].val_loss,
+             hv.epochs[e].val_loss);
+      CHECK(fabs(hc.epochs[e].loss - hv.epochs[e].loss) <=
+            TOL * fmax(1.0, fabs(hc.epochs[e].loss)));
+      CHECK(fabs(hc.epochs[e].val_loss - hv.epochs[e].val_loss) <=
+            TOL * fmax(1.0, fabs(hc.epochs[e].val_loss)));
+    }
+    CHECK(hv.epochs[2].loss < hv.epochs[0].loss); /* it learns */
+    double e = globals_err(m, dml_trainer_session(tv, "train_step"),
+                           dml_trainer_session(tc, "train_step"));
+    printf("trainer: globals after 3 epochs, max scaled error %.2e\n", e);
+    CHECK(e <= TOL);
+    /* The epoch-2 checkpoint written from the device, restored into a fresh
+     * Vulkan trainer, continues as the CPU's does. */
+    char path[128];
+    snprintf(path, sizeof path, "%s/epoch-0002.safetensors", dir_v);
+    CHECK_OK(dml_trainer_create(m, "vulkan", &tr));
+    if (tr) {
+      CHECK_OK(dml_trainer_load_checkpoint(tr, path));
+      CHECK(dml_trainer_epoch(tr) == 2);
+      dml_history_t hr;
+      memset(&hr, 0, sizeof hr);
+      CHECK_OK(dml_trainer_fit(tr, &d, &o, &hr));
+      CHECK(hr.n_epochs == 1);
+      if (hr.n_epochs == 1)
+        CHECK(fabs(hr.epochs[0].loss - hc.epochs[2].loss) <=
+              TOL * fmax(1.0, fabs(hc.epochs[2].loss)));
+      CHECK(globals_err(m, dml_trainer_session(tr, "train_step"),
+                        dml_trainer_session(tc, "train_step")) <= TOL);
+      dml_history_free(&hr);
+    }
+  }
+  dml_history_free(&hc);
+  dml_history_free(&hv);
+  dml_trainer_release(tr);
+  dml_trainer_release(tc);
+  dml_trainer_release(tv);
+  for (int k = 1; k <= 3; k++) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/epoch-%04d.safetensors", dir_c, k);
+    remove(path);
+    snprintf(path, sizeof path, "%s/epoch-%04d.safetensors", dir_v, k);
+    remove(path);
+  }
+  rmdir(dir_c);
+  rmdir(dir_v);
+  dml_rt_model_release(m);
+}
+
 static void test_errors(void) {
   dml_rt_model_t *m = load_model();
   if (!m) return;
@@ -307,6 +438,7 @@ int main(void) {
   }
   RUN(test_train_step_matches_cpu);
   RUN(test_unrolled_update);
+  RUN(test_trainer);
   RUN(test_errors);
   return dml_test_finish();
 }
