@@ -17,6 +17,7 @@
 #include "codegen_test_util.h"
 #include "dml_codegen.h"
 #include "gpu_test_util.h"
+#include "gpu_train_case.h"
 
 static const char *g_dir;
 
@@ -94,6 +95,8 @@ int main(int argc, char **argv) {
     write_model("fashion_mlp", "arch_sm80_fashion_mlp.dmlpkg", "sm_80");
   else
     printf("ptxas not found: arch_sm80_fashion_mlp.dmlpkg not written\n");
+  /* a training function: Assign kernels, globals shared on the device */
+  write_ir("train_sgd", gpu_train_module(), "cpu,cuda", NULL);
   write_ir("nokernels",
            "func @forward(%x: f32[4]) -> (f32[4]) {\n  %r = Relu(%x) : f32[4]\n"
            "  return %r\n}\n",

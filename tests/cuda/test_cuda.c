@@ -7,8 +7,11 @@
  * (ref_<name>.dmlpkg) on their saved inputs/outputs in MODELS_DIR/<name>_io
  * (default $DMLC_SHARED_DIR/models); fashion_mlp through PTX only, through
  * an sm_80 cubin package (PTX on other architectures) and with the PTX
- * forced; a graph replayed many times; the errors (no kernels, no such
- * device, no kernels for the device's compute capability and no PTX).
+ * forced; a graph replayed many times; the training case of
+ * gpu_train_case.h (train_sgd.dmlpkg: Assign kernels updating the device
+ * weights shared by train_step and forward, within 1e-5); the errors (no
+ * kernels, no such device, no kernels for the device's compute capability
+ * and no PTX).
  * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|); TF32 GEMMs (tf32_*)
  * norm-wise (TF32_TOL). Without a CUDA driver or device it prints why and
  * exits 77 (CTest: skipped). The comparisons are
@@ -22,6 +25,7 @@
 #include "dml_npy.h"
 #include "dml_pkg.h"
 #include "gpu_test_util.h"
+#include "gpu_train_case.h"
 
 /* TF32 packages (tf32_*.dmlpkg, --allow-tf32): operands keep 10 mantissa
  * bits, so they are compared norm-wise, max |cuda - cpu| <= TF32_TOL *
@@ -197,6 +201,19 @@ static void test_no_matching_image(void) {
   free(bytes);
 }
 
+static void test_training(void) {
+  dml_rt_model_t *m = load("train_sgd.dmlpkg");
+  if (!m) return;
+  gpu_train_compare(m, "cuda");
+  dml_rt_session_t *c = NULL, *x = NULL;
+  CHECK_OK(dml_rt_session_create_function(m, "cpu", "train_step", NULL, &c));
+  if (c)
+    CHECK_ERROR(dml_rt_session_create_function(m, "cuda", "forward", c, &x),
+                DML_STATUS_FAILED_PRECONDITION, "run on one device");
+  dml_rt_session_release(c);
+  dml_rt_model_release(m);
+}
+
 static void test_errors(void) {
   dml_rt_model_t *m = load("nokernels.dmlpkg");
   dml_rt_session_t *s = NULL;
@@ -250,5 +267,6 @@ int main(int argc, char **argv) {
   RUN(test_reference_models);
   RUN(test_ptx_paths);
   RUN(test_no_matching_image);
+  RUN(test_training);
   return dml_test_finish();
 }

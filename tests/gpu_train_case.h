@@ -1,0 +1,216 @@
+/* gpu_train_case.h — one training case for the GPU backends' tests
+ * (tests/vulkan/test_vulkan_train.c on "vulkan", tests/cuda/test_cuda.c on
+ * "cuda"): a hand-made train_step (linear model, sum-of-squares loss, SGD;
+ * only f32 ops) whose Assign nodes store the new parameters into the
+ * device's weights buffer, fused into the kernels computing them (a GEMM
+ * with symbolic K — X^T dY over the batch —, an elementwise kernel) or as
+ * copy kernels. gpu_train_compare runs the same steps on the CPU and the
+ * device and compares the losses and globals: |device - cpu| <= 1e-5 *
+ * max(1, |cpu|) (sums in another order); forward sharing the device
+ * globals, globals written between runs, sessions released in any order.
+ * Header-only (static functions): the CUDA test links the runtime only. */
+#ifndef DML_GPU_TRAIN_CASE_H_
+#define DML_GPU_TRAIN_CASE_H_
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_rt.h"
+#include "dml_test.h"
+
+#define GT_TOL 1e-5
+
+/* forward: y = x W + b. train_step: d = y - t, loss = sum(d^2),
+ * dY = 2d, W -= lr X^T dY, b -= lr sum_rows(dY); U -= U Z (a GEMM reading
+ * U: its Assign cannot be fused, a copy kernel stores it); last = lr (an
+ * input assigned as is). */
+static inline const char *gpu_train_module(void) {
+  return "sym batch <= 16\n"
+         "global @w : f32[4,3] param = dense<[0.5, -0.25, 0.125, 0.75, 0.0, -0.5, 0.25, "
+         "0.5, "
+         "-0.75, 1.0, 0.375, -0.125]>\n"
+         "global @b : f32[3] param = dense<[0.1, -0.2, 0.3]>\n"
+         "global @u : f32[4,3] param = dense<[1.0, 0.5, 0.25, -1.0, 0.5, 0.75, 0.0, "
+         "0.25, "
+         "-0.5, 0.125, 1.0, 0.5]>\n"
+         "global @z : f32[3,3] = dense<[0.01, 0.02, 0.0, -0.01, 0.03, 0.01, 0.0, 0.02, "
+         "-0.02]>\n"
+         "global @last : f32[] state = dense<[0.0]>\n"
+         "func @forward(%x: f32[batch,4]) -> (f32[batch,3]) {\n"
+         "  %y = Gemm(%x, @w, @b) : f32[batch,3]\n"
+         "  return %y\n"
+         "}\n"
+         "func @train_step(%x: f32[batch,4], %t: f32[batch,3], %lr: f32[]) -> (f32[]) {\n"
+         "  %y = Gemm(%x, @w, @b) : f32[batch,3]\n"
+         "  %d = Sub(%y, %t) : f32[batch,3]\n"
+         "  %dy = Add(%d, %d) : f32[batch,3]\n"
+         "  %sq = Mul(%d, %d) : f32[batch,3]\n"
+         "  %loss = ReduceSum(%sq) {axes = [0, 1], keepdims = 0} : f32[]\n"
+         "  %gw = Gemm(%x, %dy) {transA = 1} : f32[4,3]\n"
+         "  %sw = Mul(%gw, %lr) : f32[4,3]\n"
+         "  %w1 = Sub(@w, %sw) : f32[4,3]\n"
+         "  Assign(@w, %w1)\n"
+         "  %gb = ReduceSum(%dy) {axes = [0], keepdims = 0} : f32[3]\n"
+         "  %sb = Mul(%gb, %lr) : f32[3]\n"
+         "  %b1 = Sub(@b, %sb) : f32[3]\n"
+         "  Assign(@b, %b1)\n"
+         "  %uz = Gemm(@u, @z) : f32[4,3]\n"
+         "  %u1 = Sub(@u, %uz) : f32[4,3]\n"
+         "  Assign(@u, %u1)\n"
+         "  Assign(@last, %lr)\n"
+         "  return %loss\n"
+         "}\n";
+}
+
+static uint64_t gt_rng = 0x9E3779B97F4A7C15ull;
+static inline float gt_frand(void) {
+  gt_rng ^= gt_rng << 13, gt_rng ^= gt_rng >> 7, gt_rng ^= gt_rng << 17;
+  return (float)((double)(gt_rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+static inline dml_tensor_t gt_tensor(float *d, int32_t rank, int64_t d0, int64_t d1) {
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.dtype = DML_DTYPE_F32;
+  t.rank = rank;
+  t.dims[0] = d0;
+  t.dims[1] = d1;
+  t.data = d;
+  return t;
+}
+
+/* Largest scaled difference between the globals of two sessions. */
+static inline double gt_globals_err(const dml_rt_model_t *m, dml_rt_session_t *a,
+                                    dml_rt_session_t *b) {
+  double worst = 0;
+  for (uint32_t i = 0; i < dml_rt_model_num_globals(m); i++) {
+    dml_tensor_t x, y;
+    CHECK_OK(dml_rt_session_global(a, i, &x));
+    CHECK_OK(dml_rt_session_global(b, i, &y));
+    int64_t n = dml_dims_numel(x.dims, x.rank);
+    for (int64_t k = 0; k < n; k++) {
+      double p = ((const float *)x.data)[k], q = ((const float *)y.data)[k];
+      double e = fabs(p - q) / fmax(1.0, fabs(q));
+      if (!(e <= worst)) worst = isnan(e) ? 1e9 : e;
+    }
+  }
+  return worst;
+}
+
+/* One train_step on session s with batch `x` [n,4], `t` [n,3]; the loss. */
+static inline float gt_step(dml_rt_session_t *s, float *x, float *t, int64_t n,
+                            float lr) {
+  dml_tensor_t tx = gt_tensor(x, 2, n, 4), tt = gt_tensor(t, 2, n, 3),
+               tl = gt_tensor(&lr, 0, 0, 0);
+  dml_rt_session_clear_inputs(s);
+  CHECK_OK(dml_rt_session_set_input_by_name(s, "x", &tx));
+  CHECK_OK(dml_rt_session_set_input_by_name(s, "t", &tt));
+  CHECK_OK(dml_rt_session_set_input_by_name(s, "lr", &tl));
+  CHECK_OK(dml_rt_session_run(s));
+  dml_tensor_t out;
+  memset(&out, 0, sizeof out);
+  CHECK_OK(dml_rt_session_get_output(s, 0, &out));
+  return out.data ? *(const float *)out.data : NAN;
+}
+
+/* Runs the case of k_gpu_train_module (model `m`, compiled for cpu and the
+ * device's target) on the CPU and on `device` ("vulkan", "cuda"). */
+static inline void gpu_train_compare(dml_rt_model_t *m, const char *device) {
+  dml_rt_session_t *ct = NULL, *cf = NULL, *vt = NULL, *vf = NULL;
+  CHECK_OK(dml_rt_session_create_function(m, "cpu", "train_step", NULL, &ct));
+  CHECK_OK(dml_rt_session_create_function(m, "cpu", "forward", ct, &cf));
+  CHECK_OK(dml_rt_session_create_function(m, device, "train_step", NULL, &vt));
+  CHECK_OK(dml_rt_session_create_function(m, device, "forward", vt, &vf));
+  if (!ct || !cf || !vt || !vf) goto out;
+  CHECK(dml_rt_session_globals_writable(vt));
+  /* Kernels: forward GEMM + d, dY, d^2 | loss | X^T dY, * lr, W - ., Assign(w)
+   * | row sums of dY | * lr, b - ., Assign(b) (the planner reuses dY's
+   * memory, so the epilogue is a kernel of its own) | U Z, U - . | Assign(u)
+   * copy | Assign(last) copy. */
+  CHECK(dml_rt_session_num_kernels(vt) == 8);
+  const uint32_t want_nodes[8] = {4, 1, 4, 1, 3, 2, 1, 1};
+  float x[16 * 4], t[16 * 3];
+  const int64_t batches[] = {5, 16, 1, 7, 16, 3, 12, 9};
+  double worst_loss = 0, worst_glob = 0;
+  for (int it = 0; it < 24; it++) {
+    int64_t n = batches[it % 8];
+    for (int64_t k = 0; k < n * 4; k++) x[k] = gt_frand();
+    for (int64_t k = 0; k < n * 3; k++) t[k] = gt_frand();
+    float lr = 0.01f + 0.001f * (float)it;
+    float lc = gt_step(ct, x, t, n, lr), lv = gt_step(vt, x, t, n, lr);
+    double e = fabs((double)lc - lv) / fmax(1.0, fabs((double)lc));
+    if (!(e <= worst_loss)) worst_loss = isnan(e) ? 1e9 : e;
+    /* read back every few steps (the others leave the device copy newer) */
+    if (it % 5 == 4 || it == 23) {
+      double g = gt_globals_err(m, vt, ct);
+      if (g > worst_glob) worst_glob = g;
+    }
+  }
+  printf("%s: 24 SGD steps: max scaled error loss %.2e, globals %.2e\n", device,
+         worst_loss, worst_glob);
+  CHECK(worst_loss <= GT_TOL);
+  CHECK(worst_glob <= GT_TOL);
+  for (uint32_t k = 0; k < dml_rt_session_num_kernels(vt) && k < 8; k++) {
+    dml_rt_kernel_info_t ki;
+    CHECK_OK(dml_rt_session_kernel_info(vt, k, &ki));
+    if (ki.n_nodes != want_nodes[k])
+      fprintf(stderr, "  kernel %u (%s): %u nodes, expected %u\n", k, ki.name, ki.n_nodes,
+              want_nodes[k]);
+    CHECK(ki.n_nodes == want_nodes[k]);
+  }
+  /* The training moved the parameters: last holds the last lr. */
+  dml_tensor_t g;
+  CHECK_OK(dml_rt_session_global(vf, (uint32_t)dml_rt_model_find_global(m, "last"), &g));
+  CHECK_NEAR(*(const float *)g.data, 0.01f + 0.001f * 23, 1e-7);
+  /* forward on the device reads the trained weights. */
+  float xi[2 * 4] = {1, 2, 3, 4, -1, 0.5f, 0, 2};
+  dml_tensor_t tx = gt_tensor(xi, 2, 2, 4), yc, yv;
+  CHECK_OK(dml_rt_session_set_input(cf, 0, &tx));
+  CHECK_OK(dml_rt_session_set_input(vf, 0, &tx));
+  CHECK_OK(dml_rt_session_run(cf));
+  CHECK_OK(dml_rt_session_run(vf));
+  CHECK_OK(dml_rt_session_get_output(cf, 0, &yc));
+  CHECK_OK(dml_rt_session_get_output(vf, 0, &yv));
+  for (int k = 0; k < 6; k++)
+    CHECK_NEAR(((const float *)yv.data)[k], ((const float *)yc.data)[k], 1e-4);
+  /* Globals written between runs (a checkpoint restored) reach the device. */
+  int32_t wi = dml_rt_model_find_global(m, "w");
+  dml_tensor_t wc, wv;
+  CHECK_OK(dml_rt_session_global(cf, (uint32_t)wi, &wc));
+  CHECK_OK(dml_rt_session_global(vf, (uint32_t)wi, &wv));
+  for (int k = 0; k < 12; k++)
+    ((float *)wc.data)[k] = ((float *)wv.data)[k] = 0.1f * (float)(k - 6);
+  CHECK_OK(dml_rt_session_run(cf));
+  CHECK_OK(dml_rt_session_run(vf));
+  CHECK_OK(dml_rt_session_get_output(cf, 0, &yc));
+  CHECK_OK(dml_rt_session_get_output(vf, 0, &yv));
+  /* y[0][0] = x0 . W[:,0] + b0 with W[:,0] = [-0.6, -0.3, 0, 0.3] */
+  CHECK_NEAR(((const float *)yv.data)[0] - ((const float *)yc.data)[0], 0.0, 1e-4);
+  for (int k = 0; k < 6; k++)
+    CHECK_NEAR(((const float *)yv.data)[k], ((const float *)yc.data)[k], 1e-4);
+  for (int it = 0; it < 3; it++) {
+    for (int k = 0; k < 4 * 4; k++) x[k] = gt_frand();
+    for (int k = 0; k < 4 * 3; k++) t[k] = gt_frand();
+    float lc = gt_step(ct, x, t, 4, 0.05f), lv = gt_step(vt, x, t, 4, 0.05f);
+    CHECK(fabs((double)lc - lv) <= GT_TOL * fmax(1.0, fabs((double)lc)));
+  }
+  CHECK(gt_globals_err(m, vt, ct) <= GT_TOL);
+  /* The train session released first: forward keeps the device. */
+  dml_rt_session_release(vt);
+  vt = NULL;
+  CHECK_OK(dml_rt_session_run(vf));
+  CHECK_OK(dml_rt_session_get_output(vf, 0, &yv));
+  CHECK_OK(dml_rt_session_run(cf));
+  CHECK_OK(dml_rt_session_get_output(cf, 0, &yc));
+  for (int k = 0; k < 6; k++)
+    CHECK_NEAR(((const float *)yv.data)[k], ((const float *)yc.data)[k], 1e-4);
+out:
+  dml_rt_session_release(vt);
+  dml_rt_session_release(vf);
+  dml_rt_session_release(ct);
+  dml_rt_session_release(cf);
+}
+
+#endif /* DML_GPU_TRAIN_CASE_H_ */
