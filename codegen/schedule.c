@@ -814,7 +814,7 @@ static int reads_other_element(sched_t *s, const group_t *G, const dml_pkg_value
       if (!x || !weights_overlap(gl, x)) continue;
       if ((i == 0 && G->anchor != ANCHOR_NONE) ||
           (n->op == DML_OP_BATCH_NORMALIZATION && k > 0) ||
-          !same_type(&x->type, G->out) || x->offset != gl->offset)
+          !same_shape(&x->type, G->out) || x->offset != gl->offset)
         return 1;
     }
   }
@@ -830,7 +830,7 @@ static const char *assign_reject(sched_t *s, const dml_pkg_node_t *n) {
   if (gl->type.dtype != DML_DTYPE_F32 || x->type.dtype != DML_DTYPE_F32)
     return "only f32 is emitted";
   if (gl->offset % 4 || x->offset % 4) return "misaligned value";
-  if (!same_type(&gl->type, &x->type) || !type_numel(&gl->type, &l) || l.sym >= 0)
+  if (!same_shape(&gl->type, &x->type) || !type_numel(&gl->type, &l) || l.sym >= 0)
     return "the value's type is not the global's static type";
   if (gl->offset / 4 + (uint64_t)l.c > 0xffffffffull)
     return "the global lies beyond 32-bit indices";
@@ -1715,7 +1715,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       }
       const dml_pkg_value_t *gl = val(&s, n->inputs[0]), *x = val(&s, n->inputs[1]);
       if (G->n > 0 && G->n < 255 && producer_in(&s, G, n->inputs[1]) >= 0 &&
-          same_type(&x->type, G->out) && !reads_other_element(&s, G, gl)) {
+          same_shape(&x->type, G->out) && !reads_other_element(&s, G, gl)) {
         G->nodes[G->n++] = i; /* stored by the group that computes it */
         continue;
       }
