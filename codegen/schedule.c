@@ -794,6 +794,89 @@ static void emit_copy(sched_t *s, uint32_t node) {
       if_lt(s, gid, dml_ki_lin(s->pool, numel), store_at(s, y, gid, load_at(s, x, gid)));
 }
 
+/* ---- Dropout ---- */
+
+/* Reads the scalar constant input `k` of node `n` as a double into `*out`
+ * (1 when it is absent: `*out` untouched); 0 when it is not a constant
+ * f32/f64/bool scalar held in the weights. */
+static int const_scalar(sched_t *s, const dml_pkg_node_t *n, uint32_t k, double *out) {
+  if (k >= n->n_inputs || n->inputs[k] == DML_PKG_NO_VALUE) return 1;
+  const dml_pkg_value_t *v = val(s, n->inputs[k]);
+  if (!v || v->storage != DML_PKG_STORAGE_CONST || v->type.rank != 0) return 0;
+  size_t sz = dml_dtype_size(v->type.dtype);
+  if (!sz || v->offset + sz > s->weights_size) return 0;
+  const uint8_t *b = s->weights + v->offset;
+  switch (v->type.dtype) {
+    case DML_DTYPE_F32: {
+      float f;
+      memcpy(&f, b, 4);
+      *out = f;
+      return 1;
+    }
+    case DML_DTYPE_F64: memcpy(out, b, 8); return 1;
+    case DML_DTYPE_BOOL: *out = b[0] != 0; return 1;
+    default: return 0;
+  }
+}
+
+/* Why Dropout node `n` (ONNX Dropout-13) has no kernel, or NULL. The
+ * kernel is the inference form: training_mode absent or a false constant,
+ * or a ratio of 0 in training mode (dml_cpu_dropout_train then keeps every
+ * element, scaled by 1): output = data, the optional mask (bool) all true.
+ * f32 data; ratio a constant (the `ratio` attribute, 0.5, when absent, as
+ * the CPU reads it). */
+static const char *dropout_reject(sched_t *s, const dml_pkg_node_t *n) {
+  const dml_pkg_value_t *x = n->n_inputs ? val(s, n->inputs[0]) : NULL;
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  const dml_pkg_value_t *m = n->n_outputs > 1 && n->outputs[1] != DML_PKG_NO_VALUE
+                                 ? val(s, n->outputs[1])
+                                 : NULL;
+  if (!x || !y) return "absent input or output";
+  if (x->type.dtype != DML_DTYPE_F32 || y->type.dtype != DML_DTYPE_F32 || !typed_ok(x) ||
+      !typed_ok(y))
+    return "only f32 (aligned) data is emitted";
+  if (m && (m->type.dtype != DML_DTYPE_BOOL || !typed_ok(m)))
+    return "the mask must be bool";
+  dml_klin_t l;
+  if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
+  /* element i reads x[i] and writes y[i] and mask[i]: in place only at
+   * the same offset */
+  if ((overlap(x, y) && x->offset != y->offset) ||
+      (m && (overlap(x, m) || overlap(y, m))))
+    return "its result overlaps its operands in the memory plan";
+  double training = 0.0;
+  double ratio = dml_attr_float(n->attrs, n->n_attrs, "ratio", 0.5);
+  if (!const_scalar(s, n, 2, &training)) return "training_mode must be a constant";
+  if (!const_scalar(s, n, 1, &ratio)) return "ratio must be a constant";
+  if (training != 0.0 && ratio != 0.0) return "Dropout in training mode (ratio > 0)";
+  return NULL;
+}
+
+/* Dropout in inference (dropout_reject): one kernel, y[i] = x[i] and
+ * mask[i] = true. */
+static void emit_dropout(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  const dml_pkg_value_t *m = n->n_outputs > 1 && n->outputs[1] != DML_PKG_NO_VALUE
+                                 ? val(s, n->outputs[1])
+                                 : NULL;
+  dml_kernel_t *K = new_kernel(s, DML_KK_ELEMENTWISE);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  dml_klin_t numel;
+  type_numel(&y->type, &numel);
+  K->local[0] = WG;
+  K->items[0] = numel;
+  lin_add(&K->bytes, numel, 8 + (m ? 1 : 0));
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, store_at(s, y, gid, load_at(s, x, gid)));
+  if (m) dml_kblock_add(&body, store_at(s, m, gid, dml_kv_one(p, DML_KT_BOOL)));
+  K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+}
+
 /* ---- Assign ---- */
 
 /* 1 when global `gl` (in the weights) overlaps value `x`. */
@@ -1614,7 +1697,8 @@ int dml_kschedule_handles(dml_op_t op) {
     case DML_OP_ARG_MAX:
     case DML_OP_ARG_MIN:
     case DML_OP_SHAPE:
-    case DML_OP_SIZE: return 1;
+    case DML_OP_SIZE:
+    case DML_OP_DROPOUT: return 1;
     default: return 0;
   }
 }
@@ -1864,6 +1948,14 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           unsupported(&s, i, "more than one symbolic dim", NULL);
         else
           emit_softmax(&s, i);
+        break;
+      }
+      case DML_OP_DROPOUT: {
+        const char *why = dropout_reject(&s, n);
+        if (why)
+          unsupported(&s, i, "%s", why);
+        else
+          emit_dropout(&s, i);
         break;
       }
       default: unsupported(&s, i, "no GPU kernel for this op", NULL); break;

@@ -417,6 +417,25 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        "  %m = Mul(%f, %g) : f32[batch,6]\n"
        "  return %c, %m\n}\n",
        1);
+  /* Dropout in inference (training_mode false, training_mode absent, or
+   * ratio 0 in training mode): the data, a bool mask all true; 4 kernels
+   * (the passes drop the maskless Dropout without training_mode, an
+   * identity). */
+  each("dropout, inference",
+       "sym batch <= 16\n"
+       "global @r : f32[] = dense<[0.5]>\n"
+       "global @z : f32[] = dense<[0.0]>\n"
+       "global @f : bool[] = dense<[false]>\n"
+       "global @t : bool[] = dense<[true]>\n"
+       "func @forward(%x: f32[batch,4]) -> (f32[batch,4], bool[batch,4], f32[batch,4], "
+       "bool[batch,4], f32[batch,4]) {\n"
+       "  %r = Relu(%x) : f32[batch,4]\n"
+       "  %y, %m = Dropout(%r, @r, @f) : f32[batch,4], bool[batch,4]\n"
+       "  %y2, %m2 = Dropout(%y, @z, @t) : f32[batch,4], bool[batch,4]\n"
+       "  %y3 = Dropout(%y2) : f32[batch,4]\n"
+       "  %o = Add(%y3, %x) : f32[batch,4]\n"
+       "  return %y, %m, %y2, %m2, %o\n}\n",
+       4);
 }
 
 /* Every kernel form the scheduler emits, in this order (the weights are

@@ -189,8 +189,33 @@ static void test_unsupported_ops_listed(void) {
   CHECK(dml_codegen_supports("cuda", DML_OP_CONV));
   CHECK(!dml_codegen_supports("cuda", DML_OP_TRANSPOSE));
   CHECK(!dml_codegen_supports("rocm", DML_OP_GEMM));
+  CHECK(dml_codegen_supports("vulkan", DML_OP_DROPOUT));
   free(copy);
   free(bytes);
+}
+
+/* Dropout's kernel is its inference form: training mode with a ratio > 0,
+ * or a training_mode that is not a constant, is a schedule error naming
+ * the node and the reason. */
+static void test_dropout_training_listed(void) {
+  static const char *const texts[2] = {
+      "global @r : f32[] = dense<[0.5]>\n"
+      "global @t : bool[] = dense<[true]>\n"
+      "func @forward(%x: f32[2,3]) -> (f32[2,3]) {\n"
+      "  %y = Dropout(%x, @r, @t) : f32[2,3]\n  return %y\n}\n",
+      "global @r : f32[] = dense<[0.5]>\n"
+      "func @forward(%x: f32[2,3], %t: bool[]) -> (f32[2,3]) {\n"
+      "  %y = Dropout(%x, @r, %t) : f32[2,3]\n  return %y\n}\n"};
+  static const char *const why[2] = {"Dropout in training mode (ratio > 0)",
+                                     "training_mode must be a constant"};
+  for (int i = 0; i < 2; i++) {
+    size_t n = 0;
+    void *bytes = cg_package(texts[i], NULL, &n);
+    if (!bytes) continue;
+    CHECK_ERROR(dml_compile_add_kernels("vulkan", NULL, &bytes, &n),
+                DML_STATUS_UNIMPLEMENTED, why[i]);
+    free(bytes);
+  }
 }
 
 /* Reads a whole file; NULL when absent. */
@@ -363,6 +388,7 @@ int main(void) {
   RUN(test_schedule_groups);
   RUN(test_schedule_assign);
   RUN(test_unsupported_ops_listed);
+  RUN(test_dropout_training_listed);
   RUN(test_msl_golden);
   RUN(test_kpkg_untrusted);
   RUN(test_loader_checks_kernels);

@@ -59,20 +59,31 @@ static inline dml_attr_t attr_ints(const char *name, const int64_t *v, size_t n)
   return a;
 }
 
-/* Runs one op with scratch sized by dml_cpu_scratch_bytes. */
-static inline dml_status_t run_op(dml_op_t op, const dml_tensor_t *in, uint32_t nin,
-                                  dml_tensor_t *out, uint32_t nout,
-                                  const dml_attr_t *attrs, uint32_t nattrs) {
+/* A call of `op` (node `node_name`) on inputs in[0..nin), outputs
+ * out[0..nout) and attributes attrs[0..nattrs); every other field zero (no
+ * scratch, no output capacities, RNG seed 0). */
+static inline dml_cpu_call_t cpu_call(dml_op_t op, const char *node_name,
+                                      const dml_tensor_t *in, uint32_t nin,
+                                      dml_tensor_t *out, uint32_t nout,
+                                      const dml_attr_t *attrs, uint32_t nattrs) {
   dml_cpu_call_t c;
   memset(&c, 0, sizeof c);
   c.op = op;
-  c.node_name = "test_node";
+  c.node_name = node_name;
   c.inputs = in;
   c.n_inputs = nin;
   c.outputs = out;
   c.n_outputs = nout;
   c.attrs = attrs;
   c.n_attrs = nattrs;
+  return c;
+}
+
+/* Runs one op with scratch sized by dml_cpu_scratch_bytes. */
+static inline dml_status_t run_op(dml_op_t op, const dml_tensor_t *in, uint32_t nin,
+                                  dml_tensor_t *out, uint32_t nout,
+                                  const dml_attr_t *attrs, uint32_t nattrs) {
+  dml_cpu_call_t c = cpu_call(op, "test_node", in, nin, out, nout, attrs, nattrs);
   size_t sb = dml_cpu_scratch_bytes(&c);
   void *scratch = sb ? malloc(sb) : NULL;
   if (scratch) memset(scratch, 0xff, sb); /* garbage: kernels must not rely on it */

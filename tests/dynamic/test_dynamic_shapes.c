@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_test_util.h"
 #include "dml_cpu.h"
 #include "dml_ir.h"
 #include "dml_ir_text.h"
@@ -39,16 +40,7 @@ static int64_t i64_at(int k, int i) {
 static dml_status_t run_dyn(dml_op_t op, const dml_tensor_t *in, uint32_t n_in,
                             dml_tensor_t *out, uint32_t n_out, const uint64_t *cap,
                             const dml_attr_t *attrs, uint32_t n_attrs) {
-  dml_cpu_call_t c;
-  memset(&c, 0, sizeof c);
-  c.op = op;
-  c.node_name = "n";
-  c.inputs = in;
-  c.n_inputs = n_in;
-  c.outputs = out;
-  c.n_outputs = n_out;
-  c.attrs = attrs;
-  c.n_attrs = n_attrs;
+  dml_cpu_call_t c = cpu_call(op, "n", in, n_in, out, n_out, attrs, n_attrs);
   c.scratch = g_scratch;
   c.scratch_bytes = sizeof g_scratch;
   c.output_capacity = cap;

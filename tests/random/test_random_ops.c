@@ -12,16 +12,7 @@ static dml_status_t run_rng(dml_op_t op, const dml_tensor_t *in, uint32_t nin,
                             dml_tensor_t *out, uint32_t nout, const dml_attr_t *attrs,
                             uint32_t nattrs, uint64_t seed, uint64_t step,
                             uint32_t node) {
-  dml_cpu_call_t c;
-  memset(&c, 0, sizeof c);
-  c.op = op;
-  c.node_name = "rng";
-  c.inputs = in;
-  c.n_inputs = nin;
-  c.outputs = out;
-  c.n_outputs = nout;
-  c.attrs = attrs;
-  c.n_attrs = nattrs;
+  dml_cpu_call_t c = cpu_call(op, "rng", in, nin, out, nout, attrs, nattrs);
   c.rng_seed = seed;
   c.rng_counter = step;
   c.rng_stream = node;

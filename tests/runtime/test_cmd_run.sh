@@ -6,16 +6,7 @@ DMLC=$1
 RT=$2
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/dmlc_cmd_run.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
-fails=0
-check() { # check DESCRIPTION COMMAND...
-  desc=$1
-  shift
-  if "$@"; then :; else
-    echo "FAILED: $desc"
-    fails=$((fails + 1))
-  fi
-}
-has() { grep -q -- "$1" "$2" || { echo "  missing '$1' in:"; sed 's/^/    /' "$2"; return 1; }; }
+. "$(dirname "$0")/../sh_test_util.sh"
 
 "$RT" --write "$DIR" || { echo "FAILED: test_rt --write"; exit 1; }
 

@@ -11,16 +11,7 @@ DMLC=$1
 MODEL=$2/models/fashion_mlp_untrained.onnx
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/dmlc_cli_train.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
-fails=0
-check() { # check DESCRIPTION COMMAND...
-  desc=$1
-  shift
-  if "$@"; then :; else
-    echo "FAILED: $desc"
-    fails=$((fails + 1))
-  fi
-}
-has() { grep -q -- "$1" "$2" || { echo "  missing '$1' in:"; sed 's/^/    /' "$2"; return 1; }; }
+. "$(dirname "$0")/../sh_test_util.sh"
 
 python3 - "$DIR/data" <<'PY' || { echo "FAILED: making the data"; exit 1; }
 import gzip, os, struct, sys

@@ -15,16 +15,7 @@ BENCH=$2
 MODEL=$3/models/fashion_mlp_untrained.onnx
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/dmlc_train_bench.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
-fails=0
-check() { # check DESCRIPTION COMMAND...
-  desc=$1
-  shift
-  if "$@"; then :; else
-    echo "FAILED: $desc"
-    fails=$((fails + 1))
-  fi
-}
-has() { grep -q -- "$1" "$2" || { echo "  missing '$1' in:"; sed 's/^/    /' "$2"; return 1; }; }
+. "$(dirname "$0")/../sh_test_util.sh"
 
 # The synthetic IDX set of test_cli_train.sh (the brightest quarter is the
 # label), written gzipped in gz/ and plain in plain/.
