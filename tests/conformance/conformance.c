@@ -83,6 +83,14 @@
  * hang in one kernel is a failure of that test ("runtime error: crashed:
  * SIGSEGV"), not of the runner. Children run in parallel (-j).
  *
+ * With --emit DIR --target LIST (a machine without the compiler, e.g. the
+ * CUDA machine, runs the tests): every test is compiled for LIST as above
+ * and, instead of running, written with its data sets to DIR (emit_test,
+ * emit_index) for dml_conformance_run (conformance_run.c), which links the
+ * runtime alone; compile failures are recorded in DIR/manifest.txt as the
+ * results they are. The comparison, the scheduling, the lists and the JSON
+ * are shared with it (conf_common.c).
+ *
  * The expected-failure list has one line per test, "<suite>/<test> <reason>".
  * Exit status 1 when a test outside the list fails, a listed test passes,
  * or a test is skipped without being listed; 0 otherwise.
@@ -103,181 +111,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf_common.h"
 #include "dml_driver.h"
+#include "dml_npy.h"
 #include "dml_onnx.h"
 #include "dml_rt.h"
 
-#define REL_TOL 1e-3
-#define ABS_TOL 1e-5
 #define MIN_BOUND 64
 #define MAX_BINDINGS 16
-#define MAX_MSG 600
-#define KIND_SPECIALIZED "passes only specialized"
 
 /* --specialize: retry with shape inputs bound at compile time (above). */
 static int specialize = 0;
-
-/* ==== small helpers ===================================================== */
-
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size ? size : 1);
-  if (!p) {
-    fprintf(stderr, "dml_conformance: out of memory\n");
-    exit(2);
-  }
-  return p;
-}
-
-static char *xstrdup(const char *s) {
-  size_t n = strlen(s ? s : "");
-  char *p = (char *)xcalloc(n + 1, 1);
-  memcpy(p, s ? s : "", n);
-  return p;
-}
-
-static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xprintf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *p = (char *)xcalloc((size_t)(n > 0 ? n : 0) + 1, 1);
-  va_start(ap, fmt);
-  vsnprintf(p, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return p;
-}
-
-/* A growing string. */
-typedef struct sbuf {
-  char *s;
-  size_t len, cap;
-} sbuf_t;
-
-static void sb_add(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(sbuf_t *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n <= 0) return;
-  if (b->len + (size_t)n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (b->len + (size_t)n + 1 > cap) cap *= 2;
-    char *s = (char *)realloc(b->s, cap);
-    if (!s) {
-      fprintf(stderr, "dml_conformance: out of memory\n");
-      exit(2);
-    }
-    b->s = s;
-    b->cap = cap;
-  }
-  va_start(ap, fmt);
-  vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Sorted names of the entries of `dir` starting with `prefix` (NULL: all
- * but dot files). */
-static char **list_dir(const char *dir, const char *prefix, size_t *out_n) {
-  DIR *d = opendir(dir);
-  size_t n = 0, cap = 16;
-  char **v = (char **)xcalloc(cap, sizeof(char *));
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      if (e->d_name[0] == '.') continue;
-      if (prefix && strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
-      if (n + 1 >= cap) {
-        cap *= 2;
-        char **nv = (char **)realloc(v, cap * sizeof(char *));
-        if (!nv) exit(2);
-        v = nv;
-      }
-      v[n++] = xstrdup(e->d_name);
-    }
-    closedir(d);
-  }
-  qsort(v, n, sizeof(char *), cmp_str);
-  *out_n = n;
-  return v;
-}
-
-static void free_list(char **v, size_t n) {
-  for (size_t i = 0; i < n; i++) free(v[i]);
-  free(v);
-}
-
-static int file_exists(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int read_file(const char *path, uint8_t **out, size_t *out_len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || st.st_size < 0) {
-    fclose(f);
-    return -1;
-  }
-  size_t n = (size_t)st.st_size;
-  uint8_t *b = (uint8_t *)xcalloc(n + 1, 1);
-  if (n && fread(b, 1, n, f) != n) {
-    free(b);
-    fclose(f);
-    return -1;
-  }
-  fclose(f);
-  *out = b;
-  *out_len = n;
-  return 0;
-}
-
-/* One line of text: newlines and tabs become spaces, cut at `max` bytes. */
-static void one_line(char *s, size_t max) {
-  for (char *p = s; *p; p++)
-    if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
-  if (strlen(s) > max) strcpy(s + max - 3, "...");
-}
-
-/* ==== results =========================================================== */
-
-enum { ST_PASS, ST_FAIL, ST_SKIP, ST_XFAIL, ST_XPASS };
-static const char *const status_names[] = {"pass", "fail", "skip", "xfail", "xpass"};
-
-typedef struct result {
-  const char *suite;
-  char *name;
-  int status;      /* ST_* (xfail/xpass once the list is applied) */
-  char *kind;      /* failure or skip reason kind; NULL on pass */
-  char *message;   /* details (one line) */
-  char *bad_ops;   /* "unsupported op": the op names, comma-separated */
-  char *output;    /* "wrong values": the output's name */
-  double max_err;  /* "wrong values": max abs error */
-  long long index; /* "wrong values": flat index of the first failing element */
-  char *special;   /* specialized input names, comma-separated; NULL when none */
-  /* inputs compiled with their fed shape, comma-separated; NULL when none */
-  char *redeclared;
-  int statistical; /* checked by shape/dtype/value set (random outputs) */
-  char **ops;      /* op types of the model's top-level nodes (unique, sorted) */
-  size_t n_ops;
-  const char *expected; /* the list's reason, when listed */
-  double seconds;
-} result_t;
-
-/* What a child sends back: "key\tvalue\n" lines, values one-lined. */
-static void emit_kv(sbuf_t *b, const char *k, const char *v) {
-  char *c = xstrdup(v ? v : "");
-  one_line(c, 4000);
-  sb_add(b, "%s\t%s\n", k, c);
-  free(c);
-}
 
 /* ==== the child: one test =============================================== */
 
@@ -424,26 +268,6 @@ static void dataset_free(dataset_t *ds) {
   free(ds->err);
 }
 
-/* A status as one line: "op: reason; detail; detail" (no "error: "). */
-static char *status_text(dml_status_t s) {
-  char *m = dml_status_format(s);
-  const char *p = m ? m : "?";
-  if (!strncmp(p, "error: ", 7)) p += 7;
-  sbuf_t b = {0};
-  while (*p) {
-    size_t n = strcspn(p, "\n");
-    const char *q = p;
-    while (n && (*q == ' ' || *q == '\t')) q++, n--;
-    if (n) sb_add(&b, "%s%.*s", b.len ? "; " : "", (int)n, q);
-    p = q + n;
-    if (*p == '\n') p++;
-  }
-  free(m);
-  char *r = b.s ? b.s : xstrdup("?");
-  one_line(r, MAX_MSG);
-  return r;
-}
-
 /* Reads input_K.pb / output_K.pb of one data set directory; in_seq[K] /
  * out_seq[K] (NULL: none) say which are SequenceProto files, in_opt[K] /
  * out_opt[K] which are OptionalProto files. */
@@ -457,12 +281,12 @@ static void dataset_read(const char *dir, dataset_t *ds, const int *in_seq,
     for (;; n++) {
       if (snprintf(path, sizeof(path), "%s/%s_%u.pb", dir, what, n) >=
               (int)sizeof(path) ||
-          !file_exists(path))
+          !conf_file_exists(path))
         break;
     }
-    dml_tensor_t *t = (dml_tensor_t *)xcalloc(n, sizeof(*t));
-    void **bufs = (void **)xcalloc(n, sizeof(void *));
-    seqval_t *sq = (seqval_t *)xcalloc(n, sizeof(*sq));
+    dml_tensor_t *t = (dml_tensor_t *)conf_xcalloc(n, sizeof(*t));
+    void **bufs = (void **)conf_xcalloc(n, sizeof(void *));
+    seqval_t *sq = (seqval_t *)conf_xcalloc(n, sizeof(*sq));
     const int *is_seq = pass ? out_seq : in_seq;
     const int *is_opt = pass ? out_opt : in_opt;
     for (uint32_t i = 0; i < n && !ds->err; i++) {
@@ -472,7 +296,7 @@ static void dataset_read(const char *dir, dataset_t *ds, const int *in_seq,
         dml_onnx_optional_value_t ov;
         dml_status_t s = dml_onnx_optional_read_file(path, &ov);
         if (s) {
-          ds->err = status_text(s);
+          ds->err = conf_status_text(s);
           dml_status_free(s);
           continue;
         }
@@ -495,7 +319,7 @@ static void dataset_read(const char *dir, dataset_t *ds, const int *in_seq,
               : dml_onnx_tensor_read_file(path, &t[i], &bufs[i]);
       if (!s && is_seq && i < 256 && is_seq[i]) sq[i].is_seq = 1;
       if (s) {
-        ds->err = status_text(s);
+        ds->err = conf_status_text(s);
         dml_status_free(s);
       }
     }
@@ -504,136 +328,6 @@ static void dataset_read(const char *dir, dataset_t *ds, const int *in_seq,
     } else {
       ds->in = t, ds->in_buf = bufs, ds->n_in = n, ds->in_seq = sq;
     }
-  }
-}
-
-static int is_random_test(const char *name) {
-  return strncmp(name, "test_bernoulli", 14) == 0 ||
-         (strncmp(name, "test_training_dropout", 21) == 0 && !strstr(name, "zero_ratio"));
-}
-
-static void dims_str(const dml_tensor_t *t, char *buf, size_t cap) {
-  size_t k = (size_t)snprintf(buf, cap, "%s[", dml_dtype_name(t->dtype));
-  for (int32_t i = 0; i < t->rank && k < cap; i++)
-    k +=
-        (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)t->dims[i]);
-  if (k < cap) snprintf(buf + k, cap - k, "]");
-}
-
-typedef struct verdict {
-  const char *kind; /* NULL: ok */
-  char *message;
-  char *output;
-  double max_err;
-  long long index;
-} verdict_t;
-
-/* Compares one output. `x`/`ratio` are the Dropout input and ratio for the
- * random check (NULL otherwise). */
-static void compare_output(const char *test, const char *oname, uint32_t oi,
-                           const dml_tensor_t *got, const dml_tensor_t *want,
-                           const dml_tensor_t *x, double ratio, const dml_tensor_t *out0,
-                           verdict_t *v) {
-  char g[200], w[200];
-  dims_str(got, g, sizeof(g));
-  dims_str(want, w, sizeof(w));
-  int same = got->dtype == want->dtype && got->rank == want->rank;
-  for (int32_t i = 0; same && i < got->rank; i++) same = got->dims[i] == want->dims[i];
-  if (!same) {
-    v->kind = "wrong shape/dtype";
-    v->output = xstrdup(oname);
-    v->message = xprintf("output %u '%s': got %s, want %s", oi, oname, g, w);
-    return;
-  }
-  int64_t n = dml_dims_numel(want->dims, want->rank);
-  size_t es = dml_dtype_size(want->dtype);
-  double max_err = 0;
-  long long bad = -1;
-  const char *why = NULL;
-  if (is_random_test(test)) {
-    /* Bernoulli: every value is 0 or 1. Dropout: output 0 is 0 or x/(1-ratio),
-     * the mask (output 1) agrees with output 0. */
-    double scale = ratio < 1 ? 1.0 / (1.0 - ratio) : 0;
-    int bern = strncmp(test, "test_bernoulli", 14) == 0;
-    double s_got = 0, s_want = 0, s_var = 0; /* statistic, see the top */
-    int64_t n_stat = 0;
-    for (int64_t i = 0; i < n && bad < 0; i++) {
-      double a = dml_load_f64(got->dtype, got->data, (size_t)i);
-      if (bern) {
-        if (a != 0 && a != 1) bad = i, why = "a value other than 0 and 1";
-        double p = x ? dml_load_f64(x->dtype, x->data, (size_t)i) : 0.5;
-        p = p < 0 ? 0 : p > 1 ? 1 : p;
-        s_got += a, s_want += p, s_var += p * (1 - p), n_stat++;
-      } else if (oi == 0 && x) {
-        double xi = dml_load_f64(x->dtype, x->data, (size_t)i), kept = xi * scale;
-        if (a != 0 && fabs(a - kept) > ABS_TOL + REL_TOL * fabs(kept))
-          bad = i, why = "a value neither 0 nor x/(1-ratio)";
-        if (xi != 0)
-          s_got += a != 0, s_want += 1 - ratio, s_var += ratio * (1 - ratio), n_stat++;
-      } else if (oi == 1 && out0 && x) {
-        double o = dml_load_f64(out0->dtype, out0->data, (size_t)i);
-        double xi = dml_load_f64(x->dtype, x->data, (size_t)i);
-        if ((a != 0) != (o != 0 || xi == 0) && !(a == 0 && o == 0))
-          bad = i, why = "a mask that disagrees with the output";
-      }
-    }
-    if (bad < 0 && n_stat > 0) {
-      double mg = s_got / (double)n_stat, mw = s_want / (double)n_stat;
-      double bound = 4 * sqrt(s_var) / (double)n_stat + 1.0 / (double)n_stat;
-      if (fabs(mg - mw) > bound) {
-        v->kind = "wrong values";
-        v->output = xstrdup(oname);
-        v->message = xprintf(
-            "output %u '%s' (random; checked by statistics): %s %.4g, "
-            "expected %.4g +- %.4g over %lld elements",
-            oi, oname, bern ? "mean" : "kept fraction", mg, mw, bound, (long long)n_stat);
-        return;
-      }
-    }
-    if (bad >= 0) {
-      v->kind = "wrong values";
-      v->output = xstrdup(oname);
-      v->index = bad;
-      v->message =
-          xprintf("output %u '%s' (random; checked by value set): %s at index %lld", oi,
-                  oname, why, bad);
-    }
-    return;
-  }
-  if (dml_dtype_is_float(want->dtype)) {
-    for (int64_t i = 0; i < n; i++) {
-      double a = dml_load_f64(got->dtype, got->data, (size_t)i);
-      double b = dml_load_f64(want->dtype, want->data, (size_t)i);
-      if (a == b || (isnan(a) && isnan(b))) continue;
-      double e = fabs(a - b);
-      if (isnan(e)) e = INFINITY;
-      if (!(e <= ABS_TOL + REL_TOL * fabs(b))) {
-        if (bad < 0) bad = i;
-        if (e > max_err) max_err = e;
-      }
-    }
-  } else {
-    for (int64_t i = 0; i < n; i++) {
-      if (memcmp((const char *)got->data + (size_t)i * es,
-                 (const char *)want->data + (size_t)i * es, es) == 0)
-        continue;
-      double e = fabs((double)dml_load_i64(got->dtype, got->data, (size_t)i) -
-                      (double)dml_load_i64(want->dtype, want->data, (size_t)i));
-      if (bad < 0) bad = i;
-      if (e > max_err) max_err = e;
-    }
-  }
-  if (bad >= 0) {
-    v->kind = "wrong values";
-    v->output = xstrdup(oname);
-    v->max_err = max_err;
-    v->index = bad;
-    v->message = xprintf(
-        "output %u '%s': max abs error %.6g, first mismatch at index %lld (got %.9g, "
-        "want "
-        "%.9g)",
-        oi, oname, max_err, bad, dml_load_f64(got->dtype, got->data, (size_t)bad),
-        dml_load_f64(want->dtype, want->data, (size_t)bad));
   }
 }
 
@@ -646,7 +340,7 @@ static char *unsupported_ops_of(const char *reason) {
   if (!c) return NULL;
   c += 3;
   size_t n = strcspn(c, ";");
-  char *r = (char *)xcalloc(n + 1, 1);
+  char *r = (char *)conf_xcalloc(n + 1, 1);
   memcpy(r, c, n);
   return r;
 }
@@ -666,16 +360,25 @@ typedef struct test_ctx {
   const int *out_is_opt;                       /* per graph output */
   const dml_onnx_optional_input_t *opt_inputs; /* optional inputs: present? */
   size_t n_opt_inputs;
-  sbuf_t *out;
+  conf_sbuf_t *out;
 } test_ctx_t;
 
 /* The device every test runs on (--device): "cpu", or "vulkan[:N]", for
  * which packages are compiled with --target cpu,vulkan. */
 static const char *g_device = "cpu";
 
-/* Compiles with `n_bind` bindings and loads the package. */
+/* --emit DIR: write packages and data sets instead of running (see
+ * emit_test); --target: the targets they are compiled for. */
+static const char *g_emit = NULL;
+static const char *g_targets = NULL;
+/* --emit-max-mib: a test whose files exceed it is skipped, not emitted. */
+static double g_emit_max_mib = 16;
+
+/* Compiles with `n_bind` bindings and loads the package; with --emit the
+ * package's bytes are kept in *out_pkg / *out_size (the caller frees). */
 static dml_status_t compile_and_load(const test_ctx_t *t, const dml_onnx_binding_t *bind,
-                                     size_t n_bind, dml_rt_model_t **out_model) {
+                                     size_t n_bind, dml_rt_model_t **out_model,
+                                     void **out_pkg, size_t *out_size) {
   dml_compile_options_t o;
   memset(&o, 0, sizeof(o));
   o.batch_bound = t->bound;
@@ -688,12 +391,18 @@ static dml_status_t compile_and_load(const test_ctx_t *t, const dml_onnx_binding
   o.optional_inputs = t->opt_inputs;
   o.n_optional_inputs = t->n_opt_inputs;
   if (strncmp(g_device, "vulkan", 6) == 0) o.targets = "cpu,vulkan";
+  if (g_targets) o.targets = g_targets;
   void *pkg = NULL;
   size_t size = 0;
   DML_RETURN_IF_ERROR(dml_compile_onnx_memory(t->model, t->model_len, t->dir,
                                               "model.onnx", &o, &pkg, &size, NULL));
   dml_status_t s = dml_rt_model_load_memory(pkg, size, out_model);
-  free(pkg);
+  if (!s && out_pkg) {
+    *out_pkg = pkg;
+    *out_size = size;
+  } else {
+    free(pkg);
+  }
   return s;
 }
 
@@ -701,7 +410,8 @@ static dml_status_t compile_and_load(const test_ctx_t *t, const dml_onnx_binding
  * compiled in and not bound. Fills *v on failure; returns 0 on success. */
 static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset_t *ds,
                        const char *const *real_inputs, uint32_t n_real,
-                       const char *const *bound_names, size_t n_bound, verdict_t *v) {
+                       const char *const *bound_names, size_t n_bound,
+                       conf_verdict_t *v) {
   dml_rt_session_t *s = NULL;
   dml_status_t st = dml_rt_session_create(model, g_device, &s);
   if (st) goto runtime_error;
@@ -741,8 +451,8 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
       if (dml_rt_model_find_output(model, d->outputs[i].name) >= 0 ||
           dml_rt_model_find_output(model, ename) >= 0) {
         v->kind = "wrong values";
-        v->output = xstrdup(d->outputs[i].name);
-        v->message = xprintf(
+        v->output = conf_xstrdup(d->outputs[i].name);
+        v->message = conf_xprintf(
             "optional output %u '%s': none expected, the package has "
             "a value",
             i, d->outputs[i].name);
@@ -757,9 +467,9 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
       snprintf(ename, sizeof(ename), "%s.%zu", d->outputs[i].name, want->n);
       if (dml_rt_model_find_output(model, ename) >= 0) {
         v->kind = "wrong shape/dtype";
-        v->output = xstrdup(d->outputs[i].name);
-        v->message = xprintf("sequence output %u '%s': more than %zu elements", i,
-                             d->outputs[i].name, want->n);
+        v->output = conf_xstrdup(d->outputs[i].name);
+        v->message = conf_xprintf("sequence output %u '%s': more than %zu elements", i,
+                                  d->outputs[i].name, want->n);
         break;
       }
       for (size_t j = 0; j < want->n && !v->kind; j++) {
@@ -767,8 +477,8 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
         int32_t k = dml_rt_model_find_output(model, ename);
         if (k < 0) {
           v->kind = "wrong shape/dtype";
-          v->output = xstrdup(d->outputs[i].name);
-          v->message = xprintf(
+          v->output = conf_xstrdup(d->outputs[i].name);
+          v->message = conf_xprintf(
               "sequence output %u '%s': %zu elements expected, the "
               "package has no output '%s'",
               i, d->outputs[i].name, want->n, ename);
@@ -777,48 +487,224 @@ static int run_dataset(const test_ctx_t *t, dml_rt_model_t *model, const dataset
         dml_tensor_t got;
         st = dml_rt_session_get_output(s, (uint32_t)k, &got);
         if (st) goto runtime_error;
-        compare_output(t->name, ename, i, &got, &want->t[j], NULL, ratio, NULL, v);
+        conf_compare_output(t->name, ename, i, &got, &want->t[j], NULL, ratio, NULL, v);
       }
       continue;
     }
     int32_t k = dml_rt_model_find_output(model, d->outputs[i].name);
     if (k < 0) {
       v->kind = "runtime error";
-      v->message = xprintf("the package has no output '%s'", d->outputs[i].name);
+      v->message = conf_xprintf("the package has no output '%s'", d->outputs[i].name);
       break;
     }
     dml_tensor_t got;
     st = dml_rt_session_get_output(s, (uint32_t)k, &got);
     if (st) goto runtime_error;
     if (i == 0) out0 = got;
-    compare_output(t->name, d->outputs[i].name, i, &got, &ds->out[i],
-                   ds->n_in ? &ds->in[0] : NULL, ratio, i ? &out0 : NULL, v);
+    conf_compare_output(t->name, d->outputs[i].name, i, &got, &ds->out[i],
+                        ds->n_in ? &ds->in[0] : NULL, ratio, i ? &out0 : NULL, v);
     if (v->kind) break;
   }
   dml_rt_session_release(s);
   return v->kind ? -1 : 0;
 runtime_error:
   v->kind = "runtime error";
-  v->message = status_text(st);
+  v->message = conf_status_text(st);
   dml_status_free(st);
   dml_rt_session_release(s);
   return -1;
 }
 
+/* ==== --emit: packages and data sets for dml_conformance_run ============ */
+
+/* Bytes a tensor's .npy file takes, about (the header is at most 256). */
+static size_t npy_bytes(const dml_tensor_t *t) {
+  return dml_tensor_bytes(t) + 256;
+}
+
+/* Writes `t` as <dir>/<file> (.npy; bf16, which NumPy lacks, as its uint16
+ * bit patterns) and the manifest fields "<file>\t<bf16|->". 0 or -1 with
+ * *err set. */
+static int emit_npy(const char *dir, const char *file, const dml_tensor_t *t,
+                    conf_sbuf_t *m, char **err) {
+  dml_tensor_t c = *t;
+  int bf16 = c.dtype == DML_DTYPE_BF16;
+  if (bf16) c.dtype = DML_DTYPE_U16;
+  char *path = conf_xprintf("%s/%s", dir, file);
+  dml_status_t s = dml_npy_write_file(path, &c);
+  free(path);
+  if (s) {
+    char *st = conf_status_text(s);
+    *err = conf_xprintf("writing %s: %s", file, st);
+    free(st);
+    dml_status_free(s);
+    return -1;
+  }
+  conf_sb_add(m, "\t%s\t%s", file, bf16 ? "bf16" : "-");
+  return 0;
+}
+
+/* Writes test t into <emit>/<suite>/<name>/: model.dmlpkg, every data set's
+ * inputs and expected outputs as .npy files, and test.txt, which says what
+ * dml_conformance_run binds and compares, in run_dataset's order (one
+ * tab-separated record a line; names as the package has them):
+ *   dmlc-conformance-test 1 / suite S / name N / package model.dmlpkg
+ *   set K                          a data set: a new session
+ *   in NAME FILE BF16              bind input NAME (a sequence input's
+ *                                  elements are NAME.0, ...; an optional
+ *                                  input that is none has no line)
+ *   x FILE BF16 / ratio R          random tests: input 0 and Dropout's ratio
+ *   out I NAME FILE BF16           compare graph output I, package output NAME
+ *   seqlen I NAME N                sequence output I has N elements: the
+ *                                  package must have no output NAME.N
+ *   elem I NAME FILE BF16          element NAME (= <output>.J) of it
+ *   none I NAME                    optional output I is none: the package has
+ *                                  neither NAME nor NAME.0
+ *   end
+ * Reports "emitted" (or a skip when the files would exceed --emit-max-mib)
+ * on `out`. */
+static void emit_test(const test_ctx_t *t, const void *pkg, size_t pkg_size,
+                      const dataset_t *ds, size_t n_sets, const char *const *real_inputs,
+                      uint32_t n_real, conf_sbuf_t *out) {
+  const dml_onnx_model_desc_t *d = t->desc;
+  /* The suite is the name of the test directory's parent. */
+  const char *end = t->dir + strlen(t->dir);
+  while (end > t->dir && end[-1] == '/') end--;
+  const char *nm = end;
+  while (nm > t->dir && nm[-1] != '/') nm--;
+  const char *sp = nm > t->dir ? nm - 1 : nm;
+  const char *su = sp;
+  while (su > t->dir && su[-1] != '/') su--;
+  char *suite = conf_xprintf("%.*s", (int)(sp - su), su);
+  /* Size first: a test too large to carry is skipped, saying so. */
+  size_t total = pkg_size;
+  for (size_t k = 0; k < n_sets; k++) {
+    for (uint32_t i = 0; i < ds[k].n_in; i++) {
+      total += ds[k].in[i].data ? npy_bytes(&ds[k].in[i]) : 0;
+      for (size_t j = 0; j < ds[k].in_seq[i].n; j++)
+        total += npy_bytes(&ds[k].in_seq[i].t[j]);
+    }
+    for (uint32_t i = 0; i < ds[k].n_out; i++) {
+      total += ds[k].out[i].data ? npy_bytes(&ds[k].out[i]) : 0;
+      for (size_t j = 0; j < ds[k].out_seq[i].n; j++)
+        total += npy_bytes(&ds[k].out_seq[i].t[j]);
+    }
+  }
+  if ((double)total > g_emit_max_mib * 1048576.0) {
+    conf_emit_kv(out, "kind", "too large to carry");
+    char *m = conf_xprintf(
+        "package and data sets take %.1f MiB, over --emit-max-mib %g; run it with "
+        "dml_conformance on a machine with the compiler",
+        (double)total / 1048576.0, g_emit_max_mib);
+    conf_emit_kv(out, "message", m);
+    conf_emit_kv(out, "skipped", "1");
+    free(m);
+    free(suite);
+    return;
+  }
+  char *dir = conf_xprintf("%s/%s/%s", g_emit, suite, t->name);
+  char *err = NULL;
+  conf_sbuf_t m = {0};
+  conf_sb_add(&m,
+              "dmlc-conformance-test\t1\nsuite\t%s\nname\t%s\npackage\tmodel.dmlpkg\n",
+              suite, t->name);
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    err = conf_xprintf("cannot create %s: %s", dir, strerror(errno));
+  } else {
+    char *path = conf_xprintf("%s/model.dmlpkg", dir);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(pkg, 1, pkg_size, f) != pkg_size)
+      err = conf_xprintf("cannot write %s", path);
+    if (f && fclose(f) != 0 && !err) err = conf_xprintf("cannot write %s", path);
+    free(path);
+  }
+  char file[256];
+  for (size_t k = 0; k < n_sets && !err; k++) {
+    conf_sb_add(&m, "set\t%zu\n", k);
+    for (uint32_t i = 0; i < ds[k].n_in && i < n_real && !err; i++) {
+      const seqval_t *sq = &ds[k].in_seq[i];
+      if (sq->is_opt && !sq->present) continue; /* none: not bound */
+      if (sq->is_seq) {
+        for (size_t j = 0; j < sq->n && !err; j++) {
+          conf_sb_add(&m, "in\t%s.%zu", real_inputs[i], j);
+          snprintf(file, sizeof(file), "%zu_in%u_%zu.npy", k, i, j);
+          if (!emit_npy(dir, file, &sq->t[j], &m, &err)) conf_sb_add(&m, "\n");
+        }
+        continue;
+      }
+      conf_sb_add(&m, "in\t%s", real_inputs[i]);
+      snprintf(file, sizeof(file), "%zu_in%u.npy", k, i);
+      if (!emit_npy(dir, file, &ds[k].in[i], &m, &err)) conf_sb_add(&m, "\n");
+    }
+    if (conf_is_random_test(t->name) && ds[k].n_in && ds[k].in[0].data && !err) {
+      double ratio = 0.5;
+      if (ds[k].n_in > 1 && ds[k].in[1].data && dml_dtype_is_float(ds[k].in[1].dtype))
+        ratio = dml_load_f64(ds[k].in[1].dtype, ds[k].in[1].data, 0);
+      conf_sb_add(&m, "x");
+      snprintf(file, sizeof(file), "%zu_in0.npy", k);
+      if (!emit_npy(dir, file, &ds[k].in[0], &m, &err))
+        conf_sb_add(&m, "\nratio\t%.17g\n", ratio);
+    }
+    for (uint32_t i = 0; i < ds[k].n_out && i < d->n_outputs && !err; i++) {
+      const seqval_t *want = &ds[k].out_seq[i];
+      const char *oname = d->outputs[i].name;
+      if (t->out_is_opt[i] && !want->present) {
+        conf_sb_add(&m, "none\t%u\t%s\n", i, oname);
+        continue;
+      }
+      if (t->out_is_seq[i] || want->is_seq) {
+        conf_sb_add(&m, "seqlen\t%u\t%s\t%zu\n", i, oname, want->n);
+        for (size_t j = 0; j < want->n && !err; j++) {
+          conf_sb_add(&m, "elem\t%u\t%s.%zu", i, oname, j);
+          snprintf(file, sizeof(file), "%zu_out%u_%zu.npy", k, i, j);
+          if (!emit_npy(dir, file, &want->t[j], &m, &err)) conf_sb_add(&m, "\n");
+        }
+        continue;
+      }
+      conf_sb_add(&m, "out\t%u\t%s", i, oname);
+      snprintf(file, sizeof(file), "%zu_out%u.npy", k, i);
+      if (!emit_npy(dir, file, &ds[k].out[i], &m, &err)) conf_sb_add(&m, "\n");
+    }
+  }
+  conf_sb_add(&m, "end\n");
+  if (!err) {
+    char *path = conf_xprintf("%s/test.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (!f || fwrite(m.s, 1, m.len, f) != m.len)
+      err = conf_xprintf("cannot write %s", path);
+    if (f && fclose(f) != 0 && !err) err = conf_xprintf("cannot write %s", path);
+    free(path);
+  }
+  if (err) {
+    conf_emit_kv(out, "kind", "emit error");
+    conf_emit_kv(out, "message", err);
+  } else {
+    char num[32];
+    snprintf(num, sizeof(num), "%zu", total);
+    conf_emit_kv(out, "emitted", num);
+  }
+  free(err);
+  free(m.s);
+  free(dir);
+  free(suite);
+}
+
 /* The child's whole job; writes key/value lines to t->out. */
 static void run_test(test_ctx_t *t) {
-  sbuf_t *out = t->out;
+  conf_sbuf_t *out = t->out;
   const dml_onnx_model_desc_t *d = t->desc;
   /* Data sets. */
   size_t n_sets = 0;
-  char **sets = list_dir(t->dir, "test_data_set_", &n_sets);
-  dataset_t *ds = (dataset_t *)xcalloc(n_sets, sizeof(*ds));
+  char **sets = conf_list_dir(t->dir, "test_data_set_", &n_sets);
+  dataset_t *ds = (dataset_t *)conf_xcalloc(n_sets, sizeof(*ds));
   char path[4096];
   const char *real_inputs[256];
   uint32_t n_real = 0;
   int non_tensor = 0;
-  int in_is_seq[256] = {0}, *out_is_seq = (int *)xcalloc(d->n_outputs + 1, sizeof(int));
-  int in_is_opt[256] = {0}, *out_is_opt = (int *)xcalloc(d->n_outputs + 1, sizeof(int));
+  int in_is_seq[256] = {0},
+      *out_is_seq = (int *)conf_xcalloc(d->n_outputs + 1, sizeof(int));
+  int in_is_opt[256] = {0},
+      *out_is_opt = (int *)conf_xcalloc(d->n_outputs + 1, sizeof(int));
   for (uint32_t i = 0; i < d->n_inputs; i++) {
     if (d->inputs[i].is_initializer) continue;
     if (d->inputs[i].kind == DML_ONNX_VALUE_SEQUENCE && n_real < 256)
@@ -868,7 +754,7 @@ static void run_test(test_ctx_t *t) {
    * (see the top): compiled with the fed shape. */
   dml_onnx_input_shape_t shapes[MAX_BINDINGS];
   size_t n_shapes = 0;
-  sbuf_t redeclared = {0};
+  conf_sbuf_t redeclared = {0};
   for (uint32_t i = 0; i < n_real && n_sets && n_shapes < MAX_BINDINGS; i++) {
     const dml_onnx_value_desc_t *vd = NULL;
     for (uint32_t j = 0; j < d->n_inputs; j++)
@@ -896,7 +782,7 @@ static void run_test(test_ctx_t *t) {
     shapes[n_shapes].name = real_inputs[i];
     shapes[n_shapes].rank = fed->rank;
     shapes[n_shapes].dims = fed->dims;
-    sb_add(&redeclared, "%s%s", n_shapes ? "," : "", real_inputs[i]);
+    conf_sb_add(&redeclared, "%s%s", n_shapes ? "," : "", real_inputs[i]);
     n_shapes++;
   }
   t->shapes = shapes;
@@ -920,7 +806,8 @@ static void run_test(test_ctx_t *t) {
             !memcmp(a->t[j].dims, b->t[j].dims, sizeof(int64_t) * (size_t)a->t[j].rank);
       if (!same) seq_mismatch = 1;
     }
-    dml_onnx_input_shape_t *sh = (dml_onnx_input_shape_t *)xcalloc(a->n + 1, sizeof(*sh));
+    dml_onnx_input_shape_t *sh =
+        (dml_onnx_input_shape_t *)conf_xcalloc(a->n + 1, sizeof(*sh));
     for (size_t j = 0; j < a->n; j++) {
       sh[j].name = real_inputs[i];
       sh[j].rank = a->t[j].rank;
@@ -950,11 +837,14 @@ static void run_test(test_ctx_t *t) {
   }
   t->opt_inputs = opt_in;
   t->n_opt_inputs = n_opt_in;
-  if (n_shapes) emit_kv(out, "redeclared", redeclared.s);
+  if (n_shapes) conf_emit_kv(out, "redeclared", redeclared.s);
   free(redeclared.s);
   dml_rt_model_t *model = NULL;
-  dml_status_t st = compile_and_load(t, NULL, 0, &model);
-  verdict_t v;
+  void *pkg = NULL;
+  size_t pkg_size = 0;
+  dml_status_t st = compile_and_load(t, NULL, 0, &model, g_emit ? &pkg : NULL,
+                                     g_emit ? &pkg_size : NULL);
+  conf_verdict_t v;
   memset(&v, 0, sizeof(v));
   const char *bound_names[MAX_BINDINGS];
   size_t n_bound = 0;
@@ -963,18 +853,18 @@ static void run_test(test_ctx_t *t) {
     const char *reason = dml_status_reason(st);
     char *bad = unsupported_ops_of(reason ? reason : "");
     if (bad) {
-      emit_kv(out, "kind", "unsupported op");
-      emit_kv(out, "bad_ops", bad);
-      char *m = status_text(st);
-      emit_kv(out, "message", m);
+      conf_emit_kv(out, "kind", "unsupported op");
+      conf_emit_kv(out, "bad_ops", bad);
+      char *m = conf_status_text(st);
+      conf_emit_kv(out, "message", m);
       free(m);
       free(bad);
       goto done;
     }
     if (non_tensor) {
-      emit_kv(out, "kind", "sequence inputs unsupported");
-      char *m = status_text(st);
-      emit_kv(out, "message", m);
+      conf_emit_kv(out, "kind", "sequence inputs unsupported");
+      char *m = conf_status_text(st);
+      conf_emit_kv(out, "message", m);
       free(m);
       goto done;
     }
@@ -990,37 +880,50 @@ static void run_test(test_ctx_t *t) {
       }
     }
     if (!n_bound) {
-      emit_kv(out, "kind", "compile error");
-      char *m = status_text(st);
-      emit_kv(out, "message", m);
+      conf_emit_kv(out, "kind", "compile error");
+      char *m = conf_status_text(st);
+      conf_emit_kv(out, "message", m);
       free(m);
       goto done;
     }
-    unspecialized = status_text(st);
+    unspecialized = conf_status_text(st);
     dml_status_free(st);
     st = DML_OK;
   }
   if (non_tensor) {
-    emit_kv(out, "kind", "sequence inputs unsupported");
-    emit_kv(out, "message", "the model has map, optional or sparse inputs or outputs");
+    conf_emit_kv(out, "kind", "sequence inputs unsupported");
+    conf_emit_kv(out, "message",
+                 "the model has map, optional or sparse inputs or outputs");
     goto done;
   }
   if (!n_sets) {
-    emit_kv(out, "kind", "compile error");
-    emit_kv(out, "message", "no test_data_set_* directory");
+    conf_emit_kv(out, "kind", "compile error");
+    conf_emit_kv(out, "message", "no test_data_set_* directory");
     goto done;
   }
   if (seq_mismatch) {
-    emit_kv(out, "kind", "compile error");
-    emit_kv(out, "message",
-            "the data sets feed a sequence input different element counts or shapes, "
-            "or an optional input a value in some and none in others");
+    conf_emit_kv(out, "kind", "compile error");
+    conf_emit_kv(
+        out, "message",
+        "the data sets feed a sequence input different element counts or shapes, "
+        "or an optional input a value in some and none in others");
     goto done;
+  }
+  if (g_emit) {
+    for (size_t k = 0; k < n_sets && !v.kind; k++)
+      if (ds[k].err) {
+        v.kind = "runtime error";
+        v.message = conf_xprintf("reading %s: %s", sets[k], ds[k].err);
+      }
+    if (!v.kind) {
+      emit_test(t, pkg, pkg_size, ds, n_sets, real_inputs, n_real, out);
+      goto done;
+    }
   }
   for (size_t k = 0; k < n_sets && !v.kind; k++) {
     if (ds[k].err) {
       v.kind = "runtime error";
-      v.message = xprintf("reading %s: %s", sets[k], ds[k].err);
+      v.message = conf_xprintf("reading %s: %s", sets[k], ds[k].err);
       break;
     }
     if (n_bound) {
@@ -1036,11 +939,11 @@ static void run_test(test_ctx_t *t) {
           }
       dml_rt_model_release(model);
       model = NULL;
-      st = compile_and_load(t, bind, nb, &model);
+      st = compile_and_load(t, bind, nb, &model, NULL, NULL);
       if (st) {
         v.kind = "compile error";
-        char *m = status_text(st);
-        v.message = xprintf("with shape inputs bound: %s", m);
+        char *m = conf_status_text(st);
+        v.message = conf_xprintf("with shape inputs bound: %s", m);
         free(m);
         break;
       }
@@ -1049,47 +952,48 @@ static void run_test(test_ctx_t *t) {
       break;
   }
   if (v.kind) {
-    emit_kv(out, "kind", v.kind);
-    emit_kv(out, "message", v.message);
-    if (v.output) emit_kv(out, "output", v.output);
+    conf_emit_kv(out, "kind", v.kind);
+    conf_emit_kv(out, "message", v.message);
+    if (v.output) conf_emit_kv(out, "output", v.output);
     if (!strcmp(v.kind, "wrong values")) {
       char num[64];
       snprintf(num, sizeof(num), "%.9g", v.max_err);
-      emit_kv(out, "max_err", num);
+      conf_emit_kv(out, "max_err", num);
       snprintf(num, sizeof(num), "%lld", v.index);
-      emit_kv(out, "index", num);
+      conf_emit_kv(out, "index", num);
     }
   } else if (n_bound) {
     /* Passing only specialized is a failure, reported apart. */
-    sbuf_t names = {0};
+    conf_sbuf_t names = {0};
     for (size_t b = 0; b < n_bound; b++)
-      sb_add(&names, "%s%s", b ? "," : "", bound_names[b]);
+      conf_sb_add(&names, "%s%s", b ? "," : "", bound_names[b]);
     /* The compile error without binding, then how it passes. */
     const char *u = unspecialized ? unspecialized : "";
     const char *semi = strstr(u, "; ");
     int head = semi ? (int)(semi - u) : (int)strlen(u);
-    char *m = xprintf(
+    char *m = conf_xprintf(
         "%.*s (passes with shape inputs %s bound as compile-time constants, "
         "--specialize)%s",
         head, u, names.s, semi ? semi : "");
-    emit_kv(out, "kind", KIND_SPECIALIZED);
-    emit_kv(out, "message", m);
+    conf_emit_kv(out, "kind", CONF_KIND_SPECIALIZED);
+    conf_emit_kv(out, "message", m);
     free(m);
     free(names.s);
   } else {
-    emit_kv(out, "pass", "1");
-    if (is_random_test(t->name)) emit_kv(out, "statistical", "1");
+    conf_emit_kv(out, "pass", "1");
+    if (conf_is_random_test(t->name)) conf_emit_kv(out, "statistical", "1");
   }
   if (n_bound) {
-    sbuf_t names = {0};
+    conf_sbuf_t names = {0};
     for (size_t b = 0; b < n_bound; b++)
-      sb_add(&names, "%s%s", b ? "," : "", bound_names[b]);
-    emit_kv(out, "special", names.s);
+      conf_sb_add(&names, "%s%s", b ? "," : "", bound_names[b]);
+    conf_emit_kv(out, "special", names.s);
     free(names.s);
   }
   free(v.message);
   free(v.output);
 done:
+  free(pkg);
   free(unspecialized);
   for (size_t i = 0; i < n_seq_in; i++) free(seq_shapes[i]);
   free(out_is_seq);
@@ -1098,402 +1002,7 @@ done:
   dml_rt_model_release(model);
   for (size_t k = 0; k < n_sets; k++) dataset_free(&ds[k]);
   free(ds);
-  free_list(sets, n_sets);
-}
-
-/* ==== the parent: scheduling ============================================ */
-
-typedef struct job {
-  result_t *r;
-  char *dir;
-  pid_t pid;
-  int fd;
-  sbuf_t buf;
-  double t0;
-} job_t;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int timeout_s = 20;
-
-static void start_job(job_t *j) {
-  int p[2];
-  if (pipe(p) != 0) {
-    perror("pipe");
-    exit(2);
-  }
-  fflush(stdout);
-  fflush(stderr);
-  j->t0 = now_s();
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("fork");
-    exit(2);
-  }
-  if (pid == 0) {
-    close(p[0]);
-    alarm((unsigned)timeout_s);
-    sbuf_t out = {0};
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/model.onnx", j->dir);
-    uint8_t *bytes = NULL;
-    size_t len = 0;
-    dml_onnx_model_desc_t *d = NULL;
-    if (read_file(path, &bytes, &len) != 0) {
-      emit_kv(&out, "kind", "compile error");
-      emit_kv(&out, "message", "cannot read model.onnx");
-    } else {
-      dml_status_t s = dml_onnx_model_describe(bytes, len, &d);
-      if (s) {
-        emit_kv(&out, "kind", "compile error");
-        char *m = status_text(s);
-        emit_kv(&out, "message", m);
-        free(m);
-        dml_status_free(s);
-      } else {
-        test_ctx_t t;
-        memset(&t, 0, sizeof(t));
-        t.dir = j->dir;
-        t.name = j->r->name;
-        t.desc = d;
-        t.model = bytes;
-        t.model_len = len;
-        t.out = &out;
-        run_test(&t);
-      }
-    }
-    size_t done = 0;
-    while (done < out.len) {
-      ssize_t w = write(p[1], out.s + done, out.len - done);
-      if (w <= 0) break;
-      done += (size_t)w;
-    }
-    _exit(0);
-  }
-  close(p[1]);
-  j->pid = pid;
-  j->fd = p[0];
-  memset(&j->buf, 0, sizeof(j->buf));
-}
-
-static const char *sig_name(int sig) {
-  switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGALRM: return "SIGALRM";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    default: return "signal";
-  }
-}
-
-/* Parses the child's lines into r. */
-static void finish_job(job_t *j, int wstatus) {
-  result_t *r = j->r;
-  r->seconds = now_s() - j->t0;
-  int got_any = 0;
-  char *line = j->buf.s;
-  while (line && *line) {
-    char *nl = strchr(line, '\n');
-    if (nl) *nl = 0;
-    char *tab = strchr(line, '\t');
-    if (tab) {
-      *tab = 0;
-      const char *k = line, *val = tab + 1;
-      got_any = 1;
-      if (!strcmp(k, "pass"))
-        r->status = ST_PASS;
-      else if (!strcmp(k, "kind"))
-        r->kind = xstrdup(val), r->status = ST_FAIL;
-      else if (!strcmp(k, "message"))
-        r->message = xstrdup(val);
-      else if (!strcmp(k, "bad_ops"))
-        r->bad_ops = xstrdup(val);
-      else if (!strcmp(k, "output"))
-        r->output = xstrdup(val);
-      else if (!strcmp(k, "max_err"))
-        r->max_err = strtod(val, NULL);
-      else if (!strcmp(k, "index"))
-        r->index = strtoll(val, NULL, 10);
-      else if (!strcmp(k, "special"))
-        r->special = xstrdup(val);
-      else if (!strcmp(k, "redeclared"))
-        r->redeclared = xstrdup(val);
-      else if (!strcmp(k, "statistical"))
-        r->statistical = 1;
-    }
-    line = nl ? nl + 1 : NULL;
-  }
-  if (WIFSIGNALED(wstatus)) {
-    int sig = WTERMSIG(wstatus);
-    free(r->kind);
-    free(r->message);
-    r->status = ST_FAIL;
-    r->kind = xstrdup("runtime error");
-    r->message = sig == SIGALRM
-                     ? xprintf("timed out after %d s (SIGALRM)", timeout_s)
-                     : xprintf("crashed: %s (%s)", sig_name(sig), strsignal(sig));
-  } else if (!got_any) {
-    r->status = ST_FAIL;
-    r->kind = xstrdup("runtime error");
-    r->message = xprintf("the test process exited with status %d and no result",
-                         WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
-  }
-  free(j->buf.s);
-  memset(&j->buf, 0, sizeof(j->buf));
-}
-
-/* Runs every result whose dir is set, `jobs` at a time. */
-static void run_all(result_t **todo, char **dirs, size_t n, int jobs, int verbose) {
-  job_t *slots = (job_t *)xcalloc((size_t)jobs, sizeof(job_t));
-  size_t next = 0, running = 0;
-  while (next < n || running) {
-    while (next < n && running < (size_t)jobs) {
-      for (int s = 0; s < jobs; s++)
-        if (!slots[s].pid) {
-          slots[s].r = todo[next];
-          slots[s].dir = dirs[next];
-          next++;
-          start_job(&slots[s]);
-          running++;
-          break;
-        }
-    }
-    /* Drain every running child's pipe until one finishes (results are
-     * small; reading keeps a large one from blocking its writer). */
-    int wstatus = 0;
-    pid_t pid = waitpid(-1, &wstatus, WNOHANG);
-    if (pid == 0) {
-      fd_set fds;
-      FD_ZERO(&fds);
-      int maxfd = -1;
-      for (int s = 0; s < jobs; s++)
-        if (slots[s].pid && slots[s].fd >= 0) {
-          FD_SET(slots[s].fd, &fds);
-          if (slots[s].fd > maxfd) maxfd = slots[s].fd;
-        }
-      struct timeval tv = {0, 20000};
-      if (maxfd >= 0 && select(maxfd + 1, &fds, NULL, NULL, &tv) > 0)
-        for (int s = 0; s < jobs; s++)
-          if (slots[s].pid && slots[s].fd >= 0 && FD_ISSET(slots[s].fd, &fds)) {
-            char tmp[4096];
-            ssize_t k = read(slots[s].fd, tmp, sizeof(tmp));
-            if (k > 0)
-              sb_add(&slots[s].buf, "%.*s", (int)k, tmp);
-            else {
-              close(slots[s].fd);
-              slots[s].fd = -1;
-            }
-          }
-      continue;
-    }
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int s = 0; s < jobs; s++) {
-      if (slots[s].pid != pid) continue;
-      if (slots[s].fd >= 0) {
-        char tmp[4096];
-        ssize_t k;
-        while ((k = read(slots[s].fd, tmp, sizeof(tmp))) > 0)
-          sb_add(&slots[s].buf, "%.*s", (int)k, tmp);
-        close(slots[s].fd);
-        slots[s].fd = -1;
-      }
-      finish_job(&slots[s], wstatus);
-      if (verbose)
-        fprintf(stderr, "%-6s %s/%s (%.2f s)%s%s\n", status_names[slots[s].r->status],
-                slots[s].r->suite, slots[s].r->name, slots[s].r->seconds,
-                slots[s].r->kind ? ": " : "", slots[s].r->kind ? slots[s].r->kind : "");
-      slots[s].pid = 0;
-      running--;
-    }
-  }
-  free(slots);
-}
-
-/* ==== expected-failure list ============================================= */
-
-typedef struct expected {
-  char **keys; /* "suite/test" */
-  char **reasons;
-  int *used;
-  size_t n;
-} expected_t;
-
-static int load_expected(const char *path, expected_t *e) {
-  memset(e, 0, sizeof(*e));
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  size_t cap = 64;
-  e->keys = (char **)xcalloc(cap, sizeof(char *));
-  e->reasons = (char **)xcalloc(cap, sizeof(char *));
-  char line[8192];
-  int lineno = 0, bad = 0;
-  while (fgets(line, sizeof(line), f)) {
-    lineno++;
-    line[strcspn(line, "\r\n")] = 0;
-    if (!line[0] || line[0] == '#') continue;
-    char *sp = strchr(line, ' ');
-    char *reason = sp ? sp + 1 : NULL;
-    while (reason && *reason == ' ') reason++;
-    if (!sp || !reason || !*reason || !strchr(line, '/')) {
-      fprintf(stderr, "%s:%d: entry without a reason: '%s'\n", path, lineno, line);
-      bad = 1;
-      continue;
-    }
-    *sp = 0;
-    if (e->n == cap) {
-      cap *= 2;
-      char **k = (char **)realloc(e->keys, cap * sizeof(char *));
-      char **r = (char **)realloc(e->reasons, cap * sizeof(char *));
-      if (!k || !r) exit(2);
-      e->keys = k, e->reasons = r;
-    }
-    e->keys[e->n] = xstrdup(line);
-    e->reasons[e->n] = xstrdup(reason);
-    e->n++;
-  }
-  fclose(f);
-  e->used = (int *)xcalloc(e->n, sizeof(int));
-  return bad ? -2 : 0;
-}
-
-static long find_expected(const expected_t *e, const char *suite, const char *name) {
-  size_t ls = strlen(suite);
-  for (size_t i = 0; i < e->n; i++)
-    if (!strncmp(e->keys[i], suite, ls) && e->keys[i][ls] == '/' &&
-        !strcmp(e->keys[i] + ls + 1, name))
-      return (long)i;
-  return -1;
-}
-
-/* The reason written to the list for a failure or skip. */
-static char *generated_reason(const result_t *r) {
-  char *s;
-  if (r->bad_ops) {
-    s = xprintf("unsupported op: %s", r->bad_ops);
-  } else if (r->kind && r->message) {
-    /* The message's first part: the reason without its details. */
-    size_t n = strlen(r->message);
-    const char *semi = strstr(r->message, "; ");
-    if (semi && strcmp(r->kind, "wrong values") != 0) n = (size_t)(semi - r->message);
-    s = xprintf("%s: %.*s", r->kind, (int)n, r->message);
-  } else {
-    s = xstrdup(r->kind ? r->kind : "fails");
-  }
-  one_line(s, 240);
-  return s;
-}
-
-/* ==== reports =========================================================== */
-
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    switch (*p) {
-      case '"': fputs("\\\"", f); break;
-      case '\\': fputs("\\\\", f); break;
-      case '\n': fputs("\\n", f); break;
-      case '\r': fputs("\\r", f); break;
-      case '\t': fputs("\\t", f); break;
-      default:
-        if (*p < 0x20)
-          fprintf(f, "\\u%04x", *p);
-        else
-          fputc(*p, f);
-    }
-  }
-  fputc('"', f);
-}
-
-/* Writes a comma-separated list as a JSON array of strings. */
-static void json_list(FILE *f, const char *csv) {
-  fputc('[', f);
-  const char *p = csv;
-  int first = 1;
-  while (p && *p) {
-    while (*p == ' ') p++;
-    size_t n = strcspn(p, ",");
-    char *item = (char *)xcalloc(n + 1, 1);
-    memcpy(item, p, n);
-    if (!first) fputs(", ", f);
-    json_str(f, item);
-    free(item);
-    first = 0;
-    p += n;
-    if (*p == ',') p++;
-  }
-  fputc(']', f);
-}
-
-static int write_json(const char *path, result_t *rs, size_t n) {
-  FILE *f = fopen(path, "w");
-  if (!f) return -1;
-  fprintf(f,
-          "{\n  \"tolerance\": {\"relative\": %g, \"absolute\": %g},\n  \"tests\": [\n",
-          REL_TOL, ABS_TOL);
-  for (size_t i = 0; i < n; i++) {
-    const result_t *r = &rs[i];
-    fputs("    {\"suite\": ", f);
-    json_str(f, r->suite);
-    fputs(", \"name\": ", f);
-    json_str(f, r->name);
-    fprintf(f, ", \"status\": \"%s\", \"specialized\": ", status_names[r->status]);
-    json_list(f, r->special);
-    if (r->redeclared) {
-      fputs(", \"redeclared\": ", f);
-      json_list(f, r->redeclared);
-    }
-    if (r->statistical)
-      fputs(", \"checked_by\": \"shape, dtype, value set and statistics\"", f);
-    fputs(", \"ops\": [", f);
-    for (size_t k = 0; k < r->n_ops; k++) {
-      if (k) fputs(", ", f);
-      json_str(f, r->ops[k]);
-    }
-    fputc(']', f);
-    if (r->kind) {
-      fputs(", \"reason\": {\"kind\": ", f);
-      json_str(f, r->kind);
-      if (r->bad_ops) {
-        fputs(", \"ops\": ", f);
-        json_list(f, r->bad_ops);
-      }
-      if (r->output) {
-        fputs(", \"output\": ", f);
-        json_str(f, r->output);
-      }
-      if (r->kind && !strcmp(r->kind, "wrong values"))
-        fprintf(f, ", \"max_abs_error\": %.9g, \"index\": %lld",
-                isfinite(r->max_err) ? r->max_err : 1e308, r->index);
-      fputs(", \"message\": ", f);
-      json_str(f, r->message);
-      fputc('}', f);
-    }
-    if (r->expected) {
-      fputs(", \"expected_failure\": ", f);
-      json_str(f, r->expected);
-    }
-    fprintf(f, ", \"seconds\": %.3f}%s\n", r->seconds, i + 1 < n ? "," : "");
-  }
-  fputs("  ]\n}\n", f);
-  return fclose(f);
-}
-
-static int is_fail(int st) {
-  return st == ST_FAIL || st == ST_XFAIL;
-}
-static int is_pass(int st) {
-  return st == ST_PASS || st == ST_XPASS;
+  conf_free_list(sets, n_sets);
 }
 
 /* ONNX ops (opsets 7..17) from onnx_ops_7_17.txt: name and versions. */
@@ -1506,7 +1015,7 @@ static op_entry_t *load_ops(const char *path, size_t *out_n) {
   FILE *f = fopen(path, "r");
   if (!f) return NULL;
   size_t n = 0, cap = 256;
-  op_entry_t *v = (op_entry_t *)xcalloc(cap, sizeof(*v));
+  op_entry_t *v = (op_entry_t *)conf_xcalloc(cap, sizeof(*v));
   char line[1024];
   while (fgets(line, sizeof(line), f)) {
     line[strcspn(line, "\r\n")] = 0;
@@ -1519,8 +1028,8 @@ static op_entry_t *load_ops(const char *path, size_t *out_n) {
       if (!nv) exit(2);
       v = nv;
     }
-    v[n].name = xstrdup(line);
-    v[n].versions = xstrdup(sp ? sp + 1 : "");
+    v[n].name = conf_xstrdup(line);
+    v[n].versions = conf_xstrdup(sp ? sp + 1 : "");
     n++;
   }
   fclose(f);
@@ -1528,49 +1037,12 @@ static op_entry_t *load_ops(const char *path, size_t *out_n) {
   return v;
 }
 
-static int list_has(const char *csv, const char *name) {
-  size_t ln = strlen(name);
-  const char *p = csv;
-  while (p && *p) {
-    while (*p == ' ') p++;
-    size_t n = strcspn(p, ",");
-    if (n == ln && !strncmp(p, name, n)) return 1;
-    p += n;
-    if (*p == ',') p++;
-  }
-  return 0;
-}
-
 /* Failures charged to op `op`: a test that uses it fails, unless the failure
  * is an unsupported op other than it. */
-static int charged_to(const result_t *r, const char *op) {
-  if (!is_fail(r->status)) return 0;
-  if (r->bad_ops) return list_has(r->bad_ops, op);
+static int charged_to(const conf_result_t *r, const char *op) {
+  if (!conf_is_fail(r->status)) return 0;
+  if (r->bad_ops) return conf_list_has(r->bad_ops, op);
   return 1;
-}
-
-static const char *const suite_names[] = {"node", "pytorch-converted", "pytorch-operator",
-                                          "simple", "real"};
-#define N_SUITES (sizeof(suite_names) / sizeof(suite_names[0]))
-
-typedef struct counts {
-  int pass, special, fail, skip, total;
-} counts_t;
-
-static void count(const result_t *rs, size_t n, const char *suite, counts_t *c) {
-  memset(c, 0, sizeof(*c));
-  for (size_t i = 0; i < n; i++) {
-    if (suite && strcmp(rs[i].suite, suite) != 0) continue;
-    c->total++;
-    if (is_pass(rs[i].status)) {
-      c->pass++;
-    } else if (is_fail(rs[i].status)) {
-      c->fail++;
-      if (rs[i].kind && !strcmp(rs[i].kind, KIND_SPECIALIZED)) c->special++;
-    } else {
-      c->skip++;
-    }
-  }
 }
 
 typedef struct tally {
@@ -1590,7 +1062,7 @@ static void tally_add(tally_t **t, size_t *n, size_t *cap, const char *key) {
     if (!nt) exit(2);
     *t = nt;
   }
-  (*t)[*n].key = xstrdup(key);
+  (*t)[*n].key = conf_xstrdup(key);
   (*t)[*n].n = 1;
   (*n)++;
 }
@@ -1602,16 +1074,16 @@ static int cmp_tally(const void *a, const void *b) {
 }
 
 /* Counts unsupported ops over failing tests (one per test and op). */
-static tally_t *unsupported_tally(const result_t *rs, size_t n, size_t *out_n) {
+static tally_t *unsupported_tally(const conf_result_t *rs, size_t n, size_t *out_n) {
   tally_t *t = NULL;
   size_t tn = 0, cap = 0;
   for (size_t i = 0; i < n; i++) {
-    if (!is_fail(rs[i].status) || !rs[i].bad_ops) continue;
+    if (!conf_is_fail(rs[i].status) || !rs[i].bad_ops) continue;
     const char *p = rs[i].bad_ops;
     while (*p) {
       while (*p == ' ') p++;
       size_t k = strcspn(p, ",");
-      char *op = (char *)xcalloc(k + 1, 1);
+      char *op = (char *)conf_xcalloc(k + 1, 1);
       memcpy(op, p, k);
       tally_add(&t, &tn, &cap, op);
       free(op);
@@ -1624,18 +1096,18 @@ static tally_t *unsupported_tally(const result_t *rs, size_t n, size_t *out_n) {
   return t;
 }
 
-static tally_t *kind_tally(const result_t *rs, size_t n, size_t *out_n) {
+static tally_t *kind_tally(const conf_result_t *rs, size_t n, size_t *out_n) {
   tally_t *t = NULL;
   size_t tn = 0, cap = 0;
   for (size_t i = 0; i < n; i++)
-    if (is_fail(rs[i].status) || rs[i].status == ST_SKIP)
+    if (conf_is_fail(rs[i].status) || rs[i].status == CONF_ST_SKIP)
       tally_add(&t, &tn, &cap, rs[i].kind);
   if (tn) qsort(t, tn, sizeof(*t), cmp_tally);
   *out_n = tn;
   return t;
 }
 
-static int write_doc(const char *path, const result_t *rs, size_t n,
+static int write_doc(const char *path, const conf_result_t *rs, size_t n,
                      const char *ops_path) {
   size_t n_ops = 0;
   op_entry_t *ops = load_ops(ops_path, &n_ops);
@@ -1712,18 +1184,18 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       "| suite | tests | passed | failed | of which pass only specialized | skipped |\n"
       "| --- | ---: | ---: | ---: | ---: | ---: |\n",
       f);
-  counts_t c;
-  for (size_t s = 0; s < N_SUITES; s++) {
-    count(rs, n, suite_names[s], &c);
+  conf_counts_t c;
+  for (size_t s = 0; s < CONF_N_SUITES; s++) {
+    conf_count(rs, n, conf_suite_names[s], &c);
     if (!c.total) continue;
-    fprintf(f, "| %s | %d | %d | %d | %d | %d |\n", suite_names[s], c.total, c.pass,
+    fprintf(f, "| %s | %d | %d | %d | %d | %d |\n", conf_suite_names[s], c.total, c.pass,
             c.fail, c.special, c.skip);
   }
-  count(rs, n, NULL, &c);
+  conf_count(rs, n, NULL, &c);
   fprintf(f, "| **total** | %d | %d | %d | %d | %d |\n\n", c.total, c.pass, c.fail,
           c.special, c.skip);
-  counts_t nc;
-  count(rs, n, "node", &nc);
+  conf_counts_t nc;
+  conf_count(rs, n, "node", &nc);
   fprintf(f,
           "Node suite: **%d / %d** pass without specialization; the target is 880 / 932 "
           "(%d to go).%s\n\n"
@@ -1752,11 +1224,11 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
 
   /* The op table. */
   int n_sup = 0, n_part = 0, n_uns = 0;
-  sbuf_t rows = {0};
+  conf_sbuf_t rows = {0};
   for (size_t o = 0; o < n_ops; o++) {
     const char *op = ops[o].name;
     int imports = 0;
-    sbuf_t opsets = {0};
+    conf_sbuf_t opsets = {0};
     int first_ok = 0, last_ok = 0;
     for (int v = 7; v <= 17; v++)
       if (dml_onnx_op_is_supported(op, v)) {
@@ -1765,9 +1237,9 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
         imports++;
       }
     if (imports && imports < 11)
-      sb_add(&opsets, "imports at opsets %d..%d", first_ok, last_ok);
+      conf_sb_add(&opsets, "imports at opsets %d..%d", first_ok, last_ok);
     int tests = 0, failing = 0;
-    sbuf_t fails = {0};
+    conf_sbuf_t fails = {0};
     for (size_t i = 0; i < n; i++) {
       if (strcmp(rs[i].suite, "node") != 0) continue;
       int uses = 0;
@@ -1776,11 +1248,11 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       tests++;
       if (charged_to(&rs[i], op)) {
         if (failing < 8)
-          sb_add(&fails, "%s`%s` (%s)", failing ? ", " : "", rs[i].name, rs[i].kind);
+          conf_sb_add(&fails, "%s`%s` (%s)", failing ? ", " : "", rs[i].name, rs[i].kind);
         failing++;
       }
     }
-    if (failing > 8) sb_add(&fails, ", and %d more", failing - 8);
+    if (failing > 8) conf_sb_add(&fails, ", and %d more", failing - 8);
     const char *status;
     if (!imports) {
       status = "unsupported";
@@ -1792,11 +1264,11 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       status = "supported";
       n_sup++;
     }
-    sb_add(&rows, "| %s | %s | %d/%d | ", op, status, tests - failing, tests);
-    if (opsets.s) sb_add(&rows, "%s%s", opsets.s, fails.s ? "; " : "");
-    if (fails.s) sb_add(&rows, "fails: %s", fails.s);
-    if (!tests && imports) sb_add(&rows, "%sno node test", opsets.s ? "; " : "");
-    sb_add(&rows, " |\n");
+    conf_sb_add(&rows, "| %s | %s | %d/%d | ", op, status, tests - failing, tests);
+    if (opsets.s) conf_sb_add(&rows, "%s%s", opsets.s, fails.s ? "; " : "");
+    if (fails.s) conf_sb_add(&rows, "fails: %s", fails.s);
+    if (!tests && imports) conf_sb_add(&rows, "%sno node test", opsets.s ? "; " : "");
+    conf_sb_add(&rows, " |\n");
     free(opsets.s);
     free(fails.s);
   }
@@ -1829,7 +1301,7 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       dops = nd;
       dops[n_dops++] = rs[i].ops[k];
     }
-  if (n_dops) qsort(dops, n_dops, sizeof(char *), cmp_str);
+  if (n_dops) qsort(dops, n_dops, sizeof(char *), conf_cmp_str);
   fputs(
       "\n## Ops of other domains\n\n"
       "Ops of non-default domains that the tests use (`ai.onnx.preview.training`: "
@@ -1838,13 +1310,13 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       f);
   for (size_t o = 0; o < n_dops; o++) {
     const char *dot = strrchr(dops[o], '.');
-    char *domain = (char *)xcalloc((size_t)(dot - dops[o]) + 1, 1);
+    char *domain = (char *)conf_xcalloc((size_t)(dot - dops[o]) + 1, 1);
     memcpy(domain, dops[o], (size_t)(dot - dops[o]));
     int imports = 0;
     for (int v = 1; v <= 20 && !imports; v++)
       imports = dml_onnx_domain_op_is_supported(domain, dot + 1, v);
     int tests = 0, failing = 0;
-    sbuf_t fails = {0};
+    conf_sbuf_t fails = {0};
     for (size_t i = 0; i < n; i++) {
       int uses = 0;
       for (size_t k = 0; k < rs[i].n_ops && !uses; k++)
@@ -1853,8 +1325,8 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
       tests++;
       if (charged_to(&rs[i], dops[o])) {
         if (failing < 8)
-          sb_add(&fails, "%s`%s/%s` (%s)", failing ? ", " : "", rs[i].suite, rs[i].name,
-                 rs[i].kind);
+          conf_sb_add(&fails, "%s`%s/%s` (%s)", failing ? ", " : "", rs[i].suite,
+                      rs[i].name, rs[i].kind);
         failing++;
       }
     }
@@ -1873,55 +1345,203 @@ static int write_doc(const char *path, const result_t *rs, size_t n,
   free(kt);
   free(ut);
   for (size_t o = 0; o < n_ops; o++) free(ops[o].name), free(ops[o].versions);
+  fputs(
+      "\n"
+      "## Split runs: GPU machines without the compiler\n"
+      "\n"
+      "A machine without Debian's packages (the NVIDIA machine of the CUDA backend has "
+      "no\n"
+      "`libonnx-testdata`, clang-16 or protobuf-c) cannot compile the tests, so the run "
+      "is split.\n"
+      "On the build machine, `dml_conformance --emit DIR --target cpu,cuda` compiles "
+      "every test\n"
+      "as above (the cuda target's op coverage decides which compile) and writes, per "
+      "test that\n"
+      "compiles, `DIR/<suite>/<test>/`: `model.dmlpkg`, every data set's inputs and "
+      "expected\n"
+      "outputs as `.npy` files (bf16 as its uint16 bit patterns) and `test.txt`, which "
+      "says what\n"
+      "to bind and compare in the order of the direct run; `DIR/manifest.txt` lists "
+      "every test\n"
+      "with its state (`emitted`, or `fail`/`skip` with the reason the direct run would "
+      "report:\n"
+      "compile errors, unsupported ops, models not shipped), the targets and the "
+      "tolerance. A test\n"
+      "whose files exceed `--emit-max-mib` (default 16) is skipped, saying so; none does "
+      "today\n"
+      "(the largest, pytorch-operator/test_operator_conv, takes 4.3 MiB; all of them "
+      "about 14 MiB\n"
+      "for cpu,cuda). On the device machine `dml_conformance_run DIR --device cuda "
+      "--expected\n"
+      "FILE`, which links the runtime alone (it builds with `-DDMLC_RUNTIME_ONLY=ON`), "
+      "runs each\n"
+      "emitted test in a forked child with a time limit and compares with the same code "
+      "and\n"
+      "tolerances as `dml_conformance` (tests/conformance/conf_common.c), then checks "
+      "the list\n"
+      "as above (`--update-expected` rewrites it, `--json` as here). The packages are "
+      "compiled\n"
+      "without `--allow-tf32`. The CTest tests `conformance_split_cpu` and\n"
+      "`conformance_split_vulkan` (lavapipe, standing in for a GPU) check on a subset "
+      "that the\n"
+      "split run's JSON equals the direct run's, and that a wrong expected output is "
+      "caught.\n"
+      "\n"
+      "```sh\n"
+      "bash scripts/gpu_conformance_prepare.sh          # build machine: .gpu-conf/\n"
+      "bash scripts/gpu_conformance_check.sh            # GPU machine, .gpu-conf "
+      "carried:\n"
+      "                                                 # $OUT/conformance_cuda.json and "
+      ".log\n"
+      "UPDATE=1 bash scripts/gpu_conformance_check.sh   # rewrites the list into $OUT\n"
+      "```\n"
+      "\n"
+      "The CUDA list is `tests/conformance/expected_failures_cuda.txt` (an NVIDIA "
+      "H200).\n",
+      f);
   free(ops);
   return fclose(f);
 }
 
-static int write_expected(const char *path, const result_t *rs, size_t n,
-                          const expected_t *old) {
-  char tmp[4096];
-  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return -1;
-  /* The list's own leading comment stays (each list says how to refresh
-   * it); a new list gets the CPU list's. */
-  int kept = 0;
-  FILE *in = fopen(path, "r");
-  if (in) {
-    char line[4096];
-    while (fgets(line, sizeof line, in) && line[0] == '#') {
-      fputs(line, f);
-      kept = 1;
-    }
-    fclose(in);
-  }
-  if (!kept)
-    fputs(
-        "# Expected failures of the ONNX backend tests (tests/conformance):\n"
-        "# one line per test, \"<suite>/<test> <reason>\". The onnx_conformance test\n"
-        "# fails when a test outside this list fails or is skipped, and when a listed\n"
-        "# test passes. Refresh after adding ops (keeps reasons of still-failing "
-        "tests):\n"
-        "#   build/tests/conformance/dml_conformance --update-expected --specialize \\\n"
-        "#       --expected tests/conformance/expected_failures.txt \\\n"
-        "#       --ops tests/conformance/onnx_ops_7_17.txt --write-doc "
-        "docs/conformance.md\n",
-        f);
-  for (size_t i = 0; i < n; i++) {
-    const result_t *r = &rs[i];
-    if (is_pass(r->status)) continue;
-    long k = find_expected(old, r->suite, r->name);
-    if (k >= 0) {
-      fprintf(f, "%s/%s %s\n", r->suite, r->name, old->reasons[k]);
+/* The child of one test (conf_run_all): describes model.onnx and runs it. */
+static void test_child(const char *dir, const conf_result_t *r, conf_sbuf_t *out) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/model.onnx", dir);
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  dml_onnx_model_desc_t *d = NULL;
+  if (conf_read_file(path, &bytes, &len) != 0) {
+    conf_emit_kv(out, "kind", "compile error");
+    conf_emit_kv(out, "message", "cannot read model.onnx");
+  } else {
+    dml_status_t s = dml_onnx_model_describe(bytes, len, &d);
+    if (s) {
+      conf_emit_kv(out, "kind", "compile error");
+      char *m = conf_status_text(s);
+      conf_emit_kv(out, "message", m);
+      free(m);
+      dml_status_free(s);
     } else {
-      char *reason = generated_reason(r);
-      fprintf(f, "%s/%s %s\n", r->suite, r->name, reason);
-      free(reason);
+      test_ctx_t t;
+      memset(&t, 0, sizeof(t));
+      t.dir = dir;
+      t.name = r->name;
+      t.desc = d;
+      t.model = bytes;
+      t.model_len = len;
+      t.out = out;
+      run_test(&t);
     }
   }
-  if (fclose(f) != 0) return -1;
-  return rename(tmp, path);
 }
+
+/* --emit DIR: DIR must not exist or be empty (a stale test would be run
+ * again); creates it and its suite folders. */
+static int emit_prepare(const char *dir) {
+  size_t n = 0;
+  char **v = conf_list_dir(dir, NULL, &n);
+  conf_free_list(v, n);
+  if (n) {
+    fprintf(stderr,
+            "dml_conformance: --emit %s: the folder is not empty; remove it first\n",
+            dir);
+    return -1;
+  }
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "dml_conformance: cannot create %s: %s\n", dir, strerror(errno));
+    return -1;
+  }
+  for (size_t s = 0; s < CONF_N_SUITES; s++) {
+    char *p = conf_xprintf("%s/%s", dir, conf_suite_names[s]);
+    int bad = mkdir(p, 0777) != 0 && errno != EEXIST;
+    free(p);
+    if (bad) {
+      fprintf(stderr, "dml_conformance: cannot create %s/%s: %s\n", dir,
+              conf_suite_names[s], strerror(errno));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* A manifest field: the value one-lined (no tabs), "-" when empty. */
+static void index_field(FILE *f, const char *v) {
+  char *c = conf_xstrdup(v && *v ? v : "-");
+  conf_one_line(c, 4000);
+  fprintf(f, "\t%s", c);
+  free(c);
+}
+
+/* --emit: writes DIR/manifest.txt, one line per test:
+ *   test SUITE NAME STATE KIND BAD_OPS OPS REDECLARED MESSAGE
+ * (tab-separated; "-" for an empty field) with STATE "emitted" (its folder
+ * SUITE/NAME holds test.txt, see emit_test), "fail" (it did not compile
+ * for the targets, or its data could not be read: KIND and MESSAGE say
+ * why, as dml_conformance would report it) or "skip" (model not shipped,
+ * too large to carry). "selection partial" when --suites or --filter chose
+ * some tests. Prints a summary. 0, or 2 when it cannot write. */
+static int emit_index(const char *dir, const conf_result_t *rs, size_t n, double elapsed,
+                      int partial) {
+  char *path = conf_xprintf("%s/manifest.txt", dir);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "dml_conformance: cannot write %s\n", path);
+    free(path);
+    return 2;
+  }
+  fprintf(
+      f,
+      "# ONNX backend tests compiled by dml_conformance --emit for dml_conformance_run\n"
+      "# (tests/conformance/conformance_run.c, docs/conformance.md): one line per test,\n"
+      "# test SUITE NAME emitted|fail|skip KIND BAD_OPS OPS REDECLARED MESSAGE.\n"
+      "dmlc-conformance-emit\t1\ntargets\t%s\ntolerance\t%g\t%g\nselection\t%s\n",
+      g_targets ? g_targets : "cpu", CONF_REL_TOL, CONF_ABS_TOL,
+      partial ? "partial" : "all");
+  int emitted = 0, failed = 0, skipped = 0;
+  long long bytes = 0;
+  for (size_t i = 0; i < n; i++) {
+    const conf_result_t *r = &rs[i];
+    const char *state = r->emitted                  ? "emitted"
+                        : r->status == CONF_ST_SKIP ? "skip"
+                                                    : "fail";
+    emitted += r->emitted;
+    bytes += r->emitted_bytes;
+    skipped += !r->emitted && r->status == CONF_ST_SKIP;
+    failed += !r->emitted && r->status != CONF_ST_SKIP;
+    fprintf(f, "test\t%s\t%s\t%s", r->suite, r->name, state);
+    index_field(f, r->emitted ? NULL : r->kind ? r->kind : "runtime error");
+    index_field(f, r->emitted ? NULL : r->bad_ops);
+    conf_sbuf_t ops = {0};
+    for (size_t k = 0; k < r->n_ops; k++)
+      conf_sb_add(&ops, "%s%s", k ? "," : "", r->ops[k]);
+    index_field(f, ops.s);
+    free(ops.s);
+    index_field(f, r->redeclared);
+    index_field(f, r->emitted ? NULL : r->message);
+    fputc('\n', f);
+  }
+  int rc = fclose(f) != 0 ? 2 : 0;
+  if (rc) fprintf(stderr, "dml_conformance: cannot write %s\n", path);
+  printf(
+      "emitted %d tests (%.1f MiB) into %s for targets %s; %d failed to compile or read, "
+      "%d skipped, in %.1f s\n",
+      emitted, (double)bytes / 1048576.0, dir, g_targets ? g_targets : "cpu", failed,
+      skipped, elapsed);
+  free(path);
+  return rc;
+}
+
+/* The leading comment of a new expected-failure list. */
+static const char cpu_list_header[] =
+    "# Expected failures of the ONNX backend tests (tests/conformance):\n"
+    "# one line per test, \"<suite>/<test> <reason>\". The onnx_conformance test\n"
+    "# fails when a test outside this list fails or is skipped, and when a listed\n"
+    "# test passes. Refresh after adding ops (keeps reasons of still-failing "
+    "tests):\n"
+    "#   build/tests/conformance/dml_conformance --update-expected --specialize \\\n"
+    "#       --expected tests/conformance/expected_failures.txt \\\n"
+    "#       --ops tests/conformance/onnx_ops_7_17.txt --write-doc "
+    "docs/conformance.md\n";
 
 /* ==== main ============================================================== */
 
@@ -1931,7 +1551,8 @@ static void usage(FILE *f) {
       "usage: dml_conformance [--data DIR] [--suites a,b] [--expected FILE]\n"
       "                       [--json FILE] [--write-doc FILE] [--ops FILE]\n"
       "                       [--update-expected] [--filter SUBSTR] [-j N]\n"
-      "                       [--timeout S] [--specialize] [-v]\n\n"
+      "                       [--timeout S] [--specialize] [-v]\n"
+      "                       [--emit DIR --target LIST [--emit-max-mib M]]\n\n"
       "Runs ONNX's backend tests (libonnx-testdata) on the CPU and checks them\n"
       "against the expected-failure list.\n\n"
       "  --data DIR         test data root (default "
@@ -1944,7 +1565,8 @@ static void usage(FILE *f) {
       "  --json FILE        every test's result as JSON\n"
       "  --write-doc FILE   write the conformance page (docs/conformance.md)\n"
       "  --ops FILE         ONNX op list for the page (onnx_ops_7_17.txt)\n"
-      "  --filter SUBSTR    only tests whose name contains SUBSTR\n"
+      "  --filter SUBSTR    only tests whose name contains SUBSTR (a comma-separated\n"
+      "                     list: any of them)\n"
       "  --device D         run on D: cpu (default), vulkan or vulkan:N (packages\n"
       "                     are then compiled with --target cpu,vulkan; a model with\n"
       "                     ops the vulkan target lacks fails to compile); without a\n"
@@ -1957,6 +1579,15 @@ static void usage(FILE *f) {
       "                     output shape depends on run-time data with its shape\n"
       "                     inputs bound as constants; a test passing only so still\n"
       "                     fails, counted apart\n"
+      "  --emit DIR         compile only: write every test that compiles for\n"
+      "                     --target as a package with its data sets (.npy) and a\n"
+      "                     manifest into DIR (new or empty) for\n"
+      "                     dml_conformance_run, which needs only the runtime;\n"
+      "                     compile failures are recorded there as results\n"
+      "  --target LIST      with --emit: the package targets (default cpu), e.g.\n"
+      "                     cpu,cuda or cpu,vulkan\n"
+      "  --emit-max-mib M   with --emit: skip (and record) a test whose files take\n"
+      "                     more than M MiB (default 16)\n"
       "  -v                 one line per test on stderr\n");
 }
 
@@ -1983,12 +1614,17 @@ int main(int argc, char **argv) {
     TAKE("--filter", filter);
     TAKE("--device", g_device);
     TAKE("--expect-device", expect_device);
+    TAKE("--emit", g_emit);
+    TAKE("--target", g_targets);
 #undef TAKE
     if (!strcmp(a, "-j") && next) {
       jobs = atoi(next);
       i++;
     } else if (!strcmp(a, "--timeout") && next) {
-      timeout_s = atoi(next);
+      conf_timeout_s = atoi(next);
+      i++;
+    } else if (!strcmp(a, "--emit-max-mib") && next) {
+      g_emit_max_mib = atof(next);
       i++;
     } else if (!strcmp(a, "--specialize")) {
       specialize = 1;
@@ -2006,7 +1642,7 @@ int main(int argc, char **argv) {
     }
   }
   if (jobs < 1) jobs = 1;
-  if (timeout_s < 1) timeout_s = 1;
+  if (conf_timeout_s < 1) conf_timeout_s = 1;
   if (strncmp(g_device, "vulkan", 6) == 0) {
     /* No device, or another device than the expectations were made on:
      * skipped (exit 77), saying so. */
@@ -2031,14 +1667,27 @@ int main(int argc, char **argv) {
       return 77;
     }
   }
+  if (g_emit && (specialize || update || doc_path || strcmp(g_device, "cpu") != 0)) {
+    fprintf(stderr,
+            "dml_conformance: --emit compiles only: no --specialize, --update-expected, "
+            "--write-doc or --device (dml_conformance_run runs what it writes)\n");
+    return 2;
+  }
+  if (g_targets && !g_emit) {
+    fprintf(stderr,
+            "dml_conformance: --target goes with --emit (--device picks the "
+            "targets of a run)\n");
+    return 2;
+  }
+  if (g_emit && emit_prepare(g_emit) != 0) return 2;
   if (update && !expected_path) {
     fprintf(stderr, "dml_conformance: --update-expected needs --expected FILE\n");
     return 2;
   }
-  expected_t exp;
+  conf_expected_t exp;
   memset(&exp, 0, sizeof(exp));
   if (expected_path) {
-    int r = load_expected(expected_path, &exp);
+    int r = conf_load_expected(expected_path, &exp);
     if (r == -1 && !update) {
       fprintf(stderr, "dml_conformance: cannot read '%s'\n", expected_path);
       return 2;
@@ -2052,43 +1701,43 @@ int main(int argc, char **argv) {
 
   /* Collect the tests. */
   size_t cap = 2048, n = 0;
-  result_t *rs = (result_t *)xcalloc(cap, sizeof(result_t));
-  char **dirs = (char **)xcalloc(cap, sizeof(char *));
-  for (size_t s = 0; s < N_SUITES; s++) {
-    if (suites && !list_has(suites, suite_names[s])) continue;
+  conf_result_t *rs = (conf_result_t *)conf_xcalloc(cap, sizeof(conf_result_t));
+  char **dirs = (char **)conf_xcalloc(cap, sizeof(char *));
+  for (size_t s = 0; s < CONF_N_SUITES; s++) {
+    if (suites && !conf_list_has(suites, conf_suite_names[s])) continue;
     char sdir[4096];
-    snprintf(sdir, sizeof(sdir), "%s/%s", data, suite_names[s]);
+    snprintf(sdir, sizeof(sdir), "%s/%s", data, conf_suite_names[s]);
     size_t nt = 0;
-    char **tests = list_dir(sdir, "test_", &nt);
+    char **tests = conf_list_dir(sdir, "test_", &nt);
     for (size_t t = 0; t < nt; t++) {
-      if (filter && !strstr(tests[t], filter)) continue;
+      if (!conf_filter_match(filter, tests[t])) continue;
       if (n == cap) {
         fprintf(stderr, "dml_conformance: more than %zu tests\n", cap);
         return 2;
       }
-      result_t *r = &rs[n];
-      r->suite = suite_names[s];
-      r->name = xstrdup(tests[t]);
-      dirs[n] = xprintf("%s/%s", sdir, tests[t]);
+      conf_result_t *r = &rs[n];
+      r->suite = conf_suite_names[s];
+      r->name = conf_xstrdup(tests[t]);
+      dirs[n] = conf_xprintf("%s/%s", sdir, tests[t]);
       char model[4200];
       snprintf(model, sizeof(model), "%s/model.onnx", dirs[n]);
       uint8_t *bytes = NULL;
       size_t len = 0;
-      if (!file_exists(model)) {
-        r->status = ST_SKIP;
-        r->kind = xstrdup("model not shipped");
-        r->message = xstrdup("no model.onnx (data.json only)");
-      } else if (read_file(model, &bytes, &len) == 0) {
+      if (!conf_file_exists(model)) {
+        r->status = CONF_ST_SKIP;
+        r->kind = conf_xstrdup("model not shipped");
+        r->message = conf_xstrdup("no model.onnx (data.json only)");
+      } else if (conf_read_file(model, &bytes, &len) == 0) {
         dml_onnx_model_desc_t *d = NULL;
         dml_status_t st = dml_onnx_model_describe(bytes, len, &d);
         if (!st) {
-          r->ops = (char **)xcalloc(d->n_nodes, sizeof(char *));
+          r->ops = (char **)conf_xcalloc(d->n_nodes, sizeof(char *));
           for (uint32_t k = 0; k < d->n_nodes; k++) {
             /* Ops of other domains as "domain.Op" (the importer's spelling). */
             const char *dom = d->nodes[k].domain;
             char *op = dom[0] && strcmp(dom, "ai.onnx") != 0
-                           ? xprintf("%s.%s", dom, d->nodes[k].op_type)
-                           : xstrdup(d->nodes[k].op_type);
+                           ? conf_xprintf("%s.%s", dom, d->nodes[k].op_type)
+                           : conf_xstrdup(d->nodes[k].op_type);
             int dup = 0;
             for (size_t q = 0; q < r->n_ops && !dup; q++) dup = !strcmp(r->ops[q], op);
             if (dup)
@@ -2096,7 +1745,7 @@ int main(int argc, char **argv) {
             else
               r->ops[r->n_ops++] = op;
           }
-          qsort(r->ops, r->n_ops, sizeof(char *), cmp_str);
+          qsort(r->ops, r->n_ops, sizeof(char *), conf_cmp_str);
           dml_onnx_model_desc_release(d);
         }
         dml_status_free(st);
@@ -2104,7 +1753,7 @@ int main(int argc, char **argv) {
       }
       n++;
     }
-    free_list(tests, nt);
+    conf_free_list(tests, nt);
   }
   if (!n) {
     fprintf(stderr, "dml_conformance: no tests found under '%s'\n", data);
@@ -2112,54 +1761,40 @@ int main(int argc, char **argv) {
   }
 
   /* Run them. */
-  double t0 = now_s();
-  result_t **todo = (result_t **)xcalloc(n, sizeof(result_t *));
-  char **todo_dirs = (char **)xcalloc(n, sizeof(char *));
+  double t0 = conf_now_s();
+  conf_result_t **todo = (conf_result_t **)conf_xcalloc(n, sizeof(conf_result_t *));
+  char **todo_dirs = (char **)conf_xcalloc(n, sizeof(char *));
   size_t nt = 0;
   for (size_t i = 0; i < n; i++)
-    if (rs[i].status != ST_SKIP) todo[nt] = &rs[i], todo_dirs[nt++] = dirs[i];
-  run_all(todo, todo_dirs, nt, jobs, verbose);
-  double elapsed = now_s() - t0;
+    if (rs[i].status != CONF_ST_SKIP) todo[nt] = &rs[i], todo_dirs[nt++] = dirs[i];
+  conf_run_all(todo, todo_dirs, nt, jobs, verbose, test_child);
+  double elapsed = conf_now_s() - t0;
+
+  if (g_emit) {
+    int rc = emit_index(g_emit, rs, n, elapsed, suites || filter);
+    for (size_t i = 0; i < n; i++) {
+      conf_result_free(&rs[i]);
+      free(dirs[i]);
+    }
+    conf_expected_free(&exp);
+    free(rs);
+    free(dirs);
+    free(todo);
+    free(todo_dirs);
+    return rc;
+  }
 
   /* Apply the list. */
-  int unexpected = 0;
-  for (size_t i = 0; i < n; i++) {
-    result_t *r = &rs[i];
-    long k = find_expected(&exp, r->suite, r->name);
-    if (k >= 0) {
-      exp.used[k] = 1;
-      r->expected = exp.reasons[k];
-    }
-    if (r->status == ST_PASS && k >= 0) r->status = ST_XPASS;
-    if (r->status == ST_FAIL && k >= 0) r->status = ST_XFAIL;
-    int bad =
-        r->status == ST_XPASS || r->status == ST_FAIL || (r->status == ST_SKIP && k < 0);
-    if (bad && !update) {
-      if (!unexpected) printf("unexpected results:\n");
-      unexpected++;
-      char *why = generated_reason(r);
-      printf("  %s %s/%s%s%s\n",
-             r->status == ST_XPASS
-                 ? "XPASS (listed, now passes; remove it from the list):"
-             : r->status == ST_SKIP ? "SKIP (not listed):"
-                                    : "FAIL:",
-             r->suite, r->name, r->status == ST_XPASS ? "" : ": ",
-             r->status == ST_XPASS ? "" : why);
-      free(why);
-    }
-  }
-  for (size_t i = 0; i < exp.n; i++)
-    if (!exp.used[i] && !suites && !filter)
-      printf("note: expected-failure entry '%s' names no test\n", exp.keys[i]);
+  int unexpected = conf_apply_expected(rs, n, &exp, update, !suites && !filter);
 
-  counts_t c;
-  for (size_t s = 0; s < N_SUITES; s++) {
-    count(rs, n, suite_names[s], &c);
+  conf_counts_t c;
+  for (size_t s = 0; s < CONF_N_SUITES; s++) {
+    conf_count(rs, n, conf_suite_names[s], &c);
     if (!c.total) continue;
-    printf("%s: %d passed, %d failed, %d skipped\n", suite_names[s], c.pass, c.fail,
+    printf("%s: %d passed, %d failed, %d skipped\n", conf_suite_names[s], c.pass, c.fail,
            c.skip);
   }
-  count(rs, n, NULL, &c);
+  conf_count(rs, n, NULL, &c);
   if (specialize)
     printf(
         "%d passed without specialization, %d failed (of which %d pass with shape "
@@ -2177,7 +1812,7 @@ int main(int argc, char **argv) {
   printf("%d passed, %d failed, %d skipped\n", c.pass, c.fail, c.skip);
 
   int rc = 0;
-  if (json_path && write_json(json_path, rs, n) != 0) {
+  if (json_path && conf_write_json(json_path, rs, n) != 0) {
     fprintf(stderr, "dml_conformance: cannot write '%s'\n", json_path);
     rc = 2;
   }
@@ -2191,7 +1826,7 @@ int main(int argc, char **argv) {
               "dml_conformance: --update-expected needs a run over every test (no "
               "--suites or --filter)\n");
       rc = 2;
-    } else if (write_expected(expected_path, rs, n, &exp) != 0) {
+    } else if (conf_write_expected(expected_path, rs, n, &exp, cpu_list_header) != 0) {
       fprintf(stderr, "dml_conformance: cannot write '%s'\n", expected_path);
       rc = 2;
     } else {
@@ -2201,21 +1836,10 @@ int main(int argc, char **argv) {
     rc = 1;
   }
   for (size_t i = 0; i < n; i++) {
-    free(rs[i].name);
-    free(rs[i].kind);
-    free(rs[i].message);
-    free(rs[i].bad_ops);
-    free(rs[i].output);
-    free(rs[i].special);
-    free(rs[i].redeclared);
-    for (size_t k = 0; k < rs[i].n_ops; k++) free(rs[i].ops[k]);
-    free(rs[i].ops);
+    conf_result_free(&rs[i]);
     free(dirs[i]);
   }
-  for (size_t i = 0; i < exp.n; i++) free(exp.keys[i]), free(exp.reasons[i]);
-  free(exp.keys);
-  free(exp.reasons);
-  free(exp.used);
+  conf_expected_free(&exp);
   free(rs);
   free(dirs);
   free(todo);
