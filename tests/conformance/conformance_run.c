@@ -262,7 +262,7 @@ static void test_child(const char *dir, const conf_result_t *res, conf_sbuf_t *o
   while (!r.v.kind && line && *line) {
     char *nl = strchr(line, '\n');
     if (nl) *nl = 0;
-    char *f[MAX_FIELDS];
+    char *f[MAX_FIELDS] = {0};
     int n = split_tabs(line, f);
     if (!strcmp(f[0], "set") || !strcmp(f[0], "in") || !strcmp(f[0], "x") ||
         !strcmp(f[0], "ratio") || !strcmp(f[0], "out") || !strcmp(f[0], "elem") ||
@@ -488,7 +488,7 @@ int main(int argc, char **argv) {
   while (line && *line) {
     char *nl = strchr(line, '\n');
     if (nl) *nl = 0;
-    char *f[MAX_FIELDS];
+    char *f[MAX_FIELDS] = {0};
     int nf = line[0] == '#' ? 0 : split_tabs(line, f);
     if (nf >= 2 && !strcmp(f[0], "dmlc-conformance-emit")) magic = !strcmp(f[1], "1");
     if (nf >= 2 && !strcmp(f[0], "selection")) partial = !strcmp(f[1], "partial");
