@@ -6,7 +6,7 @@
 # with its data sets (.npy) by `dml_conformance --emit`, and the tests that
 # do not compile are recorded with their reasons (docs/conformance.md,
 # "Split runs"). Output: .gpu-conf/ at the repository root (ignored by git
-# through .git/info/exclude; carried to the GPU machine; about 14 MiB).
+# through .git/info/exclude; carried to the GPU machine; about 18 MiB).
 #   bash scripts/gpu_conformance_prepare.sh [dml_conformance flags, e.g. --suites node]
 # (after building build/ as the README says). TF32 stays off: packages are
 # compiled without --allow-tf32.

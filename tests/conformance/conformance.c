@@ -1370,7 +1370,7 @@ static int write_doc(const char *path, const conf_result_t *rs, size_t n,
       "whose files exceed `--emit-max-mib` (default 16) is skipped, saying so; none does "
       "today\n"
       "(the largest, pytorch-operator/test_operator_conv, takes 4.3 MiB; all of them "
-      "about 14 MiB\n"
+      "about 18 MiB\n"
       "for cpu,cuda). On the device machine `dml_conformance_run DIR --device cuda "
       "--expected\n"
       "FILE`, which links the runtime alone (it builds with `-DDMLC_RUNTIME_ONLY=ON`), "
