@@ -245,7 +245,24 @@ static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
       if (v->dtype == DML_KT_BOOL) dml_sb_printf(b, "%s", d->u8_load_post);
       if (v->dtype == DML_KT_U8 || v->dtype == DML_KT_I8) dml_sb_printf(b, ")");
       return;
-    case DML_KV_TILE:
+    case DML_KV_TILE: {
+      const dml_kidx_t *x = v->idx;
+      int64_t c = 0;
+      if (x->kind == DML_KI_ADD && x->b->kind == DML_KI_CONST) {
+        c = x->b->c;
+        x = x->a;
+      }
+      if (d->tile_aligned_pre && x->kind == DML_KI_MUL && x->b->kind == DML_KI_CONST &&
+          x->b->c % 4 == 0 && x->b->c > 0) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        dml_sb_printf(b, d->tile_aligned_pre, v->tile);
+#pragma GCC diagnostic pop
+        e_idx(b, d, x);
+        dml_sb_printf(b, "%s%lluu]", d->tile_aligned_mid, (unsigned long long)c);
+        return;
+      }
+    }
       dml_sb_printf(b, "tile%u[", v->tile);
       e_idx(b, d, v->idx);
       dml_sb_printf(b, "]");

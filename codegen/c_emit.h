@@ -49,6 +49,13 @@ typedef struct dml_cdialect {
   const char *int_load_pre, *store_u8_pre, *store_i8_pre;
   /* Integer max/min/abs and sign (of every dtype): "max(" / "dml_max(". */
   const char *imax, *imin, *iabs, *sign;
+  /* Optional (NULL: tile<N>[idx] always): a tile read whose index is
+   * x * m (+ c) with m a multiple of 4 (so x * m floats from a 16-byte
+   * aligned tile are 16-byte aligned) is spelled
+   * tile_aligned_pre (tile number as %u) x * m tile_aligned_mid c "]",
+   * which tells the compiler the alignment so that 4 adjacent reads can
+   * become one vector load. */
+  const char *tile_aligned_pre, *tile_aligned_mid;
 } dml_cdialect_t;
 
 /* The name of buffer `buf`'s view of dtype `t`: "arena", "arena_i64",

@@ -21,7 +21,6 @@
 #include "kernel_internal.h"
 
 #define WG 256 /* invocations per workgroup of 1-D kernels */
-#define TS 16  /* GEMM tile edge */
 
 typedef struct sched {
   const dml_pkg_graph_t *g;
@@ -1004,35 +1003,233 @@ static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t
   return NULL;
 }
 
-/* The epilogue of GEMM group G for element (row, col) of the product, whose
- * value (alpha not applied) is `acc`: alpha, beta * C, the fused
- * elementwise chain and its stores, guarded by row < M and col < N. */
-static dml_kstmt_t *gemm_epilogue(sched_t *s, dml_kernel_t *K, const group_t *G,
-                                  const gemm_shape_t *gs, const dml_kidx_t *row,
-                                  const dml_kidx_t *col, const dml_kval_t *acc) {
+/* GEMM kernels. Three forms, chosen by the shape (docs/kernels.md "GEMM"):
+ *
+ * - small M (at most GEMM_SMALL_M rows at the symbols' bounds, e.g. batch-1
+ *   inference): a K-split dot product. A workgroup of 32 x 8 invocations
+ *   covers 32 columns and 8 rows; invocation (x, y) sums rows 0..7 of the
+ *   block over the y-th of 8 contiguous K chunks in registers, the 8
+ *   partial sums meet in shared memory, and invocation (x, y) finishes row y
+ *   (epilogue included). With a transposed B ([N, K]) the 32 invocations of
+ *   a column interleave over K instead, so that loads are coalesced
+ *   (emit_gemm_small_tb).
+ * - otherwise register-blocked tiles: a workgroup of `threads` invocations
+ *   computes a BM x BN block of C, each invocation a TM x TN micro-tile held
+ *   in registers. Per K step of BK, the block's A (stored transposed:
+ *   tile0[k][m], so the inner loop reads rows contiguously) and B
+ *   (tile1[k][n]) slices are staged in shared memory from registers loaded
+ *   during the previous step's arithmetic (one tile pair, two barriers per
+ *   step). The micro-tile's rows and columns are two groups of 4 adjacent
+ *   ones (e.g. columns 4tx..4tx+3 and 4tx+BN/2..), so shared reads are
+ *   conflict-free and vectorizable. The inner K step is unrolled in the IR.
+ *   Bounds checks are emitted only for the dims that need them (M symbolic
+ *   or not a multiple of BM, N % BN, K symbolic or K % BK). Workgroups are 1-D; the
+ * grid's x counts row blocks, so a symbolic M uses a form with BM == threads (groups =
+ * ceil(M / BM) with items = M), a static M any form. */
+
+#define GEMM_SMALL_M 64 /* at most this many rows: the K-split form */
+#define GEMM_SPLIT 8    /* small form: K chunks = rows per workgroup */
+#define GEMM_SCOLS 32   /* small form: columns per workgroup */
+
+typedef struct gemm_cfg {
+  int64_t bm, bn, tm, tn, bk, threads;
+} gemm_cfg_t;
+
+/* Largest value of count `l` at the symbols' bounds. */
+static int64_t lin_max(const sched_t *s, dml_klin_t l) {
+  if (l.sym < 0) return l.c0 + l.c;
+  int64_t b = (uint32_t)l.sym < s->g->n_symbols ? s->g->symbols[l.sym].bound : 1;
+  return l.c0 + l.c * b;
+}
+
+static const dml_kidx_t *kadd(dml_kpool_t *p, const dml_kidx_t *a, const dml_kidx_t *b) {
+  return dml_ki_bin(p, DML_KI_ADD, a, b);
+}
+static const dml_kidx_t *kmul(dml_kpool_t *p, const dml_kidx_t *a, int64_t c) {
+  return dml_ki_bin(p, DML_KI_MUL, a, dml_ki_const(p, c));
+}
+static const dml_kidx_t *kaddc(dml_kpool_t *p, const dml_kidx_t *a, int64_t c) {
+  return dml_ki_bin(p, DML_KI_ADD, a, dml_ki_const(p, c));
+}
+
+/* K as an index expression (k, or k * its symbol's value). */
+static const dml_kidx_t *gemm_k(dml_kpool_t *p, const gemm_shape_t *gs) {
+  return dml_ki_lin(p, (dml_klin_t){gs->k, gs->ksym, 0});
+}
+
+/* ceil(K / d): a constant, or (K + d - 1) / d from the push constants. */
+static const dml_kidx_t *gemm_k_ceil(dml_kpool_t *p, const gemm_shape_t *gs, int64_t d) {
+  if (gs->ksym < 0) return dml_ki_const(p, (gs->k + d - 1) / d);
+  return dml_ki_bin(p, DML_KI_DIV, kaddc(p, gemm_k(p, gs), d - 1), dml_ki_const(p, d));
+}
+
+/* 1 when K may not be a multiple of d (K symbolic, or K % d != 0). */
+static int gemm_k_ragged(const gemm_shape_t *gs, int64_t d) {
+  return gs->ksym >= 0 || gs->k % d != 0;
+}
+
+/* Appends the statements of `x` to `b`. */
+static void block_append(dml_kblock_t *b, const dml_kblock_t *x) {
+  if (!x->first) return;
+  if (b->last)
+    b->last->next = x->first;
+  else
+    b->first = x->first;
+  b->last = x->last;
+}
+
+/* The value of the anchor at (row, col) from its accumulator `acc`:
+ * alpha * acc + beta * C (Gemm's bias, broadcast). */
+static const dml_kval_t *gemm_result(sched_t *s, const gemm_shape_t *gs,
+                                     const dml_kval_t *acc, const dml_kidx_t *row,
+                                     const dml_kidx_t *col) {
   dml_kpool_t *p = s->pool;
-  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *N = dml_ki_const(p, gs->n);
-  const dml_kidx_t *coord[2] = {row, col};
-  const dml_kidx_t *flat =
-      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, row, N), col);
   const dml_kval_t *r = acc;
   if (gs->alpha != 1.0)
     r = dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)gs->alpha), r);
-  dml_type_t out2 = {DML_DTYPE_F32, 2, {{gs->m.c, gs->m.sym}, {gs->n, -1}}};
   if (gs->c && gs->beta != 0.0) {
+    dml_type_t out2 = {DML_DTYPE_F32, 2, {{gs->m.c, gs->m.sym}, {gs->n, -1}}};
+    const dml_kidx_t *coord[2] = {row, col};
     const dml_kval_t *cv = dml_kv_load(
         p, buf_of(gs->c), at(s, gs->c, bcast_index(s, &gs->c->type, &out2, coord)));
     if (gs->beta != 1.0)
       cv = dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)gs->beta), cv);
     r = dml_kv_fn(p, DML_KF_ADD, r, cv);
   }
-  /* Epilogue nodes see the result as 2-D [M, N]: their operands broadcast
-   * against the group's output type, whose trailing dim is N. */
-  dml_kblock_t epi = {0};
+  return r;
+}
+
+/* Appends the epilogue of output element (row, col): the result, then the
+ * group's chain (its nodes see the result as 2-D [M, N]: their operands
+ * broadcast against the group's output type, whose trailing dim is N),
+ * inside the bounds checks asked for. The chain's work estimate is counted
+ * by the first call only (`*counted`). */
+static void gemm_epilogue(sched_t *s, dml_kernel_t *K, const group_t *G,
+                          const gemm_shape_t *gs, dml_kblock_t *b, const dml_kval_t *acc,
+                          const dml_kidx_t *row, const dml_kidx_t *col, int check_m,
+                          int check_n, int *counted) {
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *flat = kadd(p, kmul(p, row, gs->n), col);
   const dml_kidx_t *ecoord[DML_MAX_RANK];
   coords_of(s, G->out, flat, ecoord);
-  emit_chain(s, K, G, &epi, r, ecoord, flat);
-  return if_lt(s, row, M, if_lt(s, col, N, epi.first));
+  dml_kblock_t epi = {0};
+  dml_klin_t fl = K->flops, by = K->bytes;
+  emit_chain(s, K, G, &epi, gemm_result(s, gs, acc, row, col), ecoord, flat);
+  if (*counted) K->flops = fl, K->bytes = by;
+  *counted = 1;
+  if (!check_m && !check_n) {
+    block_append(b, &epi);
+    return;
+  }
+  dml_kstmt_t *st = epi.first;
+  if (check_n) st = if_lt(s, col, dml_ki_const(p, gs->n), st);
+  if (check_m) st = if_lt(s, row, dml_ki_lin(p, gs->m), st);
+  dml_kblock_add(b, st);
+}
+
+/* Element index of A at (row m, column k) and of B at (row k, column n). */
+static const dml_kidx_t *a_index(sched_t *s, const gemm_shape_t *gs, const dml_kidx_t *m,
+                                 const dml_kidx_t *k) {
+  dml_kpool_t *p = s->pool;
+  return at(s, gs->a,
+            gs->ta ? kadd(p, dml_ki_bin(p, DML_KI_MUL, k, dml_ki_lin(p, gs->m)), m)
+                   : kadd(p, dml_ki_bin(p, DML_KI_MUL, m, gemm_k(p, gs)), k));
+}
+static const dml_kidx_t *b_index(sched_t *s, const gemm_shape_t *gs, const dml_kidx_t *k,
+                                 const dml_kidx_t *n) {
+  dml_kpool_t *p = s->pool;
+  return at(s, gs->b,
+            gs->tb ? kadd(p, dml_ki_bin(p, DML_KI_MUL, n, gemm_k(p, gs)), k)
+                   : kadd(p, kmul(p, k, gs->n), n));
+}
+
+/* reg = load, or 0 outside the bounds (each check `lhs < hi` when lhs is
+ * not NULL). */
+static void guarded_load(sched_t *s, dml_kblock_t *b, uint32_t reg, const dml_kval_t *v,
+                         const dml_kidx_t *l0, const dml_kidx_t *h0, const dml_kidx_t *l1,
+                         const dml_kidx_t *h1) {
+  dml_kpool_t *p = s->pool;
+  if (!l0 && !l1) {
+    dml_kblock_add(b, assign(s, DML_KS_SET, reg, v));
+    return;
+  }
+  dml_kblock_add(b, assign(s, DML_KS_SET, reg, dml_kv_const(p, 0.0f)));
+  dml_kstmt_t *st = assign(s, DML_KS_SET, reg, v);
+  if (l1) st = if_lt(s, l1, h1, st);
+  if (l0) st = if_lt(s, l0, h0, st);
+  dml_kblock_add(b, st);
+}
+
+/* v[0] + ... + v[n-1] as a balanced tree (a short dependency chain). */
+static const dml_kval_t *sum_tree(dml_kpool_t *p, const dml_kval_t *const *v, int64_t n) {
+  if (n == 1) return v[0];
+  return dml_kv_fn(p, DML_KF_ADD, sum_tree(p, v, n / 2),
+                   sum_tree(p, v + n / 2, n - n / 2));
+}
+
+/* The small-M form (see above). */
+static void emit_gemm_small(sched_t *s, dml_kernel_t *K, const group_t *G,
+                            const gemm_shape_t *gs) {
+  dml_kpool_t *p = s->pool;
+  const int64_t R = GEMM_SPLIT, X = GEMM_SCOLS;
+  K->local[0] = (uint32_t)X;
+  K->local[1] = (uint32_t)R;
+  K->items[0] = (dml_klin_t){gs->n, -1, 0};
+  K->items[1] = gs->m; /* ceil(M / 8) workgroups of 8 rows */
+  K->n_tiles = 1;
+  K->tile_elems[0] = (uint32_t)(R * R * X);
+  const dml_kidx_t *col = dml_ki_var(p, DML_KVAR_GID_X),
+                   *lx = dml_ki_var(p, DML_KVAR_LID_X),
+                   *ly = dml_ki_var(p, DML_KVAR_LID_Y),
+                   *wy = dml_ki_var(p, DML_KVAR_WG_Y);
+  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *Kk = gemm_k(p, gs);
+  int check_m = !(gs->m.sym < 0 && (gs->m.c + gs->m.c0) % R == 0);
+  int check_n = gs->n % X != 0, check_k = gemm_k_ragged(gs, R);
+  const dml_kidx_t *chunk = gemm_k_ceil(p, gs, R);
+  uint32_t acc = G->n, breg = acc + (uint32_t)R, sum = breg + 1;
+  int32_t iv = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *k = kadd(p, dml_ki_bin(p, DML_KI_MUL, ly, chunk), dml_ki_var(p, iv));
+  const dml_kidx_t *row0 = kmul(p, wy, R);
+  /* b = B[k, col]; acc_r += A[row0 + r, k] * b */
+  dml_kblock_t step = {0};
+  dml_kblock_add(&step, assign(s, DML_KS_SET, breg,
+                               dml_kv_load(p, buf_of(gs->b), b_index(s, gs, k, col))));
+  for (int64_t r = 0; r < R; r++) {
+    const dml_kidx_t *row = kaddc(p, row0, r);
+    const dml_kval_t *prod =
+        dml_kv_fn(p, DML_KF_MUL, dml_kv_load(p, buf_of(gs->a), a_index(s, gs, row, k)),
+                  dml_kv_reg(p, breg));
+    dml_kstmt_t *st =
+        assign(s, DML_KS_SET, acc + (uint32_t)r,
+               dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc + (uint32_t)r), prod));
+    dml_kblock_add(&step, check_m ? if_lt(s, row, M, st) : st);
+  }
+  dml_kstmt_t *loop =
+      for_loop(s, iv, chunk, check_k ? if_lt(s, k, Kk, step.first) : step.first);
+  dml_kblock_t body = {0};
+  for (int64_t r = 0; r < R; r++)
+    dml_kblock_add(&body,
+                   assign(s, DML_KS_LET, acc + (uint32_t)r, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, check_n ? if_lt(s, col, dml_ki_const(p, gs->n), loop) : loop);
+  /* tile0[(y * 8 + r) * 32 + x] = acc_r; row y = sum over the chunks */
+  for (int64_t r = 0; r < R; r++) {
+    dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
+    if (!st) return;
+    st->tile = 0;
+    st->idx = kadd(p, kmul(p, ly, R * X), kaddc(p, lx, r * X));
+    st->val = dml_kv_reg(p, acc + (uint32_t)r);
+    dml_kblock_add(&body, st);
+  }
+  dml_kblock_add(&body, dml_ks_new(p, DML_KS_BARRIER));
+  const dml_kval_t *part[GEMM_SPLIT];
+  for (int64_t j = 0; j < R; j++)
+    part[j] = dml_kv_tile(p, 0, kadd(p, kmul(p, ly, X), kaddc(p, lx, j * R * X)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, sum, sum_tree(p, part, R)));
+  int counted = 0;
+  gemm_epilogue(s, K, G, gs, &body, dml_kv_reg(p, sum), kadd(p, row0, ly), col, check_m,
+                check_n, &counted);
+  K->body = body.first;
+  K->n_regs = sum + 1;
 }
 
 /* Records K's product and an epilogue at (GID_Y, GID_X) reading register
@@ -1046,8 +1243,11 @@ static void attach_gemm(sched_t *s, dml_kernel_t *K, const group_t *G,
   dml_klin_t flops = K->flops, bytes = K->bytes;
   uint32_t n_regs = K->n_regs;
   K->n_regs = 0;
-  m->epilogue = gemm_epilogue(s, K, G, gs, dml_ki_var(p, DML_KVAR_GID_Y),
-                              dml_ki_var(p, DML_KVAR_GID_X), dml_kv_reg(p, G->n));
+  dml_kblock_t epi = {0};
+  int counted = 0;
+  gemm_epilogue(s, K, G, gs, &epi, dml_kv_reg(p, G->n), dml_ki_var(p, DML_KVAR_GID_Y),
+                dml_ki_var(p, DML_KVAR_GID_X), 1, 1, &counted);
+  m->epilogue = epi.first;
   m->acc_reg = G->n;
   m->n_regs = (K->n_regs > G->n ? K->n_regs : G->n) + 1;
   K->flops = flops;
@@ -1065,85 +1265,244 @@ static void attach_gemm(sched_t *s, dml_kernel_t *K, const group_t *G,
   K->gemm = m;
 }
 
-/* Tiled GEMM: a TSxTS workgroup computes a TSxTS block of C, staging
- * TSxTS tiles of A and B in shared memory (two barriers per K step). */
-static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs) {
+/* The small-M form of a transposed B (B is [N, K], rows contiguous in K):
+ * a workgroup of 32 x 8 invocations covers 8 columns and 8 rows; the 32
+ * invocations of a column (x) take every 32nd K index, so a warp reads 32
+ * adjacent floats of B's row (and of A's rows when A is not transposed);
+ * the 32 partial sums of (row, column) meet in a shared tile (rows padded to
+ * 33 floats) and invocation (x < 8, y) adds them for row x, column y. */
+static void emit_gemm_small_tb(sched_t *s, dml_kernel_t *K, const group_t *G,
+                               const gemm_shape_t *gs) {
   dml_kpool_t *p = s->pool;
+  const int64_t R = GEMM_SPLIT, L = 32, C = 8, S = L + 1;
+  K->local[0] = (uint32_t)L;
+  K->local[1] = (uint32_t)C;
+  K->items[0] = (dml_klin_t){gs->n * (L / C), -1, 0}; /* ceil(N / 8) workgroups */
+  K->items[1] = gs->m;                                /* ceil(M / 8) workgroups */
+  K->n_tiles = 1;
+  K->tile_elems[0] = (uint32_t)(C * R * S);
+  const dml_kidx_t *lx = dml_ki_var(p, DML_KVAR_LID_X),
+                   *ly = dml_ki_var(p, DML_KVAR_LID_Y);
+  const dml_kidx_t *col = kadd(p, kmul(p, dml_ki_var(p, DML_KVAR_WG_X), C), ly);
+  const dml_kidx_t *row0 = kmul(p, dml_ki_var(p, DML_KVAR_WG_Y), R);
+  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *Kk = gemm_k(p, gs);
+  int check_m = !(gs->m.sym < 0 && (gs->m.c + gs->m.c0) % R == 0);
+  int check_n = gs->n % C != 0, check_k = gemm_k_ragged(gs, L);
+  uint32_t acc = G->n, breg = acc + (uint32_t)R, sum = breg + 1;
+  int32_t iv = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *k = kadd(p, kmul(p, dml_ki_var(p, iv), L), lx);
+  dml_kblock_t step = {0};
+  dml_kblock_add(&step, assign(s, DML_KS_SET, breg,
+                               dml_kv_load(p, buf_of(gs->b), b_index(s, gs, k, col))));
+  for (int64_t r = 0; r < R; r++) {
+    const dml_kidx_t *row = kaddc(p, row0, r);
+    const dml_kval_t *prod =
+        dml_kv_fn(p, DML_KF_MUL, dml_kv_load(p, buf_of(gs->a), a_index(s, gs, row, k)),
+                  dml_kv_reg(p, breg));
+    dml_kstmt_t *st =
+        assign(s, DML_KS_SET, acc + (uint32_t)r,
+               dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc + (uint32_t)r), prod));
+    dml_kblock_add(&step, check_m ? if_lt(s, row, M, st) : st);
+  }
+  dml_kstmt_t *loop = for_loop(s, iv, gemm_k_ceil(p, gs, L),
+                               check_k ? if_lt(s, k, Kk, step.first) : step.first);
+  dml_kblock_t body = {0};
+  for (int64_t r = 0; r < R; r++)
+    dml_kblock_add(&body,
+                   assign(s, DML_KS_LET, acc + (uint32_t)r, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, check_n ? if_lt(s, col, dml_ki_const(p, gs->n), loop) : loop);
+  /* tile0[(y * 8 + r) * 33 + x] = acc_r */
+  for (int64_t r = 0; r < R; r++) {
+    dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
+    if (!st) return;
+    st->tile = 0;
+    st->idx = kadd(p, kmul(p, ly, R * S), kaddc(p, lx, r * S));
+    st->val = dml_kv_reg(p, acc + (uint32_t)r);
+    dml_kblock_add(&body, st);
+  }
+  dml_kblock_add(&body, dml_ks_new(p, DML_KS_BARRIER));
+  /* invocation (x < 8, y): row x, column y */
+  const dml_kidx_t *base = kadd(p, kmul(p, ly, R * S), kmul(p, lx, S));
+  const dml_kval_t *part[32];
+  for (int64_t j = 0; j < L; j++) part[j] = dml_kv_tile(p, 0, kaddc(p, base, j));
+  dml_kblock_t fin = {0};
+  dml_kblock_add(&fin, assign(s, DML_KS_LET, sum, sum_tree(p, part, L)));
+  int counted = 0;
+  gemm_epilogue(s, K, G, gs, &fin, dml_kv_reg(p, sum), kadd(p, row0, lx), col, check_m,
+                check_n, &counted);
+  dml_kblock_add(&body, if_lt(s, lx, dml_ki_const(p, R), fin.first));
+  K->body = body.first;
+  K->n_regs = sum + 1;
+}
+
+/* Row (or column) of micro-tile entry i within the block: two groups of 4
+ * adjacent entries, 4 * (lanes) apart. */
+static const dml_kidx_t *micro_off(dml_kpool_t *p, const dml_kidx_t *t4, int64_t i,
+                                   int64_t lanes, int64_t plus) {
+  return kaddc(p, t4, (i / 4) * 4 * lanes + i % 4 + plus);
+}
+
+/* The register-blocked form with configuration `c` (see above). */
+static void emit_gemm_tiled(sched_t *s, dml_kernel_t *K, const group_t *G,
+                            const gemm_shape_t *gs, const gemm_cfg_t *c) {
+  dml_kpool_t *p = s->pool;
+  const int64_t BM = c->bm, BN = c->bn, TM = c->tm, TN = c->tn, BK = c->bk,
+                T = c->threads;
+  const int64_t RG = BM / TM, CG = BN / TN, SA = BM + 4, SB = BN + 4;
+  const int64_t QA = BM * BK / T, QB = BN * BK / T;
+  const dml_kidx_t *steps = gemm_k_ceil(p, gs, BK);
+  K->local[0] = (uint32_t)T;
+  if (gs->m.sym >= 0) {
+    K->items[0] = gs->m; /* BM == T: ceil(M / BM) workgroups */
+  } else {
+    K->items[0] = (dml_klin_t){((gs->m.c + gs->m.c0 + BM - 1) / BM) * T, -1, 0};
+  }
+  K->items[1] = (dml_klin_t){(gs->n + BN - 1) / BN, -1, 0};
+  K->n_tiles = 2;
+  K->tile_elems[0] = (uint32_t)(BK * SA);
+  K->tile_elems[1] = (uint32_t)(BK * SB);
+  int check_m = !(gs->m.sym < 0 && (gs->m.c + gs->m.c0) % BM == 0);
+  int check_n = gs->n % BN != 0, check_k = gemm_k_ragged(gs, BK);
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X);
+  const dml_kidx_t *row0 = kmul(p, dml_ki_var(p, DML_KVAR_WG_X), BM),
+                   *col0 = kmul(p, dml_ki_var(p, DML_KVAR_WG_Y), BN);
+  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *N = dml_ki_const(p, gs->n),
+                   *Kk = gemm_k(p, gs);
+  const dml_kidx_t *tx4 = kmul(p, dml_ki_bin(p, DML_KI_MOD, lid, dml_ki_const(p, CG)), 4),
+                   *ty4 = kmul(p, dml_ki_bin(p, DML_KI_DIV, lid, dml_ki_const(p, CG)), 4);
+  /* registers: the group's values, then acc[TM*TN], a[TM], b[TN], the
+   * prefetched A[QA] and B[QB] */
+  const uint32_t acc = G->n, ra = acc + (uint32_t)(TM * TN), rb = ra + (uint32_t)TM,
+                 pa = rb + (uint32_t)TN, pb = pa + (uint32_t)QA;
+  int32_t tvar = DML_KVAR_FIRST_LOOP;
+  /* Staging element q of this invocation: flat e = lid + T * q of a tile
+   * whose fast dim has `inner` entries -> (inner index, outer index). */
+#define GEMM_SPLIT_IDX(inner, q, out_in, out_out)                                \
+  do {                                                                           \
+    if (T % (inner) == 0) {                                                      \
+      out_in = dml_ki_bin(p, DML_KI_MOD, lid, dml_ki_const(p, inner));           \
+      out_out = kaddc(p, dml_ki_bin(p, DML_KI_DIV, lid, dml_ki_const(p, inner)), \
+                      (q) * (T / (inner)));                                      \
+    } else {                                                                     \
+      out_in = kaddc(p, lid, ((q) % ((inner) / T)) * T);                         \
+      out_out = dml_ki_const(p, (q) / ((inner) / T));                            \
+    }                                                                            \
+  } while (0)
+  /* prefetch of the step starting at K index kb: registers pa, pb */
+  dml_kblock_t pre[2] = {{0}, {0}};
+  const dml_kidx_t *kbase[2] = {dml_ki_const(p, 0),
+                                kmul(p, kaddc(p, dml_ki_var(p, tvar), 1), BK)};
+  dml_kblock_t store = {0};
+  for (int w = 0; w < 2; w++) {
+    for (int64_t q = 0; q < QA; q++) {
+      const dml_kidx_t *m, *kk;
+      if (gs->ta)
+        GEMM_SPLIT_IDX(BM, q, m, kk);
+      else
+        GEMM_SPLIT_IDX(BK, q, kk, m);
+      const dml_kidx_t *mg = kadd(p, row0, m), *kg = kadd(p, kbase[w], kk);
+      guarded_load(s, &pre[w], pa + (uint32_t)q,
+                   dml_kv_load(p, buf_of(gs->a), a_index(s, gs, mg, kg)),
+                   check_m ? mg : NULL, M, check_k ? kg : NULL, Kk);
+      if (w == 0) {
+        dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
+        if (!st) return;
+        st->tile = 0;
+        st->idx = kadd(p, kmul(p, kk, SA), m);
+        st->val = dml_kv_reg(p, pa + (uint32_t)q);
+        dml_kblock_add(&store, st);
+      }
+    }
+    for (int64_t q = 0; q < QB; q++) {
+      const dml_kidx_t *n, *kk;
+      if (gs->tb)
+        GEMM_SPLIT_IDX(BK, q, kk, n);
+      else
+        GEMM_SPLIT_IDX(BN, q, n, kk);
+      const dml_kidx_t *ng = kadd(p, col0, n), *kg = kadd(p, kbase[w], kk);
+      guarded_load(s, &pre[w], pb + (uint32_t)q,
+                   dml_kv_load(p, buf_of(gs->b), b_index(s, gs, kg, ng)),
+                   check_k ? kg : NULL, Kk, check_n ? ng : NULL, N);
+      if (w == 0) {
+        dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
+        if (!st) return;
+        st->tile = 1;
+        st->idx = kadd(p, kmul(p, kk, SB), n);
+        st->val = dml_kv_reg(p, pb + (uint32_t)q);
+        dml_kblock_add(&store, st);
+      }
+    }
+  }
+#undef GEMM_SPLIT_IDX
+  /* one K step: stage, barrier, prefetch the next, multiply, barrier */
+  dml_kblock_t step = store;
+  dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
+  if (gs->ksym >= 0 || gs->k > BK)
+    dml_kblock_add(&step,
+                   if_lt(s, kaddc(p, dml_ki_var(p, tvar), 1), steps, pre[1].first));
+  for (int64_t kk = 0; kk < BK; kk++) {
+    for (int64_t i = 0; i < TM; i++)
+      dml_kblock_add(&step, assign(s, DML_KS_SET, ra + (uint32_t)i,
+                                   dml_kv_tile(p, 0, micro_off(p, ty4, i, RG, kk * SA))));
+    for (int64_t j = 0; j < TN; j++)
+      dml_kblock_add(&step, assign(s, DML_KS_SET, rb + (uint32_t)j,
+                                   dml_kv_tile(p, 1, micro_off(p, tx4, j, CG, kk * SB))));
+    for (int64_t i = 0; i < TM; i++)
+      for (int64_t j = 0; j < TN; j++) {
+        uint32_t r = acc + (uint32_t)(i * TN + j);
+        dml_kblock_add(
+            &step,
+            assign(s, DML_KS_SET, r,
+                   dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, r),
+                             dml_kv_fn(p, DML_KF_MUL, dml_kv_reg(p, ra + (uint32_t)i),
+                                       dml_kv_reg(p, rb + (uint32_t)j)))));
+      }
+  }
+  dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
+  dml_kblock_t body = {0};
+  for (int64_t i = 0; i < TM * TN; i++)
+    dml_kblock_add(&body,
+                   assign(s, DML_KS_LET, acc + (uint32_t)i, dml_kv_const(p, 0.0f)));
+  block_append(&body, &pre[0]);
+  dml_kblock_add(&body, for_loop(s, tvar, steps, step.first));
+  int counted = 0;
+  for (int64_t i = 0; i < TM; i++)
+    for (int64_t j = 0; j < TN; j++)
+      gemm_epilogue(s, K, G, gs, &body, dml_kv_reg(p, acc + (uint32_t)(i * TN + j)),
+                    kadd(p, row0, micro_off(p, ty4, i, RG, 0)),
+                    kadd(p, col0, micro_off(p, tx4, j, CG, 0)), check_m, check_n,
+                    &counted);
+  K->body = body.first;
+  K->n_regs = pb + (uint32_t)QB;
+}
+
+static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs) {
   dml_kernel_t *K = new_kernel(s, DML_KK_GEMM);
   if (!K) return;
   set_nodes(s, K, G);
-  K->local[0] = TS;
-  K->local[1] = TS;
-  K->items[0] = (dml_klin_t){gs->n, -1, 0};
-  K->items[1] = gs->m;
-  K->n_tiles = 2;
-  K->tile_elems[0] = K->tile_elems[1] = TS * TS;
-  const dml_kidx_t *col = dml_ki_var(p, DML_KVAR_GID_X),
-                   *row = dml_ki_var(p, DML_KVAR_GID_Y);
-  const dml_kidx_t *lx = dml_ki_var(p, DML_KVAR_LID_X),
-                   *ly = dml_ki_var(p, DML_KVAR_LID_Y);
-  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *N = dml_ki_const(p, gs->n),
-                   *Kk = dml_ki_lin(p, (dml_klin_t){gs->k, gs->ksym, 0}),
-                   *ts = dml_ki_const(p, TS);
-  int32_t t = DML_KVAR_FIRST_LOOP, kk = DML_KVAR_FIRST_LOOP + 1;
-  const dml_kidx_t *tv = dml_ki_var(p, t), *kv = dml_ki_var(p, kk);
-  const dml_kidx_t *tile_idx =
-      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ly, ts), lx);
-  /* A element (row, t*TS + lx), B element (t*TS + ly, col) */
-  const dml_kidx_t *ka = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, tv, ts), lx);
-  const dml_kidx_t *kb = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, tv, ts), ly);
-  const dml_kidx_t *ia =
-      gs->ta ? dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ka, M), row)
-             : dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, row, Kk), ka);
-  const dml_kidx_t *ib =
-      gs->tb ? dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, col, Kk), kb)
-             : dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, kb, N), col);
-  dml_kblock_t step = {0};
-  dml_kstmt_t *z0 = dml_ks_new(p, DML_KS_TILE_STORE),
-              *z1 = dml_ks_new(p, DML_KS_TILE_STORE);
-  dml_kstmt_t *l0 = dml_ks_new(p, DML_KS_TILE_STORE),
-              *l1 = dml_ks_new(p, DML_KS_TILE_STORE);
-  if (!z0 || !z1 || !l0 || !l1) return;
-  z0->tile = 0, z0->idx = tile_idx, z0->val = dml_kv_const(p, 0.0f);
-  z1->tile = 1, z1->idx = tile_idx, z1->val = dml_kv_const(p, 0.0f);
-  l0->tile = 0, l0->idx = tile_idx;
-  l0->val = dml_kv_load(p, buf_of(gs->a), at(s, gs->a, ia));
-  l1->tile = 1, l1->idx = tile_idx;
-  l1->val = dml_kv_load(p, buf_of(gs->b), at(s, gs->b, ib));
-  dml_kblock_add(&step, z0);
-  dml_kblock_add(&step, if_lt(s, row, M, if_lt(s, ka, Kk, l0)));
-  dml_kblock_add(&step, z1);
-  dml_kblock_add(&step, if_lt(s, kb, Kk, if_lt(s, col, N, l1)));
-  dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
-  /* acc += tile0[ly*TS + kk] * tile1[kk*TS + lx] */
-  const dml_kval_t *prod = dml_kv_fn(
-      p, DML_KF_MUL,
-      dml_kv_tile(p, 0, dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ly, ts), kv)),
-      dml_kv_tile(p, 1,
-                  dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, kv, ts), lx)));
-  uint32_t acc = G->n; /* registers 0..n-1 are the group's values */
-  dml_kblock_add(&step,
-                 for_loop(s, kk, ts,
-                          assign(s, DML_KS_SET, acc,
-                                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc), prod))));
-  dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
-  dml_kblock_t body = {0};
-  dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(
-      &body,
-      for_loop(
-          s, t,
-          gs->ksym < 0
-              ? dml_ki_const(p, (gs->k + TS - 1) / TS)
-              : dml_ki_bin(p, DML_KI_DIV,
-                           dml_ki_bin(p, DML_KI_ADD, Kk, dml_ki_const(p, TS - 1)), ts),
-          step.first));
-  dml_kblock_add(&body, gemm_epilogue(s, K, G, gs, row, col, dml_kv_reg(p, acc)));
-  K->body = body.first;
-  K->n_regs = acc + 1;
+  int64_t mmax = lin_max(s, gs->m);
+  if (mmax <= GEMM_SMALL_M) {
+    if (gs->tb)
+      emit_gemm_small_tb(s, K, G, gs);
+    else
+      emit_gemm_small(s, K, G, gs);
+  } else {
+    gemm_cfg_t c;
+    if (gs->m.sym >= 0) {
+      /* BM == threads: 256 x 64 for large bounds, else 64 x 64 */
+      c = mmax >= 1024 ? (gemm_cfg_t){256, 64, 8, 8, 8, 256}
+                       : (gemm_cfg_t){64, 64, 8, 8, 8, 64};
+    } else {
+      int64_t blocks = ((mmax + 127) / 128) * ((gs->n + 127) / 128);
+      c = blocks >= 128 ? (gemm_cfg_t){128, 128, 8, 8, 8, 256}
+                        : (gemm_cfg_t){64, 64, 4, 4, 8, 256};
+    }
+    emit_gemm_tiled(s, K, G, gs, &c);
+  }
   dml_klin_t fl = gs->m;
   if (gs->ksym >= 0) fl.sym = gs->ksym; /* M is static then */
   fl.c *= 2 * gs->n * gs->k;
+  fl.c0 *= 2 * gs->n * gs->k;
   lin_add(&K->flops, fl, 1);
   dml_klin_t ab = gs->m;
   if (gs->ksym >= 0) ab.sym = gs->ksym;

@@ -248,8 +248,9 @@ static inline int gpu_test_skip(dml_status_t s, const char *what) {
   return 77;
 }
 
-/* Called once per kernel form with a label, the IR text (symbol batch <= 16)
- * and the number of kernels the scheduler makes of it. */
+/* Called once per kernel form with a label, the IR text (symbol batch with
+ * a bound of at least 16) and the number of kernels the scheduler makes of
+ * it. */
 typedef void (*gpu_test_form_fn)(const char *what, const char *text,
                                  uint32_t want_kernels);
 
@@ -438,6 +439,102 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        4);
 }
 
+/* The GEMM kernel's forms (codegen/schedule.c), appended to
+ * gpu_test_kernel_forms: the small-M K-split (K and N off its chunk and
+ * column multiples, transB, beta, a static M), the 64x64 and 128x128
+ * register-blocked tiles of a static M (transA/transB, alpha/beta, biases
+ * broadcast along either dim, M, N and K off the tile multiples with a
+ * residual/Relu/Mul epilogue, and on them: no bounds checks), and the
+ * 256x64 and 64x64 tiles of a symbolic M (M = 37 or 9 times the batch, a
+ * transposed A with M = batch), and the tiles of a static M with a symbolic
+ * K. Bounds up to 64. */
+static inline void gpu_test_gemm_forms(gpu_test_form_fn each) {
+  size_t cap = 200000;
+  char *text = (char *)malloc(cap);
+  CHECK(text != NULL);
+  if (!text) return;
+  char *w = gpu_test_dense(100 * 70, 0.5, -0.5), *b = gpu_test_dense(70, 1.0, -1.0);
+  snprintf(text, cap,
+           "sym batch <= 64\n"
+           "global @w : f32[100,70] = %s\n"
+           "global @b : f32[70] = %s\n"
+           "func @forward(%%x: f32[batch,100], %%wt: f32[70,100], %%s: f32[5,19], "
+           "%%t: f32[19,40]) -> (f32[batch,70], f32[batch,70], f32[5,40]) {\n"
+           "  %%g = Gemm(%%x, @w, @b) : f32[batch,70]\n"
+           "  %%r = Relu(%%g) : f32[batch,70]\n"
+           "  %%h = Gemm(%%x, %%wt, @b) {transB = 1, beta = 0.5} : f32[batch,70]\n"
+           "  %%e = Exp(%%h) : f32[batch,70]\n"
+           "  %%q = MatMul(%%s, %%t) : f32[5,40]\n"
+           "  return %%r, %%e, %%q\n}\n",
+           w, b);
+  free(w), free(b);
+  each("gemm small M, K-split", text, 3);
+
+  char *c = gpu_test_dense(150, 1.0, -1.0), *v = gpu_test_dense(70, 1.0, -0.5);
+  snprintf(text, cap,
+           "global @c : f32[150,1] = %s\n"
+           "global @v : f32[70] = %s\n"
+           "func @forward(%%a: f32[37,150], %%b: f32[70,37], %%r: f32[150,70]) -> "
+           "(f32[150,70], f32[150,70]) {\n"
+           "  %%g = Gemm(%%a, %%b, @c) {transA = 1, transB = 1, alpha = 0.5, beta = 2.0} "
+           ": f32[150,70]\n"
+           "  %%s = Add(%%g, %%r) : f32[150,70]\n"
+           "  %%o = Relu(%%s) : f32[150,70]\n"
+           "  %%m = Mul(%%o, @v) : f32[150,70]\n"
+           "  return %%m, %%g\n}\n",
+           c, v);
+  free(c), free(v);
+  each("gemm 64x64 tiles, ^T, edges", text, 1);
+  each("gemm 128x128 tiles, edges",
+       "func @forward(%a: f32[1200,21], %b: f32[21,1700], %bias: f32[1700]) -> "
+       "(f32[1200,1700]) {\n"
+       "  %y = MatMul(%a, %b) : f32[1200,1700]\n"
+       "  %z = Add(%y, %bias) : f32[1200,1700]\n"
+       "  %t = Tanh(%z) : f32[1200,1700]\n"
+       "  return %t\n}\n",
+       1);
+  each("gemm 128x128 tiles, ^T, exact",
+       "func @forward(%a: f32[16,1024], %b: f32[2048,16], %c: f32[1024,2048]) -> "
+       "(f32[1024,2048]) {\n"
+       "  %g = Gemm(%a, %b, %c) {transA = 1, transB = 1, beta = -1.5} : "
+       "f32[1024,2048]\n"
+       "  return %g\n}\n",
+       1);
+  each("gemm 256x64 tiles, symbolic M",
+       "sym batch <= 64\n"
+       "func @forward(%x: f32[batch,37,20], %w: f32[20,72]) -> (f32[batch,37,72]) {\n"
+       "  %y = MatMul(%x, %w) : f32[batch,37,72]\n"
+       "  %s = Sigmoid(%y) : f32[batch,37,72]\n"
+       "  return %s\n}\n",
+       1);
+  char *w2 = gpu_test_dense(45 * 33, 0.5, -0.5), *b2 = gpu_test_dense(33, 1.0, -1.0);
+  snprintf(text, cap,
+           "sym batch <= 64\n"
+           "global @w : f32[45,33] = %s\n"
+           "global @b : f32[33] = %s\n"
+           "func @forward(%%x: f32[batch,9,45], %%z: f32[45,batch]) -> "
+           "(f32[batch,9,33], f32[batch,33]) {\n"
+           "  %%g = MatMul(%%x, @w) : f32[batch,9,33]\n"
+           "  %%r = Relu(%%g) : f32[batch,9,33]\n"
+           "  %%h = Gemm(%%z, @w, @b) {transA = 1, alpha = 2.0} : f32[batch,33]\n"
+           "  return %%r, %%h\n}\n",
+           w2, b2);
+  free(w2), free(b2);
+  each("gemm 64x64 tiles, symbolic M", text, 2);
+  free(text);
+  /* a static M above the small form's with a symbolic K (weight gradients
+   * dY^T X of a training package: K = batch, 3 * batch) */
+  each("gemm 64x64 tiles, symbolic K",
+       "sym batch <= 64\n"
+       "func @forward(%x: f32[batch,100], %dy: f32[batch,70], %a: f32[130,3*batch], "
+       "%c: f32[3*batch,40]) -> (f32[100,70], f32[130,40]) {\n"
+       "  %gw = Gemm(%x, %dy) {transA = 1, alpha = 0.5} : f32[100,70]\n"
+       "  %mm = MatMul(%a, %c) : f32[130,40]\n"
+       "  %r = Relu(%mm) : f32[130,40]\n"
+       "  return %gw, %r\n}\n",
+       2);
+}
+
 /* Every kernel form the scheduler emits, in this order (the weights are
  * drawn from gpu_test_frand as each form is made, so a caller drawing in
  * `each` sees the same values each run): the elementwise chain with
@@ -447,8 +544,8 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
  * on axis 1; Conv (groups, strides, dilations, pads, SAME_UPPER) with bias
  * and a BatchNormalization + Relu epilogue, MaxPool, AveragePool with and
  * without the pads counted, global pools; Gemm/MatMul with a symbolic K;
- * then gpu_test_typed_forms. A text that cannot be allocated is a failed
- * CHECK. */
+ * then gpu_test_typed_forms and the GEMM forms (gpu_test_gemm_forms). A
+ * text that cannot be allocated is a failed CHECK. */
 static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
   char text[16384];
   for (int u = 0; u <= (unrolled ? 1 : 0); u++) {
@@ -570,6 +667,7 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
        "  return %gw, %r, %mm\n}\n",
        3);
   gpu_test_typed_forms(each);
+  gpu_test_gemm_forms(each);
 }
 
 #endif /* DML_GPU_TEST_UTIL_H_ */

@@ -68,6 +68,8 @@ static const dml_cdialect_t k_cuda = {
     "dml_min(",
     "dml_abs(",
     "dml_sign(",
+    "((const float *)__builtin_assume_aligned(tile%u + ",
+    ", 16))[",
 };
 
 /* Added to the prelude of kernels with typed values (c_emit.h): integer
@@ -187,7 +189,8 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                       dml_cemit_view((dml_kbuf_t)buf, (dml_kdtype_t)t),
                       buf ? "const " : "", elem[t], buf ? "weights" : "arena");
   for (uint32_t t = 0; t < k->n_tiles; t++)
-    dml_sb_printf(&b, "  __shared__ float tile%u[%u];\n", t, k->tile_elems[t]);
+    dml_sb_printf(&b, "  __shared__ __attribute__((aligned(16))) float tile%u[%u];\n", t,
+                  k->tile_elems[t]);
   dml_cemit_regs(&b, &k_cuda, k);
   dml_cemit_stmts(&b, &k_cuda, k->body, 1);
   dml_sb_printf(&b, "}\n");

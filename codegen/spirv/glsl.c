@@ -36,6 +36,8 @@ static const dml_cdialect_t k_glsl = {
     "min(",
     "abs(",
     "sign(",
+    NULL,
+    NULL,
 };
 
 /* dml_idiv / dml_fmod / dml_imod of `t` (c_emit.h): truncating division,

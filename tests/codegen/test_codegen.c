@@ -162,6 +162,79 @@ static void test_schedule_assign(void) {
   free(bytes);
 }
 
+/* The printed plan of `text`'s forward (NULL when it does not schedule). */
+static char *plan_text(const char *text) {
+  size_t n = 0;
+  void *bytes = cg_package(text, NULL, &n);
+  if (!bytes) return NULL;
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = graph_of(bytes, n, &pkg);
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  dml_kplan_t *p = NULL;
+  char *out = NULL;
+  if (g) CHECK_OK(dml_kschedule(g, 0, ws ? ws->data : NULL, ws ? ws->size : 0, &p));
+  if (p) {
+    size_t tn = 0;
+    FILE *f = open_memstream(&out, &tn);
+    dml_kplan_print(p, g, f);
+    fclose(f);
+    dml_kplan_release(p);
+  }
+  dml_pkg_graph_release(g);
+  free(bytes);
+  return out;
+}
+
+/* The GEMM form the scheduler picks from M (its bound when symbolic), N and
+ * K: grid, workgroup and tiles of each (codegen/schedule.c). */
+static void test_gemm_forms(void) {
+  static const struct {
+    const char *text, *grid;
+    int checks_m, checks_k;
+  } cases[] = {
+      /* 4096^3: 128x128 tiles, 8x8 per invocation, no bounds checks */
+      {"func @forward(%a: f32[4096,4096], %b: f32[4096,4096]) -> (f32[4096,4096]) {\n"
+       "  %c = MatMul(%a, %b) : f32[4096,4096]\n  return %c\n}\n",
+       "items=(8192,32,1) local=(256,1,1) tile0=f32[1056] tile1=f32[1056]", 0, 0},
+      /* few 128-blocks: 64x64 tiles, 4x4 per invocation; M and K checked */
+      {"func @forward(%a: f32[150,37], %b: f32[37,70]) -> (f32[150,70]) {\n"
+       "  %c = MatMul(%a, %b) : f32[150,70]\n  return %c\n}\n",
+       "items=(768,2,1) local=(256,1,1) tile0=f32[544] tile1=f32[544]", 1, 1},
+      /* symbolic M with a large bound: 256x64 tiles, 256 rows per workgroup */
+      {"sym batch <= 4096\n"
+       "func @forward(%a: f32[batch,512], %b: f32[512,512]) -> (f32[batch,512]) {\n"
+       "  %c = MatMul(%a, %b) : f32[batch,512]\n  return %c\n}\n",
+       "items=(1*batch,8,1) local=(256,1,1) tile0=f32[2080] tile1=f32[544]", 1, 0},
+      /* a smaller bound: 64x64 tiles of 64 invocations */
+      {"sym batch <= 256\n"
+       "func @forward(%a: f32[batch,512], %b: f32[512,512]) -> (f32[batch,512]) {\n"
+       "  %c = MatMul(%a, %b) : f32[batch,512]\n  return %c\n}\n",
+       "items=(1*batch,8,1) local=(64,1,1) tile0=f32[544] tile1=f32[544]", 1, 0},
+      /* batch-1 inference: the K-split form, 8 rows x 32 columns */
+      {"sym batch <= 64\n"
+       "func @forward(%a: f32[batch,784], %b: f32[784,256]) -> (f32[batch,256]) {\n"
+       "  %c = MatMul(%a, %b) : f32[batch,256]\n  return %c\n}\n",
+       "items=(256,1*batch,1) local=(32,8,1) tile0=f32[2048]", 1, 0},
+      /* and with B transposed: 8 rows x 8 columns, 32 invocations over K */
+      {"sym batch <= 64\n"
+       "func @forward(%a: f32[batch,784], %b: f32[256,784]) -> (f32[batch,256]) {\n"
+       "  %c = Gemm(%a, %b) {transB = 1} : f32[batch,256]\n  return %c\n}\n",
+       "items=(1024,1*batch,1) local=(32,8,1) tile0=f32[2112]", 1, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *t = plan_text(cases[i].text);
+    CHECK(t != NULL);
+    if (!t) continue;
+    if (!strstr(t, cases[i].grid)) fprintf(stderr, "case %zu:\n%.600s\n", i, t);
+    CHECK(strstr(t, cases[i].grid) != NULL);
+    /* bounds checks only where a dim needs them */
+    CHECK((strstr(t, " < $batch {") != NULL || strstr(t, " < 150 {") != NULL) ==
+          cases[i].checks_m);
+    CHECK((strstr(t, " < 37 {") != NULL) == cases[i].checks_k);
+    free(t);
+  }
+}
+
 static void test_unsupported_ops_listed(void) {
   size_t n = 0;
   void *bytes = cg_package(
@@ -392,5 +465,6 @@ int main(void) {
   RUN(test_msl_golden);
   RUN(test_kpkg_untrusted);
   RUN(test_loader_checks_kernels);
+  RUN(test_gemm_forms);
   return dml_test_finish();
 }

@@ -51,41 +51,76 @@ k0_gemm(float *__restrict__ arena, const float *__restrict__ weights, dml_syms_t
   const unsigned lid_y = __nvvm_read_ptx_sreg_tid_y();
   const unsigned wg_x = __nvvm_read_ptx_sreg_ctaid_x();
   const unsigned wg_y = __nvvm_read_ptx_sreg_ctaid_y();
-  const unsigned gid_x = wg_x * 16u + lid_x;
-  const unsigned gid_y = wg_y * 16u + lid_y;
+  const unsigned gid_x = wg_x * 32u + lid_x;
+  const unsigned gid_y = wg_y * 8u + lid_y;
   (void)gid_x, (void)gid_y, (void)arena, (void)weights, (void)pc;
-  __shared__ float tile0[256];
-  __shared__ float tile1[256];
+  __shared__ __attribute__((aligned(16))) float tile0[2048];
   float r0 = 0.0f;
   float r1 = 0.0f;
   float r2 = 0.0f;
   float r3 = 0.0f;
+  float r4 = 0.0f;
+  float r5 = 0.0f;
+  float r6 = 0.0f;
+  float r7 = 0.0f;
+  float r8 = 0.0f;
+  float r9 = 0.0f;
+  float r10 = 0.0f;
+  float r11 = 0.0f;
+  float r12 = 0.0f;
   r3 = 0.0f;
-  for (unsigned i0 = 0u; i0 < 1u; i0 += 1u) {
-    tile0[((lid_y * 16u) + lid_x)] = 0.0f;
-    if (gid_y < pc.sym[0]) {
-      if (((i0 * 16u) + lid_x) < 8u) {
-        tile0[((lid_y * 16u) + lid_x)] = arena[((gid_y * 8u) + ((i0 * 16u) + lid_x))];
+  r4 = 0.0f;
+  r5 = 0.0f;
+  r6 = 0.0f;
+  r7 = 0.0f;
+  r8 = 0.0f;
+  r9 = 0.0f;
+  r10 = 0.0f;
+  if (gid_x < 6u) {
+    for (unsigned i0 = 0u; i0 < 1u; i0 += 1u) {
+      r11 = weights[(((lid_y + i0) * 6u) + gid_x)];
+      if ((wg_y * 8u) < pc.sym[0]) {
+        r3 = (r3 + (arena[(((wg_y * 8u) * 8u) + (lid_y + i0))] * r11));
+      }
+      if (((wg_y * 8u) + 1u) < pc.sym[0]) {
+        r4 = (r4 + (arena[((((wg_y * 8u) + 1u) * 8u) + (lid_y + i0))] * r11));
+      }
+      if (((wg_y * 8u) + 2u) < pc.sym[0]) {
+        r5 = (r5 + (arena[((((wg_y * 8u) + 2u) * 8u) + (lid_y + i0))] * r11));
+      }
+      if (((wg_y * 8u) + 3u) < pc.sym[0]) {
+        r6 = (r6 + (arena[((((wg_y * 8u) + 3u) * 8u) + (lid_y + i0))] * r11));
+      }
+      if (((wg_y * 8u) + 4u) < pc.sym[0]) {
+        r7 = (r7 + (arena[((((wg_y * 8u) + 4u) * 8u) + (lid_y + i0))] * r11));
+      }
+      if (((wg_y * 8u) + 5u) < pc.sym[0]) {
+        r8 = (r8 + (arena[((((wg_y * 8u) + 5u) * 8u) + (lid_y + i0))] * r11));
+      }
+      if (((wg_y * 8u) + 6u) < pc.sym[0]) {
+        r9 = (r9 + (arena[((((wg_y * 8u) + 6u) * 8u) + (lid_y + i0))] * r11));
+      }
+      if (((wg_y * 8u) + 7u) < pc.sym[0]) {
+        r10 = (r10 + (arena[((((wg_y * 8u) + 7u) * 8u) + (lid_y + i0))] * r11));
       }
     }
-    tile1[((lid_y * 16u) + lid_x)] = 0.0f;
-    if (((i0 * 16u) + lid_y) < 8u) {
-      if (gid_x < 6u) {
-        tile1[((lid_y * 16u) + lid_x)] = weights[((((i0 * 16u) + lid_y) * 6u) + gid_x)];
-      }
-    }
-    __syncthreads();
-    for (unsigned i1 = 0u; i1 < 16u; i1 += 1u) {
-      r3 = (r3 + (tile0[((lid_y * 16u) + i1)] * tile1[((i1 * 16u) + lid_x)]));
-    }
-    __syncthreads();
   }
-  if (gid_y < pc.sym[0]) {
+  tile0[((lid_y * 256u) + lid_x)] = r3;
+  tile0[((lid_y * 256u) + (lid_x + 32u))] = r4;
+  tile0[((lid_y * 256u) + (lid_x + 64u))] = r5;
+  tile0[((lid_y * 256u) + (lid_x + 96u))] = r6;
+  tile0[((lid_y * 256u) + (lid_x + 128u))] = r7;
+  tile0[((lid_y * 256u) + (lid_x + 160u))] = r8;
+  tile0[((lid_y * 256u) + (lid_x + 192u))] = r9;
+  tile0[((lid_y * 256u) + (lid_x + 224u))] = r10;
+  __syncthreads();
+  r12 = (((tile0[((lid_y * 32u) + lid_x)] + tile0[((lid_y * 32u) + (lid_x + 256u))]) + (tile0[((lid_y * 32u) + (lid_x + 512u))] + tile0[((lid_y * 32u) + (lid_x + 768u))])) + ((tile0[((lid_y * 32u) + (lid_x + 1024u))] + tile0[((lid_y * 32u) + (lid_x + 1280u))]) + (tile0[((lid_y * 32u) + (lid_x + 1536u))] + tile0[((lid_y * 32u) + (lid_x + 1792u))])));
+  if (((wg_y * 8u) + lid_y) < pc.sym[0]) {
     if (gid_x < 6u) {
-      r0 = (r3 + weights[(48u + gid_x)]);
+      r0 = (r12 + weights[(48u + gid_x)]);
       r1 = __builtin_fmaxf(0.0f, r0);
       r2 = dml_tanh(r1);
-      arena[(128u + ((gid_y * 6u) + gid_x))] = r2;
+      arena[(128u + ((((wg_y * 8u) + lid_y) * 6u) + gid_x))] = r2;
     }
   }
 }
