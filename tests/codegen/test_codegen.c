@@ -69,7 +69,7 @@ static void test_schedule_groups(void) {
     FILE *f = open_memstream(&text, &tn);
     dml_kplan_print(p, g, f);
     fclose(f);
-    CHECK(strstr(text, "kernel k0_gemm (gemm) items=(6,1*batch,1) local=(16,16,1)") !=
+    CHECK(strstr(text, "kernel k0_gemm (gemm) items=(6,1*batch,1) local=(32,8,1)") !=
           NULL);
     CHECK(strstr(text, "nodes: 0:Gemm 1:Relu 2:Mul 3:Tanh") != NULL);
     CHECK(strstr(text, "barrier") != NULL);
