@@ -41,8 +41,15 @@ static void e_var(dml_sb_t *b, const dml_cdialect_t *d, int32_t v) {
     dml_sb_printf(b, "i%d", (int)(v - DML_KVAR_FIRST_LOOP));
 }
 
+static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v);
+
 static void e_idx(dml_sb_t *b, const dml_cdialect_t *d, const dml_kidx_t *e) {
   switch (e->kind) {
+    case DML_KI_VAL: /* uint(v) / ((unsigned)(v)) */
+      dml_sb_printf(b, d->ctor_casts ? "%s(" : "((%s)(", d->uint_type);
+      e_val(b, d, e->val);
+      dml_sb_printf(b, d->ctor_casts ? ")" : "))");
+      return;
     case DML_KI_CONST: dml_sb_printf(b, "%lluu", (unsigned long long)e->c); return;
     case DML_KI_VAR: e_var(b, d, e->var); return;
     case DML_KI_SYM:
@@ -104,8 +111,6 @@ static void e_const(dml_sb_t *b, const dml_cdialect_t *d, dml_kdtype_t t, int64_
       return;
   }
 }
-
-static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v);
 
 static void e_cast_open(dml_sb_t *b, const dml_cdialect_t *d, dml_kdtype_t t) {
   if (d->ctor_casts)

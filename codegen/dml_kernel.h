@@ -8,7 +8,7 @@
  *   - index expressions (dml_kidx_t): 64-bit-free unsigned integer trees over
  *     constants, the invocation's ids, loop variables and the run-time
  *     values of the package's symbols (e.g. `batch`, a push constant on
- *     Vulkan);
+ *     Vulkan), and integer values used as indices (Gather's indices);
  *   - typed values (dml_kval_t, each with a dml_kdtype_t: f32, i64, i32,
  *     bool, u8 or i8): loads from the arena or the weights (element indices of the
  *     value's dtype), loads from a workgroup-shared tile (f32), registers,
@@ -69,6 +69,9 @@ typedef enum dml_kidx_kind {
   DML_KI_DIV,       /* a / b (unsigned, truncating) */
   DML_KI_MOD,       /* a % b */
   DML_KI_SUB,       /* a - b (only where a >= b is guaranteed by a bounds check) */
+  DML_KI_VAL,       /* integer value `val` (i64/i32) as an unsigned index: a data-driven
+                       index (Gather); a negative value wraps to a huge one, so the
+                       scheduler bounds-checks it before any access */
 } dml_kidx_kind_t;
 
 typedef struct dml_kidx {
@@ -76,6 +79,7 @@ typedef struct dml_kidx {
   int64_t c;   /* CONST: value (0 .. 2^32-1: indices are 32-bit on devices) */
   int32_t var; /* VAR: variable; SYM: symbol index */
   const struct dml_kidx *a, *b;
+  const struct dml_kval *val; /* VAL */
 } dml_kidx_t;
 
 /* ---- typed values ---- */
@@ -222,6 +226,8 @@ typedef enum dml_kernel_kind {
   DML_KK_SOFTMAX = 4,     /* Softmax / LogSoftmax along one axis */
   DML_KK_CONV = 5,        /* 2-D Conv with its elementwise epilogue */
   DML_KK_POOL = 6,        /* 2-D MaxPool / AveragePool */
+  DML_KK_MOVE = 7,        /* data movement: an index map (Transpose, Concat, ...) */
+  DML_KK_NORM = 8,        /* LayerNormalization / InstanceNormalization per row */
 } dml_kernel_kind_t;
 
 const char *dml_kernel_kind_name(dml_kernel_kind_t k);

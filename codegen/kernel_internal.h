@@ -21,6 +21,8 @@ void dml_kpool_free(dml_kpool_t *p);
 const dml_kidx_t *dml_ki_const(dml_kpool_t *p, int64_t c);
 const dml_kidx_t *dml_ki_var(dml_kpool_t *p, int32_t var);
 const dml_kidx_t *dml_ki_sym(dml_kpool_t *p, int32_t sym);
+/* Integer kernel value v (i64 or i32) as an index (DML_KI_VAL). */
+const dml_kidx_t *dml_ki_val(dml_kpool_t *p, const struct dml_kval *v);
 const dml_kidx_t *dml_ki_bin(dml_kpool_t *p, dml_kidx_kind_t k, const dml_kidx_t *a,
                              const dml_kidx_t *b);
 /* c * sym (or c when sym < 0) as an index expression. */
@@ -50,6 +52,24 @@ const dml_kval_t *dml_kv_cast(dml_kpool_t *p, dml_kdtype_t t, const dml_kval_t *
 /* cond ? a : b (cond bool, a and b of one dtype). */
 const dml_kval_t *dml_kv_select(dml_kpool_t *p, const dml_kval_t *cond,
                                 const dml_kval_t *a, const dml_kval_t *b);
+/* Scalar functions composed from the primitive ones (kernel_math.c); NULL
+ * operands propagate NULL. */
+/* 1 for x > 0, else 0 (x finite). */
+const dml_kval_t *dml_kv_step(dml_kpool_t *p, const dml_kval_t *x);
+/* -1, 0 or 1 (ONNX Sign). */
+const dml_kval_t *dml_kv_sign(dml_kpool_t *p, const dml_kval_t *x);
+/* c > 0 ? a : b, for finite a and b. */
+const dml_kval_t *dml_kv_select_pos(dml_kpool_t *p, const dml_kval_t *c,
+                                    const dml_kval_t *a, const dml_kval_t *b);
+/* erf(x): Abramowitz & Stegun 7.1.26, absolute error < 1.5e-7. */
+const dml_kval_t *dml_kv_erf(dml_kpool_t *p, const dml_kval_t *x);
+/* atan(x): minimax polynomial with reciprocal range reduction, absolute
+ * error < 2e-6. */
+const dml_kval_t *dml_kv_atan(dml_kpool_t *p, const dml_kval_t *x);
+/* asin(x) = atan(x / sqrt(1 - x^2)) (NaN outside [-1, 1]). */
+const dml_kval_t *dml_kv_asin(dml_kpool_t *p, const dml_kval_t *x);
+/* Round half to even (ONNX Round) for finite x. */
+const dml_kval_t *dml_kv_round_even(dml_kpool_t *p, const dml_kval_t *x);
 
 /* A statement list under construction. */
 typedef struct dml_kblock {

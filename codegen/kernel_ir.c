@@ -66,6 +66,13 @@ const dml_kidx_t *dml_ki_sym(dml_kpool_t *p, int32_t sym) {
   return e;
 }
 
+const dml_kidx_t *dml_ki_val(dml_kpool_t *p, const struct dml_kval *v) {
+  if (!v) return NULL;
+  dml_kidx_t *e = ki_new(p, DML_KI_VAL);
+  if (e) e->val = v;
+  return e;
+}
+
 static int is_const(const dml_kidx_t *e, int64_t c) {
   return e->kind == DML_KI_CONST && e->c == c;
 }
@@ -355,8 +362,19 @@ int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out) {
   }
 }
 
+static void views_val(const dml_kval_t *v, uint32_t *m);
+
+/* Loads inside data-driven indices (DML_KI_VAL) count too. */
+static void views_idx(const dml_kidx_t *e, uint32_t *m) {
+  if (!e) return;
+  if (e->kind == DML_KI_VAL) views_val(e->val, m);
+  views_idx(e->a, m);
+  views_idx(e->b, m);
+}
+
 static void views_val(const dml_kval_t *v, uint32_t *m) {
   if (!v) return;
+  views_idx(v->idx, m);
   if (v->dtype != DML_KT_F32) *m |= DML_KVIEW_TYPED;
   if (v->dtype == DML_KT_I64) *m |= DML_KVIEW_I64;
   /* u8 shares bool's byte view */
@@ -374,6 +392,10 @@ static void views_val(const dml_kval_t *v, uint32_t *m) {
 static void views_stmts(const dml_kstmt_t *s, uint32_t *m) {
   for (; s; s = s->next) {
     views_val(s->val, m);
+    views_idx(s->idx, m);
+    views_idx(s->lhs, m);
+    views_idx(s->lo, m);
+    views_idx(s->hi, m);
     if (s->kind == DML_KS_STORE)
       *m |= DML_KVIEW(s->buf, s->dtype == DML_KT_U8 ? DML_KT_BOOL : s->dtype);
     if (s->kind == DML_KS_STORE && s->dtype != DML_KT_F32) *m |= DML_KVIEW_TYPED;
@@ -412,6 +434,8 @@ const char *dml_kernel_kind_name(dml_kernel_kind_t k) {
     case DML_KK_SOFTMAX: return "softmax";
     case DML_KK_CONV: return "conv";
     case DML_KK_POOL: return "pool";
+    case DML_KK_MOVE: return "move";
+    case DML_KK_NORM: return "norm";
   }
   return "?";
 }
@@ -432,8 +456,15 @@ static void print_var(int32_t v, FILE *f) {
     fprintf(f, "i%d", (int)(v - DML_KVAR_FIRST_LOOP));
 }
 
+static void print_val(const dml_kval_t *v, const dml_pkg_graph_t *g, FILE *f);
+
 static void print_idx(const dml_kidx_t *e, const dml_pkg_graph_t *g, FILE *f) {
   switch (e->kind) {
+    case DML_KI_VAL:
+      fputs("index(", f);
+      print_val(e->val, g, f);
+      fputc(')', f);
+      return;
     case DML_KI_CONST: fprintf(f, "%lld", (long long)e->c); return;
     case DML_KI_VAR: print_var(e->var, f); return;
     case DML_KI_SYM:

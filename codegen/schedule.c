@@ -68,6 +68,16 @@ static int type_numel(const dml_type_t *t, dml_klin_t *out) {
 
 /* The kernel dtype of value v (f32 for dtypes kernels cannot hold: the
  * scheduler refuses those before building anything). */
+/* 1 when a dim of `t` is computed at run time from data (a symbol a node
+ * produces): the GPU sessions do not compute such dims yet. */
+static int data_dependent(const sched_t *s, const dml_type_t *t) {
+  for (int32_t d = 0; d < t->rank; d++)
+    if (t->dims[d].sym >= 0 && (uint32_t)t->dims[d].sym < s->g->n_symbols &&
+        s->g->symbols[t->dims[d].sym].origin == DML_PKG_SYMBOL_NODE)
+      return 1;
+  return 0;
+}
+
 static dml_kdtype_t kdt(const dml_pkg_value_t *v) {
   dml_kdtype_t t = DML_KT_F32;
   dml_kdtype_of(v->type.dtype, &t);
@@ -154,6 +164,101 @@ static void coords_of(sched_t *s, const dml_type_t *t, const dml_kidx_t *i,
 
 /* ---- elementwise ops ---- */
 
+/* The elementwise ops composed from kernel_math.c's functions. */
+static int ew_op_more(dml_op_t op) {
+  switch (op) {
+    case DML_OP_ELU:
+    case DML_OP_SELU:
+    case DML_OP_CELU:
+    case DML_OP_SOFTSIGN:
+    case DML_OP_HARD_SWISH:
+    case DML_OP_ERF:
+    case DML_OP_ROUND:
+    case DML_OP_TAN:
+    case DML_OP_SINH:
+    case DML_OP_COSH:
+    case DML_OP_ASIN:
+    case DML_OP_ACOS:
+    case DML_OP_ATAN:
+    case DML_OP_ASINH:
+    case DML_OP_ACOSH:
+    case DML_OP_ATANH:
+    case DML_OP_THRESHOLDED_RELU:
+    case DML_OP_SHRINK:
+    case DML_OP_PRELU:
+    case DML_OP_SUM:
+    case DML_OP_MEAN: return 1;
+    default: return 0;
+  }
+}
+
+/* Value of ew_op_more's node `n` given its operands `x` (formulas of the
+ * ONNX operator specs, defaults included). */
+static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
+                                       const dml_kval_t *const *x) {
+  dml_kpool_t *p = s->pool;
+#define F1(f, a) dml_kv_fn(p, DML_KF_##f, a, NULL)
+#define F2(f, a, b) dml_kv_fn(p, DML_KF_##f, a, b)
+#define K(c) dml_kv_const(p, (float)(c))
+#define ATTR(name, def) dml_attr_float(n->attrs, n->n_attrs, name, def)
+  const dml_kval_t *a = x[0];
+  /* max(x, 0) and min(x, 0) */
+  const dml_kval_t *pos = F2(MAX, a, K(0)), *neg = F2(MIN, a, K(0));
+  switch (n->op) {
+    case DML_OP_ELU: /* x >= 0 ? x : alpha (exp(x) - 1) */
+      return F2(ADD, pos, F2(MUL, K(ATTR("alpha", 1.0)), F2(SUB, F1(EXP, neg), K(1))));
+    case DML_OP_SELU: /* gamma (x > 0 ? x : alpha (exp(x) - 1)) */
+      return F2(MUL, K(ATTR("gamma", 1.05070102214813232421875)),
+                F2(ADD, pos,
+                   F2(MUL, K(ATTR("alpha", 1.67326319217681884765625)),
+                      F2(SUB, F1(EXP, neg), K(1)))));
+    case DML_OP_CELU: { /* max(0, x) + min(0, alpha (exp(x / alpha) - 1)) */
+      double al = ATTR("alpha", 1.0);
+      return F2(ADD, pos, F2(MUL, K(al), F2(SUB, F1(EXP, F2(DIV, neg, K(al))), K(1))));
+    }
+    case DML_OP_SOFTSIGN: return F2(DIV, a, F2(ADD, K(1), F1(ABS, a)));
+    case DML_OP_HARD_SWISH: /* x max(0, min(1, x / 6 + 1/2)) */
+      return F2(MUL, a,
+                F2(MAX, K(0), F2(MIN, K(1), F2(ADD, F2(MUL, a, K(1.0 / 6.0)), K(0.5)))));
+    case DML_OP_ERF: return dml_kv_erf(p, a);
+    case DML_OP_ROUND: return dml_kv_round_even(p, a);
+    case DML_OP_TAN: return F2(DIV, F1(SIN, a), F1(COS, a));
+    case DML_OP_SINH: return F2(MUL, K(0.5), F2(SUB, F1(EXP, a), F1(EXP, F1(NEG, a))));
+    case DML_OP_COSH: return F2(MUL, K(0.5), F2(ADD, F1(EXP, a), F1(EXP, F1(NEG, a))));
+    case DML_OP_ASIN: return dml_kv_asin(p, a);
+    case DML_OP_ACOS: return F2(SUB, K(1.57079632679489662), dml_kv_asin(p, a));
+    case DML_OP_ATAN: return dml_kv_atan(p, a);
+    case DML_OP_ASINH: { /* sign(x) log(|x| + sqrt(x^2 + 1)) */
+      const dml_kval_t *m = F1(ABS, a);
+      return F2(MUL, dml_kv_sign(p, a),
+                F1(LOG, F2(ADD, m, F1(SQRT, F2(ADD, F2(MUL, a, a), K(1))))));
+    }
+    case DML_OP_ACOSH: /* log(x + sqrt(x^2 - 1)) */
+      return F1(LOG, F2(ADD, a, F1(SQRT, F2(SUB, F2(MUL, a, a), K(1)))));
+    case DML_OP_ATANH: /* log((1 + x) / (1 - x)) / 2 */
+      return F2(MUL, K(0.5), F1(LOG, F2(DIV, F2(ADD, K(1), a), F2(SUB, K(1), a))));
+    case DML_OP_THRESHOLDED_RELU: /* x > alpha ? x : 0 */
+      return F2(MUL, a, dml_kv_step(p, F2(SUB, a, K(ATTR("alpha", 1.0)))));
+    case DML_OP_SHRINK: { /* x < -lambd ? x + bias : x > lambd ? x - bias : 0 */
+      double l = ATTR("lambd", 0.5), b = ATTR("bias", 0.0);
+      return F2(ADD, F2(MUL, dml_kv_step(p, F2(SUB, K(-l), a)), F2(ADD, a, K(b))),
+                F2(MUL, dml_kv_step(p, F2(SUB, a, K(l))), F2(SUB, a, K(b))));
+    }
+    case DML_OP_PRELU: return F2(ADD, pos, F2(MUL, x[1], neg));
+    case DML_OP_SUM:
+    case DML_OP_MEAN: {
+      const dml_kval_t *y = a;
+      for (uint32_t i = 1; i < n->n_inputs; i++) y = F2(ADD, y, x[i]);
+      return n->op == DML_OP_MEAN ? F2(DIV, y, K(n->n_inputs)) : y;
+    }
+    default: return NULL;
+  }
+#undef F1
+#undef F2
+#undef K
+#undef ATTR
+}
+
 static int ew_op(dml_op_t op) {
   switch (op) {
     case DML_OP_ABS:
@@ -197,7 +302,7 @@ static int ew_op(dml_op_t op) {
     case DML_OP_WHERE:
     case DML_OP_EXPAND:
     case DML_OP_ONE_HOT: return 1;
-    default: return 0;
+    default: return ew_op_more(op);
   }
 }
 
@@ -303,7 +408,7 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
         y = dml_kv_fn(p, n->op == DML_OP_MAX ? DML_KF_MAX : DML_KF_MIN, y, x[i]);
       return y;
     }
-    default: return NULL;
+    default: return ew_value_more(s, n, x);
   }
 }
 
@@ -407,6 +512,7 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
   if (!y) return "absent output";
   if (!typed_ok(y)) return "only f32, i64, i32, bool, u8 and i8 (aligned) are emitted";
+  if (data_dependent(s, &y->type)) return "a dim computed from run-time data";
   dml_klin_t l;
   if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
   if (n->n_inputs > 8) return "more than 8 inputs";
@@ -1535,47 +1641,50 @@ static const char *win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *
       (o->w && o->w->type.dtype != DML_DTYPE_F32) ||
       (o->b && o->b->type.dtype != DML_DTYPE_F32))
     return "only f32 is emitted";
-  if (o->x->type.rank != 4 || o->y->type.rank != 4)
-    return "only 2-D (NCHW) windows are emitted";
+  /* 1-D windows (NCW) are 2-D ones of height 1 */
+  int r = o->x->type.rank, one = r == 3;
+  if ((r != 3 && r != 4) || o->y->type.rank != r)
+    return "only 1-D (NCW) and 2-D (NCHW) windows are emitted";
   const dml_dim_t *xd = o->x->type.dims, *yd = o->y->type.dims;
-  for (int d = 1; d < 4; d++)
+  for (int d = 1; d < r; d++)
     if (xd[d].sym >= 0 || yd[d].sym >= 0) return "symbolic channel or spatial dim";
   if (xd[0].sym != yd[0].sym || xd[0].value != yd[0].value) return "batch mismatch";
   o->n = (dml_klin_t){xd[0].value, xd[0].sym, 0};
-  o->C = xd[1].value, o->H = xd[2].value, o->W = xd[3].value;
-  o->M = yd[1].value, o->OH = yd[2].value, o->OW = yd[3].value;
+  o->C = xd[1].value, o->H = one ? 1 : xd[2].value, o->W = xd[r - 1].value;
+  o->M = yd[1].value, o->OH = one ? 1 : yd[2].value, o->OW = yd[r - 1].value;
   o->group = conv ? dml_attr_int(n->attrs, n->n_attrs, "group", 1) : 1;
   if (conv) {
     const dml_dim_t *wd = o->w->type.dims;
-    if (o->w->type.rank != 4 || wd[0].sym >= 0 || wd[2].sym >= 0 || wd[3].sym >= 0)
+    if (o->w->type.rank != r || wd[0].sym >= 0 || wd[2].sym >= 0 || wd[r - 1].sym >= 0)
       return "weights must be static [M, C/group, kH, kW]";
     if (o->group < 1 || o->C % o->group || o->M % o->group ||
         wd[1].value * o->group != o->C || wd[0].value != o->M)
       return "bad group";
-    o->kh = wd[2].value, o->kw = wd[3].value;
+    o->kh = one ? 1 : wd[2].value, o->kw = wd[r - 1].value;
     if (o->b && (o->b->type.rank != 1 || o->b->type.dims[0].value != o->M))
       return "bias must be [M]";
   } else {
     size_t nk = 0;
     const int64_t *ks = dml_attr_ints(n->attrs, n->n_attrs, "kernel_shape", &nk);
-    if (!ks || nk != 2) return "kernel_shape must have 2 values";
-    o->kh = ks[0], o->kw = ks[1];
+    if (!ks || nk != (size_t)(r - 2)) return "kernel_shape does not match the rank";
+    o->kh = one ? 1 : ks[0], o->kw = ks[nk - 1];
     if (o->M != o->C) return "channel mismatch";
     if (n->op == DML_OP_AVERAGE_POOL &&
         dml_attr_int(n->attrs, n->n_attrs, "ceil_mode", 0) &&
         dml_attr_int(n->attrs, n->n_attrs, "count_include_pad", 0))
       return "ceil_mode with count_include_pad";
   }
-  size_t na = 0;
+  size_t na = 0, ns = (size_t)(r - 2);
   const int64_t *a = dml_attr_ints(n->attrs, n->n_attrs, "strides", &na);
-  o->stride[0] = a && na == 2 ? a[0] : 1, o->stride[1] = a && na == 2 ? a[1] : 1;
+  o->stride[0] = a && na == ns && !one ? a[0] : 1;
+  o->stride[1] = a && na == ns ? a[ns - 1] : 1;
   a = dml_attr_ints(n->attrs, n->n_attrs, "dilations", &na);
-  o->dil[0] = a && na == 2 ? a[0] : 1, o->dil[1] = a && na == 2 ? a[1] : 1;
+  o->dil[0] = a && na == ns && !one ? a[0] : 1, o->dil[1] = a && na == ns ? a[ns - 1] : 1;
   const char *ap = dml_attr_string(n->attrs, n->n_attrs, "auto_pad", "NOTSET");
   if (!strcmp(ap, "NOTSET")) {
     a = dml_attr_ints(n->attrs, n->n_attrs, "pads", &na);
-    if (a && na != 4) return "pads must have 4 values";
-    o->pad[0] = a ? a[0] : 0, o->pad[1] = a ? a[1] : 0;
+    if (a && na != 2 * ns) return "pads do not match the rank";
+    o->pad[0] = a && !one ? a[0] : 0, o->pad[1] = a ? a[ns - 1] : 0;
   } else if (!strcmp(ap, "VALID")) {
     o->pad[0] = o->pad[1] = 0;
   } else {
@@ -1657,7 +1766,13 @@ static dml_kstmt_t *conv_inner(sched_t *s, const dml_kidx_t *e, void *vctx) {
 /* Output coordinates (n, m, oh, ow) of flat id `gid` of ws->y. */
 static void out_coords(sched_t *s, const win_shape_t *ws, const dml_kidx_t *gid,
                        const dml_kidx_t **coord) {
-  coords_of(s, &ws->y->type, gid, coord);
+  const dml_kidx_t *c[DML_MAX_RANK] = {0};
+  coords_of(s, &ws->y->type, gid, c);
+  int one = ws->y->type.rank == 3; /* 1-D: (n, m, 0, ow) */
+  coord[0] = c[0];
+  coord[1] = c[1];
+  coord[2] = one ? dml_ki_const(s->pool, 0) : c[2];
+  coord[3] = one ? c[2] : c[3];
 }
 
 static void emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws) {
@@ -1700,7 +1815,9 @@ static void emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws)
   if (ws->b)
     r = dml_kv_fn(p, DML_KF_ADD, r,
                   dml_kv_load(p, buf_of(ws->b), at(s, ws->b, coord[1])));
-  emit_chain(s, K, G, &body, r, coord, gid);
+  const dml_kidx_t *ycoord[DML_MAX_RANK];
+  coords_of(s, G->out, gid, ycoord);
+  emit_chain(s, K, G, &body, r, ycoord, gid);
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
   K->n_regs = acc + 1;
   dml_klin_t fl = numel;
@@ -1869,6 +1986,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   int is_max = n->op == DML_OP_REDUCE_MAX || n->op == DML_OP_GLOBAL_MAX_POOL,
       is_min = n->op == DML_OP_REDUCE_MIN;
   int is_mean = n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL;
+  int is_prod = n->op == DML_OP_REDUCE_PROD, is_lse = n->op == DML_OP_REDUCE_LOG_SUM_EXP;
   int64_t lo = t == DML_KT_I32  ? INT32_MIN
                : t == DML_KT_U8 ? 0
                : t == DML_KT_I8 ? INT8_MIN
@@ -1877,21 +1995,46 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
                : t == DML_KT_U8 ? UINT8_MAX
                : t == DML_KT_I8 ? INT8_MAX
                                 : INT64_MAX;
-  const dml_kval_t *init = t == DML_KT_F32 ? dml_kv_const(p, is_max   ? -INFINITY
-                                                             : is_min ? INFINITY
-                                                                      : 0.0f)
+  const dml_kval_t *init = t == DML_KT_F32 ? dml_kv_const(p, is_max    ? -INFINITY
+                                                             : is_min  ? INFINITY
+                                                             : is_prod ? 1.0f
+                                                                       : 0.0f)
                                            : dml_kv_iconst(p, t,
                                                            is_max   ? lo
                                                            : is_min ? hi
                                                                     : 0);
-  dml_kblock_add(&body, assign(s, DML_KS_LET, acc, init));
   const dml_kval_t *xv = load_at(s, x, xi);
-  dml_kfn_t comb = is_max ? DML_KF_MAX : is_min ? DML_KF_MIN : DML_KF_ADD;
+  /* f32 only (the scheduler's switch): L1, L2, SumSquare, Prod, LogSum and
+   * LogSumExp, the last as log(sum(exp(x - m))) + m with m the max
+   * (register acc + 1) */
+  if (is_lse) {
+    dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, dml_kv_const(p, -INFINITY)));
+    dml_kblock_add(
+        &body, for_loop(s, r, R,
+                        assign(s, DML_KS_SET, acc + 1,
+                               dml_kv_fn(p, DML_KF_MAX, dml_kv_reg(p, acc + 1), xv))));
+    xv = dml_kv_fn(p, DML_KF_EXP, dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg(p, acc + 1)),
+                   NULL);
+  } else if (n->op == DML_OP_REDUCE_L1) {
+    xv = dml_kv_fn(p, DML_KF_ABS, xv, NULL);
+  } else if (n->op == DML_OP_REDUCE_L2 || n->op == DML_OP_REDUCE_SUM_SQUARE) {
+    xv = dml_kv_fn(p, DML_KF_MUL, xv, xv);
+  }
+  dml_kblock_add(&body, assign(s, DML_KS_LET, acc, init));
+  dml_kfn_t comb = is_max    ? DML_KF_MAX
+                   : is_min  ? DML_KF_MIN
+                   : is_prod ? DML_KF_MUL
+                             : DML_KF_ADD;
   dml_kblock_add(&body,
                  for_loop(s, r, R,
                           assign(s, DML_KS_SET, acc,
                                  dml_kv_fn(p, comb, dml_kv_reg_t(p, acc, t), xv))));
   const dml_kval_t *res = dml_kv_reg_t(p, acc, t);
+  if (n->op == DML_OP_REDUCE_L2) res = dml_kv_fn(p, DML_KF_SQRT, res, NULL);
+  if (n->op == DML_OP_REDUCE_LOG_SUM) res = dml_kv_fn(p, DML_KF_LOG, res, NULL);
+  if (is_lse)
+    res = dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_LOG, res, NULL),
+                    dml_kv_reg(p, acc + 1));
   if (is_mean) {
     /* divide by the reduced count (an index expression: convert via a
      * constant when static) */
@@ -1908,7 +2051,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   }
   emit_chain(s, K, G, &body, res, coord, gid);
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
-  K->n_regs = acc + 1;
+  K->n_regs = acc + (is_lse ? 2 : 1);
   dml_klin_t xl;
   if (type_numel(&x->type, &xl)) {
     lin_add(&K->flops, xl, 1);
@@ -2034,10 +2177,1049 @@ static void emit_softmax(sched_t *s, uint32_t node) {
   lin_add(&K->bytes, numel, 8);
 }
 
+/* ---- data movement: index maps ---- */
+
+/* Reads constant integer input `v` (i64 or i32, rank <= 1, at most `max`
+ * values) into `out`. NULL when it is, else why not. */
+static const char *const_ints(sched_t *s, uint32_t v, int64_t *out, size_t max,
+                              size_t *n) {
+  const dml_pkg_value_t *c = val(s, v);
+  if (!c || c->storage != DML_PKG_STORAGE_CONST || c->type.rank > 1 ||
+      (c->type.dtype != DML_DTYPE_I64 && c->type.dtype != DML_DTYPE_I32))
+    return "its shape parameters must be constants";
+  size_t k = c->type.rank ? (size_t)c->type.dims[0].value : 1;
+  size_t w = c->type.dtype == DML_DTYPE_I64 ? 8 : 4;
+  if (k > max) return "too many parameter values";
+  if (c->offset + w * k > s->weights_size) return "parameters outside the weights";
+  for (size_t i = 0; i < k; i++) {
+    if (w == 8) {
+      memcpy(&out[i], s->weights + c->offset + 8 * i, 8);
+    } else {
+      int32_t t;
+      memcpy(&t, s->weights + c->offset + 4 * i, 4);
+      out[i] = t;
+    }
+  }
+  *n = k;
+  return NULL;
+}
+
+/* Why node `n` (inputs `in`, outputs `out` of its data operands) cannot be
+ * an index-map kernel, or NULL: f32, aligned, at most one symbolic dim, no
+ * result sharing memory with an operand. */
+
+static const char *map_reject(sched_t *s, const dml_pkg_node_t *n, uint32_t n_in) {
+  const dml_pkg_value_t *x0 = n_in && n->n_inputs ? val(s, n->inputs[0]) : NULL;
+  for (uint32_t o = 0; o < n->n_outputs; o++) {
+    const dml_pkg_value_t *y = val(s, n->outputs[o]);
+    dml_klin_t l;
+    if (!y) continue;
+    if (!typed_ok(y)) return "only f32, i64, i32 and bool (aligned) are emitted";
+    if (x0 && y->type.dtype != x0->type.dtype) return "operands of mixed dtypes";
+    if (data_dependent(s, &y->type)) return "a dim computed from run-time data";
+    if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
+    for (uint32_t i = 0; i < n_in && i < n->n_inputs; i++) {
+      const dml_pkg_value_t *x = val(s, n->inputs[i]);
+      if (x && overlap(x, y))
+        return "its result overlaps its operands in the memory plan";
+    }
+  }
+  for (uint32_t i = 0; i < n_in && i < n->n_inputs; i++) {
+    const dml_pkg_value_t *x = val(s, n->inputs[i]);
+    dml_klin_t l;
+    if (!x) return "absent input";
+    if (!typed_ok(x)) return "only f32, i64, i32 and bool (aligned) are emitted";
+    if (x0 && x->type.dtype != x0->type.dtype) return "operands of mixed dtypes";
+    if (!type_numel(&x->type, &l)) return "more than one symbolic dim";
+  }
+  return NULL;
+}
+
+/* Why node `n` (f32 operands, see map_reject) cannot be a kernel, or NULL. */
+static const char *map_reject_f32(sched_t *s, const dml_pkg_node_t *n, uint32_t n_in) {
+  const char *why = map_reject(s, n, n_in);
+  if (why) return why;
+  for (uint32_t o = 0; o < n->n_outputs; o++) {
+    const dml_pkg_value_t *y = val(s, n->outputs[o]);
+    if (y && y->type.dtype != DML_DTYPE_F32) return "only f32 is emitted for this op";
+  }
+  for (uint32_t i = 0; i < n_in && i < n->n_inputs; i++)
+    if (val(s, n->inputs[i])->type.dtype != DML_DTYPE_F32)
+      return "only f32 is emitted for this op";
+  return NULL;
+}
+
+/* A kernel of kind DML_KK_MOVE holding node `node`, one invocation per
+ * element of `t`: sets `coord` to the element's coordinates and returns
+ * the invocation id (NULL when out of memory). */
+static const dml_kidx_t *map_kernel(sched_t *s, uint32_t node, const dml_type_t *t,
+                                    dml_kernel_t **out_k, const dml_kidx_t **coord) {
+  dml_kernel_t *K = new_kernel(s, DML_KK_MOVE);
+  if (!K) return NULL;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  dml_klin_t numel;
+  type_numel(t, &numel);
+  K->local[0] = WG;
+  K->items[0] = numel;
+  lin_add(&K->bytes, numel, 8);
+  const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
+  coords_of(s, t, gid, coord);
+  *out_k = K;
+  return gid;
+}
+
+/* Closes a map kernel: body under the bounds check of `t`'s element count. */
+static void map_finish(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
+                       const dml_kidx_t *gid, dml_kstmt_t *body) {
+  dml_klin_t numel;
+  type_numel(t, &numel);
+  K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), body);
+}
+
+/* x's element at coordinates `xc` (x->type.rank entries). */
+static const dml_kval_t *load_coords(sched_t *s, const dml_pkg_value_t *x,
+                                     const dml_kidx_t *const *xc) {
+  return load_at(s, x, bcast_index(s, &x->type, &x->type, xc));
+}
+
+/* if (lo <= lhs < hi) body */
+static dml_kstmt_t *if_in(sched_t *s, const dml_kidx_t *lhs, const dml_kidx_t *lo,
+                          const dml_kidx_t *hi, dml_kstmt_t *body) {
+  dml_kstmt_t *st = if_lt(s, lhs, hi, body);
+  if (st && lo && !(lo->kind == DML_KI_CONST && lo->c == 0)) st->lo = lo;
+  return st;
+}
+
+static int64_t norm_axis(int64_t a, int32_t rank) {
+  return a < 0 ? a + rank : a;
+}
+
+/* Transpose, Tile, DepthToSpace, SpaceToDepth: one load per output
+ * element at a mapped coordinate (ONNX operator specs). */
+static void emit_map1(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  int32_t r = x->type.rank;
+  const dml_kidx_t *xc[DML_MAX_RANK];
+  if (n->op == DML_OP_TRANSPOSE) {
+    size_t np = 0;
+    const int64_t *perm = dml_attr_ints(n->attrs, n->n_attrs, "perm", &np);
+    int seen[DML_MAX_RANK] = {0};
+    if (perm && np != (size_t)r) {
+      unsupported(s, node, "perm does not match the rank", NULL);
+      return;
+    }
+    for (int32_t d = 0; d < r; d++) {
+      int64_t pd = perm ? perm[d] : r - 1 - d;
+      if (pd < 0 || pd >= r || seen[pd]++) {
+        unsupported(s, node, "bad perm", NULL);
+        return;
+      }
+    }
+  }
+  if ((n->op == DML_OP_DEPTH_TO_SPACE || n->op == DML_OP_SPACE_TO_DEPTH) &&
+      (r != 4 || y->type.rank != 4 || x->type.dims[1].sym >= 0 ||
+       y->type.dims[1].sym >= 0 ||
+       dml_attr_int(n->attrs, n->n_attrs, "blocksize", 0) < 1)) {
+    unsupported(s, node, "needs 4-D NCHW with static channels and a blocksize", NULL);
+    return;
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK];
+  const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
+  if (!gid) return;
+  const dml_kval_t *v;
+  switch (n->op) {
+    case DML_OP_TRANSPOSE: {
+      size_t np = 0;
+      const int64_t *perm = dml_attr_ints(n->attrs, n->n_attrs, "perm", &np);
+      for (int32_t d = 0; d < r; d++) xc[perm ? perm[d] : r - 1 - d] = c[d];
+      v = load_coords(s, x, xc);
+      break;
+    }
+    case DML_OP_TILE:
+      for (int32_t d = 0; d < r; d++)
+        xc[d] = dml_ki_bin(p, DML_KI_MOD, c[d], dim_idx(s, x->type.dims[d]));
+      v = load_coords(s, x, xc);
+      break;
+    default: { /* DepthToSpace (DCR or CRD), SpaceToDepth */
+      int64_t b = dml_attr_int(n->attrs, n->n_attrs, "blocksize", 1);
+      const dml_kidx_t *B = dml_ki_const(p, b);
+      xc[0] = c[0];
+      if (n->op == DML_OP_DEPTH_TO_SPACE) {
+        /* y (n, c, h*b + bh, w*b + bw) */
+        const dml_kidx_t *bh = dml_ki_bin(p, DML_KI_MOD, c[2], B),
+                         *bw = dml_ki_bin(p, DML_KI_MOD, c[3], B);
+        const dml_kidx_t *bb =
+            dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, bh, B), bw);
+        int crd = !strcmp(dml_attr_string(n->attrs, n->n_attrs, "mode", "DCR"), "CRD");
+        xc[1] =
+            crd ? dml_ki_bin(p, DML_KI_ADD,
+                             dml_ki_bin(p, DML_KI_MUL, c[1], dml_ki_const(p, b * b)), bb)
+                : dml_ki_bin(p, DML_KI_ADD,
+                             dml_ki_bin(p, DML_KI_MUL, bb,
+                                        dml_ki_const(p, y->type.dims[1].value)),
+                             c[1]);
+        xc[2] = dml_ki_bin(p, DML_KI_DIV, c[2], B);
+        xc[3] = dml_ki_bin(p, DML_KI_DIV, c[3], B);
+      } else {
+        /* y channel = (bh*b + bw) * C + c */
+        const dml_kidx_t *C = dml_ki_const(p, x->type.dims[1].value);
+        const dml_kidx_t *bb = dml_ki_bin(p, DML_KI_DIV, c[1], C);
+        xc[1] = dml_ki_bin(p, DML_KI_MOD, c[1], C);
+        xc[2] = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, c[2], B),
+                           dml_ki_bin(p, DML_KI_DIV, bb, B));
+        xc[3] = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, c[3], B),
+                           dml_ki_bin(p, DML_KI_MOD, bb, B));
+      }
+      v = load_coords(s, x, xc);
+      break;
+    }
+  }
+  map_finish(s, K, &y->type, gid, store_at(s, y, gid, v));
+}
+
+/* Concat: output element from the input whose range along the axis holds
+ * it (one bounds-checked store per input). */
+static void emit_concat(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  int32_t r = y->type.rank;
+  int64_t axis = norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", 0), r);
+  if (axis < 0 || axis >= r) {
+    unsupported(s, node, "axis out of range", NULL);
+    return;
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK];
+  const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
+  if (!gid) return;
+  dml_kblock_t body = {0};
+  const dml_kidx_t *off = dml_ki_const(p, 0);
+  for (uint32_t i = 0; i < n->n_inputs; i++) {
+    const dml_pkg_value_t *x = val(s, n->inputs[i]);
+    const dml_kidx_t *end =
+        dml_ki_bin(p, DML_KI_ADD, off, dim_idx(s, x->type.dims[axis]));
+    const dml_kidx_t *xc[DML_MAX_RANK];
+    for (int32_t d = 0; d < r; d++) xc[d] = c[d];
+    xc[axis] = dml_ki_bin(p, DML_KI_SUB, c[axis], off);
+    dml_kblock_add(
+        &body, if_in(s, c[axis], off, end, store_at(s, y, gid, load_coords(s, x, xc))));
+    off = end;
+  }
+  map_finish(s, K, &y->type, gid, body.first);
+}
+
+/* Split: one invocation per input element, stored into the output whose
+ * range along the axis holds it. */
+static void emit_split(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]);
+  int32_t r = x->type.rank;
+  int64_t axis = norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", 0), r);
+  if (axis < 0 || axis >= r) {
+    unsupported(s, node, "axis out of range", NULL);
+    return;
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK];
+  const dml_kidx_t *gid = map_kernel(s, node, &x->type, &K, c);
+  if (!gid) return;
+  dml_kblock_t body = {0};
+  const dml_kidx_t *off = dml_ki_const(p, 0);
+  const dml_kval_t *v = load_at(s, x, gid);
+  for (uint32_t o = 0; o < n->n_outputs; o++) {
+    const dml_pkg_value_t *y = val(s, n->outputs[o]);
+    if (!y) continue;
+    const dml_kidx_t *end =
+        dml_ki_bin(p, DML_KI_ADD, off, dim_idx(s, y->type.dims[axis]));
+    const dml_kidx_t *yc[DML_MAX_RANK];
+    for (int32_t d = 0; d < r; d++) yc[d] = c[d];
+    yc[axis] = dml_ki_bin(p, DML_KI_SUB, c[axis], off);
+    dml_kblock_add(&body,
+                   if_in(s, c[axis], off, end,
+                         store_at(s, y, bcast_index(s, &y->type, &y->type, yc), v)));
+    off = end;
+  }
+  map_finish(s, K, &x->type, gid, body.first);
+}
+
+/* Slice with constant starts/ends/axes/steps (inputs, or attributes before
+ * opset 10): x coordinate = start + c * step per sliced axis, start clamped
+ * as the ONNX spec says. */
+static void emit_slice(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  int32_t r = x->type.rank;
+  int64_t st[DML_MAX_RANK], en[DML_MAX_RANK], ax[DML_MAX_RANK], sp[DML_MAX_RANK];
+  size_t ns = 0, ne = 0, na = 0, nsp = 0;
+  const char *why = NULL;
+  if (n->n_inputs >= 3) {
+    why = const_ints(s, n->inputs[1], st, DML_MAX_RANK, &ns);
+    if (!why) why = const_ints(s, n->inputs[2], en, DML_MAX_RANK, &ne);
+    if (!why && n->n_inputs > 3 && n->inputs[3] != DML_PKG_NO_VALUE)
+      why = const_ints(s, n->inputs[3], ax, DML_MAX_RANK, &na);
+    if (!why && n->n_inputs > 4 && n->inputs[4] != DML_PKG_NO_VALUE)
+      why = const_ints(s, n->inputs[4], sp, DML_MAX_RANK, &nsp);
+  } else {
+    const int64_t *a = dml_attr_ints(n->attrs, n->n_attrs, "starts", &ns);
+    if (a && ns <= DML_MAX_RANK) memcpy(st, a, ns * sizeof *a);
+    a = dml_attr_ints(n->attrs, n->n_attrs, "ends", &ne);
+    if (a && ne <= DML_MAX_RANK) memcpy(en, a, ne * sizeof *a);
+    a = dml_attr_ints(n->attrs, n->n_attrs, "axes", &na);
+    if (a && na <= DML_MAX_RANK) memcpy(ax, a, na * sizeof *a);
+    if (ns > DML_MAX_RANK || ne > DML_MAX_RANK || na > DML_MAX_RANK)
+      why = "too many parameter values";
+  }
+  if (!why && (ns != ne || (na && na != ns) || (nsp && nsp != ns)))
+    why = "starts, ends, axes and steps differ in length";
+  int64_t start[DML_MAX_RANK] = {0}, step[DML_MAX_RANK];
+  for (int32_t d = 0; d < r; d++) step[d] = 1;
+  for (size_t i = 0; !why && i < ns; i++) {
+    int64_t a = norm_axis(na ? ax[i] : (int64_t)i, r);
+    if (a < 0 || a >= r) {
+      why = "axis out of range";
+      break;
+    }
+    if (x->type.dims[a].sym >= 0) {
+      why = "a slice along a symbolic dim";
+      break;
+    }
+    int64_t dim = x->type.dims[a].value, k = nsp ? sp[i] : 1, b = st[i];
+    if (k == 0) {
+      why = "step 0";
+      break;
+    }
+    if (b < 0) b += dim;
+    if (k > 0)
+      b = b < 0 ? 0 : b > dim ? dim : b;
+    else
+      b = b < 0 ? 0 : b > dim - 1 ? dim - 1 : b;
+    start[a] = b;
+    step[a] = k;
+  }
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK], *xc[DML_MAX_RANK];
+  const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
+  if (!gid) return;
+  for (int32_t d = 0; d < r; d++) {
+    const dml_kidx_t *sc = dml_ki_bin(p, DML_KI_MUL, c[d],
+                                      dml_ki_const(p, step[d] < 0 ? -step[d] : step[d]));
+    xc[d] = dml_ki_bin(p, step[d] < 0 ? DML_KI_SUB : DML_KI_ADD,
+                       dml_ki_const(p, start[d]), sc);
+  }
+  map_finish(s, K, &y->type, gid, store_at(s, y, gid, load_coords(s, x, xc)));
+}
+
+/* Pad, mode "constant" with constant pads (input, or attribute before
+ * opset 11) and optional axes: the padding value, overwritten by x's
+ * element where every coordinate falls inside x. */
+static void emit_pad(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  const dml_pkg_value_t *cv =
+      n->n_inputs > 2 && n->inputs[2] != DML_PKG_NO_VALUE ? val(s, n->inputs[2]) : NULL;
+  int32_t r = x->type.rank;
+  int64_t pads[2 * DML_MAX_RANK], ax[DML_MAX_RANK];
+  size_t np = 0, na = 0;
+  const char *why = NULL;
+  if (strcmp(dml_attr_string(n->attrs, n->n_attrs, "mode", "constant"), "constant"))
+    why = "only mode 'constant' is emitted";
+  else if (n->n_inputs > 1)
+    why = const_ints(s, n->inputs[1], pads, 2 * DML_MAX_RANK, &np);
+  else {
+    const int64_t *a = dml_attr_ints(n->attrs, n->n_attrs, "pads", &np);
+    if (a && np <= 2 * DML_MAX_RANK) memcpy(pads, a, np * sizeof *a);
+  }
+  if (!why && n->n_inputs > 3 && n->inputs[3] != DML_PKG_NO_VALUE)
+    why = const_ints(s, n->inputs[3], ax, DML_MAX_RANK, &na);
+  if (!why && n->n_inputs <= 1 && cv == NULL && np > 2 * DML_MAX_RANK)
+    why = "too many pads";
+  size_t nax = na ? na : (size_t)r;
+  if (!why && np != 2 * nax) why = "pads do not match the rank";
+  if (!why && cv && (cv->type.dtype != x->type.dtype || !typed_ok(cv)))
+    why = "constant_value must be of the data's dtype";
+  int64_t begin[DML_MAX_RANK] = {0};
+  for (size_t i = 0; !why && i < nax; i++) {
+    int64_t a = norm_axis(na ? ax[i] : (int64_t)i, r);
+    if (a < 0 || a >= r)
+      why = "axis out of range";
+    else
+      begin[a] = pads[i];
+  }
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK], *xc[DML_MAX_RANK], *lhs[DML_MAX_RANK],
+      *lo[DML_MAX_RANK];
+  const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
+  if (!gid) return;
+  for (int32_t d = 0; d < r; d++) {
+    /* lhs = c + max(-begin, 0) lies in [max(begin, 0), that + dim) */
+    lhs[d] =
+        dml_ki_bin(p, DML_KI_ADD, c[d], dml_ki_const(p, begin[d] < 0 ? -begin[d] : 0));
+    lo[d] = dml_ki_const(p, begin[d] > 0 ? begin[d] : 0);
+    xc[d] = dml_ki_bin(p, DML_KI_SUB, lhs[d], lo[d]);
+  }
+  const dml_kval_t *pad_v =
+      cv ? load_at(s, cv, dml_ki_const(p, 0)) : dml_kv_zero(p, kdt(y));
+  dml_kstmt_t *inner = store_at(s, y, gid, load_coords(s, x, xc));
+  for (int32_t d = r - 1; d >= 0; d--)
+    inner = if_in(s, lhs[d], lo[d],
+                  dml_ki_bin(p, DML_KI_ADD, lo[d], dim_idx(s, x->type.dims[d])), inner);
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, store_at(s, y, gid, pad_v));
+  dml_kblock_add(&body, inner);
+  map_finish(s, K, &y->type, gid, body.first);
+}
+
+/* Places data-movement node `i` (dml_kschedule's switch). */
+static void emit_move(sched_t *s, uint32_t i) {
+  const dml_pkg_node_t *n = &s->fn->nodes[i];
+  uint32_t n_in = n->op == DML_OP_CONCAT ? n->n_inputs : 1;
+  const char *why = map_reject(s, n, n_in);
+  if (why) {
+    unsupported(s, i, "%s", why);
+    return;
+  }
+  switch (n->op) {
+    case DML_OP_CONCAT: emit_concat(s, i); break;
+    case DML_OP_SPLIT: emit_split(s, i); break;
+    case DML_OP_SLICE: emit_slice(s, i); break;
+    case DML_OP_PAD: emit_pad(s, i); break;
+    default: emit_map1(s, i); break;
+  }
+}
+
+static int move_op(dml_op_t op) {
+  switch (op) {
+    case DML_OP_TRANSPOSE:
+    case DML_OP_TILE:
+    case DML_OP_DEPTH_TO_SPACE:
+    case DML_OP_SPACE_TO_DEPTH:
+    case DML_OP_CONCAT:
+    case DML_OP_SPLIT:
+    case DML_OP_SLICE:
+    case DML_OP_PAD: return 1;
+    default: return 0;
+  }
+}
+
+/* ---- normalizations: one invocation per normalized row ---- */
+
+/* LayerNormalization (ONNX opset 17: over the dims from `axis` on, Mean and
+ * InvStdDev outputs optional) and InstanceNormalization (over the spatial
+ * dims of each (n, c), scale and B per channel): mean, then the variance
+ * of x - mean (two passes), then y = (x - mean) / sqrt(var + epsilon) *
+ * scale + B. The normalized dims must be static. */
+static void emit_norm(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  const dml_pkg_value_t *sc = n->n_inputs > 1 ? val(s, n->inputs[1]) : NULL;
+  const dml_pkg_value_t *b = n->n_inputs > 2 ? val(s, n->inputs[2]) : NULL;
+  const dml_pkg_value_t *mo = n->n_outputs > 1 ? val(s, n->outputs[1]) : NULL;
+  const dml_pkg_value_t *io = n->n_outputs > 2 ? val(s, n->outputs[2]) : NULL;
+  int inst = n->op == DML_OP_INSTANCE_NORMALIZATION;
+  const char *why = NULL;
+  int32_t r = x ? x->type.rank : 0;
+  int64_t axis = inst ? 2 : norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", -1), r);
+  const dml_pkg_value_t *all[5] = {x, sc, b, mo, io};
+  if (!x || !y || !sc) why = "absent input";
+  for (int i = 0; !why && i < 5; i++) {
+    if (!all[i]) continue;
+    if (all[i]->type.dtype != DML_DTYPE_F32)
+      why = "only f32 is emitted";
+    else if (all[i]->offset % 4)
+      why = "misaligned value";
+    else if (i >= 3 &&
+             (overlap(all[i], x) || overlap(all[i], sc) || (b && overlap(all[i], b))))
+      why = "its result overlaps its operands in the memory plan";
+  }
+  if (!why && (overlap(y, x) || overlap(y, sc) || (b && overlap(y, b))))
+    why = "its result overlaps its operands in the memory plan";
+  if (!why && (axis < 0 || axis >= r || (inst && r < 3))) why = "axis out of range";
+  int64_t L = 1;
+  for (int32_t d = (int32_t)axis; !why && d < r; d++) {
+    if (x->type.dims[d].sym >= 0) why = "normalization over a symbolic dim";
+    L *= x->type.dims[d].value;
+  }
+  dml_klin_t numel, rows;
+  if (!why && !type_numel(&x->type, &numel)) why = "more than one symbolic dim";
+  if (!why && inst &&
+      (x->type.dims[1].sym >= 0 || sc->type.rank != 1 ||
+       sc->type.dims[0].value != x->type.dims[1].value || !b || b->type.rank != 1 ||
+       b->type.dims[0].value != x->type.dims[1].value))
+    why = "scale and B must be [C] with a static C";
+  /* LayerNormalization's scale and B broadcast to the normalized shape */
+  dml_type_t nt = {DML_DTYPE_F32, 0, {{0, -1}}};
+  if (!why && !inst) {
+    nt.rank = r - (int32_t)axis;
+    for (int32_t d = 0; d < nt.rank; d++) nt.dims[d] = x->type.dims[axis + d];
+    for (int i = 1; i < 3; i++)
+      if (all[i] && (all[i]->type.rank > nt.rank)) why = "scale or B of higher rank";
+  }
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  rows = numel;
+  rows.c /= L ? L : 1;
+  rows.c0 /= L ? L : 1;
+  dml_kernel_t *K = new_kernel(s, DML_KK_NORM);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  K->local[0] = 64;
+  K->items[0] = rows;
+  K->n_regs = 3;
+  double eps = dml_attr_float(n->attrs, n->n_attrs, "epsilon", 1e-5);
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
+  int32_t j = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *jv = dml_ki_var(p, j), *Lx = dml_ki_const(p, L);
+  const dml_kidx_t *e = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, gid, Lx), jv);
+  const dml_kval_t *xv = dml_kv_load(p, buf_of(x), at(s, x, e));
+  const dml_kval_t *mean = dml_kv_reg(p, 0), *var = dml_kv_reg(p, 1),
+                   *inv = dml_kv_reg(p, 2);
+  const dml_kval_t *d = dml_kv_fn(p, DML_KF_SUB, xv, mean);
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(
+      &body,
+      for_loop(s, j, Lx, assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_ADD, mean, xv))));
+  dml_kblock_add(&body,
+                 assign(s, DML_KS_SET, 0,
+                        dml_kv_fn(p, DML_KF_DIV, mean, dml_kv_const(p, (float)L))));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(
+      &body,
+      for_loop(s, j, Lx,
+               assign(s, DML_KS_SET, 1,
+                      dml_kv_fn(p, DML_KF_ADD, var, dml_kv_fn(p, DML_KF_MUL, d, d)))));
+  dml_kblock_add(
+      &body, assign(s, DML_KS_LET, 2,
+                    dml_kv_fn(p, DML_KF_RECIP,
+                              dml_kv_fn(p, DML_KF_SQRT,
+                                        dml_kv_fn(p, DML_KF_ADD,
+                                                  dml_kv_fn(p, DML_KF_DIV, var,
+                                                            dml_kv_const(p, (float)L)),
+                                                  dml_kv_const(p, (float)eps)),
+                                        NULL),
+                              NULL)));
+  const dml_kval_t *sv, *bv = NULL;
+  if (inst) {
+    const dml_kidx_t *ch = dml_ki_bin(p, DML_KI_MOD, gid, dim_idx(s, x->type.dims[1]));
+    sv = dml_kv_load(p, buf_of(sc), at(s, sc, ch));
+    bv = dml_kv_load(p, buf_of(b), at(s, b, ch));
+  } else {
+    const dml_kidx_t *nc[DML_MAX_RANK];
+    coords_of(s, &nt, jv, nc);
+    sv = dml_kv_load(p, buf_of(sc), at(s, sc, bcast_index(s, &sc->type, &nt, nc)));
+    if (b) bv = dml_kv_load(p, buf_of(b), at(s, b, bcast_index(s, &b->type, &nt, nc)));
+  }
+  const dml_kval_t *out = dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_MUL, d, inv), sv);
+  if (bv) out = dml_kv_fn(p, DML_KF_ADD, out, bv);
+  dml_kblock_add(&body, for_loop(s, j, Lx, store_at(s, y, e, out)));
+  if (mo) dml_kblock_add(&body, store_at(s, mo, gid, mean));
+  if (io) dml_kblock_add(&body, store_at(s, io, gid, inv));
+  K->body = if_lt(s, gid, dml_ki_lin(p, rows), body.first);
+  lin_add(&K->flops, numel, 8);
+  lin_add(&K->bytes, numel, 12);
+}
+
+/* ---- Hardmax and inference Dropout ---- */
+
+/* Hardmax along one static axis (ONNX Hardmax-13; older opsets arrive
+ * coerced to 2-D): one invocation per row finds the max, then the first
+ * index holding it (a float index counted in a register, exact below 2^24),
+ * then writes 1 there and 0 elsewhere. */
+static void emit_hardmax(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  int32_t rank = x->type.rank;
+  int64_t axis = norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", -1), rank);
+  const char *why = NULL;
+  if (rank == 0 || axis < 0 || axis >= rank) why = "axis out of range";
+  int64_t L = why ? 1 : x->type.dims[axis].value, inner = 1;
+  if (!why && x->type.dims[axis].sym >= 0) why = "hardmax along a symbolic dim";
+  for (int32_t d = (int32_t)axis + 1; !why && d < rank; d++) {
+    if (x->type.dims[d].sym >= 0) why = "symbolic dim after the axis";
+    inner *= x->type.dims[d].value;
+  }
+  if (!why && L >= (1 << 24)) why = "axis longer than 2^24";
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  dml_klin_t numel, rows;
+  type_numel(&x->type, &numel);
+  rows = numel;
+  rows.c /= L ? L : 1;
+  rows.c0 /= L ? L : 1;
+  dml_kernel_t *K = new_kernel(s, DML_KK_SOFTMAX);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  K->local[0] = 64;
+  K->items[0] = rows;
+  K->n_regs = 3;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *in = dml_ki_const(p, inner);
+  const dml_kidx_t *base =
+      dml_ki_bin(p, DML_KI_ADD,
+                 dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, gid, in),
+                            dml_ki_const(p, L * inner)),
+                 dml_ki_bin(p, DML_KI_MOD, gid, in));
+  int32_t j = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *e =
+      dml_ki_bin(p, DML_KI_ADD, base, dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, j), in));
+  const dml_kidx_t *Lx = dml_ki_const(p, L);
+  const dml_kval_t *xv = dml_kv_load(p, buf_of(x), at(s, x, e));
+  const dml_kval_t *m = dml_kv_reg(p, 0), *idx = dml_kv_reg(p, 1), *jf = dml_kv_reg(p, 2);
+  const dml_kval_t *one = dml_kv_const(p, 1.0f);
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, -INFINITY)));
+  dml_kblock_add(
+      &body,
+      for_loop(s, j, Lx, assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_MAX, m, xv))));
+  /* idx = min over j of (x_j < m ? L : j) */
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, (float)L)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_const(p, 0.0f)));
+  dml_kstmt_t *find = assign(
+      s, DML_KS_SET, 1,
+      dml_kv_fn(p, DML_KF_MIN, idx,
+                dml_kv_fn(p, DML_KF_ADD, jf,
+                          dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)L),
+                                    dml_kv_step(p, dml_kv_fn(p, DML_KF_SUB, m, xv))))));
+  dml_kstmt_t *inc = assign(s, DML_KS_SET, 2, dml_kv_fn(p, DML_KF_ADD, jf, one));
+  if (find) find->next = inc;
+  dml_kblock_add(&body, for_loop(s, j, Lx, find));
+  dml_kblock_add(&body, assign(s, DML_KS_SET, 2, dml_kv_const(p, 0.0f)));
+  /* y_j = 1 - step(|j - idx|) */
+  dml_kstmt_t *st = store_at(
+      s, y, e,
+      dml_kv_fn(p, DML_KF_SUB, one,
+                dml_kv_step(p, dml_kv_fn(p, DML_KF_ABS, dml_kv_fn(p, DML_KF_SUB, jf, idx),
+                                         NULL))));
+  dml_kstmt_t *inc2 = assign(s, DML_KS_SET, 2, dml_kv_fn(p, DML_KF_ADD, jf, one));
+  if (st) st->next = inc2;
+  dml_kblock_add(&body, for_loop(s, j, Lx, st));
+  K->body = if_lt(s, gid, dml_ki_lin(p, rows), body.first);
+  lin_add(&K->flops, numel, 4);
+  lin_add(&K->bytes, numel, 8);
+}
+
+/* ---- ConvTranspose (1-D and 2-D) ---- */
+
+/* ConvTranspose (ONNX opset 11; the CPU kernel's pads rules): one
+ * invocation per output element (n, m, oh, ow) gathers
+ * x[n, c, ih, iw] * w[c, m % (M/group), kh, kw] over the group's channels
+ * and the kernel window, where oh = ih*stride - pad + kh*dilation: the
+ * window position is used when oh + pad - kh*dilation lies in
+ * [0, H*stride) and is a multiple of the stride. Then + B[m]. */
+static void emit_conv_transpose(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *w = val(s, n->inputs[1]);
+  const dml_pkg_value_t *b =
+      n->n_inputs > 2 && n->inputs[2] != DML_PKG_NO_VALUE ? val(s, n->inputs[2]) : NULL;
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  const char *why = map_reject_f32(s, n, b ? 3 : 2);
+  int32_t r = x ? x->type.rank : 0;
+  if (!why && ((r != 3 && r != 4) || y->type.rank != r || w->type.rank != r))
+    why = "only 1-D and 2-D windows are emitted";
+  for (int32_t d = 1; !why && d < r; d++)
+    if (x->type.dims[d].sym >= 0 || y->type.dims[d].sym >= 0 || w->type.dims[d].sym >= 0)
+      why = "symbolic channel or spatial dim";
+  int64_t group = dml_attr_int(n->attrs, n->n_attrs, "group", 1);
+  int64_t C = why ? 1 : x->type.dims[1].value, M = why ? 1 : y->type.dims[1].value;
+  if (!why && (w->type.dims[0].sym >= 0 || w->type.dims[0].value != C || group < 1 ||
+               C % group || w->type.dims[1].value * group != M))
+    why = "weights must be static [C, M/group, kH, kW]";
+  if (!why && b && (b->type.rank != 1 || b->type.dims[0].value != M))
+    why = "bias must be [M]";
+  int ns = r - 2;
+  int64_t in[2] = {1, 1}, out[2] = {1, 1}, k[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1},
+          pb[2] = {0, 0};
+  size_t na = 0, np = 0, nop = 0;
+  const int64_t *sa = dml_attr_ints(n->attrs, n->n_attrs, "strides", &na);
+  if (!why && sa && na != (size_t)ns) why = "strides do not match the rank";
+  const int64_t *da = dml_attr_ints(n->attrs, n->n_attrs, "dilations", &na);
+  if (!why && da && na != (size_t)ns) why = "dilations do not match the rank";
+  const int64_t *pads = dml_attr_ints(n->attrs, n->n_attrs, "pads", &np);
+  const int64_t *opad = dml_attr_ints(n->attrs, n->n_attrs, "output_padding", &nop);
+  if (!why && ((pads && np != 2 * (size_t)ns) || (opad && nop != (size_t)ns)))
+    why = "pads or output_padding do not match the rank";
+  const char *ap = dml_attr_string(n->attrs, n->n_attrs, "auto_pad", "NOTSET");
+  int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
+  int valid = !strcmp(ap, "VALID");
+  int oshape = dml_attr_find(n->attrs, n->n_attrs, "output_shape") != NULL;
+  for (int i = 0; !why && i < ns; i++) {
+    int o = 2 - ns + i; /* 1-D uses slot 1 (height 1 in slot 0) */
+    in[o] = x->type.dims[2 + i].value;
+    out[o] = y->type.dims[2 + i].value;
+    k[o] = w->type.dims[2 + i].value;
+    st[o] = sa ? sa[i] : 1;
+    dl[o] = da ? da[i] : 1;
+    if (st[o] < 1 || dl[o] < 1 || k[o] < 1) {
+      why = "bad strides, dilations or kernel";
+      break;
+    }
+    int64_t full = st[o] * (in[o] - 1) + (opad ? opad[i] : 0) + (k[o] - 1) * dl[o] + 1;
+    int64_t expect;
+    if (pads && !same_upper && !same_lower && !oshape) {
+      pb[o] = pads[i];
+      expect = full - pads[i] - pads[ns + i];
+    } else if (valid) {
+      pb[o] = 0;
+      expect = full;
+    } else {
+      int64_t total = full - out[o];
+      if (total < 0) total = 0;
+      pb[o] = same_upper ? total / 2 : total - total / 2;
+      expect = out[o];
+    }
+    if (expect != out[o] || pb[o] < 0) why = "output size does not match the attributes";
+  }
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK];
+  const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
+  if (!gid) return;
+  K->kind = DML_KK_CONV;
+  snprintf(K->name, sizeof K->name, "k%u_%s", s->n_kernels - 1,
+           dml_kernel_kind_name(DML_KK_CONV));
+  K->local[0] = 64;
+  const dml_kidx_t *oh = ns == 2 ? c[2] : dml_ki_const(p, 0), *ow = c[r - 1];
+  int64_t cg = C / group, mg = M / group;
+  int32_t vc = DML_KVAR_FIRST_LOOP, vkh = vc + 1, vkw = vc + 2;
+  const dml_kidx_t *ch = dml_ki_bin(
+      p, DML_KI_ADD,
+      dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, c[1], dml_ki_const(p, mg)),
+                 dml_ki_const(p, cg)),
+      dml_ki_var(p, vc));
+  const dml_kidx_t *o2[2] = {oh, ow}, *kv[2] = {dml_ki_var(p, vkh), dml_ki_var(p, vkw)};
+  const dml_kidx_t *t[2], *lo[2], *ii[2];
+  for (int d = 0; d < 2; d++) {
+    t[d] = dml_ki_bin(p, DML_KI_ADD, o2[d], dml_ki_const(p, pb[d]));
+    lo[d] = dml_ki_bin(p, DML_KI_MUL, kv[d], dml_ki_const(p, dl[d]));
+    ii[d] = dml_ki_bin(p, DML_KI_DIV, dml_ki_bin(p, DML_KI_SUB, t[d], lo[d]),
+                       dml_ki_const(p, st[d]));
+  }
+  /* x[(n*C + ch)*H*W + ih*W + iw], w[((ch*mg + m % mg)*kH + kh)*kW + kw] */
+  const dml_kidx_t *xi = dml_ki_bin(
+      p, DML_KI_ADD,
+      dml_ki_bin(p, DML_KI_MUL,
+                 dml_ki_bin(p, DML_KI_ADD,
+                            dml_ki_bin(p, DML_KI_MUL, c[0], dml_ki_const(p, C)), ch),
+                 dml_ki_const(p, in[0] * in[1])),
+      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ii[0], dml_ki_const(p, in[1])),
+                 ii[1]));
+  const dml_kidx_t *wi = dml_ki_bin(
+      p, DML_KI_ADD,
+      dml_ki_bin(
+          p, DML_KI_MUL,
+          dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ch, dml_ki_const(p, mg)),
+                     dml_ki_bin(p, DML_KI_MOD, c[1], dml_ki_const(p, mg))),
+          dml_ki_const(p, k[0] * k[1])),
+      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, kv[0], dml_ki_const(p, k[1])),
+                 kv[1]));
+  const dml_kval_t *prod =
+      dml_kv_fn(p, DML_KF_MUL, dml_kv_load(p, buf_of(x), at(s, x, xi)),
+                dml_kv_load(p, buf_of(w), at(s, w, wi)));
+  dml_kstmt_t *inner =
+      assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), prod));
+  /* innermost first: the width's stride test, its range, then the height's */
+  for (int d = 1; d >= 0; d--) {
+    const dml_kidx_t *rem = dml_ki_bin(
+        p, DML_KI_MOD, dml_ki_bin(p, DML_KI_SUB, t[d], lo[d]), dml_ki_const(p, st[d]));
+    inner = if_lt(s, rem, dml_ki_const(p, 1), inner);
+    inner =
+        if_in(s, t[d], lo[d],
+              dml_ki_bin(p, DML_KI_ADD, lo[d], dml_ki_const(p, in[d] * st[d])), inner);
+  }
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body,
+                 for_loop(s, vc, dml_ki_const(p, cg),
+                          for_loop(s, vkh, dml_ki_const(p, k[0]),
+                                   for_loop(s, vkw, dml_ki_const(p, k[1]), inner))));
+  const dml_kval_t *res = dml_kv_reg(p, 0);
+  if (b) res = dml_kv_fn(p, DML_KF_ADD, res, dml_kv_load(p, buf_of(b), at(s, b, c[1])));
+  dml_kblock_add(&body, store_at(s, y, gid, res));
+  K->n_regs = 1;
+  map_finish(s, K, &y->type, gid, body.first);
+  dml_klin_t numel = {0, -1, 0};
+  if (type_numel(&y->type, &numel)) lin_add(&K->flops, numel, 2 * cg * k[0] * k[1]);
+}
+
+/* ---- MatMul with a batched right operand ---- */
+
+/* MatMul of A [..., M, K] and B [..., K, N] (rank >= 2 each, batch dims
+ * broadcast numpy-style) when B has batch dims: one invocation per output
+ * element, a loop over K (static). NULL when emitted, else why not. */
+static const char *emit_matmul_batched(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const char *why = map_reject_f32(s, n, 2);
+  if (why) return why;
+  const dml_pkg_value_t *a = val(s, n->inputs[0]), *b = val(s, n->inputs[1]);
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  int32_t r = y->type.rank;
+  if (a->type.rank < 2 || b->type.rank < 2 || r < a->type.rank || r < b->type.rank)
+    return "MatMul with a 1-D operand";
+  dml_dim_t kd = a->type.dims[a->type.rank - 1];
+  if (kd.sym >= 0 || b->type.dims[b->type.rank - 2].sym >= 0) return "symbolic K";
+  if (b->type.dims[b->type.rank - 2].value != kd.value) return "K mismatch";
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK], *ac[DML_MAX_RANK], *bc[DML_MAX_RANK];
+  const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
+  if (!gid) return NULL;
+  K->kind = DML_KK_GEMM;
+  snprintf(K->name, sizeof K->name, "k%u_%s", s->n_kernels - 1,
+           dml_kernel_kind_name(DML_KK_GEMM));
+  int32_t kv = DML_KVAR_FIRST_LOOP;
+  for (int32_t d = 0; d < r; d++) ac[d] = bc[d] = c[d];
+  ac[r - 1] = bc[r - 2] = dml_ki_var(p, kv); /* a (.., i, k), b (.., k, j) */
+  const dml_kval_t *prod = dml_kv_fn(
+      p, DML_KF_MUL,
+      dml_kv_load(p, buf_of(a), at(s, a, bcast_index(s, &a->type, &y->type, ac))),
+      dml_kv_load(p, buf_of(b), at(s, b, bcast_index(s, &b->type, &y->type, bc))));
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body,
+                 for_loop(s, kv, dml_ki_const(p, kd.value),
+                          assign(s, DML_KS_SET, 0,
+                                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), prod))));
+  dml_kblock_add(&body, store_at(s, y, gid, dml_kv_reg(p, 0)));
+  K->n_regs = 1;
+  map_finish(s, K, &y->type, gid, body.first);
+  dml_klin_t numel = {0, -1, 0};
+  if (type_numel(&y->type, &numel)) lin_add(&K->flops, numel, 2 * kd.value);
+  return NULL;
+}
+
+/* ---- Gather, GatherElements: data-driven indices ---- */
+
+/* Gather (ONNX Gather-13) and GatherElements (-13) with i64/i32 indices of
+ * any origin: one invocation per output element loads its index, counts a
+ * negative one from the end of the axis (static), and loads x there when
+ * the index lies in [0, dim); an index out of range (an error on the CPU)
+ * gives 0 (the default of the dtype) instead of an access outside x. */
+static void emit_gather(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const char *why = map_reject(s, n, 1);
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *ind = val(s, n->inputs[1]);
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  int elements = n->op == DML_OP_GATHER_ELEMENTS;
+  int32_t r = x ? x->type.rank : 0;
+  int64_t axis = norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", 0), r);
+  dml_klin_t l;
+  if (!why && (!ind || !typed_ok(ind) ||
+               (ind->type.dtype != DML_DTYPE_I64 && ind->type.dtype != DML_DTYPE_I32)))
+    why = "indices must be i64 or i32";
+  if (!why && !type_numel(&ind->type, &l)) why = "more than one symbolic dim";
+  if (!why && overlap(ind, y))
+    why = "its result overlaps its operands in the memory plan";
+  if (!why && (axis < 0 || axis >= r)) why = "axis out of range";
+  if (!why && x->type.dims[axis].sym >= 0) why = "an axis of symbolic length";
+  if (!why && (elements ? ind->type.rank != r || y->type.rank != r
+                        : y->type.rank != r + ind->type.rank - 1))
+    why = "output rank does not match";
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK], *ic[DML_MAX_RANK], *xc[DML_MAX_RANK];
+  const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
+  if (!gid) return;
+  int32_t q = ind->type.rank;
+  const dml_kidx_t *iflat;
+  if (elements) {
+    iflat = gid;
+  } else {
+    for (int32_t d = 0; d < q; d++) ic[d] = c[axis + d];
+    iflat = bcast_index(s, &ind->type, &ind->type, ic);
+  }
+  dml_kdtype_t it = kdt(ind);
+  int64_t D = x->type.dims[axis].value;
+  const dml_kval_t *iv = load_at(s, ind, iflat);
+  const dml_kval_t *nv =
+      dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, iv, dml_kv_zero(p, it)),
+                    dml_kv_fn(p, DML_KF_ADD, iv, dml_kv_iconst(p, it, D)), iv);
+  const dml_kidx_t *xi = dml_ki_val(p, nv);
+  for (int32_t d = 0; d < r; d++)
+    xc[d] = d < axis ? c[d] : d == axis ? xi : c[elements ? d : d + q - 1];
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, store_at(s, y, gid, dml_kv_zero(p, kdt(y))));
+  dml_kblock_add(&body, if_lt(s, xi, dml_ki_const(p, D),
+                              store_at(s, y, gid, load_coords(s, x, xc))));
+  map_finish(s, K, &y->type, gid, body.first);
+}
+
+/* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ---- */
+
+/* The losses of runtime/cpu/cpu_loss.c (ONNX opset 13): input/scores
+ * [N, C, d...] f32, target [N, d...] i64/i32, weight [C] optional. Per row
+ * (n, d): SoftmaxCrossEntropyLoss takes log_softmax over C first (max,
+ * sum of exp, log; log_prob stored when asked for); the row's loss is
+ * -logp[n, t, d] * w with w = weight[t] (1 without weight) and 0 where
+ * t == ignore_index. Reduction "none": one invocation per row stores it;
+ * "sum" and "mean" (sum / sum of w): one invocation loops over the rows.
+ * A target outside [0, C) (an error on the CPU) contributes nothing. */
+static void emit_loss(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *tg = val(s, n->inputs[1]);
+  const dml_pkg_value_t *wt =
+      n->n_inputs > 2 && n->inputs[2] != DML_PKG_NO_VALUE ? val(s, n->inputs[2]) : NULL;
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  const dml_pkg_value_t *lp = n->n_outputs > 1 && n->outputs[1] != DML_PKG_NO_VALUE
+                                  ? val(s, n->outputs[1])
+                                  : NULL;
+  int sce = n->op == DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS;
+  const char *red = dml_attr_string(n->attrs, n->n_attrs, "reduction", "mean");
+  int mode = !strcmp(red, "none") ? 0 : !strcmp(red, "sum") ? 1 : 2;
+  int has_ii = dml_attr_find(n->attrs, n->n_attrs, "ignore_index") != NULL;
+  int64_t ii = dml_attr_int(n->attrs, n->n_attrs, "ignore_index", 0);
+  const char *why = NULL;
+  const dml_pkg_value_t *f32s[4] = {x, wt, y, lp};
+  dml_klin_t l;
+  if (!x || !tg || !y) why = "absent input";
+  for (int i = 0; !why && i < 4; i++)
+    if (f32s[i] && (f32s[i]->type.dtype != DML_DTYPE_F32 || !typed_ok(f32s[i])))
+      why = "only f32 is emitted for this op";
+  if (!why && (!typed_ok(tg) ||
+               (tg->type.dtype != DML_DTYPE_I64 && tg->type.dtype != DML_DTYPE_I32)))
+    why = "target must be i64 or i32";
+  if (!why && mode == 2 && strcmp(red, "mean")) why = "unknown reduction";
+  if (!why && (x->type.rank < 2 || tg->type.rank != x->type.rank - 1))
+    why = "input must be [N, C, d...] and target [N, d...]";
+  int64_t C = why ? 1 : x->type.dims[1].value, D = 1;
+  for (int32_t d = 1; !why && d < x->type.rank; d++) {
+    if (x->type.dims[d].sym >= 0) why = "symbolic class or spatial dim";
+    if (d >= 2) D *= x->type.dims[d].value;
+  }
+  if (!why && wt && (wt->type.rank != 1 || wt->type.dims[0].value != C))
+    why = "weight must be [C]";
+  if (!why && !type_numel(&x->type, &l)) why = "more than one symbolic dim";
+  const dml_pkg_value_t *ins[3] = {x, tg, wt}, *outs[2] = {y, lp};
+  for (int i = 0; !why && i < 3; i++)
+    for (int o = 0; o < 2; o++)
+      if (ins[i] && outs[o] && overlap(ins[i], outs[o]))
+        why = "its result overlaps its operands in the memory plan";
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  dml_klin_t rows;
+  type_numel(&tg->type, &rows);
+  dml_kernel_t *K = new_kernel(s, DML_KK_SOFTMAX);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  K->local[0] = mode == 0 ? 64 : 1;
+  K->items[0] = mode == 0 ? rows : (dml_klin_t){1, -1, 0};
+  K->n_regs = 5;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
+  int32_t vr = DML_KVAR_FIRST_LOOP, vk = vr + 1;
+  const dml_kidx_t *row = mode == 0 ? gid : dml_ki_var(p, vr);
+  const dml_kidx_t *Dx = dml_ki_const(p, D), *Cx = dml_ki_const(p, C);
+  /* element (n, k, d) of x: (row / D * C + k) * D + row % D */
+  const dml_kidx_t *nb =
+      dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, row, Dx), Cx);
+  const dml_kidx_t *rd = dml_ki_bin(p, DML_KI_MOD, row, Dx);
+#define XAT(k)              \
+  dml_ki_bin(p, DML_KI_ADD, \
+             dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_ADD, nb, (k)), Dx), rd)
+  const dml_kidx_t *kv = dml_ki_var(p, vk);
+  const dml_kval_t *xk = load_at(s, x, XAT(kv));
+  dml_kblock_t rb = {0}; /* one row's statements */
+  if (sce) {
+    dml_kblock_add(&rb, assign(s, DML_KS_LET, 0, dml_kv_const(p, -INFINITY)));
+    dml_kblock_add(&rb, for_loop(s, vk, Cx,
+                                 assign(s, DML_KS_SET, 0,
+                                        dml_kv_fn(p, DML_KF_MAX, dml_kv_reg(p, 0), xk))));
+    dml_kblock_add(&rb, assign(s, DML_KS_LET, 1, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&rb, for_loop(s, vk, Cx,
+                                 assign(s, DML_KS_SET, 1,
+                                        dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 1),
+                                                  dml_kv_fn(p, DML_KF_EXP,
+                                                            dml_kv_fn(p, DML_KF_SUB, xk,
+                                                                      dml_kv_reg(p, 0)),
+                                                            NULL)))));
+    /* lse = log(sum) + max */
+    dml_kblock_add(&rb, assign(s, DML_KS_LET, 2,
+                               dml_kv_fn(p, DML_KF_ADD,
+                                         dml_kv_fn(p, DML_KF_LOG, dml_kv_reg(p, 1), NULL),
+                                         dml_kv_reg(p, 0))));
+    if (lp)
+      dml_kblock_add(&rb,
+                     for_loop(s, vk, Cx,
+                              store_at(s, lp, XAT(kv),
+                                       dml_kv_fn(p, DML_KF_SUB, xk, dml_kv_reg(p, 2)))));
+  }
+  dml_kdtype_t tt = kdt(tg);
+  const dml_kval_t *t = load_at(s, tg, row);
+  const dml_kval_t *ign = has_ii ? dml_kv_fn(p, DML_KF_EQ, t, dml_kv_iconst(p, tt, ii))
+                                 : dml_kv_zero(p, DML_KT_BOOL);
+  const dml_kidx_t *ti = dml_ki_val(p, dml_kv_select(p, ign, dml_kv_zero(p, tt), t));
+  const dml_kval_t *w = wt ? load_at(s, wt, ti) : dml_kv_const(p, 1.0f);
+  w = dml_kv_select(p, ign, dml_kv_const(p, 0.0f), w);
+  const dml_kval_t *logp = load_at(s, x, XAT(ti));
+  if (sce) logp = dml_kv_fn(p, DML_KF_SUB, logp, dml_kv_reg(p, 2));
+  const dml_kval_t *loss =
+      dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_NEG, logp, NULL), w);
+#undef XAT
+  dml_kblock_t hit = {0};
+  if (mode == 0) {
+    dml_kblock_add(&rb, store_at(s, y, row, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&hit, store_at(s, y, row, loss));
+  } else {
+    dml_kblock_add(
+        &hit, assign(s, DML_KS_SET, 3, dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 3), loss)));
+    dml_kblock_add(
+        &hit, assign(s, DML_KS_SET, 4, dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 4), w)));
+  }
+  dml_kblock_add(&rb, if_lt(s, ti, Cx, hit.first));
+  dml_kblock_t body = {0};
+  if (mode == 0) {
+    body = rb;
+    K->body = if_lt(s, gid, dml_ki_lin(p, rows), body.first);
+  } else {
+    dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&body, for_loop(s, vr, dml_ki_lin(p, rows), rb.first));
+    const dml_kval_t *res = dml_kv_reg(p, 3);
+    if (mode == 2) res = dml_kv_fn(p, DML_KF_DIV, res, dml_kv_reg(p, 4));
+    dml_kblock_add(&body, store_at(s, y, dml_ki_const(p, 0), res));
+    K->body = if_lt(s, gid, dml_ki_const(p, 1), body.first);
+  }
+  lin_add(&K->flops, l, sce ? 5 : 1);
+  lin_add(&K->bytes, l, sce ? 8 : 4);
+}
+
 int dml_kschedule_handles(dml_op_t op) {
   const dml_op_info_t *info = dml_op_info(op);
   if (!info) return 0;
-  if (ew_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
+  if (ew_op(op) || move_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
   switch (op) {
     case DML_OP_ASSIGN:
     case DML_OP_GEMM:
@@ -2046,6 +3228,20 @@ int dml_kschedule_handles(dml_op_t op) {
     case DML_OP_REDUCE_MEAN:
     case DML_OP_REDUCE_MAX:
     case DML_OP_REDUCE_MIN:
+    case DML_OP_REDUCE_PROD:
+    case DML_OP_REDUCE_L1:
+    case DML_OP_REDUCE_L2:
+    case DML_OP_REDUCE_LOG_SUM:
+    case DML_OP_REDUCE_LOG_SUM_EXP:
+    case DML_OP_REDUCE_SUM_SQUARE:
+    case DML_OP_LAYER_NORMALIZATION:
+    case DML_OP_INSTANCE_NORMALIZATION:
+    case DML_OP_HARDMAX:
+    case DML_OP_CONV_TRANSPOSE:
+    case DML_OP_GATHER:
+    case DML_OP_GATHER_ELEMENTS:
+    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
+    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS:
     case DML_OP_SOFTMAX:
     case DML_OP_LOG_SOFTMAX:
     case DML_OP_CONV:
@@ -2196,6 +3392,12 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
     switch (n->op) {
       case DML_OP_GEMM:
       case DML_OP_MATMUL: {
+        const dml_pkg_value_t *rhs = n->n_inputs > 1 ? val(&s, n->inputs[1]) : NULL;
+        if (n->op == DML_OP_MATMUL && rhs && rhs->type.rank > 2) {
+          const char *bwhy = emit_matmul_batched(&s, i);
+          if (bwhy) unsupported(&s, i, "%s", bwhy);
+          break;
+        }
         const char *why = gemm_reject(&s, n, &gs);
         if (why) {
           unsupported(&s, i, "%s", why);
@@ -2245,6 +3447,12 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       case DML_OP_REDUCE_MEAN:
       case DML_OP_REDUCE_MAX:
       case DML_OP_REDUCE_MIN:
+      case DML_OP_REDUCE_PROD:
+      case DML_OP_REDUCE_L1:
+      case DML_OP_REDUCE_L2:
+      case DML_OP_REDUCE_LOG_SUM:
+      case DML_OP_REDUCE_LOG_SUM_EXP:
+      case DML_OP_REDUCE_SUM_SQUARE:
       case DML_OP_ARG_MAX:
       case DML_OP_ARG_MIN: {
         const dml_pkg_value_t *x = val(&s, n->inputs[0]);
@@ -2260,7 +3468,10 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           why = "ArgMax/ArgMin of bool";
         else if (x->type.dtype != DML_DTYPE_F32 &&
                  (n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL ||
-                  n->op == DML_OP_GLOBAL_MAX_POOL))
+                  n->op == DML_OP_GLOBAL_MAX_POOL || n->op == DML_OP_REDUCE_PROD ||
+                  n->op == DML_OP_REDUCE_L1 || n->op == DML_OP_REDUCE_L2 ||
+                  n->op == DML_OP_REDUCE_LOG_SUM || n->op == DML_OP_REDUCE_LOG_SUM_EXP ||
+                  n->op == DML_OP_REDUCE_SUM_SQUARE))
           why = "only f32 is emitted for this op";
         else if (!type_numel(&x->type, &l))
           why = "more than one symbolic dim";
@@ -2309,6 +3520,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           emit_softmax(&s, i);
         break;
       }
+      case DML_OP_CONV_TRANSPOSE: emit_conv_transpose(&s, i); break;
+      case DML_OP_GATHER:
+      case DML_OP_GATHER_ELEMENTS: emit_gather(&s, i); break;
+      case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
+      case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: emit_loss(&s, i); break;
       case DML_OP_DROPOUT: {
         const char *why = dropout_reject(&s, n);
         if (why)
@@ -2317,7 +3533,22 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           emit_dropout(&s, i);
         break;
       }
-      default: unsupported(&s, i, "no GPU kernel for this op", NULL); break;
+      case DML_OP_LAYER_NORMALIZATION:
+      case DML_OP_INSTANCE_NORMALIZATION: emit_norm(&s, i); break;
+      case DML_OP_HARDMAX: {
+        const char *why = map_reject_f32(&s, n, 1);
+        if (why)
+          unsupported(&s, i, "%s", why);
+        else
+          emit_hardmax(&s, i);
+        break;
+      }
+      default:
+        if (move_op(n->op))
+          emit_move(&s, i);
+        else
+          unsupported(&s, i, "no GPU kernel for this op", NULL);
+        break;
     }
   }
   int g_oom = !G;

@@ -544,8 +544,23 @@ static inline void gpu_test_gemm_forms(gpu_test_form_fn each) {
  * on axis 1; Conv (groups, strides, dilations, pads, SAME_UPPER) with bias
  * and a BatchNormalization + Relu epilogue, MaxPool, AveragePool with and
  * without the pads counted, global pools; Gemm/MatMul with a symbolic K;
- * then gpu_test_typed_forms and the GEMM forms (gpu_test_gemm_forms). A
- * text that cannot be allocated is a failed CHECK. */
+ * then gpu_test_typed_forms and the GEMM forms (gpu_test_gemm_forms); then
+ * the activations and functions of
+ * codegen/kernel_math.c (Elu ... Atanh, Erf, Round; with Sign and f32 Mod) in
+ * chains; ReduceL1/L2/LogSum/LogSumExp/SumSquare/Prod; data movement
+ * (Transpose, Concat, Split, Slice with a negative step and clamped ends,
+ * Pad with a negative pad and a constant_value, Tile, Expand,
+ * DepthToSpace DCR/CRD, SpaceToDepth); LayerNormalization (with Mean and
+ * InvStdDev, and over two axes with a broadcast scale) and
+ * InstanceNormalization; 1-D Conv + Relu, MaxPool and AveragePool, Hardmax
+ * on a middle axis, inference Dropout; Transpose/Pad/Concat/Slice of i64,
+ * i32 and bool; 2-D ConvTranspose (groups, strides, asymmetric pads,
+ * output_padding, dilations) and 1-D (output_shape with SAME_UPPER); MatMul
+ * with a batched right operand (a weight and an input); Gather and
+ * GatherElements with negative indices; NegativeLogLikelihoodLoss and
+ * SoftmaxCrossEntropyLoss (weights, ignore_index, log_prob, reductions none,
+ * sum and mean). A text that cannot be allocated
+ * is a failed CHECK. */
 static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
   char text[16384];
   for (int u = 0; u <= (unrolled ? 1 : 0); u++) {
@@ -668,6 +683,193 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
        3);
   gpu_test_typed_forms(each);
   gpu_test_gemm_forms(each);
+
+  char *sl = gpu_test_dense(4, 0.3, 0.0);
+  snprintf(text, sizeof text,
+           "sym batch <= 16\n"
+           "global @sl : f32[4] = %s\n"
+           "global @half : f32[4] = dense<[0.5, -1.5, 2.5, 0.25]>\n"
+           "func @forward(%%x: f32[batch,3,4], %%y: f32[batch,3,4]) -> (f32[batch,3,4], "
+           "f32[batch,3,4], f32[batch,3,4], f32[batch,3,4], f32[batch,3,4]) {\n"
+           "  %%a = Elu(%%x) {alpha = 0.7} : f32[batch,3,4]\n"
+           "  %%b = Selu(%%a) : f32[batch,3,4]\n"
+           "  %%c = Celu(%%b) {alpha = 1.5} : f32[batch,3,4]\n"
+           "  %%d = Softsign(%%c) : f32[batch,3,4]\n"
+           "  %%e = HardSwish(%%d) : f32[batch,3,4]\n"
+           "  %%f = PRelu(%%e, @sl) : f32[batch,3,4]\n"
+           "  %%g = Erf(%%x) : f32[batch,3,4]\n"
+           "  %%h = Sign(%%g) : f32[batch,3,4]\n"
+           "  %%i = Atan(%%y) : f32[batch,3,4]\n"
+           "  %%j = Asin(%%g) : f32[batch,3,4]\n"
+           "  %%k = Acos(%%g) : f32[batch,3,4]\n"
+           "  %%s1 = Sinh(%%x) : f32[batch,3,4]\n"
+           "  %%s2 = Cosh(%%s1) : f32[batch,3,4]\n"
+           "  %%s3 = Asinh(%%s1) : f32[batch,3,4]\n"
+           "  %%s4 = Acosh(%%s2) : f32[batch,3,4]\n"
+           "  %%s5 = Atanh(%%d) : f32[batch,3,4]\n"
+           "  %%s6 = Tan(%%d) : f32[batch,3,4]\n"
+           "  %%t = ThresholdedRelu(%%x) {alpha = 0.25} : f32[batch,3,4]\n"
+           "  %%u = Shrink(%%y) {lambd = 0.5, bias = 0.25} : f32[batch,3,4]\n"
+           "  %%m = Mul(%%x, @half) : f32[batch,3,4]\n"
+           "  %%r = Round(%%m) : f32[batch,3,4]\n"
+           "  %%w = Sum(%%f, %%h, %%i, %%k, %%j) : f32[batch,3,4]\n"
+           "  %%v = Mean(%%s3, %%s4, %%s5, %%s6) : f32[batch,3,4]\n"
+           "  %%md = Mod(%%x, @half) {fmod = 1} : f32[batch,3,4]\n"
+           "  %%z = Add(%%t, %%u) : f32[batch,3,4]\n"
+           "  return %%w, %%v, %%z, %%r, %%md\n}\n",
+           sl);
+  free(sl);
+  each("activations, erf/atan/round", text, 15);
+
+  each("reductions l1/l2/lse/prod",
+       "sym batch <= 16\n"
+       "func @forward(%x: f32[batch,4,5]) -> (f32[4], f32[batch,1,5], f32[batch,4], "
+       "f32[batch,4,1], f32[batch,1,1], f32[batch,4]) {\n"
+       "  %l1 = ReduceL1(%x) {axes = [0, 2], keepdims = 0} : f32[4]\n"
+       "  %l2 = ReduceL2(%x) {axes = [1], keepdims = 1} : f32[batch,1,5]\n"
+       "  %ab = Abs(%x) : f32[batch,4,5]\n"
+       "  %ls = ReduceLogSum(%ab) {axes = [-1], keepdims = 0} : f32[batch,4]\n"
+       "  %sc = Mul(%x, %x) : f32[batch,4,5]\n"
+       "  %big = Add(%sc, %x) : f32[batch,4,5]\n"
+       "  %lse = ReduceLogSumExp(%big) {axes = [2], keepdims = 1} : f32[batch,4,1]\n"
+       "  %sq = ReduceSumSquare(%x) {axes = [1, 2], keepdims = 1} : f32[batch,1,1]\n"
+       "  %pr = ReduceProd(%x) {axes = [2], keepdims = 0} : f32[batch,4]\n"
+       "  %ng = Neg(%pr) : f32[batch,4]\n"
+       "  return %l1, %l2, %ls, %lse, %sq, %ng\n}\n",
+       8);
+
+  each("data movement",
+       "sym batch <= 16\n"
+       "global @st : i64[2] = dense<[1, -1]>\n"
+       "global @en : i64[2] = dense<[4, -100]>\n"
+       "global @ax : i64[2] = dense<[1, 2]>\n"
+       "global @sp : i64[2] = dense<[2, -2]>\n"
+       "global @sz : i64[2] = dense<[3, 4]>\n"
+       "global @pads : i64[6] = dense<[0, 1, -1, 0, 2, 1]>\n"
+       "global @pv : f32[] = dense<[0.5]>\n"
+       "global @rep : i64[3] = dense<[1, 2, 1]>\n"
+       "global @shape : i64[3] = dense<[3, 2, 4]>\n"
+       "func @forward(%x: f32[batch,5,4], %z: f32[batch,2,4], %v: f32[2,1], "
+       "%w: f32[batch,8,2,3]) -> (f32[4,batch,5], f32[batch,3,4], f32[batch,4,4], "
+       "f32[batch,2,2], f32[batch,5,4], f32[batch,4,4], f32[3,2,4], f32[batch,8,2,3], "
+       "f32[batch,2,4,6]) {\n"
+       "  %t = Transpose(%x) {perm = [2, 0, 1]} : f32[4,batch,5]\n"
+       "  %c = Concat(%z, %x) {axis = 1} : f32[batch,7,4]\n"
+       "  %a, %b = Split(%c, @sz) {axis = 1} : f32[batch,3,4], f32[batch,4,4]\n"
+       "  %s = Slice(%x, @st, @en, @ax, @sp) : f32[batch,2,2]\n"
+       "  %p = Pad(%z, @pads, @pv) : f32[batch,5,4]\n"
+       "  %ti = Tile(%z, @rep) : f32[batch,4,4]\n"
+       "  %e = Expand(%v, @shape) : f32[3,2,4]\n"
+       "  %d = DepthToSpace(%w) {blocksize = 2, mode = \"CRD\"} : f32[batch,2,4,6]\n"
+       "  %q = SpaceToDepth(%d) {blocksize = 2} : f32[batch,8,2,3]\n"
+       "  %d2 = DepthToSpace(%q) {blocksize = 2} : f32[batch,2,4,6]\n"
+       "  return %t, %a, %b, %s, %p, %ti, %e, %q, %d2\n}\n",
+       10);
+
+  char *lsc = gpu_test_dense(6, 0.5, 0.5), *lb = gpu_test_dense(6, 0.5, -0.5),
+       *ls2 = gpu_test_dense(6, 0.5, 0.5), *ic = gpu_test_dense(3, 0.5, 0.5),
+       *ib = gpu_test_dense(3, 0.5, -0.5);
+  snprintf(
+      text, sizeof text,
+      "sym batch <= 16\n"
+      "global @sc : f32[6] = %s\n"
+      "global @b : f32[6] = %s\n"
+      "global @s2 : f32[6,1] = %s\n"
+      "global @ic : f32[3] = %s\n"
+      "global @ib : f32[3] = %s\n"
+      "func @forward(%%x: f32[batch,4,6], %%z: f32[batch,3,2,5]) -> (f32[batch,4,6], "
+      "f32[batch,4,1], f32[batch,4,1], f32[batch,4,6], f32[batch,3,2,5]) {\n"
+      "  %%y, %%m, %%i = LayerNormalization(%%x, @sc, @b) {epsilon = 0.001} : "
+      "f32[batch,4,6], f32[batch,4,1], f32[batch,4,1]\n"
+      "  %%t = Transpose(%%x) {perm = [0, 2, 1]} : f32[batch,6,4]\n"
+      "  %%y2 = LayerNormalization(%%t, @s2) {axis = 1} : f32[batch,6,4]\n"
+      "  %%u = Transpose(%%y2) {perm = [0, 2, 1]} : f32[batch,4,6]\n"
+      "  %%in = InstanceNormalization(%%z, @ic, @ib) {epsilon = 0.01} : "
+      "f32[batch,3,2,5]\n"
+      "  return %%y, %%m, %%i, %%u, %%in\n}\n",
+      lsc, lb, ls2, ic, ib);
+  free(lsc), free(lb), free(ls2), free(ic), free(ib);
+  each("layernorm, instancenorm", text, 5);
+
+  char *w1d = gpu_test_dense(4 * 2 * 3, 0.3, -0.3), *b1d = gpu_test_dense(4, 0.5, -0.5);
+  snprintf(
+      text, sizeof text,
+      "sym batch <= 16\n"
+      "global @w : f32[4,2,3] = %s\n"
+      "global @b : f32[4] = %s\n"
+      "func @forward(%%x: f32[batch,2,9], %%h: f32[batch,3,5]) -> (f32[batch,4,5], "
+      "f32[batch,4,2], f32[batch,4,4], f32[batch,3,5], f32[batch,3,5]) {\n"
+      "  %%c = Conv(%%x, @w, @b) {pads = [1, 1], strides = [2]} : f32[batch,4,5]\n"
+      "  %%r = Relu(%%c) : f32[batch,4,5]\n"
+      "  %%mp = MaxPool(%%r) {kernel_shape = [2], strides = [2]} : f32[batch,4,2]\n"
+      "  %%ap = AveragePool(%%c) {kernel_shape = [3], pads = [1, 0]} : f32[batch,4,4]\n"
+      "  %%hm = Hardmax(%%h) {axis = 1} : f32[batch,3,5]\n"
+      "  %%dr = Dropout(%%h) : f32[batch,3,5]\n"
+      "  return %%r, %%mp, %%ap, %%hm, %%dr\n}\n",
+      w1d, b1d);
+  free(w1d), free(b1d);
+  each("conv1d+pools, hardmax, dropout", text, 5);
+
+  each("typed data movement",
+       "sym batch <= 16\n"
+       "global @pads : i64[4] = dense<[0, 1, 0, 2]>\n"
+       "global @pv : i64[] = dense<[-7]>\n"
+       "global @st : i64[1] = dense<[-1]>\n"
+       "global @en : i64[1] = dense<[-100]>\n"
+       "global @sp : i64[1] = dense<[-2]>\n"
+       "global @ax : i64[1] = dense<[1]>\n"
+       "func @forward(%a: i64[batch,4], %b: i32[batch,4], %p: bool[batch,4]) -> "
+       "(i64[4,batch], i64[batch,7], i32[batch,8], bool[batch,2]) {\n"
+       "  %t = Transpose(%a) {perm = [1, 0]} : i64[4,batch]\n"
+       "  %pd = Pad(%a, @pads, @pv) : i64[batch,7]\n"
+       "  %c = Concat(%b, %b) {axis = 1} : i32[batch,8]\n"
+       "  %s = Slice(%p, @st, @en, @ax, @sp) : bool[batch,2]\n"
+       "  return %t, %pd, %c, %s\n}\n",
+       4);
+
+  char *tw = gpu_test_dense(4 * 3 * 3 * 2, 0.3, -0.3), *tb = gpu_test_dense(6, 0.5, -0.5),
+       *tw1 = gpu_test_dense(2 * 2 * 3, 0.3, -0.3),
+       *bm = gpu_test_dense(2 * 5 * 3, 0.5, -0.5);
+  snprintf(
+      text, sizeof text,
+      "sym batch <= 16\n"
+      "global @w : f32[4,3,3,2] = %s\n"
+      "global @b : f32[6] = %s\n"
+      "global @w1 : f32[2,2,3] = %s\n"
+      "global @bm : f32[2,5,3] = %s\n"
+      "func @forward(%%x: f32[batch,4,3,4], %%z: f32[batch,2,5], %%a: f32[batch,2,4,5], "
+      "%%q: f32[batch,2,5,3]) -> (f32[batch,6,7,8], f32[batch,2,12], f32[batch,2,4,3], "
+      "f32[batch,2,4,3]) {\n"
+      "  %%t = ConvTranspose(%%x, @w, @b) {group = 2, strides = [2, 2], pads = [1, 0, 0, "
+      "1], output_padding = [1, 0], dilations = [1, 2]} : f32[batch,6,7,8]\n"
+      "  %%t1 = ConvTranspose(%%z, @w1) {strides = [3], output_shape = [12], auto_pad = "
+      "\"SAME_UPPER\"} : f32[batch,2,12]\n"
+      "  %%m = MatMul(%%a, @bm) : f32[batch,2,4,3]\n"
+      "  %%m2 = MatMul(%%a, %%q) : f32[batch,2,4,3]\n"
+      "  return %%t, %%t1, %%m, %%m2\n}\n",
+      tw, tb, tw1, bm);
+  free(tw), free(tb), free(tw1), free(bm);
+  each("convtranspose, batched matmul", text, 4);
+
+  each("gather, losses",
+       "sym batch <= 16\n"
+       "global @gi : i64[2,2] = dense<[2, -1, 0, 3]>\n"
+       "global @ge : i32[3,2] = dense<[1, 0, 3, 3, 0, -2]>\n"
+       "global @lab : i64[4] = dense<[0, 2, 1, 2]>\n"
+       "global @lab2 : i64[2,2] = dense<[1, -100, 0, 2]>\n"
+       "global @w : f32[3] = dense<[0.5, 1.0, 2.0]>\n"
+       "func @forward(%x: f32[batch,4], %e: f32[3,4], %sc: f32[4,3], %s3: f32[2,3,2]) -> "
+       "(f32[batch,2,2], f32[3,2], f32[4], f32[], f32[], f32[2,3,2], f32[2,2]) {\n"
+       "  %g = Gather(%x, @gi) {axis = 1} : f32[batch,2,2]\n"
+       "  %ge = GatherElements(%e, @ge) {axis = 1} : f32[3,2]\n"
+       "  %n1 = NegativeLogLikelihoodLoss(%sc, @lab) {reduction = \"none\"} : f32[4]\n"
+       "  %n2 = NegativeLogLikelihoodLoss(%sc, @lab, @w) : f32[]\n"
+       "  %c1, %lp = SoftmaxCrossEntropyLoss(%s3, @lab2, @w) {ignore_index = -100, "
+       "reduction = \"sum\"} : f32[], f32[2,3,2]\n"
+       "  %c2 = SoftmaxCrossEntropyLoss(%s3, @lab2) {ignore_index = -100, reduction = "
+       "\"none\"} : f32[2,2]\n"
+       "  return %g, %ge, %n1, %n2, %c1, %lp, %c2\n}\n",
+       6);
 }
 
 #endif /* DML_GPU_TEST_UTIL_H_ */

@@ -231,7 +231,7 @@ dml_status_t dml_kpkg_decode(const void *bytes, size_t size, dml_kpkg_target_t t
       r.at += DML_KPKG_NAME_BYTES;
       if (!rd_u32(&r, &K->kind, "kernel kind") || !rd_u32(&r, &K->n_nodes, "node count"))
         break;
-      if (K->kind < 1 || K->kind > 6) rd_fail(&r, "unknown kernel kind");
+      if (K->kind < 1 || K->kind > 8) rd_fail(&r, "unknown kernel kind");
       if (K->n_nodes == 0 || K->n_nodes > gf->n_nodes || K->n_nodes > (r.n - r.at) / 4) {
         rd_fail(&r, "node count");
         break;

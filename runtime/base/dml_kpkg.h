@@ -81,7 +81,8 @@ typedef struct dml_kpkg_lin {
 
 typedef struct dml_kpkg_kernel {
   char name[DML_KPKG_NAME_BYTES]; /* NUL-terminated; the code's entry point */
-  uint32_t kind; /* 1 elementwise, 2 gemm, 3 reduce, 4 softmax, 5 conv, 6 pool */
+  uint32_t kind; /* 1 elementwise, 2 gemm, 3 reduce, 4 softmax, 5 conv, 6 pool, 7 move,
+                    8 norm */
   uint32_t n_nodes;
   uint32_t *nodes;         /* node indices of the function, strictly increasing */
   uint32_t local[3];       /* workgroup size, product <= DML_KPKG_MAX_LOCAL */

@@ -1,11 +1,13 @@
 /* test_vulkan.c — the Vulkan backend against the CPU reference: every kernel
  * form the scheduler emits (elementwise chains with broadcasting, also in
  * the unrolled form of large kernels, Gemm and
- * MatMul with epilogues, reductions, softmax, the typed forms: i64/i32/bool
- * values compared element-exactly) at several batch sizes, the reference
+ * MatMul with epilogues, reductions, softmax, data movement, normalizations,
+ * the typed forms: i64/i32/bool values compared element-exactly;
+ * gpu_test_kernel_forms) at several batch sizes, the reference
  * models (fashion_mlp, lenet5, resnet_small) against their saved outputs,
  * the eval_step of fashion_mlp's training package, and the errors
- * (no kernels in the package, no such device, ops a target lacks).
+ * (no kernels in the package, no such device, ops a target lacks, forms the
+ * scheduler refuses).
  * Tolerance: |vulkan - cpu| <= 1e-4 * max(1, |cpu|) (f32 sums in another
  * order, and the GPU's exp/tanh/log). Skips (77) without a Vulkan device.
  * The kernel forms and the comparisons are tests/gpu_test_util.h's, shared
@@ -184,14 +186,44 @@ static void test_fashion_mlp_eval_step(void) {
 /* An op the Vulkan target does not emit is a compile error naming it. */
 static void test_missing_ops(void) {
   const char *text =
-      "func @forward(%x: f32[2,3]) -> (f32[3,2]) {\n"
-      "  %t = Transpose(%x) {perm = [1, 0]} : f32[3,2]\n  return %t\n}\n";
+      "func @forward(%x: f32[3,3]) -> (f32[]) {\n"
+      "  %t = Det(%x) : f32[]\n  return %t\n}\n";
   size_t n = 0;
   void *bytes = cg_package(text, NULL, &n);
   if (!bytes) return;
   CHECK_ERROR(dml_compile_add_kernels("vulkan", NULL, &bytes, &n),
-              DML_STATUS_UNIMPLEMENTED, "Transpose: 1 node");
+              DML_STATUS_UNIMPLEMENTED, "Det: 1 node");
   free(bytes);
+}
+
+/* Forms of the newer ops the scheduler does not emit are UNIMPLEMENTED
+ * errors naming the node and the reason. */
+static void test_form_errors(void) {
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+      {"global @pads : i64[4] = dense<[1, 0, 1, 0]>\n"
+       "func @forward(%x: f32[2,3]) -> (f32[4,3]) {\n"
+       "  %y = Pad(%x, @pads) {mode = \"reflect\"} : f32[4,3]\n  return %y\n}\n",
+       "(Pad): only mode 'constant' is emitted"},
+      {"global @en : i64[1] = dense<[3]>\n"
+       "func @forward(%x: f32[5], %st: i64[1]) -> (f32[?]) {\n"
+       "  %y = Slice(%x, %st, @en) : f32[?]\n  return %y\n}\n",
+       "(Slice): a dim computed from run-time data"},
+      {"global @b : f32[3] = dense<[1.0, 2.0, 3.0]>\n"
+       "func @forward(%x: f32[2,3]) -> (f32[2,3]) {\n"
+       "  %y = Mod(%x, @b) {fmod = 0} : f32[2,3]\n  return %y\n}\n",
+       "(Mod): Mod of floats needs fmod = 1"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t n = 0;
+    void *bytes = cg_package(cases[i].text, NULL, &n);
+    CHECK(bytes != NULL);
+    if (!bytes) continue;
+    CHECK_ERROR(dml_compile_add_kernels("vulkan", NULL, &bytes, &n),
+                DML_STATUS_UNIMPLEMENTED, cases[i].want);
+    free(bytes);
+  }
 }
 
 static void test_errors(void) {
@@ -284,5 +316,6 @@ int main(void) {
   RUN(test_lenet5);
   RUN(test_resnet_small);
   RUN(test_missing_ops);
+  RUN(test_form_errors);
   return dml_test_finish();
 }
