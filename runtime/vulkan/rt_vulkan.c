@@ -682,7 +682,7 @@ static dml_status_t transfer_weights(vk_session_t *v, const uint8_t *src, uint8_
     VkResult r = v->vkEndCommandBuffer(cb);
     s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
   }
-  if (!s && !src) memcpy(dst, tmp.map, (size_t)size);
+  if (!s && !src && dst) memcpy(dst, tmp.map, (size_t)size);
   if (cb) v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
   buf_destroy(v, &tmp);
   return s;
