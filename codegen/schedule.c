@@ -680,6 +680,9 @@ static void emit_chain_at(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kbl
                           const dml_kidx_t *flat, uint32_t reg0) {
   dml_kpool_t *p = s->pool;
   uint32_t start = G->anchor != ANCHOR_NONE ? 1 : 0;
+  /* values read from memory so far: each counts once in K->bytes, however
+   * many nodes of G read it (the bytes a run moves, for dmlc bench) */
+  uint32_t counted[32], n_counted = 0;
   /* register of each group node's output = its position in G */
   for (uint32_t i = 0; i < G->n; i++) {
     const dml_pkg_node_t *n = &s->fn->nodes[G->nodes[i]];
@@ -726,9 +729,12 @@ static void emit_chain_at(sched_t *s, dml_kernel_t *K, const group_t *G, dml_kbl
                                      ? flat
                                      : bcast_index(s, &xv->type, G->out, coord);
           x[k] = load_at(s, xv, ix);
+          int seen = 0;
+          for (uint32_t c = 0; c < n_counted; c++) seen |= counted[c] == n->inputs[k];
           dml_klin_t l;
-          if (type_numel(&xv->type, &l))
+          if (!seen && type_numel(&xv->type, &l))
             lin_add(&K->bytes, l, (int64_t)dml_dtype_size(xv->type.dtype));
+          if (!seen && n_counted < 32) counted[n_counted++] = n->inputs[k];
         }
       }
       v = ew_value(s, n, x);
