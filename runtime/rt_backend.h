@@ -95,6 +95,27 @@ dml_status_t dml_rt_gpu_kernels_for(const char *op, const char *target, const ch
                                     const struct dml_kpkg *table,
                                     const struct dml_kpkg_function **out_kf);
 
+/* Where a GPU backend stages one input or output of a function: the value,
+ * its offset in the function's arena, its offset in the staging buffer and
+ * its size at the symbols' bounds (bytes). */
+typedef struct dml_rt_io_region {
+  uint32_t value;
+  uint64_t arena_offset, staging_offset, bytes_bound;
+} dml_rt_io_region_t;
+
+/* Lays out function `f`'s inputs, then its outputs, in a staging buffer,
+ * each at a multiple of `align` bytes (a power of two); *out_inputs and
+ * *out_outputs (f->n_inputs and f->n_outputs entries, malloc'd: the caller
+ * frees them) and *out_bytes (the staging size) are set on success. `op`
+ * names the backend and `target` ("Vulkan", "CUDA") words the errors.
+ * Errors: UNIMPLEMENTED for an input or output that is a constant;
+ * DATA_LOSS for a value whose size at the bounds is unknown or does not fit
+ * its planned bytes inside the arena; RESOURCE_EXHAUSTED. */
+dml_status_t dml_rt_gpu_plan_io(const char *op, const char *target,
+                                const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                                uint64_t align, dml_rt_io_region_t **out_inputs,
+                                dml_rt_io_region_t **out_outputs, uint64_t *out_bytes);
+
 /* The Vulkan backend; NULL in builds without Vulkan headers. */
 const dml_rt_backend_t *dml_rt_vulkan_backend(void);
 

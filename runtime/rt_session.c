@@ -742,6 +742,53 @@ dml_status_t dml_rt_kernel_info_fill(const char *op, const dml_kpkg_function_t *
   return DML_OK;
 }
 
+dml_status_t dml_rt_gpu_plan_io(const char *op, const char *target,
+                                const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                                uint64_t align, dml_rt_io_region_t **out_inputs,
+                                dml_rt_io_region_t **out_outputs, uint64_t *out_bytes) {
+  dml_rt_io_region_t *in = (dml_rt_io_region_t *)calloc(f->n_inputs ? f->n_inputs : 1,
+                                                        sizeof(dml_rt_io_region_t));
+  dml_rt_io_region_t *out = (dml_rt_io_region_t *)calloc(f->n_outputs ? f->n_outputs : 1,
+                                                         sizeof(dml_rt_io_region_t));
+  dml_status_t s = DML_OK;
+  uint64_t at = 0;
+  if (!in || !out)
+    s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+  for (int pass = 0; !s && pass < 2; pass++) {
+    uint32_t n = pass ? f->n_outputs : f->n_inputs;
+    const uint32_t *idx = pass ? f->outputs : f->inputs;
+    dml_rt_io_region_t *r = pass ? out : in;
+    for (uint32_t i = 0; !s && i < n; i++) {
+      const dml_pkg_value_t *val = &f->values[idx[i]];
+      int64_t b =
+          dml_pkg_type_bytes_bound(&val->type, m->graph->symbols, m->graph->n_symbols);
+      if (val->storage == DML_PKG_STORAGE_CONST)
+        s = dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
+                            "output '%s' is a constant; not run on %s yet", val->name,
+                            target);
+      else if (b < 0 || (uint64_t)b > val->bytes ||
+               val->offset + (uint64_t)b > f->arena_bytes)
+        s = dml_status_make(DML_STATUS_DATA_LOSS, op, "bad size of '%s'", val->name);
+      else {
+        r[i].value = idx[i];
+        r[i].arena_offset = val->offset;
+        r[i].staging_offset = at;
+        r[i].bytes_bound = (uint64_t)b;
+        at += ((uint64_t)b + align - 1) & ~(align - 1);
+      }
+    }
+  }
+  if (s) {
+    free(in);
+    free(out);
+    return s;
+  }
+  *out_inputs = in;
+  *out_outputs = out;
+  *out_bytes = at;
+  return DML_OK;
+}
+
 dml_status_t dml_rt_gpu_kernels_for(const char *op, const char *target, const char *flag,
                                     const dml_rt_model_t *m, const dml_pkg_function_t *f,
                                     const dml_kpkg_t *table,

@@ -234,10 +234,7 @@ dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
 
 /* ---- sessions ---- */
 
-typedef struct io_region {
-  uint32_t value;
-  uint64_t arena_offset, staging_offset;
-} io_region_t;
+typedef dml_rt_io_region_t io_region_t;
 
 typedef struct cu_graph {
   int used;
@@ -462,35 +459,10 @@ static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_p
 /* Input/output regions of the staging buffer (each 256-byte aligned). */
 static dml_status_t plan_io(cu_session_t *c, const dml_rt_model_t *m,
                             const dml_pkg_function_t *f, uint64_t *out_bytes) {
-  uint64_t at = 0;
-  c->inputs = (io_region_t *)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(io_region_t));
-  c->outputs =
-      (io_region_t *)calloc(f->n_outputs ? f->n_outputs : 1, sizeof(io_region_t));
-  if (!c->inputs || !c->outputs)
-    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-  for (int pass = 0; pass < 2; pass++) {
-    uint32_t n = pass ? f->n_outputs : f->n_inputs;
-    const uint32_t *idx = pass ? f->outputs : f->inputs;
-    io_region_t *r = pass ? c->outputs : c->inputs;
-    for (uint32_t i = 0; i < n; i++) {
-      const dml_pkg_value_t *val = &f->values[idx[i]];
-      if (val->storage == DML_PKG_STORAGE_CONST)
-        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                               "output '%s' is a constant; not run on CUDA yet",
-                               val->name);
-      int64_t b =
-          dml_pkg_type_bytes_bound(&val->type, m->graph->symbols, m->graph->n_symbols);
-      if (b < 0 || (uint64_t)b > val->bytes || val->offset + (uint64_t)b > f->arena_bytes)
-        return dml_status_make(DML_STATUS_DATA_LOSS, OP, "bad size of '%s'", val->name);
-      r[i].value = idx[i];
-      r[i].arena_offset = val->offset;
-      r[i].staging_offset = at;
-      at += ((uint64_t)b + 255) & ~(uint64_t)255;
-    }
-  }
+  DML_RETURN_IF_ERROR(
+      dml_rt_gpu_plan_io(OP, "CUDA", m, f, 256, &c->inputs, &c->outputs, out_bytes));
   c->n_inputs = f->n_inputs;
   c->n_outputs = f->n_outputs;
-  *out_bytes = at;
   return DML_OK;
 }
 

@@ -258,10 +258,7 @@ typedef struct vk_cmd {
   int used;
 } vk_cmd_t;
 
-typedef struct io_region {
-  uint64_t arena_offset, staging_offset, bytes_bound;
-  uint32_t value;
-} io_region_t;
+typedef dml_rt_io_region_t io_region_t;
 
 typedef struct vk_session {
   /* The session owning the VkDevice, its queue and the weights buffer: this
@@ -587,36 +584,10 @@ static dml_status_t create_device(vk_session_t *v) {
 /* Input/output regions of the staging buffer (each 16-byte aligned). */
 static dml_status_t plan_io(vk_session_t *v, const dml_rt_model_t *m,
                             const dml_pkg_function_t *f, uint64_t *out_bytes) {
-  uint64_t at = 0;
-  v->inputs = (io_region_t *)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(io_region_t));
-  v->outputs =
-      (io_region_t *)calloc(f->n_outputs ? f->n_outputs : 1, sizeof(io_region_t));
-  if (!v->inputs || !v->outputs)
-    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-  for (int pass = 0; pass < 2; pass++) {
-    uint32_t n = pass ? f->n_outputs : f->n_inputs;
-    const uint32_t *idx = pass ? f->outputs : f->inputs;
-    io_region_t *r = pass ? v->outputs : v->inputs;
-    for (uint32_t i = 0; i < n; i++) {
-      const dml_pkg_value_t *val = &f->values[idx[i]];
-      if (val->storage == DML_PKG_STORAGE_CONST)
-        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                               "output '%s' is a constant; not run on Vulkan yet",
-                               val->name);
-      int64_t b =
-          dml_pkg_type_bytes_bound(&val->type, m->graph->symbols, m->graph->n_symbols);
-      if (b < 0)
-        return dml_status_make(DML_STATUS_INTERNAL, OP, "bad size of '%s'", val->name);
-      r[i].value = idx[i];
-      r[i].arena_offset = val->offset;
-      r[i].staging_offset = at;
-      r[i].bytes_bound = (uint64_t)b;
-      at += ((uint64_t)b + 15) & ~(uint64_t)15;
-    }
-  }
+  DML_RETURN_IF_ERROR(
+      dml_rt_gpu_plan_io(OP, "Vulkan", m, f, 16, &v->inputs, &v->outputs, out_bytes));
   v->n_inputs = f->n_inputs;
   v->n_outputs = f->n_outputs;
-  *out_bytes = at;
   return DML_OK;
 }
 
