@@ -443,7 +443,7 @@ static void finish_job(job_t *j, int wstatus) {
 }
 
 /* Runs every result whose dir is set, `jobs` at a time. */
-void conf_run_all(conf_result_t **todo, char **dirs, size_t n, int jobs, int verbose,
+void conf_run_all(conf_result_t **pending, char **dirs, size_t n, int jobs, int verbose,
                   conf_child_fn child) {
   job_t *slots = (job_t *)conf_xcalloc((size_t)jobs, sizeof(job_t));
   size_t next = 0, running = 0;
@@ -451,7 +451,7 @@ void conf_run_all(conf_result_t **todo, char **dirs, size_t n, int jobs, int ver
     while (next < n && running < (size_t)jobs) {
       for (int s = 0; s < jobs; s++)
         if (!slots[s].pid) {
-          slots[s].r = todo[next];
+          slots[s].r = pending[next];
           slots[s].dir = dirs[next];
           slots[s].child = child;
           next++;

@@ -148,12 +148,12 @@ extern int conf_timeout_s;
 /* Monotonic time, seconds. */
 double conf_now_s(void);
 
-/* Runs child(dirs[i], todo[i]) for every i, `jobs` children at a time, each
- * under alarm(conf_timeout_s), and fills todo[i] from its lines: a child
+/* Runs child(dirs[i], pending[i]) for every i, `jobs` children at a time, each
+ * under alarm(conf_timeout_s), and fills pending[i] from its lines: a child
  * killed by a signal is "runtime error: crashed: SIGSEGV (...)" or "timed
  * out after N s (SIGALRM)"; one that says nothing a runtime error too.
  * `verbose`: one line per test on stderr. */
-void conf_run_all(conf_result_t **todo, char **dirs, size_t n, int jobs, int verbose,
+void conf_run_all(conf_result_t **pending, char **dirs, size_t n, int jobs, int verbose,
                   conf_child_fn child);
 
 /* ==== expected-failure lists ============================================= */

@@ -1762,12 +1762,12 @@ int main(int argc, char **argv) {
 
   /* Run them. */
   double t0 = conf_now_s();
-  conf_result_t **todo = (conf_result_t **)conf_xcalloc(n, sizeof(conf_result_t *));
-  char **todo_dirs = (char **)conf_xcalloc(n, sizeof(char *));
+  conf_result_t **pending = (conf_result_t **)conf_xcalloc(n, sizeof(conf_result_t *));
+  char **pending_dirs = (char **)conf_xcalloc(n, sizeof(char *));
   size_t nt = 0;
   for (size_t i = 0; i < n; i++)
-    if (rs[i].status != CONF_ST_SKIP) todo[nt] = &rs[i], todo_dirs[nt++] = dirs[i];
-  conf_run_all(todo, todo_dirs, nt, jobs, verbose, test_child);
+    if (rs[i].status != CONF_ST_SKIP) pending[nt] = &rs[i], pending_dirs[nt++] = dirs[i];
+  conf_run_all(pending, pending_dirs, nt, jobs, verbose, test_child);
   double elapsed = conf_now_s() - t0;
 
   if (g_emit) {
@@ -1779,8 +1779,8 @@ int main(int argc, char **argv) {
     conf_expected_free(&exp);
     free(rs);
     free(dirs);
-    free(todo);
-    free(todo_dirs);
+    free(pending);
+    free(pending_dirs);
     return rc;
   }
 
@@ -1842,7 +1842,7 @@ int main(int argc, char **argv) {
   conf_expected_free(&exp);
   free(rs);
   free(dirs);
-  free(todo);
-  free(todo_dirs);
+  free(pending);
+  free(pending_dirs);
   return rc;
 }
