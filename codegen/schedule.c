@@ -1279,6 +1279,95 @@ static const dml_kval_t *sum_tree(dml_kpool_t *p, const dml_kval_t *const *v, in
                    sum_tree(p, v + n / 2, n - n / 2));
 }
 
+/* The K loop of the small-M forms: for each K step t (0 <= t < T), k(t) =
+ * base + t * stride; b = B[k, col] (or B[col, k] transposed), and for each
+ * of the R rows, acc_r += A[row0 + r, k] * b. With K static the steps are
+ * unrolled in groups of GEMM_KU (all T of them when T <= GEMM_KU_FULL):
+ * a group first loads its B values into registers, then each row's
+ * products, so that the loads of a group are in flight together (batch-1
+ * inference is bound by load latency, not bandwidth); only the steps that
+ * can pass K (t >= n_safe) carry a bounds check. A symbolic K keeps one
+ * step per iteration. Registers: acc .. acc + R - 1 the sums, breg ..
+ * breg + GEMM_KU_FULL - 1 the B values. */
+#define GEMM_KU 8       /* K steps per unrolled group */
+#define GEMM_KU_FULL 32 /* at most this many steps: no loop at all */
+static void ksplit_steps(sched_t *s, dml_kblock_t *out, const gemm_shape_t *gs,
+                         const dml_kidx_t *const *k, const int *check, int n,
+                         const dml_kidx_t *row0, const dml_kidx_t *col, int64_t R,
+                         int check_m, uint32_t acc, uint32_t breg) {
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *Kk = gemm_k(p, gs);
+  for (int j = 0; j < n; j++) {
+    const dml_kval_t *b = dml_kv_load(p, buf_of(gs->b), b_index(s, gs, k[j], col));
+    if (check[j]) {
+      dml_kblock_add(out,
+                     assign(s, DML_KS_SET, breg + (uint32_t)j, dml_kv_const(p, 0.0f)));
+      dml_kblock_add(out,
+                     if_lt(s, k[j], Kk, assign(s, DML_KS_SET, breg + (uint32_t)j, b)));
+    } else {
+      dml_kblock_add(out, assign(s, DML_KS_SET, breg + (uint32_t)j, b));
+    }
+  }
+  for (int64_t r = 0; r < R; r++) {
+    const dml_kidx_t *row = kaddc(p, row0, r);
+    dml_kblock_t rb = {0};
+    for (int j = 0; j < n; j++) {
+      const dml_kval_t *prod = dml_kv_fn(
+          p, DML_KF_MUL, dml_kv_load(p, buf_of(gs->a), a_index(s, gs, row, k[j])),
+          dml_kv_reg(p, breg + (uint32_t)j));
+      dml_kstmt_t *st =
+          assign(s, DML_KS_SET, acc + (uint32_t)r,
+                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc + (uint32_t)r), prod));
+      dml_kblock_add(&rb, check[j] ? if_lt(s, k[j], Kk, st) : st);
+    }
+    if (check_m)
+      dml_kblock_add(out, if_lt(s, row, M, rb.first));
+    else
+      block_append(out, &rb);
+  }
+}
+
+static void ksplit_loop(sched_t *s, dml_kblock_t *out, const gemm_shape_t *gs,
+                        const dml_kidx_t *base, int64_t stride, const dml_kidx_t *trip,
+                        int64_t T, int64_t n_safe, const dml_kidx_t *row0,
+                        const dml_kidx_t *col, int64_t R, int check_m, uint32_t acc,
+                        uint32_t breg) {
+  dml_kpool_t *p = s->pool;
+  const int32_t iv = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *k[GEMM_KU_FULL];
+  int check[GEMM_KU_FULL];
+  for (int j = 0; j < GEMM_KU_FULL; j++)
+    dml_kblock_add(out, assign(s, DML_KS_LET, breg + (uint32_t)j, dml_kv_const(p, 0.0f)));
+  if (gs->ksym >= 0) { /* one step per iteration, bounds-checked */
+    dml_kblock_t step = {0};
+    k[0] = kadd(p, base, kmul(p, dml_ki_var(p, iv), stride));
+    check[0] = 1;
+    ksplit_steps(s, &step, gs, k, check, 1, row0, col, R, check_m, acc, breg);
+    dml_kblock_add(out, for_loop(s, iv, trip, step.first));
+    return;
+  }
+  int64_t groups = T <= GEMM_KU_FULL ? 0 : n_safe / GEMM_KU;
+  if (groups > 0) {
+    dml_kblock_t step = {0};
+    for (int j = 0; j < GEMM_KU; j++) {
+      k[j] = kadd(p, base,
+                  kmul(p, kaddc(p, kmul(p, dml_ki_var(p, iv), GEMM_KU), j), stride));
+      check[j] = 0;
+    }
+    ksplit_steps(s, &step, gs, k, check, GEMM_KU, row0, col, R, check_m, acc, breg);
+    dml_kblock_add(out, for_loop(s, iv, dml_ki_const(p, groups), step.first));
+  }
+  /* the rest, unrolled: at most GEMM_KU_FULL steps at a time */
+  for (int64_t t0 = groups * GEMM_KU; t0 < T; t0 += GEMM_KU_FULL) {
+    int n = (int)(T - t0 < GEMM_KU_FULL ? T - t0 : GEMM_KU_FULL);
+    for (int j = 0; j < n; j++) {
+      k[j] = kadd(p, base, dml_ki_const(p, (t0 + j) * stride));
+      check[j] = t0 + j >= n_safe;
+    }
+    ksplit_steps(s, out, gs, k, check, n, row0, col, R, check_m, acc, breg);
+  }
+}
+
 /* The small-M form (see above). */
 static void emit_gemm_small(sched_t *s, dml_kernel_t *K, const group_t *G,
                             const gemm_shape_t *gs) {
@@ -1294,35 +1383,25 @@ static void emit_gemm_small(sched_t *s, dml_kernel_t *K, const group_t *G,
                    *lx = dml_ki_var(p, DML_KVAR_LID_X),
                    *ly = dml_ki_var(p, DML_KVAR_LID_Y),
                    *wy = dml_ki_var(p, DML_KVAR_WG_Y);
-  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *Kk = gemm_k(p, gs);
   int check_m = !(gs->m.sym < 0 && (gs->m.c + gs->m.c0) % R == 0);
-  int check_n = gs->n % X != 0, check_k = gemm_k_ragged(gs, R);
+  int check_n = gs->n % X != 0;
   const dml_kidx_t *chunk = gemm_k_ceil(p, gs, R);
-  uint32_t acc = G->n, breg = acc + (uint32_t)R, sum = breg + 1;
-  int32_t iv = DML_KVAR_FIRST_LOOP;
-  const dml_kidx_t *k = kadd(p, dml_ki_bin(p, DML_KI_MUL, ly, chunk), dml_ki_var(p, iv));
+  const uint32_t acc = G->n, breg = acc + (uint32_t)R, sum = breg + GEMM_KU_FULL;
   const dml_kidx_t *row0 = kmul(p, wy, R);
-  /* b = B[k, col]; acc_r += A[row0 + r, k] * b */
-  dml_kblock_t step = {0};
-  dml_kblock_add(&step, assign(s, DML_KS_SET, breg,
-                               dml_kv_load(p, buf_of(gs->b), b_index(s, gs, k, col))));
-  for (int64_t r = 0; r < R; r++) {
-    const dml_kidx_t *row = kaddc(p, row0, r);
-    const dml_kval_t *prod =
-        dml_kv_fn(p, DML_KF_MUL, dml_kv_load(p, buf_of(gs->a), a_index(s, gs, row, k)),
-                  dml_kv_reg(p, breg));
-    dml_kstmt_t *st =
-        assign(s, DML_KS_SET, acc + (uint32_t)r,
-               dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc + (uint32_t)r), prod));
-    dml_kblock_add(&step, check_m ? if_lt(s, row, M, st) : st);
-  }
-  dml_kstmt_t *loop =
-      for_loop(s, iv, chunk, check_k ? if_lt(s, k, Kk, step.first) : step.first);
+  /* step t of chunk y: k = y * chunk + t, valid for every y while
+   * (R - 1) * chunk + t < K */
+  const int64_t ch = (gs->k + R - 1) / R, safe = gs->k - (R - 1) * ch;
+  dml_kblock_t kloop = {0};
+  ksplit_loop(s, &kloop, gs, dml_ki_bin(p, DML_KI_MUL, ly, chunk), 1, chunk, ch,
+              safe > 0 ? safe : 0, row0, col, R, check_m, acc, breg);
   dml_kblock_t body = {0};
   for (int64_t r = 0; r < R; r++)
     dml_kblock_add(&body,
                    assign(s, DML_KS_LET, acc + (uint32_t)r, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body, check_n ? if_lt(s, col, dml_ki_const(p, gs->n), loop) : loop);
+  if (check_n)
+    dml_kblock_add(&body, if_lt(s, col, dml_ki_const(p, gs->n), kloop.first));
+  else
+    block_append(&body, &kloop);
   /* tile0[(y * 8 + r) * 32 + x] = acc_r; row y = sum over the chunks */
   for (int64_t r = 0; r < R; r++) {
     dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
@@ -1397,32 +1476,21 @@ static void emit_gemm_small_tb(sched_t *s, dml_kernel_t *K, const group_t *G,
                    *ly = dml_ki_var(p, DML_KVAR_LID_Y);
   const dml_kidx_t *col = kadd(p, kmul(p, dml_ki_var(p, DML_KVAR_WG_X), C), ly);
   const dml_kidx_t *row0 = kmul(p, dml_ki_var(p, DML_KVAR_WG_Y), R);
-  const dml_kidx_t *M = dml_ki_lin(p, gs->m), *Kk = gemm_k(p, gs);
   int check_m = !(gs->m.sym < 0 && (gs->m.c + gs->m.c0) % R == 0);
-  int check_n = gs->n % C != 0, check_k = gemm_k_ragged(gs, L);
-  uint32_t acc = G->n, breg = acc + (uint32_t)R, sum = breg + 1;
-  int32_t iv = DML_KVAR_FIRST_LOOP;
-  const dml_kidx_t *k = kadd(p, kmul(p, dml_ki_var(p, iv), L), lx);
-  dml_kblock_t step = {0};
-  dml_kblock_add(&step, assign(s, DML_KS_SET, breg,
-                               dml_kv_load(p, buf_of(gs->b), b_index(s, gs, k, col))));
-  for (int64_t r = 0; r < R; r++) {
-    const dml_kidx_t *row = kaddc(p, row0, r);
-    const dml_kval_t *prod =
-        dml_kv_fn(p, DML_KF_MUL, dml_kv_load(p, buf_of(gs->a), a_index(s, gs, row, k)),
-                  dml_kv_reg(p, breg));
-    dml_kstmt_t *st =
-        assign(s, DML_KS_SET, acc + (uint32_t)r,
-               dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc + (uint32_t)r), prod));
-    dml_kblock_add(&step, check_m ? if_lt(s, row, M, st) : st);
-  }
-  dml_kstmt_t *loop = for_loop(s, iv, gemm_k_ceil(p, gs, L),
-                               check_k ? if_lt(s, k, Kk, step.first) : step.first);
+  int check_n = gs->n % C != 0;
+  const uint32_t acc = G->n, breg = acc + (uint32_t)R, sum = breg + GEMM_KU_FULL;
+  /* step t: k = t * 32 + x, valid for every x while (t + 1) * 32 <= K */
+  dml_kblock_t kloop = {0};
+  ksplit_loop(s, &kloop, gs, lx, L, gemm_k_ceil(p, gs, L), (gs->k + L - 1) / L, gs->k / L,
+              row0, col, R, check_m, acc, breg);
   dml_kblock_t body = {0};
   for (int64_t r = 0; r < R; r++)
     dml_kblock_add(&body,
                    assign(s, DML_KS_LET, acc + (uint32_t)r, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body, check_n ? if_lt(s, col, dml_ki_const(p, gs->n), loop) : loop);
+  if (check_n)
+    dml_kblock_add(&body, if_lt(s, col, dml_ki_const(p, gs->n), kloop.first));
+  else
+    block_append(&body, &kloop);
   /* tile0[(y * 8 + r) * 33 + x] = acc_r */
   for (int64_t r = 0; r < R; r++) {
     dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);

@@ -68,6 +68,37 @@ k0_gemm(float *__restrict__ arena, const float *__restrict__ weights, dml_syms_t
   float r10 = 0.0f;
   float r11 = 0.0f;
   float r12 = 0.0f;
+  float r13 = 0.0f;
+  float r14 = 0.0f;
+  float r15 = 0.0f;
+  float r16 = 0.0f;
+  float r17 = 0.0f;
+  float r18 = 0.0f;
+  float r19 = 0.0f;
+  float r20 = 0.0f;
+  float r21 = 0.0f;
+  float r22 = 0.0f;
+  float r23 = 0.0f;
+  float r24 = 0.0f;
+  float r25 = 0.0f;
+  float r26 = 0.0f;
+  float r27 = 0.0f;
+  float r28 = 0.0f;
+  float r29 = 0.0f;
+  float r30 = 0.0f;
+  float r31 = 0.0f;
+  float r32 = 0.0f;
+  float r33 = 0.0f;
+  float r34 = 0.0f;
+  float r35 = 0.0f;
+  float r36 = 0.0f;
+  float r37 = 0.0f;
+  float r38 = 0.0f;
+  float r39 = 0.0f;
+  float r40 = 0.0f;
+  float r41 = 0.0f;
+  float r42 = 0.0f;
+  float r43 = 0.0f;
   r3 = 0.0f;
   r4 = 0.0f;
   r5 = 0.0f;
@@ -77,32 +108,62 @@ k0_gemm(float *__restrict__ arena, const float *__restrict__ weights, dml_syms_t
   r9 = 0.0f;
   r10 = 0.0f;
   if (gid_x < 6u) {
-    for (unsigned i0 = 0u; i0 < 1u; i0 += 1u) {
-      r11 = weights[(((lid_y + i0) * 6u) + gid_x)];
-      if ((wg_y * 8u) < pc.sym[0]) {
-        r3 = (r3 + (arena[(((wg_y * 8u) * 8u) + (lid_y + i0))] * r11));
-      }
-      if (((wg_y * 8u) + 1u) < pc.sym[0]) {
-        r4 = (r4 + (arena[((((wg_y * 8u) + 1u) * 8u) + (lid_y + i0))] * r11));
-      }
-      if (((wg_y * 8u) + 2u) < pc.sym[0]) {
-        r5 = (r5 + (arena[((((wg_y * 8u) + 2u) * 8u) + (lid_y + i0))] * r11));
-      }
-      if (((wg_y * 8u) + 3u) < pc.sym[0]) {
-        r6 = (r6 + (arena[((((wg_y * 8u) + 3u) * 8u) + (lid_y + i0))] * r11));
-      }
-      if (((wg_y * 8u) + 4u) < pc.sym[0]) {
-        r7 = (r7 + (arena[((((wg_y * 8u) + 4u) * 8u) + (lid_y + i0))] * r11));
-      }
-      if (((wg_y * 8u) + 5u) < pc.sym[0]) {
-        r8 = (r8 + (arena[((((wg_y * 8u) + 5u) * 8u) + (lid_y + i0))] * r11));
-      }
-      if (((wg_y * 8u) + 6u) < pc.sym[0]) {
-        r9 = (r9 + (arena[((((wg_y * 8u) + 6u) * 8u) + (lid_y + i0))] * r11));
-      }
-      if (((wg_y * 8u) + 7u) < pc.sym[0]) {
-        r10 = (r10 + (arena[((((wg_y * 8u) + 7u) * 8u) + (lid_y + i0))] * r11));
-      }
+    r11 = 0.0f;
+    r12 = 0.0f;
+    r13 = 0.0f;
+    r14 = 0.0f;
+    r15 = 0.0f;
+    r16 = 0.0f;
+    r17 = 0.0f;
+    r18 = 0.0f;
+    r19 = 0.0f;
+    r20 = 0.0f;
+    r21 = 0.0f;
+    r22 = 0.0f;
+    r23 = 0.0f;
+    r24 = 0.0f;
+    r25 = 0.0f;
+    r26 = 0.0f;
+    r27 = 0.0f;
+    r28 = 0.0f;
+    r29 = 0.0f;
+    r30 = 0.0f;
+    r31 = 0.0f;
+    r32 = 0.0f;
+    r33 = 0.0f;
+    r34 = 0.0f;
+    r35 = 0.0f;
+    r36 = 0.0f;
+    r37 = 0.0f;
+    r38 = 0.0f;
+    r39 = 0.0f;
+    r40 = 0.0f;
+    r41 = 0.0f;
+    r42 = 0.0f;
+    r11 = weights[((lid_y * 6u) + gid_x)];
+    if ((wg_y * 8u) < pc.sym[0]) {
+      r3 = (r3 + (arena[(((wg_y * 8u) * 8u) + lid_y)] * r11));
+    }
+    if (((wg_y * 8u) + 1u) < pc.sym[0]) {
+      r4 = (r4 + (arena[((((wg_y * 8u) + 1u) * 8u) + lid_y)] * r11));
+    }
+    if (((wg_y * 8u) + 2u) < pc.sym[0]) {
+      r5 = (r5 + (arena[((((wg_y * 8u) + 2u) * 8u) + lid_y)] * r11));
+    }
+    if (((wg_y * 8u) + 3u) < pc.sym[0]) {
+      r6 = (r6 + (arena[((((wg_y * 8u) + 3u) * 8u) + lid_y)] * r11));
+    }
+    if (((wg_y * 8u) + 4u) < pc.sym[0]) {
+      r7 = (r7 + (arena[((((wg_y * 8u) + 4u) * 8u) + lid_y)] * r11));
+    }
+    if (((wg_y * 8u) + 5u) < pc.sym[0]) {
+      r8 = (r8 + (arena[((((wg_y * 8u) + 5u) * 8u) + lid_y)] * r11));
+    }
+    if (((wg_y * 8u) + 6u) < pc.sym[0]) {
+      r9 = (r9 + (arena[((((wg_y * 8u) + 6u) * 8u) + lid_y)] * r11));
+    }
+    if (((wg_y * 8u) + 7u) < pc.sym[0]) {
+      r10 = (r10 + (arena[((((wg_y * 8u) + 7u) * 8u) + lid_y)] * r11));
     }
   }
   tile0[((lid_y * 256u) + lid_x)] = r3;
@@ -114,10 +175,10 @@ k0_gemm(float *__restrict__ arena, const float *__restrict__ weights, dml_syms_t
   tile0[((lid_y * 256u) + (lid_x + 192u))] = r9;
   tile0[((lid_y * 256u) + (lid_x + 224u))] = r10;
   __syncthreads();
-  r12 = (((tile0[((lid_y * 32u) + lid_x)] + tile0[((lid_y * 32u) + (lid_x + 256u))]) + (tile0[((lid_y * 32u) + (lid_x + 512u))] + tile0[((lid_y * 32u) + (lid_x + 768u))])) + ((tile0[((lid_y * 32u) + (lid_x + 1024u))] + tile0[((lid_y * 32u) + (lid_x + 1280u))]) + (tile0[((lid_y * 32u) + (lid_x + 1536u))] + tile0[((lid_y * 32u) + (lid_x + 1792u))])));
+  r43 = (((tile0[((lid_y * 32u) + lid_x)] + tile0[((lid_y * 32u) + (lid_x + 256u))]) + (tile0[((lid_y * 32u) + (lid_x + 512u))] + tile0[((lid_y * 32u) + (lid_x + 768u))])) + ((tile0[((lid_y * 32u) + (lid_x + 1024u))] + tile0[((lid_y * 32u) + (lid_x + 1280u))]) + (tile0[((lid_y * 32u) + (lid_x + 1536u))] + tile0[((lid_y * 32u) + (lid_x + 1792u))])));
   if (((wg_y * 8u) + lid_y) < pc.sym[0]) {
     if (gid_x < 6u) {
-      r0 = (r12 + weights[(48u + gid_x)]);
+      r0 = (r43 + weights[(48u + gid_x)]);
       r1 = __builtin_fmaxf(0.0f, r0);
       r2 = dml_tanh(r1);
       arena[(128u + ((((wg_y * 8u) + lid_y) * 6u) + gid_x))] = r2;
