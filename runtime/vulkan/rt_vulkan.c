@@ -517,8 +517,12 @@ static dml_status_t create_device(vk_session_t *v) {
   VkPhysicalDevice pd = L->phys[v->phys_index];
   L->vkGetPhysicalDeviceFeatures(pd, &have);
   memset(&want, 0, sizeof want);
-  /* Kernels are untrusted bytes: out-of-bounds accesses stay in bounds. */
-  want.robustBufferAccess = have.robustBufferAccess;
+  /* Kernels are untrusted bytes: out-of-bounds accesses stay in bounds.
+   * DMLC_VULKAN_ROBUST_ACCESS=0 turns this off for packages the caller
+   * trusts (robust access adds a bounds check to every buffer access). */
+  const char *robust = getenv("DMLC_VULKAN_ROBUST_ACCESS");
+  want.robustBufferAccess =
+      robust && strcmp(robust, "0") == 0 ? VK_FALSE : have.robustBufferAccess;
   /* Typed kernels: 64-bit integers and byte (bool) views, enabled only
    * when the package's kernels use them. */
   spv_needs_t need;
