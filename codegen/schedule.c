@@ -846,6 +846,8 @@ static void split_lets(dml_kblock_t *from, dml_kblock_t *lets, dml_kblock_t *sto
   }
 }
 
+static void block_append(dml_kblock_t *b, const dml_kblock_t *x);
+
 /* A purely elementwise group: one invocation per output element, or per
  * EW_UNROLL elements S apart (ew_unroll). */
 static void emit_ew_group(sched_t *s, const group_t *G) {
@@ -863,6 +865,11 @@ static void emit_ew_group(sched_t *s, const group_t *G) {
   const dml_kidx_t *S = dml_ki_lin(p, per);
   dml_kblock_t lets = {0}, stores = {0};
   dml_klin_t flops = K->flops, bytes = K->bytes;
+  /* When the grid covers the elements exactly (the count per invocation a
+   * multiple of the workgroup size at every symbol value) no bounds check
+   * is needed; the checks cost Vulkan on NVIDIA a quarter of its bandwidth
+   * (2.9 vs 4.0 TB/s on 2^26 floats, bench/RESULTS.md). */
+  const int exact = per.c % WG == 0 && per.c0 % WG == 0;
   for (int j = 0; j < u; j++) {
     const dml_kidx_t *idx =
         j ? dml_ki_bin(p, DML_KI_ADD, gid,
@@ -874,12 +881,17 @@ static void emit_ew_group(sched_t *s, const group_t *G) {
     emit_chain_at(s, K, G, &inner, NULL, coord, idx, (uint32_t)j * G->n);
     if (j == 0) flops = K->flops, bytes = K->bytes; /* the work of one chain */
     if (u == 1) {
-      K->body = if_lt(s, gid, N, inner.first);
+      K->body = exact ? inner.first : if_lt(s, gid, N, inner.first);
       return;
     }
     split_lets(&inner, &l, &w);
-    dml_kblock_add(&lets, if_lt(s, idx, N, l.first));
-    dml_kblock_add(&stores, if_lt(s, idx, N, w.first));
+    if (exact) {
+      block_append(&lets, &l);
+      block_append(&stores, &w);
+    } else {
+      dml_kblock_add(&lets, if_lt(s, idx, N, l.first));
+      dml_kblock_add(&stores, if_lt(s, idx, N, w.first));
+    }
   }
   K->flops = flops;
   K->bytes = bytes;
