@@ -241,7 +241,20 @@ const char *dml_kernel_kind_name(dml_kernel_kind_t k);
  * (alpha not applied) from register `acc_reg` and the element's row and
  * column from DML_KVAR_GID_Y and DML_KVAR_GID_X; it checks row < M and
  * col < N itself, applies alpha, beta * C and the fused elementwise chain
- * and stores; it uses registers 0 .. n_regs - 1. */
+ * and stores; it uses registers 0 .. n_regs - 1.
+ *
+ * A convolution (Conv with group 1, NCHW or NCW) is the implicit GEMM of
+ * `conv`: C[M = batch * OH * OW, N = output channels] = A[M, K = C * kh * kw]
+ * B[K, N], where A's element (m, k) is gathered from X (buffer a_buf at
+ * a_off, [batch, C, H, W]) at m = (n, oh, ow), k = (c, i, j): X[n, c, oh *
+ * stride[0] - pad[0] + i * dil[0], ow * stride[1] - pad[1] + j * dil[1]]
+ * (0 outside the image), B is the weights [N, K] (tb = 1), and the epilogue
+ * stores element (row m, col) at Y[n, col, oh, ow]. */
+typedef struct dml_kconv {
+  int64_t C, H, W, kh, kw, OH, OW;
+  int64_t stride[2], dil[2], pad[2]; /* (height, width); pad: top, left */
+} dml_kconv_t;
+
 typedef struct dml_kgemm {
   dml_kbuf_t a_buf, b_buf;
   int64_t a_off, b_off; /* element offsets of A and B in their buffers */
@@ -250,6 +263,7 @@ typedef struct dml_kgemm {
   int64_t n, k;
   uint32_t acc_reg, n_regs;
   const struct dml_kstmt *epilogue;
+  const dml_kconv_t *conv; /* NULL for Gemm/MatMul */
 } dml_kgemm_t;
 
 typedef struct dml_kernel {

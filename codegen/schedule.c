@@ -1861,6 +1861,9 @@ static void out_coords(sched_t *s, const win_shape_t *ws, const dml_kidx_t *gid,
   coord[3] = one ? c[2] : c[3];
 }
 
+static void attach_conv(sched_t *s, dml_kernel_t *K, const group_t *G,
+                        const win_shape_t *ws);
+
 static void emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws) {
   dml_kpool_t *p = s->pool;
   dml_kernel_t *K = new_kernel(s, DML_KK_CONV);
@@ -1912,6 +1915,68 @@ static void emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws)
   dml_klin_t xl;
   if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, 4);
   lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0}, 4);
+  if (ws->group == 1) attach_conv(s, K, G, ws);
+}
+
+/* Records conv kernel K (group 1) as an implicit GEMM (dml_kconv_t in
+ * dml_kgemm_t) with its epilogue at (row GID_Y = (n, oh, ow), column GID_X
+ * = output channel), for renderers with their own GEMM main loop (CUDA's
+ * tensor-core form). The kernel's work estimates and registers are left as
+ * they were. */
+static void attach_conv(sched_t *s, dml_kernel_t *K, const group_t *G,
+                        const win_shape_t *ws) {
+  dml_kpool_t *p = s->pool;
+  dml_kgemm_t *m = (dml_kgemm_t *)dml_kpool_alloc(p, sizeof *m);
+  dml_kconv_t *c = (dml_kconv_t *)dml_kpool_alloc(p, sizeof *c);
+  if (!m || !c) return;
+  memset(m, 0, sizeof *m);
+  *c = (dml_kconv_t){ws->C,
+                     ws->H,
+                     ws->W,
+                     ws->kh,
+                     ws->kw,
+                     ws->OH,
+                     ws->OW,
+                     {ws->stride[0], ws->stride[1]},
+                     {ws->dil[0], ws->dil[1]},
+                     {ws->pad[0], ws->pad[1]}};
+  const int64_t ohw = ws->OH * ws->OW;
+  dml_klin_t flops = K->flops, bytes = K->bytes;
+  uint32_t n_regs = K->n_regs, acc = G->n;
+  const dml_kidx_t *row = dml_ki_var(p, DML_KVAR_GID_Y),
+                   *col = dml_ki_var(p, DML_KVAR_GID_X);
+  const dml_kidx_t *n = dml_ki_bin(p, DML_KI_DIV, row, dml_ki_const(p, ohw)),
+                   *q = dml_ki_bin(p, DML_KI_MOD, row, dml_ki_const(p, ohw));
+  const dml_kidx_t *flat = kadd(p, kmul(p, kadd(p, kmul(p, n, ws->M), col), ohw), q);
+  const dml_kidx_t *yc[DML_MAX_RANK];
+  coords_of(s, G->out, flat, yc);
+  const dml_kval_t *r = dml_kv_reg(p, acc);
+  if (ws->b)
+    r = dml_kv_fn(p, DML_KF_ADD, r, dml_kv_load(p, buf_of(ws->b), at(s, ws->b, col)));
+  dml_kblock_t epi = {0};
+  K->n_regs = acc + 1;
+  emit_chain(s, K, G, &epi, r, yc, flat);
+  dml_klin_t rows = ws->n;
+  rows.c *= ohw;
+  rows.c0 *= ohw;
+  m->epilogue = if_lt(s, row, dml_ki_lin(p, rows),
+                      if_lt(s, col, dml_ki_const(p, ws->M), epi.first));
+  m->acc_reg = acc;
+  m->n_regs = K->n_regs > acc + 1 ? K->n_regs : acc + 1;
+  K->flops = flops;
+  K->bytes = bytes;
+  K->n_regs = n_regs;
+  m->a_buf = buf_of(ws->x);
+  m->b_buf = buf_of(ws->w);
+  m->a_off = (int64_t)(ws->x->offset / 4);
+  m->b_off = (int64_t)(ws->w->offset / 4);
+  m->ta = 0;
+  m->tb = 1;
+  m->m = rows;
+  m->n = ws->M;
+  m->k = ws->C * ws->kh * ws->kw;
+  m->conv = c;
+  K->gemm = m;
 }
 
 static void emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {

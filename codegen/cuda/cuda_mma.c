@@ -38,9 +38,9 @@ int dml_codegen_cuda_mma_applies(const dml_kernel_t *k) {
   const dml_kgemm_t *g = k->gemm;
   /* an epilogue with typed values (e.g. Greater -> Cast after the product)
    * keeps the plain form, whose renderer declares the typed registers */
-  return k->kind == DML_KK_GEMM && g && g->epilogue && g->n >= 1 && g->k >= 1 &&
-         g->n <= (1 << 30) && g->k <= (1 << 30) &&
-         !(dml_kernel_views(k) & DML_KVIEW_TYPED);
+  return (k->kind == DML_KK_GEMM || (k->kind == DML_KK_CONV && g && g->conv)) && g &&
+         g->epilogue && g->n >= 1 && g->k >= 1 && g->n <= (1 << 30) &&
+         g->k <= (1 << 30) && !(dml_kernel_views(k) & DML_KVIEW_TYPED);
 }
 
 void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
@@ -125,6 +125,41 @@ static void emit_copy_tile(dml_sb_t *b, const tile_io_t *t, const char *stage) {
   dml_sb_printf(b, "      }\n");
 }
 
+/* Issues the cp.asyncs of a convolution's A tile (BM rows of m = (n, oh,
+ * ow) by BK columns of k = (c, i, j), dml_kconv_t) into stage `stage`:
+ * gathered 4 bytes at a time from X, zero-filled outside the image and
+ * past M and K. Neighbouring threads take neighbouring rows (neighbouring
+ * output columns ow), so a warp reads mostly adjacent floats of X. */
+static void emit_gather_tile(dml_sb_t *b, const dml_kconv_t *c, int stride,
+                             const char *stage) {
+  const int per = MMA_BM * MMA_BK / MMA_THREADS;
+  dml_sb_printf(b, "#pragma unroll\n      for (int i = 0; i < %d; i++) {\n", per);
+  dml_sb_printf(
+      b,
+      "        unsigned e = tid + %uu * i, r = e %% %du, c = e / %du;\n"
+      "        unsigned m = bm + r, kx = k0 + c;\n"
+      "        unsigned n = m / %lldu, q = m %% %lldu, oh = q / %lldu, ow = q %% "
+      "%lldu;\n"
+      "        unsigned ci = kx / %lldu, q2 = kx %% %lldu, ki = q2 / %lldu, kj = q2 "
+      "%% %lldu;\n"
+      "        int ih = (int)(oh * %lldu + ki * %lldu) - %lld;\n"
+      "        int iw = (int)(ow * %lldu + kj * %lldu) - %lld;\n"
+      "        int ok = m < M && kx < K && ih >= 0 && ih < %lld && iw >= 0 && iw < "
+      "%lld;\n",
+      MMA_THREADS, MMA_BM, MMA_BM, (long long)(c->OH * c->OW), (long long)(c->OH * c->OW),
+      (long long)c->OW, (long long)c->OW, (long long)(c->kh * c->kw),
+      (long long)(c->kh * c->kw), (long long)c->kw, (long long)c->kw,
+      (long long)c->stride[0], (long long)c->dil[0], (long long)c->pad[0],
+      (long long)c->stride[1], (long long)c->dil[1], (long long)c->pad[1],
+      (long long)c->H, (long long)c->W);
+  dml_sb_printf(
+      b,
+      "        dml_cp4(As_s + ((%s) * %du + r * %du + c) * 4u, ok ? A + ((n * %lldu "
+      "+ ci) * %lldu + (unsigned)ih) * %lldu + (unsigned)iw : A, ok);\n",
+      stage, MMA_BM * stride, stride, (long long)c->C, (long long)c->H, (long long)c->W);
+  dml_sb_printf(b, "      }\n");
+}
+
 /* The run-time value of count `l` as CUDA C. */
 static void lin_text(char *buf, size_t cap, dml_klin_t l) {
   if (l.sym < 0)
@@ -141,9 +176,10 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                            "kernel %s has no tensor-core form", k->name);
   const dml_kgemm_t *g = k->gemm;
   dml_sb_t b = {0};
-  dml_sb_printf(
-      &b, "// dmlc kernel %s_tf32 (gemm, TF32 tensor cores)\n#define DML_NSYM %u\n%s",
-      k->name, n_symbols ? n_symbols : 1, dml_cuda_prelude());
+  dml_sb_printf(&b,
+                "// dmlc kernel %s_tf32 (%s, TF32 tensor cores)\n#define DML_NSYM %u\n%s",
+                k->name, g->conv ? "implicit-GEMM conv" : "gemm",
+                n_symbols ? n_symbols : 1, dml_cuda_prelude());
   /* the epilogue: one element of C, the product in register acc_reg */
   /* an Assign in the epilogue stores into the weights (writes_weights) */
   const char *wq = k->writes_weights ? "" : "const ";
@@ -163,7 +199,7 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
   snprintf(name, sizeof name, "%s_tf32", k->name);
   /* 16-byte copies where every stored row and the base are 16-byte aligned */
   int m_vec = g->m.c % 4 == 0 && g->m.c0 % 4 == 0;
-  int a_vec = g->a_off % 4 == 0 && (g->ta ? m_vec : g->k % 4 == 0);
+  int a_vec = !g->conv && g->a_off % 4 == 0 && (g->ta ? m_vec : g->k % 4 == 0);
   int b_vec = g->b_off % 4 == 0 && (g->tb ? g->k % 4 == 0 : g->n % 4 == 0);
   /* A is [M, K] (tile 128 x 32 from (bm, k0)) or stored [K, M] (32 x 128
    * from (k0, bm)); B is [K, N] (32 x 128 from (k0, bn)) or stored [N, K]
@@ -241,7 +277,10 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                 MMA_BN, MMA_BM, MMA_STAGES, a_stage, MMA_STAGES, b_stage,
                 MMA_STAGES * a_stage, MMA_BK - 1, MMA_BK, MMA_STAGES - 1, MMA_STAGES - 1,
                 MMA_BK);
-  emit_copy_tile(&b, &ta, "s");
+  if (g->conv)
+    emit_gather_tile(&b, g->conv, ta.stride, "s");
+  else
+    emit_copy_tile(&b, &ta, "s");
   emit_copy_tile(&b, &tb, "s");
   dml_sb_printf(&b,
                 "    }\n"
@@ -258,7 +297,10 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                 "      if (s < nk) {\n",
                 MMA_STAGES - 2, MMA_STAGES - 2, MMA_STAGES - 1, MMA_STAGES - 1,
                 MMA_STAGES, MMA_BK);
-  emit_copy_tile(&b, &ta, "st");
+  if (g->conv)
+    emit_gather_tile(&b, g->conv, ta.stride, "st");
+  else
+    emit_copy_tile(&b, &ta, "st");
   emit_copy_tile(&b, &tb, "st");
   /* A(m, k) with m = wm + i*16 + g (+8), k = kk + t (+4); B(k, n) with
    * k = kk + t (+4), n = wn + j*8 + g; in the stored layout of each */

@@ -296,21 +296,22 @@ static void test_section_deterministic(void) {
   free(b);
 }
 
-/* --allow-tf32: the GEMM kernel becomes the tensor-core form (named
- * *_tf32, 256-thread blocks, one per 128 x 128 tile, PTX with TF32
- * mma.sync and cvt.rna.tf32); the other kernels keep their form. The
- * numerics are checked on a GPU (tests/cuda). */
-static void test_tf32_form(void) {
+/* --allow-tf32 on the IR `text`: every kernel of kind `kind` with a
+ * tensor-core form becomes it (named *_tf32, 256-thread blocks, one per
+ * 128 x 128 tile, PTX with TF32 mma.sync and cvt.rna.tf32); `plain` of
+ * them and every other kernel keep their form. Returns the number of
+ * tensor-core kernels. The numerics are checked on a GPU (tests/cuda). */
+static int tf32_forms(const char *text, dml_kernel_kind_t kind, int plain) {
   size_t n = 0;
-  void *a = cg_package(k_gemm_relu, NULL, &n);
-  if (!a) return;
+  void *a = cg_package(text, NULL, &n);
+  if (!a) return 0;
   CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", 1, NULL, &a, &n));
   dml_pkg_t pkg;
   const dml_pkg_section_t *cs = cuda_section(&pkg, a, n);
   dml_pkg_graph_t *g = graph_of(a, n, &pkg);
   dml_kpkg_t *k = NULL;
   if (cs && g) CHECK_OK(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_CUDA, g, &k));
-  int forms = 0;
+  int forms = 0, kept = 0;
   for (uint32_t i = 0; k && i < k->functions[0].n_kernels; i++) {
     const dml_kpkg_kernel_t *K = &k->functions[0].kernels[i];
     dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
@@ -322,22 +323,40 @@ static void test_tf32_form(void) {
     ptx[im[0].size] = 0;
     int mma = strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != NULL &&
               strstr(ptx, "cvt.rna.tf32.f32") != NULL;
-    if (K->kind == DML_KK_GEMM) {
+    if (K->kind == kind && strstr(K->name, "_tf32")) {
       forms++;
-      CHECK(strstr(K->name, "_tf32") != NULL && mma);
-      /* batch 16: one 128-row tile; N = 6: one 128-column tile */
+      CHECK(mma);
+      /* batch 16: one 128-column tile of 256 threads along x */
       CHECK(K->local[0] == 256 && K->local[1] == 1 && K->local[2] == 1);
       CHECK(dml_kpkg_lin_eval(K->items[0], (const int64_t[]){16}, 1) == 256);
       CHECK(dml_kpkg_lin_eval(K->items[1], (const int64_t[]){16}, 1) >= 1);
     } else {
+      kept += K->kind == kind;
       CHECK(!mma && !strstr(K->name, "_tf32"));
     }
     free(ptx);
   }
-  CHECK(forms == 1);
+  CHECK(kept == plain);
   dml_kpkg_release(k);
   dml_pkg_graph_release(g);
   free(a);
+  return forms;
+}
+
+static void test_tf32_form(void) {
+  CHECK(tf32_forms(k_gemm_relu, DML_KK_GEMM, 0) == 1);
+  /* convolutions of group 1 are implicit GEMMs (dml_kconv_t); a grouped
+   * one keeps the direct form */
+  CHECK(tf32_forms("sym batch <= 16\n"
+                   "global @w : f32[8,3,3,3] param\n"
+                   "global @v : f32[8,4,3,3] param\n"
+                   "func @forward(%x: f32[batch,3,9,9]) -> (f32[batch,8,9,9]) {\n"
+                   "  %c = Conv(%x, @w) {pads = [1, 1, 1, 1]} : f32[batch,8,9,9]\n"
+                   "  %r = Relu(%c) : f32[batch,8,9,9]\n"
+                   "  %d = Conv(%r, @v) {group = 2, pads = [1, 1, 1, 1]} : "
+                   "f32[batch,8,9,9]\n"
+                   "  return %d\n}\n",
+                   DML_KK_CONV, 1) == 1);
 }
 
 /* Corrupt CUDA code is DATA_LOSS, from the container parser and from the

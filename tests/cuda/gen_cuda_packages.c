@@ -131,6 +131,45 @@ int main(int argc, char **argv) {
     }
     free(text), free(w), free(b), free(wt), free(c);
   }
+  /* implicit-GEMM convolutions: padding, stride, dilation, a bias, a
+   * residual + Relu epilogue, a 1-D conv, and a grouped one (plain form) */
+  {
+    char *w1 = gpu_test_dense(40 * 6 * 3 * 3, 0.5, -0.5),
+         *b1 = gpu_test_dense(40, 0.5, -0.5);
+    char *w2 = gpu_test_dense(40 * 40 * 3 * 3, 0.2, -0.1),
+         *w3 = gpu_test_dense(24 * 6 * 5, 0.5, -0.5);
+    char *w4 = gpu_test_dense(40 * 20 * 3 * 3, 0.2, -0.1);
+    size_t cap = strlen(w1) + strlen(b1) + strlen(w2) + strlen(w3) + strlen(w4) + 4096;
+    char *text = (char *)malloc(cap);
+    CHECK(text != NULL);
+    if (text) {
+      snprintf(
+          text, cap,
+          "sym batch <= 300\n"
+          "global @w1 : f32[40,6,3,3] param = %s\n"
+          "global @b1 : f32[40] param = %s\n"
+          "global @w2 : f32[40,40,3,3] param = %s\n"
+          "global @w3 : f32[24,6,5] param = %s\n"
+          "global @w4 : f32[40,20,3,3] param = %s\n"
+          "func @forward(%%x: f32[batch,6,11,13], %%s: f32[batch,6,37]) -> "
+          "(f32[batch,40,11,13], f32[batch,40,4,6], f32[batch,24,17], "
+          "f32[batch,40,11,13]) {\n"
+          "  %%c = Conv(%%x, @w1, @b1) {pads = [1, 1, 1, 1]} : f32[batch,40,11,13]\n"
+          "  %%r = Relu(%%c) : f32[batch,40,11,13]\n"
+          "  %%d = Conv(%%r, @w2) {pads = [1, 1, 1, 1]} : f32[batch,40,11,13]\n"
+          "  %%e = Add(%%d, %%r) : f32[batch,40,11,13]\n"
+          "  %%f = Relu(%%e) : f32[batch,40,11,13]\n"
+          "  %%g = Conv(%%r, @w2) {strides = [2, 2], dilations = [2, 1], pads = [1, 0, "
+          "0, 1]} : f32[batch,40,4,6]\n"
+          "  %%h = Conv(%%s, @w3) {strides = [2], pads = [1, 0]} : f32[batch,24,17]\n"
+          "  %%k = Conv(%%f, @w4) {group = 2, pads = [1, 1, 1, 1]} : "
+          "f32[batch,40,11,13]\n"
+          "  return %%f, %%g, %%h, %%k\n}\n",
+          w1, b1, w2, w3, w4);
+      write_ir("tf32_2_conv", text, "cpu,cuda", NULL);
+    }
+    free(text), free(w1), free(b1), free(w2), free(w3), free(w4);
+  }
   write_ir("tf32_1_matmul",
            "func @forward(%a: f32[257,300], %b: f32[300,190]) -> (f32[257,190]) {\n"
            "  %c = MatMul(%a, %b) : f32[257,190]\n  return %c\n}\n",

@@ -68,13 +68,15 @@ static void test_kernel_forms(void) {
   CHECK(seen >= 5);
 }
 
-/* TF32 tensor-core GEMMs (tf32_*.dmlpkg): kernels named *_tf32 where the
+/* TF32 tensor-core GEMMs and implicit-GEMM convolutions (tf32_*.dmlpkg):
+ * kernels named *_tf32 where the
  * device has tensor cores for TF32 (compute capability 8.0 and later),
  * matching the CPU norm-wise at batch 1, 3, 16 and 300 (three 128-row
  * tiles, the last partial). */
 static void test_tf32(void) {
-  static const char *files[] = {"tf32_0_gemm.dmlpkg", "tf32_1_matmul.dmlpkg"};
-  for (int f = 0; f < 2; f++) {
+  static const char *files[] = {"tf32_0_gemm.dmlpkg", "tf32_1_matmul.dmlpkg",
+                                "tf32_2_conv.dmlpkg"};
+  for (int f = 0; f < 3; f++) {
     dml_rt_model_t *m = load(files[f]);
     dml_rt_session_t *cpu = NULL, *cu = NULL;
     gpu_test_open(m, "cuda", &cpu, &cu);
