@@ -38,8 +38,12 @@ int dml_codegen_cuda_mma_applies(const dml_kernel_t *k) {
   const dml_kgemm_t *g = k->gemm;
   /* an epilogue with typed values (e.g. Greater -> Cast after the product)
    * keeps the plain form, whose renderer declares the typed registers */
-  return (k->kind == DML_KK_GEMM || (k->kind == DML_KK_CONV && g && g->conv)) && g &&
-         g->epilogue && g->n >= 1 && g->k >= 1 && g->n <= (1 << 30) &&
+  /* a convolution with fewer than 64 products per output (C * kh * kw:
+   * a 1x1 shortcut, a 3-channel stem) wastes most of the 32-deep K step:
+   * its direct form was faster on the H200 (bench/RESULTS.md) */
+  return (k->kind == DML_KK_GEMM ||
+          (k->kind == DML_KK_CONV && g && g->conv && g->k >= 64)) &&
+         g && g->epilogue && g->n >= 1 && g->k >= 1 && g->n <= (1 << 30) &&
          g->k <= (1 << 30) && !(dml_kernel_views(k) & DML_KVIEW_TYPED);
 }
 

@@ -345,18 +345,20 @@ static int tf32_forms(const char *text, dml_kernel_kind_t kind, int plain) {
 
 static void test_tf32_form(void) {
   CHECK(tf32_forms(k_gemm_relu, DML_KK_GEMM, 0) == 1);
-  /* convolutions of group 1 are implicit GEMMs (dml_kconv_t); a grouped
-   * one keeps the direct form */
+  /* convolutions of group 1 with C * kh * kw >= 64 are implicit GEMMs
+   * (dml_kconv_t); a grouped one and a 1x1 one keep the direct form */
   CHECK(tf32_forms("sym batch <= 16\n"
-                   "global @w : f32[8,3,3,3] param\n"
+                   "global @w : f32[8,8,3,3] param\n"
                    "global @v : f32[8,4,3,3] param\n"
-                   "func @forward(%x: f32[batch,3,9,9]) -> (f32[batch,8,9,9]) {\n"
+                   "global @u : f32[8,8,1,1] param\n"
+                   "func @forward(%x: f32[batch,8,9,9]) -> (f32[batch,8,9,9]) {\n"
                    "  %c = Conv(%x, @w) {pads = [1, 1, 1, 1]} : f32[batch,8,9,9]\n"
                    "  %r = Relu(%c) : f32[batch,8,9,9]\n"
                    "  %d = Conv(%r, @v) {group = 2, pads = [1, 1, 1, 1]} : "
                    "f32[batch,8,9,9]\n"
-                   "  return %d\n}\n",
-                   DML_KK_CONV, 1) == 1);
+                   "  %e = Conv(%d, @u) : f32[batch,8,9,9]\n"
+                   "  return %e\n}\n",
+                   DML_KK_CONV, 2) == 1);
 }
 
 /* Corrupt CUDA code is DATA_LOSS, from the container parser and from the

@@ -131,13 +131,14 @@ int main(int argc, char **argv) {
     }
     free(text), free(w), free(b), free(wt), free(c);
   }
-  /* implicit-GEMM convolutions: padding, stride, dilation, a bias, a
-   * residual + Relu epilogue, a 1-D conv, and a grouped one (plain form) */
+  /* implicit-GEMM convolutions (C * kh * kw >= 64): padding, stride,
+   * dilation, a bias, a residual + Relu epilogue, a 1-D conv, and a
+   * grouped one (direct form) */
   {
-    char *w1 = gpu_test_dense(40 * 6 * 3 * 3, 0.5, -0.5),
+    char *w1 = gpu_test_dense(40 * 8 * 3 * 3, 0.5, -0.5),
          *b1 = gpu_test_dense(40, 0.5, -0.5);
     char *w2 = gpu_test_dense(40 * 40 * 3 * 3, 0.2, -0.1),
-         *w3 = gpu_test_dense(24 * 6 * 5, 0.5, -0.5);
+         *w3 = gpu_test_dense(24 * 16 * 5, 0.5, -0.5);
     char *w4 = gpu_test_dense(40 * 20 * 3 * 3, 0.2, -0.1);
     size_t cap = strlen(w1) + strlen(b1) + strlen(w2) + strlen(w3) + strlen(w4) + 4096;
     char *text = (char *)malloc(cap);
@@ -146,12 +147,12 @@ int main(int argc, char **argv) {
       snprintf(
           text, cap,
           "sym batch <= 300\n"
-          "global @w1 : f32[40,6,3,3] param = %s\n"
+          "global @w1 : f32[40,8,3,3] param = %s\n"
           "global @b1 : f32[40] param = %s\n"
           "global @w2 : f32[40,40,3,3] param = %s\n"
-          "global @w3 : f32[24,6,5] param = %s\n"
+          "global @w3 : f32[24,16,5] param = %s\n"
           "global @w4 : f32[40,20,3,3] param = %s\n"
-          "func @forward(%%x: f32[batch,6,11,13], %%s: f32[batch,6,37]) -> "
+          "func @forward(%%x: f32[batch,8,11,13], %%s: f32[batch,16,37]) -> "
           "(f32[batch,40,11,13], f32[batch,40,4,6], f32[batch,24,17], "
           "f32[batch,40,11,13]) {\n"
           "  %%c = Conv(%%x, @w1, @b1) {pads = [1, 1, 1, 1]} : f32[batch,40,11,13]\n"
