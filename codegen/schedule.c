@@ -3418,8 +3418,10 @@ static void close_group(sched_t *s, group_t *G, const gemm_shape_t *gs, const in
   if (G->anchor == ANCHOR_GEMM) {
     uint32_t k = s->n_kernels;
     emit_gemm_group(s, G, gs);
-    /* the tensor-core renderers need a static K */
-    if (s->n_kernels == k + 1 && gs->ksym < 0) attach_gemm(s, &s->kernels[k], G, gs);
+    /* the tensor-core renderers need a static K; a small M keeps its
+     * K-split form (a 128-row tile would be mostly empty) */
+    if (s->n_kernels == k + 1 && gs->ksym < 0 && lin_max(s, gs->m) > GEMM_SMALL_M)
+      attach_gemm(s, &s->kernels[k], G, gs);
   } else if (G->anchor == ANCHOR_CONV)
     emit_conv_group(s, G, ws);
   else if (G->anchor == ANCHOR_REDUCE)

@@ -344,7 +344,11 @@ static int tf32_forms(const char *text, dml_kernel_kind_t kind, int plain) {
 }
 
 static void test_tf32_form(void) {
-  CHECK(tf32_forms(k_gemm_relu, DML_KK_GEMM, 0) == 1);
+  /* at most 64 rows at the bound: the small-M form is kept */
+  CHECK(tf32_forms(k_gemm_relu, DML_KK_GEMM, 1) == 0);
+  char big[sizeof k_gemm_relu + 8];
+  snprintf(big, sizeof big, "sym batch <= 300%s", strchr(k_gemm_relu, '\n'));
+  CHECK(tf32_forms(big, DML_KK_GEMM, 0) == 1);
   /* convolutions of group 1 with C * kh * kw >= 64 are implicit GEMMs
    * (dml_kconv_t); a grouped one and a 1x1 one keep the direct form */
   CHECK(tf32_forms("sym batch <= 16\n"
