@@ -81,23 +81,86 @@ static void e_float(dml_sb_t *b, const dml_cdialect_t *d, float c) {
   }
 }
 
+const char dml_cemit_half_helpers[] =
+    "DML_FN DML_U dml_f2h(float f) {\n"
+    "  DML_U x = DML_F2U(f);\n"
+    "  DML_U sign = (x >> 16) & 0x8000u;\n"
+    "  DML_U ex = (x >> 23) & 0xffu;\n"
+    "  DML_U man = x & 0x7fffffu;\n"
+    "  if (ex == 0xffu) return sign | 0x7c00u | (man != 0u ? 0x200u : 0u);\n"
+    "  int e = int(ex) - 112;\n"
+    "  if (e >= 31) return sign | 0x7c00u;\n"
+    "  if (e <= 0) {\n"
+    "    if (e < -10) return sign;\n"
+    "    man |= 0x800000u;\n"
+    "    DML_U sh = DML_U(14 - e);\n"
+    "    DML_U h = man >> sh;\n"
+    "    DML_U rem = man & ((1u << sh) - 1u);\n"
+    "    DML_U mid = 1u << (sh - 1u);\n"
+    "    if (rem > mid || (rem == mid && (h & 1u) != 0u)) h++;\n"
+    "    return sign | h;\n"
+    "  }\n"
+    "  DML_U h = (DML_U(e) << 10) | (man >> 13);\n"
+    "  DML_U rem = man & 0x1fffu;\n"
+    "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) h++;\n"
+    "  return sign | h;\n"
+    "}\n"
+    "DML_FN float dml_h2f(DML_U h) {\n"
+    "  DML_U sign = (h & 0x8000u) << 16;\n"
+    "  DML_U ex = (h >> 10) & 0x1fu;\n"
+    "  DML_U man = h & 0x3ffu;\n"
+    "  if (ex == 0u) {\n"
+    "    float r = float(man) * 5.9604644775390625e-8f; /* man * 2^-24, exact */\n"
+    "    return sign != 0u ? -r : r;\n"
+    "  }\n"
+    "  if (ex == 31u) return DML_U2F(sign | 0x7f800000u | (man << 13));\n"
+    "  return DML_U2F(sign | ((ex + 112u) << 23) | (man << 13));\n"
+    "}\n"
+    "DML_FN DML_U dml_f2b(float f) {\n"
+    "  DML_U x = DML_F2U(f);\n"
+    "  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;\n"
+    "  x += 0x7fffu + ((x >> 16) & 1u);\n"
+    "  return x >> 16;\n"
+    "}\n"
+    "DML_FN float dml_b2f(DML_U b) { return DML_U2F(b << 16); }\n"
+    "DML_FN float dml_rh(float x) { return dml_h2f(dml_f2h(x)); }\n"
+    "DML_FN float dml_rb(float x) { return dml_b2f(dml_f2b(x)); }\n";
+
 const char *dml_cemit_view(dml_kbuf_t buf, dml_kdtype_t t) {
   static const char *const names[2][DML_KT_COUNT_] = {
-      {"arena", "arena_i64", "arena_i32", "arena_u8", "arena_u8", "arena_i8"},
-      {"weights", "weights_i64", "weights_i32", "weights_u8", "weights_u8",
-       "weights_i8"}};
+      {"arena", "arena_i64", "arena_i32", "arena_u8", "arena_u8", "arena_i8", "arena_u16",
+       "arena_u16", "arena_f64", "arena_i16", "arena_u16", "arena_u32", "arena_u64"},
+      {"weights", "weights_i64", "weights_i32", "weights_u8", "weights_u8", "weights_i8",
+       "weights_u16", "weights_u16", "weights_f64", "weights_i16", "weights_u16",
+       "weights_u32", "weights_u64"}};
   return names[buf == DML_KBUF_ARENA ? 0 : 1][(unsigned)t < DML_KT_COUNT_ ? t : 0];
 }
 
-/* A constant of dtype t: ic for integers and bool, c for f32. */
+static void e_cast_open(dml_sb_t *b, const dml_cdialect_t *d, dml_kdtype_t t);
+static void e_cast_close(dml_sb_t *b, const dml_cdialect_t *d);
+
+/* A constant of dtype t: ic for integers and bool, c for the floats. */
 static void e_const(dml_sb_t *b, const dml_cdialect_t *d, dml_kdtype_t t, int64_t ic,
                     float c) {
   switch (t) {
-    case DML_KT_F32: e_float(b, d, c); return;
+    case DML_KT_F32:
+    case DML_KT_F16:
+    case DML_KT_BF16: e_float(b, d, c); return;
+    case DML_KT_F64: /* the float constant converted: exact */
+      e_cast_open(b, d, t);
+      e_float(b, d, c);
+      e_cast_close(b, d);
+      return;
     case DML_KT_BOOL: dml_sb_printf(b, ic ? "true" : "false"); return;
+    case DML_KT_U32: dml_sb_printf(b, "%lluu", (unsigned long long)(uint32_t)ic); return;
+    case DML_KT_U64:
+      dml_sb_printf(b, "%llu%s", (unsigned long long)ic, d->u64_suffix);
+      return;
     case DML_KT_I32:
     case DML_KT_U8:
     case DML_KT_I8:
+    case DML_KT_I16:
+    case DML_KT_U16:
       if (ic == INT32_MIN)
         dml_sb_printf(b, "(-2147483647 - 1)");
       else
@@ -123,11 +186,71 @@ static void e_cast_close(dml_sb_t *b, const dml_cdialect_t *d) {
   dml_sb_printf(b, d->ctor_casts ? ")" : "))");
 }
 
-/* The typed functions and the arithmetic ones on integer or bool values. */
+/* 1 for the dtypes computed as f32 in registers (f32, f16, bf16). */
+static int f32_reg(dml_kdtype_t t) {
+  return t == DML_KT_F32 || t == DML_KT_F16 || t == DML_KT_BF16;
+}
+
+/* 1 for the narrow integers held in int registers (u8, i8, u16, i16). */
+static int narrow_int(dml_kdtype_t t) {
+  return t == DML_KT_U8 || t == DML_KT_I8 || t == DML_KT_U16 || t == DML_KT_I16;
+}
+
+/* The conversion of ONNX Cast (CPU: runtime/cpu/cpu_elementwise.c) from
+ * a's dtype to v's, for the dtypes bool is not one of. */
+static void e_cast_num(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
+  dml_kdtype_t t = v->dtype, at = v->a->dtype;
+  if (t == DML_KT_F16 || t == DML_KT_BF16) {
+    /* to f32 first (the CPU's double -> float -> f16), then rounded */
+    dml_sb_printf(b, t == DML_KT_F16 ? "dml_rh(" : "dml_rb(");
+    if (!f32_reg(at)) e_cast_open(b, d, DML_KT_F32);
+    e_val(b, d, v->a);
+    if (!f32_reg(at)) e_cast_close(b, d);
+    dml_sb_printf(b, ")");
+    return;
+  }
+  if (dml_kdtype_is_float(at) && (t == DML_KT_U32 || t == DML_KT_U64)) {
+    /* negative floats: through the signed integer (two's complement), as
+     * the CPU's int64 truncation then wrap */
+    dml_sb_printf(b, "(");
+    e_val(b, d, v->a);
+    dml_sb_printf(b, " < ");
+    e_const(b, d, at, 0, 0.0f);
+    dml_sb_printf(b, " ? ");
+    e_cast_open(b, d, t);
+    e_cast_open(b, d, t == DML_KT_U32 ? DML_KT_I32 : DML_KT_I64);
+    e_val(b, d, v->a);
+    e_cast_close(b, d);
+    e_cast_close(b, d);
+    dml_sb_printf(b, " : ");
+    e_cast_open(b, d, t);
+    e_val(b, d, v->a);
+    e_cast_close(b, d);
+    dml_sb_printf(b, ")");
+    return;
+  }
+  if ((t == DML_KT_I16 || t == DML_KT_U16) && t != at) {
+    /* int registers: wrap to the 16-bit range now, as the CPU's stores */
+    dml_sb_printf(b, t == DML_KT_U16 ? "(" : "((");
+    e_cast_open(b, d, DML_KT_I32);
+    e_val(b, d, v->a);
+    e_cast_close(b, d);
+    dml_sb_printf(b, t == DML_KT_U16 ? " & 65535)" : " << 16) >> 16)");
+    return;
+  }
+  e_cast_open(b, d, t);
+  e_val(b, d, v->a);
+  e_cast_close(b, d);
+}
+
+/* The typed functions and the arithmetic ones on values that are not f32
+ * (f16 and bf16 ones are rounded by the caller). */
 static void e_typed_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
   static const char *const infix[] = {" == ", " < ",  " <= ", " > ",
                                       " >= ", " && ", " || ", " != "};
   dml_kdtype_t at = v->a->dtype;
+  int uns = dml_kdtype_is_unsigned(at) && !narrow_int(at);
+  int flt = dml_kdtype_is_float(at);
   switch (v->fn) {
     case DML_KF_NOT:
       dml_sb_printf(b, "(!");
@@ -150,9 +273,7 @@ static void e_typed_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v
         e_const(b, d, v->dtype, 0, 0.0f);
         dml_sb_printf(b, ")");
       } else {
-        e_cast_open(b, d, v->dtype);
-        e_val(b, d, v->a);
-        e_cast_close(b, d);
+        e_cast_num(b, d, v);
       }
       return;
     case DML_KF_SELECT:
@@ -184,7 +305,15 @@ static void e_typed_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v
       dml_sb_printf(b, ")");
       return;
     case DML_KF_DIV:
-      dml_sb_printf(b, "dml_idiv(");
+      if (flt) {
+        dml_sb_printf(b, "(");
+        e_val(b, d, v->a);
+        dml_sb_printf(b, " / ");
+        e_val(b, d, v->b);
+        dml_sb_printf(b, ")");
+        return;
+      }
+      dml_sb_printf(b, uns ? "dml_udiv(" : "dml_idiv(");
       e_val(b, d, v->a);
       dml_sb_printf(b, ", ");
       e_val(b, d, v->b);
@@ -213,23 +342,99 @@ static void e_typed_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v
       return;
     case DML_KF_ABS:
     case DML_KF_SIGN:
+      if (uns || at == DML_KT_U8 || at == DML_KT_U16) {
+        /* never negative: abs is the value, sign 0 or 1 */
+        if (v->fn == DML_KF_ABS) {
+          e_val(b, d, v->a);
+          return;
+        }
+        dml_sb_printf(b, "(");
+        e_val(b, d, v->a);
+        dml_sb_printf(b, " > ");
+        e_const(b, d, at, 0, 0.0f);
+        dml_sb_printf(b, " ? ");
+        e_const(b, d, at, 1, 1.0f);
+        dml_sb_printf(b, " : ");
+        e_const(b, d, at, 0, 0.0f);
+        dml_sb_printf(b, ")");
+        return;
+      }
       dml_sb_printf(b, "%s", v->fn == DML_KF_ABS ? d->iabs : d->sign);
       e_val(b, d, v->a);
       dml_sb_printf(b, ")");
       return;
-    case DML_KF_IMOD:
-    case DML_KF_FMOD:
-      dml_sb_printf(b, v->fn == DML_KF_IMOD ? "dml_imod(" : "dml_fmod(");
+    case DML_KF_IPOW:
+      dml_sb_printf(b, "dml_ipow(");
       e_val(b, d, v->a);
       dml_sb_printf(b, ", ");
       e_val(b, d, v->b);
       dml_sb_printf(b, ")");
       return;
-    default:
-      /* a float function of a non-f32 value: the scheduler never builds one */
-      dml_sb_printf(b, "%s", d->nan_text);
+    case DML_KF_IMOD:
+    case DML_KF_FMOD:
+      dml_sb_printf(b, uns                    ? "dml_umod("
+                       : v->fn == DML_KF_IMOD ? "dml_imod("
+                                              : "dml_fmod(");
+      e_val(b, d, v->a);
+      dml_sb_printf(b, ", ");
+      e_val(b, d, v->b);
+      dml_sb_printf(b, ")");
       return;
+    case DML_KF_RECIP:
+      if (at == DML_KT_F64) {
+        dml_sb_printf(b, "(");
+        e_const(b, d, at, 1, 1.0f);
+        dml_sb_printf(b, " / ");
+        e_val(b, d, v->a);
+        dml_sb_printf(b, ")");
+        return;
+      }
+      break;
+    default: break;
   }
+  if (at == DML_KT_F64 && d->f64_fn[v->fn]) {
+    dml_sb_printf(b, "%s", d->f64_fn[v->fn]);
+    e_val(b, d, v->a);
+    dml_sb_printf(b, ")");
+    return;
+  }
+  /* a float function the scheduler does not build for this dtype */
+  dml_sb_printf(b, "%s", d->nan_text);
+}
+
+/* v (a function) of dtype f16 or bf16: computed in f32, rounded. */
+static void e_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
+  int f32_form = v->fn <= DML_KF_POW && f32_reg(v->dtype) && f32_reg(v->a->dtype) &&
+                 (!v->b || f32_reg(v->b->dtype));
+  int round = (v->dtype == DML_KT_F16 || v->dtype == DML_KT_BF16) &&
+              v->fn != DML_KF_CAST && v->fn != DML_KF_SELECT;
+  if (round) dml_sb_printf(b, v->dtype == DML_KT_F16 ? "dml_rh(" : "dml_rb(");
+  if (f32_form) {
+    dml_sb_printf(b, "%s", d->pre[v->fn]);
+    e_val(b, d, v->a);
+    if (v->b) {
+      dml_sb_printf(b, "%s", d->mid[v->fn]);
+      e_val(b, d, v->b);
+    }
+    dml_sb_printf(b, "%s", d->post[v->fn]);
+  } else {
+    e_typed_fn(b, d, v);
+  }
+  if (round) dml_sb_printf(b, ")");
+}
+
+static void e_load(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
+  dml_kdtype_t t = v->dtype;
+  if (t == DML_KT_BOOL) dml_sb_printf(b, "%s", d->u8_load_pre);
+  if (narrow_int(t)) dml_sb_printf(b, "%s", d->int_load_pre);
+  if (t == DML_KT_F16 || t == DML_KT_BF16)
+    dml_sb_printf(b, "%s%s", t == DML_KT_F16 ? "dml_h2f(" : "dml_b2f(", d->load16_pre);
+  dml_sb_printf(b, "%s[", dml_cemit_view(v->buf, t));
+  e_idx(b, d, v->idx);
+  dml_sb_printf(b, "]");
+  if (t == DML_KT_BOOL) dml_sb_printf(b, "%s", d->u8_load_post);
+  if (narrow_int(t)) dml_sb_printf(b, ")");
+  if (t == DML_KT_F16 || t == DML_KT_BF16) dml_sb_printf(b, "))");
 }
 
 static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
@@ -240,16 +445,7 @@ static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
       e_idx(b, d, v->idx);
       e_cast_close(b, d);
       return;
-    case DML_KV_LOAD:
-      if (v->dtype == DML_KT_BOOL) dml_sb_printf(b, "%s", d->u8_load_pre);
-      if (v->dtype == DML_KT_U8 || v->dtype == DML_KT_I8)
-        dml_sb_printf(b, "%s", d->int_load_pre);
-      dml_sb_printf(b, "%s[", dml_cemit_view(v->buf, v->dtype));
-      e_idx(b, d, v->idx);
-      dml_sb_printf(b, "]");
-      if (v->dtype == DML_KT_BOOL) dml_sb_printf(b, "%s", d->u8_load_post);
-      if (v->dtype == DML_KT_U8 || v->dtype == DML_KT_I8) dml_sb_printf(b, ")");
-      return;
+    case DML_KV_LOAD: e_load(b, d, v); return;
     case DML_KV_TILE: {
       const dml_kidx_t *x = v->idx;
       int64_t c = 0;
@@ -273,19 +469,8 @@ static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
       dml_sb_printf(b, "]");
       return;
     case DML_KV_REG: dml_sb_printf(b, "r%u", v->reg); return;
-    case DML_KV_FN: break;
+    case DML_KV_FN: e_fn(b, d, v); return;
   }
-  if (v->fn > DML_KF_POW || v->dtype != DML_KT_F32 || v->a->dtype != DML_KT_F32) {
-    e_typed_fn(b, d, v);
-    return;
-  }
-  dml_sb_printf(b, "%s", d->pre[v->fn]);
-  e_val(b, d, v->a);
-  if (v->b) {
-    dml_sb_printf(b, "%s", d->mid[v->fn]);
-    e_val(b, d, v->b);
-  }
-  dml_sb_printf(b, "%s", d->post[v->fn]);
 }
 
 void dml_cemit_regs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k) {
@@ -327,6 +512,21 @@ void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
                         s->dtype == DML_KT_U8 ? d->store_u8_pre : d->store_i8_pre);
           e_val(b, d, s->val);
           dml_sb_printf(b, ")");
+        } else if (s->kind == DML_KS_STORE &&
+                   (s->dtype == DML_KT_U16 || s->dtype == DML_KT_I16)) {
+          /* wraps modulo 65536 */
+          dml_sb_printf(b, "%s",
+                        s->dtype == DML_KT_U16 ? d->store_u16_pre : d->store_i16_pre);
+          e_val(b, d, s->val);
+          dml_sb_printf(b, ")");
+        } else if (s->kind == DML_KS_STORE &&
+                   (s->dtype == DML_KT_F16 || s->dtype == DML_KT_BF16)) {
+          /* rounded to nearest even (the value is one already unless it is
+           * a load or a constant) */
+          dml_sb_printf(b, "%s%s", d->store_u16_pre,
+                        s->dtype == DML_KT_F16 ? "dml_f2h(" : "dml_f2b(");
+          e_val(b, d, s->val);
+          dml_sb_printf(b, "))");
         } else {
           e_val(b, d, s->val);
         }

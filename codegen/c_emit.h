@@ -37,16 +37,25 @@ typedef struct dml_cdialect {
   const char *post[DML_KF_COUNT_];
   const char *barrier;   /* statement text: "barrier();" */
   const char *uint_type; /* loop variables' type: "uint" / "unsigned" */
-  /* Typed values (dml_kdtype_t order: f32, i64, i32, bool). */
+  /* Typed values (dml_kdtype_t order: f32, i64, i32, bool, u8, i8, f16,
+   * bf16, f64, i16, u16, u32, u64). */
   const char *type[DML_KT_COUNT_]; /* register and cast types */
   int ctor_casts;                  /* 1: T(x) (GLSL), 0: ((T)(x)) (C) */
   const char *i64_suffix;          /* after an i64 constant: "l" / "ll" */
+  const char *u64_suffix;          /* after a u64 constant: "ul" / "ull" */
   /* A bool loaded from / stored to a byte view:
    * u8_load_pre VIEW[i] u8_load_post, VIEW[i] = u8_store_pre v u8_store_post */
   const char *u8_load_pre, *u8_load_post, *u8_store_pre, *u8_store_post;
   /* u8 and i8 (i32 in registers): int_load_pre VIEW[i] ")", and
    * VIEW[i] = store_u8_pre v ")" / store_i8_pre v ")". */
   const char *int_load_pre, *store_u8_pre, *store_i8_pre;
+  /* 16-bit words (f16, bf16, i16, u16 views): a loaded f16/bf16 word goes
+   * through dml_h2f / dml_b2f as load16_pre VIEW[i] ")"; i16 and u16 load
+   * as int_load_pre VIEW[i] ")"; stores are store_u16_pre v ")" (u16, and
+   * f16/bf16 around dml_f2h / dml_f2b) and store_i16_pre v ")". */
+  const char *load16_pre, *store_u16_pre, *store_i16_pre;
+  /* f64 unary functions: f64_fn[fn] a ")" (NULL: not emitted for f64). */
+  const char *f64_fn[DML_KF_COUNT_];
   /* Integer max/min/abs and sign (of every dtype): "max(" / "dml_max(". */
   const char *imax, *imin, *iabs, *sign;
   /* Optional (NULL: tile<N>[idx] always): a tile read whose index is
@@ -59,8 +68,9 @@ typedef struct dml_cdialect {
 } dml_cdialect_t;
 
 /* The name of buffer `buf`'s view of dtype `t`: "arena", "arena_i64",
- * "arena_i32", "arena_u8" (bool and u8), "arena_i8", "weights",
- * "weights_i64", ... */
+ * "arena_i32", "arena_u8" (bool and u8), "arena_i8", "arena_u16" (f16,
+ * bf16 and u16), "arena_f64", "arena_i16", "arena_u32", "arena_u64",
+ * "weights", "weights_i64", ... */
 const char *dml_cemit_view(dml_kbuf_t buf, dml_kdtype_t t);
 
 /* Appends "T rN = 0;" lines declaring the n_regs registers of `k`. */
@@ -75,5 +85,14 @@ void dml_cemit_regs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k)
  * gives 0; of -1, -a and 0, with no overflow trap). */
 void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
                      int depth);
+
+/* Helpers both dialects share, written with the macros DML_FN (function
+ * qualifiers), DML_U (32-bit unsigned), DML_F2U / DML_U2F (bit casts)
+ * that the renderer defines first: dml_f2h / dml_h2f (IEEE binary16 <->
+ * f32), dml_f2b / dml_b2f (bfloat16 <-> f32) and dml_rh / dml_rb (an f32
+ * rounded to f16 / bf16), bit for bit as runtime/base/dml_dtype.c's
+ * dml_f32_to_f16, dml_f16_to_f32, dml_f32_to_bf16 and dml_bf16_to_f32
+ * (round to nearest even; NaN stays NaN, quiet). */
+extern const char dml_cemit_half_helpers[];
 
 #endif /* DML_C_EMIT_H_ */

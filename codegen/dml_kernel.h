@@ -10,9 +10,9 @@
  *     values of the package's symbols (e.g. `batch`, a push constant on
  *     Vulkan), and integer values used as indices (Gather's indices);
  *   - typed values (dml_kval_t, each with a dml_kdtype_t: f32, i64, i32,
- *     bool, u8 or i8): loads from the arena or the weights (element indices of the
- *     value's dtype), loads from a workgroup-shared tile (f32), registers,
- *     constants, index expressions converted to a value, unary, binary and
+ *     bool, u8, i8, f16, bf16, f64, i16, u16, u32 or u64): loads from the arena or the
+ * weights (element indices of the value's dtype), loads from a workgroup-shared tile
+ * (f32), registers, constants, index expressions converted to a value, unary, binary and
  *     ternary scalar functions (arithmetic, compares, logic, select,
  *     casts);
  *   - statements (dml_kstmt_t): register definitions and updates, stores,
@@ -93,13 +93,31 @@ typedef enum dml_kdtype {
   DML_KT_BOOL = 3, /* one byte, 0 or 1, in memory; a truth value in registers */
   DML_KT_U8 = 4,   /* one byte in memory, an i32 in registers (stores wrap) */
   DML_KT_I8 = 5,   /* likewise, sign-extended */
+  /* IEEE binary16 and bfloat16: 16-bit words in memory, f32 in registers
+   * (every function of this dtype rounds its f32 result to the dtype,
+   * nearest even, as the CPU's f16/bf16 stores do). */
+  DML_KT_F16 = 6,
+  DML_KT_BF16 = 7,
+  DML_KT_F64 = 8,  /* double in registers (Vulkan: shaderFloat64; no Metal) */
+  DML_KT_I16 = 9,  /* two bytes in memory, an i32 in registers (stores wrap) */
+  DML_KT_U16 = 10, /* likewise, zero-extended */
+  DML_KT_U32 = 11, /* unsigned 32-bit in registers */
+  DML_KT_U64 = 12, /* unsigned 64-bit in registers */
   DML_KT_COUNT_
 } dml_kdtype_t;
 
-/* Bytes of one element in memory: 4, 8, 4, 1, 1, 1. */
+/* Bytes of one element in memory: 4, 8, 4, 1, 1, 1, 2, 2, 8, 2, 2, 4, 8. */
 uint32_t dml_kdtype_size(dml_kdtype_t t);
-/* "f32", "i64", "i32", "bool", "u8", "i8". */
+/* "f32", "i64", "i32", "bool", "u8", "i8", "f16", "bf16", "f64", "i16",
+ * "u16", "u32", "u64". */
 const char *dml_kdtype_name(dml_kdtype_t t);
+/* 1 for f32, f16, bf16 and f64. */
+int dml_kdtype_is_float(dml_kdtype_t t);
+/* 1 for u8, u16, u32 and u64. */
+int dml_kdtype_is_unsigned(dml_kdtype_t t);
+/* The dtype of the memory view that holds t's elements: bool for u8 (one
+ * byte view), u16 for f16 and bf16 (16-bit words), t otherwise. */
+dml_kdtype_t dml_kdtype_view(dml_kdtype_t t);
 /* The kernel dtype of a package dtype; 0 when kernels cannot hold it. */
 int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out);
 
@@ -148,6 +166,9 @@ typedef enum dml_kfn {
   DML_KF_XOR,  /* bool */
   DML_KF_IMOD, /* integer a mod b with the sign of b (ONNX Mod, fmod = 0) */
   DML_KF_FMOD, /* a - b * trunc(a / b): the sign of a (C fmod, ONNX fmod = 1) */
+  DML_KF_IPOW, /* integer a ** b (i32 or i64, b of a's dtype) by squaring,
+                  wrapping; b < 0 gives 1 for a = 1, +-1 for a = -1, else 0
+                  (the CPU's ipow, runtime/cpu/cpu_elementwise.c) */
   /* Ternary: */
   DML_KF_SELECT, /* a ? b : c (a bool; b, c of the value's dtype) */
   DML_KF_COUNT_
@@ -161,7 +182,7 @@ int dml_kfn_is_binary(dml_kfn_t f);
 const char *dml_kfn_name(dml_kfn_t f);
 
 typedef enum dml_kval_kind {
-  DML_KV_CONST = 0, /* constant: `c` (f32) or `ic` (i64, i32, bool) */
+  DML_KV_CONST = 0, /* constant: `c` (f32, f16, bf16, f64) or `ic` (integers, bool) */
   DML_KV_LOAD,      /* buffer `buf`'s `dtype` view at element index `idx` */
   DML_KV_TILE,      /* shared tile `tile` at element index `idx` (f32) */
   DML_KV_REG,       /* register `reg` */
@@ -303,9 +324,12 @@ typedef struct dml_kplan {
  * (bias, activation, residual); ReduceSum/Mean/Max/Min and ArgMax/ArgMin
  * (i64 indices) with their epilogue; Softmax and LogSoftmax as single
  * kernels; Shape and Size from the symbols' run-time values; views alias
- * or copy. Values of dtype f32, i64, i32, bool, u8 and i8: compares, logic, Where,
- * Cast, integer arithmetic, OneHot and Expand are elementwise nodes of a
- * chain (the float functions, Gemm, Conv, pools and softmax stay f32).
+ * or copy. Values of every dtype but strings (f32, f16, bf16, f64, i64,
+ * i32, i16, i8, u64, u32, u16, u8, bool): compares, logic, Where, Cast,
+ * arithmetic, Max/Min, Mod, Pow, OneHot, Expand and data movement are
+ * elementwise nodes of a chain; the float functions take f32, f16 and bf16
+ * (computed in f32) and a few take f64 (docs/kernels.md "Dtypes"); Gemm,
+ * Conv, pools and softmax stay f32, reductions f32, i64, i32, u8 and i8.
  * `weights` (size `weights_size`) gives constant inputs such as reduction
  * axes. Every node that cannot be placed is listed in one UNIMPLEMENTED
  * error. */
@@ -322,12 +346,18 @@ int dml_kschedule_handles(dml_op_t op);
  * body, in a C-like text (tests/codegen checks it with FileCheck). */
 void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f);
 
-/* Views kernel `k` reads or writes: bit (buf * DML_KT_COUNT_ + dtype) for
- * each (buffer, dtype) pair its loads and stores use; DML_KVIEW_I64 when
+/* Views kernel `k` reads or writes: bit (buf * DML_KT_COUNT_ + view dtype,
+ * dml_kdtype_view) for each (buffer, dtype) pair its loads and stores use;
+ * DML_KVIEW_I64 when
  * it holds any i64 value (GLSL then needs 64-bit integer arithmetic);
  * DML_KVIEW_TYPED when it holds any value that is not f32 or any typed
  * function (the renderers then add their typed helpers). */
 uint32_t dml_kernel_views(const dml_kernel_t *k);
+
+/* Dtypes kernel `k` holds: bit (1 << dtype) for every dtype of its
+ * values, loads and stores (the renderers add the helpers and the
+ * extensions these need: 16-bit words, f64, unsigned division). */
+uint32_t dml_kernel_dtypes(const dml_kernel_t *k);
 #define DML_KVIEW(buf, dt) (1u << ((unsigned)(buf)*DML_KT_COUNT_ + (unsigned)(dt)))
 #define DML_KVIEW_I64 (1u << 30)
 #define DML_KVIEW_TYPED (1u << 31)

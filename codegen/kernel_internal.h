@@ -39,7 +39,12 @@ const dml_kval_t *dml_kv_fn(dml_kpool_t *p, dml_kfn_t fn, const dml_kval_t *a,
                             const dml_kval_t *b);
 
 /* Typed builders (NULL operands propagate NULL). */
+/* c of dtype t (integers wrap to t's width; bool: c != 0; float dtypes:
+ * (float)c). */
 const dml_kval_t *dml_kv_iconst(dml_kpool_t *p, dml_kdtype_t t, int64_t c);
+/* A float constant c of float dtype t (f32, f16, bf16, f64: c itself; the
+ * renderers write it exactly). */
+const dml_kval_t *dml_kv_fconst(dml_kpool_t *p, dml_kdtype_t t, float c);
 /* The zero (false) or the one (true) of dtype t. */
 const dml_kval_t *dml_kv_zero(dml_kpool_t *p, dml_kdtype_t t);
 const dml_kval_t *dml_kv_one(dml_kpool_t *p, dml_kdtype_t t);

@@ -161,7 +161,7 @@ const dml_kval_t *dml_kv_load_t(dml_kpool_t *p, dml_kbuf_t buf, dml_kdtype_t t,
 }
 
 const dml_kval_t *dml_kv_iconst(dml_kpool_t *p, dml_kdtype_t t, int64_t c) {
-  if (t == DML_KT_F32) return dml_kv_const(p, (float)c);
+  if (dml_kdtype_is_float(t)) return dml_kv_fconst(p, t, (float)c);
   dml_kval_t *v = kv_new(p, DML_KV_CONST);
   if (v) {
     v->dtype = t;
@@ -169,7 +169,19 @@ const dml_kval_t *dml_kv_iconst(dml_kpool_t *p, dml_kdtype_t t, int64_t c) {
             : t == DML_KT_I32 ? (int32_t)c
             : t == DML_KT_U8  ? (uint8_t)c
             : t == DML_KT_I8  ? (int8_t)c
+            : t == DML_KT_I16 ? (int16_t)c
+            : t == DML_KT_U16 ? (uint16_t)c
+            : t == DML_KT_U32 ? (int64_t)(uint32_t)c
                               : c;
+  }
+  return v;
+}
+
+const dml_kval_t *dml_kv_fconst(dml_kpool_t *p, dml_kdtype_t t, float c) {
+  dml_kval_t *v = kv_new(p, DML_KV_CONST);
+  if (v) {
+    v->c = c;
+    v->dtype = t;
   }
   return v;
 }
@@ -285,7 +297,7 @@ void dml_kblock_add(dml_kblock_t *b, dml_kstmt_t *s) {
 
 int dml_kfn_arity(dml_kfn_t f) {
   if (f == DML_KF_SELECT) return 3;
-  if ((f >= DML_KF_ADD && f <= DML_KF_POW) || (f >= DML_KF_EQ && f <= DML_KF_FMOD))
+  if ((f >= DML_KF_ADD && f <= DML_KF_POW) || (f >= DML_KF_EQ && f <= DML_KF_IPOW))
     return 2;
   return 1;
 }
@@ -329,6 +341,7 @@ const char *dml_kfn_name(dml_kfn_t f) {
     case DML_KF_XOR: return "xor";
     case DML_KF_IMOD: return "imod";
     case DML_KF_FMOD: return "fmod";
+    case DML_KF_IPOW: return "ipow";
     case DML_KF_SELECT: return "select";
     case DML_KF_COUNT_: break;
   }
@@ -337,17 +350,39 @@ const char *dml_kfn_name(dml_kfn_t f) {
 
 uint32_t dml_kdtype_size(dml_kdtype_t t) {
   switch (t) {
-    case DML_KT_I64: return 8;
+    case DML_KT_I64:
+    case DML_KT_F64:
+    case DML_KT_U64: return 8;
     case DML_KT_BOOL:
     case DML_KT_U8:
     case DML_KT_I8: return 1;
+    case DML_KT_F16:
+    case DML_KT_BF16:
+    case DML_KT_I16:
+    case DML_KT_U16: return 2;
     default: return 4;
   }
 }
 
 const char *dml_kdtype_name(dml_kdtype_t t) {
-  static const char *const n[DML_KT_COUNT_] = {"f32", "i64", "i32", "bool", "u8", "i8"};
+  static const char *const n[DML_KT_COUNT_] = {"f32", "i64", "i32",  "bool", "u8",
+                                               "i8",  "f16", "bf16", "f64",  "i16",
+                                               "u16", "u32", "u64"};
   return (unsigned)t < DML_KT_COUNT_ ? n[t] : "?";
+}
+
+int dml_kdtype_is_float(dml_kdtype_t t) {
+  return t == DML_KT_F32 || t == DML_KT_F16 || t == DML_KT_BF16 || t == DML_KT_F64;
+}
+
+int dml_kdtype_is_unsigned(dml_kdtype_t t) {
+  return t == DML_KT_U8 || t == DML_KT_U16 || t == DML_KT_U32 || t == DML_KT_U64;
+}
+
+dml_kdtype_t dml_kdtype_view(dml_kdtype_t t) {
+  if (t == DML_KT_U8) return DML_KT_BOOL;
+  if (t == DML_KT_F16 || t == DML_KT_BF16) return DML_KT_U16;
+  return t;
 }
 
 int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out) {
@@ -358,6 +393,13 @@ int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out) {
     case DML_DTYPE_BOOL: *out = DML_KT_BOOL; return 1;
     case DML_DTYPE_U8: *out = DML_KT_U8; return 1;
     case DML_DTYPE_I8: *out = DML_KT_I8; return 1;
+    case DML_DTYPE_F16: *out = DML_KT_F16; return 1;
+    case DML_DTYPE_BF16: *out = DML_KT_BF16; return 1;
+    case DML_DTYPE_F64: *out = DML_KT_F64; return 1;
+    case DML_DTYPE_I16: *out = DML_KT_I16; return 1;
+    case DML_DTYPE_U16: *out = DML_KT_U16; return 1;
+    case DML_DTYPE_U32: *out = DML_KT_U32; return 1;
+    case DML_DTYPE_U64: *out = DML_KT_U64; return 1;
     default: return 0;
   }
 }
@@ -376,10 +418,9 @@ static void views_val(const dml_kval_t *v, uint32_t *m) {
   if (!v) return;
   views_idx(v->idx, m);
   if (v->dtype != DML_KT_F32) *m |= DML_KVIEW_TYPED;
-  if (v->dtype == DML_KT_I64) *m |= DML_KVIEW_I64;
-  /* u8 shares bool's byte view */
-  if (v->kind == DML_KV_LOAD)
-    *m |= DML_KVIEW(v->buf, v->dtype == DML_KT_U8 ? DML_KT_BOOL : v->dtype);
+  if (v->dtype == DML_KT_I64 || v->dtype == DML_KT_U64) *m |= DML_KVIEW_I64;
+  /* u8 shares bool's byte view, f16 and bf16 u16's */
+  if (v->kind == DML_KV_LOAD) *m |= DML_KVIEW(v->buf, dml_kdtype_view(v->dtype));
   if (v->kind == DML_KV_IDX) *m |= DML_KVIEW_TYPED;
   if (v->kind == DML_KV_FN) {
     if (v->fn > DML_KF_POW) *m |= DML_KVIEW_TYPED;
@@ -396,8 +437,7 @@ static void views_stmts(const dml_kstmt_t *s, uint32_t *m) {
     views_idx(s->lhs, m);
     views_idx(s->lo, m);
     views_idx(s->hi, m);
-    if (s->kind == DML_KS_STORE)
-      *m |= DML_KVIEW(s->buf, s->dtype == DML_KT_U8 ? DML_KT_BOOL : s->dtype);
+    if (s->kind == DML_KS_STORE) *m |= DML_KVIEW(s->buf, dml_kdtype_view(s->dtype));
     if (s->kind == DML_KS_STORE && s->dtype != DML_KT_F32) *m |= DML_KVIEW_TYPED;
     views_stmts(s->body, m);
   }
@@ -406,6 +446,42 @@ static void views_stmts(const dml_kstmt_t *s, uint32_t *m) {
 uint32_t dml_kernel_views(const dml_kernel_t *k) {
   uint32_t m = 0;
   views_stmts(k->body, &m);
+  return m;
+}
+
+static void dtypes_val(const dml_kval_t *v, uint32_t *m);
+
+static void dtypes_idx(const dml_kidx_t *e, uint32_t *m) {
+  if (!e) return;
+  if (e->kind == DML_KI_VAL) dtypes_val(e->val, m);
+  dtypes_idx(e->a, m);
+  dtypes_idx(e->b, m);
+}
+
+static void dtypes_val(const dml_kval_t *v, uint32_t *m) {
+  if (!v) return;
+  *m |= 1u << v->dtype;
+  dtypes_idx(v->idx, m);
+  dtypes_val(v->a, m);
+  dtypes_val(v->b, m);
+  dtypes_val(v->c3, m);
+}
+
+static void dtypes_stmts(const dml_kstmt_t *s, uint32_t *m) {
+  for (; s; s = s->next) {
+    dtypes_val(s->val, m);
+    dtypes_idx(s->idx, m);
+    dtypes_idx(s->lhs, m);
+    dtypes_idx(s->lo, m);
+    dtypes_idx(s->hi, m);
+    if (s->kind == DML_KS_STORE) *m |= 1u << s->dtype;
+    dtypes_stmts(s->body, m);
+  }
+}
+
+uint32_t dml_kernel_dtypes(const dml_kernel_t *k) {
+  uint32_t m = 0;
+  dtypes_stmts(k->body, &m);
   return m;
 }
 
@@ -495,6 +571,10 @@ static void print_val(const dml_kval_t *v, const dml_pkg_graph_t *g, FILE *f) {
     case DML_KV_CONST:
       if (v->dtype == DML_KT_BOOL)
         fputs(v->ic ? "true" : "false", f);
+      else if (dml_kdtype_is_float(v->dtype) && v->dtype != DML_KT_F32)
+        fprintf(f, "%.9g:%s", (double)v->c, dml_kdtype_name(v->dtype));
+      else if (dml_kdtype_is_unsigned(v->dtype))
+        fprintf(f, "%llu:%s", (unsigned long long)v->ic, dml_kdtype_name(v->dtype));
       else if (v->dtype != DML_KT_F32)
         fprintf(f, "%lld:%s", (long long)v->ic, dml_kdtype_name(v->dtype));
       else

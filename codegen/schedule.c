@@ -306,6 +306,37 @@ static int ew_op(dml_op_t op) {
   }
 }
 
+/* Pow (ONNX Pow-15: base and exponent of any numeric dtypes, the output
+ * the base's), as the CPU computes it: a float operand makes it a float
+ * power (computed in f32; f64 is not emitted), two integer ones the
+ * wrapping integer power (i32 when both fit in 32 bits, else i64). An
+ * integer base with an integral float exponent takes the integer power
+ * too: the CPU's double pow is exact there, f32 pow is not. */
+static const dml_kval_t *pow_value(sched_t *s, const dml_pkg_node_t *n,
+                                   const dml_kval_t *const *x) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  dml_kdtype_t yt = kdt(y), et = x[1]->dtype;
+  if (dml_kdtype_is_float(yt)) {
+    const dml_kval_t *e = (et == DML_KT_F16 || et == DML_KT_BF16 || et == DML_KT_F32)
+                              ? x[1]
+                              : dml_kv_cast(p, DML_KT_F32, x[1]);
+    return dml_kv_fn(p, DML_KF_POW, x[0], e);
+  }
+  int wide = dml_kdtype_size(yt) > 4 || dml_kdtype_size(et) > 4 || yt == DML_KT_U32 ||
+             dml_kdtype_is_float(et);
+  dml_kdtype_t it = wide ? DML_KT_I64 : DML_KT_I32;
+  const dml_kval_t *ip = dml_kv_cast(
+      p, yt,
+      dml_kv_fn(p, DML_KF_IPOW, dml_kv_cast(p, it, x[0]), dml_kv_cast(p, it, x[1])));
+  if (!dml_kdtype_is_float(et)) return ip;
+  const dml_kval_t *e32 = dml_kv_cast(p, DML_KT_F32, x[1]);
+  const dml_kval_t *fp =
+      dml_kv_cast(p, yt, dml_kv_fn(p, DML_KF_POW, dml_kv_cast(p, DML_KT_F32, x[0]), e32));
+  return dml_kv_select(
+      p, dml_kv_fn(p, DML_KF_EQ, dml_kv_fn(p, DML_KF_FLOOR, e32, NULL), e32), ip, fp);
+}
+
 /* The typed elementwise value of node `n` (out dtype `t`), or NULL for
  * the f32-only ops. */
 static const dml_kval_t *ew_typed_value(sched_t *s, const dml_pkg_node_t *n,
@@ -388,7 +419,7 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_SUB: return dml_kv_fn(p, DML_KF_SUB, x[0], x[1]);
     case DML_OP_MUL: return dml_kv_fn(p, DML_KF_MUL, x[0], x[1]);
     case DML_OP_DIV: return dml_kv_fn(p, DML_KF_DIV, x[0], x[1]);
-    case DML_OP_POW: return dml_kv_fn(p, DML_KF_POW, x[0], x[1]);
+    case DML_OP_POW: return pow_value(s, n, x);
     case DML_OP_BATCH_NORMALIZATION: {
       /* inference: (x - mean) * (scale / sqrt(var + epsilon)) + B, per channel
        * (ONNX BatchNormalization-15, epsilon default 1e-5) */
@@ -413,8 +444,7 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
 }
 
 static int is_int(dml_dtype_t d) {
-  return d == DML_DTYPE_I64 || d == DML_DTYPE_I32 || d == DML_DTYPE_U8 ||
-         d == DML_DTYPE_I8;
+  return dml_dtype_is_int(d);
 }
 
 /* Why the dtypes of elementwise node `n` (output y) are not emitted, or
@@ -485,23 +515,41 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_MIN:
     case DML_OP_CLIP:
     case DML_OP_MOD:
-      if (yt != DML_DTYPE_F32 && !is_int(yt)) return "arithmetic on bool";
+      if (yt == DML_DTYPE_BOOL) return "arithmetic on bool";
       for (uint32_t i = 0; i < n->n_inputs; i++) {
         const dml_pkg_value_t *x = val(s, n->inputs[i]);
         if (x && x->type.dtype != yt) return "operands of mixed dtypes";
       }
-      if (n->op == DML_OP_MOD && yt == DML_DTYPE_F32 &&
+      if (n->op == DML_OP_MOD && dml_dtype_is_float(yt) &&
           !dml_attr_int(n->attrs, n->n_attrs, "fmod", 0))
         return "Mod of floats needs fmod = 1";
       return NULL;
+    case DML_OP_POW:
+      if (!x0 || !x1 || x0->type.dtype != yt || yt == DML_DTYPE_BOOL ||
+          x1->type.dtype == DML_DTYPE_BOOL)
+        return "Pow needs a numeric base of the output's dtype";
+      if (yt == DML_DTYPE_F64 || x1->type.dtype == DML_DTYPE_F64)
+        return "f64 Pow is not emitted (f32, f16, bf16 and integers are)";
+      return NULL;
     default:
-      /* the float functions */
-      if (yt != DML_DTYPE_F32) return "only f32 is emitted for this op";
+      /* the float functions: f32; f16 and bf16 (computed in f32, rounded)
+       * for the one-function ops; f64 for those the renderers have in
+       * double precision */
       for (uint32_t i = 0; i < n->n_inputs; i++) {
         const dml_pkg_value_t *x = val(s, n->inputs[i]);
-        if (x && x->type.dtype != DML_DTYPE_F32) return "only f32 is emitted for this op";
+        if (x && x->type.dtype != yt) return "operands of mixed dtypes";
       }
-      return NULL;
+      if (yt == DML_DTYPE_F32) return NULL;
+      if ((yt == DML_DTYPE_F16 || yt == DML_DTYPE_BF16) &&
+          (n->op == DML_OP_SIGMOID || n->op == DML_OP_TANH || n->op == DML_OP_EXP ||
+           n->op == DML_OP_LOG || n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR ||
+           n->op == DML_OP_CEIL || n->op == DML_OP_RECIPROCAL || n->op == DML_OP_SIN ||
+           n->op == DML_OP_COS))
+        return NULL;
+      if (yt == DML_DTYPE_F64 && (n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR ||
+                                  n->op == DML_OP_CEIL || n->op == DML_OP_RECIPROCAL))
+        return NULL;
+      return "only f32 is emitted for this op";
   }
 }
 
@@ -511,7 +559,7 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
   if (n->n_outputs != 1) return "more than one output";
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
   if (!y) return "absent output";
-  if (!typed_ok(y)) return "only f32, i64, i32, bool, u8 and i8 (aligned) are emitted";
+  if (!typed_ok(y)) return "only numeric and bool values (aligned) are emitted";
   if (data_dependent(s, &y->type)) return "a dim computed from run-time data";
   dml_klin_t l;
   if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
@@ -538,7 +586,7 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
     }
     if (n->op == DML_OP_EXPAND && i == 1) continue; /* the shape: y's dims */
     if (n->op == DML_OP_ONE_HOT) continue;          /* checked in ew_dtype_reject */
-    if (!typed_ok(x)) return "only f32, i64, i32, bool, u8 and i8 (aligned) are emitted";
+    if (!typed_ok(x)) return "only numeric and bool values (aligned) are emitted";
     if (x->type.rank > y->type.rank) return "input of higher rank";
   }
   return NULL;
@@ -2138,22 +2186,30 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
       is_min = n->op == DML_OP_REDUCE_MIN;
   int is_mean = n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL;
   int is_prod = n->op == DML_OP_REDUCE_PROD, is_lse = n->op == DML_OP_REDUCE_LOG_SUM_EXP;
-  int64_t lo = t == DML_KT_I32  ? INT32_MIN
-               : t == DML_KT_U8 ? 0
-               : t == DML_KT_I8 ? INT8_MIN
-                                : INT64_MIN;
-  int64_t hi = t == DML_KT_I32  ? INT32_MAX
-               : t == DML_KT_U8 ? UINT8_MAX
-               : t == DML_KT_I8 ? INT8_MAX
-                                : INT64_MAX;
-  const dml_kval_t *init = t == DML_KT_F32 ? dml_kv_const(p, is_max    ? -INFINITY
-                                                             : is_min  ? INFINITY
-                                                             : is_prod ? 1.0f
-                                                                       : 0.0f)
-                                           : dml_kv_iconst(p, t,
-                                                           is_max   ? lo
-                                                           : is_min ? hi
-                                                                    : 0);
+  /* the identity of the combination in x's dtype (the scheduler's switch
+   * leaves Sum, Max and Min to the dtypes other than f32) */
+  int64_t lo = t == DML_KT_I32             ? INT32_MIN
+               : t == DML_KT_I8            ? INT8_MIN
+               : t == DML_KT_I16           ? INT16_MIN
+               : dml_kdtype_is_unsigned(t) ? 0
+                                           : INT64_MIN;
+  int64_t hi = t == DML_KT_I32   ? INT32_MAX
+               : t == DML_KT_U8  ? UINT8_MAX
+               : t == DML_KT_I8  ? INT8_MAX
+               : t == DML_KT_I16 ? INT16_MAX
+               : t == DML_KT_U16 ? UINT16_MAX
+               : t == DML_KT_U32 ? (int64_t)UINT32_MAX
+               : t == DML_KT_U64 ? -1 /* all ones */
+                                 : INT64_MAX;
+  const dml_kval_t *init = dml_kdtype_is_float(t) ? dml_kv_fconst(p, t,
+                                                                  is_max    ? -INFINITY
+                                                                  : is_min  ? INFINITY
+                                                                  : is_prod ? 1.0f
+                                                                            : 0.0f)
+                                                  : dml_kv_iconst(p, t,
+                                                                  is_max   ? lo
+                                                                  : is_min ? hi
+                                                                           : 0);
   const dml_kval_t *xv = load_at(s, x, xi);
   /* f32 only (the scheduler's switch): L1, L2, SumSquare, Prod, LogSum and
    * LogSumExp, the last as log(sum(exp(x - m))) + m with m the max
@@ -2365,7 +2421,7 @@ static const char *map_reject(sched_t *s, const dml_pkg_node_t *n, uint32_t n_in
     const dml_pkg_value_t *y = val(s, n->outputs[o]);
     dml_klin_t l;
     if (!y) continue;
-    if (!typed_ok(y)) return "only f32, i64, i32 and bool (aligned) are emitted";
+    if (!typed_ok(y)) return "only numeric and bool values (aligned) are emitted";
     if (x0 && y->type.dtype != x0->type.dtype) return "operands of mixed dtypes";
     if (data_dependent(s, &y->type)) return "a dim computed from run-time data";
     if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
@@ -2379,7 +2435,7 @@ static const char *map_reject(sched_t *s, const dml_pkg_node_t *n, uint32_t n_in
     const dml_pkg_value_t *x = val(s, n->inputs[i]);
     dml_klin_t l;
     if (!x) return "absent input";
-    if (!typed_ok(x)) return "only f32, i64, i32 and bool (aligned) are emitted";
+    if (!typed_ok(x)) return "only numeric and bool values (aligned) are emitted";
     if (x0 && x->type.dtype != x0->type.dtype) return "operands of mixed dtypes";
     if (!type_numel(&x->type, &l)) return "more than one symbolic dim";
   }
@@ -3490,9 +3546,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       close_group(&s, G, &gs, red, &ws);
       dml_klin_t l;
       if (!x || !y || x->type.dtype != y->type.dtype || !typed_ok(x) || !typed_ok(y))
-        unsupported(&s, i,
-                    "only f32, i64, i32, bool, u8 and i8 (aligned) views are emitted",
-                    NULL);
+        unsupported(&s, i, "only numeric and bool views (aligned) are emitted", NULL);
       else if (!type_numel(&y->type, &l))
         unsupported(&s, i, "more than one symbolic dim", NULL);
       else
@@ -3619,6 +3673,8 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
                     : "only f32, i64 and i32 (aligned) are emitted";
         else if (x->type.dtype == DML_DTYPE_BOOL)
           why = "ArgMax/ArgMin of bool";
+        else if (x->type.dtype == DML_DTYPE_F16 || x->type.dtype == DML_DTYPE_BF16)
+          why = "f16 and bf16 reductions are not emitted (the CPU accumulates in f64)";
         else if (x->type.dtype != DML_DTYPE_F32 &&
                  (n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL ||
                   n->op == DML_OP_GLOBAL_MAX_POOL || n->op == DML_OP_REDUCE_PROD ||

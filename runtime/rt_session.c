@@ -819,15 +819,14 @@ dml_status_t dml_rt_gpu_kernels_for(const char *op, const char *target, const ch
                              "its input",
                              i, n->name, n->op_name, target);
   }
-  /* The kernels hold f32, i64, i32, bool, u8 and i8 (codegen/dml_kernel.h). */
+  /* The kernels hold every numeric dtype and bool (codegen/dml_kernel.h). */
   for (uint32_t i = 0; i < f->n_values; i++) {
     dml_dtype_t dt = f->values[i].type.dtype;
-    if (dt != DML_DTYPE_F32 && dt != DML_DTYPE_I64 && dt != DML_DTYPE_I32 &&
-        dt != DML_DTYPE_BOOL && dt != DML_DTYPE_U8 && dt != DML_DTYPE_I8 &&
+    if ((dt <= DML_DTYPE_INVALID || dt >= DML_DTYPE_COUNT_) &&
         f->values[i].storage != DML_PKG_STORAGE_CONST)
       return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
-                             "value '%s' is %s; the %s backend runs f32, i64, i32, bool, "
-                             "u8 and i8 only",
+                             "value '%s' is %s; the %s backend runs numeric and bool "
+                             "values only",
                              f->values[i].name, dml_dtype_name(dt), target);
   }
   *out_kf = kf;

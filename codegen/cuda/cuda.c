@@ -54,9 +54,11 @@ static const dml_cdialect_t k_cuda = {
      ")", ")", ")", ")", ")", ")", ")", ")", ")", ")"},
     "__syncthreads();",
     "unsigned",
-    {"float", "long long", "int", "bool", "int", "int"},
+    {"float", "long long", "int", "bool", "int", "int", "float", "float", "double", "int",
+     "int", "unsigned", "unsigned long long"},
     0,
     "ll",
+    "ull",
     "(",
     " != 0)",
     "(unsigned char)(",
@@ -64,6 +66,13 @@ static const dml_cdialect_t k_cuda = {
     "(int)(",
     "(unsigned char)(",
     "(signed char)(",
+    "(unsigned)(",
+    "(unsigned short)(",
+    "(short)(",
+    {[DML_KF_ABS] = "__builtin_fabs(",
+     [DML_KF_SQRT] = "__builtin_sqrt(",
+     [DML_KF_FLOOR] = "__builtin_floor(",
+     [DML_KF_CEIL] = "__builtin_ceil("},
     "dml_max(",
     "dml_min(",
     "dml_abs(",
@@ -75,7 +84,10 @@ static const dml_cdialect_t k_cuda = {
 /* Added to the prelude of kernels with typed values (c_emit.h): integer
  * max/min/abs, sign of every dtype, dml_idiv, the truncated remainder
  * dml_fmod and ONNX Mod's dml_imod (the divisor's sign), as C++ overloads
- * (a divisor of 0 gives 0, of -1 gives -a and 0, as on the CPU). */
+ * (a divisor of 0 gives 0, of -1 gives -a and 0, as on the CPU); the
+ * unsigned dml_udiv / dml_umod, the f64 overloads, and the macros of
+ * c_emit.h's f16/bf16 helpers (which follow when the kernel holds f16 or
+ * bf16 values). */
 static const char k_typed_prelude[] =
     "#define DML_INT_FNS(T)                                                   \\\n"
     "  DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \\\n"
@@ -87,11 +99,39 @@ static const char k_typed_prelude[] =
     "  DML_DEV T dml_imod(T a, T b) {                                         \\\n"
     "    T r = dml_fmod(a, b);                                                \\\n"
     "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;                 \\\n"
+    "  }                                                                      \\\n"
+    "  DML_DEV T dml_ipow(T a, T e) { /* wraps: unsigned products */          \\\n"
+    "    if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;     \\\n"
+    "    unsigned long long r = 1, b = (unsigned long long)a;                 \\\n"
+    "    while (e) {                                                          \\\n"
+    "      if (e & 1) r *= b;                                                 \\\n"
+    "      b *= b;                                                            \\\n"
+    "      e >>= 1;                                                           \\\n"
+    "    }                                                                    \\\n"
+    "    return (T)r;                                                         \\\n"
     "  }\n"
     "DML_INT_FNS(long long)\n"
     "DML_INT_FNS(int)\n"
     "DML_DEV float dml_sign(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }\n"
-    "DML_DEV float dml_fmod(float a, float b) { return __builtin_fmodf(a, b); }\n";
+    "DML_DEV float dml_fmod(float a, float b) { return __builtin_fmodf(a, b); }\n"
+    "DML_DEV double dml_sign(double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x; }\n"
+    "DML_DEV double dml_fmod(double a, double b) { return __builtin_fmod(a, b); }\n"
+    "DML_DEV double dml_abs(double a) { return __builtin_fabs(a); }\n"
+    "#define DML_ORD_FNS(T)                                                   \\\n"
+    "  DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \\\n"
+    "  DML_DEV T dml_min(T a, T b) { return a < b ? a : b; }\n"
+    "DML_ORD_FNS(double)\n"
+    "/* unsigned (u32, u64): a divisor of 0 gives 0, as on the CPU */\n"
+    "#define DML_UINT_FNS(T)                                                  \\\n"
+    "  DML_ORD_FNS(T)                                                         \\\n"
+    "  DML_DEV T dml_udiv(T a, T b) { return b == 0 ? 0 : a / b; }           \\\n"
+    "  DML_DEV T dml_umod(T a, T b) { return b == 0 ? 0 : a % b; }\n"
+    "DML_UINT_FNS(unsigned)\n"
+    "DML_UINT_FNS(unsigned long long)\n"
+    "#define DML_FN DML_DEV\n"
+    "#define DML_U unsigned\n"
+    "#define DML_F2U(x) __builtin_bit_cast(unsigned, x)\n"
+    "#define DML_U2F(x) __builtin_bit_cast(float, x)\n";
 
 /* Compiled with clang -nocudainc -nocudalib: no CUDA headers, no
  * libdevice. The attributes are clang's; the math is NVVM builtins (PTX
@@ -161,9 +201,13 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                            DML_KPKG_MAX_SYMBOLS);
   dml_sb_t b = {0};
   uint32_t views = dml_kernel_views(k);
-  dml_sb_printf(&b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s%s", k->name,
+  dml_sb_printf(&b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s%s%s", k->name,
                 dml_kernel_kind_name(k->kind), n_symbols ? n_symbols : 1, k_prelude,
-                views & DML_KVIEW_TYPED ? k_typed_prelude : "");
+                views & DML_KVIEW_TYPED ? k_typed_prelude : "",
+                (views & DML_KVIEW_TYPED) && (dml_kernel_dtypes(k) &
+                                              ((1u << DML_KT_F16) | (1u << DML_KT_BF16)))
+                    ? dml_cemit_half_helpers
+                    : "");
   dml_sb_printf(&b,
                 "extern \"C\" __global__ void __attribute__((launch_bounds(%u)))\n"
                 "%s(float *__restrict__ arena, %sfloat *__restrict__ weights, "
@@ -181,7 +225,8 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                 k->local[0], k->local[1]);
   /* typed views: pointer casts of the same buffers */
   static const char *const elem[DML_KT_COUNT_] = {
-      "", "long long", "int", "unsigned char", "", "signed char"};
+      "", "long long", "int",   "unsigned char",  "",         "signed char",       "",
+      "", "double",    "short", "unsigned short", "unsigned", "unsigned long long"};
   for (int buf = 0; buf < 2; buf++)
     for (int t = DML_KT_I64; t < DML_KT_COUNT_; t++)
       if (views & DML_KVIEW(buf, t))

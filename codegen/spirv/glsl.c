@@ -22,9 +22,11 @@ static const dml_cdialect_t k_glsl = {
      ")", ")", ")", ")", ")", ")", ")",   ")", ")", ")"},
     "barrier();",
     "uint",
-    {"float", "int64_t", "int", "bool", "int", "int"},
+    {"float", "int64_t", "int", "bool", "int", "int", "float", "float", "double", "int",
+     "int", "uint", "uint64_t"},
     1,
     "l",
+    "ul",
     "(uint(",
     ") != 0u)",
     "uint8_t(",
@@ -32,6 +34,13 @@ static const dml_cdialect_t k_glsl = {
     "int(",
     "uint8_t(",
     "int8_t(",
+    "uint(",
+    "uint16_t(",
+    "int16_t(",
+    {[DML_KF_ABS] = "abs(",
+     [DML_KF_SQRT] = "sqrt(",
+     [DML_KF_FLOOR] = "floor(",
+     [DML_KF_CEIL] = "ceil("},
     "max(",
     "min(",
     "abs(",
@@ -43,7 +52,8 @@ static const dml_cdialect_t k_glsl = {
 /* dml_idiv / dml_fmod / dml_imod of `t` (c_emit.h): truncating division,
  * truncated remainder, and the remainder with the divisor's sign (ONNX
  * Mod, fmod = 0); a divisor of 0 gives 0, of -1 gives -a and 0, as on the
- * CPU. Written with the macro's T. */
+ * CPU; dml_ipow, integer power by squaring (wrapping, as the CPU's ipow).
+ * Written with the macro's T. */
 static const char k_int_helpers[] =
     "#define DML_INT_FNS(T) \\\n"
     "  T dml_idiv(T a, T b) { return b == T(0) ? T(0) : b == T(-1) ? -a : a / b; } \\\n"
@@ -53,7 +63,26 @@ static const char k_int_helpers[] =
     "  T dml_imod(T a, T b) { \\\n"
     "    T r = dml_fmod(a, b); \\\n"
     "    return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r; \\\n"
+    "  } \\\n"
+    "  T dml_ipow(T a, T e) { \\\n"
+    "    if (e < T(0)) \\\n"
+    "      return a == T(1) ? T(1) : a == T(-1) ? ((e & T(1)) != T(0) ? T(-1) : T(1)) : "
+    "T(0); \\\n"
+    "    T r = T(1); \\\n"
+    "    while (e != T(0)) { \\\n"
+    "      if ((e & T(1)) != T(0)) r *= a; \\\n"
+    "      a *= a; \\\n"
+    "      e >>= 1; \\\n"
+    "    } \\\n"
+    "    return r; \\\n"
     "  }\n";
+
+/* dml_udiv / dml_umod of the unsigned `T` (u32, u64): a divisor of 0
+ * gives 0, as on the CPU. */
+static const char k_uint_helpers[] =
+    "#define DML_UINT_FNS(T) \\\n"
+    "  T dml_udiv(T a, T b) { return b == T(0) ? T(0) : a / b; } \\\n"
+    "  T dml_umod(T a, T b) { return b == T(0) ? T(0) : a % b; }\n";
 
 dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
                               char **out_text) {
@@ -61,21 +90,32 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, "codegen.vulkan",
                            "%u symbols exceed the 32 push-constant words", n_symbols);
   dml_sb_t b = {0};
-  uint32_t views = dml_kernel_views(k);
+  uint32_t views = dml_kernel_views(k), dts = dml_kernel_dtypes(k);
   int u8 = (views & (DML_KVIEW(DML_KBUF_ARENA, DML_KT_BOOL) |
                      DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_BOOL) |
                      DML_KVIEW(DML_KBUF_ARENA, DML_KT_I8) |
                      DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_I8))) != 0;
+  int u16 = (views & (DML_KVIEW(DML_KBUF_ARENA, DML_KT_U16) |
+                      DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_U16) |
+                      DML_KVIEW(DML_KBUF_ARENA, DML_KT_I16) |
+                      DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_I16))) != 0;
   int i64 = (views & (DML_KVIEW_I64 | DML_KVIEW(DML_KBUF_ARENA, DML_KT_I64) |
-                      DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_I64))) != 0;
+                      DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_I64) |
+                      DML_KVIEW(DML_KBUF_ARENA, DML_KT_U64) |
+                      DML_KVIEW(DML_KBUF_WEIGHTS, DML_KT_U64))) != 0;
+  int half = (dts & ((1u << DML_KT_F16) | (1u << DML_KT_BF16))) != 0;
   /* 64-bit integers need shaderInt64, byte views storageBuffer8BitAccess
-   * (VK_KHR_8bit_storage): the Vulkan runtime enables them from the
+   * (VK_KHR_8bit_storage), 16-bit views storageBuffer16BitAccess
+   * (VK_KHR_16bit_storage: 16-bit words are only loaded, stored and
+   * converted, so no shaderInt16 / shaderFloat16), doubles (OpCapability
+   * Float64) shaderFloat64: the Vulkan runtime enables them from the
    * module's capabilities. */
   dml_sb_printf(&b, "#version 450\n");
   if (i64)
     dml_sb_printf(&b,
                   "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");
   if (u8) dml_sb_printf(&b, "#extension GL_EXT_shader_8bit_storage : require\n");
+  if (u16) dml_sb_printf(&b, "#extension GL_EXT_shader_16bit_storage : require\n");
   dml_sb_printf(
       &b,
       "// dmlc kernel %s (%s)\n"
@@ -86,9 +126,11 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
       k->name, dml_kernel_kind_name(k->kind), k->local[0], k->local[1], k->local[2],
       k->writes_weights ? "" : "readonly ");
   /* typed views: more blocks aliasing the same bindings */
-  static const char *const block[DML_KT_COUNT_] = {"", "I64", "I32", "U8", "", "I8"};
-  static const char *const elem[DML_KT_COUNT_] = {"",        "int64_t", "int",
-                                                  "uint8_t", "",        "int8_t"};
+  static const char *const block[DML_KT_COUNT_] = {
+      "", "I64", "I32", "U8", "", "I8", "", "", "F64", "I16", "U16", "U32", "U64"};
+  static const char *const elem[DML_KT_COUNT_] = {
+      "", "int64_t", "int",     "uint8_t",  "",     "int8_t",  "",
+      "", "double",  "int16_t", "uint16_t", "uint", "uint64_t"};
   for (int buf = 0; buf < 2; buf++)
     for (int t = DML_KT_I64; t < DML_KT_COUNT_; t++)
       if (views & DML_KVIEW(buf, t))
@@ -103,6 +145,19 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
                   "float dml_fmod(float a, float b) { return a - b * trunc(a / b); }\n");
     dml_sb_printf(&b, "%sDML_INT_FNS(int)\n", k_int_helpers);
     if (i64) dml_sb_printf(&b, "DML_INT_FNS(int64_t)\n");
+    if (dts & ((1u << DML_KT_U32) | (1u << DML_KT_U64)))
+      dml_sb_printf(&b, "%s", k_uint_helpers);
+    if (dts & (1u << DML_KT_U32)) dml_sb_printf(&b, "DML_UINT_FNS(uint)\n");
+    if (dts & (1u << DML_KT_U64)) dml_sb_printf(&b, "DML_UINT_FNS(uint64_t)\n");
+    if (dts & (1u << DML_KT_F64))
+      dml_sb_printf(&b,
+                    "double dml_fmod(double a, double b) { return a - b * trunc(a / b); "
+                    "}\n");
+    if (half)
+      dml_sb_printf(&b,
+                    "#define DML_FN\n#define DML_U uint\n#define DML_F2U(x) "
+                    "floatBitsToUint(x)\n#define DML_U2F(x) uintBitsToFloat(x)\n%s",
+                    dml_cemit_half_helpers);
   }
   for (uint32_t t = 0; t < k->n_tiles; t++)
     dml_sb_printf(&b, "shared float tile%u[%u];\n", t, k->tile_elems[t]);

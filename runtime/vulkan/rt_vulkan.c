@@ -462,10 +462,12 @@ static dml_status_t pick_device(vk_loader_t *L, const char *device, uint32_t *ou
 }
 
 /* Device features the kernels' SPIR-V asks for (codegen/spirv/glsl.c):
- * OpCapability Int64 needs shaderInt64, StorageBuffer8BitAccess needs
- * VK_KHR_8bit_storage's storageBuffer8BitAccess. */
+ * OpCapability Int64 needs shaderInt64, Float64 shaderFloat64, Int16
+ * shaderInt16, StorageBuffer8BitAccess VK_KHR_8bit_storage's
+ * storageBuffer8BitAccess, StorageBuffer16BitAccess VK_KHR_16bit_storage's
+ * storageBuffer16BitAccess (core in Vulkan 1.1). */
 typedef struct spv_needs {
-  int int64, storage8;
+  int int64, storage8, float64, int16, storage16;
 } spv_needs_t;
 
 static void spirv_needs(const dml_kpkg_function_t *kf, spv_needs_t *n) {
@@ -485,6 +487,9 @@ static void spirv_needs(const dml_kpkg_function_t *kf, spv_needs_t *n) {
         memcpy(&cap, c + 4 * (i + 1), 4);
         if (cap == 11 /* Int64 */) n->int64 = 1;
         if (cap == 4448 /* StorageBuffer8BitAccess */) n->storage8 = 1;
+        if (cap == 10 /* Float64 */) n->float64 = 1;
+        if (cap == 22 /* Int16 */) n->int16 = 1;
+        if (cap == 4433 /* StorageBuffer16BitAccess */) n->storage16 = 1;
       }
       i += len;
     }
@@ -534,21 +539,41 @@ static dml_status_t create_device(vk_session_t *v) {
    * when the package's kernels use them. */
   spv_needs_t need;
   spirv_needs(v->kf, &need);
-  /* DMLC_VULKAN_HIDE_FEATURES (a comma-separated list of shaderInt64 and
-   * storageBuffer8BitAccess) makes a device look as if it lacked them, to
+  /* DMLC_VULKAN_HIDE_FEATURES (a comma-separated list of shaderInt64,
+   * shaderFloat64, shaderInt16, storageBuffer8BitAccess and
+   * storageBuffer16BitAccess) makes a device look as if it lacked them, to
    * exercise the errors below on a device that has them. */
   const char *hide = getenv("DMLC_VULKAN_HIDE_FEATURES");
   if (hide && strstr(hide, "shaderInt64")) have.shaderInt64 = VK_FALSE;
+  if (hide && strstr(hide, "shaderFloat64")) have.shaderFloat64 = VK_FALSE;
+  if (hide && strstr(hide, "shaderInt16")) have.shaderInt16 = VK_FALSE;
   int hide8 = hide && strstr(hide, "storageBuffer8BitAccess");
+  int hide16 = hide && strstr(hide, "storageBuffer16BitAccess");
   if (need.int64 && !have.shaderInt64)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
                            "the kernels use 64-bit integers (i64 values) but %s lacks "
                            "the Vulkan feature shaderInt64",
                            v->desc);
+  if (need.float64 && !have.shaderFloat64)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "the kernels use 64-bit floats (f64 values) but %s lacks "
+                           "the Vulkan feature shaderFloat64",
+                           v->desc);
+  if (need.int16 && !have.shaderInt16)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "the kernels use 16-bit integer arithmetic but %s lacks "
+                           "the Vulkan feature shaderInt16",
+                           v->desc);
   want.shaderInt64 = need.int64 ? VK_TRUE : VK_FALSE;
+  want.shaderFloat64 = need.float64 ? VK_TRUE : VK_FALSE;
+  want.shaderInt16 = need.int16 ? VK_TRUE : VK_FALSE;
   VkPhysicalDevice8BitStorageFeaturesKHR s8 = {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR, NULL, 0, 0, 0};
-  const char *ext[1] = {VK_KHR_8BIT_STORAGE_EXTENSION_NAME};
+  VkPhysicalDevice16BitStorageFeatures s16 = {
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};
+  const char *ext[2];
+  uint32_t n_ext = 0;
+  void *chain = NULL;
   if (need.storage8) {
     int ok = !hide8 && has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
     if (ok) {
@@ -567,19 +592,45 @@ static dml_status_t create_device(vk_session_t *v) {
     s8.storageBuffer8BitAccess = VK_TRUE;
     s8.uniformAndStorageBuffer8BitAccess = VK_FALSE;
     s8.storagePushConstant8 = VK_FALSE;
+    ext[n_ext++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
+    chain = &s8;
+  }
+  if (need.storage16) {
+    /* core in Vulkan 1.1; the extension on 1.0 devices */
+    int listed = has_extension(L, pd, VK_KHR_16BIT_STORAGE_EXTENSION_NAME);
+    int ok = !hide16 && (listed || pp->apiVersion >= VK_API_VERSION_1_1);
+    if (ok) {
+      VkPhysicalDeviceFeatures2 f2 = {
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s16, {0}};
+      L->vkGetPhysicalDeviceFeatures2(pd, &f2);
+      ok = s16.storageBuffer16BitAccess == VK_TRUE;
+    }
+    if (!ok)
+      return dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, OP,
+          "the kernels use 16-bit (f16, bf16, i16, u16) buffers but %s lacks the "
+          "Vulkan feature storageBuffer16BitAccess (VK_KHR_16bit_storage)",
+          v->desc);
+    s16.pNext = chain;
+    s16.storageBuffer16BitAccess = VK_TRUE;
+    s16.uniformAndStorageBuffer16BitAccess = VK_FALSE;
+    s16.storagePushConstant16 = VK_FALSE;
+    s16.storageInputOutput16 = VK_FALSE;
+    if (listed) ext[n_ext++] = VK_KHR_16BIT_STORAGE_EXTENSION_NAME;
+    chain = &s16;
   }
   float prio = 1.0f;
   VkDeviceQueueCreateInfo qi = {
       VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, fam, 1, &prio};
   VkDeviceCreateInfo di = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                           need.storage8 ? &s8 : NULL,
+                           chain,
                            0,
                            1,
                            &qi,
                            0,
                            NULL,
-                           need.storage8 ? 1u : 0u,
-                           need.storage8 ? ext : NULL,
+                           n_ext,
+                           n_ext ? ext : NULL,
                            &want};
   VKCHECK(L->vkCreateDevice(L->phys[v->phys_index], &di, NULL, &v->dev),
           "vkCreateDevice");
