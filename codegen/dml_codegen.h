@@ -37,7 +37,10 @@ extern "C" {
 int dml_codegen_supports(const char *target, dml_op_t op);
 
 /* Checks every node of every function of `g` against `target`'s op list:
- * UNIMPLEMENTED listing each missing op once, with its node count. */
+ * UNIMPLEMENTED listing each missing op once, with its node count; then
+ * the target's dtypes: "metal" refuses f64 values (UNIMPLEMENTED, op
+ * "codegen.metal", listing each op whose nodes hold f64 values, with the
+ * count), "vulkan" and "cuda" hold every numeric dtype. */
 dml_status_t dml_codegen_check_ops(const char *target, const dml_pkg_graph_t *g);
 
 /* GLSL 450 compute source of kernel `k` (n_symbols push-constant words). */

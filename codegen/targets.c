@@ -15,6 +15,47 @@ int dml_codegen_supports(const char *target, dml_op_t op) {
   return dml_kschedule_handles(op);
 }
 
+/* 1 when node `n` of `f` reads or writes a value of dtype `dt`. */
+static int node_has_dtype(const dml_pkg_function_t *f, const dml_pkg_node_t *n,
+                          dml_dtype_t dt) {
+  for (uint32_t i = 0; i < n->n_inputs; i++)
+    if (n->inputs[i] != DML_PKG_NO_VALUE && n->inputs[i] < f->n_values &&
+        f->values[n->inputs[i]].type.dtype == dt)
+      return 1;
+  for (uint32_t i = 0; i < n->n_outputs; i++)
+    if (n->outputs[i] != DML_PKG_NO_VALUE && n->outputs[i] < f->n_values &&
+        f->values[n->outputs[i]].type.dtype == dt)
+      return 1;
+  return 0;
+}
+
+/* Metal has no 64-bit floats (MSL's double does not exist on Apple GPUs):
+ * the metal target refuses every node holding an f64 value, listing them
+ * by op. Vulkan (shaderFloat64) and CUDA hold f64. */
+static dml_status_t check_dtypes(const char *target, const dml_pkg_graph_t *g) {
+  if (strcmp(target, "metal")) return DML_OK;
+  uint32_t count[DML_OP_COUNT_];
+  memset(count, 0, sizeof count);
+  for (uint32_t f = 0; f < g->n_functions; f++)
+    for (uint32_t i = 0; i < g->functions[f].n_nodes; i++) {
+      const dml_pkg_node_t *n = &g->functions[f].nodes[i];
+      if ((unsigned)n->op < DML_OP_COUNT_ &&
+          node_has_dtype(&g->functions[f], n, DML_DTYPE_F64))
+        count[n->op]++;
+    }
+  dml_status_t s = DML_OK;
+  for (int op = 0; op < DML_OP_COUNT_; op++) {
+    if (!count[op]) continue;
+    if (!s)
+      s = dml_status_make(DML_STATUS_UNIMPLEMENTED, "codegen.metal",
+                          "target 'metal' cannot hold f64 values (Metal has no 64-bit "
+                          "floats; no CPU fall-back)");
+    s = dml_status_detail(s, "%s: %u node%s with f64 values", dml_op_name((dml_op_t)op),
+                          count[op], count[op] == 1 ? "" : "s");
+  }
+  return s;
+}
+
 dml_status_t dml_codegen_check_ops(const char *target, const dml_pkg_graph_t *g) {
   uint32_t count[DML_OP_COUNT_];
   memset(count, 0, sizeof count);
@@ -36,7 +77,8 @@ dml_status_t dml_codegen_check_ops(const char *target, const dml_pkg_graph_t *g)
     s = dml_status_detail(s, "%s: %u node%s", dml_op_name((dml_op_t)op), count[op],
                           count[op] == 1 ? "" : "s");
   }
-  return s;
+  if (s) return s;
+  return check_dtypes(target, g);
 }
 
 static void to_lin(dml_klin_t l, dml_kpkg_lin_t *o) {
