@@ -402,13 +402,21 @@ static void e_typed_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v
   dml_sb_printf(b, "%s", d->nan_text);
 }
 
-/* v (a function) of dtype f16 or bf16: computed in f32, rounded. */
+/* Function value v: f32 functions as the dialect spells them; f16 and
+ * bf16 results computed in f32 and rounded to the dtype (the CPU rounds
+ * each node's result); u8, i8, u16 and i16 results (int registers)
+ * wrapped to the dtype's range, as the CPU's stores wrap each node's
+ * result; the rest through e_typed_fn. */
 static void e_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
   int f32_form = v->fn <= DML_KF_POW && f32_reg(v->dtype) && f32_reg(v->a->dtype) &&
                  (!v->b || f32_reg(v->b->dtype));
   int round = (v->dtype == DML_KT_F16 || v->dtype == DML_KT_BF16) &&
               v->fn != DML_KF_CAST && v->fn != DML_KF_SELECT;
+  int wrap = narrow_int(v->dtype) && v->fn != DML_KF_CAST && v->fn != DML_KF_SELECT &&
+             v->fn != DML_KF_MAX && v->fn != DML_KF_MIN && v->fn != DML_KF_SIGN;
   if (round) dml_sb_printf(b, v->dtype == DML_KT_F16 ? "dml_rh(" : "dml_rb(");
+  if (wrap)
+    dml_sb_printf(b, v->dtype == DML_KT_U8 || v->dtype == DML_KT_U16 ? "(" : "((");
   if (f32_form) {
     dml_sb_printf(b, "%s", d->pre[v->fn]);
     e_val(b, d, v->a);
@@ -420,6 +428,12 @@ static void e_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
   } else {
     e_typed_fn(b, d, v);
   }
+  if (wrap)
+    dml_sb_printf(b, "%s",
+                  v->dtype == DML_KT_U8    ? " & 255)"
+                  : v->dtype == DML_KT_U16 ? " & 65535)"
+                  : v->dtype == DML_KT_I8  ? " << 24) >> 24)"
+                                           : " << 16) >> 16)");
   if (round) dml_sb_printf(b, ")");
 }
 

@@ -48,25 +48,25 @@ static inline char *gpu_test_dense(int n, double scale, double lo) {
   return b;
 }
 
-/* The largest |a - b| / max(1, |b|) over two f32 tensors; for i64, i32
- * and bool tensors 0 when they are equal element by element; 1e9 when
- * their dtypes or shapes differ, an f32 value is NaN or an integer or bool
- * differs. */
+/* The largest |a - b| / max(1, |b|) over two f32 or two f64 tensors; for
+ * tensors of the integer dtypes, bool, f16 and bf16 0 when they are equal
+ * bit for bit (the GPU kernels round f16/bf16 results to nearest even as
+ * the CPU does); 1e9 when their dtypes or shapes differ, an f32/f64 value
+ * is NaN or an integer, bool, f16 or bf16 element differs. */
 static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t *b) {
   if (a->rank != b->rank || a->dtype != b->dtype) return 1e9;
   for (int32_t d = 0; d < a->rank; d++)
     if (a->dims[d] != b->dims[d]) return 1e9;
   int64_t n = dml_dims_numel(a->dims, a->rank);
-  if (a->dtype != DML_DTYPE_F32) {
-    if (a->dtype != DML_DTYPE_I64 && a->dtype != DML_DTYPE_I32 &&
-        a->dtype != DML_DTYPE_BOOL && a->dtype != DML_DTYPE_U8 &&
-        a->dtype != DML_DTYPE_I8)
-      return 1e9;
+  int f64 = a->dtype == DML_DTYPE_F64;
+  if (a->dtype != DML_DTYPE_F32 && !f64) {
+    if (a->dtype <= DML_DTYPE_INVALID || a->dtype >= DML_DTYPE_COUNT_) return 1e9;
     return memcmp(a->data, b->data, (size_t)n * dml_dtype_size(a->dtype)) ? 1e9 : 0;
   }
   double worst = 0;
   for (int64_t i = 0; i < n; i++) {
-    double x = ((const float *)a->data)[i], y = ((const float *)b->data)[i];
+    double x = f64 ? ((const double *)a->data)[i] : ((const float *)a->data)[i];
+    double y = f64 ? ((const double *)b->data)[i] : ((const float *)b->data)[i];
     double e = fabs(x - y) / fmax(1.0, fabs(y));
     if (!(e <= worst)) worst = isnan(e) ? 1e9 : e;
   }
@@ -110,8 +110,10 @@ static inline void gpu_test_close(dml_rt_model_t *m, dml_rt_session_t *cpu,
 }
 
 /* Runs `cpu` and `dev` (sessions of `m`) at symbol value `batch` on the same
- * random inputs (f32 in [-2, 2); i64 and i32 in [-5, 5], so zeros and ties
- * occur; bool 0/1) and returns the largest error of `dev`'s
+ * random inputs (f32, f64, f16 and bf16 in [-2, 2), the last two rounded;
+ * i64 and i32 in [-5, 5], so zeros and ties occur; i16 that times 3000,
+ * u16 and u8 its 16/8-bit wrap, u32 and u64 its 32/64-bit wrap (0..5 and
+ * the largest values); bool 0/1) and returns the largest error of `dev`'s
  * outputs against `cpu`'s: scaled per element (gpu_test_max_err), or
  * norm-wise (gpu_test_normwise_err) when `normwise`; prints each output
  * above `tol`. */
@@ -144,6 +146,20 @@ static inline double gpu_test_compare_with(dml_rt_model_t *m, dml_rt_session_t *
         ((uint8_t *)x)[k] = (uint8_t)v;
       else if (io.dtype == DML_DTYPE_I8)
         ((int8_t *)x)[k] = (int8_t)(v * 25);
+      else if (io.dtype == DML_DTYPE_I16)
+        ((int16_t *)x)[k] = (int16_t)(v * 3000);
+      else if (io.dtype == DML_DTYPE_U16)
+        ((uint16_t *)x)[k] = (uint16_t)v;
+      else if (io.dtype == DML_DTYPE_U32)
+        ((uint32_t *)x)[k] = (uint32_t)v;
+      else if (io.dtype == DML_DTYPE_U64)
+        ((uint64_t *)x)[k] = (uint64_t)v;
+      else if (io.dtype == DML_DTYPE_F64)
+        ((double *)x)[k] = 2.0 * (double)r + (double)gpu_test_frand() * 1e-9;
+      else if (io.dtype == DML_DTYPE_F16)
+        ((uint16_t *)x)[k] = dml_f32_to_f16(2.0f * r);
+      else if (io.dtype == DML_DTYPE_BF16)
+        ((uint16_t *)x)[k] = dml_f32_to_bf16(2.0f * r);
       else
         ((float *)x)[k] = 2.0f * r;
     }
@@ -403,6 +419,72 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        "  %e = Expand(%mx, %sh) : u8[batch,4]\n"
        "  return %m, %sb, %g, %cl, %fx, %cu, %am, %rs, %e\n}\n",
        9);
+  /* f16/bf16 (16-bit words computed in f32, rounded per op as the CPU
+   * rounds each node's result: exact), f64 (native), i16/u16 (i32 in
+   * registers, stores wrap), u32/u64 (unsigned division, modulo, compares),
+   * casts between them, integer Pow with a float exponent, and data
+   * movement and reductions of these dtypes */
+  each("f16, bf16, f64, 16-bit and unsigned values",
+       "sym batch <= 16\n"
+       "global @hc : f16[4] = dense<[0.5, -1.5, 2.25, 1000.0]>\n"
+       "global @three : f32[] = dense<[3.0]>\n"
+       "global @k : u32[] = dense<[3]>\n"
+       "func @forward(%h: f16[batch,4], %b: bf16[batch,4], %d: f64[batch,4], "
+       "%s: i16[batch,4], %w: u16[batch,4], %u: u32[batch,4], %q: u64[batch,4], "
+       "%x: f32[batch,4]) -> (f16[batch,4], bf16[batch,4], f16[batch,4], f64[batch,4], "
+       "f16[batch,4], i16[batch,4], i16[batch,4], u16[batch,4], u32[batch,4], "
+       "u32[batch,4], bool[batch,4], u64[batch,4], u64[batch,4], f32[batch,4], "
+       "f16[batch,4], i32[batch,4], i16[batch,4]) {\n"
+       "  %ha = Add(%h, @hc) : f16[batch,4]\n"
+       "  %hm = Mul(%ha, %h) : f16[batch,4]\n"
+       "  %hx = Max(%hm, %h) : f16[batch,4]\n"
+       "  %hf = Cast(%x) {to = 10} : f16[batch,4]\n"
+       "  %hs = Sub(%hx, %hf) : f16[batch,4]\n"
+       "  %bf = Cast(%x) {to = 16} : bf16[batch,4]\n"
+       "  %bm = Mul(%b, %bf) : bf16[batch,4]\n"
+       "  %bh = Cast(%bm) {to = 10} : f16[batch,4]\n"
+       "  %df = Cast(%h) {to = 11} : f64[batch,4]\n"
+       "  %dm = Mul(%d, %df) : f64[batch,4]\n"
+       "  %da = Abs(%dm) : f64[batch,4]\n"
+       "  %dq = Sqrt(%da) : f64[batch,4]\n"
+       "  %dn = Min(%dq, %d) : f64[batch,4]\n"
+       "  %dh = Cast(%dn) {to = 10} : f16[batch,4]\n"
+       "  %s2 = Mul(%s, %s) : i16[batch,4]\n"
+       "  %sm = Mod(%s2, %s) : i16[batch,4]\n"
+       "  %w2 = Add(%w, %w) : u16[batch,4]\n"
+       "  %wd = Div(%w2, %w) : u16[batch,4]\n"
+       "  %wu = Cast(%s) {to = 4} : u16[batch,4]\n"
+       "  %wm = Max(%wd, %wu) : u16[batch,4]\n"
+       "  %u2 = Sub(%u, @k) : u32[batch,4]\n"
+       "  %ud = Div(%u2, @k) : u32[batch,4]\n"
+       "  %um = Mod(%u2, %u) : u32[batch,4]\n"
+       "  %ug = Greater(%u, %u2) : bool[batch,4]\n"
+       "  %q2 = Mul(%q, %q) : u64[batch,4]\n"
+       "  %qd = Div(%q2, %q) : u64[batch,4]\n"
+       "  %qm = Min(%qd, %q2) : u64[batch,4]\n"
+       "  %cu = Cast(%u) {to = 1} : f32[batch,4]\n"
+       "  %sel = Where(%ug, %hs, %bh) : f16[batch,4]\n"
+       "  %pi = Cast(%s) {to = 6} : i32[batch,4]\n"
+       "  %pw = Pow(%pi, @three) : i32[batch,4]\n"
+       "  %p16 = Pow(%s, %pi) : i16[batch,4]\n"
+       "  return %hs, %bm, %bh, %dn, %dh, %sm, %s2, %wm, %ud, %um, %ug, %qm, %q2, %cu, "
+       "%sel, %pw, %p16\n}\n",
+       12);
+  each("f16, f64 and u32 moves and reductions",
+       "sym batch <= 16\n"
+       "global @ax : i64[1] = dense<[1]>\n"
+       "func @forward(%h: f16[batch,4], %d: f64[batch,4], %u: u32[batch,4], "
+       "%s: i16[batch,4]) -> (f16[4,batch], f16[batch,8], f64[batch], i64[batch], "
+       "u32[batch], u32[1,4], i16[batch]) {\n"
+       "  %t = Transpose(%h) {perm = [1, 0]} : f16[4,batch]\n"
+       "  %c = Concat(%h, %h) {axis = 1} : f16[batch,8]\n"
+       "  %dm = ReduceMax(%d) {axes = [1], keepdims = 0} : f64[batch]\n"
+       "  %am = ArgMax(%d) {axis = 1, keepdims = 0} : i64[batch]\n"
+       "  %us = ReduceSum(%u) {axes = [1], keepdims = 0} : u32[batch]\n"
+       "  %un = ReduceMin(%u) {axes = [0], keepdims = 1} : u32[1,4]\n"
+       "  %sx = ReduceMax(%s, @ax) {keepdims = 0} : i16[batch]\n"
+       "  return %t, %c, %dm, %am, %us, %un, %sx\n}\n",
+       7);
   each("gemm with a typed epilogue",
        "sym batch <= 16\n"
        "global @w : f32[8,6] = dense<[0.1, -0.2, 0.3, 0.4, -0.5, 0.6, -0.7, 0.8, 0.2, "

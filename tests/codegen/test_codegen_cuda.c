@@ -219,6 +219,79 @@ static void test_every_function_compiles(void) {
   free(b);
 }
 
+/* Kernels of the dtypes beyond f32 (f16, bf16, f64, i16, u16, u32, u64):
+ * the CUDA C of a small one against a golden file (16-bit words through
+ * the prelude's dml_h2f / dml_f2h / dml_b2f / dml_f2b bit conversions, no
+ * CUDA headers), and PTX without external calls for each kernel of a
+ * model holding every one of these dtypes (f64 natively: sqrt.rn.f64). */
+static void test_more_dtypes(void) {
+  void *b = NULL;
+  dml_pkg_graph_t *g = NULL;
+  dml_kplan_t *p = plan_of(
+      "sym batch <= 8\n"
+      "global @k : u32[] = dense<[3]>\n"
+      "func @forward(%h: f16[batch,4], %x: f32[batch,4], %u: u32[batch,4]) -> "
+      "(bf16[batch,4], u32[batch,4]) {\n"
+      "  %a = Add(%h, %h) : f16[batch,4]\n"
+      "  %f = Cast(%a) {to = 1} : f32[batch,4]\n"
+      "  %m = Mul(%f, %x) : f32[batch,4]\n"
+      "  %c = Cast(%m) {to = 16} : bf16[batch,4]\n"
+      "  %d = Div(%u, @k) : u32[batch,4]\n"
+      "  %r = Mod(%d, %u) : u32[batch,4]\n"
+      "  return %c, %r\n}\n",
+      &b, &g);
+  CHECK(p && p->n_kernels >= 1);
+  if (p && p->n_kernels >= 1) {
+    char *c = NULL, *ptx = NULL;
+    CHECK_OK(dml_codegen_cuda(&p->kernels[0], 1, &c));
+    CHECK(c && strstr(c, "dml_h2f(") && strstr(c, "dml_f2b(") && strstr(c, "dml_udiv(") &&
+          strstr(c, "unsigned short *arena_u16"));
+    if (c) golden("dtypes_f16_bf16_u32.cu", c);
+    if (c) CHECK_OK(dml_codegen_cuda_ptx(c, 80, &ptx));
+    CHECK(ptx && !strstr(ptx, "call"));
+    free(c);
+    free(ptx);
+  }
+  dml_kplan_release(p);
+  dml_pkg_graph_release(g);
+  free(b);
+  p = plan_of(
+      "sym batch <= 8\n"
+      "func @forward(%h: f16[batch,4], %d: f64[batch,4], %s: i16[batch,4], "
+      "%w: u16[batch,4], %q: u64[batch,4]) -> (f64[batch,4], f16[batch,4], "
+      "i16[batch,4], u16[batch,4], u64[batch,4], f64[batch]) {\n"
+      "  %df = Cast(%h) {to = 11} : f64[batch,4]\n"
+      "  %dm = Mul(%d, %df) : f64[batch,4]\n"
+      "  %da = Abs(%dm) : f64[batch,4]\n"
+      "  %dq = Sqrt(%da) : f64[batch,4]\n"
+      "  %dr = Mod(%dq, %d) {fmod = 1} : f64[batch,4]\n"
+      "  %dh = Cast(%dr) {to = 10} : f16[batch,4]\n"
+      "  %s2 = Mul(%s, %s) : i16[batch,4]\n"
+      "  %sp = Pow(%s2, %s) : i16[batch,4]\n"
+      "  %wc = Cast(%sp) {to = 4} : u16[batch,4]\n"
+      "  %wm = Max(%wc, %w) : u16[batch,4]\n"
+      "  %q2 = Mul(%q, %q) : u64[batch,4]\n"
+      "  %qd = Div(%q2, %q) : u64[batch,4]\n"
+      "  %rd = ReduceMax(%dr) {axes = [1], keepdims = 0} : f64[batch]\n"
+      "  return %dr, %dh, %sp, %wm, %qd, %rd\n}\n",
+      &b, &g);
+  CHECK(p && p->n_kernels >= 2);
+  int f64_sqrt = 0;
+  for (uint32_t i = 0; p && i < p->n_kernels; i++) {
+    char *c = NULL, *ptx = NULL;
+    CHECK_OK(dml_codegen_cuda(&p->kernels[i], 1, &c));
+    if (c) CHECK_OK(dml_codegen_cuda_ptx(c, 90, &ptx));
+    CHECK(ptx && !strstr(ptx, "call"));
+    if (ptx && strstr(ptx, "sqrt.rn.f64")) f64_sqrt = 1;
+    free(c);
+    free(ptx);
+  }
+  CHECK(f64_sqrt);
+  dml_kplan_release(p);
+  dml_pkg_graph_release(g);
+  free(b);
+}
+
 static const dml_pkg_section_t *cuda_section(dml_pkg_t *pkg, const void *bytes,
                                              size_t n) {
   CHECK_OK(dml_pkg_parse(bytes, n, pkg));
@@ -496,6 +569,7 @@ static void test_cuda_errors(void) {
 int main(void) {
   RUN(test_cuda_c_and_ptx_golden);
   RUN(test_every_function_compiles);
+  RUN(test_more_dtypes);
   RUN(test_gemm_vector_loads);
   RUN(test_section_deterministic);
   RUN(test_tf32_form);

@@ -284,6 +284,50 @@ static void test_errors(void) {
     dml_rt_session_release(ts);
     dml_rt_model_release(tm);
   }
+  /* f64 kernels need shaderFloat64, f16 (16-bit words) ones
+   * storageBuffer16BitAccess but not shaderInt16 (the words are only
+   * loaded, stored and converted); each is enabled only where a module
+   * needs it. */
+  const char *wide =
+      "func @forward(%x: f32[4], %h: f16[4]) -> (f64[4], f16[4]) {\n"
+      "  %d = Cast(%x) {to = 11} : f64[4]\n"
+      "  %a = Add(%h, %h) : f16[4]\n"
+      "  return %d, %a\n}\n";
+  const char *half =
+      "func @forward(%h: f16[4]) -> (f16[4]) {\n"
+      "  %a = Add(%h, %h) : f16[4]\n"
+      "  return %a\n}\n";
+  void *wb = cg_package(wide, "vulkan", &tn);
+  dml_rt_model_t *wm = NULL;
+  if (wb) CHECK_OK(dml_rt_model_load_memory(wb, tn, &wm));
+  free(wb);
+  void *hb = cg_package(half, "vulkan", &tn);
+  dml_rt_model_t *hm = NULL;
+  if (hb) CHECK_OK(dml_rt_model_load_memory(hb, tn, &hm));
+  free(hb);
+  if (wm && hm) {
+    dml_rt_session_t *ws = NULL;
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "shaderFloat64", 1);
+    CHECK_ERROR(dml_rt_session_create(wm, "vulkan", &ws), DML_STATUS_UNIMPLEMENTED,
+                "the kernels use 64-bit floats (f64 values) but");
+    CHECK_ERROR(dml_rt_session_create(wm, "vulkan", &ws), DML_STATUS_UNIMPLEMENTED,
+                "lacks the Vulkan feature shaderFloat64");
+    CHECK_OK(dml_rt_session_create(hm, "vulkan", &ws)); /* no f64: unaffected */
+    dml_rt_session_release(ws);
+    ws = NULL;
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "storageBuffer16BitAccess", 1);
+    CHECK_ERROR(dml_rt_session_create(hm, "vulkan", &ws), DML_STATUS_UNIMPLEMENTED,
+                "feature storageBuffer16BitAccess (VK_KHR_16bit_storage)");
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "shaderInt16,shaderInt64", 1);
+    CHECK_OK(dml_rt_session_create(hm, "vulkan", &ws));
+    dml_rt_session_release(ws);
+    ws = NULL;
+    unsetenv("DMLC_VULKAN_HIDE_FEATURES");
+    CHECK_OK(dml_rt_session_create(wm, "vulkan", &ws));
+    dml_rt_session_release(ws);
+  }
+  dml_rt_model_release(wm);
+  dml_rt_model_release(hm);
   CHECK_OK(dml_rt_session_create(m, "vulkan:0", &s));
   if (s) {
     dml_rt_kernel_info_t ki;

@@ -1,0 +1,155 @@
+// dmlc kernel k0_elementwise (elementwise)
+#define DML_NSYM 1
+/* dmlc CUDA prelude: no CUDA headers (compiled with -nocudainc -nocudalib) */
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __shared__ __attribute__((shared))
+#define DML_DEV static __device__ __attribute__((always_inline)) inline
+typedef struct dml_syms { unsigned sym[DML_NSYM]; } dml_syms_t;
+/* exp(x) = 2^h * 2^l with h = fl(x*log2 e) and l its rounding error (fma):
+ * ex2.approx's 2^-22.5 relative error, not x*log2 e's rounding */
+DML_DEV float dml_exp(float x) {
+  float h = x * 1.44269504f;
+  float l = __builtin_fabsf(x) < 88.0f
+                ? __builtin_fmaf(x, 1.44269504f, -h) + x * 1.92596299e-8f : 0.0f;
+  return __nvvm_ex2_approx_f(h) * (1.0f + l * 0.693147181f);
+}
+/* lg2.approx: absolute error of log below 2^-22 * ln 2 */
+DML_DEV float dml_log(float x) { return __nvvm_lg2_approx_f(x) * 0.693147181f; }
+DML_DEV float dml_sigmoid(float x) { return 1.0f / (1.0f + dml_exp(-x)); }
+/* odd Taylor series below 0.125 (error < 1e-9), else 1 - 2/(e^2|x| + 1) */
+DML_DEV float dml_tanh(float x) {
+  float a = __builtin_fabsf(x);
+  if (a < 0.125f) {
+    float x2 = x * x;
+    return x * (1.0f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * -0.0539682540f)));
+  }
+  float t = 1.0f - 2.0f / (dml_exp(2.0f * a) + 1.0f);
+  return x < 0.0f ? -t : t;
+}
+/* reduced to [-pi, pi] (Cody-Waite, two constants), then sin/cos.approx
+ * (absolute error 2^-20.9 there) */
+DML_DEV float dml_reduce(float x) {
+  float k = __builtin_rintf(x * 0.159154943f);
+  return __builtin_fmaf(-k, 1.74845553e-7f, __builtin_fmaf(-k, 6.28318548f, x));
+}
+DML_DEV float dml_sin(float x) { return __nvvm_sin_approx_f(dml_reduce(x)); }
+DML_DEV float dml_cos(float x) { return __nvvm_cos_approx_f(dml_reduce(x)); }
+/* as C's powf for finite operands: negative bases need integral exponents */
+DML_DEV float dml_pow(float a, float b) {
+  if (b == 0.0f) return 1.0f;
+  float r = __nvvm_ex2_approx_f(b * __nvvm_lg2_approx_f(__builtin_fabsf(a)));
+  if (a < 0.0f) {
+    if (__builtin_floorf(b) != b) return __builtin_nanf("");
+    if (__builtin_fmodf(b, 2.0f) != 0.0f) r = -r;
+  }
+  return r;
+}
+#define DML_INT_FNS(T)                                                   \
+  DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \
+  DML_DEV T dml_min(T a, T b) { return a < b ? a : b; }                  \
+  DML_DEV T dml_abs(T a) { return a < 0 ? -a : a; }                      \
+  DML_DEV T dml_sign(T a) { return (T)((a > 0) - (a < 0)); }             \
+  DML_DEV T dml_idiv(T a, T b) { return b == 0 ? 0 : b == -1 ? -a : a / b; } \
+  DML_DEV T dml_fmod(T a, T b) { return (b == 0 || b == -1) ? 0 : a % b; } \
+  DML_DEV T dml_imod(T a, T b) {                                         \
+    T r = dml_fmod(a, b);                                                \
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;                 \
+  }                                                                      \
+  DML_DEV T dml_ipow(T a, T e) { /* wraps: unsigned products */          \
+    if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;     \
+    unsigned long long r = 1, b = (unsigned long long)a;                 \
+    while (e) {                                                          \
+      if (e & 1) r *= b;                                                 \
+      b *= b;                                                            \
+      e >>= 1;                                                           \
+    }                                                                    \
+    return (T)r;                                                         \
+  }
+DML_INT_FNS(long long)
+DML_INT_FNS(int)
+DML_DEV float dml_sign(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }
+DML_DEV float dml_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+DML_DEV double dml_sign(double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x; }
+DML_DEV double dml_fmod(double a, double b) { return __builtin_fmod(a, b); }
+DML_DEV double dml_abs(double a) { return __builtin_fabs(a); }
+#define DML_ORD_FNS(T)                                                   \
+  DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \
+  DML_DEV T dml_min(T a, T b) { return a < b ? a : b; }
+DML_ORD_FNS(double)
+/* unsigned (u32, u64): a divisor of 0 gives 0, as on the CPU */
+#define DML_UINT_FNS(T)                                                  \
+  DML_ORD_FNS(T)                                                         \
+  DML_DEV T dml_udiv(T a, T b) { return b == 0 ? 0 : a / b; }           \
+  DML_DEV T dml_umod(T a, T b) { return b == 0 ? 0 : a % b; }
+DML_UINT_FNS(unsigned)
+DML_UINT_FNS(unsigned long long)
+#define DML_FN DML_DEV
+#define DML_U unsigned
+#define DML_F2U(x) __builtin_bit_cast(unsigned, x)
+#define DML_U2F(x) __builtin_bit_cast(float, x)
+DML_FN DML_U dml_f2h(float f) {
+  DML_U x = DML_F2U(f);
+  DML_U sign = (x >> 16) & 0x8000u;
+  DML_U ex = (x >> 23) & 0xffu;
+  DML_U man = x & 0x7fffffu;
+  if (ex == 0xffu) return sign | 0x7c00u | (man != 0u ? 0x200u : 0u);
+  int e = int(ex) - 112;
+  if (e >= 31) return sign | 0x7c00u;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    man |= 0x800000u;
+    DML_U sh = DML_U(14 - e);
+    DML_U h = man >> sh;
+    DML_U rem = man & ((1u << sh) - 1u);
+    DML_U mid = 1u << (sh - 1u);
+    if (rem > mid || (rem == mid && (h & 1u) != 0u)) h++;
+    return sign | h;
+  }
+  DML_U h = (DML_U(e) << 10) | (man >> 13);
+  DML_U rem = man & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) h++;
+  return sign | h;
+}
+DML_FN float dml_h2f(DML_U h) {
+  DML_U sign = (h & 0x8000u) << 16;
+  DML_U ex = (h >> 10) & 0x1fu;
+  DML_U man = h & 0x3ffu;
+  if (ex == 0u) {
+    float r = float(man) * 5.9604644775390625e-8f; /* man * 2^-24, exact */
+    return sign != 0u ? -r : r;
+  }
+  if (ex == 31u) return DML_U2F(sign | 0x7f800000u | (man << 13));
+  return DML_U2F(sign | ((ex + 112u) << 23) | (man << 13));
+}
+DML_FN DML_U dml_f2b(float f) {
+  DML_U x = DML_F2U(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return x >> 16;
+}
+DML_FN float dml_b2f(DML_U b) { return DML_U2F(b << 16); }
+DML_FN float dml_rh(float x) { return dml_h2f(dml_f2h(x)); }
+DML_FN float dml_rb(float x) { return dml_b2f(dml_f2b(x)); }
+extern "C" __global__ void __attribute__((launch_bounds(256)))
+k0_elementwise(float *__restrict__ arena, const float *__restrict__ weights, dml_syms_t pc) {
+  const unsigned lid_x = __nvvm_read_ptx_sreg_tid_x();
+  const unsigned lid_y = __nvvm_read_ptx_sreg_tid_y();
+  const unsigned wg_x = __nvvm_read_ptx_sreg_ctaid_x();
+  const unsigned wg_y = __nvvm_read_ptx_sreg_ctaid_y();
+  const unsigned gid_x = wg_x * 256u + lid_x;
+  const unsigned gid_y = wg_y * 1u + lid_y;
+  (void)gid_x, (void)gid_y, (void)arena, (void)weights, (void)pc;
+  unsigned short *arena_u16 = (unsigned short *)arena;
+  float r0 = 0.0f;
+  float r1 = 0.0f;
+  float r2 = 0.0f;
+  float r3 = 0.0f;
+  if (gid_x < (4u * pc.sym[0])) {
+    r0 = dml_rh((dml_h2f((unsigned)(arena_u16[(256u + gid_x)])) + dml_h2f((unsigned)(arena_u16[(256u + gid_x)]))));
+    r1 = ((float)(r0));
+    r2 = (r1 * arena[gid_x]);
+    r3 = dml_rb(r2);
+    arena_u16[(288u + gid_x)] = (unsigned short)(dml_f2b(r3));
+  }
+}
