@@ -95,4 +95,13 @@ void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
  * (round to nearest even; NaN stays NaN, quiet). */
 extern const char dml_cemit_half_helpers[];
 
+/* Appends dml_exp64 / dml_log64 (exp and log of doubles from +, *, / and
+ * floor: range reduction and polynomials, a few ulp; special values as
+ * C's exp and log), written with DML_FN, DML_DINF / DML_DNAN (double +inf,
+ * NaN), DML_FLOOR (floor of a double), DML_EXP2I(k) (2^k for int k in [-1022, 1023],
+ * exact) and DML_DEXP(x) (the unbiased exponent of a normal positive double), which the
+ * renderer defines first; `suffix` follows every double literal ("LF" in GLSL, "" in C).
+ */
+void dml_cemit_f64_math(dml_sb_t *b, const char *suffix);
+
 #endif /* DML_C_EMIT_H_ */

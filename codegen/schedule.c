@@ -546,8 +546,9 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
            n->op == DML_OP_CEIL || n->op == DML_OP_RECIPROCAL || n->op == DML_OP_SIN ||
            n->op == DML_OP_COS))
         return NULL;
-      if (yt == DML_DTYPE_F64 && (n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR ||
-                                  n->op == DML_OP_CEIL || n->op == DML_OP_RECIPROCAL))
+      if (yt == DML_DTYPE_F64 &&
+          (n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR || n->op == DML_OP_CEIL ||
+           n->op == DML_OP_RECIPROCAL || n->op == DML_OP_EXP || n->op == DML_OP_LOG))
         return NULL;
       return "only f32 is emitted for this op";
   }
@@ -2211,17 +2212,18 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
                                                                   : is_min ? hi
                                                                            : 0);
   const dml_kval_t *xv = load_at(s, x, xi);
-  /* f32 only (the scheduler's switch): L1, L2, SumSquare, Prod, LogSum and
-   * LogSumExp, the last as log(sum(exp(x - m))) + m with m the max
-   * (register acc + 1) */
+  /* f32 and f64 only (the scheduler's switch): L1, L2, SumSquare, Prod,
+   * LogSum and LogSumExp, the last as log(sum(exp(x - m))) + m with m the
+   * max (register acc + 1) */
   if (is_lse) {
-    dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, dml_kv_const(p, -INFINITY)));
+    dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, dml_kv_fconst(p, t, -INFINITY)));
     dml_kblock_add(
-        &body, for_loop(s, r, R,
-                        assign(s, DML_KS_SET, acc + 1,
-                               dml_kv_fn(p, DML_KF_MAX, dml_kv_reg(p, acc + 1), xv))));
-    xv = dml_kv_fn(p, DML_KF_EXP, dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg(p, acc + 1)),
-                   NULL);
+        &body,
+        for_loop(s, r, R,
+                 assign(s, DML_KS_SET, acc + 1,
+                        dml_kv_fn(p, DML_KF_MAX, dml_kv_reg_t(p, acc + 1, t), xv))));
+    xv = dml_kv_fn(p, DML_KF_EXP,
+                   dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg_t(p, acc + 1, t)), NULL);
   } else if (n->op == DML_OP_REDUCE_L1) {
     xv = dml_kv_fn(p, DML_KF_ABS, xv, NULL);
   } else if (n->op == DML_OP_REDUCE_L2 || n->op == DML_OP_REDUCE_SUM_SQUARE) {
@@ -2241,7 +2243,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   if (n->op == DML_OP_REDUCE_LOG_SUM) res = dml_kv_fn(p, DML_KF_LOG, res, NULL);
   if (is_lse)
     res = dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_LOG, res, NULL),
-                    dml_kv_reg(p, acc + 1));
+                    dml_kv_reg_t(p, acc + 1, t));
   if (is_mean) {
     /* divide by the reduced count (an index expression: convert via a
      * constant when static) */
@@ -2253,8 +2255,8 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
         sym |= x->type.dims[d].sym >= 0;
       }
     /* over a symbolic dim, the count is the run-time index expression R */
-    res = dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, acc),
-                    sym ? dml_kv_idx(p, DML_KT_F32, R) : dml_kv_const(p, (float)cnt));
+    res = dml_kv_fn(p, DML_KF_DIV, dml_kv_reg_t(p, acc, t),
+                    sym ? dml_kv_idx(p, t, R) : dml_kv_fconst(p, t, (float)cnt));
   }
   emit_chain(s, K, G, &body, res, coord, gid);
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
@@ -3675,13 +3677,13 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           why = "ArgMax/ArgMin of bool";
         else if (x->type.dtype == DML_DTYPE_F16 || x->type.dtype == DML_DTYPE_BF16)
           why = "f16 and bf16 reductions are not emitted (the CPU accumulates in f64)";
-        else if (x->type.dtype != DML_DTYPE_F32 &&
+        else if (x->type.dtype != DML_DTYPE_F32 && x->type.dtype != DML_DTYPE_F64 &&
                  (n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL ||
                   n->op == DML_OP_GLOBAL_MAX_POOL || n->op == DML_OP_REDUCE_PROD ||
                   n->op == DML_OP_REDUCE_L1 || n->op == DML_OP_REDUCE_L2 ||
                   n->op == DML_OP_REDUCE_LOG_SUM || n->op == DML_OP_REDUCE_LOG_SUM_EXP ||
                   n->op == DML_OP_REDUCE_SUM_SQUARE))
-          why = "only f32 is emitted for this op";
+          why = "only f32 and f64 are emitted for this op";
         else if (!type_numel(&x->type, &l))
           why = "more than one symbolic dim";
         else if (arg) {

@@ -48,11 +48,13 @@ static inline char *gpu_test_dense(int n, double scale, double lo) {
   return b;
 }
 
-/* The largest |a - b| / max(1, |b|) over two f32 or two f64 tensors; for
- * tensors of the integer dtypes, bool, f16 and bf16 0 when they are equal
- * bit for bit (the GPU kernels round f16/bf16 results to nearest even as
- * the CPU does); 1e9 when their dtypes or shapes differ, an f32/f64 value
- * is NaN or an integer, bool, f16 or bf16 element differs. */
+/* The largest |a - b| / max(1, |b|) over two f32 tensors, and that times
+ * 1e8 over two f64 tensors (so GPU_TEST_TOL, 1e-4, means 1e-12 for f64:
+ * double arithmetic, and exp/log in double); for tensors of the integer
+ * dtypes, bool, f16 and bf16 0 when they are equal bit for bit (the GPU
+ * kernels round f16/bf16 results to nearest even as the CPU does); 1e9
+ * when their dtypes or shapes differ, an f32/f64 value is NaN or an
+ * integer, bool, f16 or bf16 element differs. */
 static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t *b) {
   if (a->rank != b->rank || a->dtype != b->dtype) return 1e9;
   for (int32_t d = 0; d < a->rank; d++)
@@ -67,7 +69,7 @@ static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t 
   for (int64_t i = 0; i < n; i++) {
     double x = f64 ? ((const double *)a->data)[i] : ((const float *)a->data)[i];
     double y = f64 ? ((const double *)b->data)[i] : ((const float *)b->data)[i];
-    double e = fabs(x - y) / fmax(1.0, fabs(y));
+    double e = (x == y ? 0.0 : fabs(x - y) / fmax(1.0, fabs(y))) * (f64 ? 1e8 : 1.0);
     if (!(e <= worst)) worst = isnan(e) ? 1e9 : e;
   }
   return worst;
@@ -470,12 +472,16 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        "  return %hs, %bm, %bh, %dn, %dh, %sm, %s2, %wm, %ud, %um, %ug, %qm, %q2, %cu, "
        "%sel, %pw, %p16\n}\n",
        12);
-  each("f16, f64 and u32 moves and reductions",
+  each("f16, f64 and u32 moves and reductions, f64 exp and log",
        "sym batch <= 16\n"
        "global @ax : i64[1] = dense<[1]>\n"
+       "global @ex : f64[8] = dense<[-745.0, -700.0, -1.0, 0.0, 1e-10, 1.0, 50.0, "
+       "709.0]>\n"
+       "global @lx : f64[8] = dense<[1e-310, 1e-300, 0.3, 0.7071067811865476, 1.0, "
+       "1.0000001, 2.5, 1e300]>\n"
        "func @forward(%h: f16[batch,4], %d: f64[batch,4], %u: u32[batch,4], "
        "%s: i16[batch,4]) -> (f16[4,batch], f16[batch,8], f64[batch], i64[batch], "
-       "u32[batch], u32[1,4], i16[batch]) {\n"
+       "u32[batch], u32[1,4], i16[batch], f64[batch], f64[batch,4], f64[8], f64[8]) {\n"
        "  %t = Transpose(%h) {perm = [1, 0]} : f16[4,batch]\n"
        "  %c = Concat(%h, %h) {axis = 1} : f16[batch,8]\n"
        "  %dm = ReduceMax(%d) {axes = [1], keepdims = 0} : f64[batch]\n"
@@ -483,8 +489,14 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        "  %us = ReduceSum(%u) {axes = [1], keepdims = 0} : u32[batch]\n"
        "  %un = ReduceMin(%u) {axes = [0], keepdims = 1} : u32[1,4]\n"
        "  %sx = ReduceMax(%s, @ax) {keepdims = 0} : i16[batch]\n"
-       "  return %t, %c, %dm, %am, %us, %un, %sx\n}\n",
-       7);
+       "  %ls = ReduceLogSumExp(%d, @ax) {keepdims = 0} : f64[batch]\n"
+       "  %da = Abs(%d) : f64[batch,4]\n"
+       "  %de = Exp(%da) : f64[batch,4]\n"
+       "  %dl = Log(%de) : f64[batch,4]\n"
+       "  %eb = Exp(@ex) : f64[8]\n"
+       "  %lb = Log(@lx) : f64[8]\n"
+       "  return %t, %c, %dm, %am, %us, %un, %sx, %ls, %dl, %eb, %lb\n}\n",
+       11);
   each("gemm with a typed epilogue",
        "sym batch <= 16\n"
        "global @w : f32[8,6] = dense<[0.1, -0.2, 0.3, 0.4, -0.5, 0.6, -0.7, 0.8, 0.2, "

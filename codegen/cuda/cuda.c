@@ -72,7 +72,9 @@ static const dml_cdialect_t k_cuda = {
     {[DML_KF_ABS] = "__builtin_fabs(",
      [DML_KF_SQRT] = "__builtin_sqrt(",
      [DML_KF_FLOOR] = "__builtin_floor(",
-     [DML_KF_CEIL] = "__builtin_ceil("},
+     [DML_KF_CEIL] = "__builtin_ceil(",
+     [DML_KF_EXP] = "dml_exp64(",
+     [DML_KF_LOG] = "dml_log64("},
     "dml_max(",
     "dml_min(",
     "dml_abs(",
@@ -131,7 +133,14 @@ static const char k_typed_prelude[] =
     "#define DML_FN DML_DEV\n"
     "#define DML_U unsigned\n"
     "#define DML_F2U(x) __builtin_bit_cast(unsigned, x)\n"
-    "#define DML_U2F(x) __builtin_bit_cast(float, x)\n";
+    "#define DML_U2F(x) __builtin_bit_cast(float, x)\n"
+    "#define DML_DINF __builtin_inf()\n"
+    "#define DML_DNAN __builtin_nan(\"\")\n"
+    "#define DML_FLOOR __builtin_floor\n"
+    "#define DML_EXP2I(k) __builtin_bit_cast(double, (unsigned long long)((k) + 1023) << "
+    "52)\n"
+    "#define DML_DEXP(x) ((int)(__builtin_bit_cast(unsigned long long, x) >> 52) - "
+    "1023)\n";
 
 /* Compiled with clang -nocudainc -nocudalib: no CUDA headers, no
  * libdevice. The attributes are clang's; the math is NVVM builtins (PTX
@@ -201,13 +210,15 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                            DML_KPKG_MAX_SYMBOLS);
   dml_sb_t b = {0};
   uint32_t views = dml_kernel_views(k);
-  dml_sb_printf(&b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s%s%s", k->name,
-                dml_kernel_kind_name(k->kind), n_symbols ? n_symbols : 1, k_prelude,
-                views & DML_KVIEW_TYPED ? k_typed_prelude : "",
-                (views & DML_KVIEW_TYPED) && (dml_kernel_dtypes(k) &
-                                              ((1u << DML_KT_F16) | (1u << DML_KT_BF16)))
-                    ? dml_cemit_half_helpers
-                    : "");
+  uint32_t dts = dml_kernel_dtypes(k);
+  dml_sb_printf(
+      &b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s%s%s", k->name,
+      dml_kernel_kind_name(k->kind), n_symbols ? n_symbols : 1, k_prelude,
+      views & DML_KVIEW_TYPED ? k_typed_prelude : "",
+      (views & DML_KVIEW_TYPED) && (dts & ((1u << DML_KT_F16) | (1u << DML_KT_BF16)))
+          ? dml_cemit_half_helpers
+          : "");
+  if ((views & DML_KVIEW_TYPED) && (dts & (1u << DML_KT_F64))) dml_cemit_f64_math(&b, "");
   dml_sb_printf(&b,
                 "extern \"C\" __global__ void __attribute__((launch_bounds(%u)))\n"
                 "%s(float *__restrict__ arena, %sfloat *__restrict__ weights, "

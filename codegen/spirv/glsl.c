@@ -40,7 +40,9 @@ static const dml_cdialect_t k_glsl = {
     {[DML_KF_ABS] = "abs(",
      [DML_KF_SQRT] = "sqrt(",
      [DML_KF_FLOOR] = "floor(",
-     [DML_KF_CEIL] = "ceil("},
+     [DML_KF_CEIL] = "ceil(",
+     [DML_KF_EXP] = "dml_exp64(",
+     [DML_KF_LOG] = "dml_log64("},
     "max(",
     "min(",
     "abs(",
@@ -153,11 +155,22 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
       dml_sb_printf(&b,
                     "double dml_fmod(double a, double b) { return a - b * trunc(a / b); "
                     "}\n");
+    dml_sb_printf(&b, "#define DML_FN\n");
     if (half)
       dml_sb_printf(&b,
-                    "#define DML_FN\n#define DML_U uint\n#define DML_F2U(x) "
+                    "#define DML_U uint\n#define DML_F2U(x) "
                     "floatBitsToUint(x)\n#define DML_U2F(x) uintBitsToFloat(x)\n%s",
                     dml_cemit_half_helpers);
+    if (dts & (1u << DML_KT_F64)) {
+      dml_sb_printf(&b,
+                    "#define DML_DINF double(uintBitsToFloat(0x7f800000u))\n"
+                    "#define DML_DNAN double(uintBitsToFloat(0x7fc00000u))\n"
+                    "#define DML_FLOOR floor\n"
+                    "#define DML_EXP2I(k) packDouble2x32(uvec2(0u, uint((k) + 1023) << "
+                    "20))\n"
+                    "#define DML_DEXP(x) (int(unpackDouble2x32(x).y >> 20) - 1023)\n");
+      dml_cemit_f64_math(&b, "LF");
+    }
   }
   for (uint32_t t = 0; t < k->n_tiles; t++)
     dml_sb_printf(&b, "shared float tile%u[%u];\n", t, k->tile_elems[t]);

@@ -223,7 +223,9 @@ static void test_every_function_compiles(void) {
  * the CUDA C of a small one against a golden file (16-bit words through
  * the prelude's dml_h2f / dml_f2h / dml_b2f / dml_f2b bit conversions, no
  * CUDA headers), and PTX without external calls for each kernel of a
- * model holding every one of these dtypes (f64 natively: sqrt.rn.f64). */
+ * model holding every one of these dtypes (f64 natively: sqrt.rn.f64;
+ * exp and log of doubles from the prelude's dml_exp64 / dml_log64, no
+ * libdevice). */
 static void test_more_dtypes(void) {
   void *b = NULL;
   dml_pkg_graph_t *g = NULL;
@@ -264,7 +266,9 @@ static void test_more_dtypes(void) {
       "  %dm = Mul(%d, %df) : f64[batch,4]\n"
       "  %da = Abs(%dm) : f64[batch,4]\n"
       "  %dq = Sqrt(%da) : f64[batch,4]\n"
-      "  %dr = Mod(%dq, %d) {fmod = 1} : f64[batch,4]\n"
+      "  %de = Exp(%dq) : f64[batch,4]\n"
+      "  %dl = Log(%de) : f64[batch,4]\n"
+      "  %dr = Mod(%dl, %d) {fmod = 1} : f64[batch,4]\n"
       "  %dh = Cast(%dr) {to = 10} : f16[batch,4]\n"
       "  %s2 = Mul(%s, %s) : i16[batch,4]\n"
       "  %sp = Pow(%s2, %s) : i16[batch,4]\n"
@@ -276,17 +280,19 @@ static void test_more_dtypes(void) {
       "  return %dr, %dh, %sp, %wm, %qd, %rd\n}\n",
       &b, &g);
   CHECK(p && p->n_kernels >= 2);
-  int f64_sqrt = 0;
+  int f64_sqrt = 0, f64_exp_log = 0;
   for (uint32_t i = 0; p && i < p->n_kernels; i++) {
     char *c = NULL, *ptx = NULL;
     CHECK_OK(dml_codegen_cuda(&p->kernels[i], 1, &c));
     if (c) CHECK_OK(dml_codegen_cuda_ptx(c, 90, &ptx));
     CHECK(ptx && !strstr(ptx, "call"));
     if (ptx && strstr(ptx, "sqrt.rn.f64")) f64_sqrt = 1;
+    const char *body = c ? strstr(c, "extern \"C\"") : NULL;
+    if (body && strstr(body, "dml_exp64(") && strstr(body, "dml_log64(")) f64_exp_log = 1;
     free(c);
     free(ptx);
   }
-  CHECK(f64_sqrt);
+  CHECK(f64_sqrt && f64_exp_log);
   dml_kplan_release(p);
   dml_pkg_graph_release(g);
   free(b);

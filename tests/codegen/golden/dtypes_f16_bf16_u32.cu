@@ -88,6 +88,11 @@ DML_UINT_FNS(unsigned long long)
 #define DML_U unsigned
 #define DML_F2U(x) __builtin_bit_cast(unsigned, x)
 #define DML_U2F(x) __builtin_bit_cast(float, x)
+#define DML_DINF __builtin_inf()
+#define DML_DNAN __builtin_nan("")
+#define DML_FLOOR __builtin_floor
+#define DML_EXP2I(k) __builtin_bit_cast(double, (unsigned long long)((k) + 1023) << 52)
+#define DML_DEXP(x) ((int)(__builtin_bit_cast(unsigned long long, x) >> 52) - 1023)
 DML_FN DML_U dml_f2h(float f) {
   DML_U x = DML_F2U(f);
   DML_U sign = (x >> 16) & 0x8000u;
