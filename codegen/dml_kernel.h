@@ -188,6 +188,13 @@ typedef enum dml_kval_kind {
   DML_KV_REG,       /* register `reg` */
   DML_KV_FN,        /* fn(a), fn(a, b) or fn(a, b, c) */
   DML_KV_IDX,       /* index expression `idx` as a value of `dtype` */
+  DML_KV_PHILOX,    /* i32: the 24 random bits (w >> 8) of the Philox4x32-10 word
+                       of element `idx` of random stream `ic` (dml_philox.h: word
+                       idx % 4 of block idx / 4, counter { idx / 4, 0, ic,
+                       step_lo }, key { seed_lo, seed_hi ^ step_hi }); the i32
+                       operands a, b, c3, d4 are seed_lo, seed_hi, step_lo,
+                       step_hi (loads of the random-state slot, or constants
+                       for a node's own seed) */
 } dml_kval_kind_t;
 
 typedef struct dml_kval {
@@ -200,7 +207,8 @@ typedef struct dml_kval {
   const struct dml_kval *a, *b;
   dml_kdtype_t dtype;        /* of the value (f32 when zero) */
   int64_t ic;                /* CONST of an integer or bool dtype */
-  const struct dml_kval *c3; /* SELECT: the value when a is false */
+  const struct dml_kval *c3; /* SELECT: the value when a is false; PHILOX: step_lo */
+  const struct dml_kval *d4; /* PHILOX: step_hi */
 } dml_kval_t;
 
 /* ---- statements ---- */
@@ -348,6 +356,8 @@ void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f);
 
 /* Views kernel `k` reads or writes: bit (buf * DML_KT_COUNT_ + view dtype,
  * dml_kdtype_view) for each (buffer, dtype) pair its loads and stores use;
+ * DML_KVIEW_RAND when it draws Philox words (the renderers then add their
+ * Philox helper);
  * DML_KVIEW_I64 when
  * it holds any i64 value (GLSL then needs 64-bit integer arithmetic);
  * DML_KVIEW_TYPED when it holds any value that is not f32 or any typed
@@ -359,6 +369,7 @@ uint32_t dml_kernel_views(const dml_kernel_t *k);
  * extensions these need: 16-bit words, f64, unsigned division). */
 uint32_t dml_kernel_dtypes(const dml_kernel_t *k);
 #define DML_KVIEW(buf, dt) (1u << ((unsigned)(buf)*DML_KT_COUNT_ + (unsigned)(dt)))
+#define DML_KVIEW_RAND (1u << 29) /* holds a DML_KV_PHILOX value */
 #define DML_KVIEW_I64 (1u << 30)
 #define DML_KVIEW_TYPED (1u << 31)
 

@@ -57,6 +57,12 @@ const dml_kval_t *dml_kv_cast(dml_kpool_t *p, dml_kdtype_t t, const dml_kval_t *
 /* cond ? a : b (cond bool, a and b of one dtype). */
 const dml_kval_t *dml_kv_select(dml_kpool_t *p, const dml_kval_t *cond,
                                 const dml_kval_t *a, const dml_kval_t *b);
+/* The i32 random bits (w >> 8, in [0, 2^24)) of element `idx` of random
+ * stream `stream` (DML_KV_PHILOX); seed_lo .. step_hi are i32 values
+ * holding the words' bits. NULL operands propagate NULL. */
+const dml_kval_t *dml_kv_philox(dml_kpool_t *p, const dml_kidx_t *idx, uint32_t stream,
+                                const dml_kval_t *seed_lo, const dml_kval_t *seed_hi,
+                                const dml_kval_t *step_lo, const dml_kval_t *step_hi);
 /* Scalar functions composed from the primitive ones (kernel_math.c); NULL
  * operands propagate NULL. */
 /* 1 for x > 0, else 0 (x finite). */
@@ -75,6 +81,18 @@ const dml_kval_t *dml_kv_atan(dml_kpool_t *p, const dml_kval_t *x);
 const dml_kval_t *dml_kv_asin(dml_kpool_t *p, const dml_kval_t *x);
 /* Round half to even (ONNX Round) for finite x. */
 const dml_kval_t *dml_kv_round_even(dml_kpool_t *p, const dml_kval_t *x);
+
+/* Random values of the scheduler (schedule_random.c). */
+/* The 24 random bits (an i32 in [0, 2^24)) that node `node` of `fn` draws
+ * for its element `i`: the node's stream of dml_philox.h (its `seed`
+ * attribute, else the session seed, and the run's step, read from the
+ * random-state slot past fn's planned arena), as runtime/cpu/cpu_random.c
+ * draws its 32-bit uniform u = bits * 2^-24. */
+const dml_kval_t *dml_ksched_philox24(dml_kpool_t *p, const dml_pkg_function_t *fn,
+                                      uint32_t node, const dml_kidx_t *i);
+/* The least k in [0, 2^24] with k * 2^-24 >= t: u >= t exactly when
+ * bits >= k (0 for t <= 0 or NaN, 2^24 for t >= 1). */
+int64_t dml_ksched_u24_threshold(double t);
 
 /* A statement list under construction. */
 typedef struct dml_kblock {

@@ -239,6 +239,23 @@ const dml_kval_t *dml_kv_select(dml_kpool_t *p, const dml_kval_t *cond,
   return v;
 }
 
+const dml_kval_t *dml_kv_philox(dml_kpool_t *p, const dml_kidx_t *idx, uint32_t stream,
+                                const dml_kval_t *seed_lo, const dml_kval_t *seed_hi,
+                                const dml_kval_t *step_lo, const dml_kval_t *step_hi) {
+  if (!idx || !seed_lo || !seed_hi || !step_lo || !step_hi) return NULL;
+  dml_kval_t *v = kv_new(p, DML_KV_PHILOX);
+  if (v) {
+    v->dtype = DML_KT_I32;
+    v->idx = idx;
+    v->ic = stream;
+    v->a = seed_lo;
+    v->b = seed_hi;
+    v->c3 = step_lo;
+    v->d4 = step_hi;
+  }
+  return v;
+}
+
 const dml_kval_t *dml_kv_tile(dml_kpool_t *p, uint32_t tile, const dml_kidx_t *idx) {
   if (!idx) return NULL;
   dml_kval_t *v = kv_new(p, DML_KV_TILE);
@@ -422,6 +439,13 @@ static void views_val(const dml_kval_t *v, uint32_t *m) {
   /* u8 shares bool's byte view, f16 and bf16 u16's */
   if (v->kind == DML_KV_LOAD) *m |= DML_KVIEW(v->buf, dml_kdtype_view(v->dtype));
   if (v->kind == DML_KV_IDX) *m |= DML_KVIEW_TYPED;
+  if (v->kind == DML_KV_PHILOX) {
+    *m |= DML_KVIEW_RAND | DML_KVIEW_TYPED;
+    views_val(v->a, m);
+    views_val(v->b, m);
+    views_val(v->c3, m);
+    views_val(v->d4, m);
+  }
   if (v->kind == DML_KV_FN) {
     if (v->fn > DML_KF_POW) *m |= DML_KVIEW_TYPED;
     views_val(v->a, m);
@@ -465,6 +489,7 @@ static void dtypes_val(const dml_kval_t *v, uint32_t *m) {
   dtypes_val(v->a, m);
   dtypes_val(v->b, m);
   dtypes_val(v->c3, m);
+  dtypes_val(v->d4, m);
 }
 
 static void dtypes_stmts(const dml_kstmt_t *s, uint32_t *m) {
@@ -596,6 +621,16 @@ static void print_val(const dml_kval_t *v, const dml_pkg_graph_t *g, FILE *f) {
       fputc(']', f);
       return;
     case DML_KV_REG: fprintf(f, "r%u", v->reg); return;
+    case DML_KV_PHILOX:
+      fprintf(f, "philox24(stream %lld, ", (long long)v->ic);
+      print_idx(v->idx, g, f);
+      const dml_kval_t *w[4] = {v->a, v->b, v->c3, v->d4};
+      for (int k = 0; k < 4; k++) {
+        fputs(", ", f);
+        print_val(w[k], g, f);
+      }
+      fputc(')', f);
+      return;
     case DML_KV_FN:
       if (v->fn == DML_KF_CAST)
         fprintf(f, "cast<%s>(", dml_kdtype_name(v->dtype));

@@ -991,13 +991,16 @@ static int const_scalar(sched_t *s, const dml_pkg_node_t *n, uint32_t k, double 
   }
 }
 
-/* Why Dropout node `n` (ONNX Dropout-13) has no kernel, or NULL. The
- * kernel is the inference form: training_mode absent or a false constant,
- * or a ratio of 0 in training mode (dml_cpu_dropout_train then keeps every
- * element, scaled by 1): output = data, the optional mask (bool) all true.
- * f32 data; ratio a constant (the `ratio` attribute, 0.5, when absent, as
- * the CPU reads it). */
-static const char *dropout_reject(sched_t *s, const dml_pkg_node_t *n) {
+/* Why Dropout node `n` (ONNX Dropout-13) has no kernel, or NULL. f32
+ * data; ratio a constant in [0, 1] (the `ratio` attribute, 0.5, when
+ * absent, as the CPU reads it); training_mode absent or a constant. The
+ * kernel is the inference form (output = data, the optional mask (bool)
+ * all true) when training_mode is false or the ratio 0
+ * (dml_cpu_dropout_train then keeps every element, scaled by 1), else the
+ * training form (emit_dropout). `*out_training` is set to 1 for the
+ * training form. */
+static const char *dropout_reject(sched_t *s, const dml_pkg_node_t *n,
+                                  int *out_training) {
   const dml_pkg_value_t *x = n->n_inputs ? val(s, n->inputs[0]) : NULL;
   const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
   const dml_pkg_value_t *m = n->n_outputs > 1 && n->outputs[1] != DML_PKG_NO_VALUE
@@ -1020,13 +1023,19 @@ static const char *dropout_reject(sched_t *s, const dml_pkg_node_t *n) {
   double ratio = dml_attr_float(n->attrs, n->n_attrs, "ratio", 0.5);
   if (!const_scalar(s, n, 2, &training)) return "training_mode must be a constant";
   if (!const_scalar(s, n, 1, &ratio)) return "ratio must be a constant";
-  if (training != 0.0 && ratio != 0.0) return "Dropout in training mode (ratio > 0)";
+  if (training != 0.0 && !(ratio >= 0.0 && ratio <= 1.0)) return "ratio outside [0, 1]";
+  *out_training = training != 0.0 && ratio != 0.0;
   return NULL;
 }
 
-/* Dropout in inference (dropout_reject): one kernel, y[i] = x[i] and
- * mask[i] = true. */
-static void emit_dropout(sched_t *s, uint32_t node) {
+/* Dropout (dropout_reject), one kernel. Inference: y[i] = x[i] and
+ * mask[i] = true. Training (dml_cpu_dropout_train): element i is kept when
+ * its uniform u = bits * 2^-24 (the node's Philox stream,
+ * dml_ksched_philox24) is >= ratio, i.e. bits >= the integer threshold, so
+ * the masks are the CPU's bit for bit; y[i] = kept ? x[i] * (f32)(1 /
+ * (1 - ratio)) : 0 (the CPU scales in double: 1 ulp apart at most),
+ * mask[i] = kept. */
+static void emit_dropout(sched_t *s, uint32_t node, int training) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
@@ -1044,8 +1053,32 @@ static void emit_dropout(sched_t *s, uint32_t node) {
   lin_add(&K->bytes, numel, 8 + (m ? 1 : 0));
   const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
   dml_kblock_t body = {0};
-  dml_kblock_add(&body, store_at(s, y, gid, load_at(s, x, gid)));
-  if (m) dml_kblock_add(&body, store_at(s, m, gid, dml_kv_one(p, DML_KT_BOOL)));
+  if (!training) {
+    dml_kblock_add(&body, store_at(s, y, gid, load_at(s, x, gid)));
+    if (m) dml_kblock_add(&body, store_at(s, m, gid, dml_kv_one(p, DML_KT_BOOL)));
+  } else {
+    double ratio = dml_attr_float(n->attrs, n->n_attrs, "ratio", 0.5);
+    const_scalar(s, n, 1, &ratio);
+    const dml_kval_t *keep =
+        dml_kv_fn(p, DML_KF_GE, dml_ksched_philox24(p, s->fn, node, gid),
+                  dml_kv_iconst(p, DML_KT_I32, dml_ksched_u24_threshold(ratio)));
+    dml_kstmt_t *let = dml_ks_new(p, DML_KS_LET);
+    if (let) {
+      let->reg = 0;
+      let->val = keep;
+    }
+    K->n_regs = 1;
+    const dml_kval_t *kept = dml_kv_reg_t(p, 0, DML_KT_BOOL);
+    float scale = ratio < 1.0 ? (float)(1.0 / (1.0 - ratio)) : 0.0f;
+    dml_kblock_add(&body, let);
+    dml_kblock_add(&body,
+                   store_at(s, y, gid,
+                            dml_kv_select(p, kept,
+                                          dml_kv_fn(p, DML_KF_MUL, load_at(s, x, gid),
+                                                    dml_kv_const(p, scale)),
+                                          dml_kv_const(p, 0.0f))));
+    if (m) dml_kblock_add(&body, store_at(s, m, gid, kept));
+  }
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
 }
 
@@ -3737,11 +3770,12 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
       case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: emit_loss(&s, i); break;
       case DML_OP_DROPOUT: {
-        const char *why = dropout_reject(&s, n);
+        int training = 0;
+        const char *why = dropout_reject(&s, n, &training);
         if (why)
           unsupported(&s, i, "%s", why);
         else
-          emit_dropout(&s, i);
+          emit_dropout(&s, i, training);
         break;
       }
       case DML_OP_LAYER_NORMALIZATION:

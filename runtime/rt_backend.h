@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "dml_philox.h"
 #include "rt_internal.h"
 
 /* What a backend's run sees. */
@@ -32,6 +33,9 @@ typedef struct dml_rt_exec {
   uint8_t *arena;     /* host arena: inputs bound here, outputs read here */
   const int64_t *sym; /* the run's symbol values */
   uint32_t n_symbols;
+  /* The run's random state (dml_philox.h): the session seed and this
+   * run's step (the session's run count). */
+  uint64_t rng_seed, rng_step;
 } dml_rt_exec_t;
 
 typedef struct dml_rt_backend {
@@ -115,6 +119,29 @@ dml_status_t dml_rt_gpu_plan_io(const char *op, const char *target,
                                 const dml_rt_model_t *m, const dml_pkg_function_t *f,
                                 uint64_t align, dml_rt_io_region_t **out_inputs,
                                 dml_rt_io_region_t **out_outputs, uint64_t *out_bytes);
+
+/* Where a GPU backend keeps a function's random state (dml_philox.h):
+ * `used` is 1 when the function has random nodes (ops.def's
+ * DML_OPF_RANDOM, or Dropout, whose training form draws a mask); then the
+ * arena is allocated up to arena_offset + DML_PHILOX_SLOT_BYTES (the slot
+ * past the planned arena, dml_philox_slot_offset) and the run's words go
+ * to staging_offset of the staging buffer, copied to the slot with the
+ * inputs, inside the recorded commands. */
+typedef struct dml_rt_rng_region {
+  int used;
+  uint64_t arena_offset, staging_offset;
+  uint64_t arena_bytes; /* the arena's allocation: slot included when used */
+} dml_rt_rng_region_t;
+
+/* Lays out function f's random-state slot: when used, its staging region
+ * goes at *io_staging_bytes (the staging size dml_rt_gpu_plan_io gave),
+ * rounded up to `align` (a power of two), which grows by the slot. */
+void dml_rt_gpu_plan_rng(const dml_pkg_function_t *f, uint64_t align,
+                         uint64_t *io_staging_bytes, dml_rt_rng_region_t *out);
+
+/* Writes the run's four slot words (dml_philox_slot_words of e->rng_seed,
+ * e->rng_step, little-endian) to dst (DML_PHILOX_SLOT_BYTES bytes). */
+void dml_rt_gpu_rng_words(const dml_rt_exec_t *e, uint8_t *dst);
 
 /* The Vulkan backend; NULL in builds without Vulkan headers. */
 const dml_rt_backend_t *dml_rt_vulkan_backend(void);

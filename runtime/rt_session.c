@@ -582,7 +582,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
                                    s->backend->device_name(s->backend_state));
       g->host_newer = 0;
     }
-    dml_rt_exec_t e = {s->m, f, s->arena, s->sym, s->n_symbols};
+    dml_rt_exec_t e = {s->m, f, s->arena, s->sym, s->n_symbols, s->rng_seed, step};
     st = s->backend->run(s->backend_state, &e);
     if (s->assigns && g->data) g->device_newer = 1;
     if (st)
@@ -787,6 +787,27 @@ dml_status_t dml_rt_gpu_plan_io(const char *op, const char *target,
   *out_outputs = out;
   *out_bytes = at;
   return DML_OK;
+}
+
+void dml_rt_gpu_plan_rng(const dml_pkg_function_t *f, uint64_t align,
+                         uint64_t *io_staging_bytes, dml_rt_rng_region_t *out) {
+  memset(out, 0, sizeof *out);
+  out->arena_bytes = f->arena_bytes;
+  for (uint32_t i = 0; i < f->n_nodes && !out->used; i++)
+    out->used = f->nodes[i].op == DML_OP_DROPOUT ||
+                (dml_op_info(f->nodes[i].op)->flags & DML_OPF_RANDOM) != 0;
+  if (!out->used) return;
+  out->arena_offset = dml_philox_slot_offset(f->arena_bytes);
+  out->arena_bytes = out->arena_offset + DML_PHILOX_SLOT_BYTES;
+  out->staging_offset = (*io_staging_bytes + align - 1) & ~(align - 1);
+  *io_staging_bytes = out->staging_offset + DML_PHILOX_SLOT_BYTES;
+}
+
+void dml_rt_gpu_rng_words(const dml_rt_exec_t *e, uint8_t *dst) {
+  uint32_t w[4];
+  dml_philox_slot_words(e->rng_seed, e->rng_step, w);
+  for (int i = 0; i < 4; i++)
+    for (int b = 0; b < 4; b++) dst[4 * i + b] = (uint8_t)(w[i] >> (8 * b));
 }
 
 dml_status_t dml_rt_gpu_kernels_for(const char *op, const char *target, const char *flag,

@@ -213,4 +213,131 @@ out:
   dml_rt_session_release(cf);
 }
 
+/* Training-mode Dropout (ratio 0.5 from the session seed, ratio 0.3 with
+ * its own `seed` attribute) in a train_step: h = Dropout(x), y = h W + b,
+ * z = Dropout(y), loss = sum(z^2), W -= lr h^T z. The device draws the
+ * CPU's Philox stream (runtime/base/dml_philox.h), so the masks are
+ * identical and h, z, the loss and W agree within GT_TOL. */
+static inline const char *gpu_dropout_module(void) {
+  return "sym batch <= 16\n"
+         "global @w : f32[64,5] param\n"
+         "global @b : f32[5] = dense<[0.5, -1.0, 0.25, 2.0, -0.75]>\n"
+         "global @r1 : f32[] = dense<[0.5]>\n"
+         "global @r2 : f32[] = dense<[0.3]>\n"
+         "global @on : bool[] = dense<[true]>\n"
+         "func @train_step(%x: f32[batch,64], %lr: f32[]) -> (f32[batch,64], "
+         "bool[batch,64], f32[batch,5], bool[batch,5], f32[]) {\n"
+         "  %h, %m1 = Dropout(%x, @r1, @on) : f32[batch,64], bool[batch,64]\n"
+         "  %y = Gemm(%h, @w, @b) : f32[batch,5]\n"
+         "  %z, %m2 = Dropout(%y, @r2, @on) {seed = 7} : f32[batch,5], bool[batch,5]\n"
+         "  %sq = Mul(%z, %z) : f32[batch,5]\n"
+         "  %loss = ReduceSum(%sq) {axes = [0, 1], keepdims = 0} : f32[]\n"
+         "  %g = Gemm(%h, %z) {transA = 1} : f32[64,5]\n"
+         "  %s = Mul(%g, %lr) : f32[64,5]\n"
+         "  %w1 = Sub(@w, %s) : f32[64,5]\n"
+         "  Assign(@w, %w1)\n"
+         "  return %h, %m1, %z, %m2, %loss\n"
+         "}\n";
+}
+
+/* Runs one step of gpu_dropout_module on session s; the outputs in o[5]. */
+static inline void gd_step(dml_rt_session_t *s, float *x, int64_t n, float lr,
+                           dml_tensor_t o[5]) {
+  dml_tensor_t tx = gt_tensor(x, 2, n, 64), tl = gt_tensor(&lr, 0, 0, 0);
+  CHECK_OK(dml_rt_session_set_input(s, 0, &tx));
+  CHECK_OK(dml_rt_session_set_input(s, 1, &tl));
+  CHECK_OK(dml_rt_session_run(s));
+  for (uint32_t k = 0; k < 5; k++) {
+    memset(&o[k], 0, sizeof o[k]);
+    CHECK_OK(dml_rt_session_get_output(s, k, &o[k]));
+  }
+}
+
+/* Compares the outputs of one step: floats within GT_TOL scaled, masks
+ * equal; returns the number of mask bytes that differ (and counts the
+ * kept elements of m1 in *kept). */
+static inline int64_t gd_compare(const dml_tensor_t c[5], const dml_tensor_t v[5],
+                                 double *worst, int64_t *kept) {
+  int64_t bad = 0;
+  for (int k = 0; k < 5; k++) {
+    if (!c[k].data || !v[k].data) return -1;
+    int64_t n = dml_dims_numel(c[k].dims, c[k].rank);
+    if (dml_dims_numel(v[k].dims, v[k].rank) != n) return -1;
+    for (int64_t i = 0; i < n; i++) {
+      if (c[k].dtype == DML_DTYPE_BOOL) {
+        uint8_t a = ((const uint8_t *)c[k].data)[i], b = ((const uint8_t *)v[k].data)[i];
+        bad += a != b;
+        if (k == 1) *kept += b;
+      } else {
+        double p = ((const float *)c[k].data)[i], q = ((const float *)v[k].data)[i];
+        double e = fabs(p - q) / fmax(1.0, fabs(p));
+        if (!(e <= *worst)) *worst = isnan(e) ? 1e9 : e;
+      }
+    }
+  }
+  return bad;
+}
+
+/* Runs gpu_dropout_module (model `m`, compiled for cpu and the device's
+ * target) on the CPU and on `device` for several steps and batches:
+ * masks identical, values within GT_TOL, masks that change from step to
+ * step, about half the elements kept at ratio 0.5, a step replayed with
+ * dml_rt_session_set_seed (another seed too). */
+static inline void gpu_dropout_compare(dml_rt_model_t *m, const char *device) {
+  dml_rt_session_t *c = NULL, *v = NULL;
+  CHECK_OK(dml_rt_session_create_function(m, "cpu", "train_step", NULL, &c));
+  CHECK_OK(dml_rt_session_create_function(m, device, "train_step", NULL, &v));
+  float *x = (float *)malloc(16 * 64 * sizeof(float));
+  uint8_t *first = (uint8_t *)malloc(16 * 64);
+  if (!c || !v || !x || !first) goto out;
+  const int64_t batches[] = {16, 3, 16, 1, 9, 16};
+  double worst = 0;
+  int64_t bad = 0, kept = 0, total = 0, changed = 0;
+  for (int it = 0; it < 6; it++) {
+    int64_t n = batches[it];
+    for (int64_t k = 0; k < n * 64; k++) x[k] = gt_frand();
+    float lr = 0.01f;
+    dml_tensor_t oc[5], ov[5];
+    gd_step(c, x, n, lr, oc);
+    gd_step(v, x, n, lr, ov);
+    bad += gd_compare(oc, ov, &worst, &kept);
+    total += n * 64;
+    /* Steps 0 and 2 both have batch 16: a new step, new masks. */
+    if (it == 0 && ov[1].data) memcpy(first, ov[1].data, 16 * 64);
+    if (it == 2 && ov[1].data)
+      for (int k = 0; k < 16 * 64; k++) changed += first[k] != ((uint8_t *)ov[1].data)[k];
+  }
+  double g = gt_globals_err(m, v, c);
+  printf(
+      "%s: Dropout train_step, 6 steps: %lld mask bytes differ, max scaled error "
+      "%.2e, globals %.2e, kept %.4f at ratio 0.5, %lld of 1024 mask bytes changed "
+      "between steps\n",
+      device, (long long)bad, worst, g, (double)kept / (double)total, (long long)changed);
+  CHECK(bad == 0);
+  CHECK(worst <= GT_TOL);
+  CHECK(g <= GT_TOL);
+  CHECK(fabs((double)kept / (double)total - 0.5) < 0.05);
+  CHECK(changed > 300);
+  /* Replay: the same (seed, step) on both, another seed. */
+  dml_rt_session_set_seed(c, 12345, 2);
+  dml_rt_session_set_seed(v, 12345, 2);
+  for (int64_t k = 0; k < 16 * 64; k++) x[k] = gt_frand();
+  dml_tensor_t oc[5], ov[5];
+  gd_step(c, x, 16, 0.0f, oc);
+  gd_step(v, x, 16, 0.0f, ov);
+  worst = 0;
+  kept = 0;
+  CHECK(gd_compare(oc, ov, &worst, &kept) == 0);
+  CHECK(worst <= GT_TOL);
+  if (ov[1].data) memcpy(first, ov[1].data, 16 * 64);
+  dml_rt_session_set_seed(v, 12345, 2);
+  gd_step(v, x, 16, 0.0f, ov);
+  CHECK(ov[1].data && memcmp(first, ov[1].data, 16 * 64) == 0);
+out:
+  free(x);
+  free(first);
+  dml_rt_session_release(c);
+  dml_rt_session_release(v);
+}
+
 #endif /* DML_GPU_TRAIN_CASE_H_ */

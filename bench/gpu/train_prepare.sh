@@ -22,8 +22,8 @@
 # Debian's dataset-fashion-mnist), DMLC_SHARED_DIR, DROPOUT (keep, the
 # default; remove: the model without its Dropout node, written with Python's
 # onnx into $G/fashion_mlp_nodropout.onnx, and PyTorch's peer without
-# dropout too, for GPU targets that cannot emit training-mode Dropout yet;
-# the run's table says which model ran).
+# dropout too, to compare with the runs recorded before the GPU targets
+# emitted training-mode Dropout; the run's table says which model ran).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=build/compiler/dmlc

@@ -142,6 +142,30 @@ static const char k_typed_prelude[] =
     "#define DML_DEXP(x) ((int)(__builtin_bit_cast(unsigned long long, x) >> 52) - "
     "1023)\n";
 
+/* dml_philox24 (c_emit.h): the 24 random bits of element i of a random
+ * stream, Philox4x32-10 as runtime/base/dml_philox.c computes it (the
+ * 32x32 -> 64 products as 64-bit multiplies: PTX mul.wide.u32). */
+static const char k_philox_prelude[] =
+    "DML_DEV int dml_philox24(unsigned i, unsigned stream, int s0, int s1, int t0,\n"
+    "                         int t1) {\n"
+    "  unsigned x0 = i >> 2, x1 = 0u, x2 = stream, x3 = (unsigned)t0;\n"
+    "  unsigned k0 = (unsigned)s0, k1 = (unsigned)s1 ^ (unsigned)t1;\n"
+    "#pragma unroll\n"
+    "  for (int r = 0; r < 10; r++) {\n"
+    "    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }\n"
+    "    unsigned long long p0 = 0xD2511F53ull * x0, p1 = 0xCD9E8D57ull * x2;\n"
+    "    unsigned y0 = (unsigned)(p1 >> 32) ^ x1 ^ k0;\n"
+    "    unsigned y2 = (unsigned)(p0 >> 32) ^ x3 ^ k1;\n"
+    "    x1 = (unsigned)p1;\n"
+    "    x3 = (unsigned)p0;\n"
+    "    x0 = y0;\n"
+    "    x2 = y2;\n"
+    "  }\n"
+    "  unsigned j = i & 3u;\n"
+    "  unsigned w = j == 0u ? x0 : j == 1u ? x1 : j == 2u ? x2 : x3;\n"
+    "  return (int)(w >> 8);\n"
+    "}\n";
+
 /* Compiled with clang -nocudainc -nocudalib: no CUDA headers, no
  * libdevice. The attributes are clang's; the math is NVVM builtins (PTX
  * instructions) with the accuracy noted per function, well inside the
@@ -219,6 +243,7 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
           ? dml_cemit_half_helpers
           : "");
   if ((views & DML_KVIEW_TYPED) && (dts & (1u << DML_KT_F64))) dml_cemit_f64_math(&b, "");
+  if (views & DML_KVIEW_RAND) dml_sb_printf(&b, "%s", k_philox_prelude);
   dml_sb_printf(&b,
                 "extern \"C\" __global__ void __attribute__((launch_bounds(%u)))\n"
                 "%s(float *__restrict__ arena, %sfloat *__restrict__ weights, "

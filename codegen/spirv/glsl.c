@@ -86,6 +86,28 @@ static const char k_uint_helpers[] =
     "  T dml_udiv(T a, T b) { return b == T(0) ? T(0) : a / b; } \\\n"
     "  T dml_umod(T a, T b) { return b == T(0) ? T(0) : a % b; }\n";
 
+/* dml_philox24 (c_emit.h): the 24 random bits of element i of a random
+ * stream, Philox4x32-10 as runtime/base/dml_philox.c computes it (the
+ * 32x32 -> 64 products through umulExtended). */
+static const char k_philox_helper[] =
+    "int dml_philox24(uint i, uint stream, int s0, int s1, int t0, int t1) {\n"
+    "  uint x0 = i >> 2u, x1 = 0u, x2 = stream, x3 = uint(t0);\n"
+    "  uint k0 = uint(s0), k1 = uint(s1) ^ uint(t1);\n"
+    "  for (int r = 0; r < 10; r++) {\n"
+    "    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }\n"
+    "    uint h0, l0, h1, l1;\n"
+    "    umulExtended(0xD2511F53u, x0, h0, l0);\n"
+    "    umulExtended(0xCD9E8D57u, x2, h1, l1);\n"
+    "    x0 = h1 ^ x1 ^ k0;\n"
+    "    x2 = h0 ^ x3 ^ k1;\n"
+    "    x1 = l1;\n"
+    "    x3 = l0;\n"
+    "  }\n"
+    "  uint j = i & 3u;\n"
+    "  uint w = j == 0u ? x0 : j == 1u ? x1 : j == 2u ? x2 : x3;\n"
+    "  return int(w >> 8u);\n"
+    "}\n";
+
 dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
                               char **out_text) {
   if (n_symbols > 32)
@@ -172,6 +194,7 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
       dml_cemit_f64_math(&b, "LF");
     }
   }
+  if (views & DML_KVIEW_RAND) dml_sb_printf(&b, "%s", k_philox_helper);
   for (uint32_t t = 0; t < k->n_tiles; t++)
     dml_sb_printf(&b, "shared float tile%u[%u];\n", t, k->tile_elems[t]);
   dml_sb_printf(&b, "void main() {\n");

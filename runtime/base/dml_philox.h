@@ -76,6 +76,31 @@ double dml_philox_normal_f32(const dml_philox_stream_t *s, uint64_t i);
 /* Standard normal (Box-Muller), the 64-bit layout's element i. */
 double dml_philox_normal_f64(const dml_philox_stream_t *s, uint64_t i);
 
+/* The GPU backends' random state (docs/kernels.md "Random values"): a
+ * slot of DML_PHILOX_SLOT_BYTES past a function's planned arena, at byte
+ * dml_philox_slot_offset(arena_bytes), holding four little-endian u32
+ * words { seed_lo32, seed_hi32, step_lo32, step_hi32 } of the run's
+ * session seed and step. The backends copy it from their staging area
+ * inside the recorded command buffer / captured graph before the kernels,
+ * so every replay reads the current run's words; the kernels compute
+ * key and counter from them as above (a node's `seed` attribute replaces
+ * the first two words). */
+#define DML_PHILOX_SLOT_BYTES 16u
+
+/* Byte offset of the random-state slot of a function whose planned arena
+ * has `arena_bytes` bytes: arena_bytes rounded up to 16. */
+static inline uint64_t dml_philox_slot_offset(uint64_t arena_bytes) {
+  return (arena_bytes + 15u) & ~(uint64_t)15u;
+}
+
+/* The slot's four words for session seed `seed` and step `step`. */
+static inline void dml_philox_slot_words(uint64_t seed, uint64_t step, uint32_t out[4]) {
+  out[0] = (uint32_t)seed;
+  out[1] = (uint32_t)(seed >> 32);
+  out[2] = (uint32_t)step;
+  out[3] = (uint32_t)(step >> 32);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -264,6 +264,7 @@ typedef struct cu_session {
   double *kernel_ms;
   uint32_t n_inputs, n_outputs;
   io_region_t *inputs, *outputs;
+  dml_rt_rng_region_t rng; /* the random-state slot (rt_backend.h) */
   uint32_t n_symbols;
   int64_t last_sym[DML_KPKG_MAX_SYMBOLS];
   cu_graph_t graphs[MAX_GRAPHS];
@@ -519,8 +520,9 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   }
   uint64_t staging = 0;
   if (!s) s = plan_io(c, m, f, &staging);
+  if (!s) dml_rt_gpu_plan_rng(f, 256, &staging, &c->rng);
   if (!s) {
-    if ((r = D->cuMemAlloc(&c->arena, f->arena_bytes ? f->arena_bytes : 4)))
+    if ((r = D->cuMemAlloc(&c->arena, c->rng.arena_bytes ? c->rng.arena_bytes : 4)))
       what = "cuMemAlloc (the arena)";
     if (o) {
       /* the shared globals: the owner's device copy */
@@ -581,6 +583,11 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, int timed) 
                                    c->stream),
               "cuMemcpyHtoDAsync (inputs)");
   }
+  if (c->rng.used) /* this run's seed and step (cu_run writes the staging) */
+    CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->rng.arena_offset,
+                                 c->staging + c->rng.staging_offset,
+                                 DML_PHILOX_SLOT_BYTES, c->stream),
+            "cuMemcpyHtoDAsync (random state)");
   struct {
     unsigned sym[DML_KPKG_MAX_SYMBOLS];
   } syms;
@@ -672,6 +679,7 @@ static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
       memcpy(c->staging + c->inputs[i].staging_offset,
              e->arena + c->inputs[i].arena_offset, (size_t)b);
   }
+  if (c->rng.used) dml_rt_gpu_rng_words(e, c->staging + c->rng.staging_offset);
   uint32_t nk = c->kf->n_kernels;
   cu_graph_t *G = c->profile ? NULL : graph_for(c, e);
   if (G) {

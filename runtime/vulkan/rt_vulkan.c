@@ -298,6 +298,7 @@ typedef struct vk_session {
   uint32_t n_symbols;
   io_region_t *inputs, *outputs;
   uint32_t n_inputs, n_outputs;
+  dml_rt_rng_region_t rng; /* the random-state slot (rt_backend.h) */
   vk_cmd_t cmds[MAX_CACHED_CMDS];
   uint32_t next_cmd;
   double *kernel_ms;
@@ -858,10 +859,11 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   }
   uint64_t staging = 0;
   if (!s) s = plan_io(v, m, f, &staging);
+  if (!s) dml_rt_gpu_plan_rng(f, 16, &staging, &v->rng);
   const VkBufferUsageFlags dev_use = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-  if (!s) s = buf_create(v, f->arena_bytes, dev_use, 0, "the arena", &v->arena);
+  if (!s) s = buf_create(v, v->rng.arena_bytes, dev_use, 0, "the arena", &v->arena);
   if (!s && !o)
     s = buf_create(v, m->weights_size, dev_use, 0, "the weights", &v->weights);
   if (!s)
@@ -929,6 +931,11 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuf
     if (b <= 0) continue;
     VkBufferCopy c = {v->inputs[i].staging_offset, v->inputs[i].arena_offset,
                       (VkDeviceSize)b};
+    v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
+  }
+  if (v->rng.used) {
+    /* this run's seed and step (written to the staging before each submit) */
+    VkBufferCopy c = {v->rng.staging_offset, v->rng.arena_offset, DML_PHILOX_SLOT_BYTES};
     v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
   }
   barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -1021,6 +1028,7 @@ static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
       memcpy(st + v->inputs[i].staging_offset, e->arena + v->inputs[i].arena_offset,
              (size_t)b);
   }
+  if (v->rng.used) dml_rt_gpu_rng_words(e, st + v->rng.staging_offset);
   DML_RETURN_IF_ERROR(submit_wait(v, cb));
   for (uint32_t i = 0; i < v->n_outputs; i++) {
     int64_t b = io_bytes(e, v->outputs[i].value);

@@ -267,19 +267,19 @@ static void test_unsupported_ops_listed(void) {
   free(bytes);
 }
 
-/* Dropout's kernel is its inference form: training mode with a ratio > 0,
- * or a training_mode that is not a constant, is a schedule error naming
- * the node and the reason. */
+/* Dropout in training mode is a kernel (the node's Philox stream); a
+ * ratio outside [0, 1] in training mode, or a training_mode that is not a
+ * constant, is a schedule error naming the node and the reason. */
 static void test_dropout_training_listed(void) {
   static const char *const texts[2] = {
-      "global @r : f32[] = dense<[0.5]>\n"
+      "global @r : f32[] = dense<[1.5]>\n"
       "global @t : bool[] = dense<[true]>\n"
       "func @forward(%x: f32[2,3]) -> (f32[2,3]) {\n"
       "  %y = Dropout(%x, @r, @t) : f32[2,3]\n  return %y\n}\n",
       "global @r : f32[] = dense<[0.5]>\n"
       "func @forward(%x: f32[2,3], %t: bool[]) -> (f32[2,3]) {\n"
       "  %y = Dropout(%x, @r, %t) : f32[2,3]\n  return %y\n}\n"};
-  static const char *const why[2] = {"Dropout in training mode (ratio > 0)",
+  static const char *const why[2] = {"ratio outside [0, 1]",
                                      "training_mode must be a constant"};
   for (int i = 0; i < 2; i++) {
     size_t n = 0;

@@ -97,6 +97,8 @@ int main(int argc, char **argv) {
     printf("ptxas not found: arch_sm80_fashion_mlp.dmlpkg not written\n");
   /* a training function: Assign kernels, globals shared on the device */
   write_ir("train_sgd", gpu_train_module(), "cpu,cuda", NULL);
+  /* training-mode Dropout: the CPU's Philox stream on the device */
+  write_ir("train_dropout", gpu_dropout_module(), "cpu,cuda", NULL);
   write_ir("nokernels",
            "func @forward(%x: f32[4]) -> (f32[4]) {\n  %r = Relu(%x) : f32[4]\n"
            "  return %r\n}\n",

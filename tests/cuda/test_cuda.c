@@ -9,7 +9,9 @@
  * an sm_80 cubin package (PTX on other architectures) and with the PTX
  * forced; a graph replayed many times; the training case of
  * gpu_train_case.h (train_sgd.dmlpkg: Assign kernels updating the device
- * weights shared by train_step and forward, within 1e-5); the errors (no
+ * weights shared by train_step and forward, within 1e-5); training-mode
+ * Dropout (train_dropout.dmlpkg: masks identical to the CPU's, new masks
+ * each step through the replayed graph); the errors (no
  * kernels, no such device, no kernels for the device's compute capability
  * and no PTX).
  * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|); TF32 GEMMs (tf32_*)
@@ -216,6 +218,14 @@ static void test_training(void) {
   dml_rt_model_release(m);
 }
 
+/* Training-mode Dropout: masks identical to the CPU's (gpu_train_case.h). */
+static void test_dropout(void) {
+  dml_rt_model_t *m = load("train_dropout.dmlpkg");
+  if (!m) return;
+  gpu_dropout_compare(m, "cuda");
+  dml_rt_model_release(m);
+}
+
 static void test_errors(void) {
   dml_rt_model_t *m = load("nokernels.dmlpkg");
   dml_rt_session_t *s = NULL;
@@ -270,5 +280,6 @@ int main(int argc, char **argv) {
   RUN(test_ptx_paths);
   RUN(test_no_matching_image);
   RUN(test_training);
+  RUN(test_dropout);
   return dml_test_finish();
 }

@@ -35,6 +35,18 @@ static void test_train_step_matches_cpu(void) {
   dml_rt_model_release(m);
 }
 
+/* Training-mode Dropout on the device against the CPU (gpu_train_case.h). */
+static void test_dropout_train_step(void) {
+  size_t n = 0;
+  void *bytes = cg_package(gpu_dropout_module(), "cpu,vulkan", &n);
+  if (!bytes) return;
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  if (m) gpu_dropout_compare(m, "vulkan");
+  dml_rt_model_release(m);
+}
+
 /* A large elementwise update (4 elements per invocation, loaded before the
  * first store) with its Assign fused: big -= lr * g. */
 static void test_unrolled_update(void) {
@@ -253,6 +265,7 @@ int main(void) {
     return 77;
   }
   RUN(test_train_step_matches_cpu);
+  RUN(test_dropout_train_step);
   RUN(test_unrolled_update);
   RUN(test_trainer);
   RUN(test_errors);
