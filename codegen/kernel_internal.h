@@ -94,6 +94,22 @@ const dml_kval_t *dml_ksched_philox24(dml_kpool_t *p, const dml_pkg_function_t *
  * bits >= k (0 for t <= 0 or NaN, 2^24 for t >= 1). */
 int64_t dml_ksched_u24_threshold(double t);
 
+/* 1 for the random ops the scheduler emits (RandomUniform(Like),
+ * RandomNormal(Like), Bernoulli); each is a kernel of its own, one
+ * element per invocation. */
+int dml_ksched_random_op(dml_op_t op);
+/* Why random op node `node` of fn has no kernel, or NULL: f32 outputs
+ * (Bernoulli: f32 probabilities, an output of any kernel dtype, not
+ * overlapping its input but in place). */
+const char *dml_ksched_random_reject(const dml_pkg_function_t *fn, uint32_t node);
+/* The value of element `i` of the random op's output, of its dtype, as
+ * runtime/cpu/cpu_random.c computes it from the same Philox bits:
+ * RandomUniform low + u (high - low) and RandomNormal mean + scale z
+ * (Box-Muller) in f32 (the CPU: in double, so a few ulp apart);
+ * Bernoulli u < p exactly. */
+const dml_kval_t *dml_ksched_random_value(dml_kpool_t *p, const dml_pkg_function_t *fn,
+                                          uint32_t node, const dml_kidx_t *i);
+
 /* A statement list under construction. */
 typedef struct dml_kblock {
   dml_kstmt_t *first, *last;

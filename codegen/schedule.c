@@ -991,14 +991,22 @@ static int const_scalar(sched_t *s, const dml_pkg_node_t *n, uint32_t k, double 
   }
 }
 
+/* A scalar input `k` of node `n` read by the kernel at run time: an f32
+ * (or bool) scalar, aligned. */
+static int runtime_scalar(sched_t *s, const dml_pkg_node_t *n, uint32_t k,
+                          dml_dtype_t dt) {
+  const dml_pkg_value_t *v = k < n->n_inputs ? val(s, n->inputs[k]) : NULL;
+  return v && v->type.rank == 0 && v->type.dtype == dt && typed_ok(v);
+}
+
 /* Why Dropout node `n` (ONNX Dropout-13) has no kernel, or NULL. f32
- * data; ratio a constant in [0, 1] (the `ratio` attribute, 0.5, when
- * absent, as the CPU reads it); training_mode absent or a constant. The
- * kernel is the inference form (output = data, the optional mask (bool)
- * all true) when training_mode is false or the ratio 0
- * (dml_cpu_dropout_train then keeps every element, scaled by 1), else the
- * training form (emit_dropout). `*out_training` is set to 1 for the
- * training form. */
+ * data; ratio (the `ratio` attribute, 0.5, when absent, as the CPU reads
+ * it) and training_mode constants or f32 / bool scalars read at run time.
+ * `*out_training`: 0 for the inference form (output = data, the optional
+ * mask (bool) all true: training_mode absent or false, or a constant
+ * ratio of 0, where dml_cpu_dropout_train keeps every element, scaled by
+ * 1); 1 for the training form with a constant ratio in [0, 1]; 2 for the
+ * form reading ratio and/or training_mode at run time (emit_dropout). */
 static const char *dropout_reject(sched_t *s, const dml_pkg_node_t *n,
                                   int *out_training) {
   const dml_pkg_value_t *x = n->n_inputs ? val(s, n->inputs[0]) : NULL;
@@ -1021,20 +1029,33 @@ static const char *dropout_reject(sched_t *s, const dml_pkg_node_t *n,
     return "its result overlaps its operands in the memory plan";
   double training = 0.0;
   double ratio = dml_attr_float(n->attrs, n->n_attrs, "ratio", 0.5);
-  if (!const_scalar(s, n, 2, &training)) return "training_mode must be a constant";
-  if (!const_scalar(s, n, 1, &ratio)) return "ratio must be a constant";
-  if (training != 0.0 && !(ratio >= 0.0 && ratio <= 1.0)) return "ratio outside [0, 1]";
-  *out_training = training != 0.0 && ratio != 0.0;
+  int run_training = !const_scalar(s, n, 2, &training);
+  if (run_training && !runtime_scalar(s, n, 2, DML_DTYPE_BOOL))
+    return "training_mode must be a constant or a bool scalar";
+  if (!run_training && training == 0.0) {
+    *out_training = 0; /* inference: the ratio is not read */
+    return NULL;
+  }
+  int run_ratio = !const_scalar(s, n, 1, &ratio);
+  if (run_ratio && !runtime_scalar(s, n, 1, DML_DTYPE_F32))
+    return "ratio must be a constant or an f32 scalar";
+  if (!run_ratio && !(ratio >= 0.0 && ratio <= 1.0)) return "ratio outside [0, 1]";
+  *out_training = run_training || run_ratio ? 2 : ratio != 0.0;
   return NULL;
 }
 
 /* Dropout (dropout_reject), one kernel. Inference: y[i] = x[i] and
  * mask[i] = true. Training (dml_cpu_dropout_train): element i is kept when
  * its uniform u = bits * 2^-24 (the node's Philox stream,
- * dml_ksched_philox24) is >= ratio, i.e. bits >= the integer threshold, so
- * the masks are the CPU's bit for bit; y[i] = kept ? x[i] * (f32)(1 /
- * (1 - ratio)) : 0 (the CPU scales in double: 1 ulp apart at most),
- * mask[i] = kept. */
+ * dml_ksched_philox24) is >= ratio, i.e. bits >= the integer threshold
+ * ceil(ratio * 2^24), so the masks are the CPU's bit for bit; y[i] = kept
+ * ? x[i] * (f32)(1 / (1 - ratio)) : 0 (the CPU scales in double: 1 ulp
+ * apart at most), mask[i] = kept. With ratio and/or training_mode read at
+ * run time (training 2) the kernel computes the threshold from the f32
+ * ratio (ratio * 2^24 and its ceiling are exact in f32), keeps everything
+ * with scale 1 when training_mode is false, and the scale 1 / (1 - ratio)
+ * in f32. A run-time ratio outside [0, 1], which the CPU refuses, is not
+ * checked: thresholds clamp to [0, 2^24]. */
 static void emit_dropout(sched_t *s, uint32_t node, int training) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -1058,10 +1079,33 @@ static void emit_dropout(sched_t *s, uint32_t node, int training) {
     if (m) dml_kblock_add(&body, store_at(s, m, gid, dml_kv_one(p, DML_KT_BOOL)));
   } else {
     double ratio = dml_attr_float(n->attrs, n->n_attrs, "ratio", 0.5);
-    const_scalar(s, n, 1, &ratio);
+    double on = 1.0;
+    int run_ratio = !const_scalar(s, n, 1, &ratio);
+    int run_on = !const_scalar(s, n, 2, &on);
+    const dml_kval_t *thr = dml_kv_iconst(p, DML_KT_I32, dml_ksched_u24_threshold(ratio));
+    const dml_kval_t *scale =
+        dml_kv_const(p, ratio < 1.0 ? (float)(1.0 / (1.0 - ratio)) : 0.0f);
+    if (run_ratio) {
+      const dml_kval_t *r = load_at(s, val(s, n->inputs[1]), dml_ki_const(p, 0));
+      const dml_kval_t *t = dml_kv_fn(
+          p, DML_KF_MIN,
+          dml_kv_fn(
+              p, DML_KF_MAX,
+              dml_kv_fn(p, DML_KF_CEIL,
+                        dml_kv_fn(p, DML_KF_MUL, r, dml_kv_const(p, 16777216.0f)), NULL),
+              dml_kv_const(p, 0.0f)),
+          dml_kv_const(p, 16777216.0f));
+      thr = dml_kv_cast(p, DML_KT_I32, t);
+      scale = dml_kv_fn(p, DML_KF_RECIP,
+                        dml_kv_fn(p, DML_KF_SUB, dml_kv_const(p, 1.0f), r), NULL);
+    }
     const dml_kval_t *keep =
-        dml_kv_fn(p, DML_KF_GE, dml_ksched_philox24(p, s->fn, node, gid),
-                  dml_kv_iconst(p, DML_KT_I32, dml_ksched_u24_threshold(ratio)));
+        dml_kv_fn(p, DML_KF_GE, dml_ksched_philox24(p, s->fn, node, gid), thr);
+    if (run_on) {
+      const dml_kval_t *t = load_at(s, val(s, n->inputs[2]), dml_ki_const(p, 0));
+      keep = dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_NOT, t, NULL), keep);
+      scale = dml_kv_select(p, t, scale, dml_kv_const(p, 1.0f));
+    }
     dml_kstmt_t *let = dml_ks_new(p, DML_KS_LET);
     if (let) {
       let->reg = 0;
@@ -1069,17 +1113,42 @@ static void emit_dropout(sched_t *s, uint32_t node, int training) {
     }
     K->n_regs = 1;
     const dml_kval_t *kept = dml_kv_reg_t(p, 0, DML_KT_BOOL);
-    float scale = ratio < 1.0 ? (float)(1.0 / (1.0 - ratio)) : 0.0f;
     dml_kblock_add(&body, let);
-    dml_kblock_add(&body,
-                   store_at(s, y, gid,
-                            dml_kv_select(p, kept,
-                                          dml_kv_fn(p, DML_KF_MUL, load_at(s, x, gid),
-                                                    dml_kv_const(p, scale)),
-                                          dml_kv_const(p, 0.0f))));
+    dml_kblock_add(
+        &body, store_at(s, y, gid,
+                        dml_kv_select(p, kept,
+                                      dml_kv_fn(p, DML_KF_MUL, load_at(s, x, gid), scale),
+                                      dml_kv_const(p, 0.0f))));
     if (m) dml_kblock_add(&body, store_at(s, m, gid, kept));
   }
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+}
+
+/* A random op (schedule_random.c) as a kernel of its own: one invocation
+ * per output element. */
+static void emit_random(sched_t *s, uint32_t node) {
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const char *why = dml_ksched_random_reject(s->fn, node);
+  const dml_pkg_value_t *y = why ? NULL : val(s, n->outputs[0]);
+  dml_klin_t numel;
+  if (!why && !type_numel(&y->type, &numel)) why = "more than one symbolic dim";
+  if (!why && data_dependent(s, &y->type)) why = "a dim computed from run-time data";
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  dml_kernel_t *K = new_kernel(s, DML_KK_ELEMENTWISE);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  K->local[0] = WG;
+  K->items[0] = numel;
+  lin_add(&K->bytes, numel,
+          (int64_t)dml_dtype_size(y->type.dtype) + (n->op == DML_OP_BERNOULLI ? 4 : 0));
+  const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
+  K->body =
+      if_lt(s, gid, dml_ki_lin(s->pool, numel),
+            store_at(s, y, gid, dml_ksched_random_value(s->pool, s->fn, node, gid)));
 }
 
 /* ---- Assign ---- */
@@ -3496,7 +3565,7 @@ int dml_kschedule_handles(dml_op_t op) {
     case DML_OP_SHAPE:
     case DML_OP_SIZE:
     case DML_OP_DROPOUT: return 1;
-    default: return 0;
+    default: return dml_ksched_random_op(op);
   }
 }
 
@@ -3769,6 +3838,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       case DML_OP_GATHER_ELEMENTS: emit_gather(&s, i); break;
       case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
       case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: emit_loss(&s, i); break;
+      case DML_OP_RANDOM_UNIFORM:
+      case DML_OP_RANDOM_UNIFORM_LIKE:
+      case DML_OP_RANDOM_NORMAL:
+      case DML_OP_RANDOM_NORMAL_LIKE:
+      case DML_OP_BERNOULLI: emit_random(&s, i); break;
       case DML_OP_DROPOUT: {
         int training = 0;
         const char *why = dropout_reject(&s, n, &training);

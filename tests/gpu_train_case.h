@@ -340,4 +340,158 @@ out:
   dml_rt_session_release(v);
 }
 
+/* Dropout with ratio and training_mode given at run time (as the ONNX
+ * conformance tests feed them): the kernel computes the threshold from
+ * the f32 ratio; masks identical to the CPU's for ratios 0.5, 0.3, 0.75,
+ * 0 and 1, training on and off, values within GT_TOL. */
+static inline const char *gpu_dropout_rt_module(void) {
+  return "sym batch <= 16\n"
+         "func @forward(%x: f32[batch,64], %r: f32[], %t: bool[]) -> (f32[batch,64], "
+         "bool[batch,64]) {\n"
+         "  %y, %m = Dropout(%x, %r, %t) : f32[batch,64], bool[batch,64]\n"
+         "  return %y, %m\n"
+         "}\n";
+}
+
+static inline void gpu_dropout_rt_compare(dml_rt_model_t *m, const char *device) {
+  dml_rt_session_t *c = NULL, *v = NULL;
+  CHECK_OK(dml_rt_session_create(m, "cpu", &c));
+  CHECK_OK(dml_rt_session_create(m, device, &v));
+  float x[16 * 64];
+  if (!c || !v) goto out;
+  const float ratios[] = {0.5f, 0.3f, 0.75f, 0.0f, 1.0f, 0.5f};
+  const uint8_t on[] = {1, 1, 1, 1, 1, 0};
+  double worst = 0;
+  int64_t bad = 0, kept[6] = {0};
+  for (int it = 0; it < 6; it++) {
+    int64_t n = it % 2 ? 7 : 16;
+    for (int64_t k = 0; k < n * 64; k++) x[k] = gt_frand();
+    float r = ratios[it];
+    uint8_t t = on[it];
+    dml_tensor_t tx = gt_tensor(x, 2, n, 64), tr = gt_tensor(&r, 0, 0, 0),
+                 tt = gt_tensor(NULL, 0, 0, 0);
+    tt.dtype = DML_DTYPE_BOOL;
+    tt.data = &t;
+    dml_rt_session_t *ss[2] = {c, v};
+    dml_tensor_t y[2][2];
+    for (int k = 0; k < 2; k++) {
+      CHECK_OK(dml_rt_session_set_input(ss[k], 0, &tx));
+      CHECK_OK(dml_rt_session_set_input(ss[k], 1, &tr));
+      CHECK_OK(dml_rt_session_set_input(ss[k], 2, &tt));
+      CHECK_OK(dml_rt_session_run(ss[k]));
+      memset(y[k], 0, sizeof y[k]);
+      CHECK_OK(dml_rt_session_get_output(ss[k], 0, &y[k][0]));
+      CHECK_OK(dml_rt_session_get_output(ss[k], 1, &y[k][1]));
+    }
+    if (!y[0][0].data || !y[1][0].data || !y[0][1].data || !y[1][1].data) goto out;
+    for (int64_t k = 0; k < n * 64; k++) {
+      double p = ((const float *)y[0][0].data)[k], q = ((const float *)y[1][0].data)[k];
+      double e = fabs(p - q) / fmax(1.0, fabs(p));
+      if (!(e <= worst)) worst = isnan(e) ? 1e9 : e;
+      uint8_t a = ((const uint8_t *)y[0][1].data)[k],
+              b = ((const uint8_t *)y[1][1].data)[k];
+      bad += a != b;
+      kept[it] += b;
+    }
+  }
+  printf(
+      "%s: Dropout with run-time ratio and training_mode: %lld mask bytes differ, "
+      "max scaled error %.2e; kept %lld/1024 (0.5), %lld/448 (0.3), %lld/1024 (0.75), "
+      "%lld/448 (0), %lld/1024 (1), %lld/448 (off)\n",
+      device, (long long)bad, worst, (long long)kept[0], (long long)kept[1],
+      (long long)kept[2], (long long)kept[3], (long long)kept[4], (long long)kept[5]);
+  CHECK(bad == 0);
+  CHECK(worst <= GT_TOL);
+  CHECK(kept[3] == 448 && kept[4] == 0 && kept[5] == 448);
+  CHECK(kept[0] > 400 && kept[0] < 624 && kept[2] > 180 && kept[2] < 330);
+out:
+  dml_rt_session_release(c);
+  dml_rt_session_release(v);
+}
+
+/* The random ops on the device against the CPU: RandomUniform (low/high,
+ * own seed), RandomUniformLike, RandomNormal (mean/scale, own seed),
+ * RandomNormalLike, Bernoulli to f32 and to bool. Same Philox bits:
+ * Bernoulli's outputs equal the CPU's; the uniforms within 1e-6 and the
+ * normals within 1e-4 scaled by max(1, |cpu|) (the CPU maps the bits in
+ * double, the device in f32 with its log/sin/cos). */
+static inline const char *gpu_random_module(void) {
+  return "sym batch <= 16\n"
+         "func @forward(%p: f32[batch,40]) -> (f32[3,50], f32[batch,40], f32[4,33], "
+         "f32[batch,40], f32[batch,40], bool[batch,40]) {\n"
+         "  %u = RandomUniform() {shape = [3, 50], low = -2.0, high = 3.0, seed = 11.0, "
+         "dtype = 1} : f32[3,50]\n"
+         "  %v = RandomUniformLike(%p) : f32[batch,40]\n"
+         "  %n = RandomNormal() {shape = [4, 33], mean = 1.0, scale = 2.0, seed = 5.0, "
+         "dtype = 1} : f32[4,33]\n"
+         "  %m = RandomNormalLike(%p) : f32[batch,40]\n"
+         "  %b = Bernoulli(%p) : f32[batch,40]\n"
+         "  %c = Bernoulli(%p) {dtype = 9} : bool[batch,40]\n"
+         "  return %u, %v, %n, %m, %b, %c\n"
+         "}\n";
+}
+
+/* Runs gpu_random_module on the CPU and `device` for a few runs. */
+static inline void gpu_random_compare(dml_rt_model_t *m, const char *device) {
+  dml_rt_session_t *c = NULL, *v = NULL;
+  CHECK_OK(dml_rt_session_create(m, "cpu", &c));
+  CHECK_OK(dml_rt_session_create(m, device, &v));
+  float p[16 * 40], last_v0 = 0;
+  if (!c || !v) goto out;
+  const double tol[6] = {1e-6, 1e-6, 1e-4, 1e-4, 0, 0};
+  double worst[6] = {0};
+  int64_t ones = 0, total = 0, same_as_last = 0;
+  const int64_t batches[] = {16, 5, 16, 1};
+  for (int it = 0; it < 4; it++) {
+    int64_t n = batches[it];
+    for (int64_t k = 0; k < n * 40; k++) p[k] = 0.5f * (gt_frand() + 1.0f);
+    dml_tensor_t tp = gt_tensor(p, 2, n, 40);
+    CHECK_OK(dml_rt_session_set_input(c, 0, &tp));
+    CHECK_OK(dml_rt_session_set_input(v, 0, &tp));
+    CHECK_OK(dml_rt_session_run(c));
+    CHECK_OK(dml_rt_session_run(v));
+    for (uint32_t o = 0; o < 6; o++) {
+      dml_tensor_t a, b;
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      CHECK_OK(dml_rt_session_get_output(c, o, &a));
+      CHECK_OK(dml_rt_session_get_output(v, o, &b));
+      if (!a.data || !b.data) goto out;
+      int64_t cnt = dml_dims_numel(a.dims, a.rank);
+      CHECK(cnt == dml_dims_numel(b.dims, b.rank));
+      for (int64_t k = 0; k < cnt; k++) {
+        double x, y;
+        if (a.dtype == DML_DTYPE_BOOL) {
+          x = ((const uint8_t *)a.data)[k];
+          y = ((const uint8_t *)b.data)[k];
+        } else {
+          x = ((const float *)a.data)[k];
+          y = ((const float *)b.data)[k];
+        }
+        double e = fabs(x - y) / fmax(1.0, fabs(x));
+        if (!(e <= worst[o])) worst[o] = isnan(e) ? 1e9 : e;
+        if (o == 4) ones += y != 0, total++;
+      }
+      /* RandomUniformLike's first element: a new step, a new value */
+      if (o == 1) {
+        float v0 = ((const float *)b.data)[0];
+        if (it > 0 && v0 == last_v0) same_as_last++;
+        last_v0 = v0;
+      }
+    }
+  }
+  printf(
+      "%s: random ops, 4 runs: max scaled error uniform %.2e, uniform_like %.2e, "
+      "normal %.2e, normal_like %.2e, bernoulli %.0f, bernoulli->bool %.0f; "
+      "bernoulli ones %.3f (mean p 0.5)\n",
+      device, worst[0], worst[1], worst[2], worst[3], worst[4], worst[5],
+      (double)ones / (double)total);
+  for (int o = 0; o < 6; o++) CHECK(worst[o] <= tol[o]);
+  CHECK(fabs((double)ones / (double)total - 0.5) < 0.06);
+  CHECK(same_as_last == 0);
+out:
+  dml_rt_session_release(c);
+  dml_rt_session_release(v);
+}
+
 #endif /* DML_GPU_TRAIN_CASE_H_ */

@@ -267,20 +267,22 @@ static void test_unsupported_ops_listed(void) {
   free(bytes);
 }
 
-/* Dropout in training mode is a kernel (the node's Philox stream); a
- * ratio outside [0, 1] in training mode, or a training_mode that is not a
- * constant, is a schedule error naming the node and the reason. */
+/* Dropout in training mode is a kernel (the node's Philox stream), with
+ * ratio and training_mode constants or f32 / bool scalars read at run
+ * time; a constant ratio outside [0, 1] in training mode, or a run-time
+ * ratio of another dtype, is a schedule error naming the node and the
+ * reason. */
 static void test_dropout_training_listed(void) {
   static const char *const texts[2] = {
       "global @r : f32[] = dense<[1.5]>\n"
       "global @t : bool[] = dense<[true]>\n"
       "func @forward(%x: f32[2,3]) -> (f32[2,3]) {\n"
       "  %y = Dropout(%x, @r, @t) : f32[2,3]\n  return %y\n}\n",
-      "global @r : f32[] = dense<[0.5]>\n"
-      "func @forward(%x: f32[2,3], %t: bool[]) -> (f32[2,3]) {\n"
-      "  %y = Dropout(%x, @r, %t) : f32[2,3]\n  return %y\n}\n"};
+      "global @t : bool[] = dense<[true]>\n"
+      "func @forward(%x: f32[2,3], %r: f64[]) -> (f32[2,3]) {\n"
+      "  %y = Dropout(%x, %r, @t) : f32[2,3]\n  return %y\n}\n"};
   static const char *const why[2] = {"ratio outside [0, 1]",
-                                     "training_mode must be a constant"};
+                                     "ratio must be a constant or an f32 scalar"};
   for (int i = 0; i < 2; i++) {
     size_t n = 0;
     void *bytes = cg_package(texts[i], NULL, &n);

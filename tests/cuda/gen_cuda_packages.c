@@ -99,6 +99,9 @@ int main(int argc, char **argv) {
   write_ir("train_sgd", gpu_train_module(), "cpu,cuda", NULL);
   /* training-mode Dropout: the CPU's Philox stream on the device */
   write_ir("train_dropout", gpu_dropout_module(), "cpu,cuda", NULL);
+  /* the random ops (RandomUniform/Normal(Like), Bernoulli) */
+  write_ir("random_ops", gpu_random_module(), "cpu,cuda", NULL);
+  write_ir("dropout_rt", gpu_dropout_rt_module(), "cpu,cuda", NULL);
   write_ir("nokernels",
            "func @forward(%x: f32[4]) -> (f32[4]) {\n  %r = Relu(%x) : f32[4]\n"
            "  return %r\n}\n",

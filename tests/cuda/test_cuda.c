@@ -11,7 +11,10 @@
  * gpu_train_case.h (train_sgd.dmlpkg: Assign kernels updating the device
  * weights shared by train_step and forward, within 1e-5); training-mode
  * Dropout (train_dropout.dmlpkg: masks identical to the CPU's, new masks
- * each step through the replayed graph); the errors (no
+ * each step through the replayed graph; dropout_rt.dmlpkg: ratio and
+ * training_mode fed at run time); the random ops (random_ops.dmlpkg:
+ * RandomUniform/Normal(Like), Bernoulli from the CPU's Philox bits); the
+ * errors (no
  * kernels, no such device, no kernels for the device's compute capability
  * and no PTX).
  * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|); TF32 GEMMs (tf32_*)
@@ -226,6 +229,22 @@ static void test_dropout(void) {
   dml_rt_model_release(m);
 }
 
+/* The random ops: the CPU's Philox bits (gpu_train_case.h). */
+static void test_random_ops(void) {
+  dml_rt_model_t *m = load("random_ops.dmlpkg");
+  if (!m) return;
+  gpu_random_compare(m, "cuda");
+  dml_rt_model_release(m);
+}
+
+/* Dropout with run-time ratio and training_mode (gpu_train_case.h). */
+static void test_dropout_runtime_inputs(void) {
+  dml_rt_model_t *m = load("dropout_rt.dmlpkg");
+  if (!m) return;
+  gpu_dropout_rt_compare(m, "cuda");
+  dml_rt_model_release(m);
+}
+
 static void test_errors(void) {
   dml_rt_model_t *m = load("nokernels.dmlpkg");
   dml_rt_session_t *s = NULL;
@@ -281,5 +300,7 @@ int main(int argc, char **argv) {
   RUN(test_no_matching_image);
   RUN(test_training);
   RUN(test_dropout);
+  RUN(test_dropout_runtime_inputs);
+  RUN(test_random_ops);
   return dml_test_finish();
 }

@@ -47,6 +47,30 @@ static void test_dropout_train_step(void) {
   dml_rt_model_release(m);
 }
 
+/* Dropout with run-time ratio and training_mode (gpu_train_case.h). */
+static void test_dropout_runtime_inputs(void) {
+  size_t n = 0;
+  void *bytes = cg_package(gpu_dropout_rt_module(), "cpu,vulkan", &n);
+  if (!bytes) return;
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  if (m) gpu_dropout_rt_compare(m, "vulkan");
+  dml_rt_model_release(m);
+}
+
+/* The random ops on the device against the CPU (gpu_train_case.h). */
+static void test_random_ops(void) {
+  size_t n = 0;
+  void *bytes = cg_package(gpu_random_module(), "cpu,vulkan", &n);
+  if (!bytes) return;
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  if (m) gpu_random_compare(m, "vulkan");
+  dml_rt_model_release(m);
+}
+
 /* A large elementwise update (4 elements per invocation, loaded before the
  * first store) with its Assign fused: big -= lr * g. */
 static void test_unrolled_update(void) {
@@ -266,6 +290,8 @@ int main(void) {
   }
   RUN(test_train_step_matches_cpu);
   RUN(test_dropout_train_step);
+  RUN(test_dropout_runtime_inputs);
+  RUN(test_random_ops);
   RUN(test_unrolled_update);
   RUN(test_trainer);
   RUN(test_errors);
