@@ -77,7 +77,7 @@ const char *dml_ksched_random_reject(const dml_pkg_function_t *fn, uint32_t node
   if (!y) return "absent output";
   dml_kdtype_t t;
   if (!dml_kdtype_of(y->type.dtype, &t) || y->offset % dml_kdtype_size(t))
-    return "only f32, i64, i32, bool, u8 and i8 (aligned) outputs are emitted";
+    return "an output dtype kernels do not hold, or misaligned";
   if (n->op != DML_OP_BERNOULLI) {
     if (y->type.dtype != DML_DTYPE_F32) return "only f32 outputs are emitted";
     return NULL;
