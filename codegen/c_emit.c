@@ -556,7 +556,7 @@ static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
       return;
     case DML_KV_REG: dml_sb_printf(b, "r%u", v->reg); return;
     case DML_KV_PHILOX: {
-      dml_sb_printf(b, "dml_philox24(");
+      dml_sb_printf(b, v->dtype == DML_KT_U32 ? "dml_philox32(" : "dml_philox24(");
       e_idx(b, d, v->idx);
       dml_sb_printf(b, ", %lluu", (unsigned long long)(uint32_t)v->ic);
       const dml_kval_t *w[4] = {v->a, v->b, v->c3, v->d4};

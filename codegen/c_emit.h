@@ -83,8 +83,9 @@ void dml_cemit_regs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k)
  * IMOD and FMOD call dml_idiv, dml_imod and dml_fmod, which the dialect's
  * typed prelude defines as the CPU backend computes them (a divisor of 0
  * gives 0; of -1, -a and 0, with no overflow trap). A DML_KV_PHILOX value
- * calls dml_philox24(index, stream, seed_lo, seed_hi, step_lo, step_hi),
- * which the dialect's prelude defines (Philox4x32-10, dml_philox.h). */
+ * calls dml_philox24(index, stream, seed_lo, seed_hi, step_lo, step_hi)
+ * (dml_philox32 for the whole word, a u32 value), which the dialect's
+ * prelude defines (Philox4x32-10, dml_philox.h). */
 void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
                      int depth);
 

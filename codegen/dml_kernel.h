@@ -194,7 +194,8 @@ typedef enum dml_kval_kind {
                        step_lo }, key { seed_lo, seed_hi ^ step_hi }); the i32
                        operands a, b, c3, d4 are seed_lo, seed_hi, step_lo,
                        step_hi (loads of the random-state slot, or constants
-                       for a node's own seed) */
+                       for a node's own seed). Of dtype u32 (dml_kv_philox_word):
+                       the whole word w instead */
 } dml_kval_kind_t;
 
 typedef struct dml_kval {

@@ -63,6 +63,12 @@ const dml_kval_t *dml_kv_select(dml_kpool_t *p, const dml_kval_t *cond,
 const dml_kval_t *dml_kv_philox(dml_kpool_t *p, const dml_kidx_t *idx, uint32_t stream,
                                 const dml_kval_t *seed_lo, const dml_kval_t *seed_hi,
                                 const dml_kval_t *step_lo, const dml_kval_t *step_hi);
+/* The whole Philox word (u32) of element `idx` of the stream, for the
+ * 53-bit uniforms of f64 outputs (DML_KV_PHILOX of dtype u32). */
+const dml_kval_t *dml_kv_philox_word(dml_kpool_t *p, const dml_kidx_t *idx,
+                                     uint32_t stream, const dml_kval_t *seed_lo,
+                                     const dml_kval_t *seed_hi, const dml_kval_t *step_lo,
+                                     const dml_kval_t *step_hi);
 /* Scalar functions composed from the primitive ones (kernel_math.c); NULL
  * operands propagate NULL. */
 /* 1 for x > 0, else 0 (x finite). */

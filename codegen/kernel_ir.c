@@ -256,6 +256,16 @@ const dml_kval_t *dml_kv_philox(dml_kpool_t *p, const dml_kidx_t *idx, uint32_t 
   return v;
 }
 
+const dml_kval_t *dml_kv_philox_word(dml_kpool_t *p, const dml_kidx_t *idx,
+                                     uint32_t stream, const dml_kval_t *seed_lo,
+                                     const dml_kval_t *seed_hi, const dml_kval_t *step_lo,
+                                     const dml_kval_t *step_hi) {
+  dml_kval_t *v =
+      (dml_kval_t *)dml_kv_philox(p, idx, stream, seed_lo, seed_hi, step_lo, step_hi);
+  if (v) v->dtype = DML_KT_U32;
+  return v;
+}
+
 const dml_kval_t *dml_kv_tile(dml_kpool_t *p, uint32_t tile, const dml_kidx_t *idx) {
   if (!idx) return NULL;
   dml_kval_t *v = kv_new(p, DML_KV_TILE);
@@ -622,7 +632,8 @@ static void print_val(const dml_kval_t *v, const dml_pkg_graph_t *g, FILE *f) {
       return;
     case DML_KV_REG: fprintf(f, "r%u", v->reg); return;
     case DML_KV_PHILOX:
-      fprintf(f, "philox24(stream %lld, ", (long long)v->ic);
+      fprintf(f, "philox%s(stream %lld, ", v->dtype == DML_KT_U32 ? "32" : "24",
+              (long long)v->ic);
       print_idx(v->idx, g, f);
       const dml_kval_t *w[4] = {v->a, v->b, v->c3, v->d4};
       for (int k = 0; k < 4; k++) {

@@ -47,6 +47,38 @@ const dml_kval_t *dml_ksched_philox24(dml_kpool_t *p, const dml_pkg_function_t *
   return dml_kv_philox(p, i, node, s0, s1, slot_word(p, fn, 2), slot_word(p, fn, 3));
 }
 
+/* The whole word of element i of the node's stream (u32). */
+static const dml_kval_t *philox_word(dml_kpool_t *p, const dml_pkg_function_t *fn,
+                                     uint32_t node, const dml_kidx_t *i) {
+  const dml_kval_t *b = dml_ksched_philox24(p, fn, node, i);
+  return b ? dml_kv_philox_word(p, b->idx, (uint32_t)b->ic, b->a, b->b, b->c3, b->d4)
+           : NULL;
+}
+
+/* The 53-bit uniform of element i in the 64-bit layout (dml_philox.h:
+ * words 2 (i % 2), 2 (i % 2) + 1 of block i / 2, i.e. the 32-bit layout's
+ * elements 2i and 2i + 1, low word first): u = (w64 >> 11) 2^-53 =
+ * (hi 2^21 + lo / 2^11) 2^-53, exact in f64. */
+static const dml_kval_t *u53(dml_kpool_t *p, const dml_pkg_function_t *fn, uint32_t node,
+                             const dml_kidx_t *i) {
+  const dml_kidx_t *i2 = dml_ki_bin(p, DML_KI_MUL, i, dml_ki_const(p, 2));
+  const dml_kval_t *lo = philox_word(p, fn, node, i2);
+  const dml_kval_t *hi =
+      philox_word(p, fn, node, dml_ki_bin(p, DML_KI_ADD, i2, dml_ki_const(p, 1)));
+  const dml_kval_t *lo11 =
+      dml_kv_fn(p, DML_KF_DIV, lo, dml_kv_iconst(p, DML_KT_U32, 2048));
+  const dml_kval_t *w = dml_kv_fn(p, DML_KF_ADD,
+                                  dml_kv_fn(p, DML_KF_MUL, dml_kv_cast(p, DML_KT_F64, hi),
+                                            dml_kv_fconst(p, DML_KT_F64, 2097152.0f)),
+                                  dml_kv_cast(p, DML_KT_F64, lo11));
+  /* 2^-53 as 2^-12 four times and 2^-5: constants whose decimal text is
+   * exact (glslang keeps a literal's decimal value for a double, so
+   * 1.11022302e-16 would not be 2^-53) */
+  for (int k = 0; k < 4; k++)
+    w = dml_kv_fn(p, DML_KF_MUL, w, dml_kv_fconst(p, DML_KT_F64, 0.000244140625f));
+  return dml_kv_fn(p, DML_KF_MUL, w, dml_kv_fconst(p, DML_KT_F64, 0.03125f));
+}
+
 int64_t dml_ksched_u24_threshold(double t) {
   if (!(t > 0.0)) return 0;
   if (t >= 1.0) return 1 << 24;
@@ -78,19 +110,26 @@ const char *dml_ksched_random_reject(const dml_pkg_function_t *fn, uint32_t node
   dml_kdtype_t t;
   if (!dml_kdtype_of(y->type.dtype, &t) || y->offset % dml_kdtype_size(t))
     return "an output dtype kernels do not hold, or misaligned";
+  if (n->op == DML_OP_RANDOM_UNIFORM || n->op == DML_OP_RANDOM_UNIFORM_LIKE) {
+    if (y->type.dtype != DML_DTYPE_F32 && y->type.dtype != DML_DTYPE_F64)
+      return "only f32 and f64 outputs are emitted";
+    return NULL;
+  }
   if (n->op != DML_OP_BERNOULLI) {
     if (y->type.dtype != DML_DTYPE_F32) return "only f32 outputs are emitted";
     return NULL;
   }
   const dml_pkg_value_t *x = n->n_inputs ? value_of(fn, n->inputs[0]) : NULL;
   if (!x) return "absent input";
-  if (x->type.dtype != DML_DTYPE_F32 || x->offset % 4)
-    return "only f32 (aligned) probabilities are emitted";
+  uint32_t xs = x->type.dtype == DML_DTYPE_F64 ? 8 : 4;
+  if ((x->type.dtype != DML_DTYPE_F32 && x->type.dtype != DML_DTYPE_F64) ||
+      x->offset % xs)
+    return "only f32 and f64 (aligned) probabilities are emitted";
   /* element i reads x[i] and writes y[i]: in place only at the same offset
    * with elements of one size */
   if (x->storage != DML_PKG_STORAGE_CONST && x->offset < y->offset + y->bytes &&
       y->offset < x->offset + x->bytes &&
-      (x->offset != y->offset || dml_kdtype_size(t) != 4))
+      (x->offset != y->offset || dml_kdtype_size(t) != xs))
     return "its result overlaps its input in the memory plan";
   return NULL;
 }
@@ -102,9 +141,16 @@ const dml_kval_t *dml_ksched_random_value(dml_kpool_t *p, const dml_pkg_function
   switch (n->op) {
     case DML_OP_RANDOM_UNIFORM:
     case DML_OP_RANDOM_UNIFORM_LIKE: {
-      /* y = low + u (high - low) (the CPU: in double, then rounded) */
+      /* y = low + u (high - low) (the CPU: in double, then rounded); f64:
+       * the 53-bit uniform, in f64 */
       float lo = (float)dml_attr_float(n->attrs, n->n_attrs, "low", 0.0);
       float hi = (float)dml_attr_float(n->attrs, n->n_attrs, "high", 1.0);
+      if (y->type.dtype == DML_DTYPE_F64)
+        return dml_kv_fn(
+            p, DML_KF_ADD, dml_kv_fconst(p, DML_KT_F64, lo),
+            dml_kv_fn(p, DML_KF_MUL, u53(p, fn, node, i),
+                      dml_kv_fn(p, DML_KF_SUB, dml_kv_fconst(p, DML_KT_F64, hi),
+                                dml_kv_fconst(p, DML_KT_F64, lo))));
       const dml_kval_t *u = u24(p, dml_ksched_philox24(p, fn, node, i));
       return dml_kv_fn(p, DML_KF_ADD, dml_kv_const(p, lo),
                        dml_kv_fn(p, DML_KF_MUL, u, dml_kv_const(p, hi - lo)));
@@ -140,15 +186,19 @@ const dml_kval_t *dml_ksched_random_value(dml_kpool_t *p, const dml_pkg_function
                        dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, sc), z));
     }
     case DML_OP_BERNOULLI: {
-      /* y = u < p (exact in f32: u has 24 bits, p is an f32), as y's dtype */
+      /* y = u < p, as y's dtype: exact (f32 p: u has 24 bits; f64 p: the
+       * 53-bit uniform, in f64, as the CPU draws it) */
       const dml_pkg_value_t *x = value_of(fn, n->inputs[0]);
+      int f64 = x->type.dtype == DML_DTYPE_F64;
       dml_kbuf_t buf =
           x->storage == DML_PKG_STORAGE_CONST ? DML_KBUF_WEIGHTS : DML_KBUF_ARENA;
       const dml_kval_t *pr = dml_kv_load_t(
-          p, buf, DML_KT_F32,
-          dml_ki_bin(p, DML_KI_ADD, dml_ki_const(p, (int64_t)(x->offset / 4)), i));
-      const dml_kval_t *one =
-          dml_kv_fn(p, DML_KF_LT, u24(p, dml_ksched_philox24(p, fn, node, i)), pr);
+          p, buf, f64 ? DML_KT_F64 : DML_KT_F32,
+          dml_ki_bin(p, DML_KI_ADD, dml_ki_const(p, (int64_t)(x->offset / (f64 ? 8 : 4))),
+                     i));
+      const dml_kval_t *u =
+          f64 ? u53(p, fn, node, i) : u24(p, dml_ksched_philox24(p, fn, node, i));
+      const dml_kval_t *one = dml_kv_fn(p, DML_KF_LT, u, pr);
       dml_kdtype_t t = DML_KT_F32;
       dml_kdtype_of(y->type.dtype, &t);
       return dml_kv_cast(p, t, one);

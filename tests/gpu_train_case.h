@@ -410,15 +410,18 @@ out:
 }
 
 /* The random ops on the device against the CPU: RandomUniform (low/high,
- * own seed), RandomUniformLike, RandomNormal (mean/scale, own seed),
- * RandomNormalLike, Bernoulli to f32 and to bool. Same Philox bits:
- * Bernoulli's outputs equal the CPU's; the uniforms within 1e-6 and the
- * normals within 1e-4 scaled by max(1, |cpu|) (the CPU maps the bits in
- * double, the device in f32 with its log/sin/cos). */
+ * own seed), RandomUniformLike (f32, and f64 from 53-bit uniforms),
+ * RandomNormal (mean/scale, own seed), RandomNormalLike, Bernoulli to f32
+ * and to bool, Bernoulli of f64 probabilities. Same Philox bits:
+ * Bernoulli's outputs equal the CPU's; the f32 uniforms within 1e-6, the
+ * f64 ones within 1e-12 and the normals within 1e-4 scaled by
+ * max(1, |cpu|) (the CPU maps the bits in double, the device in f32 with
+ * its log/sin/cos). */
 static inline const char *gpu_random_module(void) {
   return "sym batch <= 16\n"
          "func @forward(%p: f32[batch,40]) -> (f32[3,50], f32[batch,40], f32[4,33], "
-         "f32[batch,40], f32[batch,40], bool[batch,40]) {\n"
+         "f32[batch,40], f32[batch,40], bool[batch,40], f64[batch,40], f64[batch,40]) "
+         "{\n"
          "  %u = RandomUniform() {shape = [3, 50], low = -2.0, high = 3.0, seed = 11.0, "
          "dtype = 1} : f32[3,50]\n"
          "  %v = RandomUniformLike(%p) : f32[batch,40]\n"
@@ -427,7 +430,11 @@ static inline const char *gpu_random_module(void) {
          "  %m = RandomNormalLike(%p) : f32[batch,40]\n"
          "  %b = Bernoulli(%p) : f32[batch,40]\n"
          "  %c = Bernoulli(%p) {dtype = 9} : bool[batch,40]\n"
-         "  return %u, %v, %n, %m, %b, %c\n"
+         "  %ud = RandomUniformLike(%p) {dtype = 11, low = -1.0, high = 2.0} : "
+         "f64[batch,40]\n"
+         "  %pd = Cast(%p) {to = 11} : f64[batch,40]\n"
+         "  %bd = Bernoulli(%pd) : f64[batch,40]\n"
+         "  return %u, %v, %n, %m, %b, %c, %ud, %bd\n"
          "}\n";
 }
 
@@ -438,8 +445,8 @@ static inline void gpu_random_compare(dml_rt_model_t *m, const char *device) {
   CHECK_OK(dml_rt_session_create(m, device, &v));
   float p[16 * 40], last_v0 = 0;
   if (!c || !v) goto out;
-  const double tol[6] = {1e-6, 1e-6, 1e-4, 1e-4, 0, 0};
-  double worst[6] = {0};
+  const double tol[8] = {1e-6, 1e-6, 1e-4, 1e-4, 0, 0, 1e-12, 0};
+  double worst[8] = {0};
   int64_t ones = 0, total = 0, same_as_last = 0;
   const int64_t batches[] = {16, 5, 16, 1};
   for (int it = 0; it < 4; it++) {
@@ -450,7 +457,7 @@ static inline void gpu_random_compare(dml_rt_model_t *m, const char *device) {
     CHECK_OK(dml_rt_session_set_input(v, 0, &tp));
     CHECK_OK(dml_rt_session_run(c));
     CHECK_OK(dml_rt_session_run(v));
-    for (uint32_t o = 0; o < 6; o++) {
+    for (uint32_t o = 0; o < 8; o++) {
       dml_tensor_t a, b;
       memset(&a, 0, sizeof a);
       memset(&b, 0, sizeof b);
@@ -464,6 +471,9 @@ static inline void gpu_random_compare(dml_rt_model_t *m, const char *device) {
         if (a.dtype == DML_DTYPE_BOOL) {
           x = ((const uint8_t *)a.data)[k];
           y = ((const uint8_t *)b.data)[k];
+        } else if (a.dtype == DML_DTYPE_F64) {
+          x = ((const double *)a.data)[k];
+          y = ((const double *)b.data)[k];
         } else {
           x = ((const float *)a.data)[k];
           y = ((const float *)b.data)[k];
@@ -482,11 +492,11 @@ static inline void gpu_random_compare(dml_rt_model_t *m, const char *device) {
   }
   printf(
       "%s: random ops, 4 runs: max scaled error uniform %.2e, uniform_like %.2e, "
-      "normal %.2e, normal_like %.2e, bernoulli %.0f, bernoulli->bool %.0f; "
-      "bernoulli ones %.3f (mean p 0.5)\n",
-      device, worst[0], worst[1], worst[2], worst[3], worst[4], worst[5],
-      (double)ones / (double)total);
-  for (int o = 0; o < 6; o++) CHECK(worst[o] <= tol[o]);
+      "normal %.2e, normal_like %.2e, bernoulli %.0f, bernoulli->bool %.0f, "
+      "uniform_like f64 %.2e, bernoulli f64 %.0f; bernoulli ones %.3f (mean p 0.5)\n",
+      device, worst[0], worst[1], worst[2], worst[3], worst[4], worst[5], worst[6],
+      worst[7], (double)ones / (double)total);
+  for (int o = 0; o < 8; o++) CHECK(worst[o] <= tol[o]);
   CHECK(fabs((double)ones / (double)total - 0.5) < 0.06);
   CHECK(same_as_last == 0);
 out:

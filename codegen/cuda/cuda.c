@@ -142,12 +142,12 @@ static const char k_typed_prelude[] =
     "#define DML_DEXP(x) ((int)(__builtin_bit_cast(unsigned long long, x) >> 52) - "
     "1023)\n";
 
-/* dml_philox24 (c_emit.h): the 24 random bits of element i of a random
- * stream, Philox4x32-10 as runtime/base/dml_philox.c computes it (the
- * 32x32 -> 64 products as 64-bit multiplies: PTX mul.wide.u32). */
+/* dml_philox32 / dml_philox24 (c_emit.h): the word of element i of a
+ * random stream and its 24 random bits, Philox4x32-10 as runtime/base/dml_philox.c
+ * computes it (the 32x32 -> 64 products as 64-bit multiplies: PTX mul.wide.u32). */
 static const char k_philox_prelude[] =
-    "DML_DEV int dml_philox24(unsigned i, unsigned stream, int s0, int s1, int t0,\n"
-    "                         int t1) {\n"
+    "DML_DEV unsigned dml_philox32(unsigned i, unsigned stream, int s0, int s1, int t0,\n"
+    "                              int t1) {\n"
     "  unsigned x0 = i >> 2, x1 = 0u, x2 = stream, x3 = (unsigned)t0;\n"
     "  unsigned k0 = (unsigned)s0, k1 = (unsigned)s1 ^ (unsigned)t1;\n"
     "#pragma unroll\n"
@@ -163,7 +163,11 @@ static const char k_philox_prelude[] =
     "  }\n"
     "  unsigned j = i & 3u;\n"
     "  unsigned w = j == 0u ? x0 : j == 1u ? x1 : j == 2u ? x2 : x3;\n"
-    "  return (int)(w >> 8);\n"
+    "  return w;\n"
+    "}\n"
+    "DML_DEV int dml_philox24(unsigned i, unsigned stream, int s0, int s1, int t0,\n"
+    "                         int t1) {\n"
+    "  return (int)(dml_philox32(i, stream, s0, s1, t0, t1) >> 8);\n"
     "}\n";
 
 /* Compiled with clang -nocudainc -nocudalib: no CUDA headers, no

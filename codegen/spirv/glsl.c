@@ -86,11 +86,11 @@ static const char k_uint_helpers[] =
     "  T dml_udiv(T a, T b) { return b == T(0) ? T(0) : a / b; } \\\n"
     "  T dml_umod(T a, T b) { return b == T(0) ? T(0) : a % b; }\n";
 
-/* dml_philox24 (c_emit.h): the 24 random bits of element i of a random
- * stream, Philox4x32-10 as runtime/base/dml_philox.c computes it (the
- * 32x32 -> 64 products through umulExtended). */
+/* dml_philox32 / dml_philox24 (c_emit.h): the word of element i of a
+ * random stream and its 24 random bits, Philox4x32-10 as runtime/base/dml_philox.c
+ * computes it (the 32x32 -> 64 products through umulExtended). */
 static const char k_philox_helper[] =
-    "int dml_philox24(uint i, uint stream, int s0, int s1, int t0, int t1) {\n"
+    "uint dml_philox32(uint i, uint stream, int s0, int s1, int t0, int t1) {\n"
     "  uint x0 = i >> 2u, x1 = 0u, x2 = stream, x3 = uint(t0);\n"
     "  uint k0 = uint(s0), k1 = uint(s1) ^ uint(t1);\n"
     "  for (int r = 0; r < 10; r++) {\n"
@@ -105,7 +105,10 @@ static const char k_philox_helper[] =
     "  }\n"
     "  uint j = i & 3u;\n"
     "  uint w = j == 0u ? x0 : j == 1u ? x1 : j == 2u ? x2 : x3;\n"
-    "  return int(w >> 8u);\n"
+    "  return w;\n"
+    "}\n"
+    "int dml_philox24(uint i, uint stream, int s0, int s1, int t0, int t1) {\n"
+    "  return int(dml_philox32(i, stream, s0, s1, t0, t1) >> 8u);\n"
     "}\n";
 
 dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
