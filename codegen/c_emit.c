@@ -68,17 +68,24 @@ static void e_idx(dml_sb_t *b, const dml_cdialect_t *d, const dml_kidx_t *e) {
   dml_sb_printf(b, ")");
 }
 
-static void e_float(dml_sb_t *b, const dml_cdialect_t *d, float c) {
+/* A float literal; `digits` significant digits (9 read back as the same
+ * float; 17 also as the same double, where a compiler folds a literal
+ * converted to double at double precision, as glslang does). */
+static void e_float_digits(dml_sb_t *b, const dml_cdialect_t *d, float c, int digits) {
   if (isnan(c)) {
     dml_sb_printf(b, "%s", d->nan_text);
   } else if (isinf(c)) {
     dml_sb_printf(b, "%s", c > 0 ? d->pinf : d->ninf);
   } else {
     char t[40];
-    snprintf(t, sizeof t, "%.9g", (double)c);
+    snprintf(t, sizeof t, "%.*g", digits, (double)c);
     if (!strpbrk(t, ".e")) strcat(t, ".0");
     dml_sb_printf(b, "%s%s", t, d->float_suffix);
   }
+}
+
+static void e_float(dml_sb_t *b, const dml_cdialect_t *d, float c) {
+  e_float_digits(b, d, c, 9);
 }
 
 const char dml_cemit_half_helpers[] =
@@ -220,7 +227,7 @@ static void e_const(dml_sb_t *b, const dml_cdialect_t *d, dml_kdtype_t t, int64_
     case DML_KT_BF16: e_float(b, d, c); return;
     case DML_KT_F64: /* the float constant converted: exact */
       e_cast_open(b, d, t);
-      e_float(b, d, c);
+      e_float_digits(b, d, c, 17);
       e_cast_close(b, d);
       return;
     case DML_KT_BOOL: dml_sb_printf(b, ic ? "true" : "false"); return;
