@@ -3527,6 +3527,131 @@ static void emit_loss(sched_t *s, uint32_t node) {
   lin_add(&K->bytes, l, sce ? 8 : 4);
 }
 
+/* ---- generators: Range, ConstantOfShape, windows ---- */
+
+/* Range (ONNX opset 11), ConstantOfShape (opset 9) and HannWindow,
+ * HammingWindow, BlackmanWindow (opset 17) whose output has at most one
+ * symbolic dim (static when their shape inputs are bound at compile time;
+ * dims computed from run-time data are refused): one invocation per output
+ * element i.
+ * Range: start + i * delta, start and delta loaded from the scalar inputs
+ * (f32 and f64: one multiply-add in the dtype, as the CPU's
+ * (float)start + (float)i * (float)delta; integers in the dtype's width,
+ * wrapping as the CPU's); ConstantOfShape: attribute `value` converted to
+ * the output dtype as the CPU converts it; windows: a0 - a1 cos(2 pi i /
+ * N1) + a2 cos(4 pi i / N1), N1 = size (periodic) or size - 1, computed in
+ * f32 (the CPU's double values within 1e-6), float outputs only (an integer
+ * output truncates, where f32's error could flip a value). */
+static const char *gen_reject(sched_t *s, const dml_pkg_node_t *n, double *cval) {
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  dml_klin_t l;
+  if (!y || !typed_ok(y)) return "output dtype not held by kernels (or misaligned)";
+  if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
+  if (data_dependent(s, &y->type)) return "output dims known only at run time";
+  if (n->op == DML_OP_RANGE) {
+    if (n->n_inputs != 3) return "Range needs start, limit and delta";
+    for (uint32_t k = 0; k < 3; k++) {
+      const dml_pkg_value_t *x = val(s, n->inputs[k]);
+      dml_klin_t xl;
+      if (!x || x->type.dtype != y->type.dtype || !typed_ok(x) ||
+          !type_numel(&x->type, &xl) || xl.sym >= 0 || xl.c != 1)
+        return "start, limit and delta must be scalars of the output dtype";
+    }
+    dml_dtype_t d = y->type.dtype;
+    if (d == DML_DTYPE_F16 || d == DML_DTYPE_BF16 || d == DML_DTYPE_BOOL)
+      return "only f32, f64 and integer Range is emitted";
+    return NULL;
+  }
+  if (n->op == DML_OP_CONSTANT_OF_SHAPE) {
+    const dml_attr_t *a = dml_attr_find(n->attrs, n->n_attrs, "value");
+    *cval = 0;
+    if (!a) return NULL;
+    if (a->kind != DML_ATTR_TENSOR || a->tensor.rank > 1 || !a->tensor.data ||
+        (a->tensor.rank == 1 && a->tensor.dims[0] != 1))
+      return "value must be a one-element tensor";
+    dml_dtype_t vt = a->tensor.dtype, dt = y->type.dtype;
+    if (dml_dtype_is_float(vt) || dml_dtype_is_float(dt)) {
+      double v = dml_load_f64(vt, a->tensor.data, 0);
+      if (!dml_dtype_is_float(dt)) {
+        if (!(v > -9.2e18 && v < 9.2e18)) return "value out of the output dtype's range";
+        v = (double)(int64_t)v; /* C conversion truncates */
+      }
+      if (dml_dtype_is_float(dt) && (double)(float)v != v && v == v)
+        return "value not exact in f32 (kernel constants are f32)";
+      *cval = v;
+    } else {
+      *cval = 0;
+    }
+    return NULL;
+  }
+  if (!dml_dtype_is_float(y->type.dtype)) return "only float window outputs are emitted";
+  if (y->type.rank != 1) return "window output must be 1-D";
+  return NULL;
+}
+
+static void emit_generator(sched_t *s, uint32_t node, double cval) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  dml_kdtype_t t = kdt(y);
+  dml_klin_t numel;
+  type_numel(&y->type, &numel);
+  dml_kernel_t *K = new_kernel(s, DML_KK_ELEMENTWISE);
+  if (!K) return;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  K->local[0] = WG;
+  K->items[0] = numel;
+  lin_add(&K->bytes, numel, (int64_t)dml_dtype_size(y->type.dtype));
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *zero = dml_ki_const(p, 0);
+  const dml_kval_t *v;
+  if (n->op == DML_OP_RANGE) {
+    const dml_kval_t *st = load_at(s, val(s, n->inputs[0]), zero),
+                     *de = load_at(s, val(s, n->inputs[2]), zero);
+    v = dml_kv_fn(p, DML_KF_ADD, st, dml_kv_fn(p, DML_KF_MUL, dml_kv_idx(p, t, gid), de));
+    lin_add(&K->flops, numel, 2);
+  } else if (n->op == DML_OP_CONSTANT_OF_SHAPE) {
+    const dml_attr_t *a = dml_attr_find(n->attrs, n->n_attrs, "value");
+    if (dml_kdtype_is_float(t))
+      v = dml_kv_fconst(p, t, (float)cval);
+    else if (a && !dml_dtype_is_float(a->tensor.dtype))
+      v = dml_kv_iconst(p, t, dml_load_i64(a->tensor.dtype, a->tensor.data, 0));
+    else
+      v = dml_kv_iconst(p, t, (int64_t)cval);
+  } else {
+    double a0, a1, a2 = 0;
+    if (n->op == DML_OP_HANN_WINDOW) {
+      a0 = 0.5, a1 = 0.5;
+    } else if (n->op == DML_OP_HAMMING_WINDOW) {
+      a0 = 25.0 / 46.0, a1 = 1.0 - 25.0 / 46.0;
+    } else {
+      a0 = 0.42, a1 = 0.5, a2 = 0.08;
+    }
+    /* N1 = size (periodic) or size - 1; i / N1 <= 1, so the angles stay
+     * within [0, 4 pi] (N1 = 0, a 1-point symmetric window, gives the
+     * CPU's cos(nan)) */
+    const dml_kidx_t *size = dim_idx(s, y->type.dims[0]);
+    const dml_kval_t *n1 = dml_kv_idx(p, DML_KT_F32, size);
+    if (!dml_attr_int(n->attrs, n->n_attrs, "periodic", 1))
+      n1 = dml_kv_fn(p, DML_KF_SUB, n1, dml_kv_const(p, 1.0f));
+    const dml_kval_t *turn = dml_kv_fn(p, DML_KF_DIV, dml_kv_idx(p, DML_KT_F32, gid), n1);
+    const dml_kval_t *c1 = dml_kv_fn(
+        p, DML_KF_COS,
+        dml_kv_fn(p, DML_KF_MUL, turn, dml_kv_const(p, 6.283185307179586f)), NULL);
+    const dml_kval_t *c2 = dml_kv_fn(
+        p, DML_KF_COS,
+        dml_kv_fn(p, DML_KF_MUL, turn, dml_kv_const(p, 12.566370614359172f)), NULL);
+    v = dml_kv_fn(p, DML_KF_SUB, dml_kv_const(p, (float)a0),
+                  dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)a1), c1));
+    if (a2 != 0)
+      v = dml_kv_fn(p, DML_KF_ADD, v,
+                    dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)a2), c2));
+    v = dml_kv_cast(p, t, v);
+    lin_add(&K->flops, numel, 8);
+  }
+  K->body = if_lt(s, gid, dml_ki_lin(p, numel), store_at(s, y, gid, v));
+}
+
 int dml_kschedule_handles(dml_op_t op) {
   const dml_op_info_t *info = dml_op_info(op);
   if (!info) return 0;
@@ -3564,7 +3689,12 @@ int dml_kschedule_handles(dml_op_t op) {
     case DML_OP_ARG_MIN:
     case DML_OP_SHAPE:
     case DML_OP_SIZE:
-    case DML_OP_DROPOUT: return 1;
+    case DML_OP_DROPOUT:
+    case DML_OP_RANGE:
+    case DML_OP_CONSTANT_OF_SHAPE:
+    case DML_OP_HANN_WINDOW:
+    case DML_OP_HAMMING_WINDOW:
+    case DML_OP_BLACKMAN_WINDOW: return 1;
     default: return dml_ksched_random_op(op);
   }
 }
@@ -3854,6 +3984,19 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       }
       case DML_OP_LAYER_NORMALIZATION:
       case DML_OP_INSTANCE_NORMALIZATION: emit_norm(&s, i); break;
+      case DML_OP_RANGE:
+      case DML_OP_CONSTANT_OF_SHAPE:
+      case DML_OP_HANN_WINDOW:
+      case DML_OP_HAMMING_WINDOW:
+      case DML_OP_BLACKMAN_WINDOW: {
+        double cval = 0;
+        const char *why = gen_reject(&s, n, &cval);
+        if (why)
+          unsupported(&s, i, "%s", why);
+        else
+          emit_generator(&s, i, cval);
+        break;
+      }
       case DML_OP_HARDMAX: {
         const char *why = map_reject_f32(&s, n, 1);
         if (why)

@@ -629,6 +629,44 @@ static inline void gpu_test_gemm_forms(gpu_test_form_fn each) {
        2);
 }
 
+/* Range, ConstantOfShape and the windows with static outputs (their inputs
+ * constants, as the conformance runner binds shape inputs): f32, f64 and
+ * i32 Range with positive and negative deltas, periodic and symmetric
+ * Hann/Hamming/Blackman windows (f32 against the CPU's double within the
+ * comparison's tolerance), ConstantOfShape of f32 and i64;
+ * one consumer keeps a batch-dependent output. */
+static inline void gpu_test_generator_forms(gpu_test_form_fn each) {
+  each("range, constantofshape, windows",
+       "sym batch <= 16\n"
+       "global @s : f32[] = dense<[1.5]>\n"
+       "global @l : f32[] = dense<[5.0]>\n"
+       "global @d : f32[] = dense<[0.5]>\n"
+       "global @si : i32[] = dense<[10]>\n"
+       "global @li : i32[] = dense<[-3]>\n"
+       "global @di : i32[] = dense<[-3]>\n"
+       "global @sd : f64[] = dense<[0.25]>\n"
+       "global @ld : f64[] = dense<[1.3]>\n"
+       "global @dd : f64[] = dense<[0.25]>\n"
+       "global @n10 : i64[] = dense<[10]>\n"
+       "global @n9 : i32[] = dense<[9]>\n"
+       "global @sh : i64[2] = dense<[2, 3]>\n"
+       "func @forward(%x: f32[batch,7]) -> (f32[batch,7], i32[5], f64[5], f32[10], "
+       "f32[9], "
+       "f32[10], f32[9], i64[2,3], f32[2,3]) {\n"
+       "  %r = Range(@s, @l, @d) : f32[7]\n"
+       "  %y = Mul(%x, %r) : f32[batch,7]\n"
+       "  %ri = Range(@si, @li, @di) : i32[5]\n"
+       "  %rd = Range(@sd, @ld, @dd) : f64[5]\n"
+       "  %h = HannWindow(@n10) : f32[10]\n"
+       "  %hm = HammingWindow(@n9) {periodic = 0} : f32[9]\n"
+       "  %b = BlackmanWindow(@n10) {periodic = 1} : f32[10]\n"
+       "  %bs = BlackmanWindow(@n9) {periodic = 0} : f32[9]\n"
+       "  %c = ConstantOfShape(@sh) {value = tensor<i64[1]> dense<[-7]>} : i64[2,3]\n"
+       "  %cf = ConstantOfShape(@sh) {value = tensor<f32[1]> dense<[2.5]>} : f32[2,3]\n"
+       "  return %y, %ri, %rd, %h, %hm, %b, %bs, %c, %cf\n}\n",
+       9);
+}
+
 /* Every kernel form the scheduler emits, in this order (the weights are
  * drawn from gpu_test_frand as each form is made, so a caller drawing in
  * `each` sees the same values each run): the elementwise chain with
@@ -653,7 +691,7 @@ static inline void gpu_test_gemm_forms(gpu_test_form_fn each) {
  * with a batched right operand (a weight and an input); Gather and
  * GatherElements with negative indices; NegativeLogLikelihoodLoss and
  * SoftmaxCrossEntropyLoss (weights, ignore_index, log_prob, reductions none,
- * sum and mean). A text that cannot be allocated
+ * sum and mean); then gpu_test_generator_forms. A text that cannot be allocated
  * is a failed CHECK. */
 static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
   char text[16384];
@@ -964,6 +1002,7 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
        "\"none\"} : f32[2,2]\n"
        "  return %g, %ge, %n1, %n2, %c1, %lp, %c2\n}\n",
        6);
+  gpu_test_generator_forms(each);
 }
 
 #endif /* DML_GPU_TEST_UTIL_H_ */
