@@ -629,6 +629,68 @@ static inline void gpu_test_gemm_forms(gpu_test_form_fn each) {
        2);
 }
 
+/* RNN, GRU and LSTM (one kernel each): a bidirectional LSTM with
+ * peepholes, input_forget, clip, initial states, scaled activations and a
+ * symbolic batch (Y, Y_h, Y_c); a reverse GRU in layout 1 with
+ * sequence_lens (a row shorter than the sequence, Y's tail zero) and the
+ * reset gate applied before R; a forward GRU with linear_before_reset and
+ * hardsigmoid/softsign; a bidirectional RNN with leakyrelu/scaledtanh per
+ * direction. */
+static inline void gpu_test_rnn_forms(gpu_test_form_fn each) {
+  size_t cap = 65536;
+  char *text = (char *)malloc(cap);
+  CHECK(text != NULL);
+  if (!text) return;
+  char *lw = gpu_test_dense(160, 0.5, -0.5), *lr = gpu_test_dense(200, 0.5, -0.5),
+       *lb = gpu_test_dense(80, 0.5, -0.5), *lp = gpu_test_dense(30, 0.5, -0.5),
+       *gw = gpu_test_dense(36, 0.5, -0.5), *gr = gpu_test_dense(48, 0.5, -0.5),
+       *gb = gpu_test_dense(24, 0.5, -0.5), *hw = gpu_test_dense(27, 0.5, -0.5),
+       *hr = gpu_test_dense(27, 0.5, -0.5), *rw = gpu_test_dense(36, 0.5, -0.5),
+       *rr = gpu_test_dense(72, 0.3, -0.3), *rb = gpu_test_dense(24, 0.5, -0.5);
+  snprintf(
+      text, cap,
+      "sym batch <= 16\n"
+      "global @lw : f32[2,20,4] = %s\n"
+      "global @lr : f32[2,20,5] = %s\n"
+      "global @lb : f32[2,40] = %s\n"
+      "global @lp : f32[2,15] = %s\n"
+      "global @gw : f32[1,12,3] = %s\n"
+      "global @gr : f32[1,12,4] = %s\n"
+      "global @gb : f32[1,24] = %s\n"
+      "global @sl : i32[3] = dense<[4, 1, 2]>\n"
+      "global @hw : f32[1,9,3] = %s\n"
+      "global @hr : f32[1,9,3] = %s\n"
+      "global @rw : f32[2,6,3] = %s\n"
+      "global @rr : f32[2,6,6] = %s\n"
+      "global @rb : f32[2,12] = %s\n"
+      "func @forward(%%x: f32[3,batch,4], %%h0: f32[2,batch,5], %%c0: f32[2,batch,5], "
+      "%%g: f32[3,4,3], %%u: f32[2,batch,3], %%v: f32[4,batch,3]) -> (f32[3,2,batch,5], "
+      "f32[2,batch,5], f32[2,batch,5], f32[3,4,1,4], f32[3,1,4], f32[2,1,batch,3], "
+      "f32[1,batch,3], f32[4,2,batch,6], f32[2,batch,6]) {\n"
+      "  %%y, %%yh, %%yc = LSTM(%%x, @lw, @lr, @lb, _, %%h0, %%c0, @lp) {hidden_size = "
+      "5, "
+      "direction = \"bidirectional\", input_forget = 1, clip = 3.0, activations = "
+      "[\"sigmoid\", \"tanh\", \"tanh\", \"hardsigmoid\", \"scaledtanh\", \"softsign\"], "
+      "activation_alpha = [0.3, 0.8], activation_beta = [0.4, 1.1]} : f32[3,2,batch,5], "
+      "f32[2,batch,5], f32[2,batch,5]\n"
+      "  %%gy, %%gh = GRU(%%g, @gw, @gr, @gb, @sl) {hidden_size = 4, direction = "
+      "\"reverse\", layout = 1} : f32[3,4,1,4], f32[3,1,4]\n"
+      "  %%hy, %%hh = GRU(%%u, @hw, @hr) {hidden_size = 3, linear_before_reset = 1, "
+      "activations = [\"hardsigmoid\", \"softsign\"]} : f32[2,1,batch,3], "
+      "f32[1,batch,3]\n"
+      "  %%ry, %%rh = RNN(%%v, @rw, @rr, @rb) {hidden_size = 6, direction = "
+      "\"bidirectional\", activations = [\"leakyrelu\", \"scaledtanh\"], "
+      "activation_alpha = "
+      "[0.1, 0.9], activation_beta = [1.2]} : f32[4,2,batch,6], f32[2,batch,6]\n"
+      "  return %%y, %%yh, %%yc, %%gy, %%gh, %%hy, %%hh, %%ry, %%rh\n}\n",
+      lw, lr, lb, lp, gw, gr, gb, hw, hr, rw, rr, rb);
+  free(lw), free(lr), free(lb), free(lp), free(gw), free(gr), free(gb), free(hw),
+      free(hr);
+  free(rw), free(rr), free(rb);
+  each("rnn, gru, lstm", text, 4);
+  free(text);
+}
+
 /* Range, ConstantOfShape and the windows with static outputs (their inputs
  * constants, as the conformance runner binds shape inputs): f32, f64 and
  * i32 Range with positive and negative deltas, periodic and symmetric
@@ -691,8 +753,8 @@ static inline void gpu_test_generator_forms(gpu_test_form_fn each) {
  * with a batched right operand (a weight and an input); Gather and
  * GatherElements with negative indices; NegativeLogLikelihoodLoss and
  * SoftmaxCrossEntropyLoss (weights, ignore_index, log_prob, reductions none,
- * sum and mean); then gpu_test_generator_forms. A text that cannot be allocated
- * is a failed CHECK. */
+ * sum and mean); then gpu_test_generator_forms and gpu_test_rnn_forms. A text that cannot
+ * be allocated is a failed CHECK. */
 static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
   char text[16384];
   for (int u = 0; u <= (unrolled ? 1 : 0); u++) {
@@ -1003,6 +1065,7 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
        "  return %g, %ge, %n1, %n2, %c1, %lp, %c2\n}\n",
        6);
   gpu_test_generator_forms(each);
+  gpu_test_rnn_forms(each);
 }
 
 #endif /* DML_GPU_TEST_UTIL_H_ */
