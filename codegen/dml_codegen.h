@@ -91,6 +91,13 @@ const char *dml_codegen_cuda_ptxas(void);
  * NUL-terminated, malloc'd. */
 dml_status_t dml_codegen_cuda_ptx(const char *src, int sm, char **out_ptx);
 
+/* A copy of clang's PTX for sm_90 (`ptx`, NUL-terminated) with its
+ * `.version` line raised to 8.0 and its `.target sm_90` to sm_90a, what
+ * the TF32 GEMM's warpgroup-MMA form needs (clang-16 writes PTX 7.8 at
+ * most). Caller frees *out_ptx. Errors: INTERNAL when the `.version` line
+ * followed by `.target sm_90` is missing; RESOURCE_EXHAUSTED. */
+dml_status_t dml_codegen_cuda_sm90a_ptx(const char *ptx, char **out_ptx);
+
 /* Assembles PTX into a cubin for sm_<sm> with ptxas -O3. Errors as
  * dml_codegen_cuda_ptx (FAILED_PRECONDITION without ptxas). */
 dml_status_t dml_codegen_cuda_cubin(const char *ptx, int sm, void **out, size_t *out_n);

@@ -466,11 +466,12 @@ static dml_status_t ptx_in(tmp_t *t, const char *clang, const char *src, int sm,
   return DML_OK;
 }
 
+/* A cubin of `ptx` for sm_<sm> (sm_<sm>a with `arch_specific`). */
 static dml_status_t cubin_in(tmp_t *t, const char *ptxas, const char *ptx, size_t n,
-                             int sm, void **out, size_t *out_n) {
+                             int sm, int arch_specific, void **out, size_t *out_n) {
   DML_RETURN_IF_ERROR(write_file(t->ptx, ptx, n));
   char arch[64];
-  snprintf(arch, sizeof arch, "-arch=sm_%d", sm);
+  snprintf(arch, sizeof arch, "-arch=sm_%d%s", sm, arch_specific ? "a" : "");
   char *argv[] = {(char *)ptxas, arch, "-O3", "-o", t->bin, t->ptx, NULL};
   unlink(t->bin);
   DML_RETURN_IF_ERROR(run_tool(t, argv, "ptxas (PTX -> cubin)"));
@@ -507,7 +508,7 @@ dml_status_t dml_codegen_cuda_cubin(const char *ptx, int sm, void **out, size_t 
                            "ptxas not found (DMLC_PTXAS, /usr/local/cuda/bin, PATH)");
   tmp_t t;
   DML_RETURN_IF_ERROR(tmp_open(&t));
-  dml_status_t s = cubin_in(&t, ptxas, ptx, strlen(ptx), sm, out, out_n);
+  dml_status_t s = cubin_in(&t, ptxas, ptx, strlen(ptx), sm, 0, out, out_n);
   tmp_close(&t);
   return s;
 }
@@ -594,11 +595,39 @@ static void w_image(wbuf_t *w, uint32_t kind, int sm, const void *d, size_t n) {
   w_bytes(w, zeros, (4 - n % 4) % 4);
 }
 
-/* One kernel's code: the CUDA image container (dml_kpkg.h). */
+/* The sm_90a (wgmma) images of tensor-core kernel K: its PTX and, with
+ * `cubin`, ptxas's cubin for sm_90a, appended to `w`. */
+static dml_status_t add_sm90a(tmp_t *t, const char *clang, const char *ptxas,
+                              const dml_kernel_t *K, uint32_t n_symbols, int cubin,
+                              wbuf_t *w) {
+  char *src = NULL, *ptx = NULL, *ptx90a = NULL;
+  size_t n = 0;
+  DML_RETURN_IF_ERROR(dml_codegen_cuda_wgmma(K, n_symbols, &src));
+  dml_status_t s = ptx_in(t, clang, src, 90, &ptx, &n);
+  free(src);
+  if (!s) s = dml_codegen_cuda_sm90a_ptx(ptx, &ptx90a);
+  free(ptx);
+  if (s) return s;
+  n = strlen(ptx90a);
+  w_image(w, DML_KPKG_CUDA_PTX_ARCH, 90, ptx90a, n);
+  if (cubin) {
+    void *bin = NULL;
+    size_t bn = 0;
+    s = cubin_in(t, ptxas, ptx90a, n, 90, 1, &bin, &bn);
+    if (!s) w_image(w, DML_KPKG_CUDA_CUBIN_ARCH, 90, bin, bn);
+    free(bin);
+  }
+  free(ptx90a);
+  return s;
+}
+
+/* One kernel's code: the CUDA image container (dml_kpkg.h). A tensor-core
+ * kernel (`mma`) gets the mma.sync form for ptx_sm and `sms` and, with
+ * `sm90a`, the wgmma form besides. */
 static dml_status_t build_kernel(tmp_t *t, const char *clang, const char *ptxas,
                                  const dml_kernel_t *K, uint32_t n_symbols, int mma,
-                                 int ptx_sm, const int *sms, int n_sms, uint8_t **out,
-                                 uint32_t *out_n) {
+                                 int sm90a, int ptx_sm, const int *sms, int n_sms,
+                                 uint8_t **out, uint32_t *out_n) {
   char *src = NULL, *ptx = NULL;
   size_t ptx_n = 0;
   DML_RETURN_IF_ERROR(mma ? dml_codegen_cuda_mma(K, n_symbols, &src)
@@ -608,16 +637,20 @@ static dml_status_t build_kernel(tmp_t *t, const char *clang, const char *ptxas,
   if (s) return s;
   wbuf_t w = {0};
   w_u32(&w, DML_KPKG_CUDA_MAGIC);
-  w_u32(&w, (uint32_t)(1 + n_sms));
+  int cubin90 = 0;
+  for (int i = 0; i < n_sms; i++) cubin90 |= sms[i] == 90;
+  sm90a = mma && sm90a && dml_codegen_cuda_wgmma_applies(K);
+  w_u32(&w, (uint32_t)(1 + n_sms + (sm90a ? 1 + cubin90 : 0)));
   w_image(&w, DML_KPKG_CUDA_PTX, ptx_sm, ptx, ptx_n);
   for (int i = 0; !s && i < n_sms; i++) {
     void *bin = NULL;
     size_t bn = 0;
-    s = cubin_in(t, ptxas, ptx, ptx_n, sms[i], &bin, &bn);
+    s = cubin_in(t, ptxas, ptx, ptx_n, sms[i], 0, &bin, &bn);
     if (!s) w_image(&w, DML_KPKG_CUDA_CUBIN, sms[i], bin, bn);
     free(bin);
   }
   free(ptx);
+  if (!s && sm90a) s = add_sm90a(t, clang, ptxas, K, n_symbols, cubin90, &w);
   if (!s && (w.oom || w.n > DML_KPKG_MAX_CODE_BYTES))
     s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
                         "kernel %s: out of memory or code over %u bytes", K->name,
@@ -656,6 +689,10 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
   int ptx_sm = 80, sms[8], n_sms = 0;
   const char *ptxas = NULL;
   DML_RETURN_IF_ERROR(parse_arch(cuda_arch, &ptx_sm, sms, &n_sms, &ptxas));
+  /* the wgmma form of TF32 GEMMs (sm_90a images) unless --cuda-arch lists
+   * architectures without sm_90 */
+  int sm90a = n_sms == 0;
+  for (int i = 0; i < n_sms; i++) sm90a |= sms[i] == 90;
   const char *clang = dml_codegen_cuda_clang();
   if (!clang) return no_clang();
   tmp_t t;
@@ -706,8 +743,8 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
       to_lin(K->flops, &o->flops);
       to_lin(K->bytes, &o->bytes);
       uint8_t *code = NULL;
-      s = build_kernel(&t, clang, ptxas, K, g->n_symbols, mma, ptx_sm, sms, n_sms, &code,
-                       &o->code_bytes);
+      s = build_kernel(&t, clang, ptxas, K, g->n_symbols, mma, sm90a, ptx_sm, sms, n_sms,
+                       &code, &o->code_bytes);
       o->code = code;
     }
     if (s) s = dml_status_annotate(s, "function '%s'", g->functions[f].name);

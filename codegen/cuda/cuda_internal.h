@@ -18,9 +18,9 @@ const char *dml_cuda_prelude(void);
  * described (dml_kgemm_t) and an f32-only epilogue. */
 int dml_codegen_cuda_mma_applies(const dml_kernel_t *k);
 
-/* The launch geometry of the tensor-core form: 256-thread blocks, one per
- * 128 x 128 tile of C (with a symbolic M, possibly more blocks along y;
- * those past M return at once). */
+/* The launch geometry of the tensor-core forms (mma.sync and wgmma alike):
+ * 256-thread blocks, one per 128 x 256 tile of C (with a symbolic M,
+ * possibly more blocks along y; those past M return at once). */
 void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
                                    dml_klin_t items[3]);
 
@@ -29,5 +29,16 @@ void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
  * no such form; RESOURCE_EXHAUSTED. */
 dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                                   char **out_text);
+
+/* 1 when kernel `k` also has the Hopper form below: a tensor-core GEMM
+ * (Gemm/MatMul; implicit-GEMM convolutions keep mma.sync only). */
+int dml_codegen_cuda_wgmma_applies(const dml_kernel_t *k);
+
+/* CUDA C source of the Hopper form (TF32 wgmma, sm_90a only; cuda_wgmma.c)
+ * of GEMM kernel `k`, also named "<k->name>_tf32", in the geometry above.
+ * Its PTX needs dml_codegen_cuda_sm90a_ptx (dml_codegen.h). Errors: as
+ * dml_codegen_cuda_mma. */
+dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
+                                    char **out_text);
 
 #endif /* DML_CUDA_INTERNAL_H_ */

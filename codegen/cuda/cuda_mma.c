@@ -7,7 +7,9 @@
  * so results differ from f32 GEMM beyond the 1e-4 the f32 paths keep.
  *
  * Tiling: a block of 256 threads (8 warps, 2 along M x 4 along N) computes
- * a 128 x 128 tile of C; K advances 32 at a time through a 3-stage ring of
+ * a 128 x 256 tile of C as two 128 x 128 halves, one after the other (the
+ * geometry of the sm_90a wgmma form, cuda_wgmma.c, which the same package
+ * entry carries); per half, K advances 32 at a time through a 3-stage ring of
  * shared-memory buffers filled by cp.async (16-byte copies where the
  * operand's rows are 16-byte aligned, else 4-byte ones; zero-filled past
  * the edges), so two steps' loads are in flight while one step multiplies.
@@ -51,7 +53,10 @@ void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
                                    dml_klin_t items[3]) {
   const dml_kgemm_t *g = k->gemm;
   local[0] = MMA_THREADS, local[1] = 1, local[2] = 1;
-  items[0] = (dml_klin_t){0, -1, ((g->n + MMA_BN - 1) / MMA_BN) * MMA_THREADS};
+  /* one block per 128 x 256 tile (two 128 x 128 halves one after the
+   * other): the geometry of the wgmma form (cuda_wgmma.c), so that both
+   * images of a package entry launch alike */
+  items[0] = (dml_klin_t){0, -1, ((g->n + 2 * MMA_BN - 1) / (2 * MMA_BN)) * MMA_THREADS};
   /* ceil(M / 128) blocks along y; with a symbol, ceil(c / 128) * sym +
    * ceil(c0 / 128) >= ceil(M / 128) (blocks past M return at once) */
   if (g->m.sym < 0)
@@ -256,7 +261,7 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                 g->b_buf == DML_KBUF_WEIGHTS ? "weights" : "arena", (long long)g->b_off);
   dml_sb_printf(&b,
                 "  const unsigned tid = __nvvm_read_ptx_sreg_tid_x();\n"
-                "  const unsigned bn = __nvvm_read_ptx_sreg_ctaid_x() * %du;\n"
+                "  const unsigned bn0 = __nvvm_read_ptx_sreg_ctaid_x() * %du;\n"
                 "  const unsigned bm = __nvvm_read_ptx_sreg_ctaid_y() * %du;\n"
                 "  if (bm >= M) return;\n"
                 "  const unsigned lane = tid & 31u, warp = tid >> 5;\n"
@@ -265,6 +270,12 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                 "  /* %d stages of A's tile (%u floats) then %d of B's (%u floats) */\n"
                 "  const unsigned *As = dml_dsmem, *Bs = dml_dsmem + %uu;\n"
                 "  const unsigned As_s = dml_smem(As), Bs_s = dml_smem(Bs);\n"
+                "  /* the block's 128 x 256 tile as two 128 x 128 halves */\n"
+                "  for (unsigned half = 0; half < 2u; half++) {\n"
+                "  const unsigned bn = bn0 + half * %du;\n"
+                "  if (bn >= N) break;\n"
+                "  /* every thread is past the first half's reads of the ring */\n"
+                "  __syncthreads();\n"
                 "  float acc[4][4][4];\n"
                 "#pragma unroll\n"
                 "  for (int i = 0; i < 4; i++)\n"
@@ -278,9 +289,9 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                 "  for (unsigned s = 0; s < %du; s++) {\n"
                 "    if (s < nk) {\n"
                 "      const unsigned k0 = s * %du;\n",
-                MMA_BN, MMA_BM, MMA_STAGES, a_stage, MMA_STAGES, b_stage,
-                MMA_STAGES * a_stage, MMA_BK - 1, MMA_BK, MMA_STAGES - 1, MMA_STAGES - 1,
-                MMA_BK);
+                2 * MMA_BN, MMA_BM, MMA_STAGES, a_stage, MMA_STAGES, b_stage,
+                MMA_STAGES * a_stage, MMA_BN, MMA_BK - 1, MMA_BK, MMA_STAGES - 1,
+                MMA_STAGES - 1, MMA_BK);
   if (g->conv)
     emit_gather_tile(&b, g->conv, ta.stride, "s");
   else
@@ -355,6 +366,7 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
       "      for (int e = 0; e < 4; e++)\n"
       "        %s_epilogue(arena, weights, pc, bn + wn + j * 8u + 2u * t + (e & 1),\n"
       "                    bm + wm + i * 16u + g + (e >> 1) * 8u, acc[i][j][e]);\n"
+      "  }\n"
       "}\n",
       MMA_STAGES, a_stage, MMA_STAGES, b_stage, MMA_BK, af[0], af[1], af[2], af[3], bf[0],
       bf[1], k->name);

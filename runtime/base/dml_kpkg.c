@@ -327,7 +327,7 @@ dml_status_t dml_kpkg_cuda_images(const uint8_t *code, uint32_t size,
     im->kind = le32(code + at);
     im->sm = le32(code + at + 4);
     im->size = le32(code + at + 8);
-    if (im->kind != DML_KPKG_CUDA_PTX && im->kind != DML_KPKG_CUDA_CUBIN)
+    if (im->kind < DML_KPKG_CUDA_PTX || im->kind > DML_KPKG_CUDA_CUBIN_ARCH)
       return cuda_bad("unknown image kind", at);
     if (im->sm < 50 || im->sm > 199)
       return cuda_bad("architecture out of 50..199", at + 4);
@@ -335,7 +335,7 @@ dml_status_t dml_kpkg_cuda_images(const uint8_t *code, uint32_t size,
     uint64_t padded = ((uint64_t)im->size + 3) & ~(uint64_t)3;
     if (im->size == 0 || padded > size - at) return cuda_bad("image size", at - 4);
     im->data = code + at;
-    if (im->kind == DML_KPKG_CUDA_PTX) {
+    if (im->kind == DML_KPKG_CUDA_PTX || im->kind == DML_KPKG_CUDA_PTX_ARCH) {
       if (memchr(im->data, 0, im->size)) return cuda_bad("NUL byte in PTX", at);
       static const char tgt[] = ".target sm_";
       int found = 0;

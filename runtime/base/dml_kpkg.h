@@ -43,19 +43,27 @@ typedef enum dml_kpkg_target {
 
 /* A CUDA kernel's code is a container of images of the same kernel:
  *   u32 magic DML_KPKG_CUDA_MAGIC, u32 n (1..DML_KPKG_CUDA_MAX_IMAGES),
- *   n x { u32 kind (1 PTX text, 2 cubin), u32 sm (compute capability
- *         major*10+minor: the PTX's .target or the cubin's architecture),
- *         u32 size (> 0), size bytes, zeros to a multiple of 4 }.
- * The runtime loads the cubin of the device's major version with the
+ *   n x { u32 kind (1 PTX text, 2 cubin, 3 PTX for sm_XXa, 4 cubin for
+ *         sm_XXa), u32 sm (compute capability major*10+minor: the PTX's
+ *         .target or the cubin's architecture), u32 size (> 0), size
+ *         bytes, zeros to a multiple of 4 }.
+ * Kinds 3 and 4 use architecture-specific features (e.g. sm_90a's wgmma)
+ * and run on exactly compute capability `sm`; the images of one entry may
+ * be different programs (the TF32 GEMM's mma.sync and wgmma forms) with
+ * the same entry point, parameters and launch geometry. The runtime loads
+ * an architecture-specific image of the device's exact compute capability
+ * (cubin, else PTX), else the cubin of the device's major version with the
  * highest minor not above the device's, else the PTX (JIT-compiled by the
  * driver) when its sm is not above the device's. */
 #define DML_KPKG_CUDA_MAGIC 0x41445543u /* "CUDA" little-endian */
 #define DML_KPKG_CUDA_MAX_IMAGES 16u
 #define DML_KPKG_CUDA_PTX 1u
 #define DML_KPKG_CUDA_CUBIN 2u
+#define DML_KPKG_CUDA_PTX_ARCH 3u
+#define DML_KPKG_CUDA_CUBIN_ARCH 4u
 
 typedef struct dml_kpkg_cuda_image {
-  uint32_t kind; /* DML_KPKG_CUDA_PTX or DML_KPKG_CUDA_CUBIN */
+  uint32_t kind; /* DML_KPKG_CUDA_PTX .. DML_KPKG_CUDA_CUBIN_ARCH */
   uint32_t sm;   /* 50 .. 199 */
   uint32_t size;
   const uint8_t *data; /* lent from the code bytes; PTX is not NUL-terminated */

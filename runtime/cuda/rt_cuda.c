@@ -339,19 +339,31 @@ static dml_status_t pick_device(cu_driver_t *D, const char *device, int *out) {
   return DML_OK;
 }
 
-/* Picks kernel K's image for compute capability sm (major*10+minor): the
- * cubin of the same major with the highest minor <= the device's, else
- * PTX whose target is <= sm. */
+static const char *image_kind(uint32_t kind) {
+  return kind == DML_KPKG_CUDA_PTX || kind == DML_KPKG_CUDA_PTX_ARCH ? "PTX" : "cubin";
+}
+
+/* Picks kernel K's image for compute capability sm (major*10+minor): an
+ * architecture-specific image (sm_XXa) for exactly sm, cubin before PTX;
+ * else the cubin of the same major with the highest minor <= the device's;
+ * else PTX whose target is <= sm (dml_kpkg.h). DMLC_CUDA_FORCE_PTX=1 skips
+ * cubins, DMLC_CUDA_PORTABLE=1 architecture-specific images. */
 static dml_status_t pick_image(const cu_session_t *c, const dml_kpkg_kernel_t *K, int sm,
                                dml_kpkg_cuda_image_t *out) {
   dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
   uint32_t n = 0;
   DML_RETURN_IF_ERROR(dml_kpkg_cuda_images(K->code, K->code_bytes, im, &n));
-  int best = -1, ptx = -1;
+  int best = -1, ptx = -1, arch = -1;
   const char *force_ptx = getenv("DMLC_CUDA_FORCE_PTX");
   int use_cubins = !(force_ptx && *force_ptx && strcmp(force_ptx, "0"));
+  const char *portable = getenv("DMLC_CUDA_PORTABLE");
+  int use_arch = !(portable && *portable && strcmp(portable, "0"));
   for (uint32_t i = 0; i < n; i++) {
     int s = (int)im[i].sm;
+    if (use_arch && s == sm &&
+        ((im[i].kind == DML_KPKG_CUDA_CUBIN_ARCH && use_cubins) ||
+         (im[i].kind == DML_KPKG_CUDA_PTX_ARCH && arch < 0)))
+      arch = (int)i;
     if (im[i].kind == DML_KPKG_CUDA_CUBIN && use_cubins && s / 10 == sm / 10 && s <= sm &&
         (best < 0 || s > (int)im[best].sm))
       best = (int)i;
@@ -359,6 +371,7 @@ static dml_status_t pick_image(const cu_session_t *c, const dml_kpkg_kernel_t *K
       ptx = (int)i;
   }
   if (best < 0) best = ptx;
+  if (arch >= 0) best = arch;
   if (best >= 0) {
     *out = im[best];
     return DML_OK;
@@ -366,8 +379,9 @@ static dml_status_t pick_image(const cu_session_t *c, const dml_kpkg_kernel_t *K
   char have[256] = "";
   size_t at = 0;
   for (uint32_t i = 0; i < n && at < sizeof have - 32; i++)
-    at += (size_t)snprintf(have + at, sizeof have - at, "%s%s sm_%u", i ? ", " : "",
-                           im[i].kind == DML_KPKG_CUDA_PTX ? "PTX" : "cubin", im[i].sm);
+    at += (size_t)snprintf(have + at, sizeof have - at, "%s%s sm_%u%s", i ? ", " : "",
+                           image_kind(im[i].kind), im[i].sm,
+                           im[i].kind >= DML_KPKG_CUDA_PTX_ARCH ? "a" : "");
   int has_ptx = 0;
   for (uint32_t i = 0; i < n; i++) has_ptx |= im[i].kind == DML_KPKG_CUDA_PTX;
   return dml_status_detail(
@@ -415,15 +429,17 @@ static dml_status_t dynamic_smem(cu_session_t *c, uint32_t k, const char *name) 
   return DML_OK;
 }
 
-static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_ptx) {
+static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_ptx,
+                                 int *n_arch) {
   const dml_kpkg_function_t *kf = c->kf;
-  *n_cubin = *n_ptx = 0;
+  *n_cubin = *n_ptx = *n_arch = 0;
   for (uint32_t k = 0; k < kf->n_kernels; k++) {
     const dml_kpkg_kernel_t *K = &kf->kernels[k];
     dml_kpkg_cuda_image_t im;
     DML_RETURN_IF_ERROR(pick_image(c, K, sm, &im));
+    *n_arch += im.kind >= DML_KPKG_CUDA_PTX_ARCH;
     CUresult r;
-    if (im.kind == DML_KPKG_CUDA_PTX) {
+    if (im.kind == DML_KPKG_CUDA_PTX || im.kind == DML_KPKG_CUDA_PTX_ARCH) {
       char *text = (char *)malloc((size_t)im.size + 1); /* NUL-terminated for the JIT */
       if (!text)
         return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
@@ -445,8 +461,9 @@ static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_p
     if (r)
       return dml_status_make(
           DML_STATUS_INTERNAL, OP,
-          "cuModuleLoadData of kernel %s (%s sm_%u) failed: %s (%d) on %s", K->name,
-          im.kind == DML_KPKG_CUDA_PTX ? "PTX" : "cubin", im.sm, err_name(r), r, c->desc);
+          "cuModuleLoadData of kernel %s (%s sm_%u%s) failed: %s (%d) on %s", K->name,
+          image_kind(im.kind), im.sm, im.kind >= DML_KPKG_CUDA_PTX_ARCH ? "a" : "",
+          err_name(r), r, c->desc);
     r = c->D->cuModuleGetFunction(&c->fns[k], c->modules[k], K->name);
     if (r)
       return dml_status_make(DML_STATUS_DATA_LOSS, OP,
@@ -547,15 +564,17 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
           what, err_name(r), r, c->desc, (uint64_t)f->arena_bytes,
           (uint64_t)m->weights_size);
   }
-  int n_cubin = 0, n_ptx = 0;
-  if (!s) s = load_modules(c, dv->cc_major * 10 + dv->cc_minor, &n_cubin, &n_ptx);
+  int n_cubin = 0, n_ptx = 0, n_arch = 0;
+  if (!s)
+    s = load_modules(c, dv->cc_major * 10 + dv->cc_minor, &n_cubin, &n_ptx, &n_arch);
   if (s) {
     cu_close(c);
     return s;
   }
   size_t dl = strlen(c->desc);
-  snprintf(c->desc + dl, sizeof c->desc - dl, ", %d kernel%s from cubins, %d from PTX",
-           n_cubin, n_cubin == 1 ? "" : "s", n_ptx);
+  snprintf(c->desc + dl, sizeof c->desc - dl,
+           ", %d kernel%s from cubins, %d from PTX, %d architecture-specific (sm_%d%da)",
+           n_cubin, n_cubin == 1 ? "" : "s", n_ptx, n_arch, dv->cc_major, dv->cc_minor);
   *out_state = c;
   return DML_OK;
 }

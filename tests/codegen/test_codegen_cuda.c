@@ -375,61 +375,128 @@ static void test_section_deterministic(void) {
   free(b);
 }
 
-/* --allow-tf32 on the IR `text`: every kernel of kind `kind` with a
- * tensor-core form becomes it (named *_tf32, 256-thread blocks, one per
- * 128 x 128 tile, PTX with TF32 mma.sync and cvt.rna.tf32); `plain` of
- * them and every other kernel keep their form. Returns the number of
- * tensor-core kernels. The numerics are checked on a GPU (tests/cuda). */
-static int tf32_forms(const char *text, dml_kernel_kind_t kind, int plain) {
-  size_t n = 0;
-  void *a = cg_package(text, NULL, &n);
-  if (!a) return 0;
-  CHECK_OK(dml_compile_add_kernels_arch("cuda", "ptx", 1, NULL, &a, &n));
-  dml_pkg_t pkg;
-  const dml_pkg_section_t *cs = cuda_section(&pkg, a, n);
-  dml_pkg_graph_t *g = graph_of(a, n, &pkg);
-  dml_kpkg_t *k = NULL;
-  if (cs && g) CHECK_OK(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_CUDA, g, &k));
-  int forms = 0, kept = 0;
-  for (uint32_t i = 0; k && i < k->functions[0].n_kernels; i++) {
-    const dml_kpkg_kernel_t *K = &k->functions[0].kernels[i];
-    dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
-    uint32_t ni = 0;
-    CHECK_OK(dml_kpkg_cuda_images(K->code, K->code_bytes, im, &ni));
-    char *ptx = ni ? (char *)malloc(im[0].size + 1) : NULL;
-    if (!ptx) continue;
-    memcpy(ptx, im[0].data, im[0].size);
-    ptx[im[0].size] = 0;
-    int mma = strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != NULL &&
-              strstr(ptx, "cvt.rna.tf32.f32") != NULL;
-    if (K->kind == kind && strstr(K->name, "_tf32")) {
+/* Image `im`'s bytes as a NUL-terminated string (malloc'd), or NULL. */
+static char *image_text(const dml_kpkg_cuda_image_t *im) {
+  char *t = (char *)malloc(im->size + 1);
+  if (t) {
+    memcpy(t, im->data, im->size);
+    t[im->size] = 0;
+  }
+  return t;
+}
+
+/* --allow-tf32 on the IR `ir` (batch 16, N <= 256): every kernel of kind
+ * `kind` with a tensor-core form becomes it (named *_tf32, 256-thread
+ * blocks, one per 128 x 256 tile, PTX for sm_80 with TF32 mma.sync and
+ * cvt.rna.tf32); `plain` of them and every other kernel keep their form
+ * and have no sm_90a image. GEMMs (`wg` >= 0) also get PTX for exactly
+ * sm_90a (image kind DML_KPKG_CUDA_PTX_ARCH, PTX ISA 8.0) with warpgroup
+ * MMA: the register-operand m64n128k8 form when B is stored [K, N] (`wg`
+ * 1), else the descriptor form m64n256k8 (`wg` 0), with its fences, commit
+ * groups and waits; convolutions (`wg` -1) keep mma.sync only. With
+ * ptxas, `--cuda-arch sm_80,sm_90` adds cubins of both programs (ptxas
+ * accepts the sm_90a PTX) and `--cuda-arch sm_80` leaves the wgmma form
+ * out. Returns the number of tensor-core kernels of the first pass. The
+ * numerics are checked on a GPU (tests/cuda). */
+static int tf32_forms(const char *ir, dml_kernel_kind_t kind, int plain, int wg) {
+  int first = 0;
+  for (int pass = 0; pass < 3; pass++) {
+    static const char *const arch[3] = {"ptx", "sm_80,sm_90", "sm_80"};
+    if (pass && !dml_codegen_cuda_ptxas()) {
+      printf("ptxas not found: the sm_90a cubin checks are skipped\n");
+      break;
+    }
+    size_t n = 0;
+    void *a = cg_package(ir, NULL, &n);
+    if (!a) return 0;
+    CHECK_OK(dml_compile_add_kernels_arch("cuda", arch[pass], 1, NULL, &a, &n));
+    dml_pkg_t pkg;
+    const dml_pkg_section_t *cs = cuda_section(&pkg, a, n);
+    dml_pkg_graph_t *g = graph_of(a, n, &pkg);
+    dml_kpkg_t *k = NULL;
+    if (cs && g)
+      CHECK_OK(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_CUDA, g, &k));
+    int forms = 0, kept = 0;
+    for (uint32_t i = 0; k && i < k->functions[0].n_kernels; i++) {
+      const dml_kpkg_kernel_t *K = &k->functions[0].kernels[i];
+      dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
+      uint32_t ni = 0;
+      CHECK_OK(dml_kpkg_cuda_images(K->code, K->code_bytes, im, &ni));
+      char *ptx = ni ? image_text(&im[0]) : NULL;
+      if (!ptx) continue;
+      int mma =
+          strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != NULL &&
+          strstr(ptx, "cvt.rna.tf32.f32") != NULL && !strstr(ptx, "wgmma");
+      int n_arch = 0;
+      for (uint32_t j = 0; j < ni; j++) n_arch += im[j].kind >= DML_KPKG_CUDA_PTX_ARCH;
+      if (!(K->kind == kind && strstr(K->name, "_tf32"))) {
+        kept += K->kind == kind;
+        CHECK(!mma && !strstr(K->name, "_tf32") && n_arch == 0);
+        free(ptx);
+        continue;
+      }
       forms++;
       CHECK(mma);
-      /* batch 16: one 128-column tile of 256 threads along x */
+      /* batch 16: one 256-column tile of 256 threads along x */
       CHECK(K->local[0] == 256 && K->local[1] == 1 && K->local[2] == 1);
       CHECK(dml_kpkg_lin_eval(K->items[0], (const int64_t[]){16}, 1) == 256);
       CHECK(dml_kpkg_lin_eval(K->items[1], (const int64_t[]){16}, 1) >= 1);
-    } else {
-      kept += K->kind == kind;
-      CHECK(!mma && !strstr(K->name, "_tf32"));
+      /* ptx: PTX sm_80 (+ PTX sm_90a); sm_80,sm_90: + cubins sm_80, sm_90
+       * (+ sm_90a); sm_80: PTX and cubin sm_80 */
+      static const uint32_t want_n[3] = {1, 3, 2}, want_arch[3] = {1, 2, 0};
+      uint32_t extra = wg >= 0 ? want_arch[pass] : 0;
+      CHECK(ni == want_n[pass] + extra && n_arch == (int)extra);
+      for (uint32_t j = 0; j < ni; j++) {
+        if (im[j].kind == DML_KPKG_CUDA_CUBIN_ARCH) CHECK(im[j].sm == 90);
+        if (im[j].kind != DML_KPKG_CUDA_PTX_ARCH) continue;
+        char *w = image_text(&im[j]);
+        CHECK(w && im[j].sm == 90);
+        if (!w) continue;
+        CHECK(strstr(w, "\n.version 8.0\n") && strstr(w, "\n.target sm_90a\n"));
+        CHECK(strstr(w, wg ? "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"
+                           : "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32") !=
+              NULL);
+        CHECK(strstr(w, "wgmma.fence.sync.aligned") &&
+              strstr(w, "wgmma.commit_group.sync.aligned") &&
+              strstr(w, "wgmma.wait_group.sync.aligned") &&
+              strstr(w, "fence.proxy.async.shared::cta") && strstr(w, "cp.async"));
+        CHECK(!strstr(w, "mma.sync"));
+        CHECK((strstr(w, "cvt.rna.tf32.f32") != NULL) == (wg == 1));
+        char sym[96];
+        snprintf(sym, sizeof sym, "%s_dynamic_smem", K->name);
+        CHECK(strstr(w, sym) != NULL);
+        free(w);
+      }
+      free(ptx);
     }
-    free(ptx);
+    CHECK(kept == plain);
+    if (!pass) first = forms;
+    /* the runtime validates and loads the package (no device needed) */
+    dml_rt_model_t *m = NULL;
+    CHECK_OK(dml_rt_model_load_memory(a, n, &m));
+    dml_rt_model_release(m);
+    dml_kpkg_release(k);
+    dml_pkg_graph_release(g);
+    free(a);
   }
-  CHECK(kept == plain);
-  dml_kpkg_release(k);
-  dml_pkg_graph_release(g);
-  free(a);
-  return forms;
+  return first;
 }
 
 static void test_tf32_form(void) {
   /* at most 64 rows at the bound: the small-M form is kept */
-  CHECK(tf32_forms(k_gemm_relu, DML_KK_GEMM, 1) == 0);
+  CHECK(tf32_forms(k_gemm_relu, DML_KK_GEMM, 1, 1) == 0);
   char big[sizeof k_gemm_relu + 8];
   snprintf(big, sizeof big, "sym batch <= 300%s", strchr(k_gemm_relu, '\n'));
-  CHECK(tf32_forms(big, DML_KK_GEMM, 0) == 1);
+  CHECK(tf32_forms(big, DML_KK_GEMM, 0, 1) == 1);
+  CHECK(tf32_forms("sym batch <= 300\n"
+                   "global @w : f32[6,8] param\n"
+                   "func @forward(%x: f32[batch,8]) -> (f32[batch,6]) {\n"
+                   "  %g = Gemm(%x, @w) {transB = 1} : f32[batch,6]\n"
+                   "  return %g\n}\n",
+                   DML_KK_GEMM, 0, 0) == 1);
   /* convolutions of group 1 with C * kh * kw >= 64 are implicit GEMMs
-   * (dml_kconv_t); a grouped one and a 1x1 one keep the direct form */
+   * (dml_kconv_t) on the mma.sync form only; a grouped one and a 1x1 one
+   * keep the direct form */
   CHECK(tf32_forms("sym batch <= 16\n"
                    "global @w : f32[8,8,3,3] param\n"
                    "global @v : f32[8,4,3,3] param\n"
@@ -441,7 +508,22 @@ static void test_tf32_form(void) {
                    "f32[batch,8,9,9]\n"
                    "  %e = Conv(%d, @u) : f32[batch,8,9,9]\n"
                    "  return %e\n}\n",
-                   DML_KK_CONV, 2) == 1);
+                   DML_KK_CONV, 2, -1) == 1);
+}
+
+/* clang's sm_90 PTX raised to PTX ISA 8.0 / sm_90a, and the error for text
+ * without the lines. */
+static void test_sm90a_ptx(void) {
+  char *o = NULL;
+  CHECK_OK(dml_codegen_cuda_sm90a_ptx(
+      "//\n.version 7.8\n.target sm_90\n.address_size 64\nret;\n", &o));
+  CHECK(o && !strcmp(o, "//\n.version 8.0\n.target sm_90a\n.address_size 64\nret;\n"));
+  free(o);
+  o = NULL;
+  dml_status_t s = dml_codegen_cuda_sm90a_ptx("//\n.version 7.8\n.target sm_80\n", &o);
+  CHECK(s && dml_status_code(s) == DML_STATUS_INTERNAL && o == NULL);
+  CHECK(s && strstr(dml_status_reason(s), "sm_90a"));
+  dml_status_free(s);
 }
 
 /* Corrupt CUDA code is DATA_LOSS, from the container parser and from the
@@ -579,6 +661,7 @@ int main(void) {
   RUN(test_gemm_vector_loads);
   RUN(test_section_deterministic);
   RUN(test_tf32_form);
+  RUN(test_sm90a_ptx);
   RUN(test_cuda_untrusted);
   RUN(test_cuda_errors);
   return dml_test_finish();

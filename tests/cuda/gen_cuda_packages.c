@@ -180,6 +180,14 @@ int main(int argc, char **argv) {
            "func @forward(%a: f32[257,300], %b: f32[300,190]) -> (f32[257,190]) {\n"
            "  %c = MatMul(%a, %b) : f32[257,190]\n  return %c\n}\n",
            "cpu,cuda", NULL);
+  /* K = 131 (not a multiple of 4: 4-byte copies of K-contiguous rows, a
+   * partial last step), N = 300 (two column tiles, the second partial),
+   * B stored [N, K] */
+  write_ir("tf32_3_oddk",
+           "sym batch <= 300\n"
+           "func @forward(%a: f32[batch,131], %b: f32[300,131]) -> (f32[batch,300]) {\n"
+           "  %c = Gemm(%a, %b) {transB = 1} : f32[batch,300]\n  return %c\n}\n",
+           "cpu,cuda", NULL);
   g_tf32 = 0;
   if (bench) {
     /* 2^26 elements: 256 MiB read and 256 MiB written by one fused kernel */

@@ -77,19 +77,31 @@ static void test_kernel_forms(void) {
  * kernels named *_tf32 where the
  * device has tensor cores for TF32 (compute capability 8.0 and later),
  * matching the CPU norm-wise at batch 1, 3, 16 and 300 (three 128-row
- * tiles, the last partial). */
+ * tiles, the last partial). On compute capability 9.0 twice: the sm_90a
+ * wgmma form (the session says it loaded architecture-specific images),
+ * then the mma.sync form (DMLC_CUDA_PORTABLE=1). */
 static void test_tf32(void) {
   static const char *files[] = {"tf32_0_gemm.dmlpkg", "tf32_1_matmul.dmlpkg",
-                                "tf32_2_conv.dmlpkg"};
-  for (int f = 0; f < 3; f++) {
+                                "tf32_2_conv.dmlpkg", "tf32_3_oddk.dmlpkg"};
+  for (int run = 0; run < (g_cc == 90 ? 8 : 4); run++) {
+    int f = run % 4, portable = run >= 4;
+    if (portable) setenv("DMLC_CUDA_PORTABLE", "1", 1);
     dml_rt_model_t *m = load(files[f]);
     dml_rt_session_t *cpu = NULL, *cu = NULL;
     gpu_test_open(m, "cuda", &cpu, &cu);
+    unsetenv("DMLC_CUDA_PORTABLE");
+    if (cu && g_cc == 90) {
+      /* convolutions keep the mma.sync form */
+      const char *d = dml_rt_session_device(cu);
+      printf("%s: %s\n", files[f], d);
+      CHECK((strstr(d, " 0 architecture-specific") != NULL) == (portable || f == 2));
+    }
     static const int64_t batches[] = {1, 3, 16, 300};
     for (int i = 0; cpu && cu && i < 4; i++) {
       double e = gpu_test_compare_with(m, cpu, cu, batches[i], 1, TF32_TOL);
-      printf("%-40s batch %3lld: norm-wise error %.2e (TF32)\n", files[f],
-             (long long)batches[i], e);
+      printf("%-40s batch %3lld: norm-wise error %.2e (TF32, %s)\n", files[f],
+             (long long)batches[i], e,
+             g_cc == 90 && !portable && f != 2 ? "wgmma" : "mma.sync");
       CHECK(e <= TF32_TOL);
     }
     int tf32 = 0;
