@@ -347,9 +347,10 @@ static const char *image_kind(uint32_t kind) {
  * architecture-specific image (sm_XXa) for exactly sm, cubin before PTX;
  * else the cubin of the same major with the highest minor <= the device's;
  * else PTX whose target is <= sm (dml_kpkg.h). DMLC_CUDA_FORCE_PTX=1 skips
- * cubins, DMLC_CUDA_PORTABLE=1 architecture-specific images. */
+ * cubins, DMLC_CUDA_PORTABLE=1 (or !allow_arch) architecture-specific
+ * images. */
 static dml_status_t pick_image(const cu_session_t *c, const dml_kpkg_kernel_t *K, int sm,
-                               dml_kpkg_cuda_image_t *out) {
+                               int allow_arch, dml_kpkg_cuda_image_t *out) {
   dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
   uint32_t n = 0;
   DML_RETURN_IF_ERROR(dml_kpkg_cuda_images(K->code, K->code_bytes, im, &n));
@@ -357,7 +358,7 @@ static dml_status_t pick_image(const cu_session_t *c, const dml_kpkg_kernel_t *K
   const char *force_ptx = getenv("DMLC_CUDA_FORCE_PTX");
   int use_cubins = !(force_ptx && *force_ptx && strcmp(force_ptx, "0"));
   const char *portable = getenv("DMLC_CUDA_PORTABLE");
-  int use_arch = !(portable && *portable && strcmp(portable, "0"));
+  int use_arch = allow_arch && !(portable && *portable && strcmp(portable, "0"));
   for (uint32_t i = 0; i < n; i++) {
     int s = (int)im[i].sm;
     if (use_arch && s == sm &&
@@ -429,6 +430,26 @@ static dml_status_t dynamic_smem(cu_session_t *c, uint32_t k, const char *name) 
   return DML_OK;
 }
 
+/* Loads image `im` into module k (PTX NUL-terminated for the JIT, a cubin
+ * copied to an aligned buffer). Returns the driver's result; *out_oom on
+ * allocation failure. */
+static CUresult load_image(cu_session_t *c, uint32_t k, const dml_kpkg_cuda_image_t *im,
+                           int *out_oom) {
+  int ptx = im->kind == DML_KPKG_CUDA_PTX || im->kind == DML_KPKG_CUDA_PTX_ARCH;
+  /* an aligned copy: the image sits at a 4-byte offset of the package */
+  char *copy = (char *)malloc((size_t)im->size + 1);
+  *out_oom = !copy;
+  if (!copy) return (CUresult)2;
+  memcpy(copy, im->data, im->size);
+  if (ptx) copy[im->size] = 0;
+  CUresult r = c->D->cuModuleLoadData(&c->modules[k], copy);
+  free(copy);
+  return r;
+}
+
+/* One module per kernel. An architecture-specific image the driver cannot
+ * load (e.g. PTX ISA 8.0 on a driver older than CUDA 12) falls back to the
+ * kernel's portable images when it has any. */
 static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_ptx,
                                  int *n_arch) {
   const dml_kpkg_function_t *kf = c->kf;
@@ -436,34 +457,29 @@ static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_p
   for (uint32_t k = 0; k < kf->n_kernels; k++) {
     const dml_kpkg_kernel_t *K = &kf->kernels[k];
     dml_kpkg_cuda_image_t im;
-    DML_RETURN_IF_ERROR(pick_image(c, K, sm, &im));
-    *n_arch += im.kind >= DML_KPKG_CUDA_PTX_ARCH;
-    CUresult r;
-    if (im.kind == DML_KPKG_CUDA_PTX || im.kind == DML_KPKG_CUDA_PTX_ARCH) {
-      char *text = (char *)malloc((size_t)im.size + 1); /* NUL-terminated for the JIT */
-      if (!text)
-        return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-      memcpy(text, im.data, im.size);
-      text[im.size] = 0;
-      r = c->D->cuModuleLoadData(&c->modules[k], text);
-      free(text);
-      (*n_ptx)++;
-    } else {
-      /* an aligned copy: the image sits at a 4-byte offset of the package */
-      void *elf = malloc(im.size);
-      if (!elf)
-        return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-      memcpy(elf, im.data, im.size);
-      r = c->D->cuModuleLoadData(&c->modules[k], elf);
-      free(elf);
-      (*n_cubin)++;
+    DML_RETURN_IF_ERROR(pick_image(c, K, sm, 1, &im));
+    int oom = 0;
+    CUresult r = load_image(c, k, &im, &oom);
+    if (r && !oom && im.kind >= DML_KPKG_CUDA_PTX_ARCH) {
+      dml_kpkg_cuda_image_t alt;
+      dml_status_t s = pick_image(c, K, sm, 0, &alt);
+      dml_status_free(s);
+      if (!s) {
+        im = alt;
+        r = load_image(c, k, &im, &oom);
+      }
     }
+    if (oom) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
     if (r)
       return dml_status_make(
           DML_STATUS_INTERNAL, OP,
           "cuModuleLoadData of kernel %s (%s sm_%u%s) failed: %s (%d) on %s", K->name,
           image_kind(im.kind), im.sm, im.kind >= DML_KPKG_CUDA_PTX_ARCH ? "a" : "",
           err_name(r), r, c->desc);
+    int ptx = im.kind == DML_KPKG_CUDA_PTX || im.kind == DML_KPKG_CUDA_PTX_ARCH;
+    *n_ptx += ptx;
+    *n_cubin += !ptx;
+    *n_arch += im.kind >= DML_KPKG_CUDA_PTX_ARCH;
     r = c->D->cuModuleGetFunction(&c->fns[k], c->modules[k], K->name);
     if (r)
       return dml_status_make(DML_STATUS_DATA_LOSS, OP,
