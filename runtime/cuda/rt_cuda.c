@@ -463,8 +463,9 @@ static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_p
     if (r && !oom && im.kind >= DML_KPKG_CUDA_PTX_ARCH) {
       dml_kpkg_cuda_image_t alt;
       dml_status_t s = pick_image(c, K, sm, 0, &alt);
+      int portable = s == DML_OK;
       dml_status_free(s);
-      if (!s) {
+      if (portable) {
         im = alt;
         r = load_image(c, k, &im, &oom);
       }
