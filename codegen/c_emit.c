@@ -574,6 +574,11 @@ static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
       dml_sb_printf(b, ")");
       return;
     }
+    case DML_KV_CTAB:
+      dml_sb_printf(b, "ctab%u[", v->ctab);
+      e_idx(b, d, v->idx);
+      dml_sb_printf(b, "]");
+      return;
     case DML_KV_FN: e_fn(b, d, v); return;
   }
 }
@@ -667,5 +672,24 @@ void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
         dml_sb_printf(b, "%*s}\n", 2 * depth, "");
         break;
     }
+  }
+}
+
+void dml_cemit_ctabs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k) {
+  for (uint32_t t = 0; t < k->n_ctabs; t++) {
+    const dml_kctab_t *c = &k->ctabs[t];
+    const char *ty = c->dtype == DML_KT_I32 ? "int" : "float";
+    if (d->ctor_casts)
+      dml_sb_printf(b, "const %s ctab%u[%u] = %s[%u](", ty, t, c->n, ty, c->n);
+    else
+      dml_sb_printf(b, "static __device__ const %s ctab%u[%u] = {", ty, t, c->n);
+    for (uint32_t i = 0; i < c->n; i++) {
+      if (i) dml_sb_printf(b, i % 8 ? ", " : ",\n    ");
+      if (c->dtype == DML_KT_I32)
+        e_const(b, d, DML_KT_I32, c->i[i], 0.0f);
+      else
+        e_float(b, d, c->f[i]);
+    }
+    dml_sb_printf(b, d->ctor_casts ? ");\n" : "};\n");
   }
 }

@@ -107,4 +107,9 @@ extern const char dml_cemit_half_helpers[];
  */
 void dml_cemit_f64_math(dml_sb_t *b, const char *suffix);
 
+/* Appends the declarations of k's constant tables (dml_kctab_t), at file
+ * scope: "const float ctab0[3] = float[3](...);" in GLSL (ctor_casts),
+ * "static __device__ const float ctab0[3] = {...};" in CUDA C. */
+void dml_cemit_ctabs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k);
+
 #endif /* DML_C_EMIT_H_ */

@@ -196,6 +196,8 @@ typedef enum dml_kval_kind {
                        step_hi (loads of the random-state slot, or constants
                        for a node's own seed). Of dtype u32 (dml_kv_philox_word):
                        the whole word w instead */
+  DML_KV_CTAB,      /* the kernel's constant table `ctab` at element index `idx`
+                       (of the table's dtype, f32 or i32) */
 } dml_kval_kind_t;
 
 typedef struct dml_kval {
@@ -210,6 +212,7 @@ typedef struct dml_kval {
   int64_t ic;                /* CONST of an integer or bool dtype */
   const struct dml_kval *c3; /* SELECT: the value when a is false; PHILOX: step_lo */
   const struct dml_kval *d4; /* PHILOX: step_hi */
+  uint32_t ctab;             /* CTAB: table number */
 } dml_kval_t;
 
 /* ---- statements ---- */
@@ -248,6 +251,22 @@ typedef struct dml_klin {
   int32_t sym;
   int64_t c0;
 } dml_klin_t;
+
+/* A constant table of a kernel: values the scheduler computes at compile
+ * time (Resize's interpolation taps, in the CPU reference's double
+ * arithmetic), rendered as a constant array ("ctab<N>") of `n` entries of
+ * dtype f32 (`f`) or i32 (`i`). Indexing outside [0, n) is undefined: the
+ * scheduler builds only in-range indices. */
+typedef struct dml_kctab {
+  dml_kdtype_t dtype;
+  uint32_t n;
+  const float *f;
+  const int32_t *i;
+} dml_kctab_t;
+
+/* Entries of all constant tables of one kernel at most (they live in the
+ * shader's constants / CUDA's constant memory). */
+#define DML_KCTAB_MAX_ENTRIES 16384
 
 typedef enum dml_kernel_kind {
   DML_KK_ELEMENTWISE = 1, /* a fused chain of elementwise ops (or a copy) */
@@ -315,6 +334,8 @@ typedef struct dml_kernel {
    * Assign of a global (ops.def) writes its new value in place, so the
    * renderers declare that buffer writable for this kernel. */
   uint8_t writes_weights;
+  uint32_t n_ctabs; /* constant tables (DML_KV_CTAB) */
+  const dml_kctab_t *ctabs;
 } dml_kernel_t;
 
 /* The kernels of one function of a package, in execution order. Nodes not

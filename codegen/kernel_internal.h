@@ -52,6 +52,9 @@ const dml_kval_t *dml_kv_load_t(dml_kpool_t *p, dml_kbuf_t buf, dml_kdtype_t t,
                                 const dml_kidx_t *idx);
 const dml_kval_t *dml_kv_reg_t(dml_kpool_t *p, uint32_t reg, dml_kdtype_t t);
 const dml_kval_t *dml_kv_idx(dml_kpool_t *p, dml_kdtype_t t, const dml_kidx_t *idx);
+/* Constant table `ctab` of the kernel (dtype t, f32 or i32) at idx. */
+const dml_kval_t *dml_kv_ctab(dml_kpool_t *p, uint32_t ctab, dml_kdtype_t t,
+                              const dml_kidx_t *idx);
 /* a converted to dtype t (a itself when a is of dtype t). */
 const dml_kval_t *dml_kv_cast(dml_kpool_t *p, dml_kdtype_t t, const dml_kval_t *a);
 /* cond ? a : b (cond bool, a and b of one dtype). */

@@ -213,6 +213,18 @@ const dml_kval_t *dml_kv_idx(dml_kpool_t *p, dml_kdtype_t t, const dml_kidx_t *i
   return v;
 }
 
+const dml_kval_t *dml_kv_ctab(dml_kpool_t *p, uint32_t ctab, dml_kdtype_t t,
+                              const dml_kidx_t *idx) {
+  if (!idx) return NULL;
+  dml_kval_t *v = kv_new(p, DML_KV_CTAB);
+  if (v) {
+    v->ctab = ctab;
+    v->idx = idx;
+    v->dtype = t;
+  }
+  return v;
+}
+
 const dml_kval_t *dml_kv_cast(dml_kpool_t *p, dml_kdtype_t t, const dml_kval_t *a) {
   if (!a) return NULL;
   if (a->dtype == t) return a;
@@ -630,6 +642,11 @@ static void print_val(const dml_kval_t *v, const dml_pkg_graph_t *g, FILE *f) {
       print_idx(v->idx, g, f);
       fputc(']', f);
       return;
+    case DML_KV_CTAB:
+      fprintf(f, "ctab%u[", v->ctab);
+      print_idx(v->idx, g, f);
+      fputc(']', f);
+      return;
     case DML_KV_REG: fprintf(f, "r%u", v->reg); return;
     case DML_KV_PHILOX:
       fprintf(f, "philox%s(stream %lld, ", v->dtype == DML_KT_U32 ? "32" : "24",
@@ -739,6 +756,8 @@ void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f) {
     fprintf(f, ") local=(%u,%u,%u)", K->local[0], K->local[1], K->local[2]);
     for (uint32_t t = 0; t < K->n_tiles; t++)
       fprintf(f, " tile%u=f32[%u]", t, K->tile_elems[t]);
+    for (uint32_t t = 0; t < K->n_ctabs; t++)
+      fprintf(f, " ctab%u=%s[%u]", t, dml_kdtype_name(K->ctabs[t].dtype), K->ctabs[t].n);
     fputs("\n  nodes:", f);
     for (uint32_t i = 0; i < K->n_nodes; i++) {
       const dml_pkg_node_t *n = fn ? &fn->nodes[K->nodes[i]] : NULL;

@@ -18,23 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_internal.h"
+#include "schedule_internal.h"
 
 #define WG 256 /* invocations per workgroup of 1-D kernels */
-
-typedef struct sched {
-  const dml_pkg_graph_t *g;
-  const dml_pkg_function_t *fn;
-  const uint8_t *weights;
-  uint64_t weights_size;
-  dml_kpool_t *pool;
-  uint32_t *n_uses_outside; /* per value: consumers (set per group) */
-  uint32_t *group_of;       /* per node: kernel index + 1, 0 = none */
-  uint8_t *is_output;       /* per value */
-  dml_status_t err;         /* unschedulable nodes, listed */
-  dml_kernel_t *kernels;
-  uint32_t n_kernels, cap_kernels;
-} sched_t;
 
 static const dml_pkg_value_t *val(const sched_t *s, uint32_t v) {
   return v == DML_PKG_NO_VALUE || v >= s->fn->n_values ? NULL : &s->fn->values[v];
@@ -4098,9 +4084,22 @@ static void emit_rnn(sched_t *s, uint32_t node) {
 #undef R_CLIP
 }
 
+void dml_ksched_unsupported(sched_t *s, uint32_t node, const char *why) {
+  unsupported(s, node, "%s", why);
+}
+
+dml_kernel_t *dml_ksched_kernel(sched_t *s, dml_kernel_kind_t kind, uint32_t node) {
+  dml_kernel_t *K = new_kernel(s, kind);
+  if (!K) return NULL;
+  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
+  set_nodes(s, K, &G);
+  return K;
+}
+
 int dml_kschedule_handles(dml_op_t op) {
   const dml_op_info_t *info = dml_op_info(op);
   if (!info) return 0;
+  if (dml_ksched_ops2_handles(op)) return 1;
   if (ew_op(op) || move_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
   switch (op) {
     case DML_OP_ASSIGN:
@@ -4234,6 +4233,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         unsupported(&s, i, "more than one symbolic dim", NULL);
       else
         emit_copy(&s, i);
+      continue;
+    }
+    if (dml_ksched_ops2_claims(&s, i)) {
+      close_group(&s, G, &gs, red, &ws);
+      dml_ksched_ops2_emit(&s, i);
       continue;
     }
     if (n->op == DML_OP_ASSIGN) {

@@ -248,6 +248,7 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
           : "");
   if ((views & DML_KVIEW_TYPED) && (dts & (1u << DML_KT_F64))) dml_cemit_f64_math(&b, "");
   if (views & DML_KVIEW_RAND) dml_sb_printf(&b, "%s", k_philox_prelude);
+  dml_cemit_ctabs(&b, &k_cuda, k);
   dml_sb_printf(&b,
                 "extern \"C\" __global__ void __attribute__((launch_bounds(%u)))\n"
                 "%s(float *__restrict__ arena, %sfloat *__restrict__ weights, "

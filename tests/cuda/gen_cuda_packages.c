@@ -16,6 +16,7 @@
 
 #include "codegen_test_util.h"
 #include "dml_codegen.h"
+#include "gpu_test_ops2.h"
 #include "gpu_test_util.h"
 #include "gpu_train_case.h"
 
@@ -68,6 +69,7 @@ static void write_form(const char *what, const char *text, uint32_t want_kernels
 
 static void test_kernel_forms(void) {
   gpu_test_kernel_forms(write_form, 0);
+  gpu_test_ops2_forms(write_form);
 }
 
 /* A reference model (../shared/models/<name>.onnx) for cpu,cuda. */

@@ -19,6 +19,7 @@
 #include "codegen_test_util.h"
 #include "dml_onnx.h"
 #include "dml_train.h"
+#include "gpu_test_ops2.h"
 #include "gpu_test_util.h"
 
 static const int64_t k_batches[] = {1, 3, 16};
@@ -43,6 +44,11 @@ static void check_form(const char *what, const char *text, uint32_t want_kernels
 
 static void test_kernel_forms(void) {
   gpu_test_kernel_forms(check_form, 1);
+}
+
+/* The forms of codegen/schedule_ops2.c (gpu_test_ops2.h). */
+static void test_ops2_forms(void) {
+  gpu_test_ops2_forms(check_form);
 }
 
 /* Compiles reference model `name` (../shared/models) for cpu,vulkan and
@@ -206,6 +212,13 @@ static void test_form_errors(void) {
        "func @forward(%x: f32[2,3]) -> (f32[4,3]) {\n"
        "  %y = Pad(%x, @pads) {mode = \"reflect\"} : f32[4,3]\n  return %y\n}\n",
        "(Pad): only mode 'constant' is emitted"},
+      {"sym batch <= 4\n"
+       "global @s : f32[2] = dense<[1.0, 2.0]>\n"
+       "func @forward(%x: f32[batch,3]) -> (f32[batch,6]) {\n"
+       "  %y = Resize(%x, _, @s) {coordinate_transformation_mode = "
+       "\"tf_half_pixel_for_nn\", nearest_mode = \"round_prefer_ceil\"} : "
+       "f32[batch,6]\n  return %y\n}\n",
+       "(Resize): a symbolic dim whose coordinates the mode moves"},
       {"global @en : i64[1] = dense<[3]>\n"
        "func @forward(%x: f32[5], %st: i64[1]) -> (f32[?]) {\n"
        "  %y = Slice(%x, %st, @en) : f32[?]\n  return %y\n}\n",
@@ -355,6 +368,7 @@ int main(void) {
   CHECK(defaults == 1);
   RUN(test_errors);
   RUN(test_kernel_forms);
+  RUN(test_ops2_forms);
   RUN(test_fashion_mlp);
   RUN(test_fashion_mlp_eval_step);
   RUN(test_lenet5);

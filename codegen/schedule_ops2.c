@@ -1,0 +1,602 @@
+/* schedule_ops2.c — more of the scheduler's kernel forms
+ * (schedule_internal.h): Resize (and Upsample, which the ONNX importer
+ * turns into Resize), each one invocation per output element.
+ *
+ * Resize follows the CPU reference (runtime/cpu/cpu_resize.c) exactly: the
+ * interpolation taps of every output coordinate (input index and weight,
+ * up to 4 per dim) are computed here at compile time with the same double
+ * formulas and stored in the kernel's constant tables (dml_kctab_t); the
+ * kernel sums the products of its dims' taps (weights rounded to f32, the
+ * sum in f32: results within a few ulp of the CPU's double sum). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule_internal.h"
+
+#define WG 256
+
+/* ---- helpers (the same as schedule.c's, on the public builders) ---- */
+
+static const dml_pkg_value_t *val(const sched_t *s, uint32_t v) {
+  return v == DML_PKG_NO_VALUE || v >= s->fn->n_values ? NULL : &s->fn->values[v];
+}
+
+static const dml_pkg_value_t *input(const sched_t *s, const dml_pkg_node_t *n,
+                                    uint32_t k) {
+  return k < n->n_inputs ? val(s, n->inputs[k]) : NULL;
+}
+
+static dml_kdtype_t kdt(const dml_pkg_value_t *v) {
+  dml_kdtype_t t = DML_KT_F32;
+  dml_kdtype_of(v->type.dtype, &t);
+  return t;
+}
+
+/* 1 when kernels hold v's dtype and v is aligned to its element size. */
+static int typed_ok(const dml_pkg_value_t *v) {
+  dml_kdtype_t t;
+  return dml_kdtype_of(v->type.dtype, &t) && v->offset % dml_kdtype_size(t) == 0;
+}
+
+/* Numel as c * sym (at most one symbolic dim); 0 when more. */
+static int numel_of(const dml_type_t *t, dml_klin_t *out) {
+  dml_klin_t l = {1, -1, 0};
+  for (int32_t d = 0; d < t->rank; d++) {
+    l.c *= t->dims[d].value;
+    if (t->dims[d].sym >= 0) {
+      if (l.sym >= 0) return 0;
+      l.sym = t->dims[d].sym;
+    }
+  }
+  *out = l;
+  return 1;
+}
+
+/* 1 when a dim of t is computed from run-time data (a node's symbol). */
+static int data_dependent(const sched_t *s, const dml_type_t *t) {
+  for (int32_t d = 0; d < t->rank; d++)
+    if (t->dims[d].sym >= 0 && (uint32_t)t->dims[d].sym < s->g->n_symbols &&
+        s->g->symbols[t->dims[d].sym].origin == DML_PKG_SYMBOL_NODE)
+      return 1;
+  return 0;
+}
+
+static const dml_kidx_t *dim_idx(sched_t *s, dml_dim_t d) {
+  dml_klin_t l = {d.value, d.sym, 0};
+  return dml_ki_lin(s->pool, l);
+}
+
+static const dml_kidx_t *kadd(sched_t *s, const dml_kidx_t *a, const dml_kidx_t *b) {
+  return dml_ki_bin(s->pool, DML_KI_ADD, a, b);
+}
+
+static const dml_kidx_t *kmul(sched_t *s, const dml_kidx_t *a, const dml_kidx_t *b) {
+  return dml_ki_bin(s->pool, DML_KI_MUL, a, b);
+}
+
+static const dml_kidx_t *kc(sched_t *s, int64_t c) {
+  return dml_ki_const(s->pool, c);
+}
+
+/* Element index of value v's flat element i (in the view of v's dtype). */
+static const dml_kidx_t *at(sched_t *s, const dml_pkg_value_t *v, const dml_kidx_t *i) {
+  return kadd(s, kc(s, (int64_t)(v->offset / dml_kdtype_size(kdt(v)))), i);
+}
+
+static dml_kbuf_t buf_of(const dml_pkg_value_t *v) {
+  return v->storage == DML_PKG_STORAGE_CONST ? DML_KBUF_WEIGHTS : DML_KBUF_ARENA;
+}
+
+static const dml_kval_t *load_at(sched_t *s, const dml_pkg_value_t *v,
+                                 const dml_kidx_t *i) {
+  return dml_kv_load_t(s->pool, buf_of(v), kdt(v), at(s, v, i));
+}
+
+static dml_kstmt_t *store_at(sched_t *s, const dml_pkg_value_t *y, const dml_kidx_t *i,
+                             const dml_kval_t *v) {
+  dml_kstmt_t *w = dml_ks_new(s->pool, DML_KS_STORE);
+  if (w) {
+    w->buf = DML_KBUF_ARENA;
+    w->dtype = kdt(y);
+    w->idx = at(s, y, i);
+    w->val = v;
+  }
+  return w;
+}
+
+static dml_kstmt_t *if_lt(sched_t *s, const dml_kidx_t *lhs, const dml_kidx_t *hi,
+                          dml_kstmt_t *body) {
+  dml_kstmt_t *st = dml_ks_new(s->pool, DML_KS_IF_LT);
+  if (st) {
+    st->lhs = lhs;
+    st->hi = hi;
+    st->body = body;
+  }
+  return st;
+}
+
+/* Coordinates of flat element i of t (row-major). */
+static void coords_of(sched_t *s, const dml_type_t *t, const dml_kidx_t *i,
+                      const dml_kidx_t **coord) {
+  const dml_kidx_t *rest = i;
+  for (int32_t d = t->rank - 1; d >= 0; d--) {
+    const dml_kidx_t *e = dim_idx(s, t->dims[d]);
+    coord[d] = d == 0 ? rest : dml_ki_bin(s->pool, DML_KI_MOD, rest, e);
+    rest = dml_ki_bin(s->pool, DML_KI_DIV, rest, e);
+  }
+}
+
+static void lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
+  if (x.sym < 0) {
+    acc->c0 += mul * (x.c + x.c0);
+  } else {
+    acc->c0 += mul * x.c0;
+    if (acc->sym < 0 || acc->sym == x.sym) {
+      acc->sym = x.sym;
+      acc->c += mul * x.c;
+    }
+  }
+}
+
+/* A 1-D kernel of kind `kind` holding `node`, one invocation per element
+ * of `t`; sets coord to the element's coordinates, returns the invocation
+ * id (NULL when out of memory). */
+static const dml_kidx_t *elem_kernel(sched_t *s, uint32_t node, dml_kernel_kind_t kind,
+                                     const dml_type_t *t, dml_kernel_t **out_k,
+                                     const dml_kidx_t **coord) {
+  dml_kernel_t *K = dml_ksched_kernel(s, kind, node);
+  if (!K) return NULL;
+  dml_klin_t numel;
+  numel_of(t, &numel);
+  K->local[0] = WG;
+  K->items[0] = numel;
+  const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
+  coords_of(s, t, gid, coord);
+  *out_k = K;
+  return gid;
+}
+
+/* body under the bounds check of t's element count */
+static void elem_finish(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
+                        const dml_kidx_t *gid, dml_kstmt_t *body) {
+  dml_klin_t numel;
+  numel_of(t, &numel);
+  K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), body);
+}
+
+/* Reads constant input v (any float or integer dtype, rank <= 1, at most
+ * max values) as doubles. NULL when it could, else why not. */
+static const char *const_doubles(const sched_t *s, const dml_pkg_value_t *c, double *out,
+                                 size_t max, size_t *n) {
+  if (!c || c->storage != DML_PKG_STORAGE_CONST || c->type.rank > 1)
+    return "its parameters must be constants";
+  size_t k = c->type.rank ? (size_t)c->type.dims[0].value : 1;
+  size_t w = dml_dtype_size(c->type.dtype);
+  if (k > max) return "too many parameter values";
+  if (!w || c->offset + w * k > s->weights_size) return "parameters outside the weights";
+  for (size_t i = 0; i < k; i++) {
+    const uint8_t *b = s->weights + c->offset + w * i;
+    switch (c->type.dtype) {
+      case DML_DTYPE_F32: {
+        float f;
+        memcpy(&f, b, 4);
+        out[i] = f;
+        break;
+      }
+      case DML_DTYPE_F64: memcpy(&out[i], b, 8); break;
+      case DML_DTYPE_I64: {
+        int64_t v;
+        memcpy(&v, b, 8);
+        out[i] = (double)v;
+        break;
+      }
+      case DML_DTYPE_I32: {
+        int32_t v;
+        memcpy(&v, b, 4);
+        out[i] = v;
+        break;
+      }
+      default: return "parameters of an unsupported dtype";
+    }
+  }
+  *n = k;
+  return NULL;
+}
+
+/* ---- constant tables ---- */
+
+typedef struct ctab_build {
+  int32_t *i; /* grows */
+  float *f;
+  uint32_t ni, nf, cap_i, cap_f;
+  int oom;
+} ctab_build_t;
+
+static uint32_t ctab_push_i(ctab_build_t *t, int32_t v) {
+  if (t->ni == t->cap_i) {
+    uint32_t cap = t->cap_i ? 2 * t->cap_i : 256;
+    int32_t *p = (int32_t *)realloc(t->i, cap * sizeof *p);
+    if (!p) {
+      t->oom = 1;
+      return 0;
+    }
+    t->i = p, t->cap_i = cap;
+  }
+  t->i[t->ni] = v;
+  return t->ni++;
+}
+
+static uint32_t ctab_push_f(ctab_build_t *t, float v) {
+  if (t->nf == t->cap_f) {
+    uint32_t cap = t->cap_f ? 2 * t->cap_f : 256;
+    float *p = (float *)realloc(t->f, cap * sizeof *p);
+    if (!p) {
+      t->oom = 1;
+      return 0;
+    }
+    t->f = p, t->cap_f = cap;
+  }
+  t->f[t->nf] = v;
+  return t->nf++;
+}
+
+/* Moves the tables into K (pool memory): table 0 the i32 entries, table
+ * 1 the f32 ones (when any). 0 when out of memory. */
+static int ctab_attach(sched_t *s, dml_kernel_t *K, ctab_build_t *t) {
+  dml_kctab_t *c = (dml_kctab_t *)dml_kpool_alloc(s->pool, 2 * sizeof *c);
+  int32_t *ci = (int32_t *)dml_kpool_alloc(s->pool, (t->ni ? t->ni : 1) * sizeof *ci);
+  float *cf = (float *)dml_kpool_alloc(s->pool, (t->nf ? t->nf : 1) * sizeof *cf);
+  if (!c || !ci || !cf || t->oom) return 0;
+  if (t->ni) memcpy(ci, t->i, t->ni * sizeof *ci);
+  if (t->nf) memcpy(cf, t->f, t->nf * sizeof *cf);
+  c[0] = (dml_kctab_t){DML_KT_I32, t->ni ? t->ni : 1, NULL, ci};
+  c[1] = (dml_kctab_t){DML_KT_F32, t->nf ? t->nf : 1, cf, NULL};
+  K->ctabs = c;
+  K->n_ctabs = t->nf ? 2 : 1;
+  return 1;
+}
+
+/* ---- Resize ---- */
+
+enum {
+  CT_HALF_PIXEL,
+  CT_HALF_PIXEL_SYM,
+  CT_PYTORCH,
+  CT_ALIGN,
+  CT_ASYM,
+  CT_TF_CROP,
+  CT_TF_HALF_NN
+};
+enum { NM_ROUND_FLOOR, NM_ROUND_CEIL, NM_FLOOR, NM_CEIL };
+enum { M_NEAREST, M_LINEAR, M_CUBIC };
+
+#define TAPS 4
+
+typedef struct resize_cfg {
+  int mode, ct, nm, excl, have_scales;
+  double A, extrap;
+} resize_cfg_t;
+
+/* The taps of output coordinate o of one dim (input length `in`, output
+ * length `out`, scale `sc`, roi [rs, re]), as cpu_resize.c computes them:
+ * idx[0] = -1 when tf_crop_and_resize extrapolates. Returns the taps the
+ * coordinate needs (1 when it maps onto an input sample exactly). */
+static int resize_taps(const resize_cfg_t *c, int64_t in, int64_t out, double sc,
+                       double rs, double re, int64_t o, int64_t *idx, double *w) {
+  double len = c->have_scales ? sc * (double)in : (double)out;
+  double xo;
+  switch (c->ct) {
+    case CT_HALF_PIXEL: xo = ((double)o + 0.5) / sc - 0.5; break;
+    case CT_HALF_PIXEL_SYM: {
+      double adj = (double)out / (sc * (double)in);
+      double off = (double)in / 2.0 * (1.0 - adj);
+      xo = off + ((double)o + 0.5) / sc - 0.5;
+      break;
+    }
+    case CT_PYTORCH: xo = len > 1 ? ((double)o + 0.5) / sc - 0.5 : 0.0; break;
+    case CT_ALIGN: xo = len == 1 ? 0.0 : (double)o * (double)(in - 1) / (len - 1); break;
+    case CT_ASYM: xo = (double)o / sc; break;
+    case CT_TF_HALF_NN: xo = ((double)o + 0.5) / sc; break;
+    default:
+      xo = len > 1 ? rs * (double)(in - 1) +
+                         (double)o * (re - rs) * (double)(in - 1) / (len - 1)
+                   : 0.5 * (rs + re) * (double)(in - 1);
+      break;
+  }
+  for (int k = 0; k < TAPS; k++) idx[k] = 0, w[k] = 0.0;
+  if (c->ct == CT_TF_CROP && (xo < 0 || xo > (double)(in - 1))) {
+    idx[0] = -1;
+    return 1;
+  }
+#define CLAMP(v) ((v) < 0 ? 0 : (v) > in - 1 ? in - 1 : (v))
+  if (c->mode == M_NEAREST) {
+    double f = floor(xo), frac = xo - f;
+    int64_t i;
+    switch (c->nm) {
+      case NM_ROUND_FLOOR: i = (int64_t)(frac <= 0.5 ? f : f + 1); break;
+      case NM_ROUND_CEIL: i = (int64_t)(frac < 0.5 ? f : f + 1); break;
+      case NM_FLOOR: i = (int64_t)f; break;
+      default: i = (int64_t)ceil(xo); break;
+    }
+    idx[0] = CLAMP(i);
+    w[0] = 1.0;
+    return 1;
+  }
+  double f = floor(xo), t = xo - f;
+  int64_t i0 = (int64_t)f;
+  if (c->mode == M_LINEAR) {
+    idx[0] = CLAMP(i0);
+    idx[1] = CLAMP(i0 + 1);
+    w[0] = 1.0 - t;
+    w[1] = t;
+    return t != 0.0 ? 2 : 1;
+  }
+  double cf[4], x, A = c->A;
+  x = t + 1;
+  cf[0] = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+  x = t;
+  cf[1] = ((A + 2) * x - (A + 3)) * x * x + 1;
+  x = 1 - t;
+  cf[2] = ((A + 2) * x - (A + 3)) * x * x + 1;
+  x = 2 - t;
+  cf[3] = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+  int64_t ids[4] = {i0, i0 - 1, i0 + 1, i0 + 2};
+  double ws[4] = {cf[1], cf[0], cf[2], cf[3]}, sum = 0.0;
+  for (int k = 0; k < 4; k++) {
+    if (c->excl && (ids[k] < 0 || ids[k] >= in)) ws[k] = 0.0;
+    sum += ws[k];
+  }
+  if (c->excl && sum != 0.0)
+    for (int k = 0; k < 4; k++) ws[k] /= sum;
+  for (int k = 0; k < 4; k++) {
+    idx[k] = CLAMP(ids[k]);
+    w[k] = ws[k];
+  }
+#undef CLAMP
+  return t != 0.0 ? 4 : 1;
+}
+
+static int str_index(const char *s, const char *const *names) {
+  for (int i = 0; names[i]; i++)
+    if (!strcmp(s, names[i])) return i;
+  return -1;
+}
+
+/* Resize (ONNX opset 10..19, cpu_resize.c's forms): constant scales or
+ * sizes (the output dims are static but for a batch dim resized by 1),
+ * constant roi for tf_crop_and_resize; f32 for every mode, the other
+ * kernel dtypes for nearest. */
+static void emit_resize(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = input(s, n, 0), *roi = input(s, n, 1),
+                        *scales = input(s, n, 2);
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  static const char *const modes[] = {"nearest", "linear", "cubic", NULL};
+  static const char *const cts[] = {
+      "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",   "align_corners",
+      "asymmetric", "tf_crop_and_resize",   "tf_half_pixel_for_nn", NULL};
+  static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                    "ceil", NULL};
+  resize_cfg_t c;
+  c.mode = str_index(dml_attr_string(n->attrs, n->n_attrs, "mode", "nearest"), modes);
+  c.ct = str_index(dml_attr_string(n->attrs, n->n_attrs, "coordinate_transformation_mode",
+                                   "half_pixel"),
+                   cts);
+  c.nm = str_index(
+      dml_attr_string(n->attrs, n->n_attrs, "nearest_mode", "round_prefer_floor"), nms);
+  c.A = dml_attr_float(n->attrs, n->n_attrs, "cubic_coeff_a", -0.75);
+  c.excl = dml_attr_int(n->attrs, n->n_attrs, "exclude_outside", 0) != 0;
+  c.extrap = dml_attr_float(n->attrs, n->n_attrs, "extrapolation_value", 0.0);
+  const char *why = NULL;
+  double sc[DML_MAX_RANK], rv[2 * DML_MAX_RANK];
+  size_t nsc = 0, nroi = 0;
+  if (!x || !y)
+    why = "absent input";
+  else if (c.mode < 0 || c.ct < 0 || c.nm < 0)
+    why = "a mode the CPU reference does not have";
+  else if (dml_attr_int(n->attrs, n->n_attrs, "antialias", 0))
+    why = "antialias=1 (the CPU reference does not have it either)";
+  else if (y->type.dtype != x->type.dtype || !typed_ok(x) || !typed_ok(y))
+    why = "only f32, i64, i32, u8 and i8 (aligned) are emitted";
+  else if (x->type.dtype != DML_DTYPE_F32 &&
+           (c.mode != M_NEAREST || x->type.dtype == DML_DTYPE_BOOL))
+    why = "only f32 is emitted for linear and cubic";
+  else if (x->type.rank != y->type.rank || x->type.rank < 1)
+    why = "output rank differs from input";
+  else if (data_dependent(s, &y->type))
+    why = "a dim computed from run-time data";
+  else if (scales && (why = const_doubles(s, scales, sc, DML_MAX_RANK, &nsc)) != NULL)
+    why = "scales must be a constant";
+  else if (c.ct == CT_TF_CROP &&
+           (!roi || const_doubles(s, roi, rv, 2 * DML_MAX_RANK, &nroi) ||
+            nroi != 2 * (size_t)x->type.rank))
+    why = "tf_crop_and_resize needs a constant roi with 2 values per dim";
+  c.have_scales = nsc > 0;
+  if (!why && c.have_scales && nsc != (size_t)x->type.rank)
+    why = "scales must have one value per input dim";
+  int32_t r = x ? x->type.rank : 0;
+  for (int32_t d = 0; !why && d < r; d++) {
+    if (c.have_scales && !(sc[d] > 0)) why = "scales must be > 0";
+    int sx = x->type.dims[d].sym, sy = y->type.dims[d].sym;
+    if ((sx >= 0 || sy >= 0) &&
+        (sx != sy || x->type.dims[d].value != y->type.dims[d].value ||
+         (c.have_scales && sc[d] != 1.0) || c.ct == CT_TF_CROP))
+      why = "a symbolic dim that is resized";
+    if (!why && x->type.dims[d].value == 0) why = "an empty input";
+  }
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  /* taps per dim into the tables: i32 [idx of tap k of output o] at
+   * ioff[d] + o * nt[d] + k, f32 weights at the same positions of the f32
+   * table (not for nearest), and for tf_crop_and_resize the "outside"
+   * flag of o at xoff[d] + o. A dim whose taps are the identity (o -> o,
+   * weight 1) uses its coordinate directly. */
+  ctab_build_t tb = {0};
+  int ident[DML_MAX_RANK], nt[DML_MAX_RANK];
+  uint32_t ioff[DML_MAX_RANK] = {0}, xoff[DML_MAX_RANK] = {0};
+  int any_outside = 0;
+  uint64_t entries = 0;
+  for (int32_t d = 0; d < r; d++) {
+    int64_t in = x->type.dims[d].value, out = y->type.dims[d].value;
+    double sd = c.have_scales ? sc[d] : (double)out / (double)in;
+    double rs = c.ct == CT_TF_CROP ? rv[d] : 0.0,
+           re = c.ct == CT_TF_CROP ? rv[r + d] : 1.0;
+    if (x->type.dims[d].sym >= 0) {
+      /* same symbol, scale 1 (checked above): the identity at every length
+       * up to the bound, or refused (tf_half_pixel_for_nn maps o to o + 1) */
+      int32_t sy = x->type.dims[d].sym;
+      int64_t b = (uint32_t)sy < s->g->n_symbols ? s->g->symbols[sy].bound : 1;
+      for (int64_t len = 1; len <= b && len <= 64; len = len < 4 ? len + 1 : len * 2)
+        for (int64_t o = 0; o < len; o++) {
+          int64_t idx[TAPS];
+          double w[TAPS];
+          if (resize_taps(&c, len, len, 1.0, 0.0, 1.0, o, idx, w) != 1 || idx[0] != o ||
+              w[0] != 1.0) {
+            dml_ksched_unsupported(s, node,
+                                   "a symbolic dim whose coordinates the mode moves");
+            return;
+          }
+        }
+      ident[d] = 1, nt[d] = 1;
+      continue;
+    }
+    int need = 1, id = in == out;
+    for (int64_t o = 0; o < out; o++) {
+      int64_t idx[TAPS];
+      double w[TAPS];
+      int k = resize_taps(&c, in, out, sd, rs, re, o, idx, w);
+      need = k > need ? k : need;
+      if (k != 1 || idx[0] != o || w[0] != 1.0) id = 0;
+    }
+    ident[d] = id;
+    nt[d] = c.mode == M_NEAREST ? 1 : need;
+    if (id) continue;
+    entries += (uint64_t)out * (uint64_t)nt[d] * (c.mode == M_NEAREST ? 1 : 2) +
+               (c.ct == CT_TF_CROP ? (uint64_t)out : 0);
+  }
+  uint64_t terms = 1;
+  for (int32_t d = 0; d < r; d++) terms *= (uint64_t)nt[d];
+  if (entries > DML_KCTAB_MAX_ENTRIES || terms > 64) {
+    dml_ksched_unsupported(s, node, "output dims too large for the constant tables");
+    return;
+  }
+  for (int32_t d = 0; d < r && !tb.oom; d++) {
+    if (ident[d]) continue;
+    int64_t in = x->type.dims[d].value, out = y->type.dims[d].value;
+    double sd = c.have_scales ? sc[d] : (double)out / (double)in;
+    double rs = c.ct == CT_TF_CROP ? rv[d] : 0.0,
+           re = c.ct == CT_TF_CROP ? rv[r + d] : 1.0;
+    ioff[d] = tb.ni;
+    for (int64_t o = 0; o < out; o++) {
+      int64_t idx[TAPS];
+      double w[TAPS];
+      resize_taps(&c, in, out, sd, rs, re, o, idx, w);
+      for (int k = 0; k < nt[d]; k++) {
+        ctab_push_i(&tb, (int32_t)(idx[0] < 0 ? 0 : idx[k]));
+        if (c.mode != M_NEAREST) ctab_push_f(&tb, idx[0] < 0 ? 0.0f : (float)w[k]);
+      }
+    }
+    if (c.ct == CT_TF_CROP) {
+      xoff[d] = tb.ni;
+      any_outside = 1;
+      for (int64_t o = 0; o < out; o++) {
+        int64_t idx[TAPS];
+        double w[TAPS];
+        resize_taps(&c, in, out, sd, rs, re, o, idx, w);
+        ctab_push_i(&tb, idx[0] < 0);
+        if (c.mode != M_NEAREST) ctab_push_f(&tb, 0.0f); /* keeps the tables aligned */
+      }
+    }
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *co[DML_MAX_RANK];
+  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_MOVE, &y->type, &K, co);
+  if (!gid || !ctab_attach(s, K, &tb)) {
+    free(tb.i);
+    free(tb.f);
+    return;
+  }
+  free(tb.i);
+  free(tb.f);
+  /* strides of x */
+  const dml_kidx_t *istr[DML_MAX_RANK];
+  istr[r - 1] = kc(s, 1);
+  for (int32_t d = r - 2; d >= 0; d--)
+    istr[d] = kmul(s, istr[d + 1], dim_idx(s, x->type.dims[d + 1]));
+  /* sum over the tap combinations */
+  const dml_kval_t *acc = NULL;
+  int kk[DML_MAX_RANK] = {0};
+  for (;;) {
+    const dml_kidx_t *off = kc(s, 0);
+    const dml_kval_t *w = NULL;
+    for (int32_t d = 0; d < r; d++) {
+      const dml_kidx_t *xi;
+      if (ident[d]) {
+        xi = co[d];
+      } else {
+        const dml_kidx_t *pos =
+            kadd(s, kc(s, (int64_t)ioff[d] + kk[d]), kmul(s, co[d], kc(s, nt[d])));
+        xi = dml_ki_val(p, dml_kv_ctab(p, 0, DML_KT_I32, pos));
+        if (c.mode != M_NEAREST) {
+          const dml_kval_t *wd = dml_kv_ctab(p, 1, DML_KT_F32, pos);
+          w = w ? dml_kv_fn(p, DML_KF_MUL, w, wd) : wd;
+        }
+      }
+      off = kadd(s, off, kmul(s, xi, istr[d]));
+    }
+    const dml_kval_t *term = load_at(s, x, off);
+    if (w) term = dml_kv_fn(p, DML_KF_MUL, w, term);
+    acc = acc ? dml_kv_fn(p, DML_KF_ADD, acc, term) : term;
+    int32_t d = r - 1;
+    for (; d >= 0; d--) {
+      if (++kk[d] < nt[d]) break;
+      kk[d] = 0;
+    }
+    if (d < 0) break;
+  }
+  if (any_outside) {
+    const dml_kval_t *out = NULL;
+    for (int32_t d = 0; d < r; d++) {
+      if (ident[d]) continue;
+      const dml_kval_t *f = dml_kv_fn(
+          p, DML_KF_GT, dml_kv_ctab(p, 0, DML_KT_I32, kadd(s, kc(s, xoff[d]), co[d])),
+          dml_kv_zero(p, DML_KT_I32));
+      out = out ? dml_kv_fn(p, DML_KF_OR, out, f) : f;
+    }
+    if (out) acc = dml_kv_select(p, out, dml_kv_const(p, (float)c.extrap), acc);
+  }
+  elem_finish(s, K, &y->type, gid, store_at(s, y, gid, acc));
+  dml_klin_t l = {0, -1, 0};
+  numel_of(&y->type, &l);
+  lin_add(&K->flops, l, 2 * (int64_t)terms);
+  lin_add(&K->bytes, l, (int64_t)(terms + 1) * dml_kdtype_size(kdt(y)));
+}
+
+/* ---- entry points ---- */
+
+int dml_ksched_ops2_handles(dml_op_t op) {
+  switch (op) {
+    case DML_OP_RESIZE: return 1;
+    default: return 0;
+  }
+}
+
+int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  switch (n->op) {
+    case DML_OP_RESIZE: return 1;
+    default: return 0;
+  }
+}
+
+void dml_ksched_ops2_emit(sched_t *s, uint32_t node) {
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  switch (n->op) {
+    case DML_OP_RESIZE: emit_resize(s, node); break;
+    default: dml_ksched_unsupported(s, node, "no GPU kernel for this op"); break;
+  }
+}
