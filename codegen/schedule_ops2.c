@@ -116,6 +116,42 @@ static dml_kstmt_t *if_lt(sched_t *s, const dml_kidx_t *lhs, const dml_kidx_t *h
   return st;
 }
 
+/* if (lo <= lhs < hi) body (lo NULL: 0) */
+static dml_kstmt_t *if_in(sched_t *s, const dml_kidx_t *lhs, const dml_kidx_t *lo,
+                          const dml_kidx_t *hi, dml_kstmt_t *body) {
+  dml_kstmt_t *st = if_lt(s, lhs, hi, body);
+  if (st && lo && !(lo->kind == DML_KI_CONST && lo->c == 0)) st->lo = lo;
+  return st;
+}
+
+/* if (e == 0) body */
+static dml_kstmt_t *if_zero(sched_t *s, const dml_kidx_t *e, dml_kstmt_t *body) {
+  return if_lt(s, e, kc(s, 1), body);
+}
+
+static dml_kstmt_t *for_loop(sched_t *s, int32_t var, const dml_kidx_t *hi,
+                             dml_kstmt_t *body) {
+  dml_kstmt_t *st = dml_ks_new(s->pool, DML_KS_FOR);
+  if (st) {
+    st->var = var;
+    st->hi = hi;
+    st->step = 1;
+    st->body = body;
+  }
+  return st;
+}
+
+/* reg = v (kind LET or SET) */
+static dml_kstmt_t *assign(sched_t *s, dml_kstmt_kind_t k, uint32_t reg,
+                           const dml_kval_t *v) {
+  dml_kstmt_t *st = dml_ks_new(s->pool, k);
+  if (st) {
+    st->reg = reg;
+    st->val = v;
+  }
+  return st;
+}
+
 /* Coordinates of flat element i of t (row-major). */
 static void coords_of(sched_t *s, const dml_type_t *t, const dml_kidx_t *i,
                       const dml_kidx_t **coord) {
@@ -576,6 +612,293 @@ static void emit_resize(sched_t *s, uint32_t node) {
   lin_add(&K->bytes, l, (int64_t)(terms + 1) * dml_kdtype_size(kdt(y)));
 }
 
+/* ---- windows of any rank (Conv, ConvTranspose, MaxPool, AveragePool) ---- */
+
+#define SP 3 /* spatial dims at most (NCDHW) */
+
+typedef struct nwin {
+  const dml_pkg_value_t *x, *w, *b, *y, *ind;
+  int r, transpose, is_max, incl;
+  int64_t C, M, group, storage_order;
+  int64_t in[SP], out[SP], k[SP], s[SP], d[SP], pb[SP], pe[SP];
+} nwin_t;
+
+/* Window geometry of Conv/ConvTranspose (cpu_conv.c's conv_geo) and
+ * MaxPool/AveragePool (cpu_pool.c's pool_geo), the output dims taken from
+ * the graph (inference checked them). NULL when the node has a kernel,
+ * else why not. */
+static const char *nwin_reject(sched_t *s, const dml_pkg_node_t *n, nwin_t *o) {
+  memset(o, 0, sizeof *o);
+  int conv = n->op == DML_OP_CONV || n->op == DML_OP_CONV_TRANSPOSE;
+  o->transpose = n->op == DML_OP_CONV_TRANSPOSE;
+  o->is_max = n->op == DML_OP_MAX_POOL;
+  o->x = input(s, n, 0);
+  o->y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  o->ind = n->n_outputs > 1 ? val(s, n->outputs[1]) : NULL;
+  if (conv) o->w = input(s, n, 1), o->b = input(s, n, 2);
+  if (!o->x || !o->y || (conv && !o->w)) return "absent input";
+  int32_t rank = o->x->type.rank;
+  if (rank < 3 || rank > 2 + SP || o->y->type.rank != rank)
+    return "only 1-D, 2-D and 3-D windows are emitted";
+  o->r = rank - 2;
+  if (!typed_ok(o->x) || !typed_ok(o->y) || o->y->type.dtype != o->x->type.dtype)
+    return "only f32, i64, i32, u8 and i8 (aligned) are emitted";
+  if (o->x->type.dtype != DML_DTYPE_F32 &&
+      (!o->is_max || o->x->type.dtype == DML_DTYPE_BOOL))
+    return "only f32 is emitted (and the integer dtypes for MaxPool)";
+  if ((o->w && (o->w->type.dtype != DML_DTYPE_F32 || !typed_ok(o->w))) ||
+      (o->b && (o->b->type.dtype != DML_DTYPE_F32 || !typed_ok(o->b))))
+    return "only f32 weights and bias are emitted";
+  if (o->ind && (o->ind->type.dtype != DML_DTYPE_I64 || !typed_ok(o->ind) ||
+                 o->ind->type.rank != rank))
+    return "Indices must be i64 of Y's shape";
+  const dml_dim_t *xd = o->x->type.dims, *yd = o->y->type.dims;
+  for (int32_t i = 1; i < rank; i++)
+    if (xd[i].sym >= 0 || yd[i].sym >= 0) return "symbolic channel or spatial dim";
+  if (xd[0].sym != yd[0].sym || xd[0].value != yd[0].value) return "batch mismatch";
+  if (o->ind && !(o->ind->type.dims[0].sym == yd[0].sym &&
+                  o->ind->type.dims[0].value == yd[0].value))
+    return "Indices must be i64 of Y's shape";
+  o->C = xd[1].value, o->M = yd[1].value;
+  o->group = conv ? dml_attr_int(n->attrs, n->n_attrs, "group", 1) : 1;
+  size_t nks = 0, ns = 0, nd = 0, np = 0, nop = 0;
+  const int64_t *ks = dml_attr_ints(n->attrs, n->n_attrs, "kernel_shape", &nks);
+  const int64_t *st = dml_attr_ints(n->attrs, n->n_attrs, "strides", &ns);
+  const int64_t *dl = dml_attr_ints(n->attrs, n->n_attrs, "dilations", &nd);
+  const int64_t *pads = dml_attr_ints(n->attrs, n->n_attrs, "pads", &np);
+  const int64_t *opad = dml_attr_ints(n->attrs, n->n_attrs, "output_padding", &nop);
+  size_t r = (size_t)o->r;
+  if ((ks && nks != r) || (st && ns != r) || (dl && nd != r) || (pads && np != 2 * r) ||
+      (opad && nop != r))
+    return "kernel_shape/strides/dilations/pads have the wrong length";
+  if (conv) {
+    const dml_dim_t *wd = o->w->type.dims;
+    if (o->w->type.rank != rank) return "weights of another rank";
+    for (int32_t i = 0; i < rank; i++)
+      if (wd[i].sym >= 0) return "symbolic weight dims";
+    if (o->group < 1 || o->C % o->group || o->M % o->group) return "bad group";
+    if (o->transpose ? (wd[0].value != o->C || wd[1].value * o->group != o->M)
+                     : (wd[0].value != o->M || wd[1].value * o->group != o->C))
+      return "weights do not match the channels and group";
+    if (o->b && (o->b->type.rank != 1 || o->b->type.dims[0].value != o->M))
+      return "bias must be [M]";
+  } else {
+    if (!ks) return "kernel_shape is missing";
+    if (o->M != o->C) return "channel mismatch";
+    o->storage_order = dml_attr_int(n->attrs, n->n_attrs, "storage_order", 0);
+    if (o->storage_order != 0 && o->storage_order != 1)
+      return "storage_order must be 0 or 1";
+    o->incl = !o->is_max && dml_attr_int(n->attrs, n->n_attrs, "count_include_pad", 0);
+  }
+  const char *ap = dml_attr_string(n->attrs, n->n_attrs, "auto_pad", "NOTSET");
+  int su = !strcmp(ap, "SAME_UPPER"), sl = !strcmp(ap, "SAME_LOWER"),
+      valid = !strcmp(ap, "VALID");
+  if (!su && !sl && !valid && strcmp(ap, "NOTSET")) return "unknown auto_pad";
+  int oshape = dml_attr_find(n->attrs, n->n_attrs, "output_shape") != NULL;
+  for (int i = 0; i < o->r; i++) {
+    o->in[i] = xd[2 + i].value, o->out[i] = yd[2 + i].value;
+    o->k[i] = conv ? o->w->type.dims[2 + i].value : ks[i];
+    if (conv && ks && ks[i] != o->k[i]) return "kernel_shape differs from W";
+    o->s[i] = st ? st[i] : 1, o->d[i] = dl ? dl[i] : 1;
+    if (o->k[i] < 1 || o->s[i] < 1 || o->d[i] < 1)
+      return "kernel_shape, strides and dilations must be >= 1";
+    int64_t ek = (o->k[i] - 1) * o->d[i] + 1;
+    if (o->transpose) {
+      int64_t full = o->s[i] * (o->in[i] - 1) + (opad ? opad[i] : 0) + ek;
+      if (pads && !su && !sl && !oshape) {
+        o->pb[i] = pads[i];
+      } else if (!valid) {
+        int64_t total = full - o->out[i];
+        if (total < 0) total = 0;
+        o->pb[i] = su ? total / 2 : total - total / 2;
+      }
+    } else if (su || sl) {
+      int64_t e = (o->in[i] + o->s[i] - 1) / o->s[i];
+      int64_t total = (e - 1) * o->s[i] + ek - o->in[i];
+      if (total < 0) total = 0;
+      o->pb[i] = su ? total / 2 : total - total / 2;
+      o->pe[i] = total - o->pb[i];
+    } else if (!valid) {
+      o->pb[i] = pads ? pads[i] : 0;
+      o->pe[i] = pads ? pads[r + i] : 0;
+    }
+    if (o->pb[i] < 0 || o->pe[i] < 0) return "negative pads";
+  }
+  return NULL;
+}
+
+/* One Conv, ConvTranspose, MaxPool (with Indices) or AveragePool kernel:
+ * one invocation per output element, counted loops over the input
+ * channels of its group (convolutions) and the window positions, each
+ * position checked against the input's bounds (the padding never read).
+ * Sums in f32 in the CPU's order of window positions; MaxPool keeps the
+ * first maximum (strictly greater replaces) as the CPU does, its Indices
+ * the flat offset into X (spatial offset row-major, or column-major for
+ * storage_order 1), 0 for a window wholly in the padding. */
+static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
+  dml_kpool_t *p = s->pool;
+  int conv = o->w != NULL, r = o->r;
+  dml_kernel_t *K;
+  const dml_kidx_t *co[DML_MAX_RANK];
+  const dml_kidx_t *gid =
+      elem_kernel(s, node, conv ? DML_KK_CONV : DML_KK_POOL, &o->y->type, &K, co);
+  if (!gid) return;
+  K->local[0] = 64;
+  dml_kdtype_t t = kdt(o->y);
+  int64_t in_sz = 1, k_sz = 1;
+  for (int i = 0; i < r; i++) in_sz *= o->in[i], k_sz *= o->k[i];
+  /* registers: 0 acc, 1 count (excl), 2 count (incl), 3 best index, 4 cond */
+  K->n_regs = 5;
+  int32_t v = DML_KVAR_FIRST_LOOP, vc = v + SP; /* window vars v .. v+r-1, channel vc */
+  int64_t cg = o->C / o->group, mg = o->M / o->group;
+  /* the input channel: convolutions loop over their group's, pools read
+   * their own */
+  const dml_kidx_t *ch = co[1];
+  if (conv)
+    ch = kadd(s, kmul(s, dml_ki_bin(p, DML_KI_DIV, co[1], kc(s, mg)), kc(s, cg)),
+              dml_ki_var(p, vc));
+  const dml_kidx_t *plane =
+      kmul(s, kadd(s, kmul(s, co[0], kc(s, o->C)), ch), kc(s, in_sz));
+  /* per spatial dim: the input coordinate and its bounds test */
+  const dml_kidx_t *xi[SP], *lhs[SP], *lo[SP], *hi[SP], *kv[SP];
+  for (int i = 0; i < r; i++) {
+    kv[i] = dml_ki_var(p, v + i);
+    const dml_kidx_t *oc = co[2 + i];
+    if (!o->transpose) {
+      /* t = o*s + k*d lies in [pb, pb + in): x at t - pb */
+      lhs[i] = kadd(s, kmul(s, oc, kc(s, o->s[i])), kmul(s, kv[i], kc(s, o->d[i])));
+      lo[i] = kc(s, o->pb[i]);
+      hi[i] = kc(s, o->pb[i] + o->in[i]);
+      xi[i] = dml_ki_bin(p, DML_KI_SUB, lhs[i], lo[i]);
+    } else {
+      /* o + pb = i*s + k*d: t = o + pb + (k_max - k)*d - (k_max*d) ... as
+       * unsigned: u = o + pb + (K-1-k)*d lies in [(K-1)*d, (K-1)*d + in*s)
+       * and (u - (K-1)*d) % s == 0 (checked below); x at that / s */
+      int64_t span = (o->k[i] - 1) * o->d[i];
+      const dml_kidx_t *u = kadd(
+          s, kadd(s, oc, kc(s, o->pb[i])),
+          kmul(s, dml_ki_bin(p, DML_KI_SUB, kc(s, o->k[i] - 1), kv[i]), kc(s, o->d[i])));
+      lhs[i] = u;
+      lo[i] = kc(s, span);
+      hi[i] = kc(s, span + o->in[i] * o->s[i]);
+      xi[i] =
+          dml_ki_bin(p, DML_KI_DIV, dml_ki_bin(p, DML_KI_SUB, u, lo[i]), kc(s, o->s[i]));
+    }
+  }
+  const dml_kidx_t *off = kc(s, 0), *cm = kc(s, 0), *cmul = kc(s, 1);
+  for (int i = 0; i < r; i++) {
+    off = kadd(s, kmul(s, off, kc(s, o->in[i])), xi[i]);
+    cm = kadd(s, cm, kmul(s, xi[i], cmul));
+    cmul = kmul(s, cmul, kc(s, o->in[i]));
+  }
+  const dml_kval_t *xv = load_at(s, o->x, kadd(s, plane, off));
+  dml_kblock_t in_body = {0};
+  if (conv) {
+    /* w[m, c, k...] (Conv) or w[c, m % mg, k...] (ConvTranspose) */
+    const dml_kidx_t *wi =
+        o->transpose
+            ? kadd(s, kmul(s, ch, kc(s, mg)), dml_ki_bin(p, DML_KI_MOD, co[1], kc(s, mg)))
+            : kadd(s, kmul(s, co[1], kc(s, cg)), dml_ki_var(p, vc));
+    for (int i = 0; i < r; i++) wi = kadd(s, kmul(s, wi, kc(s, o->k[i])), kv[i]);
+    const dml_kval_t *prod = dml_kv_fn(p, DML_KF_MUL, xv, load_at(s, o->w, wi));
+    dml_kblock_add(&in_body, assign(s, DML_KS_SET, 0,
+                                    dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), prod)));
+  } else if (o->is_max) {
+    const dml_kval_t *acc = dml_kv_reg_t(p, 0, t), *best = dml_kv_reg_t(p, 3, DML_KT_I64);
+    const dml_kval_t *cond =
+        dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_GT, xv, acc),
+                  dml_kv_fn(p, DML_KF_LT, best, dml_kv_zero(p, DML_KT_I64)));
+    dml_kblock_add(&in_body, assign(s, DML_KS_LET, 4, cond));
+    const dml_kval_t *c4 = dml_kv_reg_t(p, 4, DML_KT_BOOL);
+    dml_kblock_add(&in_body, assign(s, DML_KS_SET, 0, dml_kv_select(p, c4, xv, acc)));
+    if (o->ind)
+      dml_kblock_add(
+          &in_body,
+          assign(
+              s, DML_KS_SET, 3,
+              dml_kv_select(p, c4, dml_kv_idx(p, DML_KT_I64, o->storage_order ? cm : off),
+                            best)));
+    else
+      dml_kblock_add(&in_body,
+                     assign(s, DML_KS_SET, 3,
+                            dml_kv_select(p, c4, dml_kv_zero(p, DML_KT_I64), best)));
+  } else {
+    dml_kblock_add(&in_body, assign(s, DML_KS_SET, 0,
+                                    dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), xv)));
+    dml_kblock_add(&in_body, assign(s, DML_KS_SET, 1,
+                                    dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 1),
+                                              dml_kv_const(p, 1.0f))));
+  }
+  dml_kstmt_t *inner = in_body.first;
+  for (int i = r - 1; i >= 0; i--) {
+    if (o->transpose) /* the stride divides u - (K-1)*d */
+      inner = if_zero(s,
+                      dml_ki_bin(p, DML_KI_MOD, dml_ki_bin(p, DML_KI_SUB, lhs[i], lo[i]),
+                                 kc(s, o->s[i])),
+                      inner);
+    inner = if_in(s, lhs[i], lo[i], hi[i], inner);
+  }
+  dml_kblock_t pos = {0};
+  dml_kblock_add(&pos, inner);
+  if (o->incl) { /* positions inside the padded input */
+    dml_kstmt_t *cnt =
+        assign(s, DML_KS_SET, 2,
+               dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 2), dml_kv_const(p, 1.0f)));
+    for (int i = r - 1; i >= 0; i--)
+      cnt = if_in(s, lhs[i], NULL, kc(s, o->pb[i] + o->in[i] + o->pe[i]), cnt);
+    dml_kblock_add(&pos, cnt);
+  }
+  dml_kstmt_t *loops = pos.first;
+  for (int i = r - 1; i >= 0; i--) loops = for_loop(s, v + i, kc(s, o->k[i]), loops);
+  if (conv) loops = for_loop(s, vc, kc(s, cg), loops);
+  dml_kblock_t body = {0};
+  const dml_kval_t *init =
+      o->is_max ? (t == DML_KT_F32 ? dml_kv_const(p, -INFINITY) : dml_kv_zero(p, t))
+                : dml_kv_const(p, 0.0f);
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, init));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_iconst(p, DML_KT_I64, -1)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_zero(p, DML_KT_BOOL)));
+  dml_kblock_add(&body, loops);
+  const dml_kval_t *res = dml_kv_reg_t(p, 0, t);
+  if (conv && o->b) res = dml_kv_fn(p, DML_KF_ADD, res, load_at(s, o->b, co[1]));
+  if (!conv && !o->is_max) {
+    /* the CPU divides by the count (0 for an empty window gives 0) */
+    const dml_kval_t *n = dml_kv_reg(p, o->incl ? 2 : 1);
+    res = dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, n, dml_kv_const(p, 0.0f)),
+                        dml_kv_fn(p, DML_KF_DIV, res, n), dml_kv_const(p, 0.0f));
+  }
+  dml_kblock_add(&body, store_at(s, o->y, gid, res));
+  if (o->ind) {
+    const dml_kval_t *best = dml_kv_reg_t(p, 3, DML_KT_I64);
+    const dml_kval_t *sp =
+        dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, best, dml_kv_zero(p, DML_KT_I64)),
+                      dml_kv_zero(p, DML_KT_I64), best);
+    const dml_kval_t *base =
+        dml_kv_idx(p, DML_KT_I64,
+                   kmul(s, kadd(s, kmul(s, co[0], kc(s, o->C)), co[1]), kc(s, in_sz)));
+    dml_kblock_add(&body, store_at(s, o->ind, gid, dml_kv_fn(p, DML_KF_ADD, base, sp)));
+  }
+  elem_finish(s, K, &o->y->type, gid, body.first);
+  dml_klin_t l = {0, -1, 0};
+  numel_of(&o->y->type, &l);
+  lin_add(&K->flops, l, (conv ? 2 * cg : 1) * k_sz);
+  dml_klin_t xl = {0, -1, 0};
+  if (numel_of(&o->x->type, &xl)) lin_add(&K->bytes, xl, dml_kdtype_size(t));
+  lin_add(&K->bytes, l, dml_kdtype_size(t) + (o->ind ? 8 : 0));
+  if (conv) lin_add(&K->bytes, (dml_klin_t){o->M * cg * k_sz, -1, 0}, 4);
+}
+
+static void emit_window(sched_t *s, uint32_t node) {
+  nwin_t o;
+  const char *why = nwin_reject(s, &s->fn->nodes[node], &o);
+  if (why)
+    dml_ksched_unsupported(s, node, why);
+  else
+    emit_nwin(s, node, &o);
+}
+
 /* ---- entry points ---- */
 
 int dml_ksched_ops2_handles(dml_op_t op) {
@@ -587,8 +910,16 @@ int dml_ksched_ops2_handles(dml_op_t op) {
 
 int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
   const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = input(s, n, 0);
   switch (n->op) {
     case DML_OP_RESIZE: return 1;
+    /* schedule.c has the 1-D and 2-D f32 forms (with fused epilogues) */
+    case DML_OP_CONV:
+    case DML_OP_CONV_TRANSPOSE:
+    case DML_OP_AVERAGE_POOL: return x && x->type.rank == 5;
+    case DML_OP_MAX_POOL:
+      return x && (x->type.rank == 5 || x->type.dtype != DML_DTYPE_F32 ||
+                   (n->n_outputs > 1 && n->outputs[1] != DML_PKG_NO_VALUE));
     default: return 0;
   }
 }
@@ -597,6 +928,10 @@ void dml_ksched_ops2_emit(sched_t *s, uint32_t node) {
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   switch (n->op) {
     case DML_OP_RESIZE: emit_resize(s, node); break;
+    case DML_OP_CONV:
+    case DML_OP_CONV_TRANSPOSE:
+    case DML_OP_AVERAGE_POOL:
+    case DML_OP_MAX_POOL: emit_window(s, node); break;
     default: dml_ksched_unsupported(s, node, "no GPU kernel for this op"); break;
   }
 }

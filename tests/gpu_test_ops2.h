@@ -60,9 +60,56 @@ static inline void gpu_test_resize_forms(gpu_test_form_fn each) {
        7);
 }
 
+/* Windows of codegen/schedule_ops2.c: 3-D Conv (groups, strides,
+ * dilations, asymmetric pads, bias), 3-D ConvTranspose (groups, strides,
+ * pads, output_padding), 3-D MaxPool with Indices, 3-D AveragePool with the
+ * pads counted and not, 2-D MaxPool with column-major Indices, 2-D
+ * MaxPool of u8. */
+static inline void gpu_test_window_forms(gpu_test_form_fn each) {
+  char text[8192];
+  char *w = gpu_test_dense(6 * 2 * 3 * 2 * 3, 0.3, -0.3),
+       *b = gpu_test_dense(6, 0.5, -0.5),
+       *wt = gpu_test_dense(4 * 3 * 2 * 2 * 3, 0.3, -0.3);
+  snprintf(
+      text, sizeof text,
+      "sym batch <= 16\n"
+      "global @w : f32[6,2,3,2,3] = %s\n"
+      "global @b : f32[6] = %s\n"
+      "global @wt : f32[4,3,2,2,3] = %s\n"
+      "func @forward(%%x: f32[batch,4,5,6,7], %%z: f32[batch,4,2,3,2]) -> "
+      "(f32[batch,6,2,5,4], f32[batch,6,4,3,4]) {\n"
+      "  %%c = Conv(%%x, @w, @b) {group = 2, strides = [2, 1, 2], pads = [1, 0, 1, 0, "
+      "1, 1], dilations = [1, 2, 1]} : f32[batch,6,2,5,4]\n"
+      "  %%t = ConvTranspose(%%z, @wt, @b) {group = 2, strides = [2, 1, 2], pads = [1, "
+      "0, 0, 0, 1, 1], output_padding = [1, 0, 0]} : f32[batch,6,4,3,4]\n"
+      "  return %%c, %%t\n}\n",
+      w, b, wt);
+  free(w), free(b), free(wt);
+  each("conv3d, convtranspose3d", text, 2);
+  each(
+      "pools 3-d, indices, u8",
+      "sym batch <= 16\n"
+      "func @forward(%x: f32[batch,2,4,5,6], %y: f32[batch,3,5,5], %u: u8[batch,2,4,4]) "
+      "-> "
+      "(f32[batch,2,2,5,3], i64[batch,2,2,5,3], f32[batch,2,2,3,3], f32[batch,2,2,3,3], "
+      "f32[batch,3,3,3], i64[batch,3,3,3], u8[batch,2,3,3]) {\n"
+      "  %m, %i = MaxPool(%x) {kernel_shape = [2, 3, 2], strides = [2, 1, 2], pads = [0, "
+      "1, 1, 0, 1, 0]} : f32[batch,2,2,5,3], i64[batch,2,2,5,3]\n"
+      "  %a = AveragePool(%x) {kernel_shape = [3, 2, 3], strides = [2, 2, 2], pads = [1, "
+      "0, 1, 1, 1, 0], count_include_pad = 1} : f32[batch,2,2,3,3]\n"
+      "  %e = AveragePool(%x) {kernel_shape = [3, 2, 3], strides = [2, 2, 2], pads = [1, "
+      "0, 1, 1, 1, 0]} : f32[batch,2,2,3,3]\n"
+      "  %m2, %i2 = MaxPool(%y) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, "
+      "1, 1], storage_order = 1} : f32[batch,3,3,3], i64[batch,3,3,3]\n"
+      "  %mu = MaxPool(%u) {kernel_shape = [2, 2]} : u8[batch,2,3,3]\n"
+      "  return %m, %i, %a, %e, %m2, %i2, %mu\n}\n",
+      5);
+}
+
 /* Every form of this file. */
 static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_resize_forms(each);
+  gpu_test_window_forms(each);
 }
 
 #endif /* DML_GPU_TEST_OPS2_H_ */
