@@ -899,6 +899,113 @@ static void emit_window(sched_t *s, uint32_t node) {
     emit_nwin(s, node, &o);
 }
 
+/* ---- Pad's reflect, edge and wrap modes ---- */
+
+/* Pad (ONNX opset 2..19) in mode reflect, edge or wrap with constant pads
+ * (input 1, or the attribute before opset 11): each padded dim maps the
+ * output coordinate to an input one through a constant table computed as
+ * cpu_shape.c's Pad does (negative pads crop); dims without pads (the
+ * batch dim) read their own coordinate. Every kernel dtype. */
+static void emit_pad_mode(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = input(s, n, 0);
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  const char *mode = dml_attr_string(n->attrs, n->n_attrs, "mode", "constant");
+  int m = !strcmp(mode, "reflect") ? 1
+          : !strcmp(mode, "edge")  ? 2
+          : !strcmp(mode, "wrap")  ? 3
+                                   : 0;
+  double pv[2 * DML_MAX_RANK];
+  int64_t pads[2 * DML_MAX_RANK];
+  size_t np = 0;
+  const char *why = NULL;
+  if (!x || !y)
+    why = "absent input";
+  else if (!m)
+    why = "a mode the CPU reference does not have";
+  else if (y->type.dtype != x->type.dtype || !typed_ok(x) || !typed_ok(y))
+    why = "only f32, i64, i32, bool, u8 and i8 (aligned) are emitted";
+  else if (data_dependent(s, &y->type))
+    why = "a dim computed from run-time data";
+  else if (n->n_inputs > 3 && n->inputs[3] != DML_PKG_NO_VALUE)
+    why = "the axes input";
+  else if (n->n_inputs > 1) {
+    why = const_doubles(s, input(s, n, 1), pv, 2 * DML_MAX_RANK, &np);
+    for (size_t i = 0; !why && i < np; i++) pads[i] = (int64_t)pv[i];
+  } else {
+    const int64_t *a = dml_attr_ints(n->attrs, n->n_attrs, "pads", &np);
+    if (!a || np > 2 * DML_MAX_RANK)
+      why = "pads must be given";
+    else
+      memcpy(pads, a, np * sizeof *a);
+  }
+  int32_t r = x ? x->type.rank : 0;
+  if (!why && np != 2 * (size_t)r) why = "pads do not match the rank";
+  uint64_t entries = 0;
+  for (int32_t d = 0; !why && d < r; d++) {
+    int padded = pads[d] || pads[r + d];
+    if (padded && (x->type.dims[d].sym >= 0 || y->type.dims[d].sym >= 0))
+      why = "pads on a symbolic dim";
+    else if (padded && x->type.dims[d].value == 0)
+      why = "cannot pad an empty dim";
+    else if (padded)
+      entries += (uint64_t)y->type.dims[d].value;
+  }
+  if (!why && entries > DML_KCTAB_MAX_ENTRIES)
+    why = "output dims too large for the constant tables";
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  ctab_build_t tb = {0};
+  uint32_t off[DML_MAX_RANK] = {0};
+  for (int32_t d = 0; d < r; d++) {
+    if (!pads[d] && !pads[r + d]) continue;
+    off[d] = tb.ni;
+    int64_t nn = x->type.dims[d].value;
+    for (int64_t o = 0; o < y->type.dims[d].value; o++) {
+      int64_t i = o - pads[d];
+      if (i < 0 || i >= nn) {
+        if (m == 2) {
+          i = i < 0 ? 0 : nn - 1;
+        } else if (m == 3) {
+          i = ((i % nn) + nn) % nn;
+        } else if (nn == 1) {
+          i = 0;
+        } else {
+          int64_t per = 2 * (nn - 1);
+          i = ((i % per) + per) % per;
+          if (i >= nn) i = per - i;
+        }
+      }
+      ctab_push_i(&tb, (int32_t)i);
+    }
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *co[DML_MAX_RANK], *xc[DML_MAX_RANK];
+  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_MOVE, &y->type, &K, co);
+  if (!gid || !ctab_attach(s, K, &tb)) {
+    free(tb.i);
+    free(tb.f);
+    return;
+  }
+  free(tb.i);
+  free(tb.f);
+  for (int32_t d = 0; d < r; d++)
+    xc[d] =
+        !pads[d] && !pads[r + d]
+            ? co[d]
+            : dml_ki_val(p, dml_kv_ctab(p, 0, DML_KT_I32, kadd(s, kc(s, off[d]), co[d])));
+  const dml_kidx_t *xi = kc(s, 0);
+  for (int32_t d = 0; d < r; d++)
+    xi = kadd(s, kmul(s, xi, dim_idx(s, x->type.dims[d])), xc[d]);
+  elem_finish(s, K, &y->type, gid, store_at(s, y, gid, load_at(s, x, xi)));
+  dml_klin_t l = {0, -1, 0};
+  numel_of(&y->type, &l);
+  lin_add(&K->bytes, l, 2 * (int64_t)dml_kdtype_size(kdt(y)));
+}
+
 /* ---- entry points ---- */
 
 int dml_ksched_ops2_handles(dml_op_t op) {
@@ -913,6 +1020,9 @@ int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
   const dml_pkg_value_t *x = input(s, n, 0);
   switch (n->op) {
     case DML_OP_RESIZE: return 1;
+    case DML_OP_PAD:
+      return strcmp(dml_attr_string(n->attrs, n->n_attrs, "mode", "constant"),
+                    "constant") != 0;
     /* schedule.c has the 1-D and 2-D f32 forms (with fused epilogues) */
     case DML_OP_CONV:
     case DML_OP_CONV_TRANSPOSE:
@@ -928,6 +1038,7 @@ void dml_ksched_ops2_emit(sched_t *s, uint32_t node) {
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   switch (n->op) {
     case DML_OP_RESIZE: emit_resize(s, node); break;
+    case DML_OP_PAD: emit_pad_mode(s, node); break;
     case DML_OP_CONV:
     case DML_OP_CONV_TRANSPOSE:
     case DML_OP_AVERAGE_POOL:

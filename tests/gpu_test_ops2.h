@@ -106,10 +106,28 @@ static inline void gpu_test_window_forms(gpu_test_form_fn each) {
       5);
 }
 
+/* Pad in modes reflect (both sides, wider than the dim), edge (i64) and
+ * wrap (a negative pad cropping, pads wider than the dim). */
+static inline void gpu_test_pad_forms(gpu_test_form_fn each) {
+  each("pad reflect, edge, wrap",
+       "sym batch <= 16\n"
+       "global @p1 : i64[6] = dense<[0, 2, 1, 0, 1, 3]>\n"
+       "global @p2 : i64[4] = dense<[0, 3, 0, 2]>\n"
+       "global @p3 : i64[6] = dense<[0, -1, 4, 0, 2, 1]>\n"
+       "func @forward(%x: f32[batch,3,4], %i: i64[batch,4], %z: f32[batch,2,3]) -> "
+       "(f32[batch,6,8], i64[batch,9], f32[batch,3,8]) {\n"
+       "  %a = Pad(%x, @p1) {mode = \"reflect\"} : f32[batch,6,8]\n"
+       "  %b = Pad(%i, @p2) {mode = \"edge\"} : i64[batch,9]\n"
+       "  %c = Pad(%z, @p3) {mode = \"wrap\"} : f32[batch,3,8]\n"
+       "  return %a, %b, %c\n}\n",
+       3);
+}
+
 /* Every form of this file. */
 static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_resize_forms(each);
   gpu_test_window_forms(each);
+  gpu_test_pad_forms(each);
 }
 
 #endif /* DML_GPU_TEST_OPS2_H_ */

@@ -208,10 +208,11 @@ static void test_form_errors(void) {
   static const struct {
     const char *text, *want;
   } cases[] = {
-      {"global @pads : i64[4] = dense<[1, 0, 1, 0]>\n"
-       "func @forward(%x: f32[2,3]) -> (f32[4,3]) {\n"
-       "  %y = Pad(%x, @pads) {mode = \"reflect\"} : f32[4,3]\n  return %y\n}\n",
-       "(Pad): only mode 'constant' is emitted"},
+      {"global @s : f32[2] = dense<[1.0, 0.5]>\n"
+       "func @forward(%x: f32[2,4]) -> (f32[2,2]) {\n"
+       "  %y = Resize(%x, _, @s) {mode = \"linear\", antialias = 1} : f32[2,2]\n"
+       "  return %y\n}\n",
+       "(Resize): antialias=1"},
       {"sym batch <= 4\n"
        "global @s : f32[2] = dense<[1.0, 2.0]>\n"
        "func @forward(%x: f32[batch,3]) -> (f32[batch,6]) {\n"
