@@ -612,13 +612,71 @@ static void emit_resize(sched_t *s, uint32_t node) {
   lin_add(&K->bytes, l, (int64_t)(terms + 1) * dml_kdtype_size(kdt(y)));
 }
 
+/* ---- quantized values (cpu_quant.c) ---- */
+
+static int is_q8(const dml_pkg_value_t *v) {
+  return v && (v->type.dtype == DML_DTYPE_U8 || v->type.dtype == DML_DTYPE_I8) &&
+         typed_ok(v);
+}
+
+static int is_f32(const dml_pkg_value_t *v) {
+  return v && v->type.dtype == DML_DTYPE_F32 && typed_ok(v);
+}
+
+static int64_t numel_static(const dml_pkg_value_t *v) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < v->type.rank; d++) {
+    if (v->type.dims[d].sym >= 0) return -1;
+    n *= v->type.dims[d].value;
+  }
+  return n;
+}
+
+/* f32 v (an integer value or NaN) saturated to t's range (NaN to the
+ * low end, as the CPU's stq) and converted to t (u8 or i8). */
+static const dml_kval_t *sat_q(dml_kpool_t *p, const dml_kval_t *v, dml_kdtype_t t) {
+  float lo = t == DML_KT_U8 ? 0.0f : -128.0f, hi = t == DML_KT_U8 ? 255.0f : 127.0f;
+  v = dml_kv_select(p, dml_kv_fn(p, DML_KF_GE, v, dml_kv_const(p, lo)), v,
+                    dml_kv_const(p, lo));
+  v = dml_kv_fn(p, DML_KF_MIN, v, dml_kv_const(p, hi));
+  return dml_kv_cast(p, t, v);
+}
+
+/* Index of the per-tensor or per-axis parameter `prm` (scale or zero
+ * point) of x's element at coordinates co (cpu_quant.c's q_axis), or NULL
+ * with *why set. */
+static const dml_kidx_t *q_param(sched_t *s, const dml_pkg_node_t *n,
+                                 const dml_pkg_value_t *x, const dml_pkg_value_t *prm,
+                                 const dml_kidx_t *const *co, const char **why) {
+  int64_t ns = numel_static(prm);
+  if (ns < 0) {
+    *why = "symbolic scale or zero point";
+    return NULL;
+  }
+  if (prm->type.rank == 0 || ns == 1) return kc(s, 0);
+  if (prm->type.rank != 1) {
+    *why = "scale must be a scalar or 1-D (per axis)";
+    return NULL;
+  }
+  int64_t ax = dml_attr_int(n->attrs, n->n_attrs, "axis", 1);
+  if (ax < 0) ax += x->type.rank;
+  if (ax < 0 || ax >= x->type.rank || x->type.dims[ax].sym >= 0 ||
+      x->type.dims[ax].value != ns) {
+    *why = "the scale's length does not match the axis";
+    return NULL;
+  }
+  return co[ax];
+}
+
 /* ---- windows of any rank (Conv, ConvTranspose, MaxPool, AveragePool) ---- */
 
 #define SP 3 /* spatial dims at most (NCDHW) */
 
 typedef struct nwin {
   const dml_pkg_value_t *x, *w, *b, *y, *ind;
-  int r, transpose, is_max, incl;
+  /* ConvInteger (quant 1), QLinearConv (2): zero points, scales, i32 bias */
+  const dml_pkg_value_t *zx, *zw, *xs, *ws, *ys, *zy, *bq;
+  int r, transpose, is_max, incl, quant;
   int64_t C, M, group, storage_order;
   int64_t in[SP], out[SP], k[SP], s[SP], d[SP], pb[SP], pe[SP];
 } nwin_t;
@@ -629,26 +687,61 @@ typedef struct nwin {
  * else why not. */
 static const char *nwin_reject(sched_t *s, const dml_pkg_node_t *n, nwin_t *o) {
   memset(o, 0, sizeof *o);
-  int conv = n->op == DML_OP_CONV || n->op == DML_OP_CONV_TRANSPOSE;
+  o->quant = n->op == DML_OP_CONV_INTEGER ? 1 : n->op == DML_OP_QLINEAR_CONV ? 2 : 0;
+  int conv = n->op == DML_OP_CONV || n->op == DML_OP_CONV_TRANSPOSE || o->quant;
   o->transpose = n->op == DML_OP_CONV_TRANSPOSE;
   o->is_max = n->op == DML_OP_MAX_POOL;
   o->x = input(s, n, 0);
   o->y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
   o->ind = n->n_outputs > 1 ? val(s, n->outputs[1]) : NULL;
-  if (conv) o->w = input(s, n, 1), o->b = input(s, n, 2);
+  if (o->quant == 1) {
+    o->w = input(s, n, 1), o->zx = input(s, n, 2), o->zw = input(s, n, 3);
+  } else if (o->quant == 2) {
+    o->xs = input(s, n, 1), o->zx = input(s, n, 2), o->w = input(s, n, 3);
+    o->ws = input(s, n, 4), o->zw = input(s, n, 5), o->ys = input(s, n, 6);
+    o->zy = input(s, n, 7), o->bq = input(s, n, 8);
+    if (!o->xs || !o->zx || !o->ws || !o->zw || !o->ys || !o->zy) return "absent input";
+  } else if (conv) {
+    o->w = input(s, n, 1), o->b = input(s, n, 2);
+  }
   if (!o->x || !o->y || (conv && !o->w)) return "absent input";
   int32_t rank = o->x->type.rank;
   if (rank < 3 || rank > 2 + SP || o->y->type.rank != rank)
     return "only 1-D, 2-D and 3-D windows are emitted";
   o->r = rank - 2;
-  if (!typed_ok(o->x) || !typed_ok(o->y) || o->y->type.dtype != o->x->type.dtype)
-    return "only f32, i64, i32, u8 and i8 (aligned) are emitted";
-  if (o->x->type.dtype != DML_DTYPE_F32 &&
-      (!o->is_max || o->x->type.dtype == DML_DTYPE_BOOL))
-    return "only f32 is emitted (and the integer dtypes for MaxPool)";
-  if ((o->w && (o->w->type.dtype != DML_DTYPE_F32 || !typed_ok(o->w))) ||
-      (o->b && (o->b->type.dtype != DML_DTYPE_F32 || !typed_ok(o->b))))
-    return "only f32 weights and bias are emitted";
+  if (o->quant) {
+    if (!is_q8(o->x) || !is_q8(o->w) ||
+        (o->zx && (o->zx->type.dtype != o->x->type.dtype || !typed_ok(o->zx))) ||
+        (o->zw && (o->zw->type.dtype != o->w->type.dtype || !typed_ok(o->zw))))
+      return "x and w must be u8 or i8, zero points of their dtype";
+    if (o->quant == 1
+            ? (o->y->type.dtype != DML_DTYPE_I32 || !typed_ok(o->y))
+            : (!is_q8(o->y) || o->zy->type.dtype != o->y->type.dtype ||
+               !typed_ok(o->zy) || !is_f32(o->xs) || !is_f32(o->ws) || !is_f32(o->ys)))
+      return o->quant == 1 ? "y must be i32"
+                           : "y must be of y_zero_point's dtype, scales f32";
+    if (o->bq && (o->bq->type.dtype != DML_DTYPE_I32 || !typed_ok(o->bq)))
+      return "B must be i32";
+    int64_t M = o->y->type.dims[1].value;
+    const dml_pkg_value_t *one[4] = {o->zx, o->xs, o->ys, o->zy},
+                          *perm[2] = {o->zw, o->ws};
+    for (int i = 0; i < 4; i++)
+      if (one[i] && numel_static(one[i]) != 1)
+        return "x's and y's scales and zero points must be scalars";
+    for (int i = 0; i < 2; i++)
+      if (perm[i] && numel_static(perm[i]) != 1 && numel_static(perm[i]) != M)
+        return "w's scale and zero point must be scalars or [M]";
+    if (o->bq && numel_static(o->bq) != M) return "B must be [M]";
+  } else {
+    if (!typed_ok(o->x) || !typed_ok(o->y) || o->y->type.dtype != o->x->type.dtype)
+      return "only f32, i64, i32, u8 and i8 (aligned) are emitted";
+    if (o->x->type.dtype != DML_DTYPE_F32 &&
+        (!o->is_max || o->x->type.dtype == DML_DTYPE_BOOL))
+      return "only f32 is emitted (and the integer dtypes for MaxPool)";
+    if ((o->w && (o->w->type.dtype != DML_DTYPE_F32 || !typed_ok(o->w))) ||
+        (o->b && (o->b->type.dtype != DML_DTYPE_F32 || !typed_ok(o->b))))
+      return "only f32 weights and bias are emitted";
+  }
   if (o->ind && (o->ind->type.dtype != DML_DTYPE_I64 || !typed_ok(o->ind) ||
                  o->ind->type.rank != rank))
     return "Indices must be i64 of Y's shape";
@@ -800,9 +893,26 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
             ? kadd(s, kmul(s, ch, kc(s, mg)), dml_ki_bin(p, DML_KI_MOD, co[1], kc(s, mg)))
             : kadd(s, kmul(s, co[1], kc(s, cg)), dml_ki_var(p, vc));
     for (int i = 0; i < r; i++) wi = kadd(s, kmul(s, wi, kc(s, o->k[i])), kv[i]);
-    const dml_kval_t *prod = dml_kv_fn(p, DML_KF_MUL, xv, load_at(s, o->w, wi));
-    dml_kblock_add(&in_body, assign(s, DML_KS_SET, 0,
-                                    dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), prod)));
+    const dml_kval_t *wv = load_at(s, o->w, wi), *prod;
+    if (o->quant) {
+      const dml_kval_t *xq = dml_kv_cast(p, DML_KT_I32, xv),
+                       *wq = dml_kv_cast(p, DML_KT_I32, wv);
+      if (o->zx)
+        xq = dml_kv_fn(p, DML_KF_SUB, xq,
+                       dml_kv_cast(p, DML_KT_I32, load_at(s, o->zx, kc(s, 0))));
+      if (o->zw)
+        wq = dml_kv_fn(
+            p, DML_KF_SUB, wq,
+            dml_kv_cast(p, DML_KT_I32,
+                        load_at(s, o->zw, numel_static(o->zw) == 1 ? kc(s, 0) : co[1])));
+      prod = dml_kv_fn(p, DML_KF_MUL, xq, wq);
+    } else {
+      prod = dml_kv_fn(p, DML_KF_MUL, xv, wv);
+    }
+    dml_kblock_add(
+        &in_body, assign(s, DML_KS_SET, 0,
+                         dml_kv_fn(p, DML_KF_ADD,
+                                   dml_kv_reg_t(p, 0, o->quant ? DML_KT_I32 : t), prod)));
   } else if (o->is_max) {
     const dml_kval_t *acc = dml_kv_reg_t(p, 0, t), *best = dml_kv_reg_t(p, 3, DML_KT_I64);
     const dml_kval_t *cond =
@@ -853,16 +963,32 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   if (conv) loops = for_loop(s, vc, kc(s, cg), loops);
   dml_kblock_t body = {0};
   const dml_kval_t *init =
-      o->is_max ? (t == DML_KT_F32 ? dml_kv_const(p, -INFINITY) : dml_kv_zero(p, t))
-                : dml_kv_const(p, 0.0f);
+      o->quant    ? dml_kv_zero(p, DML_KT_I32)
+      : o->is_max ? (t == DML_KT_F32 ? dml_kv_const(p, -INFINITY) : dml_kv_zero(p, t))
+                  : dml_kv_const(p, 0.0f);
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, init));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_iconst(p, DML_KT_I64, -1)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_zero(p, DML_KT_BOOL)));
   dml_kblock_add(&body, loops);
-  const dml_kval_t *res = dml_kv_reg_t(p, 0, t);
+  const dml_kval_t *res = dml_kv_reg_t(p, 0, o->quant ? DML_KT_I32 : t);
   if (conv && o->b) res = dml_kv_fn(p, DML_KF_ADD, res, load_at(s, o->b, co[1]));
+  if (o->quant == 2) {
+    /* round_even((acc + B) * x_scale * w_scale / y_scale) + y_zero_point,
+     * saturated (the factor in f32 where the CPU has double) */
+    if (o->bq) res = dml_kv_fn(p, DML_KF_ADD, res, load_at(s, o->bq, co[1]));
+    const dml_kval_t *f = dml_kv_fn(
+        p, DML_KF_DIV,
+        dml_kv_fn(p, DML_KF_MUL, load_at(s, o->xs, kc(s, 0)),
+                  load_at(s, o->ws, numel_static(o->ws) == 1 ? kc(s, 0) : co[1])),
+        load_at(s, o->ys, kc(s, 0)));
+    res = dml_kv_fn(p, DML_KF_ADD,
+                    dml_kv_round_even(
+                        p, dml_kv_fn(p, DML_KF_MUL, dml_kv_cast(p, DML_KT_F32, res), f)),
+                    dml_kv_cast(p, DML_KT_F32, load_at(s, o->zy, kc(s, 0))));
+    res = sat_q(p, res, t);
+  }
   if (!conv && !o->is_max) {
     /* the CPU divides by the count (0 for an empty window gives 0) */
     const dml_kval_t *n = dml_kv_reg(p, o->incl ? 2 : 1);
@@ -1006,11 +1132,298 @@ static void emit_pad_mode(sched_t *s, uint32_t node) {
   lin_add(&K->bytes, l, 2 * (int64_t)dml_kdtype_size(kdt(y)));
 }
 
+/* ---- quantization (cpu_quant.c) ---- */
+
+/* QuantizeLinear (f32 x: y = saturate(round_even(x / y_scale) +
+ * y_zero_point), y of the zero point's dtype) and DequantizeLinear (u8,
+ * i8 or i32 x: y = f32(x - x_zero_point) * x_scale), per tensor or per
+ * axis: one invocation per element. */
+static void emit_quant(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  int q = n->op == DML_OP_QUANTIZE_LINEAR;
+  const dml_pkg_value_t *x = input(s, n, 0), *sc = input(s, n, 1), *zp = input(s, n, 2);
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  const char *why = NULL;
+  dml_klin_t l = {0, -1, 0};
+  if (!x || !sc || !y)
+    why = "absent input";
+  else if (!is_f32(sc))
+    why = "the scale must be f32";
+  else if (q && !is_f32(x))
+    why = "only f32 x is emitted";
+  else if (q && !is_q8(y))
+    why = "y must be u8 or i8";
+  else if (q && zp && zp->type.dtype != y->type.dtype)
+    why = "y must have the zero point's dtype";
+  else if (!q && !is_q8(x) && !(x->type.dtype == DML_DTYPE_I32 && typed_ok(x)))
+    why = "x must be u8, i8 or i32";
+  else if (!q && (!is_f32(y) || (zp && zp->type.dtype != x->type.dtype)))
+    why = "y must be f32 and the zero point of x's dtype";
+  else if (zp && !typed_ok(zp))
+    why = "misaligned zero point";
+  else if (!numel_of(&y->type, &l) || data_dependent(s, &y->type))
+    why = "more than one symbolic dim";
+  dml_kernel_t *K = NULL;
+  const dml_kidx_t *co[DML_MAX_RANK], *si = NULL, *zi = NULL;
+  if (!why) {
+    coords_of(s, &x->type, dml_ki_var(p, DML_KVAR_GID_X), co);
+    si = q_param(s, n, x, sc, co, &why);
+    if (!why && zp) zi = q_param(s, n, x, zp, co, &why);
+  }
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_ELEMENTWISE, &y->type, &K, co);
+  if (!gid) return;
+  const dml_kval_t *xv = load_at(s, x, gid), *scale = load_at(s, sc, si), *v;
+  if (q) {
+    v = dml_kv_round_even(p, dml_kv_fn(p, DML_KF_DIV, xv, scale));
+    if (zp)
+      v = dml_kv_fn(p, DML_KF_ADD, v, dml_kv_cast(p, DML_KT_F32, load_at(s, zp, zi)));
+    v = sat_q(p, v, kdt(y));
+  } else {
+    const dml_kval_t *xi = dml_kv_cast(p, DML_KT_I32, xv);
+    if (zp)
+      xi = dml_kv_fn(p, DML_KF_SUB, xi, dml_kv_cast(p, DML_KT_I32, load_at(s, zp, zi)));
+    v = dml_kv_fn(p, DML_KF_MUL, dml_kv_cast(p, DML_KT_F32, xi), scale);
+  }
+  elem_finish(s, K, &y->type, gid, store_at(s, y, gid, v));
+  lin_add(&K->flops, l, 3);
+  lin_add(&K->bytes, l, 5);
+}
+
+/* DynamicQuantizeLinear (opset 11), as cpu_quant.c, in one workgroup of
+ * DQ_WG invocations: each folds a strided share of x into min(0, min x)
+ * and max(0, max x) (NaN skipped), the partials meet in shared tiles,
+ * every invocation folds them (min and max are exact, so the order does
+ * not matter) into scale = (max - min) / 255 and the zero point
+ * saturate(round_even(0 - min / scale)) (0 when scale is 0), then
+ * quantizes its share: saturate(round_even(x / scale) + zero point), the
+ * zero point when scale is 0. Invocation 0 stores scale and zero point. */
+#define DQ_WG 256
+static void emit_dynquant(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = input(s, n, 0);
+  const dml_pkg_value_t *y = n->n_outputs > 0 ? val(s, n->outputs[0]) : NULL,
+                        *ys = n->n_outputs > 1 ? val(s, n->outputs[1]) : NULL,
+                        *yz = n->n_outputs > 2 ? val(s, n->outputs[2]) : NULL;
+  dml_klin_t l = {0, -1, 0};
+  const char *why = NULL;
+  if (!x || !y || !ys || !yz)
+    why = "the three outputs are emitted together";
+  else if (!is_f32(x) || !is_f32(ys) || y->type.dtype != DML_DTYPE_U8 || !typed_ok(y) ||
+           yz->type.dtype != DML_DTYPE_U8 || !typed_ok(yz))
+    why = "x and y_scale must be f32, y and y_zero_point u8";
+  else if (!numel_of(&x->type, &l) || data_dependent(s, &x->type))
+    why = "more than one symbolic dim";
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_REDUCE, node);
+  if (!K) return;
+  K->local[0] = DQ_WG;
+  K->items[0] = (dml_klin_t){DQ_WG, -1, 0};
+  K->n_tiles = 2;
+  K->tile_elems[0] = K->tile_elems[1] = DQ_WG;
+  K->n_regs = 5;
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X), *N = dml_ki_lin(p, l);
+  int32_t vi = DML_KVAR_FIRST_LOOP, vj = vi + 1, vo = vi + 2;
+  const dml_kidx_t *steps =
+      dml_ki_bin(p, DML_KI_DIV, kadd(s, N, kc(s, DQ_WG - 1)), kc(s, DQ_WG));
+  const dml_kval_t *mn = dml_kv_reg(p, 0), *mx = dml_kv_reg(p, 1);
+  dml_kblock_t b = {0}, share = {0}, fold = {0}, quant = {0};
+  /* partials */
+  const dml_kidx_t *e = kadd(s, kmul(s, dml_ki_var(p, vi), kc(s, DQ_WG)), lid);
+  const dml_kval_t *xv = load_at(s, x, e);
+  dml_kblock_add(&share,
+                 assign(s, DML_KS_SET, 0,
+                        dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, xv, mn), xv, mn)));
+  dml_kblock_add(&share,
+                 assign(s, DML_KS_SET, 1,
+                        dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, xv, mx), xv, mx)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, 1, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&b, for_loop(s, vi, steps, if_lt(s, e, N, share.first)));
+  for (uint32_t t = 0; t < 2; t++) {
+    dml_kstmt_t *ts = dml_ks_new(p, DML_KS_TILE_STORE);
+    if (ts) {
+      ts->tile = t;
+      ts->idx = lid;
+      ts->val = dml_kv_reg(p, t);
+    }
+    dml_kblock_add(&b, ts);
+  }
+  dml_kblock_add(&b, dml_ks_new(p, DML_KS_BARRIER));
+  /* every invocation folds the partials */
+  const dml_kval_t *a = dml_kv_tile(p, 0, dml_ki_var(p, vj)),
+                   *c = dml_kv_tile(p, 1, dml_ki_var(p, vj));
+  dml_kblock_add(&fold, assign(s, DML_KS_SET, 0,
+                               dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, a, mn), a, mn)));
+  dml_kblock_add(&fold, assign(s, DML_KS_SET, 1,
+                               dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, c, mx), c, mx)));
+  dml_kblock_add(&b, for_loop(s, vj, kc(s, DQ_WG), fold.first));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, 2,
+                            dml_kv_fn(p, DML_KF_DIV, dml_kv_fn(p, DML_KF_SUB, mx, mn),
+                                      dml_kv_const(p, 255.0f))));
+  const dml_kval_t *sr = dml_kv_reg(p, 2);
+  const dml_kval_t *pos = dml_kv_fn(p, DML_KF_GT, sr, dml_kv_const(p, 0.0f));
+  const dml_kval_t *z = dml_kv_round_even(
+      p,
+      dml_kv_fn(p, DML_KF_SUB, dml_kv_const(p, 0.0f), dml_kv_fn(p, DML_KF_DIV, mn, sr)));
+  z = dml_kv_select(p, pos, z, dml_kv_const(p, 0.0f));
+  z = dml_kv_fn(p, DML_KF_MAX, dml_kv_fn(p, DML_KF_MIN, z, dml_kv_const(p, 255.0f)),
+                dml_kv_const(p, 0.0f));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, 3, z));
+  const dml_kval_t *zr = dml_kv_reg(p, 3);
+  dml_kblock_t st0 = {0};
+  dml_kblock_add(&st0, store_at(s, ys, kc(s, 0), sr));
+  dml_kblock_add(&st0, store_at(s, yz, kc(s, 0), dml_kv_cast(p, DML_KT_U8, zr)));
+  dml_kblock_add(&b, if_lt(s, lid, kc(s, 1), st0.first));
+  /* the elements */
+  const dml_kidx_t *eo = kadd(s, kmul(s, dml_ki_var(p, vo), kc(s, DQ_WG)), lid);
+  const dml_kval_t *v = dml_kv_fn(
+      p, DML_KF_ADD,
+      dml_kv_round_even(p, dml_kv_fn(p, DML_KF_DIV, load_at(s, x, eo), sr)), zr);
+  v = dml_kv_select(p, pos, v, zr);
+  dml_kblock_add(&quant, store_at(s, y, eo, sat_q(p, v, DML_KT_U8)));
+  dml_kblock_add(&b, for_loop(s, vo, steps, if_lt(s, eo, N, quant.first)));
+  K->body = b.first;
+  lin_add(&K->flops, l, 5);
+  lin_add(&K->bytes, l, 9);
+}
+
+/* MatMulInteger (i32 y = (A - a_zero_point) (B - b_zero_point)) and
+ * QLinearMatMul (y = saturate(round_even(acc * a_scale * b_scale /
+ * y_scale) + y_zero_point), the factor in f32 where the CPU has double):
+ * A [.., M, K] and B [.., K, N] of u8/i8 with numpy batch broadcasting,
+ * zero points and scales per tensor, per row of A ([M]) or per column of B
+ * ([N]); one invocation per output element with a loop over K. */
+static void emit_qmatmul(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  int ql = n->op == DML_OP_QLINEAR_MAT_MUL;
+  const dml_pkg_value_t *a = input(s, n, 0), *b = input(s, n, ql ? 3 : 1);
+  const dml_pkg_value_t *za = input(s, n, ql ? 2 : 2), *zb = input(s, n, ql ? 5 : 3);
+  const dml_pkg_value_t *as = ql ? input(s, n, 1) : NULL,
+                        *bs = ql ? input(s, n, 4) : NULL,
+                        *ys = ql ? input(s, n, 6) : NULL,
+                        *zy = ql ? input(s, n, 7) : NULL;
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  const char *why = NULL;
+  dml_klin_t l = {0, -1, 0};
+  if (!a || !b || !y || (ql && (!as || !bs || !ys || !zy || !za || !zb)))
+    why = "absent input";
+  else if (!is_q8(a) || !is_q8(b) ||
+           (za && (za->type.dtype != a->type.dtype || !typed_ok(za))) ||
+           (zb && (zb->type.dtype != b->type.dtype || !typed_ok(zb))))
+    why = "A and B must be u8 or i8, zero points of their dtype";
+  else if (ql ? (!is_q8(y) || zy->type.dtype != y->type.dtype || !typed_ok(zy) ||
+                 !is_f32(as) || !is_f32(bs) || !is_f32(ys))
+              : (y->type.dtype != DML_DTYPE_I32 || !typed_ok(y)))
+    why = ql ? "y must be u8/i8 of y_zero_point's dtype, scales f32" : "y must be i32";
+  else if (a->type.rank < 2 || b->type.rank < 2 || y->type.rank < 2)
+    why = "A and B must be at least 2-D";
+  else if (!numel_of(&y->type, &l) || data_dependent(s, &y->type))
+    why = "more than one symbolic dim";
+  int32_t ar = a ? a->type.rank : 0, br = b ? b->type.rank : 0, yr = y ? y->type.rank : 0;
+  int64_t M = 0, K = 0, N = 0;
+  if (!why) {
+    const dml_dim_t *ad = a->type.dims, *bd = b->type.dims;
+    if (ad[ar - 1].sym >= 0 || bd[br - 2].sym >= 0 || bd[br - 1].sym >= 0 ||
+        ad[ar - 2].sym >= 0)
+      why = "symbolic M, K or N";
+    M = ad[ar - 2].value, K = ad[ar - 1].value, N = bd[br - 1].value;
+    if (!why && bd[br - 2].value != K) why = "inner dims differ";
+  }
+  const dml_pkg_value_t *rows[2] = {za, as}, *cols[2] = {zb, bs};
+  for (int i = 0; !why && i < 2; i++) {
+    int64_t nr = rows[i] ? numel_static(rows[i]) : 1,
+            nc = cols[i] ? numel_static(cols[i]) : 1;
+    if ((nr != 1 && nr != M) || (nc != 1 && nc != N))
+      why = "zero points and scales must be per tensor, per row of A or per column of B";
+  }
+  if (!why && ys && (numel_static(ys) != 1 || numel_static(zy) != 1))
+    why = "y_scale and y_zero_point must be scalars";
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  dml_kernel_t *Kr;
+  const dml_kidx_t *co[DML_MAX_RANK];
+  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_GEMM, &y->type, &Kr, co);
+  if (!gid) return;
+  const dml_kidx_t *m = co[yr - 2], *nn = co[yr - 1];
+  /* batch offsets (broadcast dims of size 1 read 0) */
+  const dml_kidx_t *ab = kc(s, 0), *bb = kc(s, 0);
+  for (int32_t d = 0; d < yr - 2; d++) {
+    int32_t da = d - (yr - ar), db = d - (yr - br);
+    if (da >= 0)
+      ab = kadd(
+          s, kmul(s, ab, dim_idx(s, a->type.dims[da])),
+          a->type.dims[da].value == 1 && a->type.dims[da].sym < 0 ? kc(s, 0) : co[d]);
+    if (db >= 0)
+      bb = kadd(
+          s, kmul(s, bb, dim_idx(s, b->type.dims[db])),
+          b->type.dims[db].value == 1 && b->type.dims[db].sym < 0 ? kc(s, 0) : co[d]);
+  }
+  int32_t vk = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *kv = dml_ki_var(p, vk);
+  const dml_kidx_t *ai =
+      kadd(s, kmul(s, kadd(s, kmul(s, ab, kc(s, M)), m), kc(s, K)), kv);
+  const dml_kidx_t *bi =
+      kadd(s, kmul(s, kadd(s, kmul(s, bb, kc(s, K)), kv), kc(s, N)), nn);
+#define PIDX(v, row) (numel_static(v) == 1 ? kc(s, 0) : (row) ? m : nn)
+  const dml_kval_t *av = dml_kv_cast(p, DML_KT_I32, load_at(s, a, ai)),
+                   *bv = dml_kv_cast(p, DML_KT_I32, load_at(s, b, bi));
+  if (za)
+    av = dml_kv_fn(p, DML_KF_SUB, av,
+                   dml_kv_cast(p, DML_KT_I32, load_at(s, za, PIDX(za, 1))));
+  if (zb)
+    bv = dml_kv_fn(p, DML_KF_SUB, bv,
+                   dml_kv_cast(p, DML_KT_I32, load_at(s, zb, PIDX(zb, 0))));
+  dml_kblock_t body = {0};
+  Kr->n_regs = 1;
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_zero(p, DML_KT_I32)));
+  dml_kblock_add(&body,
+                 for_loop(s, vk, kc(s, K),
+                          assign(s, DML_KS_SET, 0,
+                                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, 0, DML_KT_I32),
+                                           dml_kv_fn(p, DML_KF_MUL, av, bv)))));
+  const dml_kval_t *acc = dml_kv_reg_t(p, 0, DML_KT_I32), *res = acc;
+  if (ql) {
+    const dml_kval_t *f = dml_kv_fn(p, DML_KF_DIV,
+                                    dml_kv_fn(p, DML_KF_MUL, load_at(s, as, PIDX(as, 1)),
+                                              load_at(s, bs, PIDX(bs, 0))),
+                                    load_at(s, ys, kc(s, 0)));
+    res = dml_kv_fn(p, DML_KF_ADD,
+                    dml_kv_round_even(
+                        p, dml_kv_fn(p, DML_KF_MUL, dml_kv_cast(p, DML_KT_F32, acc), f)),
+                    dml_kv_cast(p, DML_KT_F32, load_at(s, zy, kc(s, 0))));
+    res = sat_q(p, res, kdt(y));
+  }
+#undef PIDX
+  dml_kblock_add(&body, store_at(s, y, gid, res));
+  elem_finish(s, Kr, &y->type, gid, body.first);
+  lin_add(&Kr->flops, l, 2 * K);
+  lin_add(&Kr->bytes, l, 2 * K + 4);
+}
+
 /* ---- entry points ---- */
 
 int dml_ksched_ops2_handles(dml_op_t op) {
   switch (op) {
-    case DML_OP_RESIZE: return 1;
+    case DML_OP_RESIZE:
+    case DML_OP_QUANTIZE_LINEAR:
+    case DML_OP_DEQUANTIZE_LINEAR:
+    case DML_OP_DYNAMIC_QUANTIZE_LINEAR:
+    case DML_OP_MAT_MUL_INTEGER:
+    case DML_OP_QLINEAR_MAT_MUL:
+    case DML_OP_CONV_INTEGER:
+    case DML_OP_QLINEAR_CONV: return 1;
     default: return 0;
   }
 }
@@ -1019,7 +1432,14 @@ int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   const dml_pkg_value_t *x = input(s, n, 0);
   switch (n->op) {
-    case DML_OP_RESIZE: return 1;
+    case DML_OP_RESIZE:
+    case DML_OP_QUANTIZE_LINEAR:
+    case DML_OP_DEQUANTIZE_LINEAR:
+    case DML_OP_DYNAMIC_QUANTIZE_LINEAR:
+    case DML_OP_MAT_MUL_INTEGER:
+    case DML_OP_QLINEAR_MAT_MUL:
+    case DML_OP_CONV_INTEGER:
+    case DML_OP_QLINEAR_CONV: return 1;
     case DML_OP_PAD:
       return strcmp(dml_attr_string(n->attrs, n->n_attrs, "mode", "constant"),
                     "constant") != 0;
@@ -1039,6 +1459,13 @@ void dml_ksched_ops2_emit(sched_t *s, uint32_t node) {
   switch (n->op) {
     case DML_OP_RESIZE: emit_resize(s, node); break;
     case DML_OP_PAD: emit_pad_mode(s, node); break;
+    case DML_OP_QUANTIZE_LINEAR:
+    case DML_OP_DEQUANTIZE_LINEAR: emit_quant(s, node); break;
+    case DML_OP_DYNAMIC_QUANTIZE_LINEAR: emit_dynquant(s, node); break;
+    case DML_OP_MAT_MUL_INTEGER:
+    case DML_OP_QLINEAR_MAT_MUL: emit_qmatmul(s, node); break;
+    case DML_OP_CONV_INTEGER:
+    case DML_OP_QLINEAR_CONV: emit_window(s, node); break;
     case DML_OP_CONV:
     case DML_OP_CONV_TRANSPOSE:
     case DML_OP_AVERAGE_POOL:

@@ -123,11 +123,83 @@ static inline void gpu_test_pad_forms(gpu_test_form_fn each) {
        3);
 }
 
+/* Quantization: QuantizeLinear per tensor (u8, default zero point) and
+ * per axis (i8), DequantizeLinear per axis (u8) and of i32,
+ * DynamicQuantizeLinear, MatMulInteger (per-row and scalar zero points,
+ * batched), QLinearMatMul (per-column scale), ConvInteger (per-channel
+ * zero point, pads) and QLinearConv (bias, strides). The requantizing
+ * ops' scales keep their products off rounding ties: the kernels form
+ * the factor in f32 where the CPU has double (docs/kernels.md). */
+static inline void gpu_test_quant_forms(gpu_test_form_fn each) {
+  each("quantize, dequantize",
+       "sym batch <= 16\n"
+       "global @s : f32[] = dense<[0.25]>\n"
+       "global @sa : f32[3] = dense<[0.5, 0.125, 2.0]>\n"
+       "global @za : i8[3] = dense<[-3, 0, 7]>\n"
+       "global @zu : u8[3] = dense<[3, 0, 250]>\n"
+       "global @z0 : i32[] = dense<[0]>\n"
+       "func @forward(%x: f32[batch,3,4], %u: u8[batch,3,4], %i: i32[batch,4]) -> "
+       "(u8[batch,3,4], i8[batch,3,4], f32[batch,3,4], f32[batch,4]) {\n"
+       "  %q = QuantizeLinear(%x, @s) : u8[batch,3,4]\n"
+       "  %q2 = QuantizeLinear(%x, @sa, @za) {axis = 1} : i8[batch,3,4]\n"
+       "  %d = DequantizeLinear(%u, @sa, @zu) {axis = -2} : f32[batch,3,4]\n"
+       "  %d2 = DequantizeLinear(%i, @s, @z0) : f32[batch,4]\n"
+       "  return %q, %q2, %d, %d2\n}\n",
+       4);
+  each("dynamicquantizelinear",
+       "sym batch <= 16\n"
+       "func @forward(%x: f32[batch,3,5], %w: f32[batch,300]) -> (u8[batch,3,5], f32[], "
+       "u8[], u8[batch,300], f32[], u8[]) {\n"
+       "  %y, %s, %z = DynamicQuantizeLinear(%x) : u8[batch,3,5], f32[], u8[]\n"
+       "  %y2, %s2, %z2 = DynamicQuantizeLinear(%w) : u8[batch,300], f32[], u8[]\n"
+       "  return %y, %s, %z, %y2, %s2, %z2\n}\n",
+       2);
+  each("matmulinteger, qlinearmatmul",
+       "sym batch <= 16\n"
+       "global @b : u8[4,3] = dense<[1, 2, 3, 250, 0, 7, 9, 128, 4, 5, 6, 200]>\n"
+       "global @b3 : i8[2,4,3] = dense<[1, -2, 3, -100, 0, 7, 9, 12, -4, 5, 6, 20, "
+       "-1, 2, 3, 100, 0, -7, 9, 12, 4, -5, 6, -20]>\n"
+       "global @za : u8[2] = dense<[3, 1]>\n"
+       "global @zb : u8[] = dense<[2]>\n"
+       "global @zi : i8[] = dense<[1]>\n"
+       "global @as : f32[] = dense<[0.0213]>\n"
+       "global @bs : f32[3] = dense<[0.517, 0.2459, 1.5173]>\n"
+       "global @ys : f32[] = dense<[0.2087]>\n"
+       "global @zy : u8[] = dense<[100]>\n"
+       "func @forward(%a: u8[batch,2,4], %c: i8[2,2,4]) -> (i32[batch,2,3], "
+       "u8[batch,2,3], "
+       "i32[2,2,3]) {\n"
+       "  %m = MatMulInteger(%a, @b, @za, @zb) : i32[batch,2,3]\n"
+       "  %q = QLinearMatMul(%a, @as, @za, @b, @bs, @zb, @ys, @zy) : u8[batch,2,3]\n"
+       "  %m3 = MatMulInteger(%c, @b3, @zi) : i32[2,2,3]\n"
+       "  return %m, %q, %m3\n}\n",
+       3);
+  each("convinteger, qlinearconv",
+       "sym batch <= 16\n"
+       "global @w : u8[4,2,2,2] = dense<[1, 2, 3, 250, 0, 7, 9, 128, 4, 5, 6, 200, 11, "
+       "12, "
+       "13, 14, 1, 2, 3, 250, 0, 7, 9, 128, 4, 5, 6, 200, 11, 12, 13, 14]>\n"
+       "global @zx : u8[] = dense<[2]>\n"
+       "global @zw : u8[4] = dense<[1, 0, 3, 128]>\n"
+       "global @xs : f32[] = dense<[0.0517]>\n"
+       "global @ws : f32[4] = dense<[0.513, 0.2471, 1.537, 0.0119]>\n"
+       "global @ys : f32[] = dense<[0.3131]>\n"
+       "global @zy : u8[] = dense<[128]>\n"
+       "global @bi : i32[4] = dense<[5, -40, 100, 0]>\n"
+       "func @forward(%x: u8[batch,2,4,5]) -> (i32[batch,4,5,6], u8[batch,4,2,2]) {\n"
+       "  %c = ConvInteger(%x, @w, @zx, @zw) {pads = [1, 1, 1, 1]} : i32[batch,4,5,6]\n"
+       "  %q = QLinearConv(%x, @xs, @zx, @w, @ws, @zw, @ys, @zy, @bi) {strides = [2, 2]} "
+       ": u8[batch,4,2,2]\n"
+       "  return %c, %q\n}\n",
+       2);
+}
+
 /* Every form of this file. */
 static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_resize_forms(each);
   gpu_test_window_forms(each);
   gpu_test_pad_forms(each);
+  gpu_test_quant_forms(each);
 }
 
 #endif /* DML_GPU_TEST_OPS2_H_ */
