@@ -48,7 +48,10 @@ expect_err target-unknown "unknown target 'tpu'" "$DMLC" compile "$M" -o "$WORK/
 # plan printed, and a clear list of what a target cannot emit.
 if "$DMLC" compile --help | grep -q "vulkan (SPIR-V kernels)" && \
    ! "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target vulkan 2>&1 | grep -q "not implemented in this build"; then
-  expect_err target-missing-ops "Resize: 1 node" "$DMLC" compile "$(dirname "$0")/../onnx/fixtures/opset10.onnx" -o "$WORK/x.dmlpkg" --target vulkan
+  # an op no GPU target emits (GRU), from ONNX's backend test data
+  # (libonnx-testdata, scripts/setup.sh)
+  MISSING=/usr/share/libonnx-testdata/data/node/test_gru_defaults/model.onnx
+  expect_err target-missing-ops "GRU: 1 node" "$DMLC" compile "$MISSING" -o "$WORK/x.dmlpkg" --target vulkan
   grep -qF "target 'vulkan' cannot emit every op" <<<"$out" && ok || bad "missing-ops message: $out"
   F=$SHARED/models/fashion_mlp.onnx
   expect_ok compile-gpu "$DMLC" compile "$F" -o "$WORK/fm.dmlpkg" --target cpu,vulkan,metal --print-kernels
@@ -78,7 +81,7 @@ if "$DMLC" compile --help | grep -q "vulkan (SPIR-V kernels)" && \
     echo "note: no Vulkan device here; the Vulkan run checks of this script were skipped"
   fi
   # cuda: PTX (clang-16) in kernels.cuda; the ops it lacks listed
-  expect_err target-cuda-missing-ops "target 'cuda' cannot emit every op" "$DMLC" compile "$(dirname "$0")/../onnx/fixtures/opset10.onnx" -o "$WORK/x.dmlpkg" --target cuda
+  expect_err target-cuda-missing-ops "target 'cuda' cannot emit every op" "$DMLC" compile "$MISSING" -o "$WORK/x.dmlpkg" --target cuda
   expect_ok compile-cuda "$DMLC" compile "$F" -o "$WORK/fc.dmlpkg" --target cuda --cuda-arch ptx
   expect_ok inspect-cuda "$DMLC" inspect "$WORK/fc.dmlpkg"
   grep -q "kernels.cuda" <<<"$out" && ok || bad "inspect: no kernels.cuda: $out"
