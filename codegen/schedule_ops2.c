@@ -1412,10 +1412,264 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
   lin_add(&Kr->bytes, l, 2 * K + 4);
 }
 
+/* ---- GridSample ---- */
+
+/* A statement list with registers handed out in order: let() stores a
+ * value in a new register and returns that register (so a value used
+ * several times is computed once). */
+typedef struct regs {
+  sched_t *s;
+  dml_kblock_t *b;
+  uint32_t n;
+} regs_t;
+
+static const dml_kval_t *let(regs_t *r, const dml_kval_t *v) {
+  if (!v) return NULL;
+  uint32_t k = r->n++;
+  dml_kblock_add(r->b, assign(r->s, DML_KS_LET, k, v));
+  return dml_kv_reg_t(r->s->pool, k, v->dtype);
+}
+
+#define F1(f, a) dml_kv_fn(p, DML_KF_##f, a, NULL)
+#define F2(f, a, b) dml_kv_fn(p, DML_KF_##f, a, b)
+#define KF(c) dml_kv_const(p, (float)(c))
+
+/* cpu_sample.c's gs_reflect: x reflected into [lo, hi] (f32). */
+static const dml_kval_t *gs_reflect(regs_t *r, const dml_kval_t *x, double lo,
+                                    double hi) {
+  dml_kpool_t *p = r->s->pool;
+  const dml_kval_t *rng = KF(hi - lo);
+  const dml_kval_t *dl = let(r, F2(SUB, KF(lo), x)), *dh = let(r, F2(SUB, x, KF(hi)));
+  /* below lo */
+  const dml_kval_t *nl = let(r, F1(FLOOR, F2(DIV, dl, rng)));
+  const dml_kval_t *rl = F2(SUB, dl, F2(MUL, nl, rng));
+  const dml_kval_t *el =
+      F2(EQ, F2(SUB, nl, F2(MUL, KF(2), F1(FLOOR, F2(MUL, nl, KF(0.5))))), KF(0));
+  const dml_kval_t *vl = dml_kv_select(p, el, F2(ADD, KF(lo), rl), F2(SUB, KF(hi), rl));
+  /* above hi */
+  const dml_kval_t *nh = let(r, F1(FLOOR, F2(DIV, dh, rng)));
+  const dml_kval_t *rh = F2(SUB, dh, F2(MUL, nh, rng));
+  const dml_kval_t *eh =
+      F2(EQ, F2(SUB, nh, F2(MUL, KF(2), F1(FLOOR, F2(MUL, nh, KF(0.5))))), KF(0));
+  const dml_kval_t *vh = dml_kv_select(p, eh, F2(SUB, KF(hi), rh), F2(ADD, KF(lo), rh));
+  return let(r, dml_kv_select(p, F2(LT, x, KF(lo)), vl,
+                              dml_kv_select(p, F2(GT, x, KF(hi)), vh, x)));
+}
+
+typedef struct gs_ctx {
+  regs_t *r;
+  const dml_pkg_value_t *x;
+  const dml_kidx_t *base; /* element index of X's (n, c) plane */
+  int64_t H, W;
+  int pad; /* 0 zeros, 1 border, 2 reflection */
+  double border[4];
+} gs_ctx_t;
+
+static const dml_kval_t *iclamp(dml_kpool_t *p, const dml_kval_t *v, int64_t hi) {
+  return F2(MAX, F2(MIN, v, dml_kv_iconst(p, DML_KT_I32, hi)),
+            dml_kv_zero(p, DML_KT_I32));
+}
+
+/* cpu_sample.c's gs_pixel: X at integer (row, col) (i32 values) under the
+ * padding rule; never an access outside the plane. */
+static const dml_kval_t *gs_pixel(gs_ctx_t *g, const dml_kval_t *row,
+                                  const dml_kval_t *col) {
+  sched_t *s = g->r->s;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *inb = NULL;
+  if (g->pad == 0) {
+    inb = F2(AND,
+             F2(AND, F2(GE, col, dml_kv_zero(p, DML_KT_I32)),
+                F2(LT, col, dml_kv_iconst(p, DML_KT_I32, g->W))),
+             F2(AND, F2(GE, row, dml_kv_zero(p, DML_KT_I32)),
+                F2(LT, row, dml_kv_iconst(p, DML_KT_I32, g->H))));
+  } else if (g->pad == 2) {
+    col = dml_kv_cast(
+        p, DML_KT_I32,
+        gs_reflect(g->r, dml_kv_cast(p, DML_KT_F32, col), g->border[0], g->border[2]));
+    row = dml_kv_cast(
+        p, DML_KT_I32,
+        gs_reflect(g->r, dml_kv_cast(p, DML_KT_F32, row), g->border[1], g->border[3]));
+  }
+  const dml_kval_t *ci = iclamp(p, col, g->W - 1), *ri = iclamp(p, row, g->H - 1);
+  const dml_kidx_t *off = kadd(
+      s, g->base, kadd(s, kmul(s, dml_ki_val(p, ri), kc(s, g->W)), dml_ki_val(p, ci)));
+  const dml_kval_t *v = load_at(s, g->x, off);
+  return inb ? dml_kv_select(p, inb, v, KF(0)) : v;
+}
+
+/* cpu_sample.c's cubic_coeffs (Keys, A = -0.75) of t, into cf[4]. */
+static void gs_cubic(regs_t *r, const dml_kval_t *t, const dml_kval_t **cf) {
+  dml_kpool_t *p = r->s->pool;
+  const double A = -0.75;
+  const dml_kval_t *x = let(r, F1(ABS, t));
+  const dml_kval_t *x1 = let(r, F2(ADD, x, KF(1))), *y1 = let(r, F2(SUB, KF(1), x)),
+                   *x2 = let(r, F2(SUB, KF(2), x));
+  cf[0] = let(
+      r,
+      F2(SUB,
+         F2(MUL, F2(ADD, F2(MUL, F2(SUB, F2(MUL, KF(A), x1), KF(5 * A)), x1), KF(8 * A)),
+            x1),
+         KF(4 * A)));
+  cf[1] = let(
+      r,
+      F2(ADD, F2(MUL, F2(MUL, F2(SUB, F2(MUL, KF(A + 2), x), KF(A + 3)), x), x), KF(1)));
+  cf[2] =
+      let(r, F2(ADD, F2(MUL, F2(MUL, F2(SUB, F2(MUL, KF(A + 2), y1), KF(A + 3)), y1), y1),
+                KF(1)));
+  cf[3] = let(
+      r,
+      F2(SUB,
+         F2(MUL, F2(ADD, F2(MUL, F2(SUB, F2(MUL, KF(A), x2), KF(5 * A)), x2), KF(8 * A)),
+            x2),
+         KF(4 * A)));
+}
+
+/* GridSample (ONNX opset 16, cpu_sample.c): X [N,C,H,W] f32, grid
+ * [N,Ho,Wo,2]; modes bilinear, nearest (round half to even), bicubic;
+ * padding zeros, border, reflection; align_corners. One invocation per
+ * output element, in f32 where the CPU computes in double. */
+static void emit_grid_sample(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = input(s, n, 0), *grid = input(s, n, 1);
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  const char *mode = dml_attr_string(n->attrs, n->n_attrs, "mode", "bilinear");
+  const char *pm = dml_attr_string(n->attrs, n->n_attrs, "padding_mode", "zeros");
+  int align = dml_attr_int(n->attrs, n->n_attrs, "align_corners", 0) != 0;
+  int md = !strcmp(mode, "bilinear") || !strcmp(mode, "linear") ? 0
+           : !strcmp(mode, "nearest")                           ? 1
+           : !strcmp(mode, "bicubic") || !strcmp(mode, "cubic") ? 2
+                                                                : -1;
+  int pad = !strcmp(pm, "zeros")        ? 0
+            : !strcmp(pm, "border")     ? 1
+            : !strcmp(pm, "reflection") ? 2
+                                        : -1;
+  const char *why = NULL;
+  if (!x || !grid || !y)
+    why = "absent input";
+  else if (md < 0 || pad < 0)
+    why = "a mode the CPU reference does not have";
+  else if (!is_f32(x) || !is_f32(grid) || !is_f32(y))
+    why = "only f32 is emitted";
+  else if (x->type.rank != 4 || grid->type.rank != 4 || y->type.rank != 4)
+    why = "only 2-D (X [N,C,H,W]) is emitted";
+  else if (data_dependent(s, &y->type))
+    why = "a dim computed from run-time data";
+  for (int d = 1; !why && d < 4; d++)
+    if (x->type.dims[d].sym >= 0 || grid->type.dims[d].sym >= 0 ||
+        y->type.dims[d].sym >= 0)
+      why = "symbolic channel or spatial dim";
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  int64_t C = x->type.dims[1].value, H = x->type.dims[2].value, W = x->type.dims[3].value;
+  int64_t Ho = y->type.dims[2].value, Wo = y->type.dims[3].value;
+  if (H == 0 || W == 0) {
+    dml_ksched_unsupported(s, node, "X has an empty spatial dim");
+    return;
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *co[DML_MAX_RANK];
+  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_MOVE, &y->type, &K, co);
+  if (!gid) return;
+  dml_kblock_t b = {0};
+  regs_t r = {s, &b, 0};
+  gs_ctx_t g = {&r, x, NULL, H, W, pad, {0}};
+  double xmin = align ? 0 : -0.5, xmax = align ? (double)W - 1 : (double)W - 0.5;
+  double ymin = align ? 0 : -0.5, ymax = align ? (double)H - 1 : (double)H - 0.5;
+  g.border[0] = xmin, g.border[1] = ymin, g.border[2] = xmax, g.border[3] = ymax;
+  g.base = kmul(s, kadd(s, kmul(s, co[0], kc(s, C)), co[1]), kc(s, H * W));
+  const dml_kidx_t *gi = kmul(
+      s, kadd(s, kmul(s, kadd(s, kmul(s, co[0], kc(s, Ho)), co[2]), kc(s, Wo)), co[3]),
+      kc(s, 2));
+  const dml_kval_t *nx = let(&r, load_at(s, grid, gi)),
+                   *ny = let(&r, load_at(s, grid, kadd(s, gi, kc(s, 1))));
+  const dml_kval_t *fx, *fy;
+  if (align) {
+    fx = F2(MUL, F2(DIV, F2(ADD, nx, KF(1)), KF(2)), KF(W - 1));
+    fy = F2(MUL, F2(DIV, F2(ADD, ny, KF(1)), KF(2)), KF(H - 1));
+  } else {
+    fx = F2(DIV, F2(SUB, F2(MUL, F2(ADD, nx, KF(1)), KF(W)), KF(1)), KF(2));
+    fy = F2(DIV, F2(SUB, F2(MUL, F2(ADD, ny, KF(1)), KF(H)), KF(1)), KF(2));
+  }
+  fx = let(&r, fx), fy = let(&r, fy);
+  if (md == 1)
+    fx = let(&r, dml_kv_round_even(p, fx)), fy = let(&r, dml_kv_round_even(p, fy));
+  const dml_kval_t *out =
+      let(&r, F2(OR, F2(OR, F2(LT, fx, KF(xmin)), F2(GT, fx, KF(xmax))),
+                 F2(OR, F2(LT, fy, KF(ymin)), F2(GT, fy, KF(ymax)))));
+  if (pad == 1) {
+    fx = let(&r, dml_kv_select(p, out, F2(MAX, F2(MIN, fx, KF(W - 1)), KF(0)), fx));
+    fy = let(&r, dml_kv_select(p, out, F2(MAX, F2(MIN, fy, KF(H - 1)), KF(0)), fy));
+  } else if (pad == 2) {
+    fx = let(&r, dml_kv_select(p, out, gs_reflect(&r, fx, xmin, xmax), fx));
+    fy = let(&r, dml_kv_select(p, out, gs_reflect(&r, fy, ymin, ymax), fy));
+  }
+  /* NaN or inf coordinates give NaN */
+  const dml_kval_t *finite =
+      let(&r, F2(AND, F2(EQ, F2(SUB, fx, fx), KF(0)), F2(EQ, F2(SUB, fy, fy), KF(0))));
+  const dml_kval_t *v;
+  if (md == 1) {
+    v = gs_pixel(&g, dml_kv_cast(p, DML_KT_I32, fy), dml_kv_cast(p, DML_KT_I32, fx));
+  } else if (md == 0) {
+    const dml_kval_t *x1f = let(&r, F1(FLOOR, fx)), *y1f = let(&r, F1(FLOOR, fy));
+    const dml_kval_t *x1 = let(&r, dml_kv_cast(p, DML_KT_I32, x1f)),
+                     *y1 = let(&r, dml_kv_cast(p, DML_KT_I32, y1f));
+    const dml_kval_t *one = dml_kv_one(p, DML_KT_I32);
+    const dml_kval_t *x2 = let(&r, F2(ADD, x1, one)), *y2 = let(&r, F2(ADD, y1, one));
+    const dml_kval_t *p11 = let(&r, gs_pixel(&g, y1, x1)),
+                     *p12 = let(&r, gs_pixel(&g, y1, x2));
+    const dml_kval_t *p21 = let(&r, gs_pixel(&g, y2, x1)),
+                     *p22 = let(&r, gs_pixel(&g, y2, x2));
+    const dml_kval_t *dx2 = F2(SUB, F2(ADD, x1f, KF(1)), fx), *dx1 = F2(SUB, fx, x1f);
+    const dml_kval_t *dy2 = F2(SUB, F2(ADD, y1f, KF(1)), fy), *dy1 = F2(SUB, fy, y1f);
+    dx2 = let(&r, dx2), dx1 = let(&r, dx1);
+    v = F2(ADD, F2(MUL, dy2, F2(ADD, F2(MUL, dx2, p11), F2(MUL, dx1, p12))),
+           F2(MUL, dy1, F2(ADD, F2(MUL, dx2, p21), F2(MUL, dx1, p22))));
+  } else {
+    const dml_kval_t *x0f = let(&r, F2(SUB, F1(FLOOR, fx), KF(1))),
+                     *y0f = let(&r, F2(SUB, F1(FLOOR, fy), KF(1)));
+    const dml_kval_t *x0 = let(&r, dml_kv_cast(p, DML_KT_I32, x0f)),
+                     *y0 = let(&r, dml_kv_cast(p, DML_KT_I32, y0f));
+    const dml_kval_t *cx[4], *cy[4], *rows[4];
+    gs_cubic(&r, F2(SUB, F2(SUB, fx, x0f), KF(1)), cx);
+    gs_cubic(&r, F2(SUB, F2(SUB, fy, y0f), KF(1)), cy);
+    for (int h = 0; h < 4; h++) {
+      const dml_kval_t *row = let(&r, F2(ADD, y0, dml_kv_iconst(p, DML_KT_I32, h)));
+      const dml_kval_t *acc = NULL;
+      for (int w = 0; w < 4; w++) {
+        const dml_kval_t *t = F2(
+            MUL, cx[w], gs_pixel(&g, row, F2(ADD, x0, dml_kv_iconst(p, DML_KT_I32, w))));
+        acc = acc ? F2(ADD, acc, t) : t;
+      }
+      rows[h] = let(&r, acc);
+    }
+    v = F2(ADD,
+           F2(ADD, F2(ADD, F2(MUL, cy[0], rows[0]), F2(MUL, cy[1], rows[1])),
+              F2(MUL, cy[2], rows[2])),
+           F2(MUL, cy[3], rows[3]));
+  }
+  v = dml_kv_select(p, finite, v, KF(NAN));
+  dml_kblock_add(&b, store_at(s, y, gid, v));
+  K->n_regs = r.n;
+  elem_finish(s, K, &y->type, gid, b.first);
+  dml_klin_t l = {0, -1, 0};
+  numel_of(&y->type, &l);
+  lin_add(&K->flops, l, md == 2 ? 80 : 20);
+  lin_add(&K->bytes, l, md == 2 ? 72 : md == 0 ? 24 : 12);
+}
+
+#undef F1
+#undef F2
+#undef KF
+
 /* ---- entry points ---- */
 
 int dml_ksched_ops2_handles(dml_op_t op) {
   switch (op) {
+    case DML_OP_GRID_SAMPLE:
     case DML_OP_RESIZE:
     case DML_OP_QUANTIZE_LINEAR:
     case DML_OP_DEQUANTIZE_LINEAR:
@@ -1439,7 +1693,8 @@ int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
     case DML_OP_MAT_MUL_INTEGER:
     case DML_OP_QLINEAR_MAT_MUL:
     case DML_OP_CONV_INTEGER:
-    case DML_OP_QLINEAR_CONV: return 1;
+    case DML_OP_QLINEAR_CONV:
+    case DML_OP_GRID_SAMPLE: return 1;
     case DML_OP_PAD:
       return strcmp(dml_attr_string(n->attrs, n->n_attrs, "mode", "constant"),
                     "constant") != 0;
@@ -1459,6 +1714,7 @@ void dml_ksched_ops2_emit(sched_t *s, uint32_t node) {
   switch (n->op) {
     case DML_OP_RESIZE: emit_resize(s, node); break;
     case DML_OP_PAD: emit_pad_mode(s, node); break;
+    case DML_OP_GRID_SAMPLE: emit_grid_sample(s, node); break;
     case DML_OP_QUANTIZE_LINEAR:
     case DML_OP_DEQUANTIZE_LINEAR: emit_quant(s, node); break;
     case DML_OP_DYNAMIC_QUANTIZE_LINEAR: emit_dynquant(s, node); break;

@@ -194,12 +194,38 @@ static inline void gpu_test_quant_forms(gpu_test_form_fn each) {
        2);
 }
 
+/* GridSample: every mode with every padding rule, align_corners on and
+ * off (the grid's values in [-2, 2]: a third of the samples outside). */
+static inline void gpu_test_grid_sample_forms(gpu_test_form_fn each) {
+  static const char *const modes[] = {"bilinear", "nearest", "bicubic"};
+  static const char *const pads[] = {"zeros", "border", "reflection"};
+  char text[8192];
+  int k = 0;
+  k += snprintf(text + k, sizeof text - (size_t)k,
+                "sym batch <= 16\n"
+                "func @forward(%%x: f32[batch,2,4,5], %%g: f32[batch,3,4,2]) -> (");
+  for (int i = 0; i < 18; i++)
+    k += snprintf(text + k, sizeof text - (size_t)k, "%sf32[batch,2,3,4]", i ? ", " : "");
+  k += snprintf(text + k, sizeof text - (size_t)k, ") {\n");
+  for (int i = 0; i < 18; i++)
+    k += snprintf(text + k, sizeof text - (size_t)k,
+                  "  %%y%d = GridSample(%%x, %%g) {mode = \"%s\", padding_mode = \"%s\", "
+                  "align_corners = %d} : f32[batch,2,3,4]\n",
+                  i, modes[i % 3], pads[(i / 3) % 3], i / 9);
+  k += snprintf(text + k, sizeof text - (size_t)k, "  return ");
+  for (int i = 0; i < 18; i++)
+    k += snprintf(text + k, sizeof text - (size_t)k, "%s%%y%d", i ? ", " : "", i);
+  snprintf(text + k, sizeof text - (size_t)k, "\n}\n");
+  each("gridsample", text, 18);
+}
+
 /* Every form of this file. */
 static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_resize_forms(each);
   gpu_test_window_forms(each);
   gpu_test_pad_forms(each);
   gpu_test_quant_forms(each);
+  gpu_test_grid_sample_forms(each);
 }
 
 #endif /* DML_GPU_TEST_OPS2_H_ */
