@@ -1665,6 +1665,114 @@ static void emit_grid_sample(sched_t *s, uint32_t node) {
 #undef F2
 #undef KF
 
+/* ---- BatchNormalization in training mode ---- */
+
+/* BatchNormalization with training_mode = 1 (ONNX opset 14/15, as
+ * cpu_norm.c): per channel c the batch mean over every dim but 1, then the
+ * population variance of x - mean (two passes, f32 sums where the CPU has
+ * double), y = x * a + (B - mean * a) with a = scale / sqrt(var + epsilon),
+ * and the optional running_mean = input_mean * momentum + mean * (1 -
+ * momentum), running_var likewise. One invocation per channel looping
+ * over its N x spatial elements. */
+static void emit_bn_train(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = input(s, n, 0);
+  const dml_pkg_value_t *y = n->n_outputs > 0 ? val(s, n->outputs[0]) : NULL,
+                        *rm = n->n_outputs > 1 ? val(s, n->outputs[1]) : NULL,
+                        *rv = n->n_outputs > 2 ? val(s, n->outputs[2]) : NULL;
+  const dml_pkg_value_t *prm[4];
+  const char *why = NULL;
+  for (int i = 0; i < 4; i++) prm[i] = input(s, n, (uint32_t)i + 1);
+  if (!x || !y || !prm[0] || !prm[1] || !prm[2] || !prm[3])
+    why = "absent input";
+  else if (!dml_attr_int(n->attrs, n->n_attrs, "training_mode", 0))
+    why = "running_mean/running_var need training_mode=1";
+  else if (!is_f32(x) || !is_f32(y) || (rm && !is_f32(rm)) || (rv && !is_f32(rv)))
+    why = "only f32 is emitted";
+  else if (x->type.rank < 2 || x->type.dims[1].sym >= 0)
+    why = "needs a static channel dim";
+  else if (data_dependent(s, &x->type))
+    why = "a dim computed from run-time data";
+  int64_t C = x ? x->type.dims[1].value : 0, sp = 1;
+  for (int i = 0; !why && i < 4; i++)
+    if (!is_f32(prm[i]) || prm[i]->type.rank != 1 || prm[i]->type.dims[0].sym >= 0 ||
+        prm[i]->type.dims[0].value != C)
+      why = "scale, B, mean and var must be f32 [C]";
+  for (int32_t d = 2; !why && d < x->type.rank; d++) {
+    if (x->type.dims[d].sym >= 0) why = "symbolic spatial dim";
+    sp *= x->type.dims[d].value;
+  }
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_NORM, node);
+  if (!K) return;
+  K->local[0] = 64;
+  K->items[0] = (dml_klin_t){C, -1, 0};
+  const dml_kidx_t *ch = dml_ki_var(p, DML_KVAR_GID_X), *N = dim_idx(s, x->type.dims[0]);
+  int32_t vn = DML_KVAR_FIRST_LOOP, vi = vn + 1;
+  /* x[(n * C + c) * sp + i] */
+  const dml_kidx_t *xi =
+      kadd(s, kmul(s, kadd(s, kmul(s, dml_ki_var(p, vn), kc(s, C)), ch), kc(s, sp)),
+           dml_ki_var(p, vi));
+  const dml_kval_t *xv = load_at(s, x, xi);
+  double eps = dml_attr_float(n->attrs, n->n_attrs, "epsilon", 1e-5);
+  double mom = dml_attr_float(n->attrs, n->n_attrs, "momentum", 0.9);
+  dml_kblock_t b = {0};
+  regs_t r = {s, &b, 0};
+  const dml_kval_t *sum = let(&r, dml_kv_const(p, 0.0f));
+  dml_kblock_add(&b, for_loop(s, vn, N,
+                              for_loop(s, vi, kc(s, sp),
+                                       assign(s, DML_KS_SET, sum->reg,
+                                              dml_kv_fn(p, DML_KF_ADD, sum, xv)))));
+  const dml_kval_t *cnt = let(&r, dml_kv_idx(p, DML_KT_F32, kmul(s, N, kc(s, sp))));
+  const dml_kval_t *mean = let(&r, dml_kv_fn(p, DML_KF_DIV, sum, cnt));
+  const dml_kval_t *ss = let(&r, dml_kv_const(p, 0.0f));
+  const dml_kval_t *dv = dml_kv_fn(p, DML_KF_SUB, xv, mean);
+  dml_kblock_add(&b,
+                 for_loop(s, vn, N,
+                          for_loop(s, vi, kc(s, sp),
+                                   assign(s, DML_KS_SET, ss->reg,
+                                          dml_kv_fn(p, DML_KF_ADD, ss,
+                                                    dml_kv_fn(p, DML_KF_MUL, dv, dv))))));
+  const dml_kval_t *var = let(&r, dml_kv_fn(p, DML_KF_DIV, ss, cnt));
+  const dml_kval_t *a = let(
+      &r, dml_kv_fn(p, DML_KF_DIV, load_at(s, prm[0], ch),
+                    dml_kv_fn(p, DML_KF_SQRT,
+                              dml_kv_fn(p, DML_KF_ADD, var, dml_kv_const(p, (float)eps)),
+                              NULL)));
+  const dml_kval_t *off = let(&r, dml_kv_fn(p, DML_KF_SUB, load_at(s, prm[1], ch),
+                                            dml_kv_fn(p, DML_KF_MUL, mean, a)));
+  dml_kblock_add(
+      &b, for_loop(s, vn, N,
+                   for_loop(s, vi, kc(s, sp),
+                            store_at(s, y, xi,
+                                     dml_kv_fn(p, DML_KF_ADD,
+                                               dml_kv_fn(p, DML_KF_MUL, xv, a), off)))));
+  const dml_kval_t *km = dml_kv_const(p, (float)mom),
+                   *k1 = dml_kv_const(p, (float)(1 - mom));
+  if (rm)
+    dml_kblock_add(
+        &b, store_at(s, rm, ch,
+                     dml_kv_fn(p, DML_KF_ADD,
+                               dml_kv_fn(p, DML_KF_MUL, load_at(s, prm[2], ch), km),
+                               dml_kv_fn(p, DML_KF_MUL, mean, k1))));
+  if (rv)
+    dml_kblock_add(
+        &b, store_at(s, rv, ch,
+                     dml_kv_fn(p, DML_KF_ADD,
+                               dml_kv_fn(p, DML_KF_MUL, load_at(s, prm[3], ch), km),
+                               dml_kv_fn(p, DML_KF_MUL, var, k1))));
+  K->n_regs = r.n;
+  K->body = if_lt(s, ch, kc(s, C), b.first);
+  dml_klin_t l = {0, -1, 0};
+  numel_of(&x->type, &l);
+  lin_add(&K->flops, l, 6);
+  lin_add(&K->bytes, l, 12);
+}
+
 /* ---- entry points ---- */
 
 int dml_ksched_ops2_handles(dml_op_t op) {
@@ -1695,6 +1803,12 @@ int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
     case DML_OP_CONV_INTEGER:
     case DML_OP_QLINEAR_CONV:
     case DML_OP_GRID_SAMPLE: return 1;
+    /* schedule.c has the inference form (an elementwise op) */
+    case DML_OP_BATCH_NORMALIZATION:
+      return dml_attr_int(n->attrs, n->n_attrs, "training_mode", 0) != 0 ||
+             (n->n_outputs > 1 &&
+              (n->outputs[1] != DML_PKG_NO_VALUE ||
+               (n->n_outputs > 2 && n->outputs[2] != DML_PKG_NO_VALUE)));
     case DML_OP_PAD:
       return strcmp(dml_attr_string(n->attrs, n->n_attrs, "mode", "constant"),
                     "constant") != 0;
@@ -1715,6 +1829,7 @@ void dml_ksched_ops2_emit(sched_t *s, uint32_t node) {
     case DML_OP_RESIZE: emit_resize(s, node); break;
     case DML_OP_PAD: emit_pad_mode(s, node); break;
     case DML_OP_GRID_SAMPLE: emit_grid_sample(s, node); break;
+    case DML_OP_BATCH_NORMALIZATION: emit_bn_train(s, node); break;
     case DML_OP_QUANTIZE_LINEAR:
     case DML_OP_DEQUANTIZE_LINEAR: emit_quant(s, node); break;
     case DML_OP_DYNAMIC_QUANTIZE_LINEAR: emit_dynquant(s, node); break;

@@ -219,6 +219,27 @@ static inline void gpu_test_grid_sample_forms(gpu_test_form_fn each) {
   each("gridsample", text, 18);
 }
 
+/* BatchNormalization in training mode: with the running statistics
+ * (momentum, epsilon given) over [N, C, H, W], and without them over
+ * [N, C]. */
+static inline void gpu_test_bn_train_forms(gpu_test_form_fn each) {
+  each("batchnorm training",
+       "sym batch <= 16\n"
+       "global @s : f32[3] = dense<[0.5, 1.5, -1.0]>\n"
+       "global @b : f32[3] = dense<[0.1, -0.2, 0.3]>\n"
+       "global @mu : f32[3] = dense<[0.25, -0.5, 1.0]>\n"
+       "global @var : f32[3] = dense<[1.0, 2.0, 0.5]>\n"
+       "func @forward(%x: f32[batch,3,4,5], %z: f32[batch,3]) -> (f32[batch,3,4,5], "
+       "f32[3], "
+       "f32[3], f32[batch,3]) {\n"
+       "  %y, %m, %v = BatchNormalization(%x, @s, @b, @mu, @var) {training_mode = 1, "
+       "momentum = 0.8, epsilon = 0.01} : f32[batch,3,4,5], f32[3], f32[3]\n"
+       "  %y2 = BatchNormalization(%z, @s, @b, @mu, @var) {training_mode = 1} : "
+       "f32[batch,3]\n"
+       "  return %y, %m, %v, %y2\n}\n",
+       2);
+}
+
 /* Every form of this file. */
 static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_resize_forms(each);
@@ -226,6 +247,7 @@ static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_pad_forms(each);
   gpu_test_quant_forms(each);
   gpu_test_grid_sample_forms(each);
+  gpu_test_bn_train_forms(each);
 }
 
 #endif /* DML_GPU_TEST_OPS2_H_ */
