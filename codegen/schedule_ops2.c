@@ -1665,6 +1665,170 @@ static void emit_grid_sample(sched_t *s, uint32_t node) {
 #undef F2
 #undef KF
 
+/* ---- RoiAlign ---- */
+
+/* RoiAlign (ONNX opset 16, cpu_sample.c): X [N,C,H,W] f32, rois [R,4]
+ * f32, batch_indices [R] i64/i32; modes avg and max, half_pixel or
+ * output_half_pixel, sampling_ratio (0: ceil(roi / bins) samples per bin,
+ * a loop bound read from the data). One invocation per output element in
+ * f32 where the CPU computes in double. A batch index outside [0, N) (an
+ * error on the CPU) is clamped instead of reading outside X. */
+static void emit_roi_align(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = input(s, n, 0), *rois = input(s, n, 1), *bi = input(s, n, 2);
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  const char *mode = dml_attr_string(n->attrs, n->n_attrs, "mode", "avg");
+  const char *ctm = dml_attr_string(n->attrs, n->n_attrs,
+                                    "coordinate_transformation_mode", "half_pixel");
+  int is_max = !strcmp(mode, "max"), half = !strcmp(ctm, "half_pixel");
+  int64_t oh = dml_attr_int(n->attrs, n->n_attrs, "output_height", 1),
+          ow = dml_attr_int(n->attrs, n->n_attrs, "output_width", 1),
+          sr = dml_attr_int(n->attrs, n->n_attrs, "sampling_ratio", 0);
+  double scale = dml_attr_float(n->attrs, n->n_attrs, "spatial_scale", 1.0);
+  const char *why = NULL;
+  if (!x || !rois || !bi || !y)
+    why = "absent input";
+  else if ((!is_max && strcmp(mode, "avg")) ||
+           (!half && strcmp(ctm, "output_half_pixel")))
+    why = "a mode the CPU reference does not have";
+  else if (!is_f32(x) || !is_f32(rois) || !is_f32(y) ||
+           (bi->type.dtype != DML_DTYPE_I64 && bi->type.dtype != DML_DTYPE_I32) ||
+           !typed_ok(bi))
+    why = "X and rois must be f32, batch_indices i64 or i32";
+  else if (x->type.rank != 4 || rois->type.rank != 2 || y->type.rank != 4 || oh < 1 ||
+           ow < 1 || sr < 0)
+    why = "X must be [N,C,H,W] and rois [R,4]";
+  else if (data_dependent(s, &y->type))
+    why = "a dim computed from run-time data";
+  for (int d = 1; !why && d < 4; d++)
+    if (x->type.dims[d].sym >= 0 || y->type.dims[d].sym >= 0)
+      why = "symbolic channel or spatial dim";
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  int64_t C = x->type.dims[1].value, H = x->type.dims[2].value, W = x->type.dims[3].value;
+  if (H == 0 || W == 0) {
+    dml_ksched_unsupported(s, node, "X has an empty spatial dim");
+    return;
+  }
+#define F1(f, a) dml_kv_fn(p, DML_KF_##f, a, NULL)
+#define F2(f, a, b) dml_kv_fn(p, DML_KF_##f, a, b)
+#define KF(c) dml_kv_const(p, (float)(c))
+#define KI(c) dml_kv_iconst(p, DML_KT_I32, c)
+  dml_kernel_t *K;
+  const dml_kidx_t *co[DML_MAX_RANK];
+  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_MOVE, &y->type, &K, co);
+  if (!gid) return;
+  dml_kblock_t b = {0};
+  regs_t r = {s, &b, 0};
+  /* the roi */
+  const dml_kidx_t *ri = kmul(s, co[0], kc(s, 4));
+  double off = half ? 0.5 : 0.0;
+  const dml_kval_t *c4[4];
+  for (int k = 0; k < 4; k++)
+    c4[k] = let(&r, F2(SUB, F2(MUL, load_at(s, rois, kadd(s, ri, kc(s, k))), KF(scale)),
+                       KF(off)));
+  const dml_kval_t *rw = F2(SUB, c4[2], c4[0]), *rh = F2(SUB, c4[3], c4[1]);
+  if (!half) rw = F2(MAX, rw, KF(1)), rh = F2(MAX, rh, KF(1));
+  rw = let(&r, rw), rh = let(&r, rh);
+  const dml_kval_t *bh = let(&r, F2(DIV, rh, KF(oh))), *bw = let(&r, F2(DIV, rw, KF(ow)));
+  const dml_kval_t *gh =
+      sr > 0 ? KI(sr) : dml_kv_cast(p, DML_KT_I32, F1(CEIL, F2(DIV, rh, KF(oh))));
+  const dml_kval_t *gw =
+      sr > 0 ? KI(sr) : dml_kv_cast(p, DML_KT_I32, F1(CEIL, F2(DIV, rw, KF(ow))));
+  gh = let(&r, F2(MAX, gh, KI(0))), gw = let(&r, F2(MAX, gw, KI(0)));
+  const dml_kval_t *ghf = let(&r, dml_kv_cast(p, DML_KT_F32, gh)),
+                   *gwf = let(&r, dml_kv_cast(p, DML_KT_F32, gw));
+  const dml_kval_t *count = let(&r, F2(MAX, F2(MUL, ghf, gwf), KF(1)));
+  /* the batch index, clamped; X's plane */
+  const dml_kval_t *nmax =
+      x->type.dims[0].sym >= 0
+          ? F2(SUB, dml_kv_idx(p, DML_KT_I32, dim_idx(s, x->type.dims[0])), KI(1))
+          : KI(x->type.dims[0].value - 1);
+  const dml_kval_t *bv = let(
+      &r,
+      F2(MAX, F2(MIN, dml_kv_cast(p, DML_KT_I32, load_at(s, bi, co[0])), nmax), KI(0)));
+  const dml_kidx_t *base =
+      kmul(s, kadd(s, kmul(s, dml_ki_val(p, bv), kc(s, C)), co[1]), kc(s, H * W));
+  const dml_kval_t *acc = let(&r, KF(0)), *have = let(&r, dml_kv_zero(p, DML_KT_BOOL));
+  /* the samples: loops iy < gh, ix < gw (bounds from the data) */
+  int32_t viy = DML_KVAR_FIRST_LOOP, vix = viy + 1;
+  dml_kblock_t inner = {0};
+  regs_t ri2 = {s, &inner, r.n}; /* the loop body's registers follow */
+  const dml_kval_t *iyf = dml_kv_idx(p, DML_KT_F32, dml_ki_var(p, viy)),
+                   *ixf = dml_kv_idx(p, DML_KT_F32, dml_ki_var(p, vix));
+  const dml_kval_t *yy =
+      let(&ri2, F2(ADD, F2(ADD, c4[1], F2(MUL, dml_kv_idx(p, DML_KT_F32, co[2]), bh)),
+                   F2(DIV, F2(MUL, F2(ADD, iyf, KF(0.5)), bh), ghf)));
+  const dml_kval_t *xx =
+      let(&ri2, F2(ADD, F2(ADD, c4[0], F2(MUL, dml_kv_idx(p, DML_KT_F32, co[3]), bw)),
+                   F2(DIV, F2(MUL, F2(ADD, ixf, KF(0.5)), bw), gwf)));
+  const dml_kval_t *inside =
+      let(&ri2, F1(NOT, F2(OR, F2(OR, F2(LT, yy, KF(-1)), F2(GT, yy, KF(H))),
+                           F2(OR, F2(LT, xx, KF(-1)), F2(GT, xx, KF(W))))));
+  const dml_kval_t *sy0 = let(&ri2, F2(MAX, yy, KF(0))),
+                   *sx0 = let(&ri2, F2(MAX, xx, KF(0)));
+  /* (int64_t)sy truncates; sy >= 0 so floor; clamp for the cast of huge values */
+  const dml_kval_t *ylr = let(&ri2,
+                              dml_kv_cast(p, DML_KT_I32, F2(MIN, F1(FLOOR, sy0), KF(H)))),
+                   *xlr = let(&ri2,
+                              dml_kv_cast(p, DML_KT_I32, F2(MIN, F1(FLOOR, sx0), KF(W))));
+  const dml_kval_t *ytop = let(&ri2, F2(GE, ylr, KI(H - 1))),
+                   *xtop = let(&ri2, F2(GE, xlr, KI(W - 1)));
+  /* (clamped again: a NaN coordinate converts to any integer) */
+  const dml_kval_t *yl = let(&ri2,
+                             iclamp(p, dml_kv_select(p, ytop, KI(H - 1), ylr), H - 1)),
+                   *xl = let(&ri2,
+                             iclamp(p, dml_kv_select(p, xtop, KI(W - 1), xlr), W - 1));
+  const dml_kval_t *yh =
+      let(&ri2, iclamp(p, dml_kv_select(p, ytop, KI(H - 1), F2(ADD, ylr, KI(1))), H - 1));
+  const dml_kval_t *xh =
+      let(&ri2, iclamp(p, dml_kv_select(p, xtop, KI(W - 1), F2(ADD, xlr, KI(1))), W - 1));
+  const dml_kval_t *sy = dml_kv_select(p, ytop, dml_kv_cast(p, DML_KT_F32, yl), sy0),
+                   *sx = dml_kv_select(p, xtop, dml_kv_cast(p, DML_KT_F32, xl), sx0);
+  const dml_kval_t *ly = let(&ri2, F2(SUB, sy, dml_kv_cast(p, DML_KT_F32, yl))),
+                   *lx = let(&ri2, F2(SUB, sx, dml_kv_cast(p, DML_KT_F32, xl)));
+  const dml_kval_t *hy = let(&ri2, F2(SUB, KF(1), ly)),
+                   *hx = let(&ri2, F2(SUB, KF(1), lx));
+  const dml_kval_t *wgt[4] = {F2(MUL, hy, hx), F2(MUL, hy, lx), F2(MUL, ly, hx),
+                              F2(MUL, ly, lx)};
+  const dml_kval_t *ys2[4] = {yl, yl, yh, yh}, *xs2[4] = {xl, xh, xl, xh}, *v[4];
+  for (int k = 0; k < 4; k++) {
+    const dml_kval_t *w = let(&ri2, dml_kv_select(p, inside, wgt[k], KF(0)));
+    const dml_kidx_t *pi =
+        kadd(s, base,
+             kadd(s, kmul(s, dml_ki_val(p, ys2[k]), kc(s, W)), dml_ki_val(p, xs2[k])));
+    /* the CPU skips a zero weight (0 * inf would be NaN) */
+    v[k] = let(&ri2,
+               dml_kv_select(p, F2(EQ, w, KF(0)), KF(0), F2(MUL, w, load_at(s, x, pi))));
+  }
+  if (is_max) {
+    const dml_kval_t *m = F2(MAX, F2(MAX, v[0], v[1]), F2(MAX, v[2], v[3]));
+    dml_kblock_add(&inner, assign(s, DML_KS_SET, acc->reg,
+                                  dml_kv_select(p, have, F2(MAX, acc, m), m)));
+    dml_kblock_add(&inner, assign(s, DML_KS_SET, have->reg, dml_kv_one(p, DML_KT_BOOL)));
+  } else {
+    dml_kblock_add(
+        &inner, assign(s, DML_KS_SET, acc->reg,
+                       F2(ADD, acc, F2(ADD, F2(ADD, F2(ADD, v[0], v[1]), v[2]), v[3]))));
+  }
+  dml_kblock_add(&b, for_loop(s, viy, dml_ki_val(p, gh),
+                              for_loop(s, vix, dml_ki_val(p, gw), inner.first)));
+  dml_kblock_add(&b, store_at(s, y, gid, is_max ? acc : F2(DIV, acc, count)));
+  K->n_regs = ri2.n;
+  elem_finish(s, K, &y->type, gid, b.first);
+  dml_klin_t l = {0, -1, 0};
+  numel_of(&y->type, &l);
+  lin_add(&K->flops, l, 40);
+  lin_add(&K->bytes, l, 20);
+#undef F1
+#undef F2
+#undef KF
+#undef KI
+}
+
 /* ---- BatchNormalization in training mode ---- */
 
 /* BatchNormalization with training_mode = 1 (ONNX opset 14/15, as
@@ -1777,6 +1941,7 @@ static void emit_bn_train(sched_t *s, uint32_t node) {
 
 int dml_ksched_ops2_handles(dml_op_t op) {
   switch (op) {
+    case DML_OP_ROI_ALIGN:
     case DML_OP_GRID_SAMPLE:
     case DML_OP_RESIZE:
     case DML_OP_QUANTIZE_LINEAR:
@@ -1802,7 +1967,8 @@ int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
     case DML_OP_QLINEAR_MAT_MUL:
     case DML_OP_CONV_INTEGER:
     case DML_OP_QLINEAR_CONV:
-    case DML_OP_GRID_SAMPLE: return 1;
+    case DML_OP_GRID_SAMPLE:
+    case DML_OP_ROI_ALIGN: return 1;
     /* schedule.c has the inference form (an elementwise op) */
     case DML_OP_BATCH_NORMALIZATION:
       return dml_attr_int(n->attrs, n->n_attrs, "training_mode", 0) != 0 ||
@@ -1829,6 +1995,7 @@ void dml_ksched_ops2_emit(sched_t *s, uint32_t node) {
     case DML_OP_RESIZE: emit_resize(s, node); break;
     case DML_OP_PAD: emit_pad_mode(s, node); break;
     case DML_OP_GRID_SAMPLE: emit_grid_sample(s, node); break;
+    case DML_OP_ROI_ALIGN: emit_roi_align(s, node); break;
     case DML_OP_BATCH_NORMALIZATION: emit_bn_train(s, node); break;
     case DML_OP_QUANTIZE_LINEAR:
     case DML_OP_DEQUANTIZE_LINEAR: emit_quant(s, node); break;

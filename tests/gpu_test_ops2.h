@@ -240,6 +240,29 @@ static inline void gpu_test_bn_train_forms(gpu_test_form_fn each) {
        2);
 }
 
+/* RoiAlign: avg with a fixed sampling ratio (half_pixel), max and avg with
+ * the adaptive one (output_half_pixel, rois widened to 1); the rois'
+ * corners in [-2, 2] scaled by 3 (some reversed: empty bins). */
+static inline void gpu_test_roi_align_forms(gpu_test_form_fn each) {
+  each("roialign",
+       "sym batch <= 16\n"
+       "global @bi : i64[3] = dense<[0, 1, 1]>\n"
+       "func @forward(%x: f32[2,3,6,7], %r: f32[3,4]) -> (f32[3,3,2,3], f32[3,3,3,2], "
+       "f32[3,3,2,2]) {\n"
+       "  %a = RoiAlign(%x, %r, @bi) {output_height = 2, output_width = 3, "
+       "sampling_ratio = "
+       "2, spatial_scale = 3.0} : f32[3,3,2,3]\n"
+       "  %m = RoiAlign(%x, %r, @bi) {mode = \"max\", output_height = 3, output_width = "
+       "2, "
+       "spatial_scale = 3.0, coordinate_transformation_mode = \"output_half_pixel\"} : "
+       "f32[3,3,3,2]\n"
+       "  %v = RoiAlign(%x, %r, @bi) {output_height = 2, output_width = 2, spatial_scale "
+       "= "
+       "3.0} : f32[3,3,2,2]\n"
+       "  return %a, %m, %v\n}\n",
+       3);
+}
+
 /* Every form of this file. */
 static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_resize_forms(each);
@@ -248,6 +271,7 @@ static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_quant_forms(each);
   gpu_test_grid_sample_forms(each);
   gpu_test_bn_train_forms(each);
+  gpu_test_roi_align_forms(each);
 }
 
 #endif /* DML_GPU_TEST_OPS2_H_ */
