@@ -1829,6 +1829,68 @@ static void emit_roi_align(sched_t *s, uint32_t node) {
 #undef KI
 }
 
+/* ---- MaxUnpool ---- */
+
+#define UNPOOL_MAX_WORK (1 << 24)
+
+/* MaxUnpool (ONNX opset 11, cpu_index.c) without output_shape: Y =
+ * zeros, Y[I[i]] = X[i] (the last i wins). A scatter has no place in one
+ * invocation per output element, so each output element scans every
+ * (X, I) pair for its flat index: numel(X) * numel(Y) work, refused above
+ * UNPOOL_MAX_WORK at the bounds. Indices outside Y (an error on the CPU)
+ * are never matched. */
+static void emit_max_unpool(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = input(s, n, 0), *ind = input(s, n, 1), *os = input(s, n, 2);
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  const char *why = NULL;
+  dml_klin_t lx = {0, -1, 0}, ly = {0, -1, 0};
+  if (!x || !ind || !y)
+    why = "absent input";
+  else if (os)
+    why = "the output_shape input";
+  else if (!typed_ok(x) || !typed_ok(y) || y->type.dtype != x->type.dtype ||
+           (ind->type.dtype != DML_DTYPE_I64 && ind->type.dtype != DML_DTYPE_I32) ||
+           !typed_ok(ind))
+    why = "X of a kernel dtype and I of i64 or i32";
+  else if (!numel_of(&x->type, &lx) || !numel_of(&y->type, &ly) ||
+           data_dependent(s, &y->type))
+    why = "more than one symbolic dim";
+  if (!why) {
+    int64_t b = 1;
+    if (lx.sym >= 0 && (uint32_t)lx.sym < s->g->n_symbols)
+      b = s->g->symbols[lx.sym].bound;
+    int64_t nx = lx.c * b + lx.c0, ny = ly.c * b + ly.c0;
+    if (nx > 0 && ny > UNPOOL_MAX_WORK / nx) why = "too large for the gather form";
+  }
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  dml_kernel_t *K;
+  const dml_kidx_t *co[DML_MAX_RANK];
+  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_MOVE, &y->type, &K, co);
+  if (!gid) return;
+  dml_kdtype_t t = kdt(y);
+  int32_t vi = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *i = dml_ki_var(p, vi);
+  const dml_kval_t *hit =
+      dml_kv_fn(p, DML_KF_EQ, dml_kv_cast(p, DML_KT_I64, load_at(s, ind, i)),
+                dml_kv_idx(p, DML_KT_I64, gid));
+  dml_kblock_t b = {0};
+  K->n_regs = 1;
+  dml_kblock_add(&b, assign(s, DML_KS_LET, 0, dml_kv_zero(p, t)));
+  dml_kblock_add(
+      &b,
+      for_loop(s, vi, dml_ki_lin(p, lx),
+               assign(s, DML_KS_SET, 0,
+                      dml_kv_select(p, hit, load_at(s, x, i), dml_kv_reg_t(p, 0, t)))));
+  dml_kblock_add(&b, store_at(s, y, gid, dml_kv_reg_t(p, 0, t)));
+  elem_finish(s, K, &y->type, gid, b.first);
+  lin_add(&K->bytes, ly, (int64_t)dml_kdtype_size(t));
+}
+
 /* ---- BatchNormalization in training mode ---- */
 
 /* BatchNormalization with training_mode = 1 (ONNX opset 14/15, as
@@ -1941,6 +2003,7 @@ static void emit_bn_train(sched_t *s, uint32_t node) {
 
 int dml_ksched_ops2_handles(dml_op_t op) {
   switch (op) {
+    case DML_OP_MAX_UNPOOL:
     case DML_OP_ROI_ALIGN:
     case DML_OP_GRID_SAMPLE:
     case DML_OP_RESIZE:
@@ -1968,7 +2031,8 @@ int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
     case DML_OP_CONV_INTEGER:
     case DML_OP_QLINEAR_CONV:
     case DML_OP_GRID_SAMPLE:
-    case DML_OP_ROI_ALIGN: return 1;
+    case DML_OP_ROI_ALIGN:
+    case DML_OP_MAX_UNPOOL: return 1;
     /* schedule.c has the inference form (an elementwise op) */
     case DML_OP_BATCH_NORMALIZATION:
       return dml_attr_int(n->attrs, n->n_attrs, "training_mode", 0) != 0 ||
@@ -1996,6 +2060,7 @@ void dml_ksched_ops2_emit(sched_t *s, uint32_t node) {
     case DML_OP_PAD: emit_pad_mode(s, node); break;
     case DML_OP_GRID_SAMPLE: emit_grid_sample(s, node); break;
     case DML_OP_ROI_ALIGN: emit_roi_align(s, node); break;
+    case DML_OP_MAX_UNPOOL: emit_max_unpool(s, node); break;
     case DML_OP_BATCH_NORMALIZATION: emit_bn_train(s, node); break;
     case DML_OP_QUANTIZE_LINEAR:
     case DML_OP_DEQUANTIZE_LINEAR: emit_quant(s, node); break;

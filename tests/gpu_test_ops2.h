@@ -263,6 +263,24 @@ static inline void gpu_test_roi_align_forms(gpu_test_form_fn each) {
        3);
 }
 
+/* MaxUnpool of MaxPool's values and Indices (2-D, strides, pads), and of
+ * i64 values at constant indices with a repeated target (the last wins). */
+static inline void gpu_test_max_unpool_forms(gpu_test_form_fn each) {
+  each("maxunpool",
+       "sym batch <= 16\n"
+       "global @ix : i64[1,1,2,3] = dense<[0, 7, 7, 12, 3, 19]>\n"
+       "func @forward(%x: f32[batch,2,4,6], %v: i64[1,1,2,3]) -> (f32[batch,2,4,6], "
+       "i64[1,1,4,5]) {\n"
+       "  %m, %i = MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : "
+       "f32[batch,2,2,3], i64[batch,2,2,3]\n"
+       "  %u = MaxUnpool(%m, %i) {kernel_shape = [2, 2], strides = [2, 2]} : "
+       "f32[batch,2,4,6]\n"
+       "  %w = MaxUnpool(%v, @ix) {kernel_shape = [2, 3], strides = [2, 1]} : "
+       "i64[1,1,4,5]\n"
+       "  return %u, %w\n}\n",
+       3);
+}
+
 /* Every form of this file. */
 static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_resize_forms(each);
@@ -272,6 +290,7 @@ static inline void gpu_test_ops2_forms(gpu_test_form_fn each) {
   gpu_test_grid_sample_forms(each);
   gpu_test_bn_train_forms(each);
   gpu_test_roi_align_forms(each);
+  gpu_test_max_unpool_forms(each);
 }
 
 #endif /* DML_GPU_TEST_OPS2_H_ */
