@@ -736,7 +736,7 @@ static const char *nwin_reject(sched_t *s, const dml_pkg_node_t *n, nwin_t *o) {
     if (!typed_ok(o->x) || !typed_ok(o->y) || o->y->type.dtype != o->x->type.dtype)
       return "only f32, i64, i32, u8 and i8 (aligned) are emitted";
     if (o->x->type.dtype != DML_DTYPE_F32 &&
-        (!o->is_max || o->x->type.dtype == DML_DTYPE_BOOL))
+        (!o->is_max || !dml_dtype_is_int(o->x->type.dtype)))
       return "only f32 is emitted (and the integer dtypes for MaxPool)";
     if ((o->w && (o->w->type.dtype != DML_DTYPE_F32 || !typed_ok(o->w))) ||
         (o->b && (o->b->type.dtype != DML_DTYPE_F32 || !typed_ok(o->b))))
