@@ -108,6 +108,15 @@ static const dml_kval_t *load_at(sched_t *s, const dml_pkg_value_t *v,
   return dml_kv_load_t(s->pool, buf_of(v), kdt(v), at(s, v, i));
 }
 
+/* A load of value v at element index i (at() applied) as an f32 value:
+ * f16/bf16 words widen exactly (GEMM products and sums are f32 whatever
+ * the operands' dtype). */
+static const dml_kval_t *load_f32(sched_t *s, const dml_pkg_value_t *v,
+                                  const dml_kidx_t *i) {
+  if (kdt(v) == DML_KT_F32) return dml_kv_load(s->pool, buf_of(v), i);
+  return dml_kv_cast(s->pool, DML_KT_F32, dml_kv_load_t(s->pool, buf_of(v), kdt(v), i));
+}
+
 /* A store of `val` into value y at flat element i. */
 static dml_kstmt_t *store_at(sched_t *s, const dml_pkg_value_t *y, const dml_kidx_t *i,
                              const dml_kval_t *val) {
@@ -1209,7 +1218,7 @@ static void emit_assign_copy(sched_t *s, uint32_t node) {
 /* ---- GEMM ---- */
 
 typedef struct gemm_shape {
-  const dml_pkg_value_t *a, *b, *c;
+  const dml_pkg_value_t *a, *b, *c, *y; /* one dtype: f32, f16 or bf16 */
   int ta, tb;
   double alpha, beta;
   dml_klin_t m; /* rows of the result */
@@ -1224,11 +1233,14 @@ static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t
   o->a = val(s, n->inputs[0]);
   o->b = val(s, n->inputs[1]);
   o->c = n->n_inputs > 2 ? val(s, n->inputs[2]) : NULL;
+  o->y = y;
   if (!o->a || !o->b || !y) return "absent input";
-  if (y->type.dtype != DML_DTYPE_F32 || o->a->type.dtype != DML_DTYPE_F32 ||
-      o->b->type.dtype != DML_DTYPE_F32 || (o->c && o->c->type.dtype != DML_DTYPE_F32))
-    return "only f32 is emitted";
-  if (o->a->offset % 4 || o->b->offset % 4 || (o->c && o->c->offset % 4))
+  dml_dtype_t t = y->type.dtype;
+  if (t != DML_DTYPE_F32 && t != DML_DTYPE_F16 && t != DML_DTYPE_BF16)
+    return "only f32, f16 and bf16 are emitted";
+  if (o->a->type.dtype != t || o->b->type.dtype != t || (o->c && o->c->type.dtype != t))
+    return "operands of mixed dtypes";
+  if (!typed_ok(o->a) || !typed_ok(o->b) || (o->c && !typed_ok(o->c)) || !typed_ok(y))
     return "misaligned value";
   o->alpha = 1.0;
   o->beta = 1.0;
@@ -1340,7 +1352,9 @@ static void block_append(dml_kblock_t *b, const dml_kblock_t *x) {
 }
 
 /* The value of the anchor at (row, col) from its accumulator `acc`:
- * alpha * acc + beta * C (Gemm's bias, broadcast). */
+ * alpha * acc + beta * C (Gemm's bias, broadcast), in f32, then rounded to
+ * the output's dtype (f16/bf16: nearest even, once, as the CPU's store of
+ * its double sum). */
 static const dml_kval_t *gemm_result(sched_t *s, const gemm_shape_t *gs,
                                      const dml_kval_t *acc, const dml_kidx_t *row,
                                      const dml_kidx_t *col) {
@@ -1351,13 +1365,13 @@ static const dml_kval_t *gemm_result(sched_t *s, const gemm_shape_t *gs,
   if (gs->c && gs->beta != 0.0) {
     dml_type_t out2 = {DML_DTYPE_F32, 2, {{gs->m.c, gs->m.sym}, {gs->n, -1}}};
     const dml_kidx_t *coord[2] = {row, col};
-    const dml_kval_t *cv = dml_kv_load(
-        p, buf_of(gs->c), at(s, gs->c, bcast_index(s, &gs->c->type, &out2, coord)));
+    const dml_kval_t *cv =
+        load_f32(s, gs->c, at(s, gs->c, bcast_index(s, &gs->c->type, &out2, coord)));
     if (gs->beta != 1.0)
       cv = dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)gs->beta), cv);
     r = dml_kv_fn(p, DML_KF_ADD, r, cv);
   }
-  return r;
+  return kdt(gs->y) == DML_KT_F32 ? r : dml_kv_cast(p, kdt(gs->y), r);
 }
 
 /* Appends the epilogue of output element (row, col): the result, then the
@@ -1447,7 +1461,7 @@ static void ksplit_steps(sched_t *s, dml_kblock_t *out, const gemm_shape_t *gs,
   dml_kpool_t *p = s->pool;
   const dml_kidx_t *M = dml_ki_lin(p, gs->m), *Kk = gemm_k(p, gs);
   for (int j = 0; j < n; j++) {
-    const dml_kval_t *b = dml_kv_load(p, buf_of(gs->b), b_index(s, gs, k[j], col));
+    const dml_kval_t *b = load_f32(s, gs->b, b_index(s, gs, k[j], col));
     if (check[j]) {
       dml_kblock_add(out,
                      assign(s, DML_KS_SET, breg + (uint32_t)j, dml_kv_const(p, 0.0f)));
@@ -1461,9 +1475,9 @@ static void ksplit_steps(sched_t *s, dml_kblock_t *out, const gemm_shape_t *gs,
     const dml_kidx_t *row = kaddc(p, row0, r);
     dml_kblock_t rb = {0};
     for (int j = 0; j < n; j++) {
-      const dml_kval_t *prod = dml_kv_fn(
-          p, DML_KF_MUL, dml_kv_load(p, buf_of(gs->a), a_index(s, gs, row, k[j])),
-          dml_kv_reg(p, breg + (uint32_t)j));
+      const dml_kval_t *prod =
+          dml_kv_fn(p, DML_KF_MUL, load_f32(s, gs->a, a_index(s, gs, row, k[j])),
+                    dml_kv_reg(p, breg + (uint32_t)j));
       dml_kstmt_t *st =
           assign(s, DML_KS_SET, acc + (uint32_t)r,
                  dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc + (uint32_t)r), prod));
@@ -1731,8 +1745,8 @@ static void emit_gemm_tiled(sched_t *s, dml_kernel_t *K, const group_t *G,
         GEMM_SPLIT_IDX(BK, q, kk, m);
       const dml_kidx_t *mg = kadd(p, row0, m), *kg = kadd(p, kbase[w], kk);
       guarded_load(s, &pre[w], pa + (uint32_t)q,
-                   dml_kv_load(p, buf_of(gs->a), a_index(s, gs, mg, kg)),
-                   check_m ? mg : NULL, M, check_k ? kg : NULL, Kk);
+                   load_f32(s, gs->a, a_index(s, gs, mg, kg)), check_m ? mg : NULL, M,
+                   check_k ? kg : NULL, Kk);
       if (w == 0) {
         dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
         if (!st) return;
@@ -1750,8 +1764,8 @@ static void emit_gemm_tiled(sched_t *s, dml_kernel_t *K, const group_t *G,
         GEMM_SPLIT_IDX(BN, q, n, kk);
       const dml_kidx_t *ng = kadd(p, col0, n), *kg = kadd(p, kbase[w], kk);
       guarded_load(s, &pre[w], pb + (uint32_t)q,
-                   dml_kv_load(p, buf_of(gs->b), b_index(s, gs, kg, ng)),
-                   check_k ? kg : NULL, Kk, check_n ? ng : NULL, N);
+                   load_f32(s, gs->b, b_index(s, gs, kg, ng)), check_k ? kg : NULL, Kk,
+                   check_n ? ng : NULL, N);
       if (w == 0) {
         dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
         if (!st) return;
@@ -1835,8 +1849,9 @@ static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs
   lin_add(&K->flops, fl, 1);
   dml_klin_t ab = gs->m;
   if (gs->ksym >= 0) ab.sym = gs->ksym;
-  lin_add(&K->bytes, ab, 4 * gs->k);
-  lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, gs->ksym, 0}, 4);
+  const int64_t esz = (int64_t)dml_dtype_size(gs->a->type.dtype);
+  lin_add(&K->bytes, ab, esz * gs->k);
+  lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, gs->ksym, 0}, esz);
 }
 
 /* ---- convolution and pooling (2-D, NCHW) ---- */
@@ -3273,10 +3288,13 @@ static void emit_conv_transpose(sched_t *s, uint32_t node) {
 static const char *emit_matmul_batched(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
-  const char *why = map_reject_f32(s, n, 2);
+  const char *why = map_reject(s, n, 2);
   if (why) return why;
   const dml_pkg_value_t *a = val(s, n->inputs[0]), *b = val(s, n->inputs[1]);
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  if (y->type.dtype != DML_DTYPE_F32 && y->type.dtype != DML_DTYPE_F16 &&
+      y->type.dtype != DML_DTYPE_BF16)
+    return "only f32, f16 and bf16 are emitted for this op";
   int32_t r = y->type.rank;
   if (a->type.rank < 2 || b->type.rank < 2 || r < a->type.rank || r < b->type.rank)
     return "MatMul with a 1-D operand";
@@ -3294,16 +3312,18 @@ static const char *emit_matmul_batched(sched_t *s, uint32_t node) {
   for (int32_t d = 0; d < r; d++) ac[d] = bc[d] = c[d];
   ac[r - 1] = bc[r - 2] = dml_ki_var(p, kv); /* a (.., i, k), b (.., k, j) */
   const dml_kval_t *prod = dml_kv_fn(
-      p, DML_KF_MUL,
-      dml_kv_load(p, buf_of(a), at(s, a, bcast_index(s, &a->type, &y->type, ac))),
-      dml_kv_load(p, buf_of(b), at(s, b, bcast_index(s, &b->type, &y->type, bc))));
+      p, DML_KF_MUL, load_f32(s, a, at(s, a, bcast_index(s, &a->type, &y->type, ac))),
+      load_f32(s, b, at(s, b, bcast_index(s, &b->type, &y->type, bc))));
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body,
                  for_loop(s, kv, dml_ki_const(p, kd.value),
                           assign(s, DML_KS_SET, 0,
                                  dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), prod))));
-  dml_kblock_add(&body, store_at(s, y, gid, dml_kv_reg(p, 0)));
+  dml_kblock_add(
+      &body, store_at(s, y, gid,
+                      kdt(y) == DML_KT_F32 ? dml_kv_reg(p, 0)
+                                           : dml_kv_cast(p, kdt(y), dml_kv_reg(p, 0))));
   K->n_regs = 1;
   map_finish(s, K, &y->type, gid, body.first);
   dml_klin_t numel = {0, -1, 0};
@@ -4158,7 +4178,8 @@ static void close_group(sched_t *s, group_t *G, const gemm_shape_t *gs, const in
     emit_gemm_group(s, G, gs);
     /* the tensor-core renderers need a static K; a small M keeps its
      * K-split form (a 128-row tile would be mostly empty) */
-    if (s->n_kernels == k + 1 && gs->ksym < 0 && lin_max(s, gs->m) > GEMM_SMALL_M)
+    if (s->n_kernels == k + 1 && gs->ksym < 0 && lin_max(s, gs->m) > GEMM_SMALL_M &&
+        gs->a->type.dtype == DML_DTYPE_F32)
       attach_gemm(s, &s->kernels[k], G, gs);
   } else if (G->anchor == ANCHOR_CONV)
     emit_conv_group(s, G, ws);

@@ -20,6 +20,10 @@
 #include "dml_test.h"
 
 #define GPU_TEST_TOL 1e-4
+#define GPU_TEST_HALF_GEMM_KERNELS 8
+/* gpu_test_half_err's bound for GEMMs of f16/bf16 operands: one rounding
+ * step of the dtype. */
+#define GPU_TEST_HALF_ULPS 1.0
 
 /* xorshift64 state of gpu_test_frand; gpu_test_seed sets it. */
 static uint64_t gpu_test_rng_ = 0x243F6A8885A308D3ull;
@@ -44,6 +48,19 @@ static inline char *gpu_test_dense(int n, double scale, double lo) {
   for (int i = 0; i < n; i++)
     k += (size_t)sprintf(b + k, "%s%.6f", i ? ", " : "",
                          lo + scale * (gpu_test_frand() + 1.0));
+  sprintf(b + k, "]>");
+  return b;
+}
+
+/* "dense<[v, v, ...]>" with n random integers in [lo, hi] (exact in f16 and
+ * bf16 for |v| <= 256); the caller free()s. */
+static inline char *gpu_test_dense_int(int n, int lo, int hi) {
+  char *b = (char *)malloc((size_t)n * 8 + 16);
+  size_t k = (size_t)sprintf(b, "dense<[");
+  for (int i = 0; i < n; i++) {
+    int v = lo + (int)floor(((double)gpu_test_frand() + 1.0) * 0.5 * (hi - lo + 1));
+    k += (size_t)sprintf(b + k, "%s%d.0", i ? ", " : "", v > hi ? hi : v);
+  }
   sprintf(b + k, "]>");
   return b;
 }
@@ -94,6 +111,31 @@ static inline double gpu_test_normwise_err(const dml_tensor_t *a, const dml_tens
   return diff / scale > 1e9 ? 1e9 : diff / scale;
 }
 
+/* For two f16 or bf16 tensors: the largest |a - b| / max(1, |b|) in units
+ * of the dtype's relative rounding step (2^-10 for f16, 2^-7 for bf16), so
+ * 1.0 is one unit in the last place of a value in [1, 2) (a GEMM whose f32
+ * sum lands on the other side of a rounding boundary than the CPU's double
+ * sum); 1e9 when their dtypes or shapes differ or a value is NaN. Other
+ * dtypes: gpu_test_max_err. */
+static inline double gpu_test_half_err(const dml_tensor_t *a, const dml_tensor_t *b) {
+  if (a->dtype != b->dtype || (a->dtype != DML_DTYPE_F16 && a->dtype != DML_DTYPE_BF16))
+    return gpu_test_max_err(a, b);
+  if (a->rank != b->rank) return 1e9;
+  for (int32_t d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return 1e9;
+  int64_t n = dml_dims_numel(a->dims, a->rank);
+  int f16 = a->dtype == DML_DTYPE_F16;
+  double step = f16 ? 1.0 / 1024.0 : 1.0 / 128.0, worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint16_t ha = ((const uint16_t *)a->data)[i], hb = ((const uint16_t *)b->data)[i];
+    double x = f16 ? dml_f16_to_f32(ha) : dml_bf16_to_f32(ha);
+    double y = f16 ? dml_f16_to_f32(hb) : dml_bf16_to_f32(hb);
+    double e = x == y ? 0.0 : fabs(x - y) / fmax(1.0, fabs(y)) / step;
+    if (!(e <= worst)) worst = isnan(e) ? 1e9 : e;
+  }
+  return worst;
+}
+
 /* Creates the "cpu" session `*cpu` and the `device` session `*dev` on `m`
  * (nothing when `m` is NULL); a failure is a failed CHECK and leaves NULL. */
 static inline void gpu_test_open(dml_rt_model_t *m, const char *device,
@@ -116,9 +158,10 @@ static inline void gpu_test_close(dml_rt_model_t *m, dml_rt_session_t *cpu,
  * i64 and i32 in [-5, 5], so zeros and ties occur; i16 that times 3000,
  * u16 and u8 its 16/8-bit wrap, u32 and u64 its 32/64-bit wrap (0..5 and
  * the largest values); bool 0/1) and returns the largest error of `dev`'s
- * outputs against `cpu`'s: scaled per element (gpu_test_max_err), or
- * norm-wise (gpu_test_normwise_err) when `normwise`; prints each output
- * above `tol`. */
+ * outputs against `cpu`'s: scaled per element (gpu_test_max_err) when
+ * `normwise` is 0, norm-wise (gpu_test_normwise_err) when 1, f16/bf16 in
+ * units of their rounding step (gpu_test_half_err) when 2; prints each
+ * output above `tol`. */
 static inline double gpu_test_compare_with(dml_rt_model_t *m, dml_rt_session_t *cpu,
                                            dml_rt_session_t *dev, int64_t batch,
                                            int normwise, double tol) {
@@ -179,7 +222,9 @@ static inline double gpu_test_compare_with(dml_rt_model_t *m, dml_rt_session_t *
     memset(&b, 0, sizeof b);
     CHECK_OK(dml_rt_session_get_output(dev, o, &a));
     CHECK_OK(dml_rt_session_get_output(cpu, o, &b));
-    double e = normwise ? gpu_test_normwise_err(&a, &b) : gpu_test_max_err(&a, &b);
+    double e = normwise == 2 ? gpu_test_half_err(&a, &b)
+               : normwise    ? gpu_test_normwise_err(&a, &b)
+                             : gpu_test_max_err(&a, &b);
     if (e > tol)
       fprintf(stderr, "  output %u at batch %lld: error %.3g\n", o, (long long)batch, e);
     if (e > worst) worst = e;
@@ -533,6 +578,90 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        4);
 }
 
+/* The IR of GEMMs of random f16 and bf16 operands (inputs in [-2, 2),
+ * weights in [-1, 1), rounded): an f16 Gemm with a bias (small-M K-split
+ * at batch <= 64, K = 200), an f16 MatMul of 300 x 256 x 136 (register
+ * tiles; on CUDA sm_80+ the f16 tensor-core form), a bf16 Gemm with a
+ * transposed B of 256 x 72 x 96 and a bf16 MatMul with a Relu epilogue.
+ * Their f32 sums may round to the other neighbour of the CPU's double sum:
+ * compare within GPU_TEST_HALF_ULPS (gpu_test_compare_with mode 2). The
+ * caller free()s. */
+static inline char *gpu_test_half_gemm_random(void) {
+  size_t cap = 400000;
+  char *text = (char *)malloc(cap);
+  if (!text) return NULL;
+  char *w = gpu_test_dense(200 * 40, 0.5, -0.5), *c = gpu_test_dense(40, 1.0, -1.0),
+       *wb = gpu_test_dense(136 * 48, 0.5, -0.5);
+  snprintf(text, cap,
+           "sym batch <= 64\n"
+           "global @w : f16[200,40] = %s\n"
+           "global @c : f16[40] = %s\n"
+           "global @wb : bf16[136,48] = %s\n"
+           "func @forward(%%x: f16[batch,200], %%a: f16[300,256], %%b: f16[256,136], "
+           "%%p: bf16[256,96], %%q: bf16[72,96], %%r: bf16[batch,136]) -> "
+           "(f16[batch,40], f16[300,136], bf16[256,72], bf16[batch,48]) {\n"
+           "  %%g = Gemm(%%x, @w, @c) : f16[batch,40]\n"
+           "  %%t = MatMul(%%a, %%b) : f16[300,136]\n"
+           "  %%u = Gemm(%%p, %%q) {transB = 1} : bf16[256,72]\n"
+           "  %%v = MatMul(%%r, @wb) : bf16[batch,48]\n"
+           "  %%o = Relu(%%v) : bf16[batch,48]\n"
+           "  return %%g, %%t, %%u, %%o\n}\n",
+           w, c, wb);
+  free(w), free(c), free(wb);
+  return text;
+}
+
+/* GEMMs of f16 and bf16 values (codegen/schedule.c: loads widened to f32,
+ * f32 products and sums, the result rounded to the dtype once): the
+ * small-M K-split (f16 Gemm with alpha, beta and a bias, then an f16 Mul),
+ * its transposed-B form (bf16), the 64x64 register-blocked tiles of a
+ * static M (f16 MatMul, M = 150, K = 37 off the tile multiples) and a
+ * batched MatMul (bf16). The operands are integers (random inputs times 4,
+ * floored, and integer weights), so every f32 sum is exact and the GPU's
+ * results equal the CPU's (a double sum rounded once) bit for bit; sums
+ * above 2048 (f16) and 256 (bf16) still round. Random f16 operands, whose
+ * f32 sums may round differently from the CPU's double ones, are compared
+ * within a tolerance by gpu_test_half_gemm_random. */
+static inline void gpu_test_half_gemm_forms(gpu_test_form_fn each) {
+  size_t cap = 40000;
+  char *text = (char *)malloc(cap);
+  CHECK(text != NULL);
+  if (!text) return;
+  char *w = gpu_test_dense_int(37 * 24, -16, 16), *c = gpu_test_dense_int(24, -50, 50),
+       *wb = gpu_test_dense_int(24 * 37, -9, 9),
+       *r = gpu_test_dense_int(3 * 5 * 7, -9, 9);
+  snprintf(text, cap,
+           "sym batch <= 16\n"
+           "global @w : f16[37,24] = %s\n"
+           "global @c : f16[24] = %s\n"
+           "global @wb : bf16[24,37] = %s\n"
+           "global @r : bf16[3,5,7] = %s\n"
+           "global @four : f16[] = dense<[4.0]>\n"
+           "global @fourb : bf16[] = dense<[4.0]>\n"
+           "global @s : f16[] = dense<[0.3]>\n"
+           "func @forward(%%h: f16[batch,37], %%a: f16[150,37], %%b: bf16[batch,37], "
+           "%%q: bf16[3,batch,5]) -> (f16[batch,24], f16[batch,24], f16[150,24], "
+           "bf16[batch,24], bf16[3,batch,7]) {\n"
+           "  %%hm = Mul(%%h, @four) : f16[batch,37]\n"
+           "  %%hi = Floor(%%hm) : f16[batch,37]\n"
+           "  %%g = Gemm(%%hi, @w, @c) {alpha = 0.5, beta = 2.0} : f16[batch,24]\n"
+           "  %%gs = Mul(%%g, @s) : f16[batch,24]\n"
+           "  %%am = Mul(%%a, @four) : f16[150,37]\n"
+           "  %%ai = Floor(%%am) : f16[150,37]\n"
+           "  %%t = MatMul(%%ai, @w) : f16[150,24]\n"
+           "  %%bm = Mul(%%b, @fourb) : bf16[batch,37]\n"
+           "  %%bi = Floor(%%bm) : bf16[batch,37]\n"
+           "  %%u = Gemm(%%bi, @wb) {transB = 1} : bf16[batch,24]\n"
+           "  %%qm = Mul(%%q, @fourb) : bf16[3,batch,5]\n"
+           "  %%qi = Floor(%%qm) : bf16[3,batch,5]\n"
+           "  %%v = MatMul(%%qi, @r) : bf16[3,batch,7]\n"
+           "  return %%g, %%gs, %%t, %%u, %%v\n}\n",
+           w, c, wb, r);
+  free(w), free(c), free(wb), free(r);
+  each("f16 and bf16 gemm: K-split, tiles, batched", text, GPU_TEST_HALF_GEMM_KERNELS);
+  free(text);
+}
+
 /* The GEMM kernel's forms (codegen/schedule.c), appended to
  * gpu_test_kernel_forms: the small-M K-split (K and N off its chunk and
  * column multiples, transB, beta, a static M), the 64x64 and 128x128
@@ -877,6 +1006,7 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
        3);
   gpu_test_typed_forms(each);
   gpu_test_gemm_forms(each);
+  gpu_test_half_gemm_forms(each);
 
   char *sl = gpu_test_dense(4, 0.3, 0.0);
   snprintf(text, sizeof text,

@@ -97,6 +97,14 @@ int main(int argc, char **argv) {
     write_model("fashion_mlp", "arch_sm80_fashion_mlp.dmlpkg", "sm_80");
   else
     printf("ptxas not found: arch_sm80_fashion_mlp.dmlpkg not written\n");
+  /* GEMMs of random f16/bf16 operands (test_cuda: within one rounding
+   * step of the CPU's; on sm_80+ the f16/bf16 tensor-core form) */
+  {
+    char *text = gpu_test_half_gemm_random();
+    CHECK(text != NULL);
+    if (text) write_ir("half_0_gemm", text, "cpu,cuda", NULL);
+    free(text);
+  }
   /* a training function: Assign kernels, globals shared on the device */
   write_ir("train_sgd", gpu_train_module(), "cpu,cuda", NULL);
   /* training-mode Dropout: the CPU's Philox stream on the device */

@@ -18,8 +18,9 @@
  * kernels, no such device, no kernels for the device's compute capability
  * and no PTX).
  * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|); TF32 GEMMs (tf32_*)
- * norm-wise (TF32_TOL). Without a CUDA driver or device it prints why and
- * exits 77 (CTest: skipped). The comparisons are
+ * norm-wise (TF32_TOL); GEMMs of random f16/bf16 operands (half_0_gemm)
+ * within one rounding step of the dtype (GPU_TEST_HALF_ULPS). Without a CUDA driver or
+ * device it prints why and exits 77 (CTest: skipped). The comparisons are
  * tests/gpu_test_util.h's, shared with tests/vulkan. */
 #include <dirent.h>
 #include <stdio.h>
@@ -113,6 +114,23 @@ static void test_tf32(void) {
     if (g_cc >= 80) CHECK(tf32 >= 1);
     gpu_test_close(m, cpu, cu);
   }
+}
+
+/* GEMMs of random f16/bf16 operands (half_0_gemm.dmlpkg,
+ * gpu_test_half_gemm_random) within GPU_TEST_HALF_ULPS rounding steps of
+ * the CPU's at batch 1, 3, 16 and 64. */
+static void test_half_gemm(void) {
+  dml_rt_model_t *m = load("half_0_gemm.dmlpkg");
+  dml_rt_session_t *cpu = NULL, *cu = NULL;
+  gpu_test_open(m, "cuda", &cpu, &cu);
+  static const int64_t batches[] = {1, 3, 16, 64};
+  for (int i = 0; cpu && cu && i < 4; i++) {
+    double e = gpu_test_compare_with(m, cpu, cu, batches[i], 2, GPU_TEST_HALF_ULPS);
+    printf("%-40s batch %3lld: %.2f rounding steps\n", "half_0_gemm.dmlpkg",
+           (long long)batches[i], e);
+    CHECK(e <= GPU_TEST_HALF_ULPS);
+  }
+  gpu_test_close(m, cpu, cu);
 }
 
 /* Reference model `file` on the saved pairs of MODELS_DIR/<name>_io, `device`
@@ -307,6 +325,7 @@ int main(int argc, char **argv) {
   RUN(test_errors);
   RUN(test_kernel_forms);
   RUN(test_tf32);
+  RUN(test_half_gemm);
   RUN(test_reference_models);
   RUN(test_ptx_paths);
   RUN(test_no_matching_image);

@@ -51,6 +51,32 @@ static void test_ops2_forms(void) {
   gpu_test_ops2_forms(check_form);
 }
 
+/* GEMMs of random f16/bf16 operands (gpu_test_half_gemm_random: f32
+ * accumulation against the CPU's double one) within one rounding step of
+ * the dtype at batch 1, 3, 16 and 64, in 4 kernels. */
+static void test_half_gemm(void) {
+  char *text = gpu_test_half_gemm_random();
+  CHECK(text != NULL);
+  size_t n = 0;
+  void *bytes = text ? cg_package(text, "cpu,vulkan", &n) : NULL;
+  free(text);
+  if (!bytes) return;
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *cpu, *vk;
+  CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  gpu_test_open(m, "vulkan", &cpu, &vk);
+  static const int64_t batches[] = {1, 3, 16, 64};
+  for (int i = 0; cpu && vk && i < 4; i++) {
+    double e = gpu_test_compare_with(m, cpu, vk, batches[i], 2, GPU_TEST_HALF_ULPS);
+    printf("f16/bf16 gemm, random operands     batch %3lld: %.2f rounding steps\n",
+           (long long)batches[i], e);
+    CHECK(e <= GPU_TEST_HALF_ULPS);
+  }
+  if (vk) CHECK(dml_rt_session_num_kernels(vk) == 4);
+  gpu_test_close(m, cpu, vk);
+}
+
 /* Compiles reference model `name` (../shared/models) for cpu,vulkan and
  * checks its saved input/output pairs 0..2 (batch 1, 2 and 64) on Vulkan
  * against the saved outputs and the CPU, and its number of kernels. */
@@ -370,6 +396,7 @@ int main(void) {
   RUN(test_errors);
   RUN(test_kernel_forms);
   RUN(test_ops2_forms);
+  RUN(test_half_gemm);
   RUN(test_fashion_mlp);
   RUN(test_fashion_mlp_eval_step);
   RUN(test_lenet5);
