@@ -313,6 +313,7 @@ typedef struct dml_kgemm {
   uint32_t acc_reg, n_regs;
   const struct dml_kstmt *epilogue;
   const dml_kconv_t *conv; /* NULL for Gemm/MatMul */
+  dml_kdtype_t dtype;      /* of A and B: f32, or f16/bf16 (Gemm/MatMul only) */
 } dml_kgemm_t;
 
 typedef struct dml_kernel {

@@ -1609,8 +1609,9 @@ static void attach_gemm(sched_t *s, dml_kernel_t *K, const group_t *G,
   K->n_regs = n_regs;
   m->a_buf = buf_of(gs->a);
   m->b_buf = buf_of(gs->b);
-  m->a_off = (int64_t)(gs->a->offset / 4);
-  m->b_off = (int64_t)(gs->b->offset / 4);
+  m->dtype = kdt(gs->a);
+  m->a_off = (int64_t)(gs->a->offset / dml_kdtype_size(m->dtype));
+  m->b_off = (int64_t)(gs->b->offset / dml_kdtype_size(m->dtype));
   m->ta = gs->ta;
   m->tb = gs->tb;
   m->m = gs->m;
@@ -2120,6 +2121,7 @@ static void attach_conv(sched_t *s, dml_kernel_t *K, const group_t *G,
   K->n_regs = n_regs;
   m->a_buf = buf_of(ws->x);
   m->b_buf = buf_of(ws->w);
+  m->dtype = DML_KT_F32;
   m->a_off = (int64_t)(ws->x->offset / 4);
   m->b_off = (int64_t)(ws->w->offset / 4);
   m->ta = 0;
@@ -4178,8 +4180,7 @@ static void close_group(sched_t *s, group_t *G, const gemm_shape_t *gs, const in
     emit_gemm_group(s, G, gs);
     /* the tensor-core renderers need a static K; a small M keeps its
      * K-split form (a 128-row tile would be mostly empty) */
-    if (s->n_kernels == k + 1 && gs->ksym < 0 && lin_max(s, gs->m) > GEMM_SMALL_M &&
-        gs->a->type.dtype == DML_DTYPE_F32)
+    if (s->n_kernels == k + 1 && gs->ksym < 0 && lin_max(s, gs->m) > GEMM_SMALL_M)
       attach_gemm(s, &s->kernels[k], G, gs);
   } else if (G->anchor == ANCHOR_CONV)
     emit_conv_group(s, G, ws);

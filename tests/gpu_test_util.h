@@ -582,7 +582,9 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
  * weights in [-1, 1), rounded): an f16 Gemm with a bias (small-M K-split
  * at batch <= 64, K = 200), an f16 MatMul of 300 x 256 x 136 (register
  * tiles; on CUDA sm_80+ the f16 tensor-core form), a bf16 Gemm with a
- * transposed B of 256 x 72 x 96 and a bf16 MatMul with a Relu epilogue.
+ * transposed B of 256 x 72 x 96 (tensor cores too), an f16 Gemm with a
+ * transposed A of 136 x 64 x 40 and a bias (tensor cores, K off the 32-step)
+ * and a bf16 MatMul with a Relu epilogue.
  * Their f32 sums may round to the other neighbour of the CPU's double sum:
  * compare within GPU_TEST_HALF_ULPS (gpu_test_compare_with mode 2). The
  * caller free()s. */
@@ -592,21 +594,24 @@ static inline char *gpu_test_half_gemm_random(void) {
   if (!text) return NULL;
   char *w = gpu_test_dense(200 * 40, 0.5, -0.5), *c = gpu_test_dense(40, 1.0, -1.0),
        *wb = gpu_test_dense(136 * 48, 0.5, -0.5);
-  snprintf(text, cap,
-           "sym batch <= 64\n"
-           "global @w : f16[200,40] = %s\n"
-           "global @c : f16[40] = %s\n"
-           "global @wb : bf16[136,48] = %s\n"
-           "func @forward(%%x: f16[batch,200], %%a: f16[300,256], %%b: f16[256,136], "
-           "%%p: bf16[256,96], %%q: bf16[72,96], %%r: bf16[batch,136]) -> "
-           "(f16[batch,40], f16[300,136], bf16[256,72], bf16[batch,48]) {\n"
-           "  %%g = Gemm(%%x, @w, @c) : f16[batch,40]\n"
-           "  %%t = MatMul(%%a, %%b) : f16[300,136]\n"
-           "  %%u = Gemm(%%p, %%q) {transB = 1} : bf16[256,72]\n"
-           "  %%v = MatMul(%%r, @wb) : bf16[batch,48]\n"
-           "  %%o = Relu(%%v) : bf16[batch,48]\n"
-           "  return %%g, %%t, %%u, %%o\n}\n",
-           w, c, wb);
+  snprintf(
+      text, cap,
+      "sym batch <= 64\n"
+      "global @w : f16[200,40] = %s\n"
+      "global @c : f16[40] = %s\n"
+      "global @wb : bf16[136,48] = %s\n"
+      "func @forward(%%x: f16[batch,200], %%a: f16[300,256], %%b: f16[256,136], "
+      "%%p: bf16[256,96], %%q: bf16[72,96], %%r: bf16[batch,136], %%e: f16[40,136], "
+      "%%f: f16[40,64], %%d: f16[64]) -> (f16[batch,40], f16[300,136], bf16[256,72], "
+      "bf16[batch,48], f16[136,64]) {\n"
+      "  %%g = Gemm(%%x, @w, @c) : f16[batch,40]\n"
+      "  %%t = MatMul(%%a, %%b) : f16[300,136]\n"
+      "  %%u = Gemm(%%p, %%q) {transB = 1} : bf16[256,72]\n"
+      "  %%v = MatMul(%%r, @wb) : bf16[batch,48]\n"
+      "  %%o = Relu(%%v) : bf16[batch,48]\n"
+      "  %%z = Gemm(%%e, %%f, %%d) {transA = 1, beta = 0.5} : f16[136,64]\n"
+      "  return %%g, %%t, %%u, %%o, %%z\n}\n",
+      w, c, wb);
   free(w), free(c), free(wb);
   return text;
 }

@@ -114,6 +114,9 @@ def main():
         us = events(lambda: a @ b, 20)
         res["gemm_tf32_tflops" if tf32 else "gemm_f32_tflops"] = 2.0 * 4096**3 / (us * 1e-6) / 1e12
     torch.backends.cuda.matmul.allow_tf32 = False
+    ah, bh = a.half(), b.half()
+    us = events(lambda: ah @ bh, 20)
+    res["gemm_f16_tflops"] = 2.0 * 4096**3 / (us * 1e-6) / 1e12
     print(json.dumps(res))
 
 

@@ -230,6 +230,28 @@ const char *dml_cuda_prelude(void) {
   return k_prelude;
 }
 
+void dml_cuda_typed_helpers(dml_sb_t *b, const dml_kernel_t *k) {
+  uint32_t views = dml_kernel_views(k), dts = dml_kernel_dtypes(k);
+  if (!(views & DML_KVIEW_TYPED)) return;
+  dml_sb_printf(
+      b, "%s%s", k_typed_prelude,
+      dts & ((1u << DML_KT_F16) | (1u << DML_KT_BF16)) ? dml_cemit_half_helpers : "");
+  if (dts & (1u << DML_KT_F64)) dml_cemit_f64_math(b, "");
+}
+
+void dml_cuda_typed_views(dml_sb_t *b, const dml_kernel_t *k) {
+  static const char *const elem[DML_KT_COUNT_] = {
+      "", "long long", "int",   "unsigned char",  "",         "signed char",       "",
+      "", "double",    "short", "unsigned short", "unsigned", "unsigned long long"};
+  uint32_t views = dml_kernel_views(k);
+  for (int buf = 0; buf < 2; buf++)
+    for (int t = DML_KT_I64; t < DML_KT_COUNT_; t++)
+      if (views & DML_KVIEW(buf, t))
+        dml_sb_printf(b, "  %s%s *%s = (%s%s *)%s;\n", buf ? "const " : "", elem[t],
+                      dml_cemit_view((dml_kbuf_t)buf, (dml_kdtype_t)t),
+                      buf ? "const " : "", elem[t], buf ? "weights" : "arena");
+}
+
 dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                               char **out_text) {
   if (n_symbols > DML_KPKG_MAX_SYMBOLS)
@@ -237,16 +259,10 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                            "%u symbols exceed the %u kernel parameter words", n_symbols,
                            DML_KPKG_MAX_SYMBOLS);
   dml_sb_t b = {0};
+  dml_sb_printf(&b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s", k->name,
+                dml_kernel_kind_name(k->kind), n_symbols ? n_symbols : 1, k_prelude);
+  dml_cuda_typed_helpers(&b, k);
   uint32_t views = dml_kernel_views(k);
-  uint32_t dts = dml_kernel_dtypes(k);
-  dml_sb_printf(
-      &b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s%s%s", k->name,
-      dml_kernel_kind_name(k->kind), n_symbols ? n_symbols : 1, k_prelude,
-      views & DML_KVIEW_TYPED ? k_typed_prelude : "",
-      (views & DML_KVIEW_TYPED) && (dts & ((1u << DML_KT_F16) | (1u << DML_KT_BF16)))
-          ? dml_cemit_half_helpers
-          : "");
-  if ((views & DML_KVIEW_TYPED) && (dts & (1u << DML_KT_F64))) dml_cemit_f64_math(&b, "");
   if (views & DML_KVIEW_RAND) dml_sb_printf(&b, "%s", k_philox_prelude);
   dml_cemit_ctabs(&b, &k_cuda, k);
   dml_sb_printf(&b,
@@ -265,15 +281,7 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
                 "  (void)gid_x, (void)gid_y, (void)arena, (void)weights, (void)pc;\n",
                 k->local[0], k->local[1]);
   /* typed views: pointer casts of the same buffers */
-  static const char *const elem[DML_KT_COUNT_] = {
-      "", "long long", "int",   "unsigned char",  "",         "signed char",       "",
-      "", "double",    "short", "unsigned short", "unsigned", "unsigned long long"};
-  for (int buf = 0; buf < 2; buf++)
-    for (int t = DML_KT_I64; t < DML_KT_COUNT_; t++)
-      if (views & DML_KVIEW(buf, t))
-        dml_sb_printf(&b, "  %s%s *%s = (%s%s *)%s;\n", buf ? "const " : "", elem[t],
-                      dml_cemit_view((dml_kbuf_t)buf, (dml_kdtype_t)t),
-                      buf ? "const " : "", elem[t], buf ? "weights" : "arena");
+  dml_cuda_typed_views(&b, k);
   for (uint32_t t = 0; t < k->n_tiles; t++)
     dml_sb_printf(&b, "  __shared__ __attribute__((aligned(16))) float tile%u[%u];\n", t,
                   k->tile_elems[t]);
@@ -623,16 +631,18 @@ static dml_status_t add_sm90a(tmp_t *t, const char *clang, const char *ptxas,
 }
 
 /* One kernel's code: the CUDA image container (dml_kpkg.h). A tensor-core
- * kernel (`mma`) gets the mma.sync form for ptx_sm and `sms` and, with
- * `sm90a`, the wgmma form besides. */
+ * kernel gets (`mma`: 0 the plain form, 1 the TF32 tensor-core form, 2
+ * the f16/bf16 one) that form for ptx_sm and `sms` and, with `sm90a` (TF32
+ * only), the wgmma form besides. */
 static dml_status_t build_kernel(tmp_t *t, const char *clang, const char *ptxas,
                                  const dml_kernel_t *K, uint32_t n_symbols, int mma,
                                  int sm90a, int ptx_sm, const int *sms, int n_sms,
                                  uint8_t **out, uint32_t *out_n) {
   char *src = NULL, *ptx = NULL;
   size_t ptx_n = 0;
-  DML_RETURN_IF_ERROR(mma ? dml_codegen_cuda_mma(K, n_symbols, &src)
-                          : dml_codegen_cuda(K, n_symbols, &src));
+  DML_RETURN_IF_ERROR(mma == 2 ? dml_codegen_cuda_mma16(K, n_symbols, &src)
+                      : mma    ? dml_codegen_cuda_mma(K, n_symbols, &src)
+                               : dml_codegen_cuda(K, n_symbols, &src));
   dml_status_t s = ptx_in(t, clang, src, ptx_sm, &ptx, &ptx_n);
   free(src);
   if (s) return s;
@@ -725,7 +735,13 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
       dml_kpkg_kernel_t *o = &fn->kernels[i];
       /* TF32 tensor cores (sm_80+) replace the GEMM main loop when allowed */
       int mma = allow_tf32 && ptx_sm >= 80 && dml_codegen_cuda_mma_applies(K);
-      snprintf(o->name, sizeof o->name, mma ? "%s_tf32" : "%s", K->name);
+      /* f16/bf16 GEMMs: tensor cores always (sm_80+; f32 accumulation) */
+      int h16 = !mma && ptx_sm >= 80 && dml_codegen_cuda_mma16_applies(K);
+      if (h16)
+        snprintf(o->name, sizeof o->name, "%.20s_mma_%s", K->name,
+                 K->gemm->dtype == DML_KT_BF16 ? "bf16" : "f16");
+      else
+        snprintf(o->name, sizeof o->name, mma ? "%s_tf32" : "%s", K->name);
       o->kind = (uint32_t)K->kind;
       o->n_nodes = K->n_nodes;
       o->nodes = (uint32_t *)malloc(K->n_nodes * sizeof(uint32_t));
@@ -739,13 +755,14 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
       memcpy(local, K->local, sizeof local);
       memcpy(items, K->items, sizeof items);
       if (mma) dml_codegen_cuda_mma_geometry(K, local, items);
+      if (h16) dml_codegen_cuda_mma16_geometry(K, local, items);
       memcpy(o->local, local, sizeof o->local);
       for (int d = 0; d < 3; d++) to_lin(items[d], &o->items[d]);
       to_lin(K->flops, &o->flops);
       to_lin(K->bytes, &o->bytes);
       uint8_t *code = NULL;
-      s = build_kernel(&t, clang, ptxas, K, g->n_symbols, mma, sm90a, ptx_sm, sms, n_sms,
-                       &code, &o->code_bytes);
+      s = build_kernel(&t, clang, ptxas, K, g->n_symbols, h16 ? 2 : mma, sm90a, ptx_sm,
+                       sms, n_sms, &code, &o->code_bytes);
       o->code = code;
     }
     if (s) s = dml_status_annotate(s, "function '%s'", g->functions[f].name);

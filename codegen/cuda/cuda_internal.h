@@ -39,6 +39,30 @@ int dml_codegen_cuda_wgmma_applies(const dml_kernel_t *k);
  * Its PTX needs dml_codegen_cuda_sm90a_ptx (dml_codegen.h). Errors: as
  * dml_codegen_cuda_mma. */
 dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
+                                     char **out_text);
+
+/* The typed helpers (integer functions, f16/bf16 conversions, f64 exp/log)
+ * kernel `k` needs, appended to `b` (nothing for an f32-only kernel). */
+void dml_cuda_typed_helpers(dml_sb_t *b, const dml_kernel_t *k);
+
+/* Declarations of the typed views of `arena` and `weights` that kernel `k`
+ * reads or writes (e.g. `unsigned short *arena_u16`), appended to `b`. */
+void dml_cuda_typed_views(dml_sb_t *b, const dml_kernel_t *k);
+
+/* 1 when GEMM kernel `k` has the f16/bf16 tensor-core form: a Gemm/MatMul
+ * of f16 or bf16 operands with a recorded product (dml_kgemm_t) whose
+ * operands' rows are 16-byte aligned (see cuda_mma.c). */
+int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k);
+
+/* The workgroup size and grid of the f16/bf16 form of `k`: 256 threads,
+ * one block per 128 x 128 tile of C. */
+void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
+                                     dml_klin_t items[3]);
+
+/* CUDA C of the f16/bf16 tensor-core form of `k` (kernel `<name>_mma_f16`
+ * or `_mma_bf16`); INVALID_ARGUMENT when it does not apply, RESOURCE_EXHAUSTED
+ * out of memory. The caller free()s *out_text. */
+dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                                     char **out_text);
 
 #endif /* DML_CUDA_INTERNAL_H_ */

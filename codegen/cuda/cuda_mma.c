@@ -378,3 +378,317 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
   *out_text = b.p;
   return DML_OK;
 }
+
+/* ---- f16/bf16: mma.sync.m16n8k16 ----
+ *
+ * GEMMs of f16 or bf16 operands run on tensor cores whenever the target
+ * is sm_80 or later (no flag: the operands have no more precision to lose,
+ * and the products are summed in f32 as the CUDA-core forms do, so the
+ * result is rounded to the dtype once, in the epilogue). Tiling as above:
+ * 256 threads (8 warps, 2 along M x 4 along N, 64 x 32 each: 4 x 4 mma
+ * tiles of 16 x 8) per 128 x 128 tile of C, K in steps of 32 through a
+ * 3-stage cp.async ring of the operands' 16-bit words in their stored
+ * layouts (rows padded by 8 halves: a warp's fragment reads hit distinct
+ * banks). Only 16-byte copies: the form applies when every stored row of
+ * A and B and their bases are 16-byte aligned (the row lengths multiples
+ * of 8 elements); other GEMMs keep the CUDA-core form. Fragment layouts:
+ * PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type":
+ * A a0 (g, 2t..2t+1), a1 (g + 8, 2t..), a2 (g, 2t + 8..), a3 (g + 8,
+ * 2t + 8..); B b0 (k = 2t..2t+1, n = g), b1 (k = 2t + 8.., n = g); each
+ * register two 16-bit elements, the lower k in the low half; C as for
+ * m16n8k8. A row-major A and a transposed B ([N, K]) give a register in
+ * one 32-bit shared load; the other layouts pack two 16-bit loads. */
+
+#define H16_BM 128
+#define H16_BN 128
+#define H16_BK 32
+#define H16_THREADS 256
+#define H16_STAGES 3
+#define H16_PAD 8 /* halves of padding per stored row of a tile */
+
+int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k) {
+  const dml_kgemm_t *g = k->gemm;
+  if (k->kind != DML_KK_GEMM || !g || g->conv || !g->epilogue) return 0;
+  if (g->dtype != DML_KT_F16 && g->dtype != DML_KT_BF16) return 0;
+  /* random bits in the epilogue (training Dropout) keep the plain form */
+  if (dml_kernel_views(k) & DML_KVIEW_RAND) return 0;
+  if (g->n < 1 || g->k < 1 || g->n > (1 << 30) || g->k > (1 << 30)) return 0;
+  if (g->m.c < 0 || g->m.c0 < 0 || g->a_off % 8 || g->b_off % 8) return 0;
+  int m8 = g->m.c % 8 == 0 && g->m.c0 % 8 == 0;
+  return (g->ta ? m8 : g->k % 8 == 0) && (g->tb ? g->k % 8 == 0 : g->n % 8 == 0);
+}
+
+void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
+                                     dml_klin_t items[3]) {
+  const dml_kgemm_t *g = k->gemm;
+  local[0] = H16_THREADS, local[1] = 1, local[2] = 1;
+  items[0] = (dml_klin_t){0, -1, ((g->n + H16_BN - 1) / H16_BN) * H16_THREADS};
+  if (g->m.sym < 0)
+    items[1] = (dml_klin_t){0, -1, (g->m.c + g->m.c0 + H16_BM - 1) / H16_BM};
+  else
+    items[1] = (dml_klin_t){(g->m.c + H16_BM - 1) / H16_BM, g->m.sym,
+                            (g->m.c0 + H16_BM - 1) / H16_BM};
+  items[2] = (dml_klin_t){0, -1, 1};
+}
+
+static const char k_helpers16[] =
+    "DML_DEV unsigned dml_smem16(const void *p) {\n"
+    "  unsigned a;\n"
+    "  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) "
+    ": \"l\"(p));\n"
+    "  return a;\n"
+    "}\n"
+    "/* cp.async of 16 bytes, zero-filled when !ok (nothing read) */\n"
+    "DML_DEV void dml_cp16h(unsigned dst, const void *src, int ok) {\n"
+    "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"(dst), "
+    "\"l\"(src), \"r\"(ok ? 16 : 0));\n"
+    "}\n"
+    "DML_DEV void dml_commit16(void) { asm volatile(\"cp.async.commit_group;\"); }\n"
+    "/* two 16-bit words, the first in the low half */\n"
+    "DML_DEV unsigned dml_pack16(unsigned short lo, unsigned short hi) {\n"
+    "  return (unsigned)lo | ((unsigned)hi << 16);\n"
+    "}\n";
+
+/* A tile of 16-bit words as stored (rows x cols, row stride `stride`
+ * halves) filled by 16-byte cp.asyncs into stage `stage`. */
+typedef struct tile16 {
+  const char *ptr, *smem;    /* "A" / "As_s" */
+  int rows, cols, stride;    /* the tile as stored */
+  const char *row0, *col0;   /* first stored row / column of the tile */
+  const char *nrows, *ncols; /* the stored matrix's extent */
+  const char *ld;            /* elements per stored row */
+} tile16_t;
+
+static void emit_copy16(dml_sb_t *b, const tile16_t *t, const char *stage) {
+  int cpr = t->cols / 8, per = t->rows * cpr / H16_THREADS;
+  dml_sb_printf(b, "#pragma unroll\n      for (int i = 0; i < %d; i++) {\n", per);
+  dml_sb_printf(b,
+                "        unsigned e = tid + %uu * i, r = e / %du, c = (e %% %du) * 8u;\n",
+                H16_THREADS, cpr, cpr);
+  dml_sb_printf(b, "        unsigned gr = %s + r, gc = %s + c;\n", t->row0, t->col0);
+  dml_sb_printf(b, "        int ok = gr < %s && gc < %s;\n", t->nrows, t->ncols);
+  dml_sb_printf(
+      b,
+      "        dml_cp16h(%s + ((%s) * %du + r * %du + c) * 2u, ok ? %s + gr * %s + "
+      "gc : %s, ok);\n",
+      t->smem, stage, t->rows * t->stride, t->stride, t->ptr, t->ld, t->ptr);
+  dml_sb_printf(b, "      }\n");
+}
+
+/* The 32-bit fragment register of elements (row, col) and (row + dr,
+ * col + dc) of a stored tile `st` (stride `stride`): one load when they
+ * are adjacent in a row, else two packed. */
+static void frag_text(char *buf, size_t cap, const char *st, const char *row,
+                      const char *col, int stride, int adjacent) {
+  if (adjacent)
+    snprintf(buf, cap, "*(const unsigned *)(%s + (%s) * %du + (%s))", st, row, stride,
+             col);
+  else
+    snprintf(buf, cap, "dml_pack16(%s[(%s) * %du + (%s)], %s[(%s + 1u) * %du + (%s)])",
+             st, row, stride, col, st, row, stride, col);
+}
+
+dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
+                                    char **out_text) {
+  if (!dml_codegen_cuda_mma16_applies(k))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "codegen.cuda",
+                           "kernel %s has no f16/bf16 tensor-core form", k->name);
+  const dml_kgemm_t *g = k->gemm;
+  const char *ty = g->dtype == DML_KT_BF16 ? "bf16" : "f16";
+  char name[80];
+  snprintf(name, sizeof name, "%.20s_mma_%s", k->name, ty); /* as cuda.c names it */
+  dml_sb_t b = {0};
+  dml_sb_printf(&b, "// dmlc kernel %s (gemm, %s tensor cores)\n#define DML_NSYM %u\n%s",
+                name, ty, n_symbols ? n_symbols : 1, dml_cuda_prelude());
+  dml_cuda_typed_helpers(&b, k);
+  /* the epilogue: one element of C, the f32 product in register acc_reg,
+   * with the plain kernel's typed registers and views */
+  const char *wq = k->writes_weights ? "" : "const ";
+  dml_sb_printf(&b,
+                "DML_DEV void %s_epilogue(float *__restrict__ arena, %sfloat "
+                "*__restrict__ weights, const dml_syms_t &pc, unsigned gid_x, "
+                "unsigned gid_y, float acc) {\n",
+                k->name, wq);
+  dml_cuda_typed_views(&b, k);
+  dml_cemit_regs(&b, dml_cuda_dialect(), k);
+  dml_sb_printf(&b, "  r%u = acc;\n  (void)arena, (void)weights, (void)pc;\n",
+                g->acc_reg);
+  dml_cemit_stmts(&b, dml_cuda_dialect(), g->epilogue, 1);
+  dml_sb_printf(&b, "}\n%s", k_helpers16);
+  dml_sb_printf(
+      &b,
+      "DML_DEV void dml_mma16(float *d, const unsigned *a, const unsigned *b) {\n"
+      "  asm volatile(\n"
+      "      \"mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 \"\n"
+      "      \"{%%0, %%1, %%2, %%3}, {%%4, %%5, %%6, %%7}, {%%8, %%9}, "
+      "{%%0, %%1, %%2, %%3};\"\n"
+      "      : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+      "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
+      "\"r\"(b[1]));\n"
+      "}\n",
+      ty, ty);
+  char m[96];
+  lin_text(m, sizeof m, g->m);
+  /* A is [M, K] (tile 128 x 32 from (bm, k0)) or stored [K, M] (32 x 128
+   * from (k0, bm)); B is [K, N] (32 x 128 from (k0, bn)) or stored [N, K]
+   * (128 x 32 from (bn, k0)) */
+  tile16_t ta = {"A",
+                 "As_s",
+                 g->ta ? H16_BK : H16_BM,
+                 g->ta ? H16_BM : H16_BK,
+                 (g->ta ? H16_BM : H16_BK) + H16_PAD,
+                 g->ta ? "k0" : "bm",
+                 g->ta ? "bm" : "k0",
+                 g->ta ? "K" : "M",
+                 g->ta ? "M" : "K",
+                 g->ta ? "M" : "K"};
+  tile16_t tb = {"B",
+                 "Bs_s",
+                 g->tb ? H16_BN : H16_BK,
+                 g->tb ? H16_BK : H16_BN,
+                 (g->tb ? H16_BK : H16_BN) + H16_PAD,
+                 g->tb ? "bn" : "k0",
+                 g->tb ? "k0" : "bn",
+                 g->tb ? "N" : "K",
+                 g->tb ? "K" : "N",
+                 g->tb ? "K" : "N"};
+  uint32_t a_stage = (uint32_t)(ta.rows * ta.stride),
+           b_stage = (uint32_t)(tb.rows * tb.stride);
+  uint32_t smem = H16_STAGES * (a_stage + b_stage) * 2;
+  dml_sb_printf(
+      &b,
+      "/* dynamic shared memory of %s, bytes (the runtime reads it: "
+      "docs/kernels.md) */\n"
+      "extern \"C\" __device__ __attribute__((used)) unsigned %s_dynamic_smem = "
+      "%uu;\n"
+      "extern __shared__ __attribute__((aligned(16))) unsigned dml_dsmem[];\n",
+      name, name, smem);
+  dml_sb_printf(&b,
+                "extern \"C\" __global__ void __attribute__((launch_bounds(%d)))\n"
+                "%s(float *__restrict__ arena, %sfloat *__restrict__ weights, "
+                "dml_syms_t pc) {\n",
+                H16_THREADS, name, wq);
+  dml_sb_printf(&b, "  const unsigned M = %s, N = %lldu, K = %lldu;\n", m,
+                (long long)g->n, (long long)g->k);
+  dml_sb_printf(&b,
+                "  const unsigned short *__restrict__ A = (const unsigned short *)%s + "
+                "%lldu;\n",
+                g->a_buf == DML_KBUF_WEIGHTS ? "weights" : "arena", (long long)g->a_off);
+  dml_sb_printf(&b,
+                "  const unsigned short *__restrict__ B = (const unsigned short *)%s + "
+                "%lldu;\n",
+                g->b_buf == DML_KBUF_WEIGHTS ? "weights" : "arena", (long long)g->b_off);
+  dml_sb_printf(&b,
+                "  const unsigned tid = __nvvm_read_ptx_sreg_tid_x();\n"
+                "  const unsigned bn = __nvvm_read_ptx_sreg_ctaid_x() * %du;\n"
+                "  const unsigned bm = __nvvm_read_ptx_sreg_ctaid_y() * %du;\n"
+                "  if (bm >= M) return;\n"
+                "  const unsigned lane = tid & 31u, warp = tid >> 5;\n"
+                "  const unsigned g = lane >> 2, t = lane & 3u;\n"
+                "  const unsigned wm = (warp >> 2) * 64u, wn = (warp & 3u) * 32u;\n"
+                "  /* %d stages of A's tile (%u halves) then %d of B's (%u halves) */\n"
+                "  const unsigned short *As = (const unsigned short *)dml_dsmem;\n"
+                "  const unsigned short *Bs = As + %uu;\n"
+                "  const unsigned As_s = dml_smem16(As), Bs_s = dml_smem16(Bs);\n"
+                "  float acc[4][4][4];\n"
+                "#pragma unroll\n"
+                "  for (int i = 0; i < 4; i++)\n"
+                "#pragma unroll\n"
+                "    for (int j = 0; j < 4; j++)\n"
+                "#pragma unroll\n"
+                "      for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;\n"
+                "  const unsigned nk = (K + %du) / %du;\n"
+                "  /* prologue: the first %d steps in flight */\n"
+                "#pragma unroll\n"
+                "  for (unsigned s = 0; s < %du; s++) {\n"
+                "    if (s < nk) {\n"
+                "      const unsigned k0 = s * %du;\n",
+                H16_BN, H16_BM, H16_STAGES, a_stage, H16_STAGES, b_stage,
+                H16_STAGES * a_stage, H16_BK - 1, H16_BK, H16_STAGES - 1, H16_STAGES - 1,
+                H16_BK);
+  emit_copy16(&b, &ta, "s");
+  emit_copy16(&b, &tb, "s");
+  dml_sb_printf(&b,
+                "    }\n"
+                "    dml_commit16();\n"
+                "  }\n"
+                "  for (unsigned kt = 0; kt < nk; kt++) {\n"
+                "    /* step kt has landed (at most %d younger groups pending) */\n"
+                "    asm volatile(\"cp.async.wait_group %d;\");\n"
+                "    __syncthreads();\n"
+                "    /* step kt + %d into the stage step kt - 1 used: every thread is\n"
+                "     * past that step's mma (the barrier above) */\n"
+                "    {\n"
+                "      const unsigned s = kt + %du, st = s %% %du, k0 = s * %du;\n"
+                "      if (s < nk) {\n",
+                H16_STAGES - 2, H16_STAGES - 2, H16_STAGES - 1, H16_STAGES - 1,
+                H16_STAGES, H16_BK);
+  emit_copy16(&b, &ta, "st");
+  emit_copy16(&b, &tb, "st");
+  /* fragments: A(m, k) with m = wm + i*16 + g (+8), k = kk + 2t (+8) and
+   * k + 1; B(k, n) with k = kk + 2t (+8) and k + 1, n = wn + j*8 + g */
+  static const char *am[4] = {"m", "m + 8u", "m", "m + 8u"};
+  static const char *ak[4] = {"kk + 2u * t", "kk + 2u * t", "kk + 2u * t + 8u",
+                              "kk + 2u * t + 8u"};
+  char af[4][160], bf[2][160];
+  for (int i = 0; i < 4; i++) {
+    if (g->ta) /* stored [K, M]: k is the row, its pair one row down */
+      frag_text(af[i], sizeof af[i], "a_st", ak[i], am[i], ta.stride, 0);
+    else
+      frag_text(af[i], sizeof af[i], "a_st", am[i], ak[i], ta.stride, 1);
+  }
+  for (int i = 0; i < 2; i++) {
+    if (g->tb) /* stored [N, K] */
+      frag_text(bf[i], sizeof bf[i], "b_st", "n", ak[2 * i], tb.stride, 1);
+    else
+      frag_text(bf[i], sizeof bf[i], "b_st", ak[2 * i], "n", tb.stride, 0);
+  }
+  dml_sb_printf(
+      &b,
+      "      }\n"
+      "      dml_commit16();\n"
+      "    }\n"
+      "    const unsigned short *a_st = As + (kt %% %du) * %du;\n"
+      "    const unsigned short *b_st = Bs + (kt %% %du) * %du;\n"
+      "#pragma unroll\n"
+      "    for (unsigned kk = 0; kk < %du; kk += 16u) {\n"
+      "      unsigned af[4][4], bf[4][2];\n"
+      "#pragma unroll\n"
+      "      for (int i = 0; i < 4; i++) {\n"
+      "        const unsigned m = wm + i * 16u + g;\n"
+      "        af[i][0] = %s;\n"
+      "        af[i][1] = %s;\n"
+      "        af[i][2] = %s;\n"
+      "        af[i][3] = %s;\n"
+      "      }\n"
+      "#pragma unroll\n"
+      "      for (int j = 0; j < 4; j++) {\n"
+      "        const unsigned n = wn + j * 8u + g;\n"
+      "        bf[j][0] = %s;\n"
+      "        bf[j][1] = %s;\n"
+      "      }\n"
+      "#pragma unroll\n"
+      "      for (int i = 0; i < 4; i++)\n"
+      "#pragma unroll\n"
+      "        for (int j = 0; j < 4; j++) dml_mma16(acc[i][j], af[i], bf[j]);\n"
+      "    }\n"
+      "  }\n"
+      "#pragma unroll\n"
+      "  for (int i = 0; i < 4; i++)\n"
+      "#pragma unroll\n"
+      "    for (int j = 0; j < 4; j++)\n"
+      "#pragma unroll\n"
+      "      for (int e = 0; e < 4; e++)\n"
+      "        %s_epilogue(arena, weights, pc, bn + wn + j * 8u + 2u * t + (e & 1),\n"
+      "                    bm + wm + i * 16u + g + (e >> 1) * 8u, acc[i][j][e]);\n"
+      "}\n",
+      H16_STAGES, a_stage, H16_STAGES, b_stage, H16_BK, af[0], af[1], af[2], af[3], bf[0],
+      bf[1], k->name);
+  if (b.oom) {
+    free(b.p);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.cuda",
+                           "out of memory");
+  }
+  *out_text = b.p;
+  return DML_OK;
+}

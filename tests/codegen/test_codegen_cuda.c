@@ -526,6 +526,78 @@ static void test_sm90a_ptx(void) {
   dml_status_free(s);
 }
 
+/* The f16/bf16 tensor-core form (no flag) on the IR `text` for `arch`:
+ * returns the number of GEMM kernels named *_mma_f16 / *_mma_bf16, each
+ * checked for 256-thread blocks, ceil(N / 128) * 256 invocations along x
+ * and PTX with mma.sync m16n8k16 of its dtype (f32 accumulators), 16-byte
+ * cp.async and no calls; every other kernel keeps its form (no m16n8k16).
+ * Sets *plain to the number of GEMM kernels kept. The numerics are checked
+ * on a GPU (tests/cuda half_0_gemm). */
+static int mma16_forms(const char *text, const char *arch, int *plain) {
+  size_t n = 0;
+  *plain = 0;
+  void *a = cg_package(text, NULL, &n);
+  if (!a) return 0;
+  CHECK_OK(dml_compile_add_kernels_arch("cuda", arch, 0, NULL, &a, &n));
+  dml_pkg_t pkg;
+  const dml_pkg_section_t *cs = cuda_section(&pkg, a, n);
+  dml_pkg_graph_t *g = graph_of(a, n, &pkg);
+  dml_kpkg_t *k = NULL;
+  if (cs && g) CHECK_OK(dml_kpkg_decode(cs->data, cs->size, DML_KPKG_TARGET_CUDA, g, &k));
+  int forms = 0;
+  for (uint32_t i = 0; k && i < k->functions[0].n_kernels; i++) {
+    const dml_kpkg_kernel_t *K = &k->functions[0].kernels[i];
+    dml_kpkg_cuda_image_t im[DML_KPKG_CUDA_MAX_IMAGES];
+    uint32_t ni = 0;
+    CHECK_OK(dml_kpkg_cuda_images(K->code, K->code_bytes, im, &ni));
+    char *ptx = ni ? (char *)malloc(im[0].size + 1) : NULL;
+    if (!ptx) continue;
+    memcpy(ptx, im[0].data, im[0].size);
+    ptx[im[0].size] = 0;
+    const char *bf = strstr(K->name, "_mma_bf16"), *hf = strstr(K->name, "_mma_f16");
+    int f16 = strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != NULL;
+    int b16 = strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != NULL;
+    if (bf || hf) {
+      forms++;
+      CHECK(K->kind == DML_KK_GEMM && (hf ? f16 && !b16 : b16 && !f16));
+      CHECK(strstr(ptx, "cp.async.cg.shared.global") != NULL);
+      CHECK(strstr(ptx, "call.uni") == NULL);
+      CHECK(K->local[0] == 256 && K->local[1] == 1 && K->local[2] == 1);
+    } else {
+      *plain += K->kind == DML_KK_GEMM;
+      CHECK(!f16 && !b16);
+    }
+    free(ptx);
+  }
+  dml_kpkg_release(k);
+  dml_pkg_graph_release(g);
+  free(a);
+  return forms;
+}
+
+static void test_mma16_form(void) {
+  /* f16 with a bias and a Relu, bf16 with transA and transB (rows of 8
+   * elements: 16 bytes), a symbolic M over 128-row tiles; a small M keeps
+   * the K-split form, K = 36 (rows of 72 bytes) the tiled CUDA-core form */
+  static const char text[] =
+      "sym batch <= 300\n"
+      "global @w : f16[64,40] param\n"
+      "global @c : f16[40] param\n"
+      "global @v : bf16[24,96] param\n"
+      "func @forward(%x: f16[batch,64], %a: bf16[96,136], %s: f16[8,64], "
+      "%p: f16[200,36], %q: f16[36,16]) -> (f16[batch,40], bf16[136,24], f16[8,40], "
+      "f16[200,16]) {\n"
+      "  %g = Gemm(%x, @w, @c) : f16[batch,40]\n"
+      "  %r = Relu(%g) : f16[batch,40]\n"
+      "  %t = Gemm(%a, @v) {transA = 1, transB = 1, alpha = 0.5} : bf16[136,24]\n"
+      "  %u = MatMul(%s, @w) : f16[8,40]\n"
+      "  %z = MatMul(%p, %q) : f16[200,16]\n"
+      "  return %r, %t, %u, %z\n}\n";
+  int plain = 0;
+  CHECK(mma16_forms(text, "ptx", &plain) == 2);
+  CHECK(plain == 2);
+}
+
 /* Corrupt CUDA code is DATA_LOSS, from the container parser and from the
  * model loader. */
 static void test_cuda_untrusted(void) {
@@ -662,6 +734,7 @@ int main(void) {
   RUN(test_section_deterministic);
   RUN(test_tf32_form);
   RUN(test_sm90a_ptx);
+  RUN(test_mma16_form);
   RUN(test_cuda_untrusted);
   RUN(test_cuda_errors);
   return dml_test_finish();

@@ -212,6 +212,12 @@ int main(int argc, char **argv) {
         "func @forward(%a: f32[4096,4096], %b: f32[4096,4096]) -> (f32[4096,4096]) {\n"
         "  %c = MatMul(%a, %b) : f32[4096,4096]\n  return %c\n}\n",
         "cpu,cuda", NULL);
+    /* f16 tensor cores (always on for f16) */
+    write_ir(
+        "bench_gemm4096_f16",
+        "func @forward(%a: f16[4096,4096], %b: f16[4096,4096]) -> (f16[4096,4096]) {\n"
+        "  %c = MatMul(%a, %b) : f16[4096,4096]\n  return %c\n}\n",
+        "cpu,cuda", NULL);
     g_tf32 = 1;
     write_ir(
         "bench_gemm4096_tf32",

@@ -118,7 +118,9 @@ static void test_tf32(void) {
 
 /* GEMMs of random f16/bf16 operands (half_0_gemm.dmlpkg,
  * gpu_test_half_gemm_random) within GPU_TEST_HALF_ULPS rounding steps of
- * the CPU's at batch 1, 3, 16 and 64. */
+ * the CPU's at batch 1, 3, 16 and 64; on compute capability 8.0 and later
+ * the three of more than 64 rows run on tensor cores (kernels named
+ * *_mma_f16 / *_mma_bf16: two f16, one bf16). */
 static void test_half_gemm(void) {
   dml_rt_model_t *m = load("half_0_gemm.dmlpkg");
   dml_rt_session_t *cpu = NULL, *cu = NULL;
@@ -130,6 +132,16 @@ static void test_half_gemm(void) {
            (long long)batches[i], e);
     CHECK(e <= GPU_TEST_HALF_ULPS);
   }
+  int f16 = 0, bf16 = 0;
+  for (uint32_t i = 0; cu && i < dml_rt_session_num_kernels(cu); i++) {
+    dml_rt_kernel_info_t ki;
+    CHECK_OK(dml_rt_session_kernel_info(cu, i, &ki));
+    f16 += ki.name && strstr(ki.name, "_mma_f16") != NULL;
+    bf16 += ki.name && strstr(ki.name, "_mma_bf16") != NULL;
+  }
+  printf("half_0_gemm.dmlpkg: %d f16 and %d bf16 tensor-core kernels (cc %d)\n", f16,
+         bf16, g_cc);
+  if (cu && g_cc >= 80) CHECK(f16 == 2 && bf16 == 1);
   gpu_test_close(m, cpu, cu);
 }
 
