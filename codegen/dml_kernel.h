@@ -244,12 +244,18 @@ typedef struct dml_kstmt {
   struct dml_kstmt *next;
 } dml_kstmt_t;
 
-/* A count affine in at most one symbol:
- * c0 + c * (sym < 0 ? 1 : the symbol's run-time value). */
+/* A count c0 + c * (sym < 0 ? 1 : the symbol's run-time value) * (the
+ * product of the run-time values of the symbols whose bits are set in
+ * `more`). `more` (0 for most counts) holds the further symbols of a value
+ * whose dims use several (a Reshape's output whose dims come from a shape
+ * input fed at run time: one data-dependent symbol per dim); a bit may
+ * repeat `sym` (a square). Packages hold at most 32 symbols
+ * (DML_KPKG_MAX_SYMBOLS), so one word holds every bit. */
 typedef struct dml_klin {
   int64_t c;
   int32_t sym;
   int64_t c0;
+  uint32_t more;
 } dml_klin_t;
 
 /* A constant table of a kernel: values the scheduler computes at compile

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_kpkg.h"
 #include "kernel_internal.h"
 
 struct dml_kpool_block {
@@ -126,10 +127,12 @@ const dml_kidx_t *dml_ki_bin(dml_kpool_t *p, dml_kidx_kind_t k, const dml_kidx_t
 }
 
 const dml_kidx_t *dml_ki_lin(dml_kpool_t *p, dml_klin_t l) {
-  if (l.sym < 0) return dml_ki_const(p, l.c0 + l.c);
-  return dml_ki_bin(
-      p, DML_KI_ADD, dml_ki_const(p, l.c0),
-      dml_ki_bin(p, DML_KI_MUL, dml_ki_const(p, l.c), dml_ki_sym(p, l.sym)));
+  if (l.sym < 0 && !l.more) return dml_ki_const(p, l.c0 + l.c);
+  const dml_kidx_t *t = dml_ki_const(p, l.c);
+  if (l.sym >= 0) t = dml_ki_bin(p, DML_KI_MUL, t, dml_ki_sym(p, l.sym));
+  for (int32_t i = 0; i < 32; i++)
+    if (l.more >> i & 1u) t = dml_ki_bin(p, DML_KI_MUL, t, dml_ki_sym(p, i));
+  return dml_ki_bin(p, DML_KI_ADD, dml_ki_const(p, l.c0), t);
 }
 
 static dml_kval_t *kv_new(dml_kpool_t *p, dml_kval_kind_t k) {
@@ -564,9 +567,8 @@ const char *dml_kernel_kind_name(dml_kernel_kind_t k) {
 }
 
 int64_t dml_klin_eval(dml_klin_t l, const int64_t *sym, uint32_t n) {
-  if (l.sym < 0) return l.c0 + l.c;
-  if ((uint32_t)l.sym >= n) return -1;
-  return l.c0 + l.c * sym[l.sym];
+  dml_kpkg_lin_t k = {l.c0, l.c, l.sym, l.more};
+  return dml_kpkg_lin_eval(k, sym, n);
 }
 
 /* ---- printer ---- */
@@ -731,15 +733,24 @@ static void print_stmts(const dml_kstmt_t *s, const dml_pkg_graph_t *g, int dept
   }
 }
 
-static void print_lin(dml_klin_t l, const dml_pkg_graph_t *g, FILE *f) {
-  if (l.c0 && l.sym >= 0) fprintf(f, "%lld+", (long long)l.c0);
-  if (l.sym < 0) l.c += l.c0;
-  if (l.sym < 0)
-    fprintf(f, "%lld", (long long)l.c);
-  else if (g && (uint32_t)l.sym < g->n_symbols)
-    fprintf(f, "%lld*%s", (long long)l.c, g->symbols[l.sym].name);
+static void print_sym(int32_t sym, const dml_pkg_graph_t *g, FILE *f) {
+  if (g && (uint32_t)sym < g->n_symbols)
+    fprintf(f, "*%s", g->symbols[sym].name);
   else
-    fprintf(f, "%lld*$%d", (long long)l.c, (int)l.sym);
+    fprintf(f, "*$%d", (int)sym);
+}
+
+static void print_lin(dml_klin_t l, const dml_pkg_graph_t *g, FILE *f) {
+  int symbolic = l.sym >= 0 || l.more;
+  if (l.c0 && symbolic) fprintf(f, "%lld+", (long long)l.c0);
+  if (!symbolic) {
+    fprintf(f, "%lld", (long long)(l.c + l.c0));
+    return;
+  }
+  fprintf(f, "%lld", (long long)l.c);
+  if (l.sym >= 0) print_sym(l.sym, g, f);
+  for (int32_t i = 0; i < 32; i++)
+    if (l.more >> i & 1u) print_sym(i, g, f);
 }
 
 void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f) {

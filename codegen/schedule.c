@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_cpu.h"
 #include "schedule_internal.h"
 
 #define WG 256 /* invocations per workgroup of 1-D kernels */
@@ -38,24 +39,68 @@ static void unsupported(sched_t *s, uint32_t node, const char *fmt, const char *
                              n->name ? n->name : "", n->op_name, why);
 }
 
-/* Numel of a type as c * sym (at most one symbolic dim). 0 on failure. */
+/* Numel of a type as c * sym * (the symbols of `more`): the first
+ * symbolic dim's symbol in `sym`, the others' in `more` (dml_klin_t). 0
+ * when a symbol's index is 32 or above, or a symbol occurs in more than
+ * two dims. */
 static int type_numel(const dml_type_t *t, dml_klin_t *out) {
-  dml_klin_t l = {1, -1, 0};
+  dml_klin_t l = {1, -1, 0, 0};
   for (int32_t d = 0; d < t->rank; d++) {
     l.c *= t->dims[d].value;
-    if (t->dims[d].sym >= 0) {
-      if (l.sym >= 0) return 0;
-      l.sym = t->dims[d].sym;
+    int32_t sy = t->dims[d].sym;
+    if (sy < 0) continue;
+    if (l.sym < 0) {
+      l.sym = sy;
+      continue;
     }
+    if (sy >= 32 || (l.more >> sy & 1u)) return 0;
+    l.more |= 1u << sy;
   }
   *out = l;
   return 1;
 }
 
-/* The kernel dtype of value v (f32 for dtypes kernels cannot hold: the
- * scheduler refuses those before building anything). */
+/* Numel of a type with at most one symbolic dim (the forms whose counts
+ * and tiles are affine in one symbol: GEMM rows, norms, windows). */
+static int type_numel1(const dml_type_t *t, dml_klin_t *out) {
+  dml_klin_t l;
+  if (!type_numel(t, &l) || l.more) return 0;
+  *out = l;
+  return 1;
+}
+
+/* Why the output dims of node `node` cannot be known on the host when a
+ * run starts, or NULL. A node whose output dims follow from the values of
+ * a shape input (it produces data-dependent symbols, ir/dml_ir.h) is
+ * emitted when the runtime can compute those dims before the device runs
+ * (rt_session.c, with the CPU's shape rules, dml_cpu_output_dims): every
+ * input the rule reads is a constant or an input of the function. A
+ * value the device computes during the run is refused; so is an op
+ * without such a rule (its kernel counts the extent: NonZero, ...). */
+static const char *dims_reject(const sched_t *s, uint32_t node) {
+  uint32_t fi = (uint32_t)(s->fn - s->g->functions);
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  for (uint32_t k = 0; k < s->g->n_symbols; k++) {
+    const dml_pkg_symbol_t *sy = &s->g->symbols[k];
+    if (sy->origin != DML_PKG_SYMBOL_NODE || sy->function != fi || sy->node != node)
+      continue;
+    if (dml_cpu_output_dims_reads(n->op, 0) < 0)
+      return "its output dims are counted from data on the device";
+    for (uint32_t j = 0; j < n->n_inputs; j++) {
+      const dml_pkg_value_t *x = val(s, n->inputs[j]);
+      if (x && dml_cpu_output_dims_reads(n->op, j) > 0 &&
+          x->storage != DML_PKG_STORAGE_CONST && x->storage != DML_PKG_STORAGE_INPUT)
+        return "its output dims depend on values computed on the device (shape inputs "
+               "must be inputs of the function or constants)";
+    }
+    return NULL;
+  }
+  return NULL;
+}
+
 /* 1 when a dim of `t` is computed at run time from data (a symbol a node
- * produces): the GPU sessions do not compute such dims yet. */
+ * produces): the forms that do not take such dims yet (generators, RNN)
+ * refuse them. */
 static int data_dependent(const sched_t *s, const dml_type_t *t) {
   for (int32_t d = 0; d < t->rank; d++)
     if (t->dims[d].sym >= 0 && (uint32_t)t->dims[d].sym < s->g->n_symbols &&
@@ -64,6 +109,8 @@ static int data_dependent(const sched_t *s, const dml_type_t *t) {
   return 0;
 }
 
+/* The kernel dtype of value v (f32 for dtypes kernels cannot hold: the
+ * scheduler refuses those before building anything). */
 static dml_kdtype_t kdt(const dml_pkg_value_t *v) {
   dml_kdtype_t t = DML_KT_F32;
   dml_kdtype_of(v->type.dtype, &t);
@@ -86,7 +133,7 @@ static int same_shape(const dml_type_t *a, const dml_type_t *b) {
 }
 
 static const dml_kidx_t *dim_idx(sched_t *s, dml_dim_t d) {
-  dml_klin_t l = {d.value, d.sym, 0};
+  dml_klin_t l = {d.value, d.sym, 0, 0};
   return dml_ki_lin(s->pool, l);
 }
 
@@ -486,8 +533,9 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
       return x0 && x0->type.dtype == yt ? NULL : "Expand changes the dtype";
     case DML_OP_ONE_HOT: {
       const dml_pkg_value_t *x2 = n->n_inputs > 2 ? val(s, n->inputs[2]) : NULL;
-      if (!x0 || !x2 || !is_int(x0->type.dtype) || !typed_ok(x0))
-        return "OneHot indices must be i64 or i32";
+      if (!x0 || !x2 || (!is_int(x0->type.dtype) && x0->type.dtype != DML_DTYPE_F32) ||
+          !typed_ok(x0))
+        return "OneHot indices must be i64, i32 or f32";
       if (x2->type.dtype != yt || !typed_ok(x2) || x2->type.rank != 1 ||
           x2->type.dims[0].value != 2 || x2->type.dims[0].sym >= 0)
         return "OneHot values must be [2] of the output's dtype";
@@ -495,7 +543,6 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
       if (axis < 0) axis += y->type.rank;
       if (axis < 0 || axis >= y->type.rank || x0->type.rank != y->type.rank - 1)
         return "OneHot axis out of range";
-      if (y->type.dims[axis].sym >= 0) return "OneHot with a symbolic depth";
       return yt == DML_DTYPE_BOOL ? "OneHot to bool" : NULL;
     }
     case DML_OP_ADD:
@@ -556,7 +603,6 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
   if (!y) return "absent output";
   if (!typed_ok(y)) return "only numeric and bool values (aligned) are emitted";
-  if (data_dependent(s, &y->type)) return "a dim computed from run-time data";
   dml_klin_t l;
   if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
   if (n->n_inputs > 8) return "more than 8 inputs";
@@ -667,13 +713,17 @@ static dml_kernel_t *new_kernel(sched_t *s, dml_kernel_kind_t kind) {
   return K;
 }
 
+/* acc += mul * x. A work estimate holds one product of symbols: a term
+ * over other symbols than acc's is left out (an estimate for dmlc bench,
+ * never a launch count). */
 static void lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
-  if (x.sym < 0) {
+  if (x.sym < 0 && !x.more) {
     acc->c0 += mul * (x.c + x.c0);
   } else {
     acc->c0 += mul * x.c0;
-    if (acc->sym < 0 || acc->sym == x.sym) {
+    if ((acc->sym < 0 && !acc->more) || (acc->sym == x.sym && acc->more == x.more)) {
       acc->sym = x.sym;
+      acc->more = x.more;
       acc->c += mul * x.c;
     }
   }
@@ -698,14 +748,16 @@ static const dml_kval_t *one_hot_value(sched_t *s, dml_kernel_t *K,
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
   int64_t axis = dml_attr_int(n->attrs, n->n_attrs, "axis", -1);
   if (axis < 0) axis += y->type.rank;
-  int64_t depth = y->type.dims[axis].value;
+  /* the depth: static, or a data-dependent symbol (a depth input fed at
+   * run time, its value a push constant) */
+  const dml_kval_t *depth = dml_kv_idx(p, DML_KT_I64, dim_idx(s, y->type.dims[axis]));
   const dml_kidx_t *c[DML_MAX_RANK];
   for (int32_t d = 0, j = 0; d < y->type.rank; d++)
     if (d != axis) c[j++] = coord[d];
   const dml_kval_t *i =
       dml_kv_cast(p, DML_KT_I64, load_at(s, ix, bcast_index(s, &ix->type, &ix->type, c)));
   i = dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, i, dml_kv_zero(p, DML_KT_I64)),
-                    dml_kv_fn(p, DML_KF_ADD, i, dml_kv_iconst(p, DML_KT_I64, depth)), i);
+                    dml_kv_fn(p, DML_KF_ADD, i, depth), i);
   const dml_kval_t *hit =
       dml_kv_fn(p, DML_KF_EQ, i, dml_kv_idx(p, DML_KT_I64, coord[axis]));
   dml_klin_t l;
@@ -869,13 +921,11 @@ static dml_kstmt_t *assign(sched_t *s, dml_kstmt_kind_t k, uint32_t reg,
 /* The unroll factor for an elementwise kernel of `numel` elements: 1, or
  * EW_UNROLL when numel divides evenly at every symbol value and is large
  * at the bound. */
+static int64_t lin_max(const sched_t *s, dml_klin_t l);
+
 static int ew_unroll(const sched_t *s, dml_klin_t numel) {
   if (numel.c % EW_UNROLL || numel.c0 % EW_UNROLL) return 1;
-  int64_t at_bound =
-      numel.c0 + numel.c * (numel.sym >= 0 && (uint32_t)numel.sym < s->g->n_symbols
-                                ? s->g->symbols[numel.sym].bound
-                                : 1);
-  return at_bound >= EW_UNROLL_MIN_ELEMS ? EW_UNROLL : 1;
+  return lin_max(s, numel) >= EW_UNROLL_MIN_ELEMS ? EW_UNROLL : 1;
 }
 
 /* Moves the statements of `from` into `lets` (register definitions) and
@@ -902,7 +952,7 @@ static void emit_ew_group(sched_t *s, const group_t *G) {
   dml_klin_t numel;
   type_numel(G->out, &numel);
   int u = ew_unroll(s, numel);
-  dml_klin_t per = {numel.c / u, numel.sym, numel.c0 / u};
+  dml_klin_t per = {numel.c / u, numel.sym, numel.c0 / u, numel.more};
   K->local[0] = WG;
   K->items[0] = per;
   const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *N = dml_ki_lin(p, numel);
@@ -1127,7 +1177,6 @@ static void emit_random(sched_t *s, uint32_t node) {
   const dml_pkg_value_t *y = why ? NULL : val(s, n->outputs[0]);
   dml_klin_t numel;
   if (!why && !type_numel(&y->type, &numel)) why = "more than one symbolic dim";
-  if (!why && data_dependent(s, &y->type)) why = "a dim computed from run-time data";
   if (why) {
     unsupported(s, node, "%s", why);
     return;
@@ -1182,7 +1231,8 @@ static const char *assign_reject(sched_t *s, const dml_pkg_node_t *n) {
   if (gl->type.dtype != DML_DTYPE_F32 || x->type.dtype != DML_DTYPE_F32)
     return "only f32 is emitted";
   if (gl->offset % 4 || x->offset % 4) return "misaligned value";
-  if (!same_shape(&gl->type, &x->type) || !type_numel(&gl->type, &l) || l.sym >= 0)
+  if (!same_shape(&gl->type, &x->type) || !type_numel(&gl->type, &l) || l.sym >= 0 ||
+      l.more)
     return "the value's type is not the global's static type";
   if (gl->offset / 4 + (uint64_t)l.c > 0xffffffffull)
     return "the global lies beyond 32-bit indices";
@@ -1251,7 +1301,7 @@ static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t
     o->beta = dml_attr_float(n->attrs, n->n_attrs, "beta", 1.0);
     if (o->a->type.rank != 2 || o->b->type.rank != 2) return "Gemm operands must be 2-D";
     const dml_dim_t *ad = o->a->type.dims;
-    o->m = (dml_klin_t){ad[o->ta ? 1 : 0].value, ad[o->ta ? 1 : 0].sym, 0};
+    o->m = (dml_klin_t){ad[o->ta ? 1 : 0].value, ad[o->ta ? 1 : 0].sym, 0, 0};
     o->ksym = ad[o->ta ? 0 : 1].sym;
     o->k = ad[o->ta ? 0 : 1].value;
   } else {
@@ -1260,7 +1310,7 @@ static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t
     if (o->a->type.rank < 2) return "MatMul with a 1-D left operand";
     dml_type_t lead = o->a->type;
     lead.rank--;
-    if (!type_numel(&lead, &o->m)) return "more than one symbolic dim";
+    if (!type_numel1(&lead, &o->m)) return "more than one symbolic dim";
     const dml_dim_t kd = o->a->type.dims[o->a->type.rank - 1];
     o->ksym = kd.sym;
     o->k = kd.value;
@@ -1308,11 +1358,16 @@ typedef struct gemm_cfg {
   int64_t bm, bn, tm, tn, bk, threads;
 } gemm_cfg_t;
 
-/* Largest value of count `l` at the symbols' bounds. */
+/* Largest value of count `l` at the symbols' bounds (saturating). */
 static int64_t lin_max(const sched_t *s, dml_klin_t l) {
-  if (l.sym < 0) return l.c0 + l.c;
-  int64_t b = (uint32_t)l.sym < s->g->n_symbols ? s->g->symbols[l.sym].bound : 1;
-  return l.c0 + l.c * b;
+  int64_t t = l.c;
+  for (int32_t i = -1; i < 32; i++) {
+    int32_t k = i < 0 ? l.sym : i;
+    if (i < 0 ? k < 0 : !(l.more >> i & 1u)) continue;
+    int64_t b = (uint32_t)k < s->g->n_symbols ? s->g->symbols[k].bound : 1;
+    if (__builtin_mul_overflow(t, b, &t)) return INT64_MAX;
+  }
+  return t > INT64_MAX - l.c0 ? INT64_MAX : t + l.c0;
 }
 
 static const dml_kidx_t *kadd(dml_kpool_t *p, const dml_kidx_t *a, const dml_kidx_t *b) {
@@ -1327,7 +1382,7 @@ static const dml_kidx_t *kaddc(dml_kpool_t *p, const dml_kidx_t *a, int64_t c) {
 
 /* K as an index expression (k, or k * its symbol's value). */
 static const dml_kidx_t *gemm_k(dml_kpool_t *p, const gemm_shape_t *gs) {
-  return dml_ki_lin(p, (dml_klin_t){gs->k, gs->ksym, 0});
+  return dml_ki_lin(p, (dml_klin_t){gs->k, gs->ksym, 0, 0});
 }
 
 /* ceil(K / d): a constant, or (K + d - 1) / d from the push constants. */
@@ -1538,7 +1593,7 @@ static void emit_gemm_small(sched_t *s, dml_kernel_t *K, const group_t *G,
   const int64_t R = GEMM_SPLIT, X = GEMM_SCOLS;
   K->local[0] = (uint32_t)X;
   K->local[1] = (uint32_t)R;
-  K->items[0] = (dml_klin_t){gs->n, -1, 0};
+  K->items[0] = (dml_klin_t){gs->n, -1, 0, 0};
   K->items[1] = gs->m; /* ceil(M / 8) workgroups of 8 rows */
   K->n_tiles = 1;
   K->tile_elems[0] = (uint32_t)(R * R * X);
@@ -1632,8 +1687,8 @@ static void emit_gemm_small_tb(sched_t *s, dml_kernel_t *K, const group_t *G,
   const int64_t R = GEMM_SPLIT, L = 32, C = 8, S = L + 1;
   K->local[0] = (uint32_t)L;
   K->local[1] = (uint32_t)C;
-  K->items[0] = (dml_klin_t){gs->n * (L / C), -1, 0}; /* ceil(N / 8) workgroups */
-  K->items[1] = gs->m;                                /* ceil(M / 8) workgroups */
+  K->items[0] = (dml_klin_t){gs->n * (L / C), -1, 0, 0}; /* ceil(N / 8) workgroups */
+  K->items[1] = gs->m;                                   /* ceil(M / 8) workgroups */
   K->n_tiles = 1;
   K->tile_elems[0] = (uint32_t)(C * R * S);
   const dml_kidx_t *lx = dml_ki_var(p, DML_KVAR_LID_X),
@@ -1699,9 +1754,9 @@ static void emit_gemm_tiled(sched_t *s, dml_kernel_t *K, const group_t *G,
   if (gs->m.sym >= 0) {
     K->items[0] = gs->m; /* BM == T: ceil(M / BM) workgroups */
   } else {
-    K->items[0] = (dml_klin_t){((gs->m.c + gs->m.c0 + BM - 1) / BM) * T, -1, 0};
+    K->items[0] = (dml_klin_t){((gs->m.c + gs->m.c0 + BM - 1) / BM) * T, -1, 0, 0};
   }
-  K->items[1] = (dml_klin_t){(gs->n + BN - 1) / BN, -1, 0};
+  K->items[1] = (dml_klin_t){(gs->n + BN - 1) / BN, -1, 0, 0};
   K->n_tiles = 2;
   K->tile_elems[0] = (uint32_t)(BK * SA);
   K->tile_elems[1] = (uint32_t)(BK * SB);
@@ -1852,7 +1907,7 @@ static void emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t *gs
   if (gs->ksym >= 0) ab.sym = gs->ksym;
   const int64_t esz = (int64_t)dml_dtype_size(gs->a->type.dtype);
   lin_add(&K->bytes, ab, esz * gs->k);
-  lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, gs->ksym, 0}, esz);
+  lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, gs->ksym, 0, 0}, esz);
 }
 
 /* ---- convolution and pooling (2-D, NCHW) ---- */
@@ -1888,7 +1943,7 @@ static const char *win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *
   for (int d = 1; d < r; d++)
     if (xd[d].sym >= 0 || yd[d].sym >= 0) return "symbolic channel or spatial dim";
   if (xd[0].sym != yd[0].sym || xd[0].value != yd[0].value) return "batch mismatch";
-  o->n = (dml_klin_t){xd[0].value, xd[0].sym, 0};
+  o->n = (dml_klin_t){xd[0].value, xd[0].sym, 0, 0};
   o->C = xd[1].value, o->H = one ? 1 : xd[2].value, o->W = xd[r - 1].value;
   o->M = yd[1].value, o->OH = one ? 1 : yd[2].value, o->OW = yd[r - 1].value;
   o->group = conv ? dml_attr_int(n->attrs, n->n_attrs, "group", 1) : 1;
@@ -2067,7 +2122,7 @@ static void emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws)
   lin_add(&K->flops, fl, 1);
   dml_klin_t xl;
   if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, 4);
-  lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0}, 4);
+  lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0, 0}, 4);
   if (ws->group == 1) attach_conv(s, K, G, ws);
 }
 
@@ -2183,8 +2238,16 @@ static void emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
 
 /* ---- reductions ---- */
 
+/* Sets red[d] to 1 for each reduced dim of node `n` (input rank `rank`),
+ * or, when the axes come from a 1-D integer input that is not a constant
+ * (fed at run time), every red[d] to -1 and s->rt_axes to that input (the
+ * kernel reads it, emit_reduce_group). An empty axes input (a static
+ * length 0) reduces every dim, or none with noop_with_empty_axes (Sum,
+ * Mean, Max, Min, Prod: the output is the input). NULL, or why not. */
 static const char *reduce_axes(sched_t *s, const dml_pkg_node_t *n, int32_t rank,
                                int *red) {
+  s->rt_axes = NULL;
+  int noop = (int)dml_attr_int(n->attrs, n->n_attrs, "noop_with_empty_axes", 0);
   if (n->op == DML_OP_GLOBAL_AVERAGE_POOL || n->op == DML_OP_GLOBAL_MAX_POOL) {
     if (rank < 3) return "global pool of rank < 3";
     for (int32_t d = 0; d < rank; d++) red[d] = d >= 2;
@@ -2198,15 +2261,32 @@ static const char *reduce_axes(sched_t *s, const dml_pkg_node_t *n, int32_t rank
     memcpy(axes, aa, na * sizeof *aa);
   } else if (n->n_inputs > 1 && n->inputs[1] != DML_PKG_NO_VALUE) {
     const dml_pkg_value_t *av = val(s, n->inputs[1]);
+    if (av && av->storage != DML_PKG_STORAGE_CONST && av->type.rank == 1 &&
+        av->type.dims[0].sym < 0 &&
+        (av->type.dtype == DML_DTYPE_I64 || av->type.dtype == DML_DTYPE_I32) &&
+        typed_ok(av) && av->type.dims[0].value > 0) {
+      if (av->type.dims[0].value > rank) return "more axes than dims";
+      for (int32_t d = 0; d < rank; d++) red[d] = -1;
+      s->rt_axes = av;
+      return NULL;
+    }
+    if (av && av->type.rank == 1 && av->type.dims[0].sym < 0 &&
+        av->type.dims[0].value == 0) {
+      na = 0; /* empty: every dim, or none (noop_with_empty_axes) */
+      goto have_axes;
+    }
     if (!av || av->storage != DML_PKG_STORAGE_CONST || av->type.dtype != DML_DTYPE_I64 ||
         av->type.rank != 1 || av->type.dims[0].value > DML_MAX_RANK)
-      return "axes must be a constant";
+      return "axes must be a constant or a 1-D integer input of static length";
     na = (size_t)av->type.dims[0].value;
     if (av->offset + 8 * na > s->weights_size) return "axes outside the weights";
     memcpy(axes, s->weights + av->offset, 8 * na);
   }
-  for (int32_t d = 0; d < rank; d++) red[d] = na == 0;
-  if (na == 0 && dml_attr_int(n->attrs, n->n_attrs, "noop_with_empty_axes", 0))
+have_axes:
+  for (int32_t d = 0; d < rank; d++) red[d] = na == 0 && !noop;
+  if (na == 0 && noop && n->op != DML_OP_REDUCE_SUM && n->op != DML_OP_REDUCE_MEAN &&
+      n->op != DML_OP_REDUCE_MAX && n->op != DML_OP_REDUCE_MIN &&
+      n->op != DML_OP_REDUCE_PROD)
     return "noop_with_empty_axes";
   for (size_t i = 0; i < na; i++) {
     int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
@@ -2214,6 +2294,28 @@ static const char *reduce_axes(sched_t *s, const dml_pkg_node_t *n, int32_t rank
     red[a] = 1;
   }
   return NULL;
+}
+
+/* An integer input's element `i` as an i64 kernel value (`v` i64 or
+ * i32: a run-time parameter the kernel reads, e.g. axes fed at run time). */
+static const dml_kval_t *param_i64(sched_t *s, const dml_pkg_value_t *v, int64_t i) {
+  return dml_kv_cast(s->pool, DML_KT_I64, load_at(s, v, dml_ki_const(s->pool, i)));
+}
+
+/* bool: some entry of `axes` (a 1-D integer value, negative entries
+ * counted from `rank`) names dim d. */
+static const dml_kval_t *reduced_at(sched_t *s, const dml_pkg_value_t *axes, int32_t rank,
+                                    int32_t d) {
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *f = dml_kv_zero(p, DML_KT_BOOL);
+  for (int64_t i = 0; i < axes->type.dims[0].value; i++) {
+    const dml_kval_t *a = param_i64(s, axes, i);
+    const dml_kval_t *hit = dml_kv_fn(
+        p, DML_KF_OR, dml_kv_fn(p, DML_KF_EQ, a, dml_kv_iconst(p, DML_KT_I64, d)),
+        dml_kv_fn(p, DML_KF_EQ, a, dml_kv_iconst(p, DML_KT_I64, d - rank)));
+    f = dml_kv_fn(p, DML_KF_OR, f, hit);
+  }
+  return f;
 }
 
 static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
@@ -2235,6 +2337,23 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   const dml_kidx_t *rest_o = gid, *rest_r = rv, *R = dml_ki_const(p, 1);
   for (int32_t d = x->type.rank - 1; d >= 0; d--) {
     const dml_kidx_t *e = dim_idx(s, x->type.dims[d]);
+    if (red[d] < 0) {
+      /* axes fed at run time: dim d is reduced when an axis names it; the
+       * kept extent is then 1 and the reduced one the dim, else the other
+       * way round (so the output's flat index is the kept dims' row-major
+       * one, with keepdims or without) */
+      const dml_kval_t *f = reduced_at(s, s->rt_axes, x->type.rank, d);
+      const dml_kval_t *X = dml_kv_idx(p, DML_KT_I64, e),
+                       *one = dml_kv_one(p, DML_KT_I64);
+      const dml_kidx_t *ek = dml_ki_val(p, dml_kv_select(p, f, one, X));
+      const dml_kidx_t *er = dml_ki_val(p, dml_kv_select(p, f, X, one));
+      xcoord[d] = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MOD, rest_o, ek),
+                             dml_ki_bin(p, DML_KI_MOD, rest_r, er));
+      rest_o = dml_ki_bin(p, DML_KI_DIV, rest_o, ek);
+      rest_r = dml_ki_bin(p, DML_KI_DIV, rest_r, er);
+      R = dml_ki_bin(p, DML_KI_MUL, R, er);
+      continue;
+    }
     const dml_kidx_t **rest = red[d] ? &rest_r : &rest_o;
     xcoord[d] = dml_ki_bin(p, DML_KI_MOD, *rest, e);
     *rest = dml_ki_bin(p, DML_KI_DIV, *rest, e);
@@ -2357,7 +2476,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
     for (int32_t d = 0; d < x->type.rank; d++)
       if (red[d]) {
         cnt *= x->type.dims[d].value;
-        sym |= x->type.dims[d].sym >= 0;
+        sym |= x->type.dims[d].sym >= 0 || red[d] < 0;
       }
     /* over a symbolic dim, the count is the run-time index expression R */
     res = dml_kv_fn(p, DML_KF_DIV, dml_kv_reg_t(p, acc, t),
@@ -2530,7 +2649,6 @@ static const char *map_reject(sched_t *s, const dml_pkg_node_t *n, uint32_t n_in
     if (!y) continue;
     if (!typed_ok(y)) return "only numeric and bool values (aligned) are emitted";
     if (x0 && y->type.dtype != x0->type.dtype) return "operands of mixed dtypes";
-    if (data_dependent(s, &y->type)) return "a dim computed from run-time data";
     if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
     for (uint32_t i = 0; i < n_in && i < n->n_inputs; i++) {
       const dml_pkg_value_t *x = val(s, n->inputs[i]);
@@ -2762,9 +2880,12 @@ static void emit_split(sched_t *s, uint32_t node) {
   map_finish(s, K, &x->type, gid, body.first);
 }
 
+static const char *emit_slice_rt(sched_t *s, uint32_t node);
+static const char *emit_pad_rt(sched_t *s, uint32_t node);
+
 /* Slice with constant starts/ends/axes/steps (inputs, or attributes before
- * opset 10): x coordinate = start + c * step per sliced axis, start clamped
- * as the ONNX spec says. */
+ * opset 10; otherwise emit_slice_rt): x coordinate = start + c * step per sliced axis,
+ * start clamped as the ONNX spec says. */
 static void emit_slice(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -2816,6 +2937,10 @@ static void emit_slice(sched_t *s, uint32_t node) {
       b = b < 0 ? 0 : b > dim - 1 ? dim - 1 : b;
     start[a] = b;
     step[a] = k;
+  }
+  if (why && n->n_inputs >= 3) {
+    why = emit_slice_rt(s, node); /* the parameters read from memory */
+    if (!why) return;
   }
   if (why) {
     unsupported(s, node, "%s", why);
@@ -2871,6 +2996,10 @@ static void emit_pad(sched_t *s, uint32_t node) {
     else
       begin[a] = pads[i];
   }
+  if (why && n->n_inputs > 1) {
+    why = emit_pad_rt(s, node); /* pads read from memory, or another mode */
+    if (!why) return;
+  }
   if (why) {
     unsupported(s, node, "%s", why);
     return;
@@ -2897,6 +3026,171 @@ static void emit_pad(sched_t *s, uint32_t node) {
   dml_kblock_add(&body, store_at(s, y, gid, pad_v));
   dml_kblock_add(&body, inner);
   map_finish(s, K, &y->type, gid, body.first);
+}
+
+/* ---- data movement with parameters read at run time ---- */
+
+/* Why input `v` cannot be a run-time parameter of `n` values, or NULL: a
+ * 1-D i64 or i32 value of static length n (a constant is read from the
+ * weights like any other). */
+static const char *param_reject(sched_t *s, uint32_t v, int64_t n) {
+  const dml_pkg_value_t *p = val(s, v);
+  if (!p || p->type.rank != 1 || p->type.dims[0].sym >= 0 ||
+      (p->type.dtype != DML_DTYPE_I64 && p->type.dtype != DML_DTYPE_I32) || !typed_ok(p))
+    return "its parameters must be 1-D i64 or i32 values of static length";
+  if (n >= 0 && p->type.dims[0].value != n)
+    return "starts, ends, axes and steps differ in length";
+  return NULL;
+}
+
+/* max(lo, min(v, hi)) on i64 values. */
+static const dml_kval_t *clamp_i64(dml_kpool_t *p, const dml_kval_t *v,
+                                   const dml_kval_t *lo, const dml_kval_t *hi) {
+  return dml_kv_fn(p, DML_KF_MAX, lo, dml_kv_fn(p, DML_KF_MIN, v, hi));
+}
+
+/* Slice (opset 10+) whose starts, axes or steps are fed at run time, or
+ * that slices a symbolic dim: the output's dims are symbols the runtime
+ * computes before the device runs (dims_reject); the kernel reads starts,
+ * axes and steps from memory (the inputs were copied to the device with
+ * the others; constants from the weights) and maps each output
+ * coordinate c of dim d to start_d + c * step_d, where entry i with axis
+ * a_i == d (negative axes counted from the rank) gives start_d = starts[i]
+ * clamped as the ONNX spec and the CPU's shape rule say (negative from the
+ * end, then into [0, dim] for a positive step, [-1, dim - 1] for a
+ * negative one) and step_d = steps[i]; other dims keep start 0, step 1.
+ * Ends only shape the output. NULL, or why not. */
+static const char *emit_slice_rt(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  int32_t r = x->type.rank;
+  if (n->n_inputs < 3) return "a slice along a symbolic dim";
+  const char *why = param_reject(s, n->inputs[1], -1);
+  if (why) return why;
+  int64_t ne = val(s, n->inputs[1])->type.dims[0].value;
+  if (ne > DML_MAX_RANK) return "too many parameter values";
+  why = param_reject(s, n->inputs[2], ne);
+  const dml_pkg_value_t *ax = NULL, *sp = NULL;
+  if (!why && n->n_inputs > 3 && n->inputs[3] != DML_PKG_NO_VALUE) {
+    why = param_reject(s, n->inputs[3], ne);
+    ax = val(s, n->inputs[3]);
+  }
+  if (!why && n->n_inputs > 4 && n->inputs[4] != DML_PKG_NO_VALUE) {
+    why = param_reject(s, n->inputs[4], ne);
+    sp = val(s, n->inputs[4]);
+  }
+  if (why) return why;
+  const dml_pkg_value_t *st = val(s, n->inputs[1]);
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK] = {0}, *xc[DML_MAX_RANK] = {0};
+  const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
+  if (!gid) return NULL;
+  const dml_kval_t *zero = dml_kv_zero(p, DML_KT_I64), *one = dml_kv_one(p, DML_KT_I64);
+  for (int32_t d = 0; d < r; d++) {
+    const dml_kval_t *X = dml_kv_idx(p, DML_KT_I64, dim_idx(s, x->type.dims[d]));
+    const dml_kval_t *start = zero, *step = one;
+    int any = 0;
+    for (int64_t i = 0; i < ne; i++) {
+      const dml_kval_t *hit = NULL;
+      if (ax) {
+        const dml_kval_t *a = param_i64(s, ax, i);
+        hit = dml_kv_fn(p, DML_KF_OR,
+                        dml_kv_fn(p, DML_KF_EQ, a, dml_kv_iconst(p, DML_KT_I64, d)),
+                        dml_kv_fn(p, DML_KF_EQ, a, dml_kv_iconst(p, DML_KT_I64, d - r)));
+      } else if (i != d) {
+        continue;
+      }
+      const dml_kval_t *k = sp ? param_i64(s, sp, i) : one;
+      const dml_kval_t *b = param_i64(s, st, i);
+      /* clamp first (starts may be INT64_MIN/MAX), negative from the end */
+      b = clamp_i64(p, b,
+                    dml_kv_fn(p, DML_KF_SUB, dml_kv_fn(p, DML_KF_NEG, X, NULL), one), X);
+      b = dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, b, zero),
+                        dml_kv_fn(p, DML_KF_ADD, b, X), b);
+      b = dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, k, zero), clamp_i64(p, b, zero, X),
+                        clamp_i64(p, b, dml_kv_fn(p, DML_KF_NEG, one, NULL),
+                                  dml_kv_fn(p, DML_KF_SUB, X, one)));
+      start = hit ? dml_kv_select(p, hit, b, start) : b;
+      step = hit ? dml_kv_select(p, hit, k, step) : k;
+      any = 1;
+    }
+    if (!any) {
+      xc[d] = c[d];
+      continue;
+    }
+    /* start + c * step lies in [0, dim) for every output coordinate */
+    xc[d] = dml_ki_val(
+        p, dml_kv_fn(p, DML_KF_ADD, start,
+                     dml_kv_fn(p, DML_KF_MUL, dml_kv_idx(p, DML_KT_I64, c[d]), step)));
+  }
+  map_finish(s, K, &y->type, gid, store_at(s, y, gid, load_coords(s, x, xc)));
+  return NULL;
+}
+
+/* Pad (opset 11+, no axes input) with pads fed at run time, or in mode
+ * edge, reflect or wrap: output coordinate c of dim d reads x at
+ * t = c - pads[d] (pads read from memory, a constant from the weights),
+ * mapped as the CPU's kernel does (cpu_shape.c): constant: the padding
+ * value where some t falls outside [0, dim); edge: t clamped into
+ * [0, dim - 1]; wrap: t mod dim; reflect: t mod 2 (dim - 1), then
+ * 2 (dim - 1) - t past the end. Every load is bounds-checked (an empty
+ * dim stores zeros, where the CPU refuses to pad it). NULL, or why not. */
+static const char *emit_pad_rt(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
+  const dml_pkg_value_t *cv =
+      n->n_inputs > 2 && n->inputs[2] != DML_PKG_NO_VALUE ? val(s, n->inputs[2]) : NULL;
+  int32_t r = x->type.rank;
+  const char *mode = dml_attr_string(n->attrs, n->n_attrs, "mode", "constant");
+  int m = !strcmp(mode, "constant")  ? 0
+          : !strcmp(mode, "edge")    ? 1
+          : !strcmp(mode, "reflect") ? 2
+          : !strcmp(mode, "wrap")    ? 3
+                                     : -1;
+  if (m < 0) return "unknown mode";
+  if (n->n_inputs < 2 || n->inputs[1] == DML_PKG_NO_VALUE)
+    return "pads in an attribute with mode other than 'constant'";
+  if (n->n_inputs > 3 && n->inputs[3] != DML_PKG_NO_VALUE)
+    return "an axes input with pads fed at run time";
+  const char *why = param_reject(s, n->inputs[1], 2 * (int64_t)r);
+  if (why) return why;
+  if (m == 0 && cv && (cv->type.dtype != x->type.dtype || !typed_ok(cv)))
+    return "constant_value must be of the data's dtype";
+  const dml_pkg_value_t *pads = val(s, n->inputs[1]);
+  dml_kernel_t *K;
+  const dml_kidx_t *c[DML_MAX_RANK] = {0}, *xc[DML_MAX_RANK] = {0};
+  const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
+  if (!gid) return NULL;
+  const dml_kval_t *zero = dml_kv_zero(p, DML_KT_I64), *one = dml_kv_one(p, DML_KT_I64);
+  for (int32_t d = 0; d < r; d++) {
+    const dml_kval_t *X = dml_kv_idx(p, DML_KT_I64, dim_idx(s, x->type.dims[d]));
+    const dml_kval_t *t =
+        dml_kv_fn(p, DML_KF_SUB, dml_kv_idx(p, DML_KT_I64, c[d]), param_i64(s, pads, d));
+    if (m == 1) {
+      t = clamp_i64(p, t, zero, dml_kv_fn(p, DML_KF_SUB, X, one));
+    } else if (m == 3) {
+      t = dml_kv_fn(p, DML_KF_IMOD, t, X);
+    } else if (m == 2) {
+      const dml_kval_t *per = dml_kv_fn(p, DML_KF_MUL, dml_kv_iconst(p, DML_KT_I64, 2),
+                                        dml_kv_fn(p, DML_KF_SUB, X, one));
+      t = dml_kv_fn(p, DML_KF_IMOD, t, per);
+      t = dml_kv_select(p, dml_kv_fn(p, DML_KF_GE, t, X),
+                        dml_kv_fn(p, DML_KF_SUB, per, t), t);
+    }
+    xc[d] = dml_ki_val(p, t); /* negative: a huge index, outside [0, dim) */
+  }
+  dml_kstmt_t *inner = store_at(s, y, gid, load_coords(s, x, xc));
+  for (int32_t d = r - 1; d >= 0; d--)
+    inner = if_lt(s, xc[d], dim_idx(s, x->type.dims[d]), inner);
+  const dml_kval_t *pad_v =
+      m == 0 && cv ? load_at(s, cv, dml_ki_const(p, 0)) : dml_kv_zero(p, kdt(y));
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, store_at(s, y, gid, pad_v));
+  dml_kblock_add(&body, inner);
+  map_finish(s, K, &y->type, gid, body.first);
+  return NULL;
 }
 
 /* Places data-movement node `i` (dml_kschedule's switch). */
@@ -3278,7 +3572,7 @@ static void emit_conv_transpose(sched_t *s, uint32_t node) {
   dml_kblock_add(&body, store_at(s, y, gid, res));
   K->n_regs = 1;
   map_finish(s, K, &y->type, gid, body.first);
-  dml_klin_t numel = {0, -1, 0};
+  dml_klin_t numel = {0, -1, 0, 0};
   if (type_numel(&y->type, &numel)) lin_add(&K->flops, numel, 2 * cg * k[0] * k[1]);
 }
 
@@ -3328,7 +3622,7 @@ static const char *emit_matmul_batched(sched_t *s, uint32_t node) {
                                            : dml_kv_cast(p, kdt(y), dml_kv_reg(p, 0))));
   K->n_regs = 1;
   map_finish(s, K, &y->type, gid, body.first);
-  dml_klin_t numel = {0, -1, 0};
+  dml_klin_t numel = {0, -1, 0, 0};
   if (type_numel(&y->type, &numel)) lin_add(&K->flops, numel, 2 * kd.value);
   return NULL;
 }
@@ -3455,7 +3749,7 @@ static void emit_loss(sched_t *s, uint32_t node) {
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
   set_nodes(s, K, &G);
   K->local[0] = mode == 0 ? 64 : 1;
-  K->items[0] = mode == 0 ? rows : (dml_klin_t){1, -1, 0};
+  K->items[0] = mode == 0 ? rows : (dml_klin_t){1, -1, 0, 0};
   K->n_regs = 5;
   const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
   int32_t vr = DML_KVAR_FIRST_LOOP, vk = vr + 1;
@@ -3881,7 +4175,7 @@ static void emit_rnn(sched_t *s, uint32_t node) {
   set_nodes(s, K, &Gr);
   int64_t L = (H + 31) / 32 * 32, S = Sd.value;
   K->local[0] = (uint32_t)L;
-  dml_klin_t items = {L * dirs * Bd.value, Bd.sym, 0}; /* B = value (x sym) */
+  dml_klin_t items = {L * dirs * Bd.value, Bd.sym, 0, 0}; /* B = value (x sym) */
   K->items[0] = items;
   K->n_tiles = kind == 1 && !lbr ? 2 : 1;
   K->tile_elems[0] = (uint32_t)L;
@@ -4095,7 +4389,7 @@ static void emit_rnn(sched_t *s, uint32_t node) {
     if (fin.first) dml_kblock_add(&body, if_lt(s, j, Hx, fin.first));
   }
   K->body = body.first;
-  dml_klin_t rows = {dirs * Bd.value, Bd.sym, 0};
+  dml_klin_t rows = {dirs * Bd.value, Bd.sym, 0, 0};
   lin_add(&K->flops, rows, 2 * S * G * H * (I + H) + 10 * S * H);
   lin_add(&K->bytes, rows, 4 * (S * I + S * H + G * H * (I + H)));
 #undef R_KA
@@ -4244,6 +4538,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
     const dml_pkg_node_t *n = &s.fn->nodes[i];
     const dml_op_info_t *info = dml_op_info(n->op);
     const dml_pkg_value_t *y = n->n_outputs ? val(&s, n->outputs[0]) : NULL;
+    const char *dwhy = dims_reject(&s, i);
+    if (dwhy) {
+      unsupported(&s, i, "%s", dwhy);
+      continue;
+    }
     if (info && (info->flags & DML_OPF_VIEW)) {
       const dml_pkg_value_t *x = val(&s, n->inputs[0]);
       if (is_view_alias(&s, n)) continue; /* nothing to run */

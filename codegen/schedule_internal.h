@@ -18,6 +18,9 @@ typedef struct sched {
   dml_status_t err;         /* unschedulable nodes, listed */
   dml_kernel_t *kernels;
   uint32_t n_kernels, cap_kernels;
+  /* The open reduction's axes when an input fed at run time holds them
+   * (reduce_axes marks every dim -1 then), else NULL. */
+  const dml_pkg_value_t *rt_axes;
 } sched_t;
 
 /* Adds node `node` to the UNIMPLEMENTED error of the run with the reason

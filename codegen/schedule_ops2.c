@@ -41,7 +41,7 @@ static int typed_ok(const dml_pkg_value_t *v) {
 
 /* Numel as c * sym (at most one symbolic dim); 0 when more. */
 static int numel_of(const dml_type_t *t, dml_klin_t *out) {
-  dml_klin_t l = {1, -1, 0};
+  dml_klin_t l = {1, -1, 0, 0};
   for (int32_t d = 0; d < t->rank; d++) {
     l.c *= t->dims[d].value;
     if (t->dims[d].sym >= 0) {
@@ -63,7 +63,7 @@ static int data_dependent(const sched_t *s, const dml_type_t *t) {
 }
 
 static const dml_kidx_t *dim_idx(sched_t *s, dml_dim_t d) {
-  dml_klin_t l = {d.value, d.sym, 0};
+  dml_klin_t l = {d.value, d.sym, 0, 0};
   return dml_ki_lin(s->pool, l);
 }
 
@@ -606,7 +606,7 @@ static void emit_resize(sched_t *s, uint32_t node) {
     if (out) acc = dml_kv_select(p, out, dml_kv_const(p, (float)c.extrap), acc);
   }
   elem_finish(s, K, &y->type, gid, store_at(s, y, gid, acc));
-  dml_klin_t l = {0, -1, 0};
+  dml_klin_t l = {0, -1, 0, 0};
   numel_of(&y->type, &l);
   lin_add(&K->flops, l, 2 * (int64_t)terms);
   lin_add(&K->bytes, l, (int64_t)(terms + 1) * dml_kdtype_size(kdt(y)));
@@ -1007,13 +1007,13 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
     dml_kblock_add(&body, store_at(s, o->ind, gid, dml_kv_fn(p, DML_KF_ADD, base, sp)));
   }
   elem_finish(s, K, &o->y->type, gid, body.first);
-  dml_klin_t l = {0, -1, 0};
+  dml_klin_t l = {0, -1, 0, 0};
   numel_of(&o->y->type, &l);
   lin_add(&K->flops, l, (conv ? 2 * cg : 1) * k_sz);
-  dml_klin_t xl = {0, -1, 0};
+  dml_klin_t xl = {0, -1, 0, 0};
   if (numel_of(&o->x->type, &xl)) lin_add(&K->bytes, xl, dml_kdtype_size(t));
   lin_add(&K->bytes, l, dml_kdtype_size(t) + (o->ind ? 8 : 0));
-  if (conv) lin_add(&K->bytes, (dml_klin_t){o->M * cg * k_sz, -1, 0}, 4);
+  if (conv) lin_add(&K->bytes, (dml_klin_t){o->M * cg * k_sz, -1, 0, 0}, 4);
 }
 
 static void emit_window(sched_t *s, uint32_t node) {
@@ -1127,7 +1127,7 @@ static void emit_pad_mode(sched_t *s, uint32_t node) {
   for (int32_t d = 0; d < r; d++)
     xi = kadd(s, kmul(s, xi, dim_idx(s, x->type.dims[d])), xc[d]);
   elem_finish(s, K, &y->type, gid, store_at(s, y, gid, load_at(s, x, xi)));
-  dml_klin_t l = {0, -1, 0};
+  dml_klin_t l = {0, -1, 0, 0};
   numel_of(&y->type, &l);
   lin_add(&K->bytes, l, 2 * (int64_t)dml_kdtype_size(kdt(y)));
 }
@@ -1145,7 +1145,7 @@ static void emit_quant(sched_t *s, uint32_t node) {
   const dml_pkg_value_t *x = input(s, n, 0), *sc = input(s, n, 1), *zp = input(s, n, 2);
   const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
   const char *why = NULL;
-  dml_klin_t l = {0, -1, 0};
+  dml_klin_t l = {0, -1, 0, 0};
   if (!x || !sc || !y)
     why = "absent input";
   else if (!is_f32(sc))
@@ -1210,7 +1210,7 @@ static void emit_dynquant(sched_t *s, uint32_t node) {
   const dml_pkg_value_t *y = n->n_outputs > 0 ? val(s, n->outputs[0]) : NULL,
                         *ys = n->n_outputs > 1 ? val(s, n->outputs[1]) : NULL,
                         *yz = n->n_outputs > 2 ? val(s, n->outputs[2]) : NULL;
-  dml_klin_t l = {0, -1, 0};
+  dml_klin_t l = {0, -1, 0, 0};
   const char *why = NULL;
   if (!x || !y || !ys || !yz)
     why = "the three outputs are emitted together";
@@ -1226,7 +1226,7 @@ static void emit_dynquant(sched_t *s, uint32_t node) {
   dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_REDUCE, node);
   if (!K) return;
   K->local[0] = DQ_WG;
-  K->items[0] = (dml_klin_t){DQ_WG, -1, 0};
+  K->items[0] = (dml_klin_t){DQ_WG, -1, 0, 0};
   K->n_tiles = 2;
   K->tile_elems[0] = K->tile_elems[1] = DQ_WG;
   K->n_regs = 5;
@@ -1314,7 +1314,7 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
                         *zy = ql ? input(s, n, 7) : NULL;
   const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
   const char *why = NULL;
-  dml_klin_t l = {0, -1, 0};
+  dml_klin_t l = {0, -1, 0, 0};
   if (!a || !b || !y || (ql && (!as || !bs || !ys || !zy || !za || !zb)))
     why = "absent input";
   else if (!is_q8(a) || !is_q8(b) ||
@@ -1655,7 +1655,7 @@ static void emit_grid_sample(sched_t *s, uint32_t node) {
   dml_kblock_add(&b, store_at(s, y, gid, v));
   K->n_regs = r.n;
   elem_finish(s, K, &y->type, gid, b.first);
-  dml_klin_t l = {0, -1, 0};
+  dml_klin_t l = {0, -1, 0, 0};
   numel_of(&y->type, &l);
   lin_add(&K->flops, l, md == 2 ? 80 : 20);
   lin_add(&K->bytes, l, md == 2 ? 72 : md == 0 ? 24 : 12);
@@ -1819,7 +1819,7 @@ static void emit_roi_align(sched_t *s, uint32_t node) {
   dml_kblock_add(&b, store_at(s, y, gid, is_max ? acc : F2(DIV, acc, count)));
   K->n_regs = ri2.n;
   elem_finish(s, K, &y->type, gid, b.first);
-  dml_klin_t l = {0, -1, 0};
+  dml_klin_t l = {0, -1, 0, 0};
   numel_of(&y->type, &l);
   lin_add(&K->flops, l, 40);
   lin_add(&K->bytes, l, 20);
@@ -1845,7 +1845,7 @@ static void emit_max_unpool(sched_t *s, uint32_t node) {
   const dml_pkg_value_t *x = input(s, n, 0), *ind = input(s, n, 1), *os = input(s, n, 2);
   const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
   const char *why = NULL;
-  dml_klin_t lx = {0, -1, 0}, ly = {0, -1, 0};
+  dml_klin_t lx = {0, -1, 0, 0}, ly = {0, -1, 0, 0};
   if (!x || !ind || !y)
     why = "absent input";
   else if (os)
@@ -1936,7 +1936,7 @@ static void emit_bn_train(sched_t *s, uint32_t node) {
   dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_NORM, node);
   if (!K) return;
   K->local[0] = 64;
-  K->items[0] = (dml_klin_t){C, -1, 0};
+  K->items[0] = (dml_klin_t){C, -1, 0, 0};
   const dml_kidx_t *ch = dml_ki_var(p, DML_KVAR_GID_X), *N = dim_idx(s, x->type.dims[0]);
   int32_t vn = DML_KVAR_FIRST_LOOP, vi = vn + 1;
   /* x[(n * C + c) * sp + i] */
@@ -1993,7 +1993,7 @@ static void emit_bn_train(sched_t *s, uint32_t node) {
                                dml_kv_fn(p, DML_KF_MUL, var, k1))));
   K->n_regs = r.n;
   K->body = if_lt(s, ch, kc(s, C), b.first);
-  dml_klin_t l = {0, -1, 0};
+  dml_klin_t l = {0, -1, 0, 0};
   numel_of(&x->type, &l);
   lin_add(&K->flops, l, 6);
   lin_add(&K->bytes, l, 12);
@@ -2039,9 +2039,11 @@ int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
              (n->n_outputs > 1 &&
               (n->outputs[1] != DML_PKG_NO_VALUE ||
                (n->n_outputs > 2 && n->outputs[2] != DML_PKG_NO_VALUE)));
-    case DML_OP_PAD:
+    case DML_OP_PAD: /* pads fed at run time: schedule.c (emit_pad_rt) */
       return strcmp(dml_attr_string(n->attrs, n->n_attrs, "mode", "constant"),
-                    "constant") != 0;
+                    "constant") != 0 &&
+             !(n->n_outputs && n->outputs[0] != DML_PKG_NO_VALUE &&
+               data_dependent(s, &s->fn->values[n->outputs[0]].type));
     /* schedule.c has the 1-D and 2-D f32 forms (with fused epilogues) */
     case DML_OP_CONV:
     case DML_OP_CONV_TRANSPOSE:

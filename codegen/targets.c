@@ -85,6 +85,7 @@ static void to_lin(dml_klin_t l, dml_kpkg_lin_t *o) {
   o->c0 = l.c0;
   o->c = l.c;
   o->sym = l.sym;
+  o->more = l.more;
 }
 
 static void free_kpkg_code(dml_kpkg_t *k) {

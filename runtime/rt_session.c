@@ -534,6 +534,58 @@ static dml_status_t take_produced_dims(dml_rt_session_t *s, uint32_t k) {
   return DML_OK;
 }
 
+/* 1 when the host holds value `v`'s data before a device run: a constant
+ * (the weights) or an input of the function (bound into the host arena). */
+static int host_holds(const dml_rt_session_t *s, uint32_t v) {
+  dml_pkg_storage_t st = s->fn->values[v].storage;
+  return st == DML_PKG_STORAGE_CONST || st == DML_PKG_STORAGE_INPUT;
+}
+
+/* GPU sessions (docs/kernels.md "Run-time dims"): the data-dependent
+ * symbols of the function, computed on the host before the device runs,
+ * from the shape rules of dml_cpu_output_dims() (the CPU's own), for each
+ * producer in execution order. A shape input must be a constant or an
+ * input of the function (the host has it before the run); one the device
+ * computes during the run is UNIMPLEMENTED, naming the node and the value.
+ * Then every value whose dims use such symbols must fit the bytes planned
+ * for it (fits_plan), since the kernels write it at its actual size. */
+static dml_status_t gpu_value_dims(dml_rt_session_t *s) {
+  const dml_pkg_function_t *f = s->fn;
+  for (uint32_t k = 0; k < f->n_nodes; k++) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    if (!s->node_produces[k]) {
+      DML_RETURN_IF_ERROR(fits_plan(s, k));
+      continue;
+    }
+    dml_cpu_call_t *c = &s->calls[k];
+    dml_tensor_t *io = (dml_tensor_t *)c->inputs;
+    for (uint32_t j = 0; j < n->n_inputs; j++) {
+      if (n->inputs[j] == DML_PKG_NO_VALUE) {
+        memset(&io[j], 0, sizeof io[j]);
+        continue;
+      }
+      io[j] = s->vals[n->inputs[j]];
+      if (dml_cpu_output_dims_reads(n->op, j) != 0 && !host_holds(s, n->inputs[j]))
+        return dml_status_make(
+            DML_STATUS_UNIMPLEMENTED, "rt.run",
+            "node #%" PRIu32
+            " '%s' (%s): its output dims depend on the values of '%s', "
+            "which the device computes during the run; GPU sessions take such shape "
+            "values only from the function's inputs or constants (the cpu device "
+            "computes them)",
+            k, n->name, n->op_name, f->values[n->inputs[j]].name);
+    }
+    for (uint32_t j = 0; j < n->n_outputs; j++) c->outputs[j] = s->vals[n->outputs[j]];
+    dml_status_t st = dml_cpu_output_dims(c);
+    if (st)
+      return dml_status_annotate(
+          st, "computing the dims of node #%" PRIu32 " '%s' (%s) of '%s'", k, n->name,
+          n->op_name, f->name);
+    DML_RETURN_IF_ERROR(take_produced_dims(s, k));
+  }
+  return DML_OK;
+}
+
 dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   const dml_pkg_function_t *f = s->fn;
   dml_status_t st = DML_OK;
@@ -582,6 +634,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
                                    s->backend->device_name(s->backend_state));
       g->host_newer = 0;
     }
+    DML_RETURN_IF_ERROR(gpu_value_dims(s));
     dml_rt_exec_t e = {s->m, f, s->arena, s->sym, s->n_symbols, s->rng_seed, step};
     st = s->backend->run(s->backend_state, &e);
     if (s->assigns && g->data) g->device_newer = 1;
@@ -742,6 +795,15 @@ dml_status_t dml_rt_kernel_info_fill(const char *op, const dml_kpkg_function_t *
   return DML_OK;
 }
 
+/* 1 when `t` has a dim of a data-dependent symbol. */
+static int uses_node_symbol(const dml_rt_model_t *m, const dml_type_t *t) {
+  for (int32_t d = 0; d < t->rank; d++)
+    if (t->dims[d].sym >= 0 && (uint32_t)t->dims[d].sym < m->graph->n_symbols &&
+        m->graph->symbols[t->dims[d].sym].origin == DML_PKG_SYMBOL_NODE)
+      return 1;
+  return 0;
+}
+
 dml_status_t dml_rt_gpu_plan_io(const char *op, const char *target,
                                 const dml_rt_model_t *m, const dml_pkg_function_t *f,
                                 uint64_t align, dml_rt_io_region_t **out_inputs,
@@ -762,6 +824,11 @@ dml_status_t dml_rt_gpu_plan_io(const char *op, const char *target,
       const dml_pkg_value_t *val = &f->values[idx[i]];
       int64_t b =
           dml_pkg_type_bytes_bound(&val->type, m->graph->symbols, m->graph->n_symbols);
+      /* A value whose dims come from data may be planned below its size at
+       * the bounds (--dynamic-max-elements); a run checks its actual size
+       * against the plan before the device runs (gpu_value_dims). */
+      if (b > 0 && (uint64_t)b > val->bytes && uses_node_symbol(m, &val->type))
+        b = (int64_t)val->bytes;
       if (val->storage == DML_PKG_STORAGE_CONST)
         s = dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
                             "output '%s' is a constant; not run on %s yet", val->name,

@@ -690,6 +690,7 @@ static void to_lin(dml_klin_t l, dml_kpkg_lin_t *o) {
   o->c0 = l.c0;
   o->c = l.c;
   o->sym = l.sym;
+  o->more = l.more;
 }
 
 dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *weights,

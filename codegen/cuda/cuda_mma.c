@@ -56,15 +56,16 @@ void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
   /* one block per 128 x 256 tile (two 128 x 128 halves one after the
    * other): the geometry of the wgmma form (cuda_wgmma.c), so that both
    * images of a package entry launch alike */
-  items[0] = (dml_klin_t){0, -1, ((g->n + 2 * MMA_BN - 1) / (2 * MMA_BN)) * MMA_THREADS};
+  items[0] =
+      (dml_klin_t){0, -1, ((g->n + 2 * MMA_BN - 1) / (2 * MMA_BN)) * MMA_THREADS, 0};
   /* ceil(M / 128) blocks along y; with a symbol, ceil(c / 128) * sym +
    * ceil(c0 / 128) >= ceil(M / 128) (blocks past M return at once) */
   if (g->m.sym < 0)
-    items[1] = (dml_klin_t){0, -1, (g->m.c + g->m.c0 + MMA_BM - 1) / MMA_BM};
+    items[1] = (dml_klin_t){0, -1, (g->m.c + g->m.c0 + MMA_BM - 1) / MMA_BM, 0};
   else
     items[1] = (dml_klin_t){(g->m.c + MMA_BM - 1) / MMA_BM, g->m.sym,
-                            (g->m.c0 + MMA_BM - 1) / MMA_BM};
-  items[2] = (dml_klin_t){0, -1, 1};
+                            (g->m.c0 + MMA_BM - 1) / MMA_BM, 0};
+  items[2] = (dml_klin_t){0, -1, 1, 0};
 }
 
 static const char k_helpers[] =

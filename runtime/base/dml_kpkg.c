@@ -15,9 +15,16 @@ const char *dml_kpkg_section_tag(dml_kpkg_target_t t) {
 }
 
 int64_t dml_kpkg_lin_eval(dml_kpkg_lin_t l, const int64_t *sym, uint32_t n) {
-  if (l.sym < 0) return l.c0 + l.c;
-  if ((uint32_t)l.sym >= n) return -1;
-  return l.c0 + l.c * sym[l.sym];
+  if (l.sym < 0 && !l.more) return l.c0 + l.c;
+  int64_t t = l.c;
+  for (int32_t i = -1; i < 32; i++) {
+    int32_t k = i < 0 ? l.sym : i;
+    if (i < 0 ? k < 0 : !(l.more >> i & 1u)) continue;
+    if (k < 0 || (uint32_t)k >= n || sym[k] < 0 || __builtin_mul_overflow(t, sym[k], &t))
+      return -1;
+  }
+  if (__builtin_add_overflow(t, l.c0, &t)) return -1;
+  return t;
 }
 
 const dml_kpkg_function_t *dml_kpkg_find_function(const dml_kpkg_t *k, uint32_t fn) {
@@ -77,7 +84,7 @@ static void wr_lin(wr_t *w, dml_kpkg_lin_t l) {
   wr_i64(w, l.c0);
   wr_i64(w, l.c);
   wr_u32(w, (uint32_t)l.sym);
-  wr_u32(w, 0);
+  wr_u32(w, l.more);
 }
 
 dml_status_t dml_kpkg_encode(const dml_kpkg_t *k, void **out_bytes, size_t *out_size) {
@@ -155,14 +162,16 @@ static int rd_i64(rd_t *r, int64_t *v, const char *what) {
 }
 
 static int rd_lin(rd_t *r, dml_kpkg_lin_t *l, uint32_t n_symbols, const char *what) {
-  uint32_t sym, pad;
+  uint32_t sym, more;
   if (!rd_i64(r, &l->c0, what) || !rd_i64(r, &l->c, what) || !rd_u32(r, &sym, what) ||
-      !rd_u32(r, &pad, what))
+      !rd_u32(r, &more, what))
     return 0;
   l->sym = (int32_t)sym;
+  l->more = more;
   const int64_t lim = (int64_t)1 << 40;
-  if (pad || l->c0 < 0 || l->c < 0 || l->c0 >= lim || l->c >= lim ||
-      (l->sym != -1 && (l->sym < 0 || (uint32_t)l->sym >= n_symbols)))
+  if (l->c0 < 0 || l->c < 0 || l->c0 >= lim || l->c >= lim ||
+      (l->sym != -1 && (l->sym < 0 || (uint32_t)l->sym >= n_symbols)) ||
+      (n_symbols < 32 && (more >> n_symbols) != 0))
     return rd_fail(r, what);
   return 1;
 }

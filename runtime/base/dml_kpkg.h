@@ -81,10 +81,14 @@ dml_status_t dml_kpkg_cuda_images(const uint8_t *code, uint32_t size,
 /* The section tag of a target ("kernels.spirv", "kernels.msl"). */
 const char *dml_kpkg_section_tag(dml_kpkg_target_t t);
 
-/* A count c0 + c * (sym < 0 ? 1 : run-time value of symbol sym). */
+/* A count c0 + c * (sym < 0 ? 1 : run-time value of symbol sym) * (the
+ * product of the run-time values of the symbols whose bits are set in
+ * `more`: a value whose dims use several symbols, e.g. one data-dependent
+ * symbol per dim of a Reshape fed its shape at run time; 0 for none). */
 typedef struct dml_kpkg_lin {
   int64_t c0, c;
   int32_t sym;
+  uint32_t more;
 } dml_kpkg_lin_t;
 
 typedef struct dml_kpkg_kernel {
@@ -131,8 +135,8 @@ dml_status_t dml_kpkg_decode(const void *bytes, size_t size, dml_kpkg_target_t t
 /* The kernels of graph function `fn`, or NULL. */
 const dml_kpkg_function_t *dml_kpkg_find_function(const dml_kpkg_t *k, uint32_t fn);
 
-/* Evaluates a count for the symbols' values (n entries); -1 when the
- * symbol is out of range. */
+/* Evaluates a count for the symbols' values (n entries); -1 when a
+ * symbol is out of range, a value negative, or the count overflows. */
 int64_t dml_kpkg_lin_eval(dml_kpkg_lin_t l, const int64_t *sym, uint32_t n);
 
 void dml_kpkg_release(dml_kpkg_t *k);

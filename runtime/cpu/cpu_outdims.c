@@ -483,6 +483,47 @@ static dml_status_t dims_one_hot(const dml_cpu_call_t *c, const dml_tensor_t *in
   return adopt(c, 0, o, q + 1);
 }
 
+int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
+  switch (op) {
+    case DML_OP_RANGE: return i < 3;
+    case DML_OP_HANN_WINDOW:
+    case DML_OP_HAMMING_WINDOW:
+    case DML_OP_BLACKMAN_WINDOW:
+    case DML_OP_CONSTANT_OF_SHAPE: return i == 0;
+    case DML_OP_RESHAPE:
+    case DML_OP_SQUEEZE:
+    case DML_OP_UNSQUEEZE:
+    case DML_OP_EXPAND:
+    case DML_OP_TILE:
+    case DML_OP_PAD: /* pads; the constant value and axes are not read */
+    case DML_OP_SPLIT:
+    case DML_OP_TOP_K:
+    case DML_OP_ONE_HOT:
+    case DML_OP_REDUCE_SUM:
+    case DML_OP_REDUCE_MEAN:
+    case DML_OP_REDUCE_MAX:
+    case DML_OP_REDUCE_MIN:
+    case DML_OP_REDUCE_PROD:
+    case DML_OP_REDUCE_L1:
+    case DML_OP_REDUCE_L2:
+    case DML_OP_REDUCE_LOG_SUM:
+    case DML_OP_REDUCE_LOG_SUM_EXP:
+    case DML_OP_REDUCE_SUM_SQUARE: return i == 1;
+    case DML_OP_SLICE: return i >= 1 && i <= 4;
+    case DML_OP_RESIZE: return i >= 1 && i <= 3; /* scales or sizes (opset 10: 1) */
+    default: return -1;
+  }
+}
+
+dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *c) {
+  if (!c || !c->output_capacity || !dml_op_info(c->op) ||
+      dml_cpu_output_dims_reads(c->op, 0) < 0)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.cpu",
+                           "no shape rule computes the output dims of %s from its inputs",
+                           c && dml_op_info(c->op) ? dml_op_name(c->op) : "this call");
+  return dml_cpu_value_dims(c);
+}
+
 dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
   const dml_op_info_t *info = dml_op_info(c->op);
   if (!c->output_capacity || !info || (int)c->n_inputs < info->min_inputs || !c->inputs ||

@@ -85,6 +85,23 @@ size_t dml_cpu_scratch_bytes(const dml_cpu_call_t *call);
 /* 1 when a CPU kernel exists for `op`. */
 int dml_cpu_supports(dml_op_t op);
 
+/* Value-dependent shapes without running the kernel (the GPU sessions,
+ * rt_session.c, compute the dims on the host before the device runs):
+ * with `call->output_capacity` set and the outputs passed at their bounds
+ * as for dml_cpu_run(), writes the dims the shape rule of `call->op` gives
+ * into outputs[i].dims (the same rules and errors as dml_cpu_run()). Only
+ * the values of the inputs dml_cpu_output_dims_reads() names are read; the
+ * others' dims only (their data pointers may point at anything non-NULL).
+ * An op without such a rule (NonZero, Unique, ... whose kernels write the
+ * count) is UNIMPLEMENTED. */
+dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *call);
+
+/* For the shape rule of `op` (dml_cpu_output_dims): 1 when it reads the
+ * values of input `i` (Reshape's shape, Slice's starts/ends/axes/steps,
+ * Pad's pads, a reduction's axes, OneHot's depth, ...), 0 when only its
+ * dims or nothing, -1 when `op` has no rule (its kernel writes the dims). */
+int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
+
 /* Number of threads the kernels may use (the calling thread included);
  * default 1. Values are clamped to [1, 64]. Worker threads are started on
  * first use and persist for the life of the process. Scratch sizes from

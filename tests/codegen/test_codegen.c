@@ -422,6 +422,69 @@ static void test_kpkg_untrusted(void) {
   free(bytes);
 }
 
+/* Run-time dims: a Reshape fed its shape at run time gives one
+ * data-dependent symbol per dim; the copy and the elementwise kernel over
+ * them count their invocations as a product of those symbols (dml_klin_t's
+ * `more`), which the printer shows, dml_klin_eval multiplies, and the
+ * kernel section stores in each count's fourth word (decode(encode(x)) ==
+ * x; a bit of a symbol the graph lacks is DATA_LOSS). */
+static void test_schedule_rtdims(void) {
+  const char *text =
+      "func @forward(%x: f32[2,3,4], %sh: i64[3]) -> (f32[?], f32[?]) {\n"
+      "  %r = Reshape(%x, %sh) : f32[?]\n  %e = Exp(%r) : f32[?]\n"
+      "  return %r, %e\n}\n";
+  size_t n = 0;
+  void *bytes = cg_package(text, "vulkan", &n);
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = graph_of(bytes, n, &pkg);
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  dml_kplan_t *p = NULL;
+  if (g) CHECK_OK(dml_kschedule(g, 0, ws ? ws->data : NULL, ws ? ws->size : 0, &p));
+  if (p && g) {
+    CHECK(g->n_symbols == 3 && p->n_kernels == 2);
+    const dml_klin_t *it = &p->kernels[p->n_kernels - 1].items[0];
+    CHECK(it->sym == 0 && it->more == 6u && it->c == 1);
+    const int64_t sv[3] = {4, 3, 2};
+    CHECK(dml_klin_eval(*it, sv, 3) == 24);
+    char *out = NULL;
+    size_t tn = 0;
+    FILE *f = open_memstream(&out, &tn);
+    dml_kplan_print(p, g, f);
+    fclose(f);
+    char want[256];
+    snprintf(want, sizeof want, "items=(1*%s*%s*%s,1,1)", g->symbols[0].name,
+             g->symbols[1].name, g->symbols[2].name);
+    CHECK(strstr(out, want) != NULL);
+    if (!strstr(out, want)) fprintf(stderr, "%s\nwanted %s\n", out, want);
+    free(out);
+    dml_kplan_release(p);
+  }
+  const dml_pkg_section_t *ss = dml_pkg_find_section(&pkg, "kernels.spirv");
+  dml_kpkg_t *k = NULL;
+  if (ss && g)
+    CHECK_OK(dml_kpkg_decode(ss->data, ss->size, DML_KPKG_TARGET_SPIRV, g, &k));
+  if (k) {
+    CHECK(k->functions[0].kernels[0].items[0].more == 6u);
+    void *re = NULL;
+    size_t rn = 0;
+    CHECK_OK(dml_kpkg_encode(k, &re, &rn));
+    CHECK(re && rn == ss->size && !memcmp(re, ss->data, rn));
+    free(re);
+    dml_kpkg_release(k);
+    /* items[0]'s `more` word: header 16, fn 8, name 32, kind+count 8, one
+     * node 4, local 12, then c0 8, c 8, sym 4 */
+    uint8_t *b = (uint8_t *)malloc(ss->size);
+    memcpy(b, ss->data, ss->size);
+    b[16 + 8 + 32 + 8 + 4 + 12 + 20] |= 8; /* symbol 3 of 3 */
+    CHECK_ERROR(dml_kpkg_decode(b, ss->size, DML_KPKG_TARGET_SPIRV, g, &k),
+                DML_STATUS_DATA_LOSS, "invocation count");
+    free(b);
+  }
+  dml_pkg_graph_release(g);
+  free(bytes);
+}
+
 /* The runtime's loader validates kernel sections (a corrupted SPIR-V
  * section is a clear load error). */
 static void test_loader_checks_kernels(void) {
@@ -467,6 +530,7 @@ int main(void) {
   RUN(test_msl_golden);
   RUN(test_kpkg_untrusted);
   RUN(test_loader_checks_kernels);
+  RUN(test_schedule_rtdims);
   RUN(test_gemm_forms);
   return dml_test_finish();
 }

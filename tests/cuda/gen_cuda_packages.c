@@ -6,7 +6,8 @@
  * (ref_<name>.dmlpkg); fashion_mlp with PTX only and with an sm_80 cubin
  * only beside its PTX (the driver's PTX fall-back on other architectures);
  * a cpu-only package; and the benchmark packages of bench/cuda (a large
- * fused elementwise kernel, a 4096^3 GEMM).
+ * fused elementwise kernel, a 4096^3 GEMM); the run-time dims cases of
+ * tests/gpu_rtdims_cases.h (rtdims_<index>.dmlpkg).
  *   gen_cuda_packages OUT_DIR [--no-bench]
  * Exit status 0 when every package was written. */
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "codegen_test_util.h"
 #include "dml_codegen.h"
+#include "gpu_rtdims_cases.h"
 #include "gpu_test_ops2.h"
 #include "gpu_test_util.h"
 #include "gpu_train_case.h"
@@ -104,6 +106,12 @@ int main(int argc, char **argv) {
     CHECK(text != NULL);
     if (text) write_ir("half_0_gemm", text, "cpu,cuda", NULL);
     free(text);
+  }
+  /* shape inputs fed at run time (test_cuda runs each case's data sets) */
+  for (int i = 0; i < GPU_RT_N_CASES; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "rtdims_%d", i);
+    write_ir(name, gpu_rt_cases[i].ir, "cpu,cuda", NULL);
   }
   /* a training function: Assign kernels, globals shared on the device */
   write_ir("train_sgd", gpu_train_module(), "cpu,cuda", NULL);

@@ -14,7 +14,9 @@
  * each step through the replayed graph; dropout_rt.dmlpkg: ratio and
  * training_mode fed at run time); the random ops (random_ops.dmlpkg:
  * RandomUniform/Normal(Like), Bernoulli from the CPU's Philox bits); the
- * errors (no
+ * run-time dims cases of gpu_rtdims_cases.h (rtdims_<i>.dmlpkg: shape
+ * inputs fed at run time, several data sets each, so the CUDA graph is
+ * captured per dims and replayed when they come back); the errors (no
  * kernels, no such device, no kernels for the device's compute capability
  * and no PTX).
  * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|); TF32 GEMMs (tf32_*)
@@ -30,6 +32,7 @@
 #include "dml_kpkg.h"
 #include "dml_npy.h"
 #include "dml_pkg.h"
+#include "gpu_rtdims_cases.h"
 #include "gpu_test_util.h"
 #include "gpu_train_case.h"
 
@@ -287,6 +290,19 @@ static void test_dropout_runtime_inputs(void) {
   dml_rt_model_release(m);
 }
 
+/* Shape inputs fed at run time (rtdims_<i>.dmlpkg, gpu_rtdims_cases.h). */
+static void test_rtdims(void) {
+  for (int i = 0; i < GPU_RT_N_CASES; i++) {
+    char file[64];
+    snprintf(file, sizeof file, "rtdims_%d.dmlpkg", i);
+    dml_rt_model_t *m = load(file);
+    dml_rt_session_t *cpu, *cu;
+    gpu_test_open(m, "cuda", &cpu, &cu);
+    gpu_rt_check(&gpu_rt_cases[i], m, cpu, cu);
+    gpu_test_close(m, cpu, cu);
+  }
+}
+
 static void test_errors(void) {
   dml_rt_model_t *m = load("nokernels.dmlpkg");
   dml_rt_session_t *s = NULL;
@@ -345,5 +361,6 @@ int main(int argc, char **argv) {
   RUN(test_dropout);
   RUN(test_dropout_runtime_inputs);
   RUN(test_random_ops);
+  RUN(test_rtdims);
   return dml_test_finish();
 }

@@ -19,6 +19,7 @@
 #include "codegen_test_util.h"
 #include "dml_onnx.h"
 #include "dml_train.h"
+#include "gpu_rtdims_cases.h"
 #include "gpu_test_ops2.h"
 #include "gpu_test_util.h"
 
@@ -215,6 +216,36 @@ static void test_fashion_mlp_eval_step(void) {
   dml_rt_model_release(m);
 }
 
+/* Run-time dims (tests/gpu_rtdims_cases.h): shape inputs fed at run time,
+ * several data sets per package against the CPU; then a shape value the
+ * CPU's rule refuses is the same error on Vulkan, before the device runs. */
+static void test_rtdims(void) {
+  for (int i = 0; i < GPU_RT_N_CASES; i++) {
+    size_t n = 0;
+    void *bytes = cg_package(gpu_rt_cases[i].ir, "cpu,vulkan", &n);
+    if (!bytes) {
+      fprintf(stderr, "  (%s)\n", gpu_rt_cases[i].what);
+      continue;
+    }
+    dml_rt_model_t *m = NULL;
+    dml_rt_session_t *cpu, *vk;
+    CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+    free(bytes);
+    gpu_test_open(m, "vulkan", &cpu, &vk);
+    gpu_rt_check(&gpu_rt_cases[i], m, cpu, vk);
+    if (i == 0 && vk) {
+      /* a shape of another element count: Reshape's rule refuses it */
+      gpu_rt_case_t bad = gpu_rt_cases[0];
+      bad.sets[0].ints[1][0] = 5;
+      gpu_rt_bind(m, &bad, 0, cpu, vk);
+      CHECK_ERROR(dml_rt_session_run(cpu), DML_STATUS_INVALID_ARGUMENT, "Reshape");
+      CHECK_ERROR(dml_rt_session_run(vk), DML_STATUS_INVALID_ARGUMENT,
+                  "computing the dims of node #0");
+    }
+    gpu_test_close(m, cpu, vk);
+  }
+}
+
 /* An op the Vulkan target does not emit is a compile error naming it. */
 static void test_missing_ops(void) {
   const char *text =
@@ -246,10 +277,15 @@ static void test_form_errors(void) {
        "\"tf_half_pixel_for_nn\", nearest_mode = \"round_prefer_ceil\"} : "
        "f32[batch,6]\n  return %y\n}\n",
        "(Resize): a symbolic dim whose coordinates the mode moves"},
+      {"func @forward(%x: f32[2,3], %p: i64[4]) -> (f32[?]) {\n"
+       "  %a = Abs(%p) : i64[4]\n"
+       "  %y = Pad(%x, %a) {mode = \"reflect\"} : f32[?]\n  return %y\n}\n",
+       "(Pad): its output dims depend on values computed on the device"},
       {"global @en : i64[1] = dense<[3]>\n"
        "func @forward(%x: f32[5], %st: i64[1]) -> (f32[?]) {\n"
-       "  %y = Slice(%x, %st, @en) : f32[?]\n  return %y\n}\n",
-       "(Slice): a dim computed from run-time data"},
+       "  %a = Neg(%st) : i64[1]\n"
+       "  %y = Slice(%x, %a, @en) : f32[?]\n  return %y\n}\n",
+       "(Slice): its output dims depend on values computed on the device"},
       {"global @b : f32[3] = dense<[1.0, 2.0, 3.0]>\n"
        "func @forward(%x: f32[2,3]) -> (f32[2,3]) {\n"
        "  %y = Mod(%x, @b) {fmod = 0} : f32[2,3]\n  return %y\n}\n",
@@ -403,5 +439,6 @@ int main(void) {
   RUN(test_resnet_small);
   RUN(test_missing_ops);
   RUN(test_form_errors);
+  RUN(test_rtdims);
   return dml_test_finish();
 }

@@ -1,0 +1,167 @@
+/* gpu_rtdims_cases.h — run-time dims on the GPU backends (tests/vulkan,
+ * tests/cuda): packages whose dims follow from shape inputs fed at run time
+ * (data-dependent symbols, ir/dml_ir.h), each run on several data sets
+ * whose shape values differ (the dims, hence the push constants, the grids
+ * and the recorded command buffer or captured CUDA graph change between
+ * runs), then on the first again (a cached recording), against the CPU
+ * session of the same package: equal dims, values within GPU_TEST_TOL
+ * scaled (exact for pure data movement, where the GPU copies the CPU's
+ * floats). The forms: views over several data-dependent dims (Reshape,
+ * Unsqueeze, Squeeze: copy kernels) and an elementwise chain over them;
+ * Expand, Tile, OneHot (depth fed at run time); Split with run-time sizes;
+ * Slice with starts/ends/axes/steps fed at run time over a dim of the
+ * batch symbol too; Pad with run-time pads in modes constant and reflect;
+ * ReduceSum/ReduceMax with axes fed at run time, with and without
+ * keepdims, with an epilogue. Runtime only: compiling the IR is the
+ * caller's. */
+#ifndef DML_GPU_RTDIMS_CASES_H_
+#define DML_GPU_RTDIMS_CASES_H_
+
+#include "gpu_test_util.h"
+
+#define GPU_RT_MAX_INPUTS 6
+#define GPU_RT_MAX_SETS 4
+
+/* One data set: `batch` (the value of symbol batch for f32 inputs whose
+ * dims use it) and, per integer input (by input index), its values. */
+typedef struct gpu_rt_set {
+  int64_t batch;
+  int64_t ints[GPU_RT_MAX_INPUTS][8];
+} gpu_rt_set_t;
+
+typedef struct gpu_rt_case {
+  const char *what;
+  const char *ir;
+  uint32_t kernels; /* kernels the scheduler makes */
+  int n_sets;
+  gpu_rt_set_t sets[GPU_RT_MAX_SETS];
+} gpu_rt_case_t;
+
+static const gpu_rt_case_t gpu_rt_cases[] = {
+    {"reshape, exp, unsqueeze",
+     "func @forward(%x: f32[2,3,4], %sh: i64[3], %ax: i64[1]) -> (f32[?], f32[?]) {\n"
+     "  %r = Reshape(%x, %sh) : f32[?]\n"
+     "  %e = Exp(%r) : f32[?]\n"
+     "  %u = Unsqueeze(%e, %ax) : f32[?]\n"
+     "  return %r, %u\n}\n",
+     3,
+     3,
+     {{0, {{0}, {4, 3, 2}, {0}}},
+      {0, {{0}, {2, 12, -1}, {3}}},
+      {0, {{0}, {0, 0, 4}, {-1}}}}},
+    {"squeeze, slice of a batch",
+     "sym batch <= 16\n"
+     "func @forward(%x: f32[batch,1,6], %sq: i64[1], %st: i64[2], %en: i64[2], %ax: "
+     "i64[2], %sp: i64[2]) -> (f32[?]) {\n"
+     "  %q = Squeeze(%x, %sq) : f32[?]\n"
+     "  %s = Slice(%q, %st, %en, %ax, %sp) : f32[?]\n"
+     "  return %s\n}\n",
+     2,
+     3,
+     {{3, {{0}, {1}, {1, 0}, {5, 100}, {1, 0}, {2, 1}}},
+      {5, {{0}, {-2}, {-1, 4}, {-100, -1000}, {0, -1}, {-2, -1}}},
+      {1, {{0}, {1}, {INT64_MIN, 2}, {INT64_MAX, 3}, {-1, 0}, {1, 1}}}}},
+    {"expand, tile, onehot",
+     "global @v : f32[2] = dense<[-1.0, 2.5]>\n"
+     "func @forward(%x: f32[3,1], %es: i64[2], %tr: i64[2], %ind: i64[4], %d: i64[]) "
+     "-> (f32[?], f32[?], f32[?]) {\n"
+     "  %e = Expand(%x, %es) : f32[?]\n"
+     "  %t = Tile(%x, %tr) : f32[?]\n"
+     "  %o = OneHot(%ind, %d, @v) {axis = 0} : f32[?]\n"
+     "  return %e, %t, %o\n}\n",
+     3,
+     3,
+     {{0, {{0}, {3, 5}, {2, 3}, {0, -1, 3, 7}, {4}}},
+      {0, {{0}, {1, 1}, {1, 1}, {1, -3, 0, 2}, {3}}},
+      {0, {{0}, {3, 4}, {3, 2}, {5, 4, -6, 0}, {6}}}}},
+    {"split, pad constant and reflect",
+     "global @cv : f32[] = dense<[0.5]>\n"
+     "func @forward(%x: f32[6,4], %sp: i64[2], %p: i64[4]) -> (f32[?], f32[?], f32[?], "
+     "f32[?]) {\n"
+     "  %a, %b = Split(%x, %sp) {axis = 0} : f32[?], f32[?]\n"
+     "  %c = Pad(%x, %p, @cv) : f32[?]\n"
+     "  %r = Pad(%x, %p) {mode = \"reflect\"} : f32[?]\n"
+     "  return %a, %b, %c, %r\n}\n",
+     3,
+     3,
+     {{0, {{0}, {2, 4}, {1, 2, 0, 1}}},
+      {0, {{0}, {0, 6}, {0, -1, 3, 0}}},
+      {0, {{0}, {5, 1}, {2, 0, -2, 3}}}}},
+    {"reductions over axes fed at run time",
+     "sym batch <= 16\n"
+     "func @forward(%x: f32[batch,4,5], %a: i64[1], %b: i64[2]) -> (f32[?], f32[?]) {\n"
+     "  %s = ReduceSum(%x, %a) {keepdims = 1} : f32[?]\n"
+     "  %t = Relu(%s) : f32[?]\n"
+     "  %m = ReduceMax(%x, %b) {keepdims = 0} : f32[?]\n"
+     "  return %t, %m\n}\n",
+     2,
+     3,
+     {{2, {{0}, {1}, {0, 2}}}, {3, {{0}, {-1}, {-1, 1}}}, {1, {{0}, {0}, {1, 0}}}}},
+};
+
+#define GPU_RT_N_CASES ((int)(sizeof gpu_rt_cases / sizeof gpu_rt_cases[0]))
+
+/* Binds data set `set` of case `c` to `cpu` and `dev` (sessions of `m`):
+ * f32 inputs random in [-2, 2) at the set's batch, integer inputs from the
+ * set (their static length, 0-D ones one value). */
+static inline void gpu_rt_bind(dml_rt_model_t *m, const gpu_rt_case_t *c, int set,
+                               dml_rt_session_t *cpu, dml_rt_session_t *dev) {
+  const gpu_rt_set_t *S = &c->sets[set];
+  dml_rt_session_clear_inputs(cpu);
+  dml_rt_session_clear_inputs(dev);
+  for (uint32_t i = 0; i < dml_rt_model_num_inputs(m) && i < GPU_RT_MAX_INPUTS; i++) {
+    dml_rt_io_info_t io;
+    CHECK_OK(dml_rt_model_input_info(m, i, &io));
+    dml_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.dtype = io.dtype;
+    t.rank = io.rank;
+    for (int32_t d = 0; d < io.rank; d++)
+      t.dims[d] = io.dim_symbol[d] ? io.dim_multiplier[d] * S->batch : io.dims[d];
+    int64_t n = dml_dims_numel(t.dims, t.rank);
+    void *x = malloc((size_t)(n ? n : 1) * 8);
+    for (int64_t k = 0; x && k < n; k++) {
+      if (io.dtype == DML_DTYPE_I64)
+        ((int64_t *)x)[k] = k < 8 ? S->ints[i][k] : 0;
+      else
+        ((float *)x)[k] = 2.0f * gpu_test_frand();
+    }
+    t.data = x;
+    CHECK_OK(dml_rt_session_set_input(cpu, i, &t));
+    CHECK_OK(dml_rt_session_set_input(dev, i, &t));
+    free(x);
+  }
+}
+
+/* Case `c` on `cpu` and `dev` (sessions of `m`; nothing when either is
+ * NULL): each data set, then the first again, compared with the CPU
+ * (gpu_test_max_err within GPU_TEST_TOL: equal dims, values within the
+ * tolerance), then the kernel count. */
+static inline void gpu_rt_check(const gpu_rt_case_t *c, dml_rt_model_t *m,
+                                dml_rt_session_t *cpu, dml_rt_session_t *dev) {
+  if (!cpu || !dev) return;
+  for (int r = 0; r <= c->n_sets; r++) {
+    int set = r % c->n_sets;
+    gpu_rt_bind(m, c, set, cpu, dev);
+    CHECK_OK(dml_rt_session_run(cpu));
+    CHECK_OK(dml_rt_session_run(dev));
+    double worst = 0;
+    for (uint32_t o = 0; o < dml_rt_model_num_outputs(m); o++) {
+      dml_tensor_t a, b;
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      CHECK_OK(dml_rt_session_get_output(dev, o, &a));
+      CHECK_OK(dml_rt_session_get_output(cpu, o, &b));
+      double e = gpu_test_max_err(&a, &b);
+      if (e > GPU_TEST_TOL)
+        fprintf(stderr, "  output %u of set %d: error %.3g\n", o, set, e);
+      if (e > worst) worst = e;
+    }
+    printf("%-40s set %d: %u kernels, max scaled error %.2e\n", c->what, set,
+           dml_rt_session_num_kernels(dev), worst);
+    CHECK(worst <= GPU_TEST_TOL);
+  }
+  CHECK(dml_rt_session_num_kernels(dev) == c->kernels);
+}
+
+#endif /* DML_GPU_RTDIMS_CASES_H_ */
