@@ -423,13 +423,13 @@ void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
                                      dml_klin_t items[3]) {
   const dml_kgemm_t *g = k->gemm;
   local[0] = H16_THREADS, local[1] = 1, local[2] = 1;
-  items[0] = (dml_klin_t){0, -1, ((g->n + H16_BN - 1) / H16_BN) * H16_THREADS};
+  items[0] = (dml_klin_t){0, -1, ((g->n + H16_BN - 1) / H16_BN) * H16_THREADS, 0};
   if (g->m.sym < 0)
-    items[1] = (dml_klin_t){0, -1, (g->m.c + g->m.c0 + H16_BM - 1) / H16_BM};
+    items[1] = (dml_klin_t){0, -1, (g->m.c + g->m.c0 + H16_BM - 1) / H16_BM, 0};
   else
     items[1] = (dml_klin_t){(g->m.c + H16_BM - 1) / H16_BM, g->m.sym,
-                            (g->m.c0 + H16_BM - 1) / H16_BM};
-  items[2] = (dml_klin_t){0, -1, 1};
+                            (g->m.c0 + H16_BM - 1) / H16_BM, 0};
+  items[2] = (dml_klin_t){0, -1, 1, 0};
 }
 
 static const char k_helpers16[] =
