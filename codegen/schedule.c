@@ -4416,6 +4416,7 @@ int dml_kschedule_handles(dml_op_t op) {
   const dml_op_info_t *info = dml_op_info(op);
   if (!info) return 0;
   if (dml_ksched_ops2_handles(op)) return 1;
+  if (dml_ksched_ops1_handles(op)) return 1;
   if (ew_op(op) || move_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
   switch (op) {
     case DML_OP_ASSIGN:
@@ -4559,6 +4560,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
     if (dml_ksched_ops2_claims(&s, i)) {
       close_group(&s, G, &gs, red, &ws);
       dml_ksched_ops2_emit(&s, i);
+      continue;
+    }
+    if (dml_ksched_ops1_handles(n->op)) {
+      close_group(&s, G, &gs, red, &ws);
+      dml_ksched_ops1_emit(&s, i);
       continue;
     }
     if (n->op == DML_OP_ASSIGN) {

@@ -1,5 +1,6 @@
 /* schedule_internal.h — the scheduler's state, shared by schedule.c and the
- * files holding more of its kernel forms (schedule_ops2.c). codegen/ only. */
+ * files holding more of its kernel forms (schedule_ops1.c, schedule_ops2.c).
+ * codegen/ only. */
 #ifndef DML_SCHEDULE_INTERNAL_H_
 #define DML_SCHEDULE_INTERNAL_H_
 
@@ -46,5 +47,16 @@ int dml_ksched_ops2_claims(const sched_t *s, uint32_t node);
 /* Places claimed node `node`: its kernel, or an UNIMPLEMENTED detail
  * naming the node and why. */
 void dml_ksched_ops2_emit(sched_t *s, uint32_t node);
+/* schedule_ops1.c: Trilu, EyeLike, IsInf, IsNaN, BitShift, CumSum, ScatterElements,
+ * ScatterND, GatherND, ReverseSequence, LRN, MeanVarianceNormalization,
+ * Det, Einsum and the training-preview optimizers Adagrad, Momentum and
+ * Adam: one kernel per node, each op's form described there. */
+
+/* 1 when dml_ksched_ops1_emit() has a form for op `op`. */
+int dml_ksched_ops1_handles(dml_op_t op);
+
+/* Places node `node` (an op of dml_ksched_ops1_handles): its kernel, or an
+ * UNIMPLEMENTED detail naming the node and why (dtype, form). */
+void dml_ksched_ops1_emit(sched_t *s, uint32_t node);
 
 #endif /* DML_SCHEDULE_INTERNAL_H_ */

@@ -39,7 +39,7 @@ int dml_codegen_cuda_wgmma_applies(const dml_kernel_t *k);
  * Its PTX needs dml_codegen_cuda_sm90a_ptx (dml_codegen.h). Errors: as
  * dml_codegen_cuda_mma. */
 dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
-                                     char **out_text);
+                                    char **out_text);
 
 /* The typed helpers (integer functions, f16/bf16 conversions, f64 exp/log)
  * kernel `k` needs, appended to `b` (nothing for an f32-only kernel). */

@@ -238,11 +238,12 @@ static void test_gemm_forms(void) {
 static void test_unsupported_ops_listed(void) {
   size_t n = 0;
   void *bytes = cg_package(
-      "func @forward(%x: f32[3,3]) -> (f32[3,3]) {\n"
-      "  %e = Trilu(%x) : f32[3,3]\n"
-      "  %t = Det(%e) : f32[]\n"
-      "  %r = Add(%e, %t) : f32[3,3]\n"
-      "  return %r\n}\n",
+      "global @k : i64[1] = dense<[2]>\n"
+      "func @forward(%x: f32[3,3]) -> (f32[3,2], f32[?]) {\n"
+      "  %v, %i = TopK(%x, @k) {axis = 1} : f32[3,2], i64[3,2]\n"
+      "  %r = Relu(%v) : f32[3,2]\n"
+      "  %u = Unique(%x) : f32[?]\n"
+      "  return %r, %u\n}\n",
       NULL, &n);
   if (!bytes) return;
   void *copy = malloc(n);
@@ -250,17 +251,19 @@ static void test_unsupported_ops_listed(void) {
   CHECK_ERROR(dml_compile_add_kernels("cpu,vulkan", NULL, &copy, &n),
               DML_STATUS_UNIMPLEMENTED, "target 'vulkan' cannot emit every op");
   CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
-              "Det: 1 node");
+              "Unique: 1 node");
   CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
-              "Trilu: 1 node");
+              "TopK: 1 node");
   CHECK_ERROR(dml_compile_add_kernels("cuda", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
               "target 'cuda' cannot emit every op");
   CHECK(dml_codegen_supports("vulkan", DML_OP_GEMM));
   CHECK(dml_codegen_supports("vulkan", DML_OP_CONV));
-  CHECK(!dml_codegen_supports("metal", DML_OP_TRILU));
+  CHECK(!dml_codegen_supports("metal", DML_OP_TOP_K));
+  CHECK(dml_codegen_supports("metal", DML_OP_TRILU));
   CHECK(dml_codegen_supports("cuda", DML_OP_GEMM));
   CHECK(dml_codegen_supports("cuda", DML_OP_CONV));
-  CHECK(!dml_codegen_supports("cuda", DML_OP_TRILU));
+  CHECK(!dml_codegen_supports("cuda", DML_OP_TOP_K));
+  CHECK(dml_codegen_supports("cuda", DML_OP_EINSUM));
   CHECK(!dml_codegen_supports("rocm", DML_OP_GEMM));
   CHECK(dml_codegen_supports("vulkan", DML_OP_DROPOUT));
   free(copy);
