@@ -1556,6 +1556,10 @@ static void emit_grid_sample(sched_t *s, uint32_t node) {
     why = "only 2-D (X [N,C,H,W]) is emitted";
   else if (data_dependent(s, &y->type))
     why = "a dim computed from run-time data";
+  else if (align && md != 1)
+    /* on the H200 the CUDA rendering of these two forms gave NaN where the
+     * CPU (and lavapipe) did not; refused until that is understood */
+    why = "align_corners = 1 is emitted only in mode nearest";
   for (int d = 1; !why && d < 4; d++)
     if (x->type.dims[d].sym >= 0 || grid->type.dims[d].sym >= 0 ||
         y->type.dims[d].sym >= 0)
