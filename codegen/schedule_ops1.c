@@ -74,39 +74,6 @@ static int overlap(const dml_pkg_value_t *a, const dml_pkg_value_t *b) {
   return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
 }
 
-static dml_kstmt_t *for_loop(sched_t *s, int32_t var, const dml_kidx_t *hi,
-                             dml_kstmt_t *body) {
-  dml_kstmt_t *st = dml_ks_new(s->pool, DML_KS_FOR);
-  if (st) {
-    st->var = var;
-    st->hi = hi;
-    st->step = 1;
-    st->body = body;
-  }
-  return st;
-}
-
-static dml_kstmt_t *assign(sched_t *s, dml_kstmt_kind_t k, uint32_t reg,
-                           const dml_kval_t *v) {
-  dml_kstmt_t *st = dml_ks_new(s->pool, k);
-  if (st) {
-    st->reg = reg;
-    st->val = v;
-  }
-  return st;
-}
-
-/* Coordinates of flat element i of t (row-major). */
-static void coords_of(sched_t *s, const dml_type_t *t, const dml_kidx_t *i,
-                      const dml_kidx_t **coord) {
-  const dml_kidx_t *rest = i;
-  for (int32_t d = t->rank - 1; d >= 0; d--) {
-    const dml_kidx_t *e = dim_idx(s, t->dims[d]);
-    coord[d] = d == 0 ? rest : dml_ki_bin(s->pool, DML_KI_MOD, rest, e);
-    rest = dml_ki_bin(s->pool, DML_KI_DIV, rest, e);
-  }
-}
-
 /* Flat index of coordinates `c` in t (row-major). */
 static const dml_kidx_t *flat_of(sched_t *s, const dml_type_t *t,
                                  const dml_kidx_t *const *c) {
