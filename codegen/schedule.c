@@ -149,10 +149,17 @@ static const dml_kidx_t *at(sched_t *s, const dml_pkg_value_t *v, const dml_kidx
                     i);
 }
 
+/* The dtype v's loads and stores use: kdt(v), or u16 for f16 and bf16 in
+ * data-movement kernels (s->raw16). */
+static dml_kdtype_t kdt_s(const sched_t *s, const dml_pkg_value_t *v) {
+  dml_kdtype_t t = kdt(v);
+  return s->raw16 && (t == DML_KT_F16 || t == DML_KT_BF16) ? DML_KT_U16 : t;
+}
+
 /* A load of value v at flat element i. */
 static const dml_kval_t *load_at(sched_t *s, const dml_pkg_value_t *v,
                                  const dml_kidx_t *i) {
-  return dml_kv_load_t(s->pool, buf_of(v), kdt(v), at(s, v, i));
+  return dml_kv_load_t(s->pool, buf_of(v), kdt_s(s, v), at(s, v, i));
 }
 
 /* A load of value v at element index i (at() applied) as an f32 value:
@@ -170,7 +177,7 @@ static dml_kstmt_t *store_at(sched_t *s, const dml_pkg_value_t *y, const dml_kid
   dml_kstmt_t *w = dml_ks_new(s->pool, DML_KS_STORE);
   if (w) {
     w->buf = DML_KBUF_ARENA;
-    w->dtype = kdt(y);
+    w->dtype = kdt_s(s, y);
     w->idx = at(s, y, i);
     w->val = val;
   }
@@ -3017,7 +3024,7 @@ static void emit_pad(sched_t *s, uint32_t node) {
     xc[d] = dml_ki_bin(p, DML_KI_SUB, lhs[d], lo[d]);
   }
   const dml_kval_t *pad_v =
-      cv ? load_at(s, cv, dml_ki_const(p, 0)) : dml_kv_zero(p, kdt(y));
+      cv ? load_at(s, cv, dml_ki_const(p, 0)) : dml_kv_zero(p, kdt_s(s, y));
   dml_kstmt_t *inner = store_at(s, y, gid, load_coords(s, x, xc));
   for (int32_t d = r - 1; d >= 0; d--)
     inner = if_in(s, lhs[d], lo[d],
@@ -3202,6 +3209,7 @@ static void emit_move(sched_t *s, uint32_t i) {
     unsupported(s, i, "%s", why);
     return;
   }
+  s->raw16 = 1;
   switch (n->op) {
     case DML_OP_CONCAT: emit_concat(s, i); break;
     case DML_OP_SPLIT: emit_split(s, i); break;
@@ -3209,6 +3217,7 @@ static void emit_move(sched_t *s, uint32_t i) {
     case DML_OP_PAD: emit_pad(s, i); break;
     default: emit_map1(s, i); break;
   }
+  s->raw16 = 0;
 }
 
 static int move_op(dml_op_t op) {
@@ -3681,7 +3690,7 @@ static void emit_gather(sched_t *s, uint32_t node) {
   for (int32_t d = 0; d < r; d++)
     xc[d] = d < axis ? c[d] : d == axis ? xi : c[elements ? d : d + q - 1];
   dml_kblock_t body = {0};
-  dml_kblock_add(&body, store_at(s, y, gid, dml_kv_zero(p, kdt(y))));
+  dml_kblock_add(&body, store_at(s, y, gid, dml_kv_zero(p, kdt_s(s, y))));
   dml_kblock_add(&body, if_lt(s, xi, dml_ki_const(p, D),
                               store_at(s, y, gid, load_coords(s, x, xc))));
   map_finish(s, K, &y->type, gid, body.first);
@@ -4553,8 +4562,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         unsupported(&s, i, "only numeric and bool views (aligned) are emitted", NULL);
       else if (!type_numel(&y->type, &l))
         unsupported(&s, i, "more than one symbolic dim", NULL);
-      else
+      else {
+        s.raw16 = 1;
         emit_copy(&s, i);
+        s.raw16 = 0;
+      }
       continue;
     }
     if (dml_ksched_ops2_claims(&s, i)) {
@@ -4745,7 +4757,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       }
       case DML_OP_CONV_TRANSPOSE: emit_conv_transpose(&s, i); break;
       case DML_OP_GATHER:
-      case DML_OP_GATHER_ELEMENTS: emit_gather(&s, i); break;
+      case DML_OP_GATHER_ELEMENTS:
+        s.raw16 = 1;
+        emit_gather(&s, i);
+        s.raw16 = 0;
+        break;
       case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
       case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: emit_loss(&s, i); break;
       case DML_OP_RANDOM_UNIFORM:

@@ -22,6 +22,10 @@ typedef struct sched {
   /* The open reduction's axes when an input fed at run time holds them
    * (reduce_axes marks every dim -1 then), else NULL. */
   const dml_pkg_value_t *rt_axes;
+  /* 1 while building a data-movement kernel: f16 and bf16 values move as
+   * their 16-bit words (u16), bit for bit as the CPU copies them (NaN
+   * payloads included), instead of through f32 */
+  int raw16;
 } sched_t;
 
 /* Adds node `node` to the UNIMPLEMENTED error of the run with the reason

@@ -470,7 +470,8 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
    * rounds each node's result: exact), f64 (native), i16/u16 (i32 in
    * registers, stores wrap), u32/u64 (unsigned division, modulo, compares),
    * casts between them, integer Pow with a float exponent, and data
-   * movement and reductions of these dtypes */
+   * movement (f16/bf16 moved as 16-bit words: NaN payloads, signaling NaNs,
+   * subnormals and -0 bit for bit) and reductions of these dtypes */
   each("f16, bf16, f64, 16-bit and unsigned values",
        "sym batch <= 16\n"
        "global @hc : f16[4] = dense<[0.5, -1.5, 2.25, 1000.0]>\n"
@@ -522,11 +523,14 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        "global @ax : i64[1] = dense<[1]>\n"
        "global @ex : f64[8] = dense<[-745.0, -700.0, -1.0, 0.0, 1e-10, 1.0, 50.0, "
        "709.0]>\n"
+       "global @hn : f16[8] = dense<0x017c01fe0100ff7b0080007c003c557e>\n"
+       "global @bn : bf16[8] = dense<0x817fc1ff01007f7f0080807f803fa57f>\n"
        "global @lx : f64[8] = dense<[1e-310, 1e-300, 0.3, 0.7071067811865476, 1.0, "
        "1.0000001, 2.5, 1e300]>\n"
        "func @forward(%h: f16[batch,4], %d: f64[batch,4], %u: u32[batch,4], "
-       "%s: i16[batch,4]) -> (f16[4,batch], f16[batch,8], f64[batch], i64[batch], "
-       "u32[batch], u32[1,4], i16[batch], f64[batch], f64[batch,4], f64[8], f64[8]) {\n"
+       "%s: i16[batch,4], %g: i64[batch,4]) -> (f16[4,batch], f16[batch,8], f64[batch], "
+       "i64[batch], u32[batch], u32[1,4], i16[batch], f64[batch], f64[batch,4], f64[8], "
+       "f64[8], f16[batch,4], bf16[batch,4]) {\n"
        "  %t = Transpose(%h) {perm = [1, 0]} : f16[4,batch]\n"
        "  %c = Concat(%h, %h) {axis = 1} : f16[batch,8]\n"
        "  %dm = ReduceMax(%d) {axes = [1], keepdims = 0} : f64[batch]\n"
@@ -540,8 +544,10 @@ static inline void gpu_test_typed_forms(gpu_test_form_fn each) {
        "  %dl = Log(%de) : f64[batch,4]\n"
        "  %eb = Exp(@ex) : f64[8]\n"
        "  %lb = Log(@lx) : f64[8]\n"
-       "  return %t, %c, %dm, %am, %us, %un, %sx, %ls, %dl, %eb, %lb\n}\n",
-       11);
+       "  %gh = Gather(@hn, %g) {axis = 0} : f16[batch,4]\n"
+       "  %gb = Gather(@bn, %g) {axis = 0} : bf16[batch,4]\n"
+       "  return %t, %c, %dm, %am, %us, %un, %sx, %ls, %dl, %eb, %lb, %gh, %gb\n}\n",
+       13);
   each("gemm with a typed epilogue",
        "sym batch <= 16\n"
        "global @w : f32[8,6] = dense<[0.1, -0.2, 0.3, 0.4, -0.5, 0.6, -0.7, 0.8, 0.2, "
