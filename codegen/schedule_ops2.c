@@ -8,6 +8,7 @@
  * formulas and stored in the kernel's constant tables (dml_kctab_t); the
  * kernel sums the products of its dims' taps (weights rounded to f32, the
  * sum in f32: results within a few ulp of the CPU's double sum). */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1417,10 +1418,6 @@ static void emit_grid_sample(sched_t *s, uint32_t node) {
     why = "only 2-D (X [N,C,H,W]) is emitted";
   else if (data_dependent(s, &y->type))
     why = "a dim computed from run-time data";
-  else if (align && md != 1)
-    /* on the H200 the CUDA rendering of these two forms gave NaN where the
-     * CPU (and lavapipe) did not; refused until that is understood */
-    why = "align_corners = 1 is emitted only in mode nearest";
   for (int d = 1; !why && d < 4; d++)
     if (x->type.dims[d].sym >= 0 || grid->type.dims[d].sym >= 0 ||
         y->type.dims[d].sym >= 0)
@@ -1472,9 +1469,13 @@ static void emit_grid_sample(sched_t *s, uint32_t node) {
     fx = let(&r, dml_kv_select(p, out, gs_reflect(&r, fx, xmin, xmax), fx));
     fy = let(&r, dml_kv_select(p, out, gs_reflect(&r, fy, ymin, ymax), fy));
   }
-  /* NaN or inf coordinates give NaN */
-  const dml_kval_t *finite =
-      let(&r, F2(AND, F2(EQ, F2(SUB, fx, fx), KF(0)), F2(EQ, F2(SUB, fy, fy), KF(0))));
+  /* NaN or inf coordinates give NaN. |f| <= FLT_MAX, not f - f == 0:
+   * clang contracts CUDA code across statements (-ffp-contract=fast), so
+   * `f - f` with f = a * b became fma(a, b, -f), a's rounding error, which
+   * is not 0 (NaN for align_corners = 1, whose f is a product, on the
+   * H200) */
+  const dml_kval_t *finite = let(
+      &r, F2(AND, F2(LE, F1(ABS, fx), KF(FLT_MAX)), F2(LE, F1(ABS, fy), KF(FLT_MAX))));
   const dml_kval_t *v;
   if (md == 1) {
     v = gs_pixel(&g, dml_kv_cast(p, DML_KT_I32, fy), dml_kv_cast(p, DML_KT_I32, fx));

@@ -207,13 +207,11 @@ static inline void gpu_test_grid_sample_forms(gpu_test_form_fn each) {
   for (int i = 0; i < 18; i++)
     k += snprintf(text + k, sizeof text - (size_t)k, "%sf32[batch,2,3,4]", i ? ", " : "");
   k += snprintf(text + k, sizeof text - (size_t)k, ") {\n");
-  /* align_corners = 1 only with mode nearest (the scheduler refuses the
-   * other two: emit_grid_sample) */
   for (int i = 0; i < 18; i++)
     k += snprintf(text + k, sizeof text - (size_t)k,
                   "  %%y%d = GridSample(%%x, %%g) {mode = \"%s\", padding_mode = \"%s\", "
                   "align_corners = %d} : f32[batch,2,3,4]\n",
-                  i, modes[i % 3], pads[(i / 3) % 3], i / 9 && i % 3 == 1);
+                  i, modes[i % 3], pads[(i / 3) % 3], i / 9);
   k += snprintf(text + k, sizeof text - (size_t)k, "  return ");
   for (int i = 0; i < 18; i++)
     k += snprintf(text + k, sizeof text - (size_t)k, "%s%%y%d", i ? ", " : "", i);
