@@ -806,3 +806,105 @@ int conf_apply_expected(conf_result_t *rs, size_t n, conf_expected_t *e, int upd
       printf("note: expected-failure entry '%s' names no test\n", e->keys[i]);
   return unexpected;
 }
+
+/* ==== the runners' shared command line and report ======================== */
+
+int conf_take_flag(conf_opts_t *o, int argc, char **argv, int *i) {
+  const char *a = argv[*i], *next = *i + 1 < argc ? argv[*i + 1] : NULL;
+  const char **str = !strcmp(a, "--device")          ? &o->device
+                     : !strcmp(a, "--expected")      ? &o->expected_path
+                     : !strcmp(a, "--json")          ? &o->json_path
+                     : !strcmp(a, "--suites")        ? &o->suites
+                     : !strcmp(a, "--filter")        ? &o->filter
+                     : !strcmp(a, "--expect-device") ? &o->expect_device
+                                                     : NULL;
+  if (str && next) {
+    *str = next;
+  } else if (!strcmp(a, "-j") && next) {
+    o->jobs = atoi(next);
+  } else if (!strcmp(a, "--timeout") && next) {
+    conf_timeout_s = atoi(next);
+  } else {
+    if (!strcmp(a, "--update-expected"))
+      o->update = 1;
+    else if (!strcmp(a, "-v"))
+      o->verbose = 1;
+    else
+      return 0;
+    return 1;
+  }
+  (*i)++;
+  return 1;
+}
+
+int conf_opts_check(conf_opts_t *o, conf_expected_t *exp) {
+  memset(exp, 0, sizeof(*exp));
+  if (o->jobs < 1) o->jobs = 1;
+  if (o->update && !o->expected_path) {
+    fprintf(stderr, "%s: --update-expected needs --expected FILE\n", o->prog);
+    return 2;
+  }
+  if (o->update && (o->suites || o->filter)) {
+    fprintf(stderr,
+            "%s: --update-expected needs a run over every test (no --suites or "
+            "--filter)\n",
+            o->prog);
+    return 2;
+  }
+  if (conf_timeout_s < 1) conf_timeout_s = 1;
+  if (!o->expected_path) return 0;
+  int r = conf_load_expected(o->expected_path, exp);
+  if (r == -1 && !o->update) {
+    fprintf(stderr, "%s: cannot read '%s'\n", o->prog, o->expected_path);
+    return 2;
+  }
+  return r == -2 && !o->update ? 1 : 0;
+}
+
+void conf_print_suite_counts(const conf_result_t *rs, size_t n) {
+  conf_counts_t c;
+  for (size_t s = 0; s < CONF_N_SUITES; s++) {
+    conf_count(rs, n, conf_suite_names[s], &c);
+    if (c.total)
+      printf("%s: %d passed, %d failed, %d skipped\n", conf_suite_names[s], c.pass,
+             c.fail, c.skip);
+  }
+}
+
+int conf_finish_run(const conf_opts_t *o, const conf_result_t *rs, size_t n,
+                    const conf_expected_t *exp, int unexpected, const char *header,
+                    int rc) {
+  conf_counts_t c;
+  conf_count(rs, n, NULL, &c);
+  if (o->expected_path && !o->update)
+    printf(
+        "%d unexpected (failing or skipped without being listed, or listed and "
+        "passing)\n",
+        unexpected);
+  printf("%d passed, %d failed, %d skipped\n", c.pass, c.fail, c.skip);
+  if (o->json_path && conf_write_json(o->json_path, (conf_result_t *)rs, n) != 0) {
+    fprintf(stderr, "%s: cannot write '%s'\n", o->prog, o->json_path);
+    rc = 2;
+  }
+  if (o->update) {
+    if (conf_write_expected(o->expected_path, rs, n, exp, header) != 0) {
+      fprintf(stderr, "%s: cannot write '%s'\n", o->prog, o->expected_path);
+      rc = 2;
+    } else {
+      printf("wrote %s\n", o->expected_path);
+    }
+  } else if (unexpected && !rc) {
+    rc = 1;
+  }
+  return rc;
+}
+
+void conf_free_run(conf_result_t *rs, char **dirs, size_t n, conf_expected_t *exp) {
+  for (size_t i = 0; i < n; i++) {
+    conf_result_free(&rs[i]);
+    free(dirs[i]);
+  }
+  conf_expected_free(exp);
+  free(rs);
+  free(dirs);
+}

@@ -210,6 +210,42 @@ typedef struct conf_counts {
 /* Counts the results of `suite` (NULL: all). */
 void conf_count(const conf_result_t *rs, size_t n, const char *suite, conf_counts_t *c);
 
+/* ==== the runners' shared command line and report ======================== */
+
+/* The options both runners take. */
+typedef struct conf_opts {
+  const char *prog;   /* "dml_conformance" or "dml_conformance_run" (messages) */
+  const char *device; /* --device: "cpu" (default), "vulkan[:N]", "cuda[:N]" */
+  const char *expected_path, *json_path, *suites, *filter, *expect_device;
+  int update, jobs, verbose; /* --update-expected, -j (default 2), -v */
+} conf_opts_t;
+
+/* Takes argv[*i] when it is a flag both runners share (--device,
+ * --expected, --json, --suites, --filter, --expect-device, -j, --timeout,
+ * --update-expected, -v), advancing *i past its value. 1 when taken. */
+int conf_take_flag(conf_opts_t *o, int argc, char **argv, int *i);
+
+/* After the flags: clamps -j and --timeout to at least 1, checks that
+ * --update-expected has --expected and a run over every test (no --suites
+ * or --filter), and loads the list into *exp (zeroed first). Returns 0, or
+ * the runner's exit status: 2 for a usage or read error, 1 for a list
+ * entry without a reason. */
+int conf_opts_check(conf_opts_t *o, conf_expected_t *exp);
+
+/* Prints "<suite>: P passed, F failed, S skipped" for each suite run. */
+void conf_print_suite_counts(const conf_result_t *rs, size_t n);
+
+/* The end of a run: prints the unexpected count (unless updating) and the
+ * totals, writes --json, rewrites --expected when updating (a new file
+ * gets `header`), and returns the exit status: `rc` when non-zero, else 2
+ * when a file cannot be written, 1 when results are unexpected, else 0. */
+int conf_finish_run(const conf_opts_t *o, const conf_result_t *rs, size_t n,
+                    const conf_expected_t *exp, int unexpected, const char *header,
+                    int rc);
+
+/* Frees the n results, their directories and `exp`, then rs and dirs. */
+void conf_free_run(conf_result_t *rs, char **dirs, size_t n, conf_expected_t *exp);
+
 #ifdef __cplusplus
 }
 #endif

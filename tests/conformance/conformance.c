@@ -1592,13 +1592,13 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-  const char *data = "/usr/share/libonnx-testdata/data", *suites = NULL;
-  const char *expected_path = NULL, *json_path = NULL, *doc_path = NULL, *ops_path = NULL;
-  const char *filter = NULL, *expect_device = NULL;
-  int update = 0, jobs = 2, verbose = 0;
+  const char *data = "/usr/share/libonnx-testdata/data", *doc_path = NULL,
+             *ops_path = NULL;
+  conf_opts_t o = {.prog = "dml_conformance", .device = "cpu", .jobs = 2};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+    if (conf_take_flag(&o, argc, argv, &i)) continue;
 #define TAKE(flag, var)           \
   if (!strcmp(a, flag) && next) { \
     var = next;                   \
@@ -1606,32 +1606,16 @@ int main(int argc, char **argv) {
     continue;                     \
   }
     TAKE("--data", data);
-    TAKE("--suites", suites);
-    TAKE("--expected", expected_path);
-    TAKE("--json", json_path);
     TAKE("--write-doc", doc_path);
     TAKE("--ops", ops_path);
-    TAKE("--filter", filter);
-    TAKE("--device", g_device);
-    TAKE("--expect-device", expect_device);
     TAKE("--emit", g_emit);
     TAKE("--target", g_targets);
 #undef TAKE
-    if (!strcmp(a, "-j") && next) {
-      jobs = atoi(next);
-      i++;
-    } else if (!strcmp(a, "--timeout") && next) {
-      conf_timeout_s = atoi(next);
-      i++;
-    } else if (!strcmp(a, "--emit-max-mib") && next) {
+    if (!strcmp(a, "--emit-max-mib") && next) {
       g_emit_max_mib = atof(next);
       i++;
     } else if (!strcmp(a, "--specialize")) {
       specialize = 1;
-    } else if (!strcmp(a, "--update-expected")) {
-      update = 1;
-    } else if (!strcmp(a, "-v")) {
-      verbose = 1;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       return 0;
@@ -1641,8 +1625,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (jobs < 1) jobs = 1;
-  if (conf_timeout_s < 1) conf_timeout_s = 1;
+  g_device = o.device;
+  const char *suites = o.suites, *filter = o.filter;
   if (strncmp(g_device, "vulkan", 6) == 0) {
     /* No device, or another device than the expectations were made on:
      * skipped (exit 77), saying so. */
@@ -1659,15 +1643,15 @@ int main(int argc, char **argv) {
     const char *name = "";
     for (uint32_t i = 0; i < nd && i < 16; i++)
       if (dv[i].is_default) name = dv[i].name;
-    if (expect_device && !strstr(name, expect_device)) {
+    if (o.expect_device && !strstr(name, o.expect_device)) {
       printf(
           "SKIP: the expected failures are for a Vulkan device named '*%s*'; the default "
           "device here is '%s'\n",
-          expect_device, name);
+          o.expect_device, name);
       return 77;
     }
   }
-  if (g_emit && (specialize || update || doc_path || strcmp(g_device, "cpu") != 0)) {
+  if (g_emit && (specialize || o.update || doc_path || strcmp(g_device, "cpu") != 0)) {
     fprintf(stderr,
             "dml_conformance: --emit compiles only: no --specialize, --update-expected, "
             "--write-doc or --device (dml_conformance_run runs what it writes)\n");
@@ -1680,20 +1664,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (g_emit && emit_prepare(g_emit) != 0) return 2;
-  if (update && !expected_path) {
-    fprintf(stderr, "dml_conformance: --update-expected needs --expected FILE\n");
-    return 2;
-  }
   conf_expected_t exp;
-  memset(&exp, 0, sizeof(exp));
-  if (expected_path) {
-    int r = conf_load_expected(expected_path, &exp);
-    if (r == -1 && !update) {
-      fprintf(stderr, "dml_conformance: cannot read '%s'\n", expected_path);
-      return 2;
-    }
-    if (r == -2 && !update) return 1;
-  }
+  int rc = conf_opts_check(&o, &exp);
+  if (rc) return rc;
   if (!ops_path && doc_path) {
     fprintf(stderr, "dml_conformance: --write-doc needs --ops FILE\n");
     return 2;
@@ -1767,33 +1740,21 @@ int main(int argc, char **argv) {
   size_t nt = 0;
   for (size_t i = 0; i < n; i++)
     if (rs[i].status != CONF_ST_SKIP) pending[nt] = &rs[i], pending_dirs[nt++] = dirs[i];
-  conf_run_all(pending, pending_dirs, nt, jobs, verbose, test_child);
+  conf_run_all(pending, pending_dirs, nt, o.jobs, o.verbose, test_child);
   double elapsed = conf_now_s() - t0;
 
+  free(pending);
+  free(pending_dirs);
   if (g_emit) {
-    int rc = emit_index(g_emit, rs, n, elapsed, suites || filter);
-    for (size_t i = 0; i < n; i++) {
-      conf_result_free(&rs[i]);
-      free(dirs[i]);
-    }
-    conf_expected_free(&exp);
-    free(rs);
-    free(dirs);
-    free(pending);
-    free(pending_dirs);
+    rc = emit_index(g_emit, rs, n, elapsed, suites || filter);
+    conf_free_run(rs, dirs, n, &exp);
     return rc;
   }
 
   /* Apply the list. */
-  int unexpected = conf_apply_expected(rs, n, &exp, update, !suites && !filter);
-
+  int unexpected = conf_apply_expected(rs, n, &exp, o.update, !suites && !filter);
+  conf_print_suite_counts(rs, n);
   conf_counts_t c;
-  for (size_t s = 0; s < CONF_N_SUITES; s++) {
-    conf_count(rs, n, conf_suite_names[s], &c);
-    if (!c.total) continue;
-    printf("%s: %d passed, %d failed, %d skipped\n", conf_suite_names[s], c.pass, c.fail,
-           c.skip);
-  }
   conf_count(rs, n, NULL, &c);
   if (specialize)
     printf(
@@ -1804,45 +1765,11 @@ int main(int argc, char **argv) {
   else
     printf("%d passed without specialization, %d failed, %d skipped in %.1f s\n", c.pass,
            c.fail, c.skip, elapsed);
-  if (expected_path && !update)
-    printf(
-        "%d unexpected (failing or skipped without being listed, or listed and "
-        "passing)\n",
-        unexpected);
-  printf("%d passed, %d failed, %d skipped\n", c.pass, c.fail, c.skip);
-
-  int rc = 0;
-  if (json_path && conf_write_json(json_path, rs, n) != 0) {
-    fprintf(stderr, "dml_conformance: cannot write '%s'\n", json_path);
-    rc = 2;
-  }
   if (doc_path && write_doc(doc_path, rs, n, ops_path) != 0) {
     fprintf(stderr, "dml_conformance: cannot write '%s'\n", doc_path);
     rc = 2;
   }
-  if (update) {
-    if (suites || filter) {
-      fprintf(stderr,
-              "dml_conformance: --update-expected needs a run over every test (no "
-              "--suites or --filter)\n");
-      rc = 2;
-    } else if (conf_write_expected(expected_path, rs, n, &exp, cpu_list_header) != 0) {
-      fprintf(stderr, "dml_conformance: cannot write '%s'\n", expected_path);
-      rc = 2;
-    } else {
-      printf("wrote %s\n", expected_path);
-    }
-  } else if (unexpected && !rc) {
-    rc = 1;
-  }
-  for (size_t i = 0; i < n; i++) {
-    conf_result_free(&rs[i]);
-    free(dirs[i]);
-  }
-  conf_expected_free(&exp);
-  free(rs);
-  free(dirs);
-  free(pending);
-  free(pending_dirs);
+  rc = conf_finish_run(&o, rs, n, &exp, unexpected, cpu_list_header, rc);
+  conf_free_run(rs, dirs, n, &exp);
   return rc;
 }

@@ -389,36 +389,12 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-  const char *dir = NULL, *expected_path = NULL, *json_path = NULL, *suites = NULL;
-  const char *filter = NULL, *expect_device = NULL;
-  int update = 0, jobs = 2, verbose = 0;
+  const char *dir = NULL;
+  conf_opts_t o = {.prog = "dml_conformance_run", .device = "cpu", .jobs = 2};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-#define TAKE(flag, var)           \
-  if (!strcmp(a, flag) && next) { \
-    var = next;                   \
-    i++;                          \
-    continue;                     \
-  }
-    TAKE("--device", g_device);
-    TAKE("--expected", expected_path);
-    TAKE("--json", json_path);
-    TAKE("--suites", suites);
-    TAKE("--filter", filter);
-    TAKE("--expect-device", expect_device);
-#undef TAKE
-    if (!strcmp(a, "-j") && next) {
-      jobs = atoi(next);
-      i++;
-    } else if (!strcmp(a, "--timeout") && next) {
-      conf_timeout_s = atoi(next);
-      i++;
-    } else if (!strcmp(a, "--update-expected")) {
-      update = 1;
-    } else if (!strcmp(a, "-v")) {
-      verbose = 1;
-    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    if (conf_take_flag(&o, argc, argv, &i)) continue;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       return 0;
     } else if (a[0] != '-' && !dir) {
@@ -434,18 +410,11 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  if (jobs < 1) jobs = 1;
-  if (conf_timeout_s < 1) conf_timeout_s = 1;
-  if (update && !expected_path) {
-    fprintf(stderr, "dml_conformance_run: --update-expected needs --expected FILE\n");
-    return 2;
-  }
-  if (update && (suites || filter)) {
-    fprintf(stderr,
-            "dml_conformance_run: --update-expected needs a run over every test (no "
-            "--suites or --filter)\n");
-    return 2;
-  }
+  g_device = o.device;
+  const char *suites = o.suites, *filter = o.filter, *expect_device = o.expect_device;
+  conf_expected_t exp;
+  int rc = conf_opts_check(&o, &exp);
+  if (rc) return rc;
   char devname[256] = "", why[1024] = "";
   if (probe_device(devname, sizeof(devname), why, sizeof(why)) != 0) {
     printf("SKIP: --device %s: %s\n", g_device, why);
@@ -458,17 +427,6 @@ int main(int argc, char **argv) {
         expect_device, g_device, devname);
     return 77;
   }
-  conf_expected_t exp;
-  memset(&exp, 0, sizeof(exp));
-  if (expected_path) {
-    int r = conf_load_expected(expected_path, &exp);
-    if (r == -1 && !update) {
-      fprintf(stderr, "dml_conformance_run: cannot read '%s'\n", expected_path);
-      return 2;
-    }
-    if (r == -2 && !update) return 1;
-  }
-
   /* The manifest. */
   char *mpath = conf_xprintf("%s/manifest.txt", dir);
   uint8_t *text = NULL;
@@ -545,7 +503,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   free(mpath);
-  if (update && partial) {
+  if (o.update && partial) {
     fprintf(stderr,
             "dml_conformance_run: --update-expected needs every test: %s was emitted "
             "with --suites or --filter\n",
@@ -565,61 +523,27 @@ int main(int argc, char **argv) {
   size_t nt = 0;
   for (size_t i = 0; i < n; i++)
     if (!rs[i].kind) pending[nt] = &rs[i], pending_dirs[nt++] = dirs[i];
-  conf_run_all(pending, pending_dirs, nt, jobs, verbose, test_child);
+  conf_run_all(pending, pending_dirs, nt, o.jobs, o.verbose, test_child);
   double elapsed = conf_now_s() - t0;
 
+  free(pending);
+  free(pending_dirs);
   /* Entries naming no test are noted only when every test was emitted and
    * selected. */
   int unexpected =
-      conf_apply_expected(rs, n, &exp, update, !suites && !filter && !partial);
-  conf_counts_t c;
-  for (size_t s = 0; s < CONF_N_SUITES; s++) {
-    conf_count(rs, n, conf_suite_names[s], &c);
-    if (!c.total) continue;
-    printf("%s: %d passed, %d failed, %d skipped\n", conf_suite_names[s], c.pass, c.fail,
-           c.skip);
-  }
-  conf_count(rs, n, NULL, &c);
+      conf_apply_expected(rs, n, &exp, o.update, !suites && !filter && !partial);
+  conf_print_suite_counts(rs, n);
   printf("%zu ran on %s in %.1f s (the others did not compile for %s or were skipped)\n",
          nt, g_device, elapsed, targets);
-  if (expected_path && !update)
-    printf(
-        "%d unexpected (failing or skipped without being listed, or listed and "
-        "passing)\n",
-        unexpected);
-  printf("%d passed, %d failed, %d skipped\n", c.pass, c.fail, c.skip);
-
-  int rc = 0;
-  if (json_path && conf_write_json(json_path, rs, n) != 0) {
-    fprintf(stderr, "dml_conformance_run: cannot write '%s'\n", json_path);
-    rc = 2;
-  }
-  if (update) {
-    char *header = conf_xprintf(
-        "# Expected failures of the ONNX backend tests on --device %s ('%s'), packages\n"
-        "# from dml_conformance --emit --target %s, run by dml_conformance_run: one "
-        "line\n"
-        "# per test, \"<suite>/<test> <reason>\" (docs/conformance.md). Refresh:\n"
-        "#   dml_conformance_run DIR --device %s --update-expected --expected FILE\n",
-        g_device, devname, targets, g_device);
-    if (conf_write_expected(expected_path, rs, n, &exp, header) != 0) {
-      fprintf(stderr, "dml_conformance_run: cannot write '%s'\n", expected_path);
-      rc = 2;
-    } else {
-      printf("wrote %s\n", expected_path);
-    }
-    free(header);
-  } else if (unexpected && !rc) {
-    rc = 1;
-  }
-  for (size_t i = 0; i < n; i++) {
-    conf_result_free(&rs[i]);
-    free(dirs[i]);
-  }
-  conf_expected_free(&exp);
-  free(rs);
-  free(dirs);
-  free(pending);
-  free(pending_dirs);
+  char *header = conf_xprintf(
+      "# Expected failures of the ONNX backend tests on --device %s ('%s'), packages\n"
+      "# from dml_conformance --emit --target %s, run by dml_conformance_run: one "
+      "line\n"
+      "# per test, \"<suite>/<test> <reason>\" (docs/conformance.md). Refresh:\n"
+      "#   dml_conformance_run DIR --device %s --update-expected --expected FILE\n",
+      g_device, devname, targets, g_device);
+  rc = conf_finish_run(&o, rs, n, &exp, unexpected, header, 0);
+  free(header);
+  conf_free_run(rs, dirs, n, &exp);
   return rc;
 }
