@@ -75,8 +75,9 @@ static int type_numel1(const dml_type_t *t, dml_klin_t *out) {
  * emitted when the runtime can compute those dims before the device runs
  * (rt_session.c, with the CPU's shape rules, dml_cpu_output_dims): every
  * input the rule reads is a constant or an input of the function. A
- * value the device computes during the run is refused; so is an op
- * without such a rule (its kernel counts the extent: NonZero, ...). */
+ * value the device computes during the run is refused. An op without such
+ * a rule counts the extent in its kernel (NonZero, ...: schedule_dyn.c,
+ * the runtime reads it back) or is refused. */
 static const char *dims_reject(const sched_t *s, uint32_t node) {
   uint32_t fi = (uint32_t)(s->fn - s->g->functions);
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -85,7 +86,9 @@ static const char *dims_reject(const sched_t *s, uint32_t node) {
     if (sy->origin != DML_PKG_SYMBOL_NODE || sy->function != fi || sy->node != node)
       continue;
     if (dml_cpu_output_dims_reads(n->op, 0) < 0)
-      return "its output dims are counted from data on the device";
+      return dml_ksched_dyn_handles(n->op)
+                 ? NULL /* its kernel counts them (schedule_dyn.c) */
+                 : "its output dims are counted from data on the device";
     for (uint32_t j = 0; j < n->n_inputs; j++) {
       const dml_pkg_value_t *x = val(s, n->inputs[j]);
       if (x && dml_cpu_output_dims_reads(n->op, j) > 0 &&
@@ -4426,6 +4429,7 @@ int dml_kschedule_handles(dml_op_t op) {
   if (!info) return 0;
   if (dml_ksched_ops2_handles(op)) return 1;
   if (dml_ksched_ops1_handles(op)) return 1;
+  if (dml_ksched_dyn_handles(op)) return 1;
   if (ew_op(op) || move_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
   switch (op) {
     case DML_OP_ASSIGN:
@@ -4577,6 +4581,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
     if (dml_ksched_ops1_handles(n->op)) {
       close_group(&s, G, &gs, red, &ws);
       dml_ksched_ops1_emit(&s, i);
+      continue;
+    }
+    if (dml_ksched_dyn_handles(n->op)) {
+      close_group(&s, G, &gs, red, &ws);
+      dml_ksched_dyn_emit(&s, i);
       continue;
     }
     if (n->op == DML_OP_ASSIGN) {

@@ -63,4 +63,15 @@ int dml_ksched_ops1_handles(dml_op_t op);
  * UNIMPLEMENTED detail naming the node and why (dtype, form). */
 void dml_ksched_ops1_emit(sched_t *s, uint32_t node);
 
+/* schedule_dyn.c: NonZero, Compress, Unique and NonMaxSuppression, whose
+ * kernels count their output extents on the device and store them in the
+ * dims slot (docs/kernels.md "Data-dependent output sizes"). */
+
+/* 1 when dml_ksched_dyn_emit() has a form for op `op`. */
+int dml_ksched_dyn_handles(dml_op_t op);
+
+/* Places node `node` (an op of dml_ksched_dyn_handles): its kernel, or an
+ * UNIMPLEMENTED detail naming the node and why. */
+void dml_ksched_dyn_emit(sched_t *s, uint32_t node);
+
 #endif /* DML_SCHEDULE_INTERNAL_H_ */

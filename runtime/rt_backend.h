@@ -30,12 +30,26 @@
 typedef struct dml_rt_exec {
   const dml_rt_model_t *m;
   const dml_pkg_function_t *fn;
-  uint8_t *arena;     /* host arena: inputs bound here, outputs read here */
-  const int64_t *sym; /* the run's symbol values */
+  uint8_t *arena; /* host arena: inputs bound here, outputs read here */
+  /* The run's symbol values. Device-produced ones (dml_rt_gpu_plan_dims)
+   * hold their bounds until `produced` sets them. */
+  int64_t *sym;
   uint32_t n_symbols;
   /* The run's random state (dml_philox.h): the session seed and this
    * run's step (the session's run count). */
   uint64_t rng_seed, rng_step;
+  /* Device-produced dims (docs/kernels.md "Data-dependent output sizes"):
+   * a backend runs the kernels in segments, each ending after a kernel
+   * that counts extents on the device (dml_rt_dims_region_t.produces).
+   * After such a segment has completed it reads the dims slot back and
+   * calls produced(ctx, nodes, n_nodes, words): `nodes` are that kernel's
+   * graph nodes, `words` the slot's DML_KPKG_MAX_SYMBOLS u32 words. The
+   * session sets the symbols those nodes produce in sym[] (checking their
+   * bounds and the bytes planned for the values they size) or returns the
+   * error that ends the run; the next segment runs with the new values. */
+  dml_status_t (*produced)(void *ctx, const uint32_t *nodes, uint32_t n_nodes,
+                           const uint32_t *words);
+  void *ctx;
 } dml_rt_exec_t;
 
 typedef struct dml_rt_backend {
@@ -138,6 +152,63 @@ typedef struct dml_rt_rng_region {
  * rounded up to `align` (a power of two), which grows by the slot. */
 void dml_rt_gpu_plan_rng(const dml_pkg_function_t *f, uint64_t align,
                          uint64_t *io_staging_bytes, dml_rt_rng_region_t *out);
+
+/* 1 when node `node` of function `f` produces a data-dependent symbol of
+ * `f` that its kernel counts on the device: an op without a host shape
+ * rule (dml_cpu_output_dims_reads(op, 0) < 0: NonZero, Compress, Unique,
+ * NonMaxSuppression). The GPU sessions compute every other produced
+ * symbol on the host before the run. */
+int dml_rt_node_dims_on_device(const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                               uint32_t node);
+
+/* Where a GPU backend reads device-produced dims back: `used` is 1 when a
+ * kernel of `kf` holds a node of dml_rt_node_dims_on_device; then
+ * produces[k] (kf->n_kernels entries, malloc'd: dml_rt_gpu_dims_free) is 1
+ * for each such kernel (the plan is run in segments ending after them),
+ * the arena is allocated up to arena_bytes (past the dims slot at
+ * arena_offset, dml_kpkg_dims_slot_offset, and the random-state slot) and
+ * the slot is copied to staging_offset of the staging buffer after each
+ * such segment. */
+typedef struct dml_rt_dims_region {
+  int used;
+  uint64_t arena_offset, staging_offset;
+  uint64_t arena_bytes; /* the arena's allocation: both slots included */
+  uint8_t *produces;
+} dml_rt_dims_region_t;
+
+/* Lays out function f's dims slot after dml_rt_gpu_plan_rng (`rng`): when
+ * used, its staging region goes at *io_staging_bytes rounded up to `align`
+ * (a power of two), which grows by DML_KPKG_DIMS_SLOT_BYTES. Errors:
+ * RESOURCE_EXHAUSTED (op `op`). */
+dml_status_t dml_rt_gpu_plan_dims(const char *op, const dml_rt_model_t *m,
+                                  const dml_pkg_function_t *f,
+                                  const struct dml_kpkg_function *kf, uint64_t align,
+                                  const dml_rt_rng_region_t *rng,
+                                  uint64_t *io_staging_bytes, dml_rt_dims_region_t *out);
+
+/* Frees what dml_rt_gpu_plan_dims allocated. */
+void dml_rt_gpu_dims_free(dml_rt_dims_region_t *d);
+
+/* The end (one past the last kernel) of the segment of `n_kernels` kernels
+ * that starts at kernel `begin`: after the first kernel from `begin` on
+ * that produces dims, else n_kernels. */
+uint32_t dml_rt_gpu_segment_end(const dml_rt_dims_region_t *d, uint32_t n_kernels,
+                                uint32_t begin);
+
+/* 1 when segment [b, end) ends with a kernel that produces dims (then a
+ * next segment follows, with no kernels when end is the last kernel's: the
+ * output copies, sized by the new values). */
+int dml_rt_gpu_segment_produces(const dml_rt_dims_region_t *d, uint32_t b, uint32_t end);
+
+/* The number of segments of `n_kernels` kernels: 1 + the kernels that
+ * produce dims. */
+uint32_t dml_rt_gpu_segments(const dml_rt_dims_region_t *d, uint32_t n_kernels);
+
+/* Reads the slot's words from its staging copy `src` (little-endian) and
+ * calls e->produced for the nodes of kernel `k` of `kf`. */
+dml_status_t dml_rt_gpu_take_dims(const dml_rt_exec_t *e,
+                                  const struct dml_kpkg_function *kf, uint32_t k,
+                                  const uint8_t *src);
 
 /* Writes the run's four slot words (dml_philox_slot_words of e->rng_seed,
  * e->rng_step, little-endian) to dst (DML_PHILOX_SLOT_BYTES bytes). */

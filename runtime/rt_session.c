@@ -56,6 +56,10 @@ struct dml_rt_session {
    * function; per value, 1 when its type uses such a symbol. */
   uint8_t *node_produces;
   uint8_t *value_dynamic;
+  /* GPU sessions: the next node whose dims gpu_value_dims has not taken
+   * yet (it stops at a node whose kernel counts its dims on the device,
+   * dml_rt_node_dims_on_device, until the backend reports them). */
+  uint32_t gpu_next;
   /* A GPU backend (rt_backend.h), or NULL for the CPU executor below. */
   const dml_rt_backend_t *backend;
   void *backend_state;
@@ -544,15 +548,19 @@ static int host_holds(const dml_rt_session_t *s, uint32_t v) {
 /* GPU sessions (docs/kernels.md "Run-time dims"): the data-dependent
  * symbols of the function, computed on the host before the device runs,
  * from the shape rules of dml_cpu_output_dims() (the CPU's own), for each
- * producer in execution order. A shape input must be a constant or an
- * input of the function (the host has it before the run); one the device
- * computes during the run is UNIMPLEMENTED, naming the node and the value.
- * Then every value whose dims use such symbols must fit the bytes planned
- * for it (fits_plan), since the kernels write it at its actual size. */
+ * producer in execution order from node s->gpu_next on. A shape input must
+ * be a constant or an input of the function (the host has it before the
+ * run); one the device computes during the run is UNIMPLEMENTED, naming
+ * the node and the value. Every value whose dims use such symbols must fit
+ * the bytes planned for it (fits_plan), since the kernels write it at its
+ * actual size. Stops at a node whose kernel counts its dims on the device
+ * (docs/kernels.md "Data-dependent output sizes"): gpu_produced continues
+ * once the backend has read them back. */
 static dml_status_t gpu_value_dims(dml_rt_session_t *s) {
   const dml_pkg_function_t *f = s->fn;
-  for (uint32_t k = 0; k < f->n_nodes; k++) {
+  for (uint32_t k = s->gpu_next; k < f->n_nodes; k++, s->gpu_next = k) {
     const dml_pkg_node_t *n = &f->nodes[k];
+    if (s->node_produces[k] && dml_rt_node_dims_on_device(s->m, f, k)) return DML_OK;
     if (!s->node_produces[k]) {
       DML_RETURN_IF_ERROR(fits_plan(s, k));
       continue;
@@ -582,6 +590,51 @@ static dml_status_t gpu_value_dims(dml_rt_session_t *s) {
           st, "computing the dims of node #%" PRIu32 " '%s' (%s) of '%s'", k, n->name,
           n->op_name, f->name);
     DML_RETURN_IF_ERROR(take_produced_dims(s, k));
+  }
+  s->gpu_next = f->n_nodes;
+  return DML_OK;
+}
+
+/* The backend's report (dml_rt_exec_t.produced) after the kernel holding
+ * `nodes` ran: each node of dml_rt_node_dims_on_device sets its symbols
+ * from the dims slot's words (within 0..bound, else INTERNAL), the dims of
+ * every value using such symbols are re-evaluated, its outputs must fit the
+ * bytes planned for them (its kernel stored only what fits: OUT_OF_RANGE
+ * as on the CPU otherwise), and the nodes up to the next such node are
+ * taken on the host (gpu_value_dims). */
+static dml_status_t gpu_produced(void *ctx, const uint32_t *nodes, uint32_t n_nodes,
+                                 const uint32_t *words) {
+  dml_rt_session_t *s = (dml_rt_session_t *)ctx;
+  const dml_pkg_function_t *f = s->fn;
+  const dml_pkg_graph_t *g = s->m->graph;
+  for (uint32_t j = 0; j < n_nodes; j++) {
+    uint32_t k = nodes[j];
+    if (k >= f->n_nodes || !s->node_produces[k] ||
+        !dml_rt_node_dims_on_device(s->m, f, k))
+      continue;
+    const dml_pkg_node_t *n = &f->nodes[k];
+    if (k != s->gpu_next)
+      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
+                             "node #%" PRIu32 " '%s' (%s) reported its dims out of order",
+                             k, n->name, n->op_name);
+    for (uint32_t i = 0; i < s->n_symbols && i < DML_KPKG_MAX_SYMBOLS; i++) {
+      const dml_pkg_symbol_t *sy = &g->symbols[i];
+      if (!sym_is_node(s, i) || sy->node != k) continue;
+      int64_t x = (int64_t)words[i];
+      if (x > sy->bound)
+        return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
+                               "node #%" PRIu32 " '%s' (%s) counted extent %" PRId64
+                               " for '%s' on the device, outside 0..%" PRId64,
+                               k, n->name, n->op_name, x, sy->name, sy->bound);
+      s->sym[i] = x;
+    }
+    for (uint32_t i = 0; i < f->n_values; i++)
+      if (s->value_dynamic[i])
+        DML_RETURN_IF_ERROR(dml_type_eval_dims(&f->values[i].type, s->sym, s->n_symbols,
+                                               s->vals[i].dims));
+    DML_RETURN_IF_ERROR(fits_plan(s, k));
+    s->gpu_next = k + 1;
+    DML_RETURN_IF_ERROR(gpu_value_dims(s));
   }
   return DML_OK;
 }
@@ -634,9 +687,16 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
                                    s->backend->device_name(s->backend_state));
       g->host_newer = 0;
     }
+    s->gpu_next = 0;
     DML_RETURN_IF_ERROR(gpu_value_dims(s));
-    dml_rt_exec_t e = {s->m, f, s->arena, s->sym, s->n_symbols, s->rng_seed, step};
+    dml_rt_exec_t e = {s->m,        f,    s->arena,     s->sym, s->n_symbols,
+                       s->rng_seed, step, gpu_produced, s};
     st = s->backend->run(s->backend_state, &e);
+    if (!st && s->gpu_next < f->n_nodes)
+      st = dml_status_make(
+          DML_STATUS_INTERNAL, "rt.run",
+          "the device did not report the dims of node #%" PRIu32 " '%s' (%s)",
+          s->gpu_next, f->nodes[s->gpu_next].name, f->nodes[s->gpu_next].op_name);
     if (s->assigns && g->data) g->device_newer = 1;
     if (st)
       return dml_status_annotate(st, "running '%s' on %s", f->name,
@@ -919,4 +979,81 @@ dml_status_t dml_rt_gpu_kernels_for(const char *op, const char *target, const ch
   }
   *out_kf = kf;
   return DML_OK;
+}
+
+int dml_rt_node_dims_on_device(const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                               uint32_t node) {
+  const dml_pkg_graph_t *g = m->graph;
+  if (node >= f->n_nodes || dml_cpu_output_dims_reads(f->nodes[node].op, 0) >= 0)
+    return 0;
+  for (uint32_t i = 0; i < g->n_symbols; i++) {
+    const dml_pkg_symbol_t *sy = &g->symbols[i];
+    if (sy->origin == DML_PKG_SYMBOL_NODE && &g->functions[sy->function] == f &&
+        sy->node == node)
+      return 1;
+  }
+  return 0;
+}
+
+dml_status_t dml_rt_gpu_plan_dims(const char *op, const dml_rt_model_t *m,
+                                  const dml_pkg_function_t *f,
+                                  const dml_kpkg_function_t *kf, uint64_t align,
+                                  const dml_rt_rng_region_t *rng,
+                                  uint64_t *io_staging_bytes, dml_rt_dims_region_t *out) {
+  memset(out, 0, sizeof *out);
+  out->arena_bytes = rng->arena_bytes;
+  for (uint32_t k = 0; k < kf->n_kernels; k++) {
+    const dml_kpkg_kernel_t *K = &kf->kernels[k];
+    int p = 0;
+    for (uint32_t j = 0; j < K->n_nodes && !p; j++)
+      p = dml_rt_node_dims_on_device(m, f, K->nodes[j]);
+    if (!p) continue;
+    if (!out->produces) {
+      out->produces = (uint8_t *)calloc(kf->n_kernels, 1);
+      if (!out->produces)
+        return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+    }
+    out->produces[k] = 1;
+    out->used = 1;
+  }
+  if (!out->used) return DML_OK;
+  out->arena_offset = dml_kpkg_dims_slot_offset(f->arena_bytes);
+  if (out->arena_bytes < out->arena_offset + DML_KPKG_DIMS_SLOT_BYTES)
+    out->arena_bytes = out->arena_offset + DML_KPKG_DIMS_SLOT_BYTES;
+  out->staging_offset = (*io_staging_bytes + align - 1) & ~(align - 1);
+  *io_staging_bytes = out->staging_offset + DML_KPKG_DIMS_SLOT_BYTES;
+  return DML_OK;
+}
+
+void dml_rt_gpu_dims_free(dml_rt_dims_region_t *d) {
+  free(d->produces);
+  d->produces = NULL;
+  d->used = 0;
+}
+
+uint32_t dml_rt_gpu_segment_end(const dml_rt_dims_region_t *d, uint32_t n_kernels,
+                                uint32_t begin) {
+  for (uint32_t k = begin; d->used && k < n_kernels; k++)
+    if (d->produces[k]) return k + 1;
+  return n_kernels;
+}
+
+int dml_rt_gpu_segment_produces(const dml_rt_dims_region_t *d, uint32_t b, uint32_t end) {
+  return end > b && d->used && d->produces[end - 1];
+}
+
+uint32_t dml_rt_gpu_segments(const dml_rt_dims_region_t *d, uint32_t n_kernels) {
+  uint32_t n = 1;
+  for (uint32_t k = 0; d->used && k < n_kernels; k++) n += d->produces[k];
+  return n;
+}
+
+dml_status_t dml_rt_gpu_take_dims(const dml_rt_exec_t *e, const dml_kpkg_function_t *kf,
+                                  uint32_t k, const uint8_t *src) {
+  uint32_t w[DML_KPKG_MAX_SYMBOLS];
+  for (uint32_t i = 0; i < DML_KPKG_MAX_SYMBOLS; i++)
+    w[i] = (uint32_t)src[4 * i] | (uint32_t)src[4 * i + 1] << 8 |
+           (uint32_t)src[4 * i + 2] << 16 | (uint32_t)src[4 * i + 3] << 24;
+  if (!e->produced) return DML_OK;
+  return e->produced(e->ctx, kf->kernels[k].nodes, kf->kernels[k].n_nodes, w);
 }

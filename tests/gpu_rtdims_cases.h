@@ -12,7 +12,9 @@
  * Slice with starts/ends/axes/steps fed at run time over a dim of the
  * batch symbol too; Pad with run-time pads in modes constant and reflect;
  * ReduceSum/ReduceMax with axes fed at run time, with and without
- * keepdims, with an epilogue. Runtime only: compiling the IR is the
+ * keepdims, with an epilogue; NonZero and Compress, whose kernels count
+ * their extents on the device, with consumers of the counted dims (a
+ * Reshape, elementwise ops). Runtime only: compiling the IR is the
  * caller's. */
 #ifndef DML_GPU_RTDIMS_CASES_H_
 #define DML_GPU_RTDIMS_CASES_H_
@@ -97,6 +99,30 @@ static const gpu_rt_case_t gpu_rt_cases[] = {
      2,
      3,
      {{2, {{0}, {1}, {0, 2}}}, {3, {{0}, {-1}, {-1, 1}}}, {1, {{0}, {0}, {1, 0}}}}},
+    /* dims counted on the device (docs/kernels.md "Data-dependent output
+     * sizes"): NonZero and Compress (axis 0 and flattened, a condition
+     * shorter than the axis) store their counts in the dims
+     * slot, the backend reads them back between segments, and a Reshape
+     * (its dims computed on the host from the counted ones), an Add and an
+     * Exp consume them; none selected, all selected */
+    {"nonzero, compress and consumers",
+     "global @sh : i64[1] = dense<[-1]>\n"
+     "func @forward(%x: i64[2,4], %c: i64[5], %f: f32[6,3]) -> (i64[?], i64[?], "
+     "f32[?], f32[?]) {\n"
+     "  %nz = NonZero(%x) : i64[?]\n"
+     "  %r = Reshape(%nz, @sh) : i64[?]\n"
+     "  %a = Add(%r, %r) : i64[?]\n"
+     "  %cb = Cast(%c) {to = 9} : bool[5]\n"
+     "  %y = Compress(%f, %cb) {axis = 0} : f32[?]\n"
+     "  %e = Exp(%y) : f32[?]\n"
+     "  %z = Compress(%f, %cb) : f32[?]\n"
+     "  return %nz, %a, %e, %z\n}\n",
+     7,
+     4,
+     {{0, {{0, 3, 0, -1, 2, 0, 0, 7}, {1, 0, 1, 1, 0}}},
+      {0, {{0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}},
+      {0, {{1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 1, 1, 1}}},
+      {0, {{0, 0, 0, 0, 0, 0, 0, 9}, {0, 0, 0, 0, 4}}}}},
 };
 
 #define GPU_RT_N_CASES ((int)(sizeof gpu_rt_cases / sizeof gpu_rt_cases[0]))

@@ -35,6 +35,20 @@ extern "C" {
 #define DML_KPKG_MAX_LOCAL 1024u /* invocations per workgroup */
 #define DML_KPKG_MAX_SYMBOLS 32u /* push-constant words (128 bytes) */
 
+/* Device-produced dims (docs/kernels.md "Data-dependent output sizes"): a
+ * kernel holding a node whose output extents it counts on the device
+ * (NonZero, Compress, Unique, NonMaxSuppression) stores each extent it
+ * decides, as a little-endian u32, at word `sym` (the symbol's index) of a
+ * slot of DML_KPKG_DIMS_SLOT_BYTES past the function's planned arena, at
+ * byte dml_kpkg_dims_slot_offset(arena_bytes) (after the 16-byte random
+ * state slot of dml_philox.h). The GPU backends read the slot back after
+ * such a kernel and run the kernels after it with those symbol values. */
+#define DML_KPKG_DIMS_SLOT_BYTES (4u * DML_KPKG_MAX_SYMBOLS)
+
+static inline uint64_t dml_kpkg_dims_slot_offset(uint64_t arena_bytes) {
+  return ((arena_bytes + 15u) & ~(uint64_t)15u) + 16u;
+}
+
 typedef enum dml_kpkg_target {
   DML_KPKG_TARGET_SPIRV = 1, /* code: SPIR-V words (Vulkan 1.1, SPIR-V 1.3) */
   DML_KPKG_TARGET_MSL = 2,   /* code: Metal Shading Language 2.1 source */

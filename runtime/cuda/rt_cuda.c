@@ -238,6 +238,7 @@ typedef dml_rt_io_region_t io_region_t;
 
 typedef struct cu_graph {
   int used;
+  uint32_t seg; /* the segment it runs (docs/kernels.md "Data-dependent output sizes") */
   int64_t sym[DML_KPKG_MAX_SYMBOLS];
   CUgraphExec exec;
 } cu_graph_t;
@@ -264,11 +265,12 @@ typedef struct cu_session {
   double *kernel_ms;
   uint32_t n_inputs, n_outputs;
   io_region_t *inputs, *outputs;
-  dml_rt_rng_region_t rng; /* the random-state slot (rt_backend.h) */
+  dml_rt_rng_region_t rng;   /* the random-state slot (rt_backend.h) */
+  dml_rt_dims_region_t dims; /* the device-produced dims slot (rt_backend.h) */
   uint32_t n_symbols;
   int64_t last_sym[DML_KPKG_MAX_SYMBOLS];
-  cu_graph_t graphs[MAX_GRAPHS];
-  uint32_t next_graph;
+  cu_graph_t *graphs; /* MAX_GRAPHS per segment */
+  uint32_t n_graphs, next_graph;
   int ran;
   int profile; /* DMLC_CUDA_PROFILE: every run eager and timed */
   char desc[512];
@@ -291,7 +293,7 @@ static void cu_close(void *state) {
   if (c->ctx) {
     D->cuCtxSetCurrent(c->ctx);
     if (c->stream) D->cuStreamSynchronize(c->stream);
-    for (uint32_t i = 0; i < MAX_GRAPHS; i++)
+    for (uint32_t i = 0; c->graphs && i < c->n_graphs; i++)
       if (c->graphs[i].exec) D->cuGraphExecDestroy(c->graphs[i].exec);
     for (uint32_t i = 0; c->events && i <= c->kf->n_kernels; i++)
       if (c->events[i]) D->cuEventDestroy(c->events[i]);
@@ -304,6 +306,9 @@ static void cu_close(void *state) {
     if (c->stream) D->cuStreamDestroy(c->stream);
     D->cuDevicePrimaryCtxRelease(c->dev);
   }
+  free(c->graphs);
+  c->graphs = NULL;
+  dml_rt_gpu_dims_free(&c->dims);
   free(c->modules);
   free(c->fns);
   free(c->smem);
@@ -555,8 +560,15 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   uint64_t staging = 0;
   if (!s) s = plan_io(c, m, f, &staging);
   if (!s) dml_rt_gpu_plan_rng(f, 256, &staging, &c->rng);
+  if (!s) s = dml_rt_gpu_plan_dims(OP, m, f, kf, 256, &c->rng, &staging, &c->dims);
   if (!s) {
-    if ((r = D->cuMemAlloc(&c->arena, c->rng.arena_bytes ? c->rng.arena_bytes : 4)))
+    c->n_graphs = MAX_GRAPHS * dml_rt_gpu_segments(&c->dims, kf->n_kernels);
+    c->graphs = (cu_graph_t *)calloc(c->n_graphs, sizeof(cu_graph_t));
+    if (!c->graphs)
+      s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  }
+  if (!s) {
+    if ((r = D->cuMemAlloc(&c->arena, c->dims.arena_bytes ? c->dims.arena_bytes : 4)))
       what = "cuMemAlloc (the arena)";
     if (o) {
       /* the shared globals: the owner's device copy */
@@ -604,22 +616,25 @@ static int64_t io_bytes(const dml_rt_exec_t *e, uint32_t value) {
   return n < 0 ? -1 : n * (int64_t)dml_dtype_size(t.dtype);
 }
 
-/* Enqueues the plan for the symbol values of `e` on the stream: input
- * copies, each kernel (with events around each when `timed`), output
- * copies. */
-static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, int timed) {
+/* Enqueues segment [b, end) of the plan for the symbol values of `e` on
+ * the stream: the input copies before the first segment, each kernel (with
+ * events around each when `timed`), the dims slot's copy to the staging
+ * after a segment ending with a kernel that counts dims on the device, the
+ * output copies after the last. */
+static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
+                            uint32_t end, int timed) {
   cu_driver_t *D = c->D;
   const dml_kpkg_function_t *kf = c->kf;
   const cu_device_t *dv = &D->dev[c->ordinal];
-  for (uint32_t i = 0; i < c->n_inputs; i++) {
-    int64_t b = io_bytes(e, c->inputs[i].value);
-    if (b > 0)
+  for (uint32_t i = 0; b == 0 && i < c->n_inputs; i++) {
+    int64_t nb = io_bytes(e, c->inputs[i].value);
+    if (nb > 0)
       CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->inputs[i].arena_offset,
-                                   c->staging + c->inputs[i].staging_offset, (size_t)b,
+                                   c->staging + c->inputs[i].staging_offset, (size_t)nb,
                                    c->stream),
               "cuMemcpyHtoDAsync (inputs)");
   }
-  if (c->rng.used) /* this run's seed and step (cu_run writes the staging) */
+  if (b == 0 && c->rng.used) /* this run's seed and step (cu_run writes the staging) */
     CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->rng.arena_offset,
                                  c->staging + c->rng.staging_offset,
                                  DML_PHILOX_SLOT_BYTES, c->stream),
@@ -631,8 +646,8 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, int timed) 
   for (uint32_t i = 0; i < e->n_symbols && i < DML_KPKG_MAX_SYMBOLS; i++)
     syms.sym[i] = (unsigned)e->sym[i];
   void *params[3] = {&c->arena, &c->weights, &syms};
-  if (timed) CUCHECK(D->cuEventRecord(c->events[0], c->stream), "cuEventRecord");
-  for (uint32_t k = 0; k < kf->n_kernels; k++) {
+  if (timed) CUCHECK(D->cuEventRecord(c->events[b], c->stream), "cuEventRecord");
+  for (uint32_t k = b; k < end; k++) {
     const dml_kpkg_kernel_t *K = &kf->kernels[k];
     unsigned grid[3];
     for (int d = 0; d < 3; d++) {
@@ -659,36 +674,44 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, int timed) 
     }
     if (timed) CUCHECK(D->cuEventRecord(c->events[k + 1], c->stream), "cuEventRecord");
   }
-  for (uint32_t i = 0; i < c->n_outputs; i++) {
-    int64_t b = io_bytes(e, c->outputs[i].value);
-    if (b > 0)
-      CUCHECK(D->cuMemcpyDtoHAsync(c->staging + c->outputs[i].staging_offset,
-                                   c->arena + c->outputs[i].arena_offset, (size_t)b,
-                                   c->stream),
-              "cuMemcpyDtoHAsync (outputs)");
-  }
+  if (dml_rt_gpu_segment_produces(&c->dims, b, end))
+    CUCHECK(D->cuMemcpyDtoHAsync(c->staging + c->dims.staging_offset,
+                                 c->arena + c->dims.arena_offset,
+                                 DML_KPKG_DIMS_SLOT_BYTES, c->stream),
+            "cuMemcpyDtoHAsync (device-produced dims)");
+  else if (end == kf->n_kernels)
+    for (uint32_t i = 0; i < c->n_outputs; i++) {
+      int64_t nb = io_bytes(e, c->outputs[i].value);
+      if (nb > 0)
+        CUCHECK(D->cuMemcpyDtoHAsync(c->staging + c->outputs[i].staging_offset,
+                                     c->arena + c->outputs[i].arena_offset, (size_t)nb,
+                                     c->stream),
+                "cuMemcpyDtoHAsync (outputs)");
+    }
   return DML_OK;
 }
 
-/* The graph for the symbol values of `e`, or NULL when none is captured
- * yet (the run is then eager and timed, and captures one). */
-static cu_graph_t *graph_for(cu_session_t *c, const dml_rt_exec_t *e) {
-  for (uint32_t i = 0; i < MAX_GRAPHS; i++)
-    if (c->graphs[i].used &&
+/* The graph for segment `seg` and the symbol values of `e`, or NULL when
+ * none is captured yet (the segment then runs eager and timed, and
+ * captures one). */
+static cu_graph_t *graph_for(cu_session_t *c, const dml_rt_exec_t *e, uint32_t seg) {
+  for (uint32_t i = 0; i < c->n_graphs; i++)
+    if (c->graphs[i].used && c->graphs[i].seg == seg &&
         !memcmp(c->graphs[i].sym, e->sym, e->n_symbols * sizeof(int64_t)))
       return &c->graphs[i];
   return NULL;
 }
 
-static dml_status_t capture(cu_session_t *c, const dml_rt_exec_t *e) {
+static dml_status_t capture(cu_session_t *c, const dml_rt_exec_t *e, uint32_t seg,
+                            uint32_t b, uint32_t end) {
   cu_driver_t *D = c->D;
   cu_graph_t *G = &c->graphs[c->next_graph];
-  c->next_graph = (c->next_graph + 1) % MAX_GRAPHS;
+  c->next_graph = (c->next_graph + 1) % c->n_graphs;
   if (G->exec) D->cuGraphExecDestroy(G->exec);
   memset(G, 0, sizeof *G);
   CUCHECK(D->cuStreamBeginCapture(c->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
           "cuStreamBeginCapture");
-  dml_status_t s = enqueue(c, e, 0);
+  dml_status_t s = enqueue(c, e, b, end, 0);
   CUgraph graph = NULL;
   CUresult r = D->cuStreamEndCapture(c->stream, &graph);
   if (s) {
@@ -700,10 +723,16 @@ static dml_status_t capture(cu_session_t *c, const dml_rt_exec_t *e) {
   D->cuGraphDestroy(graph);
   CUCHECK(r, "cuGraphInstantiateWithFlags");
   memcpy(G->sym, e->sym, e->n_symbols * sizeof(int64_t));
+  G->seg = seg;
   G->used = 1;
   return DML_OK;
 }
 
+/* Runs the plan segment by segment (one segment unless kernels count dims
+ * on the device), each from its graph or eagerly then captured; after a
+ * segment ending with such a kernel the stream is synchronized and the
+ * dims slot's staging copy goes to e->produced, which sets the symbols the
+ * next segment runs with. */
 static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
   cu_session_t *c = (cu_session_t *)state;
   cu_driver_t *D = c->D;
@@ -717,25 +746,35 @@ static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
   }
   if (c->rng.used) dml_rt_gpu_rng_words(e, c->staging + c->rng.staging_offset);
   uint32_t nk = c->kf->n_kernels;
-  cu_graph_t *G = c->profile ? NULL : graph_for(c, e);
-  if (G) {
-    CUCHECK(D->cuGraphLaunch(G->exec, c->stream), "cuGraphLaunch");
-  } else {
-    /* First run with these sizes: eager with per-kernel events, then the
-     * graph every later run replays. */
-    DML_RETURN_IF_ERROR(enqueue(c, e, 1));
+  for (uint32_t seg = 0, b = 0;; seg++) {
+    uint32_t end = dml_rt_gpu_segment_end(&c->dims, nk, b);
+    cu_graph_t *G = c->profile ? NULL : graph_for(c, e, seg);
+    if (G) {
+      CUCHECK(D->cuGraphLaunch(G->exec, c->stream), "cuGraphLaunch");
+    } else {
+      /* First run with these sizes: eager with per-kernel events, then the
+       * graph every later run replays. */
+      DML_RETURN_IF_ERROR(enqueue(c, e, b, end, 1));
+      CUCHECK(D->cuStreamSynchronize(c->stream),
+              "running the kernels (cuStreamSynchronize)");
+      for (uint32_t k = b; k < end; k++) {
+        float ms = -1.0f;
+        if (!D->cuEventElapsedTime ||
+            D->cuEventElapsedTime(&ms, c->events[k], c->events[k + 1]))
+          ms = -1.0f;
+        c->kernel_ms[k] = ms;
+      }
+      if (!c->profile) DML_RETURN_IF_ERROR(capture(c, e, seg, b, end));
+    }
     CUCHECK(D->cuStreamSynchronize(c->stream),
             "running the kernels (cuStreamSynchronize)");
-    for (uint32_t k = 0; k < nk; k++) {
-      float ms = -1.0f;
-      if (!D->cuEventElapsedTime ||
-          D->cuEventElapsedTime(&ms, c->events[k], c->events[k + 1]))
-        ms = -1.0f;
-      c->kernel_ms[k] = ms;
-    }
-    if (!c->profile) DML_RETURN_IF_ERROR(capture(c, e));
+    /* after a kernel that counted dims (the last one too: the output copies
+     * follow in a segment of their own) the session sets them for the rest */
+    if (!dml_rt_gpu_segment_produces(&c->dims, b, end)) break;
+    DML_RETURN_IF_ERROR(
+        dml_rt_gpu_take_dims(e, c->kf, end - 1, c->staging + c->dims.staging_offset));
+    b = end;
   }
-  CUCHECK(D->cuStreamSynchronize(c->stream), "running the kernels (cuStreamSynchronize)");
   for (uint32_t i = 0; i < c->n_outputs; i++) {
     int64_t b = io_bytes(e, c->outputs[i].value);
     if (b > 0)

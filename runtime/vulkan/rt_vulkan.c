@@ -261,6 +261,7 @@ typedef struct vk_buf {
 
 typedef struct vk_cmd {
   int64_t sym[DML_KPKG_MAX_SYMBOLS];
+  uint32_t seg; /* the segment it runs (docs/kernels.md "Data-dependent output sizes") */
   VkCommandBuffer cb;
   int used;
 } vk_cmd_t;
@@ -298,9 +299,11 @@ typedef struct vk_session {
   uint32_t n_symbols;
   io_region_t *inputs, *outputs;
   uint32_t n_inputs, n_outputs;
-  dml_rt_rng_region_t rng; /* the random-state slot (rt_backend.h) */
-  vk_cmd_t cmds[MAX_CACHED_CMDS];
-  uint32_t next_cmd;
+  dml_rt_rng_region_t rng;   /* the random-state slot (rt_backend.h) */
+  dml_rt_dims_region_t dims; /* the device-produced dims slot (rt_backend.h) */
+  uint32_t n_segments;
+  vk_cmd_t *cmds; /* MAX_CACHED_CMDS per segment */
+  uint32_t n_cmds, next_cmd;
   double *kernel_ms;
   uint64_t *ts; /* n_kernels + 1 timestamps */
   int64_t last_sym[DML_KPKG_MAX_SYMBOLS];
@@ -418,6 +421,9 @@ static void session_free_own(vk_session_t *v) {
   v->layout = VK_NULL_HANDLE;
   v->dsl = VK_NULL_HANDLE;
   free(v->pipelines);
+  free(v->cmds);
+  v->cmds = NULL;
+  dml_rt_gpu_dims_free(&v->dims);
   free(v->inputs);
   free(v->outputs);
   free(v->kernel_ms);
@@ -860,10 +866,17 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   uint64_t staging = 0;
   if (!s) s = plan_io(v, m, f, &staging);
   if (!s) dml_rt_gpu_plan_rng(f, 16, &staging, &v->rng);
+  if (!s) s = dml_rt_gpu_plan_dims(OP, m, f, kf, 16, &v->rng, &staging, &v->dims);
+  if (!s) {
+    v->n_segments = dml_rt_gpu_segments(&v->dims, kf->n_kernels);
+    v->n_cmds = MAX_CACHED_CMDS * v->n_segments;
+    v->cmds = (vk_cmd_t *)calloc(v->n_cmds, sizeof(vk_cmd_t));
+    if (!v->cmds) s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  }
   const VkBufferUsageFlags dev_use = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-  if (!s) s = buf_create(v, v->rng.arena_bytes, dev_use, 0, "the arena", &v->arena);
+  if (!s) s = buf_create(v, v->dims.arena_bytes, dev_use, 0, "the arena", &v->arena);
   if (!s && !o)
     s = buf_create(v, m->weights_size, dev_use, 0, "the weights", &v->weights);
   if (!s)
@@ -919,26 +932,37 @@ static void barrier(vk_session_t *v, VkCommandBuffer cb, VkPipelineStageFlags sr
   v->vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-/* Records the whole plan for the symbol values of `e`. */
-static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer cb) {
+/* Records segment [b, end) of the plan for the symbol values of `e`: the
+ * input copies before the first segment, the kernels, the dims slot's copy
+ * to the staging after a segment ending with a kernel that counts dims on
+ * the device, the output copies after the last. */
+static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
+                           uint32_t end, VkCommandBuffer cb) {
   VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, 0,
                                  NULL};
   VKCHECK(v->vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
   const dml_kpkg_function_t *kf = v->kf;
-  if (v->queries) v->vkCmdResetQueryPool(cb, v->queries, 0, kf->n_kernels + 1);
-  for (uint32_t i = 0; i < v->n_inputs; i++) {
-    int64_t b = io_bytes(e, v->inputs[i].value);
-    if (b <= 0) continue;
-    VkBufferCopy c = {v->inputs[i].staging_offset, v->inputs[i].arena_offset,
-                      (VkDeviceSize)b};
-    v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
+  if (v->queries) v->vkCmdResetQueryPool(cb, v->queries, b, end - b + 1);
+  if (b == 0) {
+    for (uint32_t i = 0; i < v->n_inputs; i++) {
+      int64_t nb = io_bytes(e, v->inputs[i].value);
+      if (nb <= 0) continue;
+      VkBufferCopy c = {v->inputs[i].staging_offset, v->inputs[i].arena_offset,
+                        (VkDeviceSize)nb};
+      v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
+    }
+    if (v->rng.used) {
+      /* this run's seed and step (written to the staging before each submit) */
+      VkBufferCopy c = {v->rng.staging_offset, v->rng.arena_offset,
+                        DML_PHILOX_SLOT_BYTES};
+      v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
+    }
   }
-  if (v->rng.used) {
-    /* this run's seed and step (written to the staging before each submit) */
-    VkBufferCopy c = {v->rng.staging_offset, v->rng.arena_offset, DML_PHILOX_SLOT_BYTES};
-    v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
-  }
-  barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+  /* Transfers before (inputs) and, across submissions, the previous
+   * segment's kernels and copies. */
+  barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   v->vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->layout, 0, 1, &v->set,
@@ -949,8 +973,8 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuf
                         4 * (e->n_symbols ? e->n_symbols : 1), pcv);
   const VkPhysicalDeviceLimits *lim = &v->L->props[v->phys_index].limits;
   if (v->queries)
-    v->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->queries, 0);
-  for (uint32_t k = 0; k < kf->n_kernels; k++) {
+    v->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->queries, b);
+  for (uint32_t k = b; k < end; k++) {
     const dml_kpkg_kernel_t *K = &kf->kernels[k];
     uint32_t groups[3];
     for (int d = 0; d < 3; d++) {
@@ -976,12 +1000,19 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuf
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                 VK_ACCESS_TRANSFER_READ_BIT);
   }
-  for (uint32_t i = 0; i < v->n_outputs; i++) {
-    int64_t b = io_bytes(e, v->outputs[i].value);
-    if (b <= 0) continue;
-    VkBufferCopy c = {v->outputs[i].arena_offset, v->outputs[i].staging_offset,
-                      (VkDeviceSize)b};
+  if (dml_rt_gpu_segment_produces(&v->dims, b, end)) {
+    VkBufferCopy c = {v->dims.arena_offset, v->dims.staging_offset,
+                      DML_KPKG_DIMS_SLOT_BYTES};
     v->vkCmdCopyBuffer(cb, v->arena.buf, v->staging.buf, 1, &c);
+  }
+  if (end == kf->n_kernels && !dml_rt_gpu_segment_produces(&v->dims, b, end)) {
+    for (uint32_t i = 0; i < v->n_outputs; i++) {
+      int64_t nb = io_bytes(e, v->outputs[i].value);
+      if (nb <= 0) continue;
+      VkBufferCopy c = {v->outputs[i].arena_offset, v->outputs[i].staging_offset,
+                        (VkDeviceSize)nb};
+      v->vkCmdCopyBuffer(cb, v->arena.buf, v->staging.buf, 1, &c);
+    }
   }
   barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
           VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
@@ -989,19 +1020,21 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuf
   return DML_OK;
 }
 
-/* The command buffer recorded for the symbol values of `e` (recorded on
- * first use; the least recently recorded of MAX_CACHED_CMDS is reused). */
-static dml_status_t command_for(vk_session_t *v, const dml_rt_exec_t *e,
-                                VkCommandBuffer *out) {
-  for (uint32_t i = 0; i < MAX_CACHED_CMDS; i++) {
+/* The command buffer recorded for segment `seg` ([b, end)) and the symbol
+ * values of `e` (recorded on first use; the least recently recorded of the
+ * cache is reused). */
+static dml_status_t command_for(vk_session_t *v, const dml_rt_exec_t *e, uint32_t seg,
+                                uint32_t b, uint32_t end, VkCommandBuffer *out) {
+  for (uint32_t i = 0; i < v->n_cmds; i++) {
     vk_cmd_t *c = &v->cmds[i];
-    if (c->used && !memcmp(c->sym, e->sym, e->n_symbols * sizeof(int64_t))) {
+    if (c->used && c->seg == seg &&
+        !memcmp(c->sym, e->sym, e->n_symbols * sizeof(int64_t))) {
       *out = c->cb;
       return DML_OK;
     }
   }
   vk_cmd_t *c = &v->cmds[v->next_cmd];
-  v->next_cmd = (v->next_cmd + 1) % MAX_CACHED_CMDS;
+  v->next_cmd = (v->next_cmd + 1) % v->n_cmds;
   if (!c->cb) {
     VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       NULL, v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
@@ -1009,18 +1042,21 @@ static dml_status_t command_for(vk_session_t *v, const dml_rt_exec_t *e,
     VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &c->cb), "vkAllocateCommandBuffers");
   }
   c->used = 0;
-  DML_RETURN_IF_ERROR(record(v, e, c->cb));
+  DML_RETURN_IF_ERROR(record(v, e, b, end, c->cb));
   memcpy(c->sym, e->sym, e->n_symbols * sizeof(int64_t));
+  c->seg = seg;
   c->used = 1;
   *out = c->cb;
   return DML_OK;
 }
 
+/* Runs the plan segment by segment (one segment unless kernels count dims
+ * on the device): each is submitted and waited for; after one ending with
+ * such a kernel the dims slot's staging copy goes to e->produced, which
+ * sets the symbols the next segment is recorded and run with. */
 static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
   vk_session_t *v = (vk_session_t *)state;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
   v->ran = 0;
-  DML_RETURN_IF_ERROR(command_for(v, e, &cb));
   uint8_t *st = (uint8_t *)v->staging.map;
   for (uint32_t i = 0; i < v->n_inputs; i++) {
     int64_t b = io_bytes(e, v->inputs[i].value);
@@ -1029,25 +1065,36 @@ static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
              (size_t)b);
   }
   if (v->rng.used) dml_rt_gpu_rng_words(e, st + v->rng.staging_offset);
-  DML_RETURN_IF_ERROR(submit_wait(v, cb));
+  uint32_t nk = v->kf->n_kernels;
+  for (uint32_t seg = 0, b = 0;; seg++) {
+    uint32_t end = dml_rt_gpu_segment_end(&v->dims, nk, b);
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    DML_RETURN_IF_ERROR(command_for(v, e, seg, b, end, &cb));
+    DML_RETURN_IF_ERROR(submit_wait(v, cb));
+    if (v->queries) {
+      uint64_t *ts = v->ts;
+      VkResult r = v->vkGetQueryPoolResults(v->dev, v->queries, b, end - b + 1,
+                                            (end - b + 1) * sizeof(uint64_t), ts + b,
+                                            sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+      for (uint32_t k = b; k < end; k++)
+        v->kernel_ms[k] = r == VK_SUCCESS && ts[k + 1] >= ts[k]
+                              ? (double)(ts[k + 1] - ts[k]) * v->ts_period_ns / 1e6
+                              : -1.0;
+    } else {
+      for (uint32_t k = b; k < end; k++) v->kernel_ms[k] = -1.0;
+    }
+    /* after a kernel that counted dims (the last one too: the output copies
+     * follow in a segment of their own) the session sets them for the rest */
+    if (!dml_rt_gpu_segment_produces(&v->dims, b, end)) break;
+    DML_RETURN_IF_ERROR(
+        dml_rt_gpu_take_dims(e, v->kf, end - 1, st + v->dims.staging_offset));
+    b = end;
+  }
   for (uint32_t i = 0; i < v->n_outputs; i++) {
     int64_t b = io_bytes(e, v->outputs[i].value);
     if (b > 0)
       memcpy(e->arena + v->outputs[i].arena_offset, st + v->outputs[i].staging_offset,
              (size_t)b);
-  }
-  uint32_t nk = v->kf->n_kernels;
-  if (v->queries) {
-    uint64_t *ts = v->ts;
-    VkResult r = v->vkGetQueryPoolResults(v->dev, v->queries, 0, nk + 1,
-                                          (nk + 1) * sizeof(uint64_t), ts,
-                                          sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
-    for (uint32_t k = 0; k < nk; k++)
-      v->kernel_ms[k] = r == VK_SUCCESS && ts[k + 1] >= ts[k]
-                            ? (double)(ts[k + 1] - ts[k]) * v->ts_period_ns / 1e6
-                            : -1.0;
-  } else {
-    for (uint32_t k = 0; k < nk; k++) v->kernel_ms[k] = -1.0;
   }
   memcpy(v->last_sym, e->sym, e->n_symbols * sizeof(int64_t));
   v->ran = 1;

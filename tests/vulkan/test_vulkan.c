@@ -249,13 +249,13 @@ static void test_rtdims(void) {
 /* An op the Vulkan target does not emit is a compile error naming it. */
 static void test_missing_ops(void) {
   const char *text =
-      "func @forward(%x: f32[3,3]) -> (f32[?]) {\n"
-      "  %t = Unique(%x) : f32[?]\n  return %t\n}\n";
+      "func @forward(%x: f32[3,3]) -> (i32[3,2]) {\n"
+      "  %t = Multinomial(%x) {sample_size = 2} : i32[3,2]\n  return %t\n}\n";
   size_t n = 0;
   void *bytes = cg_package(text, NULL, &n);
   if (!bytes) return;
   CHECK_ERROR(dml_compile_add_kernels("vulkan", NULL, &bytes, &n),
-              DML_STATUS_UNIMPLEMENTED, "Unique: 1 node");
+              DML_STATUS_UNIMPLEMENTED, "Multinomial: 1 node");
   free(bytes);
 }
 
