@@ -26,7 +26,8 @@
 int dml_ksched_dyn_handles(dml_op_t op) {
   switch (op) {
     case DML_OP_NON_ZERO:
-    case DML_OP_COMPRESS: return 1;
+    case DML_OP_COMPRESS:
+    case DML_OP_NON_MAX_SUPPRESSION: return 1;
     default: return 0;
   }
 }
@@ -310,10 +311,239 @@ static void emit_compress(sched_t *s, uint32_t node) {
   K->bytes.c0 += outer * inner * nn;
 }
 
+/* ---- NonMaxSuppression ---- */
+
+static const dml_kval_t *fsel_max(dml_kpool_t *p, const dml_kval_t *a,
+                                  const dml_kval_t *b) {
+  return dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, a, b), a, b); /* DML_CPU_MAX */
+}
+
+static const dml_kval_t *fsel_min(dml_kpool_t *p, const dml_kval_t *a,
+                                  const dml_kval_t *b) {
+  return dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, a, b), a, b); /* DML_CPU_MIN */
+}
+
+/* The corners [x_min, y_min, x_max, y_max] of box b[0..3] (cpu_dynamic.c's
+ * box_corners). */
+static void nms_corners(dml_kpool_t *p, const dml_kval_t *b[4], int center,
+                        const dml_kval_t *out[4]) {
+  if (center) {
+    const dml_kval_t *two = dml_kv_const(p, 2.0f);
+    const dml_kval_t *hw = dml_kv_fn(p, DML_KF_DIV, b[2], two),
+                     *hh = dml_kv_fn(p, DML_KF_DIV, b[3], two);
+    out[0] = dml_kv_fn(p, DML_KF_SUB, b[0], hw);
+    out[2] = dml_kv_fn(p, DML_KF_ADD, b[0], hw);
+    out[1] = dml_kv_fn(p, DML_KF_SUB, b[1], hh);
+    out[3] = dml_kv_fn(p, DML_KF_ADD, b[1], hh);
+  } else {
+    out[0] = fsel_min(p, b[1], b[3]);
+    out[2] = fsel_max(p, b[1], b[3]);
+    out[1] = fsel_min(p, b[0], b[2]);
+    out[3] = fsel_max(p, b[0], b[2]);
+  }
+}
+
+static const dml_kval_t *band(dml_kpool_t *p, const dml_kval_t *a, const dml_kval_t *b) {
+  return dml_kv_fn(p, DML_KF_AND, a, b);
+}
+
+/* NonMaxSuppression (opset 11), as cpu_dynamic.c: one invocation walks
+ * every (batch, class) in order; per class it enumerates the candidates
+ * (score > score_threshold when given) in descending score order, ties by
+ * the lower box index (each step picks the best candidate after the
+ * previous pick: O(boxes^2) per class), keeps one unless its IoU with a
+ * box kept for the class (read back from the output rows) exceeds
+ * iou_threshold, at most max_output_boxes_per_class, and appends its row
+ * (batch, class, box). f32 arithmetic as the CPU's. Static shapes. */
+static void emit_nms(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *bx = input(s, n, 0), *sc = input(s, n, 1), *mo = input(s, n, 2),
+                        *io = input(s, n, 3), *th = input(s, n, 4);
+  const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
+  int ok = 0;
+  uint32_t bits = node_symbols(s, node, &ok);
+  const char *why = NULL;
+  if (!bx || !sc || !y || bx->type.dtype != DML_DTYPE_F32 ||
+      sc->type.dtype != DML_DTYPE_F32 || y->type.dtype != DML_DTYPE_I64 || !typed_ok(y) ||
+      (mo && (!typed_ok(mo) || dml_kdtype_is_float(kdt(mo)))) ||
+      (io && io->type.dtype != DML_DTYPE_F32) || (th && th->type.dtype != DML_DTYPE_F32))
+    why = "f32 boxes, scores and thresholds, an integer max_output_boxes_per_class";
+  else if (bx->type.rank != 3 || sc->type.rank != 3 || bx->type.dims[2].value != 4)
+    why = "boxes must be [batches, boxes, 4] and scores [batches, classes, boxes]";
+  else if (!ok || !bits)
+    why = "its count needs a symbol of the dims slot (at most 32 symbols)";
+  const dml_pkg_value_t *all[5] = {bx, sc, mo, io, th};
+  for (int k = 0; !why && k < 5; k++)
+    for (int32_t d = 0; all[k] && d < all[k]->type.rank; d++)
+      if (all[k]->type.dims[d].sym >= 0) why = "symbolic input dims";
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  int64_t nb = bx->type.dims[0].value, nbox = bx->type.dims[1].value,
+          nc = sc->type.dims[1].value;
+  if (sc->type.dims[0].value != nb || sc->type.dims[2].value != nbox) {
+    dml_ksched_unsupported(s, node, "boxes and scores disagree");
+    return;
+  }
+  int64_t one = 1;
+  for (int32_t d = 0; mo && d < mo->type.rank; d++) one *= mo->type.dims[d].value;
+  if (mo && !one) mo = NULL;
+  one = 1;
+  for (int32_t d = 0; io && d < io->type.rank; d++) one *= io->type.dims[d].value;
+  if (io && !one) io = NULL;
+  one = 1;
+  for (int32_t d = 0; th && d < th->type.rank; d++) one *= th->type.dims[d].value;
+  if (th && !one) th = NULL;
+  int center = dml_attr_int(n->attrs, n->n_attrs, "center_point_box", 0) != 0;
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_MOVE, node);
+  if (!K) return;
+  K->local[0] = 1;
+  K->items[0] = (dml_klin_t){1, -1, 0, 0};
+  K->n_regs = 14;
+  int32_t vb = DML_KVAR_FIRST_LOOP, vc = vb + 1, vt = vb + 2, vi = vb + 3, vq = vb + 4;
+  const dml_kidx_t *B = dml_ki_var(p, vb), *C = dml_ki_var(p, vc), *I = dml_ki_var(p, vi),
+                   *Q = dml_ki_var(p, vq);
+  enum { TOT, MAXO, IOU, THR, NK, START, PS, PI, HAVE, FOUND, BS, BI, KEEP, KB };
+  const dml_kval_t *f0 = dml_kv_const(p, 0.0f);
+  dml_kblock_t b = {0}, cls = {0}, step = {0}, scan = {0}, pick = {0}, chk = {0},
+               keep = {0};
+  dml_kblock_add(&b, assign(s, DML_KS_LET, TOT, i32c(s, 0)));
+  /* max_out = max(min(max_output_boxes_per_class, boxes), 0) */
+  const dml_kval_t *m = mo ? dml_kv_cast(p, DML_KT_I64, load_at(s, mo, kc(s, 0)))
+                           : dml_kv_iconst(p, DML_KT_I64, 0);
+  const dml_kval_t *nbv = dml_kv_iconst(p, DML_KT_I64, nbox);
+  m = dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, m, nbv), m, nbv);
+  m = dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, m, dml_kv_iconst(p, DML_KT_I64, 0)), m,
+                    dml_kv_iconst(p, DML_KT_I64, 0));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, MAXO, dml_kv_cast(p, DML_KT_I32, m)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, IOU, io ? load_at(s, io, kc(s, 0)) : f0));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, THR, th ? load_at(s, th, kc(s, 0)) : f0));
+  /* registers used in the loops, defined once */
+  dml_kblock_add(&b, assign(s, DML_KS_LET, NK, i32c(s, 0)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, START, i32c(s, 0)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, PS, f0));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, PI, i32c(s, 0)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, HAVE, dml_kv_zero(p, DML_KT_BOOL)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, FOUND, dml_kv_zero(p, DML_KT_BOOL)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, BS, f0));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, BI, i32c(s, 0)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, KEEP, dml_kv_zero(p, DML_KT_BOOL)));
+  dml_kblock_add(&b, assign(s, DML_KS_LET, KB, i32c(s, 0)));
+  /* per class */
+  dml_kblock_add(&cls, assign(s, DML_KS_SET, NK, i32c(s, 0)));
+  dml_kblock_add(&cls, assign(s, DML_KS_SET, START, ireg(s, TOT)));
+  dml_kblock_add(&cls, assign(s, DML_KS_SET, HAVE, dml_kv_zero(p, DML_KT_BOOL)));
+  /* one step: the best candidate after the previous pick */
+  dml_kblock_add(&step, assign(s, DML_KS_SET, FOUND, dml_kv_zero(p, DML_KT_BOOL)));
+  const dml_kidx_t *srow = kmul(s, kadd(s, kmul(s, B, kc(s, nc)), C), kc(s, nbox));
+  const dml_kval_t *sv = load_at(s, sc, kadd(s, srow, I));
+  const dml_kval_t *iv = dml_kv_idx(p, DML_KT_I32, I);
+  const dml_kval_t *ps = dml_kv_reg_t(p, PS, DML_KT_F32),
+                   *bs = dml_kv_reg_t(p, BS, DML_KT_F32);
+  const dml_kval_t *have = dml_kv_reg_t(p, HAVE, DML_KT_BOOL),
+                   *found = dml_kv_reg_t(p, FOUND, DML_KT_BOOL);
+  const dml_kval_t *after =
+      dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_NOT, have, NULL),
+                dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_LT, sv, ps),
+                          band(p, dml_kv_fn(p, DML_KF_EQ, sv, ps),
+                               dml_kv_fn(p, DML_KF_GT, iv, ireg(s, PI)))));
+  const dml_kval_t *cand =
+      th ? band(p, dml_kv_fn(p, DML_KF_GT, sv, dml_kv_reg_t(p, THR, DML_KT_F32)), after)
+         : after;
+  dml_kblock_add(&scan, assign(s, DML_KS_LET, 14, cand));
+  const dml_kval_t *candr = dml_kv_reg_t(p, 14, DML_KT_BOOL);
+  dml_kblock_add(
+      &scan, assign(s, DML_KS_LET, 15,
+                    band(p, candr,
+                         dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_NOT, found, NULL),
+                                   dml_kv_fn(p, DML_KF_GT, sv, bs)))));
+  const dml_kval_t *better = dml_kv_reg_t(p, 15, DML_KT_BOOL);
+  dml_kblock_add(&scan, assign(s, DML_KS_SET, BS, dml_kv_select(p, better, sv, bs)));
+  dml_kblock_add(&scan,
+                 assign(s, DML_KS_SET, BI, dml_kv_select(p, better, iv, ireg(s, BI))));
+  dml_kblock_add(&scan,
+                 assign(s, DML_KS_SET, FOUND, dml_kv_fn(p, DML_KF_OR, found, better)));
+  dml_kblock_add(&step, for_loop(s, vi, kc(s, nbox), scan.first));
+  /* the pick against the class's kept boxes */
+  dml_kblock_add(&pick, assign(s, DML_KS_SET, KEEP, dml_kv_one(p, DML_KT_BOOL)));
+  const dml_kidx_t *krow = kadd(s, ri(s, START), Q);
+  const dml_kidx_t *kbi = kadd(s, kmul(s, krow, kc(s, 3)), kc(s, 2));
+  dml_kblock_add(
+      &chk, assign(s, DML_KS_SET, KB, dml_kv_cast(p, DML_KT_I32, load_at(s, y, kbi))));
+  const dml_kidx_t *bb = kmul(s, B, kc(s, nbox * 4));
+  const dml_kval_t *b1[4], *b2[4], *pc[4], *qc[4];
+  for (int k = 0; k < 4; k++) {
+    b1[k] = load_at(s, bx, kadd(s, bb, kadd(s, kmul(s, ri(s, BI), kc(s, 4)), kc(s, k))));
+    b2[k] = load_at(s, bx, kadd(s, bb, kadd(s, kmul(s, ri(s, KB), kc(s, 4)), kc(s, k))));
+  }
+  nms_corners(p, b1, center, pc);
+  nms_corners(p, b2, center, qc);
+  const dml_kval_t *ix0 = fsel_max(p, pc[0], qc[0]), *ix1 = fsel_min(p, pc[2], qc[2]);
+  const dml_kval_t *iy0 = fsel_max(p, pc[1], qc[1]), *iy1 = fsel_min(p, pc[3], qc[3]);
+  const dml_kval_t *inter = dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_SUB, ix1, ix0),
+                                      dml_kv_fn(p, DML_KF_SUB, iy1, iy0));
+  const dml_kval_t *a1 = dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_SUB, pc[2], pc[0]),
+                                   dml_kv_fn(p, DML_KF_SUB, pc[3], pc[1]));
+  const dml_kval_t *a2 = dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_SUB, qc[2], qc[0]),
+                                   dml_kv_fn(p, DML_KF_SUB, qc[3], qc[1]));
+  dml_kblock_add(&chk, assign(s, DML_KS_LET, 16, inter));
+  dml_kblock_add(&chk, assign(s, DML_KS_LET, 17, a1));
+  dml_kblock_add(&chk, assign(s, DML_KS_LET, 18, a2));
+  const dml_kval_t *ri_ = dml_kv_reg_t(p, 16, DML_KT_F32),
+                   *ra1 = dml_kv_reg_t(p, 17, DML_KT_F32),
+                   *ra2 = dml_kv_reg_t(p, 18, DML_KT_F32);
+  dml_kblock_add(
+      &chk, assign(s, DML_KS_LET, 19,
+                   dml_kv_fn(p, DML_KF_SUB, dml_kv_fn(p, DML_KF_ADD, ra1, ra2), ri_)));
+  const dml_kval_t *uni = dml_kv_reg_t(p, 19, DML_KT_F32);
+  const dml_kval_t *sup = band(
+      p,
+      band(p,
+           band(p, dml_kv_fn(p, DML_KF_GT, ix1, ix0), dml_kv_fn(p, DML_KF_GT, iy1, iy0)),
+           band(p, dml_kv_fn(p, DML_KF_GT, ri_, f0), dml_kv_fn(p, DML_KF_GT, ra1, f0))),
+      band(p, band(p, dml_kv_fn(p, DML_KF_GT, ra2, f0), dml_kv_fn(p, DML_KF_GT, uni, f0)),
+           dml_kv_fn(p, DML_KF_GT, dml_kv_fn(p, DML_KF_DIV, ri_, uni),
+                     dml_kv_reg_t(p, IOU, DML_KT_F32))));
+  dml_kblock_add(&chk, assign(s, DML_KS_SET, KEEP,
+                              band(p, dml_kv_reg_t(p, KEEP, DML_KT_BOOL),
+                                   dml_kv_fn(p, DML_KF_NOT, sup, NULL))));
+  /* a kept row past the planned bytes was not stored: nothing to read */
+  dml_kblock_add(&pick,
+                 for_loop(s, vq, ri(s, NK), if_lt(s, kbi, kc(s, cap_of(y)), chk.first)));
+  const dml_kidx_t *row = kmul(s, ri(s, TOT), kc(s, 3));
+  dml_kblock_add(&keep, store_cap(s, y, row, dml_kv_idx(p, DML_KT_I64, B)));
+  dml_kblock_add(&keep,
+                 store_cap(s, y, kadd(s, row, kc(s, 1)), dml_kv_idx(p, DML_KT_I64, C)));
+  dml_kblock_add(&keep, store_cap(s, y, kadd(s, row, kc(s, 2)),
+                                  dml_kv_cast(p, DML_KT_I64, ireg(s, BI))));
+  dml_kblock_add(&keep, inc(s, TOT, i32c(s, 1)));
+  dml_kblock_add(&keep, inc(s, NK, i32c(s, 1)));
+  dml_kblock_add(&pick, if_true(s, dml_kv_reg_t(p, KEEP, DML_KT_BOOL), keep.first));
+  dml_kblock_add(
+      &step,
+      if_true(s, band(p, found, dml_kv_fn(p, DML_KF_LT, ireg(s, NK), ireg(s, MAXO))),
+              pick.first));
+  dml_kblock_add(&step, assign(s, DML_KS_SET, PS, dml_kv_select(p, found, bs, ps)));
+  dml_kblock_add(&step, assign(s, DML_KS_SET, PI,
+                               dml_kv_select(p, found, ireg(s, BI), ireg(s, PI))));
+  dml_kblock_add(&step,
+                 assign(s, DML_KS_SET, HAVE, dml_kv_fn(p, DML_KF_OR, have, found)));
+  dml_kblock_add(&cls, for_loop(s, vt, kc(s, nbox), step.first));
+  dml_kblock_add(&b, for_loop(s, vb, kc(s, nb), for_loop(s, vc, kc(s, nc), cls.first)));
+  store_dims(s, &b, bits, ireg(s, TOT));
+  K->n_regs = 20;
+  K->body = b.first;
+  K->flops = (dml_klin_t){nb * nc * nbox * nbox * 2, -1, 0, 0};
+  K->bytes = (dml_klin_t){nb * nc * nbox * nbox * 4, -1, 0, 0};
+}
+
 void dml_ksched_dyn_emit(sched_t *s, uint32_t node) {
   switch (s->fn->nodes[node].op) {
     case DML_OP_NON_ZERO: emit_nonzero(s, node); break;
     case DML_OP_COMPRESS: emit_compress(s, node); break;
+    case DML_OP_NON_MAX_SUPPRESSION: emit_nms(s, node); break;
     default: dml_ksched_unsupported(s, node, "no kernel form yet"); break;
   }
 }

@@ -12,9 +12,9 @@
  * Slice with starts/ends/axes/steps fed at run time over a dim of the
  * batch symbol too; Pad with run-time pads in modes constant and reflect;
  * ReduceSum/ReduceMax with axes fed at run time, with and without
- * keepdims, with an epilogue; NonZero and Compress, whose kernels count
- * their extents on the device, with consumers of the counted dims (a
- * Reshape, elementwise ops). Runtime only: compiling the IR is the
+ * keepdims, with an epilogue; NonZero, Compress and NonMaxSuppression,
+ * whose kernels count their extents on the device, with consumers of the
+ * counted dims (a Reshape, elementwise ops). Runtime only: compiling the IR is the
  * caller's. */
 #ifndef DML_GPU_RTDIMS_CASES_H_
 #define DML_GPU_RTDIMS_CASES_H_
@@ -123,6 +123,23 @@ static const gpu_rt_case_t gpu_rt_cases[] = {
       {0, {{0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}},
       {0, {{1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 1, 1, 1}}},
       {0, {{0, 0, 0, 0, 0, 0, 0, 9}, {0, 0, 0, 0, 4}}}}},
+    /* NonMaxSuppression (corner boxes in either order with a score
+     * threshold, center boxes without), max_output_boxes_per_class fed at
+     * run time (0, 2, more than the boxes, 1), a consumer of the count */
+    {"nonmaxsuppression",
+     "global @iou : f32[1] = dense<[0.3]>\n"
+     "global @thr : f32[1] = dense<[0.0]>\n"
+     "func @forward(%b: f32[2,6,4], %s: f32[2,3,6], %m: i64[1]) -> (i64[?], i64[?]) {\n"
+     "  %y = NonMaxSuppression(%b, %s, %m, @iou, @thr) : i64[?]\n"
+     "  %c = NonMaxSuppression(%b, %s, %m, @iou) {center_point_box = 1} : i64[?]\n"
+     "  %a = Add(%y, %y) : i64[?]\n"
+     "  return %a, %c\n}\n",
+     3,
+     4,
+     {{0, {{0}, {0}, {0}}},
+      {0, {{0}, {0}, {2}}},
+      {0, {{0}, {0}, {10}}},
+      {0, {{0}, {0}, {1}}}}},
 };
 
 #define GPU_RT_N_CASES ((int)(sizeof gpu_rt_cases / sizeof gpu_rt_cases[0]))
