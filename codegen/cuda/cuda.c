@@ -632,8 +632,8 @@ static dml_status_t add_sm90a(tmp_t *t, const char *clang, const char *ptxas,
 
 /* One kernel's code: the CUDA image container (dml_kpkg.h). A tensor-core
  * kernel gets (`mma`: 0 the plain form, 1 the TF32 tensor-core form, 2
- * the f16/bf16 one) that form for ptx_sm and `sms` and, with `sm90a` (TF32
- * only), the wgmma form besides. */
+ * the f16/bf16 one) that form for ptx_sm and `sms` and, with `sm90a`, the
+ * wgmma form besides where it applies (dml_codegen_cuda_wgmma_applies). */
 static dml_status_t build_kernel(tmp_t *t, const char *clang, const char *ptxas,
                                  const dml_kernel_t *K, uint32_t n_symbols, int mma,
                                  int sm90a, int ptx_sm, const int *sms, int n_sms,
@@ -701,7 +701,7 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
   int ptx_sm = 80, sms[8], n_sms = 0;
   const char *ptxas = NULL;
   DML_RETURN_IF_ERROR(parse_arch(cuda_arch, &ptx_sm, sms, &n_sms, &ptxas));
-  /* the wgmma form of TF32 GEMMs (sm_90a images) unless --cuda-arch lists
+  /* the wgmma form of TF32 and f16/bf16 GEMMs (sm_90a images) unless --cuda-arch lists
    * architectures without sm_90 */
   int sm90a = n_sms == 0;
   for (int i = 0; i < n_sms; i++) sm90a |= sms[i] == 90;

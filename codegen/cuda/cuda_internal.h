@@ -30,12 +30,15 @@ void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
 dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                                   char **out_text);
 
-/* 1 when kernel `k` also has the Hopper form below: a tensor-core GEMM
- * (Gemm/MatMul; implicit-GEMM convolutions keep mma.sync only). */
+/* 1 when kernel `k` also has the Hopper form below: a TF32 tensor-core
+ * GEMM (Gemm/MatMul; implicit-GEMM convolutions keep mma.sync only) or an
+ * f16/bf16 one with A stored [M, K] (dml_codegen_cuda_mma16_applies). */
 int dml_codegen_cuda_wgmma_applies(const dml_kernel_t *k);
 
-/* CUDA C source of the Hopper form (TF32 wgmma, sm_90a only; cuda_wgmma.c)
- * of GEMM kernel `k`, also named "<k->name>_tf32", in the geometry above.
+/* CUDA C source of the Hopper form (TF32, f16 or bf16 wgmma, sm_90a only;
+ * cuda_wgmma.c) of GEMM kernel `k`, named as its mma.sync form
+ * ("<k->name>_tf32", "<name>_mma_f16", "<name>_mma_bf16"), in the geometry
+ * above.
  * Its PTX needs dml_codegen_cuda_sm90a_ptx (dml_codegen.h). Errors: as
  * dml_codegen_cuda_mma. */
 dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
@@ -55,7 +58,7 @@ void dml_cuda_typed_views(dml_sb_t *b, const dml_kernel_t *k);
 int dml_codegen_cuda_mma16_applies(const dml_kernel_t *k);
 
 /* The workgroup size and grid of the f16/bf16 form of `k`: 256 threads,
- * one block per 128 x 128 tile of C. */
+ * one block per 128 x 256 tile of C (as dml_codegen_cuda_mma_geometry). */
 void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
                                      dml_klin_t items[3]);
 

@@ -387,7 +387,10 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
  * and the products are summed in f32 as the CUDA-core forms do, so the
  * result is rounded to the dtype once, in the epilogue). Tiling as above:
  * 256 threads (8 warps, 2 along M x 4 along N, 64 x 32 each: 4 x 4 mma
- * tiles of 16 x 8) per 128 x 128 tile of C, K in steps of 32 through a
+ * tiles of 16 x 8) per 128 x 128 tile of C, a block taking the two halves
+ * of a 128 x 256 tile one after the other (the geometry of the sm_90a
+ * wgmma form, cuda_wgmma.c, which the same package entry carries), K in
+ * steps of 32 through a
  * 3-stage cp.async ring of the operands' 16-bit words in their stored
  * layouts (rows padded by 8 halves: a warp's fragment reads hit distinct
  * banks). Only 16-byte copies: the form applies when every stored row of
@@ -423,7 +426,8 @@ void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
                                      dml_klin_t items[3]) {
   const dml_kgemm_t *g = k->gemm;
   local[0] = H16_THREADS, local[1] = 1, local[2] = 1;
-  items[0] = (dml_klin_t){0, -1, ((g->n + H16_BN - 1) / H16_BN) * H16_THREADS, 0};
+  items[0] =
+      (dml_klin_t){0, -1, ((g->n + 2 * H16_BN - 1) / (2 * H16_BN)) * H16_THREADS, 0};
   if (g->m.sym < 0)
     items[1] = (dml_klin_t){0, -1, (g->m.c + g->m.c0 + H16_BM - 1) / H16_BM, 0};
   else
@@ -581,7 +585,7 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                 g->b_buf == DML_KBUF_WEIGHTS ? "weights" : "arena", (long long)g->b_off);
   dml_sb_printf(&b,
                 "  const unsigned tid = __nvvm_read_ptx_sreg_tid_x();\n"
-                "  const unsigned bn = __nvvm_read_ptx_sreg_ctaid_x() * %du;\n"
+                "  const unsigned bn0 = __nvvm_read_ptx_sreg_ctaid_x() * %du;\n"
                 "  const unsigned bm = __nvvm_read_ptx_sreg_ctaid_y() * %du;\n"
                 "  if (bm >= M) return;\n"
                 "  const unsigned lane = tid & 31u, warp = tid >> 5;\n"
@@ -591,6 +595,12 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                 "  const unsigned short *As = (const unsigned short *)dml_dsmem;\n"
                 "  const unsigned short *Bs = As + %uu;\n"
                 "  const unsigned As_s = dml_smem16(As), Bs_s = dml_smem16(Bs);\n"
+                "  /* the block's 128 x 256 tile as two 128 x 128 halves */\n"
+                "  for (unsigned half = 0; half < 2u; half++) {\n"
+                "  const unsigned bn = bn0 + half * %du;\n"
+                "  if (bn >= N) break;\n"
+                "  /* every thread is past the first half's reads of the ring */\n"
+                "  __syncthreads();\n"
                 "  float acc[4][4][4];\n"
                 "#pragma unroll\n"
                 "  for (int i = 0; i < 4; i++)\n"
@@ -604,9 +614,9 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                 "  for (unsigned s = 0; s < %du; s++) {\n"
                 "    if (s < nk) {\n"
                 "      const unsigned k0 = s * %du;\n",
-                H16_BN, H16_BM, H16_STAGES, a_stage, H16_STAGES, b_stage,
-                H16_STAGES * a_stage, H16_BK - 1, H16_BK, H16_STAGES - 1, H16_STAGES - 1,
-                H16_BK);
+                2 * H16_BN, H16_BM, H16_STAGES, a_stage, H16_STAGES, b_stage,
+                H16_STAGES * a_stage, H16_BN, H16_BK - 1, H16_BK, H16_STAGES - 1,
+                H16_STAGES - 1, H16_BK);
   emit_copy16(&b, &ta, "s");
   emit_copy16(&b, &tb, "s");
   dml_sb_printf(&b,
@@ -682,6 +692,7 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
       "      for (int e = 0; e < 4; e++)\n"
       "        %s_epilogue(arena, weights, pc, bn + wn + j * 8u + 2u * t + (e & 1),\n"
       "                    bm + wm + i * 16u + g + (e >> 1) * 8u, acc[i][j][e]);\n"
+      "  }\n"
       "}\n",
       H16_STAGES, a_stage, H16_STAGES, b_stage, H16_BK, af[0], af[1], af[2], af[3], bf[0],
       bf[1], k->name);

@@ -39,7 +39,21 @@
  * thread t of a warpgroup holds row 16 (t / 32) + (t % 32) / 4 + 8 (e / 2),
  * column 8j + 2 (t % 4) + e % 2 of its m64nN product; the register A
  * fragment (.tf32, m64k8) of warp q: a0 (16q + g, t), a1 (16q + g + 8, t),
- * a2 (16q + g, t + 4), a3 (16q + g + 8, t + 4), g = lane / 4, t = lane % 4. */
+ * a2 (16q + g, t + 4), a3 (16q + g + 8, t + 4), g = lane / 4, t = lane % 4.
+ *
+ * f16 and bf16 GEMMs (always on tensor cores, cuda_mma.c's m16n8k16 form
+ * elsewhere) take the same kernel with 2-byte elements: a stage holds 64
+ * values of k (the same 128-byte rows, swizzle and descriptors; a
+ * k16 step advances the descriptors by 32 bytes as a TF32 k8 step does),
+ * the instructions are m64n256k16 / m64n128k16 .f32.f16.f16 (or .bf16)
+ * with the transpose immediates 0 (both operands K-major), and the
+ * register operand's fragments (.f16 m64k16: a0 (16q + g, 2t..2t+1), a1
+ * (16q + g + 8, 2t..), a2 (16q + g, 2t + 8..), a3 (16q + g + 8, 2t + 8..))
+ * pack two 16-bit words of adjacent k rows of the plain tile, no
+ * rounding. Only 16-byte copies (cp.async has no 2-byte form): the form
+ * applies when A is stored [M, K] and the rows of A and B are 16-byte
+ * aligned (dml_codegen_cuda_wgmma_applies); other f16 GEMMs keep the
+ * mma.sync form. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,12 +63,12 @@
 
 #define WG_BM 128
 #define WG_BN 256
-#define WG_BK 32
+#define WG_ROW 128 /* bytes of k per stage and row: 32 f32 or 64 f16/bf16 */
 #define WG_THREADS 256
 #define WG_STAGES 4
-#define WG_A_BYTES (WG_BM * WG_BK * 4)
-#define WG_B_BYTES (WG_BN * WG_BK * 4)
-#define WG_PAD 8 /* floats after each k row of the register operand's tile */
+#define WG_A_BYTES (WG_BM * WG_ROW)
+#define WG_B_BYTES (WG_BN * WG_ROW)
+#define WG_PAD 8 /* elements after each k row of the register operand's tile */
 
 static const char k_helpers[] =
     "/* the shared-window address of a generic pointer to shared memory */\n"
@@ -99,22 +113,23 @@ typedef struct wg_tile {
   const char *nrows; /* "M" / "N" */
   const char *ld;    /* elements per stored row */
   int kmaj, vec;
+  int esz; /* bytes per element: 4 (f32) or 2 (f16/bf16: vec only) */
 } wg_tile_t;
 
 static void emit_copy(dml_sb_t *b, const wg_tile_t *t) {
   if (t->kmaj && t->vec) {
-    /* chunk e: row e / 8, 16-byte chunk e % 8 (k = 4 (e % 8)) */
+    /* chunk e: row e / 8, 16-byte chunk e % 8 (k = (16 / esz) (e % 8)) */
     dml_sb_printf(b,
                   "#pragma unroll\n"
                   "      for (unsigned i = 0; i < %du; i++) {\n"
                   "        const unsigned e = tid + %du * i, r = e >> 3, c = e & 7u;\n"
-                  "        const unsigned gr = %s + r, gk = k0 + c * 4u;\n"
+                  "        const unsigned gr = %s + r, gk = k0 + c * %du;\n"
                   "        const int ok = gr < %s && gk < K;\n"
                   "        dml_cp16(%s + r * 128u + ((c ^ (r & 7u)) << 4), ok ? %s + "
                   "(unsigned long long)gr * %s + gk : %s, ok);\n"
                   "      }\n",
-                  t->rows * 8 / WG_THREADS, WG_THREADS, t->row0, t->nrows, t->base,
-                  t->ptr, t->ld, t->ptr);
+                  t->rows * 8 / WG_THREADS, WG_THREADS, t->row0, 16 / t->esz, t->nrows,
+                  t->base, t->ptr, t->ld, t->ptr);
     return;
   }
   /* 4-byte copies, element e = lane + 32 w: K-contiguous, r = w, k = lane;
@@ -125,7 +140,7 @@ static void emit_copy(dml_sb_t *b, const wg_tile_t *t) {
                 "#pragma unroll\n"
                 "      for (unsigned i = 0; i < %du; i++) {\n"
                 "        const unsigned e = tid + %du * i, l = e & 31u, w = e >> 5;\n",
-                t->rows * WG_BK / WG_THREADS, WG_THREADS);
+                t->rows * (WG_ROW / 4) / WG_THREADS, WG_THREADS);
   if (t->kmaj)
     dml_sb_printf(b, "        const unsigned r = w, k = l;\n");
   else
@@ -146,11 +161,12 @@ static void emit_copy(dml_sb_t *b, const wg_tile_t *t) {
       t->kmaj ? "" : t->ld, t->kmaj ? "" : " + gr", t->ptr);
 }
 
-/* B stored [K, N] into a plain [32][256 + 8] tile of the stage (the
- * register operand's; padded so that fragment reads hit 32 banks): 16-byte
- * copies along N where `vec`, else 4-byte ones. */
+/* B stored [K, N] into a plain [bk][256 + 8] tile of the stage (bk = 32
+ * f32 or 64 f16/bf16 rows of k; the register operand's; padded so that
+ * fragment reads hit distinct banks): 16-byte copies along N where `vec`,
+ * else 4-byte ones (f32 only). */
 static void emit_copy_plain(dml_sb_t *b, const wg_tile_t *t) {
-  int w = t->vec ? 4 : 1, cpr = WG_BN / w;
+  int w = t->vec ? 16 / t->esz : 1, cpr = WG_BN / w, bk = WG_ROW / t->esz;
   dml_sb_printf(
       b,
       "#pragma unroll\n"
@@ -159,11 +175,11 @@ static void emit_copy_plain(dml_sb_t *b, const wg_tile_t *t) {
       "%du;\n"
       "        const unsigned gk = k0 + k, gn = bn + c;\n"
       "        const int ok = gk < K && gn < N;\n"
-      "        dml_cp%d(%s + (k * %du + c) * 4u, ok ? %s + (unsigned long long)gk "
+      "        dml_cp%d(%s + (k * %du + c) * %du, ok ? %s + (unsigned long long)gk "
       "* N + gn : %s, ok);\n"
       "      }\n",
-      WG_BK * WG_BN / w / WG_THREADS, WG_THREADS, cpr, cpr, w, t->vec ? 16 : 4, t->base,
-      WG_BN + WG_PAD, t->ptr, t->ptr);
+      bk * WG_BN / w / WG_THREADS, WG_THREADS, cpr, cpr, w, t->vec ? 16 : 4, t->base,
+      WG_BN + WG_PAD, t->esz, t->ptr, t->ptr);
 }
 
 /* The run-time value of count `l` as CUDA C. */
@@ -175,8 +191,50 @@ static void lin_text(char *buf, size_t cap, dml_klin_t l) {
              (long long)l.c0);
 }
 
+/* 1 for a GEMM of f16 or bf16 operands that has the wgmma form (see the
+ * top of this file). */
+static int wgmma16_applies(const dml_kernel_t *k) {
+  return dml_codegen_cuda_mma16_applies(k) && !k->gemm->ta;
+}
+
 int dml_codegen_cuda_wgmma_applies(const dml_kernel_t *k) {
-  return dml_codegen_cuda_mma_applies(k) && k->kind == DML_KK_GEMM && !k->gemm->conv;
+  if (!k->gemm || k->kind != DML_KK_GEMM || k->gemm->conv) return 0;
+  if (k->gemm->dtype == DML_KT_F16 || k->gemm->dtype == DML_KT_BF16)
+    return wgmma16_applies(k);
+  return dml_codegen_cuda_mma_applies(k);
+}
+
+/* The wgmma instruction of `shape` ("m64n256k8") with `n_acc` accumulators
+ * as a device function `fn` taking descriptors of A and B (`reg_a` 0) or
+ * four registers of A and B's descriptor (`reg_a` 1). `ty` is "tf32",
+ * "f16" or "bf16"; the 16-bit types take the transpose immediates (0: K-major). */
+static void emit_wgmma_fn(dml_sb_t *b, const char *fn, const char *shape, const char *ty,
+                          int n_acc, int reg_a) {
+  int h16 = strcmp(ty, "tf32") != 0;
+  dml_sb_printf(b,
+                "DML_DEV void %s(float *d, %s, unsigned long long db) {\n"
+                "  asm volatile(\n"
+                "      \"wgmma.mma_async.sync.aligned.%s.f32.%s.%s {\"\n",
+                fn, reg_a ? "const unsigned *a" : "unsigned long long da", shape, ty, ty);
+  for (int i = 0; i < n_acc; i += 8)
+    dml_sb_printf(b, "      \"%%%d, %%%d, %%%d, %%%d, %%%d, %%%d, %%%d, %%%d%s\"\n", i,
+                  i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7,
+                  i < n_acc - 8 ? ", " : "");
+  if (reg_a)
+    dml_sb_printf(b, "      \"}, {%%%d, %%%d, %%%d, %%%d}, %%%d, 1, 1, 1%s;\"\n      : ",
+                  n_acc, n_acc + 1, n_acc + 2, n_acc + 3, n_acc + 4, h16 ? ", 0" : "");
+  else
+    dml_sb_printf(b, "      \"}, %%%d, %%%d, 1, 1, 1%s;\"\n      : ", n_acc, n_acc + 1,
+                  h16 ? ", 0, 0" : "");
+  for (int i = 0; i < n_acc; i++)
+    dml_sb_printf(b, "\"+f\"(d[%d])%s", i,
+                  i < n_acc - 1 ? (i % 6 == 5 ? ",\n        " : ", ") : "\n");
+  if (reg_a)
+    dml_sb_printf(b,
+                  "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), "
+                  "\"l\"(db));\n}\n");
+  else
+    dml_sb_printf(b, "      : \"l\"(da), \"l\"(db));\n}\n");
 }
 
 dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
@@ -185,67 +243,76 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "codegen.cuda",
                            "kernel %s has no wgmma form", k->name);
   const dml_kgemm_t *g = k->gemm;
+  /* 16-bit operands (f16/bf16) or TF32 (f32 read as TF32) */
+  int h16 = g->dtype == DML_KT_F16 || g->dtype == DML_KT_BF16;
+  const char *ty = !h16 ? "tf32" : g->dtype == DML_KT_BF16 ? "bf16" : "f16";
+  int esz = h16 ? 2 : 4, bk = WG_ROW / esz, ksub = h16 ? 16 : 8;
+  const char *et = h16 ? "unsigned short" : "float";
+  char name[80];
+  if (h16) /* the entry of the mma.sync form (cuda_mma.c, cuda.c) */
+    snprintf(name, sizeof name, "%.20s_mma_%s", k->name, ty);
+  else
+    snprintf(name, sizeof name, "%s_tf32", k->name);
   dml_sb_t b = {0};
   dml_sb_printf(&b,
-                "// dmlc kernel %s_tf32 (gemm, TF32 warpgroup MMA, sm_90a)\n"
+                "// dmlc kernel %s (gemm, %s warpgroup MMA, sm_90a)\n"
                 "#define DML_NSYM %u\n%s",
-                k->name, n_symbols ? n_symbols : 1, dml_cuda_prelude());
+                name, ty, n_symbols ? n_symbols : 1, dml_cuda_prelude());
+  if (h16) dml_cuda_typed_helpers(&b, k);
   const char *wq = k->writes_weights ? "" : "const ";
   dml_sb_printf(&b,
                 "DML_DEV void %s_epilogue(float *__restrict__ arena, %sfloat "
                 "*__restrict__ weights, const dml_syms_t &pc, unsigned gid_x, "
                 "unsigned gid_y, float acc) {\n",
                 k->name, wq);
-  for (uint32_t r = 0; r < g->n_regs; r++) dml_sb_printf(&b, "  float r%u = 0.0f;\n", r);
+  if (h16) {
+    dml_cuda_typed_views(&b, k);
+    dml_cemit_regs(&b, dml_cuda_dialect(), k);
+  } else {
+    for (uint32_t r = 0; r < g->n_regs; r++)
+      dml_sb_printf(&b, "  float r%u = 0.0f;\n", r);
+  }
   dml_sb_printf(&b, "  r%u = acc;\n  (void)arena, (void)weights, (void)pc;\n",
                 g->acc_reg);
   dml_cemit_stmts(&b, dml_cuda_dialect(), g->epilogue, 1);
   dml_sb_printf(&b, "}\n%s", k_helpers);
-  /* the wgmma: 128 accumulators, descriptors of A and B */
-  dml_sb_printf(&b,
-                "DML_DEV void dml_wgmma(float *d, unsigned long long da, unsigned "
-                "long long db) {\n  asm volatile(\n"
-                "      \"wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {\"\n");
-  for (int i = 0; i < 128; i += 8)
-    dml_sb_printf(&b, "      \"%%%d, %%%d, %%%d, %%%d, %%%d, %%%d, %%%d, %%%d%s\"\n", i,
-                  i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7, i < 120 ? ", " : "");
-  dml_sb_printf(&b, "      \"}, %%128, %%129, 1, 1, 1;\"\n      : ");
-  for (int i = 0; i < 128; i++)
-    dml_sb_printf(&b, "\"+f\"(d[%d])%s", i,
-                  i < 127 ? (i % 6 == 5 ? ",\n        " : ", ") : "\n");
-  dml_sb_printf(&b, "      : \"l\"(da), \"l\"(db));\n}\n");
-  /* the register-A form (swap): 2 x m64n128k8 per warpgroup and k step */
-  dml_sb_printf(&b,
-                "DML_DEV void dml_wgmma_rs(float *d, const unsigned *a, unsigned long "
-                "long db) {\n  asm volatile(\n"
-                "      \"wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {\"\n");
-  for (int i = 0; i < 64; i += 8)
-    dml_sb_printf(&b, "      \"%%%d, %%%d, %%%d, %%%d, %%%d, %%%d, %%%d, %%%d%s\"\n", i,
-                  i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7, i < 56 ? ", " : "");
-  dml_sb_printf(&b, "      \"}, {%%64, %%65, %%66, %%67}, %%68, 1, 1, 1;\"\n      : ");
-  for (int i = 0; i < 64; i++)
-    dml_sb_printf(&b, "\"+f\"(d[%d])%s", i,
-                  i < 63 ? (i % 6 == 5 ? ",\n        " : ", ") : "\n");
-  dml_sb_printf(&b,
-                "      : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), "
-                "\"l\"(db));\n}\n");
-  char m[96], name[64];
+  if (h16)
+    dml_sb_printf(&b,
+                  "/* two 16-bit words, the first in the low half */\n"
+                  "DML_DEV unsigned dml_pack16(unsigned short lo, unsigned short hi) {\n"
+                  "  return (unsigned)lo | ((unsigned)hi << 16);\n"
+                  "}\n");
+  char shape[24];
+  /* the descriptor form: 128 accumulators; the register-A form (swap):
+   * 2 x m64n128 per warpgroup and k step */
+  snprintf(shape, sizeof shape, "m64n256k%d", ksub);
+  emit_wgmma_fn(&b, "dml_wgmma", shape, ty, 128, 0);
+  snprintf(shape, sizeof shape, "m64n128k%d", ksub);
+  emit_wgmma_fn(&b, "dml_wgmma_rs", shape, ty, 64, 1);
+  char m[96];
   lin_text(m, sizeof m, g->m);
-  snprintf(name, sizeof name, "%s_tf32", k->name);
   /* B stored [K, N] (MN-contiguous): the product as C^T = B^T A^T, B^T the
-   * register operand (fragments read from a plain [32][256 + 8] tile),
+   * register operand (fragments read from a plain [bk][256 + 8] tile),
    * A^T the descriptor operand; else both from descriptors */
   int swap = !g->tb;
-  uint32_t b_bytes = swap ? WG_BK * (WG_BN + WG_PAD) * 4 : WG_B_BYTES;
+  uint32_t b_bytes = swap ? (uint32_t)(bk * (WG_BN + WG_PAD) * esz) : WG_B_BYTES;
   uint32_t stage = WG_A_BYTES + b_bytes, smem = WG_STAGES * stage + 1024;
+  int al = 16 / esz; /* elements per 16 bytes */
   wg_tile_t ta = {"A",    "As",
                   WG_BM,  "bm",
                   "M",    g->ta ? "M" : "K",
-                  !g->ta, g->a_off % 4 == 0 && g->k % 4 == 0};
+                  !g->ta, g->a_off % al == 0 && g->k % al == 0,
+                  esz};
   wg_tile_t tb = {"B",   "Bs",
                   WG_BN, "bn",
                   "N",   g->tb ? "K" : "N",
-                  g->tb, g->b_off % 4 == 0 && (swap ? g->n : g->k) % 4 == 0};
+                  g->tb, g->b_off % al == 0 && (swap ? g->n : g->k) % al == 0,
+                  esz};
+  if (h16 && !(ta.vec && tb.vec)) { /* wgmma16_applies makes this unreachable */
+    free(b.p);
+    return dml_status_make(DML_STATUS_INTERNAL, "codegen.cuda",
+                           "kernel %s: f16/bf16 rows not 16-byte aligned", k->name);
+  }
   dml_sb_printf(
       &b,
       "/* dynamic shared memory of %s, bytes (the runtime reads it: "
@@ -257,9 +324,9 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
       name, name, smem, WG_THREADS, name, wq);
   dml_sb_printf(&b, "  const unsigned M = %s, N = %lldu, K = %lldu;\n", m,
                 (long long)g->n, (long long)g->k);
-  dml_sb_printf(&b, "  const float *__restrict__ A = %s + %lldu;\n",
+  dml_sb_printf(&b, "  const %s *__restrict__ A = (const %s *)%s + %lldu;\n", et, et,
                 g->a_buf == DML_KBUF_WEIGHTS ? "weights" : "arena", (long long)g->a_off);
-  dml_sb_printf(&b, "  const float *__restrict__ B = %s + %lldu;\n",
+  dml_sb_printf(&b, "  const %s *__restrict__ B = (const %s *)%s + %lldu;\n", et, et,
                 g->b_buf == DML_KBUF_WEIGHTS ? "weights" : "arena", (long long)g->b_off);
   dml_sb_printf(
       &b,
@@ -280,8 +347,8 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
       "  for (unsigned s = 0; s < %du; s++) {\n"
       "    if (s < nk) {\n"
       "      const unsigned k0 = s * %du, As = ring + s * %uu, Bs = As + %uu;\n",
-      WG_BN, WG_BM, stage, WG_A_BYTES, WG_BK - 1, WG_BK, WG_STAGES - 3, WG_STAGES - 2,
-      WG_BK, stage, WG_A_BYTES);
+      WG_BN, WG_BM, stage, WG_A_BYTES, bk - 1, bk, WG_STAGES - 3, WG_STAGES - 2, bk,
+      stage, WG_A_BYTES);
   emit_copy(&b, &ta);
   swap ? emit_copy_plain(&b, &tb) : emit_copy(&b, &tb);
   dml_sb_printf(
@@ -303,7 +370,7 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
       "      const unsigned s = kt + %du, k0 = s * %du;\n"
       "      const unsigned As = ring + (s %% %du) * %uu, Bs = As + %uu;\n"
       "      if (s < nk) {\n",
-      WG_STAGES - 3, WG_STAGES - 3, WG_STAGES - 2, WG_STAGES - 2, WG_BK, WG_STAGES, stage,
+      WG_STAGES - 3, WG_STAGES - 3, WG_STAGES - 2, WG_STAGES - 2, bk, WG_STAGES, stage,
       WG_A_BYTES);
   emit_copy(&b, &ta);
   swap ? emit_copy_plain(&b, &tb) : emit_copy(&b, &tb);
@@ -333,30 +400,51 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
         "    %s_epilogue(arena, weights, pc, col + (i >> 2) * 8u + (i & 1), row + ((i >> "
         "1) & 1) * 8u, acc[i]);\n"
         "}\n",
-        WG_STAGES, stage, WG_BM / 2 * 128, WG_STAGES, stage, WG_A_BYTES, WG_BK / 8,
+        WG_STAGES, stage, WG_BM / 2 * WG_ROW, WG_STAGES, stage, WG_A_BYTES, bk / ksub,
         k->name);
   } else {
-    /* per 8-wide k slice j: fragments of B^T (rows n, columns k; PTX ISA
-     * "Register Fragments" of wgmma .tf32 A: a0 (g, t), a1 (g + 8, t), a2
-     * (g, t + 4), a3 (g + 8, t + 4)), rounded to TF32 (cvt.rna); its own
-     * commit group, so that wait_group 3 before slice j frees the
-     * registers that slice j of step kt - 1 read */
+    /* per k slice j (8 wide for TF32, 16 for f16/bf16): fragments of B^T
+     * (rows n, columns k; see the top of this file), TF32 rounded with
+     * cvt.rna, 16-bit words packed in pairs of k; its own commit group,
+     * so that wait_group 3 before slice j frees the registers that slice
+     * j of step kt - 1 read */
+    const int ps = WG_BN + WG_PAD; /* elements per k row of the plain tile */
     dml_sb_printf(
         &b,
         "    const unsigned As = ring + (kt %% %du) * %uu;\n"
-        "    const unsigned *Bt = ringp + ((kt %% %du) * %uu + %uu) / 4u;\n"
-        "    const unsigned nb = wg * 128u + warp4 * 16u + (lane >> 2), t = lane & 3u;\n"
+        "    const %s *Bt = (const %s *)ringp + ((kt %% %du) * %uu + %uu) / %du;\n"
+        "    const unsigned nb = wg * 128u + warp4 * 16u + (lane >> 2), t = lane "
+        "& 3u;\n"
         "#pragma unroll\n"
         "    for (unsigned j = 0; j < %du; j++) {\n"
         "      asm volatile(\"wgmma.wait_group.sync.aligned 3;\" ::: \"memory\");\n"
         "      unsigned fa[2][4];\n"
         "#pragma unroll\n"
-        "      for (unsigned c = 0; c < 2u; c++) {\n"
-        "        const unsigned *p = Bt + (j * 8u + t) * %du + nb + c * 64u;\n"
-        "        fa[c][0] = dml_tf32(p[0]);\n"
-        "        fa[c][1] = dml_tf32(p[8]);\n"
-        "        fa[c][2] = dml_tf32(p[4u * %du]);\n"
-        "        fa[c][3] = dml_tf32(p[4u * %du + 8u]);\n"
+        "      for (unsigned c = 0; c < 2u; c++) {\n",
+        WG_STAGES, stage, h16 ? "unsigned short" : "unsigned",
+        h16 ? "unsigned short" : "unsigned", WG_STAGES, stage, WG_A_BYTES, esz,
+        bk / ksub);
+    if (h16)
+      dml_sb_printf(
+          &b,
+          "        const unsigned short *p = Bt + (j * 16u + 2u * t) * %du + nb + "
+          "c * 64u;\n"
+          "        fa[c][0] = dml_pack16(p[0], p[%d]);\n"
+          "        fa[c][1] = dml_pack16(p[8], p[%d]);\n"
+          "        fa[c][2] = dml_pack16(p[%d], p[%d]);\n"
+          "        fa[c][3] = dml_pack16(p[%d], p[%d]);\n",
+          ps, ps, ps + 8, 8 * ps, 9 * ps, 8 * ps + 8, 9 * ps + 8);
+    else
+      dml_sb_printf(
+          &b,
+          "        const unsigned *p = Bt + (j * 8u + t) * %du + nb + c * 64u;\n"
+          "        fa[c][0] = dml_tf32(p[0]);\n"
+          "        fa[c][1] = dml_tf32(p[8]);\n"
+          "        fa[c][2] = dml_tf32(p[%d]);\n"
+          "        fa[c][3] = dml_tf32(p[%d]);\n",
+          ps, 4 * ps, 4 * ps + 8);
+    dml_sb_printf(
+        &b,
         "      }\n"
         "      asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n"
         "      dml_wgmma_rs(acc, fa[0], dml_desc(As + j * 32u));\n"
@@ -376,8 +464,7 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
         "    %s_epilogue(arena, weights, pc, n0 + (i >> 6) * 64u + ((i >> 1) & 1) * 8u, "
         "m0 + ((i >> 2) & 15) * 8u + (i & 1), acc[i]);\n"
         "}\n",
-        WG_STAGES, stage, WG_STAGES, stage, WG_A_BYTES, WG_BK / 8, WG_BN + WG_PAD,
-        WG_BN + WG_PAD, WG_BN + WG_PAD, k->name);
+        k->name);
   }
   if (b.oom) {
     free(b.p);

@@ -528,14 +528,17 @@ static void test_sm90a_ptx(void) {
 
 /* The f16/bf16 tensor-core form (no flag) on the IR `text` for `arch`:
  * returns the number of GEMM kernels named *_mma_f16 / *_mma_bf16, each
- * checked for 256-thread blocks, ceil(N / 128) * 256 invocations along x
- * and PTX with mma.sync m16n8k16 of its dtype (f32 accumulators), 16-byte
- * cp.async and no calls; every other kernel keeps its form (no m16n8k16).
- * Sets *plain to the number of GEMM kernels kept. The numerics are checked
- * on a GPU (tests/cuda half_0_gemm). */
-static int mma16_forms(const char *text, const char *arch, int *plain) {
+ * checked for 256-thread blocks, ceil(N / 256) * 256 invocations along x
+ * (batch 300) and PTX with mma.sync m16n8k16 of its dtype (f32
+ * accumulators), 16-byte cp.async and no calls; every other kernel keeps
+ * its form (no m16n8k16). Sets *plain to the number of GEMM kernels kept
+ * and *wg to the number with an sm_90a image (PTX ISA 8.0): warpgroup MMA
+ * of the dtype, m64n128k16 with register fragments when B is stored
+ * [K, N], m64n256k16 from descriptors when B is stored [N, K]. The
+ * numerics are checked on a GPU (tests/cuda half_0_gemm). */
+static int mma16_forms(const char *text, const char *arch, int *plain, int *wg) {
   size_t n = 0;
-  *plain = 0;
+  *plain = 0, *wg = 0;
   void *a = cg_package(text, NULL, &n);
   if (!a) return 0;
   CHECK_OK(dml_compile_add_kernels_arch("cuda", arch, 0, NULL, &a, &n));
@@ -563,6 +566,24 @@ static int mma16_forms(const char *text, const char *arch, int *plain) {
       CHECK(strstr(ptx, "cp.async.cg.shared.global") != NULL);
       CHECK(strstr(ptx, "call.uni") == NULL);
       CHECK(K->local[0] == 256 && K->local[1] == 1 && K->local[2] == 1);
+      int64_t nx = dml_kpkg_lin_eval(K->items[0], (const int64_t[]){300}, 1);
+      CHECK(nx == 256);
+      for (uint32_t j = 1; j < ni; j++) {
+        if (im[j].kind == DML_KPKG_CUDA_CUBIN_ARCH) CHECK(im[j].sm == 90);
+        if (im[j].kind != DML_KPKG_CUDA_PTX_ARCH) continue;
+        char *w = image_text(&im[j]);
+        CHECK(w && im[j].sm == 90);
+        if (!w) continue;
+        /* the register-fragment form for the f16 Gemm (B [K, N]), the
+         * descriptor form for the bf16 one (transB) */
+        char want[96];
+        snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%sk16.f32.%s.%s",
+                 hf ? "128" : "256", hf ? "f16" : "bf16", hf ? "f16" : "bf16");
+        CHECK(strstr(w, "\n.target sm_90a\n") && strstr(w, want) &&
+              !strstr(w, "mma.sync"));
+        (*wg)++;
+        free(w);
+      }
     } else {
       *plain += K->kind == DML_KK_GEMM;
       CHECK(!f16 && !b16);
@@ -584,18 +605,32 @@ static void test_mma16_form(void) {
       "global @w : f16[64,40] param\n"
       "global @c : f16[40] param\n"
       "global @v : bf16[24,96] param\n"
+      "global @o : bf16[48,64] param\n"
       "func @forward(%x: f16[batch,64], %a: bf16[96,136], %s: f16[8,64], "
-      "%p: f16[200,36], %q: f16[36,16]) -> (f16[batch,40], bf16[136,24], f16[8,40], "
-      "f16[200,16]) {\n"
+      "%p: f16[200,36], %q: f16[36,16], %b: bf16[batch,64]) -> (f16[batch,40], "
+      "bf16[136,24], f16[8,40], f16[200,16], bf16[batch,48]) {\n"
       "  %g = Gemm(%x, @w, @c) : f16[batch,40]\n"
       "  %r = Relu(%g) : f16[batch,40]\n"
+      "  %h = Gemm(%b, @o) {transB = 1} : bf16[batch,48]\n"
       "  %t = Gemm(%a, @v) {transA = 1, transB = 1, alpha = 0.5} : bf16[136,24]\n"
       "  %u = MatMul(%s, @w) : f16[8,40]\n"
       "  %z = MatMul(%p, %q) : f16[200,16]\n"
-      "  return %r, %t, %u, %z\n}\n";
-  int plain = 0;
-  CHECK(mma16_forms(text, "ptx", &plain) == 2);
-  CHECK(plain == 2);
+      "  return %r, %t, %u, %z, %h\n}\n";
+  /* sm_90a images for the two GEMMs with A stored [M, K] (one per form);
+   * the transposed-A one has mma.sync only; --cuda-arch without sm_90
+   * leaves them out */
+  int plain = 0, wg = 0;
+  CHECK(mma16_forms(text, "ptx", &plain, &wg) == 3);
+  CHECK(plain == 2 && wg == 2);
+  if (dml_codegen_cuda_ptxas()) {
+    CHECK(mma16_forms(text, "sm_80", &plain, &wg) == 3);
+    CHECK(plain == 2 && wg == 0);
+    /* ptxas assembles the sm_90a PTX (the cubins of both forms) */
+    CHECK(mma16_forms(text, "sm_80,sm_90", &plain, &wg) == 3);
+    CHECK(plain == 2 && wg == 2);
+  } else {
+    printf("ptxas not found: the f16/bf16 cubin checks are skipped\n");
+  }
 }
 
 /* Corrupt CUDA code is DATA_LOSS, from the container parser and from the
