@@ -260,11 +260,15 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
                 name, ty, n_symbols ? n_symbols : 1, dml_cuda_prelude());
   if (h16) dml_cuda_typed_helpers(&b, k);
   const char *wq = k->writes_weights ? "" : "const ";
+  /* the f16/bf16 epilogue (its rounding to 16 bits) is a call: inlined
+   * 128 times it stopped clang from unrolling the store loop, which left
+   * the accumulators in local memory (a 512-byte stack frame, ptxas -v) */
   dml_sb_printf(&b,
-                "DML_DEV void %s_epilogue(float *__restrict__ arena, %sfloat "
+                "%s void %s_epilogue(float *__restrict__ arena, %sfloat "
                 "*__restrict__ weights, const dml_syms_t &pc, unsigned gid_x, "
                 "unsigned gid_y, float acc) {\n",
-                k->name, wq);
+                h16 ? "static __device__ __attribute__((noinline))" : "DML_DEV", k->name,
+                wq);
   if (h16) {
     dml_cuda_typed_views(&b, k);
     dml_cemit_regs(&b, dml_cuda_dialect(), k);
