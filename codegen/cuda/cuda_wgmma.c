@@ -49,11 +49,12 @@
  * with the transpose immediates 0 (both operands K-major), and the
  * register operand's fragments (.f16 m64k16: a0 (16q + g, 2t..2t+1), a1
  * (16q + g + 8, 2t..), a2 (16q + g, 2t + 8..), a3 (16q + g + 8, 2t + 8..))
- * pack two 16-bit words of adjacent k rows of the plain tile, no
- * rounding. Only 16-byte copies (cp.async has no 2-byte form): the form
- * applies when A is stored [M, K] and the rows of A and B are 16-byte
- * aligned (dml_codegen_cuda_wgmma_applies); other f16 GEMMs keep the
- * mma.sync form. */
+ * come from the plain [k][n] tile through ldmatrix .x4 .trans (two
+ * 16-bit words of adjacent k rows per register), no rounding. Only
+ * 16-byte copies (cp.async has no 2-byte form): the form applies when A
+ * is stored [M, K] and the rows of A and B are 16-byte aligned
+ * (dml_codegen_cuda_wgmma_applies); other f16 GEMMs keep the mma.sync
+ * form. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,12 +281,6 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
                 g->acc_reg);
   dml_cemit_stmts(&b, dml_cuda_dialect(), g->epilogue, 1);
   dml_sb_printf(&b, "}\n%s", k_helpers);
-  if (h16)
-    dml_sb_printf(&b,
-                  "/* two 16-bit words, the first in the low half */\n"
-                  "DML_DEV unsigned dml_pack16(unsigned short lo, unsigned short hi) {\n"
-                  "  return (unsigned)lo | ((unsigned)hi << 16);\n"
-                  "}\n");
   char shape[24];
   /* the descriptor form: 128 accumulators; the register-A form (swap):
    * 2 x m64n128 per warpgroup and k step */
@@ -417,6 +412,8 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
         &b,
         "    const unsigned As = ring + (kt %% %du) * %uu;\n"
         "    const %s *Bt = (const %s *)ringp + ((kt %% %du) * %uu + %uu) / %du;\n"
+        "    const unsigned Bt_s = ring + (kt %% %du) * %uu + %uu;\n"
+        "    (void)Bt, (void)Bt_s;\n"
         "    const unsigned nb = wg * 128u + warp4 * 16u + (lane >> 2), t = lane "
         "& 3u;\n"
         "#pragma unroll\n"
@@ -426,18 +423,22 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
         "#pragma unroll\n"
         "      for (unsigned c = 0; c < 2u; c++) {\n",
         WG_STAGES, stage, h16 ? "unsigned short" : "unsigned",
-        h16 ? "unsigned short" : "unsigned", WG_STAGES, stage, WG_A_BYTES, esz,
-        bk / ksub);
+        h16 ? "unsigned short" : "unsigned", WG_STAGES, stage, WG_A_BYTES, esz, WG_STAGES,
+        stage, WG_A_BYTES, bk / ksub);
     if (h16)
+      /* ldmatrix .x4 .trans: lanes 8q .. 8q + 7 address the k rows of 8x8
+       * block q ((k 0..7 | 8..15) x (n 0..7 | 8..15) of the slice), and
+       * each lane receives, transposed, its two k-adjacent words of each
+       * block: a0 .. a3 in order */
       dml_sb_printf(
           &b,
-          "        const unsigned short *p = Bt + (j * 16u + 2u * t) * %du + nb + "
-          "c * 64u;\n"
-          "        fa[c][0] = dml_pack16(p[0], p[%d]);\n"
-          "        fa[c][1] = dml_pack16(p[8], p[%d]);\n"
-          "        fa[c][2] = dml_pack16(p[%d], p[%d]);\n"
-          "        fa[c][3] = dml_pack16(p[%d], p[%d]);\n",
-          ps, ps, ps + 8, 8 * ps, 9 * ps, 8 * ps + 8, 9 * ps + 8);
+          "        const unsigned q = lane >> 3;\n"
+          "        const unsigned addr = Bt_s + ((j * 16u + (q >> 1) * 8u + (lane & 7u)) "
+          "* %du + wg * 128u + warp4 * 16u + c * 64u + (q & 1u) * 8u) * 2u;\n"
+          "        asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%%0, "
+          "%%1, %%2, %%3}, [%%4];\" : \"=r\"(fa[c][0]), \"=r\"(fa[c][1]), "
+          "\"=r\"(fa[c][2]), \"=r\"(fa[c][3]) : \"r\"(addr) : \"memory\");\n",
+          ps);
     else
       dml_sb_printf(
           &b,

@@ -534,7 +534,8 @@ static void test_sm90a_ptx(void) {
  * its form (no m16n8k16). Sets *plain to the number of GEMM kernels kept
  * and *wg to the number with an sm_90a image (PTX ISA 8.0): warpgroup MMA
  * of the dtype, m64n128k16 with register fragments when B is stored
- * [K, N], m64n256k16 from descriptors when B is stored [N, K]. The
+ * [K, N] (ldmatrix .trans), m64n256k16 from descriptors when B is stored
+ * [N, K]. The
  * numerics are checked on a GPU (tests/cuda half_0_gemm). */
 static int mma16_forms(const char *text, const char *arch, int *plain, int *wg) {
   size_t n = 0;
@@ -581,6 +582,8 @@ static int mma16_forms(const char *text, const char *arch, int *plain, int *wg) 
                  hf ? "128" : "256", hf ? "f16" : "bf16", hf ? "f16" : "bf16");
         CHECK(strstr(w, "\n.target sm_90a\n") && strstr(w, want) &&
               !strstr(w, "mma.sync"));
+        CHECK((strstr(w, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != NULL) ==
+              (hf != NULL));
         (*wg)++;
         free(w);
       }
