@@ -20,13 +20,15 @@
 
 /* Invocations of the one workgroup of NonZero and Compress. */
 #define DYN_WG 256
-/* Shared-tile entries a Unique may use (f32: 16 KiB per tile). */
+/* Items a Unique may have (its first-of-group flags: one f32 shared tile
+ * of 16 KiB at most, the least every Vulkan device has). */
 #define UNIQUE_MAX_ITEMS 4096
 
 int dml_ksched_dyn_handles(dml_op_t op) {
   switch (op) {
     case DML_OP_NON_ZERO:
     case DML_OP_COMPRESS:
+    case DML_OP_UNIQUE:
     case DML_OP_NON_MAX_SUPPRESSION: return 1;
     default: return 0;
   }
@@ -539,11 +541,306 @@ static void emit_nms(sched_t *s, uint32_t node) {
   K->bytes = (dml_klin_t){nb * nc * nbox * nbox * 4, -1, 0, 0};
 }
 
+/* ---- Unique ---- */
+
+/* Invocations of Unique's one workgroup. */
+#define UNIQUE_WG 256
+
+/* A Unique under construction: x viewed as [outer, n, inner] (items along
+ * n, of S = outer * inner elements each), registers and loop variables
+ * handed out in order. */
+typedef struct uq {
+  sched_t *s;
+  const dml_pkg_value_t *x;
+  int64_t n, inner, S;
+  uint32_t reg;
+  int32_t var;
+} uq_t;
+
+static uint32_t uq_reg(uq_t *u) {
+  return u->reg++;
+}
+
+static int32_t uq_var(uq_t *u) {
+  return DML_KVAR_FIRST_LOOP + u->var++;
+}
+
+/* Element t (< S) of item k. */
+static const dml_kval_t *uq_elem(uq_t *u, const dml_kidx_t *k, const dml_kidx_t *t) {
+  sched_t *s = u->s;
+  const dml_kidx_t *o = dml_ki_bin(s->pool, DML_KI_DIV, t, kc(s, u->inner)),
+                   *q = dml_ki_bin(s->pool, DML_KI_MOD, t, kc(s, u->inner));
+  return load_at(
+      s, u->x, kadd(s, kmul(s, kadd(s, kmul(s, o, kc(s, u->n)), k), kc(s, u->inner)), q));
+}
+
+/* cpu_dynamic.c's elem_cmp as bools: NaNs equal each other and sort after
+ * every number. */
+static const dml_kval_t *uq_eeq(uq_t *u, const dml_kval_t *a, const dml_kval_t *b) {
+  dml_kpool_t *p = u->s->pool;
+  const dml_kval_t *e = dml_kv_fn(p, DML_KF_EQ, a, b);
+  if (!dml_kdtype_is_float(kdt(u->x))) return e;
+  const dml_kval_t *na = dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, a, a), NULL),
+                   *nb = dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, b, b), NULL);
+  return dml_kv_fn(p, DML_KF_OR, e, band(p, na, nb));
+}
+
+static const dml_kval_t *uq_elt(uq_t *u, const dml_kval_t *a, const dml_kval_t *b) {
+  dml_kpool_t *p = u->s->pool;
+  const dml_kval_t *l = dml_kv_fn(p, DML_KF_LT, a, b);
+  if (!dml_kdtype_is_float(kdt(u->x))) return l;
+  const dml_kval_t *nb = dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, b, b), NULL);
+  return dml_kv_fn(p, DML_KF_OR, l, band(p, dml_kv_fn(p, DML_KF_EQ, a, a), nb));
+}
+
+/* Adds to blk the statements leaving in the returned (bool) register
+ * whether items k and i are equal (every element). */
+static uint32_t uq_eq(uq_t *u, dml_kblock_t *blk, const dml_kidx_t *k,
+                      const dml_kidx_t *i) {
+  sched_t *s = u->s;
+  dml_kpool_t *p = s->pool;
+  uint32_t r = uq_reg(u);
+  int32_t v = uq_var(u);
+  const dml_kidx_t *t = dml_ki_var(p, v);
+  const dml_kval_t *rv = dml_kv_reg_t(p, r, DML_KT_BOOL);
+  dml_kblock_add(blk, assign(s, DML_KS_LET, r, dml_kv_one(p, DML_KT_BOOL)));
+  dml_kblock_add(
+      blk, for_loop(s, v, kc(s, u->S),
+                    assign(s, DML_KS_SET, r,
+                           band(p, rv, uq_eeq(u, uq_elem(u, k, t), uq_elem(u, i, t))))));
+  return r;
+}
+
+/* Likewise: whether item k sorts before item i (lexicographic over the
+ * elements in order, as cpu_dynamic.c's item_cmp). */
+static uint32_t uq_lt(uq_t *u, dml_kblock_t *blk, const dml_kidx_t *k,
+                      const dml_kidx_t *i) {
+  sched_t *s = u->s;
+  dml_kpool_t *p = s->pool;
+  uint32_t rd = uq_reg(u), rl = uq_reg(u);
+  int32_t v = uq_var(u);
+  const dml_kidx_t *t = dml_ki_var(p, v);
+  const dml_kval_t *d = dml_kv_reg_t(p, rd, DML_KT_BOOL),
+                   *l = dml_kv_reg_t(p, rl, DML_KT_BOOL);
+  const dml_kval_t *a = uq_elem(u, k, t), *b = uq_elem(u, i, t);
+  dml_kblock_t body = {0};
+  dml_kblock_add(blk, assign(s, DML_KS_LET, rd, dml_kv_zero(p, DML_KT_BOOL)));
+  dml_kblock_add(blk, assign(s, DML_KS_LET, rl, dml_kv_zero(p, DML_KT_BOOL)));
+  dml_kblock_add(&body,
+                 assign(s, DML_KS_SET, rl, dml_kv_select(p, d, l, uq_elt(u, a, b))));
+  dml_kblock_add(
+      &body,
+      assign(s, DML_KS_SET, rd,
+             dml_kv_fn(p, DML_KF_OR, d,
+                       dml_kv_fn(p, DML_KF_OR, uq_elt(u, a, b), uq_elt(u, b, a)))));
+  dml_kblock_add(blk, for_loop(s, v, kc(s, u->S), body.first));
+  return rl;
+}
+
+/* Adds the statements leaving in the returned (i32) register the position
+ * of item i's group among the distinct items (i any item of the group
+ * when sorted, its first one otherwise): sorted, the first items (tile 0's
+ * flags) that sort before item i; else the first items before i. */
+static uint32_t uq_rank(uq_t *u, dml_kblock_t *blk, const dml_kidx_t *i, int sorted) {
+  sched_t *s = u->s;
+  dml_kpool_t *p = s->pool;
+  uint32_t r = uq_reg(u);
+  int32_t v = uq_var(u);
+  const dml_kidx_t *k = dml_ki_var(p, v);
+  const dml_kval_t *flag = dml_kv_cast(p, DML_KT_I32, dml_kv_tile(p, 0, k));
+  dml_kblock_t body = {0};
+  dml_kblock_add(blk, assign(s, DML_KS_LET, r, i32c(s, 0)));
+  const dml_kval_t *before;
+  if (sorted) {
+    uint32_t rl = uq_lt(u, &body, k, i);
+    before = dml_kv_reg_t(p, rl, DML_KT_BOOL);
+  } else {
+    before = dml_kv_fn(p, DML_KF_LT, dml_kv_idx(p, DML_KT_I32, k),
+                       dml_kv_idx(p, DML_KT_I32, i));
+  }
+  dml_kblock_add(&body, inc(s, r, dml_kv_select(p, before, flag, i32c(s, 0))));
+  dml_kblock_add(blk, for_loop(s, v, kc(s, u->n), body.first));
+  return r;
+}
+
+/* Unique (opset 11), as cpu_dynamic.c, in one workgroup of UNIQUE_WG
+ * invocations, each taking items i = lid, lid + UNIQUE_WG, ...: (1) item i
+ * is the first of its group when no earlier item equals it (a flag in tile
+ * 0); barrier; (2) the distinct count u is the flags' sum (invocation 0
+ * stores it in the dims slot); each first item i finds its position r
+ * (sorted: the first items sorting before it; else the first items before
+ * it) and its count (the items equal to it), and writes Y[o, r, q] =
+ * x[o, i, q], indices[r] = i, counts[r]; (3) each item j's inverse index is
+ * the position of its group (sorted: from j itself; else from the first
+ * item equal to j). Comparisons: O(n^2) item compares per phase, so items
+ * are at most UNIQUE_MAX_ITEMS (tile 0's entries). Static shapes. */
+static void emit_unique(sched_t *s, uint32_t node) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *x = input(s, n, 0);
+  const dml_pkg_value_t *y = n->n_outputs > 0 ? val(s, n->outputs[0]) : NULL,
+                        *oi = n->n_outputs > 1 ? val(s, n->outputs[1]) : NULL,
+                        *ov = n->n_outputs > 2 ? val(s, n->outputs[2]) : NULL,
+                        *oc = n->n_outputs > 3 ? val(s, n->outputs[3]) : NULL;
+  int ok = 0;
+  uint32_t bits = node_symbols(s, node, &ok);
+  const char *why = NULL;
+  if (!x || !y || !typed_ok(x) || !typed_ok(y) || y->type.dtype != x->type.dtype ||
+      kdt(x) == DML_KT_F16 || kdt(x) == DML_KT_BF16)
+    why = "x of a kernel dtype but f16/bf16, y of x's";
+  else if ((oi && (oi->type.dtype != DML_DTYPE_I64 || !typed_ok(oi))) ||
+           (ov && (ov->type.dtype != DML_DTYPE_I64 || !typed_ok(ov))) ||
+           (oc && (oc->type.dtype != DML_DTYPE_I64 || !typed_ok(oc))))
+    why = "indices, inverse_indices and counts must be i64";
+  else if (!ok || !bits)
+    why = "its count needs a symbol of the dims slot (at most 32 symbols)";
+  for (int32_t d = 0; !why && d < x->type.rank; d++)
+    if (x->type.dims[d].sym >= 0) why = "symbolic input dims";
+  int64_t axis = -1, outer = 1, inner = 1, nn = 1;
+  const dml_attr_t *ax = why ? NULL : dml_attr_find(n->attrs, n->n_attrs, "axis");
+  if (!why && ax) {
+    axis = ax->i < 0 ? ax->i + x->type.rank : ax->i;
+    if (axis < 0 || axis >= x->type.rank) why = "axis out of range";
+  }
+  if (!why) {
+    for (int32_t d = 0; d < x->type.rank; d++) {
+      int64_t e = x->type.dims[d].value;
+      if (axis < 0)
+        nn *= e;
+      else if (d < axis)
+        outer *= e;
+      else if (d == axis)
+        nn = e;
+      else
+        inner *= e;
+    }
+    if (nn > UNIQUE_MAX_ITEMS) why = "more than 4096 items";
+  }
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  int sorted = dml_attr_int(n->attrs, n->n_attrs, "sorted", 1) != 0;
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_MOVE, node);
+  if (!K) return;
+  K->local[0] = UNIQUE_WG;
+  K->items[0] = (dml_klin_t){UNIQUE_WG, -1, 0, 0};
+  K->n_tiles = 1;
+  K->tile_elems[0] = (uint32_t)(nn ? nn : 1);
+  uq_t u = {s, x, nn, inner, outer * inner, 0, 0};
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X);
+  const int64_t steps = (nn + UNIQUE_WG - 1) / UNIQUE_WG;
+  dml_kblock_t b = {0}, pa = {0}, pb = {0}, pc = {0}, st0 = {0};
+  /* (1) first-of-group flags */
+  int32_t va = uq_var(&u);
+  const dml_kidx_t *ia = kadd(s, kmul(s, dml_ki_var(p, va), kc(s, UNIQUE_WG)), lid);
+  {
+    uint32_t rf = uq_reg(&u);
+    int32_t vj = uq_var(&u);
+    const dml_kidx_t *j = dml_ki_var(p, vj);
+    dml_kblock_t scan = {0};
+    dml_kblock_add(&pa, assign(s, DML_KS_LET, rf, dml_kv_one(p, DML_KT_BOOL)));
+    uint32_t re = uq_eq(&u, &scan, j, ia);
+    dml_kblock_add(
+        &scan,
+        assign(s, DML_KS_SET, rf,
+               band(p, dml_kv_reg_t(p, rf, DML_KT_BOOL),
+                    dml_kv_fn(p, DML_KF_NOT, dml_kv_reg_t(p, re, DML_KT_BOOL), NULL))));
+    dml_kblock_add(&pa, for_loop(s, vj, ia, scan.first)); /* j < i */
+    dml_kstmt_t *ts = dml_ks_new(p, DML_KS_TILE_STORE);
+    if (ts) {
+      ts->tile = 0;
+      ts->idx = ia;
+      ts->val = dml_kv_select(p, dml_kv_reg_t(p, rf, DML_KT_BOOL), dml_kv_const(p, 1.0f),
+                              dml_kv_const(p, 0.0f));
+    }
+    dml_kblock_add(&pa, ts);
+  }
+  dml_kblock_add(&b, for_loop(s, va, kc(s, steps), if_lt(s, ia, kc(s, nn), pa.first)));
+  dml_kblock_add(&b, dml_ks_new(p, DML_KS_BARRIER));
+  /* (2) the count, then each group's outputs */
+  uint32_t ru = uq_reg(&u);
+  {
+    int32_t vk = uq_var(&u);
+    dml_kblock_add(&b, assign(s, DML_KS_LET, ru, i32c(s, 0)));
+    dml_kblock_add(
+        &b,
+        for_loop(s, vk, kc(s, nn),
+                 inc(s, ru,
+                     dml_kv_cast(p, DML_KT_I32, dml_kv_tile(p, 0, dml_ki_var(p, vk))))));
+    store_dims(s, &st0, bits, ireg(s, ru));
+    dml_kblock_add(&b, if_lt(s, lid, kc(s, 1), st0.first));
+  }
+  int32_t vb = uq_var(&u);
+  const dml_kidx_t *ib = kadd(s, kmul(s, dml_ki_var(p, vb), kc(s, UNIQUE_WG)), lid);
+  {
+    dml_kblock_t grp = {0}, cnt = {0}, copy = {0};
+    uint32_t rr = uq_rank(&u, &grp, ib, sorted);
+    uint32_t rc = uq_reg(&u);
+    int32_t vk = uq_var(&u);
+    dml_kblock_add(&grp, assign(s, DML_KS_LET, rc, i32c(s, 0)));
+    uint32_t re = uq_eq(&u, &cnt, dml_ki_var(p, vk), ib);
+    dml_kblock_add(
+        &cnt, inc(s, rc, dml_kv_cast(p, DML_KT_I32, dml_kv_reg_t(p, re, DML_KT_BOOL))));
+    dml_kblock_add(&grp, for_loop(s, vk, kc(s, nn), cnt.first));
+    int32_t vt = uq_var(&u);
+    const dml_kidx_t *t = dml_ki_var(p, vt);
+    const dml_kidx_t *o = dml_ki_bin(p, DML_KI_DIV, t, kc(s, inner)),
+                     *q = dml_ki_bin(p, DML_KI_MOD, t, kc(s, inner));
+    const dml_kidx_t *dst =
+        kadd(s, kmul(s, kadd(s, kmul(s, o, ri(s, ru)), ri(s, rr)), kc(s, inner)), q);
+    dml_kblock_add(&copy, store_cap(s, y, dst, uq_elem(&u, ib, t)));
+    dml_kblock_add(&grp, for_loop(s, vt, kc(s, outer * inner), copy.first));
+    if (oi)
+      dml_kblock_add(&grp, store_cap(s, oi, ri(s, rr), dml_kv_idx(p, DML_KT_I64, ib)));
+    if (oc)
+      dml_kblock_add(
+          &grp, store_cap(s, oc, ri(s, rr), dml_kv_cast(p, DML_KT_I64, ireg(s, rc))));
+    dml_kblock_add(
+        &pb,
+        if_true(s, dml_kv_fn(p, DML_KF_GT, dml_kv_tile(p, 0, ib), dml_kv_const(p, 0.0f)),
+                grp.first));
+  }
+  dml_kblock_add(&b, for_loop(s, vb, kc(s, steps), if_lt(s, ib, kc(s, nn), pb.first)));
+  /* (3) inverse indices */
+  if (ov) {
+    int32_t vc = uq_var(&u);
+    const dml_kidx_t *ic = kadd(s, kmul(s, dml_ki_var(p, vc), kc(s, UNIQUE_WG)), lid);
+    uint32_t rr;
+    if (sorted) {
+      rr = uq_rank(&u, &pc, ic, 1);
+    } else {
+      /* the first item equal to item j: the last one found scanning down */
+      uint32_t rg = uq_reg(&u);
+      int32_t vi = uq_var(&u);
+      const dml_kidx_t *down =
+          dml_ki_bin(p, DML_KI_SUB, kc(s, nn - 1), dml_ki_var(p, vi));
+      dml_kblock_t scan = {0};
+      dml_kblock_add(&pc, assign(s, DML_KS_LET, rg, i32c(s, 0)));
+      uint32_t re = uq_eq(&u, &scan, down, ic);
+      dml_kblock_add(&scan,
+                     assign(s, DML_KS_SET, rg,
+                            dml_kv_select(p, dml_kv_reg_t(p, re, DML_KT_BOOL),
+                                          dml_kv_idx(p, DML_KT_I32, down), ireg(s, rg))));
+      dml_kblock_add(&pc, for_loop(s, vi, kc(s, nn), scan.first));
+      rr = uq_rank(&u, &pc, ri(s, rg), 0);
+    }
+    dml_kblock_add(&pc, store_cap(s, ov, ic, dml_kv_cast(p, DML_KT_I64, ireg(s, rr))));
+    dml_kblock_add(&b, for_loop(s, vc, kc(s, steps), if_lt(s, ic, kc(s, nn), pc.first)));
+  }
+  K->n_regs = u.reg;
+  K->body = b.first;
+  int64_t w = nn * nn * outer * inner;
+  K->flops = (dml_klin_t){3 * w, -1, 0, 0};
+  K->bytes = (dml_klin_t){6 * w * (int64_t)dml_kdtype_size(kdt(x)), -1, 0, 0};
+}
+
 void dml_ksched_dyn_emit(sched_t *s, uint32_t node) {
   switch (s->fn->nodes[node].op) {
     case DML_OP_NON_ZERO: emit_nonzero(s, node); break;
     case DML_OP_COMPRESS: emit_compress(s, node); break;
     case DML_OP_NON_MAX_SUPPRESSION: emit_nms(s, node); break;
+    case DML_OP_UNIQUE: emit_unique(s, node); break;
     default: dml_ksched_unsupported(s, node, "no kernel form yet"); break;
   }
 }

@@ -816,6 +816,15 @@ def gen_gradient():
                domains=[T]), "grad_no_rule.onnx")
 
 
+def gen_gpu_missing():
+    """An op no GPU target emits (Multinomial), for tests/cli's list of the
+    ops a --target cannot emit."""
+    nodes = [helper.make_node("Multinomial", ["x"], ["y"], name="draw", sample_size=2,
+                              dtype=TensorProto.INT32, seed=1.0)]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [3, 3])],
+               [vi("y", TensorProto.INT32, [3, 2])]), "gpu_missing_op.onnx")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -837,6 +846,7 @@ def main():
     gen_optional()
     gen_tfidf()
     gen_gradient()
+    gen_gpu_missing()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

@@ -12,8 +12,8 @@
  * Slice with starts/ends/axes/steps fed at run time over a dim of the
  * batch symbol too; Pad with run-time pads in modes constant and reflect;
  * ReduceSum/ReduceMax with axes fed at run time, with and without
- * keepdims, with an epilogue; NonZero, Compress and NonMaxSuppression,
- * whose kernels count their extents on the device, with consumers of the
+ * keepdims, with an epilogue; NonZero, Compress, NonMaxSuppression and
+ * Unique, whose kernels count their extents on the device, with consumers of the
  * counted dims (a Reshape, elementwise ops). Runtime only: compiling the IR is the
  * caller's. */
 #ifndef DML_GPU_RTDIMS_CASES_H_
@@ -140,6 +140,25 @@ static const gpu_rt_case_t gpu_rt_cases[] = {
       {0, {{0}, {0}, {2}}},
       {0, {{0}, {0}, {10}}},
       {0, {{0}, {0}, {1}}}}},
+    /* Unique: sorted and not, all four outputs, on i64 elements; sorted
+     * along axis 1 of an f32 [2,4] (a Cast of i64 values: duplicate
+     * columns); its count consumed by a Neg */
+    {"unique",
+     "func @forward(%x: i64[8], %m: i64[2,4]) -> (i64[?], i64[?], i64[8], i64[?], "
+     "i64[?], "
+     "i64[?], i64[8], i64[?], f32[?], i64[4]) {\n"
+     "  %y, %i, %v, %c = Unique(%x) : i64[?], i64[?], i64[8], i64[?]\n"
+     "  %uy, %ui, %uv, %uc = Unique(%x) {sorted = 0} : i64[?], i64[?], i64[8], i64[?]\n"
+     "  %f = Cast(%m) {to = 1} : f32[2,4]\n"
+     "  %ay, %ai, %av, %ac = Unique(%f) {axis = 1} : f32[?], i64[?], i64[4], i64[?]\n"
+     "  %n = Neg(%ay) : f32[?]\n"
+     "  return %y, %i, %v, %c, %uy, %ui, %uv, %uc, %n, %av\n}\n",
+     5,
+     4,
+     {{0, {{3, 1, 3, -2, 1, 0, 3, 7}, {1, 2, 1, 2, 5, 0, 5, 0}}},
+      {0, {{4, 4, 4, 4, 4, 4, 4, 4}, {0, 0, 0, 0, 0, 0, 0, 0}}},
+      {0, {{8, 7, 6, 5, 4, 3, 2, 1}, {1, 2, 3, 4, 5, 6, 7, 8}}},
+      {0, {{-1, 2, -1, 2, 0, 0, 9, -9}, {3, 3, 1, 1, 3, 3, 1, 1}}}}},
 };
 
 #define GPU_RT_N_CASES ((int)(sizeof gpu_rt_cases / sizeof gpu_rt_cases[0]))

@@ -48,10 +48,9 @@ expect_err target-unknown "unknown target 'tpu'" "$DMLC" compile "$M" -o "$WORK/
 # plan printed, and a clear list of what a target cannot emit.
 if "$DMLC" compile --help | grep -q "vulkan (SPIR-V kernels)" && \
    ! "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target vulkan 2>&1 | grep -q "not implemented in this build"; then
-  # an op no GPU target emits (Unique), from ONNX's backend test data
-  # (libonnx-testdata, scripts/setup.sh)
-  MISSING=/usr/share/libonnx-testdata/data/node/test_unique_sorted_without_axis/model.onnx
-  expect_err target-missing-ops "Unique: 1 node" "$DMLC" compile "$MISSING" -o "$WORK/x.dmlpkg" --target vulkan
+  # an op no GPU target emits (Multinomial: scripts/gen_onnx_fixtures.py)
+  MISSING=$(cd "$(dirname "$0")/../onnx/fixtures" && pwd)/gpu_missing_op.onnx
+  expect_err target-missing-ops "Multinomial: 1 node" "$DMLC" compile "$MISSING" -o "$WORK/x.dmlpkg" --target vulkan
   grep -qF "target 'vulkan' cannot emit every op" <<<"$out" && ok || bad "missing-ops message: $out"
   F=$SHARED/models/fashion_mlp.onnx
   expect_ok compile-gpu "$DMLC" compile "$F" -o "$WORK/fm.dmlpkg" --target cpu,vulkan,metal --print-kernels

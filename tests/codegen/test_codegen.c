@@ -239,10 +239,10 @@ static void test_unsupported_ops_listed(void) {
   size_t n = 0;
   void *bytes = cg_package(
       "global @k : i64[1] = dense<[2]>\n"
-      "func @forward(%x: f32[3,3]) -> (f32[3,2], f32[?]) {\n"
+      "func @forward(%x: f32[3,3]) -> (f32[3,2], i32[3,2]) {\n"
       "  %v, %i = TopK(%x, @k) {axis = 1} : f32[3,2], i64[3,2]\n"
       "  %r = Relu(%v) : f32[3,2]\n"
-      "  %u = Unique(%x) : f32[?]\n"
+      "  %u = Multinomial(%x) {sample_size = 2} : i32[3,2]\n"
       "  return %r, %u\n}\n",
       NULL, &n);
   if (!bytes) return;
@@ -251,7 +251,7 @@ static void test_unsupported_ops_listed(void) {
   CHECK_ERROR(dml_compile_add_kernels("cpu,vulkan", NULL, &copy, &n),
               DML_STATUS_UNIMPLEMENTED, "target 'vulkan' cannot emit every op");
   CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
-              "Unique: 1 node");
+              "Multinomial: 1 node");
   CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
               "TopK: 1 node");
   CHECK_ERROR(dml_compile_add_kernels("cuda", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
