@@ -246,6 +246,76 @@ static void test_rtdims(void) {
   }
 }
 
+/* Runs `s` on x (i64 [2,8]) and returns the run's status. */
+static dml_status_t run_nonzero(dml_rt_session_t *s, const int64_t *x) {
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.dtype = DML_DTYPE_I64;
+  t.rank = 2;
+  t.dims[0] = 2;
+  t.dims[1] = 8;
+  t.data = (void *)x;
+  DML_RETURN_IF_ERROR(dml_rt_session_set_input(s, 0, &t));
+  return dml_rt_session_run(s);
+}
+
+/* A count that sizes a value above the bytes planned for it (compiled with
+ * --dynamic-max-elements 8: the Add's i64 [2, nnz] result after NonZero
+ * planned at 8 elements, nnz up to 16) is the CPU's OUT_OF_RANGE on Vulkan
+ * too, found when the session takes the count read back from the device,
+ * before the Add's segment runs; counts that fit run as on the CPU, before
+ * and after. */
+static void test_counted_dims_capacity(void) {
+  static const char *text =
+      "func @forward(%x: i64[2,8]) -> (i64[?]) {\n"
+      "  %nz = NonZero(%x) : i64[?]\n"
+      "  %a = Add(%nz, %nz) : i64[?]\n"
+      "  return %a\n}\n";
+  dml_ir_module_t *ir = NULL;
+  void *bytes = NULL;
+  size_t n = 0;
+  CHECK_OK(dml_ir_parse(text, strlen(text), "nz.dmlir", &ir));
+  if (!ir) return;
+  ir->dynamic_max_elements = 8;
+  dml_pass_options_t o;
+  memset(&o, 0, sizeof o);
+  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
+  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
+  dml_ir_module_release(ir);
+  if (bytes) CHECK_OK(dml_compile_add_kernels("cpu,vulkan", NULL, &bytes, &n));
+  dml_rt_model_t *m = NULL;
+  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  dml_rt_session_t *cpu = NULL, *vk = NULL;
+  gpu_test_open(m, "vulkan", &cpu, &vk);
+  if (cpu && vk) {
+    static const int64_t few[16] = {0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 3, 0};
+    static const int64_t many[16] = {1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0};
+    for (int r = 0; r < 3; r++) {
+      const int64_t *x = r == 1 ? many : few;
+      if (r == 1) {
+        CHECK_ERROR(
+            run_nonzero(cpu, x), DML_STATUS_OUT_OF_RANGE,
+            "(Add): output 'a' of shape [2,6] needs 96 bytes, above the 64 planned");
+        CHECK_ERROR(
+            run_nonzero(vk, x), DML_STATUS_OUT_OF_RANGE,
+            "(Add): output 'a' of shape [2,6] needs 96 bytes, above the 64 planned");
+        continue;
+      }
+      CHECK_OK(run_nonzero(cpu, x));
+      CHECK_OK(run_nonzero(vk, x));
+      dml_tensor_t a, b;
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      CHECK_OK(dml_rt_session_get_output(vk, 0, &a));
+      CHECK_OK(dml_rt_session_get_output(cpu, 0, &b));
+      CHECK(a.rank == 2 && a.dims[0] == 2 && a.dims[1] == 3);
+      CHECK(gpu_test_max_err(&a, &b) == 0);
+    }
+  }
+  gpu_test_close(m, cpu, vk);
+}
+
 /* An op the Vulkan target does not emit is a compile error naming it. */
 static void test_missing_ops(void) {
   const char *text =
@@ -440,5 +510,6 @@ int main(void) {
   RUN(test_missing_ops);
   RUN(test_form_errors);
   RUN(test_rtdims);
+  RUN(test_counted_dims_capacity);
   return dml_test_finish();
 }
