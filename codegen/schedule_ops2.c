@@ -7,7 +7,10 @@
  * up to 4 per dim) are computed here at compile time with the same double
  * formulas and stored in the kernel's constant tables (dml_kctab_t); the
  * kernel sums the products of its dims' taps (weights rounded to f32, the
- * sum in f32: results within a few ulp of the CPU's double sum). */
+ * sum in f32: results within a few ulp of the CPU's double sum). Resize
+ * whose scales, sizes or roi are fed at run time (its output dims then
+ * data-dependent symbols) or whose symbolic dims are resized computes the
+ * same taps per invocation instead, in f64 (emit_resize_rt). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -261,6 +264,340 @@ static int str_index(const char *s, const char *const *names) {
   return -1;
 }
 
+/* ---- Resize with run-time scales, sizes or roi ---- */
+
+/* 1 when the constant-table form cannot take Resize node n (scales and
+ * sizes of mode c): its output dims are data-dependent symbols (scales or
+ * sizes fed at run time), scales or tf_crop_and_resize's roi are not
+ * constants, or a symbolic dim is resized or moved (the tables hold the
+ * taps of one length). Then emit_resize_rt computes the taps per
+ * invocation. */
+static int resize_wants_rt(const sched_t *s, const resize_cfg_t *c,
+                           const dml_pkg_value_t *x, const dml_pkg_value_t *y,
+                           const dml_pkg_value_t *roi, const dml_pkg_value_t *scales) {
+  if (data_dependent(s, &y->type)) return 1;
+  if (scales && scales->storage != DML_PKG_STORAGE_CONST &&
+      !(scales->type.rank == 1 && scales->type.dims[0].sym < 0 &&
+        scales->type.dims[0].value == 0))
+    return 1;
+  if (c->ct == CT_TF_CROP && roi && roi->storage != DML_PKG_STORAGE_CONST) return 1;
+  if (x->type.rank != y->type.rank) return 0;
+  for (int32_t d = 0; d < x->type.rank; d++) {
+    dml_dim_t a = x->type.dims[d], b = y->type.dims[d];
+    if ((a.sym >= 0 || b.sym >= 0) &&
+        (a.sym != b.sym || a.value != b.value || c->ct == CT_TF_CROP))
+      return 1;
+  }
+  return 0;
+}
+
+/* reg = v as a new register (LET into b); the register's value. */
+static const dml_kval_t *rt_let(sched_t *s, dml_kblock_t *b, uint32_t *n_regs,
+                                const dml_kval_t *v) {
+  uint32_t r = (*n_regs)++;
+  dml_kblock_add(b, assign(s, DML_KS_LET, r, v));
+  return v ? dml_kv_reg_t(s->pool, r, v->dtype) : NULL;
+}
+
+/* The f64 constant v exactly (constants hold a float: v as the sum of
+ * three floats, 72 significant bits, each partial sum exact), for
+ * attributes such as cubic_coeff_a that the CPU reads as doubles. */
+static const dml_kval_t *rt_f64(dml_kpool_t *p, double v) {
+  float hi = (float)v, mid = (float)(v - (double)hi);
+  float lo = (float)(v - (double)hi - (double)mid);
+  const dml_kval_t *c = dml_kv_fconst(p, DML_KT_F64, hi);
+  if (mid != 0.0f) c = dml_kv_fn(p, DML_KF_ADD, c, dml_kv_fconst(p, DML_KT_F64, mid));
+  if (lo != 0.0f) c = dml_kv_fn(p, DML_KF_ADD, c, dml_kv_fconst(p, DML_KT_F64, lo));
+  return c;
+}
+
+/* min(max(v, lo), hi) of one dtype */
+static const dml_kval_t *rt_clamp(dml_kpool_t *p, const dml_kval_t *v,
+                                  const dml_kval_t *lo, const dml_kval_t *hi) {
+  return dml_kv_fn(p, DML_KF_MIN, dml_kv_fn(p, DML_KF_MAX, v, lo), hi);
+}
+
+/* Integral f64 coordinate f as an i64, clamped to [-4, in + 4] in f64
+ * first: a conversion of a far or non-finite double is not defined on the
+ * devices, and the taps' pattern of inside and outside [0, in) is the same
+ * there. */
+static const dml_kval_t *rt_coord_i64(dml_kpool_t *p, const dml_kval_t *f,
+                                      const dml_kval_t *in_f) {
+  const dml_kval_t *fc =
+      rt_clamp(p, f, dml_kv_fconst(p, DML_KT_F64, -4.0f),
+               dml_kv_fn(p, DML_KF_ADD, in_f, dml_kv_fconst(p, DML_KT_F64, 4.0f)));
+  return dml_kv_cast(p, DML_KT_I64, fc);
+}
+
+/* The input index of tap i + off: clamped to [0, in - 1], as cpu_resize.c
+ * clamps its int64 indices. */
+static const dml_kval_t *rt_tap_index(dml_kpool_t *p, const dml_kval_t *i,
+                                      const dml_kval_t *in_i, int64_t off) {
+  if (off) i = dml_kv_fn(p, DML_KF_ADD, i, dml_kv_iconst(p, DML_KT_I64, off));
+  return rt_clamp(p, i, dml_kv_zero(p, DML_KT_I64),
+                  dml_kv_fn(p, DML_KF_SUB, in_i, dml_kv_one(p, DML_KT_I64)));
+}
+
+/* Resize whose scales, sizes (hence output dims) or roi are fed at run
+ * time, or whose symbolic dims are resized: one invocation per output
+ * element computes, per dim, its coordinate and taps from the dims (the
+ * run-time values of the symbols) and the scales or roi loaded from
+ * memory, with cpu_resize.c's formulas in f64 (so every input index is
+ * the CPU's), then sums the products of the taps' f32 weights and the
+ * input in f32 over nested loops (1 tap per dim where the coordinate is
+ * an input sample, else 2 for linear, 4 for cubic), skipping products of
+ * weight 0 as the CPU does. */
+static void emit_resize_rt(sched_t *s, uint32_t node, const resize_cfg_t *cfg,
+                           const dml_pkg_value_t *x, const dml_pkg_value_t *y,
+                           const dml_pkg_value_t *roi, const dml_pkg_value_t *scales) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  resize_cfg_t c = *cfg;
+  int32_t r = x->type.rank;
+  const char *why = NULL;
+  dml_klin_t ny, nx;
+  c.have_scales = scales && !(scales->type.rank == 1 && scales->type.dims[0].sym < 0 &&
+                              scales->type.dims[0].value == 0);
+  if (dml_attr_int(n->attrs, n->n_attrs, "antialias", 0))
+    why = "antialias=1 (the CPU reference does not have it either)";
+  else if (y->type.dtype != x->type.dtype || !typed_ok(x) || !typed_ok(y))
+    why = "only f32, i64, i32, u8 and i8 (aligned) are emitted";
+  else if (x->type.dtype != DML_DTYPE_F32 &&
+           (c.mode != M_NEAREST || x->type.dtype == DML_DTYPE_BOOL))
+    why = "only f32 is emitted for linear and cubic";
+  else if (x->type.rank != y->type.rank || r < 1)
+    why = "output rank differs from input";
+  else if (c.have_scales &&
+           (scales->type.rank != 1 || scales->type.dims[0].sym >= 0 ||
+            scales->type.dims[0].value != r || !dml_dtype_is_float(scales->type.dtype) ||
+            !typed_ok(scales)))
+    why = "scales must have one float per input dim";
+  else if (c.ct == CT_TF_CROP &&
+           (!roi || roi->type.rank != 1 || roi->type.dims[0].sym >= 0 ||
+            roi->type.dims[0].value != 2 * (int64_t)r ||
+            !dml_dtype_is_float(roi->type.dtype) || !typed_ok(roi)))
+    why = "tf_crop_and_resize needs roi with 2 floats per dim";
+  else if (!numel_syms(&y->type, &ny) || !numel_syms(&x->type, &nx))
+    why = "dims over too many symbols";
+  for (int32_t d = 0; !why && d < r; d++)
+    if (x->type.dims[d].sym < 0 && x->type.dims[d].value == 0) why = "an empty input";
+  if (why) {
+    dml_ksched_unsupported(s, node, why);
+    return;
+  }
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_MOVE, node);
+  if (!K) return;
+  K->local[0] = WG;
+  K->items[0] = ny;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
+  const dml_kidx_t *co[DML_MAX_RANK], *istr[DML_MAX_RANK];
+  coords_of(s, &y->type, gid, co);
+  istr[r - 1] = kc(s, 1);
+  for (int32_t d = r - 2; d >= 0; d--)
+    istr[d] = kmul(s, istr[d + 1], dim_idx(s, x->type.dims[d + 1]));
+  const int T = c.mode == M_NEAREST ? 1 : c.mode == M_LINEAR ? 2 : 4;
+  dml_kblock_t b = {0};
+  uint32_t nr = 0;
+  const dml_kval_t *outside = NULL;
+  const dml_kval_t *tap_i[DML_MAX_RANK][TAPS], *tap_w[DML_MAX_RANK][TAPS],
+      *n_taps[DML_MAX_RANK];
+#define F64(v) dml_kv_fconst(p, DML_KT_F64, (float)(v))
+#define FN(f, a, bb) dml_kv_fn(p, DML_KF_##f, a, bb)
+  for (int32_t d = 0; d < r; d++) {
+    const dml_kidx_t *in_x = dim_idx(s, x->type.dims[d]);
+    const dml_kval_t *in = dml_kv_idx(p, DML_KT_F64, in_x),
+                     *in_i = dml_kv_idx(p, DML_KT_I64, in_x),
+                     *out = dml_kv_idx(p, DML_KT_F64, dim_idx(s, y->type.dims[d]));
+    /* scale: scales[d], else out / in (in >= 1: guarded below); not read
+     * by tf_crop_and_resize from sizes */
+    const dml_kval_t *sc =
+        c.have_scales
+            ? rt_let(s, &b, &nr, dml_kv_cast(p, DML_KT_F64, load_at(s, scales, kc(s, d))))
+        : c.ct != CT_TF_CROP ? rt_let(s, &b, &nr, FN(DIV, out, in))
+                             : NULL;
+    /* length_resized: scale * in with scales, else out (cpu_resize.c) */
+    const dml_kval_t *len = !c.have_scales ? out
+                            : c.ct == CT_PYTORCH || c.ct == CT_ALIGN || c.ct == CT_TF_CROP
+                                ? rt_let(s, &b, &nr, FN(MUL, sc, in))
+                                : NULL;
+    const dml_kval_t *o = rt_let(s, &b, &nr, dml_kv_idx(p, DML_KT_F64, co[d]));
+    const dml_kval_t *oh = FN(ADD, o, F64(0.5)), *in1 = FN(SUB, in, F64(1));
+    const dml_kval_t *xo = NULL;
+    switch (c.ct) {
+      case CT_HALF_PIXEL: xo = FN(SUB, FN(DIV, oh, sc), F64(0.5)); break;
+      case CT_HALF_PIXEL_SYM: {
+        const dml_kval_t *adj = FN(DIV, out, FN(MUL, sc, in));
+        const dml_kval_t *off = FN(MUL, FN(DIV, in, F64(2)), FN(SUB, F64(1), adj));
+        xo = FN(SUB, FN(ADD, off, FN(DIV, oh, sc)), F64(0.5));
+        break;
+      }
+      case CT_PYTORCH:
+        xo = dml_kv_select(p, FN(GT, len, F64(1)), FN(SUB, FN(DIV, oh, sc), F64(0.5)),
+                           F64(0));
+        break;
+      case CT_ALIGN:
+        xo = dml_kv_select(p, FN(EQ, len, F64(1)), F64(0),
+                           FN(DIV, FN(MUL, o, in1), FN(SUB, len, F64(1))));
+        break;
+      case CT_ASYM: xo = FN(DIV, o, sc); break;
+      case CT_TF_HALF_NN: xo = FN(DIV, oh, sc); break;
+      default: {
+        const dml_kval_t *rs = rt_let(
+                             s, &b, &nr,
+                             dml_kv_cast(p, DML_KT_F64, load_at(s, roi, kc(s, d)))),
+                         *re = rt_let(
+                             s, &b, &nr,
+                             dml_kv_cast(p, DML_KT_F64, load_at(s, roi, kc(s, r + d))));
+        xo = dml_kv_select(
+            p, FN(GT, len, F64(1)),
+            FN(ADD, FN(MUL, rs, in1),
+               FN(DIV, FN(MUL, FN(MUL, o, FN(SUB, re, rs)), in1), FN(SUB, len, F64(1)))),
+            FN(MUL, FN(MUL, F64(0.5), FN(ADD, rs, re)), in1));
+        break;
+      }
+    }
+    xo = rt_let(s, &b, &nr, xo);
+    if (c.ct == CT_TF_CROP) {
+      const dml_kval_t *od = FN(OR, FN(LT, xo, F64(0)), FN(GT, xo, in1));
+      outside = outside ? FN(OR, outside, od) : od;
+    }
+    const dml_kval_t *f = rt_let(s, &b, &nr, FN(FLOOR, xo, NULL));
+    if (c.mode == M_NEAREST) {
+      const dml_kval_t *frac = FN(SUB, xo, f), *f1 = FN(ADD, f, F64(1)), *i;
+      switch (c.nm) {
+        case NM_ROUND_FLOOR: i = dml_kv_select(p, FN(LE, frac, F64(0.5)), f, f1); break;
+        case NM_ROUND_CEIL: i = dml_kv_select(p, FN(LT, frac, F64(0.5)), f, f1); break;
+        case NM_FLOOR: i = f; break;
+        default: i = FN(CEIL, xo, NULL); break;
+      }
+      tap_i[d][0] = rt_let(s, &b, &nr, rt_tap_index(p, rt_coord_i64(p, i, in), in_i, 0));
+      continue;
+    }
+    const dml_kval_t *t = rt_let(s, &b, &nr, FN(SUB, xo, f));
+    const dml_kval_t *i0 = rt_let(s, &b, &nr, rt_coord_i64(p, f, in));
+    n_taps[d] =
+        rt_let(s, &b, &nr,
+               dml_kv_select(p, FN(EQ, t, F64(0)), dml_kv_iconst(p, DML_KT_I32, 1),
+                             dml_kv_iconst(p, DML_KT_I32, T)));
+    if (c.mode == M_LINEAR) {
+      tap_i[d][0] = rt_let(s, &b, &nr, rt_tap_index(p, i0, in_i, 0));
+      tap_i[d][1] = rt_let(s, &b, &nr, rt_tap_index(p, i0, in_i, 1));
+      tap_w[d][0] = rt_let(s, &b, &nr, dml_kv_cast(p, DML_KT_F32, FN(SUB, F64(1), t)));
+      tap_w[d][1] = rt_let(s, &b, &nr, dml_kv_cast(p, DML_KT_F32, t));
+      continue;
+    }
+    /* cubic: taps i0, i0 - 1, i0 + 1, i0 + 2 with the coefficients of
+     * t, t + 1, 1 - t, 2 - t (cpu_resize.c's cubic_coeffs) */
+    const dml_kval_t *A = rt_let(s, &b, &nr, rt_f64(p, c.A)), *ws[4];
+    static const int64_t offs[4] = {0, -1, 1, 2};
+    const dml_kval_t *xs[4] = {t, FN(ADD, t, F64(1)), FN(SUB, F64(1), t),
+                               FN(SUB, F64(2), t)};
+    for (int k = 0; k < 4; k++) {
+      const dml_kval_t *xv = xs[k];
+      if (k == 0 || k == 2) /* ((A + 2) x - (A + 3)) x x + 1 */
+        ws[k] = FN(
+            ADD,
+            FN(MUL,
+               FN(MUL, FN(SUB, FN(MUL, FN(ADD, A, F64(2)), xv), FN(ADD, A, F64(3))), xv),
+               xv),
+            F64(1));
+      else /* ((A x - 5 A) x + 8 A) x - 4 A */
+        ws[k] = FN(SUB,
+                   FN(MUL,
+                      FN(ADD, FN(MUL, FN(SUB, FN(MUL, A, xv), FN(MUL, F64(5), A)), xv),
+                         FN(MUL, F64(8), A)),
+                      xv),
+                   FN(MUL, F64(4), A));
+      tap_i[d][k] = rt_let(s, &b, &nr, rt_tap_index(p, i0, in_i, offs[k]));
+    }
+    if (c.excl) {
+      /* weights of taps outside [0, in) are 0, the others divided by their
+       * sum (when not 0), in the CPU's order */
+      const dml_kval_t *sum = NULL;
+      for (int k = 0; k < 4; k++) {
+        const dml_kval_t *id = FN(ADD, i0, dml_kv_iconst(p, DML_KT_I64, offs[k]));
+        ws[k] = rt_let(
+            s, &b, &nr,
+            dml_kv_select(
+                p, FN(OR, FN(LT, id, dml_kv_zero(p, DML_KT_I64)), FN(GE, id, in_i)),
+                F64(0), ws[k]));
+        sum = sum ? FN(ADD, sum, ws[k]) : ws[k];
+      }
+      sum = rt_let(s, &b, &nr, sum);
+      for (int k = 0; k < 4; k++)
+        ws[k] = dml_kv_select(p, FN(EQ, sum, F64(0)), ws[k], FN(DIV, ws[k], sum));
+    }
+    for (int k = 0; k < 4; k++)
+      tap_w[d][k] = rt_let(s, &b, &nr, dml_kv_cast(p, DML_KT_F32, ws[k]));
+  }
+  const dml_kval_t *res;
+  if (c.mode == M_NEAREST) {
+    const dml_kidx_t *off = kc(s, 0);
+    for (int32_t d = 0; d < r; d++)
+      off = kadd(s, off, kmul(s, dml_ki_val(p, tap_i[d][0]), istr[d]));
+    res = load_at(s, x, off);
+    if (outside)
+      res = dml_kv_select(p, outside,
+                          dml_kv_cast(p, kdt(y), dml_kv_const(p, (float)c.extrap)), res);
+    dml_kblock_add(&b, store_at(s, y, gid, res));
+  } else {
+    /* acc = sum over the tap loops of w * x, w the product of the dims'
+     * f32 weights (in the CPU's order, dim 0 first); products of weight 0
+     * skipped. Loop level d keeps the partial product and the partial
+     * input offset (i64) of dims 0..d in registers. */
+    uint32_t acc = nr++, wr[DML_MAX_RANK], orr[DML_MAX_RANK];
+    for (int32_t d = 0; d < r; d++) wr[d] = nr++, orr[d] = nr++;
+    dml_kblock_add(&b, assign(s, DML_KS_LET, acc, dml_kv_const(p, 0.0f)));
+    const dml_kval_t *a = dml_kv_reg_t(p, acc, DML_KT_F32);
+    const dml_kval_t *w = dml_kv_reg_t(p, wr[r - 1], DML_KT_F32);
+    dml_kstmt_t *inner = assign(
+        s, DML_KS_SET, acc,
+        dml_kv_select(
+            p, FN(EQ, w, dml_kv_const(p, 0.0f)), a,
+            FN(ADD, a,
+               FN(MUL, w,
+                  load_at(s, x,
+                          dml_ki_val(p, dml_kv_reg_t(p, orr[r - 1], DML_KT_I64)))))));
+    for (int32_t d = r - 1; d >= 0; d--) {
+      const dml_kval_t *kv =
+          dml_kv_idx(p, DML_KT_I32, dml_ki_var(p, DML_KVAR_FIRST_LOOP + d));
+      const dml_kval_t *ti = tap_i[d][T - 1], *tw = tap_w[d][T - 1];
+      for (int k = T - 2; k >= 0; k--) {
+        const dml_kval_t *is_k = FN(EQ, kv, dml_kv_iconst(p, DML_KT_I32, k));
+        ti = dml_kv_select(p, is_k, tap_i[d][k], ti);
+        tw = dml_kv_select(p, is_k, tap_w[d][k], tw);
+      }
+      const dml_kval_t *od = FN(MUL, ti, dml_kv_idx(p, DML_KT_I64, istr[d]));
+      if (d > 0) {
+        tw = FN(MUL, dml_kv_reg_t(p, wr[d - 1], DML_KT_F32), tw);
+        od = FN(ADD, dml_kv_reg_t(p, orr[d - 1], DML_KT_I64), od);
+      }
+      dml_kblock_t lb = {0};
+      dml_kblock_add(&lb, assign(s, DML_KS_LET, wr[d], tw));
+      dml_kblock_add(&lb, assign(s, DML_KS_LET, orr[d], od));
+      dml_kblock_add(&lb, inner);
+      inner = for_loop(s, DML_KVAR_FIRST_LOOP + d, dml_ki_val(p, n_taps[d]), lb.first);
+    }
+    dml_kblock_add(&b, inner);
+    res = a;
+    if (outside) res = dml_kv_select(p, outside, dml_kv_const(p, (float)c.extrap), res);
+    dml_kblock_add(&b, store_at(s, y, gid, res));
+  }
+#undef F64
+#undef FN
+  K->n_regs = nr;
+  dml_kstmt_t *body = b.first;
+  /* an empty input of a symbolic dim: nothing to read (the CPU refuses) */
+  if (nx.sym >= 0) body = if_lt(s, kc(s, 0), dml_ki_lin(p, nx), body);
+  K->body = if_lt(s, gid, dml_ki_lin(p, ny), body);
+  int64_t terms = 1;
+  for (int32_t d = 0; d < r; d++) terms *= T;
+  K->flops = ny;
+  K->flops.c *= 2 * terms + 16 * r;
+  K->bytes = ny;
+  K->bytes.c *= (terms + 1) * (int64_t)dml_kdtype_size(kdt(y));
+}
+
 /* Resize (ONNX opset 10..19, cpu_resize.c's forms): constant scales or
  * sizes (the output dims are static but for a batch dim resized by 1),
  * constant roi for tf_crop_and_resize; f32 for every mode, the other
@@ -287,6 +624,11 @@ static void emit_resize(sched_t *s, uint32_t node) {
   c.A = dml_attr_float(n->attrs, n->n_attrs, "cubic_coeff_a", -0.75);
   c.excl = dml_attr_int(n->attrs, n->n_attrs, "exclude_outside", 0) != 0;
   c.extrap = dml_attr_float(n->attrs, n->n_attrs, "extrapolation_value", 0.0);
+  if (x && y && c.mode >= 0 && c.ct >= 0 && c.nm >= 0 &&
+      resize_wants_rt(s, &c, x, y, roi, scales)) {
+    emit_resize_rt(s, node, &c, x, y, roi, scales);
+    return;
+  }
   const char *why = NULL;
   double sc[DML_MAX_RANK], rv[2 * DML_MAX_RANK];
   size_t nsc = 0, nroi = 0;
@@ -354,8 +696,8 @@ static void emit_resize(sched_t *s, uint32_t node) {
           double w[TAPS];
           if (resize_taps(&c, len, len, 1.0, 0.0, 1.0, o, idx, w) != 1 || idx[0] != o ||
               w[0] != 1.0) {
-            dml_ksched_unsupported(s, node,
-                                   "a symbolic dim whose coordinates the mode moves");
+            /* the run-time form computes the coordinates per length */
+            emit_resize_rt(s, node, &c, x, y, roi, scales);
             return;
           }
         }

@@ -127,6 +127,16 @@ static dml_status_t render(const dml_kplan_t *p, uint32_t n_symbols,
     dml_status_t s = dml_codegen_spirv(glsl, K->name, &words, &nw);
     free(glsl);
     if (s) return s;
+    if (fm && (dml_kernel_dtypes(K) & (1u << DML_KT_F64))) {
+      /* f64 registers in a kernel of f32 values (Resize with run-time
+       * scales computes its coordinates in f64): check_dtypes saw no f64
+       * value, but Metal cannot run it either */
+      free(words);
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, "codegen.metal",
+                             "target 'metal' cannot run kernel %s: it computes in f64 "
+                             "(Metal has no 64-bit floats; no CPU fall-back)",
+                             K->name);
+    }
     if (fm) {
       char *msl = NULL;
       s = dml_codegen_msl(words, nw, K->name, &msl);

@@ -13,9 +13,14 @@
  * batch symbol too; Pad with run-time pads in modes constant and reflect;
  * ReduceSum/ReduceMax with axes fed at run time, with and without
  * keepdims, with an epilogue; NonZero, Compress, NonMaxSuppression and
- * Unique, whose kernels count their extents on the device, with consumers of the
- * counted dims (a Reshape, elementwise ops). Runtime only: compiling the IR is the
- * caller's. */
+ * Unique, whose kernels count their extents on the device, with consumers
+ * of the counted dims (a Reshape, elementwise ops); Resize with scales fed
+ * at run time (linear, cubic with exclude_outside and align_corners,
+ * nearest with half_pixel_symmetric, cubic asymmetric with an A that is
+ * not a float) and with sizes and roi fed at run time (cubic,
+ * tf_crop_and_resize extrapolating, nearest floor with
+ * pytorch_half_pixel, axes with keep_aspect_ratio_policy not_larger).
+ * Runtime only: compiling the IR is the caller's. */
 #ifndef DML_GPU_RTDIMS_CASES_H_
 #define DML_GPU_RTDIMS_CASES_H_
 
@@ -38,6 +43,34 @@ typedef struct gpu_rt_case {
   int n_sets;
   gpu_rt_set_t sets[GPU_RT_MAX_SETS];
 } gpu_rt_case_t;
+
+/* Values of f32 inputs that must not be random (Resize's scales and
+ * roi): input `input` of data set `set` of the case named `what`. The
+ * other f32 inputs are random in [-2, 2). */
+typedef struct gpu_rt_f32s {
+  const char *what;
+  int set;
+  uint32_t input;
+  float v[8];
+} gpu_rt_f32s_t;
+
+static const gpu_rt_f32s_t gpu_rt_f32_values[] = {
+    {"resize, scales fed at run time", 0, 1, {1.0f, 1.0f, 2.0f, 3.0f}},
+    {"resize, scales fed at run time", 1, 1, {1.0f, 2.0f, 0.5f, 0.6f}},
+    {"resize, scales fed at run time", 2, 1, {2.0f, 1.0f, 1.5f, 0.8f}},
+    {"resize, sizes and roi fed at run time",
+     0,
+     2,
+     {0.0f, 0.0f, 0.2f, 0.1f, 1.0f, 1.0f, 0.9f, 1.2f}},
+    {"resize, sizes and roi fed at run time",
+     1,
+     2,
+     {0.0f, 0.5f, -0.3f, 0.0f, 1.0f, 0.5f, 0.4f, 0.75f}},
+    {"resize, sizes and roi fed at run time",
+     2,
+     2,
+     {0.5f, 0.0f, 0.0f, 0.3f, 0.5f, 1.0f, 1.0f, 0.3f}},
+};
 
 static const gpu_rt_case_t gpu_rt_cases[] = {
     {"reshape, exp, unsqueeze",
@@ -159,6 +192,36 @@ static const gpu_rt_case_t gpu_rt_cases[] = {
       {0, {{4, 4, 4, 4, 4, 4, 4, 4}, {0, 0, 0, 0, 0, 0, 0, 0}}},
       {0, {{8, 7, 6, 5, 4, 3, 2, 1}, {1, 2, 3, 4, 5, 6, 7, 8}}},
       {0, {{-1, 2, -1, 2, 0, 0, 9, -9}, {3, 3, 1, 1, 3, 3, 1, 1}}}}},
+    {"resize, scales fed at run time",
+     "func @forward(%x: f32[2,3,4,5], %s: f32[4]) -> (f32[?], f32[?], f32[?], f32[?]) {\n"
+     "  %a = Resize(%x, _, %s) {mode = \"linear\"} : f32[?]\n"
+     "  %b = Resize(%x, _, %s) {mode = \"cubic\", cubic_coeff_a = -0.5, exclude_outside "
+     "= "
+     "1, coordinate_transformation_mode = \"align_corners\"} : f32[?]\n"
+     "  %c = Resize(%x, _, %s) {coordinate_transformation_mode = "
+     "\"half_pixel_symmetric\", nearest_mode = \"round_prefer_ceil\"} : f32[?]\n"
+     "  %d = Resize(%x, _, %s) {mode = \"cubic\", cubic_coeff_a = -0.3, "
+     "coordinate_transformation_mode = \"asymmetric\"} : f32[?]\n"
+     "  return %a, %b, %c, %d\n}\n",
+     4,
+     3,
+     {{0, {{0}}}, {0, {{0}}}, {0, {{0}}}}},
+    {"resize, sizes and roi fed at run time",
+     "func @forward(%x: f32[2,3,4,5], %z: i64[4], %r: f32[8], %a2: i64[2]) -> (f32[?], "
+     "f32[?], f32[?], f32[?]) {\n"
+     "  %a = Resize(%x, _, _, %z) {mode = \"cubic\"} : f32[?]\n"
+     "  %b = Resize(%x, %r, _, %z) {mode = \"linear\", coordinate_transformation_mode = "
+     "\"tf_crop_and_resize\", extrapolation_value = 2.5} : f32[?]\n"
+     "  %c = Resize(%x, _, _, %z) {coordinate_transformation_mode = "
+     "\"pytorch_half_pixel\", nearest_mode = \"floor\"} : f32[?]\n"
+     "  %d = Resize(%x, _, _, %a2) {mode = \"linear\", axes = [2, 3], "
+     "keep_aspect_ratio_policy = \"not_larger\"} : f32[?]\n"
+     "  return %a, %b, %c, %d\n}\n",
+     4,
+     3,
+     {{0, {{0}, {2, 3, 8, 10}, {0}, {6, 20}}},
+      {0, {{0}, {1, 3, 3, 7}, {0}, {2, 2}}},
+      {0, {{0}, {2, 1, 4, 1}, {0}, {9, 1}}}}},
 };
 
 #define GPU_RT_N_CASES ((int)(sizeof gpu_rt_cases / sizeof gpu_rt_cases[0]))
@@ -181,10 +244,17 @@ static inline void gpu_rt_bind(dml_rt_model_t *m, const gpu_rt_case_t *c, int se
     for (int32_t d = 0; d < io.rank; d++)
       t.dims[d] = io.dim_symbol[d] ? io.dim_multiplier[d] * S->batch : io.dims[d];
     int64_t n = dml_dims_numel(t.dims, t.rank);
+    const float *f32v = NULL;
+    for (size_t j = 0; j < sizeof gpu_rt_f32_values / sizeof gpu_rt_f32_values[0]; j++)
+      if (!strcmp(gpu_rt_f32_values[j].what, c->what) &&
+          gpu_rt_f32_values[j].set == set && gpu_rt_f32_values[j].input == i)
+        f32v = gpu_rt_f32_values[j].v;
     void *x = malloc((size_t)(n ? n : 1) * 8);
     for (int64_t k = 0; x && k < n; k++) {
       if (io.dtype == DML_DTYPE_I64)
         ((int64_t *)x)[k] = k < 8 ? S->ints[i][k] : 0;
+      else if (f32v)
+        ((float *)x)[k] = k < 8 ? f32v[k] : 0.0f;
       else
         ((float *)x)[k] = 2.0f * gpu_test_frand();
     }

@@ -13,7 +13,8 @@
  * sizes, pytorch_half_pixel, align_corners downscaling), cubic (A -0.5
  * with exclude_outside, asymmetric), tf_crop_and_resize with an
  * extrapolation value, i64 nearest; the batch dim resized by 1 (and a
- * static one that tf_half_pixel_for_nn with round_prefer_ceil moves). */
+ * static one that tf_half_pixel_for_nn with round_prefer_ceil moves); the
+ * run-time form for a resized or moved symbolic dim and a roi input. */
 static inline void gpu_test_resize_forms(gpu_test_form_fn each) {
   each("resize nearest",
        "sym batch <= 16\n"
@@ -58,6 +59,27 @@ static inline void gpu_test_resize_forms(gpu_test_form_fn each) {
        "\"half_pixel_symmetric\"} : f32[batch,2,3,4]\n"
        "  return %a, %b, %c, %d, %e, %f, %g\n}\n",
        7);
+  /* the run-time form (codegen/schedule_ops2.c emit_resize_rt) with
+   * constant scales: a symbolic dim resized by 2, the batch dim moved by
+   * tf_half_pixel_for_nn, and a roi fed at run time (random: inside and
+   * outside the input) */
+  each(
+      "resize taps at run time",
+      "sym batch <= 16\n"
+      "global @s2 : f32[2] = dense<[2.0, 1.5]>\n"
+      "global @s1 : f32[2] = dense<[1.0, 2.0]>\n"
+      "global @sz : i64[4] = dense<[2, 2, 5, 3]>\n"
+      "func @forward(%x: f32[batch,4], %t: f32[2,2,3,4], %roi: f32[8]) -> "
+      "(f32[2*batch,6], f32[batch,8], f32[2,2,5,3], f32[2,2,5,3]) {\n"
+      "  %a = Resize(%x, _, @s2) {mode = \"linear\"} : f32[2*batch,6]\n"
+      "  %b = Resize(%x, _, @s1) {coordinate_transformation_mode = "
+      "\"tf_half_pixel_for_nn\", nearest_mode = \"round_prefer_ceil\"} : f32[batch,8]\n"
+      "  %c = Resize(%t, %roi, _, @sz) {mode = \"cubic\", coordinate_transformation_mode "
+      "= \"tf_crop_and_resize\", extrapolation_value = -3.0} : f32[2,2,5,3]\n"
+      "  %d = Resize(%t, %roi, _, @sz) {coordinate_transformation_mode = "
+      "\"tf_crop_and_resize\"} : f32[2,2,5,3]\n"
+      "  return %a, %b, %c, %d\n}\n",
+      4);
 }
 
 /* Windows of codegen/schedule_ops2.c: 3-D Conv (groups, strides,
