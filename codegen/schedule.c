@@ -244,6 +244,22 @@ static int ew_op_more(dml_op_t op) {
   }
 }
 
+/* max(a, b) (`is_max`) or min(a, b) as the CPU computes them: for floats a
+ * NaN operand gives NaN (runtime/cpu/cpu_elementwise.c, `(x > y || x != x)
+ * ? x : y`; Relu `x < 0 ? 0 : x`), where GLSL's max/min (undefined for NaN:
+ * 0 on lavapipe) and CUDA's fmaxf/fminf return the other operand; integers
+ * keep DML_KF_MAX / DML_KF_MIN. */
+static const dml_kval_t *nan_max(dml_kpool_t *p, const dml_kval_t *a, const dml_kval_t *b,
+                                 int is_max) {
+  if (!a || !b) return NULL;
+  if (!dml_kdtype_is_float(a->dtype))
+    return dml_kv_fn(p, is_max ? DML_KF_MAX : DML_KF_MIN, a, b);
+  const dml_kval_t *keep_a =
+      dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, is_max ? DML_KF_GT : DML_KF_LT, a, b),
+                dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, a, a), NULL));
+  return dml_kv_select(p, keep_a, a, b);
+}
+
 /* Value of ew_op_more's node `n` given its operands `x` (formulas of the
  * ONNX operator specs, defaults included). */
 static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
@@ -254,8 +270,8 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
 #define K(c) dml_kv_const(p, (float)(c))
 #define ATTR(name, def) dml_attr_float(n->attrs, n->n_attrs, name, def)
   const dml_kval_t *a = x[0];
-  /* max(x, 0) and min(x, 0) */
-  const dml_kval_t *pos = F2(MAX, a, K(0)), *neg = F2(MIN, a, K(0));
+  /* max(x, 0) and min(x, 0), NaN kept */
+  const dml_kval_t *pos = nan_max(p, a, K(0), 1), *neg = nan_max(p, a, K(0), 0);
   switch (n->op) {
     case DML_OP_ELU: /* x >= 0 ? x : alpha (exp(x) - 1) */
       return F2(ADD, pos, F2(MUL, K(ATTR("alpha", 1.0)), F2(SUB, F1(EXP, neg), K(1))));
@@ -427,7 +443,7 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
   switch (n->op) {
     case DML_OP_ABS: return dml_kv_fn(p, DML_KF_ABS, x[0], NULL);
     case DML_OP_NEG: return dml_kv_fn(p, DML_KF_NEG, x[0], NULL);
-    case DML_OP_RELU: return dml_kv_fn(p, DML_KF_RELU, x[0], NULL);
+    case DML_OP_RELU: return nan_max(p, x[0], dml_kv_const(p, 0.0f), 1);
     case DML_OP_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x[0], NULL);
     case DML_OP_TANH: return dml_kv_fn(p, DML_KF_TANH, x[0], NULL);
     case DML_OP_EXP: return dml_kv_fn(p, DML_KF_EXP, x[0], NULL);
@@ -441,10 +457,9 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_LEAKY_RELU:
       /* max(x, 0) + alpha * min(x, 0) (ONNX LeakyRelu, default alpha 0.01) */
       alpha = dml_attr_float(n->attrs, n->n_attrs, "alpha", 0.01);
-      return dml_kv_fn(p, DML_KF_ADD,
-                       dml_kv_fn(p, DML_KF_MAX, x[0], dml_kv_const(p, 0.0f)),
+      return dml_kv_fn(p, DML_KF_ADD, nan_max(p, x[0], dml_kv_const(p, 0.0f), 1),
                        dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)alpha),
-                                 dml_kv_fn(p, DML_KF_MIN, x[0], dml_kv_const(p, 0.0f))));
+                                 nan_max(p, x[0], dml_kv_const(p, 0.0f), 0)));
     case DML_OP_HARD_SIGMOID: {
       /* max(0, min(1, alpha * x + beta)) (defaults 0.2, 0.5) */
       double a = dml_attr_float(n->attrs, n->n_attrs, "alpha", 0.2);
@@ -463,8 +478,8 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
                        NULL);
     case DML_OP_CLIP: {
       const dml_kval_t *y = x[0];
-      if (n->n_inputs > 1 && x[1]) y = dml_kv_fn(p, DML_KF_MAX, y, x[1]);
-      if (n->n_inputs > 2 && x[2]) y = dml_kv_fn(p, DML_KF_MIN, y, x[2]);
+      if (n->n_inputs > 1 && x[1]) y = nan_max(p, y, x[1], 1);
+      if (n->n_inputs > 2 && x[2]) y = nan_max(p, y, x[2], 0);
       return y;
     }
     case DML_OP_ADD: return dml_kv_fn(p, DML_KF_ADD, x[0], x[1]);
@@ -488,7 +503,7 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_MIN: {
       const dml_kval_t *y = x[0];
       for (uint32_t i = 1; i < n->n_inputs; i++)
-        y = dml_kv_fn(p, n->op == DML_OP_MAX ? DML_KF_MAX : DML_KF_MIN, y, x[i]);
+        y = nan_max(p, y, x[i], n->op == DML_OP_MAX);
       return y;
     }
     default: return ew_value_more(s, n, x);

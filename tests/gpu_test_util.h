@@ -70,7 +70,8 @@ static inline char *gpu_test_dense_int(int n, int lo, int hi) {
  * double arithmetic, and exp/log in double); for tensors of the integer
  * dtypes, bool, f16 and bf16 0 when they are equal bit for bit (the GPU
  * kernels round f16/bf16 results to nearest even as the CPU does); 1e9
- * when their dtypes or shapes differ, an f32/f64 value is NaN or an
+ * when their dtypes or shapes differ, an f32/f64 value is NaN in one
+ * tensor only (NaN in both counts as equal: ONNX's NaN propagation) or an
  * integer, bool, f16 or bf16 element differs. */
 static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t *b) {
   if (a->rank != b->rank || a->dtype != b->dtype) return 1e9;
@@ -86,7 +87,9 @@ static inline double gpu_test_max_err(const dml_tensor_t *a, const dml_tensor_t 
   for (int64_t i = 0; i < n; i++) {
     double x = f64 ? ((const double *)a->data)[i] : ((const float *)a->data)[i];
     double y = f64 ? ((const double *)b->data)[i] : ((const float *)b->data)[i];
-    double e = (x == y ? 0.0 : fabs(x - y) / fmax(1.0, fabs(y))) * (f64 ? 1e8 : 1.0);
+    double e =
+        (x == y || (isnan(x) && isnan(y)) ? 0.0 : fabs(x - y) / fmax(1.0, fabs(y))) *
+        (f64 ? 1e8 : 1.0);
     if (!(e <= worst)) worst = isnan(e) ? 1e9 : e;
   }
   return worst;
@@ -1055,6 +1058,34 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
            sl);
   free(sl);
   each("activations, erf/atan/round", text, 15);
+
+  /* NaN inputs through the ops whose GPU forms once dropped them (GLSL
+   * max/min, CUDA fmaxf/fminf return the other operand): Relu, LeakyRelu,
+   * Elu, Clip, Max, Min, also as a GEMM epilogue; the CPU propagates NaN
+   * (columns 0 and 3 of %a, and the rows of %g they reach) */
+  each(
+      "NaN through relu, clip, max, min",
+      "sym batch <= 16\n"
+      "global @n : f32[4] = dense<0x0000c07f0000803f000000c00000c07f>\n"
+      "global @lo : f32[] = dense<[-0.5]>\n"
+      "global @hi : f32[] = dense<[0.75]>\n"
+      "global @w : f32[4,3] = dense<[0.5, -1.0, 0.25, 1.5, 0.75, -0.5, -2.0, 1.0, 0.5, "
+      "0.25, -0.25, 2.0]>\n"
+      "func @forward(%x: f32[batch,4], %y: f32[batch,2]) -> (f32[batch,4], f32[batch,4], "
+      "f32[batch,4], f32[batch,4], f32[batch,4], f32[batch,4], f32[batch,3], "
+      "f32[batch,2]) {\n"
+      "  %a = Add(%x, @n) : f32[batch,4]\n"
+      "  %r = Relu(%a) : f32[batch,4]\n"
+      "  %l = LeakyRelu(%a) {alpha = 0.1} : f32[batch,4]\n"
+      "  %e = Elu(%a) : f32[batch,4]\n"
+      "  %c = Clip(%a, @lo, @hi) : f32[batch,4]\n"
+      "  %m = Max(%x, %a) : f32[batch,4]\n"
+      "  %i = Min(%a, %x) : f32[batch,4]\n"
+      "  %g = Gemm(%a, @w) : f32[batch,3]\n"
+      "  %gr = Relu(%g) : f32[batch,3]\n"
+      "  %yr = Relu(%y) : f32[batch,2]\n"
+      "  return %r, %l, %e, %c, %m, %i, %gr, %yr\n}\n",
+      4);
 
   each("reductions l1/l2/lse/prod",
        "sym batch <= 16\n"

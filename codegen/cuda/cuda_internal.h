@@ -44,6 +44,15 @@ int dml_codegen_cuda_wgmma_applies(const dml_kernel_t *k);
 dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
                                     char **out_text);
 
+/* The epilogue device function "<k->name>_epilogue" of tensor-core GEMM
+ * kernel `k` (cuda_mma.c's and cuda_wgmma.c's forms): one element of C at
+ * (gid_x, gid_y), the f32 product `acc` in register acc_reg, then the
+ * kernel IR's epilogue with its typed registers and views (and the typed
+ * helpers it needs before it), appended to `b`; with `call` a function
+ * clang does not inline (a large epilogue inlined at every accumulator can
+ * keep the accumulators out of registers). */
+void dml_cuda_tc_epilogue(dml_sb_t *b, const dml_kernel_t *k, int call);
+
 /* The typed helpers (integer functions, f16/bf16 conversions, f64 exp/log)
  * kernel `k` needs, appended to `b` (nothing for an f32-only kernel). */
 void dml_cuda_typed_helpers(dml_sb_t *b, const dml_kernel_t *k);

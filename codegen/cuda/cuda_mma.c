@@ -38,15 +38,16 @@
 
 int dml_codegen_cuda_mma_applies(const dml_kernel_t *k) {
   const dml_kgemm_t *g = k->gemm;
-  /* an epilogue with typed values (e.g. Greater -> Cast after the product)
-   * keeps the plain form, whose renderer declares the typed registers */
+  /* the epilogue may hold typed values (compares, casts: its renderer
+   * declares them, dml_cuda_typed_views / dml_cemit_regs), but not random
+   * bits (training Dropout keeps the plain form) */
   /* a convolution with fewer than 64 products per output (C * kh * kw:
    * a 1x1 shortcut, a 3-channel stem) wastes most of the 32-deep K step:
    * its direct form was faster on the H200 (bench/RESULTS.md) */
   return (k->kind == DML_KK_GEMM ||
           (k->kind == DML_KK_CONV && g && g->conv && g->k >= 64)) &&
          g && g->epilogue && g->n >= 1 && g->k >= 1 && g->n <= (1 << 30) &&
-         g->k <= (1 << 30) && !(dml_kernel_views(k) & DML_KVIEW_TYPED);
+         g->k <= (1 << 30) && !(dml_kernel_views(k) & DML_KVIEW_RAND);
 }
 
 void dml_codegen_cuda_mma_geometry(const dml_kernel_t *k, uint32_t local[3],
@@ -179,6 +180,22 @@ static void lin_text(char *buf, size_t cap, dml_klin_t l) {
              (long long)l.c0);
 }
 
+void dml_cuda_tc_epilogue(dml_sb_t *b, const dml_kernel_t *k, int call) {
+  const dml_kgemm_t *g = k->gemm;
+  dml_cuda_typed_helpers(b, k);
+  dml_sb_printf(b,
+                "%s void %s_epilogue(float *__restrict__ arena, %sfloat "
+                "*__restrict__ weights, const dml_syms_t &pc, unsigned gid_x, "
+                "unsigned gid_y, float acc) {\n",
+                call ? "static __device__ __attribute__((noinline))" : "DML_DEV", k->name,
+                k->writes_weights ? "" : "const ");
+  dml_cuda_typed_views(b, k);
+  dml_cemit_regs(b, dml_cuda_dialect(), k);
+  dml_sb_printf(b, "  r%u = acc;\n  (void)arena, (void)weights, (void)pc;\n", g->acc_reg);
+  dml_cemit_stmts(b, dml_cuda_dialect(), g->epilogue, 1);
+  dml_sb_printf(b, "}\n");
+}
+
 dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                                   char **out_text) {
   if (!dml_codegen_cuda_mma_applies(k))
@@ -190,19 +207,10 @@ dml_status_t dml_codegen_cuda_mma(const dml_kernel_t *k, uint32_t n_symbols,
                 "// dmlc kernel %s_tf32 (%s, TF32 tensor cores)\n#define DML_NSYM %u\n%s",
                 k->name, g->conv ? "implicit-GEMM conv" : "gemm",
                 n_symbols ? n_symbols : 1, dml_cuda_prelude());
-  /* the epilogue: one element of C, the product in register acc_reg */
-  /* an Assign in the epilogue stores into the weights (writes_weights) */
+  /* the epilogue: one element of C, the product in register acc_reg (an
+   * Assign in it stores into the weights: writes_weights) */
+  dml_cuda_tc_epilogue(&b, k, 0);
   const char *wq = k->writes_weights ? "" : "const ";
-  dml_sb_printf(&b,
-                "DML_DEV void %s_epilogue(float *__restrict__ arena, %sfloat "
-                "*__restrict__ weights, const dml_syms_t &pc, unsigned gid_x, "
-                "unsigned gid_y, float acc) {\n",
-                k->name, wq);
-  for (uint32_t r = 0; r < g->n_regs; r++) dml_sb_printf(&b, "  float r%u = 0.0f;\n", r);
-  dml_sb_printf(&b, "  r%u = acc;\n  (void)arena, (void)weights, (void)pc;\n",
-                g->acc_reg);
-  dml_cemit_stmts(&b, dml_cuda_dialect(), g->epilogue, 1);
-  dml_sb_printf(&b, "}\n");
   char m[96];
   lin_text(m, sizeof m, g->m);
   char name[64];
@@ -505,21 +513,11 @@ dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
   dml_sb_t b = {0};
   dml_sb_printf(&b, "// dmlc kernel %s (gemm, %s tensor cores)\n#define DML_NSYM %u\n%s",
                 name, ty, n_symbols ? n_symbols : 1, dml_cuda_prelude());
-  dml_cuda_typed_helpers(&b, k);
   /* the epilogue: one element of C, the f32 product in register acc_reg,
    * with the plain kernel's typed registers and views */
+  dml_cuda_tc_epilogue(&b, k, 0);
   const char *wq = k->writes_weights ? "" : "const ";
-  dml_sb_printf(&b,
-                "DML_DEV void %s_epilogue(float *__restrict__ arena, %sfloat "
-                "*__restrict__ weights, const dml_syms_t &pc, unsigned gid_x, "
-                "unsigned gid_y, float acc) {\n",
-                k->name, wq);
-  dml_cuda_typed_views(&b, k);
-  dml_cemit_regs(&b, dml_cuda_dialect(), k);
-  dml_sb_printf(&b, "  r%u = acc;\n  (void)arena, (void)weights, (void)pc;\n",
-                g->acc_reg);
-  dml_cemit_stmts(&b, dml_cuda_dialect(), g->epilogue, 1);
-  dml_sb_printf(&b, "}\n%s", k_helpers16);
+  dml_sb_printf(&b, "%s", k_helpers16);
   dml_sb_printf(
       &b,
       "DML_DEV void dml_mma16(float *d, const unsigned *a, const unsigned *b) {\n"

@@ -259,28 +259,13 @@ dml_status_t dml_codegen_cuda_wgmma(const dml_kernel_t *k, uint32_t n_symbols,
                 "// dmlc kernel %s (gemm, %s warpgroup MMA, sm_90a)\n"
                 "#define DML_NSYM %u\n%s",
                 name, ty, n_symbols ? n_symbols : 1, dml_cuda_prelude());
-  if (h16) dml_cuda_typed_helpers(&b, k);
+  /* the epilogue is a call for 16-bit or typed results: inlined at each
+   * of the 128 accumulators it stopped clang from unrolling the store
+   * loop, which left the accumulators in local memory (a 512-byte stack
+   * frame per ptxas -v, 29 TFLOP/s for f16 on the H200) */
+  dml_cuda_tc_epilogue(&b, k, h16 || (dml_kernel_views(k) & DML_KVIEW_TYPED));
   const char *wq = k->writes_weights ? "" : "const ";
-  /* the f16/bf16 epilogue (its rounding to 16 bits) is a call: inlined
-   * 128 times it stopped clang from unrolling the store loop, which left
-   * the accumulators in local memory (a 512-byte stack frame, ptxas -v) */
-  dml_sb_printf(&b,
-                "%s void %s_epilogue(float *__restrict__ arena, %sfloat "
-                "*__restrict__ weights, const dml_syms_t &pc, unsigned gid_x, "
-                "unsigned gid_y, float acc) {\n",
-                h16 ? "static __device__ __attribute__((noinline))" : "DML_DEV", k->name,
-                wq);
-  if (h16) {
-    dml_cuda_typed_views(&b, k);
-    dml_cemit_regs(&b, dml_cuda_dialect(), k);
-  } else {
-    for (uint32_t r = 0; r < g->n_regs; r++)
-      dml_sb_printf(&b, "  float r%u = 0.0f;\n", r);
-  }
-  dml_sb_printf(&b, "  r%u = acc;\n  (void)arena, (void)weights, (void)pc;\n",
-                g->acc_reg);
-  dml_cemit_stmts(&b, dml_cuda_dialect(), g->epilogue, 1);
-  dml_sb_printf(&b, "}\n%s", k_helpers);
+  dml_sb_printf(&b, "%s", k_helpers);
   char shape[24];
   /* the descriptor form: 128 accumulators; the register-A form (swap):
    * 2 x m64n128 per warpgroup and k step */
