@@ -463,7 +463,11 @@ static dml_status_t load_npy_pair(const char *xp, const char *yp, dml_data_t *ou
     st = dml_status_make(DML_STATUS_INTERNAL, OP, "npy data not at its buffer's start");
   if (!st && (d.x.rank < 1 || d.y.rank < 1 || d.x.dims[0] != d.y.dims[0]))
     st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                         "'%s' and '%s' must be [N, ...] with the same N", xp, yp);
+                         "'%s' and '%s' must be [N, ...] with the same N (they have "
+                         "rank %d, %d and first dims %" PRId64 ", %" PRId64 ")",
+                         xp, yp, (int)d.x.rank, (int)d.y.rank,
+                         d.x.rank ? d.x.dims[0] : (int64_t)0,
+                         d.y.rank ? d.y.dims[0] : (int64_t)0);
   if (st) {
     free(bx);
     free(by);

@@ -222,9 +222,11 @@ int64_t dml_rt_model_const_count(const dml_rt_model_t *m);
  * also the device's arena (the planned size), its copy of the weights,
  * staging for the inputs and outputs, and every kernel's pipeline
  * (through a pipeline cache). Errors: UNIMPLEMENTED for an unknown device
- * ("device 'x' is not available in this build") or for ops without a CPU
+ * ("device 'x' is not available: no such device") or one this build lacks
+ * ("device 'vulkan' is not available in this build") or for ops without a CPU
  * kernel (all listed); FAILED_PRECONDITION when the package has no
  * kernels for the device's target ("compile with --target vulkan");
+ * INVALID_ARGUMENT for "kind:N" whose N is not a number;
  * NOT_FOUND when libvulkan.so.1 cannot be opened or no such Vulkan device
  * exists; RESOURCE_EXHAUSTED (host or device memory, sizes named; the
  * environment variable DMLC_VULKAN_MAX_MEMORY caps, in bytes, the device

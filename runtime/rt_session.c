@@ -194,11 +194,24 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
     backend = dml_rt_vulkan_backend();
   if (device && (!strcmp(device, "cuda") || !strncmp(device, "cuda:", 5)))
     backend = dml_rt_cuda_backend();
-  if (device && strcmp(device, "cpu") != 0 && !backend)
-    return dml_status_make(
-        DML_STATUS_UNIMPLEMENTED, "rt.session",
-        "device '%s' is not available in this build (available: cpu%s, cuda, cuda:N)",
-        device, dml_rt_vulkan_backend() ? ", vulkan, vulkan:N" : "");
+  if (device && strcmp(device, "cpu") != 0 && !backend) {
+    int vk = !strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7);
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
+                           vk ? "device '%s' is not available in this build (it was "
+                                "built without the Vulkan "
+                                "headers; devices: cpu%s, cuda, cuda:N)"
+                              : "device '%s' is not available: no such device (devices: "
+                                "cpu%s, cuda, cuda:N; "
+                                "see dmlc devices)",
+                           device, dml_rt_vulkan_backend() ? ", vulkan, vulkan:N" : "");
+  }
+  /* "kind:N": N a device index */
+  const char *colon = device ? strchr(device, ':') : NULL;
+  if (colon && (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1)))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                           "device '%s': the index after ':' must be a number (e.g. "
+                           "%.*s:0; see dmlc devices)",
+                           device, (int)(colon - device), device);
   const dml_pkg_graph_t *gr = m->graph;
   const dml_pkg_function_t *f = m->fn;
   if (function) {
@@ -945,8 +958,9 @@ dml_status_t dml_rt_gpu_kernels_for(const char *op, const char *target, const ch
   if (!kf)
     return dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
                            "the package has no %s kernels for function '%s': compile it "
-                           "with dmlc compile --target %s",
-                           target, f->name, flag);
+                           "with dmlc compile --target %s (a training package: dmlc "
+                           "compile --train --target %s, or dmlc train --device %s)",
+                           target, f->name, flag, flag, flag);
   if (m->graph->n_symbols > DML_KPKG_MAX_SYMBOLS)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, op, "%u symbols exceed %u",
                            m->graph->n_symbols, DML_KPKG_MAX_SYMBOLS);

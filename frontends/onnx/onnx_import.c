@@ -1455,7 +1455,12 @@ dml_status_t dml_onnx_import_file(const char *path, const dml_onnx_import_option
     goto close_file;
   }
   size_t len = (size_t)sb.st_size;
-  buf = (uint8_t *)malloc(len ? len : 1);
+  if (len == 0) {
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                         "model file '%s' is empty (0 bytes): not an ONNX model", path);
+    goto close_file;
+  }
+  buf = (uint8_t *)malloc(len);
   if (!buf) {
     st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP,
                          "out of memory reading '%s' (%zu bytes)", path, len);

@@ -144,6 +144,35 @@ static const char *kind_name(VkPhysicalDeviceType t) {
   }
 }
 
+/* The name of a VkResult and what it means here ("VK_ERROR_INCOMPATIBLE_DRIVER:
+ * no Vulkan driver (ICD) found or none compatible"), for error messages. */
+static const char *vk_result_text(VkResult r) {
+  switch (r) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_INCOMPLETE: return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+      return "VK_ERROR_OUT_OF_HOST_MEMORY: out of host memory";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+      return "VK_ERROR_OUT_OF_DEVICE_MEMORY: out of device memory";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST: device lost";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+      return "VK_ERROR_INCOMPATIBLE_DRIVER: no Vulkan driver (ICD) was found, or none "
+             "supports Vulkan 1.1 (install one, e.g. Debian's mesa-vulkan-drivers, or "
+             "check VK_ICD_FILENAMES / VK_DRIVER_FILES)";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
+    case VK_ERROR_UNKNOWN: return "VK_ERROR_UNKNOWN";
+    case VK_ERROR_INVALID_SHADER_NV:
+      return "VK_ERROR_INVALID_SHADER_NV: the driver rejected the kernel's SPIR-V";
+    default: break;
+  }
+  return "an error code";
+}
+
 static void loader_init(void) {
   vk_loader_t *L = &g_vk;
   const char *path = getenv("DMLC_VULKAN_LOADER");
@@ -182,7 +211,8 @@ static void loader_init(void) {
       VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL};
   VkResult r = create(&ci, NULL, &L->instance);
   if (r != VK_SUCCESS) {
-    snprintf(L->error, sizeof L->error, "vkCreateInstance failed (VkResult %d)", (int)r);
+    snprintf(L->error, sizeof L->error, "vkCreateInstance failed (VkResult %d, %s)",
+             (int)r, vk_result_text(r));
     return;
   }
 #define X(f)                                                            \
@@ -315,11 +345,8 @@ static dml_status_t vkfail(const char *what, VkResult r) {
       (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
           ? DML_STATUS_RESOURCE_EXHAUSTED
           : DML_STATUS_INTERNAL;
-  return dml_status_make(code, OP, "%s failed (VkResult %d%s)", what, (int)r,
-                         r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? ": out of device memory"
-                         : r == VK_ERROR_OUT_OF_HOST_MEMORY ? ": out of host memory"
-                         : r == VK_ERROR_DEVICE_LOST        ? ": device lost"
-                                                            : "");
+  return dml_status_make(code, OP, "%s failed (VkResult %d, %s)", what, (int)r,
+                         vk_result_text(r));
 }
 
 #define VKCHECK(call, what)                        \
@@ -366,15 +393,17 @@ static dml_status_t buf_create(vk_session_t *v, VkDeviceSize size,
   VkDeviceSize heap = mp->memoryHeaps[mp->memoryTypes[type].heapIndex].size;
   /* DMLC_VULKAN_MAX_MEMORY (bytes) caps what a session may use of a heap. */
   const char *cap = getenv("DMLC_VULKAN_MAX_MEMORY");
+  int capped = 0;
   if (cap && *cap) {
     unsigned long long c = strtoull(cap, NULL, 10);
-    if (c < heap) heap = (VkDeviceSize)c;
+    if (c < heap) heap = (VkDeviceSize)c, capped = 1;
   }
   if (req.size > heap)
-    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
-                           "%s needs %" PRIu64
-                           " bytes but the device's memory heap has %" PRIu64 " (%s)",
-                           what, (uint64_t)req.size, (uint64_t)heap, v->desc);
+    return dml_status_make(
+        DML_STATUS_RESOURCE_EXHAUSTED, OP,
+        "%s needs %" PRIu64 " bytes but %s %" PRIu64 " (%s)", what, (uint64_t)req.size,
+        capped ? "DMLC_VULKAN_MAX_MEMORY allows" : "the device's memory heap has",
+        (uint64_t)heap, v->desc);
   VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size,
                              (uint32_t)type};
   VkResult r = v->vkAllocateMemory(v->dev, &ai, NULL, &b->mem);

@@ -1553,8 +1553,8 @@ static void usage(FILE *f) {
       "                       [--update-expected] [--filter SUBSTR] [-j N]\n"
       "                       [--timeout S] [--specialize] [-v]\n"
       "                       [--emit DIR --target LIST [--emit-max-mib M]]\n\n"
-      "Runs ONNX's backend tests (libonnx-testdata) on the CPU and checks them\n"
-      "against the expected-failure list.\n\n"
+      "Runs ONNX's backend tests (libonnx-testdata) on the CPU (or --device) and\n"
+      "checks them against the expected-failure list.\n\n"
       "  --data DIR         test data root (default "
       "/usr/share/libonnx-testdata/data)\n"
       "  --suites LIST      comma-separated suites (default: all: node,\n"
@@ -1729,7 +1729,12 @@ int main(int argc, char **argv) {
     conf_free_list(tests, nt);
   }
   if (!n) {
-    fprintf(stderr, "dml_conformance: no tests found under '%s'\n", data);
+    if (suites || filter)
+      fprintf(stderr, "dml_conformance: no test under '%s' matches%s%s%s%s\n", data,
+              suites ? " --suites " : "", suites ? suites : "",
+              filter ? " --filter " : "", filter ? filter : "");
+    else
+      fprintf(stderr, "dml_conformance: no tests found under '%s'\n", data);
     return 2;
   }
 

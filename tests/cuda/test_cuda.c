@@ -314,8 +314,8 @@ static void test_errors(void) {
   if (!m) return;
   CHECK_ERROR(dml_rt_session_create(m, "cuda:99", &s), DML_STATUS_NOT_FOUND,
               "no CUDA device 'cuda:99'");
-  CHECK_ERROR(dml_rt_session_create(m, "cuda:x", &s), DML_STATUS_NOT_FOUND,
-              "no CUDA device 'cuda:x'");
+  CHECK_ERROR(dml_rt_session_create(m, "cuda:x", &s), DML_STATUS_INVALID_ARGUMENT,
+              "the index after ':' must be a number");
   CHECK_OK(dml_rt_session_create(m, "cuda:0", &s));
   if (s) {
     dml_rt_kernel_info_t ki;

@@ -411,8 +411,8 @@ static void test_errors(void) {
   if (!m) return;
   CHECK_ERROR(dml_rt_session_create(m, "vulkan:99", &s), DML_STATUS_NOT_FOUND,
               "no Vulkan device 'vulkan:99'");
-  CHECK_ERROR(dml_rt_session_create(m, "vulkan:x", &s), DML_STATUS_NOT_FOUND,
-              "no Vulkan device 'vulkan:x'");
+  CHECK_ERROR(dml_rt_session_create(m, "vulkan:x", &s), DML_STATUS_INVALID_ARGUMENT,
+              "the index after ':' must be a number");
   /* A device without enough memory for the arena (the heap capped with
    * DMLC_VULKAN_MAX_MEMORY) is a clear error naming the sizes. */
   setenv("DMLC_VULKAN_MAX_MEMORY", "8", 1);
