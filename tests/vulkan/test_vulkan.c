@@ -417,7 +417,7 @@ static void test_errors(void) {
    * DMLC_VULKAN_MAX_MEMORY) is a clear error naming the sizes. */
   setenv("DMLC_VULKAN_MAX_MEMORY", "8", 1);
   CHECK_ERROR(dml_rt_session_create(m, "vulkan", &s), DML_STATUS_RESOURCE_EXHAUSTED,
-              "bytes but the device's memory heap has 8 ");
+              "bytes but DMLC_VULKAN_MAX_MEMORY allows 8 ");
   unsetenv("DMLC_VULKAN_MAX_MEMORY");
   /* Typed kernels on a device without the features they need (hidden with
    * DMLC_VULKAN_HIDE_FEATURES) are errors naming the feature; f32 kernels
