@@ -156,6 +156,25 @@ static const gpu_rt_case_t gpu_rt_cases[] = {
       {0, {{0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}}},
       {0, {{1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 1, 1, 1}}},
       {0, {{0, 0, 0, 0, 0, 0, 0, 9}, {0, 0, 0, 0, 4}}}}},
+    /* NonZero and Compress over more elements than the workgroup's 256
+     * invocations (shares of several elements, offsets from the shared
+     * counts): the zeros of a Relu over a symbolic batch, a condition from
+     * a compare, along axis 1 and flattened */
+    {"nonzero, compress of many elements",
+     "sym batch <= 16\n"
+     "global @z : f32[] = dense<[0.0]>\n"
+     "func @forward(%x: f32[batch,300], %f: f32[3,700], %c: f32[700]) -> (i64[?], "
+     "f32[?], "
+     "f32[?]) {\n"
+     "  %r = Relu(%x) : f32[batch,300]\n"
+     "  %nz = NonZero(%r) : i64[?]\n"
+     "  %g = Greater(%c, @z) : bool[700]\n"
+     "  %y = Compress(%f, %g) {axis = 1} : f32[?]\n"
+     "  %w = Compress(%f, %g) : f32[?]\n"
+     "  return %nz, %y, %w\n}\n",
+     5,
+     3,
+     {{1, {{0}}}, {7, {{0}}}, {16, {{0}}}}},
     /* NonMaxSuppression (corner boxes in either order with a score
      * threshold, center boxes without), max_output_boxes_per_class fed at
      * run time (0, 2, more than the boxes, 1), a consumer of the count */
