@@ -4445,6 +4445,7 @@ int dml_kschedule_handles(dml_op_t op) {
   if (dml_ksched_ops2_handles(op)) return 1;
   if (dml_ksched_ops1_handles(op)) return 1;
   if (dml_ksched_dyn_handles(op)) return 1;
+  if (dml_ksched_ops3_handles(op)) return 1;
   if (ew_op(op) || move_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
   switch (op) {
     case DML_OP_ASSIGN:
@@ -4601,6 +4602,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
     if (dml_ksched_dyn_handles(n->op)) {
       close_group(&s, G, &gs, red, &ws);
       dml_ksched_dyn_emit(&s, i);
+      continue;
+    }
+    if (dml_ksched_ops3_handles(n->op)) {
+      close_group(&s, G, &gs, red, &ws);
+      dml_ksched_ops3_emit(&s, i);
       continue;
     }
     if (n->op == DML_OP_ASSIGN) {

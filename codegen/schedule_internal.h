@@ -1,5 +1,6 @@
 /* schedule_internal.h — the scheduler's state, shared by schedule.c and the
- * files holding more of its kernel forms (schedule_ops1.c, schedule_ops2.c).
+ * files holding more of its kernel forms (schedule_ops1.c, schedule_ops2.c,
+ * schedule_ops3.c).
  * codegen/ only. */
 #ifndef DML_SCHEDULE_INTERNAL_H_
 #define DML_SCHEDULE_INTERNAL_H_
@@ -73,5 +74,15 @@ int dml_ksched_dyn_handles(dml_op_t op);
 /* Places node `node` (an op of dml_ksched_dyn_handles): its kernel, or an
  * UNIMPLEMENTED detail naming the node and why. */
 void dml_ksched_dyn_emit(sched_t *s, uint32_t node);
+
+/* schedule_ops3.c: TopK, DFT and TfIdfVectorizer, one kernel per node,
+ * each op's form described there. */
+
+/* 1 when dml_ksched_ops3_emit() has a form for op `op`. */
+int dml_ksched_ops3_handles(dml_op_t op);
+
+/* Places node `node` (an op of dml_ksched_ops3_handles): its kernel, or an
+ * UNIMPLEMENTED detail naming the node and why (dtype, form). */
+void dml_ksched_ops3_emit(sched_t *s, uint32_t node);
 
 #endif /* DML_SCHEDULE_INTERNAL_H_ */

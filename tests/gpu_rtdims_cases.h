@@ -19,7 +19,8 @@
  * nearest with half_pixel_symmetric, cubic asymmetric with an A that is
  * not a float) and with sizes and roi fed at run time (cubic,
  * tf_crop_and_resize extrapolating, nearest floor with
- * pytorch_half_pixel, axes with keep_aspect_ratio_policy not_larger).
+ * pytorch_half_pixel, axes with keep_aspect_ratio_policy not_larger);
+ * TopK with k fed at run time.
  * Runtime only: compiling the IR is the caller's. */
 #ifndef DML_GPU_RTDIMS_CASES_H_
 #define DML_GPU_RTDIMS_CASES_H_
@@ -241,6 +242,14 @@ static const gpu_rt_case_t gpu_rt_cases[] = {
      {{0, {{0}, {2, 3, 8, 10}, {0}, {6, 20}}},
       {0, {{0}, {1, 3, 3, 7}, {0}, {2, 2}}},
       {0, {{0}, {2, 1, 4, 1}, {0}, {9, 1}}}}},
+    {"topk with k fed at run time",
+     "sym batch <= 16\n"
+     "func @forward(%x: f32[batch,6], %k: i64[1]) -> (f32[?], i64[?]) {\n"
+     "  %v, %i = TopK(%x, %k) {axis = 1, largest = 0} : f32[?], i64[?]\n"
+     "  return %v, %i\n}\n",
+     1,
+     3,
+     {{3, {{0}, {2}}}, {5, {{0}, {6}}}, {1, {{0}, {1}}}}},
 };
 
 #define GPU_RT_N_CASES ((int)(sizeof gpu_rt_cases / sizeof gpu_rt_cases[0]))

@@ -252,17 +252,17 @@ static void test_unsupported_ops_listed(void) {
               DML_STATUS_UNIMPLEMENTED, "target 'vulkan' cannot emit every op");
   CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
               "Multinomial: 1 node");
-  CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
-              "TopK: 1 node");
   CHECK_ERROR(dml_compile_add_kernels("cuda", NULL, &copy, &n), DML_STATUS_UNIMPLEMENTED,
               "target 'cuda' cannot emit every op");
   CHECK(dml_codegen_supports("vulkan", DML_OP_GEMM));
   CHECK(dml_codegen_supports("vulkan", DML_OP_CONV));
-  CHECK(!dml_codegen_supports("metal", DML_OP_TOP_K));
+  CHECK(!dml_codegen_supports("metal", DML_OP_MULTINOMIAL));
+  CHECK(dml_codegen_supports("metal", DML_OP_TOP_K));
   CHECK(dml_codegen_supports("metal", DML_OP_TRILU));
   CHECK(dml_codegen_supports("cuda", DML_OP_GEMM));
   CHECK(dml_codegen_supports("cuda", DML_OP_CONV));
-  CHECK(!dml_codegen_supports("cuda", DML_OP_TOP_K));
+  CHECK(!dml_codegen_supports("cuda", DML_OP_MULTINOMIAL));
+  CHECK(dml_codegen_supports("cuda", DML_OP_DFT));
   CHECK(dml_codegen_supports("cuda", DML_OP_EINSUM));
   CHECK(!dml_codegen_supports("rocm", DML_OP_GEMM));
   CHECK(dml_codegen_supports("vulkan", DML_OP_DROPOUT));

@@ -18,6 +18,7 @@
 #include "codegen_test_util.h"
 #include "dml_codegen.h"
 #include "gpu_ops1_forms.h"
+#include "gpu_ops3_forms.h"
 #include "gpu_rtdims_cases.h"
 #include "gpu_test_ops2.h"
 #include "gpu_test_util.h"
@@ -57,7 +58,8 @@ static void write_ir(const char *name, const char *text, const char *targets,
 }
 
 static int g_case;
-/* Each kernel form of gpu_test_kernel_forms and gpu_test_ops1_forms, for cpu,cuda, in
+/* Each kernel form of gpu_test_kernel_forms, gpu_test_ops2_forms,
+ * gpu_test_ops1_forms and gpu_test_ops3_forms, for cpu,cuda, in
  * ops_<index>_<first word of what>_k<want_kernels>.dmlpkg (test_cuda reads the
  * number of kernels from the name). */
 static void write_form(const char *what, const char *text, uint32_t want_kernels) {
@@ -74,6 +76,7 @@ static void test_kernel_forms(void) {
   gpu_test_kernel_forms(write_form, 0);
   gpu_test_ops2_forms(write_form);
   gpu_test_ops1_forms(write_form);
+  gpu_test_ops3_forms(write_form);
 }
 
 /* A reference model (../shared/models/<name>.onnx) for cpu,cuda. */
