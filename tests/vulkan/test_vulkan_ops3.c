@@ -2,7 +2,7 @@
  * TfIdfVectorizer: tests/gpu_ops3_forms.h) on the default Vulkan device
  * (Mesa's lavapipe in CI) against the CPU reference at batch 1, 3 and 16;
  * TopK with k fed at run time (the output dim a data-dependent symbol the
- * session computes before the run: k = 1, 4, 6 and 4 again) against the
+ * session computes before the run: k = 1, 4, 6, 4 again and 0) against the
  * CPU and hand-computed values and indices (ties by the lower index); DFTs
  * of 1000 samples against the CPU within two f32 roundings; and the forms
  * the scheduler refuses, each an UNIMPLEMENTED error naming the node and
@@ -90,8 +90,8 @@ static void run_topk(dml_rt_session_t *cpu, dml_rt_session_t *vk, const float *x
 
 /* TopK with k fed at run time: Values and Indices get data-dependent
  * dims, computed on the host before the run; the recording changes with
- * k (1, 4, 6, then 4 again: a cached recording). Ties (1.5 twice, -2
- * twice) come out by the lower index. */
+ * k (1, 4, 6, then 4 again: a cached recording; then 0: empty outputs). Ties (1.5 twice,
+ * -2 twice) come out by the lower index. */
 static void test_topk_run_time_k(void) {
   static const float x[12] = {1.5f, -2, 7, 1.5f, 0, -2, 3, 3, 3, -1, 8, 3};
   dml_rt_session_t *cpu, *vk;
@@ -109,6 +109,7 @@ static void test_topk_run_time_k(void) {
     run_topk(cpu, vk, x, 4, v4, i4);
     run_topk(cpu, vk, x, 6, v6, i6);
     run_topk(cpu, vk, x, 4, v4, i4);
+    run_topk(cpu, vk, x, 0, v1, i1); /* empty outputs: [2, 0] */
   }
   gpu_test_close(m, cpu, vk);
 }
