@@ -331,7 +331,8 @@ static void test_missing_ops(void) {
 
 /* Resize with scales fed at run time computes its coordinates in f64
  * registers: Vulkan and CUDA run it, Metal (no 64-bit floats) refuses the
- * kernel at compile time instead of emitting MSL with doubles. */
+ * kernel at compile time instead of emitting MSL with doubles; constant
+ * scales keep the f32 constant-table form, which Metal takes. */
 static void test_resize_rt_metal(void) {
   const char *text =
       "func @forward(%x: f32[1,1,2,2], %s: f32[4]) -> (f32[?]) {\n"
@@ -351,6 +352,15 @@ static void test_resize_rt_metal(void) {
   CHECK_ERROR(dml_compile_add_kernels("metal", NULL, &bytes, &n),
               DML_STATUS_UNIMPLEMENTED, "computes in f64");
   free(copy);
+  free(bytes);
+  /* constant scales keep the constant-table form (no f64): Metal takes it */
+  const char *fixed =
+      "global @s : f32[4] = dense<[1.0, 1.0, 2.0, 1.5]>\n"
+      "func @forward(%x: f32[1,1,2,2]) -> (f32[1,1,4,3]) {\n"
+      "  %y = Resize(%x, _, @s) {mode = \"linear\"} : f32[1,1,4,3]\n  return %y\n}\n";
+  bytes = cg_package(fixed, NULL, &n);
+  if (!bytes) return;
+  CHECK_OK(dml_compile_add_kernels("metal", NULL, &bytes, &n));
   free(bytes);
 }
 
