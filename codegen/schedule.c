@@ -102,8 +102,7 @@ static const char *dims_reject(const sched_t *s, uint32_t node) {
 }
 
 /* 1 when a dim of `t` is computed at run time from data (a symbol a node
- * produces): the forms that do not take such dims yet (generators, RNN)
- * refuse them. */
+ * produces): the forms that do not take such dims yet (RNN) refuse them. */
 static int data_dependent(const sched_t *s, const dml_type_t *t) {
   for (int32_t d = 0; d < t->rank; d++)
     if (t->dims[d].sym >= 0 && (uint32_t)t->dims[d].sym < s->g->n_symbols &&
@@ -3859,10 +3858,13 @@ static void emit_loss(sched_t *s, uint32_t node) {
 /* ---- generators: Range, ConstantOfShape, windows ---- */
 
 /* Range (ONNX opset 11), ConstantOfShape (opset 9) and HannWindow,
- * HammingWindow, BlackmanWindow (opset 17) whose output has at most one
- * symbolic dim (static when their shape inputs are bound at compile time;
- * dims computed from run-time data are refused): one invocation per output
- * element i.
+ * HammingWindow, BlackmanWindow (opset 17): one invocation per output
+ * element i, the count c * s * s' ... (type_numel: static dims, the batch,
+ * or the data-dependent symbols their shape inputs fed at run time give,
+ * whose values the runtime computes on the host before the run; dims_reject
+ * has refused those the device would compute). A zero dim gives no
+ * workgroups (the runtimes skip the dispatch) and every store is guarded
+ * by i < numel.
  * Range: start + i * delta, start and delta loaded from the scalar inputs
  * (f32 and f64: one multiply-add in the dtype, as the CPU's
  * (float)start + (float)i * (float)delta; integers in the dtype's width,
@@ -3870,13 +3872,17 @@ static void emit_loss(sched_t *s, uint32_t node) {
  * the output dtype as the CPU converts it; windows: a0 - a1 cos(2 pi i /
  * N1) + a2 cos(4 pi i / N1), N1 = size (periodic) or size - 1, computed in
  * f32 (the CPU's double values within 1e-6), float outputs only (an integer
- * output truncates, where f32's error could flip a value). */
+ * output truncates, where f32's error could flip a value); the window's
+ * size is the output dim (a symbol's run-time value when fed at run time).
+ */
 static const char *gen_reject(sched_t *s, const dml_pkg_node_t *n, double *cval) {
   const dml_pkg_value_t *y = n->n_outputs ? val(s, n->outputs[0]) : NULL;
   dml_klin_t l;
   if (!y || !typed_ok(y)) return "output dtype not held by kernels (or misaligned)";
-  if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
-  if (data_dependent(s, &y->type)) return "output dims known only at run time";
+  if (!type_numel(&y->type, &l))
+    return "output dims over a symbol of index 32 or more, or one symbol in more than "
+           "two "
+           "dims";
   if (n->op == DML_OP_RANGE) {
     if (n->n_inputs != 3) return "Range needs start, limit and delta";
     for (uint32_t k = 0; k < 3; k++) {

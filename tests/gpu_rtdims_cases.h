@@ -20,8 +20,13 @@
  * not a float) and with sizes and roi fed at run time (cubic,
  * tf_crop_and_resize extrapolating, nearest floor with
  * pytorch_half_pixel, axes with keep_aspect_ratio_policy not_larger);
- * TopK with k fed at run time.
- * Runtime only: compiling the IR is the caller's. */
+ * TopK with k fed at run time; the
+ * generators Range (f32, i32, i64 scalars fed at run time, negative
+ * deltas, empty results), ConstantOfShape (f32 and i32 values over a shape
+ * of three run-time dims, zero dims included: an empty output, no
+ * dispatch) and HannWindow/HammingWindow/BlackmanWindow (periodic and
+ * symmetric, size fed at run time as i64 or i32), each into an elementwise
+ * chain. Runtime only: compiling the IR is the caller's. */
 #ifndef DML_GPU_RTDIMS_CASES_H_
 #define DML_GPU_RTDIMS_CASES_H_
 
@@ -31,7 +36,10 @@
 #define GPU_RT_MAX_SETS 4
 
 /* One data set: `batch` (the value of symbol batch for f32 inputs whose
- * dims use it) and, per integer input (by input index), its values. */
+ * dims use it) and, per integer input (i64 or i32, by input index), its
+ * values; an f32 input listed in gpu_rt_f32_values takes those values,
+ * else an f32 scalar (rank 0: Range's start, limit and delta) is
+ * ints[i][0] / 64 (exact in f32), other f32 inputs are random. */
 typedef struct gpu_rt_set {
   int64_t batch;
   int64_t ints[GPU_RT_MAX_INPUTS][8];
@@ -250,6 +258,41 @@ static const gpu_rt_case_t gpu_rt_cases[] = {
      1,
      3,
      {{3, {{0}, {2}}}, {5, {{0}, {6}}}, {1, {{0}, {1}}}}},
+    {"range f32, i32, i64 fed at run time",
+     "global @lim : i64[] = dense<[50]>\n"
+     "func @forward(%s: f32[], %l: f32[], %d: f32[], %a: i32[], %b: i32[], %c: i64[]) -> "
+     "(f32[?], i32[?], i64[?]) {\n"
+     "  %r = Range(%s, %l, %d) : f32[?]\n"
+     "  %e = Cos(%r) : f32[?]\n"
+     "  %k = Range(%b, %a, %a) : i32[?]\n"
+     "  %m = Range(%c, @lim, %c) : i64[?]\n"
+     "  return %e, %k, %m\n}\n",
+     4,
+     4,
+     {{0, {{32}, {592}, {48}, {-3}, {40}, {7}}},
+      {0, {{640}, {-192}, {-32}, {4}, {-9}, {-2}}},
+      {0, {{64}, {64}, {128}, {1}, {1}, {1}}},
+      {0, {{-128}, {19200}, {8}, {-1}, {3}, {3}}}}},
+    {"constantofshape f32 and i32, zero dims",
+     "func @forward(%sh: i64[3], %t: i64[2]) -> (f32[?], i32[?]) {\n"
+     "  %c = ConstantOfShape(%sh) {value = tensor<f32[1]> dense<[1.5]>} : f32[?]\n"
+     "  %e = Mul(%c, %c) : f32[?]\n"
+     "  %i = ConstantOfShape(%t) {value = tensor<i32[1]> dense<[-7]>} : i32[?]\n"
+     "  return %e, %i\n}\n",
+     3,
+     3,
+     {{0, {{2, 3, 4}, {5, 1}}}, {0, {{3, 0, 2}, {0, 4}}}, {0, {{1, 1, 1}, {17, 33}}}}},
+    {"hann, hamming, blackman windows fed at run time",
+     "func @forward(%n: i64[], %m: i32[]) -> (f32[?], f32[?], f32[?], f32[?]) {\n"
+     "  %h = HannWindow(%n) : f32[?]\n"
+     "  %g = HammingWindow(%m) {periodic = 0} : f32[?]\n"
+     "  %b = BlackmanWindow(%n) {periodic = 0} : f32[?]\n"
+     "  %w = BlackmanWindow(%m) : f32[?]\n"
+     "  %s = Exp(%w) : f32[?]\n"
+     "  return %h, %g, %b, %s\n}\n",
+     5,
+     3,
+     {{0, {{10}, {7}}}, {0, {{2}, {1000}}}, {0, {{333}, {0}}}}},
 };
 
 #define GPU_RT_N_CASES ((int)(sizeof gpu_rt_cases / sizeof gpu_rt_cases[0]))
@@ -281,8 +324,12 @@ static inline void gpu_rt_bind(dml_rt_model_t *m, const gpu_rt_case_t *c, int se
     for (int64_t k = 0; x && k < n; k++) {
       if (io.dtype == DML_DTYPE_I64)
         ((int64_t *)x)[k] = k < 8 ? S->ints[i][k] : 0;
+      else if (io.dtype == DML_DTYPE_I32)
+        ((int32_t *)x)[k] = k < 8 ? (int32_t)S->ints[i][k] : 0;
       else if (f32v)
         ((float *)x)[k] = k < 8 ? f32v[k] : 0.0f;
+      else if (io.rank == 0)
+        ((float *)x)[k] = (float)S->ints[i][0] / 64.0f;
       else
         ((float *)x)[k] = 2.0f * gpu_test_frand();
     }
