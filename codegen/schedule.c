@@ -74,10 +74,13 @@ static int type_numel1(const dml_type_t *t, dml_klin_t *out) {
  * a shape input (it produces data-dependent symbols, ir/dml_ir.h) is
  * emitted when the runtime can compute those dims before the device runs
  * (rt_session.c, with the CPU's shape rules, dml_cpu_output_dims): every
- * input the rule reads is a constant or an input of the function. A
- * value the device computes during the run is refused. An op without such
- * a rule counts the extent in its kernel (NonZero, ...: schedule_dyn.c,
- * the runtime reads it back) or is refused. */
+ * input the rule reads is a constant, an input of the function, or a small
+ * static value computed from those by nodes the host runs first with the
+ * CPU kernels (dml_pkg_host_value: `Range(0, Cast(size), 1)`). A value
+ * that needs the device's results (of a node with symbolic dims, a random
+ * op, ...) is refused. An op without such a rule counts the extent in its
+ * kernel (NonZero, ...: schedule_dyn.c, the runtime reads it back) or is
+ * refused. */
 static const char *dims_reject(const sched_t *s, uint32_t node) {
   uint32_t fi = (uint32_t)(s->fn - s->g->functions);
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -92,9 +95,10 @@ static const char *dims_reject(const sched_t *s, uint32_t node) {
     for (uint32_t j = 0; j < n->n_inputs; j++) {
       const dml_pkg_value_t *x = val(s, n->inputs[j]);
       if (x && dml_cpu_output_dims_reads(n->op, j) > 0 &&
-          x->storage != DML_PKG_STORAGE_CONST && x->storage != DML_PKG_STORAGE_INPUT)
+          !dml_pkg_host_value(s->fn, n->inputs[j]))
         return "its output dims depend on values computed on the device (shape inputs "
-               "must be inputs of the function or constants)";
+               "must be inputs of the function, constants, or small static values the "
+               "host computes from those: dml_pkg_host_value)";
     }
     return NULL;
   }

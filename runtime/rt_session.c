@@ -60,6 +60,13 @@ struct dml_rt_session {
    * yet (it stops at a node whose kernel counts its dims on the device,
    * dml_rt_node_dims_on_device, until the backend reports them). */
   uint32_t gpu_next;
+  /* GPU sessions: per node, 1 when the host runs it with the CPU kernel
+   * before each device run (a shape value's producer, dml_pkg_host_value);
+   * per value, 1 + its offset in host_buf when such a node computes it,
+   * else 0. */
+  uint8_t *host_node;
+  uint64_t *host_off;
+  uint8_t *host_buf;
   /* A GPU backend (rt_backend.h), or NULL for the CPU executor below. */
   const dml_rt_backend_t *backend;
   void *backend_state;
@@ -120,10 +127,15 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->sym);
   free(s->node_produces);
   free(s->value_dynamic);
+  free(s->host_node);
+  free(s->host_off);
+  free(s->host_buf);
   free(s->out_cap);
   globals_release(s->globals);
   free(s);
 }
+
+static dml_status_t plan_host_values(dml_rt_session_t *s);
 
 /* 1 when symbol `i` is data-dependent and produced by function `f`. */
 static int sym_is_node(const dml_rt_session_t *s, uint32_t i) {
@@ -337,6 +349,11 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
   for (uint32_t i = 0; i < f->n_nodes; i++)
     if (f->nodes[i].op == DML_OP_ASSIGN) s->assigns = 1;
   if (backend) {
+    dml_status_t hst = plan_host_values(s);
+    if (hst) {
+      dml_rt_session_release(s);
+      return hst;
+    }
     /* A training package's sessions share the device copy of the globals. */
     void *share =
         share_globals_with && m->has_assign ? share_globals_with->backend_state : NULL;
@@ -558,13 +575,100 @@ static int host_holds(const dml_rt_session_t *s, uint32_t v) {
   return st == DML_PKG_STORAGE_CONST || st == DML_PKG_STORAGE_INPUT;
 }
 
+/* GPU sessions: the nodes the host runs before each device run (docs/
+ * kernels.md "Run-time dims"): the producers, back to the function's inputs
+ * and constants, of every shape value a dims rule reads that the host does
+ * not hold but can compute (dml_pkg_host_value: small static values such as
+ * HannWindow's expansion `Range(0, Cast(size), 1)`), with a region of
+ * host_buf for each of their outputs. The device computes these values too,
+ * for its kernels; the host's copies only feed the dims rules. */
+static dml_status_t plan_host_values(dml_rt_session_t *s) {
+  const dml_pkg_function_t *f = s->fn;
+  uint8_t *need = (uint8_t *)calloc(f->n_values ? f->n_values : 1, 1);
+  s->host_node = (uint8_t *)calloc(f->n_nodes ? f->n_nodes : 1, 1);
+  s->host_off = (uint64_t *)calloc(f->n_values ? f->n_values : 1, sizeof(uint64_t));
+  if (!need || !s->host_node || !s->host_off) {
+    free(need);
+    return oom();
+  }
+  int any = 0;
+  for (uint32_t k = 0; k < f->n_nodes; k++) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    if (!s->node_produces[k]) continue;
+    for (uint32_t j = 0; j < n->n_inputs; j++) {
+      uint32_t v = n->inputs[j];
+      if (v != DML_PKG_NO_VALUE && dml_cpu_output_dims_reads(n->op, j) > 0 &&
+          !host_holds(s, v) && dml_pkg_host_value(f, v))
+        need[v] = any = 1;
+    }
+  }
+  uint64_t total = 0;
+  for (uint32_t k = f->n_nodes; any && k-- > 0;) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    int used = 0;
+    for (uint32_t j = 0; j < n->n_outputs; j++)
+      if (n->outputs[j] != DML_PKG_NO_VALUE && need[n->outputs[j]]) used = 1;
+    if (!used) continue;
+    s->host_node[k] = 1;
+    for (uint32_t j = 0; j < n->n_inputs; j++)
+      if (n->inputs[j] != DML_PKG_NO_VALUE && !host_holds(s, n->inputs[j]))
+        need[n->inputs[j]] = 1;
+    for (uint32_t j = 0; j < n->n_outputs; j++) {
+      if (n->outputs[j] == DML_PKG_NO_VALUE) continue;
+      total = (total + 63) & ~(uint64_t)63;
+      s->host_off[n->outputs[j]] = total + 1;
+      total += f->values[n->outputs[j]].bytes;
+    }
+  }
+  free(need);
+  if (!total) return DML_OK;
+  s->host_buf = (uint8_t *)aligned_alloc(64, (size_t)((total + 63) & ~(uint64_t)63));
+  if (!s->host_buf) return oom();
+  return DML_OK;
+}
+
+/* Value `v` as the host sees it before a device run: its own tensor, with
+ * the data in host_buf when a host node computes it. */
+static dml_tensor_t host_view(const dml_rt_session_t *s, uint32_t v) {
+  dml_tensor_t t = s->vals[v];
+  if (s->host_off[v]) t.data = s->host_buf + (s->host_off[v] - 1);
+  return t;
+}
+
+/* Runs host node `k` (plan_host_values) with its CPU kernel into host_buf. */
+static dml_status_t run_on_host(dml_rt_session_t *s, uint32_t k) {
+  const dml_pkg_node_t *n = &s->fn->nodes[k];
+  dml_cpu_call_t *c = &s->calls[k];
+  dml_tensor_t *io = (dml_tensor_t *)c->inputs;
+  for (uint32_t j = 0; j < n->n_inputs; j++) {
+    if (n->inputs[j] == DML_PKG_NO_VALUE)
+      memset(&io[j], 0, sizeof io[j]);
+    else
+      io[j] = host_view(s, n->inputs[j]);
+  }
+  for (uint32_t j = 0; j < n->n_outputs; j++) {
+    if (n->outputs[j] == DML_PKG_NO_VALUE)
+      memset(&c->outputs[j], 0, sizeof c->outputs[j]);
+    else
+      c->outputs[j] = host_view(s, n->outputs[j]);
+  }
+  dml_status_t st = dml_cpu_run(c);
+  if (st)
+    return dml_status_annotate(
+        st, "computing shape value(s) of node #%" PRIu32 " '%s' (%s) of '%s' on the host",
+        k, n->name, n->op_name, s->fn->name);
+  return DML_OK;
+}
+
 /* GPU sessions (docs/kernels.md "Run-time dims"): the data-dependent
  * symbols of the function, computed on the host before the device runs,
  * from the shape rules of dml_cpu_output_dims() (the CPU's own), for each
  * producer in execution order from node s->gpu_next on. A shape input must
- * be a constant or an input of the function (the host has it before the
- * run); one the device computes during the run is UNIMPLEMENTED, naming
- * the node and the value. Every value whose dims use such symbols must fit
+ * be a constant, an input of the function (the host has it before the
+ * run) or a value the host computes from those first (plan_host_values:
+ * those nodes run here, in execution order, with the CPU kernels); one
+ * only the device computes is UNIMPLEMENTED, naming the node and the
+ * value. Every value whose dims use such symbols must fit
  * the bytes planned for it (fits_plan), since the kernels write it at its
  * actual size. Stops at a node whose kernel counts its dims on the device
  * (docs/kernels.md "Data-dependent output sizes"): gpu_produced continues
@@ -574,6 +678,7 @@ static dml_status_t gpu_value_dims(dml_rt_session_t *s) {
   for (uint32_t k = s->gpu_next; k < f->n_nodes; k++, s->gpu_next = k) {
     const dml_pkg_node_t *n = &f->nodes[k];
     if (s->node_produces[k] && dml_rt_node_dims_on_device(s->m, f, k)) return DML_OK;
+    if (s->host_node[k]) DML_RETURN_IF_ERROR(run_on_host(s, k));
     if (!s->node_produces[k]) {
       DML_RETURN_IF_ERROR(fits_plan(s, k));
       continue;
@@ -585,15 +690,16 @@ static dml_status_t gpu_value_dims(dml_rt_session_t *s) {
         memset(&io[j], 0, sizeof io[j]);
         continue;
       }
-      io[j] = s->vals[n->inputs[j]];
-      if (dml_cpu_output_dims_reads(n->op, j) != 0 && !host_holds(s, n->inputs[j]))
+      io[j] = host_view(s, n->inputs[j]);
+      if (dml_cpu_output_dims_reads(n->op, j) != 0 && !host_holds(s, n->inputs[j]) &&
+          !s->host_off[n->inputs[j]])
         return dml_status_make(
             DML_STATUS_UNIMPLEMENTED, "rt.run",
             "node #%" PRIu32
             " '%s' (%s): its output dims depend on the values of '%s', "
             "which the device computes during the run; GPU sessions take such shape "
-            "values only from the function's inputs or constants (the cpu device "
-            "computes them)",
+            "values only from the function's inputs or constants, or small static "
+            "values the host computes from those (the cpu device computes them)",
             k, n->name, n->op_name, f->values[n->inputs[j]].name);
     }
     for (uint32_t j = 0; j < n->n_outputs; j++) c->outputs[j] = s->vals[n->outputs[j]];

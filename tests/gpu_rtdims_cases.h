@@ -26,7 +26,10 @@
  * of three run-time dims, zero dims included: an empty output, no
  * dispatch) and HannWindow/HammingWindow/BlackmanWindow (periodic and
  * symmetric, size fed at run time as i64 or i32), each into an elementwise
- * chain. Runtime only: compiling the IR is the caller's. */
+ * chain; shape values computed from the inputs by small static nodes the
+ * host runs first (dml_pkg_host_value: Cast and Sub before a Range as in
+ * HannWindow's expansion, Abs before Pad, Gather before ConstantOfShape).
+ * Runtime only: compiling the IR is the caller's. */
 #ifndef DML_GPU_RTDIMS_CASES_H_
 #define DML_GPU_RTDIMS_CASES_H_
 
@@ -293,6 +296,26 @@ static const gpu_rt_case_t gpu_rt_cases[] = {
      5,
      3,
      {{0, {{10}, {7}}}, {0, {{2}, {1000}}}, {0, {{333}, {0}}}}},
+    {"shape values the host computes first",
+     "global @one : f32[] = dense<[1.0]>\n"
+     "global @zero : f32[] = dense<[0.0]>\n"
+     "global @tab : i64[4] = dense<[2, 3, 5, 0]>\n"
+     "func @forward(%n: i32[], %x: f32[2,3], %p: i64[4], %i: i64[2]) -> (f32[?], f32[?], "
+     "i64[?]) {\n"
+     "  %nf = Cast(%n) {to = 1} : f32[]\n"
+     "  %lim = Sub(%nf, @one) : f32[]\n"
+     "  %r = Range(@zero, %lim, @one) : f32[?]\n"
+     "  %c = Cos(%r) : f32[?]\n"
+     "  %a = Abs(%p) : i64[4]\n"
+     "  %y = Pad(%x, %a) : f32[?]\n"
+     "  %g = Gather(@tab, %i) : i64[2]\n"
+     "  %k = ConstantOfShape(%g) {value = tensor<i64[1]> dense<[9]>} : i64[?]\n"
+     "  return %c, %y, %k\n}\n",
+     7,
+     3,
+     {{0, {{12}, {0}, {1, -2, 0, 3}, {0, 1}}},
+      {0, {{1}, {0}, {0, 0, 0, 0}, {3, 2}}},
+      {0, {{0}, {0}, {-1, -1, -1, -1}, {-2, 1}}}}},
 };
 
 #define GPU_RT_N_CASES ((int)(sizeof gpu_rt_cases / sizeof gpu_rt_cases[0]))

@@ -788,6 +788,53 @@ int64_t dml_pkg_type_bytes_bound(const dml_type_t *t, const dml_pkg_symbol_t *sy
   return n;
 }
 
+uint32_t dml_pkg_producer(const dml_pkg_function_t *f, uint32_t v) {
+  if (!f || v >= f->n_values) return UINT32_MAX;
+  for (uint32_t k = 0; k < f->n_nodes; k++)
+    for (uint32_t j = 0; j < f->nodes[k].n_outputs; j++)
+      if (f->nodes[k].outputs[j] == v) return k;
+  return UINT32_MAX;
+}
+
+/* dml_pkg_host_value with a budget of nodes still to visit. */
+static int host_value(const dml_pkg_function_t *f, uint32_t v, uint32_t *budget) {
+  if (!f || v >= f->n_values) return 0;
+  dml_pkg_storage_t st = f->values[v].storage;
+  if (st == DML_PKG_STORAGE_CONST || st == DML_PKG_STORAGE_INPUT) return 1;
+  uint32_t k = dml_pkg_producer(f, v);
+  if (k == UINT32_MAX || *budget == 0) return 0;
+  --*budget;
+  const dml_pkg_node_t *n = &f->nodes[k];
+  const dml_op_info_t *info = dml_op_info(n->op);
+  if (!info || (info->flags & (DML_OPF_RANDOM | DML_OPF_SIDE_EFFECT)) ||
+      n->op == DML_OP_DROPOUT)
+    return 0;
+  for (uint32_t j = 0; j < n->n_outputs; j++) {
+    if (n->outputs[j] == DML_PKG_NO_VALUE) continue;
+    if (n->outputs[j] >= f->n_values) return 0;
+    const dml_type_t *t = &f->values[n->outputs[j]].type;
+    for (int32_t d = 0; d < t->rank; d++)
+      if (t->dims[d].sym >= 0) return 0;
+    int64_t b = dml_pkg_type_bytes_bound(t, NULL, 0);
+    if (b < 0 || b > DML_PKG_HOST_VALUE_MAX_BYTES ||
+        f->values[n->outputs[j]].bytes > DML_PKG_HOST_VALUE_MAX_BYTES)
+      return 0;
+  }
+  for (uint32_t j = 0; j < n->n_inputs; j++) {
+    uint32_t x = n->inputs[j];
+    if (x == DML_PKG_NO_VALUE) continue;
+    if (x >= f->n_values || f->values[x].bytes > DML_PKG_HOST_VALUE_MAX_BYTES ||
+        !host_value(f, x, budget))
+      return 0;
+  }
+  return 1;
+}
+
+int dml_pkg_host_value(const dml_pkg_function_t *f, uint32_t v) {
+  uint32_t budget = DML_PKG_HOST_VALUE_MAX_NODES;
+  return host_value(f, v, &budget);
+}
+
 static int decode_attr(rd_t *r, dml_attr_t *a) {
   uint32_t kind;
   if (!rd_str(r, &a->name, "attribute name") || !rd_u32(r, &kind, "attribute kind"))

@@ -258,6 +258,27 @@ void dml_pkg_graph_release(dml_pkg_graph_t *g);
 int64_t dml_pkg_type_bytes_bound(const dml_type_t *type, const dml_pkg_symbol_t *symbols,
                                  uint32_t n_symbols);
 
+/* Shape values the host computes (GPU sessions, docs/kernels.md "Run-time
+ * dims"): 1 when the host can compute value `v` of `f` before the device
+ * runs, from the function's inputs and constants alone: `v` is a constant
+ * or an input, or the output of a node (Cast, Sub, Div, ... of scalars:
+ * HannWindow's expansion `Range(0, Cast(size), 1)`) that draws no random
+ * numbers, has no side effect (Assign), is no Dropout, whose outputs have
+ * static dims, whose inputs and outputs take at most
+ * DML_PKG_HOST_VALUE_MAX_BYTES bytes each (the value's planned `bytes`),
+ * and whose inputs the host can compute, visiting at most DML_PKG_HOST_VALUE_MAX_NODES
+ * nodes in all. The GPU scheduler accepts such values as shape inputs and
+ * the session runs those nodes with the CPU kernels before the device run
+ * (the device computes them too, for the kernels that read them). 0 for an
+ * absent or out-of-range `v`. */
+#define DML_PKG_HOST_VALUE_MAX_BYTES 4096
+#define DML_PKG_HOST_VALUE_MAX_NODES 64
+int dml_pkg_host_value(const dml_pkg_function_t *f, uint32_t v);
+
+/* The node of `f` producing value `v`; UINT32_MAX when none (an input, a
+ * constant, an absent or out-of-range `v`). */
+uint32_t dml_pkg_producer(const dml_pkg_function_t *f, uint32_t v);
+
 #ifdef __cplusplus
 }
 #endif

@@ -218,7 +218,9 @@ static void test_fashion_mlp_eval_step(void) {
 
 /* Run-time dims (tests/gpu_rtdims_cases.h): shape inputs fed at run time,
  * several data sets per package against the CPU; then a shape value the
- * CPU's rule refuses is the same error on Vulkan, before the device runs. */
+ * CPU's rule refuses is the same error on Vulkan, before the device runs,
+ * as is a shape value's producer the host runs (a Gather index out of
+ * range). */
 static void test_rtdims(void) {
   for (int i = 0; i < GPU_RT_N_CASES; i++) {
     size_t n = 0;
@@ -241,6 +243,18 @@ static void test_rtdims(void) {
       CHECK_ERROR(dml_rt_session_run(cpu), DML_STATUS_INVALID_ARGUMENT, "Reshape");
       CHECK_ERROR(dml_rt_session_run(vk), DML_STATUS_INVALID_ARGUMENT,
                   "computing the dims of node #0");
+    }
+    if (strcmp(gpu_rt_cases[i].what, "shape values the host computes first") == 0 && vk) {
+      /* a Gather index outside the table: the host's CPU kernel refuses it,
+       * as the CPU session does, before the device runs */
+      gpu_rt_case_t bad = gpu_rt_cases[i];
+      bad.sets[0].ints[3][1] = 7;
+      gpu_rt_bind(m, &bad, 0, cpu, vk);
+      CHECK_ERROR(dml_rt_session_run(cpu), DML_STATUS_OUT_OF_RANGE, "Gather");
+      CHECK_ERROR(dml_rt_session_run(vk), DML_STATUS_OUT_OF_RANGE,
+                  "computing shape value(s) of node #6");
+      /* then good values again */
+      gpu_rt_check(&gpu_rt_cases[i], m, cpu, vk);
     }
     gpu_test_close(m, cpu, vk);
   }
@@ -375,14 +389,21 @@ static void test_form_errors(void) {
        "  %y = Resize(%x, _, @s) {mode = \"linear\", antialias = 1} : f32[2,2]\n"
        "  return %y\n}\n",
        "(Resize): antialias=1"},
-      {"func @forward(%x: f32[2,3], %p: i64[4]) -> (f32[?]) {\n"
-       "  %a = Abs(%p) : i64[4]\n"
+      /* shape values from nodes the host does not run (dml_pkg_host_value):
+       * an input of more than 4096 bytes, a value with a symbolic dim */
+      {"global @s0 : i64[1] = dense<[0]>\n"
+       "global @s1 : i64[1] = dense<[4]>\n"
+       "func @forward(%x: f32[2,3], %p: i64[600]) -> (f32[?]) {\n"
+       "  %q = Slice(%p, @s0, @s1) : i64[4]\n"
+       "  %a = Abs(%q) : i64[4]\n"
        "  %y = Pad(%x, %a) {mode = \"reflect\"} : f32[?]\n  return %y\n}\n",
        "(Pad): its output dims depend on values computed on the device"},
-      {"global @en : i64[1] = dense<[3]>\n"
-       "func @forward(%x: f32[5], %st: i64[1]) -> (f32[?]) {\n"
-       "  %a = Neg(%st) : i64[1]\n"
-       "  %y = Slice(%x, %a, @en) : f32[?]\n  return %y\n}\n",
+      {"sym batch <= 4\n"
+       "global @en : i64[1] = dense<[3]>\n"
+       "func @forward(%x: f32[5], %b: f32[batch,1]) -> (f32[?]) {\n"
+       "  %r = Relu(%b) : f32[batch,1]\n"
+       "  %m = ArgMax(%r) {axis = 0, keepdims = 0} : i64[1]\n"
+       "  %y = Slice(%x, %m, @en) : f32[?]\n  return %y\n}\n",
        "(Slice): its output dims depend on values computed on the device"},
       {"global @b : f32[3] = dense<[1.0, 2.0, 3.0]>\n"
        "func @forward(%x: f32[2,3]) -> (f32[2,3]) {\n"
