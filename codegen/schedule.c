@@ -33,7 +33,7 @@ static void unsupported(sched_t *s, uint32_t node, const char *fmt, const char *
     s->err = dml_status_make(DML_STATUS_UNIMPLEMENTED, "codegen.schedule",
                              "function '%s' has nodes no GPU kernel implements yet",
                              s->fn->name);
-  char why[160];
+  char why[512];
   snprintf(why, sizeof why, fmt, arg ? arg : "");
   s->err = dml_status_detail(s->err, "node %u '%s' (%s): %s", node,
                              n->name ? n->name : "", n->op_name, why);
