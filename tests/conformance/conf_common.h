@@ -181,8 +181,9 @@ char *conf_generated_reason(const conf_result_t *r);
 int conf_apply_expected(conf_result_t *rs, size_t n, conf_expected_t *e, int update,
                         int all);
 /* Rewrites `path` from results rs: every failing or skipped test, with
- * its old reason from `old` where listed. The file's leading comment stays;
- * a new file gets `header` (may be NULL). 0 or -1. */
+ * its old reason from `old` where listed and still of the same kind (the
+ * reason starts with the result's kind), else the result's own. The file's leading
+ * comment stays; a new file gets `header` (may be NULL). 0 or -1. */
 int conf_write_expected(const char *path, const conf_result_t *rs, size_t n,
                         const conf_expected_t *old, const char *header);
 

@@ -1561,7 +1561,7 @@ static void usage(FILE *f) {
       "                     pytorch-converted, pytorch-operator, simple, real)\n"
       "  --expected FILE    the expected-failure list\n"
       "  --update-expected  rewrite --expected from this run (keeps the reasons of\n"
-      "                     tests still failing)\n"
+      "                     tests still failing the same way)\n"
       "  --json FILE        every test's result as JSON\n"
       "  --write-doc FILE   write the conformance page (docs/conformance.md)\n"
       "  --ops FILE         ONNX op list for the page (onnx_ops_7_17.txt)\n"

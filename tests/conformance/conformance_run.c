@@ -377,7 +377,7 @@ static void usage(FILE *f) {
           "                     device the run is skipped (exit 77)\n"
           "  --expected FILE    the expected-failure list (\"<suite>/<test> <reason>\")\n"
           "  --update-expected  rewrite --expected from this run (keeps the reasons of\n"
-          "                     tests still failing)\n"
+          "                     tests still failing the same way)\n"
           "  --json FILE        every test's result as JSON (as dml_conformance's)\n"
           "  --suites LIST      only these suites\n"
           "  --filter A,B       only tests whose name contains A or B\n"
