@@ -257,6 +257,10 @@ static const dml_kval_t *nan_max(dml_kpool_t *p, const dml_kval_t *a, const dml_
   if (!a || !b) return NULL;
   if (!dml_kdtype_is_float(a->dtype))
     return dml_kv_fn(p, is_max ? DML_KF_MAX : DML_KF_MIN, a, b);
+  /* a constant (not NaN) bound b, as in Relu and Clip: one compare, a < b
+   * ? b : a (a > b for min), false for a NaN a */
+  if (b->kind == DML_KV_CONST && b->c == b->c)
+    return dml_kv_select(p, dml_kv_fn(p, is_max ? DML_KF_LT : DML_KF_GT, a, b), b, a);
   const dml_kval_t *keep_a =
       dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, is_max ? DML_KF_GT : DML_KF_LT, a, b),
                 dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, a, a), NULL));

@@ -227,7 +227,7 @@ k0_gemm(float *__restrict__ arena, const float *__restrict__ weights, dml_syms_t
   if (((wg_y * 8u) + lid_y) < pc.sym[0]) {
     if (gid_x < 6u) {
       r0 = (r43 + weights[(48u + gid_x)]);
-      r1 = (((r0 > 0.0f) || (!(r0 == r0))) ? r0 : 0.0f);
+      r1 = ((r0 < 0.0f) ? 0.0f : r0);
       r2 = dml_tanh(r1);
       arena[(128u + ((((wg_y * 8u) + lid_y) * 6u) + gid_x))] = r2;
     }
