@@ -22,34 +22,15 @@
 #include "gpu_rtdims_cases.h"
 #include "gpu_test_ops2.h"
 #include "gpu_test_util.h"
-
-static const int64_t k_batches[] = {1, 3, 16};
-
-/* Compiles kernel form `text` for cpu,vulkan and checks it at each batch
- * in k_batches (gpu_test_check_form). */
-static void check_form(const char *what, const char *text, uint32_t want_kernels) {
-  size_t n = 0;
-  void *bytes = cg_package(text, "cpu,vulkan", &n);
-  if (!bytes) {
-    fprintf(stderr, "  (%s)\n", what);
-    return;
-  }
-  dml_rt_model_t *m = NULL;
-  dml_rt_session_t *cpu, *vk;
-  CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
-  free(bytes);
-  gpu_test_open(m, "vulkan", &cpu, &vk);
-  gpu_test_check_form(what, m, cpu, vk, k_batches, 3, want_kernels, 0);
-  gpu_test_close(m, cpu, vk);
-}
+#include "vulkan_forms.h"
 
 static void test_kernel_forms(void) {
-  gpu_test_kernel_forms(check_form, 1);
+  gpu_test_kernel_forms(vk_check_form, 1);
 }
 
 /* The forms of codegen/schedule_ops2.c (gpu_test_ops2.h). */
 static void test_ops2_forms(void) {
-  gpu_test_ops2_forms(check_form);
+  gpu_test_ops2_forms(vk_check_form);
 }
 
 /* GEMMs of random f16/bf16 operands (gpu_test_half_gemm_random: f32

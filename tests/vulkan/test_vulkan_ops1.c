@@ -16,31 +16,10 @@
 #include "codegen_test_util.h"
 #include "gpu_ops1_forms.h"
 #include "gpu_test_util.h"
-
-static const int64_t k_batches[] = {1, 3, 16};
-
-/* Compiles `text` for cpu,vulkan and opens both sessions (NULLs on
- * failure, a failed CHECK). */
-static dml_rt_model_t *open_pair(const char *text, dml_rt_session_t **cpu,
-                                 dml_rt_session_t **vk) {
-  size_t n = 0;
-  void *bytes = cg_package(text, "cpu,vulkan", &n);
-  dml_rt_model_t *m = NULL;
-  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
-  free(bytes);
-  gpu_test_open(m, "vulkan", cpu, vk);
-  return m;
-}
-
-static void check_form(const char *what, const char *text, uint32_t want_kernels) {
-  dml_rt_session_t *cpu, *vk;
-  dml_rt_model_t *m = open_pair(text, &cpu, &vk);
-  gpu_test_check_form(what, m, cpu, vk, k_batches, 3, want_kernels, 0);
-  gpu_test_close(m, cpu, vk);
-}
+#include "vulkan_forms.h"
 
 static void test_forms(void) {
-  gpu_test_ops1_forms(check_form);
+  gpu_test_ops1_forms(vk_check_form);
 }
 
 /* Runs `cpu` and `vk` on input 0 `x` (f32 [2,3]) and input 1 the scalar
@@ -89,7 +68,7 @@ static void run_scalar_case(const char *what, dml_rt_session_t *cpu, dml_rt_sess
 static void test_run_time_parameters(void) {
   static const float x[6] = {1, 2, 3, 4, 5, 6};
   dml_rt_session_t *cpu, *vk;
-  dml_rt_model_t *m = open_pair(
+  dml_rt_model_t *m = vk_open_pair(
       "func @forward(%x: f32[2,3], %a: i32[]) -> (f32[2,3]) {\n"
       "  %y = CumSum(%x, %a) : f32[2,3]\n  return %y\n}\n",
       &cpu, &vk);
@@ -101,7 +80,7 @@ static void test_run_time_parameters(void) {
     run_scalar_case("cumsum axis -2", cpu, vk, x, DML_DTYPE_I32, -2, ax0);
   }
   gpu_test_close(m, cpu, vk);
-  m = open_pair(
+  m = vk_open_pair(
       "func @forward(%x: f32[2,3], %k: i64[]) -> (f32[2,3]) {\n"
       "  %y = Trilu(%x, %k) : f32[2,3]\n  return %y\n}\n",
       &cpu, &vk);

@@ -17,31 +17,10 @@
 #include "codegen_test_util.h"
 #include "gpu_ops3_forms.h"
 #include "gpu_test_util.h"
-
-static const int64_t k_batches[] = {1, 3, 16};
-
-/* Compiles `text` for cpu,vulkan and opens both sessions (NULLs on
- * failure, a failed CHECK). */
-static dml_rt_model_t *open_pair(const char *text, dml_rt_session_t **cpu,
-                                 dml_rt_session_t **vk) {
-  size_t n = 0;
-  void *bytes = cg_package(text, "cpu,vulkan", &n);
-  dml_rt_model_t *m = NULL;
-  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
-  free(bytes);
-  gpu_test_open(m, "vulkan", cpu, vk);
-  return m;
-}
-
-static void check_form(const char *what, const char *text, uint32_t want_kernels) {
-  dml_rt_session_t *cpu, *vk;
-  dml_rt_model_t *m = open_pair(text, &cpu, &vk);
-  gpu_test_check_form(what, m, cpu, vk, k_batches, 3, want_kernels, 0);
-  gpu_test_close(m, cpu, vk);
-}
+#include "vulkan_forms.h"
 
 static void test_forms(void) {
-  gpu_test_ops3_forms(check_form);
+  gpu_test_ops3_forms(vk_check_form);
 }
 
 /* TopK of x (f32 [2, 6]) with k fed at run time on both sessions: outputs
@@ -95,7 +74,7 @@ static void run_topk(dml_rt_session_t *cpu, dml_rt_session_t *vk, const float *x
 static void test_topk_run_time_k(void) {
   static const float x[12] = {1.5f, -2, 7, 1.5f, 0, -2, 3, 3, 3, -1, 8, 3};
   dml_rt_session_t *cpu, *vk;
-  dml_rt_model_t *m = open_pair(
+  dml_rt_model_t *m = vk_open_pair(
       "func @forward(%x: f32[2,6], %k: i64[1]) -> (f32[?], i64[?]) {\n"
       "  %v, %i = TopK(%x, %k) {axis = 1} : f32[?], i64[?]\n"
       "  return %v, %i\n}\n",
@@ -121,7 +100,7 @@ static void test_topk_run_time_k(void) {
  * lavapipe: 5e-18, the f64 sums rounding to the CPU's floats. */
 static void test_dft_long(void) {
   dml_rt_session_t *cpu, *vk;
-  dml_rt_model_t *m = open_pair(
+  dml_rt_model_t *m = vk_open_pair(
       "func @forward(%x: f32[1,1000,1], %z: f32[1000,2]) -> (f32[1,1000,2], "
       "f32[1000,2]) {\n"
       "  %y = DFT(%x) : f32[1,1000,2]\n"
