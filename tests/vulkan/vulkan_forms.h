@@ -41,4 +41,17 @@ static inline void vk_check_form(const char *what, const char *text,
   gpu_test_close(m, cpu, vk);
 }
 
+/* A form the scheduler refuses: IR `text` compiles for the CPU and adding
+ * the vulkan target is UNIMPLEMENTED with a message containing `want`
+ * (the node and the reason). */
+static inline void vk_check_refused(const char *text, const char *want) {
+  size_t n = 0;
+  void *bytes = cg_package(text, NULL, &n);
+  CHECK(bytes != NULL);
+  if (!bytes) return;
+  CHECK_ERROR(dml_compile_add_kernels("vulkan", NULL, &bytes, &n),
+              DML_STATUS_UNIMPLEMENTED, want);
+  free(bytes);
+}
+
 #endif /* VULKAN_FORMS_H_ */
