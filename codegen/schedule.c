@@ -1011,18 +1011,20 @@ static void emit_ew_group(sched_t *s, const group_t *G) {
       return;
     }
     split_lets(&inner, &l, &w);
-    if (exact) {
-      block_append(&lets, &l);
-      block_append(&stores, &w);
-    } else {
-      dml_kblock_add(&lets, if_lt(s, idx, N, l.first));
-      dml_kblock_add(&stores, if_lt(s, idx, N, w.first));
-    }
+    block_append(&lets, &l);
+    block_append(&stores, &w);
   }
   K->flops = flops;
   K->bytes = bytes;
   dml_kblock_add(&lets, stores.first);
-  K->body = lets.first;
+  /* An invocation past S (the grid's last workgroup is partial) has no
+   * elements: checking each gid + j * S against numel instead would let
+   * invocation S + t redo element S + t, invocation t's second; in place
+   * (the output planned over an input), one of the two then reads the
+   * other's result (issue 23: a DenseNet block's BatchNorm+Relu applied
+   * twice on lavapipe, whose workgroups run in order). gid < S implies
+   * gid + j * S < numel for every j < u, as numel = u * S. */
+  K->body = exact ? lets.first : if_lt(s, gid, S, lets.first);
 }
 
 /* Copy kernel for a view that does not alias its input. */

@@ -17,6 +17,7 @@
 
 #include "codegen_test_util.h"
 #include "dml_codegen.h"
+#include "gpu_graph_forms.h"
 #include "gpu_ops1_forms.h"
 #include "gpu_ops3_forms.h"
 #include "gpu_rtdims_cases.h"
@@ -59,7 +60,8 @@ static void write_ir(const char *name, const char *text, const char *targets,
 
 static int g_case;
 /* Each kernel form of gpu_test_kernel_forms, gpu_test_ops2_forms,
- * gpu_test_ops1_forms and gpu_test_ops3_forms, for cpu,cuda, in
+ * gpu_test_ops1_forms, gpu_test_ops3_forms and gpu_graph_forms
+ * (gpu_graph_forms.h), for cpu,cuda, in
  * ops_<index>_<first word of what>_k<want_kernels>.dmlpkg (test_cuda reads the
  * number of kernels from the name). */
 static void write_form(const char *what, const char *text, uint32_t want_kernels) {
@@ -77,6 +79,7 @@ static void test_kernel_forms(void) {
   gpu_test_ops2_forms(write_form);
   gpu_test_ops1_forms(write_form);
   gpu_test_ops3_forms(write_form);
+  gpu_graph_forms(write_form);
 }
 
 /* A reference model (../shared/models/<name>.onnx) for cpu,cuda. */
