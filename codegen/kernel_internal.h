@@ -90,6 +90,18 @@ const dml_kval_t *dml_kv_atan(dml_kpool_t *p, const dml_kval_t *x);
 const dml_kval_t *dml_kv_asin(dml_kpool_t *p, const dml_kval_t *x);
 /* Round half to even (ONNX Round) for finite x. */
 const dml_kval_t *dml_kv_round_even(dml_kpool_t *p, const dml_kval_t *x);
+/* a ** b with C99 Annex F / IEEE 754 pow semantics for every f32 operand
+ * (negative bases with integral exponents signed by parity, non-integral
+ * ones NaN; pow(+-0, b < 0) = +-inf; pow(x, +-0) = pow(1, y) = 1, NaN
+ * operands included; infinities), from the renderers' pow of a positive
+ * finite base. */
+const dml_kval_t *dml_kv_pow(dml_kpool_t *p, const dml_kval_t *a, const dml_kval_t *b);
+/* x > 0 ? 1 : x < 0 ? -1 : x (ONNX Sign of floats: +-0 and NaN kept). */
+const dml_kval_t *dml_kv_sign_nan(dml_kpool_t *p, const dml_kval_t *x);
+/* log(1 + x) without cancellation for small |x| (Goldberg's form). */
+const dml_kval_t *dml_kv_log1p(dml_kpool_t *p, const dml_kval_t *x);
+/* softplus(x) = max(x, 0) + log1p(exp(-|x|)) (overflow-safe, NaN kept). */
+const dml_kval_t *dml_kv_softplus(dml_kpool_t *p, const dml_kval_t *x);
 
 /* Random values of the scheduler (schedule_random.c). */
 /* The 24 random bits (an i32 in [0, 2^24)) that node `node` of `fn` draws

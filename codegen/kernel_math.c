@@ -2,6 +2,8 @@
  * functions (kernel_internal.h), so every renderer (GLSL, CUDA C, MSL through
  * SPIR-V) gets them without a library of its own. Accuracy is noted per
  * function; the GPU tests compare with the CPU's libm within 1e-4. */
+#include <math.h>
+
 #include "kernel_internal.h"
 
 static const dml_kval_t *f1(dml_kpool_t *p, dml_kfn_t f, const dml_kval_t *a) {
@@ -92,4 +94,105 @@ const dml_kval_t *dml_kv_round_even(dml_kpool_t *p, const dml_kval_t *x) {
   const dml_kval_t *y = f2(p, DML_KF_SUB, r, f2(p, DML_KF_MUL, tie, odd));
   return dml_kv_select_pos(p, f2(p, DML_KF_SUB, k(p, 4194304.0), f1(p, DML_KF_ABS, x)), y,
                            x);
+}
+
+/* Small builders of bool-valued tests (DML_KF_EQ & co give bool). */
+static const dml_kval_t *b2(dml_kpool_t *p, dml_kfn_t f, const dml_kval_t *a,
+                            const dml_kval_t *b) {
+  return dml_kv_fn(p, f, a, b);
+}
+static const dml_kval_t *not_(dml_kpool_t *p, const dml_kval_t *a) {
+  return dml_kv_fn(p, DML_KF_NOT, a, NULL);
+}
+
+const dml_kval_t *dml_kv_pow(dml_kpool_t *p, const dml_kval_t *a, const dml_kval_t *b) {
+  /* C99 Annex F.10.4.4 (IEEE 754 pow), built on the renderers' pow only
+   * for a positive finite base and a finite exponent (GLSL's and Metal's
+   * pow are undefined for a < 0 and for a = 0, b <= 0):
+   *   b = +-0 or a = 1: 1 (NaN operands included); -1 ** +-inf: 1;
+   *   else a NaN operand: NaN;
+   *   |a| = 0 or inf, or |b| = inf: (|a| < 1) == (b > 0) ? +0 : +inf,
+   *     except that an odd integral b keeps a's sign: b > 0 ? a : 1 / a;
+   *   a < 0 finite: NaN for a non-integral b, else -+ |a| ** b by b's parity.
+   * b is odd when floor(b) == b and floor(b / 2) * 2 != b (every |b| >=
+   * 2^24 is even). */
+  if (!a || !b) return NULL;
+  const dml_kval_t *zero = k(p, 0.0), *one = k(p, 1.0), *inf = k(p, (double)INFINITY);
+  const dml_kval_t *m = f1(p, DML_KF_ABS, a);
+  const dml_kval_t *bint = b2(p, DML_KF_EQ, f1(p, DML_KF_FLOOR, b), b);
+  const dml_kval_t *odd =
+      b2(p, DML_KF_AND, bint,
+         not_(p, b2(p, DML_KF_EQ,
+                    f2(p, DML_KF_MUL,
+                       f1(p, DML_KF_FLOOR, f2(p, DML_KF_MUL, b, k(p, 0.5))), k(p, 2.0)),
+                    b)));
+  const dml_kval_t *m0 = b2(p, DML_KF_EQ, m, zero), *minf = b2(p, DML_KF_EQ, m, inf);
+  const dml_kval_t *binf = b2(p, DML_KF_EQ, f1(p, DML_KF_ABS, b), inf);
+  const dml_kval_t *bpos = b2(p, DML_KF_GT, b, zero);
+  const dml_kval_t *ext = b2(p, DML_KF_OR, b2(p, DML_KF_OR, m0, minf), binf);
+  const dml_kval_t *ext_mag = dml_kv_select(
+      p, not_(p, b2(p, DML_KF_XOR, b2(p, DML_KF_LT, m, one), bpos)), zero, inf);
+  /* a subnormal |a| is scaled by 2^64 first (lavapipe's pow reads it as
+   * about 2^-127): m^b = (m 2^64)^b (2^-64)^b */
+  const dml_kval_t *sub = b2(p, DML_KF_LT, m, k(p, 1.1754943508222875e-38));
+  const dml_kval_t *ms =
+      dml_kv_select(p, sub, f2(p, DML_KF_MUL, m, k(p, 18446744073709551616.0)), m);
+  const dml_kval_t *pw = f2(p, DML_KF_POW, ms, b);
+  pw = dml_kv_select(
+      p, sub, f2(p, DML_KF_MUL, pw, f2(p, DML_KF_POW, k(p, 5.42101086242752217e-20), b)),
+      pw);
+  const dml_kval_t *mag = dml_kv_select(p, ext, ext_mag, pw);
+  const dml_kval_t *neg = b2(p, DML_KF_LT, a, zero);
+  const dml_kval_t *r =
+      dml_kv_select(p, neg,
+                    dml_kv_select(p, b2(p, DML_KF_OR, bint, minf),
+                                  dml_kv_select(p, odd, f1(p, DML_KF_NEG, mag), mag),
+                                  k(p, (double)NAN)),
+                    mag);
+  r = dml_kv_select(p, b2(p, DML_KF_AND, odd, b2(p, DML_KF_OR, m0, minf)),
+                    dml_kv_select(p, bpos, a, f1(p, DML_KF_RECIP, a)), r);
+  const dml_kval_t *nan_in =
+      b2(p, DML_KF_OR, not_(p, b2(p, DML_KF_EQ, a, a)), not_(p, b2(p, DML_KF_EQ, b, b)));
+  r = dml_kv_select(p, nan_in, f2(p, DML_KF_ADD, a, b), r);
+  const dml_kval_t *unit = b2(
+      p, DML_KF_OR, b2(p, DML_KF_OR, b2(p, DML_KF_EQ, b, zero), b2(p, DML_KF_EQ, a, one)),
+      b2(p, DML_KF_AND, b2(p, DML_KF_EQ, m, one), binf));
+  return dml_kv_select(p, unit, one, r);
+}
+
+const dml_kval_t *dml_kv_sign_nan(dml_kpool_t *p, const dml_kval_t *x) {
+  /* x > 0 ? 1 : x < 0 ? -1 : x (the CPU's Sign: +-0 and NaN are kept,
+   * where GLSL's sign(NaN) is 0) */
+  if (!x) return NULL;
+  const dml_kval_t *zero = dml_kv_fconst(p, x->dtype, 0.0f);
+  return dml_kv_select(
+      p, b2(p, DML_KF_GT, x, zero), dml_kv_fconst(p, x->dtype, 1.0f),
+      dml_kv_select(p, b2(p, DML_KF_LT, x, zero), dml_kv_fconst(p, x->dtype, -1.0f), x));
+}
+
+const dml_kval_t *dml_kv_log1p(dml_kpool_t *p, const dml_kval_t *x) {
+  /* log1p(x) = 2 atanh(s), s = x / (2 + x), for -1/2 <= x <= 1 (|s| <=
+   * 1/3): 2 s (1 + s^2/3 + s^4/5 + ... + s^16/17), truncation below 1e-9
+   * relative, no cancellation (a form that takes u - 1 with u = 1 + x is
+   * undone by shader compilers that reassociate); log(1 + x) elsewhere,
+   * where it is >= log 2 in magnitude or x < -1/2 */
+  if (!x) return NULL;
+  const dml_kval_t *s = f2(p, DML_KF_DIV, x, f2(p, DML_KF_ADD, k(p, 2.0), x));
+  const dml_kval_t *s2 = f2(p, DML_KF_MUL, s, s);
+  const dml_kval_t *poly = k(p, 1.0 / 17.0);
+  for (int i = 7; i >= 0; i--)
+    poly = f2(p, DML_KF_ADD, k(p, 1.0 / (2 * i + 1)), f2(p, DML_KF_MUL, s2, poly));
+  const dml_kval_t *small = f2(p, DML_KF_MUL, f2(p, DML_KF_ADD, s, s), poly);
+  const dml_kval_t *in =
+      b2(p, DML_KF_AND, b2(p, DML_KF_GE, x, k(p, -0.5)), b2(p, DML_KF_LE, x, k(p, 1.0)));
+  return dml_kv_select(p, in, small, f1(p, DML_KF_LOG, f2(p, DML_KF_ADD, k(p, 1.0), x)));
+}
+
+const dml_kval_t *dml_kv_softplus(dml_kpool_t *p, const dml_kval_t *x) {
+  /* max(x, 0) + log1p(exp(-|x|)): no overflow for large x, no cancellation
+   * for x << 0 (softplus(-20) = 2.06e-9, not 0); NaN kept */
+  if (!x) return NULL;
+  const dml_kval_t *pos = dml_kv_select(p, b2(p, DML_KF_LT, x, k(p, 0.0)), k(p, 0.0), x);
+  return f2(p, DML_KF_ADD, pos,
+            dml_kv_log1p(p, f1(p, DML_KF_EXP, f1(p, DML_KF_NEG, f1(p, DML_KF_ABS, x)))));
 }

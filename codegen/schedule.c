@@ -381,22 +381,48 @@ static int ew_op(dml_op_t op) {
   }
 }
 
+static int const_scalar(sched_t *s, const dml_pkg_node_t *n, uint32_t k, double *out);
+
+/* Pow of f32 values with a compile-time exponent `e`: the exact special
+ * forms (x*x, ..., each C99 pow's result for every x, NaN and infinities
+ * included: x*x is pow(x, 2) rounded once, x*x*x within one rounding
+ * more), else the general dml_kv_pow. */
+static const dml_kval_t *pow_const(dml_kpool_t *p, const dml_kval_t *a, double e) {
+  if (e == 0.0) return dml_kv_const(p, 1.0f);
+  if (e == 1.0) return a;
+  if (e == 2.0) return dml_kv_fn(p, DML_KF_MUL, a, a);
+  if (e == 3.0) return dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_MUL, a, a), a);
+  if (e == 0.5) /* sqrt(-0) is -0 and sqrt(-inf) NaN, pow gives +0 and +inf */
+    return dml_kv_select(
+        p, dml_kv_fn(p, DML_KF_EQ, a, dml_kv_const(p, -INFINITY)),
+        dml_kv_const(p, INFINITY),
+        dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, a, dml_kv_const(p, 0.0f)),
+                      dml_kv_const(p, 0.0f), dml_kv_fn(p, DML_KF_SQRT, a, NULL)));
+  return dml_kv_pow(p, a, dml_kv_const(p, (float)e));
+}
+
 /* Pow (ONNX Pow-15: base and exponent of any numeric dtypes, the output
  * the base's), as the CPU computes it: a float operand makes it a float
- * power (computed in f32; f64 is not emitted), two integer ones the
- * wrapping integer power (i32 when both fit in 32 bits, else i64). An
- * integer base with an integral float exponent takes the integer power
- * too: the CPU's double pow is exact there, f32 pow is not. */
+ * power (computed in f32 with C99 pow semantics, dml_kv_pow; f64 is not
+ * emitted), two integer ones the wrapping integer power (i32 when both
+ * fit in 32 bits, else i64). An integer base with an integral float
+ * exponent takes the integer power too: the CPU's double pow is exact
+ * there, f32 pow is not. A constant f32 scalar exponent takes pow_const's
+ * special forms. */
 static const dml_kval_t *pow_value(sched_t *s, const dml_pkg_node_t *n,
                                    const dml_kval_t *const *x) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
   dml_kdtype_t yt = kdt(y), et = x[1]->dtype;
   if (dml_kdtype_is_float(yt)) {
-    const dml_kval_t *e = (et == DML_KT_F16 || et == DML_KT_BF16 || et == DML_KT_F32)
-                              ? x[1]
-                              : dml_kv_cast(p, DML_KT_F32, x[1]);
-    return dml_kv_fn(p, DML_KF_POW, x[0], e);
+    const dml_kval_t *a = dml_kv_cast(p, DML_KT_F32, x[0]), *r;
+    double ce;
+    const dml_pkg_value_t *ev = val(s, n->inputs[1]);
+    if (ev && ev->type.dtype == DML_DTYPE_F32 && const_scalar(s, n, 1, &ce))
+      r = pow_const(p, a, ce);
+    else
+      r = dml_kv_pow(p, a, dml_kv_cast(p, DML_KT_F32, x[1]));
+    return dml_kv_cast(p, yt, r);
   }
   int wide = dml_kdtype_size(yt) > 4 || dml_kdtype_size(et) > 4 || yt == DML_KT_U32 ||
              dml_kdtype_is_float(et);
@@ -407,7 +433,7 @@ static const dml_kval_t *pow_value(sched_t *s, const dml_pkg_node_t *n,
   if (!dml_kdtype_is_float(et)) return ip;
   const dml_kval_t *e32 = dml_kv_cast(p, DML_KT_F32, x[1]);
   const dml_kval_t *fp =
-      dml_kv_cast(p, yt, dml_kv_fn(p, DML_KF_POW, dml_kv_cast(p, DML_KT_F32, x[0]), e32));
+      dml_kv_cast(p, yt, dml_kv_pow(p, dml_kv_cast(p, DML_KT_F32, x[0]), e32));
   return dml_kv_select(
       p, dml_kv_fn(p, DML_KF_EQ, dml_kv_fn(p, DML_KF_FLOOR, e32, NULL), e32), ip, fp);
 }
@@ -418,7 +444,9 @@ static const dml_kval_t *ew_typed_value(sched_t *s, const dml_pkg_node_t *n,
                                         dml_kdtype_t t, const dml_kval_t *const *x) {
   dml_kpool_t *p = s->pool;
   switch (n->op) {
-    case DML_OP_SIGN: return dml_kv_fn(p, DML_KF_SIGN, x[0], NULL);
+    case DML_OP_SIGN: /* floats keep NaN and +-0 (GLSL's sign(NaN) is 0) */
+      return dml_kdtype_is_float(t) ? dml_kv_sign_nan(p, x[0])
+                                    : dml_kv_fn(p, DML_KF_SIGN, x[0], NULL);
     case DML_OP_NOT: return dml_kv_fn(p, DML_KF_NOT, x[0], NULL);
     case DML_OP_CAST: return dml_kv_cast(p, t, x[0]);
     case DML_OP_MOD:
@@ -477,12 +505,7 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
       return dml_kv_fn(p, DML_KF_MAX, dml_kv_const(p, 0.0f),
                        dml_kv_fn(p, DML_KF_MIN, dml_kv_const(p, 1.0f), y));
     }
-    case DML_OP_SOFTPLUS:
-      /* log(1 + exp(x)) */
-      return dml_kv_fn(p, DML_KF_LOG,
-                       dml_kv_fn(p, DML_KF_ADD, dml_kv_const(p, 1.0f),
-                                 dml_kv_fn(p, DML_KF_EXP, x[0], NULL)),
-                       NULL);
+    case DML_OP_SOFTPLUS: return dml_kv_softplus(p, x[0]);
     case DML_OP_CLIP: {
       const dml_kval_t *y = x[0];
       if (n->n_inputs > 1 && x[1]) y = nan_max(p, y, x[1], 1);
@@ -4111,12 +4134,7 @@ static const dml_kval_t *rnn_act(dml_kpool_t *p, const rnn_act_t *a,
     case RA_SOFTSIGN:
       return dml_kv_fn(p, DML_KF_DIV, x,
                        dml_kv_fn(p, DML_KF_ADD, one, dml_kv_fn(p, DML_KF_ABS, x, NULL)));
-    case RA_SOFTPLUS:
-      return dml_kv_select(
-          p, dml_kv_fn(p, DML_KF_GT, x, dml_kv_const(p, 30.0f)), x,
-          dml_kv_fn(p, DML_KF_LOG,
-                    dml_kv_fn(p, DML_KF_ADD, one, dml_kv_fn(p, DML_KF_EXP, x, NULL)),
-                    NULL));
+    case RA_SOFTPLUS: return dml_kv_softplus(p, x);
     default: return x;
   }
 }

@@ -59,7 +59,7 @@ static double unary_f64(dml_op_t op, const uparams_t *p, double x) {
     case DML_OP_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
     case DML_OP_HARD_SIGMOID: return fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
     case DML_OP_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
-    case DML_OP_SOFTPLUS: return x > 30 ? x : log1p(exp(x));
+    case DML_OP_SOFTPLUS: return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x)));
     case DML_OP_SOFTSIGN: return x / (1.0 + fabs(x));
     case DML_OP_TANH: return tanh(x);
     case DML_OP_ERF: return erf(x);
@@ -134,7 +134,8 @@ static void unary_f32(dml_op_t op, const uparams_t *p, const float *in, float *o
     case DML_OP_SELU: UNARY_LOOP(x > 0.0f ? g * x : g * a * expm1f(x)) break;
     case DML_OP_SIGMOID:
       UNARY_LOOP(x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x))) break;
-    case DML_OP_SOFTPLUS: UNARY_LOOP(x > 20.0f ? x : log1pf(expf(x))) break;
+    case DML_OP_SOFTPLUS:
+      UNARY_LOOP((x > 0.0f ? x : 0.0f) + log1pf(expf(-fabsf(x)))) break;
     case DML_OP_TANH: UNARY_LOOP(tanhf(x)) break;
     case DML_OP_ERF: UNARY_LOOP(erff(x)) break;
     case DML_OP_EXP: UNARY_LOOP(expf(x)) break;

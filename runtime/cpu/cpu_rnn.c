@@ -80,7 +80,7 @@ static double act_apply(const act_t *a, double x) {
     }
     case A_ELU: return x >= 0 ? x : a->alpha * (exp(x) - 1);
     case A_SOFTSIGN: return x / (1 + fabs(x));
-    case A_SOFTPLUS: return x > 30 ? x : log1p(exp(x));
+    case A_SOFTPLUS: return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x)));
     default: return x;
   }
 }
