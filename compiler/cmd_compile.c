@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dml_driver.h"
+#include "dml_file.h"
 #include "dml_npy.h"
 #include "dml_train.h"
 #include "dmlc_cmds.h"
@@ -247,11 +248,12 @@ int dmlc_cmd_compile(int argc, char **argv) {
       goto done;
     }
   }
-  if (model && out && !strcmp(model, out)) {
-    fprintf(
-        stderr,
-        "error: dmlc compile: the output '%s' is the model itself; choose another -o\n",
-        out);
+  /* One file by device and inode, not by spelling ("m.onnx", "./m.onnx"). */
+  if (model && out && (!strcmp(model, out) || dml_file_same(model, out))) {
+    fprintf(stderr,
+            "error: dmlc compile: the output '%s' is the model '%s' itself; choose "
+            "another -o\n",
+            out, model);
     goto done;
   }
   if (!model || !out) {

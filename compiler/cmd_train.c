@@ -13,9 +13,11 @@
 
 #include "dml_cpu.h"
 #include "dml_driver.h"
+#include "dml_file.h"
 #include "dml_onnx_export.h"
 #include "dml_pkg.h"
 #include "dml_rt.h"
+#include "dml_safetensors.h"
 #include "dml_train.h"
 #include "dml_train_data.h"
 #include "dml_trainer.h"
@@ -65,7 +67,12 @@ static void usage(FILE *f) {
       "  --checkpoint-every N      write DIR/epoch-NNNN.safetensors every N epochs\n"
       "  --checkpoint-dir DIR      where checkpoints go (created if missing)\n"
       "  --resume CKPT             continue from a checkpoint of the same model and\n"
-      "                            options (to --epochs in total)\n"
+      "                            options (to --epochs in total); a checkpoint of\n"
+      "                            another seed, batch size, learning rate (schedule),\n"
+      "                            validation split, loss, output, optimizer,\n"
+      "                            momentum, weight decay or clipping is refused\n"
+      "  --resume-anyway           resume even when those differ (each difference is\n"
+      "                            noted)\n"
       "  --seed N                  shuffling and random ops (default 0)\n"
       "  --no-shuffle              visit rows in order\n"
       "\n"
@@ -187,6 +194,109 @@ static double mib(double b) {
   return b / (1024.0 * 1024.0);
 }
 
+/* This run's configuration, one "key=value" a line: what decides the
+ * training trajectory, stored in checkpoints (dml_fit_options_t.run_config)
+ * and compared on --resume. */
+static void run_config(char *buf, size_t cap, const dml_fit_options_t *o,
+                       const dml_train_config_t *c) {
+  const dml_lr_schedule_t *l = &o->lr;
+  char lr[192];
+  switch (l->kind) {
+    case DML_LR_STEP:
+      snprintf(lr, sizeof lr, "step:%.17g,%d,%.17g", l->initial, (int)l->every,
+               l->factor);
+      break;
+    case DML_LR_EXPONENTIAL:
+      snprintf(lr, sizeof lr, "exponential:%.17g,%.17g", l->initial, l->rate);
+      break;
+    case DML_LR_COSINE:
+      snprintf(lr, sizeof lr, "cosine:%.17g,%.17g,%d", l->initial, l->minimum,
+               (int)l->warmup);
+      break;
+    default: snprintf(lr, sizeof lr, "constant:%.17g", l->initial); break;
+  }
+  snprintf(buf, cap,
+           "seed=%" PRIu64 "\nbatch_size=%" PRId64
+           "\nshuffle=%d\nlr=%s\n"
+           "validation_split=%.17g\nloss=%s\noutput=%s\noptimizer=%s\nmomentum=%.17g\n"
+           "weight_decay=%.17g\nclip_norm=%.17g\nclip_value=%.17g",
+           o->seed, o->batch_size, o->shuffle, lr, o->validation_split,
+           dml_loss_kind_name(c->loss), c->output ? c->output : "(first)",
+           dml_optimizer_kind_name(c->optimizer), c->momentum, c->weight_decay,
+           c->clip_norm, c->clip_value);
+}
+
+/* The value of `key` in a run_config() text, as a [begin, end) span. */
+static int config_value(const char *cfg, const char *key, const char **b,
+                        const char **e) {
+  size_t kl = strlen(key);
+  for (const char *p = cfg; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    const char *end = nl ? nl : p + strlen(p);
+    if ((size_t)(end - p) > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+      *b = p + kl + 1;
+      *e = end;
+      return 1;
+    }
+    p = nl ? nl + 1 : NULL;
+  }
+  return 0;
+}
+
+/* Compares checkpoint `path`'s recorded configuration with this run's
+ * (`run`): a difference is an error unless `anyway`, then a note. */
+static dml_status_t check_resume_config(const char *path, const char *run, int anyway) {
+  dml_safetensors_t *f = NULL;
+  void *bytes = NULL;
+  dml_status_t st = dml_safetensors_read_file(path, &f, &bytes);
+  if (st) return dml_status_annotate(st, "reading checkpoint '%s' (--resume)", path);
+  const char *ck = dml_safetensors_meta(f, "config");
+  if (!ck) {
+    fprintf(stderr,
+            "note: checkpoint '%s' records no run configuration (an older dmlc wrote "
+            "it): seed, batch size, learning rate, loss and optimizer not compared\n",
+            path);
+  } else {
+    int n_diff = 0;
+    for (const char *p = run; p && *p;) {
+      const char *nl = strchr(p, '\n'), *eq = strchr(p, '=');
+      const char *end = nl ? nl : p + strlen(p);
+      char key[64];
+      if (eq && eq < end && (size_t)(eq - p) < sizeof key) {
+        memcpy(key, p, (size_t)(eq - p));
+        key[eq - p] = 0;
+        const char *b = NULL, *e = NULL;
+        int have = config_value(ck, key, &b, &e);
+        if (!have || (size_t)(e - b) != (size_t)(end - eq - 1) ||
+            strncmp(b, eq + 1, (size_t)(e - b))) {
+          if (!n_diff++ && !anyway)
+            st = dml_status_make(
+                DML_STATUS_FAILED_PRECONDITION, "dmlc.train",
+                "--resume '%s': the checkpoint was written by a run of another "
+                "configuration",
+                path);
+          if (!anyway)
+            st = dml_status_detail(st, "%s: checkpoint %.*s, this run %.*s", key,
+                                   have ? (int)(e - b) : 6, have ? b : "(none)",
+                                   (int)(end - eq - 1), eq + 1);
+          else
+            fprintf(stderr, "note: --resume-anyway: %s: checkpoint %.*s, this run %.*s\n",
+                    key, have ? (int)(e - b) : 6, have ? b : "(none)",
+                    (int)(end - eq - 1), eq + 1);
+        }
+      }
+      p = nl ? nl + 1 : NULL;
+    }
+    if (st)
+      st = dml_status_detail(st,
+                             "run with the checkpoint's options, or pass --resume-anyway "
+                             "to continue with this run's");
+  }
+  dml_safetensors_release(f);
+  free(bytes);
+  return st;
+}
+
 int dmlc_cmd_train(int argc, char **argv) {
   const char *model_path = NULL, *data = NULL, *val_data = NULL, *out_pkg = NULL;
   const char *history = NULL, *export_onnx = NULL, *device = "cpu", *resume = NULL, *v;
@@ -202,6 +312,8 @@ int dmlc_cmd_train(int argc, char **argv) {
   dml_data_options_init(&dopt);
   double lr = 1e-3;
   int64_t batch_bound = 0, iv;
+  int resume_anyway = 0;
+  char config[2048];
   dml_status_t st;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -261,6 +373,8 @@ int dmlc_cmd_train(int argc, char **argv) {
       o.checkpoint_every = (int32_t)iv;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--checkpoint-dir"))) {
       o.checkpoint_dir = v;
+    } else if (!strcmp(argv[i], "--resume-anyway")) {
+      resume_anyway = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--resume"))) {
       resume = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--seed"))) {
@@ -298,6 +412,16 @@ int dmlc_cmd_train(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  /* One file by device and inode, not by spelling ("m.onnx", "./m.onnx"). */
+  const char *outs[2] = {out_pkg, export_onnx};
+  for (int k = 0; k < 2; k++)
+    if (outs[k] && (!strcmp(outs[k], model_path) || dml_file_same(outs[k], model_path))) {
+      fprintf(stderr,
+              "error: dmlc train: the output '%s' is the model '%s' itself; choose "
+              "another %s\n",
+              outs[k], model_path, k ? "--export-onnx" : "-o");
+      return 2;
+    }
   if (o.checkpoint_every > 0 && !o.checkpoint_dir) {
     fprintf(stderr, "error: dmlc train: --checkpoint-every needs --checkpoint-dir\n");
     return 2;
@@ -314,6 +438,10 @@ int dmlc_cmd_train(int argc, char **argv) {
     o.lr.kind = DML_LR_CONSTANT;
     o.lr.initial = lr;
   }
+  if (resume_anyway && !resume)
+    return dmlc_usage_error("train", "--resume-anyway needs --resume CKPT");
+  run_config(config, sizeof config, &o, &cfg);
+  o.run_config = config;
   if (!batch_bound) batch_bound = o.batch_size > 64 ? o.batch_size : 64;
   if (batch_bound < o.batch_size) {
     fprintf(stderr,
@@ -342,23 +470,8 @@ int dmlc_cmd_train(int argc, char **argv) {
   size_t onnx_size = 0;
 
   /* 1. compile with the training functions */
-  FILE *f = fopen(model_path, "rb");
-  if (!f) {
-    st = dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO,
-                         "dmlc.train", "cannot open '%s': %s", model_path,
-                         strerror(errno));
-    goto out;
-  }
-  fseek(f, 0, SEEK_END);
-  long fl = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  onnx = (uint8_t *)malloc(fl > 0 ? (size_t)fl : 1);
-  onnx_size = onnx && fl > 0 ? fread(onnx, 1, (size_t)fl, f) : 0;
-  fclose(f);
-  if (!onnx || fl < 0 || onnx_size != (size_t)fl) {
-    st = dml_status_make(DML_STATUS_IO, "dmlc.train", "reading '%s' failed", model_path);
-    goto out;
-  }
+  st = dml_file_read_all("dmlc.train", model_path, &onnx, &onnx_size);
+  if (st) goto out;
   char base_dir[4096];
   snprintf(base_dir, sizeof base_dir, "%s", model_path);
   char *slash = strrchr(base_dir, '/');
@@ -428,7 +541,8 @@ int dmlc_cmd_train(int argc, char **argv) {
              vspec ? " of " : "", vspec ? data : "");
   }
   if (resume) {
-    st = dml_trainer_load_checkpoint(t, resume);
+    st = check_resume_config(resume, config, resume_anyway);
+    if (!st) st = dml_trainer_load_checkpoint(t, resume);
     if (st) goto out;
     if (o.verbose)
       printf("resumed from %s at epoch %d, step %" PRIu64 "\n", resume,

@@ -1,4 +1,5 @@
 /* main.c — `dmlc`: compile ONNX models into .dmlpkg packages and run them. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,17 @@ int dmlc_report(dml_status_t status) {
   free(msg);
   dml_status_free(status);
   return 1;
+}
+
+int dmlc_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "error: dmlc%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nsee 'dmlc%s%s --help' for the usage and flags\n", cmd ? " " : "",
+          cmd ? cmd : "");
+  return 2;
 }
 
 const char *dmlc_flag_value(int argc, char **argv, int *i, const char *flag) {
