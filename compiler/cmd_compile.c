@@ -143,6 +143,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
   int rc = 2;
   if (!bind || !bind_t || !bind_buf) {
     fprintf(stderr, "error: dmlc compile: out of memory\n");
+    rc = 1;
     goto done;
   }
   for (int i = 1; i < argc; i++) {
@@ -192,6 +193,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
       if (!name) {
         free(bind_buf[n_bind]);
         fprintf(stderr, "error: dmlc compile: out of memory\n");
+        rc = 1;
         goto done;
       }
       memcpy(name, v, (size_t)(eq - v));
@@ -238,7 +240,6 @@ int dmlc_cmd_compile(int argc, char **argv) {
       train_flags = 1;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "error: dmlc compile: unknown or incomplete flag '%s'\n", argv[i]);
-      usage(stderr);
       goto done;
     } else if (!model) {
       model = argv[i];
@@ -259,7 +260,6 @@ int dmlc_cmd_compile(int argc, char **argv) {
   if (!model || !out) {
     fprintf(stderr, "error: dmlc compile: %s\n",
             !model ? "no model given" : "no output given (-o)");
-    usage(stderr);
     goto done;
   }
   if (train_flags && !train) {
@@ -291,6 +291,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
       (long long)r.arena_bytes, (unsigned long long)r.package_bytes, r.compile_ms);
   rc = 0;
 done:
+  if (rc == 2) dmlc_usage_hint("compile"); /* the error was printed */
   free_bindings(bind, bind_t, bind_buf, n_bind);
   return rc;
 }

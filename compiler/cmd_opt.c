@@ -61,10 +61,9 @@ static void list_passes(FILE *f) {
 }
 
 static int usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "error: dmlc opt: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n(see `dmlc opt --help`)\n");
-  return 2;
+  char msg[512];
+  snprintf(msg, sizeof msg, fmt, arg);
+  return dmlc_usage_error("opt", "%s", msg);
 }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -196,10 +195,8 @@ int dmlc_cmd_opt(int argc, char **argv) {
     list_passes(stdout);
     return 0;
   }
-  if (!path) {
-    opt_usage(stderr);
-    return 2;
-  }
+  if (!path)
+    return dmlc_usage_error("opt", "no input given (a .dmlir file or an ONNX model)");
   if (!pipeline) pipeline = ends_with(path, ".onnx") ? "shape-infer" : "";
   if (!strcmp(pipeline, "default")) pipeline = dml_pass_default_pipeline();
 

@@ -788,66 +788,52 @@ int dmlc_cmd_serve(int argc, char **argv) {
       device = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--port"))) {
       if (parse_i64(v, 0, 65535, &port)) {
-        fprintf(stderr, "error: dmlc serve: --port takes 0..65535, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--port takes 0..65535, not '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-size"))) {
       if (parse_i64(v, 1, INT32_MAX, &batch)) {
-        fprintf(stderr,
-                "error: dmlc serve: --batch-size takes a positive number, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--batch-size takes a positive number, not '%s'",
+                                v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--instances"))) {
       if (parse_i64(v, 1, 256, &instances)) {
-        fprintf(stderr, "error: dmlc serve: --instances takes 1..256, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--instances takes 1..256, not '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--max-body-bytes"))) {
       if (parse_i64(v, 1024, (int64_t)1 << 40, &max_body)) {
-        fprintf(stderr,
-                "error: dmlc serve: --max-body-bytes takes 1024..2^40, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--max-body-bytes takes 1024..2^40, not '%s'",
+                                v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--max-connections"))) {
       if (parse_i64(v, 1, 65536, &max_conn)) {
-        fprintf(stderr, "error: dmlc serve: --max-connections takes 1..65536, not '%s'\n",
-                v);
-        return 2;
+        return dmlc_usage_error("serve", "--max-connections takes 1..65536, not '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-timeout-ms"))) {
       char *end;
       timeout_ms = strtod(v, &end);
       if (!*v || *end || !(timeout_ms >= 0 && timeout_ms <= 3.6e6)) {
-        fprintf(stderr,
-                "error: dmlc serve: --batch-timeout-ms takes 0..3600000, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--batch-timeout-ms takes 0..3600000, not '%s'",
+                                v);
       }
     } else if (!strcmp(argv[i], "--verbose")) {
       verbosity = 2;
     } else if (!strcmp(argv[i], "--quiet")) {
       verbosity = 0;
     } else if (argv[i][0] == '-') {
-      fprintf(stderr, "error: dmlc serve: unknown flag '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return dmlc_usage_error("serve", "unknown flag '%s'", argv[i]);
     } else if (!pkg) {
       pkg = argv[i];
     } else {
-      fprintf(stderr, "error: dmlc serve: more than one package given ('%s')\n", argv[i]);
-      return 2;
+      return dmlc_usage_error("serve", "more than one package given ('%s')", argv[i]);
     }
   }
-  if (!pkg) {
-    usage(stderr);
-    return 2;
-  }
+  if (!pkg) return dmlc_usage_error("serve", "no package given");
   struct sockaddr_in addr;
   memset(&addr, 0, sizeof addr);
   addr.sin_family = AF_INET;
   addr.sin_port = htons((uint16_t)port);
   if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
-    fprintf(stderr, "error: dmlc serve: --host takes an IPv4 address, not '%s'\n", host);
-    return 2;
+    return dmlc_usage_error("serve", "--host takes an IPv4 address, not '%s'", host);
   }
   char defname[256];
   if (!name) {
@@ -859,8 +845,7 @@ int dmlc_cmd_serve(int argc, char **argv) {
     name = defname;
   }
   if (!*name || strchr(name, '/')) {
-    fprintf(stderr, "error: dmlc serve: bad model name '%s'\n", name);
-    return 2;
+    return dmlc_usage_error("serve", "bad model name '%s'", name);
   }
 
   dml_rt_model_t *model = NULL;

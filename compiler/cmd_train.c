@@ -95,19 +95,21 @@ static int parse_double(const char *flag, const char *v, double *out) {
   errno = 0;
   double d = strtod(v, &end);
   if (!*v || *end || errno || !isfinite(d)) {
-    fprintf(stderr, "error: dmlc train: bad %s '%s' (a number)\n", flag, v);
+    dmlc_usage_error("train", "bad %s '%s' (a number)", flag, v);
     return 0;
   }
   *out = d;
   return 1;
 }
-static int parse_int(const char *flag, const char *v, int64_t min, int64_t *out) {
+/* An integer in [min, max]; else a usage error (printed) and 0. */
+static int parse_int(const char *flag, const char *v, int64_t min, int64_t max,
+                     int64_t *out) {
   char *end;
   errno = 0;
   long long d = strtoll(v, &end, 10);
-  if (!*v || *end || errno || d < min) {
-    fprintf(stderr, "error: dmlc train: bad %s '%s' (an integer >= %" PRId64 ")\n", flag,
-            v, min);
+  if (!*v || *end || errno || d < min || d > max) {
+    dmlc_usage_error("train", "bad %s '%s' (an integer in [%" PRId64 ", %" PRId64 "])",
+                     flag, v, min, max);
     return 0;
   }
   *out = (int64_t)d;
@@ -128,7 +130,7 @@ static int parse_early(const char *v, dml_fit_options_t *o) {
     int64_t iv;
     double dv;
     if (!strcmp(k, "patience")) {
-      if (!parse_int("--early-stopping patience", val, 1, &iv) || iv > 1000000) return 0;
+      if (!parse_int("--early-stopping patience", val, 1, 1000000, &iv)) return 0;
       o->patience = (int32_t)iv;
       have_patience = 1;
     } else if (!strcmp(k, "min_delta")) {
@@ -326,20 +328,21 @@ int dmlc_cmd_train(int argc, char **argv) {
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--validation-split"))) {
       if (!parse_double("--validation-split", v, &o.validation_split)) return 2;
       if (!(o.validation_split > 0 && o.validation_split < 1)) {
-        fprintf(stderr, "error: dmlc train: --validation-split must be in (0, 1)\n");
-        return 2;
+        return dmlc_usage_error("train", "--validation-split must be in (0, 1)");
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--scale"))) {
       if (!parse_double("--scale", v, &dopt.image_scale)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--label-column"))) {
-      if (!parse_int("--label-column", v, -1000000, &iv)) return 2;
+      if (!parse_int("--label-column", v, -1000000, 1000000, &iv)) return 2;
       dopt.csv_label_column = (int)iv;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--loss"))) {
-      if ((st = dml_loss_kind_parse(v, &cfg.loss))) return dmlc_report(st) + 1;
+      if ((st = dml_loss_kind_parse(v, &cfg.loss)))
+        return dmlc_report(st) + dmlc_usage_hint("train");
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--output"))) {
       cfg.output = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--optimizer"))) {
-      if ((st = dml_optimizer_kind_parse(v, &cfg.optimizer))) return dmlc_report(st) + 1;
+      if ((st = dml_optimizer_kind_parse(v, &cfg.optimizer)))
+        return dmlc_report(st) + dmlc_usage_hint("train");
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--lr"))) {
       if (!parse_double("--lr", v, &lr)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--momentum"))) {
@@ -347,29 +350,30 @@ int dmlc_cmd_train(int argc, char **argv) {
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--weight-decay"))) {
       if (!parse_double("--weight-decay", v, &cfg.weight_decay)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--epochs"))) {
-      if (!parse_int("--epochs", v, 1, &iv) || iv > 1000000) return 2;
+      if (!parse_int("--epochs", v, 1, 1000000, &iv)) return 2;
       o.epochs = (int32_t)iv;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-size"))) {
-      if (!parse_int("--batch-size", v, 1, &o.batch_size)) return 2;
+      if (!parse_int("--batch-size", v, 1, INT32_MAX, &o.batch_size)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-bound"))) {
-      if (!parse_int("--batch-bound", v, 1, &batch_bound)) return 2;
+      if (!parse_int("--batch-bound", v, 1, INT32_MAX, &batch_bound)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--lr-schedule"))) {
       lr_schedule = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--clip-norm"))) {
-      if (!parse_double("--clip-norm", v, &cfg.clip_norm) || cfg.clip_norm <= 0) return 2;
+      if (!parse_double("--clip-norm", v, &cfg.clip_norm)) return 2;
+      if (cfg.clip_norm <= 0) return dmlc_usage_error("train", "--clip-norm must be > 0");
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--clip-value"))) {
-      if (!parse_double("--clip-value", v, &cfg.clip_value) || cfg.clip_value <= 0)
-        return 2;
+      if (!parse_double("--clip-value", v, &cfg.clip_value)) return 2;
+      if (cfg.clip_value <= 0)
+        return dmlc_usage_error("train", "--clip-value must be > 0");
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--early-stopping"))) {
       if (!parse_early(v, &o)) {
-        fprintf(stderr,
-                "error: dmlc train: bad --early-stopping '%s' (patience=N[,min_delta=F]"
-                "[,monitor=NAME][,restore=0|1])\n",
-                v);
-        return 2;
+        return dmlc_usage_error("train",
+                                "bad --early-stopping '%s' (patience=N[,min_delta=F]"
+                                "[,monitor=NAME][,restore=0|1])",
+                                v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--checkpoint-every"))) {
-      if (!parse_int("--checkpoint-every", v, 1, &iv) || iv > 1000000) return 2;
+      if (!parse_int("--checkpoint-every", v, 1, 1000000, &iv)) return 2;
       o.checkpoint_every = (int32_t)iv;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--checkpoint-dir"))) {
       o.checkpoint_dir = v;
@@ -378,7 +382,7 @@ int dmlc_cmd_train(int argc, char **argv) {
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--resume"))) {
       resume = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--seed"))) {
-      if (!parse_int("--seed", v, 0, &iv)) return 2;
+      if (!parse_int("--seed", v, 0, INT64_MAX, &iv)) return 2;
       o.seed = (uint64_t)iv;
     } else if (!strcmp(argv[i], "--no-shuffle")) {
       o.shuffle = 0;
@@ -392,48 +396,40 @@ int dmlc_cmd_train(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--quiet")) {
       o.verbose = 0;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
-      if (!parse_int("--threads", v, 1, &iv) || iv > 64) return 2;
+      if (!parse_int("--threads", v, 1, 64, &iv)) return 2;
       dml_cpu_set_num_threads((int)iv);
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-') {
-      fprintf(stderr, "error: dmlc train: unknown flag '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return dmlc_usage_error("train", "unknown flag '%s'", argv[i]);
     } else if (!model_path) {
       model_path = argv[i];
     } else {
-      fprintf(stderr, "error: dmlc train: more than one model given\n");
-      return 2;
+      return dmlc_usage_error("train", "more than one model given");
     }
   }
   if (!model_path || !data || !data[0] || !out_pkg || !out_pkg[0]) {
-    fprintf(stderr, "error: dmlc train: give MODEL.onnx, --data and -o TRAINED.dmlpkg\n");
-    usage(stderr);
-    return 2;
+    return dmlc_usage_error("train", "give MODEL.onnx, --data and -o TRAINED.dmlpkg");
   }
   /* One file by device and inode, not by spelling ("m.onnx", "./m.onnx"). */
   const char *outs[2] = {out_pkg, export_onnx};
   for (int k = 0; k < 2; k++)
     if (outs[k] && (!strcmp(outs[k], model_path) || dml_file_same(outs[k], model_path))) {
-      fprintf(stderr,
-              "error: dmlc train: the output '%s' is the model '%s' itself; choose "
-              "another %s\n",
-              outs[k], model_path, k ? "--export-onnx" : "-o");
-      return 2;
+      return dmlc_usage_error("train",
+                              "the output '%s' is the model '%s' itself; choose "
+                              "another %s",
+                              outs[k], model_path, k ? "--export-onnx" : "-o");
     }
   if (o.checkpoint_every > 0 && !o.checkpoint_dir) {
-    fprintf(stderr, "error: dmlc train: --checkpoint-every needs --checkpoint-dir\n");
-    return 2;
+    return dmlc_usage_error("train", "--checkpoint-every needs --checkpoint-dir");
   }
   if (val_data && o.validation_split > 0) {
-    fprintf(
-        stderr,
-        "error: dmlc train: give --validation-split or --validation-data, not both\n");
-    return 2;
+    return dmlc_usage_error("train",
+                            "give --validation-split or --validation-data, not both");
   }
   if (lr_schedule) {
-    if ((st = dml_lr_schedule_parse(lr_schedule, &o.lr))) return dmlc_report(st) + 1;
+    if ((st = dml_lr_schedule_parse(lr_schedule, &o.lr)))
+      return dmlc_report(st) + dmlc_usage_hint("train");
   } else {
     o.lr.kind = DML_LR_CONSTANT;
     o.lr.initial = lr;
@@ -444,10 +440,8 @@ int dmlc_cmd_train(int argc, char **argv) {
   o.run_config = config;
   if (!batch_bound) batch_bound = o.batch_size > 64 ? o.batch_size : 64;
   if (batch_bound < o.batch_size) {
-    fprintf(stderr,
-            "error: dmlc train: --batch-bound %" PRId64 " < --batch-size %" PRId64 "\n",
-            batch_bound, o.batch_size);
-    return 2;
+    return dmlc_usage_error("train", "--batch-bound %" PRId64 " < --batch-size %" PRId64,
+                            batch_bound, o.batch_size);
   }
 
   /* the command line, for the package's meta section */

@@ -27,6 +27,23 @@ for c in compile run opt inspect summary bench devices; do
 done
 expect_ok help "$DMLC" --help
 expect_err unknown-command "unknown command 'frobnicate'" "$DMLC" frobnicate
+# A usage error: the error and one line pointing at --help, exit 2 (not the
+# whole help text).
+for args in "frobnicate" "run --bogus" "compile" "train m.onnx --epochs 0" "opt" "inspect" "bench x --iterations 0"; do
+  # shellcheck disable=SC2086
+  out=$("$DMLC" $args 2>&1); rc=$?
+  cmd=${args%% *}; [ "$cmd" = frobnicate ] && hint="see 'dmlc --help'" || hint="see 'dmlc $cmd --help' for the usage and flags"
+  [ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 2 ] && grep -q "^error: dmlc" <<<"$out" && grep -qF "$hint" <<<"$out" \
+    && ok || bad "usage error of 'dmlc $args' (rc=$rc): $out"
+done
+# version: the version, the commit, the targets and devices of this build
+for v in version --version; do
+  expect_ok "$v" "$DMLC" $v
+  grep -q "^dmlc [0-9]*\.[0-9]*\.[0-9]*$" <<<"$out" && grep -qE "^commit: ([0-9a-f]{12}|unknown)" <<<"$out" && \
+    grep -q "^targets: cpu" <<<"$out" && grep -q "^devices: cpu" <<<"$out" && ok || bad "dmlc $v: $out"
+done
+"$DMLC" --help | grep -q "^  version " && ok || bad "--help does not list version"
+expect_err version-args "'version' takes no arguments" "$DMLC" version extra
 
 M=$SHARED/models/lenet5.onnx
 expect_ok compile "$DMLC" compile "$M" -o "$WORK/lenet5.dmlpkg" --batch-bound 8

@@ -83,7 +83,7 @@ _, REF = read_npy(os.path.join(WORK, "logits.npy"))  # ROWS x 10
 # ---- command-line errors: usage (2) and start-up failures (1) ----
 for args, rc_want, msg in [
         (["--bogus"], 2, "unknown flag '--bogus'"),
-        ([], 2, "usage: dmlc serve PKG"),
+        ([], 2, "no package given\nsee 'dmlc serve --help' for the usage and flags"),
         ([pkg, "--port", "70000"], 2, "--port takes 0..65535"),
         ([pkg, "--batch-size", "0"], 2, "--batch-size takes a positive number"),
         ([pkg, "--instances", "0"], 2, "--instances takes 1..256"),
