@@ -559,6 +559,25 @@ int dmlc_cmd_run(int argc, char **argv) {
       break;
     }
   }
+  /* An output must not replace an --input file ("--input x=out/y.npy
+   * --output-dir out" with an output named y). */
+  for (uint32_t j = 0; !st && j < n_out; j++) {
+    char path[4352];
+    size_t dl = strlen(out_dir);
+    snprintf(path, sizeof path, "%s%s%s", out_dir,
+             dl && out_dir[dl - 1] == '/' ? "" : "/", fnames[j]);
+    for (uint32_t k = 0; !st && k < n_model_in; k++)
+      if (in[k].file && dml_file_same(path, in[k].file)) {
+        dml_rt_io_info_t io;
+        dml_rt_model_output_info(model, j, &io);
+        st = dml_status_detail(
+            dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run",
+                            "output '%s' would be written to '%s', which is the file of "
+                            "--input '%s'",
+                            io.name, path, in[k].spec),
+            "choose another --output-dir");
+      }
+  }
   int shown = 0;
   for (uint32_t j = 0; !st && j < n_out; j++) {
     dml_rt_io_info_t io;

@@ -299,6 +299,65 @@ static dml_status_t check_resume_config(const char *path, const char *run, int a
   return st;
 }
 
+/* 1 when `a` and `b` are one file: the same spelling, or the same device
+ * and inode ("m.onnx" and "./m.onnx", hard links). */
+static int same_file(const char *a, const char *b) {
+  return a && b && (!strcmp(a, b) || dml_file_same(a, b));
+}
+
+/* Refuses (usage error printed, returns 1) an output that is one of the
+ * run's inputs (the model, a --data/--validation-data file, the --resume
+ * checkpoint) or another output: writing it would destroy the input or
+ * the other output. */
+static int same_file_error(const char *model, const char *data, const char *val,
+                           const char *resume, const char *out_pkg,
+                           const char *export_onnx, const char *history) {
+  const char *outs[3] = {out_pkg, export_onnx, history};
+  static const char *const out_flag[3] = {"-o", "--export-onnx", "--history"};
+  for (int k = 0; k < 3; k++) {
+    if (!outs[k]) continue;
+    if (same_file(outs[k], model)) {
+      dmlc_usage_error("train",
+                       "the output '%s' is the model '%s' itself; choose another %s",
+                       outs[k], model, out_flag[k]);
+      return 1;
+    }
+    if (same_file(outs[k], resume)) {
+      dmlc_usage_error("train", "the output '%s' (%s) is the --resume checkpoint '%s'",
+                       outs[k], out_flag[k], resume);
+      return 1;
+    }
+    for (int q = 0; q < k; q++)
+      if (outs[q] && same_file(outs[k], outs[q])) {
+        dmlc_usage_error("train",
+                         "%s and %s both name '%s'; one would overwrite the other",
+                         out_flag[q], out_flag[k], outs[k]);
+        return 1;
+      }
+    const char *specs[2] = {data, val};
+    for (int d = 0; d < 2; d++) {
+      /* a data spec is a folder or FILE[,FILE] */
+      for (const char *p = specs[d]; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        char piece[4096];
+        if (n < sizeof piece) {
+          memcpy(piece, p, n);
+          piece[n] = 0;
+          if (same_file(outs[k], piece)) {
+            dmlc_usage_error("train", "the output '%s' (%s) is the data file '%s' of %s",
+                             outs[k], out_flag[k], piece,
+                             d ? "--validation-data" : "--data");
+            return 1;
+          }
+        }
+        p = comma ? comma + 1 : NULL;
+      }
+    }
+  }
+  return 0;
+}
+
 int dmlc_cmd_train(int argc, char **argv) {
   const char *model_path = NULL, *data = NULL, *val_data = NULL, *out_pkg = NULL;
   const char *history = NULL, *export_onnx = NULL, *device = "cpu", *resume = NULL, *v;
@@ -411,15 +470,8 @@ int dmlc_cmd_train(int argc, char **argv) {
   if (!model_path || !data || !data[0] || !out_pkg || !out_pkg[0]) {
     return dmlc_usage_error("train", "give MODEL.onnx, --data and -o TRAINED.dmlpkg");
   }
-  /* One file by device and inode, not by spelling ("m.onnx", "./m.onnx"). */
-  const char *outs[2] = {out_pkg, export_onnx};
-  for (int k = 0; k < 2; k++)
-    if (outs[k] && (!strcmp(outs[k], model_path) || dml_file_same(outs[k], model_path))) {
-      return dmlc_usage_error("train",
-                              "the output '%s' is the model '%s' itself; choose "
-                              "another %s",
-                              outs[k], model_path, k ? "--export-onnx" : "-o");
-    }
+  if (same_file_error(model_path, data, val_data, resume, out_pkg, export_onnx, history))
+    return 2;
   if (o.checkpoint_every > 0 && !o.checkpoint_dir) {
     return dmlc_usage_error("train", "--checkpoint-every needs --checkpoint-dir");
   }

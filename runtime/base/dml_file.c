@@ -1,5 +1,6 @@
 /* dml_file.c — opening files to read and replacing files atomically (see
  * dml_file.h for the rules every loader and writer of dmlc follows). */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "dml_file.h"
 
 #include <dirent.h>
@@ -116,10 +117,46 @@ int dml_file_write_all(int fd, const void *data, size_t n) {
   return 0;
 }
 
+/* "<realpath of path's folder>/<path's last name>" in a malloc'd string, or
+ * NULL (folder missing, out of memory). */
+static char *canonical_entry(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) return realpath(path, NULL);
+  char *dir;
+  if (!slash) {
+    dir = realpath(".", NULL);
+  } else {
+    size_t n = (size_t)(slash - path);
+    char *d = (char *)malloc(n + 2);
+    if (!d) return NULL;
+    memcpy(d, path, n);
+    d[n ? n : 1] = 0;
+    if (!n) d[0] = '/';
+    dir = realpath(d, NULL);
+    free(d);
+  }
+  if (!dir) return NULL;
+  size_t dl = strlen(dir), bl = strlen(base);
+  char *r = (char *)malloc(dl + bl + 2);
+  if (r)
+    snprintf(r, dl + bl + 2, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", base);
+  free(dir);
+  return r;
+}
+
 int dml_file_same(const char *a, const char *b) {
+  if (!a || !b) return 0;
   struct stat sa, sb;
-  if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  int ha = stat(a, &sa) == 0, hb = stat(b, &sb) == 0;
+  if (ha && hb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (ha != hb) return 0;
+  /* Neither exists yet: the same entry of the same folder? */
+  char *ca = canonical_entry(a), *cb = canonical_entry(b);
+  int same = ca && cb && !strcmp(ca, cb);
+  free(ca);
+  free(cb);
+  return same;
 }
 
 /* Removes "<base>.tmp.<pid>" files in `dir` whose process no longer

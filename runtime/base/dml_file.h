@@ -69,8 +69,10 @@ dml_status_t dml_file_write_atomic(const char *op, const char *path,
 /* Writes all n bytes to fd (retrying short writes and EINTR); 0 or -1. */
 int dml_file_write_all(int fd, const void *data, size_t n);
 
-/* 1 when `a` and `b` name the same existing file (same device and inode,
- * following symbolic links), else 0: "m.onnx" and "./m.onnx" are one file. */
+/* 1 when `a` and `b` name the same file, else 0: when both exist, the same
+ * device and inode (following symbolic links: "m.onnx", "./m.onnx" and a
+ * hard link are one file); when neither exists, the same name in the same
+ * folder (the folders' real paths compared: "out.csv" and "./out.csv"). */
 int dml_file_same(const char *a, const char *b);
 
 #ifdef __cplusplus

@@ -205,6 +205,11 @@ expect_err same-file "the output './m.onnx' is the model 'm.onnx' itself" bash -
 cmp -s "$M" "$WORK/m.onnx" && ok || bad "compile -o ./m.onnx changed the model"
 ln -f "$WORK/m.onnx" "$WORK/hard.onnx"
 expect_err same-file-hardlink "is the model" "$DMLC" compile "$WORK/m.onnx" -o "$WORK/hard.onnx"
+# dmlc run: an output that would replace an --input file is refused.
+mkdir -p "$WORK/inout" && cp "$FX/x_f32.npy" "$WORK/inout/a_b.npy"
+expect_err run-over-input "output 'a_b' would be written to '$WORK/inout/a_b.npy', which is the file of --input 'x=$WORK/inout/a_b.npy'" \
+  "$DMLC" run "$WORK/odd.dmlpkg" --input "x=$WORK/inout/a_b.npy" --output-dir "$WORK/inout"
+cmp -s "$FX/x_f32.npy" "$WORK/inout/a_b.npy" && ok || bad "run replaced its input"
 # A replaced file keeps its mode (0600 stays 0600); a dead writer's temp
 # file of the same output is removed, a live process's is kept.
 rm -f "$WORK/p.dmlpkg"* && touch "$WORK/p.dmlpkg" && chmod 600 "$WORK/p.dmlpkg"

@@ -92,6 +92,10 @@ cp "$MODEL" "$DIR/m.onnx"
 check "export over the model" sh -c "cd $DIR && ! $DMLC train m.onnx --data $DIR/data -o z.dmlpkg --export-onnx ./m.onnx 2>$DIR/es.txt"
 check "export over the model text" has "the output './m.onnx' is the model 'm.onnx' itself; choose another --export-onnx" "$DIR/es.txt"
 check "model intact" cmp "$MODEL" "$DIR/m.onnx"
+check "-o = --history" sh -c "! $T -o $DIR/h.out --history $DIR/./h.out 2>$DIR/es2.txt"
+check "-o = --history text" has "error: dmlc train: -o and --history both name '$DIR/./h.out'; one would overwrite the other" "$DIR/es2.txt"
+check "output = data" sh -c "! $DMLC train $MODEL --data $DIR/data/train-images-idx3-ubyte.gz,$DIR/data/train-labels-idx1-ubyte -o $DIR/data/train-labels-idx1-ubyte 2>$DIR/es3.txt"
+check "output = data text" has "is the data file '$DIR/data/train-labels-idx1-ubyte' of --data" "$DIR/es3.txt"
 
 # the trained package runs; the exported ONNX model gives the same outputs
 python3 - "$DIR/x.npy" <<'PY'
