@@ -30,9 +30,18 @@ dml_status_t dml_file_open_read(const char *op, const char *path, int *out_fd,
                                 uint64_t *out_size) {
   if (!path || !path[0])
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "empty file path");
-  /* O_NONBLOCK: opening a FIFO without a writer returns at once instead of
-   * waiting forever; fstat() then tells what the path is. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  /* A device is refused before open(), which has side effects for some
+   * (a tape rewinds, a terminal becomes the controlling one). O_NONBLOCK:
+   * opening a FIFO without a writer returns at once instead of waiting
+   * forever; fstat() then checks what was opened (the path may have
+   * changed since stat()). */
+  struct stat pre;
+  if (stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
+    return dml_status_make(
+        DML_STATUS_IO, op,
+        "'%s' is %s, not a regular file: dmlc reads only regular files", path,
+        dml_file_kind((unsigned)pre.st_mode));
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, op,
                            "cannot open '%s': %s", path, strerror(errno));
