@@ -515,6 +515,10 @@ int dmlc_cmd_train(int argc, char **argv) {
   uint8_t *onnx = NULL;
   size_t onnx_size = 0;
 
+  /* 0. a checkpoint to resume from: of this configuration (before the
+   * compile, so a mismatch fails at once) */
+  if (resume && (st = check_resume_config(resume, config, resume_anyway))) goto out;
+
   /* 1. compile with the training functions */
   st = dml_file_read_all("dmlc.train", model_path, &onnx, &onnx_size);
   if (st) goto out;
@@ -587,8 +591,7 @@ int dmlc_cmd_train(int argc, char **argv) {
              vspec ? " of " : "", vspec ? data : "");
   }
   if (resume) {
-    st = check_resume_config(resume, config, resume_anyway);
-    if (!st) st = dml_trainer_load_checkpoint(t, resume);
+    st = dml_trainer_load_checkpoint(t, resume);
     if (st) goto out;
     if (o.verbose)
       printf("resumed from %s at epoch %d, step %" PRIu64 "\n", resume,
