@@ -99,37 +99,28 @@ int dmlc_cmd_bench(int argc, char **argv) {
       device = v, i++;
     } else if (!strcmp(a, "--iterations") && v) {
       if (!parse_count(v, 1, &iters)) {
-        fprintf(stderr, "error: dmlc bench: --iterations needs a positive integer\n");
-        return 2;
+        return dmlc_usage_error("bench", "--iterations needs a positive integer");
       }
       i++;
     } else if (!strcmp(a, "--warmup") && v) {
       if (!parse_count(v, 0, &warmup)) {
-        fprintf(stderr, "error: dmlc bench: --warmup needs a non-negative integer\n");
-        return 2;
+        return dmlc_usage_error("bench", "--warmup needs a non-negative integer");
       }
       i++;
     } else if (!strcmp(a, "--batch") && v) {
       if (!parse_count(v, 1, &batch)) {
-        fprintf(stderr, "error: dmlc bench: --batch needs a positive integer\n");
-        return 2;
+        return dmlc_usage_error("bench", "--batch needs a positive integer");
       }
       i++;
     } else if (a[0] == '-') {
-      fprintf(stderr, "error: dmlc bench: unknown or incomplete flag '%s'\n", a);
-      usage(stderr);
-      return 2;
+      return dmlc_usage_error("bench", "unknown or incomplete flag '%s'", a);
     } else if (!pkg) {
       pkg = a;
     } else {
-      fprintf(stderr, "error: dmlc bench: more than one package given\n");
-      return 2;
+      return dmlc_usage_error("bench", "more than one package given");
     }
   }
-  if (!pkg) {
-    usage(stderr);
-    return 2;
-  }
+  if (!pkg) return dmlc_usage_error("bench", "no package given");
   dml_rt_model_t *m = NULL;
   dml_rt_session_t *s = NULL;
   double *t = (double *)calloc((size_t)iters, sizeof(double));

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dml_driver.h"
+#include "dml_file.h"
 #include "dml_npy.h"
 #include "dml_train.h"
 #include "dmlc_cmds.h"
@@ -142,6 +143,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
   int rc = 2;
   if (!bind || !bind_t || !bind_buf) {
     fprintf(stderr, "error: dmlc compile: out of memory\n");
+    rc = 1;
     goto done;
   }
   for (int i = 1; i < argc; i++) {
@@ -191,6 +193,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
       if (!name) {
         free(bind_buf[n_bind]);
         fprintf(stderr, "error: dmlc compile: out of memory\n");
+        rc = 1;
         goto done;
       }
       memcpy(name, v, (size_t)(eq - v));
@@ -237,7 +240,6 @@ int dmlc_cmd_compile(int argc, char **argv) {
       train_flags = 1;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "error: dmlc compile: unknown or incomplete flag '%s'\n", argv[i]);
-      usage(stderr);
       goto done;
     } else if (!model) {
       model = argv[i];
@@ -247,17 +249,17 @@ int dmlc_cmd_compile(int argc, char **argv) {
       goto done;
     }
   }
-  if (model && out && !strcmp(model, out)) {
-    fprintf(
-        stderr,
-        "error: dmlc compile: the output '%s' is the model itself; choose another -o\n",
-        out);
+  /* One file by device and inode, not by spelling ("m.onnx", "./m.onnx"). */
+  if (model && out && (!strcmp(model, out) || dml_file_same(model, out))) {
+    fprintf(stderr,
+            "error: dmlc compile: the output '%s' is the model '%s' itself; choose "
+            "another -o\n",
+            out, model);
     goto done;
   }
   if (!model || !out) {
     fprintf(stderr, "error: dmlc compile: %s\n",
             !model ? "no model given" : "no output given (-o)");
-    usage(stderr);
     goto done;
   }
   if (train_flags && !train) {
@@ -289,6 +291,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
       (long long)r.arena_bytes, (unsigned long long)r.package_bytes, r.compile_ms);
   rc = 0;
 done:
+  if (rc == 2) dmlc_usage_hint("compile"); /* the error was printed */
   free_bindings(bind, bind_t, bind_buf, n_bind);
   return rc;
 }

@@ -26,9 +26,7 @@ int dmlc_cmd_devices(int argc, char **argv) {
       usage(stdout);
       return 0;
     }
-    fprintf(stderr, "error: dmlc devices: unknown argument '%s'\n", argv[i]);
-    usage(stderr);
-    return 2;
+    return dmlc_usage_error("devices", "unknown argument '%s'", argv[i]);
   }
   printf("cpu          the reference CPU kernels (always available)\n");
   dml_rt_device_info_t d[16];

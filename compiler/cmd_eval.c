@@ -55,51 +55,41 @@ int dmlc_cmd_eval(int argc, char **argv) {
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--split"))) {
       split = v;
       if (strcmp(split, "test") && strcmp(split, "train")) {
-        fprintf(stderr, "error: dmlc eval: --split must be test or train\n");
-        return 2;
+        return dmlc_usage_error("eval", "--split must be test or train");
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-size"))) {
       batch = strtoll(v, &end, 10);
       if (*end || batch < 1) {
-        fprintf(stderr, "error: dmlc eval: bad --batch-size '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("eval", "bad --batch-size '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--scale"))) {
       dopt.image_scale = strtod(v, &end);
       if (*end || !*v) {
-        fprintf(stderr, "error: dmlc eval: bad --scale '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("eval", "bad --scale '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--label-column"))) {
       dopt.csv_label_column = (int)strtol(v, &end, 10);
       if (*end || !*v) {
-        fprintf(stderr, "error: dmlc eval: bad --label-column '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("eval", "bad --label-column '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
       long th = strtol(v, &end, 10);
       if (*end || th < 1 || th > 64) {
-        fprintf(stderr, "error: dmlc eval: bad --threads '%s' (1..64)\n", v);
-        return 2;
+        return dmlc_usage_error("eval", "bad --threads '%s' (1..64)", v);
       }
       dml_cpu_set_num_threads((int)th);
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-') {
-      fprintf(stderr, "error: dmlc eval: unknown flag '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return dmlc_usage_error("eval", "unknown flag '%s'", argv[i]);
     } else if (!pkg) {
       pkg = argv[i];
     } else {
-      fprintf(stderr, "error: dmlc eval: more than one package given\n");
-      return 2;
+      return dmlc_usage_error("eval", "more than one package given");
     }
   }
   if (!pkg || !data || !data[0]) {
-    fprintf(stderr, "error: dmlc eval: give a package and --data\n");
-    usage(stderr);
-    return 2;
+    return dmlc_usage_error("eval", "give a package and --data");
   }
   dml_rt_model_t *m = NULL;
   dml_trainer_t *t = NULL;

@@ -75,20 +75,14 @@ int dmlc_cmd_inspect(int argc, char **argv) {
       usage(stdout);
       return 0;
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "error: dmlc inspect: unknown flag '%s'\n\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return dmlc_usage_error("inspect", "unknown flag '%s'", argv[i]);
     } else if (!pkg) {
       pkg = argv[i];
     } else {
-      fprintf(stderr, "error: dmlc inspect: more than one package given\n");
-      return 2;
+      return dmlc_usage_error("inspect", "more than one package given");
     }
   }
-  if (!pkg) {
-    usage(stderr);
-    return 2;
-  }
+  if (!pkg) return dmlc_usage_error("inspect", "no package given");
   dml_rt_model_t *m = NULL;
   dml_status_t st = dml_rt_model_load_file(pkg, &m);
   if (st) return dmlc_report(st);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_file.h"
 #include "dml_ir_text.h"
 #include "dml_onnx.h"
 #include "dml_passes.h"
@@ -60,10 +61,9 @@ static void list_passes(FILE *f) {
 }
 
 static int usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "error: dmlc opt: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n(see `dmlc opt --help`)\n");
-  return 2;
+  char msg[512];
+  snprintf(msg, sizeof msg, fmt, arg);
+  return dmlc_usage_error("opt", "%s", msg);
 }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -195,10 +195,8 @@ int dmlc_cmd_opt(int argc, char **argv) {
     list_passes(stdout);
     return 0;
   }
-  if (!path) {
-    opt_usage(stderr);
-    return 2;
-  }
+  if (!path)
+    return dmlc_usage_error("opt", "no input given (a .dmlir file or an ONNX model)");
   if (!pipeline) pipeline = ends_with(path, ".onnx") ? "shape-infer" : "";
   if (!strcmp(pipeline, "default")) pipeline = dml_pass_default_pipeline();
 
@@ -215,13 +213,18 @@ int dmlc_cmd_opt(int argc, char **argv) {
     return dmlc_report(s);
   }
 
+  /* -o FILE: the text is collected in memory and written atomically like
+   * every dmlc output (dml_file_write_atomic: only a regular file is
+   * replaced, keeping its mode). */
   FILE *out = stdout;
+  char *text = NULL;
+  size_t text_len = 0;
   if (out_path) {
-    out = fopen(out_path, "w");
+    out = open_memstream(&text, &text_len);
     if (!out) {
       dml_ir_module_release(m);
-      return dmlc_report(dml_status_make(DML_STATUS_IO, "opt", "cannot open '%s': %s",
-                                         out_path, strerror(errno)));
+      return dmlc_report(
+          dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "opt", "out of memory"));
     }
   }
   dml_ir_print_options_t pr;
@@ -231,8 +234,13 @@ int dmlc_cmd_opt(int argc, char **argv) {
   s = dml_ir_print_module(m, &pr, out);
   if (!s && fflush(out) != 0)
     s = dml_status_make(DML_STATUS_IO, "opt", "cannot write the module");
-  if (out_path && fclose(out) != 0 && !s)
-    s = dml_status_make(DML_STATUS_IO, "opt", "cannot write '%s'", out_path);
+  if (out_path) {
+    if (fclose(out) != 0 && !s)
+      s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "opt", "out of memory");
+    const void *parts[1] = {text};
+    if (!s) s = dml_file_write_atomic("opt", out_path, parts, &text_len, 1);
+    free(text);
+  }
   dml_ir_module_release(m);
   return s ? dmlc_report(s) : 0;
 }

@@ -35,7 +35,9 @@ static void usage(FILE *f) {
       "usage: dmlc serve PKG [--name NAME] [--host 127.0.0.1] [--port 8000] [--device "
       "D]\n"
       "                  [--batch-size N] [--batch-timeout-ms T] [--instances K]\n"
-      "                  [--max-body-bytes B] [--max-connections C] [--verbose|--quiet]\n"
+      "                  [--max-body-bytes B] [--max-connections C] [--header-timeout "
+      "S]\n"
+      "                  [--body-timeout S] [--verbose|--quiet]\n"
       "\n"
       "Serves the package PKG over HTTP/1.1 with the KServe v2 / Open Inference\n"
       "Protocol REST API, batching concurrent requests (docs/serving.md):\n"
@@ -66,8 +68,17 @@ static void usage(FILE *f) {
       "  --instances K          model instances (sessions) running at once\n"
       "                         (default 1)\n"
       "  --max-body-bytes B     largest request body accepted (default 16777216);\n"
-      "                         larger ones get 413\n"
-      "  --max-connections C    connections served at once (default 256)\n"
+      "                         larger ones get 413, before the body is read when\n"
+      "                         Content-Length tells\n"
+      "  --max-connections C    connections served at once (default 256); a\n"
+      "                         request on a connection beyond C gets 503 (and\n"
+      "                         beyond C + C/4 + 8 connections are closed at once)\n"
+      "  --header-timeout S     close a connection whose request headers are not\n"
+      "                         complete S seconds after it opened or after its\n"
+      "                         last reply (default 10; 0: none)\n"
+      "  --body-timeout S       close a connection whose request body is not\n"
+      "                         complete S seconds after its headers (default 120;\n"
+      "                         0: none); MHD also closes one idle for 30 s\n"
       "  --verbose              log one line per request (default: failed ones)\n"
       "  --quiet                log no request\n"
       "  -h, --help             this text\n"
@@ -173,11 +184,26 @@ static void sb_json_str(sb_t *b, const char *s) {
 
 /* ---- the server -------------------------------------------------------- */
 
+/* An open TCP connection (MHD_OPTION_NOTIFY_CONNECTION): what it is doing
+ * since when, for the header and body deadlines. */
+enum { CONN_HEADERS, CONN_BODY, CONN_HANDLING, CONN_CUT };
+typedef struct conn_rec {
+  int fd;
+  int stage; /* CONN_* */
+  struct timespec since;
+  struct conn_rec *prev, *next;
+} conn_rec_t;
+
 typedef struct {
   const char *name;
   const dml_rt_model_t *model;
   dml_serve_t *srv;
   size_t max_body;
+  int64_t max_conn;                        /* requests beyond it get 503 */
+  double header_timeout_s, body_timeout_s; /* 0: none */
+  atomic_int n_conn;                       /* open connections */
+  pthread_mutex_t conns_lock;
+  conn_rec_t *conns;
   int verbosity; /* 0 quiet, 1 failed requests, 2 every request */
   atomic_int ready;
   atomic_ullong n_2xx, n_4xx, n_5xx;
@@ -196,6 +222,78 @@ static double ms_since(const struct timespec *t0) {
   return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* Moves connection c's record to `stage` (now). */
+static void conn_stage(server_t *sv, struct MHD_Connection *c, int stage) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  conn_rec_t *r = ci ? (conn_rec_t *)ci->socket_context : NULL;
+  if (!r) return;
+  pthread_mutex_lock(&sv->conns_lock);
+  if (r->stage != CONN_CUT) {
+    r->stage = stage;
+    clock_gettime(CLOCK_MONOTONIC, &r->since);
+  }
+  pthread_mutex_unlock(&sv->conns_lock);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+  server_t *sv = (server_t *)cls;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    conn_rec_t *r = (conn_rec_t *)calloc(1, sizeof *r);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    atomic_fetch_add(&sv->n_conn, 1);
+    if (!r) return;
+    r->fd = ci ? ci->connect_fd : -1;
+    r->stage = CONN_HEADERS;
+    clock_gettime(CLOCK_MONOTONIC, &r->since);
+    pthread_mutex_lock(&sv->conns_lock);
+    r->next = sv->conns;
+    if (sv->conns) sv->conns->prev = r;
+    sv->conns = r;
+    pthread_mutex_unlock(&sv->conns_lock);
+    *socket_context = r;
+  } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+    atomic_fetch_sub(&sv->n_conn, 1);
+    conn_rec_t *r = (conn_rec_t *)*socket_context;
+    if (!r) return;
+    pthread_mutex_lock(&sv->conns_lock);
+    if (r->prev)
+      r->prev->next = r->next;
+    else
+      sv->conns = r->next;
+    if (r->next) r->next->prev = r->prev;
+    pthread_mutex_unlock(&sv->conns_lock);
+    free(r);
+    *socket_context = NULL;
+  }
+}
+
+/* Cuts connections whose headers (--header-timeout) or body
+ * (--body-timeout) take too long in total (a client sending a byte now
+ * and then defeats MHD's idle timeout): shutdown() makes the connection's
+ * thread read end-of-file and close it. Called by the main thread. */
+static void cut_slow_connections(server_t *sv) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  pthread_mutex_lock(&sv->conns_lock);
+  for (conn_rec_t *r = sv->conns; r; r = r->next) {
+    double limit = r->stage == CONN_HEADERS ? sv->header_timeout_s
+                   : r->stage == CONN_BODY  ? sv->body_timeout_s
+                                            : 0;
+    double age = (double)(now.tv_sec - r->since.tv_sec) +
+                 (double)(now.tv_nsec - r->since.tv_nsec) * 1e-9;
+    if (limit <= 0 || age <= limit || r->fd < 0) continue;
+    if (sv->verbosity >= 1)
+      fprintf(stderr, "dmlc serve: closing a connection: its request %s took over %g s\n",
+              r->stage == CONN_HEADERS ? "headers" : "body", limit);
+    r->stage = CONN_CUT;
+    shutdown(r->fd, SHUT_RDWR);
+  }
+  pthread_mutex_unlock(&sv->conns_lock);
+}
+
 /* Queues `body` (malloc'd, taken) with `code`; counts it and logs one
  * line (every request with --verbose, failed ones by default; `note` is
  * the error message). */
@@ -209,6 +307,7 @@ static enum MHD_Result reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     return MHD_NO;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  if (code == 413 || code == 503) MHD_add_response_header(r, "Connection", "close");
   if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
                             strstr(url, "/infer") ? "POST" : "GET, HEAD");
@@ -316,6 +415,34 @@ static void stats_json(server_t *sv, sb_t *b) {
 
 /* ---- infer ------------------------------------------------------------- */
 
+/* What cJSON would accept but a strict reader must not: a NUL byte in the
+ * body, and the escape \\u0000 in a string (cJSON cuts the string there,
+ * so the name read would differ from the name sent). NULL when clean. */
+static const char *strict_json_check(const char *b, size_t n) {
+  if (n && memchr(b, 0, n)) return "malformed JSON: a NUL byte in the request body";
+  for (size_t i = 0; i + 1 < n; i++) {
+    if (b[i] != '\\') continue;
+    if (b[i + 1] == 'u' && i + 5 < n && b[i + 2] == '0' && b[i + 3] == '0' &&
+        b[i + 4] == '0' && b[i + 5] == '0')
+      return "malformed JSON: \\u0000 (NUL) in a string is not accepted";
+    i++; /* the escaped character */
+  }
+  return NULL;
+}
+
+/* Whether the JSON number v stays finite in float dtype `dt`: its magnitude
+ * is below the value halfway between the largest finite one and the next
+ * power of two, where round-to-nearest goes to inf (IEEE 754-2019 4.3.1):
+ * f16 65520, bf16 (2 - 2^-8) * 2^127, f32 (2 - 2^-24) * 2^127. */
+static int float_fits(dml_dtype_t dt, double v) {
+  switch (dt) {
+    case DML_DTYPE_F16: return fabs(v) < 65520.0;
+    case DML_DTYPE_BF16: return fabs(v) < ldexp(2.0 - ldexp(1.0, -8), 127);
+    case DML_DTYPE_F64: return isfinite(v);
+    default: return fabs(v) < ldexp(2.0 - ldexp(1.0, -24), 127);
+  }
+}
+
 /* Flattens `data` (numbers, or nested arrays of them) into dst; counts
  * values in *n even past `cap`. Returns a message for a bad element. */
 static const char *flatten(const cJSON *data, dml_dtype_t dt, void *dst, int64_t cap,
@@ -334,6 +461,8 @@ static const char *flatten(const cJSON *data, dml_dtype_t dt, void *dst, int64_t
     v = cJSON_IsTrue(data) ? 1 : 0;
   } else if (cJSON_IsNumber(data)) {
     v = data->valuedouble;
+    if (dml_dtype_is_float(dt) && !float_fits(dt, v))
+      return "a number out of the datatype's finite range (it would become inf)";
     if (!dml_dtype_is_float(dt)) {
       if (v != floor(v)) return "a non-integer value in the data of an integer tensor";
       double lo = 0, hi = 0;
@@ -407,12 +536,23 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
   uint32_t n_in = dml_rt_model_num_inputs(m), n_out = dml_rt_model_num_outputs(m);
   if (n_in > MAX_IO || n_out > MAX_IO)
     return reply_error(sv, c, cs, 500, um, "model has too many inputs or outputs");
+  const char *bad_json = strict_json_check(cs->body, cs->len);
+  if (bad_json) return reply_error(sv, c, cs, 400, um, "%s", bad_json);
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(cs->body ? cs->body : "", cs->len, &end, 0);
   if (!root) {
     size_t at = end && cs->body && end >= cs->body ? (size_t)(end - cs->body) : 0;
     return reply_error(sv, c, cs, 400, um, "malformed JSON (at byte %zu of %zu)", at,
                        cs->len);
+  }
+  /* Strict: nothing but whitespace after the one JSON value. */
+  size_t at = end && cs->body && end >= cs->body ? (size_t)(end - cs->body) : cs->len;
+  while (at < cs->len && strchr(" \t\r\n", cs->body[at])) at++;
+  if (at < cs->len) {
+    cJSON_Delete(root);
+    return reply_error(sv, c, cs, 400, um,
+                       "malformed JSON: data after the JSON value (at byte %zu of %zu)",
+                       at, cs->len);
   }
   enum MHD_Result ret;
   dml_tensor_t in[MAX_IO];
@@ -716,12 +856,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!cs) return MHD_NO;
     clock_gettime(CLOCK_MONOTONIC, &cs->t0);
     *con_cls = cs;
+    conn_stage(sv, c, CONN_BODY);
+    const char *um[2] = {url, method};
+    int open = atomic_load(&sv->n_conn);
+    if (open > sv->max_conn)
+      return reply_error(sv, c, cs, 503, um,
+                         "server busy: %d connections open, the limit is %lld "
+                         "(--max-connections); retry later",
+                         open, (long long)sv->max_conn);
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl) {
       char *end;
       errno = 0;
       unsigned long long n = strtoull(cl, &end, 10);
-      if (errno || *end || n > sv->max_body) cs->too_large = 1;
+      /* Refused before a byte of the body is read (MHD then closes). */
+      if (errno || *end || n > sv->max_body)
+        return reply_error(sv, c, cs, 413, um,
+                           "request body of %s bytes (Content-Length) is over the "
+                           "limit of %zu bytes",
+                           cl, sv->max_body);
     }
     return MHD_YES;
   }
@@ -745,12 +898,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     cs->body[cs->len] = 0;
     return MHD_YES;
   }
+  conn_stage(sv, c, CONN_HANDLING);
   return handle(sv, c, cs, url, method);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
   conn_t *cs = (conn_t *)*con_cls;
+  /* keep-alive: the next request's headers are due from now */
+  conn_stage((server_t *)cls, c, CONN_HEADERS);
   if (!cs) return;
   free(cs->body);
   free(cs);
@@ -769,11 +925,20 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 
 /* ---- main -------------------------------------------------------------- */
 
+/* Seconds in [0, 86400] into *out; 0 when `v` is not one. */
+static int parse_seconds(const char *v, double *out) {
+  char *end;
+  double t = strtod(v, &end);
+  if (!*v || *end || !(t >= 0 && t <= 86400)) return 0;
+  *out = t;
+  return 1;
+}
+
 int dmlc_cmd_serve(int argc, char **argv) {
   const char *pkg = NULL, *name = NULL, *host = "127.0.0.1", *device = NULL;
   int64_t port = 8000, batch = 0, instances = 1, max_body = DEFAULT_MAX_BODY,
           max_conn = 256;
-  double timeout_ms = 1.0;
+  double timeout_ms = 1.0, header_timeout = 10, body_timeout = 120;
   int verbosity = 1;
   for (int i = 1; i < argc; i++) {
     const char *v;
@@ -788,66 +953,60 @@ int dmlc_cmd_serve(int argc, char **argv) {
       device = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--port"))) {
       if (parse_i64(v, 0, 65535, &port)) {
-        fprintf(stderr, "error: dmlc serve: --port takes 0..65535, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--port takes 0..65535, not '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-size"))) {
       if (parse_i64(v, 1, INT32_MAX, &batch)) {
-        fprintf(stderr,
-                "error: dmlc serve: --batch-size takes a positive number, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--batch-size takes a positive number, not '%s'",
+                                v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--instances"))) {
       if (parse_i64(v, 1, 256, &instances)) {
-        fprintf(stderr, "error: dmlc serve: --instances takes 1..256, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--instances takes 1..256, not '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--max-body-bytes"))) {
       if (parse_i64(v, 1024, (int64_t)1 << 40, &max_body)) {
-        fprintf(stderr,
-                "error: dmlc serve: --max-body-bytes takes 1024..2^40, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--max-body-bytes takes 1024..2^40, not '%s'",
+                                v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--max-connections"))) {
       if (parse_i64(v, 1, 65536, &max_conn)) {
-        fprintf(stderr, "error: dmlc serve: --max-connections takes 1..65536, not '%s'\n",
-                v);
-        return 2;
+        return dmlc_usage_error("serve", "--max-connections takes 1..65536, not '%s'", v);
       }
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--header-timeout"))) {
+      if (!parse_seconds(v, &header_timeout))
+        return dmlc_usage_error("serve",
+                                "--header-timeout takes 0..86400 seconds, not '%s'", v);
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--body-timeout"))) {
+      if (!parse_seconds(v, &body_timeout))
+        return dmlc_usage_error("serve",
+                                "--body-timeout takes 0..86400 seconds, not '%s'", v);
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-timeout-ms"))) {
       char *end;
       timeout_ms = strtod(v, &end);
       if (!*v || *end || !(timeout_ms >= 0 && timeout_ms <= 3.6e6)) {
-        fprintf(stderr,
-                "error: dmlc serve: --batch-timeout-ms takes 0..3600000, not '%s'\n", v);
-        return 2;
+        return dmlc_usage_error("serve", "--batch-timeout-ms takes 0..3600000, not '%s'",
+                                v);
       }
     } else if (!strcmp(argv[i], "--verbose")) {
       verbosity = 2;
     } else if (!strcmp(argv[i], "--quiet")) {
       verbosity = 0;
     } else if (argv[i][0] == '-') {
-      fprintf(stderr, "error: dmlc serve: unknown flag '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return dmlc_usage_error("serve", "unknown flag '%s'", argv[i]);
     } else if (!pkg) {
       pkg = argv[i];
     } else {
-      fprintf(stderr, "error: dmlc serve: more than one package given ('%s')\n", argv[i]);
-      return 2;
+      return dmlc_usage_error("serve", "more than one package given ('%s')", argv[i]);
     }
   }
-  if (!pkg) {
-    usage(stderr);
-    return 2;
-  }
+  if (!pkg) return dmlc_usage_error("serve", "no package given");
   struct sockaddr_in addr;
   memset(&addr, 0, sizeof addr);
   addr.sin_family = AF_INET;
   addr.sin_port = htons((uint16_t)port);
   if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
-    fprintf(stderr, "error: dmlc serve: --host takes an IPv4 address, not '%s'\n", host);
-    return 2;
+    return dmlc_usage_error("serve", "--host takes an IPv4 address, not '%s'", host);
   }
   char defname[256];
   if (!name) {
@@ -859,8 +1018,7 @@ int dmlc_cmd_serve(int argc, char **argv) {
     name = defname;
   }
   if (!*name || strchr(name, '/')) {
-    fprintf(stderr, "error: dmlc serve: bad model name '%s'\n", name);
-    return 2;
+    return dmlc_usage_error("serve", "bad model name '%s'", name);
   }
 
   dml_rt_model_t *model = NULL;
@@ -877,6 +1035,10 @@ int dmlc_cmd_serve(int argc, char **argv) {
   sv.name = name;
   sv.model = model;
   sv.max_body = (size_t)max_body;
+  sv.max_conn = max_conn;
+  sv.header_timeout_s = header_timeout;
+  sv.body_timeout_s = body_timeout;
+  pthread_mutex_init(&sv.conns_lock, NULL);
   sv.verbosity = verbosity;
   st = dml_serve_create(model, &cfg, &sv.srv);
   if (st) {
@@ -897,8 +1059,10 @@ int dmlc_cmd_serve(int argc, char **argv) {
       MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
       (uint16_t)port, NULL, NULL, on_request, &sv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
       &sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
-      (unsigned)max_conn, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_NOTIFY_COMPLETED,
-      on_completed, &sv, MHD_OPTION_END);
+      /* room to answer 503 beyond --max-connections; MHD closes the rest */
+      (unsigned)(max_conn + max_conn / 4 + 8), MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, &sv, MHD_OPTION_NOTIFY_CONNECTION,
+      on_connection, &sv, MHD_OPTION_END);
   if (!d) {
     fprintf(stderr, "error: dmlc serve: cannot listen on %s:%lld (%s)\n", host,
             (long long)port, strerror(errno));
@@ -918,7 +1082,12 @@ int dmlc_cmd_serve(int argc, char **argv) {
   fflush(stdout);
 
   int sig = 0;
-  sigwait(&sigs, &sig);
+  for (;;) { /* signals, and every 0.25 s the slow connections */
+    struct timespec tick = {0, 250000000};
+    sig = sigtimedwait(&sigs, NULL, &tick);
+    if (sig == SIGINT || sig == SIGTERM) break;
+    cut_slow_connections(&sv);
+  }
   atomic_store(&sv.ready, 0);
   fprintf(stderr, "dmlc serve: %s: finishing the requests in flight\n",
           sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -934,5 +1103,6 @@ int dmlc_cmd_serve(int argc, char **argv) {
           (unsigned long long)atomic_load(&sv.n_5xx));
   dml_serve_release(sv.srv);
   dml_rt_model_release(model);
+  pthread_mutex_destroy(&sv.conns_lock);
   return 0;
 }

@@ -238,24 +238,16 @@ int dmlc_cmd_summary(int argc, char **argv) {
       char *end;
       bound = strtoll(v, &end, 10);
       if (*end || bound < 1 || bound > (int64_t)1 << 31) {
-        fprintf(
-            stderr,
-            "error: dmlc summary: --batch-bound needs an integer in 1..2^31, got '%s'\n",
-            v);
-        return 2;
+        return dmlc_usage_error("summary",
+                                "--batch-bound needs an integer in 1..2^31, got '%s'", v);
       }
     } else if (argv[i][0] == '-' || path) {
-      fprintf(stderr, "error: dmlc summary: unexpected argument '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return dmlc_usage_error("summary", "unexpected argument '%s'", argv[i]);
     } else {
       path = argv[i];
     }
   }
-  if (!path) {
-    usage(stderr);
-    return 2;
-  }
+  if (!path) return dmlc_usage_error("summary", "no model or package given");
   summary_t s;
   memset(&s, 0, sizeof s);
   dml_status_t st =

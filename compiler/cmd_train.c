@@ -13,9 +13,11 @@
 
 #include "dml_cpu.h"
 #include "dml_driver.h"
+#include "dml_file.h"
 #include "dml_onnx_export.h"
 #include "dml_pkg.h"
 #include "dml_rt.h"
+#include "dml_safetensors.h"
 #include "dml_train.h"
 #include "dml_train_data.h"
 #include "dml_trainer.h"
@@ -65,7 +67,12 @@ static void usage(FILE *f) {
       "  --checkpoint-every N      write DIR/epoch-NNNN.safetensors every N epochs\n"
       "  --checkpoint-dir DIR      where checkpoints go (created if missing)\n"
       "  --resume CKPT             continue from a checkpoint of the same model and\n"
-      "                            options (to --epochs in total)\n"
+      "                            options (to --epochs in total); a checkpoint of\n"
+      "                            another seed, batch size, learning rate (schedule),\n"
+      "                            validation split, loss, output, optimizer,\n"
+      "                            momentum, weight decay or clipping is refused\n"
+      "  --resume-anyway           resume even when those differ (each difference is\n"
+      "                            noted)\n"
       "  --seed N                  shuffling and random ops (default 0)\n"
       "  --no-shuffle              visit rows in order\n"
       "\n"
@@ -88,19 +95,21 @@ static int parse_double(const char *flag, const char *v, double *out) {
   errno = 0;
   double d = strtod(v, &end);
   if (!*v || *end || errno || !isfinite(d)) {
-    fprintf(stderr, "error: dmlc train: bad %s '%s' (a number)\n", flag, v);
+    dmlc_usage_error("train", "bad %s '%s' (a number)", flag, v);
     return 0;
   }
   *out = d;
   return 1;
 }
-static int parse_int(const char *flag, const char *v, int64_t min, int64_t *out) {
+/* An integer in [min, max]; else a usage error (printed) and 0. */
+static int parse_int(const char *flag, const char *v, int64_t min, int64_t max,
+                     int64_t *out) {
   char *end;
   errno = 0;
   long long d = strtoll(v, &end, 10);
-  if (!*v || *end || errno || d < min) {
-    fprintf(stderr, "error: dmlc train: bad %s '%s' (an integer >= %" PRId64 ")\n", flag,
-            v, min);
+  if (!*v || *end || errno || d < min || d > max) {
+    dmlc_usage_error("train", "bad %s '%s' (an integer in [%" PRId64 ", %" PRId64 "])",
+                     flag, v, min, max);
     return 0;
   }
   *out = (int64_t)d;
@@ -121,7 +130,7 @@ static int parse_early(const char *v, dml_fit_options_t *o) {
     int64_t iv;
     double dv;
     if (!strcmp(k, "patience")) {
-      if (!parse_int("--early-stopping patience", val, 1, &iv) || iv > 1000000) return 0;
+      if (!parse_int("--early-stopping patience", val, 1, 1000000, &iv)) return 0;
       o->patience = (int32_t)iv;
       have_patience = 1;
     } else if (!strcmp(k, "min_delta")) {
@@ -187,6 +196,168 @@ static double mib(double b) {
   return b / (1024.0 * 1024.0);
 }
 
+/* This run's configuration, one "key=value" a line: what decides the
+ * training trajectory, stored in checkpoints (dml_fit_options_t.run_config)
+ * and compared on --resume. */
+static void run_config(char *buf, size_t cap, const dml_fit_options_t *o,
+                       const dml_train_config_t *c) {
+  const dml_lr_schedule_t *l = &o->lr;
+  char lr[192];
+  switch (l->kind) {
+    case DML_LR_STEP:
+      snprintf(lr, sizeof lr, "step:%.17g,%d,%.17g", l->initial, (int)l->every,
+               l->factor);
+      break;
+    case DML_LR_EXPONENTIAL:
+      snprintf(lr, sizeof lr, "exponential:%.17g,%.17g", l->initial, l->rate);
+      break;
+    case DML_LR_COSINE:
+      snprintf(lr, sizeof lr, "cosine:%.17g,%.17g,%d", l->initial, l->minimum,
+               (int)l->warmup);
+      break;
+    default: snprintf(lr, sizeof lr, "constant:%.17g", l->initial); break;
+  }
+  snprintf(buf, cap,
+           "seed=%" PRIu64 "\nbatch_size=%" PRId64
+           "\nshuffle=%d\nlr=%s\n"
+           "validation_split=%.17g\nloss=%s\noutput=%s\noptimizer=%s\nmomentum=%.17g\n"
+           "weight_decay=%.17g\nclip_norm=%.17g\nclip_value=%.17g",
+           o->seed, o->batch_size, o->shuffle, lr, o->validation_split,
+           dml_loss_kind_name(c->loss), c->output ? c->output : "(first)",
+           dml_optimizer_kind_name(c->optimizer), c->momentum, c->weight_decay,
+           c->clip_norm, c->clip_value);
+}
+
+/* The value of `key` in a run_config() text, as a [begin, end) span. */
+static int config_value(const char *cfg, const char *key, const char **b,
+                        const char **e) {
+  size_t kl = strlen(key);
+  for (const char *p = cfg; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    const char *end = nl ? nl : p + strlen(p);
+    if ((size_t)(end - p) > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+      *b = p + kl + 1;
+      *e = end;
+      return 1;
+    }
+    p = nl ? nl + 1 : NULL;
+  }
+  return 0;
+}
+
+/* Compares checkpoint `path`'s recorded configuration with this run's
+ * (`run`): a difference is an error unless `anyway`, then a note. */
+static dml_status_t check_resume_config(const char *path, const char *run, int anyway) {
+  dml_safetensors_t *f = NULL;
+  void *bytes = NULL;
+  dml_status_t st = dml_safetensors_read_file(path, &f, &bytes);
+  if (st) return dml_status_annotate(st, "reading checkpoint '%s' (--resume)", path);
+  const char *ck = dml_safetensors_meta(f, "config");
+  if (!ck) {
+    fprintf(stderr,
+            "note: checkpoint '%s' records no run configuration (an older dmlc wrote "
+            "it): seed, batch size, learning rate, loss and optimizer not compared\n",
+            path);
+  } else {
+    int n_diff = 0;
+    for (const char *p = run; p && *p;) {
+      const char *nl = strchr(p, '\n'), *eq = strchr(p, '=');
+      const char *end = nl ? nl : p + strlen(p);
+      char key[64];
+      if (eq && eq < end && (size_t)(eq - p) < sizeof key) {
+        memcpy(key, p, (size_t)(eq - p));
+        key[eq - p] = 0;
+        const char *b = NULL, *e = NULL;
+        int have = config_value(ck, key, &b, &e);
+        if (!have || (size_t)(e - b) != (size_t)(end - eq - 1) ||
+            strncmp(b, eq + 1, (size_t)(e - b))) {
+          if (!n_diff++ && !anyway)
+            st = dml_status_make(
+                DML_STATUS_FAILED_PRECONDITION, "dmlc.train",
+                "--resume '%s': the checkpoint was written by a run of another "
+                "configuration",
+                path);
+          if (!anyway)
+            st = dml_status_detail(st, "%s: checkpoint %.*s, this run %.*s", key,
+                                   have ? (int)(e - b) : 6, have ? b : "(none)",
+                                   (int)(end - eq - 1), eq + 1);
+          else
+            fprintf(stderr, "note: --resume-anyway: %s: checkpoint %.*s, this run %.*s\n",
+                    key, have ? (int)(e - b) : 6, have ? b : "(none)",
+                    (int)(end - eq - 1), eq + 1);
+        }
+      }
+      p = nl ? nl + 1 : NULL;
+    }
+    if (st)
+      st = dml_status_detail(st,
+                             "run with the checkpoint's options, or pass --resume-anyway "
+                             "to continue with this run's");
+  }
+  dml_safetensors_release(f);
+  free(bytes);
+  return st;
+}
+
+/* 1 when `a` and `b` are one file: the same spelling, or the same device
+ * and inode ("m.onnx" and "./m.onnx", hard links). */
+static int same_file(const char *a, const char *b) {
+  return a && b && (!strcmp(a, b) || dml_file_same(a, b));
+}
+
+/* Refuses (usage error printed, returns 1) an output that is one of the
+ * run's inputs (the model, a --data/--validation-data file, the --resume
+ * checkpoint) or another output: writing it would destroy the input or
+ * the other output. */
+static int same_file_error(const char *model, const char *data, const char *val,
+                           const char *resume, const char *out_pkg,
+                           const char *export_onnx, const char *history) {
+  const char *outs[3] = {out_pkg, export_onnx, history};
+  static const char *const out_flag[3] = {"-o", "--export-onnx", "--history"};
+  for (int k = 0; k < 3; k++) {
+    if (!outs[k]) continue;
+    if (same_file(outs[k], model)) {
+      dmlc_usage_error("train",
+                       "the output '%s' is the model '%s' itself; choose another %s",
+                       outs[k], model, out_flag[k]);
+      return 1;
+    }
+    if (same_file(outs[k], resume)) {
+      dmlc_usage_error("train", "the output '%s' (%s) is the --resume checkpoint '%s'",
+                       outs[k], out_flag[k], resume);
+      return 1;
+    }
+    for (int q = 0; q < k; q++)
+      if (outs[q] && same_file(outs[k], outs[q])) {
+        dmlc_usage_error("train",
+                         "%s and %s both name '%s'; one would overwrite the other",
+                         out_flag[q], out_flag[k], outs[k]);
+        return 1;
+      }
+    const char *specs[2] = {data, val};
+    for (int d = 0; d < 2; d++) {
+      /* a data spec is a folder or FILE[,FILE] */
+      for (const char *p = specs[d]; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        char piece[4096];
+        if (n < sizeof piece) {
+          memcpy(piece, p, n);
+          piece[n] = 0;
+          if (same_file(outs[k], piece)) {
+            dmlc_usage_error("train", "the output '%s' (%s) is the data file '%s' of %s",
+                             outs[k], out_flag[k], piece,
+                             d ? "--validation-data" : "--data");
+            return 1;
+          }
+        }
+        p = comma ? comma + 1 : NULL;
+      }
+    }
+  }
+  return 0;
+}
+
 int dmlc_cmd_train(int argc, char **argv) {
   const char *model_path = NULL, *data = NULL, *val_data = NULL, *out_pkg = NULL;
   const char *history = NULL, *export_onnx = NULL, *device = "cpu", *resume = NULL, *v;
@@ -202,6 +373,8 @@ int dmlc_cmd_train(int argc, char **argv) {
   dml_data_options_init(&dopt);
   double lr = 1e-3;
   int64_t batch_bound = 0, iv;
+  int resume_anyway = 0;
+  char config[2048];
   dml_status_t st;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -214,20 +387,21 @@ int dmlc_cmd_train(int argc, char **argv) {
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--validation-split"))) {
       if (!parse_double("--validation-split", v, &o.validation_split)) return 2;
       if (!(o.validation_split > 0 && o.validation_split < 1)) {
-        fprintf(stderr, "error: dmlc train: --validation-split must be in (0, 1)\n");
-        return 2;
+        return dmlc_usage_error("train", "--validation-split must be in (0, 1)");
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--scale"))) {
       if (!parse_double("--scale", v, &dopt.image_scale)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--label-column"))) {
-      if (!parse_int("--label-column", v, -1000000, &iv)) return 2;
+      if (!parse_int("--label-column", v, -1000000, 1000000, &iv)) return 2;
       dopt.csv_label_column = (int)iv;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--loss"))) {
-      if ((st = dml_loss_kind_parse(v, &cfg.loss))) return dmlc_report(st) + 1;
+      if ((st = dml_loss_kind_parse(v, &cfg.loss)))
+        return dmlc_report(st) + dmlc_usage_hint("train");
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--output"))) {
       cfg.output = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--optimizer"))) {
-      if ((st = dml_optimizer_kind_parse(v, &cfg.optimizer))) return dmlc_report(st) + 1;
+      if ((st = dml_optimizer_kind_parse(v, &cfg.optimizer)))
+        return dmlc_report(st) + dmlc_usage_hint("train");
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--lr"))) {
       if (!parse_double("--lr", v, &lr)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--momentum"))) {
@@ -235,36 +409,39 @@ int dmlc_cmd_train(int argc, char **argv) {
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--weight-decay"))) {
       if (!parse_double("--weight-decay", v, &cfg.weight_decay)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--epochs"))) {
-      if (!parse_int("--epochs", v, 1, &iv) || iv > 1000000) return 2;
+      if (!parse_int("--epochs", v, 1, 1000000, &iv)) return 2;
       o.epochs = (int32_t)iv;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-size"))) {
-      if (!parse_int("--batch-size", v, 1, &o.batch_size)) return 2;
+      if (!parse_int("--batch-size", v, 1, INT32_MAX, &o.batch_size)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-bound"))) {
-      if (!parse_int("--batch-bound", v, 1, &batch_bound)) return 2;
+      if (!parse_int("--batch-bound", v, 1, INT32_MAX, &batch_bound)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--lr-schedule"))) {
       lr_schedule = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--clip-norm"))) {
-      if (!parse_double("--clip-norm", v, &cfg.clip_norm) || cfg.clip_norm <= 0) return 2;
+      if (!parse_double("--clip-norm", v, &cfg.clip_norm)) return 2;
+      if (cfg.clip_norm <= 0) return dmlc_usage_error("train", "--clip-norm must be > 0");
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--clip-value"))) {
-      if (!parse_double("--clip-value", v, &cfg.clip_value) || cfg.clip_value <= 0)
-        return 2;
+      if (!parse_double("--clip-value", v, &cfg.clip_value)) return 2;
+      if (cfg.clip_value <= 0)
+        return dmlc_usage_error("train", "--clip-value must be > 0");
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--early-stopping"))) {
       if (!parse_early(v, &o)) {
-        fprintf(stderr,
-                "error: dmlc train: bad --early-stopping '%s' (patience=N[,min_delta=F]"
-                "[,monitor=NAME][,restore=0|1])\n",
-                v);
-        return 2;
+        return dmlc_usage_error("train",
+                                "bad --early-stopping '%s' (patience=N[,min_delta=F]"
+                                "[,monitor=NAME][,restore=0|1])",
+                                v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--checkpoint-every"))) {
-      if (!parse_int("--checkpoint-every", v, 1, &iv) || iv > 1000000) return 2;
+      if (!parse_int("--checkpoint-every", v, 1, 1000000, &iv)) return 2;
       o.checkpoint_every = (int32_t)iv;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--checkpoint-dir"))) {
       o.checkpoint_dir = v;
+    } else if (!strcmp(argv[i], "--resume-anyway")) {
+      resume_anyway = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--resume"))) {
       resume = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--seed"))) {
-      if (!parse_int("--seed", v, 0, &iv)) return 2;
+      if (!parse_int("--seed", v, 0, INT64_MAX, &iv)) return 2;
       o.seed = (uint64_t)iv;
     } else if (!strcmp(argv[i], "--no-shuffle")) {
       o.shuffle = 0;
@@ -278,48 +455,45 @@ int dmlc_cmd_train(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--quiet")) {
       o.verbose = 0;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
-      if (!parse_int("--threads", v, 1, &iv) || iv > 64) return 2;
+      if (!parse_int("--threads", v, 1, 64, &iv)) return 2;
       dml_cpu_set_num_threads((int)iv);
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-') {
-      fprintf(stderr, "error: dmlc train: unknown flag '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      return dmlc_usage_error("train", "unknown flag '%s'", argv[i]);
     } else if (!model_path) {
       model_path = argv[i];
     } else {
-      fprintf(stderr, "error: dmlc train: more than one model given\n");
-      return 2;
+      return dmlc_usage_error("train", "more than one model given");
     }
   }
   if (!model_path || !data || !data[0] || !out_pkg || !out_pkg[0]) {
-    fprintf(stderr, "error: dmlc train: give MODEL.onnx, --data and -o TRAINED.dmlpkg\n");
-    usage(stderr);
-    return 2;
+    return dmlc_usage_error("train", "give MODEL.onnx, --data and -o TRAINED.dmlpkg");
   }
-  if (o.checkpoint_every > 0 && !o.checkpoint_dir) {
-    fprintf(stderr, "error: dmlc train: --checkpoint-every needs --checkpoint-dir\n");
+  if (same_file_error(model_path, data, val_data, resume, out_pkg, export_onnx, history))
     return 2;
+  if (o.checkpoint_every > 0 && !o.checkpoint_dir) {
+    return dmlc_usage_error("train", "--checkpoint-every needs --checkpoint-dir");
   }
   if (val_data && o.validation_split > 0) {
-    fprintf(
-        stderr,
-        "error: dmlc train: give --validation-split or --validation-data, not both\n");
-    return 2;
+    return dmlc_usage_error("train",
+                            "give --validation-split or --validation-data, not both");
   }
   if (lr_schedule) {
-    if ((st = dml_lr_schedule_parse(lr_schedule, &o.lr))) return dmlc_report(st) + 1;
+    if ((st = dml_lr_schedule_parse(lr_schedule, &o.lr)))
+      return dmlc_report(st) + dmlc_usage_hint("train");
   } else {
     o.lr.kind = DML_LR_CONSTANT;
     o.lr.initial = lr;
   }
+  if (resume_anyway && !resume)
+    return dmlc_usage_error("train", "--resume-anyway needs --resume CKPT");
+  run_config(config, sizeof config, &o, &cfg);
+  o.run_config = config;
   if (!batch_bound) batch_bound = o.batch_size > 64 ? o.batch_size : 64;
   if (batch_bound < o.batch_size) {
-    fprintf(stderr,
-            "error: dmlc train: --batch-bound %" PRId64 " < --batch-size %" PRId64 "\n",
-            batch_bound, o.batch_size);
-    return 2;
+    return dmlc_usage_error("train", "--batch-bound %" PRId64 " < --batch-size %" PRId64,
+                            batch_bound, o.batch_size);
   }
 
   /* the command line, for the package's meta section */
@@ -341,24 +515,13 @@ int dmlc_cmd_train(int argc, char **argv) {
   uint8_t *onnx = NULL;
   size_t onnx_size = 0;
 
+  /* 0. a checkpoint to resume from: of this configuration (before the
+   * compile, so a mismatch fails at once) */
+  if (resume && (st = check_resume_config(resume, config, resume_anyway))) goto out;
+
   /* 1. compile with the training functions */
-  FILE *f = fopen(model_path, "rb");
-  if (!f) {
-    st = dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO,
-                         "dmlc.train", "cannot open '%s': %s", model_path,
-                         strerror(errno));
-    goto out;
-  }
-  fseek(f, 0, SEEK_END);
-  long fl = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  onnx = (uint8_t *)malloc(fl > 0 ? (size_t)fl : 1);
-  onnx_size = onnx && fl > 0 ? fread(onnx, 1, (size_t)fl, f) : 0;
-  fclose(f);
-  if (!onnx || fl < 0 || onnx_size != (size_t)fl) {
-    st = dml_status_make(DML_STATUS_IO, "dmlc.train", "reading '%s' failed", model_path);
-    goto out;
-  }
+  st = dml_file_read_all("dmlc.train", model_path, &onnx, &onnx_size);
+  if (st) goto out;
   char base_dir[4096];
   snprintf(base_dir, sizeof base_dir, "%s", model_path);
   char *slash = strrchr(base_dir, '/');

@@ -116,6 +116,10 @@ dml_status_t dml_compile_onnx_memory(const void *data, size_t len, const char *b
                                      void **out_package, size_t *out_size,
                                      dml_compile_report_t *out_report);
 
+/* The targets this build compiles for, in words: "cpu, vulkan, metal, cuda",
+ * or "cpu (this build has no GPU code generation: ...)". Static string. */
+const char *dml_compile_available_targets(void);
+
 /* Adds the kernel sections of the GPU targets in `targets` ("vulkan":
  * "kernels.spirv", "metal": "kernels.msl"; "cpu" adds nothing) to the
  * package of `*size` bytes at `*bytes` (malloc'd), which is replaced by

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "dml_dtype.h"
+#include "dml_file.h"
 #include "dml_safetensors.h"
 #include "onnx.pb-c.h"
 
@@ -35,30 +36,7 @@ static int onnx_type_of(dml_dtype_t dt) {
 }
 
 static dml_status_t read_all(const char *path, uint8_t **out, size_t *out_n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, OP,
-                           "cannot open '%s': %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fileno(f), &sb) != 0 || sb.st_size < 0) {
-    fclose(f);
-    return dml_status_make(DML_STATUS_IO, OP, "cannot stat '%s'", path);
-  }
-  size_t n = (size_t)sb.st_size;
-  uint8_t *b = (uint8_t *)malloc(n ? n : 1);
-  if (!b) {
-    fclose(f);
-    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-  }
-  size_t got = fread(b, 1, n, f);
-  fclose(f);
-  if (got != n) {
-    free(b);
-    return dml_status_make(DML_STATUS_IO, OP, "reading '%s' failed", path);
-  }
-  *out = b;
-  *out_n = n;
-  return DML_OK;
+  return dml_file_read_all(OP, path, out, out_n);
 }
 
 /* Removes the initializer or Constant node that defines `name` when no

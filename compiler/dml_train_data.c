@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #ifndef DML_DATA_NO_ZLIB
 #include <zlib.h>
 #endif
 
 #include "dml_dtype.h"
+#include "dml_file.h"
 #include "dml_npy.h"
 
 #define OP "data"
@@ -45,13 +47,21 @@ static void *alloc64(size_t n) {
 #ifndef DML_DATA_NO_ZLIB
 /* Reads a whole file through gzread (gzip or plain). */
 static dml_status_t read_gz(const char *path, uint8_t **out, size_t *out_n) {
-  struct stat sb;
-  if (stat(path, &sb) != 0)
-    return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, OP,
-                           "cannot open '%s': %s", path, strerror(errno));
-  gzFile f = gzopen(path, "rb");
-  if (!f) return dml_status_make(DML_STATUS_IO, OP, "cannot open '%s'", path);
-  size_t cap = (size_t)sb.st_size * 4 + 4096, n = 0;
+  /* Only a regular file (a FIFO is refused, not waited on). */
+  int fd;
+  uint64_t fsize;
+  DML_RETURN_IF_ERROR(dml_file_open_read(OP, path, &fd, &fsize));
+  if (fsize > (uint64_t)MAX_FILE_BYTES) {
+    close(fd);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
+                           "'%s' is larger than 16 GiB", path);
+  }
+  gzFile f = gzdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return dml_status_make(DML_STATUS_IO, OP, "cannot open '%s'", path);
+  }
+  size_t cap = (size_t)fsize * 4 + 4096, n = 0;
   uint8_t *buf = (uint8_t *)malloc(cap);
   dml_status_t st = DML_OK;
   while (buf) {
@@ -98,33 +108,16 @@ static dml_status_t read_gz(const char *path, uint8_t **out, size_t *out_n) {
  * GPU machines, bench/train): reads plain files with stdio and refuses
  * gzip data (magic 1f 8b, RFC 1952 section 2.3.1) by name. */
 static dml_status_t read_gz(const char *path, uint8_t **out, size_t *out_n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, OP,
-                           "cannot open '%s': %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fileno(f), &sb) != 0 || sb.st_size < 0) {
-    fclose(f);
-    return dml_status_make(DML_STATUS_IO, OP, "cannot stat '%s'", path);
-  }
-  if ((uint64_t)sb.st_size > (uint64_t)MAX_FILE_BYTES) {
-    fclose(f);
+  int fd;
+  uint64_t fsize;
+  DML_RETURN_IF_ERROR(dml_file_open_read(OP, path, &fd, &fsize));
+  close(fd);
+  if (fsize > (uint64_t)MAX_FILE_BYTES)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
                            "'%s' is larger than 16 GiB", path);
-  }
-  size_t n = (size_t)sb.st_size;
-  uint8_t *buf = (uint8_t *)malloc(n ? n : 1);
-  if (!buf) {
-    fclose(f);
-    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-  }
-  size_t got = fread(buf, 1, n, f);
-  int err = ferror(f);
-  fclose(f);
-  if (got != n || err) {
-    free(buf);
-    return dml_status_make(DML_STATUS_IO, OP, "reading '%s' failed", path);
-  }
+  uint8_t *buf;
+  size_t n;
+  DML_RETURN_IF_ERROR(dml_file_read_all(OP, path, &buf, &n));
   if (n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
     free(buf);
     return dml_status_detail(

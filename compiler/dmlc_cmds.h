@@ -24,6 +24,16 @@ int dmlc_cmd_bench(int argc, char **argv);
  * details, frees it, and returns 1. */
 int dmlc_report(dml_status_t status);
 
+/* A usage error of `dmlc <cmd>`: prints "error: dmlc <cmd>: <message>" and
+ * one line pointing at `dmlc <cmd> --help` (not the whole help) to stderr
+ * and returns 2, the usage-error exit code. `cmd` NULL: `dmlc` itself. */
+int dmlc_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Prints the line "see 'dmlc <cmd> --help' for the usage and flags" to
+ * stderr (after an error printed otherwise) and returns 1. */
+int dmlc_usage_hint(const char *cmd);
+
 /* The value of flag `flag` at argv[*i], given as "FLAG VALUE" (then *i
  * moves to VALUE) or "FLAG=VALUE"; "" when FLAG is the last argument (the
  * caller reports the missing value); NULL when argv[*i] is not `flag`. */

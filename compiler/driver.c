@@ -29,6 +29,10 @@ static double now_ms(void) {
   "cpu (this build has no GPU code generation: run scripts/setup.sh)"
 #endif
 
+const char *dml_compile_available_targets(void) {
+  return AVAILABLE_TARGETS;
+}
+
 /* Checks the comma-separated target list and sets *want_spirv / *want_msl
  * / *want_cuda for vulkan / metal / cuda (the cpu plan is always in the
  * package). want_cuda may be NULL (cuda then still accepted). */

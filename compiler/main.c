@@ -1,9 +1,13 @@
 /* main.c — `dmlc`: compile ONNX models into .dmlpkg packages and run them. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dmlc_cmds.h"
+#ifdef DMLC_HAVE_CMD_COMPILE
+#include "dml_driver.h"
+#endif
 
 typedef struct {
   const char *name;
@@ -49,6 +53,19 @@ static const cmd_t k_cmds[] = {
     {NULL, NULL, NULL},
 };
 
+/* `dmlc version`: version, git commit (at configure time), what this build
+ * compiles for and runs on. */
+static void print_version(void) {
+  printf("dmlc %s\n", DMLC_VERSION);
+  printf("commit: %s\n", DMLC_GIT_COMMIT);
+#ifdef DMLC_HAVE_CMD_COMPILE
+  printf("targets: %s\n", dml_compile_available_targets());
+#else
+  printf("targets: none (a runtime-only build: it runs packages compiled elsewhere)\n");
+#endif
+  printf("devices: %s (`dmlc devices` lists those present)\n", DMLC_DEVICES);
+}
+
 static void usage(FILE *f) {
   fprintf(
       f,
@@ -57,6 +74,8 @@ static void usage(FILE *f) {
       "commands:\n");
   for (size_t i = 0; k_cmds[i].name; i++)
     fprintf(f, "  %-9s %s\n", k_cmds[i].name, k_cmds[i].summary);
+  fprintf(f, "  %-9s %s\n", "version",
+          "version, git commit, compiled targets and devices (also --version)");
   fprintf(f, "\n`dmlc <command> --help` describes each command's flags.\n");
 }
 
@@ -66,6 +85,22 @@ int dmlc_report(dml_status_t status) {
   fprintf(stderr, "%s\n", msg ? msg : "error: (out of memory formatting the error)");
   free(msg);
   dml_status_free(status);
+  return 1;
+}
+
+int dmlc_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "error: dmlc%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n");
+  return dmlc_usage_hint(cmd) + 1;
+}
+
+int dmlc_usage_hint(const char *cmd) {
+  fprintf(stderr, "see 'dmlc%s%s --help' for the usage and flags\n", cmd ? " " : "",
+          cmd ? cmd : "");
   return 1;
 }
 
@@ -79,16 +114,22 @@ const char *dmlc_flag_value(int argc, char **argv, int *i, const char *flag) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return 2;
-  }
+  if (argc < 2) return dmlc_usage_error(NULL, "no command given");
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
     return 0;
   }
-  if (!strcmp(argv[1], "--version")) {
-    printf("dmlc 0.1.0\n");
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+    if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+      printf(
+          "usage: dmlc version   (or dmlc --version)\n\n"
+          "Prints dmlc's version, the git commit it was configured from (at cmake\n"
+          "time), the targets `dmlc compile` can emit and the devices its runtime\n"
+          "has backends for.\n");
+      return 0;
+    }
+    if (argc > 2) return dmlc_usage_error(NULL, "'%s' takes no arguments", argv[1]);
+    print_version();
     return 0;
   }
   for (size_t i = 0; k_cmds[i].name; i++)
@@ -104,7 +145,5 @@ int main(int argc, char **argv) {
               argv[1], argv[1]);
       return 2;
     }
-  fprintf(stderr, "error: dmlc: unknown command '%s'\n", argv[1]);
-  usage(stderr);
-  return 2;
+  return dmlc_usage_error(NULL, "unknown command '%s'", argv[1]);
 }

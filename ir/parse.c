@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_file.h"
 #include "dml_ir.h"
 #include "dml_ir_text.h"
 
@@ -1333,36 +1334,11 @@ dml_status_t dml_ir_parse(const char *text, size_t len, const char *filename,
 }
 
 dml_status_t dml_ir_parse_file(const char *path, dml_ir_module_t **out_module) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) {
-    int e = errno;
-    return dml_status_make(e == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, "ir.parse",
-                           "cannot open '%s': %s", path, strerror(e));
-  }
-  char *buf = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (n == cap) {
-      size_t nc = cap ? cap * 2 : 65536;
-      char *nb = nc > cap ? (char *)realloc(buf, nc) : NULL;
-      if (!nb) {
-        free(buf);
-        fclose(fp);
-        return oom();
-      }
-      buf = nb;
-      cap = nc;
-    }
-    size_t r = fread(buf + n, 1, cap - n, fp);
-    n += r;
-    if (r == 0) break;
-  }
-  int bad = ferror(fp);
-  fclose(fp);
-  if (bad) {
-    free(buf);
-    return dml_status_make(DML_STATUS_IO, "ir.parse", "cannot read '%s'", path);
-  }
+  /* Only a regular file (a FIFO is refused, not waited on). */
+  uint8_t *bytes = NULL;
+  size_t n = 0;
+  DML_RETURN_IF_ERROR(dml_file_read_all("ir.parse", path, &bytes, &n));
+  char *buf = (char *)bytes;
   dml_status_t st = dml_ir_parse(buf, n, path, out_module);
   free(buf);
   return st;

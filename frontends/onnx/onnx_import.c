@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dml_file.h"
 #include "onnx_internal.h"
 
 #define ONNX_MAX_NESTING 64      /* message nesting accepted by the scan */
@@ -158,6 +159,84 @@ Onnx__AttributeProto__AttributeType onnx_attr_type(const Onnx__AttributeProto *a
   if (a->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
   if (a->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
   return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
+}
+
+/* ---- attribute types (onnx_attr_types.def, from onnx's schemas) ---- */
+
+enum {
+  ONNX_AT_FLOAT = 1u << 1,
+  ONNX_AT_INT = 1u << 2,
+  ONNX_AT_STRING = 1u << 3,
+  ONNX_AT_TENSOR = 1u << 4,
+  ONNX_AT_GRAPH = 1u << 5,
+  ONNX_AT_FLOATS = 1u << 6,
+  ONNX_AT_INTS = 1u << 7,
+  ONNX_AT_STRINGS = 1u << 8,
+  ONNX_AT_TENSORS = 1u << 9,
+  ONNX_AT_GRAPHS = 1u << 10,
+  ONNX_AT_SPARSE_TENSOR = 1u << 11,
+  ONNX_AT_SPARSE_TENSORS = 1u << 12,
+  ONNX_AT_TYPE_PROTO = 1u << 13,
+  ONNX_AT_TYPE_PROTOS = 1u << 14,
+};
+
+typedef struct {
+  const char *domain, *op, *attr;
+  unsigned types; /* ONNX_AT_* bits */
+} attr_types_t;
+
+static const attr_types_t k_attr_types[] = {
+#define ONNX_ATTR_TYPES(domain, op, attr, types) {domain, op, attr, types},
+#include "onnx_attr_types.def"
+#undef ONNX_ATTR_TYPES
+};
+
+static int attr_types_cmp(const void *key, const void *elem) {
+  const attr_types_t *k = (const attr_types_t *)key, *e = (const attr_types_t *)elem;
+  int c = strcmp(k->domain, e->domain);
+  if (!c) c = strcmp(k->op, e->op);
+  if (!c) c = strcmp(k->attr, e->attr);
+  return c;
+}
+
+/* "FLOAT", "INTS", ... for an AttributeProto type (ONNX's enum names). */
+static const char *attr_type_word(unsigned t) {
+  static const char *const k[] = {
+      "UNDEFINED",      "FLOAT",      "INT",        "STRING",  "TENSOR", "GRAPH",
+      "FLOATS",         "INTS",       "STRINGS",    "TENSORS", "GRAPHS", "SPARSE_TENSOR",
+      "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
+  return t < sizeof k / sizeof k[0] ? k[t] : "UNDEFINED";
+}
+
+dml_status_t onnx_check_attr_types(const Onnx__NodeProto *np) {
+  const char *dom =
+      np->domain && np->domain[0] && strcmp(np->domain, "ai.onnx") ? np->domain : "";
+  if (!np->op_type) return DML_OK;
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const Onnx__AttributeProto *a = np->attribute[i];
+    if (!a->name || !a->name[0] || (a->ref_attr_name && a->ref_attr_name[0])) continue;
+    attr_types_t key = {dom, np->op_type, a->name, 0};
+    const attr_types_t *e = (const attr_types_t *)bsearch(
+        &key, k_attr_types, sizeof k_attr_types / sizeof k_attr_types[0],
+        sizeof k_attr_types[0], attr_types_cmp);
+    if (!e) continue; /* unknown op or attribute: check_supported() names it */
+    unsigned t = (unsigned)onnx_attr_type(a);
+    if (t < 32 && (e->types & (1u << t))) continue;
+    char want[160], label[300];
+    size_t k = 0;
+    want[0] = 0;
+    for (unsigned b = 1; b < 15 && k < sizeof want; b++)
+      if (e->types & (1u << b))
+        k += (size_t)snprintf(want + k, sizeof want - k, "%s%s", k ? " or " : "",
+                              attr_type_word(b));
+    onnx_node_label(np, label, sizeof label);
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                        "%s: attribute '%s' has type %s, the ONNX spec of %s says %s",
+                        label, a->name, attr_type_word(t), np->op_type, want),
+        "fix the exporter or the model; dmlc does not guess a value of another type");
+  }
+  return DML_OK;
 }
 
 static int in_list(const char *const *list, const char *s) {
@@ -1182,6 +1261,8 @@ static dml_status_t import_nodes(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
       st = dml_status_make(DML_STATUS_INTERNAL, ONNX_ERR_OP, "%s has no importer", label);
       break;
     }
+    st = onnx_check_attr_types(np);
+    if (st) break;
     size_t n_in = np->n_input;
     while (n_in && is_empty(np->input[n_in - 1])) n_in--;
     if (n_in > UINT32_MAX) {
@@ -1346,6 +1427,16 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
                                  dml_ir_module_t **out_module) {
   int64_t opset = 0;
   DML_RETURN_IF_ERROR(model_opset(mp, &opset));
+  /* IR version 0 is "not set" (protobuf's default): no exporter writes it,
+   * and without it the file's meaning (e.g. attribute types before IR 2)
+   * is unknown. */
+  if (!mp->has_ir_version || mp->ir_version <= 0)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                        "model has ir_version %lld: not a valid ONNX model (ir_version "
+                        "must be set, 1 or higher)",
+                        (long long)(mp->has_ir_version ? mp->ir_version : 0)),
+        "onnx.checker.check_model() refuses it too; re-export the model");
   const Onnx__GraphProto *g = mp->graph;
   if (!g)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
@@ -1439,35 +1530,15 @@ dml_status_t dml_onnx_import_file(const char *path, const dml_onnx_import_option
   if (!path || !out_module)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "dml_onnx_import_file: NULL argument");
-  FILE *fp = fopen(path, "rb");
-  if (!fp)
-    return dml_status_detail(
-        dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO,
-                        ONNX_ERR_OP, "cannot open model file '%s'", path),
-        "%s", strerror(errno));
-  struct stat sb;
-  dml_status_t st = DML_OK;
+  /* dml_file_read_all opens only a regular file (a FIFO is refused, not
+   * waited on) and names the path in its errors. */
   uint8_t *buf = NULL;
-  if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0 ||
-      (uint64_t)sb.st_size > (uint64_t)PTRDIFF_MAX) {
-    st = dml_status_make(DML_STATUS_IO, ONNX_ERR_OP,
-                         "'%s' is not a readable regular file", path);
-    goto close_file;
-  }
-  size_t len = (size_t)sb.st_size;
+  size_t len = 0;
+  dml_status_t st = dml_file_read_all(ONNX_ERR_OP, path, &buf, &len);
+  if (st) return st;
   if (len == 0) {
     st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                          "model file '%s' is empty (0 bytes): not an ONNX model", path);
-    goto close_file;
-  }
-  buf = (uint8_t *)malloc(len);
-  if (!buf) {
-    st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP,
-                         "out of memory reading '%s' (%zu bytes)", path, len);
-    goto close_file;
-  }
-  if (len && fread(buf, 1, len, fp) != len) {
-    st = dml_status_make(DML_STATUS_IO, ONNX_ERR_OP, "short read from '%s'", path);
     goto close_file;
   }
   /* External data lives next to the model. */
@@ -1486,6 +1557,5 @@ dml_status_t dml_onnx_import_file(const char *path, const dml_onnx_import_option
   }
 close_file:
   free(buf);
-  fclose(fp);
   return st;
 }

@@ -143,6 +143,12 @@ dml_status_t onnx_define(onnx_ctx_t *ctx, const char *name, dml_ir_value_t *v);
  * arena-owned, and reserved. NULL when out of memory. */
 const char *onnx_unique_name(onnx_ctx_t *ctx, const char *base);
 
+/* Checks every attribute of `np` against the types ONNX's schema of its op
+ * allows (onnx_attr_types.def, generated from onnx's schemas): an attribute
+ * of another type (Gemm alpha given as INT) is INVALID_ARGUMENT naming the
+ * node, the attribute, the expected and the found types. Attributes of ops
+ * or names the table lacks (other domains) are left to the importer. */
+dml_status_t onnx_check_attr_types(const Onnx__NodeProto *np);
 /* Attribute `name` of np, or NULL. */
 const Onnx__AttributeProto *onnx_attr(const Onnx__NodeProto *np, const char *name);
 /* The attribute's type, inferred from its fields when type is UNDEFINED

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dml_file.h"
 #include "onnx_internal.h"
 
 /* TensorProto.DataType values (onnx.proto). */
@@ -191,15 +192,18 @@ static dml_status_t read_external(const Onnx__TensorProto *t, const char *base_d
         "resolves to '%s'", real_full);
     goto free_paths;
   }
-  fd = open(real_full, O_RDONLY);
-  struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+  /* Only a regular file (a FIFO in the model folder is refused, not
+   * waited on). */
+  uint64_t fsize = 0;
+  dml_status_t ost = dml_file_open_read(ONNX_ERR_OP, real_full, &fd, &fsize);
+  if (ost) {
     st = dml_status_detail(
-        err(DML_STATUS_IO, what, "cannot read external data file '%s'", location),
-        "path '%s'", real_full);
+        err(DML_STATUS_IO, what, "cannot read external data file '%s'", location), "%s",
+        dml_status_reason(ost));
+    dml_status_free(ost);
+    fd = -1;
     goto close_file;
   }
-  uint64_t fsize = (uint64_t)sb.st_size;
   if (offset > fsize) {
     st =
         dml_status_detail(err(DML_STATUS_INVALID_ARGUMENT, what,

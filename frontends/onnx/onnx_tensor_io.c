@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dml_file.h"
 #include "onnx_internal.h"
 
 #define TENSOR_ERR_OP "onnx.tensor"
@@ -77,40 +78,11 @@ dml_status_t dml_onnx_tensor_read_memory(const void *data, size_t len, dml_tenso
   return DML_OK;
 }
 
-/* The whole of `path` in a malloc'd buffer. */
+/* The whole of `path` in a malloc'd buffer; only a regular file is read
+ * (dml_file_read_all: a FIFO is refused, not waited on). */
 static dml_status_t read_whole_file(const char *path, const char *op, uint8_t **out,
                                     size_t *out_len) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp)
-    return dml_status_detail(
-        dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, op,
-                        "cannot open '%s'", path),
-        "%s", strerror(errno));
-  struct stat sb;
-  dml_status_t st = DML_OK;
-  uint8_t *buf = NULL;
-  if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0 ||
-      (uint64_t)sb.st_size > (uint64_t)PTRDIFF_MAX) {
-    st = dml_status_make(DML_STATUS_IO, op, "'%s' is not a readable regular file", path);
-    goto close_file;
-  }
-  size_t len = (size_t)sb.st_size;
-  buf = (uint8_t *)malloc(len ? len : 1);
-  if (!buf) {
-    st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op,
-                         "out of memory reading '%s' (%zu bytes)", path, len);
-    goto close_file;
-  }
-  if (len && fread(buf, 1, len, fp) != len) {
-    st = dml_status_make(DML_STATUS_IO, op, "short read from '%s'", path);
-    free(buf);
-    goto close_file;
-  }
-  *out = buf;
-  *out_len = len;
-close_file:
-  fclose(fp);
-  return st;
+  return dml_file_read_all(op, path, out, out_len);
 }
 
 dml_status_t dml_onnx_tensor_read_file(const char *path, dml_tensor_t *out,

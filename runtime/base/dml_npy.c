@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dml_file.h"
+
 #define OP "npy"
 
 static const uint8_t k_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -259,16 +261,9 @@ dml_status_t dml_npy_read_file(const char *path, dml_tensor_t *out, void **out_b
   dml_status_t st = DML_OK;
   uint8_t *hdr = NULL;
   void *buf = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, OP,
-                           "cannot open '%s': %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0) {
-    st = dml_status_make(DML_STATUS_IO, OP, "'%s' is not a readable regular file", path);
-    goto close_fd;
-  }
-  uint64_t fsize = (uint64_t)sb.st_size;
+  int fd;
+  uint64_t fsize;
+  DML_RETURN_IF_ERROR(dml_file_open_read(OP, path, &fd, &fsize));
   uint8_t pre[12];
   size_t pn = fsize < sizeof pre ? (size_t)fsize : sizeof pre;
   if (read_full(fd, pre, pn) != 0) {
@@ -365,50 +360,12 @@ dml_status_t dml_npy_write_memory(const dml_tensor_t *t, void **out_bytes,
   return DML_OK;
 }
 
-static int write_all(int fd, const void *data, size_t n) {
-  const uint8_t *p = (const uint8_t *)data;
-  while (n) {
-    ssize_t r = write(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    p += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
 dml_status_t dml_npy_write_file(const char *path, const dml_tensor_t *t) {
   void *bytes;
   size_t size;
   DML_RETURN_IF_ERROR(dml_npy_write_memory(t, &bytes, &size));
-  dml_status_t st = DML_OK;
-  size_t plen = strlen(path);
-  char *tmp = (char *)malloc(plen + 32);
-  if (!tmp) {
-    free(bytes);
-    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-  }
-  snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    st = dml_status_make(DML_STATUS_IO, OP, "cannot create '%s': %s", tmp,
-                         strerror(errno));
-    goto free_all;
-  }
-  if (write_all(fd, bytes, size) != 0 || fsync(fd) != 0) {
-    st = dml_status_make(DML_STATUS_IO, OP, "writing '%s' failed: %s", tmp,
-                         strerror(errno));
-    close(fd);
-    unlink(tmp);
-    goto free_all;
-  }
-  if (close(fd) != 0 || rename(tmp, path) != 0) {
-    st = dml_status_make(DML_STATUS_IO, OP, "writing '%s' failed: %s", path,
-                         strerror(errno));
-    unlink(tmp);
-  }
-free_all:
-  free(tmp);
+  const void *parts[1] = {bytes};
+  dml_status_t st = dml_file_write_atomic(OP, path, parts, &size, 1);
   free(bytes);
   return st;
 }

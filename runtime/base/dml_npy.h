@@ -38,7 +38,8 @@ extern "C" {
 dml_status_t dml_npy_read_memory(const void *bytes, size_t size, dml_tensor_t *out,
                                  void **out_buffer);
 
-/* Reads `path` (header first, then the data straight into the buffer). */
+/* Reads `path` (header first, then the data straight into the buffer); a
+ * path that is not a regular file is refused (dml_file_open_read()). */
 dml_status_t dml_npy_read_file(const char *path, dml_tensor_t *out, void **out_buffer);
 
 /* Serializes `t` (rank <= DML_MAX_RANK, data of dml_tensor_bytes(t) bytes)
@@ -47,7 +48,8 @@ dml_status_t dml_npy_read_file(const char *path, dml_tensor_t *out, void **out_b
 dml_status_t dml_npy_write_memory(const dml_tensor_t *t, void **out_bytes,
                                   size_t *out_size);
 
-/* Writes `t` to `path` atomically ("<path>.tmp.<pid>", fsync, rename): an
+/* Writes `t` to `path` atomically with dml_file_write_atomic() (temp file,
+ * fsync, rename; only a regular file is replaced, keeping its mode): an
  * interrupted write never leaves a partial file at `path`. */
 dml_status_t dml_npy_write_file(const char *path, const dml_tensor_t *t);
 

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dml_file.h"
+
 #define OP_LOAD "pkg.load"
 #define OP_WRITE "pkg.write"
 
@@ -184,24 +186,15 @@ const dml_pkg_section_t *dml_pkg_find_section(const dml_pkg_t *pkg, const char *
 static const uint8_t g_empty[1];
 
 dml_status_t dml_pkg_file_open(const char *path, dml_pkg_file_t *out_file) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO,
-                           OP_LOAD, "cannot open '%s': %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    int e = errno;
-    close(fd);
-    return dml_status_make(DML_STATUS_IO, OP_LOAD,
-                           "'%s' is not a readable regular file%s%s", path, e ? ": " : "",
-                           e ? strerror(e) : "");
-  }
-  if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
+  int fd;
+  uint64_t fsize;
+  DML_RETURN_IF_ERROR(dml_file_open_read(OP_LOAD, path, &fd, &fsize));
+  if (fsize > (uint64_t)SIZE_MAX / 2) {
     close(fd);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP_LOAD, "'%s' is too large",
                            path);
   }
-  size_t size = (size_t)st.st_size;
+  size_t size = (size_t)fsize;
   dml_pkg_file_t f = {g_empty, 0, 0};
   if (size == 0) {
     close(fd);
@@ -373,24 +366,33 @@ dml_status_t dml_pkg_writer_finish_memory(dml_pkg_writer_t *w, void **out_bytes,
   return DML_OK;
 }
 
-static int write_all(int fd, const void *data, size_t n) {
-  const uint8_t *p = (const uint8_t *)data;
-  while (n) {
-    ssize_t r = write(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    p += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
 static int write_zeros(int fd, uint64_t n) {
   static const uint8_t zeros[4096];
   while (n) {
     size_t k = n > sizeof(zeros) ? sizeof(zeros) : (size_t)n;
-    if (write_all(fd, zeros, k) != 0) return -1;
+    if (dml_file_write_all(fd, zeros, k) != 0) return -1;
     n -= k;
+  }
+  return 0;
+}
+
+typedef struct {
+  const dml_pkg_writer_t *w;
+  const uint8_t *hdr;
+} pkg_write_ctx_t;
+
+/* The header region, then each section at its aligned offset. */
+static int write_pkg(int fd, void *ctx) {
+  const pkg_write_ctx_t *c = (const pkg_write_ctx_t *)ctx;
+  const dml_pkg_writer_t *w = c->w;
+  size_t region = DML_PKG_HEADER_REGION_BYTES(w->n);
+  uint64_t pos = region;
+  if (dml_file_write_all(fd, c->hdr, region) != 0) return -1;
+  for (uint32_t i = 0; i < w->n; i++) {
+    if (write_zeros(fd, w->s[i].offset - pos) != 0 ||
+        dml_file_write_all(fd, w->s[i].data, w->s[i].size) != 0)
+      return -1;
+    pos = w->s[i].offset + w->s[i].size;
   }
   return 0;
 }
@@ -399,48 +401,8 @@ dml_status_t dml_pkg_writer_finish_file(dml_pkg_writer_t *w, const char *path) {
   uint8_t hdr[DML_PKG_HEADER_REGION_BYTES(DML_PKG_MAX_SECTIONS)];
   uint64_t size;
   DML_RETURN_IF_ERROR(layout(w, hdr, &size));
-  size_t plen = strlen(path);
-  char *tmp = (char *)malloc(plen + 32);
-  if (!tmp) return oom(OP_WRITE);
-  snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-  dml_status_t st = DML_OK;
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    st = dml_status_make(DML_STATUS_IO, OP_WRITE, "cannot create '%s': %s", tmp,
-                         strerror(errno));
-    goto free_tmp;
-  }
-  size_t region = DML_PKG_HEADER_REGION_BYTES(w->n);
-  uint64_t pos = region;
-  int bad = write_all(fd, hdr, region);
-  for (uint32_t i = 0; i < w->n && !bad; i++) {
-    bad = write_zeros(fd, w->s[i].offset - pos);
-    if (!bad) bad = write_all(fd, w->s[i].data, w->s[i].size);
-    pos = w->s[i].offset + w->s[i].size;
-  }
-  if (!bad) bad = fsync(fd);
-  if (bad) {
-    st = dml_status_make(DML_STATUS_IO, OP_WRITE, "writing '%s' failed: %s", tmp,
-                         strerror(errno));
-    close(fd);
-    goto unlink_tmp;
-  }
-  if (close(fd) != 0) {
-    st = dml_status_make(DML_STATUS_IO, OP_WRITE, "closing '%s' failed: %s", tmp,
-                         strerror(errno));
-    goto unlink_tmp;
-  }
-  if (rename(tmp, path) != 0) {
-    st = dml_status_make(DML_STATUS_IO, OP_WRITE, "renaming '%s' to '%s' failed: %s", tmp,
-                         path, strerror(errno));
-    goto unlink_tmp;
-  }
-  goto free_tmp;
-unlink_tmp:
-  unlink(tmp);
-free_tmp:
-  free(tmp);
-  return st;
+  pkg_write_ctx_t c = {w, hdr};
+  return dml_file_write_atomic_fn(OP_WRITE, path, write_pkg, &c);
 }
 
 /* ===================================================================== */

@@ -135,9 +135,10 @@ dml_status_t dml_pkg_writer_add_section(dml_pkg_writer_t *w, const char *tag,
  * frees. */
 dml_status_t dml_pkg_writer_finish_memory(dml_pkg_writer_t *w, void **out_bytes,
                                           size_t *out_size);
-/* Writes the package to `path` atomically: to "<path>.tmp.<pid>", fsync,
- * then rename over `path`; on any failure the temporary file is removed and
- * an existing `path` is left untouched. Errors: IO with the path and
+/* Writes the package to `path` atomically with dml_file_write_atomic_fn()
+ * ("<path>.tmp.<pid>", fsync, rename, folder fsync; only a regular file is
+ * replaced, keeping its mode); on any failure the temporary file is removed
+ * and an existing `path` is left untouched. Errors: IO with the path and
  * strerror. */
 dml_status_t dml_pkg_writer_finish_file(dml_pkg_writer_t *w, const char *path);
 void dml_pkg_writer_release(dml_pkg_writer_t *w);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dml_dtype.h"
+#include "dml_file.h"
 
 #define OP "safetensors"
 
@@ -725,90 +726,11 @@ dml_status_t dml_safetensors_write_memory(const dml_st_entry_t *entries, size_t 
   return DML_OK;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-  const uint8_t *b = (const uint8_t *)p;
-  while (n) {
-    ssize_t k = write(fd, b, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    if (k == 0) {
-      errno = EIO;
-      return -1;
-    }
-    b += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
-/* Writes parts to path atomically. */
-static dml_status_t write_parts_atomic(const char *op, const char *path,
-                                       const void *const *parts, const size_t *sizes,
-                                       size_t n_parts) {
-  if (!path || !path[0])
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "empty output path");
-  size_t plen = strlen(path);
-  char *tmp = (char *)malloc(plen + 32);
-  char *dir = (char *)malloc(plen + 2);
-  if (!tmp || !dir) {
-    free(tmp);
-    free(dir);
-    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
-  }
-  snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-  memcpy(dir, path, plen + 1);
-  char *slash = strrchr(dir, '/');
-  if (!slash)
-    strcpy(dir, ".");
-  else if (slash == dir)
-    dir[1] = '\0';
-  else
-    *slash = '\0';
-  dml_status_t st = DML_OK;
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    st = dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, op,
-                         "cannot create '%s': %s", tmp, strerror(errno));
-    goto out;
-  }
-  for (size_t i = 0; i < n_parts && !st; i++)
-    if (sizes[i] && write_all(fd, parts[i], sizes[i]) != 0)
-      st = dml_status_make(DML_STATUS_IO, op, "writing '%s' failed: %s", tmp,
-                           strerror(errno));
-  if (!st && fsync(fd) != 0)
-    st = dml_status_make(DML_STATUS_IO, op, "fsync of '%s' failed: %s", tmp,
-                         strerror(errno));
-  if (close(fd) != 0 && !st)
-    st = dml_status_make(DML_STATUS_IO, op, "closing '%s' failed: %s", tmp,
-                         strerror(errno));
-  if (!st && rename(tmp, path) != 0)
-    st = dml_status_make(DML_STATUS_IO, op, "renaming '%s' to '%s' failed: %s", tmp, path,
-                         strerror(errno));
-  if (st) {
-    unlink(tmp);
-    goto out;
-  }
-  /* The rename is durable once the folder's entry is on disk. */
-  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    if (fsync(dfd) != 0 && errno != EINVAL && errno != EROFS)
-      st = dml_status_make(DML_STATUS_IO, op, "fsync of folder '%s' failed: %s", dir,
-                           strerror(errno));
-    close(dfd);
-  }
-out:
-  free(tmp);
-  free(dir);
-  return st;
-}
-
 dml_status_t dml_write_file_atomic(const char *op, const char *path, const void *bytes,
                                    size_t size) {
   const void *parts[1] = {bytes};
   size_t sizes[1] = {size};
-  return write_parts_atomic(op ? op : OP, path, parts, sizes, 1);
+  return dml_file_write_atomic(op ? op : OP, path, parts, sizes, 1);
 }
 
 dml_status_t dml_safetensors_write_file(const char *path, const dml_st_entry_t *entries,
@@ -832,7 +754,7 @@ dml_status_t dml_safetensors_write_file(const char *path, const dml_st_entry_t *
       parts[i + 1] = entries[i].tensor.data;
       sizes[i + 1] = dml_tensor_bytes(&entries[i].tensor);
     }
-    st = write_parts_atomic(OP, path, parts, sizes, n + 1);
+    st = dml_file_write_atomic(OP, path, parts, sizes, n + 1);
   }
   free((void *)parts);
   free(sizes);
@@ -844,34 +766,9 @@ dml_status_t dml_safetensors_read_file(const char *path, dml_safetensors_t **out
                                        void **out_bytes) {
   if (!path || !out_file || !out_bytes)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return dml_status_make(errno == ENOENT ? DML_STATUS_NOT_FOUND : DML_STATUS_IO, OP,
-                           "cannot open '%s': %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(fd);
-    return dml_status_make(DML_STATUS_IO, OP, "'%s' is not a regular file", path);
-  }
-  size_t size = (size_t)sb.st_size;
-  uint8_t *buf = (uint8_t *)malloc(size ? size : 1);
-  if (!buf) {
-    close(fd);
-    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory (%zu bytes)",
-                           size);
-  }
-  size_t got = 0;
-  while (got < size) {
-    ssize_t k = read(fd, buf + got, size - got);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    got += (size_t)k;
-  }
-  close(fd);
-  if (got != size) {
-    free(buf);
-    return dml_status_make(DML_STATUS_IO, OP, "reading '%s' failed", path);
-  }
+  uint8_t *buf;
+  size_t size;
+  DML_RETURN_IF_ERROR(dml_file_read_all(OP, path, &buf, &size));
   dml_status_t st = dml_safetensors_parse(buf, size, out_file);
   if (st) {
     free(buf);

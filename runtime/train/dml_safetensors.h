@@ -102,16 +102,18 @@ dml_status_t dml_safetensors_write_memory(const dml_st_entry_t *entries, size_t 
                                           const char *const *meta_values, size_t n_meta,
                                           void **out_bytes, size_t *out_size);
 
-/* Writes the same bytes to `path` atomically: into a temporary file in the
- * same folder ("<path>.tmp.<pid>"), fsync, rename over `path`, fsync the
- * folder. On any failure the temporary file is removed and an existing
- * `path` is left as it was. Errors: as write_memory; IO naming the path. */
+/* Writes the same bytes to `path` atomically with dml_file_write_atomic()
+ * (base/dml_file.h: temporary file "<path>.tmp.<pid>", fsync, rename, fsync
+ * of the folder; only a regular file is replaced, keeping its mode). On any failure the
+ * temporary file is removed and an existing `path` is left as it was. Errors: as
+ * write_memory; IO naming the path. */
 dml_status_t dml_safetensors_write_file(const char *path, const dml_st_entry_t *entries,
                                         size_t n, const char *const *meta_keys,
                                         const char *const *meta_values, size_t n_meta);
 
 /* Reads and parses the file at `path`. On success *out_file is parsed from
  * *out_bytes (malloc'd; free() it after dml_safetensors_release()).
+ * A path that is not a regular file is refused (dml_file_open_read()).
  * Errors: NOT_FOUND, IO, as dml_safetensors_parse (annotated with the
  * path). */
 dml_status_t dml_safetensors_read_file(const char *path, dml_safetensors_t **out_file,

@@ -34,7 +34,8 @@ struct dml_trainer {
   int64_t n_classes; /* integer targets: forward's class dim (0: unknown) */
   int32_t epoch;
   uint64_t step;
-  uint8_t *xbuf, *ybuf; /* one batch at the bound */
+  uint8_t *xbuf, *ybuf;   /* one batch at the bound */
+  const char *run_config; /* the running fit's o->run_config (lent), or NULL */
 };
 
 static double now_seconds(void) {
@@ -513,9 +514,9 @@ dml_status_t dml_trainer_save_checkpoint(dml_trainer_t *t, const char *path,
   snprintf(step, sizeof step, "%" PRIu64, t->step);
   snprintf(sd, sizeof sd, "%" PRIu64, seed);
   snprintf(nglob, sizeof nglob, "%u", n);
-  const char *keys[] = {"format", "epoch", "step", "seed", "globals"};
-  const char *vals[] = {CKPT_FORMAT, epoch, step, sd, nglob};
-  if (!st) st = dml_safetensors_write_file(path, e, n, keys, vals, 5);
+  const char *keys[] = {"format", "epoch", "step", "seed", "globals", "config"};
+  const char *vals[] = {CKPT_FORMAT, epoch, step, sd, nglob, t->run_config};
+  if (!st) st = dml_safetensors_write_file(path, e, n, keys, vals, t->run_config ? 6 : 5);
   free(e);
   return st ? dml_status_annotate(st, "saving checkpoint '%s'", path) : DML_OK;
 }
@@ -800,7 +801,9 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
       char path[4096];
       snprintf(path, sizeof path, "%s/epoch-%04d.safetensors", o->checkpoint_dir,
                t->epoch);
+      t->run_config = o->run_config;
       st = dml_trainer_save_checkpoint(t, path, o->seed);
+      t->run_config = NULL;
       if (st) break;
     }
     h.epochs[h.n_epochs++] = m;

@@ -222,6 +222,11 @@ typedef struct dml_fit_options {
 
   dml_epoch_callback_fn callback; /* may be NULL */
   void *user_data;
+
+  /* The run's configuration as one string (lent; NULL: none), stored in
+   * every checkpoint as metadata "config" so that a resumed run can be
+   * compared with it (dmlc train --resume: "seed=0 batch_size=32 ..."). */
+  const char *run_config;
 } dml_fit_options_t;
 
 /* Defaults: epochs 1, batch 32, shuffle, seed 0, constant lr 1e-3, no
@@ -286,7 +291,8 @@ dml_status_t dml_trainer_predict(dml_trainer_t *t, const dml_tensor_t *x, uint32
 
 /* Writes every global (parameters and optimizer state) to `path` as
  * safetensors, atomically, with metadata format "dmlc-train-checkpoint-1",
- * epoch, step, seed. Errors: IO, RESOURCE_EXHAUSTED. */
+ * epoch, step, seed (and "config": the fit's run_config, when a fit with
+ * one writes it). Errors: IO, RESOURCE_EXHAUSTED. */
 dml_status_t dml_trainer_save_checkpoint(dml_trainer_t *t, const char *path,
                                          uint64_t seed);
 /* Restores every global and the epoch/step counters from a checkpoint

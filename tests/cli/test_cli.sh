@@ -27,6 +27,23 @@ for c in compile run opt inspect summary bench devices; do
 done
 expect_ok help "$DMLC" --help
 expect_err unknown-command "unknown command 'frobnicate'" "$DMLC" frobnicate
+# A usage error: the error and one line pointing at --help, exit 2 (not the
+# whole help text).
+for args in "frobnicate" "run --bogus" "compile" "train m.onnx --epochs 0" "opt" "inspect" "bench x --iterations 0"; do
+  # shellcheck disable=SC2086
+  out=$("$DMLC" $args 2>&1); rc=$?
+  cmd=${args%% *}; [ "$cmd" = frobnicate ] && hint="see 'dmlc --help'" || hint="see 'dmlc $cmd --help' for the usage and flags"
+  [ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 2 ] && grep -q "^error: dmlc" <<<"$out" && grep -qF "$hint" <<<"$out" \
+    && ok || bad "usage error of 'dmlc $args' (rc=$rc): $out"
+done
+# version: the version, the commit, the targets and devices of this build
+for v in version --version; do
+  expect_ok "$v" "$DMLC" $v
+  grep -q "^dmlc [0-9]*\.[0-9]*\.[0-9]*$" <<<"$out" && grep -qE "^commit: ([0-9a-f]{12}|unknown)" <<<"$out" && \
+    grep -q "^targets: cpu" <<<"$out" && grep -q "^devices: cpu" <<<"$out" && ok || bad "dmlc $v: $out"
+done
+"$DMLC" --help | grep -q "^  version " && ok || bad "--help does not list version"
+expect_err version-args "'version' takes no arguments" "$DMLC" version extra
 
 M=$SHARED/models/lenet5.onnx
 expect_ok compile "$DMLC" compile "$M" -o "$WORK/lenet5.dmlpkg" --batch-bound 8
@@ -99,16 +116,117 @@ R=$(dirname "$0")/../conformance/fixtures/reshape_input.onnx
 expect_ok compile-dyn-shape "$DMLC" compile "$R" -o "$WORK/reshape.dmlpkg" --dynamic-dim-bound 16 --dynamic-max-elements 100
 expect_ok inspect-dyn-shape "$DMLC" inspect "$WORK/reshape.dmlpkg"
 grep -q "Reshape_2.d0 <= 6" <<<"$out" && ok || bad "inspect shows no data-dependent symbol: $out"
-expect_err batch-over-bound "bound 8" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/out"
+# Rows beyond the batch bound run in chunks of the bound; the concatenated
+# outputs are those of one run at a bound that fits (bit for bit on cpu).
+expect_ok batch-over-bound "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/chunks"
+grep -qF "note: 64 rows exceed the batch bound 8: running 8 chunks and concatenating the outputs" <<<"$out" && ok || bad "no chunk note: $out"
+expect_ok compile-64 "$DMLC" compile "$M" -o "$WORK/lenet64.dmlpkg" --batch-bound 64
+expect_ok run-64 "$DMLC" run "$WORK/lenet64.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/whole"
+cmp -s "$WORK/chunks/logits.npy" "$WORK/whole/logits.npy" && ok || bad "chunked run differs from the whole run"
 head -c 100 "$WORK/lenet5.dmlpkg" > "$WORK/trunc.dmlpkg"
 expect_err truncated-pkg "error: " "$DMLC" run "$WORK/trunc.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_0.npy"
 expect_err not-npy "error: " "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$M"
 expect_err wrong-input-name "nosuch" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "nosuch=$SHARED/models/lenet5_io/input_0.npy"
-expect_err wrong-shape "input" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/fashion_mlp_io/input_0.npy"
+expect_err wrong-shape "input" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/resnet_small_io/input_0.npy"
+# Rows of another rank with the same element count are reshaped (one note):
+# [1,784] for lenet5's [batch,1,28,28] gives lenet5's reference output.
+expect_ok reshape "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/fashion_mlp_io/input_0.npy" --output-dir "$WORK/rs"
+grep -qF "note: input 'input': reshaped f32[1,784] from '$SHARED/models/fashion_mlp_io/input_0.npy' to f32[1,1,28,28] (784 values per row)" <<<"$out" && ok || bad "reshape note: $out"
+expect_ok reshape-back "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_0.npy" --output-dir "$WORK/rs0"
+! grep -q "note:" <<<"$out" && ok || bad "a note without a reshape: $out"
+
+# Output names are kept: percent-encoding of bytes outside [A-Za-z0-9._-]
+# (and of a leading '.'); "a/b" and "a_b" no longer land in one file.
+FX=$(cd "$(dirname "$0")/fixtures" && pwd)
+expect_ok compile-odd "$DMLC" compile "$FX/odd_names.onnx" -o "$WORK/odd.dmlpkg"
+rm -rf "$WORK/odd"
+expect_ok run-odd "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f32.npy" --output-dir "$WORK/odd"
+for f in 1_minute_timer.npy a%2Fb.npy a_b.npy out%3A0.npy %2Ehidden.npy 50%25.npy caf%C3%A9.npy; do
+  [ -f "$WORK/odd/$f" ] && ok || bad "run-odd wrote no $f: $(ls "$WORK/odd")"
+done
+[ "$(ls -A "$WORK/odd" | wc -l)" -eq 7 ] && ok || bad "run-odd: not 7 files: $(ls -A "$WORK/odd")"
+grep -qF "a/b: f32[3,4] -> $WORK/odd/a%2Fb.npy (min -1.375, max 1.375, mean 0)" <<<"$out" && ok || bad "run-odd line: $out"
+grep -qF "a_b: f32[3,4] -> $WORK/odd/a_b.npy (min 0.125, max 1.375, mean 0.75)" <<<"$out" && ok || bad "run-odd line: $out"
+"$DMLC" run --help | grep -qF '"/fc/Gemm_output_0" -> %2Ffc%2FGemm_output_0.npy' && ok || bad "run --help does not tell the file names"
+expect_ok compile-long "$DMLC" compile "$FX/long_name.onnx" -o "$WORK/long.dmlpkg"
+expect_err run-long "(300 bytes) is too long for a file name" "$DMLC" run "$WORK/long.dmlpkg" --input "$FX/x_f32.npy" --output-dir "$WORK/long"
+# Another dtype is an error unless --cast.
+expect_err dtype "input 'x': '$FX/x_f64.npy' holds f64 values, the model input is f32" "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f64.npy" --output-dir "$WORK/odd"
+grep -qF "pass --cast to convert it to f32" <<<"$out" && ok || bad "no --cast hint: $out"
+expect_ok cast "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f64.npy" --output-dir "$WORK/odd64" --cast
+grep -qF "note: input 'x': converted f64 values from '$FX/x_f64.npy' to f32 (--cast)" <<<"$out" && ok || bad "cast note: $out"
+cmp -s "$WORK/odd/a_b.npy" "$WORK/odd64/a_b.npy" && ok || bad "--cast gives other values"
+# --top-k with labels: lenet5 on its reference input is a 9 (then 7, 5).
+expect_ok top-k "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/models/lenet5_io/input_0.npy" --output-dir "$WORK/tk" --top-k 3 --labels "$FX/labels.txt"
+grep -qF "  row 0: 9 nine: 6.12" <<<"$out" && grep -qF ", 7 seven: 5.79" <<<"$out" && ok || bad "top-k: $out"
+expect_ok top-k-nolabels "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/models/lenet5_io/input_2.npy" --output-dir "$WORK/tk" --top-k 1
+grep -qE "^  row 0: [0-9]: " <<<"$out" && ok || bad "top-k without labels: $out"
+head -n 9 "$FX/labels.txt" > "$WORK/labels9.txt"
+expect_err top-k-labels "--labels '$WORK/labels9.txt' has 9 lines, output 'logits' has 10 classes" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/models/lenet5_io/input_0.npy" --output-dir "$WORK/tk" --top-k 3 --labels "$WORK/labels9.txt"
+expect_err top-k-bad "--top-k needs an integer in [1, 64], not '0'" "$DMLC" run "$WORK/lenet5.dmlpkg" --top-k 0
+expect_err labels-no-top-k "--labels needs --top-k" "$DMLC" run "$WORK/lenet5.dmlpkg" --labels "$FX/labels.txt"
 # A compile that fails leaves an existing package untouched.
 cp "$WORK/lenet5.dmlpkg" "$WORK/keep.dmlpkg"
 expect_err atomic "cannot open" "$DMLC" compile "$WORK/nope.onnx" -o "$WORK/keep.dmlpkg"
 cmp -s "$WORK/lenet5.dmlpkg" "$WORK/keep.dmlpkg" && ok || bad "failed compile changed the existing package"
+
+# Special files: a FIFO as a model, a package, an input or an external-data
+# file is refused at once (timeout: before, each of these hung forever).
+rm -f "$WORK/fifo" && mkfifo "$WORK/fifo"
+expect_err fifo-model "'$WORK/fifo' is a FIFO (named pipe), not a regular file" timeout 20 "$DMLC" compile "$WORK/fifo" -o "$WORK/x.dmlpkg"
+expect_err fifo-package "'$WORK/fifo' is a FIFO (named pipe), not a regular file" timeout 20 "$DMLC" run "$WORK/fifo" --input "$FX/x_f32.npy"
+expect_err fifo-input "'$WORK/fifo' is a FIFO (named pipe), not a regular file" timeout 20 "$DMLC" run "$WORK/odd.dmlpkg" --input "x=$WORK/fifo"
+expect_err fifo-inspect "'$WORK/fifo' is a FIFO (named pipe), not a regular file" timeout 20 "$DMLC" inspect "$WORK/fifo"
+expect_err fifo-opt "'$WORK/fifo' is a FIFO (named pipe), not a regular file" timeout 20 "$DMLC" opt "$WORK/fifo"
+expect_err fifo-labels "'$WORK/fifo' is a FIFO (named pipe), not a regular file" timeout 20 "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/models/lenet5_io/input_0.npy" --top-k 1 --labels "$WORK/fifo"
+expect_err dir-model "'$WORK' is a directory, not a regular file" timeout 20 "$DMLC" compile "$WORK" -o "$WORK/x.dmlpkg"
+# external data: the model folder's external.bin replaced by a FIFO
+EXT=$(cd "$(dirname "$0")/../onnx/fixtures" && pwd)
+rm -rf "$WORK/ext" && mkdir -p "$WORK/ext" && cp "$EXT/external.onnx" "$WORK/ext/" && mkfifo "$WORK/ext/external.bin"
+expect_err fifo-external "is a FIFO (named pipe), not a regular file" timeout 20 "$DMLC" compile "$WORK/ext/external.onnx" -o "$WORK/x.dmlpkg"
+grep -qF "cannot read external data file 'external.bin'" <<<"$out" && ok || bad "fifo-external names no file: $out"
+
+# Writing outputs: only a regular file is replaced. A symbolic link or a
+# device node at the output path is refused and left as it was.
+ln -sfn "$WORK/target.dmlpkg" "$WORK/link.dmlpkg"; rm -f "$WORK/target.dmlpkg"
+expect_err out-symlink "'$WORK/link.dmlpkg' is a symbolic link: dmlc replaces only regular files" "$DMLC" compile "$M" -o "$WORK/link.dmlpkg"
+[ -L "$WORK/link.dmlpkg" ] && [ ! -e "$WORK/target.dmlpkg" ] && ok || bad "the symbolic link was replaced"
+expect_err out-fifo "'$WORK/fifo' is a FIFO (named pipe): dmlc replaces only regular files" timeout 20 "$DMLC" compile "$M" -o "$WORK/fifo"
+[ -p "$WORK/fifo" ] && ok || bad "the FIFO was replaced"
+expect_err out-devnull "'/dev/null' is a character device: dmlc replaces only regular files" "$DMLC" compile "$M" -o /dev/null
+[ -c /dev/null ] && ok || bad "/dev/null is no longer a device"
+mkdir -p "$WORK/npyout" && ln -sfn /dev/null "$WORK/npyout/a_b.npy"
+expect_err out-npy-symlink "a_b.npy' is a symbolic link" "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f32.npy" --output-dir "$WORK/npyout"
+expect_err opt-out-symlink "is a symbolic link" "$DMLC" opt "$M" -o "$WORK/link.dmlpkg"
+# The output is the model by another spelling (./m.onnx): refused, model kept.
+cp "$M" "$WORK/m.onnx"
+DMLC_ABS=$(cd "$(dirname "$DMLC")" && pwd)/$(basename "$DMLC")
+expect_err same-file "the output './m.onnx' is the model 'm.onnx' itself" bash -c "cd '$WORK' && '$DMLC_ABS' compile m.onnx -o ./m.onnx"
+cmp -s "$M" "$WORK/m.onnx" && ok || bad "compile -o ./m.onnx changed the model"
+ln -f "$WORK/m.onnx" "$WORK/hard.onnx"
+expect_err same-file-hardlink "is the model" "$DMLC" compile "$WORK/m.onnx" -o "$WORK/hard.onnx"
+# dmlc run: an output that would replace an --input file is refused.
+mkdir -p "$WORK/inout" && cp "$FX/x_f32.npy" "$WORK/inout/a_b.npy"
+expect_err run-over-input "output 'a_b' would be written to '$WORK/inout/a_b.npy', which is the file of --input 'x=$WORK/inout/a_b.npy'" \
+  "$DMLC" run "$WORK/odd.dmlpkg" --input "x=$WORK/inout/a_b.npy" --output-dir "$WORK/inout"
+cmp -s "$FX/x_f32.npy" "$WORK/inout/a_b.npy" && ok || bad "run replaced its input"
+# A replaced file keeps its mode (0600 stays 0600); a dead writer's temp
+# file of the same output is removed, a live process's is kept.
+rm -f "$WORK/p.dmlpkg"* && touch "$WORK/p.dmlpkg" && chmod 600 "$WORK/p.dmlpkg"
+echo stale > "$WORK/p.dmlpkg.tmp.999999999"; echo live > "$WORK/p.dmlpkg.tmp.$$"
+expect_ok keep-mode "$DMLC" compile "$M" -o "$WORK/p.dmlpkg"
+[ "$(stat -c %a "$WORK/p.dmlpkg")" = 600 ] && ok || bad "mode $(stat -c %a "$WORK/p.dmlpkg"), not 600"
+[ ! -e "$WORK/p.dmlpkg.tmp.999999999" ] && ok || bad "stale temp file kept"
+[ -e "$WORK/p.dmlpkg.tmp.$$" ] && ok || bad "a live process's temp file removed"
+chmod 640 "$WORK/odd/a_b.npy"
+expect_ok keep-mode-npy "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f32.npy" --output-dir "$WORK/odd"
+[ "$(stat -c %a "$WORK/odd/a_b.npy")" = 640 ] && ok || bad "npy mode $(stat -c %a "$WORK/odd/a_b.npy"), not 640"
+
+# Importer: attribute types, ir_version, opset imports.
+expect_err attr-type "node 'fc' (Gemm): attribute 'alpha' has type INT, the ONNX spec of Gemm says FLOAT" "$DMLC" compile "$FX/gemm_alpha_int.onnx" -o "$WORK/x.dmlpkg"
+expect_err ir-version-0 "model has ir_version 0: not a valid ONNX model" "$DMLC" compile "$FX/ir_version0.onnx" -o "$WORK/x.dmlpkg"
+expect_err no-opset "model declares no opset for the default ONNX domain (opset_import is missing)" "$DMLC" compile "$FX/no_opset.onnx" -o "$WORK/x.dmlpkg"
+expect_err opset-99 "model uses opset 99 of the default ONNX domain" "$DMLC" compile "$FX/opset99.onnx" -o "$WORK/x.dmlpkg"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

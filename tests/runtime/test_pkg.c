@@ -167,8 +167,8 @@ static void test_container_file(void) {
   /* A failed write (directory missing) leaves nothing behind and never
    * touches an existing file. */
   CHECK_OK(dml_pkg_writer_create(&w));
-  CHECK_ERROR(dml_pkg_writer_finish_file(w, "/nonexistent-dir/x.dmlpkg"), DML_STATUS_IO,
-              "/nonexistent-dir/x.dmlpkg.tmp.");
+  CHECK_ERROR(dml_pkg_writer_finish_file(w, "/nonexistent-dir/x.dmlpkg"),
+              DML_STATUS_NOT_FOUND, "/nonexistent-dir/x.dmlpkg.tmp.");
   /* Overwriting is atomic: the new file replaces the old one whole. */
   CHECK_OK(dml_pkg_writer_add_section(w, "meta", g_meta, strlen(g_meta), 8));
   CHECK_OK(dml_pkg_writer_finish_file(w, path));

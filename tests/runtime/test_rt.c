@@ -353,8 +353,8 @@ static void test_emit_errors(void) {
   CHECK_ERROR(dml_package_emit_memory(m, NULL, &bytes, &size),
               DML_STATUS_FAILED_PRECONDITION, "function 'forward' has no memory plan");
   f->arena_bytes = 2560;
-  CHECK_ERROR(dml_package_emit(m, NULL, "/nonexistent-dir/m.dmlpkg"), DML_STATUS_IO,
-              "/nonexistent-dir/m.dmlpkg");
+  CHECK_ERROR(dml_package_emit(m, NULL, "/nonexistent-dir/m.dmlpkg"),
+              DML_STATUS_NOT_FOUND, "/nonexistent-dir/m.dmlpkg");
   /* Unnamed inputs and outputs get names. */
   f->last->outputs[0]->name = NULL;
   f->args[0]->name = NULL;

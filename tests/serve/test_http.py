@@ -83,7 +83,7 @@ _, REF = read_npy(os.path.join(WORK, "logits.npy"))  # ROWS x 10
 # ---- command-line errors: usage (2) and start-up failures (1) ----
 for args, rc_want, msg in [
         (["--bogus"], 2, "unknown flag '--bogus'"),
-        ([], 2, "usage: dmlc serve PKG"),
+        ([], 2, "no package given\nsee 'dmlc serve --help' for the usage and flags"),
         ([pkg, "--port", "70000"], 2, "--port takes 0..65535"),
         ([pkg, "--batch-size", "0"], 2, "--batch-size takes a positive number"),
         ([pkg, "--instances", "0"], 2, "--instances takes 1..256"),
@@ -253,8 +253,16 @@ cases = [
     ("unknown path", "GET", "/v1/models", None, None, 404, "unknown path"),
     ("unknown model path", "GET", "/v2/models/fashion_mlp/explain", None, None, 404,
      "unknown path"),
-    ("oversized body", "POST", INFER, "[" + "0," * (LIMIT // 2) + "0]", None, 413,
-     "over the limit of 1048576 bytes"),
+    ("trailing data", "POST", INFER, infer_body(0, 1) + " x", None, 400,
+     "data after the JSON value"),
+    ("two values", "POST", INFER, infer_body(0, 1) + infer_body(0, 1), None, 400,
+     "data after the JSON value"),
+    ("NUL escape", "POST", INFER, with_input(name="input\u0000x"), None, 400,
+     "\\u0000 (NUL) in a string is not accepted"),
+    ("over f32", "POST", INFER, with_input(data=[3.5e38] + [0.5] * 783), None, 400,
+     "out of the datatype's finite range"),
+    ("JSON 1e999", "POST", INFER, with_input(data=[0.5] * 783).replace("0.5]", "1e999]"), None,
+     400, "out of the datatype's finite range"),
     ("wrong content type", "POST", INFER, infer_body(0, 1), {"Content-Type": "text/xml"}, 415,
      "Content-Type 'text/xml' is not supported"),
     ("content encoding", "POST", INFER, infer_body(0, 1), {"Content-Encoding": "gzip"}, 415,
@@ -299,6 +307,17 @@ got = raw(b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encodin
           b"".join(b"%x\r\n%s\r\n" % (65536, b"1" * 65536) for _ in range(20)) + b"0\r\n\r\n")
 check(got.startswith(b"HTTP/1.1 413"), "chunked body over the limit: 413 (%r)" % got[:40])
 check(alive(), "alive after an oversized chunked body")
+# A Content-Length over the limit is refused before the body is sent (the
+# client sends headers only and gets 413 at once).
+t0 = time.time()
+got = raw(b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+          b"\r\nContent-Length: %d\r\n\r\n" % (LIMIT + 1), shut=False)
+check(got.startswith(b"HTTP/1.1 413") and b"over the limit of 1048576 bytes" in got and
+      time.time() - t0 < 5, "early 413 from Content-Length: %r" % got[:200])
+got = raw(b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+          b"\r\nContent-Length: 99999999999999999999999\r\n\r\n", shut=False)
+check(got.startswith(b"HTTP/1.1 4"), "huge Content-Length: %r" % got[:80])
+check(alive(), "alive after early 413s")
 # Garbage request line, bad Content-Length header.
 got = raw(b"HELLO WORLD\r\n\r\n")
 check(got == b"" or got.startswith(b"HTTP/1.1 4"), "garbage request line")
@@ -325,6 +344,69 @@ check("SIGTERM: finishing the requests in flight" in log, "shut-down line")
 check("rows/run" in log and "http 2xx" in log, "statistics printed on exit")
 check("POST /v2/models/fashion_mlp/infer 200" in log, "one log line per request (--verbose)")
 check("400 in" in log and "malformed JSON" in log, "error lines carry the message")
+
+# ---- a server under abuse: connection limit (503), header and body
+# deadlines that a client sending a byte now and then cannot stretch ----
+srv = subprocess.Popen([DMLC, "serve", pkg, "--name", "fashion_mlp", "--port", "0",
+                        "--max-connections", "2", "--header-timeout", "1",
+                        "--body-timeout", "1"],
+                       stdout=subprocess.PIPE, stderr=open(os.path.join(WORK, "serve2.log"), "w"),
+                       text=True)
+line = srv.stdout.readline()
+PORT = int(line.split("127.0.0.1:")[1].split(" ")[0])
+idle = [socket.create_connection(("127.0.0.1", PORT), timeout=10) for _ in range(2)]
+time.sleep(0.3)
+got = raw(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n", shut=False)
+check(got.startswith(b"HTTP/1.1 503") and b"the limit is 2 (--max-connections)" in got,
+      "503 beyond --max-connections: %r" % got[:300])
+for s_ in idle:
+    s_.close()
+time.sleep(0.5)
+check(alive(), "served again once connections closed")
+
+
+def cut_after(data, drip):
+    """Sends `data`, then a byte of `drip` every 0.3 s; the seconds until the
+    server closes the connection (None: still open after 6 s)."""
+    s_ = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    s_.sendall(data)
+    t0 = time.time()
+    s_.settimeout(0.3)
+    k = 0
+    while time.time() - t0 < 6:
+        try:
+            if s_.recv(4096) == b"":
+                s_.close()
+                return time.time() - t0
+        except socket.timeout:
+            pass
+        except OSError:
+            s_.close()
+            return time.time() - t0
+        try:
+            s_.sendall(drip[k % len(drip):k % len(drip) + 1])
+        except OSError:
+            s_.close()
+            return time.time() - t0
+        k += 1
+    s_.close()
+    return None
+
+
+t = cut_after(b"GET /v2/health/live HTTP/1.1\r\n", b"X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+check(t is not None and t < 3, "slow headers closed after --header-timeout 1 (%s s)" % t)
+t = cut_after(b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: "
+              b"application/json\r\nContent-Length: 5000\r\n\r\n{", b"[[[[[[[[[[[[")
+check(t is not None and t < 3, "slow body closed after --body-timeout 1 (%s s)" % t)
+check(alive(), "alive after cutting slow connections")
+srv.send_signal(15)
+try:
+    srv.wait(timeout=60)
+except subprocess.TimeoutExpired:
+    srv.kill()
+log2 = open(os.path.join(WORK, "serve2.log")).read()
+check("closing a connection: its request headers took over 1 s" in log2 and
+      "closing a connection: its request body took over 1 s" in log2, "cut lines in the log")
 
 if FAILS:
     print("%d failed" % len(FAILS))

@@ -70,6 +70,32 @@ check "resume" $T -o "$DIR/c.dmlpkg" --history "$DIR/c.csv" --resume "$DIR/ckpt/
   >"$DIR/resume.txt" 2>&1
 check "resume line" has "resumed from .*epoch-0001.safetensors at epoch 1, step 19" "$DIR/resume.txt"
 check "resume == uninterrupted" test "$(tail -n 2 "$DIR/a.csv" | cut -d, -f1-6)" = "$(tail -n 2 "$DIR/c.csv" | cut -d, -f1-6)"
+# a checkpoint of another configuration is refused, naming each difference
+# (the seed and the batch size here); --resume-anyway continues with notes
+check "resume mismatch" sh -c "! $DMLC train $MODEL --data $DIR/data --epochs 3 --batch-size 8 --seed 8 -o $DIR/z.dmlpkg --resume $DIR/ckpt/epoch-0001.safetensors >$DIR/rm.txt 2>&1"
+check "resume mismatch text" has "the checkpoint was written by a run of another configuration" "$DIR/rm.txt"
+check "resume mismatch seed" has "seed: checkpoint 7, this run 8" "$DIR/rm.txt"
+check "resume mismatch batch" has "batch_size: checkpoint 16, this run 8" "$DIR/rm.txt"
+check "resume mismatch hint" has "pass --resume-anyway" "$DIR/rm.txt"
+check "resume lr mismatch" sh -c "! $T --lr 0.01 -o $DIR/z.dmlpkg --resume $DIR/ckpt/epoch-0001.safetensors >$DIR/rm2.txt 2>&1"
+check "resume lr mismatch text" has "lr: checkpoint constant:0.001, this run constant:0.01$" "$DIR/rm2.txt"
+check "resume anyway" $T --batch-size 8 -o "$DIR/d.dmlpkg" --quiet --resume "$DIR/ckpt/epoch-0001.safetensors" --resume-anyway >"$DIR/ra.txt" 2>&1
+check "resume anyway note" has "note: --resume-anyway: batch_size: checkpoint 16, this run 8" "$DIR/ra.txt"
+check "resume-anyway needs --resume" sh -c "! $T -o $DIR/z.dmlpkg --resume-anyway 2>$DIR/ra2.txt"
+check "resume-anyway text" has "--resume-anyway needs --resume CKPT" "$DIR/ra2.txt"
+# a FIFO as the checkpoint is refused at once, not waited on
+mkfifo "$DIR/fifo.safetensors"
+check "resume fifo" sh -c "! timeout 20 $T -o $DIR/z.dmlpkg --resume $DIR/fifo.safetensors >$DIR/rf.txt 2>&1"
+check "resume fifo text" has "fifo.safetensors' is a FIFO (named pipe), not a regular file" "$DIR/rf.txt"
+# an output that is the model itself, spelled differently, is refused
+cp "$MODEL" "$DIR/m.onnx"
+check "export over the model" sh -c "cd $DIR && ! $DMLC train m.onnx --data $DIR/data -o z.dmlpkg --export-onnx ./m.onnx 2>$DIR/es.txt"
+check "export over the model text" has "the output './m.onnx' is the model 'm.onnx' itself; choose another --export-onnx" "$DIR/es.txt"
+check "model intact" cmp "$MODEL" "$DIR/m.onnx"
+check "-o = --history" sh -c "! $T -o $DIR/h.out --history $DIR/./h.out 2>$DIR/es2.txt"
+check "-o = --history text" has "error: dmlc train: -o and --history both name '$DIR/./h.out'; one would overwrite the other" "$DIR/es2.txt"
+check "output = data" sh -c "! $DMLC train $MODEL --data $DIR/data/train-images-idx3-ubyte.gz,$DIR/data/train-labels-idx1-ubyte -o $DIR/data/train-labels-idx1-ubyte 2>$DIR/es3.txt"
+check "output = data text" has "is the data file '$DIR/data/train-labels-idx1-ubyte' of --data" "$DIR/es3.txt"
 
 # the trained package runs; the exported ONNX model gives the same outputs
 python3 - "$DIR/x.npy" <<'PY'
