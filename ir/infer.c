@@ -1906,11 +1906,19 @@ static dml_status_t infer_concat(ictx_t *c) {
         return fail(c, INVALID, "input %u %s differs from input 0 %s in dim %d", i,
                     TS(t, s1), TS(x, s2), (int)d);
     }
-    if (!dim_add(o.dims[ax], t->dims[ax], &o.dims[ax]))
+    dml_dim_t sum, a0 = o.dims[ax], b0 = t->dims[ax];
+    if (a0.sym < 0) a0 = t->dims[ax], b0 = o.dims[ax];
+    if (dim_add(o.dims[ax], t->dims[ax], &sum)) {
+      o.dims[ax] = sum;
+    } else if (a0.sym >= 0 && b0.sym < 0) { /* H + k: a derived dim */
+      DML_RETURN_IF_ERROR(
+          derived_extent(c, a0, 1, b0.value, 1, "the concatenated extent", &o.dims[ax]));
+    } else {
       return fail(c, UNIMPL,
-                  "the concatenated dim %d (adding %s) is not expressible as "
-                  "value*symbol",
+                  "the concatenated dim %d (adding %s) is not expressible as a bounded "
+                  "dim (a sum of two symbols)",
                   (int)ax, TS(t, s1));
+    }
   }
   set_out(c, 0, &o);
   /* Known contents of 1-D integer inputs concatenate. */
@@ -2060,6 +2068,31 @@ static int slice_len(const ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en,
   return 0;
 }
 
+/* Slicing symbolic `d` with step k >= 1 from a static start s >= 0 to its
+ * end, or to m before its end (end -m): ceil((d - m - s) / k), a derived
+ * dim (*ok = 1, errors of derived_extent); to a static end e no larger than
+ * d's promised minimum (--input-shape MIN): the static ceil((e - s) / k).
+ * *ok = 0 when not of these forms. */
+static dml_status_t slice_len_sym(ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en,
+                                  int64_t k, dml_dim_t *out, int *ok) {
+  *ok = 0;
+  if (d.sym < 0 || st.sym >= 0 || k < 1) return DML_OK;
+  int64_t mx = dim_max(c, d), m = 0, mn = 0;
+  if (st.value < 0 || st.value >= mx) return DML_OK;
+  if (__builtin_mul_overflow(d.value, dml_ir_symbol_min(c->m, d.sym), &mn)) mn = 0;
+  if (en.sym < 0 && en.value > st.value && en.value <= mn) { /* inside every size */
+    *ok = 1;
+    *out = D((en.value - st.value + k - 1) / k);
+    return DML_OK;
+  }
+  if (en.sym < 0 && en.value < 0 && en.value > -mx)
+    m = -en.value;
+  else if (!((en.sym < 0 && en.value >= mx) || dim_eq(en, d)))
+    return DML_OK;
+  *ok = 1;
+  return derived_extent(c, d, 1, k - 1 - m - st.value, k, "the sliced extent", out);
+}
+
 static dml_status_t infer_slice(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t st, en, ax, sp;
@@ -2114,12 +2147,20 @@ static dml_status_t infer_slice(ictx_t *c) {
     DML_RETURN_IF_ERROR(norm_axis(c, ax.e[i].value, x->rank, "axis", &a));
     int64_t step = sp.e[i].value;
     if (step == 0) return fail(c, INVALID, "step %u is 0", i);
-    if (!slice_len(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a])) {
+    int sym_ok = 0;
+    if (!slice_len(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a]))
+      DML_RETURN_IF_ERROR(
+          slice_len_sym(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a], &sym_ok));
+    else
+      sym_ok = 1;
+    if (!sym_ok) {
       char tb[TBUF], b1[64], b2[64];
       return fail(
           c, UNIMPL,
           "Slice of dim %d of %s from %s to %s step %lld: on a symbolic dim only the "
-          "full range is expressible",
+          "full range, a static start to the end (or to -m) with a positive step, or "
+          "an end within the smallest size promised (--input-shape MIN) is "
+          "expressible",
           (int)a, TS(x, tb), dim_str(c, st.e[i], b1, sizeof(b1)),
           dim_str(c, en.e[i], b2, sizeof(b2)), (long long)step);
     }
@@ -2312,12 +2353,10 @@ static dml_status_t infer_pad(ictx_t *c) {
     int64_t b = p.e[i].value, e = p.e[x->rank + i].value, s;
     if (__builtin_add_overflow(b, e, &s))
       return fail(c, INVALID, "pads of dim %d overflow", (int)i);
-    if (x->dims[i].sym >= 0) {
+    if (x->dims[i].sym >= 0) { /* H + s: a derived dim */
       if (s != 0)
-        return fail(c, UNIMPL,
-                    "padding symbolic dim %d of %s by %lld is not expressible as "
-                    "value*symbol",
-                    (int)i, TS(x, tb), (long long)s);
+        DML_RETURN_IF_ERROR(
+            derived_extent(c, x->dims[i], 1, s, 1, "the padded extent", &o.dims[i]));
       continue;
     }
     int64_t r;

@@ -120,7 +120,48 @@ def attn():
     save(m, "attn", [("a", (1, 1, d)), ("b", (2, 7, d)), ("c", (1, 33, d))])
 
 
+def seq_ops():
+    """x f32[N,S,8]: Pad/Slice/Concat over the symbolic S and a Reshape of the
+    product N*(S+2):  y1 = Slice(Pad(x, S by (1,2)), 1:-2) + x   [N,S,8]
+                      y2 = Reshape(Concat(x, x[:, 0:2]), [-1,8]) @ W  [N*(S+2),4]
+                      y3 = Flatten(x[:, ::2], axis=1)   [N, 8*ceil(S/2)]"""
+    i64 = lambda name, v: helper.make_tensor(name, TensorProto.INT64, [len(v)], v)
+    nodes = [
+        helper.make_node("Pad", ["x", "pads"], ["xp"], mode="constant"),
+        helper.make_node("Slice", ["xp", "s1", "e1", "a1"], ["xs"]),
+        helper.make_node("Add", ["xs", "x"], ["y1"]),
+        helper.make_node("Slice", ["x", "s0", "e2", "a1"], ["head"]),
+        helper.make_node("Concat", ["x", "head"], ["xc"], axis=1),
+        helper.make_node("Reshape", ["xc", "m1"], ["xr"]),
+        helper.make_node("MatMul", ["xr", "w"], ["y2"]),
+        helper.make_node("Slice", ["x", "s0", "big", "a1", "two"], ["xe"]),
+        helper.make_node("Flatten", ["xe"], ["y3"], axis=1),
+    ]
+    g = helper.make_graph(
+        nodes, "seq_ops",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 8])],
+        [helper.make_tensor_value_info("y1", TensorProto.FLOAT, ["N", "S", 8]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, [None, 4]),
+         helper.make_tensor_value_info("y3", TensorProto.FLOAT, ["N", None])],
+        [i64("pads", [0, 1, 0, 0, 2, 0]), i64("s1", [1]), i64("e1", [-2]), i64("a1", [1]),
+         i64("s0", [0]), i64("e2", [2]), i64("m1", [-1, 8]), i64("big", [1 << 40]),
+         i64("two", [2]), init("w", (8, 4))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    path = os.path.join(HERE, "seq_ops.onnx")
+    onnx.save(m, path)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for tag, shape in [("a", (1, 2, 8)), ("b", (2, 7, 8)), ("c", (3, 20, 8))]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        ys = sess.run(None, {"x": x})
+        np.save(os.path.join(HERE, f"seq_ops.{tag}.x.npy"), x)
+        for k, y in enumerate(ys):
+            np.save(os.path.join(HERE, f"seq_ops.{tag}.y{k + 1}.npy"), y)
+
+
 if __name__ == "__main__":
     fcn_pool()
     fcn_spatial()
     attn()
+    seq_ops()
