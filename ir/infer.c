@@ -3142,14 +3142,18 @@ static dml_status_t infer_resize(ictx_t *c) {
       if (!(s > 0) || !isfinite(s))
         return fail(c, INVALID, "scales[%d] = %g must be positive", (int)i, s);
       if (d.sym >= 0) {
-        /* floor(k*S*s) = (k*s)*S only for integral s. */
-        if (s != floor(s) || s > 1e9)
+        /* floor(k*S*s): s (from an f32 or f64 constant) is a dyadic rational
+         * num / 2^e, so floor(k*S*num / 2^e) is a derived dim. */
+        int e = 0;
+        while (e < 30 && s * (double)(1 << e) != floor(s * (double)(1 << e))) e++;
+        double num = s * (double)(1 << e);
+        if (num != floor(num) || num > 2147483647.0)
           return fail(c, UNIMPL,
-                      "scaling symbolic dim %d of %s by %g is not expressible as "
-                      "value*symbol",
+                      "scaling symbolic dim %d of %s by %.17g is not expressible as a "
+                      "bounded dim (not a fraction num/2^e with e <= 30)",
                       (int)axes[i], TS(x, tb), s);
-        if (!dim_mul(d, D((int64_t)s), &o.dims[axes[i]]))
-          return fail(c, INVALID, "Resize output dim overflows");
+        DML_RETURN_IF_ERROR(derived_extent(c, d, (int64_t)num, 0, (int64_t)1 << e,
+                                           "the resized extent", &o.dims[axes[i]]));
       } else {
         double r = floor((double)d.value * s);
         if (!(r < 9.0e18)) return fail(c, INVALID, "Resize output dim overflows");

@@ -486,8 +486,13 @@ static void test_resize(void) {
   float sc2[4] = {1.5f, 1.0f, 1.0f, 1.0f};
   dml_ir_value_t *ri4[3] = {x, NULL, tf32(&t, sc2, 4)};
   n = tnode(&t, DML_OP_RESIZE, "sym_scale", 3, ri4, 1);
+  INFER_OK(&t, n); /* floor(batch * 3/2): a derived dim */
+  CHECK_TYPE(&t, n->outputs[0], "f32[(3*batch)/2,3,10,15]");
+  float sc3[4] = {1e-10f, 1.0f, 1.0f, 1.0f};
+  dml_ir_value_t *ri5[3] = {x, NULL, tf32(&t, sc3, 4)};
+  n = tnode(&t, DML_OP_RESIZE, "tiny_scale", 3, ri5, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "scaling symbolic dim 0 of f32[batch,3,10,15] by 1.5");
+              "scaling symbolic dim 0 of f32[batch,3,10,15] by 1.00000001");
   dml_ir_value_t *both[4] = {x, NULL, tf32(&t, sc, 4), ti64(&t, sz, 4, 0)};
   n = tnode(&t, DML_OP_RESIZE, "both", 4, both, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,

@@ -160,8 +160,31 @@ def seq_ops():
             np.save(os.path.join(HERE, f"seq_ops.{tag}.y{k + 1}.npy"), y)
 
 
+def upsample():
+    """x f32[N,3,H,W] -> Conv(3x3, stride 2, pad 1) -> Resize(nearest, x2) ->
+    Relu -> Resize(linear, scales 1.5 and 0.75) -> y f32[N,4,H'',W'']: the
+    decoder half of a segmentation or text-detection model."""
+    f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Resize", ["c1", "", "sc2"], ["u1"], mode="nearest"),
+        helper.make_node("Relu", ["u1"], ["r1"]),
+        helper.make_node("Resize", ["r1", "", "sc3"], ["y"], mode="linear"),
+    ]
+    g = helper.make_graph(
+        nodes, "upsample",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, None, None])],
+        [init("w1", (4, 3, 3, 3)), init("b1", (4,)), f32("sc2", [1, 1, 2, 2]),
+         f32("sc3", [1, 1, 1.5, 0.75])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    save(m, "upsample", [("a", (1, 3, 9, 14)), ("b", (2, 3, 32, 21)), ("c", (1, 3, 5, 40))])
+
+
 if __name__ == "__main__":
     fcn_pool()
     fcn_spatial()
     attn()
     seq_ops()
+    upsample()

@@ -59,6 +59,21 @@ done:
   dml_rt_model_release(m);
 }
 
+/* Resize by 2 (nearest) and by 1.5 x 0.75 (linear) over derived sizes. */
+static void test_upsample(void) {
+  dml_onnx_dim_bound_t b[] = {{"N", 2}, {"H", 64}, {"W", 64}};
+  dml_rt_model_t *m = compile("upsample", b, 3, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case(s, "upsample", "b");
+    check_case(s, "upsample", "a");
+    check_case(s, "upsample", "c");
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
 static void test_attention(void) {
   dml_onnx_dim_bound_t b[] = {{"N", 2}, {"S", 40}};
   dml_rt_model_t *m = compile("attn", b, 2, "cpu");
@@ -191,6 +206,7 @@ static void test_ir_text(void) {
 int main(void) {
   RUN(test_fcn_pool);
   RUN(test_fcn_spatial);
+  RUN(test_upsample);
   RUN(test_attention);
   RUN(test_seq_ops);
   RUN(test_bad_bound_name);

@@ -1,7 +1,7 @@
 /*
  * test_symdims_gpu.c — symbolic image sizes on the GPU targets: the
  * fully-convolutional fixtures of tests/symdims (symbolic N, H, W: Conv,
- * MaxPool, AveragePool, GlobalAveragePool, Gemm) compiled once for Vulkan
+ * MaxPool, AveragePool, GlobalAveragePool, Gemm, Resize) compiled once for Vulkan
  * and run on the default Vulkan device (lavapipe in CI) at several sizes
  * within the bounds, against onnxruntime's saved outputs within 1e-4
  * scaled; the window kernels read H, W and the derived output sizes from
@@ -38,6 +38,7 @@ static void test_vulkan_fcn(void) {
   const char *pool[] = {"c", "a", "b", "d"}, *spatial[] = {"b", "a", "c"};
   run_cases("fcn_pool", b, 3, pool, 4);
   run_cases("fcn_spatial", b, 3, spatial, 3);
+  run_cases("upsample", b, 3, spatial, 3);
 }
 
 /* Compiles fixture `model` for `targets`; the status. */
@@ -71,6 +72,7 @@ static void test_cuda_compiles(void) {
   dml_onnx_dim_bound_t b[] = {{"N", 4}, {"H", 64}, {"W", 64}};
   CHECK_OK(compile_status("fcn_pool", b, 3, "cuda"));
   CHECK_OK(compile_status("fcn_spatial", b, 3, "cuda"));
+  CHECK_OK(compile_status("upsample", b, 3, "cuda"));
 }
 
 int main(void) {
