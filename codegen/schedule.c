@@ -1974,6 +1974,11 @@ typedef struct win_shape {
   int64_t C, H, W, M, OH, OW, kh, kw, group;
   int64_t stride[2], dil[2], pad[2]; /* pad: top, left */
   dml_klin_t n;                      /* batch */
+  /* Input height and width as dims: symbolic ones (an image size bounded
+   * at compile time) are read from the run-time symbol values; sym_sp: any
+   * spatial dim of x or y is symbolic (H, W, OH, OW above are then 0). */
+  dml_dim_t hd, wd;
+  int sym_sp;
 } win_shape_t;
 
 /* Fills the window geometry of Conv/MaxPool/AveragePool node `n`. */
@@ -1997,12 +2002,17 @@ static const char *win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *
   if ((r != 3 && r != 4) || o->y->type.rank != r)
     return "only 1-D (NCW) and 2-D (NCHW) windows are emitted";
   const dml_dim_t *xd = o->x->type.dims, *yd = o->y->type.dims;
-  for (int d = 1; d < r; d++)
-    if (xd[d].sym >= 0 || yd[d].sym >= 0) return "symbolic channel or spatial dim";
+  if (xd[1].sym >= 0 || yd[1].sym >= 0) return "symbolic channel dim";
+  for (int d = 2; d < r; d++) o->sym_sp |= xd[d].sym >= 0 || yd[d].sym >= 0;
+  dml_klin_t lx, ly;
+  if (o->sym_sp && (!type_numel(&o->x->type, &lx) || !type_numel(&o->y->type, &ly)))
+    return "a symbol used by two dims (a square image's H = W) or more than 32 symbols";
   if (xd[0].sym != yd[0].sym || xd[0].value != yd[0].value) return "batch mismatch";
   o->n = (dml_klin_t){xd[0].value, xd[0].sym, 0, 0};
+  o->hd = one ? (dml_dim_t){1, -1} : xd[2], o->wd = xd[r - 1];
   o->C = xd[1].value, o->H = one ? 1 : xd[2].value, o->W = xd[r - 1].value;
   o->M = yd[1].value, o->OH = one ? 1 : yd[2].value, o->OW = yd[r - 1].value;
+  if (o->sym_sp) o->H = o->W = o->OH = o->OW = 0;
   o->group = conv ? dml_attr_int(n->attrs, n->n_attrs, "group", 1) : 1;
   if (conv) {
     const dml_dim_t *wd = o->w->type.dims;
@@ -2038,6 +2048,9 @@ static const char *win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *
     o->pad[0] = a && !one ? a[0] : 0, o->pad[1] = a ? a[ns - 1] : 0;
   } else if (!strcmp(ap, "VALID")) {
     o->pad[0] = o->pad[1] = 0;
+  } else if (o->sym_sp) {
+    return "SAME auto_pad over a symbolic spatial dim (the pads follow the run-time "
+           "size)";
   } else {
     /* SAME_UPPER / SAME_LOWER: total padding from the output size */
     int64_t in[2] = {o->H, o->W}, out[2] = {o->OH, o->OW}, k[2] = {o->kh, o->kw};
@@ -2069,11 +2082,11 @@ static dml_kstmt_t *window(sched_t *s, const win_shape_t *ws, const dml_kidx_t *
   const dml_kidx_t *ph = dml_ki_const(p, ws->pad[0]), *pw = dml_ki_const(p, ws->pad[1]);
   const dml_kidx_t *ih = dml_ki_bin(p, DML_KI_SUB, th, ph),
                    *iw = dml_ki_bin(p, DML_KI_SUB, tw, pw);
-  const dml_kidx_t *e = dml_ki_bin(
-      p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ih, dml_ki_const(p, ws->W)), iw);
-  dml_kstmt_t *in_w = if_lt(s, tw, dml_ki_const(p, ws->W + ws->pad[1]), inner(s, e, ctx));
+  const dml_kidx_t *Wi = dim_idx(s, ws->wd), *Hi = dim_idx(s, ws->hd);
+  const dml_kidx_t *e = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ih, Wi), iw);
+  dml_kstmt_t *in_w = if_lt(s, tw, kaddc(p, Wi, ws->pad[1]), inner(s, e, ctx));
   if (in_w) in_w->lo = pw;
-  dml_kstmt_t *in_h = if_lt(s, th, dml_ki_const(p, ws->H + ws->pad[0]), in_w);
+  dml_kstmt_t *in_h = if_lt(s, th, kaddc(p, Hi, ws->pad[0]), in_w);
   if (in_h) in_h->lo = ph;
   return for_loop(s, vkh, dml_ki_const(p, ws->kh),
                   for_loop(s, vkw, dml_ki_const(p, ws->kw), in_h));
@@ -2152,7 +2165,7 @@ static void emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws)
       p, DML_KI_MUL,
       dml_ki_bin(p, DML_KI_ADD,
                  dml_ki_bin(p, DML_KI_MUL, coord[0], dml_ki_const(p, ws->C)), ch),
-      dml_ki_const(p, ws->H * ws->W));
+      dml_ki_bin(p, DML_KI_MUL, dim_idx(s, ws->hd), dim_idx(s, ws->wd)));
   const dml_kidx_t *wbase = dml_ki_bin(
       p, DML_KI_MUL,
       dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, coord[1], dml_ki_const(p, cg)),
@@ -2180,7 +2193,7 @@ static void emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws)
   dml_klin_t xl;
   if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, 4);
   lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0, 0}, 4);
-  if (ws->group == 1) attach_conv(s, K, G, ws);
+  if (ws->group == 1 && !ws->sym_sp) attach_conv(s, K, G, ws);
 }
 
 /* Records conv kernel K (group 1) as an implicit GEMM (dml_kconv_t in
@@ -2265,7 +2278,7 @@ static void emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
       p, DML_KI_MUL,
       dml_ki_bin(p, DML_KI_ADD,
                  dml_ki_bin(p, DML_KI_MUL, coord[0], dml_ki_const(p, ws->C)), coord[1]),
-      dml_ki_const(p, ws->H * ws->W));
+      dml_ki_bin(p, DML_KI_MUL, dim_idx(s, ws->hd), dim_idx(s, ws->wd)));
   int32_t vkh = DML_KVAR_FIRST_LOOP, vkw = vkh + 1;
   conv_ctx_t c = {
       ws, xbase, NULL, vkh, vkw, 0, is_max ? DML_KF_MAX : DML_KF_ADD, !is_max && !incl,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_dim_spec.h"
 #include "dml_driver.h"
 #include "dml_file.h"
 #include "dml_npy.h"
@@ -39,6 +40,19 @@ static void usage(FILE *f) {
       "  --batch-bound N          upper bound of symbolic dims such as the batch\n"
       "                           (default 64); any batch up to N runs without\n"
       "                           recompiling\n"
+      "  --dim-bound NAME=N,...   upper bound of the symbolic input dims named NAME\n"
+      "                           (ONNX dim_param, or INPUT_dimK for an unnamed dim\n"
+      "                           K): image height/width, sequence length, audio\n"
+      "                           samples; memory is planned at the bounds and any\n"
+      "                           size within them runs without recompiling (a\n"
+      "                           larger one fails naming the dim and its bound).\n"
+      "                           --dim-bound N alone: the bound of every other\n"
+      "                           symbolic dim (as --batch-bound). Repeatable\n"
+      "  --input-shape NAME=SHAPE input NAME's shape as D0xD1x...: a number fixes a\n"
+      "                           dim, [MIN:MAX] keeps it symbolic with bound MAX\n"
+      "                           (e.g. x=1x3x[32:640]x[32:1280]); MIN (default 1)\n"
+      "                           is checked against the model's windows at compile\n"
+      "                           time. Repeatable\n"
       "  --dynamic-dim-bound N    upper bound of an output dim that depends on a shape\n"
       "                           input computed at run time (Expand's shape, Tile's\n"
       "                           repeats, Resize's scales, Pad's pads, Range, ...)\n"
@@ -141,6 +155,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
   dml_tensor_t *bind_t = (dml_tensor_t *)calloc((size_t)argc, sizeof(*bind_t));
   void **bind_buf = (void **)calloc((size_t)argc, sizeof(void *));
   int rc = 2;
+  dmlc_dim_spec_t dims = {0};
   if (!bind || !bind_t || !bind_buf) {
     fprintf(stderr, "error: dmlc compile: out of memory\n");
     rc = 1;
@@ -170,6 +185,10 @@ int dmlc_cmd_compile(int argc, char **argv) {
                 v);
         goto done;
       }
+    } else if ((v = flag_value(argc, argv, &i, "--dim-bound"))) {
+      if (!dmlc_dim_spec_parse_bound(&dims, "dmlc compile", v)) goto done;
+    } else if ((v = flag_value(argc, argv, &i, "--input-shape"))) {
+      if (!dmlc_dim_spec_parse_shape(&dims, "dmlc compile", v)) goto done;
     } else if ((v = flag_value(argc, argv, &i, "--dynamic-dim-bound"))) {
       if (!parse_limit("--dynamic-dim-bound", v, (int64_t)1 << 31, &o.dynamic_dim_bound))
         goto done;
@@ -271,6 +290,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
   if (train) o.train = &cfg;
   o.bind = bind;
   o.n_bind = n_bind;
+  if (!dmlc_dim_spec_apply(&dims, "dmlc compile", &o)) goto done;
   /* The command line goes into the package's meta section. */
   char cmdline[1024];
   size_t k = (size_t)snprintf(cmdline, sizeof cmdline, "dmlc");
@@ -292,6 +312,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
   rc = 0;
 done:
   if (rc == 2) dmlc_usage_hint("compile"); /* the error was printed */
+  dmlc_dim_spec_free(&dims);
   free_bindings(bind, bind_t, bind_buf, n_bind);
   return rc;
 }

@@ -119,7 +119,9 @@ static dml_status_t load_module(const char *path, int64_t batch_bound,
       DML_RETURN_IF_ERROR(dml_ir_parse_file(path, &m));
     }
     if (batch_bound > 0)
-      for (uint32_t i = 0; i < m->n_symbols; i++) m->symbols[i].bound = batch_bound;
+      for (uint32_t i = 0; i < m->n_symbols; i++)
+        if (!(m->symbols[i].flags & DML_IR_SYMBOL_DERIVED))
+          m->symbols[i].bound = batch_bound;
   }
   dml_status_t s = dml_ir_verify(m, 0);
   if (s) {

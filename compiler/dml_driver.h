@@ -55,6 +55,11 @@ typedef struct dml_compile_options {
    * `input_shapes`); lent for the duration of the call. */
   const dml_onnx_input_shape_t *input_shapes;
   size_t n_input_shapes;
+  /* Bounds of symbolic dims by symbol name (dml_onnx_import_options_t's
+   * `dim_bounds`, dmlc compile --dim-bound H=1280); the others get
+   * batch_bound. Lent for the duration of the call. */
+  const dml_onnx_dim_bound_t *dim_bounds;
+  size_t n_dim_bounds;
   /* Sequence graph inputs' element counts and shapes
    * (dml_onnx_import_options_t's `sequence_inputs`); lent for the call. */
   const dml_onnx_sequence_input_t *sequence_inputs;

@@ -136,6 +136,8 @@ static void import_options(const dml_compile_options_t *o,
   io->n_bind = o->n_bind;
   io->input_shapes = o->input_shapes;
   io->n_input_shapes = o->n_input_shapes;
+  io->dim_bounds = o->dim_bounds;
+  io->n_dim_bounds = o->n_dim_bounds;
   io->sequence_inputs = o->sequence_inputs;
   io->n_sequence_inputs = o->n_sequence_inputs;
   io->optional_inputs = o->optional_inputs;
@@ -378,15 +380,16 @@ static dml_status_t module_options(dml_ir_module_t *m, const dml_compile_options
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                            "dml_compile_module: NULL module");
   if (opts && (opts->n_bind || opts->n_input_shapes || opts->n_sequence_inputs ||
-               opts->n_optional_inputs))
+               opts->n_optional_inputs || opts->n_dim_bounds))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                            "ONNX import options (bind, input_shapes, sequence_inputs, "
-                           "optional_inputs) do not apply to an IR module");
+                           "optional_inputs, dim_bounds) do not apply to an IR module");
   int64_t want = opts ? opts->batch_bound : 0;
   DML_RETURN_IF_ERROR(normalize_options(opts, o));
   int64_t largest = 0;
   for (uint32_t i = 0; i < m->n_symbols; i++) {
-    if (m->symbols[i].flags & DML_IR_SYMBOL_DATA_DEPENDENT) continue;
+    if (m->symbols[i].flags & (DML_IR_SYMBOL_DATA_DEPENDENT | DML_IR_SYMBOL_DERIVED))
+      continue;
     if (want) m->symbols[i].bound = want;
     if (m->symbols[i].bound > largest) largest = m->symbols[i].bound;
   }

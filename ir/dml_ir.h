@@ -124,6 +124,19 @@ struct dml_ir_function {
  * section version 2). Its value may be 0, unlike an input's symbol. Printed
  * `sym NAME <= BOUND dynamic`. */
 #define DML_IR_SYMBOL_DATA_DEPENDENT 0x1u
+/* Derived symbol: its value follows from earlier symbols by the formula
+ * floor((mul * S[src[0]] * S[src[1]] + add) / div) (dml_sym_derived_eval,
+ * dml_types.h; src[1] = -1: no second factor). Shape inference creates
+ * one per output extent that the ONNX shape rules give from a symbolic
+ * input extent and that value*symbol cannot express: Conv/pool over a
+ * symbolic H (floor((H + pads - eff_kernel) / stride) + 1), Pad/Concat/Slice
+ * (H + k), H*W (Flatten, Reshape). Its name spells the formula ("(H-1)/2+1"
+ * style, `/` floor division), so equal formulas share one symbol; its bound
+ * is the formula at the sources' bounds (it is monotone). Sources are input
+ * or derived symbols, never data-dependent ones. At run time the executor
+ * computes it from its sources (docs/package-format.md, origin DERIVED).
+ * Printed `sym NAME <= BOUND derived(A, B|_, MUL, ADD, DIV)`. */
+#define DML_IR_SYMBOL_DERIVED 0x2u
 
 /* Defaults of dml_ir_module_t::dynamic_dim_bound and dynamic_max_elements
  * (2^24 elements: 64 MiB of f32 per such value). */
@@ -137,6 +150,13 @@ typedef struct dml_ir_symbol {
   /* DATA_DEPENDENT: the node whose shape inference created it (NULL when
    * parsed from text); lets re-inference of that node reuse it. */
   const dml_ir_node_t *producer;
+  /* DERIVED: the formula (see DML_IR_SYMBOL_DERIVED). */
+  int32_t src[2];
+  int64_t mul, add, div;
+  /* Smallest run-time value the user promised (dmlc compile --input-shape
+   * x=1x3x[32:640]x..., 0 meaning 1); shape inference checks that derived
+   * extents stay >= 1 at it. Not stored in packages. */
+  int64_t min;
 } dml_ir_symbol_t;
 
 struct dml_ir_module {
@@ -182,6 +202,23 @@ size_t dml_ir_module_arena_bytes(const dml_ir_module_t *m);
  * an existing symbol of that name (its bound is left unchanged). */
 dml_status_t dml_ir_module_add_symbol(dml_ir_module_t *m, const char *name, int64_t bound,
                                       int32_t *out_index);
+/* The dim floor((mul * S[a] * S[b] + add) / div) (b = -1: no second
+ * factor; mul >= 0, div >= 1, a and b input or derived symbols, a >= 0):
+ * simplified to a static extent or value*symbol where it is one (div
+ * dividing, no offset, affine formulas of derived affine symbols folded),
+ * else a DML_IR_SYMBOL_DERIVED symbol, found by its canonical name or
+ * added with the formula at the sources' bounds as its bound. Sets
+ * *out_ok = 0 (and leaves *out unset) when the formula is not expressible:
+ * a data-dependent source, a bound below 1 (the extent is empty even at the
+ * bounds), or int64 overflow. Errors: RESOURCE_EXHAUSTED. */
+dml_status_t dml_ir_module_derived_dim(dml_ir_module_t *m, int32_t a, int32_t b,
+                                       int64_t mul, int64_t add, int64_t div,
+                                       dml_dim_t *out, int *out_ok);
+/* Smallest run-time value of symbol `i` (input symbols: their promised
+ * min, else 1; derived: the formula at the sources' minimums, which may be
+ * below 1 when small inputs give empty extents; data-dependent: 0). */
+int64_t dml_ir_symbol_min(const dml_ir_module_t *m, int32_t i);
+
 /* Index of symbol `name`, or -1. */
 int32_t dml_ir_module_find_symbol(const dml_ir_module_t *m, const char *name);
 

@@ -186,6 +186,52 @@ static int64_t max_dim_bound(const ictx_t *c, const dml_type_t *t) {
   return m;
 }
 
+/* 1 when symbol i, or a source it derives from, has a promised minimum. */
+static int sym_has_min(const dml_ir_module_t *m, int32_t i) {
+  if (i < 0 || (uint32_t)i >= m->n_symbols) return 0;
+  const dml_ir_symbol_t *s = &m->symbols[i];
+  if (!(s->flags & DML_IR_SYMBOL_DERIVED)) return s->min > 0;
+  return sym_has_min(m, s->src[0]) || sym_has_min(m, s->src[1]);
+}
+
+/* The extent floor((mul * x + add) / div) of dim x (dml_sym_derived_eval):
+ * static for a static x, else value*symbol or a derived symbol
+ * (dml_ir_module_derived_dim). `what` names the extent in errors:
+ * INVALID_ARGUMENT when it is below 1 at the sizes promised for x's symbol
+ * (--input-shape's minimum) or, for a static x, below 0; UNIMPLEMENTED when
+ * no bounded dim expresses it (a data-dependent x, empty even at the bound,
+ * overflow). */
+static dml_status_t derived_extent(ictx_t *c, dml_dim_t x, int64_t mul, int64_t add,
+                                   int64_t div, const char *what, dml_dim_t *out) {
+  char db[128];
+  int64_t v = 0;
+  if (x.sym < 0) {
+    if (!dml_sym_derived_eval(mul, add, div, x.value, 1, &v) || v < 0)
+      return fail(c, INVALID, "%s of %lld is %s", what, (long long)x.value,
+                  v < 0 ? "negative" : "out of range");
+    *out = D(v);
+    return DML_OK;
+  }
+  int ok = 0;
+  if (__builtin_mul_overflow(mul, x.value, &mul))
+    return fail(c, UNIMPL, "%s of %s overflows", what, dim_str(c, x, db, sizeof db));
+  DML_RETURN_IF_ERROR(
+      dml_ir_module_derived_dim(c->m, x.sym, -1, mul, add, div, out, &ok));
+  if (!ok)
+    return fail(c, UNIMPL,
+                "%s of %s is not expressible as a bounded dim (empty even at %s's bound "
+                "%lld, overflowing, or of a data-dependent dim)",
+                what, dim_str(c, x, db, sizeof db), c->m->symbols[x.sym].name,
+                (long long)c->m->symbols[x.sym].bound);
+  if (out->sym >= 0 && sym_has_min(c->m, x.sym) && dml_ir_symbol_min(c->m, out->sym) < 1)
+    return fail(c, INVALID,
+                "%s of %s is empty (%s = %lld) at the smallest input sizes promised "
+                "(--input-shape MIN)",
+                what, dim_str(c, x, db, sizeof db), c->m->symbols[out->sym].name,
+                (long long)dml_ir_symbol_min(c->m, out->sym));
+  return DML_OK;
+}
+
 /* a + b; 0 when not representable or on overflow. */
 static int dim_add(dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
   int64_t v;
@@ -279,6 +325,48 @@ static int mono_div(const mono_t *num, const mono_t *den, mono_t *q) {
     q->syms[k] = q->syms[--q->n];
   }
   return 1;
+}
+
+/* 1 when symbol `i` is a pure product S[a]*S[b] (a derived symbol). */
+static int sym_is_product(const dml_ir_module_t *m, int32_t i) {
+  const dml_ir_symbol_t *s = &m->symbols[i];
+  return (s->flags & DML_IR_SYMBOL_DERIVED) && s->src[1] >= 0 && s->mul == 1 &&
+         s->add == 0 && s->div == 1;
+}
+/* Replaces every product symbol of p by its factors (so products compare
+ * and divide factor by factor); 0 when that overflows MONO_CAP. */
+static int mono_expand(const dml_ir_module_t *m, mono_t *p) {
+  for (int i = 0; i < p->n;) {
+    if (!sym_is_product(m, p->syms[i])) {
+      i++;
+      continue;
+    }
+    if (p->n >= MONO_CAP) return 0;
+    const dml_ir_symbol_t *s = &m->symbols[p->syms[i]];
+    p->syms[i] = s->src[0];
+    p->syms[p->n++] = s->src[1];
+  }
+  return 1;
+}
+/* mono_to_dim, also for a product of several symbols: coeff * P with P the
+ * derived product symbol of the factors in index order ("H*W"). *ok = 0
+ * when no bounded dim expresses it. */
+static dml_status_t mono_to_dim_c(ictx_t *c, const mono_t *p0, dml_dim_t *out, int *ok) {
+  mono_t p = *p0;
+  *ok = 1;
+  if (mono_to_dim(&p, out)) return DML_OK;
+  *ok = 0;
+  if (!mono_expand(c->m, &p)) return DML_OK;
+  mono_sort(&p);
+  dml_dim_t acc = DS(1, p.syms[0]);
+  for (int i = 1; i < p.n; i++) {
+    DML_RETURN_IF_ERROR(
+        dml_ir_module_derived_dim(c->m, acc.sym, p.syms[i], acc.value, 0, 1, &acc, ok));
+    if (!*ok) return DML_OK;
+  }
+  if (__builtin_mul_overflow(acc.value, p.coeff, &acc.value)) return *ok = 0, DML_OK;
+  *out = acc;
+  return DML_OK;
 }
 
 /* ==== types, inputs, outputs =========================================== */
@@ -1229,6 +1317,40 @@ static dml_status_t window_out(const ictx_t *c, const window_t *w, int32_t i, in
   return DML_OK;
 }
 
+/* Output extent of spatial dim i for an input extent `in` that may be
+ * symbolic: window_out's formula as floor((in + num) / s) (a derived dim
+ * over a symbolic `in`). ceil_mode over a symbolic dim only where ONNX's
+ * drop of a last window starting in the end padding cannot happen
+ * (stride + end pad <= kernel extent). */
+static dml_status_t window_out_dim(ictx_t *c, const window_t *w, int32_t i, dml_dim_t in,
+                                   int ceil_mode, dml_dim_t *out) {
+  if (in.sym < 0) {
+    *out = D(0);
+    return window_out(c, w, i, in.value, ceil_mode, &out->value);
+  }
+  int64_t s = w->s[i], eff = 0, add;
+  char what[96];
+  snprintf(what, sizeof what, "the output extent of spatial dim %d", (int)i);
+  if (w->pad_mode == PAD_SAME_UPPER || w->pad_mode == PAD_SAME_LOWER)
+    return derived_extent(c, in, 1, s - 1, s, what, out); /* ceil(in / s) */
+  int64_t pb = w->pad_mode == PAD_VALID ? 0 : w->pb[i],
+          pe = w->pad_mode == PAD_VALID ? 0 : w->pe[i];
+  DML_RETURN_IF_ERROR(eff_kernel(c, w, i, &eff));
+  /* floor((in + pb + pe - eff) / s) + 1, ceil: floor((in + pb + pe - eff + s - 1)/s) + 1
+   */
+  add = pb + pe - eff + s + (ceil_mode && w->pad_mode != PAD_VALID ? s - 1 : 0);
+  if (ceil_mode && w->pad_mode != PAD_VALID && s + pe > eff) {
+    char db[64];
+    return fail(c, UNIMPL,
+                "ceil_mode over symbolic spatial dim %d (%s) with stride %lld, end pad "
+                "%lld and kernel extent %lld: whether the last window starts in the "
+                "padding depends on the size",
+                (int)i, dim_str(c, in, db, sizeof db), (long long)s, (long long)pe,
+                (long long)eff);
+  }
+  return derived_extent(c, in, 1, add, s, what, out);
+}
+
 /* Static spatial dims of input 0 (dims 2..). */
 static dml_status_t static_spatial(const ictx_t *c, const dml_type_t *x, int64_t *sp) {
   for (int32_t i = 2; i < x->rank; i++) {
@@ -1256,11 +1378,11 @@ static dml_status_t infer_conv(ictx_t *c, int transpose) {
   int64_t group = 1;
   DML_RETURN_IF_ERROR(attr_int(c, "group", 1, &group));
   if (group < 1) return fail(c, INVALID, "group %lld must be >= 1", (long long)group);
-  int64_t kernel[DML_MAX_RANK], sp[DML_MAX_RANK];
+  int64_t kernel[DML_MAX_RANK] = {0}, sp[DML_MAX_RANK] = {0};
   for (int32_t i = 0; i < nsp; i++) kernel[i] = wt->dims[2 + i].value;
   window_t w;
   DML_RETURN_IF_ERROR(read_window(c, nsp, kernel, &w));
-  DML_RETURN_IF_ERROR(static_spatial(c, x, sp));
+  for (int32_t i = 0; i < nsp; i++) sp[i] = x->dims[2 + i].value; /* static ones */
   int64_t w0 = wt->dims[0].value, w1 = wt->dims[1].value, cin, cout;
   if (!transpose) {
     /* W: [M, C/group, k...] */
@@ -1288,7 +1410,7 @@ static dml_status_t infer_conv(ictx_t *c, int transpose) {
   o.dims[1] = D(cout);
   if (!transpose) {
     for (int32_t i = 0; i < nsp; i++)
-      DML_RETURN_IF_ERROR(window_out(c, &w, i, sp[i], 0, &o.dims[2 + i].value));
+      DML_RETURN_IF_ERROR(window_out_dim(c, &w, i, x->dims[2 + i], 0, &o.dims[2 + i]));
   } else {
     int64_t opad[DML_MAX_RANK];
     DML_RETURN_IF_ERROR(attr_ints_n(c, "output_padding", nsp, 0, 0, opad));
@@ -1304,6 +1426,17 @@ static dml_status_t infer_conv(ictx_t *c, int transpose) {
                     "the dilation",
                     (int)i, (long long)opad[i]);
       int64_t r = 0, eff = 0, t = 0, pads = 0;
+      if (x->dims[2 + i].sym >= 0 && !os) { /* s*in (SAME) or s*(in-1)+opad+eff-pads */
+        int64_t add = 0;
+        if (w.pad_mode != PAD_SAME_UPPER && w.pad_mode != PAD_SAME_LOWER) {
+          DML_RETURN_IF_ERROR(eff_kernel(c, &w, i, &eff));
+          if (w.pad_mode != PAD_VALID) pads = w.pb[i] + w.pe[i];
+          add = opad[i] + eff - pads - w.s[i];
+        }
+        DML_RETURN_IF_ERROR(derived_extent(c, x->dims[2 + i], w.s[i], add, 1,
+                                           "the output extent", &o.dims[2 + i]));
+        continue;
+      }
       if (os) {
         r = os[nos - (size_t)nsp + (size_t)i];
       } else if (w.pad_mode == PAD_SAME_UPPER || w.pad_mode == PAD_SAME_LOWER) {
@@ -1335,9 +1468,8 @@ static dml_status_t infer_pool(ictx_t *c) {
   int32_t nsp = x->rank - 2;
   window_t w;
   DML_RETURN_IF_ERROR(read_window(c, nsp, NULL, &w));
-  int64_t ceil_mode = 0, sp[DML_MAX_RANK];
+  int64_t ceil_mode = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "ceil_mode", 0, &ceil_mode));
-  DML_RETURN_IF_ERROR(static_spatial(c, x, sp));
   dml_type_t o = *x;
   for (int32_t i = 0; i < nsp; i++) {
     int64_t eff = 0;
@@ -1348,8 +1480,7 @@ static dml_status_t infer_pool(ictx_t *c) {
                   "kernel extent %lld",
                   (int)i, (long long)w.pb[i], (long long)w.pe[i], (long long)eff);
     DML_RETURN_IF_ERROR(
-        window_out(c, &w, i, sp[i], ceil_mode != 0, &o.dims[2 + i].value));
-    o.dims[2 + i].sym = -1;
+        window_out_dim(c, &w, i, x->dims[2 + i], ceil_mode != 0, &o.dims[2 + i]));
   }
   set_out(c, 0, &o);
   if (c->n->n_outputs > 1) { /* MaxPool Indices */
@@ -1499,7 +1630,10 @@ static dml_status_t infer_flatten(ictx_t *c) {
   char tb[TBUF];
   if (!mono_of(x, 0, ax, &p0) || !mono_of(x, ax, x->rank, &p1))
     return fail(c, INVALID, "Flatten of %s overflows", TS(x, tb));
-  if (!mono_to_dim(&p0, &o.dims[0]) || !mono_to_dim(&p1, &o.dims[1]))
+  int ok0 = 0, ok1 = 0;
+  DML_RETURN_IF_ERROR(mono_to_dim_c(c, &p0, &o.dims[0], &ok0));
+  DML_RETURN_IF_ERROR(mono_to_dim_c(c, &p1, &o.dims[1], &ok1));
+  if (!ok0 || !ok1)
     return fail(c, UNIMPL,
                 "Flatten of %s at axis %d gives a product of symbolic dims, which a dim "
                 "cannot express",
@@ -1591,9 +1725,14 @@ static dml_status_t infer_reshape(ictx_t *c) {
     if (known.coeff == 0)
       return fail(c, INVALID, "target shape %s: -1 is ambiguous when another dim is 0",
                   elems_str(c, &e, eb, sizeof(eb)));
+    int ok = 0;
+    if (!mono_expand(c->m, &total) || !mono_expand(c->m, &known))
+      return fail(c, UNIMPL, "Reshape of %s: too many symbolic factors", TS(x, tb));
+    if (total.coeff != 0 && mono_div(&total, &known, &q))
+      DML_RETURN_IF_ERROR(mono_to_dim_c(c, &q, &o.dims[infer], &ok));
     if (total.coeff == 0) {
       o.dims[infer] = D(0);
-    } else if (!mono_div(&total, &known, &q) || !mono_to_dim(&q, &o.dims[infer])) {
+    } else if (!ok) {
       if (total.n == 0 && known.n == 0)
         return fail(c, INVALID, "cannot reshape %s (%lld elements) into %s", TS(x, tb),
                     (long long)total.coeff, elems_str(c, &e, eb, sizeof(eb)));
@@ -1604,7 +1743,8 @@ static dml_status_t infer_reshape(ictx_t *c) {
                   mono_str(c, &total, m1, sizeof(m1)),
                   mono_str(c, &known, m2, sizeof(m2)));
     }
-  } else if (!mono_equal(total, known)) {
+  } else if (!mono_expand(c->m, &total) || !mono_expand(c->m, &known) ||
+             !mono_equal(total, known)) {
     return fail(c, INVALID, "cannot reshape %s (%s elements) into %s (%s elements)",
                 TS(x, tb), mono_str(c, &total, m1, sizeof(m1)),
                 elems_str(c, &e, eb, sizeof(eb)), mono_str(c, &known, m2, sizeof(m2)));
@@ -1766,11 +1906,19 @@ static dml_status_t infer_concat(ictx_t *c) {
         return fail(c, INVALID, "input %u %s differs from input 0 %s in dim %d", i,
                     TS(t, s1), TS(x, s2), (int)d);
     }
-    if (!dim_add(o.dims[ax], t->dims[ax], &o.dims[ax]))
+    dml_dim_t sum, a0 = o.dims[ax], b0 = t->dims[ax];
+    if (a0.sym < 0) a0 = t->dims[ax], b0 = o.dims[ax];
+    if (dim_add(o.dims[ax], t->dims[ax], &sum)) {
+      o.dims[ax] = sum;
+    } else if (a0.sym >= 0 && b0.sym < 0) { /* H + k: a derived dim */
+      DML_RETURN_IF_ERROR(
+          derived_extent(c, a0, 1, b0.value, 1, "the concatenated extent", &o.dims[ax]));
+    } else {
       return fail(c, UNIMPL,
-                  "the concatenated dim %d (adding %s) is not expressible as "
-                  "value*symbol",
+                  "the concatenated dim %d (adding %s) is not expressible as a bounded "
+                  "dim (a sum of two symbols)",
                   (int)ax, TS(t, s1));
+    }
   }
   set_out(c, 0, &o);
   /* Known contents of 1-D integer inputs concatenate. */
@@ -1920,6 +2068,31 @@ static int slice_len(const ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en,
   return 0;
 }
 
+/* Slicing symbolic `d` with step k >= 1 from a static start s >= 0 to its
+ * end, or to m before its end (end -m): ceil((d - m - s) / k), a derived
+ * dim (*ok = 1, errors of derived_extent); to a static end e no larger than
+ * d's promised minimum (--input-shape MIN): the static ceil((e - s) / k).
+ * *ok = 0 when not of these forms. */
+static dml_status_t slice_len_sym(ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en,
+                                  int64_t k, dml_dim_t *out, int *ok) {
+  *ok = 0;
+  if (d.sym < 0 || st.sym >= 0 || k < 1) return DML_OK;
+  int64_t mx = dim_max(c, d), m = 0, mn = 0;
+  if (st.value < 0 || st.value >= mx) return DML_OK;
+  if (__builtin_mul_overflow(d.value, dml_ir_symbol_min(c->m, d.sym), &mn)) mn = 0;
+  if (en.sym < 0 && en.value > st.value && en.value <= mn) { /* inside every size */
+    *ok = 1;
+    *out = D((en.value - st.value + k - 1) / k);
+    return DML_OK;
+  }
+  if (en.sym < 0 && en.value < 0 && en.value > -mx)
+    m = -en.value;
+  else if (!((en.sym < 0 && en.value >= mx) || dim_eq(en, d)))
+    return DML_OK;
+  *ok = 1;
+  return derived_extent(c, d, 1, k - 1 - m - st.value, k, "the sliced extent", out);
+}
+
 static dml_status_t infer_slice(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t st, en, ax, sp;
@@ -1974,12 +2147,20 @@ static dml_status_t infer_slice(ictx_t *c) {
     DML_RETURN_IF_ERROR(norm_axis(c, ax.e[i].value, x->rank, "axis", &a));
     int64_t step = sp.e[i].value;
     if (step == 0) return fail(c, INVALID, "step %u is 0", i);
-    if (!slice_len(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a])) {
+    int sym_ok = 0;
+    if (!slice_len(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a]))
+      DML_RETURN_IF_ERROR(
+          slice_len_sym(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a], &sym_ok));
+    else
+      sym_ok = 1;
+    if (!sym_ok) {
       char tb[TBUF], b1[64], b2[64];
       return fail(
           c, UNIMPL,
           "Slice of dim %d of %s from %s to %s step %lld: on a symbolic dim only the "
-          "full range is expressible",
+          "full range, a static start to the end (or to -m) with a positive step, or "
+          "an end within the smallest size promised (--input-shape MIN) is "
+          "expressible",
           (int)a, TS(x, tb), dim_str(c, st.e[i], b1, sizeof(b1)),
           dim_str(c, en.e[i], b2, sizeof(b2)), (long long)step);
     }
@@ -2172,12 +2353,10 @@ static dml_status_t infer_pad(ictx_t *c) {
     int64_t b = p.e[i].value, e = p.e[x->rank + i].value, s;
     if (__builtin_add_overflow(b, e, &s))
       return fail(c, INVALID, "pads of dim %d overflow", (int)i);
-    if (x->dims[i].sym >= 0) {
+    if (x->dims[i].sym >= 0) { /* H + s: a derived dim */
       if (s != 0)
-        return fail(c, UNIMPL,
-                    "padding symbolic dim %d of %s by %lld is not expressible as "
-                    "value*symbol",
-                    (int)i, TS(x, tb), (long long)s);
+        DML_RETURN_IF_ERROR(
+            derived_extent(c, x->dims[i], 1, s, 1, "the padded extent", &o.dims[i]));
       continue;
     }
     int64_t r;
@@ -2963,14 +3142,18 @@ static dml_status_t infer_resize(ictx_t *c) {
       if (!(s > 0) || !isfinite(s))
         return fail(c, INVALID, "scales[%d] = %g must be positive", (int)i, s);
       if (d.sym >= 0) {
-        /* floor(k*S*s) = (k*s)*S only for integral s. */
-        if (s != floor(s) || s > 1e9)
+        /* floor(k*S*s): s (from an f32 or f64 constant) is a dyadic rational
+         * num / 2^e, so floor(k*S*num / 2^e) is a derived dim. */
+        int e = 0;
+        while (e < 30 && s * (double)(1 << e) != floor(s * (double)(1 << e))) e++;
+        double num = s * (double)(1 << e);
+        if (num != floor(num) || num > 2147483647.0)
           return fail(c, UNIMPL,
-                      "scaling symbolic dim %d of %s by %g is not expressible as "
-                      "value*symbol",
+                      "scaling symbolic dim %d of %s by %.17g is not expressible as a "
+                      "bounded dim (not a fraction num/2^e with e <= 30)",
                       (int)axes[i], TS(x, tb), s);
-        if (!dim_mul(d, D((int64_t)s), &o.dims[axes[i]]))
-          return fail(c, INVALID, "Resize output dim overflows");
+        DML_RETURN_IF_ERROR(derived_extent(c, d, (int64_t)num, 0, (int64_t)1 << e,
+                                           "the resized extent", &o.dims[axes[i]]));
       } else {
         double r = floor((double)d.value * s);
         if (!(r < 9.0e18)) return fail(c, INVALID, "Resize output dim overflows");

@@ -131,9 +131,142 @@ dml_status_t dml_ir_module_add_symbol(dml_ir_module_t *m, const char *name, int6
   s->bound = bound;
   s->flags = 0;
   s->producer = NULL;
+  s->src[0] = s->src[1] = -1;
+  s->mul = s->div = 1;
+  s->add = 0;
+  s->min = 0;
   if (!s->name) return oom();
   if (out_index) *out_index = (int32_t)m->n_symbols;
   m->n_symbols++;
+  return DML_OK;
+}
+
+static int64_t gcd64(int64_t x, int64_t y) {
+  if (x < 0) x = -x;
+  if (y < 0) y = -y;
+  while (y) {
+    int64_t t = x % y;
+    x = y;
+    y = t;
+  }
+  return x;
+}
+
+/* Appends symbol `i`'s name to buf, parenthesized unless a plain word. */
+static size_t put_sym_name(const dml_ir_module_t *m, int32_t i, char *buf, size_t k,
+                           size_t cap) {
+  const char *n = m->symbols[i].name;
+  int plain =
+      (m->symbols[i].flags & DML_IR_SYMBOL_DERIVED) == 0 || strpbrk(n, "+-/") == NULL;
+  if (k < cap) k += (size_t)snprintf(buf + k, cap - k, plain ? "%s" : "(%s)", n);
+  return k;
+}
+
+int64_t dml_ir_symbol_min(const dml_ir_module_t *m, int32_t i) {
+  if (i < 0 || (uint32_t)i >= m->n_symbols) return 1;
+  const dml_ir_symbol_t *s = &m->symbols[i];
+  if (s->flags & DML_IR_SYMBOL_DATA_DEPENDENT) return 0;
+  if (!(s->flags & DML_IR_SYMBOL_DERIVED)) return s->min > 0 ? s->min : 1;
+  int64_t a = dml_ir_symbol_min(m, s->src[0]), b = 1, v = 0;
+  if (s->src[1] >= 0) b = dml_ir_symbol_min(m, s->src[1]);
+  if (a < 0) a = 0;
+  if (b < 0) b = 0;
+  return dml_sym_derived_eval(s->mul, s->add, s->div, a, b, &v) ? v : 0;
+}
+
+dml_status_t dml_ir_module_derived_dim(dml_ir_module_t *m, int32_t a, int32_t b,
+                                       int64_t mul, int64_t add, int64_t div,
+                                       dml_dim_t *out, int *out_ok) {
+  *out_ok = 0;
+  if (div < 1 || mul < 0 || a < 0 || (uint32_t)a >= m->n_symbols ||
+      (b >= 0 && (uint32_t)b >= m->n_symbols))
+    return DML_OK;
+  if (mul == 0) {
+    int64_t v = 0;
+    if (!dml_sym_derived_eval(0, add, div, 1, 1, &v) || v < 0) return DML_OK;
+    out->value = v;
+    out->sym = -1;
+    *out_ok = 1;
+    return DML_OK;
+  }
+  if (b >= 0 && b < a) {
+    int32_t t = a;
+    a = b;
+    b = t;
+  }
+  /* Fold a one-source derived source: floor((floor(x/d1) + add)/div) =
+   * floor((x + add*d1)/(d1*div)); an affine source (d1 = 1) also under mul. */
+  while (b < 0 && (m->symbols[a].flags & DML_IR_SYMBOL_DERIVED) &&
+         m->symbols[a].src[1] < 0 && (mul == 1 || m->symbols[a].div == 1)) {
+    const dml_ir_symbol_t *s = &m->symbols[a];
+    int64_t nm, na, nd, t;
+    if (__builtin_mul_overflow(mul, s->mul, &nm) ||
+        __builtin_mul_overflow(mul, s->add, &t) ||
+        __builtin_mul_overflow(add, s->div, &na) || __builtin_add_overflow(na, t, &na) ||
+        __builtin_mul_overflow(div, s->div, &nd))
+      return DML_OK;
+    mul = nm, add = na, div = nd, a = s->src[0];
+  }
+  for (int k = 0; k < 2; k++) {
+    int32_t x = k ? b : a;
+    if (x >= 0 && (m->symbols[x].flags & DML_IR_SYMBOL_DATA_DEPENDENT)) return DML_OK;
+  }
+  int64_t g = gcd64(gcd64(mul, add), div);
+  if (g > 1) mul /= g, add /= g, div /= g;
+  if (div > 1 && mul % div == 0) { /* floor((q*div*S + add)/div) = q*S + floor(add/div) */
+    int64_t fa = 0;
+    dml_sym_derived_eval(1, add, div, 0, 1, &fa);
+    mul /= div, add = fa, div = 1;
+  }
+  int64_t value = 1;
+  if (div == 1) { /* k * (mul/k * S + add/k) */
+    value = gcd64(mul, add);
+    mul /= value, add /= value;
+    if (add == 0 && b < 0) {
+      out->value = value * mul;
+      out->sym = a;
+      *out_ok = 1;
+      return DML_OK;
+    }
+  }
+  /* Bound: the formula at the sources' bounds. */
+  int64_t ba = m->symbols[a].bound, bb = b >= 0 ? m->symbols[b].bound : 1, bound = 0;
+  if (!dml_sym_derived_eval(mul, add, div, ba, bb, &bound) || bound < 1) return DML_OK;
+  if (__builtin_mul_overflow(bound, value, &bound)) return DML_OK;
+  bound /= value;
+  /* Canonical name: "(3*H-2)/2", "H*W", "H+4". */
+  char name[256];
+  size_t k = 0;
+  int paren = div > 1 && (add != 0 || mul != 1);
+  if (paren) k += (size_t)snprintf(name + k, sizeof name - k, "(");
+  if (mul != 1) k += (size_t)snprintf(name + k, sizeof name - k, "%lld*", (long long)mul);
+  k = put_sym_name(m, a, name, k, sizeof name);
+  if (b >= 0) {
+    if (k < sizeof name) k += (size_t)snprintf(name + k, sizeof name - k, "*");
+    k = put_sym_name(m, b, name, k, sizeof name);
+  }
+  if (add && k < sizeof name)
+    k += (size_t)snprintf(name + k, sizeof name - k, "%+lld", (long long)add);
+  if (paren && k < sizeof name) k += (size_t)snprintf(name + k, sizeof name - k, ")");
+  if (div > 1 && k < sizeof name)
+    k += (size_t)snprintf(name + k, sizeof name - k, "/%lld", (long long)div);
+  if (k >= sizeof name) return DML_OK;
+  int32_t idx = dml_ir_module_find_symbol(m, name);
+  if (idx < 0) {
+    DML_RETURN_IF_ERROR(dml_ir_module_add_symbol(m, name, bound, &idx));
+    dml_ir_symbol_t *s = &m->symbols[idx];
+    s->flags = DML_IR_SYMBOL_DERIVED;
+    s->src[0] = a;
+    s->src[1] = b;
+    s->mul = mul;
+    s->add = add;
+    s->div = div;
+  } else if (!(m->symbols[idx].flags & DML_IR_SYMBOL_DERIVED)) {
+    return DML_OK; /* an input symbol spelled like a formula */
+  }
+  out->value = value;
+  out->sym = idx;
+  *out_ok = 1;
   return DML_OK;
 }
 

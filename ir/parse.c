@@ -1004,7 +1004,53 @@ static dml_status_t parse_operand(parser_t *p, int allow_absent, dml_ir_value_t 
 
 /* ==== module items ======================================================= */
 
-/* sym NAME <= BOUND dynamic? */
+/* derived(A, B|_, MUL, ADD, DIV) of symbol `index` (the `derived` word is
+ * the current token): sources declared before it, mul >= 0, div >= 1, and
+ * the bound at least the formula at the sources' bounds. */
+static dml_status_t parse_derived(parser_t *p, int32_t index) {
+  size_t pos = p->tok.pos;
+  int32_t src[2] = {-1, -1};
+  int64_t v[3] = {0, 0, 0};
+  DML_RETURN_IF_ERROR(lex(p));
+  DML_RETURN_IF_ERROR(expect_punct(p, '('));
+  for (int k = 0; k < 2; k++) {
+    if (k == 1 && is_word(p, "_")) {
+      DML_RETURN_IF_ERROR(lex(p));
+    } else {
+      DML_RETURN_IF_ERROR(parse_symref(p, &src[k]));
+    }
+    DML_RETURN_IF_ERROR(expect_punct(p, ','));
+  }
+  DML_RETURN_IF_ERROR(parse_i64(p, 0, "a multiplier >= 0", &v[0]));
+  DML_RETURN_IF_ERROR(expect_punct(p, ','));
+  DML_RETURN_IF_ERROR(parse_i64(p, INT64_MIN, "an offset", &v[1]));
+  DML_RETURN_IF_ERROR(expect_punct(p, ','));
+  DML_RETURN_IF_ERROR(parse_i64(p, 1, "a divisor >= 1", &v[2]));
+  DML_RETURN_IF_ERROR(expect_punct(p, ')'));
+  dml_ir_symbol_t *sy = &p->m->symbols[index];
+  int64_t at = 0;
+  for (int k = 0; k < 2; k++)
+    if (src[k] == index ||
+        (src[k] >= 0 && (p->m->symbols[src[k]].flags & DML_IR_SYMBOL_DATA_DEPENDENT)))
+      return err_at(p, pos, "derived symbol '%s' needs earlier input or derived sources",
+                    sy->name);
+  if (!dml_sym_derived_eval(v[0], v[1], v[2], p->m->symbols[src[0]].bound,
+                            src[1] >= 0 ? p->m->symbols[src[1]].bound : 1, &at) ||
+      at > sy->bound)
+    return err_at(p, pos,
+                  "derived symbol '%s': its bound %lld is below its formula at the "
+                  "sources' bounds",
+                  sy->name, (long long)sy->bound);
+  sy->flags |= DML_IR_SYMBOL_DERIVED;
+  sy->src[0] = src[0];
+  sy->src[1] = src[1];
+  sy->mul = v[0];
+  sy->add = v[1];
+  sy->div = v[2];
+  return DML_OK;
+}
+
+/* sym NAME <= BOUND (dynamic | derived(A, B|_, MUL, ADD, DIV))? */
 static dml_status_t parse_sym(parser_t *p) {
   DML_RETURN_IF_ERROR(lex(p));
   if (p->tok.kind != T_IDENT && p->tok.kind != T_STRING)
@@ -1022,6 +1068,7 @@ static dml_status_t parse_sym(parser_t *p) {
   DML_RETURN_IF_ERROR(parse_i64(p, 1, "an upper bound >= 1", &bound));
   int32_t index = -1;
   DML_RETURN_IF_ERROR(wrap(p, bpos, dml_ir_module_add_symbol(p->m, name, bound, &index)));
+  if (is_word(p, "derived")) return parse_derived(p, index);
   if (!is_word(p, "dynamic")) return DML_OK;
   p->m->symbols[index].flags |= DML_IR_SYMBOL_DATA_DEPENDENT;
   return lex(p);

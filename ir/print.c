@@ -596,8 +596,22 @@ dml_status_t dml_ir_print_module(const dml_ir_module_t *m,
   for (uint32_t i = 0; i < m->n_symbols; i++) {
     fputs("  sym ", out);
     put_name(out, m->symbols[i].name);
-    fprintf(out, " <= %lld%s\n", (long long)m->symbols[i].bound,
+    fprintf(out, " <= %lld%s", (long long)m->symbols[i].bound,
             (m->symbols[i].flags & DML_IR_SYMBOL_DATA_DEPENDENT) ? " dynamic" : "");
+    const dml_ir_symbol_t *sy = &m->symbols[i];
+    if (sy->flags & DML_IR_SYMBOL_DERIVED) {
+      fputs(" derived(", out);
+      for (int k = 0; k < 2; k++) {
+        if (k) fputs(", ", out);
+        if (sy->src[k] >= 0 && (uint32_t)sy->src[k] < m->n_symbols)
+          put_name(out, m->symbols[sy->src[k]].name);
+        else
+          fputs("_", out);
+      }
+      fprintf(out, ", %lld, %lld, %lld)", (long long)sy->mul, (long long)sy->add,
+              (long long)sy->div);
+    }
+    fputc('\n', out);
   }
   for (uint32_t i = 0; i < m->n_globals; i++)
     if (m->globals[i]) put_global(&p, m->globals[i]);

@@ -439,6 +439,14 @@ static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_option
     syms[i].bound = m->symbols[i].bound;
     if (m->symbols[i].flags & DML_IR_SYMBOL_DATA_DEPENDENT)
       st = find_producer(m, i, &syms[i]);
+    if (m->symbols[i].flags & DML_IR_SYMBOL_DERIVED) {
+      syms[i].origin = DML_PKG_SYMBOL_DERIVED;
+      syms[i].src[0] = m->symbols[i].src[0];
+      syms[i].src[1] = m->symbols[i].src[1];
+      syms[i].mul = m->symbols[i].mul;
+      syms[i].add = m->symbols[i].add;
+      syms[i].div = m->symbols[i].div;
+    }
   }
   if (st) goto cleanup;
   dml_pkg_graph_t g = {m->n_symbols, syms, nf, fns, NULL};

@@ -372,7 +372,8 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
 
 static const char *hint(const char *sym) {
   return strcmp(sym, "batch") == 0 ? "recompile with --batch-bound"
-                                   : "recompile with a larger bound for this symbol";
+                                   : "recompile with a larger bound for this symbol "
+                                     "(dmlc compile --dim-bound NAME=N)";
 }
 
 /* Checks tensor `t` against input `k`'s type; fills vals (symbol values it
@@ -497,6 +498,14 @@ int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i) {
   if (i >= s->n_symbols) return -1;
   if (s->m->graph->symbols[i].origin == DML_PKG_SYMBOL_NODE)
     return s->ran && sym_is_node(s, i) ? s->sym[i] : -1;
+  const dml_pkg_symbol_t *sy = &s->m->graph->symbols[i];
+  if (sy->origin == DML_PKG_SYMBOL_DERIVED) {
+    int64_t a = dml_rt_session_symbol_value(s, (uint32_t)sy->src[0]), b = 1, v = -1;
+    if (sy->src[1] >= 0) b = dml_rt_session_symbol_value(s, (uint32_t)sy->src[1]);
+    if (a < 0 || b < 0 || !dml_sym_derived_eval(sy->mul, sy->add, sy->div, a, b, &v))
+      return -1;
+    return v;
+  }
   for (uint32_t j = 0; j < s->fn->n_inputs; j++) {
     if (!s->bound[j]) continue;
     const dml_pkg_value_t *v = &s->fn->values[s->fn->inputs[j]];
@@ -508,6 +517,34 @@ int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i) {
 }
 
 /* ---- run ---- */
+
+/* Sets every derived symbol from its sources (set before it, in symbol
+ * order). OUT_OF_RANGE when an input is too small for the model (a derived
+ * extent below 1, e.g. a Conv window larger than the padded input) or the
+ * formula leaves its bound (a corrupt package). */
+static dml_status_t derive_symbols(dml_rt_session_t *s) {
+  const dml_pkg_graph_t *g = s->m->graph;
+  for (uint32_t i = 0; i < s->n_symbols; i++) {
+    const dml_pkg_symbol_t *sy = &g->symbols[i];
+    if (sy->origin != DML_PKG_SYMBOL_DERIVED) continue;
+    int64_t a = s->sym[sy->src[0]], b = sy->src[1] >= 0 ? s->sym[sy->src[1]] : 1, v = 0;
+    if (!dml_sym_derived_eval(sy->mul, sy->add, sy->div, a, b, &v) || v < 1 ||
+        v > sy->bound) {
+      dml_status_t st = dml_status_make(
+          DML_STATUS_OUT_OF_RANGE, "rt.session",
+          "the input sizes give the derived extent %s = %" PRId64
+          " (%s): an input is too small for the model (an extent below 1: a "
+          "window larger than its padded input)",
+          sy->name, v, v > sy->bound ? "above its bound" : "below 1");
+      st = dml_status_detail(st, "%s = %" PRId64, g->symbols[sy->src[0]].name, a);
+      if (sy->src[1] >= 0)
+        st = dml_status_detail(st, "%s = %" PRId64, g->symbols[sy->src[1]].name, b);
+      return st;
+    }
+    s->sym[i] = v;
+  }
+  return DML_OK;
+}
 
 /* Before node `k` runs (not a producer: its kernel checks its own
  * capacity): each output whose dims use data-dependent symbols fits the
@@ -791,6 +828,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   for (uint32_t i = 0; i < s->n_symbols; i++)
     if (s->m->graph->symbols[i].origin == DML_PKG_SYMBOL_NODE)
       s->sym[i] = s->m->graph->symbols[i].bound;
+  DML_RETURN_IF_ERROR(derive_symbols(s));
   /* Actual dims of every value (<= its dims at the bounds). */
   for (uint32_t i = 0; i < f->n_values; i++) {
     if (f->values[i].storage == DML_PKG_STORAGE_CONST) continue;

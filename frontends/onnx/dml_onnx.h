@@ -145,6 +145,13 @@ typedef struct dml_onnx_import_options {
   /* Inclusive upper bound given to every symbolic dim (dim_param or an
    * unnamed dim) of the graph inputs; 64 when 0. Must not be negative. */
   int64_t batch_bound;
+  /* Per-symbol bounds (dmlc compile --dim-bound H=1280,W=1280): the symbol
+   * of each named dim_param (or unnamed dim "<input>_dim<k>") gets that
+   * bound instead of batch_bound; `input_shapes` ranges take precedence.
+   * INVALID_ARGUMENT for a name no graph input's dims use (listing those
+   * that exist), a bound < 1 or a name given twice. */
+  const struct dml_onnx_dim_bound *dim_bounds;
+  size_t n_dim_bounds;
   /* Graph inputs to specialize: each named (non-initializer) graph input
    * becomes a constant global holding the given tensor (copied), and is no
    * longer an argument of `forward`. Used for inputs that carry shapes
@@ -197,12 +204,26 @@ typedef struct dml_onnx_sequence_input {
   const struct dml_onnx_input_shape *elems; /* n_elems shapes; their names unused */
 } dml_onnx_sequence_input_t;
 
-/* One shape override (see `input_shapes` above); lent for the import. */
+/* One shape override (see `input_shapes` above); lent for the import.
+ * With `max_dims` (rank entries, may be NULL), a dim k with max_dims[k] > 0
+ * stays symbolic instead: the declared dim's symbol (its dim_param, or a
+ * fresh "<input>_dim<k>" when unnamed or undeclared) gets the bound
+ * max_dims[k] and the promised minimum min_dims[k] (min_dims may be NULL:
+ * 1), and dims[k] is ignored. INVALID_ARGUMENT for such a dim declared
+ * static, or a range with min < 1 or min > max. */
 typedef struct dml_onnx_input_shape {
   const char *name;
   int32_t rank;
   const int64_t *dims; /* rank dims */
+  const int64_t *max_dims;
+  const int64_t *min_dims;
 } dml_onnx_input_shape_t;
+
+/* The bound of one symbolic dim by its symbol name (see `dim_bounds`). */
+typedef struct dml_onnx_dim_bound {
+  const char *name;
+  int64_t bound; /* >= 1 */
+} dml_onnx_dim_bound_t;
 
 /* One compile-time binding of a graph input (see `bind` above); both
  * pointers are lent for the duration of the import. */

@@ -885,6 +885,39 @@ static const dml_onnx_input_shape_t *find_shape_override(
   return found;
 }
 
+/* The bound of symbol `name`: opts->dim_bounds by name, else `dflt`. */
+static int64_t named_bound(const dml_onnx_import_options_t *opts, const char *name,
+                           int64_t dflt) {
+  for (size_t i = 0; opts && i < opts->n_dim_bounds; i++)
+    if (opts->dim_bounds[i].name && strcmp(opts->dim_bounds[i].name, name) == 0)
+      return opts->dim_bounds[i].bound;
+  return dflt;
+}
+
+/* Every opts->dim_bounds entry names a symbol of the imported inputs, once,
+ * with a bound >= 1. */
+static dml_status_t check_dim_bounds(const onnx_ctx_t *ctx,
+                                     const dml_onnx_import_options_t *opts) {
+  for (size_t i = 0; opts && i < opts->n_dim_bounds; i++) {
+    const dml_onnx_dim_bound_t *d = &opts->dim_bounds[i];
+    if (!d->name || d->bound < 1)
+      return invalid("dim bound #%zu needs a symbol name and a bound >= 1", i);
+    for (size_t j = 0; j < i; j++)
+      if (opts->dim_bounds[j].name && strcmp(opts->dim_bounds[j].name, d->name) == 0)
+        return invalid("the bound of symbolic dim '%s' is given twice", d->name);
+    if (dml_ir_module_find_symbol(ctx->m, d->name) >= 0) continue;
+    char list[512];
+    size_t k = 0;
+    list[0] = 0;
+    for (uint32_t j = 0; j < ctx->m->n_symbols && k < sizeof list; j++)
+      k += (size_t)snprintf(list + k, sizeof list - k, "%s'%s'", j ? ", " : "",
+                            ctx->m->symbols[j].name);
+    return invalid("no graph input has a symbolic dim named '%s' (symbolic dims: %s)",
+                   d->name, k ? list : "none");
+  }
+  return DML_OK;
+}
+
 /* Every override names a non-initializer graph input. */
 static dml_status_t check_shape_overrides(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
                                           const dml_onnx_import_options_t *opts) {
@@ -1100,12 +1133,13 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
         int32_t sym = -1;
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
             !is_empty(d->dim_param)) {
-          DML_RETURN_IF_ERROR(
-              dml_ir_module_add_symbol(ctx->m, d->dim_param, bound, &sym));
+          DML_RETURN_IF_ERROR(dml_ir_module_add_symbol(
+              ctx->m, d->dim_param, named_bound(opts, d->dim_param, bound), &sym));
         } else {
           char *name = str_printf("%s_dim%zu", vi->name, k);
           if (!name) return oom();
-          dml_status_t st = dml_ir_module_add_symbol(ctx->m, name, bound, &sym);
+          dml_status_t st = dml_ir_module_add_symbol(
+              ctx->m, name, named_bound(opts, name, bound), &sym);
           free(name);
           DML_RETURN_IF_ERROR(st);
         }
@@ -1117,10 +1151,36 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
     const dml_onnx_input_shape_t *ov = find_shape_override(opts, vi->name, &ost);
     DML_RETURN_IF_ERROR(ost);
     if (ov) {
+      dml_type_t decl = type;
       type.rank = ov->rank;
       for (int32_t k = 0; k < ov->rank; k++) {
         type.dims[k].value = ov->dims[k];
         type.dims[k].sym = -1;
+        if (!ov->max_dims || ov->max_dims[k] <= 0) continue;
+        /* A range: the dim stays symbolic with this bound and minimum. */
+        int64_t lo = ov->min_dims && ov->min_dims[k] > 0 ? ov->min_dims[k] : 1,
+                hi = ov->max_dims[k];
+        int32_t sym = k < decl.rank ? decl.dims[k].sym : -1;
+        if (k < decl.rank && (sym < 0 || decl.dims[k].value != 1))
+          return invalid(
+              "input '%s': dim %d is declared static (%lld); a range [%lld:%lld] "
+              "needs a symbolic dim",
+              vi->name, (int)k, (long long)decl.dims[k].value, (long long)lo,
+              (long long)hi);
+        if (lo > hi)
+          return invalid("input '%s': dim %d has the range [%lld:%lld] (min above max)",
+                         vi->name, (int)k, (long long)lo, (long long)hi);
+        if (sym < 0) {
+          char *name = str_printf("%s_dim%d", vi->name, (int)k);
+          if (!name) return oom();
+          dml_status_t st = dml_ir_module_add_symbol(ctx->m, name, hi, &sym);
+          free(name);
+          DML_RETURN_IF_ERROR(st);
+        }
+        ctx->m->symbols[sym].bound = hi;
+        ctx->m->symbols[sym].min = lo;
+        type.dims[k].value = 1;
+        type.dims[k].sym = sym;
       }
     }
     if (b) {
@@ -1468,6 +1528,7 @@ static dml_status_t import_model(const Onnx__ModelProto *mp, const char *base_di
   if (!st) st = check_references(&ctx, g);
   if (!st) st = import_initializers(&ctx, g);
   if (!st) st = import_inputs(&ctx, g, bound, opts);
+  if (!st) st = check_dim_bounds(&ctx, opts);
   if (!st) st = topo_order(&ctx, g, &order);
   if (!st) st = import_nodes(&ctx, g, order);
   if (!st) st = import_outputs(&ctx, g);

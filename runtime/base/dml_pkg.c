@@ -575,6 +575,13 @@ dml_status_t dml_pkg_graph_encode(const dml_pkg_graph_t *g, void **out_bytes,
       wb_u32(&b, sy->output);
       wb_u32(&b, sy->dim);
     }
+    if (sy->origin == DML_PKG_SYMBOL_DERIVED) {
+      wb_u32(&b, (uint32_t)sy->src[0]);
+      wb_u32(&b, (uint32_t)sy->src[1]);
+      wb_i64(&b, sy->mul);
+      wb_i64(&b, sy->add);
+      wb_i64(&b, sy->div);
+    }
   }
   wb_u32(&b, g->n_functions);
   for (uint32_t i = 0; i < g->n_functions && !st; i++)
@@ -994,9 +1001,12 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
     const dml_type_t *t = &f->values[i].type;
     for (int32_t d = 0; d < t->rank; d++) {
       if (t->dims[d].sym < 0) continue;
-      if (g->symbols[t->dims[d].sym].origin == DML_PKG_SYMBOL_NODE) {
-        st = bad("function '%s': input '%s' uses data-dependent symbol '%s'", fn,
-                 f->values[i].name, g->symbols[t->dims[d].sym].name);
+      if (g->symbols[t->dims[d].sym].origin != DML_PKG_SYMBOL_INPUT) {
+        st = bad("function '%s': input '%s' uses %s symbol '%s'", fn, f->values[i].name,
+                 g->symbols[t->dims[d].sym].origin == DML_PKG_SYMBOL_NODE
+                     ? "data-dependent"
+                     : "derived",
+                 g->symbols[t->dims[d].sym].name);
         goto free_marks;
       }
       fixed[t->dims[d].sym] = 1;
@@ -1006,6 +1016,13 @@ static dml_status_t check_function(const dml_pkg_graph_t *g, const dml_pkg_funct
     st = bad("function '%s': %" PRIu32 " INPUT values but %" PRIu32 " inputs", fn,
              n_input_values, f->n_inputs);
     goto free_marks;
+  }
+  /* Derived symbols: known when their sources are (sources come first). */
+  for (uint32_t i = 0; i < g->n_symbols; i++) {
+    const dml_pkg_symbol_t *sy = &g->symbols[i];
+    if (sy->origin == DML_PKG_SYMBOL_DERIVED && fixed[sy->src[0]] &&
+        (sy->src[1] < 0 || fixed[sy->src[1]]))
+      fixed[i] = 1;
   }
   for (uint32_t i = 0; i < f->n_values; i++) {
     const dml_type_t *t = &f->values[i].type;
@@ -1226,6 +1243,26 @@ static void decode_symbol(rd_t *r, uint32_t version, uint32_t i, dml_pkg_symbol_
   uint32_t origin;
   if (!rd_u32(r, &origin, "symbol origin")) return;
   if (origin == DML_PKG_SYMBOL_INPUT) return;
+  if (origin == DML_PKG_SYMBOL_DERIVED) {
+    uint32_t a = 0, b = 0;
+    sy->origin = DML_PKG_SYMBOL_DERIVED;
+    if (!rd_u32(r, &a, "derived symbol source") ||
+        !rd_u32(r, &b, "derived symbol source") ||
+        !rd_i64(r, &sy->mul, "derived symbol formula") ||
+        !rd_i64(r, &sy->add, "derived symbol formula") ||
+        !rd_i64(r, &sy->div, "derived symbol formula"))
+      return;
+    sy->src[0] = a < i ? (int32_t)a : -2;
+    sy->src[1] = b == UINT32_MAX ? -1 : b < i ? (int32_t)b : -2;
+    if (sy->src[0] < 0 || sy->src[1] < -1 || sy->mul < 0 || sy->div < 1) {
+      r->err =
+          bad("derived symbol '%s' needs earlier sources, mul >= 0 and div >= 1 "
+              "(got sources %" PRIu32 ", %" PRIu32 ", mul %" PRId64 ", div %" PRId64 ")",
+              sy->name, a, b, sy->mul, sy->div);
+      return;
+    }
+    return;
+  }
   if (origin != DML_PKG_SYMBOL_NODE) {
     r->err = bad("symbol '%s' has unknown origin %" PRIu32 " (at byte %zu)", sy->name,
                  origin, r->pos - 4);
@@ -1287,6 +1324,21 @@ dml_status_t dml_pkg_graph_decode_version(const void *bytes, size_t size,
   if (!r.err && r.pos != r.size)
     r.err =
         bad("graph section has %zu trailing bytes after byte %zu", r.size - r.pos, r.pos);
+  for (uint32_t i = 0; i < g->n_symbols && !r.err; i++) {
+    const dml_pkg_symbol_t *sy = &g->symbols[i];
+    if (sy->origin != DML_PKG_SYMBOL_DERIVED) continue;
+    int64_t at = 0;
+    const dml_pkg_symbol_t *sa = &g->symbols[sy->src[0]],
+                           *sb = sy->src[1] >= 0 ? &g->symbols[sy->src[1]] : NULL;
+    if (sa->origin == DML_PKG_SYMBOL_NODE || (sb && sb->origin == DML_PKG_SYMBOL_NODE) ||
+        !dml_sym_derived_eval(sy->mul, sy->add, sy->div, sa->bound, sb ? sb->bound : 1,
+                              &at) ||
+        at > sy->bound)
+      r.err =
+          bad("derived symbol '%s': its sources must be input or derived symbols "
+              "and its bound %" PRId64 " at least its formula at their bounds",
+              sy->name, sy->bound);
+  }
   for (uint32_t i = 0; i < g->n_symbols && !r.err; i++)
     if (g->symbols[i].origin == DML_PKG_SYMBOL_NODE &&
         g->symbols[i].function >= g->n_functions)

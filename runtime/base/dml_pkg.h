@@ -168,6 +168,11 @@ typedef enum dml_pkg_symbol_origin {
    * function `function`, whose kernel writes its actual extent (0..bound)
    * at run time. That dim is exactly 1 * this symbol. */
   DML_PKG_SYMBOL_NODE = 1,
+  /* A derived dim: floor((mul * S[src[0]] * S[src[1]] + add) / div)
+   * (dml_sym_derived_eval; src[1] = -1: no second factor) of earlier INPUT
+   * or DERIVED symbols, e.g. a Conv's output height over a symbolic input
+   * height. The runtime computes it from its sources. */
+  DML_PKG_SYMBOL_DERIVED = 2,
 } dml_pkg_symbol_origin_t;
 
 typedef struct dml_pkg_symbol {
@@ -175,6 +180,8 @@ typedef struct dml_pkg_symbol {
   int64_t bound; /* inclusive upper bound, >= 1 */
   dml_pkg_symbol_origin_t origin;
   uint32_t function, node, output, dim; /* origin NODE: the producer */
+  int32_t src[2];                       /* origin DERIVED: the formula */
+  int64_t mul, add, div;
 } dml_pkg_symbol_t;
 
 typedef struct dml_pkg_value {

@@ -44,6 +44,18 @@ dml_status_t dml_type_eval_dims(const dml_type_t *type, const int64_t *sym_value
   return DML_OK;
 }
 
+int dml_sym_derived_eval(int64_t mul, int64_t add, int64_t div, int64_t a, int64_t b,
+                         int64_t *out) {
+  int64_t p, q;
+  if (div < 1 || __builtin_mul_overflow(mul, a, &p) || __builtin_mul_overflow(p, b, &p) ||
+      __builtin_add_overflow(p, add, &p))
+    return 0;
+  q = p / div;
+  if (p % div != 0 && p < 0) q--; /* floor, not truncation */
+  *out = q;
+  return 1;
+}
+
 const dml_attr_t *dml_attr_find(const dml_attr_t *attrs, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
     if (attrs[i].name && strcmp(attrs[i].name, name) == 0) return &attrs[i];

@@ -58,6 +58,21 @@ size_t dml_tensor_bytes(const dml_tensor_t *t);
 dml_status_t dml_type_eval_dims(const dml_type_t *type, const int64_t *sym_values,
                                 size_t n_syms, int64_t *out_dims);
 
+/* A derived symbol's value: floor((mul * a * b + add) / div), where a is the
+ * value of its first source symbol and b that of its second (1 when it has
+ * none). One definition of the formula, used by shape inference (bounds,
+ * ir/infer.c), the package reader and the runtime (run-time values). It
+ * expresses every output extent the ONNX shape rules give from one symbolic
+ * input extent S: Conv/pool floor((S + pads - eff_kernel) / stride) + 1
+ * (ceil mode: + stride - 1 in the numerator), ConvTranspose
+ * stride * (S - 1) + ..., SAME padding ceil(S / stride), Pad and Concat
+ * S + k, Slice S - k, Resize by a rational scale, and the product of two
+ * symbols (Flatten, Reshape of H*W). Requires mul >= 0, div >= 1; monotone
+ * non-decreasing in a and b for a, b >= 0, so its value at the sources'
+ * bounds bounds it. Returns 0 on int64 overflow (then *out is unset). */
+int dml_sym_derived_eval(int64_t mul, int64_t add, int64_t div, int64_t a, int64_t b,
+                         int64_t *out);
+
 /* Attribute kinds (values are stable: stored in .dmlpkg files). */
 typedef enum dml_attr_kind {
   DML_ATTR_INT = 1,

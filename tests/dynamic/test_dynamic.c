@@ -408,7 +408,8 @@ static void test_package(void) {
 /* A version 1 graph (symbols without origin) still decodes. */
 static void test_version1(void) {
   static const uint32_t in[1] = {0}, outs[1] = {1}, relu_in[1] = {0}, relu_out[1] = {1};
-  dml_pkg_symbol_t sym = {"batch", 8, DML_PKG_SYMBOL_INPUT, 0, 0, 0, 0};
+  dml_pkg_symbol_t sym = {"batch", 8, DML_PKG_SYMBOL_INPUT, 0, 0, 0, 0, {-1, -1}, 1,
+                          0,       1};
   dml_pkg_value_t vals[2];
   memset(vals, 0, sizeof vals);
   for (int i = 0; i < 2; i++) {

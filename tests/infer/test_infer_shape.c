@@ -164,11 +164,16 @@ static void test_slice(void) {
   n = slice(&t, x, st5, en5, ax5, sp5, 1);
   INFER_OK(&t, n);
   CHECK_TYPE(&t, n->outputs[0], "f32[batch,10,20]");
-  /* partial range on the symbolic dim */
+  /* from 1 to the end of the symbolic dim: a derived dim batch-1 */
   int64_t st6[1] = {1}, en6[1] = {INT64_MAX};
   n = slice(&t, x, st6, en6, NULL, NULL, 1);
+  INFER_OK(&t, n);
+  CHECK_TYPE(&t, n->outputs[0], "f32[batch-1,10,20]");
+  /* a partial range whose extent depends on the size: min(3, batch) */
+  int64_t st6b[1] = {0}, en6b[1] = {3};
+  n = slice(&t, x, st6b, en6b, NULL, NULL, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "Slice of dim 0 of f32[batch,10,20] from 1 to");
+              "Slice of dim 0 of f32[batch,10,20] from 0 to");
   int64_t sp7[1] = {0};
   n = slice(&t, x, st4, en4, ax5, sp7, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT, "step 0 is 0");
@@ -271,6 +276,13 @@ static void test_concat_split_gather(void) {
   dml_ir_value_t *as[2] = {a, s};
   n = tnode(&t, DML_OP_CONCAT, "cat_mixed", 2, as, 1);
   CHECK_OK(dml_ir_node_set_attr_int(n, "axis", 0));
+  INFER_OK(&t, n); /* batch + 4: a derived dim */
+  CHECK_TYPE(&t, n->outputs[0], "f32[batch+4,3]");
+  CHECK_OK(dml_ir_module_add_symbol(t.m, "other", 8, NULL));
+  dml_ir_value_t *o2 = targ(&t, "o2", "f32[other,3]");
+  dml_ir_value_t *ao[2] = {a, o2};
+  n = tnode(&t, DML_OP_CONCAT, "cat_two_syms", 2, ao, 1);
+  CHECK_OK(dml_ir_node_set_attr_int(n, "axis", 0));
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED, "not expressible");
   n = tnode(&t, DML_OP_CONCAT, "cat_noaxis", 2, as, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
@@ -363,8 +375,8 @@ static void test_expand_tile_pad(void) {
   int64_t pads2[6] = {1, 0, 0, 0, 0, 0};
   dml_ir_value_t *pi2[2] = {x, ti64(&t, pads2, 6, 0)};
   n = tnode(&t, DML_OP_PAD, "pad_sym", 2, pi2, 1);
-  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "padding symbolic dim 0");
+  INFER_OK(&t, n); /* a derived dim batch+1 */
+  CHECK_TYPE(&t, n->outputs[0], "f32[batch+1,1,4]");
   int64_t pads3[6] = {0, 0, -3, 0, 0, -2};
   dml_ir_value_t *pi3[2] = {x, ti64(&t, pads3, 6, 0)};
   n = tnode(&t, DML_OP_PAD, "pad_neg", 2, pi3, 1);
@@ -474,8 +486,13 @@ static void test_resize(void) {
   float sc2[4] = {1.5f, 1.0f, 1.0f, 1.0f};
   dml_ir_value_t *ri4[3] = {x, NULL, tf32(&t, sc2, 4)};
   n = tnode(&t, DML_OP_RESIZE, "sym_scale", 3, ri4, 1);
+  INFER_OK(&t, n); /* floor(batch * 3/2): a derived dim */
+  CHECK_TYPE(&t, n->outputs[0], "f32[(3*batch)/2,3,10,15]");
+  float sc3[4] = {1e-10f, 1.0f, 1.0f, 1.0f};
+  dml_ir_value_t *ri5[3] = {x, NULL, tf32(&t, sc3, 4)};
+  n = tnode(&t, DML_OP_RESIZE, "tiny_scale", 3, ri5, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "scaling symbolic dim 0 of f32[batch,3,10,15] by 1.5");
+              "scaling symbolic dim 0 of f32[batch,3,10,15] by 1.00000001");
   dml_ir_value_t *both[4] = {x, NULL, tf32(&t, sc, 4), ti64(&t, sz, 4, 0)};
   n = tnode(&t, DML_OP_RESIZE, "both", 4, both, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,

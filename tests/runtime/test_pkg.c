@@ -196,7 +196,8 @@ static const double k_floats[2] = {0.5, -1.25};
 static const char *const k_strs[2] = {"a", "bc"};
 static const int32_t k_tensor_data[6] = {1, 2, 3, 4, 5, 6};
 
-static dml_pkg_symbol_t g_syms[1] = {{"batch", 64, DML_PKG_SYMBOL_INPUT, 0, 0, 0, 0}};
+static dml_pkg_symbol_t g_syms[1] = {
+    {"batch", 64, DML_PKG_SYMBOL_INPUT, 0, 0, 0, 0, {-1, -1}, 1, 0, 1}};
 static dml_pkg_value_t g_vals[5];
 static dml_attr_t g_attrs[7];
 static dml_pkg_node_t g_nodes[2];

@@ -1,0 +1,215 @@
+/*
+ * test_symdims.c — symbolic dims anywhere, bounded (dml_ir.h
+ * DML_IR_SYMBOL_DERIVED): ONNX models with symbolic N, H, W (Conv, pooling,
+ * Flatten, Gemm) and a symbolic sequence length S (MatMul, Softmax,
+ * Reshape/Transpose of S) compile once and run at several sizes within the
+ * bounds on the CPU, matching onnxruntime's saved outputs
+ * (tests/symdims/gen_symdims.py) within 1e-4 * max(1, |ref|); a size above a
+ * bound and one too small for the model's windows fail with errors naming
+ * the dim; the derived symbols survive the package and the IR text.
+ */
+#include "dml_ir.h"
+#include "dml_ir_text.h"
+#include "symdims_util.h"
+
+static void test_fcn_pool(void) {
+  dml_onnx_dim_bound_t b[] = {{"N", 4}, {"H", 64}, {"W", 64}};
+  dml_rt_model_t *m = compile("fcn_pool", b, 3, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (!s) goto done;
+  /* One package, four sizes, in an order that grows and shrinks. */
+  check_case(s, "fcn_pool", "c");
+  check_case(s, "fcn_pool", "a");
+  check_case(s, "fcn_pool", "b");
+  check_case(s, "fcn_pool", "d");
+  float *z = NULL;
+  /* Above H's bound: the error names the dim and the bound. */
+  int64_t big[4] = {1, 3, 65, 20};
+  CHECK_ERROR(set_zeros(s, 4, big, &z), DML_STATUS_OUT_OF_RANGE,
+              "H 65 exceeds the compiled bound 64");
+  free(z);
+  /* Below what the windows need (H = 16: the second Conv is empty). */
+  int64_t small[4] = {1, 3, 16, 20};
+  CHECK_OK(set_zeros(s, 4, small, &z));
+  CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_OUT_OF_RANGE, "(H-15)/4 = 0");
+  free(z);
+  check_case(s, "fcn_pool", "b"); /* still runs after the errors */
+done:
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
+static void test_fcn_spatial(void) {
+  dml_onnx_dim_bound_t b[] = {{"N", 2}, {"H", 64}, {"W", 40}};
+  dml_rt_model_t *m = compile("fcn_spatial", b, 3, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (!s) goto done;
+  check_case(s, "fcn_spatial", "b");
+  check_case(s, "fcn_spatial", "a");
+  check_case(s, "fcn_spatial", "c");
+  float *z = NULL;
+  int64_t big[4] = {1, 3, 12, 41};
+  CHECK_ERROR(set_zeros(s, 4, big, &z), DML_STATUS_OUT_OF_RANGE,
+              "W 41 exceeds the compiled bound 40");
+  free(z);
+done:
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
+/* Resize by 2 (nearest) and by 1.5 x 0.75 (linear) over derived sizes. */
+static void test_upsample(void) {
+  dml_onnx_dim_bound_t b[] = {{"N", 2}, {"H", 64}, {"W", 64}};
+  dml_rt_model_t *m = compile("upsample", b, 3, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case(s, "upsample", "b");
+    check_case(s, "upsample", "a");
+    check_case(s, "upsample", "c");
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
+static void test_attention(void) {
+  dml_onnx_dim_bound_t b[] = {{"N", 2}, {"S", 40}};
+  dml_rt_model_t *m = compile("attn", b, 2, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (!s) goto done;
+  check_case(s, "attn", "c");
+  check_case(s, "attn", "a");
+  check_case(s, "attn", "b");
+  float *z = NULL;
+  int64_t big[3] = {1, 41, 8};
+  CHECK_ERROR(set_zeros(s, 3, big, &z), DML_STATUS_OUT_OF_RANGE,
+              "S 41 exceeds the compiled bound 40");
+  free(z);
+done:
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
+/* Pad, Slice and Concat over the symbolic S (S+3, S+2, ceil(S/2)), a
+ * Reshape of N*(S+2) and a Flatten of 8*ceil(S/2); x[:, 0:2] needs S >= 2,
+ * promised with --input-shape's minimum. */
+static void test_seq_ops(void) {
+  char path[1400];
+  size_t len = 0;
+  uint8_t *bytes = read_file(fixture("seq_ops.onnx", path, sizeof path), &len);
+  CHECK(bytes != NULL);
+  if (!bytes) return;
+  int64_t dims[3] = {0, 0, 8}, hi[3] = {4, 32, 0}, lo[3] = {1, 2, 0};
+  dml_onnx_input_shape_t sh = {"x", 3, dims, hi, lo};
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.input_shapes = &sh;
+  o.n_input_shapes = 1;
+  void *pkg = NULL;
+  size_t n = 0;
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = NULL;
+  CHECK_OK(dml_compile_onnx_memory(bytes, len, NULL, "seq_ops.onnx", &o, &pkg, &n, NULL));
+  if (pkg) CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case_n(s, "seq_ops", "c", 3);
+    check_case_n(s, "seq_ops", "a", 3);
+    check_case_n(s, "seq_ops", "b", 3);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+  free(pkg);
+  pkg = NULL;
+  /* Without the minimum, x[:, 0:2] is refused, saying what is expressible. */
+  lo[1] = 1;
+  CHECK_ERROR(
+      dml_compile_onnx_memory(bytes, len, NULL, "seq_ops.onnx", &o, &pkg, &n, NULL),
+      DML_STATUS_UNIMPLEMENTED, "an end within the smallest size promised");
+  free(pkg);
+  free(bytes);
+}
+
+/* Unknown names in dim_bounds are refused, listing the symbolic dims. */
+static void test_bad_bound_name(void) {
+  char path[1400];
+  size_t len = 0;
+  uint8_t *bytes = read_file(fixture("fcn_pool.onnx", path, sizeof path), &len);
+  CHECK(bytes != NULL);
+  if (!bytes) return;
+  dml_onnx_dim_bound_t b[] = {{"Q", 4}};
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.dim_bounds = b;
+  o.n_dim_bounds = 1;
+  void *pkg = NULL;
+  size_t n = 0;
+  CHECK_ERROR(
+      dml_compile_onnx_memory(bytes, len, NULL, "fcn_pool.onnx", &o, &pkg, &n, NULL),
+      DML_STATUS_INVALID_ARGUMENT, "symbolic dims: 'N', 'H', 'W'");
+  free(pkg);
+  /* A promised minimum too small for the windows fails at compile time. */
+  int64_t dims[4] = {0, 3, 0, 0}, hi[4] = {4, 0, 64, 64}, lo[4] = {1, 0, 16, 32};
+  dml_onnx_input_shape_t sh = {"x", 4, dims, hi, lo};
+  memset(&o, 0, sizeof o);
+  o.input_shapes = &sh;
+  o.n_input_shapes = 1;
+  CHECK_ERROR(
+      dml_compile_onnx_memory(bytes, len, NULL, "fcn_pool.onnx", &o, &pkg, &n, NULL),
+      DML_STATUS_INVALID_ARGUMENT, "(H-15)/4 = 0) at the smallest input sizes");
+  lo[2] = 19;
+  CHECK_OK(
+      dml_compile_onnx_memory(bytes, len, NULL, "fcn_pool.onnx", &o, &pkg, &n, NULL));
+  free(pkg);
+  free(bytes);
+}
+
+/* Derived symbols print and parse back (IR text). */
+static void test_ir_text(void) {
+  const char *syms =
+      "sym H <= 64\nsym W <= 32\nsym \"(H+1)/2\" <= 32 derived(H, _, 1, 1, 2)\n"
+      "sym \"H*W\" <= 2048 derived(H, W, 1, 0, 1)\n";
+  dml_ir_module_t *m = NULL;
+  CHECK_OK(dml_ir_parse(syms, strlen(syms), "syms", &m));
+  if (!m) return;
+  CHECK(m->n_symbols == 4);
+  CHECK(m->symbols[2].flags & DML_IR_SYMBOL_DERIVED);
+  CHECK(m->symbols[2].src[0] == 0 && m->symbols[2].src[1] == -1 &&
+        m->symbols[2].div == 2);
+  CHECK(m->symbols[3].src[1] == 1);
+  /* The helper finds the parsed symbols by their canonical names. */
+  dml_dim_t d;
+  int ok = 0;
+  CHECK_OK(dml_ir_module_derived_dim(m, 0, -1, 2, 2, 4, &d, &ok)); /* (2H+2)/4 */
+  CHECK(ok && d.sym == 2 && d.value == 1);
+  CHECK_OK(dml_ir_module_derived_dim(m, 1, 0, 3, 0, 1, &d, &ok)); /* 3*W*H */
+  CHECK(ok && d.sym == 3 && d.value == 3);
+  CHECK_OK(dml_ir_module_derived_dim(m, 0, -1, 4, 0, 2, &d, &ok)); /* 4H/2 = 2*H */
+  CHECK(ok && d.sym == 0 && d.value == 2);
+  CHECK_OK(dml_ir_module_derived_dim(m, 2, -1, 1, 3, 2, &d, &ok)); /* ((H+1)/2+3)/2 */
+  CHECK(ok && d.sym == 4 && !strcmp(m->symbols[4].name, "(H+7)/4") &&
+        m->symbols[4].bound == 17);
+  CHECK_OK(dml_ir_module_derived_dim(m, 0, -1, 1, -80, 1, &d, &ok)); /* H-80: empty */
+  CHECK(!ok);
+  dml_ir_module_release(m);
+  /* A bound below the formula at the sources' bounds is refused. */
+  const char *low = "sym H <= 64\nsym \"(H+1)/2\" <= 31 derived(H, _, 1, 1, 2)\n";
+  m = NULL;
+  CHECK_ERROR(dml_ir_parse(low, strlen(low), "low", &m), DML_STATUS_INVALID_ARGUMENT,
+              "below its formula");
+  dml_ir_module_release(m);
+}
+
+int main(void) {
+  RUN(test_fcn_pool);
+  RUN(test_fcn_spatial);
+  RUN(test_upsample);
+  RUN(test_attention);
+  RUN(test_seq_ops);
+  RUN(test_bad_bound_name);
+  RUN(test_ir_text);
+  return dml_test_finish();
+}
