@@ -102,6 +102,36 @@ dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *call);
  * dims or nothing, -1 when `op` has no rule (its kernel writes the dims). */
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
 
+/* A per-output-channel epilogue fused into a convolution (the CPU
+ * executor, rt_cpu_fuse.c, folds a Conv's single-consumer
+ * BatchNormalization and Relu into it): after Conv's
+ * y[n, m, ...] = conv + B[m], y = y * scale[m] + shift[m] when scale is set
+ * (BatchNormalization in inference mode, scale and shift from
+ * dml_cpu_bn_affine), then y = y < 0 ? 0 : y when relu (NaN and -0 kept).
+ * Each step rounds as the separate node's kernel does, so the fused node
+ * gives the same bits as the three. scale and shift: f32 [M], both set or
+ * both NULL. */
+typedef struct dml_cpu_epilogue {
+  const float *scale;
+  const float *shift;
+  int relu;
+} dml_cpu_epilogue_t;
+
+/* Runs the Conv `call` (f32; other float dtypes only with a NULL or empty
+ * epilogue) with the epilogue `ep` (NULL: plain Conv) applied to each
+ * output tile while it is in cache. Same scratch as dml_cpu_run() of the
+ * call (dml_cpu_scratch_bytes). Errors: those of Conv; INVALID_ARGUMENT when
+ * call->op is not Conv or only one of scale/shift is set; UNIMPLEMENTED for
+ * an epilogue on a non-f32 Conv. */
+dml_status_t dml_cpu_conv_fused(const dml_cpu_call_t *call, const dml_cpu_epilogue_t *ep);
+
+/* BatchNormalization's inference-mode affine form y = x * scale + shift per
+ * channel, as its f32 kernel computes it: in double a = sc / sqrt(var + eps),
+ * off = b - mean * a, then each rounded to float (ONNX BatchNormalization-15,
+ * training_mode = 0). */
+void dml_cpu_bn_affine(double sc, double b, double mean, double var, double eps,
+                       float *scale, float *shift);
+
 /* Number of threads the kernels may use (the calling thread included);
  * default 1. Values are clamped to [1, 64]. Worker threads are started on
  * first use and persist for the life of the process. Scratch sizes from

@@ -368,6 +368,132 @@ static void test_conv2d_variants(void) {
   dml_cpu_set_num_threads(1);
 }
 
+/* Depthwise (group == C == M): the direct kernel against the naive loop,
+ * on edge geometries: kernel wider than the padded input's valid part,
+ * strides and dilations with pads on both sides, 1-pixel images, long rows
+ * (the vector loop's tails), several threads over enough planes to split. */
+static void test_conv_depthwise(void) {
+  /* r, N, C, M, group, in, k, s, d, pb, pe */
+  cgeo_t b = {2,         2,         5,         5,         5,         {7, 9, 1},
+              {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+  conv_case(b, 1, NULL);
+  conv_case(b, 0, NULL);
+  cgeo_t s2 = b;
+  s2.s[0] = 2, s2.s[1] = 2;
+  conv_case(s2, 1, NULL);
+  cgeo_t s3 = b;
+  s3.s[1] = 3, s3.d[0] = 2, s3.d[1] = 2, s3.pb[1] = 3, s3.pe[1] = 2;
+  conv_case(s3, 1, NULL);
+  cgeo_t k5 = b;
+  k5.k[0] = k5.k[1] = 5, k5.pb[0] = k5.pb[1] = k5.pe[0] = k5.pe[1] = 4;
+  conv_case(k5, 1, NULL);
+  cgeo_t one = b;
+  one.in[0] = one.in[1] = 1;
+  conv_case(one, 1, NULL);
+  cgeo_t wide = b;
+  wide.N = 1, wide.in[0] = 3, wide.in[1] = 131, wide.pb[1] = 2, wide.pe[1] = 0;
+  conv_case(wide, 1, NULL);
+  conv_case(b, 1, "SAME_UPPER");
+  conv_case(s2, 1, "SAME_LOWER");
+  conv_case(s2, 1, "VALID");
+  dml_cpu_set_num_threads(2);
+  cgeo_t big = b; /* 32 images x 64 channels x 56x56: above the split threshold */
+  big.N = 32, big.C = big.M = big.group = 64, big.in[0] = big.in[1] = 56;
+  conv_case(big, 1, NULL);
+  dml_cpu_set_num_threads(1);
+}
+
+/* dml_cpu_conv_fused against Conv, then BatchNormalization, then Relu run
+ * as separate kernels: the same bits (each step rounds alike), NaN, -0 and
+ * infinities among the inputs included; plain, grouped, depthwise and 1x1
+ * geometries, 1 and 2 threads. */
+static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k,
+                       int64_t hw, int bn, int relu) {
+  int64_t Cg = C / group, pad = k / 2;
+  size_t nx = (size_t)(N * C * hw * hw), nw = (size_t)(M * Cg * k * k);
+  size_t ny = (size_t)(N * M * hw * hw);
+  float *x = frand_buf(nx), *w = frand_buf(nw), *b = frand_buf((size_t)M);
+  x[0] = NAN, x[nx / 2] = -0.0f, x[nx - 1] = INFINITY;
+  float *sc = frand_buf((size_t)M), *bb = frand_buf((size_t)M),
+        *mu = frand_buf((size_t)M), *var = frand_buf((size_t)M);
+  for (int64_t m = 0; m < M; m++) var[m] = var[m] * var[m] + 0.01f;
+  float *y1 = (float *)malloc(ny * 4), *y2 = (float *)malloc(ny * 4),
+        *y3 = (float *)malloc(ny * 4), *yf = (float *)malloc(ny * 4);
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 4, N, C, hw, hw),
+                        tens(DML_DTYPE_F32, w, 4, M, Cg, k, k),
+                        tens(DML_DTYPE_F32, b, 1, M)};
+  int64_t ks[2] = {k, k}, pads[4] = {pad, pad, pad, pad};
+  dml_attr_t at[3] = {attr_i("group", group), attr_ints("kernel_shape", ks, 2),
+                      attr_ints("pads", pads, 4)};
+  dml_tensor_t o1 = tens(DML_DTYPE_F32, y1, 4, N, M, hw, hw);
+  CHECK_OK(run_op(DML_OP_CONV, in, 3, &o1, 1, at, 3));
+  const float *cur = y1;
+  float *scale = (float *)malloc((size_t)M * 4), *shift = (float *)malloc((size_t)M * 4);
+  if (bn) {
+    dml_tensor_t bin[5] = {tens(DML_DTYPE_F32, y1, 4, N, M, hw, hw),
+                           tens(DML_DTYPE_F32, sc, 1, M), tens(DML_DTYPE_F32, bb, 1, M),
+                           tens(DML_DTYPE_F32, mu, 1, M), tens(DML_DTYPE_F32, var, 1, M)};
+    dml_tensor_t o2 = tens(DML_DTYPE_F32, y2, 4, N, M, hw, hw);
+    dml_attr_t eps = attr_f("epsilon", 1e-3);
+    CHECK_OK(run_op(DML_OP_BATCH_NORMALIZATION, bin, 5, &o2, 1, &eps, 1));
+    for (int64_t m = 0; m < M; m++)
+      dml_cpu_bn_affine(sc[m], bb[m], mu[m], var[m], 1e-3, &scale[m], &shift[m]);
+    cur = y2;
+  }
+  if (relu) {
+    dml_tensor_t rin = tens(DML_DTYPE_F32, (void *)cur, 4, N, M, hw, hw);
+    dml_tensor_t o3 = tens(DML_DTYPE_F32, y3, 4, N, M, hw, hw);
+    CHECK_OK(run_op(DML_OP_RELU, &rin, 1, &o3, 1, NULL, 0));
+    cur = y3;
+  }
+  dml_tensor_t of = tens(DML_DTYPE_F32, yf, 4, N, M, hw, hw);
+  dml_cpu_call_t call = cpu_call(DML_OP_CONV, "fused", in, 3, &of, 1, at, 3);
+  size_t sb = dml_cpu_scratch_bytes(&call);
+  call.scratch = sb ? malloc(sb) : NULL;
+  call.scratch_bytes = sb;
+  dml_cpu_epilogue_t ep = {bn ? scale : NULL, bn ? shift : NULL, relu};
+  CHECK_OK(dml_cpu_conv_fused(&call, &ep));
+  size_t bad = 0;
+  for (size_t i = 0; i < ny; i++) {
+    uint32_t u, v;
+    memcpy(&u, &cur[i], 4);
+    memcpy(&v, &yf[i], 4);
+    if (u != v && !(cur[i] != cur[i] && yf[i] != yf[i])) bad++;
+  }
+  if (bad)
+    fprintf(stderr, "fused conv C=%lld M=%lld g=%lld k=%lld bn=%d relu=%d: %zu differ\n",
+            (long long)C, (long long)M, (long long)group, (long long)k, bn, relu, bad);
+  CHECK(bad == 0);
+  free(call.scratch);
+  free(x), free(w), free(b), free(sc), free(bb), free(mu), free(var);
+  free(y1), free(y2), free(y3), free(yf), free(scale), free(shift);
+}
+
+static void test_conv_fused_epilogue(void) {
+  for (int threads = 1; threads <= 2; threads++) {
+    dml_cpu_set_num_threads(threads);
+    for (int bn = 0; bn < 2; bn++)
+      for (int relu = 0; relu < 2; relu++) {
+        fused_case(2, 3, 16, 1, 3, 9, bn, relu);
+        fused_case(3, 8, 8, 2, 3, 7, bn, relu);
+        fused_case(2, 6, 6, 6, 3, 10, bn, relu); /* depthwise */
+        fused_case(2, 16, 17, 1, 1, 5, bn, relu);
+      }
+    fused_case(32, 16, 32, 1, 3, 32, 1, 1); /* ResNet-like, above the split threshold */
+  }
+  dml_cpu_set_num_threads(1);
+  /* Errors: only one of scale/shift; not a Conv. */
+  float x[16] = {0}, w[4] = {0}, y[16], s[1] = {1};
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, x, 4, D(1), D(1), D(4), D(4)),
+                        tens(DML_DTYPE_F32, w, 4, D(1), D(1), D(2), D(2))};
+  dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(3), D(3));
+  dml_cpu_call_t call = cpu_call(DML_OP_CONV, "fused", in, 2, &out, 1, NULL, 0);
+  dml_cpu_epilogue_t half = {s, NULL, 0};
+  CHECK_ERROR(dml_cpu_conv_fused(&call, &half), DML_STATUS_INVALID_ARGUMENT, "shift");
+  call.op = DML_OP_RELU;
+  CHECK_ERROR(dml_cpu_conv_fused(&call, NULL), DML_STATUS_INVALID_ARGUMENT, "Conv");
+}
+
 static void test_conv_1d_3d(void) {
   cgeo_t c1 = {1,         2,         3,         5,         1,         {17, 1, 1},
                {4, 1, 1}, {2, 1, 1}, {2, 1, 1}, {3, 0, 0}, {1, 0, 0}, {0}};
@@ -486,6 +612,8 @@ int main(void) {
   RUN(test_matmul_batched);
   RUN(test_matmul_1d);
   RUN(test_conv2d_variants);
+  RUN(test_conv_depthwise);
+  RUN(test_conv_fused_epilogue);
   RUN(test_conv_1d_3d);
   RUN(test_conv_f64_and_errors);
   RUN(test_conv_transpose);
