@@ -1,13 +1,16 @@
 /*
  * rt_cpu_fuse.c — node fusion in the CPU executor (rt_session.c).
  *
- * A Conv (f32) whose output feeds only a BatchNormalization in inference
- * mode with constant scale/B/mean/var, and/or whose (or whose BN's) output
- * feeds only a Relu, runs as one Conv with a per-channel epilogue
- * (dml_cpu_conv_fused) writing straight into the last node's output; the
- * folded nodes are skipped. The epilogue rounds each step as the separate
- * kernels do, so the outputs are the same bits as unfused; the gain is two
- * passes over memory per folded node.
+ * Conv, Gemm and MatMul nodes (f32) with constant weights run with those
+ * weights packed once here into the GEMM's panel layout (dml_cpu_prepack)
+ * instead of on every call. A Conv whose output feeds only a
+ * BatchNormalization in inference mode with constant scale/B/mean/var,
+ * and/or a Conv, Gemm or MatMul whose (or whose BN's) output feeds only a
+ * Relu, runs as one node with an epilogue (dml_cpu_run_fused) writing
+ * straight into the last node's output; the folded nodes are skipped. The
+ * epilogue rounds each step as the separate kernels do, so the outputs are
+ * the same bits as unfused; the gain is two passes over memory per folded
+ * node.
  *
  * Only for sessions whose weights cannot change (no function assigns
  * globals: the BN constants are read once here). The nodes must run back
@@ -30,6 +33,19 @@ static int is_const(const dml_pkg_function_t *f, uint32_t v) {
 
 static int overlaps(const dml_pkg_value_t *a, const dml_pkg_value_t *b) {
   return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
+}
+
+/* The constant value `v` as a tensor (static dims). */
+static dml_tensor_t weight_view(const dml_pkg_function_t *f, const uint8_t *weights,
+                                uint32_t v) {
+  const dml_pkg_value_t *pv = &f->values[v];
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.dtype = pv->type.dtype;
+  t.rank = pv->type.rank;
+  for (int32_t d = 0; d < t.rank; d++) t.dims[d] = pv->type.dims[d].value;
+  t.data = (void *)(uintptr_t)(weights + pv->offset);
+  return t;
 }
 
 /* 1 when node `k` exists, is `op` and reads `v` as input 0. */
@@ -63,6 +79,7 @@ void dml_rt_cpu_fuse_free(dml_rt_cpu_fuse_t *p) {
   free(p->coef);
   free(p->value_offset);
   free(p->value_extra);
+  free(p->packed);
   free(p);
 }
 
@@ -94,16 +111,26 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
 
   /* Pass 1: roles, and the coefficient count. */
   int any = 0;
+  size_t packed_n = 0;
   for (uint32_t k = 0; k < nn; k++) {
     const dml_pkg_node_t *n = &f->nodes[k];
-    if (n->op != DML_OP_CONV || n->n_outputs != 1 || n->n_inputs < 2) continue;
+    if ((n->op != DML_OP_CONV && n->op != DML_OP_GEMM && n->op != DML_OP_MATMUL) ||
+        n->n_outputs != 1 || n->n_inputs < 2)
+      continue;
     uint32_t v = n->outputs[0];
     const dml_type_t *t = &f->values[v].type;
-    if (t->dtype != DML_DTYPE_F32 || t->rank < 3 || t->dims[1].sym >= 0) continue;
-    int64_t C = t->dims[1].value;
+    if (t->dtype != DML_DTYPE_F32 || (n->op == DML_OP_CONV && t->rank < 3)) continue;
+    int64_t C = t->rank >= 2 && t->dims[1].sym < 0 ? t->dims[1].value : -1;
+    /* Constant weights: packed once below. */
+    size_t pk = 0;
+    if (is_const(f, n->inputs[1])) {
+      dml_tensor_t w = weight_view(f, weights, n->inputs[1]);
+      pk = dml_cpu_prepack_bytes(n->op, &w, n->attrs, n->n_attrs);
+    }
     uint32_t last = k, fin = v;
     int bn = 0, relu = 0;
-    if (uses[fin] == 1 && reads_first(f, last + 1, DML_OP_BATCH_NORMALIZATION, fin) &&
+    if (n->op == DML_OP_CONV && C >= 0 && uses[fin] == 1 &&
+        reads_first(f, last + 1, DML_OP_BATCH_NORMALIZATION, fin) &&
         bn_foldable(f, &f->nodes[last + 1], C)) {
       bn = 1;
       last++;
@@ -115,11 +142,14 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
       last++;
       fin = f->nodes[last].outputs[0];
     }
-    if (last == k) continue;
     const dml_pkg_value_t *fv = &f->values[fin];
-    if (fv->storage != DML_PKG_STORAGE_ARENA || fv->type.dtype != DML_DTYPE_F32) continue;
+    if (last != k &&
+        (fv->storage != DML_PKG_STORAGE_ARENA || fv->type.dtype != DML_DTYPE_F32)) {
+      last = k, fin = v, bn = relu = 0, fv = &f->values[v];
+    }
+    if (last == k && pk == 0) continue;
     int clash = 0;
-    for (uint32_t j = 0; j < n->n_inputs; j++) {
+    for (uint32_t j = 0; j < n->n_inputs && last != k; j++) {
       uint32_t in = n->inputs[j];
       if (in != DML_PKG_NO_VALUE && !is_const(f, in) && overlaps(fv, &f->values[in]))
         clash = 1;
@@ -156,8 +186,13 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     p->final_value[k] = fin;
     p->ep[k].relu = relu;
     if (bn) {
-      p->ep[k].scale = (const float *)(uintptr_t)coef_n; /* index until pass 2 */
+      p->ep[k].scale =
+          (const float *)(uintptr_t)(coef_n + 1); /* 1 + index until pass 2 */
       coef_n += 2 * (size_t)C;
+    }
+    if (pk) {
+      p->ep[k].packed = (const void *)(uintptr_t)(packed_n + 1); /* 1 + offset */
+      packed_n += (pk + 63) & ~(size_t)63;
     }
     any = 1;
     k = last;
@@ -167,16 +202,26 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     dml_rt_cpu_fuse_free(p);
     return DML_OK;
   }
-  /* Pass 2: BatchNormalization's affine coefficients (dml_cpu_bn_affine). */
+  /* Pass 2: BatchNormalization's affine coefficients (dml_cpu_bn_affine),
+   * the packed weights. */
   p->coef = (float *)malloc((coef_n ? coef_n : 1) * sizeof(float));
-  if (!p->coef) {
+  if (packed_n && posix_memalign(&p->packed, 64, packed_n) != 0) p->packed = NULL;
+  if (!p->coef || (packed_n && !p->packed)) {
     dml_rt_cpu_fuse_free(p);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
   }
   for (uint32_t k = 0; k < nn; k++) {
-    if (p->role[k] != 1 || f->nodes[k + 1].op != DML_OP_BATCH_NORMALIZATION) continue;
+    if (p->role[k] != 1) continue;
+    const dml_pkg_node_t *n = &f->nodes[k];
+    if (p->ep[k].packed) {
+      void *dst = (char *)p->packed + ((size_t)(uintptr_t)p->ep[k].packed - 1);
+      dml_tensor_t w = weight_view(f, weights, n->inputs[1]);
+      dml_cpu_prepack(n->op, &w, n->attrs, n->n_attrs, dst);
+      p->ep[k].packed = dst;
+    }
+    if (!p->ep[k].scale) continue;
     const dml_pkg_node_t *b = &f->nodes[k + 1];
-    float *sc = p->coef + (size_t)(uintptr_t)p->ep[k].scale;
+    float *sc = p->coef + ((size_t)(uintptr_t)p->ep[k].scale - 1);
     int64_t C = f->values[b->inputs[1]].type.dims[0].value;
     double eps = dml_attr_float(b->attrs, b->n_attrs, "epsilon", 1e-5);
     const void *d[4];

@@ -47,9 +47,9 @@ static inline uint32_t dml_rt_fn_index(const dml_rt_model_t *m,
 }
 
 /* Node fusion of the CPU executor (rt_cpu_fuse.c): per node of a function,
- * role 0 runs as planned, 1 runs as a Conv with the epilogue ep[k] writing
- * value final_value[k] (dml_cpu_conv_fused), 2 is folded into the head
- * before it and skipped. */
+ * role 0 runs as planned, 1 runs as a Conv/Gemm/MatMul with ep[k] (packed
+ * weights, folded nodes' epilogue) writing value final_value[k]
+ * (dml_cpu_run_fused), 2 is folded into the head before it and skipped. */
 typedef struct dml_rt_cpu_fuse {
   uint8_t *role;
   uint32_t *final_value;
@@ -63,6 +63,7 @@ typedef struct dml_rt_cpu_fuse {
    * session allocates beside the arena (64-byte aligned offsets). */
   uint64_t *value_extra;
   uint64_t extra_bytes;
+  void *packed; /* the nodes' weights packed once (dml_cpu_prepack) */
 } dml_rt_cpu_fuse_t;
 
 /* Plans the fusions of `f` whose constants live in `weights` (which must

@@ -865,10 +865,10 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
       continue;
     if (!s->node_produces[k]) DML_RETURN_IF_ERROR(fits_plan(s, k));
     int role = s->fuse ? s->fuse->role[k] : 0;
-    if (role == 2) continue; /* folded into the Conv before it */
+    if (role == 2) continue; /* folded into the node before it */
     if (role == 1) {
       c->outputs[0] = s->vals[s->fuse->final_value[k]];
-      st = dml_cpu_conv_fused(c, &s->fuse->ep[k]);
+      st = dml_cpu_run_fused(c, &s->fuse->ep[k]);
     } else {
       st = dml_cpu_run(c); /* checks its scratch: sized at the bounds at load */
     }

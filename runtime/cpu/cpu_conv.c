@@ -411,8 +411,12 @@ static void conv_task(void *vctx, int64_t t, int tid) {
       bm = col;
     }
     int64_t K = g->Cg * g->k_sz;
-    dml_cpu_sgemm(0, 0, g->Mg, g->out_sz, K, 1.0f, w, K, bm, g->out_sz, 0.0f, y,
-                  g->out_sz, gs, gsb);
+    const float *apre =
+        r->ep && r->ep->packed
+            ? (const float *)r->ep->packed + gr * dml_cpu_sgemm_packed_a_floats(g->Mg, K)
+            : NULL;
+    dml_cpu_sgemm_pre(0, 0, g->Mg, g->out_sz, K, 1.0f, w, K, bm, g->out_sz, 0.0f, y,
+                      g->out_sz, apre, NULL, gs, gsb);
     conv_epilogue(r, y, gr * g->Mg, g->Mg, g->out_sz);
   } else {
     const float *x = r->x + (n * g->C + gr * g->Cg) * g->in_sz;
@@ -570,15 +574,28 @@ dml_status_t dml_cpuk_Conv(const dml_cpu_call_t *c) {
   return conv_run(c, 0, NULL);
 }
 
-dml_status_t dml_cpu_conv_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep) {
-  if (c->op != DML_OP_CONV)
-    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "a fused epilogue needs a Conv");
-  if (ep && (ep->scale || ep->relu) && c->inputs[0].dtype != DML_DTYPE_F32)
-    return dml_cpu_err_dtype(c, "fused Conv input", c->inputs[0].dtype);
-  if (ep && (!ep->scale) != (!ep->shift))
-    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                         "a fused epilogue has both scale and shift or neither");
+dml_status_t dml_cpu_conv_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep) {
   return conv_run(c, 0, ep);
+}
+
+/* Conv's W [M, Cg, k...] as Mg x (Cg*k) GEMM A operands, one per group in
+ * order; 0 for depthwise (direct kernel) and non-f32. */
+size_t dml_cpu_conv_prepack_floats(const dml_tensor_t *w, int64_t group) {
+  if (w->dtype != DML_DTYPE_F32 || w->rank < 3 || group < 1 || w->dims[0] % group)
+    return 0;
+  if (w->dims[1] == 1 && group == w->dims[0]) return 0; /* depthwise */
+  int64_t K = 1;
+  for (int32_t i = 1; i < w->rank; i++) K *= w->dims[i];
+  return (size_t)group * dml_cpu_sgemm_packed_a_floats(w->dims[0] / group, K);
+}
+
+void dml_cpu_conv_prepack(const dml_tensor_t *w, int64_t group, float *dst) {
+  int64_t K = 1, Mg = w->dims[0] / group;
+  for (int32_t i = 1; i < w->rank; i++) K *= w->dims[i];
+  size_t per = dml_cpu_sgemm_packed_a_floats(Mg, K);
+  for (int64_t gr = 0; gr < group; gr++)
+    dml_cpu_sgemm_pack_a(0, Mg, K, (const float *)w->data + gr * Mg * K, K,
+                         dst + (size_t)gr * per);
 }
 
 /* ONNX ConvTranspose (11): the gradient of Conv w.r.t. its input; output

@@ -1,9 +1,9 @@
 /*
- * test_cpu_fuse.c — the CPU executor's Conv + BatchNormalization + Relu
- * fusion (runtime/rt_cpu_fuse.c) on the reference models: the plan folds
- * every such chain of lenet5 and resnet_small (counted), and the fused
- * sessions give the same bits as unfused ones (DMLC_CPU_NO_FUSE) on each
- * saved input, with 1 and 2 threads.
+ * test_cpu_fuse.c — the CPU executor's fusion (runtime/rt_cpu_fuse.c:
+ * weights packed at load, Conv + BatchNormalization + Relu and Gemm + Relu
+ * folded) on the reference models: the plan takes every such node and
+ * chain (counted), and the fused sessions give the same bits as unfused
+ * ones (DMLC_CPU_NO_FUSE) on each saved input, with 1 and 2 threads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,16 +86,22 @@ static void check_model(const char *name, int want_heads, int want_folded) {
   unlink(pkg);
 }
 
+/* Every Conv and Gemm has constant weights, so each is a fused node (packed
+ * weights) whether or not anything folds into it. */
+static void test_fashion_mlp(void) {
+  check_model("fashion_mlp", 3, 2); /* Gemm + Relu twice, then Gemm */
+}
 static void test_lenet5(void) {
-  check_model("lenet5", 2, 2); /* Conv + Relu, twice */
+  check_model("lenet5", 5, 4); /* Conv + Relu twice, Gemm + Relu twice, Gemm */
 }
 static void test_resnet_small(void) {
   /* 9 Conv + BatchNormalization; the stem's and each block's first + Relu (the
-   * other 3 Relu follow the residual Add) */
-  check_model("resnet_small", 9, 13);
+   * other 3 Relu follow the residual Add); the final Gemm */
+  check_model("resnet_small", 10, 13);
 }
 
 int main(void) {
+  RUN(test_fashion_mlp);
   RUN(test_lenet5);
   RUN(test_resnet_small);
   return dml_test_finish();
