@@ -5,7 +5,7 @@
  *
  * Prints one JSON line {"min_ms":..,"median_ms":..,"max_ms":..}: wall time
  * of dml_rt_session_set_input + dml_rt_session_run per iteration (ms),
- * the same span ONNX Runtime's session.run covers in ort_bench.js.
+ * the same span ONNX Runtime's session.run covers in cpu_bench.py.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -46,4 +46,32 @@ static inline uint32_t dml_rt_fn_index(const dml_rt_model_t *m,
   return (uint32_t)(f - m->graph->functions);
 }
 
+/* Node fusion of the CPU executor (rt_cpu_fuse.c): per node of a function,
+ * role 0 runs as planned, 1 runs as a Conv/Gemm/MatMul with ep[k] (packed
+ * weights, folded nodes' epilogue) writing value final_value[k]
+ * (dml_cpu_run_fused), 2 is folded into the head before it and skipped. */
+typedef struct dml_rt_cpu_fuse {
+  uint8_t *role;
+  uint32_t *final_value;
+  struct dml_cpu_epilogue *ep;
+  float *coef; /* the epilogues' scale and shift arrays */
+  /* Per value: 0 at its planned arena offset, else 1 + the offset the
+   * session puts it at instead (a fused chain's output moved off the
+   * Conv's input). */
+  uint64_t *value_offset;
+  /* Per value: 0, or 1 + its offset in a block of extra_bytes bytes the
+   * session allocates beside the arena (64-byte aligned offsets). */
+  uint64_t *value_extra;
+  uint64_t extra_bytes;
+  void *packed; /* the nodes' weights packed once (dml_cpu_prepack) */
+} dml_rt_cpu_fuse_t;
+
+/* Plans the fusions of `f` whose constants live in `weights` (which must
+ * not change for the plan's life). *out is NULL when nothing fuses or the
+ * environment variable DMLC_CPU_NO_FUSE is set. RESOURCE_EXHAUSTED when
+ * out of memory. */
+dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *weights,
+                                  dml_rt_cpu_fuse_t **out);
+void dml_rt_cpu_fuse_free(dml_rt_cpu_fuse_t *p);
+
 #endif /* DML_RT_INTERNAL_H_ */

@@ -72,6 +72,8 @@ struct dml_rt_session {
   void *backend_state;
   int assigns;       /* the function has Assign nodes (writes globals) */
   uint64_t *out_cap; /* per io slot: planned bytes (dml_cpu.h output_capacity) */
+  dml_rt_cpu_fuse_t *fuse; /* CPU node fusion (rt_cpu_fuse.c); NULL: none */
+  void *fuse_extra;        /* fuse->extra_bytes beside the arena */
 };
 
 #ifndef DML_RT_HAVE_VULKAN
@@ -117,6 +119,8 @@ static const char *type_str(const dml_rt_model_t *m, const dml_type_t *t, char *
 void dml_rt_session_release(dml_rt_session_t *s) {
   if (!s) return;
   if (s->backend) s->backend->close(s->backend_state);
+  dml_rt_cpu_fuse_free(s->fuse);
+  free(s->fuse_extra);
   free(s->arena_alloc);
   free(s->scratch);
   free(s->vals);
@@ -348,6 +352,26 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
   }
   for (uint32_t i = 0; i < f->n_nodes; i++)
     if (f->nodes[i].op == DML_OP_ASSIGN) s->assigns = 1;
+  if (!backend && !globals->data) {
+    dml_status_t fst = dml_rt_cpu_fuse_plan(f, s->weights, &s->fuse);
+    if (fst) {
+      dml_rt_session_release(s);
+      return fst;
+    }
+    if (s->fuse && s->fuse->extra_bytes &&
+        (s->fuse->extra_bytes > SIZE_MAX ||
+         posix_memalign(&s->fuse_extra, 64, (size_t)s->fuse->extra_bytes) != 0)) {
+      s->fuse_extra = NULL;
+      dml_rt_session_release(s);
+      return oom();
+    }
+    for (uint32_t i = 0; s->fuse && i < f->n_values; i++) {
+      if (s->fuse->value_offset[i])
+        s->vals[i].data = s->arena + s->fuse->value_offset[i] - 1;
+      if (s->fuse->value_extra[i])
+        s->vals[i].data = (uint8_t *)s->fuse_extra + s->fuse->value_extra[i] - 1;
+    }
+  }
   if (backend) {
     dml_status_t hst = plan_host_values(s);
     if (hst) {
@@ -878,7 +902,14 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
         !s->node_produces[k] && io[0].data == c->outputs[0].data)
       continue;
     if (!s->node_produces[k]) DML_RETURN_IF_ERROR(fits_plan(s, k));
-    st = dml_cpu_run(c); /* checks its scratch: sized at the bounds at load */
+    int role = s->fuse ? s->fuse->role[k] : 0;
+    if (role == 2) continue; /* folded into the node before it */
+    if (role == 1) {
+      c->outputs[0] = s->vals[s->fuse->final_value[k]];
+      st = dml_cpu_run_fused(c, &s->fuse->ep[k]);
+    } else {
+      st = dml_cpu_run(c); /* checks its scratch: sized at the bounds at load */
+    }
     if (st)
       return dml_status_annotate(st, "running node #%" PRIu32 " '%s' (%s) of '%s'", k,
                                  n->name, n->op_name, f->name);

@@ -2,18 +2,25 @@
 # The trained-ONNX export against ONNX Runtime: trains fashion_mlp for one
 # epoch with `dmlc train --export-onnx`, then for each saved input of
 # ../shared/models/fashion_mlp_io runs the trained package with `dmlc run`
-# and the exported model with onnxruntime-node (bench/tools/ort_compare.js),
+# and the exported model with ONNX Runtime (bench/tools/ort_compare.py),
 # and compares the logits (tolerance 1e-5 absolute).
 #   bash bench/tools/check_export_ort.sh [EPOCHS]
-# Needs a build in build/, npm, and the Fashion-MNIST IDX files.
+# Needs a build in build/, the Fashion-MNIST IDX files, and Python 3 with
+# onnxruntime 1.31.1 + numpy 2.3.5 ($DMLC_BENCH_VENV, /work/venv or bench/.venv,
+# as bench/run_cpu_bench.sh picks or creates it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 EPOCHS=${1:-1}
 SHARED=${DMLC_SHARED_DIR:-$(pwd)/../shared}
 DATA=${DATA:-/usr/share/datasets/fashion-mnist}
 [ -x build/compiler/dmlc ] || { cmake -S . -B build >/dev/null && cmake --build build -j"$(nproc)" >/dev/null; }
-if [ ! -d bench/node_modules/onnxruntime-node ]; then
-  (cd bench && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund >/dev/null)
+VENV=${DMLC_BENCH_VENV:-}
+if [ -z "$VENV" ]; then
+  if /work/venv/bin/python -c 'import onnxruntime' 2>/dev/null; then VENV=/work/venv; else VENV=bench/.venv; fi
+fi
+if ! "$VENV/bin/python" -c 'import onnxruntime' 2>/dev/null; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet onnxruntime==1.31.1 numpy==2.3.5
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -23,7 +30,7 @@ fails=0
 for k in 0 1 2; do
   x="$SHARED/models/fashion_mlp_io/input_$k.npy"
   build/compiler/dmlc run "$out/t.dmlpkg" --input "input=$x" --output-dir "$out/o$k" >/dev/null
-  if r=$(node bench/tools/ort_compare.js "$out/t.onnx" "$x" "$out/o$k/logits.npy" 1e-5); then
+  if r=$("$VENV/bin/python" bench/tools/ort_compare.py "$out/t.onnx" "$x" "$out/o$k/logits.npy" 1e-5); then
     echo "input_$k: $r"
   else
     echo "input_$k: MISMATCH $r"

@@ -135,6 +135,11 @@ static dml_status_t conv_geo(const dml_cpu_call_t *c, int transpose, conv_geo_t 
   return DML_OK;
 }
 
+/* Depthwise: one input channel per output channel, 2-D (direct kernel). */
+static int is_depthwise(const conv_geo_t *g) {
+  return g->r == 2 && g->group == g->C && g->Cg == 1 && g->Mg == 1;
+}
+
 /* ---- im2col / col2im -------------------------------------------------- */
 
 /* col[(c, k...), o...] for one image and one group: x points at the
@@ -288,6 +293,7 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
     dml_status_free(s);
     return 0;
   }
+  if (!transpose && is_depthwise(&g)) return 0; /* direct kernel, no scratch */
   conv_mem_t m = conv_mem(&g, transpose, threads);
   size_t slots = m.batch_parallel ? (size_t)threads : 1;
   if (m.slot_bytes == 0) return 0;
@@ -310,7 +316,79 @@ typedef struct {
   float *y;
   char *base;
   conv_mem_t mem;
+  const dml_cpu_epilogue_t *ep; /* NULL: plain Conv */
 } conv_run_t;
+
+/* The bias and the fused epilogue (dml_cpu_conv_fused) on y[m, 0:n] for
+ * output channels m0 .. m0+mn-1 (y points at channel m0), applied while the
+ * tile is in cache. Each step is rounded as the separate node rounds it:
+ * Conv's y += B[m]; BatchNormalization's f32 y = x * a + off
+ * (dml_cpu_bn_affine); Relu's y = x < 0 ? 0 : x (NaN and -0 kept). */
+static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
+                          int64_t n) {
+  const dml_cpu_epilogue_t *ep = r->ep;
+  for (int64_t m = 0; m < mn; m++) {
+    float *ym = y + m * n;
+    if (r->b) {
+      float bv = r->b[m0 + m];
+      for (int64_t o = 0; o < n; o++) ym[o] += bv;
+    }
+    if (!ep) continue;
+    if (ep->scale) {
+      float a = ep->scale[m0 + m], off = ep->shift[m0 + m];
+      for (int64_t o = 0; o < n; o++) ym[o] = ym[o] * a + off;
+    }
+    if (ep->relu)
+      for (int64_t o = 0; o < n; o++) ym[o] = ym[o] < 0.0f ? 0.0f : ym[o];
+  }
+}
+
+/* ---- depthwise (group == C == M, 2-D): direct ------------------------ */
+
+/* One (image, channel) plane: y[oh, ow] = sum over (kh, kw) in order of
+ * x[oh*s0 - p0 + kh*d0, ow*s1 - p1 + kw*d1] * w[kh, kw] (out-of-range taps
+ * skipped, i.e. zero padding), accumulated from 0 in the output row, then
+ * the bias and epilogue. Rows are vectorized over ow; with stride 1 the
+ * valid ow range of each tap is computed once so the inner loop has no
+ * branch. */
+DML_CPU_CLONES static void dw_plane(const conv_geo_t *g, const float *restrict x,
+                                    const float *restrict w, float *restrict y) {
+  int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
+  int64_t KH = g->k[0], KW = g->k[1];
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *yr = y + oh * OW;
+    for (int64_t ow = 0; ow < OW; ow++) yr[ow] = 0.0f;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+      if (ih < 0 || ih >= H) continue;
+      const float *xr = x + ih * W;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        float wv = w[kh * KW + kw];
+        int64_t off = kw * g->d[1] - g->pb[1], s1 = g->s[1];
+        /* valid ow: 0 <= ow*s1 + off < W */
+        int64_t lo = off >= 0 ? 0 : (-off + s1 - 1) / s1;
+        int64_t hi = W - off > 0 ? (W - off + s1 - 1) / s1 : 0;
+        if (hi > OW) hi = OW;
+        if (s1 == 1) {
+          const float *xs = xr + off;
+          for (int64_t ow = lo; ow < hi; ow++) yr[ow] += xs[ow] * wv;
+        } else {
+          for (int64_t ow = lo; ow < hi; ow++) yr[ow] += xr[ow * s1 + off] * wv;
+        }
+      }
+    }
+  }
+}
+
+static void dw_task(void *vctx, int64_t t, int tid) {
+  (void)tid;
+  conv_run_t *r = (conv_run_t *)vctx;
+  const conv_geo_t *g = r->g;
+  int64_t ch = t % g->C;
+  float *y = r->y + t * g->out_sz;
+  dw_plane(g, r->x + t * g->in_sz, r->w + ch * g->k_sz, y);
+  conv_epilogue(r, y, ch, 1, g->out_sz);
+}
 
 /* One (image, group) pair. */
 static void conv_task(void *vctx, int64_t t, int tid) {
@@ -333,14 +411,13 @@ static void conv_task(void *vctx, int64_t t, int tid) {
       bm = col;
     }
     int64_t K = g->Cg * g->k_sz;
-    dml_cpu_sgemm(0, 0, g->Mg, g->out_sz, K, 1.0f, w, K, bm, g->out_sz, 0.0f, y,
-                  g->out_sz, gs, gsb);
-    if (r->b)
-      for (int64_t m = 0; m < g->Mg; m++) {
-        float bv = r->b[gr * g->Mg + m];
-        float *ym = y + m * g->out_sz;
-        for (int64_t o = 0; o < g->out_sz; o++) ym[o] += bv;
-      }
+    const float *apre =
+        r->ep && r->ep->packed
+            ? (const float *)r->ep->packed + gr * dml_cpu_sgemm_packed_a_floats(g->Mg, K)
+            : NULL;
+    dml_cpu_sgemm_pre(0, 0, g->Mg, g->out_sz, K, 1.0f, w, K, bm, g->out_sz, 0.0f, y,
+                      g->out_sz, apre, NULL, gs, gsb);
+    conv_epilogue(r, y, gr * g->Mg, g->Mg, g->out_sz);
   } else {
     const float *x = r->x + (n * g->C + gr * g->Cg) * g->in_sz;
     float *y = r->y + (n * g->M + gr * g->Mg) * g->out_sz;
@@ -427,7 +504,8 @@ static void conv_generic(const conv_geo_t *g, int transpose, dml_dtype_t dt,
 
 /* ---- entry points ----------------------------------------------------- */
 
-static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose) {
+static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
+                             const dml_cpu_epilogue_t *ep) {
   const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[1], *b = dml_cpu_in(c, 2);
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t dt = x->dtype;
@@ -442,6 +520,21 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose) {
     return DML_OK;
   }
   int threads = dml_cpu_num_threads();
+  if (!transpose && is_depthwise(&g)) {
+    conv_run_t run = {&g,
+                      0,
+                      (const float *)x->data,
+                      (const float *)w->data,
+                      b ? (const float *)b->data : NULL,
+                      (float *)y->data,
+                      NULL,
+                      {0, 0, 0, 0},
+                      ep};
+    double macs = (double)(g.N * g.C) * (double)g.out_sz * (double)g.k_sz;
+    dml_cpu_parallel_for(g.N * g.C, macs >= DML_CPU_PARALLEL_MIN_MACS ? threads : 1,
+                         dw_task, &run);
+    return DML_OK;
+  }
   conv_mem_t mem = conv_mem(&g, transpose, threads);
   char *base = (char *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
   size_t pad = (size_t)(base - (char *)c->scratch);
@@ -469,7 +562,8 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose) {
                     b ? (const float *)b->data : NULL,
                     (float *)y->data,
                     base,
-                    mem};
+                    mem,
+                    ep};
   dml_cpu_parallel_for(g.N * g.group, mem.batch_parallel ? slots : 1, conv_task, &run);
   return DML_OK;
 }
@@ -477,14 +571,38 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose) {
 /* ONNX Conv (11): Y[n, m, o] = B[m] + sum_{c in group(m), k} X[n, c, o*s - pb + k*d]
  * * W[m, c, k]; auto_pad NOTSET/SAME_UPPER/SAME_LOWER/VALID. */
 dml_status_t dml_cpuk_Conv(const dml_cpu_call_t *c) {
-  return conv_run(c, 0);
+  return conv_run(c, 0, NULL);
+}
+
+dml_status_t dml_cpu_conv_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep) {
+  return conv_run(c, 0, ep);
+}
+
+/* Conv's W [M, Cg, k...] as Mg x (Cg*k) GEMM A operands, one per group in
+ * order; 0 for depthwise (direct kernel) and non-f32. */
+size_t dml_cpu_conv_prepack_floats(const dml_tensor_t *w, int64_t group) {
+  if (w->dtype != DML_DTYPE_F32 || w->rank < 3 || group < 1 || w->dims[0] % group)
+    return 0;
+  if (w->dims[1] == 1 && group == w->dims[0]) return 0; /* depthwise */
+  int64_t K = 1;
+  for (int32_t i = 1; i < w->rank; i++) K *= w->dims[i];
+  return (size_t)group * dml_cpu_sgemm_packed_a_floats(w->dims[0] / group, K);
+}
+
+void dml_cpu_conv_prepack(const dml_tensor_t *w, int64_t group, float *dst) {
+  int64_t K = 1, Mg = w->dims[0] / group;
+  for (int32_t i = 1; i < w->rank; i++) K *= w->dims[i];
+  size_t per = dml_cpu_sgemm_packed_a_floats(Mg, K);
+  for (int64_t gr = 0; gr < group; gr++)
+    dml_cpu_sgemm_pack_a(0, Mg, K, (const float *)w->data + gr * Mg * K, K,
+                         dst + (size_t)gr * per);
 }
 
 /* ONNX ConvTranspose (11): the gradient of Conv w.r.t. its input; output
  * size s*(in-1) + output_padding + (k-1)*d + 1 - pads, or given by
  * output_shape / auto_pad (pads then follow from the output size). */
 dml_status_t dml_cpuk_ConvTranspose(const dml_cpu_call_t *c) {
-  return conv_run(c, 1);
+  return conv_run(c, 1, NULL);
 }
 
 /* ---- ConvWeightGrad --------------------------------------------------- */

@@ -171,6 +171,29 @@ static const uk_t *kernel(void) {
   return &g_uk;
 }
 
+int dml_cpu_sgemm_set_kernel(int which) {
+  kernel();
+  if (which == 0) {
+    pick_kernel();
+    return 0;
+  }
+  if (which == 1) {
+    g_uk = (uk_t){4, 16, 0, ukernel_c};
+    return 0;
+  }
+#if DML_CPU_X86
+  if (which == 2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    g_uk = (uk_t){6, 16, 1, ukernel_avx2};
+    return 0;
+  }
+  if (which == 3 && __builtin_cpu_supports("avx512f")) {
+    g_uk = (uk_t){8, 32, 1, ukernel_avx512};
+    return 0;
+  }
+#endif
+  return -1;
+}
+
 /* ---- packing ---------------------------------------------------------- */
 
 /* op(A)[i0:i0+mc, p0:p0+kc] into panels of mr rows: panel r holds, for each
@@ -253,6 +276,8 @@ typedef struct {
   const uk_t *uk;
   float *bpack;
   float *apack[64];
+  const float *apre, *bpre; /* whole operands packed beforehand, or NULL */
+  int64_t mpad;             /* M rounded up to mr (apre's block stride / kc) */
   int64_t kc, nc, pc, jc;
   int64_t n_panels, n_ic, nsplit, panels_per_split;
   float beta_eff;
@@ -428,9 +453,14 @@ static void macro_task(void *vctx, int64_t t, int tid) {
   int64_t pb = split * g->panels_per_split,
           pe = DML_CPU_MIN(g->n_panels, pb + g->panels_per_split);
   if (pb >= pe || mc <= 0) return;
-  float *ap = g->apack[tid];
   int64_t kc = g->kc;
-  pack_a(g->ta, g->A, g->lda, ic, mc, g->pc, kc, mr, ap);
+  const float *ap;
+  if (g->apre) {
+    ap = g->apre + g->pc * g->mpad + ic * kc; /* dml_cpu_sgemm_pack_a's layout */
+  } else {
+    pack_a(g->ta, g->A, g->lda, ic, mc, g->pc, kc, mr, g->apack[tid]);
+    ap = g->apack[tid];
+  }
   float tmp[MR_MAX * NR_MAX];
   for (int64_t p = pb; p < pe; p++) {
     int64_t jr = p * nr;
@@ -471,11 +501,58 @@ static size_t bpack_floats(int64_t N, int64_t K) {
 static size_t apack_floats(int64_t M, int64_t K) {
   int64_t kc = DML_CPU_MIN((int64_t)KC, K);
   int64_t mc = DML_CPU_MIN((int64_t)MC, M);
-  return round_up((size_t)kc * round_up((size_t)mc, MR_MAX), ALIGN_F);
+  /* mc rounded up to any kernel's mr (6 does not divide MR_MAX: 7 rows
+   * take 12 with the AVX2 kernel). */
+  return round_up((size_t)kc * (round_up((size_t)mc, MR_MAX) + MR_MAX), ALIGN_F);
 }
 
 static int use_gemv(int64_t M) {
   return M <= 2;
+}
+
+/* ---- operands packed beforehand (weights, at load time) -------------- */
+
+static int64_t round_up64(int64_t x, int64_t a) {
+  return (x + a - 1) / a * a;
+}
+
+size_t dml_cpu_sgemm_packed_a_floats(int64_t M, int64_t K) {
+  if (M <= 0 || K <= 0) return 0;
+  return (size_t)(round_up64(M, kernel()->mr) * K);
+}
+
+/* For each KC block pc of K in order: pack_a of all M rows, i.e. block pc
+ * at pc * M_pad, rows [ic, ic+mc) of it at + ic * kc (ic a multiple of mr,
+ * as MC is). */
+void dml_cpu_sgemm_pack_a(int ta, int64_t M, int64_t K, const float *A, int64_t lda,
+                          float *dst) {
+  int mr = kernel()->mr;
+  int64_t mpad = round_up64(M, mr);
+  for (int64_t pc = 0; pc < K; pc += KC)
+    pack_a(ta, A, lda, 0, M, pc, DML_CPU_MIN((int64_t)KC, K - pc), mr, dst + pc * mpad);
+}
+
+size_t dml_cpu_sgemm_packed_b_floats(int64_t N, int64_t K) {
+  if (N <= 0 || K <= 0) return 0;
+  int nr = kernel()->nr;
+  size_t n = 0;
+  for (int64_t jc = 0; jc < N; jc += NC)
+    n += (size_t)(round_up64(DML_CPU_MIN((int64_t)NC, N - jc), nr) * K);
+  return n;
+}
+
+/* For each NC block jc, each KC block pc: pack_b of all its panels, at
+ * jc * K + pc * round_up(nc, nr) (every block before the last jc is NC
+ * wide, a multiple of nr). */
+void dml_cpu_sgemm_pack_b(int tb, int64_t N, int64_t K, const float *B, int64_t ldb,
+                          float *dst) {
+  int nr = kernel()->nr;
+  for (int64_t jc = 0; jc < N; jc += NC) {
+    int64_t nc = DML_CPU_MIN((int64_t)NC, N - jc), ncp = round_up64(nc, nr);
+    for (int64_t pc = 0; pc < K; pc += KC)
+      pack_b(tb, B, ldb, pc, DML_CPU_MIN((int64_t)KC, K - pc), jc, nc, nr, 0,
+             (nc + nr - 1) / nr, dst + jc * K + pc * ncp);
+  }
 }
 
 size_t dml_cpu_sgemm_scratch(int64_t M, int64_t N, int64_t K, int threads) {
@@ -487,6 +564,14 @@ size_t dml_cpu_sgemm_scratch(int64_t M, int64_t N, int64_t K, int threads) {
 void dml_cpu_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                    const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                    float *C, int64_t ldc, void *scratch, size_t scratch_bytes) {
+  dml_cpu_sgemm_pre(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL, NULL,
+                    scratch, scratch_bytes);
+}
+
+void dml_cpu_sgemm_pre(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *B, int64_t ldb,
+                       float beta, float *C, int64_t ldc, const float *apre,
+                       const float *bpre, void *scratch, size_t scratch_bytes) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == 0.0f) {
     for (int64_t i = 0; i < M; i++) scale_row(C + i * ldc, N, beta);
@@ -520,6 +605,9 @@ void dml_cpu_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
     return;
   }
   g.bpack = (float *)base;
+  g.apre = apre;
+  g.bpre = bpre;
+  g.mpad = round_up64(M, g.uk->mr);
   size_t slots = (avail / sizeof(float) - bfl) / afl;
   if (slots > 64) slots = 64;
   if ((size_t)threads > slots) threads = (int)slots;
@@ -540,7 +628,9 @@ void dml_cpu_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
       g.pc = pc;
       g.kc = DML_CPU_MIN((int64_t)KC, K - pc);
       g.beta_eff = pc == 0 ? beta : 1.0f;
-      if (threads > 1)
+      if (bpre)
+        g.bpack = (float *)(uintptr_t)(bpre + jc * K + pc * round_up64(g.nc, nr));
+      else if (threads > 1)
         dml_cpu_parallel_for(8, threads, pack_b_task, &g);
       else
         pack_b(tb, B, ldb, pc, g.kc, jc, g.nc, nr, 0, g.n_panels, g.bpack);

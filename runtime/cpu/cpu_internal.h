@@ -123,6 +123,37 @@ void dml_cpu_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, fl
                    float *C, int64_t ldc, void *scratch, size_t scratch_bytes);
 size_t dml_cpu_sgemm_scratch(int64_t M, int64_t N, int64_t K, int threads);
 
+/* dml_cpu_sgemm with op(A) and/or op(B) packed beforehand (apre/bpre, NULL:
+ * packed per call from A/B) by dml_cpu_sgemm_pack_a/_b of the same M/N, K
+ * and trans flag, in this process (the layout follows the micro-kernel
+ * picked at load time). A and B must still be given: small M reads them
+ * unpacked. Same bits as dml_cpu_sgemm. */
+void dml_cpu_sgemm_pre(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                       float alpha, const float *A, int64_t lda, const float *B,
+                       int64_t ldb, float beta, float *C, int64_t ldc, const float *apre,
+                       const float *bpre, void *scratch, size_t scratch_bytes);
+/* Tests only (not thread-safe; packed operands made before a switch are
+ * invalid after it): use micro-kernel `which` from now on: 0 this
+ * machine's best (the default), 1 portable C (4x16), 2 AVX2+FMA (6x16),
+ * 3 AVX-512 (8x32). Returns -1 (and changes nothing) when the CPU or the
+ * build lacks it. */
+int dml_cpu_sgemm_set_kernel(int which);
+/* Floats of a packed op(A) [M,K] / op(B) [K,N], and the packing. */
+size_t dml_cpu_sgemm_packed_a_floats(int64_t M, int64_t K);
+void dml_cpu_sgemm_pack_a(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
+                          float *dst);
+size_t dml_cpu_sgemm_packed_b_floats(int64_t N, int64_t K);
+void dml_cpu_sgemm_pack_b(int trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
+                          float *dst);
+
+/* The fused entry points behind dml_cpu_run_fused (cpu_prepack.c), and
+ * the packing of Conv weights (cpu_conv.c): group GEMM A operands. */
+dml_status_t dml_cpu_conv_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep);
+dml_status_t dml_cpu_gemm_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep);
+dml_status_t dml_cpu_matmul_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep);
+size_t dml_cpu_conv_prepack_floats(const dml_tensor_t *w, int64_t group);
+void dml_cpu_conv_prepack(const dml_tensor_t *w, int64_t group, float *dst);
+
 /* Element i of a float array as double, and back: f32 and f64 directly,
  * f16/bf16 through dml_load_f64/dml_store_f64. */
 static inline double dml_cpu_ld(dml_dtype_t dt, const void *p, int64_t i) {

@@ -115,7 +115,18 @@ size_t dml_cpus_MatMul(const dml_cpu_call_t *c, int threads) {
   return dml_cpu_sgemm_scratch(m, p.N, p.K, threads);
 }
 
+/* y = y < 0 ? 0 : y over n floats (Relu's f32 formula, NaN and -0 kept). */
+static void relu_rows(float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? 0.0f : y[i];
+}
+
 dml_status_t dml_cpuk_MatMul(const dml_cpu_call_t *c) {
+  return dml_cpu_matmul_ep(c, NULL);
+}
+
+/* MatMul with a fused epilogue (dml_cpu_run_fused): B packed beforehand when
+ * ep->packed (B is 2-D), Relu on the output. */
+dml_status_t dml_cpu_matmul_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep) {
   const dml_tensor_t *a = &c->inputs[0], *b = &c->inputs[1];
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t dt = a->dtype;
@@ -126,10 +137,13 @@ dml_status_t dml_cpuk_MatMul(const dml_cpu_call_t *c) {
   int64_t nb = 1;
   for (int32_t d = 0; d < p.brank; d++) nb *= p.bdims[d];
   if (nb == 0 || p.M == 0 || p.N == 0) return DML_OK;
+  const float *bpre = ep && ep->packed && b->rank == 2 ? (const float *)ep->packed : NULL;
+  int relu = ep && ep->relu;
   if (dt == DML_DTYPE_F32 && p.fold) {
-    dml_cpu_sgemm(0, 0, nb * p.M, p.N, p.K, 1.0f, (const float *)a->data, p.K,
-                  (const float *)b->data, p.N, 0.0f, (float *)y->data, p.N, c->scratch,
-                  c->scratch_bytes);
+    dml_cpu_sgemm_pre(0, 0, nb * p.M, p.N, p.K, 1.0f, (const float *)a->data, p.K,
+                      (const float *)b->data, p.N, 0.0f, (float *)y->data, p.N, NULL,
+                      bpre, c->scratch, c->scratch_bytes);
+    if (relu) relu_rows((float *)y->data, nb * p.M * p.N);
     return DML_OK;
   }
   int64_t idx[DML_MAX_RANK] = {0};
@@ -138,11 +152,12 @@ dml_status_t dml_cpuk_MatMul(const dml_cpu_call_t *c) {
     for (int32_t d = 0; d < p.brank; d++)
       ao += idx[d] * p.astr[d], bo += idx[d] * p.bstr[d];
     int64_t yo = bi * p.M * p.N;
-    if (dt == DML_DTYPE_F32)
-      dml_cpu_sgemm(0, 0, p.M, p.N, p.K, 1.0f, (const float *)a->data + ao, p.K,
-                    (const float *)b->data + bo, p.N, 0.0f, (float *)y->data + yo, p.N,
-                    c->scratch, c->scratch_bytes);
-    else
+    if (dt == DML_DTYPE_F32) {
+      dml_cpu_sgemm_pre(0, 0, p.M, p.N, p.K, 1.0f, (const float *)a->data + ao, p.K,
+                        (const float *)b->data + bo, p.N, 0.0f, (float *)y->data + yo,
+                        p.N, NULL, bpre, c->scratch, c->scratch_bytes);
+      if (relu) relu_rows((float *)y->data + yo, p.M * p.N);
+    } else
       gemm_generic(dt, 0, 0, p.M, p.N, p.K, 1.0, a->data, ao, p.K, b->data, bo, p.N, 0.0,
                    y->data, yo, p.N);
     for (int32_t d = p.brank - 1; d >= 0; d--) {
@@ -184,6 +199,12 @@ size_t dml_cpus_Gemm(const dml_cpu_call_t *c, int threads) {
 }
 
 dml_status_t dml_cpuk_Gemm(const dml_cpu_call_t *c) {
+  return dml_cpu_gemm_ep(c, NULL);
+}
+
+/* Gemm with a fused epilogue (dml_cpu_run_fused): B packed beforehand when
+ * ep->packed, Relu on the output. */
+dml_status_t dml_cpu_gemm_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep) {
   const dml_tensor_t *a = &c->inputs[0], *b = &c->inputs[1], *cc = dml_cpu_in(c, 2);
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t dt = a->dtype;
@@ -202,11 +223,13 @@ dml_status_t dml_cpuk_Gemm(const dml_cpu_call_t *c) {
     beta = 0.0;
   }
   int64_t lda = a->dims[1], ldb = b->dims[1];
-  if (dt == DML_DTYPE_F32)
-    dml_cpu_sgemm(p.ta, p.tb, p.M, p.N, p.K, (float)alpha, (const float *)a->data, lda,
-                  (const float *)b->data, ldb, (float)beta, (float *)y->data, p.N,
-                  c->scratch, c->scratch_bytes);
-  else
+  if (dt == DML_DTYPE_F32) {
+    dml_cpu_sgemm_pre(p.ta, p.tb, p.M, p.N, p.K, (float)alpha, (const float *)a->data,
+                      lda, (const float *)b->data, ldb, (float)beta, (float *)y->data,
+                      p.N, NULL, ep ? (const float *)ep->packed : NULL, c->scratch,
+                      c->scratch_bytes);
+    if (ep && ep->relu) relu_rows((float *)y->data, p.M * p.N);
+  } else
     gemm_generic(dt, p.ta, p.tb, p.M, p.N, p.K, alpha, a->data, 0, lda, b->data, 0, ldb,
                  beta, y->data, 0, p.N);
   return DML_OK;

@@ -86,12 +86,13 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
       mu = bm, var = bv;
     }
     double a = sc / sqrt(var + eps), off = b - mu * a;
+    float af, of;
+    dml_cpu_bn_affine(sc, b, mu, var, eps, &af, &of); /* (float)a, (float)off */
     for (int64_t n = 0; n < N; n++) {
       int64_t base = (n * C + ch) * sp;
       if (dt == DML_DTYPE_F32) {
         const float *xp = (const float *)x->data + base;
         float *yp = (float *)y->data + base;
-        float af = (float)a, of = (float)off;
         for (int64_t i = 0; i < sp; i++) yp[i] = xp[i] * af + of;
       } else {
         for (int64_t i = 0; i < sp; i++)
@@ -100,6 +101,13 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
     }
   }
   return DML_OK;
+}
+
+void dml_cpu_bn_affine(double sc, double b, double mean, double var, double eps,
+                       float *scale, float *shift) {
+  double a = sc / sqrt(var + eps);
+  *scale = (float)a;
+  *shift = (float)(b - mean * a);
 }
 
 /* ======================================================================

@@ -102,6 +102,50 @@ dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *call);
  * dims or nothing, -1 when `op` has no rule (its kernel writes the dims). */
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
 
+/* What the CPU executor (runtime/rt_cpu_fuse.c) adds to a Conv, Gemm or
+ * MatMul node with constant weights: the weights packed once
+ * (dml_cpu_prepack), and an epilogue of the nodes folded into it. For Conv:
+ * after y[n, m, ...] = conv + B[m], y = y * scale[m] + shift[m] when scale
+ * is set (a BatchNormalization in inference mode; scale and shift from
+ * dml_cpu_bn_affine); then for every op y = y < 0 ? 0 : y when relu (NaN
+ * and -0 kept). Each step rounds as the separate node's kernel does, so a
+ * fused node gives the same bits as the nodes it replaces. scale and shift:
+ * f32 [M], both set or both NULL, Conv only. packed: dml_cpu_prepack's
+ * bytes for this node's weights in this process, or NULL. */
+typedef struct dml_cpu_epilogue {
+  const float *scale;
+  const float *shift;
+  int relu;
+  const void *packed;
+} dml_cpu_epilogue_t;
+
+/* Runs the Conv, Gemm or MatMul `call` (f32; other dtypes only with a NULL
+ * or all-empty `ep`) with `ep` (NULL: as dml_cpu_run) applied to each
+ * output tile while it is in cache. Same scratch as dml_cpu_run() of the
+ * call. Errors: those of the op; INVALID_ARGUMENT for another op, for only
+ * one of scale/shift set, or scale on a Gemm/MatMul; UNIMPLEMENTED for an
+ * epilogue on a non-f32 call. */
+dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *call, const dml_cpu_epilogue_t *ep);
+
+/* Bytes of the packed form of a node's constant weights `w` (Conv's W
+ * unless depthwise, Gemm's or a 2-D MatMul's B, f32) for `op` with
+ * `attrs` (group, transB), 0 when the op or shape has none. The layout
+ * follows the GEMM micro-kernel picked for this machine at load time: use
+ * the bytes in this process only. */
+size_t dml_cpu_prepack_bytes(dml_op_t op, const dml_tensor_t *w, const dml_attr_t *attrs,
+                             uint32_t n_attrs);
+/* Writes that packed form into dst (dml_cpu_prepack_bytes bytes, 4-byte
+ * aligned at least). */
+void dml_cpu_prepack(dml_op_t op, const dml_tensor_t *w, const dml_attr_t *attrs,
+                     uint32_t n_attrs, void *dst);
+
+/* BatchNormalization's inference-mode affine form y = x * scale + shift per
+ * channel, as its f32 kernel computes it: in double a = sc / sqrt(var + eps),
+ * off = b - mean * a, then each rounded to float (ONNX BatchNormalization-15,
+ * training_mode = 0). */
+void dml_cpu_bn_affine(double sc, double b, double mean, double var, double eps,
+                       float *scale, float *shift);
+
 /* Number of threads the kernels may use (the calling thread included);
  * default 1. Values are clamped to [1, 64]. Worker threads are started on
  * first use and persist for the life of the process. Scratch sizes from

@@ -368,6 +368,222 @@ static void test_conv2d_variants(void) {
   dml_cpu_set_num_threads(1);
 }
 
+/* Depthwise (group == C == M): the direct kernel against the naive loop,
+ * on edge geometries: kernel wider than the padded input's valid part,
+ * strides and dilations with pads on both sides, 1-pixel images, long rows
+ * (the vector loop's tails), several threads over enough planes to split. */
+static void test_conv_depthwise(void) {
+  /* r, N, C, M, group, in, k, s, d, pb, pe */
+  cgeo_t b = {2,         2,         5,         5,         5,         {7, 9, 1},
+              {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+  conv_case(b, 1, NULL);
+  conv_case(b, 0, NULL);
+  cgeo_t s2 = b;
+  s2.s[0] = 2, s2.s[1] = 2;
+  conv_case(s2, 1, NULL);
+  cgeo_t s3 = b;
+  s3.s[1] = 3, s3.d[0] = 2, s3.d[1] = 2, s3.pb[1] = 3, s3.pe[1] = 2;
+  conv_case(s3, 1, NULL);
+  cgeo_t k5 = b;
+  k5.k[0] = k5.k[1] = 5, k5.pb[0] = k5.pb[1] = k5.pe[0] = k5.pe[1] = 4;
+  conv_case(k5, 1, NULL);
+  cgeo_t one = b;
+  one.in[0] = one.in[1] = 1;
+  conv_case(one, 1, NULL);
+  cgeo_t wide = b;
+  wide.N = 1, wide.in[0] = 3, wide.in[1] = 131, wide.pb[1] = 2, wide.pe[1] = 0;
+  conv_case(wide, 1, NULL);
+  conv_case(b, 1, "SAME_UPPER");
+  conv_case(s2, 1, "SAME_LOWER");
+  conv_case(s2, 1, "VALID");
+  dml_cpu_set_num_threads(2);
+  cgeo_t big = b; /* 32 images x 64 channels x 56x56: above the split threshold */
+  big.N = 32, big.C = big.M = big.group = 64, big.in[0] = big.in[1] = 56;
+  conv_case(big, 1, NULL);
+  dml_cpu_set_num_threads(1);
+}
+
+/* dml_cpu_conv_fused against Conv, then BatchNormalization, then Relu run
+ * as separate kernels: the same bits (each step rounds alike), NaN, -0 and
+ * infinities among the inputs included; plain, grouped, depthwise and 1x1
+ * geometries, 1 and 2 threads. */
+static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k,
+                       int64_t hw, int bn, int relu, int pack) {
+  int64_t Cg = C / group, pad = k / 2;
+  size_t nx = (size_t)(N * C * hw * hw), nw = (size_t)(M * Cg * k * k);
+  size_t ny = (size_t)(N * M * hw * hw);
+  float *x = frand_buf(nx), *w = frand_buf(nw), *b = frand_buf((size_t)M);
+  x[0] = NAN, x[nx / 2] = -0.0f, x[nx - 1] = INFINITY;
+  float *sc = frand_buf((size_t)M), *bb = frand_buf((size_t)M),
+        *mu = frand_buf((size_t)M), *var = frand_buf((size_t)M);
+  for (int64_t m = 0; m < M; m++) var[m] = var[m] * var[m] + 0.01f;
+  float *y1 = (float *)malloc(ny * 4), *y2 = (float *)malloc(ny * 4),
+        *y3 = (float *)malloc(ny * 4), *yf = (float *)malloc(ny * 4);
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 4, N, C, hw, hw),
+                        tens(DML_DTYPE_F32, w, 4, M, Cg, k, k),
+                        tens(DML_DTYPE_F32, b, 1, M)};
+  int64_t ks[2] = {k, k}, pads[4] = {pad, pad, pad, pad};
+  dml_attr_t at[3] = {attr_i("group", group), attr_ints("kernel_shape", ks, 2),
+                      attr_ints("pads", pads, 4)};
+  dml_tensor_t o1 = tens(DML_DTYPE_F32, y1, 4, N, M, hw, hw);
+  CHECK_OK(run_op(DML_OP_CONV, in, 3, &o1, 1, at, 3));
+  const float *cur = y1;
+  float *scale = (float *)malloc((size_t)M * 4), *shift = (float *)malloc((size_t)M * 4);
+  if (bn) {
+    dml_tensor_t bin[5] = {tens(DML_DTYPE_F32, y1, 4, N, M, hw, hw),
+                           tens(DML_DTYPE_F32, sc, 1, M), tens(DML_DTYPE_F32, bb, 1, M),
+                           tens(DML_DTYPE_F32, mu, 1, M), tens(DML_DTYPE_F32, var, 1, M)};
+    dml_tensor_t o2 = tens(DML_DTYPE_F32, y2, 4, N, M, hw, hw);
+    dml_attr_t eps = attr_f("epsilon", 1e-3);
+    CHECK_OK(run_op(DML_OP_BATCH_NORMALIZATION, bin, 5, &o2, 1, &eps, 1));
+    for (int64_t m = 0; m < M; m++)
+      dml_cpu_bn_affine(sc[m], bb[m], mu[m], var[m], 1e-3, &scale[m], &shift[m]);
+    cur = y2;
+  }
+  if (relu) {
+    dml_tensor_t rin = tens(DML_DTYPE_F32, (void *)cur, 4, N, M, hw, hw);
+    dml_tensor_t o3 = tens(DML_DTYPE_F32, y3, 4, N, M, hw, hw);
+    CHECK_OK(run_op(DML_OP_RELU, &rin, 1, &o3, 1, NULL, 0));
+    cur = y3;
+  }
+  dml_tensor_t of = tens(DML_DTYPE_F32, yf, 4, N, M, hw, hw);
+  dml_cpu_call_t call = cpu_call(DML_OP_CONV, "fused", in, 3, &of, 1, at, 3);
+  size_t sb = dml_cpu_scratch_bytes(&call);
+  call.scratch = sb ? malloc(sb) : NULL;
+  call.scratch_bytes = sb;
+  size_t pb = pack ? dml_cpu_prepack_bytes(DML_OP_CONV, &in[1], at, 3) : 0;
+  void *packed = pb ? malloc(pb) : NULL;
+  if (packed) dml_cpu_prepack(DML_OP_CONV, &in[1], at, 3, packed);
+  CHECK(!pack || group == C || packed); /* depthwise has no packed form */
+  dml_cpu_epilogue_t ep = {bn ? scale : NULL, bn ? shift : NULL, relu, packed};
+  CHECK_OK(dml_cpu_run_fused(&call, &ep));
+  free(packed);
+  size_t bad = 0;
+  for (size_t i = 0; i < ny; i++) {
+    uint32_t u, v;
+    memcpy(&u, &cur[i], 4);
+    memcpy(&v, &yf[i], 4);
+    if (u != v && !(cur[i] != cur[i] && yf[i] != yf[i])) bad++;
+  }
+  if (bad)
+    fprintf(stderr, "fused conv C=%lld M=%lld g=%lld k=%lld bn=%d relu=%d: %zu differ\n",
+            (long long)C, (long long)M, (long long)group, (long long)k, bn, relu, bad);
+  CHECK(bad == 0);
+  free(call.scratch);
+  free(x), free(w), free(b), free(sc), free(bb), free(mu), free(var);
+  free(y1), free(y2), free(y3), free(yf), free(scale), free(shift);
+}
+
+static void test_conv_fused_epilogue(void) {
+  for (int threads = 1; threads <= 2; threads++) {
+    dml_cpu_set_num_threads(threads);
+    for (int bn = 0; bn < 2; bn++)
+      for (int relu = 0; relu < 2; relu++)
+        for (int pack = 0; pack < 2; pack++) {
+          fused_case(2, 3, 16, 1, 3, 9, bn, relu, pack);
+          fused_case(3, 8, 8, 2, 3, 7, bn, relu, pack);
+          fused_case(2, 6, 6, 6, 3, 10, bn, relu, pack); /* depthwise */
+          fused_case(2, 16, 17, 1, 1, 5, bn, relu, pack);
+          fused_case(1, 300, 7, 1, 1, 3, bn, relu, pack); /* K > KC, M < mr */
+        }
+    /* ResNet-like, above the split threshold */
+    fused_case(32, 16, 32, 1, 3, 32, 1, 1, 1);
+  }
+  dml_cpu_set_num_threads(1);
+  /* Errors: only one of scale/shift; not a Conv. */
+  float x[16] = {0}, w[4] = {0}, y[16], s[1] = {1};
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, x, 4, D(1), D(1), D(4), D(4)),
+                        tens(DML_DTYPE_F32, w, 4, D(1), D(1), D(2), D(2))};
+  dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(3), D(3));
+  dml_cpu_call_t call = cpu_call(DML_OP_CONV, "fused", in, 2, &out, 1, NULL, 0);
+  dml_cpu_epilogue_t half = {s, NULL, 0, NULL};
+  CHECK_ERROR(dml_cpu_run_fused(&call, &half), DML_STATUS_INVALID_ARGUMENT, "shift");
+  call.op = DML_OP_RELU;
+  CHECK_ERROR(dml_cpu_run_fused(&call, NULL), DML_STATUS_INVALID_ARGUMENT, "Conv");
+}
+
+/* Gemm and MatMul with B packed beforehand (dml_cpu_prepack) and a fused
+ * Relu against the plain kernels then Relu's formula: the same bits, on
+ * sizes around the tiles (1, 7, 17, 255, 257, 300; K over the KC block),
+ * both transB, 1 and 2 threads. */
+static void packed_gemm_case(dml_op_t op, int64_t M, int64_t N, int64_t K, int tb,
+                             int relu) {
+  float *A = frand_buf((size_t)(M * K)), *B = frand_buf((size_t)(K * N));
+  float *bias = frand_buf((size_t)N);
+  float *Y = (float *)malloc((size_t)(M * N) * 4),
+        *R = (float *)malloc((size_t)(M * N) * 4);
+  A[0] = NAN;
+  dml_tensor_t in[3] = {
+      tens(DML_DTYPE_F32, A, 2, D(M), D(K)),
+      tb ? tens(DML_DTYPE_F32, B, 2, D(N), D(K)) : tens(DML_DTYPE_F32, B, 2, D(K), D(N)),
+      tens(DML_DTYPE_F32, bias, 1, D(N))};
+  dml_attr_t at[1] = {attr_i("transB", tb)};
+  uint32_t nin = op == DML_OP_GEMM ? 3 : 2, na = op == DML_OP_GEMM ? 1 : 0;
+  dml_tensor_t out = tens(DML_DTYPE_F32, R, 2, D(M), D(N));
+  CHECK_OK(run_op(op, in, nin, &out, 1, at, na));
+  if (relu)
+    for (int64_t i = 0; i < M * N; i++) R[i] = R[i] < 0.0f ? 0.0f : R[i];
+  size_t pb = dml_cpu_prepack_bytes(op, &in[1], at, na);
+  CHECK(pb > 0);
+  void *packed = malloc(pb ? pb : 1);
+  dml_cpu_prepack(op, &in[1], at, na, packed);
+  dml_tensor_t out2 = tens(DML_DTYPE_F32, Y, 2, D(M), D(N));
+  dml_cpu_call_t call = cpu_call(op, "packed", in, nin, &out2, 1, at, na);
+  size_t sb = dml_cpu_scratch_bytes(&call);
+  call.scratch = sb ? malloc(sb) : NULL;
+  call.scratch_bytes = sb;
+  dml_cpu_epilogue_t ep = {NULL, NULL, relu, packed};
+  CHECK_OK(dml_cpu_run_fused(&call, &ep));
+  size_t bad = 0;
+  for (int64_t i = 0; i < M * N; i++)
+    if (memcmp(&Y[i], &R[i], 4) != 0 && !(Y[i] != Y[i] && R[i] != R[i])) bad++;
+  if (bad)
+    fprintf(stderr, "packed %s M=%lld N=%lld K=%lld tb=%d relu=%d: %zu differ\n",
+            dml_op_name(op), (long long)M, (long long)N, (long long)K, tb, relu, bad);
+  CHECK(bad == 0);
+  free(call.scratch), free(packed), free(A), free(B), free(bias), free(Y), free(R);
+}
+
+static void test_gemm_prepacked(void) {
+  static const int64_t sz[] = {1, 7, 17, 255, 300};
+  for (int threads = 1; threads <= 2; threads++) {
+    dml_cpu_set_num_threads(threads);
+    for (size_t i = 0; i < 5; i++)
+      for (size_t j = 0; j < 5; j++)
+        for (size_t k = 0; k < 5; k += 2) {
+          packed_gemm_case(DML_OP_GEMM, sz[i], sz[j], sz[k], (int)((i + j) & 1),
+                           (int)(k & 2) >> 1);
+          packed_gemm_case(DML_OP_MATMUL, sz[i], sz[j], sz[k], 0, (int)((i + k) & 1));
+        }
+    packed_gemm_case(DML_OP_GEMM, 64, 2100, 600, 1, 1); /* N over the NC block */
+    packed_gemm_case(DML_OP_GEMM, 200, 300, 257, 0, 0); /* above the split threshold */
+  }
+  dml_cpu_set_num_threads(1);
+}
+
+/* Every micro-kernel this machine has (portable C always, AVX2+FMA,
+ * AVX-512) against the naive double loop (gemm_case, 1e-4) and against
+ * each other within 1e-4, on edge sizes; then back to the default. */
+static void test_gemm_kernels(void) {
+  static const int64_t sz[] = {1, 7, 17, 255};
+  int ran = 0;
+  for (int which = 1; which <= 3; which++) {
+    if (dml_cpu_sgemm_set_kernel(which) != 0) continue;
+    ran++;
+    for (size_t i = 0; i < 4; i++)
+      for (size_t j = 0; j < 4; j++)
+        for (size_t k = 0; k < 4; k++)
+          gemm_case(sz[i], sz[j], sz[k], (int)(i & 1), (int)(j & 1), (int)(k % 3), 1.0,
+                    0.5);
+    gemm_case(100, 70, 600, 0, 1, 1, 0.7, 0.3);
+    dml_cpu_set_num_threads(2);
+    gemm_case(300, 400, 300, 1, 0, 2, 1.0, 1.0);
+    dml_cpu_set_num_threads(1);
+  }
+  CHECK(ran >= 1); /* portable C is always there */
+  CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
+}
+
 static void test_conv_1d_3d(void) {
   cgeo_t c1 = {1,         2,         3,         5,         1,         {17, 1, 1},
                {4, 1, 1}, {2, 1, 1}, {2, 1, 1}, {3, 0, 0}, {1, 0, 0}, {0}};
@@ -486,6 +702,10 @@ int main(void) {
   RUN(test_matmul_batched);
   RUN(test_matmul_1d);
   RUN(test_conv2d_variants);
+  RUN(test_conv_depthwise);
+  RUN(test_conv_fused_epilogue);
+  RUN(test_gemm_prepacked);
+  RUN(test_gemm_kernels);
   RUN(test_conv_1d_3d);
   RUN(test_conv_f64_and_errors);
   RUN(test_conv_transpose);

@@ -1,0 +1,244 @@
+/*
+ * rt_cpu_fuse.c — node fusion in the CPU executor (rt_session.c).
+ *
+ * Conv, Gemm and MatMul nodes (f32) with constant weights run with those
+ * weights packed once here into the GEMM's panel layout (dml_cpu_prepack)
+ * instead of on every call. A Conv whose output feeds only a
+ * BatchNormalization in inference mode with constant scale/B/mean/var,
+ * and/or a Conv, Gemm or MatMul whose (or whose BN's) output feeds only a
+ * Relu, runs as one node with an epilogue (dml_cpu_run_fused) writing
+ * straight into the last node's output; the folded nodes are skipped. The
+ * epilogue rounds each step as the separate kernels do, so the outputs are
+ * the same bits as unfused; the gain is two passes over memory per folded
+ * node.
+ *
+ * Only for sessions whose weights cannot change (no function assigns
+ * globals: the BN constants are read once here). The nodes must run back
+ * to back (then every other value live in between is read by one of them).
+ * The fused node writes the last node's output while the Conv's inputs are
+ * still read: where the memory plan put that output over an input (the
+ * input dies at the Conv), the output moves into the Conv's own output
+ * buffer when no value made before the output's last use takes it, else
+ * into a buffer of its own beside the arena (extra_bytes).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_cpu.h"
+#include "rt_internal.h"
+
+static int is_const(const dml_pkg_function_t *f, uint32_t v) {
+  return v != DML_PKG_NO_VALUE && f->values[v].storage == DML_PKG_STORAGE_CONST;
+}
+
+static int overlaps(const dml_pkg_value_t *a, const dml_pkg_value_t *b) {
+  return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
+}
+
+/* The constant value `v` as a tensor (static dims). */
+static dml_tensor_t weight_view(const dml_pkg_function_t *f, const uint8_t *weights,
+                                uint32_t v) {
+  const dml_pkg_value_t *pv = &f->values[v];
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.dtype = pv->type.dtype;
+  t.rank = pv->type.rank;
+  for (int32_t d = 0; d < t.rank; d++) t.dims[d] = pv->type.dims[d].value;
+  t.data = (void *)(uintptr_t)(weights + pv->offset);
+  return t;
+}
+
+/* 1 when node `k` exists, is `op` and reads `v` as input 0. */
+static int reads_first(const dml_pkg_function_t *f, uint32_t k, dml_op_t op, uint32_t v) {
+  return k < f->n_nodes && f->nodes[k].op == op && f->nodes[k].n_inputs >= 1 &&
+         f->nodes[k].inputs[0] == v && f->nodes[k].n_outputs >= 1;
+}
+
+/* BatchNormalization node `n` in inference mode with constant float
+ * parameters of [C] and no extra outputs. */
+static int bn_foldable(const dml_pkg_function_t *f, const dml_pkg_node_t *n, int64_t C) {
+  if (n->n_inputs != 5 || dml_attr_int(n->attrs, n->n_attrs, "training_mode", 0) != 0)
+    return 0;
+  for (uint32_t j = 1; j < n->n_outputs; j++)
+    if (n->outputs[j] != DML_PKG_NO_VALUE) return 0;
+  for (uint32_t j = 1; j < 5; j++) {
+    if (!is_const(f, n->inputs[j])) return 0;
+    const dml_type_t *t = &f->values[n->inputs[j]].type;
+    if (!dml_dtype_is_float(t->dtype) || t->rank != 1 || t->dims[0].sym >= 0 ||
+        t->dims[0].value != C)
+      return 0;
+  }
+  return 1;
+}
+
+void dml_rt_cpu_fuse_free(dml_rt_cpu_fuse_t *p) {
+  if (!p) return;
+  free(p->role);
+  free(p->final_value);
+  free(p->ep);
+  free(p->coef);
+  free(p->value_offset);
+  free(p->value_extra);
+  free(p->packed);
+  free(p);
+}
+
+dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *weights,
+                                  dml_rt_cpu_fuse_t **out) {
+  *out = NULL;
+  if (getenv("DMLC_CPU_NO_FUSE")) return DML_OK; /* A/B comparisons */
+  uint32_t nn = f->n_nodes, nv = f->n_values;
+  uint32_t *uses = (uint32_t *)calloc(nv ? nv : 1, sizeof(uint32_t));
+  dml_rt_cpu_fuse_t *p = (dml_rt_cpu_fuse_t *)calloc(1, sizeof *p);
+  size_t coef_n = 0;
+  if (p) {
+    p->role = (uint8_t *)calloc(nn ? nn : 1, 1);
+    p->final_value = (uint32_t *)calloc(nn ? nn : 1, sizeof(uint32_t));
+    p->ep = (dml_cpu_epilogue_t *)calloc(nn ? nn : 1, sizeof(dml_cpu_epilogue_t));
+    p->value_offset = (uint64_t *)calloc(nv ? nv : 1, sizeof(uint64_t));
+    p->value_extra = (uint64_t *)calloc(nv ? nv : 1, sizeof(uint64_t));
+  }
+  if (!uses || !p || !p->role || !p->final_value || !p->ep || !p->value_offset ||
+      !p->value_extra) {
+    free(uses);
+    dml_rt_cpu_fuse_free(p);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
+  }
+  for (uint32_t k = 0; k < nn; k++)
+    for (uint32_t j = 0; j < f->nodes[k].n_inputs; j++)
+      if (f->nodes[k].inputs[j] != DML_PKG_NO_VALUE) uses[f->nodes[k].inputs[j]]++;
+  for (uint32_t j = 0; j < f->n_outputs; j++) uses[f->outputs[j]] += 2; /* never fold */
+
+  /* Pass 1: roles, and the coefficient count. */
+  int any = 0;
+  size_t packed_n = 0;
+  for (uint32_t k = 0; k < nn; k++) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    if ((n->op != DML_OP_CONV && n->op != DML_OP_GEMM && n->op != DML_OP_MATMUL) ||
+        n->n_outputs != 1 || n->n_inputs < 2)
+      continue;
+    uint32_t v = n->outputs[0];
+    const dml_type_t *t = &f->values[v].type;
+    if (t->dtype != DML_DTYPE_F32 || (n->op == DML_OP_CONV && t->rank < 3)) continue;
+    int64_t C = t->rank >= 2 && t->dims[1].sym < 0 ? t->dims[1].value : -1;
+    /* Constant weights: packed once below. */
+    size_t pk = 0;
+    if (is_const(f, n->inputs[1])) {
+      dml_tensor_t w = weight_view(f, weights, n->inputs[1]);
+      pk = dml_cpu_prepack_bytes(n->op, &w, n->attrs, n->n_attrs);
+    }
+    uint32_t last = k, fin = v;
+    int bn = 0, relu = 0;
+    if (n->op == DML_OP_CONV && C >= 0 && uses[fin] == 1 &&
+        reads_first(f, last + 1, DML_OP_BATCH_NORMALIZATION, fin) &&
+        bn_foldable(f, &f->nodes[last + 1], C)) {
+      bn = 1;
+      last++;
+      fin = f->nodes[last].outputs[0];
+    }
+    if (uses[fin] == 1 && reads_first(f, last + 1, DML_OP_RELU, fin) &&
+        f->nodes[last + 1].n_outputs == 1) {
+      relu = 1;
+      last++;
+      fin = f->nodes[last].outputs[0];
+    }
+    const dml_pkg_value_t *fv = &f->values[fin];
+    if (last != k &&
+        (fv->storage != DML_PKG_STORAGE_ARENA || fv->type.dtype != DML_DTYPE_F32)) {
+      last = k, fin = v, bn = relu = 0, fv = &f->values[v];
+    }
+    if (last == k && pk == 0) continue;
+    int clash = 0;
+    for (uint32_t j = 0; j < n->n_inputs && last != k; j++) {
+      uint32_t in = n->inputs[j];
+      if (in != DML_PKG_NO_VALUE && !is_const(f, in) && overlaps(fv, &f->values[in]))
+        clash = 1;
+    }
+    if (clash) {
+      /* The planner gave the last output the Conv's input buffer (the input
+       * dies at the Conv). Move that value into the Conv's own output
+       * buffer instead, if no value made before its last use takes that
+       * buffer (the Conv's output dies at the chain, so the planner may
+       * reuse it). */
+      const dml_pkg_value_t *cv = &f->values[v];
+      uint32_t last_use = last;
+      for (uint32_t q = last + 1; q < nn; q++)
+        for (uint32_t j = 0; j < f->nodes[q].n_inputs; j++)
+          if (f->nodes[q].inputs[j] == fin) last_use = q;
+      int taken = cv->storage != DML_PKG_STORAGE_ARENA || cv->bytes < fv->bytes;
+      for (uint32_t q = last + 1; q <= last_use && !taken; q++)
+        for (uint32_t j = 0; j < f->nodes[q].n_outputs; j++) {
+          uint32_t o = f->nodes[q].outputs[j];
+          if (o != DML_PKG_NO_VALUE && f->values[o].storage == DML_PKG_STORAGE_ARENA &&
+              overlaps(cv, &f->values[o]))
+            taken = 1;
+        }
+      if (!taken) {
+        p->value_offset[fin] = cv->offset + 1;
+      } else {
+        /* Else a buffer of its own, beside the arena. */
+        p->value_extra[fin] = p->extra_bytes + 1;
+        p->extra_bytes += (fv->bytes + 63) & ~(uint64_t)63;
+      }
+    }
+    p->role[k] = 1;
+    for (uint32_t j = k + 1; j <= last; j++) p->role[j] = 2;
+    p->final_value[k] = fin;
+    p->ep[k].relu = relu;
+    if (bn) {
+      p->ep[k].scale =
+          (const float *)(uintptr_t)(coef_n + 1); /* 1 + index until pass 2 */
+      coef_n += 2 * (size_t)C;
+    }
+    if (pk) {
+      p->ep[k].packed = (const void *)(uintptr_t)(packed_n + 1); /* 1 + offset */
+      packed_n += (pk + 63) & ~(size_t)63;
+    }
+    any = 1;
+    k = last;
+  }
+  free(uses);
+  if (!any) {
+    dml_rt_cpu_fuse_free(p);
+    return DML_OK;
+  }
+  /* Pass 2: BatchNormalization's affine coefficients (dml_cpu_bn_affine),
+   * the packed weights. */
+  p->coef = (float *)malloc((coef_n ? coef_n : 1) * sizeof(float));
+  if (packed_n && posix_memalign(&p->packed, 64, packed_n) != 0) p->packed = NULL;
+  if (!p->coef || (packed_n && !p->packed)) {
+    dml_rt_cpu_fuse_free(p);
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
+  }
+  for (uint32_t k = 0; k < nn; k++) {
+    if (p->role[k] != 1) continue;
+    const dml_pkg_node_t *n = &f->nodes[k];
+    if (p->ep[k].packed) {
+      void *dst = (char *)p->packed + ((size_t)(uintptr_t)p->ep[k].packed - 1);
+      dml_tensor_t w = weight_view(f, weights, n->inputs[1]);
+      dml_cpu_prepack(n->op, &w, n->attrs, n->n_attrs, dst);
+      p->ep[k].packed = dst;
+    }
+    if (!p->ep[k].scale) continue;
+    const dml_pkg_node_t *b = &f->nodes[k + 1];
+    float *sc = p->coef + ((size_t)(uintptr_t)p->ep[k].scale - 1);
+    int64_t C = f->values[b->inputs[1]].type.dims[0].value;
+    double eps = dml_attr_float(b->attrs, b->n_attrs, "epsilon", 1e-5);
+    const void *d[4];
+    dml_dtype_t dt[4];
+    for (int j = 0; j < 4; j++) {
+      const dml_pkg_value_t *pv = &f->values[b->inputs[1 + j]];
+      d[j] = weights + pv->offset;
+      dt[j] = pv->type.dtype;
+    }
+    for (int64_t ch = 0; ch < C; ch++)
+      dml_cpu_bn_affine(dml_load_f64(dt[0], d[0], (size_t)ch),
+                        dml_load_f64(dt[1], d[1], (size_t)ch),
+                        dml_load_f64(dt[2], d[2], (size_t)ch),
+                        dml_load_f64(dt[3], d[3], (size_t)ch), eps, &sc[ch], &sc[C + ch]);
+    p->ep[k].scale = sc;
+    p->ep[k].shift = sc + C;
+  }
+  *out = p;
+  return DML_OK;
+}
