@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# ONNX 1.23.2's node tests (onnx_conformance_123*): generated once into
+# .cache/onnx-1.23.2 from the pinned onnx wheel (PyPI).
+bash scripts/onnx_node_suite.sh >/dev/null
 # The runtime alone, with nothing above it (ARCHITECTURE.md's layering):
 # this build has no include path or library of ir/, passes/, frontends/.
 cmake -S . -B build-runtime -DDMLC_RUNTIME_ONLY=ON >/dev/null

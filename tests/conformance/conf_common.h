@@ -92,6 +92,7 @@ typedef struct conf_result {
   int statistical; /* checked by shape/dtype/value set (random outputs) */
   char **ops;      /* op types of the model's top-level nodes (unique, sorted) */
   size_t n_ops;
+  int opset;            /* the model's default-domain opset (0: none or no model) */
   const char *expected; /* the list's reason, when listed */
   double seconds;
   /* dml_conformance --emit: the test was written (its files' bytes) */
