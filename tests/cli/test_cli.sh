@@ -156,6 +156,13 @@ grep -qF "pass --cast to convert it to f32" <<<"$out" && ok || bad "no --cast hi
 expect_ok cast "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f64.npy" --output-dir "$WORK/odd64" --cast
 grep -qF "note: input 'x': converted f64 values from '$FX/x_f64.npy' to f32 (--cast)" <<<"$out" && ok || bad "cast note: $out"
 cmp -s "$WORK/odd/a_b.npy" "$WORK/odd64/a_b.npy" && ok || bad "--cast gives other values"
+# --cast never wraps or saturates: a value the input's dtype cannot hold is
+# an error naming the element (f32 inf from 1e300; -1.375 -> -1 for u8).
+expect_err cast-inf "--cast: element 5 (1.0000000000000001e+300) does not fit f32" "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f64_huge.npy" --output-dir "$WORK/odd64" --cast
+expect_ok compile-u8 "$DMLC" compile "$FX/u8_input.onnx" -o "$WORK/u8.dmlpkg"
+expect_err cast-u8 "--cast: element 0 (-1.375) does not fit u8" "$DMLC" run "$WORK/u8.dmlpkg" --input "$FX/x_f32.npy" --output-dir "$WORK/u8" --cast
+expect_ok cast-u8-ok "$DMLC" run "$WORK/u8.dmlpkg" --input "$FX/x_u8ok.npy" --output-dir "$WORK/u8" --cast
+grep -qF "y: f32[2,4] -> $WORK/u8/y.npy (min 0, max 255, mean 59.5)" <<<"$out" && ok || bad "cast to u8 (truncating 1.9, 4.5): $out"
 # --top-k with labels: lenet5 on its reference input is a 9 (then 7, 5).
 expect_ok top-k "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/models/lenet5_io/input_0.npy" --output-dir "$WORK/tk" --top-k 3 --labels "$FX/labels.txt"
 grep -qF "  row 0: 9 nine: 6.12" <<<"$out" && grep -qF ", 7 seven: 5.79" <<<"$out" && ok || bad "top-k: $out"
