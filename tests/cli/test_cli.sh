@@ -210,6 +210,8 @@ cp "$M" "$WORK/m.onnx"
 DMLC_ABS=$(cd "$(dirname "$DMLC")" && pwd)/$(basename "$DMLC")
 expect_err same-file "the output './m.onnx' is the model 'm.onnx' itself" bash -c "cd '$WORK' && '$DMLC_ABS' compile m.onnx -o ./m.onnx"
 cmp -s "$M" "$WORK/m.onnx" && ok || bad "compile -o ./m.onnx changed the model"
+expect_err opt-same-file "the output './m.onnx' is the input 'm.onnx' itself" bash -c "cd '$WORK' && '$DMLC_ABS' opt m.onnx -o ./m.onnx"
+cmp -s "$M" "$WORK/m.onnx" && ok || bad "opt -o ./m.onnx changed the model"
 ln -f "$WORK/m.onnx" "$WORK/hard.onnx"
 expect_err same-file-hardlink "is the model" "$DMLC" compile "$WORK/m.onnx" -o "$WORK/hard.onnx"
 # dmlc run: an output that would replace an --input file is refused.
