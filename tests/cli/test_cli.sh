@@ -123,6 +123,22 @@ grep -qF "note: 64 rows exceed the batch bound 8: running 8 chunks and concatena
 expect_ok compile-64 "$DMLC" compile "$M" -o "$WORK/lenet64.dmlpkg" --batch-bound 64
 expect_ok run-64 "$DMLC" run "$WORK/lenet64.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/whole"
 cmp -s "$WORK/chunks/logits.npy" "$WORK/whole/logits.npy" && ok || bad "chunked run differs from the whole run"
+# a last chunk shorter than the bound (64 = 12 * 5 + 4)
+expect_ok compile-5 "$DMLC" compile "$M" -o "$WORK/lenet5b.dmlpkg" --batch-bound 5
+expect_ok run-5 "$DMLC" run "$WORK/lenet5b.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/chunks5"
+grep -qF "running 13 chunks" <<<"$out" && cmp -s "$WORK/chunks5/logits.npy" "$WORK/whole/logits.npy" && ok || bad "bound-5 chunks: $out"
+# several inputs: batch rows split, a static input bound whole; an output
+# without batch rows cannot be concatenated (an error, not a wrong file)
+FX=$(cd "$(dirname "$0")/fixtures" && pwd)
+expect_ok compile-two "$DMLC" compile "$FX/two_inputs.onnx" -o "$WORK/two2.dmlpkg" --batch-bound 2
+expect_err run-two-chunks "5 rows exceed the batch bound 2 and output 'z' (f32[2]) has no 'batch' rows to concatenate over chunks" \
+  "$DMLC" run "$WORK/two2.dmlpkg" --input "a=$FX/a5.npy" --input "b=$FX/a5.npy" --input "c=$FX/c2.npy" --output-dir "$WORK/two"
+grep -qF "recompile with --batch-bound 5" <<<"$out" && ok || bad "no recompile hint: $out"
+expect_ok compile-two-y "$DMLC" compile "$FX/two_inputs_y.onnx" -o "$WORK/twoy.dmlpkg" --batch-bound 2
+expect_ok run-two-y "$DMLC" run "$WORK/twoy.dmlpkg" --input "a=$FX/a5.npy" --input "b=$FX/a5.npy" --input "c=$FX/c2.npy" --output-dir "$WORK/twoy"
+# y = 2 a + c over rows 0..4 of a = [[0,1],...,[8,9]], c = [100,200]
+grep -qF "y: f32[5,2] -> $WORK/twoy/y.npy (min 100, max 218, mean 159)" <<<"$out" && ok || bad "two-input chunks: $out"
+cmp -s "$WORK/twoy/y.npy" "$FX/y5.npy" && ok || bad "two-input chunks: y differs from y5.npy"
 head -c 100 "$WORK/lenet5.dmlpkg" > "$WORK/trunc.dmlpkg"
 expect_err truncated-pkg "error: " "$DMLC" run "$WORK/trunc.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_0.npy"
 expect_err not-npy "error: " "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$M"
