@@ -199,6 +199,12 @@ int dmlc_cmd_opt(int argc, char **argv) {
   }
   if (!path)
     return dmlc_usage_error("opt", "no input given (a .dmlir file or an ONNX model)");
+  /* One file by device and inode, not by spelling: -o over the input would
+   * replace the model with its IR text. */
+  if (out_path && (!strcmp(out_path, path) || dml_file_same(out_path, path)))
+    return dmlc_usage_error("opt",
+                            "the output '%s' is the input '%s' itself; choose another -o",
+                            out_path, path);
   if (!pipeline) pipeline = ends_with(path, ".onnx") ? "shape-infer" : "";
   if (!strcmp(pipeline, "default")) pipeline = dml_pass_default_pipeline();
 

@@ -31,9 +31,9 @@ static void usage(FILE *f) {
       "two upper-case hex digits), so \"1_minute_timer\" -> 1_minute_timer.npy,\n"
       "\"/fc/Gemm_output_0\" -> %%2Ffc%%2FGemm_output_0.npy and \"out:0\" ->\n"
       "out%%3A0.npy; percent-decoding the file name (less .npy) gives the name\n"
-      "back. Two outputs that would land in one file (a name longer than the\n"
-      "file system allows, or a case-insensitive file system) are an error,\n"
-      "never an overwrite.\n"
+      "back. A name whose file name would exceed 255 bytes is an error, and so\n"
+      "are two outputs that land in one file (on a case-insensitive file\n"
+      "system), never an overwrite; so is an output over an --input file.\n"
       "\n"
       "flags:\n"
       "  --input NAME=FILE.npy  binds model input NAME to the array in FILE.npy;\n"
@@ -45,8 +45,10 @@ static void usage(FILE *f) {
       "                         count ([N,28,28] for [batch,784]) is reshaped, with\n"
       "                         a note.\n"
       "  --cast                 convert an array of another numeric dtype to the\n"
-      "                         input's dtype (with a note); without it a dtype\n"
-      "                         that differs from the model input's is an error\n"
+      "                         input's dtype (with a note; floats to integers\n"
+      "                         truncate toward zero; a value the dtype cannot\n"
+      "                         hold is an error); without it a dtype that\n"
+      "                         differs from the model input's is an error\n"
       "  --output-dir DIR       where outputs are written (default: the current\n"
       "                         directory; created if missing)\n"
       "  --device NAME          device to run on: cpu (default), vulkan (the default\n"
@@ -110,7 +112,12 @@ static int file_name(const char *name, char *buf, size_t cap) {
   return 0;
 }
 
-/* Converts t (dtype != want) into a new buffer of dtype `want`. */
+/* Converts t (dtype != want) into a new buffer of dtype `want` (--cast):
+ * C conversion semantics (a float to an integer truncates toward zero),
+ * but a value the target cannot hold is an error naming its index and
+ * value, never a wrapped or saturated number: NaN or an infinity to an
+ * integer, an integer out of the target's range (read back differently),
+ * a finite float that becomes infinite in a narrower float. */
 static dml_status_t convert(const dml_tensor_t *t, dml_dtype_t want, dml_tensor_t *out,
                             void **out_buf) {
   size_t es = dml_dtype_size(want);
@@ -122,11 +129,36 @@ static dml_status_t convert(const dml_tensor_t *t, dml_dtype_t want, dml_tensor_
   if (!buf)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.run", "out of memory");
   int as_int = !dml_dtype_is_float(want) && !dml_dtype_is_float(t->dtype);
+  int to_bool = want == DML_DTYPE_BOOL;
   for (int64_t i = 0; i < n; i++) {
-    if (as_int)
-      dml_store_i64(want, buf, (size_t)i, dml_load_i64(t->dtype, t->data, (size_t)i));
-    else
-      dml_store_f64(want, buf, (size_t)i, dml_load_f64(t->dtype, t->data, (size_t)i));
+    size_t k = (size_t)i;
+    int fits;
+    if (as_int) {
+      int64_t v = dml_load_i64(t->dtype, t->data, k);
+      dml_store_i64(want, buf, k, v);
+      /* a negative value into an unsigned type, a u64 above INT64_MAX (read
+       * as negative) into anything but u64: the bits would survive the
+       * round trip but not the value */
+      int sign_lost =
+          v < 0 && ((t->dtype == DML_DTYPE_U64) != (want == DML_DTYPE_U64) ||
+                    (!dml_dtype_is_signed_int(want) && want != DML_DTYPE_U64));
+      fits = to_bool || (dml_load_i64(want, buf, k) == v && !sign_lost);
+    } else {
+      double v = dml_load_f64(t->dtype, t->data, k);
+      dml_store_f64(want, buf, k, v);
+      double back = dml_load_f64(want, buf, k);
+      if (dml_dtype_is_float(want))
+        fits = isnan(v) || isinf(v) || !isinf(back);
+      else
+        fits = to_bool || (isfinite(v) && back == trunc(v));
+    }
+    if (!fits) {
+      double v = dml_load_f64(t->dtype, t->data, k);
+      free(buf);
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "dmlc.run",
+                             "--cast: element %" PRId64 " (%.17g) does not fit %s", i, v,
+                             dml_dtype_name(want));
+    }
   }
   *out = *t;
   out->dtype = want;

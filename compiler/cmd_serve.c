@@ -430,6 +430,16 @@ static const char *strict_json_check(const char *b, size_t n) {
   return NULL;
 }
 
+/* The first key of object `o` that appears twice in it (cJSON would read
+ * the first and ignore the other), or NULL. */
+static const char *duplicate_key(const cJSON *o) {
+  if (!cJSON_IsObject(o)) return NULL;
+  for (const cJSON *a = o->child; a; a = a->next)
+    for (const cJSON *b = a->next; b; b = b->next)
+      if (a->string && b->string && !strcmp(a->string, b->string)) return a->string;
+  return NULL;
+}
+
 /* Whether the JSON number v stays finite in float dtype `dt`: its magnitude
  * is below the value halfway between the largest finite one and the next
  * power of two, where round-to-nearest goes to inf (IEEE 754-2019 4.3.1):
@@ -565,6 +575,18 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
   const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(root, "outputs");
   if (!cJSON_IsObject(root)) {
     ret = reply_error(sv, c, cs, 400, um, "the request must be a JSON object");
+    goto done;
+  }
+  const char *dup = duplicate_key(root);
+  for (const cJSON *e = cJSON_IsArray(inputs) ? inputs->child : NULL; e && !dup;
+       e = e->next)
+    dup = duplicate_key(e);
+  for (const cJSON *e = cJSON_IsArray(outputs) ? outputs->child : NULL; e && !dup;
+       e = e->next)
+    dup = duplicate_key(e);
+  if (dup) {
+    ret = reply_error(sv, c, cs, 400, um,
+                      "malformed JSON: key \"%.100s\" given twice in one object", dup);
     goto done;
   }
   if (id && !cJSON_IsString(id)) {

@@ -123,6 +123,22 @@ grep -qF "note: 64 rows exceed the batch bound 8: running 8 chunks and concatena
 expect_ok compile-64 "$DMLC" compile "$M" -o "$WORK/lenet64.dmlpkg" --batch-bound 64
 expect_ok run-64 "$DMLC" run "$WORK/lenet64.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/whole"
 cmp -s "$WORK/chunks/logits.npy" "$WORK/whole/logits.npy" && ok || bad "chunked run differs from the whole run"
+# a last chunk shorter than the bound (64 = 12 * 5 + 4)
+expect_ok compile-5 "$DMLC" compile "$M" -o "$WORK/lenet5b.dmlpkg" --batch-bound 5
+expect_ok run-5 "$DMLC" run "$WORK/lenet5b.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_1.npy" --output-dir "$WORK/chunks5"
+grep -qF "running 13 chunks" <<<"$out" && cmp -s "$WORK/chunks5/logits.npy" "$WORK/whole/logits.npy" && ok || bad "bound-5 chunks: $out"
+# several inputs: batch rows split, a static input bound whole; an output
+# without batch rows cannot be concatenated (an error, not a wrong file)
+FX=$(cd "$(dirname "$0")/fixtures" && pwd)
+expect_ok compile-two "$DMLC" compile "$FX/two_inputs.onnx" -o "$WORK/two2.dmlpkg" --batch-bound 2
+expect_err run-two-chunks "5 rows exceed the batch bound 2 and output 'z' (f32[2]) has no 'batch' rows to concatenate over chunks" \
+  "$DMLC" run "$WORK/two2.dmlpkg" --input "a=$FX/a5.npy" --input "b=$FX/a5.npy" --input "c=$FX/c2.npy" --output-dir "$WORK/two"
+grep -qF "recompile with --batch-bound 5" <<<"$out" && ok || bad "no recompile hint: $out"
+expect_ok compile-two-y "$DMLC" compile "$FX/two_inputs_y.onnx" -o "$WORK/twoy.dmlpkg" --batch-bound 2
+expect_ok run-two-y "$DMLC" run "$WORK/twoy.dmlpkg" --input "a=$FX/a5.npy" --input "b=$FX/a5.npy" --input "c=$FX/c2.npy" --output-dir "$WORK/twoy"
+# y = 2 a + c over rows 0..4 of a = [[0,1],...,[8,9]], c = [100,200]
+grep -qF "y: f32[5,2] -> $WORK/twoy/y.npy (min 100, max 218, mean 159)" <<<"$out" && ok || bad "two-input chunks: $out"
+cmp -s "$WORK/twoy/y.npy" "$FX/y5.npy" && ok || bad "two-input chunks: y differs from y5.npy"
 head -c 100 "$WORK/lenet5.dmlpkg" > "$WORK/trunc.dmlpkg"
 expect_err truncated-pkg "error: " "$DMLC" run "$WORK/trunc.dmlpkg" --input "input=$SHARED/models/lenet5_io/input_0.npy"
 expect_err not-npy "error: " "$DMLC" run "$WORK/lenet5.dmlpkg" --input "input=$M"
@@ -156,6 +172,13 @@ grep -qF "pass --cast to convert it to f32" <<<"$out" && ok || bad "no --cast hi
 expect_ok cast "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f64.npy" --output-dir "$WORK/odd64" --cast
 grep -qF "note: input 'x': converted f64 values from '$FX/x_f64.npy' to f32 (--cast)" <<<"$out" && ok || bad "cast note: $out"
 cmp -s "$WORK/odd/a_b.npy" "$WORK/odd64/a_b.npy" && ok || bad "--cast gives other values"
+# --cast never wraps or saturates: a value the input's dtype cannot hold is
+# an error naming the element (f32 inf from 1e300; -1.375 -> -1 for u8).
+expect_err cast-inf "--cast: element 5 (1.0000000000000001e+300) does not fit f32" "$DMLC" run "$WORK/odd.dmlpkg" --input "$FX/x_f64_huge.npy" --output-dir "$WORK/odd64" --cast
+expect_ok compile-u8 "$DMLC" compile "$FX/u8_input.onnx" -o "$WORK/u8.dmlpkg"
+expect_err cast-u8 "--cast: element 0 (-1.375) does not fit u8" "$DMLC" run "$WORK/u8.dmlpkg" --input "$FX/x_f32.npy" --output-dir "$WORK/u8" --cast
+expect_ok cast-u8-ok "$DMLC" run "$WORK/u8.dmlpkg" --input "$FX/x_u8ok.npy" --output-dir "$WORK/u8" --cast
+grep -qF "y: f32[2,4] -> $WORK/u8/y.npy (min 0, max 255, mean 59.5)" <<<"$out" && ok || bad "cast to u8 (truncating 1.9, 4.5): $out"
 # --top-k with labels: lenet5 on its reference input is a 9 (then 7, 5).
 expect_ok top-k "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/models/lenet5_io/input_0.npy" --output-dir "$WORK/tk" --top-k 3 --labels "$FX/labels.txt"
 grep -qF "  row 0: 9 nine: 6.12" <<<"$out" && grep -qF ", 7 seven: 5.79" <<<"$out" && ok || bad "top-k: $out"
@@ -203,6 +226,8 @@ cp "$M" "$WORK/m.onnx"
 DMLC_ABS=$(cd "$(dirname "$DMLC")" && pwd)/$(basename "$DMLC")
 expect_err same-file "the output './m.onnx' is the model 'm.onnx' itself" bash -c "cd '$WORK' && '$DMLC_ABS' compile m.onnx -o ./m.onnx"
 cmp -s "$M" "$WORK/m.onnx" && ok || bad "compile -o ./m.onnx changed the model"
+expect_err opt-same-file "the output './m.onnx' is the input 'm.onnx' itself" bash -c "cd '$WORK' && '$DMLC_ABS' opt m.onnx -o ./m.onnx"
+cmp -s "$M" "$WORK/m.onnx" && ok || bad "opt -o ./m.onnx changed the model"
 ln -f "$WORK/m.onnx" "$WORK/hard.onnx"
 expect_err same-file-hardlink "is the model" "$DMLC" compile "$WORK/m.onnx" -o "$WORK/hard.onnx"
 # dmlc run: an output that would replace an --input file is refused.
