@@ -234,7 +234,8 @@ static void test_input_shapes(void) {
   g_shapes = &bad_dim;
   CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,
               "dim 1 is negative (-2)");
-  dml_onnx_input_shape_t twice[2] = {{"x", 2, xdims, NULL, NULL}, {"x", 2, xdims, NULL, NULL}};
+  dml_onnx_input_shape_t twice[2] = {{"x", 2, xdims, NULL, NULL},
+                                     {"x", 2, xdims, NULL, NULL}};
   g_shapes = twice;
   g_n_shapes = 2;
   CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,

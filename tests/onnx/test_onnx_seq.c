@@ -60,7 +60,8 @@ static void test_split(void) {
 static void test_map(void) {
   /* The sequence input "xs": two elements of different shapes. */
   const int64_t d0[2] = {2, 3}, d1[1] = {3};
-  const dml_onnx_input_shape_t el[2] = {{"xs", 2, d0, NULL, NULL}, {"xs", 1, d1, NULL, NULL}};
+  const dml_onnx_input_shape_t el[2] = {{"xs", 2, d0, NULL, NULL},
+                                        {"xs", 1, d1, NULL, NULL}};
   const dml_onnx_sequence_input_t si = {"xs", 2, el};
   dml_compile_options_t o;
   memset(&o, 0, sizeof(o));
