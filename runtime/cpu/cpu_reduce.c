@@ -220,7 +220,8 @@ dml_status_t dml_cpuk_Reduce(const dml_cpu_call_t *c) {
       else
         inner *= g.ext[i];
     }
-    if (ridx < 0) outer = nx;
+    /* no reduced dim of extent > 1 (ridx < 0): every dim is `inner`, R = 1
+     * (outer = nx here once wrote nx * nx elements) */
     reduce_f32_block(k, (const float *)x->data, (float *)y->data, outer, R, inner);
     return DML_OK;
   }
