@@ -5,7 +5,8 @@
  * rows"). Lavapipe stops the loops of an invocation after 65,535 iterations
  * in all, so a serial loop over a row of 4M values summed 65,535 of them
  * (issue 15): rows of 1, 257, 65,535, 65,536, 100,000, 4M and 2^24 + 5,
- * 70,000 rows (more than one workgroup per grid dimension can count).
+ * 65,537 rows (more rows than a grid dimension counts workgroups), and
+ * grids of more than 65,535 workgroups (dispatched in parts).
  *
  * References and tolerances: long rows against an f64 reference computed
  * here, |vulkan - ref| <= 2e-5 * max(1, |ref|) (f32 sums in 4 accumulators
@@ -410,14 +411,36 @@ static void test_nan_rows(void) {
   free(b);
 }
 
-int main(int argc, char **argv) {
+/* Grids beyond 65,535 workgroups (lavapipe's maxComputeWorkGroupCount):
+ * an elementwise kernel over 2^24 + 1 elements (65,537 workgroups of 256)
+ * and a MaxPool with 2049 x 2049 outputs (65,601 workgroups of 64) run in
+ * parts (vkCmdDispatchBase) instead of failing; against the CPU. */
+static void test_large_grids(void) {
+  int64_t n = (1 << 24) + 1, dp[4] = {1, 1, 2050, 2050};
+  float *x = malloc(sizeof(float) * (size_t)n);
+  if (!x) return;
+  gpu_test_seed(13);
+  for (int64_t i = 0; i < n; i++) x[i] = gpu_test_frand();
+  x[n - 1] = NAN;
+  dml_tensor_t t[2] = {tensor_f32(x, 1, &n), tensor_f32(x, 4, dp)};
+  dml_rt_session_t *cpu = NULL, *vk = NULL;
+  dml_rt_model_t *m = run_pair(
+      "func @forward(%x: f32[16777217], %p: f32[1,1,2050,2050]) -> (f32[16777217], "
+      "f32[1,1,2049,2049]) {\n"
+      "  %y = Neg(%x) : f32[16777217]\n"
+      "  %mp = MaxPool(%p) {kernel_shape = [2, 2], strides = [1, 1]} : "
+      "f32[1,1,2049,2049]\n"
+      "  return %y, %mp\n}\n",
+      t, 2, &cpu, &vk);
+  check_against_cpu("grids beyond 65535 workgroups", m, cpu, vk);
+  gpu_test_close(m, cpu, vk);
+  free(x);
+}
+
+int main(void) {
   dml_rt_device_info_t d[16];
   uint32_t n = 0;
   if (gpu_test_skip(dml_rt_vulkan_devices(d, 16, &n), "no Vulkan device")) return 77;
-  if (argc > 1 && !strcmp(argv[1], "nan")) {
-    RUN(test_nan_rows);
-    return dml_test_finish();
-  }
   RUN(test_sum_of_minus_ones);
   RUN(test_long_rows);
   RUN(test_row_over_2_24);
@@ -425,5 +448,6 @@ int main(int argc, char **argv) {
   RUN(test_many_rows);
   RUN(test_norm_long);
   RUN(test_nan_rows);
+  RUN(test_large_grids);
   return dml_test_finish();
 }
