@@ -313,14 +313,7 @@ dml_status_t dml_cpuk_GlobalPool(const dml_cpu_call_t *c) {
         for (int64_t j = 1; j < sp; j++) m = p[j] > m || p[j] != p[j] ? p[j] : m;
         out[i] = m;
       } else {
-        float s[8] = {0};
-        int64_t j = 0;
-        for (; j + 8 <= sp; j += 8)
-          for (int u = 0; u < 8; u++) s[u] += p[j + u];
-        float t = 0.0f;
-        for (int u = 0; u < 8; u++) t += s[u];
-        for (; j < sp; j++) t += p[j];
-        out[i] = sp ? t / (float)sp : 0.0f;
+        out[i] = sp ? (float)(dml_cpu_sum_f32(p, sp) / (double)sp) : 0.0f;
       }
     }
     return DML_OK;
