@@ -267,6 +267,11 @@ static const dml_kval_t *nan_max(dml_kpool_t *p, const dml_kval_t *a, const dml_
   return dml_kv_select(p, keep_a, a, b);
 }
 
+const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
+                                     const dml_kval_t *b, int is_max) {
+  return nan_max(p, a, b, is_max);
+}
+
 /* Value of ew_op_more's node `n` given its operands `x` (formulas of the
  * ONNX operator specs, defaults included). */
 static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
@@ -2118,8 +2123,11 @@ static dml_kstmt_t *conv_inner(sched_t *s, const dml_kidx_t *e, void *vctx) {
     v = dml_kv_fn(p, DML_KF_MUL, xv,
                   dml_kv_load(p, buf_of(c->ws->w), at(s, c->ws->w, wk)));
   }
+  /* max-pooling keeps NaN as the CPU does */
+  const dml_kval_t *a = dml_kv_reg(p, c->acc);
   dml_kstmt_t *st =
-      assign(s, DML_KS_SET, c->acc, dml_kv_fn(p, c->comb, dml_kv_reg(p, c->acc), v));
+      assign(s, DML_KS_SET, c->acc,
+             c->comb == DML_KF_MAX ? nan_max(p, a, v, 1) : dml_kv_fn(p, c->comb, a, v));
   if (c->count && st)
     st->next =
         assign(s, DML_KS_SET, c->cnt,
@@ -2388,23 +2396,24 @@ static const dml_kval_t *reduced_at(sched_t *s, const dml_pkg_value_t *axes, int
   return f;
 }
 
-static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
+/* Element index in x of reduced element `j` (row-major over the reduced
+ * dims) of output element `row` (row-major over the kept dims) of a
+ * reduction over `red` (reduce_axes); *out_R the reduced count (an index
+ * expression: run-time axes make it one). */
+static const dml_kidx_t *reduce_x_index(sched_t *s, const dml_pkg_value_t *x,
+                                        const int *red, const dml_kidx_t *row,
+                                        const dml_kidx_t *j, const dml_kidx_t **out_R) {
   dml_kpool_t *p = s->pool;
-  const dml_pkg_node_t *n = &s->fn->nodes[G->nodes[0]];
-  const dml_pkg_value_t *x = val(s, n->inputs[0]);
-  dml_kernel_t *K = new_kernel(s, DML_KK_REDUCE);
-  if (!K) return;
-  set_nodes(s, K, G);
-  dml_klin_t numel;
-  type_numel(G->out, &numel);
-  K->local[0] = WG;
-  K->items[0] = numel;
-  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
-  int32_t r = DML_KVAR_FIRST_LOOP;
-  const dml_kidx_t *rv = dml_ki_var(p, r);
-  /* kept dims from gid, reduced dims from r (both row-major) */
+  /* kept dims from row, reduced dims from j (both row-major) */
   const dml_kidx_t *xcoord[DML_MAX_RANK];
-  const dml_kidx_t *rest_o = gid, *rest_r = rv, *R = dml_ki_const(p, 1);
+  const dml_kidx_t *rest_o = row, *rest_r = j, *R = dml_ki_const(p, 1);
+  /* the outermost kept and reduced dims take what is left (row < rows and
+   * j < R: no remainder needed), unless axes come at run time */
+  int32_t first[2] = {-1, -1};
+  for (int32_t d = x->type.rank - 1; d >= 0; d--)
+    if (red[d] >= 0) first[red[d] ? 1 : 0] = d;
+  for (int32_t d = 0; d < x->type.rank; d++)
+    if (red[d] < 0) first[0] = first[1] = -1;
   for (int32_t d = x->type.rank - 1; d >= 0; d--) {
     const dml_kidx_t *e = dim_idx(s, x->type.dims[d]);
     if (red[d] < 0) {
@@ -2425,17 +2434,94 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
       continue;
     }
     const dml_kidx_t **rest = red[d] ? &rest_r : &rest_o;
-    xcoord[d] = dml_ki_bin(p, DML_KI_MOD, *rest, e);
+    xcoord[d] = first[red[d] ? 1 : 0] == d ? *rest : dml_ki_bin(p, DML_KI_MOD, *rest, e);
     *rest = dml_ki_bin(p, DML_KI_DIV, *rest, e);
     if (red[d]) R = dml_ki_bin(p, DML_KI_MUL, R, e);
   }
-  const dml_kidx_t *xi = bcast_index(s, &x->type, &x->type, xcoord);
-  uint32_t acc = G->n;
+  *out_R = R;
+  return bcast_index(s, &x->type, &x->type, xcoord);
+}
+
+/* Element j of a cooperative reduction's row (dml_krow_reduce): x at
+ * reduced element j of output element `row`, through `fn` (abs, square,
+ * exp(x - m) with m in register `mreg`, or none). */
+typedef struct {
+  const dml_pkg_value_t *x;
+  const int *red;
+  const dml_kidx_t *row;
+  dml_op_t op;
+  /* 0: x through op's function, 1: exp(x - reg mreg), 2: x with NaN as
+   * the identity of ArgMax (-inf) / ArgMin (+inf), 3 / 4: j as f32 where x
+   * equals reg mreg, else 2^24 / -1 (the first / last index holding it) */
+  int mode;
+  uint32_t mreg;
+} red_row_t;
+
+static const dml_kval_t *red_row_value(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const red_row_t *c = vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *R;
+  const dml_kval_t *xv = load_at(s, c->x, reduce_x_index(s, c->x, c->red, c->row, j, &R));
+  if (c->mode == 1)
+    return dml_kv_fn(p, DML_KF_EXP, dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg(p, c->mreg)),
+                     NULL);
+  if (c->mode == 2)
+    return dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, xv, xv), xv,
+                         dml_kv_const(p, c->op == DML_OP_ARG_MAX ? -INFINITY : INFINITY));
+  if (c->mode >= 3)
+    return dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, xv, dml_kv_reg(p, c->mreg)),
+                         dml_kv_idx(p, DML_KT_F32, j),
+                         dml_kv_const(p, c->mode == 3 ? 16777216.0f : -1.0f));
+  if (c->op == DML_OP_REDUCE_L1) return dml_kv_fn(p, DML_KF_ABS, xv, NULL);
+  if (c->op == DML_OP_REDUCE_L2 || c->op == DML_OP_REDUCE_SUM_SQUARE)
+    return dml_kv_fn(p, DML_KF_MUL, xv, xv);
+  return xv;
+}
+
+/* Largest reduced count of a reduction over `red` of x (at the bounds;
+ * run-time axes: every element). */
+static int64_t reduce_count_max(const sched_t *s, const dml_pkg_value_t *x,
+                                const int *red) {
+  int64_t m = 1;
+  for (int32_t d = 0; d < x->type.rank; d++) {
+    if (!red[d]) continue;
+    dml_klin_t l = {x->type.dims[d].value, x->type.dims[d].sym, 0, 0};
+    int64_t e = lin_max(s, l);
+    if (__builtin_mul_overflow(m, e, &m)) return INT64_MAX;
+  }
+  return m;
+}
+
+static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[G->nodes[0]];
+  const dml_pkg_value_t *x = val(s, n->inputs[0]);
+  dml_kernel_t *K = new_kernel(s, DML_KK_REDUCE);
+  if (!K) return;
+  set_nodes(s, K, G);
+  dml_klin_t numel;
+  type_numel(G->out, &numel);
   dml_kdtype_t t = kdt(x);
+  int is_arg = n->op == DML_OP_ARG_MAX || n->op == DML_OP_ARG_MIN;
+  /* long f32 rows: one workgroup per output element (schedule_rows.c) */
+  int64_t rmax = reduce_count_max(s, x, red);
+  int coop =
+      t == DML_KT_F32 && dml_krow_wanted(s, rmax) && (!is_arg || rmax <= (1 << 24));
+  int32_t r = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *gid =
+      coop ? dml_krow_setup(s, K, numel, r + 1, 0) : dml_ki_var(p, DML_KVAR_GID_X);
+  if (!coop) {
+    K->local[0] = WG;
+    K->items[0] = numel;
+  }
+  const dml_kidx_t *rv = dml_ki_var(p, r);
+  const dml_kidx_t *R;
+  const dml_kidx_t *xi = reduce_x_index(s, x, red, gid, rv, &R);
+  uint32_t acc = G->n;
   const dml_kidx_t *coord[DML_MAX_RANK];
   coords_of(s, G->out, gid, coord);
   dml_kblock_t body = {0};
-  if (n->op == DML_OP_ARG_MAX || n->op == DML_OP_ARG_MIN) {
+  if (is_arg) {
     /* best value in register acc + 1, its index (i64) in acc; the first
      * (or with select_last_index the last) extremum wins */
     int last = (int)dml_attr_int(n->attrs, n->n_attrs, "select_last_index", 0);
@@ -2452,8 +2538,9 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
                                  dml_kv_select(p, hit, dml_kv_idx(p, DML_KT_I64, rv),
                                                dml_kv_reg_t(p, acc, DML_KT_I64))));
     /* start from element 0 (its compare with itself keeps index 0) */
-    dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_zero(p, DML_KT_I64)));
-    const dml_kidx_t *x0c[DML_MAX_RANK];
+    if (!coop)
+      dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_zero(p, DML_KT_I64)));
+    const dml_kidx_t *x0c[DML_MAX_RANK] = {0};
     const dml_kidx_t *rest = gid;
     for (int32_t d = x->type.rank - 1; d >= 0; d--) {
       const dml_kidx_t *e = dim_idx(s, x->type.dims[d]);
@@ -2464,12 +2551,38 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
         rest = dml_ki_bin(p, DML_KI_DIV, rest, e);
       }
     }
-    dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1,
-                                 load_at(s, x, bcast_index(s, &x->type, &x->type, x0c))));
-    dml_kblock_add(&body, for_loop(s, r, R, loop.first));
-    emit_chain(s, K, G, &body, dml_kv_reg_t(p, acc, DML_KT_I64), coord, gid);
-    K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
-    K->n_regs = acc + 3;
+    const dml_kval_t *x0 = load_at(s, x, bcast_index(s, &x->type, &x->type, x0c));
+    if (coop) {
+      /* the best value m ignoring NaN (registers acc + 4 ..), then the
+       * first (last) index holding m as an f32 (exact: R <= 2^24;
+       * registers acc ..); a NaN element 0 gives 0, as the CPU's compares
+       * (which skip NaN after element 0) do */
+      int is_amax = n->op == DML_OP_ARG_MAX;
+      red_row_t rc = {x, red, gid, n->op, 2, acc + 4};
+      dml_krow_reduce(s, &body, R, r, is_amax ? DML_KF_MAX : DML_KF_MIN,
+                      is_amax ? -INFINITY : INFINITY, red_row_value, &rc, acc + 4, 0);
+      rc.mode = last ? 4 : 3;
+      dml_krow_reduce(s, &body, R, r, last ? DML_KF_MAX : DML_KF_MIN,
+                      last ? -1.0f : 16777216.0f, red_row_value, &rc, acc, 0);
+      const dml_kval_t *ix =
+          dml_kv_cast(p, DML_KT_I64,
+                      dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, x0, x0),
+                                    dml_kv_reg(p, acc), dml_kv_const(p, 0.0f)));
+      dml_kblock_t tail = {0};
+      uint32_t nr = K->n_regs;
+      dml_kblock_add(&tail, assign(s, DML_KS_LET, acc + 8, ix));
+      emit_chain(s, K, G, &tail, dml_kv_reg_t(p, acc + 8, DML_KT_I64), coord, gid);
+      dml_kblock_add(
+          &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
+      K->body = dml_krow_finish(s, K, numel, r + 1, body.first);
+      K->n_regs = nr > acc + 9 ? nr : acc + 9;
+    } else {
+      dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, x0));
+      dml_kblock_add(&body, for_loop(s, r, R, loop.first));
+      emit_chain(s, K, G, &body, dml_kv_reg_t(p, acc, DML_KT_I64), coord, gid);
+      K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+      K->n_regs = acc + 3;
+    }
     dml_klin_t xl;
     if (type_numel(&x->type, &xl)) {
       lin_add(&K->flops, xl, 1);
@@ -2506,10 +2619,31 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
                                                                   : is_min ? hi
                                                                            : 0);
   const dml_kval_t *xv = load_at(s, x, xi);
+  /* the max of LogSumExp: register acc + 1, or acc + 4 in the cooperative
+   * form (whose sums use acc .. acc + 3) */
+  uint32_t mreg = coop ? acc + 4 : acc + 1;
+  if (coop) {
+    red_row_t rc = {x, red, gid, n->op, 0, mreg};
+    if (is_lse) {
+      dml_krow_reduce(s, &body, R, r, DML_KF_MAX, -INFINITY, red_row_value, &rc, mreg, 0);
+      rc.mode = 1;
+    }
+    dml_krow_reduce(s, &body, R, r,
+                    is_max    ? DML_KF_MAX
+                    : is_min  ? DML_KF_MIN
+                    : is_prod ? DML_KF_MUL
+                              : DML_KF_ADD,
+                    is_max    ? -INFINITY
+                    : is_min  ? INFINITY
+                    : is_prod ? 1.0f
+                              : 0.0f,
+                    red_row_value, &rc, acc, 0);
+  }
   /* f32 and f64 only (the scheduler's switch): L1, L2, SumSquare, Prod,
    * LogSum and LogSumExp, the last as log(sum(exp(x - m))) + m with m the
    * max (register acc + 1) */
-  if (is_lse) {
+  if (coop) {
+  } else if (is_lse) {
     dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, dml_kv_fconst(p, t, -INFINITY)));
     dml_kblock_add(
         &body,
@@ -2523,21 +2657,24 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   } else if (n->op == DML_OP_REDUCE_L2 || n->op == DML_OP_REDUCE_SUM_SQUARE) {
     xv = dml_kv_fn(p, DML_KF_MUL, xv, xv);
   }
-  dml_kblock_add(&body, assign(s, DML_KS_LET, acc, init));
-  dml_kfn_t comb = is_max    ? DML_KF_MAX
-                   : is_min  ? DML_KF_MIN
-                   : is_prod ? DML_KF_MUL
-                             : DML_KF_ADD;
-  dml_kblock_add(&body,
-                 for_loop(s, r, R,
-                          assign(s, DML_KS_SET, acc,
-                                 dml_kv_fn(p, comb, dml_kv_reg_t(p, acc, t), xv))));
+  if (!coop) {
+    dml_kblock_add(&body, assign(s, DML_KS_LET, acc, init));
+    /* float max/min keep NaN as the CPU does */
+    const dml_kval_t *a = dml_kv_reg_t(p, acc, t);
+    dml_kblock_add(
+        &body,
+        for_loop(s, r, R,
+                 assign(s, DML_KS_SET, acc,
+                        is_max || is_min
+                            ? nan_max(p, a, xv, is_max)
+                            : dml_kv_fn(p, is_prod ? DML_KF_MUL : DML_KF_ADD, a, xv))));
+  }
   const dml_kval_t *res = dml_kv_reg_t(p, acc, t);
   if (n->op == DML_OP_REDUCE_L2) res = dml_kv_fn(p, DML_KF_SQRT, res, NULL);
   if (n->op == DML_OP_REDUCE_LOG_SUM) res = dml_kv_fn(p, DML_KF_LOG, res, NULL);
   if (is_lse)
     res = dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_LOG, res, NULL),
-                    dml_kv_reg_t(p, acc + 1, t));
+                    dml_kv_reg_t(p, mreg, t));
   if (is_mean) {
     /* divide by the reduced count (an index expression: convert via a
      * constant when static) */
@@ -2552,9 +2689,20 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
     res = dml_kv_fn(p, DML_KF_DIV, dml_kv_reg_t(p, acc, t),
                     sym ? dml_kv_idx(p, t, R) : dml_kv_fconst(p, t, (float)cnt));
   }
-  emit_chain(s, K, G, &body, res, coord, gid);
-  K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
-  K->n_regs = acc + (is_lse ? 2 : 1);
+  if (coop) {
+    /* invocation 0 of the workgroup runs the epilogue */
+    dml_kblock_t tail = {0};
+    uint32_t nr = K->n_regs;
+    emit_chain(s, K, G, &tail, res, coord, gid);
+    dml_kblock_add(
+        &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
+    K->body = dml_krow_finish(s, K, numel, r + 1, body.first);
+    K->n_regs = nr > acc + 8 ? nr : acc + 8;
+  } else {
+    emit_chain(s, K, G, &body, res, coord, gid);
+    K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+    K->n_regs = acc + (is_lse ? 2 : 1);
+  }
   dml_klin_t xl;
   if (type_numel(&x->type, &xl)) {
     lin_add(&K->flops, xl, 1);
@@ -2599,6 +2747,47 @@ static void emit_shape_size(sched_t *s, uint32_t node) {
 
 /* ---- softmax ---- */
 
+/* A cooperative Softmax/LogSoftmax row (schedule_rows.c): element j at
+ * base + j * inner of x and y; m (the max) in register 4, the sum in 0. */
+typedef struct {
+  const dml_pkg_value_t *x, *y;
+  const dml_kidx_t *base, *inner;
+  int shifted, log;
+} sm_row_t;
+
+static const dml_kidx_t *sm_elem(sched_t *s, const sm_row_t *c, const dml_kidx_t *j) {
+  return dml_ki_bin(s->pool, DML_KI_ADD, c->base,
+                    dml_ki_bin(s->pool, DML_KI_MUL, j, c->inner));
+}
+
+static const dml_kval_t *sm_row_value(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const sm_row_t *c = vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *xv = dml_kv_load(p, buf_of(c->x), at(s, c->x, sm_elem(s, c, j)));
+  if (!c->shifted) return xv;
+  return dml_kv_fn(p, DML_KF_EXP, dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg(p, 4)), NULL);
+}
+
+static dml_kstmt_t *sm_row_store(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const sm_row_t *c = vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *e = sm_elem(s, c, j);
+  const dml_kval_t *d = dml_kv_fn(
+      p, DML_KF_SUB, dml_kv_load(p, buf_of(c->x), at(s, c->x, e)), dml_kv_reg(p, 4));
+  /* LogSoftmax: x - m - log(sum); Softmax: exp(x - m) * (1 / sum) */
+  const dml_kval_t *out =
+      c->log
+          ? dml_kv_fn(p, DML_KF_SUB, d, dml_kv_reg(p, 8))
+          : dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_EXP, d, NULL), dml_kv_reg(p, 8));
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->idx = at(s, c->y, e);
+    st->val = out;
+  }
+  return st;
+}
+
 static void emit_softmax(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -2630,6 +2819,36 @@ static void emit_softmax(sched_t *s, uint32_t node) {
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
   set_nodes(s, K, &G);
+  if (dml_krow_wanted(s, L)) {
+    /* a workgroup per row: the max, the sum of exp(x - max), the outputs */
+    int32_t j = DML_KVAR_FIRST_LOOP;
+    const dml_kidx_t *row = dml_krow_setup(s, K, rows, j + 1, 0);
+    const dml_kidx_t *in = dml_ki_const(p, inner);
+    sm_row_t c = {x,
+                  y,
+                  dml_ki_bin(p, DML_KI_ADD,
+                             dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, row, in),
+                                        dml_ki_const(p, L * inner)),
+                             dml_ki_bin(p, DML_KI_MOD, row, in)),
+                  in,
+                  0,
+                  n->op == DML_OP_LOG_SOFTMAX};
+    if (inner == 1) c.base = dml_ki_bin(p, DML_KI_MUL, row, dml_ki_const(p, L));
+    const dml_kidx_t *Lx = dml_ki_const(p, L);
+    dml_kblock_t body = {0};
+    dml_krow_reduce(s, &body, Lx, j, DML_KF_MAX, -INFINITY, sm_row_value, &c, 4, 0);
+    c.shifted = 1;
+    dml_krow_reduce(s, &body, Lx, j, DML_KF_ADD, 0.0f, sm_row_value, &c, 0, 0);
+    dml_kblock_add(&body, assign(s, DML_KS_LET, 8,
+                                 dml_kv_fn(p, c.log ? DML_KF_LOG : DML_KF_RECIP,
+                                           dml_kv_reg(p, 0), NULL)));
+    dml_kblock_add(&body, dml_krow_each(s, Lx, j, sm_row_store, &c));
+    K->body = dml_krow_finish(s, K, rows, j + 1, body.first);
+    K->n_regs = 9;
+    lin_add(&K->flops, numel, 5);
+    lin_add(&K->bytes, numel, 8);
+    return;
+  }
   K->local[0] = 64;
   K->items[0] = rows;
   K->n_regs = 3;
@@ -3304,6 +3523,66 @@ static int move_op(dml_op_t op) {
  * dims of each (n, c), scale and B per channel): mean, then the variance
  * of x - mean (two passes), then y = (x - mean) / sqrt(var + epsilon) *
  * scale + B. The normalized dims must be static. */
+/* A normalization row (emit_norm): element j of row `row` at row * L + j;
+ * y = (x - mean) * inv * scale + B, scale and B per channel (Instance) or
+ * broadcast to the normalized dims `nt` (Layer). */
+typedef struct {
+  const dml_pkg_value_t *x, *y, *sc, *b;
+  const dml_type_t *nt;
+  const dml_kidx_t *row, *C; /* C: channels (Instance), else NULL */
+  int64_t L;
+  uint32_t mean, inv; /* registers */
+} norm_row_t;
+
+static const dml_kidx_t *norm_elem(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
+  return dml_ki_bin(s->pool, DML_KI_ADD,
+                    dml_ki_bin(s->pool, DML_KI_MUL, c->row, dml_ki_const(s->pool, c->L)),
+                    j);
+}
+
+static const dml_kval_t *norm_dev(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
+  return dml_kv_fn(s->pool, DML_KF_SUB,
+                   dml_kv_load(s->pool, buf_of(c->x), at(s, c->x, norm_elem(s, c, j))),
+                   dml_kv_reg(s->pool, c->mean));
+}
+
+static const dml_kval_t *norm_out(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *sv, *bv = NULL;
+  if (c->C) {
+    const dml_kidx_t *ch = dml_ki_bin(p, DML_KI_MOD, c->row, c->C);
+    sv = dml_kv_load(p, buf_of(c->sc), at(s, c->sc, ch));
+    bv = dml_kv_load(p, buf_of(c->b), at(s, c->b, ch));
+  } else {
+    const dml_kidx_t *nc[DML_MAX_RANK];
+    coords_of(s, c->nt, j, nc);
+    sv = dml_kv_load(p, buf_of(c->sc),
+                     at(s, c->sc, bcast_index(s, &c->sc->type, c->nt, nc)));
+    if (c->b)
+      bv = dml_kv_load(p, buf_of(c->b),
+                       at(s, c->b, bcast_index(s, &c->b->type, c->nt, nc)));
+  }
+  const dml_kval_t *out =
+      dml_kv_fn(p, DML_KF_MUL,
+                dml_kv_fn(p, DML_KF_MUL, norm_dev(s, c, j), dml_kv_reg(p, c->inv)), sv);
+  return bv ? dml_kv_fn(p, DML_KF_ADD, out, bv) : out;
+}
+
+static const dml_kval_t *norm_row_x(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const norm_row_t *c = vctx;
+  return dml_kv_load(s->pool, buf_of(c->x), at(s, c->x, norm_elem(s, c, j)));
+}
+
+static const dml_kval_t *norm_row_sq(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const dml_kval_t *d = norm_dev(s, vctx, j);
+  return dml_kv_fn(s->pool, DML_KF_MUL, d, d);
+}
+
+static dml_kstmt_t *norm_row_store(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const norm_row_t *c = vctx;
+  return store_at(s, c->y, norm_elem(s, c, j), norm_out(s, c, j));
+}
+
 static void emit_norm(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -3362,34 +3641,50 @@ static void emit_norm(sched_t *s, uint32_t node) {
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
   set_nodes(s, K, &G);
-  K->local[0] = 64;
-  K->items[0] = rows;
-  K->n_regs = 3;
   double eps = dml_attr_float(n->attrs, n->n_attrs, "epsilon", 1e-5);
-  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
+  int coop = dml_krow_wanted(s, L);
   int32_t j = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *gid;
+  if (coop) {
+    gid = dml_krow_setup(s, K, rows, j + 1, 0);
+  } else {
+    K->local[0] = 64;
+    K->items[0] = rows;
+    gid = dml_ki_var(p, DML_KVAR_GID_X);
+  }
+  /* registers: mean 0, the sum of squares 1 (4 in the cooperative form,
+   * whose sums use 4 registers from there), 1 / sqrt(var + eps) 2 (8) */
+  norm_row_t c = {
+      x, y, sc,          b, &nt, gid, inst ? dim_idx(s, x->type.dims[1]) : NULL,
+      L, 0, coop ? 8 : 2};
+  uint32_t vr = coop ? 4 : 1;
   const dml_kidx_t *jv = dml_ki_var(p, j), *Lx = dml_ki_const(p, L);
-  const dml_kidx_t *e = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, gid, Lx), jv);
-  const dml_kval_t *xv = dml_kv_load(p, buf_of(x), at(s, x, e));
-  const dml_kval_t *mean = dml_kv_reg(p, 0), *var = dml_kv_reg(p, 1),
-                   *inv = dml_kv_reg(p, 2);
-  const dml_kval_t *d = dml_kv_fn(p, DML_KF_SUB, xv, mean);
+  const dml_kval_t *mean = dml_kv_reg(p, 0), *var = dml_kv_reg(p, vr),
+                   *inv = dml_kv_reg(p, c.inv);
   dml_kblock_t body = {0};
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(
-      &body,
-      for_loop(s, j, Lx, assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_ADD, mean, xv))));
+  if (coop) {
+    dml_krow_reduce(s, &body, Lx, j, DML_KF_ADD, 0.0f, norm_row_x, &c, 0, 0);
+  } else {
+    dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(
+        &body, for_loop(s, j, Lx,
+                        assign(s, DML_KS_SET, 0,
+                               dml_kv_fn(p, DML_KF_ADD, mean, norm_row_x(s, jv, &c)))));
+  }
   dml_kblock_add(&body,
                  assign(s, DML_KS_SET, 0,
                         dml_kv_fn(p, DML_KF_DIV, mean, dml_kv_const(p, (float)L))));
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, 0.0f)));
+  if (coop) {
+    dml_krow_reduce(s, &body, Lx, j, DML_KF_ADD, 0.0f, norm_row_sq, &c, vr, 0);
+  } else {
+    dml_kblock_add(&body, assign(s, DML_KS_LET, vr, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(
+        &body, for_loop(s, j, Lx,
+                        assign(s, DML_KS_SET, vr,
+                               dml_kv_fn(p, DML_KF_ADD, var, norm_row_sq(s, jv, &c)))));
+  }
   dml_kblock_add(
-      &body,
-      for_loop(s, j, Lx,
-               assign(s, DML_KS_SET, 1,
-                      dml_kv_fn(p, DML_KF_ADD, var, dml_kv_fn(p, DML_KF_MUL, d, d)))));
-  dml_kblock_add(
-      &body, assign(s, DML_KS_LET, 2,
+      &body, assign(s, DML_KS_LET, c.inv,
                     dml_kv_fn(p, DML_KF_RECIP,
                               dml_kv_fn(p, DML_KF_SQRT,
                                         dml_kv_fn(p, DML_KF_ADD,
@@ -3398,20 +3693,22 @@ static void emit_norm(sched_t *s, uint32_t node) {
                                                   dml_kv_const(p, (float)eps)),
                                         NULL),
                               NULL)));
-  const dml_kval_t *sv, *bv = NULL;
-  if (inst) {
-    const dml_kidx_t *ch = dml_ki_bin(p, DML_KI_MOD, gid, dim_idx(s, x->type.dims[1]));
-    sv = dml_kv_load(p, buf_of(sc), at(s, sc, ch));
-    bv = dml_kv_load(p, buf_of(b), at(s, b, ch));
-  } else {
-    const dml_kidx_t *nc[DML_MAX_RANK];
-    coords_of(s, &nt, jv, nc);
-    sv = dml_kv_load(p, buf_of(sc), at(s, sc, bcast_index(s, &sc->type, &nt, nc)));
-    if (b) bv = dml_kv_load(p, buf_of(b), at(s, b, bcast_index(s, &b->type, &nt, nc)));
+  if (coop) {
+    dml_kblock_add(&body, dml_krow_each(s, Lx, j, norm_row_store, &c));
+    dml_kblock_t tail = {0};
+    if (mo) dml_kblock_add(&tail, store_at(s, mo, gid, mean));
+    if (io) dml_kblock_add(&tail, store_at(s, io, gid, inv));
+    if (tail.first)
+      dml_kblock_add(
+          &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
+    K->body = dml_krow_finish(s, K, rows, j + 1, body.first);
+    K->n_regs = 9;
+    lin_add(&K->flops, numel, 8);
+    lin_add(&K->bytes, numel, 12);
+    return;
   }
-  const dml_kval_t *out = dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_MUL, d, inv), sv);
-  if (bv) out = dml_kv_fn(p, DML_KF_ADD, out, bv);
-  dml_kblock_add(&body, for_loop(s, j, Lx, store_at(s, y, e, out)));
+  K->n_regs = 3;
+  dml_kblock_add(&body, for_loop(s, j, Lx, norm_row_store(s, jv, &c)));
   if (mo) dml_kblock_add(&body, store_at(s, mo, gid, mean));
   if (io) dml_kblock_add(&body, store_at(s, io, gid, inv));
   K->body = if_lt(s, gid, dml_ki_lin(p, rows), body.first);

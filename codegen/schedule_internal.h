@@ -85,4 +85,52 @@ int dml_ksched_ops3_handles(dml_op_t op);
  * UNIMPLEMENTED detail naming the node and why (dtype, form). */
 void dml_ksched_ops3_emit(sched_t *s, uint32_t node);
 
+/* max(a, b) (`is_max`) or min(a, b) as the CPU computes them (a NaN
+ * operand gives NaN for floats; schedule.c's nan_max). */
+const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
+                                     const dml_kval_t *b, int is_max);
+
+/* schedule_rows.c: cooperative row reductions, one workgroup of
+ * DML_KROW_WG invocations per row (docs/kernels.md "Long rows"). */
+#define DML_KROW_WG 256
+/* Rows longer than this (at the bounds) take the cooperative form; shorter
+ * ones keep one invocation per row. */
+#define DML_KROW_MIN 256
+
+/* Element j of a row as a value (f32), or a statement for element j. */
+typedef const dml_kval_t *(*dml_krow_value_fn)(sched_t *s, const dml_kidx_t *j,
+                                               void *ctx);
+typedef dml_kstmt_t *(*dml_krow_stmt_fn)(sched_t *s, const dml_kidx_t *j, void *ctx);
+
+/* 1 when rows of at most `row_len_max` elements take the cooperative form. */
+int dml_krow_wanted(const sched_t *s, int64_t row_len_max);
+
+/* Sets K's workgroup (DML_KROW_WG), grid (`rows` workgroups, at most
+ * 65,535) and shared tile `tile` (DML_KROW_WG f32) and returns the index of
+ * the workgroup's row: the workgroup id, or, with more rows than 65,535 at
+ * the bounds, the workgroup id + 65,535 * loop variable `row_var` (then
+ * dml_krow_finish wraps the body in that loop). */
+const dml_kidx_t *dml_krow_setup(sched_t *s, dml_kernel_t *K, dml_klin_t rows,
+                                 int32_t row_var, uint32_t tile);
+
+/* The kernel body for `body`, the statements of the row of dml_krow_setup:
+ * `body` itself, or the loop over the workgroup's turns with the test row <
+ * rows (uniform over the workgroup). */
+dml_kstmt_t *dml_krow_finish(sched_t *s, const dml_kernel_t *K, dml_klin_t rows,
+                             int32_t row_var, dml_kstmt_t *body);
+
+/* Appends to `b` the statements after which f32 register `reg` of every
+ * invocation of the workgroup holds comb over j < n of value(j) (comb: add,
+ * mul, or max/min keeping NaN; `init` its identity): 4 strided accumulators
+ * per invocation (registers reg .. reg + 3, loop variable `var`, n / 1024
+ * iterations), then a balanced tree through tile `tile`. */
+void dml_krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_t var,
+                     dml_kfn_t comb, float init, dml_krow_value_fn value, void *ctx,
+                     uint32_t reg, uint32_t tile);
+
+/* A loop (variable `var`) running body(j) for the row's elements j < n of
+ * this invocation: j = lid, lid + DML_KROW_WG, ... */
+dml_kstmt_t *dml_krow_each(sched_t *s, const dml_kidx_t *n, int32_t var,
+                           dml_krow_stmt_fn body, void *ctx);
+
 #endif /* DML_SCHEDULE_INTERNAL_H_ */

@@ -1122,6 +1122,13 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
     const dml_kval_t *cond =
         dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_GT, xv, acc),
                   dml_kv_fn(p, DML_KF_LT, best, dml_kv_zero(p, DML_KT_I64)));
+    /* NaN propagates, the first NaN of the window wins (as on the CPU) */
+    if (dml_kdtype_is_float(t))
+      cond = dml_kv_fn(
+          p, DML_KF_OR, cond,
+          dml_kv_fn(p, DML_KF_AND,
+                    dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, xv, xv), NULL),
+                    dml_kv_fn(p, DML_KF_EQ, acc, acc)));
     dml_kblock_add(&in_body, assign(s, DML_KS_LET, 4, cond));
     const dml_kval_t *c4 = dml_kv_reg_t(p, 4, DML_KT_BOOL);
     dml_kblock_add(&in_body, assign(s, DML_KS_SET, 0, dml_kv_select(p, c4, xv, acc)));

@@ -9,7 +9,8 @@
 #include "dml_rt.h"
 
 /* A global: a PARAM or STATE value; every function's value at the same
- * "weights" offset is the same global. */
+ * "weights" offset is the same global (one of zero bytes: the same offset
+ * and name; rt_model.c's collect_globals). */
 typedef struct dml_rt_global {
   const char *name;
   const dml_pkg_value_t *value; /* the first function's value (its type, flags) */

@@ -104,7 +104,9 @@ static int cmp_global(const void *a, const void *b) {
 }
 
 /* The globals: CONST values flagged PARAM or STATE, one per "weights"
- * offset across functions (same name and type at the same offset); and the
+ * offset across functions (same name and type at the same offset; a value
+ * of zero bytes holds no storage, so it shares its offset with the next
+ * value and is told apart by its name); and the
  * Assign nodes' operands: a global target and a value of its static type. */
 static dml_status_t collect_globals(dml_rt_model_t *m) {
   const dml_pkg_graph_t *g = m->graph;
@@ -120,7 +122,10 @@ static dml_status_t collect_globals(dml_rt_model_t *m) {
           !(v->flags & (DML_PKG_VALUE_PARAM | DML_PKG_VALUE_STATE)))
         continue;
       uint32_t k = 0;
-      while (k < m->n_globals && m->globals[k].offset != v->offset) k++;
+      while (k < m->n_globals && (m->globals[k].offset != v->offset ||
+                                  ((v->bytes == 0 || m->globals[k].bytes == 0) &&
+                                   strcmp(m->globals[k].name, v->name) != 0)))
+        k++;
       if (k == m->n_globals) {
         m->globals[k].name = v->name;
         m->globals[k].value = v;

@@ -825,6 +825,20 @@ def gen_gpu_missing():
                [vi("y", TensorProto.INT32, [3, 2])]), "gpu_missing_op.onnx")
 
 
+
+def gen_empty_init():
+    """An empty initializer (Resize's roi, 0 elements) listed before other
+    initializers: its zero bytes share a weights offset with the next one,
+    which once made the package fail to load (issue 15)."""
+    roi = numpy_helper.from_array(np.zeros((0,), np.float32), "roi")
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    w = numpy_helper.from_array(np.array([0.5], np.float32), "w")
+    nodes = [helper.make_node("Resize", ["x", "roi", "scales"], ["r"], mode="nearest"),
+             helper.make_node("Mul", ["r", "w"], ["y"])]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+               [vi("y", TensorProto.FLOAT, [1, 1, 4, 4])], [roi, scales, w]),
+         "empty_initializer.onnx")
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -847,6 +861,7 @@ def main():
     gen_tfidf()
     gen_gradient()
     gen_gpu_missing()
+    gen_empty_init()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

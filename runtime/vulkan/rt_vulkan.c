@@ -326,6 +326,13 @@ typedef struct vk_session {
   VkFence fence;
   const dml_kpkg_function_t *kf;
   VkPipeline *pipelines;
+  /* Vulkan 1.1's vkCmdDispatchBase (NULL when the device lacks it), and per
+   * kernel 1 when its grid can exceed maxComputeWorkGroupCount[0] at the
+   * symbols' bounds: its pipeline then allows a base workgroup and record()
+   * dispatches it in parts (lavapipe counts 65,535 workgroups per
+   * dimension: an elementwise kernel over 2^24 + 1 elements needs 65,537) */
+  PFN_vkCmdDispatchBase dispatch_base;
+  uint8_t *split;
   uint32_t n_symbols;
   io_region_t *inputs, *outputs;
   uint32_t n_inputs, n_outputs;
@@ -450,6 +457,7 @@ static void session_free_own(vk_session_t *v) {
   v->layout = VK_NULL_HANDLE;
   v->dsl = VK_NULL_HANDLE;
   free(v->pipelines);
+  free(v->split);
   free(v->cmds);
   v->cmds = NULL;
   dml_rt_gpu_dims_free(&v->dims);
@@ -675,6 +683,9 @@ static dml_status_t create_device(vk_session_t *v) {
   if (!v->f) return dml_status_make(DML_STATUS_INTERNAL, OP, "the driver lacks " #f);
   VK_DEVICE_FNS(X)
 #undef X
+  if (L->props[v->phys_index].apiVersion >= VK_API_VERSION_1_1)
+    v->dispatch_base =
+        (PFN_vkCmdDispatchBase)L->vkGetDeviceProcAddr(v->dev, "vkCmdDispatchBase");
   v->vkGetDeviceQueue(v->dev, fam, 0, &v->queue);
   return DML_OK;
 }
@@ -769,7 +780,7 @@ static dml_status_t transfer_weights(vk_session_t *v, const uint8_t *src, uint8_
   return s;
 }
 
-static dml_status_t make_pipelines(vk_session_t *v) {
+static dml_status_t make_pipelines(vk_session_t *v, const dml_pkg_graph_t *g) {
   VkDescriptorSetLayoutBinding b[2] = {
       {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
       {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL}};
@@ -807,9 +818,13 @@ static dml_status_t make_pipelines(vk_session_t *v) {
   v->vkUpdateDescriptorSets(v->dev, 2, w, 0, NULL);
   uint32_t nk = v->kf->n_kernels;
   v->pipelines = (VkPipeline *)calloc(nk ? nk : 1, sizeof(VkPipeline));
-  if (!v->pipelines)
+  v->split = (uint8_t *)calloc(nk ? nk : 1, 1);
+  if (!v->pipelines || !v->split)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   const VkPhysicalDeviceLimits *lim = &v->L->props[v->phys_index].limits;
+  int64_t bounds[DML_KPKG_MAX_SYMBOLS];
+  uint32_t nb = g->n_symbols < DML_KPKG_MAX_SYMBOLS ? g->n_symbols : DML_KPKG_MAX_SYMBOLS;
+  for (uint32_t i = 0; i < nb; i++) bounds[i] = g->symbols[i].bound;
   for (uint32_t i = 0; i < nk; i++) {
     const dml_kpkg_kernel_t *K = &v->kf->kernels[i];
     if (K->local[0] > lim->maxComputeWorkGroupSize[0] ||
@@ -829,10 +844,14 @@ static dml_status_t make_pipelines(vk_session_t *v) {
     free(code);
     if (r != VK_SUCCESS)
       return dml_status_detail(vkfail("vkCreateShaderModule", r), "kernel %s", K->name);
+    int64_t items = dml_kpkg_lin_eval(K->items[0], bounds, nb);
+    v->split[i] =
+        v->dispatch_base && (items < 0 || (items + K->local[0] - 1) / K->local[0] >
+                                              (int64_t)lim->maxComputeWorkGroupCount[0]);
     VkComputePipelineCreateInfo ci = {
         VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         NULL,
-        0,
+        v->split[i] ? VK_PIPELINE_CREATE_DISPATCH_BASE_BIT : 0,
         {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
          VK_SHADER_STAGE_COMPUTE_BIT, mod, "main", NULL},
         v->layout,
@@ -879,6 +898,7 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
 #define X(f) v->f = o->f;
     VK_DEVICE_FNS(X)
 #undef X
+    v->dispatch_base = o->dispatch_base;
     v->dev = o->dev;
     v->queue = o->queue;
     v->queue_family = o->queue_family;
@@ -938,7 +958,7 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   }
   if (!s && !o) s = transfer_weights(v, weights, NULL, m->weights_size);
-  if (!s) s = make_pipelines(v);
+  if (!s) s = make_pipelines(v, g);
   if (s) {
     vk_close(v);
     return s;
@@ -1009,6 +1029,11 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
     for (int d = 0; d < 3; d++) {
       int64_t items = dml_kpkg_lin_eval(K->items[d], e->sym, e->n_symbols);
       int64_t gcount = items <= 0 ? 0 : (items + K->local[d] - 1) / K->local[d];
+      /* x beyond the limit: dispatched in parts below (32-bit ids) */
+      if (d == 0 && v->split[k] && gcount <= (int64_t)UINT32_MAX) {
+        groups[d] = (uint32_t)gcount;
+        continue;
+      }
       if (gcount > (int64_t)lim->maxComputeWorkGroupCount[d])
         return dml_status_make(
             DML_STATUS_UNIMPLEMENTED, OP,
@@ -1017,8 +1042,16 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
       groups[d] = (uint32_t)gcount;
     }
     v->vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipelines[k]);
-    if (groups[0] && groups[1] && groups[2])
+    uint32_t max0 = lim->maxComputeWorkGroupCount[0];
+    if (groups[0] && groups[1] && groups[2] && groups[0] > max0) {
+      /* gl_WorkGroupID.x (and the global ids) count from the base */
+      for (uint64_t base = 0; base < groups[0]; base += max0)
+        v->dispatch_base(cb, (uint32_t)base, 0, 0,
+                         groups[0] - base < max0 ? (uint32_t)(groups[0] - base) : max0,
+                         groups[1], groups[2]);
+    } else if (groups[0] && groups[1] && groups[2]) {
       v->vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+    }
     if (v->queries)
       v->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->queries, k + 1);
     /* The next kernel reads what this one wrote (and may overwrite what

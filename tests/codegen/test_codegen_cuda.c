@@ -766,8 +766,52 @@ static void test_cuda_errors(void) {
   free(a);
 }
 
+/* The cooperative row forms (codegen/schedule_rows.c: a block of 256
+ * threads per row, a shared-memory tree, __syncthreads): reductions,
+ * LogSumExp, ArgMax, Softmax, LogSoftmax, LayerNormalization and
+ * InstanceNormalization over rows of 100,000, and more rows (65,537) than
+ * CUDA's gridDim.y could count, render and compile to PTX (sm_80) with
+ * bar.sync and without calls; the grid stays within 65,535 blocks. */
+static void test_row_forms_compile(void) {
+  void *b = NULL;
+  dml_pkg_graph_t *g = NULL;
+  dml_kplan_t *p = plan_of(
+      "global @s : f32[1] = dense<[2.0]>\n"
+      "global @c : f32[2] = dense<[1.0, 0.5]>\n"
+      "func @forward(%x: f32[2,100000], %m: f32[65537,257], %z: f32[1,2,300,300]) -> "
+      "(f32[2], f32[2], i64[2], f32[2,100000], f32[2,100000], f32[2,100000], f32[65537], "
+      "f32[1,2,300,300]) {\n"
+      "  %r = ReduceSum(%x) {axes = [1], keepdims = 0} : f32[2]\n"
+      "  %l = ReduceLogSumExp(%x) {axes = [1], keepdims = 0} : f32[2]\n"
+      "  %a = ArgMax(%x) {axis = 1, keepdims = 0} : i64[2]\n"
+      "  %s = Softmax(%x) {axis = 1} : f32[2,100000]\n"
+      "  %ls = LogSoftmax(%x) {axis = 1} : f32[2,100000]\n"
+      "  %n = LayerNormalization(%x, @s) {axis = 1} : f32[2,100000]\n"
+      "  %mr = ReduceMax(%m) {axes = [1], keepdims = 0} : f32[65537]\n"
+      "  %in = InstanceNormalization(%z, @c, @c) : f32[1,2,300,300]\n"
+      "  return %r, %l, %a, %s, %ls, %n, %mr, %in\n}\n",
+      &b, &g);
+  CHECK(p && p->n_kernels == 8);
+  for (uint32_t k = 0; p && k < p->n_kernels; k++) {
+    const dml_kernel_t *K = &p->kernels[k];
+    CHECK(K->local[0] == 256 && K->n_tiles == 1 && K->tile_elems[0] == 256);
+    int64_t sym[1] = {1};
+    CHECK(dml_klin_eval(K->items[0], sym, 0) / 256 <= 65535);
+    char *c = NULL, *ptx = NULL;
+    CHECK_OK(dml_codegen_cuda(K, 0, &c));
+    if (c) CHECK_OK(dml_codegen_cuda_ptx(c, 80, &ptx));
+    CHECK(ptx && strstr(ptx, "bar.sync") && !strstr(ptx, "call"));
+    free(c);
+    free(ptx);
+  }
+  dml_kplan_release(p);
+  dml_pkg_graph_release(g);
+  free(b);
+}
+
 int main(void) {
   RUN(test_cuda_c_and_ptx_golden);
+  RUN(test_row_forms_compile);
   RUN(test_every_function_compiles);
   RUN(test_more_dtypes);
   RUN(test_gemm_vector_loads);

@@ -45,6 +45,54 @@ DML_DEV float dml_pow(float a, float b) {
   }
   return r;
 }
+#define DML_INT_FNS(T)                                                   \
+  DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \
+  DML_DEV T dml_min(T a, T b) { return a < b ? a : b; }                  \
+  DML_DEV T dml_abs(T a) { return a < 0 ? -a : a; }                      \
+  DML_DEV T dml_sign(T a) { return (T)((a > 0) - (a < 0)); }             \
+  DML_DEV T dml_idiv(T a, T b) { return b == 0 ? 0 : b == -1 ? -a : a / b; } \
+  DML_DEV T dml_fmod(T a, T b) { return (b == 0 || b == -1) ? 0 : a % b; } \
+  DML_DEV T dml_imod(T a, T b) {                                         \
+    T r = dml_fmod(a, b);                                                \
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;                 \
+  }                                                                      \
+  DML_DEV T dml_ipow(T a, T e) { /* wraps: unsigned products */          \
+    if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;     \
+    unsigned long long r = 1, b = (unsigned long long)a;                 \
+    while (e) {                                                          \
+      if (e & 1) r *= b;                                                 \
+      b *= b;                                                            \
+      e >>= 1;                                                           \
+    }                                                                    \
+    return (T)r;                                                         \
+  }
+DML_INT_FNS(long long)
+DML_INT_FNS(int)
+DML_DEV float dml_sign(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }
+DML_DEV float dml_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+DML_DEV double dml_sign(double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x; }
+DML_DEV double dml_fmod(double a, double b) { return __builtin_fmod(a, b); }
+DML_DEV double dml_abs(double a) { return __builtin_fabs(a); }
+#define DML_ORD_FNS(T)                                                   \
+  DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \
+  DML_DEV T dml_min(T a, T b) { return a < b ? a : b; }
+DML_ORD_FNS(double)
+/* unsigned (u32, u64): a divisor of 0 gives 0, as on the CPU */
+#define DML_UINT_FNS(T)                                                  \
+  DML_ORD_FNS(T)                                                         \
+  DML_DEV T dml_udiv(T a, T b) { return b == 0 ? 0 : a / b; }           \
+  DML_DEV T dml_umod(T a, T b) { return b == 0 ? 0 : a % b; }
+DML_UINT_FNS(unsigned)
+DML_UINT_FNS(unsigned long long)
+#define DML_FN DML_DEV
+#define DML_U unsigned
+#define DML_F2U(x) __builtin_bit_cast(unsigned, x)
+#define DML_U2F(x) __builtin_bit_cast(float, x)
+#define DML_DINF __builtin_inf()
+#define DML_DNAN __builtin_nan("")
+#define DML_FLOOR __builtin_floor
+#define DML_EXP2I(k) __builtin_bit_cast(double, (unsigned long long)((k) + 1023) << 52)
+#define DML_DEXP(x) ((int)(__builtin_bit_cast(unsigned long long, x) >> 52) - 1023)
 extern "C" __global__ void __attribute__((launch_bounds(256)))
 k1_reduce(float *__restrict__ arena, const float *__restrict__ weights, dml_syms_t pc) {
   const unsigned lid_x = __nvvm_read_ptx_sreg_tid_x();
@@ -59,7 +107,7 @@ k1_reduce(float *__restrict__ arena, const float *__restrict__ weights, dml_syms
   if (gid_x < pc.sym[0]) {
     r1 = (-__builtin_inff());
     for (unsigned i0 = 0u; i0 < 6u; i0 += 1u) {
-      r1 = __builtin_fmaxf(r1, arena[(128u + ((i0 % 6u) + ((gid_x % pc.sym[0]) * 6u)))]);
+      r1 = (((r1 > arena[(128u + (i0 + (gid_x * 6u)))]) || (!(r1 == r1))) ? r1 : arena[(128u + (i0 + (gid_x * 6u)))]);
     }
     r0 = r1;
     arena[(224u + gid_x)] = r0;
