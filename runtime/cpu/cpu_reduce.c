@@ -220,7 +220,7 @@ dml_status_t dml_cpuk_Reduce(const dml_cpu_call_t *c) {
       else
         inner *= g.ext[i];
     }
-    if (ridx < 0) outer = nx;
+    if (ridx < 0) outer = nx, inner = 1; /* every reduced dim has extent 1 */
     reduce_f32_block(k, (const float *)x->data, (float *)y->data, outer, R, inner);
     return DML_OK;
   }
