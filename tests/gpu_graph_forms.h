@@ -30,6 +30,23 @@ static inline void gpu_graph_forms(gpu_test_form_fn each) {
        "  %o = Neg(%y) : f32[batch,6]\n"
        "  return %o, %s\n}\n",
        3);
+  /* A reduction whose reduced dims all have extent 1 (ReduceSum over a
+   * trailing 1): the CPU's f32 path (runtime/cpu/cpu_reduce.c) took the
+   * whole tensor as both its outer and inner extent, reading and writing
+   * numel^2 elements, over the values planned after the result (here Exp's
+   * and Max's) and past the arena (dml_graphgen seed 19, whose shrinking
+   * then crashed in free()). */
+  each("reduction over extent-1 dims",
+       "sym batch <= 16\n"
+       "func @forward(%x: f32[batch,24,1], %z: f32[batch,24]) -> (f32[batch,24], "
+       "f32[batch,24], f32[batch,1,24]) {\n"
+       "  %e = Exp(%z) : f32[batch,24]\n"
+       "  %r = ReduceSum(%x) {axes = [2], keepdims = 0} : f32[batch,24]\n"
+       "  %m = ReduceMax(%x) {axes = [-1], keepdims = 1} : f32[batch,24,1]\n"
+       "  %t = Transpose(%m) {perm = [0, 2, 1]} : f32[batch,1,24]\n"
+       "  %s = Add(%r, %e) : f32[batch,24]\n"
+       "  return %s, %e, %t\n}\n",
+       5);
 }
 
 #endif /* GPU_GRAPH_FORMS_H_ */
