@@ -466,7 +466,9 @@ static dml_status_t bcast(const ictx_t *c, const dml_type_t *a, const dml_type_t
                   TS(a, ta), TS(b, tb), (int)i, dim_str(c, da, sa, sizeof(sa)),
                   dim_str(c, db, sb, sizeof(sb)),
                   da.sym >= 0 || db.sym >= 0
-                      ? " (a symbolic dim broadcasts only with an equal dim or 1)"
+                      ? " (a symbolic dim broadcasts only with an equal dim or 1; two "
+                        "sizes derived from one input size may agree only for multiples "
+                        "of a step: dmlc compile --input-shape x=..x[MIN:MAX:STEP])"
                       : "");
     }
   }

@@ -74,6 +74,48 @@ static void test_upsample(void) {
   dml_rt_model_release(m);
 }
 
+/* A feature pyramid: Resize x2 of each level added to the level above
+ * meets only for sizes that are multiples of 8 ([16:64:8]: H = 8 * "H/8"). */
+static void test_fpn(void) {
+  char path[1400];
+  size_t len = 0;
+  uint8_t *bytes = read_file(fixture("fpn.onnx", path, sizeof path), &len);
+  CHECK(bytes != NULL);
+  if (!bytes) return;
+  dml_onnx_dim_range_t r[3] = {
+      {"x", 0, 1, 2, 1}, {"x", 2, 16, 64, 8}, {"x", 3, 16, 64, 8}};
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  void *pkg = NULL;
+  size_t n = 0;
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = NULL;
+  /* Without the step the sums cannot be proven to meet. */
+  CHECK_ERROR(dml_compile_onnx_memory(bytes, len, NULL, "fpn.onnx", &o, &pkg, &n, NULL),
+              DML_STATUS_INVALID_ARGUMENT, "[MIN:MAX:STEP]");
+  free(pkg);
+  pkg = NULL;
+  o.input_ranges = r;
+  o.n_input_ranges = 3;
+  CHECK_OK(dml_compile_onnx_memory(bytes, len, NULL, "fpn.onnx", &o, &pkg, &n, NULL));
+  if (pkg) CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case(s, "fpn", "b");
+    check_case(s, "fpn", "a");
+    check_case(s, "fpn", "c");
+    float *z = NULL;
+    int64_t odd[4] = {1, 3, 20, 20}; /* not a multiple of 8 */
+    CHECK_ERROR(set_zeros(s, 4, odd, &z), DML_STATUS_INVALID_ARGUMENT,
+                "dim 2 must be a multiple of 8");
+    free(z);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+  free(pkg);
+  free(bytes);
+}
+
 static void test_attention(void) {
   dml_onnx_dim_bound_t b[] = {{"N", 2}, {"S", 40}};
   dml_rt_model_t *m = compile("attn", b, 2, "cpu");
@@ -102,12 +144,11 @@ static void test_seq_ops(void) {
   uint8_t *bytes = read_file(fixture("seq_ops.onnx", path, sizeof path), &len);
   CHECK(bytes != NULL);
   if (!bytes) return;
-  int64_t dims[3] = {0, 0, 8}, hi[3] = {4, 32, 0}, lo[3] = {1, 2, 0};
-  dml_onnx_input_shape_t sh = {"x", 3, dims, hi, lo};
+  dml_onnx_dim_range_t r[2] = {{"x", 0, 1, 4, 1}, {"x", 1, 2, 32, 1}};
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
-  o.input_shapes = &sh;
-  o.n_input_shapes = 1;
+  o.input_ranges = r;
+  o.n_input_ranges = 2;
   void *pkg = NULL;
   size_t n = 0;
   dml_rt_model_t *m = NULL;
@@ -125,7 +166,7 @@ static void test_seq_ops(void) {
   free(pkg);
   pkg = NULL;
   /* Without the minimum, x[:, 0:2] is refused, saying what is expressible. */
-  lo[1] = 1;
+  r[1].min = 1;
   CHECK_ERROR(
       dml_compile_onnx_memory(bytes, len, NULL, "seq_ops.onnx", &o, &pkg, &n, NULL),
       DML_STATUS_UNIMPLEMENTED, "an end within the smallest size promised");
@@ -152,15 +193,15 @@ static void test_bad_bound_name(void) {
       DML_STATUS_INVALID_ARGUMENT, "symbolic dims: 'N', 'H', 'W'");
   free(pkg);
   /* A promised minimum too small for the windows fails at compile time. */
-  int64_t dims[4] = {0, 3, 0, 0}, hi[4] = {4, 0, 64, 64}, lo[4] = {1, 0, 16, 32};
-  dml_onnx_input_shape_t sh = {"x", 4, dims, hi, lo};
+  dml_onnx_dim_range_t r[3] = {
+      {"x", 0, 1, 4, 1}, {"x", 2, 16, 64, 1}, {"x", 3, 32, 64, 1}};
   memset(&o, 0, sizeof o);
-  o.input_shapes = &sh;
-  o.n_input_shapes = 1;
+  o.input_ranges = r;
+  o.n_input_ranges = 3;
   CHECK_ERROR(
       dml_compile_onnx_memory(bytes, len, NULL, "fcn_pool.onnx", &o, &pkg, &n, NULL),
       DML_STATUS_INVALID_ARGUMENT, "(H-15)/4 = 0) at the smallest input sizes");
-  lo[2] = 19;
+  r[1].min = 19;
   CHECK_OK(
       dml_compile_onnx_memory(bytes, len, NULL, "fcn_pool.onnx", &o, &pkg, &n, NULL));
   free(pkg);
@@ -207,6 +248,7 @@ int main(void) {
   RUN(test_fcn_pool);
   RUN(test_fcn_spatial);
   RUN(test_upsample);
+  RUN(test_fpn);
   RUN(test_attention);
   RUN(test_seq_ops);
   RUN(test_bad_bound_name);

@@ -22,7 +22,7 @@ static dml_rt_model_t *compile_train(const int64_t *static_dims) {
   dml_train_config_init(&cfg);
   cfg.optimizer = DML_OPTIMIZER_ADAM;
   dml_onnx_dim_bound_t b[] = {{"N", 4}, {"H", 64}, {"W", 64}};
-  dml_onnx_input_shape_t sh = {"x", 4, static_dims, NULL, NULL};
+  dml_onnx_input_shape_t sh = {"x", 4, static_dims};
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.train = &cfg;
