@@ -214,6 +214,29 @@ def fpn():
     save(m, "fpn", [("a", (1, 3, 16, 24)), ("b", (2, 3, 40, 64)), ("c", (1, 3, 64, 32))])
 
 
+def audio():
+    """x f32[batch,1,samples] (an audio front end): Conv1d(k=64, stride 32,
+    8 filters) -> Relu -> Conv1d(k=3, pad 1) -> MaxPool1d(2) -> Transpose to
+    [batch, frames, 8] -> MatMul [8,4] -> y f32[batch, frames, 4]."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[32]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1]),
+        helper.make_node("MaxPool", ["c2"], ["p2"], kernel_shape=[2], strides=[2]),
+        helper.make_node("Transpose", ["p2"], ["t"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["t", "wo"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes, "audio",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 1, "samples"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", None, 4])],
+        [init("w1", (8, 1, 64), 0.1), init("b1", (8,)), init("w2", (8, 8, 3)),
+         init("b2", (8,)), init("wo", (8, 4))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    save(m, "audio", [("a", (1, 1, 160)), ("b", (2, 1, 1000)), ("c", (3, 1, 4001))])
+
+
 if __name__ == "__main__":
     fcn_pool()
     fcn_spatial()
@@ -221,3 +244,4 @@ if __name__ == "__main__":
     seq_ops()
     upsample()
     fpn()
+    audio()

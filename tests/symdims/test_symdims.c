@@ -116,6 +116,30 @@ static void test_fpn(void) {
   free(bytes);
 }
 
+/* An audio front end: 1-D Convs (stride 32) and a MaxPool over the
+ * symbolic sample count, then MatMul over [batch, frames, 8]. */
+static void test_audio(void) {
+  dml_onnx_dim_bound_t b[] = {{"batch", 4}, {"samples", 8000}};
+  dml_rt_model_t *m = compile("audio", b, 2, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case(s, "audio", "c");
+    check_case(s, "audio", "a");
+    check_case(s, "audio", "b");
+    float *z = NULL;
+    int64_t big[3] = {1, 1, 8001}, small[3] = {1, 1, 63};
+    CHECK_ERROR(set_zeros(s, 3, big, &z), DML_STATUS_OUT_OF_RANGE,
+                "samples 8001 exceeds the compiled bound 8000");
+    free(z);
+    CHECK_OK(set_zeros(s, 3, small, &z)); /* shorter than the first window */
+    CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_OUT_OF_RANGE, "samples = 63");
+    free(z);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
 static void test_attention(void) {
   dml_onnx_dim_bound_t b[] = {{"N", 2}, {"S", 40}};
   dml_rt_model_t *m = compile("attn", b, 2, "cpu");
@@ -249,6 +273,7 @@ int main(void) {
   RUN(test_fcn_spatial);
   RUN(test_upsample);
   RUN(test_fpn);
+  RUN(test_audio);
   RUN(test_attention);
   RUN(test_seq_ops);
   RUN(test_bad_bound_name);

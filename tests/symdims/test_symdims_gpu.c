@@ -40,6 +40,17 @@ static void run_cases(const char *model, const dml_onnx_dim_bound_t *b, size_t n
   run_cases_r(model, b, nb, NULL, 0, tags, n_tags);
 }
 
+static void test_vulkan_audio(void) {
+  dml_onnx_dim_bound_t b[] = {{"batch", 4}, {"samples", 8000}};
+  const char *tags[] = {"c", "a", "b"};
+  dml_rt_model_t *m = compile("audio", b, 2, "vulkan");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "vulkan", &s));
+  for (int i = 0; s && i < 3; i++) check_case(s, "audio", tags[i]);
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
 static void test_vulkan_fcn(void) {
   dml_onnx_dim_bound_t b[] = {{"N", 4}, {"H", 64}, {"W", 64}};
   const char *pool[] = {"c", "a", "b", "d"}, *spatial[] = {"b", "a", "c"};
@@ -83,6 +94,8 @@ static void test_cuda_compiles(void) {
   CHECK_OK(compile_status("fcn_pool", b, 3, "cuda"));
   CHECK_OK(compile_status("fcn_spatial", b, 3, "cuda"));
   CHECK_OK(compile_status("upsample", b, 3, "cuda"));
+  dml_onnx_dim_bound_t ba[] = {{"batch", 4}, {"samples", 8000}};
+  CHECK_OK(compile_status("audio", ba, 2, "cuda"));
 }
 
 int main(void) {
@@ -95,5 +108,6 @@ int main(void) {
     return 77;
   }
   RUN(test_vulkan_fcn);
+  RUN(test_vulkan_audio);
   return dml_test_finish();
 }
