@@ -60,7 +60,6 @@ static int type_numel(const dml_type_t *t, dml_klin_t *out) {
   return 1;
 }
 
-
 /* Why the output dims of node `node` cannot be known on the host when a
  * run starts, or NULL. A node whose output dims follow from the values of
  * a shape input (it produces data-dependent symbols, ir/dml_ir.h) is

@@ -165,7 +165,8 @@ static const char *dim_str(const ictx_t *c, dml_dim_t d, char *buf, size_t cap) 
     if (d.value == 1)
       snprintf(buf, cap, "%s", sn);
     else
-      snprintf(buf, cap, "%lld*%s", (long long)d.value, sn);
+      snprintf(buf, cap, strpbrk(sn, "+-*/") ? "%lld*(%s)" : "%lld*%s",
+               (long long)d.value, sn);
   }
   return buf;
 }

@@ -237,6 +237,26 @@ def audio():
     save(m, "audio", [("a", (1, 1, 160)), ("b", (2, 1, 1000)), ("c", (3, 1, 4001))])
 
 
+def deconv():
+    """x f32[N,4,H,W] -> ConvTranspose(3x3, stride 2, pads 1, output_padding 1:
+    2H x 2W) -> Relu -> ConvTranspose(2x2, stride 1, dilation 2, no pads:
+    2H+2 x 2W+2) -> y f32[N,3,2H+2,2W+2]."""
+    nodes = [
+        helper.make_node("ConvTranspose", ["x", "w1", "b1"], ["d1"], strides=[2, 2],
+                         pads=[1, 1, 1, 1], output_padding=[1, 1]),
+        helper.make_node("Relu", ["d1"], ["r1"]),
+        helper.make_node("ConvTranspose", ["r1", "w2"], ["y"], dilations=[2, 2]),
+    ]
+    g = helper.make_graph(
+        nodes, "deconv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3, None, None])],
+        [init("w1", (4, 5, 3, 3)), init("b1", (5,)), init("w2", (5, 3, 2, 2))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    save(m, "deconv", [("a", (1, 4, 1, 3)), ("b", (2, 4, 7, 5)), ("c", (1, 4, 12, 16))])
+
+
 if __name__ == "__main__":
     fcn_pool()
     fcn_spatial()
@@ -245,3 +265,4 @@ if __name__ == "__main__":
     upsample()
     fpn()
     audio()
+    deconv()

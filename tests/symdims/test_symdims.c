@@ -140,6 +140,22 @@ static void test_audio(void) {
   dml_rt_model_release(m);
 }
 
+/* ConvTranspose over symbolic H, W: stride 2 with output_padding (2H),
+ * then dilation 2 without pads (2H + 2). */
+static void test_deconv(void) {
+  dml_onnx_dim_bound_t b[] = {{"N", 2}, {"H", 32}, {"W", 32}};
+  dml_rt_model_t *m = compile("deconv", b, 3, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case(s, "deconv", "b");
+    check_case(s, "deconv", "a");
+    check_case(s, "deconv", "c");
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
 static void test_attention(void) {
   dml_onnx_dim_bound_t b[] = {{"N", 2}, {"S", 40}};
   dml_rt_model_t *m = compile("attn", b, 2, "cpu");
@@ -274,6 +290,7 @@ int main(void) {
   RUN(test_upsample);
   RUN(test_fpn);
   RUN(test_audio);
+  RUN(test_deconv);
   RUN(test_attention);
   RUN(test_seq_ops);
   RUN(test_bad_bound_name);
