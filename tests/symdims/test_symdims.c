@@ -10,6 +10,7 @@
  */
 #include "dml_ir.h"
 #include "dml_ir_text.h"
+#include "dml_pkg.h"
 #include "symdims_util.h"
 
 static void test_fcn_pool(void) {
@@ -284,6 +285,50 @@ static void test_ir_text(void) {
   dml_ir_module_release(m);
 }
 
+/* The package's derived symbols: a graph of symbols only round-trips; a
+ * bound below the formula at the sources' bounds, a source that is not
+ * earlier, div < 1, mul < 0 and a data-dependent source are DATA_LOSS. */
+static dml_status_t decode_syms(const dml_pkg_symbol_t *syms, uint32_t n) {
+  dml_pkg_graph_t g = {n, syms, 0, NULL, NULL};
+  void *bytes = NULL;
+  size_t size = 0;
+  dml_status_t st = dml_pkg_graph_encode(&g, &bytes, &size);
+  dml_pkg_graph_t *out = NULL;
+  if (!st) st = dml_pkg_graph_decode_version(bytes, size, 2, 0, &out);
+  if (!st && (out->n_symbols != n || out->symbols[1].origin != DML_PKG_SYMBOL_DERIVED ||
+              out->symbols[1].src[0] != syms[1].src[0] ||
+              out->symbols[1].src[1] != syms[1].src[1] ||
+              out->symbols[1].add != syms[1].add || out->symbols[1].div != syms[1].div))
+    st = dml_status_make(DML_STATUS_INTERNAL, "test", "the symbols did not round-trip");
+  dml_pkg_graph_release(out);
+  free(bytes);
+  return st;
+}
+
+static void test_package_symbols(void) {
+  dml_pkg_symbol_t s[2] = {
+      {"H", 64, DML_PKG_SYMBOL_INPUT, 0, 0, 0, 0, {-1, -1}, 1, 0, 1},
+      {"(H+1)/2", 32, DML_PKG_SYMBOL_DERIVED, 0, 0, 0, 0, {0, -1}, 1, 1, 2}};
+  CHECK_OK(decode_syms(s, 2));
+  s[1].src[1] = 0; /* H*H/2 would need a bound of 2048 */
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "at least its formula");
+  s[1].src[1] = -1;
+  s[1].bound = 31;
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "at least its formula");
+  s[1].bound = 32;
+  s[1].src[0] = 1; /* itself */
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "needs earlier sources");
+  s[1].src[0] = 0;
+  s[1].div = 0;
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "div >= 1");
+  s[1].div = 2;
+  s[1].mul = -1;
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "mul >= 0");
+  s[1].mul = 1;
+  s[0].origin = DML_PKG_SYMBOL_NODE; /* a data-dependent source (function 0 of none) */
+  CHECK(decode_syms(s, 2) != DML_OK);
+}
+
 int main(void) {
   RUN(test_fcn_pool);
   RUN(test_fcn_spatial);
@@ -295,5 +340,6 @@ int main(void) {
   RUN(test_seq_ops);
   RUN(test_bad_bound_name);
   RUN(test_ir_text);
+  RUN(test_package_symbols);
   return dml_test_finish();
 }
