@@ -60,15 +60,6 @@ static int type_numel(const dml_type_t *t, dml_klin_t *out) {
   return 1;
 }
 
-/* Numel of a type with at most one symbolic dim (the forms whose counts
- * and tiles are affine in one symbol: GEMM rows, norms, windows). */
-static int type_numel1(const dml_type_t *t, dml_klin_t *out) {
-  dml_klin_t l;
-  if (!type_numel(t, &l) || l.more) return 0;
-  *out = l;
-  return 1;
-}
-
 /* Why the output dims of node `node` cannot be known on the host when a
  * run starts, or NULL. A node whose output dims follow from the values of
  * a shape input (it produces data-dependent symbols, ir/dml_ir.h) is
@@ -1372,7 +1363,9 @@ static const char *gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t
     if (o->a->type.rank < 2) return "MatMul with a 1-D left operand";
     dml_type_t lead = o->a->type;
     lead.rank--;
-    if (!type_numel1(&lead, &o->m)) return "more than one symbolic dim";
+    /* M may be a product of symbols (batch * sequence length): counts and
+     * bounds checks take the run-time product */
+    if (!type_numel(&lead, &o->m)) return "a symbol used by two dims or too many symbols";
     const dml_dim_t kd = o->a->type.dims[o->a->type.rank - 1];
     o->ksym = kd.sym;
     o->k = kd.value;

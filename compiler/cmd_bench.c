@@ -14,7 +14,7 @@ static void usage(FILE *f) {
   fprintf(
       f,
       "usage: dmlc bench PKG [--device D] [--iterations N] [--warmup N] [--batch B]\n"
-      "                  [--json]\n\n"
+      "                  [--dim NAME=V]... [--json]\n\n"
       "Runs the package's forward function on synthetic inputs (f32 values drawn\n"
       "uniformly from [-1, 1) with a fixed seed, other dtypes zero) and reports the\n"
       "end-to-end time of a run (inputs in, outputs out): min, median and max ms.\n"
@@ -26,6 +26,9 @@ static void usage(FILE *f) {
       "  --iterations N    timed runs (default 100)\n"
       "  --warmup N        untimed runs first (default 10)\n"
       "  --batch B         value of every symbolic dim (default 1; at most its bound)\n"
+      "  --dim NAME=V      value of the symbolic input dim NAME instead (an image\n"
+      "                    height H, a sequence length S; at most its bound);\n"
+      "                    repeatable\n"
       "  --json            one JSON object instead of the table\n"
       "  -h, --help        this text\n");
 }
@@ -49,9 +52,26 @@ static int parse_count(const char *v, long lo, long *out) {
   return 1;
 }
 
-/* Binds synthetic inputs at symbol value `batch`. */
-static dml_status_t bind_inputs(const dml_rt_model_t *m, dml_rt_session_t *s,
-                                long batch) {
+#define MAX_DIMS 16
+/* Symbol values given with --dim. */
+typedef struct dim_vals {
+  int n;
+  const char *name[MAX_DIMS];
+  size_t len[MAX_DIMS];
+  long v[MAX_DIMS];
+} dim_vals_t;
+
+/* The value of symbol `sym`: its --dim, else `batch`. */
+static long sym_value(const dim_vals_t *dv, const char *sym, long batch) {
+  for (int i = 0; i < dv->n; i++)
+    if (strlen(sym) == dv->len[i] && !strncmp(sym, dv->name[i], dv->len[i]))
+      return dv->v[i];
+  return batch;
+}
+
+/* Binds synthetic inputs at symbol value `batch` (or the --dim values). */
+static dml_status_t bind_inputs(const dml_rt_model_t *m, dml_rt_session_t *s, long batch,
+                                const dim_vals_t *dv) {
   uint64_t x = 0x9E3779B97F4A7C15ull;
   for (uint32_t i = 0; i < dml_rt_model_num_inputs(m); i++) {
     dml_rt_io_info_t io;
@@ -61,7 +81,9 @@ static dml_status_t bind_inputs(const dml_rt_model_t *m, dml_rt_session_t *s,
     t.dtype = io.dtype;
     t.rank = io.rank;
     for (int32_t d = 0; d < io.rank; d++)
-      t.dims[d] = io.dim_symbol[d] ? io.dim_multiplier[d] * batch : io.dims[d];
+      t.dims[d] = io.dim_symbol[d]
+                      ? io.dim_multiplier[d] * sym_value(dv, io.dim_symbol[d], batch)
+                      : io.dims[d];
     size_t nb = dml_tensor_bytes(&t);
     if (nb == SIZE_MAX)
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.bench",
@@ -87,6 +109,8 @@ int dmlc_cmd_bench(int argc, char **argv) {
   const char *pkg = NULL, *device = "cpu";
   long iters = 100, warmup = 10, batch = 1;
   int json = 0;
+  dim_vals_t dv;
+  memset(&dv, 0, sizeof dv);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -112,6 +136,18 @@ int dmlc_cmd_bench(int argc, char **argv) {
         return dmlc_usage_error("bench", "--batch needs a positive integer");
       }
       i++;
+    } else if (!strcmp(a, "--dim") && v) {
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v || dv.n == MAX_DIMS || !parse_count(eq + 1, 1, &dv.v[dv.n])) {
+        fprintf(stderr,
+                "error: dmlc bench: --dim needs NAME=V with V a positive integer (at "
+                "most %d of them), got '%s'\n",
+                MAX_DIMS, v);
+        return 2;
+      }
+      dv.name[dv.n] = v;
+      dv.len[dv.n++] = (size_t)(eq - v);
+      i++;
     } else if (a[0] == '-') {
       return dmlc_usage_error("bench", "unknown or incomplete flag '%s'", a);
     } else if (!pkg) {
@@ -129,7 +165,7 @@ int dmlc_cmd_bench(int argc, char **argv) {
       t ? dml_rt_model_load_file(pkg, &m)
         : dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.bench", "oom");
   if (!st) st = dml_rt_session_create(m, device, &s);
-  if (!st) st = bind_inputs(m, s, batch);
+  if (!st) st = bind_inputs(m, s, batch, &dv);
   for (long i = 0; !st && i < warmup; i++) st = dml_rt_session_run(s);
   uint32_t nk = s ? dml_rt_session_num_kernels(s) : 0;
   if (!st) {

@@ -79,7 +79,7 @@ oom:
 
 int dmlc_dim_spec_parse_shape(dmlc_dim_spec_t *s, const char *cmd, const char *v) {
   const char *eq = strchr(v, '=');
-  int64_t dims[DML_MAX_RANK], lo[DML_MAX_RANK], hi[DML_MAX_RANK];
+  int64_t dims[DML_MAX_RANK], lo[DML_MAX_RANK], hi[DML_MAX_RANK], step[DML_MAX_RANK];
   int32_t rank = 0, any_range = 0;
   if (!eq || eq == v) goto bad;
   for (const char *p = eq + 1; *p;) {
@@ -89,14 +89,19 @@ int dmlc_dim_spec_parse_shape(dmlc_dim_spec_t *s, const char *cmd, const char *v
       return 0;
     }
     const char *end;
-    lo[rank] = hi[rank] = dims[rank] = 0;
+    lo[rank] = hi[rank] = dims[rank] = step[rank] = 0;
     if (*p == '[') {
       const char *close = strchr(p, ']');
       if (!close) goto bad;
       const char *colon = memchr(p, ':', (size_t)(close - p));
       if (colon) {
+        const char *c2 = memchr(colon + 1, ':', (size_t)(close - colon - 1)), *he = close;
+        if (c2) {
+          if (!parse_int(c2 + 1, close, 1, &step[rank])) goto bad;
+          he = c2;
+        }
         if (colon > p + 1 && !parse_int(p + 1, colon, 1, &lo[rank])) goto bad;
-        if (!parse_int(colon + 1, close, 1, &hi[rank])) goto bad;
+        if (!parse_int(colon + 1, he, 1, &hi[rank])) goto bad;
       } else if (!parse_int(p + 1, close, 1, &hi[rank])) {
         goto bad;
       }
@@ -129,28 +134,39 @@ int dmlc_dim_spec_parse_shape(dmlc_dim_spec_t *s, const char *cmd, const char *v
     s->shapes = (dml_onnx_input_shape_t *)ns;
     s->cap_shapes = cap;
   }
-  /* One block: the name, then dims, max_dims and min_dims. */
+  /* One block: the name, then the dims. */
   size_t nlen = (size_t)(eq - v), off = (nlen + 8) / 8 * 8;
-  char *blk = (char *)calloc(1, off + 3 * sizeof(int64_t) * DML_MAX_RANK);
+  char *blk = (char *)calloc(1, off + sizeof(int64_t) * DML_MAX_RANK);
   if (!blk) goto oom;
   memcpy(blk, v, nlen);
-  int64_t *d = (int64_t *)(void *)(blk + off), *mx = d + DML_MAX_RANK,
-          *mn = mx + DML_MAX_RANK;
+  int64_t *d = (int64_t *)(void *)(blk + off);
   memcpy(d, dims, sizeof dims);
-  memcpy(mx, hi, sizeof hi);
-  memcpy(mn, lo, sizeof lo);
   dml_onnx_input_shape_t *sh = &s->shapes[s->n_shapes++];
   memset(sh, 0, sizeof *sh);
   sh->name = blk;
   sh->rank = rank;
   sh->dims = d;
-  sh->max_dims = any_range ? mx : NULL;
-  sh->min_dims = any_range ? mn : NULL;
+  for (int32_t k = 0; k < rank && any_range; k++) {
+    if (!hi[k]) continue;
+    if (s->n_ranges == s->cap_ranges) {
+      size_t cap = s->cap_ranges ? 2 * s->cap_ranges : 8;
+      void *nr = realloc(s->ranges, cap * sizeof *s->ranges);
+      if (!nr) goto oom;
+      s->ranges = (dml_onnx_dim_range_t *)nr;
+      s->cap_ranges = cap;
+    }
+    dml_onnx_dim_range_t *r = &s->ranges[s->n_ranges++];
+    r->input = blk;
+    r->dim = k;
+    r->min = lo[k];
+    r->max = hi[k];
+    r->step = step[k];
+  }
   return 1;
 bad:
   fprintf(stderr,
           "error: %s: --input-shape needs NAME=D0xD1x..., each D a number or a range "
-          "[MIN:MAX] (bounds 1..2^31), got '%s'\n",
+          "[MIN:MAX] or [MIN:MAX:STEP] (bounds 1..2^31), got '%s'\n",
           cmd, v);
   return 0;
 oom:
@@ -172,6 +188,8 @@ int dmlc_dim_spec_apply(const dmlc_dim_spec_t *s, const char *cmd,
   }
   o->dim_bounds = s->bounds;
   o->n_dim_bounds = s->n_bounds;
+  o->input_ranges = s->ranges;
+  o->n_input_ranges = s->n_ranges;
   if (s->n_shapes) {
     o->input_shapes = s->shapes;
     o->n_input_shapes = s->n_shapes;
@@ -184,5 +202,6 @@ void dmlc_dim_spec_free(dmlc_dim_spec_t *s) {
   for (size_t i = 0; i < s->n_shapes; i++) free((char *)s->shapes[i].name);
   free(s->bounds);
   free(s->shapes);
+  free(s->ranges);
   memset(s, 0, sizeof *s);
 }

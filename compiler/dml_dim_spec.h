@@ -11,10 +11,14 @@
  *                               input x's shape: a number fixes the dim
  *                               (static), [MIN:MAX] (or [:MAX], [MAX])
  *                               keeps it symbolic with bound MAX and the
- *                               promised minimum MIN (default 1); repeatable
+ *                               promised minimum MIN (default 1); with
+ *                               [MIN:MAX:STEP] a multiple of STEP (the
+ *                               dim is STEP * a symbol "<dim>/STEP");
+ *                               repeatable
  *
  * Parsed into dml_compile_options_t's dim_bounds / input_shapes /
- * batch_bound (dml_driver.h); the spec owns the arrays it lends.
+ * input_ranges / batch_bound (dml_driver.h); the spec owns the arrays it
+ * lends.
  */
 #ifndef DML_DIM_SPEC_H_
 #define DML_DIM_SPEC_H_
@@ -33,6 +37,8 @@ typedef struct dmlc_dim_spec {
   size_t n_bounds, cap_bounds;
   dml_onnx_input_shape_t *shapes;
   size_t n_shapes, cap_shapes;
+  dml_onnx_dim_range_t *ranges; /* their names point into shapes' names */
+  size_t n_ranges, cap_ranges;
   int64_t default_bound; /* 0: none given */
 } dmlc_dim_spec_t;
 

@@ -60,6 +60,11 @@ typedef struct dml_compile_options {
    * batch_bound. Lent for the duration of the call. */
   const dml_onnx_dim_bound_t *dim_bounds;
   size_t n_dim_bounds;
+  /* Symbolic input dims with ranges (dml_onnx_import_options_t's
+   * `input_ranges`, dmlc compile --input-shape x=1x3x[32:640]x...); lent
+   * for the duration of the call. */
+  const dml_onnx_dim_range_t *input_ranges;
+  size_t n_input_ranges;
   /* Sequence graph inputs' element counts and shapes
    * (dml_onnx_import_options_t's `sequence_inputs`); lent for the call. */
   const dml_onnx_sequence_input_t *sequence_inputs;

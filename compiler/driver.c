@@ -138,6 +138,8 @@ static void import_options(const dml_compile_options_t *o,
   io->n_input_shapes = o->n_input_shapes;
   io->dim_bounds = o->dim_bounds;
   io->n_dim_bounds = o->n_dim_bounds;
+  io->input_ranges = o->input_ranges;
+  io->n_input_ranges = o->n_input_ranges;
   io->sequence_inputs = o->sequence_inputs;
   io->n_sequence_inputs = o->n_sequence_inputs;
   io->optional_inputs = o->optional_inputs;
@@ -380,10 +382,13 @@ static dml_status_t module_options(dml_ir_module_t *m, const dml_compile_options
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                            "dml_compile_module: NULL module");
   if (opts && (opts->n_bind || opts->n_input_shapes || opts->n_sequence_inputs ||
-               opts->n_optional_inputs || opts->n_dim_bounds))
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
-                           "ONNX import options (bind, input_shapes, sequence_inputs, "
-                           "optional_inputs, dim_bounds) do not apply to an IR module");
+               opts->n_optional_inputs || opts->n_dim_bounds || opts->n_input_ranges))
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                        "ONNX import options (bind, input_shapes, sequence_inputs, "
+                        "optional_inputs) do not apply to an IR module"),
+        "nor do dim_bounds and input_ranges (an IR module's symbols carry their "
+        "bounds)");
   int64_t want = opts ? opts->batch_bound : 0;
   DML_RETURN_IF_ERROR(normalize_options(opts, o));
   int64_t largest = 0;

@@ -165,7 +165,8 @@ static const char *dim_str(const ictx_t *c, dml_dim_t d, char *buf, size_t cap) 
     if (d.value == 1)
       snprintf(buf, cap, "%s", sn);
     else
-      snprintf(buf, cap, "%lld*%s", (long long)d.value, sn);
+      snprintf(buf, cap, strpbrk(sn, "+-*/") ? "%lld*(%s)" : "%lld*%s",
+               (long long)d.value, sn);
   }
   return buf;
 }
@@ -466,7 +467,9 @@ static dml_status_t bcast(const ictx_t *c, const dml_type_t *a, const dml_type_t
                   TS(a, ta), TS(b, tb), (int)i, dim_str(c, da, sa, sizeof(sa)),
                   dim_str(c, db, sb, sizeof(sb)),
                   da.sym >= 0 || db.sym >= 0
-                      ? " (a symbolic dim broadcasts only with an equal dim or 1)"
+                      ? " (a symbolic dim broadcasts only with an equal dim or 1; two "
+                        "sizes derived from one input size may agree only for multiples "
+                        "of a step: dmlc compile --input-shape x=..x[MIN:MAX:STEP])"
                       : "");
     }
   }

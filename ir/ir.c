@@ -760,6 +760,8 @@ const char *dml_ir_type_str(const dml_ir_module_t *m, const dml_type_t *t, char 
             m && (uint32_t)d->sym < m->n_symbols ? m->symbols[d->sym].name : "?";
         if (d->value == 1)
           PUT("%s", sn);
+        else if (strpbrk(sn, "+-*/")) /* a derived symbol: 8*((S+1)/2) */
+          PUT("%lld*(%s)", (long long)d->value, sn);
         else
           PUT("%lld*%s", (long long)d->value, sn);
       }

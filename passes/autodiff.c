@@ -371,14 +371,29 @@ static void vjp_conv(ad_t *a, const dml_ir_node_t *n, V *g) {
     for (int32_t i = 0; i < r; i++) {
       dml_dim_t in = X->type.dims[2 + i], out = Y->type.dims[2 + i],
                 kd = W->type.dims[2 + i];
-      if (in.sym >= 0 || out.sym >= 0 || kd.sym >= 0) {
-        unsupported(a, n, "symbolic spatial dims");
-        return;
-      }
       s[i] = st && ns == (size_t)r ? st[i] : 1;
       d[i] = dl && nd == (size_t)r ? dl[i] : 1;
       k[i] = kd.value;
       int64_t ek = (k[i] - 1) * d[i] + 1;
+      if (kd.sym >= 0) {
+        unsupported(a, n, "symbolic kernel dims");
+        return;
+      }
+      if (in.sym >= 0 || out.sym >= 0) {
+        /* Stride 1 with explicit pads: ConvTranspose with the forward pads
+         * gives X's extent for every size (output_padding 0). A stride
+         * above 1 would need an output_padding that follows the size. */
+        if (s[i] != 1 || (strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))) {
+          unsupported(a, n,
+                      "a symbolic spatial dim with a stride above 1 or SAME auto_pad "
+                      "(the input gradient's output_padding follows the size)");
+          return;
+        }
+        pb[i] = strcmp(autopad, "VALID") && pads && np == 2 * (size_t)r ? pads[i] : 0;
+        pe[i] = strcmp(autopad, "VALID") && pads && np == 2 * (size_t)r ? pads[r + i] : 0;
+        op[i] = 0;
+        continue;
+      }
       if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
         int64_t total = (out.value - 1) * s[i] + ek - in.value;
         if (total < 0) total = 0;
@@ -602,12 +617,20 @@ static void vjp_unary(ad_t *a, const dml_ir_node_t *n, V *g) {
     }
     case DML_OP_GLOBAL_AVERAGE_POOL: {
       double hw = 1;
+      int sym = 0;
       for (int32_t i = 2; i < x->type.rank; i++) {
-        if (x->type.dims[i].sym >= 0) {
-          unsupported(a, n, "symbolic spatial dims");
-          return;
-        }
+        sym |= x->type.dims[i].sym >= 0;
         hw *= (double)x->type.dims[i].value;
+      }
+      if (sym) { /* divided by the run-time count: ReduceProd(Shape(x)[2:]) */
+        int64_t st = 2, en = INT64_MAX, ax = 0;
+        V *sp = slice(a, shape_of(a, x), &st, &en, &ax, NULL, 1);
+        dml_ir_node_t *pr = sp ? mk(a, DML_OP_REDUCE_PROD, 1, &sp, 1) : NULL;
+        set_ints(a, pr, "axes", &ax, 1);
+        set_int(a, pr, "keepdims", 0);
+        r = op2(a, DML_OP_DIV, op2(a, DML_OP_EXPAND, g, shape_of(a, x)),
+                cast_to(a, fin(a, pr), dt));
+        break;
       }
       r = op2(a, DML_OP_MUL, op2(a, DML_OP_EXPAND, g, shape_of(a, x)),
               cst(a, dt, 1.0 / hw));

@@ -330,8 +330,10 @@ const char *dml_rt_io_info_str(const dml_rt_io_info_t *info, char *buf, size_t c
     else if (info->dim_multiplier[d] == 1)
       k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep, info->dim_symbol[d]);
     else
-      k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64 "*%s", sep,
-                            info->dim_multiplier[d], info->dim_symbol[d]);
+      k += (size_t)snprintf(buf + k, cap - k,
+                            strpbrk(info->dim_symbol[d], "+-*/") ? "%s%" PRId64 "*(%s)"
+                                                                 : "%s%" PRId64 "*%s",
+                            sep, info->dim_multiplier[d], info->dim_symbol[d]);
   }
   if (k < cap) snprintf(buf + k, cap - k, "]");
   return buf;

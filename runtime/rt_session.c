@@ -109,8 +109,11 @@ static const char *type_str(const dml_rt_model_t *m, const dml_type_t *t, char *
       k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep,
                             m->graph->symbols[dim->sym].name);
     else
-      k += (size_t)snprintf(buf + k, cap - k, "%s%" PRId64 "*%s", sep, dim->value,
-                            m->graph->symbols[dim->sym].name);
+      k += (size_t)snprintf(buf + k, cap - k,
+                            strpbrk(m->graph->symbols[dim->sym].name, "+-*/")
+                                ? "%s%" PRId64 "*(%s)"
+                                : "%s%" PRId64 "*%s",
+                            sep, dim->value, m->graph->symbols[dim->sym].name);
   }
   if (k < cap) snprintf(buf + k, cap - k, "]");
   return buf;

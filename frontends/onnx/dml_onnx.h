@@ -170,6 +170,12 @@ typedef struct dml_onnx_import_options {
    * DML_MAX_RANK, a negative dim. */
   const struct dml_onnx_input_shape *input_shapes;
   size_t n_input_shapes;
+  /* Symbolic dims with a range (dmlc compile --input-shape
+   * x=1x3x[32:640]x[32:1280:32]; dml_onnx_dim_range_t). INVALID_ARGUMENT:
+   * a name that is no non-initializer graph input, a dim outside the rank,
+   * a dim declared static, max < 1, min > max, max not a multiple of step. */
+  const struct dml_onnx_dim_range *input_ranges;
+  size_t n_input_ranges;
   /* Sequence graph inputs: each named graph input of sequence type becomes
    * n_elems tensor arguments "<name>.0", "<name>.1", ... of the declared
    * element dtype and the given static shapes (sequences are lowered at
@@ -204,20 +210,26 @@ typedef struct dml_onnx_sequence_input {
   const struct dml_onnx_input_shape *elems; /* n_elems shapes; their names unused */
 } dml_onnx_sequence_input_t;
 
-/* One shape override (see `input_shapes` above); lent for the import.
- * With `max_dims` (rank entries, may be NULL), a dim k with max_dims[k] > 0
- * stays symbolic instead: the declared dim's symbol (its dim_param, or a
- * fresh "<input>_dim<k>" when unnamed or undeclared) gets the bound
- * max_dims[k] and the promised minimum min_dims[k] (min_dims may be NULL:
- * 1), and dims[k] is ignored. INVALID_ARGUMENT for such a dim declared
- * static, or a range with min < 1 or min > max. */
+/* One shape override (see `input_shapes` above); lent for the import. */
 typedef struct dml_onnx_input_shape {
   const char *name;
   int32_t rank;
   const int64_t *dims; /* rank dims */
-  const int64_t *max_dims;
-  const int64_t *min_dims;
 } dml_onnx_input_shape_t;
+
+/* One symbolic dim range (see `input_ranges` above); lent for the import.
+ * Dim `dim` of graph input `input` stays symbolic (the declared dim's
+ * symbol, its dim_param, or a fresh "<input>_dim<k>" when unnamed or the
+ * rank comes from an `input_shapes` override) with bound `max` and the
+ * promised minimum `min` (0: 1); `step` > 1 makes it a multiple of step:
+ * the dim is step * S for a fresh symbol S "<sym>/<step>" of bound
+ * max/step (an FPN's H, a multiple of 32, keeps H/8 and 2 * H/16 equal).
+ * An `input_shapes` value for that dim is ignored. */
+typedef struct dml_onnx_dim_range {
+  const char *input;
+  int32_t dim;
+  int64_t min, max, step;
+} dml_onnx_dim_range_t;
 
 /* The bound of one symbolic dim by its symbol name (see `dim_bounds`). */
 typedef struct dml_onnx_dim_bound {

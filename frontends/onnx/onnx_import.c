@@ -898,6 +898,15 @@ static int64_t named_bound(const dml_onnx_import_options_t *opts, const char *na
  * with a bound >= 1. */
 static dml_status_t check_dim_bounds(const onnx_ctx_t *ctx,
                                      const dml_onnx_import_options_t *opts) {
+  for (size_t i = 0; opts && i < opts->n_input_ranges; i++) {
+    const char *in = opts->input_ranges[i].input;
+    int found = 0;
+    for (uint32_t a = 0; in && a < ctx->f->n_args && !found; a++)
+      found = ctx->f->args[a]->name && strcmp(ctx->f->args[a]->name, in) == 0;
+    if (!found)
+      return invalid("a dim range names '%s', which is no input of the model",
+                     in ? in : "(null)");
+  }
   for (size_t i = 0; opts && i < opts->n_dim_bounds; i++) {
     const dml_onnx_dim_bound_t *d = &opts->dim_bounds[i];
     if (!d->name || d->bound < 1)
@@ -914,6 +923,54 @@ static dml_status_t check_dim_bounds(const onnx_ctx_t *ctx,
                             ctx->m->symbols[j].name);
     return invalid("no graph input has a symbolic dim named '%s' (symbolic dims: %s)",
                    d->name, k ? list : "none");
+  }
+  return DML_OK;
+}
+
+/* Applies opts->input_ranges of graph input `name` to `type` (`decl`: the
+ * declared type, whose symbolic dims keep their symbols). */
+static dml_status_t apply_ranges(onnx_ctx_t *ctx, const char *name,
+                                 const dml_type_t *decl, dml_type_t *type,
+                                 const dml_onnx_import_options_t *opts) {
+  for (size_t i = 0; opts && i < opts->n_input_ranges; i++) {
+    const dml_onnx_dim_range_t *r = &opts->input_ranges[i];
+    if (!r->input || strcmp(r->input, name) != 0) continue;
+    int32_t k = r->dim;
+    int64_t lo = r->min > 0 ? r->min : 1, hi = r->max, step = r->step > 1 ? r->step : 1;
+    if (k < 0 || k >= type->rank)
+      return invalid("input '%s': a range for dim %d, but its rank is %d", name, (int)k,
+                     (int)type->rank);
+    int32_t sym = k < decl->rank ? decl->dims[k].sym : -1;
+    if (k < decl->rank && (sym < 0 || decl->dims[k].value != 1))
+      return invalid(
+          "input '%s': dim %d is declared static (%lld); a range [%lld:%lld] "
+          "needs a symbolic dim",
+          name, (int)k, (long long)decl->dims[k].value, (long long)lo, (long long)hi);
+    if (hi < 1 || lo > hi || hi % step != 0)
+      return invalid(
+          "input '%s': dim %d has the range [%lld:%lld:%lld] (needs 1 <= min "
+          "<= max, max a multiple of the step)",
+          name, (int)k, (long long)lo, (long long)hi, (long long)step);
+    if (sym < 0) {
+      char *nm = str_printf("%s_dim%d", name, (int)k);
+      if (!nm) return oom();
+      dml_status_t st = dml_ir_module_add_symbol(ctx->m, nm, hi, &sym);
+      free(nm);
+      DML_RETURN_IF_ERROR(st);
+    }
+    if (step > 1) { /* a multiple of step: step * "<sym>/<step>" */
+      char *nm = str_printf("%s/%lld", ctx->m->symbols[sym].name, (long long)step);
+      if (!nm) return oom();
+      dml_status_t st = dml_ir_module_add_symbol(ctx->m, nm, hi / step, &sym);
+      free(nm);
+      DML_RETURN_IF_ERROR(st);
+      hi /= step;
+      lo = (lo + step - 1) / step;
+    }
+    ctx->m->symbols[sym].bound = hi;
+    ctx->m->symbols[sym].min = lo;
+    type->dims[k].value = step;
+    type->dims[k].sym = sym;
   }
   return DML_OK;
 }
@@ -1150,39 +1207,15 @@ static dml_status_t import_inputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g,
     dml_status_t ost = DML_OK;
     const dml_onnx_input_shape_t *ov = find_shape_override(opts, vi->name, &ost);
     DML_RETURN_IF_ERROR(ost);
+    dml_type_t decl = type;
     if (ov) {
-      dml_type_t decl = type;
       type.rank = ov->rank;
       for (int32_t k = 0; k < ov->rank; k++) {
         type.dims[k].value = ov->dims[k];
         type.dims[k].sym = -1;
-        if (!ov->max_dims || ov->max_dims[k] <= 0) continue;
-        /* A range: the dim stays symbolic with this bound and minimum. */
-        int64_t lo = ov->min_dims && ov->min_dims[k] > 0 ? ov->min_dims[k] : 1,
-                hi = ov->max_dims[k];
-        int32_t sym = k < decl.rank ? decl.dims[k].sym : -1;
-        if (k < decl.rank && (sym < 0 || decl.dims[k].value != 1))
-          return invalid(
-              "input '%s': dim %d is declared static (%lld); a range [%lld:%lld] "
-              "needs a symbolic dim",
-              vi->name, (int)k, (long long)decl.dims[k].value, (long long)lo,
-              (long long)hi);
-        if (lo > hi)
-          return invalid("input '%s': dim %d has the range [%lld:%lld] (min above max)",
-                         vi->name, (int)k, (long long)lo, (long long)hi);
-        if (sym < 0) {
-          char *name = str_printf("%s_dim%d", vi->name, (int)k);
-          if (!name) return oom();
-          dml_status_t st = dml_ir_module_add_symbol(ctx->m, name, hi, &sym);
-          free(name);
-          DML_RETURN_IF_ERROR(st);
-        }
-        ctx->m->symbols[sym].bound = hi;
-        ctx->m->symbols[sym].min = lo;
-        type.dims[k].value = 1;
-        type.dims[k].sym = sym;
       }
     }
+    DML_RETURN_IF_ERROR(apply_ranges(ctx, vi->name, &decl, &type, opts));
     if (b) {
       DML_RETURN_IF_ERROR(bind_input(ctx, vi, &type, b));
       continue;

@@ -182,9 +182,87 @@ def upsample():
     save(m, "upsample", [("a", (1, 3, 9, 14)), ("b", (2, 3, 32, 21)), ("c", (1, 3, 5, 40))])
 
 
+def fpn():
+    """x f32[N,3,H,W], H and W multiples of 8: three stride-2 Convs, then
+    top-down: Resize x2 (nearest) of each level added to the 1x1 Conv of the
+    level above (a feature pyramid, as text detectors have) -> y f32[N,4,H/2,W/2].
+    The sums meet only when the sizes are multiples of 8 (--input-shape
+    x=...x[16:64:8]x[16:64:8])."""
+    f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+    conv = lambda i, w, b, o: helper.make_node("Conv", [i, w, b], [o], strides=[2, 2],
+                                               pads=[1, 1, 1, 1])
+    nodes = [
+        conv("x", "w1", "b1", "c1"), helper.make_node("Relu", ["c1"], ["r1"]),
+        conv("r1", "w2", "b2", "c2"), helper.make_node("Relu", ["c2"], ["r2"]),
+        conv("r2", "w3", "b3", "c3"),
+        helper.make_node("Resize", ["c3", "", "up"], ["u3"], mode="nearest"),
+        helper.make_node("Conv", ["r2", "l2"], ["lat2"]),
+        helper.make_node("Add", ["u3", "lat2"], ["p2"]),
+        helper.make_node("Resize", ["p2", "", "up"], ["u2"], mode="nearest"),
+        helper.make_node("Conv", ["r1", "l1"], ["lat1"]),
+        helper.make_node("Add", ["u2", "lat1"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes, "fpn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, None, None])],
+        [init("w1", (4, 3, 3, 3)), init("b1", (4,)), init("w2", (6, 4, 3, 3)),
+         init("b2", (6,)), init("w3", (4, 6, 3, 3)), init("b3", (4,)),
+         init("l2", (4, 6, 1, 1)), init("l1", (4, 4, 1, 1)), f32("up", [1, 1, 2, 2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    save(m, "fpn", [("a", (1, 3, 16, 24)), ("b", (2, 3, 40, 64)), ("c", (1, 3, 64, 32))])
+
+
+def audio():
+    """x f32[batch,1,samples] (an audio front end): Conv1d(k=64, stride 32,
+    8 filters) -> Relu -> Conv1d(k=3, pad 1) -> MaxPool1d(2) -> Transpose to
+    [batch, frames, 8] -> MatMul [8,4] -> y f32[batch, frames, 4]."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], strides=[32]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1]),
+        helper.make_node("MaxPool", ["c2"], ["p2"], kernel_shape=[2], strides=[2]),
+        helper.make_node("Transpose", ["p2"], ["t"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["t", "wo"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes, "audio",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 1, "samples"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", None, 4])],
+        [init("w1", (8, 1, 64), 0.1), init("b1", (8,)), init("w2", (8, 8, 3)),
+         init("b2", (8,)), init("wo", (8, 4))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    save(m, "audio", [("a", (1, 1, 160)), ("b", (2, 1, 1000)), ("c", (3, 1, 4001))])
+
+
+def deconv():
+    """x f32[N,4,H,W] -> ConvTranspose(3x3, stride 2, pads 1, output_padding 1:
+    2H x 2W) -> Relu -> ConvTranspose(2x2, stride 1, dilation 2, no pads:
+    2H+2 x 2W+2) -> y f32[N,3,2H+2,2W+2]."""
+    nodes = [
+        helper.make_node("ConvTranspose", ["x", "w1", "b1"], ["d1"], strides=[2, 2],
+                         pads=[1, 1, 1, 1], output_padding=[1, 1]),
+        helper.make_node("Relu", ["d1"], ["r1"]),
+        helper.make_node("ConvTranspose", ["r1", "w2"], ["y"], dilations=[2, 2]),
+    ]
+    g = helper.make_graph(
+        nodes, "deconv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3, None, None])],
+        [init("w1", (4, 5, 3, 3)), init("b1", (5,)), init("w2", (5, 3, 2, 2))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    save(m, "deconv", [("a", (1, 4, 1, 3)), ("b", (2, 4, 7, 5)), ("c", (1, 4, 12, 16))])
+
+
 if __name__ == "__main__":
     fcn_pool()
     fcn_spatial()
     attn()
     seq_ops()
     upsample()
+    fpn()
+    audio()
+    deconv()

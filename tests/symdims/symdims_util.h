@@ -39,9 +39,11 @@ static inline const char *fixture(const char *name, char *buf, size_t cap) {
   return dml_test_path("DMLC_SOURCE_DIR", rel, buf, cap);
 }
 
-/* Compiles fixture `model`.onnx with the given bounds into a loaded model. */
-static inline dml_rt_model_t *compile(const char *model, const dml_onnx_dim_bound_t *b,
-                                      size_t nb, const char *targets) {
+/* Compiles fixture `model`.onnx with the given bounds and ranges into a
+ * loaded model. */
+static inline dml_rt_model_t *compile_r(const char *model, const dml_onnx_dim_bound_t *b,
+                                        size_t nb, const dml_onnx_dim_range_t *r,
+                                        size_t nr, const char *targets) {
   char path[1400], file[256];
   snprintf(file, sizeof file, "%s.onnx", model);
   size_t len = 0;
@@ -53,6 +55,8 @@ static inline dml_rt_model_t *compile(const char *model, const dml_onnx_dim_boun
   o.targets = targets;
   o.dim_bounds = b;
   o.n_dim_bounds = nb;
+  o.input_ranges = r;
+  o.n_input_ranges = nr;
   void *pkg = NULL;
   size_t n = 0;
   dml_status_t st = dml_compile_onnx_memory(bytes, len, NULL, file, &o, &pkg, &n, NULL);
@@ -63,6 +67,12 @@ static inline dml_rt_model_t *compile(const char *model, const dml_onnx_dim_boun
   CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
   free(pkg);
   return m;
+}
+
+/* compile_r without ranges. */
+static inline dml_rt_model_t *compile(const char *model, const dml_onnx_dim_bound_t *b,
+                                      size_t nb, const char *targets) {
+  return compile_r(model, b, nb, NULL, 0, targets);
 }
 
 /* Runs case `tag` of `model` on session `s` (input <model>.<tag>.x.npy)

@@ -10,6 +10,7 @@
  */
 #include "dml_ir.h"
 #include "dml_ir_text.h"
+#include "dml_pkg.h"
 #include "symdims_util.h"
 
 static void test_fcn_pool(void) {
@@ -74,6 +75,88 @@ static void test_upsample(void) {
   dml_rt_model_release(m);
 }
 
+/* A feature pyramid: Resize x2 of each level added to the level above
+ * meets only for sizes that are multiples of 8 ([16:64:8]: H = 8 * "H/8"). */
+static void test_fpn(void) {
+  char path[1400];
+  size_t len = 0;
+  uint8_t *bytes = read_file(fixture("fpn.onnx", path, sizeof path), &len);
+  CHECK(bytes != NULL);
+  if (!bytes) return;
+  dml_onnx_dim_range_t r[3] = {
+      {"x", 0, 1, 2, 1}, {"x", 2, 16, 64, 8}, {"x", 3, 16, 64, 8}};
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  void *pkg = NULL;
+  size_t n = 0;
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = NULL;
+  /* Without the step the sums cannot be proven to meet. */
+  CHECK_ERROR(dml_compile_onnx_memory(bytes, len, NULL, "fpn.onnx", &o, &pkg, &n, NULL),
+              DML_STATUS_INVALID_ARGUMENT, "[MIN:MAX:STEP]");
+  free(pkg);
+  pkg = NULL;
+  o.input_ranges = r;
+  o.n_input_ranges = 3;
+  CHECK_OK(dml_compile_onnx_memory(bytes, len, NULL, "fpn.onnx", &o, &pkg, &n, NULL));
+  if (pkg) CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case(s, "fpn", "b");
+    check_case(s, "fpn", "a");
+    check_case(s, "fpn", "c");
+    float *z = NULL;
+    int64_t odd[4] = {1, 3, 20, 20}; /* not a multiple of 8 */
+    CHECK_ERROR(set_zeros(s, 4, odd, &z), DML_STATUS_INVALID_ARGUMENT,
+                "dim 2 must be a multiple of 8");
+    free(z);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+  free(pkg);
+  free(bytes);
+}
+
+/* An audio front end: 1-D Convs (stride 32) and a MaxPool over the
+ * symbolic sample count, then MatMul over [batch, frames, 8]. */
+static void test_audio(void) {
+  dml_onnx_dim_bound_t b[] = {{"batch", 4}, {"samples", 8000}};
+  dml_rt_model_t *m = compile("audio", b, 2, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case(s, "audio", "c");
+    check_case(s, "audio", "a");
+    check_case(s, "audio", "b");
+    float *z = NULL;
+    int64_t big[3] = {1, 1, 8001}, small[3] = {1, 1, 63};
+    CHECK_ERROR(set_zeros(s, 3, big, &z), DML_STATUS_OUT_OF_RANGE,
+                "samples 8001 exceeds the compiled bound 8000");
+    free(z);
+    CHECK_OK(set_zeros(s, 3, small, &z)); /* shorter than the first window */
+    CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_OUT_OF_RANGE, "samples = 63");
+    free(z);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
+/* ConvTranspose over symbolic H, W: stride 2 with output_padding (2H),
+ * then dilation 2 without pads (2H + 2). */
+static void test_deconv(void) {
+  dml_onnx_dim_bound_t b[] = {{"N", 2}, {"H", 32}, {"W", 32}};
+  dml_rt_model_t *m = compile("deconv", b, 3, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case(s, "deconv", "b");
+    check_case(s, "deconv", "a");
+    check_case(s, "deconv", "c");
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
 static void test_attention(void) {
   dml_onnx_dim_bound_t b[] = {{"N", 2}, {"S", 40}};
   dml_rt_model_t *m = compile("attn", b, 2, "cpu");
@@ -102,12 +185,11 @@ static void test_seq_ops(void) {
   uint8_t *bytes = read_file(fixture("seq_ops.onnx", path, sizeof path), &len);
   CHECK(bytes != NULL);
   if (!bytes) return;
-  int64_t dims[3] = {0, 0, 8}, hi[3] = {4, 32, 0}, lo[3] = {1, 2, 0};
-  dml_onnx_input_shape_t sh = {"x", 3, dims, hi, lo};
+  dml_onnx_dim_range_t r[2] = {{"x", 0, 1, 4, 1}, {"x", 1, 2, 32, 1}};
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
-  o.input_shapes = &sh;
-  o.n_input_shapes = 1;
+  o.input_ranges = r;
+  o.n_input_ranges = 2;
   void *pkg = NULL;
   size_t n = 0;
   dml_rt_model_t *m = NULL;
@@ -125,7 +207,7 @@ static void test_seq_ops(void) {
   free(pkg);
   pkg = NULL;
   /* Without the minimum, x[:, 0:2] is refused, saying what is expressible. */
-  lo[1] = 1;
+  r[1].min = 1;
   CHECK_ERROR(
       dml_compile_onnx_memory(bytes, len, NULL, "seq_ops.onnx", &o, &pkg, &n, NULL),
       DML_STATUS_UNIMPLEMENTED, "an end within the smallest size promised");
@@ -152,15 +234,15 @@ static void test_bad_bound_name(void) {
       DML_STATUS_INVALID_ARGUMENT, "symbolic dims: 'N', 'H', 'W'");
   free(pkg);
   /* A promised minimum too small for the windows fails at compile time. */
-  int64_t dims[4] = {0, 3, 0, 0}, hi[4] = {4, 0, 64, 64}, lo[4] = {1, 0, 16, 32};
-  dml_onnx_input_shape_t sh = {"x", 4, dims, hi, lo};
+  dml_onnx_dim_range_t r[3] = {
+      {"x", 0, 1, 4, 1}, {"x", 2, 16, 64, 1}, {"x", 3, 32, 64, 1}};
   memset(&o, 0, sizeof o);
-  o.input_shapes = &sh;
-  o.n_input_shapes = 1;
+  o.input_ranges = r;
+  o.n_input_ranges = 3;
   CHECK_ERROR(
       dml_compile_onnx_memory(bytes, len, NULL, "fcn_pool.onnx", &o, &pkg, &n, NULL),
       DML_STATUS_INVALID_ARGUMENT, "(H-15)/4 = 0) at the smallest input sizes");
-  lo[2] = 19;
+  r[1].min = 19;
   CHECK_OK(
       dml_compile_onnx_memory(bytes, len, NULL, "fcn_pool.onnx", &o, &pkg, &n, NULL));
   free(pkg);
@@ -203,13 +285,61 @@ static void test_ir_text(void) {
   dml_ir_module_release(m);
 }
 
+/* The package's derived symbols: a graph of symbols only round-trips; a
+ * bound below the formula at the sources' bounds, a source that is not
+ * earlier, div < 1, mul < 0 and a data-dependent source are DATA_LOSS. */
+static dml_status_t decode_syms(const dml_pkg_symbol_t *syms, uint32_t n) {
+  dml_pkg_graph_t g = {n, syms, 0, NULL, NULL};
+  void *bytes = NULL;
+  size_t size = 0;
+  dml_status_t st = dml_pkg_graph_encode(&g, &bytes, &size);
+  dml_pkg_graph_t *out = NULL;
+  if (!st) st = dml_pkg_graph_decode_version(bytes, size, 2, 0, &out);
+  if (!st && (out->n_symbols != n || out->symbols[1].origin != DML_PKG_SYMBOL_DERIVED ||
+              out->symbols[1].src[0] != syms[1].src[0] ||
+              out->symbols[1].src[1] != syms[1].src[1] ||
+              out->symbols[1].add != syms[1].add || out->symbols[1].div != syms[1].div))
+    st = dml_status_make(DML_STATUS_INTERNAL, "test", "the symbols did not round-trip");
+  dml_pkg_graph_release(out);
+  free(bytes);
+  return st;
+}
+
+static void test_package_symbols(void) {
+  dml_pkg_symbol_t s[2] = {
+      {"H", 64, DML_PKG_SYMBOL_INPUT, 0, 0, 0, 0, {-1, -1}, 1, 0, 1},
+      {"(H+1)/2", 32, DML_PKG_SYMBOL_DERIVED, 0, 0, 0, 0, {0, -1}, 1, 1, 2}};
+  CHECK_OK(decode_syms(s, 2));
+  s[1].src[1] = 0; /* H*H/2 would need a bound of 2048 */
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "at least its formula");
+  s[1].src[1] = -1;
+  s[1].bound = 31;
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "at least its formula");
+  s[1].bound = 32;
+  s[1].src[0] = 1; /* itself */
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "needs earlier sources");
+  s[1].src[0] = 0;
+  s[1].div = 0;
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "div >= 1");
+  s[1].div = 2;
+  s[1].mul = -1;
+  CHECK_ERROR(decode_syms(s, 2), DML_STATUS_DATA_LOSS, "mul >= 0");
+  s[1].mul = 1;
+  s[0].origin = DML_PKG_SYMBOL_NODE; /* a data-dependent source (function 0 of none) */
+  CHECK(decode_syms(s, 2) != DML_OK);
+}
+
 int main(void) {
   RUN(test_fcn_pool);
   RUN(test_fcn_spatial);
   RUN(test_upsample);
+  RUN(test_fpn);
+  RUN(test_audio);
+  RUN(test_deconv);
   RUN(test_attention);
   RUN(test_seq_ops);
   RUN(test_bad_bound_name);
   RUN(test_ir_text);
+  RUN(test_package_symbols);
   return dml_test_finish();
 }

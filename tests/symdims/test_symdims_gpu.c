@@ -1,7 +1,8 @@
 /*
  * test_symdims_gpu.c — symbolic image sizes on the GPU targets: the
  * fully-convolutional fixtures of tests/symdims (symbolic N, H, W: Conv,
- * MaxPool, AveragePool, GlobalAveragePool, Gemm, Resize) compiled once for Vulkan
+ * MaxPool, AveragePool, GlobalAveragePool, Gemm, Resize; a feature pyramid
+ * over sizes that are multiples of 8) compiled once for Vulkan
  * and run on the default Vulkan device (lavapipe in CI) at several sizes
  * within the bounds, against onnxruntime's saved outputs within 1e-4
  * scaled; the window kernels read H, W and the derived output sizes from
@@ -15,20 +16,37 @@
 #include "gpu_test_util.h"
 #include "symdims_util.h"
 
-static void run_cases(const char *model, const dml_onnx_dim_bound_t *b, size_t nb,
-                      const char *const *tags, int n_tags) {
-  dml_rt_model_t *m = compile(model, b, nb, "vulkan");
+static void run_cases_r(const char *model, const dml_onnx_dim_bound_t *b, size_t nb,
+                        const dml_onnx_dim_range_t *r, size_t nr, const char *const *tags,
+                        int n_tags) {
+  dml_rt_model_t *m = compile_r(model, b, nb, r, nr, "vulkan");
   dml_rt_session_t *s = NULL;
   if (m) CHECK_OK(dml_rt_session_create(m, "vulkan", &s));
   if (!s) goto done;
   for (int i = 0; i < n_tags; i++) check_case(s, model, tags[i]);
   check_case(s, model, tags[0]); /* the first size again (a cached recording) */
   float *z = NULL;
-  int64_t big[4] = {1, 3, 65, 20};
+  int64_t big[4] = {1, 3, 72, 24}; /* H above its bound (H/8 above 8 for fpn) */
   CHECK_ERROR(set_zeros(s, 4, big, &z), DML_STATUS_OUT_OF_RANGE,
-              "H 65 exceeds the compiled bound 64");
+              "exceeds the compiled bound");
   free(z);
 done:
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
+static void run_cases(const char *model, const dml_onnx_dim_bound_t *b, size_t nb,
+                      const char *const *tags, int n_tags) {
+  run_cases_r(model, b, nb, NULL, 0, tags, n_tags);
+}
+
+static void test_vulkan_audio(void) {
+  dml_onnx_dim_bound_t b[] = {{"batch", 4}, {"samples", 8000}};
+  const char *tags[] = {"c", "a", "b"};
+  dml_rt_model_t *m = compile("audio", b, 2, "vulkan");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "vulkan", &s));
+  for (int i = 0; s && i < 3; i++) check_case(s, "audio", tags[i]);
   dml_rt_session_release(s);
   dml_rt_model_release(m);
 }
@@ -39,6 +57,9 @@ static void test_vulkan_fcn(void) {
   run_cases("fcn_pool", b, 3, pool, 4);
   run_cases("fcn_spatial", b, 3, spatial, 3);
   run_cases("upsample", b, 3, spatial, 3);
+  /* sizes multiples of 8 (H = 8 * "H/8"): the pyramid's sums meet */
+  dml_onnx_dim_range_t r[2] = {{"x", 2, 16, 64, 8}, {"x", 3, 16, 64, 8}};
+  run_cases_r("fpn", b, 1, r, 2, spatial, 3);
 }
 
 /* Compiles fixture `model` for `targets`; the status. */
@@ -73,6 +94,8 @@ static void test_cuda_compiles(void) {
   CHECK_OK(compile_status("fcn_pool", b, 3, "cuda"));
   CHECK_OK(compile_status("fcn_spatial", b, 3, "cuda"));
   CHECK_OK(compile_status("upsample", b, 3, "cuda"));
+  dml_onnx_dim_bound_t ba[] = {{"batch", 4}, {"samples", 8000}};
+  CHECK_OK(compile_status("audio", ba, 2, "cuda"));
 }
 
 int main(void) {
@@ -85,5 +108,6 @@ int main(void) {
     return 77;
   }
   RUN(test_vulkan_fcn);
+  RUN(test_vulkan_audio);
   return dml_test_finish();
 }
