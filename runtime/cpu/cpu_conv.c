@@ -208,6 +208,73 @@ static void im2col(const conv_geo_t *g, const float *x, float *col) {
   }
 }
 
+/* im2col of one image and group (2-D) written straight in the GEMM's
+ * packed-B layout (cpu_internal.h, DML_CPU_GEMM_KC): the bytes
+ * dml_cpu_sgemm_pack_b would make of im2col's K x out_sz matrix, without
+ * writing that matrix. Each output row oh of each (channel, kh, kw) is a run
+ * of consecutive columns, cut at panel edges; each piece is zeros, a copy
+ * (stride 1) or a strided gather, and zeros. */
+static inline void put_piece(float *restrict d, const float *restrict row, int64_t a,
+                             int64_t m, int64_t lo, int64_t hi, int64_t s1, int64_t off) {
+  int64_t e = a + m; /* this piece's ow range [a, e) */
+  int64_t v0 = row ? DML_CPU_MAX(a, lo) : e, v1 = row ? DML_CPU_MIN(e, hi) : e;
+  if (v1 < v0) v0 = v1 = e;
+  int64_t q = 0;
+  for (; q < v0 - a; q++) d[q] = 0.0f;
+  if (s1 == 1) {
+    const float *restrict src = row + off + a;
+    for (; q < v1 - a; q++) d[q] = src[q];
+  } else {
+    for (; q < v1 - a; q++) d[q] = row[(a + q) * s1 + off];
+  }
+  for (; q < m; q++) d[q] = 0.0f;
+}
+
+DML_CPU_CLONES static void im2col_packed(const conv_geo_t *g, const float *x, float *dst,
+                                         int nr) {
+  int64_t H = g->in[0], W = g->in[1], OW = g->out[1], KW = g->k[1];
+  int64_t K = g->Cg * g->k_sz, N = g->out_sz, s1 = g->s[1];
+  int sh = nr == 32 ? 5 : 4;
+  for (int64_t jc = 0; jc < N; jc += DML_CPU_GEMM_NC) {
+    int64_t nc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_NC, N - jc);
+    int64_t ncp = (nc + nr - 1) / nr * nr;
+    for (int64_t k = 0; k < K; k++) {
+      int64_t pc = k / DML_CPU_GEMM_KC * DML_CPU_GEMM_KC, kk = k - pc;
+      int64_t kc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_KC, K - pc);
+      float *blk = dst + jc * K + pc * ncp + kk * nr;
+      int64_t ch = k / g->k_sz, kh = (k % g->k_sz) / KW, kw = k % KW;
+      const float *xc = x + ch * H * W;
+      int64_t off = kw * g->d[1] - g->pb[1];
+      /* valid ow: 0 <= ow*s1 + off < W */
+      int64_t lo = off >= 0 ? 0 : (-off + s1 - 1) / s1;
+      int64_t hi = W - off > 0 ? (W - off + s1 - 1) / s1 : 0;
+      if (hi > OW) hi = OW;
+      if (lo > hi) lo = hi;
+      int64_t oh = jc / OW, ow0 = jc % OW;
+      for (int64_t j = jc; j < jc + nc; oh++, ow0 = 0) {
+        int64_t n = DML_CPU_MIN(OW - ow0, jc + nc - j);
+        int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+        const float *row = ih >= 0 && ih < H ? xc + ih * W : NULL;
+        for (int64_t t = 0; t < n;) {
+          int64_t jj = j - jc + t, in_panel = nr - (jj & (nr - 1));
+          int64_t m = DML_CPU_MIN(n - t, in_panel);
+          put_piece(blk + (jj >> sh) * kc * nr + (jj & (nr - 1)), row, ow0 + t, m, lo, hi,
+                    s1, off);
+          t += m;
+        }
+        j += n;
+      }
+      for (int64_t jj = nc; jj < ncp; jj++) /* the last panel's padding */
+        blk[(jj >> sh) * kc * nr + (jj & (nr - 1))] = 0.0f;
+    }
+  }
+}
+
+/* 1 when conv_task writes the GEMM's packed B itself (im2col_packed). */
+static int packs_col(const conv_geo_t *g) {
+  return g->r == 2 && !g->pointwise && dml_cpu_sgemm_packs(g->Mg);
+}
+
 /* ConvTranspose: y[m, o] += col[(m, k), i] where o = i*s - pb + k*d. Here
  * "in" is the transpose conv's input (col's columns). */
 static void col2im(const conv_geo_t *g, const float *col, float *y) {
@@ -269,6 +336,9 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
   int64_t gm, gn, gk;
   if (!transpose) {
     m.col_bytes = g->pointwise ? 0 : align64((size_t)(g->Cg * g->k_sz * g->out_sz) * 4);
+    if (packs_col(g))
+      m.col_bytes =
+          align64(dml_cpu_sgemm_packed_b_floats(g->out_sz, g->Cg * g->k_sz) * 4);
     gm = g->Mg, gn = g->out_sz, gk = g->Cg * g->k_sz;
   } else {
     m.col_bytes = align64((size_t)(g->Mg * g->k_sz * g->in_sz) * 4);
@@ -403,9 +473,12 @@ static void conv_task(void *vctx, int64_t t, int tid) {
     const float *x = r->x + (n * g->C + gr * g->Cg) * g->in_sz;
     float *y = r->y + (n * g->M + gr * g->Mg) * g->out_sz;
     const float *w = r->w + gr * g->Mg * g->Cg * g->k_sz;
-    const float *bm;
+    const float *bm, *bpre = NULL;
     if (g->pointwise) {
       bm = x;
+    } else if (packs_col(g)) {
+      im2col_packed(g, x, col, dml_cpu_sgemm_nr());
+      bm = bpre = col;
     } else {
       im2col(g, x, col);
       bm = col;
@@ -416,7 +489,7 @@ static void conv_task(void *vctx, int64_t t, int tid) {
             ? (const float *)r->ep->packed + gr * dml_cpu_sgemm_packed_a_floats(g->Mg, K)
             : NULL;
     dml_cpu_sgemm_pre(0, 0, g->Mg, g->out_sz, K, 1.0f, w, K, bm, g->out_sz, 0.0f, y,
-                      g->out_sz, apre, NULL, gs, gsb);
+                      g->out_sz, apre, bpre, gs, gsb);
     conv_epilogue(r, y, gr * g->Mg, g->Mg, g->out_sz);
   } else {
     const float *x = r->x + (n * g->C + gr * g->Cg) * g->in_sz;

@@ -34,9 +34,9 @@
 #include <immintrin.h>
 #endif
 
-#define KC 256
+#define KC DML_CPU_GEMM_KC
 #define MC 96 /* multiple of every MR */
-#define NC 2048
+#define NC DML_CPU_GEMM_NC
 #define MR_MAX 8
 #define NR_MAX 32
 #define ALIGN_F 16 /* floats: 64 bytes */
@@ -530,6 +530,14 @@ void dml_cpu_sgemm_pack_a(int ta, int64_t M, int64_t K, const float *A, int64_t 
   int64_t mpad = round_up64(M, mr);
   for (int64_t pc = 0; pc < K; pc += KC)
     pack_a(ta, A, lda, 0, M, pc, DML_CPU_MIN((int64_t)KC, K - pc), mr, dst + pc * mpad);
+}
+
+int dml_cpu_sgemm_nr(void) {
+  return kernel()->nr;
+}
+
+int dml_cpu_sgemm_packs(int64_t M) {
+  return !use_gemv(M);
 }
 
 size_t dml_cpu_sgemm_packed_b_floats(int64_t N, int64_t K) {

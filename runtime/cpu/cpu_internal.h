@@ -143,6 +143,17 @@ size_t dml_cpu_sgemm_packed_a_floats(int64_t M, int64_t K);
 void dml_cpu_sgemm_pack_a(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
                           float *dst);
 size_t dml_cpu_sgemm_packed_b_floats(int64_t N, int64_t K);
+/* The packed-B layout, for callers that write it themselves (Conv's
+ * im2col): for each block of DML_CPU_GEMM_NC columns jc, each block of
+ * DML_CPU_GEMM_KC rows pc (kc rows), at jc * K + pc * round_up(nc, nr):
+ * panels of nr columns, panel p at p * kc * nr, row k of it at (k - pc) *
+ * nr, columns past N zero. nr is 16 or 32 (a power of two). */
+#define DML_CPU_GEMM_KC 256
+#define DML_CPU_GEMM_NC 2048
+int dml_cpu_sgemm_nr(void);
+/* 1 when a product of M rows reads packed operands (apre/bpre); small M
+ * reads A and B unpacked. */
+int dml_cpu_sgemm_packs(int64_t M);
 void dml_cpu_sgemm_pack_b(int trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
                           float *dst);
 

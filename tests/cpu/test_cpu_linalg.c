@@ -356,6 +356,13 @@ static void test_conv2d_variants(void) {
   big.N = 1, big.C = 16, big.M = 32, big.in[0] = big.in[1] = 16,
   big.pb[0] = big.pb[1] = 1, big.pe[0] = big.pe[1] = 1;
   conv_case(big, 1, NULL);
+  cgeo_t wide = base; /* 2500 output pixels: over the GEMM's 2048-column block */
+  wide.N = 1, wide.in[0] = wide.in[1] = 50, wide.pb[0] = wide.pb[1] = 1;
+  wide.pe[0] = wide.pe[1] = 1;
+  conv_case(wide, 1, NULL);
+  cgeo_t deep = base; /* K = 300 * 9: several KC blocks, with stride and dilation */
+  deep.N = 1, deep.C = 300, deep.M = 5, deep.s[1] = 2, deep.d[0] = 2;
+  conv_case(deep, 1, NULL);
   conv_case(base, 1, "SAME_UPPER");
   conv_case(s, 1, "SAME_LOWER");
   conv_case(s, 1, "VALID");
