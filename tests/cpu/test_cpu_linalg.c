@@ -149,6 +149,34 @@ static void test_gemm_rows_independent(void) {
   dml_cpu_set_num_threads(1);
 }
 
+/* The pool: many short jobs back to back (late workers of a job must not
+ * take tasks of the next), each task run exactly once, on 2 and 4
+ * threads. */
+typedef struct {
+  int counts[64];
+  int64_t n;
+} pool_job_t;
+static void pool_task(void *ctx, int64_t i, int tid) {
+  pool_job_t *j = (pool_job_t *)ctx;
+  (void)tid;
+  if (i >= 0 && i < j->n) __atomic_fetch_add(&j->counts[i], 1, __ATOMIC_RELAXED);
+}
+static void test_pool_jobs(void) {
+  for (int threads = 2; threads <= 4; threads += 2) {
+    dml_cpu_set_num_threads(threads);
+    int bad = 0;
+    for (int rep = 0; rep < 20000; rep++) {
+      pool_job_t j;
+      memset(&j, 0, sizeof j);
+      j.n = 1 + rep % 37;
+      dml_cpu_parallel_for(j.n, threads, pool_task, &j);
+      for (int64_t i = 0; i < j.n; i++) bad += j.counts[i] != 1;
+    }
+    CHECK(bad == 0);
+  }
+  dml_cpu_set_num_threads(1);
+}
+
 static void test_gemm_f64_i32(void) {
   double a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, y[4];
   dml_tensor_t in[2] = {tens(DML_DTYPE_F64, a, 2, D(2), D(3)),
@@ -372,6 +400,21 @@ static void test_conv2d_variants(void) {
   cgeo_t big1 = big;
   big1.N = 3;
   conv_case(big1, 1, "SAME_UPPER");
+  /* One image above the split threshold: its output columns are spread over
+   * the threads (23x23 = 529 columns, not a multiple of the panel width);
+   * a 1x1 one the same way, and stride 2. */
+  cgeo_t one = big;
+  one.C = 32, one.M = 64, one.in[0] = one.in[1] = 23;
+  conv_case(one, 1, NULL);
+  cgeo_t one_pw = one;
+  one_pw.k[0] = one_pw.k[1] = 1, one_pw.C = 128, one_pw.pb[0] = one_pw.pb[1] = 0;
+  one_pw.pe[0] = one_pw.pe[1] = 0;
+  conv_case(one_pw, 0, NULL);
+  cgeo_t one_s2 = one;
+  one_s2.s[0] = one_s2.s[1] = 2, one_s2.in[0] = one_s2.in[1] = 47;
+  conv_case(one_s2, 1, NULL);
+  dml_cpu_set_num_threads(3);
+  conv_case(one, 1, NULL);
   dml_cpu_set_num_threads(1);
 }
 
@@ -704,6 +747,7 @@ int main(void) {
   RUN(test_gemm_sizes);
   RUN(test_gemm_threads);
   RUN(test_gemm_rows_independent);
+  RUN(test_pool_jobs);
   RUN(test_gemm_f64_i32);
   RUN(test_gemm_errors);
   RUN(test_matmul_batched);
