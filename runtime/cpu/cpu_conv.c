@@ -1,10 +1,14 @@
 /*
  * cpu_conv.c — Conv and ConvTranspose (ONNX opset 11), N-D.
  *
- * f32: im2col into scratch + the GEMM core (1x1 stride-1 unpadded
- * convolutions skip im2col); ConvTranspose is GEMM + col2im. With several
- * threads and a batch, images are spread over the pool (one im2col buffer
- * per thread). f64/f16/bf16: a direct loop in double.
+ * f32: im2col + the GEMM core (2-D: im2col written straight into the
+ * GEMM's packed-B panels; 1x1 stride-1 unpadded convolutions read the image
+ * as B); depthwise 2-D convolutions a direct kernel; ConvTranspose is GEMM +
+ * col2im. With several threads, (image, group, output-column chunk) tasks
+ * are spread over the pool (one scratch slot per thread). The CPU
+ * executor's fusion (dml_cpu_run_fused) passes packed weights and a
+ * bias/BatchNormalization/Relu epilogue. f64/f16/bf16: a direct loop in
+ * double.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 /* Before the includes, so the inline helpers get the same options. */

@@ -8,7 +8,10 @@
  * micro-kernel runs over the panels. The micro-kernel is picked at run time:
  * AVX-512 (8x32) or AVX2+FMA (6x16) on x86-64, else portable C (4x16) that
  * the compiler vectorizes. Rows with M <= 2 take a path with no packing.
- * Work is spread over the thread pool by (MC block, NR panels).
+ * Work is spread over the thread pool by (MC block, NR panels). Either
+ * operand may come packed beforehand (dml_cpu_sgemm_pre: weights packed
+ * once at session creation, Conv's im2col written in the packed-B layout),
+ * with the same bits.
  *
  * Row independence: C[i,j] is computed by the same sequence of roundings
  * whatever M, the row's position in its tile and the thread split are, so

@@ -183,10 +183,12 @@ static inline void dml_cpu_st(dml_dtype_t dt, void *p, int64_t i, double v) {
 
 /* ---- thread pool (cpu_threads.c) -------------------------------------- */
 
-/* GEMMs and convolutions below this many multiply-adds run on the calling
- * thread: waking the pool's workers costs tens of microseconds (a condition
- * variable round trip), more than such a kernel takes on one core
- * (bench/RESULTS.md has the figures before and after). */
+/* GEMMs (and ConvTransposes) below this many multiply-adds run on the
+ * calling thread: waking sleeping workers costs tens of microseconds (a
+ * condition variable round trip), more than such a kernel takes on one core
+ * (bench/RESULTS.md has the figures before and after). Convolutions split
+ * from DML_CPU_CONV_PARALLEL_MIN_MACS (cpu_conv.c), lower: their tasks
+ * include the im2col, and back-to-back jobs find the workers spinning. */
 #define DML_CPU_PARALLEL_MIN_MACS 32000000.0
 
 /* Runs fn(ctx, i, tid) for i in [0, n) on up to `max_threads` threads (the
