@@ -420,6 +420,83 @@ __attribute__((target("avx512f"))) static void exact_cols_avx512(const gemm_ctx_
 }
 #endif
 
+/* The small-M path over a B packed beforehand (dml_cpu_sgemm_pack_b):
+ * panels read in order, no transposes; the roundings of the unpacked path
+ * (fused or not as the micro-kernel, from zero per KC block, then
+ * alpha*acc and beta_eff*C). NRC: the panel width, a constant so the column
+ * loop vectorizes. Rows i0 and i0+1 (when two) share each load of B. */
+#define DML_GEMV_PACKED_BODY(FMA, NRC)                                              \
+  for (int64_t jc = 0; jc < g->N; jc += NC) {                                       \
+    int64_t nc = DML_CPU_MIN((int64_t)NC, g->N - jc);                               \
+    int64_t ncp = (nc + NRC - 1) / NRC * NRC;                                       \
+    for (int64_t pc = 0; pc < g->K; pc += KC) {                                     \
+      int64_t kc = DML_CPU_MIN((int64_t)KC, g->K - pc);                             \
+      float beff = pc == 0 ? g->beta : 1.0f;                                        \
+      const float *blk = g->bpre + jc * g->K + pc * ncp;                            \
+      for (int64_t p = 0; p * NRC < nc; p++) {                                      \
+        const float *bp = blk + p * kc * NRC;                                       \
+        int64_t cols = DML_CPU_MIN((int64_t)NRC, nc - p * NRC);                     \
+        for (int64_t i0 = 0; i0 < g->M; i0 += 2) {                                  \
+          int two = g->M - i0 > 1;                                                  \
+          float acc0[NRC], acc1[NRC];                                               \
+          for (int jj = 0; jj < NRC; jj++) acc0[jj] = acc1[jj] = 0.0f;              \
+          for (int64_t k = 0; k < kc; k++) {                                        \
+            int64_t kk = pc + k;                                                    \
+            float a0 = g->ta ? g->A[kk * g->lda + i0] : g->A[i0 * g->lda + kk];     \
+            float a1 = !two    ? 0.0f                                               \
+                       : g->ta ? g->A[kk * g->lda + i0 + 1]                         \
+                               : g->A[(i0 + 1) * g->lda + kk];                      \
+            const float *b = bp + k * NRC;                                          \
+            for (int jj = 0; jj < NRC; jj++) acc0[jj] = FMA(a0, b[jj], acc0[jj]);   \
+            if (two)                                                                \
+              for (int jj = 0; jj < NRC; jj++) acc1[jj] = FMA(a1, b[jj], acc1[jj]); \
+          }                                                                         \
+          for (int r = 0; r <= two; r++) {                                          \
+            float *c = g->C + (i0 + r) * g->ldc + jc + p * NRC;                     \
+            const float *acc = r ? acc1 : acc0;                                     \
+            for (int64_t jj = 0; jj < cols; jj++) {                                 \
+              float v = g->alpha * acc[jj];                                         \
+              c[jj] = beff == 0.0f ? v : FMA(beff, c[jj], v);                       \
+            }                                                                       \
+          }                                                                         \
+        }                                                                           \
+      }                                                                             \
+    }                                                                               \
+  }
+
+static void gemv_packed_c(const gemm_ctx_t *g) {
+  DML_GEMV_PACKED_BODY(DML_GEMM_MULADD, 16)
+}
+#if DML_CPU_X86
+__attribute__((target("avx2,fma"))) static void gemv_packed_fma16(const gemm_ctx_t *g) {
+  DML_GEMV_PACKED_BODY(fmaf, 16)
+}
+__attribute__((target("avx512f,fma"))) static void gemv_packed_fma32(
+    const gemm_ctx_t *g) {
+  DML_GEMV_PACKED_BODY(fmaf, 32)
+}
+#endif
+
+/* 1 when the small-M path ran over the packed B (g->bpre set). */
+static int gemv_packed(const gemm_ctx_t *g) {
+  if (!g->bpre) return 0;
+#if DML_CPU_X86
+  if (g->uk->fused && g->uk->nr == 32) {
+    gemv_packed_fma32(g);
+    return 1;
+  }
+  if (g->uk->fused && g->uk->nr == 16) {
+    gemv_packed_fma16(g);
+    return 1;
+  }
+#endif
+  if (!g->uk->fused && g->uk->nr == 16) {
+    gemv_packed_c(g);
+    return 1;
+  }
+  return 0;
+}
+
 static void exact_task(void *vctx, int64_t t, int tid) {
   gemm_ctx_t *g = (gemm_ctx_t *)vctx;
   int64_t j0 = t * g->chunk, j1 = DML_CPU_MIN(g->N, j0 + g->chunk);
@@ -598,7 +675,9 @@ void dml_cpu_sgemm_pre(int ta, int tb, int64_t M, int64_t N, int64_t K, float al
 
   g.uk = kernel();
   if (use_gemv(M)) {
-    /* M tiny: no packing. */
+    /* M tiny: no packing (B's packed form read as it is when given). */
+    g.bpre = bpre;
+    if (threads == 1 && gemv_packed(&g)) return;
     int64_t tasks = threads > 1 ? DML_CPU_MIN((int64_t)threads * 4, (N + 63) / 64) : 1;
     if (tasks < 1) tasks = 1;
     g.chunk = (N + tasks - 1) / tasks;

@@ -595,10 +595,10 @@ static void packed_gemm_case(dml_op_t op, int64_t M, int64_t N, int64_t K, int t
 }
 
 static void test_gemm_prepacked(void) {
-  static const int64_t sz[] = {1, 7, 17, 255, 300};
+  static const int64_t sz[] = {1, 2, 7, 17, 255, 300};
   for (int threads = 1; threads <= 2; threads++) {
     dml_cpu_set_num_threads(threads);
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < 6; i++)
       for (size_t j = 0; j < 5; j++)
         for (size_t k = 0; k < 5; k += 2) {
           packed_gemm_case(DML_OP_GEMM, sz[i], sz[j], sz[k], (int)((i + j) & 1),
@@ -626,6 +626,12 @@ static void test_gemm_kernels(void) {
           gemm_case(sz[i], sz[j], sz[k], (int)(i & 1), (int)(j & 1), (int)(k % 3), 1.0,
                     0.5);
     gemm_case(100, 70, 600, 0, 1, 1, 0.7, 0.3);
+    /* packed B read by the small-M path and by the packed path, this kernel */
+    for (int64_t m = 1; m <= 3; m++)
+      for (int tb = 0; tb < 2; tb++) {
+        packed_gemm_case(DML_OP_GEMM, m, 300, 600, tb, tb);
+        packed_gemm_case(DML_OP_MATMUL, m, 17, 7, 0, 0);
+      }
     dml_cpu_set_num_threads(2);
     gemm_case(300, 400, 300, 1, 0, 2, 1.0, 1.0);
     dml_cpu_set_num_threads(1);
