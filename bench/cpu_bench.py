@@ -115,11 +115,15 @@ def main():
                                                        os.path.join(root, '..', 'shared')))
     ap.add_argument('--model-dir', default=None,
                     help='where MODEL.onnx lives (default SHARED/models)')
+    ap.add_argument('--pkg-dir', default=None,
+                    help='take MODEL.dmlpkg from here instead of compiling (a machine '
+                         'without dmlc; the output check then needs --dmlc to run)')
     ap.add_argument('--json', default=None, help='also write the cells as JSON here')
     a = ap.parse_args()
     if a.rounds < 5:
         raise SystemExit('error: cpu_bench: --rounds must be >= 5 (median of rounds)')
-    for exe in (a.dmlc, a.bench):
+    have_dmlc = os.access(a.dmlc, os.X_OK)
+    for exe in (a.bench,) if a.pkg_dir else (a.dmlc, a.bench):
         if not os.access(exe, os.X_OK):
             raise SystemExit('error: cpu_bench: %s is not built (cmake --build build '
                              '--target dmlc dml_bench)' % exe)
@@ -133,18 +137,27 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for model in a.models.split(','):
             onnx_path = os.path.join(model_dir, model + '.onnx')
-            pkg = os.path.join(tmp, model + '.dmlpkg')
-            subprocess.run([a.dmlc, 'compile', onnx_path, '-o', pkg], check=True,
-                           capture_output=True)
+            if a.pkg_dir:
+                pkg = os.path.join(a.pkg_dir, model + '.dmlpkg')
+            else:
+                pkg = os.path.join(tmp, model + '.dmlpkg')
+                subprocess.run([a.dmlc, 'compile', onnx_path, '-o', pkg], check=True,
+                               capture_output=True)
             for batch in (int(b) for b in a.batches.split(',')):
                 npy = pick_input(a.shared, model, batch, tmp)
                 x = np.load(npy)
-                got = dml_output(a.dmlc, pkg, npy, os.path.join(tmp, 'o_%s_%d' % (model, batch)))
+                got = dml_output(a.dmlc, pkg, npy, os.path.join(tmp, 'o_%s_%d' % (model, batch))) \
+                    if have_dmlc else None
                 for threads in (int(t) for t in a.threads.split(',')):
                     sess = ort_session(onnx_path, threads)
                     feeds = {sess.get_inputs()[0].name: x}
                     want = sess.run(None, feeds)[0]
-                    diff = float(np.max(np.abs(got - want))) if got.shape == want.shape else float('inf')
+                    if got is None:
+                        diff = float('nan')  # not checked: no dmlc here
+                    elif got.shape == want.shape:
+                        diff = float(np.max(np.abs(got - want)))
+                    else:
+                        diff = float('inf')
                     scale = max(1.0, float(np.max(np.abs(want))))
                     load = loadavg()
                     dm, om = [], []
@@ -152,7 +165,7 @@ def main():
                         dm.append(dml_median(a.bench, pkg, npy, a.warmup, a.iterations, threads))
                         om.append(ort_median(sess, feeds, a.warmup, a.iterations))
                     d, o = statistics.median(dm), statistics.median(om)
-                    flag = '' if diff <= 1e-3 * scale else '  MISMATCH'
+                    flag = '' if got is None or diff <= 1e-3 * scale else '  MISMATCH'
                     print('%-14s %5d %3d %10.4f %10.4f %7.2f %9.2e  %s%s' %
                           (model, batch, threads, d, o, d / o, diff, load, flag), flush=True)
                     cells.append(dict(model=model, batch=batch, threads=threads, dmlc_ms=d,
