@@ -212,40 +212,23 @@ static void im2col(const conv_geo_t *g, const float *x, float *col) {
   }
 }
 
-/* im2col of one image and group (2-D) written straight in the GEMM's
- * packed-B layout (cpu_internal.h, DML_CPU_GEMM_KC): the bytes
- * dml_cpu_sgemm_pack_b would make of im2col's K x out_sz matrix, without
- * writing that matrix. Each output row oh of each (channel, kh, kw) is a run
- * of consecutive columns, cut at panel edges; each piece is zeros, a copy
- * (stride 1) or a strided gather, and zeros. */
-static inline void put_piece(float *restrict d, const float *restrict row, int64_t a,
-                             int64_t m, int64_t lo, int64_t hi, int64_t s1, int64_t off) {
-  int64_t e = a + m; /* this piece's ow range [a, e) */
-  int64_t v0 = row ? DML_CPU_MAX(a, lo) : e, v1 = row ? DML_CPU_MIN(e, hi) : e;
-  if (v1 < v0) v0 = v1 = e;
-  int64_t q = 0;
-  for (; q < v0 - a; q++) d[q] = 0.0f;
-  if (s1 == 1) {
-    const float *restrict src = row + off + a;
-    for (; q < v1 - a; q++) d[q] = src[q];
-  } else {
-    for (; q < v1 - a; q++) d[q] = row[(a + q) * s1 + off];
-  }
-  for (; q < m; q++) d[q] = 0.0f;
-}
-
+/* im2col of one image and group (2-D), output columns [j_begin, j_end),
+ * written in the GEMM's packed-B layout (cpu_internal.h, DML_CPU_GEMM_KC):
+ * the bytes dml_cpu_sgemm_pack_b would make of im2col's matrix. Each row k
+ * = (channel, kh, kw) is built in `rowbuf` (DML_CPU_GEMM_NC floats, in L1)
+ * from one copy per output row, then cut into its panels, so the expanded
+ * matrix never goes through memory. */
 DML_CPU_CLONES static void im2col_packed(const conv_geo_t *g, const float *x, float *dst,
-                                         int nr, int64_t j_begin, int64_t j_end) {
+                                         int nr, int64_t j_begin, int64_t j_end,
+                                         float *restrict rowbuf) {
   int64_t H = g->in[0], W = g->in[1], OW = g->out[1], KW = g->k[1];
   int64_t K = g->Cg * g->k_sz, N = j_end - j_begin, s1 = g->s[1];
-  int sh = nr == 32 ? 5 : 4;
   for (int64_t jc = 0; jc < N; jc += DML_CPU_GEMM_NC) {
     int64_t nc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_NC, N - jc);
     int64_t ncp = (nc + nr - 1) / nr * nr;
     for (int64_t k = 0; k < K; k++) {
       int64_t pc = k / DML_CPU_GEMM_KC * DML_CPU_GEMM_KC, kk = k - pc;
       int64_t kc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_KC, K - pc);
-      float *blk = dst + jc * K + pc * ncp + kk * nr;
       int64_t ch = k / g->k_sz, kh = (k % g->k_sz) / KW, kw = k % KW;
       const float *xc = x + ch * H * W;
       int64_t off = kw * g->d[1] - g->pb[1];
@@ -254,23 +237,33 @@ DML_CPU_CLONES static void im2col_packed(const conv_geo_t *g, const float *x, fl
       int64_t hi = W - off > 0 ? (W - off + s1 - 1) / s1 : 0;
       if (hi > OW) hi = OW;
       if (lo > hi) lo = hi;
-      /* column j of this block is output pixel j_begin + j */
+      /* rowbuf[j] = column j_begin + jc + j of row k */
       int64_t oh = (j_begin + jc) / OW, ow0 = (j_begin + jc) % OW;
-      for (int64_t j = jc; j < jc + nc; oh++, ow0 = 0) {
-        int64_t n = DML_CPU_MIN(OW - ow0, jc + nc - j);
+      for (int64_t j = 0; j < nc; oh++, ow0 = 0) {
+        int64_t n = DML_CPU_MIN(OW - ow0, nc - j), e = ow0 + n;
         int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
-        const float *row = ih >= 0 && ih < H ? xc + ih * W : NULL;
-        for (int64_t t = 0; t < n;) {
-          int64_t jj = j - jc + t, in_panel = nr - (jj & (nr - 1));
-          int64_t m = DML_CPU_MIN(n - t, in_panel);
-          put_piece(blk + (jj >> sh) * kc * nr + (jj & (nr - 1)), row, ow0 + t, m, lo, hi,
-                    s1, off);
-          t += m;
+        float *d = rowbuf + j - ow0; /* d[ow] for ow in [ow0, e) */
+        if (ih < 0 || ih >= H) {
+          memset(d + ow0, 0, (size_t)n * sizeof(float));
+        } else {
+          const float *row = xc + ih * W;
+          int64_t v0 = DML_CPU_MAX(ow0, lo), v1 = DML_CPU_MIN(e, hi);
+          if (v1 < v0) v0 = v1 = e;
+          for (int64_t ow = ow0; ow < v0; ow++) d[ow] = 0.0f;
+          if (s1 == 1)
+            memcpy(d + v0, row + v0 + off, (size_t)(v1 - v0) * sizeof(float));
+          else
+            for (int64_t ow = v0; ow < v1; ow++) d[ow] = row[ow * s1 + off];
+          for (int64_t ow = v1; ow < e; ow++) d[ow] = 0.0f;
         }
         j += n;
       }
-      for (int64_t jj = nc; jj < ncp; jj++) /* the last panel's padding */
-        blk[(jj >> sh) * kc * nr + (jj & (nr - 1))] = 0.0f;
+      for (int64_t j = nc; j < ncp; j++) rowbuf[j] = 0.0f; /* the last panel's padding */
+      float *blk = dst + jc * K + pc * ncp + kk * nr;
+      if (nr == 32)
+        for (int64_t p = 0; p < ncp; p += 32) memcpy(blk + p * kc, rowbuf + p, 32 * 4);
+      else
+        for (int64_t p = 0; p < ncp; p += nr) memcpy(blk + p * kc, rowbuf + p, 16 * 4);
     }
   }
 }
@@ -506,7 +499,8 @@ static void conv_task(void *vctx, int64_t t, int tid) {
     if (g->pointwise) {
       bm = x + j0;
     } else if (packs_col(g)) {
-      im2col_packed(g, x, col, dml_cpu_sgemm_nr(), j0, j1);
+      float rowbuf[DML_CPU_GEMM_NC + 32];
+      im2col_packed(g, x, col, dml_cpu_sgemm_nr(), j0, j1, rowbuf);
       bm = bpre = col;
       ldb = j1 - j0;
     } else {
