@@ -17,7 +17,9 @@ bytes). Then `--rounds` rounds alternate the two peers: dmlc through
 provider, ORT_ENABLE_ALL, intra-op threads = threads, inter-op 1,
 `session.run` per iteration, same warm-up and iteration counts, the median).
 The cell's figure for each peer is the median of its round medians; the ratio
-is dmlc / ORT (below 1: dmlc faster). /proc/loadavg is printed before each
+is dmlc / ORT (below 1: dmlc faster); min_rat is the ratio of the fastest
+single runs over all rounds, which preemption on a loaded machine distorts
+less. /proc/loadavg is printed before each
 cell: on a loaded machine the figures are noisy, the ratio less so since the
 peers alternate.
 
@@ -75,7 +77,8 @@ def ort_session(onnx_path, threads):
     return ort.InferenceSession(onnx_path, so, providers=['CPUExecutionProvider'])
 
 
-def ort_median(sess, feeds, warmup, iterations):
+def ort_times(sess, feeds, warmup, iterations):
+    """(median, min) ms of session.run."""
     for _ in range(warmup):
         sess.run(None, feeds)
     times = []
@@ -83,14 +86,16 @@ def ort_median(sess, feeds, warmup, iterations):
         t0 = time.perf_counter()
         sess.run(None, feeds)
         times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    return statistics.median(times), min(times)
 
 
-def dml_median(bench, pkg, npy, warmup, iterations, threads):
+def dml_times(bench, pkg, npy, warmup, iterations, threads):
+    """(median, min) ms of dml_bench's runs."""
     r = subprocess.run([bench, pkg, npy, '--iterations', str(iterations), '--warmup',
                         str(warmup), '--threads', str(threads)],
                        check=True, capture_output=True, text=True)
-    return json.loads(r.stdout.strip().splitlines()[-1])['median_ms']
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    return j['median_ms'], j['min_ms']
 
 
 def dml_output(dmlc, pkg, npy, outdir):
@@ -132,8 +137,9 @@ def main():
     print('onnxruntime %s, numpy %s, %d CPUs; %d rounds x %d iterations (+%d warm-up)' %
           (ort.__version__, np.__version__, os.cpu_count(), a.rounds, a.iterations,
            a.warmup))
-    print('%-14s %5s %3s %10s %10s %7s %9s  %s' %
-          ('model', 'batch', 'thr', 'dmlc_ms', 'ort_ms', 'ratio', 'max_diff', 'loadavg'))
+    print('%-14s %5s %3s %10s %10s %7s %7s %9s  %s' %
+          ('model', 'batch', 'thr', 'dmlc_ms', 'ort_ms', 'ratio', 'min_rat', 'max_diff',
+           'loadavg'))
     with tempfile.TemporaryDirectory() as tmp:
         for model in a.models.split(','):
             onnx_path = os.path.join(model_dir, model + '.onnx')
@@ -160,20 +166,28 @@ def main():
                         diff = float('inf')
                     scale = max(1.0, float(np.max(np.abs(want))))
                     load = loadavg()
-                    dm, om = [], []
+                    dm, om, dmin, omin = [], [], [], []
                     for _ in range(a.rounds):
-                        dm.append(dml_median(a.bench, pkg, npy, a.warmup, a.iterations, threads))
-                        om.append(ort_median(sess, feeds, a.warmup, a.iterations))
+                        med, mn = dml_times(a.bench, pkg, npy, a.warmup, a.iterations, threads)
+                        dm.append(med)
+                        dmin.append(mn)
+                        med, mn = ort_times(sess, feeds, a.warmup, a.iterations)
+                        om.append(med)
+                        omin.append(mn)
                     d, o = statistics.median(dm), statistics.median(om)
+                    dn, on = min(dmin), min(omin)
                     flag = '' if got is None or diff <= 1e-3 * scale else '  MISMATCH'
-                    print('%-14s %5d %3d %10.4f %10.4f %7.2f %9.2e  %s%s' %
-                          (model, batch, threads, d, o, d / o, diff, load, flag), flush=True)
+                    print('%-14s %5d %3d %10.4f %10.4f %7.2f %7.2f %9.2e  %s%s' %
+                          (model, batch, threads, d, o, d / o, dn / on, diff, load, flag),
+                          flush=True)
                     cells.append(dict(model=model, batch=batch, threads=threads, dmlc_ms=d,
-                                      ort_ms=o, ratio=d / o, max_abs_diff=diff,
+                                      ort_ms=o, ratio=d / o, dmlc_min_ms=dn, ort_min_ms=on,
+                                      min_ratio=dn / on, max_abs_diff=diff,
                                       mismatch=bool(flag),
                                       loadavg=load, dmlc_rounds=dm, ort_rounds=om))
-    print('ratio = dmlc / onnxruntime median ms (below 1: dmlc faster); loadavg now %s' %
-          loadavg())
+    print('ratio = dmlc / onnxruntime median ms (below 1: dmlc faster); min_rat = the same '
+          'for the fastest run of all rounds (less sensitive to a loaded machine); '
+          'loadavg now %s' % loadavg())
     if a.json:
         with open(a.json, 'w') as f:
             json.dump(cells, f, indent=1)
