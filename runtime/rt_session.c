@@ -70,8 +70,8 @@ struct dml_rt_session {
   /* A GPU backend (rt_backend.h), or NULL for the CPU executor below. */
   const dml_rt_backend_t *backend;
   void *backend_state;
-  int assigns;       /* the function has Assign nodes (writes globals) */
-  uint64_t *out_cap; /* per io slot: planned bytes (dml_cpu.h output_capacity) */
+  int assigns;             /* the function has Assign nodes (writes globals) */
+  uint64_t *out_cap;       /* per io slot: planned bytes (dml_cpu.h output_capacity) */
   dml_rt_cpu_fuse_t *fuse; /* CPU node fusion (rt_cpu_fuse.c); NULL: none */
   void *fuse_extra;        /* fuse->extra_bytes beside the arena */
 };

@@ -22,10 +22,10 @@
 static struct {
   pthread_mutex_t mu;
   pthread_cond_t cv_work, cv_done;
-  int n_threads;      /* requested, the caller included */
-  int n_workers;      /* started */
-  int failed;         /* pthread_create failed: stay with what we have */
-  atomic_ullong gen;  /* job generation */
+  int n_threads;     /* requested, the caller included */
+  int n_workers;     /* started */
+  int failed;        /* pthread_create failed: stay with what we have */
+  atomic_ullong gen; /* job generation */
   /* The current job (valid while `next` carries its tag, see claim()). */
   _Atomic(dml_cpu_task_fn) fn;
   _Atomic(void *) ctx;
