@@ -48,9 +48,9 @@ def loadavg():
         return 'n/a'
 
 
-def pick_input(shared, model, batch, tmpdir):
+def pick_input(model_dir, model, batch, tmpdir):
     """Path of an .npy holding `batch` rows for `model` (see the module doc)."""
-    io = os.path.join(shared, 'models', model + '_io')
+    io = os.path.join(model_dir, model + '_io')
     best = None
     for name in sorted(os.listdir(io)):
         if not (name.startswith('input_') and name.endswith('.npy')):
@@ -119,7 +119,8 @@ def main():
     ap.add_argument('--shared', default=os.environ.get('DMLC_SHARED_DIR',
                                                        os.path.join(root, '..', 'shared')))
     ap.add_argument('--model-dir', default=None,
-                    help='where MODEL.onnx lives (default SHARED/models)')
+                    help='where MODEL.onnx and MODEL_io/input_*.npy live (default '
+                         'SHARED/models; bench/make_cpu_models.py writes more)')
     ap.add_argument('--pkg-dir', default=None,
                     help='take MODEL.dmlpkg from here instead of compiling (a machine '
                          'without dmlc; the output check then needs --dmlc to run)')
@@ -150,7 +151,7 @@ def main():
                 subprocess.run([a.dmlc, 'compile', onnx_path, '-o', pkg], check=True,
                                capture_output=True)
             for batch in (int(b) for b in a.batches.split(',')):
-                npy = pick_input(a.shared, model, batch, tmp)
+                npy = pick_input(model_dir, model, batch, tmp)
                 x = np.load(npy)
                 got = dml_output(a.dmlc, pkg, npy, os.path.join(tmp, 'o_%s_%d' % (model, batch))) \
                     if have_dmlc else None
