@@ -17,7 +17,9 @@ bytes). Then `--rounds` rounds alternate the two peers: dmlc through
 provider, ORT_ENABLE_ALL, intra-op threads = threads, inter-op 1,
 `session.run` per iteration, same warm-up and iteration counts, the median).
 The cell's figure for each peer is the median of its round medians; the ratio
-is dmlc / ORT (below 1: dmlc faster). /proc/loadavg is printed before each
+is dmlc / ORT (below 1: dmlc faster); min_rat is the ratio of the fastest
+single runs over all rounds, which preemption on a loaded machine distorts
+less. /proc/loadavg is printed before each
 cell: on a loaded machine the figures are noisy, the ratio less so since the
 peers alternate.
 
@@ -46,9 +48,9 @@ def loadavg():
         return 'n/a'
 
 
-def pick_input(shared, model, batch, tmpdir):
+def pick_input(model_dir, model, batch, tmpdir):
     """Path of an .npy holding `batch` rows for `model` (see the module doc)."""
-    io = os.path.join(shared, 'models', model + '_io')
+    io = os.path.join(model_dir, model + '_io')
     best = None
     for name in sorted(os.listdir(io)):
         if not (name.startswith('input_') and name.endswith('.npy')):
@@ -75,7 +77,8 @@ def ort_session(onnx_path, threads):
     return ort.InferenceSession(onnx_path, so, providers=['CPUExecutionProvider'])
 
 
-def ort_median(sess, feeds, warmup, iterations):
+def ort_times(sess, feeds, warmup, iterations):
+    """(median, min) ms of session.run."""
     for _ in range(warmup):
         sess.run(None, feeds)
     times = []
@@ -83,14 +86,16 @@ def ort_median(sess, feeds, warmup, iterations):
         t0 = time.perf_counter()
         sess.run(None, feeds)
         times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    return statistics.median(times), min(times)
 
 
-def dml_median(bench, pkg, npy, warmup, iterations, threads):
+def dml_times(bench, pkg, npy, warmup, iterations, threads):
+    """(median, min) ms of dml_bench's runs."""
     r = subprocess.run([bench, pkg, npy, '--iterations', str(iterations), '--warmup',
                         str(warmup), '--threads', str(threads)],
                        check=True, capture_output=True, text=True)
-    return json.loads(r.stdout.strip().splitlines()[-1])['median_ms']
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    return j['median_ms'], j['min_ms']
 
 
 def dml_output(dmlc, pkg, npy, outdir):
@@ -114,12 +119,17 @@ def main():
     ap.add_argument('--shared', default=os.environ.get('DMLC_SHARED_DIR',
                                                        os.path.join(root, '..', 'shared')))
     ap.add_argument('--model-dir', default=None,
-                    help='where MODEL.onnx lives (default SHARED/models)')
+                    help='where MODEL.onnx and MODEL_io/input_*.npy live (default '
+                         'SHARED/models; bench/make_cpu_models.py writes more)')
+    ap.add_argument('--pkg-dir', default=None,
+                    help='take MODEL.dmlpkg from here instead of compiling (a machine '
+                         'without dmlc; the output check then needs --dmlc to run)')
     ap.add_argument('--json', default=None, help='also write the cells as JSON here')
     a = ap.parse_args()
     if a.rounds < 5:
         raise SystemExit('error: cpu_bench: --rounds must be >= 5 (median of rounds)')
-    for exe in (a.dmlc, a.bench):
+    have_dmlc = os.access(a.dmlc, os.X_OK)
+    for exe in (a.bench,) if a.pkg_dir else (a.dmlc, a.bench):
         if not os.access(exe, os.X_OK):
             raise SystemExit('error: cpu_bench: %s is not built (cmake --build build '
                              '--target dmlc dml_bench)' % exe)
@@ -128,39 +138,57 @@ def main():
     print('onnxruntime %s, numpy %s, %d CPUs; %d rounds x %d iterations (+%d warm-up)' %
           (ort.__version__, np.__version__, os.cpu_count(), a.rounds, a.iterations,
            a.warmup))
-    print('%-14s %5s %3s %10s %10s %7s %9s  %s' %
-          ('model', 'batch', 'thr', 'dmlc_ms', 'ort_ms', 'ratio', 'max_diff', 'loadavg'))
+    print('%-14s %5s %3s %10s %10s %7s %7s %9s  %s' %
+          ('model', 'batch', 'thr', 'dmlc_ms', 'ort_ms', 'ratio', 'min_rat', 'max_diff',
+           'loadavg'))
     with tempfile.TemporaryDirectory() as tmp:
         for model in a.models.split(','):
             onnx_path = os.path.join(model_dir, model + '.onnx')
-            pkg = os.path.join(tmp, model + '.dmlpkg')
-            subprocess.run([a.dmlc, 'compile', onnx_path, '-o', pkg], check=True,
-                           capture_output=True)
+            if a.pkg_dir:
+                pkg = os.path.join(a.pkg_dir, model + '.dmlpkg')
+            else:
+                pkg = os.path.join(tmp, model + '.dmlpkg')
+                subprocess.run([a.dmlc, 'compile', onnx_path, '-o', pkg], check=True,
+                               capture_output=True)
             for batch in (int(b) for b in a.batches.split(',')):
-                npy = pick_input(a.shared, model, batch, tmp)
+                npy = pick_input(model_dir, model, batch, tmp)
                 x = np.load(npy)
-                got = dml_output(a.dmlc, pkg, npy, os.path.join(tmp, 'o_%s_%d' % (model, batch)))
+                got = dml_output(a.dmlc, pkg, npy, os.path.join(tmp, 'o_%s_%d' % (model, batch))) \
+                    if have_dmlc else None
                 for threads in (int(t) for t in a.threads.split(',')):
                     sess = ort_session(onnx_path, threads)
                     feeds = {sess.get_inputs()[0].name: x}
                     want = sess.run(None, feeds)[0]
-                    diff = float(np.max(np.abs(got - want))) if got.shape == want.shape else float('inf')
+                    if got is None:
+                        diff = float('nan')  # not checked: no dmlc here
+                    elif got.shape == want.shape:
+                        diff = float(np.max(np.abs(got - want)))
+                    else:
+                        diff = float('inf')
                     scale = max(1.0, float(np.max(np.abs(want))))
                     load = loadavg()
-                    dm, om = [], []
+                    dm, om, dmin, omin = [], [], [], []
                     for _ in range(a.rounds):
-                        dm.append(dml_median(a.bench, pkg, npy, a.warmup, a.iterations, threads))
-                        om.append(ort_median(sess, feeds, a.warmup, a.iterations))
+                        med, mn = dml_times(a.bench, pkg, npy, a.warmup, a.iterations, threads)
+                        dm.append(med)
+                        dmin.append(mn)
+                        med, mn = ort_times(sess, feeds, a.warmup, a.iterations)
+                        om.append(med)
+                        omin.append(mn)
                     d, o = statistics.median(dm), statistics.median(om)
-                    flag = '' if diff <= 1e-3 * scale else '  MISMATCH'
-                    print('%-14s %5d %3d %10.4f %10.4f %7.2f %9.2e  %s%s' %
-                          (model, batch, threads, d, o, d / o, diff, load, flag), flush=True)
+                    dn, on = min(dmin), min(omin)
+                    flag = '' if got is None or diff <= 1e-3 * scale else '  MISMATCH'
+                    print('%-14s %5d %3d %10.4f %10.4f %7.2f %7.2f %9.2e  %s%s' %
+                          (model, batch, threads, d, o, d / o, dn / on, diff, load, flag),
+                          flush=True)
                     cells.append(dict(model=model, batch=batch, threads=threads, dmlc_ms=d,
-                                      ort_ms=o, ratio=d / o, max_abs_diff=diff,
+                                      ort_ms=o, ratio=d / o, dmlc_min_ms=dn, ort_min_ms=on,
+                                      min_ratio=dn / on, max_abs_diff=diff,
                                       mismatch=bool(flag),
                                       loadavg=load, dmlc_rounds=dm, ort_rounds=om))
-    print('ratio = dmlc / onnxruntime median ms (below 1: dmlc faster); loadavg now %s' %
-          loadavg())
+    print('ratio = dmlc / onnxruntime median ms (below 1: dmlc faster); min_rat = the same '
+          'for the fastest run of all rounds (less sensitive to a loaded machine); '
+          'loadavg now %s' % loadavg())
     if a.json:
         with open(a.json, 'w') as f:
             json.dump(cells, f, indent=1)

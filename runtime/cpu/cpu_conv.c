@@ -1,10 +1,14 @@
 /*
  * cpu_conv.c — Conv and ConvTranspose (ONNX opset 11), N-D.
  *
- * f32: im2col into scratch + the GEMM core (1x1 stride-1 unpadded
- * convolutions skip im2col); ConvTranspose is GEMM + col2im. With several
- * threads and a batch, images are spread over the pool (one im2col buffer
- * per thread). f64/f16/bf16: a direct loop in double.
+ * f32: im2col + the GEMM core (2-D: im2col written straight into the
+ * GEMM's packed-B panels; 1x1 stride-1 unpadded convolutions read the image
+ * as B); depthwise 2-D convolutions a direct kernel; ConvTranspose is GEMM +
+ * col2im. With several threads, (image, group, output-column chunk) tasks
+ * are spread over the pool (one scratch slot per thread). The CPU
+ * executor's fusion (dml_cpu_run_fused) passes packed weights and a
+ * bias/BatchNormalization/Relu epilogue. f64/f16/bf16: a direct loop in
+ * double.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 /* Before the includes, so the inline helpers get the same options. */
@@ -208,6 +212,67 @@ static void im2col(const conv_geo_t *g, const float *x, float *col) {
   }
 }
 
+/* im2col of one image and group (2-D), output columns [j_begin, j_end),
+ * written in the GEMM's packed-B layout (cpu_internal.h, DML_CPU_GEMM_KC):
+ * the bytes dml_cpu_sgemm_pack_b would make of im2col's matrix. Each row k
+ * = (channel, kh, kw) is built in `rowbuf` (DML_CPU_GEMM_NC floats, in L1)
+ * from one copy per output row, then cut into its panels, so the expanded
+ * matrix never goes through memory. */
+DML_CPU_CLONES static void im2col_packed(const conv_geo_t *g, const float *x, float *dst,
+                                         int nr, int64_t j_begin, int64_t j_end,
+                                         float *restrict rowbuf) {
+  int64_t H = g->in[0], W = g->in[1], OW = g->out[1], KW = g->k[1];
+  int64_t K = g->Cg * g->k_sz, N = j_end - j_begin, s1 = g->s[1];
+  for (int64_t jc = 0; jc < N; jc += DML_CPU_GEMM_NC) {
+    int64_t nc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_NC, N - jc);
+    int64_t ncp = (nc + nr - 1) / nr * nr;
+    for (int64_t k = 0; k < K; k++) {
+      int64_t pc = k / DML_CPU_GEMM_KC * DML_CPU_GEMM_KC, kk = k - pc;
+      int64_t kc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_KC, K - pc);
+      int64_t ch = k / g->k_sz, kh = (k % g->k_sz) / KW, kw = k % KW;
+      const float *xc = x + ch * H * W;
+      int64_t off = kw * g->d[1] - g->pb[1];
+      /* valid ow: 0 <= ow*s1 + off < W */
+      int64_t lo = off >= 0 ? 0 : (-off + s1 - 1) / s1;
+      int64_t hi = W - off > 0 ? (W - off + s1 - 1) / s1 : 0;
+      if (hi > OW) hi = OW;
+      if (lo > hi) lo = hi;
+      /* rowbuf[j] = column j_begin + jc + j of row k */
+      int64_t oh = (j_begin + jc) / OW, ow0 = (j_begin + jc) % OW;
+      for (int64_t j = 0; j < nc; oh++, ow0 = 0) {
+        int64_t n = DML_CPU_MIN(OW - ow0, nc - j), e = ow0 + n;
+        int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+        float *d = rowbuf + j - ow0; /* d[ow] for ow in [ow0, e) */
+        if (ih < 0 || ih >= H) {
+          memset(d + ow0, 0, (size_t)n * sizeof(float));
+        } else {
+          const float *row = xc + ih * W;
+          int64_t v0 = DML_CPU_MAX(ow0, lo), v1 = DML_CPU_MIN(e, hi);
+          if (v1 < v0) v0 = v1 = e;
+          for (int64_t ow = ow0; ow < v0; ow++) d[ow] = 0.0f;
+          if (s1 == 1)
+            memcpy(d + v0, row + v0 + off, (size_t)(v1 - v0) * sizeof(float));
+          else
+            for (int64_t ow = v0; ow < v1; ow++) d[ow] = row[ow * s1 + off];
+          for (int64_t ow = v1; ow < e; ow++) d[ow] = 0.0f;
+        }
+        j += n;
+      }
+      for (int64_t j = nc; j < ncp; j++) rowbuf[j] = 0.0f; /* the last panel's padding */
+      float *blk = dst + jc * K + pc * ncp + kk * nr;
+      if (nr == 32)
+        for (int64_t p = 0; p < ncp; p += 32) memcpy(blk + p * kc, rowbuf + p, 32 * 4);
+      else
+        for (int64_t p = 0; p < ncp; p += nr) memcpy(blk + p * kc, rowbuf + p, 16 * 4);
+    }
+  }
+}
+
+/* 1 when conv_task writes the GEMM's packed B itself (im2col_packed). */
+static int packs_col(const conv_geo_t *g) {
+  return g->r == 2 && !g->pointwise && dml_cpu_sgemm_packs(g->Mg);
+}
+
 /* ConvTranspose: y[m, o] += col[(m, k), i] where o = i*s - pb + k*d. Here
  * "in" is the transpose conv's input (col's columns). */
 static void col2im(const conv_geo_t *g, const float *col, float *y) {
@@ -261,14 +326,30 @@ static size_t align64(size_t x) {
 
 typedef struct {
   size_t col_bytes, gemm_bytes, slot_bytes;
-  int batch_parallel; /* slots = threads, one image per task */
+  int batch_parallel; /* slots = threads, one (image, group, column chunk) per task */
 } conv_mem_t;
+
+/* Convolutions from this many multiply-adds (all images) are spread over
+ * the pool by (image, group, output-column chunk): each task packs its own
+ * columns and runs its GEMM on one thread, so no step is serial. Below it
+ * the pool's hand-off (a few microseconds while workers spin) is not worth
+ * it. */
+#define DML_CPU_CONV_PARALLEL_MIN_MACS 2000000.0
+
+/* 1 when a task may take a chunk of an image's output columns (the GEMM
+ * reads B with a leading dimension: 1x1 convolutions and im2col_packed). */
+static int splits_cols(const conv_geo_t *g) {
+  return g->pointwise || packs_col(g);
+}
 
 static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
   conv_mem_t m = {0, 0, 0, 0};
   int64_t gm, gn, gk;
   if (!transpose) {
     m.col_bytes = g->pointwise ? 0 : align64((size_t)(g->Cg * g->k_sz * g->out_sz) * 4);
+    if (packs_col(g))
+      m.col_bytes =
+          align64(dml_cpu_sgemm_packed_b_floats(g->out_sz, g->Cg * g->k_sz) * 4);
     gm = g->Mg, gn = g->out_sz, gk = g->Cg * g->k_sz;
   } else {
     m.col_bytes = align64((size_t)(g->Mg * g->k_sz * g->in_sz) * 4);
@@ -277,8 +358,12 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
   /* One image (and group) per thread, when there is enough work to pay for
    * waking the pool. */
   double macs = (double)gm * (double)gn * (double)gk * (double)(g->N * g->group);
-  m.batch_parallel =
-      threads > 1 && g->N * g->group >= 2 && macs >= DML_CPU_PARALLEL_MIN_MACS;
+  m.batch_parallel = threads > 1 && !transpose &&
+                     (g->N * g->group >= 2 || splits_cols(g)) &&
+                     macs >= DML_CPU_CONV_PARALLEL_MIN_MACS;
+  if (transpose)
+    m.batch_parallel =
+        threads > 1 && g->N * g->group >= 2 && macs >= DML_CPU_PARALLEL_MIN_MACS;
   m.gemm_bytes =
       align64(dml_cpu_sgemm_scratch(gm, gn, gk, m.batch_parallel ? 1 : threads));
   m.slot_bytes = m.col_bytes + m.gemm_bytes;
@@ -317,6 +402,7 @@ typedef struct {
   char *base;
   conv_mem_t mem;
   const dml_cpu_epilogue_t *ep; /* NULL: plain Conv */
+  int64_t chunks, chunk_cols;   /* output-column chunks per (image, group) */
 } conv_run_t;
 
 /* The bias and the fused epilogue (dml_cpu_conv_fused) on y[m, 0:n] for
@@ -325,10 +411,10 @@ typedef struct {
  * Conv's y += B[m]; BatchNormalization's f32 y = x * a + off
  * (dml_cpu_bn_affine); Relu's y = x < 0 ? 0 : x (NaN and -0 kept). */
 static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
-                          int64_t n) {
+                          int64_t n, int64_t ld) {
   const dml_cpu_epilogue_t *ep = r->ep;
   for (int64_t m = 0; m < mn; m++) {
-    float *ym = y + m * n;
+    float *ym = y + m * ld;
     if (r->b) {
       float bv = r->b[m0 + m];
       for (int64_t o = 0; o < n; o++) ym[o] += bv;
@@ -387,13 +473,15 @@ static void dw_task(void *vctx, int64_t t, int tid) {
   int64_t ch = t % g->C;
   float *y = r->y + t * g->out_sz;
   dw_plane(g, r->x + t * g->in_sz, r->w + ch * g->k_sz, y);
-  conv_epilogue(r, y, ch, 1, g->out_sz);
+  conv_epilogue(r, y, ch, 1, g->out_sz, g->out_sz);
 }
 
 /* One (image, group) pair. */
 static void conv_task(void *vctx, int64_t t, int tid) {
   conv_run_t *r = (conv_run_t *)vctx;
   const conv_geo_t *g = r->g;
+  int64_t chunk = t % r->chunks;
+  t /= r->chunks;
   int64_t n = t / g->group, gr = t % g->group;
   char *slot = r->base + (size_t)tid * r->mem.slot_bytes;
   float *col = (float *)(void *)slot;
@@ -401,13 +489,22 @@ static void conv_task(void *vctx, int64_t t, int tid) {
   size_t gsb = r->mem.gemm_bytes;
   if (!r->transpose) {
     const float *x = r->x + (n * g->C + gr * g->Cg) * g->in_sz;
-    float *y = r->y + (n * g->M + gr * g->Mg) * g->out_sz;
+    /* Output columns [j0, j1) of this image and group (all when chunks 1). */
+    int64_t j0 = chunk * r->chunk_cols, j1 = DML_CPU_MIN(g->out_sz, j0 + r->chunk_cols);
+    if (j0 >= j1) return;
+    float *y = r->y + (n * g->M + gr * g->Mg) * g->out_sz + j0;
     const float *w = r->w + gr * g->Mg * g->Cg * g->k_sz;
-    const float *bm;
+    const float *bm, *bpre = NULL;
+    int64_t ldb = g->out_sz;
     if (g->pointwise) {
-      bm = x;
+      bm = x + j0;
+    } else if (packs_col(g)) {
+      float rowbuf[DML_CPU_GEMM_NC + 32];
+      im2col_packed(g, x, col, dml_cpu_sgemm_nr(), j0, j1, rowbuf);
+      bm = bpre = col;
+      ldb = j1 - j0;
     } else {
-      im2col(g, x, col);
+      im2col(g, x, col); /* chunks is 1 here */
       bm = col;
     }
     int64_t K = g->Cg * g->k_sz;
@@ -415,9 +512,9 @@ static void conv_task(void *vctx, int64_t t, int tid) {
         r->ep && r->ep->packed
             ? (const float *)r->ep->packed + gr * dml_cpu_sgemm_packed_a_floats(g->Mg, K)
             : NULL;
-    dml_cpu_sgemm_pre(0, 0, g->Mg, g->out_sz, K, 1.0f, w, K, bm, g->out_sz, 0.0f, y,
-                      g->out_sz, apre, NULL, gs, gsb);
-    conv_epilogue(r, y, gr * g->Mg, g->Mg, g->out_sz);
+    dml_cpu_sgemm_pre(0, 0, g->Mg, j1 - j0, K, 1.0f, w, K, bm, ldb, 0.0f, y, g->out_sz,
+                      apre, bpre, gs, gsb);
+    conv_epilogue(r, y, gr * g->Mg, g->Mg, j1 - j0, g->out_sz);
   } else {
     const float *x = r->x + (n * g->C + gr * g->Cg) * g->in_sz;
     float *y = r->y + (n * g->M + gr * g->Mg) * g->out_sz;
@@ -529,9 +626,11 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
                       (float *)y->data,
                       NULL,
                       {0, 0, 0, 0},
-                      ep};
+                      ep,
+                      1,
+                      g.out_sz};
     double macs = (double)(g.N * g.C) * (double)g.out_sz * (double)g.k_sz;
-    dml_cpu_parallel_for(g.N * g.C, macs >= DML_CPU_PARALLEL_MIN_MACS ? threads : 1,
+    dml_cpu_parallel_for(g.N * g.C, macs >= DML_CPU_CONV_PARALLEL_MIN_MACS ? threads : 1,
                          dw_task, &run);
     return DML_OK;
   }
@@ -563,8 +662,21 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
                     (float *)y->data,
                     base,
                     mem,
-                    ep};
-  dml_cpu_parallel_for(g.N * g.group, mem.batch_parallel ? slots : 1, conv_task, &run);
+                    ep,
+                    1,
+                    g.out_sz};
+  /* Fewer (image, group) pairs than twice the threads: also split each
+   * image's columns, in whole panels of the micro-kernel. */
+  int64_t pairs = g.N * g.group;
+  if (mem.batch_parallel && !transpose && splits_cols(&g) && pairs < 2 * (int64_t)slots) {
+    int64_t nr = dml_cpu_sgemm_nr(), want = (2 * (int64_t)slots + pairs - 1) / pairs;
+    int64_t cols = (g.out_sz + want - 1) / want;
+    cols = (cols + nr - 1) / nr * nr;
+    run.chunk_cols = cols;
+    run.chunks = (g.out_sz + cols - 1) / cols;
+  }
+  dml_cpu_parallel_for(pairs * run.chunks, mem.batch_parallel ? slots : 1, conv_task,
+                       &run);
   return DML_OK;
 }
 

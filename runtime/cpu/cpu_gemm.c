@@ -8,7 +8,10 @@
  * micro-kernel runs over the panels. The micro-kernel is picked at run time:
  * AVX-512 (8x32) or AVX2+FMA (6x16) on x86-64, else portable C (4x16) that
  * the compiler vectorizes. Rows with M <= 2 take a path with no packing.
- * Work is spread over the thread pool by (MC block, NR panels).
+ * Work is spread over the thread pool by (MC block, NR panels). Either
+ * operand may come packed beforehand (dml_cpu_sgemm_pre: weights packed
+ * once at session creation, Conv's im2col written in the packed-B layout),
+ * with the same bits.
  *
  * Row independence: C[i,j] is computed by the same sequence of roundings
  * whatever M, the row's position in its tile and the thread split are, so
@@ -34,9 +37,9 @@
 #include <immintrin.h>
 #endif
 
-#define KC 256
+#define KC DML_CPU_GEMM_KC
 #define MC 96 /* multiple of every MR */
-#define NC 2048
+#define NC DML_CPU_GEMM_NC
 #define MR_MAX 8
 #define NR_MAX 32
 #define ALIGN_F 16 /* floats: 64 bytes */
@@ -417,6 +420,83 @@ __attribute__((target("avx512f"))) static void exact_cols_avx512(const gemm_ctx_
 }
 #endif
 
+/* The small-M path over a B packed beforehand (dml_cpu_sgemm_pack_b):
+ * panels read in order, no transposes; the roundings of the unpacked path
+ * (fused or not as the micro-kernel, from zero per KC block, then
+ * alpha*acc and beta_eff*C). NRC: the panel width, a constant so the column
+ * loop vectorizes. Rows i0 and i0+1 (when two) share each load of B. */
+#define DML_GEMV_PACKED_BODY(FMA, NRC)                                              \
+  for (int64_t jc = 0; jc < g->N; jc += NC) {                                       \
+    int64_t nc = DML_CPU_MIN((int64_t)NC, g->N - jc);                               \
+    int64_t ncp = (nc + NRC - 1) / NRC * NRC;                                       \
+    for (int64_t pc = 0; pc < g->K; pc += KC) {                                     \
+      int64_t kc = DML_CPU_MIN((int64_t)KC, g->K - pc);                             \
+      float beff = pc == 0 ? g->beta : 1.0f;                                        \
+      const float *blk = g->bpre + jc * g->K + pc * ncp;                            \
+      for (int64_t p = 0; p * NRC < nc; p++) {                                      \
+        const float *bp = blk + p * kc * NRC;                                       \
+        int64_t cols = DML_CPU_MIN((int64_t)NRC, nc - p * NRC);                     \
+        for (int64_t i0 = 0; i0 < g->M; i0 += 2) {                                  \
+          int two = g->M - i0 > 1;                                                  \
+          float acc0[NRC], acc1[NRC];                                               \
+          for (int jj = 0; jj < NRC; jj++) acc0[jj] = acc1[jj] = 0.0f;              \
+          for (int64_t k = 0; k < kc; k++) {                                        \
+            int64_t kk = pc + k;                                                    \
+            float a0 = g->ta ? g->A[kk * g->lda + i0] : g->A[i0 * g->lda + kk];     \
+            float a1 = !two    ? 0.0f                                               \
+                       : g->ta ? g->A[kk * g->lda + i0 + 1]                         \
+                               : g->A[(i0 + 1) * g->lda + kk];                      \
+            const float *b = bp + k * NRC;                                          \
+            for (int jj = 0; jj < NRC; jj++) acc0[jj] = FMA(a0, b[jj], acc0[jj]);   \
+            if (two)                                                                \
+              for (int jj = 0; jj < NRC; jj++) acc1[jj] = FMA(a1, b[jj], acc1[jj]); \
+          }                                                                         \
+          for (int r = 0; r <= two; r++) {                                          \
+            float *c = g->C + (i0 + r) * g->ldc + jc + p * NRC;                     \
+            const float *acc = r ? acc1 : acc0;                                     \
+            for (int64_t jj = 0; jj < cols; jj++) {                                 \
+              float v = g->alpha * acc[jj];                                         \
+              c[jj] = beff == 0.0f ? v : FMA(beff, c[jj], v);                       \
+            }                                                                       \
+          }                                                                         \
+        }                                                                           \
+      }                                                                             \
+    }                                                                               \
+  }
+
+static void gemv_packed_c(const gemm_ctx_t *g) {
+  DML_GEMV_PACKED_BODY(DML_GEMM_MULADD, 16)
+}
+#if DML_CPU_X86
+__attribute__((target("avx2,fma"))) static void gemv_packed_fma16(const gemm_ctx_t *g) {
+  DML_GEMV_PACKED_BODY(fmaf, 16)
+}
+__attribute__((target("avx512f,fma"))) static void gemv_packed_fma32(
+    const gemm_ctx_t *g) {
+  DML_GEMV_PACKED_BODY(fmaf, 32)
+}
+#endif
+
+/* 1 when the small-M path ran over the packed B (g->bpre set). */
+static int gemv_packed(const gemm_ctx_t *g) {
+  if (!g->bpre) return 0;
+#if DML_CPU_X86
+  if (g->uk->fused && g->uk->nr == 32) {
+    gemv_packed_fma32(g);
+    return 1;
+  }
+  if (g->uk->fused && g->uk->nr == 16) {
+    gemv_packed_fma16(g);
+    return 1;
+  }
+#endif
+  if (!g->uk->fused && g->uk->nr == 16) {
+    gemv_packed_c(g);
+    return 1;
+  }
+  return 0;
+}
+
 static void exact_task(void *vctx, int64_t t, int tid) {
   gemm_ctx_t *g = (gemm_ctx_t *)vctx;
   int64_t j0 = t * g->chunk, j1 = DML_CPU_MIN(g->N, j0 + g->chunk);
@@ -532,6 +612,14 @@ void dml_cpu_sgemm_pack_a(int ta, int64_t M, int64_t K, const float *A, int64_t 
     pack_a(ta, A, lda, 0, M, pc, DML_CPU_MIN((int64_t)KC, K - pc), mr, dst + pc * mpad);
 }
 
+int dml_cpu_sgemm_nr(void) {
+  return kernel()->nr;
+}
+
+int dml_cpu_sgemm_packs(int64_t M) {
+  return !use_gemv(M);
+}
+
 size_t dml_cpu_sgemm_packed_b_floats(int64_t N, int64_t K) {
   if (N <= 0 || K <= 0) return 0;
   int nr = kernel()->nr;
@@ -587,7 +675,9 @@ void dml_cpu_sgemm_pre(int ta, int tb, int64_t M, int64_t N, int64_t K, float al
 
   g.uk = kernel();
   if (use_gemv(M)) {
-    /* M tiny: no packing. */
+    /* M tiny: no packing (B's packed form read as it is when given). */
+    g.bpre = bpre;
+    if (threads == 1 && gemv_packed(&g)) return;
     int64_t tasks = threads > 1 ? DML_CPU_MIN((int64_t)threads * 4, (N + 63) / 64) : 1;
     if (tasks < 1) tasks = 1;
     g.chunk = (N + tasks - 1) / tasks;

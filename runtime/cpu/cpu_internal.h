@@ -143,6 +143,17 @@ size_t dml_cpu_sgemm_packed_a_floats(int64_t M, int64_t K);
 void dml_cpu_sgemm_pack_a(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
                           float *dst);
 size_t dml_cpu_sgemm_packed_b_floats(int64_t N, int64_t K);
+/* The packed-B layout, for callers that write it themselves (Conv's
+ * im2col): for each block of DML_CPU_GEMM_NC columns jc, each block of
+ * DML_CPU_GEMM_KC rows pc (kc rows), at jc * K + pc * round_up(nc, nr):
+ * panels of nr columns, panel p at p * kc * nr, row k of it at (k - pc) *
+ * nr, columns past N zero. nr is 16 or 32 (a power of two). */
+#define DML_CPU_GEMM_KC 256
+#define DML_CPU_GEMM_NC 2048
+int dml_cpu_sgemm_nr(void);
+/* 1 when a product of M rows reads packed operands (apre/bpre); small M
+ * reads A and B unpacked. */
+int dml_cpu_sgemm_packs(int64_t M);
 void dml_cpu_sgemm_pack_b(int trans_b, int64_t N, int64_t K, const float *B, int64_t ldb,
                           float *dst);
 
@@ -172,10 +183,12 @@ static inline void dml_cpu_st(dml_dtype_t dt, void *p, int64_t i, double v) {
 
 /* ---- thread pool (cpu_threads.c) -------------------------------------- */
 
-/* GEMMs and convolutions below this many multiply-adds run on the calling
- * thread: waking the pool's workers costs tens of microseconds (a condition
- * variable round trip), more than such a kernel takes on one core
- * (bench/RESULTS.md has the figures before and after). */
+/* GEMMs (and ConvTransposes) below this many multiply-adds run on the
+ * calling thread: waking sleeping workers costs tens of microseconds (a
+ * condition variable round trip), more than such a kernel takes on one core
+ * (bench/RESULTS.md has the figures before and after). Convolutions split
+ * from DML_CPU_CONV_PARALLEL_MIN_MACS (cpu_conv.c), lower: their tasks
+ * include the im2col, and back-to-back jobs find the workers spinning. */
 #define DML_CPU_PARALLEL_MIN_MACS 32000000.0
 
 /* Runs fn(ctx, i, tid) for i in [0, n) on up to `max_threads` threads (the

@@ -2,8 +2,9 @@
  * cpu_threads.c — a small persistent thread pool for the CPU kernels.
  *
  * One job at a time: dml_cpu_parallel_for() publishes (fn, ctx, n), wakes
- * the workers, takes tasks itself from a shared atomic counter, and waits
- * until every participating worker has finished. A second caller arriving
+ * the workers, takes tasks itself from a shared atomic counter (tagged
+ * with the job, see claim()), and waits until every task taken has
+ * finished, not for workers that never woke. A second caller arriving
  * while a job runs (another thread calling dml_cpu_run) runs serially.
  *
  * Waiting spins briefly before sleeping on a condition variable, on both
@@ -21,16 +22,19 @@
 static struct {
   pthread_mutex_t mu;
   pthread_cond_t cv_work, cv_done;
-  int n_threads;      /* requested, the caller included */
-  int n_workers;      /* started */
-  int failed;         /* pthread_create failed: stay with what we have */
-  atomic_ullong gen;  /* job generation */
-  int participants;   /* workers taking part in the current job */
-  atomic_int pending; /* participants not finished yet */
-  dml_cpu_task_fn fn;
-  void *ctx;
-  int64_t n;
-  atomic_llong next;
+  int n_threads;     /* requested, the caller included */
+  int n_workers;     /* started */
+  int failed;        /* pthread_create failed: stay with what we have */
+  atomic_ullong gen; /* job generation */
+  /* The current job (valid while `next` carries its tag, see claim()). */
+  _Atomic(dml_cpu_task_fn) fn;
+  _Atomic(void *) ctx;
+  atomic_llong n;
+  atomic_int participants; /* workers 1..participants may take tasks */
+  /* (gen & 0xffffffff) << 32 | next task index; index CLOSED once the job
+   * is over. */
+  atomic_ullong next;
+  atomic_llong done; /* tasks finished */
   atomic_flag busy;
   pthread_t th[DML_CPU_MAX_THREADS];
   uint64_t start_gen[DML_CPU_MAX_THREADS + 1]; /* gen when worker i was created */
@@ -41,15 +45,17 @@ static struct {
             0,
             0,
             0,
-            0,
-            0,
             NULL,
             NULL,
+            0,
+            0,
             0,
             0,
             ATOMIC_FLAG_INIT,
             {0},
             {0}};
+
+#define CLOSED 0xffffffffull
 
 void dml_cpu_set_num_threads(int n) {
   if (n < 1) n = 1;
@@ -79,43 +85,64 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static void run_tasks(int tid) {
+/* Claims the next task of job `g` (its low 32 bits tag `next`): -1 when
+ * that job has no task left or is over. The tag keeps a worker that wakes
+ * late from taking a task of a later job with this job's reading of fn. */
+static long long claim(uint64_t g, long long n) {
+  uint64_t tag = (g & 0xffffffffull) << 32;
+  uint64_t v = atomic_load(&g_pool.next);
   for (;;) {
-    long long i = atomic_fetch_add(&g_pool.next, 1);
-    if (i >= g_pool.n) break;
-    g_pool.fn(g_pool.ctx, (int64_t)i, tid);
+    if ((v & ~0xffffffffull) != tag) return -1;
+    long long i = (long long)(v & 0xffffffffull);
+    if ((uint64_t)i == CLOSED || i >= n) return -1;
+    if (atomic_compare_exchange_weak(&g_pool.next, &v, v + 1)) return i;
+  }
+}
+
+/* Runs tasks of job `g` until none is left; signals the caller after the
+ * last one. */
+static void run_tasks(uint64_t g, int tid) {
+  dml_cpu_task_fn fn = atomic_load(&g_pool.fn);
+  void *ctx = atomic_load(&g_pool.ctx);
+  long long n = atomic_load(&g_pool.n);
+  for (long long i; (i = claim(g, n)) >= 0;) {
+    fn(ctx, (int64_t)i, tid);
+    if (atomic_fetch_add(&g_pool.done, 1) + 1 == n && tid != 0) {
+      pthread_mutex_lock(&g_pool.mu);
+      pthread_cond_signal(&g_pool.cv_done);
+      pthread_mutex_unlock(&g_pool.mu);
+    }
   }
 }
 
 static void *worker(void *arg) {
   int id = (int)(intptr_t)arg; /* 1-based: the caller is tid 0 */
-  uint64_t seen = 0;
   pthread_mutex_lock(&g_pool.mu);
-  seen = g_pool.start_gen[id]; /* jobs published after creation are ours */
+  uint64_t seen = g_pool.start_gen[id]; /* jobs published after creation are ours */
+  pthread_mutex_unlock(&g_pool.mu);
   for (;;) {
+    for (int k = 0; k < DML_CPU_SPIN && atomic_load(&g_pool.gen) == seen; k++)
+      cpu_relax();
     if (atomic_load(&g_pool.gen) == seen) {
-      pthread_mutex_unlock(&g_pool.mu);
-      for (int k = 0; k < DML_CPU_SPIN && atomic_load(&g_pool.gen) == seen; k++)
-        cpu_relax();
       pthread_mutex_lock(&g_pool.mu);
+      while (atomic_load(&g_pool.gen) == seen)
+        pthread_cond_wait(&g_pool.cv_work, &g_pool.mu);
+      pthread_mutex_unlock(&g_pool.mu);
     }
-    while (atomic_load(&g_pool.gen) == seen)
-      pthread_cond_wait(&g_pool.cv_work, &g_pool.mu);
     seen = atomic_load(&g_pool.gen);
-    if (id > g_pool.participants) continue;
-    pthread_mutex_unlock(&g_pool.mu);
-    run_tasks(id);
-    pthread_mutex_lock(&g_pool.mu);
-    if (atomic_fetch_sub(&g_pool.pending, 1) == 1) pthread_cond_signal(&g_pool.cv_done);
+    if (id <= atomic_load(&g_pool.participants)) run_tasks(seen, id);
   }
   return NULL;
 }
 
+/* The caller waits for the tasks taken, not for the workers: a worker the
+ * OS has not scheduled yet holds no task, so a loaded machine costs the
+ * caller doing more tasks itself, never a wait for a sleeping thread. */
 void dml_cpu_parallel_for(int64_t n, int max_threads, dml_cpu_task_fn fn, void *ctx) {
   if (n <= 0) return;
   int want = DML_CPU_MIN(max_threads, dml_cpu_num_threads());
   if (want > n) want = (int)n;
-  if (want <= 1 || atomic_flag_test_and_set(&g_pool.busy)) {
+  if (want <= 1 || n >= (int64_t)CLOSED || atomic_flag_test_and_set(&g_pool.busy)) {
     for (int64_t i = 0; i < n; i++) fn(ctx, i, 0);
     return;
   }
@@ -133,22 +160,27 @@ void dml_cpu_parallel_for(int64_t n, int max_threads, dml_cpu_task_fn fn, void *
       g_pool.n_workers++;
     pthread_attr_destroy(&attr);
   }
-  int parts = DML_CPU_MIN(want - 1, g_pool.n_workers);
-  g_pool.fn = fn;
-  g_pool.ctx = ctx;
-  g_pool.n = n;
-  atomic_store(&g_pool.next, 0);
-  g_pool.participants = parts;
-  atomic_store(&g_pool.pending, parts);
-  atomic_fetch_add(&g_pool.gen, 1);
+  uint64_t g = atomic_load(&g_pool.gen) + 1;
+  /* The previous job's tag is CLOSED (below), so a late worker of it reads
+   * these fields but claims nothing. */
+  atomic_store(&g_pool.fn, fn);
+  atomic_store(&g_pool.ctx, ctx);
+  atomic_store(&g_pool.n, (long long)n);
+  atomic_store(&g_pool.participants, DML_CPU_MIN(want - 1, g_pool.n_workers));
+  atomic_store(&g_pool.done, 0);
+  atomic_store(&g_pool.next, (g & 0xffffffffull) << 32);
+  atomic_store(&g_pool.gen, g);
   pthread_cond_broadcast(&g_pool.cv_work);
   pthread_mutex_unlock(&g_pool.mu);
 
-  run_tasks(0);
+  run_tasks(g, 0);
 
-  for (int k = 0; k < DML_CPU_SPIN && atomic_load(&g_pool.pending) > 0; k++) cpu_relax();
-  pthread_mutex_lock(&g_pool.mu);
-  while (atomic_load(&g_pool.pending) > 0) pthread_cond_wait(&g_pool.cv_done, &g_pool.mu);
-  pthread_mutex_unlock(&g_pool.mu);
+  for (int k = 0; k < DML_CPU_SPIN && atomic_load(&g_pool.done) < n; k++) cpu_relax();
+  if (atomic_load(&g_pool.done) < n) {
+    pthread_mutex_lock(&g_pool.mu);
+    while (atomic_load(&g_pool.done) < n) pthread_cond_wait(&g_pool.cv_done, &g_pool.mu);
+    pthread_mutex_unlock(&g_pool.mu);
+  }
+  atomic_store(&g_pool.next, ((g & 0xffffffffull) << 32) | CLOSED);
   atomic_flag_clear(&g_pool.busy);
 }

@@ -149,6 +149,34 @@ static void test_gemm_rows_independent(void) {
   dml_cpu_set_num_threads(1);
 }
 
+/* The pool: many short jobs back to back (late workers of a job must not
+ * take tasks of the next), each task run exactly once, on 2 and 4
+ * threads. */
+typedef struct {
+  int counts[64];
+  int64_t n;
+} pool_job_t;
+static void pool_task(void *ctx, int64_t i, int tid) {
+  pool_job_t *j = (pool_job_t *)ctx;
+  (void)tid;
+  if (i >= 0 && i < j->n) __atomic_fetch_add(&j->counts[i], 1, __ATOMIC_RELAXED);
+}
+static void test_pool_jobs(void) {
+  for (int threads = 2; threads <= 4; threads += 2) {
+    dml_cpu_set_num_threads(threads);
+    int bad = 0;
+    for (int rep = 0; rep < 20000; rep++) {
+      pool_job_t j;
+      memset(&j, 0, sizeof j);
+      j.n = 1 + rep % 37;
+      dml_cpu_parallel_for(j.n, threads, pool_task, &j);
+      for (int64_t i = 0; i < j.n; i++) bad += j.counts[i] != 1;
+    }
+    CHECK(bad == 0);
+  }
+  dml_cpu_set_num_threads(1);
+}
+
 static void test_gemm_f64_i32(void) {
   double a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, y[4];
   dml_tensor_t in[2] = {tens(DML_DTYPE_F64, a, 2, D(2), D(3)),
@@ -356,6 +384,13 @@ static void test_conv2d_variants(void) {
   big.N = 1, big.C = 16, big.M = 32, big.in[0] = big.in[1] = 16,
   big.pb[0] = big.pb[1] = 1, big.pe[0] = big.pe[1] = 1;
   conv_case(big, 1, NULL);
+  cgeo_t wide = base; /* 2500 output pixels: over the GEMM's 2048-column block */
+  wide.N = 1, wide.in[0] = wide.in[1] = 50, wide.pb[0] = wide.pb[1] = 1;
+  wide.pe[0] = wide.pe[1] = 1;
+  conv_case(wide, 1, NULL);
+  cgeo_t deep = base; /* K = 300 * 9: several KC blocks, with stride and dilation */
+  deep.N = 1, deep.C = 300, deep.M = 5, deep.s[1] = 2, deep.d[0] = 2;
+  conv_case(deep, 1, NULL);
   conv_case(base, 1, "SAME_UPPER");
   conv_case(s, 1, "SAME_LOWER");
   conv_case(s, 1, "VALID");
@@ -365,6 +400,21 @@ static void test_conv2d_variants(void) {
   cgeo_t big1 = big;
   big1.N = 3;
   conv_case(big1, 1, "SAME_UPPER");
+  /* One image above the split threshold: its output columns are spread over
+   * the threads (23x23 = 529 columns, not a multiple of the panel width);
+   * a 1x1 one the same way, and stride 2. */
+  cgeo_t one = big;
+  one.C = 32, one.M = 64, one.in[0] = one.in[1] = 23;
+  conv_case(one, 1, NULL);
+  cgeo_t one_pw = one;
+  one_pw.k[0] = one_pw.k[1] = 1, one_pw.C = 128, one_pw.pb[0] = one_pw.pb[1] = 0;
+  one_pw.pe[0] = one_pw.pe[1] = 0;
+  conv_case(one_pw, 0, NULL);
+  cgeo_t one_s2 = one;
+  one_s2.s[0] = one_s2.s[1] = 2, one_s2.in[0] = one_s2.in[1] = 47;
+  conv_case(one_s2, 1, NULL);
+  dml_cpu_set_num_threads(3);
+  conv_case(one, 1, NULL);
   dml_cpu_set_num_threads(1);
 }
 
@@ -545,10 +595,10 @@ static void packed_gemm_case(dml_op_t op, int64_t M, int64_t N, int64_t K, int t
 }
 
 static void test_gemm_prepacked(void) {
-  static const int64_t sz[] = {1, 7, 17, 255, 300};
+  static const int64_t sz[] = {1, 2, 7, 17, 255, 300};
   for (int threads = 1; threads <= 2; threads++) {
     dml_cpu_set_num_threads(threads);
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < 6; i++)
       for (size_t j = 0; j < 5; j++)
         for (size_t k = 0; k < 5; k += 2) {
           packed_gemm_case(DML_OP_GEMM, sz[i], sz[j], sz[k], (int)((i + j) & 1),
@@ -576,6 +626,12 @@ static void test_gemm_kernels(void) {
           gemm_case(sz[i], sz[j], sz[k], (int)(i & 1), (int)(j & 1), (int)(k % 3), 1.0,
                     0.5);
     gemm_case(100, 70, 600, 0, 1, 1, 0.7, 0.3);
+    /* packed B read by the small-M path and by the packed path, this kernel */
+    for (int64_t m = 1; m <= 3; m++)
+      for (int tb = 0; tb < 2; tb++) {
+        packed_gemm_case(DML_OP_GEMM, m, 300, 600, tb, tb);
+        packed_gemm_case(DML_OP_MATMUL, m, 17, 7, 0, 0);
+      }
     dml_cpu_set_num_threads(2);
     gemm_case(300, 400, 300, 1, 0, 2, 1.0, 1.0);
     dml_cpu_set_num_threads(1);
@@ -697,6 +753,7 @@ int main(void) {
   RUN(test_gemm_sizes);
   RUN(test_gemm_threads);
   RUN(test_gemm_rows_independent);
+  RUN(test_pool_jobs);
   RUN(test_gemm_f64_i32);
   RUN(test_gemm_errors);
   RUN(test_matmul_batched);
