@@ -35,6 +35,10 @@ static const cmd_t k_cmds[] = {
 #ifdef DMLC_HAVE_CMD_BENCH
     {"bench", dmlc_cmd_bench, "time a package's runs and each GPU kernel on a device"},
 #endif
+#ifdef DMLC_HAVE_CMD_CHECK
+    {"check", dmlc_cmd_check,
+     "check a package's GPU kernels on a device against the CPU reference"},
+#endif
 #ifdef DMLC_HAVE_CMD_DEVICES
     {"devices", dmlc_cmd_devices,
      "list the devices (cpu, Vulkan, CUDA) sessions can run on"},

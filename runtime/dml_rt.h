@@ -397,6 +397,94 @@ dml_status_t dml_rt_vulkan_devices(dml_rt_device_info_t *out, uint32_t cap,
 dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
                                  uint32_t *out_n);
 
+/* ===================================================================== */
+/* Self-check of a device (dmlc check)                                   */
+/* ===================================================================== */
+
+/* dml_rt_check() runs each GPU kernel of the model's function on `device`
+ * alone, on inputs it makes, and compares what the kernel wrote with the
+ * CPU reference kernels of the same nodes on the same bytes; then the whole
+ * function once, end to end, against the CPU reference. It is what an app
+ * calls at first launch on an unknown GPU to learn whether the package's
+ * kernels give right answers there (docs/kernels.md "Checking a device").
+ *
+ * Inputs of a kernel: every value its nodes read that none of them
+ * computes and that is not a constant (constants are the package's). Per
+ * iteration each kernel runs twice: on "random" inputs (normal values of a
+ * random scale, 1e-3 to 1e3) and on "edge" inputs (a quarter of the
+ * elements replaced by NaN, +-inf, -0, denormals, +-1e-30, +-1e15 and, in
+ * kernels that do not accumulate, +-3e38). Integer and bool inputs, and
+ * inputs an op reads for shapes, indices or coordinates (dml_rt_check's
+ * valid domain), get the values the function computes on its random
+ * inputs, so indices stay in range. Unwritten output bytes start as NaN.
+ *
+ * Error of an element: |device - cpu| / max(1, |cpu|) (for kernels that
+ * accumulate: / max(1, |cpu|, |cpu on |inputs||), the magnitude of the
+ * summed terms); 0 when both are NaN, or equal infinities, or they differ
+ * by less than the smallest normal float (a device may flush denormals to
+ * zero, as Vulkan and CUDA allow: the edge inputs are also run on the CPU
+ * with denormals flushed, and the better match counts); infinite when only
+ * one is NaN or infinite. Tolerances by kernel (its loosest node; f16
+ * outputs at least 2e-3, bf16 at least 1.6e-2; CUDA's TF32 GEMMs 5e-3):
+ * "exact" 0 (data movement, compares, Relu/Abs/Neg, Max/Min, max pooling,
+ * ArgMax, casts ...), "arithmetic" 1e-5 (Add, Mul, Div, Sqrt, affine
+ * BatchNorm ...), "transcendental" 1e-4 (Exp, Log, Tanh, Sigmoid, Erf,
+ * Pow ...), "accumulating" 1e-4 (Gemm, MatMul, Conv, reductions, Softmax,
+ * norms, average pooling, and any op not listed); the whole function end
+ * to end 1e-3 (5e-3 with TF32 kernels). */
+typedef struct dml_rt_check_options {
+  uint64_t seed;       /* random inputs' seed (any value; the same gives the same) */
+  uint32_t iterations; /* rounds of random + edge inputs per kernel; 0: 3 */
+} dml_rt_check_options_t;
+
+/* One kernel's result (or, for the last entry, the end-to-end run's). */
+typedef struct dml_rt_check_kernel {
+  char name[64];          /* "k3_gemm"; "end-to-end" for the whole function */
+  char ops[160];          /* its nodes' ops, "Gemm,Relu" */
+  const char *tol_class;  /* "exact", "arithmetic", "transcendental",
+                             "accumulating", "end-to-end" */
+  double tolerance;       /* the scaled error allowed */
+  int checked;            /* 0: not run alone (reason in `note`) */
+  int passed;             /* checked and worst <= tolerance */
+  double worst;           /* largest scaled error seen (INFINITY for NaN/inf) */
+  /* The element of the largest error: value name (the output it belongs
+   * to), flat index and coordinates, the device's and the CPU's values,
+   * and the inputs ("random" or "edge") and iteration that gave it. */
+  char value[96];
+  int64_t index;
+  int32_t rank;
+  int64_t coords[DML_MAX_RANK];
+  double device_value, cpu_value;
+  const char *inputs;
+  uint32_t iteration;
+  char note[160]; /* why not checked, or "" */
+} dml_rt_check_kernel_t;
+
+typedef struct dml_rt_check_report {
+  char device[256];    /* the device as the session names it */
+  uint32_t n_kernels;  /* entries of `kernels`: each GPU kernel, then end-to-end */
+  dml_rt_check_kernel_t *kernels;
+  uint32_t n_failed;   /* checked entries whose worst error exceeds the tolerance */
+  uint64_t seed;
+  uint32_t iterations;
+} dml_rt_check_report_t;
+
+/* Checks `m`'s kernels on `device` ("vulkan", "vulkan:N", "cuda", "cuda:N";
+ * see dml_rt_session_create) against the CPU reference kernels, as
+ * described above; `opt` NULL: seed 0, 3 iterations. Kernels holding a node
+ * whose output size the device counts (NonZero, Compress, Unique,
+ * NonMaxSuppression) are checked end to end only (`checked` 0, `note`
+ * saying so). *out (malloc'd, dml_rt_check_report_free) is set when the
+ * check ran, whatever it found: a wrong kernel is n_failed > 0, not an
+ * error. Errors: INVALID_ARGUMENT for "cpu" (the reference itself);
+ * dml_rt_session_create's errors; a run's errors (the device's, or the
+ * CPU's, annotated with the kernel and the node); RESOURCE_EXHAUSTED. */
+dml_status_t dml_rt_check(const dml_rt_model_t *m, const char *device,
+                          const dml_rt_check_options_t *opt,
+                          dml_rt_check_report_t **out);
+
+void dml_rt_check_report_free(dml_rt_check_report_t *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -86,6 +86,14 @@ typedef struct dml_rt_backend {
   /* A description of the device ("lavapipe (cpu), Vulkan 1.3.238"). */
   const char *(*device_name)(void *state);
   void (*close)(void *state);
+  /* Runs kernel `k` of the function alone, for dml_rt_check (rt_check.c):
+   * the device arena first gets the f->arena_bytes bytes of e->arena (and
+   * the random-state slot the words of e->rng_seed, e->rng_step), kernel k
+   * is dispatched with the symbol values e->sym, and the whole arena is then
+   * copied back into e->arena; waits for all of it. e->produced is not
+   * called (device-counted dims are not read back). Errors: OUT_OF_RANGE
+   * for k; the device's errors (INTERNAL, RESOURCE_EXHAUSTED). */
+  dml_status_t (*run_kernel)(void *state, const dml_rt_exec_t *e, uint32_t k);
 } dml_rt_backend_t;
 
 /* Fills *out for kernel `i` of the kernel table `kf` after a run, as the GPU
@@ -213,6 +221,14 @@ dml_status_t dml_rt_gpu_take_dims(const dml_rt_exec_t *e,
 /* Writes the run's four slot words (dml_philox_slot_words of e->rng_seed,
  * e->rng_step, little-endian) to dst (DML_PHILOX_SLOT_BYTES bytes). */
 void dml_rt_gpu_rng_words(const dml_rt_exec_t *e, uint8_t *dst);
+
+/* Session `s`'s backend and its state (*out_backend NULL for the CPU
+ * executor), its function and the bytes of the globals it reads (the
+ * "weights" section, or the session's writable copy). For rt_check.c. */
+void dml_rt_session_backend(const dml_rt_session_t *s,
+                            const dml_rt_backend_t **out_backend, void **out_state,
+                            const dml_pkg_function_t **out_fn,
+                            const uint8_t **out_weights);
 
 /* The Vulkan backend; NULL in builds without Vulkan headers. */
 const dml_rt_backend_t *dml_rt_vulkan_backend(void);

@@ -922,6 +922,16 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   return DML_OK;
 }
 
+void dml_rt_session_backend(const dml_rt_session_t *s,
+                            const dml_rt_backend_t **out_backend, void **out_state,
+                            const dml_pkg_function_t **out_fn,
+                            const uint8_t **out_weights) {
+  *out_backend = s->backend;
+  *out_state = s->backend_state;
+  *out_fn = s->fn;
+  *out_weights = s->weights;
+}
+
 const char *dml_rt_session_device(const dml_rt_session_t *s) {
   return s->backend ? s->backend->device_name(s->backend_state) : "cpu";
 }

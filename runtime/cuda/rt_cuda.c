@@ -786,6 +786,43 @@ static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
   return DML_OK;
 }
 
+/* rt_backend.h run_kernel: the host arena in (synchronous copies), kernel
+ * k alone on the stream (eager, untimed), the arena back out. */
+static dml_status_t cu_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t k) {
+  cu_session_t *c = (cu_session_t *)state;
+  cu_driver_t *D = c->D;
+  if (k >= c->kf->n_kernels)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", k,
+                           c->kf->n_kernels);
+  CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+  /* enqueue copies the inputs from the staging before kernel 0: the same
+   * bytes as the arena's */
+  for (uint32_t i = 0; k == 0 && i < c->n_inputs; i++) {
+    int64_t b = io_bytes(e, c->inputs[i].value);
+    if (b > 0)
+      memcpy(c->staging + c->inputs[i].staging_offset,
+             e->arena + c->inputs[i].arena_offset, (size_t)b);
+  }
+  if (c->rng.used) dml_rt_gpu_rng_words(e, c->staging + c->rng.staging_offset);
+  if (e->fn->arena_bytes)
+    CUCHECK(D->cuMemcpyHtoDAsync(c->arena, e->arena, (size_t)e->fn->arena_bytes,
+                                 c->stream),
+            "cuMemcpyHtoDAsync (arena)");
+  if (c->rng.used)
+    CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->rng.arena_offset,
+                                 c->staging + c->rng.staging_offset,
+                                 DML_PHILOX_SLOT_BYTES, c->stream),
+            "cuMemcpyHtoDAsync (random state)");
+  DML_RETURN_IF_ERROR(enqueue(c, e, k, k + 1, 0));
+  CUCHECK(D->cuStreamSynchronize(c->stream), "running the kernel (cuStreamSynchronize)");
+  if (e->fn->arena_bytes)
+    CUCHECK(D->cuMemcpyDtoHAsync(e->arena, c->arena, (size_t)e->fn->arena_bytes,
+                                 c->stream),
+            "cuMemcpyDtoHAsync (arena)");
+  CUCHECK(D->cuStreamSynchronize(c->stream), "cuStreamSynchronize (arena)");
+  return DML_OK;
+}
+
 static dml_status_t cu_read_globals(void *state, uint8_t *dst) {
   cu_session_t *c = (cu_session_t *)state;
   cu_driver_t *D = c->D;
@@ -822,9 +859,9 @@ static const char *cu_device_name(void *state) {
   return ((cu_session_t *)state)->desc;
 }
 
-static const dml_rt_backend_t k_cuda = {"cuda",          cu_open,          cu_run,
-                                        cu_read_globals, cu_write_globals, cu_num_kernels,
-                                        cu_kernel_info,  cu_device_name,   cu_close};
+static const dml_rt_backend_t k_cuda = {
+    "cuda",         cu_open,        cu_run,         cu_read_globals, cu_write_globals,
+    cu_num_kernels, cu_kernel_info, cu_device_name, cu_close,        cu_run_kernel};
 
 const dml_rt_backend_t *dml_rt_cuda_backend(void) {
   return &k_cuda;

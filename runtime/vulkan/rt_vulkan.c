@@ -93,6 +93,7 @@
   X(vkCmdDispatch)                 \
   X(vkCmdPipelineBarrier)          \
   X(vkCmdCopyBuffer)               \
+  X(vkCmdFillBuffer)               \
   X(vkCmdResetQueryPool)           \
   X(vkCmdWriteTimestamp)           \
   X(vkCreateQueryPool)             \
@@ -345,6 +346,8 @@ typedef struct vk_session {
   uint64_t *ts; /* n_kernels + 1 timestamps */
   int64_t last_sym[DML_KPKG_MAX_SYMBOLS];
   int ran;
+  vk_buf_t check_buf;         /* run_kernel's arena staging (dmlc check) */
+  VkCommandBuffer check_cb; /* run_kernel's command buffer */
 } vk_session_t;
 
 static dml_status_t vkfail(const char *what, VkResult r) {
@@ -448,6 +451,7 @@ static void session_free_own(vk_session_t *v) {
     if (v->dsl) v->vkDestroyDescriptorSetLayout(v->dev, v->dsl, NULL);
     buf_destroy(v, &v->arena);
     buf_destroy(v, &v->staging);
+    buf_destroy(v, &v->check_buf);
   }
   v->fence = VK_NULL_HANDLE;
   v->queries = VK_NULL_HANDLE;
@@ -981,6 +985,64 @@ static void barrier(vk_session_t *v, VkCommandBuffer cb, VkPipelineStageFlags sr
   v->vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+/* Records kernel `k`'s dispatch for the symbol values of `e` (its pipeline
+ * bound; the descriptor set and push constants already are).
+ *
+ * A testing aid: when the environment variable
+ * DMLC_VULKAN_TEST_CORRUPT_KERNEL names kernel `k` ("k3_gemm"), its
+ * result is made wrong on purpose: the first element of its last node's
+ * first output is overwritten with the bits 0x42F6E979 (123.456f) after the
+ * dispatch. The tests of `dmlc check` use it to prove the check fails on a
+ * wrong kernel; never set it otherwise. */
+static dml_status_t dispatch(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer cb,
+                             uint32_t k) {
+  const dml_kpkg_kernel_t *K = &v->kf->kernels[k];
+  const VkPhysicalDeviceLimits *lim = &v->L->props[v->phys_index].limits;
+  uint32_t groups[3];
+  for (int d = 0; d < 3; d++) {
+    int64_t items = dml_kpkg_lin_eval(K->items[d], e->sym, e->n_symbols);
+    int64_t gcount = items <= 0 ? 0 : (items + K->local[d] - 1) / K->local[d];
+    /* x beyond the limit: dispatched in parts below (32-bit ids) */
+    if (d == 0 && v->split[k] && gcount <= (int64_t)UINT32_MAX) {
+      groups[d] = (uint32_t)gcount;
+      continue;
+    }
+    if (gcount > (int64_t)lim->maxComputeWorkGroupCount[d])
+      return dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, OP,
+          "kernel %s needs %" PRId64 " workgroups along dim %d; %s allows %u", K->name,
+          gcount, d, v->desc, lim->maxComputeWorkGroupCount[d]);
+    groups[d] = (uint32_t)gcount;
+  }
+  v->vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipelines[k]);
+  uint32_t max0 = lim->maxComputeWorkGroupCount[0];
+  if (groups[0] && groups[1] && groups[2] && groups[0] > max0) {
+    /* gl_WorkGroupID.x (and the global ids) count from the base */
+    for (uint64_t base = 0; base < groups[0]; base += max0)
+      v->dispatch_base(cb, (uint32_t)base, 0, 0,
+                       groups[0] - base < max0 ? (uint32_t)(groups[0] - base) : max0, groups[1],
+                       groups[2]);
+  } else if (groups[0] && groups[1] && groups[2]) {
+    v->vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+  }
+  const char *corrupt = getenv("DMLC_VULKAN_TEST_CORRUPT_KERNEL");
+  if (corrupt && !strcmp(corrupt, K->name) && K->n_nodes) {
+    const dml_pkg_node_t *n = &e->fn->nodes[K->nodes[K->n_nodes - 1]];
+    uint32_t o = n->n_outputs ? n->outputs[0] : DML_PKG_NO_VALUE;
+    if (o != DML_PKG_NO_VALUE && e->fn->values[o].bytes >= 4 &&
+        e->fn->values[o].offset % 4 == 0) {
+      barrier(v, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+              VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+      v->vkCmdFillBuffer(cb, v->arena.buf, e->fn->values[o].offset, 4, 0x42F6E979u);
+      barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                  VK_ACCESS_TRANSFER_READ_BIT);
+    }
+  }
+  return DML_OK;
+}
+
 /* Records segment [b, end) of the plan for the symbol values of `e`: the
  * input copies before the first segment, the kernels, the dims slot's copy
  * to the staging after a segment ending with a kernel that counts dims on
@@ -1020,38 +1082,10 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
   for (uint32_t i = 0; i < e->n_symbols; i++) pcv[i] = (uint32_t)e->sym[i];
   v->vkCmdPushConstants(cb, v->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                         4 * (e->n_symbols ? e->n_symbols : 1), pcv);
-  const VkPhysicalDeviceLimits *lim = &v->L->props[v->phys_index].limits;
   if (v->queries)
     v->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, v->queries, b);
   for (uint32_t k = b; k < end; k++) {
-    const dml_kpkg_kernel_t *K = &kf->kernels[k];
-    uint32_t groups[3];
-    for (int d = 0; d < 3; d++) {
-      int64_t items = dml_kpkg_lin_eval(K->items[d], e->sym, e->n_symbols);
-      int64_t gcount = items <= 0 ? 0 : (items + K->local[d] - 1) / K->local[d];
-      /* x beyond the limit: dispatched in parts below (32-bit ids) */
-      if (d == 0 && v->split[k] && gcount <= (int64_t)UINT32_MAX) {
-        groups[d] = (uint32_t)gcount;
-        continue;
-      }
-      if (gcount > (int64_t)lim->maxComputeWorkGroupCount[d])
-        return dml_status_make(
-            DML_STATUS_UNIMPLEMENTED, OP,
-            "kernel %s needs %" PRId64 " workgroups along dim %d; %s allows %u", K->name,
-            gcount, d, v->desc, lim->maxComputeWorkGroupCount[d]);
-      groups[d] = (uint32_t)gcount;
-    }
-    v->vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipelines[k]);
-    uint32_t max0 = lim->maxComputeWorkGroupCount[0];
-    if (groups[0] && groups[1] && groups[2] && groups[0] > max0) {
-      /* gl_WorkGroupID.x (and the global ids) count from the base */
-      for (uint64_t base = 0; base < groups[0]; base += max0)
-        v->dispatch_base(cb, (uint32_t)base, 0, 0,
-                         groups[0] - base < max0 ? (uint32_t)(groups[0] - base) : max0,
-                         groups[1], groups[2]);
-    } else if (groups[0] && groups[1] && groups[2]) {
-      v->vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
-    }
+    DML_RETURN_IF_ERROR(dispatch(v, e, cb, k));
     if (v->queries)
       v->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, v->queries, k + 1);
     /* The next kernel reads what this one wrote (and may overwrite what
@@ -1163,6 +1197,64 @@ static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
   return DML_OK;
 }
 
+/* rt_backend.h run_kernel: the host arena in through a host-visible buffer
+ * of the device arena's size (made on first use, kept), kernel k alone,
+ * the arena back out, in one submission. */
+static dml_status_t vk_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t k) {
+  vk_session_t *v = (vk_session_t *)state;
+  if (k >= v->kf->n_kernels)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", k,
+                           v->kf->n_kernels);
+  if (!v->check_buf.buf)
+    DML_RETURN_IF_ERROR(buf_create(
+        v, v->dims.arena_bytes,
+        VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
+        "the arena's staging (dmlc check)", &v->check_buf));
+  if (!v->check_cb) {
+    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      NULL, v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      1};
+    VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &v->check_cb),
+            "vkAllocateCommandBuffers");
+  }
+  uint8_t *st = (uint8_t *)v->check_buf.map;
+  memset(st, 0, (size_t)v->dims.arena_bytes);
+  memcpy(st, e->arena, (size_t)e->fn->arena_bytes);
+  if (v->rng.used) dml_rt_gpu_rng_words(e, st + v->rng.arena_offset);
+  VkCommandBuffer cb = v->check_cb;
+  VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                 VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+  VKCHECK(v->vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+  VkBufferCopy c = {0, 0, v->dims.arena_bytes};
+  barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+              VK_ACCESS_SHADER_READ_BIT,
+          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
+  v->vkCmdCopyBuffer(cb, v->check_buf.buf, v->arena.buf, 1, &c);
+  barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  v->vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->layout, 0, 1, &v->set,
+                             0, NULL);
+  uint32_t pcv[DML_KPKG_MAX_SYMBOLS] = {0};
+  for (uint32_t i = 0; i < e->n_symbols && i < DML_KPKG_MAX_SYMBOLS; i++)
+    pcv[i] = (uint32_t)e->sym[i];
+  v->vkCmdPushConstants(cb, v->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                        4 * (e->n_symbols ? e->n_symbols : 1), pcv);
+  dml_status_t s = dispatch(v, e, cb, k);
+  barrier(v, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+  v->vkCmdCopyBuffer(cb, v->arena.buf, v->check_buf.buf, 1, &c);
+  barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+          VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  VKCHECK(v->vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+  if (s) return s;
+  DML_RETURN_IF_ERROR(submit_wait(v, cb));
+  memcpy(e->arena, st, (size_t)e->fn->arena_bytes);
+  return DML_OK;
+}
+
 static dml_status_t vk_read_globals(void *state, uint8_t *dst) {
   vk_session_t *v = (vk_session_t *)state;
   return transfer_weights(v, NULL, dst, v->weights_size);
@@ -1189,7 +1281,7 @@ static const char *vk_device_name(void *state) {
 
 static const dml_rt_backend_t k_vulkan = {
     "vulkan",       vk_open,        vk_run,         vk_read_globals, vk_write_globals,
-    vk_num_kernels, vk_kernel_info, vk_device_name, vk_close};
+    vk_num_kernels, vk_kernel_info, vk_device_name, vk_close,        vk_run_kernel};
 
 const dml_rt_backend_t *dml_rt_vulkan_backend(void) {
   return &k_vulkan;
