@@ -782,8 +782,6 @@ static void run_test(test_ctx_t *t) {
     shapes[n_shapes].name = real_inputs[i];
     shapes[n_shapes].rank = fed->rank;
     shapes[n_shapes].dims = fed->dims;
-    shapes[n_shapes].max_dims = NULL; /* static: no range */
-    shapes[n_shapes].min_dims = NULL;
     conf_sb_add(&redeclared, "%s%s", n_shapes ? "," : "", real_inputs[i]);
     n_shapes++;
   }

@@ -202,7 +202,7 @@ static void test_input_shapes(void) {
   int64_t shape[2] = {2, 3}, xdims[2] = {3, 2};
   dml_tensor_t st = {DML_DTYPE_I64, 1, {2}, shape};
   dml_onnx_binding_t b = {"shape", &st};
-  dml_onnx_input_shape_t ov = {"x", 2, xdims, NULL, NULL};
+  dml_onnx_input_shape_t ov = {"x", 2, xdims};
   g_shapes = &ov;
   g_n_shapes = 1;
   dml_rt_model_t *m = NULL;
@@ -221,21 +221,20 @@ static void test_input_shapes(void) {
     dml_rt_session_release(s);
   }
   dml_rt_model_release(m);
-  dml_onnx_input_shape_t nope = {"nope", 2, xdims, NULL, NULL};
+  dml_onnx_input_shape_t nope = {"nope", 2, xdims};
   g_shapes = &nope;
   CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,
               "cannot override the shape of 'nope': it is not a graph input");
-  dml_onnx_input_shape_t bad_rank = {"x", 99, xdims, NULL, NULL};
+  dml_onnx_input_shape_t bad_rank = {"x", 99, xdims};
   g_shapes = &bad_rank;
   CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,
               "shape override of graph input 'x': rank 99 is not in 0..");
   int64_t neg[2] = {3, -2};
-  dml_onnx_input_shape_t bad_dim = {"x", 2, neg, NULL, NULL};
+  dml_onnx_input_shape_t bad_dim = {"x", 2, neg};
   g_shapes = &bad_dim;
   CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,
               "dim 1 is negative (-2)");
-  dml_onnx_input_shape_t twice[2] = {{"x", 2, xdims, NULL, NULL},
-                                     {"x", 2, xdims, NULL, NULL}};
+  dml_onnx_input_shape_t twice[2] = {{"x", 2, xdims}, {"x", 2, xdims}};
   g_shapes = twice;
   g_n_shapes = 2;
   CHECK_ERROR(compile_with(bytes, len, &b, 1, NULL), DML_STATUS_INVALID_ARGUMENT,

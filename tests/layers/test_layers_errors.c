@@ -255,7 +255,7 @@ static void test_failed_call_changes_nothing(void) {
     size_t size = 0;
     CHECK_ERROR(dml_compile_module_memory(ir, "x", &co, &pkg, &size, NULL), INVALID,
                 "ONNX import options (bind, input_shapes, sequence_inputs, "
-                "optional_inputs, dim_bounds) do not apply to an IR module");
+                "optional_inputs) do not apply to an IR module");
     memset(&co, 0, sizeof co);
     co.targets = "rocm";
     CHECK_ERROR(dml_compile_module_memory(ir, "x", &co, &pkg, &size, NULL),

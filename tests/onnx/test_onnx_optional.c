@@ -48,8 +48,7 @@ static void test_ops(void) {
 
 static void test_inputs(void) {
   const int64_t d0[1] = {3}, d1[1] = {1};
-  const dml_onnx_input_shape_t el[2] = {{"so", 1, d0, NULL, NULL},
-                                        {"so", 1, d1, NULL, NULL}};
+  const dml_onnx_input_shape_t el[2] = {{"so", 1, d0}, {"so", 1, d1}};
   const dml_onnx_sequence_input_t si = {"so", 2, el};
   dml_onnx_optional_input_t oi[2] = {{"o", 1}, {"so", 1}};
   dml_compile_options_t o;

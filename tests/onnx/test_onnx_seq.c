@@ -60,8 +60,7 @@ static void test_split(void) {
 static void test_map(void) {
   /* The sequence input "xs": two elements of different shapes. */
   const int64_t d0[2] = {2, 3}, d1[1] = {3};
-  const dml_onnx_input_shape_t el[2] = {{"xs", 2, d0, NULL, NULL},
-                                        {"xs", 1, d1, NULL, NULL}};
+  const dml_onnx_input_shape_t el[2] = {{"xs", 2, d0}, {"xs", 1, d1}};
   const dml_onnx_sequence_input_t si = {"xs", 2, el};
   dml_compile_options_t o;
   memset(&o, 0, sizeof(o));
@@ -105,7 +104,7 @@ static void test_errors(void) {
               "compile time: the length of the sequence depends on run-time data");
   /* A sequence input's element shapes must be valid. */
   const int64_t d[1] = {3};
-  const dml_onnx_input_shape_t el[1] = {{"xs", -1, d, NULL, NULL}};
+  const dml_onnx_input_shape_t el[1] = {{"xs", -1, d}};
   const dml_onnx_sequence_input_t si = {"xs", 1, el};
   dml_onnx_import_options_t o;
   memset(&o, 0, sizeof(o));

@@ -417,7 +417,7 @@ static void test_queue_limit(void) {
  * request per run, passed to the session as given. */
 static void test_unbatched(void) {
   int64_t dims[2] = {3, FEAT};
-  dml_onnx_input_shape_t shape = {"input", 2, dims, NULL, NULL};
+  dml_onnx_input_shape_t shape = {"input", 2, dims};
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.input_shapes = &shape;
