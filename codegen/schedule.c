@@ -2605,13 +2605,13 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
    * LogSum and LogSumExp, the last as log(sum(exp(x - m))) + m with m the
    * max (register acc + 1) */
   if (coop) {
+    /* done above: red_row_value applies the functions */
   } else if (is_lse) {
     dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, dml_kv_fconst(p, t, -INFINITY)));
-    dml_kblock_add(
-        &body,
-        for_loop(s, r, R,
-                 assign(s, DML_KS_SET, acc + 1,
-                        dml_kv_fn(p, DML_KF_MAX, dml_kv_reg_t(p, acc + 1, t), xv))));
+    dml_kblock_add(&body,
+                   for_loop(s, r, R,
+                            assign(s, DML_KS_SET, acc + 1,
+                                   nan_max(p, dml_kv_reg_t(p, acc + 1, t), xv, 1))));
     xv = dml_kv_fn(p, DML_KF_EXP,
                    dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg_t(p, acc + 1, t)), NULL);
   } else if (n->op == DML_OP_REDUCE_L1) {
@@ -2634,9 +2634,16 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   const dml_kval_t *res = dml_kv_reg_t(p, acc, t);
   if (n->op == DML_OP_REDUCE_L2) res = dml_kv_fn(p, DML_KF_SQRT, res, NULL);
   if (n->op == DML_OP_REDUCE_LOG_SUM) res = dml_kv_fn(p, DML_KF_LOG, res, NULL);
-  if (is_lse)
-    res = dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_LOG, res, NULL),
-                    dml_kv_reg_t(p, mreg, t));
+  if (is_lse) {
+    /* an infinite max is the result (the CPU's rule: exp(inf - inf) is
+     * NaN), a NaN max gives NaN */
+    const dml_kval_t *m = dml_kv_reg_t(p, mreg, t);
+    res = dml_kv_select(
+        p,
+        dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_EQ, m, dml_kv_fconst(p, t, INFINITY)),
+                  dml_kv_fn(p, DML_KF_EQ, m, dml_kv_fconst(p, t, -INFINITY))),
+        m, dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_LOG, res, NULL), m));
+  }
   if (is_mean) {
     /* divide by the reduced count (an index expression: convert via a
      * constant when static) */
@@ -3680,6 +3687,38 @@ static void emit_norm(sched_t *s, uint32_t node) {
 
 /* ---- Hardmax and inference Dropout ---- */
 
+/* bool: x is Hardmax's max m (kept NaN: any NaN x when m is NaN) */
+static const dml_kval_t *hm_hit(dml_kpool_t *p, const dml_kval_t *x,
+                                const dml_kval_t *m) {
+  return dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_EQ, x, m),
+                   dml_kv_fn(p, DML_KF_NOT,
+                             dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_EQ, x, x),
+                                       dml_kv_fn(p, DML_KF_EQ, m, m)),
+                             NULL));
+}
+
+/* Hardmax's cooperative row (sm_row_t, the max in register 4): element j
+ * as an f32 index where it is the row's max (any NaN where the max is
+ * NaN), else 2^24; the first such index is the min (register 0). */
+static const dml_kval_t *hm_row_index(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const sm_row_t *c = vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *xv = dml_kv_load(p, buf_of(c->x), at(s, c->x, sm_elem(s, c, j)));
+  return dml_kv_select(p, hm_hit(p, xv, dml_kv_reg(p, 4)), dml_kv_idx(p, DML_KT_F32, j),
+                       dml_kv_const(p, 16777216.0f));
+}
+
+/* y_j = (j == the first index of the max, register 0) */
+static dml_kstmt_t *hm_row_store(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const sm_row_t *c = vctx;
+  dml_kpool_t *p = s->pool;
+  return store_at(
+      s, c->y, sm_elem(s, c, j),
+      dml_kv_select(
+          p, dml_kv_fn(p, DML_KF_EQ, dml_kv_idx(p, DML_KT_F32, j), dml_kv_reg(p, 0)),
+          dml_kv_const(p, 1.0f), dml_kv_const(p, 0.0f)));
+}
+
 /* Hardmax along one static axis (ONNX Hardmax-13; older opsets arrive
  * coerced to 2-D): one invocation per row finds the max, then the first
  * index holding it (a float index counted in a register, exact below 2^24),
@@ -3712,6 +3751,33 @@ static void emit_hardmax(sched_t *s, uint32_t node) {
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
   set_nodes(s, K, &G);
+  if (dml_krow_wanted(s, L)) {
+    /* a workgroup per row (schedule_rows.c): the max keeping NaN, the
+     * first index holding it (the first NaN, as on the CPU), the row */
+    int32_t j = DML_KVAR_FIRST_LOOP;
+    const dml_kidx_t *row = dml_krow_setup(s, K, rows, j + 1, 0);
+    const dml_kidx_t *in = dml_ki_const(p, inner), *Lx = dml_ki_const(p, L);
+    sm_row_t c = {x,
+                  y,
+                  inner == 1 ? dml_ki_bin(p, DML_KI_MUL, row, Lx)
+                             : dml_ki_bin(p, DML_KI_ADD,
+                                          dml_ki_bin(p, DML_KI_MUL,
+                                                     dml_ki_bin(p, DML_KI_DIV, row, in),
+                                                     dml_ki_const(p, L * inner)),
+                                          dml_ki_bin(p, DML_KI_MOD, row, in)),
+                  in,
+                  0,
+                  0};
+    dml_kblock_t body = {0};
+    dml_krow_reduce(s, &body, Lx, j, DML_KF_MAX, -INFINITY, sm_row_value, &c, 4, 0);
+    dml_krow_reduce(s, &body, Lx, j, DML_KF_MIN, 16777216.0f, hm_row_index, &c, 0, 0);
+    dml_kblock_add(&body, dml_krow_each(s, Lx, j, hm_row_store, &c));
+    K->body = dml_krow_finish(s, K, rows, j + 1, body.first);
+    K->n_regs = 8;
+    lin_add(&K->flops, numel, 4);
+    lin_add(&K->bytes, numel, 8);
+    return;
+  }
   K->local[0] = 64;
   K->items[0] = rows;
   K->n_regs = 3;
@@ -3730,18 +3796,16 @@ static void emit_hardmax(sched_t *s, uint32_t node) {
   const dml_kval_t *one = dml_kv_const(p, 1.0f);
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, -INFINITY)));
-  dml_kblock_add(
-      &body,
-      for_loop(s, j, Lx, assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_MAX, m, xv))));
-  /* idx = min over j of (x_j < m ? L : j) */
+  dml_kblock_add(&body,
+                 for_loop(s, j, Lx, assign(s, DML_KS_SET, 0, nan_max(p, m, xv, 1))));
+  /* idx = min over j of (x_j is m ? j : L); a NaN max: the first NaN, as
+   * on the CPU */
   dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, (float)L)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_const(p, 0.0f)));
   dml_kstmt_t *find = assign(
       s, DML_KS_SET, 1,
       dml_kv_fn(p, DML_KF_MIN, idx,
-                dml_kv_fn(p, DML_KF_ADD, jf,
-                          dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)L),
-                                    dml_kv_step(p, dml_kv_fn(p, DML_KF_SUB, m, xv))))));
+                dml_kv_select(p, hm_hit(p, xv, m), jf, dml_kv_const(p, (float)L))));
   dml_kstmt_t *inc = assign(s, DML_KS_SET, 2, dml_kv_fn(p, DML_KF_ADD, jf, one));
   if (find) find->next = inc;
   dml_kblock_add(&body, for_loop(s, j, Lx, find));

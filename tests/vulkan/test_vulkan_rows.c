@@ -1,5 +1,5 @@
 /* test_vulkan_rows.c — reductions, Softmax, LogSoftmax, LayerNormalization,
- * InstanceNormalization, ArgMax/ArgMin and max-pooling over long rows, many
+ * InstanceNormalization, ArgMax/ArgMin, Hardmax and max-pooling over long rows, many
  * rows and NaN/±inf on the default Vulkan device (Mesa's lavapipe in CI;
  * codegen/schedule_rows.c's cooperative form, docs/kernels.md "Long
  * rows"). Lavapipe stops the loops of an invocation after 65,535 iterations
@@ -251,6 +251,38 @@ out:
   free(x), free(ref), free(lref);
 }
 
+/* Hardmax over rows of 100,000 (a spike, 70,000 leading -inf, all -inf,
+ * a NaN, ties at the max) and of 3 (NaN, ties), against the CPU: 1 at the
+ * first max, or at the first NaN of a row holding one. */
+static void test_hardmax(void) {
+  const int64_t R = 5, L = 100000;
+  int64_t dims[2] = {R, L}, ds[2] = {4, 3};
+  float *x = malloc(sizeof(float) * (size_t)(R * L));
+  float z[12] = {1, NAN, 3, 2, 2, 1, -INFINITY, -INFINITY, -INFINITY, NAN, 5, NAN};
+  if (!x) return;
+  gpu_test_seed(17);
+  for (int64_t i = 0; i < R * L; i++) {
+    int64_t r = i / L, j = i % L;
+    x[i] = r == 0   ? (j == 77777 ? 30.0f : 0.0f)
+           : r == 1 ? (j < 70000 ? -INFINITY : (j == 99999 ? 2.0f : 0.5f))
+           : r == 2 ? -INFINITY
+           : r == 3 ? (j == 50123 ? NAN : (j == 7 ? 9.0f : 1.0f))
+                    : (j % 1000 == 999 ? 3.0f : gpu_test_frand());
+  }
+  dml_tensor_t t[2] = {tensor_f32(x, 2, dims), tensor_f32(z, 2, ds)};
+  dml_rt_session_t *cpu = NULL, *vk = NULL;
+  dml_rt_model_t *m = run_pair(
+      "func @forward(%x: f32[5,100000], %z: f32[4,3]) -> "
+      "(f32[5,100000], f32[4,3]) {\n"
+      "  %h = Hardmax(%x) {axis = 1} : f32[5,100000]\n"
+      "  %hz = Hardmax(%z) {axis = 1} : f32[4,3]\n"
+      "  return %h, %hz\n}\n",
+      t, 2, &cpu, &vk);
+  check_against_cpu("hardmax, rows of 100000 and of 3", m, cpu, vk);
+  gpu_test_close(m, cpu, vk);
+  free(x);
+}
+
 /* 65,537 rows of 257 (more rows than 65,535 workgroups: workgroup 0 and 1
  * take two turns) and 100,000 rows of 3 (one invocation per row, a NaN):
  * ReduceSum over the rows and ReduceMax over the 65,537 (the turns of
@@ -350,7 +382,8 @@ out:
  * ArgMin with NaN at element 0 and later; against the CPU (NaN propagates
  * in Max/Min and the pools; ArgMax skips a NaN after element 0, 0 when
  * element 0 is NaN); a ReduceSum over an axis of 1; ReduceMax and
- * ReduceSum over an empty axis (-inf and 0, the identities). */
+ * ReduceSum over an empty axis (-inf and 0, the identities); ReduceLogSumExp
+ * (NaN propagates, an infinite max is the result). */
 static void test_nan_rows(void) {
   float a[5][2] = {{NAN, 1}, {1, NAN}, {NAN, NAN}, {-INFINITY, -INFINITY}, {INFINITY, 1}};
   int64_t da[2] = {5, 2}, db[2] = {4, 1000}, dp[4] = {1, 2, 4, 4};
@@ -373,7 +406,7 @@ static void test_nan_rows(void) {
       "func @forward(%a: f32[5,2], %b: f32[4,1000], %p: f32[1,2,4,4], %e: f32[3,0]) -> "
       "(f32[5], f32[5], "
       "f32[4], f32[4], i64[4], i64[4], i64[4], f32[1,2,1,1], f32[1,2,2,2], i64[5], "
-      "f32[2,4,4], f32[3], f32[3]) {\n"
+      "f32[2,4,4], f32[3], f32[3], f32[5], f32[4]) {\n"
       "  %amx = ReduceMax(%a) {axes = [1], keepdims = 0} : f32[5]\n"
       "  %amn = ReduceMin(%a) {axes = [1], keepdims = 0} : f32[5]\n"
       "  %bmx = ReduceMax(%b) {axes = [1], keepdims = 0} : f32[4]\n"
@@ -386,9 +419,11 @@ static void test_nan_rows(void) {
       "  %aam = ArgMax(%a) {axis = 1, keepdims = 0} : i64[5]\n"
       "  %one = ReduceSum(%p) {axes = [0], keepdims = 0} : f32[2,4,4]\n"
       "  %emx = ReduceMax(%e) {axes = [1], keepdims = 0} : f32[3]\n"
+      "  %alse = ReduceLogSumExp(%a) {axes = [1], keepdims = 0} : f32[5]\n"
+      "  %blse = ReduceLogSumExp(%b) {axes = [1], keepdims = 0} : f32[4]\n"
       "  %esm = ReduceSum(%e) {axes = [1], keepdims = 0} : f32[3]\n"
       "  return %amx, %amn, %bmx, %bmn, %bam, %ban, %bal, %gm, %mp, %aam, %one, %emx, "
-      "%esm\n}\n",
+      "%esm, %alse, %blse\n}\n",
       t, 4, &cpu, &vk);
   check_against_cpu("NaN and inf in rows", m, cpu, vk);
   /* the CPU reference itself: NaN propagates */
@@ -406,6 +441,10 @@ static void test_nan_rows(void) {
     CHECK_OK(dml_rt_session_get_output(cpu, 11, &o));
     v = o.data;
     CHECK(v && v[0] == -INFINITY && v[2] == -INFINITY);
+    CHECK_OK(dml_rt_session_get_output(cpu, 13, &o));
+    v = o.data;
+    CHECK(v && isnan(v[0]) && isnan(v[1]) && isnan(v[2]) && v[3] == -INFINITY &&
+          v[4] == INFINITY);
   }
   gpu_test_close(m, cpu, vk);
   free(b);
@@ -445,6 +484,7 @@ int main(void) {
   RUN(test_long_rows);
   RUN(test_row_over_2_24);
   RUN(test_softmax_long);
+  RUN(test_hardmax);
   RUN(test_many_rows);
   RUN(test_norm_long);
   RUN(test_nan_rows);
