@@ -267,6 +267,12 @@ static const dml_kval_t *nan_max(dml_kpool_t *p, const dml_kval_t *a, const dml_
   return dml_kv_select(p, keep_a, a, b);
 }
 
+static int64_t lin_max(const sched_t *s, dml_klin_t l);
+
+int64_t dml_ksched_lin_max(const sched_t *s, dml_klin_t l) {
+  return lin_max(s, l);
+}
+
 const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
                                      const dml_kval_t *b, int is_max) {
   return nan_max(p, a, b, is_max);
@@ -2536,7 +2542,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
       emit_chain(s, K, G, &tail, dml_kv_reg_t(p, acc + 8, DML_KT_I64), coord, gid);
       dml_kblock_add(
           &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
-      K->body = dml_krow_finish(s, K, numel, r + 1, body.first);
+      K->body = dml_krow_finish(s, numel, r + 1, body.first);
       K->n_regs = nr > acc + 9 ? nr : acc + 9;
     } else {
       dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, x0));
@@ -2665,7 +2671,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
     emit_chain(s, K, G, &tail, res, coord, gid);
     dml_kblock_add(
         &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
-    K->body = dml_krow_finish(s, K, numel, r + 1, body.first);
+    K->body = dml_krow_finish(s, numel, r + 1, body.first);
     K->n_regs = nr > acc + 8 ? nr : acc + 8;
   } else {
     emit_chain(s, K, G, &body, res, coord, gid);
@@ -2812,7 +2818,7 @@ static void emit_softmax(sched_t *s, uint32_t node) {
                                  dml_kv_fn(p, c.log ? DML_KF_LOG : DML_KF_RECIP,
                                            dml_kv_reg(p, 0), NULL)));
     dml_kblock_add(&body, dml_krow_each(s, Lx, j, sm_row_store, &c));
-    K->body = dml_krow_finish(s, K, rows, j + 1, body.first);
+    K->body = dml_krow_finish(s, rows, j + 1, body.first);
     K->n_regs = 9;
     lin_add(&K->flops, numel, 5);
     lin_add(&K->bytes, numel, 8);
@@ -3670,7 +3676,7 @@ static void emit_norm(sched_t *s, uint32_t node) {
     if (tail.first)
       dml_kblock_add(
           &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
-    K->body = dml_krow_finish(s, K, rows, j + 1, body.first);
+    K->body = dml_krow_finish(s, rows, j + 1, body.first);
     K->n_regs = 9;
     lin_add(&K->flops, numel, 8);
     lin_add(&K->bytes, numel, 12);
@@ -3772,7 +3778,7 @@ static void emit_hardmax(sched_t *s, uint32_t node) {
     dml_krow_reduce(s, &body, Lx, j, DML_KF_MAX, -INFINITY, sm_row_value, &c, 4, 0);
     dml_krow_reduce(s, &body, Lx, j, DML_KF_MIN, 16777216.0f, hm_row_index, &c, 0, 0);
     dml_kblock_add(&body, dml_krow_each(s, Lx, j, hm_row_store, &c));
-    K->body = dml_krow_finish(s, K, rows, j + 1, body.first);
+    K->body = dml_krow_finish(s, rows, j + 1, body.first);
     K->n_regs = 8;
     lin_add(&K->flops, numel, 4);
     lin_add(&K->bytes, numel, 8);
