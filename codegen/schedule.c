@@ -2419,10 +2419,12 @@ typedef struct {
   const dml_kidx_t *row;
   dml_op_t op;
   /* 0: x through op's function, 1: exp(x - reg mreg), 2: x with NaN as
-   * the identity of ArgMax (-inf) / ArgMin (+inf), 3 / 4: j as f32 where x
-   * equals reg mreg, else 2^24 / -1 (the first / last index holding it) */
+   * the identity of ArgMax (-inf) / ArgMin (+inf), 3 / 4: j / 4096 as f32
+   * where x equals reg mreg, else 2^24 / -1 (of the first / last index
+   * holding it), 5 / 6: j % 4096 where besides j / 4096 equals reg hreg,
+   * else 4096 / -1 (exact f32 values for any 32-bit j) */
   int mode;
-  uint32_t mreg;
+  uint32_t mreg, hreg;
 } red_row_t;
 
 static const dml_kval_t *red_row_value(sched_t *s, const dml_kidx_t *j, void *vctx) {
@@ -2436,10 +2438,20 @@ static const dml_kval_t *red_row_value(sched_t *s, const dml_kidx_t *j, void *vc
   if (c->mode == 2)
     return dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, xv, xv), xv,
                          dml_kv_const(p, c->op == DML_OP_ARG_MAX ? -INFINITY : INFINITY));
-  if (c->mode >= 3)
-    return dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, xv, dml_kv_reg(p, c->mreg)),
-                         dml_kv_idx(p, DML_KT_F32, j),
-                         dml_kv_const(p, c->mode == 3 ? 16777216.0f : -1.0f));
+  if (c->mode >= 3) {
+    const dml_kval_t *hit = dml_kv_fn(p, DML_KF_EQ, xv, dml_kv_reg(p, c->mreg));
+    const dml_kval_t *hi =
+        dml_kv_idx(p, DML_KT_F32, dml_ki_bin(p, DML_KI_DIV, j, dml_ki_const(p, 4096)));
+    if (c->mode <= 4)
+      return dml_kv_select(p, hit, hi,
+                           dml_kv_const(p, c->mode == 3 ? 16777216.0f : -1.0f));
+    hit = dml_kv_fn(p, DML_KF_AND, hit,
+                    dml_kv_fn(p, DML_KF_EQ, hi, dml_kv_reg(p, c->hreg)));
+    return dml_kv_select(
+        p, hit,
+        dml_kv_idx(p, DML_KT_F32, dml_ki_bin(p, DML_KI_MOD, j, dml_ki_const(p, 4096))),
+        dml_kv_const(p, c->mode == 5 ? 4096.0f : -1.0f));
+  }
   if (c->op == DML_OP_REDUCE_L1) return dml_kv_fn(p, DML_KF_ABS, xv, NULL);
   if (c->op == DML_OP_REDUCE_L2 || c->op == DML_OP_REDUCE_SUM_SQUARE)
     return dml_kv_fn(p, DML_KF_MUL, xv, xv);
@@ -2473,8 +2485,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   int is_arg = n->op == DML_OP_ARG_MAX || n->op == DML_OP_ARG_MIN;
   /* long f32 rows: one workgroup per output element (schedule_rows.c) */
   int64_t rmax = reduce_count_max(s, x, red);
-  int coop =
-      t == DML_KT_F32 && dml_krow_wanted(s, rmax) && (!is_arg || rmax <= (1 << 24));
+  int coop = t == DML_KT_F32 && dml_krow_wanted(s, rmax);
   int32_t r = DML_KVAR_FIRST_LOOP;
   const dml_kidx_t *gid =
       coop ? dml_krow_setup(s, K, numel, r + 1, 0) : dml_ki_var(p, DML_KVAR_GID_X);
@@ -2522,28 +2533,34 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
     const dml_kval_t *x0 = load_at(s, x, bcast_index(s, &x->type, &x->type, x0c));
     if (coop) {
       /* the best value m ignoring NaN (registers acc + 4 ..), then the
-       * first (last) index holding m as an f32 (exact: R <= 2^24;
-       * registers acc ..); a NaN element 0 gives 0, as the CPU's compares
-       * (which skip NaN after element 0) do */
+       * first (last) index holding m in two exact f32 parts, j / 4096
+       * (registers acc ..) and j % 4096 (acc + 8 ..); a NaN element 0
+       * gives 0, as the CPU's compares (which skip NaN after element 0) do */
       int is_amax = n->op == DML_OP_ARG_MAX;
-      red_row_t rc = {x, red, gid, n->op, 2, acc + 4};
+      red_row_t rc = {x, red, gid, n->op, 2, acc + 4, acc};
       dml_krow_reduce(s, &body, R, r, is_amax ? DML_KF_MAX : DML_KF_MIN,
                       is_amax ? -INFINITY : INFINITY, red_row_value, &rc, acc + 4, 0);
       rc.mode = last ? 4 : 3;
       dml_krow_reduce(s, &body, R, r, last ? DML_KF_MAX : DML_KF_MIN,
                       last ? -1.0f : 16777216.0f, red_row_value, &rc, acc, 0);
-      const dml_kval_t *ix =
-          dml_kv_cast(p, DML_KT_I64,
-                      dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, x0, x0),
-                                    dml_kv_reg(p, acc), dml_kv_const(p, 0.0f)));
+      rc.mode = last ? 6 : 5;
+      dml_krow_reduce(s, &body, R, r, last ? DML_KF_MAX : DML_KF_MIN,
+                      last ? -1.0f : 4096.0f, red_row_value, &rc, acc + 8, 0);
+      const dml_kval_t *at_idx = dml_kv_fn(
+          p, DML_KF_ADD,
+          dml_kv_fn(p, DML_KF_MUL, dml_kv_cast(p, DML_KT_I64, dml_kv_reg(p, acc)),
+                    dml_kv_iconst(p, DML_KT_I64, 4096)),
+          dml_kv_cast(p, DML_KT_I64, dml_kv_reg(p, acc + 8)));
+      const dml_kval_t *ix = dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, x0, x0), at_idx,
+                                           dml_kv_zero(p, DML_KT_I64));
       dml_kblock_t tail = {0};
       uint32_t nr = K->n_regs;
-      dml_kblock_add(&tail, assign(s, DML_KS_LET, acc + 8, ix));
-      emit_chain(s, K, G, &tail, dml_kv_reg_t(p, acc + 8, DML_KT_I64), coord, gid);
+      dml_kblock_add(&tail, assign(s, DML_KS_LET, acc + 12, ix));
+      emit_chain(s, K, G, &tail, dml_kv_reg_t(p, acc + 12, DML_KT_I64), coord, gid);
       dml_kblock_add(
           &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
       K->body = dml_krow_finish(s, numel, r + 1, body.first);
-      K->n_regs = nr > acc + 9 ? nr : acc + 9;
+      K->n_regs = nr > acc + 13 ? nr : acc + 13;
     } else {
       dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, x0));
       dml_kblock_add(&body, for_loop(s, r, R, loop.first));
@@ -2591,7 +2608,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
    * form (whose sums use acc .. acc + 3) */
   uint32_t mreg = coop ? acc + 4 : acc + 1;
   if (coop) {
-    red_row_t rc = {x, red, gid, n->op, 0, mreg};
+    red_row_t rc = {x, red, gid, n->op, 0, mreg, 0};
     if (is_lse) {
       dml_krow_reduce(s, &body, R, r, DML_KF_MAX, -INFINITY, red_row_value, &rc, mreg, 0);
       rc.mode = 1;

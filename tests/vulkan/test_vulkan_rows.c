@@ -176,9 +176,10 @@ static void test_long_rows(void) {
   for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) check_long_row(lens[i]);
 }
 
-/* ReduceSum, ReduceMax and ReduceMin over a row of 2^24 + 5 values: ones,
- * 2 at the end, 0.5 at element 5 (partial sums exact in f32; the result
- * rounds once, within 1e-7 of the f64 sum). */
+/* ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin (first and last) over a
+ * row of 2^24 + 5 values: ones, 2 at the end (index 16,777,220, not an
+ * exact f32), 0.5 at element 5 (partial sums exact in f32; the sum rounds
+ * once, within 1e-7 of the f64 sum; indices exactly). */
 static void test_row_over_2_24(void) {
   int64_t n = (1 << 24) + 5;
   float *x = malloc(sizeof(float) * (size_t)n);
@@ -186,19 +187,23 @@ static void test_row_over_2_24(void) {
   for (int64_t i = 0; i < n; i++) x[i] = 1.0f;
   x[n - 1] = 2.0f;
   x[5] = 0.5f;
-  char text[512];
-  snprintf(text, sizeof text,
-           "func @forward(%%x: f32[%lld]) -> (f32[], f32[], f32[]) {\n"
-           "  %%s = ReduceSum(%%x) {keepdims = 0} : f32[]\n"
-           "  %%mx = ReduceMax(%%x) {keepdims = 0} : f32[]\n"
-           "  %%mn = ReduceMin(%%x) {keepdims = 0} : f32[]\n"
-           "  return %%s, %%mx, %%mn\n}\n",
-           (long long)n);
+  char text[1024];
+  snprintf(
+      text, sizeof text,
+      "func @forward(%%x: f32[%lld]) -> (f32[], f32[], f32[], i64[], i64[], i64[]) {\n"
+      "  %%s = ReduceSum(%%x) {keepdims = 0} : f32[]\n"
+      "  %%mx = ReduceMax(%%x) {keepdims = 0} : f32[]\n"
+      "  %%mn = ReduceMin(%%x) {keepdims = 0} : f32[]\n"
+      "  %%am = ArgMax(%%x) {axis = 0, keepdims = 0} : i64[]\n"
+      "  %%an = ArgMin(%%x) {axis = 0, keepdims = 0} : i64[]\n"
+      "  %%al = ArgMin(%%x) {axis = 0, keepdims = 0, select_last_index = 1} : i64[]\n"
+      "  return %%s, %%mx, %%mn, %%am, %%an, %%al\n}\n",
+      (long long)n);
   dml_tensor_t t = tensor_f32(x, 1, &n);
   dml_rt_session_t *cpu = NULL, *vk = NULL;
   dml_rt_model_t *m = run_pair(text, &t, 1, &cpu, &vk);
-  double want[3] = {(double)n + 0.5, 2.0, 0.5};
-  for (uint32_t o = 0; vk && o < 3; o++)
+  double want[6] = {(double)n + 0.5, 2.0, 0.5, (double)(n - 1), 5.0, 5.0};
+  for (uint32_t o = 0; vk && o < 6; o++)
     check_output("row of 2^24 + 5", vk, o, &want[o], 1, 1e-7);
   gpu_test_close(m, cpu, vk);
   free(x);
