@@ -258,6 +258,12 @@ static const dml_kval_t *nan_max(dml_kpool_t *p, const dml_kval_t *a, const dml_
   return dml_kv_select(p, keep_a, a, b);
 }
 
+static int64_t lin_max(const sched_t *s, dml_klin_t l);
+
+int64_t dml_ksched_lin_max(const sched_t *s, dml_klin_t l) {
+  return lin_max(s, l);
+}
+
 const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
                                      const dml_kval_t *b, int is_max) {
   return nan_max(p, a, b, is_max);
@@ -2444,10 +2450,12 @@ typedef struct {
   const dml_kidx_t *row;
   dml_op_t op;
   /* 0: x through op's function, 1: exp(x - reg mreg), 2: x with NaN as
-   * the identity of ArgMax (-inf) / ArgMin (+inf), 3 / 4: j as f32 where x
-   * equals reg mreg, else 2^24 / -1 (the first / last index holding it) */
+   * the identity of ArgMax (-inf) / ArgMin (+inf), 3 / 4: j / 4096 as f32
+   * where x equals reg mreg, else 2^24 / -1 (of the first / last index
+   * holding it), 5 / 6: j % 4096 where besides j / 4096 equals reg hreg,
+   * else 4096 / -1 (exact f32 values for any 32-bit j) */
   int mode;
-  uint32_t mreg;
+  uint32_t mreg, hreg;
 } red_row_t;
 
 static const dml_kval_t *red_row_value(sched_t *s, const dml_kidx_t *j, void *vctx) {
@@ -2461,10 +2469,20 @@ static const dml_kval_t *red_row_value(sched_t *s, const dml_kidx_t *j, void *vc
   if (c->mode == 2)
     return dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, xv, xv), xv,
                          dml_kv_const(p, c->op == DML_OP_ARG_MAX ? -INFINITY : INFINITY));
-  if (c->mode >= 3)
-    return dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, xv, dml_kv_reg(p, c->mreg)),
-                         dml_kv_idx(p, DML_KT_F32, j),
-                         dml_kv_const(p, c->mode == 3 ? 16777216.0f : -1.0f));
+  if (c->mode >= 3) {
+    const dml_kval_t *hit = dml_kv_fn(p, DML_KF_EQ, xv, dml_kv_reg(p, c->mreg));
+    const dml_kval_t *hi =
+        dml_kv_idx(p, DML_KT_F32, dml_ki_bin(p, DML_KI_DIV, j, dml_ki_const(p, 4096)));
+    if (c->mode <= 4)
+      return dml_kv_select(p, hit, hi,
+                           dml_kv_const(p, c->mode == 3 ? 16777216.0f : -1.0f));
+    hit = dml_kv_fn(p, DML_KF_AND, hit,
+                    dml_kv_fn(p, DML_KF_EQ, hi, dml_kv_reg(p, c->hreg)));
+    return dml_kv_select(
+        p, hit,
+        dml_kv_idx(p, DML_KT_F32, dml_ki_bin(p, DML_KI_MOD, j, dml_ki_const(p, 4096))),
+        dml_kv_const(p, c->mode == 5 ? 4096.0f : -1.0f));
+  }
   if (c->op == DML_OP_REDUCE_L1) return dml_kv_fn(p, DML_KF_ABS, xv, NULL);
   if (c->op == DML_OP_REDUCE_L2 || c->op == DML_OP_REDUCE_SUM_SQUARE)
     return dml_kv_fn(p, DML_KF_MUL, xv, xv);
@@ -2498,8 +2516,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   int is_arg = n->op == DML_OP_ARG_MAX || n->op == DML_OP_ARG_MIN;
   /* long f32 rows: one workgroup per output element (schedule_rows.c) */
   int64_t rmax = reduce_count_max(s, x, red);
-  int coop =
-      t == DML_KT_F32 && dml_krow_wanted(s, rmax) && (!is_arg || rmax <= (1 << 24));
+  int coop = t == DML_KT_F32 && dml_krow_wanted(s, rmax);
   int32_t r = DML_KVAR_FIRST_LOOP;
   const dml_kidx_t *gid =
       coop ? dml_krow_setup(s, K, numel, r + 1, 0) : dml_ki_var(p, DML_KVAR_GID_X);
@@ -2547,28 +2564,34 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
     const dml_kval_t *x0 = load_at(s, x, bcast_index(s, &x->type, &x->type, x0c));
     if (coop) {
       /* the best value m ignoring NaN (registers acc + 4 ..), then the
-       * first (last) index holding m as an f32 (exact: R <= 2^24;
-       * registers acc ..); a NaN element 0 gives 0, as the CPU's compares
-       * (which skip NaN after element 0) do */
+       * first (last) index holding m in two exact f32 parts, j / 4096
+       * (registers acc ..) and j % 4096 (acc + 8 ..); a NaN element 0
+       * gives 0, as the CPU's compares (which skip NaN after element 0) do */
       int is_amax = n->op == DML_OP_ARG_MAX;
-      red_row_t rc = {x, red, gid, n->op, 2, acc + 4};
+      red_row_t rc = {x, red, gid, n->op, 2, acc + 4, acc};
       dml_krow_reduce(s, &body, R, r, is_amax ? DML_KF_MAX : DML_KF_MIN,
                       is_amax ? -INFINITY : INFINITY, red_row_value, &rc, acc + 4, 0);
       rc.mode = last ? 4 : 3;
       dml_krow_reduce(s, &body, R, r, last ? DML_KF_MAX : DML_KF_MIN,
                       last ? -1.0f : 16777216.0f, red_row_value, &rc, acc, 0);
-      const dml_kval_t *ix =
-          dml_kv_cast(p, DML_KT_I64,
-                      dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, x0, x0),
-                                    dml_kv_reg(p, acc), dml_kv_const(p, 0.0f)));
+      rc.mode = last ? 6 : 5;
+      dml_krow_reduce(s, &body, R, r, last ? DML_KF_MAX : DML_KF_MIN,
+                      last ? -1.0f : 4096.0f, red_row_value, &rc, acc + 8, 0);
+      const dml_kval_t *at_idx = dml_kv_fn(
+          p, DML_KF_ADD,
+          dml_kv_fn(p, DML_KF_MUL, dml_kv_cast(p, DML_KT_I64, dml_kv_reg(p, acc)),
+                    dml_kv_iconst(p, DML_KT_I64, 4096)),
+          dml_kv_cast(p, DML_KT_I64, dml_kv_reg(p, acc + 8)));
+      const dml_kval_t *ix = dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, x0, x0), at_idx,
+                                           dml_kv_zero(p, DML_KT_I64));
       dml_kblock_t tail = {0};
       uint32_t nr = K->n_regs;
-      dml_kblock_add(&tail, assign(s, DML_KS_LET, acc + 8, ix));
-      emit_chain(s, K, G, &tail, dml_kv_reg_t(p, acc + 8, DML_KT_I64), coord, gid);
+      dml_kblock_add(&tail, assign(s, DML_KS_LET, acc + 12, ix));
+      emit_chain(s, K, G, &tail, dml_kv_reg_t(p, acc + 12, DML_KT_I64), coord, gid);
       dml_kblock_add(
           &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
-      K->body = dml_krow_finish(s, K, numel, r + 1, body.first);
-      K->n_regs = nr > acc + 9 ? nr : acc + 9;
+      K->body = dml_krow_finish(s, numel, r + 1, body.first);
+      K->n_regs = nr > acc + 13 ? nr : acc + 13;
     } else {
       dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, x0));
       dml_kblock_add(&body, for_loop(s, r, R, loop.first));
@@ -2616,7 +2639,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
    * form (whose sums use acc .. acc + 3) */
   uint32_t mreg = coop ? acc + 4 : acc + 1;
   if (coop) {
-    red_row_t rc = {x, red, gid, n->op, 0, mreg};
+    red_row_t rc = {x, red, gid, n->op, 0, mreg, 0};
     if (is_lse) {
       dml_krow_reduce(s, &body, R, r, DML_KF_MAX, -INFINITY, red_row_value, &rc, mreg, 0);
       rc.mode = 1;
@@ -2636,13 +2659,13 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
    * LogSum and LogSumExp, the last as log(sum(exp(x - m))) + m with m the
    * max (register acc + 1) */
   if (coop) {
+    /* done above: red_row_value applies the functions */
   } else if (is_lse) {
     dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, dml_kv_fconst(p, t, -INFINITY)));
-    dml_kblock_add(
-        &body,
-        for_loop(s, r, R,
-                 assign(s, DML_KS_SET, acc + 1,
-                        dml_kv_fn(p, DML_KF_MAX, dml_kv_reg_t(p, acc + 1, t), xv))));
+    dml_kblock_add(&body,
+                   for_loop(s, r, R,
+                            assign(s, DML_KS_SET, acc + 1,
+                                   nan_max(p, dml_kv_reg_t(p, acc + 1, t), xv, 1))));
     xv = dml_kv_fn(p, DML_KF_EXP,
                    dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg_t(p, acc + 1, t)), NULL);
   } else if (n->op == DML_OP_REDUCE_L1) {
@@ -2665,9 +2688,16 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
   const dml_kval_t *res = dml_kv_reg_t(p, acc, t);
   if (n->op == DML_OP_REDUCE_L2) res = dml_kv_fn(p, DML_KF_SQRT, res, NULL);
   if (n->op == DML_OP_REDUCE_LOG_SUM) res = dml_kv_fn(p, DML_KF_LOG, res, NULL);
-  if (is_lse)
-    res = dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_LOG, res, NULL),
-                    dml_kv_reg_t(p, mreg, t));
+  if (is_lse) {
+    /* an infinite max is the result (the CPU's rule: exp(inf - inf) is
+     * NaN), a NaN max gives NaN */
+    const dml_kval_t *m = dml_kv_reg_t(p, mreg, t);
+    res = dml_kv_select(
+        p,
+        dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_EQ, m, dml_kv_fconst(p, t, INFINITY)),
+                  dml_kv_fn(p, DML_KF_EQ, m, dml_kv_fconst(p, t, -INFINITY))),
+        m, dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_LOG, res, NULL), m));
+  }
   if (is_mean) {
     /* divide by the reduced count (an index expression: convert via a
      * constant when static) */
@@ -2689,7 +2719,7 @@ static void emit_reduce_group(sched_t *s, const group_t *G, const int *red) {
     emit_chain(s, K, G, &tail, res, coord, gid);
     dml_kblock_add(
         &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
-    K->body = dml_krow_finish(s, K, numel, r + 1, body.first);
+    K->body = dml_krow_finish(s, numel, r + 1, body.first);
     K->n_regs = nr > acc + 8 ? nr : acc + 8;
   } else {
     emit_chain(s, K, G, &body, res, coord, gid);
@@ -2836,7 +2866,7 @@ static void emit_softmax(sched_t *s, uint32_t node) {
                                  dml_kv_fn(p, c.log ? DML_KF_LOG : DML_KF_RECIP,
                                            dml_kv_reg(p, 0), NULL)));
     dml_kblock_add(&body, dml_krow_each(s, Lx, j, sm_row_store, &c));
-    K->body = dml_krow_finish(s, K, rows, j + 1, body.first);
+    K->body = dml_krow_finish(s, rows, j + 1, body.first);
     K->n_regs = 9;
     lin_add(&K->flops, numel, 5);
     lin_add(&K->bytes, numel, 8);
@@ -3694,7 +3724,7 @@ static void emit_norm(sched_t *s, uint32_t node) {
     if (tail.first)
       dml_kblock_add(
           &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
-    K->body = dml_krow_finish(s, K, rows, j + 1, body.first);
+    K->body = dml_krow_finish(s, rows, j + 1, body.first);
     K->n_regs = 9;
     lin_add(&K->flops, numel, 8);
     lin_add(&K->bytes, numel, 12);
@@ -3710,6 +3740,38 @@ static void emit_norm(sched_t *s, uint32_t node) {
 }
 
 /* ---- Hardmax and inference Dropout ---- */
+
+/* bool: x is Hardmax's max m (kept NaN: any NaN x when m is NaN) */
+static const dml_kval_t *hm_hit(dml_kpool_t *p, const dml_kval_t *x,
+                                const dml_kval_t *m) {
+  return dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_EQ, x, m),
+                   dml_kv_fn(p, DML_KF_NOT,
+                             dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_EQ, x, x),
+                                       dml_kv_fn(p, DML_KF_EQ, m, m)),
+                             NULL));
+}
+
+/* Hardmax's cooperative row (sm_row_t, the max in register 4): element j
+ * as an f32 index where it is the row's max (any NaN where the max is
+ * NaN), else 2^24; the first such index is the min (register 0). */
+static const dml_kval_t *hm_row_index(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const sm_row_t *c = vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *xv = dml_kv_load(p, buf_of(c->x), at(s, c->x, sm_elem(s, c, j)));
+  return dml_kv_select(p, hm_hit(p, xv, dml_kv_reg(p, 4)), dml_kv_idx(p, DML_KT_F32, j),
+                       dml_kv_const(p, 16777216.0f));
+}
+
+/* y_j = (j == the first index of the max, register 0) */
+static dml_kstmt_t *hm_row_store(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const sm_row_t *c = vctx;
+  dml_kpool_t *p = s->pool;
+  return store_at(
+      s, c->y, sm_elem(s, c, j),
+      dml_kv_select(
+          p, dml_kv_fn(p, DML_KF_EQ, dml_kv_idx(p, DML_KT_F32, j), dml_kv_reg(p, 0)),
+          dml_kv_const(p, 1.0f), dml_kv_const(p, 0.0f)));
+}
 
 /* Hardmax along one static axis (ONNX Hardmax-13; older opsets arrive
  * coerced to 2-D): one invocation per row finds the max, then the first
@@ -3743,6 +3805,33 @@ static void emit_hardmax(sched_t *s, uint32_t node) {
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
   set_nodes(s, K, &G);
+  if (dml_krow_wanted(s, L)) {
+    /* a workgroup per row (schedule_rows.c): the max keeping NaN, the
+     * first index holding it (the first NaN, as on the CPU), the row */
+    int32_t j = DML_KVAR_FIRST_LOOP;
+    const dml_kidx_t *row = dml_krow_setup(s, K, rows, j + 1, 0);
+    const dml_kidx_t *in = dml_ki_const(p, inner), *Lx = dml_ki_const(p, L);
+    sm_row_t c = {x,
+                  y,
+                  inner == 1 ? dml_ki_bin(p, DML_KI_MUL, row, Lx)
+                             : dml_ki_bin(p, DML_KI_ADD,
+                                          dml_ki_bin(p, DML_KI_MUL,
+                                                     dml_ki_bin(p, DML_KI_DIV, row, in),
+                                                     dml_ki_const(p, L * inner)),
+                                          dml_ki_bin(p, DML_KI_MOD, row, in)),
+                  in,
+                  0,
+                  0};
+    dml_kblock_t body = {0};
+    dml_krow_reduce(s, &body, Lx, j, DML_KF_MAX, -INFINITY, sm_row_value, &c, 4, 0);
+    dml_krow_reduce(s, &body, Lx, j, DML_KF_MIN, 16777216.0f, hm_row_index, &c, 0, 0);
+    dml_kblock_add(&body, dml_krow_each(s, Lx, j, hm_row_store, &c));
+    K->body = dml_krow_finish(s, rows, j + 1, body.first);
+    K->n_regs = 8;
+    lin_add(&K->flops, numel, 4);
+    lin_add(&K->bytes, numel, 8);
+    return;
+  }
   K->local[0] = 64;
   K->items[0] = rows;
   K->n_regs = 3;
@@ -3761,18 +3850,16 @@ static void emit_hardmax(sched_t *s, uint32_t node) {
   const dml_kval_t *one = dml_kv_const(p, 1.0f);
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, -INFINITY)));
-  dml_kblock_add(
-      &body,
-      for_loop(s, j, Lx, assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_MAX, m, xv))));
-  /* idx = min over j of (x_j < m ? L : j) */
+  dml_kblock_add(&body,
+                 for_loop(s, j, Lx, assign(s, DML_KS_SET, 0, nan_max(p, m, xv, 1))));
+  /* idx = min over j of (x_j is m ? j : L); a NaN max: the first NaN, as
+   * on the CPU */
   dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, (float)L)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_const(p, 0.0f)));
   dml_kstmt_t *find = assign(
       s, DML_KS_SET, 1,
       dml_kv_fn(p, DML_KF_MIN, idx,
-                dml_kv_fn(p, DML_KF_ADD, jf,
-                          dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)L),
-                                    dml_kv_step(p, dml_kv_fn(p, DML_KF_SUB, m, xv))))));
+                dml_kv_select(p, hm_hit(p, xv, m), jf, dml_kv_const(p, (float)L))));
   dml_kstmt_t *inc = assign(s, DML_KS_SET, 2, dml_kv_fn(p, DML_KF_ADD, jf, one));
   if (find) find->next = inc;
   dml_kblock_add(&body, for_loop(s, j, Lx, find));

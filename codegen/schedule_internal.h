@@ -90,6 +90,10 @@ void dml_ksched_ops3_emit(sched_t *s, uint32_t node);
 const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
                                      const dml_kval_t *b, int is_max);
 
+/* Largest value of count `l` at the symbols' bounds (saturating;
+ * schedule.c's lin_max). */
+int64_t dml_ksched_lin_max(const sched_t *s, dml_klin_t l);
+
 /* schedule_rows.c: cooperative row reductions, one workgroup of
  * DML_KROW_WG invocations per row (docs/kernels.md "Long rows"). */
 #define DML_KROW_WG 256
@@ -116,8 +120,8 @@ const dml_kidx_t *dml_krow_setup(sched_t *s, dml_kernel_t *K, dml_klin_t rows,
 /* The kernel body for `body`, the statements of the row of dml_krow_setup:
  * `body` itself, or the loop over the workgroup's turns with the test row <
  * rows (uniform over the workgroup). */
-dml_kstmt_t *dml_krow_finish(sched_t *s, const dml_kernel_t *K, dml_klin_t rows,
-                             int32_t row_var, dml_kstmt_t *body);
+dml_kstmt_t *dml_krow_finish(sched_t *s, dml_klin_t rows, int32_t row_var,
+                             dml_kstmt_t *body);
 
 /* Appends to `b` the statements after which f32 register `reg` of every
  * invocation of the workgroup holds comb over j < n of value(j) (comb: add,

@@ -1,7 +1,7 @@
 /* schedule_rows.c — cooperative row reductions: one workgroup of
- * DML_KROW_WG invocations per row (reductions, Softmax, LogSoftmax,
- * LayerNormalization, InstanceNormalization over long rows; docs/kernels.md
- * "Long rows").
+ * DML_KROW_WG invocations per row (reductions, ArgMax/ArgMin, Softmax,
+ * LogSoftmax, Hardmax, LayerNormalization, InstanceNormalization over long
+ * rows; docs/kernels.md "Long rows").
  *
  * Invocation t of a row's workgroup combines the row's elements t, t + WG,
  * t + 2 WG, ... into 4 accumulators (4 loads in flight, elements 1024 apart
@@ -16,22 +16,10 @@
  * are taken in turns: workgroup g handles rows g, g + 65,535, ... */
 #include "schedule_ops_util.h"
 
-#define ROW_GRID                                              \
-  65535 /* workgroups per grid dimension everywhere (Vulkan's \
-           minimum maxComputeWorkGroupCount, CUDA's gridDim.y) */
+/* Workgroups per grid dimension everywhere (Vulkan's minimum
+ * maxComputeWorkGroupCount, CUDA's gridDim.y). */
+#define ROW_GRID 65535
 #define ROW_UNROLL 4
-
-/* Largest value of count `l` at the symbols' bounds (saturating). */
-static int64_t row_lin_max(const sched_t *s, dml_klin_t l) {
-  int64_t t = l.c;
-  for (int32_t i = -1; i < 32; i++) {
-    int32_t k = i < 0 ? l.sym : i;
-    if (i < 0 ? k < 0 : !(l.more >> i & 1u)) continue;
-    int64_t b = (uint32_t)k < s->g->n_symbols ? s->g->symbols[k].bound : 1;
-    if (__builtin_mul_overflow(t, b, &t)) return INT64_MAX;
-  }
-  return t > INT64_MAX - l.c0 ? INT64_MAX : t + l.c0;
-}
 
 const dml_kidx_t *dml_krow_setup(sched_t *s, dml_kernel_t *K, dml_klin_t rows,
                                  int32_t row_var, uint32_t tile) {
@@ -40,7 +28,7 @@ const dml_kidx_t *dml_krow_setup(sched_t *s, dml_kernel_t *K, dml_klin_t rows,
   if (K->n_tiles < tile + 1) K->n_tiles = tile + 1;
   K->tile_elems[tile] = DML_KROW_WG;
   const dml_kidx_t *wg = dml_ki_var(p, DML_KVAR_WG_X);
-  if (row_lin_max(s, rows) <= ROW_GRID) {
+  if (dml_ksched_lin_max(s, rows) <= ROW_GRID) {
     K->items[0] = rows;
     K->items[0].c *= DML_KROW_WG;
     K->items[0].c0 *= DML_KROW_WG;
@@ -52,11 +40,10 @@ const dml_kidx_t *dml_krow_setup(sched_t *s, dml_kernel_t *K, dml_klin_t rows,
       dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, row_var), dml_ki_const(p, ROW_GRID)), wg);
 }
 
-dml_kstmt_t *dml_krow_finish(sched_t *s, const dml_kernel_t *K, dml_klin_t rows,
-                             int32_t row_var, dml_kstmt_t *body) {
+dml_kstmt_t *dml_krow_finish(sched_t *s, dml_klin_t rows, int32_t row_var,
+                             dml_kstmt_t *body) {
   dml_kpool_t *p = s->pool;
-  (void)K;
-  if (row_lin_max(s, rows) <= ROW_GRID) return body; /* the grid is the rows */
+  if (dml_ksched_lin_max(s, rows) <= ROW_GRID) return body; /* the grid is the rows */
   const dml_kidx_t *R = dml_ki_lin(p, rows);
   const dml_kidx_t *turns = dml_ki_bin(
       p, DML_KI_DIV, dml_ki_bin(p, DML_KI_ADD, R, dml_ki_const(p, ROW_GRID - 1)),

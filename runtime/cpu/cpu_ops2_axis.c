@@ -111,7 +111,8 @@ static dml_status_t read_axes_mask(const dml_cpu_call_t *c, int32_t rank, int *r
 /* ======================================================================
  * ReduceL1 (sum |x|), ReduceL2 (sqrt(sum x^2)), ReduceLogSum (log(sum x)),
  * ReduceLogSumExp (log(sum exp(x)), computed as max + log(sum exp(x -
- * max))), ReduceSumSquare (sum x^2): ONNX opset 13 definitions (axes
+ * max)); an infinite max is the result, a NaN gives NaN), ReduceSumSquare
+ * (sum x^2): ONNX opset 13 definitions (axes
  * attribute, keepdims 1) with opset 18's axes input 1 and
  * noop_with_empty_axes. Empty reductions give 0, 0, -inf, -inf, 0.
  * T: float16, float, double, bfloat16, int32, int64, uint32, uint64 (all
@@ -149,7 +150,7 @@ static void r2_rows_f32(r2kind_t k, const float *x, float *y, int64_t outer, int
         break;
       case R2_LOG_SUM_EXP: {
         float m = -INFINITY;
-        for (int64_t i = 0; i < R; i++) m = xo[i] > m ? xo[i] : m;
+        for (int64_t i = 0; i < R; i++) m = xo[i] > m || xo[i] != xo[i] ? xo[i] : m;
         if (isinf(m)) {
           y[o] = m;
           continue;
@@ -236,7 +237,7 @@ dml_status_t dml_cpuk_Reduce2(const dml_cpu_call_t *c) {
       case R2_LOG_SUM_EXP:
         FOR_BOX(&b, base, off, {
           double v = LDV(off);
-          m = v > m ? v : m;
+          m = v > m || v != v ? v : m; /* NaN propagates */
         });
         if (!isinf(m)) FOR_BOX(&b, base, off, s += exp(LDV(off) - m));
         break;

@@ -9,7 +9,8 @@
  *     over 2048 x 2048, Softmax over a row of 2^20): relative error below
  *     1e-6 of the f64 sum of the same f32 values (a sequential f32 sum
  *     drifted by 0.7%);
- *   - NaN: ReduceMax/ReduceMin and max-pooling propagate it; edge rows of 1;
+ *   - NaN: ReduceMax/ReduceMin, ReduceLogSumExp and max-pooling propagate
+ *     it (an infinite max is LogSumExp's result); edge rows of 1;
  * and prints the ReduceSum throughput over 2^24 values (a speed check by
  * eye: `ctest -V -R test_cpu_sums`).
  */
@@ -142,6 +143,13 @@ static void test_nan_and_edges(void) {
   CHECK(isnan(y[0]) && isnan(y[1]) && y[2] == 4.0f);
   CHECK_OK(run_op(DML_OP_REDUCE_MIN, &in, 1, &o, 1, a, 2));
   CHECK(isnan(y[0]) && isnan(y[1]) && y[2] == 3.0f);
+  CHECK_OK(run_op(DML_OP_REDUCE_LOG_SUM_EXP, &in, 1, &o, 1, a, 2));
+  CHECK(isnan(y[0]) && isnan(y[1]) && fabs(y[2] - log(exp(3.0) + exp(4.0))) <= 1e-6);
+  float inf2[4] = {-INFINITY, -INFINITY, INFINITY, 1.0f};
+  dml_tensor_t ii = tens(DML_DTYPE_F32, inf2, 2, D(2), D(2)),
+               io = tens(DML_DTYPE_F32, y, 1, D(2));
+  CHECK_OK(run_op(DML_OP_REDUCE_LOG_SUM_EXP, &ii, 1, &io, 1, a, 2));
+  CHECK(y[0] == -INFINITY && y[1] == INFINITY);
   float p[8] = {1, NAN, 3, 4, 5, 6, 7, 8}, mp[2], gm[2];
   dml_tensor_t pin = tens(DML_DTYPE_F32, p, 4, D(1), D(2), D(2), D(2));
   dml_tensor_t mpo = tens(DML_DTYPE_F32, mp, 4, D(1), D(2), D(1), D(1));

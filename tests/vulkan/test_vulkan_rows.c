@@ -1,5 +1,5 @@
 /* test_vulkan_rows.c — reductions, Softmax, LogSoftmax, LayerNormalization,
- * InstanceNormalization, ArgMax/ArgMin and max-pooling over long rows, many
+ * InstanceNormalization, ArgMax/ArgMin, Hardmax and max-pooling over long rows, many
  * rows and NaN/±inf on the default Vulkan device (Mesa's lavapipe in CI;
  * codegen/schedule_rows.c's cooperative form, docs/kernels.md "Long
  * rows"). Lavapipe stops the loops of an invocation after 65,535 iterations
@@ -176,9 +176,10 @@ static void test_long_rows(void) {
   for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) check_long_row(lens[i]);
 }
 
-/* ReduceSum, ReduceMax and ReduceMin over a row of 2^24 + 5 values: ones,
- * 2 at the end, 0.5 at element 5 (partial sums exact in f32; the result
- * rounds once, within 1e-7 of the f64 sum). */
+/* ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin (first and last) over a
+ * row of 2^24 + 5 values: ones, 2 at the end (index 16,777,220, not an
+ * exact f32), 0.5 at element 5 (partial sums exact in f32; the sum rounds
+ * once, within 1e-7 of the f64 sum; indices exactly). */
 static void test_row_over_2_24(void) {
   int64_t n = (1 << 24) + 5;
   float *x = malloc(sizeof(float) * (size_t)n);
@@ -186,19 +187,23 @@ static void test_row_over_2_24(void) {
   for (int64_t i = 0; i < n; i++) x[i] = 1.0f;
   x[n - 1] = 2.0f;
   x[5] = 0.5f;
-  char text[512];
-  snprintf(text, sizeof text,
-           "func @forward(%%x: f32[%lld]) -> (f32[], f32[], f32[]) {\n"
-           "  %%s = ReduceSum(%%x) {keepdims = 0} : f32[]\n"
-           "  %%mx = ReduceMax(%%x) {keepdims = 0} : f32[]\n"
-           "  %%mn = ReduceMin(%%x) {keepdims = 0} : f32[]\n"
-           "  return %%s, %%mx, %%mn\n}\n",
-           (long long)n);
+  char text[1024];
+  snprintf(
+      text, sizeof text,
+      "func @forward(%%x: f32[%lld]) -> (f32[], f32[], f32[], i64[], i64[], i64[]) {\n"
+      "  %%s = ReduceSum(%%x) {keepdims = 0} : f32[]\n"
+      "  %%mx = ReduceMax(%%x) {keepdims = 0} : f32[]\n"
+      "  %%mn = ReduceMin(%%x) {keepdims = 0} : f32[]\n"
+      "  %%am = ArgMax(%%x) {axis = 0, keepdims = 0} : i64[]\n"
+      "  %%an = ArgMin(%%x) {axis = 0, keepdims = 0} : i64[]\n"
+      "  %%al = ArgMin(%%x) {axis = 0, keepdims = 0, select_last_index = 1} : i64[]\n"
+      "  return %%s, %%mx, %%mn, %%am, %%an, %%al\n}\n",
+      (long long)n);
   dml_tensor_t t = tensor_f32(x, 1, &n);
   dml_rt_session_t *cpu = NULL, *vk = NULL;
   dml_rt_model_t *m = run_pair(text, &t, 1, &cpu, &vk);
-  double want[3] = {(double)n + 0.5, 2.0, 0.5};
-  for (uint32_t o = 0; vk && o < 3; o++)
+  double want[6] = {(double)n + 0.5, 2.0, 0.5, (double)(n - 1), 5.0, 5.0};
+  for (uint32_t o = 0; vk && o < 6; o++)
     check_output("row of 2^24 + 5", vk, o, &want[o], 1, 1e-7);
   gpu_test_close(m, cpu, vk);
   free(x);
@@ -249,6 +254,38 @@ static void test_softmax_long(void) {
   gpu_test_close(m, cpu, vk);
 out:
   free(x), free(ref), free(lref);
+}
+
+/* Hardmax over rows of 100,000 (a spike, 70,000 leading -inf, all -inf,
+ * a NaN, ties at the max) and of 3 (NaN, ties), against the CPU: 1 at the
+ * first max, or at the first NaN of a row holding one. */
+static void test_hardmax(void) {
+  const int64_t R = 5, L = 100000;
+  int64_t dims[2] = {R, L}, ds[2] = {4, 3};
+  float *x = malloc(sizeof(float) * (size_t)(R * L));
+  float z[12] = {1, NAN, 3, 2, 2, 1, -INFINITY, -INFINITY, -INFINITY, NAN, 5, NAN};
+  if (!x) return;
+  gpu_test_seed(17);
+  for (int64_t i = 0; i < R * L; i++) {
+    int64_t r = i / L, j = i % L;
+    x[i] = r == 0   ? (j == 77777 ? 30.0f : 0.0f)
+           : r == 1 ? (j < 70000 ? -INFINITY : (j == 99999 ? 2.0f : 0.5f))
+           : r == 2 ? -INFINITY
+           : r == 3 ? (j == 50123 ? NAN : (j == 7 ? 9.0f : 1.0f))
+                    : (j % 1000 == 999 ? 3.0f : gpu_test_frand());
+  }
+  dml_tensor_t t[2] = {tensor_f32(x, 2, dims), tensor_f32(z, 2, ds)};
+  dml_rt_session_t *cpu = NULL, *vk = NULL;
+  dml_rt_model_t *m = run_pair(
+      "func @forward(%x: f32[5,100000], %z: f32[4,3]) -> "
+      "(f32[5,100000], f32[4,3]) {\n"
+      "  %h = Hardmax(%x) {axis = 1} : f32[5,100000]\n"
+      "  %hz = Hardmax(%z) {axis = 1} : f32[4,3]\n"
+      "  return %h, %hz\n}\n",
+      t, 2, &cpu, &vk);
+  check_against_cpu("hardmax, rows of 100000 and of 3", m, cpu, vk);
+  gpu_test_close(m, cpu, vk);
+  free(x);
 }
 
 /* 65,537 rows of 257 (more rows than 65,535 workgroups: workgroup 0 and 1
@@ -350,7 +387,8 @@ out:
  * ArgMin with NaN at element 0 and later; against the CPU (NaN propagates
  * in Max/Min and the pools; ArgMax skips a NaN after element 0, 0 when
  * element 0 is NaN); a ReduceSum over an axis of 1; ReduceMax and
- * ReduceSum over an empty axis (-inf and 0, the identities). */
+ * ReduceSum over an empty axis (-inf and 0, the identities); ReduceLogSumExp
+ * (NaN propagates, an infinite max is the result). */
 static void test_nan_rows(void) {
   float a[5][2] = {{NAN, 1}, {1, NAN}, {NAN, NAN}, {-INFINITY, -INFINITY}, {INFINITY, 1}};
   int64_t da[2] = {5, 2}, db[2] = {4, 1000}, dp[4] = {1, 2, 4, 4};
@@ -373,7 +411,7 @@ static void test_nan_rows(void) {
       "func @forward(%a: f32[5,2], %b: f32[4,1000], %p: f32[1,2,4,4], %e: f32[3,0]) -> "
       "(f32[5], f32[5], "
       "f32[4], f32[4], i64[4], i64[4], i64[4], f32[1,2,1,1], f32[1,2,2,2], i64[5], "
-      "f32[2,4,4], f32[3], f32[3]) {\n"
+      "f32[2,4,4], f32[3], f32[3], f32[5], f32[4]) {\n"
       "  %amx = ReduceMax(%a) {axes = [1], keepdims = 0} : f32[5]\n"
       "  %amn = ReduceMin(%a) {axes = [1], keepdims = 0} : f32[5]\n"
       "  %bmx = ReduceMax(%b) {axes = [1], keepdims = 0} : f32[4]\n"
@@ -386,9 +424,11 @@ static void test_nan_rows(void) {
       "  %aam = ArgMax(%a) {axis = 1, keepdims = 0} : i64[5]\n"
       "  %one = ReduceSum(%p) {axes = [0], keepdims = 0} : f32[2,4,4]\n"
       "  %emx = ReduceMax(%e) {axes = [1], keepdims = 0} : f32[3]\n"
+      "  %alse = ReduceLogSumExp(%a) {axes = [1], keepdims = 0} : f32[5]\n"
+      "  %blse = ReduceLogSumExp(%b) {axes = [1], keepdims = 0} : f32[4]\n"
       "  %esm = ReduceSum(%e) {axes = [1], keepdims = 0} : f32[3]\n"
       "  return %amx, %amn, %bmx, %bmn, %bam, %ban, %bal, %gm, %mp, %aam, %one, %emx, "
-      "%esm\n}\n",
+      "%esm, %alse, %blse\n}\n",
       t, 4, &cpu, &vk);
   check_against_cpu("NaN and inf in rows", m, cpu, vk);
   /* the CPU reference itself: NaN propagates */
@@ -406,6 +446,10 @@ static void test_nan_rows(void) {
     CHECK_OK(dml_rt_session_get_output(cpu, 11, &o));
     v = o.data;
     CHECK(v && v[0] == -INFINITY && v[2] == -INFINITY);
+    CHECK_OK(dml_rt_session_get_output(cpu, 13, &o));
+    v = o.data;
+    CHECK(v && isnan(v[0]) && isnan(v[1]) && isnan(v[2]) && v[3] == -INFINITY &&
+          v[4] == INFINITY);
   }
   gpu_test_close(m, cpu, vk);
   free(b);
@@ -445,6 +489,7 @@ int main(void) {
   RUN(test_long_rows);
   RUN(test_row_over_2_24);
   RUN(test_softmax_long);
+  RUN(test_hardmax);
   RUN(test_many_rows);
   RUN(test_norm_long);
   RUN(test_nan_rows);
