@@ -54,7 +54,8 @@ def mobilenet_tiny(rng):
                                                          ['batch', 3, 64, 64])],
                           [helper.make_tensor_value_info('logits', TensorProto.FLOAT,
                                                          ['batch', 10])], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])
+    # IR version 8 (onnx 1.10+): what every onnxruntime of the last years loads.
+    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)], ir_version=8)
 
 
 def main():

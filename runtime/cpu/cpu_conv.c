@@ -432,36 +432,79 @@ static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
 /* ---- depthwise (group == C == M, 2-D): direct ------------------------ */
 
 /* One (image, channel) plane: y[oh, ow] = sum over (kh, kw) in order of
- * x[oh*s0 - p0 + kh*d0, ow*s1 - p1 + kw*d1] * w[kh, kw] (out-of-range taps
- * skipped, i.e. zero padding), accumulated from 0 in the output row, then
- * the bias and epilogue. Rows are vectorized over ow; with stride 1 the
- * valid ow range of each tap is computed once so the inner loop has no
- * branch. */
-DML_CPU_CLONES static void dw_plane(const conv_geo_t *g, const float *restrict x,
-                                    const float *restrict w, float *restrict y) {
+ * x[oh*s0 - p0 + kh*d0, ow*s1 - p1 + kw*d1] * w[kh, kw], accumulated from 0,
+ * with x zero outside the image (zero padding: a padded tap adds 0 * w, as
+ * the im2col + GEMM path computes it), then the bias and epilogue. The KH
+ * input rows of an output row are copied zero-padded into `rows` (KH *
+ * DW_ROW floats), so the taps have no bounds and each block of 16 outputs
+ * accumulates in registers. Planes whose padded rows exceed DW_ROW take
+ * dw_plane_generic. */
+#define DW_ROW 1024
+#define DW_MAXK 7
+/* 16 floats: one AVX-512 register, two AVX2 or four SSE ones per clone. */
+typedef float dw_v16 __attribute__((vector_size(64)));
+
+static void dw_plane_generic(const conv_geo_t *g, const float *x, const float *w,
+                             float *y) {
   int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
   int64_t KH = g->k[0], KW = g->k[1];
+  for (int64_t oh = 0; oh < OH; oh++)
+    for (int64_t ow = 0; ow < OW; ow++) {
+      float acc = 0.0f;
+      for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t kw = 0; kw < KW; kw++) {
+          int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
+          int64_t iw = ow * g->s[1] - g->pb[1] + kw * g->d[1];
+          float xv = ih >= 0 && ih < H && iw >= 0 && iw < W ? x[ih * W + iw] : 0.0f;
+          acc += xv * w[kh * KW + kw];
+        }
+      y[oh * OW + ow] = acc;
+    }
+}
+
+static int dw_fits(const conv_geo_t *g) {
+  int64_t wp = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1 + 16 * g->s[1];
+  return g->k[0] <= DW_MAXK && g->k[1] <= DW_MAXK && wp <= DW_ROW;
+}
+
+DML_CPU_CLONES static void dw_plane(const conv_geo_t *g, const float *restrict x,
+                                    const float *restrict w, float *restrict y,
+                                    float *restrict rows) {
+  int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
+  int64_t KH = g->k[0], KW = g->k[1], s1 = g->s[1], d1 = g->d[1], p1 = g->pb[1];
+  /* padded row: rows[kh*DW_ROW + c] = x[ih, c - p1] (0 outside), c < wp */
+  int64_t wp = (OW - 1) * s1 + (KW - 1) * d1 + 1;
+  int64_t wpad = wp + 16 * s1; /* a last block of 16 reads past OW */
   for (int64_t oh = 0; oh < OH; oh++) {
-    float *yr = y + oh * OW;
-    for (int64_t ow = 0; ow < OW; ow++) yr[ow] = 0.0f;
     for (int64_t kh = 0; kh < KH; kh++) {
+      float *r = rows + kh * DW_ROW;
       int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
-      if (ih < 0 || ih >= H) continue;
-      const float *xr = x + ih * W;
-      for (int64_t kw = 0; kw < KW; kw++) {
-        float wv = w[kh * KW + kw];
-        int64_t off = kw * g->d[1] - g->pb[1], s1 = g->s[1];
-        /* valid ow: 0 <= ow*s1 + off < W */
-        int64_t lo = off >= 0 ? 0 : (-off + s1 - 1) / s1;
-        int64_t hi = W - off > 0 ? (W - off + s1 - 1) / s1 : 0;
-        if (hi > OW) hi = OW;
-        if (s1 == 1) {
-          const float *xs = xr + off;
-          for (int64_t ow = lo; ow < hi; ow++) yr[ow] += xs[ow] * wv;
-        } else {
-          for (int64_t ow = lo; ow < hi; ow++) yr[ow] += xr[ow * s1 + off] * wv;
+      int64_t c0 = DML_CPU_MIN(wpad, DML_CPU_MAX((int64_t)0, p1));
+      int64_t c1 = DML_CPU_MAX(c0, DML_CPU_MIN(wpad, W + p1));
+      if (ih < 0 || ih >= H) c1 = c0;
+      for (int64_t c = 0; c < c0; c++) r[c] = 0.0f;
+      for (int64_t c = c0; c < c1; c++) r[c] = x[ih * W + c - p1];
+      for (int64_t c = c1; c < wpad; c++) r[c] = 0.0f;
+    }
+    float *yr = y + oh * OW;
+    for (int64_t ow0 = 0; ow0 < OW; ow0 += 16) {
+      dw_v16 acc = {0};
+      for (int64_t kh = 0; kh < KH; kh++) {
+        const float *r = rows + kh * DW_ROW + ow0 * s1;
+        for (int64_t kw = 0; kw < KW; kw++) {
+          float wv = w[kh * KW + kw];
+          const float *rk = r + kw * d1;
+          dw_v16 xv;
+          if (s1 == 1) {
+            memcpy(&xv, rk, sizeof xv);
+          } else {
+            for (int i = 0; i < 16; i++) xv[i] = rk[i * s1];
+          }
+          acc += xv * wv; /* a multiply, then an add: no contraction (C11) */
         }
       }
+      int64_t n = DML_CPU_MIN((int64_t)16, OW - ow0);
+      memcpy(yr + ow0, &acc, (size_t)n * sizeof(float));
     }
   }
 }
@@ -472,7 +515,12 @@ static void dw_task(void *vctx, int64_t t, int tid) {
   const conv_geo_t *g = r->g;
   int64_t ch = t % g->C;
   float *y = r->y + t * g->out_sz;
-  dw_plane(g, r->x + t * g->in_sz, r->w + ch * g->k_sz, y);
+  if (dw_fits(g)) {
+    float rows[DW_MAXK * DW_ROW];
+    dw_plane(g, r->x + t * g->in_sz, r->w + ch * g->k_sz, y, rows);
+  } else {
+    dw_plane_generic(g, r->x + t * g->in_sz, r->w + ch * g->k_sz, y);
+  }
   conv_epilogue(r, y, ch, 1, g->out_sz, g->out_sz);
 }
 

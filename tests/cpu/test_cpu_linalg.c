@@ -443,6 +443,13 @@ static void test_conv_depthwise(void) {
   cgeo_t wide = b;
   wide.N = 1, wide.in[0] = 3, wide.in[1] = 131, wide.pb[1] = 2, wide.pe[1] = 0;
   conv_case(wide, 1, NULL);
+  cgeo_t wider = wide; /* rows over the direct kernel's row buffer: the generic loop */
+  wider.in[1] = 1100, wider.C = wider.M = wider.group = 2;
+  conv_case(wider, 1, NULL);
+  cgeo_t k7 = b; /* 7x7 with stride 2 and dilation */
+  k7.k[0] = k7.k[1] = 7, k7.in[0] = k7.in[1] = 21, k7.s[0] = k7.s[1] = 2, k7.d[1] = 2;
+  k7.pb[0] = k7.pb[1] = k7.pe[0] = k7.pe[1] = 3;
+  conv_case(k7, 1, NULL);
   conv_case(b, 1, "SAME_UPPER");
   conv_case(s2, 1, "SAME_LOWER");
   conv_case(s2, 1, "VALID");
