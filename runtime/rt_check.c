@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 #include "dml_cpu.h"
 #include "dml_dtype.h"
 #include "rt_backend.h"
@@ -296,6 +300,40 @@ static void map_float(dml_dtype_t dt, uint8_t *p, int64_t i, int how) {
   if (x != 0 && fabs(x) < lo) put_float(dt, p, i, signbit(x) ? -0.0 : 0.0);
 }
 
+/* Flush-to-zero mode of the calling thread (a device may flush denormal
+ * inputs, intermediates and results, as Vulkan and CUDA allow): x86's
+ * MXCSR FTZ and DAZ bits, AArch64's FPCR.FZ. ftz_enter returns the mode to
+ * restore; elsewhere only the inputs are flushed (map_inputs). CPU worker
+ * threads (dml_cpu_set_num_threads above 1) keep their own mode. */
+#if defined(__SSE2__) || defined(__x86_64__)
+static uint64_t ftz_enter(void) {
+  unsigned old = _mm_getcsr();
+  _mm_setcsr(old | 0x8040u); /* FTZ | DAZ */
+  return old;
+}
+static void ftz_leave(uint64_t old) {
+  _mm_setcsr((unsigned)old);
+}
+#elif defined(__aarch64__)
+static uint64_t ftz_enter(void) {
+  uint64_t old, fz;
+  __asm__ volatile("mrs %0, fpcr" : "=r"(old));
+  fz = old | (1ull << 24);
+  __asm__ volatile("msr fpcr, %0" : : "r"(fz));
+  return old;
+}
+static void ftz_leave(uint64_t old) {
+  __asm__ volatile("msr fpcr, %0" : : "r"(old));
+}
+#else
+static uint64_t ftz_enter(void) {
+  return 0;
+}
+static void ftz_leave(uint64_t old) {
+  (void)old;
+}
+#endif
+
 /* ---- the check's state ---- */
 
 typedef struct chk {
@@ -419,25 +457,57 @@ typedef struct kstate {
   int have; /* an element has been compared */
 } kstate_t;
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The sensitivity of element i of value v: |pert - ref| / PERT_REL, how
+ * much the result moves when the inputs move (the size of the terms that
+ * cancel in it); 0 when not finite. */
+static double sens_at(dml_dtype_t dt, const uint8_t *pert, const uint8_t *ref,
+                      int64_t i) {
+  double x = fabs(get_elem(dt, pert, i) - get_elem(dt, ref, i)) / PERT_REL;
+  return isfinite(x) ? x : 0;
+}
+
 /* Compares value v of the device arena with the reference arenas (flush,
  * mag, pert may be NULL) and keeps the worst element in ks. The magnitude
- * an element is scaled by is the larger of mag's (the result on |inputs|)
- * and |pert - ref| / PERT_REL (how much the result moves when the inputs
- * move: the size of the terms that cancel in it). */
-static void compare_value(const chk_t *c, kstate_t *ks, uint32_t v, const uint8_t *dev,
-                          const uint8_t *ref, const uint8_t *flush, const uint8_t *mag,
-                          const uint8_t *pert, const char *inputs, uint32_t it) {
+ * an element is scaled by is the largest of mag's (the result on
+ * |inputs|), its sensitivity and the median of the value's nonzero
+ * sensitivities (the moves of the inputs have random signs, so one
+ * element's may cancel by chance; Relu's zeros have none). RESOURCE_EXHAUSTED when out of
+ * memory. */
+static dml_status_t compare_value(const chk_t *c, kstate_t *ks, uint32_t v,
+                                  const uint8_t *dev, const uint8_t *ref,
+                                  const uint8_t *flush, const uint8_t *mag,
+                                  const uint8_t *pert, const char *inputs, uint32_t it) {
   const dml_pkg_value_t *pv = &c->f->values[v];
   dml_dtype_t dt = pv->type.dtype;
   int64_t n = numel_of(c, v);
   const uint8_t *pd = dev + pv->offset, *pr = ref + pv->offset;
+  const uint8_t *pp = pert ? pert + pv->offset : NULL;
   dml_rt_check_kernel_t *o = ks->out;
+  double med = 0;
+  if (pp && n > 0) {
+    double *all = (double *)malloc((size_t)n * sizeof(double));
+    if (!all) return oom();
+    int64_t nz = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double x = sens_at(dt, pp, pr, i);
+      if (x > 0) all[nz++] = x;
+    }
+    qsort(all, (size_t)nz, sizeof(double), cmp_double);
+    med = nz ? all[nz / 2] : 0;
+    free(all);
+  }
   for (int64_t i = 0; i < n; i++) {
     double d = get_elem(dt, pd, i), r = get_elem(dt, pr, i);
     double mg = mag ? fabs(get_elem(dt, mag + pv->offset, i)) : NAN;
-    if (pert) {
-      double sens = fabs(get_elem(dt, pert + pv->offset, i) - r) / PERT_REL;
-      if (isfinite(sens) && !(mg >= sens)) mg = sens;
+    if (pp) {
+      double sens = sens_at(dt, pp, pr, i);
+      if (sens < med) sens = med;
+      if (!(mg >= sens)) mg = sens;
     }
     double e = elem_err(d, r, mg);
     if (e > 0 && flush) {
@@ -462,6 +532,7 @@ static void compare_value(const chk_t *c, kstate_t *ks, uint32_t v, const uint8_
     o->inputs = inputs;
     o->iteration = it;
   }
+  return DML_OK;
 }
 
 /* ---- inputs ---- */
@@ -647,7 +718,8 @@ static dml_status_t ref_whole(chk_t *c, kstate_t *e2e, uint32_t it) {
       memcpy(dev + pv->offset, t.data, b);
   }
   for (uint32_t i = 0; i < f->n_outputs; i++)
-    compare_value(c, e2e, f->outputs[i], dev, a, NULL, NULL, NULL, "function", it);
+    DML_RETURN_IF_ERROR(
+        compare_value(c, e2e, f->outputs[i], dev, a, NULL, NULL, NULL, "function", it));
   if (c->mismatch[0]) {
     e2e->out->worst = INFINITY;
     snprintf(e2e->out->note, sizeof e2e->out->note, "%s", c->mismatch);
@@ -821,7 +893,10 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
     flush = c->a[A_FLUSH];
     memcpy(flush, c->a[A_BASE], ab);
     map_inputs(c, in, flush, MAP_FLUSH);
-    DML_RETURN_IF_ERROR(ref_kernel(c, K, flush));
+    uint64_t mode = ftz_enter();
+    st = ref_kernel(c, K, flush);
+    ftz_leave(mode);
+    DML_RETURN_IF_ERROR(st);
   }
   if (cls == CLS_ACCUM) {
     mag = c->a[A_MAG];
@@ -844,8 +919,8 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
   }
   for (uint32_t v = 0; v < f->n_values; v++)
     if (outv[v])
-      compare_value(c, ks, v, c->a[A_DEV], c->a[A_REF], flush, mag, pert,
-                    edge ? "edge" : "random", it);
+      DML_RETURN_IF_ERROR(compare_value(c, ks, v, c->a[A_DEV], c->a[A_REF], flush, mag,
+                                        pert, edge ? "edge" : "random", it));
   return DML_OK;
 }
 
