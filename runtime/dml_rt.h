@@ -416,7 +416,9 @@ dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
  * kernels that do not accumulate, +-3e38). Integer and bool inputs, and
  * inputs an op reads for shapes, indices or coordinates (dml_rt_check's
  * valid domain), get the values the function computes on its random
- * inputs, so indices stay in range. Unwritten output bytes start as NaN.
+ * inputs, so indices stay in range; a kernel casting floats to integers
+ * gets float inputs in [0, 100) and no negative, huge or non-finite edge
+ * (ONNX leaves such casts undefined). Unwritten output bytes start as NaN.
  *
  * Error of an element: |device - cpu| / max(1, |cpu|, m), m the size of
  * the terms meeting in it: how far the CPU's result moves when every input

@@ -542,22 +542,44 @@ static const double k_edges[] = {NAN,   INFINITY, -INFINITY, -0.0,  0.0,
                                  1e15,  -1e15,    1.0,       -1.0,  0.5};
 static const double k_huge[] = {3e38, -3e38};
 
+/* The edge values left for a kernel casting floats to integers (ONNX
+ * leaves a cast of NaN, an infinity or a value out of the integer type's
+ * range undefined): nothing negative, huge or not finite. */
+static const double k_edges_cast[] = {0.0, -0.0, 1e-40, 1.4e-45, 1e-30, 0.5, 1.0};
+
 /* Fills value v in arena `a` with random (edge 0) or edge (edge 1)
- * values; `huge` allows +-3e38. */
-static void fill_float(chk_t *c, uint32_t v, uint8_t *a, int edge, int huge) {
+ * values; `huge` allows +-3e38; `cast` (the kernel casts floats to
+ * integers) keeps them in [0, 100) and to k_edges_cast. */
+static void fill_float(chk_t *c, uint32_t v, uint8_t *a, int edge, int huge, int cast) {
   const dml_pkg_value_t *pv = &c->f->values[v];
   int64_t n = numel_of(c, v);
   double scale = pow(10.0, -3.0 + 6.0 * rnd_unit(&c->rng));
   uint8_t *p = a + pv->offset;
   size_t ne = sizeof k_edges / sizeof k_edges[0], nh = huge ? 2 : 0;
+  size_t nc = sizeof k_edges_cast / sizeof k_edges_cast[0];
   for (int64_t i = 0; i < n; i++) {
-    double x = rnd_normal(&c->rng) * scale;
+    double x = cast ? 100.0 * rnd_unit(&c->rng) : rnd_normal(&c->rng) * scale;
     if (edge && (rnd_u64(&c->rng) & 3) == 0) {
-      size_t w = (size_t)(rnd_u64(&c->rng) % (ne + nh));
-      x = w < ne ? k_edges[w] : k_huge[w - ne];
+      size_t w = (size_t)(rnd_u64(&c->rng) % (cast ? nc : ne + nh));
+      x = cast ? k_edges_cast[w] : w < ne ? k_edges[w] : k_huge[w - ne];
     }
     put_float(pv->type.dtype, p, i, x);
   }
+}
+
+/* 1 when a node of kernel K casts a float value to an integer type. */
+static int casts_to_int(const chk_t *c, const dml_kpkg_kernel_t *K) {
+  for (uint32_t i = 0; i < K->n_nodes; i++) {
+    const dml_pkg_node_t *n = &c->f->nodes[K->nodes[i]];
+    if ((n->op != DML_OP_CAST && n->op != DML_OP_CAST_LIKE) || !n->n_inputs ||
+        !n->n_outputs || n->inputs[0] == DML_PKG_NO_VALUE ||
+        n->outputs[0] == DML_PKG_NO_VALUE)
+      continue;
+    if (dml_dtype_is_float(c->f->values[n->inputs[0]].type.dtype) &&
+        dml_dtype_is_int(c->f->values[n->outputs[0]].type.dtype))
+      return 1;
+  }
+  return 0;
 }
 
 /* Random data for a function input `t` (its data, dtype and dims set):
@@ -798,7 +820,8 @@ static double dtype_tol(const chk_t *c, const uint8_t *outv, const char *name, d
 
 /* Makes kernel K's inputs in the base arena: computed values where a
  * domain or dtype asks for them, else random (edge 0) or edge values. */
-static dml_status_t make_inputs(chk_t *c, const uint8_t *in, int edge, int cls) {
+static dml_status_t make_inputs(chk_t *c, const uint8_t *in, int edge, int cls,
+                                int cast) {
   const dml_pkg_function_t *f = c->f;
   uint8_t *base = c->a[A_BASE];
   /* Bytes nothing writes read as NaN (0xFF bytes): an output the device
@@ -814,7 +837,7 @@ static dml_status_t make_inputs(chk_t *c, const uint8_t *in, int edge, int cls) 
       memcpy(base + pv->offset, c->graph[v],
              (size_t)numel_of(c, v) * dml_dtype_size(pv->type.dtype));
     } else {
-      fill_float(c, v, base, edge, cls != CLS_ACCUM);
+      fill_float(c, v, base, edge, cls != CLS_ACCUM, cast);
     }
   }
   return DML_OK;
@@ -880,7 +903,7 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
                                  int edge, uint32_t it, kstate_t *ks) {
   const dml_pkg_function_t *f = c->f;
   size_t ab = (size_t)f->arena_bytes;
-  DML_RETURN_IF_ERROR(make_inputs(c, in, edge, cls));
+  DML_RETURN_IF_ERROR(make_inputs(c, in, edge, cls, casts_to_int(c, K)));
   memcpy(c->a[A_DEV], c->a[A_BASE], ab);
   memcpy(c->a[A_REF], c->a[A_BASE], ab);
   dml_rt_exec_t e = {c->m,    f,       c->a[A_DEV], c->sym, c->n_symbols,

@@ -4,7 +4,8 @@
 
 Each model exercises a family of GPU kernels on a symbolic batch:
   elementwise.onnx  Pow with negative bases, Exp, Tanh, Sigmoid, Erf, Sqrt,
-                    Div, Abs, Neg, Max/Min, Where on a computed mask
+                    Div, Abs, Neg, Max/Min, Where on a computed mask, Floor
+                    and Cast to int32 and back
   reduce.onnx       ReduceSum/Mean, Softmax, LayerNormalization over a row of
                     700 elements, MatMul
 They are what `dmlc check` passes on lavapipe. Left out because it finds
@@ -36,7 +37,7 @@ def save(model, out_dir, name):
 def elementwise(out_dir):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 64])
-    outs = [helper.make_tensor_value_info(f"o{i}", TensorProto.FLOAT, None) for i in range(4)]
+    outs = [helper.make_tensor_value_info(f"o{i}", TensorProto.FLOAT, None) for i in range(5)]
     three = numpy_helper.from_array(np.array([3.0], np.float32), "three")
     nodes = [
         helper.make_node("Pow", ["x", "three"], ["p"]),  # negative bases, integral exponent
@@ -56,6 +57,9 @@ def elementwise(out_dir):
         helper.make_node("Where", ["mask", "nx", "y"], ["w"]),
         helper.make_node("Max", ["w", "x"], ["o2"]),
         helper.make_node("Min", ["pxy", "y"], ["o3"]),
+        helper.make_node("Floor", ["x"], ["fx"]),
+        helper.make_node("Cast", ["fx"], ["ix"], to=TensorProto.INT32),
+        helper.make_node("Cast", ["ix"], ["o4"], to=TensorProto.FLOAT),
     ]
     g = helper.make_graph(nodes, "elementwise", [x, y], outs, [three])
     save(helper.make_model(g), out_dir, "elementwise.onnx")
