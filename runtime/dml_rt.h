@@ -432,14 +432,21 @@ dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
  * infinite when only one is NaN or infinite. Tolerances by kernel (its loosest node; f16
  * outputs at least 2e-3, bf16 at least 1.6e-2; CUDA's TF32 GEMMs 5e-3):
  * "exact" 0 (data movement, compares, Relu/Abs/Neg, Max/Min, max pooling,
- * ArgMax, casts ...), "arithmetic" 1e-5 (Add, Mul, Div, Sqrt, affine
- * BatchNorm ...), "transcendental" 1e-4 (Exp, Log, Tanh, Sigmoid, Erf,
- * Pow ...), "accumulating" 1e-4 (Gemm, MatMul, Conv, reductions, Softmax,
- * norms, average pooling, and any op not listed); the whole function end
- * to end 1e-3 (5e-3 with TF32 kernels). */
+ * ArgMax, casts ...), "arithmetic" 1e-5 (Add, Mul, Div, Sqrt ...), "transcendental" 1e-4
+ * (Exp, Log, Tanh, Sigmoid, Erf, Pow ...), "accumulating" 1e-4 (Gemm, MatMul, Conv,
+ * reductions, Softmax, BatchNorm and the other norms, average pooling, and any op not
+ * listed); the whole function end to end 1e-3 (5e-3 with TF32 kernels). */
 typedef struct dml_rt_check_options {
   uint64_t seed;       /* random inputs' seed (any value; the same gives the same) */
   uint32_t iterations; /* rounds of random + edge inputs per kernel; 0: 3 */
+  /* The function's inputs for the end-to-end runs (whose values also feed
+   * the kernels' integer, index and shape inputs), by input index: NULL, or
+   * n_inputs entries each NULL (random: normal floats; integers 0 for a
+   * one-element input, else in [0, 2); bools 0/1) or a tensor of the
+   * input's dtype and a shape it takes (lent for the call; its sizes fix
+   * the symbols in every iteration). */
+  const dml_tensor_t *const *inputs;
+  uint32_t n_inputs;
 } dml_rt_check_options_t;
 
 /* One kernel's result (or, for the last entry, the end-to-end run's). */

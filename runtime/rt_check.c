@@ -115,7 +115,6 @@ static int op_class(dml_op_t op) {
     case DML_OP_HARD_SIGMOID:
     case DML_OP_HARD_SWISH:
     case DML_OP_SOFTSIGN:
-    case DML_OP_BATCH_NORMALIZATION:
     case DML_OP_SHRINK:
     case DML_OP_DROPOUT:
     case DML_OP_QUANTIZE_LINEAR:
@@ -358,7 +357,9 @@ typedef struct chk {
   /* arenas: base (the inputs made), dev (the device's), ref, flush and mag
    * (the CPU's on the inputs as made, with denormals flushed, on |inputs|) */
   uint8_t *a_alloc[6], *a[6];
-  const void **over;  /* per value: data replacing a constant's (mag run) */
+  const void **over;                /* per value: data replacing a constant's (mag run) */
+  const dml_tensor_t *const *given; /* the caller's function inputs */
+  uint32_t n_given;
   char mismatch[160]; /* a count the CPU and device disagree on */
 } chk_t;
 
@@ -567,23 +568,28 @@ static void fill_float(chk_t *c, uint32_t v, uint8_t *a, int edge, int huge, int
   }
 }
 
-/* 1 when a node of kernel K casts a float value to an integer type. */
+/* 1 when a node of kernel K turns float values into an integer type: a
+ * Cast, or an elementwise op with a float input and an integer output
+ * (Pow of an integer base by a float exponent). */
 static int casts_to_int(const chk_t *c, const dml_kpkg_kernel_t *K) {
   for (uint32_t i = 0; i < K->n_nodes; i++) {
     const dml_pkg_node_t *n = &c->f->nodes[K->nodes[i]];
-    if ((n->op != DML_OP_CAST && n->op != DML_OP_CAST_LIKE) || !n->n_inputs ||
-        !n->n_outputs || n->inputs[0] == DML_PKG_NO_VALUE ||
-        n->outputs[0] == DML_PKG_NO_VALUE)
+    if (!(dml_op_info(n->op)->flags & DML_OPF_ELEMENTWISE) && n->op != DML_OP_CAST_LIKE)
       continue;
-    if (dml_dtype_is_float(c->f->values[n->inputs[0]].type.dtype) &&
-        dml_dtype_is_int(c->f->values[n->outputs[0]].type.dtype))
-      return 1;
+    if (!n->n_outputs || n->outputs[0] == DML_PKG_NO_VALUE ||
+        !dml_dtype_is_int(c->f->values[n->outputs[0]].type.dtype))
+      continue;
+    for (uint32_t j = 0; j < n->n_inputs; j++)
+      if (n->inputs[j] != DML_PKG_NO_VALUE &&
+          dml_dtype_is_float(c->f->values[n->inputs[j]].type.dtype))
+        return 1;
   }
   return 0;
 }
 
 /* Random data for a function input `t` (its data, dtype and dims set):
- * normal float values, integers in [0, 2), bools 0/1. */
+ * normal float values, integers 0 for one element (an axis, a count),
+ * else in [0, 2), bools 0/1. */
 static void fill_function_input(chk_t *c, const dml_tensor_t *t) {
   int64_t n = dml_dims_numel(t->dims, t->rank);
   uint8_t *p = (uint8_t *)t->data;
@@ -592,7 +598,7 @@ static void fill_function_input(chk_t *c, const dml_tensor_t *t) {
       put_float(t->dtype, p, i, rnd_normal(&c->rng));
       continue;
     }
-    uint64_t b = rnd_u64(&c->rng) & 1;
+    uint64_t b = n == 1 ? 0 : rnd_u64(&c->rng) & 1;
     size_t es = dml_dtype_size(t->dtype);
     memset(p + (size_t)i * es, 0, es);
     p[(size_t)i * es] = (uint8_t)b; /* little-endian 0 or 1 */
@@ -685,6 +691,13 @@ static dml_status_t run_whole(chk_t *c, const int64_t *syms) {
   memset(c->a[A_REF], 0, (size_t)f->arena_bytes);
   for (uint32_t i = 0; i < f->n_inputs; i++) {
     const dml_pkg_value_t *pv = &f->values[f->inputs[i]];
+    const dml_tensor_t *given = i < c->n_given ? c->given[i] : NULL;
+    if (given) {
+      DML_RETURN_IF_ERROR(dml_status_annotate(dml_rt_session_set_input(c->s, i, given),
+                                              "the given input '%s'", pv->name));
+      memcpy(c->a[A_REF] + pv->offset, given->data, dml_tensor_bytes(given));
+      continue;
+    }
     dml_tensor_t t;
     memset(&t, 0, sizeof t);
     t.dtype = pv->type.dtype;
@@ -711,6 +724,21 @@ static dml_status_t run_whole(chk_t *c, const int64_t *syms) {
     DML_RETURN_IF_ERROR(dml_type_eval_dims(&pv->type, c->sym, c->n_symbols, c->dims[v]));
   }
   return DML_OK;
+}
+
+/* The symbol values the caller's inputs fix (syms[] otherwise unchanged;
+ * set_input checks them). */
+static void given_symbols(const chk_t *c, int64_t *syms) {
+  for (uint32_t i = 0; i < c->n_given && i < c->f->n_inputs; i++) {
+    const dml_tensor_t *t = c->given[i];
+    const dml_pkg_value_t *pv = &c->f->values[c->f->inputs[i]];
+    if (!t || t->rank != pv->type.rank) continue;
+    for (int32_t d = 0; d < t->rank; d++) {
+      const dml_dim_t *dim = &pv->type.dims[d];
+      if (dim->sym >= 0 && (uint32_t)dim->sym < c->n_symbols && dim->value > 0)
+        syms[dim->sym] = t->dims[d] / dim->value;
+    }
+  }
 }
 
 /* The reference of the whole function on the reference arena (inputs
@@ -968,6 +996,10 @@ dml_status_t dml_rt_check(const dml_rt_model_t *m, const char *device,
   c.seed = opt ? opt->seed : 0;
   uint32_t iters = opt && opt->iterations ? opt->iterations : 3;
   c.rng = c.seed ^ 0x6A09E667F3BCC908ull;
+  if (opt && opt->inputs) {
+    c.given = opt->inputs;
+    c.n_given = opt->n_inputs;
+  }
   DML_RETURN_IF_ERROR(dml_rt_session_create(m, device, &c.s));
   dml_rt_session_backend(c.s, &c.be, &c.bs, &c.f, &c.weights);
   dml_status_t st = DML_OK;
@@ -1053,17 +1085,29 @@ dml_status_t dml_rt_check(const dml_rt_model_t *m, const char *device,
       int64_t b = m->graph->symbols[i].bound;
       syms[i] = it == 0 || b < 1 ? b : 1 + (int64_t)(rnd_u64(&c.rng) % (uint64_t)b);
     }
+    given_symbols(&c, syms);
     st = run_whole(&c, syms);
     if (st && it > 0) { /* sizes the model does not take: at the bounds */
       dml_status_free(st);
       for (uint32_t i = 0; i < c.n_symbols; i++) syms[i] = m->graph->symbols[i].bound;
+      given_symbols(&c, syms);
       st = run_whole(&c, syms);
     }
     if (st) {
       st = dml_status_annotate(st, "running the whole function on %s", device);
+      if (!c.n_given)
+        st = dml_status_detail(st,
+                               "the function's inputs were random; a model that needs "
+                               "other values (token ids, shapes, axes) needs them given "
+                               "(dmlc check --input NAME=FILE.npy)");
       break;
     }
     st = ref_whole(&c, &ks[kf->n_kernels], it);
+    if (st && !c.n_given)
+      st = dml_status_detail(st,
+                             "the function's inputs were random; a model that needs "
+                             "other values (token ids, shapes, axes) needs them given "
+                             "(dmlc check --input NAME=FILE.npy)");
     if (st) break;
     for (uint32_t k = 0; !st && k < kf->n_kernels; k++) {
       if (!r->kernels[k].checked) continue;

@@ -61,8 +61,14 @@ a=$("$DMLC" check "$P" --device vulkan --iterations 1 --seed 3 --json)
 b=$("$DMLC" check "$P" --device vulkan --iterations 1 --seed 3 --json)
 [ "$a" = "$b" ] && ok || bad "seed 3 gave two reports"
 
+# Given inputs (--input): the end-to-end runs use them.
+out=$("$DMLC" check "$P" --device vulkan --iterations 1 --input "input=$SHARED/models/lenet5_io/input_0.npy" 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "^passed: 8 of 8" <<<"$out" && ok || bad "--input (rc=$rc): $out"
+out=$("$DMLC" check "$P" --device vulkan --input "bogus=$SHARED/models/lenet5_io/input_0.npy" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -qF "the model has no input named 'bogus'" <<<"$out" && ok || bad "--input bogus (rc=$rc): $out"
+
 # Errors: usage (exit 2, one line pointing at --help), the CPU, no kernels.
-for args in "check" "check $P" "check $P --device vulkan --iterations 0" "check $P --device vulkan --seed x" "check $P --device vulkan --bogus"; do
+for args in "check" "check $P" "check $P --device vulkan --iterations 0" "check $P --device vulkan --seed x" "check $P --device vulkan --bogus" "check $P --device vulkan --input x"; do
   # shellcheck disable=SC2086
   out=$("$DMLC" $args 2>&1); rc=$?
   [ $rc -eq 2 ] && grep -qF "see 'dmlc check --help'" <<<"$out" && ok || bad "usage '$args' (rc=$rc): $out"

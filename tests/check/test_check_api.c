@@ -15,7 +15,10 @@
 static dml_rt_model_t *g_model;
 
 static void test_passes(void) {
-  dml_rt_check_options_t opt = {1, 1};
+  dml_rt_check_options_t opt;
+  memset(&opt, 0, sizeof opt);
+  opt.seed = 1;
+  opt.iterations = 1;
   dml_rt_check_report_t *r = NULL;
   CHECK_OK(dml_rt_check(g_model, "vulkan", &opt, &r));
   if (!r) return;
@@ -41,7 +44,10 @@ static void test_passes(void) {
 
 static void test_fails_on_a_wrong_kernel(void) {
   setenv("DMLC_VULKAN_TEST_CORRUPT_KERNEL", "k2_conv", 1);
-  dml_rt_check_options_t opt = {2, 1};
+  dml_rt_check_options_t opt;
+  memset(&opt, 0, sizeof opt);
+  opt.seed = 2;
+  opt.iterations = 1;
   dml_rt_check_report_t *r = NULL;
   CHECK_OK(dml_rt_check(g_model, "vulkan", &opt, &r));
   unsetenv("DMLC_VULKAN_TEST_CORRUPT_KERNEL");
