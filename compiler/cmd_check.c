@@ -8,13 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_npy.h"
 #include "dml_rt.h"
 #include "dmlc_cmds.h"
 
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: dmlc check PKG --device D [--iterations N] [--seed S] [--json]\n\n"
+      "usage: dmlc check PKG --device D [--iterations N] [--seed S] [--json]\n"
+      "                  [--input NAME=FILE.npy]...\n\n"
       "Checks that the package's GPU kernels give right answers on device D: runs\n"
       "each kernel alone on D and the CPU reference kernels of its nodes on the\n"
       "same inputs, and reports the worst error per kernel (the element, the\n"
@@ -25,24 +27,33 @@ static void usage(FILE *f) {
       "denormals, +-1e-30, +-1e15, and +-3e38 where the kernel does not accumulate).\n"
       "Integer and bool inputs, and those an op reads as shapes, indices or\n"
       "coordinates, get the values the model computes on random inputs (so indices\n"
-      "stay in range). Symbolic dims: at their bounds, then random sizes.\n\n"
-      "Error of an element: |device - cpu| / max(1, |cpu|), for accumulating\n"
-      "kernels / max(1, |cpu|, the CPU's result on |inputs|); NaN matches NaN and an\n"
-      "infinity the same infinity; differences below the smallest normal float\n"
-      "count as none (a device may flush denormals). Tolerances (the kernel's\n"
-      "loosest node):\n"
+      "stay in range). A kernel casting floats to integers gets inputs in [0, 100)\n"
+      "and no negative, huge or non-finite edge (ONNX leaves those casts undefined).\n"
+      "Symbolic dims: at their bounds, then random sizes.\n\n"
+      "Error of an element: |device - cpu| / max(1, |cpu|, m), m the size of the\n"
+      "terms meeting in it: how far the CPU's result moves when the inputs and\n"
+      "constants move by 2^-22 (relative), over 2^-22, at least the median of that\n"
+      "over the value, and for accumulating kernels the CPU's result on |inputs|.\n"
+      "NaN matches NaN and an infinity the same infinity; differences below the\n"
+      "smallest normal float count as none, and edge inputs are also run on the\n"
+      "CPU with denormals flushed (a device may flush them). Tolerances (the\n"
+      "kernel's loosest node):\n"
       "  exact           0     data movement, compares, Relu/Abs/Neg, Max/Min, Where,\n"
       "                        Cast, max pooling, ArgMax, Gather ...\n"
-      "  arithmetic      1e-5  Add, Sub, Mul, Div, Sqrt, Reciprocal, BatchNorm ...\n"
+      "  arithmetic      1e-5  Add, Sub, Mul, Div, Sqrt, Reciprocal, HardSwish ...\n"
       "  transcendental  1e-4  Exp, Log, Tanh, Sigmoid, Erf, Pow, Sin ...\n"
-      "  accumulating    1e-4  Gemm, MatMul, Conv, reductions, Softmax, norms,\n"
-      "                        average pooling, and ops not listed\n"
+      "  accumulating    1e-4  Gemm, MatMul, Conv, reductions, Softmax, BatchNorm,\n"
+      "                        LayerNorm, average pooling, and ops not listed\n"
       "  end-to-end      1e-3  the whole function on random inputs\n"
       "f16 outputs at least 2e-3, bf16 1.6e-2; CUDA TF32 GEMMs (and end to end\n"
       "with them) 5e-3. docs/kernels.md \"Checking a device\" has the details.\n\n"
       "  --device D        vulkan, vulkan:N, cuda or cuda:N (see dmlc devices)\n"
       "  --iterations N    rounds of random and edge inputs (default 3)\n"
       "  --seed S          seed of the inputs (default 0)\n"
+      "  --input NAME=FILE.npy  the model input NAME for the end-to-end runs (the\n"
+      "                    values integer, index and shape inputs of the kernels\n"
+      "                    take come from them); others are random: normal floats,\n"
+      "                    integers 0 (one element) or 0..1, bools 0/1\n"
       "  --json            one JSON object instead of the table\n"
       "  -h, --help        this text\n");
 }
@@ -154,10 +165,47 @@ static int parse_u64(const char *v, uint64_t *out) {
   return 1;
 }
 
+#define MAX_GIVEN 64
+
+/* Reads the --input specs NAME=FILE.npy into given[] (by input index;
+ * buffers in bufs[], freed by the caller). */
+static dml_status_t read_given(const dml_rt_model_t *m, char **specs, int n_specs,
+                               dml_tensor_t *tensors, const dml_tensor_t **given,
+                               void **bufs) {
+  for (int k = 0; k < n_specs; k++) {
+    const char *eq = strchr(specs[k], '=');
+    char name[256];
+    size_t nl = eq ? (size_t)(eq - specs[k]) : 0;
+    if (!eq || nl >= sizeof name)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.check",
+                             "--input '%s' needs NAME=FILE.npy", specs[k]);
+    memcpy(name, specs[k], nl);
+    name[nl] = 0;
+    int32_t i = dml_rt_model_find_input(m, name);
+    if (i < 0 || i >= MAX_GIVEN)
+      return dml_status_make(DML_STATUS_NOT_FOUND, "dmlc.check",
+                             "--input '%s': the model has no input named '%s'", specs[k],
+                             name);
+    DML_RETURN_IF_ERROR(dml_npy_read_file(eq + 1, &tensors[k], &bufs[k]));
+    dml_rt_io_info_t info;
+    DML_RETURN_IF_ERROR(dml_rt_model_input_info(m, (uint32_t)i, &info));
+    if (tensors[k].dtype != info.dtype)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.check",
+                             "input '%s': '%s' holds %s values, the model input is %s",
+                             name, eq + 1, dml_dtype_name(tensors[k].dtype),
+                             dml_dtype_name(info.dtype));
+    given[i] = &tensors[k];
+  }
+  return DML_OK;
+}
+
 int dmlc_cmd_check(int argc, char **argv) {
   const char *pkg = NULL, *device = NULL;
-  dml_rt_check_options_t opt = {0, 3};
-  int json = 0;
+  dml_rt_check_options_t opt;
+  memset(&opt, 0, sizeof opt);
+  opt.iterations = 3;
+  int json = 0, n_specs = 0;
+  char *specs[MAX_GIVEN];
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -173,6 +221,12 @@ int dmlc_cmd_check(int argc, char **argv) {
       if (!parse_u64(v, &n) || n < 1 || n > 1000000)
         return dmlc_usage_error("check", "--iterations needs a positive integer");
       opt.iterations = (uint32_t)n;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--input"))) {
+      if (!*v || !strchr(v, '='))
+        return dmlc_usage_error("check", "--input needs NAME=FILE.npy");
+      if (n_specs == MAX_GIVEN)
+        return dmlc_usage_error("check", "more than %d --input flags", MAX_GIVEN);
+      specs[n_specs++] = (char *)v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--seed"))) {
       if (!parse_u64(v, &opt.seed))
         return dmlc_usage_error("check", "--seed needs a non-negative integer");
@@ -191,8 +245,20 @@ int dmlc_cmd_check(int argc, char **argv) {
                             "CPU is the reference)");
   dml_rt_model_t *m = NULL;
   dml_rt_check_report_t *r = NULL;
+  dml_tensor_t tensors[MAX_GIVEN];
+  const dml_tensor_t *given[MAX_GIVEN];
+  void *bufs[MAX_GIVEN];
+  memset(given, 0, sizeof given);
+  memset(bufs, 0, sizeof bufs);
   dml_status_t st = dml_rt_model_load_file(pkg, &m);
+  if (!st && n_specs) {
+    st = read_given(m, specs, n_specs, tensors, given, bufs);
+    opt.inputs = given;
+    opt.n_inputs =
+        dml_rt_model_num_inputs(m) < MAX_GIVEN ? dml_rt_model_num_inputs(m) : MAX_GIVEN;
+  }
   if (!st) st = dml_rt_check(m, device, &opt, &r);
+  for (int k = 0; k < MAX_GIVEN; k++) free(bufs[k]);
   if (st) {
     dml_rt_model_release(m);
     return dmlc_report(dml_status_annotate(st, "dmlc check %s", pkg));

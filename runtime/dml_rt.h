@@ -416,37 +416,49 @@ dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
  * kernels that do not accumulate, +-3e38). Integer and bool inputs, and
  * inputs an op reads for shapes, indices or coordinates (dml_rt_check's
  * valid domain), get the values the function computes on its random
- * inputs, so indices stay in range. Unwritten output bytes start as NaN.
+ * inputs, so indices stay in range; a kernel casting floats to integers
+ * gets float inputs in [0, 100) and no negative, huge or non-finite edge
+ * (ONNX leaves such casts undefined). Unwritten output bytes start as NaN.
  *
- * Error of an element: |device - cpu| / max(1, |cpu|) (for kernels that
- * accumulate: / max(1, |cpu|, |cpu on |inputs||), the magnitude of the
- * summed terms); 0 when both are NaN, or equal infinities, or they differ
- * by less than the smallest normal float (a device may flush denormals to
- * zero, as Vulkan and CUDA allow: the edge inputs are also run on the CPU
- * with denormals flushed, and the better match counts); infinite when only
- * one is NaN or infinite. Tolerances by kernel (its loosest node; f16
+ * Error of an element: |device - cpu| / max(1, |cpu|, m), m the size of
+ * the terms meeting in it: how far the CPU's result moves when every input
+ * and constant moves by 2^-22 (relative, random signs), divided by 2^-22,
+ * at least the median of that over the value, and for kernels that
+ * accumulate also the CPU's result on |inputs| and |constants|; 0 when
+ * both are NaN, or equal infinities, or they differ by less than the
+ * smallest normal float (a device may flush denormals to zero, as Vulkan
+ * and CUDA allow: the edge inputs are also run on the CPU with denormals
+ * flushed and in flush-to-zero mode, and the better match counts);
+ * infinite when only one is NaN or infinite. Tolerances by kernel (its loosest node; f16
  * outputs at least 2e-3, bf16 at least 1.6e-2; CUDA's TF32 GEMMs 5e-3):
  * "exact" 0 (data movement, compares, Relu/Abs/Neg, Max/Min, max pooling,
- * ArgMax, casts ...), "arithmetic" 1e-5 (Add, Mul, Div, Sqrt, affine
- * BatchNorm ...), "transcendental" 1e-4 (Exp, Log, Tanh, Sigmoid, Erf,
- * Pow ...), "accumulating" 1e-4 (Gemm, MatMul, Conv, reductions, Softmax,
- * norms, average pooling, and any op not listed); the whole function end
- * to end 1e-3 (5e-3 with TF32 kernels). */
+ * ArgMax, casts ...), "arithmetic" 1e-5 (Add, Mul, Div, Sqrt ...), "transcendental" 1e-4
+ * (Exp, Log, Tanh, Sigmoid, Erf, Pow ...), "accumulating" 1e-4 (Gemm, MatMul, Conv,
+ * reductions, Softmax, BatchNorm and the other norms, average pooling, and any op not
+ * listed); the whole function end to end 1e-3 (5e-3 with TF32 kernels). */
 typedef struct dml_rt_check_options {
   uint64_t seed;       /* random inputs' seed (any value; the same gives the same) */
   uint32_t iterations; /* rounds of random + edge inputs per kernel; 0: 3 */
+  /* The function's inputs for the end-to-end runs (whose values also feed
+   * the kernels' integer, index and shape inputs), by input index: NULL, or
+   * n_inputs entries each NULL (random: normal floats; integers 0 for a
+   * one-element input, else in [0, 2); bools 0/1) or a tensor of the
+   * input's dtype and a shape it takes (lent for the call; its sizes fix
+   * the symbols in every iteration). */
+  const dml_tensor_t *const *inputs;
+  uint32_t n_inputs;
 } dml_rt_check_options_t;
 
 /* One kernel's result (or, for the last entry, the end-to-end run's). */
 typedef struct dml_rt_check_kernel {
-  char name[64];          /* "k3_gemm"; "end-to-end" for the whole function */
-  char ops[160];          /* its nodes' ops, "Gemm,Relu" */
-  const char *tol_class;  /* "exact", "arithmetic", "transcendental",
-                             "accumulating", "end-to-end" */
-  double tolerance;       /* the scaled error allowed */
-  int checked;            /* 0: not run alone (reason in `note`) */
-  int passed;             /* checked and worst <= tolerance */
-  double worst;           /* largest scaled error seen (INFINITY for NaN/inf) */
+  char name[64];         /* "k3_gemm"; "end-to-end" for the whole function */
+  char ops[160];         /* its nodes' ops, "Gemm,Relu" */
+  const char *tol_class; /* "exact", "arithmetic", "transcendental",
+                            "accumulating", "end-to-end" */
+  double tolerance;      /* the scaled error allowed */
+  int checked;           /* 0: not run alone (reason in `note`) */
+  int passed;            /* checked and worst <= tolerance */
+  double worst;          /* largest scaled error seen (INFINITY for NaN/inf) */
   /* The element of the largest error: value name (the output it belongs
    * to), flat index and coordinates, the device's and the CPU's values,
    * and the inputs ("random" or "edge") and iteration that gave it. */
@@ -461,10 +473,10 @@ typedef struct dml_rt_check_kernel {
 } dml_rt_check_kernel_t;
 
 typedef struct dml_rt_check_report {
-  char device[256];    /* the device as the session names it */
-  uint32_t n_kernels;  /* entries of `kernels`: each GPU kernel, then end-to-end */
+  char device[256];   /* the device as the session names it */
+  uint32_t n_kernels; /* entries of `kernels`: each GPU kernel, then end-to-end */
   dml_rt_check_kernel_t *kernels;
-  uint32_t n_failed;   /* checked entries whose worst error exceeds the tolerance */
+  uint32_t n_failed; /* checked entries whose worst error exceeds the tolerance */
   uint64_t seed;
   uint32_t iterations;
 } dml_rt_check_report_t;
@@ -480,8 +492,7 @@ typedef struct dml_rt_check_report {
  * dml_rt_session_create's errors; a run's errors (the device's, or the
  * CPU's, annotated with the kernel and the node); RESOURCE_EXHAUSTED. */
 dml_status_t dml_rt_check(const dml_rt_model_t *m, const char *device,
-                          const dml_rt_check_options_t *opt,
-                          dml_rt_check_report_t **out);
+                          const dml_rt_check_options_t *opt, dml_rt_check_report_t **out);
 
 void dml_rt_check_report_free(dml_rt_check_report_t *r);
 

@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 #include "dml_cpu.h"
 #include "dml_dtype.h"
 #include "rt_backend.h"
@@ -111,7 +115,6 @@ static int op_class(dml_op_t op) {
     case DML_OP_HARD_SIGMOID:
     case DML_OP_HARD_SWISH:
     case DML_OP_SOFTSIGN:
-    case DML_OP_BATCH_NORMALIZATION:
     case DML_OP_SHRINK:
     case DML_OP_DROPOUT:
     case DML_OP_QUANTIZE_LINEAR:
@@ -296,6 +299,40 @@ static void map_float(dml_dtype_t dt, uint8_t *p, int64_t i, int how) {
   if (x != 0 && fabs(x) < lo) put_float(dt, p, i, signbit(x) ? -0.0 : 0.0);
 }
 
+/* Flush-to-zero mode of the calling thread (a device may flush denormal
+ * inputs, intermediates and results, as Vulkan and CUDA allow): x86's
+ * MXCSR FTZ and DAZ bits, AArch64's FPCR.FZ. ftz_enter returns the mode to
+ * restore; elsewhere only the inputs are flushed (map_inputs). CPU worker
+ * threads (dml_cpu_set_num_threads above 1) keep their own mode. */
+#if defined(__SSE2__) || defined(__x86_64__)
+static uint64_t ftz_enter(void) {
+  unsigned old = _mm_getcsr();
+  _mm_setcsr(old | 0x8040u); /* FTZ | DAZ */
+  return old;
+}
+static void ftz_leave(uint64_t old) {
+  _mm_setcsr((unsigned)old);
+}
+#elif defined(__aarch64__)
+static uint64_t ftz_enter(void) {
+  uint64_t old, fz;
+  __asm__ volatile("mrs %0, fpcr" : "=r"(old));
+  fz = old | (1ull << 24);
+  __asm__ volatile("msr fpcr, %0" : : "r"(fz));
+  return old;
+}
+static void ftz_leave(uint64_t old) {
+  __asm__ volatile("msr fpcr, %0" : : "r"(old));
+}
+#else
+static uint64_t ftz_enter(void) {
+  return 0;
+}
+static void ftz_leave(uint64_t old) {
+  (void)old;
+}
+#endif
+
 /* ---- the check's state ---- */
 
 typedef struct chk {
@@ -320,7 +357,9 @@ typedef struct chk {
   /* arenas: base (the inputs made), dev (the device's), ref, flush and mag
    * (the CPU's on the inputs as made, with denormals flushed, on |inputs|) */
   uint8_t *a_alloc[6], *a[6];
-  const void **over;  /* per value: data replacing a constant's (mag run) */
+  const void **over;                /* per value: data replacing a constant's (mag run) */
+  const dml_tensor_t *const *given; /* the caller's function inputs */
+  uint32_t n_given;
   char mismatch[160]; /* a count the CPU and device disagree on */
 } chk_t;
 
@@ -419,25 +458,57 @@ typedef struct kstate {
   int have; /* an element has been compared */
 } kstate_t;
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The sensitivity of element i of value v: |pert - ref| / PERT_REL, how
+ * much the result moves when the inputs move (the size of the terms that
+ * cancel in it); 0 when not finite. */
+static double sens_at(dml_dtype_t dt, const uint8_t *pert, const uint8_t *ref,
+                      int64_t i) {
+  double x = fabs(get_elem(dt, pert, i) - get_elem(dt, ref, i)) / PERT_REL;
+  return isfinite(x) ? x : 0;
+}
+
 /* Compares value v of the device arena with the reference arenas (flush,
  * mag, pert may be NULL) and keeps the worst element in ks. The magnitude
- * an element is scaled by is the larger of mag's (the result on |inputs|)
- * and |pert - ref| / PERT_REL (how much the result moves when the inputs
- * move: the size of the terms that cancel in it). */
-static void compare_value(const chk_t *c, kstate_t *ks, uint32_t v, const uint8_t *dev,
-                          const uint8_t *ref, const uint8_t *flush, const uint8_t *mag,
-                          const uint8_t *pert, const char *inputs, uint32_t it) {
+ * an element is scaled by is the largest of mag's (the result on
+ * |inputs|), its sensitivity and the median of the value's nonzero
+ * sensitivities (the moves of the inputs have random signs, so one
+ * element's may cancel by chance; Relu's zeros have none). RESOURCE_EXHAUSTED when out of
+ * memory. */
+static dml_status_t compare_value(const chk_t *c, kstate_t *ks, uint32_t v,
+                                  const uint8_t *dev, const uint8_t *ref,
+                                  const uint8_t *flush, const uint8_t *mag,
+                                  const uint8_t *pert, const char *inputs, uint32_t it) {
   const dml_pkg_value_t *pv = &c->f->values[v];
   dml_dtype_t dt = pv->type.dtype;
   int64_t n = numel_of(c, v);
   const uint8_t *pd = dev + pv->offset, *pr = ref + pv->offset;
+  const uint8_t *pp = pert ? pert + pv->offset : NULL;
   dml_rt_check_kernel_t *o = ks->out;
+  double med = 0;
+  if (pp && n > 0) {
+    double *all = (double *)malloc((size_t)n * sizeof(double));
+    if (!all) return oom();
+    int64_t nz = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double x = sens_at(dt, pp, pr, i);
+      if (x > 0) all[nz++] = x;
+    }
+    qsort(all, (size_t)nz, sizeof(double), cmp_double);
+    med = nz ? all[nz / 2] : 0;
+    free(all);
+  }
   for (int64_t i = 0; i < n; i++) {
     double d = get_elem(dt, pd, i), r = get_elem(dt, pr, i);
     double mg = mag ? fabs(get_elem(dt, mag + pv->offset, i)) : NAN;
-    if (pert) {
-      double sens = fabs(get_elem(dt, pert + pv->offset, i) - r) / PERT_REL;
-      if (isfinite(sens) && !(mg >= sens)) mg = sens;
+    if (pp) {
+      double sens = sens_at(dt, pp, pr, i);
+      if (sens < med) sens = med;
+      if (!(mg >= sens)) mg = sens;
     }
     double e = elem_err(d, r, mg);
     if (e > 0 && flush) {
@@ -462,6 +533,7 @@ static void compare_value(const chk_t *c, kstate_t *ks, uint32_t v, const uint8_
     o->inputs = inputs;
     o->iteration = it;
   }
+  return DML_OK;
 }
 
 /* ---- inputs ---- */
@@ -471,26 +543,53 @@ static const double k_edges[] = {NAN,   INFINITY, -INFINITY, -0.0,  0.0,
                                  1e15,  -1e15,    1.0,       -1.0,  0.5};
 static const double k_huge[] = {3e38, -3e38};
 
+/* The edge values left for a kernel casting floats to integers (ONNX
+ * leaves a cast of NaN, an infinity or a value out of the integer type's
+ * range undefined): nothing negative, huge or not finite. */
+static const double k_edges_cast[] = {0.0, -0.0, 1e-40, 1.4e-45, 1e-30, 0.5, 1.0};
+
 /* Fills value v in arena `a` with random (edge 0) or edge (edge 1)
- * values; `huge` allows +-3e38. */
-static void fill_float(chk_t *c, uint32_t v, uint8_t *a, int edge, int huge) {
+ * values; `huge` allows +-3e38; `cast` (the kernel casts floats to
+ * integers) keeps them in [0, 100) and to k_edges_cast. */
+static void fill_float(chk_t *c, uint32_t v, uint8_t *a, int edge, int huge, int cast) {
   const dml_pkg_value_t *pv = &c->f->values[v];
   int64_t n = numel_of(c, v);
   double scale = pow(10.0, -3.0 + 6.0 * rnd_unit(&c->rng));
   uint8_t *p = a + pv->offset;
   size_t ne = sizeof k_edges / sizeof k_edges[0], nh = huge ? 2 : 0;
+  size_t nc = sizeof k_edges_cast / sizeof k_edges_cast[0];
   for (int64_t i = 0; i < n; i++) {
-    double x = rnd_normal(&c->rng) * scale;
+    double x = cast ? 100.0 * rnd_unit(&c->rng) : rnd_normal(&c->rng) * scale;
     if (edge && (rnd_u64(&c->rng) & 3) == 0) {
-      size_t w = (size_t)(rnd_u64(&c->rng) % (ne + nh));
-      x = w < ne ? k_edges[w] : k_huge[w - ne];
+      size_t w = (size_t)(rnd_u64(&c->rng) % (cast ? nc : ne + nh));
+      x = cast ? k_edges_cast[w] : w < ne ? k_edges[w] : k_huge[w - ne];
     }
     put_float(pv->type.dtype, p, i, x);
   }
 }
 
+/* 1 when a node of kernel K turns float values into an integer type: a
+ * Cast, or an elementwise op with a float input and an integer output
+ * (Pow of an integer base by a float exponent). */
+static int casts_to_int(const chk_t *c, const dml_kpkg_kernel_t *K) {
+  for (uint32_t i = 0; i < K->n_nodes; i++) {
+    const dml_pkg_node_t *n = &c->f->nodes[K->nodes[i]];
+    if (!(dml_op_info(n->op)->flags & DML_OPF_ELEMENTWISE) && n->op != DML_OP_CAST_LIKE)
+      continue;
+    if (!n->n_outputs || n->outputs[0] == DML_PKG_NO_VALUE ||
+        !dml_dtype_is_int(c->f->values[n->outputs[0]].type.dtype))
+      continue;
+    for (uint32_t j = 0; j < n->n_inputs; j++)
+      if (n->inputs[j] != DML_PKG_NO_VALUE &&
+          dml_dtype_is_float(c->f->values[n->inputs[j]].type.dtype))
+        return 1;
+  }
+  return 0;
+}
+
 /* Random data for a function input `t` (its data, dtype and dims set):
- * normal float values, integers in [0, 2), bools 0/1. */
+ * normal float values, integers 0 for one element (an axis, a count),
+ * else in [0, 2), bools 0/1. */
 static void fill_function_input(chk_t *c, const dml_tensor_t *t) {
   int64_t n = dml_dims_numel(t->dims, t->rank);
   uint8_t *p = (uint8_t *)t->data;
@@ -499,7 +598,7 @@ static void fill_function_input(chk_t *c, const dml_tensor_t *t) {
       put_float(t->dtype, p, i, rnd_normal(&c->rng));
       continue;
     }
-    uint64_t b = rnd_u64(&c->rng) & 1;
+    uint64_t b = n == 1 ? 0 : rnd_u64(&c->rng) & 1;
     size_t es = dml_dtype_size(t->dtype);
     memset(p + (size_t)i * es, 0, es);
     p[(size_t)i * es] = (uint8_t)b; /* little-endian 0 or 1 */
@@ -592,6 +691,13 @@ static dml_status_t run_whole(chk_t *c, const int64_t *syms) {
   memset(c->a[A_REF], 0, (size_t)f->arena_bytes);
   for (uint32_t i = 0; i < f->n_inputs; i++) {
     const dml_pkg_value_t *pv = &f->values[f->inputs[i]];
+    const dml_tensor_t *given = i < c->n_given ? c->given[i] : NULL;
+    if (given) {
+      DML_RETURN_IF_ERROR(dml_status_annotate(dml_rt_session_set_input(c->s, i, given),
+                                              "the given input '%s'", pv->name));
+      memcpy(c->a[A_REF] + pv->offset, given->data, dml_tensor_bytes(given));
+      continue;
+    }
     dml_tensor_t t;
     memset(&t, 0, sizeof t);
     t.dtype = pv->type.dtype;
@@ -618,6 +724,21 @@ static dml_status_t run_whole(chk_t *c, const int64_t *syms) {
     DML_RETURN_IF_ERROR(dml_type_eval_dims(&pv->type, c->sym, c->n_symbols, c->dims[v]));
   }
   return DML_OK;
+}
+
+/* The symbol values the caller's inputs fix (syms[] otherwise unchanged;
+ * set_input checks them). */
+static void given_symbols(const chk_t *c, int64_t *syms) {
+  for (uint32_t i = 0; i < c->n_given && i < c->f->n_inputs; i++) {
+    const dml_tensor_t *t = c->given[i];
+    const dml_pkg_value_t *pv = &c->f->values[c->f->inputs[i]];
+    if (!t || t->rank != pv->type.rank) continue;
+    for (int32_t d = 0; d < t->rank; d++) {
+      const dml_dim_t *dim = &pv->type.dims[d];
+      if (dim->sym >= 0 && (uint32_t)dim->sym < c->n_symbols && dim->value > 0)
+        syms[dim->sym] = t->dims[d] / dim->value;
+    }
+  }
 }
 
 /* The reference of the whole function on the reference arena (inputs
@@ -647,7 +768,8 @@ static dml_status_t ref_whole(chk_t *c, kstate_t *e2e, uint32_t it) {
       memcpy(dev + pv->offset, t.data, b);
   }
   for (uint32_t i = 0; i < f->n_outputs; i++)
-    compare_value(c, e2e, f->outputs[i], dev, a, NULL, NULL, NULL, "function", it);
+    DML_RETURN_IF_ERROR(
+        compare_value(c, e2e, f->outputs[i], dev, a, NULL, NULL, NULL, "function", it));
   if (c->mismatch[0]) {
     e2e->out->worst = INFINITY;
     snprintf(e2e->out->note, sizeof e2e->out->note, "%s", c->mismatch);
@@ -726,7 +848,8 @@ static double dtype_tol(const chk_t *c, const uint8_t *outv, const char *name, d
 
 /* Makes kernel K's inputs in the base arena: computed values where a
  * domain or dtype asks for them, else random (edge 0) or edge values. */
-static dml_status_t make_inputs(chk_t *c, const uint8_t *in, int edge, int cls) {
+static dml_status_t make_inputs(chk_t *c, const uint8_t *in, int edge, int cls,
+                                int cast) {
   const dml_pkg_function_t *f = c->f;
   uint8_t *base = c->a[A_BASE];
   /* Bytes nothing writes read as NaN (0xFF bytes): an output the device
@@ -742,7 +865,7 @@ static dml_status_t make_inputs(chk_t *c, const uint8_t *in, int edge, int cls) 
       memcpy(base + pv->offset, c->graph[v],
              (size_t)numel_of(c, v) * dml_dtype_size(pv->type.dtype));
     } else {
-      fill_float(c, v, base, edge, cls != CLS_ACCUM);
+      fill_float(c, v, base, edge, cls != CLS_ACCUM, cast);
     }
   }
   return DML_OK;
@@ -808,7 +931,7 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
                                  int edge, uint32_t it, kstate_t *ks) {
   const dml_pkg_function_t *f = c->f;
   size_t ab = (size_t)f->arena_bytes;
-  DML_RETURN_IF_ERROR(make_inputs(c, in, edge, cls));
+  DML_RETURN_IF_ERROR(make_inputs(c, in, edge, cls, casts_to_int(c, K)));
   memcpy(c->a[A_DEV], c->a[A_BASE], ab);
   memcpy(c->a[A_REF], c->a[A_BASE], ab);
   dml_rt_exec_t e = {c->m,    f,       c->a[A_DEV], c->sym, c->n_symbols,
@@ -821,7 +944,10 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
     flush = c->a[A_FLUSH];
     memcpy(flush, c->a[A_BASE], ab);
     map_inputs(c, in, flush, MAP_FLUSH);
-    DML_RETURN_IF_ERROR(ref_kernel(c, K, flush));
+    uint64_t mode = ftz_enter();
+    st = ref_kernel(c, K, flush);
+    ftz_leave(mode);
+    DML_RETURN_IF_ERROR(st);
   }
   if (cls == CLS_ACCUM) {
     mag = c->a[A_MAG];
@@ -844,8 +970,8 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
   }
   for (uint32_t v = 0; v < f->n_values; v++)
     if (outv[v])
-      compare_value(c, ks, v, c->a[A_DEV], c->a[A_REF], flush, mag, pert,
-                    edge ? "edge" : "random", it);
+      DML_RETURN_IF_ERROR(compare_value(c, ks, v, c->a[A_DEV], c->a[A_REF], flush, mag,
+                                        pert, edge ? "edge" : "random", it));
   return DML_OK;
 }
 
@@ -870,6 +996,10 @@ dml_status_t dml_rt_check(const dml_rt_model_t *m, const char *device,
   c.seed = opt ? opt->seed : 0;
   uint32_t iters = opt && opt->iterations ? opt->iterations : 3;
   c.rng = c.seed ^ 0x6A09E667F3BCC908ull;
+  if (opt && opt->inputs) {
+    c.given = opt->inputs;
+    c.n_given = opt->n_inputs;
+  }
   DML_RETURN_IF_ERROR(dml_rt_session_create(m, device, &c.s));
   dml_rt_session_backend(c.s, &c.be, &c.bs, &c.f, &c.weights);
   dml_status_t st = DML_OK;
@@ -955,17 +1085,29 @@ dml_status_t dml_rt_check(const dml_rt_model_t *m, const char *device,
       int64_t b = m->graph->symbols[i].bound;
       syms[i] = it == 0 || b < 1 ? b : 1 + (int64_t)(rnd_u64(&c.rng) % (uint64_t)b);
     }
+    given_symbols(&c, syms);
     st = run_whole(&c, syms);
     if (st && it > 0) { /* sizes the model does not take: at the bounds */
       dml_status_free(st);
       for (uint32_t i = 0; i < c.n_symbols; i++) syms[i] = m->graph->symbols[i].bound;
+      given_symbols(&c, syms);
       st = run_whole(&c, syms);
     }
     if (st) {
       st = dml_status_annotate(st, "running the whole function on %s", device);
+      if (!c.n_given)
+        st = dml_status_detail(st,
+                               "the function's inputs were random; a model that needs "
+                               "other values (token ids, shapes, axes) needs them given "
+                               "(dmlc check --input NAME=FILE.npy)");
       break;
     }
     st = ref_whole(&c, &ks[kf->n_kernels], it);
+    if (st && !c.n_given)
+      st = dml_status_detail(st,
+                             "the function's inputs were random; a model that needs "
+                             "other values (token ids, shapes, axes) needs them given "
+                             "(dmlc check --input NAME=FILE.npy)");
     if (st) break;
     for (uint32_t k = 0; !st && k < kf->n_kernels; k++) {
       if (!r->kernels[k].checked) continue;

@@ -3,7 +3,7 @@
 # cmake and gcc, PyTorch; no Debian packages, no network): a runtime-only
 # build (libc/libm only; libcuda.so.1 is opened at run time), `dmlc
 # devices`, tests/cuda/test_cuda on the packages scripts/gpu_prepare.sh put
-# in .gpu-cuda/, `dmlc run`/`dmlc bench` on cuda, and bench/cuda next to
+# in .gpu-cuda/, `dmlc run`/`dmlc check`/`dmlc bench` on cuda, and bench/cuda next to
 # PyTorch; with .gpu-train carried (bench/gpu/train_prepare.sh) also the
 # training benchmark bench/gpu/train_h200.sh (into $OUT/train). Writes
 # $OUT/gpu_check.log, $OUT/bench.md and $OUT/bench.json.
@@ -48,6 +48,10 @@ for f in sorted(glob.glob('/tmp/gpu_check_cuda/*.npy')):
     e = max(np.max(np.abs(a - b) / np.maximum(1, np.abs(b))), np.max(np.abs(a - s) / np.maximum(1, np.abs(s))))
     print(f, 'max scaled error vs cpu and saved:', e); sys.exit(0 if e <= 1e-4 else 1)
 " || status=1
+step "dmlc check --device cuda (each kernel of the reference packages against the CPU)"
+for p in "$G"/pkgs/ref_*.dmlpkg; do
+  $D check "$p" --device cuda --iterations 2 || status=1
+done
 step "dmlc bench --device cuda (fashion_mlp, batch 1 and 64)"
 $D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --iterations 1000 --warmup 100 || status=1
 $D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --batch 64 --iterations 1000 --warmup 100 || status=1

@@ -805,9 +805,9 @@ static dml_status_t cu_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t 
   }
   if (c->rng.used) dml_rt_gpu_rng_words(e, c->staging + c->rng.staging_offset);
   if (e->fn->arena_bytes)
-    CUCHECK(D->cuMemcpyHtoDAsync(c->arena, e->arena, (size_t)e->fn->arena_bytes,
-                                 c->stream),
-            "cuMemcpyHtoDAsync (arena)");
+    CUCHECK(
+        D->cuMemcpyHtoDAsync(c->arena, e->arena, (size_t)e->fn->arena_bytes, c->stream),
+        "cuMemcpyHtoDAsync (arena)");
   if (c->rng.used)
     CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->rng.arena_offset,
                                  c->staging + c->rng.staging_offset,
@@ -816,9 +816,9 @@ static dml_status_t cu_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t 
   DML_RETURN_IF_ERROR(enqueue(c, e, k, k + 1, 0));
   CUCHECK(D->cuStreamSynchronize(c->stream), "running the kernel (cuStreamSynchronize)");
   if (e->fn->arena_bytes)
-    CUCHECK(D->cuMemcpyDtoHAsync(e->arena, c->arena, (size_t)e->fn->arena_bytes,
-                                 c->stream),
-            "cuMemcpyDtoHAsync (arena)");
+    CUCHECK(
+        D->cuMemcpyDtoHAsync(e->arena, c->arena, (size_t)e->fn->arena_bytes, c->stream),
+        "cuMemcpyDtoHAsync (arena)");
   CUCHECK(D->cuStreamSynchronize(c->stream), "cuStreamSynchronize (arena)");
   return DML_OK;
 }

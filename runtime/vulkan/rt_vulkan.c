@@ -346,7 +346,7 @@ typedef struct vk_session {
   uint64_t *ts; /* n_kernels + 1 timestamps */
   int64_t last_sym[DML_KPKG_MAX_SYMBOLS];
   int ran;
-  vk_buf_t check_buf;         /* run_kernel's arena staging (dmlc check) */
+  vk_buf_t check_buf;       /* run_kernel's arena staging (dmlc check) */
   VkCommandBuffer check_cb; /* run_kernel's command buffer */
 } vk_session_t;
 
@@ -1206,10 +1206,10 @@ static dml_status_t vk_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t 
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", k,
                            v->kf->n_kernels);
   if (!v->check_buf.buf)
-    DML_RETURN_IF_ERROR(buf_create(
-        v, v->dims.arena_bytes,
-        VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
-        "the arena's staging (dmlc check)", &v->check_buf));
+    DML_RETURN_IF_ERROR(
+        buf_create(v, v->dims.arena_bytes,
+                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
+                   "the arena's staging (dmlc check)", &v->check_buf));
   if (!v->check_cb) {
     VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       NULL, v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
