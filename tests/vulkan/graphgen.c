@@ -51,7 +51,7 @@
  * --replay-dir every *.dmlir of DIR; --print-kernels prints each
  * compiled graph's GPU kernels (dmlc compile --print-kernels); -v each
  * seed's result, -v -v its IR too (large constants elided; -v -v -v in
- * full). Exit status 0 when everything passed,
+ * full) and each kernel's device time. Exit status 0 when everything passed,
  * 1 on a failure, 77 without a Vulkan device. docs/kernels.md ("Random
  * graphs") gives the long run and what it found. */
 #include <dirent.h>
@@ -1233,6 +1233,12 @@ static int check_text(const char *text, uint64_t input_seed, char *why, size_t c
       status_line(s, "run vulkan", why, cap);
       result = GG_FAIL;
       break;
+    }
+    for (uint32_t k = 0; g_verbose > 1 && k < dml_rt_session_num_kernels(vk); k++) {
+      dml_rt_kernel_info_t ki;
+      if (!dml_rt_session_kernel_info(vk, k, &ki))
+        printf("  batch %lld: kernel %s: %.3f ms\n", (long long)batches[bi], ki.name,
+               ki.ms);
     }
     for (uint32_t oi = 0; oi < dml_rt_model_num_outputs(m); oi++) {
       dml_tensor_t a, b;
