@@ -576,6 +576,21 @@ static void test_reduce(void) {
   dml_tensor_t out5 = tens(DML_DTYPE_F32, y, 3, D(2), D(3), D(1));
   CHECK_OK(run_op(DML_OP_REDUCE_MEAN, in, 1, &out5, 1, &al, 1));
   CHECK_NEAR(y[5], 21.5, 1e-6);
+  /* reduced dims all of extent 1 (f32[6,1] -> f32[6]): y is x, and
+   * nothing past y is written (the f32 path once took numel as both its
+   * outer and inner extent, writing numel^2 elements; found by
+   * tests/vulkan/graphgen.c). The buffers hold 36 so that the old bug
+   * stays inside them and shows. */
+  {
+    float xs[36] = {1, -2, 3, -4, 5, -6}, ys[36];
+    for (int j = 0; j < 36; j++) ys[j] = 99.0f;
+    int64_t ax1e[1] = {1};
+    dml_attr_t ra[2] = {attr_ints("axes", ax1e, 1), attr_i("keepdims", 0)};
+    dml_tensor_t i1 = tens(DML_DTYPE_F32, xs, 2, D(6), D(1));
+    dml_tensor_t o1 = tens(DML_DTYPE_F32, ys, 1, D(6));
+    CHECK_OK(run_op(DML_OP_REDUCE_SUM, &i1, 1, &o1, 1, ra, 2));
+    for (int j = 0; j < 36; j++) CHECK(ys[j] == (j < 6 ? xs[j] : 99.0f));
+  }
   /* wrong output shape */
   CHECK_ERROR(run_op(DML_OP_REDUCE_MEAN, in, 1, &out4, 1, &al, 1),
               DML_STATUS_INVALID_ARGUMENT, "[2,3,4]");

@@ -19,7 +19,9 @@
  *   - Concat of 2 to 4 values (growing tensors: the value itself, earlier
  *     values, Slices of it), Split into 2 or 3 (shrinking), Slice with
  *     steps 1, 2 and -1, Reshape (merging, splitting, flattening dims; 0
- *     and -1 in the shape), Transpose, feeding the compute ops;
+ *     and -1 in the shape), Transpose, Pad (constant, reflect, edge),
+ *     Gather (constant indices, negative ones), Tile, Expand, feeding the
+ *     compute ops;
  *   - Conv (1-D and 2-D, 1x1 and 3x3, strides, pads, groups, depthwise,
  *     bias), MatMul (a constant, or two values: x and its transpose),
  *     Gemm (transB, alpha, beta, bias), BatchNormalization,
@@ -49,7 +51,7 @@
  * --replay-dir every *.dmlir of DIR; --print-kernels prints each
  * compiled graph's GPU kernels (dmlc compile --print-kernels); -v each
  * seed's result, -v -v its IR too (large constants elided; -v -v -v in
- * full). Exit status 0 when everything passed,
+ * full) and each kernel's device time. Exit status 0 when everything passed,
  * 1 on a failure, 77 without a Vulkan device. docs/kernels.md ("Random
  * graphs") gives the long run and what it found. */
 #include <dirent.h>
@@ -770,6 +772,79 @@ static int gen_pool(gg_graph_t *g) {
              (long long)p, (long long)p, (long long)p, extra) >= 0;
 }
 
+/* Pad (constant, reflect or edge) of the non-batch dims: data movement
+ * that feeds compute, with reads past the edges. */
+static int gen_pad(gg_graph_t *g) {
+  int two = 2;
+  int a = pick(g, rank_at_least, &two, -1);
+  if (a < 0) return 0;
+  const gg_val_t *x = &g->v[a];
+  static const char *modes[] = {"constant", "reflect", "edge"};
+  int mode = (int)rint_(g, 0, 2);
+  int64_t pads[2 * GG_MAX_R] = {0}, d[GG_MAX_R];
+  memcpy(d, x->d, sizeof d);
+  for (int i = 1; i < x->rank; i++) {
+    int64_t most = mode == 1 ? x->d[i] - 1 : 3; /* reflect: below the dim */
+    if (most > 3) most = 3;
+    if (most < 0 || chance(g, 0.4)) continue;
+    pads[i] = rint_(g, 0, most);
+    pads[x->rank + i] = rint_(g, 0, most);
+    d[i] += pads[i] + pads[x->rank + i];
+  }
+  int ins[3] = {a, new_i64(g, 2 * x->rank, pads), -1};
+  int n_in = 2;
+  if (mode == 0 && chance(g, 0.5)) {
+    ins[2] = new_scalar(g, runi(g) * 2 - 1);
+    n_in = 3;
+  }
+  return add_node(g, "Pad", n_in, ins, x->rank, d, "mode = \"%s\"", modes[mode]) >= 0;
+}
+
+/* Gather along a non-batch axis with constant indices (negative ones,
+ * repeats). */
+static int gen_gather(gg_graph_t *g) {
+  int two = 2;
+  int a = pick(g, rank_at_least, &two, -1);
+  if (a < 0) return 0;
+  const gg_val_t *x = &g->v[a];
+  int axis = (int)rint_(g, 1, x->rank - 1);
+  int64_t dim = x->d[axis], n = rint_(g, 1, 12), idx[12], d[GG_MAX_R];
+  for (int i = 0; i < n; i++) idx[i] = rint_(g, -dim, dim - 1);
+  memcpy(d, x->d, sizeof d);
+  d[axis] = n;
+  int ins[2] = {a, new_i64(g, (int)n, idx)};
+  return add_node(g, "Gather", 2, ins, x->rank, d, "axis = %d", axis) >= 0;
+}
+
+/* Tile (repeats of the non-batch dims) or Expand of a dim of extent 1. */
+static int gen_tile(gg_graph_t *g) {
+  int two = 2;
+  int a = pick(g, rank_at_least, &two, -1);
+  if (a < 0) return 0;
+  const gg_val_t *x = &g->v[a];
+  int64_t rep[GG_MAX_R], d[GG_MAX_R];
+  memcpy(d, x->d, sizeof d);
+  int ones = 0;
+  for (int i = 1; i < x->rank; i++) ones += x->d[i] == 1;
+  if (ones && chance(g, 0.6)) { /* Expand: each dim of 1 to 2..6 */
+    int64_t sh[GG_MAX_R];
+    sh[0] = 1; /* broadcasts with the batch */
+    for (int i = 1; i < x->rank; i++) {
+      sh[i] = x->d[i] == 1 ? rint_(g, 2, 6) : (chance(g, 0.3) ? 1 : x->d[i]);
+      if (x->d[i] == 1) d[i] = sh[i];
+    }
+    int ins[2] = {a, new_i64(g, x->rank, sh)};
+    return add_node(g, "Expand", 2, ins, x->rank, d, NULL) >= 0;
+  }
+  rep[0] = 1;
+  for (int i = 1; i < x->rank; i++) {
+    rep[i] = chance(g, 0.5) ? rint_(g, 1, 3) : 1;
+    d[i] *= rep[i];
+  }
+  int ins[2] = {a, new_i64(g, x->rank, rep)};
+  return add_node(g, "Tile", 2, ins, x->rank, d, NULL) >= 0;
+}
+
 /* A chain of 1 to 3 elementwise ops (BatchNormalization, Relu, Sigmoid,
  * Tanh, Mul/Add of a per-channel constant) on the newest value, which it
  * is then usually the only reader of, half the time after a Concat: the
@@ -817,7 +892,8 @@ static void generate(gg_graph_t *g, uint64_t seed) {
   } gens[] = {{gen_unary, 14},  {gen_binary, 14}, {gen_concat, 8},    {gen_split, 5},
               {gen_slice, 5},   {gen_reshape, 6}, {gen_transpose, 5}, {gen_conv, 8},
               {gen_matmul, 6},  {gen_gemm, 3},    {gen_norm, 5},      {gen_reduce, 6},
-              {gen_softmax, 4}, {gen_pool, 4},    {gen_chain, 10}};
+              {gen_softmax, 4}, {gen_pool, 4},    {gen_chain, 10},    {gen_pad, 3},
+              {gen_gather, 3},  {gen_tile, 3}};
   int total = 0;
   for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++) total += gens[i].weight;
   memset(g, 0, sizeof *g);
@@ -1157,6 +1233,12 @@ static int check_text(const char *text, uint64_t input_seed, char *why, size_t c
       status_line(s, "run vulkan", why, cap);
       result = GG_FAIL;
       break;
+    }
+    for (uint32_t k = 0; g_verbose > 1 && k < dml_rt_session_num_kernels(vk); k++) {
+      dml_rt_kernel_info_t ki;
+      if (!dml_rt_session_kernel_info(vk, k, &ki))
+        printf("  batch %lld: kernel %s: %.3f ms\n", (long long)batches[bi], ki.name,
+               ki.ms);
     }
     for (uint32_t oi = 0; oi < dml_rt_model_num_outputs(m); oi++) {
       dml_tensor_t a, b;
