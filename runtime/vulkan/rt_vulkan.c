@@ -1020,8 +1020,8 @@ static dml_status_t dispatch(vk_session_t *v, const dml_rt_exec_t *e, VkCommandB
     /* gl_WorkGroupID.x (and the global ids) count from the base */
     for (uint64_t base = 0; base < groups[0]; base += max0)
       v->dispatch_base(cb, (uint32_t)base, 0, 0,
-                       groups[0] - base < max0 ? (uint32_t)(groups[0] - base) : max0, groups[1],
-                       groups[2]);
+                       groups[0] - base < max0 ? (uint32_t)(groups[0] - base) : max0,
+                       groups[1], groups[2]);
   } else if (groups[0] && groups[1] && groups[2]) {
     v->vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
   }
