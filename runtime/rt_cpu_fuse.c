@@ -159,12 +159,15 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
        * dies at the Conv). Move that value into the Conv's own output
        * buffer instead, if no value made before its last use takes that
        * buffer (the Conv's output dies at the chain, so the planner may
-       * reuse it). */
+       * reuse it). A function output is used until the function returns:
+       * no value made after the chain may take the buffer. */
       const dml_pkg_value_t *cv = &f->values[v];
       uint32_t last_use = last;
       for (uint32_t q = last + 1; q < nn; q++)
         for (uint32_t j = 0; j < f->nodes[q].n_inputs; j++)
           if (f->nodes[q].inputs[j] == fin) last_use = q;
+      for (uint32_t j = 0; j < f->n_outputs; j++)
+        if (f->outputs[j] == fin && nn > 0) last_use = nn - 1;
       int taken = cv->storage != DML_PKG_STORAGE_ARENA || cv->bytes < fv->bytes;
       for (uint32_t q = last + 1; q <= last_use && !taken; q++)
         for (uint32_t j = 0; j < f->nodes[q].n_outputs; j++) {
