@@ -82,8 +82,9 @@ const dml_kval_t *dml_kv_asin(dml_kpool_t *p, const dml_kval_t *x) {
 }
 
 const dml_kval_t *dml_kv_round_even(dml_kpool_t *p, const dml_kval_t *x) {
-  /* r = floor(x + 1/2) (x + 1/2 is exact for |x| < 2^22), minus 1 on a tie
-   * (x + 1/2 == r) when r is odd; |x| >= 2^22 is already an integer. (The
+  /* r = floor(x + 1/2) (x + 1/2 is exact for |x| < 2^23), minus 1 on a tie
+   * (x + 1/2 == r) when r is odd; |x| >= 2^23 is already an integer (the
+   * bound was 2^22, which left x.5 in [2^22, 2^23) unrounded). (The
    * shorter (x + 1.5*2^23) - 1.5*2^23 is folded to x by shader compilers.) */
   const dml_kval_t *h = f2(p, DML_KF_ADD, x, k(p, 0.5));
   const dml_kval_t *r = f1(p, DML_KF_FLOOR, h);
@@ -93,7 +94,7 @@ const dml_kval_t *dml_kv_round_even(dml_kpool_t *p, const dml_kval_t *x) {
       p, DML_KF_SUB, r,
       f2(p, DML_KF_MUL, k(p, 2.0), f1(p, DML_KF_FLOOR, f2(p, DML_KF_MUL, r, k(p, 0.5)))));
   const dml_kval_t *y = f2(p, DML_KF_SUB, r, f2(p, DML_KF_MUL, tie, odd));
-  return dml_kv_select_pos(p, f2(p, DML_KF_SUB, k(p, 4194304.0), f1(p, DML_KF_ABS, x)), y,
+  return dml_kv_select_pos(p, f2(p, DML_KF_SUB, k(p, 8388608.0), f1(p, DML_KF_ABS, x)), y,
                            x);
 }
 
@@ -271,7 +272,7 @@ static const dml_kval_t *ew_cosh(dml_kpool_t *p, const dml_kval_t *x) {
   return dml_kv_select(p, b2(p, DML_KF_GT, f1(p, DML_KF_ABS, x), k(p, 80.0)),
                        half_exp_abs(p, x), mid);
 }
-static const dml_kval_t *ew_tanh(dml_kpool_t *p, const dml_kval_t *x) {
+const dml_kval_t *dml_kv_tanh(dml_kpool_t *p, const dml_kval_t *x) {
   /* e / (e + 2), e = expm1(2x): no cancellation near 0 (the renderers'
    * tanh loses it: lavapipe's tanh(2e-9) is 3e-8); +-1 beyond |x| > 10 */
   const dml_kval_t *e = dml_kv_expm1(p, f2(p, DML_KF_ADD, x, x));
@@ -346,7 +347,7 @@ static const dml_kval_t *ew_atanh(dml_kpool_t *p, const dml_kval_t *x) {
 #define LOG(u) f1(p, DML_KF_LOG, u)
 #define LOG1P(u) dml_kv_log1p(p, u)
 #define SQRT(u) f1(p, DML_KF_SQRT, u)
-#define TANH(u) ew_tanh(p, u)
+#define TANH(u) dml_kv_tanh(p, u)
 #define SIGMOID(u) f1(p, DML_KF_SIGMOID, u)
 #define ERF(u) ew_erf(p, u)
 #define ERFC(u) dml_kv_erfc(p, u)
@@ -384,4 +385,35 @@ const dml_kval_t *dml_kv_ew(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
 #undef DML_EW
     default: return NULL;
   }
+}
+
+const dml_kval_t *dml_kv_log(dml_kpool_t *p, const dml_kval_t *x) {
+  /* log1p(x - 1) on [1/2, 2] (x - 1 exact: lavapipe's log(0.999) is off
+   * by 6e-5 relative), log(x 2^64) - 64 log 2 for a subnormal x (lavapipe
+   * reads it as about 2^-127), the renderer's log elsewhere */
+  if (!x) return NULL;
+  const dml_kval_t *near1 =
+      b2(p, DML_KF_AND, b2(p, DML_KF_GE, x, k(p, 0.5)), b2(p, DML_KF_LE, x, k(p, 2.0)));
+  const dml_kval_t *sub = b2(p, DML_KF_AND, b2(p, DML_KF_GT, x, k(p, 0.0)),
+                             b2(p, DML_KF_LT, x, k(p, 1.1754943508222875e-38)));
+  const dml_kval_t *scaled =
+      f2(p, DML_KF_SUB,
+         f1(p, DML_KF_LOG, f2(p, DML_KF_MUL, x, k(p, 18446744073709551616.0))),
+         k(p, 44.361419555836500));
+  return dml_kv_select(p, near1, dml_kv_log1p(p, f2(p, DML_KF_SUB, x, k(p, 1.0))),
+                       dml_kv_select(p, sub, scaled, f1(p, DML_KF_LOG, x)));
+}
+
+const dml_kval_t *dml_kv_round_half_even(dml_kpool_t *p, const dml_kval_t *x) {
+  /* dml_kv_round_even for |x| < 2^23 (with x's sign on a zero result:
+   * Round(-0.3) = -0), x itself beyond (integers, +-inf) and for NaN */
+  if (!x) return NULL;
+  const dml_kval_t *y = dml_kv_round_even(p, x);
+  /* a zero result takes x's sign: -0 below 0, x itself at +-0 (x * 0 is
+   * folded to +0 by shader compilers) */
+  const dml_kval_t *z =
+      dml_kv_select(p, b2(p, DML_KF_LT, x, k(p, 0.0)), k(p, -0.0),
+                    dml_kv_select(p, b2(p, DML_KF_EQ, x, k(p, 0.0)), x, k(p, 0.0)));
+  y = dml_kv_select(p, b2(p, DML_KF_EQ, y, k(p, 0.0)), z, y);
+  return dml_kv_select(p, b2(p, DML_KF_LT, f1(p, DML_KF_ABS, x), k(p, 8388608.0)), y, x);
 }

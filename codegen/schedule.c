@@ -266,7 +266,9 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
   /* max(x, 0) and min(x, 0), NaN kept */
   const dml_kval_t *pos = nan_max(p, a, K(0), 1), *neg = nan_max(p, a, K(0), 0);
   switch (n->op) {
-    case DML_OP_ROUND: return dml_kv_round_even(p, a);
+    case DML_OP_ROUND: /* in f32, rounded to f16/bf16 once (exact) */
+      return dml_kv_cast(p, a->dtype,
+                         dml_kv_round_half_even(p, dml_kv_cast(p, DML_KT_F32, a)));
     case DML_OP_SHRINK: { /* x < -lambd ? x + bias : x > lambd ? x - bias : 0 */
       double l = ATTR("lambd", 0.5), b = ATTR("bias", 0.0);
       return F2(ADD, F2(MUL, dml_kv_step(p, F2(SUB, K(-l), a)), F2(ADD, a, K(b))),
@@ -442,9 +444,14 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_NEG: return dml_kv_fn(p, DML_KF_NEG, x[0], NULL);
     case DML_OP_RELU: return nan_max(p, x[0], dml_kv_const(p, 0.0f), 1);
     case DML_OP_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x[0], NULL);
-    case DML_OP_TANH: return dml_kv_fn(p, DML_KF_TANH, x[0], NULL);
+    case DML_OP_TANH: /* f32 (f16, bf16 in f32): kernel_math's, exact near 0 */
+      if (x[0]->dtype == DML_KT_F64) return dml_kv_fn(p, DML_KF_TANH, x[0], NULL);
+      return dml_kv_cast(p, x[0]->dtype,
+                         dml_kv_tanh(p, dml_kv_cast(p, DML_KT_F32, x[0])));
     case DML_OP_EXP: return dml_kv_fn(p, DML_KF_EXP, x[0], NULL);
-    case DML_OP_LOG: return dml_kv_fn(p, DML_KF_LOG, x[0], NULL);
+    case DML_OP_LOG: /* f64: the renderers' dml_log64; else kernel_math's */
+      if (x[0]->dtype == DML_KT_F64) return dml_kv_fn(p, DML_KF_LOG, x[0], NULL);
+      return dml_kv_cast(p, x[0]->dtype, dml_kv_log(p, dml_kv_cast(p, DML_KT_F32, x[0])));
     case DML_OP_SQRT: return dml_kv_fn(p, DML_KF_SQRT, x[0], NULL);
     case DML_OP_FLOOR: return dml_kv_fn(p, DML_KF_FLOOR, x[0], NULL);
     case DML_OP_CEIL: return dml_kv_fn(p, DML_KF_CEIL, x[0], NULL);
@@ -590,7 +597,7 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
           (n->op == DML_OP_SIGMOID || n->op == DML_OP_TANH || n->op == DML_OP_EXP ||
            n->op == DML_OP_LOG || n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR ||
            n->op == DML_OP_CEIL || n->op == DML_OP_RECIPROCAL || n->op == DML_OP_SIN ||
-           n->op == DML_OP_COS))
+           n->op == DML_OP_COS || n->op == DML_OP_ROUND))
         return NULL;
       if (yt == DML_DTYPE_F64 &&
           (n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR || n->op == DML_OP_CEIL ||
