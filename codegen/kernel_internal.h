@@ -100,8 +100,25 @@ const dml_kval_t *dml_kv_pow(dml_kpool_t *p, const dml_kval_t *a, const dml_kval
 const dml_kval_t *dml_kv_sign_nan(dml_kpool_t *p, const dml_kval_t *x);
 /* log(1 + x) without cancellation for small |x| (Goldberg's form). */
 const dml_kval_t *dml_kv_log1p(dml_kpool_t *p, const dml_kval_t *x);
-/* softplus(x) = max(x, 0) + log1p(exp(-|x|)) (overflow-safe, NaN kept). */
-const dml_kval_t *dml_kv_softplus(dml_kpool_t *p, const dml_kval_t *x);
+/* tanh(x) = e / (e + 2), e = expm1(2x): no cancellation near 0 (lavapipe's
+ * tanh(x) is 3e-8 for every |x| < 3e-8), +-1 beyond |x| > 10. */
+const dml_kval_t *dml_kv_tanh(dml_kpool_t *p, const dml_kval_t *x);
+/* log(x): log1p(x - 1) on [1/2, 2], subnormals scaled by 2^64, else the
+ * renderer's log. */
+const dml_kval_t *dml_kv_log(dml_kpool_t *p, const dml_kval_t *x);
+/* Round half to even for every f32 x: +-inf and NaN kept, -0 for a
+ * negative x that rounds to 0. */
+const dml_kval_t *dml_kv_round_half_even(dml_kpool_t *p, const dml_kval_t *x);
+/* exp(x) - 1 without cancellation near 0 (Taylor below |x| < 1/2). */
+const dml_kval_t *dml_kv_expm1(dml_kpool_t *p, const dml_kval_t *x);
+/* erfc(x) with relative error < 1.2e-7 for x >= 0 (Numerical Recipes'
+ * erfcc), 2 - erfc(-x) below 0. */
+const dml_kval_t *dml_kv_erfc(dml_kpool_t *p, const dml_kval_t *x);
+/* The value of op `op` of the elementwise formula table
+ * (runtime/base/ew_ops.def) at the f32 value x, with attribute values `a`
+ * (dml_ew_attrs); NULL for an op not in the table. */
+const dml_kval_t *dml_kv_ew(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
+                            const double *a);
 
 /* Random values of the scheduler (schedule_random.c). */
 /* The 24 random bits (an i32 in [0, 2^24)) that node `node` of `fn` draws

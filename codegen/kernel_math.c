@@ -4,6 +4,7 @@
  * function; the GPU tests compare with the CPU's libm within 1e-4. */
 #include <math.h>
 
+#include "dml_ew.h"
 #include "kernel_internal.h"
 
 static const dml_kval_t *f1(dml_kpool_t *p, dml_kfn_t f, const dml_kval_t *a) {
@@ -81,8 +82,9 @@ const dml_kval_t *dml_kv_asin(dml_kpool_t *p, const dml_kval_t *x) {
 }
 
 const dml_kval_t *dml_kv_round_even(dml_kpool_t *p, const dml_kval_t *x) {
-  /* r = floor(x + 1/2) (x + 1/2 is exact for |x| < 2^22), minus 1 on a tie
-   * (x + 1/2 == r) when r is odd; |x| >= 2^22 is already an integer. (The
+  /* r = floor(x + 1/2) (x + 1/2 is exact for |x| < 2^23), minus 1 on a tie
+   * (x + 1/2 == r) when r is odd; |x| >= 2^23 is already an integer (the
+   * bound was 2^22, which left x.5 in [2^22, 2^23) unrounded). (The
    * shorter (x + 1.5*2^23) - 1.5*2^23 is folded to x by shader compilers.) */
   const dml_kval_t *h = f2(p, DML_KF_ADD, x, k(p, 0.5));
   const dml_kval_t *r = f1(p, DML_KF_FLOOR, h);
@@ -92,7 +94,7 @@ const dml_kval_t *dml_kv_round_even(dml_kpool_t *p, const dml_kval_t *x) {
       p, DML_KF_SUB, r,
       f2(p, DML_KF_MUL, k(p, 2.0), f1(p, DML_KF_FLOOR, f2(p, DML_KF_MUL, r, k(p, 0.5)))));
   const dml_kval_t *y = f2(p, DML_KF_SUB, r, f2(p, DML_KF_MUL, tie, odd));
-  return dml_kv_select_pos(p, f2(p, DML_KF_SUB, k(p, 4194304.0), f1(p, DML_KF_ABS, x)), y,
+  return dml_kv_select_pos(p, f2(p, DML_KF_SUB, k(p, 8388608.0), f1(p, DML_KF_ABS, x)), y,
                            x);
 }
 
@@ -188,11 +190,230 @@ const dml_kval_t *dml_kv_log1p(dml_kpool_t *p, const dml_kval_t *x) {
   return dml_kv_select(p, in, small, f1(p, DML_KF_LOG, f2(p, DML_KF_ADD, k(p, 1.0), x)));
 }
 
-const dml_kval_t *dml_kv_softplus(dml_kpool_t *p, const dml_kval_t *x) {
-  /* max(x, 0) + log1p(exp(-|x|)): no overflow for large x, no cancellation
-   * for x << 0 (softplus(-20) = 2.06e-9, not 0); NaN kept */
+/* Sum of c[i] t^i, i < n (Horner). */
+static const dml_kval_t *horner(dml_kpool_t *p, const dml_kval_t *t, const double *c,
+                                int n) {
+  const dml_kval_t *r = k(p, c[n - 1]);
+  for (int i = n - 2; i >= 0; i--)
+    r = f2(p, DML_KF_ADD, k(p, c[i]), f2(p, DML_KF_MUL, t, r));
+  return r;
+}
+
+const dml_kval_t *dml_kv_expm1(dml_kpool_t *p, const dml_kval_t *x) {
+  /* |x| < 1/2: Taylor to x^10/10! (truncation < 1e-10 relative); else
+   * exp(x) - 1 (no cancellation below -1/2 or above 1/2 worth 1 ulp) */
+  static const double c[10] = {1.0,          1.0 / 2,      1.0 / 6,    1.0 / 24,
+                               1.0 / 120,    1.0 / 720,    1.0 / 5040, 1.0 / 40320,
+                               1.0 / 362880, 1.0 / 3628800};
   if (!x) return NULL;
-  const dml_kval_t *pos = dml_kv_select(p, b2(p, DML_KF_LT, x, k(p, 0.0)), k(p, 0.0), x);
-  return f2(p, DML_KF_ADD, pos,
-            dml_kv_log1p(p, f1(p, DML_KF_EXP, f1(p, DML_KF_NEG, f1(p, DML_KF_ABS, x)))));
+  const dml_kval_t *small = f2(p, DML_KF_MUL, x, horner(p, x, c, 10));
+  return dml_kv_select(p, b2(p, DML_KF_LT, f1(p, DML_KF_ABS, x), k(p, 0.5)), small,
+                       f2(p, DML_KF_SUB, f1(p, DML_KF_EXP, x), k(p, 1.0)));
+}
+
+const dml_kval_t *dml_kv_erfc(dml_kpool_t *p, const dml_kval_t *x) {
+  /* Numerical Recipes' erfcc (Chebyshev fit, fractional error < 1.2e-7 for
+   * every x >= 0): t = 1 / (1 + |x|/2), erfc(|x|) = t exp(-x^2 + P(t)),
+   * erfc(x) = 2 - erfc(-x) below 0 */
+  static const double c[10] = {-1.26551223, 1.00002368, 0.37409196,  0.09678418,
+                               -0.18628806, 0.27886807, -1.13520398, 1.48851587,
+                               -0.82215223, 0.17087277};
+  if (!x) return NULL;
+  const dml_kval_t *z = f1(p, DML_KF_ABS, x);
+  const dml_kval_t *t =
+      f1(p, DML_KF_RECIP, f2(p, DML_KF_ADD, k(p, 1.0), f2(p, DML_KF_MUL, k(p, 0.5), z)));
+  const dml_kval_t *e =
+      f2(p, DML_KF_ADD, f1(p, DML_KF_NEG, f2(p, DML_KF_MUL, z, z)), horner(p, t, c, 10));
+  const dml_kval_t *r = f2(p, DML_KF_MUL, t, f1(p, DML_KF_EXP, e));
+  return dml_kv_select(p, b2(p, DML_KF_LT, x, k(p, 0.0)), f2(p, DML_KF_SUB, k(p, 2.0), r),
+                       r);
+}
+
+/* erf(x) below |x| < 1: 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n+1)) to
+ * n = 11 (relative truncation < 1e-10), where A&S's 1 - P e^(-x^2)
+ * cancels (relative error 5e-7 at 0.5). */
+static const dml_kval_t *erf_small(dml_kpool_t *p, const dml_kval_t *x) {
+  double c[12], f = 1;
+  for (int n = 0; n < 12; n++) {
+    if (n) f *= n;
+    c[n] = (n % 2 ? -1.0 : 1.0) / (f * (2 * n + 1));
+  }
+  return f2(p, DML_KF_MUL, k(p, 1.1283791670955126),
+            f2(p, DML_KF_MUL, x, horner(p, f2(p, DML_KF_MUL, x, x), c, 12)));
+}
+
+/* The table's functions on the GPU (ew_ops.def's ERF .. ATANH). */
+static const dml_kval_t *ew_erf(dml_kpool_t *p, const dml_kval_t *x) {
+  return dml_kv_select(p, b2(p, DML_KF_LT, f1(p, DML_KF_ABS, x), k(p, 1.0)),
+                       erf_small(p, x), dml_kv_erf(p, x));
+}
+/* e^|x| / 2 as e^(|x|/2) (e^(|x|/2) / 2): finite up to |x| = 89.4 (e^|x|
+ * alone overflows above 88.7) */
+static const dml_kval_t *half_exp_abs(dml_kpool_t *p, const dml_kval_t *x) {
+  const dml_kval_t *h =
+      f1(p, DML_KF_EXP, f2(p, DML_KF_MUL, f1(p, DML_KF_ABS, x), k(p, 0.5)));
+  return f2(p, DML_KF_MUL, h, f2(p, DML_KF_MUL, h, k(p, 0.5)));
+}
+static const dml_kval_t *ew_sinh(dml_kpool_t *p, const dml_kval_t *x) {
+  /* (expm1(x) - expm1(-x)) / 2 (no cancellation near 0) below |x| < 80,
+   * sign(x) e^|x| / 2 above */
+  const dml_kval_t *mid =
+      f2(p, DML_KF_MUL, k(p, 0.5),
+         f2(p, DML_KF_SUB, dml_kv_expm1(p, x), dml_kv_expm1(p, f1(p, DML_KF_NEG, x))));
+  const dml_kval_t *big =
+      dml_kv_select(p, b2(p, DML_KF_LT, x, k(p, 0.0)),
+                    f1(p, DML_KF_NEG, half_exp_abs(p, x)), half_exp_abs(p, x));
+  return dml_kv_select(p, b2(p, DML_KF_GT, f1(p, DML_KF_ABS, x), k(p, 80.0)), big, mid);
+}
+static const dml_kval_t *ew_cosh(dml_kpool_t *p, const dml_kval_t *x) {
+  const dml_kval_t *mid = f2(
+      p, DML_KF_MUL, k(p, 0.5),
+      f2(p, DML_KF_ADD, f1(p, DML_KF_EXP, x), f1(p, DML_KF_EXP, f1(p, DML_KF_NEG, x))));
+  return dml_kv_select(p, b2(p, DML_KF_GT, f1(p, DML_KF_ABS, x), k(p, 80.0)),
+                       half_exp_abs(p, x), mid);
+}
+const dml_kval_t *dml_kv_tanh(dml_kpool_t *p, const dml_kval_t *x) {
+  /* e / (e + 2), e = expm1(2x): no cancellation near 0 (the renderers'
+   * tanh loses it: lavapipe's tanh(2e-9) is 3e-8); +-1 beyond |x| > 10 */
+  const dml_kval_t *e = dml_kv_expm1(p, f2(p, DML_KF_ADD, x, x));
+  const dml_kval_t *t = f2(p, DML_KF_DIV, e, f2(p, DML_KF_ADD, e, k(p, 2.0)));
+  return dml_kv_select(
+      p, b2(p, DML_KF_GT, f1(p, DML_KF_ABS, x), k(p, 10.0)),
+      dml_kv_select(p, b2(p, DML_KF_GT, x, k(p, 0.0)), k(p, 1.0), k(p, -1.0)), t);
+}
+/* f(x) with f(+-0) = +-0 kept (kernel_math's atan/asin multiply by a sign
+ * that is 0 there) */
+static const dml_kval_t *keep_zero(dml_kpool_t *p, const dml_kval_t *x,
+                                   const dml_kval_t *fx) {
+  return dml_kv_select(p, b2(p, DML_KF_EQ, x, k(p, 0.0)), x, fx);
+}
+static const dml_kval_t *ew_asinh(dml_kpool_t *p, const dml_kval_t *x) {
+  /* sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))) for |x| < 2^12, else
+   * sign(x) (log|x| + log 2) (x^2 would overflow) */
+  const dml_kval_t *a = f1(p, DML_KF_ABS, x), *x2 = f2(p, DML_KF_MUL, x, x);
+  const dml_kval_t *mid =
+      dml_kv_log1p(p, f2(p, DML_KF_ADD, a,
+                         f2(p, DML_KF_DIV, x2,
+                            f2(p, DML_KF_ADD, k(p, 1.0),
+                               f1(p, DML_KF_SQRT, f2(p, DML_KF_ADD, k(p, 1.0), x2))))));
+  const dml_kval_t *big =
+      f2(p, DML_KF_ADD, f1(p, DML_KF_LOG, a), k(p, 0.69314718055994531));
+  const dml_kval_t *m = dml_kv_select(p, b2(p, DML_KF_LT, a, k(p, 4096.0)), mid, big);
+  return f2(p, DML_KF_MUL, dml_kv_sign_nan(p, x), m);
+}
+static const dml_kval_t *ew_acosh(dml_kpool_t *p, const dml_kval_t *x) {
+  /* t = x - 1 (exact near 1): log1p(t + sqrt(t (x + 1))) below 2^12,
+   * log x + log 2 above (x^2 would overflow); NaN below 1 */
+  const dml_kval_t *t = f2(p, DML_KF_SUB, x, k(p, 1.0));
+  const dml_kval_t *mid = dml_kv_log1p(
+      p, f2(p, DML_KF_ADD, t,
+            f1(p, DML_KF_SQRT, f2(p, DML_KF_MUL, t, f2(p, DML_KF_ADD, x, k(p, 1.0))))));
+  const dml_kval_t *big =
+      f2(p, DML_KF_ADD, f1(p, DML_KF_LOG, x), k(p, 0.69314718055994531));
+  return dml_kv_select(p, b2(p, DML_KF_LT, x, k(p, 1.0)), k(p, (double)NAN),
+                       dml_kv_select(p, b2(p, DML_KF_GE, x, k(p, 4096.0)), big, mid));
+}
+static const dml_kval_t *ew_atanh(dml_kpool_t *p, const dml_kval_t *x) {
+  /* sign(x) log1p(2|x| / (1 - |x|)) / 2: 1 - |x| exact near 1, no
+   * cancellation near 0; +-inf at +-1, NaN beyond */
+  const dml_kval_t *a = f1(p, DML_KF_ABS, x);
+  const dml_kval_t *m = f2(p, DML_KF_MUL, k(p, 0.5),
+                           dml_kv_log1p(p, f2(p, DML_KF_DIV, f2(p, DML_KF_ADD, a, a),
+                                              f2(p, DML_KF_SUB, k(p, 1.0), a))));
+  m = dml_kv_select(p, b2(p, DML_KF_GT, a, k(p, 1.0)), k(p, (double)NAN), m);
+  return keep_zero(p, x, f2(p, DML_KF_MUL, dml_kv_sign_nan(p, x), m));
+}
+
+/* ew_ops.def's formulas as kernel IR (f32 values): ew_kv_<OP>(p, x, a). */
+#define X x
+#define A0 k(p, a[0])
+#define A1 k(p, a[1])
+#define A2 k(p, a[2])
+#define K(c) k(p, (double)(c))
+#define ADD(u, v) f2(p, DML_KF_ADD, u, v)
+#define SUB(u, v) f2(p, DML_KF_SUB, u, v)
+#define MUL(u, v) f2(p, DML_KF_MUL, u, v)
+#define DIV(u, v) f2(p, DML_KF_DIV, u, v)
+#define NEG(u) f1(p, DML_KF_NEG, u)
+#define ABS(u) f1(p, DML_KF_ABS, u)
+#define LT(u, v) b2(p, DML_KF_LT, u, v)
+#define LE(u, v) b2(p, DML_KF_LE, u, v)
+#define GT(u, v) b2(p, DML_KF_GT, u, v)
+#define EQ(u, v) b2(p, DML_KF_EQ, u, v)
+#define SEL(c, u, v) dml_kv_select(p, c, u, v)
+#define IFA(i, u, v) (a[i] != 0 ? (u) : (v))
+#define EXP(u) f1(p, DML_KF_EXP, u)
+#define EXPM1(u) dml_kv_expm1(p, u)
+#define LOG(u) f1(p, DML_KF_LOG, u)
+#define LOG1P(u) dml_kv_log1p(p, u)
+#define SQRT(u) f1(p, DML_KF_SQRT, u)
+#define TANH(u) dml_kv_tanh(p, u)
+#define SIGMOID(u) f1(p, DML_KF_SIGMOID, u)
+#define ERF(u) ew_erf(p, u)
+#define ERFC(u) dml_kv_erfc(p, u)
+#define SIN(u) f1(p, DML_KF_SIN, u)
+#define COS(u) f1(p, DML_KF_COS, u)
+#define TAN(u) f2(p, DML_KF_DIV, f1(p, DML_KF_SIN, u), f1(p, DML_KF_COS, u))
+#define SINH(u) ew_sinh(p, u)
+#define COSH(u) ew_cosh(p, u)
+#define ASIN(u) keep_zero(p, u, dml_kv_asin(p, u))
+#define ACOS(u) f2(p, DML_KF_SUB, k(p, 1.57079632679489662), dml_kv_asin(p, u))
+#define ATAN(u) keep_zero(p, u, dml_kv_atan(p, u))
+#define ASINH(u) ew_asinh(p, u)
+#define ACOSH(u) ew_acosh(p, u)
+#define ATANH(u) ew_atanh(p, u)
+#define OP(e, u) ew_kv_##e(p, u, NULL)
+#define DML_EW_ATTR_F(name, dflt, nonzero)
+#define DML_EW_ATTR_S(name, first, second)
+#define DML_EW(e, attrs, value, grad)                                     \
+  static const dml_kval_t *ew_kv_##e(dml_kpool_t *p, const dml_kval_t *x, \
+                                     const double *a) {                   \
+    (void)a;                                                              \
+    if (!x) return NULL;                                                  \
+    return value;                                                         \
+  }
+#include "ew_ops.def"
+#undef DML_EW
+
+const dml_kval_t *dml_kv_ew(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
+                            const double *a) {
+  switch (op) {
+#define DML_EW(e, attrs, value, grad) \
+  case DML_OP_##e:                    \
+    return ew_kv_##e(p, x, a);
+#include "ew_ops.def"
+#undef DML_EW
+    default: return NULL;
+  }
+}
+
+const dml_kval_t *dml_kv_log(dml_kpool_t *p, const dml_kval_t *x) {
+  /* log1p(x - 1) on [1/2, 2] (x - 1 exact: lavapipe's log(0.999) is off
+   * by 6e-5 relative), log(x 2^64) - 64 log 2 for a subnormal x (lavapipe
+   * reads it as about 2^-127), the renderer's log elsewhere */
+  if (!x) return NULL;
+  const dml_kval_t *near1 =
+      b2(p, DML_KF_AND, b2(p, DML_KF_GE, x, k(p, 0.5)), b2(p, DML_KF_LE, x, k(p, 2.0)));
+  const dml_kval_t *sub = b2(p, DML_KF_AND, b2(p, DML_KF_GT, x, k(p, 0.0)),
+                             b2(p, DML_KF_LT, x, k(p, 1.1754943508222875e-38)));
+  const dml_kval_t *scaled =
+      f2(p, DML_KF_SUB,
+         f1(p, DML_KF_LOG, f2(p, DML_KF_MUL, x, k(p, 18446744073709551616.0))),
+         k(p, 44.361419555836500));
+  return dml_kv_select(p, near1, dml_kv_log1p(p, f2(p, DML_KF_SUB, x, k(p, 1.0))),
+                       dml_kv_select(p, sub, scaled, f1(p, DML_KF_LOG, x)));
+}
+
+const dml_kval_t *dml_kv_round_half_even(dml_kpool_t *p, const dml_kval_t *x) {
+  /* dml_kv_round_even for |x| < 2^23 (with x's sign on a zero result:
+   * Round(-0.3) = -0), x itself beyond (integers, +-inf) and for NaN */
+  if (!x) return NULL;
+  const dml_kval_t *y = dml_kv_round_even(p, x);
+  /* a zero result takes x's sign: -0 below 0, x itself at +-0 (x * 0 is
+   * folded to +0 by shader compilers) */
+  const dml_kval_t *z =
+      dml_kv_select(p, b2(p, DML_KF_LT, x, k(p, 0.0)), k(p, -0.0),
+                    dml_kv_select(p, b2(p, DML_KF_EQ, x, k(p, 0.0)), x, k(p, 0.0)));
+  y = dml_kv_select(p, b2(p, DML_KF_EQ, y, k(p, 0.0)), z, y);
+  return dml_kv_select(p, b2(p, DML_KF_LT, f1(p, DML_KF_ABS, x), k(p, 8388608.0)), y, x);
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dml_cpu.h"
+#include "dml_ew.h"
 #include "schedule_internal.h"
 
 #define WG 256 /* invocations per workgroup of 1-D kernels */
@@ -212,24 +213,9 @@ static void coords_of(sched_t *s, const dml_type_t *t, const dml_kidx_t *i,
 
 /* The elementwise ops composed from kernel_math.c's functions. */
 static int ew_op_more(dml_op_t op) {
+  if (dml_ew_has(op)) return 1; /* the formula table's (ew_ops.def) */
   switch (op) {
-    case DML_OP_ELU:
-    case DML_OP_SELU:
-    case DML_OP_CELU:
-    case DML_OP_SOFTSIGN:
-    case DML_OP_HARD_SWISH:
-    case DML_OP_ERF:
     case DML_OP_ROUND:
-    case DML_OP_TAN:
-    case DML_OP_SINH:
-    case DML_OP_COSH:
-    case DML_OP_ASIN:
-    case DML_OP_ACOS:
-    case DML_OP_ATAN:
-    case DML_OP_ASINH:
-    case DML_OP_ACOSH:
-    case DML_OP_ATANH:
-    case DML_OP_THRESHOLDED_RELU:
     case DML_OP_SHRINK:
     case DML_OP_PRELU:
     case DML_OP_SUM:
@@ -282,40 +268,9 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
   /* max(x, 0) and min(x, 0), NaN kept */
   const dml_kval_t *pos = nan_max(p, a, K(0), 1), *neg = nan_max(p, a, K(0), 0);
   switch (n->op) {
-    case DML_OP_ELU: /* x >= 0 ? x : alpha (exp(x) - 1) */
-      return F2(ADD, pos, F2(MUL, K(ATTR("alpha", 1.0)), F2(SUB, F1(EXP, neg), K(1))));
-    case DML_OP_SELU: /* gamma (x > 0 ? x : alpha (exp(x) - 1)) */
-      return F2(MUL, K(ATTR("gamma", 1.05070102214813232421875)),
-                F2(ADD, pos,
-                   F2(MUL, K(ATTR("alpha", 1.67326319217681884765625)),
-                      F2(SUB, F1(EXP, neg), K(1)))));
-    case DML_OP_CELU: { /* max(0, x) + min(0, alpha (exp(x / alpha) - 1)) */
-      double al = ATTR("alpha", 1.0);
-      return F2(ADD, pos, F2(MUL, K(al), F2(SUB, F1(EXP, F2(DIV, neg, K(al))), K(1))));
-    }
-    case DML_OP_SOFTSIGN: return F2(DIV, a, F2(ADD, K(1), F1(ABS, a)));
-    case DML_OP_HARD_SWISH: /* x max(0, min(1, x / 6 + 1/2)) */
-      return F2(MUL, a,
-                F2(MAX, K(0), F2(MIN, K(1), F2(ADD, F2(MUL, a, K(1.0 / 6.0)), K(0.5)))));
-    case DML_OP_ERF: return dml_kv_erf(p, a);
-    case DML_OP_ROUND: return dml_kv_round_even(p, a);
-    case DML_OP_TAN: return F2(DIV, F1(SIN, a), F1(COS, a));
-    case DML_OP_SINH: return F2(MUL, K(0.5), F2(SUB, F1(EXP, a), F1(EXP, F1(NEG, a))));
-    case DML_OP_COSH: return F2(MUL, K(0.5), F2(ADD, F1(EXP, a), F1(EXP, F1(NEG, a))));
-    case DML_OP_ASIN: return dml_kv_asin(p, a);
-    case DML_OP_ACOS: return F2(SUB, K(1.57079632679489662), dml_kv_asin(p, a));
-    case DML_OP_ATAN: return dml_kv_atan(p, a);
-    case DML_OP_ASINH: { /* sign(x) log(|x| + sqrt(x^2 + 1)) */
-      const dml_kval_t *m = F1(ABS, a);
-      return F2(MUL, dml_kv_sign(p, a),
-                F1(LOG, F2(ADD, m, F1(SQRT, F2(ADD, F2(MUL, a, a), K(1))))));
-    }
-    case DML_OP_ACOSH: /* log(x + sqrt(x^2 - 1)) */
-      return F1(LOG, F2(ADD, a, F1(SQRT, F2(SUB, F2(MUL, a, a), K(1)))));
-    case DML_OP_ATANH: /* log((1 + x) / (1 - x)) / 2 */
-      return F2(MUL, K(0.5), F1(LOG, F2(DIV, F2(ADD, K(1), a), F2(SUB, K(1), a))));
-    case DML_OP_THRESHOLDED_RELU: /* x > alpha ? x : 0 */
-      return F2(MUL, a, dml_kv_step(p, F2(SUB, a, K(ATTR("alpha", 1.0)))));
+    case DML_OP_ROUND: /* in f32, rounded to f16/bf16 once (exact) */
+      return dml_kv_cast(p, a->dtype,
+                         dml_kv_round_half_even(p, dml_kv_cast(p, DML_KT_F32, a)));
     case DML_OP_SHRINK: { /* x < -lambd ? x + bias : x > lambd ? x - bias : 0 */
       double l = ATTR("lambd", 0.5), b = ATTR("bias", 0.0);
       return F2(ADD, F2(MUL, dml_kv_step(p, F2(SUB, K(-l), a)), F2(ADD, a, K(b))),
@@ -351,9 +306,6 @@ static int ew_op(dml_op_t op) {
     case DML_OP_RECIPROCAL:
     case DML_OP_SIN:
     case DML_OP_COS:
-    case DML_OP_LEAKY_RELU:
-    case DML_OP_HARD_SIGMOID:
-    case DML_OP_SOFTPLUS:
     case DML_OP_CLIP:
     case DML_OP_ADD:
     case DML_OP_SUB:
@@ -473,8 +425,20 @@ static const dml_kval_t *ew_typed_value(sched_t *s, const dml_pkg_node_t *n,
 static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
                                   const dml_kval_t *const *x) {
   dml_kpool_t *p = s->pool;
-  double alpha;
   const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  if (dml_ew_has(n->op) && y) {
+    /* the formula table's ops (ew_ops.def): computed in f32, rounded to
+     * the output's dtype (f16, bf16) once; ew_reject checked the
+     * attributes */
+    double av[DML_EW_MAX_ATTRS];
+    dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
+    if (st) {
+      dml_status_free(st);
+      return NULL;
+    }
+    return dml_kv_cast(p, kdt(y),
+                       dml_kv_ew(p, n->op, dml_kv_cast(p, DML_KT_F32, x[0]), av));
+  }
   const dml_kval_t *tv = ew_typed_value(s, n, y ? kdt(y) : DML_KT_F32, x);
   if (tv) return tv;
   switch (n->op) {
@@ -482,32 +446,20 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_NEG: return dml_kv_fn(p, DML_KF_NEG, x[0], NULL);
     case DML_OP_RELU: return nan_max(p, x[0], dml_kv_const(p, 0.0f), 1);
     case DML_OP_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x[0], NULL);
-    case DML_OP_TANH: return dml_kv_fn(p, DML_KF_TANH, x[0], NULL);
+    case DML_OP_TANH: /* f32 (f16, bf16 in f32): kernel_math's, exact near 0 */
+      if (x[0]->dtype == DML_KT_F64) return dml_kv_fn(p, DML_KF_TANH, x[0], NULL);
+      return dml_kv_cast(p, x[0]->dtype,
+                         dml_kv_tanh(p, dml_kv_cast(p, DML_KT_F32, x[0])));
     case DML_OP_EXP: return dml_kv_fn(p, DML_KF_EXP, x[0], NULL);
-    case DML_OP_LOG: return dml_kv_fn(p, DML_KF_LOG, x[0], NULL);
+    case DML_OP_LOG: /* f64: the renderers' dml_log64; else kernel_math's */
+      if (x[0]->dtype == DML_KT_F64) return dml_kv_fn(p, DML_KF_LOG, x[0], NULL);
+      return dml_kv_cast(p, x[0]->dtype, dml_kv_log(p, dml_kv_cast(p, DML_KT_F32, x[0])));
     case DML_OP_SQRT: return dml_kv_fn(p, DML_KF_SQRT, x[0], NULL);
     case DML_OP_FLOOR: return dml_kv_fn(p, DML_KF_FLOOR, x[0], NULL);
     case DML_OP_CEIL: return dml_kv_fn(p, DML_KF_CEIL, x[0], NULL);
     case DML_OP_RECIPROCAL: return dml_kv_fn(p, DML_KF_RECIP, x[0], NULL);
     case DML_OP_SIN: return dml_kv_fn(p, DML_KF_SIN, x[0], NULL);
     case DML_OP_COS: return dml_kv_fn(p, DML_KF_COS, x[0], NULL);
-    case DML_OP_LEAKY_RELU:
-      /* max(x, 0) + alpha * min(x, 0) (ONNX LeakyRelu, default alpha 0.01) */
-      alpha = dml_attr_float(n->attrs, n->n_attrs, "alpha", 0.01);
-      return dml_kv_fn(p, DML_KF_ADD, nan_max(p, x[0], dml_kv_const(p, 0.0f), 1),
-                       dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)alpha),
-                                 nan_max(p, x[0], dml_kv_const(p, 0.0f), 0)));
-    case DML_OP_HARD_SIGMOID: {
-      /* max(0, min(1, alpha * x + beta)) (defaults 0.2, 0.5) */
-      double a = dml_attr_float(n->attrs, n->n_attrs, "alpha", 0.2);
-      double b = dml_attr_float(n->attrs, n->n_attrs, "beta", 0.5);
-      const dml_kval_t *y = dml_kv_fn(
-          p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)a), x[0]),
-          dml_kv_const(p, (float)b));
-      return dml_kv_fn(p, DML_KF_MAX, dml_kv_const(p, 0.0f),
-                       dml_kv_fn(p, DML_KF_MIN, dml_kv_const(p, 1.0f), y));
-    }
-    case DML_OP_SOFTPLUS: return dml_kv_softplus(p, x[0]);
     case DML_OP_CLIP: {
       const dml_kval_t *y = x[0];
       if (n->n_inputs > 1 && x[1]) y = nan_max(p, y, x[1], 1);
@@ -639,11 +591,15 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
         if (x && x->type.dtype != yt) return "operands of mixed dtypes";
       }
       if (yt == DML_DTYPE_F32) return NULL;
+      if (dml_ew_has(n->op))
+        return yt == DML_DTYPE_F16 || yt == DML_DTYPE_BF16
+                   ? NULL
+                   : "f64 of this op is not emitted (f32, f16 and bf16 are)";
       if ((yt == DML_DTYPE_F16 || yt == DML_DTYPE_BF16) &&
           (n->op == DML_OP_SIGMOID || n->op == DML_OP_TANH || n->op == DML_OP_EXP ||
            n->op == DML_OP_LOG || n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR ||
            n->op == DML_OP_CEIL || n->op == DML_OP_RECIPROCAL || n->op == DML_OP_SIN ||
-           n->op == DML_OP_COS))
+           n->op == DML_OP_COS || n->op == DML_OP_ROUND))
         return NULL;
       if (yt == DML_DTYPE_F64 &&
           (n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR || n->op == DML_OP_CEIL ||
@@ -665,6 +621,14 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
   if (n->n_inputs > 8) return "more than 8 inputs";
   const char *why = ew_dtype_reject(s, n, y);
   if (why) return why;
+  if (dml_ew_has(n->op)) {
+    double av[DML_EW_MAX_ATTRS];
+    dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
+    if (st) {
+      dml_status_free(st);
+      return "an attribute value the op does not accept";
+    }
+  }
   if (n->op == DML_OP_BATCH_NORMALIZATION) {
     if (dml_attr_int(n->attrs, n->n_attrs, "training_mode", 0))
       return "BatchNormalization in training mode";
@@ -4495,7 +4459,19 @@ static const char *rnn_read_acts(const dml_pkg_node_t *n, int kind, int n_acts, 
 
 static const dml_kval_t *rnn_act(dml_kpool_t *p, const rnn_act_t *a,
                                  const dml_kval_t *x) {
-  const dml_kval_t *zero = dml_kv_const(p, 0.0f), *one = dml_kv_const(p, 1.0f);
+  /* the activations of the formula table (ew_ops.def), alpha and beta its
+   * A0 and A1 */
+  static const dml_op_t ew[RA_SOFTPLUS + 1] = {
+      [RA_LEAKY_RELU] = DML_OP_LEAKY_RELU,
+      [RA_THRESHOLDED_RELU] = DML_OP_THRESHOLDED_RELU,
+      [RA_HARD_SIGMOID] = DML_OP_HARD_SIGMOID,
+      [RA_ELU] = DML_OP_ELU,
+      [RA_SOFTSIGN] = DML_OP_SOFTSIGN,
+      [RA_SOFTPLUS] = DML_OP_SOFTPLUS};
+  if (a->kind >= 0 && a->kind <= RA_SOFTPLUS && ew[a->kind]) {
+    const double av[DML_EW_MAX_ATTRS] = {a->alpha, a->beta, 0};
+    return dml_kv_ew(p, ew[a->kind], x, av);
+  }
   const dml_kval_t *al = dml_kv_const(p, (float)a->alpha),
                    *be = dml_kv_const(p, (float)a->beta);
   switch (a->kind) {
@@ -4503,28 +4479,9 @@ static const dml_kval_t *rnn_act(dml_kpool_t *p, const rnn_act_t *a,
     case RA_TANH: return dml_kv_fn(p, DML_KF_TANH, x, NULL);
     case RA_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x, NULL);
     case RA_AFFINE: return dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, al, x), be);
-    case RA_LEAKY_RELU:
-      return dml_kv_select(p, dml_kv_fn(p, DML_KF_GE, x, zero), x,
-                           dml_kv_fn(p, DML_KF_MUL, al, x));
-    case RA_THRESHOLDED_RELU:
-      return dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, x, al), x, zero);
     case RA_SCALED_TANH:
       return dml_kv_fn(p, DML_KF_MUL, al,
                        dml_kv_fn(p, DML_KF_TANH, dml_kv_fn(p, DML_KF_MUL, be, x), NULL));
-    case RA_HARD_SIGMOID:
-      return dml_kv_fn(
-          p, DML_KF_MIN, one,
-          dml_kv_fn(p, DML_KF_MAX, zero,
-                    dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, al, x), be)));
-    case RA_ELU:
-      return dml_kv_select(
-          p, dml_kv_fn(p, DML_KF_GE, x, zero), x,
-          dml_kv_fn(p, DML_KF_MUL, al,
-                    dml_kv_fn(p, DML_KF_SUB, dml_kv_fn(p, DML_KF_EXP, x, NULL), one)));
-    case RA_SOFTSIGN:
-      return dml_kv_fn(p, DML_KF_DIV, x,
-                       dml_kv_fn(p, DML_KF_ADD, one, dml_kv_fn(p, DML_KF_ABS, x, NULL)));
-    case RA_SOFTPLUS: return dml_kv_softplus(p, x);
     default: return x;
   }
 }

@@ -3958,6 +3958,11 @@ static dml_status_t infer_optimizer(ictx_t *c) {
 
 static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
+    /* the formula table's ops (runtime/base/ew_ops.def): one float input */
+#define DML_EW(e, attrs, value, grad) case DML_OP_##e:
+#include "ew_ops.def"
+#undef DML_EW
+    return infer_unary(c, DT_FLOAT);
     case DML_OP_RANDOM_UNIFORM:
     case DML_OP_RANDOM_NORMAL: return infer_random(c, 0);
     case DML_OP_RANDOM_UNIFORM_LIKE:
@@ -3968,14 +3973,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_NEG:
     case DML_OP_SIGN: return infer_unary(c, DT_NUMERIC);
     case DML_OP_RELU:
-    case DML_OP_LEAKY_RELU:
-    case DML_OP_ELU:
-    case DML_OP_SELU:
     case DML_OP_SIGMOID:
-    case DML_OP_HARD_SIGMOID:
-    case DML_OP_HARD_SWISH:
-    case DML_OP_SOFTPLUS:
-    case DML_OP_SOFTSIGN:
     case DML_OP_TANH:
     case DML_OP_SQRT:
     case DML_OP_EXP:
@@ -3987,7 +3985,6 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_SIN:
     case DML_OP_COS:
       return infer_unary(c, c->n->op == DML_OP_RELU ? DT_SIGNED_OR_FLOAT : DT_FLOAT);
-    case DML_OP_ERF: return infer_unary(c, DT_NUMERIC);
     case DML_OP_NOT: return infer_not(c);
     case DML_OP_CAST: return infer_cast(c);
     case DML_OP_CLIP: return infer_clip(c);
@@ -4068,17 +4065,6 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_MAX_UNPOOL: return infer_max_unpool(c);
     case DML_OP_GRID_SAMPLE: return infer_grid_sample(c);
     case DML_OP_ROI_ALIGN: return infer_roi_align(c);
-    case DML_OP_ACOS:
-    case DML_OP_ACOSH:
-    case DML_OP_ASIN:
-    case DML_OP_ASINH:
-    case DML_OP_ATAN:
-    case DML_OP_ATANH:
-    case DML_OP_TAN:
-    case DML_OP_COSH:
-    case DML_OP_SINH:
-    case DML_OP_CELU:
-    case DML_OP_THRESHOLDED_RELU: return infer_unary(c, DT_FLOAT);
     case DML_OP_SHRINK: return infer_unary(c, DT_NUMERIC);
     case DML_OP_IS_INF:
     case DML_OP_IS_NAN: return infer_is_special(c);

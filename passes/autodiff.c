@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "dml_autodiff.h"
+#include "dml_ew.h"
 #include "dml_ir_infer.h"
 
 #define OP "autodiff"
@@ -547,29 +548,122 @@ static V *vjp_depth_space(ad_t *a, const dml_ir_node_t *n, V *g) {
   return reshape_like(a, fin(a, t), x);
 }
 
+/* dy/dx of the formula table's op `op` (runtime/base/ew_ops.def's GRAD)
+ * as graph nodes over x, y (its output) of float dtype dt, with attribute
+ * values av (dml_ew_attrs). */
+#pragma push_macro("OP")
+#undef OP
+#define X x
+#define Y y
+#define A0 cst(a, dt, av[0])
+#define A1 cst(a, dt, av[1])
+#define A2 cst(a, dt, av[2])
+#define K(c) cst(a, dt, (double)(c))
+#define ADD(u, v) op2(a, DML_OP_ADD, u, v)
+#define SUB(u, v) op2(a, DML_OP_SUB, u, v)
+#define MUL(u, v) op2(a, DML_OP_MUL, u, v)
+#define DIV(u, v) op2(a, DML_OP_DIV, u, v)
+#define NEG(u) op1(a, DML_OP_NEG, u)
+#define ABS(u) op1(a, DML_OP_ABS, u)
+#define LT(u, v) op2(a, DML_OP_LESS, u, v)
+#define LE(u, v) op2(a, DML_OP_LESS_OR_EQUAL, u, v)
+#define GT(u, v) op2(a, DML_OP_GREATER, u, v)
+#define EQ(u, v) op2(a, DML_OP_EQUAL, u, v)
+#define SEL(c, u, v) op3(a, DML_OP_WHERE, c, u, v)
+#define IFA(i, u, v) (av[i] != 0 ? (u) : (v))
+#define EXP(u) op1(a, DML_OP_EXP, u)
+#define LOG(u) op1(a, DML_OP_LOG, u)
+#define SQRT(u) op1(a, DML_OP_SQRT, u)
+#define TANH(u) op1(a, DML_OP_TANH, u)
+#define SIGMOID(u) op1(a, DML_OP_SIGMOID, u)
+#define ERF(u) op1(a, DML_OP_ERF, u)
+#define SIN(u) op1(a, DML_OP_SIN, u)
+#define COS(u) op1(a, DML_OP_COS, u)
+#define TAN(u) op1(a, DML_OP_TAN, u)
+#define SINH(u) op1(a, DML_OP_SINH, u)
+#define COSH(u) op1(a, DML_OP_COSH, u)
+#define ASIN(u) op1(a, DML_OP_ASIN, u)
+#define ACOS(u) op1(a, DML_OP_ACOS, u)
+#define ATAN(u) op1(a, DML_OP_ATAN, u)
+#define ASINH(u) op1(a, DML_OP_ASINH, u)
+#define ACOSH(u) op1(a, DML_OP_ACOSH, u)
+#define ATANH(u) op1(a, DML_OP_ATANH, u)
+#define OP(e, u) op1(a, DML_OP_##e, u)
+#define DML_EW_ATTR_F(name, dflt, nonzero)
+#define DML_EW_ATTR_S(name, first, second)
+static V *ew_grad(ad_t *a, dml_op_t op, V *x, V *y, dml_dtype_t dt, const double *av) {
+  (void)y;
+  (void)av;
+  switch (op) {
+#define DML_EW(e, attrs, value, grad) \
+  case DML_OP_##e:                    \
+    return grad;
+#include "ew_ops.def"
+#undef DML_EW
+    default: return NULL;
+  }
+}
+#undef X
+#undef Y
+#undef A0
+#undef A1
+#undef A2
+#undef K
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef NEG
+#undef ABS
+#undef LT
+#undef LE
+#undef GT
+#undef EQ
+#undef SEL
+#undef IFA
+#undef EXP
+#undef LOG
+#undef SQRT
+#undef TANH
+#undef SIGMOID
+#undef ERF
+#undef SIN
+#undef COS
+#undef TAN
+#undef SINH
+#undef COSH
+#undef ASIN
+#undef ACOS
+#undef ATAN
+#undef ASINH
+#undef ACOSH
+#undef ATANH
+#undef OP
+#undef DML_EW_ATTR_F
+#undef DML_EW_ATTR_S
+#pragma pop_macro("OP")
+
 static void vjp_unary(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0], *y = n->outputs[0];
   dml_dtype_t dt = x->type.dtype;
   V *r = NULL;
+  if (dml_ew_has(n->op)) {
+    double av[DML_EW_MAX_ATTRS];
+    dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
+    if (st) {
+      unsupported(a, n, dml_status_reason(st));
+      dml_status_free(st);
+      return;
+    }
+    acc(a, x, op2(a, DML_OP_MUL, g, ew_grad(a, n->op, x, y, dt, av)));
+    return;
+  }
   switch (n->op) {
     case DML_OP_NEG: r = op1(a, DML_OP_NEG, g); break;
     case DML_OP_IDENTITY: r = g; break;
     case DML_OP_RELU:
       r = op2(a, DML_OP_MUL, g, cast_to(a, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)), dt));
       break;
-    case DML_OP_LEAKY_RELU: {
-      V *slope = op3(a, DML_OP_WHERE, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)),
-                     cst(a, dt, 1), cst(a, dt, attr_f(n, "alpha", 0.01)));
-      r = op2(a, DML_OP_MUL, g, slope);
-      break;
-    }
-    case DML_OP_ELU: {
-      /* x > 0: 1; else alpha * exp(x) = y + alpha */
-      V *neg =
-          op2(a, DML_OP_MUL, g, op2(a, DML_OP_ADD, y, cst(a, dt, attr_f(n, "alpha", 1))));
-      r = op3(a, DML_OP_WHERE, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)), g, neg);
-      break;
-    }
     case DML_OP_SIGMOID:
       r = op2(a, DML_OP_MUL, g,
               op2(a, DML_OP_MUL, y, op2(a, DML_OP_SUB, cst(a, dt, 1), y)));
@@ -587,18 +681,10 @@ static void vjp_unary(ad_t *a, const dml_ir_node_t *n, V *g) {
       r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, y, y)));
       break;
     case DML_OP_ABS: r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIGN, x)); break;
-    case DML_OP_SOFTPLUS: r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIGMOID, x)); break;
     case DML_OP_SIN: r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_COS, x)); break;
     case DML_OP_COS:
       r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIN, x)));
       break;
-    case DML_OP_ERF: {
-      /* d erf(x)/dx = 2/sqrt(pi) exp(-x^2) */
-      V *e = op1(a, DML_OP_EXP, op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, x, x)));
-      r = op2(a, DML_OP_MUL, g,
-              op2(a, DML_OP_MUL, e, cst(a, dt, 1.1283791670955126) /* 2/sqrt(pi) */));
-      break;
-    }
     case DML_OP_CAST:
       if (!dml_dtype_is_float(dt)) return;
       r = g->type.dtype == dt ? g : cast_to(a, g, dt);
@@ -678,94 +764,6 @@ static void vjp_unary(ad_t *a, const dml_ir_node_t *n, V *g) {
               cst(a, dt, 1.0 / (1.0 - ratio)));
       break;
     }
-    /* The inverse-trigonometric and hyperbolic ops (ONNX Tan-7, Asin-7, Acos-7,
-     * Atan-7, Sinh-9, Cosh-9, Asinh-9, Acosh-9, Atanh-9): textbook
-     * derivatives, d tan = 1 + tan^2, d asin = 1/sqrt(1-x^2),
-     * d acos = -1/sqrt(1-x^2), d atan = 1/(1+x^2), d sinh = cosh,
-     * d cosh = sinh, d asinh = 1/sqrt(x^2+1), d acosh = 1/sqrt(x^2-1),
-     * d atanh = 1/(1-x^2). */
-    case DML_OP_TAN:
-      r = op2(a, DML_OP_MUL, g,
-              op2(a, DML_OP_ADD, cst(a, dt, 1), op2(a, DML_OP_MUL, y, y)));
-      break;
-    case DML_OP_ASIN:
-    case DML_OP_ACOS: {
-      V *d = op1(a, DML_OP_SQRT,
-                 op2(a, DML_OP_SUB, cst(a, dt, 1), op2(a, DML_OP_MUL, x, x)));
-      r = op2(a, DML_OP_DIV, n->op == DML_OP_ASIN ? g : op1(a, DML_OP_NEG, g), d);
-      break;
-    }
-    case DML_OP_ATAN:
-      r = op2(a, DML_OP_DIV, g,
-              op2(a, DML_OP_ADD, cst(a, dt, 1), op2(a, DML_OP_MUL, x, x)));
-      break;
-    case DML_OP_ATANH:
-      r = op2(a, DML_OP_DIV, g,
-              op2(a, DML_OP_SUB, cst(a, dt, 1), op2(a, DML_OP_MUL, x, x)));
-      break;
-    case DML_OP_SINH: r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_COSH, x)); break;
-    case DML_OP_COSH: r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_SINH, x)); break;
-    case DML_OP_ASINH:
-    case DML_OP_ACOSH: {
-      V *x2 = op2(a, DML_OP_MUL, x, x);
-      V *d = n->op == DML_OP_ASINH ? op2(a, DML_OP_ADD, x2, cst(a, dt, 1))
-                                   : op2(a, DML_OP_SUB, x2, cst(a, dt, 1));
-      r = op2(a, DML_OP_DIV, g, op1(a, DML_OP_SQRT, d));
-      break;
-    }
-    case DML_OP_SELU: {
-      /* Selu-6: y = gamma x (x > 0), gamma alpha (exp(x) - 1) otherwise;
-       * dy/dx = gamma, or gamma alpha exp(x) (the kernel's defaults). */
-      double al = attr_f(n, "alpha", 1.67326319217681884765625),
-             ga = attr_f(n, "gamma", 1.05070102214813232421875);
-      V *neg = op2(a, DML_OP_MUL, g,
-                   op2(a, DML_OP_MUL, op1(a, DML_OP_EXP, x), cst(a, dt, al * ga)));
-      r = op3(a, DML_OP_WHERE, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)),
-              op2(a, DML_OP_MUL, g, cst(a, dt, ga)), neg);
-      break;
-    }
-    case DML_OP_CELU: {
-      /* Celu-12: y = max(0, x) + min(0, alpha (exp(x/alpha) - 1));
-       * dy/dx = 1 (x > 0), exp(x / alpha) otherwise. */
-      double al = attr_f(n, "alpha", 1.0);
-      V *e = op1(a, DML_OP_EXP, op2(a, DML_OP_MUL, x, cst(a, dt, 1.0 / al)));
-      r = op3(a, DML_OP_WHERE, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)), g,
-              op2(a, DML_OP_MUL, g, e));
-      break;
-    }
-    case DML_OP_HARD_SIGMOID: {
-      /* HardSigmoid-6: y = max(0, min(1, alpha x + beta)); dy/dx = alpha
-       * where 0 < alpha x + beta < 1, 0 elsewhere (PyTorch's hardsigmoid
-       * backward, the kinks excluded). */
-      double al = attr_f(n, "alpha", 0.2), be = attr_f(n, "beta", 0.5);
-      V *t = op2(a, DML_OP_ADD, op2(a, DML_OP_MUL, x, cst(a, dt, al)), cst(a, dt, be));
-      V *in = op2(a, DML_OP_AND, op2(a, DML_OP_GREATER, t, cst(a, dt, 0)),
-                  op2(a, DML_OP_LESS, t, cst(a, dt, 1)));
-      r = op2(a, DML_OP_MUL, op2(a, DML_OP_MUL, g, cst(a, dt, al)), cast_to(a, in, dt));
-      break;
-    }
-    case DML_OP_HARD_SWISH: {
-      /* HardSwish-14: y = x max(0, min(1, x/6 + 1/2)); dy/dx = 0 (x < -3),
-       * 1 (x > 3), x/3 + 1/2 between (PyTorch's hardswish backward). */
-      V *mid = op2(a, DML_OP_MUL, g,
-                   op2(a, DML_OP_ADD, op2(a, DML_OP_MUL, x, cst(a, dt, 1.0 / 3.0)),
-                       cst(a, dt, 0.5)));
-      V *hi = op3(a, DML_OP_WHERE, op2(a, DML_OP_GREATER, x, cst(a, dt, 3)), g, mid);
-      r = op3(a, DML_OP_WHERE, op2(a, DML_OP_LESS, x, cst(a, dt, -3)), cst(a, dt, 0), hi);
-      break;
-    }
-    case DML_OP_SOFTSIGN: {
-      /* Softsign-1: y = x / (1 + |x|); dy/dx = 1 / (1 + |x|)^2. */
-      V *d = op2(a, DML_OP_ADD, cst(a, dt, 1), op1(a, DML_OP_ABS, x));
-      r = op2(a, DML_OP_DIV, g, op2(a, DML_OP_MUL, d, d));
-      break;
-    }
-    case DML_OP_THRESHOLDED_RELU:
-      /* ThresholdedRelu-10: y = x (x > alpha), 0 otherwise. */
-      r = op2(
-          a, DML_OP_MUL, g,
-          cast_to(a, op2(a, DML_OP_GREATER, x, cst(a, dt, attr_f(n, "alpha", 1.0))), dt));
-      break;
     case DML_OP_SHRINK: {
       /* Shrink-9: y = x + bias (x < -lambd), x - bias (x > lambd), 0
        * otherwise; dy/dx = 1 outside [-lambd, lambd]. */
@@ -2000,12 +1998,11 @@ static void vjp_matmul_1d(ad_t *a, const dml_ir_node_t *n, V *g) {
 }
 
 static int has_rule(dml_op_t op) {
+  if (dml_ew_has(op)) return 1; /* the formula table's (ew_ops.def) */
   switch (op) {
     case DML_OP_NEG:
     case DML_OP_IDENTITY:
     case DML_OP_RELU:
-    case DML_OP_LEAKY_RELU:
-    case DML_OP_ELU:
     case DML_OP_SIGMOID:
     case DML_OP_TANH:
     case DML_OP_EXP:
@@ -2013,10 +2010,8 @@ static int has_rule(dml_op_t op) {
     case DML_OP_SQRT:
     case DML_OP_RECIPROCAL:
     case DML_OP_ABS:
-    case DML_OP_SOFTPLUS:
     case DML_OP_SIN:
     case DML_OP_COS:
-    case DML_OP_ERF:
     case DML_OP_CAST:
     case DML_OP_SOFTMAX:
     case DML_OP_LOG_SOFTMAX:
@@ -2047,21 +2042,6 @@ static int has_rule(dml_op_t op) {
     case DML_OP_SLICE:
     case DML_OP_CONCAT:
     case DML_OP_GATHER:
-    case DML_OP_TAN:
-    case DML_OP_ASIN:
-    case DML_OP_ACOS:
-    case DML_OP_ATAN:
-    case DML_OP_SINH:
-    case DML_OP_COSH:
-    case DML_OP_ASINH:
-    case DML_OP_ACOSH:
-    case DML_OP_ATANH:
-    case DML_OP_SELU:
-    case DML_OP_CELU:
-    case DML_OP_HARD_SIGMOID:
-    case DML_OP_HARD_SWISH:
-    case DML_OP_SOFTSIGN:
-    case DML_OP_THRESHOLDED_RELU:
     case DML_OP_SHRINK:
     case DML_OP_FLOOR:
     case DML_OP_CEIL:

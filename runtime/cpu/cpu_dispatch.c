@@ -235,19 +235,15 @@ typedef struct {
 #define KS(op, fn) [DML_OP_##op] = {dml_cpuk_##fn, dml_cpus_##fn}
 
 static const entry_t k_table[DML_OP_COUNT_] = {
+/* the formula table's ops (runtime/base/ew_ops.def) */
+#define DML_EW(e, attrs, value, grad) K(e, EwTable),
+#include "ew_ops.def"
+#undef DML_EW
     K(ABS, Unary),
     K(NEG, Unary),
     K(RELU, Unary),
-    K(LEAKY_RELU, Unary),
-    K(ELU, Unary),
-    K(SELU, Unary),
     K(SIGMOID, Unary),
-    K(HARD_SIGMOID, Unary),
-    K(HARD_SWISH, Unary),
-    K(SOFTPLUS, Unary),
-    K(SOFTSIGN, Unary),
     K(TANH, Unary),
-    K(ERF, Unary),
     K(SQRT, Unary),
     K(EXP, Unary),
     K(LOG, Unary),
@@ -357,17 +353,6 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(STFT, STFT),
     K(MEL_WEIGHT_MATRIX, MelWeightMatrix),
     KS(TF_IDF_VECTORIZER, TfIdfVectorizer),
-    K(ACOS, Unary2),
-    K(ACOSH, Unary2),
-    K(ASIN, Unary2),
-    K(ASINH, Unary2),
-    K(ATAN, Unary2),
-    K(ATANH, Unary2),
-    K(TAN, Unary2),
-    K(COSH, Unary2),
-    K(SINH, Unary2),
-    K(CELU, Unary2),
-    K(THRESHOLDED_RELU, Unary2),
     K(SHRINK, Unary2),
     K(IS_INF, IsSpecial),
     K(IS_NAN, IsSpecial),

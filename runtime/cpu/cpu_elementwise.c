@@ -18,51 +18,20 @@
 #include "cpu_internal.h"
 
 /* ======================================================================
- * Unary ops (ONNX opset 13-17 definitions of Abs, Neg, Relu, LeakyRelu (16),
- * Elu, Selu, Sigmoid, HardSigmoid, HardSwish (14), Softplus, Softsign,
- * Tanh, Erf, Sqrt, Exp, Log, Reciprocal, Floor, Ceil, Round (11: half to
- * even), Sign, Sin, Cos, Not)
+ * Unary ops (ONNX opset 13-17 definitions of Abs, Neg, Relu, Sigmoid, Tanh,
+ * Sqrt, Exp, Log, Reciprocal, Floor, Ceil, Round (11: half to even), Sign,
+ * Sin, Cos, Not; the activations and functions of the formula table,
+ * runtime/base/ew_ops.def, are cpu_ew_table.c's)
  * ====================================================================== */
 
-typedef struct {
-  double alpha, beta, gamma;
-} uparams_t;
-
-static uparams_t unary_params(const dml_cpu_call_t *c) {
-  uparams_t p = {0, 0, 0};
-  switch (c->op) {
-    case DML_OP_LEAKY_RELU: p.alpha = dml_cpu_get_float(c, "alpha", 0.01); break;
-    case DML_OP_ELU: p.alpha = dml_cpu_get_float(c, "alpha", 1.0); break;
-    case DML_OP_SELU:
-      p.alpha = dml_cpu_get_float(c, "alpha", 1.67326319217681884765625);
-      p.gamma = dml_cpu_get_float(c, "gamma", 1.05070102214813232421875);
-      break;
-    case DML_OP_HARD_SIGMOID:
-      p.alpha = dml_cpu_get_float(c, "alpha", 0.2);
-      p.beta = dml_cpu_get_float(c, "beta", 0.5);
-      break;
-    default: break;
-  }
-  return p;
-}
-
 /* The float definition of every unary op, in double. */
-static double unary_f64(dml_op_t op, const uparams_t *p, double x) {
+static double unary_f64(dml_op_t op, double x) {
   switch (op) {
     case DML_OP_ABS: return fabs(x);
     case DML_OP_NEG: return -x;
     case DML_OP_RELU: return x < 0 ? 0.0 : x; /* NaN propagates */
-    case DML_OP_LEAKY_RELU: return x >= 0 ? x : p->alpha * x;
-    case DML_OP_ELU: return x >= 0 ? x : p->alpha * (exp(x) - 1.0);
-    case DML_OP_SELU:
-      return x > 0 ? p->gamma * x : p->gamma * (p->alpha * exp(x) - p->alpha);
     case DML_OP_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
-    case DML_OP_HARD_SIGMOID: return fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
-    case DML_OP_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
-    case DML_OP_SOFTPLUS: return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x)));
-    case DML_OP_SOFTSIGN: return x / (1.0 + fabs(x));
     case DML_OP_TANH: return tanh(x);
-    case DML_OP_ERF: return erf(x);
     case DML_OP_SQRT: return sqrt(x);
     case DML_OP_EXP: return exp(x);
     case DML_OP_LOG: return log(x);
@@ -84,17 +53,12 @@ static double unary_f64(dml_op_t op, const uparams_t *p, double x) {
   }
 
 DML_CPU_CLONES
-static void unary_f32_simple(dml_op_t op, float a, float b, const float *restrict in,
-                             float *restrict out, int64_t n) {
+static void unary_f32_simple(dml_op_t op, const float *restrict in, float *restrict out,
+                             int64_t n) {
   switch (op) {
     case DML_OP_ABS: UNARY_LOOP(fabsf(x)) break;
     case DML_OP_NEG: UNARY_LOOP(-x) break;
     case DML_OP_RELU: UNARY_LOOP(x < 0.0f ? 0.0f : x) break; /* NaN propagates */
-    case DML_OP_LEAKY_RELU: UNARY_LOOP(x >= 0.0f ? x : a * x) break;
-    case DML_OP_HARD_SIGMOID: UNARY_LOOP(fminf(1.0f, fmaxf(0.0f, a * x + b))) break;
-    case DML_OP_HARD_SWISH:
-      UNARY_LOOP(x * fminf(1.0f, fmaxf(0.0f, x * (1.0f / 6.0f) + 0.5f))) break;
-    case DML_OP_SOFTSIGN: UNARY_LOOP(x / (1.0f + fabsf(x))) break;
     case DML_OP_SQRT: UNARY_LOOP(sqrtf(x)) break;
     case DML_OP_RECIPROCAL: UNARY_LOOP(1.0f / x) break;
     case DML_OP_FLOOR: UNARY_LOOP(floorf(x)) break;
@@ -109,10 +73,6 @@ static int unary_is_simple(dml_op_t op) {
     case DML_OP_ABS:
     case DML_OP_NEG:
     case DML_OP_RELU:
-    case DML_OP_LEAKY_RELU:
-    case DML_OP_HARD_SIGMOID:
-    case DML_OP_HARD_SWISH:
-    case DML_OP_SOFTSIGN:
     case DML_OP_SQRT:
     case DML_OP_RECIPROCAL:
     case DML_OP_FLOOR:
@@ -122,29 +82,22 @@ static int unary_is_simple(dml_op_t op) {
   }
 }
 
-static void unary_f32(dml_op_t op, const uparams_t *p, const float *in, float *out,
-                      int64_t n) {
+static void unary_f32(dml_op_t op, const float *in, float *out, int64_t n) {
   if (unary_is_simple(op)) {
-    unary_f32_simple(op, (float)p->alpha, (float)p->beta, in, out, n);
+    unary_f32_simple(op, in, out, n);
     return;
   }
-  float a = (float)p->alpha, g = (float)p->gamma;
   switch (op) {
-    case DML_OP_ELU: UNARY_LOOP(x >= 0.0f ? x : a * expm1f(x)) break;
-    case DML_OP_SELU: UNARY_LOOP(x > 0.0f ? g * x : g * a * expm1f(x)) break;
     case DML_OP_SIGMOID:
       UNARY_LOOP(x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x))) break;
-    case DML_OP_SOFTPLUS:
-      UNARY_LOOP((x > 0.0f ? x : 0.0f) + log1pf(expf(-fabsf(x)))) break;
     case DML_OP_TANH: UNARY_LOOP(tanhf(x)) break;
-    case DML_OP_ERF: UNARY_LOOP(erff(x)) break;
     case DML_OP_EXP: UNARY_LOOP(expf(x)) break;
     case DML_OP_LOG: UNARY_LOOP(logf(x)) break;
     case DML_OP_ROUND: UNARY_LOOP(nearbyintf(x)) break;
     case DML_OP_SIN: UNARY_LOOP(sinf(x)) break;
     case DML_OP_COS: UNARY_LOOP(cosf(x)) break;
     default:
-      for (int64_t i = 0; i < n; i++) out[i] = (float)unary_f64(op, p, in[i]);
+      for (int64_t i = 0; i < n; i++) out[i] = (float)unary_f64(op, in[i]);
       break;
   }
 }
@@ -169,15 +122,14 @@ dml_status_t dml_cpuk_Unary(const dml_cpu_call_t *c) {
     for (int64_t i = 0; i < n; i++) out[i] = !in[i];
     return DML_OK;
   }
-  uparams_t p = unary_params(c);
   if (dt == DML_DTYPE_F32) {
-    unary_f32(c->op, &p, (const float *)x->data, (float *)y->data, n);
+    unary_f32(c->op, (const float *)x->data, (float *)y->data, n);
     return DML_OK;
   }
   if (dml_dtype_is_float(dt)) {
     for (int64_t i = 0; i < n; i++)
       dml_store_f64(dt, y->data, (size_t)i,
-                    unary_f64(c->op, &p, dml_load_f64(dt, x->data, (size_t)i)));
+                    unary_f64(c->op, dml_load_f64(dt, x->data, (size_t)i)));
     return DML_OK;
   }
   if (dml_dtype_is_int(dt) && unary_int_ok(c->op)) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "dml_cpu.h"
+#include "dml_ew.h"
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -239,6 +240,11 @@ typedef size_t (*dml_cpu_scratch_fn)(const dml_cpu_call_t *c, int threads);
 
 /* elementwise */
 DML_CPU_DECL(Unary)
+DML_CPU_DECL(EwTable)
+/* The value of the formula table's op `op` (runtime/base/ew_ops.def) at x
+ * in double, attribute values `a` (dml_ew_attrs; the RNN activations
+ * share them); x itself for an op not in the table. */
+double dml_cpu_ew_f64(dml_op_t op, const double *a, double x);
 DML_CPU_DECL(Binary)
 DML_CPU_DECL(Variadic)
 DML_CPU_DECL(Cast)

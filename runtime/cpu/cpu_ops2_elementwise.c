@@ -17,12 +17,10 @@
 #include "cpu_internal.h"
 
 /* ======================================================================
- * Float unary ops, ONNX operator spec: Acos-7, Asin-7, Atan-7, Tan-7,
- * Acosh-9, Asinh-9, Atanh-9, Cosh-9, Sinh-9 (T: float16, float, double),
- * Celu-12 (y = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), alpha 1),
- * ThresholdedRelu-10 (y = x > alpha ? x : 0, alpha 1), Shrink-9
- * (y = x < -lambd ? x + bias : x > lambd ? x - bias : 0, lambd 0.5,
- * bias 0; T: every numeric type).
+ * Shrink-9 (y = x < -lambd ? x + bias : x > lambd ? x - bias : 0, lambd
+ * 0.5, bias 0; T: every numeric type). The float functions Acos .. Sinh,
+ * Celu and ThresholdedRelu are the formula table's (runtime/base/ew_ops.def,
+ * cpu_ew_table.c).
  * ====================================================================== */
 
 typedef struct {
@@ -31,17 +29,6 @@ typedef struct {
 
 static double u2_f64(dml_op_t op, const u2params_t *p, double x) {
   switch (op) {
-    case DML_OP_ACOS: return acos(x);
-    case DML_OP_ACOSH: return acosh(x);
-    case DML_OP_ASIN: return asin(x);
-    case DML_OP_ASINH: return asinh(x);
-    case DML_OP_ATAN: return atan(x);
-    case DML_OP_ATANH: return atanh(x);
-    case DML_OP_TAN: return tan(x);
-    case DML_OP_COSH: return cosh(x);
-    case DML_OP_SINH: return sinh(x);
-    case DML_OP_CELU: return fmax(0.0, x) + fmin(0.0, p->alpha * expm1(x / p->alpha));
-    case DML_OP_THRESHOLDED_RELU: return x > p->alpha ? x : 0.0;
     case DML_OP_SHRINK:
       return x < -p->alpha ? x + p->bias : x > p->alpha ? x - p->bias : 0.0;
     default: return x;
@@ -58,17 +45,6 @@ static void u2_f32(dml_op_t op, const u2params_t *p, const float *restrict in,
                    float *restrict out, int64_t n) {
   float a = (float)p->alpha, b = (float)p->bias;
   switch (op) {
-    case DML_OP_ACOS: U2_LOOP(acosf(x)) break;
-    case DML_OP_ACOSH: U2_LOOP(acoshf(x)) break;
-    case DML_OP_ASIN: U2_LOOP(asinf(x)) break;
-    case DML_OP_ASINH: U2_LOOP(asinhf(x)) break;
-    case DML_OP_ATAN: U2_LOOP(atanf(x)) break;
-    case DML_OP_ATANH: U2_LOOP(atanhf(x)) break;
-    case DML_OP_TAN: U2_LOOP(tanf(x)) break;
-    case DML_OP_COSH: U2_LOOP(coshf(x)) break;
-    case DML_OP_SINH: U2_LOOP(sinhf(x)) break;
-    case DML_OP_CELU: U2_LOOP(fmaxf(0.0f, x) + fminf(0.0f, a * expm1f(x / a))) break;
-    case DML_OP_THRESHOLDED_RELU: U2_LOOP(x > a ? x : 0.0f) break;
     case DML_OP_SHRINK: U2_LOOP(x < -a ? x + b : x > a ? x - b : 0.0f) break;
     default: break;
   }
@@ -84,12 +60,6 @@ dml_status_t dml_cpuk_Unary2(const dml_cpu_call_t *c) {
     return dml_cpu_err_shapes(c, "output size differs from input");
   u2params_t p = {0, 0};
   switch (c->op) {
-    case DML_OP_CELU:
-      p.alpha = dml_cpu_get_float(c, "alpha", 1.0);
-      if (p.alpha == 0.0)
-        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "alpha must not be 0");
-      break;
-    case DML_OP_THRESHOLDED_RELU: p.alpha = dml_cpu_get_float(c, "alpha", 1.0); break;
     case DML_OP_SHRINK:
       p.alpha = dml_cpu_get_float(c, "lambd", 0.5);
       p.bias = dml_cpu_get_float(c, "bias", 0.0);

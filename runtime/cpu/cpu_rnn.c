@@ -66,21 +66,25 @@ static const act_info_t k_acts[] = {
 };
 
 static double act_apply(const act_t *a, double x) {
+  /* the activations of the formula table (ew_ops.def), alpha and beta its
+   * A0 and A1 */
+  static const dml_op_t ew[A_SOFTPLUS + 1] = {
+      [A_LEAKY_RELU] = DML_OP_LEAKY_RELU,
+      [A_THRESHOLDED_RELU] = DML_OP_THRESHOLDED_RELU,
+      [A_HARD_SIGMOID] = DML_OP_HARD_SIGMOID,
+      [A_ELU] = DML_OP_ELU,
+      [A_SOFTSIGN] = DML_OP_SOFTSIGN,
+      [A_SOFTPLUS] = DML_OP_SOFTPLUS};
+  if (a->kind >= 0 && a->kind <= A_SOFTPLUS && ew[a->kind]) {
+    const double av[DML_EW_MAX_ATTRS] = {a->alpha, a->beta, 0};
+    return dml_cpu_ew_f64(ew[a->kind], av, x);
+  }
   switch (a->kind) {
     case A_RELU: return x > 0 ? x : 0;
     case A_TANH: return tanh(x);
     case A_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case A_AFFINE: return a->alpha * x + a->beta;
-    case A_LEAKY_RELU: return x >= 0 ? x : a->alpha * x;
-    case A_THRESHOLDED_RELU: return x > a->alpha ? x : 0;
     case A_SCALED_TANH: return a->alpha * tanh(a->beta * x);
-    case A_HARD_SIGMOID: {
-      double v = a->alpha * x + a->beta;
-      return v < 0 ? 0 : v > 1 ? 1 : v;
-    }
-    case A_ELU: return x >= 0 ? x : a->alpha * (exp(x) - 1);
-    case A_SOFTSIGN: return x / (1 + fabs(x));
-    case A_SOFTPLUS: return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x)));
     default: return x;
   }
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "codegen_test_util.h"
+#include "dml_dtype.h"
 #include "gpu_test_util.h"
 #include "vulkan_forms.h"
 
@@ -197,11 +198,432 @@ static void test_softplus_sign(void) {
   gpu_test_close(m, cpu, vk);
 }
 
+/* ---- every op of the elementwise formula table (runtime/base/ew_ops.def) ---- */
+
+typedef long double ld;
+
+static ld r_softplus(ld x) {
+  return x > 0 ? x + log1pl(expl(-x)) : log1pl(expl(x));
+}
+static ld r_clamp01(ld t) {
+  return isnan(t) ? t : t < 0 ? 0 : t > 1 ? 1 : t;
+}
+static ld r_leaky_relu(ld x) {
+  return x < 0 ? 0.01L * x : x;
+}
+static ld r_elu(ld x) {
+  return x < 0 ? expm1l(x) : x;
+}
+static ld r_selu(ld x) {
+  return 1.05070102214813232421875L *
+         (x > 0 ? x : 1.67326319217681884765625L * expm1l(x));
+}
+static ld r_celu(ld x) {
+  return x > 0 ? x : expm1l(x);
+}
+static ld r_hard_sigmoid(ld x) {
+  return r_clamp01(0.2L * x + 0.5L);
+}
+static ld r_hard_swish(ld x) {
+  return x * r_clamp01(x / 6 + 0.5L);
+}
+static ld r_softsign(ld x) {
+  return isinf(x) ? (x > 0 ? 1 : -1) : x / (1 + fabsl(x));
+}
+static ld r_thresholded_relu(ld x) {
+  return isnan(x) ? x : x > 1 ? x : 0;
+}
+static ld r_mish(ld x) {
+  return x == -INFINITY ? -0.0L : x * tanhl(r_softplus(x));
+}
+static ld r_gelu(ld x) {
+  return x == -INFINITY ? -0.0L : 0.5L * x * erfcl(-x / sqrtl(2.0L));
+}
+static ld r_gelu_tanh(ld x) {
+  /* x/2 (1 + tanh u) = x e^2u / (1 + e^2u) below 0 (no cancellation) */
+  if (x == -INFINITY) return -0.0L;
+  ld u =
+      sqrtl(2.0L / 3.14159265358979323846264338327950288L) * (x + 0.044715L * x * x * x);
+  if (u >= 0) return 0.5L * x * (1 + tanhl(u));
+  ld e = expl(2 * u);
+  return x * e / (1 + e);
+}
+static ld r_erf(ld x) {
+  return erfl(x);
+}
+static ld r_tan(ld x) {
+  return tanl(x);
+}
+static ld r_sinh(ld x) {
+  return sinhl(x);
+}
+static ld r_cosh(ld x) {
+  return coshl(x);
+}
+static ld r_asin(ld x) {
+  return asinl(x);
+}
+static ld r_acos(ld x) {
+  return acosl(x);
+}
+static ld r_atan(ld x) {
+  return atanl(x);
+}
+static ld r_asinh(ld x) {
+  return asinhl(x);
+}
+static ld r_acosh(ld x) {
+  return acoshl(x);
+}
+static ld r_atanh(ld x) {
+  return atanhl(x);
+}
+
+static ld r_tanh(ld x) {
+  return tanhl(x);
+}
+static ld r_sigmoid(ld x) {
+  return 1 / (1 + expl(-x));
+}
+static ld r_exp(ld x) {
+  return expl(x);
+}
+static ld r_log(ld x) {
+  return logl(x);
+}
+static ld r_sqrt(ld x) {
+  return sqrtl(x);
+}
+static ld r_recip(ld x) {
+  return 1 / x;
+}
+static ld r_sin(ld x) {
+  return sinl(x);
+}
+static ld r_cos(ld x) {
+  return cosl(x);
+}
+static ld r_floor(ld x) {
+  return floorl(x);
+}
+static ld r_ceil(ld x) {
+  return ceill(x);
+}
+static ld r_round(ld x) {
+  return nearbyintl(x);
+}
+static ld r_abs(ld x) {
+  return fabsl(x);
+}
+static ld r_neg(ld x) {
+  return -x;
+}
+static ld r_relu(ld x) {
+  return x < 0 ? 0 : x;
+}
+static ld r_sign_ld(ld x) {
+  return x > 0 ? 1 : x < 0 ? -1 : x;
+}
+
+/* One op (with attributes `attrs`, IR text) of the table: its long double
+ * reference and tolerances. Agreement: NaN, infinities and zeros (signed)
+ * exactly; else |got - want| <= max(rel |want|, abs). The CPU's f32 result
+ * is compared with the reference rounded to f32 (cpu_rel, cpu_abs), its f64
+ * result with the reference (f64_rel, f64_abs); Vulkan's f32 result with
+ * the CPU's (gpu_rel, gpu_abs) for |x| <= gpu_range (beyond it only NaN and
+ * infinite inputs: the GPUs' sin/cos reduce arguments to [-pi, pi] in f32),
+ * its f16 and bf16 results with the CPU's within one rounding step of the
+ * dtype. The values and their reasons: docs/kernels.md. */
+typedef struct {
+  const char *op, *attrs;
+  ld (*ref)(ld x);
+  double cpu_rel, cpu_abs, f64_rel, f64_abs, gpu_rel, gpu_abs, gpu_range;
+  const char *f64_refusal; /* Vulkan's f64 refusal (NULL: f64 is emitted) */
+} ew_case_t;
+
+#define EW_ALL INFINITY
+#define EW_TABLE_F64 "f64 of this op is not emitted"
+/* The CPU comparisons' absolute floor: steps of the subnormal range (a
+ * result there has fewer significant bits; libm's double functions with a
+ * subnormal intermediate, e^x of x < -708 in Gelu-tanh, lose several). */
+#define EW_F32_SUB3 4.3e-45
+#define EW_F64_SUB3 1e-322
+static const ew_case_t k_ew_cases[] = {
+    /* op, attrs, reference, cpu_rel, cpu_abs, f64_rel, f64_abs, gpu_rel, gpu_abs,
+     * gpu_range */
+    {"LeakyRelu", "", r_leaky_relu, 1.2e-7, 0, 2.3e-16, 0, 2.4e-7, 0, EW_ALL,
+     EW_TABLE_F64},
+    {"Elu", "", r_elu, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 1e-7, EW_ALL, EW_TABLE_F64},
+    {"Selu", "", r_selu, 1.2e-7, 0, 6.7e-16, 0, 1e-6, 1e-7, EW_ALL, EW_TABLE_F64},
+    {"Celu", "", r_celu, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 1e-7, EW_ALL, EW_TABLE_F64},
+    {"HardSigmoid", "", r_hard_sigmoid, 1.2e-7, 0, 4.5e-16, 1.2e-16, 2.4e-7, 6e-8, EW_ALL,
+     EW_TABLE_F64},
+    {"HardSwish", "", r_hard_swish, 1.2e-7, 0, 6.7e-16, 1.2e-16, 2.4e-7, 6e-8, EW_ALL,
+     EW_TABLE_F64},
+    {"Softplus", "", r_softplus, 1.2e-7, 0, 4.5e-16, 0, 1e-5, 0, EW_ALL, EW_TABLE_F64},
+    {"Softsign", "", r_softsign, 1.2e-7, 0, 4.5e-16, 0, 2.4e-7, 0, EW_ALL, EW_TABLE_F64},
+    {"ThresholdedRelu", "", r_thresholded_relu, 0, 0, 0, 0, 0, 0, EW_ALL, EW_TABLE_F64},
+    {"Mish", "", r_mish, 1.2e-7, 0, 8.9e-16, 2e-320, 2e-6, 1e-7, EW_ALL, EW_TABLE_F64},
+    {"Gelu", "", r_gelu, 1.2e-7, 0, 2e-13, 0, 1e-6, 1e-7, EW_ALL, EW_TABLE_F64},
+    {"Gelu", " {approximate = \"tanh\"}", r_gelu_tanh, 1.2e-7, 0, 4e-13, 0, 1e-6, 1e-7,
+     EW_ALL, EW_TABLE_F64},
+    {"Erf", "", r_erf, 1.2e-7, 0, 4.5e-16, 0, 5e-7, 0, EW_ALL, EW_TABLE_F64},
+    {"Tan", "", r_tan, 1.2e-7, 0, 8.9e-16, 0, 1e-6, 1e-6, 10, EW_TABLE_F64},
+    {"Sinh", "", r_sinh, 1.2e-7, 0, 4.5e-16, 0, 1.2e-5, 0, EW_ALL, EW_TABLE_F64},
+    {"Cosh", "", r_cosh, 1.2e-7, 0, 4.5e-16, 0, 1.2e-5, 0, EW_ALL, EW_TABLE_F64},
+    {"Asin", "", r_asin, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 4e-6, EW_ALL, EW_TABLE_F64},
+    {"Acos", "", r_acos, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 4e-6, EW_ALL, EW_TABLE_F64},
+    {"Atan", "", r_atan, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 2e-6, EW_ALL, EW_TABLE_F64},
+    {"Asinh", "", r_asinh, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 0, EW_ALL, EW_TABLE_F64},
+    {"Acosh", "", r_acosh, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 0, EW_ALL, EW_TABLE_F64},
+    {"Atanh", "", r_atanh, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 0, EW_ALL, EW_TABLE_F64},
+    /* the hand-written unary ops (codegen/schedule.c, cpu_elementwise.c) */
+    {"Tanh", "", r_tanh, 2.4e-7, 0, 4.5e-16, 0, 1e-6, 0, EW_ALL, "only f32 is emitted"},
+    {"Sigmoid", "", r_sigmoid, 3.6e-7, 0, 4.5e-16, 0, 1e-5, 0, EW_ALL,
+     "only f32 is emitted"},
+    {"Exp", "", r_exp, 1.2e-7, 0, 4.5e-16, 0, 1e-5, 0, EW_ALL, NULL},
+    {"Log", "", r_log, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 0, EW_ALL, NULL},
+    {"Sqrt", "", r_sqrt, 1.2e-7, 0, 2.3e-16, 0, 2.4e-7, 0, EW_ALL, NULL},
+    {"Reciprocal", "", r_recip, 1.2e-7, 0, 2.3e-16, 0, 2.4e-7, 0, EW_ALL, NULL},
+    {"Sin", "", r_sin, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 1e-6, 10, "only f32 is emitted"},
+    {"Cos", "", r_cos, 1.2e-7, 0, 4.5e-16, 0, 1e-6, 1e-6, 10, "only f32 is emitted"},
+    {"Floor", "", r_floor, 0, 0, 0, 0, 0, 0, EW_ALL, NULL},
+    {"Ceil", "", r_ceil, 0, 0, 0, 0, 0, 0, EW_ALL, NULL},
+    {"Round", "", r_round, 0, 0, 0, 0, 0, 0, EW_ALL, "only f32 is emitted"},
+    {"Abs", "", r_abs, 0, 0, 0, 0, 0, 0, EW_ALL, NULL},
+    {"Neg", "", r_neg, 0, 0, 0, 0, 0, 0, EW_ALL, NULL},
+    {"Relu", "", r_relu, 0, 0, 0, 0, 0, 0, EW_ALL, NULL},
+    {"Sign", "", r_sign_ld, 0, 0, 0, 0, 0, 0, EW_ALL, NULL},
+};
+#define N_EW_CASES (sizeof k_ew_cases / sizeof k_ew_cases[0])
+
+/* got agrees with want within max(rel |want|, abs) (NaN, inf, signed
+ * zeros exactly); `flush`: a result below FLT_MIN may be a zero of its
+ * sign (a GPU flushing subnormals). */
+static int ew_agree(double got, double want, double rel, double abs, int flush) {
+  if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
+  if (isinf(want) || isinf(got)) return got == want;
+  if (got == 0 && want == 0) return !signbit(got) == !signbit(want);
+  if (flush && fabs(want) < 1.1754943508222875e-38 && fabs(got) < 1.1754943508222875e-38)
+    return !signbit(got) == !signbit(want);
+  return fabs(got - want) <= fmax(rel * fabs(want), abs);
+}
+
+enum { EW_N = 70001 }; /* more than 65,535 elements: a grid of two dims */
+
+/* The f32 inputs: the edge values, then random ones (uniform in [-10, 10]
+ * and [-1, 1], and log-uniform magnitudes 1e-30 .. 1e30 of either sign).
+ * *zero_pos / *zero_neg: the indices of +0 and -0. */
+static void ew_inputs(float *x, int *zero_pos, int *zero_neg) {
+  static const float edges[] = {
+      NAN,           -NAN,           INFINITY, -INFINITY, 0.0f,    -0.0f,   1e-40f,
+      -1e-40f,       1e-45f,         -1e-45f,  1e-30f,    -1e-30f, 1e30f,   -1e30f,
+      3.4028235e38f, -3.4028235e38f, 1.0f,     -1.0f,     0.5f,    -0.5f,   2.0f,
+      -2.0f,         3.0f,           -3.0f,    6.0f,      -6.0f,   20.0f,   -20.0f,
+      88.0f,         -88.0f,         89.0f,    -89.0f,    100.0f,  -100.0f, 1e-7f,
+      -1e-7f,        0.999f,         -0.999f,  1.001f,    -1.001f, 1e-3f,   -1e-3f,
+      4095.0f,       4097.0f,        -4097.0f, 1e5f,      -1e5f,   0.25f,   -0.25f};
+  int ne = (int)(sizeof edges / sizeof edges[0]);
+  gpu_test_seed(20261206);
+  for (int i = 0; i < EW_N; i++) {
+    if (i < ne) {
+      x[i] = edges[i];
+      continue;
+    }
+    float u = gpu_test_frand(); /* [0, 1) */
+    switch (i % 4) {
+      case 0: x[i] = -10.0f + 20.0f * u; break;
+      case 1: x[i] = -1.0f + 2.0f * u; break;
+      default: {
+        float m = powf(10.0f, -30.0f + 60.0f * u);
+        x[i] = (i % 8) < 4 ? m : -m;
+      }
+    }
+  }
+  *zero_pos = 4;
+  *zero_neg = 5;
+}
+
+static int ew_bad_ = 0, ew_bad_case_ = 0;
+
+static void ew_report(const char *what, const ew_case_t *c, double x, double got,
+                      double want) {
+  ew_bad_++;
+  if (ew_bad_case_++ < 6)
+    fprintf(stderr, "  %s%s(%.9g) %s: %.9g, want %.9g\n", c->op, c->attrs, x, what, got,
+            want);
+}
+
+/* Runs a one-node model of case c on dtype `dt` (IR name `dn`), `n`
+ * elements of x (converted to dt), on the CPU and Vulkan; the outputs as
+ * doubles in cpu_out / gpu_out. Returns 0 when the model did not run. */
+static int ew_run(const ew_case_t *c, dml_dtype_t dt, const char *dn, const float *x,
+                  int n, double *cpu_out, double *gpu_out) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "func @forward(%%x: %s[%d]) -> (%s[%d]) {\n"
+           "  %%y = %s(%%x)%s : %s[%d]\n  return %%y\n}\n",
+           dn, n, dn, n, c->op, c->attrs, dn, n);
+  dml_rt_session_t *cpu = NULL, *vk = NULL;
+  dml_rt_model_t *m = vk_open_pair(text, &cpu, &vk);
+  if (!cpu || !vk) {
+    fprintf(stderr, "  (%s%s on %s)\n", c->op, c->attrs, dn);
+    gpu_test_close(m, cpu, vk);
+    return 0;
+  }
+  size_t es = dml_dtype_size(dt);
+  void *in = malloc(es * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) dml_store_f64(dt, in, (size_t)i, (double)x[i]);
+  dml_rt_session_t *ss[2] = {cpu, vk};
+  int ok = 1;
+  for (int k = 0; k < 2; k++) {
+    dml_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dt;
+    t.rank = 1;
+    t.dims[0] = n;
+    t.data = in;
+    CHECK_OK(dml_rt_session_set_input(ss[k], 0, &t));
+    CHECK_OK(dml_rt_session_run(ss[k]));
+    dml_tensor_t y;
+    memset(&y, 0, sizeof y);
+    CHECK_OK(dml_rt_session_get_output(ss[k], 0, &y));
+    CHECK(y.dtype == dt && y.rank == 1 && y.dims[0] == n);
+    if (y.dtype != dt || y.rank != 1 || y.dims[0] != n || (n && !y.data)) {
+      ok = 0;
+      continue;
+    }
+    for (int i = 0; i < n; i++)
+      (k ? gpu_out : cpu_out)[i] = dml_load_f64(dt, y.data, (size_t)i);
+  }
+  free(in);
+  gpu_test_close(m, cpu, vk);
+  return ok;
+}
+
+/* Every op of ew_ops.def has a case here (a new op without one fails). */
+static void test_ew_every_op_has_a_case(void) {
+#define DML_EW(e, attrs, value, grad)                                      \
+  {                                                                        \
+    int found_ = 0;                                                        \
+    for (size_t i = 0; i < N_EW_CASES; i++)                                \
+      found_ |= !strcmp(k_ew_cases[i].op, dml_op_name(DML_OP_##e));        \
+    if (!found_)                                                           \
+      fprintf(stderr, "  op %s of ew_ops.def has no case in k_ew_cases\n", \
+              dml_op_name(DML_OP_##e));                                    \
+    CHECK(found_);                                                         \
+  }
+#define DML_EW_ATTR_F(name, dflt, nonzero)
+#define DML_EW_ATTR_S(name, first, second)
+#include "ew_ops.def"
+#undef DML_EW
+}
+
+/* f32: the CPU against the reference, Vulkan against the CPU, on EW_N
+ * edge and random values; f64: the CPU against the reference; f16 and
+ * bf16: Vulkan against the CPU (one rounding step); f64 on Vulkan is
+ * refused; an empty tensor on both. */
+static void test_ew_table(void) {
+  static float x[EW_N];
+  static double co[EW_N], go[EW_N];
+  int zp, zn;
+  ew_inputs(x, &zp, &zn);
+  ew_bad_ = 0;
+  for (size_t ci = 0; ci < N_EW_CASES; ci++) {
+    const ew_case_t *c = &k_ew_cases[ci];
+    double worst_cpu = 0, worst_gpu = 0;
+    ew_bad_case_ = 0;
+    if (ew_run(c, DML_DTYPE_F32, "f32", x, EW_N, co, go)) {
+      for (int i = 0; i < EW_N; i++) {
+        double want = (float)c->ref((ld)x[i]);
+        if (!ew_agree(co[i], want, c->cpu_rel, fmax(c->cpu_abs, EW_F32_SUB3), 0))
+          ew_report("on the cpu", c, x[i], co[i], want);
+        else if (fabs(want) >= 1.1754943508222875e-38 && isfinite(want) &&
+                 fabs(co[i] - want) > c->cpu_abs)
+          worst_cpu = fmax(worst_cpu, fabs(co[i] - want) / fabs(want));
+        if (!(fabsf(x[i]) <= c->gpu_range) && isfinite(x[i])) continue;
+        int sub = x[i] != 0 && fabsf(x[i]) < 1.17549435e-38f;
+        double alt = sub ? co[x[i] > 0 ? zp : zn] : co[i];
+        if (!ew_agree(go[i], co[i], c->gpu_rel, c->gpu_abs, 1) &&
+            !ew_agree(go[i], alt, c->gpu_rel, c->gpu_abs, 1))
+          ew_report("on vulkan", c, x[i], go[i], co[i]);
+        else if (fabs(co[i]) >= 1.1754943508222875e-38 && isfinite(co[i]) && !sub &&
+                 fabs(go[i] - co[i]) > c->gpu_abs)
+          worst_gpu = fmax(worst_gpu, fabs(go[i] - co[i]) / fabs(co[i]));
+      }
+    }
+    printf("  %s%s: f32 largest relative error cpu %.3g, vulkan %.3g\n", c->op, c->attrs,
+           worst_cpu, worst_gpu);
+    /* f64 on the CPU (the GPU refuses it) */
+    {
+      char text[512];
+      snprintf(text, sizeof text,
+               "func @forward(%%x: f64[%d]) -> (f64[%d]) {\n"
+               "  %%y = %s(%%x)%s : f64[%d]\n  return %%y\n}\n",
+               EW_N, EW_N, c->op, c->attrs, EW_N);
+      if (c->f64_refusal) vk_check_refused(text, c->f64_refusal);
+      size_t n = 0;
+      void *bytes = cg_package(text, "cpu", &n);
+      dml_rt_model_t *m = NULL;
+      dml_rt_session_t *s = NULL;
+      if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+      free(bytes);
+      if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+      if (s) {
+        double *xd = (double *)malloc(sizeof(double) * EW_N);
+        for (int i = 0; i < EW_N; i++) xd[i] = x[i];
+        dml_tensor_t t, y;
+        memset(&t, 0, sizeof t);
+        memset(&y, 0, sizeof y);
+        t.dtype = DML_DTYPE_F64;
+        t.rank = 1;
+        t.dims[0] = EW_N;
+        t.data = xd;
+        CHECK_OK(dml_rt_session_set_input(s, 0, &t));
+        CHECK_OK(dml_rt_session_run(s));
+        CHECK_OK(dml_rt_session_get_output(s, 0, &y));
+        if (y.data && y.dtype == DML_DTYPE_F64)
+          for (int i = 0; i < EW_N; i++) {
+            double got = ((const double *)y.data)[i], want = (double)c->ref((ld)xd[i]);
+            if (!ew_agree(got, want, c->f64_rel, fmax(c->f64_abs, EW_F64_SUB3), 0))
+              ew_report("f64 on the cpu", c, xd[i], got, want);
+          }
+        free(xd);
+      }
+      dml_rt_session_release(s);
+      dml_rt_model_release(m);
+    }
+    /* f16 and bf16 on Vulkan against the CPU: one rounding step */
+    static const struct {
+      dml_dtype_t dt;
+      const char *name;
+      double step;
+    } halves[2] = {{DML_DTYPE_F16, "f16", 9.765625e-4},
+                   {DML_DTYPE_BF16, "bf16", 7.8125e-3}};
+    for (int h = 0; h < 2; h++) {
+      if (!ew_run(c, halves[h].dt, halves[h].name, x, EW_N, co, go)) continue;
+      for (int i = 0; i < EW_N; i++) {
+        if (!(fabsf(x[i]) <= c->gpu_range) && isfinite(x[i])) continue;
+        double tiny = halves[h].dt == DML_DTYPE_F16 ? 6.0e-8 : 0;
+        if (!ew_agree(go[i], co[i], halves[h].step * 1.001, fmax(c->gpu_abs, tiny), 1) &&
+            !(x[i] != 0 && fabs(x[i]) < 1.2e-38))
+          ew_report(halves[h].name, c, x[i], go[i], co[i]);
+      }
+    }
+    /* an empty tensor */
+    double e0, e1;
+    ew_run(c, DML_DTYPE_F32, "f32", x, 0, &e0, &e1);
+  }
+  CHECK(ew_bad_ == 0);
+}
+
 int main(void) {
   dml_rt_device_info_t d[16];
   uint32_t n = 0;
   if (gpu_test_skip(dml_rt_vulkan_devices(d, 16, &n), "no Vulkan device")) return 77;
   RUN(test_pow);
   RUN(test_softplus_sign);
+  RUN(test_ew_every_op_has_a_case);
+  RUN(test_ew_table);
   return dml_test_finish();
 }

@@ -1,0 +1,39 @@
+/*
+ * dml_ew.h — the elementwise formula table (ew_ops.def): which ops it
+ * defines and their attributes. Each layer expands ew_ops.def's formulas
+ * with its own primitives (CPU: runtime/cpu/cpu_ew_table.c; GPU kernel
+ * IR: codegen/kernel_math.c; VJP: passes/autodiff.c).
+ */
+#ifndef DML_EW_H_
+#define DML_EW_H_
+
+#include <stddef.h>
+
+#include "dml_ops.h"
+#include "dml_status.h"
+#include "dml_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Attributes of a table op at most (A0, A1, A2). */
+#define DML_EW_MAX_ATTRS 3
+
+/* 1 when ew_ops.def defines `op` (one float input, one output of its
+ * shape and dtype). */
+int dml_ew_has(dml_op_t op);
+
+/* The values of `op`'s attributes A0.. in `out` (defaults for absent
+ * ones; a string attribute as 0 or 1, its first or second value).
+ * Errors (op: the op's name): INVALID_ARGUMENT for a float that must not
+ * be 0 and is, or a string of another value (naming the attribute and
+ * value); INVALID_ARGUMENT when `op` is not a table op. */
+dml_status_t dml_ew_attrs(dml_op_t op, const dml_attr_t *attrs, size_t n_attrs,
+                          double out[DML_EW_MAX_ATTRS]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DML_EW_H_ */
