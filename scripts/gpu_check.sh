@@ -48,6 +48,8 @@ for f in sorted(glob.glob('/tmp/gpu_check_cuda/*.npy')):
     e = max(np.max(np.abs(a - b) / np.maximum(1, np.abs(b))), np.max(np.abs(a - s) / np.maximum(1, np.abs(s))))
     print(f, 'max scaled error vs cpu and saved:', e); sys.exit(0 if e <= 1e-4 else 1)
 " || status=1
+step "edge cases of issues 15 and 23 on cuda vs the CPU (tests/cuda/edge_cases.py)"
+python3 tests/cuda/edge_cases.py check "$G/edges" --dmlc $D --device cuda || status=1
 step "dmlc check --device cuda (each kernel of the reference packages against the CPU)"
 for p in "$G"/pkgs/ref_*.dmlpkg; do
   $D check "$p" --device cuda --iterations 2 || status=1

@@ -17,5 +17,9 @@ for m in fashion_mlp lenet5 resnet_small; do
   cp "$SHARED/models/$m.onnx" .gpu-cuda/models/
   cp -r "$SHARED/models/${m}_io" .gpu-cuda/models/
 done
+# The edge cases of issues 15 and 23 end to end (tests/cuda/edge_cases.py;
+# needs onnx: the venv scripts/onnx_node_suite.sh makes)
+PY=${PYTHON:-$(bash scripts/onnx_node_suite.sh >/dev/null && echo .cache/onnx-1.23.2/venv/bin/python)}
+"$PY" tests/cuda/edge_cases.py prepare .gpu-cuda/edges --dmlc build/compiler/dmlc
 du -sh .gpu-cuda
 echo "prepared .gpu-cuda/: run scripts/gpu_check.sh on the GPU machine with .gpu-cuda carried"
