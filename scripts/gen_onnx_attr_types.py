@@ -2,7 +2,7 @@
 """Writes frontends/onnx/onnx_attr_types.def: the attribute types of every
 ONNX operator schema (all domains, all versions), from onnx's own schemas.
 
-    /work/venv/bin/python scripts/gen_onnx_attr_types.py > frontends/onnx/onnx_attr_types.def
+    python3 scripts/gen_onnx_attr_types.py > frontends/onnx/onnx_attr_types.def
 
 The importer (onnx_check_attr_types) refuses an attribute whose type is not
 listed for its op (e.g. Gemm alpha given as INT). Lines are sorted by

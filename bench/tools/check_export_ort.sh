@@ -6,7 +6,7 @@
 # and compares the logits (tolerance 1e-5 absolute).
 #   bash bench/tools/check_export_ort.sh [EPOCHS]
 # Needs a build in build/, the Fashion-MNIST IDX files, and Python 3 with
-# onnxruntime 1.31.1 + numpy 2.3.5 ($DMLC_BENCH_VENV, /work/venv or bench/.venv,
+# onnxruntime 1.31.1 + numpy 2.3.5 ($DMLC_BENCH_VENV or bench/.venv,
 # as bench/run_cpu_bench.sh picks or creates it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,10 +14,7 @@ EPOCHS=${1:-1}
 SHARED=${DMLC_SHARED_DIR:-$(pwd)/../shared}
 DATA=${DATA:-/usr/share/datasets/fashion-mnist}
 [ -x build/compiler/dmlc ] || { cmake -S . -B build >/dev/null && cmake --build build -j"$(nproc)" >/dev/null; }
-VENV=${DMLC_BENCH_VENV:-}
-if [ -z "$VENV" ]; then
-  if /work/venv/bin/python -c 'import onnxruntime' 2>/dev/null; then VENV=/work/venv; else VENV=bench/.venv; fi
-fi
+VENV=${DMLC_BENCH_VENV:-bench/.venv}
 if ! "$VENV/bin/python" -c 'import onnxruntime' 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet onnxruntime==1.31.1 numpy==2.3.5

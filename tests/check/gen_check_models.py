@@ -1,6 +1,6 @@
 """Writes the small ONNX models of tests/check (dmlc check's op packages).
 
-    /work/venv/bin/python tests/check/gen_check_models.py tests/check
+    python3 tests/check/gen_check_models.py tests/check
 
 Each model exercises a family of GPU kernels on a symbolic batch:
   elementwise.onnx  Pow with negative bases, Exp, Tanh, Sigmoid, Erf, Sqrt,

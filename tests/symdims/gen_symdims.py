@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates the symbolic-dims fixtures of tests/symdims (checked in; run
-from anywhere with /work/venv's onnx 1.23 / onnxruntime 1.31 / numpy):
+from anywhere with a Python of onnx 1.23.2, onnxruntime 1.31.1 and numpy 2.3.5):
 
   fcn_pool.onnx     x f32[N,3,H,W] -> Conv(3x3, stride 2, pad 1) -> Relu ->
                     MaxPool(2x2, stride 2) -> Conv(3x3, pad 0, dilation 2) ->

@@ -15,7 +15,7 @@ elements on lavapipe before the fix (docs/kernels.md, "Scheduling").
 
 Needs onnx, onnxruntime and numpy (not needed by CI: the outputs are
 committed):
-    /work/venv/bin/python tests/vulkan/graphs/gen_dense_block.py
+    python3 tests/vulkan/graphs/gen_dense_block.py
 writes tests/vulkan/graphs/dense_block.onnx and
 dense_block_io/{input,output}_{0,1}.npy (batch 1 and 3).
 """
