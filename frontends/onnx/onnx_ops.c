@@ -465,15 +465,84 @@ static dml_status_t onnx_imp_castlike(onnx_ctx_t *ctx, const Onnx__NodeProto *np
                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
                                       uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
+  /* CastLike-19's saturate: float8 targets only (see drop_saturate). */
+  static const char *const skip[] = {"saturate", NULL};
   if (in[1] && in[1]->kind != DML_IR_VALUE_RESULT) {
     for (int32_t code = 1; code <= 16; code++) {
       if (onnx_dtype(code) != in[1]->type.dtype) continue;
       dml_ir_node_t *node = NULL;
-      DML_RETURN_IF_ERROR(emit_node(ctx, np, DML_OP_CAST, in, 1, NULL, &node));
+      DML_RETURN_IF_ERROR(emit_node(ctx, np, DML_OP_CAST, in, 1, skip, &node));
       return dml_ir_node_set_attr_int(node, "to", code);
     }
   }
-  return emit_node(ctx, np, e->op, in, n_in, NULL, NULL);
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* Cast-19's `saturate` (ONNX Cast-19..23) only decides float8 targets,
+ * which onnx_op_check refuses (no float8 dtype): dropped. */
+static dml_status_t onnx_imp_drop_saturate(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                           const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                           uint32_t n_in) {
+  static const char *const skip[] = {"saturate", NULL};
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* Pad-18..23: as Pad-11 plus an optional input 3, `axes` (the dims that
+ * `pads` covers). Without axes (PyTorch's exports) it is Pad-11's form;
+ * axes is refused. */
+static dml_status_t onnx_imp_pad18(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                   const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                   uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 4, ctx->opset));
+  if (n_in == 4 && in[3]) {
+    char label[300];
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "%s: Pad-%lld's input 'axes' is not supported",
+                        onnx_node_label(np, label, sizeof(label)), (long long)ctx->opset),
+        "give 'pads' for every dim of the data (2 * rank values) and leave 'axes' out");
+  }
+  return emit_node(ctx, np, e->op, in, n_in < 3 ? n_in : 3, NULL, NULL);
+}
+
+/* QuantizeLinear/DequantizeLinear-19..23. `saturate` (19) only decides
+ * float8 outputs (no float8 dtype here): dropped. `block_size` (21) and
+ * `precision` (23) other than 0 are refused by onnx_op_check. `output_dtype`
+ * (21 for QuantizeLinear, 23 for DequantizeLinear) only restates the
+ * output's dtype here: QuantizeLinear's must be that of y_zero_point (uint8
+ * without it), DequantizeLinear's that of x_scale; where the importer
+ * cannot see that dtype (a computed operand) it is refused. */
+static dml_status_t onnx_imp_qdq19(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                   const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                   uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 3, ctx->opset));
+  int64_t od = attr_int(np, "output_dtype", 0);
+  if (od != 0) {
+    int quant = e->op == DML_OP_QUANTIZE_LINEAR;
+    const dml_ir_value_t *ref = quant ? (n_in == 3 ? in[2] : NULL) : in[1];
+    dml_dtype_t want =
+        od >= INT32_MIN && od <= INT32_MAX ? onnx_dtype((int32_t)od) : DML_DTYPE_INVALID;
+    int ok;
+    if (quant && !ref)
+      ok = want == DML_DTYPE_U8;
+    else
+      ok = ref && ref->kind != DML_IR_VALUE_RESULT && want != DML_DTYPE_INVALID &&
+           ref->type.dtype == want;
+    if (!ok) {
+      char label[300];
+      return dml_status_detail(
+          dml_status_make(
+              DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+              "%s: %s-%lld output_dtype=%s is not supported",
+              onnx_node_label(np, label, sizeof(label)), e->name, (long long)ctx->opset,
+              od >= INT32_MIN && od <= INT32_MAX ? onnx_dtype_name((int32_t)od) : "?"),
+          quant ? "only the dtype of y_zero_point (an initializer), or uint8 without it"
+                : "only the dtype of x_scale (an initializer)");
+    }
+  }
+  static const char *const skip[] = {"saturate", "output_dtype", "block_size",
+                                     "precision", NULL};
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
 
 /* TopK-1 `k` attribute (opset < 10) -> i64 [1] input 1. */
@@ -882,6 +951,18 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
         onnx_dtype((int32_t)to) == DML_DTYPE_INVALID) {
       snprintf(why, cap, "to=%s",
                to >= INT32_MIN && to <= INT32_MAX ? onnx_dtype_name((int32_t)to) : "?");
+      return 1;
+    }
+  }
+  if (e->op == DML_OP_QUANTIZE_LINEAR || e->op == DML_OP_DEQUANTIZE_LINEAR) {
+    int64_t bs = attr_int(np, "block_size", 0), pr = attr_int(np, "precision", 0);
+    if (bs != 0) {
+      snprintf(why, cap, "block_size=%lld (blocked quantization)", (long long)bs);
+      return 1;
+    }
+    if (pr != 0) {
+      snprintf(why, cap, "precision=%s",
+               pr >= INT32_MIN && pr <= INT32_MAX ? onnx_dtype_name((int32_t)pr) : "?");
       return 1;
     }
   }
