@@ -1559,6 +1559,30 @@ static dml_status_t infer_lp_normalization(ictx_t *c) {
   return DML_OK;
 }
 
+/* GroupNormalization (ONNX opset 21): X [N, C, ...] with num_groups
+ * dividing a static C, scale and bias [C]; Y has X's type. */
+static dml_status_t infer_group_normalization(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  const dml_type_t *x = in_t(c, 0);
+  int64_t g = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "num_groups", 0, &g));
+  dml_dim_t ch = x->dims[1];
+  if (g <= 0 || ch.sym >= 0 || ch.value % g)
+    return fail(c, INVALID, "num_groups %lld must divide the static channel count",
+                (long long)g);
+  for (uint32_t i = 1; i < 3; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (t->rank != 1 || !dim_eq(t->dims[0], ch))
+      return fail(c, INVALID, "input %u must be [C] = [%lld] (opset 21: per channel)", i,
+                  (long long)ch.value);
+  }
+  set_out(c, 0, x);
+  return DML_OK;
+}
+
 static dml_status_t infer_softmax(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
   const dml_type_t *x = in_t(c, 0);
@@ -3950,6 +3974,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_BITWISE_XOR:
     case DML_OP_BITWISE_NOT: return infer_bitwise(c);
     case DML_OP_LP_NORMALIZATION: return infer_lp_normalization(c);
+    case DML_OP_GROUP_NORMALIZATION: return infer_group_normalization(c);
     case DML_OP_INSTANCE_NORMALIZATION: return infer_instnorm(c);
     case DML_OP_SOFTMAX:
     case DML_OP_LOG_SOFTMAX: return infer_softmax(c);

@@ -853,6 +853,10 @@ def gen_opset18_23():
     save(model(nodes, [vi("x", f, [2, 3])],
                [vi("r", f, [2]), vi("s0", f, [2, 2]), vi("s1", f, [2, 1])], [axes],
                opset=18, check=False), "reduce_split18.onnx")
+    # LpPool without kernel_shape (required).
+    nodes = [helper.make_node("LpPool", ["x"], ["y"], name="lp", p=2)]
+    save(model(nodes, [vi("x", f, [1, 1, 4, 4])], [vi("y", f, [1, 1, 3, 3])], opset=18,
+               check=False), "lppool_nokernel.onnx")
 
 
 def main():

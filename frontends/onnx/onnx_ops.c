@@ -545,6 +545,72 @@ static dml_status_t onnx_imp_qdq19(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
 
+/* LpPool-11..23 (ONNX "LpPool": y = (sum over the window of |x|^p)^(1/p),
+ * pads contributing 0) as existing IR ops (the GPU targets do not emit them
+ * all yet: lavapipe refuses these tests):
+ *   a = Pow(Abs(x), p); m = AveragePool(a, count_include_pad=1, the
+ *   window attributes); y = Pow(Mul(m, CastLike(k, x)), 1/p)
+ * with k the window's size (the product of kernel_shape): the window mean
+ * counting pads times the window size is the window sum. */
+static dml_status_t onnx_imp_lppool(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                    const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                    uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  const Onnx__AttributeProto *ks =
+      attr_of(np, "kernel_shape", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  char label[300];
+  if (!ks || !ks->n_ints)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: LpPool needs the 'kernel_shape' attribute",
+                           onnx_node_label(np, label, sizeof(label)));
+  double k = 1.0;
+  for (size_t i = 0; i < ks->n_ints; i++) k *= (double)ks->ints[i];
+  double p = (double)attr_int(np, "p", 2), inv_p = 1.0 / p;
+  if (!(p >= 1.0))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s: p must be >= 1",
+                           onnx_node_label(np, label, sizeof(label)));
+  const char *out = first_output(np), *nn = is_empty(np->name) ? out : np->name;
+  char nbuf[512], vbuf[512];
+  dml_ir_value_t *cp = NULL, *cinv = NULL, *ck = NULL;
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/p"),
+                                       DML_DTYPE_F32, &p, 1, 1, &cp));
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/inv_p"),
+                                       DML_DTYPE_F32, &inv_p, 1, 1, &cinv));
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/window_size"),
+                                       DML_DTYPE_F32, &k, 1, 1, &ck));
+  dml_ir_node_t *abs = NULL, *pw = NULL, *avg = NULL, *kl = NULL, *mul = NULL,
+                *root = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_ABS, join(nbuf, sizeof(nbuf), nn, "/abs"), 1,
+                                &in[0], 1, &abs));
+  dml_ir_value_t *ops[2] = {abs->outputs[0], cp};
+  DML_RETURN_IF_ERROR(
+      onnx_emit(ctx, DML_OP_POW, join(nbuf, sizeof(nbuf), nn, "/pow"), 2, ops, 1, &pw));
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_AVERAGE_POOL,
+                                join(nbuf, sizeof(nbuf), nn, "/window_mean"), 1,
+                                &pw->outputs[0], 1, &avg));
+  static const char *const skip[] = {"p", NULL};
+  DML_RETURN_IF_ERROR(onnx_copy_attrs(ctx, avg, np, skip));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(avg, "count_include_pad", 1));
+  ops[0] = ck, ops[1] = in[0];
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_CAST_LIKE,
+                                join(nbuf, sizeof(nbuf), nn, "/window_size_like"), 2, ops,
+                                1, &kl));
+  ops[0] = avg->outputs[0], ops[1] = kl->outputs[0];
+  DML_RETURN_IF_ERROR(onnx_emit(
+      ctx, DML_OP_MUL, join(nbuf, sizeof(nbuf), nn, "/window_sum"), 2, ops, 1, &mul));
+  ops[0] = mul->outputs[0], ops[1] = cinv;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_POW, np->name, 2, ops, 1, &root));
+  static const char *const suffix[5] = {"/abs", "/pow", "/window_mean",
+                                        "/window_size_like", "/window_sum"};
+  dml_ir_node_t *mid[5] = {abs, pw, avg, kl, mul};
+  for (int i = 0; i < 5; i++) {
+    mid[i]->outputs[0]->name =
+        onnx_unique_name(ctx, join(vbuf, sizeof(vbuf), out, suffix[i]));
+    if (!mid[i]->outputs[0]->name) return oom();
+  }
+  return onnx_bind_outputs(ctx, np, root);
+}
+
 /* TopK-1 `k` attribute (opset < 10) -> i64 [1] input 1. */
 static dml_status_t onnx_imp_topk_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                        const onnx_op_entry_t *e, dml_ir_value_t **in,

@@ -300,6 +300,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(BITWISE_XOR, Bitwise),
     K(BITWISE_NOT, Bitwise),
     K(LP_NORMALIZATION, LpNormalization),
+    K(GROUP_NORMALIZATION, GroupNormalization),
     K(INSTANCE_NORMALIZATION, InstanceNormalization),
     K(SOFTMAX, Softmax),
     K(LOG_SOFTMAX, Softmax),

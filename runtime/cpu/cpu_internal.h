@@ -208,6 +208,7 @@ DML_CPU_DECL_S(Attention)
 DML_CPU_DECL(RotaryEmbedding)
 DML_CPU_DECL(Bitwise)
 DML_CPU_DECL(LpNormalization)
+DML_CPU_DECL(GroupNormalization)
 DML_CPU_DECL(InstanceNormalization)
 DML_CPU_DECL(Softmax)
 /* reductions */

@@ -373,3 +373,51 @@ dml_status_t dml_cpuk_LpNormalization(const dml_cpu_call_t *c) {
     }
   return DML_OK;
 }
+
+/* ======================================================================
+ * GroupNormalization (ONNX opset 21, "GroupNormalization"): X [N, C, ...]
+ * split into num_groups groups of C / num_groups channels; each (n, group)
+ * is normalized over its channels and spatial dims, y = (x - mean) /
+ * sqrt(var + epsilon) * scale[c] + bias[c] (scale, bias [C]). Statistics in
+ * double (stash_type f32 or wider).
+ * ====================================================================== */
+dml_status_t dml_cpuk_GroupNormalization(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *sc = &c->inputs[1], *bi = &c->inputs[2];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt || !dml_dtype_is_float(sc->dtype) || !dml_dtype_is_float(bi->dtype))
+    return dml_cpu_err_dtype(c, "scale/bias/Y", y->dtype != dt ? y->dtype : sc->dtype);
+  if (x->rank < 2 || !same_shape(x, y))
+    return dml_cpu_err_shapes(c, "X must be [N, C, ...]");
+  int64_t N = x->dims[0], C = x->dims[1], G = dml_cpu_get_int(c, "num_groups", 0);
+  if (G <= 0 || C % G)
+    return dml_cpu_err_shapes(c, "num_groups must divide the channel count");
+  if (dml_cpu_numel(sc) != C || dml_cpu_numel(bi) != C)
+    return dml_cpu_err_shapes(c, "scale and bias must have one value per channel");
+  int64_t S = 1;
+  for (int32_t i = 2; i < x->rank; i++) S *= x->dims[i];
+  int64_t cg = C / G, len = cg * S;
+  double eps = dml_cpu_get_float(c, "epsilon", 1e-5);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t g = 0; g < G; g++) {
+      int64_t base = (n * C + g * cg) * S;
+      double mean = 0.0, var = 0.0;
+      for (int64_t i = 0; i < len; i++) mean += dml_cpu_ld(dt, x->data, base + i);
+      mean = len ? mean / (double)len : 0.0;
+      for (int64_t i = 0; i < len; i++) {
+        double d = dml_cpu_ld(dt, x->data, base + i) - mean;
+        var += d * d;
+      }
+      var = len ? var / (double)len : 0.0;
+      double inv = 1.0 / sqrt(var + eps);
+      for (int64_t i = 0; i < len; i++) {
+        int64_t ch = g * cg + i / S;
+        double v = (dml_cpu_ld(dt, x->data, base + i) - mean) * inv *
+                       dml_cpu_ld(sc->dtype, sc->data, ch) +
+                   dml_cpu_ld(bi->dtype, bi->data, ch);
+        dml_cpu_st(dt, y->data, base + i, v);
+      }
+    }
+  return DML_OK;
+}

@@ -718,6 +718,8 @@ static void test_opset_errors(void) {
       import_fixture("dequantize23_dtype.onnx", &m), DML_STATUS_UNIMPLEMENTED,
       "node 'dq' (DequantizeLinear): DequantizeLinear-23 output_dtype=FLOAT16 is not "
       "supported");
+  CHECK_ERROR(import_fixture("lppool_nokernel.onnx", &m), DML_STATUS_INVALID_ARGUMENT,
+              "node 'lp' (LpPool): LpPool needs the 'kernel_shape' attribute");
   CHECK(m == NULL);
   /* Opset 18's reductions take axes as input 1; Split-18 num_outputs. */
   CHECK_OK(import_fixture("reduce_split18.onnx", &m));

@@ -183,11 +183,38 @@ static void test_lp_normalization(void) {
               DML_STATUS_INVALID_ARGUMENT, "p must be 1 or 2, got 3");
 }
 
+static void test_group_normalization(void) {
+  /* X [1, 4, 2], 2 groups of 2 channels; scale/bias per channel. */
+  float x[8] = {1, 2, 3, 4, -1, 0, 0, 5}, s[4] = {1, 2, 1, -1}, b[4] = {0, 1, 0, 0.5f},
+        y[8];
+  dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 3, D(1), D(4), D(2)),
+                        tens(DML_DTYPE_F32, s, 1, D(4)), tens(DML_DTYPE_F32, b, 1, D(4))};
+  dml_tensor_t out = tens(DML_DTYPE_F32, y, 3, D(1), D(4), D(2));
+  dml_attr_t a[2] = {attr_i("num_groups", 2), attr_f("epsilon", 1e-5)};
+  CHECK_OK(run_op(DML_OP_GROUP_NORMALIZATION, in, 3, &out, 1, a, 2));
+  for (int g = 0; g < 2; g++) {
+    double m = 0, v = 0;
+    for (int i = 0; i < 4; i++) m += x[g * 4 + i];
+    m /= 4;
+    for (int i = 0; i < 4; i++) v += (x[g * 4 + i] - m) * (x[g * 4 + i] - m);
+    double inv = 1 / sqrt(v / 4 + 1e-5);
+    for (int i = 0; i < 4; i++) {
+      int ch = g * 2 + i / 2;
+      double want = (x[g * 4 + i] - m) * inv * s[ch] + b[ch];
+      CHECK_NEAR(y[g * 4 + i], want, 1e-6 * (1 + fabs(want)));
+    }
+  }
+  a[0] = attr_i("num_groups", 3);
+  CHECK_ERROR(run_op(DML_OP_GROUP_NORMALIZATION, in, 3, &out, 1, a, 2),
+              DML_STATUS_INVALID_ARGUMENT, "num_groups must divide the channel count");
+}
+
 int main(void) {
   RUN(test_rms_normalization);
   RUN(test_attention);
   RUN(test_rotary_embedding);
   RUN(test_bitwise);
   RUN(test_lp_normalization);
+  RUN(test_group_normalization);
   return dml_test_finish();
 }

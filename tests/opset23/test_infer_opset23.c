@@ -65,6 +65,16 @@ static void test_shapes(void) {
   CHECK_OK(dml_ir_node_set_attr_int(n, "p", 3));
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
               "p must be 1 or 2, got 3");
+  /* GroupNormalization: per-channel scale/bias; num_groups divides C. */
+  dml_ir_value_t *gx = targ(&t, "gx", "f32[batch,6,5]"), *gs = targ(&t, "gs", "f32[6]");
+  dml_ir_value_t *insg[3] = {gx, gs, gs};
+  n = tnode(&t, DML_OP_GROUP_NORMALIZATION, "gn", 3, insg, 1);
+  CHECK_OK(dml_ir_node_set_attr_int(n, "num_groups", 3));
+  INFER_OK(&t, n);
+  CHECK_TYPE(&t, n->outputs[0], "f32[batch,6,5]");
+  CHECK_OK(dml_ir_node_set_attr_int(n, "num_groups", 4));
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
+              "num_groups 4 must divide the static channel count");
   tm_free(&t);
 }
 
