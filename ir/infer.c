@@ -1587,6 +1587,136 @@ static dml_status_t infer_layernorm(ictx_t *c) {
   return DML_OK;
 }
 
+/* Attention (ONNX opset 23; runtime/cpu/cpu_attention.c): Y is
+ * [B, Hq, Sq, Dv] (4-D) or [B, Sq, Hq * Dv] (3-D, Dv = V's last dim /
+ * kv_num_heads); present_key/present_value [B, Hkv, P + Skv, D or Dv];
+ * qk_matmul_output [B, Hq, Sq, P + Skv]. */
+static dml_status_t infer_attention(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 4));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 5));
+  const dml_type_t *q = in_t(c, 0), *k = in_t(c, 1), *v = in_t(c, 2), *pk = in_t(c, 4),
+                   *pv = in_t(c, 5);
+  if (q->rank != k->rank || q->rank != v->rank || (q->rank != 3 && q->rank != 4))
+    return fail(c, INVALID, "Q, K and V must all be 3-D or all 4-D");
+  if ((pk == NULL) != (pv == NULL))
+    return fail(c, INVALID, "past_key and past_value go together");
+  if ((pk && pk->rank != 4) || (pv && pv->rank != 4))
+    return fail(c, INVALID, "past_key and past_value must be 4-D");
+  int64_t qh = 0, kvh = 0, mode = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "q_num_heads", 0, &qh));
+  DML_RETURN_IF_ERROR(attr_int(c, "kv_num_heads", 0, &kvh));
+  DML_RETURN_IF_ERROR(attr_int(c, "qk_matmul_output_mode", 0, &mode));
+  if (mode < 0 || mode > 3)
+    return fail(c, INVALID, "qk_matmul_output_mode %lld is not 0..3", (long long)mode);
+  dml_dim_t B = q->dims[0], Hq, Sq, Hkv, Skv, Dk, Dv;
+  if (q->rank == 4) {
+    Hq = q->dims[1], Sq = q->dims[2], Hkv = k->dims[1], Skv = k->dims[2];
+    Dk = k->dims[3], Dv = v->dims[3];
+  } else {
+    if (qh <= 0 || kvh <= 0)
+      return fail(c, INVALID, "3-D Q/K/V need q_num_heads and kv_num_heads");
+    if (k->dims[2].sym >= 0 || v->dims[2].sym >= 0 || k->dims[2].value % kvh ||
+        v->dims[2].value % kvh)
+      return fail(c, INVALID, "kv_num_heads %lld must divide K's and V's static last dim",
+                  (long long)kvh);
+    Hq = D(qh), Sq = q->dims[1], Hkv = D(kvh), Skv = k->dims[1];
+    Dk = D(k->dims[2].value / kvh), Dv = D(v->dims[2].value / kvh);
+  }
+  dml_dim_t T = Skv;
+  if (pk && !dim_add(pk->dims[2], Skv, &T))
+    return fail(c, UNIMPL, "past length + new length is not a value*symbol dim");
+  dml_type_t y = mk(q->dtype, q->rank);
+  if (q->rank == 4) {
+    y.dims[0] = B, y.dims[1] = Hq, y.dims[2] = Sq, y.dims[3] = Dv;
+  } else {
+    y.dims[0] = B, y.dims[1] = Sq;
+    if (!dim_mul(Hq, Dv, &y.dims[2]))
+      return fail(c, UNIMPL, "q_num_heads * Dv overflows");
+  }
+  set_out(c, 0, &y);
+  dml_type_t pres = mk(q->dtype, 4);
+  pres.dims[0] = B, pres.dims[1] = Hkv, pres.dims[2] = T, pres.dims[3] = Dk;
+  set_out(c, 1, &pres);
+  pres.dims[3] = Dv;
+  set_out(c, 2, &pres);
+  dml_type_t qk = mk(q->dtype, 4);
+  qk.dims[0] = B, qk.dims[1] = Hq, qk.dims[2] = Sq, qk.dims[3] = T;
+  set_out(c, 3, &qk);
+  return DML_OK;
+}
+
+/* RotaryEmbedding (ONNX opset 23): Y has X's type; position_ids i64. */
+static dml_status_t infer_rotary_embedding(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 4));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  if (in_t(c, 3)) DML_RETURN_IF_ERROR(need_dtype(c, 3, DT_INDEX));
+  set_out(c, 0, in_t(c, 0));
+  return DML_OK;
+}
+
+/* BitwiseAnd/Or/Xor (broadcast) and BitwiseNot (ONNX opset 18): integer
+ * operands of one dtype, the result of that dtype. */
+static dml_status_t infer_bitwise(ictx_t *c) {
+  const dml_type_t *a = in_t(c, 0), *b = in_t(c, 1);
+  if (!dml_dtype_is_int(a->dtype))
+    return fail(c, INVALID, "input 0 must have an integer dtype, got %s",
+                dml_dtype_name(a->dtype));
+  if (!b) {
+    set_out(c, 0, a);
+    return DML_OK;
+  }
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  dml_type_t o;
+  DML_RETURN_IF_ERROR(bcast(c, a, b, &o));
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* LpNormalization: Y has X's type; axis within X's rank, p 1 or 2. */
+static dml_status_t infer_lp_normalization(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  const dml_type_t *x = in_t(c, 0);
+  int64_t axis = 0, p = 0;
+  int32_t ax = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", -1, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  DML_RETURN_IF_ERROR(attr_int(c, "p", 2, &p));
+  if (p != 1 && p != 2)
+    return fail(c, INVALID, "p must be 1 or 2, got %lld", (long long)p);
+  set_out(c, 0, x);
+  return DML_OK;
+}
+
+/* GroupNormalization (ONNX opset 21): X [N, C, ...] with num_groups
+ * dividing a static C, scale and bias [C]; Y has X's type. */
+static dml_status_t infer_group_normalization(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
+  const dml_type_t *x = in_t(c, 0);
+  int64_t g = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "num_groups", 0, &g));
+  dml_dim_t ch = x->dims[1];
+  if (g <= 0 || ch.sym >= 0 || ch.value % g)
+    return fail(c, INVALID, "num_groups %lld must divide the static channel count",
+                (long long)g);
+  for (uint32_t i = 1; i < 3; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (t->rank != 1 || !dim_eq(t->dims[0], ch))
+      return fail(c, INVALID, "input %u must be [C] = [%lld] (opset 21: per channel)", i,
+                  (long long)ch.value);
+  }
+  set_out(c, 0, x);
+  return DML_OK;
+}
+
 static dml_status_t infer_softmax(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
   const dml_type_t *x = in_t(c, 0);
@@ -4019,6 +4149,15 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_GLOBAL_MAX_POOL: return infer_global_pool(c);
     case DML_OP_BATCH_NORMALIZATION: return infer_batchnorm(c);
     case DML_OP_LAYER_NORMALIZATION: return infer_layernorm(c);
+    case DML_OP_RMS_NORMALIZATION: return infer_layernorm(c);
+    case DML_OP_ATTENTION: return infer_attention(c);
+    case DML_OP_ROTARY_EMBEDDING: return infer_rotary_embedding(c);
+    case DML_OP_BITWISE_AND:
+    case DML_OP_BITWISE_OR:
+    case DML_OP_BITWISE_XOR:
+    case DML_OP_BITWISE_NOT: return infer_bitwise(c);
+    case DML_OP_LP_NORMALIZATION: return infer_lp_normalization(c);
+    case DML_OP_GROUP_NORMALIZATION: return infer_group_normalization(c);
     case DML_OP_INSTANCE_NORMALIZATION: return infer_instnorm(c);
     case DML_OP_SOFTMAX:
     case DML_OP_LOG_SOFTMAX: return infer_softmax(c);

@@ -372,6 +372,8 @@ def gen_bad_graphs():
     save(m, "opset18.onnx")
     m.opset_import[0].version = 6
     save(m, "opset6.onnx")
+    m.opset_import[0].version = 24
+    save(m, "opset24.onnx")
 
     # Nodes in reverse order: the importer sorts them.
     nodes = [
@@ -838,6 +840,37 @@ def gen_empty_init():
     save(model(nodes, [vi("x", TensorProto.FLOAT, [1, 1, 2, 2])],
                [vi("y", TensorProto.FLOAT, [1, 1, 4, 4])], [roi, scales, w]),
          "empty_initializer.onnx")
+def gen_opset18_23():
+    """Forms of opsets 18..23 the importer refuses (Debian's checker predates
+    them: not checked)."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    pads = numpy_helper.from_array(np.array([1, 1], np.int64), "pads")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    nodes = [helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], name="pad")]
+    save(model(nodes, [vi("x", f, [2, 3])], [vi("y", f, [2, 5])], [pads, axes], opset=18,
+               check=False), "pad18_axes.onnx")
+    scale = numpy_helper.from_array(np.ones([3, 2], np.float32), "scale")
+    nodes = [helper.make_node("QuantizeLinear", ["x", "scale"], ["y"], name="q",
+                              block_size=2)]
+    save(model(nodes, [vi("x", f, [3, 4])], [vi("y", TensorProto.UINT8, [3, 4])], [scale],
+               opset=21, check=False), "quantize21_block.onnx")
+    scale = numpy_helper.from_array(np.array(0.5, np.float32), "scale")
+    nodes = [helper.make_node("DequantizeLinear", ["x", "scale"], ["y"], name="dq",
+                              output_dtype=TensorProto.FLOAT16)]
+    save(model(nodes, [vi("x", TensorProto.UINT8, [4])], [vi("y", TensorProto.FLOAT16, [4])],
+               [scale], opset=23, check=False), "dequantize23_dtype.onnx")
+    # Opset 18's reductions take axes as input 1; Split-18's num_outputs.
+    nodes = [helper.make_node("ReduceMax", ["x", "axes"], ["r"], name="rmax", keepdims=0),
+             helper.make_node("Split", ["x"], ["s0", "s1"], name="split", axis=1,
+                              num_outputs=2)]
+    save(model(nodes, [vi("x", f, [2, 3])],
+               [vi("r", f, [2]), vi("s0", f, [2, 2]), vi("s1", f, [2, 1])], [axes],
+               opset=18, check=False), "reduce_split18.onnx")
+    # LpPool without kernel_shape (required).
+    nodes = [helper.make_node("LpPool", ["x"], ["y"], name="lp", p=2)]
+    save(model(nodes, [vi("x", f, [1, 1, 4, 4])], [vi("y", f, [1, 1, 3, 3])], opset=18,
+               check=False), "lppool_nokernel.onnx")
+
 
 def main():
     os.makedirs(OUT, exist_ok=True)
@@ -862,6 +895,7 @@ def main():
     gen_gradient()
     gen_gpu_missing()
     gen_empty_init()
+    gen_opset18_23()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

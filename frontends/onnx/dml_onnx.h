@@ -18,8 +18,10 @@
  * DML_IR_GLOBAL_STATE; other dtypes have no flag. Constant nodes become
  * globals (no flag) named after their output, with no node.
  *
- * Opsets 1..17 of the default domain ("" or "ai.onnx") are accepted (before
- * opset 7, the ops whose forms match a later one: onnx_ops.def); older
+ * Opsets 1..23 of the default domain ("" or "ai.onnx") are accepted (before
+ * opset 7, the ops whose forms match a later one: onnx_ops.def; in 18..23,
+ * each op whose new form dmlc has, the others refused naming op and opset,
+ * e.g. Pad-18's axes, blocked Q/DQ, DFT-20); older
  * forms are normalized into the IR's conventions (those of ONNX opset 13+,
  * reductions with axes as input 1 as in opset 18):
  *   - Squeeze/Unsqueeze `axes` (< 13), ReduceSum `axes` (< 13),
@@ -110,7 +112,7 @@
  * Errors (op "onnx.import"):
  *   - DATA_LOSS: bytes that are not an ONNX model (malformed or truncated
  *     protobuf, nesting too deep);
- *   - UNIMPLEMENTED: opset outside 1..17, string/complex tensors, sparse
+ *   - UNIMPLEMENTED: opset outside 1..23, string/complex tensors, sparse
  *     constants, and unsupported ops or attributes: ONE error whose reason
  *     lists every unsupported op type of the model ("model uses 2 unsupported
  *     ops (opset 13): Foo, NonMaxSuppression") with a detail line per

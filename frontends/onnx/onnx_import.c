@@ -742,7 +742,7 @@ static dml_status_t model_opset(const Onnx__ModelProto *mp, int64_t *out_opset) 
             "are %d..%d",
             (long long)opset, ONNX_OPSET_MIN, ONNX_OPSET_MAX),
         "re-export the model with an opset in %d..%d (e.g. torch.onnx.export(..., "
-        "opset_version=17) or onnx.version_converter)",
+        "opset_version=23) or onnx.version_converter)",
         ONNX_OPSET_MIN, ONNX_OPSET_MAX);
   *out_opset = opset;
   return DML_OK;

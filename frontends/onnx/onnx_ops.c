@@ -465,15 +465,150 @@ static dml_status_t onnx_imp_castlike(onnx_ctx_t *ctx, const Onnx__NodeProto *np
                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
                                       uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
+  /* CastLike-19's saturate: float8 targets only (see drop_saturate). */
+  static const char *const skip[] = {"saturate", NULL};
   if (in[1] && in[1]->kind != DML_IR_VALUE_RESULT) {
     for (int32_t code = 1; code <= 16; code++) {
       if (onnx_dtype(code) != in[1]->type.dtype) continue;
       dml_ir_node_t *node = NULL;
-      DML_RETURN_IF_ERROR(emit_node(ctx, np, DML_OP_CAST, in, 1, NULL, &node));
+      DML_RETURN_IF_ERROR(emit_node(ctx, np, DML_OP_CAST, in, 1, skip, &node));
       return dml_ir_node_set_attr_int(node, "to", code);
     }
   }
-  return emit_node(ctx, np, e->op, in, n_in, NULL, NULL);
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* Cast-19's `saturate` (ONNX Cast-19..23) only decides float8 targets,
+ * which onnx_op_check refuses (no float8 dtype): dropped. */
+static dml_status_t onnx_imp_drop_saturate(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                           const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                           uint32_t n_in) {
+  static const char *const skip[] = {"saturate", NULL};
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* Pad-18..23: as Pad-11 plus an optional input 3, `axes` (the dims that
+ * `pads` covers). Without axes (PyTorch's exports) it is Pad-11's form;
+ * axes is refused. */
+static dml_status_t onnx_imp_pad18(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                   const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                   uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 4, ctx->opset));
+  if (n_in == 4 && in[3]) {
+    char label[300];
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "%s: Pad-%lld's input 'axes' is not supported",
+                        onnx_node_label(np, label, sizeof(label)), (long long)ctx->opset),
+        "give 'pads' for every dim of the data (2 * rank values) and leave 'axes' out");
+  }
+  return emit_node(ctx, np, e->op, in, n_in < 3 ? n_in : 3, NULL, NULL);
+}
+
+/* QuantizeLinear/DequantizeLinear-19..23. `saturate` (19) only decides
+ * float8 outputs (no float8 dtype here): dropped. `block_size` (21) and
+ * `precision` (23) other than 0 are refused by onnx_op_check. `output_dtype`
+ * (21 for QuantizeLinear, 23 for DequantizeLinear) only restates the
+ * output's dtype here: QuantizeLinear's must be that of y_zero_point (uint8
+ * without it), DequantizeLinear's that of x_scale; where the importer
+ * cannot see that dtype (a computed operand) it is refused. */
+static dml_status_t onnx_imp_qdq19(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                   const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                   uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 3, ctx->opset));
+  int64_t od = attr_int(np, "output_dtype", 0);
+  if (od != 0) {
+    int quant = e->op == DML_OP_QUANTIZE_LINEAR;
+    const dml_ir_value_t *ref = quant ? (n_in == 3 ? in[2] : NULL) : in[1];
+    dml_dtype_t want =
+        od >= INT32_MIN && od <= INT32_MAX ? onnx_dtype((int32_t)od) : DML_DTYPE_INVALID;
+    int ok;
+    if (quant && !ref)
+      ok = want == DML_DTYPE_U8;
+    else
+      ok = ref && ref->kind != DML_IR_VALUE_RESULT && want != DML_DTYPE_INVALID &&
+           ref->type.dtype == want;
+    if (!ok) {
+      char label[300];
+      return dml_status_detail(
+          dml_status_make(
+              DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+              "%s: %s-%lld output_dtype=%s is not supported",
+              onnx_node_label(np, label, sizeof(label)), e->name, (long long)ctx->opset,
+              od >= INT32_MIN && od <= INT32_MAX ? onnx_dtype_name((int32_t)od) : "?"),
+          quant ? "only the dtype of y_zero_point (an initializer), or uint8 without it"
+                : "only the dtype of x_scale (an initializer)");
+    }
+  }
+  static const char *const skip[] = {"saturate", "output_dtype", "block_size",
+                                     "precision", NULL};
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* LpPool-11..23 (ONNX "LpPool": y = (sum over the window of |x|^p)^(1/p),
+ * pads contributing 0) as existing IR ops (the GPU targets do not emit them
+ * all yet: lavapipe refuses these tests):
+ *   a = Pow(Abs(x), p); m = AveragePool(a, count_include_pad=1, the
+ *   window attributes); y = Pow(Mul(m, CastLike(k, x)), 1/p)
+ * with k the window's size (the product of kernel_shape): the window mean
+ * counting pads times the window size is the window sum. */
+static dml_status_t onnx_imp_lppool(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                    const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                    uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  const Onnx__AttributeProto *ks =
+      attr_of(np, "kernel_shape", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  char label[300];
+  if (!ks || !ks->n_ints)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: LpPool needs the 'kernel_shape' attribute",
+                           onnx_node_label(np, label, sizeof(label)));
+  double k = 1.0;
+  for (size_t i = 0; i < ks->n_ints; i++) k *= (double)ks->ints[i];
+  double p = (double)attr_int(np, "p", 2), inv_p = 1.0 / p;
+  if (!(p >= 1.0))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s: p must be >= 1",
+                           onnx_node_label(np, label, sizeof(label)));
+  const char *out = first_output(np), *nn = is_empty(np->name) ? out : np->name;
+  char nbuf[512], vbuf[512];
+  dml_ir_value_t *cp = NULL, *cinv = NULL, *ck = NULL;
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/p"),
+                                       DML_DTYPE_F32, &p, 1, 1, &cp));
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/inv_p"),
+                                       DML_DTYPE_F32, &inv_p, 1, 1, &cinv));
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/window_size"),
+                                       DML_DTYPE_F32, &k, 1, 1, &ck));
+  dml_ir_node_t *abs = NULL, *pw = NULL, *avg = NULL, *kl = NULL, *mul = NULL,
+                *root = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_ABS, join(nbuf, sizeof(nbuf), nn, "/abs"), 1,
+                                &in[0], 1, &abs));
+  dml_ir_value_t *ops[2] = {abs->outputs[0], cp};
+  DML_RETURN_IF_ERROR(
+      onnx_emit(ctx, DML_OP_POW, join(nbuf, sizeof(nbuf), nn, "/pow"), 2, ops, 1, &pw));
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_AVERAGE_POOL,
+                                join(nbuf, sizeof(nbuf), nn, "/window_mean"), 1,
+                                &pw->outputs[0], 1, &avg));
+  static const char *const skip[] = {"p", NULL};
+  DML_RETURN_IF_ERROR(onnx_copy_attrs(ctx, avg, np, skip));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(avg, "count_include_pad", 1));
+  ops[0] = ck, ops[1] = in[0];
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_CAST_LIKE,
+                                join(nbuf, sizeof(nbuf), nn, "/window_size_like"), 2, ops,
+                                1, &kl));
+  ops[0] = avg->outputs[0], ops[1] = kl->outputs[0];
+  DML_RETURN_IF_ERROR(onnx_emit(
+      ctx, DML_OP_MUL, join(nbuf, sizeof(nbuf), nn, "/window_sum"), 2, ops, 1, &mul));
+  ops[0] = mul->outputs[0], ops[1] = cinv;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_POW, np->name, 2, ops, 1, &root));
+  static const char *const suffix[5] = {"/abs", "/pow", "/window_mean",
+                                        "/window_size_like", "/window_sum"};
+  dml_ir_node_t *mid[5] = {abs, pw, avg, kl, mul};
+  for (int i = 0; i < 5; i++) {
+    mid[i]->outputs[0]->name =
+        onnx_unique_name(ctx, join(vbuf, sizeof(vbuf), out, suffix[i]));
+    if (!mid[i]->outputs[0]->name) return oom();
+  }
+  return onnx_bind_outputs(ctx, np, root);
 }
 
 /* TopK-1 `k` attribute (opset < 10) -> i64 [1] input 1. */
@@ -882,6 +1017,18 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
         onnx_dtype((int32_t)to) == DML_DTYPE_INVALID) {
       snprintf(why, cap, "to=%s",
                to >= INT32_MIN && to <= INT32_MAX ? onnx_dtype_name((int32_t)to) : "?");
+      return 1;
+    }
+  }
+  if (e->op == DML_OP_QUANTIZE_LINEAR || e->op == DML_OP_DEQUANTIZE_LINEAR) {
+    int64_t bs = attr_int(np, "block_size", 0), pr = attr_int(np, "precision", 0);
+    if (bs != 0) {
+      snprintf(why, cap, "block_size=%lld (blocked quantization)", (long long)bs);
+      return 1;
+    }
+    if (pr != 0) {
+      snprintf(why, cap, "precision=%s",
+               pr >= INT32_MIN && pr <= INT32_MAX ? onnx_dtype_name((int32_t)pr) : "?");
       return 1;
     }
   }

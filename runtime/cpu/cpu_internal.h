@@ -262,6 +262,12 @@ DML_CPU_DECL(GlobalPool)
 /* normalization, softmax */
 DML_CPU_DECL(BatchNormalization)
 DML_CPU_DECL(LayerNormalization)
+DML_CPU_DECL(RMSNormalization)
+DML_CPU_DECL_S(Attention)
+DML_CPU_DECL(RotaryEmbedding)
+DML_CPU_DECL(Bitwise)
+DML_CPU_DECL(LpNormalization)
+DML_CPU_DECL(GroupNormalization)
 DML_CPU_DECL(InstanceNormalization)
 DML_CPU_DECL(Softmax)
 /* reductions */

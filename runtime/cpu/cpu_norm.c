@@ -112,6 +112,7 @@ void dml_cpu_bn_affine(double sc, double b, double mean, double var, double eps,
 
 /* ======================================================================
  * LayerNormalization (ONNX opset 17): normalize over dims [axis, rank);
+ * RMSNormalization (opset 23) likewise without the mean and B;
  * Scale and B broadcast (unidirectionally) to those dims; optional outputs
  * Mean and InvStdDev of shape [d0, ..., d(axis-1), 1, ..., 1].
  * ====================================================================== */
@@ -139,9 +140,15 @@ static int bcasts_to(const dml_tensor_t *t, const int64_t *dims, int32_t nr) {
   return 1;
 }
 
-dml_status_t dml_cpuk_LayerNormalization(const dml_cpu_call_t *c) {
-  const dml_tensor_t *x = &c->inputs[0], *sc = &c->inputs[1], *b = dml_cpu_in(c, 2);
-  dml_tensor_t *y = &c->outputs[0], *mo = dml_cpu_out(c, 1), *io = dml_cpu_out(c, 2);
+/* LayerNormalization, or with `rms` RMSNormalization (ONNX opset 23,
+ * "RMSNormalization": Y = X / sqrt(mean(X^2) + epsilon) * Scale over the
+ * same dims; no mean subtracted, no B, no Mean/InvStdDev outputs). The
+ * statistics are in double (stash_type f32 or wider). */
+static dml_status_t layer_norm(const dml_cpu_call_t *c, int rms) {
+  const dml_tensor_t *x = &c->inputs[0], *sc = &c->inputs[1];
+  const dml_tensor_t *b = rms ? NULL : dml_cpu_in(c, 2);
+  dml_tensor_t *y = &c->outputs[0];
+  dml_tensor_t *mo = rms ? NULL : dml_cpu_out(c, 1), *io = rms ? NULL : dml_cpu_out(c, 2);
   dml_dtype_t dt = x->dtype;
   if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
   if (y->dtype != dt || sc->dtype != dt || (b && b->dtype != dt))
@@ -170,8 +177,10 @@ dml_status_t dml_cpuk_LayerNormalization(const dml_cpu_call_t *c) {
   for (int64_t o = 0; o < outer; o++) {
     int64_t base = o * inner;
     double mean = 0.0, var = 0.0;
-    for (int64_t i = 0; i < inner; i++) mean += dml_cpu_ld(dt, x->data, base + i);
-    mean = inner ? mean / (double)inner : 0.0;
+    if (!rms) {
+      for (int64_t i = 0; i < inner; i++) mean += dml_cpu_ld(dt, x->data, base + i);
+      mean = inner ? mean / (double)inner : 0.0;
+    }
     for (int64_t i = 0; i < inner; i++) {
       double d = dml_cpu_ld(dt, x->data, base + i) - mean;
       var += d * d;
@@ -200,6 +209,14 @@ dml_status_t dml_cpuk_LayerNormalization(const dml_cpu_call_t *c) {
     if (io) dml_cpu_st(io->dtype, io->data, o, inv);
   }
   return DML_OK;
+}
+
+dml_status_t dml_cpuk_LayerNormalization(const dml_cpu_call_t *c) {
+  return layer_norm(c, 0);
+}
+
+dml_status_t dml_cpuk_RMSNormalization(const dml_cpu_call_t *c) {
+  return layer_norm(c, 1);
 }
 
 /* ======================================================================
@@ -321,6 +338,92 @@ dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
       for (int64_t i = 0; i < n; i++) {
         double v = dml_cpu_ld(dt, x->data, base + i * inner) - m;
         dml_cpu_st(dt, y->data, base + i * inner, logsm ? v - log(s) : exp(v) / s);
+      }
+    }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * LpNormalization (ONNX opset 1, "LpNormalization"; types of 22): y = x /
+ * ||x||_p along `axis` (default -1), p = 1 (sum |x|) or 2 (sqrt(sum x^2),
+ * the default); where the norm is 0 the output is 0 (ONNX's reference,
+ * onnx/reference/ops/op_lp_normalization.py). Sums in double.
+ * ====================================================================== */
+dml_status_t dml_cpuk_LpNormalization(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (!same_shape(x, y)) return dml_cpu_err_shapes(c, "Y must have X's shape");
+  int64_t axis, p = dml_cpu_get_int(c, "p", 2);
+  if (p != 1 && p != 2)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "p must be 1 or 2, got %lld",
+                         (long long)p);
+  if (x->rank == 0 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", -1), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  int64_t outer = 1, n = x->dims[axis], inner = 1;
+  for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
+  for (int32_t i = (int32_t)axis + 1; i < x->rank; i++) inner *= x->dims[i];
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t in = 0; in < inner; in++) {
+      int64_t base = o * n * inner + in;
+      double s = 0.0;
+      for (int64_t k = 0; k < n; k++) {
+        double v = dml_cpu_ld(dt, x->data, base + k * inner);
+        s += p == 1 ? fabs(v) : v * v;
+      }
+      double norm = p == 1 ? s : sqrt(s);
+      for (int64_t k = 0; k < n; k++)
+        dml_cpu_st(dt, y->data, base + k * inner,
+                   norm == 0.0 ? 0.0 : dml_cpu_ld(dt, x->data, base + k * inner) / norm);
+    }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * GroupNormalization (ONNX opset 21, "GroupNormalization"): X [N, C, ...]
+ * split into num_groups groups of C / num_groups channels; each (n, group)
+ * is normalized over its channels and spatial dims, y = (x - mean) /
+ * sqrt(var + epsilon) * scale[c] + bias[c] (scale, bias [C]). Statistics in
+ * double (stash_type f32 or wider).
+ * ====================================================================== */
+dml_status_t dml_cpuk_GroupNormalization(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *sc = &c->inputs[1], *bi = &c->inputs[2];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt || !dml_dtype_is_float(sc->dtype) || !dml_dtype_is_float(bi->dtype))
+    return dml_cpu_err_dtype(c, "scale/bias/Y", y->dtype != dt ? y->dtype : sc->dtype);
+  if (x->rank < 2 || !same_shape(x, y))
+    return dml_cpu_err_shapes(c, "X must be [N, C, ...]");
+  int64_t N = x->dims[0], C = x->dims[1], G = dml_cpu_get_int(c, "num_groups", 0);
+  if (G <= 0 || C % G)
+    return dml_cpu_err_shapes(c, "num_groups must divide the channel count");
+  if (dml_cpu_numel(sc) != C || dml_cpu_numel(bi) != C)
+    return dml_cpu_err_shapes(c, "scale and bias must have one value per channel");
+  int64_t S = 1;
+  for (int32_t i = 2; i < x->rank; i++) S *= x->dims[i];
+  int64_t cg = C / G, len = cg * S;
+  double eps = dml_cpu_get_float(c, "epsilon", 1e-5);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t g = 0; g < G; g++) {
+      int64_t base = (n * C + g * cg) * S;
+      double mean = 0.0, var = 0.0;
+      for (int64_t i = 0; i < len; i++) mean += dml_cpu_ld(dt, x->data, base + i);
+      mean = len ? mean / (double)len : 0.0;
+      for (int64_t i = 0; i < len; i++) {
+        double d = dml_cpu_ld(dt, x->data, base + i) - mean;
+        var += d * d;
+      }
+      var = len ? var / (double)len : 0.0;
+      double inv = 1.0 / sqrt(var + eps);
+      for (int64_t i = 0; i < len; i++) {
+        int64_t ch = g * cg + i / S;
+        double v = (dml_cpu_ld(dt, x->data, base + i) - mean) * inv *
+                       dml_cpu_ld(sc->dtype, sc->data, ch) +
+                   dml_cpu_ld(bi->dtype, bi->data, ch);
+        dml_cpu_st(dt, y->data, base + i, v);
       }
     }
   return DML_OK;

@@ -270,8 +270,8 @@ dml_status_t dml_cpuk_MatMulInteger(const dml_cpu_call_t *c) {
   return DML_OK;
 }
 
-/* QLinearMatMul (opset 10): y = saturate(round(acc * a_scale * b_scale /
- * y_scale) + y_zero_point) with acc the integer product of the
+/* QLinearMatMul (opset 10; 21 adds f16/bf16 scales): y = saturate(round(acc * a_scale *
+ * b_scale / y_scale) + y_zero_point) with acc the integer product of the
  * zero-point-shifted inputs; y has y_zero_point's dtype. */
 dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
   const dml_tensor_t *a = &c->inputs[0], *as = &c->inputs[1], *za = &c->inputs[2];
@@ -284,9 +284,13 @@ dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
     return dml_cpu_err_dtype(c, "b", b->dtype);
   if (!is_q8(zy->dtype) || y->dtype != zy->dtype)
     return dml_cpu_err_dtype(c, "y", y->dtype);
-  if (as->dtype != DML_DTYPE_F32 || bs->dtype != DML_DTYPE_F32 ||
-      ys->dtype != DML_DTYPE_F32)
-    return dml_cpu_err_dtype(c, "scale", DML_DTYPE_INVALID);
+  /* Scales: f32 (opset 10), f16 or bf16 too (opset 21), read as double. */
+  if (!dml_dtype_is_float(as->dtype) || !dml_dtype_is_float(bs->dtype) ||
+      !dml_dtype_is_float(ys->dtype))
+    return dml_cpu_err_dtype(c, "scale",
+                             !dml_dtype_is_float(as->dtype)   ? as->dtype
+                             : !dml_dtype_is_float(bs->dtype) ? bs->dtype
+                                                              : ys->dtype);
   mm_t g;
   DML_RETURN_IF_ERROR(mm_geo(c, a, b, y, &g));
   if (!zp_shape_ok(za, &g, 1) || !zp_shape_ok(as, &g, 1) || !zp_shape_ok(zb, &g, 0) ||
@@ -294,7 +298,7 @@ dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
     return dml_cpu_err_shapes(c,
                               "scales and zero points must be per tensor, per row "
                               "of a or per column of b (y: per tensor)");
-  double ysv = ((const float *)ys->data)[0];
+  double ysv = dml_cpu_ld(ys->dtype, ys->data, 0);
   int64_t zyv = ldq(zy->dtype, zy->data, 0);
   for (int64_t bi = 0; bi < g.batch; bi++) {
     int64_t ao, bo;
@@ -304,8 +308,8 @@ dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
         int64_t ra = row_idx(za, ao, &g, m), cb = col_idx(zb, bo, &g, n);
         int64_t acc = mm_dot(a, b, &g, ao, bo, m, n, ldq(za->dtype, za->data, ra),
                              ldq(zb->dtype, zb->data, cb));
-        double sc = (double)((const float *)as->data)[row_idx(as, ao, &g, m)] *
-                    (double)((const float *)bs->data)[col_idx(bs, bo, &g, n)] / ysv;
+        double sc = dml_cpu_ld(as->dtype, as->data, row_idx(as, ao, &g, m)) *
+                    dml_cpu_ld(bs->dtype, bs->data, col_idx(bs, bo, &g, n)) / ysv;
         stq(y->dtype, y->data, (bi * g.M + m) * g.N + n, rint((double)acc * sc) + zyv);
       }
   }

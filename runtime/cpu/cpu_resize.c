@@ -1,6 +1,6 @@
 /*
  * cpu_resize.c — Resize (ONNX opset 13; opset 18/19's half_pixel_symmetric
- * accepted), N-D: modes nearest (every nearest_mode), linear (separable
+ * and `axes` accepted), N-D: modes nearest (every nearest_mode), linear (separable
  * N-linear) and cubic (cubic_coeff_a, exclude_outside); every
  * coordinate_transformation_mode including tf_crop_and_resize (roi,
  * extrapolation_value) and opset 11's tf_half_pixel_for_nn. The output
@@ -105,22 +105,38 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
   double extrap = dml_cpu_get_float(c, "extrapolation_value", 0.0);
   double sc[DML_MAX_RANK], rs[DML_MAX_RANK], re[DML_MAX_RANK];
   int have_scales = scales && dml_cpu_numel(scales) > 0;
-  if (have_scales && (dml_cpu_numel(scales) != r || !dml_dtype_is_float(scales->dtype)))
-    return dml_cpu_err_shapes(c, "scales must have one float per input dim");
+  /* Resize-18's `axes`: scales and roi give only those dims (in axes'
+   * order); the others keep scale 1 and roi [0, 1]. pos[d]: d's index in
+   * scales/roi, -1 when not listed. */
+  size_t n_axes = 0;
+  const int64_t *axes = dml_cpu_get_ints(c, "axes", &n_axes);
+  int32_t na = axes ? (int32_t)n_axes : r, pos[DML_MAX_RANK];
+  if (na > r) return dml_cpu_err_shapes(c, "axes has more values than the input's rank");
+  for (int32_t d = 0; d < r; d++) pos[d] = axes ? -1 : d;
+  for (int32_t i = 0; axes && i < na; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+    if (a < 0 || a >= r || pos[a] >= 0)
+      return dml_cpu_err_shapes(c, "axes has an out-of-range or repeated axis");
+    pos[a] = i;
+  }
+  if (have_scales && (dml_cpu_numel(scales) != na || !dml_dtype_is_float(scales->dtype)))
+    return dml_cpu_err_shapes(c, "scales must have one float per resized dim");
   if (ct == CT_TF_CROP &&
-      (!roi || dml_cpu_numel(roi) != 2 * r || !dml_dtype_is_float(roi->dtype)))
+      (!roi || dml_cpu_numel(roi) != 2 * na || !dml_dtype_is_float(roi->dtype)))
     return dml_cpu_err_shapes(c, "tf_crop_and_resize needs roi with %d floats",
-                              2 * (int)r);
+                              2 * (int)na);
   for (int32_t d = 0; d < r; d++) {
+    int32_t p = pos[d];
     if (have_scales) {
-      sc[d] = dml_load_f64(scales->dtype, scales->data, (size_t)d);
+      sc[d] = p >= 0 ? dml_load_f64(scales->dtype, scales->data, (size_t)p) : 1.0;
       if (!(sc[d] > 0))
         return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scales must be > 0");
     } else {
       sc[d] = x->dims[d] ? (double)y->dims[d] / (double)x->dims[d] : 1.0;
     }
-    rs[d] = ct == CT_TF_CROP ? dml_load_f64(roi->dtype, roi->data, (size_t)d) : 0.0;
-    re[d] = ct == CT_TF_CROP ? dml_load_f64(roi->dtype, roi->data, (size_t)(r + d)) : 1.0;
+    int crop = ct == CT_TF_CROP && p >= 0;
+    rs[d] = crop ? dml_load_f64(roi->dtype, roi->data, (size_t)p) : 0.0;
+    re[d] = crop ? dml_load_f64(roi->dtype, roi->data, (size_t)(na + p)) : 1.0;
   }
   int64_t total = dml_cpu_numel(y);
   if (total == 0) return DML_OK;
