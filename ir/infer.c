@@ -3956,6 +3956,71 @@ static dml_status_t infer_optimizer(ictx_t *c) {
   return DML_OK;
 }
 
+/* ==== If: run-time control flow (ops.def) =============================== */
+
+/* The bound of dim `d`: its extent at the symbols' upper bounds. */
+static int64_t dim_bound(const ictx_t *c, const dml_dim_t *d) {
+  return d->sym >= 0 ? d->value * c->m->symbols[d->sym].bound : d->value;
+}
+
+/* Types both branch functions (attributes then_function, else_function):
+ * their arguments take the captures' types (inputs 1..), their nodes are
+ * inferred (a nested If recursively), and output k gets each dim that the
+ * two results k share, else a data-dependent symbol "<node>.o<k>d<d>"
+ * bounded by the larger of the two. Ranks and dtypes must agree. */
+static dml_status_t infer_if(ictx_t *c) {
+  static const char *const which[2] = {"then_function", "else_function"};
+  dml_ir_function_t *fn[2] = {NULL, NULL};
+  for (int b = 0; b < 2; b++) {
+    const char *name = NULL;
+    DML_RETURN_IF_ERROR(attr_string(c, which[b], NULL, &name));
+    fn[b] = name ? dml_ir_module_find_function(c->m, name) : NULL;
+    if (!fn[b])
+      return fail(c, INVALID, "attribute %s names no function of the module ('%s')",
+                  which[b], name ? name : "");
+    if (fn[b]->n_args + 1 != c->n->n_inputs || fn[b]->n_results != c->n->n_outputs)
+      return fail(c, INVALID,
+                  "function '%s' takes %u arguments and returns %u results; the If "
+                  "passes %u captures and has %u outputs",
+                  name, fn[b]->n_args, fn[b]->n_results, c->n->n_inputs - 1,
+                  c->n->n_outputs);
+    for (uint32_t j = 0; j < fn[b]->n_args; j++) {
+      fn[b]->args[j]->type = c->n->inputs[1 + j]->type;
+      fn[b]->args[j]->sym_data = c->n->inputs[1 + j]->sym_data;
+    }
+    for (dml_ir_node_t *n = fn[b]->first; n; n = n->next) {
+      dml_status_t st = dml_ir_infer_node(c->m, n);
+      if (st) return dml_status_annotate(st, "inferring function @%s", name);
+    }
+  }
+  if (dml_ir_type_numel_bound(c->m, &c->n->inputs[0]->type) != 1)
+    return fail(c, INVALID, "cond must hold one element");
+  for (uint32_t k = 0; k < c->n->n_outputs; k++) {
+    const dml_type_t *a = &fn[0]->results[k]->type, *b = &fn[1]->results[k]->type;
+    char ta[TBUF], tb[TBUF];
+    if (a->dtype != b->dtype)
+      return fail(c, INVALID,
+                  "output %u is %s in '%s' but %s in '%s' (ONNX requires one dtype)", k,
+                  TS(a, ta), fn[0]->name, TS(b, tb), fn[1]->name);
+    if (a->rank != b->rank)
+      return fail(c, UNIMPL,
+                  "output %u is %s in '%s' but %s in '%s': an If output whose rank "
+                  "depends on the run-time cond is not supported",
+                  k, TS(a, ta), fn[0]->name, TS(b, tb), fn[1]->name);
+    dml_type_t o = *a;
+    for (int32_t d = 0; d < a->rank; d++) {
+      if (a->dims[d].sym == b->dims[d].sym && a->dims[d].value == b->dims[d].value)
+        continue;
+      char what[32];
+      snprintf(what, sizeof what, "o%ud%d", k, (int)d);
+      int64_t ba = dim_bound(c, &a->dims[d]), bb = dim_bound(c, &b->dims[d]);
+      DML_RETURN_IF_ERROR(dd_symbol(c, what, ba > bb ? ba : bb, &o.dims[d]));
+    }
+    set_out(c, k, &o);
+  }
+  return DML_OK;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
     case DML_OP_RANDOM_UNIFORM:
@@ -4120,6 +4185,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_MOMENTUM:
     case DML_OP_ADAM: return infer_optimizer(c);
     case DML_OP_ASSIGN: return infer_assign(c);
+    case DML_OP_IF: return infer_if(c);
     case DML_OP_GRADIENT: return infer_gradient(c);
     case DML_OP_MAX_POOL_GRAD:
     case DML_OP_AVERAGE_POOL_GRAD: return infer_pool_grad(c);

@@ -137,6 +137,11 @@ dml_status_t onnx_emit(onnx_ctx_t *ctx, dml_op_t op, const char *name, uint32_t 
  * unnamed) and records them as defined. node->n_outputs <= np->n_output. */
 dml_status_t onnx_bind_outputs(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                dml_ir_node_t *node);
+/* Infers the types of the nodes of the function built so far whose outputs
+ * are unknown (stopping at the first that fails), so that sym_data of
+ * computed small integer values and the types that decide how an If is
+ * lowered are set (onnx_loop.c). */
+void onnx_infer_pending(onnx_ctx_t *ctx);
 /* Records `v` as the definition of ONNX tensor `name`. */
 dml_status_t onnx_define(onnx_ctx_t *ctx, const char *name, dml_ir_value_t *v);
 /* A fresh name "<base>" or "<base>_N" used by no ONNX tensor and no global;

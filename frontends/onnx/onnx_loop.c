@@ -68,9 +68,7 @@ static const Onnx__GraphProto *body_of(const Onnx__NodeProto *np) {
   return a->g;
 }
 
-/* Infers the types of the nodes of the function built so far whose outputs
- * are unknown, so that sym_data of computed small integer values is set. */
-static void infer_pending(onnx_ctx_t *ctx) {
+void onnx_infer_pending(onnx_ctx_t *ctx) {
   for (dml_ir_node_t *n = ctx->f->first; n; n = n->next) {
     int unknown = 0;
     for (uint32_t k = 0; k < n->n_outputs; k++)
@@ -92,7 +90,7 @@ static int known_scalar(onnx_ctx_t *ctx, dml_ir_value_t *v, int64_t *out) {
     return 1;
   }
   if (v->kind == DML_IR_VALUE_RESULT && v->type.rank == DML_RANK_UNKNOWN)
-    infer_pending(ctx);
+    onnx_infer_pending(ctx);
   if (!v->sym_data || v->sym_data->n != 1 || v->sym_data->elems[0].sym >= 0) return 0;
   *out = v->sym_data->elems[0].value;
   return 1;
@@ -101,7 +99,7 @@ static int known_scalar(onnx_ctx_t *ctx, dml_ir_value_t *v, int64_t *out) {
 /* The static type of v (inferring pending nodes when unknown). */
 static const dml_type_t *type_of(onnx_ctx_t *ctx, dml_ir_value_t *v) {
   if (v->kind == DML_IR_VALUE_RESULT && v->type.rank == DML_RANK_UNKNOWN)
-    infer_pending(ctx);
+    onnx_infer_pending(ctx);
   return &v->type;
 }
 
