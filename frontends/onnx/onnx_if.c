@@ -20,10 +20,11 @@
  * topological order, a node with subgraphs depends on every outer tensor its
  * subgraphs read (onnx_subgraph_refs).
  *
- * A constant cond (an initializer, a Constant node, a bound input, or an
- * Identity / Not chain of one, as OptionalHasElement gives) imports only the
- * taken branch: each If output is an Identity of its output, no Where; its
- * outputs may then be sequences (the same lists) and optionals (present or
+ * A constant cond (an initializer, a Constant node, a bound input, an
+ * Identity / Not chain of one, as OptionalHasElement gives, or a value that
+ * shape inference knows, as Equal(Shape(x)[1], 512) where x's dim 1 is
+ * static) imports only the taken branch: each If output is an Identity of its output, no
+ * Where; its outputs may then be sequences (the same lists) and optionals (present or
  * none, onnx_optional.c).
  *
  * Semantics and limits:
@@ -809,6 +810,16 @@ dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   dml_ir_value_t *cond = in[0];
   int folded = 0, taken_folded = 0;
   folded = const_cond(cond, &taken_folded);
+  if (!folded && cond->kind == DML_IR_VALUE_RESULT) {
+    /* A cond that shape inference knows (Equal(Shape(x)[1], 512) with that
+     * dim static, e.g. by dmlc compile --input-shape): only the taken branch. */
+    if (cond->type.rank == DML_RANK_UNKNOWN) onnx_infer_pending(ctx);
+    const dml_ir_sym_data_t *sd = cond->sym_data;
+    if (sd && sd->n == 1 && sd->elems[0].sym < 0) {
+      folded = 1;
+      taken_folded = sd->elems[0].value != 0;
+    }
+  }
   if (folded) {
     /* A constant cond, or one computed from a constant by Identity / Not:
      * only the taken

@@ -134,6 +134,50 @@ static void test_gpu_refused(void) {
   free(bytes);
 }
 
+/* With x's length static (--input-shape x=1x512), shape inference knows the
+ * Silero-like cond: only the taken branch is imported (no If, no Where), so
+ * GPU targets can compile it; the values are onnxruntime's. */
+static void test_static_cond(void) {
+  const if_rt_case_t *c = NULL;
+  for (size_t i = 0; i < sizeof if_rt_cases / sizeof if_rt_cases[0]; i++)
+    if (!strcmp(if_rt_cases[i].name, "vad_512")) c = &if_rt_cases[i];
+  CHECK(c != NULL);
+  if (!c) return;
+  static const int64_t dims[2] = {1, 512};
+  dml_onnx_input_shape_t shp = {"x", 2, dims};
+  dml_onnx_import_options_t io;
+  memset(&io, 0, sizeof io);
+  io.input_shapes = &shp;
+  io.n_input_shapes = 1;
+  char path[1024];
+  dml_ir_module_t *m = NULL;
+  CHECK_OK(dml_onnx_import_file(fixture(c->model, path, sizeof(path)), &io, &m));
+  dml_ir_function_t *f = fwd(m);
+  CHECK(f && count_op(f, DML_OP_IF) == 0 && count_op(f, DML_OP_WHERE) == 0 &&
+        count_op(f, DML_OP_MAX_POOL) == 1 && count_op(f, DML_OP_AVERAGE_POOL) == 0);
+  CHECK(m && m->n_functions == 1);
+  dml_ir_module_release(m);
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.input_shapes = &shp;
+  o.n_input_shapes = 1;
+  dml_rt_model_t *rm = NULL;
+  dml_rt_session_t *s = session_of(c->model, &o, &rm);
+  if (s) {
+    set_f32(s, "x", c->in[0].f, 2, 1, 512, 0);
+    CHECK_OK(dml_rt_session_run(s));
+    dml_tensor_t got;
+    int32_t k = dml_rt_model_find_output(rm, "prob");
+    CHECK(k >= 0);
+    if (k >= 0 && !dml_rt_session_get_output(s, (uint32_t)k, &got)) {
+      CHECK(got.rank == 3 && got.dims[2] == 4);
+      for (int i = 0; got.rank == 3 && got.dims[2] == 4 && i < 4; i++)
+        CHECK(fabsf(((const float *)got.data)[i] - c->out[0].f[i]) <= 1e-5f);
+    }
+  }
+  release(s, rm);
+}
+
 static const if_rt_case_t *g_case;
 static void test_case(void) {
   run_case(g_case);
@@ -147,6 +191,7 @@ int main(void) {
     RUN(test_case);
   }
   RUN(test_rank_refused);
+  RUN(test_static_cond);
   RUN(test_ir);
   RUN(test_gpu_refused);
   return dml_test_finish();
