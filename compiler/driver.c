@@ -86,7 +86,8 @@ static dml_status_t check_cpu_target(const dml_ir_module_t *m) {
     for (const dml_ir_node_t *n = m->functions[fi]->first; n; n = n->next) {
       const char *why = NULL;
       /* If: run by the executor (rt_session.c), not a kernel. */
-      if (!dml_cpu_supports(n->op) && n->op != DML_OP_IF) why = "no CPU kernel";
+      if (!dml_cpu_supports(n->op) && n->op != DML_OP_IF && n->op != DML_OP_LOOP)
+        why = "no CPU kernel";
       if (!why) continue;
       if (!s)
         s = dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
@@ -178,14 +179,16 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
        fi++)
     for (uint32_t k = 0; k < g->functions[fi].n_nodes; k++) {
       const dml_pkg_node_t *n = &g->functions[fi].nodes[k];
-      if (n->op != DML_OP_IF) continue;
+      if (n->op != DML_OP_IF && n->op != DML_OP_LOOP) continue;
       if (!s)
         s = dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
-                            "target '%s': an If whose cond is only known at run time "
-                            "and whose branches' shapes differ runs on the cpu target "
-                            "only (binding cond with --bind imports one branch)",
+                            "target '%s': run-time control flow (an If whose cond is "
+                            "only known at run time and whose branches' shapes differ, "
+                            "a Loop whose number of iterations is only known at run "
+                            "time) runs on the cpu target only (binding cond or the trip "
+                            "count with --bind imports it unrolled)",
                             targets);
-      s = dml_status_detail(s, "node '%s' (If) of function '%s'", n->name,
+      s = dml_status_detail(s, "node '%s' (%s) of function '%s'", n->name, n->op_name,
                             g->functions[fi].name);
     }
   if (!s && (want_spirv || want_msl || !want_cuda))

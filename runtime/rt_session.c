@@ -167,7 +167,8 @@ static dml_status_t check_cpu_ops(const dml_pkg_function_t *f) {
   names[0] = 0;
   for (uint32_t i = 0; i < f->n_nodes; i++) {
     const dml_pkg_node_t *n = &f->nodes[i];
-    if (n->op == DML_OP_IF || dml_cpu_supports(n->op)) continue; /* If: run_if */
+    if (n->op == DML_OP_IF || n->op == DML_OP_LOOP || dml_cpu_supports(n->op))
+      continue; /* If, Loop: run_if, run_loop */
     int seen = 0;
     for (uint32_t j = 0; j < i && !seen; j++)
       seen = f->nodes[j].op == n->op && !dml_cpu_supports(f->nodes[j].op);
@@ -399,15 +400,18 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
     }
   }
   for (uint32_t i = 0; i < f->n_nodes; i++) {
-    if (f->nodes[i].op != DML_OP_IF) continue;
+    if (f->nodes[i].op != DML_OP_IF && f->nodes[i].op != DML_OP_LOOP) continue;
     const dml_pkg_node_t *n = &f->nodes[i];
+    int loop = n->op == DML_OP_LOOP;
     if (backend) {
       dml_rt_session_release(s);
       return dml_status_detail(
-          dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
-                          "node '%s' (If) chooses its branch at run time, which only the "
-                          "CPU executor does; run this model on device cpu",
-                          n->name),
+          dml_status_make(
+              DML_STATUS_UNIMPLEMENTED, "rt.session",
+              "node '%s' (%s) %s at run time, which only the CPU executor "
+              "does; run this model on device cpu",
+              n->name, n->op_name,
+              loop ? "runs its body a number of times known only" : "chooses its branch"),
           "device '%s'", device);
     }
     if (!s->branch && !(s->branch = (dml_rt_session_t **)calloc(2 * (size_t)f->n_nodes,
@@ -415,18 +419,19 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
       dml_rt_session_release(s);
       return oom();
     }
-    for (int b = 0; b < 2; b++) {
-      const char *an = b ? "else_function" : "then_function";
+    for (int b = 0; b < (loop ? 1 : 2); b++) {
+      const char *an = loop ? "body_function" : b ? "else_function" : "then_function";
       const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
       dml_status_t bst =
           fname
               ? dml_rt_session_create_function(m, device, fname, s, &s->branch[2 * i + b])
               : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                                "node '%s' (If) has no string attribute %s", n->name, an);
+                                "node '%s' (%s) has no string attribute %s", n->name,
+                                n->op_name, an);
       if (bst) {
         dml_rt_session_release(s);
-        return dml_status_annotate(bst, "creating the session of %s of node '%s' (If)",
-                                   an, n->name);
+        return dml_status_annotate(bst, "creating the session of %s of node '%s' (%s)",
+                                   an, n->name, n->op_name);
       }
     }
   }
@@ -928,6 +933,87 @@ static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
   return DML_OK;
 }
 
+/* Runs Loop node `k` (ops.def): the body's session once per iteration while
+ * iter < M and cond, the carried values kept in the node's outputs (fed
+ * back as the body's inputs), each iteration's scan elements appended to
+ * the scan outputs (all of one shape, within the bytes planned); then the
+ * scan outputs' dims [count, element dims]. */
+static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
+  const dml_pkg_node_t *n = &s->fn->nodes[k];
+  dml_cpu_call_t *c = &s->calls[k];
+  dml_rt_session_t *b = s->branch[2 * k];
+  int64_t n_car = dml_attr_int(n->attrs, n->n_attrs, "n_carried", 0);
+  uint32_t n_scan = n->n_outputs - (uint32_t)n_car;
+  const dml_tensor_t *mt = &c->inputs[0], *ct = &c->inputs[1];
+  for (int j = 0; j < 2; j++) {
+    const dml_tensor_t *t = j ? ct : mt;
+    if (t->dtype != DML_DTYPE_INVALID && dml_tensor_bytes(t) != dml_dtype_size(t->dtype))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.run",
+                             "node #%" PRIu32 " '%s' (Loop): %s must hold one element", k,
+                             n->name, j ? "cond" : "M");
+  }
+  int64_t trips =
+      mt->dtype != DML_DTYPE_INVALID ? dml_load_i64(mt->dtype, mt->data, 0) : INT64_MAX;
+  uint8_t cond =
+      ct->dtype != DML_DTYPE_INVALID ? dml_load_f64(ct->dtype, ct->data, 0) != 0 : 1;
+  /* Carried values start as the initial ones, in the node's outputs. */
+  for (int64_t j = 0; j < n_car; j++) {
+    dml_tensor_t *o = &c->outputs[j];
+    const dml_tensor_t *i0 = &c->inputs[2 + j];
+    size_t nb = dml_tensor_bytes(i0);
+    if (nb && o->data != i0->data) memmove(o->data, i0->data, nb);
+  }
+  int64_t count = 0;
+  for (int64_t it = 0; it < trips && cond; it++) {
+    dml_tensor_t itv = {DML_DTYPE_I64, 0, {0}, &it};
+    dml_tensor_t cv = {DML_DTYPE_BOOL, 0, {0}, &cond};
+    dml_status_t st = dml_rt_session_set_input(b, 0, &itv);
+    if (!st) st = dml_rt_session_set_input(b, 1, &cv);
+    for (int64_t j = 0; j < n_car && !st; j++)
+      st = dml_rt_session_set_input(b, 2 + (uint32_t)j, &c->outputs[j]);
+    for (uint32_t j = 2 + (uint32_t)n_car; j < n->n_inputs && !st; j++)
+      st = dml_rt_session_set_input(b, j, &c->inputs[j]);
+    if (!st) st = dml_rt_session_run(b);
+    if (st)
+      return dml_status_annotate(st,
+                                 "running iteration %" PRId64
+                                 " of body '%s' of node #%" PRIu32 " '%s' (Loop)",
+                                 it, b->fn->name, k, n->name);
+    dml_tensor_t r;
+    DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, 0, &r));
+    cond = dml_load_f64(r.dtype, r.data, 0) != 0;
+    for (int64_t j = 0; j < n_car; j++) {
+      DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, 1 + (uint32_t)j, &r));
+      size_t nb = dml_tensor_bytes(&r);
+      if (nb) memcpy(c->outputs[j].data, r.data, nb);
+    }
+    for (uint32_t j = 0; j < n_scan; j++) {
+      DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, 1 + (uint32_t)n_car + j, &r));
+      dml_tensor_t *o = &c->outputs[n_car + j];
+      if (count > 0 && memcmp(o->dims + 1, r.dims, sizeof(int64_t) * (size_t)r.rank))
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.run",
+                               "node #%" PRIu32 " '%s' (Loop): scan output %" PRIu32
+                               " changes shape at iteration %" PRId64,
+                               k, n->name, j, it);
+      memcpy(o->dims + 1, r.dims, sizeof(int64_t) * (size_t)r.rank);
+      size_t nb = dml_tensor_bytes(&r);
+      uint64_t cap = s->fn->values[n->outputs[n_car + j]].bytes;
+      if (nb && (uint64_t)(count + 1) > cap / nb)
+        return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.run",
+                               "node #%" PRIu32 " '%s' (Loop): scan output %" PRIu32
+                               " needs more than the %" PRIu64
+                               " bytes planned at iteration %" PRId64
+                               "; recompile with a larger --dynamic-dim-bound or "
+                               "--dynamic-max-elements",
+                               k, n->name, j, cap, it);
+      if (nb) memcpy((uint8_t *)o->data + (size_t)count * nb, r.data, nb);
+    }
+    count++;
+  }
+  for (uint32_t j = 0; j < n_scan; j++) c->outputs[n_car + j].dims[0] = count;
+  return DML_OK;
+}
+
 dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   const dml_pkg_function_t *f = s->fn;
   dml_status_t st = DML_OK;
@@ -1017,6 +1103,8 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
       st = dml_cpu_run_fused(c, &s->fuse->ep[k]);
     } else if (n->op == DML_OP_IF) {
       st = run_if(s, k);
+    } else if (n->op == DML_OP_LOOP) {
+      st = run_loop(s, k);
     } else {
       st = dml_cpu_run(c); /* checks its scratch: sized at the bounds at load */
     }

@@ -673,19 +673,15 @@ static const char *fresh_function_name(onnx_ctx_t *ctx, const char *base) {
   return NULL;
 }
 
-/* Imports branch `g` as a new function of the module named after the If
- * and `which`: one argument per capture (the outer tensors it reads, which
- * resolve to the arguments while it is imported), one result per output
- * (an Identity of the branch's output, so a result is never an argument or
- * a global). *out_name: the function's name. */
-static dml_status_t import_branch_function(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
-                                           const char *label, const char *which,
-                                           const Onnx__GraphProto *g,
-                                           const char *const *caps, size_t n_caps,
-                                           const char **out_name) {
+dml_status_t onnx_import_function(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                  const char *label, const char *which,
+                                  const char *suffix, const Onnx__GraphProto *g,
+                                  const dml_type_t *in_types, size_t n_in,
+                                  const char *const *caps, size_t n_caps,
+                                  const char **out_name) {
   char base[256];
-  snprintf(base, sizeof base, "%s.%s", is_empty(np->name) ? "If" : np->name,
-           strcmp(which, "then_branch") ? "else" : "then");
+  snprintf(base, sizeof base, "%s.%s", is_empty(np->name) ? np->op_type : np->name,
+           suffix);
   const char *fname = fresh_function_name(ctx, base);
   dml_ir_function_t *bf = NULL;
   if (!fname) return oom();
@@ -693,7 +689,11 @@ static dml_status_t import_branch_function(onnx_ctx_t *ctx, const Onnx__NodeProt
   size_t n_out = g->n_output;
   dml_ir_value_t **saved = (dml_ir_value_t **)calloc(n_caps + 1, sizeof(*saved));
   dml_ir_value_t **outs = (dml_ir_value_t **)calloc(n_out + 1, sizeof(*outs));
-  dml_status_t st = !saved || !outs ? oom() : DML_OK;
+  dml_ir_value_t **ins = (dml_ir_value_t **)calloc(n_in + 1, sizeof(*ins));
+  dml_status_t st = !saved || !outs || !ins ? oom() : DML_OK;
+  for (size_t i = 0; i < n_in && !st; i++)
+    st = dml_ir_function_add_arg(bf, i < g->n_input ? g->input[i]->name : NULL,
+                                 &in_types[i], &ins[i]);
   size_t swapped = 0;
   for (; swapped < n_caps && !st; swapped++) {
     /* Found by name each time: imports insert names (the map may move). */
@@ -708,7 +708,8 @@ static dml_status_t import_branch_function(onnx_ctx_t *ctx, const Onnx__NodeProt
   dml_ir_function_t *outer = ctx->f;
   if (!st) {
     ctx->f = bf;
-    st = import_branch(ctx, label, which, g, outs);
+    st = n_in ? onnx_import_subgraph(ctx, label, which, g, n_in, ins, outs)
+              : import_branch(ctx, label, which, g, outs);
     for (size_t k = 0; k < n_out && !st; k++) {
       dml_ir_node_t *id = NULL;
       st = onnx_emit(ctx, DML_OP_IDENTITY, NULL, 1, &outs[k], 1, &id);
@@ -721,8 +722,50 @@ static dml_status_t import_branch_function(onnx_ctx_t *ctx, const Onnx__NodeProt
     onnx_map_find(&ctx->names, caps[i])->val = saved[i];
   free(saved);
   free(outs);
+  free(ins);
   *out_name = fname;
   return st;
+}
+
+dml_status_t onnx_captures(onnx_ctx_t *ctx, const Onnx__NodeProto *np, const char *label,
+                           const char ***out_caps, dml_ir_value_t ***out_vals,
+                           size_t *out_n) {
+  const char **refs = NULL;
+  size_t n_refs = 0;
+  *out_caps = NULL;
+  *out_vals = NULL;
+  *out_n = 0;
+  DML_RETURN_IF_ERROR(onnx_subgraph_refs(ctx, np, &refs, &n_refs));
+  const char **caps = (const char **)calloc(n_refs + 1, sizeof(*caps));
+  dml_ir_value_t **vals = (dml_ir_value_t **)calloc(n_refs + 1, sizeof(*vals));
+  dml_status_t st = !caps || !vals ? oom() : DML_OK;
+  size_t n = 0;
+  for (size_t i = 0; i < n_refs && !st; i++) {
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, refs[i]);
+    dml_ir_value_t *v = e ? (dml_ir_value_t *)e->val : NULL;
+    if (v && v->kind == DML_IR_VALUE_GLOBAL) continue;
+    if (!v || v->type.rank == DML_RANK_UNKNOWN)
+      st = dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+          "%s runs its subgraphs as functions at run time; they read "
+          "'%s', which is %s",
+          label, refs[i],
+          v ? "a tensor of unknown shape" : "not a tensor (a sequence or optional)");
+    else {
+      caps[n] = refs[i];
+      vals[n++] = v;
+    }
+  }
+  free((void *)refs);
+  if (st) {
+    free(caps);
+    free(vals);
+    return st;
+  }
+  *out_caps = caps;
+  *out_vals = vals;
+  *out_n = n;
+  return DML_OK;
 }
 
 /* The If as run-time control flow: node If(cond, captures...) whose
@@ -733,39 +776,23 @@ static dml_status_t import_runtime_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np
                                       const char *label, dml_ir_value_t *cond,
                                       const Onnx__GraphProto *then_g,
                                       const Onnx__GraphProto *else_g) {
-  const char **refs = NULL;
-  size_t n_refs = 0;
-  DML_RETURN_IF_ERROR(onnx_subgraph_refs(ctx, np, &refs, &n_refs));
-  const char **caps = (const char **)calloc(n_refs + 1, sizeof(*caps));
-  dml_ir_value_t **ops = (dml_ir_value_t **)calloc(n_refs + 2, sizeof(*ops));
-  dml_status_t st = !caps || !ops ? oom() : DML_OK;
+  const char **caps = NULL;
+  dml_ir_value_t **cv = NULL;
   size_t n_caps = 0;
-  ops[0] = cond;
-  for (size_t i = 0; i < n_refs && !st; i++) {
-    onnx_map_entry_t *e = onnx_map_find(&ctx->names, refs[i]);
-    dml_ir_value_t *v = e ? (dml_ir_value_t *)e->val : NULL;
-    if (v && v->kind == DML_IR_VALUE_GLOBAL) continue;
-    if (!v || v->type.rank == DML_RANK_UNKNOWN)
-      st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                           "%s: cond is only known at run time and the branches' "
-                           "shapes differ, so the branches run as functions; they read "
-                           "'%s', which is %s",
-                           label, refs[i],
-                           v ? "a tensor of unknown shape"
-                             : "not a tensor (a sequence or "
-                               "optional)");
-    else {
-      caps[n_caps++] = refs[i];
-      ops[n_caps] = v;
-    }
+  DML_RETURN_IF_ERROR(onnx_captures(ctx, np, label, &caps, &cv, &n_caps));
+  dml_ir_value_t **ops = (dml_ir_value_t **)calloc(n_caps + 2, sizeof(*ops));
+  dml_status_t st = !ops ? oom() : DML_OK;
+  if (ops) {
+    ops[0] = cond;
+    for (size_t i = 0; i < n_caps; i++) ops[1 + i] = cv[i];
   }
   const char *fn[2] = {NULL, NULL};
   if (!st)
-    st = import_branch_function(ctx, np, label, "then_branch", then_g, caps, n_caps,
-                                &fn[0]);
+    st = onnx_import_function(ctx, np, label, "then_branch", "then", then_g, NULL, 0,
+                              caps, n_caps, &fn[0]);
   if (!st)
-    st = import_branch_function(ctx, np, label, "else_branch", else_g, caps, n_caps,
-                                &fn[1]);
+    st = onnx_import_function(ctx, np, label, "else_branch", "else", else_g, NULL, 0,
+                              caps, n_caps, &fn[1]);
   dml_ir_node_t *node = NULL;
   if (!st)
     st = onnx_emit(ctx, DML_OP_IF, np->name, (uint32_t)(n_caps + 1), ops,
@@ -778,8 +805,8 @@ static dml_status_t import_runtime_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np
     st = dml_ir_infer_node(ctx->m, node);
     if (st) st = dml_status_annotate(st, "typing %s, run at run time", label);
   }
-  free((void *)refs);
   free(caps);
+  free(cv);
   free(ops);
   return st;
 }

@@ -5,11 +5,12 @@
 
 typedef struct if_rt_tensor {
   const char *name;
-  int is_bool;
+  int is_bool; /* 1: bool scalar b; 2: i64 scalar i; 0: f32 f */
   int32_t rank;
   int64_t dims[4];
   const float *f;
   uint8_t b;
+  int64_t i;
 } if_rt_tensor_t;
 
 typedef struct if_rt_case {
@@ -36,16 +37,46 @@ static const float nested_01_in_x[] = {-1.659379900e-01f, 5.465244651e-01f, -1.0
 static const float nested_01_out_y[] = {2.006748676e+00f, -3.246712685e-01f};
 static const float nested_00_in_x[] = {-1.659379900e-01f, 5.465244651e-01f, -1.021801949e+00f, 1.171134353e+00f, 3.587294519e-01f, -2.324363142e-01f, 1.811358094e+00f, -4.608212709e-01f, -1.206853747e+00f, -6.761968136e-02f, 2.452101856e-01f, 8.496183157e-01f, -7.952383757e-01f, 5.088407993e-01f, -3.139402568e-01f, 4.553115368e-01f};
 static const float nested_00_out_y[] = {2.006748676e+00f, -3.246712685e-01f};
+static const float loop_trip_3_in_s0[] = {-6.992456317e-01f, 1.812804341e+00f, -5.357958674e-01f, 1.080560923e+00f, 8.891554475e-01f, 1.044477344e+00f, -1.750605702e-01f, -4.668875933e-01f};
+static const float loop_trip_3_in_x[] = {2.198071778e-01f, -7.071393728e-02f, -1.261104465e+00f, -4.820719957e-01f, -1.050662041e+00f, -3.034990728e-01f, 2.902402639e+00f, -3.389586806e-01f};
+static const float loop_trip_3_out_s_final[] = {2.972568572e-01f, 1.028511524e-01f, -2.273907185e+00f, -7.085558772e-01f, -1.727514148e+00f, -4.005637169e-01f, 5.057322025e+00f, -6.515386105e-01f};
+static const float loop_trip_3_out_sums[] = {-7.649213076e-01f, 1.855125070e+00f, -1.976543903e+00f, 2.136845350e+00f, -2.582355022e+00f, 2.277705431e+00f};
+static const float loop_trip_1_in_s0[] = {-6.992456317e-01f, 1.812804341e+00f, -5.357958674e-01f, 1.080560923e+00f, 8.891554475e-01f, 1.044477344e+00f, -1.750605702e-01f, -4.668875933e-01f};
+static const float loop_trip_1_in_x[] = {2.198071778e-01f, -7.071393728e-02f, -1.261104465e+00f, -4.820719957e-01f, -1.050662041e+00f, -3.034990728e-01f, 2.902402639e+00f, -3.389586806e-01f};
+static const float loop_trip_1_out_s_final[] = {-1.298156381e-01f, 8.356882334e-01f, -1.529002428e+00f, 5.820846558e-02f, -6.060843468e-01f, 2.187395990e-01f, 2.814872265e+00f, -5.724024773e-01f};
+static const float loop_trip_1_out_sums[] = {-7.649213076e-01f, 1.855125070e+00f};
+static const float loop_trip_0_in_s0[] = {-6.992456317e-01f, 1.812804341e+00f, -5.357958674e-01f, 1.080560923e+00f, 8.891554475e-01f, 1.044477344e+00f, -1.750605702e-01f, -4.668875933e-01f};
+static const float loop_trip_0_in_x[] = {2.198071778e-01f, -7.071393728e-02f, -1.261104465e+00f, -4.820719957e-01f, -1.050662041e+00f, -3.034990728e-01f, 2.902402639e+00f, -3.389586806e-01f};
+static const float loop_trip_0_out_s_final[] = {-6.992456317e-01f, 1.812804341e+00f, -5.357958674e-01f, 1.080560923e+00f, 8.891554475e-01f, 1.044477344e+00f, -1.750605702e-01f, -4.668875933e-01f};
+static const float loop_trip_0_out_sums[] = {0};
+static const float loop_while_1_100_in_s0[] = {5.000000000e-01f, 1.000000000e+00f, -2.500000000e-01f};
+static const float loop_while_1_100_in_limit[] = {1.000000000e+02f};
+static const float loop_while_1_100_out_s_final[] = {4.200000000e+01f, 5.800000000e+01f, 1.800000000e+01f};
+static const float loop_while_1_100_out_trace[] = {1.000000000e+00f, 2.000000000e+00f, -5.000000000e-01f, 3.000000000e+00f, 5.000000000e+00f, 0.000000000e+00f, 8.000000000e+00f, 1.200000000e+01f, 2.000000000e+00f, 1.900000000e+01f, 2.700000000e+01f, 7.000000000e+00f, 4.200000000e+01f, 5.800000000e+01f, 1.800000000e+01f};
+static const float loop_while_1_1_in_s0[] = {5.000000000e-01f, 1.000000000e+00f, -2.500000000e-01f};
+static const float loop_while_1_1_in_limit[] = {1.000000000e+00f};
+static const float loop_while_1_1_out_s_final[] = {1.000000000e+00f, 2.000000000e+00f, -5.000000000e-01f};
+static const float loop_while_1_1_out_trace[] = {1.000000000e+00f, 2.000000000e+00f, -5.000000000e-01f};
+static const float loop_while_0_100_in_s0[] = {5.000000000e-01f, 1.000000000e+00f, -2.500000000e-01f};
+static const float loop_while_0_100_in_limit[] = {1.000000000e+02f};
+static const float loop_while_0_100_out_s_final[] = {5.000000000e-01f, 1.000000000e+00f, -2.500000000e-01f};
+static const float loop_while_0_100_out_trace[] = {0};
 
 static const if_rt_case_t if_rt_cases[] = {
-  {"rank_true", "if_rt_rank.onnx", 2, 1, {{"cond", 1, 0, {0}, 0, 1}, {"x", 0, 2, {3, 64}, rank_true_in_x, 0}}, {{"y", 0, 2, {3, 64}, rank_true_out_y, 0}}},
-  {"rank_false", "if_rt_rank.onnx", 2, 1, {{"cond", 1, 0, {0}, 0, 0}, {"x", 0, 2, {3, 64}, rank_false_in_x, 0}}, {{"y", 0, 3, {3, 1, 64}, rank_false_out_y, 0}}},
-  {"vad_512", "if_rt_vad.onnx", 1, 2, {{"x", 0, 2, {1, 512}, vad_512_in_x, 0}}, {{"prob", 0, 3, {1, 1, 4}, vad_512_out_prob, 0}, {"peak", 0, 3, {1, 1, 1}, vad_512_out_peak, 0}}},
-  {"vad_256", "if_rt_vad.onnx", 1, 2, {{"x", 0, 2, {1, 256}, vad_256_in_x, 0}}, {{"prob", 0, 3, {1, 1, 8}, vad_256_out_prob, 0}, {"peak", 0, 3, {1, 1, 1}, vad_256_out_peak, 0}}},
-  {"nested_11", "if_rt_nested.onnx", 3, 1, {{"c1", 1, 0, {0}, 0, 1}, {"c2", 1, 0, {0}, 0, 1}, {"x", 0, 2, {2, 8}, nested_11_in_x, 0}}, {{"y", 0, 2, {2, 8}, nested_11_out_y, 0}}},
-  {"nested_10", "if_rt_nested.onnx", 3, 1, {{"c1", 1, 0, {0}, 0, 1}, {"c2", 1, 0, {0}, 0, 0}, {"x", 0, 2, {2, 8}, nested_10_in_x, 0}}, {{"y", 0, 2, {2, 16}, nested_10_out_y, 0}}},
-  {"nested_01", "if_rt_nested.onnx", 3, 1, {{"c1", 1, 0, {0}, 0, 0}, {"c2", 1, 0, {0}, 0, 1}, {"x", 0, 2, {2, 8}, nested_01_in_x, 0}}, {{"y", 0, 2, {2, 1}, nested_01_out_y, 0}}},
-  {"nested_00", "if_rt_nested.onnx", 3, 1, {{"c1", 1, 0, {0}, 0, 0}, {"c2", 1, 0, {0}, 0, 0}, {"x", 0, 2, {2, 8}, nested_00_in_x, 0}}, {{"y", 0, 2, {2, 1}, nested_00_out_y, 0}}},
+  {"rank_true", "if_rt_rank.onnx", 2, 1, {{"cond", 1, 0, {0}, 0, 1, 0}, {"x", 0, 2, {3, 64}, rank_true_in_x, 0, 0}}, {{"y", 0, 2, {3, 64}, rank_true_out_y, 0, 0}}},
+  {"rank_false", "if_rt_rank.onnx", 2, 1, {{"cond", 1, 0, {0}, 0, 0, 0}, {"x", 0, 2, {3, 64}, rank_false_in_x, 0, 0}}, {{"y", 0, 3, {3, 1, 64}, rank_false_out_y, 0, 0}}},
+  {"vad_512", "if_rt_vad.onnx", 1, 2, {{"x", 0, 2, {1, 512}, vad_512_in_x, 0, 0}}, {{"prob", 0, 3, {1, 1, 4}, vad_512_out_prob, 0, 0}, {"peak", 0, 3, {1, 1, 1}, vad_512_out_peak, 0, 0}}},
+  {"vad_256", "if_rt_vad.onnx", 1, 2, {{"x", 0, 2, {1, 256}, vad_256_in_x, 0, 0}}, {{"prob", 0, 3, {1, 1, 8}, vad_256_out_prob, 0, 0}, {"peak", 0, 3, {1, 1, 1}, vad_256_out_peak, 0, 0}}},
+  {"nested_11", "if_rt_nested.onnx", 3, 1, {{"c1", 1, 0, {0}, 0, 1, 0}, {"c2", 1, 0, {0}, 0, 1, 0}, {"x", 0, 2, {2, 8}, nested_11_in_x, 0, 0}}, {{"y", 0, 2, {2, 8}, nested_11_out_y, 0, 0}}},
+  {"nested_10", "if_rt_nested.onnx", 3, 1, {{"c1", 1, 0, {0}, 0, 1, 0}, {"c2", 1, 0, {0}, 0, 0, 0}, {"x", 0, 2, {2, 8}, nested_10_in_x, 0, 0}}, {{"y", 0, 2, {2, 16}, nested_10_out_y, 0, 0}}},
+  {"nested_01", "if_rt_nested.onnx", 3, 1, {{"c1", 1, 0, {0}, 0, 0, 0}, {"c2", 1, 0, {0}, 0, 1, 0}, {"x", 0, 2, {2, 8}, nested_01_in_x, 0, 0}}, {{"y", 0, 2, {2, 1}, nested_01_out_y, 0, 0}}},
+  {"nested_00", "if_rt_nested.onnx", 3, 1, {{"c1", 1, 0, {0}, 0, 0, 0}, {"c2", 1, 0, {0}, 0, 0, 0}, {"x", 0, 2, {2, 8}, nested_00_in_x, 0, 0}}, {{"y", 0, 2, {2, 1}, nested_00_out_y, 0, 0}}},
+  {"loop_trip_3", "loop_rt_trip.onnx", 3, 2, {{"M", 2, 0, {0}, 0, 0, 3}, {"s0", 0, 2, {2, 4}, loop_trip_3_in_s0, 0, 0}, {"x", 0, 2, {2, 4}, loop_trip_3_in_x, 0, 0}}, {{"s_final", 0, 2, {2, 4}, loop_trip_3_out_s_final, 0, 0}, {"sums", 0, 2, {3, 2}, loop_trip_3_out_sums, 0, 0}}},
+  {"loop_trip_1", "loop_rt_trip.onnx", 3, 2, {{"M", 2, 0, {0}, 0, 0, 1}, {"s0", 0, 2, {2, 4}, loop_trip_1_in_s0, 0, 0}, {"x", 0, 2, {2, 4}, loop_trip_1_in_x, 0, 0}}, {{"s_final", 0, 2, {2, 4}, loop_trip_1_out_s_final, 0, 0}, {"sums", 0, 2, {1, 2}, loop_trip_1_out_sums, 0, 0}}},
+  {"loop_trip_0", "loop_rt_trip.onnx", 3, 2, {{"M", 2, 0, {0}, 0, 0, 0}, {"s0", 0, 2, {2, 4}, loop_trip_0_in_s0, 0, 0}, {"x", 0, 2, {2, 4}, loop_trip_0_in_x, 0, 0}}, {{"s_final", 0, 2, {2, 4}, loop_trip_0_out_s_final, 0, 0}, {"sums", 0, 1, {0}, loop_trip_0_out_sums, 0, 0}}},
+  {"loop_while_1_100", "loop_rt_while.onnx", 3, 2, {{"c0", 1, 0, {0}, 0, 1, 0}, {"s0", 0, 1, {3}, loop_while_1_100_in_s0, 0, 0}, {"limit", 0, 0, {0}, loop_while_1_100_in_limit, 0, 0}}, {{"s_final", 0, 1, {3}, loop_while_1_100_out_s_final, 0, 0}, {"trace", 0, 2, {5, 3}, loop_while_1_100_out_trace, 0, 0}}},
+  {"loop_while_1_1", "loop_rt_while.onnx", 3, 2, {{"c0", 1, 0, {0}, 0, 1, 0}, {"s0", 0, 1, {3}, loop_while_1_1_in_s0, 0, 0}, {"limit", 0, 0, {0}, loop_while_1_1_in_limit, 0, 0}}, {{"s_final", 0, 1, {3}, loop_while_1_1_out_s_final, 0, 0}, {"trace", 0, 2, {1, 3}, loop_while_1_1_out_trace, 0, 0}}},
+  {"loop_while_0_100", "loop_rt_while.onnx", 3, 2, {{"c0", 1, 0, {0}, 0, 0, 0}, {"s0", 0, 1, {3}, loop_while_0_100_in_s0, 0, 0}, {"limit", 0, 0, {0}, loop_while_0_100_in_limit, 0, 0}}, {{"s_final", 0, 1, {3}, loop_while_0_100_out_s_final, 0, 0}, {"trace", 0, 1, {0}, loop_while_0_100_out_trace, 0, 0}}},
 };
 
 #endif
