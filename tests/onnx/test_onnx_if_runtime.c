@@ -117,11 +117,12 @@ static void test_rank_refused(void) {
   free(bytes);
 }
 
-/* A GPU target refuses the model naming the node, or the build lacks it. */
-static void test_gpu_refused(void) {
+/* A GPU target refuses model `fixture` naming node `node`, or the build
+ * lacks the target. */
+static void gpu_refused(const char *fixture_name, const char *node) {
   char path[1024];
   size_t len = 0;
-  uint8_t *bytes = read_all(fixture("if_rt_vad.onnx", path, sizeof(path)), &len);
+  uint8_t *bytes = read_all(fixture(fixture_name, path, sizeof(path)), &len);
   CHECK(bytes != NULL);
   if (!bytes) return;
   static const char *const targets[] = {"cpu,vulkan", "cpu,cuda", "cpu,metal"};
@@ -136,7 +137,7 @@ static void test_gpu_refused(void) {
     CHECK(st != DML_OK);
     const char *msg = st ? dml_status_reason(st) : "";
     const char *det = st ? dml_status_details(st) : "";
-    int named = strstr(msg, "if_vad") || strstr(det, "if_vad");
+    int named = strstr(msg, node) || strstr(det, node);
     int lacks = strstr(msg, "not available") || strstr(msg, "without");
     if (!named && !lacks) fprintf(stderr, "%s: %s\n%s\n", targets[i], msg, det);
     CHECK(named || lacks);
@@ -144,6 +145,11 @@ static void test_gpu_refused(void) {
     free(pkg);
   }
   free(bytes);
+}
+
+static void test_gpu_refused(void) {
+  gpu_refused("if_rt_vad.onnx", "if_vad");
+  gpu_refused("loop_rt_trip.onnx", "loop_trip");
 }
 
 /* With x's length static (--input-shape x=1x512), shape inference knows the
