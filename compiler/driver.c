@@ -85,7 +85,9 @@ static dml_status_t check_cpu_target(const dml_ir_module_t *m) {
   for (uint32_t fi = 0; fi < m->n_functions; fi++) {
     for (const dml_ir_node_t *n = m->functions[fi]->first; n; n = n->next) {
       const char *why = NULL;
-      if (!dml_cpu_supports(n->op)) why = "no CPU kernel";
+      /* If: run by the executor (rt_session.c), not a kernel. */
+      if (!dml_cpu_supports(n->op) && n->op != DML_OP_IF && n->op != DML_OP_LOOP)
+        why = "no CPU kernel";
       if (!why) continue;
       if (!s)
         s = dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
@@ -171,7 +173,25 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
   void *sp = NULL, *ms = NULL, *cu = NULL;
   size_t sp_n = 0, ms_n = 0, cu_n = 0;
   dml_status_t s = DML_OK;
-  if (want_spirv || want_msl || !want_cuda)
+  /* An If (ops.def) runs its taken branch from the CPU executor only: the
+   * GPU executors run a fixed list of kernels. Every such node is named. */
+  for (uint32_t fi = 0; (want_spirv || want_msl || want_cuda) && fi < g->n_functions;
+       fi++)
+    for (uint32_t k = 0; k < g->functions[fi].n_nodes; k++) {
+      const dml_pkg_node_t *n = &g->functions[fi].nodes[k];
+      if (n->op != DML_OP_IF && n->op != DML_OP_LOOP) continue;
+      if (!s)
+        s = dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
+                            "target '%s': run-time control flow (an If whose cond is "
+                            "only known at run time and whose branches' shapes differ, "
+                            "a Loop whose number of iterations is only known at run "
+                            "time) runs on the cpu target only (binding cond or the trip "
+                            "count with --bind imports it unrolled)",
+                            targets);
+      s = dml_status_detail(s, "node '%s' (%s) of function '%s'", n->name, n->op_name,
+                            g->functions[fi].name);
+    }
+  if (!s && (want_spirv || want_msl || !want_cuda))
     s = dml_codegen_sections(g, ws ? ws->data : NULL, ws ? ws->size : 0, want_spirv,
                              want_msl, print_kernels, &sp, &sp_n, &ms, &ms_n);
   if (!s && want_cuda)

@@ -4086,6 +4086,138 @@ static dml_status_t infer_optimizer(ictx_t *c) {
   return DML_OK;
 }
 
+/* ==== If: run-time control flow (ops.def) =============================== */
+
+/* The bound of dim `d`: its extent at the symbols' upper bounds. */
+static int64_t dim_bound(const ictx_t *c, const dml_dim_t *d) {
+  return d->sym >= 0 ? d->value * c->m->symbols[d->sym].bound : d->value;
+}
+
+/* Types both branch functions (attributes then_function, else_function):
+ * their arguments take the captures' types (inputs 1..), their nodes are
+ * inferred (a nested If recursively), and output k gets each dim that the
+ * two results k share, else a data-dependent symbol "<node>.o<k>d<d>"
+ * bounded by the larger of the two. Ranks and dtypes must agree. */
+static dml_status_t infer_if(ictx_t *c) {
+  static const char *const which[2] = {"then_function", "else_function"};
+  dml_ir_function_t *fn[2] = {NULL, NULL};
+  for (int b = 0; b < 2; b++) {
+    const char *name = NULL;
+    DML_RETURN_IF_ERROR(attr_string(c, which[b], NULL, &name));
+    fn[b] = name ? dml_ir_module_find_function(c->m, name) : NULL;
+    if (!fn[b])
+      return fail(c, INVALID, "attribute %s names no function of the module ('%s')",
+                  which[b], name ? name : "");
+    if (fn[b]->n_args + 1 != c->n->n_inputs || fn[b]->n_results != c->n->n_outputs)
+      return fail(c, INVALID,
+                  "function '%s' takes %u arguments and returns %u results; the If "
+                  "passes %u captures and has %u outputs",
+                  name, fn[b]->n_args, fn[b]->n_results, c->n->n_inputs - 1,
+                  c->n->n_outputs);
+    for (uint32_t j = 0; j < fn[b]->n_args; j++) {
+      fn[b]->args[j]->type = c->n->inputs[1 + j]->type;
+      fn[b]->args[j]->sym_data = c->n->inputs[1 + j]->sym_data;
+    }
+    for (dml_ir_node_t *n = fn[b]->first; n; n = n->next) {
+      dml_status_t st = dml_ir_infer_node(c->m, n);
+      if (st) return dml_status_annotate(st, "inferring function @%s", name);
+    }
+  }
+  if (dml_ir_type_numel_bound(c->m, &c->n->inputs[0]->type) != 1)
+    return fail(c, INVALID, "cond must hold one element");
+  for (uint32_t k = 0; k < c->n->n_outputs; k++) {
+    const dml_type_t *a = &fn[0]->results[k]->type, *b = &fn[1]->results[k]->type;
+    char ta[TBUF], tb[TBUF];
+    if (a->dtype != b->dtype)
+      return fail(c, INVALID,
+                  "output %u is %s in '%s' but %s in '%s' (ONNX requires one dtype)", k,
+                  TS(a, ta), fn[0]->name, TS(b, tb), fn[1]->name);
+    if (a->rank != b->rank)
+      return fail(c, UNIMPL,
+                  "output %u is %s in '%s' but %s in '%s': an If output whose rank "
+                  "depends on the run-time cond is not supported",
+                  k, TS(a, ta), fn[0]->name, TS(b, tb), fn[1]->name);
+    dml_type_t o = *a;
+    for (int32_t d = 0; d < a->rank; d++) {
+      if (a->dims[d].sym == b->dims[d].sym && a->dims[d].value == b->dims[d].value)
+        continue;
+      char what[32];
+      snprintf(what, sizeof what, "o%ud%d", k, (int)d);
+      int64_t ba = dim_bound(c, &a->dims[d]), bb = dim_bound(c, &b->dims[d]);
+      DML_RETURN_IF_ERROR(dd_symbol(c, what, ba > bb ? ba : bb, &o.dims[d]));
+    }
+    set_out(c, k, &o);
+  }
+  return DML_OK;
+}
+
+/* Types the body function of a Loop (ops.def): its arguments take i64[],
+ * bool[], the carried values' and the captures' types; each carried result
+ * must keep its initial type; scan output k is [count, element dims] with
+ * count a data-dependent symbol "<node>.n<k>" (bound: dyn_bound). */
+static dml_status_t infer_loop(ictx_t *c) {
+  const char *name = NULL;
+  int64_t n_car = 0;
+  DML_RETURN_IF_ERROR(attr_string(c, "body_function", NULL, &name));
+  DML_RETURN_IF_ERROR(attr_int(c, "n_carried", 0, &n_car));
+  dml_ir_function_t *fn = name ? dml_ir_module_find_function(c->m, name) : NULL;
+  if (!fn) return fail(c, INVALID, "attribute body_function names no function");
+  uint32_t n_in = c->n->n_inputs;
+  if (n_car < 0 || (uint64_t)n_car + 2 > n_in || (uint64_t)n_car > c->n->n_outputs ||
+      fn->n_args != n_in || fn->n_results != 1 + c->n->n_outputs)
+    return fail(c, INVALID,
+                "body '%s' takes %u arguments and returns %u results; the Loop has %u "
+                "inputs, %u outputs and %lld carried values",
+                name, fn->n_args, fn->n_results, n_in, c->n->n_outputs, (long long)n_car);
+  for (int k = 0; k < 2; k++) {
+    const dml_ir_value_t *v = c->n->inputs[k];
+    if (v && dml_ir_type_numel_bound(c->m, &v->type) != 1)
+      return fail(c, INVALID, "%s must hold one element", k ? "cond" : "M");
+  }
+  fn->args[0]->type = dml_type_static(DML_DTYPE_I64, 0, NULL);
+  fn->args[1]->type = dml_type_static(DML_DTYPE_BOOL, 0, NULL);
+  for (uint32_t j = 2; j < n_in; j++) {
+    if (!c->n->inputs[j]) return fail(c, INVALID, "input %u is absent", j);
+    fn->args[j]->type = c->n->inputs[j]->type;
+    fn->args[j]->sym_data =
+        (uint64_t)j < 2 + (uint64_t)n_car ? NULL : c->n->inputs[j]->sym_data;
+  }
+  for (dml_ir_node_t *n = fn->first; n; n = n->next) {
+    dml_status_t st = dml_ir_infer_node(c->m, n);
+    if (st) return dml_status_annotate(st, "inferring function @%s", name);
+  }
+  char ta[TBUF], tb[TBUF];
+  for (int64_t k = 0; k < n_car; k++) {
+    const dml_type_t *a = &c->n->inputs[2 + k]->type, *b = &fn->results[1 + k]->type;
+    if (!dml_type_equal(a, b))
+      return fail(c, UNIMPL,
+                  "carried value %lld enters as %s but the body returns %s: a Loop run "
+                  "at run time carries values of one shape",
+                  (long long)k, TS(a, ta), TS(b, tb));
+    set_out(c, (uint32_t)k, a);
+  }
+  for (uint32_t k = (uint32_t)n_car; k < c->n->n_outputs; k++) {
+    const dml_type_t *e = &fn->results[1 + k]->type;
+    if (e->rank + 1 > DML_MAX_RANK)
+      return fail(c, UNIMPL, "scan output %u: rank %d is too high", k, e->rank + 1);
+    for (int32_t d = 0; d < e->rank; d++)
+      if (e->dims[d].sym >= 0 &&
+          (c->m->symbols[e->dims[d].sym].flags & DML_IR_SYMBOL_DATA_DEPENDENT))
+        return fail(c, UNIMPL,
+                    "scan output %u has elements %s whose shape depends on values "
+                    "computed in the body",
+                    k, TS(e, ta));
+    dml_type_t o = *e;
+    o.rank = e->rank + 1;
+    for (int32_t d = e->rank; d > 0; d--) o.dims[d] = e->dims[d - 1];
+    char what[32];
+    snprintf(what, sizeof what, "n%u", k);
+    DML_RETURN_IF_ERROR(dd_symbol(c, what, dyn_bound(c), &o.dims[0]));
+    set_out(c, k, &o);
+  }
+  return DML_OK;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
     /* the formula table's ops (runtime/base/ew_ops.def): one float input */
@@ -4245,6 +4377,8 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_MOMENTUM:
     case DML_OP_ADAM: return infer_optimizer(c);
     case DML_OP_ASSIGN: return infer_assign(c);
+    case DML_OP_IF: return infer_if(c);
+    case DML_OP_LOOP: return infer_loop(c);
     case DML_OP_GRADIENT: return infer_gradient(c);
     case DML_OP_MAX_POOL_GRAD:
     case DML_OP_AVERAGE_POOL_GRAD: return infer_pool_grad(c);

@@ -73,7 +73,11 @@ struct dml_rt_session {
   int assigns;             /* the function has Assign nodes (writes globals) */
   uint64_t *out_cap;       /* per io slot: planned bytes (dml_cpu.h output_capacity) */
   dml_rt_cpu_fuse_t *fuse; /* CPU node fusion (rt_cpu_fuse.c); NULL: none */
-  void *fuse_extra;        /* fuse->extra_bytes beside the arena */
+  /* Per node, 2 entries: an If's then and else sessions (its branch
+   * functions, sharing this session's globals), else NULL. */
+  dml_rt_session_t **branch;
+  uint8_t *sym_used; /* per symbol: a value of fn uses it (or a derived one) */
+  void *fuse_extra;  /* fuse->extra_bytes beside the arena */
 };
 
 #ifndef DML_RT_HAVE_VULKAN
@@ -138,6 +142,10 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->host_off);
   free(s->host_buf);
   free(s->out_cap);
+  for (uint32_t i = 0; s->branch && i < 2 * s->fn->n_nodes; i++)
+    dml_rt_session_release(s->branch[i]);
+  free(s->branch);
+  free(s->sym_used);
   globals_release(s->globals);
   free(s);
 }
@@ -159,7 +167,8 @@ static dml_status_t check_cpu_ops(const dml_pkg_function_t *f) {
   names[0] = 0;
   for (uint32_t i = 0; i < f->n_nodes; i++) {
     const dml_pkg_node_t *n = &f->nodes[i];
-    if (dml_cpu_supports(n->op)) continue;
+    if (n->op == DML_OP_IF || n->op == DML_OP_LOOP || dml_cpu_supports(n->op))
+      continue; /* If, Loop: run_if, run_loop */
     int seen = 0;
     for (uint32_t j = 0; j < i && !seen; j++)
       seen = f->nodes[j].op == n->op && !dml_cpu_supports(f->nodes[j].op);
@@ -310,6 +319,21 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
   }
   for (uint32_t i = 0; i < s->n_symbols; i++)
     if (sym_is_node(s, i)) s->node_produces[m->graph->symbols[i].node] = 1;
+  s->sym_used = (uint8_t *)calloc(s->n_symbols ? s->n_symbols : 1, 1);
+  if (!s->sym_used) {
+    dml_rt_session_release(s);
+    return oom();
+  }
+  for (uint32_t i = 0; i < f->n_values; i++)
+    for (int32_t d = 0; d < f->values[i].type.rank; d++)
+      if (f->values[i].type.dims[d].sym >= 0)
+        s->sym_used[f->values[i].type.dims[d].sym] = 1;
+  for (uint32_t i = s->n_symbols; i-- > 0;) { /* a derived symbol's sources precede it */
+    const dml_pkg_symbol_t *sy = &m->graph->symbols[i];
+    if (!s->sym_used[i] || sy->origin != DML_PKG_SYMBOL_DERIVED) continue;
+    s->sym_used[sy->src[0]] = 1;
+    if (sy->src[1] >= 0) s->sym_used[sy->src[1]] = 1;
+  }
   for (uint32_t i = 0; i < f->n_values; i++)
     for (int32_t d = 0; d < f->values[i].type.rank; d++)
       if (f->values[i].type.dims[d].sym >= 0 &&
@@ -373,6 +397,42 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
         s->vals[i].data = s->arena + s->fuse->value_offset[i] - 1;
       if (s->fuse->value_extra[i])
         s->vals[i].data = (uint8_t *)s->fuse_extra + s->fuse->value_extra[i] - 1;
+    }
+  }
+  for (uint32_t i = 0; i < f->n_nodes; i++) {
+    if (f->nodes[i].op != DML_OP_IF && f->nodes[i].op != DML_OP_LOOP) continue;
+    const dml_pkg_node_t *n = &f->nodes[i];
+    int loop = n->op == DML_OP_LOOP;
+    if (backend) {
+      dml_rt_session_release(s);
+      return dml_status_detail(
+          dml_status_make(
+              DML_STATUS_UNIMPLEMENTED, "rt.session",
+              "node '%s' (%s) %s at run time, which only the CPU executor "
+              "does; run this model on device cpu",
+              n->name, n->op_name,
+              loop ? "runs its body a number of times known only" : "chooses its branch"),
+          "device '%s'", device);
+    }
+    if (!s->branch && !(s->branch = (dml_rt_session_t **)calloc(2 * (size_t)f->n_nodes,
+                                                                sizeof(*s->branch)))) {
+      dml_rt_session_release(s);
+      return oom();
+    }
+    for (int b = 0; b < (loop ? 1 : 2); b++) {
+      const char *an = loop ? "body_function" : b ? "else_function" : "then_function";
+      const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
+      dml_status_t bst =
+          fname
+              ? dml_rt_session_create_function(m, device, fname, s, &s->branch[2 * i + b])
+              : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                                "node '%s' (%s) has no string attribute %s", n->name,
+                                n->op_name, an);
+      if (bst) {
+        dml_rt_session_release(s);
+        return dml_status_annotate(bst, "creating the session of %s of node '%s' (%s)",
+                                   an, n->name, n->op_name);
+      }
     }
   }
   if (backend) {
@@ -555,6 +615,10 @@ static dml_status_t derive_symbols(dml_rt_session_t *s) {
     const dml_pkg_symbol_t *sy = &g->symbols[i];
     if (sy->origin != DML_PKG_SYMBOL_DERIVED) continue;
     int64_t a = s->sym[sy->src[0]], b = sy->src[1] >= 0 ? s->sym[sy->src[1]] : 1, v = 0;
+    /* Only the symbols this function's values use: another function's (an
+     * If's branch) may come from symbols this one does not set, or be
+     * below 1 for inputs that only the untaken branch could not take. */
+    if (!s->sym_used[i]) continue;
     if (!dml_sym_derived_eval(sy->mul, sy->add, sy->div, a, b, &v) || v < 1 ||
         v > sy->bound) {
       dml_status_t st = dml_status_make(
@@ -822,6 +886,134 @@ static dml_status_t gpu_produced(void *ctx, const uint32_t *nodes, uint32_t n_no
   return DML_OK;
 }
 
+/* Runs If node `k` (ops.def): reads cond, runs the taken branch's session
+ * with the captures as its inputs (copied into its arena), and copies its
+ * results into the node's outputs, with their dims (which set the node's
+ * data-dependent symbols, take_produced_dims). */
+static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
+  const dml_pkg_node_t *n = &s->fn->nodes[k];
+  dml_cpu_call_t *c = &s->calls[k];
+  const dml_tensor_t *cond = &c->inputs[0];
+  size_t esz = dml_dtype_size(cond->dtype);
+  if (!esz || dml_tensor_bytes(cond) != esz)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.run",
+                           "node #%" PRIu32 " '%s' (If): cond must hold one element", k,
+                           n->name);
+  int taken = dml_load_f64(cond->dtype, cond->data, 0) != 0;
+  dml_rt_session_t *b = s->branch[2 * k + (taken ? 0 : 1)];
+  const char *which = taken ? "then_function" : "else_function";
+  dml_status_t st = DML_OK;
+  for (uint32_t j = 1; j < n->n_inputs && !st; j++)
+    st = dml_rt_session_set_input(b, j - 1, &c->inputs[j]);
+  if (!st) st = dml_rt_session_run(b);
+  if (st)
+    return dml_status_annotate(st, "running %s '%s' of node #%" PRIu32 " '%s' (If)",
+                               which, b->fn->name, k, n->name);
+  for (uint32_t j = 0; j < n->n_outputs; j++) {
+    if (n->outputs[j] == DML_PKG_NO_VALUE) continue;
+    dml_tensor_t r;
+    DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, j, &r));
+    dml_tensor_t *o = &c->outputs[j];
+    size_t nb = dml_tensor_bytes(&r);
+    uint64_t cap = s->fn->values[n->outputs[j]].bytes;
+    if (r.rank != o->rank || r.dtype != o->dtype)
+      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
+                             "node #%" PRIu32 " '%s' (If): %s returned output %" PRIu32
+                             " of another dtype or rank than the node's",
+                             k, n->name, which, j);
+    if (nb == SIZE_MAX || nb > cap)
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.run",
+                             "node #%" PRIu32 " '%s' (If): output %" PRIu32
+                             " needs %zu bytes, above the %" PRIu64
+                             " planned; recompile with a larger --dynamic-max-elements",
+                             k, n->name, j, nb, cap);
+    if (nb) memcpy(o->data, r.data, nb);
+    memcpy(o->dims, r.dims, sizeof(int64_t) * (size_t)r.rank);
+  }
+  return DML_OK;
+}
+
+/* Runs Loop node `k` (ops.def): the body's session once per iteration while
+ * iter < M and cond, the carried values kept in the node's outputs (fed
+ * back as the body's inputs), each iteration's scan elements appended to
+ * the scan outputs (all of one shape, within the bytes planned); then the
+ * scan outputs' dims [count, element dims]. */
+static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
+  const dml_pkg_node_t *n = &s->fn->nodes[k];
+  dml_cpu_call_t *c = &s->calls[k];
+  dml_rt_session_t *b = s->branch[2 * k];
+  int64_t n_car = dml_attr_int(n->attrs, n->n_attrs, "n_carried", 0);
+  uint32_t n_scan = n->n_outputs - (uint32_t)n_car;
+  const dml_tensor_t *mt = &c->inputs[0], *ct = &c->inputs[1];
+  for (int j = 0; j < 2; j++) {
+    const dml_tensor_t *t = j ? ct : mt;
+    if (t->dtype != DML_DTYPE_INVALID && dml_tensor_bytes(t) != dml_dtype_size(t->dtype))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.run",
+                             "node #%" PRIu32 " '%s' (Loop): %s must hold one element", k,
+                             n->name, j ? "cond" : "M");
+  }
+  int64_t trips =
+      mt->dtype != DML_DTYPE_INVALID ? dml_load_i64(mt->dtype, mt->data, 0) : INT64_MAX;
+  uint8_t cond =
+      ct->dtype != DML_DTYPE_INVALID ? dml_load_f64(ct->dtype, ct->data, 0) != 0 : 1;
+  /* Carried values start as the initial ones, in the node's outputs. */
+  for (int64_t j = 0; j < n_car; j++) {
+    dml_tensor_t *o = &c->outputs[j];
+    const dml_tensor_t *i0 = &c->inputs[2 + j];
+    size_t nb = dml_tensor_bytes(i0);
+    if (nb && o->data != i0->data) memmove(o->data, i0->data, nb);
+  }
+  int64_t count = 0;
+  for (int64_t it = 0; it < trips && cond; it++) {
+    dml_tensor_t itv = {DML_DTYPE_I64, 0, {0}, &it};
+    dml_tensor_t cv = {DML_DTYPE_BOOL, 0, {0}, &cond};
+    dml_status_t st = dml_rt_session_set_input(b, 0, &itv);
+    if (!st) st = dml_rt_session_set_input(b, 1, &cv);
+    for (int64_t j = 0; j < n_car && !st; j++)
+      st = dml_rt_session_set_input(b, 2 + (uint32_t)j, &c->outputs[j]);
+    for (uint32_t j = 2 + (uint32_t)n_car; j < n->n_inputs && !st; j++)
+      st = dml_rt_session_set_input(b, j, &c->inputs[j]);
+    if (!st) st = dml_rt_session_run(b);
+    if (st)
+      return dml_status_annotate(st,
+                                 "running iteration %" PRId64
+                                 " of body '%s' of node #%" PRIu32 " '%s' (Loop)",
+                                 it, b->fn->name, k, n->name);
+    dml_tensor_t r;
+    DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, 0, &r));
+    cond = dml_load_f64(r.dtype, r.data, 0) != 0;
+    for (int64_t j = 0; j < n_car; j++) {
+      DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, 1 + (uint32_t)j, &r));
+      size_t nb = dml_tensor_bytes(&r);
+      if (nb) memcpy(c->outputs[j].data, r.data, nb);
+    }
+    for (uint32_t j = 0; j < n_scan; j++) {
+      DML_RETURN_IF_ERROR(dml_rt_session_get_output(b, 1 + (uint32_t)n_car + j, &r));
+      dml_tensor_t *o = &c->outputs[n_car + j];
+      if (count > 0 && memcmp(o->dims + 1, r.dims, sizeof(int64_t) * (size_t)r.rank))
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.run",
+                               "node #%" PRIu32 " '%s' (Loop): scan output %" PRIu32
+                               " changes shape at iteration %" PRId64,
+                               k, n->name, j, it);
+      memcpy(o->dims + 1, r.dims, sizeof(int64_t) * (size_t)r.rank);
+      size_t nb = dml_tensor_bytes(&r);
+      uint64_t cap = s->fn->values[n->outputs[n_car + j]].bytes;
+      if (nb && (uint64_t)(count + 1) > cap / nb)
+        return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.run",
+                               "node #%" PRIu32 " '%s' (Loop): scan output %" PRIu32
+                               " needs more than the %" PRIu64
+                               " bytes planned at iteration %" PRId64
+                               "; recompile with a larger --dynamic-dim-bound or "
+                               "--dynamic-max-elements",
+                               k, n->name, j, cap, it);
+      if (nb) memcpy((uint8_t *)o->data + (size_t)count * nb, r.data, nb);
+    }
+    count++;
+  }
+  for (uint32_t j = 0; j < n_scan; j++) c->outputs[n_car + j].dims[0] = count;
+  return DML_OK;
+}
+
 dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   const dml_pkg_function_t *f = s->fn;
   dml_status_t st = DML_OK;
@@ -853,8 +1045,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
    * are passed at the bounds, and later values are re-evaluated once the
    * producer has written the actual extent. */
   for (uint32_t i = 0; i < s->n_symbols; i++)
-    if (s->m->graph->symbols[i].origin == DML_PKG_SYMBOL_NODE)
-      s->sym[i] = s->m->graph->symbols[i].bound;
+    if (sym_is_node(s, i)) s->sym[i] = s->m->graph->symbols[i].bound;
   DML_RETURN_IF_ERROR(derive_symbols(s));
   /* Actual dims of every value (<= its dims at the bounds). */
   for (uint32_t i = 0; i < f->n_values; i++) {
@@ -910,6 +1101,10 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     if (role == 1) {
       c->outputs[0] = s->vals[s->fuse->final_value[k]];
       st = dml_cpu_run_fused(c, &s->fuse->ep[k]);
+    } else if (n->op == DML_OP_IF) {
+      st = run_if(s, k);
+    } else if (n->op == DML_OP_LOOP) {
+      st = run_loop(s, k);
     } else {
       st = dml_cpu_run(c); /* checks its scratch: sized at the bounds at load */
     }

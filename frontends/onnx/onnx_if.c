@@ -20,10 +20,11 @@
  * topological order, a node with subgraphs depends on every outer tensor its
  * subgraphs read (onnx_subgraph_refs).
  *
- * A constant cond (an initializer, a Constant node, a bound input, or an
- * Identity / Not chain of one, as OptionalHasElement gives) imports only the
- * taken branch: each If output is an Identity of its output, no Where; its
- * outputs may then be sequences (the same lists) and optionals (present or
+ * A constant cond (an initializer, a Constant node, a bound input, an
+ * Identity / Not chain of one, as OptionalHasElement gives, or a value that
+ * shape inference knows, as Equal(Shape(x)[1], 512) where x's dim 1 is
+ * static) imports only the taken branch: each If output is an Identity of its output, no
+ * Where; its outputs may then be sequences (the same lists) and optionals (present or
  * none, onnx_optional.c).
  *
  * Semantics and limits:
@@ -38,16 +39,31 @@
  *     "depends on run-time data": binding it helps);
  *   - each output pair must have the same dtype where both branches declare
  *     it (INVALID_ARGUMENT: ONNX requires it) and the same shape where both
- *     declare one: same rank and equal static dims (UNIMPLEMENTED otherwise:
- *     If-11 lets the branches' shapes differ, which one Where cannot
- *     express). Undeclared shapes are not compared: Where broadcasts them, so
- *     branches whose shapes differ give the broadcast shape (or a shape
- *     inference error), not the taken branch's.
+ *     declare one: same rank and equal static dims (UNIMPLEMENTED otherwise).
+ *
+ * Run-time If. After importing both branches inline, the types of the
+ * nodes imported so far are inferred (onnx_infer_pending); when some
+ * output pair has known, different types (shapes, or data-dependent
+ * symbols of their own), which one Where cannot select between, the inline
+ * copies are dropped and the If becomes the IR op If (ops.def): each branch
+ * is imported again as a function of the module ("<node>.then",
+ * "<node>.else") taking the captures (the non-global outer tensors the
+ * branches read, onnx_subgraph_refs) as arguments, and the node
+ * If(cond, captures...) names both functions. Shape inference gives each
+ * output dim the two branches disagree on a data-dependent symbol (bounded
+ * by the larger); the CPU executor runs only the taken branch
+ * (runtime/rt_session.c, run_if) and GPU targets refuse the node
+ * (compiler/driver.c). Limits: output ranks must agree (UNIMPLEMENTED
+ * otherwise: the IR has no value of run-time rank); the branches read
+ * tensors only (no sequences or optionals); captures are copied into the
+ * branch's arena each run. Branches whose types are unknown at import, or
+ * equal, keep the Where lowering.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_ir_infer.h"
 #include "onnx_internal.h"
 
 static dml_status_t oom(void) {
@@ -621,6 +637,180 @@ static dml_status_t bind_output(onnx_ctx_t *ctx, const char *name, dml_ir_value_
   return onnx_define(ctx, name, v);
 }
 
+/* ---- run-time If: the branches as functions of the module ---- */
+
+/* 1 when some output pair has known, different types (shapes, ranks or
+ * data-dependent symbols): one Where cannot select between them. */
+static int branches_differ(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                           dml_ir_value_t *const *vals, size_t n_out) {
+  onnx_infer_pending(ctx);
+  for (size_t k = 0; k < n_out; k++) {
+    if (is_empty(np->output[k])) continue;
+    const dml_type_t *a = &vals[k]->type, *b = &vals[n_out + k]->type;
+    if (a->rank == DML_RANK_UNKNOWN || b->rank == DML_RANK_UNKNOWN) continue;
+    if (!dml_type_equal(a, b)) return 1;
+  }
+  return 0;
+}
+
+/* Unlinks the nodes appended to ctx->f after `mark` (NULL: all) and the
+ * functions added past the first n_fn (a nested run-time If's branches). */
+static void drop_after(onnx_ctx_t *ctx, dml_ir_node_t *mark, uint32_t n_fn) {
+  while (ctx->f->last && ctx->f->last != mark) dml_ir_node_erase(ctx->f->last);
+  ctx->m->n_functions = n_fn;
+}
+
+/* A function name "<base>" or "<base>#N" that the module does not hold. */
+static const char *fresh_function_name(onnx_ctx_t *ctx, const char *base) {
+  char name[300];
+  for (int k = 1; k < 100000; k++) {
+    if (k == 1)
+      snprintf(name, sizeof name, "%s", base);
+    else
+      snprintf(name, sizeof name, "%s#%d", base, k);
+    if (!dml_ir_module_find_function(ctx->m, name)) return dml_ir_strdup(ctx->m, name);
+  }
+  return NULL;
+}
+
+dml_status_t onnx_import_function(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                  const char *label, const char *which,
+                                  const char *suffix, const Onnx__GraphProto *g,
+                                  const dml_type_t *in_types, size_t n_in,
+                                  const char *const *caps, size_t n_caps,
+                                  const char **out_name) {
+  char base[256];
+  snprintf(base, sizeof base, "%s.%s", is_empty(np->name) ? np->op_type : np->name,
+           suffix);
+  const char *fname = fresh_function_name(ctx, base);
+  dml_ir_function_t *bf = NULL;
+  if (!fname) return oom();
+  DML_RETURN_IF_ERROR(dml_ir_function_create(ctx->m, fname, &bf));
+  size_t n_out = g->n_output;
+  dml_ir_value_t **saved = (dml_ir_value_t **)calloc(n_caps + 1, sizeof(*saved));
+  dml_ir_value_t **outs = (dml_ir_value_t **)calloc(n_out + 1, sizeof(*outs));
+  dml_ir_value_t **ins = (dml_ir_value_t **)calloc(n_in + 1, sizeof(*ins));
+  dml_status_t st = !saved || !outs || !ins ? oom() : DML_OK;
+  for (size_t i = 0; i < n_in && !st; i++)
+    st = dml_ir_function_add_arg(bf, i < g->n_input ? g->input[i]->name : NULL,
+                                 &in_types[i], &ins[i]);
+  size_t swapped = 0;
+  for (; swapped < n_caps && !st; swapped++) {
+    /* Found by name each time: imports insert names (the map may move). */
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, caps[swapped]);
+    dml_ir_value_t *v = (dml_ir_value_t *)e->val, *arg = NULL;
+    st = dml_ir_function_add_arg(bf, v->name ? v->name : caps[swapped], &v->type, &arg);
+    if (st) break;
+    arg->sym_data = v->sym_data;
+    saved[swapped] = v;
+    e->val = arg;
+  }
+  dml_ir_function_t *outer = ctx->f;
+  if (!st) {
+    ctx->f = bf;
+    st = n_in ? onnx_import_subgraph(ctx, label, which, g, n_in, ins, outs)
+              : import_branch(ctx, label, which, g, outs);
+    for (size_t k = 0; k < n_out && !st; k++) {
+      dml_ir_node_t *id = NULL;
+      st = onnx_emit(ctx, DML_OP_IDENTITY, NULL, 1, &outs[k], 1, &id);
+      if (!st) outs[k] = id->outputs[0];
+    }
+    if (!st) st = dml_ir_function_set_results(bf, (uint32_t)n_out, outs);
+    ctx->f = outer;
+  }
+  for (size_t i = 0; i < swapped; i++)
+    onnx_map_find(&ctx->names, caps[i])->val = saved[i];
+  free(saved);
+  free(outs);
+  free(ins);
+  *out_name = fname;
+  return st;
+}
+
+dml_status_t onnx_captures(onnx_ctx_t *ctx, const Onnx__NodeProto *np, const char *label,
+                           const char ***out_caps, dml_ir_value_t ***out_vals,
+                           size_t *out_n) {
+  const char **refs = NULL;
+  size_t n_refs = 0;
+  *out_caps = NULL;
+  *out_vals = NULL;
+  *out_n = 0;
+  DML_RETURN_IF_ERROR(onnx_subgraph_refs(ctx, np, &refs, &n_refs));
+  const char **caps = (const char **)calloc(n_refs + 1, sizeof(*caps));
+  dml_ir_value_t **vals = (dml_ir_value_t **)calloc(n_refs + 1, sizeof(*vals));
+  dml_status_t st = !caps || !vals ? oom() : DML_OK;
+  size_t n = 0;
+  for (size_t i = 0; i < n_refs && !st; i++) {
+    onnx_map_entry_t *e = onnx_map_find(&ctx->names, refs[i]);
+    dml_ir_value_t *v = e ? (dml_ir_value_t *)e->val : NULL;
+    if (v && v->kind == DML_IR_VALUE_GLOBAL) continue;
+    if (!v || v->type.rank == DML_RANK_UNKNOWN)
+      st = dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+          "%s runs its subgraphs as functions at run time; they read "
+          "'%s', which is %s",
+          label, refs[i],
+          v ? "a tensor of unknown shape" : "not a tensor (a sequence or optional)");
+    else {
+      caps[n] = refs[i];
+      vals[n++] = v;
+    }
+  }
+  free((void *)refs);
+  if (st) {
+    free(caps);
+    free(vals);
+    return st;
+  }
+  *out_caps = caps;
+  *out_vals = vals;
+  *out_n = n;
+  return DML_OK;
+}
+
+/* The If as run-time control flow: node If(cond, captures...) whose
+ * branches are functions of the module (ops.def); the executor runs only
+ * the taken one. Captures are the non-global tensors the branches read
+ * (globals are visible in every function). */
+static dml_status_t import_runtime_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                      const char *label, dml_ir_value_t *cond,
+                                      const Onnx__GraphProto *then_g,
+                                      const Onnx__GraphProto *else_g) {
+  const char **caps = NULL;
+  dml_ir_value_t **cv = NULL;
+  size_t n_caps = 0;
+  DML_RETURN_IF_ERROR(onnx_captures(ctx, np, label, &caps, &cv, &n_caps));
+  dml_ir_value_t **ops = (dml_ir_value_t **)calloc(n_caps + 2, sizeof(*ops));
+  dml_status_t st = !ops ? oom() : DML_OK;
+  if (ops) {
+    ops[0] = cond;
+    for (size_t i = 0; i < n_caps; i++) ops[1 + i] = cv[i];
+  }
+  const char *fn[2] = {NULL, NULL};
+  if (!st)
+    st = onnx_import_function(ctx, np, label, "then_branch", "then", then_g, NULL, 0,
+                              caps, n_caps, &fn[0]);
+  if (!st)
+    st = onnx_import_function(ctx, np, label, "else_branch", "else", else_g, NULL, 0,
+                              caps, n_caps, &fn[1]);
+  dml_ir_node_t *node = NULL;
+  if (!st)
+    st = onnx_emit(ctx, DML_OP_IF, np->name, (uint32_t)(n_caps + 1), ops,
+                   (uint32_t)np->n_output, &node);
+  if (!st) st = dml_ir_node_set_attr_string(node, "then_function", fn[0]);
+  if (!st) st = dml_ir_node_set_attr_string(node, "else_function", fn[1]);
+  for (size_t k = 0; k < np->n_output && !st; k++)
+    if (!is_empty(np->output[k])) st = bind_output(ctx, np->output[k], node->outputs[k]);
+  if (!st) {
+    st = dml_ir_infer_node(ctx->m, node);
+    if (st) st = dml_status_annotate(st, "typing %s, run at run time", label);
+  }
+  free(caps);
+  free(cv);
+  free(ops);
+  return st;
+}
+
 dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                          const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in) {
   (void)e;
@@ -647,6 +837,16 @@ dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   dml_ir_value_t *cond = in[0];
   int folded = 0, taken_folded = 0;
   folded = const_cond(cond, &taken_folded);
+  if (!folded && cond->kind == DML_IR_VALUE_RESULT) {
+    /* A cond that shape inference knows (Equal(Shape(x)[1], 512) with that
+     * dim static, e.g. by dmlc compile --input-shape): only the taken branch. */
+    if (cond->type.rank == DML_RANK_UNKNOWN) onnx_infer_pending(ctx);
+    const dml_ir_sym_data_t *sd = cond->sym_data;
+    if (sd && sd->n == 1 && sd->elems[0].sym < 0) {
+      folded = 1;
+      taken_folded = sd->elems[0].value != 0;
+    }
+  }
   if (folded) {
     /* A constant cond, or one computed from a constant by Identity / Not:
      * only the taken
@@ -704,9 +904,20 @@ dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
     }
     goto done;
   }
-  st = import_branch(ctx, label, "then_branch", then_g, vals);
-  if (!st) st = import_branch(ctx, label, "else_branch", else_g, vals + n_out);
-  if (st) goto done;
+  {
+    dml_ir_node_t *mark = ctx->f->last;
+    uint32_t n_fn = ctx->m->n_functions;
+    st = import_branch(ctx, label, "then_branch", then_g, vals);
+    if (!st) st = import_branch(ctx, label, "else_branch", else_g, vals + n_out);
+    if (st) goto done;
+    if (branches_differ(ctx, np, vals, n_out)) {
+      /* Where cannot select: the branches become functions, run at run
+       * time (the inline copies just imported are dropped). */
+      drop_after(ctx, mark, n_fn);
+      st = import_runtime_if(ctx, np, label, cond, then_g, else_g);
+      goto done;
+    }
+  }
   if (cond->kind == DML_IR_VALUE_RESULT || cond->type.rank != 0) {
     /* Where broadcasts cond: make it a scalar (one element, else Reshape
      * fails). */

@@ -137,6 +137,28 @@ dml_status_t onnx_emit(onnx_ctx_t *ctx, dml_op_t op, const char *name, uint32_t 
  * unnamed) and records them as defined. node->n_outputs <= np->n_output. */
 dml_status_t onnx_bind_outputs(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                dml_ir_node_t *node);
+/* Infers the types of the nodes of the function built so far whose outputs
+ * are unknown (stopping at the first that fails), so that sym_data of
+ * computed small integer values and the types that decide how an If is
+ * lowered are set (onnx_loop.c). */
+void onnx_infer_pending(onnx_ctx_t *ctx);
+/* Run-time control flow (onnx_if.c). The non-global tensors np's subgraphs
+ * read (onnx_subgraph_refs), as resolved names (*out_caps) and values
+ * (*out_vals), both malloc'd; UNIMPLEMENTED naming `label` when one is not a
+ * tensor of known rank. */
+dml_status_t onnx_captures(onnx_ctx_t *ctx, const Onnx__NodeProto *np, const char *label,
+                           const char ***out_caps, dml_ir_value_t ***out_vals,
+                           size_t *out_n);
+/* Imports subgraph g of np as a new function of the module named
+ * "<node>.<suffix>" (*out_name): arguments g's n_in inputs (of in_types)
+ * then one per capture (caps: resolved names, which resolve to the
+ * arguments during the import); results Identity of g's outputs. */
+dml_status_t onnx_import_function(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                  const char *label, const char *which,
+                                  const char *suffix, const Onnx__GraphProto *g,
+                                  const dml_type_t *in_types, size_t n_in,
+                                  const char *const *caps, size_t n_caps,
+                                  const char **out_name);
 /* Records `v` as the definition of ONNX tensor `name`. */
 dml_status_t onnx_define(onnx_ctx_t *ctx, const char *name, dml_ir_value_t *v);
 /* A fresh name "<base>" or "<base>_N" used by no ONNX tensor and no global;

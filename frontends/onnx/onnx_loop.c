@@ -34,8 +34,20 @@
  *     are stacked along axis 0. sequence_lens must be absent or a constant
  *     whose every element is the full length.
  *
- * Limits (UNIMPLEMENTED naming the node): a number of iterations that depends
- * on run-time data ("the number of iterations depends on run-time data"), a
+ * Run-time Loop. A Loop whose number of iterations depends on run-time data
+ * (a trip count or cond input not known at compile time, no trip count, or a
+ * body cond that can turn false) is not unrolled: its body is imported once
+ * as a function of the module ("<node>.body", onnx_import_function in
+ * onnx_if.c) taking (iter, cond, carried..., captures...), and the IR op
+ * Loop (ops.def) names it; the CPU executor runs it once per iteration
+ * (runtime/rt_session.c, run_loop). Carried values must keep their shape
+ * (UNIMPLEMENTED otherwise), scan outputs get a data-dependent length
+ * bounded by --dynamic-dim-bound; GPU targets refuse the node. Carried
+ * sequences still need the unrolled form ("the number of iterations depends
+ * on run-time data").
+ *
+ * Limits (UNIMPLEMENTED naming the node): a carried sequence with a number
+ * of iterations that depends on run-time data, a
  * scan input whose length is not static, Scan with zero iterations, a Loop
  * body whose cond or scan outputs are sequences, and more than
  * ONNX_LOOP_MAX_ITERS (65,536) iterations of one node or ONNX_LOOP_MAX_NODES
@@ -68,9 +80,7 @@ static const Onnx__GraphProto *body_of(const Onnx__NodeProto *np) {
   return a->g;
 }
 
-/* Infers the types of the nodes of the function built so far whose outputs
- * are unknown, so that sym_data of computed small integer values is set. */
-static void infer_pending(onnx_ctx_t *ctx) {
+void onnx_infer_pending(onnx_ctx_t *ctx) {
   for (dml_ir_node_t *n = ctx->f->first; n; n = n->next) {
     int unknown = 0;
     for (uint32_t k = 0; k < n->n_outputs; k++)
@@ -92,7 +102,7 @@ static int known_scalar(onnx_ctx_t *ctx, dml_ir_value_t *v, int64_t *out) {
     return 1;
   }
   if (v->kind == DML_IR_VALUE_RESULT && v->type.rank == DML_RANK_UNKNOWN)
-    infer_pending(ctx);
+    onnx_infer_pending(ctx);
   if (!v->sym_data || v->sym_data->n != 1 || v->sym_data->elems[0].sym >= 0) return 0;
   *out = v->sym_data->elems[0].value;
   return 1;
@@ -101,7 +111,7 @@ static int known_scalar(onnx_ctx_t *ctx, dml_ir_value_t *v, int64_t *out) {
 /* The static type of v (inferring pending nodes when unknown). */
 static const dml_type_t *type_of(onnx_ctx_t *ctx, dml_ir_value_t *v) {
   if (v->kind == DML_IR_VALUE_RESULT && v->type.rank == DML_RANK_UNKNOWN)
-    infer_pending(ctx);
+    onnx_infer_pending(ctx);
   return &v->type;
 }
 
@@ -279,6 +289,65 @@ static dml_status_t empty_scan_output(onnx_ctx_t *ctx, const char *label,
   return dml_ir_module_add_global(ctx->m, name, &t, &empty, 0, 0, out);
 }
 
+/* The Loop as run-time control flow (ops.def Loop): its body becomes a
+ * function of the module taking (iter, cond, carried..., captures...); the
+ * CPU executor runs it once per iteration. Carried values must keep their
+ * shape, scan outputs get a data-dependent length (ir/infer.c). */
+static dml_status_t import_runtime_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                        const char *label, const Onnx__GraphProto *body,
+                                        dml_ir_value_t **in, size_t n_car) {
+  const char **caps = NULL;
+  dml_ir_value_t **cv = NULL;
+  size_t n_caps = 0;
+  onnx_infer_pending(ctx);
+  for (size_t k = 0; k < n_car; k++)
+    if (in[2 + k]->type.rank == DML_RANK_UNKNOWN)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: carried value %zu has an unknown shape; a Loop run at "
+                             "run time needs it",
+                             label, k);
+  DML_RETURN_IF_ERROR(onnx_captures(ctx, np, label, &caps, &cv, &n_caps));
+  size_t n_ops = 2 + n_car + n_caps;
+  dml_ir_value_t **ops = (dml_ir_value_t **)calloc(n_ops + 1, sizeof(*ops));
+  dml_type_t *types = (dml_type_t *)calloc(2 + n_car + 1, sizeof(*types));
+  dml_status_t st = !ops || !types ? oom() : DML_OK;
+  const char *fname = NULL;
+  if (!st) {
+    ops[0] = np->n_input > 0 && !is_empty(np->input[0]) ? in[0] : NULL;
+    ops[1] = np->n_input > 1 && !is_empty(np->input[1]) ? in[1] : NULL;
+    types[0] = dml_type_static(DML_DTYPE_I64, 0, NULL);
+    types[1] = dml_type_static(DML_DTYPE_BOOL, 0, NULL);
+    for (size_t k = 0; k < n_car; k++) {
+      ops[2 + k] = in[2 + k];
+      types[2 + k] = in[2 + k]->type;
+    }
+    for (size_t j = 0; j < n_caps; j++) ops[2 + n_car + j] = cv[j];
+    st = onnx_import_function(ctx, np, label, "body", "body", body, types, 2 + n_car,
+                              caps, n_caps, &fname);
+  }
+  dml_ir_node_t *node = NULL;
+  if (!st)
+    st = onnx_emit(ctx, DML_OP_LOOP, np->name, (uint32_t)n_ops, ops,
+                   (uint32_t)np->n_output, &node);
+  if (!st) st = dml_ir_node_set_attr_string(node, "body_function", fname);
+  if (!st) st = dml_ir_node_set_attr_int(node, "n_carried", (int64_t)n_car);
+  for (size_t k = 0; k < np->n_output && !st; k++) {
+    if (is_empty(np->output[k])) continue;
+    node->outputs[k]->name = dml_ir_strdup(ctx->m, np->output[k]);
+    st = node->outputs[k]->name ? onnx_define(ctx, np->output[k], node->outputs[k])
+                                : oom();
+  }
+  if (!st) {
+    st = dml_ir_infer_node(ctx->m, node);
+    if (st) st = dml_status_annotate(st, "typing %s, run at run time", label);
+  }
+  free(caps);
+  free(cv);
+  free(ops);
+  free(types);
+  return st;
+}
+
 dml_status_t onnx_imp_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                            const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in) {
   (void)e;
@@ -304,16 +373,35 @@ dml_status_t onnx_imp_loop(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                              "%s: carried value %zu is missing", label, k);
   dml_ir_value_t *mv = n_in > 0 ? in[0] : NULL, *cv = n_in > 1 ? in[1] : NULL;
   int64_t trips = 0, c = 1;
+  const char *why = NULL;
   if (cv && !known_scalar(ctx, cv, &c))
-    return data_dependent(label, "the cond input is not known at compile time");
-  if (c) {
+    why = "the cond input is not known at compile time";
+  if (!why && c) {
     if (!mv)
-      return data_dependent(
-          label, "no trip count: the loop runs until its condition turns false");
-    if (!known_scalar(ctx, mv, &trips))
-      return data_dependent(label, "the trip count M is not known at compile time");
-    if (trips > 1 && !cond_stays_true(body))
-      return data_dependent(label, "the body's condition output can turn false");
+      why = "no trip count: the loop runs until its condition turns false";
+    else if (!known_scalar(ctx, mv, &trips))
+      why = "the trip count M is not known at compile time";
+    else if (trips > 1 && !cond_stays_true(body))
+      why = "the body's condition output can turn false";
+  }
+  if (why) {
+    /* Carried values that are sequences need the unrolled lowering. */
+    for (size_t k = 0; k < n_car; k++)
+      if (!(2 + k < n_in && in[2 + k])) return data_dependent(label, why);
+    dml_ir_node_t *mark = ctx->f->last;
+    uint32_t n_fn = ctx->m->n_functions;
+    dml_status_t rst = import_runtime_loop(ctx, np, label, body, in, n_car);
+    if (dml_status_code(rst) != DML_STATUS_UNIMPLEMENTED) return rst;
+    /* Not expressible as a run-time loop either (a carried value that
+     * changes shape): the unrolled form's error, which says what to bind,
+     * with the reason. */
+    while (ctx->f->last && ctx->f->last != mark) dml_ir_node_erase(ctx->f->last);
+    ctx->m->n_functions = n_fn;
+    dml_status_t dst =
+        dml_status_detail(data_dependent(label, why), "as a loop run at run time: %s",
+                          dml_status_reason(rst));
+    dml_status_free(rst);
+    return dst;
   }
   if (trips < 0) trips = 0;
   if (trips > ONNX_LOOP_MAX_ITERS) return too_many(label, trips);
