@@ -21,6 +21,17 @@ if [ "$needed" != "libc.so.6 libm.so.6 " ]; then
   exit 1
 fi
 echo "runtime-only dmlc: needs $needed"
+# Its install tree holds the runtime part only (docs/embedding.md).
+rt_prefix=$(mktemp -d)
+cmake --install build-runtime --prefix "$rt_prefix" >/dev/null
+rt_files=$(cd "$rt_prefix" && find . -type f -o -type l | sort | tr '\n' ' ')
+if [[ "$rt_files" != *dmlc-runtime.pc* || "$rt_files" != *libdmlc_runtime.so.0* ||
+      "$rt_files" == *dmlc.pc* || "$rt_files" == *compiler* || "$rt_files" == *dml_driver.h* ]]; then
+  echo "runtime-only install: not the runtime part alone: $rt_files" >&2
+  exit 1
+fi
+rm -rf "$rt_prefix"
+echo "runtime-only install: ok"
 # Release (-O3) compiles the whole tree once more, tests not run: GCC's
 # -O3 inlining finds warnings (-Wmaybe-uninitialized) that -O2 does not,
 # and warnings are errors.
