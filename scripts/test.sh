@@ -42,6 +42,12 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)"
 bash scripts/line_count.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+# arm64: the runtime-only build cross-compiled (docs/embedding.md); the
+# reference models compiled here run on it under qemu-aarch64.
+cmake -S . -B build-arm64 -DDMLC_RUNTIME_ONLY=ON \
+  -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake >/dev/null
+cmake --build build-arm64 -j"$(nproc)" --target dmlc dmlc_runtime dmlc_runtime_static >/dev/null
+bash tests/arm64/test_arm64.sh build build-arm64
 # The same tests again under AddressSanitizer and UBSan (leaks included).
 cmake -S . -B build-asan -DDMLC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$(nproc)" >/dev/null
