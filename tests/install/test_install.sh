@@ -53,11 +53,18 @@ cc $CFLAGS -o layers_static ex/layers_mlp.c $(pkg-config --cflags dmlc) $(static
 if readelf -d classify_static layers_static | grep -q 'libdmlc_'; then
   fail "the static link still needs a libdmlc_*.so"
 fi
-# CMake package, out of the tree
+# CMake package, out of the tree: shared, then static
 cmake -S ex -B build-cmake -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-cmake >/dev/null
 readelf -d build-cmake/classify_fashion_mnist | grep -q 'libdmlc_runtime.so.0' ||
   fail "find_package(dmlc)'s dmlc::runtime is not the shared library"
+cmake -S ex -B build-cmake-static -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+  -DDMLC_EXAMPLES_STATIC=ON >/dev/null
+cmake --build build-cmake-static >/dev/null
+if readelf -d build-cmake-static/classify_fashion_mnist build-cmake-static/layers_mlp |
+  grep -q 'libdmlc_'; then
+  fail "dmlc::*_static links a libdmlc_*.so"
+fi
 
 # Run: the installed dmlc compiles the reference model; the examples run it.
 model=$src/../shared/models/fashion_mlp.onnx
@@ -65,13 +72,14 @@ model=$src/../shared/models/fashion_mlp.onnx
 [ -d "$data" ] || fail "$data missing (apt-get install dataset-fashion-mnist)"
 "$prefix/bin/dmlc" compile "$model" -o fashion.dmlpkg >/dev/null
 # 8695/10000: the accuracy PyTorch and ONNX Runtime give (shared/models/README.md)
-for exe in classify_pc classify_static build-cmake/classify_fashion_mnist; do
+for exe in classify_pc classify_static build-cmake/classify_fashion_mnist \
+  build-cmake-static/classify_fashion_mnist; do
   out=$(./$exe fashion.dmlpkg "$data")
   grep -q "8695 correct, accuracy 86.95%" <<<"$out" || fail "$exe: $out"
 done
-for exe in layers_pc layers_static build-cmake/layers_mlp; do
+for exe in layers_pc layers_static build-cmake/layers_mlp build-cmake-static/layers_mlp; do
   out=$(./$exe -n 256)
   grep -Eq "untrained accuracy on 256 test images: [0-9.]+%" <<<"$out" || fail "$exe: $out"
 done
 echo "install: headers, libdmlc_runtime/libdmlc_compiler .so.0 + .a, pc files, CMake package ok"
-echo "out-of-tree examples (pkg-config shared+static, find_package): 8695/10000 correct"
+echo "out-of-tree examples (pkg-config and find_package, shared and static): 8695/10000 correct"
