@@ -92,6 +92,11 @@ if(NOT DMLC_RUNTIME_ONLY AND TARGET dml_driver)
   set_target_properties(dmlc_compiler_static PROPERTIES OUTPUT_NAME dmlc_compiler
                                                         EXPORT_NAME compiler_static)
   target_link_libraries(dmlc_compiler PUBLIC dmlc_runtime PRIVATE ${DMLC_COMPILER_PRIVATE_LIBS})
+  # glslang's and SPIRV-Tools' static archives stay inside: their symbols
+  # are not exported (an app may link another glslang).
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux" OR ANDROID)
+    target_link_options(dmlc_compiler PRIVATE -Wl,--exclude-libs,ALL)
+  endif()
   target_link_libraries(dmlc_compiler_static INTERFACE dmlc_runtime_static
                                                        ${DMLC_COMPILER_PRIVATE_LIBS})
   foreach(t dmlc_compiler dmlc_compiler_static)
