@@ -21,6 +21,17 @@ if [ "$needed" != "libc.so.6 libm.so.6 " ]; then
   exit 1
 fi
 echo "runtime-only dmlc: needs $needed"
+# Its install tree holds the runtime part only (docs/embedding.md).
+rt_prefix=$(mktemp -d)
+cmake --install build-runtime --prefix "$rt_prefix" >/dev/null
+rt_files=$(cd "$rt_prefix" && find . -type f -o -type l | sort | tr '\n' ' ')
+if [[ "$rt_files" != *dmlc-runtime.pc* || "$rt_files" != *libdmlc_runtime.so.0* ||
+      "$rt_files" == *dmlc.pc* || "$rt_files" == *compiler* || "$rt_files" == *dml_driver.h* ]]; then
+  echo "runtime-only install: not the runtime part alone: $rt_files" >&2
+  exit 1
+fi
+rm -rf "$rt_prefix"
+echo "runtime-only install: ok"
 # Release (-O3) compiles the whole tree once more, tests not run: GCC's
 # -O3 inlining finds warnings (-Wmaybe-uninitialized) that -O2 does not,
 # and warnings are errors.
@@ -31,6 +42,12 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)"
 bash scripts/line_count.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+# arm64: the runtime-only build cross-compiled (docs/embedding.md); the
+# reference models compiled here run on it under qemu-aarch64.
+cmake -S . -B build-arm64 -DDMLC_RUNTIME_ONLY=ON \
+  -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake >/dev/null
+cmake --build build-arm64 -j"$(nproc)" --target dmlc dmlc_runtime dmlc_runtime_static >/dev/null
+bash tests/arm64/test_arm64.sh build build-arm64
 # The same tests again under AddressSanitizer and UBSan (leaks included).
 cmake -S . -B build-asan -DDMLC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$(nproc)" >/dev/null
