@@ -3,6 +3,7 @@
 library only; 127.0.0.1 only).
 
     test_soak.py DMLC SHARED_DIR SOURCE_DIR WORK_DIR [SECONDS (default 12)]
+                 [SANITIZER (CMake's DMLC_SANITIZE)]
 
 Compiles fashion_mlp, takes the runtime's answer from `dmlc run` on the 64
 saved input rows (random rows when ../shared is absent), starts
@@ -24,7 +25,9 @@ one kept-alive connection: every reply must be 200 and bit-identical to
 (VmRSS, sampled every 50 ms; VmHWM at the end) must stay under
 RSS_BOUND_MB (docs/serving.md, "Memory"). Then /metrics must parse as
 Prometheus text (`name{labels} value` lines) and count each kind of
-rejection. Prints the figures.
+rejection. Prints the figures. Under a sanitizer (ASan, TSan: a slower
+server with shadow memory) the latency and memory bounds are printed, not
+checked; everything else is.
 """
 import http.client
 import json
@@ -40,6 +43,7 @@ import time
 
 DMLC, SHARED, SOURCE, WORK = sys.argv[1:5]
 SECONDS = float(sys.argv[5]) if len(sys.argv) > 5 else 12.0
+SANITIZED = len(sys.argv) > 6 and sys.argv[6].upper() not in ("", "OFF", "0", "FALSE", "NO")
 MAX_CONN = 48
 MAX_BODY = 2 << 20
 # The bound of docs/serving.md ("Memory"), set below from the server's
@@ -384,8 +388,8 @@ p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else float("inf")
 check(len(lat) >= 20, "the good client got only %d replies in %.0f s" % (len(lat), elapsed))
 check(not good_bad, "good client: %d wrong or failed replies, first %r" %
       (len(good_bad), good_bad[:1]))
-check(p99 < 1.0, "good client p99 %.3f s >= 1 s" % p99)
-check(rss_peak[0] < RSS_BOUND_MB, "server RSS peak %.1f MiB over the bound %.1f MiB" %
+check(SANITIZED or p99 < 1.0, "good client p99 %.3f s >= 1 s" % p99)
+check(SANITIZED or rss_peak[0] < RSS_BOUND_MB, "server RSS peak %.1f MiB over the bound %.1f MiB" %
       (rss_peak[0], RSS_BOUND_MB))
 check(count.get("slowloris_cut", 0) > 0, "slowloris connections were cut")
 # (a probe is served when the deadlines cut idle connections meanwhile)
@@ -397,8 +401,11 @@ check(count.get("malformed_400", 0) > 0, "malformed bodies refused with 400")
 print("soak %.1f s: good client %d requests, p50 %.1f ms, p99 %.1f ms, max %.1f ms, wrong %d"
       % (elapsed, len(lat), p50 * 1e3, p99 * 1e3, (lat[-1] if lat else 0) * 1e3,
          len(good_bad)))
-print("server RSS: at rest %.1f MiB, peak %.1f MiB (bound %.1f MiB)"
-      % (RSS_REST, rss_peak[0], RSS_BOUND_MB))
+print("server RSS: at rest %.1f MiB, peak %.1f MiB (bound %.1f MiB)%s"
+      % (RSS_REST, rss_peak[0], RSS_BOUND_MB,
+         " (sanitizer build: latency and memory not checked)" if SANITIZED else ""))
+if count.get("slowloris_cut"):
+    count["slowloris_cut_mean_s"] = count.pop("slowloris_cut_after_s") / count["slowloris_cut"]
 print("clients: " + ", ".join("%s %s" % (k, ("%.1f" % v) if isinstance(v, float) else v)
                                for k, v in sorted(count.items())))
 print("metrics: " + ", ".join("%s %g" % (k, v) for k, v in sorted(metrics.items())
