@@ -25,9 +25,14 @@
 
 #include "dml_rt.h"
 #include "dml_serve.h"
+#include "dml_serve_json.h"
 #include "dmlc_cmds.h"
 
 #define DEFAULT_MAX_BODY (16u << 20)
+/* Bodies up to this size are not counted against --max-inflight-body-bytes
+ * (a flood of big bodies cannot starve small requests): at most this much
+ * per connection on top of the cap. */
+#define SMALL_BODY (64u << 10)
 
 static void usage(FILE *f) {
   fprintf(
@@ -37,7 +42,8 @@ static void usage(FILE *f) {
       "                  [--batch-size N] [--batch-timeout-ms T] [--instances K]\n"
       "                  [--max-body-bytes B] [--max-connections C] [--header-timeout "
       "S]\n"
-      "                  [--body-timeout S] [--verbose|--quiet]\n"
+      "                  [--body-timeout S] [--max-inflight-body-bytes B]\n"
+      "                  [--verbose|--quiet]\n"
       "\n"
       "Serves the package PKG over HTTP/1.1 with the KServe v2 / Open Inference\n"
       "Protocol REST API, batching concurrent requests (docs/serving.md):\n"
@@ -47,6 +53,8 @@ static void usage(FILE *f) {
       "                                           -1 for the batch dim)\n"
       "  GET  /v2/models/NAME/ready               200 when ready\n"
       "  GET  /v2/models/NAME/stats               serving statistics (JSON)\n"
+      "  GET  /metrics                            the same and the rejections in\n"
+      "                                           Prometheus' text format\n"
       "  POST /v2/models/NAME/infer               JSON tensors in, JSON tensors out\n"
       "(also under /v2/models/NAME/versions/1/...). Bad requests get a 4xx reply\n"
       "{\"error\": \"...\"}. Prints \"listening on http://HOST:PORT\" once ready; on\n"
@@ -70,9 +78,16 @@ static void usage(FILE *f) {
       "  --max-body-bytes B     largest request body accepted (default 16777216);\n"
       "                         larger ones get 413, before the body is read when\n"
       "                         Content-Length tells\n"
+      "  --max-inflight-body-bytes B\n"
+      "                         request body bytes held at once over all\n"
+      "                         connections (default 2 x --max-body-bytes, never\n"
+      "                         below it); a request beyond it gets 503;\n"
+      "                         bodies up to 64 KiB are not counted\n"
       "  --max-connections C    connections served at once (default 256); a\n"
-      "                         request on a connection beyond C gets 503 (and\n"
-      "                         beyond C + C/4 + 8 connections are closed at once)\n"
+      "                         request on a connection opened while C others\n"
+      "                         were open gets 503 (and beyond C + C/4 + 8\n"
+      "                         connections are closed at once); connections\n"
+      "                         opened earlier keep being served\n"
       "  --header-timeout S     close a connection whose request headers are not\n"
       "                         complete S seconds after it opened or after its\n"
       "                         last reply (default 10; 0: none)\n"
@@ -184,12 +199,29 @@ static void sb_json_str(sb_t *b, const char *s) {
 
 /* ---- the server -------------------------------------------------------- */
 
+/* Why a request was refused, for /metrics' dmlc_http_rejected_total. */
+enum {
+  REJ_BODY_TOO_LARGE,
+  REJ_CONN_LIMIT,
+  REJ_BODY_BYTES_LIMIT,
+  REJ_TIMEOUT,
+  REJ_BAD_JSON,
+  REJ_N
+};
+static const char *const k_rej_names[REJ_N] = {
+    "body_too_large", "connection_limit", "inflight_body_bytes", "timeout", "bad_json"};
+/* Upper bounds (seconds) of the request latency histogram's buckets. */
+#define N_LAT_BUCKETS 12
+static const double k_lat_le[N_LAT_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                               0.1,   0.25,   0.5,   1,    2.5,   10};
+
 /* An open TCP connection (MHD_OPTION_NOTIFY_CONNECTION): what it is doing
  * since when, for the header and body deadlines. */
 enum { CONN_HEADERS, CONN_BODY, CONN_HANDLING, CONN_CUT };
 typedef struct conn_rec {
   int fd;
   int stage; /* CONN_* */
+  int over;  /* opened while --max-connections were open: its requests get 503 */
   struct timespec since;
   struct conn_rec *prev, *next;
 } conn_rec_t;
@@ -207,12 +239,24 @@ typedef struct {
   int verbosity; /* 0 quiet, 1 failed requests, 2 every request */
   atomic_int ready;
   atomic_ullong n_2xx, n_4xx, n_5xx;
+  /* in-flight body bytes: reserved from Content-Length (or counted as a
+   * chunked body arrives) until the request completes; beyond
+   * max_inflight_body a request gets 503 (docs/serving.md: memory) */
+  size_t max_inflight_body;
+  atomic_ullong inflight_body;
+  /* /metrics (Prometheus text format) */
+  atomic_ullong by_code[600];    /* replies by HTTP status code */
+  atomic_ullong rejected[REJ_N]; /* rejected requests by reason */
+  atomic_int in_flight;          /* requests begun and not completed */
+  atomic_ullong lat_bucket[N_LAT_BUCKETS + 1], lat_us_sum, lat_count;
 } server_t;
 
 typedef struct {
   char *body;
   size_t len, cap;
   int too_large;
+  int busy;        /* chunked body beyond --max-inflight-body-bytes: 503 */
+  size_t reserved; /* bytes counted in sv->inflight_body */
   struct timespec t0;
 } conn_t;
 
@@ -243,8 +287,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     conn_rec_t *r = (conn_rec_t *)calloc(1, sizeof *r);
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    atomic_fetch_add(&sv->n_conn, 1);
+    int open = atomic_fetch_add(&sv->n_conn, 1) + 1;
     if (!r) return;
+    r->over = open > sv->max_conn;
     r->fd = ci ? ci->connect_fd : -1;
     r->stage = CONN_HEADERS;
     clock_gettime(CLOCK_MONOTONIC, &r->since);
@@ -289,6 +334,7 @@ static void cut_slow_connections(server_t *sv) {
       fprintf(stderr, "dmlc serve: closing a connection: its request %s took over %g s\n",
               r->stage == CONN_HEADERS ? "headers" : "body", limit);
     r->stage = CONN_CUT;
+    atomic_fetch_add(&sv->rejected[REJ_TIMEOUT], 1);
     shutdown(r->fd, SHUT_RDWR);
   }
   pthread_mutex_unlock(&sv->conns_lock);
@@ -306,13 +352,30 @@ static enum MHD_Result reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     free(body);
     return MHD_NO;
   }
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  MHD_add_response_header(
+      r, MHD_HTTP_HEADER_CONTENT_TYPE,
+      strcmp(url, "/metrics") ? "application/json" : "text/plain; version=0.0.4");
   if (code == 413 || code == 503) MHD_add_response_header(r, "Connection", "close");
   if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
                             strstr(url, "/infer") ? "POST" : "GET, HEAD");
   enum MHD_Result ret = MHD_queue_response(c, code, r);
   MHD_destroy_response(r);
+  atomic_fetch_add(&sv->by_code[code < 600 ? code : 0], 1);
+  if (code == 413) atomic_fetch_add(&sv->rejected[REJ_BODY_TOO_LARGE], 1);
+  if (code == 400 && note && !strncmp(note, "malformed JSON", 14))
+    atomic_fetch_add(&sv->rejected[REJ_BAD_JSON], 1);
+  if (code == 503 && note && !strncmp(note, "server busy: ", 13))
+    atomic_fetch_add(
+        &sv->rejected[note[13] == 'i' ? REJ_BODY_BYTES_LIMIT : REJ_CONN_LIMIT], 1);
+  if (cs) {
+    double sec = ms_since(&cs->t0) / 1e3;
+    int bkt = 0;
+    while (bkt < N_LAT_BUCKETS && sec > k_lat_le[bkt]) bkt++;
+    atomic_fetch_add(&sv->lat_bucket[bkt], 1);
+    atomic_fetch_add(&sv->lat_us_sum, (unsigned long long)(sec * 1e6));
+    atomic_fetch_add(&sv->lat_count, 1);
+  }
   if (code < 300)
     atomic_fetch_add(&sv->n_2xx, 1);
   else if (code < 500)
@@ -413,6 +476,82 @@ static void stats_json(server_t *sv, sb_t *b) {
       (unsigned long long)atomic_load(&sv->n_5xx));
 }
 
+/* /metrics: Prometheus' text exposition format (version 0.0.4): replies by
+ * status code, rejected requests by reason, in-flight requests and body
+ * bytes, open connections, batch rows per run (a summary: _sum rows over
+ * _count runs) and the latency of every reply (a histogram, seconds, from
+ * the request's headers to its reply being queued). */
+static void metrics_text(server_t *sv, sb_t *b) {
+  sb_printf(b,
+            "# HELP dmlc_http_requests_total HTTP replies by status code.\n"
+            "# TYPE dmlc_http_requests_total counter\n");
+  for (unsigned c = 100; c < 600; c++) {
+    unsigned long long n = atomic_load(&sv->by_code[c]);
+    if (n) sb_printf(b, "dmlc_http_requests_total{code=\"%u\"} %llu\n", c, n);
+  }
+  sb_printf(b,
+            "# HELP dmlc_http_rejected_total Requests refused, by reason (413 body "
+            "too large, 503 connection limit or in-flight body bytes, header/body "
+            "timeout: connection closed, 400 malformed JSON).\n"
+            "# TYPE dmlc_http_rejected_total counter\n");
+  for (int r = 0; r < REJ_N; r++)
+    sb_printf(b, "dmlc_http_rejected_total{reason=\"%s\"} %llu\n", k_rej_names[r],
+              (unsigned long long)atomic_load(&sv->rejected[r]));
+  sb_printf(b,
+            "# HELP dmlc_http_requests_in_flight Requests begun and not yet completed.\n"
+            "# TYPE dmlc_http_requests_in_flight gauge\n"
+            "dmlc_http_requests_in_flight %d\n"
+            "# HELP dmlc_http_inflight_body_bytes Request body bytes held or reserved.\n"
+            "# TYPE dmlc_http_inflight_body_bytes gauge\n"
+            "dmlc_http_inflight_body_bytes %llu\n"
+            "# HELP dmlc_http_connections Open TCP connections.\n"
+            "# TYPE dmlc_http_connections gauge\n"
+            "dmlc_http_connections %d\n",
+            atomic_load(&sv->in_flight),
+            (unsigned long long)atomic_load(&sv->inflight_body),
+            atomic_load(&sv->n_conn));
+  dml_serve_stats_t st;
+  dml_serve_get_stats(sv->srv, &st);
+  sb_printf(b,
+            "# HELP dmlc_batch_rows Rows per batched run (sum of rows over count of "
+            "runs).\n"
+            "# TYPE dmlc_batch_rows summary\n"
+            "dmlc_batch_rows_sum %" PRIu64
+            "\n"
+            "dmlc_batch_rows_count %" PRIu64
+            "\n"
+            "# HELP dmlc_batch_size_max Most rows per run (--batch-size).\n"
+            "# TYPE dmlc_batch_size_max gauge\n"
+            "dmlc_batch_size_max %" PRId64
+            "\n"
+            "# HELP dmlc_inference_requests_total Inference requests completed by the "
+            "serving object, by result.\n"
+            "# TYPE dmlc_inference_requests_total counter\n"
+            "dmlc_inference_requests_total{result=\"ok\"} %" PRIu64
+            "\n"
+            "dmlc_inference_requests_total{result=\"failed\"} %" PRIu64 "\n",
+            st.run_rows, st.runs, dml_serve_batch_size(sv->srv),
+            st.requests - st.requests_failed, st.requests_failed);
+  sb_printf(b,
+            "# HELP dmlc_http_request_duration_seconds Time from a request's "
+            "headers to its reply.\n"
+            "# TYPE dmlc_http_request_duration_seconds histogram\n");
+  unsigned long long cum = 0;
+  for (int i = 0; i <= N_LAT_BUCKETS; i++) {
+    cum += atomic_load(&sv->lat_bucket[i]);
+    if (i < N_LAT_BUCKETS)
+      sb_printf(b, "dmlc_http_request_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                k_lat_le[i], cum);
+    else
+      sb_printf(b, "dmlc_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
+  }
+  sb_printf(b,
+            "dmlc_http_request_duration_seconds_sum %.6f\n"
+            "dmlc_http_request_duration_seconds_count %llu\n",
+            (double)atomic_load(&sv->lat_us_sum) / 1e6,
+            (unsigned long long)atomic_load(&sv->lat_count));
+}
+
 /* ---- infer ------------------------------------------------------------- */
 
 /* What cJSON would accept but a strict reader must not: a NUL byte in the
@@ -440,19 +579,6 @@ static const char *duplicate_key(const cJSON *o) {
   return NULL;
 }
 
-/* Whether the JSON number v stays finite in float dtype `dt`: its magnitude
- * is below the value halfway between the largest finite one and the next
- * power of two, where round-to-nearest goes to inf (IEEE 754-2019 4.3.1):
- * f16 65520, bf16 (2 - 2^-8) * 2^127, f32 (2 - 2^-24) * 2^127. */
-static int float_fits(dml_dtype_t dt, double v) {
-  switch (dt) {
-    case DML_DTYPE_F16: return fabs(v) < 65520.0;
-    case DML_DTYPE_BF16: return fabs(v) < ldexp(2.0 - ldexp(1.0, -8), 127);
-    case DML_DTYPE_F64: return isfinite(v);
-    default: return fabs(v) < ldexp(2.0 - ldexp(1.0, -24), 127);
-  }
-}
-
 /* Flattens `data` (numbers, or nested arrays of them) into dst; counts
  * values in *n even past `cap`. Returns a message for a bad element. */
 static const char *flatten(const cJSON *data, dml_dtype_t dt, void *dst, int64_t cap,
@@ -466,34 +592,16 @@ static const char *flatten(const cJSON *data, dml_dtype_t dt, void *dst, int64_t
     return NULL;
   }
   double v;
-  if (cJSON_IsBool(data)) {
-    if (dt != DML_DTYPE_BOOL) return "a boolean in the data of a non-BOOL tensor";
+  int is_bool = cJSON_IsBool(data);
+  if (is_bool) {
     v = cJSON_IsTrue(data) ? 1 : 0;
   } else if (cJSON_IsNumber(data)) {
     v = data->valuedouble;
-    if (dml_dtype_is_float(dt) && !float_fits(dt, v))
-      return "a number out of the datatype's finite range (it would become inf)";
-    if (!dml_dtype_is_float(dt)) {
-      if (v != floor(v)) return "a non-integer value in the data of an integer tensor";
-      double lo = 0, hi = 0;
-      switch (dt) {
-        case DML_DTYPE_BOOL: lo = 0, hi = 1; break;
-        case DML_DTYPE_I8: lo = -128, hi = 127; break;
-        case DML_DTYPE_U8: lo = 0, hi = 255; break;
-        case DML_DTYPE_I16: lo = -32768, hi = 32767; break;
-        case DML_DTYPE_U16: lo = 0, hi = 65535; break;
-        case DML_DTYPE_I32: lo = -2147483648.0, hi = 2147483647.0; break;
-        case DML_DTYPE_U32: lo = 0, hi = 4294967295.0; break;
-        case DML_DTYPE_I64:
-          lo = -9223372036854775808.0, hi = 9223372036854775807.0;
-          break;
-        default: lo = 0, hi = 18446744073709551615.0; break;
-      }
-      if (v < lo || v > hi) return "a value out of the datatype's range";
-    }
   } else {
     return "a value that is not a number (strings, null and objects are not tensors)";
   }
+  const char *bad = dml_serve_json_check_value(dt, v, is_bool);
+  if (bad) return bad;
   if (*n < cap) {
     if (dml_dtype_is_float(dt))
       dml_store_f64(dt, dst, (size_t)*n, v);
@@ -548,21 +656,37 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     return reply_error(sv, c, cs, 500, um, "model has too many inputs or outputs");
   const char *bad_json = strict_json_check(cs->body, cs->len);
   if (bad_json) return reply_error(sv, c, cs, 400, um, "%s", bad_json);
+  /* The tree is of the skeleton (the inputs' "data" values replaced by 0,
+   * read straight into the tensors below) when the body has the request's
+   * form; else of the whole body, which reports what is wrong. */
+  const char *body = cs->body ? cs->body : "";
+  dml_serve_json_span_t spans[MAX_IO];
+  size_t n_spans = 0, skel_len = 0;
+  char *skel = NULL;
+  if (dml_serve_json_split(body, cs->len, spans, MAX_IO, &n_spans, &skel, &skel_len))
+    n_spans = 0;
+  const char *text = skel ? skel : body;
+  size_t text_len = skel ? skel_len : cs->len;
   const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(cs->body ? cs->body : "", cs->len, &end, 0);
-  if (!root) {
-    size_t at = end && cs->body && end >= cs->body ? (size_t)(end - cs->body) : 0;
-    return reply_error(sv, c, cs, 400, um, "malformed JSON (at byte %zu of %zu)", at,
-                       cs->len);
-  }
+  cJSON *root = cJSON_ParseWithLengthOpts(text, text_len, &end, 0);
   /* Strict: nothing but whitespace after the one JSON value. */
-  size_t at = end && cs->body && end >= cs->body ? (size_t)(end - cs->body) : cs->len;
-  while (at < cs->len && strchr(" \t\r\n", cs->body[at])) at++;
-  if (at < cs->len) {
+  size_t at = end && end >= text ? (size_t)(end - text) : root ? text_len : 0;
+  while (root && at < text_len && strchr(" \t\r\n", text[at])) at++;
+  if (!root || at < text_len) {
+    /* the offset in the body: add the spans cut before it */
+    size_t body_at = at;
+    for (size_t s = 0, cut = 0; s < n_spans; s++) {
+      if (spans[s].start - cut >= at) break;
+      body_at += spans[s].end - spans[s].start - 1;
+      cut += spans[s].end - spans[s].start - 1;
+    }
     cJSON_Delete(root);
-    return reply_error(sv, c, cs, 400, um,
-                       "malformed JSON: data after the JSON value (at byte %zu of %zu)",
-                       at, cs->len);
+    free(skel);
+    return reply_error(
+        sv, c, cs, 400, um,
+        root ? "malformed JSON: data after the JSON value (at byte %zu of %zu)"
+             : "malformed JSON (at byte %zu of %zu)",
+        body_at, cs->len);
   }
   enum MHD_Result ret;
   dml_tensor_t in[MAX_IO];
@@ -597,7 +721,8 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     ret = reply_error(sv, c, cs, 400, um, "the request needs an \"inputs\" array");
     goto done;
   }
-  for (const cJSON *e = inputs->child; e; e = e->next) {
+  size_t elem = 0;
+  for (const cJSON *e = inputs->child; e; e = e->next, elem++) {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
     const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(e, "datatype");
@@ -665,7 +790,9 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
       goto done;
     }
     size_t es = dml_dtype_size(dt);
-    if (numel > (int64_t)(sv->max_body / es + 1)) {
+    /* a value takes at least 2 body bytes ("0,"): this bounds the
+     * tensor buffer allocated below by es / 2 bytes per body byte */
+    if (numel > (int64_t)(sv->max_body / 2 + 1)) {
       ret = reply_error(sv, c, cs, 400, um,
                         "input '%s': shape holds %" PRId64
                         " values, more than a request body can carry",
@@ -678,7 +805,19 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
       goto done;
     }
     int64_t n = 0;
-    const char *err = flatten(data, dt, bufs[k], numel, &n, 0);
+    const dml_serve_json_span_t *sp = NULL;
+    for (size_t s = 0; s < n_spans && !sp; s++)
+      if (spans[s].elem == elem) sp = &spans[s];
+    size_t err_at = SIZE_MAX;
+    const char *err =
+        sp ? dml_serve_json_read_data(body + sp->start, sp->end - sp->start, dt, bufs[k],
+                                      numel, &n, DML_MAX_RANK, &err_at)
+           : flatten(data, dt, bufs[k], numel, &n, 0);
+    if (err && err_at != SIZE_MAX) {
+      ret = reply_error(sv, c, cs, 400, um, "malformed JSON (at byte %zu of %zu)",
+                        sp->start + err_at, cs->len);
+      goto done;
+    }
     if (err) {
       ret = reply_error(sv, c, cs, 400, um, "input '%s': %s", name->valuestring, err);
       goto done;
@@ -780,6 +919,7 @@ done:
   dml_serve_outputs_free(outs);
   for (uint32_t k = 0; k < n_in && k < MAX_IO; k++) free(bufs[k]);
   cJSON_Delete(root);
+  free(skel);
   return ret;
 }
 
@@ -794,6 +934,16 @@ static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs
   if (cs->too_large)
     return reply_error(sv, c, cs, 413, um, "request body over the limit of %zu bytes",
                        sv->max_body);
+  if (cs->busy)
+    return reply_error(sv, c, cs, 503, um,
+                       "server busy: in-flight request bodies over %zu bytes "
+                       "(--max-inflight-body-bytes); retry later",
+                       sv->max_inflight_body);
+  if (!strcmp(url, "/metrics")) {
+    if (!get) return reply_error(sv, c, cs, 405, um, "%s takes GET", url);
+    metrics_text(sv, &b);
+    return reply_sb(sv, c, cs, 200, method, url, &b, NULL);
+  }
   if (!strcmp(url, "/v2/health/live") || !strcmp(url, "/v2/health/ready")) {
     if (!get) return reply_error(sv, c, cs, 405, um, "%s takes GET", url);
     int ready = atomic_load(&sv->ready);
@@ -878,10 +1028,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!cs) return MHD_NO;
     clock_gettime(CLOCK_MONOTONIC, &cs->t0);
     *con_cls = cs;
+    atomic_fetch_add(&sv->in_flight, 1);
     conn_stage(sv, c, CONN_BODY);
     const char *um[2] = {url, method};
+    /* Connections opened while C others were open are refused; those
+     * opened before keep being served (a flood cannot take a kept-alive
+     * client's place). A connection without a record (out of memory)
+     * falls back to the count now. */
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const conn_rec_t *rec = ci ? (const conn_rec_t *)ci->socket_context : NULL;
     int open = atomic_load(&sv->n_conn);
-    if (open > sv->max_conn)
+    if (rec ? rec->over : open > sv->max_conn)
       return reply_error(sv, c, cs, 503, um,
                          "server busy: %d connections open, the limit is %lld "
                          "(--max-connections); retry later",
@@ -897,15 +1055,35 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                            "request body of %s bytes (Content-Length) is over the "
                            "limit of %zu bytes",
                            cl, sv->max_body);
+      /* Reserved before a byte is read: beyond the in-flight cap, 503. */
+      unsigned long long was = 0;
+      if (n > SMALL_BODY) {
+        was = atomic_fetch_add(&sv->inflight_body, n);
+        cs->reserved = (size_t)n;
+      }
+      if (cs->reserved && was + n > sv->max_inflight_body)
+        return reply_error(sv, c, cs, 503, um,
+                           "server busy: in-flight request bodies over %zu bytes "
+                           "(--max-inflight-body-bytes); retry later",
+                           sv->max_inflight_body);
     }
     return MHD_YES;
   }
   if (*upload_size) {
     size_t n = *upload_size;
     *upload_size = 0;
-    if (cs->too_large || n > sv->max_body - cs->len) {
-      cs->too_large = 1;
+    if (cs->too_large || cs->busy || n > sv->max_body - cs->len) {
+      cs->too_large = !cs->busy;
       return MHD_YES;
+    }
+    if (cs->len + n > SMALL_BODY && cs->len + n > cs->reserved) { /* chunked */
+      size_t more = cs->len + n - cs->reserved;
+      unsigned long long was = atomic_fetch_add(&sv->inflight_body, more);
+      cs->reserved += more;
+      if (was + more > sv->max_inflight_body) {
+        cs->busy = 1;
+        return MHD_YES;
+      }
     }
     if (cs->len + n + 1 > cs->cap) {
       size_t cap = cs->cap ? cs->cap : 4096;
@@ -928,8 +1106,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
   conn_t *cs = (conn_t *)*con_cls;
   /* keep-alive: the next request's headers are due from now */
-  conn_stage((server_t *)cls, c, CONN_HEADERS);
+  server_t *sv = (server_t *)cls;
+  conn_stage(sv, c, CONN_HEADERS);
   if (!cs) return;
+  atomic_fetch_sub(&sv->in_flight, 1);
+  atomic_fetch_sub(&sv->inflight_body, cs->reserved);
   free(cs->body);
   free(cs);
   *con_cls = NULL;
@@ -959,7 +1140,7 @@ static int parse_seconds(const char *v, double *out) {
 int dmlc_cmd_serve(int argc, char **argv) {
   const char *pkg = NULL, *name = NULL, *host = "127.0.0.1", *device = NULL;
   int64_t port = 8000, batch = 0, instances = 1, max_body = DEFAULT_MAX_BODY,
-          max_conn = 256;
+          max_conn = 256, max_inflight = 0;
   double timeout_ms = 1.0, header_timeout = 10, body_timeout = 120;
   int verbosity = 1;
   for (int i = 1; i < argc; i++) {
@@ -990,6 +1171,11 @@ int dmlc_cmd_serve(int argc, char **argv) {
       if (parse_i64(v, 1024, (int64_t)1 << 40, &max_body)) {
         return dmlc_usage_error("serve", "--max-body-bytes takes 1024..2^40, not '%s'",
                                 v);
+      }
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--max-inflight-body-bytes"))) {
+      if (parse_i64(v, 1024, (int64_t)1 << 42, &max_inflight)) {
+        return dmlc_usage_error(
+            "serve", "--max-inflight-body-bytes takes 1024..2^42, not '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--max-connections"))) {
       if (parse_i64(v, 1, 65536, &max_conn)) {
@@ -1058,6 +1244,9 @@ int dmlc_cmd_serve(int argc, char **argv) {
   sv.model = model;
   sv.max_body = (size_t)max_body;
   sv.max_conn = max_conn;
+  /* default: two bodies of the largest size; never below one */
+  if (!max_inflight) max_inflight = 2 * max_body;
+  sv.max_inflight_body = (size_t)(max_inflight > max_body ? max_inflight : max_body);
   sv.header_timeout_s = header_timeout;
   sv.body_timeout_s = body_timeout;
   pthread_mutex_init(&sv.conns_lock, NULL);

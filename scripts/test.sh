@@ -56,3 +56,8 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$
 cmake -S . -B build-tsan -DDMLC_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-tsan -j"$(nproc)" --target test_serve dmlc >/dev/null
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan -L serve --output-on-failure -j"$(nproc)"
+# Every fuzz target for 10 s under libFuzzer + ASan + UBSan (build-fuzz/,
+# clang): ~70 s of fuzzing, plus ~4 min to build build-fuzz/ the first time
+# on 2 cores. A crash fails this script and leaves its input in
+# tests/fuzz/corpus/<target>/, which the normal build's ctest then replays.
+FUZZ_SETUP=0 bash scripts/fuzz.sh 10

@@ -38,22 +38,15 @@ static struct {
   atomic_flag busy;
   pthread_t th[DML_CPU_MAX_THREADS];
   uint64_t start_gen[DML_CPU_MAX_THREADS + 1]; /* gen when worker i was created */
-} g_pool = {PTHREAD_MUTEX_INITIALIZER,
-            PTHREAD_COND_INITIALIZER,
-            PTHREAD_COND_INITIALIZER,
-            1,
-            0,
-            0,
-            0,
-            NULL,
-            NULL,
-            0,
-            0,
-            0,
-            0,
-            ATOMIC_FLAG_INIT,
-            {0},
-            {0}};
+} g_pool = {
+    /* designated: the other fields are zero (clang rejects NULL, a
+     * ((void *)0), as a constant initializer of an _Atomic pointer) */
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .cv_work = PTHREAD_COND_INITIALIZER,
+    .cv_done = PTHREAD_COND_INITIALIZER,
+    .n_threads = 1,
+    .busy = ATOMIC_FLAG_INIT,
+};
 
 #define CLOSED 0xffffffffull
 
@@ -90,7 +83,7 @@ static inline void cpu_relax(void) {
  * late from taking a task of a later job with this job's reading of fn. */
 static long long claim(uint64_t g, long long n) {
   uint64_t tag = (g & 0xffffffffull) << 32;
-  uint64_t v = atomic_load(&g_pool.next);
+  unsigned long long v = atomic_load(&g_pool.next); /* atomic_ullong's type */
   for (;;) {
     if ((v & ~0xffffffffull) != tag) return -1;
     long long i = (long long)(v & 0xffffffffull);

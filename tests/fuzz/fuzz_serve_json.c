@@ -1,0 +1,64 @@
+/* fuzz_serve_json.c — libFuzzer target for dmlc serve's reader of KServe v2
+ * inference requests (runtime/serve/dml_serve_json.h; untrusted bytes from
+ * the network). The bytes are split into a skeleton and "data" spans; the
+ * spans must lie in the body, in order and apart, the skeleton must be the
+ * body with each span replaced by 0, and each span is read as FP32, INT8,
+ * BOOL and FP64 into a buffer of a few values (the rest only counted). A
+ * value read must be finite and, for INT8, in range. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_serve_json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const char *body = (const char *)data;
+  dml_serve_json_span_t spans[8];
+  size_t ns = 0, skel_len = 0;
+  char *skel = NULL;
+  if (dml_serve_json_split(body, size, spans, 8, &ns, &skel, &skel_len)) {
+    if (skel || ns) abort(); /* failure leaves nothing */
+    /* still read the whole input as a data value */
+    spans[0].elem = 0, spans[0].start = 0, spans[0].end = size;
+    ns = 1;
+  } else {
+    size_t o = 0, from = 0;
+    for (size_t s = 0; s < ns; s++) {
+      if (spans[s].start < from || spans[s].end <= spans[s].start || spans[s].end > size)
+        abort();
+      size_t keep = spans[s].start - from;
+      if (o + keep + 1 > skel_len || memcmp(skel + o, body + from, keep) ||
+          skel[o + keep] != '0')
+        abort();
+      o += keep + 1;
+      from = spans[s].end;
+    }
+    if (o + size - from != skel_len || memcmp(skel + o, body + from, size - from) ||
+        skel[skel_len] != 0)
+      abort();
+  }
+  static const dml_dtype_t dts[] = {DML_DTYPE_F32, DML_DTYPE_I8, DML_DTYPE_BOOL,
+                                    DML_DTYPE_F64};
+  for (size_t s = 0; s < ns; s++)
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+      double buf[4] = {0};
+      int64_t count = 0;
+      size_t err_at = 0;
+      const char *err =
+          dml_serve_json_read_data(body + spans[s].start, spans[s].end - spans[s].start,
+                                   dts[k], buf, 4, &count, 8, &err_at);
+      if (err && err_at != SIZE_MAX && err_at > spans[s].end - spans[s].start) abort();
+      if (err || count < 0) continue;
+      for (int64_t i = 0; i < count && i < 4; i++) {
+        double v = dml_load_f64(dts[k], buf, (size_t)i);
+        if (!isfinite(v)) abort();
+        if (dts[k] == DML_DTYPE_I8 && (v < -128 || v > 127)) abort();
+        if (dts[k] == DML_DTYPE_BOOL && v != 0 && v != 1) abort();
+      }
+    }
+  free(skel);
+  return 0;
+}
