@@ -4,7 +4,7 @@ model runs, branches of different shapes or ranks) and their onnxruntime
 reference outputs.
 
 Run with the project venv (onnx 1.23, onnxruntime 1.31, numpy):
-    /work/venv/bin/python scripts/gen_if_runtime_fixtures.py
+    python3 scripts/gen_if_runtime_fixtures.py
 Writes tests/onnx/fixtures/if_rt_*.onnx and tests/onnx/if_rt_ref.h (inputs,
 output shapes and values that onnxruntime computed, one case per condition
 value). Models use ir_version 8 and opset 17 so onnxruntime 1.31 loads them.
