@@ -339,12 +339,18 @@ static const dml_kval_t *rt_tap_index(dml_kpool_t *p, const dml_kval_t *i,
 }
 
 /* Resize-18's `axes`: scales, sizes and roi then give only those dims, in
- * axes' order. The GPU paths read them per input dim, so only the identity
- * (every dim, in order) is emitted (the CPU has the general form). */
-static int resize_axes_identity(const dml_pkg_node_t *n, int32_t rank) {
+ * axes' order. The GPU paths read scales and roi per input dim, so with
+ * scales (non-empty) or tf_crop_and_resize's roi only the identity (every
+ * dim, in order) is emitted (the CPU has the general form); sizes alone
+ * decide the output dims, which the kernels read as they are. */
+static int resize_axes_identity(const dml_pkg_node_t *n, int32_t rank,
+                                const dml_pkg_value_t *scales, int ct) {
   size_t na = 0;
   const int64_t *a = dml_attr_ints(n->attrs, n->n_attrs, "axes", &na);
   if (!a) return 1;
+  int empty_scales = !scales || (scales->type.rank == 1 && scales->type.dims[0].sym < 0 &&
+                                 scales->type.dims[0].value == 0);
+  if (empty_scales && ct != CT_TF_CROP) return 1;
   if (na != (size_t)rank) return 0;
   for (size_t i = 0; i < na; i++)
     if (a[i] != (int64_t)i && a[i] != (int64_t)i - rank) return 0;
@@ -373,7 +379,7 @@ static void emit_resize_rt(sched_t *s, uint32_t node, const resize_cfg_t *cfg,
                               scales->type.dims[0].value == 0);
   if (dml_attr_int(n->attrs, n->n_attrs, "antialias", 0))
     why = "antialias=1 (the CPU reference does not have it either)";
-  else if (!resize_axes_identity(n, r))
+  else if (!resize_axes_identity(n, r, scales, c.ct))
     why = "axes other than every dim in order (Resize-18)";
   else if (y->type.dtype != x->type.dtype || !typed_ok(x) || !typed_ok(y))
     why = "only f32, i64, i32, u8 and i8 (aligned) are emitted";
@@ -653,7 +659,7 @@ static void emit_resize(sched_t *s, uint32_t node) {
     why = "a mode the CPU reference does not have";
   else if (dml_attr_int(n->attrs, n->n_attrs, "antialias", 0))
     why = "antialias=1 (the CPU reference does not have it either)";
-  else if (!resize_axes_identity(n, x->type.rank))
+  else if (!resize_axes_identity(n, x->type.rank, scales, c.ct))
     why = "axes other than every dim in order (Resize-18)";
   else if (y->type.dtype != x->type.dtype || !typed_ok(x) || !typed_ok(y))
     why = "only f32, i64, i32, u8 and i8 (aligned) are emitted";

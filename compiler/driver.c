@@ -86,7 +86,7 @@ static dml_status_t check_cpu_target(const dml_ir_module_t *m) {
     for (const dml_ir_node_t *n = m->functions[fi]->first; n; n = n->next) {
       const char *why = NULL;
       /* If: run by the executor (rt_session.c), not a kernel. */
-      if (!dml_cpu_supports(n->op) && n->op != DML_OP_IF && n->op != DML_OP_LOOP)
+      if (!dml_cpu_supports(n->op) && !(dml_op_info(n->op)->flags & DML_OPF_CONTROL_FLOW))
         why = "no CPU kernel";
       if (!why) continue;
       if (!s)

@@ -167,7 +167,7 @@ static dml_status_t check_cpu_ops(const dml_pkg_function_t *f) {
   names[0] = 0;
   for (uint32_t i = 0; i < f->n_nodes; i++) {
     const dml_pkg_node_t *n = &f->nodes[i];
-    if (n->op == DML_OP_IF || n->op == DML_OP_LOOP || dml_cpu_supports(n->op))
+    if ((dml_op_info(n->op)->flags & DML_OPF_CONTROL_FLOW) || dml_cpu_supports(n->op))
       continue; /* If, Loop: run_if, run_loop */
     int seen = 0;
     for (uint32_t j = 0; j < i && !seen; j++)

@@ -23,6 +23,10 @@ extern "C" {
  * expand-gradient pass); never in a package: it has no kernel, the package
  * writer refuses it and the package loader rejects it. */
 #define DML_OPF_COMPILE_ONLY 0x40u
+/* Control flow (If, Loop): run by the executor (rt_session.c: run_if,
+ * run_loop) over functions of the package, not by a kernel; the GPU
+ * targets refuse it. */
+#define DML_OPF_CONTROL_FLOW 0x80u
 
 /* Op identifiers. Values are stable only within one build; packages store
  * op names, not these numbers. */
