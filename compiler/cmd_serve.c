@@ -2,9 +2,11 @@
  * / Open Inference Protocol REST API over the serving object of
  * runtime/serve/dml_serve.h (docs/serving.md).
  *
- * HTTP is libmicrohttpd's (one thread per connection, so a connection's
- * thread blocks in dml_serve_run while the serving object batches it with
- * the other connections' requests); JSON requests are parsed by cJSON.
+ * HTTP (and optional TLS, through GnuTLS) is libmicrohttpd's: epoll with a
+ * small pool of threads, so an idle connection costs a socket and no
+ * thread; an inference suspends its connection while the serving object
+ * batches it with the other connections' requests, and the completion
+ * callback resumes it. JSON requests are parsed by cJSON.
  * Replies are written here (numbers with enough digits to round-trip:
  * FP32 %.9g, FP64 %.17g). */
 #include <arpa/inet.h>
@@ -21,14 +23,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "dml_file.h"
 #include "dml_rt.h"
 #include "dml_serve.h"
 #include "dml_serve_json.h"
 #include "dmlc_cmds.h"
 
 #define DEFAULT_MAX_BODY (16u << 20)
+#define DEFAULT_MAX_CONN 16384
 /* Bodies up to this size are not counted against --max-inflight-body-bytes
  * (a flood of big bodies cannot starve small requests): at most this much
  * per connection on top of the cap. */
@@ -43,7 +50,8 @@ static void usage(FILE *f) {
       "                  [--max-body-bytes B] [--max-connections C] [--header-timeout "
       "S]\n"
       "                  [--body-timeout S] [--max-inflight-body-bytes B]\n"
-      "                  [--verbose|--quiet]\n"
+      "                  [--http-threads N] [--tls-cert PEM --tls-key PEM]\n"
+      "                  [--auth-token-file FILE] [--verbose|--quiet]\n"
       "\n"
       "Serves the package PKG over HTTP/1.1 with the KServe v2 / Open Inference\n"
       "Protocol REST API, batching concurrent requests (docs/serving.md):\n"
@@ -83,7 +91,8 @@ static void usage(FILE *f) {
       "                         connections (default 2 x --max-body-bytes, never\n"
       "                         below it); a request beyond it gets 503;\n"
       "                         bodies up to 64 KiB are not counted\n"
-      "  --max-connections C    connections served at once (default 256); a\n"
+      "  --max-connections C    connections served at once (default 16384, lowered\n"
+      "                         to what the open-file limit allows); a\n"
       "                         request on a connection opened while C others\n"
       "                         were open gets 503 (and beyond C + C/4 + 8\n"
       "                         connections are closed at once); connections\n"
@@ -94,6 +103,15 @@ static void usage(FILE *f) {
       "  --body-timeout S       close a connection whose request body is not\n"
       "                         complete S seconds after its headers (default 120;\n"
       "                         0: none); MHD also closes one idle for 30 s\n"
+      "  --http-threads N       threads reading and writing connections (default\n"
+      "                         4); idle connections take no thread\n"
+      "  --tls-cert PEM, --tls-key PEM\n"
+      "                         serve HTTPS with this certificate (chain) and its\n"
+      "                         private key (PEM files; libmicrohttpd's GnuTLS)\n"
+      "  --auth-token-file FILE every request but /v2/health/* needs the header\n"
+      "                         \"Authorization: Bearer TOKEN\", TOKEN being the\n"
+      "                         file's one line (>= 16 printable characters);\n"
+      "                         others get 401 before their body is read\n"
       "  --verbose              log one line per request (default: failed ones)\n"
       "  --quiet                log no request\n"
       "  -h, --help             this text\n"
@@ -206,10 +224,12 @@ enum {
   REJ_BODY_BYTES_LIMIT,
   REJ_TIMEOUT,
   REJ_BAD_JSON,
+  REJ_UNAUTHORIZED,
   REJ_N
 };
 static const char *const k_rej_names[REJ_N] = {
-    "body_too_large", "connection_limit", "inflight_body_bytes", "timeout", "bad_json"};
+    "body_too_large", "connection_limit", "inflight_body_bytes",
+    "timeout",        "bad_json",         "unauthorized"};
 /* Upper bounds (seconds) of the request latency histogram's buckets. */
 #define N_LAT_BUCKETS 12
 static const double k_lat_le[N_LAT_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
@@ -238,6 +258,9 @@ typedef struct {
   conn_rec_t *conns;
   int verbosity; /* 0 quiet, 1 failed requests, 2 every request */
   atomic_int ready;
+  /* --auth-token-file: requests other than the health checks need
+   * "Authorization: Bearer <token>" (401 otherwise); NULL: none */
+  char *token;
   atomic_ullong n_2xx, n_4xx, n_5xx;
   /* in-flight body bytes: reserved from Content-Length (or counted as a
    * chunked body arrives) until the request completes; beyond
@@ -249,15 +272,45 @@ typedef struct {
   atomic_ullong rejected[REJ_N]; /* rejected requests by reason */
   atomic_int in_flight;          /* requests begun and not completed */
   atomic_ullong lat_bucket[N_LAT_BUCKETS + 1], lat_us_sum, lat_count;
+  /* The parse pool: inference bodies are parsed and checked off MHD's
+   * threads (a 16 MB body takes long), in arrival order. */
+  pthread_mutex_t q_lock;
+  pthread_cond_t q_cond;
+  struct infer_job *q_head, *q_tail;
+  int q_stop;
+  int n_parsers;
+  pthread_t parsers[64];
 } server_t;
 
-typedef struct {
+#define MAX_IO 256
+
+/* An inference request handed to the serving object: the connection is
+ * suspended (MHD_suspend_connection) from dml_serve_submit until the
+ * completion callback (infer_done, on a worker thread) has stored the
+ * result and resumed it; MHD then calls on_request again, which writes the
+ * reply (infer_reply). No thread waits meanwhile. */
+typedef struct infer_job {
+  struct MHD_Connection *conn;
+  struct conn_state *cs;
+  const char *url, *method; /* MHD's, valid until the request completes */
+  char *id;                 /* the request's "id", or NULL */
+  int want_out[MAX_IO];
+  atomic_int done;
+  dml_status_t st;    /* set before done */
+  dml_tensor_t *outs; /* set before done (on success) */
+  unsigned err_code;  /* a reply refused while parsing: code and message */
+  char *err_msg;
+  struct infer_job *next; /* in the parse queue */
+} infer_job_t;
+
+typedef struct conn_state {
   char *body;
   size_t len, cap;
   int too_large;
   int busy;        /* chunked body beyond --max-inflight-body-bytes: 503 */
   size_t reserved; /* bytes counted in sv->inflight_body */
   struct timespec t0;
+  infer_job_t *job; /* an inference in flight or done; NULL otherwise */
 } conn_t;
 
 static double ms_since(const struct timespec *t0) {
@@ -356,6 +409,10 @@ static enum MHD_Result reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
       r, MHD_HTTP_HEADER_CONTENT_TYPE,
       strcmp(url, "/metrics") ? "application/json" : "text/plain; version=0.0.4");
   if (code == 413 || code == 503) MHD_add_response_header(r, "Connection", "close");
+  if (code == 401) {
+    MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"dmlc\"");
+    atomic_fetch_add(&sv->rejected[REJ_UNAUTHORIZED], 1);
+  }
   if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
                             strstr(url, "/infer") ? "POST" : "GET, HEAD");
@@ -408,6 +465,14 @@ __attribute__((format(printf, 6, 7))) static enum MHD_Result reply_error(
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  if (cs && cs->job && !atomic_load(&cs->job->done)) {
+    /* on a parse thread: kept for the reply once the connection resumes */
+    if (!cs->job->err_code) {
+      cs->job->err_code = code;
+      cs->job->err_msg = strdup(msg);
+    }
+    return MHD_YES;
+  }
   sb_t b = {0};
   sb_printf(&b, "{\"error\": ");
   sb_json_str(&b, msg);
@@ -646,7 +711,75 @@ static unsigned http_code_of(dml_status_t st) {
   }
 }
 
-#define MAX_IO 256
+static void job_free(infer_job_t *job) {
+  if (!job) return;
+  dml_serve_outputs_free(job->outs);
+  dml_status_free(job->st);
+  free(job->id);
+  free(job->err_msg);
+  free(job);
+}
+
+/* dml_serve_done_fn of an inference: stores the result and resumes the
+ * connection (after which `user` may be freed by MHD's thread). */
+static void infer_done(void *user, dml_status_t status, dml_tensor_t *outputs,
+                       uint32_t n_outputs) {
+  (void)n_outputs;
+  infer_job_t *job = (infer_job_t *)user;
+  struct MHD_Connection *c = job->conn;
+  job->st = status;
+  job->outs = outputs;
+  atomic_store(&job->done, 1);
+  MHD_resume_connection(c);
+}
+
+static enum MHD_Result infer_reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
+                                   const char *um[2]);
+static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
+                             const char *um[2]);
+
+/* A parse thread: takes suspended inference requests in arrival order,
+ * parses and checks each (infer), which submits it to the serving object;
+ * one refused while parsing keeps its error (reply_error) and is resumed
+ * here. */
+static void *parse_thread(void *arg) {
+  server_t *sv = (server_t *)arg;
+  for (;;) {
+    pthread_mutex_lock(&sv->q_lock);
+    while (!sv->q_head && !sv->q_stop) pthread_cond_wait(&sv->q_cond, &sv->q_lock);
+    infer_job_t *job = sv->q_head;
+    if (job) {
+      sv->q_head = job->next;
+      if (!sv->q_head) sv->q_tail = NULL;
+    }
+    pthread_mutex_unlock(&sv->q_lock);
+    if (!job) return NULL; /* stopped and drained */
+    const char *um[2] = {job->url, job->method};
+    struct MHD_Connection *c = job->conn;
+    infer(sv, c, job->cs, um);
+    if (job->err_code) { /* not submitted */
+      atomic_store(&job->done, 1);
+      MHD_resume_connection(c);
+    }
+  }
+}
+
+/* Queues an inference request for the parse threads; 0 when the pool has
+ * stopped (shutting down). The connection is suspended by the caller. */
+static int parse_enqueue(server_t *sv, infer_job_t *job) {
+  pthread_mutex_lock(&sv->q_lock);
+  int ok = !sv->q_stop;
+  if (ok) {
+    if (sv->q_tail)
+      sv->q_tail->next = job;
+    else
+      sv->q_head = job;
+    sv->q_tail = job;
+    pthread_cond_signal(&sv->q_cond);
+  }
+  pthread_mutex_unlock(&sv->q_lock);
+  return ok;
+}
 
 static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
                              const char *um[2]) {
@@ -693,7 +826,6 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
   void *bufs[MAX_IO] = {0};
   int given[MAX_IO] = {0};
   int want_out[MAX_IO] = {0};
-  dml_tensor_t *outs = NULL;
   const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(root, "inputs");
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
   const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(root, "outputs");
@@ -861,7 +993,35 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     for (uint32_t k = 0; k < n_out; k++) want_out[k] = 1;
   }
 
-  dml_status_t st = dml_serve_run(sv->srv, in, n_in, &outs);
+  infer_job_t *job = cs->job;
+  if (id && !(job->id = strdup(id->valuestring))) {
+    ret = reply_error(sv, c, cs, 503, um, "out of memory");
+    goto done;
+  }
+  memcpy(job->want_out, want_out, sizeof want_out);
+  /* The inputs are copied by the submit; the completion may come at once,
+   * on another thread, and resumes the connection. */
+  dml_status_t st = dml_serve_submit(sv->srv, in, n_in, infer_done, job);
+  if (st) { /* never queued: `done` will not be called */
+    job->st = st;
+    atomic_store(&job->done, 1);
+    MHD_resume_connection(c);
+  }
+  ret = MHD_YES;
+done:
+  for (uint32_t k = 0; k < n_in && k < MAX_IO; k++) free(bufs[k]);
+  cJSON_Delete(root);
+  free(skel);
+  return ret;
+}
+
+/* The reply of an inference whose job is done (the connection resumed). */
+static enum MHD_Result infer_reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
+                                   const char *um[2]) {
+  const dml_rt_model_t *m = sv->model;
+  infer_job_t *job = cs->job;
+  uint32_t n_out = dml_rt_model_num_outputs(m);
+  dml_status_t st = job->st;
   if (st) {
     /* "op: reason (details; ...)" on one line */
     char det[512];
@@ -875,23 +1035,22 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     }
     det[o] = 0;
     unsigned code = http_code_of(st);
-    ret = reply_error(sv, c, cs, code, um, "%s: %s%s%s%s", dml_status_op(st),
-                      dml_status_reason(st), o ? " (" : "", det, o ? ")" : "");
-    dml_status_free(st);
-    goto done;
+    return reply_error(sv, c, cs, code, um, "%s: %s%s%s%s", dml_status_op(st),
+                       dml_status_reason(st), o ? " (" : "", det, o ? ")" : "");
   }
+  const dml_tensor_t *outs = job->outs;
   sb_t b = {0};
   sb_printf(&b, "{\"model_name\": ");
   sb_json_str(&b, sv->name);
   sb_printf(&b, ", \"model_version\": \"1\"");
-  if (id) {
+  if (job->id) {
     sb_printf(&b, ", \"id\": ");
-    sb_json_str(&b, id->valuestring);
+    sb_json_str(&b, job->id);
   }
   sb_printf(&b, ", \"outputs\": [");
   int first = 1;
-  for (uint32_t k = 0; k < n_out; k++) {
-    if (!want_out[k]) continue;
+  for (uint32_t k = 0; k < n_out && k < MAX_IO; k++) {
+    if (!job->want_out[k]) continue;
     dml_rt_io_info_t io;
     dml_status_t st2 = dml_rt_model_output_info(m, k, &io);
     if (st2) {
@@ -914,13 +1073,7 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     sb_printf(&b, "]}");
   }
   sb_printf(&b, "]}");
-  ret = reply_sb(sv, c, cs, 200, um[1], um[0], &b, NULL);
-done:
-  dml_serve_outputs_free(outs);
-  for (uint32_t k = 0; k < n_in && k < MAX_IO; k++) free(bufs[k]);
-  cJSON_Delete(root);
-  free(skel);
-  return ret;
+  return reply_sb(sv, c, cs, 200, um[1], um[0], &b, NULL);
 }
 
 /* ---- routing ----------------------------------------------------------- */
@@ -1012,9 +1165,39 @@ static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs
                                     "Inference-Header-Content-Length"))
       return reply_error(sv, c, cs, 400, um,
                          "the binary tensor extension is not supported: send JSON data");
-    return infer(sv, c, cs, um);
+    infer_job_t *job = (infer_job_t *)calloc(1, sizeof *job);
+    if (!job) return reply_error(sv, c, cs, 503, um, "out of memory");
+    job->conn = c;
+    job->cs = cs;
+    job->url = url;
+    job->method = method;
+    MHD_suspend_connection(c);
+    cs->job = job;
+    if (!parse_enqueue(sv, job)) {
+      job->err_code = 503;
+      job->err_msg = strdup("server shutting down");
+      atomic_store(&job->done, 1);
+      MHD_resume_connection(c);
+    }
+    return MHD_YES;
   }
   return reply_error(sv, c, cs, 404, um, "unknown path '%s'", url);
+}
+
+/* 1 when the request may go on: no token is set, the URL is a health
+ * check, or its Authorization header is "Bearer <token>" (compared in time
+ * independent of where the first difference is). */
+static int authorized(const server_t *sv, struct MHD_Connection *c, const char *url) {
+  if (!sv->token || !strncmp(url, "/v2/health/", 11)) return 1;
+  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+  if (!h || strncasecmp(h, "Bearer ", 7) != 0) return 0;
+  h += 7;
+  while (*h == ' ') h++;
+  size_t n = strlen(h), m = strlen(sv->token);
+  unsigned diff = n != m;
+  for (size_t i = 0; i < m; i++)
+    diff |= (unsigned char)(sv->token[i] ^ (i < n ? h[i] : 0));
+  return diff == 0;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -1039,11 +1222,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     const conn_rec_t *rec = ci ? (const conn_rec_t *)ci->socket_context : NULL;
     int open = atomic_load(&sv->n_conn);
-    if (rec ? rec->over : open > sv->max_conn)
+    /* health checks are answered even then: a probe failing under a flood
+     * would restart a server that is serving its clients */
+    if ((rec ? rec->over : open > sv->max_conn) && strncmp(url, "/v2/health/", 11) != 0)
       return reply_error(sv, c, cs, 503, um,
                          "server busy: %d connections open, the limit is %lld "
                          "(--max-connections); retry later",
                          open, (long long)sv->max_conn);
+    /* Before a byte of the body is read. */
+    if (!authorized(sv, c, url))
+      return reply_error(sv, c, cs, 401, um,
+                         "unauthorized: send the header \"Authorization: Bearer "
+                         "<token>\" with the token of --auth-token-file");
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl) {
       char *end;
@@ -1068,6 +1258,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                            sv->max_inflight_body);
     }
     return MHD_YES;
+  }
+  if (cs->job) { /* resumed: the inference is done */
+    const char *um[2] = {url, method};
+    if (!atomic_load(&cs->job->done)) return MHD_YES;
+    if (cs->job->err_code)
+      return reply_error(sv, c, cs, cs->job->err_code, um, "%s",
+                         cs->job->err_msg ? cs->job->err_msg : "out of memory");
+    return infer_reply(sv, c, cs, um);
   }
   if (*upload_size) {
     size_t n = *upload_size;
@@ -1111,6 +1309,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   if (!cs) return;
   atomic_fetch_sub(&sv->in_flight, 1);
   atomic_fetch_sub(&sv->inflight_body, cs->reserved);
+  job_free(cs->job);
   free(cs->body);
   free(cs);
   *con_cls = NULL;
@@ -1128,6 +1327,17 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 
 /* ---- main -------------------------------------------------------------- */
 
+/* Stops the parse threads once the queued requests are parsed (each
+ * submitted or refused, and resumed); later ones get 503 at once. */
+static void stop_parsers(server_t *sv) {
+  pthread_mutex_lock(&sv->q_lock);
+  sv->q_stop = 1;
+  pthread_cond_broadcast(&sv->q_cond);
+  pthread_mutex_unlock(&sv->q_lock);
+  for (int k = 0; k < sv->n_parsers; k++) pthread_join(sv->parsers[k], NULL);
+  sv->n_parsers = 0;
+}
+
 /* Seconds in [0, 86400] into *out; 0 when `v` is not one. */
 static int parse_seconds(const char *v, double *out) {
   char *end;
@@ -1139,8 +1349,10 @@ static int parse_seconds(const char *v, double *out) {
 
 int dmlc_cmd_serve(int argc, char **argv) {
   const char *pkg = NULL, *name = NULL, *host = "127.0.0.1", *device = NULL;
+  const char *tls_cert = NULL, *tls_key = NULL, *token_file = NULL;
   int64_t port = 8000, batch = 0, instances = 1, max_body = DEFAULT_MAX_BODY,
-          max_conn = 256, max_inflight = 0;
+          max_conn = DEFAULT_MAX_CONN, max_inflight = 0, http_threads = 4;
+  int max_conn_given = 0;
   double timeout_ms = 1.0, header_timeout = 10, body_timeout = 120;
   int verbosity = 1;
   for (int i = 1; i < argc; i++) {
@@ -1181,6 +1393,17 @@ int dmlc_cmd_serve(int argc, char **argv) {
       if (parse_i64(v, 1, 65536, &max_conn)) {
         return dmlc_usage_error("serve", "--max-connections takes 1..65536, not '%s'", v);
       }
+      max_conn_given = 1;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--http-threads"))) {
+      if (parse_i64(v, 1, 64, &http_threads)) {
+        return dmlc_usage_error("serve", "--http-threads takes 1..64, not '%s'", v);
+      }
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--tls-cert"))) {
+      tls_cert = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--tls-key"))) {
+      tls_key = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--auth-token-file"))) {
+      token_file = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--header-timeout"))) {
       if (!parse_seconds(v, &header_timeout))
         return dmlc_usage_error("serve",
@@ -1209,6 +1432,12 @@ int dmlc_cmd_serve(int argc, char **argv) {
     }
   }
   if (!pkg) return dmlc_usage_error("serve", "no package given");
+  if (!tls_cert != !tls_key)
+    return dmlc_usage_error("serve", "--tls-cert and --tls-key go together");
+  if (tls_cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+    return dmlc_usage_error("serve",
+                            "this libmicrohttpd was built without TLS: --tls-cert cannot "
+                            "be served");
   struct sockaddr_in addr;
   memset(&addr, 0, sizeof addr);
   addr.sin_family = AF_INET;
@@ -1229,9 +1458,87 @@ int dmlc_cmd_serve(int argc, char **argv) {
     return dmlc_usage_error("serve", "bad model name '%s'", name);
   }
 
+  /* The token and the TLS files: regular files only (dml_file), read
+   * before anything is served. */
+  uint8_t *cert_pem = NULL, *key_pem = NULL, *token = NULL;
+  size_t n_cert = 0, n_key = 0, n_token = 0;
+  dml_status_t st = NULL;
+  if (token_file) st = dml_file_read_all("serve", token_file, &token, &n_token);
+  if (!st && tls_cert) st = dml_file_read_all("serve", tls_cert, &cert_pem, &n_cert);
+  if (!st && tls_key) st = dml_file_read_all("serve", tls_key, &key_pem, &n_key);
+  if (st) {
+    free(token), free(cert_pem), free(key_pem);
+    return dmlc_report(st);
+  }
+  if (token) {
+    /* one line; surrounding white space is not part of the token */
+    size_t a = 0, e = n_token;
+    while (a < e && strchr(" \t\r\n", token[a])) a++;
+    while (e > a && strchr(" \t\r\n", token[e - 1])) e--;
+    int bad = e - a < 16;
+    for (size_t i = a; i < e; i++) bad |= token[i] < 0x21 || token[i] > 0x7e;
+    if (bad) {
+      free(token), free(cert_pem), free(key_pem);
+      return dmlc_usage_error("serve",
+                              "--auth-token-file '%s' must hold one token of at least 16 "
+                              "printable characters without spaces",
+                              token_file);
+    }
+    memmove(token, token + a, e - a);
+    token[e - a] = 0;
+  }
+  /* MHD_OPTION_HTTPS_MEM_* take NUL-terminated PEM text */
+  uint8_t *pems[2] = {cert_pem, key_pem};
+  size_t n_pems[2] = {n_cert, n_key};
+  for (int k = 0; k < 2; k++) {
+    if (!pems[k]) continue;
+    uint8_t *p = (uint8_t *)realloc(pems[k], n_pems[k] + 1);
+    if (!p) {
+      free(token), free(pems[0]), free(pems[1]);
+      return dmlc_report(
+          dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "serve", "out of memory"));
+    }
+    p[n_pems[k]] = 0;
+    pems[k] = p;
+  }
+  cert_pem = pems[0], key_pem = pems[1];
+  if (strcmp(host, "127.0.0.1") != 0 && (!tls_cert || !token))
+    fprintf(stderr,
+            "dmlc serve: warning: listening on %s without %s: anyone who can reach "
+            "this address can %s (docs/serving.md, \"Exposing the server\")\n",
+            host,
+            !tls_cert && !token ? "TLS or a token"
+            : !tls_cert         ? "TLS"
+                                : "a token",
+            !token ? "run the model" : "read the requests and replies");
+  /* Each connection takes a file descriptor: the soft limit is raised to
+   * what --max-connections (and MHD's margin above it) needs, up to the
+   * hard limit; beyond it the connection limit is lowered, saying so. */
+  struct rlimit rl;
+  int64_t fds_needed = max_conn + max_conn / 4 + 8 + 64;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)fds_needed > rl.rlim_cur) {
+    rlim_t want = (rlim_t)fds_needed < rl.rlim_max ? (rlim_t)fds_needed : rl.rlim_max;
+    rl.rlim_cur = want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)fds_needed > rl.rlim_cur) {
+      int64_t fit = ((int64_t)rl.rlim_cur - 64 - 8) * 4 / 5;
+      if (fit < 1) fit = 1;
+      if (max_conn_given)
+        fprintf(
+            stderr,
+            "dmlc serve: warning: the open-file limit (%llu) allows %lld connections, "
+            "not %lld: --max-connections lowered\n",
+            (unsigned long long)rl.rlim_cur, (long long)fit, (long long)max_conn);
+      max_conn = fit;
+    }
+  }
+
   dml_rt_model_t *model = NULL;
-  dml_status_t st = dml_rt_model_load_file(pkg, &model);
-  if (st) return dmlc_report(st);
+  st = dml_rt_model_load_file(pkg, &model);
+  if (st) {
+    free(token), free(cert_pem), free(key_pem);
+    return dmlc_report(st);
+  }
   dml_serve_config_t cfg;
   dml_serve_config_init(&cfg);
   cfg.batch_size = batch;
@@ -1251,11 +1558,15 @@ int dmlc_cmd_serve(int argc, char **argv) {
   sv.body_timeout_s = body_timeout;
   pthread_mutex_init(&sv.conns_lock, NULL);
   sv.verbosity = verbosity;
+  sv.token = (char *)token;
   st = dml_serve_create(model, &cfg, &sv.srv);
   if (st) {
     dml_rt_model_release(model);
+    free(token), free(cert_pem), free(key_pem);
     return dmlc_report(st);
   }
+  pthread_mutex_init(&sv.q_lock, NULL);
+  pthread_cond_init(&sv.q_cond, NULL);
 
   /* SIGINT/SIGTERM are taken by sigwait below; every thread (MHD's
    * included) inherits the blocked mask. */
@@ -1266,30 +1577,67 @@ int dmlc_cmd_serve(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  struct MHD_Daemon *d = MHD_start_daemon(
-      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
-      (uint16_t)port, NULL, NULL, on_request, &sv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-      &sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_LIMIT,
-      /* room to answer 503 beyond --max-connections; MHD closes the rest */
-      (unsigned)(max_conn + max_conn / 4 + 8), MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, &sv, MHD_OPTION_NOTIFY_CONNECTION,
-      on_connection, &sv, MHD_OPTION_END);
-  if (!d) {
-    fprintf(stderr, "error: dmlc serve: cannot listen on %s:%lld (%s)\n", host,
-            (long long)port, strerror(errno));
+  for (int k = 0; k < (int)http_threads; k++)
+    if (pthread_create(&sv.parsers[sv.n_parsers], NULL, parse_thread, &sv) == 0)
+      sv.n_parsers++;
+  if (!sv.n_parsers) {
+    fprintf(stderr, "error: dmlc serve: cannot start threads\n");
     dml_serve_release(sv.srv);
     dml_rt_model_release(model);
+    free(token), free(cert_pem), free(key_pem);
+    return 1;
+  }
+  /* epoll with a pool of --http-threads threads: an idle connection holds
+   * a socket and MHD's per-connection memory, no thread; an inference
+   * suspends its connection until the serving object's callback resumes
+   * it (infer, infer_done). */
+  struct MHD_OptionItem opts[] = {
+      {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, &sv},
+      {MHD_OPTION_SOCK_ADDR, 0, &addr},
+      /* room to answer 503 beyond --max-connections; MHD closes the rest */
+      {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)(max_conn + max_conn / 4 + 8), NULL},
+      {MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL},
+      {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)http_threads, NULL},
+      {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, &sv},
+      {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, &sv},
+      {tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, cert_pem},
+      {tls_cert ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, key_pem},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  errno = 0;
+  struct MHD_Daemon *d =
+      MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                           MHD_USE_ERROR_LOG | (tls_cert ? MHD_USE_TLS : 0),
+                       (uint16_t)port, NULL, NULL, on_request, &sv, MHD_OPTION_ARRAY,
+                       opts, MHD_OPTION_END);
+  if (!d) {
+    stop_parsers(&sv);
+    int err = errno;
+    if (tls_cert)
+      fprintf(stderr,
+              "error: dmlc serve: cannot start on %s:%lld: %s%sthe --tls-cert/--tls-key "
+              "PEM files may not be a certificate and its private key (libmicrohttpd's "
+              "message above)\n",
+              host, (long long)port, err ? strerror(err) : "", err ? "; or " : "");
+    else
+      fprintf(stderr, "error: dmlc serve: cannot listen on %s:%lld (%s)\n", host,
+              (long long)port, err ? strerror(err) : "libmicrohttpd refused to start");
+    dml_serve_release(sv.srv);
+    dml_rt_model_release(model);
+    free(token), free(cert_pem), free(key_pem);
     return 1;
   }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   unsigned bound_port = info ? info->port : (unsigned)port;
   atomic_store(&sv.ready, 1);
   printf(
-      "listening on http://%s:%u (model '%s', %s, batch size %lld, batch timeout %g ms, "
-      "%lld instance%s)\n",
-      host, bound_port, name, dml_serve_is_batched(sv.srv) ? "batched" : "not batched",
+      "listening on http%s://%s:%u (model '%s', %s, batch size %lld, batch timeout %g "
+      "ms, "
+      "%lld instance%s, up to %lld connections)\n",
+      tls_cert ? "s" : "", host, bound_port, name,
+      dml_serve_is_batched(sv.srv) ? "batched" : "not batched",
       (long long)dml_serve_batch_size(sv.srv), timeout_ms, (long long)instances,
-      instances == 1 ? "" : "s");
+      instances == 1 ? "" : "s", (long long)max_conn);
   fflush(stdout);
 
   int sig = 0;
@@ -1302,9 +1650,13 @@ int dmlc_cmd_serve(int argc, char **argv) {
   atomic_store(&sv.ready, 0);
   fprintf(stderr, "dmlc serve: %s: finishing the requests in flight\n",
           sig == SIGINT ? "SIGINT" : "SIGTERM");
-  MHD_stop_daemon(d); /* joins every connection's thread */
-  dml_serve_stats_t stats;
+  /* Every queued inference runs and resumes its connection (later ones fail
+   * at once: the serving object is shut); then MHD stops, with no
+   * connection left suspended. */
+  stop_parsers(&sv);
   dml_serve_shutdown(sv.srv, 1);
+  MHD_stop_daemon(d); /* joins MHD's threads */
+  dml_serve_stats_t stats;
   dml_serve_get_stats(sv.srv, &stats);
   char line[1024];
   fprintf(stderr, "dmlc serve: %s; http 2xx %llu, 4xx %llu, 5xx %llu\n",
@@ -1315,5 +1667,8 @@ int dmlc_cmd_serve(int argc, char **argv) {
   dml_serve_release(sv.srv);
   dml_rt_model_release(model);
   pthread_mutex_destroy(&sv.conns_lock);
+  pthread_mutex_destroy(&sv.q_lock);
+  pthread_cond_destroy(&sv.q_cond);
+  free(token), free(cert_pem), free(key_pem);
   return 0;
 }

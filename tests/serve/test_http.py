@@ -23,62 +23,18 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_util import FAILS, Fashion, check  # noqa: E402
+
 DMLC, SHARED, SOURCE, WORK = sys.argv[1:5]
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAILED:", what, flush=True)
-
-
-def read_npy(path):
-    with open(path, "rb") as f:
-        b = f.read()
-    assert b[:6] == b"\x93NUMPY", path
-    hl = struct.unpack("<H", b[8:10])[0] if b[6] == 1 else struct.unpack("<I", b[8:12])[0]
-    off = 10 + hl if b[6] == 1 else 12 + hl
-    header = b[off - hl:off].decode("latin1")
-    assert "'<f4'" in header and "False" in header, header
-    shape = tuple(int(x) for x in header.split("(")[1].split(")")[0].split(",") if x.strip())
-    n = 1
-    for d in shape:
-        n *= d
-    return shape, list(struct.unpack("<%df" % n, b[off:off + 4 * n]))
-
-
-def write_npy(path, shape, vals):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
-        ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
-    header += " " * (63 - (10 + len(header)) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
-        f.write(struct.pack("<%df" % len(vals), *vals))
 
 
 def f32bits(v):
     return struct.pack("<f", v)
 
 
-os.makedirs(WORK, exist_ok=True)
-onnx = os.path.join(SHARED, "models", "fashion_mlp.onnx")
-if not os.path.exists(onnx):
-    onnx = os.path.join(SOURCE, "examples", "fashion_mlp.onnx")
-pkg = os.path.join(WORK, "fashion_mlp.dmlpkg")
-subprocess.run([DMLC, "compile", onnx, "-o", pkg], check=True, stdout=subprocess.DEVNULL)
-xin = os.path.join(SHARED, "models", "fashion_mlp_io", "input_1.npy")
-if os.path.exists(xin):
-    shape, X = read_npy(xin)
-else:
-    rnd = random.Random(7)
-    shape, X = (64, 784), [rnd.random() for _ in range(64 * 784)]
-    xin = os.path.join(WORK, "x.npy")
-    write_npy(xin, shape, X)
-ROWS = shape[0]
-subprocess.run([DMLC, "run", pkg, "--input", xin, "--output-dir", WORK], check=True,
-               stdout=subprocess.DEVNULL)
-_, REF = read_npy(os.path.join(WORK, "logits.npy"))  # ROWS x 10
+F = Fashion(DMLC, SHARED, SOURCE, WORK)
+pkg, X, ROWS, REF = F.pkg, F.X, F.ROWS, F.REF
 
 # ---- command-line errors: usage (2) and start-up failures (1) ----
 for args, rc_want, msg in [
@@ -361,9 +317,13 @@ line = srv.stdout.readline()
 PORT = int(line.split("127.0.0.1:")[1].split(" ")[0])
 idle = [socket.create_connection(("127.0.0.1", PORT), timeout=10) for _ in range(2)]
 time.sleep(0.3)
-got = raw(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n", shut=False)
+got = raw(b"GET /v2/models/fashion_mlp HTTP/1.1\r\nHost: x\r\n\r\n", shut=False)
 check(got.startswith(b"HTTP/1.1 503") and b"the limit is 2 (--max-connections)" in got,
       "503 beyond --max-connections: %r" % got[:300])
+# health checks are answered even beyond the limit (a failing probe would
+# restart a server that serves its clients)
+got = raw(b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n", shut=False)
+check(got.startswith(b"HTTP/1.1 200"), "health check beyond --max-connections: %r" % got[:100])
 for s_ in idle:
     s_.close()
 time.sleep(0.5)

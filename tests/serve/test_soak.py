@@ -35,11 +35,12 @@ import os
 import random
 import re
 import socket
-import struct
-import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_util import FAILS, Fashion, check, start_server, vm as vm_of  # noqa: E402
 
 DMLC, SHARED, SOURCE, WORK = sys.argv[1:5]
 SECONDS = float(sys.argv[5]) if len(sys.argv) > 5 else 12.0
@@ -49,94 +50,19 @@ MAX_BODY = 2 << 20
 # The bound of docs/serving.md ("Memory"), set below from the server's
 # resident size at rest.
 RSS_BOUND_MB = None
-FAILS = []
 
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAILED:", what, flush=True)
-
-
-def read_npy(path):
-    with open(path, "rb") as f:
-        b = f.read()
-    assert b[:6] == b"\x93NUMPY", path
-    hl = struct.unpack("<H", b[8:10])[0] if b[6] == 1 else struct.unpack("<I", b[8:12])[0]
-    off = 10 + hl if b[6] == 1 else 12 + hl
-    header = b[off - hl:off].decode("latin1")
-    assert "'<f4'" in header and "False" in header, header
-    shape = tuple(int(x) for x in header.split("(")[1].split(")")[0].split(",") if x.strip())
-    n = 1
-    for d in shape:
-        n *= d
-    return shape, list(struct.unpack("<%df" % n, b[off:off + 4 * n]))
-
-
-def write_npy(path, shape, vals):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
-        ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
-    header += " " * (63 - (10 + len(header)) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
-        f.write(struct.pack("<%df" % len(vals), *vals))
-
-
-os.makedirs(WORK, exist_ok=True)
-onnx = os.path.join(SHARED, "models", "fashion_mlp.onnx")
-if not os.path.exists(onnx):
-    onnx = os.path.join(SOURCE, "examples", "fashion_mlp.onnx")
-pkg = os.path.join(WORK, "fashion_mlp.dmlpkg")
-subprocess.run([DMLC, "compile", onnx, "-o", pkg], check=True, stdout=subprocess.DEVNULL)
-xin = os.path.join(SHARED, "models", "fashion_mlp_io", "input_1.npy")
-if os.path.exists(xin):
-    shape, X = read_npy(xin)
-else:
-    rnd = random.Random(7)
-    shape, X = (64, 784), [rnd.random() for _ in range(64 * 784)]
-    xin = os.path.join(WORK, "x.npy")
-    write_npy(xin, shape, X)
-ROWS = shape[0]
-subprocess.run([DMLC, "run", pkg, "--input", xin, "--output-dir", WORK], check=True,
-               stdout=subprocess.DEVNULL)
-_, REF = read_npy(os.path.join(WORK, "logits.npy"))  # ROWS x 10
-REF_BITS = struct.pack("<%df" % len(REF), *REF)
-
-srv = subprocess.Popen([DMLC, "serve", pkg, "--name", "fashion_mlp", "--port", "0",
-                        "--batch-size", "8", "--max-connections", str(MAX_CONN),
-                        "--header-timeout", "2", "--body-timeout", "3",
-                        "--max-body-bytes", str(MAX_BODY), "--quiet"],
-                       stdout=subprocess.PIPE, stderr=open(os.path.join(WORK, "soak.log"), "w"),
-                       text=True)
-line = srv.stdout.readline()
-print(line.strip(), flush=True)
+F = Fashion(DMLC, SHARED, SOURCE, WORK)
+X, ROWS, infer_body, reply_ok = F.X, F.ROWS, F.infer_body, F.reply_ok
+srv, line, PORT = start_server(
+    DMLC, [F.pkg, "--name", "fashion_mlp", "--port", "0", "--batch-size", "8",
+           "--max-connections", str(MAX_CONN), "--header-timeout", "2", "--body-timeout", "3",
+           "--max-body-bytes", str(MAX_BODY), "--quiet"], os.path.join(WORK, "soak.log"))
 check(line.startswith("listening on http://127.0.0.1:"), "listening line")
-PORT = int(line.split("127.0.0.1:")[1].split(" ")[0])
 INFER = "/v2/models/fashion_mlp/infer"
 
 
 def vm(field):
-    with open("/proc/%d/status" % srv.pid) as f:
-        for ln in f:
-            if ln.startswith(field + ":"):
-                return int(ln.split()[1]) / 1024.0  # MiB
-    return 0.0
-
-
-def infer_body(r0, n):
-    data = [float("%.9g" % v) for v in X[r0 * 784:(r0 + n) * 784]]
-    return json.dumps({"inputs": [{"name": "input", "shape": [n, 784], "datatype": "FP32",
-                                   "data": data}]}).encode()
-
-
-def reply_ok(js, r0, n):
-    try:
-        out = js["outputs"][0]
-        if out["name"] != "logits" or out["shape"] != [n, 10]:
-            return False
-        return struct.pack("<%df" % (n * 10), *out["data"]) == REF_BITS[r0 * 40:(r0 + n) * 40]
-    except (KeyError, TypeError, IndexError, struct.error):
-        return False
+    return vm_of(srv.pid, field)
 
 
 def one_request(method, path, body=None, headers=None, timeout=10):
@@ -255,7 +181,7 @@ def beyond_limit():
             for _ in range(20):
                 extra.append(socket.create_connection(("127.0.0.1", PORT), timeout=5))
             probe = socket.create_connection(("127.0.0.1", PORT), timeout=5)
-            probe.sendall(b"GET /v2/health/ready HTTP/1.1\r\nHost: x\r\n\r\n")
+            probe.sendall(b"GET /v2/models/fashion_mlp HTTP/1.1\r\nHost: x\r\n\r\n")
             got = probe.recv(64)
             if got.startswith(b"HTTP/1.1 503"):
                 tally("beyond_limit_503")
