@@ -119,6 +119,32 @@ static int is_key(const char *p, size_t n, size_t i, const char *key) {
          p[i + 1 + k] == '"';
 }
 
+/* The start of the value of the member whose key (a string) starts at
+ * body[i], past the ':' and white space; 0 when it is not "key" ':'. */
+static size_t member_value(const char *body, size_t n, size_t i) {
+  i = string_end(body, n, i);
+  if (!i) return 0;
+  i = skip_ws(body, n, i);
+  if (i >= n || body[i] != ':') return 0;
+  return skip_ws(body, n, i + 1);
+}
+
+/* After a member or element at body[*i..]: a ',' (and the white space
+ * after it) gives 1, the `closer` gives 0 (*i past it when `consume`),
+ * anything else -1. */
+static int after_item(const char *body, size_t n, size_t *i, char closer, int consume) {
+  size_t k = skip_ws(body, n, *i);
+  if (k < n && body[k] == ',') {
+    *i = skip_ws(body, n, k + 1);
+    return 1;
+  }
+  if (k < n && body[k] == closer) {
+    *i = consume ? k + 1 : k;
+    return 0;
+  }
+  return -1;
+}
+
 int dml_serve_json_split(const char *body, size_t n, dml_serve_json_span_t *spans,
                          size_t max_spans, size_t *n_spans, char **skeleton,
                          size_t *skel_len) {
@@ -133,11 +159,7 @@ int dml_serve_json_split(const char *body, size_t n, dml_serve_json_span_t *span
   for (;;) {
     if (i >= n || body[i] != '"') return -1;
     int inputs = is_key(body, n, i, "inputs");
-    i = string_end(body, n, i);
-    if (!i) return -1;
-    i = skip_ws(body, n, i);
-    if (i >= n || body[i] != ':') return -1;
-    i = skip_ws(body, n, i + 1);
+    if (!(i = member_value(body, n, i))) return -1;
     if (inputs && i < n && body[i] == '[') {
       i = skip_ws(body, n, i + 1);
       size_t elem = 0;
@@ -153,11 +175,7 @@ int dml_serve_json_split(const char *body, size_t n, dml_serve_json_span_t *span
               for (;;) { /* each key of the element */
                 if (i >= n || body[i] != '"') return -1;
                 int data = is_key(body, n, i, "data");
-                i = string_end(body, n, i);
-                if (!i) return -1;
-                i = skip_ws(body, n, i);
-                if (i >= n || body[i] != ':') return -1;
-                i = skip_ws(body, n, i + 1);
+                if (!(i = member_value(body, n, i))) return -1;
                 size_t e = value_end(body, n, i);
                 if (!e) return -1;
                 if (data) {
@@ -167,45 +185,28 @@ int dml_serve_json_split(const char *body, size_t n, dml_serve_json_span_t *span
                   spans[ns].end = e;
                   ns++;
                 }
-                i = skip_ws(body, n, e);
-                if (i < n && body[i] == ',') {
-                  i = skip_ws(body, n, i + 1);
-                  continue;
-                }
-                if (i < n && body[i] == '}') {
-                  i++;
-                  break;
-                }
-                return -1;
+                i = e;
+                int more = after_item(body, n, &i, '}', 1);
+                if (more < 0) return -1;
+                if (!more) break;
               }
             }
           } else {
             i = value_end(body, n, i);
             if (!i) return -1;
           }
-          i = skip_ws(body, n, i);
-          if (i < n && body[i] == ',') {
-            i = skip_ws(body, n, i + 1);
-            continue;
-          }
-          if (i < n && body[i] == ']') {
-            i++;
-            break;
-          }
-          return -1;
+          int more = after_item(body, n, &i, ']', 1);
+          if (more < 0) return -1;
+          if (!more) break;
         }
       }
     } else {
       i = value_end(body, n, i);
       if (!i) return -1;
     }
-    i = skip_ws(body, n, i);
-    if (i < n && body[i] == ',') {
-      i = skip_ws(body, n, i + 1);
-      continue;
-    }
-    if (i < n && body[i] == '}') break;
-    return -1;
+    int more = after_item(body, n, &i, '}', 0);
+    if (more < 0) return -1;
+    if (!more) break;
   }
   if (!ns) return -1;
   /* the skeleton: the body with each span replaced by "0" */
