@@ -14,6 +14,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ONNX_VERSION=1.23.2
 ROOT=.cache/onnx-$ONNX_VERSION
+# The venv also holds onnxruntime (the peer the tests compare exported
+# models with: tests/layers/check_export_ort.py); added to an older venv
+# that lacks it.
+ORT_PINS="onnxruntime==1.31.1 flatbuffers==25.12.19 packaging==26.4"
+if [ -z "${PYTHON:-}" ] && [ -x "$ROOT/venv/bin/python" ] &&
+  ! "$ROOT/venv/bin/python" -c 'import onnxruntime' 2>/dev/null; then
+  "$ROOT/venv/bin/python" -m pip install -q --disable-pip-version-check --no-input \
+    $ORT_PINS >&2
+fi
 if [ -f "$ROOT/node.stamp" ] && [ -d "$ROOT/node" ]; then
   echo "$ROOT"
   exit 0
@@ -27,7 +36,7 @@ if [ -z "$PY" ]; then
   PY=$ROOT/venv/bin/python
   "$PY" -m pip install -q --disable-pip-version-check --no-input \
     onnx==$ONNX_VERSION numpy==2.3.5 protobuf==7.36.2 ml_dtypes==0.7.0 \
-    typing_extensions==4.16.0 >&2
+    typing_extensions==4.16.0 $ORT_PINS >&2
 fi
 have=$("$PY" -c 'import onnx; print(onnx.__version__)')
 if [ "$have" != "$ONNX_VERSION" ]; then

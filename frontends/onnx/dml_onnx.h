@@ -384,6 +384,52 @@ int dml_onnx_op_is_supported(const char *op_type, int64_t opset);
 int dml_onnx_domain_op_is_supported(const char *domain, const char *op_type,
                                     int64_t version);
 
+/* ---- export ------------------------------------------------------------ */
+
+/* The opset dml_onnx_export_module() writes by default: the first whose
+ * forms are the IR's (reduction axes as an input, opset 18). */
+#define DML_ONNX_EXPORT_OPSET 18
+
+/* Export options. Zero-initialize, then set what you need. */
+typedef struct dml_onnx_export_options {
+  /* Default-domain opset to write, 13..the importer's newest; 0: 18. */
+  int64_t opset;
+  /* The function written as the graph; NULL: the module's only function,
+   * else "forward". */
+  const char *function;
+  /* ModelProto.producer_name; NULL: "dmlc". */
+  const char *producer;
+} dml_onnx_export_options_t;
+
+/* Writes function `opts->function` of module `m` as an ONNX model (IR
+ * version 8, one opset import of the default domain) to `path`, atomically
+ * (dml_file.h: temp file, fsync, rename; special files and symlinks are
+ * refused). Each node becomes the ONNX operator that onnx_ops.def imports
+ * `direct` into its IR op at the opset, with its inputs (an absent
+ * optional input as "", trailing ones dropped), outputs and attributes;
+ * parameters and state (globals flagged PARAM or STATE) become
+ * initializers with the values they hold (raw_data), other globals with
+ * data Constant nodes (as PyTorch writes a Dropout ratio or a scalar, so
+ * that importers and trainers do not take them for weights); arguments and
+ * results become graph
+ * inputs and outputs, symbolic dims as dim_param (the symbol's name; a
+ * multiple of a symbol as an unnamed dim). Values keep their source names;
+ * an unnamed one, or a second value with a name already given, is named
+ * "v<id>". Importing the file gives the same IR ops, so a package compiled
+ * from it computes the same values (tests/layers/test_layers_export.c).
+ * Used for models built with the layer API (frontends/layers): with
+ * trained weights, write the model first, then
+ * dml_onnx_export_trained() (compiler/dml_onnx_export.h) puts a session's
+ * values into its initializers.
+ * Errors (op "onnx.export"): UNIMPLEMENTED naming the node when its op has
+ * no such ONNX form at the opset (an internal op, a training or fused
+ * op) or carries an attribute that form does not define (nothing is
+ * written); FAILED_PRECONDITION when a result's dtype is unknown (run shape
+ * inference first); NOT_FOUND for the function; INVALID_ARGUMENT for the
+ * opset; the file's errors (dml_file.h); RESOURCE_EXHAUSTED. */
+dml_status_t dml_onnx_export_module(const dml_ir_module_t *m, const char *path,
+                                    const dml_onnx_export_options_t *opts);
+
 #ifdef __cplusplus
 }
 #endif

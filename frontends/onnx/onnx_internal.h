@@ -248,6 +248,11 @@ struct onnx_op_entry {
   const char *domain; /* NULL: the default domain ("" or "ai.onnx") */
 };
 
+/* The default-domain line at `opset` that imports ONNX nodes `direct` into
+ * IR op `op` (the IR node is that ONNX form as it is), or NULL: what the
+ * exporter (onnx_export.c) writes an IR node as. */
+const onnx_op_entry_t *onnx_op_export_entry(dml_op_t op, int64_t opset);
+
 /* The If importer (onnx_if.c). */
 dml_status_t onnx_imp_if(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                          const onnx_op_entry_t *e, dml_ir_value_t **in, uint32_t n_in);

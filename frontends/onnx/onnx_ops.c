@@ -944,6 +944,14 @@ const onnx_op_entry_t *onnx_op_lookup_domain(const char *domain, const char *op_
   return NULL;
 }
 
+const onnx_op_entry_t *onnx_op_export_entry(dml_op_t op, int64_t opset) {
+  for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); i++)
+    if (!kOps[i].domain && kOps[i].op == op && kOps[i].importer == onnx_imp_direct &&
+        opset >= kOps[i].since && opset <= kOps[i].until)
+      return &kOps[i];
+  return NULL;
+}
+
 int onnx_domain_known(const char *domain) {
   for (size_t i = 0; domain && i < sizeof(kOps) / sizeof(kOps[0]); i++)
     if (kOps[i].domain && strcmp(kOps[i].domain, domain) == 0) return 1;

@@ -63,6 +63,58 @@ static char *run_summary(const char *pkg) {
   return out;
 }
 
+/* Writes `t` to <build>/tests/layers/export_<tag>_<name>.npy. */
+static void save_output_tensor(const char *tag, const char *name, const dml_tensor_t *t) {
+  char rel[256], path[1024];
+  snprintf(rel, sizeof rel, "tests/layers/export_%s_%s.npy", tag, name);
+  CHECK_OK(dml_npy_write_file(dml_test_path("DMLC_BUILD_DIR", rel, path, sizeof path), t));
+}
+
+/* Writes `lm` as ONNX (dml_onnx_export_module) to
+ * <build>/tests/layers/export_<tag>.onnx, imports that file back and
+ * compiles it into a cpu session: the export round trip. */
+static dml_rt_session_t *layers_session_onnx(const dml_layers_model_t *lm, const char *tag,
+                                             dml_rt_model_t **out_model) {
+  *out_model = NULL;
+  char rel[256], path[1024];
+  snprintf(rel, sizeof rel, "tests/layers/export_%s.onnx", tag);
+  dml_test_path("DMLC_BUILD_DIR", rel, path, sizeof path);
+  dml_ir_module_t *ir = NULL, *back = NULL;
+  CHECK_OK(dml_layers_model_to_ir(lm, &ir));
+  if (!ir) return NULL;
+  dml_status_t st = dml_onnx_export_module(ir, path, NULL);
+  CHECK_OK(st);
+  dml_ir_module_release(ir);
+  if (st) return NULL;
+  CHECK_OK(dml_onnx_import_file(path, NULL, &back));
+  if (!back) return NULL;
+  void *pkg = NULL;
+  size_t size = 0;
+  st = dml_compile_module_memory(back, "layers-onnx", NULL, &pkg, &size, NULL);
+  dml_ir_module_release(back);
+  CHECK_OK(st);
+  if (st) return NULL;
+  dml_rt_session_t *s = NULL;
+  CHECK_OK(dml_rt_model_load_memory(pkg, size, out_model));
+  free(pkg);
+  if (*out_model) CHECK_OK(dml_rt_session_create(*out_model, "cpu", &s));
+  return s;
+}
+
+/* Writes the session's output `name` to <build>/tests/layers/export_<tag>_<name>.npy
+ * (tests/layers/check_export_ort.py runs ONNX Runtime on export_<tag>.onnx
+ * and compares). */
+static void save_output(dml_rt_session_t *s, const dml_rt_model_t *m, const char *tag,
+                        const char *name) {
+  char rel[256], path[1024];
+  int32_t k = dml_rt_model_find_output(m, name);
+  CHECK(k >= 0);
+  dml_tensor_t o;
+  if (k < 0 || dml_rt_session_get_output(s, (uint32_t)k, &o)) return;
+  snprintf(rel, sizeof rel, "tests/layers/export_%s_%s.npy", tag, name);
+  CHECK_OK(dml_npy_write_file(dml_test_path("DMLC_BUILD_DIR", rel, path, sizeof path), &o));
+}
+
 static void test_fashion_mlp(void) {
   dml_layers_model_t *lm = build_fashion_mlp();
   if (!lm) return;
@@ -144,6 +196,33 @@ static void test_fashion_mlp(void) {
   dml_rt_session_release(s);
   dml_rt_model_release(rm);
 
+  /* Exported to ONNX and imported back: PyTorch's answer again. */
+  s = layers_session_onnx(lm, "fashion_mlp", &rm);
+  if (s) {
+    dml_tensor_t in, want;
+    void *b1 = NULL, *b2 = NULL;
+    CHECK_OK(dml_npy_read_file(
+        dml_test_path("DMLC_SHARED_DIR", "models/fashion_mlp_io/input_0.npy", path,
+                      sizeof path),
+        &in, &b1));
+    CHECK_OK(dml_npy_read_file(
+        dml_test_path("DMLC_SHARED_DIR", "models/fashion_mlp_io/output_0.npy", path,
+                      sizeof path),
+        &want, &b2));
+    if (b1 && b2) {
+      CHECK_OK(dml_rt_session_set_input_by_name(s, "input", &in));
+      CHECK_OK(dml_rt_session_run(s));
+      printf("fashion_mlp (via ONNX export): largest |dmlc - PyTorch| = %.3g\n",
+             layers_compare(s, rm, "logits", &want, ATOL, RTOL));
+      save_output_tensor("fashion_mlp", "input", &in);
+      save_output(s, rm, "fashion_mlp", "logits");
+    }
+    free(b1);
+    free(b2);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(rm);
+
   /* `dmlc summary` of the package from a file. */
   char pkg[1024];
   dml_test_path("DMLC_BUILD_DIR", "tests/layers/fashion_mlp_layers.dmlpkg", pkg,
@@ -218,13 +297,17 @@ static void set_from_fixtures(dml_layers_model_t *m, const char *dir) {
   CHECK(i == dml_layers_num_params(m));
 }
 
+/* via: 0 the layers' IR, 1 through IR text, 2 through an ONNX file
+ * (export, import). */
 static void run_and_compare(dml_layers_model_t *lm, const char *dir,
-                            const char *const *outputs, size_t n_out, int via_text) {
+                            const char *const *outputs, size_t n_out, int via) {
   dml_rt_model_t *rm = NULL;
-  dml_rt_session_t *s = layers_session_via(lm, via_text, &rm);
+  dml_rt_session_t *s =
+      via == 2 ? layers_session_onnx(lm, dir, &rm) : layers_session_via(lm, via, &rm);
   dml_tensor_t in;
   void *ib = NULL;
   CHECK_OK(layers_fixture(dir, "input", &in, &ib));
+  if (s && ib && via == 2) save_output_tensor(dir, "input", &in);
   if (s && ib) {
     CHECK_OK(dml_rt_session_set_input(s, 0, &in));
     CHECK_OK(dml_rt_session_run(s));
@@ -237,7 +320,8 @@ static void run_and_compare(dml_layers_model_t *lm, const char *dir,
       if (wb) {
         double w = layers_compare(s, rm, outputs[i], &want, ATOL, RTOL);
         printf("%s/%s%s: largest |dmlc - PyTorch| = %.3g\n", dir, outputs[i],
-               via_text ? " (via IR text)" : "", w);
+               via == 1 ? " (via IR text)" : via == 2 ? " (via ONNX export)" : "", w);
+        if (via == 2) save_output(s, rm, dir, outputs[i]);
       }
       free(wb);
     }
@@ -314,6 +398,7 @@ static void test_cnn(void) {
   static const char *const outs[5] = {"logits", "probs", "logp", "gap", "sig"};
   run_and_compare(m, "cnn", outs, 5, 0);
   run_and_compare(m, "cnn", outs, 5, 1); /* the IR text round-trips */
+  run_and_compare(m, "cnn", outs, 5, 2); /* and the ONNX export */
 
   /* BatchNorm's running statistics are STATE; summary counts them as
    * non-trainable. */
@@ -361,6 +446,7 @@ static void test_embedding(void) {
   set_from_fixtures(m, "embed");
   static const char *const outs[1] = {"out"};
   run_and_compare(m, "embed", outs, 1, 0);
+  run_and_compare(m, "embed", outs, 1, 2); /* through the ONNX export */
   dml_layers_model_release(m);
 }
 
@@ -411,7 +497,50 @@ static void test_to_ir_copies(void) {
   dml_layers_model_release(m);
 }
 
+/* dml_onnx_export_module's refusals: nothing is written. */
+static void test_export_errors(void) {
+  dml_ir_module_t *m = NULL;
+  dml_ir_function_t *f = NULL;
+  dml_ir_value_t *x = NULL, *y = NULL;
+  CHECK_OK(dml_ir_module_create(&m));
+  if (!m) return;
+  int64_t d2[1] = {2};
+  dml_type_t t = dml_type_static(DML_DTYPE_F32, 1, d2);
+  CHECK_OK(dml_ir_function_create(m, "forward", &f));
+  CHECK_OK(dml_ir_function_add_arg(f, "x", &t, &x));
+  CHECK_OK(dml_ir_function_add_arg(f, "y", &t, &y));
+  dml_ir_value_t *in[2] = {x, y};
+  dml_ir_node_t *n = NULL;
+  CHECK_OK(dml_ir_node_create(f, DML_OP_ASSIGN, "assign_w", 2, in, 0, NULL, &n));
+  char path[1024];
+  dml_test_path("DMLC_BUILD_DIR", "tests/layers/export_refused.onnx", path, sizeof path);
+  remove(path);
+  dml_status_t st = dml_onnx_export_module(m, path, NULL);
+  CHECK(st && dml_status_code(st) == DML_STATUS_UNIMPLEMENTED &&
+        strstr(dml_status_details(st), "node Assign 'assign_w'") &&
+        strstr(dml_status_details(st), "opset 18"));
+  dml_status_free(st);
+  FILE *fp = fopen(path, "rb");
+  CHECK(fp == NULL); /* nothing written */
+  if (fp) fclose(fp);
+  dml_ir_node_erase(n);
+  /* a result of unknown dtype */
+  dml_ir_node_t *add = NULL;
+  CHECK_OK(dml_ir_node_create(f, DML_OP_ADD, "add", 2, in, 1, NULL, &add));
+  if (add) CHECK_OK(dml_ir_function_set_results(f, 1, add->outputs));
+  st = dml_onnx_export_module(m, path, NULL);
+  CHECK(st && dml_status_code(st) == DML_STATUS_FAILED_PRECONDITION &&
+        strstr(dml_status_details(st), "run shape inference first"));
+  dml_status_free(st);
+  dml_onnx_export_options_t o = {.opset = 12};
+  st = dml_onnx_export_module(m, path, &o);
+  CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT);
+  dml_status_free(st);
+  dml_ir_module_release(m);
+}
+
 int main(void) {
+  RUN(test_export_errors);
   RUN(test_fashion_mlp);
   RUN(test_cnn);
   RUN(test_embedding);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "dml_onnx.h"
 #include "dml_train.h"
 #include "layers_test_util.h"
 
@@ -193,6 +194,61 @@ static void test_fashion_mlp_trains(void) {
   printf("inference package from the trained layer model: %.1f%%\n",
          100.0 * (double)correct_inf / N_TEST);
   CHECK(correct_inf == correct_after);
+
+  /* The trained layer model as ONNX (dml_onnx_export_module), imported back:
+   * the same accuracy; its first batch's input and logits are kept for
+   * tests/layers/check_export_ort.py (ONNX Runtime on the same file). */
+  char onnx_path[1024], npy_path[1024];
+  dml_test_path("DMLC_BUILD_DIR", "tests/layers/export_trained_mlp.onnx", onnx_path,
+                sizeof onnx_path);
+  dml_ir_module_t *eir = NULL, *back = NULL;
+  if (tr) CHECK_OK(dml_layers_model_to_ir(lm, &eir));
+  if (eir) CHECK_OK(dml_onnx_export_module(eir, onnx_path, NULL));
+  dml_ir_module_release(eir);
+  if (eir) CHECK_OK(dml_onnx_import_file(onnx_path, NULL, &back));
+  void *epkg = NULL;
+  size_t esize = 0;
+  dml_rt_model_t *em = NULL;
+  dml_rt_session_t *es = NULL;
+  if (back)
+    CHECK_OK(dml_compile_module_memory(back, "trained-onnx", NULL, &epkg, &esize, NULL));
+  dml_ir_module_release(back);
+  if (epkg) CHECK_OK(dml_rt_model_load_memory(epkg, esize, &em));
+  free(epkg);
+  if (em) CHECK_OK(dml_rt_session_create(em, "cpu", &es));
+  int64_t correct_onnx = 0;
+  for (int start = 0; es && start < N_TEST; start += BATCH) {
+    int b = N_TEST - start < BATCH ? N_TEST - start : BATCH;
+    for (int i = 0; i < b * 784; i++) xb[i] = (float)tei[start * 784 + i] / 255.0f;
+    int64_t xd[2] = {b, 784};
+    dml_tensor_t tx = dml_test_tensor(DML_DTYPE_F32, 2, xd, xb), o;
+    dml_rt_session_clear_inputs(es);
+    CHECK_OK(dml_rt_session_set_input(es, 0, &tx));
+    CHECK_OK(dml_rt_session_run(es));
+    CHECK_OK(dml_rt_session_get_output(es, 0, &o));
+    if (start == 0) {
+      CHECK_OK(dml_npy_write_file(
+          dml_test_path("DMLC_BUILD_DIR", "tests/layers/export_trained_mlp_input.npy",
+                        npy_path, sizeof npy_path),
+          &tx));
+      CHECK_OK(dml_npy_write_file(
+          dml_test_path("DMLC_BUILD_DIR", "tests/layers/export_trained_mlp_logits.npy",
+                        npy_path, sizeof npy_path),
+          &o));
+    }
+    const float *lg = (const float *)o.data;
+    for (int i = 0; lg && i < b; i++) {
+      int best = 0;
+      for (int k = 1; k < 10; k++)
+        if (lg[i * 10 + k] > lg[i * 10 + best]) best = k;
+      correct_onnx += best == tel[start + i];
+    }
+  }
+  printf("the trained layer model exported to ONNX and imported back: %.1f%%\n",
+         100.0 * (double)correct_onnx / N_TEST);
+  CHECK(correct_onnx == correct_after);
+  dml_rt_session_release(es);
+  dml_rt_model_release(em);
   dml_rt_session_release(is);
   dml_rt_model_release(im);
   free(pred);
