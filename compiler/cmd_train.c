@@ -60,6 +60,10 @@ static void usage(FILE *f) {
       "  --lr-schedule SPEC        step:INITIAL,EVERY,FACTOR | exponential:INITIAL,RATE\n"
       "                            | cosine:INITIAL,MINIMUM[,WARMUP] (per epoch,\n"
       "                            as torch.optim.lr_scheduler; overrides --lr)\n"
+      "                            | plateau:INITIAL,FACTOR,PATIENCE[,MIN_LR[,COOLDOWN\n"
+      "                            [,MIN_DELTA]]] (Keras' ReduceLROnPlateau on\n"
+      "                            val_loss, or loss without validation data, or\n"
+      "                            --early-stopping's monitor)\n"
       "  --clip-norm F             scale gradients to a global L2 norm <= F\n"
       "  --clip-value F            clamp every gradient element to [-F, F]\n"
       "  --early-stopping SPEC     patience=N[,min_delta=F][,monitor=val_loss|loss|\n"
@@ -214,6 +218,10 @@ static void run_config(char *buf, size_t cap, const dml_fit_options_t *o,
     case DML_LR_COSINE:
       snprintf(lr, sizeof lr, "cosine:%.17g,%.17g,%d", l->initial, l->minimum,
                (int)l->warmup);
+      break;
+    case DML_LR_PLATEAU:
+      snprintf(lr, sizeof lr, "plateau:%.17g,%.17g,%d,%.17g,%d,%.17g", l->initial,
+               l->factor, (int)l->patience, l->minimum, (int)l->cooldown, l->min_delta);
       break;
     default: snprintf(lr, sizeof lr, "constant:%.17g", l->initial); break;
   }

@@ -30,9 +30,42 @@ double dml_lr_schedule_at(const dml_lr_schedule_t *s, int32_t epoch,
       if (t > t_max) t = t_max;
       return s->minimum + (s->initial - s->minimum) * (1.0 + cos(M_PI * t / t_max)) / 2.0;
     }
+    case DML_LR_PLATEAU: /* decided by the values seen: dml_lr_plateau_update */
     case DML_LR_CONSTANT:
     default: return s->initial;
   }
+}
+
+void dml_lr_plateau_init(dml_lr_plateau_state_t *p, const dml_lr_schedule_t *s,
+                         int maximize) {
+  memset(p, 0, sizeof *p);
+  p->lr = s->initial;
+  p->maximize = maximize ? 1 : 0;
+  p->best = maximize ? -INFINITY : INFINITY;
+}
+
+int dml_lr_plateau_update(dml_lr_plateau_state_t *p, const dml_lr_schedule_t *s,
+                          double value) {
+  int cooling = p->cooldown_counter > 0;
+  if (cooling) {
+    p->cooldown_counter--;
+    p->wait = 0;
+  }
+  int improved = !isnan(value) && (p->maximize ? value > p->best + s->min_delta
+                                               : value < p->best - s->min_delta);
+  if (improved) {
+    p->best = value;
+    p->wait = 0;
+    return 0;
+  }
+  if (cooling) return 0;
+  if (++p->wait < s->patience) return 0;
+  p->wait = 0;
+  if (!(p->lr > s->minimum)) return 0;
+  double lr = p->lr * s->factor;
+  p->lr = lr > s->minimum ? lr : s->minimum;
+  p->cooldown_counter = s->cooldown;
+  return 1;
 }
 
 dml_status_t dml_lr_schedule_check(const dml_lr_schedule_t *s) {
@@ -42,6 +75,24 @@ dml_status_t dml_lr_schedule_check(const dml_lr_schedule_t *s) {
                            "learning rate %g must be finite and > 0", s->initial);
   switch (s->kind) {
     case DML_LR_CONSTANT: return DML_OK;
+    case DML_LR_PLATEAU:
+      if (!(s->factor > 0 && s->factor < 1))
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                               "plateau schedule: factor %g must be in (0, 1)",
+                               s->factor);
+      if (s->patience < 0 || s->cooldown < 0)
+        return dml_status_make(
+            DML_STATUS_INVALID_ARGUMENT, OP,
+            "plateau schedule: patience %d and cooldown %d must be >= 0", s->patience,
+            s->cooldown);
+      if (!(s->minimum >= 0) || s->minimum > s->initial || !(s->min_delta >= 0) ||
+          !isfinite(s->min_delta))
+        return dml_status_make(
+            DML_STATUS_INVALID_ARGUMENT, OP,
+            "plateau schedule: min_lr %g must be in [0, initial %g] and "
+            "min_delta %g finite and >= 0",
+            s->minimum, s->initial, s->min_delta);
+      return DML_OK;
     case DML_LR_STEP:
       if (s->every < 1)
         return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
@@ -96,8 +147,9 @@ static int parse_numbers(const char *s, double *out, int max) {
 
 dml_status_t dml_lr_schedule_parse(const char *spec, dml_lr_schedule_t *out) {
   static const char *forms =
-      "expected constant:LR, step:INITIAL,EVERY,FACTOR, exponential:INITIAL,RATE or "
-      "cosine:INITIAL,MINIMUM[,WARMUP]";
+      "expected constant:LR, step:INITIAL,EVERY,FACTOR, exponential:INITIAL,RATE, "
+      "cosine:INITIAL,MINIMUM[,WARMUP] or "
+      "plateau:INITIAL,FACTOR,PATIENCE[,MIN_LR[,COOLDOWN[,MIN_DELTA]]]";
   if (!spec || !out)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
   const char *colon = strchr(spec, ':');
@@ -105,8 +157,8 @@ dml_status_t dml_lr_schedule_parse(const char *spec, dml_lr_schedule_t *out) {
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "bad --lr-schedule '%s': %s",
                            spec, forms);
   size_t kl = (size_t)(colon - spec);
-  double v[4];
-  int n = parse_numbers(colon + 1, v, 4);
+  double v[6];
+  int n = parse_numbers(colon + 1, v, 6);
   dml_lr_schedule_t s;
   memset(&s, 0, sizeof s);
   int ok = 0;
@@ -125,6 +177,14 @@ dml_status_t dml_lr_schedule_parse(const char *spec, dml_lr_schedule_t *out) {
       if (v[2] != floor(v[2]) || v[2] < 0 || v[2] > 1e9) ok = 0;
       s.warmup = ok ? (int32_t)v[2] : 0;
     }
+  } else if (KIND_IS("plateau") && n >= 3 && v[2] == floor(v[2]) && v[2] >= 0 &&
+             v[2] < 1e9 && (n < 5 || (v[4] == floor(v[4]) && v[4] >= 0 && v[4] < 1e9))) {
+    s.kind = DML_LR_PLATEAU, s.initial = v[0], s.factor = v[1],
+    s.patience = (int32_t)v[2];
+    s.minimum = n > 3 ? v[3] : 0;
+    s.cooldown = n > 4 ? (int32_t)v[4] : 0;
+    s.min_delta = n > 5 ? v[5] : 1e-4;
+    ok = 1;
   }
 #undef KIND_IS
   if (!ok)

@@ -36,6 +36,10 @@ struct dml_trainer {
   uint64_t step;
   uint8_t *xbuf, *ybuf;   /* one batch at the bound */
   const char *run_config; /* the running fit's o->run_config (lent), or NULL */
+  /* A PLATEAU schedule's state, kept across fits and in checkpoints
+   * ("lr_state") so that a resumed run continues exactly. */
+  int plateau_valid;
+  dml_lr_plateau_state_t plateau;
 };
 
 static double now_seconds(void) {
@@ -514,9 +518,17 @@ dml_status_t dml_trainer_save_checkpoint(dml_trainer_t *t, const char *path,
   snprintf(step, sizeof step, "%" PRIu64, t->step);
   snprintf(sd, sizeof sd, "%" PRIu64, seed);
   snprintf(nglob, sizeof nglob, "%u", n);
-  const char *keys[] = {"format", "epoch", "step", "seed", "globals", "config"};
-  const char *vals[] = {CKPT_FORMAT, epoch, step, sd, nglob, t->run_config};
-  if (!st) st = dml_safetensors_write_file(path, e, n, keys, vals, t->run_config ? 6 : 5);
+  char lr_state[160] = "";
+  if (t->plateau_valid)
+    snprintf(lr_state, sizeof lr_state, "plateau %.17g %.17g %d %d %d", t->plateau.lr,
+             t->plateau.best, t->plateau.wait, t->plateau.cooldown_counter,
+             t->plateau.maximize);
+  const char *keys[7] = {"format", "epoch", "step", "seed", "globals"};
+  const char *vals[7] = {CKPT_FORMAT, epoch, step, sd, nglob};
+  int n_meta = 5;
+  if (t->run_config) keys[n_meta] = "config", vals[n_meta++] = t->run_config;
+  if (t->plateau_valid) keys[n_meta] = "lr_state", vals[n_meta++] = lr_state;
+  if (!st) st = dml_safetensors_write_file(path, e, n, keys, vals, n_meta);
   free(e);
   return st ? dml_status_annotate(st, "saving checkpoint '%s'", path) : DML_OK;
 }
@@ -584,9 +596,25 @@ dml_status_t dml_trainer_load_checkpoint(dml_trainer_t *t, const char *path) {
         if (nb) memcpy(v.data, ct->tensor.data, nb);
       }
     }
+  dml_lr_plateau_state_t pl;
+  memset(&pl, 0, sizeof pl);
+  const char *ls = dml_safetensors_meta(f, "lr_state");
+  int has_pl = 0;
+  if (!st && ls) {
+    char tail;
+    has_pl = sscanf(ls, "plateau %lf %lf %d %d %d%c", &pl.lr, &pl.best, &pl.wait,
+                    &pl.cooldown_counter, &pl.maximize, &tail) == 5;
+    if (!has_pl)
+      st = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                           "checkpoint metadata lr_state '%.100s' is not "
+                           "\"plateau LR BEST WAIT COOLDOWN MAXIMIZE\"",
+                           ls);
+  }
   if (!st) {
     t->epoch = (int32_t)epoch;
     t->step = step;
+    t->plateau_valid = has_pl;
+    if (has_pl) t->plateau = pl;
   }
   dml_safetensors_release(f);
   free(bytes);
@@ -703,10 +731,22 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "early stopping monitors a validation metric but there is no "
                            "validation data");
+  int maximize = mon == DML_MONITOR_ACCURACY || mon == DML_MONITOR_VAL_ACCURACY;
   dml_early_stopping_state_t es;
-  dml_early_stopping_init(&es,
-                          mon == DML_MONITOR_ACCURACY || mon == DML_MONITOR_VAL_ACCURACY,
-                          o->min_delta, o->patience);
+  dml_early_stopping_init(&es, maximize, o->min_delta, o->patience);
+  int plateau = o->lr.kind == DML_LR_PLATEAU;
+  if ((mon == DML_MONITOR_VAL_LOSS || mon == DML_MONITOR_VAL_ACCURACY) && !valp && plateau)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "the plateau schedule monitors a validation metric but there "
+                           "is no validation data");
+  /* a fresh run starts the plateau state; a resumed one (epoch > 0 with
+   * the state from its checkpoint) continues it */
+  if (plateau && !(t->plateau_valid && t->epoch > 0)) {
+    dml_lr_plateau_init(&t->plateau, &o->lr, maximize);
+    t->plateau_valid = 1;
+  } else if (!plateau) {
+    t->plateau_valid = 0;
+  }
   snapshot_t best;
   memset(&best, 0, sizeof best);
 
@@ -736,7 +776,7 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     memset(&m, 0, sizeof m);
     m.epoch = e + 1;
     m.epochs = o->epochs;
-    m.lr = dml_lr_schedule_at(&o->lr, e, o->epochs);
+    m.lr = plateau ? t->plateau.lr : dml_lr_schedule_at(&o->lr, e, o->epochs);
     m.accuracy = m.val_loss = m.val_accuracy = NAN;
     lr_value = (float)m.lr;
     if (o->shuffle)
@@ -746,8 +786,9 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     double t0 = now_seconds(), last_print = t0;
     double loss_sum = 0, correct = 0;
     uint64_t step0 = t->step;
-    int64_t s;
-    for (s = 0; s < steps && !st; s++) {
+    int64_t s, rows = 0;
+    int stop = 0;
+    for (s = 0; s < steps && !st && !stop; s++) {
       int64_t b = s * o->batch_size, end = b + o->batch_size < n ? b + o->batch_size : n;
       dml_rt_session_clear_inputs(t->train.s);
       st = bind_batch(t, &t->train, &tr, perm, b, end);
@@ -768,6 +809,11 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
       t->step++;
       loss_sum += l * (double)(end - b);
       correct += c;
+      rows = end;
+      if (o->batch_callback) {
+        dml_batch_metrics_t bm = {e + 1, s + 1, steps, t->step, end - b, l, m.lr};
+        if (o->batch_callback(&bm, o->user_data)) stop = 1;
+      }
       if (tty) {
         double now = now_seconds();
         if (now - last_print > 0.1 || s + 1 == steps) {
@@ -779,9 +825,9 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     }
     if (st) break;
     double t1 = now_seconds();
-    m.loss = loss_sum / (double)n;
-    if (t->train.correct >= 0) m.accuracy = correct / acc_denominator(t, n);
-    m.samples_per_second = (double)n / (t1 - t0 > 0 ? t1 - t0 : 1e-9);
+    m.loss = loss_sum / (double)rows;
+    if (t->train.correct >= 0) m.accuracy = correct / acc_denominator(t, rows);
+    m.samples_per_second = (double)rows / (t1 - t0 > 0 ? t1 - t0 : 1e-9);
     (void)step0;
     if (valp) {
       st =
@@ -794,8 +840,18 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     t->epoch = e + 1;
     m.step = t->step;
     m.seconds = now_seconds() - t0;
-    int stop = 0;
     if (o->callback && o->callback(&m, o->user_data)) stop = 1;
+    /* the plateau state sees the epoch's (possibly callback-set) metrics;
+     * it sets the next epoch's rate, saved with the checkpoint below */
+    if (plateau && dml_lr_plateau_update(&t->plateau, &o->lr, monitored(mon, &m)) &&
+        o->verbose)
+      fprintf(log, "epoch %d: %s did not improve for %d epochs: learning rate %.6g\n",
+              m.epoch,
+              mon == DML_MONITOR_LOSS       ? "loss"
+              : mon == DML_MONITOR_VAL_LOSS ? "val_loss"
+              : mon == DML_MONITOR_ACCURACY ? "accuracy"
+                                            : "val_accuracy",
+              o->lr.patience, t->plateau.lr);
     if (o->verbose) epoch_line(log, tty, &m, steps);
     if (o->checkpoint_every > 0 && t->epoch % o->checkpoint_every == 0) {
       char path[4096];

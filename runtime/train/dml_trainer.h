@@ -70,12 +70,22 @@ extern "C" {
  *                lr_e = initial * (e + 1) / (warmup + 1) for e < warmup
  *                (LinearLR, start_factor 1/(warmup+1), total_iters warmup),
  *                then the cosine over e - warmup with T = total - warmup
- *                (SequentialLR with milestone warmup). */
+ *                (SequentialLR with milestone warmup).
+ *   PLATEAU      Keras' ReduceLROnPlateau (and torch's, mode "abs"): starts at
+ *                `initial`; after each epoch the fit's monitored value
+ *                (dml_fit_options_t.monitor) updates the
+ *                dml_lr_plateau_state_t below, which multiplies the rate by
+ *                `factor` (never below `minimum`) after `patience` epochs
+ *                without an improvement of more than `min_delta`, then waits
+ *                `cooldown` epochs before counting again. The rate depends on
+ *                the values seen, so dml_lr_schedule_at() gives `initial`;
+ *                the history's `lr` column shows each epoch's rate. */
 typedef enum dml_lr_schedule_kind {
   DML_LR_CONSTANT = 0,
   DML_LR_STEP,
   DML_LR_EXPONENTIAL,
   DML_LR_COSINE,
+  DML_LR_PLATEAU,
 } dml_lr_schedule_kind_t;
 
 typedef struct dml_lr_schedule {
@@ -84,8 +94,13 @@ typedef struct dml_lr_schedule {
   int32_t every;  /* STEP: epochs between decays, >= 1 */
   double factor;  /* STEP: multiplier, > 0 */
   double rate;    /* EXPONENTIAL: multiplier per epoch, > 0 */
-  double minimum; /* COSINE: final lr, 0 <= minimum <= initial */
+  double minimum; /* COSINE: final lr; PLATEAU: min_lr; 0 <= minimum <= initial */
   int32_t warmup; /* COSINE: warm-up epochs, >= 0 */
+  /* PLATEAU: factor (above) in (0, 1); epochs without improvement before a
+   * reduction, >= 0 (Keras' default 10); epochs after a reduction before
+   * counting again, >= 0; the improvement that counts, >= 0 (Keras' 1e-4) */
+  int32_t patience, cooldown;
+  double min_delta;
 } dml_lr_schedule_t;
 
 /* lr of epoch `epoch` (0-based) of a run of `total_epochs` epochs. */
@@ -97,9 +112,28 @@ double dml_lr_schedule_at(const dml_lr_schedule_t *s, int32_t epoch,
 dml_status_t dml_lr_schedule_check(const dml_lr_schedule_t *s);
 
 /* Parses the CLI spelling: "constant:LR", "step:INITIAL,EVERY,FACTOR",
- * "exponential:INITIAL,RATE" (or "exp:"), "cosine:INITIAL,MINIMUM[,WARMUP]".
+ * "exponential:INITIAL,RATE" (or "exp:"), "cosine:INITIAL,MINIMUM[,WARMUP]",
+ * "plateau:INITIAL,FACTOR,PATIENCE[,MIN_LR[,COOLDOWN[,MIN_DELTA]]]"
+ * (defaults min_lr 0, cooldown 0, min_delta 1e-4).
  * Errors: INVALID_ARGUMENT with the expected forms. */
 dml_status_t dml_lr_schedule_parse(const char *spec, dml_lr_schedule_t *out);
+
+/* The state of a PLATEAU schedule (Keras' ReduceLROnPlateau.on_epoch_end,
+ * https://keras.io/api/callbacks/reduce_lr_on_plateau/): `maximize` 0 for
+ * losses, 1 for accuracies. */
+typedef struct dml_lr_plateau_state {
+  double lr;   /* the rate of the next epoch */
+  double best; /* best monitored value so far (+-inf before the first) */
+  int32_t wait, cooldown_counter;
+  int maximize;
+} dml_lr_plateau_state_t;
+
+void dml_lr_plateau_init(dml_lr_plateau_state_t *p, const dml_lr_schedule_t *s,
+                         int maximize);
+/* Feeds an epoch's monitored value; returns 1 when it lowered p->lr. A NaN
+ * value never improves. */
+int dml_lr_plateau_update(dml_lr_plateau_state_t *p, const dml_lr_schedule_t *s,
+                          double value);
 
 /* ===================================================================== */
 /* Shuffling                                                             */
@@ -183,6 +217,23 @@ dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path);
  * stop training after this epoch. */
 typedef int (*dml_epoch_callback_fn)(dml_epoch_metrics_t *metrics, void *user_data);
 
+/* One training step's result, for the per-batch callback. */
+typedef struct dml_batch_metrics {
+  int32_t epoch;   /* 1-based */
+  int64_t batch;   /* 1-based within the epoch */
+  int64_t batches; /* in the epoch */
+  uint64_t step;   /* train steps done, this one included */
+  int64_t rows;    /* rows of this batch */
+  double loss;     /* this batch's mean loss */
+  double lr;       /* the rate it ran with */
+} dml_batch_metrics_t;
+
+/* Called after each training step (Keras' on_train_batch_end). Return
+ * nonzero to stop training after this step: the epoch ends there (its
+ * metrics over the rows trained, validation and the epoch callback run as
+ * usual) and the history says stopped_early. */
+typedef int (*dml_batch_callback_fn)(const dml_batch_metrics_t *metrics, void *user_data);
+
 typedef enum dml_monitor {
   DML_MONITOR_AUTO = 0, /* val_loss when there is validation data, else loss */
   DML_MONITOR_LOSS,
@@ -209,7 +260,8 @@ typedef struct dml_fit_options {
                   otherwise */
   FILE *log;   /* where verbose output goes; NULL: stdout */
 
-  /* Early stopping: enabled when patience > 0. */
+  /* Early stopping: enabled when patience > 0. `monitor` is also what a
+   * PLATEAU learning-rate schedule watches. */
   int32_t patience;
   double min_delta;
   dml_monitor_t monitor;
@@ -222,6 +274,7 @@ typedef struct dml_fit_options {
 
   dml_epoch_callback_fn callback; /* may be NULL */
   void *user_data;
+  dml_batch_callback_fn batch_callback; /* may be NULL; gets user_data too */
 
   /* The run's configuration as one string (lent; NULL: none), stored in
    * every checkpoint as metadata "config" so that a resumed run can be

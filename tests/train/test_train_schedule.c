@@ -149,7 +149,58 @@ static void test_early_stopping(void) {
   CHECK(s.best_epoch == 0 && s.wait == 1);
 }
 
+/* ReduceLROnPlateau: Keras' rules step by step (keras/src/callbacks/
+ * reduce_lr_on_plateau.py: cooldown counts down and resets wait first; an
+ * improvement beats best by more than min_delta; after `patience`
+ * non-improving epochs the rate becomes max(lr * factor, min_lr)). */
+static void test_plateau(void) {
+  dml_lr_schedule_t s;
+  CHECK_OK(dml_lr_schedule_parse("plateau:0.1,0.5,2,0.02,1,0.01", &s));
+  CHECK(s.kind == DML_LR_PLATEAU && s.initial == 0.1 && s.factor == 0.5 &&
+        s.patience == 2 && s.minimum == 0.02 && s.cooldown == 1 && s.min_delta == 0.01);
+  CHECK(dml_lr_schedule_at(&s, 7, 10) == 0.1);
+  dml_lr_plateau_state_t p;
+  dml_lr_plateau_init(&p, &s, 0);
+  static const struct {
+    double value, lr_after;
+    int reduced;
+  } k[] = {
+      {1.00, 0.1, 0},   /* best 1.0 */
+      {0.995, 0.1, 0},  /* not below 0.99: wait 1 */
+      {0.99, 0.05, 1},  /* wait 2 = patience: halved, cooldown 1 */
+      {1.5, 0.05, 0},   /* cooldown: 0, wait 0 (not counted) */
+      {1.5, 0.05, 0},   /* wait 1 */
+      {1.5, 0.025, 1},  /* wait 2: halved, cooldown 1 */
+      {0.5, 0.025, 0},  /* cooling down, and improves: best 0.5 */
+      {0.6, 0.025, 0},  /* wait 1 */
+      {0.6, 0.02, 1},   /* wait 2: max(0.0125, min_lr 0.02) */
+      {0.6, 0.02, 0},   /* cooldown */
+      {0.6, 0.02, 0},   /* wait 1 */
+      {0.6, 0.02, 0},   /* wait 2, but lr is at min_lr: stays */
+      {NAN, 0.02, 0},   /* NaN never improves */
+  };
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+    int r = dml_lr_plateau_update(&p, &s, k[i].value);
+    CHECK(r == k[i].reduced && fabs(p.lr - k[i].lr_after) < 1e-15);
+    if (r != k[i].reduced || fabs(p.lr - k[i].lr_after) >= 1e-15)
+      fprintf(stderr, "plateau step %zu: got lr %g reduced %d\n", i, p.lr, r);
+  }
+  /* max mode (accuracies) */
+  CHECK_OK(dml_lr_schedule_parse("plateau:1,0.1,1", &s));
+  CHECK(s.minimum == 0 && s.cooldown == 0 && s.min_delta == 1e-4);
+  dml_lr_plateau_init(&p, &s, 1);
+  CHECK(!dml_lr_plateau_update(&p, &s, 0.5) && p.best == 0.5);
+  CHECK(dml_lr_plateau_update(&p, &s, 0.50005) && fabs(p.lr - 0.1) < 1e-15);
+  /* bad forms */
+  dml_lr_schedule_t bad;
+  CHECK(dml_lr_schedule_parse("plateau:0.1,1.5,2", &bad) != DML_OK);   /* factor >= 1 */
+  CHECK(dml_lr_schedule_parse("plateau:0.1,0.5", &bad) != DML_OK);     /* no patience */
+  CHECK(dml_lr_schedule_parse("plateau:0.1,0.5,2.5", &bad) != DML_OK); /* fractional */
+  CHECK(dml_lr_schedule_parse("plateau:0.1,0.5,2,0.2", &bad) != DML_OK); /* min > initial */
+}
+
 int main(void) {
+  RUN(test_plateau);
   RUN(test_step);
   RUN(test_exponential);
   RUN(test_cosine);

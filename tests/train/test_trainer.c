@@ -462,6 +462,75 @@ static void test_early_stopping_callback(void) {
   dml_rt_model_release(m);
 }
 
+/* ---- ReduceLROnPlateau and the per-batch callback ---- */
+
+typedef struct {
+  int stop_at_step; /* 0: never */
+  int calls;
+  uint64_t last_step;
+  double lr_seen[64];
+} batch_state_t;
+
+static int on_batch(const dml_batch_metrics_t *b, void *user) {
+  batch_state_t *c = (batch_state_t *)user;
+  c->calls++;
+  c->last_step = b->step;
+  if (b->step <= 64) c->lr_seen[b->step - 1] = b->lr;
+  return c->stop_at_step && (int)b->step >= c->stop_at_step;
+}
+
+static void test_plateau_and_batch_callback(void) {
+  dml_rt_model_t *m = build(k_plain, 0);
+  /* the validation loss the epoch callback reports stalls after epoch 2:
+   * with patience 2 and factor 0.5 the rate halves after epoch 4 (epochs
+   * 3, 4 do not improve on 0.5); epoch 6 improves, 7 and 8 do not (the
+   * next halving would be epoch 9's) */
+  static const double script[] = {1.0, 0.5, 0.6, 0.55, 0.7, 0.1, 0.2, 0.2};
+  dml_trainer_t *t = NULL;
+  CHECK_OK(dml_trainer_create(m, "cpu", &t));
+  cb_state_t c = {script, 0, {0}, t, 0};
+  batch_state_t bc;
+  memset(&bc, 0, sizeof bc);
+  dml_fit_options_t o;
+  quiet(&o);
+  o.epochs = 8;
+  o.validation_split = 0.1;
+  CHECK_OK(dml_lr_schedule_parse("plateau:0.01,0.5,2", &o.lr));
+  o.callback = scripted;
+  o.user_data = &c;
+  dml_history_t h;
+  CHECK_OK(dml_trainer_fit(t, &g_data, &o, &h));
+  static const double lr_want[8] = {0.01, 0.01, 0.01, 0.01, 0.005, 0.005, 0.005, 0.005};
+  CHECK(h.n_epochs == 8);
+  for (int e = 0; e < h.n_epochs && e < 8; e++) {
+    CHECK(fabs(h.epochs[e].lr - lr_want[e]) < 1e-15);
+    if (fabs(h.epochs[e].lr - lr_want[e]) >= 1e-15)
+      fprintf(stderr, "epoch %d: lr %g, want %g\n", e + 1, h.epochs[e].lr, lr_want[e]);
+  }
+  dml_history_free(&h);
+  dml_trainer_release(t);
+
+  /* the per-batch callback: every step, with its rate; stops at step 17
+   * (epoch 2, batch 5 of 12: 90 training rows, batch 8) */
+  CHECK_OK(dml_trainer_create(m, "cpu", &t));
+  quiet(&o);
+  o.epochs = 5;
+  o.validation_split = 0.1;
+  o.lr.initial = 0.02;
+  o.batch_callback = on_batch;
+  o.user_data = &bc;
+  bc.stop_at_step = 17;
+  CHECK_OK(dml_trainer_fit(t, &g_data, &o, &h));
+  CHECK(bc.calls == 17 && bc.last_step == 17 && dml_trainer_step(t) == 17);
+  CHECK(h.n_epochs == 2 && h.stopped_early && h.epochs[1].step == 17);
+  CHECK(bc.lr_seen[0] == 0.02 && bc.lr_seen[16] == 0.02);
+  /* epoch 2's metrics cover its 5 batches (40 rows) and it was validated */
+  CHECK(h.n_epochs == 2 && h.epochs[1].val_loss == h.epochs[1].val_loss);
+  dml_history_free(&h);
+  dml_trainer_release(t);
+  dml_rt_model_release(m);
+}
+
 /* ---- checkpoints ---- */
 
 static char g_dir[128];
@@ -622,12 +691,66 @@ static void test_not_a_training_package(void) {
   dml_rt_model_release(m);
 }
 
+/* A plateau schedule's state goes into the checkpoint (metadata lr_state):
+ * 2 epochs + a resumed 2 give the uninterrupted run's rates and losses. */
+static void test_plateau_resume(void) {
+  char dir[128], ck[256];
+  snprintf(dir, sizeof dir, "/tmp/dmlc_plateau_ckpt.%ld", (long)getpid());
+  dml_fit_options_t o;
+  quiet(&o);
+  o.epochs = 4;
+  o.seed = 5;
+  o.validation_split = 0.1;
+  /* min_delta 10: only the first epoch improves; patience 1: the rate
+   * halves after every later epoch */
+  CHECK_OK(dml_lr_schedule_parse("plateau:0.01,0.5,1,0,0,10", &o.lr));
+  dml_history_t full, first, rest;
+  run_fit(k_noise, &o, &full);
+  static const double lr_want[4] = {0.01, 0.01, 0.005, 0.0025};
+  for (int e = 0; e < 4 && full.n_epochs == 4; e++) CHECK(full.epochs[e].lr == lr_want[e]);
+  dml_rt_model_t *m = build(k_noise, 0);
+  dml_trainer_t *t = NULL;
+  CHECK_OK(dml_trainer_create(m, "cpu", &t));
+  o.epochs = 2;
+  o.checkpoint_every = 2;
+  o.checkpoint_dir = dir;
+  CHECK_OK(dml_trainer_fit(t, &g_data, &o, &first));
+  dml_trainer_release(t);
+  snprintf(ck, sizeof ck, "%s/epoch-0002.safetensors", dir);
+  dml_safetensors_t *f = NULL;
+  void *bytes = NULL;
+  CHECK_OK(dml_safetensors_read_file(ck, &f, &bytes));
+  const char *ls = f ? dml_safetensors_meta(f, "lr_state") : NULL;
+  CHECK(ls && !strncmp(ls, "plateau 0.0050000000000000001 ", 30));
+  dml_safetensors_release(f);
+  free(bytes);
+  CHECK_OK(dml_trainer_create(m, "cpu", &t));
+  CHECK_OK(dml_trainer_load_checkpoint(t, ck));
+  o.epochs = 4;
+  o.checkpoint_every = 0;
+  CHECK_OK(dml_trainer_fit(t, &g_data, &o, &rest));
+  CHECK(rest.n_epochs == 2 && full.n_epochs == 4);
+  for (int e = 0; e < 2 && rest.n_epochs == 2 && full.n_epochs == 4; e++) {
+    CHECK(rest.epochs[e].lr == full.epochs[e + 2].lr);
+    CHECK(!memcmp(&rest.epochs[e].loss, &full.epochs[e + 2].loss, sizeof(double)));
+  }
+  dml_history_free(&full);
+  dml_history_free(&first);
+  dml_history_free(&rest);
+  dml_trainer_release(t);
+  dml_rt_model_release(m);
+  remove(ck);
+  rmdir(dir);
+}
+
 int main(void) {
   make_data();
   RUN(test_fit_matches_reference);
   RUN(test_determinism);
   RUN(test_validation_and_schedule);
   RUN(test_early_stopping_callback);
+  RUN(test_plateau_and_batch_callback);
+  RUN(test_plateau_resume);
   RUN(test_resume_equals_uninterrupted);
   RUN(test_not_a_training_package);
   free(g_pkg);
