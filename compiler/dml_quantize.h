@@ -39,8 +39,12 @@
  *               and its quantization into 128 levels (255 for a tensor with
  *               no negative value): Migacz, "8-bit Inference with TensorRT"
  *               (GTC 2017), as ONNX Runtime's calibrate.py (EntropyCalibrater)
- *               and MXNet's _get_optimal_threshold implement it; the range
- *               is [max(min, -T), min(max, T)].
+ *               and MXNet's _get_optimal_threshold implement it (Q spread
+ *               over P's non-zero bins, both smoothed with eps 1e-4), with
+ *               the first bin's count replaced by the second's, as NVIDIA's
+ *               pytorch-quantization (_compute_amax_entropy) does, so the
+ *               zeros after a Relu do not dominate; the range is
+ *               [max(min, -T), min(max, T)].
  * Non-finite values (NaN, +-inf) are left out of the statistics.
  *
  * Errors (op "quantize"): INVALID_ARGUMENT for calibration data whose rows
