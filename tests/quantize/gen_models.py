@@ -12,6 +12,8 @@ Needs onnx and numpy (e.g. the venv of scripts/onnx_node_suite.sh).
   calib_mlp.csv       17 columns (16 values and a label)
   calib_i64.npy       i64 [8,16]        calib_empty.npy f32 [0,16]
   calib_short.npy     f32 [8,15]
+  calib_edge.npy      calib_mlp.npy and three rows of NaN, +inf, -inf (left out
+                      of the ranges: the scales are calib_mlp.npy's)
 """
 import os
 import sys
@@ -105,6 +107,9 @@ np.save(os.path.join(out, "calib_cnn.npy"), f32(rng.uniform(0, 1, (32, 1, 8, 8))
 np.save(os.path.join(out, "calib_i64.npy"), np.arange(8 * 16, dtype=np.int64).reshape(8, 16))
 np.save(os.path.join(out, "calib_empty.npy"), np.zeros((0, 16), dtype=np.float32))
 np.save(os.path.join(out, "calib_short.npy"), np.zeros((8, 15), dtype=np.float32))
+edge = np.concatenate([xm, np.full((1, 16), np.nan), np.full((1, 16), np.inf),
+                       np.full((1, 16), -np.inf)]).astype(np.float32)
+np.save(os.path.join(out, "calib_edge.npy"), edge)
 with open(os.path.join(out, "calib_mlp.csv"), "w") as f:
     for r in xm[:16]:
         f.write(",".join("%.6f" % v for v in r) + ",%d\n" % (int(abs(r[0]) * 3) % 4))

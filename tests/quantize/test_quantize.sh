@@ -49,6 +49,10 @@ check "mlp per-tensor table" has "^fc1  *Gemm  *tensor " "$DIR/mlp_t.txt"
 # CSV with a label column (17 columns for 16 inputs: the last dropped)
 check "csv" $Q "$T/tiny_mlp.onnx" -o "$DIR/csv.onnx" --calib "$T/calib_mlp.csv" >"$DIR/csv.txt" 2>&1
 check "csv rows" has "over 16 calibration rows" "$DIR/csv.txt"
+# NaN and +-inf rows: left out of the ranges (and of the SQNR sums)
+check "edge values" $Q "$T/tiny_mlp.onnx" -o "$DIR/edge.onnx" --calib "$T/calib_edge.npy" >"$DIR/edge.txt" 2>&1
+check "edge values rows" has "over 67 calibration rows" "$DIR/edge.txt"
+check "edge values SQNR finite" has "^output 'y' SQNR  *[0-9][0-9.]* dB" "$DIR/edge.txt"
 # --calib-rows
 check "calib-rows" $Q "$T/tiny_mlp.onnx" -o "$DIR/r.onnx" --calib "$T/calib_mlp.npy" --calib-rows 10 --batch-size 3 >"$DIR/r.txt" 2>&1
 check "calib-rows text" has "over 10 calibration rows" "$DIR/r.txt"
@@ -77,6 +81,12 @@ check "cnn run" "$DMLC" run "$DIR/cnn.dmlpkg" --input "x=$T/calib_cnn.npy" --out
 if [ -n "$PY_ONNX" ]; then
   check "mlp structure" "$PY_ONNX" "$T/check_qdq.py" structure "$T/tiny_mlp.onnx" "$DIR/mlp.onnx" ""
   check "cnn structure" "$PY_ONNX" "$T/check_qdq.py" structure "$T/tiny_cnn.onnx" "$DIR/cnn.onnx" ""
+  check "edge values: the scales of the finite rows" "$PY_ONNX" -c "
+import sys, onnx
+from onnx import numpy_helper as nh
+a, b = [{i.name: nh.to_array(i) for i in onnx.load(p).graph.initializer} for p in sys.argv[1:]]
+names = ['x_scale', 'x_zero_point', 'h1_scale', 'h1_zero_point', 'r1_scale', 'r1_zero_point']
+sys.exit(any(a[n] != b[n] for n in names))" "$DIR/mlp.onnx" "$DIR/edge.onnx"
   check "keep-f32 structure" "$PY_ONNX" "$T/check_qdq.py" structure "$T/tiny_mlp.onnx" "$DIR/k.onnx" fc2
 fi
 if [ -n "$PY_ORT" ]; then
