@@ -350,6 +350,69 @@ static const char *node_label(const Onnx__NodeProto *n) {
   return n->n_output && n->output[0] ? n->output[0] : "(unnamed)";
 }
 
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names the QDQ model adds (ORT's: X_scale, X_zero_point,
+ * X_QuantizeLinear_Output, X_DequantizeLinear_Output, W_quantized, ...)
+ * must not be names of the model: an error naming the first that is. */
+static dml_status_t check_names(const qctx_t *c) {
+  const Onnx__GraphProto *g = c->model->graph;
+  size_t n = g->n_initializer + g->n_input;
+  for (size_t i = 0; i < g->n_node; i++) n += g->node[i]->n_output;
+  const char **names = (const char **)malloc((n ? n : 1) * sizeof(char *));
+  if (!names) return oom();
+  size_t k = 0;
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i]->name) names[k++] = g->initializer[i]->name;
+  for (size_t i = 0; i < g->n_input; i++)
+    if (g->input[i]->name) names[k++] = g->input[i]->name;
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t j = 0; j < g->node[i]->n_output; j++)
+      if (g->node[i]->output[j]) names[k++] = g->node[i]->output[j];
+  qsort((void *)names, k, sizeof *names, cmp_str);
+  static const char *const act_suffix[] = {
+      "_scale", "_zero_point", "_QuantizeLinear_Output", "_DequantizeLinear_Output"};
+  static const char *const w_suffix[] = {"_quantized", "_scale", "_zero_point",
+                                         "_DequantizeLinear_Output"};
+  dml_status_t st = DML_OK;
+  size_t nw = 0;
+  for (size_t i = 0; i < c->nl; i++) nw += c->l[i].kind != K_PASS;
+  for (size_t i = 0; i < c->nt + nw && !st; i++) {
+    const char *base = NULL;
+    const char *const *suf = act_suffix;
+    if (i < c->nt) {
+      base = c->t[i].name;
+    } else {
+      size_t w = i - c->nt, j = 0;
+      for (; j < c->nl; j++)
+        if (c->l[j].kind != K_PASS && w-- == 0) break;
+      const Onnx__NodeProto *nd = g->node[c->l[j].node];
+      if (nd->n_input < 2 || !nd->input[1]) continue;
+      base = nd->input[1];
+      suf = w_suffix;
+    }
+    for (int s = 0; s < 4 && !st; s++) {
+      char *want = xprintf("%s%s", base, suf[s]);
+      if (!want) {
+        st = oom();
+        break;
+      }
+      if (bsearch(&want, (const void *)names, k, sizeof *names, cmp_str))
+        st = dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                            "the model already has a tensor named '%s', a name the QDQ "
+                            "model gives to the quantization of '%s'",
+                            want, base),
+            "rename that tensor in the model");
+      free(want);
+    }
+  }
+  free((void *)names);
+  return st;
+}
+
 /* Classifies the nodes and names the activations (before calibration). */
 static dml_status_t analyze(qctx_t *c) {
   const Onnx__GraphProto *g = c->model->graph;
@@ -454,7 +517,7 @@ static dml_status_t analyze(qctx_t *c) {
     c->t[i].graph_input = is_graph_input(g, c->t[i].name);
     c->t[i].graph_output = is_graph_output(g, c->t[i].name);
   }
-  return DML_OK;
+  return check_names(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1321,6 +1384,14 @@ dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
   memset(&c, 0, sizeof c);
   c.o = o;
   c.batch = o->batch > 0 ? o->batch : 64;
+  size_t pl = strlen(onnx_path);
+  if (pl >= 7 && !strcmp(onnx_path + pl - 7, ".dmlpkg"))
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                        "'%s' is a package; dmlc quantize reads the ONNX model",
+                        onnx_path),
+        "quantize the ONNX model the package was compiled from; -o X.dmlpkg compiles "
+        "the result");
   char *base = dir_of(onnx_path);
   if (!base) return oom();
   c.base_dir = base;

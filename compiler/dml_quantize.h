@@ -54,7 +54,9 @@
  * QLinear*, *Integer, DynamicQuantizeLinear: the node named) and for
  * per-channel weights in a model of opset < 13; UNIMPLEMENTED for a model
  * with more than one input or one of opset < 10, for a folder of images as
- * calibration data (no image decoder); those of the ONNX importer, the
+ * calibration data (no image decoder), for a package given as the model,
+ * for a model that already has a tensor named as one the QDQ model adds
+ * (X_scale, ..., W_quantized: named); those of the ONNX importer, the
  * compiler and the runtime (the f32 and the QDQ model are compiled and
  * run); RESOURCE_EXHAUSTED.
  */

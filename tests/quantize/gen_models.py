@@ -8,6 +8,8 @@ Needs onnx and numpy (e.g. the venv of scripts/onnx_node_suite.sh).
                       -> Flatten -> MatMul(64->3) -> Add(const) -> y
   tiny_mlp_opset11.onnx  tiny_mlp at opset 11 (per-channel needs 13)
   already_qdq.onnx    x -> QuantizeLinear -> DequantizeLinear -> Relu -> y
+  name_clash.onnx     tiny_mlp with the Relu's output named 'h1_scale' (a name
+                      the QDQ model would give to h1's scale)
   calib_mlp.npy       f32 [64,16]       calib_cnn.npy  f32 [32,1,8,8]
   calib_mlp.csv       17 columns (16 values and a label)
   calib_i64.npy       i64 [8,16]        calib_empty.npy f32 [0,16]
@@ -101,6 +103,10 @@ save(mlp(), "tiny_mlp.onnx")
 save(mlp(), "tiny_mlp_opset11.onnx", opset=11)
 save(cnn(), "tiny_cnn.onnx")
 save(qdq(), "already_qdq.onnx")
+clash = onnx.load(os.path.join(out, "tiny_mlp.onnx"))
+clash.graph.node[1].output[0] = "h1_scale"
+clash.graph.node[2].input[0] = "h1_scale"
+save(clash, "name_clash.onnx")
 xm = f32(rng.normal(0, 1, (64, 16)))
 np.save(os.path.join(out, "calib_mlp.npy"), xm)
 np.save(os.path.join(out, "calib_cnn.npy"), f32(rng.uniform(0, 1, (32, 1, 8, 8))))

@@ -124,6 +124,10 @@ err "opset 11 per channel" 1 "error: quantize: per-channel weights need opset >=
   "$T/tiny_mlp_opset11.onnx" --calib "$T/calib_mlp.npy"
 err "keep-f32 unknown" 1 "error: quantize: --keep-f32 'nope' names no node" \
   "$T/tiny_mlp.onnx" --calib "$T/calib_mlp.npy" --keep-f32 nope
+err "name clash" 1 "error: quantize: the model already has a tensor named 'h1_scale', a name the QDQ model gives to the quantization of 'h1'" \
+  "$T/name_clash.onnx" --calib "$T/calib_mlp.npy"
+err "package as model" 1 "error: quantize: '.*mlp.dmlpkg' is a package; dmlc quantize reads the ONNX model" \
+  "$DIR/mlp.dmlpkg" --calib "$T/calib_mlp.npy"
 mkdir -p "$DIR/images"
 err "image folder" 1 "folders of images are not supported" "$T/tiny_mlp.onnx" --calib "$DIR/images"
 err "missing calibration" 1 "error: quantize: calibration data '.*nothing.npy' not found" \
