@@ -83,7 +83,7 @@ static int eval_forward(dml_rt_model_t *m, const char *data, const char *split,
     yi.dims[0] = -1;
     st = dml_data_adapt(&d, &xi, &yi);
   }
-  int64_t rows = d.x.dims[0], right = 0;
+  int64_t rows = d.x.dims[0], right = 0, done = 0;
   if (batch <= 0) batch = xi.dims[0] > 0 ? xi.dims[0] : xi.dim_bound[0];
   if (xi.dims[0] > 0 && batch != xi.dims[0]) batch = xi.dims[0];
   int64_t row_elems = rows ? dml_dims_numel(d.x.dims + 1, d.x.rank - 1) : 0;
@@ -108,16 +108,21 @@ static int eval_forward(dml_rt_model_t *m, const char *data, const char *split,
         if (v > bv) bv = v, best = k;
       }
       right += best == ((const int64_t *)d.y.data)[r + i];
+      done++;
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &b);
   if (!st) {
     double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-    double acc = rows ? (double)right / (double)rows : NAN;
+    double acc = done ? (double)right / (double)done : NAN;
     printf("rows %" PRId64
-           "  accuracy %.4f (%.2f%%)  %.2fs  (forward: no eval_step, "
-           "no loss)\n",
-           rows, acc, 100 * acc, secs);
+           "  accuracy %.4f (%.2f%%)  %.2fs  (forward: no eval_step, no loss)\n",
+           done, acc, 100 * acc, secs);
+    if (done < rows)
+      printf("note: the last %" PRId64
+             " rows were not run (the package's batch is "
+             "static: %" PRId64 ")\n",
+             rows - done, xi.dims[0]);
   }
   dml_data_free(&d);
   dml_rt_session_release(s);
