@@ -501,6 +501,14 @@ static dml_status_t analyze(qctx_t *c) {
       }
       if (!L.n_act) L.quantize = 0, L.why = "no activation input";
     }
+    /* a weight read by two layers is quantized once: along one axis */
+    for (size_t j = 0; L.quantize && k != K_PASS && j < c->nl; j++) {
+      const Onnx__NodeProto *pn = g->node[c->l[j].node];
+      if (c->l[j].kind != K_PASS && c->l[j].quantize && pn->n_input >= 2 &&
+          !strcmp(pn->input[1], n->input[1]) &&
+          (c->l[j].axis != L.axis || c->l[j].channels != L.channels))
+        L.quantize = 0, L.why = "weight shared with a layer quantized along another axis";
+    }
     for (size_t k2 = 0; k2 < o->n_keep_f32; k2++)
       if ((n->name && !strcmp(n->name, o->keep_f32[k2])) ||
           !strcmp(n->output[0], o->keep_f32[k2]))
