@@ -627,8 +627,22 @@ typedef struct {
   Onnx__GraphProto *g;
   Onnx__NodeProto **nodes;
   size_t n_nodes, cap_nodes;
+  char **replaced; /* names of the f32 initializers given int forms */
+  size_t n_replaced;
   int failed;
 } gb_t;
+
+/* Takes `name` (malloc'd) into b's replaced names. */
+static void note_replaced(gb_t *b, char *name) {
+  char **r = (char **)realloc(b->replaced, (b->n_replaced + 1) * sizeof *r);
+  if (!r) {
+    free(name);
+    b->failed = 1;
+    return;
+  }
+  b->replaced = r;
+  b->replaced[b->n_replaced++] = name;
+}
 
 static void push_node(gb_t *b, Onnx__NodeProto *n) {
   if (!n) {
@@ -740,7 +754,7 @@ static float *emit_weight(qctx_t *c, gb_t *b, const qlayer_t *L, Onnx__NodeProto
     c->f32_w += nw * sizeof(float);
     c->q_w += nw + (size_t)C * 5;
   }
-  free(n->input[1]);
+  note_replaced(b, n->input[1]);
   n->input[1] = dout, dout = NULL;
   free(wf), free(q), free(zp), free(qname), free(sname), free(zname), free(dname);
   return sc;
@@ -799,7 +813,7 @@ static void emit_bias(qctx_t *c, gb_t *b, const qlayer_t *L, Onnx__NodeProto *n,
       b, mk_node("DequantizeLinear", dname, qname, sname, zname, dout, per_ch ? 0 : -1));
   c->f32_w += nb * 4;
   c->q_w += nb * 4 + ns * 8;
-  free(n->input[2]);
+  note_replaced(b, n->input[2]);
   n->input[2] = dout, dout = NULL;
 done:
   if (!bf || !sc || !q || !zp || !qname || !sname || !zname || !dname) b->failed = 1;
@@ -807,22 +821,34 @@ done:
   free(qname), free(sname), free(zname), free(dname), free(dout);
 }
 
-static int name_read(const Onnx__GraphProto *g, Onnx__NodeProto **nodes, size_t n,
-                     const char *name) {
-  for (size_t i = 0; i < n; i++)
-    for (size_t k = 0; k < nodes[i]->n_input; k++)
-      if (nodes[i]->input[k] && !strcmp(nodes[i]->input[k], name)) return 1;
+/* 1 when a node of `g` or of a subgraph in it (If/Loop/Scan bodies read
+ * outer names) reads `name`, or `g` outputs it. */
+static int name_read(const Onnx__GraphProto *g, const char *name) {
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    for (size_t k = 0; k < n->n_input; k++)
+      if (n->input[k] && !strcmp(n->input[k], name)) return 1;
+    for (size_t a = 0; a < n->n_attribute; a++) {
+      const Onnx__AttributeProto *at = n->attribute[a];
+      if (at->g && name_read(at->g, name)) return 1;
+      for (size_t k = 0; k < at->n_graphs; k++)
+        if (name_read(at->graphs[k], name)) return 1;
+    }
+  }
   return is_graph_output(g, name);
 }
 
-/* Removes f32 initializers no node reads any more (the weights replaced),
- * and their graph-input entries (models of IR version < 4 list them). */
-static void drop_unread(Onnx__GraphProto *g) {
+/* Removes the f32 initializers whose int8 / int32 forms replaced them
+ * (`replaced`, n of them) when nothing reads them any more, and their
+ * graph-input entries (models of IR version < 4 list them). */
+static void drop_unread(Onnx__GraphProto *g, char **replaced, size_t n) {
   size_t w = 0;
   for (size_t i = 0; i < g->n_initializer; i++) {
     Onnx__TensorProto *t = g->initializer[i];
-    if (t->name && t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
-        !name_read(g, g->node, g->n_node, t->name)) {
+    int was = 0;
+    for (size_t k = 0; t->name && k < n && !was; k++) was = !strcmp(replaced[k], t->name);
+    if (was && t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+        !name_read(g, t->name)) {
       size_t wi = 0;
       for (size_t k = 0; k < g->n_input; k++) {
         if (g->input[k]->name && !strcmp(g->input[k]->name, t->name))
@@ -856,7 +882,9 @@ static dml_status_t build_qdq(qctx_t *c, int extra_outputs, uint8_t **out,
     for (int s = 0; s < L->n_act; s++) c->t[L->tin[s]].used = 1;
   }
   c->f32_w = c->q_w = 0;
-  gb_t b = {g, NULL, 0, 0, 0};
+  gb_t b;
+  memset(&b, 0, sizeof b);
+  b.g = g;
   for (size_t i = 0; i < c->nt; i++)
     if (c->t[i].used && c->t[i].graph_input) emit_act_qdq(&b, &c->t[i]);
   size_t li = 0;
@@ -896,6 +924,8 @@ static dml_status_t build_qdq(qctx_t *c, int extra_outputs, uint8_t **out,
     for (size_t i = 0; i < b.n_nodes; i++)
       protobuf_c_message_free_unpacked(&b.nodes[i]->base, NULL);
     free(b.nodes);
+    for (size_t i = 0; i < b.n_replaced; i++) free(b.replaced[i]);
+    free((void *)b.replaced);
     g->n_node = rest;
     onnx__model_proto__free_unpacked(m, NULL);
     return oom();
@@ -903,7 +933,9 @@ static dml_status_t build_qdq(qctx_t *c, int extra_outputs, uint8_t **out,
   free(g->node);
   g->node = b.nodes;
   g->n_node = b.n_nodes;
-  drop_unread(g);
+  drop_unread(g, b.replaced, b.n_replaced);
+  for (size_t i = 0; i < b.n_replaced; i++) free(b.replaced[i]);
+  free((void *)b.replaced);
   if (extra_outputs) {
     char **names = (char **)malloc((c->nl ? c->nl : 1) * sizeof(char *));
     size_t nn = 0;
