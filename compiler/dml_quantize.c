@@ -102,11 +102,23 @@ dml_status_t dml_quant_load_calib(const char *spec, double image_scale,
   memset(out, 0, sizeof *out);
   if (image_scale == 0) image_scale = 1.0 / 255.0;
   struct stat sb;
-  if (stat(spec, &sb) != 0)
+  int pair = strchr(spec, ',') != NULL;
+  if (!pair && stat(spec, &sb) != 0)
     return dml_status_make(DML_STATUS_NOT_FOUND, OP, "calibration data '%s' not found",
                            spec);
   dml_status_t st = DML_OK;
-  if (S_ISDIR(sb.st_mode)) {
+  if (pair) {
+    /* X.npy,Y.npy or IMAGES,LABELS (dmlc train's --data): x, labels unused */
+    dml_data_options_t o;
+    dml_data_options_init(&o);
+    o.image_scale = image_scale;
+    dml_data_t d;
+    memset(&d, 0, sizeof d);
+    DML_RETURN_IF_ERROR(dml_data_load(spec, "train", &o, &d));
+    *out = d.x;
+    memset(&d.x, 0, sizeof d.x);
+    dml_data_free(&d);
+  } else if (S_ISDIR(sb.st_mode)) {
     dml_data_options_t o;
     dml_data_options_init(&o);
     o.image_scale = image_scale;

@@ -134,7 +134,8 @@ void dml_quant_report_free(dml_quant_report_t *r);
 /* Reads calibration data from `spec`: a .npy file (f32, or f64 converted),
  * an IDX file (.gz or not; u8 images are multiplied by `image_scale`, 0
  * meaning 1/255), a folder of IDX files (its train-*images* file, as
- * `dmlc train` reads it), or a .csv file (numeric rows; every column is
+ * `dmlc train` reads it), two files X.npy,Y.npy or IMAGES,LABELS (as
+ * `dmlc train --data`; the labels unused), or a .csv file (numeric rows; every column is
  * data: a label column is dropped later when a row holds one value more
  * than the model's input). *out is f32 [N, ...] owning its data (free()).
  * Errors (op "quantize"): INVALID_ARGUMENT for a dtype other than

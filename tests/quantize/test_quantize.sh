@@ -53,6 +53,10 @@ check "csv rows" has "over 16 calibration rows" "$DIR/csv.txt"
 check "edge values" $Q "$T/tiny_mlp.onnx" -o "$DIR/edge.onnx" --calib "$T/calib_edge.npy" >"$DIR/edge.txt" 2>&1
 check "edge values rows" has "over 67 calibration rows" "$DIR/edge.txt"
 check "edge values SQNR finite" has "^output 'y' SQNR  *[0-9][0-9.]* dB" "$DIR/edge.txt"
+# a pair X.npy,Y.npy (dmlc train's --data form): the x rows
+check "pair" $Q "$T/tiny_mlp.onnx" -o "$DIR/pair.onnx" --calib "$T/calib_mlp.npy,$T/calib_mlp.npy" >"$DIR/pair.txt" 2>&1
+check "pair rows" has "over 64 calibration rows" "$DIR/pair.txt"
+check "pair = x alone" cmp -s "$DIR/pair.onnx" "$DIR/mlp.onnx"
 # --calib-rows
 check "calib-rows" $Q "$T/tiny_mlp.onnx" -o "$DIR/r.onnx" --calib "$T/calib_mlp.npy" --calib-rows 10 --batch-size 3 >"$DIR/r.txt" 2>&1
 check "calib-rows text" has "over 10 calibration rows" "$DIR/r.txt"
