@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "dml_cpu.h"
+#include "dml_dtype.h"
 #include "dml_rt.h"
 #include "dml_train_data.h"
 #include "dml_trainer.h"
@@ -20,7 +21,9 @@ static void usage(FILE *f) {
           "\n"
           "Runs the eval_step of the training package PKG (written by `dmlc train`)\n"
           "over a data set and prints the average loss (weighted by rows) and the\n"
-          "accuracy (rows predicted right / rows).\n"
+          "accuracy (rows predicted right / rows). A package without eval_step (an\n"
+          "inference package: dmlc compile, dmlc quantize -o X.dmlpkg) runs forward\n"
+          "and prints the accuracy of output 0's argmax (class scores [N, C]).\n"
           "\n"
           "flags:\n"
           "  --data DIR|FILES   a folder of IDX files (MNIST layout: t10k-* is the\n"
@@ -38,6 +41,92 @@ static void usage(FILE *f) {
           "                     the package's kernels for their target (a package\n"
           "                     trained with that --device has them)\n"
           "  -h, --help         this text\n");
+}
+
+static int has_function(const dml_rt_model_t *m, const char *name) {
+  for (uint32_t i = 0; i < dml_rt_model_num_functions(m); i++) {
+    const char *f = dml_rt_model_function_name(m, i);
+    if (f && !strcmp(f, name)) return 1;
+  }
+  return 0;
+}
+
+/* An inference package (no eval_step; e.g. a model compiled from ONNX, or
+ * the QDQ model of `dmlc quantize`): accuracy only, the rows whose output
+ * 0 (class scores [N, C]) is largest at the label's index (the first such
+ * index on ties; a NaN score never wins). */
+static int eval_forward(dml_rt_model_t *m, const char *data, const char *split,
+                        const dml_data_options_t *dopt, const char *device,
+                        int64_t batch) {
+  dml_rt_session_t *s = NULL;
+  dml_data_t d;
+  memset(&d, 0, sizeof d);
+  dml_rt_io_info_t xi, oi, yi;
+  memset(&yi, 0, sizeof yi);
+  dml_status_t st = dml_rt_session_create(m, device, &s);
+  if (!st && dml_rt_session_num_inputs(s) != 1)
+    st = dml_status_make(DML_STATUS_UNIMPLEMENTED, "eval",
+                         "the package's forward has %u inputs; eval takes one",
+                         dml_rt_session_num_inputs(s));
+  if (!st) st = dml_rt_session_input_info(s, 0, &xi);
+  if (!st) st = dml_rt_session_output_info(s, 0, &oi);
+  if (!st && (oi.rank != 2 || (oi.dtype != DML_DTYPE_F32 && oi.dtype != DML_DTYPE_F64)))
+    st = dml_status_make(DML_STATUS_UNIMPLEMENTED, "eval",
+                         "output '%s' of the package's forward is not class scores "
+                         "[N, C]; eval of an inference package measures accuracy only",
+                         oi.name);
+  if (!st) st = dml_data_load(data, split, dopt, &d);
+  if (!st) {
+    yi.name = "label";
+    yi.dtype = DML_DTYPE_I64;
+    yi.rank = 1;
+    yi.dims[0] = -1;
+    st = dml_data_adapt(&d, &xi, &yi);
+  }
+  int64_t rows = d.x.dims[0], right = 0, done = 0;
+  if (batch <= 0) batch = xi.dims[0] > 0 ? xi.dims[0] : xi.dim_bound[0];
+  if (xi.dims[0] > 0 && batch != xi.dims[0]) batch = xi.dims[0];
+  int64_t row_elems = rows ? dml_dims_numel(d.x.dims + 1, d.x.rank - 1) : 0;
+  size_t esz = dml_dtype_size(d.x.dtype);
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (int64_t r = 0; !st && r < rows; r += batch) {
+    dml_tensor_t x = d.x;
+    x.dims[0] = rows - r < batch ? rows - r : batch;
+    if (xi.dims[0] > 0 && x.dims[0] != xi.dims[0]) break; /* static batch: whole ones */
+    x.data = (uint8_t *)d.x.data + (size_t)(r * row_elems) * esz;
+    st = dml_rt_session_set_input(s, 0, &x);
+    if (!st) st = dml_rt_session_run(s);
+    dml_tensor_t o;
+    if (!st) st = dml_rt_session_get_output(s, 0, &o);
+    for (int64_t i = 0; !st && i < o.dims[0]; i++) {
+      int64_t c = o.dims[1], best = 0;
+      double bv = -INFINITY;
+      for (int64_t k = 0; k < c; k++) {
+        double v = o.dtype == DML_DTYPE_F32 ? ((const float *)o.data)[i * c + k]
+                                            : ((const double *)o.data)[i * c + k];
+        if (v > bv) bv = v, best = k;
+      }
+      right += best == ((const int64_t *)d.y.data)[r + i];
+      done++;
+    }
+  }
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  if (!st) {
+    double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    double acc = done ? (double)right / (double)done : NAN;
+    printf("rows %" PRId64
+           "  accuracy %.4f (%.2f%%)  %.2fs  (forward: no eval_step, no loss)\n",
+           done, acc, 100 * acc, secs);
+    if (done < rows)
+      printf("note: the last %" PRId64
+             " rows were not run (the package's batch is "
+             "static: %" PRId64 ")\n",
+             rows - done, xi.dims[0]);
+  }
+  dml_data_free(&d);
+  dml_rt_session_release(s);
+  return st ? dmlc_report(st) : 0;
 }
 
 int dmlc_cmd_eval(int argc, char **argv) {
@@ -92,11 +181,17 @@ int dmlc_cmd_eval(int argc, char **argv) {
     return dmlc_usage_error("eval", "give a package and --data");
   }
   dml_rt_model_t *m = NULL;
+  dml_status_t lst = dml_rt_model_load_file(pkg, &m);
+  if (lst) return dmlc_report(lst);
+  if (!has_function(m, "eval_step")) {
+    int rc = eval_forward(m, data, split, &dopt, device, batch);
+    dml_rt_model_release(m);
+    return rc;
+  }
   dml_trainer_t *t = NULL;
   dml_data_t d;
   memset(&d, 0, sizeof d);
-  dml_status_t st = dml_rt_model_load_file(pkg, &m);
-  if (!st) st = dml_trainer_create(m, device, &t);
+  dml_status_t st = dml_trainer_create(m, device, &t);
   if (!st) st = dml_data_load(data, split, &dopt, &d);
   dml_rt_io_info_t xi, yi;
   if (!st) {

@@ -20,6 +20,7 @@ int dmlc_cmd_eval(int argc, char **argv);
 int dmlc_cmd_devices(int argc, char **argv);
 int dmlc_cmd_bench(int argc, char **argv);
 int dmlc_cmd_check(int argc, char **argv);
+int dmlc_cmd_quantize(int argc, char **argv);
 
 /* Prints `status` to stderr as "error: <op>: <reason>" plus indented
  * details, frees it, and returns 1. */

@@ -54,6 +54,10 @@ static const cmd_t k_cmds[] = {
     {"eval", dmlc_cmd_eval,
      "average loss and accuracy of a trained package on a data set"},
 #endif
+#ifdef DMLC_HAVE_CMD_QUANTIZE
+    {"quantize", dmlc_cmd_quantize,
+     "int8 post-training quantization into a QDQ ONNX model or package"},
+#endif
     {NULL, NULL, NULL},
 };
 
@@ -138,8 +142,9 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; k_cmds[i].name; i++)
     if (!strcmp(argv[1], k_cmds[i].name)) return k_cmds[i].fn(argc - 1, argv + 1);
-  static const char *const k_full_only[] = {"compile", "opt",  "summary",
-                                            "train",   "eval", "serve"};
+  static const char *const k_full_only[] = {"compile", "opt",   "summary",
+                                            "train",   "eval",  "serve",
+                                            "quantize"};
   for (size_t i = 0; i < sizeof k_full_only / sizeof k_full_only[0]; i++)
     if (!strcmp(argv[1], k_full_only[i])) {
       fprintf(stderr,

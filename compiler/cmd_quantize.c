@@ -1,0 +1,260 @@
+/* cmd_quantize.c — `dmlc quantize MODEL.onnx -o OUT --calib DATA`: int8
+ * post-training quantization into a QDQ ONNX model or a package
+ * (dml_quantize.h, docs/quantize.md). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_cpu.h"
+#include "dml_driver.h"
+#include "dml_file.h"
+#include "dml_quantize.h"
+#include "dmlc_cmds.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: dmlc quantize MODEL.onnx -o OUT.onnx|OUT.dmlpkg --calib DATA\n"
+          "                     [--method minmax|percentile[:P]|entropy]\n"
+          "                     [--per-channel|--per-tensor] [--keep-f32 NAME,...]\n"
+          "                     [--keep-f32-below-sqnr DB] [--report FILE.json]\n"
+          "\n"
+          "Post-training int8 quantization: runs the f32 model on the CPU over the\n"
+          "calibration rows, collects the range of every activation a quantized layer\n"
+          "reads or writes, and writes the model in QDQ form (QuantizeLinear /\n"
+          "DequantizeLinear pairs, as ONNX Runtime's quantize_static writes it):\n"
+          "int8 asymmetric activations, int8 symmetric weights (Conv, Gemm, MatMul),\n"
+          "int32 biases. Prints each layer's output SQNR against f32 on the\n"
+          "calibration rows (docs/quantize.md).\n"
+          "\n"
+          "flags:\n"
+          "  -o, --output FILE        the QDQ ONNX model (.onnx), or a package compiled\n"
+          "                           from it (.dmlpkg); replaced atomically\n"
+          "  --calib DATA             calibration rows: X.npy (f32 or f64, [N, ...]),\n"
+          "                           an IDX file (gzipped or not) or a folder of IDX\n"
+          "                           files (its train-*images*, as dmlc train reads\n"
+          "                           it), X.npy,Y.npy or IMAGES,LABELS (as dmlc\n"
+          "                           train --data; labels unused), or FILE.csv (a\n"
+          "                           last column beyond the input's values is a\n"
+          "                           label and dropped)\n"
+          "  --calib-rows N           use the first N rows (default 1000; 0: all)\n"
+          "  --scale F                multiplier of IDX image bytes (default 1/255)\n"
+          "  --method NAME            minmax (default), percentile[:P] (P default\n"
+          "                           99.99) or entropy (KL divergence, TensorRT's)\n"
+          "  --per-channel            weights scaled per output channel (default;\n"
+          "                           opset >= 13)\n"
+          "  --per-tensor             one scale per weight tensor\n"
+          "  --keep-f32 NAME,...      leave these nodes f32 (node name or first output\n"
+          "                           name, as the table prints them). Repeatable\n"
+          "  --keep-f32-below-sqnr DB leave f32, one at a time in graph order, the\n"
+          "                           first layer whose output SQNR in the quantized\n"
+          "                           model is below DB dB, and measure again, until\n"
+          "                           none is below\n"
+          "  --report FILE.json       write the per-layer report as JSON\n"
+          "  --batch-size N           rows per run of the model (default 64)\n"
+          "  --target LIST            with a .dmlpkg output: its targets (as dmlc\n"
+          "                           compile --target; default cpu)\n"
+          "  --threads N              CPU threads of the kernels (default 1)\n"
+          "  -h, --help               this text\n");
+}
+
+static void print_db(double v) {
+  if (isnan(v))
+    printf("%9s", "-");
+  else if (isinf(v))
+    printf("%9s", "inf");
+  else
+    printf("%9.2f", v);
+}
+
+static int add_names(const char *list, char ***names, size_t *n) {
+  char *copy = strdup(list);
+  if (!copy) return -1;
+  for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    char **nn = (char **)realloc(*names, (*n + 1) * sizeof *nn);
+    if (!nn) {
+      free(copy);
+      return -1;
+    }
+    *names = nn;
+    if (!((*names)[*n] = strdup(tok))) {
+      free(copy);
+      return -1;
+    }
+    (*n)++;
+  }
+  free(copy);
+  return 0;
+}
+
+static int has_suffix(const char *s, const char *suf) {
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && !strcmp(s + a - b, suf);
+}
+
+int dmlc_cmd_quantize(int argc, char **argv) {
+  const char *model = NULL, *out = NULL, *calib = NULL, *report = NULL, *targets = NULL,
+             *v;
+  double scale = 0;
+  char **keep = NULL;
+  size_t n_keep = 0;
+  dml_quant_options_t o;
+  dml_quant_options_init(&o);
+  o.max_rows = 1000;
+  int rc = 0;
+  for (int i = 1; i < argc && !rc; i++) {
+    char *end;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      goto done;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "-o")) ||
+               (v = dmlc_flag_value(argc, argv, &i, "--output"))) {
+      out = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--calib"))) {
+      calib = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--calib-rows"))) {
+      o.max_rows = strtoll(v, &end, 10);
+      if (*end || !*v || o.max_rows < 0)
+        rc = dmlc_usage_error("quantize", "bad --calib-rows '%s'", v);
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--scale"))) {
+      scale = strtod(v, &end);
+      if (*end || !*v || !(scale > 0))
+        rc = dmlc_usage_error("quantize", "bad --scale '%s'", v);
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--method"))) {
+      if (!strcmp(v, "minmax")) {
+        o.method = DML_QUANT_MINMAX;
+      } else if (!strcmp(v, "entropy")) {
+        o.method = DML_QUANT_ENTROPY;
+      } else if (!strncmp(v, "percentile", 10) && (v[10] == 0 || v[10] == ':')) {
+        o.method = DML_QUANT_PERCENTILE;
+        if (v[10] == ':') {
+          o.percentile = strtod(v + 11, &end);
+          if (*end || !v[11] || !(o.percentile > 50 && o.percentile <= 100))
+            rc = dmlc_usage_error("quantize",
+                                  "bad percentile in '%s' (a number in (50, 100])", v);
+        }
+      } else {
+        rc = dmlc_usage_error(
+            "quantize", "unsupported --method '%s' (minmax, percentile[:P] or entropy)",
+            v);
+      }
+    } else if (!strcmp(argv[i], "--per-channel")) {
+      o.per_channel = 1;
+    } else if (!strcmp(argv[i], "--per-tensor")) {
+      o.per_channel = 0;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--keep-f32-below-sqnr"))) {
+      o.keep_f32_below_sqnr = strtod(v, &end);
+      if (*end || !*v || !(o.keep_f32_below_sqnr > 0))
+        rc = dmlc_usage_error("quantize", "bad --keep-f32-below-sqnr '%s' (dB > 0)", v);
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--keep-f32"))) {
+      if (!*v) {
+        rc = dmlc_usage_error("quantize", "--keep-f32 needs names");
+      } else if (add_names(v, &keep, &n_keep)) {
+        fprintf(stderr, "error: dmlc quantize: out of memory\n");
+        rc = 1;
+      }
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--report"))) {
+      report = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--target"))) {
+      targets = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-size"))) {
+      o.batch = strtoll(v, &end, 10);
+      if (*end || o.batch < 1)
+        rc = dmlc_usage_error("quantize", "bad --batch-size '%s'", v);
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
+      long th = strtol(v, &end, 10);
+      if (*end || th < 1 || th > 64)
+        rc = dmlc_usage_error("quantize", "bad --threads '%s' (1..64)", v);
+      else
+        dml_cpu_set_num_threads((int)th);
+    } else if (argv[i][0] == '-') {
+      rc = dmlc_usage_error("quantize", "unknown flag '%s'", argv[i]);
+    } else if (!model) {
+      model = argv[i];
+    } else {
+      rc = dmlc_usage_error("quantize", "more than one model given");
+    }
+  }
+  if (rc) goto done;
+  if (!model || !out || !out[0] || !calib || !calib[0]) {
+    rc = dmlc_usage_error("quantize", "give a model, -o OUT and --calib DATA");
+    goto done;
+  }
+  int pkg = has_suffix(out, ".dmlpkg");
+  if (!pkg && !has_suffix(out, ".onnx")) {
+    rc = dmlc_usage_error("quantize", "-o '%s': name an .onnx or a .dmlpkg file", out);
+    goto done;
+  }
+  if (targets && !pkg) {
+    rc = dmlc_usage_error("quantize", "--target needs a .dmlpkg output");
+    goto done;
+  }
+  o.keep_f32 = (const char *const *)keep;
+  o.n_keep_f32 = n_keep;
+  dml_tensor_t x;
+  memset(&x, 0, sizeof x);
+  dml_quant_report_t rep;
+  memset(&rep, 0, sizeof rep);
+  void *qm = NULL;
+  size_t qn = 0;
+  dml_status_t st = dml_quant_load_calib(calib, scale, &x);
+  if (!st) st = dml_quantize_onnx(model, &x, &o, &qm, &qn, &rep);
+  free(x.data);
+  if (!st) {
+    printf("%-28s %-18s %8s %9s  %s\n", "layer", "op", "weights", "SQNR dB", "form");
+    for (size_t i = 0; i < rep.n_layers; i++) {
+      const dml_quant_layer_t *l = &rep.layers[i];
+      char w[32];
+      if (l->weight_channels > 1)
+        snprintf(w, sizeof w, "%d ch", l->weight_channels);
+      else
+        snprintf(w, sizeof w, "%s", l->weight_channels == 1 ? "tensor" : "-");
+      printf("%-28s %-18s %8s ", l->name, l->op, w);
+      print_db(l->sqnr_db);
+      printf("  %s%s%s\n", l->quantized ? "int8" : "f32 (",
+             l->quantized ? "" : (l->why_f32 ? l->why_f32 : ""), l->quantized ? "" : ")");
+    }
+    printf("output '%s' SQNR ", rep.output_name ? rep.output_name : "?");
+    print_db(rep.output_sqnr_db);
+    printf(" dB over %" PRId64 " calibration rows (%s", rep.calib_rows, rep.method);
+    if (!strcmp(rep.method, "percentile")) printf(" %g", rep.percentile);
+    printf("); %zu activations in QDQ; weights %" PRIu64 " -> %" PRIu64 " bytes\n",
+           rep.n_activations, rep.f32_weight_bytes, rep.q_weight_bytes);
+  }
+  if (!st && report) st = dml_quant_report_write_json(&rep, report);
+  if (!st && !pkg) {
+    const void *parts[1] = {qm};
+    size_t sizes[1] = {qn};
+    st = dml_file_write_atomic("quantize", out, parts, sizes, 1);
+  } else if (!st) {
+    /* the QDQ model compiled; its external data, if any, beside MODEL */
+    char *base = strdup(model);
+    char *slash = base ? strrchr(base, '/') : NULL;
+    if (slash) *slash = 0;
+    dml_compile_options_t co;
+    memset(&co, 0, sizeof co);
+    co.targets = targets;
+    co.command_line = "dmlc quantize";
+    void *bytes = NULL;
+    size_t size = 0;
+    st = dml_compile_onnx_memory(qm, qn, slash ? base : ".", model, &co, &bytes, &size,
+                                 NULL);
+    free(base);
+    if (!st) {
+      const void *parts[1] = {bytes};
+      size_t sizes[1] = {size};
+      st = dml_file_write_atomic("quantize", out, parts, sizes, 1);
+    }
+    free(bytes);
+  }
+  if (!st) printf("wrote %s\n", out);
+  free(qm);
+  dml_quant_report_free(&rep);
+  rc = st ? dmlc_report(st) : 0;
+done:
+  for (size_t i = 0; i < n_keep; i++) free(keep[i]);
+  free((void *)keep);
+  return rc;
+}

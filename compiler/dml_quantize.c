@@ -1,0 +1,1630 @@
+/* dml_quantize.c — post-training int8 quantization into QDQ ONNX
+ * (dml_quantize.h, docs/quantize.md). */
+#define _GNU_SOURCE /* open_memstream */
+#include "dml_quantize.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dml_driver.h"
+#include "dml_dtype.h"
+#include "dml_file.h"
+#include "dml_npy.h"
+#include "dml_rt.h"
+#include "dml_train_data.h"
+#include "onnx.pb-c.h"
+
+#define OP "quantize"
+#define NBINS 2048 /* calibration histogram bins (TensorRT's 2048) */
+
+static dml_status_t oom(void) {
+  return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+}
+
+static char *xstrdup(const char *s) {
+  return s ? strdup(s) : NULL;
+}
+
+static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+  va_end(ap);
+  return s;
+}
+
+void dml_quant_options_init(dml_quant_options_t *o) {
+  memset(o, 0, sizeof *o);
+  o->method = DML_QUANT_MINMAX;
+  o->percentile = 99.99;
+  o->per_channel = 1;
+}
+
+void dml_quant_report_free(dml_quant_report_t *r) {
+  if (!r) return;
+  for (size_t i = 0; i < r->n_layers; i++) {
+    free(r->layers[i].name);
+    free(r->layers[i].op);
+    free(r->layers[i].output);
+  }
+  free(r->layers);
+  free(r->output_name);
+  memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Calibration data                                                    */
+/* ------------------------------------------------------------------ */
+
+static int ends_with(const char *s, const char *suf) {
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && !strcmp(s + a - b, suf);
+}
+
+/* Converts `t` (owning its data) to f32 in place; u8 scaled by `scale`. */
+static dml_status_t to_f32(dml_tensor_t *t, double scale, const char *spec) {
+  int64_t n = dml_dims_numel(t->dims, t->rank);
+  if (t->rank < 1 || n < 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "calibration data '%s' is a scalar; need rows [N, ...]", spec);
+  if (t->dtype == DML_DTYPE_F32) return DML_OK;
+  if (t->dtype != DML_DTYPE_F64 && t->dtype != DML_DTYPE_U8)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                        "calibration data '%s' is %s; need f32 (f64 and IDX u8 images "
+                        "are converted)",
+                        spec, dml_dtype_name(t->dtype)),
+        "calibration rows are model inputs: save them as float32 (numpy: "
+        "x.astype(np.float32))");
+  float *f = (float *)malloc((size_t)(n ? n : 1) * sizeof(float));
+  if (!f) return oom();
+  for (int64_t i = 0; i < n; i++)
+    f[i] = t->dtype == DML_DTYPE_F64 ? (float)((const double *)t->data)[i]
+                                     : (float)(((const uint8_t *)t->data)[i] * scale);
+  free(t->data);
+  t->data = f;
+  t->dtype = DML_DTYPE_F32;
+  return DML_OK;
+}
+
+dml_status_t dml_quant_load_calib(const char *spec, double image_scale,
+                                  dml_tensor_t *out) {
+  if (!spec || !out)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  memset(out, 0, sizeof *out);
+  if (image_scale == 0) image_scale = 1.0 / 255.0;
+  struct stat sb;
+  int pair = strchr(spec, ',') != NULL;
+  if (!pair && stat(spec, &sb) != 0)
+    return dml_status_make(DML_STATUS_NOT_FOUND, OP, "calibration data '%s' not found",
+                           spec);
+  dml_status_t st = DML_OK;
+  if (pair) {
+    /* X.npy,Y.npy or IMAGES,LABELS (dmlc train's --data): x, labels unused */
+    dml_data_options_t o;
+    dml_data_options_init(&o);
+    o.image_scale = image_scale;
+    dml_data_t d;
+    memset(&d, 0, sizeof d);
+    DML_RETURN_IF_ERROR(dml_data_load(spec, "train", &o, &d));
+    *out = d.x;
+    memset(&d.x, 0, sizeof d.x);
+    dml_data_free(&d);
+  } else if (S_ISDIR(sb.st_mode)) {
+    dml_data_options_t o;
+    dml_data_options_init(&o);
+    o.image_scale = image_scale;
+    dml_data_t d;
+    memset(&d, 0, sizeof d);
+    st = dml_data_load(spec, "train", &o, &d);
+    if (st && dml_status_code(st) == DML_STATUS_NOT_FOUND) {
+      dml_status_free(st);
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                          "calibration folder '%s' holds no IDX files "
+                          "(train-*images*); folders of images are not supported",
+                          spec),
+          "dmlc has no image decoder: convert the images to one float32 .npy array "
+          "[N, ...] shaped as the model's input (e.g. with numpy and Pillow)");
+    }
+    if (st) return st;
+    *out = d.x;
+    memset(&d.x, 0, sizeof d.x);
+    dml_data_free(&d);
+  } else if (ends_with(spec, ".npy")) {
+    void *buf = NULL;
+    st = dml_npy_read_file(spec, out, &buf);
+    if (st) return st;
+    /* own the data: copy out of the buffer */
+    size_t nb = dml_tensor_bytes(out);
+    void *data = malloc(nb ? nb : 1);
+    if (!data) {
+      free(buf);
+      return oom();
+    }
+    if (nb) memcpy(data, out->data, nb);
+    free(buf);
+    out->data = data;
+  } else if (ends_with(spec, ".csv")) {
+    uint8_t *text = NULL;
+    size_t n = 0;
+    DML_RETURN_IF_ERROR(dml_file_read_all("data", spec, &text, &n));
+    dml_data_t d;
+    memset(&d, 0, sizeof d);
+    st = dml_data_parse_csv((const char *)text, n, spec, -1, &d);
+    free(text);
+    if (st) return st;
+    /* every column is data: put the "label" column back as the last */
+    int64_t rows = d.x.dims[0], cx = d.x.dims[1], cols = cx + 1;
+    float *f = (float *)malloc((size_t)(rows * cols) * sizeof(float));
+    if (!f) {
+      dml_data_free(&d);
+      return oom();
+    }
+    for (int64_t r = 0; r < rows; r++) {
+      memcpy(f + r * cols, (const float *)d.x.data + r * cx, (size_t)cx * sizeof(float));
+      f[r * cols + cx] = d.y.dtype == DML_DTYPE_I64
+                             ? (float)((const int64_t *)d.y.data)[r]
+                             : ((const float *)d.y.data)[r];
+    }
+    dml_data_free(&d);
+    out->dtype = DML_DTYPE_F32;
+    out->rank = 2;
+    out->dims[0] = rows;
+    out->dims[1] = cols;
+    out->data = f;
+  } else {
+    st = dml_data_read_idx(spec, out);
+    if (st) return st;
+  }
+  st = to_f32(out, image_scale, spec);
+  if (!st && out->dims[0] == 0)
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                         "calibration data '%s' is empty (0 rows)", spec);
+  if (st) {
+    free(out->data);
+    memset(out, 0, sizeof *out);
+  }
+  return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Model analysis                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef enum { K_CONV = 1, K_GEMM, K_MATMUL, K_PASS } kind_t;
+
+/* An activation tensor: calibrated, maybe given a QDQ pair. */
+typedef struct {
+  char *name;
+  int graph_input, graph_output;
+  int f32;    /* an f32 output of the calibration model */
+  int finite; /* some finite value seen */
+  double mn, mx;
+  uint64_t *hist;
+  float scale;
+  int8_t zp;
+  int used; /* QDQ in the model being built */
+} qtensor_t;
+
+#define MAX_ACT 8
+typedef struct {
+  size_t node;
+  kind_t kind;
+  int quantize;
+  const char *why;
+  int slot[MAX_ACT]; /* activation input slots */
+  int tin[MAX_ACT];  /* their tensors */
+  int n_act;
+  int tout;     /* tensor of output[0] */
+  int channels; /* weight scales (compute ops) */
+  int axis;     /* weight axis, -1 per tensor */
+  int bias_ok;  /* bias quantizable */
+  double sig, noise;
+} qlayer_t;
+
+typedef struct {
+  uint8_t *bytes; /* the f32 model */
+  size_t n;
+  const char *base_dir;
+  Onnx__ModelProto *model; /* unpacked f32 model (analysis) */
+  qtensor_t *t;
+  size_t nt;
+  qlayer_t *l;
+  size_t nl;
+  const dml_quant_options_t *o;
+  int64_t opset;
+  int64_t batch;
+  uint64_t f32_w, q_w;
+} qctx_t;
+
+static int find_tensor(const qctx_t *c, const char *name) {
+  for (size_t i = 0; i < c->nt; i++)
+    if (!strcmp(c->t[i].name, name)) return (int)i;
+  return -1;
+}
+
+static dml_status_t add_tensor(qctx_t *c, const char *name, int *out) {
+  int k = find_tensor(c, name);
+  if (k < 0) {
+    qtensor_t *nt = (qtensor_t *)realloc(c->t, (c->nt + 1) * sizeof *nt);
+    if (!nt) return oom();
+    c->t = nt;
+    memset(&c->t[c->nt], 0, sizeof c->t[0]);
+    if (!(c->t[c->nt].name = strdup(name))) return oom();
+    k = (int)c->nt++;
+  }
+  *out = k;
+  return DML_OK;
+}
+
+static const Onnx__TensorProto *find_init(const Onnx__GraphProto *g, const char *name) {
+  if (!name) return NULL;
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
+      return g->initializer[i];
+  return NULL;
+}
+
+static int is_graph_output(const Onnx__GraphProto *g, const char *name) {
+  for (size_t i = 0; i < g->n_output; i++)
+    if (g->output[i]->name && !strcmp(g->output[i]->name, name)) return 1;
+  return 0;
+}
+
+static int is_graph_input(const Onnx__GraphProto *g, const char *name) {
+  for (size_t i = 0; i < g->n_input; i++)
+    if (g->input[i]->name && !strcmp(g->input[i]->name, name)) return 1;
+  return 0;
+}
+
+static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *name) {
+  for (size_t i = 0; i < n->n_attribute; i++)
+    if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
+      return n->attribute[i];
+  return NULL;
+}
+
+static int64_t attr_i(const Onnx__NodeProto *n, const char *name, int64_t dflt) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  return a && a->has_i ? a->i : dflt;
+}
+
+static double attr_f(const Onnx__NodeProto *n, const char *name, double dflt) {
+  const Onnx__AttributeProto *a = attr(n, name);
+  return a && a->has_f ? a->f : dflt;
+}
+
+/* The f32 values of initializer `t` (malloc'd) and their count, or NULL
+ * when it is not f32 data held in the model (external data). */
+static float *init_floats(const Onnx__TensorProto *t, size_t *n_out) {
+  if (!t || t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) return NULL;
+  size_t n = 1;
+  for (size_t d = 0; d < t->n_dims; d++) {
+    if (t->dims[d] < 0) return NULL;
+    n *= (size_t)t->dims[d];
+  }
+  float *f = (float *)malloc((n ? n : 1) * sizeof(float));
+  if (!f) return NULL;
+  if (t->has_raw_data && t->raw_data.len == n * sizeof(float)) {
+    if (n) memcpy(f, t->raw_data.data, n * sizeof(float)); /* little-endian host */
+  } else if (!t->has_raw_data && t->n_float_data == n) {
+    if (n) memcpy(f, t->float_data, n * sizeof(float));
+  } else {
+    free(f);
+    return NULL;
+  }
+  *n_out = n;
+  return f;
+}
+
+static int is_default_domain(const char *d) {
+  return !d || !d[0] || !strcmp(d, "ai.onnx");
+}
+
+static kind_t kind_of(const Onnx__NodeProto *n) {
+  if (!is_default_domain(n->domain) || !n->op_type) return 0;
+  const char *op = n->op_type;
+  if (!strcmp(op, "Conv")) return K_CONV;
+  if (!strcmp(op, "Gemm")) return K_GEMM;
+  if (!strcmp(op, "MatMul")) return K_MATMUL;
+  static const char *const pass[] = {
+      "Add",     "Relu",    "Clip",      "MaxPool", "AveragePool", "GlobalAveragePool",
+      "Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze",   "Concat"};
+  for (size_t i = 0; i < sizeof pass / sizeof pass[0]; i++)
+    if (!strcmp(op, pass[i])) return K_PASS;
+  return 0;
+}
+
+/* Ops of a model already quantized. */
+static int is_quant_op(const char *op) {
+  static const char *const q[] = {"QuantizeLinear",        "DequantizeLinear",
+                                  "DynamicQuantizeLinear", "MatMulInteger",
+                                  "ConvInteger",           "QGemm",
+                                  "DynamicQuantizeMatMul", "QAttention"};
+  if (!op) return 0;
+  if (!strncmp(op, "QLinear", 7)) return 1;
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+    if (!strcmp(op, q[i])) return 1;
+  return 0;
+}
+
+static const char *node_label(const Onnx__NodeProto *n) {
+  if (n->name && n->name[0]) return n->name;
+  return n->n_output && n->output[0] ? n->output[0] : "(unnamed)";
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names the QDQ model adds (ORT's: X_scale, X_zero_point,
+ * X_QuantizeLinear_Output, X_DequantizeLinear_Output, W_quantized, ...)
+ * must not be names of the model: an error naming the first that is. */
+static dml_status_t check_names(const qctx_t *c) {
+  const Onnx__GraphProto *g = c->model->graph;
+  size_t n = g->n_initializer + g->n_input;
+  for (size_t i = 0; i < g->n_node; i++) n += g->node[i]->n_output;
+  const char **names = (const char **)malloc((n ? n : 1) * sizeof(char *));
+  if (!names) return oom();
+  size_t k = 0;
+  for (size_t i = 0; i < g->n_initializer; i++)
+    if (g->initializer[i]->name) names[k++] = g->initializer[i]->name;
+  for (size_t i = 0; i < g->n_input; i++)
+    if (g->input[i]->name) names[k++] = g->input[i]->name;
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t j = 0; j < g->node[i]->n_output; j++)
+      if (g->node[i]->output[j]) names[k++] = g->node[i]->output[j];
+  qsort((void *)names, k, sizeof *names, cmp_str);
+  static const char *const act_suffix[] = {
+      "_scale", "_zero_point", "_QuantizeLinear_Output", "_DequantizeLinear_Output"};
+  static const char *const w_suffix[] = {"_quantized", "_scale", "_zero_point",
+                                         "_DequantizeLinear_Output"};
+  dml_status_t st = DML_OK;
+  size_t nw = 0;
+  for (size_t i = 0; i < c->nl; i++) nw += c->l[i].kind != K_PASS;
+  for (size_t i = 0; i < c->nt + nw && !st; i++) {
+    const char *base = NULL;
+    const char *const *suf = act_suffix;
+    if (i < c->nt) {
+      base = c->t[i].name;
+    } else {
+      size_t w = i - c->nt, j = 0;
+      for (; j < c->nl; j++)
+        if (c->l[j].kind != K_PASS && w-- == 0) break;
+      const Onnx__NodeProto *nd = g->node[c->l[j].node];
+      if (nd->n_input < 2 || !nd->input[1]) continue;
+      base = nd->input[1];
+      suf = w_suffix;
+    }
+    for (int s = 0; s < 4 && !st; s++) {
+      char *want = xprintf("%s%s", base, suf[s]);
+      if (!want) {
+        st = oom();
+        break;
+      }
+      if (bsearch(&want, (const void *)names, k, sizeof *names, cmp_str))
+        st = dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                            "the model already has a tensor named '%s', a name the QDQ "
+                            "model gives to the quantization of '%s'",
+                            want, base),
+            "rename that tensor in the model");
+      free(want);
+    }
+  }
+  free((void *)names);
+  return st;
+}
+
+/* Classifies the nodes and names the activations (before calibration). */
+static dml_status_t analyze(qctx_t *c) {
+  const Onnx__GraphProto *g = c->model->graph;
+  const dml_quant_options_t *o = c->o;
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    if (is_quant_op(n->op_type))
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                          "the model is already quantized: node '%s' is %s",
+                          node_label(n), n->op_type),
+          "quantize the f32 model it was made from");
+  }
+  for (size_t k = 0; k < o->n_keep_f32; k++) {
+    int found = 0;
+    for (size_t i = 0; i < g->n_node && !found; i++) {
+      const Onnx__NodeProto *n = g->node[i];
+      found = (n->name && !strcmp(n->name, o->keep_f32[k])) ||
+              (n->n_output && n->output[0] && !strcmp(n->output[0], o->keep_f32[k]));
+    }
+    if (!found)
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                          "--keep-f32 '%s' names no node (node name or first output)",
+                          o->keep_f32[k]),
+          "`dmlc quantize` prints the layer names in its table");
+  }
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    kind_t k = kind_of(n);
+    if (!k || !n->n_output || !n->output[0] || !n->output[0][0]) continue;
+    qlayer_t L;
+    memset(&L, 0, sizeof L);
+    L.node = i;
+    L.kind = k;
+    L.quantize = 1;
+    L.axis = -1;
+    if (k != K_PASS) {
+      if (n->n_input < 2 || find_init(g, n->input[0])) {
+        L.quantize = 0, L.why = "no activation input";
+      } else {
+        const Onnx__TensorProto *w = find_init(g, n->input[1]);
+        size_t nw = 0;
+        float *wf = init_floats(w, &nw);
+        free(wf);
+        if (!wf) {
+          L.quantize = 0, L.why = "weight is not an f32 initializer in the model";
+        } else if (k == K_CONV && w->n_dims >= 3) {
+          L.axis = 0;
+        } else if (k == K_GEMM && w->n_dims == 2) {
+          L.axis = attr_i(n, "transB", 0) ? 0 : 1;
+        } else if (k == K_MATMUL && w->n_dims == 2) {
+          L.axis = 1;
+        } else if (k != K_MATMUL) {
+          L.quantize = 0, L.why = "weight of unexpected rank";
+        }
+        if (wf) {
+          L.channels = L.axis >= 0 && o->per_channel ? (int)w->dims[L.axis] : 1;
+          if (!o->per_channel) L.axis = -1;
+        }
+        if (L.quantize && k != K_MATMUL && n->n_input >= 3 && n->input[2] &&
+            n->input[2][0]) {
+          const Onnx__TensorProto *b = find_init(g, n->input[2]);
+          size_t nb = 0;
+          float *bf = init_floats(b, &nb);
+          free(bf);
+          int64_t want = w->dims[k == K_CONV ? 0 : (attr_i(n, "transB", 0) ? 0 : 1)];
+          L.bias_ok = bf && b->n_dims == 1 && (int64_t)nb == want &&
+                      (k != K_GEMM ||
+                       (attr_f(n, "alpha", 1.0) == 1.0 && attr_f(n, "beta", 1.0) == 1.0));
+        }
+      }
+      L.slot[0] = 0;
+      L.n_act = 1;
+    } else {
+      int all = !strcmp(n->op_type, "Add") || !strcmp(n->op_type, "Concat");
+      size_t na = all ? n->n_input : (n->n_input ? 1 : 0);
+      if (na > MAX_ACT) L.quantize = 0, L.why = "too many inputs", na = MAX_ACT;
+      for (size_t s = 0; s < na; s++) {
+        if (!n->input[s] || !n->input[s][0]) continue;
+        if (find_init(g, n->input[s])) {
+          L.quantize = 0, L.why = "a constant operand";
+          continue;
+        }
+        L.slot[L.n_act++] = (int)s;
+      }
+      if (!L.n_act) L.quantize = 0, L.why = "no activation input";
+    }
+    /* a weight read by two layers is quantized once: along one axis */
+    for (size_t j = 0; L.quantize && k != K_PASS && j < c->nl; j++) {
+      const Onnx__NodeProto *pn = g->node[c->l[j].node];
+      if (c->l[j].kind != K_PASS && c->l[j].quantize && pn->n_input >= 2 &&
+          !strcmp(pn->input[1], n->input[1]) &&
+          (c->l[j].axis != L.axis || c->l[j].channels != L.channels))
+        L.quantize = 0, L.why = "weight shared with a layer quantized along another axis";
+    }
+    for (size_t k2 = 0; k2 < o->n_keep_f32; k2++)
+      if ((n->name && !strcmp(n->name, o->keep_f32[k2])) ||
+          !strcmp(n->output[0], o->keep_f32[k2]))
+        L.quantize = 0, L.why = "--keep-f32";
+    for (int s = 0; s < L.n_act; s++)
+      DML_RETURN_IF_ERROR(add_tensor(c, n->input[L.slot[s]], &L.tin[s]));
+    DML_RETURN_IF_ERROR(add_tensor(c, n->output[0], &L.tout));
+    qlayer_t *nl = (qlayer_t *)realloc(c->l, (c->nl + 1) * sizeof *nl);
+    if (!nl) return oom();
+    c->l = nl;
+    c->l[c->nl++] = L;
+  }
+  for (size_t i = 0; i < c->nt; i++) {
+    c->t[i].graph_input = is_graph_input(g, c->t[i].name);
+    c->t[i].graph_output = is_graph_output(g, c->t[i].name);
+  }
+  return check_names(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Building models                                                     */
+/* ------------------------------------------------------------------ */
+
+static Onnx__ValueInfoProto *mk_value_info(const char *name) {
+  Onnx__ValueInfoProto *v = (Onnx__ValueInfoProto *)malloc(sizeof *v);
+  if (!v) return NULL;
+  Onnx__ValueInfoProto init = ONNX__VALUE_INFO_PROTO__INIT;
+  *v = init;
+  if (!(v->name = strdup(name))) {
+    free(v);
+    return NULL;
+  }
+  return v;
+}
+
+/* Adds graph outputs named `names` (those not outputs yet). */
+static int add_outputs(Onnx__GraphProto *g, char **names, size_t n) {
+  Onnx__ValueInfoProto **o =
+      (Onnx__ValueInfoProto **)realloc(g->output, (g->n_output + n) * sizeof *o);
+  if (!o) return -1;
+  g->output = o;
+  for (size_t i = 0; i < n; i++) {
+    if (is_graph_output(g, names[i])) continue;
+    Onnx__ValueInfoProto *v = mk_value_info(names[i]);
+    if (!v) return -1;
+    g->output[g->n_output++] = v;
+  }
+  return 0;
+}
+
+static Onnx__TensorProto *mk_tensor(const char *name, int dtype, const int64_t *dims,
+                                    size_t rank, const void *data, size_t nbytes) {
+  Onnx__TensorProto *t = (Onnx__TensorProto *)malloc(sizeof *t);
+  if (!t) return NULL;
+  Onnx__TensorProto init = ONNX__TENSOR_PROTO__INIT;
+  *t = init;
+  t->name = strdup(name);
+  t->has_data_type = 1;
+  t->data_type = dtype;
+  t->dims = (int64_t *)malloc((rank ? rank : 1) * sizeof(int64_t));
+  t->raw_data.data = (uint8_t *)malloc(nbytes ? nbytes : 1);
+  if (!t->name || !t->dims || !t->raw_data.data) {
+    protobuf_c_message_free_unpacked(&t->base, NULL);
+    return NULL;
+  }
+  t->n_dims = rank;
+  if (rank) memcpy(t->dims, dims, rank * sizeof(int64_t));
+  t->has_raw_data = 1;
+  t->raw_data.len = nbytes;
+  if (nbytes) memcpy(t->raw_data.data, data, nbytes);
+  return t;
+}
+
+static Onnx__NodeProto *mk_node(const char *op, const char *name, const char *in0,
+                                const char *in1, const char *in2, const char *out,
+                                int axis) {
+  Onnx__NodeProto *n = (Onnx__NodeProto *)malloc(sizeof *n);
+  if (!n) return NULL;
+  Onnx__NodeProto init = ONNX__NODE_PROTO__INIT;
+  *n = init;
+  n->input = (char **)calloc(3, sizeof(char *));
+  n->output = (char **)calloc(1, sizeof(char *));
+  if (!n->input || !n->output) goto fail;
+  n->n_input = 3;
+  n->input[0] = strdup(in0), n->input[1] = strdup(in1), n->input[2] = strdup(in2);
+  n->n_output = 1;
+  n->output[0] = strdup(out);
+  n->name = strdup(name);
+  n->op_type = strdup(op);
+  if (!n->input[0] || !n->input[1] || !n->input[2] || !n->output[0] || !n->name ||
+      !n->op_type)
+    goto fail;
+  if (axis >= 0) {
+    n->attribute = (Onnx__AttributeProto **)calloc(1, sizeof *n->attribute);
+    if (!n->attribute) goto fail;
+    Onnx__AttributeProto *a = (Onnx__AttributeProto *)malloc(sizeof *a);
+    if (!a) goto fail;
+    Onnx__AttributeProto ainit = ONNX__ATTRIBUTE_PROTO__INIT;
+    *a = ainit;
+    n->attribute[0] = a;
+    n->n_attribute = 1;
+    if (!(a->name = strdup("axis"))) goto fail;
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a->has_i = 1;
+    a->i = axis;
+  }
+  return n;
+fail:
+  protobuf_c_message_free_unpacked(&n->base, NULL);
+  return NULL;
+}
+
+/* A graph under construction: the new node list and new initializers. */
+typedef struct {
+  Onnx__GraphProto *g;
+  Onnx__NodeProto **nodes;
+  size_t n_nodes, cap_nodes;
+  char **replaced; /* names of the f32 initializers given int forms */
+  size_t n_replaced;
+  int failed;
+} gb_t;
+
+/* Takes `name` (malloc'd) into b's replaced names. */
+static void note_replaced(gb_t *b, char *name) {
+  char **r = (char **)realloc(b->replaced, (b->n_replaced + 1) * sizeof *r);
+  if (!r) {
+    free(name);
+    b->failed = 1;
+    return;
+  }
+  b->replaced = r;
+  b->replaced[b->n_replaced++] = name;
+}
+
+static void push_node(gb_t *b, Onnx__NodeProto *n) {
+  if (!n) {
+    b->failed = 1;
+    return;
+  }
+  if (b->n_nodes == b->cap_nodes) {
+    size_t cap = b->cap_nodes ? 2 * b->cap_nodes : 64;
+    Onnx__NodeProto **nn = (Onnx__NodeProto **)realloc(b->nodes, cap * sizeof *nn);
+    if (!nn) {
+      protobuf_c_message_free_unpacked(&n->base, NULL);
+      b->failed = 1;
+      return;
+    }
+    b->nodes = nn, b->cap_nodes = cap;
+  }
+  b->nodes[b->n_nodes++] = n;
+}
+
+static void push_init(gb_t *b, Onnx__TensorProto *t) {
+  if (!t) {
+    b->failed = 1;
+    return;
+  }
+  Onnx__GraphProto *g = b->g;
+  Onnx__TensorProto **ni =
+      (Onnx__TensorProto **)realloc(g->initializer, (g->n_initializer + 1) * sizeof *ni);
+  if (!ni) {
+    protobuf_c_message_free_unpacked(&t->base, NULL);
+    b->failed = 1;
+    return;
+  }
+  g->initializer = ni;
+  g->initializer[g->n_initializer++] = t;
+}
+
+/* Q and DQ of activation `t` after its producer. */
+static void emit_act_qdq(gb_t *b, const qtensor_t *t) {
+  char *sc = xprintf("%s_scale", t->name), *zp = xprintf("%s_zero_point", t->name);
+  char *qn = xprintf("%s_QuantizeLinear", t->name);
+  char *qo = xprintf("%s_QuantizeLinear_Output", t->name);
+  char *dn = xprintf("%s_DequantizeLinear", t->name);
+  char *dq = xprintf("%s_DequantizeLinear_Output", t->name);
+  if (sc && zp && qn && qo && dn && dq) {
+    push_init(b, mk_tensor(sc, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, NULL, 0, &t->scale,
+                           sizeof t->scale));
+    push_init(b, mk_tensor(zp, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, NULL, 0, &t->zp, 1));
+    push_node(b, mk_node("QuantizeLinear", qn, t->name, sc, zp, qo, -1));
+    push_node(b, mk_node("DequantizeLinear", dn, qo, sc, zp, dq, -1));
+  } else {
+    b->failed = 1;
+  }
+  free(sc), free(zp), free(qn), free(qo), free(dn), free(dq);
+}
+
+static int has_init_named(const Onnx__GraphProto *g, const char *name) {
+  return find_init(g, name) != NULL;
+}
+
+/* Weight `n->input[1]` of compute layer L quantized: int8 initializer,
+ * scales, DQ node; *w_scales (malloc'd, L->channels of them) returned for
+ * the bias; the node's input renamed. */
+static float *emit_weight(qctx_t *c, gb_t *b, const qlayer_t *L, Onnx__NodeProto *n) {
+  Onnx__GraphProto *g = b->g;
+  const Onnx__TensorProto *w = find_init(g, n->input[1]);
+  size_t nw = 0;
+  float *wf = init_floats(w, &nw);
+  int C = L->channels;
+  float *sc = (float *)calloc((size_t)C, sizeof(float));
+  int8_t *q = (int8_t *)malloc(nw ? nw : 1);
+  int8_t *zp = (int8_t *)calloc((size_t)C, 1);
+  char *qname = NULL, *sname = NULL, *zname = NULL, *dname = NULL, *dout = NULL;
+  if (!wf || !sc || !q || !zp) goto fail;
+  /* element i's channel: (i / inner) % C along the axis */
+  size_t inner = 1;
+  if (L->axis >= 0)
+    for (size_t d = (size_t)L->axis + 1; d < w->n_dims; d++) inner *= (size_t)w->dims[d];
+  for (size_t i = 0; i < nw; i++) {
+    size_t ch = L->axis >= 0 ? (i / inner) % (size_t)C : 0;
+    float a = fabsf(wf[i]);
+    if (isfinite(a) && a > sc[ch]) sc[ch] = a;
+  }
+  for (int ch = 0; ch < C; ch++) {
+    sc[ch] = sc[ch] / 127.0f;
+    if (!(sc[ch] >= FLT_MIN)) sc[ch] = 1.0f; /* all zero: ORT's scale 1 */
+  }
+  for (size_t i = 0; i < nw; i++) {
+    size_t ch = L->axis >= 0 ? (i / inner) % (size_t)C : 0;
+    float v = nearbyintf(wf[i] / sc[ch]);
+    if (isnan(v)) v = 0;
+    q[i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+  }
+  /* the same weight read by two layers: one int8 copy */
+  qname = xprintf("%s_quantized", n->input[1]);
+  sname = xprintf("%s_scale", n->input[1]);
+  zname = xprintf("%s_zero_point", n->input[1]);
+  dname = xprintf("%s_DequantizeLinear", n->input[1]);
+  dout = xprintf("%s_DequantizeLinear_Output", n->input[1]);
+  if (!qname || !sname || !zname || !dname || !dout) goto fail;
+  if (!has_init_named(g, qname)) {
+    int64_t cdim = C;
+    push_init(b, mk_tensor(qname, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, w->dims, w->n_dims,
+                           q, nw));
+    push_init(b, mk_tensor(sname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, &cdim,
+                           L->axis >= 0 ? 1 : 0, sc, (size_t)C * sizeof(float)));
+    push_init(b, mk_tensor(zname, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, &cdim,
+                           L->axis >= 0 ? 1 : 0, zp, (size_t)C));
+    push_node(b, mk_node("DequantizeLinear", dname, qname, sname, zname, dout, L->axis));
+    c->f32_w += nw * sizeof(float);
+    c->q_w += nw + (size_t)C * 5;
+  }
+  note_replaced(b, n->input[1]);
+  n->input[1] = dout, dout = NULL;
+  free(wf), free(q), free(zp), free(qname), free(sname), free(zname), free(dname);
+  return sc;
+fail:
+  b->failed = 1;
+  free(wf), free(sc), free(q), free(zp);
+  free(qname), free(sname), free(zname), free(dname), free(dout);
+  return NULL;
+}
+
+/* Bias `n->input[2]` of L: int32 with scale s_x * s_w[c], zero point 0. */
+static void emit_bias(qctx_t *c, gb_t *b, const qlayer_t *L, Onnx__NodeProto *n,
+                      float s_x, const float *s_w) {
+  Onnx__GraphProto *g = b->g;
+  const Onnx__TensorProto *bt = find_init(g, n->input[2]);
+  size_t nb = 0;
+  float *bf = init_floats(bt, &nb);
+  int per_ch = L->axis >= 0;
+  size_t ns = per_ch ? nb : 1;
+  float *sc = (float *)malloc((ns ? ns : 1) * sizeof(float));
+  int32_t *q = (int32_t *)malloc((nb ? nb : 1) * sizeof(int32_t));
+  int32_t *zp = (int32_t *)calloc(ns ? ns : 1, sizeof(int32_t));
+  char *qname = NULL, *sname = NULL, *zname = NULL, *dname = NULL, *dout = NULL;
+  if (!bf || !sc || !q || !zp) goto done;
+  for (size_t i = 0; i < ns; i++) {
+    sc[i] = s_x * s_w[per_ch ? i : 0];
+    if (!(sc[i] >= FLT_MIN)) sc[i] = 1.0f;
+  }
+  for (size_t i = 0; i < nb; i++) {
+    double v = nearbyint((double)bf[i] / sc[per_ch ? i : 0]);
+    if (isnan(v)) v = 0;
+    q[i] = (int32_t)(v > 2147483647.0    ? 2147483647.0
+                     : v < -2147483648.0 ? -2147483648.0
+                                         : v);
+  }
+  /* a bias shared by two layers gets one copy per layer (scales differ) */
+  qname = xprintf("%s_quantized", n->input[2]);
+  for (int k = 1; qname && has_init_named(g, qname); k++) {
+    free(qname);
+    qname = xprintf("%s_quantized_%d", n->input[2], k);
+  }
+  if (!qname) goto done;
+  sname = xprintf("%s_scale", qname);
+  zname = xprintf("%s_zero_point", qname);
+  dname = xprintf("%s_DequantizeLinear", qname);
+  dout = xprintf("%s_DequantizeLinear_Output", qname);
+  if (!sname || !zname || !dname || !dout) goto done;
+  int64_t d = (int64_t)ns;
+  push_init(b, mk_tensor(qname, ONNX__TENSOR_PROTO__DATA_TYPE__INT32, bt->dims,
+                         bt->n_dims, q, nb * 4));
+  push_init(b, mk_tensor(sname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, &d, per_ch ? 1 : 0,
+                         sc, ns * 4));
+  push_init(b, mk_tensor(zname, ONNX__TENSOR_PROTO__DATA_TYPE__INT32, &d, per_ch ? 1 : 0,
+                         zp, ns * 4));
+  push_node(
+      b, mk_node("DequantizeLinear", dname, qname, sname, zname, dout, per_ch ? 0 : -1));
+  c->f32_w += nb * 4;
+  c->q_w += nb * 4 + ns * 8;
+  note_replaced(b, n->input[2]);
+  n->input[2] = dout, dout = NULL;
+done:
+  if (!bf || !sc || !q || !zp || !qname || !sname || !zname || !dname) b->failed = 1;
+  free(bf), free(sc), free(q), free(zp);
+  free(qname), free(sname), free(zname), free(dname), free(dout);
+}
+
+/* 1 when a node of `g` or of a subgraph in it (If/Loop/Scan bodies read
+ * outer names) reads `name`, or `g` outputs it. */
+static int name_read(const Onnx__GraphProto *g, const char *name) {
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    for (size_t k = 0; k < n->n_input; k++)
+      if (n->input[k] && !strcmp(n->input[k], name)) return 1;
+    for (size_t a = 0; a < n->n_attribute; a++) {
+      const Onnx__AttributeProto *at = n->attribute[a];
+      if (at->g && name_read(at->g, name)) return 1;
+      for (size_t k = 0; k < at->n_graphs; k++)
+        if (name_read(at->graphs[k], name)) return 1;
+    }
+  }
+  return is_graph_output(g, name);
+}
+
+/* Removes the f32 initializers whose int8 / int32 forms replaced them
+ * (`replaced`, n of them) when nothing reads them any more, and their
+ * graph-input entries (models of IR version < 4 list them). */
+static void drop_unread(Onnx__GraphProto *g, char **replaced, size_t n) {
+  size_t w = 0;
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    Onnx__TensorProto *t = g->initializer[i];
+    int was = 0;
+    for (size_t k = 0; t->name && k < n && !was; k++) was = !strcmp(replaced[k], t->name);
+    if (was && t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT &&
+        !name_read(g, t->name)) {
+      size_t wi = 0;
+      for (size_t k = 0; k < g->n_input; k++) {
+        if (g->input[k]->name && !strcmp(g->input[k]->name, t->name))
+          protobuf_c_message_free_unpacked(&g->input[k]->base, NULL);
+        else
+          g->input[wi++] = g->input[k];
+      }
+      g->n_input = wi;
+      protobuf_c_message_free_unpacked(&t->base, NULL);
+      continue;
+    }
+    g->initializer[w++] = t;
+  }
+  g->n_initializer = w;
+}
+
+/* The QDQ model for the current decisions (c->l[].quantize); with
+ * `extra_outputs`, every layer's f32 output is a graph output too. */
+static dml_status_t build_qdq(qctx_t *c, int extra_outputs, uint8_t **out,
+                              size_t *out_n) {
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, c->n, c->bytes);
+  if (!m || !m->graph) {
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    return oom();
+  }
+  Onnx__GraphProto *g = m->graph;
+  for (size_t i = 0; i < c->nt; i++) c->t[i].used = 0;
+  for (size_t i = 0; i < c->nl; i++) {
+    const qlayer_t *L = &c->l[i];
+    if (!L->quantize) continue;
+    for (int s = 0; s < L->n_act; s++) c->t[L->tin[s]].used = 1;
+  }
+  c->f32_w = c->q_w = 0;
+  gb_t b;
+  memset(&b, 0, sizeof b);
+  b.g = g;
+  for (size_t i = 0; i < c->nt; i++)
+    if (c->t[i].used && c->t[i].graph_input) emit_act_qdq(&b, &c->t[i]);
+  size_t li = 0;
+  for (size_t i = 0; i < g->n_node && !b.failed; i++) {
+    Onnx__NodeProto *n = g->node[i];
+    g->node[i] = NULL;
+    while (li < c->nl && c->l[li].node < i) li++;
+    const qlayer_t *L = li < c->nl && c->l[li].node == i ? &c->l[li] : NULL;
+    if (L && L->quantize) {
+      if (L->kind != K_PASS) {
+        float *sw = emit_weight(c, &b, L, n);
+        if (sw && L->bias_ok) emit_bias(c, &b, L, n, c->t[L->tin[0]].scale, sw);
+        free(sw);
+      }
+      for (int s = 0; s < L->n_act && !b.failed; s++) {
+        char *dq = xprintf("%s_DequantizeLinear_Output", c->t[L->tin[s]].name);
+        if (!dq) {
+          b.failed = 1;
+          break;
+        }
+        free(n->input[L->slot[s]]);
+        n->input[L->slot[s]] = dq;
+      }
+    }
+    push_node(&b, n);
+    for (size_t k = 0; k < n->n_output && !b.failed; k++) {
+      if (!n->output[k] || !n->output[k][0]) continue;
+      int t = find_tensor(c, n->output[k]);
+      if (t >= 0 && c->t[t].used) emit_act_qdq(&b, &c->t[t]);
+    }
+  }
+  /* nodes not moved (after a failure) are freed with the graph */
+  size_t rest = 0;
+  for (size_t i = 0; i < g->n_node; i++)
+    if (g->node[i]) g->node[rest++] = g->node[i];
+  if (b.failed) {
+    for (size_t i = 0; i < b.n_nodes; i++)
+      protobuf_c_message_free_unpacked(&b.nodes[i]->base, NULL);
+    free(b.nodes);
+    for (size_t i = 0; i < b.n_replaced; i++) free(b.replaced[i]);
+    free((void *)b.replaced);
+    g->n_node = rest;
+    onnx__model_proto__free_unpacked(m, NULL);
+    return oom();
+  }
+  free(g->node);
+  g->node = b.nodes;
+  g->n_node = b.n_nodes;
+  drop_unread(g, b.replaced, b.n_replaced);
+  for (size_t i = 0; i < b.n_replaced; i++) free(b.replaced[i]);
+  free((void *)b.replaced);
+  if (extra_outputs) {
+    char **names = (char **)malloc((c->nl ? c->nl : 1) * sizeof(char *));
+    size_t nn = 0;
+    if (names)
+      for (size_t i = 0; i < c->nl; i++)
+        if (c->t[c->l[i].tout].f32) names[nn++] = c->t[c->l[i].tout].name;
+    int bad = !names || add_outputs(g, names, nn);
+    free((void *)names);
+    if (bad) {
+      onnx__model_proto__free_unpacked(m, NULL);
+      return oom();
+    }
+  }
+  size_t size = onnx__model_proto__get_packed_size(m);
+  uint8_t *bytes = (uint8_t *)malloc(size ? size : 1);
+  if (!bytes) {
+    onnx__model_proto__free_unpacked(m, NULL);
+    return oom();
+  }
+  onnx__model_proto__pack(m, bytes);
+  onnx__model_proto__free_unpacked(m, NULL);
+  *out = bytes;
+  *out_n = size;
+  return DML_OK;
+}
+
+/* The f32 model with every calibrated tensor as a graph output. */
+static dml_status_t build_calib(qctx_t *c, uint8_t **out, size_t *out_n) {
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, c->n, c->bytes);
+  if (!m || !m->graph) {
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    return oom();
+  }
+  char **names = (char **)malloc((c->nt ? c->nt : 1) * sizeof(char *));
+  size_t nn = 0;
+  if (names)
+    for (size_t i = 0; i < c->nt; i++)
+      if (!c->t[i].graph_input) names[nn++] = c->t[i].name;
+  int bad = !names || add_outputs(m->graph, names, nn);
+  free((void *)names);
+  size_t size = bad ? 0 : onnx__model_proto__get_packed_size(m);
+  uint8_t *bytes = bad ? NULL : (uint8_t *)malloc(size ? size : 1);
+  if (bytes) onnx__model_proto__pack(m, bytes);
+  onnx__model_proto__free_unpacked(m, NULL);
+  if (!bytes) return oom();
+  *out = bytes;
+  *out_n = size;
+  return DML_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+  dml_rt_model_t *m;
+  dml_rt_session_t *s;
+} runner_t;
+
+static void runner_close(runner_t *r) {
+  dml_rt_session_release(r->s);
+  dml_rt_model_release(r->m);
+  memset(r, 0, sizeof *r);
+}
+
+static dml_status_t runner_open(const qctx_t *c, const uint8_t *bytes, size_t n,
+                                const char *what, runner_t *r) {
+  memset(r, 0, sizeof *r);
+  dml_compile_options_t co;
+  memset(&co, 0, sizeof co);
+  co.targets = "cpu";
+  co.batch_bound = c->batch;
+  void *pkg = NULL;
+  size_t pn = 0;
+  dml_status_t st =
+      dml_compile_onnx_memory(bytes, n, c->base_dir, what, &co, &pkg, &pn, NULL);
+  if (!st) st = dml_rt_model_load_memory(pkg, pn, &r->m);
+  free(pkg);
+  if (!st) st = dml_rt_session_create(r->m, "cpu", &r->s);
+  if (st) {
+    runner_close(r);
+    return dml_status_annotate(st, "compiling and running %s", what);
+  }
+  return DML_OK;
+}
+
+/* Calibration rows in chunks the model's input takes. */
+typedef struct {
+  const float *data;
+  int64_t rows, row_elems; /* after dropping a label column */
+  float *owned;            /* when a column was dropped */
+  dml_rt_io_info_t in;
+  int64_t chunk;
+} feed_t;
+
+static dml_status_t feed_init(const qctx_t *c, const runner_t *r, const dml_tensor_t *x,
+                              feed_t *f) {
+  memset(f, 0, sizeof *f);
+  if (dml_rt_model_num_inputs(r->m) != 1)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "the model has %u inputs; dmlc quantize calibrates models "
+                           "of one input",
+                           dml_rt_model_num_inputs(r->m));
+  DML_RETURN_IF_ERROR(dml_rt_model_input_info(r->m, 0, &f->in));
+  char buf[256];
+  dml_rt_io_info_str(&f->in, buf, sizeof buf);
+  if (f->in.dtype != DML_DTYPE_F32 || f->in.rank < 1)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "the model's input '%s' is %s; dmlc quantize calibrates "
+                           "an f32 input with a batch dim",
+                           f->in.name, buf);
+  int64_t need = 1;
+  for (int d = 1; d < f->in.rank; d++) {
+    if (f->in.dims[d] < 0)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                             "the model's input '%s' is %s: only dim 0 (the batch) may "
+                             "be symbolic for calibration",
+                             f->in.name, buf);
+    need *= f->in.dims[d];
+  }
+  int64_t rows = x->dims[0], n = dml_dims_numel(x->dims, x->rank);
+  if (rows <= 0 || n <= 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "the calibration set is empty (0 rows)");
+  int64_t re = n / rows;
+  if (c->o->max_rows > 0 && rows > c->o->max_rows) rows = c->o->max_rows;
+  f->rows = rows;
+  f->row_elems = need;
+  if (re == need) {
+    f->data = (const float *)x->data;
+  } else if (re == need + 1 && x->rank == 2) {
+    /* a CSV row with a label column: dropped */
+    f->owned = (float *)malloc((size_t)(rows * need) * sizeof(float));
+    if (!f->owned) return oom();
+    for (int64_t i = 0; i < rows; i++)
+      memcpy(f->owned + i * need, (const float *)x->data + i * re,
+             (size_t)need * sizeof(float));
+    f->data = f->owned;
+  } else {
+    char xs[128];
+    int at = snprintf(xs, sizeof xs, "[");
+    for (int d = 0; d < x->rank && at < (int)sizeof xs - 24; d++)
+      at += snprintf(xs + at, sizeof xs - (size_t)at, "%s%" PRId64, d ? "," : "",
+                     x->dims[d]);
+    snprintf(xs + at, sizeof xs - (size_t)at, "]");
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                        "calibration rows of shape %s (%" PRId64
+                        " values each) do not fit the model's input '%s' %s (%" PRId64
+                        " values a row)",
+                        xs, re, f->in.name, buf, need),
+        "give rows [N, ...] holding the model input's values of one sample each");
+  }
+  f->chunk = f->in.dims[0] > 0
+                 ? f->in.dims[0]
+                 : (c->batch < f->in.dim_bound[0] ? c->batch : f->in.dim_bound[0]);
+  if (f->chunk < 1) f->chunk = 1;
+  if (f->in.dims[0] > 0) f->rows -= f->rows % f->chunk; /* a static batch: whole ones */
+  if (f->rows == 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "%" PRId64
+                           " calibration rows; the model's input '%s' %s "
+                           "takes %" PRId64 " at a time",
+                           x->dims[0], f->in.name, buf, f->chunk);
+  return DML_OK;
+}
+
+static dml_status_t feed_set(const feed_t *f, runner_t *r, int64_t row0) {
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.dtype = DML_DTYPE_F32;
+  t.rank = f->in.rank;
+  for (int d = 1; d < t.rank; d++) t.dims[d] = f->in.dims[d];
+  int64_t nrow = f->rows - row0 < f->chunk ? f->rows - row0 : f->chunk;
+  t.dims[0] = nrow;
+  t.data = (void *)(f->data + row0 * f->row_elems);
+  return dml_rt_session_set_input(r->s, 0, &t);
+}
+
+/* Output index of every tensor in runner r (-1: none, or not f32). */
+static dml_status_t map_outputs(const qctx_t *c, const runner_t *r, int32_t *idx,
+                                int mark_f32) {
+  for (size_t i = 0; i < c->nt; i++) {
+    idx[i] = dml_rt_model_find_output(r->m, c->t[i].name);
+    if (idx[i] < 0) continue;
+    dml_rt_io_info_t oi;
+    DML_RETURN_IF_ERROR(dml_rt_model_output_info(r->m, (uint32_t)idx[i], &oi));
+    if (oi.dtype != DML_DTYPE_F32) idx[i] = -1;
+    if (mark_f32) c->t[i].f32 = idx[i] >= 0;
+  }
+  return DML_OK;
+}
+
+/* pass 0: min/max; pass 1: histograms (percentile: over [min, max];
+ * entropy: of |x| over [0, max |x|]). */
+static dml_status_t calib_pass(qctx_t *c, runner_t *r, const feed_t *f,
+                               const int32_t *idx, const dml_tensor_t *input_view,
+                               int pass) {
+  for (int64_t row = 0; row < f->rows; row += f->chunk) {
+    DML_RETURN_IF_ERROR(feed_set(f, r, row));
+    DML_RETURN_IF_ERROR(dml_rt_session_run(r->s));
+    for (size_t i = 0; i < c->nt; i++) {
+      qtensor_t *t = &c->t[i];
+      dml_tensor_t v;
+      if (t->graph_input) {
+        v = *input_view;
+        int64_t nrow = f->rows - row < f->chunk ? f->rows - row : f->chunk;
+        v.rank = 1;
+        v.dims[0] = nrow * f->row_elems;
+        v.data = (void *)(f->data + row * f->row_elems);
+      } else {
+        if (idx[i] < 0) continue;
+        DML_RETURN_IF_ERROR(dml_rt_session_get_output(r->s, (uint32_t)idx[i], &v));
+      }
+      int64_t n = dml_dims_numel(v.dims, v.rank);
+      const float *p = (const float *)v.data;
+      if (pass == 0) {
+        for (int64_t k = 0; k < n; k++) {
+          float x = p[k];
+          if (!isfinite(x)) continue;
+          if (!t->finite) t->mn = t->mx = x, t->finite = 1;
+          if (x < t->mn) t->mn = x;
+          if (x > t->mx) t->mx = x;
+        }
+      } else if (t->finite && t->hist) {
+        int ent = c->o->method == DML_QUANT_ENTROPY;
+        double lo = ent ? 0 : t->mn;
+        double hi = ent ? fmax(fabs(t->mn), fabs(t->mx)) : t->mx;
+        double w = (hi - lo) / NBINS;
+        for (int64_t k = 0; k < n; k++) {
+          float x = p[k];
+          if (!isfinite(x)) continue;
+          double y = ent ? fabs(x) : x;
+          int b = w > 0 ? (int)((y - lo) / w) : 0;
+          if (b >= NBINS) b = NBINS - 1;
+          if (b < 0) b = 0;
+          t->hist[b]++;
+        }
+      }
+    }
+  }
+  return DML_OK;
+}
+
+/* MXNet's _smooth_distribution: zero bins get eps, the others lose as much
+ * in total. Returns 0 when every bin is zero. */
+static int smooth(double *p, int n) {
+  const double eps = 1e-4;
+  int nz = 0;
+  for (int i = 0; i < n; i++) nz += p[i] == 0;
+  if (nz == n) return 0;
+  double eps1 = eps * nz / (n - nz);
+  for (int i = 0; i < n; i++) p[i] += p[i] == 0 ? eps : -eps1;
+  return 1;
+}
+
+/* Entropy calibration (see dml_quantize.h): the |x| threshold, as a bin
+ * count of the 2048-bin histogram `h`, minimizing KL(P || Q) with Q the
+ * quantization of the clipped histogram into `nq` levels. */
+static int entropy_bins(const uint64_t *h, int nq) {
+  double *p = (double *)malloc(NBINS * sizeof(double));
+  double *q = (double *)malloc(NBINS * sizeof(double));
+  int best = NBINS;
+  double best_kl = INFINITY;
+  if (!p || !q) {
+    free(p), free(q);
+    return NBINS;
+  }
+  for (int i = nq; i <= NBINS; i++) {
+    double outliers = 0;
+    for (int k = i; k < NBINS; k++) outliers += (double)h[k];
+    for (int k = 0; k < i; k++) p[k] = (double)h[k];
+    p[i - 1] += outliers;
+    /* Q: h[0, i) merged into nq groups (the last takes the remainder),
+     * each group's count spread evenly over its bins where P is not 0 */
+    int per = i / nq;
+    for (int j = 0; j < nq; j++) {
+      int a = j * per, e = j == nq - 1 ? i : a + per;
+      double s = 0;
+      int nzb = 0;
+      for (int k = a; k < e; k++) s += (double)h[k], nzb += p[k] != 0;
+      for (int k = a; k < e; k++) q[k] = p[k] != 0 && nzb ? s / nzb : 0;
+    }
+    if (!smooth(p, i) || !smooth(q, i)) continue;
+    double sp = 0, sq = 0;
+    for (int k = 0; k < i; k++) sp += p[k], sq += q[k];
+    double kl = 0;
+    for (int k = 0; k < i; k++) {
+      double pk = p[k] / sp, qk = q[k] / sq;
+      if (pk > 0 && qk > 0) kl += pk * log(pk / qk);
+    }
+    if (kl < best_kl) best_kl = kl, best = i;
+  }
+  free(p), free(q);
+  return best;
+}
+
+/* The range of tensor t by the method, then its int8 scale and zero point
+ * (ORT's compute_scale_zp with qmin -128, qmax 127, asymmetric). */
+static void choose_qparams(const qctx_t *c, qtensor_t *t) {
+  double lo = t->finite ? t->mn : 0, hi = t->finite ? t->mx : 0;
+  if (t->finite && t->hist && c->o->method == DML_QUANT_PERCENTILE) {
+    uint64_t total = 0;
+    for (int b = 0; b < NBINS; b++) total += t->hist[b];
+    double w = (t->mx - t->mn) / NBINS;
+    double want_lo = (double)total * (1 - c->o->percentile / 100);
+    double want_hi = (double)total * (c->o->percentile / 100);
+    double cum = 0;
+    int blo = 0, bhi = NBINS - 1;
+    for (int b = 0; b < NBINS; b++) {
+      if (cum + (double)t->hist[b] > want_lo) {
+        blo = b;
+        break;
+      }
+      cum += (double)t->hist[b];
+    }
+    cum = 0;
+    for (int b = 0; b < NBINS; b++) {
+      cum += (double)t->hist[b];
+      if (cum >= want_hi) {
+        bhi = b;
+        break;
+      }
+    }
+    lo = fmax(t->mn, t->mn + blo * w);
+    hi = fmin(t->mx, t->mn + (bhi + 1) * w);
+  } else if (t->finite && t->hist && c->o->method == DML_QUANT_ENTROPY) {
+    double amax = fmax(fabs(t->mn), fabs(t->mx));
+    int nq = t->mn >= 0 ? 255 : 128;
+    /* the first bin (the exact zeros after a Relu: up to half the values)
+     * counts as much as the second, as pytorch-quantization's
+     * _compute_amax_entropy does (bins[0] = bins[1]); without it the zeros
+     * dominate P and the threshold clips (LeNet-5: 61% for 82.5%) */
+    uint64_t hh[NBINS];
+    memcpy(hh, t->hist, sizeof hh);
+    hh[0] = hh[1];
+    double thr = entropy_bins(hh, nq) * (amax / NBINS);
+    lo = fmax(t->mn, -thr);
+    hi = fmin(t->mx, thr);
+  }
+  lo = fmin(lo, 0);
+  hi = fmax(hi, 0);
+  double scale = (hi - lo) / 255.0;
+  float s = (float)scale;
+  if (!(s >= FLT_MIN) || !isfinite(s)) {
+    t->scale = 1.0f;
+    t->zp = 0;
+    return;
+  }
+  double zp = nearbyint(-128.0 - lo / s);
+  t->scale = s;
+  t->zp = (int8_t)(zp < -128 ? -128 : zp > 127 ? 127 : zp);
+}
+
+/* Layer output SQNR: runs the f32 and the QDQ model side by side. */
+static dml_status_t measure_sqnr(qctx_t *c, runner_t *rf, const int32_t *idx_f,
+                                 const feed_t *f, dml_quant_report_t *rep) {
+  uint8_t *bytes = NULL;
+  size_t n = 0;
+  DML_RETURN_IF_ERROR(build_qdq(c, 1, &bytes, &n));
+  runner_t rq;
+  dml_status_t st = runner_open(c, bytes, n, "the QDQ model", &rq);
+  free(bytes);
+  if (st) return st;
+  int32_t *idx_q = (int32_t *)malloc((c->nt ? c->nt : 1) * sizeof(int32_t));
+  if (!idx_q) st = oom();
+  if (!st) st = map_outputs(c, &rq, idx_q, 0);
+  const Onnx__GraphProto *g = c->model->graph;
+  const char *out0 = g->n_output ? g->output[0]->name : NULL;
+  int32_t of = out0 ? dml_rt_model_find_output(rf->m, out0) : -1;
+  int32_t oq = out0 ? dml_rt_model_find_output(rq.m, out0) : -1;
+  double osig = 0, onoise = 0;
+  for (size_t i = 0; i < c->nl; i++) c->l[i].sig = c->l[i].noise = 0;
+  for (int64_t row = 0; row < f->rows && !st; row += f->chunk) {
+    st = feed_set(f, rf, row);
+    if (!st) st = dml_rt_session_run(rf->s);
+    if (!st) st = feed_set(f, &rq, row);
+    if (!st) st = dml_rt_session_run(rq.s);
+    for (size_t i = 0; i <= c->nl && !st; i++) {
+      int32_t a, b;
+      if (i < c->nl) {
+        a = idx_f[c->l[i].tout], b = idx_q[c->l[i].tout];
+      } else {
+        a = of, b = oq;
+      }
+      if (a < 0 || b < 0) continue;
+      dml_tensor_t va, vb;
+      st = dml_rt_session_get_output(rf->s, (uint32_t)a, &va);
+      if (!st) st = dml_rt_session_get_output(rq.s, (uint32_t)b, &vb);
+      if (st) break;
+      if (va.dtype != DML_DTYPE_F32 || vb.dtype != DML_DTYPE_F32) continue;
+      int64_t na = dml_dims_numel(va.dims, va.rank),
+              nb = dml_dims_numel(vb.dims, vb.rank);
+      if (na != nb) continue;
+      double s = 0, e = 0;
+      for (int64_t k = 0; k < na; k++) {
+        double x = ((const float *)va.data)[k], y = ((const float *)vb.data)[k];
+        if (!isfinite(x)) continue;
+        s += x * x;
+        e += (x - y) * (x - y);
+      }
+      if (i < c->nl)
+        c->l[i].sig += s, c->l[i].noise += e;
+      else
+        osig += s, onoise += e;
+    }
+  }
+  free(idx_q);
+  runner_close(&rq);
+  if (st) return st;
+  for (size_t i = 0; i < c->nl; i++) {
+    int measured = idx_f[c->l[i].tout] >= 0;
+    qlayer_t *L = &c->l[i];
+    rep->layers[i].sqnr_db = !measured       ? NAN
+                             : L->noise == 0 ? INFINITY
+                                             : 10 * log10(L->sig / L->noise);
+  }
+  rep->output_sqnr_db = of < 0 || oq < 0 ? NAN
+                        : onoise == 0    ? INFINITY
+                                         : 10 * log10(osig / onoise);
+  return DML_OK;
+}
+
+static dml_status_t fill_report(const qctx_t *c, dml_quant_report_t *rep) {
+  const Onnx__GraphProto *g = c->model->graph;
+  if (!rep->layers) {
+    rep->layers = (dml_quant_layer_t *)calloc(c->nl ? c->nl : 1, sizeof *rep->layers);
+    if (!rep->layers) return oom();
+    rep->n_layers = c->nl;
+    for (size_t i = 0; i < c->nl; i++) {
+      const Onnx__NodeProto *n = g->node[c->l[i].node];
+      dml_quant_layer_t *r = &rep->layers[i];
+      r->name = xstrdup(node_label(n));
+      r->op = xstrdup(n->op_type);
+      r->output = xstrdup(n->output[0]);
+      if (!r->name || !r->op || !r->output) return oom();
+      r->sqnr_db = NAN;
+    }
+    if (g->n_output && !(rep->output_name = xstrdup(g->output[0]->name))) return oom();
+  }
+  size_t na = 0;
+  for (size_t i = 0; i < c->nt; i++) na += c->t[i].used;
+  rep->n_activations = na;
+  for (size_t i = 0; i < c->nl; i++) {
+    rep->layers[i].quantized = c->l[i].quantize;
+    rep->layers[i].why_f32 = c->l[i].quantize ? NULL : c->l[i].why;
+    rep->layers[i].weight_channels = c->l[i].kind == K_PASS ? 0 : c->l[i].channels;
+  }
+  rep->f32_weight_bytes = c->f32_w;
+  rep->q_weight_bytes = c->q_w;
+  return DML_OK;
+}
+
+static char *dir_of(const char *path) {
+  const char *s = strrchr(path, '/');
+  if (!s) return strdup(".");
+  if (s == path) return strdup("/");
+  return strndup(path, (size_t)(s - path));
+}
+
+dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
+                               const dml_quant_options_t *opts, void **out_model,
+                               size_t *out_size, dml_quant_report_t *report) {
+  if (!onnx_path || !calib || !out_model || !out_size)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  dml_quant_options_t dflt;
+  dml_quant_options_init(&dflt);
+  const dml_quant_options_t *o = opts ? opts : &dflt;
+  if (o->method == DML_QUANT_PERCENTILE && !(o->percentile > 50 && o->percentile <= 100))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "percentile %g outside (50, 100]", o->percentile);
+  if (o->method > DML_QUANT_ENTROPY)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "unknown method %d",
+                           (int)o->method);
+  if (calib->dtype != DML_DTYPE_F32)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "calibration data is %s; need f32",
+                           dml_dtype_name(calib->dtype));
+  if (calib->rank < 1 || calib->dims[0] <= 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "the calibration set is empty (0 rows)");
+  dml_quant_report_t rep_local;
+  dml_quant_report_t *rep = report ? report : &rep_local;
+  memset(rep, 0, sizeof *rep);
+  qctx_t c;
+  memset(&c, 0, sizeof c);
+  c.o = o;
+  c.batch = o->batch > 0 ? o->batch : 64;
+  size_t pl = strlen(onnx_path);
+  if (pl >= 7 && !strcmp(onnx_path + pl - 7, ".dmlpkg"))
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                        "'%s' is a package; dmlc quantize reads the ONNX model",
+                        onnx_path),
+        "quantize the ONNX model the package was compiled from; -o X.dmlpkg compiles "
+        "the result");
+  char *base = dir_of(onnx_path);
+  if (!base) return oom();
+  c.base_dir = base;
+  dml_status_t st = dml_file_read_all(OP, onnx_path, &c.bytes, &c.n);
+  if (!st) {
+    c.model = onnx__model_proto__unpack(NULL, c.n, c.bytes);
+    if (!c.model || !c.model->graph)
+      st = dml_status_make(DML_STATUS_DATA_LOSS, OP, "'%s' is not a valid ONNX model",
+                           onnx_path);
+  }
+  if (!st) {
+    c.opset = -1;
+    for (size_t i = 0; i < c.model->n_opset_import; i++)
+      if (is_default_domain(c.model->opset_import[i]->domain))
+        c.opset = c.model->opset_import[i]->version;
+    if (c.opset < 10)
+      st = dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, OP,
+          "the model's opset is %" PRId64 "; QuantizeLinear needs opset >= 10", c.opset);
+    else if (c.opset < 13 && o->per_channel)
+      st = dml_status_detail(
+          dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                          "per-channel weights need opset >= 13 (DequantizeLinear's "
+                          "axis); the model's opset is %" PRId64,
+                          c.opset),
+          "quantize with --per-tensor, or convert the model to opset 13");
+  }
+  if (!st) st = analyze(&c);
+  uint8_t *cb = NULL;
+  size_t cn = 0;
+  runner_t rf;
+  memset(&rf, 0, sizeof rf);
+  feed_t f;
+  memset(&f, 0, sizeof f);
+  int32_t *idx = NULL;
+  if (!st) st = build_calib(&c, &cb, &cn);
+  if (!st) st = runner_open(&c, cb, cn, "the f32 model (calibration)", &rf);
+  free(cb);
+  if (!st) st = feed_init(&c, &rf, calib, &f);
+  if (!st && !(idx = (int32_t *)malloc((c.nt ? c.nt : 1) * sizeof(int32_t)))) st = oom();
+  if (!st) st = map_outputs(&c, &rf, idx, 1);
+  dml_tensor_t in_view;
+  memset(&in_view, 0, sizeof in_view);
+  in_view.dtype = DML_DTYPE_F32;
+  if (!st) {
+    for (size_t i = 0; i < c.nt; i++)
+      if (c.t[i].graph_input) c.t[i].f32 = 1;
+    st = calib_pass(&c, &rf, &f, idx, &in_view, 0);
+  }
+  if (!st && o->method != DML_QUANT_MINMAX) {
+    for (size_t i = 0; i < c.nt && !st; i++)
+      if (c.t[i].f32 && c.t[i].finite &&
+          !(c.t[i].hist = (uint64_t *)calloc(NBINS, sizeof(uint64_t))))
+        st = oom();
+    if (!st) st = calib_pass(&c, &rf, &f, idx, &in_view, 1);
+  }
+  if (!st) {
+    for (size_t i = 0; i < c.nt; i++) choose_qparams(&c, &c.t[i]);
+    /* a layer whose activation input is not f32 stays f32 */
+    for (size_t i = 0; i < c.nl; i++)
+      for (int s = 0; s < c.l[i].n_act; s++)
+        if (c.l[i].quantize && !c.t[c.l[i].tin[s]].f32)
+          c.l[i].quantize = 0, c.l[i].why = "an input that is not f32";
+    rep->calib_rows = f.rows;
+    rep->method = o->method == DML_QUANT_MINMAX       ? "minmax"
+                  : o->method == DML_QUANT_PERCENTILE ? "percentile"
+                                                      : "entropy";
+    rep->percentile = o->percentile;
+    rep->sqnr_rule_db = o->keep_f32_below_sqnr;
+    st = fill_report(&c, rep);
+  }
+  if (!st) st = measure_sqnr(&c, &rf, idx, &f, rep);
+  /* --keep-f32-below-sqnr: the first layer (graph order) below the bound
+   * is left f32 and the model measured again, until none is below */
+  for (size_t round = 0; !st && o->keep_f32_below_sqnr > 0 && round < c.nl; round++) {
+    size_t i = 0;
+    while (i < c.nl &&
+           !(c.l[i].quantize && rep->layers[i].sqnr_db < o->keep_f32_below_sqnr))
+      i++;
+    if (i == c.nl) break;
+    c.l[i].quantize = 0, c.l[i].why = "SQNR below --keep-f32-below-sqnr";
+    st = fill_report(&c, rep);
+    if (!st) st = measure_sqnr(&c, &rf, idx, &f, rep);
+  }
+  uint8_t *qb = NULL;
+  size_t qn = 0;
+  if (!st) st = build_qdq(&c, 0, &qb, &qn);
+  if (!st) st = fill_report(&c, rep);
+  if (!st) {
+    *out_model = qb;
+    *out_size = qn;
+  } else {
+    free(qb);
+  }
+  free(idx);
+  free(f.owned);
+  runner_close(&rf);
+  for (size_t i = 0; i < c.nt; i++) free(c.t[i].name), free(c.t[i].hist);
+  free(c.t);
+  free(c.l);
+  if (c.model) onnx__model_proto__free_unpacked(c.model, NULL);
+  free(c.bytes);
+  free(base);
+  if (st || !report) dml_quant_report_free(rep);
+  return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON report                                                         */
+/* ------------------------------------------------------------------ */
+
+static void json_str(FILE *f, const char *s) {
+  if (!s) {
+    fputs("null", f);
+    return;
+  }
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(f, "\\%c", *p);
+    else if (*p < 0x20)
+      fprintf(f, "\\u%04x", *p);
+    else
+      fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+static void json_db(FILE *f, double v) {
+  if (isnan(v))
+    fputs("null", f);
+  else if (isinf(v))
+    fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
+  else
+    fprintf(f, "%.3f", v);
+}
+
+dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char *path) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return oom();
+  fprintf(f, "{\n  \"method\": ");
+  json_str(f, r->method);
+  fprintf(f,
+          ",\n  \"percentile\": %.6g,\n  \"calibration_rows\": %" PRId64
+          ",\n  \"activations\": %zu,\n  \"weight_bytes_f32\": %" PRIu64
+          ",\n  \"weight_bytes_q\": %" PRIu64 ",\n  \"keep_f32_below_sqnr\": ",
+          r->percentile, r->calib_rows, r->n_activations, r->f32_weight_bytes,
+          r->q_weight_bytes);
+  if (r->sqnr_rule_db > 0)
+    fprintf(f, "%.3f", r->sqnr_rule_db);
+  else
+    fputs("null", f);
+  fprintf(f, ",\n  \"output\": {\"name\": ");
+  json_str(f, r->output_name);
+  fprintf(f, ", \"sqnr_db\": ");
+  json_db(f, r->output_sqnr_db);
+  fprintf(f, "},\n  \"layers\": [");
+  for (size_t i = 0; i < r->n_layers; i++) {
+    const dml_quant_layer_t *l = &r->layers[i];
+    fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+    json_str(f, l->name);
+    fprintf(f, ", \"op\": ");
+    json_str(f, l->op);
+    fprintf(f, ", \"output\": ");
+    json_str(f, l->output);
+    fprintf(f, ", \"quantized\": %s, \"why_f32\": ", l->quantized ? "true" : "false");
+    json_str(f, l->why_f32);
+    fprintf(f, ", \"weight_channels\": %d, \"sqnr_db\": ", l->weight_channels);
+    json_db(f, l->sqnr_db);
+    fputc('}', f);
+  }
+  fprintf(f, "\n  ]\n}\n");
+  if (fclose(f) != 0) {
+    free(text);
+    return oom();
+  }
+  const void *parts[1] = {text};
+  size_t sizes[1] = {len};
+  dml_status_t st = dml_file_write_atomic(OP, path, parts, sizes, 1);
+  free(text);
+  return st;
+}

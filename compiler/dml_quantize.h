@@ -1,0 +1,167 @@
+/*
+ * dml_quantize.h — post-training int8 quantization of an ONNX model into a
+ * QDQ ONNX model (`dmlc quantize`, docs/quantize.md).
+ *
+ * The f32 model is compiled and run on the CPU runtime over a calibration
+ * set; the range of every activation that a quantized layer reads or
+ * writes is collected (min-max, percentile or entropy); the model is
+ * rewritten in the form ONNX Runtime's quantize_static writes
+ * (QuantFormat.QDQ, activation_type QInt8, weight_type QInt8):
+ *
+ *   - an activation X becomes X -> QuantizeLinear -> DequantizeLinear ->
+ *     X_DequantizeLinear_Output, read by the quantized layers (layers left
+ *     f32 keep reading X); int8, asymmetric: rmin = min(min, 0), rmax =
+ *     max(max, 0), scale = (rmax - rmin) / 255, zero point = round(-128 -
+ *     rmin / scale) (ORT's quant_utils.compute_scale_zp); a graph output
+ *     stays f32 (its producer still reads quantized inputs);
+ *   - a weight W of Conv (out-channels, axis 0), Gemm (output columns: axis
+ *     1, or 0 with transB = 1) and MatMul (a rank-2 initializer B [K, N]:
+ *     axis 1) becomes the int8 initializer W_quantized, symmetric in
+ *     [-127, 127] with scale max|w| / 127 per channel (or per tensor), and
+ *     DequantizeLinear (axis set per channel: opset >= 13);
+ *   - the bias of Conv / Gemm (1-D, beta = 1) becomes the int32 initializer
+ *     B_quantized with scale s_x * s_w (per channel), zero point 0.
+ * A scale below FLT_MIN (all-zero data) becomes 1 with zero point 0, as in
+ * ORT. Rounding is to nearest, ties to even, as QuantizeLinear's.
+ *
+ * Quantized ops: Conv, Gemm, MatMul (weights as above) and Add, Relu,
+ * Clip, MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape,
+ * Transpose, Squeeze, Unsqueeze, Concat (QDQ on their activation inputs and
+ * outputs, so that DequantizeLinear -> op -> QuantizeLinear patterns can
+ * become integer kernels). Other ops stay f32.
+ *
+ * Calibration methods (ranges of one activation over all rows):
+ *   minmax      the smallest and largest finite value;
+ *   percentile  P (default 99.99): the values at the (100 - P)th and Pth
+ *               percentiles of a 2048-bin histogram over [min, max];
+ *   entropy     the threshold T minimizing KL(P || Q) between the 2048-bin
+ *               histogram of |x| cut at T (outliers added to the last bin)
+ *               and its quantization into 128 levels (255 for a tensor with
+ *               no negative value): Migacz, "8-bit Inference with TensorRT"
+ *               (GTC 2017), as ONNX Runtime's calibrate.py (EntropyCalibrater)
+ *               and MXNet's _get_optimal_threshold implement it (Q spread
+ *               over P's non-zero bins, both smoothed with eps 1e-4), with
+ *               the first bin's count replaced by the second's, as NVIDIA's
+ *               pytorch-quantization (_compute_amax_entropy) does, so the
+ *               zeros after a Relu do not dominate; the range is
+ *               [max(min, -T), min(max, T)].
+ * Non-finite values (NaN, +-inf) are left out of the statistics.
+ *
+ * Errors (op "quantize"): INVALID_ARGUMENT for calibration data whose rows
+ * do not fit the model's input (shape named), of a non-float dtype, or with
+ * no rows, for a --keep-f32 name that names no node; FAILED_PRECONDITION
+ * for a model that is already quantized (QuantizeLinear, DequantizeLinear,
+ * QLinear*, *Integer, DynamicQuantizeLinear: the node named) and for
+ * per-channel weights in a model of opset < 13; UNIMPLEMENTED for a model
+ * with more than one input or one of opset < 10, for a folder of images as
+ * calibration data (no image decoder), for a package given as the model,
+ * for a model that already has a tensor named as one the QDQ model adds
+ * (X_scale, ..., W_quantized: named); those of the ONNX importer, the
+ * compiler and the runtime (the f32 and the QDQ model are compiled and
+ * run); RESOURCE_EXHAUSTED.
+ */
+#ifndef DML_QUANTIZE_H_
+#define DML_QUANTIZE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dml_status.h"
+#include "dml_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dml_quant_method {
+  DML_QUANT_MINMAX = 0,
+  DML_QUANT_PERCENTILE = 1,
+  DML_QUANT_ENTROPY = 2,
+} dml_quant_method_t;
+
+typedef struct dml_quant_options {
+  dml_quant_method_t method; /* default minmax */
+  double percentile;         /* for DML_QUANT_PERCENTILE, in (50, 100]; default 99.99 */
+  int per_channel;           /* weights per output channel (1, default) or per tensor */
+  /* Nodes left f32, by node name or by the name of their first output;
+   * lent for the call. */
+  const char *const *keep_f32;
+  size_t n_keep_f32;
+  /* When > 0: the layers are walked in graph order; the first whose output
+   * SQNR (dB, in the quantized model, on the calibration set; upstream
+   * error included) is below this is left f32 and the SQNRs are measured
+   * again, until no quantized layer is below (at most one round per layer;
+   * the report is of the final model). */
+  double keep_f32_below_sqnr;
+  int64_t max_rows; /* calibration rows used (the first ones); 0: all */
+  int64_t batch;    /* rows per run of the model; 0: 64 */
+} dml_quant_options_t;
+
+void dml_quant_options_init(dml_quant_options_t *o);
+
+/* One quantizable layer (a node of the quantized ops above). */
+typedef struct dml_quant_layer {
+  char *name;          /* node name, or its first output's when unnamed */
+  char *op;            /* ONNX op type */
+  char *output;        /* first output tensor */
+  int quantized;       /* 1: in QDQ form; 0: left f32 (why_f32 says why) */
+  const char *why_f32; /* static string, NULL when quantized */
+  int weight_channels; /* per-channel weight scales (Conv/Gemm/MatMul), 1 per
+                          tensor, 0 no weight */
+  /* 10 log10(sum x^2 / sum (x - x_q)^2) of the layer's output in the QDQ
+   * model (x_q; upstream quantization included) against the f32 model (x)
+   * over the calibration rows; +inf when they are equal, NaN when not
+   * measured (the output is not f32). */
+  double sqnr_db;
+} dml_quant_layer_t;
+
+typedef struct dml_quant_report {
+  dml_quant_layer_t *layers; /* in graph order */
+  size_t n_layers;
+  size_t n_activations;      /* activation tensors with a QDQ pair */
+  int64_t calib_rows;        /* rows run */
+  char *output_name;         /* the first graph output */
+  double output_sqnr_db;     /* its SQNR, as a layer's */
+  uint64_t f32_weight_bytes; /* bytes of the f32 weights that were quantized */
+  uint64_t q_weight_bytes;   /* bytes of their int8 / int32 replacements */
+  double sqnr_rule_db;       /* the options' keep_f32_below_sqnr */
+  const char *method;        /* "minmax", "percentile", "entropy" */
+  double percentile;
+} dml_quant_report_t;
+
+void dml_quant_report_free(dml_quant_report_t *r);
+
+/* Reads calibration data from `spec`: a .npy file (f32, or f64 converted),
+ * an IDX file (.gz or not; u8 images are multiplied by `image_scale`, 0
+ * meaning 1/255), a folder of IDX files (its train-*images* file, as
+ * `dmlc train` reads it), two files X.npy,Y.npy or IMAGES,LABELS (as
+ * `dmlc train --data`; the labels unused), or a .csv file (numeric rows; every column is
+ * data: a label column is dropped later when a row holds one value more
+ * than the model's input). *out is f32 [N, ...] owning its data (free()).
+ * Errors (op "quantize"): INVALID_ARGUMENT for a dtype other than
+ * f32/f64/u8 or no rows; UNIMPLEMENTED for a folder without IDX files (a
+ * folder of images); those of the readers (ops "npy", "data"). */
+dml_status_t dml_quant_load_calib(const char *spec, double image_scale,
+                                  dml_tensor_t *out);
+
+/* Quantizes the ONNX model at `onnx_path` with calibration rows `calib`
+ * (f32 [N, ...]: each row reshaped to the model's input, of the same
+ * element count, or one more, then the last is dropped). On success
+ * *out_model (malloc'd, the caller free()s it) holds the QDQ ONNX model of
+ * *out_size bytes and *report (may be NULL; dml_quant_report_free) the
+ * per-layer report. Errors: see the top of this file. */
+dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
+                               const dml_quant_options_t *opts, void **out_model,
+                               size_t *out_size, dml_quant_report_t *report);
+
+/* Writes `r` as JSON to `path` (atomically): {"method", "percentile",
+ * "calibration_rows", "activations", "weight_bytes_f32", "weight_bytes_q",
+ * "keep_f32_below_sqnr", "output": {"name", "sqnr_db"}, "layers": [{"name",
+ * "op", "output", "quantized", "why_f32", "weight_channels", "sqnr_db"}]};
+ * an SQNR of +inf is written as the string "inf", NaN as null. */
+dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DML_QUANTIZE_H_ */
