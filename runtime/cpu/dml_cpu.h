@@ -102,6 +102,26 @@ dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *call);
  * dims or nothing, -1 when `op` has no rule (its kernel writes the dims). */
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
 
+/* Eager calls (runtime/dml_tensor.c, a single op on tensors without a
+ * package): sets output 0's dtype, rank and dims from the inputs' dtypes and
+ * dims (and the values dml_cpu_output_dims_reads() names), the attributes
+ * and the op's ONNX shape rule: numpy broadcasting for the elementwise ops
+ * (bool for compares, IsNaN, IsInf; Where's and CastLike's input 1, Cast's
+ * `to`), numpy matmul, Gemm's transA/transB, the window rule for Conv and
+ * AveragePool, ArgMax/ArgMin's axis (i64), Transpose's perm, X's shape for
+ * Softmax, LogSoftmax, Hardmax, Identity, and the rules of
+ * dml_cpu_output_dims() (reductions, Reshape, Slice, Expand, ...) with the
+ * rank they give. The call needs n_outputs 1 and output_capacity set (any
+ * values: only read by those rules; pass UINT64_MAX). Errors: UNIMPLEMENTED
+ * (op "<Op>") for an op without an eager rule (dml_cpu_eager_supported 0);
+ * INVALID_ARGUMENT "shape mismatch" naming both shapes ("lhs [3,4], rhs
+ * [5,6]") or every input's; the rules' errors. */
+dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *call);
+
+/* 1 when dml_cpu_eager_outputs() has a rule for `op` and a CPU kernel
+ * exists. */
+int dml_cpu_eager_supported(dml_op_t op);
+
 /* What the CPU executor (runtime/rt_cpu_fuse.c) adds to a Conv, Gemm or
  * MatMul node with constant weights: the weights packed once
  * (dml_cpu_prepack), and an epilogue of the nodes folded into it. For Conv:
