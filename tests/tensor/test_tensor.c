@@ -279,6 +279,201 @@ static void test_cpu_ew_ops(void) {
   dml_rt_device_close(d);
 }
 
+/* Every elementwise op of ops.def with a CPU kernel, eagerly on the edge
+ * values with broadcasting ([N,1] against [N]), against the same kernel
+ * called as the compiled CPU path calls it (dml_cpu_run with the output
+ * dims given): bit for bit. */
+static void test_cpu_every_elementwise(void) {
+  dml_rt_device_t *d = NULL;
+  CHECK_OK(dml_rt_device_open("cpu", &d));
+  int n_ops = 0;
+  for (int op = 1; op < DML_OP_COUNT_; op++) {
+    const dml_op_info_t *info = dml_op_info((dml_op_t)op);
+    if (!(info->flags & DML_OPF_ELEMENTWISE) || !dml_cpu_supports((dml_op_t)op)) continue;
+    int n_in = info->min_inputs < 1 ? 1 : info->min_inputs;
+    if (info->max_inputs < 0 && n_in < 2) n_in = 2; /* variadic: two operands */
+    dml_dtype_t dts[3] = {DML_DTYPE_F32, DML_DTYPE_F32, DML_DTYPE_F32};
+    dml_attr_t at[1];
+    memset(at, 0, sizeof at);
+    uint32_t n_at = 0;
+    switch ((dml_op_t)op) {
+      case DML_OP_NOT:
+      case DML_OP_AND:
+      case DML_OP_OR:
+      case DML_OP_XOR: dts[0] = dts[1] = DML_DTYPE_BOOL; break;
+      case DML_OP_WHERE: dts[0] = DML_DTYPE_BOOL; break;
+      case DML_OP_BIT_SHIFT:
+        dts[0] = dts[1] = DML_DTYPE_U32;
+        at[0].name = "direction", at[0].kind = DML_ATTR_STRING, at[0].s = "LEFT";
+        n_at = 1;
+        break;
+      case DML_OP_MOD:
+        at[0].name = "fmod", at[0].kind = DML_ATTR_INT, at[0].i = 1;
+        n_at = 1;
+        break;
+      case DML_OP_CAST:
+        at[0].name = "to", at[0].kind = DML_ATTR_INT, at[0].i = 11; /* f64 */
+        n_at = 1;
+        break;
+      default: break;
+    }
+    int64_t d0[2] = {N_EDGES, 1}, d1[1] = {N_EDGES};
+    dml_rt_tensor_t in[3];
+    dml_tensor_t kin[3];
+    void *bufs[3];
+    float vals[N_EDGES];
+    for (int i = 0; i < n_in; i++) {
+      for (int64_t j = 0; j < N_EDGES; j++) {
+        float v = k_edges[(j * (i + 1)) % N_EDGES];
+        if (dts[i] == DML_DTYPE_U32) v = (float)(j % 7);
+        if (dts[i] == DML_DTYPE_BOOL) v = (float)((j + i) % 2);
+        vals[j] = v;
+      }
+      int64_t one = 1; /* PRelu's slope broadcasts to X only */
+      in[i] = i == 0 ? from_f(d, dts[i], 2, d0, vals)
+                     : from_f(d, dts[i], 1, op == DML_OP_PRELU ? &one : d1, vals);
+      dml_rt_tensor_info_t ti;
+      CHECK_OK(dml_rt_tensor_info(in[i], &ti));
+      bufs[i] = malloc(N_EDGES * 8);
+      kin[i] = host(dts[i], ti.rank, ti.dims, bufs[i]);
+      CHECK_OK(dml_rt_tensor_to_host(in[i], &kin[i]));
+    }
+    dml_rt_tensor_t y = DML_RT_TENSOR_NONE;
+    dml_status_t s = dml_rt_tensor_op(info->name, in, (uint32_t)n_in, at, n_at, &y, 1);
+    if (s) {
+      char *m = dml_status_format(s);
+      fprintf(stderr, "eager %s: %s\n", info->name, m);
+      free(m);
+      dml_status_free(s);
+      CHECK(0);
+    } else {
+      dml_rt_tensor_info_t yi;
+      CHECK_OK(dml_rt_tensor_info(y, &yi));
+      /* [N,1] against [N] broadcasts to [N,N]; one input, PRelu (slope to
+       * X) and CastLike (input 1 gives the dtype only) keep X's [N,1] */
+      int x_shape = n_in == 1 || op == DML_OP_PRELU || op == DML_OP_CAST_LIKE;
+      int64_t cols = x_shape ? 1 : N_EDGES;
+      CHECK(yi.rank == 2 && yi.dims[0] == N_EDGES && yi.dims[1] == cols);
+      size_t bytes = (size_t)(N_EDGES * cols) * dml_dtype_size(yi.dtype);
+      void *ey = malloc(bytes), *ky = malloc(bytes);
+      dml_tensor_t hy = host(yi.dtype, yi.rank, yi.dims, ey), kyt = hy;
+      kyt.data = ky;
+      CHECK_OK(dml_rt_tensor_to_host(y, &hy));
+      dml_cpu_call_t call;
+      memset(&call, 0, sizeof call);
+      call.op = (dml_op_t)op;
+      call.inputs = kin;
+      call.n_inputs = (uint32_t)n_in;
+      call.outputs = &kyt;
+      call.n_outputs = 1;
+      call.attrs = at;
+      call.n_attrs = n_at;
+      size_t sb = dml_cpu_scratch_bytes(&call);
+      void *scratch = sb ? malloc(sb) : NULL;
+      call.scratch = scratch;
+      call.scratch_bytes = sb;
+      CHECK_OK(dml_cpu_run(&call));
+      if (memcmp(ey, ky, bytes))
+        fprintf(stderr, "eager %s differs from its kernel\n", info->name);
+      CHECK(memcmp(ey, ky, bytes) == 0);
+      free(scratch);
+      free(ey);
+      free(ky);
+      CHECK_OK(dml_rt_tensor_free(y));
+      n_ops++;
+    }
+    for (int i = 0; i < n_in; i++) {
+      CHECK_OK(dml_rt_tensor_free(in[i]));
+      free(bufs[i]);
+    }
+  }
+  /* a PRelu slope that does not broadcast to X */
+  int64_t d0[2] = {3, 1}, d1[1] = {3};
+  float z3[3] = {0, 0, 0};
+  dml_rt_tensor_t pin[2] = {from_f(d, DML_DTYPE_F32, 2, d0, z3),
+                            from_f(d, DML_DTYPE_F32, 1, d1, z3)},
+                  py;
+  CHECK_ERROR(dml_rt_tensor_op("PRelu", pin, 2, NULL, 0, &py, 1),
+              DML_STATUS_INVALID_ARGUMENT, "slope does not broadcast to X");
+  CHECK_OK(dml_rt_tensor_free(pin[0]));
+  CHECK_OK(dml_rt_tensor_free(pin[1]));
+  printf("ops.def: %d elementwise ops eager on the CPU, equal to their kernels\n", n_ops);
+  CHECK(n_ops > 50);
+  CHECK(dml_rt_device_bytes(d) == 0);
+  dml_rt_device_close(d);
+}
+
+/* Every reduction of ops.def with a CPU kernel over axis 1 of [3, N] edge
+ * values (keepdims 1, and 0), against its kernel called with the dims the
+ * ONNX rule gives ([3,1] / [3]): bit for bit, NaN for NaN. */
+static void test_cpu_every_reduction(void) {
+  dml_rt_device_t *d = NULL;
+  CHECK_OK(dml_rt_device_open("cpu", &d));
+  float v[3 * N_EDGES];
+  for (int i = 0; i < 3 * N_EDGES; i++) v[i] = k_edges[(i * 5) % N_EDGES];
+  int64_t dx[2] = {3, N_EDGES};
+  dml_rt_tensor_t x = from_f(d, DML_DTYPE_F32, 2, dx, v);
+  dml_tensor_t kx = host(DML_DTYPE_F32, 2, dx, v);
+  int n_ops = 0;
+  for (int op = 1; op < DML_OP_COUNT_; op++) {
+    const dml_op_info_t *info = dml_op_info((dml_op_t)op);
+    if (!(info->flags & DML_OPF_REDUCTION) || !dml_cpu_supports((dml_op_t)op)) continue;
+    int arg = op == DML_OP_ARG_MAX || op == DML_OP_ARG_MIN;
+    for (int keep = 0; keep < 2; keep++) {
+      int64_t one = 1;
+      dml_attr_t at[2];
+      memset(at, 0, sizeof at);
+      if (arg)
+        at[0].name = "axis", at[0].kind = DML_ATTR_INT, at[0].i = 1;
+      else
+        at[0].name = "axes", at[0].kind = DML_ATTR_INTS, at[0].n = 1, at[0].ints = &one;
+      at[1].name = "keepdims", at[1].kind = DML_ATTR_INT, at[1].i = keep;
+      dml_rt_tensor_t y;
+      dml_status_t s = dml_rt_tensor_op(info->name, &x, 1, at, 2, &y, 1);
+      if (s) {
+        char *m = dml_status_format(s);
+        fprintf(stderr, "eager %s: %s\n", info->name, m);
+        free(m);
+        dml_status_free(s);
+        CHECK(0);
+        continue;
+      }
+      dml_rt_tensor_info_t yi;
+      CHECK_OK(dml_rt_tensor_info(y, &yi));
+      CHECK(yi.rank == 1 + keep && yi.dims[0] == 3 && (!keep || yi.dims[1] == 1));
+      CHECK(yi.dtype == (arg ? DML_DTYPE_I64 : DML_DTYPE_F32));
+      uint8_t ey[24], ky[24];
+      int64_t dy[2] = {3, 1};
+      dml_tensor_t hy = host(yi.dtype, 1 + keep, dy, ey), kyt = hy;
+      kyt.data = ky;
+      CHECK_OK(dml_rt_tensor_to_host(y, &hy));
+      dml_cpu_call_t call;
+      memset(&call, 0, sizeof call);
+      call.op = (dml_op_t)op;
+      call.inputs = &kx;
+      call.n_inputs = 1;
+      call.outputs = &kyt;
+      call.n_outputs = 1;
+      call.attrs = at;
+      call.n_attrs = 2;
+      size_t sb = dml_cpu_scratch_bytes(&call);
+      void *scratch = sb ? malloc(sb) : NULL;
+      call.scratch = scratch;
+      call.scratch_bytes = sb;
+      CHECK_OK(dml_cpu_run(&call));
+      CHECK(memcmp(ey, ky, 3 * dml_dtype_size(yi.dtype)) == 0);
+      free(scratch);
+      CHECK_OK(dml_rt_tensor_free(y));
+    }
+    n_ops++;
+  }
+  printf("ops.def: %d reductions eager on the CPU, equal to their kernels\n", n_ops);
+  CHECK(n_ops >= 12);
+  CHECK_OK(dml_rt_tensor_free(x));
+  CHECK(dml_rt_device_bytes(d) == 0);
+  dml_rt_device_close(d);
+}
+
 /* Binary ops with broadcasting and a non-contiguous operand, against the
  * same kernel on contiguous expanded operands and C's arithmetic. */
 static void test_cpu_binary(void) {
@@ -545,6 +740,8 @@ static void test_vulkan(void) {
 int main(void) {
   RUN(test_cpu_basics);
   RUN(test_cpu_ew_ops);
+  RUN(test_cpu_every_elementwise);
+  RUN(test_cpu_every_reduction);
   RUN(test_cpu_binary);
   RUN(test_cpu_structured);
   RUN(test_vulkan);
