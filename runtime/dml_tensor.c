@@ -280,7 +280,7 @@ static dml_status_t make(dml_rt_device_t *d, dml_dtype_t dt, int32_t rank,
                          dml_rt_tensor_t *out) {
   if (!d) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no device");
   if (!out) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no output handle");
-  uint64_t bytes;
+  uint64_t bytes = 0;
   DML_RETURN_IF_ERROR(check_shape(op, dt, rank, dims, &bytes));
   storage_t *st = NULL;
   DML_RETURN_IF_ERROR(storage_new(d, bytes, src, op, &st));
@@ -418,7 +418,7 @@ dml_status_t dml_rt_tensor_empty(dml_rt_device_t *d, dml_dtype_t dtype, int32_t 
 static dml_status_t filled(dml_rt_device_t *d, dml_dtype_t dt, int32_t rank,
                            const int64_t *dims, double v, const char *op,
                            dml_rt_tensor_t *out) {
-  uint64_t bytes;
+  uint64_t bytes = 0;
   DML_RETURN_IF_ERROR(check_shape(op, dt, rank, dims, &bytes));
   if (d && !d->mem) { /* fill the new storage in place */
     DML_RETURN_IF_ERROR(make(d, dt, rank, dims, NULL, op, out));
@@ -465,7 +465,7 @@ dml_status_t dml_rt_tensor_from_host(dml_rt_device_t *d, const dml_tensor_t *hos
                                      dml_rt_tensor_t *out) {
   const char *op = "tensor.from_host";
   if (!host) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no host tensor");
-  uint64_t bytes;
+  uint64_t bytes = 0;
   DML_RETURN_IF_ERROR(check_shape(op, host->dtype, host->rank, host->dims, &bytes));
   if (bytes && !host->data)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "host data is NULL");
@@ -500,7 +500,7 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
     call.output_capacity = NULL;
   }
   void *tmp = NULL;
-  uint64_t bytes;
+  uint64_t bytes = 0;
   DML_RETURN_IF_ERROR(check_shape(opn, y.dtype, y.rank, y.dims, &bytes));
   dml_status_t s = DML_OK;
   slot_t *ys = NULL;
@@ -559,7 +559,7 @@ static dml_status_t random_t(dml_rt_device_t *d, dml_op_t opid, dml_dtype_t dt,
                              const char *n1, double v1, uint64_t seed, const char *op,
                              dml_rt_tensor_t *out) {
   if (!d) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no device");
-  uint64_t bytes;
+  uint64_t bytes = 0;
   DML_RETURN_IF_ERROR(check_shape(op, dt, rank, dims, &bytes));
   if (!dml_dtype_is_float(dt))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,

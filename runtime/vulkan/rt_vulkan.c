@@ -1413,7 +1413,7 @@ static dml_status_t dm_staged(vk_session_t *v, vk_buf_t *b, uint64_t off, const 
   if (!s && src) {
     memcpy(tmp.map, src, (size_t)bytes);
     s = dm_xfer(v, &tmp, 0, b, off, bytes);
-  } else if (!s) {
+  } else if (!s && dst) {
     s = dm_xfer(v, b, off, &tmp, 0, bytes);
     if (!s) memcpy(dst, tmp.map, (size_t)bytes);
   }
