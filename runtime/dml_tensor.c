@@ -765,7 +765,7 @@ dml_status_t dml_rt_tensor_slice(dml_rt_tensor_t t, uint32_t n_axes, const int64
     }
     if (cnt > 0) off += b * st[ax];
     dims[ax] = cnt;
-    st[ax] *= k;
+    if (cnt > 1) st[ax] *= k; /* |k| < n here: no overflow */
   }
   return view(s, s->rank, dims, st, off, out);
 }

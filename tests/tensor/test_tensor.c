@@ -667,6 +667,61 @@ static void test_cpu_structured(void) {
   dml_rt_device_close(d);
 }
 
+/* Empty dims and more than 2^24 elements through eager ops. */
+static void test_cpu_sizes(void) {
+  dml_rt_device_t *d = NULL;
+  CHECK_OK(dml_rt_device_open("cpu", &d));
+  int64_t d03[2] = {0, 3}, d3[1] = {3}, d04[2] = {0, 4}, d45[2] = {4, 5}, d40[2] = {4, 0};
+  dml_rt_tensor_t e, r, y, m, w, z;
+  float three[3] = {1, 2, 3};
+  CHECK_OK(dml_rt_tensor_zeros(d, DML_DTYPE_F32, 2, d03, &e));
+  r = from_f(d, DML_DTYPE_F32, 1, d3, three);
+  dml_rt_tensor_t in[2] = {e, r};
+  CHECK_OK(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1));
+  dml_rt_tensor_info_t info;
+  CHECK_OK(dml_rt_tensor_info(y, &info));
+  CHECK(info.rank == 2 && info.dims[0] == 0 && info.dims[1] == 3);
+  CHECK_OK(dml_rt_tensor_free(y));
+  CHECK_OK(dml_rt_tensor_zeros(d, DML_DTYPE_F32, 2, d04, &m));
+  CHECK_OK(dml_rt_tensor_ones(d, DML_DTYPE_F32, 2, d45, &w));
+  dml_rt_tensor_t mm[2] = {m, w};
+  CHECK_OK(dml_rt_tensor_op("MatMul", mm, 2, NULL, 0, &y, 1));
+  CHECK_OK(dml_rt_tensor_info(y, &info));
+  CHECK(info.rank == 2 && info.dims[0] == 0 && info.dims[1] == 5);
+  CHECK_OK(dml_rt_tensor_free(y));
+  /* a sum over an empty axis is 0 */
+  CHECK_OK(dml_rt_tensor_zeros(d, DML_DTYPE_F32, 2, d40, &z));
+  dml_attr_t at[1];
+  memset(at, 0, sizeof at);
+  int64_t one = 1;
+  at[0].name = "axes", at[0].kind = DML_ATTR_INTS, at[0].n = 1, at[0].ints = &one;
+  CHECK_OK(dml_rt_tensor_op("ReduceSum", &z, 1, at, 1, &y, 1));
+  double s[4] = {1, 1, 1, 1};
+  read_d(y, s, 4);
+  CHECK(s[0] == 0 && s[3] == 0);
+  CHECK_OK(dml_rt_tensor_free(y));
+  /* 2^24 + 1 elements: the last one is right */
+  int64_t big = (1 << 24) + 1;
+  dml_rt_tensor_t a, b;
+  CHECK_OK(dml_rt_tensor_arange(d, DML_DTYPE_F64, 0, (double)big, 1, &a));
+  CHECK_OK(dml_rt_tensor_full(d, DML_DTYPE_F64, 1, &one, 0.5, &b));
+  dml_rt_tensor_t ab[2] = {a, b};
+  CHECK_OK(dml_rt_tensor_op("Mul", ab, 2, NULL, 0, &y, 1));
+  CHECK_OK(dml_rt_tensor_info(y, &info));
+  CHECK(info.rank == 1 && info.dims[0] == big);
+  int64_t ax = 0, st = -1, en = big + 1;
+  dml_rt_tensor_t last;
+  CHECK_OK(dml_rt_tensor_slice(y, 1, &ax, &st, &en, NULL, &last));
+  double v = 0;
+  read_d(last, &v, 1);
+  CHECK(v == 8388608.0); /* (2^24 + 1 - 1) * 0.5 */
+  dml_rt_tensor_t fr[] = {e, r, m, w, z, a, b, y, last};
+  for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++)
+    CHECK_OK(dml_rt_tensor_free(fr[i]));
+  CHECK(dml_rt_device_bytes(d) == 0);
+  dml_rt_device_close(d);
+}
+
 static void test_cpu_basics(void) {
   dml_rt_device_t *d = NULL;
   CHECK_OK(dml_rt_device_open("cpu", &d));
@@ -740,6 +795,7 @@ static void test_vulkan(void) {
 int main(void) {
   RUN(test_cpu_basics);
   RUN(test_cpu_ew_ops);
+  RUN(test_cpu_sizes);
   RUN(test_cpu_every_elementwise);
   RUN(test_cpu_every_reduction);
   RUN(test_cpu_binary);
