@@ -477,41 +477,52 @@ dml_status_t dml_rt_tensor_from_host(dml_rt_device_t *d, const dml_tensor_t *hos
 static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor_t *ins,
                              uint32_t n_in, const dml_attr_t *attrs, uint32_t n_attrs,
                              const dml_tensor_t *fixed_out, uint64_t rng_seed,
-                             dml_rt_tensor_t *out) {
+                             dml_rt_tensor_t *out, uint32_t n_out) {
   const char *opn = dml_op_name(opid);
-  dml_tensor_t y;
-  memset(&y, 0, sizeof y);
-  uint64_t cap = UINT64_MAX;
+  dml_tensor_t y[DML_MAX_EAGER_OUTPUTS];
+  void *tmp[DML_MAX_EAGER_OUTPUTS] = {0};
+  uint64_t cap[DML_MAX_EAGER_OUTPUTS];
+  if (n_out < 1 || n_out > DML_MAX_EAGER_OUTPUTS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                           "eager ops write 1 to %d outputs, not %u",
+                           DML_MAX_EAGER_OUTPUTS, n_out);
+  memset(y, 0, sizeof y[0] * n_out);
+  for (uint32_t i = 0; i < n_out; i++) cap[i] = UINT64_MAX;
   dml_cpu_call_t call;
   memset(&call, 0, sizeof call);
   call.op = opid;
   call.inputs = ins;
   call.n_inputs = n_in;
-  call.outputs = &y;
-  call.n_outputs = 1;
+  call.outputs = y;
+  call.n_outputs = n_out;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
   call.rng_seed = rng_seed;
   if (fixed_out) {
-    y = *fixed_out;
+    y[0] = *fixed_out;
   } else {
-    call.output_capacity = &cap;
+    call.output_capacity = cap;
     DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
     call.output_capacity = NULL;
   }
-  void *tmp = NULL;
-  uint64_t bytes = 0;
-  DML_RETURN_IF_ERROR(check_shape(opn, y.dtype, y.rank, y.dims, &bytes));
+  uint64_t bytes[DML_MAX_EAGER_OUTPUTS];
+  for (uint32_t i = 0; i < n_out; i++)
+    DML_RETURN_IF_ERROR(check_shape(opn, y[i].dtype, y[i].rank, y[i].dims, &bytes[i]));
   dml_status_t s = DML_OK;
-  slot_t *ys = NULL;
-  if (!d->mem) {
-    DML_RETURN_IF_ERROR(make(d, y.dtype, y.rank, y.dims, NULL, opn, out));
-    s = get(*out, opn, &ys);
-    if (!s) y.data = ys->st->host;
-  } else {
-    tmp = malloc(bytes ? (size_t)bytes : 1);
-    if (!tmp) return oom(opn);
-    y.data = tmp;
+  uint32_t made = 0; /* outputs made as tensors */
+  for (uint32_t i = 0; i < n_out && !s; i++) {
+    if (!d->mem) {
+      slot_t *ys = NULL;
+      s = make(d, y[i].dtype, y[i].rank, y[i].dims, NULL, opn, &out[i]);
+      if (s) break;
+      made++;
+      s = get(out[i], opn, &ys);
+      if (!s) y[i].data = ys->st->host;
+    } else {
+      tmp[i] = malloc(bytes[i] ? (size_t)bytes[i] : 1);
+      if (!tmp[i]) s = oom(opn);
+      y[i].data = tmp[i];
+    }
   }
   size_t sb = s ? 0 : dml_cpu_scratch_bytes(&call);
   if (!s && sb > d->scratch_bytes) {
@@ -527,9 +538,14 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
   call.scratch = d->scratch;
   call.scratch_bytes = d->scratch_bytes;
   if (!s) s = dml_cpu_run(&call);
-  if (!s && d->mem) s = make(d, y.dtype, y.rank, y.dims, tmp, opn, out);
-  if (s && !d->mem && ys) dml_rt_tensor_free(*out);
-  free(tmp);
+  if (d->mem) /* upload the results */
+    for (uint32_t i = 0; i < n_out && !s; i++) {
+      s = make(d, y[i].dtype, y[i].rank, y[i].dims, tmp[i], opn, &out[i]);
+      if (!s) made++;
+    }
+  if (s) /* the outputs made so far go */
+    for (uint32_t i = 0; i < made; i++) dml_status_free(dml_rt_tensor_free(out[i]));
+  for (uint32_t i = 0; i < n_out; i++) free(tmp[i]);
   return s;
 }
 
@@ -550,7 +566,7 @@ dml_status_t dml_rt_tensor_arange(dml_rt_device_t *d, dml_dtype_t dtype, double 
     in[i].data = sc[i];
     dml_store_f64(dtype, sc[i], 0, v[i]);
   }
-  return dml_status_annotate(run_host(d, DML_OP_RANGE, in, 3, NULL, 0, NULL, 0, out),
+  return dml_status_annotate(run_host(d, DML_OP_RANGE, in, 3, NULL, 0, NULL, 0, out, 1),
                              "%s", op);
 }
 
@@ -576,7 +592,8 @@ static dml_status_t random_t(dml_rt_device_t *d, dml_op_t opid, dml_dtype_t dt,
   y.dtype = dt;
   y.rank = rank;
   memcpy(y.dims, dims, sizeof(int64_t) * (size_t)rank);
-  return dml_status_annotate(run_host(d, opid, NULL, 0, a, 4, &y, seed, out), "%s", op);
+  return dml_status_annotate(run_host(d, opid, NULL, 0, a, 4, &y, seed, out, 1), "%s",
+                             op);
 }
 
 dml_status_t dml_rt_tensor_random_uniform(dml_rt_device_t *d, dml_dtype_t dtype,
@@ -889,11 +906,13 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     return dml_status_make(DML_STATUS_NOT_FOUND, "tensor.op", "no op named '%s'",
                            op ? op : "(null)");
   const char *opn = dml_op_name(id);
-  if (n_inputs > MAX_OP_INPUTS || (n_inputs && !inputs) || !outputs || n_outputs != 1)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
-                           "eager ops take at most %d inputs and write 1 output (got %u, "
-                           "%u)",
-                           MAX_OP_INPUTS, n_inputs, n_outputs);
+  if (n_inputs > MAX_OP_INPUTS || (n_inputs && !inputs) || !outputs || n_outputs < 1 ||
+      n_outputs > DML_MAX_EAGER_OUTPUTS)
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, opn,
+        "eager ops take at most %d inputs and write 1 to %d outputs (got "
+        "%u, %u)",
+        MAX_OP_INPUTS, DML_MAX_EAGER_OUTPUTS, n_inputs, n_outputs);
   dml_tensor_t in[MAX_OP_INPUTS];
   void *owned[MAX_OP_INPUTS] = {0};
   dml_rt_device_t *dev = NULL;
@@ -935,7 +954,8 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
                         "no input tensor tells the device (eager ops without inputs: use "
                         "the creation calls)");
-  if (!s) s = run_host(dev, id, in, n_inputs, attrs, n_attrs, NULL, 0, &outputs[0]);
+  if (!s)
+    s = run_host(dev, id, in, n_inputs, attrs, n_attrs, NULL, 0, outputs, n_outputs);
   for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
   return s;
 }

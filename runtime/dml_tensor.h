@@ -193,22 +193,22 @@ dml_status_t dml_rt_tensor_free(dml_rt_tensor_t t);
 /* Runs op `op` (its ops.def / ONNX name: "Add", "MatMul", "Conv",
  * "ReduceSum", ...) on `inputs` (n_inputs handles; DML_RT_TENSOR_NONE for
  * an absent optional input) with attributes `attrs` (ONNX's names and
- * meanings, dml_types.h; lent for the call), creating n_outputs (1) new
- * tensors on the inputs' device, whose dims and dtype follow the op's
- * shape rule (dml_cpu_eager_outputs, dml_cpu.h). On the CPU it runs the
+ * meanings, dml_types.h; lent for the call), creating n_outputs new
+ * tensors on the inputs' device (1, or the op's count: MaxPool's values and
+ * indices, TopK's values and indices, Split's parts), whose dims and dtype
+ * follow the op's shape rule (dml_cpu_eager_outputs, dml_cpu.h). On error
+ * no output is left behind. On the CPU it runs the
  * reference kernels the compiled CPU path runs (dml_cpu_run), with the
  * scratch dml_cpu_scratch_bytes gives. The ops: every elementwise op, the
- * reductions, ArgMax/ArgMin, MatMul, Gemm, Conv, AveragePool, the global
- * pools, Softmax, LogSoftmax, Hardmax, Transpose, Identity and the ops
- * whose dims follow from a shape input (Reshape, Slice, Expand, Tile, Pad,
- * Squeeze, Unsqueeze, Resize, Range, ConstantOfShape, OneHot).
- * Errors: NOT_FOUND for an unknown op name; FAILED_PRECONDITION for a
- * stale handle or inputs on different devices; UNIMPLEMENTED for an op
- * without an eager rule, and for every op on a Vulkan tensor in this
- * version ("op Add on vulkan:0 (...): eager ops run on the CPU only; copy
- * with dml_rt_tensor_to_device"), never a silent CPU fallback;
- * INVALID_ARGUMENT "shape mismatch" naming the op and the shapes; the
- * kernel's errors. */
+ * reductions, ArgMax/ArgMin, MatMul, Gemm, Conv, MaxPool, AveragePool, the
+ * global pools, TopK, Split, Softmax, LogSoftmax, Hardmax, Transpose, Identity and the
+ * ops whose dims follow from a shape input (Reshape, Slice, Expand, Tile, Pad, Squeeze,
+ * Unsqueeze, Resize, Range, ConstantOfShape, OneHot). Errors: NOT_FOUND for an unknown op
+ * name; FAILED_PRECONDITION for a stale handle or inputs on different devices;
+ * UNIMPLEMENTED for an op without an eager rule, and for every op on a Vulkan tensor in
+ * this version ("op Add on vulkan:0 (...): eager ops run on the CPU only; copy with
+ * dml_rt_tensor_to_device"), never a silent CPU fallback; INVALID_ARGUMENT "shape
+ * mismatch" naming the op and the shapes; the kernel's errors. */
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,

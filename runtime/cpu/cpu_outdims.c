@@ -740,9 +740,22 @@ static dml_dtype_t dtype_of_onnx(int64_t code) {
   return DML_DTYPE_INVALID;
 }
 
+/* The value-dependent rules above, adopting the rank they give. */
+static dml_status_t eager_value_dims(const dml_cpu_call_t *c) {
+  for (uint32_t i = 0; i < c->n_outputs; i++) c->outputs[i].rank = DML_RANK_UNKNOWN;
+  DML_RETURN_IF_ERROR(dml_cpu_value_dims(c));
+  for (uint32_t i = 0; i < c->n_outputs; i++)
+    if (c->outputs[i].rank == DML_RANK_UNKNOWN)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(c->op),
+                             "the shape inputs do not give output %u's dims", i);
+  return DML_OK;
+}
+
 int dml_cpu_eager_supported(dml_op_t op) {
   const dml_op_info_t *info = dml_op_info(op);
-  if (!info || !dml_cpu_supports(op) || info->max_outputs != 1) return 0;
+  if (!info || !dml_cpu_supports(op)) return 0;
+  if (op == DML_OP_MAX_POOL || op == DML_OP_TOP_K || op == DML_OP_SPLIT) return 1;
+  if (info->max_outputs != 1) return 0;
   if (info->flags & (DML_OPF_ELEMENTWISE | DML_OPF_REDUCTION)) return 1;
   if (dml_cpu_output_dims_reads(op, 0) >= 0) return 1;
   switch (op) {
@@ -768,14 +781,20 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
         dml_status_make(DML_STATUS_UNIMPLEMENTED, info ? info->name : "eager",
                         "no eager shape rule for this op"),
         "eager ops: the elementwise ops, the reductions, ArgMax/ArgMin, MatMul, Gemm, "
-        "Conv, AveragePool, the global pools, Softmax, LogSoftmax, Hardmax, Transpose, "
+        "Conv, MaxPool, AveragePool, the global pools, TopK, Split, Softmax, LogSoftmax, "
+        "Hardmax, Transpose, "
         "Identity and the ops whose dims follow from a shape input (Reshape, Slice, "
         "...); compile a graph for the others");
   if ((int)c->n_inputs < info->min_inputs ||
-      (info->max_inputs >= 0 && (int)c->n_inputs > info->max_inputs) || c->n_outputs != 1)
+      (info->max_inputs >= 0 && (int)c->n_inputs > info->max_inputs) ||
+      (int)c->n_outputs < info->min_outputs ||
+      (info->max_outputs >= 0 && (int)c->n_outputs > info->max_outputs) ||
+      c->n_outputs > DML_MAX_EAGER_OUTPUTS)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, info->name,
-                           "takes %d to %d inputs and 1 output, got %u and %u",
-                           info->min_inputs, info->max_inputs, c->n_inputs, c->n_outputs);
+                           "takes %d to %d inputs and %d to %d outputs (-1: any), got %u "
+                           "and %u",
+                           info->min_inputs, info->max_inputs, info->min_outputs,
+                           info->max_outputs, c->n_inputs, c->n_outputs);
   for (int i = 0; i < info->min_inputs; i++)
     if (!c->inputs[i].dtype)
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, info->name,
@@ -798,6 +817,10 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
     default: y->dtype = in0; break;
   }
   if (c->op == DML_OP_RANGE) y->dtype = c->inputs[0].dtype;
+  for (uint32_t i = 1; i < c->n_outputs; i++) { /* MaxPool's, TopK's indices; Split */
+    c->outputs[i].dtype = c->op == DML_OP_SPLIT ? in0 : DML_DTYPE_I64;
+    c->outputs[i].rank = DML_RANK_UNKNOWN;
+  }
   if (!y->dtype)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, info->name,
                            "cannot tell the output's dtype (Cast needs `to`, an ONNX "
@@ -809,7 +832,25 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
     case DML_OP_MATMUL: DML_RETURN_IF_ERROR(eager_matmul(c, o, &r)); break;
     case DML_OP_GEMM: DML_RETURN_IF_ERROR(eager_gemm(c, o, &r)); break;
     case DML_OP_CONV: DML_RETURN_IF_ERROR(eager_window(c, 1, o, &r)); break;
+    case DML_OP_MAX_POOL:
     case DML_OP_AVERAGE_POOL: DML_RETURN_IF_ERROR(eager_window(c, 0, o, &r)); break;
+    case DML_OP_SPLIT:
+      if (!dml_cpu_in(c, 1)) { /* equal parts; opset 18: the last one smaller */
+        int64_t axis, n = c->n_outputs;
+        if (x->rank < 1 ||
+            dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+          return dml_cpu_err_shapes(c, "axis out of range");
+        int64_t e = x->dims[axis], part = (e + n - 1) / n;
+        for (uint32_t i = 0; i < c->n_outputs; i++) {
+          dml_tensor_t *t = &c->outputs[i];
+          t->rank = x->rank;
+          memcpy(t->dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+          int64_t left = e - part * (int64_t)i;
+          t->dims[axis] = left < 0 ? 0 : left < part ? left : part;
+        }
+        return DML_OK;
+      }
+      return eager_value_dims(c); /* the split input's sizes */
     case DML_OP_GLOBAL_AVERAGE_POOL:
     case DML_OP_GLOBAL_MAX_POOL:
       if (x->rank < 2) return eager_mismatch(c, "X must be [N, C, ...]");
@@ -859,13 +900,7 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
       if (info->flags & DML_OPF_ELEMENTWISE) {
         DML_RETURN_IF_ERROR(eager_bcast(c, o, &r));
       } else if (dml_cpu_output_dims_reads(c->op, 0) >= 0) {
-        /* the value-dependent rules above, adopting the rank they give */
-        y->rank = DML_RANK_UNKNOWN;
-        DML_RETURN_IF_ERROR(dml_cpu_value_dims(c));
-        if (y->rank == DML_RANK_UNKNOWN)
-          return dml_status_make(DML_STATUS_INVALID_ARGUMENT, info->name,
-                                 "the shape inputs do not give the output's dims");
-        return DML_OK;
+        return eager_value_dims(c);
       } else { /* Softmax, LogSoftmax, Hardmax, Identity: X's shape */
         r = x->rank;
         memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);
@@ -874,5 +909,9 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
   }
   y->rank = r;
   memcpy(y->dims, o, sizeof(int64_t) * (size_t)r);
+  if (c->n_outputs == 2 && c->op == DML_OP_MAX_POOL) { /* Indices: Y's dims */
+    c->outputs[1].rank = r;
+    memcpy(c->outputs[1].dims, o, sizeof(int64_t) * (size_t)r);
+  }
   return DML_OK;
 }

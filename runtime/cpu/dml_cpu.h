@@ -103,20 +103,25 @@ dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *call);
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
 
 /* Eager calls (runtime/dml_tensor.c, a single op on tensors without a
- * package): sets output 0's dtype, rank and dims from the inputs' dtypes and
+ * package): sets the outputs' dtype, rank and dims from the inputs' dtypes and
  * dims (and the values dml_cpu_output_dims_reads() names), the attributes
  * and the op's ONNX shape rule: numpy broadcasting for the elementwise ops
  * (bool for compares, IsNaN, IsInf; Where's and CastLike's input 1, Cast's
  * `to`), numpy matmul, Gemm's transA/transB, the window rule for Conv and
  * AveragePool, ArgMax/ArgMin's axis (i64), Transpose's perm, X's shape for
  * Softmax, LogSoftmax, Hardmax, Identity, and the rules of
- * dml_cpu_output_dims() (reductions, Reshape, Slice, Expand, ...) with the
- * rank they give. The call needs n_outputs 1 and output_capacity set (any
- * values: only read by those rules; pass UINT64_MAX). Errors: UNIMPLEMENTED
+ * dml_cpu_output_dims() (reductions, Reshape, Slice, Expand, TopK, Split,
+ * ...) with the rank they give; MaxPool's window rule; the second outputs
+ * of MaxPool and TopK (indices) are i64; Split without sizes: equal parts
+ * (ONNX Split-18: ceil(extent / outputs), the last smaller). The call
+ * needs n_outputs within the op's arity (at most DML_MAX_EAGER_OUTPUTS)
+ * and output_capacity set, one entry per output (any values: only read by
+ * those rules; pass UINT64_MAX). Errors: UNIMPLEMENTED
  * (op "<Op>") for an op without an eager rule (dml_cpu_eager_supported 0);
  * INVALID_ARGUMENT "shape mismatch" naming both shapes ("lhs [3,4], rhs
  * [5,6]") or every input's; the rules' errors. */
 dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *call);
+#define DML_MAX_EAGER_OUTPUTS 16
 
 /* 1 when dml_cpu_eager_outputs() has a rule for `op` and a CPU kernel
  * exists. */

@@ -722,6 +722,94 @@ static void test_cpu_sizes(void) {
   dml_rt_device_close(d);
 }
 
+/* Ops with several outputs: MaxPool with indices, TopK, Split. */
+static void test_cpu_multi_output(void) {
+  dml_rt_device_t *d = NULL;
+  CHECK_OK(dml_rt_device_open("cpu", &d));
+  float xv[16];
+  for (int i = 0; i < 16; i++) xv[i] = (float)((i * 7) % 16) - 8.0f;
+  xv[5] = NAN;
+  int64_t dx[4] = {1, 1, 4, 4};
+  dml_rt_tensor_t x = from_f(d, DML_DTYPE_F32, 4, dx, xv), y[4];
+  int64_t ks[2] = {2, 2}, st[2] = {2, 2};
+  dml_attr_t pa[2];
+  memset(pa, 0, sizeof pa);
+  pa[0].name = "kernel_shape", pa[0].kind = DML_ATTR_INTS, pa[0].n = 2, pa[0].ints = ks;
+  pa[1].name = "strides", pa[1].kind = DML_ATTR_INTS, pa[1].n = 2, pa[1].ints = st;
+  CHECK_OK(dml_rt_tensor_op("MaxPool", &x, 1, pa, 2, y, 2));
+  dml_rt_tensor_info_t i0, i1;
+  CHECK_OK(dml_rt_tensor_info(y[0], &i0));
+  CHECK_OK(dml_rt_tensor_info(y[1], &i1));
+  CHECK(i0.rank == 4 && i0.dims[2] == 2 && i0.dims[3] == 2 && i0.dtype == DML_DTYPE_F32);
+  CHECK(i1.rank == 4 && i1.dims[2] == 2 && i1.dtype == DML_DTYPE_I64);
+  double mv[4], iv[4];
+  read_d(y[0], mv, 4);
+  read_d(y[1], iv, 4);
+  for (int oh = 0; oh < 2; oh++)
+    for (int ow = 0; ow < 2; ow++) {
+      double m = -INFINITY;
+      int nan = 0;
+      for (int kh = 0; kh < 2; kh++)
+        for (int kw = 0; kw < 2; kw++) {
+          float v = xv[(oh * 2 + kh) * 4 + ow * 2 + kw];
+          nan |= isnan(v);
+          if (v > m) m = v;
+        }
+      double got = mv[oh * 2 + ow];
+      if (!nan) CHECK(got == m);
+      CHECK(iv[oh * 2 + ow] >= 0 && iv[oh * 2 + ow] < 16);
+      if (!nan) CHECK(xv[(int)iv[oh * 2 + ow]] == got);
+    }
+  CHECK_OK(dml_rt_tensor_free(y[0]));
+  CHECK_OK(dml_rt_tensor_free(y[1]));
+  /* TopK k=3 of 16 values (NaN excluded: xv[5] made finite) */
+  xv[5] = 100.0f;
+  int64_t d16 = 16, d1 = 1;
+  float kf = 3;
+  dml_rt_tensor_t v = from_f(d, DML_DTYPE_F32, 1, &d16, xv);
+  dml_rt_tensor_t k = from_f(d, DML_DTYPE_I64, 1, &d1, &kf);
+  dml_rt_tensor_t tk[2] = {v, k};
+  CHECK_OK(dml_rt_tensor_op("TopK", tk, 2, NULL, 0, y, 2));
+  CHECK_OK(dml_rt_tensor_info(y[1], &i1));
+  CHECK(i1.rank == 1 && i1.dims[0] == 3 && i1.dtype == DML_DTYPE_I64);
+  double tv[3], ti[3];
+  read_d(y[0], tv, 3);
+  read_d(y[1], ti, 3);
+  CHECK(tv[0] == 100.0 && ti[0] == 5 && tv[1] == 7.0 && tv[2] == 6.0);
+  CHECK_OK(dml_rt_tensor_free(y[0]));
+  CHECK_OK(dml_rt_tensor_free(y[1]));
+  /* Split [16] into 3 equal-ish parts (6, 6, 4) and by sizes (10, 6) */
+  dml_rt_tensor_t sp[2];
+  CHECK_OK(dml_rt_tensor_op("Split", &v, 1, NULL, 0, y, 3));
+  double part[6];
+  int64_t want_n[3] = {6, 6, 4};
+  for (int i = 0; i < 3; i++) {
+    CHECK_OK(dml_rt_tensor_info(y[i], &i0));
+    CHECK(i0.rank == 1 && i0.dims[0] == want_n[i]);
+    read_d(y[i], part, i0.dims[0]);
+    CHECK(part[0] == xv[6 * i]);
+    CHECK_OK(dml_rt_tensor_free(y[i]));
+  }
+  float sizes[2] = {10, 6};
+  int64_t d2 = 2;
+  sp[0] = v;
+  sp[1] = from_f(d, DML_DTYPE_I64, 1, &d2, sizes);
+  CHECK_OK(dml_rt_tensor_op("Split", sp, 2, NULL, 0, y, 2));
+  CHECK_OK(dml_rt_tensor_info(y[1], &i1));
+  CHECK(i1.dims[0] == 6);
+  read_d(y[1], part, 6);
+  CHECK(part[0] == xv[10] && part[5] == xv[15]);
+  CHECK_OK(dml_rt_tensor_free(y[0]));
+  CHECK_OK(dml_rt_tensor_free(y[1]));
+  CHECK_ERROR(dml_rt_tensor_op("Split", sp, 2, NULL, 0, y, 3),
+              DML_STATUS_INVALID_ARGUMENT, "split has 2 values for 3 outputs");
+  CHECK(dml_rt_device_num_storages(d) == 4); /* x, v, k, sizes: no output left behind */
+  dml_rt_tensor_t fr[] = {x, v, k, sp[1]};
+  for (size_t i = 0; i < 4; i++) CHECK_OK(dml_rt_tensor_free(fr[i]));
+  CHECK(dml_rt_device_bytes(d) == 0);
+  dml_rt_device_close(d);
+}
+
 static void test_cpu_basics(void) {
   dml_rt_device_t *d = NULL;
   CHECK_OK(dml_rt_device_open("cpu", &d));
@@ -796,6 +884,7 @@ int main(void) {
   RUN(test_cpu_basics);
   RUN(test_cpu_ew_ops);
   RUN(test_cpu_sizes);
+  RUN(test_cpu_multi_output);
   RUN(test_cpu_every_elementwise);
   RUN(test_cpu_every_reduction);
   RUN(test_cpu_binary);
