@@ -201,14 +201,16 @@ dml_status_t dml_rt_tensor_free(dml_rt_tensor_t t);
  * reference kernels the compiled CPU path runs (dml_cpu_run), with the
  * scratch dml_cpu_scratch_bytes gives. The ops: every elementwise op, the
  * reductions, ArgMax/ArgMin, MatMul, Gemm, Conv, MaxPool, AveragePool, the
- * global pools, TopK, Split, Softmax, LogSoftmax, Hardmax, Transpose, Identity and the
- * ops whose dims follow from a shape input (Reshape, Slice, Expand, Tile, Pad, Squeeze,
- * Unsqueeze, Resize, Range, ConstantOfShape, OneHot). Errors: NOT_FOUND for an unknown op
- * name; FAILED_PRECONDITION for a stale handle or inputs on different devices;
- * UNIMPLEMENTED for an op without an eager rule, and for every op on a Vulkan tensor in
- * this version ("op Add on vulkan:0 (...): eager ops run on the CPU only; copy with
- * dml_rt_tensor_to_device"), never a silent CPU fallback; INVALID_ARGUMENT "shape
- * mismatch" naming the op and the shapes; the kernel's errors. */
+ * global pools, TopK, Split, Softmax, LogSoftmax, Hardmax, Transpose, Identity, Flatten,
+ * Concat, Gather, GatherElements, ScatterElements, BatchNormalization and
+ * LayerNormalization (Y), InstanceNormalization, LpNormalization, CumSum,
+ * Trilu, ReverseSequence, Size and the ops whose dims follow from a shape input (Reshape,
+ * Slice, Expand, Tile, Pad, Squeeze, Unsqueeze, Resize, Range, ConstantOfShape, OneHot).
+ * Errors: NOT_FOUND for an unknown op name; FAILED_PRECONDITION for a stale handle or
+ * inputs on different devices; UNIMPLEMENTED for an op without an eager rule, and for
+ * every op on a Vulkan tensor in this version ("op Add on vulkan:0 (...): eager ops run
+ * on the CPU only; copy with dml_rt_tensor_to_device"), never a silent CPU fallback;
+ * INVALID_ARGUMENT "shape mismatch" naming the op and the shapes; the kernel's errors. */
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,

@@ -754,7 +754,9 @@ static dml_status_t eager_value_dims(const dml_cpu_call_t *c) {
 int dml_cpu_eager_supported(dml_op_t op) {
   const dml_op_info_t *info = dml_op_info(op);
   if (!info || !dml_cpu_supports(op)) return 0;
-  if (op == DML_OP_MAX_POOL || op == DML_OP_TOP_K || op == DML_OP_SPLIT) return 1;
+  if (op == DML_OP_MAX_POOL || op == DML_OP_TOP_K || op == DML_OP_SPLIT ||
+      op == DML_OP_BATCH_NORMALIZATION || op == DML_OP_LAYER_NORMALIZATION)
+    return 1;
   if (info->max_outputs != 1) return 0;
   if (info->flags & (DML_OPF_ELEMENTWISE | DML_OPF_REDUCTION)) return 1;
   if (dml_cpu_output_dims_reads(op, 0) >= 0) return 1;
@@ -769,7 +771,20 @@ int dml_cpu_eager_supported(dml_op_t op) {
     case DML_OP_LOG_SOFTMAX:
     case DML_OP_HARDMAX:
     case DML_OP_TRANSPOSE:
-    case DML_OP_IDENTITY: return 1;
+    case DML_OP_IDENTITY:
+    case DML_OP_BATCH_NORMALIZATION: /* Y only */
+    case DML_OP_LAYER_NORMALIZATION: /* Y only */
+    case DML_OP_INSTANCE_NORMALIZATION:
+    case DML_OP_LP_NORMALIZATION:
+    case DML_OP_CUM_SUM:
+    case DML_OP_TRILU:
+    case DML_OP_SCATTER_ELEMENTS:
+    case DML_OP_REVERSE_SEQUENCE:
+    case DML_OP_GATHER_ELEMENTS:
+    case DML_OP_CONCAT:
+    case DML_OP_GATHER:
+    case DML_OP_FLATTEN:
+    case DML_OP_SIZE: return 1;
     default: return 0;
   }
 }
@@ -782,9 +797,11 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
                         "no eager shape rule for this op"),
         "eager ops: the elementwise ops, the reductions, ArgMax/ArgMin, MatMul, Gemm, "
         "Conv, MaxPool, AveragePool, the global pools, TopK, Split, Softmax, LogSoftmax, "
-        "Hardmax, Transpose, "
-        "Identity and the ops whose dims follow from a shape input (Reshape, Slice, "
-        "...); compile a graph for the others");
+        "Hardmax, Transpose, Identity, Flatten, Concat, Gather, GatherElements, "
+        "ScatterElements, BatchNormalization (inference), LayerNormalization, "
+        "InstanceNormalization, LpNormalization, CumSum, Trilu, ReverseSequence, Size "
+        "and the ops whose dims follow from a shape input (Reshape, Slice, ...); "
+        "compile a graph for the others");
   if ((int)c->n_inputs < info->min_inputs ||
       (info->max_inputs >= 0 && (int)c->n_inputs > info->max_inputs) ||
       (int)c->n_outputs < info->min_outputs ||
@@ -817,6 +834,12 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
     default: y->dtype = in0; break;
   }
   if (c->op == DML_OP_RANGE) y->dtype = c->inputs[0].dtype;
+  if (c->n_outputs > 1 && c->op != DML_OP_MAX_POOL && c->op != DML_OP_TOP_K &&
+      c->op != DML_OP_SPLIT)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, info->name,
+                           "eager %s writes its first output only (asked for %u)",
+                           info->name, c->n_outputs);
+  if (c->op == DML_OP_SIZE) y->dtype = DML_DTYPE_I64;
   for (uint32_t i = 1; i < c->n_outputs; i++) { /* MaxPool's, TopK's indices; Split */
     c->outputs[i].dtype = c->op == DML_OP_SPLIT ? in0 : DML_DTYPE_I64;
     c->outputs[i].rank = DML_RANK_UNKNOWN;
@@ -874,6 +897,50 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
       }
       break;
     }
+    case DML_OP_SIZE: r = 0; break;
+    case DML_OP_GATHER_ELEMENTS: /* the indices' shape */
+      r = c->inputs[1].rank;
+      memcpy(o, c->inputs[1].dims, sizeof(int64_t) * (size_t)r);
+      break;
+    case DML_OP_FLATTEN: {
+      int64_t axis = dml_cpu_get_int(c, "axis", 1);
+      if (axis < 0) axis += x->rank;
+      if (axis < 0 || axis > x->rank) return dml_cpu_err_shapes(c, "axis out of range");
+      o[0] = o[1] = 1;
+      for (int32_t d = 0; d < x->rank; d++) o[d < axis ? 0 : 1] *= x->dims[d];
+      r = 2;
+      break;
+    }
+    case DML_OP_CONCAT: {
+      int64_t axis;
+      if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+        return dml_cpu_err_shapes(c, "axis out of range");
+      r = x->rank;
+      memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);
+      o[axis] = 0;
+      for (uint32_t i = 0; i < c->n_inputs; i++) {
+        const dml_tensor_t *t = &c->inputs[i];
+        int ok = t->rank == r && t->dtype == x->dtype;
+        for (int32_t d = 0; ok && d < r; d++) ok = d == axis || t->dims[d] == x->dims[d];
+        if (!ok)
+          return eager_mismatch(c, "input %u differs from input 0 off axis %lld", i,
+                                (long long)axis);
+        o[axis] += t->dims[axis];
+      }
+      break;
+    }
+    case DML_OP_GATHER: {
+      const dml_tensor_t *ind = &c->inputs[1];
+      int64_t axis;
+      if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+        return dml_cpu_err_shapes(c, "axis out of range");
+      if (x->rank - 1 + ind->rank > DML_MAX_RANK)
+        return eager_mismatch(c, "the output's rank exceeds %d", DML_MAX_RANK);
+      for (int32_t d = 0; d < axis; d++) o[r++] = x->dims[d];
+      for (int32_t d = 0; d < ind->rank; d++) o[r++] = ind->dims[d];
+      for (int32_t d = (int32_t)axis + 1; d < x->rank; d++) o[r++] = x->dims[d];
+      break;
+    }
     case DML_OP_ARG_MAX:
     case DML_OP_ARG_MIN: {
       int64_t axis;
@@ -901,7 +968,8 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
         DML_RETURN_IF_ERROR(eager_bcast(c, o, &r));
       } else if (dml_cpu_output_dims_reads(c->op, 0) >= 0) {
         return eager_value_dims(c);
-      } else { /* Softmax, LogSoftmax, Hardmax, Identity: X's shape */
+      } else { /* Softmax, LogSoftmax, Hardmax, Identity, the norms, CumSum, Trilu,
+                * ScatterElements, ReverseSequence: X's shape */
         r = x->rank;
         memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);
       }

@@ -108,8 +108,11 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
  * and the op's ONNX shape rule: numpy broadcasting for the elementwise ops
  * (bool for compares, IsNaN, IsInf; Where's and CastLike's input 1, Cast's
  * `to`), numpy matmul, Gemm's transA/transB, the window rule for Conv and
- * AveragePool, ArgMax/ArgMin's axis (i64), Transpose's perm, X's shape for
- * Softmax, LogSoftmax, Hardmax, Identity, and the rules of
+ * AveragePool, ArgMax/ArgMin's axis (i64), Transpose's perm, Concat,
+ * Gather, GatherElements (the indices' shape), Flatten, Size (i64 []), X's
+ * shape for Softmax, LogSoftmax, Hardmax, Identity, the norms
+ * (BatchNormalization, LayerNormalization: Y only), CumSum, Trilu,
+ * ScatterElements, ReverseSequence, and the rules of
  * dml_cpu_output_dims() (reductions, Reshape, Slice, Expand, TopK, Split,
  * ...) with the rank they give; MaxPool's window rule; the second outputs
  * of MaxPool and TopK (indices) are i64; Split without sizes: equal parts
@@ -117,7 +120,8 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
  * needs n_outputs within the op's arity (at most DML_MAX_EAGER_OUTPUTS)
  * and output_capacity set, one entry per output (any values: only read by
  * those rules; pass UINT64_MAX). Errors: UNIMPLEMENTED
- * (op "<Op>") for an op without an eager rule (dml_cpu_eager_supported 0);
+ * (op "<Op>") for an op without an eager rule (dml_cpu_eager_supported 0)
+ * or for outputs past the first of ops other than MaxPool, TopK, Split;
  * INVALID_ARGUMENT "shape mismatch" naming both shapes ("lhs [3,4], rhs
  * [5,6]") or every input's; the rules' errors. */
 dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *call);

@@ -40,6 +40,23 @@ def main():
                            helper.make_node("ReduceSum", ["X", "axes"], ["Y"], keepdims=0),
                            [vi("X", [3, 16])], [vi("Y", [3])],
                            [numpy_helper.from_array(np.array([1], np.int64), "axes")]),
+        "concat": model("concat", helper.make_node("Concat", ["A", "B"], ["Y"], axis=1),
+                        [vi("A", [2, 3]), vi("B", [2, 5])], [vi("Y", [2, 8])]),
+        "gather": model("gather", helper.make_node("Gather", ["X", "I"], ["Y"], axis=1),
+                        [vi("X", [4, 5]),
+                         helper.make_tensor_value_info("I", TensorProto.INT64, [2, 3])],
+                        [vi("Y", [4, 2, 3])]),
+        "flatten": model("flatten", helper.make_node("Flatten", ["X"], ["Y"], axis=2),
+                         [vi("X", [2, 3, 4])], [vi("Y", [6, 4])]),
+        "layernorm": model("layernorm",
+                           helper.make_node("LayerNormalization", ["X", "S", "B"], ["Y"],
+                                            axis=-1, epsilon=1e-5),
+                           [vi("X", [3, 8]), vi("S", [8]), vi("B", [8])], [vi("Y", [3, 8])]),
+        "batchnorm": model("batchnorm",
+                           helper.make_node("BatchNormalization",
+                                            ["X", "S", "B", "M", "V"], ["Y"], epsilon=1e-5),
+                           [vi("X", [2, 3, 4]), vi("S", [3]), vi("B", [3]), vi("M", [3]),
+                            vi("V", [3])], [vi("Y", [2, 3, 4])]),
     }
     for k, m in ms.items():
         onnx.save(m, os.path.join(out, k + ".onnx"))
