@@ -3,6 +3,7 @@
  * (runtime/dml_tensor.h, docs/tensor.md):
  *
  *   eager_bench [--pkg MATMUL.dmlpkg] [--runs N] [--threads N] [--n N]
+ *               [--device vulkan[:N]]
  *
  *   add:    dml_rt_tensor_op("Add") on two f32 [16] tensors plus the free of
  *           its output, per op (µs), next to the kernel alone (dml_cpu_run
@@ -13,6 +14,10 @@
  *           package of the one-MatMul model (bench/make_eager_models.py,
  *           inputs A and B) run by a dml_rt session: set_input of A and B
  *           + run, and run alone (ms).
+ *   device: with --device, the device tensors' costs there: a small
+ *           tensor's zeros + free, a 1 MiB upload (from_host), download
+ *           (to_host) and copy on the device (to_device), each with the
+ *           free of what it made (µs).
  *
  * Each figure is the median over `runs` (>= 5) rounds; the kinds are
  * interleaved within every round so machine load hits them alike. Prints
@@ -67,7 +72,7 @@ static void load(const char *when) {
   } while (0)
 
 int main(int argc, char **argv) {
-  const char *pkg = NULL;
+  const char *pkg = NULL, *device = NULL;
   int runs = 7, threads = 1;
   int64_t n = 1024;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -77,12 +82,14 @@ int main(int argc, char **argv) {
       runs = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads"))
       threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--device"))
+      device = argv[i + 1];
     else if (!strcmp(argv[i], "--n"))
       n = atoll(argv[i + 1]);
     else {
       fprintf(stderr,
               "usage: eager_bench [--pkg MATMUL.dmlpkg] [--runs N] [--threads N] "
-              "[--n N]\n");
+              "[--n N] [--device vulkan[:N]]\n");
       return 2;
     }
   }
@@ -177,6 +184,50 @@ int main(int argc, char **argv) {
         p, pr, 2.0 * (double)n * (double)n * (double)n / (pr * 1e6));
     dml_rt_session_release(sess);
     dml_rt_model_release(model);
+  }
+  if (device) {
+    dml_rt_device_t *dev;
+    TRY(dml_rt_device_open(device, &dev));
+    int64_t mib = 1 << 18; /* f32: 1 MiB */
+    float *hb = (float *)calloc((size_t)mib, 4);
+    dml_tensor_t th = {DML_DTYPE_F32, 1, {mib}, hb};
+    dml_rt_tensor_t g, g2;
+    TRY(dml_rt_tensor_from_host(dev, &th, &g));
+    const int it = 50;
+    double t_z[64], t_up[64], t_down[64], t_copy[64];
+    for (int r = 0; r < runs + 1; r++) {
+      double t0 = now_s();
+      for (int i = 0; i < it; i++) {
+        TRY(dml_rt_tensor_zeros(dev, DML_DTYPE_F32, 1, &d16, &g2));
+        TRY(dml_rt_tensor_free(g2));
+      }
+      double t1 = now_s();
+      for (int i = 0; i < it; i++) {
+        TRY(dml_rt_tensor_from_host(dev, &th, &g2));
+        TRY(dml_rt_tensor_free(g2));
+      }
+      double t2 = now_s();
+      for (int i = 0; i < it; i++) TRY(dml_rt_tensor_to_host(g, &th));
+      double t3 = now_s();
+      for (int i = 0; i < it; i++) {
+        TRY(dml_rt_tensor_to_device(g, dev, &g2));
+        TRY(dml_rt_tensor_free(g2));
+      }
+      double t4 = now_s();
+      if (r == 0) continue;
+      t_z[r - 1] = (t1 - t0) / it * 1e6;
+      t_up[r - 1] = (t2 - t1) / it * 1e6;
+      t_down[r - 1] = (t3 - t2) / it * 1e6;
+      t_copy[r - 1] = (t4 - t3) / it * 1e6;
+    }
+    printf(
+        "%s: zeros f32[16] + free %.1f us; 1 MiB upload + free %.1f us, download %.1f "
+        "us, copy on the device + free %.1f us\n",
+        dml_rt_device_name(dev), median(t_z, runs), median(t_up, runs),
+        median(t_down, runs), median(t_copy, runs));
+    TRY(dml_rt_tensor_free(g));
+    free(hb);
+    dml_rt_device_close(dev);
   }
   load("after");
   free(hma);
