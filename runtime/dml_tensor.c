@@ -24,6 +24,7 @@
 
 #include "dml_cpu.h"
 #include "dml_ops.h"
+#include "dml_rt.h"
 #include "rt_backend.h"
 
 #ifndef DML_RT_HAVE_VULKAN
@@ -958,4 +959,30 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     s = run_host(dev, id, in, n_inputs, attrs, n_attrs, NULL, 0, outputs, n_outputs);
   for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
   return s;
+}
+
+/* ---- sessions ---- */
+
+dml_status_t dml_rt_session_set_input_tensor(dml_rt_session_t *s, uint32_t index,
+                                             dml_rt_tensor_t t) {
+  const char *op = "tensor.session_set_input";
+  slot_t *x = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &x));
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = x->dtype;
+  h.rank = x->rank;
+  memcpy(h.dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  int owned = 0;
+  DML_RETURN_IF_ERROR(host_dense(x, op, &h.data, &owned));
+  dml_status_t e = dml_rt_session_set_input(s, index, &h);
+  if (owned) free(h.data);
+  return e;
+}
+
+dml_status_t dml_rt_session_get_output_tensor(dml_rt_session_t *s, uint32_t index,
+                                              dml_rt_device_t *d, dml_rt_tensor_t *out) {
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_session_get_output(s, index, &y));
+  return make(d, y.dtype, y.rank, y.dims, y.data, "tensor.session_get_output", out);
 }

@@ -216,6 +216,22 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,
                               uint32_t n_outputs);
 
+/* ---- sessions (dml_rt.h) ---- */
+
+struct dml_rt_session;
+
+/* Binds tensor t as input `index` of session s (dml_rt_session_set_input's
+ * checks and errors): a contiguous CPU tensor is read in place (one copy,
+ * into the session's arena, as for any input); a view or a device tensor
+ * goes through a dense host copy first. */
+dml_status_t dml_rt_session_set_input_tensor(struct dml_rt_session *s, uint32_t index,
+                                             dml_rt_tensor_t t);
+
+/* A new tensor on device d holding a copy of output `index` of the
+ * session's last run (dml_rt_session_get_output's errors). */
+dml_status_t dml_rt_session_get_output_tensor(struct dml_rt_session *s, uint32_t index,
+                                              dml_rt_device_t *d, dml_rt_tensor_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -201,9 +201,60 @@ static void test_shape_ops_norms(void) {
   check_model("batchnorm", "BatchNormalization", &la[1], 1, n, 5);
 }
 
+/* A session fed eager tensors (a contiguous one, a transposed view) and
+ * read back into one. */
+static void test_session_tensors(void) {
+  char path[1400];
+  size_t len = 0;
+  uint8_t *bytes = read_all(
+      dml_test_path("DMLC_SOURCE_DIR", "tests/tensor/matmul.onnx", path, sizeof path),
+      &len);
+  CHECK(bytes != NULL);
+  if (!bytes) return;
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.targets = "cpu";
+  void *pkg = NULL;
+  size_t n = 0;
+  CHECK_OK(dml_compile_onnx_memory(bytes, len, NULL, "matmul", &o, &pkg, &n, NULL));
+  free(bytes);
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *s = NULL;
+  CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
+  free(pkg);
+  CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  dml_rt_device_t *cpu = NULL;
+  CHECK_OK(dml_rt_device_open("cpu", &cpu));
+  int64_t da[3] = {2, 3, 5}, dbt[2] = {4, 5}, perm[2] = {1, 0};
+  dml_rt_tensor_t a, bt, b, y, ye, in[2];
+  CHECK_OK(dml_rt_tensor_random_normal(cpu, DML_DTYPE_F32, 3, da, 0, 1, 5, &a));
+  CHECK_OK(dml_rt_tensor_random_normal(cpu, DML_DTYPE_F32, 2, dbt, 0, 1, 6, &bt));
+  CHECK_OK(dml_rt_tensor_transpose(bt, perm, &b)); /* [5,4], a view */
+  CHECK_OK(dml_rt_session_set_input_tensor(s, 0, a));
+  CHECK_OK(dml_rt_session_set_input_tensor(s, 1, b));
+  CHECK_OK(dml_rt_session_run(s));
+  CHECK_OK(dml_rt_session_get_output_tensor(s, 0, cpu, &y));
+  in[0] = a, in[1] = b;
+  CHECK_OK(dml_rt_tensor_op("MatMul", in, 2, NULL, 0, &ye, 1));
+  float g1[24], g2[24];
+  dml_tensor_t h1 = {DML_DTYPE_F32, 3, {2, 3, 4}, g1}, h2 = h1;
+  h2.data = g2;
+  CHECK_OK(dml_rt_tensor_to_host(y, &h1));
+  CHECK_OK(dml_rt_tensor_to_host(ye, &h2));
+  CHECK(memcmp(g1, g2, sizeof g1) == 0);
+  CHECK_ERROR(dml_rt_session_set_input_tensor(s, 1, a), DML_STATUS_INVALID_ARGUMENT,
+              "input 'B': rank 3");
+  dml_rt_device_close(cpu);
+  CHECK_ERROR(dml_rt_session_set_input_tensor(s, 0, a), DML_STATUS_FAILED_PRECONDITION,
+              "use after free");
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
 int main(void) {
   RUN(test_elementwise);
   RUN(test_matmul_conv_reduce);
   RUN(test_shape_ops_norms);
+  RUN(test_session_tensors);
   return dml_test_finish();
 }
