@@ -816,6 +816,31 @@ static void test_cpu_basics(void) {
   CHECK(!strcmp(dml_rt_device_name(d), "cpu"));
   check_basics(d);
   dml_rt_device_close(d);
+  /* bad shapes; sizes past memory */
+  CHECK_OK(dml_rt_device_open("cpu", &d));
+  int64_t neg[2] = {2, -1}, huge[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
+  dml_rt_tensor_t t, t2;
+  CHECK_ERROR(dml_rt_tensor_zeros(d, DML_DTYPE_F32, 2, neg, &t),
+              DML_STATUS_INVALID_ARGUMENT, "negative dim 1 in [2,-1]");
+  CHECK_ERROR(dml_rt_tensor_empty(d, DML_DTYPE_F32, 2, huge, &t),
+              DML_STATUS_RESOURCE_EXHAUSTED, "size overflows");
+  CHECK_ERROR(dml_rt_tensor_empty(d, DML_DTYPE_INVALID, 0, NULL, &t),
+              DML_STATUS_INVALID_ARGUMENT, "invalid dtype");
+  CHECK_ERROR(dml_rt_tensor_info(DML_RT_TENSOR_NONE, NULL), DML_STATUS_INVALID_ARGUMENT,
+              "zero handle");
+  /* closing a device frees its live tensors: their handles go stale */
+  int64_t d8 = 8;
+  CHECK_OK(dml_rt_tensor_ones(d, DML_DTYPE_F32, 1, &d8, &t));
+  CHECK_ERROR(dml_rt_tensor_reshape(t, 0, NULL, &t2), DML_STATUS_INVALID_ARGUMENT,
+              "tensor [8] (8 elements), new shape []");
+  CHECK_OK(dml_rt_tensor_transpose(t, NULL, &t2)); /* a view, alive at close */
+  CHECK(dml_rt_device_bytes(d) == 32);
+  dml_rt_device_close(d);
+  dml_rt_tensor_info_t info;
+  CHECK_ERROR(dml_rt_tensor_info(t, &info), DML_STATUS_FAILED_PRECONDITION,
+              "use after free");
+  CHECK_ERROR(dml_rt_tensor_release(t2), DML_STATUS_FAILED_PRECONDITION,
+              "use after free");
   CHECK_ERROR(dml_rt_device_open("tpu", &d), DML_STATUS_UNIMPLEMENTED, "no such device");
   CHECK_ERROR(dml_rt_device_open("vulkan:x", &d), DML_STATUS_INVALID_ARGUMENT,
               "must be a number");
