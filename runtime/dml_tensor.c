@@ -350,14 +350,11 @@ dml_status_t dml_rt_device_open(const char *name, dml_rt_device_t **out) {
   if (name && strcmp(name, "cpu") && !vk && !cu)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
                            "device '%s' is not available: no such device (devices: cpu, "
-                           "vulkan, vulkan:N)",
+                           "vulkan, vulkan:N, cuda, cuda:N)",
                            name);
-  if (cu)
-    return dml_status_detail(
-        dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
-                        "device tensors on '%s' are not implemented yet", name),
-        "eager tensors run on cpu and vulkan[:N] in this version (issue 21)");
-  const dml_rt_devmem_t *mem = vk ? dml_rt_vulkan_devmem() : NULL;
+  const dml_rt_devmem_t *mem = vk   ? dml_rt_vulkan_devmem()
+                               : cu ? dml_rt_cuda_devmem()
+                                    : NULL;
   if (vk && !mem)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
                            "device '%s' is not available in this build (it was built "

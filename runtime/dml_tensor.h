@@ -16,8 +16,9 @@
  *
  * Devices: "cpu" (host memory), "vulkan" / "vulkan:N" (device-local
  * memory of a VkDevice opened for the tensors; the naming of
- * dml_rt_session_create). "cuda" / "cuda:N" are recognised and refused
- * (UNIMPLEMENTED) in this version. dml_rt_device_bytes() reports the bytes
+ * dml_rt_session_create), "cuda" / "cuda:N" (cuMemAlloc'd memory in the
+ * device's primary context; libcuda.so.1 opened at run time). Eager ops run
+ * on CPU tensors only in this version. dml_rt_device_bytes() reports the bytes
  * the device's live tensors hold (views share their base's bytes).
  *
  * Handles: a dml_rt_tensor_t is a value (copy it freely) naming a slot and
@@ -73,11 +74,11 @@ typedef struct dml_rt_tensor {
 
 /* ---- devices ---- */
 
-/* Opens `name`: "cpu" or NULL, "vulkan", "vulkan:N". Errors:
- * INVALID_ARGUMENT for a bad "kind:N"; UNIMPLEMENTED for an unknown kind,
- * for "cuda[:N]" (no device tensors on CUDA yet) and for Vulkan in a build
- * without its headers; the Vulkan backend's NOT_FOUND (no loader, no such
- * device). */
+/* Opens `name`: "cpu" or NULL, "vulkan", "vulkan:N", "cuda", "cuda:N".
+ * Errors: INVALID_ARGUMENT for a bad "kind:N"; UNIMPLEMENTED for an
+ * unknown kind and for Vulkan in a build without its headers; NOT_FOUND
+ * from the backends (no Vulkan loader or device, "no CUDA driver found",
+ * "no CUDA device found", no such index). */
 dml_status_t dml_rt_device_open(const char *name, dml_rt_device_t **out);
 
 /* Frees every tensor still alive on `d` (their handles become stale) and
@@ -208,8 +209,9 @@ dml_status_t dml_rt_tensor_free(dml_rt_tensor_t t);
  * Slice, Expand, Tile, Pad, Squeeze, Unsqueeze, Resize, Range, ConstantOfShape, OneHot).
  * Errors: NOT_FOUND for an unknown op name; FAILED_PRECONDITION for a stale handle or
  * inputs on different devices; UNIMPLEMENTED for an op without an eager rule, and for
- * every op on a Vulkan tensor in this version ("op Add on vulkan:0 (...): eager ops run
- * on the CPU only; copy with dml_rt_tensor_to_device"), never a silent CPU fallback;
+ * every op on a Vulkan or CUDA tensor in this version ("op Add on device vulkan:0
+ * (...): eager ops run on the CPU only in this version; copy the tensors with
+ * dml_rt_tensor_to_device"), never a silent CPU fallback;
  * INVALID_ARGUMENT "shape mismatch" naming the op and the shapes; the kernel's errors. */
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,

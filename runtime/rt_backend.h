@@ -254,6 +254,10 @@ typedef struct dml_rt_devmem {
  * headers. */
 const dml_rt_devmem_t *dml_rt_vulkan_devmem(void);
 
+/* CUDA's device memory for eager tensors (runtime/cuda/rt_cuda.c; in every
+ * build, libcuda.so.1 opened at run time). */
+const dml_rt_devmem_t *dml_rt_cuda_devmem(void);
+
 /* The Vulkan backend; NULL in builds without Vulkan headers. */
 const dml_rt_backend_t *dml_rt_vulkan_backend(void);
 
