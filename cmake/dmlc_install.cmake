@@ -76,7 +76,7 @@ endforeach()
 set_target_properties(dmlc_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(dmlc_runtime_static PROPERTIES EXPORT_NAME runtime_static)
 list(APPEND _dmlc_install_targets dmlc_runtime dmlc_runtime_static)
-set(_dmlc_headers runtime/dml_rt.h runtime/base/dml_dtype.h runtime/base/dml_status.h
+set(_dmlc_headers runtime/dml_rt.h runtime/dml_tensor.h runtime/base/dml_dtype.h runtime/base/dml_status.h
                   runtime/base/dml_types.h runtime/train/dml_trainer.h
                   runtime/train/dml_safetensors.h runtime/serve/dml_serve.h)
 

@@ -230,6 +230,34 @@ void dml_rt_session_backend(const dml_rt_session_t *s,
                             const dml_pkg_function_t **out_fn,
                             const uint8_t **out_weights);
 
+/* Device memory of eager tensors (runtime/dml_tensor.c): a device opened
+ * without a package, buffers on it and synchronous copies. Every call
+ * returns once the device has finished it. Offsets and sizes in bytes.
+ * Errors: open's as a session's (NOT_FOUND for no such device or loader);
+ * RESOURCE_EXHAUSTED (device memory, DMLC_VULKAN_MAX_MEMORY); OUT_OF_RANGE
+ * for a copy past a buffer's end; INTERNAL for other driver errors. */
+typedef struct dml_rt_devmem {
+  const char *name; /* "vulkan" */
+  dml_status_t (*open)(const char *device, void **out_dev);
+  void (*close)(void *dev);              /* after every buffer is freed */
+  const char *(*device_name)(void *dev); /* "vulkan:0 (llvmpipe ..., CPU, ...)" */
+  dml_status_t (*alloc)(void *dev, uint64_t bytes, void **out_buf);
+  void (*free)(void *dev, void *buf); /* the memory is returned at once */
+  dml_status_t (*write)(void *dev, void *buf, uint64_t off, const void *src,
+                        uint64_t bytes);
+  dml_status_t (*read)(void *dev, void *buf, uint64_t off, void *dst, uint64_t bytes);
+  dml_status_t (*copy)(void *dev, void *src, uint64_t src_off, void *dst,
+                       uint64_t dst_off, uint64_t bytes);
+} dml_rt_devmem_t;
+
+/* Vulkan's device memory for eager tensors; NULL in builds without Vulkan
+ * headers. */
+const dml_rt_devmem_t *dml_rt_vulkan_devmem(void);
+
+/* CUDA's device memory for eager tensors (runtime/cuda/rt_cuda.c; in every
+ * build, libcuda.so.1 opened at run time). */
+const dml_rt_devmem_t *dml_rt_cuda_devmem(void);
+
 /* The Vulkan backend; NULL in builds without Vulkan headers. */
 const dml_rt_backend_t *dml_rt_vulkan_backend(void);
 

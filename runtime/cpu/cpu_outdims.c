@@ -13,6 +13,8 @@
  * runs. The kernels then check the dims as for any call.
  */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -57,6 +59,11 @@ static dml_status_t adopt(const dml_cpu_call_t *c, uint32_t o, const int64_t *di
   if (o >= c->n_outputs) return DML_OK;
   dml_tensor_t *y = &c->outputs[o];
   if (y->dtype == DML_DTYPE_INVALID) return DML_OK; /* absent optional output */
+  if (y->rank == DML_RANK_UNKNOWN) { /* an eager call (dml_cpu_eager_outputs) */
+    y->rank = r;
+    memcpy(y->dims, dims, sizeof(int64_t) * (size_t)r);
+    return DML_OK;
+  }
   char got[160];
   dml_dims_str(dims, r, got, sizeof got);
   if (y->rank != r)
@@ -574,4 +581,405 @@ dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
     case DML_OP_REDUCE_SUM_SQUARE: return dims_reduce(c, x);
     default: return DML_OK;
   }
+}
+
+/* ---- eager calls (dml_cpu_eager_outputs) ---- */
+
+/* "op: <Op>, reason: shape mismatch, details: lhs [3,4], rhs [5,6]". */
+static dml_status_t eager_mismatch(const dml_cpu_call_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static dml_status_t eager_mismatch(const dml_cpu_call_t *c, const char *fmt, ...) {
+  char why[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  dml_status_t s =
+      dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(c->op), "shape mismatch");
+  if (c->n_inputs == 2 && c->inputs[0].dtype && c->inputs[1].dtype) {
+    char a[160], b[160];
+    dml_dims_str(c->inputs[0].dims, c->inputs[0].rank, a, sizeof a);
+    dml_dims_str(c->inputs[1].dims, c->inputs[1].rank, b, sizeof b);
+    s = dml_status_detail(s, "lhs %s, rhs %s", a, b);
+  } else {
+    for (uint32_t i = 0; i < c->n_inputs; i++) {
+      char a[160];
+      if (!c->inputs[i].dtype) continue;
+      dml_dims_str(c->inputs[i].dims, c->inputs[i].rank, a, sizeof a);
+      s = dml_status_detail(s, "input %u %s", i, a);
+    }
+  }
+  return why[0] ? dml_status_detail(s, "%s", why) : s;
+}
+
+/* Multidirectional (numpy) broadcast of the present inputs (ONNX
+ * "Broadcasting in ONNX"). */
+static dml_status_t eager_bcast(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  *r = 0;
+  for (uint32_t i = 0; i < c->n_inputs; i++)
+    if (c->inputs[i].dtype && c->inputs[i].rank > *r) *r = c->inputs[i].rank;
+  for (int32_t d = 0; d < *r; d++) o[d] = 1;
+  for (uint32_t i = 0; i < c->n_inputs; i++) {
+    const dml_tensor_t *t = &c->inputs[i];
+    if (!t->dtype) continue;
+    for (int32_t d = 0; d < t->rank; d++) {
+      int64_t v = t->dims[d], *w = &o[*r - t->rank + d];
+      if (v == *w || v == 1) continue;
+      if (*w != 1)
+        return eager_mismatch(c, "dim %d: %lld and %lld do not broadcast",
+                              (int)(*r - t->rank + d), (long long)*w, (long long)v);
+      *w = v;
+    }
+  }
+  return DML_OK;
+}
+
+/* MatMul (numpy matmul: 1-D operands promoted and their dim dropped). */
+static dml_status_t eager_matmul(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *a = &c->inputs[0], *b = &c->inputs[1];
+  if (a->rank < 1 || b->rank < 1) return eager_mismatch(c, "operands must be >= 1-D");
+  int64_t k1 = a->dims[a->rank - 1], k2 = b->dims[b->rank >= 2 ? b->rank - 2 : 0];
+  if (k1 != k2)
+    return eager_mismatch(c, "inner dims %lld and %lld differ", (long long)k1,
+                          (long long)k2);
+  int32_t ba = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
+  int32_t rb = ba > bb ? ba : bb;
+  for (int32_t d = 0; d < rb; d++) {
+    int64_t x = d - (rb - ba) >= 0 ? a->dims[d - (rb - ba)] : 1;
+    int64_t y = d - (rb - bb) >= 0 ? b->dims[d - (rb - bb)] : 1;
+    if (x != y && x != 1 && y != 1)
+      return eager_mismatch(c, "batch dim %d: %lld and %lld do not broadcast", (int)d,
+                            (long long)x, (long long)y);
+    o[d] = x == 1 ? y : x;
+  }
+  *r = rb;
+  if (a->rank >= 2) o[(*r)++] = a->dims[a->rank - 2];
+  if (b->rank >= 2) o[(*r)++] = b->dims[b->rank - 1];
+  return DML_OK;
+}
+
+static dml_status_t eager_gemm(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *a = &c->inputs[0], *b = &c->inputs[1];
+  if (a->rank != 2 || b->rank != 2) return eager_mismatch(c, "A and B must be 2-D");
+  int ta = dml_cpu_get_int(c, "transA", 0) != 0,
+      tb = dml_cpu_get_int(c, "transB", 0) != 0;
+  int64_t k1 = a->dims[ta ? 0 : 1], k2 = b->dims[tb ? 1 : 0];
+  if (k1 != k2)
+    return eager_mismatch(c, "inner dims %lld and %lld differ (transA %d, transB %d)",
+                          (long long)k1, (long long)k2, ta, tb);
+  o[0] = a->dims[ta ? 1 : 0];
+  o[1] = b->dims[tb ? 0 : 1];
+  *r = 2;
+  return DML_OK;
+}
+
+/* Conv and the pools: [N, C or M, spatial...], each spatial extent by the
+ * window rule of the ONNX spec (Conv-11, MaxPool-12, AveragePool-19):
+ * NOTSET floor((in + pads - eff_kernel) / stride) + 1 (ceil_mode: ceil),
+ * VALID likewise without pads, SAME_* ceil(in / stride); the kernels check
+ * the same extents (cpu_conv.c, cpu_pool.c). */
+static dml_status_t eager_window(const dml_cpu_call_t *c, int conv, int64_t *o,
+                                 int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0], *w = conv ? &c->inputs[1] : NULL;
+  if (x->rank < 3 || (w && w->rank != x->rank))
+    return eager_mismatch(c, "X%s must be [N, C, spatial...] of the same rank >= 3",
+                          w ? " and W" : "");
+  int32_t sp = x->rank - 2;
+  size_t nks, ns, nd, np;
+  const int64_t *ks = dml_cpu_get_ints(c, "kernel_shape", &nks);
+  const int64_t *st = dml_cpu_get_ints(c, "strides", &ns);
+  const int64_t *dl = dml_cpu_get_ints(c, "dilations", &nd);
+  const int64_t *pads = dml_cpu_get_ints(c, "pads", &np);
+  if ((!ks && !w) || (ks && nks != (size_t)sp) || (st && ns != (size_t)sp) ||
+      (dl && nd != (size_t)sp) || (pads && np != 2 * (size_t)sp))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "kernel_shape/strides/dilations/pads have the wrong length for "
+                         "%d spatial dims",
+                         (int)sp);
+  const char *ap = dml_cpu_get_string(c, "auto_pad", "NOTSET");
+  int same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+  int valid = !strcmp(ap, "VALID"), ceil_mode = dml_cpu_get_int(c, "ceil_mode", 0) != 0;
+  if (!same && !valid && strcmp(ap, "NOTSET"))
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "auto_pad '%s' is not supported",
+                         ap);
+  o[0] = x->dims[0];
+  o[1] = x->dims[1];
+  if (w) {
+    int64_t g = dml_cpu_get_int(c, "group", 1);
+    if (g < 1 || x->dims[1] % g || w->dims[1] * g != x->dims[1])
+      return eager_mismatch(c,
+                            "W [M, C/group, ...] does not match X's %lld channels "
+                            "with group %lld",
+                            (long long)x->dims[1], (long long)g);
+    o[1] = w->dims[0];
+  }
+  for (int32_t i = 0; i < sp; i++) {
+    int64_t k = w ? w->dims[2 + i] : ks[i], s = st ? st[i] : 1, d = dl ? dl[i] : 1;
+    if (k < 1 || s < 1 || d < 1)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "kernel, strides and dilations must be >= 1");
+    int64_t in = x->dims[2 + i], ek = (k - 1) * d + 1;
+    int64_t span = in - ek + (valid || same || !pads ? 0 : pads[i] + pads[sp + i]);
+    if (same)
+      o[2 + i] = (in + s - 1) / s;
+    else if (span < 0)
+      return eager_mismatch(c,
+                            "spatial dim %d: the window (%lld) is larger than the "
+                            "padded input",
+                            (int)i, (long long)ek);
+    else
+      o[2 + i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  }
+  *r = x->rank;
+  return DML_OK;
+}
+
+static dml_dtype_t dtype_of_onnx(int64_t code) {
+  for (int dt = 1; dt < DML_DTYPE_COUNT_; dt++)
+    if (dml_dtype_onnx_code((dml_dtype_t)dt) == code) return (dml_dtype_t)dt;
+  return DML_DTYPE_INVALID;
+}
+
+/* The value-dependent rules above, adopting the rank they give. */
+static dml_status_t eager_value_dims(const dml_cpu_call_t *c) {
+  for (uint32_t i = 0; i < c->n_outputs; i++) c->outputs[i].rank = DML_RANK_UNKNOWN;
+  DML_RETURN_IF_ERROR(dml_cpu_value_dims(c));
+  for (uint32_t i = 0; i < c->n_outputs; i++)
+    if (c->outputs[i].rank == DML_RANK_UNKNOWN)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(c->op),
+                             "the shape inputs do not give output %u's dims", i);
+  return DML_OK;
+}
+
+int dml_cpu_eager_supported(dml_op_t op) {
+  const dml_op_info_t *info = dml_op_info(op);
+  if (!info || !dml_cpu_supports(op)) return 0;
+  if (op == DML_OP_MAX_POOL || op == DML_OP_TOP_K || op == DML_OP_SPLIT ||
+      op == DML_OP_BATCH_NORMALIZATION || op == DML_OP_LAYER_NORMALIZATION)
+    return 1;
+  if (info->max_outputs != 1) return 0;
+  if (info->flags & (DML_OPF_ELEMENTWISE | DML_OPF_REDUCTION)) return 1;
+  if (dml_cpu_output_dims_reads(op, 0) >= 0) return 1;
+  switch (op) {
+    case DML_OP_MATMUL:
+    case DML_OP_GEMM:
+    case DML_OP_CONV:
+    case DML_OP_AVERAGE_POOL:
+    case DML_OP_GLOBAL_AVERAGE_POOL:
+    case DML_OP_GLOBAL_MAX_POOL:
+    case DML_OP_SOFTMAX:
+    case DML_OP_LOG_SOFTMAX:
+    case DML_OP_HARDMAX:
+    case DML_OP_TRANSPOSE:
+    case DML_OP_IDENTITY:
+    case DML_OP_BATCH_NORMALIZATION: /* Y only */
+    case DML_OP_LAYER_NORMALIZATION: /* Y only */
+    case DML_OP_INSTANCE_NORMALIZATION:
+    case DML_OP_LP_NORMALIZATION:
+    case DML_OP_CUM_SUM:
+    case DML_OP_TRILU:
+    case DML_OP_SCATTER_ELEMENTS:
+    case DML_OP_REVERSE_SEQUENCE:
+    case DML_OP_GATHER_ELEMENTS:
+    case DML_OP_CONCAT:
+    case DML_OP_GATHER:
+    case DML_OP_FLATTEN:
+    case DML_OP_SIZE: return 1;
+    default: return 0;
+  }
+}
+
+dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
+  const dml_op_info_t *info = dml_op_info(c->op);
+  if (!dml_cpu_eager_supported(c->op))
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, info ? info->name : "eager",
+                        "no eager shape rule for this op"),
+        "eager ops: the elementwise ops, the reductions, ArgMax/ArgMin, MatMul, Gemm, "
+        "Conv, MaxPool, AveragePool, the global pools, TopK, Split, Softmax, LogSoftmax, "
+        "Hardmax, Transpose, Identity, Flatten, Concat, Gather, GatherElements, "
+        "ScatterElements, BatchNormalization (inference), LayerNormalization, "
+        "InstanceNormalization, LpNormalization, CumSum, Trilu, ReverseSequence, Size "
+        "and the ops whose dims follow from a shape input (Reshape, Slice, ...); "
+        "compile a graph for the others");
+  if ((int)c->n_inputs < info->min_inputs ||
+      (info->max_inputs >= 0 && (int)c->n_inputs > info->max_inputs) ||
+      (int)c->n_outputs < info->min_outputs ||
+      (info->max_outputs >= 0 && (int)c->n_outputs > info->max_outputs) ||
+      c->n_outputs > DML_MAX_EAGER_OUTPUTS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, info->name,
+                           "takes %d to %d inputs and %d to %d outputs (-1: any), got %u "
+                           "and %u",
+                           info->min_inputs, info->max_inputs, info->min_outputs,
+                           info->max_outputs, c->n_inputs, c->n_outputs);
+  for (int i = 0; i < info->min_inputs; i++)
+    if (!c->inputs[i].dtype)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, info->name,
+                             "input %d is required", i);
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t in0 = c->n_inputs ? c->inputs[0].dtype : DML_DTYPE_INVALID;
+  switch (c->op) {
+    case DML_OP_EQUAL:
+    case DML_OP_LESS:
+    case DML_OP_LESS_OR_EQUAL:
+    case DML_OP_GREATER:
+    case DML_OP_GREATER_OR_EQUAL:
+    case DML_OP_IS_NAN:
+    case DML_OP_IS_INF: y->dtype = DML_DTYPE_BOOL; break;
+    case DML_OP_WHERE:
+    case DML_OP_CAST_LIKE: y->dtype = c->inputs[1].dtype; break;
+    case DML_OP_CAST: y->dtype = dtype_of_onnx(dml_cpu_get_int(c, "to", 0)); break;
+    case DML_OP_ARG_MAX:
+    case DML_OP_ARG_MIN: y->dtype = DML_DTYPE_I64; break;
+    default: y->dtype = in0; break;
+  }
+  if (c->op == DML_OP_RANGE) y->dtype = c->inputs[0].dtype;
+  if (c->n_outputs > 1 && c->op != DML_OP_MAX_POOL && c->op != DML_OP_TOP_K &&
+      c->op != DML_OP_SPLIT)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, info->name,
+                           "eager %s writes its first output only (asked for %u)",
+                           info->name, c->n_outputs);
+  if (c->op == DML_OP_SIZE) y->dtype = DML_DTYPE_I64;
+  for (uint32_t i = 1; i < c->n_outputs; i++) { /* MaxPool's, TopK's indices; Split */
+    c->outputs[i].dtype = c->op == DML_OP_SPLIT ? in0 : DML_DTYPE_I64;
+    c->outputs[i].rank = DML_RANK_UNKNOWN;
+  }
+  if (!y->dtype)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, info->name,
+                           "cannot tell the output's dtype (Cast needs `to`, an ONNX "
+                           "TensorProto.DataType code)");
+  int64_t o[DML_MAX_RANK];
+  int32_t r = 0;
+  const dml_tensor_t *x = c->n_inputs ? &c->inputs[0] : NULL;
+  switch (c->op) {
+    case DML_OP_MATMUL: DML_RETURN_IF_ERROR(eager_matmul(c, o, &r)); break;
+    case DML_OP_GEMM: DML_RETURN_IF_ERROR(eager_gemm(c, o, &r)); break;
+    case DML_OP_CONV: DML_RETURN_IF_ERROR(eager_window(c, 1, o, &r)); break;
+    case DML_OP_MAX_POOL:
+    case DML_OP_AVERAGE_POOL: DML_RETURN_IF_ERROR(eager_window(c, 0, o, &r)); break;
+    case DML_OP_SPLIT:
+      if (!dml_cpu_in(c, 1)) { /* equal parts; opset 18: the last one smaller */
+        int64_t axis, n = c->n_outputs;
+        if (x->rank < 1 ||
+            dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+          return dml_cpu_err_shapes(c, "axis out of range");
+        int64_t e = x->dims[axis], part = (e + n - 1) / n;
+        for (uint32_t i = 0; i < c->n_outputs; i++) {
+          dml_tensor_t *t = &c->outputs[i];
+          t->rank = x->rank;
+          memcpy(t->dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+          int64_t left = e - part * (int64_t)i;
+          t->dims[axis] = left < 0 ? 0 : left < part ? left : part;
+        }
+        return DML_OK;
+      }
+      return eager_value_dims(c); /* the split input's sizes */
+    case DML_OP_GLOBAL_AVERAGE_POOL:
+    case DML_OP_GLOBAL_MAX_POOL:
+      if (x->rank < 2) return eager_mismatch(c, "X must be [N, C, ...]");
+      r = x->rank;
+      for (int32_t d = 0; d < r; d++) o[d] = d < 2 ? x->dims[d] : 1;
+      break;
+    case DML_OP_TRANSPOSE: {
+      size_t np;
+      const int64_t *perm = dml_cpu_get_ints(c, "perm", &np);
+      int seen[DML_MAX_RANK] = {0};
+      if (perm && np != (size_t)x->rank)
+        return eager_mismatch(c, "perm has %zu values for rank %d", np, (int)x->rank);
+      r = x->rank;
+      for (int32_t d = 0; d < r; d++) {
+        int64_t p = perm ? perm[d] : r - 1 - d;
+        if (p < 0 || p >= r || seen[p])
+          return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                               "perm is not a permutation of 0..%d", (int)r - 1);
+        seen[p] = 1;
+        o[d] = x->dims[p];
+      }
+      break;
+    }
+    case DML_OP_SIZE: r = 0; break;
+    case DML_OP_GATHER_ELEMENTS: /* the indices' shape */
+      r = c->inputs[1].rank;
+      memcpy(o, c->inputs[1].dims, sizeof(int64_t) * (size_t)r);
+      break;
+    case DML_OP_FLATTEN: {
+      int64_t axis = dml_cpu_get_int(c, "axis", 1);
+      if (axis < 0) axis += x->rank;
+      if (axis < 0 || axis > x->rank) return dml_cpu_err_shapes(c, "axis out of range");
+      o[0] = o[1] = 1;
+      for (int32_t d = 0; d < x->rank; d++) o[d < axis ? 0 : 1] *= x->dims[d];
+      r = 2;
+      break;
+    }
+    case DML_OP_CONCAT: {
+      int64_t axis;
+      if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+        return dml_cpu_err_shapes(c, "axis out of range");
+      r = x->rank;
+      memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);
+      o[axis] = 0;
+      for (uint32_t i = 0; i < c->n_inputs; i++) {
+        const dml_tensor_t *t = &c->inputs[i];
+        int ok = t->rank == r && t->dtype == x->dtype;
+        for (int32_t d = 0; ok && d < r; d++) ok = d == axis || t->dims[d] == x->dims[d];
+        if (!ok)
+          return eager_mismatch(c, "input %u differs from input 0 off axis %lld", i,
+                                (long long)axis);
+        o[axis] += t->dims[axis];
+      }
+      break;
+    }
+    case DML_OP_GATHER: {
+      const dml_tensor_t *ind = &c->inputs[1];
+      int64_t axis;
+      if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+        return dml_cpu_err_shapes(c, "axis out of range");
+      if (x->rank - 1 + ind->rank > DML_MAX_RANK)
+        return eager_mismatch(c, "the output's rank exceeds %d", DML_MAX_RANK);
+      for (int32_t d = 0; d < axis; d++) o[r++] = x->dims[d];
+      for (int32_t d = 0; d < ind->rank; d++) o[r++] = ind->dims[d];
+      for (int32_t d = (int32_t)axis + 1; d < x->rank; d++) o[r++] = x->dims[d];
+      break;
+    }
+    case DML_OP_ARG_MAX:
+    case DML_OP_ARG_MIN: {
+      int64_t axis;
+      if (dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+        return dml_cpu_err_shapes(c, "axis out of range");
+      int keep = dml_cpu_get_int(c, "keepdims", 1) != 0;
+      for (int32_t d = 0; d < x->rank; d++)
+        if (d != axis)
+          o[r++] = x->dims[d];
+        else if (keep)
+          o[r++] = 1;
+      break;
+    }
+    case DML_OP_PRELU: /* slope broadcasts to X (unidirectional): X's shape */
+    case DML_OP_CAST_LIKE: /* input 1 gives the dtype only */
+      DML_RETURN_IF_ERROR(eager_bcast(c, o, &r));
+      if (c->op == DML_OP_PRELU && (r != x->rank || memcmp(o, x->dims, sizeof(int64_t) *
+                                                                        (size_t)r)))
+        return eager_mismatch(c, "slope does not broadcast to X's shape");
+      r = x->rank;
+      memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);
+      break;
+    default:
+      if (info->flags & DML_OPF_ELEMENTWISE) {
+        DML_RETURN_IF_ERROR(eager_bcast(c, o, &r));
+      } else if (dml_cpu_output_dims_reads(c->op, 0) >= 0) {
+        return eager_value_dims(c);
+      } else { /* Softmax, LogSoftmax, Hardmax, Identity, the norms, CumSum, Trilu,
+                * ScatterElements, ReverseSequence: X's shape */
+        r = x->rank;
+        memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);
+      }
+      break;
+  }
+  y->rank = r;
+  memcpy(y->dims, o, sizeof(int64_t) * (size_t)r);
+  if (c->n_outputs == 2 && c->op == DML_OP_MAX_POOL) { /* Indices: Y's dims */
+    c->outputs[1].rank = r;
+    memcpy(c->outputs[1].dims, o, sizeof(int64_t) * (size_t)r);
+  }
+  return DML_OK;
 }

@@ -102,6 +102,35 @@ dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *call);
  * dims or nothing, -1 when `op` has no rule (its kernel writes the dims). */
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
 
+/* Eager calls (runtime/dml_tensor.c, a single op on tensors without a
+ * package): sets the outputs' dtype, rank and dims from the inputs' dtypes and
+ * dims (and the values dml_cpu_output_dims_reads() names), the attributes
+ * and the op's ONNX shape rule: numpy broadcasting for the elementwise ops
+ * (bool for compares, IsNaN, IsInf; Where's and CastLike's input 1, Cast's
+ * `to`), numpy matmul, Gemm's transA/transB, the window rule for Conv and
+ * AveragePool, ArgMax/ArgMin's axis (i64), Transpose's perm, Concat,
+ * Gather, GatherElements (the indices' shape), Flatten, Size (i64 []), X's
+ * shape for Softmax, LogSoftmax, Hardmax, Identity, the norms
+ * (BatchNormalization, LayerNormalization: Y only), CumSum, Trilu,
+ * ScatterElements, ReverseSequence, and the rules of
+ * dml_cpu_output_dims() (reductions, Reshape, Slice, Expand, TopK, Split,
+ * ...) with the rank they give; MaxPool's window rule; the second outputs
+ * of MaxPool and TopK (indices) are i64; Split without sizes: equal parts
+ * (ONNX Split-18: ceil(extent / outputs), the last smaller). The call
+ * needs n_outputs within the op's arity (at most DML_MAX_EAGER_OUTPUTS)
+ * and output_capacity set, one entry per output (any values: only read by
+ * those rules; pass UINT64_MAX). Errors: UNIMPLEMENTED
+ * (op "<Op>") for an op without an eager rule (dml_cpu_eager_supported 0)
+ * or for outputs past the first of ops other than MaxPool, TopK, Split;
+ * INVALID_ARGUMENT "shape mismatch" naming both shapes ("lhs [3,4], rhs
+ * [5,6]") or every input's; the rules' errors. */
+dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *call);
+#define DML_MAX_EAGER_OUTPUTS 16
+
+/* 1 when dml_cpu_eager_outputs() has a rule for `op` and a CPU kernel
+ * exists. */
+int dml_cpu_eager_supported(dml_op_t op);
+
 /* What the CPU executor (runtime/rt_cpu_fuse.c) adds to a Conv, Gemm or
  * MatMul node with constant weights: the weights packed once
  * (dml_cpu_prepack), and an epilogue of the nodes folded into it. For Conv:

@@ -866,3 +866,125 @@ static const dml_rt_backend_t k_cuda = {
 const dml_rt_backend_t *dml_rt_cuda_backend(void) {
   return &k_cuda;
 }
+
+/* ---- device memory for eager tensors (rt_backend.h dml_rt_devmem_t) ----
+ * The device's primary context (made current on the calling thread by
+ * every call), cuMemAlloc'd buffers and the synchronous cuMemcpy calls
+ * (they return once the copy is complete). */
+
+typedef struct cu_devmem {
+  cu_driver_t *D;
+  CUdevice dev;
+  CUcontext ctx;
+  CUresult (*dtod)(CUdeviceptr, CUdeviceptr, size_t); /* cuMemcpyDtoD_v2 */
+  char desc[512];
+} cu_devmem_t;
+
+#define DMCHECK(call, what)                                                          \
+  do {                                                                               \
+    CUresult r_ = (call);                                                            \
+    if (r_)                                                                          \
+      return dml_status_make(r_ == 2 /* CUDA_ERROR_OUT_OF_MEMORY */                  \
+                                 ? DML_STATUS_RESOURCE_EXHAUSTED                     \
+                                 : DML_STATUS_INTERNAL,                              \
+                             OP, "%s failed: %s (%d) on %s", what, err_name(r_), r_, \
+                             m->desc);                                               \
+  } while (0)
+
+static dml_status_t cdm_open(const char *device, void **out) {
+  cu_driver_t *D = NULL;
+  DML_RETURN_IF_ERROR(driver_get(&D));
+  int ordinal = 0;
+  DML_RETURN_IF_ERROR(pick_device(D, device, &ordinal));
+  cu_devmem_t *m = (cu_devmem_t *)calloc(1, sizeof *m);
+  if (!m) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  m->D = D;
+  const cu_device_t *dv = &D->dev[ordinal];
+  snprintf(m->desc, sizeof m->desc, "cuda:%d (%s, compute capability %d.%d)", ordinal,
+           dv->name, dv->cc_major, dv->cc_minor);
+  *(void **)&m->dtod = dlsym(D->lib, "cuMemcpyDtoD_v2");
+  CUresult r = D->cuDeviceGet(&m->dev, ordinal);
+  const char *what = "cuDeviceGet";
+  if (!r) {
+    what = "cuDevicePrimaryCtxRetain";
+    r = D->cuDevicePrimaryCtxRetain(&m->ctx, m->dev);
+  }
+  if (r || !m->dtod) {
+    dml_status_t s =
+        m->dtod ? dml_status_make(DML_STATUS_INTERNAL, OP, "%s failed: %s (%d) on %s",
+                                  what, err_name(r), r, m->desc)
+                : dml_status_make(DML_STATUS_INTERNAL, OP,
+                                  "the CUDA driver lacks cuMemcpyDtoD_v2");
+    if (m->ctx) D->cuDevicePrimaryCtxRelease(m->dev);
+    free(m);
+    return s;
+  }
+  *out = m;
+  return DML_OK;
+}
+
+static void cdm_close(void *dev) {
+  cu_devmem_t *m = (cu_devmem_t *)dev;
+  if (!m) return;
+  m->D->cuDevicePrimaryCtxRelease(m->dev);
+  free(m);
+}
+
+static const char *cdm_name(void *dev) {
+  return ((cu_devmem_t *)dev)->desc;
+}
+
+static dml_status_t cdm_alloc(void *dev, uint64_t bytes, void **out) {
+  cu_devmem_t *m = (cu_devmem_t *)dev;
+  CUdeviceptr p = 0;
+  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
+  DMCHECK(m->D->cuMemAlloc(&p, bytes ? (size_t)bytes : 4), "cuMemAlloc (a tensor)");
+  *out = (void *)(uintptr_t)p;
+  return DML_OK;
+}
+
+static void cdm_free(void *dev, void *buf) {
+  cu_devmem_t *m = (cu_devmem_t *)dev;
+  if (!buf) return;
+  m->D->cuCtxSetCurrent(m->ctx);
+  m->D->cuMemFree((CUdeviceptr)(uintptr_t)buf);
+}
+
+static dml_status_t cdm_write(void *dev, void *buf, uint64_t off, const void *src,
+                              uint64_t bytes) {
+  cu_devmem_t *m = (cu_devmem_t *)dev;
+  if (!bytes) return DML_OK;
+  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
+  DMCHECK(m->D->cuMemcpyHtoD((CUdeviceptr)(uintptr_t)buf + off, src, (size_t)bytes),
+          "cuMemcpyHtoD");
+  return DML_OK;
+}
+
+static dml_status_t cdm_read(void *dev, void *buf, uint64_t off, void *dst,
+                             uint64_t bytes) {
+  cu_devmem_t *m = (cu_devmem_t *)dev;
+  if (!bytes) return DML_OK;
+  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
+  DMCHECK(m->D->cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)buf + off, (size_t)bytes),
+          "cuMemcpyDtoH");
+  return DML_OK;
+}
+
+static dml_status_t cdm_copy(void *dev, void *src, uint64_t soff, void *dst,
+                             uint64_t doff, uint64_t bytes) {
+  cu_devmem_t *m = (cu_devmem_t *)dev;
+  if (!bytes) return DML_OK;
+  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
+  DMCHECK(m->dtod((CUdeviceptr)(uintptr_t)dst + doff, (CUdeviceptr)(uintptr_t)src + soff,
+                  (size_t)bytes),
+          "cuMemcpyDtoD");
+  return DML_OK;
+}
+
+static const dml_rt_devmem_t k_cuda_devmem = {"cuda",    cdm_open,  cdm_close,
+                                              cdm_name,  cdm_alloc, cdm_free,
+                                              cdm_write, cdm_read,  cdm_copy};
+
+const dml_rt_devmem_t *dml_rt_cuda_devmem(void) {
+  return &k_cuda_devmem;
+}

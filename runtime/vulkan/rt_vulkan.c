@@ -520,6 +520,7 @@ typedef struct spv_needs {
 
 static void spirv_needs(const dml_kpkg_function_t *kf, spv_needs_t *n) {
   memset(n, 0, sizeof *n);
+  if (!kf) return; /* a device for eager tensors' memory (dml_rt_vulkan_devmem) */
   for (uint32_t k = 0; k < kf->n_kernels; k++) {
     const uint8_t *c = kf->kernels[k].code;
     size_t nw = kf->kernels[k].code_bytes / 4;
@@ -1285,4 +1286,160 @@ static const dml_rt_backend_t k_vulkan = {
 
 const dml_rt_backend_t *dml_rt_vulkan_backend(void) {
   return &k_vulkan;
+}
+
+/* ---- device memory for eager tensors (rt_backend.h dml_rt_devmem_t) ----
+ * A VkDevice opened without a package: device-local buffers, filled and
+ * read through a host-visible staging buffer made per transfer, and copies
+ * between buffers; each transfer is recorded, submitted and waited for
+ * (vkCmdCopyBuffer between a barrier after every earlier command of the
+ * queue and one before host reads and later shaders). */
+
+static dml_status_t dm_open(const char *device, void **out) {
+  vk_loader_t *L = NULL;
+  DML_RETURN_IF_ERROR(loader_get(&L));
+  vk_session_t *v = (vk_session_t *)calloc(1, sizeof *v);
+  if (!v) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  v->owner = v;
+  atomic_init(&v->refs, 1);
+  v->L = L;
+  dml_status_t s = pick_device(L, device, &v->phys_index);
+  if (!s) {
+    const VkPhysicalDeviceProperties *p = &L->props[v->phys_index];
+    snprintf(v->desc, sizeof v->desc, "vulkan:%u (%s, %s, Vulkan %u.%u.%u)",
+             v->phys_index, p->deviceName, kind_name(p->deviceType),
+             VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion),
+             VK_API_VERSION_PATCH(p->apiVersion));
+    s = create_device(v);
+  }
+  if (!s) {
+    VkCommandPoolCreateInfo ci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
+                                  VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                  v->queue_family};
+    VkFenceCreateInfo fc = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
+    VkResult r = v->vkCreateCommandPool(v->dev, &ci, NULL, &v->cmd_pool);
+    if (r == VK_SUCCESS) r = v->vkCreateFence(v->dev, &fc, NULL, &v->fence);
+    if (r != VK_SUCCESS) s = vkfail("vkCreateCommandPool/vkCreateFence", r);
+  }
+  if (s) {
+    vk_close(v);
+    return s;
+  }
+  *out = v;
+  return DML_OK;
+}
+
+static void dm_close(void *dev) {
+  vk_close(dev);
+}
+
+static const char *dm_name(void *dev) {
+  return ((vk_session_t *)dev)->desc;
+}
+
+static dml_status_t dm_alloc(void *dev, uint64_t bytes, void **out) {
+  vk_session_t *v = (vk_session_t *)dev;
+  vk_buf_t *b = (vk_buf_t *)calloc(1, sizeof *b);
+  if (!b) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  dml_status_t s =
+      buf_create(v, bytes,
+                 VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                 0, "a tensor", b);
+  if (s) {
+    buf_destroy(v, b);
+    free(b);
+    return s;
+  }
+  *out = b;
+  return DML_OK;
+}
+
+static void dm_free(void *dev, void *buf) {
+  if (!buf) return;
+  buf_destroy((vk_session_t *)dev, (vk_buf_t *)buf);
+  free(buf);
+}
+
+/* Copies `bytes` bytes from src at soff to dst at doff on the device, and
+ * waits. */
+static dml_status_t dm_xfer(vk_session_t *v, const vk_buf_t *src, uint64_t soff,
+                            const vk_buf_t *dst, uint64_t doff, uint64_t bytes) {
+  if (!bytes) return DML_OK;
+  if (soff + bytes > src->size || doff + bytes > dst->size)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                           "copy of %" PRIu64 " bytes at %" PRIu64 " -> %" PRIu64
+                           " exceeds a buffer (%" PRIu64 ", %" PRIu64 " bytes)",
+                           bytes, soff, doff, (uint64_t)src->size, (uint64_t)dst->size);
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL,
+                                    v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+  VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &cb), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                 VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+  v->vkBeginCommandBuffer(cb, &bi);
+  VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                VK_ACCESS_TRANSFER_WRITE_BIT |
+                                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+  v->vkCmdPipelineBarrier(cb,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                              VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0,
+                          NULL);
+  VkBufferCopy c = {soff, doff, bytes};
+  v->vkCmdCopyBuffer(cb, src->buf, dst->buf, 1, &c);
+  VkMemoryBarrier after = {
+      VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
+      VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+  v->vkCmdPipelineBarrier(
+      cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0,
+      NULL, 0, NULL);
+  VkResult r = v->vkEndCommandBuffer(cb);
+  dml_status_t s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
+  v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
+  return s;
+}
+
+static dml_status_t dm_staged(vk_session_t *v, vk_buf_t *b, uint64_t off, const void *src,
+                              void *dst, uint64_t bytes) {
+  if (!bytes) return DML_OK;
+  vk_buf_t tmp = {0};
+  dml_status_t s = buf_create(
+      v, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
+      "a tensor's staging", &tmp);
+  if (!s && src) {
+    memcpy(tmp.map, src, (size_t)bytes);
+    s = dm_xfer(v, &tmp, 0, b, off, bytes);
+  } else if (!s && dst) {
+    s = dm_xfer(v, b, off, &tmp, 0, bytes);
+    if (!s) memcpy(dst, tmp.map, (size_t)bytes);
+  }
+  buf_destroy(v, &tmp);
+  return s;
+}
+
+static dml_status_t dm_write(void *dev, void *buf, uint64_t off, const void *src,
+                             uint64_t bytes) {
+  return dm_staged((vk_session_t *)dev, (vk_buf_t *)buf, off, src, NULL, bytes);
+}
+
+static dml_status_t dm_read(void *dev, void *buf, uint64_t off, void *dst,
+                            uint64_t bytes) {
+  return dm_staged((vk_session_t *)dev, (vk_buf_t *)buf, off, NULL, dst, bytes);
+}
+
+static dml_status_t dm_copy(void *dev, void *src, uint64_t soff, void *dst, uint64_t doff,
+                            uint64_t bytes) {
+  return dm_xfer((vk_session_t *)dev, (vk_buf_t *)src, soff, (vk_buf_t *)dst, doff,
+                 bytes);
+}
+
+static const dml_rt_devmem_t k_vulkan_devmem = {
+    "vulkan", dm_open, dm_close, dm_name, dm_alloc, dm_free, dm_write, dm_read, dm_copy};
+
+const dml_rt_devmem_t *dml_rt_vulkan_devmem(void) {
+  return &k_vulkan_devmem;
 }

@@ -1,0 +1,237 @@
+/*
+ * eager_bench.c — the eager tensor API's cost on the CPU
+ * (runtime/dml_tensor.h, docs/tensor.md):
+ *
+ *   eager_bench [--pkg MATMUL.dmlpkg] [--runs N] [--threads N] [--n N]
+ *               [--device vulkan[:N]]
+ *
+ *   add:    dml_rt_tensor_op("Add") on two f32 [16] tensors plus the free of
+ *           its output, per op (µs), next to the kernel alone (dml_cpu_run
+ *           on the same host tensors, preallocated output: what the
+ *           compiled CPU path does per node); the difference is the eager
+ *           dispatch overhead.
+ *   matmul: an eager N x N MatMul (N = 1024) and, with --pkg, the compiled
+ *           package of the one-MatMul model (bench/make_eager_models.py,
+ *           inputs A and B) run by a dml_rt session: set_input of A and B
+ *           + run, and run alone (ms).
+ *   device: with --device, the device tensors' costs there: a small
+ *           tensor's zeros + free, a 1 MiB upload (from_host), download
+ *           (to_host) and copy on the device (to_device), each with the
+ *           free of what it made (µs).
+ *
+ * Each figure is the median over `runs` (>= 5) rounds; the kinds are
+ * interleaved within every round so machine load hits them alike. Prints
+ * the load average before and after (/proc/loadavg). Asserts nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dml_cpu.h"
+#include "dml_rt.h"
+#include "dml_tensor.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void load(const char *when) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  char buf[128] = "?";
+  if (f) {
+    if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
+    fclose(f);
+  }
+  buf[strcspn(buf, "\n")] = 0;
+  printf("load %s: %s\n", when, buf);
+}
+
+#define TRY(expr)                                 \
+  do {                                            \
+    dml_status_t s_ = (expr);                     \
+    if (s_) {                                     \
+      char *m_ = dml_status_format(s_);           \
+      fprintf(stderr, "%s\n", m_ ? m_ : "error"); \
+      free(m_);                                   \
+      dml_status_free(s_);                        \
+      exit(1);                                    \
+    }                                             \
+  } while (0)
+
+int main(int argc, char **argv) {
+  const char *pkg = NULL, *device = NULL;
+  int runs = 7, threads = 1;
+  int64_t n = 1024;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--pkg"))
+      pkg = argv[i + 1];
+    else if (!strcmp(argv[i], "--runs"))
+      runs = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--threads"))
+      threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--device"))
+      device = argv[i + 1];
+    else if (!strcmp(argv[i], "--n"))
+      n = atoll(argv[i + 1]);
+    else {
+      fprintf(stderr,
+              "usage: eager_bench [--pkg MATMUL.dmlpkg] [--runs N] [--threads N] "
+              "[--n N] [--device vulkan[:N]]\n");
+      return 2;
+    }
+  }
+  if (runs < 5) runs = 5;
+  if (runs > 64) runs = 64;
+  dml_cpu_set_num_threads(threads);
+  load("before");
+  dml_rt_device_t *cpu;
+  TRY(dml_rt_device_open("cpu", &cpu));
+
+  /* small Add */
+  int64_t d16 = 16;
+  dml_rt_tensor_t a, b, y, in[2];
+  TRY(dml_rt_tensor_random_uniform(cpu, DML_DTYPE_F32, 1, &d16, -1, 1, 1, &a));
+  TRY(dml_rt_tensor_random_uniform(cpu, DML_DTYPE_F32, 1, &d16, -1, 1, 2, &b));
+  in[0] = a, in[1] = b;
+  float ha[16], hb[16], hy[16];
+  dml_tensor_t ta = {DML_DTYPE_F32, 1, {16}, ha}, tb = {DML_DTYPE_F32, 1, {16}, hb};
+  dml_tensor_t ty = {DML_DTYPE_F32, 1, {16}, hy};
+  TRY(dml_rt_tensor_to_host(a, &ta));
+  TRY(dml_rt_tensor_to_host(b, &tb));
+  dml_tensor_t kin[2] = {ta, tb};
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = DML_OP_ADD;
+  call.inputs = kin;
+  call.n_inputs = 2;
+  call.outputs = &ty;
+  call.n_outputs = 1;
+
+  /* MatMul */
+  int64_t dmm[2] = {n, n};
+  dml_rt_tensor_t ma, mb, my, mi[2];
+  TRY(dml_rt_tensor_random_normal(cpu, DML_DTYPE_F32, 2, dmm, 0, 1, 3, &ma));
+  TRY(dml_rt_tensor_random_normal(cpu, DML_DTYPE_F32, 2, dmm, 0, 1, 4, &mb));
+  mi[0] = ma, mi[1] = mb;
+  float *hma = (float *)malloc((size_t)(n * n) * 4),
+        *hmb = (float *)malloc((size_t)(n * n) * 4);
+  dml_tensor_t tma = {DML_DTYPE_F32, 2, {n, n}, hma},
+               tmb = {DML_DTYPE_F32, 2, {n, n}, hmb};
+  TRY(dml_rt_tensor_to_host(ma, &tma));
+  TRY(dml_rt_tensor_to_host(mb, &tmb));
+  dml_rt_model_t *model = NULL;
+  dml_rt_session_t *sess = NULL;
+  if (pkg) {
+    TRY(dml_rt_model_load_file(pkg, &model));
+    TRY(dml_rt_session_create(model, "cpu", &sess));
+  }
+
+  const int add_iters = 20000;
+  double t_add[64], t_kern[64], t_mm[64], t_pkg[64], t_pkg_run[64];
+  for (int r = 0; r < runs + 1; r++) { /* round 0 warms up */
+    double t0 = now_s();
+    for (int i = 0; i < add_iters; i++) {
+      TRY(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1));
+      TRY(dml_rt_tensor_free(y));
+    }
+    double t1 = now_s();
+    for (int i = 0; i < add_iters; i++) TRY(dml_cpu_run(&call));
+    double t2 = now_s();
+    TRY(dml_rt_tensor_op("MatMul", mi, 2, NULL, 0, &my, 1));
+    TRY(dml_rt_tensor_free(my));
+    double t3 = now_s(), t4 = t3, t5 = t3;
+    if (sess) {
+      TRY(dml_rt_session_set_input(sess, 0, &tma));
+      TRY(dml_rt_session_set_input(sess, 1, &tmb));
+      t4 = now_s();
+      TRY(dml_rt_session_run(sess));
+      t5 = now_s();
+    }
+    if (r == 0) continue;
+    t_add[r - 1] = (t1 - t0) / add_iters * 1e6;
+    t_kern[r - 1] = (t2 - t1) / add_iters * 1e6;
+    t_mm[r - 1] = (t3 - t2) * 1e3;
+    t_pkg[r - 1] = (t5 - t3) * 1e3;
+    t_pkg_run[r - 1] = (t5 - t4) * 1e3;
+  }
+  double add = median(t_add, runs), kern = median(t_kern, runs);
+  printf("threads %d, %d rounds (medians)\n", threads, runs);
+  printf(
+      "eager Add f32[16]: %.3f us per op (op + free); kernel alone %.3f us; "
+      "overhead %.3f us\n",
+      add, kern, add - kern);
+  double mm = median(t_mm, runs);
+  printf("eager MatMul %lldx%lld: %.2f ms (%.1f GFLOP/s)\n", (long long)n, (long long)n,
+         mm, 2.0 * (double)n * (double)n * (double)n / (mm * 1e6));
+  if (sess) {
+    double p = median(t_pkg, runs), pr = median(t_pkg_run, runs);
+    printf(
+        "compiled package MatMul: %.2f ms set_input x2 + run, %.2f ms run alone "
+        "(%.1f GFLOP/s)\n",
+        p, pr, 2.0 * (double)n * (double)n * (double)n / (pr * 1e6));
+    dml_rt_session_release(sess);
+    dml_rt_model_release(model);
+  }
+  if (device) {
+    dml_rt_device_t *dev;
+    TRY(dml_rt_device_open(device, &dev));
+    int64_t mib = 1 << 18; /* f32: 1 MiB */
+    float *hb = (float *)calloc((size_t)mib, 4);
+    dml_tensor_t th = {DML_DTYPE_F32, 1, {mib}, hb};
+    dml_rt_tensor_t g, g2;
+    TRY(dml_rt_tensor_from_host(dev, &th, &g));
+    const int it = 50;
+    double t_z[64], t_up[64], t_down[64], t_copy[64];
+    for (int r = 0; r < runs + 1; r++) {
+      double t0 = now_s();
+      for (int i = 0; i < it; i++) {
+        TRY(dml_rt_tensor_zeros(dev, DML_DTYPE_F32, 1, &d16, &g2));
+        TRY(dml_rt_tensor_free(g2));
+      }
+      double t1 = now_s();
+      for (int i = 0; i < it; i++) {
+        TRY(dml_rt_tensor_from_host(dev, &th, &g2));
+        TRY(dml_rt_tensor_free(g2));
+      }
+      double t2 = now_s();
+      for (int i = 0; i < it; i++) TRY(dml_rt_tensor_to_host(g, &th));
+      double t3 = now_s();
+      for (int i = 0; i < it; i++) {
+        TRY(dml_rt_tensor_to_device(g, dev, &g2));
+        TRY(dml_rt_tensor_free(g2));
+      }
+      double t4 = now_s();
+      if (r == 0) continue;
+      t_z[r - 1] = (t1 - t0) / it * 1e6;
+      t_up[r - 1] = (t2 - t1) / it * 1e6;
+      t_down[r - 1] = (t3 - t2) / it * 1e6;
+      t_copy[r - 1] = (t4 - t3) / it * 1e6;
+    }
+    printf(
+        "%s: zeros f32[16] + free %.1f us; 1 MiB upload + free %.1f us, download %.1f "
+        "us, copy on the device + free %.1f us\n",
+        dml_rt_device_name(dev), median(t_z, runs), median(t_up, runs),
+        median(t_down, runs), median(t_copy, runs));
+    TRY(dml_rt_tensor_free(g));
+    free(hb);
+    dml_rt_device_close(dev);
+  }
+  load("after");
+  free(hma);
+  free(hmb);
+  dml_rt_device_close(cpu);
+  return 0;
+}

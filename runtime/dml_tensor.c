@@ -1,0 +1,985 @@
+/*
+ * dml_tensor.c — eager tensors (dml_tensor.h, docs/tensor.md).
+ *
+ * A global table of slots (each allocated once and reused, so a slot's
+ * address never changes) guarded by one mutex; a handle is (generation,
+ * slot + 1) and a freed slot's generation moves on, so a stale handle is
+ * refused before anything is read through it. A slot describes a view
+ * (dtype, dims, strides, offset) of a storage: host memory on the CPU, a
+ * device buffer (dml_rt_devmem_t, rt_backend.h) on Vulkan. Storages are
+ * reference counted by the live slots using them and return their bytes to
+ * the device when the last goes.
+ *
+ * Eager ops on the CPU: the op's shape rule (dml_cpu_eager_outputs), the
+ * kernel's scratch (dml_cpu_scratch_bytes, kept per device and grown), the
+ * kernel (dml_cpu_run), the same calls the compiled CPU path makes per node.
+ */
+#include "dml_tensor.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_cpu.h"
+#include "dml_ops.h"
+#include "dml_rt.h"
+#include "rt_backend.h"
+
+#ifndef DML_RT_HAVE_VULKAN
+const dml_rt_devmem_t *dml_rt_vulkan_devmem(void) {
+  return NULL;
+}
+#endif
+
+#define ALIGN 64
+
+struct dml_rt_device {
+  const dml_rt_devmem_t *mem; /* NULL: the CPU */
+  void *h;                    /* mem's device */
+  char name[512];
+  uint64_t bytes, n_storages;
+  void *scratch;
+  size_t scratch_bytes;
+};
+
+typedef struct storage {
+  dml_rt_device_t *dev;
+  void *host; /* CPU */
+  void *buf;  /* device buffer */
+  uint64_t bytes;
+  int refs;
+} storage_t;
+
+typedef struct slot {
+  uint32_t gen;
+  int live;
+  int refs;
+  uint32_t next_free;
+  dml_dtype_t dtype;
+  int32_t rank;
+  int64_t dims[DML_MAX_RANK], strides[DML_MAX_RANK];
+  int64_t offset;
+  storage_t *st;
+} slot_t;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static slot_t **g_slots;
+static uint32_t g_n, g_cap, g_free = UINT32_MAX;
+
+/* ---- helpers ---- */
+
+static void c_strides(const int64_t *dims, int32_t rank, int64_t *st) {
+  int64_t s = 1;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    st[d] = s;
+    s *= dims[d] > 0 ? dims[d] : 1;
+  }
+}
+
+static int is_contig(const slot_t *s) {
+  int64_t want = 1;
+  for (int32_t d = s->rank - 1; d >= 0; d--) {
+    if (s->dims[d] != 1 && s->strides[d] != want) return 0;
+    want *= s->dims[d];
+  }
+  return 1;
+}
+
+static int64_t numel(const slot_t *s) {
+  return dml_dims_numel(s->dims, s->rank);
+}
+
+static const char *dims_s(const int64_t *dims, int32_t rank, char *buf, size_t cap) {
+  return dml_dims_str(dims, rank, buf, cap);
+}
+
+/* Copies the elements of the strided view (dims, strides in elements)
+ * starting at `src` into `dst` in C order. */
+static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, int32_t rank,
+                         const int64_t *dims, const int64_t *strides) {
+  if (dml_dims_numel(dims, rank) <= 0) return;
+  if (rank == 0) {
+    memcpy(dst, src, es);
+    return;
+  }
+  int64_t idx[DML_MAX_RANK] = {0};
+  int64_t inner = dims[rank - 1], is = strides[rank - 1];
+  for (;;) {
+    const uint8_t *p = src;
+    for (int32_t d = 0; d < rank - 1; d++) p += idx[d] * strides[d] * (int64_t)es;
+    if (is == 1) {
+      memcpy(dst, p, (size_t)inner * es);
+      dst += (size_t)inner * es;
+    } else {
+      for (int64_t i = 0; i < inner; i++, dst += es)
+        memcpy(dst, p + i * is * (int64_t)es, es);
+    }
+    int32_t d = rank - 2;
+    while (d >= 0 && ++idx[d] == dims[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+static dml_status_t oom(const char *op) {
+  return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+}
+
+/* Resolves handle t (under the lock). */
+static dml_status_t get_locked(dml_rt_tensor_t t, const char *op, slot_t **out) {
+  uint32_t idx = (uint32_t)(t.id & 0xffffffffu), gen = (uint32_t)(t.id >> 32);
+  if (!idx)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                           "no tensor (the zero handle)");
+  slot_t *s = idx - 1 < g_n ? g_slots[idx - 1] : NULL;
+  if (!s)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                           "not a tensor handle (id %#llx)", (unsigned long long)t.id);
+  if (!s->live || s->gen != gen)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_FAILED_PRECONDITION, op, "use after free"),
+        "tensor handle %#llx was freed (slot %u is at generation %u, the handle names "
+        "%u)",
+        (unsigned long long)t.id, idx - 1, s->gen, gen);
+  *out = s;
+  return DML_OK;
+}
+
+static dml_status_t get(dml_rt_tensor_t t, const char *op, slot_t **out) {
+  pthread_mutex_lock(&g_lock);
+  dml_status_t s = get_locked(t, op, out);
+  pthread_mutex_unlock(&g_lock);
+  return s;
+}
+
+static void storage_drop_locked(storage_t *st) {
+  if (--st->refs > 0) return;
+  dml_rt_device_t *d = st->dev;
+  if (d->mem)
+    d->mem->free(d->h, st->buf);
+  else
+    free(st->host);
+  d->bytes -= st->bytes;
+  d->n_storages--;
+  free(st);
+}
+
+static void kill_locked(slot_t *s, uint32_t idx) {
+  s->live = 0;
+  s->gen++;
+  storage_drop_locked(s->st);
+  s->st = NULL;
+  s->next_free = g_free;
+  g_free = idx;
+}
+
+/* A new slot viewing `st` (which gains a reference). */
+static dml_status_t new_slot(storage_t *st, dml_dtype_t dt, int32_t rank,
+                             const int64_t *dims, const int64_t *strides, int64_t offset,
+                             dml_rt_tensor_t *out) {
+  pthread_mutex_lock(&g_lock);
+  uint32_t idx;
+  if (g_free != UINT32_MAX) {
+    idx = g_free;
+    g_free = g_slots[idx]->next_free;
+  } else {
+    if (g_n == g_cap) {
+      uint32_t cap = g_cap ? g_cap * 2 : 256;
+      slot_t **p = (slot_t **)realloc(g_slots, cap * sizeof *p);
+      if (!p) {
+        pthread_mutex_unlock(&g_lock);
+        return oom("tensor.create");
+      }
+      g_slots = p;
+      g_cap = cap;
+    }
+    slot_t *s = (slot_t *)calloc(1, sizeof *s);
+    if (!s) {
+      pthread_mutex_unlock(&g_lock);
+      return oom("tensor.create");
+    }
+    s->gen = 1;
+    idx = g_n;
+    g_slots[g_n++] = s;
+  }
+  slot_t *s = g_slots[idx];
+  s->live = 1;
+  s->refs = 1;
+  s->dtype = dt;
+  s->rank = rank;
+  memcpy(s->dims, dims, sizeof(int64_t) * (size_t)rank);
+  if (strides)
+    memcpy(s->strides, strides, sizeof(int64_t) * (size_t)rank);
+  else
+    c_strides(dims, rank, s->strides);
+  s->offset = offset;
+  s->st = st;
+  st->refs++;
+  out->id = ((uint64_t)s->gen << 32) | (uint64_t)(idx + 1);
+  pthread_mutex_unlock(&g_lock);
+  return DML_OK;
+}
+
+static dml_status_t check_shape(const char *op, dml_dtype_t dt, int32_t rank,
+                                const int64_t *dims, uint64_t *out_bytes) {
+  if (!dml_dtype_size(dt))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "invalid dtype %d", (int)dt);
+  if (rank < 0 || rank > DML_MAX_RANK || (rank && !dims))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "rank %d is not in 0..%d",
+                           (int)rank, DML_MAX_RANK);
+  for (int32_t d = 0; d < rank; d++)
+    if (dims[d] < 0) {
+      char b[160];
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "negative dim %d in %s",
+                             (int)d, dims_s(dims, rank, b, sizeof b));
+    }
+  int64_t n = dml_dims_numel(dims, rank);
+  if (n < 0 || (uint64_t)n > UINT64_MAX / 2 / dml_dtype_size(dt))
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "size overflows");
+  *out_bytes = (uint64_t)n * dml_dtype_size(dt);
+  return DML_OK;
+}
+
+/* A new storage of `bytes` on d, with its contents from `src` when given
+ * (host bytes). */
+static dml_status_t storage_new(dml_rt_device_t *d, uint64_t bytes, const void *src,
+                                const char *op, storage_t **out) {
+  storage_t *st = (storage_t *)calloc(1, sizeof *st);
+  if (!st) return oom(op);
+  st->dev = d;
+  st->bytes = bytes;
+  if (!d->mem) {
+    size_t sz = (size_t)((bytes + ALIGN - 1) / ALIGN * ALIGN);
+    st->host = aligned_alloc(ALIGN, sz ? sz : ALIGN);
+    if (!st->host) {
+      free(st);
+      return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op,
+                             "cannot allocate %llu bytes", (unsigned long long)bytes);
+    }
+    if (src && bytes) memcpy(st->host, src, (size_t)bytes);
+  } else {
+    dml_status_t s = d->mem->alloc(d->h, bytes, &st->buf);
+    if (!s && src) s = d->mem->write(d->h, st->buf, 0, src, bytes);
+    if (s) {
+      if (st->buf) d->mem->free(d->h, st->buf);
+      free(st);
+      return dml_status_annotate(s, "%s on %s", op, d->name);
+    }
+  }
+  pthread_mutex_lock(&g_lock);
+  d->bytes += bytes;
+  d->n_storages++;
+  pthread_mutex_unlock(&g_lock);
+  *out = st;
+  return DML_OK;
+}
+
+/* A new contiguous tensor on d from host bytes `src` (NULL: uninitialised). */
+static dml_status_t make(dml_rt_device_t *d, dml_dtype_t dt, int32_t rank,
+                         const int64_t *dims, const void *src, const char *op,
+                         dml_rt_tensor_t *out) {
+  if (!d) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no device");
+  if (!out) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no output handle");
+  uint64_t bytes = 0;
+  DML_RETURN_IF_ERROR(check_shape(op, dt, rank, dims, &bytes));
+  storage_t *st = NULL;
+  DML_RETURN_IF_ERROR(storage_new(d, bytes, src, op, &st));
+  st->refs = 0;
+  dml_status_t s = new_slot(st, dt, rank, dims, NULL, 0, out);
+  if (s) {
+    st->refs = 1;
+    pthread_mutex_lock(&g_lock);
+    storage_drop_locked(st);
+    pthread_mutex_unlock(&g_lock);
+  }
+  return s;
+}
+
+/* The tensor's elements in C order on the host: *out points into its CPU
+ * storage (contiguous) or at a malloc'd copy (*owned 1, the caller frees). */
+static dml_status_t host_dense(const slot_t *s, const char *op, void **out, int *owned) {
+  size_t es = dml_dtype_size(s->dtype);
+  int64_t n = numel(s);
+  *owned = 0;
+  if (!s->st->dev->mem && is_contig(s)) {
+    *out = (uint8_t *)s->st->host + s->offset * (int64_t)es;
+    return DML_OK;
+  }
+  void *dst = malloc(n > 0 ? (size_t)n * es : 1);
+  if (!dst) return oom(op);
+  const uint8_t *base = (const uint8_t *)s->st->host;
+  void *tmp = NULL;
+  if (s->st->dev->mem) { /* the device's bytes, then the view's elements */
+    dml_rt_device_t *d = s->st->dev;
+    if (is_contig(s)) {
+      dml_status_t e =
+          d->mem->read(d->h, s->st->buf, (uint64_t)s->offset * es, dst, (uint64_t)n * es);
+      if (e) free(dst);
+      if (!e) *out = dst, *owned = 1;
+      return e;
+    }
+    tmp = malloc(s->st->bytes ? (size_t)s->st->bytes : 1);
+    dml_status_t e = tmp ? d->mem->read(d->h, s->st->buf, 0, tmp, s->st->bytes) : oom(op);
+    if (e) {
+      free(tmp);
+      free(dst);
+      return e;
+    }
+    base = (const uint8_t *)tmp;
+  }
+  strided_copy((uint8_t *)dst, base + s->offset * (int64_t)es, es, s->rank, s->dims,
+               s->strides);
+  free(tmp);
+  *out = dst;
+  *owned = 1;
+  return DML_OK;
+}
+
+/* ---- devices ---- */
+
+dml_status_t dml_rt_device_open(const char *name, dml_rt_device_t **out) {
+  const char *op = "tensor.device_open";
+  if (!out) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no output");
+  const char *colon = name ? strchr(name, ':') : NULL;
+  if (colon && (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1)))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                           "device '%s': the index after ':' must be a number", name);
+  int vk = name && (!strcmp(name, "vulkan") || !strncmp(name, "vulkan:", 7));
+  int cu = name && (!strcmp(name, "cuda") || !strncmp(name, "cuda:", 5));
+  if (name && strcmp(name, "cpu") && !vk && !cu)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
+                           "device '%s' is not available: no such device (devices: cpu, "
+                           "vulkan, vulkan:N, cuda, cuda:N)",
+                           name);
+  const dml_rt_devmem_t *mem = vk   ? dml_rt_vulkan_devmem()
+                               : cu ? dml_rt_cuda_devmem()
+                                    : NULL;
+  if (vk && !mem)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
+                           "device '%s' is not available in this build (it was built "
+                           "without the Vulkan headers)",
+                           name);
+  dml_rt_device_t *d = (dml_rt_device_t *)calloc(1, sizeof *d);
+  if (!d) return oom(op);
+  d->mem = mem;
+  if (mem) {
+    dml_status_t s = mem->open(name, &d->h);
+    if (s) {
+      free(d);
+      return s;
+    }
+    snprintf(d->name, sizeof d->name, "%s", mem->device_name(d->h));
+  } else {
+    snprintf(d->name, sizeof d->name, "cpu");
+  }
+  *out = d;
+  return DML_OK;
+}
+
+void dml_rt_device_close(dml_rt_device_t *d) {
+  if (!d) return;
+  pthread_mutex_lock(&g_lock);
+  for (uint32_t i = 0; i < g_n; i++)
+    if (g_slots[i]->live && g_slots[i]->st->dev == d) kill_locked(g_slots[i], i);
+  pthread_mutex_unlock(&g_lock);
+  if (d->mem) d->mem->close(d->h);
+  free(d->scratch);
+  free(d);
+}
+
+const char *dml_rt_device_name(const dml_rt_device_t *d) {
+  return d ? d->name : "";
+}
+
+uint64_t dml_rt_device_bytes(const dml_rt_device_t *d) {
+  pthread_mutex_lock(&g_lock);
+  uint64_t b = d ? d->bytes : 0;
+  pthread_mutex_unlock(&g_lock);
+  return b;
+}
+
+uint64_t dml_rt_device_num_storages(const dml_rt_device_t *d) {
+  pthread_mutex_lock(&g_lock);
+  uint64_t b = d ? d->n_storages : 0;
+  pthread_mutex_unlock(&g_lock);
+  return b;
+}
+
+/* ---- creation ---- */
+
+dml_status_t dml_rt_tensor_empty(dml_rt_device_t *d, dml_dtype_t dtype, int32_t rank,
+                                 const int64_t *dims, dml_rt_tensor_t *out) {
+  return make(d, dtype, rank, dims, NULL, "tensor.empty", out);
+}
+
+static dml_status_t filled(dml_rt_device_t *d, dml_dtype_t dt, int32_t rank,
+                           const int64_t *dims, double v, const char *op,
+                           dml_rt_tensor_t *out) {
+  uint64_t bytes = 0;
+  DML_RETURN_IF_ERROR(check_shape(op, dt, rank, dims, &bytes));
+  if (d && !d->mem) { /* fill the new storage in place */
+    DML_RETURN_IF_ERROR(make(d, dt, rank, dims, NULL, op, out));
+    slot_t *s = NULL;
+    DML_RETURN_IF_ERROR(get(*out, op, &s));
+    size_t es = dml_dtype_size(dt);
+    if (v == 0 && !signbit(v)) {
+      memset(s->st->host, 0, (size_t)bytes);
+    } else if (bytes) {
+      uint8_t *p = (uint8_t *)s->st->host;
+      dml_store_f64(dt, p, 0, v);
+      for (size_t have = es; have < bytes; have *= 2)
+        memcpy(p + have, p, have < bytes - have ? have : (size_t)bytes - have);
+    }
+    return DML_OK;
+  }
+  uint8_t *tmp = (uint8_t *)malloc(bytes ? (size_t)bytes : 1);
+  if (!tmp) return oom(op);
+  size_t es = dml_dtype_size(dt);
+  if (bytes) dml_store_f64(dt, tmp, 0, v);
+  for (size_t have = es; have < bytes; have *= 2)
+    memcpy(tmp + have, tmp, have < bytes - have ? have : (size_t)bytes - have);
+  dml_status_t s = make(d, dt, rank, dims, tmp, op, out);
+  free(tmp);
+  return s;
+}
+
+dml_status_t dml_rt_tensor_zeros(dml_rt_device_t *d, dml_dtype_t dtype, int32_t rank,
+                                 const int64_t *dims, dml_rt_tensor_t *out) {
+  return filled(d, dtype, rank, dims, 0.0, "tensor.zeros", out);
+}
+
+dml_status_t dml_rt_tensor_ones(dml_rt_device_t *d, dml_dtype_t dtype, int32_t rank,
+                                const int64_t *dims, dml_rt_tensor_t *out) {
+  return filled(d, dtype, rank, dims, 1.0, "tensor.ones", out);
+}
+
+dml_status_t dml_rt_tensor_full(dml_rt_device_t *d, dml_dtype_t dtype, int32_t rank,
+                                const int64_t *dims, double value, dml_rt_tensor_t *out) {
+  return filled(d, dtype, rank, dims, value, "tensor.full", out);
+}
+
+dml_status_t dml_rt_tensor_from_host(dml_rt_device_t *d, const dml_tensor_t *host,
+                                     dml_rt_tensor_t *out) {
+  const char *op = "tensor.from_host";
+  if (!host) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no host tensor");
+  uint64_t bytes = 0;
+  DML_RETURN_IF_ERROR(check_shape(op, host->dtype, host->rank, host->dims, &bytes));
+  if (bytes && !host->data)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "host data is NULL");
+  return make(d, host->dtype, host->rank, host->dims, host->data, op, out);
+}
+
+/* Runs `op` on host tensors with the CPU kernels: output 0 is made on d
+ * (in place on the CPU; through a host buffer then uploaded on a device). */
+static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor_t *ins,
+                             uint32_t n_in, const dml_attr_t *attrs, uint32_t n_attrs,
+                             const dml_tensor_t *fixed_out, uint64_t rng_seed,
+                             dml_rt_tensor_t *out, uint32_t n_out) {
+  const char *opn = dml_op_name(opid);
+  dml_tensor_t y[DML_MAX_EAGER_OUTPUTS];
+  void *tmp[DML_MAX_EAGER_OUTPUTS] = {0};
+  uint64_t cap[DML_MAX_EAGER_OUTPUTS];
+  if (n_out < 1 || n_out > DML_MAX_EAGER_OUTPUTS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                           "eager ops write 1 to %d outputs, not %u",
+                           DML_MAX_EAGER_OUTPUTS, n_out);
+  memset(y, 0, sizeof y[0] * n_out);
+  for (uint32_t i = 0; i < n_out; i++) cap[i] = UINT64_MAX;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = opid;
+  call.inputs = ins;
+  call.n_inputs = n_in;
+  call.outputs = y;
+  call.n_outputs = n_out;
+  call.attrs = attrs;
+  call.n_attrs = n_attrs;
+  call.rng_seed = rng_seed;
+  if (fixed_out) {
+    y[0] = *fixed_out;
+  } else {
+    call.output_capacity = cap;
+    DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
+    call.output_capacity = NULL;
+  }
+  uint64_t bytes[DML_MAX_EAGER_OUTPUTS];
+  for (uint32_t i = 0; i < n_out; i++)
+    DML_RETURN_IF_ERROR(check_shape(opn, y[i].dtype, y[i].rank, y[i].dims, &bytes[i]));
+  dml_status_t s = DML_OK;
+  uint32_t made = 0; /* outputs made as tensors */
+  for (uint32_t i = 0; i < n_out && !s; i++) {
+    if (!d->mem) {
+      slot_t *ys = NULL;
+      s = make(d, y[i].dtype, y[i].rank, y[i].dims, NULL, opn, &out[i]);
+      if (s) break;
+      made++;
+      s = get(out[i], opn, &ys);
+      if (!s) y[i].data = ys->st->host;
+    } else {
+      tmp[i] = malloc(bytes[i] ? (size_t)bytes[i] : 1);
+      if (!tmp[i]) s = oom(opn);
+      y[i].data = tmp[i];
+    }
+  }
+  size_t sb = s ? 0 : dml_cpu_scratch_bytes(&call);
+  if (!s && sb > d->scratch_bytes) {
+    void *p = aligned_alloc(ALIGN, (sb + ALIGN - 1) / ALIGN * ALIGN);
+    if (!p) {
+      s = oom(opn);
+    } else {
+      free(d->scratch);
+      d->scratch = p;
+      d->scratch_bytes = sb;
+    }
+  }
+  call.scratch = d->scratch;
+  call.scratch_bytes = d->scratch_bytes;
+  if (!s) s = dml_cpu_run(&call);
+  if (d->mem) /* upload the results */
+    for (uint32_t i = 0; i < n_out && !s; i++) {
+      s = make(d, y[i].dtype, y[i].rank, y[i].dims, tmp[i], opn, &out[i]);
+      if (!s) made++;
+    }
+  if (s) /* the outputs made so far go */
+    for (uint32_t i = 0; i < made; i++) dml_status_free(dml_rt_tensor_free(out[i]));
+  for (uint32_t i = 0; i < n_out; i++) free(tmp[i]);
+  return s;
+}
+
+dml_status_t dml_rt_tensor_arange(dml_rt_device_t *d, dml_dtype_t dtype, double start,
+                                  double limit, double step, dml_rt_tensor_t *out) {
+  const char *op = "tensor.arange";
+  if (!d || !out) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no device");
+  if (!dml_dtype_size(dtype) || dtype == DML_DTYPE_BOOL)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "invalid dtype %s",
+                           dml_dtype_name(dtype));
+  if (step == 0) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "step is 0");
+  uint8_t sc[3][8];
+  dml_tensor_t in[3];
+  double v[3] = {start, limit, step};
+  for (int i = 0; i < 3; i++) {
+    memset(&in[i], 0, sizeof in[i]);
+    in[i].dtype = dtype;
+    in[i].data = sc[i];
+    dml_store_f64(dtype, sc[i], 0, v[i]);
+  }
+  return dml_status_annotate(run_host(d, DML_OP_RANGE, in, 3, NULL, 0, NULL, 0, out, 1),
+                             "%s", op);
+}
+
+static dml_status_t random_t(dml_rt_device_t *d, dml_op_t opid, dml_dtype_t dt,
+                             int32_t rank, const int64_t *dims, const char *n0, double v0,
+                             const char *n1, double v1, uint64_t seed, const char *op,
+                             dml_rt_tensor_t *out) {
+  if (!d) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no device");
+  uint64_t bytes = 0;
+  DML_RETURN_IF_ERROR(check_shape(op, dt, rank, dims, &bytes));
+  if (!dml_dtype_is_float(dt))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                           "random tensors are float (f16, bf16, f32, f64), not %s",
+                           dml_dtype_name(dt));
+  dml_attr_t a[4];
+  memset(a, 0, sizeof a);
+  a[0].name = "shape", a[0].kind = DML_ATTR_INTS, a[0].n = (size_t)rank, a[0].ints = dims;
+  a[1].name = "dtype", a[1].kind = DML_ATTR_INT, a[1].i = dml_dtype_onnx_code(dt);
+  a[2].name = n0, a[2].kind = DML_ATTR_FLOAT, a[2].f = v0;
+  a[3].name = n1, a[3].kind = DML_ATTR_FLOAT, a[3].f = v1;
+  dml_tensor_t y;
+  memset(&y, 0, sizeof y);
+  y.dtype = dt;
+  y.rank = rank;
+  memcpy(y.dims, dims, sizeof(int64_t) * (size_t)rank);
+  return dml_status_annotate(run_host(d, opid, NULL, 0, a, 4, &y, seed, out, 1), "%s",
+                             op);
+}
+
+dml_status_t dml_rt_tensor_random_uniform(dml_rt_device_t *d, dml_dtype_t dtype,
+                                          int32_t rank, const int64_t *dims, double low,
+                                          double high, uint64_t seed,
+                                          dml_rt_tensor_t *out) {
+  return random_t(d, DML_OP_RANDOM_UNIFORM, dtype, rank, dims, "low", low, "high", high,
+                  seed, "tensor.random_uniform", out);
+}
+
+dml_status_t dml_rt_tensor_random_normal(dml_rt_device_t *d, dml_dtype_t dtype,
+                                         int32_t rank, const int64_t *dims, double mean,
+                                         double scale, uint64_t seed,
+                                         dml_rt_tensor_t *out) {
+  return random_t(d, DML_OP_RANDOM_NORMAL, dtype, rank, dims, "mean", mean, "scale",
+                  scale, seed, "tensor.random_normal", out);
+}
+
+/* ---- reading ---- */
+
+dml_status_t dml_rt_tensor_info(dml_rt_tensor_t t, dml_rt_tensor_info_t *out) {
+  slot_t *s = NULL;
+  pthread_mutex_lock(&g_lock);
+  dml_status_t e = get_locked(t, "tensor.info", &s);
+  if (!e) {
+    memset(out, 0, sizeof *out);
+    out->dtype = s->dtype;
+    out->rank = s->rank;
+    memcpy(out->dims, s->dims, sizeof s->dims);
+    memcpy(out->strides, s->strides, sizeof s->strides);
+    out->offset = s->offset;
+    out->contiguous = is_contig(s);
+    out->refs = s->refs;
+    out->device = s->st->dev;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return e;
+}
+
+dml_status_t dml_rt_tensor_to_host(dml_rt_tensor_t t, const dml_tensor_t *dst) {
+  const char *op = "tensor.to_host";
+  slot_t *s = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &s));
+  int same = dst && dst->dtype == s->dtype && dst->rank == s->rank;
+  for (int32_t d = 0; same && d < s->rank; d++) same = dst->dims[d] == s->dims[d];
+  if (!same) {
+    char a[160], b[160];
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "shape mismatch"),
+        "tensor %s%s, host %s%s", dml_dtype_name(s->dtype),
+        dims_s(s->dims, s->rank, a, sizeof a), dst ? dml_dtype_name(dst->dtype) : "none",
+        dst ? dims_s(dst->dims, dst->rank, b, sizeof b) : "");
+  }
+  size_t es = dml_dtype_size(s->dtype);
+  int64_t n = numel(s);
+  if (n > 0 && !dst->data)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "host data is NULL");
+  if (!s->st->dev->mem) {
+    strided_copy((uint8_t *)dst->data,
+                 (const uint8_t *)s->st->host + s->offset * (int64_t)es, es, s->rank,
+                 s->dims, s->strides);
+    return DML_OK;
+  }
+  void *p = NULL;
+  int owned;
+  DML_RETURN_IF_ERROR(host_dense(s, op, &p, &owned));
+  if (n > 0) memcpy(dst->data, p, (size_t)n * es);
+  if (owned) free(p);
+  return DML_OK;
+}
+
+dml_status_t dml_rt_tensor_to_device(dml_rt_tensor_t t, dml_rt_device_t *d,
+                                     dml_rt_tensor_t *out) {
+  const char *op = "tensor.to_device";
+  slot_t *s = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &s));
+  if (!d) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no device");
+  if (d == s->st->dev && d->mem && is_contig(s)) { /* on the device */
+    DML_RETURN_IF_ERROR(make(d, s->dtype, s->rank, s->dims, NULL, op, out));
+    slot_t *o = NULL;
+    dml_status_t e = get(*out, op, &o);
+    size_t es = dml_dtype_size(s->dtype);
+    if (!e)
+      e = d->mem->copy(d->h, s->st->buf, (uint64_t)s->offset * es, o->st->buf, 0,
+                       o->st->bytes);
+    if (e) dml_rt_tensor_free(*out);
+    return e;
+  }
+  void *p = NULL;
+  int owned;
+  DML_RETURN_IF_ERROR(host_dense(s, op, &p, &owned));
+  dml_status_t e = make(d, s->dtype, s->rank, s->dims, p, op, out);
+  if (owned) free(p);
+  return e;
+}
+
+/* ---- views ---- */
+
+static dml_status_t view(slot_t *s, int32_t rank, const int64_t *dims,
+                         const int64_t *strides, int64_t offset, dml_rt_tensor_t *out) {
+  return new_slot(s->st, s->dtype, rank, dims, strides, offset, out);
+}
+
+dml_status_t dml_rt_tensor_contiguous(dml_rt_tensor_t t, dml_rt_tensor_t *out) {
+  const char *op = "tensor.contiguous";
+  slot_t *s = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &s));
+  if (is_contig(s)) {
+    DML_RETURN_IF_ERROR(dml_rt_tensor_retain(t));
+    *out = t;
+    return DML_OK;
+  }
+  return dml_status_annotate(dml_rt_tensor_to_device(t, s->st->dev, out), "%s", op);
+}
+
+dml_status_t dml_rt_tensor_reshape(dml_rt_tensor_t t, int32_t rank, const int64_t *dims,
+                                   dml_rt_tensor_t *out) {
+  const char *op = "tensor.reshape";
+  slot_t *s = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &s));
+  if (rank < 0 || rank > DML_MAX_RANK || (rank && !dims))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "rank %d is not in 0..%d",
+                           (int)rank, DML_MAX_RANK);
+  int64_t nd[DML_MAX_RANK], known = 1, n = numel(s);
+  int32_t infer = -1;
+  char a[160], b[160];
+  for (int32_t d = 0; d < rank; d++) {
+    nd[d] = dims[d];
+    if (dims[d] == -1 && infer < 0) {
+      infer = d;
+      continue;
+    }
+    if (dims[d] < 0) infer = DML_MAX_RANK, known = -1;
+    known *= dims[d] > 0 ? dims[d] : 0;
+  }
+  if (infer >= 0 && infer < DML_MAX_RANK && known > 0 && n % known == 0)
+    nd[infer] = n / known;
+  int ok =
+      infer < DML_MAX_RANK && dml_dims_numel(nd, rank) == n && (infer < 0 || known > 0);
+  if (!ok)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "shape mismatch"),
+        "tensor %s (%lld elements), new shape %s", dims_s(s->dims, s->rank, a, sizeof a),
+        (long long)n, dims_s(dims, rank, b, sizeof b));
+  if (is_contig(s)) return view(s, rank, nd, NULL, s->offset, out);
+  DML_RETURN_IF_ERROR(dml_rt_tensor_to_device(t, s->st->dev, out));
+  slot_t *o = NULL;
+  DML_RETURN_IF_ERROR(get(*out, op, &o));
+  o->rank = rank;
+  memcpy(o->dims, nd, sizeof(int64_t) * (size_t)rank);
+  c_strides(nd, rank, o->strides);
+  return DML_OK;
+}
+
+dml_status_t dml_rt_tensor_slice(dml_rt_tensor_t t, uint32_t n_axes, const int64_t *axes,
+                                 const int64_t *starts, const int64_t *ends,
+                                 const int64_t *steps, dml_rt_tensor_t *out) {
+  const char *op = "tensor.slice";
+  slot_t *s = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &s));
+  int64_t dims[DML_MAX_RANK], st[DML_MAX_RANK], off = s->offset;
+  memcpy(dims, s->dims, sizeof dims);
+  memcpy(st, s->strides, sizeof st);
+  int seen[DML_MAX_RANK] = {0};
+  for (uint32_t i = 0; i < n_axes; i++) {
+    int64_t ax = axes ? axes[i] : (int64_t)i;
+    if (ax < 0) ax += s->rank;
+    if (ax < 0 || ax >= s->rank || seen[ax])
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                             "axis %lld is out of range for rank %d or repeated",
+                             (long long)(axes ? axes[i] : (int64_t)i), (int)s->rank);
+    seen[ax] = 1;
+    int64_t n = s->dims[ax], k = steps ? steps[i] : 1, b = starts[i], e = ends[i];
+    if (k == 0) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "step is 0");
+    if (b < 0) b += n;
+    if (e < 0) e += n;
+    int64_t cnt;
+    if (k > 0) {
+      b = b < 0 ? 0 : b > n ? n : b;
+      e = e < 0 ? 0 : e > n ? n : e;
+      cnt = e > b ? (e - b + k - 1) / k : 0;
+    } else {
+      b = b < 0 ? -1 : b > n - 1 ? n - 1 : b;
+      e = e < -1 ? -1 : e > n - 1 ? n - 1 : e;
+      cnt = b > e ? (b - e + (-k) - 1) / (-k) : 0;
+    }
+    if (cnt > 0) off += b * st[ax];
+    dims[ax] = cnt;
+    if (cnt > 1) st[ax] *= k; /* |k| < n here: no overflow */
+  }
+  return view(s, s->rank, dims, st, off, out);
+}
+
+dml_status_t dml_rt_tensor_transpose(dml_rt_tensor_t t, const int64_t *perm,
+                                     dml_rt_tensor_t *out) {
+  const char *op = "tensor.transpose";
+  slot_t *s = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &s));
+  int64_t dims[DML_MAX_RANK], st[DML_MAX_RANK];
+  int seen[DML_MAX_RANK] = {0};
+  for (int32_t d = 0; d < s->rank; d++) {
+    int64_t p = perm ? perm[d] : s->rank - 1 - d;
+    if (p < 0 || p >= s->rank || seen[p])
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                             "perm is not a permutation of 0..%d", (int)s->rank - 1);
+    seen[p] = 1;
+    dims[d] = s->dims[p];
+    st[d] = s->strides[p];
+  }
+  return view(s, s->rank, dims, st, s->offset, out);
+}
+
+dml_status_t dml_rt_tensor_expand(dml_rt_tensor_t t, int32_t rank, const int64_t *dims,
+                                  dml_rt_tensor_t *out) {
+  const char *op = "tensor.expand";
+  slot_t *s = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &s));
+  int64_t st[DML_MAX_RANK];
+  int ok = rank >= s->rank && rank <= DML_MAX_RANK;
+  for (int32_t d = 0; ok && d < rank; d++) {
+    int32_t sd = d - (rank - s->rank);
+    if (dims[d] < 0) ok = 0;
+    if (sd < 0) {
+      st[d] = 0;
+    } else if (s->dims[sd] == dims[d]) {
+      st[d] = s->strides[sd];
+    } else if (s->dims[sd] == 1) {
+      st[d] = 0;
+    } else {
+      ok = 0;
+    }
+  }
+  if (!ok) {
+    char a[160], b[160];
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "shape mismatch"),
+        "tensor %s does not broadcast to %s", dims_s(s->dims, s->rank, a, sizeof a),
+        dims_s(dims, rank, b, sizeof b));
+  }
+  return view(s, rank, dims, st, s->offset, out);
+}
+
+/* ---- lifetime ---- */
+
+dml_status_t dml_rt_tensor_retain(dml_rt_tensor_t t) {
+  slot_t *s = NULL;
+  pthread_mutex_lock(&g_lock);
+  dml_status_t e = get_locked(t, "tensor.retain", &s);
+  if (!e) s->refs++;
+  pthread_mutex_unlock(&g_lock);
+  return e;
+}
+
+dml_status_t dml_rt_tensor_release(dml_rt_tensor_t t) {
+  slot_t *s = NULL;
+  pthread_mutex_lock(&g_lock);
+  dml_status_t e = get_locked(t, "tensor.release", &s);
+  if (!e && --s->refs == 0) kill_locked(s, (uint32_t)(t.id & 0xffffffffu) - 1);
+  pthread_mutex_unlock(&g_lock);
+  return e;
+}
+
+dml_status_t dml_rt_tensor_free(dml_rt_tensor_t t) {
+  slot_t *s = NULL;
+  pthread_mutex_lock(&g_lock);
+  dml_status_t e = get_locked(t, "tensor.free", &s);
+  if (!e) kill_locked(s, (uint32_t)(t.id & 0xffffffffu) - 1);
+  pthread_mutex_unlock(&g_lock);
+  return e;
+}
+
+/* ---- eager ops ---- */
+
+#define MAX_OP_INPUTS 16
+
+/* Op names hashed once (FNV-1a, open addressing): dml_op_from_name's
+ * linear scan was a tenth of a small op's time. */
+#define OP_HASH 512
+_Static_assert(DML_OP_COUNT_ < OP_HASH / 2, "the op hash needs room");
+static dml_op_t g_op_hash[OP_HASH];
+static pthread_once_t g_op_once = PTHREAD_ONCE_INIT;
+
+static uint32_t fnv(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+  return h;
+}
+
+static void op_hash_init(void) {
+  for (int i = 1; i < DML_OP_COUNT_; i++) {
+    uint32_t h = fnv(dml_op_name((dml_op_t)i)) % OP_HASH;
+    while (g_op_hash[h]) h = (h + 1) % OP_HASH;
+    g_op_hash[h] = (dml_op_t)i;
+  }
+}
+
+static dml_op_t op_lookup(const char *name) {
+  pthread_once(&g_op_once, op_hash_init);
+  for (uint32_t h = fnv(name) % OP_HASH; g_op_hash[h]; h = (h + 1) % OP_HASH)
+    if (!strcmp(dml_op_name(g_op_hash[h]), name)) return g_op_hash[h];
+  return DML_OP_INVALID;
+}
+
+dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
+                              uint32_t n_inputs, const dml_attr_t *attrs,
+                              uint32_t n_attrs, dml_rt_tensor_t *outputs,
+                              uint32_t n_outputs) {
+  dml_op_t id = op ? op_lookup(op) : DML_OP_INVALID;
+  if (id == DML_OP_INVALID)
+    return dml_status_make(DML_STATUS_NOT_FOUND, "tensor.op", "no op named '%s'",
+                           op ? op : "(null)");
+  const char *opn = dml_op_name(id);
+  if (n_inputs > MAX_OP_INPUTS || (n_inputs && !inputs) || !outputs || n_outputs < 1 ||
+      n_outputs > DML_MAX_EAGER_OUTPUTS)
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, opn,
+        "eager ops take at most %d inputs and write 1 to %d outputs (got "
+        "%u, %u)",
+        MAX_OP_INPUTS, DML_MAX_EAGER_OUTPUTS, n_inputs, n_outputs);
+  dml_tensor_t in[MAX_OP_INPUTS];
+  void *owned[MAX_OP_INPUTS] = {0};
+  dml_rt_device_t *dev = NULL;
+  dml_status_t s = DML_OK;
+  memset(in, 0, sizeof in[0] * n_inputs);
+  for (uint32_t i = 0; i < n_inputs && !s; i++) {
+    if (!inputs[i].id) continue; /* absent optional input */
+    slot_t *x = NULL;
+    s = get(inputs[i], opn, &x);
+    if (s) {
+      s = dml_status_detail(s, "input %u", i);
+      break;
+    }
+    if (dev && x->st->dev != dev) {
+      s = dml_status_make(DML_STATUS_FAILED_PRECONDITION, opn,
+                          "inputs on different devices: %s and %s (input %u); copy with "
+                          "dml_rt_tensor_to_device",
+                          dev->name, x->st->dev->name, i);
+      break;
+    }
+    dev = x->st->dev;
+    if (dev->mem) {
+      s = dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                          "eager ops on %s are not implemented yet", dev->name),
+          "op %s on device %s: eager ops run on the CPU only in this version; copy the "
+          "tensors with dml_rt_tensor_to_device",
+          opn, dev->name);
+      break;
+    }
+    in[i].dtype = x->dtype;
+    in[i].rank = x->rank;
+    memcpy(in[i].dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+    int own = 0;
+    s = host_dense(x, opn, &in[i].data, &own);
+    if (own) owned[i] = in[i].data;
+  }
+  if (!s && !dev)
+    s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                        "no input tensor tells the device (eager ops without inputs: use "
+                        "the creation calls)");
+  if (!s)
+    s = run_host(dev, id, in, n_inputs, attrs, n_attrs, NULL, 0, outputs, n_outputs);
+  for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
+  return s;
+}
+
+/* ---- sessions ---- */
+
+dml_status_t dml_rt_session_set_input_tensor(dml_rt_session_t *s, uint32_t index,
+                                             dml_rt_tensor_t t) {
+  const char *op = "tensor.session_set_input";
+  slot_t *x = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &x));
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = x->dtype;
+  h.rank = x->rank;
+  memcpy(h.dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  int owned = 0;
+  DML_RETURN_IF_ERROR(host_dense(x, op, &h.data, &owned));
+  dml_status_t e = dml_rt_session_set_input(s, index, &h);
+  if (owned) free(h.data);
+  return e;
+}
+
+dml_status_t dml_rt_session_get_output_tensor(dml_rt_session_t *s, uint32_t index,
+                                              dml_rt_device_t *d, dml_rt_tensor_t *out) {
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(dml_rt_session_get_output(s, index, &y));
+  return make(d, y.dtype, y.rank, y.dims, y.data, "tensor.session_get_output", out);
+}
