@@ -298,7 +298,8 @@ typedef struct infer_job {
   atomic_int done;
   dml_status_t st;    /* set before done */
   dml_tensor_t *outs; /* set before done (on success) */
-  unsigned err_code;  /* a reply refused while parsing: code and message */
+  int on_pool;        /* parsed on a parse thread (connection suspended) */
+  unsigned err_code;  /* a reply refused on a parse thread: code and message */
   char *err_msg;
   struct infer_job *next; /* in the parse queue */
 } infer_job_t;
@@ -465,7 +466,7 @@ __attribute__((format(printf, 6, 7))) static enum MHD_Result reply_error(
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (cs && cs->job && !atomic_load(&cs->job->done)) {
+  if (cs && cs->job && cs->job->on_pool && !atomic_load(&cs->job->done)) {
     /* on a parse thread: kept for the reply once the connection resumes */
     if (!cs->job->err_code) {
       cs->job->err_code = code;
@@ -736,7 +737,7 @@ static void infer_done(void *user, dml_status_t status, dml_tensor_t *outputs,
 static enum MHD_Result infer_reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
                                    const char *um[2]);
 static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
-                             const char *um[2]);
+                             const char *um[2], int *handed);
 
 /* A parse thread: takes suspended inference requests in arrival order,
  * parses and checks each (infer), which submits it to the serving object;
@@ -756,8 +757,9 @@ static void *parse_thread(void *arg) {
     if (!job) return NULL; /* stopped and drained */
     const char *um[2] = {job->url, job->method};
     struct MHD_Connection *c = job->conn;
-    infer(sv, c, job->cs, um);
-    if (job->err_code) { /* not submitted */
+    int handed = 0;
+    infer(sv, c, job->cs, um, &handed);
+    if (!handed) { /* refused: job->err_code says how */
       atomic_store(&job->done, 1);
       MHD_resume_connection(c);
     }
@@ -781,8 +783,17 @@ static int parse_enqueue(server_t *sv, infer_job_t *job) {
   return ok;
 }
 
+/* Parses and checks the inference request in cs->body, then submits it to
+ * the serving object. *handed is set to 1 once the job is out of this
+ * call's hands: submitted (its completion resumes the connection) or
+ * refused by the submit (resumed here); after that the caller must not
+ * touch the job or the connection state, which MHD's thread may already
+ * have replied to and freed. Otherwise a reply was refused (queued at once
+ * on an MHD thread; kept in the job on a parse thread). A request parsed on
+ * an MHD thread suspends its connection just before the submit. */
 static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
-                             const char *um[2]) {
+                             const char *um[2], int *handed) {
+  *handed = 0;
   const dml_rt_model_t *m = sv->model;
   uint32_t n_in = dml_rt_model_num_inputs(m), n_out = dml_rt_model_num_outputs(m);
   if (n_in > MAX_IO || n_out > MAX_IO)
@@ -1001,6 +1012,8 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
   memcpy(job->want_out, want_out, sizeof want_out);
   /* The inputs are copied by the submit; the completion may come at once,
    * on another thread, and resumes the connection. */
+  if (!job->on_pool) MHD_suspend_connection(c);
+  *handed = 1;
   dml_status_t st = dml_serve_submit(sv->srv, in, n_in, infer_done, job);
   if (st) { /* never queued: `done` will not be called */
     job->st = st;
@@ -1171,8 +1184,18 @@ static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs
     job->cs = cs;
     job->url = url;
     job->method = method;
-    MHD_suspend_connection(c);
     cs->job = job;
+    if (cs->len <= SMALL_BODY) { /* parsed here: quicker than a hand-over */
+      int handed = 0;
+      enum MHD_Result r = infer(sv, c, cs, um, &handed);
+      if (!handed) { /* refused, its reply queued */
+        job_free(job);
+        cs->job = NULL;
+      }
+      return r;
+    }
+    job->on_pool = 1;
+    MHD_suspend_connection(c);
     if (!parse_enqueue(sv, job)) {
       job->err_code = 503;
       job->err_msg = strdup("server shutting down");
