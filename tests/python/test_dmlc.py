@@ -261,12 +261,12 @@ class Errors(unittest.TestCase):
             self.assert_error(dmlc.NotFoundError, lambda: dmlc.load(os.path.join(d, "none")),
                               "none")
             # a real package cut short
-            data = open(model_path("lenet5"), "rb").read()
             pkg_path = os.path.join(d, "lenet5.dmlpkg")
             package("lenet5").save(pkg_path)
-            cut = open(pkg_path, "rb").read()[:-100]
-            self.assert_error(dmlc.DataLossError, lambda: dmlc.load(cut))
-            self.assertTrue(data)
+            with open(pkg_path, "rb") as f:
+                whole = f.read()
+            self.assert_error(dmlc.DataLossError, lambda: dmlc.load(whole[:-100]))
+            self.assert_error(dmlc.DataLossError, lambda: dmlc.load(whole[:40]))
 
     def test_compile_errors(self):
         self.assert_error(dmlc.DataLossError, lambda: dmlc.compile(b"not an onnx model at all"))

@@ -3,7 +3,7 @@
 # installs the build into a prefix, pip-installs python/ against it into a
 # venv (the extension only is compiled: dmlc's libraries come from the
 # prefix through find_package(dmlc)), then runs test_dmlc.py there.
-#   bash tests/python/test_python.sh BUILD_DIR SHARED_DIR WORK_DIR
+#   [PYTHON=python3] bash tests/python/test_python.sh BUILD_DIR SHARED_DIR WORK_DIR
 # The venv and the extension's build folder stay in WORK_DIR between runs;
 # pip downloads the pinned build tools (python/pyproject.toml) and numpy
 # from PyPI into its own cache.
@@ -19,13 +19,14 @@ rm -rf "$work/prefix"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 venv=$work/venv
 if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
+  "${PYTHON:-python3}" -m venv "$venv"
 fi
 pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input -q)
 "${pip[@]}" install numpy==2.3.5
 t1=$(date +%s)
 "${pip[@]}" install --force-reinstall --no-deps "$src/python" \
-  -Ccmake.define.dmlc_DIR="$work/prefix/lib/cmake/dmlc" -Cbuild-dir="$work/pybuild"
+  --config-settings=cmake.define.dmlc_DIR="$work/prefix/lib/cmake/dmlc" \
+  --config-settings=build-dir="$work/pybuild"
 t2=$(date +%s)
 echo "test_python.sh: install + venv $((t1 - t0)) s, pip install ./python $((t2 - t1)) s"
 cd "$work"
