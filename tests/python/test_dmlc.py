@@ -5,7 +5,8 @@ tests/python/test_python.sh in a venv where the package was pip-installed.
 
 Tolerances: the reference models' outputs vs PyTorch's saved ones, max
 |dmlc - saved| <= 1e-4 (as tests/models and tests/arm64); Vulkan vs the
-saved outputs <= 1e-4 * max(1, |saved|) (as tests/vulkan/test_vulkan.c);
+saved outputs <= 1e-4 * max(1, |saved|) (as tests/vulkan/test_vulkan.c),
+CUDA likewise (f32 kernels, no TF32);
 the dtypes model's ops are exact (bit-equal).
 """
 import os
@@ -312,6 +313,30 @@ class Vulkan(unittest.TestCase):
         self.assertEqual(rep["n_failed"], 0, rep)
         self.assertEqual(rep["kernels"][-1]["name"], "end-to-end")
         self.assertTrue(rep["kernels"][-1]["passed"])
+
+
+def cuda_available():
+    return any(d["id"].startswith("cuda") for d in dmlc.devices())
+
+
+class Cuda(unittest.TestCase):
+    def test_cuda_target_compiles(self):
+        pkg = package("fashion_mlp", "cpu,cuda")
+        self.assertIn("kernels.cuda", [t for t, _ in pkg.info()["sections"]])
+        if not cuda_available():
+            with self.assertRaises(dmlc.NotFoundError) as cm:
+                pkg.session("cuda")
+            self.assertIn("CUDA", str(cm.exception))
+
+    def test_saved_outputs_cuda(self):
+        if not cuda_available():
+            self.skipTest("no CUDA device (dmlc.devices() lists none): CUDA runs not tested")
+        for name in MODELS:
+            sess = package(name, "cpu,cuda").session("cuda")
+            for k, (x, y) in enumerate(saved_pairs(name)):
+                got = sess.run({"input": x})["logits"]
+                err = float(np.max(np.abs(got - y) / np.maximum(1, np.abs(y))))
+                self.assertLessEqual(err, 1e-4, "%s pair %d on %s: %g" % (name, k, sess.device, err))
 
 
 if __name__ == "__main__":

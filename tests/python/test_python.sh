@@ -6,7 +6,7 @@
 #   [PYTHON=python3] bash tests/python/test_python.sh BUILD_DIR SHARED_DIR WORK_DIR
 # The venv and the extension's build folder stay in WORK_DIR between runs;
 # pip downloads the pinned build tools (python/pyproject.toml) and numpy
-# from PyPI into its own cache.
+# from PyPI (once per venv).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$1" && pwd)
@@ -22,9 +22,15 @@ if [ ! -x "$venv/bin/python" ]; then
   "${PYTHON:-python3}" -m venv "$venv"
 fi
 pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input -q)
-"${pip[@]}" install numpy==2.3.5
+# The build tools pinned in python/pyproject.toml, installed into the venv
+# (no build isolation: their paths stay the same, so a later run rebuilds
+# only what changed in WORK_DIR/pybuild).
+mapfile -t tools < <("$venv/bin/python" -c 'import sys, tomllib
+print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' \
+  "$src/python/pyproject.toml")
+"${pip[@]}" install numpy==2.3.5 "${tools[@]}"
 t1=$(date +%s)
-"${pip[@]}" install --force-reinstall --no-deps "$src/python" \
+"${pip[@]}" install --no-build-isolation --force-reinstall --no-deps "$src/python" \
   --config-settings=cmake.define.dmlc_DIR="$work/prefix/lib/cmake/dmlc" \
   --config-settings=build-dir="$work/pybuild"
 t2=$(date +%s)
