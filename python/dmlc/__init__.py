@@ -79,18 +79,32 @@ class TensorInfo:
         return "TensorInfo(%r, %s, bounds=%s)" % (self.name, self.type, list(self.bounds))
 
 
-def _as_input(value, info):
+def _bad_input(name, reason):
+    return InvalidArgumentError("python.run: input '%s': %s" % (name, reason),
+                                op="python.run", reason="input '%s': %s" % (name, reason))
+
+
+def _as_input(name, value, info):
     """An input value as the array handed to the runtime: NumPy arrays as
     they are (no cast, no copy when C-contiguous); other values (lists,
-    scalars) converted to the input's dtype."""
+    scalars) converted to the input's dtype; non-native byte order swapped."""
     if isinstance(value, np.ndarray):
         arr = value
-    elif hasattr(value, "__array__") or hasattr(value, "__dlpack__"):
-        arr = np.asarray(value)
+    elif value is None:
+        raise _bad_input(name, "None is not an array")
     else:
-        arr = np.asarray(value, dtype=info.np_dtype if info is not None else None)
+        try:
+            if hasattr(value, "__array__") or hasattr(value, "__dlpack__"):
+                arr = np.asarray(value)
+            else:
+                arr = np.asarray(value, dtype=info.np_dtype if info is not None else None)
+        except (TypeError, ValueError) as e:
+            raise _bad_input(name, "cannot convert a %s to an array (%s)"
+                             % (type(value).__name__, e)) from None
     if _BF16 is not None and arr.dtype == _BF16:
         arr = arr.view(np.uint16)
+    if not arr.dtype.isnative:  # the same values in this machine's byte order
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
 
 
@@ -144,7 +158,7 @@ class Session:
                 "python.run: inputs must be a dict name -> array, not %s"
                 % type(inputs).__name__, op="python.run",
                 reason="inputs must be a dict name -> array")
-        arrays = {k: _as_input(v, self._by_name.get(k)) for k, v in inputs.items()}
+        arrays = {k: _as_input(k, v, self._by_name.get(k)) for k, v in inputs.items()}
         out = self._s.run(arrays, bool(copy))
         if _BF16 is not None:
             for o in self.outputs:

@@ -256,14 +256,18 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
   for (auto [k, v] : inputs) {
     std::string name = nb::cast<std::string>(nb::str(k));
     InArray a;
-    if (!nb::try_cast(v, a, true))
+    if (!nb::try_cast(v, a, true)) {
+      std::string what = nb::cast<std::string>(nb::str(v.type().attr("__name__")));
+      if (nb::hasattr(v, "dtype"))
+        what += " of dtype " + nb::cast<std::string>(nb::steal<nb::str>(
+                                   PyObject_Str(nb::object(v.attr("dtype")).ptr())));
       check(dml_status_detail(
-          dml_status_make(
-              DML_STATUS_INVALID_ARGUMENT, "python.run",
-              "input '%s': a %s is not a numeric array", name.c_str(),
-              nb::cast<std::string>(nb::str(v.type().attr("__name__"))).c_str()),
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, "python.run",
+                          "input '%s': a %s is not a numeric array", name.c_str(),
+                          what.c_str()),
           "arrays of bool, int8..int64, uint8..uint64, float16/32/64 are taken "
           "(bfloat16 as uint16 or ml_dtypes.bfloat16)"));
+    }
     int32_t idx = dml_rt_session_find_input(se.s, name.c_str());
     dml_dtype_t want = DML_DTYPE_INVALID;
     if (idx >= 0) {

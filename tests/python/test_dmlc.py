@@ -180,6 +180,9 @@ class Dtypes(unittest.TestCase):
         self.assertLessEqual(float(np.max(np.abs(got - y))), 1e-4)
         got = sess.run({"input": np.repeat(x, 2, axis=0)[::2]})["logits"]
         self.assertLessEqual(float(np.max(np.abs(got - y))), 1e-4)
+        # Big-endian arrays are read as their values.
+        got = sess.run({"input": x.astype(">f4")})["logits"]
+        self.assertLessEqual(float(np.max(np.abs(got - y))), 1e-4)
         # Lists are converted to the input's dtype.
         got = sess.run({"input": x[:2].tolist()})["logits"]
         self.assertLessEqual(float(np.max(np.abs(got - y[:2]))), 1e-4)
@@ -244,8 +247,13 @@ class Errors(unittest.TestCase):
                           lambda: sess.run({"input": np.zeros((1, 784), np.complex64)}),
                           "complex64")
         self.assert_error(dmlc.InvalidArgumentError,
-                          lambda: sess.run({"input": np.array([["a"] * 784])}), "input")
+                          lambda: sess.run({"input": np.array([["a"] * 784])}), "input",
+                          "<U1")
         self.assert_error(dmlc.InvalidArgumentError, lambda: sess.run([x]), "dict")
+        self.assert_error(dmlc.InvalidArgumentError, lambda: sess.run({"input": None}),
+                          "input", "None")
+        self.assert_error(dmlc.InvalidArgumentError, lambda: sess.run({"input": object()}),
+                          "input", "object")
         # the session still runs after errors
         got = sess.run({"input": x})["logits"]
         self.assertLessEqual(float(np.max(np.abs(got - saved_pairs("fashion_mlp")[0][1]))), 1e-4)
