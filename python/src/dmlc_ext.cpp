@@ -242,7 +242,12 @@ using InArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 // a malloc'd copy.
 struct OutBuf {
   dml_tensor_t t;
-  void *copy = nullptr;
+  void *copy = nullptr; /* freed here unless handed to an array */
+  OutBuf() { memset(&t, 0, sizeof t); }
+  OutBuf(OutBuf &&o) noexcept : t(o.t), copy(o.copy) { o.copy = nullptr; }
+  OutBuf(const OutBuf &) = delete;
+  OutBuf &operator=(const OutBuf &) = delete;
+  ~OutBuf() { free(copy); }
 };
 
 // Binds `inputs` (name -> array-like), runs, and returns name -> ndarray of
@@ -317,10 +322,7 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
       }
       memcpy(outs[i].copy, outs[i].t.data, bytes);
     }
-    if (st) {
-      for (auto &o : outs) free(o.copy);
-      outs.clear();
-    }
+    if (st) outs.clear();
   }
   check(st);
   nb::dict result;
@@ -329,7 +331,6 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
     check(dml_rt_session_output_info(se.s, i, &info));
     nb::dlpack::dtype dl;
     if (!dl_of(outs[i].t.dtype, &dl)) {
-      for (uint32_t j = i; j < outs.size(); j++) free(outs[j].copy);
       check(dml_status_make(DML_STATUS_UNIMPLEMENTED, "python.run",
                             "output '%s': dtype %s has no NumPy dtype", info.name,
                             dml_dtype_name(outs[i].t.dtype)));
@@ -341,6 +342,7 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
     if (copy) {
       data = outs[i].copy;
       owner = nb::capsule(data, [](void *p) noexcept { free(p); });
+      outs[i].copy = nullptr; /* the capsule frees it now */
     } else {
       owner = nb::borrow(self);
     }
