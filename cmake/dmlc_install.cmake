@@ -70,7 +70,7 @@ set_target_properties(dmlc_runtime_static PROPERTIES OUTPUT_NAME dmlc_runtime)
 target_link_libraries(dmlc_runtime PRIVATE ${DMLC_RUNTIME_PRIVATE_LIBS})
 target_link_libraries(dmlc_runtime_static INTERFACE ${DMLC_RUNTIME_PRIVATE_LIBS})
 foreach(t dmlc_runtime dmlc_runtime_static)
-  target_include_directories(${t} INTERFACE $<BUILD_INTERFACE:${_dmlc_hdr_dirs}>
+  target_include_directories(${t} INTERFACE "$<BUILD_INTERFACE:${_dmlc_hdr_dirs}>"
                                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/dmlc>)
 endforeach()
 set_target_properties(dmlc_runtime PROPERTIES EXPORT_NAME runtime)
@@ -100,11 +100,12 @@ if(NOT DMLC_RUNTIME_ONLY AND TARGET dml_driver)
   target_link_libraries(dmlc_compiler_static INTERFACE dmlc_runtime_static
                                                        ${DMLC_COMPILER_PRIVATE_LIBS})
   foreach(t dmlc_compiler dmlc_compiler_static)
-    target_include_directories(${t} INTERFACE $<BUILD_INTERFACE:${_cc_hdr_dirs}>)
+    target_include_directories(${t} INTERFACE "$<BUILD_INTERFACE:${_cc_hdr_dirs}>")
   endforeach()
   list(APPEND _dmlc_install_targets dmlc_compiler dmlc_compiler_static)
   list(APPEND _dmlc_headers runtime/base/dml_ops.h runtime/base/ops.def ir/dml_ir.h
-       frontends/onnx/dml_onnx.h frontends/layers/dml_layers.h compiler/dml_driver.h)
+       frontends/onnx/dml_onnx.h frontends/layers/dml_layers.h compiler/dml_driver.h
+       compiler/dml_dim_spec.h)
   set(DMLC_HAVE_COMPILER_LIB ON)
 else()
   set(DMLC_HAVE_COMPILER_LIB OFF)

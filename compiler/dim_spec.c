@@ -5,6 +5,9 @@
 
 #include "dml_dim_spec.h"
 
+/* Where a parse error is printed (dmlc_dim_spec_t's `err`). */
+#define ERR(s) ((s)->err ? (s)->err : stderr)
+
 #define MAX_BOUND ((int64_t)1 << 31)
 
 /* Parses a decimal integer in [lo, MAX_BOUND] from [p, end); 0 if not one. */
@@ -33,14 +36,14 @@ int dmlc_dim_spec_parse_bound(dmlc_dim_spec_t *s, const char *cmd, const char *v
   int64_t b = 0;
   if (!strchr(v, '=')) {
     if (!parse_int(v, v + strlen(v), 1, &b)) {
-      fprintf(stderr,
+      fprintf(ERR(s),
               "error: %s: --dim-bound needs NAME=N[,NAME=N...] or one default N, each N "
               "a positive integer up to 2^31, got '%s'\n",
               cmd, v);
       return 0;
     }
     if (s->default_bound && s->default_bound != b) {
-      fprintf(stderr, "error: %s: --dim-bound gives two default bounds (%lld and %lld)\n",
+      fprintf(ERR(s), "error: %s: --dim-bound gives two default bounds (%lld and %lld)\n",
               cmd, (long long)s->default_bound, (long long)b);
       return 0;
     }
@@ -51,7 +54,7 @@ int dmlc_dim_spec_parse_bound(dmlc_dim_spec_t *s, const char *cmd, const char *v
     const char *comma = strchr(p, ','), *end = comma ? comma : p + strlen(p);
     const char *eq = memchr(p, '=', (size_t)(end - p));
     if (!eq || eq == p || !parse_int(eq + 1, end, 1, &b)) {
-      fprintf(stderr,
+      fprintf(ERR(s),
               "error: %s: --dim-bound item '%.*s' is not NAME=N (N a positive integer "
               "up to 2^31)\n",
               cmd, (int)(end - p), p);
@@ -73,7 +76,7 @@ int dmlc_dim_spec_parse_bound(dmlc_dim_spec_t *s, const char *cmd, const char *v
   }
   return 1;
 oom:
-  fprintf(stderr, "error: %s: out of memory\n", cmd);
+  fprintf(ERR(s), "error: %s: out of memory\n", cmd);
   return 0;
 }
 
@@ -84,7 +87,7 @@ int dmlc_dim_spec_parse_shape(dmlc_dim_spec_t *s, const char *cmd, const char *v
   if (!eq || eq == v) goto bad;
   for (const char *p = eq + 1; *p;) {
     if (rank == DML_MAX_RANK) {
-      fprintf(stderr, "error: %s: --input-shape '%s' has more than %d dims\n", cmd, v,
+      fprintf(ERR(s), "error: %s: --input-shape '%s' has more than %d dims\n", cmd, v,
               DML_MAX_RANK);
       return 0;
     }
@@ -106,7 +109,7 @@ int dmlc_dim_spec_parse_shape(dmlc_dim_spec_t *s, const char *cmd, const char *v
         goto bad;
       }
       if (lo[rank] > hi[rank]) {
-        fprintf(stderr,
+        fprintf(ERR(s),
                 "error: %s: --input-shape '%s': range [%lld:%lld] has MIN > MAX\n", cmd,
                 v, (long long)lo[rank], (long long)hi[rank]);
         return 0;
@@ -164,13 +167,13 @@ int dmlc_dim_spec_parse_shape(dmlc_dim_spec_t *s, const char *cmd, const char *v
   }
   return 1;
 bad:
-  fprintf(stderr,
+  fprintf(ERR(s),
           "error: %s: --input-shape needs NAME=D0xD1x..., each D a number or a range "
           "[MIN:MAX] or [MIN:MAX:STEP] (bounds 1..2^31), got '%s'\n",
           cmd, v);
   return 0;
 oom:
-  fprintf(stderr, "error: %s: out of memory\n", cmd);
+  fprintf(ERR(s), "error: %s: out of memory\n", cmd);
   return 0;
 }
 
@@ -178,7 +181,7 @@ int dmlc_dim_spec_apply(const dmlc_dim_spec_t *s, const char *cmd,
                         dml_compile_options_t *o) {
   if (s->default_bound) {
     if (o->batch_bound && o->batch_bound != s->default_bound) {
-      fprintf(stderr,
+      fprintf(ERR(s),
               "error: %s: --dim-bound %lld and --batch-bound %lld both set the default "
               "bound; give one\n",
               cmd, (long long)s->default_bound, (long long)o->batch_bound);

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dml_driver.h"
 
@@ -40,10 +41,14 @@ typedef struct dmlc_dim_spec {
   dml_onnx_dim_range_t *ranges; /* their names point into shapes' names */
   size_t n_ranges, cap_ranges;
   int64_t default_bound; /* 0: none given */
+  /* Where parse errors are printed; NULL: stderr. The Python binding
+   * (python/src/dmlc_ext.cpp) points it at a memory stream and raises the
+   * text as the error's reason. */
+  FILE *err;
 } dmlc_dim_spec_t;
 
 /* Parses one --dim-bound value ("H=1280,W=640" or "1024") into `s`.
- * Returns 1, or 0 after printing "error: <cmd>: ..." to stderr (a malformed
+ * Returns 1, or 0 after printing "error: <cmd>: ..." to `err` (a malformed
  * item, a bound outside 1..2^31, a default given twice). */
 int dmlc_dim_spec_parse_bound(dmlc_dim_spec_t *s, const char *cmd, const char *v);
 /* Parses one --input-shape value ("x=1x3x[32:640]x[32:1280]"). Returns 1,

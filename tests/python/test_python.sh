@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The Python package's test (ctest `python_package`; docs/python.md):
+# installs the build into a prefix, pip-installs python/ against it into a
+# venv (the extension only is compiled: dmlc's libraries come from the
+# prefix through find_package(dmlc)), then runs test_dmlc.py there.
+#   [PYTHON=python3] bash tests/python/test_python.sh BUILD_DIR SHARED_DIR WORK_DIR
+# The venv and the extension's build folder stay in WORK_DIR between runs;
+# pip downloads the pinned build tools (python/pyproject.toml) and numpy
+# from PyPI (once per venv).
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "$1" && pwd)
+shared=$2
+work=$3
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+t0=$(date +%s)
+rm -rf "$work/prefix"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+venv=$work/venv
+if [ ! -x "$venv/bin/python" ]; then
+  "${PYTHON:-python3}" -m venv "$venv"
+fi
+pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input -q)
+# The build tools pinned in python/pyproject.toml, installed into the venv
+# (no build isolation: their paths stay the same, so a later run rebuilds
+# only what changed in WORK_DIR/pybuild).
+mapfile -t tools < <("$venv/bin/python" -c 'import sys, tomllib
+print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"]))' \
+  "$src/python/pyproject.toml")
+"${pip[@]}" install numpy==2.3.5 "${tools[@]}"
+t1=$(date +%s)
+"${pip[@]}" install --no-build-isolation --force-reinstall --no-deps "$src/python" \
+  --config-settings=cmake.define.dmlc_DIR="$work/prefix/lib/cmake/dmlc" \
+  --config-settings=build-dir="$work/pybuild"
+t2=$(date +%s)
+echo "test_python.sh: install + venv $((t1 - t0)) s, pip install ./python $((t2 - t1)) s"
+cd "$work"
+DMLC_SHARED_DIR=$shared "$venv/bin/python" "$src/tests/python/test_dmlc.py" "$shared"
