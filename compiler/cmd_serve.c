@@ -10,6 +10,9 @@
  * Replies are written here (numbers with enough digits to round-trip:
  * FP32 %.9g, FP64 %.17g). */
 #include <arpa/inet.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -267,6 +270,7 @@ typedef struct {
    * max_inflight_body a request gets 503 (docs/serving.md: memory) */
   size_t max_inflight_body;
   atomic_ullong inflight_body;
+  atomic_int big_done; /* a request with a body over SMALL_BODY completed */
   /* /metrics (Prometheus text format) */
   atomic_ullong by_code[600];    /* replies by HTTP status code */
   atomic_ullong rejected[REJ_N]; /* rejected requests by reason */
@@ -307,7 +311,7 @@ typedef struct infer_job {
 typedef struct conn_state {
   char *body;
   size_t len, cap;
-  int too_large;
+  size_t received; /* body bytes read, those discarded included */
   int busy;        /* chunked body beyond --max-inflight-body-bytes: 503 */
   size_t reserved; /* bytes counted in sv->inflight_body */
   struct timespec t0;
@@ -623,8 +627,40 @@ static void metrics_text(server_t *sv, sb_t *b) {
 /* What cJSON would accept but a strict reader must not: a NUL byte in the
  * body, and the escape \\u0000 in a string (cJSON cuts the string there,
  * so the name read would differ from the name sent). NULL when clean. */
+/* Offset of the first byte of b[0, n) that is not well-formed UTF-8 (RFC
+ * 3629 section 4: no overlong forms, no surrogates, nothing above
+ * U+10FFFF), or n. */
+static size_t utf8_bad_at(const unsigned char *b, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned c = b[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                                             : c >= 0xF0 && c <= 0xF4 ? 4
+                                                                       : 0;
+    if (!len || n - i < len) return i;
+    unsigned lo = 0x80, hi = 0xBF; /* the second byte's range */
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F; /* U+D800..DFFF are surrogates */
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F; /* above U+10FFFF */
+    if (b[i + 1] < lo || b[i + 1] > hi) return i;
+    for (size_t k = 2; k < len; k++)
+      if (b[i + k] < 0x80 || b[i + k] > 0xBF) return i;
+    i += len;
+  }
+  return n;
+}
+
 static const char *strict_json_check(const char *b, size_t n) {
   if (n && memchr(b, 0, n)) return "malformed JSON: a NUL byte in the request body";
+  /* RFC 8259 section 8.1: JSON text is UTF-8; a string echoed (the "id")
+   * must not make the reply invalid */
+  if (utf8_bad_at((const unsigned char *)b, n) < n)
+    return "malformed JSON: the body is not valid UTF-8";
   for (size_t i = 0; i + 1 < n; i++) {
     if (b[i] != '\\') continue;
     if (b[i + 1] == 'u' && i + 5 < n && b[i + 2] == '0' && b[i + 3] == '0' &&
@@ -646,17 +682,28 @@ static const char *duplicate_key(const cJSON *o) {
 }
 
 /* Flattens `data` (numbers, or nested arrays of them) into dst; counts
- * values in *n even past `cap`. Returns a message for a bad element. */
+ * values in *n even past `cap`. The nesting is checked as
+ * dml_serve_json_read_data does: flat, or nested as the shape `t`. Returns
+ * a message for a bad element or structure. */
 static const char *flatten(const cJSON *data, dml_dtype_t dt, void *dst, int64_t cap,
-                           int64_t *n, int depth) {
-  if (depth > DML_MAX_RANK) return "data nests deeper than the tensor's rank";
+                           int64_t *n, int depth, const dml_tensor_t *t) {
+  static const char k_shape[] =
+      "nested \"data\" does not match the shape (give it flat, or nested as the "
+      "shape: every value at the depth of the rank, each array as long as its dim)";
+  if (depth > (t->rank > 0 ? t->rank : 1)) return "data nests deeper than the tensor's rank";
   if (cJSON_IsArray(data)) {
+    int64_t len = 0, arrays = 0;
+    for (const cJSON *e = data->child; e; e = e->next) len++, arrays += cJSON_IsArray(e);
+    if (arrays && arrays != len) return k_shape; /* values beside arrays */
+    if ((depth > 0 || arrays) && (depth >= t->rank || len != t->dims[depth])) return k_shape;
     for (const cJSON *e = data->child; e; e = e->next) {
-      const char *err = flatten(e, dt, dst, cap, n, depth + 1);
+      const char *err = flatten(e, dt, dst, cap, n, depth + 1, t);
       if (err) return err;
     }
     return NULL;
   }
+  if (depth > 1 && depth != t->rank) return k_shape;
+  if (depth == 0 && t->rank != 0) return k_shape;
   double v;
   int is_bool = cJSON_IsBool(data);
   if (is_bool) {
@@ -954,8 +1001,8 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     size_t err_at = SIZE_MAX;
     const char *err =
         sp ? dml_serve_json_read_data(body + sp->start, sp->end - sp->start, dt, bufs[k],
-                                      numel, &n, DML_MAX_RANK, &err_at)
-           : flatten(data, dt, bufs[k], numel, &n, 0);
+                                      numel, &n, t.dims, t.rank, &err_at)
+           : flatten(data, dt, bufs[k], numel, &n, 0, &t);
     if (err && err_at != SIZE_MAX) {
       ret = reply_error(sv, c, cs, 400, um, "malformed JSON (at byte %zu of %zu)",
                         sp->start + err_at, cs->len);
@@ -1097,9 +1144,6 @@ static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs
   int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"),
       post = !strcmp(method, "POST");
   sb_t b = {0};
-  if (cs->too_large)
-    return reply_error(sv, c, cs, 413, um, "request body over the limit of %zu bytes",
-                       sv->max_body);
   if (cs->busy)
     return reply_error(sv, c, cs, 503, um,
                        "server busy: in-flight request bodies over %zu bytes "
@@ -1210,13 +1254,38 @@ static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs
 /* 1 when the request may go on: no token is set, the URL is a health
  * check, or its Authorization header is "Bearer <token>" (compared in time
  * independent of where the first difference is). */
+/* Counts the request's headers named `cls` (MHD_get_connection_values). */
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value) {
+  (void)kind, (void)value;
+  struct {
+    const char *name;
+    int n;
+  } *h = cls;
+  if (key && !strcasecmp(key, h->name)) h->n++;
+  return MHD_YES;
+}
+
+/* 1 for the health checks themselves, which need no token (probes). */
+static int is_health(const char *url) {
+  return !strcmp(url, "/v2/health/live") || !strcmp(url, "/v2/health/ready");
+}
+
 static int authorized(const server_t *sv, struct MHD_Connection *c, const char *url) {
-  if (!sv->token || !strncmp(url, "/v2/health/", 11)) return 1;
+  if (!sv->token || is_health(url)) return 1;
+  struct {
+    const char *name;
+    int n;
+  } count = {"Authorization", 0};
+  MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &count);
+  if (count.n != 1) return 0; /* none, or several: which one counts is unclear */
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+  /* RFC 7235 2.1: the scheme is case-insensitive, then 1*SP */
   if (!h || strncasecmp(h, "Bearer ", 7) != 0) return 0;
   h += 7;
   while (*h == ' ') h++;
   size_t n = strlen(h), m = strlen(sv->token);
+  while (n && (h[n - 1] == ' ' || h[n - 1] == '\t')) n--; /* RFC 7230 3.2.4 OWS */
   unsigned diff = n != m;
   for (size_t i = 0; i < m; i++)
     diff |= (unsigned char)(sv->token[i] ^ (i < n ? h[i] : 0));
@@ -1247,7 +1316,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     int open = atomic_load(&sv->n_conn);
     /* health checks are answered even then: a probe failing under a flood
      * would restart a server that is serving its clients */
-    if ((rec ? rec->over : open > sv->max_conn) && strncmp(url, "/v2/health/", 11) != 0)
+    if ((rec ? rec->over : open > sv->max_conn) && !is_health(url))
       return reply_error(sv, c, cs, 503, um,
                          "server busy: %d connections open, the limit is %lld "
                          "(--max-connections); retry later",
@@ -1293,10 +1362,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   if (*upload_size) {
     size_t n = *upload_size;
     *upload_size = 0;
-    if (cs->too_large || cs->busy || n > sv->max_body - cs->len) {
-      cs->too_large = !cs->busy;
-      return MHD_YES;
+    cs->received += n;
+    if (cs->received > sv->max_body) {
+      /* Only a chunked body gets here (a Content-Length over the limit is
+       * refused before the body): no reply can go out before the body
+       * ends, so the connection is closed now rather than reading on. */
+      atomic_fetch_add(&sv->rejected[REJ_BODY_TOO_LARGE], 1);
+      if (sv->verbosity >= 1)
+        fprintf(stderr,
+                "dmlc serve: %s %s: closing the connection: its chunked request body "
+                "passed --max-body-bytes (%zu bytes)\n",
+                method, url, sv->max_body);
+      return MHD_NO;
     }
+    if (cs->busy) return MHD_YES; /* discarded, up to --max-body-bytes */
     if (cs->len + n > SMALL_BODY && cs->len + n > cs->reserved) { /* chunked */
       size_t more = cs->len + n - cs->reserved;
       unsigned long long was = atomic_fetch_add(&sv->inflight_body, more);
@@ -1332,6 +1411,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   if (!cs) return;
   atomic_fetch_sub(&sv->in_flight, 1);
   atomic_fetch_sub(&sv->inflight_body, cs->reserved);
+  if (cs->received > SMALL_BODY) atomic_store(&sv->big_done, 1);
   job_free(cs->job);
   free(cs->body);
   free(cs);
@@ -1591,6 +1671,13 @@ int dmlc_cmd_serve(int argc, char **argv) {
   pthread_mutex_init(&sv.q_lock, NULL);
   pthread_cond_init(&sv.q_cond, NULL);
 
+#ifdef __GLIBC__
+  /* Blocks of 256 KiB and more (request bodies, their tensors, replies)
+   * are mmap'ed and unmapped when freed (a fixed threshold: glibc's
+   * dynamic one rises after the first big free and keeps later ones in the
+   * heap). */
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
   /* SIGINT/SIGTERM are taken by sigwait below; every thread (MHD's
    * included) inherits the blocked mask. */
   sigset_t sigs;
@@ -1669,6 +1756,13 @@ int dmlc_cmd_serve(int argc, char **argv) {
     sig = sigtimedwait(&sigs, NULL, &tick);
     if (sig == SIGINT || sig == SIGTERM) break;
     cut_slow_connections(&sv);
+#ifdef __GLIBC__
+    /* Big requests' memory (bodies, tensors, replies) goes back to the
+     * system once they are done: glibc keeps freed heap pages otherwise,
+     * and rounds of large requests grew the resident size past the
+     * documented bound (docs/serving.md, "Memory"). */
+    if (atomic_exchange(&sv.big_done, 0)) malloc_trim(0);
+#endif
   }
   atomic_store(&sv.ready, 0);
   fprintf(stderr, "dmlc serve: %s: finishing the requests in flight\n",

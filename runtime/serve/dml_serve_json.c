@@ -277,10 +277,17 @@ static const char *store(dml_dtype_t dt, double v, int is_bool, void *dst, int64
 }
 
 const char *dml_serve_json_read_data(const char *p, size_t n, dml_dtype_t dt, void *dst,
-                                     int64_t cap, int64_t *count, int max_depth,
-                                     size_t *err_at) {
+                                     int64_t cap, int64_t *count, const int64_t *dims,
+                                     int rank, size_t *err_at) {
   static const char k_malformed[] = "malformed JSON in \"data\"";
-  int depth = 0;
+  static const char k_shape[] =
+      "nested \"data\" does not match the shape (give it flat, or nested as the "
+      "shape: every value at the depth of the rank, each array as long as its dim)";
+  int max_depth = rank > 0 ? rank : 1;
+  int depth = 0, leaf_depth = -1;
+  /* per open array (index depth-1): elements so far, whether it holds arrays */
+  int64_t elems[MAX_NEST];
+  uint8_t holds_array[MAX_NEST];
   size_t i = 0;
   *err_at = SIZE_MAX;
   for (;;) {
@@ -292,15 +299,24 @@ const char *dml_serve_json_read_data(const char *p, size_t n, dml_dtype_t dt, vo
         *err_at = SIZE_MAX;
         return "data nests deeper than the tensor's rank";
       }
+      if (depth) holds_array[depth - 1] = 1, elems[depth - 1]++;
+      elems[depth] = 0;
+      holds_array[depth] = 0;
       depth++;
       i = skip_ws(p, n, i + 1);
       if (i < n && p[i] == ']') {
         i++;
-        depth--;
-        goto after_value;
+        goto close_array;
       }
       continue;
     }
+    /* a value: flat (depth 1, or a bare scalar) or nested at the rank */
+    if (leaf_depth < 0) leaf_depth = depth;
+    if (depth != leaf_depth || (depth > 1 && depth != rank) || (depth == 0 && rank != 0)) {
+      *err_at = SIZE_MAX;
+      return k_shape;
+    }
+    if (depth) elems[depth - 1]++;
     const char *err;
     if (ch == 't' && n - i >= 4 && !memcmp(p + i, "true", 4)) {
       err = store(dt, 1, 1, dst, cap, count);
@@ -336,11 +352,21 @@ const char *dml_serve_json_read_data(const char *p, size_t n, dml_dtype_t dt, vo
     if (i >= n) goto malformed;
     if (p[i] == ']') {
       i++;
-      depth--;
-      goto after_value;
+      goto close_array;
     }
     if (p[i] != ',') goto malformed;
     i++;
+    continue;
+  close_array:
+    /* nested form: an array inside another, or holding arrays, has its
+     * dim's length (the flat form is one array of values) */
+    if ((depth > 1 || holds_array[depth - 1]) &&
+        (depth > rank || elems[depth - 1] != dims[depth - 1])) {
+      *err_at = SIZE_MAX;
+      return k_shape;
+    }
+    depth--;
+    goto after_value;
   }
 malformed:
   *err_at = i;

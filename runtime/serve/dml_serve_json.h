@@ -36,16 +36,21 @@ int dml_serve_json_split(const char *body, size_t n, dml_serve_json_span_t *span
                          size_t *skel_len);
 
 /* Reads the JSON value p[0, n) (numbers, true/false for BOOL, or arrays of
- * them nested at most `max_depth` deep; JSON's number grammar, RFC 8259 6)
- * into dst as dtype dt, row-major: the first `cap` values are stored
- * (dml_store_f64 / dml_store_i64), all are counted in *count. Values are
- * checked as dml_serve_json_check_value does. Returns NULL, or the
- * message of the first bad value; *err_at is then the offset in p of the
- * malformed byte, or SIZE_MAX when the JSON is well formed but a value
- * is wrong. */
+ * them; JSON's number grammar, RFC 8259 6) into dst as dtype dt, row-major:
+ * the first `cap` values are stored (dml_store_f64 / dml_store_i64), all
+ * are counted in *count. The value is the tensor of shape dims[0, rank)
+ * either flat (one array of values; or a bare value for rank 0) or nested
+ * as the shape (KServe v2): every value at depth `rank`, and each array at
+ * depth d (1-based) holding dims[d-1] elements; values at other depths,
+ * or arrays of other lengths, are refused (so [[392 values], [392
+ * values]] is not a [1,784] tensor). The caller checks *count against the
+ * shape's element count. Values are checked as dml_serve_json_check_value
+ * does. Returns NULL, or the message of the first bad value or structure;
+ * *err_at is then the offset in p of the malformed byte, or SIZE_MAX when
+ * the JSON is well formed but a value or the nesting is wrong. */
 const char *dml_serve_json_read_data(const char *p, size_t n, dml_dtype_t dt, void *dst,
-                                     int64_t cap, int64_t *count, int max_depth,
-                                     size_t *err_at);
+                                     int64_t cap, int64_t *count, const int64_t *dims,
+                                     int rank, size_t *err_at);
 
 /* Whether the JSON number (or boolean, is_bool) v can be an element of a
  * tensor of dtype dt: booleans only in BOOL; floats finite in dt (below

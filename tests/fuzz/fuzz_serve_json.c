@@ -47,9 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       double buf[4] = {0};
       int64_t count = 0;
       size_t err_at = 0;
+      static const int64_t dims[3] = {2, 2, 1}; /* flat, or nested [[a,b],[c,d]] */
       const char *err =
           dml_serve_json_read_data(body + spans[s].start, spans[s].end - spans[s].start,
-                                   dts[k], buf, 4, &count, 8, &err_at);
+                                   dts[k], buf, 4, &count, dims, (int)(k % 3), &err_at);
       if (err && err_at != SIZE_MAX && err_at > spans[s].end - spans[s].start) abort();
       if (err || count < 0) continue;
       for (int64_t i = 0; i < count && i < 4; i++) {

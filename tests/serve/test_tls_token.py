@@ -92,6 +92,22 @@ try:
         check(st == 401, "Authorization %r: want 401, got %d" % (bad[:12], st))
     st, _, _ = request("GET", "/v2/models/fashion_mlp", None, None)
     check(st == 401, "metadata without a token: want 401, got %d" % st)
+    for path in ["/v2/health/live/x", "/v2/health/readyX", "/v2/health/"]:
+        st, _, _ = request("GET", path)
+        check(st == 401, "%s without a token: only the two health checks are open, got %d"
+              % (path, st))
+    st, _, _ = request("GET", "/v2/models/fashion_mlp", None,
+                       {"Authorization": "bearer  " + TOKEN + " \t"})
+    check(st == 200, "scheme in lower case, spaces around the token: want 200, got %d" % st)
+    # two Authorization headers: which one counts is unclear, so neither
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    ts = ctx.wrap_socket(s, server_hostname="localhost")
+    ts.sendall(b"GET /v2/models/fashion_mlp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+               + TOKEN.encode() + b"\r\nAuthorization: Bearer wrong-token-0123456789\r\n"
+               b"Connection: close\r\n\r\n")
+    head = ts.recv(4096)
+    check(head.startswith(b"HTTP/1.1 401"), "two Authorization headers: %r" % head[:40])
+    ts.close()
     for r0, n in [(0, 1), (5, 7), (F.ROWS - 2, 2)]:
         st, data, _ = request("POST", INFER, F.infer_body(r0, n), AUTH)
         check(st == 200 and F.reply_ok(json.loads(data), r0, n),
