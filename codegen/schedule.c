@@ -4110,6 +4110,13 @@ static void emit_gather(sched_t *s, uint32_t node) {
  * t == ignore_index. Reduction "none": one invocation per row stores it;
  * "sum" and "mean" (sum / sum of w): one invocation loops over the rows.
  * A target outside [0, C) (an error on the CPU) contributes nothing. */
+/* log_prob of score v of a row whose max is in register 0 and log of the
+ * sum of exp(x - max) in register 2 */
+static const dml_kval_t *sce_logp(dml_kpool_t *p, const dml_kval_t *v) {
+  return dml_kv_fn(p, DML_KF_SUB, dml_kv_fn(p, DML_KF_SUB, v, dml_kv_reg(p, 0)),
+                   dml_kv_reg(p, 2));
+}
+
 static void emit_loss(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -4191,26 +4198,24 @@ static void emit_loss(sched_t *s, uint32_t node) {
                                                             dml_kv_fn(p, DML_KF_SUB, xk,
                                                                       dml_kv_reg(p, 0)),
                                                             NULL)))));
-    /* lse = log(sum) + max */
-    dml_kblock_add(&rb, assign(s, DML_KS_LET, 2,
-                               dml_kv_fn(p, DML_KF_ADD,
-                                         dml_kv_fn(p, DML_KF_LOG, dml_kv_reg(p, 1), NULL),
-                                         dml_kv_reg(p, 0))));
+    /* log_prob = (x - max) - log(sum), as the CPU's and LogSoftmax's: not
+     * x - (max + log(sum)), where a large max absorbs log(sum) (scores
+     * [1e15, 1e15, 0.5] gave log_prob 0, not -log 2 = -0.693) */
+    dml_kblock_add(&rb, assign(s, DML_KS_LET, 2, dml_kv_log(p, dml_kv_reg(p, 1))));
     if (lp)
-      dml_kblock_add(&rb,
-                     for_loop(s, vk, Cx,
-                              store_at(s, lp, XAT(kv),
-                                       dml_kv_fn(p, DML_KF_SUB, xk, dml_kv_reg(p, 2)))));
+      dml_kblock_add(&rb, for_loop(s, vk, Cx, store_at(s, lp, XAT(kv), sce_logp(p, xk))));
   }
   dml_kdtype_t tt = kdt(tg);
   const dml_kval_t *t = load_at(s, tg, row);
   const dml_kval_t *ign = has_ii ? dml_kv_fn(p, DML_KF_EQ, t, dml_kv_iconst(p, tt, ii))
                                  : dml_kv_zero(p, DML_KT_BOOL);
-  const dml_kidx_t *ti = dml_ki_val(p, dml_kv_select(p, ign, dml_kv_zero(p, tt), t));
+  /* an ignored row takes class C, out of range: it adds nothing and stores
+   * +0, as on the CPU (its -logp * 0 was NaN for an infinite or NaN score
+   * and -0 otherwise) */
+  const dml_kidx_t *ti = dml_ki_val(p, dml_kv_select(p, ign, dml_kv_iconst(p, tt, C), t));
   const dml_kval_t *w = wt ? load_at(s, wt, ti) : dml_kv_const(p, 1.0f);
-  w = dml_kv_select(p, ign, dml_kv_const(p, 0.0f), w);
   const dml_kval_t *logp = load_at(s, x, XAT(ti));
-  if (sce) logp = dml_kv_fn(p, DML_KF_SUB, logp, dml_kv_reg(p, 2));
+  if (sce) logp = sce_logp(p, logp);
   const dml_kval_t *loss =
       dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_NEG, logp, NULL), w);
 #undef XAT

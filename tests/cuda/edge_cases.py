@@ -4,8 +4,9 @@
 Models that gave wrong answers on the GPU targets (Pow of negative bases,
 Softplus at large |x|, Sign/ReduceMax/ReduceMin/MaxPool of NaN, sums and
 Softmax over rows longer than 65,535, LogSoftmax of huge logits, a
-DenseNet-style block) are built with onnx.helper, compiled for cpu,cuda and
-run on the device and the CPU; outputs are compared with the CPU's (NaN
+DenseNet-style block, SoftmaxCrossEntropyLoss of two equal maxima 1e15 and
+of ignored rows holding inf/NaN) are built with onnx.helper, compiled for
+cpu,cuda and run on the device and the CPU; outputs are compared with the CPU's (NaN
 matches NaN, an infinity the same infinity; else scaled error
 |d - c| / max(1, |c|) <= 1e-4) and, where one is given, with a numpy f64
 reference.
@@ -86,6 +87,24 @@ def cases():
     out.append(('logsoftmax_large', model('ls', [h.make_node('LogSoftmax', ['x'], ['y'], axis=1)],
                                           [vi('x', T.FLOAT, [3, 4])], [vi('y', T.FLOAT, [3, 4])]),
                 {'x': logits}, [ref]))
+    # SoftmaxCrossEntropyLoss: two equal maxima 1e15 (log_prob -log 2, not 0),
+    # rows whose target is ignore_index holding +inf / NaN scores (loss +0, left
+    # out of the mean and the sum; the GPUs' -logp * 0 made them NaN)
+    sc = np.array([[1e15, 1e15, 0.5], [np.inf, 1.0, 2.0], [np.nan, 0.0, 0.0], [1.0, 2.0, 3.0]],
+                  np.float32)
+    tg = np.array([0, 1, 1, 2], np.int64)
+    l2, l3 = np.log(2.0), np.log(1.0 + np.exp(-1.0) + np.exp(-2.0))
+    lp_ref = np.array([[-l2, -l2, -1e15], [np.nan] * 3, [np.nan] * 3, [-2 - l3, -1 - l3, -l3]])
+    sce = [h.make_node('SoftmaxCrossEntropyLoss', ['x', 't'], ['z', 'lp'], ignore_index=1,
+                       reduction='none'),
+           h.make_node('SoftmaxCrossEntropyLoss', ['x', 't'], ['m'], ignore_index=1),
+           h.make_node('SoftmaxCrossEntropyLoss', ['x', 't'], ['s'], ignore_index=1,
+                       reduction='sum')]
+    out.append(('sce_edges', model('sce', sce, [vi('x', T.FLOAT, [4, 3]), vi('t', T.INT64, [4])],
+                                   [vi('z', T.FLOAT, [4]), vi('lp', T.FLOAT, [4, 3]),
+                                    vi('m', T.FLOAT, []), vi('s', T.FLOAT, [])], opset=13),
+                {'x': sc, 't': tg},
+                [np.array([l2, 0.0, 0.0, l3]), lp_ref, np.array((l2 + l3) / 2), np.array(l2 + l3)]))
     return out
 
 
