@@ -33,123 +33,12 @@ static const char *const k_class_name[] = {"exact", "arithmetic", "transcendenta
                                            "accumulating", "end-to-end"};
 static const double k_class_tol[] = {0.0, 1e-5, 1e-4, 1e-4, 1e-3};
 
-/* The tolerance class of an op: exact where the result is one of the
- * inputs' values or an exactly rounded single operation, arithmetic for
- * the basic operations (a few roundings), transcendental for library
- * functions, accumulating for sums over many terms (and any op not
- * listed). */
+/* The tolerance class of an op: its ops.def flags (dml_op_tol_class). */
 static int op_class(dml_op_t op) {
-  if (dml_op_info(op) && (dml_op_info(op)->flags & DML_OPF_VIEW)) return CLS_EXACT;
-  switch (op) {
-    case DML_OP_ABS:
-    case DML_OP_NEG:
-    case DML_OP_RELU:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_ROUND:
-    case DML_OP_SIGN:
-    case DML_OP_NOT:
-    case DML_OP_CAST:
-    case DML_OP_CAST_LIKE:
-    case DML_OP_CLIP:
-    case DML_OP_EQUAL:
-    case DML_OP_LESS:
-    case DML_OP_LESS_OR_EQUAL:
-    case DML_OP_GREATER:
-    case DML_OP_GREATER_OR_EQUAL:
-    case DML_OP_AND:
-    case DML_OP_OR:
-    case DML_OP_XOR:
-    case DML_OP_MAX:
-    case DML_OP_MIN:
-    case DML_OP_WHERE:
-    case DML_OP_MAX_POOL:
-    case DML_OP_GLOBAL_MAX_POOL:
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_ARG_MAX:
-    case DML_OP_ARG_MIN:
-    case DML_OP_TRANSPOSE:
-    case DML_OP_CONCAT:
-    case DML_OP_SPLIT:
-    case DML_OP_SLICE:
-    case DML_OP_GATHER:
-    case DML_OP_SHAPE:
-    case DML_OP_SIZE:
-    case DML_OP_EXPAND:
-    case DML_OP_TILE:
-    case DML_OP_PAD:
-    case DML_OP_CONSTANT_OF_SHAPE:
-    case DML_OP_IS_INF:
-    case DML_OP_IS_NAN:
-    case DML_OP_BIT_SHIFT:
-    case DML_OP_HARDMAX:
-    case DML_OP_TRILU:
-    case DML_OP_EYE_LIKE:
-    case DML_OP_GATHER_ELEMENTS:
-    case DML_OP_SCATTER_ELEMENTS:
-    case DML_OP_GATHER_ND:
-    case DML_OP_SCATTER_ND:
-    case DML_OP_ONE_HOT:
-    case DML_OP_DEPTH_TO_SPACE:
-    case DML_OP_SPACE_TO_DEPTH:
-    case DML_OP_TOP_K:
-    case DML_OP_REVERSE_SEQUENCE:
-    case DML_OP_MAX_UNPOOL:
-    case DML_OP_NON_ZERO:
-    case DML_OP_UNIQUE:
-    case DML_OP_COMPRESS:
-    case DML_OP_THRESHOLDED_RELU:
-    case DML_OP_ASSIGN: return CLS_EXACT;
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_MOD:
-    case DML_OP_PRELU:
-    case DML_OP_LEAKY_RELU:
-    case DML_OP_SUM:
-    case DML_OP_MEAN:
-    case DML_OP_SQRT:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_HARD_SIGMOID:
-    case DML_OP_HARD_SWISH:
-    case DML_OP_SOFTSIGN:
-    case DML_OP_SHRINK:
-    case DML_OP_DROPOUT:
-    case DML_OP_QUANTIZE_LINEAR:
-    case DML_OP_DEQUANTIZE_LINEAR:
-    case DML_OP_RANGE:
-    case DML_OP_RESIZE: return CLS_ARITH;
-    case DML_OP_ELU:
-    case DML_OP_SELU:
-    case DML_OP_CELU:
-    case DML_OP_SIGMOID:
-    case DML_OP_SOFTPLUS:
-    case DML_OP_TANH:
-    case DML_OP_ERF:
-    case DML_OP_EXP:
-    case DML_OP_LOG:
-    case DML_OP_SIN:
-    case DML_OP_COS:
-    case DML_OP_TAN:
-    case DML_OP_POW:
-    case DML_OP_ACOS:
-    case DML_OP_ACOSH:
-    case DML_OP_ASIN:
-    case DML_OP_ASINH:
-    case DML_OP_ATAN:
-    case DML_OP_ATANH:
-    case DML_OP_COSH:
-    case DML_OP_SINH:
-    case DML_OP_HANN_WINDOW:
-    case DML_OP_HAMMING_WINDOW:
-    case DML_OP_BLACKMAN_WINDOW:
-    case DML_OP_RANDOM_UNIFORM:
-    case DML_OP_RANDOM_NORMAL:
-    case DML_OP_RANDOM_UNIFORM_LIKE:
-    case DML_OP_RANDOM_NORMAL_LIKE:
-    case DML_OP_BERNOULLI: return CLS_TRANS;
+  switch (dml_op_tol_class(op)) {
+    case DML_TOL_EXACT: return CLS_EXACT;
+    case DML_TOL_ARITH: return CLS_ARITH;
+    case DML_TOL_TRANSC: return CLS_TRANS;
     default: return CLS_ACCUM;
   }
 }
