@@ -105,6 +105,28 @@ def cases():
                                     vi('m', T.FLOAT, []), vi('s', T.FLOAT, [])], opset=13),
                 {'x': sc, 't': tg},
                 [np.array([l2, 0.0, 0.0, l3]), lp_ref, np.array((l2 + l3) / 2), np.array(l2 + l3)]))
+    # found by dml_every_op: PRelu with an infinite slope at x >= 0 (inf * 0 was
+    # NaN), Shrink of +-inf and NaN (0 for NaN: ONNX's "otherwise"), fmod of a
+    # huge ratio, by +-inf and by a subnormal (C99 fmod), Relu of i32 / f64
+    xs = np.array([2.0, 0.0, -0.0, -3.0, np.inf, -np.inf, np.nan, 0.25], np.float32)
+    sl = np.array([np.inf, np.inf, -np.inf, 0.5, np.inf, 2.0, 1.0, -np.inf], np.float32)
+    with np.errstate(all='ignore'):
+        pr = np.where(xs.astype(np.float64) < 0, sl.astype(np.float64) * xs, xs)
+        sh = np.where(xs < -0.5, xs + 0.0, np.where(xs > 0.5, xs - 0.0, 0.0)).astype(np.float64)
+    ma = np.array([3e38, -1e15, 7.5, -7.5, 1e-40, 5.0, np.inf, 0.0], np.float32)
+    mb = np.array([1e-30, 3.0, np.inf, -np.inf, 3e-41, 0.0, 2.0, 1.0], np.float32)
+    with np.errstate(all='ignore'):
+        fm = np.fmod(ma.astype(np.float64), mb.astype(np.float64))
+    ri = np.array([-3, 0, 5, -2147483647], np.int32)
+    out.append(('prelu_shrink_mod', model('psm', [
+        h.make_node('PRelu', ['x', 's'], ['p']), h.make_node('Shrink', ['x'], ['k']),
+        h.make_node('Mod', ['a', 'b'], ['m'], fmod=1), h.make_node('Relu', ['i'], ['r'])],
+        [vi('x', T.FLOAT, [8]), vi('s', T.FLOAT, [8]), vi('a', T.FLOAT, [8]),
+         vi('b', T.FLOAT, [8]), vi('i', T.INT32, [4])],
+        [vi('p', T.FLOAT, [8]), vi('k', T.FLOAT, [8]), vi('m', T.FLOAT, [8]),
+         vi('r', T.INT32, [4])]),
+        {'x': xs, 's': sl, 'a': ma, 'b': mb, 'i': ri},
+        [pr, sh, fm, np.maximum(ri, 0).astype(np.float64)]))
     return out
 
 
