@@ -25,6 +25,15 @@
 /* The relative move of each input element in the sensitivity run. */
 #define PERT_REL (1.0 / 4194304.0) /* 2^-22: two f32 ulp */
 
+/* The relative move of an input of dtype dt: two steps of its dtype where
+ * 2^-22 is below them (f16 2^-9, bf16 2^-6; 2^-22 would round away, and
+ * an element whose result swings with its inputs, sin(1e30) say, got no
+ * allowance). A kernel's inputs all move by the largest of its float
+ * inputs' (chk_t's pert). */
+static double pert_rel(dml_dtype_t dt) {
+  return dt == DML_DTYPE_BF16 ? 1.0 / 64 : dt == DML_DTYPE_F16 ? 1.0 / 512 : PERT_REL;
+}
+
 /* ---- tolerance classes (documented in dml_rt.h and docs/kernels.md) ---- */
 
 enum { CLS_EXACT, CLS_ARITH, CLS_TRANS, CLS_ACCUM, CLS_E2E };
@@ -171,15 +180,16 @@ static void put_float(dml_dtype_t dt, uint8_t *p, int64_t i, double v) {
 enum { MAP_FLUSH, MAP_ABS, MAP_PERT_UP, MAP_PERT_DOWN };
 
 /* Flushes a denormal element to a zero of its sign (MAP_FLUSH), clears its
- * sign bit (MAP_ABS), or moves it by PERT_REL up or down (MAP_PERT_*). */
-static void map_float(dml_dtype_t dt, uint8_t *p, int64_t i, int how) {
+ * sign bit (MAP_ABS), or moves it by `rel` (relative) up or down
+ * (MAP_PERT_*). */
+static void map_float(dml_dtype_t dt, uint8_t *p, int64_t i, int how, double rel) {
   double x = get_elem(dt, p, i);
   if (how == MAP_ABS) {
     put_float(dt, p, i, fabs(x));
     return;
   }
   if (how != MAP_FLUSH) {
-    put_float(dt, p, i, x * (how == MAP_PERT_UP ? 1.0 + PERT_REL : 1.0 - PERT_REL));
+    put_float(dt, p, i, x * (how == MAP_PERT_UP ? 1.0 + rel : 1.0 - rel));
     return;
   }
   double lo = dt == DML_DTYPE_F64   ? DBL_MIN
@@ -243,6 +253,7 @@ typedef struct chk {
   uint64_t *cap;
   uint32_t max_io;
   uint64_t rng, seed, step;
+  double pert; /* this kernel's relative move of its inputs (pert_rel) */
   /* arenas: base (the inputs made), dev (the device's), ref, flush and mag
    * (the CPU's on the inputs as made, with denormals flushed, on |inputs|) */
   uint8_t *a_alloc[6], *a[6];
@@ -352,12 +363,12 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The sensitivity of element i of value v: |pert - ref| / PERT_REL, how
+/* The sensitivity of element i of value v: |pert - ref| / rel, how
  * much the result moves when the inputs move (the size of the terms that
  * cancel in it); 0 when not finite. */
 static double sens_at(dml_dtype_t dt, const uint8_t *pert, const uint8_t *ref,
-                      int64_t i) {
-  double x = fabs(get_elem(dt, pert, i) - get_elem(dt, ref, i)) / PERT_REL;
+                      int64_t i, double rel) {
+  double x = fabs(get_elem(dt, pert, i) - get_elem(dt, ref, i)) / rel;
   return isfinite(x) ? x : 0;
 }
 
@@ -384,7 +395,7 @@ static dml_status_t compare_value(const chk_t *c, kstate_t *ks, uint32_t v,
     if (!all) return oom();
     int64_t nz = 0;
     for (int64_t i = 0; i < n; i++) {
-      double x = sens_at(dt, pp, pr, i);
+      double x = sens_at(dt, pp, pr, i, c->pert);
       if (x > 0) all[nz++] = x;
     }
     qsort(all, (size_t)nz, sizeof(double), cmp_double);
@@ -395,7 +406,7 @@ static dml_status_t compare_value(const chk_t *c, kstate_t *ks, uint32_t v,
     double d = get_elem(dt, pd, i), r = get_elem(dt, pr, i);
     double mg = mag ? fabs(get_elem(dt, mag + pv->offset, i)) : NAN;
     if (pp) {
-      double sens = sens_at(dt, pp, pr, i);
+      double sens = sens_at(dt, pp, pr, i, c->pert);
       if (sens < med) sens = med;
       if (!(mg >= sens)) mg = sens;
     }
@@ -769,7 +780,7 @@ static void map_inputs(chk_t *c, const uint8_t *in, uint8_t *a, int how) {
     int64_t n = numel_of(c, v);
     for (int64_t i = 0; i < n; i++)
       map_float(pv->type.dtype, a + pv->offset, i,
-                how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how);
+                how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how, c->pert);
   }
 }
 
@@ -799,7 +810,8 @@ static dml_status_t consts_map(chk_t *c, const dml_kpkg_kernel_t *K, int how) {
       memcpy(p, c->weights + pv->offset, b);
       for (int64_t e = 0; e < ne; e++)
         map_float(pv->type.dtype, p, e,
-                  how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how);
+                  how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how,
+                  c->pert);
       c->over[v] = p;
     }
   }
@@ -848,6 +860,18 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
     DML_RETURN_IF_ERROR(s2);
   }
   uint8_t *pert = NULL;
+  c->pert = PERT_REL;
+  for (uint32_t v = 0; v < f->n_values; v++)
+    if (in[v] && !c->need_graph[v] && dml_dtype_is_float(f->values[v].type.dtype))
+      c->pert = fmax(c->pert, pert_rel(f->values[v].type.dtype));
+  for (uint32_t i = 0; i < K->n_nodes; i++) {
+    const dml_pkg_node_t *n = &f->nodes[K->nodes[i]];
+    for (uint32_t j = 0; j < n->n_inputs; j++)
+      if (n->inputs[j] != DML_PKG_NO_VALUE &&
+          f->values[n->inputs[j]].storage == DML_PKG_STORAGE_CONST &&
+          dml_dtype_is_float(f->values[n->inputs[j]].type.dtype))
+        c->pert = fmax(c->pert, pert_rel(f->values[n->inputs[j]].type.dtype));
+  }
   if (cls != CLS_EXACT) {
     pert = c->a[A_PERT];
     memcpy(pert, c->a[A_BASE], ab);
