@@ -127,6 +127,18 @@ def cases():
          vi('r', T.INT32, [4])]),
         {'x': xs, 's': sl, 'a': ma, 'b': mb, 'i': ri},
         [pr, sh, fm, np.maximum(ri, 0).astype(np.float64)]))
+    # LRN next to -inf and NaN (test_lrn's attributes): the GPUs' pow of an
+    # infinite base (undefined in GLSL) made x / den inf where it is NaN; now
+    # kernel_math's C99 pow
+    lx = np.array([[[[1.0]], [[-np.inf]], [[2.0]], [[np.nan]], [[3e38]], [[-1e30]]]], np.float32)
+    with np.errstate(all='ignore'):
+        l64 = lx.astype(np.float64)
+        sq = np.stack([(l64[:, max(0, c - 1):c + 2] ** 2).sum(axis=1) for c in range(6)], 1)
+        lref = l64 / (2.0 + 2e-4 / 3 * sq) ** 0.5
+    out.append(('lrn_inf', model('lrn', [h.make_node('LRN', ['x'], ['y'], size=3, alpha=2e-4,
+                                                     beta=0.5, bias=2.0)],
+                                 [vi('x', T.FLOAT, [1, 6, 1, 1])], [vi('y', T.FLOAT, [1, 6, 1, 1])]),
+                {'x': lx}, [lref]))
     return out
 
 
