@@ -449,8 +449,9 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_RELU: /* a zero of x's dtype (an f32 0 made f64 and integer
                          Relu's GLSL mistyped: glslang rejected it) */
       return nan_max(p, x[0],
-                     dml_kdtype_is_float(x[0]->dtype) ? dml_kv_fconst(p, x[0]->dtype, 0.0f)
-                                                      : dml_kv_zero(p, x[0]->dtype),
+                     dml_kdtype_is_float(x[0]->dtype)
+                         ? dml_kv_fconst(p, x[0]->dtype, 0.0f)
+                         : dml_kv_zero(p, x[0]->dtype),
                      1);
     case DML_OP_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x[0], NULL);
     case DML_OP_TANH: /* f32 (f16, bf16 in f32): kernel_math's, exact near 0 */

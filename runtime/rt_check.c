@@ -366,8 +366,8 @@ static int cmp_double(const void *a, const void *b) {
 /* The sensitivity of element i of value v: |pert - ref| / rel, how
  * much the result moves when the inputs move (the size of the terms that
  * cancel in it); 0 when not finite. */
-static double sens_at(dml_dtype_t dt, const uint8_t *pert, const uint8_t *ref,
-                      int64_t i, double rel) {
+static double sens_at(dml_dtype_t dt, const uint8_t *pert, const uint8_t *ref, int64_t i,
+                      double rel) {
   double x = fabs(get_elem(dt, pert, i) - get_elem(dt, ref, i)) / rel;
   return isfinite(x) ? x : 0;
 }
@@ -780,7 +780,8 @@ static void map_inputs(chk_t *c, const uint8_t *in, uint8_t *a, int how) {
     int64_t n = numel_of(c, v);
     for (int64_t i = 0; i < n; i++)
       map_float(pv->type.dtype, a + pv->offset, i,
-                how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how, c->pert);
+                how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how,
+                c->pert);
   }
 }
 

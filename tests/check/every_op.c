@@ -112,7 +112,7 @@ static const dml_dtype_t k_dtypes[] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_B
 typedef struct {
   const char *op, *dtype, *backend, *reason;
 } known_t;
-#define BF16_TRIG                                                                   \
+#define BF16_TRIG                                                                    \
   "the GPUs reduce huge arguments (bf16 edges up to 3e38) in f32; the check's move " \
   "of the inputs by two bf16 steps allows only part of it (sin(1e30) swings)"
 static const known_t k_known[] = {

@@ -205,8 +205,10 @@ static void test_softplus_sign(void) {
  * NaN scores (loss +0 and left out of the sums, as the CPU's and ONNX's
  * reference; the GPUs' -logp * 0 made the mean NaN), an ordinary row. */
 static void test_sce_edges(void) {
-  static const float x[4][3] = {
-      {1e15f, 1e15f, 0.5f}, {INFINITY, 1.0f, 2.0f}, {NAN, 0.0f, 0.0f}, {1.0f, 2.0f, 3.0f}};
+  static const float x[4][3] = {{1e15f, 1e15f, 0.5f},
+                                {INFINITY, 1.0f, 2.0f},
+                                {NAN, 0.0f, 0.0f},
+                                {1.0f, 2.0f, 3.0f}};
   const double l2 = 0.69314718055994531, l3 = log(1.0 + exp(-1.0) + exp(-2.0));
   /* expected: z (none), mean, sum; log_prob of rows 0 and 3 (rows 1 and 2
    * are NaN: exp(inf - inf), a NaN score) */
@@ -249,7 +251,8 @@ static void test_sce_edges(void) {
       /* +0 exactly for the ignored rows (edge_agree compares zeros' signs) */
       int ok = r == 1 || r == 2 ? z[r] == 0 && !signbit(z[r])
                                 : edge_agree(z[r], want_z[r], 1e-6);
-      if (!ok) fprintf(stderr, "  SCE z[%d] on %s: %g, want %g\n", r, side[k], z[r], want_z[r]);
+      if (!ok)
+        fprintf(stderr, "  SCE z[%d] on %s: %g, want %g\n", r, side[k], z[r], want_z[r]);
       CHECK(ok);
     }
     for (int r = 0; r < 4; r++)
