@@ -265,18 +265,20 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
 #define K(c) dml_kv_const(p, (float)(c))
 #define ATTR(name, def) dml_attr_float(n->attrs, n->n_attrs, name, def)
   const dml_kval_t *a = x[0];
-  /* max(x, 0) and min(x, 0), NaN kept */
-  const dml_kval_t *pos = nan_max(p, a, K(0), 1), *neg = nan_max(p, a, K(0), 0);
   switch (n->op) {
     case DML_OP_ROUND: /* in f32, rounded to f16/bf16 once (exact) */
       return dml_kv_cast(p, a->dtype,
                          dml_kv_round_half_even(p, dml_kv_cast(p, DML_KT_F32, a)));
-    case DML_OP_SHRINK: { /* x < -lambd ? x + bias : x > lambd ? x - bias : 0 */
+    case DML_OP_SHRINK: {
+      /* x < -lambd ? x + bias : x > lambd ? x - bias : 0, as ONNX's spec
+       * and reference (NaN is "otherwise": 0) and the CPU; selects, not
+       * step() products (inf * 0 made +-inf and NaN inputs NaN) */
       double l = ATTR("lambd", 0.5), b = ATTR("bias", 0.0);
-      return F2(ADD, F2(MUL, dml_kv_step(p, F2(SUB, K(-l), a)), F2(ADD, a, K(b))),
-                F2(MUL, dml_kv_step(p, F2(SUB, a, K(l))), F2(SUB, a, K(b))));
+      return dml_kv_select(p, F2(LT, a, K(-l)), F2(ADD, a, K(b)),
+                           dml_kv_select(p, F2(GT, a, K(l)), F2(SUB, a, K(b)), K(0)));
     }
-    case DML_OP_PRELU: return F2(ADD, pos, F2(MUL, x[1], neg));
+    case DML_OP_PRELU: /* x < 0 ? slope x : x (an infinite slope's inf * 0 was NaN) */
+      return dml_kv_select(p, F2(LT, a, K(0)), F2(MUL, x[1], a), a);
     case DML_OP_SUM:
     case DML_OP_MEAN: {
       const dml_kval_t *y = a;
@@ -444,7 +446,13 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
   switch (n->op) {
     case DML_OP_ABS: return dml_kv_fn(p, DML_KF_ABS, x[0], NULL);
     case DML_OP_NEG: return dml_kv_fn(p, DML_KF_NEG, x[0], NULL);
-    case DML_OP_RELU: return nan_max(p, x[0], dml_kv_const(p, 0.0f), 1);
+    case DML_OP_RELU: /* a zero of x's dtype (an f32 0 made f64 and integer
+                         Relu's GLSL mistyped: glslang rejected it) */
+      return nan_max(p, x[0],
+                     dml_kdtype_is_float(x[0]->dtype)
+                         ? dml_kv_fconst(p, x[0]->dtype, 0.0f)
+                         : dml_kv_zero(p, x[0]->dtype),
+                     1);
     case DML_OP_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x[0], NULL);
     case DML_OP_TANH: /* f32 (f16, bf16 in f32): kernel_math's, exact near 0 */
       if (x[0]->dtype == DML_KT_F64) return dml_kv_fn(p, DML_KF_TANH, x[0], NULL);
@@ -4110,6 +4118,13 @@ static void emit_gather(sched_t *s, uint32_t node) {
  * t == ignore_index. Reduction "none": one invocation per row stores it;
  * "sum" and "mean" (sum / sum of w): one invocation loops over the rows.
  * A target outside [0, C) (an error on the CPU) contributes nothing. */
+/* log_prob of score v of a row whose max is in register 0 and log of the
+ * sum of exp(x - max) in register 2 */
+static const dml_kval_t *sce_logp(dml_kpool_t *p, const dml_kval_t *v) {
+  return dml_kv_fn(p, DML_KF_SUB, dml_kv_fn(p, DML_KF_SUB, v, dml_kv_reg(p, 0)),
+                   dml_kv_reg(p, 2));
+}
+
 static void emit_loss(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -4191,26 +4206,24 @@ static void emit_loss(sched_t *s, uint32_t node) {
                                                             dml_kv_fn(p, DML_KF_SUB, xk,
                                                                       dml_kv_reg(p, 0)),
                                                             NULL)))));
-    /* lse = log(sum) + max */
-    dml_kblock_add(&rb, assign(s, DML_KS_LET, 2,
-                               dml_kv_fn(p, DML_KF_ADD,
-                                         dml_kv_fn(p, DML_KF_LOG, dml_kv_reg(p, 1), NULL),
-                                         dml_kv_reg(p, 0))));
+    /* log_prob = (x - max) - log(sum), as the CPU's and LogSoftmax's: not
+     * x - (max + log(sum)), where a large max absorbs log(sum) (scores
+     * [1e15, 1e15, 0.5] gave log_prob 0, not -log 2 = -0.693) */
+    dml_kblock_add(&rb, assign(s, DML_KS_LET, 2, dml_kv_log(p, dml_kv_reg(p, 1))));
     if (lp)
-      dml_kblock_add(&rb,
-                     for_loop(s, vk, Cx,
-                              store_at(s, lp, XAT(kv),
-                                       dml_kv_fn(p, DML_KF_SUB, xk, dml_kv_reg(p, 2)))));
+      dml_kblock_add(&rb, for_loop(s, vk, Cx, store_at(s, lp, XAT(kv), sce_logp(p, xk))));
   }
   dml_kdtype_t tt = kdt(tg);
   const dml_kval_t *t = load_at(s, tg, row);
   const dml_kval_t *ign = has_ii ? dml_kv_fn(p, DML_KF_EQ, t, dml_kv_iconst(p, tt, ii))
                                  : dml_kv_zero(p, DML_KT_BOOL);
-  const dml_kidx_t *ti = dml_ki_val(p, dml_kv_select(p, ign, dml_kv_zero(p, tt), t));
+  /* an ignored row takes class C, out of range: it adds nothing and stores
+   * +0, as on the CPU (its -logp * 0 was NaN for an infinite or NaN score
+   * and -0 otherwise) */
+  const dml_kidx_t *ti = dml_ki_val(p, dml_kv_select(p, ign, dml_kv_iconst(p, tt, C), t));
   const dml_kval_t *w = wt ? load_at(s, wt, ti) : dml_kv_const(p, 1.0f);
-  w = dml_kv_select(p, ign, dml_kv_const(p, 0.0f), w);
   const dml_kval_t *logp = load_at(s, x, XAT(ti));
-  if (sce) logp = dml_kv_fn(p, DML_KF_SUB, logp, dml_kv_reg(p, 2));
+  if (sce) logp = sce_logp(p, logp);
   const dml_kval_t *loss =
       dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_NEG, logp, NULL), w);
 #undef XAT

@@ -706,8 +706,10 @@ static const char *emit_lrn(sched_t *s, uint32_t node) {
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body, for_loop(s, DML_KVAR_FIRST_LOOP, kc(s, size), inner));
-  const dml_kval_t *den = dml_kv_fn(
-      p, DML_KF_POW,
+  /* kernel_math's C99 pow (the renderers' pow is undefined at an
+   * infinite or zero base) */
+  const dml_kval_t *den = dml_kv_pow(
+      p,
       dml_kv_fn(
           p, DML_KF_ADD, dml_kv_const(p, (float)bias),
           dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)(alpha / (double)size)), acc)),

@@ -422,7 +422,8 @@ dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
  *
  * Error of an element: |device - cpu| / max(1, |cpu|, m), m the size of
  * the terms meeting in it: how far the CPU's result moves when every input
- * and constant moves by 2^-22 (relative, random signs), divided by 2^-22,
+ * and constant moves by 2^-22 (relative, random signs; two steps of f16 or
+ * bf16 when an input has that dtype), divided by the move,
  * at least the median of that over the value, and for kernels that
  * accumulate also the CPU's result on |inputs| and |constants|; 0 when
  * both are NaN, or equal infinities, or they differ by less than the

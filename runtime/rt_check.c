@@ -25,6 +25,15 @@
 /* The relative move of each input element in the sensitivity run. */
 #define PERT_REL (1.0 / 4194304.0) /* 2^-22: two f32 ulp */
 
+/* The relative move of an input of dtype dt: two steps of its dtype where
+ * 2^-22 is below them (f16 2^-9, bf16 2^-6; 2^-22 would round away, and
+ * an element whose result swings with its inputs, sin(1e30) say, got no
+ * allowance). A kernel's inputs all move by the largest of its float
+ * inputs' (chk_t's pert). */
+static double pert_rel(dml_dtype_t dt) {
+  return dt == DML_DTYPE_BF16 ? 1.0 / 64 : dt == DML_DTYPE_F16 ? 1.0 / 512 : PERT_REL;
+}
+
 /* ---- tolerance classes (documented in dml_rt.h and docs/kernels.md) ---- */
 
 enum { CLS_EXACT, CLS_ARITH, CLS_TRANS, CLS_ACCUM, CLS_E2E };
@@ -33,123 +42,12 @@ static const char *const k_class_name[] = {"exact", "arithmetic", "transcendenta
                                            "accumulating", "end-to-end"};
 static const double k_class_tol[] = {0.0, 1e-5, 1e-4, 1e-4, 1e-3};
 
-/* The tolerance class of an op: exact where the result is one of the
- * inputs' values or an exactly rounded single operation, arithmetic for
- * the basic operations (a few roundings), transcendental for library
- * functions, accumulating for sums over many terms (and any op not
- * listed). */
+/* The tolerance class of an op: its ops.def flags (dml_op_tol_class). */
 static int op_class(dml_op_t op) {
-  if (dml_op_info(op) && (dml_op_info(op)->flags & DML_OPF_VIEW)) return CLS_EXACT;
-  switch (op) {
-    case DML_OP_ABS:
-    case DML_OP_NEG:
-    case DML_OP_RELU:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_ROUND:
-    case DML_OP_SIGN:
-    case DML_OP_NOT:
-    case DML_OP_CAST:
-    case DML_OP_CAST_LIKE:
-    case DML_OP_CLIP:
-    case DML_OP_EQUAL:
-    case DML_OP_LESS:
-    case DML_OP_LESS_OR_EQUAL:
-    case DML_OP_GREATER:
-    case DML_OP_GREATER_OR_EQUAL:
-    case DML_OP_AND:
-    case DML_OP_OR:
-    case DML_OP_XOR:
-    case DML_OP_MAX:
-    case DML_OP_MIN:
-    case DML_OP_WHERE:
-    case DML_OP_MAX_POOL:
-    case DML_OP_GLOBAL_MAX_POOL:
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_ARG_MAX:
-    case DML_OP_ARG_MIN:
-    case DML_OP_TRANSPOSE:
-    case DML_OP_CONCAT:
-    case DML_OP_SPLIT:
-    case DML_OP_SLICE:
-    case DML_OP_GATHER:
-    case DML_OP_SHAPE:
-    case DML_OP_SIZE:
-    case DML_OP_EXPAND:
-    case DML_OP_TILE:
-    case DML_OP_PAD:
-    case DML_OP_CONSTANT_OF_SHAPE:
-    case DML_OP_IS_INF:
-    case DML_OP_IS_NAN:
-    case DML_OP_BIT_SHIFT:
-    case DML_OP_HARDMAX:
-    case DML_OP_TRILU:
-    case DML_OP_EYE_LIKE:
-    case DML_OP_GATHER_ELEMENTS:
-    case DML_OP_SCATTER_ELEMENTS:
-    case DML_OP_GATHER_ND:
-    case DML_OP_SCATTER_ND:
-    case DML_OP_ONE_HOT:
-    case DML_OP_DEPTH_TO_SPACE:
-    case DML_OP_SPACE_TO_DEPTH:
-    case DML_OP_TOP_K:
-    case DML_OP_REVERSE_SEQUENCE:
-    case DML_OP_MAX_UNPOOL:
-    case DML_OP_NON_ZERO:
-    case DML_OP_UNIQUE:
-    case DML_OP_COMPRESS:
-    case DML_OP_THRESHOLDED_RELU:
-    case DML_OP_ASSIGN: return CLS_EXACT;
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_MOD:
-    case DML_OP_PRELU:
-    case DML_OP_LEAKY_RELU:
-    case DML_OP_SUM:
-    case DML_OP_MEAN:
-    case DML_OP_SQRT:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_HARD_SIGMOID:
-    case DML_OP_HARD_SWISH:
-    case DML_OP_SOFTSIGN:
-    case DML_OP_SHRINK:
-    case DML_OP_DROPOUT:
-    case DML_OP_QUANTIZE_LINEAR:
-    case DML_OP_DEQUANTIZE_LINEAR:
-    case DML_OP_RANGE:
-    case DML_OP_RESIZE: return CLS_ARITH;
-    case DML_OP_ELU:
-    case DML_OP_SELU:
-    case DML_OP_CELU:
-    case DML_OP_SIGMOID:
-    case DML_OP_SOFTPLUS:
-    case DML_OP_TANH:
-    case DML_OP_ERF:
-    case DML_OP_EXP:
-    case DML_OP_LOG:
-    case DML_OP_SIN:
-    case DML_OP_COS:
-    case DML_OP_TAN:
-    case DML_OP_POW:
-    case DML_OP_ACOS:
-    case DML_OP_ACOSH:
-    case DML_OP_ASIN:
-    case DML_OP_ASINH:
-    case DML_OP_ATAN:
-    case DML_OP_ATANH:
-    case DML_OP_COSH:
-    case DML_OP_SINH:
-    case DML_OP_HANN_WINDOW:
-    case DML_OP_HAMMING_WINDOW:
-    case DML_OP_BLACKMAN_WINDOW:
-    case DML_OP_RANDOM_UNIFORM:
-    case DML_OP_RANDOM_NORMAL:
-    case DML_OP_RANDOM_UNIFORM_LIKE:
-    case DML_OP_RANDOM_NORMAL_LIKE:
-    case DML_OP_BERNOULLI: return CLS_TRANS;
+  switch (dml_op_tol_class(op)) {
+    case DML_TOL_EXACT: return CLS_EXACT;
+    case DML_TOL_ARITH: return CLS_ARITH;
+    case DML_TOL_TRANSC: return CLS_TRANS;
     default: return CLS_ACCUM;
   }
 }
@@ -282,15 +180,16 @@ static void put_float(dml_dtype_t dt, uint8_t *p, int64_t i, double v) {
 enum { MAP_FLUSH, MAP_ABS, MAP_PERT_UP, MAP_PERT_DOWN };
 
 /* Flushes a denormal element to a zero of its sign (MAP_FLUSH), clears its
- * sign bit (MAP_ABS), or moves it by PERT_REL up or down (MAP_PERT_*). */
-static void map_float(dml_dtype_t dt, uint8_t *p, int64_t i, int how) {
+ * sign bit (MAP_ABS), or moves it by `rel` (relative) up or down
+ * (MAP_PERT_*). */
+static void map_float(dml_dtype_t dt, uint8_t *p, int64_t i, int how, double rel) {
   double x = get_elem(dt, p, i);
   if (how == MAP_ABS) {
     put_float(dt, p, i, fabs(x));
     return;
   }
   if (how != MAP_FLUSH) {
-    put_float(dt, p, i, x * (how == MAP_PERT_UP ? 1.0 + PERT_REL : 1.0 - PERT_REL));
+    put_float(dt, p, i, x * (how == MAP_PERT_UP ? 1.0 + rel : 1.0 - rel));
     return;
   }
   double lo = dt == DML_DTYPE_F64   ? DBL_MIN
@@ -354,6 +253,7 @@ typedef struct chk {
   uint64_t *cap;
   uint32_t max_io;
   uint64_t rng, seed, step;
+  double pert; /* this kernel's relative move of its inputs (pert_rel) */
   /* arenas: base (the inputs made), dev (the device's), ref, flush and mag
    * (the CPU's on the inputs as made, with denormals flushed, on |inputs|) */
   uint8_t *a_alloc[6], *a[6];
@@ -463,12 +363,12 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The sensitivity of element i of value v: |pert - ref| / PERT_REL, how
+/* The sensitivity of element i of value v: |pert - ref| / rel, how
  * much the result moves when the inputs move (the size of the terms that
  * cancel in it); 0 when not finite. */
-static double sens_at(dml_dtype_t dt, const uint8_t *pert, const uint8_t *ref,
-                      int64_t i) {
-  double x = fabs(get_elem(dt, pert, i) - get_elem(dt, ref, i)) / PERT_REL;
+static double sens_at(dml_dtype_t dt, const uint8_t *pert, const uint8_t *ref, int64_t i,
+                      double rel) {
+  double x = fabs(get_elem(dt, pert, i) - get_elem(dt, ref, i)) / rel;
   return isfinite(x) ? x : 0;
 }
 
@@ -495,7 +395,7 @@ static dml_status_t compare_value(const chk_t *c, kstate_t *ks, uint32_t v,
     if (!all) return oom();
     int64_t nz = 0;
     for (int64_t i = 0; i < n; i++) {
-      double x = sens_at(dt, pp, pr, i);
+      double x = sens_at(dt, pp, pr, i, c->pert);
       if (x > 0) all[nz++] = x;
     }
     qsort(all, (size_t)nz, sizeof(double), cmp_double);
@@ -506,7 +406,7 @@ static dml_status_t compare_value(const chk_t *c, kstate_t *ks, uint32_t v,
     double d = get_elem(dt, pd, i), r = get_elem(dt, pr, i);
     double mg = mag ? fabs(get_elem(dt, mag + pv->offset, i)) : NAN;
     if (pp) {
-      double sens = sens_at(dt, pp, pr, i);
+      double sens = sens_at(dt, pp, pr, i, c->pert);
       if (sens < med) sens = med;
       if (!(mg >= sens)) mg = sens;
     }
@@ -880,7 +780,8 @@ static void map_inputs(chk_t *c, const uint8_t *in, uint8_t *a, int how) {
     int64_t n = numel_of(c, v);
     for (int64_t i = 0; i < n; i++)
       map_float(pv->type.dtype, a + pv->offset, i,
-                how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how);
+                how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how,
+                c->pert);
   }
 }
 
@@ -910,7 +811,8 @@ static dml_status_t consts_map(chk_t *c, const dml_kpkg_kernel_t *K, int how) {
       memcpy(p, c->weights + pv->offset, b);
       for (int64_t e = 0; e < ne; e++)
         map_float(pv->type.dtype, p, e,
-                  how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how);
+                  how == MAP_PERT_UP && (rnd_u64(&c->rng) & 1) ? MAP_PERT_DOWN : how,
+                  c->pert);
       c->over[v] = p;
     }
   }
@@ -959,6 +861,18 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
     DML_RETURN_IF_ERROR(s2);
   }
   uint8_t *pert = NULL;
+  c->pert = PERT_REL;
+  for (uint32_t v = 0; v < f->n_values; v++)
+    if (in[v] && !c->need_graph[v] && dml_dtype_is_float(f->values[v].type.dtype))
+      c->pert = fmax(c->pert, pert_rel(f->values[v].type.dtype));
+  for (uint32_t i = 0; i < K->n_nodes; i++) {
+    const dml_pkg_node_t *n = &f->nodes[K->nodes[i]];
+    for (uint32_t j = 0; j < n->n_inputs; j++)
+      if (n->inputs[j] != DML_PKG_NO_VALUE &&
+          f->values[n->inputs[j]].storage == DML_PKG_STORAGE_CONST &&
+          dml_dtype_is_float(f->values[n->inputs[j]].type.dtype))
+        c->pert = fmax(c->pert, pert_rel(f->values[n->inputs[j]].type.dtype));
+  }
   if (cls != CLS_EXACT) {
     pert = c->a[A_PERT];
     memcpy(pert, c->a[A_BASE], ab);

@@ -27,6 +27,18 @@ extern "C" {
  * run_loop) over functions of the package, not by a kernel; the GPU
  * targets refuse it. */
 #define DML_OPF_CONTROL_FLOW 0x80u
+/* Tolerance class of the op's f32 result against a reference computed
+ * from the same inputs (dmlc check, runtime/rt_check.c; the every-op
+ * differential test, tests/check): at most one of the three; none is
+ * "accumulating" (sums over many terms, and any op not classed). Views
+ * (DML_OPF_VIEW) are exact. The tolerances: dml_op_tol_class() below.
+ *   EXACT   the result is one of the inputs' values or one exactly rounded
+ *           operation (data movement, compares, Relu, Max, ...)
+ *   ARITH   a few roundings of basic operations (Add, Div, Sqrt, ...)
+ *   TRANSC  library functions (Exp, Log, Tanh, Pow, ...) */
+#define DML_OPF_EXACT 0x10000u
+#define DML_OPF_ARITH 0x20000u
+#define DML_OPF_TRANSC 0x40000u
 
 /* Op identifiers. Values are stable only within one build; packages store
  * op names, not these numbers. */
@@ -44,6 +56,20 @@ typedef struct dml_op_info {
   int min_outputs, max_outputs; /* max -1: variadic */
   uint32_t flags;
 } dml_op_info_t;
+
+/* Tolerance classes (DML_OPF_EXACT, DML_OPF_ARITH, DML_OPF_TRANSC). */
+typedef enum dml_tol_class {
+  DML_TOL_EXACT = 0,  /* 0: bit-exact (NaN matches NaN) */
+  DML_TOL_ARITH = 1,  /* 1e-5 scaled error */
+  DML_TOL_TRANSC = 2, /* 1e-4 */
+  DML_TOL_ACCUM = 3,  /* 1e-4, errors scaled by the terms' magnitude */
+} dml_tol_class_t;
+
+/* The tolerance class of `op` from its ops.def flags: a view is exact, an
+ * op with none of the three flags accumulating (DML_OP_INVALID too). The
+ * tolerances and the error measure: runtime/rt_check.c, docs/kernels.md
+ * ("Checking a device"). */
+dml_tol_class_t dml_op_tol_class(dml_op_t op);
 
 /* Static information about `op`; NULL for DML_OP_INVALID or out of range. */
 const dml_op_info_t *dml_op_info(dml_op_t op);

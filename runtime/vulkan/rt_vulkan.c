@@ -334,6 +334,9 @@ typedef struct vk_session {
    * dimension: an elementwise kernel over 2^24 + 1 elements needs 65,537) */
   PFN_vkCmdDispatchBase dispatch_base;
   uint8_t *split;
+  /* the kernel DMLC_VULKAN_TEST_CORRUPT_KERNEL names (dispatch()), read
+   * once when the pipelines are made; -1 for none */
+  int64_t corrupt_kernel;
   uint32_t n_symbols;
   io_region_t *inputs, *outputs;
   uint32_t n_inputs, n_outputs;
@@ -826,6 +829,10 @@ static dml_status_t make_pipelines(vk_session_t *v, const dml_pkg_graph_t *g) {
   v->split = (uint8_t *)calloc(nk ? nk : 1, 1);
   if (!v->pipelines || !v->split)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  const char *corrupt = getenv("DMLC_VULKAN_TEST_CORRUPT_KERNEL");
+  v->corrupt_kernel = -1;
+  for (uint32_t i = 0; corrupt && i < nk; i++)
+    if (!strcmp(corrupt, v->kf->kernels[i].name)) v->corrupt_kernel = i;
   const VkPhysicalDeviceLimits *lim = &v->L->props[v->phys_index].limits;
   int64_t bounds[DML_KPKG_MAX_SYMBOLS];
   uint32_t nb = g->n_symbols < DML_KPKG_MAX_SYMBOLS ? g->n_symbols : DML_KPKG_MAX_SYMBOLS;
@@ -883,6 +890,7 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   vk_session_t *v = (vk_session_t *)calloc(1, sizeof *v);
   if (!v) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   v->owner = v;
+  v->corrupt_kernel = -1;
   atomic_init(&v->refs, 1);
   v->L = L;
   v->kf = kf;
@@ -990,7 +998,8 @@ static void barrier(vk_session_t *v, VkCommandBuffer cb, VkPipelineStageFlags sr
  * bound; the descriptor set and push constants already are).
  *
  * A testing aid: when the environment variable
- * DMLC_VULKAN_TEST_CORRUPT_KERNEL names kernel `k` ("k3_gemm"), its
+ * DMLC_VULKAN_TEST_CORRUPT_KERNEL names kernel `k` ("k3_gemm"; read once
+ * per session, v->corrupt_kernel), its
  * result is made wrong on purpose: the first element of its last node's
  * first output is overwritten with the bits 0x42F6E979 (123.456f) after the
  * dispatch. The tests of `dmlc check` use it to prove the check fails on a
@@ -1026,8 +1035,7 @@ static dml_status_t dispatch(vk_session_t *v, const dml_rt_exec_t *e, VkCommandB
   } else if (groups[0] && groups[1] && groups[2]) {
     v->vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
   }
-  const char *corrupt = getenv("DMLC_VULKAN_TEST_CORRUPT_KERNEL");
-  if (corrupt && !strcmp(corrupt, K->name) && K->n_nodes) {
+  if (v->corrupt_kernel == (int64_t)k && K->n_nodes) {
     const dml_pkg_node_t *n = &e->fn->nodes[K->nodes[K->n_nodes - 1]];
     uint32_t o = n->n_outputs ? n->outputs[0] : DML_PKG_NO_VALUE;
     if (o != DML_PKG_NO_VALUE && e->fn->values[o].bytes >= 4 &&

@@ -8,10 +8,12 @@ Each model exercises a family of GPU kernels on a symbolic batch:
                     and Cast to int32 and back
   reduce.onnx       ReduceSum/Mean, Softmax, LayerNormalization over a row of
                     700 elements, MatMul
-They are what `dmlc check` passes on lavapipe. Left out because it finds
+They are what `dmlc check` passes on lavapipe. Left out because it found
 them wrong there (2026-12-06, main at 0cb9116): Log of a subnormal (e.g.
-log(1.4e-45) gives -88.03, not -103.28 or, flushed, -inf) and ReduceMax of
-a row holding NaN (inf, not NaN).
+log(1.4e-45) gave -88.03, not -103.28 or, flushed, -inf) and ReduceMax of
+a row holding NaN (inf, not NaN); both pass since (ONNX's test_log and
+test_reduce_max_* node tests under `dmlc check`, h/edges), and
+tests/check/every_op.c checks every elementwise op and reduction.
   move.onnx         Transpose, Concat, Slice, ArgMax feeding Gather (indices
                     computed in the graph), Reshape
 """

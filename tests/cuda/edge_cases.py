@@ -4,8 +4,9 @@
 Models that gave wrong answers on the GPU targets (Pow of negative bases,
 Softplus at large |x|, Sign/ReduceMax/ReduceMin/MaxPool of NaN, sums and
 Softmax over rows longer than 65,535, LogSoftmax of huge logits, a
-DenseNet-style block) are built with onnx.helper, compiled for cpu,cuda and
-run on the device and the CPU; outputs are compared with the CPU's (NaN
+DenseNet-style block, SoftmaxCrossEntropyLoss of two equal maxima 1e15 and
+of ignored rows holding inf/NaN) are built with onnx.helper, compiled for
+cpu,cuda and run on the device and the CPU; outputs are compared with the CPU's (NaN
 matches NaN, an infinity the same infinity; else scaled error
 |d - c| / max(1, |c|) <= 1e-4) and, where one is given, with a numpy f64
 reference.
@@ -86,6 +87,58 @@ def cases():
     out.append(('logsoftmax_large', model('ls', [h.make_node('LogSoftmax', ['x'], ['y'], axis=1)],
                                           [vi('x', T.FLOAT, [3, 4])], [vi('y', T.FLOAT, [3, 4])]),
                 {'x': logits}, [ref]))
+    # SoftmaxCrossEntropyLoss: two equal maxima 1e15 (log_prob -log 2, not 0),
+    # rows whose target is ignore_index holding +inf / NaN scores (loss +0, left
+    # out of the mean and the sum; the GPUs' -logp * 0 made them NaN)
+    sc = np.array([[1e15, 1e15, 0.5], [np.inf, 1.0, 2.0], [np.nan, 0.0, 0.0], [1.0, 2.0, 3.0]],
+                  np.float32)
+    tg = np.array([0, 1, 1, 2], np.int64)
+    l2, l3 = np.log(2.0), np.log(1.0 + np.exp(-1.0) + np.exp(-2.0))
+    lp_ref = np.array([[-l2, -l2, -1e15], [np.nan] * 3, [np.nan] * 3, [-2 - l3, -1 - l3, -l3]])
+    sce = [h.make_node('SoftmaxCrossEntropyLoss', ['x', 't'], ['z', 'lp'], ignore_index=1,
+                       reduction='none'),
+           h.make_node('SoftmaxCrossEntropyLoss', ['x', 't'], ['m'], ignore_index=1),
+           h.make_node('SoftmaxCrossEntropyLoss', ['x', 't'], ['s'], ignore_index=1,
+                       reduction='sum')]
+    out.append(('sce_edges', model('sce', sce, [vi('x', T.FLOAT, [4, 3]), vi('t', T.INT64, [4])],
+                                   [vi('z', T.FLOAT, [4]), vi('lp', T.FLOAT, [4, 3]),
+                                    vi('m', T.FLOAT, []), vi('s', T.FLOAT, [])], opset=13),
+                {'x': sc, 't': tg},
+                [np.array([l2, 0.0, 0.0, l3]), lp_ref, np.array((l2 + l3) / 2), np.array(l2 + l3)]))
+    # found by dml_every_op: PRelu with an infinite slope at x >= 0 (inf * 0 was
+    # NaN), Shrink of +-inf and NaN (0 for NaN: ONNX's "otherwise"), fmod of a
+    # huge ratio, by +-inf and by a subnormal (C99 fmod), Relu of i32 / f64
+    xs = np.array([2.0, 0.0, -0.0, -3.0, np.inf, -np.inf, np.nan, 0.25], np.float32)
+    sl = np.array([np.inf, np.inf, -np.inf, 0.5, np.inf, 2.0, 1.0, -np.inf], np.float32)
+    with np.errstate(all='ignore'):
+        pr = np.where(xs.astype(np.float64) < 0, sl.astype(np.float64) * xs, xs)
+        sh = np.where(xs < -0.5, xs + 0.0, np.where(xs > 0.5, xs - 0.0, 0.0)).astype(np.float64)
+    ma = np.array([3e38, -1e15, 7.5, -7.5, 1e-40, 5.0, np.inf, 0.0], np.float32)
+    mb = np.array([1e-30, 3.0, np.inf, -np.inf, 3e-41, 0.0, 2.0, 1.0], np.float32)
+    with np.errstate(all='ignore'):
+        fm = np.fmod(ma.astype(np.float64), mb.astype(np.float64))
+    ri = np.array([-3, 0, 5, -2147483647], np.int32)
+    out.append(('prelu_shrink_mod', model('psm', [
+        h.make_node('PRelu', ['x', 's'], ['p']), h.make_node('Shrink', ['x'], ['k']),
+        h.make_node('Mod', ['a', 'b'], ['m'], fmod=1), h.make_node('Relu', ['i'], ['r'])],
+        [vi('x', T.FLOAT, [8]), vi('s', T.FLOAT, [8]), vi('a', T.FLOAT, [8]),
+         vi('b', T.FLOAT, [8]), vi('i', T.INT32, [4])],
+        [vi('p', T.FLOAT, [8]), vi('k', T.FLOAT, [8]), vi('m', T.FLOAT, [8]),
+         vi('r', T.INT32, [4])]),
+        {'x': xs, 's': sl, 'a': ma, 'b': mb, 'i': ri},
+        [pr, sh, fm, np.maximum(ri, 0).astype(np.float64)]))
+    # LRN next to -inf and NaN (test_lrn's attributes): the GPUs' pow of an
+    # infinite base (undefined in GLSL) made x / den inf where it is NaN; now
+    # kernel_math's C99 pow
+    lx = np.array([[[[1.0]], [[-np.inf]], [[2.0]], [[np.nan]], [[3e38]], [[-1e30]]]], np.float32)
+    with np.errstate(all='ignore'):
+        l64 = lx.astype(np.float64)
+        sq = np.stack([(l64[:, max(0, c - 1):c + 2] ** 2).sum(axis=1) for c in range(6)], 1)
+        lref = l64 / (2.0 + 2e-4 / 3 * sq) ** 0.5
+    out.append(('lrn_inf', model('lrn', [h.make_node('LRN', ['x'], ['y'], size=3, alpha=2e-4,
+                                                     beta=0.5, bias=2.0)],
+                                 [vi('x', T.FLOAT, [1, 6, 1, 1])], [vi('y', T.FLOAT, [1, 6, 1, 1])]),
+                {'x': lx}, [lref]))
     return out
 
 

@@ -198,6 +198,82 @@ static void test_softplus_sign(void) {
   gpu_test_close(m, cpu, vk);
 }
 
+/* SoftmaxCrossEntropyLoss (and its log_prob) at the edges, CPU and Vulkan
+ * against the f64 values of ONNX's definition: a row of two equal maxima
+ * 1e15 (log_prob (x - max) - log(sum): -log 2, where x - (max + log(sum))
+ * gave 0 on the GPUs), rows whose target is ignore_index holding +inf and
+ * NaN scores (loss +0 and left out of the sums, as the CPU's and ONNX's
+ * reference; the GPUs' -logp * 0 made the mean NaN), an ordinary row. */
+static void test_sce_edges(void) {
+  static const float x[4][3] = {{1e15f, 1e15f, 0.5f},
+                                {INFINITY, 1.0f, 2.0f},
+                                {NAN, 0.0f, 0.0f},
+                                {1.0f, 2.0f, 3.0f}};
+  const double l2 = 0.69314718055994531, l3 = log(1.0 + exp(-1.0) + exp(-2.0));
+  /* expected: z (none), mean, sum; log_prob of rows 0 and 3 (rows 1 and 2
+   * are NaN: exp(inf - inf), a NaN score) */
+  const double want_z[4] = {l2, 0.0, 0.0, l3}, want_mean = (l2 + l3) / 2,
+               want_sum = l2 + l3;
+  const double want_lp[2][3] = {{-l2, -l2, -1e15}, {-2 - l3, -1 - l3, -l3}};
+  const char *text =
+      "global @t : i64[4] = dense<[0, 1, 1, 2]>\n"
+      "func @forward(%x: f32[4,3]) -> (f32[4], f32[4,3], f32[], f32[]) {\n"
+      "  %z, %lp = SoftmaxCrossEntropyLoss(%x, @t) {ignore_index = 1, reduction = "
+      "\"none\"} : f32[4], f32[4,3]\n"
+      "  %m = SoftmaxCrossEntropyLoss(%x, @t) {ignore_index = 1} : f32[]\n"
+      "  %s = SoftmaxCrossEntropyLoss(%x, @t) {ignore_index = 1, reduction = \"sum\"} : "
+      "f32[]\n"
+      "  return %z, %lp, %m, %s\n}\n";
+  dml_rt_session_t *cpu = NULL, *vk = NULL;
+  dml_rt_model_t *m = vk_open_pair(text, &cpu, &vk);
+  if (!cpu || !vk) {
+    gpu_test_close(m, cpu, vk);
+    return;
+  }
+  dml_rt_session_t *ss[2] = {cpu, vk};
+  static const char *const side[2] = {"cpu", "vulkan"};
+  for (int k = 0; k < 2; k++) {
+    dml_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.dtype = DML_DTYPE_F32;
+    t.rank = 2;
+    t.dims[0] = 4;
+    t.dims[1] = 3;
+    t.data = (void *)x;
+    CHECK_OK(dml_rt_session_set_input(ss[k], 0, &t));
+    CHECK_OK(dml_rt_session_run(ss[k]));
+    dml_tensor_t y[4];
+    memset(y, 0, sizeof y);
+    for (uint32_t o = 0; o < 4; o++) CHECK_OK(dml_rt_session_get_output(ss[k], o, &y[o]));
+    if (!y[0].data || !y[1].data || !y[2].data || !y[3].data) continue;
+    const float *z = (const float *)y[0].data, *lp = (const float *)y[1].data;
+    for (int r = 0; r < 4; r++) {
+      /* +0 exactly for the ignored rows (edge_agree compares zeros' signs) */
+      int ok = r == 1 || r == 2 ? z[r] == 0 && !signbit(z[r])
+                                : edge_agree(z[r], want_z[r], 1e-6);
+      if (!ok)
+        fprintf(stderr, "  SCE z[%d] on %s: %g, want %g\n", r, side[k], z[r], want_z[r]);
+      CHECK(ok);
+    }
+    for (int r = 0; r < 4; r++)
+      for (int c = 0; c < 3; c++) {
+        double want = r == 0 ? want_lp[0][c] : r == 3 ? want_lp[1][c] : NAN;
+        int ok = edge_agree(lp[r * 3 + c], want, 1e-6);
+        if (!ok)
+          fprintf(stderr, "  SCE log_prob[%d,%d] on %s: %g, want %g\n", r, c, side[k],
+                  lp[r * 3 + c], want);
+        CHECK(ok);
+      }
+    float mean = *(const float *)y[2].data, sum = *(const float *)y[3].data;
+    if (!edge_agree(mean, want_mean, 1e-6) || !edge_agree(sum, want_sum, 1e-6))
+      fprintf(stderr, "  SCE mean, sum on %s: %g, %g, want %g, %g\n", side[k], mean, sum,
+              want_mean, want_sum);
+    CHECK(edge_agree(mean, want_mean, 1e-6));
+    CHECK(edge_agree(sum, want_sum, 1e-6));
+  }
+  gpu_test_close(m, cpu, vk);
+}
+
 /* ---- every op of the elementwise formula table (runtime/base/ew_ops.def) ---- */
 
 typedef long double ld;
@@ -623,6 +699,7 @@ int main(void) {
   if (gpu_test_skip(dml_rt_vulkan_devices(d, 16, &n), "no Vulkan device")) return 77;
   RUN(test_pow);
   RUN(test_softplus_sign);
+  RUN(test_sce_edges);
   RUN(test_ew_every_op_has_a_case);
   RUN(test_ew_table);
   return dml_test_finish();
