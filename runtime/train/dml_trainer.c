@@ -88,14 +88,32 @@ static void csv_num(char *buf, size_t cap, double v) {
     snprintf(buf, cap, "%.9g", v);
 }
 
+/* The CSV column (or progress-line) name of table metric i of h. */
+static const char *metric_column(const dml_history_t *h, int32_t i, char *buf,
+                                 size_t cap) {
+  char name[32];
+  dml_metric_name(&h->metric[i], name, sizeof name);
+  snprintf(buf, cap, "%s%s", h->validation[0] ? "val_" : "", name);
+  return buf;
+}
+
 dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path) {
   if (!h || !path)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
-  size_t cap = 128 + (size_t)h->n_epochs * 160, n = 0;
+  int32_t nm = h->n_metrics < 0                 ? 0
+               : h->n_metrics > DML_MAX_METRICS ? DML_MAX_METRICS
+                                                : h->n_metrics;
+  size_t cap = 128 + 48 * (size_t)nm + (size_t)h->n_epochs * (200 + 32 * (size_t)nm),
+         n = 0;
   char *buf = (char *)malloc(cap);
   if (!buf) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-  n += (size_t)snprintf(buf, cap,
-                        "epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds\n");
+  n += (size_t)snprintf(
+      buf, cap, "epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds,validation");
+  for (int32_t i = 0; i < nm; i++) {
+    char col[48];
+    n += (size_t)snprintf(buf + n, cap - n, ",%s", metric_column(h, i, col, sizeof col));
+  }
+  n += (size_t)snprintf(buf + n, cap - n, "\n");
   for (int32_t i = 0; i < h->n_epochs; i++) {
     const dml_epoch_metrics_t *e = &h->epochs[i];
     char a[32], b[32], c[32], d[32], f[32], g[32];
@@ -105,8 +123,13 @@ dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path) {
     csv_num(d, sizeof d, e->val_accuracy);
     csv_num(f, sizeof f, e->lr);
     csv_num(g, sizeof g, e->seconds);
-    n += (size_t)snprintf(buf + n, cap - n, "%d,%s,%s,%s,%s,%s,%s\n", e->epoch, a, b, c,
-                          d, f, g);
+    n += (size_t)snprintf(buf + n, cap - n, "%d,%s,%s,%s,%s,%s,%s,%.31s", e->epoch, a, b,
+                          c, d, f, g, h->validation);
+    for (int32_t k = 0; k < nm; k++) {
+      csv_num(a, sizeof a, e->metrics[k]);
+      n += (size_t)snprintf(buf + n, cap - n, ",%s", a);
+    }
+    n += (size_t)snprintf(buf + n, cap - n, "\n");
   }
   dml_status_t st = dml_write_file_atomic(OP, path, buf, n);
   free(buf);
@@ -637,13 +660,18 @@ static void progress(FILE *log, int tty, const dml_epoch_metrics_t *m, int64_t s
   }
 }
 
-static void epoch_line(FILE *log, int tty, const dml_epoch_metrics_t *m, int64_t steps) {
+static void epoch_line(FILE *log, int tty, const dml_epoch_metrics_t *m, int64_t steps,
+                       const dml_history_t *h) {
   if (tty) fprintf(log, "\r\033[K");
   fprintf(log, "epoch %d/%d  %" PRId64 " steps  loss %.4f", m->epoch, m->epochs, steps,
           m->loss);
   if (!isnan(m->accuracy)) fprintf(log, "  accuracy %.4f", m->accuracy);
   if (!isnan(m->val_loss)) fprintf(log, "  val_loss %.4f", m->val_loss);
   if (!isnan(m->val_accuracy)) fprintf(log, "  val_accuracy %.4f", m->val_accuracy);
+  for (int32_t i = 0; i < h->n_metrics; i++) {
+    char col[48];
+    fprintf(log, "  %s %.4f", metric_column(h, i, col, sizeof col), m->metrics[i]);
+  }
   fprintf(log, "  lr %.3g  %.1fs  %.0f samples/s\n", m->lr, m->seconds,
           m->samples_per_second);
   fflush(log);
@@ -697,7 +725,40 @@ static dml_status_t check_options(const dml_trainer_t *t, const dml_fit_options_
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "checkpoint every %d epochs needs a checkpoint folder",
                            o->checkpoint_every);
+  if (o->validation_label &&
+      (strlen(o->validation_label) > 31 || strpbrk(o->validation_label, ",\n\r\"")))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "validation_label '%s': at most 31 characters, no comma, "
+                           "quote or line break",
+                           o->validation_label);
+  if (o->n_metrics < 0 || o->n_metrics > DML_MAX_METRICS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "n_metrics %d must be in [0, %d]", o->n_metrics,
+                           DML_MAX_METRICS);
+  if (o->n_metrics > 0 && o->metrics_output >= dml_rt_session_num_outputs(t->fwd.s))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "metrics_output %u: forward has %u outputs", o->metrics_output,
+                           dml_rt_session_num_outputs(t->fwd.s));
   return dml_lr_schedule_check(&o->lr);
+}
+
+/* The table metrics of `d` (forward's output o->metrics_output against
+ * d->y) into out[0..o->n_metrics). */
+static dml_status_t table_metrics(dml_trainer_t *t, const dml_fit_options_t *o,
+                                  const dml_dataset_t *d, double *out) {
+  if (o->n_metrics <= 0) return DML_OK;
+  if (d->x.dims[0] < 1) {
+    for (int32_t i = 0; i < o->n_metrics; i++) out[i] = NAN;
+    return DML_OK;
+  }
+  dml_tensor_t pred;
+  void *buf = NULL;
+  DML_RETURN_IF_ERROR(dml_trainer_predict(t, &d->x, o->metrics_output, &pred, &buf));
+  dml_status_t st = DML_OK;
+  for (int32_t i = 0; i < o->n_metrics && !st; i++)
+    st = dml_metric_compute(&o->metrics[i], &pred, &d->y, &out[i]);
+  free(buf);
+  return st;
 }
 
 dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
@@ -747,6 +808,17 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   } else if (!plateau) {
     t->plateau_valid = 0;
   }
+  if (o->n_metrics > 0) {
+    /* the metrics fit the output and the targets: checked on one batch
+     * before training, not after the first epoch */
+    const dml_dataset_t *md = valp ? valp : &tr;
+    dml_dataset_t head;
+    double scratch[DML_MAX_METRICS];
+    int64_t rows = md->x.dims[0] < t->bound ? md->x.dims[0] : t->bound;
+    DML_RETURN_IF_ERROR(dml_dataset_slice(md, 0, rows, &head));
+    dml_status_t mst = table_metrics(t, o, &head, scratch);
+    if (mst) return dml_status_annotate(mst, "checking the metrics");
+  }
   snapshot_t best;
   memset(&best, 0, sizeof best);
 
@@ -757,6 +829,13 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   memset(&h, 0, sizeof h);
   int32_t cap = o->epochs - t->epoch > 0 ? o->epochs - t->epoch : 1;
   h.epochs = (dml_epoch_metrics_t *)calloc((size_t)cap, sizeof *h.epochs);
+  h.n_metrics = o->n_metrics;
+  for (int32_t i = 0; i < o->n_metrics; i++) h.metric[i] = o->metrics[i];
+  snprintf(h.validation, sizeof h.validation, "%s",
+           !valp                     ? ""
+           : o->validation_split > 0 ? "split"
+           : o->validation_label     ? o->validation_label
+                                     : "validation");
   if (!perm || !h.epochs) {
     free(perm);
     free(h.epochs);
@@ -837,6 +916,12 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
         break;
       }
     }
+    for (int32_t i = 0; i < DML_MAX_METRICS; i++) m.metrics[i] = NAN;
+    st = table_metrics(t, o, valp ? valp : &tr, m.metrics);
+    if (st) {
+      st = dml_status_annotate(st, "metrics after epoch %d", e + 1);
+      break;
+    }
     t->epoch = e + 1;
     m.step = t->step;
     m.seconds = now_seconds() - t0;
@@ -852,7 +937,7 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
               : mon == DML_MONITOR_ACCURACY ? "accuracy"
                                             : "val_accuracy",
               o->lr.patience, t->plateau.lr);
-    if (o->verbose) epoch_line(log, tty, &m, steps);
+    if (o->verbose) epoch_line(log, tty, &m, steps, &h);
     if (o->checkpoint_every > 0 && t->epoch % o->checkpoint_every == 0) {
       char path[4096];
       snprintf(path, sizeof path, "%s/epoch-%04d.safetensors", o->checkpoint_dir,

@@ -46,6 +46,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dml_metrics.h"
 #include "dml_rt.h"
 #include "dml_status.h"
 #include "dml_types.h"
@@ -195,6 +196,10 @@ typedef struct dml_epoch_metrics {
   double lr;                 /* learning rate of the epoch */
   double seconds;            /* wall time of the epoch (training + validation) */
   double samples_per_second; /* training rows / training time */
+  /* The fit's table metrics (dml_fit_options_t.metrics), in its order: on
+   * the validation data after the epoch, or on the training rows (after
+   * the epoch, with its final weights) when there is none. */
+  double metrics[DML_MAX_METRICS];
 } dml_epoch_metrics_t;
 
 typedef struct dml_history {
@@ -203,12 +208,22 @@ typedef struct dml_history {
   int32_t stopped_early;       /* 1 when early stopping or the callback ended it */
   int32_t best_epoch;          /* early stopping's best epoch (1-based), 0 if none */
   int32_t restored;            /* 1 when the best epoch's globals were restored */
+  /* The table metrics of the epochs' metrics[] (dml_fit_options_t). */
+  int32_t n_metrics;
+  dml_metric_t metric[DML_MAX_METRICS];
+  /* Which data the val_ columns (and the table metrics) come from:
+   * "split" (dml_fit_options_t.validation_split), the fit's
+   * validation_label or "validation" for o->validation; "" without
+   * validation data (table metrics then on the training rows). */
+  char validation[32];
 } dml_history_t;
 
 void dml_history_free(dml_history_t *h);
 
 /* Writes the history as CSV: "epoch,loss,accuracy,val_loss,val_accuracy,lr,
- * seconds" then one line per epoch ("" for NaN), atomically. Errors: IO. */
+ * seconds,validation" and one column per table metric (named "val_" NAME
+ * on validation data, NAME on the training rows), then one line per epoch
+ * ("" for NaN; `validation` is h->validation), atomically. Errors: IO. */
 dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path);
 
 /* Called after each epoch with its metrics, before early stopping reads
@@ -280,6 +295,17 @@ typedef struct dml_fit_options {
    * every checkpoint as metadata "config" so that a resumed run can be
    * compared with it (dmlc train --resume: "seed=0 batch_size=32 ..."). */
   const char *run_config;
+
+  /* Metrics besides loss and accuracy (dml_metrics.h; dml_metrics_parse
+   * fills them), computed each epoch from forward's output
+   * `metrics_output` (0: the first) on the validation data, or on the
+   * training rows without validation data. */
+  int32_t n_metrics;
+  dml_metric_t metrics[DML_MAX_METRICS];
+  uint32_t metrics_output;
+  /* What o->validation is, for the history (lent; NULL: "validation";
+   * e.g. "test"). At most 31 characters, no comma. */
+  const char *validation_label;
 } dml_fit_options_t;
 
 /* Defaults: epochs 1, batch 32, shuffle, seed 0, constant lr 1e-3, no
