@@ -23,7 +23,13 @@
 #include "dml_trainer.h"
 #include "dmlc_cmds.h"
 
+/* The help text; the defaults it names are read from dml_fit_options_init
+ * and dml_train_config_init (one definition, shared with the C API). */
 static void usage(FILE *f) {
+  dml_fit_options_t d;
+  dml_train_config_t c;
+  dml_fit_options_init(&d);
+  dml_train_config_init(&c);
   fprintf(
       f,
       "usage: dmlc train MODEL.onnx --data DIR|FILES -o TRAINED.dmlpkg [flags]\n"
@@ -40,22 +46,22 @@ static void usage(FILE *f) {
       "  --validate-on WHAT        split (default): the last --validation-split of the\n"
       "                            training rows validate and are not trained on;\n"
       "                            test: the --data folder's t10k-* files; none\n"
-      "  --validation-split F      the fraction held out (default 0.1)\n"
+      "  --validation-split F      the fraction held out (default %g)\n"
       "  --validation-data SPEC    validation data (as --data; a folder: its t10k-*)\n"
       "  --scale F                 multiplier of IDX image bytes (default 1/255)\n"
       "  --label-column K          CSV label column, 0-based; -1 the last (default)\n"
       "\n"
       "training:\n"
-      "  --loss NAME               cross_entropy (default), nll, bce_with_logits, bce,\n"
-      "                            mse, mae, huber\n"
+      "  --loss NAME               cross_entropy, nll, bce_with_logits, bce,\n"
+      "                            mse, mae, huber (default %s)\n"
       "  --output NAME             model output the loss reads (default: the first)\n"
-      "  --optimizer NAME          sgd, momentum, nesterov, adam (default), adamw,\n"
-      "                            rmsprop, adagrad\n"
-      "  --lr F                    learning rate (default 1e-3)\n"
+      "  --optimizer NAME          sgd, momentum, nesterov, adam, adamw,\n"
+      "                            rmsprop, adagrad (default %s)\n"
+      "  --lr F                    learning rate (default %g)\n"
       "  --momentum F              momentum (momentum/nesterov: default 0.9; rmsprop)\n"
       "  --weight-decay F          weight decay (AdamW: decoupled, default 1e-2)\n"
-      "  --epochs N                epochs (default 10)\n"
-      "  --batch-size N            rows per step (default 32); the last batch of an\n"
+      "  --epochs N                epochs (default %d)\n"
+      "  --batch-size N            rows per step (default %d); the last batch of an\n"
       "                            epoch holds the remaining rows\n"
       "  --batch-bound N           largest batch the package accepts (default: the\n"
       "                            larger of 64 and --batch-size)\n"
@@ -98,7 +104,10 @@ static void usage(FILE *f) {
       "                            compiles the training functions for its target\n"
       "                            (SPIR-V or CUDA) and trains on it; ops its kernels\n"
       "                            lack are an error listing them\n"
-      "  -h, --help                this text\n");
+      "  -h, --help                this text\n",
+      d.validation_split, dml_loss_kind_name(c.loss),
+      dml_optimizer_kind_name(c.optimizer), d.lr.initial, (int)d.epochs,
+      (int)d.batch_size);
 }
 
 static int parse_double(const char *flag, const char *v, double *out) {
@@ -379,15 +388,12 @@ int dmlc_cmd_train(int argc, char **argv) {
   const char *lr_schedule = NULL, *validate_on = NULL, *metrics = NULL;
   int split_given = 0;
   dml_train_config_t cfg;
-  dml_train_config_init(&cfg);
-  cfg.loss = DML_LOSS_CROSS_ENTROPY;
-  cfg.optimizer = DML_OPTIMIZER_ADAM;
+  dml_train_config_init(&cfg); /* the defaults, shared with the C API */
   dml_fit_options_t o;
   dml_fit_options_init(&o);
-  o.epochs = 10;
   dml_data_options_t dopt;
   dml_data_options_init(&dopt);
-  double lr = 1e-3;
+  double lr = o.lr.initial;
   int64_t batch_bound = 0, iv;
   int resume_anyway = 0;
   char config[2048];
@@ -511,11 +517,10 @@ int dmlc_cmd_train(int argc, char **argv) {
   if (split_given && validate_on && strcmp(validate_on, "split")) {
     return dmlc_usage_error("train", "--validation-split needs --validate-on split");
   }
-  /* Keras' validation_split, 0.1 by default: the last rows of the
-   * training data validate unless other validation data is asked for. */
-  if (!val_data && (!validate_on || !strcmp(validate_on, "split")) && !split_given)
-    o.validation_split = 0.1;
-  if (validate_on && strcmp(validate_on, "split")) o.validation_split = 0;
+  /* Keras' validation_split (dml_fit_options_init's default): the last
+   * rows of the training data validate unless other validation data is
+   * asked for. */
+  if (val_data || (validate_on && strcmp(validate_on, "split"))) o.validation_split = 0;
   if (lr_schedule) {
     if ((st = dml_lr_schedule_parse(lr_schedule, &o.lr)))
       return dmlc_report(st) + dmlc_usage_hint("train");

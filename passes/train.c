@@ -36,8 +36,8 @@ typedef dml_ir_value_t V;
 
 void dml_train_config_init(dml_train_config_t *c) {
   memset(c, 0, sizeof *c);
-  c->loss = DML_LOSS_CROSS_ENTROPY;
-  c->optimizer = DML_OPTIMIZER_SGD;
+  c->loss = DML_TRAIN_DEFAULT_LOSS;
+  c->optimizer = DML_TRAIN_DEFAULT_OPTIMIZER;
 }
 
 static const char *const k_loss_names[] = {

@@ -138,11 +138,12 @@ dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path) {
 
 void dml_fit_options_init(dml_fit_options_t *o) {
   memset(o, 0, sizeof *o);
-  o->epochs = 1;
-  o->batch_size = 32;
+  o->epochs = DML_FIT_DEFAULT_EPOCHS;
+  o->batch_size = DML_FIT_DEFAULT_BATCH_SIZE;
   o->shuffle = 1;
   o->lr.kind = DML_LR_CONSTANT;
-  o->lr.initial = 1e-3;
+  o->lr.initial = DML_FIT_DEFAULT_LR;
+  o->validation_split = DML_FIT_DEFAULT_VALIDATION_SPLIT;
   o->verbose = 1;
   o->monitor = DML_MONITOR_AUTO;
   o->restore_best = 1;
@@ -714,9 +715,6 @@ static dml_status_t check_options(const dml_trainer_t *t, const dml_fit_options_
   if (!(o->validation_split >= 0 && o->validation_split < 1))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "validation split %g must be in [0, 1)", o->validation_split);
-  if (o->validation && o->validation_split > 0)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                           "give validation data or a validation split, not both");
   if (o->patience < 0 || !(o->min_delta >= 0))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "early stopping: patience %d and min_delta %g must be >= 0",
@@ -769,13 +767,14 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   dml_dataset_t tr = *train, val;
   const dml_dataset_t *valp = o->validation;
   int64_t n_all = train->x.dims[0];
-  if (o->validation_split > 0) {
+  if (o->validation_split > 0 && !o->validation) {
     int64_t nv = (int64_t)floor((double)n_all * o->validation_split);
     if (nv < 1 || nv >= n_all)
-      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                             "validation split %g of %" PRId64
-                             " rows leaves an empty set",
-                             o->validation_split, n_all);
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                          "validation split %g of %" PRId64 " rows leaves an empty set",
+                          o->validation_split, n_all),
+          "set validation_split to 0 (no validation) or give validation data");
     DML_RETURN_IF_ERROR(dml_dataset_slice(train, 0, n_all - nv, &tr));
     DML_RETURN_IF_ERROR(dml_dataset_slice(train, n_all - nv, n_all, &val));
     valp = &val;
@@ -832,10 +831,10 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   h.n_metrics = o->n_metrics;
   for (int32_t i = 0; i < o->n_metrics; i++) h.metric[i] = o->metrics[i];
   snprintf(h.validation, sizeof h.validation, "%s",
-           !valp                     ? ""
-           : o->validation_split > 0 ? "split"
-           : o->validation_label     ? o->validation_label
-                                     : "validation");
+           !valp                 ? ""
+           : !o->validation      ? "split"
+           : o->validation_label ? o->validation_label
+                                 : "validation");
   if (!perm || !h.epochs) {
     free(perm);
     free(h.epochs);

@@ -267,8 +267,10 @@ typedef struct dml_fit_options {
   uint64_t seed;        /* shuffling and random ops */
   dml_lr_schedule_t lr; /* default: constant 1e-3 */
 
-  const dml_dataset_t *validation; /* lent; NULL: none or the split */
-  double validation_split;         /* in [0, 1): the last rows of the data */
+  const dml_dataset_t *validation; /* lent; NULL: the split (or none) */
+  double validation_split;         /* in [0, 1): the last rows of the data validate
+                                      and are not trained on; ignored when
+                                      `validation` is given; 0: none */
   int64_t eval_batch_size;         /* 0: the batch bound */
 
   int verbose; /* 0 silent, 1: progress bar on a terminal, one line per epoch
@@ -308,9 +310,18 @@ typedef struct dml_fit_options {
   const char *validation_label;
 } dml_fit_options_t;
 
-/* Defaults: epochs 1, batch 32, shuffle, seed 0, constant lr 1e-3, no
- * validation, verbose 1, early stopping off (monitor auto, restore_best 1),
- * no checkpoints, no callback. */
+/* The fit's defaults, shared by the C API (dml_fit_options_init) and
+ * `dmlc train`, which reads them from here (docs/training.md, "Defaults";
+ * the loss and optimizer are dml_train_config_init's, passes/dml_train.h). */
+#define DML_FIT_DEFAULT_EPOCHS 10
+#define DML_FIT_DEFAULT_BATCH_SIZE 32
+#define DML_FIT_DEFAULT_LR 1e-3
+#define DML_FIT_DEFAULT_VALIDATION_SPLIT 0.1
+
+/* Defaults: DML_FIT_DEFAULT_EPOCHS (10) epochs, batch 32, shuffle, seed 0,
+ * constant lr 1e-3, validation_split 0.1 (the last 10% of the rows, unless
+ * o->validation is given), verbose 1, early stopping off (monitor auto,
+ * restore_best 1), no checkpoints, no callback, no table metrics. */
 void dml_fit_options_init(dml_fit_options_t *o);
 
 /* ===================================================================== */

@@ -139,6 +139,8 @@ static void make_data(void) {
 
 static void quiet(dml_fit_options_t *o) {
   dml_fit_options_init(o);
+  o->epochs = 1;
+  o->validation_split = 0; /* each test says what validates */
   o->verbose = 0;
   o->batch_size = 8;
   o->lr.initial = 0.1;
@@ -385,11 +387,17 @@ static void test_validation_and_schedule(void) {
   o.batch_size = 9;
   CHECK_ERROR(dml_trainer_fit(t, &g_data, &o, &h), DML_STATUS_INVALID_ARGUMENT,
               "batch size 9 must be in [1, 8]");
-  quiet(&o);
-  o.validation_split = 0.2;
-  o.validation = &g_data;
-  CHECK_ERROR(dml_trainer_fit(t, &g_data, &o, &h), DML_STATUS_INVALID_ARGUMENT,
-              "not both");
+  /* the defaults: 10 epochs, the last 10% of the rows validate */
+  dml_fit_options_init(&o);
+  CHECK(o.epochs == 10 && o.batch_size == 32 && o.validation_split == 0.1 &&
+        o.lr.kind == DML_LR_CONSTANT && o.lr.initial == 1e-3);
+  /* too few rows for the default split: an error with a hint */
+  dml_dataset_t few;
+  CHECK_OK(dml_dataset_slice(&g_data, 0, 9, &few));
+  o.verbose = 0;
+  o.batch_size = 8;
+  CHECK_ERROR(dml_trainer_fit(t, &few, &o, &h), DML_STATUS_INVALID_ARGUMENT,
+              "validation split 0.1 of 9 rows leaves an empty set");
   quiet(&o);
   o.patience = 2;
   o.monitor = DML_MONITOR_VAL_LOSS;
