@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -144,6 +145,10 @@ void dml_fit_options_init(dml_fit_options_t *o) {
   o->lr.kind = DML_LR_CONSTANT;
   o->lr.initial = DML_FIT_DEFAULT_LR;
   o->validation_split = DML_FIT_DEFAULT_VALIDATION_SPLIT;
+  double *hv[] = {&o->hyper.momentum,  &o->hyper.beta1,     &o->hyper.beta2,
+                  &o->hyper.epsilon,   &o->hyper.alpha,     &o->hyper.weight_decay,
+                  &o->hyper.clip_norm, &o->hyper.clip_value};
+  for (size_t i = 0; i < sizeof hv / sizeof hv[0]; i++) *hv[i] = NAN;
   o->verbose = 1;
   o->monitor = DML_MONITOR_AUTO;
   o->restore_best = 1;
@@ -740,6 +745,86 @@ static dml_status_t check_options(const dml_trainer_t *t, const dml_fit_options_
   return dml_lr_schedule_check(&o->lr);
 }
 
+/* The run-time hyper-parameters: name, field, the global holding 1 - v
+ * (NULL: none), range. */
+typedef struct hyper_desc {
+  const char *name;
+  size_t offset;
+  const char *complement;
+  double lo, hi;
+  int lo_open, hi_open;
+} hyper_desc_t;
+static const hyper_desc_t k_hyper[] = {
+    {"momentum", offsetof(dml_fit_hyper_t, momentum), NULL, 0, 1, 0, 1},
+    {"beta1", offsetof(dml_fit_hyper_t, beta1), "one_minus_beta1", 0, 1, 0, 1},
+    {"beta2", offsetof(dml_fit_hyper_t, beta2), "one_minus_beta2", 0, 1, 0, 1},
+    {"epsilon", offsetof(dml_fit_hyper_t, epsilon), NULL, 0, INFINITY, 1, 1},
+    {"alpha", offsetof(dml_fit_hyper_t, alpha), "one_minus_alpha", 0, 1, 0, 1},
+    {"weight_decay", offsetof(dml_fit_hyper_t, weight_decay), NULL, 0, INFINITY, 0, 1},
+    {"clip_norm", offsetof(dml_fit_hyper_t, clip_norm), NULL, 0, INFINITY, 1, 1},
+    {"clip_value", offsetof(dml_fit_hyper_t, clip_value), NULL, 0, INFINITY, 1, 1},
+};
+#define N_HYPER (sizeof k_hyper / sizeof k_hyper[0])
+
+static int32_t hyper_global(const dml_trainer_t *t, const char *name) {
+  char full[64];
+  snprintf(full, sizeof full, "hyper.%s", name);
+  return dml_rt_model_find_global(t->m, full);
+}
+
+void dml_trainer_hyper(dml_trainer_t *t, dml_fit_hyper_t *out) {
+  for (size_t i = 0; i < N_HYPER; i++) {
+    double *f = (double *)(void *)((char *)out + k_hyper[i].offset);
+    *f = NAN;
+    int32_t g = t ? hyper_global(t, k_hyper[i].name) : -1;
+    dml_tensor_t v;
+    dml_status_t st = g >= 0 ? dml_rt_session_global(t->train.s, (uint32_t)g, &v) : NULL;
+    if (g >= 0 && !st && dml_tensor_bytes(&v) == sizeof(float))
+      *f = dml_load_f64(v.dtype, v.data, 0);
+    dml_status_free(st);
+  }
+}
+
+/* Checks every hyper-parameter `h` sets (range, present in the package);
+ * with `write`, stores them (and their complements) in the globals. */
+static dml_status_t apply_hyper(dml_trainer_t *t, const dml_fit_hyper_t *h, int write) {
+  for (size_t i = 0; i < N_HYPER; i++) {
+    const hyper_desc_t *d = &k_hyper[i];
+    double v = *(const double *)(const void *)((const char *)h + d->offset);
+    if (isnan(v)) continue;
+    if (!(d->lo_open ? v > d->lo : v >= d->lo) || !(d->hi_open ? v < d->hi : v <= d->hi))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "hyper-parameter %s = %g is out of range %s%g, %g%s",
+                             d->name, v, d->lo_open ? "(" : "[", d->lo, d->hi,
+                             d->hi_open ? ")" : "]");
+    int32_t g = hyper_global(t, d->name);
+    int32_t gc = d->complement ? hyper_global(t, d->complement) : -1;
+    if (g < 0 || (d->complement && gc < 0))
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                          "hyper-parameter %s is not a run-time value of this package",
+                          d->name),
+          "its optimizer or clipping does not use it (weight decay, RMSprop's momentum "
+          "and clipping exist only when compiled nonzero), or the package was compiled "
+          "before run-time hyper-parameters; recompile it with the %s wanted",
+          d->name);
+    if (!write) continue;
+    int32_t gs[2] = {g, gc};
+    double vs[2] = {v, 1 - v};
+    for (int k = 0; k < 2; k++) {
+      if (gs[k] < 0) continue;
+      dml_tensor_t tv;
+      DML_RETURN_IF_ERROR(dml_rt_session_global(t->train.s, (uint32_t)gs[k], &tv));
+      if (tv.dtype != DML_DTYPE_F32 || dml_tensor_bytes(&tv) != sizeof(float))
+        return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                               "global hyper.%s is not an f32 scalar", d->name);
+      float f = (float)vs[k];
+      memcpy(tv.data, &f, sizeof f);
+    }
+  }
+  return DML_OK;
+}
+
 /* The table metrics of `d` (forward's output o->metrics_output against
  * d->y) into out[0..o->n_metrics). */
 static dml_status_t table_metrics(dml_trainer_t *t, const dml_fit_options_t *o,
@@ -780,6 +865,7 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     valp = &val;
   }
   if (valp) DML_RETURN_IF_ERROR(check_data(t, valp, "validation data"));
+  DML_RETURN_IF_ERROR(apply_hyper(t, &o->hyper, 0));
   int64_t n = tr.x.dims[0];
   if (n < 1) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "no training rows");
   if (o->checkpoint_every > 0) DML_RETURN_IF_ERROR(ensure_dir(o->checkpoint_dir));
@@ -818,6 +904,7 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     dml_status_t mst = table_metrics(t, o, &head, scratch);
     if (mst) return dml_status_annotate(mst, "checking the metrics");
   }
+  DML_RETURN_IF_ERROR(apply_hyper(t, &o->hyper, 1));
   snapshot_t best;
   memset(&best, 0, sizeof best);
 

@@ -260,6 +260,22 @@ typedef enum dml_monitor {
 /* Parses "loss", "val_loss", "accuracy", "val_accuracy", "auto". */
 dml_status_t dml_monitor_parse(const char *s, dml_monitor_t *out);
 
+/* Optimizer hyper-parameters and clipping thresholds set at fit (Keras'
+ * optimizer arguments, torch.optim's): each is a run-time scalar of the
+ * package, the f32 global "hyper.NAME" that train_step reads
+ * (passes/train.c), holding the value it was compiled with until a fit
+ * sets another. NaN: keep the package's current value. A package has only
+ * those its optimizer and clipping use (weight_decay, momentum of RMSprop
+ * and the clipping thresholds only when compiled nonzero, since a zero one
+ * builds no term); setting one it lacks, or any in a package compiled
+ * before these existed, is FAILED_PRECONDITION naming it. Ranges: momentum,
+ * beta1, beta2, alpha in [0, 1); epsilon > 0; weight_decay >= 0;
+ * clip_norm, clip_value > 0. A value set stays in the globals: later fits,
+ * checkpoints and the saved package keep it. */
+typedef struct dml_fit_hyper {
+  double momentum, beta1, beta2, epsilon, alpha, weight_decay, clip_norm, clip_value;
+} dml_fit_hyper_t;
+
 typedef struct dml_fit_options {
   int32_t epochs;       /* total epochs of the run (a resumed run continues to it) */
   int64_t batch_size;   /* 1..the package's batch bound */
@@ -308,6 +324,10 @@ typedef struct dml_fit_options {
   /* What o->validation is, for the history (lent; NULL: "validation";
    * e.g. "test"). At most 31 characters, no comma. */
   const char *validation_label;
+
+  /* Hyper-parameters to set before the first step (all NaN by default:
+   * the package's). */
+  dml_fit_hyper_t hyper;
 } dml_fit_options_t;
 
 /* The fit's defaults, shared by the C API (dml_fit_options_init) and
@@ -355,6 +375,9 @@ int64_t dml_trainer_batch_bound(const dml_trainer_t *t);
  * the model). */
 void dml_trainer_io_info(const dml_trainer_t *t, dml_rt_io_info_t *out_x,
                          dml_rt_io_info_t *out_target);
+/* The package's current hyper-parameters ("hyper.NAME" globals); NaN for
+ * those it does not have. */
+void dml_trainer_hyper(dml_trainer_t *t, dml_fit_hyper_t *out);
 /* Epochs and train steps done (by fit or restored by a checkpoint). */
 int32_t dml_trainer_epoch(const dml_trainer_t *t);
 uint64_t dml_trainer_step(const dml_trainer_t *t);
