@@ -20,7 +20,7 @@ trap 'rm -rf "$out"' EXIT
 d=() p=()
 for r in $(seq "$RUNS"); do
   build/compiler/dmlc train "$SHARED/models/fashion_mlp_untrained.onnx" --data "$DATA" \
-    --loss cross_entropy --optimizer adam --lr 1e-3 --epochs 1 --batch-size 32 --seed "$r" \
+    --loss cross_entropy --optimizer adam --lr 1e-3 --epochs 1 --batch-size 32 --seed "$r" --validate-on test \
     --threads "$THREADS" -o "$out/t.dmlpkg" >"$out/dmlc.txt"
   ds=$(sed -n 's/^epoch 1\/1 .* \([0-9]*\) samples\/s$/\1/p' "$out/dmlc.txt")
   pj=$("$PY" bench/train_torch.py "$DATA" "$THREADS")

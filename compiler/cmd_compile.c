@@ -146,11 +146,10 @@ int dmlc_cmd_compile(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *v;
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
-  /* --train: the configuration of `dmlc train` (cross-entropy, Adam). */
+  /* --train: the defaults of `dmlc train` and the C API (cross-entropy,
+   * Adam: dml_train_config_init). */
   dml_train_config_t cfg;
   dml_train_config_init(&cfg);
-  cfg.loss = DML_LOSS_CROSS_ENTROPY;
-  cfg.optimizer = DML_OPTIMIZER_ADAM;
   int train = 0, train_flags = 0;
   /* At most one binding per argument. */
   size_t n_bind = 0;

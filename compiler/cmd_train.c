@@ -23,7 +23,13 @@
 #include "dml_trainer.h"
 #include "dmlc_cmds.h"
 
+/* The help text; the defaults it names are read from dml_fit_options_init
+ * and dml_train_config_init (one definition, shared with the C API). */
 static void usage(FILE *f) {
+  dml_fit_options_t d;
+  dml_train_config_t c;
+  dml_fit_options_init(&d);
+  dml_train_config_init(&c);
   fprintf(
       f,
       "usage: dmlc train MODEL.onnx --data DIR|FILES -o TRAINED.dmlpkg [flags]\n"
@@ -34,26 +40,28 @@ static void usage(FILE *f) {
       "`dmlc run` and `dmlc eval` use it) and reports the peak memory.\n"
       "\n"
       "data:\n"
-      "  --data DIR|FILES          training data: a folder of IDX files (train-* for\n"
-      "                            training, t10k-* for validation unless a split is\n"
-      "                            asked for), X.npy,Y.npy, IMAGES,LABELS (IDX, gzipped\n"
-      "                            or not) or FILE.csv (label in the last column)\n"
-      "  --validation-split F      the last fraction F of the training rows validates\n"
+      "  --data DIR|FILES          training data: a folder of IDX files (its train-*),\n"
+      "                            X.npy,Y.npy, IMAGES,LABELS (IDX, gzipped or not)\n"
+      "                            or FILE.csv (label in the last column)\n"
+      "  --validate-on WHAT        split (default): the last --validation-split of the\n"
+      "                            training rows validate and are not trained on;\n"
+      "                            test: the --data folder's t10k-* files; none\n"
+      "  --validation-split F      the fraction held out (default %g)\n"
       "  --validation-data SPEC    validation data (as --data; a folder: its t10k-*)\n"
       "  --scale F                 multiplier of IDX image bytes (default 1/255)\n"
       "  --label-column K          CSV label column, 0-based; -1 the last (default)\n"
       "\n"
       "training:\n"
-      "  --loss NAME               cross_entropy (default), nll, bce_with_logits, bce,\n"
-      "                            mse, mae, huber\n"
+      "  --loss NAME               cross_entropy, nll, bce_with_logits, bce,\n"
+      "                            mse, mae, huber (default %s)\n"
       "  --output NAME             model output the loss reads (default: the first)\n"
-      "  --optimizer NAME          sgd, momentum, nesterov, adam (default), adamw,\n"
-      "                            rmsprop, adagrad\n"
-      "  --lr F                    learning rate (default 1e-3)\n"
+      "  --optimizer NAME          sgd, momentum, nesterov, adam, adamw,\n"
+      "                            rmsprop, adagrad (default %s)\n"
+      "  --lr F                    learning rate (default %g)\n"
       "  --momentum F              momentum (momentum/nesterov: default 0.9; rmsprop)\n"
       "  --weight-decay F          weight decay (AdamW: decoupled, default 1e-2)\n"
-      "  --epochs N                epochs (default 10)\n"
-      "  --batch-size N            rows per step (default 32); the last batch of an\n"
+      "  --epochs N                epochs (default %d)\n"
+      "  --batch-size N            rows per step (default %d); the last batch of an\n"
       "                            epoch holds the remaining rows\n"
       "  --batch-bound N           largest batch the package accepts (default: the\n"
       "                            larger of 64 and --batch-size)\n"
@@ -83,7 +91,12 @@ static void usage(FILE *f) {
       "output:\n"
       "  -o, --output-package PKG  the trained package (required)\n"
       "  --history FILE.csv        per-epoch loss, accuracy, val_loss, val_accuracy,\n"
-      "                            lr, seconds\n"
+      "                            lr, seconds, the validation data (split, test,\n"
+      "                            validation or empty), one column per --metrics\n"
+      "  --metrics LIST            besides loss and accuracy, each epoch on the\n"
+      "                            validation data (training rows without): topK,\n"
+      "                            precision, recall, f1 (macro), mae, mse, auc\n"
+      "                            (binary), e.g. f1,top5\n"
       "  --export-onnx FILE.onnx   MODEL.onnx with the trained initializers\n"
       "  --quiet                   no progress output\n"
       "  --threads N               CPU threads of the kernels (default 1)\n"
@@ -91,7 +104,10 @@ static void usage(FILE *f) {
       "                            compiles the training functions for its target\n"
       "                            (SPIR-V or CUDA) and trains on it; ops its kernels\n"
       "                            lack are an error listing them\n"
-      "  -h, --help                this text\n");
+      "  -h, --help                this text\n",
+      d.validation_split, dml_loss_kind_name(c.loss),
+      dml_optimizer_kind_name(c.optimizer), d.lr.initial, (int)d.epochs,
+      (int)d.batch_size);
 }
 
 static int parse_double(const char *flag, const char *v, double *out) {
@@ -369,17 +385,15 @@ static int same_file_error(const char *model, const char *data, const char *val,
 int dmlc_cmd_train(int argc, char **argv) {
   const char *model_path = NULL, *data = NULL, *val_data = NULL, *out_pkg = NULL;
   const char *history = NULL, *export_onnx = NULL, *device = "cpu", *resume = NULL, *v;
-  const char *lr_schedule = NULL;
+  const char *lr_schedule = NULL, *validate_on = NULL, *metrics = NULL;
+  int split_given = 0;
   dml_train_config_t cfg;
-  dml_train_config_init(&cfg);
-  cfg.loss = DML_LOSS_CROSS_ENTROPY;
-  cfg.optimizer = DML_OPTIMIZER_ADAM;
+  dml_train_config_init(&cfg); /* the defaults, shared with the C API */
   dml_fit_options_t o;
   dml_fit_options_init(&o);
-  o.epochs = 10;
   dml_data_options_t dopt;
   dml_data_options_init(&dopt);
-  double lr = 1e-3;
+  double lr = o.lr.initial;
   int64_t batch_bound = 0, iv;
   int resume_anyway = 0;
   char config[2048];
@@ -392,7 +406,17 @@ int dmlc_cmd_train(int argc, char **argv) {
       data = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--validation-data"))) {
       val_data = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--validate-on"))) {
+      if (strcmp(v, "split") && strcmp(v, "test") && strcmp(v, "none"))
+        return dmlc_usage_error("train", "bad --validate-on '%s' (split, test or none)",
+                                v);
+      validate_on = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--metrics"))) {
+      if ((st = dml_metrics_parse(v, o.metrics, &o.n_metrics)))
+        return dmlc_report(st) + dmlc_usage_hint("train");
+      metrics = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--validation-split"))) {
+      split_given = 1;
       if (!parse_double("--validation-split", v, &o.validation_split)) return 2;
       if (!(o.validation_split > 0 && o.validation_split < 1)) {
         return dmlc_usage_error("train", "--validation-split must be in (0, 1)");
@@ -483,10 +507,20 @@ int dmlc_cmd_train(int argc, char **argv) {
   if (o.checkpoint_every > 0 && !o.checkpoint_dir) {
     return dmlc_usage_error("train", "--checkpoint-every needs --checkpoint-dir");
   }
-  if (val_data && o.validation_split > 0) {
+  if (val_data && split_given) {
     return dmlc_usage_error("train",
                             "give --validation-split or --validation-data, not both");
   }
+  if (val_data && validate_on) {
+    return dmlc_usage_error("train", "give --validate-on or --validation-data, not both");
+  }
+  if (split_given && validate_on && strcmp(validate_on, "split")) {
+    return dmlc_usage_error("train", "--validation-split needs --validate-on split");
+  }
+  /* Keras' validation_split (dml_fit_options_init's default): the last
+   * rows of the training data validate unless other validation data is
+   * asked for. */
+  if (val_data || (validate_on && strcmp(validate_on, "split"))) o.validation_split = 0;
   if (lr_schedule) {
     if ((st = dml_lr_schedule_parse(lr_schedule, &o.lr)))
       return dmlc_report(st) + dmlc_usage_hint("train");
@@ -573,8 +607,16 @@ int dmlc_cmd_train(int argc, char **argv) {
   }
   struct stat sb;
   int data_is_dir = stat(data, &sb) == 0 && S_ISDIR(sb.st_mode);
+  if (validate_on && !strcmp(validate_on, "test") && !data_is_dir) {
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.train",
+                         "--validate-on test needs --data DIR (a folder with t10k-* "
+                         "files); '%s' is not a folder",
+                         data);
+    goto out;
+  }
   const char *vspec =
-      val_data ? val_data : (data_is_dir && o.validation_split <= 0 ? data : NULL);
+      val_data ? val_data : (validate_on && !strcmp(validate_on, "test") ? data : NULL);
+  o.validation_label = val_data ? "validation" : "test";
   if (vspec) {
     st = dml_data_load(vspec, "test", &dopt, &val);
     if (!st) st = dml_data_adapt(&val, &xi, &yi);
@@ -593,7 +635,9 @@ int dmlc_cmd_train(int argc, char **argv) {
     if (n_val > 0)
       printf("training on %" PRId64 " rows%s%s, validating on %" PRId64 " rows%s\n",
              n_train, vspec ? " of " : "", vspec ? data : "", n_val,
-             vspec ? "" : " held out from them (--validation-split)");
+             vspec ? (val_data ? " (--validation-data)"
+                               : " (its t10k-*, --validate-on test)")
+                   : " held out from them (--validation-split)");
     else
       printf("training on %" PRId64 " rows%s%s, no validation\n", n_train,
              vspec ? " of " : "", vspec ? data : "");
@@ -606,8 +650,27 @@ int dmlc_cmd_train(int argc, char **argv) {
              dml_trainer_epoch(t), dml_trainer_step(t));
   }
 
+  /* the metrics read the output the loss reads */
+  if (metrics && cfg.output) {
+    dml_rt_session_t *fs = dml_trainer_session(t, "forward");
+    uint32_t k = 0, no = dml_rt_session_num_outputs(fs);
+    for (; k < no; k++) {
+      dml_rt_io_info_t oi;
+      if (!dml_rt_session_output_info(fs, k, &oi) && oi.name &&
+          !strcmp(oi.name, cfg.output))
+        break;
+    }
+    o.metrics_output = k < no ? k : 0;
+  }
+
   /* 3. train */
   st = dml_trainer_fit(t, &tr, &o, &h);
+  if (st && !val_data && !validate_on && !split_given &&
+      dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT &&
+      floor((double)train.x.dims[0] * o.validation_split) < 1)
+    st = dml_status_detail(st,
+                           "the default validation split holds out 10%% of the training "
+                           "rows; with this few rows pass --validate-on none");
   if (st) goto out;
 
   /* 4. outputs */

@@ -98,7 +98,17 @@ typedef struct dml_train_config {
   double clip_value; /* > 0: clamp every gradient element to [-v, v] */
 } dml_train_config_t;
 
-/* Fills `c` with the defaults: cross_entropy, SGD, no clipping. */
+/* The defaults of a training configuration, shared by the C API
+ * (dml_train_config_init) and `dmlc train` / `dmlc compile --train`, which
+ * read them from here; the fit's defaults (epochs, batch size, learning
+ * rate, validation split) are dml_fit_options_init's (dml_trainer.h).
+ * docs/training.md, "Defaults", lists both. */
+#define DML_TRAIN_DEFAULT_LOSS DML_LOSS_CROSS_ENTROPY
+#define DML_TRAIN_DEFAULT_OPTIMIZER DML_OPTIMIZER_ADAM
+
+/* Fills `c` with the defaults: DML_TRAIN_DEFAULT_LOSS (cross_entropy),
+ * DML_TRAIN_DEFAULT_OPTIMIZER (Adam, beta1 0.9, beta2 0.999, epsilon
+ * 1e-8), no weight decay, no clipping. */
 void dml_train_config_init(dml_train_config_t *c);
 
 /* Parses "cross_entropy", "nll", "bce_with_logits", "bce", "mse", "mae"

@@ -36,8 +36,8 @@ typedef dml_ir_value_t V;
 
 void dml_train_config_init(dml_train_config_t *c) {
   memset(c, 0, sizeof *c);
-  c->loss = DML_LOSS_CROSS_ENTROPY;
-  c->optimizer = DML_OPTIMIZER_SGD;
+  c->loss = DML_TRAIN_DEFAULT_LOSS;
+  c->optimizer = DML_TRAIN_DEFAULT_OPTIMIZER;
 }
 
 static const char *const k_loss_names[] = {
@@ -93,6 +93,9 @@ typedef struct tb {
   V *assign_target[1024];
   V *assign_value[1024];
   uint32_t n_assign;
+  /* The run-time hyper-parameters made so far ("hyper.NAME" globals). */
+  V *hyper[16];
+  uint32_t n_hyper;
 } tb_t;
 
 static dml_ir_node_t *mk(tb_t *b, dml_op_t op, uint32_t n_in, V *const *ins,
@@ -179,6 +182,36 @@ static V *divv(tb_t *b, V *x, V *y) {
 }
 static V *mulc(tb_t *b, V *x, double c) {
   return x ? mul(b, x, cst(b, x->type.dtype, c)) : NULL;
+}
+
+/* A run-time hyper-parameter: the f32 scalar global "hyper.NAME" (flagged
+ * state, so checkpoints and the saved package keep it), holding the
+ * compiled value `v` until the trainer writes another at fit
+ * (dml_fit_options_t.hyper); cast to `dt` when that is not f32. */
+static V *hp(tb_t *b, const char *name, double v, dml_dtype_t dt) {
+  if (b->st) return NULL;
+  char full[64];
+  snprintf(full, sizeof full, "hyper.%s", name);
+  V *g = NULL;
+  for (uint32_t i = 0; i < b->n_hyper && !g; i++)
+    if (!strcmp(b->hyper[i]->name, full)) g = b->hyper[i];
+  if (!g) {
+    if (b->n_hyper == sizeof b->hyper / sizeof b->hyper[0]) {
+      b->st = dml_status_make(DML_STATUS_INTERNAL, OP, "too many hyper-parameters");
+      return NULL;
+    }
+    float f = (float)v;
+    dml_type_t t = dml_type_static(DML_DTYPE_F32, 0, NULL);
+    b->st =
+        dml_ir_module_add_global(b->m, full, &t, &f, sizeof f, DML_IR_GLOBAL_STATE, &g);
+    if (b->st) return NULL;
+    b->hyper[b->n_hyper++] = g;
+  }
+  return dt == DML_DTYPE_F32 ? g : cast_to(b, g, dt);
+}
+/* x * hyper-parameter NAME */
+static V *mulh(tb_t *b, V *x, const char *name, double v) {
+  return x ? mul(b, x, hp(b, name, v, x->type.dtype)) : NULL;
 }
 
 static void defer_assign(tb_t *b, V *target, V *value) {
@@ -509,14 +542,14 @@ static void update_param(tb_t *b, const dml_train_config_t *cfg, const hyper_t *
     case DML_OPTIMIZER_SGD:
     case DML_OPTIMIZER_MOMENTUM:
     case DML_OPTIMIZER_NESTEROV: {
-      if (h->wd > 0) g = add(b, g, mulc(b, p, h->wd));
+      if (h->wd > 0) g = add(b, g, mulh(b, p, "weight_decay", h->wd));
       V *step = g;
       if (cfg->optimizer != DML_OPTIMIZER_SGD) {
         V *buf = state_global(b, p, "momentum_buffer");
-        V *nb = add(b, mulc(b, buf, h->momentum), g);
+        V *nb = add(b, mulh(b, buf, "momentum", h->momentum), g);
         defer_assign(b, buf, nb);
         step = cfg->optimizer == DML_OPTIMIZER_NESTEROV
-                   ? add(b, g, mulc(b, nb, h->momentum))
+                   ? add(b, g, mulh(b, nb, "momentum", h->momentum))
                    : nb;
       }
       pn = sub(b, p, mul(b, lr, step));
@@ -526,43 +559,48 @@ static void update_param(tb_t *b, const dml_train_config_t *cfg, const hyper_t *
     case DML_OPTIMIZER_ADAMW: {
       V *p0 = p;
       if (cfg->optimizer == DML_OPTIMIZER_ADAMW) {
-        if (h->wd > 0) p0 = mul(b, p, sub(b, cst(b, dt, 1), mulc(b, lr, h->wd)));
+        if (h->wd > 0)
+          p0 = mul(b, p, sub(b, cst(b, dt, 1), mulh(b, lr, "weight_decay", h->wd)));
       } else if (h->wd > 0) {
-        g = add(b, g, mulc(b, p, h->wd));
+        g = add(b, g, mulh(b, p, "weight_decay", h->wd));
       }
       V *m = state_global(b, p, "exp_avg"), *v = state_global(b, p, "exp_avg_sq");
-      V *mn = add(b, mulc(b, m, h->beta1), mulc(b, g, 1 - h->beta1));
-      V *vn = add(b, mulc(b, v, h->beta2), mulc(b, mul(b, g, g), 1 - h->beta2));
+      V *mn = add(b, mulh(b, m, "beta1", h->beta1),
+                  mulh(b, g, "one_minus_beta1", 1 - h->beta1));
+      V *vn = add(b, mulh(b, v, "beta2", h->beta2),
+                  mulh(b, mul(b, g, g), "one_minus_beta2", 1 - h->beta2));
       defer_assign(b, m, mn);
       defer_assign(b, v, vn);
       V *denom = add(b, divv(b, op1(b, DML_OP_SQRT, vn), op1(b, DML_OP_SQRT, bc2)),
-                     cst(b, dt, h->eps));
+                     hp(b, "epsilon", h->eps, dt));
       pn = sub(b, p0, mul(b, divv(b, lr, bc1), divv(b, mn, denom)));
       break;
     }
     case DML_OPTIMIZER_RMSPROP: {
-      if (h->wd > 0) g = add(b, g, mulc(b, p, h->wd));
+      if (h->wd > 0) g = add(b, g, mulh(b, p, "weight_decay", h->wd));
       V *v = state_global(b, p, "square_avg");
-      V *vn = add(b, mulc(b, v, h->alpha), mulc(b, mul(b, g, g), 1 - h->alpha));
+      V *vn = add(b, mulh(b, v, "alpha", h->alpha),
+                  mulh(b, mul(b, g, g), "one_minus_alpha", 1 - h->alpha));
       defer_assign(b, v, vn);
-      V *avg = add(b, op1(b, DML_OP_SQRT, vn), cst(b, dt, h->eps));
+      V *avg = add(b, op1(b, DML_OP_SQRT, vn), hp(b, "epsilon", h->eps, dt));
       V *step = divv(b, g, avg);
       if (h->momentum > 0) {
         V *buf = state_global(b, p, "momentum_buffer");
-        step = add(b, mulc(b, buf, h->momentum), step);
+        step = add(b, mulh(b, buf, "momentum", h->momentum), step);
         defer_assign(b, buf, step);
       }
       pn = sub(b, p, mul(b, lr, step));
       break;
     }
     case DML_OPTIMIZER_ADAGRAD: {
-      if (h->wd > 0) g = add(b, g, mulc(b, p, h->wd));
+      if (h->wd > 0) g = add(b, g, mulh(b, p, "weight_decay", h->wd));
       V *s = state_global(b, p, "sum");
       V *sn = add(b, s, mul(b, g, g));
       defer_assign(b, s, sn);
       pn = sub(
           b, p,
-          mul(b, lr, divv(b, g, add(b, op1(b, DML_OP_SQRT, sn), cst(b, dt, h->eps)))));
+          mul(b, lr,
+              divv(b, g, add(b, op1(b, DML_OP_SQRT, sn), hp(b, "epsilon", h->eps, dt)))));
       break;
     }
   }
@@ -710,8 +748,8 @@ dml_status_t dml_train_build(dml_ir_module_t *m, const dml_train_config_t *cfg) 
     for (uint32_t i = 0; i < np; i++)
       if (grads[i]) {
         dml_dtype_t dt = grads[i]->type.dtype;
-        grads[i] = op3(b, DML_OP_CLIP, grads[i], cst(b, dt, -cfg->clip_value),
-                       cst(b, dt, cfg->clip_value));
+        V *cv = hp(b, "clip_value", cfg->clip_value, dt);
+        grads[i] = op3(b, DML_OP_CLIP, grads[i], mulc(b, cv, -1), cv);
       }
   }
   if (!b->st && cfg->clip_norm > 0) {
@@ -725,7 +763,7 @@ dml_status_t dml_train_build(dml_ir_module_t *m, const dml_train_config_t *cfg) 
       }
     if (sq) {
       V *norm = op1(b, DML_OP_SQRT, sq);
-      V *coef = divv(b, cst(b, DML_DTYPE_F32, cfg->clip_norm),
+      V *coef = divv(b, hp(b, "clip_norm", cfg->clip_norm, DML_DTYPE_F32),
                      add(b, norm, cst(b, DML_DTYPE_F32, 1e-6)));
       V *in[3] = {coef, NULL, cst(b, DML_DTYPE_F32, 1.0)};
       coef = fin(b, mk(b, DML_OP_CLIP, 3, in, 1));
@@ -749,9 +787,9 @@ dml_status_t dml_train_build(dml_ir_module_t *m, const dml_train_config_t *cfg) 
     V *t1 = add(b, step, cst(b, DML_DTYPE_F32, 1));
     defer_assign(b, step, t1);
     bc1 = sub(b, cst(b, DML_DTYPE_F32, 1),
-              op2(b, DML_OP_POW, cst(b, DML_DTYPE_F32, h.beta1), t1));
+              op2(b, DML_OP_POW, hp(b, "beta1", h.beta1, DML_DTYPE_F32), t1));
     bc2 = sub(b, cst(b, DML_DTYPE_F32, 1),
-              op2(b, DML_OP_POW, cst(b, DML_DTYPE_F32, h.beta2), t1));
+              op2(b, DML_OP_POW, hp(b, "beta2", h.beta2, DML_DTYPE_F32), t1));
   }
   for (uint32_t i = 0; !b->st && i < np; i++)
     if (grads[i]) update_param(b, cfg, &h, params[i], grads[i], lr, bc1, bc2);

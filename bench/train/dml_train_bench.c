@@ -250,6 +250,7 @@ int main(int argc, char **argv) {
   dml_fit_options_t o;
   dml_fit_options_init(&o);
   o.epochs = (int32_t)epochs;
+  o.validation_split = 0; /* trains on every training row; tests on the test set */
   o.batch_size = batch;
   o.shuffle = shuffle;
   o.seed = (uint64_t)seed;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -88,14 +89,32 @@ static void csv_num(char *buf, size_t cap, double v) {
     snprintf(buf, cap, "%.9g", v);
 }
 
+/* The CSV column (or progress-line) name of table metric i of h. */
+static const char *metric_column(const dml_history_t *h, int32_t i, char *buf,
+                                 size_t cap) {
+  char name[32];
+  dml_metric_name(&h->metric[i], name, sizeof name);
+  snprintf(buf, cap, "%s%s", h->validation[0] ? "val_" : "", name);
+  return buf;
+}
+
 dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path) {
   if (!h || !path)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
-  size_t cap = 128 + (size_t)h->n_epochs * 160, n = 0;
+  int32_t nm = h->n_metrics < 0                 ? 0
+               : h->n_metrics > DML_MAX_METRICS ? DML_MAX_METRICS
+                                                : h->n_metrics;
+  size_t cap = 128 + 48 * (size_t)nm + (size_t)h->n_epochs * (200 + 32 * (size_t)nm),
+         n = 0;
   char *buf = (char *)malloc(cap);
   if (!buf) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-  n += (size_t)snprintf(buf, cap,
-                        "epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds\n");
+  n += (size_t)snprintf(
+      buf, cap, "epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds,validation");
+  for (int32_t i = 0; i < nm; i++) {
+    char col[48];
+    n += (size_t)snprintf(buf + n, cap - n, ",%s", metric_column(h, i, col, sizeof col));
+  }
+  n += (size_t)snprintf(buf + n, cap - n, "\n");
   for (int32_t i = 0; i < h->n_epochs; i++) {
     const dml_epoch_metrics_t *e = &h->epochs[i];
     char a[32], b[32], c[32], d[32], f[32], g[32];
@@ -105,8 +124,13 @@ dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path) {
     csv_num(d, sizeof d, e->val_accuracy);
     csv_num(f, sizeof f, e->lr);
     csv_num(g, sizeof g, e->seconds);
-    n += (size_t)snprintf(buf + n, cap - n, "%d,%s,%s,%s,%s,%s,%s\n", e->epoch, a, b, c,
-                          d, f, g);
+    n += (size_t)snprintf(buf + n, cap - n, "%d,%s,%s,%s,%s,%s,%s,%.31s", e->epoch, a, b,
+                          c, d, f, g, h->validation);
+    for (int32_t k = 0; k < nm; k++) {
+      csv_num(a, sizeof a, e->metrics[k]);
+      n += (size_t)snprintf(buf + n, cap - n, ",%s", a);
+    }
+    n += (size_t)snprintf(buf + n, cap - n, "\n");
   }
   dml_status_t st = dml_write_file_atomic(OP, path, buf, n);
   free(buf);
@@ -115,11 +139,16 @@ dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path) {
 
 void dml_fit_options_init(dml_fit_options_t *o) {
   memset(o, 0, sizeof *o);
-  o->epochs = 1;
-  o->batch_size = 32;
+  o->epochs = DML_FIT_DEFAULT_EPOCHS;
+  o->batch_size = DML_FIT_DEFAULT_BATCH_SIZE;
   o->shuffle = 1;
   o->lr.kind = DML_LR_CONSTANT;
-  o->lr.initial = 1e-3;
+  o->lr.initial = DML_FIT_DEFAULT_LR;
+  o->validation_split = DML_FIT_DEFAULT_VALIDATION_SPLIT;
+  double *hv[] = {&o->hyper.momentum,  &o->hyper.beta1,     &o->hyper.beta2,
+                  &o->hyper.epsilon,   &o->hyper.alpha,     &o->hyper.weight_decay,
+                  &o->hyper.clip_norm, &o->hyper.clip_value};
+  for (size_t i = 0; i < sizeof hv / sizeof hv[0]; i++) *hv[i] = NAN;
   o->verbose = 1;
   o->monitor = DML_MONITOR_AUTO;
   o->restore_best = 1;
@@ -637,13 +666,18 @@ static void progress(FILE *log, int tty, const dml_epoch_metrics_t *m, int64_t s
   }
 }
 
-static void epoch_line(FILE *log, int tty, const dml_epoch_metrics_t *m, int64_t steps) {
+static void epoch_line(FILE *log, int tty, const dml_epoch_metrics_t *m, int64_t steps,
+                       const dml_history_t *h) {
   if (tty) fprintf(log, "\r\033[K");
   fprintf(log, "epoch %d/%d  %" PRId64 " steps  loss %.4f", m->epoch, m->epochs, steps,
           m->loss);
   if (!isnan(m->accuracy)) fprintf(log, "  accuracy %.4f", m->accuracy);
   if (!isnan(m->val_loss)) fprintf(log, "  val_loss %.4f", m->val_loss);
   if (!isnan(m->val_accuracy)) fprintf(log, "  val_accuracy %.4f", m->val_accuracy);
+  for (int32_t i = 0; i < h->n_metrics; i++) {
+    char col[48];
+    fprintf(log, "  %s %.4f", metric_column(h, i, col, sizeof col), m->metrics[i]);
+  }
   fprintf(log, "  lr %.3g  %.1fs  %.0f samples/s\n", m->lr, m->seconds,
           m->samples_per_second);
   fflush(log);
@@ -686,9 +720,6 @@ static dml_status_t check_options(const dml_trainer_t *t, const dml_fit_options_
   if (!(o->validation_split >= 0 && o->validation_split < 1))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "validation split %g must be in [0, 1)", o->validation_split);
-  if (o->validation && o->validation_split > 0)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                           "give validation data or a validation split, not both");
   if (o->patience < 0 || !(o->min_delta >= 0))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "early stopping: patience %d and min_delta %g must be >= 0",
@@ -697,7 +728,120 @@ static dml_status_t check_options(const dml_trainer_t *t, const dml_fit_options_
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "checkpoint every %d epochs needs a checkpoint folder",
                            o->checkpoint_every);
+  if (o->validation_label &&
+      (strlen(o->validation_label) > 31 || strpbrk(o->validation_label, ",\n\r\"")))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "validation_label '%s': at most 31 characters, no comma, "
+                           "quote or line break",
+                           o->validation_label);
+  if (o->n_metrics < 0 || o->n_metrics > DML_MAX_METRICS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "n_metrics %d must be in [0, %d]", o->n_metrics,
+                           DML_MAX_METRICS);
+  if (o->n_metrics > 0 && o->metrics_output >= dml_rt_session_num_outputs(t->fwd.s))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "metrics_output %u: forward has %u outputs", o->metrics_output,
+                           dml_rt_session_num_outputs(t->fwd.s));
   return dml_lr_schedule_check(&o->lr);
+}
+
+/* The run-time hyper-parameters: name, field, the global holding 1 - v
+ * (NULL: none), range. */
+typedef struct hyper_desc {
+  const char *name;
+  size_t offset;
+  const char *complement;
+  double lo, hi;
+  int lo_open, hi_open;
+} hyper_desc_t;
+static const hyper_desc_t k_hyper[] = {
+    {"momentum", offsetof(dml_fit_hyper_t, momentum), NULL, 0, 1, 0, 1},
+    {"beta1", offsetof(dml_fit_hyper_t, beta1), "one_minus_beta1", 0, 1, 0, 1},
+    {"beta2", offsetof(dml_fit_hyper_t, beta2), "one_minus_beta2", 0, 1, 0, 1},
+    {"epsilon", offsetof(dml_fit_hyper_t, epsilon), NULL, 0, INFINITY, 1, 1},
+    {"alpha", offsetof(dml_fit_hyper_t, alpha), "one_minus_alpha", 0, 1, 0, 1},
+    {"weight_decay", offsetof(dml_fit_hyper_t, weight_decay), NULL, 0, INFINITY, 0, 1},
+    {"clip_norm", offsetof(dml_fit_hyper_t, clip_norm), NULL, 0, INFINITY, 1, 1},
+    {"clip_value", offsetof(dml_fit_hyper_t, clip_value), NULL, 0, INFINITY, 1, 1},
+};
+#define N_HYPER (sizeof k_hyper / sizeof k_hyper[0])
+
+static int32_t hyper_global(const dml_trainer_t *t, const char *name) {
+  char full[64];
+  snprintf(full, sizeof full, "hyper.%s", name);
+  return dml_rt_model_find_global(t->m, full);
+}
+
+void dml_trainer_hyper(dml_trainer_t *t, dml_fit_hyper_t *out) {
+  for (size_t i = 0; i < N_HYPER; i++) {
+    double *f = (double *)(void *)((char *)out + k_hyper[i].offset);
+    *f = NAN;
+    int32_t g = t ? hyper_global(t, k_hyper[i].name) : -1;
+    dml_tensor_t v;
+    dml_status_t st = g >= 0 ? dml_rt_session_global(t->train.s, (uint32_t)g, &v) : NULL;
+    if (g >= 0 && !st && dml_tensor_bytes(&v) == sizeof(float))
+      *f = dml_load_f64(v.dtype, v.data, 0);
+    dml_status_free(st);
+  }
+}
+
+/* Checks every hyper-parameter `h` sets (range, present in the package);
+ * with `write`, stores them (and their complements) in the globals. */
+static dml_status_t apply_hyper(dml_trainer_t *t, const dml_fit_hyper_t *h, int write) {
+  for (size_t i = 0; i < N_HYPER; i++) {
+    const hyper_desc_t *d = &k_hyper[i];
+    double v = *(const double *)(const void *)((const char *)h + d->offset);
+    if (isnan(v)) continue;
+    if (!(d->lo_open ? v > d->lo : v >= d->lo) || !(d->hi_open ? v < d->hi : v <= d->hi))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "hyper-parameter %s = %g is out of range %s%g, %g%s",
+                             d->name, v, d->lo_open ? "(" : "[", d->lo, d->hi,
+                             d->hi_open ? ")" : "]");
+    int32_t g = hyper_global(t, d->name);
+    int32_t gc = d->complement ? hyper_global(t, d->complement) : -1;
+    if (g < 0 || (d->complement && gc < 0))
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                          "hyper-parameter %s is not a run-time value of this package",
+                          d->name),
+          "its optimizer or clipping does not use it (weight decay, RMSprop's momentum "
+          "and clipping exist only when compiled nonzero), or the package was compiled "
+          "before run-time hyper-parameters; recompile it with the %s wanted",
+          d->name);
+    if (!write) continue;
+    int32_t gs[2] = {g, gc};
+    double vs[2] = {v, 1 - v};
+    for (int k = 0; k < 2; k++) {
+      if (gs[k] < 0) continue;
+      dml_tensor_t tv;
+      DML_RETURN_IF_ERROR(dml_rt_session_global(t->train.s, (uint32_t)gs[k], &tv));
+      if (tv.dtype != DML_DTYPE_F32 || dml_tensor_bytes(&tv) != sizeof(float))
+        return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                               "global hyper.%s is not an f32 scalar", d->name);
+      float f = (float)vs[k];
+      memcpy(tv.data, &f, sizeof f);
+    }
+  }
+  return DML_OK;
+}
+
+/* The table metrics of `d` (forward's output o->metrics_output against
+ * d->y) into out[0..o->n_metrics). */
+static dml_status_t table_metrics(dml_trainer_t *t, const dml_fit_options_t *o,
+                                  const dml_dataset_t *d, double *out) {
+  if (o->n_metrics <= 0) return DML_OK;
+  if (d->x.dims[0] < 1) {
+    for (int32_t i = 0; i < o->n_metrics; i++) out[i] = NAN;
+    return DML_OK;
+  }
+  dml_tensor_t pred;
+  void *buf = NULL;
+  DML_RETURN_IF_ERROR(dml_trainer_predict(t, &d->x, o->metrics_output, &pred, &buf));
+  dml_status_t st = DML_OK;
+  for (int32_t i = 0; i < o->n_metrics && !st; i++)
+    st = dml_metric_compute(&o->metrics[i], &pred, &d->y, &out[i]);
+  free(buf);
+  return st;
 }
 
 dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
@@ -708,18 +852,20 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   dml_dataset_t tr = *train, val;
   const dml_dataset_t *valp = o->validation;
   int64_t n_all = train->x.dims[0];
-  if (o->validation_split > 0) {
+  if (o->validation_split > 0 && !o->validation) {
     int64_t nv = (int64_t)floor((double)n_all * o->validation_split);
     if (nv < 1 || nv >= n_all)
-      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                             "validation split %g of %" PRId64
-                             " rows leaves an empty set",
-                             o->validation_split, n_all);
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                          "validation split %g of %" PRId64 " rows leaves an empty set",
+                          o->validation_split, n_all),
+          "set validation_split to 0 (no validation) or give validation data");
     DML_RETURN_IF_ERROR(dml_dataset_slice(train, 0, n_all - nv, &tr));
     DML_RETURN_IF_ERROR(dml_dataset_slice(train, n_all - nv, n_all, &val));
     valp = &val;
   }
   if (valp) DML_RETURN_IF_ERROR(check_data(t, valp, "validation data"));
+  DML_RETURN_IF_ERROR(apply_hyper(t, &o->hyper, 0));
   int64_t n = tr.x.dims[0];
   if (n < 1) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "no training rows");
   if (o->checkpoint_every > 0) DML_RETURN_IF_ERROR(ensure_dir(o->checkpoint_dir));
@@ -747,6 +893,18 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   } else if (!plateau) {
     t->plateau_valid = 0;
   }
+  if (o->n_metrics > 0) {
+    /* the metrics fit the output and the targets: checked on one batch
+     * before training, not after the first epoch */
+    const dml_dataset_t *md = valp ? valp : &tr;
+    dml_dataset_t head;
+    double scratch[DML_MAX_METRICS];
+    int64_t rows = md->x.dims[0] < t->bound ? md->x.dims[0] : t->bound;
+    DML_RETURN_IF_ERROR(dml_dataset_slice(md, 0, rows, &head));
+    dml_status_t mst = table_metrics(t, o, &head, scratch);
+    if (mst) return dml_status_annotate(mst, "checking the metrics");
+  }
+  DML_RETURN_IF_ERROR(apply_hyper(t, &o->hyper, 1));
   snapshot_t best;
   memset(&best, 0, sizeof best);
 
@@ -757,6 +915,13 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   memset(&h, 0, sizeof h);
   int32_t cap = o->epochs - t->epoch > 0 ? o->epochs - t->epoch : 1;
   h.epochs = (dml_epoch_metrics_t *)calloc((size_t)cap, sizeof *h.epochs);
+  h.n_metrics = o->n_metrics;
+  for (int32_t i = 0; i < o->n_metrics; i++) h.metric[i] = o->metrics[i];
+  snprintf(h.validation, sizeof h.validation, "%s",
+           !valp                 ? ""
+           : !o->validation      ? "split"
+           : o->validation_label ? o->validation_label
+                                 : "validation");
   if (!perm || !h.epochs) {
     free(perm);
     free(h.epochs);
@@ -837,6 +1002,12 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
         break;
       }
     }
+    for (int32_t i = 0; i < DML_MAX_METRICS; i++) m.metrics[i] = NAN;
+    st = table_metrics(t, o, valp ? valp : &tr, m.metrics);
+    if (st) {
+      st = dml_status_annotate(st, "metrics after epoch %d", e + 1);
+      break;
+    }
     t->epoch = e + 1;
     m.step = t->step;
     m.seconds = now_seconds() - t0;
@@ -852,7 +1023,7 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
               : mon == DML_MONITOR_ACCURACY ? "accuracy"
                                             : "val_accuracy",
               o->lr.patience, t->plateau.lr);
-    if (o->verbose) epoch_line(log, tty, &m, steps);
+    if (o->verbose) epoch_line(log, tty, &m, steps, &h);
     if (o->checkpoint_every > 0 && t->epoch % o->checkpoint_every == 0) {
       char path[4096];
       snprintf(path, sizeof path, "%s/epoch-%04d.safetensors", o->checkpoint_dir,

@@ -46,6 +46,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dml_metrics.h"
 #include "dml_rt.h"
 #include "dml_status.h"
 #include "dml_types.h"
@@ -195,6 +196,10 @@ typedef struct dml_epoch_metrics {
   double lr;                 /* learning rate of the epoch */
   double seconds;            /* wall time of the epoch (training + validation) */
   double samples_per_second; /* training rows / training time */
+  /* The fit's table metrics (dml_fit_options_t.metrics), in its order: on
+   * the validation data after the epoch, or on the training rows (after
+   * the epoch, with its final weights) when there is none. */
+  double metrics[DML_MAX_METRICS];
 } dml_epoch_metrics_t;
 
 typedef struct dml_history {
@@ -203,12 +208,22 @@ typedef struct dml_history {
   int32_t stopped_early;       /* 1 when early stopping or the callback ended it */
   int32_t best_epoch;          /* early stopping's best epoch (1-based), 0 if none */
   int32_t restored;            /* 1 when the best epoch's globals were restored */
+  /* The table metrics of the epochs' metrics[] (dml_fit_options_t). */
+  int32_t n_metrics;
+  dml_metric_t metric[DML_MAX_METRICS];
+  /* Which data the val_ columns (and the table metrics) come from:
+   * "split" (dml_fit_options_t.validation_split), the fit's
+   * validation_label or "validation" for o->validation; "" without
+   * validation data (table metrics then on the training rows). */
+  char validation[32];
 } dml_history_t;
 
 void dml_history_free(dml_history_t *h);
 
 /* Writes the history as CSV: "epoch,loss,accuracy,val_loss,val_accuracy,lr,
- * seconds" then one line per epoch ("" for NaN), atomically. Errors: IO. */
+ * seconds,validation" and one column per table metric (named "val_" NAME
+ * on validation data, NAME on the training rows), then one line per epoch
+ * ("" for NaN; `validation` is h->validation), atomically. Errors: IO. */
 dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path);
 
 /* Called after each epoch with its metrics, before early stopping reads
@@ -245,6 +260,22 @@ typedef enum dml_monitor {
 /* Parses "loss", "val_loss", "accuracy", "val_accuracy", "auto". */
 dml_status_t dml_monitor_parse(const char *s, dml_monitor_t *out);
 
+/* Optimizer hyper-parameters and clipping thresholds set at fit (Keras'
+ * optimizer arguments, torch.optim's): each is a run-time scalar of the
+ * package, the f32 global "hyper.NAME" that train_step reads
+ * (passes/train.c), holding the value it was compiled with until a fit
+ * sets another. NaN: keep the package's current value. A package has only
+ * those its optimizer and clipping use (weight_decay, momentum of RMSprop
+ * and the clipping thresholds only when compiled nonzero, since a zero one
+ * builds no term); setting one it lacks, or any in a package compiled
+ * before these existed, is FAILED_PRECONDITION naming it. Ranges: momentum,
+ * beta1, beta2, alpha in [0, 1); epsilon > 0; weight_decay >= 0;
+ * clip_norm, clip_value > 0. A value set stays in the globals: later fits,
+ * checkpoints and the saved package keep it. */
+typedef struct dml_fit_hyper {
+  double momentum, beta1, beta2, epsilon, alpha, weight_decay, clip_norm, clip_value;
+} dml_fit_hyper_t;
+
 typedef struct dml_fit_options {
   int32_t epochs;       /* total epochs of the run (a resumed run continues to it) */
   int64_t batch_size;   /* 1..the package's batch bound */
@@ -252,8 +283,10 @@ typedef struct dml_fit_options {
   uint64_t seed;        /* shuffling and random ops */
   dml_lr_schedule_t lr; /* default: constant 1e-3 */
 
-  const dml_dataset_t *validation; /* lent; NULL: none or the split */
-  double validation_split;         /* in [0, 1): the last rows of the data */
+  const dml_dataset_t *validation; /* lent; NULL: the split (or none) */
+  double validation_split;         /* in [0, 1): the last rows of the data validate
+                                      and are not trained on; ignored when
+                                      `validation` is given; 0: none */
   int64_t eval_batch_size;         /* 0: the batch bound */
 
   int verbose; /* 0 silent, 1: progress bar on a terminal, one line per epoch
@@ -280,11 +313,35 @@ typedef struct dml_fit_options {
    * every checkpoint as metadata "config" so that a resumed run can be
    * compared with it (dmlc train --resume: "seed=0 batch_size=32 ..."). */
   const char *run_config;
+
+  /* Metrics besides loss and accuracy (dml_metrics.h; dml_metrics_parse
+   * fills them), computed each epoch from forward's output
+   * `metrics_output` (0: the first) on the validation data, or on the
+   * training rows without validation data. */
+  int32_t n_metrics;
+  dml_metric_t metrics[DML_MAX_METRICS];
+  uint32_t metrics_output;
+  /* What o->validation is, for the history (lent; NULL: "validation";
+   * e.g. "test"). At most 31 characters, no comma. */
+  const char *validation_label;
+
+  /* Hyper-parameters to set before the first step (all NaN by default:
+   * the package's). */
+  dml_fit_hyper_t hyper;
 } dml_fit_options_t;
 
-/* Defaults: epochs 1, batch 32, shuffle, seed 0, constant lr 1e-3, no
- * validation, verbose 1, early stopping off (monitor auto, restore_best 1),
- * no checkpoints, no callback. */
+/* The fit's defaults, shared by the C API (dml_fit_options_init) and
+ * `dmlc train`, which reads them from here (docs/training.md, "Defaults";
+ * the loss and optimizer are dml_train_config_init's, passes/dml_train.h). */
+#define DML_FIT_DEFAULT_EPOCHS 10
+#define DML_FIT_DEFAULT_BATCH_SIZE 32
+#define DML_FIT_DEFAULT_LR 1e-3
+#define DML_FIT_DEFAULT_VALIDATION_SPLIT 0.1
+
+/* Defaults: DML_FIT_DEFAULT_EPOCHS (10) epochs, batch 32, shuffle, seed 0,
+ * constant lr 1e-3, validation_split 0.1 (the last 10% of the rows, unless
+ * o->validation is given), verbose 1, early stopping off (monitor auto,
+ * restore_best 1), no checkpoints, no callback, no table metrics. */
 void dml_fit_options_init(dml_fit_options_t *o);
 
 /* ===================================================================== */
@@ -318,6 +375,9 @@ int64_t dml_trainer_batch_bound(const dml_trainer_t *t);
  * the model). */
 void dml_trainer_io_info(const dml_trainer_t *t, dml_rt_io_info_t *out_x,
                          dml_rt_io_info_t *out_target);
+/* The package's current hyper-parameters ("hyper.NAME" globals); NaN for
+ * those it does not have. */
+void dml_trainer_hyper(dml_trainer_t *t, dml_fit_hyper_t *out);
 /* Epochs and train steps done (by fit or restored by a checkpoint). */
 int32_t dml_trainer_epoch(const dml_trainer_t *t);
 uint64_t dml_trainer_step(const dml_trainer_t *t);

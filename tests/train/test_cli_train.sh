@@ -40,7 +40,7 @@ write('train', 300, 1)
 write('t10k', 100, 2)
 PY
 
-T="$DMLC train $MODEL --data $DIR/data --epochs 3 --batch-size 16 --seed 7"
+T="$DMLC train $MODEL --data $DIR/data --epochs 3 --batch-size 16 --seed 7 --validate-on test"
 check "train" $T -o "$DIR/a.dmlpkg" --history "$DIR/a.csv" --export-onnx "$DIR/a.onnx" \
   --checkpoint-every 1 --checkpoint-dir "$DIR/ckpt" >"$DIR/train.txt" 2>&1
 check "train: epochs" has "epoch 3/3  19 steps  loss " "$DIR/train.txt"
@@ -48,7 +48,8 @@ check "train: validation on t10k" has "validating on 100 rows" "$DIR/train.txt"
 check "train: memory" has "peak memory (planned): " "$DIR/train.txt"
 check "train: rss" has "peak memory (measured): max RSS " "$DIR/train.txt"
 check "train: export" has "6 initializers replaced, 1 Dropout set to inference" "$DIR/train.txt"
-check "history" has "^epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds$" "$DIR/a.csv"
+check "history" has "^epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds,validation$" "$DIR/a.csv"
+check "history says test" has "^3,.*,test$" "$DIR/a.csv"
 check "history rows" test "$(wc -l <"$DIR/a.csv")" -eq 4
 check "checkpoints" test -f "$DIR/ckpt/epoch-0003.safetensors"
 # it learned: the final validation accuracy is well above chance (0.25)
@@ -109,6 +110,30 @@ check "run trained" "$DMLC" run "$DIR/a.dmlpkg" --input "input=$DIR/x.npy" --out
 check "compile exported" "$DMLC" compile "$DIR/a.onnx" -o "$DIR/x.dmlpkg" >/dev/null
 check "run exported" "$DMLC" run "$DIR/x.dmlpkg" --input "input=$DIR/x.npy" --output-dir "$DIR/o2" >/dev/null
 check "exported == trained" cmp "$DIR/o1/logits.npy" "$DIR/o2/logits.npy"
+
+# the default: the last 10% of the training rows validate (270 + 30), the
+# metrics table on them
+check "default split" "$DMLC" train "$MODEL" --data "$DIR/data" --epochs 2 --batch-size 16 \
+  --metrics accuracy,f1,top2,precision,recall -o "$DIR/s.dmlpkg" --history "$DIR/s.csv" >"$DIR/split.txt" 2>&1
+check "default split text" has "training on 270 rows, validating on 30 rows held out from them" "$DIR/split.txt"
+check "split steps" has "epoch 2/2  17 steps  loss " "$DIR/split.txt"
+check "split metrics line" has "val_accuracy [0-9.]*  val_f1 [0-9.]*  val_top2 [0-9.]*  val_precision [0-9.]*  val_recall [0-9.]*  lr" "$DIR/split.txt"
+check "split history" has "^epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds,validation,val_f1,val_top2,val_precision,val_recall$" "$DIR/s.csv"
+check "split history rows" has "^2,.*,split,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*$" "$DIR/s.csv"
+# top2 >= top1 = accuracy on the same 30 rows
+check "top2 >= accuracy" awk -F, 'NR == 3 { exit !($10 >= $5 && $5 > 0) }' "$DIR/s.csv"
+check "mae on class labels" sh -c "! $DMLC train $MODEL --data $DIR/data --epochs 1 --validate-on none --metrics mae -o $DIR/z.dmlpkg >$DIR/none.txt 2>&1"
+check "mae on class labels text" has "mae needs float targets" "$DIR/none.txt"
+check "none metric f1" "$DMLC" train "$MODEL" --data "$DIR/data" --epochs 1 --validate-on none --metrics f1 \
+  -o "$DIR/n.dmlpkg" --history "$DIR/n.csv" >"$DIR/none2.txt" 2>&1
+check "none text" has "training on 300 rows, no validation" "$DIR/none2.txt"
+check "none history" has "^1,.*,[0-9.]*,,,[0-9.e-]*,[0-9.e-]*,,[0-9.]*$" "$DIR/n.csv"
+check "bad --validate-on" sh -c "! $DMLC train $MODEL --data $DIR/data -o $DIR/z.dmlpkg --validate-on val 2>$DIR/v1.txt"
+check "bad --validate-on text" has "bad --validate-on 'val' (split, test or none)" "$DIR/v1.txt"
+check "test needs a folder" sh -c "! $DMLC train $MODEL --data $DIR/data/train-images-idx3-ubyte.gz,$DIR/data/train-labels-idx1-ubyte -o $DIR/z.dmlpkg --validate-on test >/dev/null 2>$DIR/v2.txt"
+check "test needs a folder text" has "--validate-on test needs --data DIR" "$DIR/v2.txt"
+check "bad metric" sh -c "! $DMLC train $MODEL --data $DIR/data -o $DIR/z.dmlpkg --metrics f2 2>$DIR/v3.txt"
+check "bad metric text" has "unknown metric 'f2'" "$DIR/v3.txt"
 
 # errors
 check "no -o" sh -c "! $DMLC train $MODEL --data $DIR/data 2>$DIR/e1.txt"

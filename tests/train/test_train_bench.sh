@@ -57,7 +57,7 @@ check "bench" "$BENCH" "$DIR/t.dmlpkg" --data "$DIR/plain" --epochs 3 --batch-si
 check "bench: epoch lines" test "$(grep -c '"event":"epoch"' "$DIR/bench.json")" -eq 3
 check "bench: result line" has '"event":"result","device":"cpu"' "$DIR/bench.json"
 check "bench: rows" has '"train_rows":300,"test_rows":100' "$DIR/bench.json"
-check "dmlc train" "$DMLC" train "$MODEL" --data "$DIR/gz" --epochs 3 --batch-size 16 --seed 7 \
+check "dmlc train" "$DMLC" train "$MODEL" --data "$DIR/gz" --validate-on test --epochs 3 --batch-size 16 --seed 7 \
   --lr 1e-3 -o "$DIR/a.dmlpkg" --history "$DIR/a.csv" --quiet >/dev/null 2>&1
 # the epoch losses of both, "%.9g" each
 tail -n +2 "$DIR/a.csv" | cut -d, -f2 >"$DIR/train_losses.txt"

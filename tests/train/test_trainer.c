@@ -139,6 +139,8 @@ static void make_data(void) {
 
 static void quiet(dml_fit_options_t *o) {
   dml_fit_options_init(o);
+  o->epochs = 1;
+  o->validation_split = 0; /* each test says what validates */
   o->verbose = 0;
   o->batch_size = 8;
   o->lr.initial = 0.1;
@@ -353,9 +355,31 @@ static void test_validation_and_schedule(void) {
     fclose(f);
   }
   CHECK(!strcmp(text,
-                "epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds\n"
-                "1,0.5,,0.25,,0.001,2\n"
-                "2,0.125,0.75,,1,0.0001,1.5\n"));
+                "epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds,validation\n"
+                "1,0.5,,0.25,,0.001,2,\n"
+                "2,0.125,0.75,,1,0.0001,1.5,\n"));
+  /* with table metrics on the split: one val_ column each */
+  snprintf(fake.validation, sizeof fake.validation, "split");
+  fake.n_metrics = 2;
+  CHECK_OK(dml_metrics_parse("top3,mse", fake.metric, &fake.n_metrics));
+  em[0].metrics[0] = 0.5;
+  em[0].metrics[1] = NAN;
+  em[1].metrics[0] = 1;
+  em[1].metrics[1] = 0.0625;
+  CHECK_OK(dml_history_write_csv(&fake, path));
+  f = fopen(path, "r");
+  memset(text, 0, sizeof text);
+  if (f) {
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+  }
+  CHECK(
+      !strcmp(text,
+              "epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds,validation,val_top3,"
+              "val_mse\n"
+              "1,0.5,,0.25,,0.001,2,split,0.5,\n"
+              "2,0.125,0.75,,1,0.0001,1.5,split,1,0.0625\n"));
   unlink(path);
 
   /* bad options and data */
@@ -363,11 +387,17 @@ static void test_validation_and_schedule(void) {
   o.batch_size = 9;
   CHECK_ERROR(dml_trainer_fit(t, &g_data, &o, &h), DML_STATUS_INVALID_ARGUMENT,
               "batch size 9 must be in [1, 8]");
-  quiet(&o);
-  o.validation_split = 0.2;
-  o.validation = &g_data;
-  CHECK_ERROR(dml_trainer_fit(t, &g_data, &o, &h), DML_STATUS_INVALID_ARGUMENT,
-              "not both");
+  /* the defaults: 10 epochs, the last 10% of the rows validate */
+  dml_fit_options_init(&o);
+  CHECK(o.epochs == 10 && o.batch_size == 32 && o.validation_split == 0.1 &&
+        o.lr.kind == DML_LR_CONSTANT && o.lr.initial == 1e-3);
+  /* too few rows for the default split: an error with a hint */
+  dml_dataset_t few;
+  CHECK_OK(dml_dataset_slice(&g_data, 0, 9, &few));
+  o.verbose = 0;
+  o.batch_size = 8;
+  CHECK_ERROR(dml_trainer_fit(t, &few, &o, &h), DML_STATUS_INVALID_ARGUMENT,
+              "validation split 0.1 of 9 rows leaves an empty set");
   quiet(&o);
   o.patience = 2;
   o.monitor = DML_MONITOR_VAL_LOSS;
@@ -389,6 +419,85 @@ static void test_validation_and_schedule(void) {
   bad.y.dims[0] = 200;
   CHECK_ERROR(dml_trainer_fit(t, &bad, &o, &h), DML_STATUS_INVALID_ARGUMENT,
               "x is f32[200,1]");
+  dml_trainer_release(t);
+  dml_rt_model_release(m);
+}
+
+/* ---- table metrics in the history ---- */
+
+/* mean |p - t| and mean (p - t)^2 of forward's output on rows [b, e) */
+static void host_mae_mse(dml_trainer_t *t, int64_t b, int64_t e, double *mae,
+                         double *mse) {
+  dml_dataset_t d;
+  CHECK_OK(dml_dataset_slice(&g_data, b, e, &d));
+  dml_tensor_t p;
+  void *buf = NULL;
+  *mae = *mse = -1;
+  CHECK_OK(dml_trainer_predict(t, &d.x, 0, &p, &buf));
+  if (!buf) return;
+  double sa = 0, ss = 0;
+  for (int64_t i = 0; i < e - b; i++) {
+    double diff = (double)((const float *)buf)[i] - (double)g_y[b + i];
+    sa += fabs(diff);
+    ss += diff * diff;
+  }
+  *mae = sa / (double)(e - b);
+  *mse = ss / (double)(e - b);
+  free(buf);
+}
+
+static void test_table_metrics(void) {
+  dml_rt_model_t *m = build(k_plain, 0);
+  dml_trainer_t *t = NULL;
+  CHECK_OK(dml_trainer_create(m, "cpu", &t));
+  if (!t) return;
+  dml_fit_options_t o;
+  quiet(&o);
+  o.epochs = 2;
+  o.validation_split = 0.2;
+  CHECK_OK(dml_metrics_parse("accuracy,mae,mse", o.metrics, &o.n_metrics));
+  CHECK(o.n_metrics == 2);
+  dml_history_t h;
+  CHECK_OK(dml_trainer_fit(t, &g_data, &o, &h));
+  CHECK(!strcmp(h.validation, "split") && h.n_metrics == 2);
+  double mae, mse;
+  host_mae_mse(t, 80, 100, &mae, &mse);
+  if (h.n_epochs == 2) {
+    /* the same sums in the same order: equal to the last bit */
+    CHECK(h.epochs[1].metrics[0] == mae && h.epochs[1].metrics[1] == mse);
+    CHECK(h.epochs[0].metrics[0] > mae); /* it learned */
+  }
+  dml_history_free(&h);
+  /* no validation data: on the training rows, columns without val_ */
+  quiet(&o);
+  o.epochs = 3;
+  CHECK_OK(dml_metrics_parse("mae", o.metrics, &o.n_metrics));
+  CHECK_OK(dml_trainer_fit(t, &g_data, &o, &h));
+  CHECK(!strcmp(h.validation, ""));
+  host_mae_mse(t, 0, 100, &mae, &mse);
+  CHECK(h.n_epochs == 1 && h.epochs[0].metrics[0] == mae);
+  dml_history_free(&h);
+  /* a label for given validation data */
+  quiet(&o);
+  o.epochs = 4;
+  o.validation = &g_data;
+  o.validation_label = "test";
+  CHECK_OK(dml_trainer_fit(t, &g_data, &o, &h));
+  CHECK(!strcmp(h.validation, "test") && h.n_metrics == 0);
+  dml_history_free(&h);
+  o.epochs = 5;
+  o.validation_label = "a,b";
+  CHECK_ERROR(dml_trainer_fit(t, &g_data, &o, &h), DML_STATUS_INVALID_ARGUMENT,
+              "no comma");
+  /* a class metric on a regression output: a clear error */
+  quiet(&o);
+  o.epochs = 5;
+  CHECK_OK(dml_metrics_parse("f1", o.metrics, &o.n_metrics));
+  CHECK_ERROR(dml_trainer_fit(t, &g_data, &o, &h), DML_STATUS_INVALID_ARGUMENT,
+              "f1 needs integer class labels [N] and class scores [N, C]");
+  o.metrics_output = 3;
+  CHECK_ERROR(dml_trainer_fit(t, &g_data, &o, &h), DML_STATUS_INVALID_ARGUMENT,
+              "metrics_output 3: forward has 1 outputs");
   dml_trainer_release(t);
   dml_rt_model_release(m);
 }
@@ -748,6 +857,7 @@ int main(void) {
   RUN(test_fit_matches_reference);
   RUN(test_determinism);
   RUN(test_validation_and_schedule);
+  RUN(test_table_metrics);
   RUN(test_early_stopping_callback);
   RUN(test_plateau_and_batch_callback);
   RUN(test_plateau_resume);

@@ -191,6 +191,7 @@ static void test_package_layout(void) {
 static void test_batchnorm_running_stats(void) {
   dml_train_config_t cfg;
   dml_train_config_init(&cfg);
+  cfg.optimizer = DML_OPTIMIZER_SGD; /* what this test was written for */
   dml_rt_model_t *m = NULL;
   CHECK_OK(compile_model("resnet_small.onnx", &cfg, &m));
   if (!m) return;
@@ -235,6 +236,7 @@ static dml_status_t build_text(const char *text, const dml_train_config_t *cfg) 
 static void test_errors(void) {
   dml_train_config_t cfg;
   dml_train_config_init(&cfg);
+  cfg.optimizer = DML_OPTIMIZER_SGD; /* what this test was written for */
   const char *mlp =
       "global @w : f32[4,3] param = dense<[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, "
       "1.0, "
@@ -291,6 +293,7 @@ static void test_errors(void) {
 static void test_trainer_labels(void) {
   dml_train_config_t cfg;
   dml_train_config_init(&cfg);
+  cfg.optimizer = DML_OPTIMIZER_SGD; /* what this test was written for */
   dml_rt_model_t *m = NULL;
   CHECK_OK(compile_model("fashion_mlp_untrained.onnx", &cfg, &m));
   if (!m) return;
