@@ -465,8 +465,9 @@ static dml_status_t onnx_imp_castlike(onnx_ctx_t *ctx, const Onnx__NodeProto *np
                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
                                       uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
-  /* CastLike-19's saturate: float8 targets only (see drop_saturate). */
-  static const char *const skip[] = {"saturate", NULL};
+  /* CastLike-19's saturate, 24's round_mode: float8 targets only (see
+   * drop_saturate). */
+  static const char *const skip[] = {"saturate", "round_mode", NULL};
   if (in[1] && in[1]->kind != DML_IR_VALUE_RESULT) {
     for (int32_t code = 1; code <= 16; code++) {
       if (onnx_dtype(code) != in[1]->type.dtype) continue;
@@ -478,13 +479,95 @@ static dml_status_t onnx_imp_castlike(onnx_ctx_t *ctx, const Onnx__NodeProto *np
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
 
-/* Cast-19's `saturate` (ONNX Cast-19..23) only decides float8 targets,
- * which onnx_op_check refuses (no float8 dtype): dropped. */
+/* Cast-19's `saturate` (ONNX Cast-19..28) only decides float8 targets and
+ * Cast-24's `round_mode` float8e8m0 targets, which onnx_op_check refuses
+ * (no float8 dtype): both dropped. */
 static dml_status_t onnx_imp_drop_saturate(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                            const onnx_op_entry_t *e, dml_ir_value_t **in,
                                            uint32_t n_in) {
-  static const char *const skip[] = {"saturate", NULL};
+  static const char *const skip[] = {"saturate", "round_mode", NULL};
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* Range-27: `stash_type` 1 (the default) computes a float16/bfloat16 range
+ * in float32 and rounds each element once, as dmlc's Range does for every
+ * float dtype (start + i * delta in double); 0 (accumulation in the
+ * input's own type, rounding at every step) is refused for those dtypes
+ * (and has no effect on the others). */
+static dml_status_t onnx_imp_range27(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                     const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                     uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 3, 3, ctx->opset));
+  int64_t stash = attr_int(np, "stash_type", 1);
+  char label[300];
+  if (stash != 0 && stash != 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: stash_type=%lld is not 0 or 1",
+                           onnx_node_label(np, label, sizeof(label)), (long long)stash);
+  dml_dtype_t dt = in[0] ? in[0]->type.dtype : DML_DTYPE_INVALID;
+  if (stash == 0 && (dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16 || !in[0] ||
+                     in[0]->kind == DML_IR_VALUE_RESULT))
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "%s: Range-%lld stash_type=0 (accumulation in %s) is not "
+                        "supported",
+                        onnx_node_label(np, label, sizeof(label)), (long long)ctx->opset,
+                        dml_dtype_name(dt)),
+        "leave stash_type at 1 (computed in float32)");
+  static const char *const skip[] = {"stash_type", NULL};
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* Swish-24 (Y = X * Sigmoid(alpha * X)) and SwiGLU-28 (Y = Swish(A) * B,
+ * same shapes) as their ONNX function bodies: Mul(X, Sigmoid(Mul(
+ * CastLike(alpha, X), X))), then Mul by B for SwiGLU. */
+static dml_status_t onnx_imp_swish(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                   const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                   uint32_t n_in) {
+  int glu = strcmp(e->name, "SwiGLU") == 0;
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, glu ? 2 : 1, glu ? 2 : 1, ctx->opset));
+  char label[300];
+  if (!in[0] || (glu && !in[1]))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: its inputs are required",
+                           onnx_node_label(np, label, sizeof(label)));
+  const Onnx__AttributeProto *aa =
+      attr_of(np, "alpha", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  double alpha = aa ? (double)aa->f : 1.0;
+  const char *out = first_output(np), *nn = is_empty(np->name) ? out : np->name;
+  char nbuf[512], vbuf[512];
+  dml_ir_value_t *ca = NULL;
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/alpha"),
+                                       DML_DTYPE_F32, &alpha, 1, 1, &ca));
+  dml_ir_node_t *al = NULL, *ax = NULL, *sg = NULL, *sw = NULL, *y = NULL;
+  dml_ir_value_t *ops[2] = {ca, in[0]};
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_CAST_LIKE,
+                                join(nbuf, sizeof(nbuf), nn, "/alpha_like"), 2, ops, 1,
+                                &al));
+  ops[0] = al->outputs[0], ops[1] = in[0];
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_MUL, join(nbuf, sizeof(nbuf), nn, "/alpha_x"),
+                                2, ops, 1, &ax));
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_SIGMOID,
+                                join(nbuf, sizeof(nbuf), nn, "/sigmoid"), 1,
+                                &ax->outputs[0], 1, &sg));
+  ops[0] = in[0], ops[1] = sg->outputs[0];
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_MUL,
+                                glu ? join(nbuf, sizeof(nbuf), nn, "/swish") : np->name,
+                                2, ops, 1, &sw));
+  if (glu) {
+    ops[0] = sw->outputs[0], ops[1] = in[1];
+    DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_MUL, np->name, 2, ops, 1, &y));
+  } else {
+    y = sw;
+  }
+  static const char *const suffix[4] = {"/alpha_like", "/alpha_x", "/sigmoid", "/swish"};
+  dml_ir_node_t *mid[4] = {al, ax, sg, sw};
+  for (int i = 0; i < (glu ? 4 : 3); i++) {
+    mid[i]->outputs[0]->name =
+        onnx_unique_name(ctx, join(vbuf, sizeof(vbuf), out, suffix[i]));
+    if (!mid[i]->outputs[0]->name) return oom();
+  }
+  return onnx_bind_outputs(ctx, np, y);
 }
 
 /* Pad-18..23: as Pad-11 plus an optional input 3, `axes` (the dims that
@@ -1011,7 +1094,7 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
       snprintf(why, cap, "to='%s'", to);
       return 1;
     }
-  } else if (e->op == DML_OP_CAST) {
+  } else if (e->op == DML_OP_CAST || e->op == DML_OP_BIT_CAST) {
     int64_t to = attr_int(np, "to", 0);
     if (to < INT32_MIN || to > INT32_MAX ||
         onnx_dtype((int32_t)to) == DML_DTYPE_INVALID) {
