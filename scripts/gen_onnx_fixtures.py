@@ -901,6 +901,14 @@ def gen_opset24_28():
     nodes = [helper.make_node("BitCast", ["x"], ["y"], name="bc", to=FLOAT4E2M1)]
     save(m12(nodes, [vi("x", TensorProto.UINT8, [2])], [vi("y", FLOAT4E2M1, [2])],
              opset=26), "bitcast26_f4.onnx")
+    # Pad-25 with axes fed at run time: imports (the pads for every dim are
+    # computed); with a symbolic number of axes it is refused.
+    pads = numpy_helper.from_array(np.array([1, 2], np.int64), "pads")
+    nodes = [helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], name="pad")]
+    save(m12(nodes, [vi("x", f, [2, 3]), vi("axes", TensorProto.INT64, [1])],
+             [vi("y", f, None)], [pads], opset=25), "pad25_axes_input.onnx")
+    save(m12(nodes, [vi("x", f, [2, 3]), vi("axes", TensorProto.INT64, ["n"])],
+             [vi("y", f, None)], [pads], opset=25), "pad25_axes_symlen.onnx")
     # Range-27 stash_type=0 on float16 (accumulation in float16): refused.
     nodes = [helper.make_node("Range", ["s", "l", "d"], ["y"], name="r", stash_type=0)]
     save(m12(nodes, [vi("s", f16, []), vi("l", f16, []), vi("d", f16, [])],

@@ -709,8 +709,40 @@ static void test_opset_errors(void) {
   CHECK_OK(import_fixture("opset18.onnx", &m));
   dml_ir_module_release(m);
   m = NULL;
-  CHECK_ERROR(import_fixture("pad18_axes.onnx", &m), DML_STATUS_UNIMPLEMENTED,
-              "node 'pad' (Pad): Pad-18's input 'axes' is not supported");
+  /* Pad-18's constant axes [1] with pads [1, 1] on [2, 3]: pads for every
+   * dim, [0, 1, 0, 1]; axes fed at run time is refused. */
+  CHECK_OK(import_fixture("pad18_axes.onnx", &m));
+  if (m) {
+    const dml_ir_node_t *p = m->functions[0]->first;
+    CHECK(p && p->op == DML_OP_PAD && p->n_inputs == 2 && p->inputs[1]->data &&
+          p->inputs[1]->type.dims[0].value == 4);
+    if (p && p->inputs[1]->data) {
+      const int64_t *v = (const int64_t *)p->inputs[1]->data;
+      CHECK(v[0] == 0 && v[1] == 1 && v[2] == 0 && v[3] == 1);
+    }
+  }
+  dml_ir_module_release(m);
+  m = NULL;
+  /* axes fed at run time: Less, Add, Where, Add, Concat, ScatterElements
+   * compute the pads of every dim (numbers: the ONNX node tests
+   * test_constant_pad_axes and _negative_axes); a symbolic count of axes is
+   * refused. */
+  CHECK_OK(import_fixture("pad25_axes_input.onnx", &m));
+  if (m) {
+    static const dml_op_t want[] = {DML_OP_LESS, DML_OP_ADD,    DML_OP_WHERE,
+                                    DML_OP_ADD,  DML_OP_CONCAT, DML_OP_SCATTER_ELEMENTS,
+                                    DML_OP_PAD};
+    const dml_ir_node_t *n = m->functions[0]->first;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++, n = n ? n->next : NULL)
+      CHECK(n && n->op == want[i]);
+    CHECK(n == NULL);
+  }
+  dml_ir_module_release(m);
+  m = NULL;
+  CHECK_ERROR(
+      import_fixture("pad25_axes_symlen.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+      "node 'pad' (Pad): Pad-25's input 'axes' needs the data's rank, an i64 'pads' "
+      "and an i32/i64 'axes' of static length at import");
   CHECK_ERROR(
       import_fixture("quantize21_block.onnx", &m), DML_STATUS_UNIMPLEMENTED,
       "node 'q' (QuantizeLinear): unsupported block_size=2 (blocked quantization)");
