@@ -518,60 +518,8 @@ static dml_status_t onnx_imp_range27(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
 
-/* Swish-24 (Y = X * Sigmoid(alpha * X)) and SwiGLU-28 (Y = Swish(A) * B,
- * same shapes) as their ONNX function bodies: Mul(X, Sigmoid(Mul(
- * CastLike(alpha, X), X))), then Mul by B for SwiGLU. */
-static dml_status_t onnx_imp_swish(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
-                                   const onnx_op_entry_t *e, dml_ir_value_t **in,
-                                   uint32_t n_in) {
-  int glu = strcmp(e->name, "SwiGLU") == 0;
-  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, glu ? 2 : 1, glu ? 2 : 1, ctx->opset));
-  char label[300];
-  if (!in[0] || (glu && !in[1]))
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
-                           "%s: its inputs are required",
-                           onnx_node_label(np, label, sizeof(label)));
-  const Onnx__AttributeProto *aa =
-      attr_of(np, "alpha", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
-  double alpha = aa ? (double)aa->f : 1.0;
-  const char *out = first_output(np), *nn = is_empty(np->name) ? out : np->name;
-  char nbuf[512], vbuf[512];
-  dml_ir_value_t *ca = NULL;
-  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/alpha"),
-                                       DML_DTYPE_F32, &alpha, 1, 1, &ca));
-  dml_ir_node_t *al = NULL, *ax = NULL, *sg = NULL, *sw = NULL, *y = NULL;
-  dml_ir_value_t *ops[2] = {ca, in[0]};
-  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_CAST_LIKE,
-                                join(nbuf, sizeof(nbuf), nn, "/alpha_like"), 2, ops, 1,
-                                &al));
-  ops[0] = al->outputs[0], ops[1] = in[0];
-  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_MUL, join(nbuf, sizeof(nbuf), nn, "/alpha_x"),
-                                2, ops, 1, &ax));
-  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_SIGMOID,
-                                join(nbuf, sizeof(nbuf), nn, "/sigmoid"), 1,
-                                &ax->outputs[0], 1, &sg));
-  ops[0] = in[0], ops[1] = sg->outputs[0];
-  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_MUL,
-                                glu ? join(nbuf, sizeof(nbuf), nn, "/swish") : np->name,
-                                2, ops, 1, &sw));
-  if (glu) {
-    ops[0] = sw->outputs[0], ops[1] = in[1];
-    DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_MUL, np->name, 2, ops, 1, &y));
-  } else {
-    y = sw;
-  }
-  static const char *const suffix[4] = {"/alpha_like", "/alpha_x", "/sigmoid", "/swish"};
-  dml_ir_node_t *mid[4] = {al, ax, sg, sw};
-  for (int i = 0; i < (glu ? 4 : 3); i++) {
-    mid[i]->outputs[0]->name =
-        onnx_unique_name(ctx, join(vbuf, sizeof(vbuf), out, suffix[i]));
-    if (!mid[i]->outputs[0]->name) return oom();
-  }
-  return onnx_bind_outputs(ctx, np, y);
-}
-
-/* One node of the Pad-18 normalization: op(a, b, c) (NULL operands left
- * out at the end) named after np, its output "<np's output><suffix>". */
+/* One node of an importer-made expansion (Swish, Pad-18 axes): op(a, b, c) (NULL operands
+ * left out at the end) named after np, its output "<np's output><suffix>". */
 static dml_status_t pad_step(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_op_t op,
                              const char *suffix, dml_ir_value_t *a, dml_ir_value_t *b,
                              dml_ir_value_t *c, dml_ir_value_t **out,
@@ -588,6 +536,52 @@ static dml_status_t pad_step(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_op_
   *out = node->outputs[0];
   if (out_node) *out_node = node;
   return DML_OK;
+}
+
+/* Swish-24 (Y = X * Sigmoid(alpha * X)) and SwiGLU-28 (Y = Swish(A) * B,
+ * same shapes) as their ONNX function bodies: Mul(X, Sigmoid(Mul(alpha,
+ * X))), then Mul by B for SwiGLU. alpha is a constant of X's dtype when
+ * the importer knows it (after inferring the nodes so far), else
+ * CastLike(alpha, X) as in the function body. */
+static dml_status_t onnx_imp_swish(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                   const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                   uint32_t n_in) {
+  int glu = strcmp(e->name, "SwiGLU") == 0;
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, glu ? 2 : 1, glu ? 2 : 1, ctx->opset));
+  char label[300];
+  if (!in[0] || (glu && !in[1]))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: its inputs are required",
+                           onnx_node_label(np, label, sizeof(label)));
+  const Onnx__AttributeProto *aa =
+      attr_of(np, "alpha", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  double alpha = aa ? (double)aa->f : 1.0;
+  if (in[0]->type.rank == DML_RANK_UNKNOWN) onnx_infer_pending(ctx);
+  dml_dtype_t dt =
+      in[0]->type.rank != DML_RANK_UNKNOWN && dml_dtype_is_float(in[0]->type.dtype)
+          ? in[0]->type.dtype
+          : DML_DTYPE_INVALID;
+  dml_ir_value_t *a = NULL, *ax = NULL, *sg = NULL, *sw = NULL;
+  char vbuf[512];
+  DML_RETURN_IF_ERROR(
+      onnx_const_float(ctx, join(vbuf, sizeof(vbuf), first_output(np), "/alpha"),
+                       dt != DML_DTYPE_INVALID ? dt : DML_DTYPE_F32, &alpha, 1, 1, &a));
+  if (dt == DML_DTYPE_INVALID)
+    DML_RETURN_IF_ERROR(
+        pad_step(ctx, np, DML_OP_CAST_LIKE, "/alpha_like", a, in[0], NULL, &a, NULL));
+  DML_RETURN_IF_ERROR(
+      pad_step(ctx, np, DML_OP_MUL, "/alpha_x", a, in[0], NULL, &ax, NULL));
+  DML_RETURN_IF_ERROR(
+      pad_step(ctx, np, DML_OP_SIGMOID, "/sigmoid", ax, NULL, NULL, &sg, NULL));
+  dml_ir_value_t *ops[2] = {in[0], sg};
+  dml_ir_node_t *last = NULL;
+  if (glu) {
+    DML_RETURN_IF_ERROR(
+        pad_step(ctx, np, DML_OP_MUL, "/swish", in[0], sg, NULL, &sw, NULL));
+    ops[0] = sw, ops[1] = in[1];
+  }
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_MUL, np->name, 2, ops, 1, &last));
+  return onnx_bind_outputs(ctx, np, last);
 }
 
 /* Pad-18..28: as Pad-11 plus an optional input 3, `axes` (the dims that
