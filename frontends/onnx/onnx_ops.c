@@ -490,10 +490,12 @@ static dml_status_t onnx_imp_drop_saturate(onnx_ctx_t *ctx, const Onnx__NodeProt
 }
 
 /* Range-27: `stash_type` 1 (the default) computes a float16/bfloat16 range
- * in float32 and rounds each element once, as dmlc's Range does for every
- * float dtype (start + i * delta in double); 0 (accumulation in the
- * input's own type, rounding at every step) is refused for those dtypes
- * (and has no effect on the others). */
+ * in float32 and rounds each element to the input's type; dmlc's Range
+ * computes start + i * delta of those dtypes in double and rounds once (at
+ * least float32's precision: within one unit of the last place of the
+ * input's type of the float32 form). 0 (arithmetic in the input's own
+ * type, rounding at every step) is refused for float16/bfloat16 (and has
+ * no effect on the other dtypes). */
 static dml_status_t onnx_imp_range27(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                      const onnx_op_entry_t *e, dml_ir_value_t **in,
                                      uint32_t n_in) {
