@@ -3081,10 +3081,12 @@ static void emit_map1(sched_t *s, uint32_t node) {
         xc[2] = dml_ki_bin(p, DML_KI_DIV, c[2], B);
         xc[3] = dml_ki_bin(p, DML_KI_DIV, c[3], B);
       } else {
-        /* y channel = (bh*b + bw) * C + c */
-        const dml_kidx_t *C = dml_ki_const(p, x->type.dims[1].value);
-        const dml_kidx_t *bb = dml_ki_bin(p, DML_KI_DIV, c[1], C);
-        xc[1] = dml_ki_bin(p, DML_KI_MOD, c[1], C);
+        /* y channel = (bh*b + bw) * C + c (DCR) or c * b^2 + bh*b + bw
+         * (CRD, SpaceToDepth-28) */
+        int crd = !strcmp(dml_attr_string(n->attrs, n->n_attrs, "mode", "DCR"), "CRD");
+        const dml_kidx_t *C = dml_ki_const(p, crd ? b * b : x->type.dims[1].value);
+        const dml_kidx_t *bb = dml_ki_bin(p, crd ? DML_KI_MOD : DML_KI_DIV, c[1], C);
+        xc[1] = dml_ki_bin(p, crd ? DML_KI_DIV : DML_KI_MOD, c[1], C);
         xc[2] = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, c[2], B),
                            dml_ki_bin(p, DML_KI_DIV, bb, B));
         xc[3] = dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, c[3], B),

@@ -361,7 +361,8 @@ static const char *emit_bit_shift(sched_t *s, uint32_t node) {
 
 /* ---- CumSum ---- */
 
-/* CumSum-14: y[.., i, ..] = sum of x[.., j, ..] over j <= i (j < i when
+/* CumSum-14 (CumProd-26: products, starting from 1):
+ * y[.., i, ..] = sum of x[.., j, ..] over j <= i (j < i when
  * exclusive; j >= i, j > i when reverse) along the axis of input 1. A
  * constant axis gives one loop; an axis fed at run time one loop per
  * possible axis, each under a check of the (negative-corrected) axis
@@ -372,7 +373,8 @@ static const char *emit_cum_sum(sched_t *s, uint32_t node) {
   const dml_pkg_value_t *x = input(s, n, 0), *y = output(s, n, 0);
   if (!x || !y || x->type.dtype != y->type.dtype) return "y must have x's dtype";
   dml_kdtype_t t = kdt(y);
-  if (t == DML_KT_BOOL) return "CumSum of bool";
+  if (t == DML_KT_BOOL) return "CumSum/CumProd of bool";
+  int prod = n->op == DML_OP_CUM_PROD; /* CumProd-26: products, from 1 */
   int32_t r = x->type.rank;
   if (r == 0) return "a 0-D input";
   const char *why = NULL;
@@ -399,7 +401,8 @@ static const char *emit_cum_sum(sched_t *s, uint32_t node) {
       dml_ki_val(p, dml_kv_fn(p, DML_KF_ADD, axv, dml_kv_iconst(p, DML_KT_I64, r))),
       kc(s, r));
   dml_kblock_t body = {0};
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_zero(p, t)));
+  dml_kblock_add(&body,
+                 assign(s, DML_KS_LET, 0, prod ? dml_kv_one(p, t) : dml_kv_zero(p, t)));
   for (int32_t a = 0; a < r; a++) {
     if (has_const && a != cax) continue;
     const dml_kidx_t *lo, *hi, *xc[DML_MAX_RANK];
@@ -412,11 +415,11 @@ static const char *emit_cum_sum(sched_t *s, uint32_t node) {
       hi = dml_ki_bin(p, DML_KI_SUB, len, lo); /* lo <= len */
     }
     for (int32_t d = 0; d < r; d++) xc[d] = d == a ? kadd(s, lo, jv) : c[d];
-    dml_kstmt_t *loop =
-        for_loop(s, j, hi,
-                 assign(s, DML_KS_SET, 0,
-                        dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, 0, t),
-                                  load_at(s, x, flat_of(s, &x->type, xc)))));
+    dml_kstmt_t *loop = for_loop(
+        s, j, hi,
+        assign(s, DML_KS_SET, 0,
+               dml_kv_fn(p, prod ? DML_KF_MUL : DML_KF_ADD, dml_kv_reg_t(p, 0, t),
+                         load_at(s, x, flat_of(s, &x->type, xc)))));
     dml_kblock_add(&body,
                    has_const ? loop : if_in(s, axis_idx, kc(s, a), kc(s, a + 1), loop));
   }
@@ -1115,6 +1118,7 @@ int dml_ksched_ops1_handles(dml_op_t op) {
     case DML_OP_IS_NAN:
     case DML_OP_BIT_SHIFT:
     case DML_OP_CUM_SUM:
+    case DML_OP_CUM_PROD:
     case DML_OP_SCATTER_ELEMENTS:
     case DML_OP_SCATTER_ND:
     case DML_OP_GATHER_ND:
@@ -1143,7 +1147,8 @@ void dml_ksched_ops1_emit(sched_t *s, uint32_t node) {
       case DML_OP_IS_INF:
       case DML_OP_IS_NAN: why = emit_is_special(s, node); break;
       case DML_OP_BIT_SHIFT: why = emit_bit_shift(s, node); break;
-      case DML_OP_CUM_SUM: why = emit_cum_sum(s, node); break;
+      case DML_OP_CUM_SUM:
+      case DML_OP_CUM_PROD: why = emit_cum_sum(s, node); break;
       case DML_OP_SCATTER_ELEMENTS: why = emit_scatter_elements(s, node); break;
       case DML_OP_SCATTER_ND: why = emit_scatter_nd(s, node); break;
       case DML_OP_GATHER_ND: why = emit_gather_nd(s, node); break;

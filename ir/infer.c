@@ -1605,6 +1605,11 @@ static dml_status_t infer_attention(ictx_t *c) {
     return fail(c, INVALID, "past_key and past_value go together");
   if ((pk && pk->rank != 4) || (pv && pv->rank != 4))
     return fail(c, INVALID, "past_key and past_value must be 4-D");
+  const dml_type_t *np = in_t(c, 6); /* nonpad_kv_seqlen (opset 24) */
+  if (np && (np->dtype != DML_DTYPE_I64 || np->rank != 1))
+    return fail(c, INVALID, "nonpad_kv_seqlen must be a 1-D i64 tensor [batch]");
+  if (np && pk)
+    return fail(c, INVALID, "nonpad_kv_seqlen goes without past_key/past_value");
   int64_t qh = 0, kvh = 0, mode = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "q_num_heads", 0, &qh));
   DML_RETURN_IF_ERROR(attr_int(c, "kv_num_heads", 0, &kvh));
@@ -2785,7 +2790,7 @@ static int dim_div_exact(dml_dim_t d, int64_t k, dml_dim_t *out) {
 static dml_status_t infer_depth_space(ictx_t *c, int to_space) {
   static const char *const modes[] = {"DCR", "CRD", NULL};
   DML_RETURN_IF_ERROR(need_rank(c, 0, 4, 4));
-  if (to_space) DML_RETURN_IF_ERROR(attr_choice(c, "mode", "DCR", modes));
+  DML_RETURN_IF_ERROR(attr_choice(c, "mode", "DCR", modes)); /* SpaceToDepth: 28 */
   const dml_type_t *x = in_t(c, 0);
   int64_t b = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "blocksize", 0, &b));
@@ -3412,8 +3417,8 @@ static dml_status_t infer_is_special(ictx_t *c) {
  * RIGHT (required). */
 static dml_status_t infer_bitshift(ictx_t *c) {
   const dml_type_t *a = in_t(c, 0);
-  if (!dml_dtype_is_int(a->dtype) || dml_dtype_is_signed_int(a->dtype))
-    return fail(c, INVALID, "input 0 must have an unsigned integer dtype, got %s",
+  if (!dml_dtype_is_int(a->dtype)) /* signed since BitShift-28 */
+    return fail(c, INVALID, "input 0 must have an integer dtype, got %s",
                 dml_dtype_name(a->dtype));
   DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
   const char *dir;
@@ -3460,6 +3465,50 @@ static dml_status_t infer_cumsum(ictx_t *c) {
     DML_RETURN_IF_ERROR(norm_axis(c, ax.e[0].value, x->rank, "axis", &a));
   }
   set_out(c, 0, x);
+  return DML_OK;
+}
+
+/* BitCast (ONNX opset 26): X's shape, the dtype of `to`, of X's size. */
+static dml_status_t infer_bit_cast(ictx_t *c) {
+  dml_dtype_t to;
+  DML_RETURN_IF_ERROR(attr_dtype(c, "to", 1, DML_DTYPE_INVALID, &to));
+  dml_type_t t = *in_t(c, 0);
+  if (dml_dtype_size(to) != dml_dtype_size(t.dtype))
+    return fail(c, INVALID, "BitCast from %s to %s: the element sizes differ",
+                dml_dtype_name(t.dtype), dml_dtype_name(to));
+  t.dtype = to;
+  set_out(c, 0, &t);
+  return DML_OK;
+}
+
+/* TensorScatter (ONNX opset 24): present_cache has past_cache's type;
+ * update has its rank and dims except along `axis` (not 0, the batch),
+ * where it is no longer; write_indices i64 [batch]. */
+static dml_status_t infer_tensor_scatter(ictx_t *c) {
+  static const char *const modes[] = {"linear", "circular", NULL};
+  DML_RETURN_IF_ERROR(attr_choice(c, "mode", "linear", modes));
+  DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  const dml_type_t *p = in_t(c, 0), *u = in_t(c, 1), *w = in_t(c, 2);
+  char tb[TBUF], ub[TBUF];
+  if (p->rank < 2 || u->rank != p->rank)
+    return fail(c, INVALID, "past_cache %s and update %s need one rank >= 2", TS(p, tb),
+                TS(u, ub));
+  int64_t axis = -2;
+  int32_t a = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "axis", -2, &axis));
+  DML_RETURN_IF_ERROR(norm_axis(c, axis, p->rank, "axis", &a));
+  if (a == 0) return fail(c, INVALID, "axis must not be 0 (the batch dim)");
+  for (int32_t d = 0; d < p->rank; d++) {
+    dml_dim_t pd = p->dims[d], ud = u->dims[d];
+    if (d != a ? !dim_eq(pd, ud) : (pd.sym < 0 && ud.sym < 0 && ud.value > pd.value))
+      return fail(c, INVALID,
+                  "update %s does not fit past_cache %s (dims equal but along axis "
+                  "%d, where it may be shorter)",
+                  TS(u, ub), TS(p, tb), (int)a);
+  }
+  if (w && (w->dtype != DML_DTYPE_I64 || w->rank != 1 || !dim_eq(w->dims[0], p->dims[0])))
+    return fail(c, INVALID, "write_indices must be i64 [batch], got %s", TS(w, tb));
+  set_out(c, 0, p);
   return DML_OK;
 }
 
@@ -4347,7 +4396,10 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_REDUCE_LOG_SUM:
     case DML_OP_REDUCE_LOG_SUM_EXP:
     case DML_OP_REDUCE_SUM_SQUARE: return infer_reduce(c);
-    case DML_OP_CUM_SUM: return infer_cumsum(c);
+    case DML_OP_CUM_SUM:
+    case DML_OP_CUM_PROD: return infer_cumsum(c);
+    case DML_OP_BIT_CAST: return infer_bit_cast(c);
+    case DML_OP_TENSOR_SCATTER: return infer_tensor_scatter(c);
     case DML_OP_TRILU: return infer_trilu(c);
     case DML_OP_EYE_LIKE: return infer_eye_like(c);
     case DML_OP_LRN: return infer_lrn(c);

@@ -529,10 +529,15 @@ static V *vjp_depth_space(ad_t *a, const dml_ir_node_t *n, V *g) {
   int64_t b = attr_i(n, "blocksize", 0);
   const dml_attr_t *am = dml_ir_node_attr(n, "mode");
   int crd = am && am->kind == DML_ATTR_STRING && !strcmp(am->s, "CRD");
-  if (n->op == DML_OP_SPACE_TO_DEPTH || !crd) {
-    dml_ir_node_t *t = mk(
-        a, n->op == DML_OP_SPACE_TO_DEPTH ? DML_OP_DEPTH_TO_SPACE : DML_OP_SPACE_TO_DEPTH,
-        1, &g, 1);
+  if (n->op == DML_OP_SPACE_TO_DEPTH) {
+    /* SpaceToDepth(mode) is the inverse of DepthToSpace(mode) */
+    dml_ir_node_t *t = mk(a, DML_OP_DEPTH_TO_SPACE, 1, &g, 1);
+    set_int(a, t, "blocksize", b);
+    copy_attr(a, t, n, "mode");
+    return fin(a, t);
+  }
+  if (!crd) {
+    dml_ir_node_t *t = mk(a, DML_OP_SPACE_TO_DEPTH, 1, &g, 1);
     set_int(a, t, "blocksize", b);
     return fin(a, t);
   }

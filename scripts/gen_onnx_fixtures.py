@@ -372,8 +372,8 @@ def gen_bad_graphs():
     save(m, "opset18.onnx")
     m.opset_import[0].version = 6
     save(m, "opset6.onnx")
-    m.opset_import[0].version = 24
-    save(m, "opset24.onnx")
+    m.opset_import[0].version = 29
+    save(m, "opset29.onnx")
 
     # Nodes in reverse order: the importer sorts them.
     nodes = [
@@ -872,6 +872,49 @@ def gen_opset18_23():
                check=False), "lppool_nokernel.onnx")
 
 
+def gen_opset24_28():
+    """Forms of opsets 24..28 (gen_opset24_28 needs an onnx with their
+    dtypes, >= 1.20: /work/venv's 1.23.2 wrote them, ir_version 12; the
+    other fixtures keep Debian's). Codes of the newer dtypes as numbers."""
+    f, f16 = TensorProto.FLOAT, TensorProto.FLOAT16
+    INT2, FLOAT8E8M0, FLOAT4E2M1 = 26, 24, 23
+
+    def m12(*args, **kw):
+        m = model(*args, check=False, **kw)
+        m.ir_version = 12
+        return m
+
+    # Swish-24 and SwiGLU-28: expanded into CastLike/Mul/Sigmoid/Mul.
+    nodes = [helper.make_node("Swish", ["x"], ["y"], name="swish", alpha=0.5),
+             helper.make_node("SwiGLU", ["x", "b"], ["z"], name="glu")]
+    save(m12(nodes, [vi("x", f, [2, 3]), vi("b", f, [2, 3])],
+             [vi("y", f, [2, 3]), vi("z", f, [2, 3])], opset=28), "swish28.onnx")
+    # Cast-24's round_mode (float8e8m0 targets only) is dropped.
+    nodes = [helper.make_node("Cast", ["x"], ["y"], name="c", to=f16, round_mode="nearest")]
+    save(m12(nodes, [vi("x", f, [2])], [vi("y", f16, [2])], opset=24), "cast24_round.onnx")
+    # Dtypes dmlc lacks: refused by name.
+    nodes = [helper.make_node("Cast", ["x"], ["y"], name="c", to=INT2)]
+    save(m12(nodes, [vi("x", f, [2])], [vi("y", INT2, [2])], opset=25), "cast25_int2.onnx")
+    nodes = [helper.make_node("Cast", ["x"], ["y"], name="c", to=f)]
+    save(m12(nodes, [vi("x", FLOAT8E8M0, [2])], [vi("y", f, [2])], opset=24),
+         "input_e8m0.onnx")
+    nodes = [helper.make_node("BitCast", ["x"], ["y"], name="bc", to=FLOAT4E2M1)]
+    save(m12(nodes, [vi("x", TensorProto.UINT8, [2])], [vi("y", FLOAT4E2M1, [2])],
+             opset=26), "bitcast26_f4.onnx")
+    # Pad-25 with axes fed at run time: imports (the pads for every dim are
+    # computed); with a symbolic number of axes it is refused.
+    pads = numpy_helper.from_array(np.array([1, 2], np.int64), "pads")
+    nodes = [helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], name="pad")]
+    save(m12(nodes, [vi("x", f, [2, 3]), vi("axes", TensorProto.INT64, [1])],
+             [vi("y", f, None)], [pads], opset=25), "pad25_axes_input.onnx")
+    save(m12(nodes, [vi("x", f, [2, 3]), vi("axes", TensorProto.INT64, ["n"])],
+             [vi("y", f, None)], [pads], opset=25), "pad25_axes_symlen.onnx")
+    # Range-27 stash_type=0 on float16 (accumulation in float16): refused.
+    nodes = [helper.make_node("Range", ["s", "l", "d"], ["y"], name="r", stash_type=0)]
+    save(m12(nodes, [vi("s", f16, []), vi("l", f16, []), vi("d", f16, [])],
+             [vi("y", f16, None)], opset=27), "range27_stash0.onnx")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     gen_typed_fields()
@@ -896,6 +939,7 @@ def main():
     gen_gpu_missing()
     gen_empty_init()
     gen_opset18_23()
+    gen_opset24_28()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

@@ -17,7 +17,7 @@
  * - Trilu upper/lower with k fed at run time (i64 in [-5, 5]) and absent,
  *   EyeLike (k = 1, f32 and i64), IsInf/IsNaN of x / 0 and (x / 0) * 0
  *   (both signs of infinity and NaN);
- * - CumSum inclusive/exclusive/reverse along a constant axis, on f32 and
+ * - CumSum (and CumProd-26) inclusive/exclusive/reverse along a constant axis, on f32 and
  *   i64 with a symbolic dim;
  * - ScatterElements (duplicate and negative indices, reductions none, add,
  *   max), ScatterND (none, mul) and GatherND (batch_dims 0 and 1, negative
@@ -67,19 +67,21 @@ static inline void gpu_test_ops1_forms(gpu_test_form_fn each) {
        "  return %l, %r, %v, %l16, %l32, %r32, %l64, %r64\n}\n",
        8);
   each(
-      "cumsum",
+      "cumsum, cumprod",
       "sym batch <= 16\n"
       "global @a0 : i64[] = dense<[0]>\n"
       "global @a1 : i32[1] = dense<[-1]>\n"
       "func @forward(%x: f32[batch,6], %n: i64[batch,3]) -> (f32[batch,6], f32[batch,6], "
-      "f32[batch,6], i64[batch,3], i64[batch,3]) {\n"
+      "f32[batch,6], i64[batch,3], i64[batch,3], f32[batch,6], i64[batch,3]) {\n"
       "  %c = CumSum(%x, @a1) : f32[batch,6]\n"
       "  %ce = CumSum(%x, @a1) {exclusive = 1} : f32[batch,6]\n"
       "  %cr = CumSum(%x, @a0) {reverse = 1, exclusive = 1} : f32[batch,6]\n"
       "  %ci = CumSum(%n, @a0) : i64[batch,3]\n"
       "  %cir = CumSum(%n, @a1) {reverse = 1} : i64[batch,3]\n"
-      "  return %c, %ce, %cr, %ci, %cir\n}\n",
-      5);
+      "  %cp = CumProd(%x, @a1) {exclusive = 1} : f32[batch,6]\n"
+      "  %cpi = CumProd(%n, @a0) {reverse = 1} : i64[batch,3]\n"
+      "  return %c, %ce, %cr, %ci, %cir, %cp, %cpi\n}\n",
+      7);
   each("scatter, gathernd, reversesequence",
        "sym batch <= 16\n"
        "global @ie : i64[2,3] = dense<[1, -1, 0, 1, 0, 2]>\n"

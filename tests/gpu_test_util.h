@@ -887,7 +887,7 @@ static inline void gpu_test_generator_forms(gpu_test_form_fn each) {
  * chains; ReduceL1/L2/LogSum/LogSumExp/SumSquare/Prod; data movement
  * (Transpose, Concat, Split, Slice with a negative step and clamped ends,
  * Pad with a negative pad and a constant_value, Tile, Expand,
- * DepthToSpace DCR/CRD, SpaceToDepth); LayerNormalization (with Mean and
+ * DepthToSpace DCR/CRD, SpaceToDepth DCR/CRD); LayerNormalization (with Mean and
  * InvStdDev, and over two axes with a broadcast scale) and
  * InstanceNormalization; 1-D Conv + Relu, MaxPool and AveragePool, Hardmax
  * on a middle axis, inference Dropout; Transpose/Pad/Concat/Slice of i64,
@@ -1118,7 +1118,7 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
        "func @forward(%x: f32[batch,5,4], %z: f32[batch,2,4], %v: f32[2,1], "
        "%w: f32[batch,8,2,3]) -> (f32[4,batch,5], f32[batch,3,4], f32[batch,4,4], "
        "f32[batch,2,2], f32[batch,5,4], f32[batch,4,4], f32[3,2,4], f32[batch,8,2,3], "
-       "f32[batch,2,4,6]) {\n"
+       "f32[batch,2,4,6], f32[batch,8,2,3]) {\n"
        "  %t = Transpose(%x) {perm = [2, 0, 1]} : f32[4,batch,5]\n"
        "  %c = Concat(%z, %x) {axis = 1} : f32[batch,7,4]\n"
        "  %a, %b = Split(%c, @sz) {axis = 1} : f32[batch,3,4], f32[batch,4,4]\n"
@@ -1129,8 +1129,9 @@ static inline void gpu_test_kernel_forms(gpu_test_form_fn each, int unrolled) {
        "  %d = DepthToSpace(%w) {blocksize = 2, mode = \"CRD\"} : f32[batch,2,4,6]\n"
        "  %q = SpaceToDepth(%d) {blocksize = 2} : f32[batch,8,2,3]\n"
        "  %d2 = DepthToSpace(%q) {blocksize = 2} : f32[batch,2,4,6]\n"
-       "  return %t, %a, %b, %s, %p, %ti, %e, %q, %d2\n}\n",
-       10);
+       "  %q2 = SpaceToDepth(%d) {blocksize = 2, mode = \"CRD\"} : f32[batch,8,2,3]\n"
+       "  return %t, %a, %b, %s, %p, %ti, %e, %q, %d2, %q2\n}\n",
+       11);
 
   char *lsc = gpu_test_dense(6, 0.5, 0.5), *lb = gpu_test_dense(6, 0.5, -0.5),
        *ls2 = gpu_test_dense(6, 0.5, 0.5), *ic = gpu_test_dense(3, 0.5, 0.5),

@@ -19,7 +19,7 @@
 #include "onnx.pb-c.h"
 
 #define ONNX_OPSET_MIN 1
-#define ONNX_OPSET_MAX 23
+#define ONNX_OPSET_MAX 28
 #define ONNX_ERR_OP "onnx.import"
 
 /* ---- a string -> pointer map (open addressing; keys are lent) ---- */

@@ -465,8 +465,9 @@ static dml_status_t onnx_imp_castlike(onnx_ctx_t *ctx, const Onnx__NodeProto *np
                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
                                       uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
-  /* CastLike-19's saturate: float8 targets only (see drop_saturate). */
-  static const char *const skip[] = {"saturate", NULL};
+  /* CastLike-19's saturate, 24's round_mode: float8 targets only (see
+   * drop_saturate). */
+  static const char *const skip[] = {"saturate", "round_mode", NULL};
   if (in[1] && in[1]->kind != DML_IR_VALUE_RESULT) {
     for (int32_t code = 1; code <= 16; code++) {
       if (onnx_dtype(code) != in[1]->type.dtype) continue;
@@ -478,31 +479,213 @@ static dml_status_t onnx_imp_castlike(onnx_ctx_t *ctx, const Onnx__NodeProto *np
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
 
-/* Cast-19's `saturate` (ONNX Cast-19..23) only decides float8 targets,
- * which onnx_op_check refuses (no float8 dtype): dropped. */
+/* Cast-19's `saturate` (ONNX Cast-19..28) only decides float8 targets and
+ * Cast-24's `round_mode` float8e8m0 targets, which onnx_op_check refuses
+ * (no float8 dtype): both dropped. */
 static dml_status_t onnx_imp_drop_saturate(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                            const onnx_op_entry_t *e, dml_ir_value_t **in,
                                            uint32_t n_in) {
-  static const char *const skip[] = {"saturate", NULL};
+  static const char *const skip[] = {"saturate", "round_mode", NULL};
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
 
-/* Pad-18..23: as Pad-11 plus an optional input 3, `axes` (the dims that
- * `pads` covers). Without axes (PyTorch's exports) it is Pad-11's form;
- * axes is refused. */
+/* Range-27: `stash_type` 1 (the default) computes a float16/bfloat16 range
+ * in float32 and rounds each element to the input's type; dmlc's Range
+ * computes start + i * delta of those dtypes in double and rounds once (at
+ * least float32's precision: within one unit of the last place of the
+ * input's type of the float32 form). 0 (arithmetic in the input's own
+ * type, rounding at every step) is refused for float16/bfloat16 (and has
+ * no effect on the other dtypes). */
+static dml_status_t onnx_imp_range27(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                     const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                     uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 3, 3, ctx->opset));
+  int64_t stash = attr_int(np, "stash_type", 1);
+  char label[300];
+  if (stash != 0 && stash != 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: stash_type=%lld is not 0 or 1",
+                           onnx_node_label(np, label, sizeof(label)), (long long)stash);
+  dml_dtype_t dt = in[0] ? in[0]->type.dtype : DML_DTYPE_INVALID;
+  if (stash == 0 && (dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16 || !in[0] ||
+                     in[0]->kind == DML_IR_VALUE_RESULT))
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "%s: Range-%lld stash_type=0 (accumulation in %s) is not "
+                        "supported",
+                        onnx_node_label(np, label, sizeof(label)), (long long)ctx->opset,
+                        dml_dtype_name(dt)),
+        "leave stash_type at 1 (computed in float32)");
+  static const char *const skip[] = {"stash_type", NULL};
+  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+}
+
+/* One node of an importer-made expansion (Swish, Pad-18 axes): op(a, b, c) (NULL operands
+ * left out at the end) named after np, its output "<np's output><suffix>". */
+static dml_status_t pad_step(onnx_ctx_t *ctx, const Onnx__NodeProto *np, dml_op_t op,
+                             const char *suffix, dml_ir_value_t *a, dml_ir_value_t *b,
+                             dml_ir_value_t *c, dml_ir_value_t **out,
+                             dml_ir_node_t **out_node) {
+  dml_ir_value_t *ops[3] = {a, b, c};
+  uint32_t n = c ? 3 : b ? 2 : 1;
+  const char *o = first_output(np), *nn = is_empty(np->name) ? o : np->name;
+  char nbuf[512], vbuf[512];
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(
+      onnx_emit(ctx, op, join(nbuf, sizeof(nbuf), nn, suffix), n, ops, 1, &node));
+  node->outputs[0]->name = onnx_unique_name(ctx, join(vbuf, sizeof(vbuf), o, suffix));
+  if (!node->outputs[0]->name) return oom();
+  *out = node->outputs[0];
+  if (out_node) *out_node = node;
+  return DML_OK;
+}
+
+/* Swish-24 (Y = X * Sigmoid(alpha * X)) and SwiGLU-28 (Y = Swish(A) * B,
+ * same shapes) as their ONNX function bodies: Mul(X, Sigmoid(Mul(alpha,
+ * X))), then Mul by B for SwiGLU. alpha is a constant of X's dtype when
+ * the importer knows it (after inferring the nodes so far), else
+ * CastLike(alpha, X) as in the function body. */
+static dml_status_t onnx_imp_swish(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                   const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                   uint32_t n_in) {
+  int glu = strcmp(e->name, "SwiGLU") == 0;
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, glu ? 2 : 1, glu ? 2 : 1, ctx->opset));
+  char label[300];
+  if (!in[0] || (glu && !in[1]))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: its inputs are required",
+                           onnx_node_label(np, label, sizeof(label)));
+  const Onnx__AttributeProto *aa =
+      attr_of(np, "alpha", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  double alpha = aa ? (double)aa->f : 1.0;
+  if (in[0]->type.rank == DML_RANK_UNKNOWN) onnx_infer_pending(ctx);
+  dml_dtype_t dt =
+      in[0]->type.rank != DML_RANK_UNKNOWN && dml_dtype_is_float(in[0]->type.dtype)
+          ? in[0]->type.dtype
+          : DML_DTYPE_INVALID;
+  dml_ir_value_t *a = NULL, *ax = NULL, *sg = NULL, *sw = NULL;
+  char vbuf[512];
+  DML_RETURN_IF_ERROR(
+      onnx_const_float(ctx, join(vbuf, sizeof(vbuf), first_output(np), "/alpha"),
+                       dt != DML_DTYPE_INVALID ? dt : DML_DTYPE_F32, &alpha, 1, 1, &a));
+  if (dt == DML_DTYPE_INVALID)
+    DML_RETURN_IF_ERROR(
+        pad_step(ctx, np, DML_OP_CAST_LIKE, "/alpha_like", a, in[0], NULL, &a, NULL));
+  DML_RETURN_IF_ERROR(
+      pad_step(ctx, np, DML_OP_MUL, "/alpha_x", a, in[0], NULL, &ax, NULL));
+  DML_RETURN_IF_ERROR(
+      pad_step(ctx, np, DML_OP_SIGMOID, "/sigmoid", ax, NULL, NULL, &sg, NULL));
+  dml_ir_value_t *ops[2] = {in[0], sg};
+  dml_ir_node_t *last = NULL;
+  if (glu) {
+    DML_RETURN_IF_ERROR(
+        pad_step(ctx, np, DML_OP_MUL, "/swish", in[0], sg, NULL, &sw, NULL));
+    ops[0] = sw, ops[1] = in[1];
+  }
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_MUL, np->name, 2, ops, 1, &last));
+  return onnx_bind_outputs(ctx, np, last);
+}
+
+/* Pad-18..28: as Pad-11 plus an optional input 3, `axes` (the dims that
+ * `pads` covers, negative from the end; int32 or int64). Without axes
+ * (PyTorch's exports) it is Pad-11's form. With axes the importer builds
+ * pads for every dim (0 for the dims axes leaves out), which needs the
+ * data's rank and axes' length at import:
+ *   constant axes (checked: in range, no repeats) and constant pads: a
+ *   constant; constant axes, computed pads: ScatterElements(zeros [2r],
+ *   [axes, axes + r], pads); axes fed at run time: the index computed too,
+ *   Where(axes < 0, axes + r, axes) (an index out of range is the
+ *   scatter's run-time error; a repeated axis: the last one wins). */
 static dml_status_t onnx_imp_pad18(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                    const onnx_op_entry_t *e, dml_ir_value_t **in,
                                    uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 4, ctx->opset));
-  if (n_in == 4 && in[3]) {
-    char label[300];
+  if (n_in < 4 || !in[3])
+    return emit_node(ctx, np, e->op, in, n_in < 3 ? n_in : 3, NULL, NULL);
+  char label[300];
+  onnx_node_label(np, label, sizeof(label));
+  dml_ir_value_t *ax = in[3], *pads = in[1];
+  if (!in[0] || !pads)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: data and pads are required", label);
+  if (in[0]->type.rank == DML_RANK_UNKNOWN || pads->type.rank == DML_RANK_UNKNOWN ||
+      ax->type.rank == DML_RANK_UNKNOWN)
+    onnx_infer_pending(ctx);
+  if (in[0]->type.rank == DML_RANK_UNKNOWN || pads->type.dtype != DML_DTYPE_I64 ||
+      (ax->type.dtype != DML_DTYPE_I64 && ax->type.dtype != DML_DTYPE_I32) ||
+      ax->type.rank != 1 || ax->type.dims[0].sym >= 0)
     return dml_status_detail(
         dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
-                        "%s: Pad-%lld's input 'axes' is not supported",
-                        onnx_node_label(np, label, sizeof(label)), (long long)ctx->opset),
-        "give 'pads' for every dim of the data (2 * rank values) and leave 'axes' out");
+                        "%s: Pad-%lld's input 'axes' needs the data's rank, an i64 "
+                        "'pads' and an i32/i64 'axes' of static length at import",
+                        label, (long long)ctx->opset),
+        "or give 'pads' for every dim of the data (2 * rank values) and leave 'axes' "
+        "out");
+  int64_t r = in[0]->type.rank, k = ax->type.dims[0].value;
+  if (k > r)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: %lld axes for data of rank %lld", label, (long long)k,
+                           (long long)r);
+  int64_t full[2 * DML_MAX_RANK] = {0}, idx[2 * DML_MAX_RANK];
+  int const_axes = ax->kind == DML_IR_VALUE_GLOBAL && (ax->data || k == 0);
+  for (int64_t i = 0; const_axes && i < k; i++) {
+    int64_t a = dml_load_i64(ax->type.dtype, ax->data, (size_t)i), na = a < 0 ? a + r : a;
+    int dup = 0;
+    for (int64_t j = 0; j < i; j++) dup |= idx[j] == na;
+    if (na < 0 || na >= r || dup)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: axes[%lld] = %lld is out of range or repeated for data "
+                             "of rank %lld",
+                             label, (long long)i, (long long)a, (long long)r);
+    idx[i] = na, idx[k + i] = na + r;
   }
-  return emit_node(ctx, np, e->op, in, n_in < 3 ? n_in : 3, NULL, NULL);
+  const char *out = first_output(np);
+  char vbuf[512];
+  dml_ir_value_t *ops[3] = {in[0], NULL, n_in > 2 ? in[2] : NULL};
+  if (const_axes && pads->kind == DML_IR_VALUE_GLOBAL && (pads->data || k == 0) &&
+      pads->type.rank == 1 && pads->type.dims[0].sym < 0 &&
+      pads->type.dims[0].value == 2 * k) {
+    for (int64_t i = 0; i < 2 * k; i++) full[idx[i]] = ((const int64_t *)pads->data)[i];
+    DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(vbuf, sizeof(vbuf), out, "/pads"), full,
+                                       (size_t)(2 * r), &ops[1]));
+    return emit_node(ctx, np, e->op, ops, ops[2] ? 3 : 2, NULL, NULL);
+  }
+  dml_ir_value_t *zeros = NULL, *index = NULL;
+  DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(vbuf, sizeof(vbuf), out, "/zero_pads"),
+                                     full, (size_t)(2 * r), &zeros));
+  if (const_axes) {
+    DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(vbuf, sizeof(vbuf), out, "/pad_index"),
+                                       idx, (size_t)(2 * k), &index));
+  } else {
+    dml_ir_value_t *a64 = ax, *zero = NULL, *rank = NULL, *neg = NULL, *wrapped = NULL,
+                   *lo = NULL, *hi = NULL;
+    if (ax->type.dtype != DML_DTYPE_I64) {
+      dml_ir_node_t *cast = NULL;
+      DML_RETURN_IF_ERROR(
+          pad_step(ctx, np, DML_OP_CAST, "/axes_i64", ax, NULL, NULL, &a64, &cast));
+      DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(cast, "to", 7 /* INT64 */));
+    }
+    int64_t zv = 0;
+    DML_RETURN_IF_ERROR(
+        onnx_const_i64(ctx, join(vbuf, sizeof(vbuf), out, "/zero"), &zv, 1, &zero));
+    DML_RETURN_IF_ERROR(
+        onnx_const_i64(ctx, join(vbuf, sizeof(vbuf), out, "/rank"), &r, 1, &rank));
+    DML_RETURN_IF_ERROR(
+        pad_step(ctx, np, DML_OP_LESS, "/axes_neg", a64, zero, NULL, &neg, NULL));
+    DML_RETURN_IF_ERROR(
+        pad_step(ctx, np, DML_OP_ADD, "/axes_wrapped", a64, rank, NULL, &wrapped, NULL));
+    DML_RETURN_IF_ERROR(
+        pad_step(ctx, np, DML_OP_WHERE, "/axes_norm", neg, wrapped, a64, &lo, NULL));
+    DML_RETURN_IF_ERROR(
+        pad_step(ctx, np, DML_OP_ADD, "/axes_end", lo, rank, NULL, &hi, NULL));
+    dml_ir_node_t *cat = NULL;
+    DML_RETURN_IF_ERROR(
+        pad_step(ctx, np, DML_OP_CONCAT, "/pad_index", lo, hi, NULL, &index, &cat));
+    DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(cat, "axis", 0));
+  }
+  DML_RETURN_IF_ERROR(pad_step(ctx, np, DML_OP_SCATTER_ELEMENTS, "/pads", zeros, index,
+                               pads, &ops[1], NULL));
+  return emit_node(ctx, np, e->op, ops, ops[2] ? 3 : 2, NULL, NULL);
 }
 
 /* QuantizeLinear/DequantizeLinear-19..23. `saturate` (19) only decides
@@ -1019,7 +1202,7 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
       snprintf(why, cap, "to='%s'", to);
       return 1;
     }
-  } else if (e->op == DML_OP_CAST) {
+  } else if (e->op == DML_OP_CAST || e->op == DML_OP_BIT_CAST) {
     int64_t to = attr_int(np, "to", 0);
     if (to < INT32_MIN || to > INT32_MAX ||
         onnx_dtype((int32_t)to) == DML_DTYPE_INVALID) {

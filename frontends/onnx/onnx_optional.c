@@ -142,6 +142,16 @@ dml_status_t onnx_imp_optional(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                              label);
     return onnx_opt_define_none(ctx, out, kind);
   }
+  if (!strcmp(op, "OptionalHasElement")) {
+    /* Since opset 18 the input may be absent: false (no element). */
+    const char *name = onnx_unique_name(ctx, out);
+    if (!name) return oom();
+    uint8_t v = none || is_empty(arg) ? 0 : 1;
+    dml_type_t t = dml_type_static(DML_DTYPE_BOOL, 0, NULL);
+    dml_ir_value_t *g = NULL;
+    DML_RETURN_IF_ERROR(dml_ir_module_add_global(ctx->m, name, &t, &v, sizeof(v), 0, &g));
+    return onnx_define(ctx, out, g);
+  }
   if (is_empty(arg))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "%s takes 1 input, got none", label);
@@ -149,15 +159,6 @@ dml_status_t onnx_imp_optional(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
     const onnx_map_entry_t *ne = onnx_map_find(&ctx->nones, arg);
     if (ne) return onnx_opt_define_none(ctx, out, (int)ne->aux);
     return define_element(ctx, np, in, n_in, out);
-  }
-  if (!strcmp(op, "OptionalHasElement")) {
-    const char *name = onnx_unique_name(ctx, out);
-    if (!name) return oom();
-    uint8_t v = none ? 0 : 1;
-    dml_type_t t = dml_type_static(DML_DTYPE_BOOL, 0, NULL);
-    dml_ir_value_t *g = NULL;
-    DML_RETURN_IF_ERROR(dml_ir_module_add_global(ctx->m, name, &t, &v, sizeof(v), 0, &g));
-    return onnx_define(ctx, out, g);
   }
   if (!strcmp(op, "OptionalGetElement")) {
     if (none)

@@ -64,9 +64,12 @@ dml_dtype_t onnx_dtype(int32_t t) {
 
 const char *onnx_dtype_name(int32_t t) {
   static const char *const names[] = {
-      "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",  "INT16",
-      "INT32",     "INT64",  "STRING",    "BOOL",       "FLOAT16", "DOUBLE",
-      "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+      "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
+      "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
+      "COMPLEX128", "BFLOAT16",
+      /* onnx.proto's later dtypes: none is a dmlc dtype (onnx_dtype) */
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4",
+      "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2", "FLOAT6E2M3", "FLOAT6E3M2"};
   if (t >= 0 && (size_t)t < sizeof(names) / sizeof(names[0])) return names[t];
   return "an unknown data type";
 }

@@ -1,8 +1,10 @@
 /*
- * cpu_attention.c — Attention (ONNX opset 23, "Attention"; the formulas of
- * onnx/reference/ops/op_attention.py, which generates the node tests).
+ * cpu_attention.c — Attention (ONNX opsets 23..25, "Attention"; the
+ * formulas of onnx/reference/ops/op_attention.py, which generates the node
+ * tests).
  *
- * Inputs Q, K, V, attn_mask?, past_key?, past_value?; outputs Y,
+ * Inputs Q, K, V, attn_mask?, past_key?, past_value?, nonpad_kv_seqlen?
+ * (opset 24); outputs Y,
  * present_key?, present_value?, qk_matmul_output?. 4-D operands are
  * [batch, heads, seq, head_size]; 3-D ones [batch, seq, heads * head_size]
  * with q_num_heads and kv_num_heads. past_key/past_value (4-D) are
@@ -14,7 +16,13 @@
  *   s_j = softcap * tanh(s_j / softcap) when softcap > 0
  *   bias_j = attn_mask (bool: true 0, false -inf; float: added, its last
  *            dim padded to T with -inf, broadcast right-aligned to
- *            [batch, Hq, Sq, T]) + (is_causal: -inf where j > i + past_len)
+ *            [batch, Hq, Sq, T]) + (is_causal: -inf where j > i + offset)
+ *            + (-inf where j >= nonpad_kv_seqlen[b], opset 24)
+ *            + (-inf where j < i + offset - left_window_size or
+ *               j > i + offset + right_window_size, each bound >= 0;
+ *               -1, the default, leaves that side open: opset 25)
+ *   offset = past_len with past_key; nonpad_kv_seqlen[b] - Sq without it
+ *            (an external cache; may be negative); else 0
  *   p = softmax(s + bias); a row whose bias is -inf everywhere gives p = 0
  *   Y[i] = sum_j p_j V[j]
  * qk_matmul_output: s (modes 0, 1: after softcap, before the bias), s + bias
@@ -80,7 +88,7 @@ size_t dml_cpus_Attention(const dml_cpu_call_t *c, int threads) {
 dml_status_t dml_cpuk_Attention(const dml_cpu_call_t *c) {
   const dml_tensor_t *q = &c->inputs[0], *k = &c->inputs[1], *v = &c->inputs[2];
   const dml_tensor_t *mask = dml_cpu_in(c, 3), *pk = dml_cpu_in(c, 4),
-                     *pv = dml_cpu_in(c, 5);
+                     *pv = dml_cpu_in(c, 5), *nonpad = dml_cpu_in(c, 6);
   dml_tensor_t *y = &c->outputs[0], *ok = dml_cpu_out(c, 1), *ov = dml_cpu_out(c, 2),
                *oqk = dml_cpu_out(c, 3);
   dml_dtype_t dt = q->dtype;
@@ -112,8 +120,13 @@ dml_status_t dml_cpuk_Attention(const dml_cpu_call_t *c) {
     P = pk->dims[2];
   }
   int64_t T = P + K.s, Sq = Q.s, Hq = Q.h, D = Q.d, Dv = V.d;
+  if (nonpad &&
+      (pk || nonpad->dtype != DML_DTYPE_I64 || nonpad->rank != 1 || nonpad->dims[0] != B))
+    return dml_cpu_err_shapes(c,
+                              "nonpad_kv_seqlen must be i64 [batch] and goes without "
+                              "past_key/past_value");
   if (mask) {
-    if (mask->rank < 2 || mask->rank > 4 || mask->dims[mask->rank - 1] > T ||
+    if (mask->rank < 1 || mask->rank > 4 || mask->dims[mask->rank - 1] > T ||
         (!dml_dtype_is_float(mask->dtype) && mask->dtype != DML_DTYPE_BOOL))
       return dml_cpu_err_shapes(c, "attn_mask must broadcast to [B, Hq, Sq, <= T]");
     const int64_t want[4] = {B, Hq, Sq, T};
@@ -134,6 +147,8 @@ dml_status_t dml_cpuk_Attention(const dml_cpu_call_t *c) {
   if (!(scale != 0.0)) scale = D > 0 ? 1.0 / sqrt((double)D) : 1.0;
   double softcap = dml_cpu_get_float(c, "softcap", 0.0);
   int causal = dml_cpu_get_int(c, "is_causal", 0) != 0;
+  int64_t lw = dml_cpu_get_int(c, "left_window_size", -1),
+          rw = dml_cpu_get_int(c, "right_window_size", -1);
   int64_t mode = dml_cpu_get_int(c, "qk_matmul_output_mode", 0);
   if (mode < 0 || mode > 3)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
@@ -159,7 +174,15 @@ dml_status_t dml_cpuk_Attention(const dml_cpu_call_t *c) {
       }
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < Hq; h++) {
-      int64_t kh = h / rep;
+      int64_t kh = h / rep, nkv = T, off = P;
+      if (nonpad) {
+        nkv = ((const int64_t *)nonpad->data)[b];
+        if (nkv < 0 || nkv > T)
+          return dml_cpu_error(c, DML_STATUS_OUT_OF_RANGE,
+                               "nonpad_kv_seqlen[%lld] = %lld is not in 0..%lld",
+                               (long long)b, (long long)nkv, (long long)T);
+        off = nkv - Sq;
+      }
       for (int64_t i = 0; i < Sq; i++) {
         int all_masked = T > 0;
         double mx = -INFINITY;
@@ -173,7 +196,9 @@ dml_status_t dml_cpuk_Attention(const dml_cpu_call_t *c) {
           acc *= scale;
           if (softcap > 0) acc = softcap * tanh(acc / softcap);
           double bj = mask ? mask_at(mask, b, h, i, j) : 0.0;
-          if (causal && j > i + P) bj = -INFINITY;
+          if ((causal && j > i + off) || j >= nkv || (lw >= 0 && j < i + off - lw) ||
+              (rw >= 0 && j > i + off + rw))
+            bj = -INFINITY;
           s[j] = acc, bias[j] = bj;
           if (!(isinf(bj) && bj < 0)) all_masked = 0;
           if (mode < 2 && oqk)

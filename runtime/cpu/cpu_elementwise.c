@@ -281,8 +281,14 @@ static void bin_generic_row(void *vctx, int64_t oo, const int64_t *offs, int64_t
         case B_POW: r = pow_f64(x, y); break;
         case B_FMOD: r = fmod(x, y); break;
         case B_MOD: {
+          /* Mod-28, fmod=0: x - floor(x / y) * y with the sign of y, from
+           * the exact fmod; a zero result is the zero of y's sign, and a
+           * finite x against an infinite y of the other sign gives y. */
           r = fmod(x, y);
-          if (r != 0 && ((r < 0) != (y < 0))) r += y;
+          if (r == 0)
+            r = copysign(0.0, y);
+          else if ((r < 0) != (y < 0))
+            r += y;
           break;
         }
         case B_EQ: r = x == y; break;
@@ -477,9 +483,6 @@ dml_status_t dml_cpuk_Binary(const dml_cpu_call_t *c) {
     if (!is_numeric(a->dtype) || a->dtype != b->dtype)
       return dml_cpu_err_dtype(c, "input", is_numeric(a->dtype) ? b->dtype : a->dtype);
     if (o->dtype != a->dtype) return dml_cpu_err_dtype(c, "output", o->dtype);
-    if (op == B_MOD && dml_dtype_is_float(a->dtype))
-      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                           "Mod on floating point inputs requires fmod=1");
   }
   if (binary_apply(op, a, b, o)) return dml_cpu_err_shapes(c, "inputs do not broadcast");
   return DML_OK;

@@ -377,7 +377,8 @@ dml_status_t dml_cpuk_OneHot(const dml_cpu_call_t *c) {
  * NCHW tensors with `blocksize` b.
  *   DCR: y[n, c, h*b+i, w*b+j] = x[n, (i*b+j)*C/b^2 + c, h, w]
  *   CRD: y[n, c, h*b+i, w*b+j] = x[n, c*b^2 + i*b + j, h, w]
- *   SpaceToDepth: y[n, (i*b+j)*C + c, h, w] = x[n, c, h*b+i, w*b+j]
+ *   SpaceToDepth DCR: y[n, (i*b+j)*C + c, h, w] = x[n, c, h*b+i, w*b+j]
+ *   SpaceToDepth CRD (opset 28): y[n, c*b^2 + i*b + j, h, w] = the same x
  * ====================================================================== */
 
 static dml_status_t block_size(const dml_cpu_call_t *c, int64_t *out) {
@@ -426,6 +427,11 @@ dml_status_t dml_cpuk_SpaceToDepth(const dml_cpu_call_t *c) {
   if (y->dtype != x->dtype) return dml_cpu_err_dtype(c, "output", y->dtype);
   int64_t b = 1;
   DML_RETURN_IF_ERROR(block_size(c, &b));
+  const char *mode = dml_cpu_get_string(c, "mode", "DCR");
+  int crd = !strcmp(mode, "CRD");
+  if (!crd && strcmp(mode, "DCR"))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "mode '%s' is not DCR or CRD",
+                         mode);
   if (x->rank != 4 || x->dims[2] % b || x->dims[3] % b)
     return dml_cpu_err_shapes(c,
                               "input must be NCHW with H and W divisible by blocksize");
@@ -439,7 +445,8 @@ dml_status_t dml_cpuk_SpaceToDepth(const dml_cpu_call_t *c) {
     for (int64_t oc = 0; oc < C * b * b; oc++)
       for (int64_t h = 0; h < H; h++)
         for (int64_t w = 0; w < W; w++, o++) {
-          int64_t blk = oc / C, ch = oc % C, i = blk / b, j = blk % b;
+          int64_t blk = crd ? oc % (b * b) : oc / C, ch = crd ? oc / (b * b) : oc % C;
+          int64_t i = blk / b, j = blk % b;
           copy_elem((char *)y->data, o, (const char *)x->data,
                     ((n * C + ch) * H * b + h * b + i) * W * b + w * b + j, es);
         }

@@ -298,9 +298,10 @@ dml_status_t dml_cpuk_Hardmax(const dml_cpu_call_t *c) {
  * 1-element integer tensor), `exclusive` (start from 0, skip the current
  * element) and `reverse` (sum from the end). T: float16, float, double,
  * bfloat16, int32, int64, uint32, uint64 (all integer dtypes accepted).
+ * CumProd-26: the same with products (exclusive starts from 1).
  * ====================================================================== */
 
-dml_status_t dml_cpuk_CumSum(const dml_cpu_call_t *c) {
+static dml_status_t cum_scan(const dml_cpu_call_t *c, int prod) {
   const dml_tensor_t *x = &c->inputs[0], *ax = &c->inputs[1];
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t dt = x->dtype;
@@ -312,7 +313,14 @@ dml_status_t dml_cpuk_CumSum(const dml_cpu_call_t *c) {
     return dml_cpu_err_shapes(c, "axis must be an integer scalar");
   if (x->rank == 0) {
     memcpy(y->data, x->data, dml_tensor_bytes(x));
-    if (dml_cpu_get_int(c, "exclusive", 0)) memset(y->data, 0, dml_tensor_bytes(y));
+    if (dml_cpu_get_int(c, "exclusive", 0)) {
+      if (!prod)
+        memset(y->data, 0, dml_tensor_bytes(y));
+      else if (dml_dtype_is_float(dt))
+        dml_store_f64(dt, y->data, 0, 1.0);
+      else
+        dml_store_i64(dt, y->data, 0, 1);
+    }
     return DML_OK;
   }
   int64_t av = dml_load_i64(ax->dtype, ax->data, 0);
@@ -327,29 +335,37 @@ dml_status_t dml_cpuk_CumSum(const dml_cpu_call_t *c) {
   for (int64_t o = 0; o < outer; o++)
     for (int64_t in = 0; in < inner; in++) {
       int64_t base = o * n * inner + in;
-      double s = 0.0;
-      uint64_t si = 0;
+      double s = prod ? 1.0 : 0.0;
+      uint64_t si = prod ? 1 : 0;
       for (int64_t j = 0; j < n; j++) {
         int64_t i = rev ? n - 1 - j : j, off = base + i * inner;
-        if (dt == DML_DTYPE_F32) {
+        if (dt == DML_DTYPE_F32 && !prod) {
           const float v = ((const float *)x->data)[off];
           if (excl) ((float *)y->data)[off] = (float)s;
           s += v;
           if (!excl) ((float *)y->data)[off] = (float)s;
         } else if (isf) {
+          /* f32 products in double, rounded once per element */
           double v = dml_load_f64(dt, x->data, (size_t)off);
           if (excl) dml_store_f64(dt, y->data, (size_t)off, s);
-          s += v;
+          s = prod ? s * v : s + v;
           if (!excl) dml_store_f64(dt, y->data, (size_t)off, s);
         } else {
           uint64_t v = (uint64_t)dml_load_i64(dt, x->data, (size_t)off);
           if (excl) dml_store_i64(dt, y->data, (size_t)off, (int64_t)si);
-          si += v;
+          si = prod ? si * v : si + v;
           if (!excl) dml_store_i64(dt, y->data, (size_t)off, (int64_t)si);
         }
       }
     }
   return DML_OK;
+}
+
+dml_status_t dml_cpuk_CumSum(const dml_cpu_call_t *c) {
+  return cum_scan(c, 0);
+}
+dml_status_t dml_cpuk_CumProd(const dml_cpu_call_t *c) {
+  return cum_scan(c, 1);
 }
 
 /* ======================================================================

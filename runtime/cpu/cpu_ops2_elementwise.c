@@ -125,9 +125,13 @@ dml_status_t dml_cpuk_IsSpecial(const dml_cpu_call_t *c) {
 }
 
 /* ======================================================================
- * BitShift-11: Z = X << Y or X >> Y (direction "LEFT"/"RIGHT", required)
- * on unsigned integers of one dtype, numpy broadcasting. A shift by the
- * bit width or more gives 0 (numpy's result for these dtypes).
+ * BitShift-11/28: Z = X << Y or X >> Y (direction "LEFT"/"RIGHT",
+ * required) on integers of one dtype, numpy broadcasting. Unsigned (11): a
+ * shift by the bit width or more gives 0 (numpy's result). Signed (28):
+ * the right shift is arithmetic (sign-extending), a left shift drops the
+ * bits moved past the sign bit (two's complement wrap), and a shift Y < 0
+ * or Y >= the bit width gives the sign fill alone: -1 for a right shift
+ * of a negative X, else 0.
  * ====================================================================== */
 
 typedef struct {
@@ -135,16 +139,25 @@ typedef struct {
   const void *x, *s;
   void *z;
   int64_t sx, ss;
-  int left, bits;
+  int left, bits, is_signed;
 } shift_ctx_t;
 
 static void shift_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
   shift_ctx_t *g = (shift_ctx_t *)vctx;
   for (int64_t i = 0; i < n; i++) {
-    uint64_t v = (uint64_t)dml_load_i64(g->dt, g->x, (size_t)(offs[0] + i * g->sx));
-    uint64_t s = (uint64_t)dml_load_i64(g->dt, g->s, (size_t)(offs[1] + i * g->ss));
-    uint64_t r = s >= (uint64_t)g->bits ? 0 : g->left ? v << s : v >> s;
-    dml_store_i64(g->dt, g->z, (size_t)(oo + i), (int64_t)r);
+    int64_t sv = dml_load_i64(g->dt, g->x, (size_t)(offs[0] + i * g->sx));
+    int64_t ss = dml_load_i64(g->dt, g->s, (size_t)(offs[1] + i * g->ss));
+    uint64_t v = (uint64_t)sv, s = (uint64_t)ss;
+    int64_t r;
+    if (!g->is_signed)
+      r = (int64_t)(s >= (uint64_t)g->bits ? 0 : g->left ? v << s : v >> s);
+    else if (ss < 0 || ss >= g->bits)
+      r = !g->left && sv < 0 ? -1 : 0;
+    else if (g->left)
+      r = (int64_t)(v << s); /* stored truncated to the dtype's width */
+    else
+      r = sv < 0 ? ~(~sv >> ss) : sv >> ss;
+    dml_store_i64(g->dt, g->z, (size_t)(oo + i), r);
   }
 }
 
@@ -152,8 +165,7 @@ dml_status_t dml_cpuk_BitShift(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0], *s = &c->inputs[1];
   dml_tensor_t *z = &c->outputs[0];
   dml_dtype_t dt = x->dtype;
-  if (!dml_dtype_is_int(dt) || !dml_cpu_is_unsigned(dt))
-    return dml_cpu_err_dtype(c, "input", dt);
+  if (!dml_dtype_is_int(dt)) return dml_cpu_err_dtype(c, "input", dt);
   if (s->dtype != dt) return dml_cpu_err_dtype(c, "input 1", s->dtype);
   if (z->dtype != dt) return dml_cpu_err_dtype(c, "output", z->dtype);
   const char *dir = dml_cpu_get_string(c, "direction", NULL);
@@ -172,7 +184,8 @@ dml_status_t dml_cpuk_BitShift(const dml_cpu_call_t *c) {
                    bc.strides[0][bc.rank - 1],
                    bc.strides[1][bc.rank - 1],
                    strcmp(dir, "LEFT") == 0,
-                   (int)dml_dtype_size(dt) * 8};
+                   (int)dml_dtype_size(dt) * 8,
+                   !dml_cpu_is_unsigned(dt)};
   dml_cpu_bcast_walk(&bc, shift_row, &g);
   return DML_OK;
 }

@@ -69,11 +69,11 @@ static void test_bitshift_castlike(void) {
               "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got none");
   CHECK_OK(dml_ir_node_set_attr_string(n, "direction", "UP"));
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT, "got UP");
-  dml_ir_value_t *s = targ(&t, "s", "i32[4]");
+  dml_ir_value_t *s = targ(&t, "s", "f32[4]");
   n = node2(&t, DML_OP_BIT_SHIFT, s, s);
   CHECK_OK(dml_ir_node_set_attr_string(n, "direction", "RIGHT"));
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_INVALID_ARGUMENT,
-              "input 0 must have an unsigned integer dtype, got i32");
+              "input 0 must have an integer dtype, got f32"); /* signed: opset 28 */
   dml_ir_value_t *u16 = targ(&t, "u16", "u16[4]");
   n = node2(&t, DML_OP_BIT_SHIFT, b, u16);
   CHECK_OK(dml_ir_node_set_attr_string(n, "direction", "RIGHT"));

@@ -699,18 +699,50 @@ static void test_unsupported_values(void) {
 static void test_opset_errors(void) {
   dml_ir_module_t *m = NULL;
   CHECK_ERROR(
-      import_fixture("opset24.onnx", &m), DML_STATUS_UNIMPLEMENTED,
-      "error: onnx.import: model uses opset 24 of the default ONNX domain; supported "
-      "opsets are 1..23");
-  CHECK_ERROR(import_fixture("opset24.onnx", &m), DML_STATUS_UNIMPLEMENTED,
-              "re-export the model with an opset in 1..23");
+      import_fixture("opset29.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+      "error: onnx.import: model uses opset 29 of the default ONNX domain; supported "
+      "opsets are 1..28");
+  CHECK_ERROR(import_fixture("opset29.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "re-export the model with an opset in 1..28");
   CHECK(m == NULL);
   /* Opsets 18..23 import; their forms that dmlc lacks are refused by name. */
   CHECK_OK(import_fixture("opset18.onnx", &m));
   dml_ir_module_release(m);
   m = NULL;
-  CHECK_ERROR(import_fixture("pad18_axes.onnx", &m), DML_STATUS_UNIMPLEMENTED,
-              "node 'pad' (Pad): Pad-18's input 'axes' is not supported");
+  /* Pad-18's constant axes [1] with pads [1, 1] on [2, 3]: pads for every
+   * dim, [0, 1, 0, 1]; axes fed at run time is refused. */
+  CHECK_OK(import_fixture("pad18_axes.onnx", &m));
+  if (m) {
+    const dml_ir_node_t *p = m->functions[0]->first;
+    CHECK(p && p->op == DML_OP_PAD && p->n_inputs == 2 && p->inputs[1]->data &&
+          p->inputs[1]->type.dims[0].value == 4);
+    if (p && p->inputs[1]->data) {
+      const int64_t *v = (const int64_t *)p->inputs[1]->data;
+      CHECK(v[0] == 0 && v[1] == 1 && v[2] == 0 && v[3] == 1);
+    }
+  }
+  dml_ir_module_release(m);
+  m = NULL;
+  /* axes fed at run time: Less, Add, Where, Add, Concat, ScatterElements
+   * compute the pads of every dim (numbers: the ONNX node tests
+   * test_constant_pad_axes and _negative_axes); a symbolic count of axes is
+   * refused. */
+  CHECK_OK(import_fixture("pad25_axes_input.onnx", &m));
+  if (m) {
+    static const dml_op_t want[] = {DML_OP_LESS, DML_OP_ADD,    DML_OP_WHERE,
+                                    DML_OP_ADD,  DML_OP_CONCAT, DML_OP_SCATTER_ELEMENTS,
+                                    DML_OP_PAD};
+    const dml_ir_node_t *n = m->functions[0]->first;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++, n = n ? n->next : NULL)
+      CHECK(n && n->op == want[i]);
+    CHECK(n == NULL);
+  }
+  dml_ir_module_release(m);
+  m = NULL;
+  CHECK_ERROR(
+      import_fixture("pad25_axes_symlen.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+      "node 'pad' (Pad): Pad-25's input 'axes' needs the data's rank, an i64 'pads' "
+      "and an i32/i64 'axes' of static length at import");
   CHECK_ERROR(
       import_fixture("quantize21_block.onnx", &m), DML_STATUS_UNIMPLEMENTED,
       "node 'q' (QuantizeLinear): unsupported block_size=2 (blocked quantization)");
@@ -731,6 +763,38 @@ static void test_opset_errors(void) {
   }
   dml_ir_module_release(m);
   m = NULL;
+  /* Opsets 24..28: Swish-24 and SwiGLU-28 expand into existing ops, alpha
+   * a constant of X's dtype (f32 here, known at import: no CastLike). */
+  CHECK_OK(import_fixture("swish28.onnx", &m));
+  CHECK(m && m->n_functions == 1);
+  if (m) {
+    static const dml_op_t want[] = {DML_OP_MUL, DML_OP_SIGMOID, DML_OP_MUL,
+                                    DML_OP_MUL, DML_OP_SIGMOID, DML_OP_MUL,
+                                    DML_OP_MUL};
+    const dml_ir_node_t *n = m->functions[0]->first;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++, n = n ? n->next : NULL)
+      CHECK(n && n->op == want[i]);
+    CHECK(n == NULL);
+  }
+  dml_ir_module_release(m);
+  m = NULL;
+  /* Cast-24's round_mode (float8e8m0 targets only) is dropped. */
+  CHECK_OK(import_fixture("cast24_round.onnx", &m));
+  CHECK(m && m->functions[0]->first && m->functions[0]->first->op == DML_OP_CAST &&
+        !dml_ir_node_attr(m->functions[0]->first, "round_mode"));
+  dml_ir_module_release(m);
+  m = NULL;
+  /* Their dtypes that dmlc lacks are refused by name, never reinterpreted. */
+  CHECK_ERROR(import_fixture("cast25_int2.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'c' (Cast): unsupported to=INT2");
+  CHECK_ERROR(import_fixture("input_e8m0.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "graph input 'x' has data type FLOAT8E8M0, which is not supported");
+  CHECK_ERROR(import_fixture("bitcast26_f4.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'bc' (BitCast): unsupported to=FLOAT4E2M1");
+  CHECK_ERROR(import_fixture("range27_stash0.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'r' (Range): Range-27 stash_type=0 (accumulation in f16) is not "
+              "supported");
+  CHECK(m == NULL);
   /* Opset 6's Relu has opset 7's meaning: it imports. */
   CHECK_OK(import_fixture("opset6.onnx", &m));
   dml_ir_module_release(m);
