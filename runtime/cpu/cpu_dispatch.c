@@ -350,7 +350,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(MAT_MUL_INTEGER, MatMulInteger),
     K(CONV_INTEGER, ConvInteger),
     K(QLINEAR_MAT_MUL, QLinearMatMul),
-    K(QLINEAR_CONV, QLinearConv),
+    KS(QLINEAR_CONV, QLinearConv),
     K(NON_ZERO, NonZero),
     KS(UNIQUE, Unique),
     K(COMPRESS, Compress),

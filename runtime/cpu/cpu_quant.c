@@ -34,6 +34,34 @@ static inline void stq(dml_dtype_t dt, void *p, int64_t i, double v) {
     ((int8_t *)p)[i] = (int8_t)v;
 }
 
+/* The output range [lo, hi] of QLinearConv / QLinearMatMul: y's dtype range,
+ * narrowed by dmlc's attribute dml_clamp = [lo, hi] (set by the qdq-fuse
+ * pass, passes/qdq_fuse.c, for a Relu or Clip folded into the
+ * requantization: both are clamps of the quantized output). */
+dml_status_t dml_cpu_qclamp(const dml_cpu_call_t *c, dml_dtype_t dt, int32_t *lo,
+                            int32_t *hi) {
+  *lo = dt == DML_DTYPE_U8 ? 0 : -128;
+  *hi = *lo + 255;
+  size_t n = 0;
+  const int64_t *r = dml_cpu_get_ints(c, "dml_clamp", &n);
+  if (!r) return DML_OK;
+  if (n != 2 || r[0] > r[1] || r[0] < *lo || r[1] > *hi)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "dml_clamp must be [lo, hi] within y's range");
+  *lo = (int32_t)r[0];
+  *hi = (int32_t)r[1];
+  return DML_OK;
+}
+
+/* stq, then the clamp to [lo, hi] (inside dt's range). */
+static inline void stq_c(dml_dtype_t dt, void *p, int64_t i, double v, int32_t lo,
+                         int32_t hi) {
+  v = rint(v);
+  if (!(v >= lo)) v = lo;
+  if (v > hi) v = hi;
+  stq(dt, p, i, v);
+}
+
 /* Per-tensor or per-axis parameters: element index -> parameter index. */
 typedef struct {
   int64_t inner, n; /* per-axis: (i / inner) % n; n == 1: per-tensor */
@@ -271,7 +299,7 @@ dml_status_t dml_cpuk_MatMulInteger(const dml_cpu_call_t *c) {
 }
 
 /* QLinearMatMul (opset 10; 21 adds f16/bf16 scales): y = saturate(round(acc * a_scale *
- * b_scale / y_scale) + y_zero_point) with acc the integer product of the
+ * b_scale / y_scale) + y_zero_point), clamped to dml_clamp (dml_cpu_qclamp) with acc the integer product of the
  * zero-point-shifted inputs; y has y_zero_point's dtype. */
 dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
   const dml_tensor_t *a = &c->inputs[0], *as = &c->inputs[1], *za = &c->inputs[2];
@@ -300,6 +328,8 @@ dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
                               "of a or per column of b (y: per tensor)");
   double ysv = dml_cpu_ld(ys->dtype, ys->data, 0);
   int64_t zyv = ldq(zy->dtype, zy->data, 0);
+  int32_t lo, hi;
+  DML_RETURN_IF_ERROR(dml_cpu_qclamp(c, y->dtype, &lo, &hi));
   for (int64_t bi = 0; bi < g.batch; bi++) {
     int64_t ao, bo;
     mm_offs(&g, bi, &ao, &bo);
@@ -310,7 +340,8 @@ dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
                              ldq(zb->dtype, zb->data, cb));
         double sc = dml_cpu_ld(as->dtype, as->data, row_idx(as, ao, &g, m)) *
                     dml_cpu_ld(bs->dtype, bs->data, col_idx(bs, bo, &g, n)) / ysv;
-        stq(y->dtype, y->data, (bi * g.M + m) * g.N + n, rint((double)acc * sc) + zyv);
+        stq_c(y->dtype, y->data, (bi * g.M + m) * g.N + n, rint((double)acc * sc) + zyv,
+              lo, hi);
       }
   }
   return DML_OK;
@@ -451,9 +482,17 @@ dml_status_t dml_cpuk_ConvInteger(const dml_cpu_call_t *c) {
 }
 
 /* QLinearConv (opset 10): y = saturate(round((acc + B) * x_scale * w_scale /
- * y_scale) + y_zero_point); w_scale/w_zero_point per tensor or [M], B i32
+ * y_scale) + y_zero_point), clamped to dml_clamp (dml_cpu_qclamp); w_scale/w_zero_point per tensor or [M], B i32
  * [M] optional. */
 dml_status_t dml_cpuk_QLinearConv(const dml_cpu_call_t *c) {
+  return dml_cpu_qlinear_conv(c, NULL);
+}
+
+size_t dml_cpus_QLinearConv(const dml_cpu_call_t *c, int threads) {
+  return dml_cpu_qconv_scratch(c, threads, 0);
+}
+
+dml_status_t dml_cpu_qlinear_conv(const dml_cpu_call_t *c, const void *packed) {
   const dml_tensor_t *x = &c->inputs[0], *xs = &c->inputs[1], *zx = &c->inputs[2];
   const dml_tensor_t *w = &c->inputs[3], *ws = &c->inputs[4], *zw = &c->inputs[5];
   const dml_tensor_t *ys = &c->inputs[6], *zy = &c->inputs[7], *bt = dml_cpu_in(c, 8);
@@ -478,6 +517,10 @@ dml_status_t dml_cpuk_QLinearConv(const dml_cpu_call_t *c) {
                               "scalars or [M], B [M]");
   int64_t zxv = ldq(zx->dtype, zx->data, 0), zyv = ldq(zy->dtype, zy->data, 0);
   double xsv = ((const float *)xs->data)[0], ysv = ((const float *)ys->data)[0];
+  int32_t lo, hi;
+  DML_RETURN_IF_ERROR(dml_cpu_qclamp(c, y->dtype, &lo, &hi));
+  dml_status_t st;
+  if (dml_cpu_qconv_fast(c, packed, lo, hi, &st)) return st;
   for (int64_t n = 0; n < g.N; n++)
     for (int64_t m = 0; m < g.M; m++) {
       int64_t zwv = ldq(zw->dtype, zw->data, dml_cpu_numel(zw) == 1 ? 0 : m);
@@ -486,8 +529,8 @@ dml_status_t dml_cpuk_QLinearConv(const dml_cpu_call_t *c) {
       int64_t bias = bt ? ((const int32_t *)bt->data)[m] : 0;
       for (int64_t o = 0; o < g.out_sz; o++) {
         int64_t acc = qconv_acc(&g, x, w, n, m, o, zxv, zwv) + bias;
-        stq(y->dtype, y->data, (n * g.M + m) * g.out_sz + o,
-            rint((double)acc * sc) + zyv);
+        stq_c(y->dtype, y->data, (n * g.M + m) * g.out_sz + o,
+              rint((double)acc * sc) + zyv, lo, hi);
       }
     }
   return DML_OK;

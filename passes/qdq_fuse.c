@@ -1,0 +1,304 @@
+/*
+ * qdq_fuse.c — QDQ patterns to integer ops (issue 19 part 2).
+ *
+ * Quantized ONNX models in the QDQ form (ONNX Runtime's quantize_static,
+ * PyTorch's quantizers) compute every quantized layer as
+ *
+ *   DequantizeLinear(x) , DequantizeLinear(w) [, DequantizeLinear(b i32)]
+ *     -> Conv | MatMul  [-> Relu | Clip]  -> QuantizeLinear
+ *
+ * in f32. This pass rewrites each such chain into one QLinearConv or
+ * QLinearMatMul (ONNX opset 10) on the quantized tensors, which the CPU runs
+ * with int32 accumulation and the requantization in the epilogue
+ * (runtime/cpu/cpu_qgemm.c). It also runs MaxPool directly on the quantized
+ * tensor where DequantizeLinear -> MaxPool -> QuantizeLinear use the same
+ * scale and zero point.
+ *
+ * Exactness (ONNX semantics up to the final rounding):
+ *  - QLinearConv computes round((sum (x - zx)(w - zw) + B) * sx * sw / sy)
+ *    + zy; the f32 chain computes the same sum of products of the
+ *    dequantized values, rounded in f32 at each step. Only where the bias's
+ *    scale is sx * sw[m] (as quantize_static writes it: the f32 product,
+ *    checked to 2^-20 relative) and its zero point 0 does B fold in.
+ *  - Relu and Clip(lo, hi) before QuantizeLinear are clamps of the
+ *    quantized output: QuantizeLinear is monotone, so Q(max(v, 0)) =
+ *    max(Q(v), Q(0)) = max(Q(v), zy), and Q(clip(v, lo, hi)) =
+ *    clip(Q(v), Q(lo), Q(hi)). The range is the attribute
+ *    `dml_clamp = [qlo, qhi]` on the QLinear node (dmlc's extension,
+ *    honoured by its reference kernel, runtime/cpu/cpu_quant.c).
+ *  - MaxPool commutes with the monotone DequantizeLinear (scale > 0), and
+ *    QuantizeLinear(DequantizeLinear(q)) = q for the same scale/zero point.
+ * Anything else (f32 bias, block quantization, a scale that is not a
+ * positive finite constant, an intermediate value read elsewhere or a
+ * function result) keeps its f32 form. Types must be known (runs after
+ * shape-infer); it runs before const-fold, which would fold the weights'
+ * DequantizeLinear into f32 constants. DMLC_NO_QDQ_FUSE=1 in the
+ * environment turns it off (for A/B comparisons).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_passes.h"
+
+static int is_q8(dml_dtype_t dt) {
+  return dt == DML_DTYPE_U8 || dt == DML_DTYPE_I8;
+}
+
+/* A global with data (weights, scales, zero points); NULL otherwise. */
+static const dml_ir_value_t *cst(const dml_ir_value_t *v) {
+  if (!v || v->kind != DML_IR_VALUE_GLOBAL || !v->data ||
+      (v->global_flags & DML_IR_GLOBAL_STATE) || !dml_type_is_static(&v->type))
+    return NULL;
+  return v;
+}
+
+static int64_t numel(const dml_type_t *t) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->rank; i++) n *= t->dims[i].value;
+  return n;
+}
+
+/* Defining node of v when it is `op`, v has exactly one use and is no
+ * function result. */
+static dml_ir_node_t *def_single(dml_ir_function_t *f, dml_ir_value_t *v, dml_op_t op) {
+  if (!v || v->kind != DML_IR_VALUE_RESULT || !v->def || v->def->op != op) return NULL;
+  if (dml_ir_value_num_uses(f, v) != 1) return NULL;
+  for (uint32_t i = 0; i < f->n_results; i++)
+    if (f->results[i] == v) return NULL;
+  return v->def;
+}
+
+/* Defining DequantizeLinear of v (v may have other uses: it is read, not
+ * removed). */
+static dml_ir_node_t *def_dq(dml_ir_value_t *v) {
+  if (!v || v->kind != DML_IR_VALUE_RESULT || !v->def ||
+      v->def->op != DML_OP_DEQUANTIZE_LINEAR)
+    return NULL;
+  return v->def;
+}
+
+/* Scales: f32 constants, every element positive and finite. */
+static int scales_ok(const dml_ir_value_t *s) {
+  if (!cst(s) || s->type.dtype != DML_DTYPE_F32) return 0;
+  const float *p = (const float *)s->data;
+  for (int64_t i = 0; i < numel(&s->type); i++)
+    if (!(p[i] > 0) || !isfinite(p[i])) return 0;
+  return 1;
+}
+
+/* A Q/DQ node's quantization: input 0 q8 (or i32 for a bias), scale and
+ * zero point (absent: 0 of the output dtype for Q, of x for DQ), per tensor
+ * unless per_axis_n > 1 (then [n] along `axis`). Returns 0 when the node is
+ * not of that form. */
+typedef struct {
+  dml_ir_value_t *scale, *zp; /* zp may be NULL: zero */
+  dml_dtype_t dt;             /* the quantized dtype */
+  int64_t n;                  /* scale elements */
+} qparams_t;
+
+static int qparams(const dml_ir_node_t *n, dml_dtype_t dt, int64_t per_axis_n,
+                   int32_t axis, qparams_t *q) {
+  const dml_attr_t *bs = dml_ir_node_attr(n, "block_size");
+  if (n->n_inputs < 2 || (bs && bs->i != 0)) return 0;
+  dml_ir_value_t *s = n->inputs[1], *z = n->n_inputs > 2 ? n->inputs[2] : NULL;
+  if (!scales_ok(s)) return 0;
+  int64_t ns = numel(&s->type);
+  if (ns != 1) {
+    if (per_axis_n <= 1 || ns != per_axis_n || s->type.rank != 1) return 0;
+    const dml_ir_value_t *x = n->inputs[0];
+    int64_t ax = 1;
+    const dml_attr_t *a = dml_ir_node_attr(n, "axis");
+    if (a) ax = a->i;
+    if (ax < 0) ax += x->type.rank;
+    if (ax != axis) return 0;
+  }
+  if (z) {
+    if (!cst(z) || z->type.dtype != dt || numel(&z->type) != ns) return 0;
+  }
+  q->scale = s;
+  q->zp = z;
+  q->dt = dt;
+  q->n = ns;
+  return 1;
+}
+
+/* Zero point element i (0 when absent). */
+static int64_t zp_at(const qparams_t *q, int64_t i) {
+  if (!q->zp) return 0;
+  const void *d = q->zp->data;
+  switch (q->dt) {
+    case DML_DTYPE_U8: return ((const uint8_t *)d)[i];
+    case DML_DTYPE_I8: return ((const int8_t *)d)[i];
+    case DML_DTYPE_I32: return ((const int32_t *)d)[i];
+    default: return 0;
+  }
+}
+
+/* The zero point operand: the node's, or a new constant 0 of dtype dt. */
+static dml_status_t zp_value(dml_ir_module_t *m, const qparams_t *q,
+                             dml_ir_value_t **out) {
+  if (q->zp) {
+    *out = q->zp;
+    return DML_OK;
+  }
+  dml_type_t t = dml_type_static(q->dt, 0, NULL);
+  uint8_t zero = 0;
+  return dml_ir_module_add_constant(m, "qzp", &t, &zero, 1, out);
+}
+
+/* QuantizeLinear of a f32 value v as the kernel computes it (x / scale in
+ * f32, rint, + zero point, saturation). */
+static int64_t quantize(double v, float scale, int64_t zp, dml_dtype_t dt) {
+  double lo = dt == DML_DTYPE_U8 ? 0 : -128, hi = dt == DML_DTYPE_U8 ? 255 : 127;
+  double r = isinf(v) ? v : (double)(float)((float)v / scale);
+  r = rint(r) + (double)zp;
+  if (!(r >= lo)) r = lo;
+  if (r > hi) r = hi;
+  return (int64_t)r;
+}
+
+/* Value of a scalar f32 constant operand, or `dflt` when absent; 0 when it
+ * is not a constant scalar. */
+static int scalar_f(const dml_ir_value_t *v, double dflt, double *out) {
+  if (!v) {
+    *out = dflt;
+    return 1;
+  }
+  if (!cst(v) || v->type.dtype != DML_DTYPE_F32 || numel(&v->type) != 1) return 0;
+  *out = ((const float *)v->data)[0];
+  return !isnan(*out);
+}
+
+/* Rewrites the chain ending at QuantizeLinear `qn`; 1 when done. */
+static dml_status_t fuse_one(dml_ir_module_t *m, dml_ir_function_t *f, dml_ir_node_t *qn,
+                             int *done) {
+  *done = 0;
+  dml_ir_value_t *y = qn->outputs[0];
+  if (!is_q8(y->type.dtype) || qn->inputs[0]->type.dtype != DML_DTYPE_F32) return DML_OK;
+  qparams_t qy;
+  if (!qparams(qn, y->type.dtype, 1, 0, &qy)) return DML_OK;
+  int64_t zy = zp_at(&qy, 0), lo0 = y->type.dtype == DML_DTYPE_U8 ? 0 : -128;
+  int64_t qlo = lo0, qhi = lo0 + 255;
+  float sy = ((const float *)qy.scale->data)[0];
+
+  /* Relu / Clip between the core op and Q. */
+  dml_ir_value_t *v = qn->inputs[0];
+  dml_ir_node_t *act = NULL, *core;
+  if ((act = def_single(f, v, DML_OP_RELU)) || (act = def_single(f, v, DML_OP_CLIP))) {
+    double lo = 0, hi = INFINITY;
+    if (act->op == DML_OP_CLIP) {
+      if (dml_ir_node_attr(act, "min") || dml_ir_node_attr(act, "max")) return DML_OK;
+      if (!scalar_f(act->n_inputs > 1 ? act->inputs[1] : NULL, -INFINITY, &lo) ||
+          !scalar_f(act->n_inputs > 2 ? act->inputs[2] : NULL, INFINITY, &hi) || lo > hi)
+        return DML_OK;
+    }
+    int64_t a = quantize(lo, sy, zy, y->type.dtype),
+            b = quantize(hi, sy, zy, y->type.dtype);
+    qlo = a > qlo ? a : qlo;
+    qhi = b < qhi ? b : qhi;
+    v = act->inputs[0];
+  }
+  if (!(core = def_single(f, v, DML_OP_CONV)) &&
+      !(core = def_single(f, v, DML_OP_MATMUL)) &&
+      !(core = def_single(f, v, DML_OP_MAX_POOL)))
+    return DML_OK;
+  if (core->op == DML_OP_MAX_POOL) {
+    /* Same scale and zero point on both sides, one output, no act. */
+    dml_ir_node_t *dx = def_dq(core->inputs[0]);
+    qparams_t qx;
+    if (act || core->n_outputs != 1 || !dx ||
+        !qparams(dx, dx->inputs[0]->type.dtype, 1, 0, &qx) || qx.dt != qy.dt ||
+        ((const float *)qx.scale->data)[0] != sy || zp_at(&qx, 0) != zy)
+      return DML_OK;
+    dml_ir_node_t *nn;
+    DML_RETURN_IF_ERROR(dml_ir_node_create(f, DML_OP_MAX_POOL, core->name, 1,
+                                           &dx->inputs[0], 1, qn, &nn));
+    for (uint32_t i = 0; i < core->n_attrs; i++)
+      DML_RETURN_IF_ERROR(dml_ir_node_set_attr(nn, &core->attrs[i]));
+    nn->outputs[0]->type = y->type;
+    nn->outputs[0]->name = y->name;
+    dml_ir_value_replace_all_uses(f, y, nn->outputs[0]);
+    dml_ir_node_erase(qn);
+    dml_ir_node_erase(core);
+    *done = 1;
+    return DML_OK;
+  }
+  int conv = core->op == DML_OP_CONV;
+  dml_ir_node_t *dx = def_dq(core->inputs[0]), *dw = def_dq(core->inputs[1]);
+  dml_ir_node_t *db =
+      conv && core->n_inputs > 2 && core->inputs[2] ? def_dq(core->inputs[2]) : NULL;
+  if (!dx || !dw || (conv && core->n_inputs > 2 && core->inputs[2] && !db)) return DML_OK;
+  dml_ir_value_t *xq = dx->inputs[0], *wq = dw->inputs[0];
+  if (!is_q8(xq->type.dtype) || !is_q8(wq->type.dtype) || !cst(wq)) return DML_OK;
+  int32_t wr = wq->type.rank;
+  if (wr < 1 || xq->type.rank < 1) return DML_OK;
+  /* Per-channel weights: Conv's axis 0 ([M]), MatMul's last axis ([N], a
+   * 2-D B). */
+  int64_t M = conv ? wq->type.dims[0].value : wq->type.dims[wr - 1].value;
+  if (!conv && wr != 2) M = 1;
+  qparams_t qx, qw;
+  if (!qparams(dx, xq->type.dtype, 1, 0, &qx) ||
+      !qparams(dw, wq->type.dtype, M, conv ? 0 : wr - 1, &qw))
+    return DML_OK;
+  float sx = ((const float *)qx.scale->data)[0];
+  const float *sw = (const float *)qw.scale->data;
+  if (db) {
+    /* B: i32 [M], zero point 0, scale sx * sw[m]. */
+    dml_ir_value_t *bq = db->inputs[0];
+    qparams_t qb;
+    if (bq->type.dtype != DML_DTYPE_I32 || bq->type.rank != 1 ||
+        bq->type.dims[0].value != wq->type.dims[0].value ||
+        !qparams(db, DML_DTYPE_I32, bq->type.dims[0].value, 0, &qb))
+      return DML_OK;
+    for (int64_t i = 0; i < qb.n; i++) {
+      double want = (double)sx * sw[qw.n == 1 ? 0 : i];
+      double got = ((const float *)qb.scale->data)[i];
+      if (zp_at(&qb, i) != 0 || fabs(got - want) > want * 0x1p-20) return DML_OK;
+    }
+  }
+  dml_ir_value_t *zx, *zw, *zyv;
+  DML_RETURN_IF_ERROR(zp_value(m, &qx, &zx));
+  DML_RETURN_IF_ERROR(zp_value(m, &qw, &zw));
+  DML_RETURN_IF_ERROR(zp_value(m, &qy, &zyv));
+  dml_ir_value_t *ins[9] = {
+      xq, qx.scale, zx, wq, qw.scale, zw, qy.scale, zyv, db ? db->inputs[0] : NULL};
+  dml_ir_node_t *nn;
+  DML_RETURN_IF_ERROR(
+      dml_ir_node_create(f, conv ? DML_OP_QLINEAR_CONV : DML_OP_QLINEAR_MAT_MUL,
+                         core->name, db ? 9 : 8, ins, 1, qn, &nn));
+  if (conv)
+    for (uint32_t i = 0; i < core->n_attrs; i++)
+      DML_RETURN_IF_ERROR(dml_ir_node_set_attr(nn, &core->attrs[i]));
+  if (qlo > lo0 || qhi < lo0 + 255) {
+    int64_t r[2] = {qlo, qhi};
+    DML_RETURN_IF_ERROR(dml_ir_node_set_attr_ints(nn, "dml_clamp", r, 2));
+  }
+  nn->outputs[0]->type = y->type;
+  nn->outputs[0]->name = y->name;
+  dml_ir_value_replace_all_uses(f, y, nn->outputs[0]);
+  dml_ir_node_erase(qn);
+  if (act) dml_ir_node_erase(act);
+  dml_ir_node_erase(core);
+  *done = 1;
+  return DML_OK;
+}
+
+dml_status_t dml_pass_qdq_fuse(dml_ir_module_t *m, dml_pass_options_t *o) {
+  (void)o;
+  if (getenv("DMLC_NO_QDQ_FUSE")) return DML_OK;
+  for (uint32_t i = 0; i < m->n_functions; i++) {
+    dml_ir_function_t *f = m->functions[i];
+    for (dml_ir_node_t *n = f->first; n;) {
+      dml_ir_node_t *next = n->next;
+      if (n->op == DML_OP_QUANTIZE_LINEAR && n->n_outputs == 1 && n->n_inputs >= 2 &&
+          n->inputs[0]->type.rank != DML_RANK_UNKNOWN) {
+        int done;
+        DML_RETURN_IF_ERROR(fuse_one(m, f, n, &done));
+      }
+      n = next;
+    }
+  }
+  return DML_OK;
+}
