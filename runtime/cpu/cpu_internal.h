@@ -185,6 +185,14 @@ size_t dml_cpu_qconv_scratch(const dml_cpu_call_t *c, int threads, int prepacked
  * depthwise, which reads w directly, or K > 65,536) and the packing. */
 size_t dml_cpu_qconv_prepack_bytes(const dml_tensor_t *w, int64_t group);
 void dml_cpu_qconv_prepack(const dml_tensor_t *w, int64_t group, void *dst);
+/* Per-tensor QuantizeLinear of f32 x (y u8 when u8, else s8) and
+ * DequantizeLinear of u8/s8 x, as the reference kernels compute them
+ * (x / scale in f32, rint, + zp, saturation with NaN low; (x - zp) * scale
+ * in f32), vectorized (cpu_qgemm.c). */
+void dml_cpu_quantize_f32(const float *x, int64_t n, float scale, int32_t zp, int u8,
+                          void *y);
+void dml_cpu_dequantize_q8(const void *x, int64_t n, float scale, int32_t zp, int u8,
+                           float *y);
 /* Forces the int8 micro-kernel (tests): -1 the reference kernels only, 0
  * this machine's choice, 1 portable C, 2 AVX2, 3 AVX-512 VNNI. Returns the
  * kernel now in use (0 for -1), or -1 when the machine lacks it (then the

@@ -360,44 +360,54 @@ static requant_fn requant(void) {
   return requant_row;
 }
 
+/* The depthwise kernel's padded plane: every tap of every output inside. */
+static int64_t dw_hp(const qc_t *q) {
+  return DML_CPU_MAX(q->H + q->pt, (q->OH - 1) * q->sh + (q->KH - 1) * q->dh + 1);
+}
+static int64_t dw_wp(const qc_t *q) {
+  return DML_CPU_MAX(q->W + q->pl, (q->OW - 1) * q->sw + (q->KW - 1) * q->dw + 1);
+}
+
 /* im2col of columns [n0, n0 + nc) of image n, group g, k-major, into dst
  * (K rows of nc); taps outside the image read zx. */
 static void im2col(const qc_t *q, int64_t n, int64_t g, int64_t n0, int64_t nc,
                    uint8_t *dst) {
   const uint8_t *xg = q->x + (n * q->C + g * q->Cg) * q->H * q->W;
+  const int zx = (int)(uint8_t)q->zx;
+  const int64_t oh0 = n0 / q->OW, ow0 = n0 % q->OW;
   for (int64_t c = 0; c < q->Cg; c++)
     for (int64_t kh = 0; kh < q->KH; kh++)
       for (int64_t kw = 0; kw < q->KW; kw++) {
         uint8_t *o = dst + ((c * q->KH + kh) * q->KW + kw) * nc;
         const uint8_t *xc = xg + c * q->H * q->W;
-        int64_t p = n0, end = n0 + nc;
-        while (p < end) {
-          int64_t oh = p / q->OW, ow = p % q->OW;
-          int64_t run = DML_CPU_MIN(q->OW - ow, end - p);
+        const int64_t off = kw * q->dw - q->pl;
+        /* ow with 0 <= ow * sw + off < W: [va, vb) */
+        int64_t va = off >= 0 ? 0 : (-off + q->sw - 1) / q->sw;
+        int64_t vb = q->W - off <= 0 ? 0 : (q->W - off + q->sw - 1) / q->sw;
+        if (vb > q->OW) vb = q->OW;
+        if (vb < va) vb = va;
+        int64_t p = 0, oh = oh0, ow = ow0;
+        while (p < nc) {
+          int64_t run = DML_CPU_MIN(q->OW - ow, nc - p);
           int64_t ih = oh * q->sh - q->pt + kh * q->dh;
-          uint8_t *od = o + (p - n0);
+          uint8_t *od = o + p;
           if (ih < 0 || ih >= q->H) {
-            memset(od, (int)(uint8_t)q->zx, (size_t)run);
+            memset(od, zx, (size_t)run);
           } else {
-            const uint8_t *row = xc + ih * q->W;
-            int64_t off = kw * q->dw - q->pl;
+            const uint8_t *row = xc + ih * q->W + off;
+            int64_t a = DML_CPU_MAX(ow, va), b = DML_CPU_MIN(ow + run, vb);
+            if (b < a) b = a;
+            if (a > ow) memset(od, zx, (size_t)DML_CPU_MIN(a - ow, run));
             if (q->sw == 1) {
-              /* iw = ow + off within [0, W) for ow in [a, b) */
-              int64_t a = DML_CPU_MAX(ow, -off), b = DML_CPU_MIN(ow + run, q->W - off);
-              if (b < a) b = a;
-              if (a > ow)
-                memset(od, (int)(uint8_t)q->zx, (size_t)DML_CPU_MIN(a - ow, run));
-              if (b > a) memcpy(od + (a - ow), row + a + off, (size_t)(b - a));
-              if (ow + run > b && b >= ow)
-                memset(od + (b - ow), (int)(uint8_t)q->zx, (size_t)(ow + run - b));
+              if (b > a) memcpy(od + (a - ow), row + a, (size_t)(b - a));
             } else {
-              for (int64_t j = 0; j < run; j++) {
-                int64_t iw = (ow + j) * q->sw + off;
-                od[j] = iw >= 0 && iw < q->W ? row[iw] : (uint8_t)q->zx;
-              }
+              for (int64_t j = a; j < b; j++) od[j - ow] = row[j * q->sw];
             }
+            if (ow + run > b && b >= a) memset(od + (b - ow), zx, (size_t)(ow + run - b));
           }
           p += run;
+          ow += run;
+          if (ow == q->OW) ow = 0, oh++;
         }
       }
 }
@@ -447,48 +457,99 @@ static void gemm_task(void *ctx, int64_t t, int tid) {
   }
 }
 
+/* acc[oh, ow] = sum over taps of xp[oh * sh + kh * dh, ow * sw + kw * dw] *
+ * wk[kh, kw] (the compiler vectorizes the rows; cloned per ISA). */
+DML_CPU_CLONES
+static void dw_acc(const int16_t *restrict xp, int64_t Wp, const int32_t *restrict wk,
+                   int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                   int64_t dh, int64_t dw, int32_t *restrict acc) {
+  for (int64_t oh = 0; oh < OH; oh++) {
+    int32_t *restrict a = acc + oh * OW;
+    for (int64_t j = 0; j < OW; j++) a[j] = 0;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      const int16_t *row = xp + (oh * sh + kh * dh) * Wp;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const int32_t wv = wk[kh * KW + kw];
+        const int16_t *restrict r = row + kw * dw;
+        if (sw == 1)
+          for (int64_t j = 0; j < OW; j++) a[j] += (int32_t)r[j] * wv;
+        else if (sw == 2)
+          for (int64_t j = 0; j < OW; j++) a[j] += (int32_t)r[2 * j] * wv;
+        else
+          for (int64_t j = 0; j < OW; j++) a[j] += (int32_t)r[j * sw] * wv;
+      }
+    }
+  }
+}
+
+#if DML_CPU_X86
+/* dw_acc for strides 1 and 2 with AVX-512: 16 outputs of a row in one
+ * register over all taps (masked at the row's end). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_acc512(
+    const int16_t *xp, int64_t Wp, const int32_t *wk, int64_t OH, int64_t OW, int64_t KH,
+    int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int32_t *acc) {
+  for (int64_t oh = 0; oh < OH; oh++)
+    for (int64_t j0 = 0; j0 < OW; j0 += 16) {
+      int64_t rem = OW - j0 < 16 ? OW - j0 : 16;
+      __mmask16 m16 = (__mmask16)((1u << rem) - 1);
+      __mmask32 m32 = (__mmask32)(rem == 16 ? 0xffffffffu : (1u << (2 * rem)) - 1);
+      __m512i a = _mm512_setzero_si512();
+      for (int64_t kh = 0; kh < KH; kh++) {
+        const int16_t *row = xp + (oh * sh + kh * dh) * Wp + j0 * sw;
+        for (int64_t kw = 0; kw < KW; kw++) {
+          const int16_t *r = row + kw * dw;
+          __m512i x;
+          if (sw == 1) {
+            x = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(m16, r));
+          } else {
+            __m512i v = _mm512_maskz_loadu_epi16(m32, r);
+            x = _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16); /* even elements */
+          }
+          a = _mm512_add_epi32(
+              a, _mm512_mullo_epi32(x, _mm512_set1_epi32(wk[kh * KW + kw])));
+        }
+      }
+      _mm512_mask_storeu_epi32(acc + oh * OW + j0, m16, a);
+    }
+}
+#endif
+
+/* Depthwise: the channel's plane as int16 (x - zx) with the padding 0 (it
+ * reads zx), then per output row and tap a contiguous (stride 1) or strided
+ * multiply-add into int32 accumulators over the whole plane, requantized
+ * at once. */
 static void dw_task(void *ctx, int64_t t, int tid) {
   const qc_t *q = (const qc_t *)ctx;
   int64_t m = t % q->M, n = t / q->M;
-  int32_t *acc = (int32_t *)(void *)(q->slots + (size_t)tid * q->slot_bytes);
+  const int64_t OH = q->OH, OW = q->OW, KH = q->KH, KW = q->KW, sw = q->sw;
+  const int64_t Hp = dw_hp(q), Wp = dw_wp(q);
+  int32_t *restrict acc = (int32_t *)(void *)(q->slots + (size_t)tid * q->slot_bytes);
+  int16_t *restrict xp = (int16_t *)(void *)(acc + rup(OH * OW, 16));
   const uint8_t *xc = q->x + (n * q->C + m) * q->H * q->W;
-  int32_t zx = (int32_t)(uint8_t)((uint8_t)q->zx ^ q->flip);
+  const int32_t zx = (int32_t)(uint8_t)((uint8_t)q->zx ^ q->flip);
+  const uint8_t flip = q->flip;
+  memset(xp, 0, (size_t)(Hp * Wp) * sizeof(int16_t));
+  for (int64_t h = 0; h < q->H; h++) {
+    const uint8_t *r = xc + h * q->W;
+    int16_t *o = xp + (h + q->pt) * Wp + q->pl;
+    for (int64_t j = 0; j < q->W; j++)
+      o[j] = (int16_t)((int32_t)(uint8_t)(r[j] ^ flip) - zx);
+  }
   int32_t wk[64];
-  int64_t taps = q->KH * q->KW;
+  int64_t taps = KH * KW;
   for (int64_t i = 0; i < taps; i++) {
     int32_t wv = q->w_u8 ? (int32_t)((const uint8_t *)q->wraw)[m * taps + i] - 128
                          : (int32_t)((const int8_t *)q->wraw)[m * taps + i];
     wk[i] = wv - (int32_t)q->zw[m];
   }
-  requant_fn rq = requant();
-  uint8_t *yc = q->y + (n * q->M + m) * q->OH * q->OW;
-  for (int64_t oh = 0; oh < q->OH; oh++) {
-    for (int64_t j = 0; j < q->OW; j++) acc[j] = 0;
-    for (int64_t kh = 0; kh < q->KH; kh++) {
-      int64_t ih = oh * q->sh - q->pt + kh * q->dh;
-      if (ih < 0 || ih >= q->H) continue; /* reads zx: contributes 0 */
-      const uint8_t *row = xc + ih * q->W;
-      for (int64_t kw = 0; kw < q->KW; kw++) {
-        int32_t wv = wk[kh * q->KW + kw];
-        int64_t off = kw * q->dw - q->pl;
-        /* ow with 0 <= ow * sw + off < W */
-        int64_t a = off >= 0 ? 0 : (-off + q->sw - 1) / q->sw;
-        int64_t b = q->W - off <= 0 ? 0 : (q->W - off + q->sw - 1) / q->sw;
-        if (b > q->OW) b = q->OW;
-        if (q->sw == 1) {
-          const uint8_t *r = row + off;
-          if (q->flip)
-            for (int64_t j = a; j < b; j++) acc[j] += ((int32_t)(r[j] ^ 0x80) - zx) * wv;
-          else
-            for (int64_t j = a; j < b; j++) acc[j] += ((int32_t)r[j] - zx) * wv;
-        } else {
-          for (int64_t j = a; j < b; j++)
-            acc[j] += ((int32_t)(uint8_t)(row[j * q->sw + off] ^ q->flip) - zx) * wv;
-        }
-      }
-    }
-    rq(q, acc, NULL, q->sc[m], q->c0[m], 0, q->OW, yc + oh * q->OW);
-  }
+#if DML_CPU_X86
+  if (g_quk_id == 3 && (sw == 1 || sw == 2))
+    dw_acc512(xp, Wp, wk, OH, OW, KH, KW, q->sh, sw, q->dh, q->dw, acc);
+  else
+#endif
+    dw_acc(xp, Wp, wk, OH, OW, KH, KW, q->sh, sw, q->dh, q->dw, acc);
+  requant()(q, acc, NULL, q->sc[m], q->c0[m], 0, OH * OW,
+            q->y + (n * q->M + m) * OH * OW);
 }
 
 /* Geometry of the call when the fast path takes it (0 otherwise). */
@@ -533,7 +594,8 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
 }
 
 static size_t slot_bytes(const qc_t *q) {
-  if (q->depthwise) return (size_t)rup(q->OW * 4, 64);
+  if (q->depthwise)
+    return (size_t)rup(rup(q->OH * q->OW, 16) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
   return (size_t)rup(q->Kq * 4 * q->nc + (q->one_by_one ? 0 : q->K * q->nc) + 4 * q->nc +
                          4 * QMR * 2 * QNR + 64,
                      64);
@@ -622,4 +684,43 @@ int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
   else
     dml_cpu_parallel_for(q.N * q.group * q.n_chunks, threads, gemm_task, &q);
   return 1;
+}
+
+/* ---- per-tensor QuantizeLinear / DequantizeLinear of the QDQ graph parts
+ * left in f32 (Add, pools, ...): the reference kernels' formulas in float,
+ * vectorized ---- */
+
+DML_CPU_CLONES
+void dml_cpu_quantize_f32(const float *x, int64_t n, float scale, int32_t zp, int u8,
+                          void *y) {
+  const float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f, z = (float)zp;
+  if (u8) {
+    uint8_t *o = (uint8_t *)y;
+    for (int64_t i = 0; i < n; i++) {
+      float v = rintf(x[i] / scale) + z;
+      v = v >= lo ? v : lo; /* NaN saturates low */
+      v = v > hi ? hi : v;
+      o[i] = (uint8_t)(int32_t)v;
+    }
+  } else {
+    int8_t *o = (int8_t *)y;
+    for (int64_t i = 0; i < n; i++) {
+      float v = rintf(x[i] / scale) + z;
+      v = v >= lo ? v : lo;
+      v = v > hi ? hi : v;
+      o[i] = (int8_t)(int32_t)v;
+    }
+  }
+}
+
+DML_CPU_CLONES
+void dml_cpu_dequantize_q8(const void *x, int64_t n, float scale, int32_t zp, int u8,
+                           float *y) {
+  if (u8) {
+    const uint8_t *p = (const uint8_t *)x;
+    for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)p[i] - zp) * scale;
+  } else {
+    const int8_t *p = (const int8_t *)x;
+    for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)p[i] - zp) * scale;
+  }
 }

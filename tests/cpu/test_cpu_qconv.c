@@ -208,7 +208,82 @@ static void test_qconv_paths(void) {
   CHECK(ran_paths >= ncase * 2); /* the portable path at least, both packings */
 }
 
+/* The vectorized per-tensor QuantizeLinear/DequantizeLinear on edge values:
+ * ties to even, saturation, NaN low, +-inf, -0, denormals, huge values;
+ * u8 and s8; lengths around the vector width. */
+static void test_q_dq_edges(void) {
+  /* scale 0.5: x / scale = 2x; ties 0.5, 1.5, 2.5, -2.5, 128.5, -128.5. */
+  const float x[] = {NAN,     INFINITY, -INFINITY, -0.0f,   1e-45f, 1e30f, -1e30f,
+                     0.25f,   0.75f,    1.25f,     -1.25f,  -0.25f, 63.5f, 64.25f,
+                     -64.25f, 127.0f,   200.0f,    -300.0f, 0.5f};
+  const uint8_t want_u8[] = {0,   255, 0,   128, 128, 255, 0,   128, 130, 130,
+                             126, 128, 255, 255, 0,   255, 255, 0,   129};
+  const int8_t want_s8[] = {-128, 127, -128, 0,   0,    127, -128, 0,    2, 2,
+                            -2,   0,   127,  127, -128, 127, 127,  -128, 1};
+  size_t n = sizeof x / sizeof x[0];
+  float s = 0.5f;
+  for (int u = 0; u < 2; u++)
+    for (size_t len = 1; len <= n; len++) {
+      uint8_t y[32], z = u ? 128 : 0;
+      dml_tensor_t in[3] = {tens(DML_DTYPE_F32, (void *)x, 1, (int64_t)len),
+                            tens(DML_DTYPE_F32, &s, 0),
+                            tens(u ? DML_DTYPE_U8 : DML_DTYPE_I8, &z, 0)};
+      dml_tensor_t out = tens(u ? DML_DTYPE_U8 : DML_DTYPE_I8, y, 1, (int64_t)len);
+      CHECK_OK(run_op(DML_OP_QUANTIZE_LINEAR, in, 3, &out, 1, NULL, 0));
+      for (size_t i = 0; i < len; i++)
+        CHECK(u ? y[i] == want_u8[i] : (int8_t)y[i] == want_s8[i]);
+      /* back: (y - z) * s */
+      float back[32];
+      dml_tensor_t din[3] = {out, in[1], in[2]};
+      dml_tensor_t dout = tens(DML_DTYPE_F32, back, 1, (int64_t)len);
+      CHECK_OK(run_op(DML_OP_DEQUANTIZE_LINEAR, din, 3, &dout, 1, NULL, 0));
+      for (size_t i = 0; i < len; i++)
+        CHECK(back[i] ==
+              (float)((u ? (int)y[i] : (int)(int8_t)y[i]) - (int)(u ? 128 : 0)) * s);
+    }
+}
+
+/* MaxPool of u8 and s8 (the quantized pooling the qdq-fuse pass makes)
+ * against a naive max over the in-image taps: strides, pads, dilations. */
+static void test_maxpool_q8(void) {
+  const int64_t H = 9, W = 11, C = 3, k = 3;
+  uint8_t x[3 * 9 * 11], y[3 * 9 * 11];
+  for (int64_t i = 0; i < C * H * W; i++) x[i] = (uint8_t)(rnd() & 0xff);
+  for (int s8 = 0; s8 < 2; s8++)
+    for (int64_t st = 1; st <= 2; st++)
+      for (int64_t d = 1; d <= 2; d++) {
+        int64_t p = 1, eff = (k - 1) * d + 1;
+        int64_t OH = (H + 2 * p - eff) / st + 1, OW = (W + 2 * p - eff) / st + 1;
+        dml_dtype_t dt = s8 ? DML_DTYPE_I8 : DML_DTYPE_U8;
+        dml_tensor_t in = tens(dt, x, 4, D(1), C, H, W);
+        dml_tensor_t out = tens(dt, y, 4, D(1), C, OH, OW);
+        int64_t ks[2] = {k, k}, ss[2] = {st, st}, ds[2] = {d, d}, ps[4] = {p, p, p, p};
+        dml_attr_t at[4] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", ss, 2),
+                            attr_ints("dilations", ds, 2), attr_ints("pads", ps, 4)};
+        CHECK_OK(run_op(DML_OP_MAX_POOL, &in, 1, &out, 1, at, 4));
+        int bad = 0;
+        for (int64_t c = 0; c < C; c++)
+          for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+              int best = -1000;
+              for (int64_t i = 0; i < k; i++)
+                for (int64_t j = 0; j < k; j++) {
+                  int64_t h = oh * st - p + i * d, w = ow * st - p + j * d;
+                  if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                  uint8_t v = x[(c * H + h) * W + w];
+                  int iv = s8 ? (int)(int8_t)v : (int)v;
+                  if (iv > best) best = iv;
+                }
+              uint8_t g = y[(c * OH + oh) * OW + ow];
+              bad += (s8 ? (int)(int8_t)g : (int)g) != best;
+            }
+        CHECK(bad == 0);
+      }
+}
+
 int main(void) {
+  RUN(test_maxpool_q8);
+  RUN(test_q_dq_edges);
   RUN(test_qconv_paths);
   return dml_test_finish();
 }
