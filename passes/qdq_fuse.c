@@ -171,6 +171,108 @@ static int scalar_f(const dml_ir_value_t *v, double dflt, double *out) {
   return !isnan(*out);
 }
 
+static dml_status_t add_i64(dml_ir_module_t *m, const int64_t *v, int64_t n,
+                            dml_ir_value_t **out) {
+  dml_type_t t = dml_type_static(DML_DTYPE_I64, 1, &n);
+  return dml_ir_module_add_constant(m, "qshape", &t, v, (size_t)n * 8, out);
+}
+
+/* Gemm(DQ(x) [N, K], DQ(w), [DQ(B i32 [M])]) with alpha = beta = 1, transA =
+ * 0 -> Reshape(x, [0, K, 1, 1]), QLinearConv with w as [M, K, 1, 1] (a new
+ * constant, transposed when transB = 0), Reshape(y, [0, M]): the same sums
+ * and requantization as a 1x1 convolution, so the int8 kernels and the bias
+ * folding of QLinearConv apply (QLinearMatMul has no bias). */
+static dml_status_t gemm_as_conv(dml_ir_module_t *m, dml_ir_function_t *f,
+                                 dml_ir_node_t *qn, dml_ir_node_t *act,
+                                 dml_ir_node_t *core, const qparams_t *qy, int64_t qlo,
+                                 int64_t qhi, int *done) {
+  const dml_attr_t *al = dml_ir_node_attr(core, "alpha"),
+                   *be = dml_ir_node_attr(core, "beta");
+  if ((al && al->f != 1.0) || (be && be->f != 1.0) ||
+      dml_attr_int(core->attrs, core->n_attrs, "transA", 0) != 0)
+    return DML_OK;
+  int tb = dml_attr_int(core->attrs, core->n_attrs, "transB", 0) != 0;
+  dml_ir_node_t *dx = def_dq(core->inputs[0]), *dw = def_dq(core->inputs[1]);
+  dml_ir_node_t *db =
+      core->n_inputs > 2 && core->inputs[2] ? def_dq(core->inputs[2]) : NULL;
+  if (!dx || !dw || (core->n_inputs > 2 && core->inputs[2] && !db)) return DML_OK;
+  dml_ir_value_t *xq = dx->inputs[0], *wq = dw->inputs[0];
+  if (!is_q8(xq->type.dtype) || !is_q8(wq->type.dtype) || !cst(wq) ||
+      wq->type.rank != 2 || xq->type.rank != 2 || xq->type.dims[1].sym >= 0)
+    return DML_OK;
+  int64_t M = wq->type.dims[tb ? 0 : 1].value, K = wq->type.dims[tb ? 1 : 0].value;
+  if (xq->type.dims[1].value != K || M * K == 0) return DML_OK;
+  qparams_t qx, qw;
+  if (!qparams(dx, xq->type.dtype, 1, 0, &qx) ||
+      !qparams(dw, wq->type.dtype, M, tb ? 0 : 1, &qw))
+    return DML_OK;
+  float sx = ((const float *)qx.scale->data)[0];
+  const float *sw = (const float *)qw.scale->data;
+  if (db) {
+    dml_ir_value_t *bq = db->inputs[0];
+    qparams_t qb;
+    if (bq->type.dtype != DML_DTYPE_I32 || bq->type.rank != 1 ||
+        bq->type.dims[0].value != M || !qparams(db, DML_DTYPE_I32, M, 0, &qb))
+      return DML_OK;
+    for (int64_t i = 0; i < qb.n; i++) {
+      double want = (double)sx * sw[qw.n == 1 ? 0 : i];
+      double got = ((const float *)qb.scale->data)[i];
+      if (zp_at(&qb, i) != 0 || fabs(got - want) > want * 0x1p-20) return DML_OK;
+    }
+  }
+  /* w as [M, K, 1, 1]. */
+  int64_t wd[4] = {M, K, 1, 1};
+  dml_type_t wt = dml_type_static(wq->type.dtype, 4, wd);
+  uint8_t *buf = (uint8_t *)dml_ir_alloc(m, (size_t)(M * K));
+  if (!buf)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "passes", "out of memory");
+  const uint8_t *src = (const uint8_t *)wq->data;
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t k = 0; k < K; k++) buf[i * K + k] = tb ? src[i * K + k] : src[k * M + i];
+  dml_ir_value_t *w4, *s1, *s2, *zx, *zw, *zyv;
+  DML_RETURN_IF_ERROR(
+      dml_ir_module_add_constant(m, "qw", &wt, buf, (size_t)(M * K), &w4));
+  int64_t sh1[4] = {0, K, 1, 1}, sh2[2] = {0, M};
+  DML_RETURN_IF_ERROR(add_i64(m, sh1, 4, &s1));
+  DML_RETURN_IF_ERROR(add_i64(m, sh2, 2, &s2));
+  DML_RETURN_IF_ERROR(zp_value(m, &qx, &zx));
+  DML_RETURN_IF_ERROR(zp_value(m, &qw, &zw));
+  DML_RETURN_IF_ERROR(zp_value(m, qy, &zyv));
+  dml_ir_value_t *y = qn->outputs[0];
+  dml_ir_node_t *r1, *cv, *r2;
+  dml_ir_value_t *r1in[2] = {xq, s1};
+  DML_RETURN_IF_ERROR(dml_ir_node_create(f, DML_OP_RESHAPE, NULL, 2, r1in, 1, qn, &r1));
+  dml_type_t t1 = xq->type;
+  t1.rank = 4;
+  t1.dims[2].value = t1.dims[3].value = 1;
+  t1.dims[2].sym = t1.dims[3].sym = -1;
+  r1->outputs[0]->type = t1;
+  dml_ir_value_t *ins[9] = {
+      r1->outputs[0],           qx.scale, zx, w4, qw.scale, zw, qy->scale, zyv,
+      db ? db->inputs[0] : NULL};
+  DML_RETURN_IF_ERROR(dml_ir_node_create(f, DML_OP_QLINEAR_CONV, core->name, db ? 9 : 8,
+                                         ins, 1, qn, &cv));
+  dml_type_t t2 = t1;
+  t2.dtype = y->type.dtype;
+  t2.dims[1] = y->type.dims[1];
+  cv->outputs[0]->type = t2;
+  int64_t lo0 = y->type.dtype == DML_DTYPE_U8 ? 0 : -128;
+  if (qlo > lo0 || qhi < lo0 + 255) {
+    int64_t r[2] = {qlo, qhi};
+    DML_RETURN_IF_ERROR(dml_ir_node_set_attr_ints(cv, "dml_clamp", r, 2));
+  }
+  dml_ir_value_t *r2in[2] = {cv->outputs[0], s2};
+  DML_RETURN_IF_ERROR(dml_ir_node_create(f, DML_OP_RESHAPE, NULL, 2, r2in, 1, qn, &r2));
+  r2->outputs[0]->type = y->type;
+  r2->outputs[0]->name = y->name;
+  dml_ir_value_replace_all_uses(f, y, r2->outputs[0]);
+  dml_ir_node_erase(qn);
+  if (act) dml_ir_node_erase(act);
+  dml_ir_node_erase(core);
+  *done = 1;
+  return DML_OK;
+}
+
 /* Rewrites the chain ending at QuantizeLinear `qn`; 1 when done. */
 static dml_status_t fuse_one(dml_ir_module_t *m, dml_ir_function_t *f, dml_ir_node_t *qn,
                              int *done) {
@@ -202,8 +304,11 @@ static dml_status_t fuse_one(dml_ir_module_t *m, dml_ir_function_t *f, dml_ir_no
   }
   if (!(core = def_single(f, v, DML_OP_CONV)) &&
       !(core = def_single(f, v, DML_OP_MATMUL)) &&
-      !(core = def_single(f, v, DML_OP_MAX_POOL)))
+      !(core = def_single(f, v, DML_OP_MAX_POOL)) &&
+      !(core = def_single(f, v, DML_OP_GEMM)))
     return DML_OK;
+  if (core->op == DML_OP_GEMM)
+    return gemm_as_conv(m, f, qn, act, core, &qy, qlo, qhi, done);
   if (core->op == DML_OP_MAX_POOL) {
     /* Same scale and zero point on both sides, one output, no act. */
     dml_ir_node_t *dx = def_dq(core->inputs[0]);

@@ -278,6 +278,8 @@ typedef struct {
   /* geometry (2-D; 1-D has H = KH = 1) */
   int64_t N, C, H, W, M, group, Cg, Mg, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, K, Kq;
   int depthwise, one_by_one;
+  int direct; /* pack B straight from a zero-point-padded copy of the image */
+  int64_t Hp, Wp;
   const uint8_t *x;
   uint8_t flip;     /* 0x80 for s8 x */
   int32_t zx;       /* x's zero point as read (x' for the GEMM: zx ^ flip) */
@@ -412,33 +414,137 @@ static void im2col(const qc_t *q, int64_t n, int64_t g, int64_t n0, int64_t nc,
       }
 }
 
+#if DML_CPU_X86
+/* 16 bytes of padded row `r` for the panel's pixels: mode 1, one output row
+ * (stride 1: 16 contiguous bytes; 2: the even ones of 32); mode 2, two rows
+ * of 8. */
+static inline __m128i load16(const uint8_t *r, const int32_t *off, int mode, int64_t sw) {
+  if (mode == 1) {
+    if (sw == 1) return _mm_loadu_si128((const __m128i *)(r + off[0]));
+    __m128i lo = _mm_loadu_si128((const __m128i *)(r + off[0]));
+    __m128i hi = _mm_loadu_si128((const __m128i *)(r + off[0] + 16));
+    __m128i mk = _mm_set1_epi16(0xff);
+    return _mm_packus_epi16(_mm_and_si128(lo, mk), _mm_and_si128(hi, mk));
+  }
+  if (sw == 1)
+    return _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(r + off[0])),
+                              _mm_loadl_epi64((const __m128i *)(r + off[8])));
+  __m128i mk = _mm_set1_epi16(0xff);
+  __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(r + off[0])), mk);
+  __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(r + off[8])), mk);
+  return _mm_packus_epi16(a, b);
+}
+
+/* B panels of columns [n0, n0 + nc) straight from the padded image xp (Cg
+ * planes of Hp x Wp, zx around): k = (c, kh, kw) reads xp at base[k] +
+ * off[pixel]. */
+static void pack_direct(const qc_t *q, const uint8_t *xp, const int32_t *base, int64_t n0,
+                        int64_t nc, uint8_t *dst) {
+  const uint8_t flip = q->flip, zxp = (uint8_t)((uint8_t)q->zx ^ flip);
+  const __m128i f = _mm_set1_epi8((char)flip), zv = _mm_set1_epi8((char)zxp);
+  int32_t off[QNR];
+  int64_t oh[QNR];
+  for (int64_t p0 = 0; p0 < nc; p0 += QNR) {
+    uint8_t *pd = dst + (p0 / QNR) * q->Kq * QNR * 4;
+    int valid = 1;
+    for (int j = 0; j < QNR; j++) {
+      int64_t p = n0 + p0 + j;
+      if (p0 + j >= nc) {
+        valid = 0;
+        off[j] = 0, oh[j] = -1;
+        continue;
+      }
+      oh[j] = p / q->OW;
+      off[j] = (int32_t)(oh[j] * q->sh * q->Wp + (p % q->OW) * q->sw);
+    }
+    int mode = 0;
+    if (valid && oh[0] == oh[QNR - 1])
+      mode = 1;
+    else if (valid && oh[0] == oh[7] && oh[8] == oh[15] && off[7] - off[0] == 7 * q->sw &&
+             off[15] - off[8] == 7 * q->sw)
+      mode = 2;
+    for (int64_t kq = 0; kq < q->Kq; kq++) {
+      uint8_t *o = pd + kq * QNR * 4;
+      __m128i v[4];
+      for (int i = 0; i < 4; i++) {
+        int64_t k = kq * 4 + i;
+        if (k >= q->K) {
+          v[i] = zv;
+        } else if (mode) {
+          v[i] = _mm_xor_si128(load16(xp + base[k], off, mode, q->sw), f);
+        } else {
+          uint8_t b[QNR];
+          for (int j = 0; j < QNR; j++)
+            b[j] = oh[j] < 0 ? zxp : (uint8_t)(xp[base[k] + off[j]] ^ flip);
+          v[i] = _mm_loadu_si128((const __m128i *)b);
+        }
+      }
+      __m128i ab0 = _mm_unpacklo_epi8(v[0], v[1]), ab1 = _mm_unpackhi_epi8(v[0], v[1]);
+      __m128i cd0 = _mm_unpacklo_epi8(v[2], v[3]), cd1 = _mm_unpackhi_epi8(v[2], v[3]);
+      _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(o + 16), _mm_unpackhi_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(o + 32), _mm_unpacklo_epi16(ab1, cd1));
+      _mm_storeu_si128((__m128i *)(o + 48), _mm_unpackhi_epi16(ab1, cd1));
+    }
+  }
+}
+#endif
+
 static void gemm_task(void *ctx, int64_t t, int tid) {
   const qc_t *q = (const qc_t *)ctx;
   int64_t chunk = t % q->n_chunks, ng = t / q->n_chunks;
   int64_t g = ng % q->group, n = ng / q->group;
   int64_t P = q->OH * q->OW, n0 = chunk * q->nc, nc = DML_CPU_MIN(q->nc, P - n0);
   uint8_t *slot = q->slots + (size_t)tid * q->slot_bytes;
-  uint8_t *pb = slot, *tmp = pb + q->Kq * 4 * q->nc;
-  int32_t *colsum = (int32_t *)(void *)(tmp + (q->one_by_one ? 0 : q->K * q->nc));
+  uint8_t *pb = slot;
+  int32_t *colsum = (int32_t *)(void *)(pb + q->Kq * 4 * q->nc);
   int32_t *acc = colsum + q->nc;
+  uint8_t *tmp = (uint8_t *)(acc + 2 * QMR * QNR);
   const uint8_t *src;
   int64_t lds;
-  if (q->one_by_one) {
-    src = q->x + (n * q->C + g * q->Cg) * P + n0;
-    lds = P;
-  } else {
-    im2col(q, n, g, n0, nc, tmp);
-    src = tmp;
-    lds = nc;
-  }
   uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip);
-  pack_b(src, lds, q->K, nc, q->flip, zxp, pb);
-  if (q->need_colsum)
-    for (int64_t j = 0; j < nc; j++) {
-      int32_t s = 0;
-      for (int64_t k = 0; k < q->K; k++) s += (uint8_t)(src[k * lds + j] ^ q->flip);
-      colsum[j] = s;
+#if DML_CPU_X86
+  if (q->direct) {
+    /* the image group zero-point padded, then the panels from it */
+    int32_t *base = (int32_t *)(void *)(tmp + rup(q->Cg * q->Hp * q->Wp, 64));
+    const uint8_t *xg = q->x + (n * q->C + g * q->Cg) * q->H * q->W;
+    memset(tmp, (int)(uint8_t)q->zx, (size_t)(q->Cg * q->Hp * q->Wp));
+    for (int64_t c = 0; c < q->Cg; c++)
+      for (int64_t h = 0; h < q->H; h++)
+        memcpy(tmp + (c * q->Hp + h + q->pt) * q->Wp + q->pl, xg + (c * q->H + h) * q->W,
+               (size_t)q->W);
+    int64_t k = 0;
+    for (int64_t c = 0; c < q->Cg; c++)
+      for (int64_t kh = 0; kh < q->KH; kh++)
+        for (int64_t kw = 0; kw < q->KW; kw++)
+          base[k++] = (int32_t)((c * q->Hp + kh * q->dh) * q->Wp + kw * q->dw);
+    pack_direct(q, tmp, base, n0, nc, pb);
+    if (q->need_colsum) /* over the packed k < K */
+      for (int64_t j = 0; j < nc; j++) {
+        const uint8_t *pp = pb + (j / QNR) * q->Kq * QNR * 4 + (j % QNR) * 4;
+        int32_t s = 0;
+        for (int64_t kk = 0; kk < q->K; kk++) s += pp[(kk / 4) * QNR * 4 + kk % 4];
+        colsum[j] = s;
+      }
+  } else
+#endif
+  {
+    if (q->one_by_one) {
+      src = q->x + (n * q->C + g * q->Cg) * P + n0;
+      lds = P;
+    } else {
+      im2col(q, n, g, n0, nc, tmp);
+      src = tmp;
+      lds = nc;
     }
+    pack_b(src, lds, q->K, nc, q->flip, zxp, pb);
+    if (q->need_colsum)
+      for (int64_t j = 0; j < nc; j++) {
+        int32_t s = 0;
+        for (int64_t k = 0; k < q->K; k++) s += (uint8_t)(src[k * lds + j] ^ q->flip);
+        colsum[j] = s;
+      }
+  }
   requant_fn rq = requant();
   int64_t Mp = rup(q->Mg, QMR);
   const int8_t *ag = q->pa + g * Mp * q->Kq * 4;
@@ -586,6 +692,9 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
   q->one_by_one = q->KH == 1 && q->KW == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 &&
                   q->pl == 0 && q->OH == q->H && q->OW == q->W;
   if (q->K > 65536 || q->N * q->M * q->OH * q->OW == 0) return 0;
+  q->Hp = dw_hp(q), q->Wp = dw_wp(q);
+  q->direct = DML_CPU_X86 && !q->one_by_one && !q->depthwise &&
+              (q->sw == 1 || q->sw == 2) && q->Cg * q->Hp * q->Wp <= (4 << 20);
   int64_t P = q->OH * q->OW;
   q->nc = DML_CPU_MAX(32, DML_CPU_MIN(1024, (96 * 1024 / q->K) / 32 * 32));
   if (q->nc > rup(P, 32)) q->nc = rup(P, 32);
@@ -596,9 +705,10 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
 static size_t slot_bytes(const qc_t *q) {
   if (q->depthwise)
     return (size_t)rup(rup(q->OH * q->OW, 16) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
-  return (size_t)rup(q->Kq * 4 * q->nc + (q->one_by_one ? 0 : q->K * q->nc) + 4 * q->nc +
-                         4 * QMR * 2 * QNR + 64,
-                     64);
+  int64_t tmp = q->one_by_one ? 0
+                : q->direct   ? rup(q->Cg * q->Hp * q->Wp, 64) + 4 * q->K
+                              : q->K * q->nc;
+  return (size_t)rup(q->Kq * 4 * q->nc + tmp + 4 * q->nc + 4 * QMR * 2 * QNR + 64, 64);
 }
 
 /* Shared part of the scratch: sc, c0, zw' per m, and the packed weights when

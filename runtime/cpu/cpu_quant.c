@@ -145,9 +145,14 @@ dml_status_t dml_cpuk_DequantizeLinear(const dml_cpu_call_t *c) {
   const float *sc = (const float *)s->data;
   float *yd = (float *)y->data;
   int64_t n = dml_cpu_numel(x);
-  if (q.n == 1 && is_q8(x->dtype)) { /* the same formula, vectorized */
-    dml_cpu_dequantize_q8(x->data, n, sc[0], zp ? (int32_t)ldq(zp->dtype, zp->data, 0) : 0,
-                          x->dtype == DML_DTYPE_U8, yd);
+  if (is_q8(x->dtype)) { /* the same formula, vectorized per block of one parameter */
+    int64_t blk = q.n == 1 ? n : q.inner, esz = 1;
+    for (int64_t i = 0; i < n; i += blk) {
+      int64_t k = q_idx(&q, i);
+      dml_cpu_dequantize_q8((const uint8_t *)x->data + i * esz, DML_CPU_MIN(blk, n - i),
+                            sc[k], zp ? (int32_t)ldq(zp->dtype, zp->data, k) : 0,
+                            x->dtype == DML_DTYPE_U8, yd + i);
+    }
     return DML_OK;
   }
   for (int64_t i = 0; i < n; i++) {

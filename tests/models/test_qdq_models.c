@@ -8,7 +8,8 @@
  * Runtime's saved outputs within one quantization step of the output
  * (qdq_cnn_io/step.npy; ORT requantizes in f32, dmlc in double, so an
  * intermediate value may land one step apart), and the fused package has
- * the integer nodes (QLinearConv, QLinearMatMul, MaxPool on u8) that the
+ * the integer nodes (QLinearConv for the Convs and the Gemm, QLinearMatMul,
+ * MaxPool on u8) that the
  * unfused one lacks.
  */
 #include <math.h>
@@ -109,7 +110,7 @@ static void test_qdq_cnn(void) {
   run_model(0, &qc0, &qm0);
   printf("QLinearConv nodes: %d fused, %d unfused; QLinearMatMul: %d, %d\n", qc1, qc0,
          qm1, qm0);
-  CHECK(qc1 == 4 && qm1 == 1);
+  CHECK(qc1 == 5 && qm1 == 1); /* 4 Conv and the Gemm (as a 1x1 QLinearConv) */
   CHECK(qc0 == 0 && qm0 == 0);
 }
 
