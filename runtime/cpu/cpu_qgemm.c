@@ -463,6 +463,30 @@ static void pack_direct(const qc_t *q, const uint8_t *xp, const int32_t *base, i
     else if (valid && oh[0] == oh[7] && oh[8] == oh[15] && off[7] - off[0] == 7 * q->sw &&
              off[15] - off[8] == 7 * q->sw)
       mode = 2;
+    /* Else up to 4 runs of pixels in one output row each: lane j of run s
+     * reads r[src[s] + j * sw] (a window load at src[s], which may start up
+     * to 30 bytes before the plane: the slot has slack there), blended by
+     * masks; pixels past nc read zx'. */
+    int nseg = 0;
+    int32_t src[4];
+    __m128i msk[4], minv = _mm_setzero_si128();
+    if (!mode) {
+      uint8_t mb[QNR];
+      for (int j = 0; j < QNR; j++) mb[j] = oh[j] < 0 ? 0xff : 0;
+      minv = _mm_loadu_si128((const __m128i *)mb);
+      for (int j = 0; j < QNR && oh[j] >= 0 && nseg <= 4;) {
+        int e = j + 1;
+        while (e < QNR && oh[e] == oh[j]) e++;
+        if (nseg < 4) {
+          for (int i = 0; i < QNR; i++) mb[i] = i >= j && i < e ? 0xff : 0;
+          msk[nseg] = _mm_loadu_si128((const __m128i *)mb);
+          src[nseg] = off[j] - j * (int32_t)q->sw;
+        }
+        nseg++;
+        j = e;
+      }
+      if (nseg <= 4) mode = 3;
+    }
     for (int64_t kq = 0; kq < q->Kq; kq++) {
       uint8_t *o = pd + kq * QNR * 4;
       __m128i v[4];
@@ -470,6 +494,13 @@ static void pack_direct(const qc_t *q, const uint8_t *xp, const int32_t *base, i
         int64_t k = kq * 4 + i;
         if (k >= q->K) {
           v[i] = zv;
+        } else if (mode == 3) {
+          __m128i a = _mm_and_si128(zv, minv);
+          for (int sg = 0; sg < nseg; sg++) {
+            __m128i w = _mm_xor_si128(load16(xp + base[k], &src[sg], 1, q->sw), f);
+            a = _mm_or_si128(a, _mm_and_si128(w, msk[sg]));
+          }
+          v[i] = a;
         } else if (mode) {
           v[i] = _mm_xor_si128(load16(xp + base[k], off, mode, q->sw), f);
         } else {
@@ -506,7 +537,8 @@ static void gemm_task(void *ctx, int64_t t, int tid) {
 #if DML_CPU_X86
   if (q->direct) {
     /* the image group zero-point padded, then the panels from it */
-    int32_t *base = (int32_t *)(void *)(tmp + rup(q->Cg * q->Hp * q->Wp, 64));
+    tmp += 64; /* slack before the plane for mode 3's window loads */
+    int32_t *base = (int32_t *)(void *)(tmp + rup(q->Cg * q->Hp * q->Wp, 64) + 64);
     const uint8_t *xg = q->x + (n * q->C + g * q->Cg) * q->H * q->W;
     memset(tmp, (int)(uint8_t)q->zx, (size_t)(q->Cg * q->Hp * q->Wp));
     for (int64_t c = 0; c < q->Cg; c++)
@@ -706,7 +738,7 @@ static size_t slot_bytes(const qc_t *q) {
   if (q->depthwise)
     return (size_t)rup(rup(q->OH * q->OW, 16) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
   int64_t tmp = q->one_by_one ? 0
-                : q->direct   ? rup(q->Cg * q->Hp * q->Wp, 64) + 4 * q->K
+                : q->direct   ? 64 + rup(q->Cg * q->Hp * q->Wp, 64) + 64 + 4 * q->K
                               : q->K * q->nc;
   return (size_t)rup(q->Kq * 4 * q->nc + tmp + 4 * q->nc + 4 * QMR * 2 * QNR + 64, 64);
 }

@@ -167,6 +167,8 @@ static void test_qconv_paths(void) {
       {1, 9, 16, 16, 12, 1, 3, 3, 2, 1, 1, S, U, U, -3, 100, 1, 0, 1, 1, 0.3, 0, 0, 0},
       {1, 6, 64, 64, 10, 1, 3, 3, 2, 1, 1, U, S, S, 255, 5, 0, 0, 1, 1, 0.2, 1, 0, 0},
       {1, 7, 32, 32, 9, 1, 3, 3, 1, 1, 1, U, U, U, 0, 128, 2, 200, 0, 1, 20.0, 0, 0, 0},
+      /* output rows of 2 (more than 4 rows per panel: the gather) */
+      {3, 10, 5, 5, 11, 1, 3, 3, 2, 0, 1, U, S, U, 128, 128, 0, 0, 1, 1, 0.1, 0, 0, 0},
   };
   int ncase = (int)(sizeof cases / sizeof cases[0]);
   int ran_paths = 0;
