@@ -194,7 +194,7 @@ void dml_cpu_quantize_f32(const float *x, int64_t n, float scale, int32_t zp, in
 void dml_cpu_dequantize_q8(const void *x, int64_t n, float scale, int32_t zp, int u8,
                            float *y);
 /* Forces the int8 micro-kernel (tests): -1 the reference kernels only, 0
- * this machine's choice, 1 portable C, 2 AVX2, 3 AVX-512 VNNI. Returns the
+ * this machine's choice, 1 portable C, 2 AVX2, 3 AVX-512 VNNI, 4 arm64 sdot. Returns the
  * kernel now in use (0 for -1), or -1 when the machine lacks it (then the
  * machine's choice). Not thread-safe: call before running. */
 int dml_cpu_qgemm_set_kernel(int which);

@@ -31,8 +31,11 @@
  *    widening form: u8 -> i16 (vpmovzxbw) and s8 -> i16 then vpmaddwd
  *    (i16 pairs summed into int32, exact), pairs of k added by vphaddd at
  *    the end;
+ *  - arm64 dot product (sdot, where HWCAP_ASIMDDP says so; built with the
+ *    dotprod target attribute by GCC, or where __ARM_FEATURE_DOTPROD is on):
+ *    x' read as x' - 128 and 128 * sum_k w added back;
  *  - portable C, always there.
- * The path is picked once from CPUID (dml_cpu_qgemm_set_kernel forces one
+ * The path is picked once from CPUID / HWCAP (dml_cpu_qgemm_set_kernel forces one
  * for tests). Depthwise convolutions (group == C == M) take a direct
  * kernel: per (image, channel), int32 row accumulators of (x - zx)(w - zw)
  * over the taps inside the image (padding contributes 0).
@@ -143,6 +146,68 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni(
 }
 #endif
 
+#if defined(__aarch64__) && \
+    (defined(__ARM_FEATURE_DOTPROD) || (defined(__GNUC__) && !defined(__clang__)))
+#define DML_QDOT 1
+#include <arm_neon.h>
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#if defined(__ARM_FEATURE_DOTPROD)
+#define DML_QDOT_TARGET
+#else
+#define DML_QDOT_TARGET __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+/* arm64 dot product: sdot is s8 x s8, so x' (u8) is read as x' - 128 (xor
+ * 0x80) and 128 * sum_k w[m, k] added back (that sum by sdot against ones).
+ * vdotq_laneq_s32 multiplies 4 pixels' quads by row r's quad (lane r of the
+ * 16-byte load of 4 rows' quads); 8 rows x 8 pixels per pass. */
+DML_QDOT_TARGET static void uk_sdot(int64_t kq, const int8_t *a, const uint8_t *b0,
+                                    const uint8_t *b1, int32_t *c) {
+  const uint8x16_t fl = vdupq_n_u8(0x80);
+  const int8x16_t ones = vdupq_n_s8(1);
+  int32x4_t ws0 = vdupq_n_s32(0), ws1 = vdupq_n_s32(0);
+  for (int64_t k = 0; k < kq; k++) {
+    ws0 = vdotq_s32(ws0, vld1q_s8(a + k * 32), ones);
+    ws1 = vdotq_s32(ws1, vld1q_s8(a + k * 32 + 16), ones);
+  }
+  int32_t wsum[8];
+  vst1q_s32(wsum, vshlq_n_s32(ws0, 7));
+  vst1q_s32(wsum + 4, vshlq_n_s32(ws1, 7));
+  for (int h = 0; h < 2; h++) {
+    const uint8_t *b = h ? b1 : b0;
+    for (int g = 0; g < 4; g += 2) {
+      int32x4_t z = vdupq_n_s32(0);
+      int32x4_t c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
+      int32x4_t c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
+      for (int64_t k = 0; k < kq; k++) {
+        int8x16_t a0 = vld1q_s8(a + k * 32), a1 = vld1q_s8(a + k * 32 + 16);
+        const uint8_t *bk = b + k * 64 + g * 16;
+        int8x16_t x0 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(bk), fl));
+        int8x16_t x1 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(bk + 16), fl));
+        c00 = vdotq_laneq_s32(c00, x0, a0, 0), c01 = vdotq_laneq_s32(c01, x1, a0, 0);
+        c10 = vdotq_laneq_s32(c10, x0, a0, 1), c11 = vdotq_laneq_s32(c11, x1, a0, 1);
+        c20 = vdotq_laneq_s32(c20, x0, a0, 2), c21 = vdotq_laneq_s32(c21, x1, a0, 2);
+        c30 = vdotq_laneq_s32(c30, x0, a0, 3), c31 = vdotq_laneq_s32(c31, x1, a0, 3);
+        c40 = vdotq_laneq_s32(c40, x0, a1, 0), c41 = vdotq_laneq_s32(c41, x1, a1, 0);
+        c50 = vdotq_laneq_s32(c50, x0, a1, 1), c51 = vdotq_laneq_s32(c51, x1, a1, 1);
+        c60 = vdotq_laneq_s32(c60, x0, a1, 2), c61 = vdotq_laneq_s32(c61, x1, a1, 2);
+        c70 = vdotq_laneq_s32(c70, x0, a1, 3), c71 = vdotq_laneq_s32(c71, x1, a1, 3);
+      }
+#define QSD(r)                                                          \
+  {                                                                     \
+    int32x4_t wv = vdupq_n_s32(wsum[r]);                                \
+    vst1q_s32(c + (r)*32 + h * 16 + g * 4, vaddq_s32(c##r##0, wv));     \
+    vst1q_s32(c + (r)*32 + h * 16 + g * 4 + 4, vaddq_s32(c##r##1, wv)); \
+  }
+      QSD(0) QSD(1) QSD(2) QSD(3) QSD(4) QSD(5) QSD(6) QSD(7)
+#undef QSD
+    }
+  }
+}
+#endif
+
 static quk_fn g_quk;
 static int g_quk_id; /* 1 C, 2 AVX2, 3 VNNI */
 static int g_q_ref;  /* 1: the fast path is off (tests) */
@@ -150,6 +215,9 @@ static pthread_once_t g_quk_once = PTHREAD_ONCE_INIT;
 
 static void pick(void) {
   g_quk = uk_c, g_quk_id = 1;
+#ifdef DML_QDOT
+  if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) g_quk = uk_sdot, g_quk_id = 4;
+#endif
 #if DML_CPU_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
@@ -171,6 +239,12 @@ int dml_cpu_qgemm_set_kernel(int which) {
     g_quk = uk_c, g_quk_id = 1;
     return 1;
   }
+#ifdef DML_QDOT
+  if (which == 4 && (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) {
+    g_quk = uk_sdot, g_quk_id = 4;
+    return 4;
+  }
+#endif
 #if DML_CPU_X86
   if (which == 2 && __builtin_cpu_supports("avx2")) {
     g_quk = uk_avx2, g_quk_id = 2;

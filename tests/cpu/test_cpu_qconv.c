@@ -187,7 +187,7 @@ static void test_qconv_paths(void) {
       CHECK(seen[0] && seen[255]);
     else
       CHECK(distinct > 8);
-    for (int which = 1; which <= 3; which++)
+    for (int which = 1; which <= 4; which++)
       for (int pre = 0; pre < 2; pre++) {
         memset(got, 0x5a, (size_t)big);
         int64_t n2 = 0;
