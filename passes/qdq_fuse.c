@@ -8,7 +8,9 @@
  *     -> Conv | MatMul  [-> Relu | Clip]  -> QuantizeLinear
  *
  * in f32. This pass rewrites each such chain into one QLinearConv or
- * QLinearMatMul (ONNX opset 10) on the quantized tensors, which the CPU runs
+ * QLinearMatMul (ONNX opset 10) on the quantized tensors (a Gemm: a 1x1
+ * QLinearConv between Reshapes; DQ(a) + DQ(b) -> Q: dmlc's QLinearAdd, the
+ * chain's f32 operations in one pass), which the CPU runs
  * with int32 accumulation and the requantization in the epilogue
  * (runtime/cpu/cpu_qgemm.c). It also runs MaxPool directly on the quantized
  * tensor where DequantizeLinear -> MaxPool -> QuantizeLinear use the same
@@ -33,7 +35,9 @@
  * function result) keeps its f32 form. Types must be known (runs after
  * shape-infer); it runs before const-fold, which would fold the weights'
  * DequantizeLinear into f32 constants. DMLC_NO_QDQ_FUSE=1 in the
- * environment turns it off (for A/B comparisons).
+ * environment turns it off (for A/B comparisons); so does a GPU target in
+ * the package (dml_pass_options_t.fusion_aware): the GPU kernels have
+ * neither dml_clamp nor QLinearAdd.
  */
 #include <math.h>
 #include <stdint.h>
@@ -305,8 +309,41 @@ static dml_status_t fuse_one(dml_ir_module_t *m, dml_ir_function_t *f, dml_ir_no
   if (!(core = def_single(f, v, DML_OP_CONV)) &&
       !(core = def_single(f, v, DML_OP_MATMUL)) &&
       !(core = def_single(f, v, DML_OP_MAX_POOL)) &&
-      !(core = def_single(f, v, DML_OP_GEMM)))
+      !(core = def_single(f, v, DML_OP_GEMM)) && !(core = def_single(f, v, DML_OP_ADD)))
     return DML_OK;
+  if (core->op == DML_OP_ADD) {
+    /* DQ(a) + DQ(b) of one type, per tensor -> QLinearAdd (the same f32
+     * operations in one pass). */
+    dml_ir_node_t *da = def_dq(core->inputs[0]), *dbn = def_dq(core->inputs[1]);
+    qparams_t qa, qb;
+    if (!da || !dbn || !is_q8(da->inputs[0]->type.dtype) ||
+        !is_q8(dbn->inputs[0]->type.dtype) ||
+        !dml_type_equal(&da->inputs[0]->type, &dbn->inputs[0]->type) ||
+        !qparams(da, da->inputs[0]->type.dtype, 1, 0, &qa) ||
+        !qparams(dbn, dbn->inputs[0]->type.dtype, 1, 0, &qb))
+      return DML_OK;
+    dml_ir_value_t *za, *zb, *zyv;
+    DML_RETURN_IF_ERROR(zp_value(m, &qa, &za));
+    DML_RETURN_IF_ERROR(zp_value(m, &qb, &zb));
+    DML_RETURN_IF_ERROR(zp_value(m, &qy, &zyv));
+    dml_ir_value_t *ins[8] = {da->inputs[0], qa.scale, za,       dbn->inputs[0],
+                              qb.scale,      zb,       qy.scale, zyv};
+    dml_ir_node_t *nn;
+    DML_RETURN_IF_ERROR(
+        dml_ir_node_create(f, DML_OP_QLINEAR_ADD, core->name, 8, ins, 1, qn, &nn));
+    if (qlo > lo0 || qhi < lo0 + 255) {
+      int64_t r[2] = {qlo, qhi};
+      DML_RETURN_IF_ERROR(dml_ir_node_set_attr_ints(nn, "dml_clamp", r, 2));
+    }
+    nn->outputs[0]->type = y->type;
+    nn->outputs[0]->name = y->name;
+    dml_ir_value_replace_all_uses(f, y, nn->outputs[0]);
+    dml_ir_node_erase(qn);
+    if (act) dml_ir_node_erase(act);
+    dml_ir_node_erase(core);
+    *done = 1;
+    return DML_OK;
+  }
   if (core->op == DML_OP_GEMM)
     return gemm_as_conv(m, f, qn, act, core, &qy, qlo, qhi, done);
   if (core->op == DML_OP_MAX_POOL) {
@@ -391,8 +428,10 @@ static dml_status_t fuse_one(dml_ir_module_t *m, dml_ir_function_t *f, dml_ir_no
 }
 
 dml_status_t dml_pass_qdq_fuse(dml_ir_module_t *m, dml_pass_options_t *o) {
-  (void)o;
-  if (getenv("DMLC_NO_QDQ_FUSE")) return DML_OK;
+  /* The GPU targets' QLinearConv does not read dml_clamp and they have no
+   * QLinearAdd: a package with a GPU target (fusion_aware) keeps the QDQ
+   * form. */
+  if (getenv("DMLC_NO_QDQ_FUSE") || (o && o->fusion_aware)) return DML_OK;
   for (uint32_t i = 0; i < m->n_functions; i++) {
     dml_ir_function_t *f = m->functions[i];
     for (dml_ir_node_t *n = f->first; n;) {

@@ -351,6 +351,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(CONV_INTEGER, ConvInteger),
     K(QLINEAR_MAT_MUL, QLinearMatMul),
     KS(QLINEAR_CONV, QLinearConv),
+    K(QLINEAR_ADD, QLinearAdd),
     K(NON_ZERO, NonZero),
     KS(UNIQUE, Unique),
     K(COMPRESS, Compress),

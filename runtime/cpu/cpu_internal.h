@@ -193,6 +193,12 @@ void dml_cpu_quantize_f32(const float *x, int64_t n, float scale, int32_t zp, in
                           void *y);
 void dml_cpu_dequantize_q8(const void *x, int64_t n, float scale, int32_t zp, int u8,
                            float *y);
+/* QLinearAdd's loop (cpu_qgemm.c): y = clamp(sat(rint(((float)(a - za) * sa +
+ * (float)(b - zb) * sb) / sy) + zy), lo, hi), the DQ/Add/Q chain's f32
+ * operations; a_s8/b_s8/y_s8 give the dtypes. */
+void dml_cpu_qadd(const void *a, int a_s8, float sa, int32_t za, const void *b, int b_s8,
+                  float sb, int32_t zb, float sy, int32_t zy, int y_s8, int32_t lo,
+                  int32_t hi, int64_t n, void *y);
 /* Forces the int8 micro-kernel (tests): -1 the reference kernels only, 0
  * this machine's choice, 1 portable C, 2 AVX2, 3 AVX-512 VNNI, 4 arm64 sdot. Returns the
  * kernel now in use (0 for -1), or -1 when the machine lacks it (then the
@@ -335,6 +341,7 @@ DML_CPU_DECL(MatMulInteger)
 DML_CPU_DECL(ConvInteger)
 DML_CPU_DECL(QLinearMatMul)
 DML_CPU_DECL_S(QLinearConv)
+DML_CPU_DECL(QLinearAdd)
 /* data-dependent output shapes (cpu_dynamic.c) */
 DML_CPU_DECL(NonZero)
 DML_CPU_DECL_S(Unique)

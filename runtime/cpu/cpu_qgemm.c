@@ -940,3 +940,25 @@ void dml_cpu_dequantize_q8(const void *x, int64_t n, float scale, int32_t zp, in
     for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)p[i] - zp) * scale;
   }
 }
+
+DML_CPU_CLONES
+void dml_cpu_qadd(const void *a, int a_s8, float sa, int32_t za, const void *b, int b_s8,
+                  float sb, int32_t zb, float sy, int32_t zy, int y_s8, int32_t lo,
+                  int32_t hi, int64_t n, void *y) {
+  const uint8_t *pa = (const uint8_t *)a, *pb = (const uint8_t *)b;
+  const int32_t fa = a_s8 ? 0x80 : 0, fb = b_s8 ? 0x80 : 0;
+  /* s8 as u8 + 128 (xor 0x80), zero points shifted alike: the differences
+   * are the same integers. */
+  const int32_t za2 = za + fa, zb2 = zb + fb;
+  const float flo = (float)lo, fhi = (float)hi, fz = (float)zy;
+  uint8_t *py = (uint8_t *)y;
+  for (int64_t i = 0; i < n; i++) {
+    float va = (float)((int32_t)(pa[i] ^ (uint8_t)fa) - za2) * sa;
+    float vb = (float)((int32_t)(pb[i] ^ (uint8_t)fb) - zb2) * sb;
+    float v = rintf((va + vb) / sy) + fz;
+    v = v >= flo ? v : flo;
+    v = v > fhi ? fhi : v;
+    py[i] = (uint8_t)(int32_t)v; /* s8: the two's complement byte */
+  }
+  (void)y_s8;
+}

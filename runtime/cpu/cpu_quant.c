@@ -551,3 +551,32 @@ dml_status_t dml_cpu_qlinear_conv(const dml_cpu_call_t *c, const void *packed) {
     }
   return DML_OK;
 }
+
+/* QLinearAdd (dmlc's op, ops.def): y = Q(DQ(a) + DQ(b)) in the f32 operations
+ * of DequantizeLinear, Add and QuantizeLinear above (per tensor), clamped to
+ * dml_clamp. */
+dml_status_t dml_cpuk_QLinearAdd(const dml_cpu_call_t *c) {
+  const dml_tensor_t *a = &c->inputs[0], *as = &c->inputs[1], *za = &c->inputs[2];
+  const dml_tensor_t *b = &c->inputs[3], *bs = &c->inputs[4], *zb = &c->inputs[5];
+  const dml_tensor_t *ys = &c->inputs[6], *zy = &c->inputs[7];
+  dml_tensor_t *y = &c->outputs[0];
+  if (!is_q8(a->dtype) || za->dtype != a->dtype) return dml_cpu_err_dtype(c, "a", a->dtype);
+  if (!is_q8(b->dtype) || zb->dtype != b->dtype) return dml_cpu_err_dtype(c, "b", b->dtype);
+  if (!is_q8(zy->dtype) || y->dtype != zy->dtype) return dml_cpu_err_dtype(c, "y", y->dtype);
+  if (as->dtype != DML_DTYPE_F32 || bs->dtype != DML_DTYPE_F32 || ys->dtype != DML_DTYPE_F32)
+    return dml_cpu_err_dtype(c, "scale", DML_DTYPE_INVALID);
+  int64_t n = dml_cpu_numel(a);
+  if (dml_cpu_numel(b) != n || dml_cpu_numel(y) != n)
+    return dml_cpu_err_shapes(c, "a, b and y must have one shape");
+  if (dml_cpu_numel(as) != 1 || dml_cpu_numel(za) != 1 || dml_cpu_numel(bs) != 1 ||
+      dml_cpu_numel(zb) != 1 || dml_cpu_numel(ys) != 1 || dml_cpu_numel(zy) != 1)
+    return dml_cpu_err_shapes(c, "scales and zero points must be per tensor");
+  int32_t lo, hi;
+  DML_RETURN_IF_ERROR(dml_cpu_qclamp(c, y->dtype, &lo, &hi));
+  dml_cpu_qadd(a->data, a->dtype == DML_DTYPE_I8, ((const float *)as->data)[0],
+               (int32_t)ldq(za->dtype, za->data, 0), b->data, b->dtype == DML_DTYPE_I8,
+               ((const float *)bs->data)[0], (int32_t)ldq(zb->dtype, zb->data, 0),
+               ((const float *)ys->data)[0], (int32_t)ldq(zy->dtype, zy->data, 0),
+               y->dtype == DML_DTYPE_I8, lo, hi, n, y->data);
+  return DML_OK;
+}

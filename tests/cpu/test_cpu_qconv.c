@@ -289,7 +289,60 @@ static void test_maxpool_q8(void) {
       }
 }
 
+/* QLinearAdd against the chain it replaces (DequantizeLinear twice, Add,
+ * QuantizeLinear, each by its kernel): the same bytes, u8/s8 mixes, with
+ * and without dml_clamp, saturating scales. */
+static void test_qlinear_add(void) {
+  enum { N = 1000 };
+  uint8_t a[N], b[N], y[N], want[N], q[N];
+  float da[N], db[N], sum[N];
+  for (int i = 0; i < N; i++)
+    a[i] = (uint8_t)(rnd() & 0xff), b[i] = (uint8_t)(rnd() & 0xff);
+  const float scales[3][3] = {
+      {0.02f, 0.05f, 0.07f}, {0.1f, 0.003f, 0.01f}, {1.5f, 2.5f, 0.5f}};
+  for (int t = 0; t < 8; t++) {
+    dml_dtype_t at = t & 1 ? DML_DTYPE_I8 : DML_DTYPE_U8;
+    dml_dtype_t bt = t & 2 ? DML_DTYPE_I8 : DML_DTYPE_U8;
+    dml_dtype_t yt = t & 4 ? DML_DTYPE_I8 : DML_DTYPE_U8;
+    const float *sc = scales[t % 3];
+    float sa = sc[0], sb = sc[1], sy = sc[2];
+    uint8_t za = (uint8_t)(t * 37), zb = (uint8_t)(200 - t), zy = (uint8_t)(t * 11 + 3);
+    dml_tensor_t ta = tens(at, a, 1, D(N)), tb = tens(bt, b, 1, D(N));
+    dml_tensor_t sA = tens(DML_DTYPE_F32, &sa, 0), sB = tens(DML_DTYPE_F32, &sb, 0);
+    dml_tensor_t sY = tens(DML_DTYPE_F32, &sy, 0);
+    dml_tensor_t zA = tens(at, &za, 0), zB = tens(bt, &zb, 0), zY = tens(yt, &zy, 0);
+    dml_tensor_t in1[3] = {ta, sA, zA}, o1 = tens(DML_DTYPE_F32, da, 1, D(N));
+    CHECK_OK(run_op(DML_OP_DEQUANTIZE_LINEAR, in1, 3, &o1, 1, NULL, 0));
+    dml_tensor_t in2[3] = {tb, sB, zB}, o2 = tens(DML_DTYPE_F32, db, 1, D(N));
+    CHECK_OK(run_op(DML_OP_DEQUANTIZE_LINEAR, in2, 3, &o2, 1, NULL, 0));
+    dml_tensor_t in3[2] = {o1, o2}, o3 = tens(DML_DTYPE_F32, sum, 1, D(N));
+    CHECK_OK(run_op(DML_OP_ADD, in3, 2, &o3, 1, NULL, 0));
+    dml_tensor_t in4[3] = {o3, sY, zY}, o4 = tens(yt, want, 1, D(N));
+    CHECK_OK(run_op(DML_OP_QUANTIZE_LINEAR, in4, 3, &o4, 1, NULL, 0));
+    dml_tensor_t qin[8] = {ta, sA, zA, tb, sB, zB, sY, zY};
+    dml_tensor_t qo = tens(yt, y, 1, D(N));
+    CHECK_OK(run_op(DML_OP_QLINEAR_ADD, qin, 8, &qo, 1, NULL, 0));
+    CHECK(memcmp(y, want, N) == 0);
+    /* dml_clamp = [lo, hi]: the chain's result clamped */
+    int64_t lo = yt == DML_DTYPE_U8 ? 20 : -100, cl[2] = {lo, lo + 150};
+    dml_attr_t at2 = attr_ints("dml_clamp", cl, 2);
+    qo = tens(yt, q, 1, D(N));
+    CHECK_OK(run_op(DML_OP_QLINEAR_ADD, qin, 8, &qo, 1, &at2, 1));
+    int bad = 0, distinct = 0, seen[256] = {0};
+    for (int i = 0; i < N; i++) {
+      int w = yt == DML_DTYPE_U8 ? (int)want[i] : (int)(int8_t)want[i];
+      int g = yt == DML_DTYPE_U8 ? (int)q[i] : (int)(int8_t)q[i];
+      w = w < cl[0] ? (int)cl[0] : w > cl[1] ? (int)cl[1] : w;
+      bad += g != w;
+      distinct += !seen[want[i]]++;
+    }
+    CHECK(bad == 0);
+    CHECK(distinct > 8);
+  }
+}
+
 int main(void) {
+  RUN(test_qlinear_add);
   RUN(test_maxpool_q8);
   RUN(test_q_dq_edges);
   RUN(test_qconv_paths);
