@@ -768,19 +768,27 @@ static void dw_task(void *ctx, int64_t t, int tid) {
 static int geo(const dml_cpu_call_t *c, qc_t *q) {
   const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[3], *y = &c->outputs[0];
   int r = x->rank - 2;
-  if (r < 1 || r > 2) return 0;
+  /* Also called for scratch sizing before the kernel checks the call: an
+   * inconsistent one is left to the reference kernel's errors. */
+  if (r < 1 || r > 2 || w->rank != x->rank || y->rank != x->rank) return 0;
+  for (int i = 0; i < x->rank; i++)
+    if (x->dims[i] < 0 || w->dims[i] < 1 || y->dims[i] < 0) return 0;
   memset(q, 0, sizeof *q);
   q->N = x->dims[0], q->C = x->dims[1], q->M = w->dims[0];
   q->H = r == 2 ? x->dims[2] : 1, q->W = x->dims[r + 1];
   q->KH = r == 2 ? w->dims[2] : 1, q->KW = w->dims[r + 1];
   q->OH = r == 2 ? y->dims[2] : 1, q->OW = y->dims[r + 1];
   q->group = dml_cpu_get_int(c, "group", 1);
+  if (q->group < 1 || q->C % q->group || q->M % q->group || w->dims[1] != q->C / q->group)
+    return 0;
   q->Cg = q->C / q->group, q->Mg = q->M / q->group;
   size_t ns, nd, np;
   const int64_t *st = dml_cpu_get_ints(c, "strides", &ns);
   const int64_t *dl = dml_cpu_get_ints(c, "dilations", &nd);
   const int64_t *pads = dml_cpu_get_ints(c, "pads", &np);
   const char *ap = dml_cpu_get_string(c, "auto_pad", "NOTSET");
+  if ((st && ns != (size_t)r) || (dl && nd != (size_t)r) || (pads && np != 2 * (size_t)r))
+    return 0;
   q->sh = r == 2 && st ? st[0] : 1, q->sw = st ? st[r - 1] : 1;
   q->dh = r == 2 && dl ? dl[0] : 1, q->dw = dl ? dl[r - 1] : 1;
   if (strcmp(ap, "NOTSET") == 0) {
@@ -792,6 +800,8 @@ static int geo(const dml_cpu_call_t *c, qc_t *q) {
     q->pt = su ? tot_h / 2 : tot_h - tot_h / 2;
     q->pl = su ? tot_w / 2 : tot_w - tot_w / 2;
   }
+  if (q->sh < 1 || q->sw < 1 || q->dh < 1 || q->dw < 1 || q->pt < 0 || q->pl < 0)
+    return 0;
   q->K = q->Cg * q->KH * q->KW;
   q->Kq = rup(q->K, 4) / 4;
   q->depthwise = q->Cg == 1 && q->Mg == 1 && q->KH * q->KW <= 64;

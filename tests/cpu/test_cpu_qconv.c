@@ -341,7 +341,32 @@ static void test_qlinear_add(void) {
   }
 }
 
+/* Inconsistent calls reach the reference kernel's errors (the fast path's
+ * scratch sizing runs first and must not divide by a zero group or read
+ * past short attribute lists). */
+static void test_qconv_bad_calls(void) {
+  uint8_t x[2 * 4 * 4] = {0}, w[2 * 2 * 9] = {0}, y[2 * 16] = {0}, z = 0;
+  float s = 1.0f;
+  dml_tensor_t in[8] = {tens(DML_DTYPE_U8, x, 4, D(1), D(2), D(4), D(4)),
+                        tens(DML_DTYPE_F32, &s, 0),
+                        tens(DML_DTYPE_U8, &z, 0),
+                        tens(DML_DTYPE_U8, w, 4, D(2), D(2), D(3), D(3)),
+                        tens(DML_DTYPE_F32, &s, 0),
+                        tens(DML_DTYPE_U8, &z, 0),
+                        tens(DML_DTYPE_F32, &s, 0),
+                        tens(DML_DTYPE_U8, &z, 0)};
+  dml_tensor_t out = tens(DML_DTYPE_U8, y, 4, D(1), D(2), D(2), D(2));
+  dml_attr_t g0 = attr_i("group", 0);
+  CHECK_ERROR(run_op(DML_OP_QLINEAR_CONV, in, 8, &out, 1, &g0, 1),
+              DML_STATUS_INVALID_ARGUMENT, "group");
+  int64_t one = 1;
+  dml_attr_t st = attr_ints("strides", &one, 1);
+  CHECK_ERROR(run_op(DML_OP_QLINEAR_CONV, in, 8, &out, 1, &st, 1),
+              DML_STATUS_INVALID_ARGUMENT, "wrong length");
+}
+
 int main(void) {
+  RUN(test_qconv_bad_calls);
   RUN(test_qlinear_add);
   RUN(test_maxpool_q8);
   RUN(test_q_dq_edges);
