@@ -177,8 +177,8 @@ dml_status_t dml_cpu_qclamp(const dml_cpu_call_t *c, dml_dtype_t dt, int32_t *lo
 /* The fast path (cpu_qgemm.c): 1 when it ran the checked call (status in
  * *st), 0 when the reference must (K > 65,536, rank > 4, non-finite
  * requantization scale, too little scratch, or the fast path turned off). */
-int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo, int32_t hi,
-                       dml_status_t *st);
+int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
+                       int32_t hi, dml_status_t *st);
 /* Its scratch for `threads` threads (prepacked: the weights come packed). */
 size_t dml_cpu_qconv_scratch(const dml_cpu_call_t *c, int threads, int prepacked);
 /* Packed QLinearConv weights w [M, C/group, k...] u8/s8: bytes (0 for

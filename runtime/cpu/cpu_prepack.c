@@ -20,7 +20,8 @@ dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
                            "scratch of %zu bytes given, %zu needed", c->scratch_bytes,
                            need);
     if (c->n_inputs < 8 || c->n_outputs < 1 || !c->inputs || !c->outputs)
-      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "needs 8 inputs and an output");
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "needs 8 inputs and an output");
     return dml_cpu_qlinear_conv(c, ep->packed);
   }
   if (c->op != DML_OP_CONV && c->op != DML_OP_GEMM && c->op != DML_OP_MATMUL)

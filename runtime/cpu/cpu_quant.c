@@ -315,8 +315,8 @@ dml_status_t dml_cpuk_MatMulInteger(const dml_cpu_call_t *c) {
 }
 
 /* QLinearMatMul (opset 10; 21 adds f16/bf16 scales): y = saturate(round(acc * a_scale *
- * b_scale / y_scale) + y_zero_point), clamped to dml_clamp (dml_cpu_qclamp) with acc the integer product of the
- * zero-point-shifted inputs; y has y_zero_point's dtype. */
+ * b_scale / y_scale) + y_zero_point), clamped to dml_clamp (dml_cpu_qclamp) with acc the
+ * integer product of the zero-point-shifted inputs; y has y_zero_point's dtype. */
 dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
   const dml_tensor_t *a = &c->inputs[0], *as = &c->inputs[1], *za = &c->inputs[2];
   const dml_tensor_t *b = &c->inputs[3], *bs = &c->inputs[4], *zb = &c->inputs[5];
@@ -498,8 +498,8 @@ dml_status_t dml_cpuk_ConvInteger(const dml_cpu_call_t *c) {
 }
 
 /* QLinearConv (opset 10): y = saturate(round((acc + B) * x_scale * w_scale /
- * y_scale) + y_zero_point), clamped to dml_clamp (dml_cpu_qclamp); w_scale/w_zero_point per tensor or [M], B i32
- * [M] optional. */
+ * y_scale) + y_zero_point), clamped to dml_clamp (dml_cpu_qclamp); w_scale/w_zero_point
+ * per tensor or [M], B i32 [M] optional. */
 dml_status_t dml_cpuk_QLinearConv(const dml_cpu_call_t *c) {
   return dml_cpu_qlinear_conv(c, NULL);
 }
@@ -560,10 +560,14 @@ dml_status_t dml_cpuk_QLinearAdd(const dml_cpu_call_t *c) {
   const dml_tensor_t *b = &c->inputs[3], *bs = &c->inputs[4], *zb = &c->inputs[5];
   const dml_tensor_t *ys = &c->inputs[6], *zy = &c->inputs[7];
   dml_tensor_t *y = &c->outputs[0];
-  if (!is_q8(a->dtype) || za->dtype != a->dtype) return dml_cpu_err_dtype(c, "a", a->dtype);
-  if (!is_q8(b->dtype) || zb->dtype != b->dtype) return dml_cpu_err_dtype(c, "b", b->dtype);
-  if (!is_q8(zy->dtype) || y->dtype != zy->dtype) return dml_cpu_err_dtype(c, "y", y->dtype);
-  if (as->dtype != DML_DTYPE_F32 || bs->dtype != DML_DTYPE_F32 || ys->dtype != DML_DTYPE_F32)
+  if (!is_q8(a->dtype) || za->dtype != a->dtype)
+    return dml_cpu_err_dtype(c, "a", a->dtype);
+  if (!is_q8(b->dtype) || zb->dtype != b->dtype)
+    return dml_cpu_err_dtype(c, "b", b->dtype);
+  if (!is_q8(zy->dtype) || y->dtype != zy->dtype)
+    return dml_cpu_err_dtype(c, "y", y->dtype);
+  if (as->dtype != DML_DTYPE_F32 || bs->dtype != DML_DTYPE_F32 ||
+      ys->dtype != DML_DTYPE_F32)
     return dml_cpu_err_dtype(c, "scale", DML_DTYPE_INVALID);
   int64_t n = dml_cpu_numel(a);
   if (dml_cpu_numel(b) != n || dml_cpu_numel(y) != n)
