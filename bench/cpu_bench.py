@@ -26,6 +26,14 @@ peers alternate.
 dmlc's output is checked against ONNX Runtime's on the same input (max abs
 difference printed; above 1e-3 relative to the output's scale the cell is
 marked MISMATCH), so a fast wrong kernel cannot pass unnoticed.
+
+int8: a model named X_qdq (a QDQ model, bench/make_cpu_models.py --qdq) whose
+f32 original X.onnx sits beside it is timed with a third peer in the same
+rounds: dmlc on X (f32). The cell then also prints f32_ms (that peer's median
+of round medians) and f32/i8 (f32_ms / dmlc_ms: the int8 speed-up); ratio is
+dmlc int8 / ORT int8 on the same QDQ model. Its output check allows 2% of the
+output's scale (ORT requantizes in f32, dmlc in double: an intermediate value
+may land one quantization step apart).
 """
 import argparse
 import json
@@ -138,9 +146,9 @@ def main():
     print('onnxruntime %s, numpy %s, %d CPUs; %d rounds x %d iterations (+%d warm-up)' %
           (ort.__version__, np.__version__, os.cpu_count(), a.rounds, a.iterations,
            a.warmup))
-    print('%-14s %5s %3s %10s %10s %7s %7s %9s  %s' %
+    print('%-20s %5s %3s %10s %10s %7s %7s %9s %10s %7s  %s' %
           ('model', 'batch', 'thr', 'dmlc_ms', 'ort_ms', 'ratio', 'min_rat', 'max_diff',
-           'loadavg'))
+           'f32_ms', 'f32/i8', 'loadavg'))
     with tempfile.TemporaryDirectory() as tmp:
         for model in a.models.split(','):
             onnx_path = os.path.join(model_dir, model + '.onnx')
@@ -150,6 +158,16 @@ def main():
                 pkg = os.path.join(tmp, model + '.dmlpkg')
                 subprocess.run([a.dmlc, 'compile', onnx_path, '-o', pkg], check=True,
                                capture_output=True)
+            # int8: the f32 original of a QDQ model, timed in the same rounds.
+            f32_pkg = None
+            base = model[:-4] if model.endswith('_qdq') else None
+            if base and os.path.exists(os.path.join(model_dir, base + '.onnx')):
+                if a.pkg_dir:
+                    f32_pkg = os.path.join(a.pkg_dir, base + '.dmlpkg')
+                else:
+                    f32_pkg = os.path.join(tmp, base + '.dmlpkg')
+                    subprocess.run([a.dmlc, 'compile', os.path.join(model_dir, base + '.onnx'),
+                                    '-o', f32_pkg], check=True, capture_output=True)
             for batch in (int(b) for b in a.batches.split(',')):
                 npy = pick_input(model_dir, model, batch, tmp)
                 x = np.load(npy)
@@ -167,7 +185,7 @@ def main():
                         diff = float('inf')
                     scale = max(1.0, float(np.max(np.abs(want))))
                     load = loadavg()
-                    dm, om, dmin, omin = [], [], [], []
+                    dm, om, dmin, omin, fm = [], [], [], [], []
                     for _ in range(a.rounds):
                         med, mn = dml_times(a.bench, pkg, npy, a.warmup, a.iterations, threads)
                         dm.append(med)
@@ -175,19 +193,26 @@ def main():
                         med, mn = ort_times(sess, feeds, a.warmup, a.iterations)
                         om.append(med)
                         omin.append(mn)
+                        if f32_pkg:
+                            fm.append(dml_times(a.bench, f32_pkg, npy, a.warmup,
+                                                a.iterations, threads)[0])
                     d, o = statistics.median(dm), statistics.median(om)
                     dn, on = min(dmin), min(omin)
-                    flag = '' if got is None or diff <= 1e-3 * scale else '  MISMATCH'
-                    print('%-14s %5d %3d %10.4f %10.4f %7.2f %7.2f %9.2e  %s%s' %
-                          (model, batch, threads, d, o, d / o, dn / on, diff, load, flag),
-                          flush=True)
+                    f = statistics.median(fm) if fm else float('nan')
+                    tol = 2e-2 if model.endswith('_qdq') else 1e-3
+                    flag = '' if got is None or diff <= tol * scale else '  MISMATCH'
+                    print('%-20s %5d %3d %10.4f %10.4f %7.2f %7.2f %9.2e %10.4f %7.2f  %s%s' %
+                          (model, batch, threads, d, o, d / o, dn / on, diff, f, f / d, load,
+                           flag), flush=True)
                     cells.append(dict(model=model, batch=batch, threads=threads, dmlc_ms=d,
                                       ort_ms=o, ratio=d / o, dmlc_min_ms=dn, ort_min_ms=on,
                                       min_ratio=dn / on, max_abs_diff=diff,
                                       mismatch=bool(flag),
-                                      loadavg=load, dmlc_rounds=dm, ort_rounds=om))
+                                      loadavg=load, dmlc_rounds=dm, ort_rounds=om,
+                                      f32_ms=f if fm else None, f32_rounds=fm))
     print('ratio = dmlc / onnxruntime median ms (below 1: dmlc faster); min_rat = the same '
           'for the fastest run of all rounds (less sensitive to a loaded machine); '
+          'f32_ms = dmlc on the f32 original of an X_qdq model, f32/i8 = f32_ms / dmlc_ms; '
           'loadavg now %s' % loadavg())
     if a.json:
         with open(a.json, 'w') as f:

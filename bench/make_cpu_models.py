@@ -8,6 +8,19 @@ OUTDIR/mobilenet_tiny_io/input_{0,1}.npy (the layout cpu_bench.py reads with
 --model-dir OUTDIR).
 
   python3 bench/make_cpu_models.py OUTDIR
+
+With --qdq SRCDIR[,SRCDIR...] MODEL[,MODEL...] it also writes, for each MODEL
+(MODEL.onnx found in OUTDIR or a SRCDIR), OUTDIR/MODEL_qdq.onnx: the model
+quantized by onnxruntime.quantization.quantize_static (QDQ format, u8
+activations, per-channel s8 weights, min-max calibration on up to 32 rows of
+the model's saved inputs, after onnxruntime's quant_pre_process), with
+OUTDIR/MODEL_qdq_io holding the same inputs, and links OUTDIR/MODEL.onnx and
+MODEL_io to the f32 originals (cpu_bench.py times the f32 model beside its
+_qdq form). This needs onnx and onnxruntime (the shared venv /work/venv);
+OUTDIR is a cache (bench/run_cpu_bench.sh --int8 uses .cache/bench-models):
+
+  /work/venv/bin/python bench/make_cpu_models.py OUTDIR --qdq ../shared/models \
+      lenet5,resnet_small,mobilenet_tiny
 """
 import os
 import sys
@@ -58,6 +71,47 @@ def mobilenet_tiny(rng):
     return helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)], ir_version=8)
 
 
+def qdq_models(out, srcdirs, models):
+    import shutil
+    import tempfile
+
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class Reader(CalibrationDataReader):
+        def __init__(self, name, rows):
+            self.it = iter([{name: r[None]} for r in rows])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    for model in models:
+        src = next((d for d in [out] + srcdirs
+                    if os.path.exists(os.path.join(d, model + '.onnx'))), None)
+        if src is None:
+            raise SystemExit('error: make_cpu_models: %s.onnx not found' % model)
+        f32, io = os.path.join(src, model + '.onnx'), os.path.join(src, model + '_io')
+        if src != out:  # the f32 original beside its _qdq form
+            for a, b in ((f32, model + '.onnx'), (io, model + '_io')):
+                dst = os.path.join(out, b)
+                if not os.path.lexists(dst):
+                    os.symlink(os.path.abspath(a), dst)
+        inputs = sorted(f for f in os.listdir(io) if f.startswith('input_'))
+        rows = np.concatenate([np.load(os.path.join(io, f)) for f in inputs])[:32]
+        name = onnx.load(f32).graph.input[0].name
+        qio = os.path.join(out, model + '_qdq_io')
+        os.makedirs(qio, exist_ok=True)
+        for f in inputs:
+            shutil.copy(os.path.join(io, f), os.path.join(qio, f))
+        with tempfile.TemporaryDirectory() as tmp:
+            pre = os.path.join(tmp, 'pre.onnx')
+            quant_pre_process(f32, pre, skip_symbolic_shape=True)
+            quantize_static(pre, os.path.join(out, model + '_qdq.onnx'), Reader(name, rows),
+                            quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
+                            weight_type=QuantType.QInt8, per_channel=True)
+
+
 def main():
     out = sys.argv[1]
     rng = np.random.default_rng(0)
@@ -67,6 +121,10 @@ def main():
     for k, b in enumerate((1, 32)):
         np.save(os.path.join(io, 'input_%d.npy' % k),
                 rng.standard_normal((b, 3, 64, 64)).astype(np.float32))
+    if len(sys.argv) == 5 and sys.argv[2] == '--qdq':
+        qdq_models(out, sys.argv[3].split(','), sys.argv[4].split(','))
+    elif len(sys.argv) != 2:
+        raise SystemExit('usage: make_cpu_models.py OUTDIR [--qdq SRCDIR,.. MODEL,..]')
 
 
 if __name__ == '__main__':

@@ -3797,6 +3797,23 @@ static dml_status_t infer_qconv(ictx_t *c, uint32_t ix, uint32_t iw, dml_dtype_t
   return DML_OK;
 }
 
+/* QLinearAdd (dmlc's, ops.def): a and b q8 of one type; y a's shape with
+ * y_zero_point's dtype. */
+static dml_status_t infer_qadd(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_q8(c, 0));
+  DML_RETURN_IF_ERROR(need_q8(c, 3));
+  DML_RETURN_IF_ERROR(need_q8(c, 7));
+  const dml_type_t *a = in_t(c, 0), *b = in_t(c, 3);
+  if (!dml_type_equal(a, b)) {
+    char s1[TBUF], s2[TBUF];
+    return fail(c, INVALID, "a %s and b %s must have one type", TS(a, s1), TS(b, s2));
+  }
+  dml_type_t o = *a;
+  o.dtype = in_t(c, 7)->dtype;
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
 static dml_dtype_t in_dtype_or(const ictx_t *c, uint32_t i, dml_dtype_t dflt) {
   const dml_type_t *t = in_t(c, i);
   return t ? t->dtype : dflt;
@@ -4418,6 +4435,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_CONV_INTEGER: return infer_qconv(c, 0, 1, DML_DTYPE_I32);
     case DML_OP_QLINEAR_CONV:
       return infer_qconv(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
+    case DML_OP_QLINEAR_ADD: return infer_qadd(c);
     case DML_OP_HANN_WINDOW:
     case DML_OP_HAMMING_WINDOW:
     case DML_OP_BLACKMAN_WINDOW: return infer_window(c);

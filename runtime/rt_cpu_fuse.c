@@ -3,7 +3,8 @@
  *
  * Conv, Gemm and MatMul nodes (f32) with constant weights run with those
  * weights packed once here into the GEMM's panel layout (dml_cpu_prepack)
- * instead of on every call. A Conv whose output feeds only a
+ * instead of on every call; so do QLinearConv nodes (int8 panels,
+ * runtime/cpu/cpu_qgemm.c). A Conv whose output feeds only a
  * BatchNormalization in inference mode with constant scale/B/mean/var,
  * and/or a Conv, Gemm or MatMul whose (or whose BN's) output feeds only a
  * Relu, runs as one node with an epilogue (dml_cpu_run_fused) writing
@@ -114,6 +115,19 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
   size_t packed_n = 0;
   for (uint32_t k = 0; k < nn; k++) {
     const dml_pkg_node_t *n = &f->nodes[k];
+    if (n->op == DML_OP_QLINEAR_CONV && n->n_inputs >= 8 && n->n_outputs == 1 &&
+        is_const(f, n->inputs[3])) {
+      /* int8 Conv: its weights packed once (no epilogue to fold). */
+      dml_tensor_t w = weight_view(f, weights, n->inputs[3]);
+      size_t pk = dml_cpu_prepack_bytes(n->op, &w, n->attrs, n->n_attrs);
+      if (pk == 0) continue;
+      p->role[k] = 1;
+      p->final_value[k] = n->outputs[0];
+      p->ep[k].packed = (const void *)(uintptr_t)(packed_n + 1);
+      packed_n += (pk + 63) & ~(size_t)63;
+      any = 1;
+      continue;
+    }
     if ((n->op != DML_OP_CONV && n->op != DML_OP_GEMM && n->op != DML_OP_MATMUL) ||
         n->n_outputs != 1 || n->n_inputs < 2)
       continue;
@@ -218,7 +232,8 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     const dml_pkg_node_t *n = &f->nodes[k];
     if (p->ep[k].packed) {
       void *dst = (char *)p->packed + ((size_t)(uintptr_t)p->ep[k].packed - 1);
-      dml_tensor_t w = weight_view(f, weights, n->inputs[1]);
+      dml_tensor_t w =
+          weight_view(f, weights, n->inputs[n->op == DML_OP_QLINEAR_CONV ? 3 : 1]);
       dml_cpu_prepack(n->op, &w, n->attrs, n->n_attrs, dst);
       p->ep[k].packed = dst;
     }

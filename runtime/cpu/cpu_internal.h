@@ -166,6 +166,45 @@ dml_status_t dml_cpu_matmul_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
 size_t dml_cpu_conv_prepack_floats(const dml_tensor_t *w, int64_t group);
 void dml_cpu_conv_prepack(const dml_tensor_t *w, int64_t group, float *dst);
 
+/* QLinearConv (cpu_quant.c checks the call, then the fast int8 path of
+ * cpu_qgemm.c takes it where it can): `packed` is
+ * dml_cpu_qconv_prepack's bytes for input 3 (or NULL). */
+dml_status_t dml_cpu_qlinear_conv(const dml_cpu_call_t *c, const void *packed);
+/* The output range of QLinearConv/QLinearMatMul: y's dtype range narrowed
+ * by the attribute dml_clamp = [lo, hi] (passes/qdq_fuse.c). */
+dml_status_t dml_cpu_qclamp(const dml_cpu_call_t *c, dml_dtype_t dt, int32_t *lo,
+                            int32_t *hi);
+/* The fast path (cpu_qgemm.c): 1 when it ran the checked call (status in
+ * *st), 0 when the reference must (K > 65,536, rank > 4, non-finite
+ * requantization scale, too little scratch, or the fast path turned off). */
+int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
+                       int32_t hi, dml_status_t *st);
+/* Its scratch for `threads` threads (prepacked: the weights come packed). */
+size_t dml_cpu_qconv_scratch(const dml_cpu_call_t *c, int threads, int prepacked);
+/* Packed QLinearConv weights w [M, C/group, k...] u8/s8: bytes (0 for
+ * depthwise, which reads w directly, or K > 65,536) and the packing. */
+size_t dml_cpu_qconv_prepack_bytes(const dml_tensor_t *w, int64_t group);
+void dml_cpu_qconv_prepack(const dml_tensor_t *w, int64_t group, void *dst);
+/* Per-tensor QuantizeLinear of f32 x (y u8 when u8, else s8) and
+ * DequantizeLinear of u8/s8 x, as the reference kernels compute them
+ * (x / scale in f32, rint, + zp, saturation with NaN low; (x - zp) * scale
+ * in f32), vectorized (cpu_qgemm.c). */
+void dml_cpu_quantize_f32(const float *x, int64_t n, float scale, int32_t zp, int u8,
+                          void *y);
+void dml_cpu_dequantize_q8(const void *x, int64_t n, float scale, int32_t zp, int u8,
+                           float *y);
+/* QLinearAdd's loop (cpu_qgemm.c): y = clamp(sat(rint(((float)(a - za) * sa +
+ * (float)(b - zb) * sb) / sy) + zy), lo, hi), the DQ/Add/Q chain's f32
+ * operations; a_s8/b_s8/y_s8 give the dtypes. */
+void dml_cpu_qadd(const void *a, int a_s8, float sa, int32_t za, const void *b, int b_s8,
+                  float sb, int32_t zb, float sy, int32_t zy, int y_s8, int32_t lo,
+                  int32_t hi, int64_t n, void *y);
+/* Forces the int8 micro-kernel (tests): -1 the reference kernels only, 0
+ * this machine's choice, 1 portable C, 2 AVX2, 3 AVX-512 VNNI, 4 arm64 sdot. Returns the
+ * kernel now in use (0 for -1), or -1 when the machine lacks it (then the
+ * machine's choice). Not thread-safe: call before running. */
+int dml_cpu_qgemm_set_kernel(int which);
+
 /* Element i of a float array as double, and back: f32 and f64 directly,
  * f16/bf16 through dml_load_f64/dml_store_f64. */
 static inline double dml_cpu_ld(dml_dtype_t dt, const void *p, int64_t i) {
@@ -301,7 +340,8 @@ DML_CPU_DECL(DynamicQuantizeLinear)
 DML_CPU_DECL(MatMulInteger)
 DML_CPU_DECL(ConvInteger)
 DML_CPU_DECL(QLinearMatMul)
-DML_CPU_DECL(QLinearConv)
+DML_CPU_DECL_S(QLinearConv)
+DML_CPU_DECL(QLinearAdd)
 /* data-dependent output shapes (cpu_dynamic.c) */
 DML_CPU_DECL(NonZero)
 DML_CPU_DECL_S(Unique)

@@ -219,6 +219,46 @@ static void pool2d_f32(const pool_geo_t *g, pool_kind_t kind, const float *x, fl
   }
 }
 
+/* 2-D MaxPool of u8 / s8 (a QDQ model's pooling on quantized tensors, passes/
+ * qdq_fuse.c): the max over the window's in-image taps (padding never
+ * wins), 0 for a window with none, as the generic path. */
+DML_CPU_CLONES
+static void pool2d_max_q8(const pool_geo_t *g, int s8, const uint8_t *x, uint8_t *y) {
+  int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
+  uint8_t flip = s8 ? 0x80 : 0; /* s8 order as u8 order */
+  for (int64_t nc = 0; nc < g->NC; nc++) {
+    const uint8_t *xc = x + nc * H * W;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      uint8_t *yr = y + (nc * OH + oh) * OW;
+      int any_row = 0;
+      for (int64_t ow = 0; ow < OW; ow++) yr[ow] = 0;
+      for (int64_t i = 0; i < g->k[0]; i++) {
+        int64_t h = oh * g->s[0] - g->pb[0] + i * g->d[0];
+        if (h < 0 || h >= H) continue;
+        any_row = 1;
+        const uint8_t *xr = xc + h * W;
+        for (int64_t j = 0; j < g->k[1]; j++) {
+          int64_t off = j * g->d[1] - g->pb[1], sw = g->s[1];
+          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+          int64_t hi = W - 1 - off >= 0 ? (W - 1 - off) / sw + 1 : 0;
+          if (hi > OW) hi = OW;
+          for (int64_t ow = lo; ow < hi; ow++) {
+            uint8_t v = (uint8_t)(xr[ow * sw + off] ^ flip);
+            yr[ow] = v > yr[ow] ? v : yr[ow];
+          }
+        }
+      }
+      /* back to s8; a window with no tap gives 0 */
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t w0 = ow * g->s[1] - g->pb[1], inside = 0;
+        for (int64_t j = 0; j < g->k[1] && !inside; j++)
+          inside = w0 + j * g->d[1] >= 0 && w0 + j * g->d[1] < W;
+        yr[ow] = any_row && inside ? (uint8_t)(yr[ow] ^ flip) : 0;
+      }
+    }
+  }
+}
+
 static dml_status_t pool_run(const dml_cpu_call_t *c, pool_kind_t kind) {
   const dml_tensor_t *x = &c->inputs[0];
   dml_tensor_t *y = &c->outputs[0], *ind = dml_cpu_out(c, 1);
@@ -240,6 +280,10 @@ static dml_status_t pool_run(const dml_cpu_call_t *c, pool_kind_t kind) {
   if (dml_cpu_numel(y) == 0) return DML_OK;
   if (dt == DML_DTYPE_F32 && g.r == 2 && !ind) {
     pool2d_f32(&g, kind, (const float *)x->data, (float *)y->data);
+    return DML_OK;
+  }
+  if ((dt == DML_DTYPE_U8 || dt == DML_DTYPE_I8) && kind == P_MAX && g.r == 2 && !ind) {
+    pool2d_max_q8(&g, dt == DML_DTYPE_I8, (const uint8_t *)x->data, (uint8_t *)y->data);
     return DML_OK;
   }
   int64_t *ip = ind ? (int64_t *)ind->data : NULL;

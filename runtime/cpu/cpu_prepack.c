@@ -8,6 +8,22 @@
 
 dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep) {
   if (!c) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.cpu", "call is NULL");
+  if (c->op == DML_OP_QLINEAR_CONV) {
+    /* Packed weights only (the requantization is the op's own epilogue). */
+    if (ep && (ep->scale || ep->shift || ep->relu))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "QLinearConv takes packed weights only");
+    if (!ep || !ep->packed) return dml_cpu_run(c);
+    size_t need = dml_cpus_QLinearConv(c, 1);
+    if (need > 0 && (!c->scratch || c->scratch_bytes < need))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "scratch of %zu bytes given, %zu needed", c->scratch_bytes,
+                           need);
+    if (c->n_inputs < 8 || c->n_outputs < 1 || !c->inputs || !c->outputs)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "needs 8 inputs and an output");
+    return dml_cpu_qlinear_conv(c, ep->packed);
+  }
   if (c->op != DML_OP_CONV && c->op != DML_OP_GEMM && c->op != DML_OP_MATMUL)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                          "a fused epilogue needs a Conv, Gemm or MatMul");
@@ -52,6 +68,8 @@ size_t dml_cpu_prepack_bytes(dml_op_t op, const dml_tensor_t *w, const dml_attr_
   int64_t N, K;
   int tb;
   if (!w) return 0;
+  if (op == DML_OP_QLINEAR_CONV)
+    return dml_cpu_qconv_prepack_bytes(w, dml_attr_int(attrs, n_attrs, "group", 1));
   if (op == DML_OP_CONV)
     return dml_cpu_conv_prepack_floats(w, dml_attr_int(attrs, n_attrs, "group", 1)) *
            sizeof(float);
@@ -66,7 +84,9 @@ void dml_cpu_prepack(dml_op_t op, const dml_tensor_t *w, const dml_attr_t *attrs
   int64_t N, K;
   int tb;
   if (dml_cpu_prepack_bytes(op, w, attrs, n_attrs) == 0) return;
-  if (op == DML_OP_CONV)
+  if (op == DML_OP_QLINEAR_CONV)
+    dml_cpu_qconv_prepack(w, dml_attr_int(attrs, n_attrs, "group", 1), dst);
+  else if (op == DML_OP_CONV)
     dml_cpu_conv_prepack(w, dml_attr_int(attrs, n_attrs, "group", 1), (float *)dst);
   else if (b_operand(op, w, attrs, n_attrs, &N, &K, &tb))
     dml_cpu_sgemm_pack_b(tb, N, K, (const float *)w->data, w->dims[1], (float *)dst);

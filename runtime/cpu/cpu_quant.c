@@ -34,6 +34,34 @@ static inline void stq(dml_dtype_t dt, void *p, int64_t i, double v) {
     ((int8_t *)p)[i] = (int8_t)v;
 }
 
+/* The output range [lo, hi] of QLinearConv / QLinearMatMul: y's dtype range,
+ * narrowed by dmlc's attribute dml_clamp = [lo, hi] (set by the qdq-fuse
+ * pass, passes/qdq_fuse.c, for a Relu or Clip folded into the
+ * requantization: both are clamps of the quantized output). */
+dml_status_t dml_cpu_qclamp(const dml_cpu_call_t *c, dml_dtype_t dt, int32_t *lo,
+                            int32_t *hi) {
+  *lo = dt == DML_DTYPE_U8 ? 0 : -128;
+  *hi = *lo + 255;
+  size_t n = 0;
+  const int64_t *r = dml_cpu_get_ints(c, "dml_clamp", &n);
+  if (!r) return DML_OK;
+  if (n != 2 || r[0] > r[1] || r[0] < *lo || r[1] > *hi)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "dml_clamp must be [lo, hi] within y's range");
+  *lo = (int32_t)r[0];
+  *hi = (int32_t)r[1];
+  return DML_OK;
+}
+
+/* stq, then the clamp to [lo, hi] (inside dt's range). */
+static inline void stq_c(dml_dtype_t dt, void *p, int64_t i, double v, int32_t lo,
+                         int32_t hi) {
+  v = rint(v);
+  if (!(v >= lo)) v = lo;
+  if (v > hi) v = hi;
+  stq(dt, p, i, v);
+}
+
 /* Per-tensor or per-axis parameters: element index -> parameter index. */
 typedef struct {
   int64_t inner, n; /* per-axis: (i / inner) % n; n == 1: per-tensor */
@@ -83,6 +111,12 @@ dml_status_t dml_cpuk_QuantizeLinear(const dml_cpu_call_t *c) {
   DML_RETURN_IF_ERROR(q_axis(c, x, s, zp, &q));
   const float *sc = (const float *)s->data;
   int64_t n = dml_cpu_numel(x);
+  if (q.n == 1 && x->dtype == DML_DTYPE_F32) { /* the same formula, vectorized */
+    dml_cpu_quantize_f32((const float *)x->data, n, sc[0],
+                         zp ? (int32_t)ldq(zp->dtype, zp->data, 0) : 0,
+                         yt == DML_DTYPE_U8, y->data);
+    return DML_OK;
+  }
   for (int64_t i = 0; i < n; i++) {
     int64_t k = q_idx(&q, i);
     double xv = dml_load_f64(x->dtype, x->data, (size_t)i);
@@ -111,6 +145,16 @@ dml_status_t dml_cpuk_DequantizeLinear(const dml_cpu_call_t *c) {
   const float *sc = (const float *)s->data;
   float *yd = (float *)y->data;
   int64_t n = dml_cpu_numel(x);
+  if (is_q8(x->dtype)) { /* the same formula, vectorized per block of one parameter */
+    int64_t blk = q.n == 1 ? n : q.inner, esz = 1;
+    for (int64_t i = 0; i < n; i += blk) {
+      int64_t k = q_idx(&q, i);
+      dml_cpu_dequantize_q8((const uint8_t *)x->data + i * esz, DML_CPU_MIN(blk, n - i),
+                            sc[k], zp ? (int32_t)ldq(zp->dtype, zp->data, k) : 0,
+                            x->dtype == DML_DTYPE_U8, yd + i);
+    }
+    return DML_OK;
+  }
   for (int64_t i = 0; i < n; i++) {
     int64_t k = q_idx(&q, i);
     int64_t xv = dml_load_i64(x->dtype, x->data, (size_t)i);
@@ -271,8 +315,8 @@ dml_status_t dml_cpuk_MatMulInteger(const dml_cpu_call_t *c) {
 }
 
 /* QLinearMatMul (opset 10; 21 adds f16/bf16 scales): y = saturate(round(acc * a_scale *
- * b_scale / y_scale) + y_zero_point) with acc the integer product of the
- * zero-point-shifted inputs; y has y_zero_point's dtype. */
+ * b_scale / y_scale) + y_zero_point), clamped to dml_clamp (dml_cpu_qclamp) with acc the
+ * integer product of the zero-point-shifted inputs; y has y_zero_point's dtype. */
 dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
   const dml_tensor_t *a = &c->inputs[0], *as = &c->inputs[1], *za = &c->inputs[2];
   const dml_tensor_t *b = &c->inputs[3], *bs = &c->inputs[4], *zb = &c->inputs[5];
@@ -300,6 +344,8 @@ dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
                               "of a or per column of b (y: per tensor)");
   double ysv = dml_cpu_ld(ys->dtype, ys->data, 0);
   int64_t zyv = ldq(zy->dtype, zy->data, 0);
+  int32_t lo, hi;
+  DML_RETURN_IF_ERROR(dml_cpu_qclamp(c, y->dtype, &lo, &hi));
   for (int64_t bi = 0; bi < g.batch; bi++) {
     int64_t ao, bo;
     mm_offs(&g, bi, &ao, &bo);
@@ -310,7 +356,8 @@ dml_status_t dml_cpuk_QLinearMatMul(const dml_cpu_call_t *c) {
                              ldq(zb->dtype, zb->data, cb));
         double sc = dml_cpu_ld(as->dtype, as->data, row_idx(as, ao, &g, m)) *
                     dml_cpu_ld(bs->dtype, bs->data, col_idx(bs, bo, &g, n)) / ysv;
-        stq(y->dtype, y->data, (bi * g.M + m) * g.N + n, rint((double)acc * sc) + zyv);
+        stq_c(y->dtype, y->data, (bi * g.M + m) * g.N + n, rint((double)acc * sc) + zyv,
+              lo, hi);
       }
   }
   return DML_OK;
@@ -451,9 +498,17 @@ dml_status_t dml_cpuk_ConvInteger(const dml_cpu_call_t *c) {
 }
 
 /* QLinearConv (opset 10): y = saturate(round((acc + B) * x_scale * w_scale /
- * y_scale) + y_zero_point); w_scale/w_zero_point per tensor or [M], B i32
- * [M] optional. */
+ * y_scale) + y_zero_point), clamped to dml_clamp (dml_cpu_qclamp); w_scale/w_zero_point
+ * per tensor or [M], B i32 [M] optional. */
 dml_status_t dml_cpuk_QLinearConv(const dml_cpu_call_t *c) {
+  return dml_cpu_qlinear_conv(c, NULL);
+}
+
+size_t dml_cpus_QLinearConv(const dml_cpu_call_t *c, int threads) {
+  return dml_cpu_qconv_scratch(c, threads, 0);
+}
+
+dml_status_t dml_cpu_qlinear_conv(const dml_cpu_call_t *c, const void *packed) {
   const dml_tensor_t *x = &c->inputs[0], *xs = &c->inputs[1], *zx = &c->inputs[2];
   const dml_tensor_t *w = &c->inputs[3], *ws = &c->inputs[4], *zw = &c->inputs[5];
   const dml_tensor_t *ys = &c->inputs[6], *zy = &c->inputs[7], *bt = dml_cpu_in(c, 8);
@@ -478,6 +533,10 @@ dml_status_t dml_cpuk_QLinearConv(const dml_cpu_call_t *c) {
                               "scalars or [M], B [M]");
   int64_t zxv = ldq(zx->dtype, zx->data, 0), zyv = ldq(zy->dtype, zy->data, 0);
   double xsv = ((const float *)xs->data)[0], ysv = ((const float *)ys->data)[0];
+  int32_t lo, hi;
+  DML_RETURN_IF_ERROR(dml_cpu_qclamp(c, y->dtype, &lo, &hi));
+  dml_status_t st;
+  if (dml_cpu_qconv_fast(c, packed, lo, hi, &st)) return st;
   for (int64_t n = 0; n < g.N; n++)
     for (int64_t m = 0; m < g.M; m++) {
       int64_t zwv = ldq(zw->dtype, zw->data, dml_cpu_numel(zw) == 1 ? 0 : m);
@@ -486,9 +545,42 @@ dml_status_t dml_cpuk_QLinearConv(const dml_cpu_call_t *c) {
       int64_t bias = bt ? ((const int32_t *)bt->data)[m] : 0;
       for (int64_t o = 0; o < g.out_sz; o++) {
         int64_t acc = qconv_acc(&g, x, w, n, m, o, zxv, zwv) + bias;
-        stq(y->dtype, y->data, (n * g.M + m) * g.out_sz + o,
-            rint((double)acc * sc) + zyv);
+        stq_c(y->dtype, y->data, (n * g.M + m) * g.out_sz + o,
+              rint((double)acc * sc) + zyv, lo, hi);
       }
     }
+  return DML_OK;
+}
+
+/* QLinearAdd (dmlc's op, ops.def): y = Q(DQ(a) + DQ(b)) in the f32 operations
+ * of DequantizeLinear, Add and QuantizeLinear above (per tensor), clamped to
+ * dml_clamp. */
+dml_status_t dml_cpuk_QLinearAdd(const dml_cpu_call_t *c) {
+  const dml_tensor_t *a = &c->inputs[0], *as = &c->inputs[1], *za = &c->inputs[2];
+  const dml_tensor_t *b = &c->inputs[3], *bs = &c->inputs[4], *zb = &c->inputs[5];
+  const dml_tensor_t *ys = &c->inputs[6], *zy = &c->inputs[7];
+  dml_tensor_t *y = &c->outputs[0];
+  if (!is_q8(a->dtype) || za->dtype != a->dtype)
+    return dml_cpu_err_dtype(c, "a", a->dtype);
+  if (!is_q8(b->dtype) || zb->dtype != b->dtype)
+    return dml_cpu_err_dtype(c, "b", b->dtype);
+  if (!is_q8(zy->dtype) || y->dtype != zy->dtype)
+    return dml_cpu_err_dtype(c, "y", y->dtype);
+  if (as->dtype != DML_DTYPE_F32 || bs->dtype != DML_DTYPE_F32 ||
+      ys->dtype != DML_DTYPE_F32)
+    return dml_cpu_err_dtype(c, "scale", DML_DTYPE_INVALID);
+  int64_t n = dml_cpu_numel(a);
+  if (dml_cpu_numel(b) != n || dml_cpu_numel(y) != n)
+    return dml_cpu_err_shapes(c, "a, b and y must have one shape");
+  if (dml_cpu_numel(as) != 1 || dml_cpu_numel(za) != 1 || dml_cpu_numel(bs) != 1 ||
+      dml_cpu_numel(zb) != 1 || dml_cpu_numel(ys) != 1 || dml_cpu_numel(zy) != 1)
+    return dml_cpu_err_shapes(c, "scales and zero points must be per tensor");
+  int32_t lo, hi;
+  DML_RETURN_IF_ERROR(dml_cpu_qclamp(c, y->dtype, &lo, &hi));
+  dml_cpu_qadd(a->data, a->dtype == DML_DTYPE_I8, ((const float *)as->data)[0],
+               (int32_t)ldq(za->dtype, za->data, 0), b->data, b->dtype == DML_DTYPE_I8,
+               ((const float *)bs->data)[0], (int32_t)ldq(zb->dtype, zb->data, 0),
+               ((const float *)ys->data)[0], (int32_t)ldq(zy->dtype, zy->data, 0),
+               y->dtype == DML_DTYPE_I8, lo, hi, n, y->data);
   return DML_OK;
 }

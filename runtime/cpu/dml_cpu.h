@@ -149,15 +149,16 @@ typedef struct dml_cpu_epilogue {
 } dml_cpu_epilogue_t;
 
 /* Runs the Conv, Gemm or MatMul `call` (f32; other dtypes only with a NULL
- * or all-empty `ep`) with `ep` (NULL: as dml_cpu_run) applied to each
- * output tile while it is in cache. Same scratch as dml_cpu_run() of the
- * call. Errors: those of the op; INVALID_ARGUMENT for another op, for only
- * one of scale/shift set, or scale on a Gemm/MatMul; UNIMPLEMENTED for an
+ * or all-empty `ep`; or a QLinearConv with only `packed` set) with `ep` (NULL: as
+ * dml_cpu_run) applied to each output tile while it is in cache. Same scratch as
+ * dml_cpu_run() of the call. Errors: those of the op; INVALID_ARGUMENT for another op,
+ * for only one of scale/shift set, or scale on a Gemm/MatMul; UNIMPLEMENTED for an
  * epilogue on a non-f32 call. */
 dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *call, const dml_cpu_epilogue_t *ep);
 
 /* Bytes of the packed form of a node's constant weights `w` (Conv's W
- * unless depthwise, Gemm's or a 2-D MatMul's B, f32) for `op` with
+ * unless depthwise, Gemm's or a 2-D MatMul's B, f32; QLinearConv's w, u8/s8,
+ * unless depthwise) for `op` with
  * `attrs` (group, transB), 0 when the op or shape has none. The layout
  * follows the GEMM micro-kernel picked for this machine at load time: use
  * the bytes in this process only. */

@@ -53,3 +53,18 @@ for m in fashion_mlp lenet5 resnet_small; do
     echo "arm64 $m pair $k: $res"
   done
 done
+
+# The QDQ model (tests/models/qdq: ONNX Runtime's quantize_static): the int8
+# kernels (the sdot path where qemu's CPU has the dot product, else C) within
+# one quantization step of the output (qdq_cnn_io/step.npy) of ORT's outputs.
+q=$src/tests/models/qdq
+"$host/compiler/dmlc" compile "$q/qdq_cnn.onnx" --target cpu -o "$tmp/qdq_cnn.dmlpkg" >/dev/null
+tol=$(npy_floats "$q/qdq_cnn_io/step.npy" | awk '{ printf "%.9g", $1 * 1.0001 }')
+for k in 0 1; do
+  out=$tmp/qdq-$k
+  "${qemu[@]}" "$dmlc_arm" run "$tmp/qdq_cnn.dmlpkg" --input "$q/qdq_cnn_io/input_$k.npy" \
+    --output-dir "$out" >/dev/null
+  res=$(npy_check "$out/logits.npy" "$q/qdq_cnn_io/output_$k.npy") ||
+    fail "qdq_cnn pair $k on arm64: $res"
+  echo "arm64 qdq_cnn pair $k (int8, tol one step $tol): $res"
+done

@@ -1,0 +1,974 @@
+/*
+ * cpu_qgemm.c — the fast int8 path of QLinearConv (ONNX opset 10): u8 or s8
+ * activations, u8 or s8 weights, int32 accumulation, requantization in the
+ * epilogue. cpu_quant.c's reference kernel checks the call and hands 2-D
+ * (and 1-D) convolutions here; the results are the reference's bits.
+ *
+ * Operands. The integer GEMM multiplies u8 activations by s8 weights: an s8
+ * x is read as x' = x + 128 (u8, xor 0x80) with x_zero_point + 128, a u8 w
+ * as w' = w - 128 (s8) with w_zero_point - 128; the products of the shifted
+ * values are the same. With K the reduction length (C/group * kernel size),
+ *   acc[m, n] = sum_k (x'[k, n] - zx')(w'[m, k] - zw'[m])
+ *             = sum_k x' w'  - zw'[m] colsum[n] - zx' rowsum[m] + K zx' zw'[m],
+ * where sum_k x' w' is what the micro-kernels compute (int32, exact for K <=
+ * 65,536: |x' w'| <= 255 * 128; larger K take the reference kernel) and
+ * colsum is only formed when some zw' is not 0 (quantize_static's int8
+ * weights are symmetric: zw = 0). Padding reads zx' (contributes 0).
+ *
+ * Requantization: y = clamp(rint((acc + B[m]) * (x_scale * w_scale[m] /
+ * y_scale)) + zy, lo, hi), in double exactly as the reference kernel
+ * (rint: round half to even), then stored as u8/s8; [lo, hi] is y's range
+ * narrowed by dml_clamp (a Relu/Clip folded by the qdq-fuse pass).
+ *
+ * Layouts. Weights (the GEMM's A) are packed per group into panels of 8
+ * rows: [ceil(Mg/8)][Kq][8][4] bytes with Kq = ceil(K/4), rows and k past
+ * the end 0; then rowsum int32 [M]. Activations (B) into panels of 16
+ * columns (output pixels): [Kq][16][4] bytes, k past K read zx'. The
+ * micro-kernels compute an 8 x 32 int32 tile (two B panels):
+ *  - AVX-512 VNNI: vpdpbusd (u8 x s8 quads summed into int32 lanes, no
+ *    intermediate saturation), 16 accumulators, the weight quad broadcast;
+ *  - AVX2: vpmaddubsw would saturate (255 * 127 * 2 > 32,767), so the
+ *    widening form: u8 -> i16 (vpmovzxbw) and s8 -> i16 then vpmaddwd
+ *    (i16 pairs summed into int32, exact), pairs of k added by vphaddd at
+ *    the end;
+ *  - arm64 dot product (sdot, where HWCAP_ASIMDDP says so; built with the
+ *    dotprod target attribute by GCC, or where __ARM_FEATURE_DOTPROD is on):
+ *    x' read as x' - 128 and 128 * sum_k w added back;
+ *  - portable C, always there.
+ * The path is picked once from CPUID / HWCAP (dml_cpu_qgemm_set_kernel forces one
+ * for tests). Depthwise convolutions (group == C == M) take a direct
+ * kernel: per (image, channel), int32 row accumulators of (x - zx)(w - zw)
+ * over the taps inside the image (padding contributes 0).
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#if DML_CPU_X86
+#include <immintrin.h>
+#endif
+
+#define QMR 8  /* rows of a weight panel */
+#define QNR 16 /* columns of an activation panel */
+
+/* ---- kernel choice ------------------------------------------------------ */
+
+typedef void (*quk_fn)(int64_t kq, const int8_t *a, const uint8_t *b0, const uint8_t *b1,
+                       int32_t *c);
+
+static void uk_c(int64_t kq, const int8_t *a, const uint8_t *b0, const uint8_t *b1,
+                 int32_t *c) {
+  /* c: [8][32]; columns 16..31 from b1. */
+  int32_t acc[QMR][2 * QNR];
+  memset(acc, 0, sizeof acc);
+  for (int64_t k = 0; k < kq; k++) {
+    const int8_t *ak = a + k * QMR * 4;
+    const uint8_t *bk[2] = {b0 + k * QNR * 4, b1 + k * QNR * 4};
+    for (int r = 0; r < QMR; r++)
+      for (int h = 0; h < 2; h++)
+        for (int j = 0; j < QNR; j++) {
+          const uint8_t *x = bk[h] + j * 4;
+          const int8_t *w = ak + r * 4;
+          acc[r][h * QNR + j] += (int32_t)x[0] * w[0] + (int32_t)x[1] * w[1] +
+                                 (int32_t)x[2] * w[2] + (int32_t)x[3] * w[3];
+        }
+  }
+  memcpy(c, acc, sizeof acc);
+}
+
+#if DML_CPU_X86
+__attribute__((target("avx2"))) static void uk_avx2(int64_t kq, const int8_t *a,
+                                                    const uint8_t *b0, const uint8_t *b1,
+                                                    int32_t *c) {
+  for (int h = 0; h < 2; h++) {
+    const uint8_t *b = h ? b1 : b0;
+    for (int r = 0; r < QMR; r += 2) {
+      __m256i s[2][4];
+      for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) s[i][j] = _mm256_setzero_si256();
+      for (int64_t k = 0; k < kq; k++) {
+        const uint8_t *bk = b + k * QNR * 4;
+        __m256i x0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)bk));
+        __m256i x1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(bk + 16)));
+        __m256i x2 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(bk + 32)));
+        __m256i x3 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(bk + 48)));
+        for (int i = 0; i < 2; i++) {
+          int32_t q;
+          memcpy(&q, a + (k * QMR + r + i) * 4, 4);
+          __m256i w = _mm256_broadcastq_epi64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(q)));
+          s[i][0] = _mm256_add_epi32(s[i][0], _mm256_madd_epi16(x0, w));
+          s[i][1] = _mm256_add_epi32(s[i][1], _mm256_madd_epi16(x1, w));
+          s[i][2] = _mm256_add_epi32(s[i][2], _mm256_madd_epi16(x2, w));
+          s[i][3] = _mm256_add_epi32(s[i][3], _mm256_madd_epi16(x3, w));
+        }
+      }
+      for (int i = 0; i < 2; i++) {
+        /* hadd: [p0 p1 p4 p5 | p2 p3 p6 p7] -> permute to p0..p7. */
+        __m256i lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(s[i][0], s[i][1]), 0xD8);
+        __m256i hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(s[i][2], s[i][3]), 0xD8);
+        _mm256_storeu_si256((__m256i *)(c + (r + i) * 2 * QNR + h * QNR), lo);
+        _mm256_storeu_si256((__m256i *)(c + (r + i) * 2 * QNR + h * QNR + 8), hi);
+      }
+    }
+  }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void uk_vnni(
+    int64_t kq, const int8_t *a, const uint8_t *b0, const uint8_t *b1, int32_t *c) {
+  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0,
+          c6 = c0, c7 = c0, d0 = c0, d1 = c0, d2 = c0, d3 = c0, d4 = c0, d5 = c0, d6 = c0,
+          d7 = c0;
+  for (int64_t k = 0; k < kq; k++) {
+    __m512i x0 = _mm512_loadu_si512((const void *)(b0 + k * 64));
+    __m512i x1 = _mm512_loadu_si512((const void *)(b1 + k * 64));
+    const int8_t *ak = a + k * 32;
+#define QSTEP(r)                             \
+  {                                          \
+    int32_t wq;                              \
+    memcpy(&wq, ak + 4 * r, 4);              \
+    __m512i w = _mm512_set1_epi32(wq);       \
+    c##r = _mm512_dpbusd_epi32(c##r, x0, w); \
+    d##r = _mm512_dpbusd_epi32(d##r, x1, w); \
+  }
+    QSTEP(0) QSTEP(1) QSTEP(2) QSTEP(3) QSTEP(4) QSTEP(5) QSTEP(6) QSTEP(7)
+#undef QSTEP
+  }
+#define QST(r)                                     \
+  _mm512_storeu_si512((void *)(c + r * 32), c##r); \
+  _mm512_storeu_si512((void *)(c + r * 32 + 16), d##r);
+  QST(0) QST(1) QST(2) QST(3) QST(4) QST(5) QST(6) QST(7)
+#undef QST
+}
+#endif
+
+#if defined(__aarch64__) && \
+    (defined(__ARM_FEATURE_DOTPROD) || (defined(__GNUC__) && !defined(__clang__)))
+#define DML_QDOT 1
+#include <arm_neon.h>
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#if defined(__ARM_FEATURE_DOTPROD)
+#define DML_QDOT_TARGET
+#else
+#define DML_QDOT_TARGET __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+/* arm64 dot product: sdot is s8 x s8, so x' (u8) is read as x' - 128 (xor
+ * 0x80) and 128 * sum_k w[m, k] added back (that sum by sdot against ones).
+ * vdotq_laneq_s32 multiplies 4 pixels' quads by row r's quad (lane r of the
+ * 16-byte load of 4 rows' quads); 8 rows x 8 pixels per pass. */
+DML_QDOT_TARGET static void uk_sdot(int64_t kq, const int8_t *a, const uint8_t *b0,
+                                    const uint8_t *b1, int32_t *c) {
+  const uint8x16_t fl = vdupq_n_u8(0x80);
+  const int8x16_t ones = vdupq_n_s8(1);
+  int32x4_t ws0 = vdupq_n_s32(0), ws1 = vdupq_n_s32(0);
+  for (int64_t k = 0; k < kq; k++) {
+    ws0 = vdotq_s32(ws0, vld1q_s8(a + k * 32), ones);
+    ws1 = vdotq_s32(ws1, vld1q_s8(a + k * 32 + 16), ones);
+  }
+  int32_t wsum[8];
+  vst1q_s32(wsum, vshlq_n_s32(ws0, 7));
+  vst1q_s32(wsum + 4, vshlq_n_s32(ws1, 7));
+  for (int h = 0; h < 2; h++) {
+    const uint8_t *b = h ? b1 : b0;
+    for (int g = 0; g < 4; g += 2) {
+      int32x4_t z = vdupq_n_s32(0);
+      int32x4_t c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
+      int32x4_t c40 = z, c41 = z, c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z;
+      for (int64_t k = 0; k < kq; k++) {
+        int8x16_t a0 = vld1q_s8(a + k * 32), a1 = vld1q_s8(a + k * 32 + 16);
+        const uint8_t *bk = b + k * 64 + g * 16;
+        int8x16_t x0 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(bk), fl));
+        int8x16_t x1 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(bk + 16), fl));
+        c00 = vdotq_laneq_s32(c00, x0, a0, 0), c01 = vdotq_laneq_s32(c01, x1, a0, 0);
+        c10 = vdotq_laneq_s32(c10, x0, a0, 1), c11 = vdotq_laneq_s32(c11, x1, a0, 1);
+        c20 = vdotq_laneq_s32(c20, x0, a0, 2), c21 = vdotq_laneq_s32(c21, x1, a0, 2);
+        c30 = vdotq_laneq_s32(c30, x0, a0, 3), c31 = vdotq_laneq_s32(c31, x1, a0, 3);
+        c40 = vdotq_laneq_s32(c40, x0, a1, 0), c41 = vdotq_laneq_s32(c41, x1, a1, 0);
+        c50 = vdotq_laneq_s32(c50, x0, a1, 1), c51 = vdotq_laneq_s32(c51, x1, a1, 1);
+        c60 = vdotq_laneq_s32(c60, x0, a1, 2), c61 = vdotq_laneq_s32(c61, x1, a1, 2);
+        c70 = vdotq_laneq_s32(c70, x0, a1, 3), c71 = vdotq_laneq_s32(c71, x1, a1, 3);
+      }
+#define QSD(r)                                                          \
+  {                                                                     \
+    int32x4_t wv = vdupq_n_s32(wsum[r]);                                \
+    vst1q_s32(c + (r)*32 + h * 16 + g * 4, vaddq_s32(c##r##0, wv));     \
+    vst1q_s32(c + (r)*32 + h * 16 + g * 4 + 4, vaddq_s32(c##r##1, wv)); \
+  }
+      QSD(0) QSD(1) QSD(2) QSD(3) QSD(4) QSD(5) QSD(6) QSD(7)
+#undef QSD
+    }
+  }
+}
+#endif
+
+static quk_fn g_quk;
+static int g_quk_id; /* 1 C, 2 AVX2, 3 VNNI */
+static int g_q_ref;  /* 1: the fast path is off (tests) */
+static pthread_once_t g_quk_once = PTHREAD_ONCE_INIT;
+
+static void pick(void) {
+  g_quk = uk_c, g_quk_id = 1;
+#ifdef DML_QDOT
+  if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) g_quk = uk_sdot, g_quk_id = 4;
+#endif
+#if DML_CPU_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl"))
+    g_quk = uk_vnni, g_quk_id = 3;
+  else if (__builtin_cpu_supports("avx2"))
+    g_quk = uk_avx2, g_quk_id = 2;
+#endif
+}
+
+int dml_cpu_qgemm_set_kernel(int which) {
+  pthread_once(&g_quk_once, pick);
+  g_q_ref = which < 0;
+  if (which <= 0) {
+    pick();
+    return which < 0 ? 0 : g_quk_id;
+  }
+  if (which == 1) {
+    g_quk = uk_c, g_quk_id = 1;
+    return 1;
+  }
+#ifdef DML_QDOT
+  if (which == 4 && (getauxval(AT_HWCAP) & HWCAP_ASIMDDP)) {
+    g_quk = uk_sdot, g_quk_id = 4;
+    return 4;
+  }
+#endif
+#if DML_CPU_X86
+  if (which == 2 && __builtin_cpu_supports("avx2")) {
+    g_quk = uk_avx2, g_quk_id = 2;
+    return 2;
+  }
+  if (which == 3 && __builtin_cpu_supports("avx512vnni") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+    g_quk = uk_vnni, g_quk_id = 3;
+    return 3;
+  }
+#endif
+  pick();
+  return -1;
+}
+
+static quk_fn kernel(void) {
+  pthread_once(&g_quk_once, pick);
+  return g_quk;
+}
+
+/* ---- weight packing ------------------------------------------------------ */
+
+static int64_t rup(int64_t v, int64_t m) {
+  return (v + m - 1) / m * m;
+}
+
+/* Bytes of the packed weights of w [M, C/group, k...] for `group`. */
+size_t dml_cpu_qconv_prepack_bytes(const dml_tensor_t *w, int64_t group) {
+  if (!w || w->rank < 3 || group < 1 || w->dims[0] % group ||
+      (w->dtype != DML_DTYPE_U8 && w->dtype != DML_DTYPE_I8))
+    return 0;
+  int64_t M = w->dims[0], Mg = M / group, K = dml_cpu_numel(w) / (M ? M : 1);
+  if (M == 0 || K == 0 || K > 65536) return 0;
+  if (Mg == 1 && w->dims[1] == 1 && K <= 64) return 0; /* depthwise: direct kernel */
+  return (size_t)(group * rup(Mg, QMR) * rup(K, 4) + M * 4);
+}
+
+void dml_cpu_qconv_prepack(const dml_tensor_t *w, int64_t group, void *dst) {
+  size_t bytes = dml_cpu_qconv_prepack_bytes(w, group);
+  if (!bytes) return;
+  int64_t M = w->dims[0], Mg = M / group, K = dml_cpu_numel(w) / M;
+  int64_t Kq = rup(K, 4) / 4, gbytes = rup(Mg, QMR) * Kq * 4;
+  int8_t *d = (int8_t *)dst;
+  int32_t *rowsum = (int32_t *)(void *)(d + group * gbytes);
+  memset(d, 0, (size_t)(group * gbytes));
+  int u8 = w->dtype == DML_DTYPE_U8;
+  for (int64_t m = 0; m < M; m++) {
+    int64_t g = m / Mg, mg = m % Mg;
+    int8_t *pg = d + g * gbytes + (mg / QMR) * Kq * QMR * 4 + (mg % QMR) * 4;
+    int32_t s = 0;
+    for (int64_t k = 0; k < K; k++) {
+      int v = u8 ? (int)((const uint8_t *)w->data)[m * K + k] - 128
+                 : (int)((const int8_t *)w->data)[m * K + k];
+      pg[(k / 4) * QMR * 4 + k % 4] = (int8_t)v;
+      s += v;
+    }
+    rowsum[m] = s;
+  }
+}
+
+/* ---- activation packing ----------------------------------------------- */
+
+/* Packs columns [0, nc) of the k-major matrix src (K rows, row stride lds,
+ * column j of row k at src[k * lds + j]) into panels of QNR columns, each
+ * byte xor `flip`; k past K and columns past nc read `pad`. */
+static void pack_b(const uint8_t *src, int64_t lds, int64_t K, int64_t nc, uint8_t flip,
+                   uint8_t pad, uint8_t *dst) {
+  int64_t Kq = rup(K, 4) / 4;
+  for (int64_t p0 = 0; p0 < nc; p0 += QNR) {
+    uint8_t *pd = dst + (p0 / QNR) * Kq * QNR * 4;
+#if DML_CPU_X86
+    int full = p0 + QNR <= nc;
+#endif
+    for (int64_t kq = 0; kq < Kq; kq++) {
+      uint8_t *o = pd + kq * QNR * 4;
+#if DML_CPU_X86
+      if (full && kq * 4 + 4 <= K) {
+        const uint8_t *r = src + kq * 4 * lds + p0;
+        __m128i f = _mm_set1_epi8((char)flip);
+        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r), f);
+        __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r + lds)), f);
+        __m128i cc = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r + 2 * lds)), f);
+        __m128i dd = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r + 3 * lds)), f);
+        __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+        __m128i cd0 = _mm_unpacklo_epi8(cc, dd), cd1 = _mm_unpackhi_epi8(cc, dd);
+        _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi16(ab0, cd0));
+        _mm_storeu_si128((__m128i *)(o + 16), _mm_unpackhi_epi16(ab0, cd0));
+        _mm_storeu_si128((__m128i *)(o + 32), _mm_unpacklo_epi16(ab1, cd1));
+        _mm_storeu_si128((__m128i *)(o + 48), _mm_unpackhi_epi16(ab1, cd1));
+        continue;
+      }
+#endif
+      for (int64_t j = 0; j < QNR; j++)
+        for (int64_t i = 0; i < 4; i++) {
+          int64_t k = kq * 4 + i, col = p0 + j;
+          o[j * 4 + i] = k < K && col < nc ? (uint8_t)(src[k * lds + col] ^ flip) : pad;
+        }
+    }
+  }
+}
+
+/* ---- the call ------------------------------------------------------------ */
+
+typedef struct {
+  /* geometry (2-D; 1-D has H = KH = 1) */
+  int64_t N, C, H, W, M, group, Cg, Mg, KH, KW, OH, OW, sh, sw, dh, dw, pt, pl, K, Kq;
+  int depthwise, one_by_one;
+  int direct; /* pack B straight from a zero-point-padded copy of the image */
+  int64_t Hp, Wp;
+  const uint8_t *x;
+  uint8_t flip;     /* 0x80 for s8 x */
+  int32_t zx;       /* x's zero point as read (x' for the GEMM: zx ^ flip) */
+  const void *wraw; /* depthwise: w as given */
+  int w_u8;
+  const int8_t *pa; /* packed weights */
+  const int32_t *rowsum;
+  const double *sc, *c0, *zw; /* per m: scale, constant term, zw' */
+  int need_colsum;
+  int32_t zy, lo, hi;
+  uint8_t *y;
+  int64_t nc; /* columns per task */
+  int64_t n_chunks;
+  uint8_t *slots;
+  size_t slot_bytes;
+  quk_fn uk;
+} qc_t;
+
+/* Requantizes n values acc[j] (+ c0 - zw * colsum[j]) into y[j]. */
+static void requant_row(const qc_t *q, const int32_t *acc, const int32_t *colsum,
+                        double sc, double c0, double zw, int64_t n, uint8_t *y) {
+  for (int64_t j = 0; j < n; j++) {
+    double t = (double)acc[j] + c0;
+    if (colsum) t -= zw * (double)colsum[j];
+    double v = rint(t * sc) + (double)q->zy;
+    if (!(v >= q->lo)) v = q->lo;
+    if (v > q->hi) v = q->hi;
+    y[j] = (uint8_t)(int8_t)(int32_t)v;
+  }
+}
+
+#if DML_CPU_X86
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void requant_row512(
+    const qc_t *q, const int32_t *acc, const int32_t *colsum, double sc, double c0,
+    double zw, int64_t n, uint8_t *y) {
+  __m512d vsc = _mm512_set1_pd(sc), vc0 = _mm512_set1_pd(c0), vzw = _mm512_set1_pd(zw);
+  __m512d vzy = _mm512_set1_pd((double)q->zy), vlo = _mm512_set1_pd((double)q->lo),
+          vhi = _mm512_set1_pd((double)q->hi);
+  int64_t j = 0;
+  for (; j < n; j += 16) {
+    int64_t m = n - j < 16 ? n - j : 16;
+    __mmask16 mk = (__mmask16)((1u << m) - 1);
+    __m512i a = _mm512_maskz_loadu_epi32(mk, acc + j);
+    __m512d t0 = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(a)), vc0);
+    __m512d t1 = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(a, 1)), vc0);
+    if (colsum) {
+      __m512i s = _mm512_maskz_loadu_epi32(mk, colsum + j);
+      t0 = _mm512_sub_pd(
+          t0, _mm512_mul_pd(vzw, _mm512_cvtepi32_pd(_mm512_castsi512_si256(s))));
+      t1 = _mm512_sub_pd(
+          t1, _mm512_mul_pd(vzw, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(s, 1))));
+    }
+    t0 = _mm512_roundscale_pd(_mm512_mul_pd(t0, vsc),
+                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    t1 = _mm512_roundscale_pd(_mm512_mul_pd(t1, vsc),
+                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    t0 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(t0, vzy), vlo), vhi);
+    t1 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(t1, vzy), vlo), vhi);
+    __m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvttpd_epi32(t0)),
+                                   _mm512_cvttpd_epi32(t1), 1);
+    _mm_mask_storeu_epi8(y + j, mk, _mm512_cvtepi32_epi8(r));
+    if (m < 16) break;
+  }
+}
+#endif
+
+typedef void (*requant_fn)(const qc_t *, const int32_t *, const int32_t *, double, double,
+                           double, int64_t, uint8_t *);
+
+static requant_fn requant(void) {
+#if DML_CPU_X86
+  static int have = -1;
+  if (have < 0) {
+    __builtin_cpu_init();
+    have = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
+  }
+  if (have && g_quk_id == 3) return requant_row512; /* the VNNI path's epilogue */
+#endif
+  return requant_row;
+}
+
+/* The depthwise kernel's padded plane: every tap of every output inside. */
+static int64_t dw_hp(const qc_t *q) {
+  return DML_CPU_MAX(q->H + q->pt, (q->OH - 1) * q->sh + (q->KH - 1) * q->dh + 1);
+}
+static int64_t dw_wp(const qc_t *q) {
+  return DML_CPU_MAX(q->W + q->pl, (q->OW - 1) * q->sw + (q->KW - 1) * q->dw + 1);
+}
+
+/* im2col of columns [n0, n0 + nc) of image n, group g, k-major, into dst
+ * (K rows of nc); taps outside the image read zx. */
+static void im2col(const qc_t *q, int64_t n, int64_t g, int64_t n0, int64_t nc,
+                   uint8_t *dst) {
+  const uint8_t *xg = q->x + (n * q->C + g * q->Cg) * q->H * q->W;
+  const int zx = (int)(uint8_t)q->zx;
+  const int64_t oh0 = n0 / q->OW, ow0 = n0 % q->OW;
+  for (int64_t c = 0; c < q->Cg; c++)
+    for (int64_t kh = 0; kh < q->KH; kh++)
+      for (int64_t kw = 0; kw < q->KW; kw++) {
+        uint8_t *o = dst + ((c * q->KH + kh) * q->KW + kw) * nc;
+        const uint8_t *xc = xg + c * q->H * q->W;
+        const int64_t off = kw * q->dw - q->pl;
+        /* ow with 0 <= ow * sw + off < W: [va, vb) */
+        int64_t va = off >= 0 ? 0 : (-off + q->sw - 1) / q->sw;
+        int64_t vb = q->W - off <= 0 ? 0 : (q->W - off + q->sw - 1) / q->sw;
+        if (vb > q->OW) vb = q->OW;
+        if (vb < va) vb = va;
+        int64_t p = 0, oh = oh0, ow = ow0;
+        while (p < nc) {
+          int64_t run = DML_CPU_MIN(q->OW - ow, nc - p);
+          int64_t ih = oh * q->sh - q->pt + kh * q->dh;
+          uint8_t *od = o + p;
+          if (ih < 0 || ih >= q->H) {
+            memset(od, zx, (size_t)run);
+          } else {
+            const uint8_t *row = xc + ih * q->W + off;
+            int64_t a = DML_CPU_MAX(ow, va), b = DML_CPU_MIN(ow + run, vb);
+            if (b < a) b = a;
+            if (a > ow) memset(od, zx, (size_t)DML_CPU_MIN(a - ow, run));
+            if (q->sw == 1) {
+              if (b > a) memcpy(od + (a - ow), row + a, (size_t)(b - a));
+            } else {
+              for (int64_t j = a; j < b; j++) od[j - ow] = row[j * q->sw];
+            }
+            if (ow + run > b && b >= a) memset(od + (b - ow), zx, (size_t)(ow + run - b));
+          }
+          p += run;
+          ow += run;
+          if (ow == q->OW) ow = 0, oh++;
+        }
+      }
+}
+
+#if DML_CPU_X86
+/* 16 bytes of padded row `r` for the panel's pixels: mode 1, one output row
+ * (stride 1: 16 contiguous bytes; 2: the even ones of 32); mode 2, two rows
+ * of 8. */
+static inline __m128i load16(const uint8_t *r, const int32_t *off, int mode, int64_t sw) {
+  if (mode == 1) {
+    if (sw == 1) return _mm_loadu_si128((const __m128i *)(r + off[0]));
+    __m128i lo = _mm_loadu_si128((const __m128i *)(r + off[0]));
+    __m128i hi = _mm_loadu_si128((const __m128i *)(r + off[0] + 16));
+    __m128i mk = _mm_set1_epi16(0xff);
+    return _mm_packus_epi16(_mm_and_si128(lo, mk), _mm_and_si128(hi, mk));
+  }
+  if (sw == 1)
+    return _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(r + off[0])),
+                              _mm_loadl_epi64((const __m128i *)(r + off[8])));
+  __m128i mk = _mm_set1_epi16(0xff);
+  __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(r + off[0])), mk);
+  __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(r + off[8])), mk);
+  return _mm_packus_epi16(a, b);
+}
+
+/* B panels of columns [n0, n0 + nc) straight from the padded image xp (Cg
+ * planes of Hp x Wp, zx around): k = (c, kh, kw) reads xp at base[k] +
+ * off[pixel]. */
+static void pack_direct(const qc_t *q, const uint8_t *xp, const int32_t *base, int64_t n0,
+                        int64_t nc, uint8_t *dst) {
+  const uint8_t flip = q->flip, zxp = (uint8_t)((uint8_t)q->zx ^ flip);
+  const __m128i f = _mm_set1_epi8((char)flip), zv = _mm_set1_epi8((char)zxp);
+  int32_t off[QNR];
+  int64_t oh[QNR];
+  for (int64_t p0 = 0; p0 < nc; p0 += QNR) {
+    uint8_t *pd = dst + (p0 / QNR) * q->Kq * QNR * 4;
+    int valid = 1;
+    for (int j = 0; j < QNR; j++) {
+      int64_t p = n0 + p0 + j;
+      if (p0 + j >= nc) {
+        valid = 0;
+        off[j] = 0, oh[j] = -1;
+        continue;
+      }
+      oh[j] = p / q->OW;
+      off[j] = (int32_t)(oh[j] * q->sh * q->Wp + (p % q->OW) * q->sw);
+    }
+    int mode = 0;
+    if (valid && oh[0] == oh[QNR - 1])
+      mode = 1;
+    else if (valid && oh[0] == oh[7] && oh[8] == oh[15] && off[7] - off[0] == 7 * q->sw &&
+             off[15] - off[8] == 7 * q->sw)
+      mode = 2;
+    /* Else up to 4 runs of pixels in one output row each: lane j of run s
+     * reads r[src[s] + j * sw] (a window load at src[s], which may start up
+     * to 30 bytes before the plane: the slot has slack there), blended by
+     * masks; pixels past nc read zx'. */
+    int nseg = 0;
+    int32_t src[4];
+    __m128i msk[4], minv = _mm_setzero_si128();
+    if (!mode) {
+      uint8_t mb[QNR];
+      for (int j = 0; j < QNR; j++) mb[j] = oh[j] < 0 ? 0xff : 0;
+      minv = _mm_loadu_si128((const __m128i *)mb);
+      for (int j = 0; j < QNR && oh[j] >= 0 && nseg <= 4;) {
+        int e = j + 1;
+        while (e < QNR && oh[e] == oh[j]) e++;
+        if (nseg < 4) {
+          for (int i = 0; i < QNR; i++) mb[i] = i >= j && i < e ? 0xff : 0;
+          msk[nseg] = _mm_loadu_si128((const __m128i *)mb);
+          src[nseg] = off[j] - j * (int32_t)q->sw;
+        }
+        nseg++;
+        j = e;
+      }
+      if (nseg <= 4) mode = 3;
+    }
+    for (int64_t kq = 0; kq < q->Kq; kq++) {
+      uint8_t *o = pd + kq * QNR * 4;
+      __m128i v[4];
+      for (int i = 0; i < 4; i++) {
+        int64_t k = kq * 4 + i;
+        if (k >= q->K) {
+          v[i] = zv;
+        } else if (mode == 3) {
+          __m128i a = _mm_and_si128(zv, minv);
+          for (int sg = 0; sg < nseg; sg++) {
+            __m128i w = _mm_xor_si128(load16(xp + base[k], &src[sg], 1, q->sw), f);
+            a = _mm_or_si128(a, _mm_and_si128(w, msk[sg]));
+          }
+          v[i] = a;
+        } else if (mode) {
+          v[i] = _mm_xor_si128(load16(xp + base[k], off, mode, q->sw), f);
+        } else {
+          uint8_t b[QNR];
+          for (int j = 0; j < QNR; j++)
+            b[j] = oh[j] < 0 ? zxp : (uint8_t)(xp[base[k] + off[j]] ^ flip);
+          v[i] = _mm_loadu_si128((const __m128i *)b);
+        }
+      }
+      __m128i ab0 = _mm_unpacklo_epi8(v[0], v[1]), ab1 = _mm_unpackhi_epi8(v[0], v[1]);
+      __m128i cd0 = _mm_unpacklo_epi8(v[2], v[3]), cd1 = _mm_unpackhi_epi8(v[2], v[3]);
+      _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(o + 16), _mm_unpackhi_epi16(ab0, cd0));
+      _mm_storeu_si128((__m128i *)(o + 32), _mm_unpacklo_epi16(ab1, cd1));
+      _mm_storeu_si128((__m128i *)(o + 48), _mm_unpackhi_epi16(ab1, cd1));
+    }
+  }
+}
+#endif
+
+static void gemm_task(void *ctx, int64_t t, int tid) {
+  const qc_t *q = (const qc_t *)ctx;
+  int64_t chunk = t % q->n_chunks, ng = t / q->n_chunks;
+  int64_t g = ng % q->group, n = ng / q->group;
+  int64_t P = q->OH * q->OW, n0 = chunk * q->nc, nc = DML_CPU_MIN(q->nc, P - n0);
+  uint8_t *slot = q->slots + (size_t)tid * q->slot_bytes;
+  uint8_t *pb = slot;
+  int32_t *colsum = (int32_t *)(void *)(pb + q->Kq * 4 * q->nc);
+  int32_t *acc = colsum + q->nc;
+  uint8_t *tmp = (uint8_t *)(acc + 2 * QMR * QNR);
+  const uint8_t *src;
+  int64_t lds;
+  uint8_t zxp = (uint8_t)((uint8_t)q->zx ^ q->flip);
+#if DML_CPU_X86
+  if (q->direct) {
+    /* the image group zero-point padded, then the panels from it */
+    tmp += 64; /* slack before the plane for mode 3's window loads */
+    int32_t *base = (int32_t *)(void *)(tmp + rup(q->Cg * q->Hp * q->Wp, 64) + 64);
+    const uint8_t *xg = q->x + (n * q->C + g * q->Cg) * q->H * q->W;
+    memset(tmp, (int)(uint8_t)q->zx, (size_t)(q->Cg * q->Hp * q->Wp));
+    for (int64_t c = 0; c < q->Cg; c++)
+      for (int64_t h = 0; h < q->H; h++)
+        memcpy(tmp + (c * q->Hp + h + q->pt) * q->Wp + q->pl, xg + (c * q->H + h) * q->W,
+               (size_t)q->W);
+    int64_t k = 0;
+    for (int64_t c = 0; c < q->Cg; c++)
+      for (int64_t kh = 0; kh < q->KH; kh++)
+        for (int64_t kw = 0; kw < q->KW; kw++)
+          base[k++] = (int32_t)((c * q->Hp + kh * q->dh) * q->Wp + kw * q->dw);
+    pack_direct(q, tmp, base, n0, nc, pb);
+    if (q->need_colsum) /* over the packed k < K */
+      for (int64_t j = 0; j < nc; j++) {
+        const uint8_t *pp = pb + (j / QNR) * q->Kq * QNR * 4 + (j % QNR) * 4;
+        int32_t s = 0;
+        for (int64_t kk = 0; kk < q->K; kk++) s += pp[(kk / 4) * QNR * 4 + kk % 4];
+        colsum[j] = s;
+      }
+  } else
+#endif
+  {
+    if (q->one_by_one) {
+      src = q->x + (n * q->C + g * q->Cg) * P + n0;
+      lds = P;
+    } else {
+      im2col(q, n, g, n0, nc, tmp);
+      src = tmp;
+      lds = nc;
+    }
+    pack_b(src, lds, q->K, nc, q->flip, zxp, pb);
+    if (q->need_colsum)
+      for (int64_t j = 0; j < nc; j++) {
+        int32_t s = 0;
+        for (int64_t k = 0; k < q->K; k++) s += (uint8_t)(src[k * lds + j] ^ q->flip);
+        colsum[j] = s;
+      }
+  }
+  requant_fn rq = requant();
+  int64_t Mp = rup(q->Mg, QMR);
+  const int8_t *ag = q->pa + g * Mp * q->Kq * 4;
+  for (int64_t j0 = 0; j0 < nc; j0 += 2 * QNR) {
+    const uint8_t *b0 = pb + (j0 / QNR) * q->Kq * QNR * 4;
+    const uint8_t *b1 = j0 + QNR < nc ? b0 + q->Kq * QNR * 4 : b0;
+    int64_t w = DML_CPU_MIN(2 * QNR, nc - j0);
+    for (int64_t m0 = 0; m0 < q->Mg; m0 += QMR) {
+      q->uk(q->Kq, ag + m0 * q->Kq * 4, b0, b1, acc);
+      for (int64_t r = 0; r < QMR && m0 + r < q->Mg; r++) {
+        int64_t m = g * q->Mg + m0 + r;
+        rq(q, acc + r * 2 * QNR, q->need_colsum ? colsum + j0 : NULL, q->sc[m], q->c0[m],
+           q->zw[m], w, q->y + (n * q->M + m) * P + n0 + j0);
+      }
+    }
+  }
+}
+
+/* acc[oh, ow] = sum over taps of xp[oh * sh + kh * dh, ow * sw + kw * dw] *
+ * wk[kh, kw] (the compiler vectorizes the rows; cloned per ISA). */
+DML_CPU_CLONES
+static void dw_acc(const int16_t *restrict xp, int64_t Wp, const int32_t *restrict wk,
+                   int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+                   int64_t dh, int64_t dw, int32_t *restrict acc) {
+  for (int64_t oh = 0; oh < OH; oh++) {
+    int32_t *restrict a = acc + oh * OW;
+    for (int64_t j = 0; j < OW; j++) a[j] = 0;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      const int16_t *row = xp + (oh * sh + kh * dh) * Wp;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const int32_t wv = wk[kh * KW + kw];
+        const int16_t *restrict r = row + kw * dw;
+        if (sw == 1)
+          for (int64_t j = 0; j < OW; j++) a[j] += (int32_t)r[j] * wv;
+        else if (sw == 2)
+          for (int64_t j = 0; j < OW; j++) a[j] += (int32_t)r[2 * j] * wv;
+        else
+          for (int64_t j = 0; j < OW; j++) a[j] += (int32_t)r[j * sw] * wv;
+      }
+    }
+  }
+}
+
+#if DML_CPU_X86
+/* dw_acc for strides 1 and 2 with AVX-512: 16 outputs of a row in one
+ * register over all taps (masked at the row's end). */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void dw_acc512(
+    const int16_t *xp, int64_t Wp, const int32_t *wk, int64_t OH, int64_t OW, int64_t KH,
+    int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int32_t *acc) {
+  for (int64_t oh = 0; oh < OH; oh++)
+    for (int64_t j0 = 0; j0 < OW; j0 += 16) {
+      int64_t rem = OW - j0 < 16 ? OW - j0 : 16;
+      __mmask16 m16 = (__mmask16)((1u << rem) - 1);
+      __mmask32 m32 = (__mmask32)(rem == 16 ? 0xffffffffu : (1u << (2 * rem)) - 1);
+      __m512i a = _mm512_setzero_si512();
+      for (int64_t kh = 0; kh < KH; kh++) {
+        const int16_t *row = xp + (oh * sh + kh * dh) * Wp + j0 * sw;
+        for (int64_t kw = 0; kw < KW; kw++) {
+          const int16_t *r = row + kw * dw;
+          __m512i x;
+          if (sw == 1) {
+            x = _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(m16, r));
+          } else {
+            __m512i v = _mm512_maskz_loadu_epi16(m32, r);
+            x = _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16); /* even elements */
+          }
+          a = _mm512_add_epi32(
+              a, _mm512_mullo_epi32(x, _mm512_set1_epi32(wk[kh * KW + kw])));
+        }
+      }
+      _mm512_mask_storeu_epi32(acc + oh * OW + j0, m16, a);
+    }
+}
+#endif
+
+/* Depthwise: the channel's plane as int16 (x - zx) with the padding 0 (it
+ * reads zx), then per output row and tap a contiguous (stride 1) or strided
+ * multiply-add into int32 accumulators over the whole plane, requantized
+ * at once. */
+static void dw_task(void *ctx, int64_t t, int tid) {
+  const qc_t *q = (const qc_t *)ctx;
+  int64_t m = t % q->M, n = t / q->M;
+  const int64_t OH = q->OH, OW = q->OW, KH = q->KH, KW = q->KW, sw = q->sw;
+  const int64_t Hp = dw_hp(q), Wp = dw_wp(q);
+  int32_t *restrict acc = (int32_t *)(void *)(q->slots + (size_t)tid * q->slot_bytes);
+  int16_t *restrict xp = (int16_t *)(void *)(acc + rup(OH * OW, 16));
+  const uint8_t *xc = q->x + (n * q->C + m) * q->H * q->W;
+  const int32_t zx = (int32_t)(uint8_t)((uint8_t)q->zx ^ q->flip);
+  const uint8_t flip = q->flip;
+  memset(xp, 0, (size_t)(Hp * Wp) * sizeof(int16_t));
+  for (int64_t h = 0; h < q->H; h++) {
+    const uint8_t *r = xc + h * q->W;
+    int16_t *o = xp + (h + q->pt) * Wp + q->pl;
+    for (int64_t j = 0; j < q->W; j++)
+      o[j] = (int16_t)((int32_t)(uint8_t)(r[j] ^ flip) - zx);
+  }
+  int32_t wk[64];
+  int64_t taps = KH * KW;
+  for (int64_t i = 0; i < taps; i++) {
+    int32_t wv = q->w_u8 ? (int32_t)((const uint8_t *)q->wraw)[m * taps + i] - 128
+                         : (int32_t)((const int8_t *)q->wraw)[m * taps + i];
+    wk[i] = wv - (int32_t)q->zw[m];
+  }
+#if DML_CPU_X86
+  if (g_quk_id == 3 && (sw == 1 || sw == 2))
+    dw_acc512(xp, Wp, wk, OH, OW, KH, KW, q->sh, sw, q->dh, q->dw, acc);
+  else
+#endif
+    dw_acc(xp, Wp, wk, OH, OW, KH, KW, q->sh, sw, q->dh, q->dw, acc);
+  requant()(q, acc, NULL, q->sc[m], q->c0[m], 0, OH * OW,
+            q->y + (n * q->M + m) * OH * OW);
+}
+
+/* Geometry of the call when the fast path takes it (0 otherwise). */
+static int geo(const dml_cpu_call_t *c, qc_t *q) {
+  const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[3], *y = &c->outputs[0];
+  int r = x->rank - 2;
+  /* Also called for scratch sizing before the kernel checks the call: an
+   * inconsistent one is left to the reference kernel's errors. */
+  if (r < 1 || r > 2 || w->rank != x->rank || y->rank != x->rank) return 0;
+  for (int i = 0; i < x->rank; i++)
+    if (x->dims[i] < 0 || w->dims[i] < 1 || y->dims[i] < 0) return 0;
+  memset(q, 0, sizeof *q);
+  q->N = x->dims[0], q->C = x->dims[1], q->M = w->dims[0];
+  q->H = r == 2 ? x->dims[2] : 1, q->W = x->dims[r + 1];
+  q->KH = r == 2 ? w->dims[2] : 1, q->KW = w->dims[r + 1];
+  q->OH = r == 2 ? y->dims[2] : 1, q->OW = y->dims[r + 1];
+  q->group = dml_cpu_get_int(c, "group", 1);
+  if (q->group < 1 || q->C % q->group || q->M % q->group || w->dims[1] != q->C / q->group)
+    return 0;
+  q->Cg = q->C / q->group, q->Mg = q->M / q->group;
+  size_t ns, nd, np;
+  const int64_t *st = dml_cpu_get_ints(c, "strides", &ns);
+  const int64_t *dl = dml_cpu_get_ints(c, "dilations", &nd);
+  const int64_t *pads = dml_cpu_get_ints(c, "pads", &np);
+  const char *ap = dml_cpu_get_string(c, "auto_pad", "NOTSET");
+  if ((st && ns != (size_t)r) || (dl && nd != (size_t)r) || (pads && np != 2 * (size_t)r))
+    return 0;
+  q->sh = r == 2 && st ? st[0] : 1, q->sw = st ? st[r - 1] : 1;
+  q->dh = r == 2 && dl ? dl[0] : 1, q->dw = dl ? dl[r - 1] : 1;
+  if (strcmp(ap, "NOTSET") == 0) {
+    q->pt = r == 2 && pads ? pads[0] : 0, q->pl = pads ? pads[r - 1] : 0;
+  } else if (strcmp(ap, "VALID") != 0) {
+    int su = strcmp(ap, "SAME_UPPER") == 0;
+    int64_t tot_h = DML_CPU_MAX(0, (q->OH - 1) * q->sh + (q->KH - 1) * q->dh + 1 - q->H);
+    int64_t tot_w = DML_CPU_MAX(0, (q->OW - 1) * q->sw + (q->KW - 1) * q->dw + 1 - q->W);
+    q->pt = su ? tot_h / 2 : tot_h - tot_h / 2;
+    q->pl = su ? tot_w / 2 : tot_w - tot_w / 2;
+  }
+  if (q->sh < 1 || q->sw < 1 || q->dh < 1 || q->dw < 1 || q->pt < 0 || q->pl < 0)
+    return 0;
+  q->K = q->Cg * q->KH * q->KW;
+  q->Kq = rup(q->K, 4) / 4;
+  q->depthwise = q->Cg == 1 && q->Mg == 1 && q->KH * q->KW <= 64;
+  q->one_by_one = q->KH == 1 && q->KW == 1 && q->sh == 1 && q->sw == 1 && q->pt == 0 &&
+                  q->pl == 0 && q->OH == q->H && q->OW == q->W;
+  if (q->K > 65536 || q->N * q->M * q->OH * q->OW == 0) return 0;
+  q->Hp = dw_hp(q), q->Wp = dw_wp(q);
+  q->direct = DML_CPU_X86 && !q->one_by_one && !q->depthwise &&
+              (q->sw == 1 || q->sw == 2) && q->Cg * q->Hp * q->Wp <= (4 << 20);
+  int64_t P = q->OH * q->OW;
+  q->nc = DML_CPU_MAX(32, DML_CPU_MIN(1024, (96 * 1024 / q->K) / 32 * 32));
+  if (q->nc > rup(P, 32)) q->nc = rup(P, 32);
+  q->n_chunks = (P + q->nc - 1) / q->nc;
+  return 1;
+}
+
+static size_t slot_bytes(const qc_t *q) {
+  if (q->depthwise)
+    return (size_t)rup(rup(q->OH * q->OW, 16) * 4 + dw_hp(q) * dw_wp(q) * 2, 64);
+  int64_t tmp = q->one_by_one ? 0
+                : q->direct   ? 64 + rup(q->Cg * q->Hp * q->Wp, 64) + 64 + 4 * q->K
+                              : q->K * q->nc;
+  return (size_t)rup(q->Kq * 4 * q->nc + tmp + 4 * q->nc + 4 * QMR * 2 * QNR + 64, 64);
+}
+
+/* Shared part of the scratch: sc, c0, zw' per m, and the packed weights when
+ * not pre-packed. */
+static size_t shared_bytes(const qc_t *q, const dml_tensor_t *w, int prepacked) {
+  size_t s = (size_t)rup(3 * 8 * q->M, 64);
+  if (!q->depthwise && !prepacked)
+    s += (size_t)rup((int64_t)dml_cpu_qconv_prepack_bytes(w, q->group), 64);
+  return s;
+}
+
+size_t dml_cpu_qconv_scratch(const dml_cpu_call_t *c, int threads, int prepacked) {
+  qc_t q;
+  if (c->n_inputs < 8 || c->n_outputs < 1 || !geo(c, &q)) return 0;
+  return 64 + shared_bytes(&q, &c->inputs[3], prepacked) +
+         (size_t)(threads < 1 ? 1 : threads) * slot_bytes(&q);
+}
+
+int dml_cpu_qconv_fast(const dml_cpu_call_t *c, const void *packed, int32_t lo,
+                       int32_t hi, dml_status_t *st) {
+  *st = DML_OK;
+  pthread_once(&g_quk_once, pick);
+  if (g_q_ref) return 0;
+  qc_t q;
+  if (!geo(c, &q)) return 0;
+  const dml_tensor_t *x = &c->inputs[0], *xs = &c->inputs[1], *zxt = &c->inputs[2];
+  const dml_tensor_t *w = &c->inputs[3], *ws = &c->inputs[4], *zwt = &c->inputs[5];
+  const dml_tensor_t *ys = &c->inputs[6], *zyt = &c->inputs[7];
+  const dml_tensor_t *bt = dml_cpu_in(c, 8);
+  size_t need_min = 64 + shared_bytes(&q, w, packed != NULL) + slot_bytes(&q);
+  if (!c->scratch || c->scratch_bytes < need_min) return 0;
+  uint8_t *base = (uint8_t *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
+  double *sc = (double *)(void *)base, *c0 = sc + q.M, *zw = c0 + q.M;
+  uint8_t *p = base + rup(3 * 8 * q.M, 64);
+  q.x = (const uint8_t *)x->data;
+  q.flip = x->dtype == DML_DTYPE_I8 ? 0x80 : 0;
+  q.zx = x->dtype == DML_DTYPE_I8 ? (int32_t)((const int8_t *)zxt->data)[0]
+                                  : (int32_t)((const uint8_t *)zxt->data)[0];
+  int32_t zxp = (int32_t)(uint8_t)((uint8_t)q.zx ^ q.flip);
+  q.w_u8 = w->dtype == DML_DTYPE_U8;
+  q.wraw = w->data;
+  q.zy = zyt->dtype == DML_DTYPE_I8 ? (int32_t)((const int8_t *)zyt->data)[0]
+                                    : (int32_t)((const uint8_t *)zyt->data)[0];
+  q.lo = lo, q.hi = hi;
+  q.y = (uint8_t *)c->outputs[0].data;
+  if (!q.depthwise) {
+    if (!packed) {
+      dml_cpu_qconv_prepack(w, q.group, p);
+      packed = p;
+      p += rup((int64_t)dml_cpu_qconv_prepack_bytes(w, q.group), 64);
+    }
+    int64_t Mp = rup(q.Mg, QMR);
+    q.pa = (const int8_t *)packed;
+    q.rowsum =
+        (const int32_t *)(const void *)((const int8_t *)packed + q.group * Mp * q.Kq * 4);
+  }
+  double xsv = ((const float *)xs->data)[0], ysv = ((const float *)ys->data)[0];
+  int64_t nws = dml_cpu_numel(ws), nzw = dml_cpu_numel(zwt);
+  for (int64_t m = 0; m < q.M; m++) {
+    double wsv = ((const float *)ws->data)[nws == 1 ? 0 : m];
+    sc[m] = xsv * wsv / ysv;
+    if (!isfinite(sc[m])) return 0; /* the reference's NaN/inf handling */
+    int64_t z = nzw == 1 ? 0 : m;
+    int32_t zwp = q.w_u8 ? (int32_t)((const uint8_t *)zwt->data)[z] - 128
+                         : (int32_t)((const int8_t *)zwt->data)[z];
+    zw[m] = zwp;
+    if (zwp) q.need_colsum = 1;
+    double b = bt ? (double)((const int32_t *)bt->data)[m] : 0;
+    /* - zx' rowsum + K zx' zw' + B (exact in double) */
+    c0[m] = q.depthwise ? b : -(double)zxp * q.rowsum[m] + (double)q.K * zxp * zwp + b;
+  }
+  q.sc = sc, q.c0 = c0, q.zw = zw;
+  q.slot_bytes = slot_bytes(&q);
+  q.slots = p;
+  size_t avail = c->scratch_bytes - (size_t)(p - (uint8_t *)c->scratch);
+  int slots = (int)DML_CPU_MIN((size_t)64, avail / q.slot_bytes);
+  double macs = (double)q.N * q.M * q.OH * q.OW * q.K;
+  int threads = macs >= 2e6 ? DML_CPU_MIN(slots, dml_cpu_num_threads()) : 1;
+  if (threads < 1) threads = 1;
+  q.uk = kernel();
+  if (q.depthwise)
+    dml_cpu_parallel_for(q.N * q.M, threads, dw_task, &q);
+  else
+    dml_cpu_parallel_for(q.N * q.group * q.n_chunks, threads, gemm_task, &q);
+  return 1;
+}
+
+/* ---- per-tensor QuantizeLinear / DequantizeLinear of the QDQ graph parts
+ * left in f32 (Add, pools, ...): the reference kernels' formulas in float,
+ * vectorized ---- */
+
+DML_CPU_CLONES
+void dml_cpu_quantize_f32(const float *x, int64_t n, float scale, int32_t zp, int u8,
+                          void *y) {
+  const float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f, z = (float)zp;
+  if (u8) {
+    uint8_t *o = (uint8_t *)y;
+    for (int64_t i = 0; i < n; i++) {
+      float v = rintf(x[i] / scale) + z;
+      v = v >= lo ? v : lo; /* NaN saturates low */
+      v = v > hi ? hi : v;
+      o[i] = (uint8_t)(int32_t)v;
+    }
+  } else {
+    int8_t *o = (int8_t *)y;
+    for (int64_t i = 0; i < n; i++) {
+      float v = rintf(x[i] / scale) + z;
+      v = v >= lo ? v : lo;
+      v = v > hi ? hi : v;
+      o[i] = (int8_t)(int32_t)v;
+    }
+  }
+}
+
+DML_CPU_CLONES
+void dml_cpu_dequantize_q8(const void *x, int64_t n, float scale, int32_t zp, int u8,
+                           float *y) {
+  if (u8) {
+    const uint8_t *p = (const uint8_t *)x;
+    for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)p[i] - zp) * scale;
+  } else {
+    const int8_t *p = (const int8_t *)x;
+    for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)p[i] - zp) * scale;
+  }
+}
+
+DML_CPU_CLONES
+void dml_cpu_qadd(const void *a, int a_s8, float sa, int32_t za, const void *b, int b_s8,
+                  float sb, int32_t zb, float sy, int32_t zy, int y_s8, int32_t lo,
+                  int32_t hi, int64_t n, void *y) {
+  const uint8_t *pa = (const uint8_t *)a, *pb = (const uint8_t *)b;
+  const int32_t fa = a_s8 ? 0x80 : 0, fb = b_s8 ? 0x80 : 0;
+  /* s8 as u8 + 128 (xor 0x80), zero points shifted alike: the differences
+   * are the same integers. */
+  const int32_t za2 = za + fa, zb2 = zb + fb;
+  const float flo = (float)lo, fhi = (float)hi, fz = (float)zy;
+  uint8_t *py = (uint8_t *)y;
+  for (int64_t i = 0; i < n; i++) {
+    float va = (float)((int32_t)(pa[i] ^ (uint8_t)fa) - za2) * sa;
+    float vb = (float)((int32_t)(pb[i] ^ (uint8_t)fb) - zb2) * sb;
+    float v = rintf((va + vb) / sy) + fz;
+    v = v >= flo ? v : flo;
+    v = v > fhi ? fhi : v;
+    py[i] = (uint8_t)(int32_t)v; /* s8: the two's complement byte */
+  }
+  (void)y_s8;
+}
