@@ -13,8 +13,9 @@
  * Small integer tensors whose contents are known (constant globals, and
  * the results of Shape, Size, Gather, Concat, Slice, Unsqueeze, Squeeze,
  * Reshape, Identity, Cast, Range, ConstantOfShape, Neg, Abs, Max, Min,
- * Where, ReduceSum/Prod/Max/Min and integer Add/Sub/Mul/Div on those, and
- * bool comparisons of them) carry their elements in dml_ir_value_t::sym_data,
+ * Where, ReduceSum/Prod/Max/Min and integer Add/Sub/Mul/Div/Mod on those,
+ * bool comparisons of them and Not/And/Or/Xor of those) carry their
+ * elements in dml_ir_value_t::sym_data,
  * so exporter chains such as Shape -> Gather -> Unsqueeze -> Concat ->
  * Reshape resolve statically. Invariant of recorded elements: a symbolic
  * element has value >= 1. Small float values (Range bounds, Resize scales,
@@ -838,6 +839,16 @@ static dml_status_t infer_unary(ictx_t *c, int cls) {
 static dml_status_t infer_not(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_BOOL));
   set_out(c, 0, in_t(c, 0));
+  /* Not of a known condition (Attention's expansion: Not(Equal(heads, kv
+   * heads)) decides a repeat count). */
+  elems_t e;
+  if (elems_of(c, in_v(c, 0), &e) == 1) {
+    for (uint32_t i = 0; i < e.n; i++) {
+      if (e.e[i].sym >= 0) return DML_OK;
+      e.e[i] = D(e.e[i].value == 0);
+    }
+    return set_sym(c, 0, e.e, e.n);
+  }
   return DML_OK;
 }
 
@@ -967,6 +978,12 @@ static int sym_arith(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
       }
       if (b.value < 0 || a.value % b.value != 0) return 0;
       return *out = DS(a.value / b.value, a.sym), 1;
+    case DML_OP_MOD: /* fmod = 0: the result takes the divisor's sign */
+      if (a.sym >= 0 || b.sym >= 0 || b.value == 0) return 0;
+      if (b.value == -1) return *out = D(0), 1;
+      v = a.value % b.value;
+      if (v != 0 && ((v < 0) != (b.value < 0))) v += b.value;
+      return *out = D(v), 1;
     default: return 0;
   }
 }
@@ -1035,7 +1052,9 @@ static dml_status_t infer_binary(ictx_t *c) {
   }
   o.dtype = out_dt;
   set_out(c, 0, &o);
-  if ((op == DML_OP_ADD || op == DML_OP_SUB || op == DML_OP_MUL || op == DML_OP_DIV) &&
+  const dml_attr_t *fm = op == DML_OP_MOD ? dml_ir_node_attr(c->n, "fmod") : NULL;
+  if ((op == DML_OP_ADD || op == DML_OP_SUB || op == DML_OP_MUL || op == DML_OP_DIV ||
+       (op == DML_OP_MOD && !(fm && fm->kind == DML_ATTR_INT && fm->i))) &&
       dml_dtype_is_int(out_dt) && o.rank <= 1 && dml_type_is_static(&o)) {
     elems_t ea, eb;
     if (elems_of(c, in_v(c, 0), &ea) == 1 && elems_of(c, in_v(c, 1), &eb) == 1 && ea.n &&
@@ -1045,6 +1064,22 @@ static dml_status_t infer_binary(ictx_t *c) {
       for (uint32_t i = 0; i < n; i++)
         if (!sym_arith(op, ea.e[ea.n == 1 ? 0 : i], eb.e[eb.n == 1 ? 0 : i], &r[i]))
           return DML_OK;
+      return set_sym(c, 0, r, n);
+    }
+  }
+  if ((op == DML_OP_AND || op == DML_OP_OR || op == DML_OP_XOR) && o.rank <= 1 &&
+      dml_type_is_static(&o)) {
+    elems_t ea, eb;
+    if (elems_of(c, in_v(c, 0), &ea) == 1 && elems_of(c, in_v(c, 1), &eb) == 1 && ea.n &&
+        eb.n) {
+      uint32_t n = ea.n > eb.n ? ea.n : eb.n;
+      dml_dim_t r[MAX_ELEMS];
+      for (uint32_t i = 0; i < n; i++) {
+        dml_dim_t x = ea.e[ea.n == 1 ? 0 : i], y = eb.e[eb.n == 1 ? 0 : i];
+        if (x.sym >= 0 || y.sym >= 0) return DML_OK;
+        int p = x.value != 0, q = y.value != 0;
+        r[i] = D(op == DML_OP_AND ? (p && q) : op == DML_OP_OR ? (p || q) : (p != q));
+      }
       return set_sym(c, 0, r, n);
     }
   }
