@@ -3161,25 +3161,32 @@ static dml_status_t infer_max_unpool(ictx_t *c) {
   return DML_OK;
 }
 
+/* GridSample: X [N,C,D1..Dr], grid [N,O1..Or,r] -> [N,C,O1..Or]; r = 2
+ * (opset 16) or any r >= 1 (opset 20); cubic modes 2-D only (ONNX). */
 static dml_status_t infer_grid_sample(ictx_t *c) {
   static const char *const modes[] = {"bilinear", "nearest", "bicubic",
                                       "linear",   "cubic",   NULL};
   static const char *const pads[] = {"zeros", "border", "reflection", NULL};
-  DML_RETURN_IF_ERROR(need_rank(c, 0, 4, 4));
-  DML_RETURN_IF_ERROR(need_rank(c, 1, 4, 4));
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, DML_MAX_RANK));
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
   DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_FLOAT));
   DML_RETURN_IF_ERROR(attr_choice(c, "mode", "bilinear", modes));
   DML_RETURN_IF_ERROR(attr_choice(c, "padding_mode", "zeros", pads));
   const dml_type_t *x = in_t(c, 0), *g = in_t(c, 1);
-  if (!dim_eq(x->dims[0], g->dims[0]) || !dim_is(g->dims[3], 2)) {
+  int32_t r = x->rank - 2;
+  if (g->rank != x->rank || !dim_eq(x->dims[0], g->dims[0]) ||
+      !dim_is(g->dims[r + 1], r)) {
     char ta[TBUF], tb[TBUF];
-    return fail(c, INVALID, "grid %s must be [N,H_out,W_out,2] for X %s", TS(g, tb),
-                TS(x, ta));
+    return fail(c, INVALID, "grid %s must be [N,O1..O%d,%d] for X %s", TS(g, tb), (int)r,
+                (int)r, TS(x, ta));
   }
+  const char *mode = "bilinear";
+  const dml_attr_t *ma = dml_ir_node_attr(c->n, "mode");
+  if (ma && ma->kind == DML_ATTR_STRING && ma->s) mode = ma->s;
+  if (r != 2 && (!strcmp(mode, "cubic") || !strcmp(mode, "bicubic")))
+    return fail(c, INVALID, "mode %s needs 2 spatial dims, X has %d", mode, (int)r);
   dml_type_t o = *x;
-  o.dims[2] = g->dims[1];
-  o.dims[3] = g->dims[2];
+  for (int32_t d = 0; d < r; d++) o.dims[2 + d] = g->dims[1 + d];
   set_out(c, 0, &o);
   return DML_OK;
 }
@@ -3335,7 +3342,10 @@ static dml_status_t infer_resize(ictx_t *c) {
 
 static dml_status_t infer_reduce(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
-  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  /* ReduceMax/Min take bool too since opset 20 (any / all). */
+  if (!(x && x->dtype == DML_DTYPE_BOOL &&
+        (c->n->op == DML_OP_REDUCE_MAX || c->n->op == DML_OP_REDUCE_MIN)))
+    DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
   int64_t keepdims = 1, noop = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "keepdims", 1, &keepdims));
   DML_RETURN_IF_ERROR(attr_int(c, "noop_with_empty_axes", 0, &noop));
@@ -4538,9 +4548,12 @@ int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t
       case DML_OP_REDUCE_LOG_SUM:
       case DML_OP_REDUCE_LOG_SUM_EXP:
       case DML_OP_REDUCE_SUM_SQUARE:
+        /* Unless the input is empty: a reduction over an empty axis gives
+         * its identity element (ReduceSum of f32[2,0,4] over axis 1 with
+         * keepdims is f32[2,1,4] of zeros). */
         if (n->n_inputs && n->inputs[0]) {
           int64_t k = dml_ir_type_numel_bound(m, &n->inputs[0]->type);
-          if (k >= 0) return k;
+          if (k > 0) return k;
         }
         break;
       default: break;
