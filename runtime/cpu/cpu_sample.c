@@ -40,7 +40,7 @@ typedef struct gs {
   int r;                 /* spatial rank */
   int64_t ext[GS_MAX_R]; /* spatial extents D1..Dr */
   int64_t base;
-  int pad;               /* 0 zeros, 1 border, 2 reflection */
+  int pad; /* 0 zeros, 1 border, 2 reflection */
   double lo[GS_MAX_R], hi[GS_MAX_R];
 } gs_t;
 
@@ -190,8 +190,9 @@ dml_status_t dml_cpuk_GridSample(const dml_cpu_call_t *c) {
           for (int d = 0; d < r; d++) {
             if (!(f[d] < g.lo[d] || f[d] > g.hi[d])) continue;
             if (pad == 1)
-              f[d] = f[d] < 0 ? 0 : f[d] > (double)(g.ext[d] - 1) ? (double)(g.ext[d] - 1)
-                                                                  : f[d];
+              f[d] = f[d] < 0                        ? 0
+                     : f[d] > (double)(g.ext[d] - 1) ? (double)(g.ext[d] - 1)
+                                                     : f[d];
             else if (pad == 2)
               f[d] = gs_reflect(f[d], g.lo[d], g.hi[d]);
           }
