@@ -3831,6 +3831,9 @@ static dml_status_t infer_window(ictx_t *c) {
 
 /* DFT: the input with the signal axis resized to dft_length (n/2+1 when
  * onesided) and a last dim of 2. */
+/* DFT (opsets 17, 20; runtime/cpu/cpu_signal.c): the axis is the
+ * attribute (17) or input 2 (20). Input 2 known at compile time, or not
+ * changing the output shape (no dft_length, not onesided): any axis. */
 static dml_status_t infer_dft(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
@@ -3844,23 +3847,44 @@ static dml_status_t infer_dft(ictx_t *c) {
   DML_RETURN_IF_ERROR(attr_int(c, "axis", 1, &axis));
   DML_RETURN_IF_ERROR(attr_int(c, "inverse", 0, &inv));
   DML_RETURN_IF_ERROR(attr_int(c, "onesided", 0, &one));
+  int axis_known = 1;
+  if (in_v(c, 2)) {
+    elems_t e;
+    if (!dml_dtype_is_int(in_t(c, 2)->dtype) || in_t(c, 2)->rank > 1)
+      return fail(c, INVALID, "axis (input 2) must be an integer scalar");
+    if (elems_of(c, in_v(c, 2), &e) == 1 && e.n == 1 && e.e[0].sym < 0)
+      axis = e.e[0].value;
+    else
+      axis_known = 0;
+  }
+  dml_type_t o = *x;
+  o.dims[r - 1] = D(one && inv ? 1 : 2);
+  if (!axis_known) {
+    if (one || in_v(c, 1))
+      return fail(c, UNIMPL,
+                  "the output shape of a onesided DFT or one with dft_length depends on "
+                  "axis (input 2), which is only known at run time");
+    set_out(c, 0, &o);
+    return DML_OK;
+  }
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r - 2)
     return fail(c, INVALID,
                 "axis is out of range for %s (the last dim is not a signal axis)",
                 TS(x, tb));
-  if (one && inv) return fail(c, UNIMPL, "onesided inverse DFT is not supported");
-  dml_type_t o = *x;
   int64_t n = 0;
   if (in_v(c, 1)) {
     DML_RETURN_IF_ERROR(static_scalar(c, 1, "dft_length", 1, &n));
-    o.dims[axis] = D(one ? n / 2 + 1 : n);
+    o.dims[axis] = D(one && !inv ? n / 2 + 1 : n);
   } else if (one) {
     if (x->dims[axis].sym >= 0)
       return fail(c, UNIMPL, "onesided DFT of a symbolic signal length needs dft_length");
-    o.dims[axis] = D(x->dims[axis].value / 2 + 1);
+    int64_t m = x->dims[axis].value;
+    if (inv && m < 2)
+      return fail(c, INVALID, "onesided inverse DFT of %lld bins needs dft_length",
+                  (long long)m);
+    o.dims[axis] = D(inv ? 2 * (m - 1) : m / 2 + 1);
   }
-  o.dims[r - 1] = D(2);
   set_out(c, 0, &o);
   return DML_OK;
 }
@@ -4516,6 +4540,11 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
 
 /* ==== memory planning of data-dependent values ========================== */
 
+static int64_t dyn_max_elements(const dml_ir_module_t *m) {
+  return m->dynamic_max_elements > 0 ? m->dynamic_max_elements
+                                     : DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT;
+}
+
 int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t *v) {
   int dynamic = 0;
   for (int32_t d = 0; d < v->type.rank; d++)
@@ -4551,14 +4580,17 @@ int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t
         /* Unless the input is empty: a reduction over an empty axis gives
          * its identity element (ReduceSum of f32[2,0,4] over axis 1 with
          * keepdims is f32[2,1,4] of zeros). */
+        /* The input's own cap when it is data-dependent too (a Slice of a
+         * Pad whose pads come at run time: CenterCropPad's expansion). */
         if (n->n_inputs && n->inputs[0]) {
           int64_t k = dml_ir_type_numel_bound(m, &n->inputs[0]->type);
+          int64_t kc = dml_ir_value_max_elements(m, n->inputs[0]);
+          if (kc >= 0 && (k < 0 || kc < k)) k = kc;
           if (k > 0) return k;
         }
         break;
       default: break;
     }
   }
-  return m->dynamic_max_elements > 0 ? m->dynamic_max_elements
-                                     : DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT;
+  return dyn_max_elements(m);
 }
