@@ -3889,6 +3889,71 @@ static dml_status_t infer_dft(ictx_t *c) {
   return DML_OK;
 }
 
+/* Col2Im's attributes for r spatial dims: dilations, strides (>= 1,
+ * default 1) and pads (2r, >= 0, default 0). */
+static dml_status_t col2im_attrs(const ictx_t *c, int32_t r, int64_t *dil, int64_t *str,
+                                 int64_t *pads) {
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "dilations", r, 1, 1, dil));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "strides", r, 1, 1, str));
+  return attr_ints_n(c, "pads", 2 * r, 0, 0, pads);
+}
+
+/* Col2Im: [N, C*B, L] -> [N, C, image_shape...], B = prod(block_shape);
+ * C and the image dims are data-dependent symbols when image_shape or
+ * block_shape is only known at run time (bounds: the input's dim 1 and the
+ * dynamic dim bound). */
+static dml_status_t infer_col2im(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  const dml_type_t *x = in_t(c, 0);
+  char tb[TBUF];
+  uint32_t r = 0, rb = 0;
+  DML_RETURN_IF_ERROR(runtime_len(c, 1, "image_shape", &r));
+  DML_RETURN_IF_ERROR(runtime_len(c, 2, "block_shape", &rb));
+  if (r != rb || r < 1 || r + 2 > DML_MAX_RANK)
+    return fail(c, INVALID,
+                "image_shape (%u values) and block_shape (%u) must have the "
+                "same length, 1..%d",
+                r, rb, DML_MAX_RANK - 2);
+  int64_t dil[DML_MAX_RANK], str[DML_MAX_RANK], pads[2 * DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(col2im_attrs(c, (int32_t)r, dil, str, pads));
+  dml_type_t o = mk(x->dtype, (int32_t)r + 2);
+  int dyn[DML_MAX_RANK] = {0};
+  int64_t b[DML_MAX_RANK];
+  o.dims[0] = x->dims[0];
+  elems_t img, blk;
+  int ki = elems_of(c, in_v(c, 1), &img) == 1, kb = elems_of(c, in_v(c, 2), &blk) == 1;
+  for (uint32_t i = 0; ki && i < r; i++) ki = img.e[i].sym < 0 && img.e[i].value >= 0;
+  for (uint32_t i = 0; kb && i < r; i++) kb = blk.e[i].sym < 0 && blk.e[i].value >= 1;
+  int64_t B = 1, L = 1;
+  if (kb)
+    for (uint32_t i = 0; i < r; i++) B = sat_mul(B, blk.e[i].value);
+  if (kb && x->dims[1].sym < 0) {
+    if (x->dims[1].value % B)
+      return fail(c, INVALID, "dim 1 of %s is not a multiple of prod(block_shape) = %lld",
+                  TS(x, tb), (long long)B);
+    o.dims[1] = D(x->dims[1].value / B);
+  } else {
+    dyn[1] = 1, b[1] = dim_max(c, x->dims[1]);
+  }
+  for (uint32_t i = 0; i < r; i++) {
+    if (ki) {
+      o.dims[2 + i] = D(img.e[i].value);
+      if (kb) {
+        int64_t span = dil[i] * (blk.e[i].value - 1) + 1,
+                ext = img.e[i].value + pads[i] + pads[r + i] - span;
+        L = ext < 0 ? 0 : sat_mul(L, ext / str[i] + 1);
+      }
+    } else {
+      dyn[2 + i] = 1, b[2 + i] = dyn_bound(c);
+    }
+  }
+  if (ki && kb && x->dims[2].sym < 0 && x->dims[2].value != L)
+    return fail(c, INVALID, "dim 2 of %s must be the %lld block positions", TS(x, tb),
+                (long long)L);
+  return set_out_dyn(c, 0, o, dyn, b);
+}
+
 /* STFT: [batch, frames, bins, 2]. */
 static dml_status_t infer_stft(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
@@ -4440,6 +4505,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_BLACKMAN_WINDOW: return infer_window(c);
     case DML_OP_DFT: return infer_dft(c);
     case DML_OP_STFT: return infer_stft(c);
+    case DML_OP_COL2_IM: return infer_col2im(c);
     case DML_OP_MEL_WEIGHT_MATRIX: return infer_mel(c);
     case DML_OP_TF_IDF_VECTORIZER: return infer_tfidf(c);
     case DML_OP_ADAGRAD:

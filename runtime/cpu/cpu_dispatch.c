@@ -360,6 +360,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(BLACKMAN_WINDOW, Window),
     K(DFT, DFT),
     K(STFT, STFT),
+    K(COL2_IM, Col2Im),
     K(MEL_WEIGHT_MATRIX, MelWeightMatrix),
     KS(TF_IDF_VECTORIZER, TfIdfVectorizer),
     K(SHRINK, Unary2),

@@ -483,6 +483,30 @@ static dml_status_t dims_one_hot(const dml_cpu_call_t *c, const dml_tensor_t *in
   return adopt(c, 0, o, q + 1);
 }
 
+/* Col2Im: [N, C*B, L] -> [N, C, image_shape...], B = prod(block_shape). */
+static dml_status_t dims_col2im(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t img[DML_MAX_RANK], blk[DML_MAX_RANK], ni, nb, o[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "image_shape", img, DML_MAX_RANK - 2, &ni));
+  DML_RETURN_IF_ERROR(ints_of(c, 2, "block_shape", blk, DML_MAX_RANK - 2, &nb));
+  if (x->rank != 3 || ni != nb || ni < 1)
+    return dml_cpu_err_shapes(c,
+                              "input must be [N, C*B, L] and image_shape, block_shape "
+                              "of one length");
+  int64_t B = 1;
+  for (int64_t i = 0; i < nb; i++) {
+    if (blk[i] < 1 || img[i] < 0 || __builtin_mul_overflow(B, blk[i], &B))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "block_shape must be >= 1 and image_shape >= 0");
+    o[2 + i] = img[i];
+  }
+  if (x->dims[1] % B)
+    return dml_cpu_err_shapes(c,
+                              "dim 1 (%lld) is not a multiple of prod(block_shape) %lld",
+                              (long long)x->dims[1], (long long)B);
+  o[0] = x->dims[0], o[1] = x->dims[1] / B;
+  return adopt(c, 0, o, (int32_t)ni + 2);
+}
+
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
   switch (op) {
     case DML_OP_RANGE: return i < 3;
@@ -511,6 +535,7 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
     case DML_OP_REDUCE_SUM_SQUARE: return i == 1;
     case DML_OP_SLICE: return i >= 1 && i <= 4;
     case DML_OP_RESIZE: return i >= 1 && i <= 3; /* scales or sizes (opset 10: 1) */
+    case DML_OP_COL2_IM: return i == 1 || i == 2;
     default: return -1;
   }
 }
@@ -558,6 +583,7 @@ dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
     case DML_OP_TILE: return dims_tile(c, x);
     case DML_OP_SLICE: return dims_slice(c, x);
     case DML_OP_PAD: return dims_pad(c, x);
+    case DML_OP_COL2_IM: return dims_col2im(c, x);
     case DML_OP_RESIZE: return dims_resize(c, x);
     case DML_OP_SPLIT: return dims_split(c, x);
     case DML_OP_TOP_K: return dims_top_k(c, x);
