@@ -3954,6 +3954,41 @@ static dml_status_t infer_col2im(ictx_t *c) {
   return set_out_dyn(c, 0, o, dyn, b);
 }
 
+/* AffineGrid: theta [N, 2, 3] with size of 4 values -> [N, H, W, 2];
+ * [N, 3, 4] with 5 values -> [N, D, H, W, 3]. Spatial dims of a size only
+ * known at run time are data-dependent symbols. */
+static dml_status_t infer_affine_grid(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  if (!dml_dtype_is_int(in_t(c, 1)->dtype))
+    return fail(c, INVALID, "size (input 1) must be an integer tensor");
+  const dml_type_t *th = in_t(c, 0);
+  char tb[TBUF];
+  uint32_t k = 0;
+  DML_RETURN_IF_ERROR(runtime_len(c, 1, "size", &k));
+  int32_t sd = (int32_t)k - 2; /* spatial dims */
+  if ((k != 4 && k != 5) || !dim_is(th->dims[1], sd) || !dim_is(th->dims[2], sd + 1))
+    return fail(c, INVALID,
+                "theta %s and size (%u values) must be [N,2,3] and 4 values (2-D) or "
+                "[N,3,4] and 5 values (3-D)",
+                TS(th, tb), k);
+  dml_type_t o = mk(th->dtype, sd + 2);
+  int dyn[DML_MAX_RANK] = {0};
+  int64_t b[DML_MAX_RANK];
+  o.dims[0] = th->dims[0];
+  o.dims[sd + 1] = D(sd);
+  elems_t e;
+  int known = elems_of(c, in_v(c, 1), &e) == 1 && e.n == k;
+  for (int32_t i = 0; i < sd; i++) {
+    dml_dim_t v = known ? e.e[2 + i] : D(-1);
+    if (v.sym < 0 && v.value >= 0)
+      o.dims[1 + i] = v;
+    else
+      dyn[1 + i] = 1, b[1 + i] = dyn_bound(c);
+  }
+  return set_out_dyn(c, 0, o, dyn, b);
+}
+
 /* STFT: [batch, frames, bins, 2]. */
 static dml_status_t infer_stft(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
@@ -4506,6 +4541,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_DFT: return infer_dft(c);
     case DML_OP_STFT: return infer_stft(c);
     case DML_OP_COL2_IM: return infer_col2im(c);
+    case DML_OP_AFFINE_GRID: return infer_affine_grid(c);
     case DML_OP_MEL_WEIGHT_MATRIX: return infer_mel(c);
     case DML_OP_TF_IDF_VECTORIZER: return infer_tfidf(c);
     case DML_OP_ADAGRAD:

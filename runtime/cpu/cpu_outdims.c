@@ -507,6 +507,21 @@ static dml_status_t dims_col2im(const dml_cpu_call_t *c, const dml_tensor_t *x) 
   return adopt(c, 0, o, (int32_t)ni + 2);
 }
 
+/* AffineGrid: size [N, C, (D,) H, W] -> [N, (D,) H, W, 2 or 3]. */
+static dml_status_t dims_affine_grid(const dml_cpu_call_t *c, const dml_tensor_t *th) {
+  int64_t s[5], n, o[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "size", s, 5, &n));
+  if ((n != 4 && n != 5) || th->rank != 3 || th->dims[0] != s[0])
+    return dml_cpu_err_shapes(c, "size must hold 4 or 5 values, the first theta's N");
+  o[0] = s[0];
+  for (int64_t i = 2; i < n; i++) {
+    if (s[i] < 0) return dml_cpu_err_shapes(c, "size must not be negative");
+    o[i - 1] = s[i];
+  }
+  o[n - 1] = n - 2;
+  return adopt(c, 0, o, (int32_t)n);
+}
+
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
   switch (op) {
     case DML_OP_RANGE: return i < 3;
@@ -536,6 +551,7 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
     case DML_OP_SLICE: return i >= 1 && i <= 4;
     case DML_OP_RESIZE: return i >= 1 && i <= 3; /* scales or sizes (opset 10: 1) */
     case DML_OP_COL2_IM: return i == 1 || i == 2;
+    case DML_OP_AFFINE_GRID: return i == 1;
     default: return -1;
   }
 }
@@ -584,6 +600,7 @@ dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
     case DML_OP_SLICE: return dims_slice(c, x);
     case DML_OP_PAD: return dims_pad(c, x);
     case DML_OP_COL2_IM: return dims_col2im(c, x);
+    case DML_OP_AFFINE_GRID: return dims_affine_grid(c, x);
     case DML_OP_RESIZE: return dims_resize(c, x);
     case DML_OP_SPLIT: return dims_split(c, x);
     case DML_OP_TOP_K: return dims_top_k(c, x);

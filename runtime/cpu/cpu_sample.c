@@ -1,7 +1,8 @@
 /*
- * cpu_sample.c — GridSample (ONNX opsets 16, 20: N-D) and RoiAlign (opset 16; the
- * opset-10 form is imported with coordinate_transformation_mode
- * "output_half_pixel"). Float dtypes; computed in double.
+ * cpu_sample.c — GridSample (ONNX opsets 16, 20: N-D), AffineGrid (opset
+ * 20) and RoiAlign (opset 16; the opset-10 form is imported with
+ * coordinate_transformation_mode "output_half_pixel"). Float dtypes;
+ * computed in double.
  */
 #include <math.h>
 #include <string.h>
@@ -310,6 +311,60 @@ dml_status_t dml_cpuk_RoiAlign(const dml_cpu_call_t *c) {
           stf(y, ((r * C + ch) * oh + ph) * ow + pw, is_max ? acc : acc / count);
         }
     }
+  }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * AffineGrid (ONNX opset 20): theta [N, k, k+1] (k = 2 or 3 spatial dims),
+ * size [N, C, (D,) H, W]; grid [N, (D,) H, W, k] = theta[n] times the
+ * homogeneous coordinates (x_w, y_h, (z_d,) 1) with, along a dim of extent
+ * m, coordinate i at -1 + i * 2 / (m - 1) (align_corners) or
+ * -1 + 1 / m + i * 2 / m (the spec's reference: start + i * step).
+ * Computed in double.
+ * ====================================================================== */
+static double ag_coord(int64_t i, int64_t m, int align) {
+  if (align) return -1.0 + (double)i * (2.0 / (double)(m - 1)); /* m = 1: -1 */
+  double step = 2.0 / (double)m;
+  return -1.0 + step / 2 + (double)i * step;
+}
+
+dml_status_t dml_cpuk_AffineGrid(const dml_cpu_call_t *c) {
+  const dml_tensor_t *th = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  if (!dml_dtype_is_float(th->dtype)) return dml_cpu_err_dtype(c, "theta", th->dtype);
+  if (y->dtype != th->dtype) return dml_cpu_err_dtype(c, "output", y->dtype);
+  int64_t s[5];
+  int64_t n = dml_cpu_read_ints(&c->inputs[1], s, 5);
+  int k = (int)n - 2;
+  if ((n != 4 && n != 5) || th->rank != 3 || th->dims[1] != k || th->dims[2] != k + 1 ||
+      th->dims[0] != s[0])
+    return dml_cpu_err_shapes(c,
+                              "theta must be [N,2,3] with size [N,C,H,W] or [N,3,4] "
+                              "with size [N,C,D,H,W]");
+  int64_t ext[3] = {1, 1, 1}; /* D, H, W */
+  for (int i = 0; i < k; i++) ext[3 - k + i] = s[2 + i];
+  if (y->rank != k + 2 || y->dims[0] != s[0] || y->dims[k + 1] != k)
+    return dml_cpu_err_shapes(c, "output must be [N, spatial..., %d]", k);
+  for (int i = 0; i < k; i++)
+    if (y->dims[1 + i] != s[2 + i] || s[2 + i] < 0)
+      return dml_cpu_err_shapes(c, "output dims differ from size");
+  int align = dml_cpu_get_int(c, "align_corners", 0) != 0;
+  int64_t N = s[0], o = 0;
+  for (int64_t b = 0; b < N; b++) {
+    double t[12];
+    for (int i = 0; i < k * (k + 1); i++) t[i] = ldf(th, b * k * (k + 1) + i);
+    for (int64_t d = 0; d < ext[0]; d++)
+      for (int64_t h = 0; h < ext[1]; h++)
+        for (int64_t w = 0; w < ext[2]; w++) {
+          double v[4] = {ag_coord(w, ext[2], align), ag_coord(h, ext[1], align),
+                         k == 3 ? ag_coord(d, ext[0], align) : 1.0, 1.0};
+          for (int j = 0; j < k; j++) {
+            double acc = 0;
+            for (int q = 0; q <= k; q++) acc += t[j * (k + 1) + q] * v[q];
+            stf(y, o++, acc);
+          }
+        }
   }
   return DML_OK;
 }
