@@ -3989,6 +3989,49 @@ static dml_status_t infer_affine_grid(ictx_t *c) {
   return set_out_dyn(c, 0, o, dyn, b);
 }
 
+/* DeformConv (2-D): [N, C, H, W], W [oC, C/group, kH, kW], offset
+ * [N, og*2*kH*kW, oH, oW] -> [N, oC, oH, oW]; the conv output size of the
+ * attributes must be offset's oH, oW where both are static. */
+static dml_status_t infer_deform_conv(ictx_t *c) {
+  for (uint32_t i = 0; i < 3; i++) DML_RETURN_IF_ERROR(need_rank(c, i, 4, 4));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  for (uint32_t i = 1; i < c->n->n_inputs; i++)
+    if (in_v(c, i)) DML_RETURN_IF_ERROR(same_dtype(c, 0, i));
+  const dml_type_t *x = in_t(c, 0), *w = in_t(c, 1), *off = in_t(c, 2);
+  char ta[TBUF], tb[TBUF], tc[TBUF];
+  int64_t group = 1, og = 1, dil[2], str[2], pads[4], ks[2];
+  DML_RETURN_IF_ERROR(attr_int(c, "group", 1, &group));
+  DML_RETURN_IF_ERROR(attr_int(c, "offset_group", 1, &og));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "dilations", 2, 1, 1, dil));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "strides", 2, 1, 1, str));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "pads", 4, 0, 0, pads));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "kernel_shape", 2, 0, 0, ks));
+  for (int i = 0; i < 2; i++)
+    if (!ks[i]) ks[i] = w->dims[2 + i].sym < 0 ? w->dims[2 + i].value : 0;
+  int ok = group >= 1 && og >= 1 && dim_is(w->dims[2], ks[0]) &&
+           dim_is(w->dims[3], ks[1]) && dim_eq(off->dims[0], x->dims[0]) &&
+           dim_is(off->dims[1], og * 2 * ks[0] * ks[1]);
+  if (ok && x->dims[1].sym < 0 && w->dims[1].sym < 0)
+    ok = x->dims[1].value == w->dims[1].value * group && x->dims[1].value % og == 0;
+  if (ok && w->dims[0].sym < 0) ok = w->dims[0].value % group == 0;
+  for (int i = 0; ok && i < 2; i++)
+    if (x->dims[2 + i].sym < 0 && off->dims[2 + i].sym < 0)
+      ok = off->dims[2 + i].value ==
+           (x->dims[2 + i].value + pads[i] + pads[2 + i] - ((ks[i] - 1) * dil[i] + 1)) /
+                   str[i] +
+               1;
+  if (!ok)
+    return fail(c, INVALID,
+                "X %s, W %s and offset %s do not agree with group %lld, offset_group "
+                "%lld and the kernel, pads, strides, dilations",
+                TS(x, ta), TS(w, tb), TS(off, tc), (long long)group, (long long)og);
+  dml_type_t o = mk(x->dtype, 4);
+  o.dims[0] = x->dims[0], o.dims[1] = w->dims[0];
+  o.dims[2] = off->dims[2], o.dims[3] = off->dims[3];
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
 /* STFT: [batch, frames, bins, 2]. */
 static dml_status_t infer_stft(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
@@ -4542,6 +4585,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_STFT: return infer_stft(c);
     case DML_OP_COL2_IM: return infer_col2im(c);
     case DML_OP_AFFINE_GRID: return infer_affine_grid(c);
+    case DML_OP_DEFORM_CONV: return infer_deform_conv(c);
     case DML_OP_MEL_WEIGHT_MATRIX: return infer_mel(c);
     case DML_OP_TF_IDF_VECTORIZER: return infer_tfidf(c);
     case DML_OP_ADAGRAD:

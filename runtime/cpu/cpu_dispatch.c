@@ -362,6 +362,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(STFT, STFT),
     K(COL2_IM, Col2Im),
     K(AFFINE_GRID, AffineGrid),
+    K(DEFORM_CONV, DeformConv),
     K(MEL_WEIGHT_MATRIX, MelWeightMatrix),
     KS(TF_IDF_VECTORIZER, TfIdfVectorizer),
     K(SHRINK, Unary2),

@@ -313,6 +313,7 @@ DML_CPU_DECL(DFT)
 DML_CPU_DECL(STFT)
 DML_CPU_DECL(Col2Im)
 DML_CPU_DECL(AffineGrid)
+DML_CPU_DECL(DeformConv)
 DML_CPU_DECL(MelWeightMatrix)
 /* text (cpu_text.c) */
 DML_CPU_DECL_S(TfIdfVectorizer)

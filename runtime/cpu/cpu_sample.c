@@ -368,3 +368,82 @@ dml_status_t dml_cpuk_AffineGrid(const dml_cpu_call_t *c) {
   }
   return DML_OK;
 }
+
+/* ======================================================================
+ * DeformConv (ONNX opset 19, 2-D): Y[n, o, i, j] = B[o] + sum over the
+ * input channels c of o's group and the taps (a, b) of
+ * W[o, c', a, b] * mask[n, g, a, b, i, j] * X[n, c](h, w), h = i * sH -
+ * pT + a * dH + offset[n, g, a, b, 0, i, j], w likewise with offset
+ * component 1 (g = c's offset group; offset is [N, og, kH, kW, 2, oH, oW],
+ * mask [N, og, kH, kW, oH, oW], 1 when absent), X(h, w) bilinear with
+ * zero outside (the spec reference: GridSample, zeros, align_corners).
+ * Computed in double.
+ * ====================================================================== */
+dml_status_t dml_cpuk_DeformConv(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[1], *off = &c->inputs[2];
+  const dml_tensor_t *b = dml_cpu_in(c, 3), *mk = dml_cpu_in(c, 4);
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "X", dt);
+  if (w->dtype != dt || off->dtype != dt || y->dtype != dt || (b && b->dtype != dt) ||
+      (mk && mk->dtype != dt))
+    return dml_cpu_err_dtype(c, "operands", w->dtype);
+  if (x->rank != 4 || w->rank != 4 || off->rank != 4 || y->rank != 4)
+    return dml_cpu_err_shapes(c, "X, W, offset and Y must be 4-D (2-D DeformConv)");
+  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], Wd = x->dims[3];
+  int64_t O = w->dims[0], kH = w->dims[2], kW = w->dims[3];
+  int64_t oH = off->dims[2], oW = off->dims[3];
+  int64_t group = dml_cpu_get_int(c, "group", 1),
+          og = dml_cpu_get_int(c, "offset_group", 1);
+  int64_t dil[2] = {1, 1}, str[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+  size_t na;
+  const int64_t *a;
+  if ((a = dml_cpu_get_ints(c, "dilations", &na)) && na == 2)
+    dil[0] = a[0], dil[1] = a[1];
+  if ((a = dml_cpu_get_ints(c, "strides", &na)) && na == 2) str[0] = a[0], str[1] = a[1];
+  if ((a = dml_cpu_get_ints(c, "pads", &na)) && na == 4)
+    for (int i = 0; i < 4; i++) pads[i] = a[i];
+  if (group < 1 || og < 1 || C != w->dims[1] * group || O % group || C % og ||
+      off->dims[0] != N || off->dims[1] != og * 2 * kH * kW ||
+      (b && dml_cpu_numel(b) != O) ||
+      (mk && (mk->rank != 4 || mk->dims[0] != N || mk->dims[1] != og * kH * kW ||
+              mk->dims[2] != oH || mk->dims[3] != oW)) ||
+      y->dims[0] != N || y->dims[1] != O || y->dims[2] != oH || y->dims[3] != oW)
+    return dml_cpu_err_shapes(c,
+                              "operand shapes disagree with group %lld, offset_group "
+                              "%lld",
+                              (long long)group, (long long)og);
+  int64_t cpg = C / group, opg = O / group, cpog = C / og, kk = kH * kW;
+  gs_t g;
+  g.x = x, g.r = 2, g.pad = 0;
+  g.ext[0] = H, g.ext[1] = Wd;
+  g.lo[0] = g.lo[1] = 0, g.hi[0] = (double)H - 1, g.hi[1] = (double)Wd - 1;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t o = 0; o < O; o++) {
+      int64_t gr = o / opg;
+      for (int64_t i = 0; i < oH; i++)
+        for (int64_t j = 0; j < oW; j++) {
+          double acc = b ? ldf(b, o) : 0.0;
+          for (int64_t cc = 0; cc < cpg; cc++) {
+            int64_t ch = gr * cpg + cc, ogi = ch / cpog;
+            g.base = (n * C + ch) * H * Wd;
+            for (int64_t ka = 0; ka < kH; ka++)
+              for (int64_t kb = 0; kb < kW; kb++) {
+                int64_t t = ka * kW + kb;
+                int64_t oo = ((n * og + ogi) * kk + t) * 2;
+                double f[2];
+                f[0] = (double)(i * str[0] - pads[0] + ka * dil[0]) +
+                       ldf(off, (oo * oH + i) * oW + j);
+                f[1] = (double)(j * str[1] - pads[1] + kb * dil[1]) +
+                       ldf(off, ((oo + 1) * oH + i) * oW + j);
+                double m =
+                    mk ? ldf(mk, (((n * og + ogi) * kk + t) * oH + i) * oW + j) : 1.0;
+                double v = gs_sample(&g, 0, f);
+                acc += ldf(w, ((o * cpg + cc) * kH + ka) * kW + kb) * m * v;
+              }
+          }
+          stf(y, ((n * O + o) * oH + i) * oW + j, acc);
+        }
+    }
+  return DML_OK;
+}
