@@ -3860,12 +3860,24 @@ static dml_status_t infer_dft(ictx_t *c) {
   dml_type_t o = *x;
   o.dims[r - 1] = D(one && inv ? 1 : 2);
   if (!axis_known) {
-    if (one || in_v(c, 1))
+    if (in_v(c, 1))
       return fail(c, UNIMPL,
-                  "the output shape of a onesided DFT or one with dft_length depends on "
-                  "axis (input 2), which is only known at run time");
-    set_out(c, 0, &o);
-    return DML_OK;
+                  "the output shape of a DFT with dft_length depends on axis (input 2), "
+                  "which is only known at run time");
+    if (!one) {
+      set_out(c, 0, &o);
+      return DML_OK;
+    }
+    /* onesided: the dim at the run-time axis becomes n/2+1 (forward) or
+     * 2*(n-1) (inverse), the others stay; each a data-dependent symbol
+     * bounded by that of both (cpu_outdims.c sets them) */
+    int dyn[DML_MAX_RANK] = {0};
+    int64_t b[DML_MAX_RANK];
+    for (int32_t d = 0; d < r - 1; d++) {
+      int64_t m = dim_max(c, x->dims[d]);
+      dyn[d] = 1, b[d] = inv ? sat_mul(m, 2) : m;
+    }
+    return set_out_dyn(c, 0, o, dyn, b);
   }
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r - 2)
@@ -4043,8 +4055,24 @@ static dml_status_t infer_stft(ictx_t *c) {
     return fail(c, x->dims[1].sym >= 0 ? UNIMPL : INVALID,
                 "signal %s must be [batch, static length, 1 or 2]", TS(x, tb));
   int64_t step = 1, flen = -1, one = 1;
-  DML_RETURN_IF_ERROR(static_scalar(c, 1, "frame_step", 1, &step));
-  if (in_v(c, 3)) DML_RETURN_IF_ERROR(static_scalar(c, 3, "frame_length", 1, &flen));
+  /* frame_step fed at run time: the frame count is a data-dependent symbol
+   * bounded by that of step 1 (cpu_outdims.c sets it) */
+  int step_rt = elems_runtime(c, 1);
+  if (!step_rt) DML_RETURN_IF_ERROR(static_scalar(c, 1, "frame_step", 1, &step));
+  /* frame_length fed at run time: without a window, the frame and bin
+   * counts are data-dependent symbols (bounds: frame_length 1) */
+  int flen_rt = in_v(c, 3) && elems_runtime(c, 3);
+  if (in_v(c, 3) && !flen_rt)
+    DML_RETURN_IF_ERROR(static_scalar(c, 3, "frame_length", 1, &flen));
+  if (flen_rt && !w) {
+    DML_RETURN_IF_ERROR(attr_int(c, "onesided", 1, &one));
+    dml_type_t o = mk(x->dtype, 4);
+    int64_t len = x->dims[1].value;
+    o.dims[0] = x->dims[0], o.dims[3] = D(2);
+    int dyn[4] = {0, 1, 1, 0};
+    int64_t b[4] = {0, len, one ? len / 2 + 1 : len, 0};
+    return set_out_dyn(c, 0, o, dyn, b);
+  }
   if (w) {
     if (w->rank != 1 || w->dims[0].sym >= 0 || (flen >= 0 && w->dims[0].value != flen))
       return fail(c, INVALID, "window %s must be [frame_length]", TS(w, tb));
@@ -4060,8 +4088,9 @@ static dml_status_t infer_stft(ictx_t *c) {
   o.dims[1] = D((x->dims[1].value - flen) / step + 1);
   o.dims[2] = D(one ? flen / 2 + 1 : flen);
   o.dims[3] = D(2);
-  set_out(c, 0, &o);
-  return DML_OK;
+  int dyn[4] = {0, step_rt, 0, 0};
+  int64_t b[4] = {0, o.dims[1].value, 0, 0};
+  return set_out_dyn(c, 0, o, dyn, b);
 }
 
 /* MelWeightMatrix: [dft_length/2+1, num_mel_bins] of output_datatype. */

@@ -522,6 +522,44 @@ static dml_status_t dims_affine_grid(const dml_cpu_call_t *c, const dml_tensor_t
   return adopt(c, 0, o, (int32_t)n);
 }
 
+/* DFT-20 with axis (input 2) fed at run time, onesided: the dim at the
+ * axis becomes n/2+1 (forward) or 2*(n-1) (inverse); no dft_length. */
+static dml_status_t dims_dft(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t axis, n, o[DML_MAX_RANK];
+  if (c->n_inputs < 3 || !dml_cpu_in(c, 2)) return DML_OK;
+  DML_RETURN_IF_ERROR(ints_of(c, 2, "axis", &axis, 1, &n));
+  int32_t r = x->rank;
+  if (n != 1 || r < 2) return dml_cpu_err_shapes(c, "axis must be one integer");
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r - 2) return dml_cpu_err_shapes(c, "axis out of range");
+  int one = dml_cpu_get_int(c, "onesided", 0) != 0,
+      inv = dml_cpu_get_int(c, "inverse", 0) != 0;
+  for (int32_t d = 0; d < r; d++) o[d] = x->dims[d];
+  o[r - 1] = one && inv ? 1 : 2;
+  if (one) o[axis] = inv ? 2 * (x->dims[axis] - 1) : x->dims[axis] / 2 + 1;
+  return adopt(c, 0, o, r);
+}
+
+/* STFT with frame_step or frame_length fed at run time: [batch,
+ * (len - flen) / step + 1, bins, 2], flen from frame_length or the window. */
+static dml_status_t dims_stft(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t step, flen = -1, n, o[4];
+  if (!dml_cpu_in(c, 1)) return bad_input(c, 1, "frame_step");
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "frame_step", &step, 1, &n));
+  if (n != 1 || step < 1 || x->rank != 3)
+    return dml_cpu_err_shapes(c, "frame_step must be one integer >= 1");
+  const dml_tensor_t *w = c->n_inputs > 2 ? dml_cpu_in(c, 2) : NULL;
+  if (c->n_inputs > 3 && dml_cpu_in(c, 3))
+    DML_RETURN_IF_ERROR(ints_of(c, 3, "frame_length", &flen, 1, &n));
+  else if (w && w->rank == 1)
+    flen = w->dims[0];
+  if (flen < 1 || flen > x->dims[1])
+    return dml_cpu_err_shapes(c, "frame_length must be in [1, signal length]");
+  o[0] = x->dims[0], o[1] = (x->dims[1] - flen) / step + 1;
+  o[2] = dml_cpu_get_int(c, "onesided", 1) ? flen / 2 + 1 : flen, o[3] = 2;
+  return adopt(c, 0, o, 4);
+}
+
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
   switch (op) {
     case DML_OP_RANGE: return i < 3;
@@ -552,6 +590,8 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
     case DML_OP_RESIZE: return i >= 1 && i <= 3; /* scales or sizes (opset 10: 1) */
     case DML_OP_COL2_IM: return i == 1 || i == 2;
     case DML_OP_AFFINE_GRID: return i == 1;
+    case DML_OP_DFT: return i == 2;
+    case DML_OP_STFT: return i == 1 || i == 3;
     default: return -1;
   }
 }
@@ -601,6 +641,8 @@ dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
     case DML_OP_PAD: return dims_pad(c, x);
     case DML_OP_COL2_IM: return dims_col2im(c, x);
     case DML_OP_AFFINE_GRID: return dims_affine_grid(c, x);
+    case DML_OP_DFT: return dims_dft(c, x);
+    case DML_OP_STFT: return dims_stft(c, x);
     case DML_OP_RESIZE: return dims_resize(c, x);
     case DML_OP_SPLIT: return dims_split(c, x);
     case DML_OP_TOP_K: return dims_top_k(c, x);
