@@ -4096,8 +4096,11 @@ static dml_status_t infer_stft(ictx_t *c) {
 /* MelWeightMatrix: [dft_length/2+1, num_mel_bins] of output_datatype. */
 static dml_status_t infer_mel(ictx_t *c) {
   int64_t nmel = 0, dftl = 0;
-  DML_RETURN_IF_ERROR(static_scalar(c, 0, "num_mel_bins", 1, &nmel));
-  DML_RETURN_IF_ERROR(static_scalar(c, 1, "dft_length", 1, &dftl));
+  /* num_mel_bins or dft_length fed at run time: that dim is a
+   * data-dependent symbol (bound: the dynamic dim bound; cpu_outdims.c) */
+  int rt[2] = {elems_runtime(c, 0), elems_runtime(c, 1)};
+  if (!rt[0]) DML_RETURN_IF_ERROR(static_scalar(c, 0, "num_mel_bins", 1, &nmel));
+  if (!rt[1]) DML_RETURN_IF_ERROR(static_scalar(c, 1, "dft_length", 1, &dftl));
   DML_RETURN_IF_ERROR(need_dtype(c, 2, DT_INDEX));
   DML_RETURN_IF_ERROR(need_dtype(c, 3, DT_FLOAT));
   DML_RETURN_IF_ERROR(need_dtype(c, 4, DT_FLOAT));
@@ -4107,8 +4110,9 @@ static dml_status_t infer_mel(ictx_t *c) {
   dml_type_t o = mk(dt, 2);
   o.dims[0] = D(dftl / 2 + 1);
   o.dims[1] = D(nmel);
-  set_out(c, 0, &o);
-  return DML_OK;
+  int dyn[2] = {rt[1], rt[0]};
+  int64_t b[2] = {dyn_bound(c) / 2 + 1, dyn_bound(c)};
+  return set_out_dyn(c, 0, o, dyn, b);
 }
 
 /* TfIdfVectorizer (opset 9): X i32/i64 [C] or [N, C] -> f32 [K] or

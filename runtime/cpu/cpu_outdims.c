@@ -560,6 +560,17 @@ static dml_status_t dims_stft(const dml_cpu_call_t *c, const dml_tensor_t *x) {
   return adopt(c, 0, o, 4);
 }
 
+/* MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins]. */
+static dml_status_t dims_mel(const dml_cpu_call_t *c) {
+  int64_t nmel, dftl, n, o[2];
+  DML_RETURN_IF_ERROR(ints_of(c, 0, "num_mel_bins", &nmel, 1, &n));
+  if (n != 1 || nmel < 1) return dml_cpu_err_shapes(c, "num_mel_bins must be >= 1");
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "dft_length", &dftl, 1, &n));
+  if (n != 1 || dftl < 1) return dml_cpu_err_shapes(c, "dft_length must be >= 1");
+  o[0] = dftl / 2 + 1, o[1] = nmel;
+  return adopt(c, 0, o, 2);
+}
+
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
   switch (op) {
     case DML_OP_RANGE: return i < 3;
@@ -592,6 +603,7 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
     case DML_OP_AFFINE_GRID: return i == 1;
     case DML_OP_DFT: return i == 2;
     case DML_OP_STFT: return i == 1 || i == 3;
+    case DML_OP_MEL_WEIGHT_MATRIX: return i <= 1;
     default: return -1;
   }
 }
@@ -623,6 +635,7 @@ dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
                              "size must be one integer >= 0");
       return adopt(c, 0, &size, 1);
     }
+    case DML_OP_MEL_WEIGHT_MATRIX: return dims_mel(c);
     case DML_OP_CONSTANT_OF_SHAPE: {
       int64_t s[DML_MAX_RANK], n;
       DML_RETURN_IF_ERROR(ints_of(c, 0, "shape", s, DML_MAX_RANK, &n));
