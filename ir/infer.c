@@ -3115,6 +3115,15 @@ static dml_status_t infer_max_unpool(ictx_t *c) {
   if (!same_shape(x, idx)) return fail(c, INVALID, "I (input 1) must have X's shape");
   int32_t ns = x->rank - 2;
   dml_type_t o = *x;
+  if (in_v(c, 2) && elems_runtime(c, 2)) {
+    /* output_shape fed at run time: every dim a data-dependent symbol
+     * (bound: the dynamic dim bound; cpu_outdims.c sets them) */
+    uint32_t k = 0;
+    DML_RETURN_IF_ERROR(runtime_len(c, 2, "output_shape", &k));
+    if (k != (uint32_t)x->rank)
+      return fail(c, INVALID, "output_shape has %u values for rank %d", k, (int)x->rank);
+    return set_out_all_dyn(c, 0, x->dtype, x->rank, dyn_bound(c));
+  }
   if (in_v(c, 2)) {
     elems_t e;
     DML_RETURN_IF_ERROR(need_elems(c, 2, "output_shape", 1, &e));

@@ -571,6 +571,18 @@ static dml_status_t dims_mel(const dml_cpu_call_t *c) {
   return adopt(c, 0, o, 2);
 }
 
+/* MaxUnpool with output_shape (input 2): those dims. */
+static dml_status_t dims_max_unpool(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t o[DML_MAX_RANK], n;
+  if (c->n_inputs < 3 || !dml_cpu_in(c, 2)) return DML_OK;
+  DML_RETURN_IF_ERROR(ints_of(c, 2, "output_shape", o, DML_MAX_RANK, &n));
+  if (n != x->rank)
+    return dml_cpu_err_shapes(c, "output_shape must have %d values", (int)x->rank);
+  for (int64_t i = 0; i < n; i++)
+    if (o[i] < 0) return dml_cpu_err_shapes(c, "output_shape must not be negative");
+  return adopt(c, 0, o, (int32_t)n);
+}
+
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
   switch (op) {
     case DML_OP_RANGE: return i < 3;
@@ -604,6 +616,7 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
     case DML_OP_DFT: return i == 2;
     case DML_OP_STFT: return i == 1 || i == 3;
     case DML_OP_MEL_WEIGHT_MATRIX: return i <= 1;
+    case DML_OP_MAX_UNPOOL: return i == 2;
     default: return -1;
   }
 }
@@ -656,6 +669,7 @@ dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
     case DML_OP_AFFINE_GRID: return dims_affine_grid(c, x);
     case DML_OP_DFT: return dims_dft(c, x);
     case DML_OP_STFT: return dims_stft(c, x);
+    case DML_OP_MAX_UNPOOL: return dims_max_unpool(c, x);
     case DML_OP_RESIZE: return dims_resize(c, x);
     case DML_OP_SPLIT: return dims_split(c, x);
     case DML_OP_TOP_K: return dims_top_k(c, x);
