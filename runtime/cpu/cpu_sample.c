@@ -26,10 +26,13 @@ static inline void stf(dml_tensor_t *t, int64_t i, double v) {
  * 2-D, (x, y, z) for 3-D); Y [N,C,O1..Or]. Modes linear (bilinear),
  * nearest (round half to even), cubic (bicubic: Keys, A = -0.75, per dim);
  * padding_mode zeros, border, reflection; align_corners. Follows the
- * spec's reference implementation (onnx/reference/ops/op_grid_sample.py):
- * out-of-bound locations are first clamped (border) or reflected
- * (reflection) per dim, and samples read outside the image then use the
- * same padding rule per dim (zeros: a sample with any index outside is 0).
+ * spec's reference implementation (onnx/reference/ops/op_grid_sample.py)
+ * but for one edge: a location outside in any dim is clamped (border) in
+ * every dim, as before opset 20 and as the GPU kernels do (ONNX 1.23's
+ * reference clamps only the dims outside; they differ for a coordinate in
+ * [-0.5, 0) or (n-1, n-0.5) without align_corners, with bicubic); samples
+ * read outside the image then use the same padding rule per dim (zeros: a
+ * sample with any index outside is 0).
  * Linear and cubic interpolation are separable, so the result is the sum
  * over the 2^r (4^r) taps of the product of the per-dim weights.
  * ====================================================================== */
@@ -187,9 +190,11 @@ dml_status_t dml_cpuk_GridSample(const dml_cpu_call_t *c) {
           f[d] = v;
           if (v < g.lo[d] || v > g.hi[d]) inside = 0;
         }
+        /* A location outside in any dim is clamped (border) or reflected
+         * in every dim (as before opset 20's N-D form, and as the GPU
+         * kernels do; reflection leaves inside coordinates unchanged) */
         if (!inside)
           for (int d = 0; d < r; d++) {
-            if (!(f[d] < g.lo[d] || f[d] > g.hi[d])) continue;
             if (pad == 1)
               f[d] = f[d] < 0                        ? 0
                      : f[d] > (double)(g.ext[d] - 1) ? (double)(g.ext[d] - 1)
