@@ -378,7 +378,7 @@ static void emit_resize_rt(sched_t *s, uint32_t node, const resize_cfg_t *cfg,
   c.have_scales = scales && !(scales->type.rank == 1 && scales->type.dims[0].sym < 0 &&
                               scales->type.dims[0].value == 0);
   if (dml_attr_int(n->attrs, n->n_attrs, "antialias", 0))
-    why = "antialias=1 (the CPU reference does not have it either)";
+    why = "antialias=1 is not emitted (the CPU runs it)";
   else if (!resize_axes_identity(n, r, scales, c.ct))
     why = "axes other than every dim in order (Resize-18)";
   else if (y->type.dtype != x->type.dtype || !typed_ok(x) || !typed_ok(y))
@@ -658,7 +658,7 @@ static void emit_resize(sched_t *s, uint32_t node) {
   else if (c.mode < 0 || c.ct < 0 || c.nm < 0)
     why = "a mode the CPU reference does not have";
   else if (dml_attr_int(n->attrs, n->n_attrs, "antialias", 0))
-    why = "antialias=1 (the CPU reference does not have it either)";
+    why = "antialias=1 is not emitted (the CPU runs it)";
   else if (!resize_axes_identity(n, x->type.rank, scales, c.ct))
     why = "axes other than every dim in order (Resize-18)";
   else if (y->type.dtype != x->type.dtype || !typed_ok(x) || !typed_ok(y))

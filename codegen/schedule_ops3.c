@@ -277,6 +277,7 @@ static const char *emit_dft(sched_t *s, uint32_t node) {
   if (r < 2 || x->type.dims[r - 1].sym >= 0 ||
       (x->type.dims[r - 1].value != 1 && x->type.dims[r - 1].value != 2))
     return "input must be [..., n, 1 or 2]";
+  if (input(s, n, 2)) return "axis fed as input 2 (DFT-20) is not emitted";
   int64_t axis = dml_attr_int(n->attrs, n->n_attrs, "axis", 1);
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r - 2) return "axis out of range";

@@ -13,8 +13,9 @@
  * Small integer tensors whose contents are known (constant globals, and
  * the results of Shape, Size, Gather, Concat, Slice, Unsqueeze, Squeeze,
  * Reshape, Identity, Cast, Range, ConstantOfShape, Neg, Abs, Max, Min,
- * Where, ReduceSum/Prod/Max/Min and integer Add/Sub/Mul/Div on those, and
- * bool comparisons of them) carry their elements in dml_ir_value_t::sym_data,
+ * Where, ReduceSum/Prod/Max/Min and integer Add/Sub/Mul/Div/Mod on those,
+ * bool comparisons of them and Not/And/Or/Xor of those) carry their
+ * elements in dml_ir_value_t::sym_data,
  * so exporter chains such as Shape -> Gather -> Unsqueeze -> Concat ->
  * Reshape resolve statically. Invariant of recorded elements: a symbolic
  * element has value >= 1. Small float values (Range bounds, Resize scales,
@@ -838,6 +839,16 @@ static dml_status_t infer_unary(ictx_t *c, int cls) {
 static dml_status_t infer_not(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_BOOL));
   set_out(c, 0, in_t(c, 0));
+  /* Not of a known condition (Attention's expansion: Not(Equal(heads, kv
+   * heads)) decides a repeat count). */
+  elems_t e;
+  if (elems_of(c, in_v(c, 0), &e) == 1) {
+    for (uint32_t i = 0; i < e.n; i++) {
+      if (e.e[i].sym >= 0) return DML_OK;
+      e.e[i] = D(e.e[i].value == 0);
+    }
+    return set_sym(c, 0, e.e, e.n);
+  }
   return DML_OK;
 }
 
@@ -967,6 +978,12 @@ static int sym_arith(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
       }
       if (b.value < 0 || a.value % b.value != 0) return 0;
       return *out = DS(a.value / b.value, a.sym), 1;
+    case DML_OP_MOD: /* fmod = 0: the result takes the divisor's sign */
+      if (a.sym >= 0 || b.sym >= 0 || b.value == 0) return 0;
+      if (b.value == -1) return *out = D(0), 1;
+      v = a.value % b.value;
+      if (v != 0 && ((v < 0) != (b.value < 0))) v += b.value;
+      return *out = D(v), 1;
     default: return 0;
   }
 }
@@ -1035,7 +1052,9 @@ static dml_status_t infer_binary(ictx_t *c) {
   }
   o.dtype = out_dt;
   set_out(c, 0, &o);
-  if ((op == DML_OP_ADD || op == DML_OP_SUB || op == DML_OP_MUL || op == DML_OP_DIV) &&
+  const dml_attr_t *fm = op == DML_OP_MOD ? dml_ir_node_attr(c->n, "fmod") : NULL;
+  if ((op == DML_OP_ADD || op == DML_OP_SUB || op == DML_OP_MUL || op == DML_OP_DIV ||
+       (op == DML_OP_MOD && !(fm && fm->kind == DML_ATTR_INT && fm->i))) &&
       dml_dtype_is_int(out_dt) && o.rank <= 1 && dml_type_is_static(&o)) {
     elems_t ea, eb;
     if (elems_of(c, in_v(c, 0), &ea) == 1 && elems_of(c, in_v(c, 1), &eb) == 1 && ea.n &&
@@ -1045,6 +1064,22 @@ static dml_status_t infer_binary(ictx_t *c) {
       for (uint32_t i = 0; i < n; i++)
         if (!sym_arith(op, ea.e[ea.n == 1 ? 0 : i], eb.e[eb.n == 1 ? 0 : i], &r[i]))
           return DML_OK;
+      return set_sym(c, 0, r, n);
+    }
+  }
+  if ((op == DML_OP_AND || op == DML_OP_OR || op == DML_OP_XOR) && o.rank <= 1 &&
+      dml_type_is_static(&o)) {
+    elems_t ea, eb;
+    if (elems_of(c, in_v(c, 0), &ea) == 1 && elems_of(c, in_v(c, 1), &eb) == 1 && ea.n &&
+        eb.n) {
+      uint32_t n = ea.n > eb.n ? ea.n : eb.n;
+      dml_dim_t r[MAX_ELEMS];
+      for (uint32_t i = 0; i < n; i++) {
+        dml_dim_t x = ea.e[ea.n == 1 ? 0 : i], y = eb.e[eb.n == 1 ? 0 : i];
+        if (x.sym >= 0 || y.sym >= 0) return DML_OK;
+        int p = x.value != 0, q = y.value != 0;
+        r[i] = D(op == DML_OP_AND ? (p && q) : op == DML_OP_OR ? (p || q) : (p != q));
+      }
       return set_sym(c, 0, r, n);
     }
   }
@@ -3085,6 +3120,15 @@ static dml_status_t infer_max_unpool(ictx_t *c) {
   if (!same_shape(x, idx)) return fail(c, INVALID, "I (input 1) must have X's shape");
   int32_t ns = x->rank - 2;
   dml_type_t o = *x;
+  if (in_v(c, 2) && elems_runtime(c, 2)) {
+    /* output_shape fed at run time: every dim a data-dependent symbol
+     * (bound: the dynamic dim bound; cpu_outdims.c sets them) */
+    uint32_t k = 0;
+    DML_RETURN_IF_ERROR(runtime_len(c, 2, "output_shape", &k));
+    if (k != (uint32_t)x->rank)
+      return fail(c, INVALID, "output_shape has %u values for rank %d", k, (int)x->rank);
+    return set_out_all_dyn(c, 0, x->dtype, x->rank, dyn_bound(c));
+  }
   if (in_v(c, 2)) {
     elems_t e;
     DML_RETURN_IF_ERROR(need_elems(c, 2, "output_shape", 1, &e));
@@ -3131,25 +3175,32 @@ static dml_status_t infer_max_unpool(ictx_t *c) {
   return DML_OK;
 }
 
+/* GridSample: X [N,C,D1..Dr], grid [N,O1..Or,r] -> [N,C,O1..Or]; r = 2
+ * (opset 16) or any r >= 1 (opset 20); cubic modes 2-D only (ONNX). */
 static dml_status_t infer_grid_sample(ictx_t *c) {
   static const char *const modes[] = {"bilinear", "nearest", "bicubic",
                                       "linear",   "cubic",   NULL};
   static const char *const pads[] = {"zeros", "border", "reflection", NULL};
-  DML_RETURN_IF_ERROR(need_rank(c, 0, 4, 4));
-  DML_RETURN_IF_ERROR(need_rank(c, 1, 4, 4));
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, DML_MAX_RANK));
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
   DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_FLOAT));
   DML_RETURN_IF_ERROR(attr_choice(c, "mode", "bilinear", modes));
   DML_RETURN_IF_ERROR(attr_choice(c, "padding_mode", "zeros", pads));
   const dml_type_t *x = in_t(c, 0), *g = in_t(c, 1);
-  if (!dim_eq(x->dims[0], g->dims[0]) || !dim_is(g->dims[3], 2)) {
+  int32_t r = x->rank - 2;
+  if (g->rank != x->rank || !dim_eq(x->dims[0], g->dims[0]) ||
+      !dim_is(g->dims[r + 1], r)) {
     char ta[TBUF], tb[TBUF];
-    return fail(c, INVALID, "grid %s must be [N,H_out,W_out,2] for X %s", TS(g, tb),
-                TS(x, ta));
+    return fail(c, INVALID, "grid %s must be [N,O1..O%d,%d] for X %s", TS(g, tb), (int)r,
+                (int)r, TS(x, ta));
   }
+  const char *mode = "bilinear";
+  const dml_attr_t *ma = dml_ir_node_attr(c->n, "mode");
+  if (ma && ma->kind == DML_ATTR_STRING && ma->s) mode = ma->s;
+  if (r != 2 && (!strcmp(mode, "cubic") || !strcmp(mode, "bicubic")))
+    return fail(c, INVALID, "mode %s needs 2 spatial dims, X has %d", mode, (int)r);
   dml_type_t o = *x;
-  o.dims[2] = g->dims[1];
-  o.dims[3] = g->dims[2];
+  for (int32_t d = 0; d < r; d++) o.dims[2 + d] = g->dims[1 + d];
   set_out(c, 0, &o);
   return DML_OK;
 }
@@ -3305,7 +3356,10 @@ static dml_status_t infer_resize(ictx_t *c) {
 
 static dml_status_t infer_reduce(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
-  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
+  /* ReduceMax/Min take bool too since opset 20 (any / all). */
+  if (!(x && x->dtype == DML_DTYPE_BOOL &&
+        (c->n->op == DML_OP_REDUCE_MAX || c->n->op == DML_OP_REDUCE_MIN)))
+    DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
   int64_t keepdims = 1, noop = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "keepdims", 1, &keepdims));
   DML_RETURN_IF_ERROR(attr_int(c, "noop_with_empty_axes", 0, &noop));
@@ -3852,6 +3906,9 @@ static dml_status_t infer_window(ictx_t *c) {
 
 /* DFT: the input with the signal axis resized to dft_length (n/2+1 when
  * onesided) and a last dim of 2. */
+/* DFT (opsets 17, 20; runtime/cpu/cpu_signal.c): the axis is the
+ * attribute (17) or input 2 (20). Input 2 known at compile time, or not
+ * changing the output shape (no dft_length, not onesided): any axis. */
 static dml_status_t infer_dft(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
@@ -3865,23 +3922,199 @@ static dml_status_t infer_dft(ictx_t *c) {
   DML_RETURN_IF_ERROR(attr_int(c, "axis", 1, &axis));
   DML_RETURN_IF_ERROR(attr_int(c, "inverse", 0, &inv));
   DML_RETURN_IF_ERROR(attr_int(c, "onesided", 0, &one));
+  int axis_known = 1;
+  if (in_v(c, 2)) {
+    elems_t e;
+    if (!dml_dtype_is_int(in_t(c, 2)->dtype) || in_t(c, 2)->rank > 1)
+      return fail(c, INVALID, "axis (input 2) must be an integer scalar");
+    if (elems_of(c, in_v(c, 2), &e) == 1 && e.n == 1 && e.e[0].sym < 0)
+      axis = e.e[0].value;
+    else
+      axis_known = 0;
+  }
+  dml_type_t o = *x;
+  o.dims[r - 1] = D(one && inv ? 1 : 2);
+  if (!axis_known) {
+    if (in_v(c, 1))
+      return fail(c, UNIMPL,
+                  "the output shape of a DFT with dft_length depends on axis (input 2), "
+                  "which is only known at run time");
+    if (!one) {
+      set_out(c, 0, &o);
+      return DML_OK;
+    }
+    /* onesided: the dim at the run-time axis becomes n/2+1 (forward) or
+     * 2*(n-1) (inverse), the others stay; each a data-dependent symbol
+     * bounded by that of both (cpu_outdims.c sets them) */
+    int dyn[DML_MAX_RANK] = {0};
+    int64_t b[DML_MAX_RANK];
+    for (int32_t d = 0; d < r - 1; d++) {
+      int64_t m = dim_max(c, x->dims[d]);
+      dyn[d] = 1, b[d] = inv ? sat_mul(m, 2) : m;
+    }
+    return set_out_dyn(c, 0, o, dyn, b);
+  }
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r - 2)
     return fail(c, INVALID,
                 "axis is out of range for %s (the last dim is not a signal axis)",
                 TS(x, tb));
-  if (one && inv) return fail(c, UNIMPL, "onesided inverse DFT is not supported");
-  dml_type_t o = *x;
   int64_t n = 0;
   if (in_v(c, 1)) {
     DML_RETURN_IF_ERROR(static_scalar(c, 1, "dft_length", 1, &n));
-    o.dims[axis] = D(one ? n / 2 + 1 : n);
+    o.dims[axis] = D(one && !inv ? n / 2 + 1 : n);
   } else if (one) {
     if (x->dims[axis].sym >= 0)
       return fail(c, UNIMPL, "onesided DFT of a symbolic signal length needs dft_length");
-    o.dims[axis] = D(x->dims[axis].value / 2 + 1);
+    int64_t m = x->dims[axis].value;
+    if (inv && m < 2)
+      return fail(c, INVALID, "onesided inverse DFT of %lld bins needs dft_length",
+                  (long long)m);
+    o.dims[axis] = D(inv ? 2 * (m - 1) : m / 2 + 1);
   }
-  o.dims[r - 1] = D(2);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* Col2Im's attributes for r spatial dims: dilations, strides (>= 1,
+ * default 1) and pads (2r, >= 0, default 0). */
+static dml_status_t col2im_attrs(const ictx_t *c, int32_t r, int64_t *dil, int64_t *str,
+                                 int64_t *pads) {
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "dilations", r, 1, 1, dil));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "strides", r, 1, 1, str));
+  return attr_ints_n(c, "pads", 2 * r, 0, 0, pads);
+}
+
+/* Col2Im: [N, C*B, L] -> [N, C, image_shape...], B = prod(block_shape);
+ * C and the image dims are data-dependent symbols when image_shape or
+ * block_shape is only known at run time (bounds: the input's dim 1 and the
+ * dynamic dim bound). */
+static dml_status_t infer_col2im(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  const dml_type_t *x = in_t(c, 0);
+  char tb[TBUF];
+  uint32_t r = 0, rb = 0;
+  DML_RETURN_IF_ERROR(runtime_len(c, 1, "image_shape", &r));
+  DML_RETURN_IF_ERROR(runtime_len(c, 2, "block_shape", &rb));
+  if (r != rb || r < 1 || r + 2 > DML_MAX_RANK)
+    return fail(c, INVALID,
+                "image_shape (%u values) and block_shape (%u) must have the "
+                "same length, 1..%d",
+                r, rb, DML_MAX_RANK - 2);
+  int64_t dil[DML_MAX_RANK], str[DML_MAX_RANK], pads[2 * DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(col2im_attrs(c, (int32_t)r, dil, str, pads));
+  dml_type_t o = mk(x->dtype, (int32_t)r + 2);
+  int dyn[DML_MAX_RANK] = {0};
+  int64_t b[DML_MAX_RANK];
+  o.dims[0] = x->dims[0];
+  elems_t img, blk;
+  int ki = elems_of(c, in_v(c, 1), &img) == 1, kb = elems_of(c, in_v(c, 2), &blk) == 1;
+  for (uint32_t i = 0; ki && i < r; i++) ki = img.e[i].sym < 0 && img.e[i].value >= 0;
+  for (uint32_t i = 0; kb && i < r; i++) kb = blk.e[i].sym < 0 && blk.e[i].value >= 1;
+  int64_t B = 1, L = 1;
+  if (kb)
+    for (uint32_t i = 0; i < r; i++) B = sat_mul(B, blk.e[i].value);
+  if (kb && x->dims[1].sym < 0) {
+    if (x->dims[1].value % B)
+      return fail(c, INVALID, "dim 1 of %s is not a multiple of prod(block_shape) = %lld",
+                  TS(x, tb), (long long)B);
+    o.dims[1] = D(x->dims[1].value / B);
+  } else {
+    dyn[1] = 1, b[1] = dim_max(c, x->dims[1]);
+  }
+  for (uint32_t i = 0; i < r; i++) {
+    if (ki) {
+      o.dims[2 + i] = D(img.e[i].value);
+      if (kb) {
+        int64_t span = dil[i] * (blk.e[i].value - 1) + 1,
+                ext = img.e[i].value + pads[i] + pads[r + i] - span;
+        L = ext < 0 ? 0 : sat_mul(L, ext / str[i] + 1);
+      }
+    } else {
+      dyn[2 + i] = 1, b[2 + i] = dyn_bound(c);
+    }
+  }
+  if (ki && kb && x->dims[2].sym < 0 && x->dims[2].value != L)
+    return fail(c, INVALID, "dim 2 of %s must be the %lld block positions", TS(x, tb),
+                (long long)L);
+  return set_out_dyn(c, 0, o, dyn, b);
+}
+
+/* AffineGrid: theta [N, 2, 3] with size of 4 values -> [N, H, W, 2];
+ * [N, 3, 4] with 5 values -> [N, D, H, W, 3]. Spatial dims of a size only
+ * known at run time are data-dependent symbols. */
+static dml_status_t infer_affine_grid(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  if (!dml_dtype_is_int(in_t(c, 1)->dtype))
+    return fail(c, INVALID, "size (input 1) must be an integer tensor");
+  const dml_type_t *th = in_t(c, 0);
+  char tb[TBUF];
+  uint32_t k = 0;
+  DML_RETURN_IF_ERROR(runtime_len(c, 1, "size", &k));
+  int32_t sd = (int32_t)k - 2; /* spatial dims */
+  if ((k != 4 && k != 5) || !dim_is(th->dims[1], sd) || !dim_is(th->dims[2], sd + 1))
+    return fail(c, INVALID,
+                "theta %s and size (%u values) must be [N,2,3] and 4 values (2-D) or "
+                "[N,3,4] and 5 values (3-D)",
+                TS(th, tb), k);
+  dml_type_t o = mk(th->dtype, sd + 2);
+  int dyn[DML_MAX_RANK] = {0};
+  int64_t b[DML_MAX_RANK];
+  o.dims[0] = th->dims[0];
+  o.dims[sd + 1] = D(sd);
+  elems_t e;
+  int known = elems_of(c, in_v(c, 1), &e) == 1 && e.n == k;
+  for (int32_t i = 0; i < sd; i++) {
+    dml_dim_t v = known ? e.e[2 + i] : D(-1);
+    if (v.sym < 0 && v.value >= 0)
+      o.dims[1 + i] = v;
+    else
+      dyn[1 + i] = 1, b[1 + i] = dyn_bound(c);
+  }
+  return set_out_dyn(c, 0, o, dyn, b);
+}
+
+/* DeformConv (2-D): [N, C, H, W], W [oC, C/group, kH, kW], offset
+ * [N, og*2*kH*kW, oH, oW] -> [N, oC, oH, oW]; the conv output size of the
+ * attributes must be offset's oH, oW where both are static. */
+static dml_status_t infer_deform_conv(ictx_t *c) {
+  for (uint32_t i = 0; i < 3; i++) DML_RETURN_IF_ERROR(need_rank(c, i, 4, 4));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  for (uint32_t i = 1; i < c->n->n_inputs; i++)
+    if (in_v(c, i)) DML_RETURN_IF_ERROR(same_dtype(c, 0, i));
+  const dml_type_t *x = in_t(c, 0), *w = in_t(c, 1), *off = in_t(c, 2);
+  char ta[TBUF], tb[TBUF], tc[TBUF];
+  int64_t group = 1, og = 1, dil[2], str[2], pads[4], ks[2];
+  DML_RETURN_IF_ERROR(attr_int(c, "group", 1, &group));
+  DML_RETURN_IF_ERROR(attr_int(c, "offset_group", 1, &og));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "dilations", 2, 1, 1, dil));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "strides", 2, 1, 1, str));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "pads", 4, 0, 0, pads));
+  DML_RETURN_IF_ERROR(attr_ints_n(c, "kernel_shape", 2, 0, 0, ks));
+  for (int i = 0; i < 2; i++)
+    if (!ks[i]) ks[i] = w->dims[2 + i].sym < 0 ? w->dims[2 + i].value : 0;
+  int ok = group >= 1 && og >= 1 && dim_is(w->dims[2], ks[0]) &&
+           dim_is(w->dims[3], ks[1]) && dim_eq(off->dims[0], x->dims[0]) &&
+           dim_is(off->dims[1], og * 2 * ks[0] * ks[1]);
+  if (ok && x->dims[1].sym < 0 && w->dims[1].sym < 0)
+    ok = x->dims[1].value == w->dims[1].value * group && x->dims[1].value % og == 0;
+  if (ok && w->dims[0].sym < 0) ok = w->dims[0].value % group == 0;
+  for (int i = 0; ok && i < 2; i++)
+    if (x->dims[2 + i].sym < 0 && off->dims[2 + i].sym < 0)
+      ok = off->dims[2 + i].value ==
+           (x->dims[2 + i].value + pads[i] + pads[2 + i] - ((ks[i] - 1) * dil[i] + 1)) /
+                   str[i] +
+               1;
+  if (!ok)
+    return fail(c, INVALID,
+                "X %s, W %s and offset %s do not agree with group %lld, offset_group "
+                "%lld and the kernel, pads, strides, dilations",
+                TS(x, ta), TS(w, tb), TS(off, tc), (long long)group, (long long)og);
+  dml_type_t o = mk(x->dtype, 4);
+  o.dims[0] = x->dims[0], o.dims[1] = w->dims[0];
+  o.dims[2] = off->dims[2], o.dims[3] = off->dims[3];
   set_out(c, 0, &o);
   return DML_OK;
 }
@@ -3897,8 +4130,24 @@ static dml_status_t infer_stft(ictx_t *c) {
     return fail(c, x->dims[1].sym >= 0 ? UNIMPL : INVALID,
                 "signal %s must be [batch, static length, 1 or 2]", TS(x, tb));
   int64_t step = 1, flen = -1, one = 1;
-  DML_RETURN_IF_ERROR(static_scalar(c, 1, "frame_step", 1, &step));
-  if (in_v(c, 3)) DML_RETURN_IF_ERROR(static_scalar(c, 3, "frame_length", 1, &flen));
+  /* frame_step fed at run time: the frame count is a data-dependent symbol
+   * bounded by that of step 1 (cpu_outdims.c sets it) */
+  int step_rt = elems_runtime(c, 1);
+  if (!step_rt) DML_RETURN_IF_ERROR(static_scalar(c, 1, "frame_step", 1, &step));
+  /* frame_length fed at run time: without a window, the frame and bin
+   * counts are data-dependent symbols (bounds: frame_length 1) */
+  int flen_rt = in_v(c, 3) && elems_runtime(c, 3);
+  if (in_v(c, 3) && !flen_rt)
+    DML_RETURN_IF_ERROR(static_scalar(c, 3, "frame_length", 1, &flen));
+  if (flen_rt && !w) {
+    DML_RETURN_IF_ERROR(attr_int(c, "onesided", 1, &one));
+    dml_type_t o = mk(x->dtype, 4);
+    int64_t len = x->dims[1].value;
+    o.dims[0] = x->dims[0], o.dims[3] = D(2);
+    int dyn[4] = {0, 1, 1, 0};
+    int64_t b[4] = {0, len, one ? len / 2 + 1 : len, 0};
+    return set_out_dyn(c, 0, o, dyn, b);
+  }
   if (w) {
     if (w->rank != 1 || w->dims[0].sym >= 0 || (flen >= 0 && w->dims[0].value != flen))
       return fail(c, INVALID, "window %s must be [frame_length]", TS(w, tb));
@@ -3914,15 +4163,19 @@ static dml_status_t infer_stft(ictx_t *c) {
   o.dims[1] = D((x->dims[1].value - flen) / step + 1);
   o.dims[2] = D(one ? flen / 2 + 1 : flen);
   o.dims[3] = D(2);
-  set_out(c, 0, &o);
-  return DML_OK;
+  int dyn[4] = {0, step_rt, 0, 0};
+  int64_t b[4] = {0, o.dims[1].value, 0, 0};
+  return set_out_dyn(c, 0, o, dyn, b);
 }
 
 /* MelWeightMatrix: [dft_length/2+1, num_mel_bins] of output_datatype. */
 static dml_status_t infer_mel(ictx_t *c) {
   int64_t nmel = 0, dftl = 0;
-  DML_RETURN_IF_ERROR(static_scalar(c, 0, "num_mel_bins", 1, &nmel));
-  DML_RETURN_IF_ERROR(static_scalar(c, 1, "dft_length", 1, &dftl));
+  /* num_mel_bins or dft_length fed at run time: that dim is a
+   * data-dependent symbol (bound: the dynamic dim bound; cpu_outdims.c) */
+  int rt[2] = {elems_runtime(c, 0), elems_runtime(c, 1)};
+  if (!rt[0]) DML_RETURN_IF_ERROR(static_scalar(c, 0, "num_mel_bins", 1, &nmel));
+  if (!rt[1]) DML_RETURN_IF_ERROR(static_scalar(c, 1, "dft_length", 1, &dftl));
   DML_RETURN_IF_ERROR(need_dtype(c, 2, DT_INDEX));
   DML_RETURN_IF_ERROR(need_dtype(c, 3, DT_FLOAT));
   DML_RETURN_IF_ERROR(need_dtype(c, 4, DT_FLOAT));
@@ -3932,8 +4185,9 @@ static dml_status_t infer_mel(ictx_t *c) {
   dml_type_t o = mk(dt, 2);
   o.dims[0] = D(dftl / 2 + 1);
   o.dims[1] = D(nmel);
-  set_out(c, 0, &o);
-  return DML_OK;
+  int dyn[2] = {rt[1], rt[0]};
+  int64_t b[2] = {dyn_bound(c) / 2 + 1, dyn_bound(c)};
+  return set_out_dyn(c, 0, o, dyn, b);
 }
 
 /* TfIdfVectorizer (opset 9): X i32/i64 [C] or [N, C] -> f32 [K] or
@@ -4441,6 +4695,9 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_BLACKMAN_WINDOW: return infer_window(c);
     case DML_OP_DFT: return infer_dft(c);
     case DML_OP_STFT: return infer_stft(c);
+    case DML_OP_COL2_IM: return infer_col2im(c);
+    case DML_OP_AFFINE_GRID: return infer_affine_grid(c);
+    case DML_OP_DEFORM_CONV: return infer_deform_conv(c);
     case DML_OP_MEL_WEIGHT_MATRIX: return infer_mel(c);
     case DML_OP_TF_IDF_VECTORIZER: return infer_tfidf(c);
     case DML_OP_ADAGRAD:
@@ -4541,6 +4798,11 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
 
 /* ==== memory planning of data-dependent values ========================== */
 
+static int64_t dyn_max_elements(const dml_ir_module_t *m) {
+  return m->dynamic_max_elements > 0 ? m->dynamic_max_elements
+                                     : DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT;
+}
+
 int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t *v) {
   int dynamic = 0;
   for (int32_t d = 0; d < v->type.rank; d++)
@@ -4573,14 +4835,20 @@ int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t
       case DML_OP_REDUCE_LOG_SUM:
       case DML_OP_REDUCE_LOG_SUM_EXP:
       case DML_OP_REDUCE_SUM_SQUARE:
+        /* Unless the input is empty: a reduction over an empty axis gives
+         * its identity element (ReduceSum of f32[2,0,4] over axis 1 with
+         * keepdims is f32[2,1,4] of zeros). */
+        /* The input's own cap when it is data-dependent too (a Slice of a
+         * Pad whose pads come at run time: CenterCropPad's expansion). */
         if (n->n_inputs && n->inputs[0]) {
           int64_t k = dml_ir_type_numel_bound(m, &n->inputs[0]->type);
-          if (k >= 0) return k;
+          int64_t kc = dml_ir_value_max_elements(m, n->inputs[0]);
+          if (kc >= 0 && (k < 0 || kc < k)) k = kc;
+          if (k > 0) return k;
         }
         break;
       default: break;
     }
   }
-  return m->dynamic_max_elements > 0 ? m->dynamic_max_elements
-                                     : DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT;
+  return dyn_max_elements(m);
 }

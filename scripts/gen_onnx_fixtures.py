@@ -841,8 +841,8 @@ def gen_empty_init():
                [vi("y", TensorProto.FLOAT, [1, 1, 4, 4])], [roi, scales, w]),
          "empty_initializer.onnx")
 def gen_opset18_23():
-    """Forms of opsets 18..23 the importer refuses (Debian's checker predates
-    them: not checked)."""
+    """Forms of opsets 18..23 (Debian's checker predates them: not checked):
+    Pad-18 with constant axes (imported), and forms the importer refuses."""
     f, i64 = TensorProto.FLOAT, TensorProto.INT64
     pads = numpy_helper.from_array(np.array([1, 1], np.int64), "pads")
     axes = numpy_helper.from_array(np.array([1], np.int64), "axes")

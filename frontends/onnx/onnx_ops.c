@@ -586,6 +586,61 @@ static dml_status_t onnx_imp_swish(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   return onnx_bind_outputs(ctx, np, last);
 }
 
+/* Normalizes `n` axes (negative counting from the end) of a rank-r tensor
+ * into out[], each at most once (INVALID_ARGUMENT otherwise). */
+static dml_status_t norm_axes(const char *label, const int64_t *ax, int64_t n, int32_t r,
+                              int64_t *out) {
+  int seen[DML_MAX_RANK] = {0};
+  if (n > r)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: axes has %lld values for data of rank %d", label,
+                           (long long)n, (int)r);
+  for (int64_t j = 0; j < n; j++) {
+    int64_t a = ax[j];
+    if (a < -r || a >= r)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: axes[%lld] = %lld is out of range for rank %d", label,
+                             (long long)j, (long long)a, (int)r);
+    if (a < 0) a += r;
+    if (seen[a]++)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                             "%s: axis %lld appears twice in axes", label, (long long)a);
+    out[j] = a;
+  }
+  return DML_OK;
+}
+
+/* One IR node of `op` on n_in operands; *out its output 0. */
+static dml_status_t emit_val(onnx_ctx_t *ctx, dml_op_t op, uint32_t n_in,
+                             dml_ir_value_t *const *ins, dml_ir_value_t **out) {
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, op, NULL, n_in, ins, 1, &node));
+  if (op == DML_OP_CONCAT || op == DML_OP_GATHER)
+    DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(node, "axis", 0));
+  *out = node->outputs[0];
+  return DML_OK;
+}
+
+/* Pads for every dim of a rank-r tensor from `pads` (2n values: the begin
+ * pads of axes ax[0..n-1], then their end pads; normalized axes): the
+ * Gather(Concat(pads, [0]), idx) with idx[s*r + d] the position of dim d's
+ * begin (s = 0) or end (s = 1) pad in `pads`, or the appended 0 for dims not
+ * in ax. `pads` may be computed at run time. */
+static dml_status_t full_pads(onnx_ctx_t *ctx, dml_ir_value_t *pads, const int64_t *ax,
+                              int64_t n, int32_t r, dml_ir_value_t **out) {
+  int64_t idx[2 * DML_MAX_RANK];
+  for (int32_t k = 0; k < 2 * r; k++) idx[k] = 2 * n; /* the appended 0 */
+  for (int64_t j = 0; j < n; j++) idx[ax[j]] = j, idx[r + ax[j]] = n + j;
+  static const int64_t zero = 0;
+  dml_ir_value_t *z = NULL, *iv = NULL, *cat = NULL;
+  DML_RETURN_IF_ERROR(onnx_const_i64(ctx, "pad_zero", &zero, 1, &z));
+  DML_RETURN_IF_ERROR(onnx_const_i64(ctx, "pad_axes_index", idx, (size_t)(2 * r), &iv));
+  dml_ir_value_t *ci[2] = {pads, z}; /* int64 (ONNX); Concat's inference checks it */
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_CONCAT, 2, ci, &cat));
+  dml_ir_value_t *gi[2] = {cat, iv};
+  return emit_val(ctx, DML_OP_GATHER, 2, gi, out);
+}
+
 /* Pad-18..28: as Pad-11 plus an optional input 3, `axes` (the dims that
  * `pads` covers, negative from the end; int32 or int64). Without axes
  * (PyTorch's exports) it is Pad-11's form. With axes the importer builds
@@ -686,6 +741,96 @@ static dml_status_t onnx_imp_pad18(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   DML_RETURN_IF_ERROR(pad_step(ctx, np, DML_OP_SCATTER_ELEMENTS, "/pads", zeros, index,
                                pads, &ops[1], NULL));
   return emit_node(ctx, np, e->op, ops, ops[2] ? 3 : 2, NULL, NULL);
+}
+
+/* CenterCropPad-18..23 (input_data, shape; attribute axes, default all
+ * dims): ONNX's function body, node for node: per axis a, with x_a the
+ * input's extent and s_a the target, pad to max(x_a, s_a) (the extra
+ * (max - x_a) / 2 before, the rest after: Pad with zeros), then slice
+ * [(p_a - s_a) / 2, that + s_a) of the padded extent p_a. `shape` may be
+ * computed or fed at run time (the output dims are then data-dependent,
+ * bounded). Input rank must be known at import. */
+static dml_status_t onnx_imp_center_crop_pad(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                             const onnx_op_entry_t *e,
+                                             dml_ir_value_t **in, uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
+  char label[300];
+  onnx_node_label(np, label, sizeof(label));
+  dml_ir_value_t *x = in[0], *sh = in[1];
+  if (x->type.rank == DML_RANK_UNKNOWN) onnx_infer_pending(ctx);
+  int32_t r = x->type.rank;
+  if (r < 0)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                           "%s: the rank of input_data is not known at import", label);
+  const Onnx__AttributeProto *aa =
+      attr_of(np, "axes", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  int64_t raw[DML_MAX_RANK], axn[DML_MAX_RANK], n = aa ? (int64_t)aa->n_ints : r;
+  if (n > r)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: axes has %lld values for data of rank %d", label,
+                           (long long)n, (int)r);
+  for (int64_t j = 0; j < n; j++) raw[j] = aa ? aa->ints[j] : j;
+  DML_RETURN_IF_ERROR(norm_axes(label, raw, n, r, axn));
+  static const int64_t two = 2;
+  dml_ir_value_t *k2 = NULL, *axv = NULL, *xs = NULL, *t = NULL;
+  DML_RETURN_IF_ERROR(onnx_const_i64(ctx, "center_crop_pad_two", &two, 1, &k2));
+  DML_RETURN_IF_ERROR(onnx_const_i64(ctx, "center_crop_pad_axes", axn, (size_t)n, &axv));
+  /* x_shape = Gather(Shape(x), axes) */
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_SHAPE, 1, &x, &t));
+  dml_ir_value_t *ops[4] = {t, axv};
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_GATHER, 2, ops, &xs));
+  dml_ir_value_t *padded = NULL, *amt = NULL, *left = NULL, *right = NULL, *pads = NULL;
+  ops[0] = xs, ops[1] = sh;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_MAX, 2, ops, &padded));
+  ops[0] = padded, ops[1] = xs;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_SUB, 2, ops, &amt));
+  ops[0] = amt, ops[1] = k2;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_DIV, 2, ops, &left));
+  ops[0] = amt, ops[1] = left;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_SUB, 2, ops, &right));
+  ops[0] = left, ops[1] = right;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_CONCAT, 2, ops, &pads));
+  dml_ir_value_t *fp = NULL, *px = NULL, *ps = NULL, *diff = NULL, *st = NULL, *en = NULL;
+  DML_RETURN_IF_ERROR(full_pads(ctx, pads, axn, n, r, &fp));
+  ops[0] = x, ops[1] = fp;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_PAD, 2, ops, &px));
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_SHAPE, 1, &px, &t));
+  ops[0] = t, ops[1] = axv;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_GATHER, 2, ops, &ps));
+  ops[0] = ps, ops[1] = sh;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_SUB, 2, ops, &diff));
+  ops[0] = diff, ops[1] = k2;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_DIV, 2, ops, &st));
+  ops[0] = st, ops[1] = sh;
+  DML_RETURN_IF_ERROR(emit_val(ctx, DML_OP_ADD, 2, ops, &en));
+  dml_ir_value_t *si[4] = {px, st, en, axv};
+  return emit_node(ctx, np, DML_OP_SLICE, si, 4, (const char *const[]){"axes", NULL},
+                   NULL);
+}
+
+/* DFT-20..23: `axis` moves from an attribute (DFT-17, default 1) to input
+ * 2 (default -2). Absent or constant: the IR attribute; fed at run time:
+ * IR input 2 (the output shape must not depend on it: infer.c). */
+static dml_status_t onnx_imp_dft20(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                   const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                   uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 3, ctx->opset));
+  dml_ir_value_t *ax = n_in > 2 ? in[2] : NULL;
+  int64_t axis = -2;
+  int rt = 0;
+  if (ax) {
+    if (ax->kind == DML_IR_VALUE_GLOBAL && ax->data && dml_dtype_is_int(ax->type.dtype) &&
+        ax->data_bytes >= dml_dtype_size(ax->type.dtype) &&
+        dml_ir_type_numel_bound(ctx->m, &ax->type) == 1)
+      axis = dml_load_i64(ax->type.dtype, ax->data, 0);
+    else
+      rt = 1;
+  }
+  dml_ir_node_t *node = NULL;
+  dml_ir_value_t *ops[3] = {in[0], n_in > 1 ? in[1] : NULL, ax};
+  DML_RETURN_IF_ERROR(
+      emit_node(ctx, np, e->op, ops, rt ? 3 : (n_in > 1 ? 2 : 1), NULL, &node));
+  return rt ? DML_OK : dml_ir_node_set_attr_int(node, "axis", axis);
 }
 
 /* QuantizeLinear/DequantizeLinear-19..23. `saturate` (19) only decides

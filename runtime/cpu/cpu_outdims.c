@@ -490,6 +490,106 @@ static dml_status_t dims_one_hot(const dml_cpu_call_t *c, const dml_tensor_t *in
   return adopt(c, 0, o, q + 1);
 }
 
+/* Col2Im: [N, C*B, L] -> [N, C, image_shape...], B = prod(block_shape). */
+static dml_status_t dims_col2im(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t img[DML_MAX_RANK], blk[DML_MAX_RANK], ni, nb, o[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "image_shape", img, DML_MAX_RANK - 2, &ni));
+  DML_RETURN_IF_ERROR(ints_of(c, 2, "block_shape", blk, DML_MAX_RANK - 2, &nb));
+  if (x->rank != 3 || ni != nb || ni < 1)
+    return dml_cpu_err_shapes(c,
+                              "input must be [N, C*B, L] and image_shape, block_shape "
+                              "of one length");
+  int64_t B = 1;
+  for (int64_t i = 0; i < nb; i++) {
+    if (blk[i] < 1 || img[i] < 0 || __builtin_mul_overflow(B, blk[i], &B))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "block_shape must be >= 1 and image_shape >= 0");
+    o[2 + i] = img[i];
+  }
+  if (x->dims[1] % B)
+    return dml_cpu_err_shapes(c,
+                              "dim 1 (%lld) is not a multiple of prod(block_shape) %lld",
+                              (long long)x->dims[1], (long long)B);
+  o[0] = x->dims[0], o[1] = x->dims[1] / B;
+  return adopt(c, 0, o, (int32_t)ni + 2);
+}
+
+/* AffineGrid: size [N, C, (D,) H, W] -> [N, (D,) H, W, 2 or 3]. */
+static dml_status_t dims_affine_grid(const dml_cpu_call_t *c, const dml_tensor_t *th) {
+  int64_t s[5], n, o[DML_MAX_RANK];
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "size", s, 5, &n));
+  if ((n != 4 && n != 5) || th->rank != 3 || th->dims[0] != s[0])
+    return dml_cpu_err_shapes(c, "size must hold 4 or 5 values, the first theta's N");
+  o[0] = s[0];
+  for (int64_t i = 2; i < n; i++) {
+    if (s[i] < 0) return dml_cpu_err_shapes(c, "size must not be negative");
+    o[i - 1] = s[i];
+  }
+  o[n - 1] = n - 2;
+  return adopt(c, 0, o, (int32_t)n);
+}
+
+/* DFT-20 with axis (input 2) fed at run time, onesided: the dim at the
+ * axis becomes n/2+1 (forward) or 2*(n-1) (inverse); no dft_length. */
+static dml_status_t dims_dft(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t axis, n, o[DML_MAX_RANK];
+  if (c->n_inputs < 3 || !dml_cpu_in(c, 2)) return DML_OK;
+  DML_RETURN_IF_ERROR(ints_of(c, 2, "axis", &axis, 1, &n));
+  int32_t r = x->rank;
+  if (n != 1 || r < 2) return dml_cpu_err_shapes(c, "axis must be one integer");
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r - 2) return dml_cpu_err_shapes(c, "axis out of range");
+  int one = dml_cpu_get_int(c, "onesided", 0) != 0,
+      inv = dml_cpu_get_int(c, "inverse", 0) != 0;
+  for (int32_t d = 0; d < r; d++) o[d] = x->dims[d];
+  o[r - 1] = one && inv ? 1 : 2;
+  if (one) o[axis] = inv ? 2 * (x->dims[axis] - 1) : x->dims[axis] / 2 + 1;
+  return adopt(c, 0, o, r);
+}
+
+/* STFT with frame_step or frame_length fed at run time: [batch,
+ * (len - flen) / step + 1, bins, 2], flen from frame_length or the window. */
+static dml_status_t dims_stft(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t step, flen = -1, n, o[4];
+  if (!dml_cpu_in(c, 1)) return bad_input(c, 1, "frame_step");
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "frame_step", &step, 1, &n));
+  if (n != 1 || step < 1 || x->rank != 3)
+    return dml_cpu_err_shapes(c, "frame_step must be one integer >= 1");
+  const dml_tensor_t *w = c->n_inputs > 2 ? dml_cpu_in(c, 2) : NULL;
+  if (c->n_inputs > 3 && dml_cpu_in(c, 3))
+    DML_RETURN_IF_ERROR(ints_of(c, 3, "frame_length", &flen, 1, &n));
+  else if (w && w->rank == 1)
+    flen = w->dims[0];
+  if (flen < 1 || flen > x->dims[1])
+    return dml_cpu_err_shapes(c, "frame_length must be in [1, signal length]");
+  o[0] = x->dims[0], o[1] = (x->dims[1] - flen) / step + 1;
+  o[2] = dml_cpu_get_int(c, "onesided", 1) ? flen / 2 + 1 : flen, o[3] = 2;
+  return adopt(c, 0, o, 4);
+}
+
+/* MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins]. */
+static dml_status_t dims_mel(const dml_cpu_call_t *c) {
+  int64_t nmel, dftl, n, o[2];
+  DML_RETURN_IF_ERROR(ints_of(c, 0, "num_mel_bins", &nmel, 1, &n));
+  if (n != 1 || nmel < 1) return dml_cpu_err_shapes(c, "num_mel_bins must be >= 1");
+  DML_RETURN_IF_ERROR(ints_of(c, 1, "dft_length", &dftl, 1, &n));
+  if (n != 1 || dftl < 1) return dml_cpu_err_shapes(c, "dft_length must be >= 1");
+  o[0] = dftl / 2 + 1, o[1] = nmel;
+  return adopt(c, 0, o, 2);
+}
+
+/* MaxUnpool with output_shape (input 2): those dims. */
+static dml_status_t dims_max_unpool(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t o[DML_MAX_RANK], n;
+  if (c->n_inputs < 3 || !dml_cpu_in(c, 2)) return DML_OK;
+  DML_RETURN_IF_ERROR(ints_of(c, 2, "output_shape", o, DML_MAX_RANK, &n));
+  if (n != x->rank)
+    return dml_cpu_err_shapes(c, "output_shape must have %d values", (int)x->rank);
+  for (int64_t i = 0; i < n; i++)
+    if (o[i] < 0) return dml_cpu_err_shapes(c, "output_shape must not be negative");
+  return adopt(c, 0, o, (int32_t)n);
+}
+
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
   switch (op) {
     case DML_OP_RANGE: return i < 3;
@@ -518,6 +618,12 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
     case DML_OP_REDUCE_SUM_SQUARE: return i == 1;
     case DML_OP_SLICE: return i >= 1 && i <= 4;
     case DML_OP_RESIZE: return i >= 1 && i <= 3; /* scales or sizes (opset 10: 1) */
+    case DML_OP_COL2_IM: return i == 1 || i == 2;
+    case DML_OP_AFFINE_GRID: return i == 1;
+    case DML_OP_DFT: return i == 2;
+    case DML_OP_STFT: return i == 1 || i == 3;
+    case DML_OP_MEL_WEIGHT_MATRIX: return i <= 1;
+    case DML_OP_MAX_UNPOOL: return i == 2;
     default: return -1;
   }
 }
@@ -549,6 +655,7 @@ dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
                              "size must be one integer >= 0");
       return adopt(c, 0, &size, 1);
     }
+    case DML_OP_MEL_WEIGHT_MATRIX: return dims_mel(c);
     case DML_OP_CONSTANT_OF_SHAPE: {
       int64_t s[DML_MAX_RANK], n;
       DML_RETURN_IF_ERROR(ints_of(c, 0, "shape", s, DML_MAX_RANK, &n));
@@ -565,6 +672,11 @@ dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
     case DML_OP_TILE: return dims_tile(c, x);
     case DML_OP_SLICE: return dims_slice(c, x);
     case DML_OP_PAD: return dims_pad(c, x);
+    case DML_OP_COL2_IM: return dims_col2im(c, x);
+    case DML_OP_AFFINE_GRID: return dims_affine_grid(c, x);
+    case DML_OP_DFT: return dims_dft(c, x);
+    case DML_OP_STFT: return dims_stft(c, x);
+    case DML_OP_MAX_UNPOOL: return dims_max_unpool(c, x);
     case DML_OP_RESIZE: return dims_resize(c, x);
     case DML_OP_SPLIT: return dims_split(c, x);
     case DML_OP_TOP_K: return dims_top_k(c, x);

@@ -1,7 +1,8 @@
 /*
  * cpu_pool.c — MaxPool (ONNX opset 12), AveragePool (opset 11, dilations
  * as in opset 19 accepted), GlobalAveragePool and GlobalMaxPool (opset 1),
- * N-D. f32 has a direct path; other dtypes go through double.
+ * N-D. f32 has a direct path; other dtypes go through double. Col2Im (opset
+ * 18), the sum of sliding blocks back into an image, is at the end.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 /* Before the includes, so the inline helpers get the same options. */
@@ -468,4 +469,90 @@ dml_status_t dml_cpuk_MaxPoolGrad(const dml_cpu_call_t *c) {
 dml_status_t dml_cpuk_AveragePoolGrad(const dml_cpu_call_t *c) {
   return pool_grad(c,
                    dml_cpu_get_int(c, "count_include_pad", 0) ? P_AVG_INCL : P_AVG_EXCL);
+}
+
+/* ======================================================================
+ * Col2Im (ONNX opset 18): input [N, C*B, L] holds, for each of the L
+ * block positions (row-major over the r spatial dims, Ld = (img_d + pad_b
+ * + pad_e - (dil_d * (blk_d - 1) + 1)) / stride_d + 1 per dim) and each
+ * channel c and offset b in the block (row-major, B = prod(block)), the
+ * value at input[n, c*B + b, l]; output [N, C, image_shape...] is the sum
+ * of every value landing on a pixel (position l_d * stride_d - pad_b +
+ * b_d * dil_d inside the image), zero elsewhere. Computed in double.
+ * ====================================================================== */
+dml_status_t dml_cpuk_Col2Im(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "input", dt);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  int64_t img[DML_MAX_RANK], blk[DML_MAX_RANK];
+  int64_t ni = dml_cpu_read_ints(&c->inputs[1], img, DML_MAX_RANK - 2);
+  int64_t nb = dml_cpu_read_ints(&c->inputs[2], blk, DML_MAX_RANK - 2);
+  if (x->rank != 3 || ni < 1 || ni != nb || y->rank != ni + 2)
+    return dml_cpu_err_shapes(c,
+                              "input must be [N, C*B, L], image_shape and block_shape "
+                              "of one length r, output of rank r + 2");
+  int r = (int)ni;
+  size_t na;
+  const int64_t *a;
+  int64_t dil[DML_MAX_RANK], str[DML_MAX_RANK], pb[DML_MAX_RANK], pe[DML_MAX_RANK];
+  for (int d = 0; d < r; d++) dil[d] = 1, str[d] = 1, pb[d] = 0, pe[d] = 0;
+  if ((a = dml_cpu_get_ints(c, "dilations", &na))) {
+    if ((int)na != r) return dml_cpu_err_shapes(c, "dilations must have %d values", r);
+    for (int d = 0; d < r; d++) dil[d] = a[d];
+  }
+  if ((a = dml_cpu_get_ints(c, "strides", &na))) {
+    if ((int)na != r) return dml_cpu_err_shapes(c, "strides must have %d values", r);
+    for (int d = 0; d < r; d++) str[d] = a[d];
+  }
+  if ((a = dml_cpu_get_ints(c, "pads", &na))) {
+    if ((int)na != 2 * r) return dml_cpu_err_shapes(c, "pads must have %d values", 2 * r);
+    for (int d = 0; d < r; d++) pb[d] = a[d], pe[d] = a[r + d];
+  }
+  int64_t B = 1, L = 1, npix = 1, Ld[DML_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    if (blk[d] < 1 || img[d] < 0 || dil[d] < 1 || str[d] < 1 || pb[d] < 0 || pe[d] < 0)
+      return dml_cpu_error(
+          c, DML_STATUS_INVALID_ARGUMENT,
+          "block_shape, dilations, strides must be >= 1, image_shape and "
+          "pads >= 0");
+    int64_t ext = img[d] + pb[d] + pe[d] - (dil[d] * (blk[d] - 1) + 1);
+    Ld[d] = ext < 0 ? 0 : ext / str[d] + 1;
+    B *= blk[d], L *= Ld[d], npix *= img[d];
+    if (y->dims[2 + d] != img[d]) return dml_cpu_err_shapes(c, "output dims differ");
+  }
+  int64_t N = x->dims[0], C = B ? x->dims[1] / B : 0;
+  if (C * B != x->dims[1] || x->dims[2] != L || y->dims[0] != N || y->dims[1] != C)
+    return dml_cpu_err_shapes(c,
+                              "input [%lld, %lld, %lld] must be [N, C * %lld, %lld] "
+                              "for output [N, C, image_shape]",
+                              (long long)x->dims[0], (long long)x->dims[1],
+                              (long long)x->dims[2], (long long)B, (long long)L);
+  int64_t ny = dml_cpu_numel(y);
+  for (int64_t i = 0; i < ny; i++) dml_store_f64(dt, y->data, (size_t)i, 0);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t ch = 0; ch < C; ch++) {
+      int64_t ybase = (n * C + ch) * npix;
+      for (int64_t bi = 0; bi < B; bi++) {
+        int64_t bo[DML_MAX_RANK], rem = bi;
+        for (int d = r - 1; d >= 0; d--) bo[d] = rem % blk[d], rem /= blk[d];
+        int64_t xbase = (n * x->dims[1] + ch * B + bi) * L;
+        for (int64_t l = 0; l < L; l++) {
+          int64_t off = 0, lr = l, inside = 1, pos[DML_MAX_RANK];
+          for (int d = r - 1; d >= 0; d--) {
+            int64_t ld = lr % Ld[d];
+            lr /= Ld[d];
+            pos[d] = ld * str[d] - pb[d] + bo[d] * dil[d];
+            if (pos[d] < 0 || pos[d] >= img[d]) inside = 0;
+          }
+          if (!inside) continue;
+          for (int d = 0; d < r; d++) off = off * img[d] + pos[d];
+          double v = dml_load_f64(dt, y->data, (size_t)(ybase + off)) +
+                     dml_load_f64(dt, x->data, (size_t)(xbase + l));
+          dml_store_f64(dt, y->data, (size_t)(ybase + off), v);
+        }
+      }
+    }
+  return DML_OK;
 }

@@ -224,6 +224,7 @@ static int64_t int_max_of(dml_dtype_t dt) {
     case DML_DTYPE_I32: return INT32_MAX;
     case DML_DTYPE_U32: return UINT32_MAX;
     case DML_DTYPE_I64: return INT64_MAX;
+    case DML_DTYPE_BOOL: return 1;
     default: return -1; /* u64: all ones */
   }
 }
@@ -237,7 +238,9 @@ dml_status_t dml_cpuk_Reduce(const dml_cpu_call_t *c) {
               : c->op == DML_OP_REDUCE_MAX  ? R_MAX
               : c->op == DML_OP_REDUCE_MIN  ? R_MIN
                                             : R_PROD;
-  if (!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt))
+  /* bool: ReduceMax is any, ReduceMin all (opset 20); empty: false, true */
+  if (!dml_dtype_is_float(dt) && !dml_dtype_is_int(dt) &&
+      !(dt == DML_DTYPE_BOOL && (k == R_MAX || k == R_MIN)))
     return dml_cpu_err_dtype(c, "input", dt);
   if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
   int red[DML_MAX_RANK], noop;

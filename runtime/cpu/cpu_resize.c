@@ -12,7 +12,8 @@
  * Each output coordinate of each dim gets up to 4 taps (input index,
  * weight) in scratch; an output element is the sum over the product of its
  * dims' taps. Out-of-range neighbours take the edge value, as in the ONNX
- * reference implementation.
+ * reference implementation. antialias (opset 18) stretches the linear and
+ * cubic filters when downscaling (resize_antialias).
  */
 #include <math.h>
 #include <string.h>
@@ -60,6 +61,135 @@ static void cubic_coeffs(double t, double A, double *c) {
   c[3] = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
 }
 
+/* The input coordinate of output index o along a dim (input extent in,
+ * output out, scale s, resized length len, roi [rs, re] for
+ * tf_crop_and_resize): the spec's coordinate_transformation_mode formulas. */
+static double src_coord(int ct, int64_t o, double s, int64_t in, int64_t out, double len,
+                        double rs, double re) {
+  switch (ct) {
+    case CT_HALF_PIXEL: return ((double)o + 0.5) / s - 0.5;
+    case CT_HALF_PIXEL_SYM: {
+      double adj = (double)out / (s * (double)in);
+      double off = (double)in / 2.0 * (1.0 - adj);
+      return off + ((double)o + 0.5) / s - 0.5;
+    }
+    case CT_PYTORCH: return len > 1 ? ((double)o + 0.5) / s - 0.5 : 0.0;
+    case CT_ALIGN: return len == 1 ? 0.0 : (double)o * (double)(in - 1) / (len - 1);
+    case CT_ASYM: return (double)o / s;
+    case CT_TF_HALF_NN: return ((double)o + 0.5) / s;
+    default:
+      return len > 1 ? rs * (double)(in - 1) +
+                           (double)o * (re - rs) * (double)(in - 1) / (len - 1)
+                     : 0.5 * (rs + re) * (double)(in - 1);
+  }
+}
+
+/* Most taps per dim of the antialiased filters (2 * ceil(2 / scale) for
+ * cubic): scales down to 1/32. */
+#define AA_TAPS 128
+
+/* Resize-18 antialias=1, linear and cubic: per dim, with scale s' =
+ * min(scale, 1), the filter is stretched by 1/s' (the spec's reference,
+ * onnx/reference/ops/op_resize.py): around x (ratio = x - floor(x), or 1
+ * when x is an integer, base = x - ratio) the n = 2 - 2 * start taps at
+ * base + start + k, start = floor(-1/s') + 1 (linear) or floor(-2/s') + 1
+ * (cubic), weigh max(0, 1 - |t|) (linear) or the Keys cubic of A at
+ * t = (start + k - ratio) * s', normalized to sum 1 (exclude_outside then
+ * drops taps outside the input and normalizes again); samples outside
+ * take the edge value. An output element is the sum over the product of
+ * its dims' taps. */
+static dml_status_t resize_antialias(const dml_cpu_call_t *c, int mode, int ct,
+                                     const double *sc, const double *rs, const double *re,
+                                     int have_scales, double A, int excl, double extrap) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  int32_t r = x->rank;
+  dml_dtype_t dt = x->dtype;
+  int64_t ti[DML_MAX_RANK][AA_TAPS];
+  double tw[DML_MAX_RANK][AA_TAPS];
+  int nt[DML_MAX_RANK];
+  for (int32_t d = 0; d < r; d++) {
+    double sp = sc[d] < 1.0 ? sc[d] : 1.0;
+    double st = floor((mode == M_LINEAR ? -1.0 : -2.0) / sp) + 1;
+    if (!(2 - 2 * st <= AA_TAPS))
+      return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
+                           "antialias downscaling dim %d by %g needs more than %d taps",
+                           (int)d, sc[d], AA_TAPS);
+  }
+  int64_t istr[DML_MAX_RANK], oidx[DML_MAX_RANK] = {0}, total = dml_cpu_numel(y);
+  dml_cpu_strides(x->dims, r, istr);
+  for (int64_t o = 0; o < total; o++) {
+    double acc = 0.0;
+    int outside = 0;
+    for (int32_t d = 0; d < r && !outside; d++) {
+      int64_t in = x->dims[d], out = y->dims[d];
+      double len = have_scales ? sc[d] * (double)in : (double)out;
+      double xo = src_coord(ct, oidx[d], sc[d], in, out, len, rs[d], re[d]);
+      if (ct == CT_TF_CROP && (xo < 0 || xo > (double)(in - 1))) {
+        outside = 1;
+        break;
+      }
+      double fl = floor(xo), ratio = xo == fl ? 1.0 : xo - fl, base = xo - ratio;
+      double sp = sc[d] < 1.0 ? sc[d] : 1.0;
+      int64_t st = (int64_t)floor((mode == M_LINEAR ? -1.0 : -2.0) / sp) + 1;
+      int n = (int)(2 - 2 * st);
+      double sum = 0;
+      for (int k = 0; k < n; k++) {
+        double t = fabs(((double)(st + k) - ratio) * sp), w;
+        if (mode == M_LINEAR)
+          w = t < 1 ? 1 - t : 0;
+        else
+          w = t <= 1  ? ((A + 2) * t - (A + 3)) * t * t + 1
+              : t < 2 ? ((A * t - 5 * A) * t + 8 * A) * t - 4 * A
+                      : 0;
+        ti[d][k] = (int64_t)base + st + k;
+        tw[d][k] = w;
+        sum += w;
+      }
+      for (int pass = 0; pass < 1 + excl; pass++) {
+        if (pass) {
+          sum = 0;
+          for (int k = 0; k < n; k++) {
+            if (ti[d][k] < 0 || ti[d][k] >= in) tw[d][k] = 0;
+            sum += tw[d][k];
+          }
+        }
+        if (sum != 0)
+          for (int k = 0; k < n; k++) tw[d][k] /= sum;
+      }
+      for (int k = 0; k < n; k++)
+        ti[d][k] = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(ti[d][k], in - 1));
+      nt[d] = n;
+    }
+    if (outside) {
+      acc = extrap;
+    } else {
+      int kidx[DML_MAX_RANK] = {0};
+      for (;;) {
+        double w = 1.0;
+        int64_t off = 0;
+        for (int32_t d = 0; d < r; d++) {
+          w *= tw[d][kidx[d]];
+          off += ti[d][kidx[d]] * istr[d];
+        }
+        if (w != 0.0) acc += w * dml_load_f64(dt, x->data, (size_t)off);
+        int32_t d = r - 1;
+        for (; d >= 0; d--) {
+          if (++kidx[d] < nt[d]) break;
+          kidx[d] = 0;
+        }
+        if (d < 0) break;
+      }
+    }
+    dml_store_f64(dt, y->data, (size_t)o, dml_dtype_is_float(dt) ? acc : nearbyint(acc));
+    for (int32_t d = r - 1; d >= 0; d--) {
+      if (++oidx[d] < y->dims[d]) break;
+      oidx[d] = 0;
+    }
+  }
+  return DML_OK;
+}
+
 dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0];
   const dml_tensor_t *roi = dml_cpu_in(c, 1), *scales = dml_cpu_in(c, 2);
@@ -98,8 +228,7 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
   if (nm < 0)
     return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
                          "nearest_mode '%s' is not supported", ns);
-  if (dml_cpu_get_int(c, "antialias", 0))
-    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "antialias=1 is not supported");
+  int antialias = dml_cpu_get_int(c, "antialias", 0) != 0 && mode != M_NEAREST;
   double A = dml_cpu_get_float(c, "cubic_coeff_a", -0.75);
   int excl = dml_cpu_get_int(c, "exclude_outside", 0) != 0;
   double extrap = dml_cpu_get_float(c, "extrapolation_value", 0.0);
@@ -146,6 +275,8 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
     memcpy(y->data, x->data, dml_dtype_size(dt));
     return DML_OK;
   }
+  if (antialias)
+    return resize_antialias(c, mode, ct, sc, rs, re, have_scales, A, excl, extrap);
   /* Taps per dim. nt[d]: taps used by dim d (1 when every coordinate maps
    * onto an input sample exactly). */
   tap_t *taps[DML_MAX_RANK];
@@ -159,27 +290,7 @@ dml_status_t dml_cpuk_Resize(const dml_cpu_call_t *c) {
     double len = have_scales ? s * (double)in : (double)out;
     int need = 1;
     for (int64_t o = 0; o < out; o++, tp++) {
-      double xo;
-      switch (ct) {
-        case CT_HALF_PIXEL: xo = ((double)o + 0.5) / s - 0.5; break;
-        case CT_HALF_PIXEL_SYM: {
-          double adj = (double)out / (s * (double)in);
-          double off = (double)in / 2.0 * (1.0 - adj);
-          xo = off + ((double)o + 0.5) / s - 0.5;
-          break;
-        }
-        case CT_PYTORCH: xo = len > 1 ? ((double)o + 0.5) / s - 0.5 : 0.0; break;
-        case CT_ALIGN:
-          xo = len == 1 ? 0.0 : (double)o * (double)(in - 1) / (len - 1);
-          break;
-        case CT_ASYM: xo = (double)o / s; break;
-        case CT_TF_HALF_NN: xo = ((double)o + 0.5) / s; break;
-        default:
-          xo = len > 1 ? rs[d] * (double)(in - 1) +
-                             (double)o * (re[d] - rs[d]) * (double)(in - 1) / (len - 1)
-                       : 0.5 * (rs[d] + re[d]) * (double)(in - 1);
-          break;
-      }
+      double xo = src_coord(ct, o, s, in, out, len, rs[d], re[d]);
       for (int k = 0; k < TAPS; k++) tp->idx[k] = 0, tp->w[k] = 0.0;
       if (ct == CT_TF_CROP && (xo < 0 || xo > (double)(in - 1))) {
         tp->idx[0] = -1; /* extrapolate */

@@ -1,7 +1,8 @@
 /*
- * cpu_sample.c — GridSample (ONNX opset 16) and RoiAlign (opset 16; the
- * opset-10 form is imported with coordinate_transformation_mode
- * "output_half_pixel"). Float dtypes; computed in double.
+ * cpu_sample.c — GridSample (ONNX opsets 16, 20: N-D), AffineGrid (opset
+ * 20) and RoiAlign (opset 16; the opset-10 form is imported with
+ * coordinate_transformation_mode "output_half_pixel"). Float dtypes;
+ * computed in double.
  */
 #include <math.h>
 #include <string.h>
@@ -20,19 +21,31 @@ static inline void stf(dml_tensor_t *t, int64_t i, double v) {
 }
 
 /* ======================================================================
- * GridSample (ONNX opset 16): X [N,C,H,W], grid [N,Ho,Wo,2] of normalized
- * (x, y) in [-1, 1]; Y [N,C,Ho,Wo]. Modes bilinear, nearest (round half to
- * even), bicubic (Keys, A = -0.75); padding_mode zeros, border, reflection;
- * align_corners. Follows the spec's reference implementation: out-of-bound
- * locations are first clamped (border) or reflected (reflection), and
- * pixels read outside the image then use the same padding rule.
+ * GridSample (ONNX opsets 16 and 20): X [N,C,D1..Dr], grid [N,O1..Or,r]
+ * of normalized coordinates in [-1, 1], innermost dim first ((x, y) for
+ * 2-D, (x, y, z) for 3-D); Y [N,C,O1..Or]. Modes linear (bilinear),
+ * nearest (round half to even), cubic (bicubic: Keys, A = -0.75, per dim);
+ * padding_mode zeros, border, reflection; align_corners. Follows the
+ * spec's reference implementation (onnx/reference/ops/op_grid_sample.py)
+ * but for one edge: a location outside in any dim is clamped (border) in
+ * every dim, as before opset 20 and as the GPU kernels do (ONNX 1.23's
+ * reference clamps only the dims outside; they differ for a coordinate in
+ * [-0.5, 0) or (n-1, n-0.5) without align_corners, with bicubic); samples
+ * read outside the image then use the same padding rule per dim (zeros: a
+ * sample with any index outside is 0).
+ * Linear and cubic interpolation are separable, so the result is the sum
+ * over the 2^r (4^r) taps of the product of the per-dim weights.
  * ====================================================================== */
+
+#define GS_MAX_R (DML_MAX_RANK - 2)
 
 typedef struct gs {
   const dml_tensor_t *x;
-  int64_t H, W, base;
-  int pad;          /* 0 zeros, 1 border, 2 reflection */
-  double border[4]; /* x_min, y_min, x_max, y_max */
+  int r;                 /* spatial rank */
+  int64_t ext[GS_MAX_R]; /* spatial extents D1..Dr */
+  int64_t base;
+  int pad; /* 0 zeros, 1 border, 2 reflection */
+  double lo[GS_MAX_R], hi[GS_MAX_R];
 } gs_t;
 
 static double gs_reflect(double x, double lo, double hi) {
@@ -52,19 +65,20 @@ static double gs_reflect(double x, double lo, double hi) {
   return x;
 }
 
-static double gs_pixel(const gs_t *g, int64_t r, int64_t col) {
-  if (g->pad == 0) {
-    if (col < 0 || col >= g->W || r < 0 || r >= g->H) return 0;
-  } else if (g->pad == 1) {
-    col = col < 0 ? 0 : col >= g->W ? g->W - 1 : col;
-    r = r < 0 ? 0 : r >= g->H ? g->H - 1 : r;
-  } else {
-    col = (int64_t)gs_reflect((double)col, g->border[0], g->border[2]);
-    r = (int64_t)gs_reflect((double)r, g->border[1], g->border[3]);
-    col = col < 0 ? 0 : col >= g->W ? g->W - 1 : col;
-    r = r < 0 ? 0 : r >= g->H ? g->H - 1 : r;
+/* The sample at spatial index idx[0..r-1] (outermost first), padded. */
+static double gs_pixel(const gs_t *g, const int64_t *idx) {
+  int64_t off = 0;
+  for (int d = 0; d < g->r; d++) {
+    int64_t i = idx[d], n = g->ext[d];
+    if (g->pad == 0) {
+      if (i < 0 || i >= n) return 0;
+    } else {
+      if (g->pad == 2) i = (int64_t)gs_reflect((double)i, g->lo[d], g->hi[d]);
+      i = i < 0 ? 0 : i >= n ? n - 1 : i;
+    }
+    off = off * n + i;
   }
-  return ldf(g->x, g->base + r * g->W + col);
+  return ldf(g->x, g->base + off);
 }
 
 static void cubic_coeffs(double x, double *cf) {
@@ -74,6 +88,47 @@ static void cubic_coeffs(double x, double *cf) {
   cf[1] = ((A + 2) * x - (A + 3)) * x * x + 1;
   cf[2] = ((A + 2) * (1 - x) - (A + 3)) * (1 - x) * (1 - x) + 1;
   cf[3] = ((A * (2 - x) - 5 * A) * (2 - x) + 8 * A) * (2 - x) - 4 * A;
+}
+
+/* The value at the denormalized location f[0..r-1] (outermost first) in
+ * mode md (0 linear, 1 nearest, 2 cubic), after the border handling. */
+static double gs_sample(const gs_t *g, int md, const double *f) {
+  int r = g->r;
+  int64_t idx[GS_MAX_R], i0[GS_MAX_R];
+  for (int d = 0; d < r; d++)
+    if (!isfinite(f[d])) return NAN;
+  if (md == 1) {
+    for (int d = 0; d < r; d++) idx[d] = (int64_t)f[d];
+    return gs_pixel(g, idx);
+  }
+  int taps = md == 0 ? 2 : 4;
+  double w[GS_MAX_R][4];
+  for (int d = 0; d < r; d++) {
+    double fl = floor(f[d]);
+    if (md == 0) {
+      i0[d] = (int64_t)fl;
+      w[d][0] = fl + 1 - f[d];
+      w[d][1] = f[d] - fl;
+    } else {
+      i0[d] = (int64_t)fl - 1;
+      cubic_coeffs(f[d] - fl, w[d]);
+    }
+  }
+  int64_t total = 1;
+  for (int d = 0; d < r; d++) total *= taps;
+  double v = 0;
+  for (int64_t t = 0; t < total; t++) {
+    double wt = 1;
+    int64_t rem = t;
+    for (int d = r - 1; d >= 0; d--) {
+      int k = (int)(rem % taps);
+      rem /= taps;
+      idx[d] = i0[d] + k;
+      wt *= w[d][k];
+    }
+    v += wt * gs_pixel(g, idx);
+  }
+  return v;
 }
 
 dml_status_t dml_cpuk_GridSample(const dml_cpu_call_t *c) {
@@ -99,68 +154,56 @@ dml_status_t dml_cpuk_GridSample(const dml_cpu_call_t *c) {
   if (pad < 0)
     return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
                          "padding_mode '%s' is not supported", pm);
-  if (x->rank != 4 || grid->rank != 4 || grid->dims[0] != x->dims[0] ||
-      grid->dims[3] != 2)
-    return dml_cpu_err_shapes(c, "X must be [N,C,H,W] and grid [N,Ho,Wo,2] (2-D only)");
-  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
-  int64_t Ho = grid->dims[1], Wo = grid->dims[2];
-  int64_t ed[4] = {N, C, Ho, Wo};
-  if (y->rank != 4 || memcmp(y->dims, ed, sizeof ed))
-    return dml_cpu_err_shapes(c, "output dims must be [N,C,Ho,Wo]");
-  if (dml_cpu_numel(y) == 0) return DML_OK;
-  if (H == 0 || W == 0) return dml_cpu_err_shapes(c, "X has an empty spatial dim");
+  int r = x->rank - 2;
+  if (r < 1 || r > GS_MAX_R || grid->rank != x->rank || grid->dims[0] != x->dims[0] ||
+      grid->dims[r + 1] != r)
+    return dml_cpu_err_shapes(c, "X must be [N,C,D1..Dr] and grid [N,O1..Or,r]");
+  int64_t N = x->dims[0], C = x->dims[1], in_sp = 1, out_sp = 1;
+  int64_t ed[DML_MAX_RANK];
+  ed[0] = N, ed[1] = C;
   gs_t g;
-  g.x = x, g.H = H, g.W = W, g.pad = pad;
-  double xmin = align ? 0 : -0.5, xmax = align ? (double)W - 1 : (double)W - 0.5;
-  double ymin = align ? 0 : -0.5, ymax = align ? (double)H - 1 : (double)H - 0.5;
-  g.border[0] = xmin, g.border[1] = ymin, g.border[2] = xmax, g.border[3] = ymax;
+  g.x = x, g.r = r, g.pad = pad;
+  for (int d = 0; d < r; d++) {
+    g.ext[d] = x->dims[2 + d];
+    in_sp *= g.ext[d];
+    ed[2 + d] = grid->dims[1 + d];
+    out_sp *= ed[2 + d];
+    g.lo[d] = align ? 0 : -0.5;
+    g.hi[d] = align ? (double)g.ext[d] - 1 : (double)g.ext[d] - 0.5;
+  }
+  if (y->rank != x->rank || memcmp(y->dims, ed, sizeof(int64_t) * (size_t)x->rank))
+    return dml_cpu_err_shapes(c, "output dims must be [N,C,O1..Or]");
+  if (dml_cpu_numel(y) == 0) return DML_OK;
+  if (in_sp == 0) return dml_cpu_err_shapes(c, "X has an empty spatial dim");
   for (int64_t n = 0; n < N; n++)
     for (int64_t ch = 0; ch < C; ch++) {
-      g.base = (n * C + ch) * H * W;
-      for (int64_t oy = 0; oy < Ho; oy++)
-        for (int64_t ox = 0; ox < Wo; ox++) {
-          int64_t gi = ((n * Ho + oy) * Wo + ox) * 2;
-          double nx = ldf(grid, gi), ny = ldf(grid, gi + 1);
-          double fx =
-              align ? (nx + 1) / 2 * (double)(W - 1) : ((nx + 1) * (double)W - 1) / 2;
-          double fy =
-              align ? (ny + 1) / 2 * (double)(H - 1) : ((ny + 1) * (double)H - 1) / 2;
-          if (md == 1) fx = nearbyint(fx), fy = nearbyint(fy);
-          if (fx < xmin || fx > xmax || fy < ymin || fy > ymax) {
-            if (pad == 1) {
-              fx = fx < 0 ? 0 : fx > (double)(W - 1) ? (double)(W - 1) : fx;
-              fy = fy < 0 ? 0 : fy > (double)(H - 1) ? (double)(H - 1) : fy;
-            } else if (pad == 2) {
-              fx = gs_reflect(fx, xmin, xmax);
-              fy = gs_reflect(fy, ymin, ymax);
-            }
-          }
-          double v;
-          if (!isfinite(fx) || !isfinite(fy)) {
-            v = NAN;
-          } else if (md == 1) {
-            v = gs_pixel(&g, (int64_t)fy, (int64_t)fx);
-          } else if (md == 0) {
-            int64_t x1 = (int64_t)floor(fx), y1 = (int64_t)floor(fy);
-            int64_t x2 = x1 + 1, y2 = y1 + 1;
-            double p11 = gs_pixel(&g, y1, x1), p12 = gs_pixel(&g, y1, x2);
-            double p21 = gs_pixel(&g, y2, x1), p22 = gs_pixel(&g, y2, x2);
-            double dx2 = (double)x2 - fx, dx1 = fx - (double)x1;
-            double dy2 = (double)y2 - fy, dy1 = fy - (double)y1;
-            v = dy2 * (dx2 * p11 + dx1 * p12) + dy1 * (dx2 * p21 + dx1 * p22);
-          } else {
-            int64_t x0 = (int64_t)floor(fx) - 1, y0 = (int64_t)floor(fy) - 1;
-            double cx[4], cy[4], rows[4];
-            cubic_coeffs(fx - (double)x0 - 1, cx);
-            cubic_coeffs(fy - (double)y0 - 1, cy);
-            for (int h = 0; h < 4; h++) {
-              rows[h] = 0;
-              for (int w = 0; w < 4; w++) rows[h] += cx[w] * gs_pixel(&g, y0 + h, x0 + w);
-            }
-            v = cy[0] * rows[0] + cy[1] * rows[1] + cy[2] * rows[2] + cy[3] * rows[3];
-          }
-          stf(y, ((n * C + ch) * Ho + oy) * Wo + ox, v);
+      g.base = (n * C + ch) * in_sp;
+      for (int64_t o = 0; o < out_sp; o++) {
+        int64_t gi = (n * out_sp + o) * r;
+        double f[GS_MAX_R];
+        int inside = 1;
+        for (int d = 0; d < r; d++) {
+          /* grid component j is spatial dim r-1-j */
+          double nv = ldf(grid, gi + (r - 1 - d)), len = (double)g.ext[d];
+          double v = align ? (nv + 1) / 2 * (len - 1) : ((nv + 1) * len - 1) / 2;
+          if (md == 1) v = nearbyint(v);
+          f[d] = v;
+          if (v < g.lo[d] || v > g.hi[d]) inside = 0;
         }
+        /* A location outside in any dim is clamped (border) or reflected
+         * in every dim (as before opset 20's N-D form, and as the GPU
+         * kernels do; reflection leaves inside coordinates unchanged) */
+        if (!inside)
+          for (int d = 0; d < r; d++) {
+            if (pad == 1)
+              f[d] = f[d] < 0                        ? 0
+                     : f[d] > (double)(g.ext[d] - 1) ? (double)(g.ext[d] - 1)
+                                                     : f[d];
+            else if (pad == 2)
+              f[d] = gs_reflect(f[d], g.lo[d], g.hi[d]);
+          }
+        stf(y, (n * C + ch) * out_sp + o, gs_sample(&g, md, f));
+      }
     }
   return DML_OK;
 }
@@ -274,5 +317,138 @@ dml_status_t dml_cpuk_RoiAlign(const dml_cpu_call_t *c) {
         }
     }
   }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * AffineGrid (ONNX opset 20): theta [N, k, k+1] (k = 2 or 3 spatial dims),
+ * size [N, C, (D,) H, W]; grid [N, (D,) H, W, k] = theta[n] times the
+ * homogeneous coordinates (x_w, y_h, (z_d,) 1) with, along a dim of extent
+ * m, coordinate i at -1 + i * 2 / (m - 1) (align_corners) or
+ * -1 + 1 / m + i * 2 / m (the spec's reference: start + i * step).
+ * Computed in double.
+ * ====================================================================== */
+static double ag_coord(int64_t i, int64_t m, int align) {
+  if (align) return -1.0 + (double)i * (2.0 / (double)(m - 1)); /* m = 1: -1 */
+  double step = 2.0 / (double)m;
+  return -1.0 + step / 2 + (double)i * step;
+}
+
+dml_status_t dml_cpuk_AffineGrid(const dml_cpu_call_t *c) {
+  const dml_tensor_t *th = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  if (!dml_dtype_is_float(th->dtype)) return dml_cpu_err_dtype(c, "theta", th->dtype);
+  if (y->dtype != th->dtype) return dml_cpu_err_dtype(c, "output", y->dtype);
+  int64_t s[5];
+  int64_t n = dml_cpu_read_ints(&c->inputs[1], s, 5);
+  int k = (int)n - 2;
+  if ((n != 4 && n != 5) || th->rank != 3 || th->dims[1] != k || th->dims[2] != k + 1 ||
+      th->dims[0] != s[0])
+    return dml_cpu_err_shapes(c,
+                              "theta must be [N,2,3] with size [N,C,H,W] or [N,3,4] "
+                              "with size [N,C,D,H,W]");
+  int64_t ext[3] = {1, 1, 1}; /* D, H, W */
+  for (int i = 0; i < k; i++) ext[3 - k + i] = s[2 + i];
+  if (y->rank != k + 2 || y->dims[0] != s[0] || y->dims[k + 1] != k)
+    return dml_cpu_err_shapes(c, "output must be [N, spatial..., %d]", k);
+  for (int i = 0; i < k; i++)
+    if (y->dims[1 + i] != s[2 + i] || s[2 + i] < 0)
+      return dml_cpu_err_shapes(c, "output dims differ from size");
+  int align = dml_cpu_get_int(c, "align_corners", 0) != 0;
+  int64_t N = s[0], o = 0;
+  for (int64_t b = 0; b < N; b++) {
+    double t[12];
+    for (int i = 0; i < k * (k + 1); i++) t[i] = ldf(th, b * k * (k + 1) + i);
+    for (int64_t d = 0; d < ext[0]; d++)
+      for (int64_t h = 0; h < ext[1]; h++)
+        for (int64_t w = 0; w < ext[2]; w++) {
+          double v[4] = {ag_coord(w, ext[2], align), ag_coord(h, ext[1], align),
+                         k == 3 ? ag_coord(d, ext[0], align) : 1.0, 1.0};
+          for (int j = 0; j < k; j++) {
+            double acc = 0;
+            for (int q = 0; q <= k; q++) acc += t[j * (k + 1) + q] * v[q];
+            stf(y, o++, acc);
+          }
+        }
+  }
+  return DML_OK;
+}
+
+/* ======================================================================
+ * DeformConv (ONNX opset 19, 2-D): Y[n, o, i, j] = B[o] + sum over the
+ * input channels c of o's group and the taps (a, b) of
+ * W[o, c', a, b] * mask[n, g, a, b, i, j] * X[n, c](h, w), h = i * sH -
+ * pT + a * dH + offset[n, g, a, b, 0, i, j], w likewise with offset
+ * component 1 (g = c's offset group; offset is [N, og, kH, kW, 2, oH, oW],
+ * mask [N, og, kH, kW, oH, oW], 1 when absent), X(h, w) bilinear with
+ * zero outside (the spec reference: GridSample, zeros, align_corners).
+ * Computed in double.
+ * ====================================================================== */
+dml_status_t dml_cpuk_DeformConv(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[1], *off = &c->inputs[2];
+  const dml_tensor_t *b = dml_cpu_in(c, 3), *mk = dml_cpu_in(c, 4);
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  if (!dml_dtype_is_float(dt)) return dml_cpu_err_dtype(c, "X", dt);
+  if (w->dtype != dt || off->dtype != dt || y->dtype != dt || (b && b->dtype != dt) ||
+      (mk && mk->dtype != dt))
+    return dml_cpu_err_dtype(c, "operands", w->dtype);
+  if (x->rank != 4 || w->rank != 4 || off->rank != 4 || y->rank != 4)
+    return dml_cpu_err_shapes(c, "X, W, offset and Y must be 4-D (2-D DeformConv)");
+  int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], Wd = x->dims[3];
+  int64_t O = w->dims[0], kH = w->dims[2], kW = w->dims[3];
+  int64_t oH = off->dims[2], oW = off->dims[3];
+  int64_t group = dml_cpu_get_int(c, "group", 1),
+          og = dml_cpu_get_int(c, "offset_group", 1);
+  int64_t dil[2] = {1, 1}, str[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+  size_t na;
+  const int64_t *a;
+  if ((a = dml_cpu_get_ints(c, "dilations", &na)) && na == 2)
+    dil[0] = a[0], dil[1] = a[1];
+  if ((a = dml_cpu_get_ints(c, "strides", &na)) && na == 2) str[0] = a[0], str[1] = a[1];
+  if ((a = dml_cpu_get_ints(c, "pads", &na)) && na == 4)
+    for (int i = 0; i < 4; i++) pads[i] = a[i];
+  if (group < 1 || og < 1 || C != w->dims[1] * group || O % group || C % og ||
+      off->dims[0] != N || off->dims[1] != og * 2 * kH * kW ||
+      (b && dml_cpu_numel(b) != O) ||
+      (mk && (mk->rank != 4 || mk->dims[0] != N || mk->dims[1] != og * kH * kW ||
+              mk->dims[2] != oH || mk->dims[3] != oW)) ||
+      y->dims[0] != N || y->dims[1] != O || y->dims[2] != oH || y->dims[3] != oW)
+    return dml_cpu_err_shapes(c,
+                              "operand shapes disagree with group %lld, offset_group "
+                              "%lld",
+                              (long long)group, (long long)og);
+  int64_t cpg = C / group, opg = O / group, cpog = C / og, kk = kH * kW;
+  gs_t g;
+  g.x = x, g.r = 2, g.pad = 0;
+  g.ext[0] = H, g.ext[1] = Wd;
+  g.lo[0] = g.lo[1] = 0, g.hi[0] = (double)H - 1, g.hi[1] = (double)Wd - 1;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t o = 0; o < O; o++) {
+      int64_t gr = o / opg;
+      for (int64_t i = 0; i < oH; i++)
+        for (int64_t j = 0; j < oW; j++) {
+          double acc = b ? ldf(b, o) : 0.0;
+          for (int64_t cc = 0; cc < cpg; cc++) {
+            int64_t ch = gr * cpg + cc, ogi = ch / cpog;
+            g.base = (n * C + ch) * H * Wd;
+            for (int64_t ka = 0; ka < kH; ka++)
+              for (int64_t kb = 0; kb < kW; kb++) {
+                int64_t t = ka * kW + kb;
+                int64_t oo = ((n * og + ogi) * kk + t) * 2;
+                double f[2];
+                f[0] = (double)(i * str[0] - pads[0] + ka * dil[0]) +
+                       ldf(off, (oo * oH + i) * oW + j);
+                f[1] = (double)(j * str[1] - pads[1] + kb * dil[1]) +
+                       ldf(off, ((oo + 1) * oH + i) * oW + j);
+                double m =
+                    mk ? ldf(mk, (((n * og + ogi) * kk + t) * oH + i) * oW + j) : 1.0;
+                double v = gs_sample(&g, 0, f);
+                acc += ldf(w, ((o * cpg + cc) * kH + ka) * kW + kb) * m * v;
+              }
+          }
+          stf(y, ((n * O + o) * oH + i) * oW + j, acc);
+        }
+    }
   return DML_OK;
 }

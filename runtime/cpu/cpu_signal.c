@@ -79,11 +79,33 @@ static void dft1(dml_dtype_t dt, const void *x, int64_t x0, int64_t xs, int64_t 
   }
 }
 
-/* DFT (opset 17): input [batch, ..., n, 1|2], dft_length (scalar, optional),
- * axis (default 1; negative counts from the end), inverse, onesided
- * (bins n/2+1; real forward transforms only). */
+/* The real signal of length n whose spectrum's first bins are the in_n
+ * complex samples at x + j * xs (Hermitian extension; numpy's irfft):
+ * y[t] = (Re X0 + 2 sum_{0<k<n/2} Re(X_k e^{2 pi i k t / n})
+ *         + [n even] Re X_{n/2} (-1)^t) / n, bins past in_n being 0. */
+static void irdft1(dml_dtype_t dt, const void *x, int64_t x0, int64_t xs, int64_t in_n,
+                   int cplx, int64_t n, void *y, int64_t y0, int64_t ys) {
+  for (int64_t t = 0; t < n; t++) {
+    double acc = 0;
+    for (int64_t k = 0; 2 * k <= n && k < in_n; k++) {
+      double xr = dml_cpu_ld(dt, x, x0 + k * xs),
+             xi = cplx ? dml_cpu_ld(dt, x, x0 + k * xs + 1) : 0;
+      double a = 2 * M_PI * (double)((k * t) % n) / (double)n;
+      double v = xr * cos(a) - xi * sin(a);
+      acc += k == 0 || 2 * k == n ? v : 2 * v;
+    }
+    dml_cpu_st(dt, y, y0 + t * ys, acc / (double)n);
+  }
+}
+
+/* DFT (opsets 17, 20): input [batch, ..., n, 1|2], dft_length (scalar,
+ * optional), axis (opset 17: attribute, default 1; opset 20: input 2,
+ * default -2; negative counts from the end), inverse, onesided. Forward
+ * onesided keeps bins 0..n/2; inverse onesided (opset 20's irfft) reads a
+ * half spectrum and writes the real signal [..., n, 1], n = dft_length or
+ * 2 * (in_n - 1). Output [..., bins, 2] otherwise. */
 dml_status_t dml_cpuk_DFT(const dml_cpu_call_t *c) {
-  const dml_tensor_t *x = &c->inputs[0], *dl = dml_cpu_in(c, 1);
+  const dml_tensor_t *x = &c->inputs[0], *dl = dml_cpu_in(c, 1), *ax = dml_cpu_in(c, 2);
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t dt = x->dtype;
   if (dt != DML_DTYPE_F32 && dt != DML_DTYPE_F64)
@@ -91,29 +113,31 @@ dml_status_t dml_cpuk_DFT(const dml_cpu_call_t *c) {
   int32_t r = x->rank;
   if (r < 2 || (x->dims[r - 1] != 1 && x->dims[r - 1] != 2))
     return dml_cpu_err_shapes(c, "input must be [..., n, 1 or 2]");
-  int64_t axis = dml_cpu_get_int(c, "axis", 1);
+  int64_t axis = dml_cpu_get_int(c, "axis", 1), axis0;
+  if (ax && dml_cpu_read_ints(ax, &axis, 1) != 1)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "axis must be an integer scalar");
+  axis0 = axis;
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r - 2)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                         "axis %lld is out of range for rank %d",
-                         (long long)dml_cpu_get_int(c, "axis", 1), (int)r);
+                         "axis %lld is out of range for rank %d", (long long)axis0,
+                         (int)r);
   int inverse = dml_cpu_get_int(c, "inverse", 0) != 0;
   int onesided = dml_cpu_get_int(c, "onesided", 0) != 0;
-  int cplx = x->dims[r - 1] == 2;
-  if (onesided && inverse)
-    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
-                         "onesided inverse DFT is not supported");
-  int64_t in_n = x->dims[axis], n = in_n;
+  int cplx = x->dims[r - 1] == 2, irfft = onesided && inverse;
+  int64_t in_n = x->dims[axis], n = irfft ? 2 * (in_n - 1) : in_n;
   if (dl && dml_cpu_read_ints(dl, &n, 1) != 1)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                          "dft_length must be an integer scalar");
   if (n < 1)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "dft_length %lld must be >= 1",
                          (long long)n);
-  int64_t bins = onesided ? n / 2 + 1 : n;
-  if (y->dtype != dt || y->rank != r || y->dims[axis] != bins || y->dims[r - 1] != 2)
-    return dml_cpu_err_shapes(c, "output must have %lld bins on axis %lld and last dim 2",
-                              (long long)bins, (long long)axis);
+  int64_t bins = onesided && !inverse ? n / 2 + 1 : n, oc = irfft ? 1 : 2;
+  if (y->dtype != dt || y->rank != r || y->dims[axis] != bins || y->dims[r - 1] != oc)
+    return dml_cpu_err_shapes(c,
+                              "output must have %lld bins on axis %lld and last dim %lld",
+                              (long long)bins, (long long)axis, (long long)oc);
   int64_t outer = 1, inner = 1;
   for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
   for (int32_t i = (int32_t)axis + 1; i < r - 1; i++) {
@@ -122,9 +146,14 @@ dml_status_t dml_cpuk_DFT(const dml_cpu_call_t *c) {
   }
   int64_t ce = x->dims[r - 1];
   for (int64_t o = 0; o < outer; o++)
-    for (int64_t i = 0; i < inner; i++)
-      dft1(dt, x->data, (o * in_n * inner + i) * ce, inner * ce, in_n, cplx, NULL, n,
-           bins, inverse, y->data, (o * bins * inner + i) * 2, inner * 2);
+    for (int64_t i = 0; i < inner; i++) {
+      if (irfft)
+        irdft1(dt, x->data, (o * in_n * inner + i) * ce, inner * ce, in_n, cplx, n,
+               y->data, o * bins * inner + i, inner);
+      else
+        dft1(dt, x->data, (o * in_n * inner + i) * ce, inner * ce, in_n, cplx, NULL, n,
+             bins, inverse, y->data, (o * bins * inner + i) * 2, inner * 2);
+    }
   return DML_OK;
 }
 

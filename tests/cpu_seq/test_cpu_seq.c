@@ -617,9 +617,30 @@ static void test_dft_stft(void) {
         CHECK_NEAR(s[((b * 2 + f) * 3 + k) * 2], re, 1e-12);
         CHECK_NEAR(s[((b * 2 + f) * 3 + k) * 2 + 1], im, 1e-12);
       }
+  /* onesided inverse (opset 20, numpy's irfft): the half spectrum y1 back
+   * to the real signal [B, 2 * (4 - 1) = N, 1]; an odd dft_length 5 keeps
+   * bins 0..2 (the definition's sum with the Hermitian extension) */
   dml_attr_t both[2] = {one, inv};
-  CHECK_ERROR(run_op(DML_OP_DFT, &in, 1, &o1, 1, both, 2), DML_STATUS_UNIMPLEMENTED,
-              "onesided inverse DFT is not supported");
+  double xr[B * N];
+  dml_tensor_t h = tens(DML_DTYPE_F64, y1, 3, D(B), D(4), D(2));
+  dml_tensor_t orr = tens(DML_DTYPE_F64, xr, 3, D(B), D(N), D(1));
+  CHECK_OK(run_op(DML_OP_DFT, &h, 1, &orr, 1, both, 2));
+  for (int i = 0; i < B * N; i++) CHECK_NEAR(xr[i], x[i], 1e-12);
+  int64_t five = 5;
+  dml_tensor_t hi[2] = {h, tens(DML_DTYPE_I64, &five, 0)};
+  dml_tensor_t o5 = tens(DML_DTYPE_F64, xr, 3, D(B), D(5), D(1));
+  CHECK_OK(run_op(DML_OP_DFT, hi, 2, &o5, 1, both, 2));
+  for (int b = 0; b < B; b++)
+    for (int t = 0; t < 5; t++) {
+      double want = 0;
+      for (int k = 0; k < 5; k++) {
+        int kk = k <= 2 ? k : 5 - k; /* X[5-k] = conj(X[k]) */
+        double re = y1[(b * 4 + kk) * 2], im = y1[(b * 4 + kk) * 2 + 1];
+        if (k > 2) im = -im;
+        want += re * cos(2 * M_PI * k * t / 5) - im * sin(2 * M_PI * k * t / 5);
+      }
+      CHECK_NEAR(xr[b * 5 + t], want / 5, 1e-12);
+    }
 }
 
 int main(void) {

@@ -670,6 +670,55 @@ static void test_malformed(void) {
   tm_free(&t);
 }
 
+/* Attention's expansion (ONNX 1.23) decides its K/V repeat count from the
+ * head counts: Where(Not(Equal(h, kv)) And Equal(Mod(h, kv), 0), h / kv, 1).
+ * Mod, Not and And of known contents record theirs, so Expand's shape is
+ * static. Mod (fmod 0) takes the divisor's sign. */
+static void test_sym_logic_mod(void) {
+  tmod_t t;
+  tm_init(&t);
+  int64_t h = 4, kv = 2, zero = 0, one = 1;
+  dml_ir_value_t *hv = ti64(&t, &h, 1, 0), *kvv = ti64(&t, &kv, 1, 0);
+  dml_ir_value_t *hk[2] = {hv, kvv};
+  dml_ir_node_t *eq = tnode(&t, DML_OP_EQUAL, "eq", 2, hk, 1);
+  INFER_OK(&t, eq);
+  dml_ir_node_t *nt = tnode(&t, DML_OP_NOT, "not", 1, &eq->outputs[0], 1);
+  INFER_OK(&t, nt);
+  dml_ir_node_t *md = tnode(&t, DML_OP_MOD, "mod", 2, hk, 1);
+  INFER_OK(&t, md);
+  dml_ir_value_t *mz[2] = {md->outputs[0], ti64(&t, &zero, 1, 0)};
+  dml_ir_node_t *eq0 = tnode(&t, DML_OP_EQUAL, "eq0", 2, mz, 1);
+  INFER_OK(&t, eq0);
+  dml_ir_value_t *ai[2] = {nt->outputs[0], eq0->outputs[0]};
+  dml_ir_node_t *an = tnode(&t, DML_OP_AND, "and", 2, ai, 1);
+  INFER_OK(&t, an);
+  dml_ir_node_t *dv = tnode(&t, DML_OP_DIV, "div", 2, hk, 1);
+  INFER_OK(&t, dv);
+  dml_ir_value_t *wi[3] = {an->outputs[0], dv->outputs[0], ti64(&t, &one, 1, 0)};
+  dml_ir_node_t *wh = tnode(&t, DML_OP_WHERE, "where", 3, wi, 1);
+  INFER_OK(&t, wh);
+  const dml_ir_sym_data_t *sd = wh->outputs[0]->sym_data;
+  CHECK(sd && sd->n == 1 && sd->elems[0].sym < 0 && sd->elems[0].value == 2);
+  sd = nt->outputs[0]->sym_data;
+  CHECK(sd && sd->n == 1 && sd->elems[0].value == 1);
+  /* Mod's sign: -7 mod 3 = 2, 7 mod -3 = -2, -7 mod -3 = -1 */
+  int64_t a[3] = {-7, 7, -7}, b[3] = {3, -3, -3};
+  dml_ir_value_t *ab[2] = {ti64(&t, a, 3, 0), ti64(&t, b, 3, 0)};
+  dml_ir_node_t *m2 = tnode(&t, DML_OP_MOD, "mod2", 2, ab, 1);
+  INFER_OK(&t, m2);
+  sd = m2->outputs[0]->sym_data;
+  CHECK(sd && sd->n == 3);
+  if (sd && sd->n == 3)
+    CHECK(sd->elems[0].value == 2 && sd->elems[1].value == -2 &&
+          sd->elems[2].value == -1);
+  /* fmod = 1 (C's sign rule) is not tracked */
+  dml_ir_node_t *m3 = tnode(&t, DML_OP_MOD, "mod3", 2, ab, 1);
+  CHECK_OK(dml_ir_node_set_attr_int(m3, "fmod", 1));
+  INFER_OK(&t, m3);
+  CHECK(m3->outputs[0]->sym_data == NULL);
+  tm_free(&t);
+}
+
 int main(void) {
   RUN(test_exporter_chain);
   RUN(test_reshape);
@@ -682,6 +731,7 @@ int main(void) {
   RUN(test_reductions);
   RUN(test_sym_arith);
   RUN(test_float_to_count);
+  RUN(test_sym_logic_mod);
   RUN(test_malformed);
   return dml_test_finish();
 }
