@@ -638,9 +638,10 @@ static size_t utf8_bad_at(const unsigned char *b, size_t n) {
       i++;
       continue;
     }
-    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                                             : c >= 0xF0 && c <= 0xF4 ? 4
-                                                                       : 0;
+    size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+                 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4
+                                          : 0;
     if (!len || n - i < len) return i;
     unsigned lo = 0x80, hi = 0xBF; /* the second byte's range */
     if (c == 0xE0) lo = 0xA0;
@@ -690,12 +691,14 @@ static const char *flatten(const cJSON *data, dml_dtype_t dt, void *dst, int64_t
   static const char k_shape[] =
       "nested \"data\" does not match the shape (give it flat, or nested as the "
       "shape: every value at the depth of the rank, each array as long as its dim)";
-  if (depth > (t->rank > 0 ? t->rank : 1)) return "data nests deeper than the tensor's rank";
+  if (depth > (t->rank > 0 ? t->rank : 1))
+    return "data nests deeper than the tensor's rank";
   if (cJSON_IsArray(data)) {
     int64_t len = 0, arrays = 0;
     for (const cJSON *e = data->child; e; e = e->next) len++, arrays += cJSON_IsArray(e);
     if (arrays && arrays != len) return k_shape; /* values beside arrays */
-    if ((depth > 0 || arrays) && (depth >= t->rank || len != t->dims[depth])) return k_shape;
+    if ((depth > 0 || arrays) && (depth >= t->rank || len != t->dims[depth]))
+      return k_shape;
     for (const cJSON *e = data->child; e; e = e->next) {
       const char *err = flatten(e, dt, dst, cap, n, depth + 1, t);
       if (err) return err;

@@ -142,9 +142,8 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; k_cmds[i].name; i++)
     if (!strcmp(argv[1], k_cmds[i].name)) return k_cmds[i].fn(argc - 1, argv + 1);
-  static const char *const k_full_only[] = {"compile", "opt",   "summary",
-                                            "train",   "eval",  "serve",
-                                            "quantize"};
+  static const char *const k_full_only[] = {"compile", "opt",   "summary", "train",
+                                            "eval",    "serve", "quantize"};
   for (size_t i = 0; i < sizeof k_full_only / sizeof k_full_only[0]; i++)
     if (!strcmp(argv[1], k_full_only[i])) {
       fprintf(stderr,

@@ -1066,11 +1066,11 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
           o[r++] = 1;
       break;
     }
-    case DML_OP_PRELU: /* slope broadcasts to X (unidirectional): X's shape */
+    case DML_OP_PRELU:     /* slope broadcasts to X (unidirectional): X's shape */
     case DML_OP_CAST_LIKE: /* input 1 gives the dtype only */
       DML_RETURN_IF_ERROR(eager_bcast(c, o, &r));
-      if (c->op == DML_OP_PRELU && (r != x->rank || memcmp(o, x->dims, sizeof(int64_t) *
-                                                                        (size_t)r)))
+      if (c->op == DML_OP_PRELU &&
+          (r != x->rank || memcmp(o, x->dims, sizeof(int64_t) * (size_t)r)))
         return eager_mismatch(c, "slope does not broadcast to X's shape");
       r = x->rank;
       memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);

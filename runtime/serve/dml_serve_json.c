@@ -312,7 +312,8 @@ const char *dml_serve_json_read_data(const char *p, size_t n, dml_dtype_t dt, vo
     }
     /* a value: flat (depth 1, or a bare scalar) or nested at the rank */
     if (leaf_depth < 0) leaf_depth = depth;
-    if (depth != leaf_depth || (depth > 1 && depth != rank) || (depth == 0 && rank != 0)) {
+    if (depth != leaf_depth || (depth > 1 && depth != rank) ||
+        (depth == 0 && rank != 0)) {
       *err_at = SIZE_MAX;
       return k_shape;
     }

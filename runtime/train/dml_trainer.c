@@ -881,7 +881,8 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   dml_early_stopping_state_t es;
   dml_early_stopping_init(&es, maximize, o->min_delta, o->patience);
   int plateau = o->lr.kind == DML_LR_PLATEAU;
-  if ((mon == DML_MONITOR_VAL_LOSS || mon == DML_MONITOR_VAL_ACCURACY) && !valp && plateau)
+  if ((mon == DML_MONITOR_VAL_LOSS || mon == DML_MONITOR_VAL_ACCURACY) && !valp &&
+      plateau)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "the plateau schedule monitors a validation metric but there "
                            "is no validation data");

@@ -67,13 +67,15 @@ static char *run_summary(const char *pkg) {
 static void save_output_tensor(const char *tag, const char *name, const dml_tensor_t *t) {
   char rel[256], path[1024];
   snprintf(rel, sizeof rel, "tests/layers/export_%s_%s.npy", tag, name);
-  CHECK_OK(dml_npy_write_file(dml_test_path("DMLC_BUILD_DIR", rel, path, sizeof path), t));
+  CHECK_OK(
+      dml_npy_write_file(dml_test_path("DMLC_BUILD_DIR", rel, path, sizeof path), t));
 }
 
 /* Writes `lm` as ONNX (dml_onnx_export_module) to
  * <build>/tests/layers/export_<tag>.onnx, imports that file back and
  * compiles it into a cpu session: the export round trip. */
-static dml_rt_session_t *layers_session_onnx(const dml_layers_model_t *lm, const char *tag,
+static dml_rt_session_t *layers_session_onnx(const dml_layers_model_t *lm,
+                                             const char *tag,
                                              dml_rt_model_t **out_model) {
   *out_model = NULL;
   char rel[256], path[1024];
@@ -112,7 +114,8 @@ static void save_output(dml_rt_session_t *s, const dml_rt_model_t *m, const char
   dml_tensor_t o;
   if (k < 0 || dml_rt_session_get_output(s, (uint32_t)k, &o)) return;
   snprintf(rel, sizeof rel, "tests/layers/export_%s_%s.npy", tag, name);
-  CHECK_OK(dml_npy_write_file(dml_test_path("DMLC_BUILD_DIR", rel, path, sizeof path), &o));
+  CHECK_OK(
+      dml_npy_write_file(dml_test_path("DMLC_BUILD_DIR", rel, path, sizeof path), &o));
 }
 
 static void test_fashion_mlp(void) {
@@ -320,7 +323,10 @@ static void run_and_compare(dml_layers_model_t *lm, const char *dir,
       if (wb) {
         double w = layers_compare(s, rm, outputs[i], &want, ATOL, RTOL);
         printf("%s/%s%s: largest |dmlc - PyTorch| = %.3g\n", dir, outputs[i],
-               via == 1 ? " (via IR text)" : via == 2 ? " (via ONNX export)" : "", w);
+               via == 1   ? " (via IR text)"
+               : via == 2 ? " (via ONNX export)"
+                          : "",
+               w);
         if (via == 2) save_output(s, rm, dir, outputs[i]);
       }
       free(wb);

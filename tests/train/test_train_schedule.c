@@ -165,19 +165,19 @@ static void test_plateau(void) {
     double value, lr_after;
     int reduced;
   } k[] = {
-      {1.00, 0.1, 0},   /* best 1.0 */
-      {0.995, 0.1, 0},  /* not below 0.99: wait 1 */
-      {0.99, 0.05, 1},  /* wait 2 = patience: halved, cooldown 1 */
-      {1.5, 0.05, 0},   /* cooldown: 0, wait 0 (not counted) */
-      {1.5, 0.05, 0},   /* wait 1 */
-      {1.5, 0.025, 1},  /* wait 2: halved, cooldown 1 */
-      {0.5, 0.025, 0},  /* cooling down, and improves: best 0.5 */
-      {0.6, 0.025, 0},  /* wait 1 */
-      {0.6, 0.02, 1},   /* wait 2: max(0.0125, min_lr 0.02) */
-      {0.6, 0.02, 0},   /* cooldown */
-      {0.6, 0.02, 0},   /* wait 1 */
-      {0.6, 0.02, 0},   /* wait 2, but lr is at min_lr: stays */
-      {NAN, 0.02, 0},   /* NaN never improves */
+      {1.00, 0.1, 0},  /* best 1.0 */
+      {0.995, 0.1, 0}, /* not below 0.99: wait 1 */
+      {0.99, 0.05, 1}, /* wait 2 = patience: halved, cooldown 1 */
+      {1.5, 0.05, 0},  /* cooldown: 0, wait 0 (not counted) */
+      {1.5, 0.05, 0},  /* wait 1 */
+      {1.5, 0.025, 1}, /* wait 2: halved, cooldown 1 */
+      {0.5, 0.025, 0}, /* cooling down, and improves: best 0.5 */
+      {0.6, 0.025, 0}, /* wait 1 */
+      {0.6, 0.02, 1},  /* wait 2: max(0.0125, min_lr 0.02) */
+      {0.6, 0.02, 0},  /* cooldown */
+      {0.6, 0.02, 0},  /* wait 1 */
+      {0.6, 0.02, 0},  /* wait 2, but lr is at min_lr: stays */
+      {NAN, 0.02, 0},  /* NaN never improves */
   };
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
     int r = dml_lr_plateau_update(&p, &s, k[i].value);
@@ -196,7 +196,8 @@ static void test_plateau(void) {
   CHECK(dml_lr_schedule_parse("plateau:0.1,1.5,2", &bad) != DML_OK);   /* factor >= 1 */
   CHECK(dml_lr_schedule_parse("plateau:0.1,0.5", &bad) != DML_OK);     /* no patience */
   CHECK(dml_lr_schedule_parse("plateau:0.1,0.5,2.5", &bad) != DML_OK); /* fractional */
-  CHECK(dml_lr_schedule_parse("plateau:0.1,0.5,2,0.2", &bad) != DML_OK); /* min > initial */
+  CHECK(dml_lr_schedule_parse("plateau:0.1,0.5,2,0.2", &bad) !=
+        DML_OK); /* min > initial */
 }
 
 int main(void) {

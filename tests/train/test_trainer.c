@@ -816,7 +816,8 @@ static void test_plateau_resume(void) {
   dml_history_t full, first, rest;
   run_fit(k_noise, &o, &full);
   static const double lr_want[4] = {0.01, 0.01, 0.005, 0.0025};
-  for (int e = 0; e < 4 && full.n_epochs == 4; e++) CHECK(full.epochs[e].lr == lr_want[e]);
+  for (int e = 0; e < 4 && full.n_epochs == 4; e++)
+    CHECK(full.epochs[e].lr == lr_want[e]);
   dml_rt_model_t *m = build(k_noise, 0);
   dml_trainer_t *t = NULL;
   CHECK_OK(dml_trainer_create(m, "cpu", &t));
