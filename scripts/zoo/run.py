@@ -45,10 +45,21 @@ TOL = 1e-4
 
 
 def default_models():
+    """The export folder of the pinned versions (scripts/zoo/versions.sh),
+    else the most recently written .cache/zoo-*/models (a machine whose
+    torch came preinstalled)."""
     key = subprocess.run(
         [os.path.join(HERE, "versions.sh"), "key"], capture_output=True, text=True
     ).stdout.strip()
-    return os.path.join(ROOT, ".cache", "zoo-" + key, "models")
+    pinned = os.path.join(ROOT, ".cache", "zoo-" + key, "models")
+    if os.path.isdir(pinned):
+        return pinned
+    import glob
+
+    found = sorted(glob.glob(os.path.join(ROOT, ".cache", "zoo-*", "models")), key=os.path.getmtime)
+    if not found:
+        sys.exit("run.py: no exported zoo in .cache/zoo-*/models: run scripts/zoo/export.py (or pass --models)")
+    return found[-1]
 
 
 def out_file(name):
@@ -85,11 +96,24 @@ def scaled_error(got, ref):
 
 
 def first_error(text):
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:
+    """The first error line, its first detail line, and how many more."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    for i, ln in enumerate(lines):
         if ln.startswith("error") or "error:" in ln:
-            return ln[:300]
-    return (lines[-1] if lines else "(no output)")[:300]
+            det = [d.strip() for d in lines[i + 1 :] if d.startswith(" ") and "while compiling" not in d]
+            msg = ln.strip() + (f"; {det[0]}" if det else "") + (f" (+{len(det) - 1} more)" if len(det) > 1 else "")
+            return msg[:400]
+    return (lines[-1].strip() if lines else "(no output)")[:400]
+
+
+def triage(notes, r):
+    """The one-line reason of scripts/zoo/triage.json whose `match` occurs in
+    the failure's log (first match), or ''."""
+    text = r.get("log", "") + r.get("error", "")
+    for n in notes.get("reasons", []):
+        if n["match"] in text and n.get("target", r["target"]) == r["target"]:
+            return n["reason"]
+    return ""
 
 
 def bounds(entry):
@@ -110,7 +134,7 @@ def run_cmd(cmd, timeout):
     t0 = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout + p.stderr, time.time() - t0
+        return p.returncode, (p.stdout + p.stderr).replace(ROOT + "/", ""), time.time() - t0
     except subprocess.TimeoutExpired:
         return 124, f"timed out after {timeout} s", time.time() - t0
 
@@ -164,6 +188,8 @@ def check(entry, target, a, mdir, work):
             return r
         e = scaled_error(got, want)
         worst = max(worst, e)
+        fin = np.isfinite(want)
+        r["ref_max"] = max(r.get("ref_max", 0.0), float(np.abs(want[fin]).max()) if fin.any() else 0.0)
         if not e <= TOL:
             r.update(result="wrong values", max_scaled_error=e, error=f"output {ref['name']}: scaled error {e:.3g} > {TOL:g}")
             return r
@@ -173,7 +199,8 @@ def check(entry, target, a, mdir, work):
 
 def dmlc_version(path):
     try:
-        return subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+        return " ".join(out.splitlines()[:2])
     except Exception:  # noqa: BLE001
         return None
 
@@ -182,7 +209,10 @@ def cell(r):
     if r is None:
         return "–"
     if r["result"] == "pass":
-        return f"pass ({r['max_scaled_error']:.1e}; {r.get('compile_s', 0):.1f}+{r.get('run_s', 0):.1f} s)"
+        return (
+            f"pass ({r['max_scaled_error']:.1e} of max {r.get('ref_max', 0):.3g}; "
+            f"{r.get('compile_s', 0):.1f}+{r.get('run_s', 0):.1f} s)"
+        )
     return r["result"]
 
 
@@ -207,7 +237,7 @@ def write_doc(res, path, targets_seen):
         "",
         "    max|dmlc - ort| / max(1, max|ort|) <= 1e-4",
         "",
-        "(the figure in parentheses; then compile + run seconds on this loaded 2-core machine).",
+        "(the figure in parentheses, with max|ort|; then compile + run seconds on a loaded 2-core machine).",
         "",
     ]
     vs = res.get("versions", {})
@@ -222,12 +252,23 @@ def write_doc(res, path, targets_seen):
         c = {x: sum(1 for r in rs if r["result"] == x) for x in ("pass", "wrong values", "compile error", "run error")}
         lines.append(f"| {t} | {len(rs)} | {c['pass']} | {c['wrong values']} | {c['compile error']} | {c['run error']} |")
     nfail = sum(1 for k in keys if ents[k]["status"] != "ok")
+    try:
+        sys.path.insert(0, HERE)
+        import export  # the model list, one definition
+
+        missing = [m for m in export.MODELS if m not in models]
+    except Exception:  # noqa: BLE001 - the doc is still written
+        missing = []
     lines += [
         "",
         f"{len(models)} models, {len(keys)} (model, exporter) exports, {len(exported)} exported and run "
         f"by ONNX Runtime, {nfail} failed to export (PyTorch's side; listed with their errors below).",
         "",
         "## Results",
+        "",
+        "Models of `scripts/zoo/export.py --list` not exported yet (no row below): "
+        + (", ".join(missing) if missing else "none")
+        + ".",
         "",
         "| model | exporter | opset | inputs (dims as exported) | " + " | ".join(targets_seen) + " |",
         "| --- | --- | ---: | --- | " + " | ".join("---" for _ in targets_seen) + " |",
@@ -247,8 +288,9 @@ def write_doc(res, path, targets_seen):
         for t in targets_seen:
             r = e.get("targets", {}).get(t)
             if r and r["result"] != "pass":
-                n = notes.get(f"{k}.{t}") or notes.get(f"{e['model']}.{t}") or notes.get(e["model"], "")
-                lines.append(f"- **{k}** on {t}: {r['result']}: `{md_escape(r.get('error', ''))}`" + (f" — {n}" if n else ""))
+                n = triage(notes, r)
+                err = first_error(r["log"]) if r.get("log") else r.get("error", "")
+                lines.append(f"- **{k}** on {t}: {r['result']}: `{md_escape(err)}`" + (f" — {n}" if n else ""))
     lines += ["", "## Exports that failed", "", "PyTorch's exporter failed on these (error's first line, verbatim):", ""]
     for k in keys:
         e = ents[k]
@@ -293,6 +335,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, help="seconds per dmlc command")
     ap.add_argument("--json", default=os.path.join(ROOT, "docs", "zoo.json"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "zoo.md"))
+    ap.add_argument("--resume", action="store_true", help="skip (model, target) pairs the JSON already has")
     ap.add_argument("--doc-only", action="store_true", help="regenerate docs/zoo.md from the JSON")
     a = ap.parse_args()
     targets = [t for t in a.targets.split(",") if t]
@@ -337,6 +380,8 @@ def main():
                 row["targets"] = dict(prev)
                 for t in targets:
                     if t == "vulkan" and e.get("bytes", 0) > a.vulkan_max_mb * 1e6:
+                        continue
+                    if a.resume and t in row["targets"]:
                         continue
                     print(f"[zoo] {key} on {t} ...", flush=True)
                     r = check(e, t, a, mdir, work)
