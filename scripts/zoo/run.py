@@ -210,7 +210,9 @@ def cell(r):
         return "–"
     if r["result"] == "pass":
         return (
-            f"pass ({r['max_scaled_error']:.1e} of max {r.get('ref_max', 0):.3g}; "
+            f"pass ({r['max_scaled_error']:.1e} of max {r['ref_max']:.3g}; "
+            if "ref_max" in r
+            else f"pass ({r['max_scaled_error']:.1e}; "
             f"{r.get('compile_s', 0):.1f}+{r.get('run_s', 0):.1f} s)"
         )
     return r["result"]
