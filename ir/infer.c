@@ -2217,8 +2217,8 @@ static int slice_len(const ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en,
   }
   /* A static extent from 0 to a symbolic end that never exceeds it (a
    * position table [1,512] cut to the sequence length): the end itself. */
-  if (d.sym < 0 && st.sym < 0 && st.value == 0 && en.sym >= 0 && step == 1 && en.value > 0 &&
-      dim_max(c, en) <= d.value)
+  if (d.sym < 0 && st.sym < 0 && st.value == 0 && en.sym >= 0 && step == 1 &&
+      en.value > 0 && dim_max(c, en) <= d.value)
     return *out = en, 1;
   if (d.sym < 0) return 0;
   int64_t mx = dim_max(c, d);
