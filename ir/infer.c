@@ -2220,6 +2220,15 @@ static int slice_len(const ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en,
   if (d.sym < 0 && st.sym < 0 && st.value == 0 && en.sym >= 0 && step == 1 &&
       en.value > 0 && dim_max(c, en) <= d.value)
     return *out = en, 1;
+  /* From 0 to S of an extent S + k (k >= 0, a derived symbol: Whisper's
+   * decoder ids [batch,dec_seq+1][:, :dec_seq]): S. */
+  if (d.sym >= 0 && d.value == 1 && en.sym >= 0 && en.value == 1 && st.sym < 0 &&
+      st.value == 0 && step == 1) {
+    const dml_ir_symbol_t *s = &c->m->symbols[d.sym];
+    if ((s->flags & DML_IR_SYMBOL_DERIVED) && s->src[0] == en.sym && s->src[1] < 0 &&
+        s->mul == 1 && s->div == 1 && s->add >= 0)
+      return *out = en, 1;
+  }
   if (d.sym < 0) return 0;
   int64_t mx = dim_max(c, d);
   if (step == 1) {

@@ -212,6 +212,20 @@ static void test_slice(void) {
   dml_ir_value_t *pi2[4] = {pos2, pi[1], pi[2], pi[3]};
   n = tnode(&t, DML_OP_SLICE, "slice_table2", 4, pi2, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED, "Slice of dim 1");
+  /* [batch+1][:batch] (Whisper's shifted decoder ids): batch */
+  dml_dim_t b1;
+  int ok1 = 0;
+  CHECK_OK(dml_ir_module_derived_dim(t.m, t.batch, -1, 1, 1, 1, &b1, &ok1));
+  CHECK(ok1 && b1.sym >= 0);
+  int64_t d1[1] = {0};
+  dml_type_t ty1 = dml_type_static(DML_DTYPE_F32, 1, d1);
+  ty1.dims[0] = b1;
+  dml_ir_value_t *sh1 = NULL;
+  CHECK_OK(dml_ir_function_add_arg(t.f, "sh1", &ty1, &sh1));
+  dml_ir_value_t *ps[4] = {sh1, pi[1], pi[2], ti64(&t, &z, 1, 0)};
+  n = tnode(&t, DML_OP_SLICE, "slice_derived", 4, ps, 1);
+  INFER_OK(&t, n);
+  CHECK_TYPE(&t, n->outputs[0], "f32[batch]");
   /* a size is never -1 (torch.onnx: Where(Equal(shape, -1), 1, shape)), and
    * batch <= 64 < 65, but batch == 3 depends on the run */
   int64_t cmp[3] = {-1, 65, 3};
