@@ -222,6 +222,19 @@ def md_escape(s):
     return s.replace("|", "\\|").replace("\n", " ")
 
 
+def export_error(text):
+    """The telling line of an export error: torch.export's exception summary
+    where it has one, else the first line; ANSI colours removed."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text).strip()
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        if ln.startswith("## Exception summary"):
+            rest = [x for x in lines[i + 1 :] if x.strip()]
+            if rest:
+                return rest[0][:300]
+    return (lines[0] if lines else "")[:300]
+
+
 def ci_models():
     p = os.path.join(ROOT, "tests", "zoo", "models.txt")
     if not os.path.exists(p):
@@ -311,12 +324,11 @@ def write_doc(res, path, targets_seen):
                 n = triage(notes, r)
                 err = first_error(r["log"]) if r.get("log") else r.get("error", "")
                 lines.append(f"- **{k}** on {t}: {r['result']}: `{md_escape(err)}`" + (f" — {n}" if n else ""))
-    lines += ["", "## Exports that failed", "", "PyTorch's exporter failed on these (error's first line, verbatim):", ""]
+    lines += ["", "## Exports that failed", "", "PyTorch's exporter failed on these (torch.export's exception summary, else the first line, verbatim):", ""]
     for k in keys:
         e = ents[k]
         if e["status"] != "ok":
-            err = (e.get("error") or "").strip().splitlines()
-            lines.append(f"- **{k}** ({e['status']}): `{md_escape(err[0][:300] if err else '')}`")
+            lines.append(f"- **{k}** ({e['status']}): `{md_escape(export_error(e.get('error') or ''))}`")
     lines += ["", "## Models", "", "| model | source and config | ops (union over exporters) |", "| --- | --- | --- |"]
     for m in models:
         es = [ents[k] for k in keys if ents[k]["model"] == m]
