@@ -106,11 +106,24 @@ def calibrate(module, shape, seed=99):
     module.eval()
 
 
+def unzero_linears(module, seed=98):
+    """Draws N(0, 0.02) weights for Linear layers initialized to zero
+    (torchvision's ViT head): an all-zero output checks nothing."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    for m in module.modules():
+        if isinstance(m, torch.nn.Linear) and not m.weight.any():
+            with torch.no_grad():
+                m.weight.normal_(0.0, 0.02, generator=g)
+
+
 def cnn(ctor, hw=True, side=IMG, **kw):
     def build():
         import torchvision
 
         m = getattr(torchvision.models, ctor)(weights=None, **kw)
+        unzero_linears(m)
         calibrate(m, (4, 3, side, side))
         dims = {"x": {0: "batch", 2: "height", 3: "width"} if hw else {0: "batch"}}
         return m, image_input(side), dims, ["logits"]
