@@ -658,6 +658,21 @@ static size_t utf8_bad_at(const unsigned char *b, size_t n) {
 
 static const char *strict_json_check(const char *b, size_t n) {
   if (n && memchr(b, 0, n)) return "malformed JSON: a NUL byte in the request body";
+  /* RFC 8259 section 7: control characters (below U+0020) only escaped in
+   * strings (cJSON takes them raw) */
+  for (size_t i = 0, in_str = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)b[i];
+    if (in_str) {
+      if (ch == '\\')
+        i++;
+      else if (ch == '"')
+        in_str = 0;
+      else if (ch < 0x20)
+        return "malformed JSON: a control character in a string (escape it: \\u00XX)";
+    } else if (ch == '"') {
+      in_str = 1;
+    }
+  }
   /* RFC 8259 section 8.1: JSON text is UTF-8; a string echoed (the "id")
    * must not make the reply invalid */
   if (utf8_bad_at((const unsigned char *)b, n) < n)

@@ -309,6 +309,10 @@ for data, shape, want in [([row[:392], row[392:]], [1, 784], 400),
               [len(d) if isinstance(d, list) else 1 for d in data], shape, want, st, js))
 st, js, _ = request("POST", INFER, b'{"id": "\xff\xc0\x80", ' + infer_body(0, 1).encode()[1:])
 check(st == 400 and "not valid UTF-8" in js["error"], "invalid UTF-8: %d %s" % (st, js))
+st, js, _ = request("POST", INFER, b'{"id": "a\x01b", ' + infer_body(0, 1).encode()[1:])
+check(st == 400 and "control character" in js["error"], "raw control character: %d %s" % (st, js))
+st, js, _ = request("POST", INFER, b'{"id": "a\\u0001b", ' + infer_body(0, 1).encode()[1:])
+check(st == 200 and js.get("id") == "a\x01b", "escaped control character: %d %s" % (st, js))
 # A Content-Length over the limit is refused before the body is sent (the
 # client sends headers only and gets 413 at once).
 t0 = time.time()
