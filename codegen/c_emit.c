@@ -693,3 +693,18 @@ void dml_cemit_ctabs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k
     dml_sb_printf(b, d->ctor_casts ? ");\n" : "};\n");
   }
 }
+
+const char dml_c_fmod_macro[] =
+    "#define DML_FMOD_FN(QUAL, T, NANV, ABS, ISINF) \\\n"
+    "  QUAL T dml_fmod(T a, T b) { \\\n"
+    "    T x = ABS(a), y = ABS(b); \\\n"
+    "    if (!(x == x) || !(y == y) || ISINF(x) || y == T(0)) return NANV; \\\n"
+    "    if (x < y) return a; \\\n"
+    "    T t = y; \\\n"
+    "    while (t + t <= x) t = t + t; \\\n"
+    "    while (x >= y) { \\\n"
+    "      if (t <= x) x = x - t; \\\n"
+    "      t = t * T(0.5); \\\n"
+    "    } \\\n"
+    "    return a < T(0) ? -x : x; \\\n"
+    "  }\n";

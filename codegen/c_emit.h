@@ -86,6 +86,22 @@ void dml_cemit_regs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k)
  * calls dml_philox24(index, stream, seed_lo, seed_hi, step_lo, step_hi)
  * (dml_philox32 for the whole word, a u32 value), which the dialect's
  * prelude defines (Philox4x32-10, dml_philox.h). */
+
+/* C99's fmod (Annex F.10.7.1, exact) as the text of a macro
+ * DML_FMOD_FN(QUAL, T, NANV, ABS, ISINF) that every GPU dialect expands for
+ * its float types (GLSL: `DML_FMOD_FN(, float, uintBitsToFloat(0x7fc00000u),
+ * abs, isinf)`; CUDA: DML_DEV and the __builtin_ forms): NaN for
+ * a NaN operand, an infinite a or b = 0; a itself for |a| < |b| (+-0 and an
+ * infinite b included); else |a| reduced by t = |b| 2^k from the largest
+ * not above it down to |b|, subtracting where t <= x (exact: x < 2t), at
+ * most 2 x 277 steps for f32 (2 x 2099 for f64), with a's sign. Doublings
+ * and halvings, not frexp/ldexp (undefined beyond an exponent of 128 in
+ * GLSL, and lavapipe reads subnormals as 0). The forms it replaced were
+ * wrong at the edges: a - b trunc(a / b) (GLSL) was NaN for b = +-inf and
+ * wrong where a / b is beyond 2^24; clang's __builtin_fmodf for NVPTX
+ * (CUDA) gave inf and NaN for the same inputs (tests/cuda/edge_cases.py,
+ * prelu_shrink_mod). */
+extern const char dml_c_fmod_macro[];
 void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
                      int depth);
 

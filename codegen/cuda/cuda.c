@@ -115,9 +115,10 @@ static const char k_typed_prelude[] =
     "DML_INT_FNS(long long)\n"
     "DML_INT_FNS(int)\n"
     "DML_DEV float dml_sign(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }\n"
-    "DML_DEV float dml_fmod(float a, float b) { return __builtin_fmodf(a, b); }\n"
+    "DML_FMOD_FN(DML_DEV, float, __builtin_nanf(\"\"), __builtin_fabsf, "
+    "__builtin_isinf)\n"
     "DML_DEV double dml_sign(double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x; }\n"
-    "DML_DEV double dml_fmod(double a, double b) { return __builtin_fmod(a, b); }\n"
+    "DML_FMOD_FN(DML_DEV, double, __builtin_nan(\"\"), __builtin_fabs, __builtin_isinf)\n"
     "DML_DEV double dml_abs(double a) { return __builtin_fabs(a); }\n"
     "#define DML_ORD_FNS(T)                                                   \\\n"
     "  DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \\\n"
@@ -234,7 +235,7 @@ void dml_cuda_typed_helpers(dml_sb_t *b, const dml_kernel_t *k) {
   uint32_t views = dml_kernel_views(k), dts = dml_kernel_dtypes(k);
   if (!(views & DML_KVIEW_TYPED)) return;
   dml_sb_printf(
-      b, "%s%s", k_typed_prelude,
+      b, "%s%s%s", dml_c_fmod_macro, k_typed_prelude,
       dts & ((1u << DML_KT_F16) | (1u << DML_KT_BF16)) ? dml_cemit_half_helpers : "");
   if (dts & (1u << DML_KT_F64)) dml_cemit_f64_math(b, "");
 }

@@ -51,29 +51,10 @@ static const dml_cdialect_t k_glsl = {
     NULL,
 };
 
-/* dml_fmod of a float type (DML_FMOD_FN(T, a NaN of T)): C99's fmod
- * (Annex F.10.7.1, exact): NaN for a NaN operand, an infinite a or b = 0;
- * a itself for |a| < |b| (+-0 and an infinite b included); else |a|
- * reduced by t = |b| 2^k from the largest not above it down to |b|,
- * subtracting where t <= x (exact: x < 2t), at most 2 x 277 steps, with
- * a's sign. Doublings and halvings, not frexp/ldexp (undefined beyond an
- * exponent of 128, and lavapipe's read subnormals as 0). a - b trunc(a / b)
- * was NaN for b = +-inf and wrong where a / b is beyond 2^24. */
+/* dml_fmod of float: C99's exact fmod, the macro of c_emit.h
+ * (dml_c_fmod_macro) expanded for GLSL. */
 static const char k_fmod[] =
-    "#define DML_FMOD_FN(T, NANV) \\\n"
-    "  T dml_fmod(T a, T b) { \\\n"
-    "    T x = abs(a), y = abs(b); \\\n"
-    "    if (!(x == x) || !(y == y) || isinf(x) || y == 0.0) return NANV; \\\n"
-    "    if (x < y) return a; \\\n"
-    "    T t = y; \\\n"
-    "    while (t + t <= x) t = t + t; \\\n"
-    "    while (x >= y) { \\\n"
-    "      if (t <= x) x = x - t; \\\n"
-    "      t = t * 0.5; \\\n"
-    "    } \\\n"
-    "    return a < 0.0 ? -x : x; \\\n"
-    "  }\n"
-    "DML_FMOD_FN(float, uintBitsToFloat(0x7fc00000u))\n";
+    "DML_FMOD_FN(, float, uintBitsToFloat(0x7fc00000u), abs, isinf)\n";
 
 /* dml_idiv / dml_fmod / dml_imod of `t` (c_emit.h): truncating division,
  * truncated remainder, and the remainder with the divisor's sign (ONNX
@@ -192,7 +173,7 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
   dml_sb_printf(&b, "layout(push_constant) uniform Syms { uint sym[%u]; } pc;\n",
                 n_symbols ? n_symbols : 1);
   if (views & DML_KVIEW_TYPED) {
-    dml_sb_printf(&b, "%s", k_fmod);
+    dml_sb_printf(&b, "%s%s", dml_c_fmod_macro, k_fmod);
     dml_sb_printf(&b, "%sDML_INT_FNS(int)\n", k_int_helpers);
     if (i64) dml_sb_printf(&b, "DML_INT_FNS(int64_t)\n");
     if (dts & ((1u << DML_KT_U32) | (1u << DML_KT_U64)))
@@ -200,7 +181,9 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
     if (dts & (1u << DML_KT_U32)) dml_sb_printf(&b, "DML_UINT_FNS(uint)\n");
     if (dts & (1u << DML_KT_U64)) dml_sb_printf(&b, "DML_UINT_FNS(uint64_t)\n");
     if (dts & (1u << DML_KT_F64))
-      dml_sb_printf(&b, "DML_FMOD_FN(double, double(uintBitsToFloat(0x7fc00000u)))\n");
+      dml_sb_printf(
+          &b,
+          "DML_FMOD_FN(, double, double(uintBitsToFloat(0x7fc00000u)), abs, isinf)\n");
     dml_sb_printf(&b, "#define DML_FN\n");
     if (half)
       dml_sb_printf(&b,

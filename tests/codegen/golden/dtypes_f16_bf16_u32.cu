@@ -45,6 +45,19 @@ DML_DEV float dml_pow(float a, float b) {
   }
   return r;
 }
+#define DML_FMOD_FN(QUAL, T, NANV, ABS, ISINF) \
+  QUAL T dml_fmod(T a, T b) { \
+    T x = ABS(a), y = ABS(b); \
+    if (!(x == x) || !(y == y) || ISINF(x) || y == T(0)) return NANV; \
+    if (x < y) return a; \
+    T t = y; \
+    while (t + t <= x) t = t + t; \
+    while (x >= y) { \
+      if (t <= x) x = x - t; \
+      t = t * T(0.5); \
+    } \
+    return a < T(0) ? -x : x; \
+  }
 #define DML_INT_FNS(T)                                                   \
   DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \
   DML_DEV T dml_min(T a, T b) { return a < b ? a : b; }                  \
@@ -69,9 +82,9 @@ DML_DEV float dml_pow(float a, float b) {
 DML_INT_FNS(long long)
 DML_INT_FNS(int)
 DML_DEV float dml_sign(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }
-DML_DEV float dml_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+DML_FMOD_FN(DML_DEV, float, __builtin_nanf(""), __builtin_fabsf, __builtin_isinf)
 DML_DEV double dml_sign(double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x; }
-DML_DEV double dml_fmod(double a, double b) { return __builtin_fmod(a, b); }
+DML_FMOD_FN(DML_DEV, double, __builtin_nan(""), __builtin_fabs, __builtin_isinf)
 DML_DEV double dml_abs(double a) { return __builtin_fabs(a); }
 #define DML_ORD_FNS(T)                                                   \
   DML_DEV T dml_max(T a, T b) { return a > b ? a : b; }                  \
