@@ -16,10 +16,10 @@ activations, per-channel s8 weights, min-max calibration on up to 32 rows of
 the model's saved inputs, after onnxruntime's quant_pre_process), with
 OUTDIR/MODEL_qdq_io holding the same inputs, and links OUTDIR/MODEL.onnx and
 MODEL_io to the f32 originals (cpu_bench.py times the f32 model beside its
-_qdq form). This needs onnx and onnxruntime (the shared venv /work/venv);
+_qdq form). This needs onnx and onnxruntime (the shared venv .cache/onnx-1.23.2/venv);
 OUTDIR is a cache (bench/run_cpu_bench.sh --int8 uses .cache/bench-models):
 
-  /work/venv/bin/python bench/make_cpu_models.py OUTDIR --qdq ../shared/models \
+  .cache/onnx-1.23.2/venv/bin/python bench/make_cpu_models.py OUTDIR --qdq ../shared/models \
       lenet5,resnet_small,mobilenet_tiny
 """
 import os

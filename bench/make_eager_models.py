@@ -1,7 +1,7 @@
 """Writes matmul1024.onnx: one MatMul of two f32 [1024,1024] inputs A and B,
 for eager_bench's compiled-package comparison (docs/tensor.md).
 
-    /work/venv/bin/python bench/make_eager_models.py OUT_DIR
+    .cache/onnx-1.23.2/venv/bin/python bench/make_eager_models.py OUT_DIR
 """
 import os
 import sys

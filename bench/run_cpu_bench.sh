@@ -5,7 +5,7 @@
 #   bash bench/run_cpu_bench.sh [cpu_bench.py flags, e.g. --rounds 9 --iterations 50]
 #   bash bench/run_cpu_bench.sh --int8 [flags]   # int8: QDQ forms of lenet5, resnet_small,
 #       mobilenet_tiny (quantize_static, cached in .cache/bench-models, made with
-#       $DMLC_QDQ_PYTHON, default /work/venv/bin/python: onnx + onnxruntime) beside
+#       $DMLC_QDQ_PYTHON, default .cache/onnx-1.23.2/venv/bin/python: onnx + onnxruntime) beside
 #       their f32 originals: dmlc int8 vs ORT int8 vs dmlc f32 (cpu_bench.py's doc)
 # Needs a build in build/ (dmlc and dml_bench; built here if missing) and
 # Python 3 with onnxruntime 1.31.1 + numpy 2.3.5: the venv $DMLC_BENCH_VENV
@@ -32,7 +32,7 @@ fi
 if [ "${1:-}" = "--int8" ]; then
   shift
   QDIR=.cache/bench-models
-  QPY=${DMLC_QDQ_PYTHON:-/work/venv/bin/python}
+  QPY=${DMLC_QDQ_PYTHON:-.cache/onnx-1.23.2/venv/bin/python}
   if [ ! -f "$QDIR/mobilenet_tiny_qdq.onnx" ]; then
     "$QPY" -c "import onnx, onnxruntime.quantization" 2>/dev/null || {
       echo "error: run_cpu_bench.sh --int8: $QPY lacks onnx/onnxruntime (set DMLC_QDQ_PYTHON)" >&2

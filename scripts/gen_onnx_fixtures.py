@@ -874,7 +874,7 @@ def gen_opset18_23():
 
 def gen_opset24_28():
     """Forms of opsets 24..28 (gen_opset24_28 needs an onnx with their
-    dtypes, >= 1.20: /work/venv's 1.23.2 wrote them, ir_version 12; the
+    dtypes, >= 1.20: the onnx venv's (scripts/onnx_node_suite.sh) 1.23.2 wrote them, ir_version 12; the
     other fixtures keep Debian's). Codes of the newer dtypes as numbers."""
     f, f16 = TensorProto.FLOAT, TensorProto.FLOAT16
     INT2, FLOAT8E8M0, FLOAT4E2M1 = 26, 24, 23

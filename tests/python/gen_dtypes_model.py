@@ -12,7 +12,7 @@ an exact op, every dim 0 symbolic ("batch"):
     i64  i [batch]   -> i2     = Add(i, i)
     bool m [batch]   -> n      = Not(m)
 
-Run with the shared venv: /work/venv/bin/python tests/python/gen_dtypes_model.py
+Run with the shared venv: .cache/onnx-1.23.2/venv/bin/python tests/python/gen_dtypes_model.py
 """
 import os
 

@@ -1,6 +1,6 @@
 """Writes the one-node ONNX models test_tensor_compiled.c compiles and runs
 against the eager ops (checked in beside this script; regenerate with
-    /work/venv/bin/python tests/tensor/make_models.py tests/tensor
+    .cache/onnx-1.23.2/venv/bin/python tests/tensor/make_models.py tests/tensor
 ). Every operand is a graph input except ReduceSum's axes."""
 import os
 import sys

@@ -11,7 +11,7 @@ qdq_cnn_io/output_{0,1}.npy (ORT, CPU execution provider, all graph
 optimizations off: the QDQ graph as written), qdq_cnn_io/step.npy (the
 output's quantization step: the scale of the last DequantizeLinear).
 
-  /work/venv/bin/python tests/models/qdq/make_qdq_models.py   # onnx 1.23.2, onnxruntime 1.31.1
+  .cache/onnx-1.23.2/venv/bin/python tests/models/qdq/make_qdq_models.py   # onnx 1.23.2, onnxruntime 1.31.1
 """
 import os
 import tempfile
