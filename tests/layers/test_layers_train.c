@@ -113,6 +113,43 @@ static dml_layers_model_t *build_mlp(void) {
 
 enum { N_TRAIN = 6000, N_TEST = 1000, BATCH = 32 };
 
+/* Runs inference session `s` (input 0: f32 [b, 784] pixels / 255, output
+ * 0: 10 logits) over the N_TEST images in batches of BATCH (xb: a batch's
+ * buffer) and returns how many argmaxes equal the labels. With `save`, the
+ * first batch's input and logits go to <build>/tests/layers/<save>_input.npy
+ * and <save>_logits.npy. */
+static int64_t count_correct(dml_rt_session_t *s, const unsigned char *img,
+                             const unsigned char *lab, float *xb, const char *save) {
+  int64_t correct = 0;
+  for (int start = 0; start < N_TEST; start += BATCH) {
+    int b = N_TEST - start < BATCH ? N_TEST - start : BATCH;
+    for (int i = 0; i < b * 784; i++) xb[i] = (float)img[start * 784 + i] / 255.0f;
+    int64_t xd[2] = {b, 784};
+    dml_tensor_t tx = dml_test_tensor(DML_DTYPE_F32, 2, xd, xb), o;
+    dml_rt_session_clear_inputs(s);
+    CHECK_OK(dml_rt_session_set_input(s, 0, &tx));
+    CHECK_OK(dml_rt_session_run(s));
+    CHECK_OK(dml_rt_session_get_output(s, 0, &o));
+    if (start == 0 && save) {
+      char rel[256], path[1024];
+      snprintf(rel, sizeof rel, "tests/layers/%s_input.npy", save);
+      CHECK_OK(dml_npy_write_file(dml_test_path("DMLC_BUILD_DIR", rel, path, sizeof path),
+                                  &tx));
+      snprintf(rel, sizeof rel, "tests/layers/%s_logits.npy", save);
+      CHECK_OK(dml_npy_write_file(dml_test_path("DMLC_BUILD_DIR", rel, path, sizeof path),
+                                  &o));
+    }
+    const float *lg = (const float *)o.data;
+    for (int i = 0; lg && i < b; i++) {
+      int best = 0;
+      for (int k = 1; k < 10; k++)
+        if (lg[i * 10 + k] > lg[i * 10 + best]) best = k;
+      correct += best == lab[start + i];
+    }
+  }
+  return correct;
+}
+
 static void test_fashion_mlp_trains(void) {
   unsigned char *tri = read_idx("train-images-idx3-ubyte.gz", 0x803, N_TRAIN * 784);
   unsigned char *trl = read_idx("train-labels-idx1-ubyte.gz", 0x801, N_TRAIN);
@@ -173,24 +210,7 @@ static void test_fashion_mlp_trains(void) {
   }
   dml_rt_model_t *im = NULL;
   dml_rt_session_t *is = tr ? layers_session(lm, &im) : NULL;
-  int64_t correct_inf = 0;
-  for (int start = 0; is && start < N_TEST; start += BATCH) {
-    int b = N_TEST - start < BATCH ? N_TEST - start : BATCH;
-    for (int i = 0; i < b * 784; i++) xb[i] = (float)tei[start * 784 + i] / 255.0f;
-    int64_t xd[2] = {b, 784};
-    dml_tensor_t tx = dml_test_tensor(DML_DTYPE_F32, 2, xd, xb), o;
-    dml_rt_session_clear_inputs(is);
-    CHECK_OK(dml_rt_session_set_input(is, 0, &tx));
-    CHECK_OK(dml_rt_session_run(is));
-    CHECK_OK(dml_rt_session_get_output(is, 0, &o));
-    const float *lg = (const float *)o.data;
-    for (int i = 0; lg && i < b; i++) {
-      int best = 0;
-      for (int k = 1; k < 10; k++)
-        if (lg[i * 10 + k] > lg[i * 10 + best]) best = k;
-      correct_inf += best == tel[start + i];
-    }
-  }
+  int64_t correct_inf = is ? count_correct(is, tei, tel, xb, NULL) : 0;
   printf("inference package from the trained layer model: %.1f%%\n",
          100.0 * (double)correct_inf / N_TEST);
   CHECK(correct_inf == correct_after);
@@ -198,7 +218,7 @@ static void test_fashion_mlp_trains(void) {
   /* The trained layer model as ONNX (dml_onnx_export_module), imported back:
    * the same accuracy; its first batch's input and logits are kept for
    * tests/layers/check_export_ort.py (ONNX Runtime on the same file). */
-  char onnx_path[1024], npy_path[1024];
+  char onnx_path[1024];
   dml_test_path("DMLC_BUILD_DIR", "tests/layers/export_trained_mlp.onnx", onnx_path,
                 sizeof onnx_path);
   dml_ir_module_t *eir = NULL, *back = NULL;
@@ -216,34 +236,7 @@ static void test_fashion_mlp_trains(void) {
   if (epkg) CHECK_OK(dml_rt_model_load_memory(epkg, esize, &em));
   free(epkg);
   if (em) CHECK_OK(dml_rt_session_create(em, "cpu", &es));
-  int64_t correct_onnx = 0;
-  for (int start = 0; es && start < N_TEST; start += BATCH) {
-    int b = N_TEST - start < BATCH ? N_TEST - start : BATCH;
-    for (int i = 0; i < b * 784; i++) xb[i] = (float)tei[start * 784 + i] / 255.0f;
-    int64_t xd[2] = {b, 784};
-    dml_tensor_t tx = dml_test_tensor(DML_DTYPE_F32, 2, xd, xb), o;
-    dml_rt_session_clear_inputs(es);
-    CHECK_OK(dml_rt_session_set_input(es, 0, &tx));
-    CHECK_OK(dml_rt_session_run(es));
-    CHECK_OK(dml_rt_session_get_output(es, 0, &o));
-    if (start == 0) {
-      CHECK_OK(dml_npy_write_file(
-          dml_test_path("DMLC_BUILD_DIR", "tests/layers/export_trained_mlp_input.npy",
-                        npy_path, sizeof npy_path),
-          &tx));
-      CHECK_OK(dml_npy_write_file(
-          dml_test_path("DMLC_BUILD_DIR", "tests/layers/export_trained_mlp_logits.npy",
-                        npy_path, sizeof npy_path),
-          &o));
-    }
-    const float *lg = (const float *)o.data;
-    for (int i = 0; lg && i < b; i++) {
-      int best = 0;
-      for (int k = 1; k < 10; k++)
-        if (lg[i * 10 + k] > lg[i * 10 + best]) best = k;
-      correct_onnx += best == tel[start + i];
-    }
-  }
+  int64_t correct_onnx = es ? count_correct(es, tei, tel, xb, "export_trained_mlp") : 0;
   printf("the trained layer model exported to ONNX and imported back: %.1f%%\n",
          100.0 * (double)correct_onnx / N_TEST);
   CHECK(correct_onnx == correct_after);
