@@ -2,9 +2,12 @@
  * N] [--bind NAME=FILE.npy]... [--train [--loss NAME] [--optimizer NAME] ...]`. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "dml_dim_spec.h"
 #include "dml_driver.h"
@@ -19,7 +22,7 @@ static void usage(FILE *f) {
       "usage: dmlc compile MODEL.onnx -o OUT.dmlpkg [--target LIST] [--batch-bound N]\n"
       "                    [--bind NAME=FILE.npy]... [--print-ir-after=PASS]\n"
       "                    [--print-ir-after-all] [--print-kernels]\n"
-      "                    [--cuda-arch ptx|sm_XX,...] [--allow-tf32]\n"
+      "                    [--cuda-arch ptx|sm_XX,...] [--allow-tf32] [--progress]\n"
       "                    [--train [--loss NAME] [--optimizer NAME] ...]\n\n"
       "Compiles an ONNX model (opsets 1-17) into a .dmlpkg package: import, shape\n"
       "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
@@ -89,7 +92,111 @@ static void usage(FILE *f) {
       "  --weight-decay F         weight decay (AdamW: decoupled, default 1e-2)\n"
       "  --clip-norm F            scale gradients to a global L2 norm <= F\n"
       "  --clip-value F           clamp every gradient element to [-F, F]\n"
+      "  --progress               a progress line on stderr (the stage and the time)\n"
+      "                           once the compile takes more than a second: by\n"
+      "                           default only when stderr is a terminal (where the\n"
+      "                           line is rewritten in place and cleared at the end);\n"
+      "                           with --progress elsewhere too, as plain lines (at\n"
+      "                           each stage and every 10 s). The environment\n"
+      "                           variable DMLC_PROGRESS_AFTER_MS replaces the\n"
+      "                           second of waiting (in ms; 0: at once)\n"
       "  -h, --help               this text\n");
+}
+
+/* ---- the progress line ---- */
+
+struct dmlc_progress {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  const char *what;
+  char stage[96], shown[96]; /* the current stage; the one last printed */
+  int done, tty, printed;
+  struct timespec t0;
+  double last_line; /* seconds at the last plain line */
+  double after;     /* seconds before the first line */
+};
+
+static double since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static void *progress_main(void *arg) {
+  dmlc_progress_t *p = (dmlc_progress_t *)arg;
+  pthread_mutex_lock(&p->mu);
+  for (int first = 1; !p->done; first = 0) {
+    if (!first) {
+      struct timespec until;
+      clock_gettime(CLOCK_MONOTONIC, &until);
+      until.tv_nsec += 200000000;
+      if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
+      pthread_cond_timedwait(&p->cv, &p->mu, &until);
+    }
+    double el = since(&p->t0);
+    if (p->done || el < p->after) continue;
+    if (p->tty) { /* one line, rewritten in place */
+      fprintf(stderr, "\r%s: %s ... %.1f s\033[K", p->what, p->stage, el);
+      p->printed = 1;
+    } else if (strcmp(p->shown, p->stage) || el - p->last_line >= 10) {
+      fprintf(stderr, "%s: %s ... %.1f s\n", p->what, p->stage, el);
+      p->last_line = el;
+    }
+    snprintf(p->shown, sizeof p->shown, "%s", p->stage);
+    fflush(stderr);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+dmlc_progress_t *dmlc_progress_start(const char *what, int force) {
+  int tty = isatty(STDERR_FILENO);
+  if (!tty && !force) return NULL;
+  dmlc_progress_t *p = (dmlc_progress_t *)calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->what = what;
+  p->tty = tty;
+  const char *env = getenv("DMLC_PROGRESS_AFTER_MS");
+  char *end = NULL;
+  double ms = env ? strtod(env, &end) : 1000;
+  p->after = env && *env && !*end && ms >= 0 && ms <= 1e9 ? ms / 1e3 : 1.0;
+  snprintf(p->stage, sizeof p->stage, "starting");
+  clock_gettime(CLOCK_MONOTONIC, &p->t0);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (pthread_create(&p->thread, NULL, progress_main, p)) {
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+    return NULL; /* no progress line: the compile goes on */
+  }
+  return p;
+}
+
+void dmlc_progress_stage(void *ctx, const char *stage) {
+  dmlc_progress_t *p = (dmlc_progress_t *)ctx;
+  if (!p) return;
+  pthread_mutex_lock(&p->mu);
+  snprintf(p->stage, sizeof p->stage, "%s", stage);
+  pthread_mutex_unlock(&p->mu);
+}
+
+void dmlc_progress_end(dmlc_progress_t *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->mu);
+  p->done = 1;
+  pthread_cond_signal(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->thread, NULL);
+  if (p->printed) fputs("\r\033[K", stderr); /* the terminal line cleared */
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+  free(p);
 }
 
 /* Matches "--flag VALUE" and "--flag=VALUE"; advances *i. */
@@ -150,7 +257,7 @@ int dmlc_cmd_compile(int argc, char **argv) {
    * Adam: dml_train_config_init). */
   dml_train_config_t cfg;
   dml_train_config_init(&cfg);
-  int train = 0, train_flags = 0;
+  int train = 0, train_flags = 0, progress = 0;
   /* At most one binding per argument. */
   size_t n_bind = 0;
   dml_onnx_binding_t *bind = (dml_onnx_binding_t *)calloc((size_t)argc, sizeof(*bind));
@@ -171,6 +278,8 @@ int dmlc_cmd_compile(int argc, char **argv) {
     } else if ((v = flag_value(argc, argv, &i, "-o")) ||
                (v = flag_value(argc, argv, &i, "--output"))) {
       out = v;
+    } else if (!strcmp(argv[i], "--progress")) {
+      progress = 1;
     } else if ((v = flag_value(argc, argv, &i, "--target"))) {
       o.targets = v;
     } else if ((v = flag_value(argc, argv, &i, "--cuda-arch"))) {
@@ -301,7 +410,11 @@ int dmlc_cmd_compile(int argc, char **argv) {
   o.command_line = cmdline;
 
   dml_compile_report_t r;
+  dmlc_progress_t *prog = dmlc_progress_start("dmlc compile", progress);
+  o.progress = prog ? dmlc_progress_stage : NULL;
+  o.progress_ctx = prog;
   dml_status_t s = dml_compile_onnx_file(model, out, &o, &r);
+  dmlc_progress_end(prog);
   if (s) {
     rc = dmlc_report(s);
     goto done;

@@ -17,7 +17,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: dmlc eval PKG --data DIR|FILES [--split test|train] [--batch-size N]\n"
-          "                 [--scale F] [--label-column K] [--device D]\n"
+          "                 [--scale F] [--label-column K] [--device D] [--json]\n"
           "\n"
           "Runs the eval_step of the training package PKG (written by `dmlc train`)\n"
           "over a data set and prints the average loss (weighted by rows) and the\n"
@@ -40,7 +40,26 @@ static void usage(FILE *f) {
           "  --device NAME      cpu (default), vulkan[:N] or cuda[:N]: GPU devices need\n"
           "                     the package's kernels for their target (a package\n"
           "                     trained with that --device has them)\n"
+          "  --json             one JSON object on stdout instead: package, function\n"
+          "                     (eval_step, or forward for an inference package),\n"
+          "                     rows, loss (null without eval_step), accuracy (null\n"
+          "                     when the package computes none), seconds,\n"
+          "                     rows_not_run (a static batch's remainder)\n"
           "  -h, --help         this text\n");
+}
+
+/* `dmlc eval --json`: the result as one JSON object on `f`. */
+static void print_json(FILE *f, const char *pkg, const char *function, int64_t rows,
+                       double loss, double acc, double secs, int64_t not_run) {
+  fputs("{\"package\": ", f);
+  dmlc_json_str(f, pkg);
+  fprintf(f, ", \"function\": \"%s\", \"rows\": %" PRId64 ", \"loss\": ", function, rows);
+  dmlc_json_num(f, loss);
+  fputs(", \"accuracy\": ", f);
+  dmlc_json_num(f, acc);
+  fputs(", \"seconds\": ", f);
+  dmlc_json_num(f, secs);
+  fprintf(f, ", \"rows_not_run\": %" PRId64 "}\n", not_run);
 }
 
 static int has_function(const dml_rt_model_t *m, const char *name) {
@@ -55,9 +74,9 @@ static int has_function(const dml_rt_model_t *m, const char *name) {
  * the QDQ model of `dmlc quantize`): accuracy only, the rows whose output
  * 0 (class scores [N, C]) is largest at the label's index (the first such
  * index on ties; a NaN score never wins). */
-static int eval_forward(dml_rt_model_t *m, const char *data, const char *split,
-                        const dml_data_options_t *dopt, const char *device,
-                        int64_t batch) {
+static int eval_forward(dml_rt_model_t *m, const char *pkg, const char *data,
+                        const char *split, const dml_data_options_t *dopt,
+                        const char *device, int64_t batch, FILE *json) {
   dml_rt_session_t *s = NULL;
   dml_data_t d;
   memset(&d, 0, sizeof d);
@@ -115,14 +134,18 @@ static int eval_forward(dml_rt_model_t *m, const char *data, const char *split,
   if (!st) {
     double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
     double acc = done ? (double)right / (double)done : NAN;
-    printf("rows %" PRId64
-           "  accuracy %.4f (%.2f%%)  %.2fs  (forward: no eval_step, no loss)\n",
-           done, acc, 100 * acc, secs);
+    if (json)
+      print_json(json, pkg, "forward", done, NAN, acc, secs, rows - done);
+    else
+      printf("rows %" PRId64
+             "  accuracy %.4f (%.2f%%)  %.2fs  (forward: no eval_step, no loss)\n",
+             done, acc, 100 * acc, secs);
     if (done < rows)
-      printf("note: the last %" PRId64
-             " rows were not run (the package's batch is "
-             "static: %" PRId64 ")\n",
-             rows - done, xi.dims[0]);
+      fprintf(json ? stderr : stdout,
+              "note: the last %" PRId64
+              " rows were not run (the package's batch is "
+              "static: %" PRId64 ")\n",
+              rows - done, xi.dims[0]);
   }
   dml_data_free(&d);
   dml_rt_session_release(s);
@@ -132,6 +155,7 @@ static int eval_forward(dml_rt_model_t *m, const char *data, const char *split,
 int dmlc_cmd_eval(int argc, char **argv) {
   const char *pkg = NULL, *data = NULL, *split = "test", *device = "cpu", *v;
   int64_t batch = 0;
+  int json = 0;
   dml_data_options_t dopt;
   dml_data_options_init(&dopt);
   for (int i = 1; i < argc; i++) {
@@ -162,11 +186,9 @@ int dmlc_cmd_eval(int argc, char **argv) {
         return dmlc_usage_error("eval", "bad --label-column '%s'", v);
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
-      long th = strtol(v, &end, 10);
-      if (*end || th < 1 || th > 64) {
-        return dmlc_usage_error("eval", "bad --threads '%s' (1..64)", v);
-      }
-      dml_cpu_set_num_threads((int)th);
+      if (!dmlc_set_threads("eval", v)) return 2;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-') {
@@ -180,12 +202,21 @@ int dmlc_cmd_eval(int argc, char **argv) {
   if (!pkg || !data || !data[0]) {
     return dmlc_usage_error("eval", "give a package and --data");
   }
+  FILE *jout = NULL;
+  if (json && !(jout = dmlc_json_stdout())) {
+    perror("error: dmlc eval: --json");
+    return 1;
+  }
   dml_rt_model_t *m = NULL;
   dml_status_t lst = dml_rt_model_load_file(pkg, &m);
-  if (lst) return dmlc_report(lst);
+  if (lst) {
+    if (jout) fclose(jout);
+    return dmlc_report(lst);
+  }
   if (!has_function(m, "eval_step")) {
-    int rc = eval_forward(m, data, split, &dopt, device, batch);
+    int rc = eval_forward(m, pkg, data, split, &dopt, device, batch, jout);
     dml_rt_model_release(m);
+    if (jout) fclose(jout);
     return rc;
   }
   dml_trainer_t *t = NULL;
@@ -208,10 +239,15 @@ int dmlc_cmd_eval(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &b);
   if (!st) {
     double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-    printf("rows %" PRId64 "  loss %.6f", d.x.dims[0], loss);
-    if (!isnan(acc)) printf("  accuracy %.4f (%.2f%%)", acc, 100 * acc);
-    printf("  %.2fs\n", secs);
+    if (jout) {
+      print_json(jout, pkg, "eval_step", d.x.dims[0], loss, acc, secs, 0);
+    } else {
+      printf("rows %" PRId64 "  loss %.6f", d.x.dims[0], loss);
+      if (!isnan(acc)) printf("  accuracy %.4f (%.2f%%)", acc, 100 * acc);
+      printf("  %.2fs\n", secs);
+    }
   }
+  if (jout) fclose(jout);
   dml_data_free(&d);
   dml_trainer_release(t);
   dml_rt_model_release(m);

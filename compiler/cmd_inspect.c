@@ -9,7 +9,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: dmlc inspect PKG\n"
+          "usage: dmlc inspect PKG [--json]\n"
           "\n"
           "Verifies the package PKG (header, section CRCs, graph) and prints its format\n"
           "version, file size, sections (tag, offset, size, alignment, CRC-32), meta\n"
@@ -17,6 +17,14 @@ static void usage(FILE *f) {
           "shapes, node count, weight bytes and parameter count, and the planned arena.\n"
           "\n"
           "flags:\n"
+          "  --json       one JSON object instead: package, format_version,\n"
+          "               file_size, memory_mapped, sections [{tag, offset, size,\n"
+          "               alignment, crc32}], meta {key: value}, targets, symbols\n"
+          "               [{name, bound}], functions, inputs and outputs [{name,\n"
+          "               dtype, shape, max_shape}] (a symbolic dim in shape is its\n"
+          "               name, \"2*S\" for a multiple), nodes, weights_bytes,\n"
+          "               trainable_params, other_constants, arena_bytes,\n"
+          "               cpu_scratch_bytes (bytes and counts as integers)\n"
           "  -h, --help   this text\n");
 }
 
@@ -68,12 +76,131 @@ static void print_io(const dml_rt_model_t *m, int outputs) {
   }
 }
 
+/* A JSON array of an input's or output's dims: the static size, or the
+ * symbol ("S", "2*S") when `bounds` is 0; the bounds when 1. */
+static void json_dims(FILE *f, const dml_rt_io_info_t *io, int bounds) {
+  fputc('[', f);
+  for (int32_t d = 0; d < io->rank; d++) {
+    if (d) fputs(", ", f);
+    if (bounds || !io->dim_symbol[d]) {
+      fprintf(f, "%" PRId64, bounds ? io->dim_bound[d] : io->dims[d]);
+    } else if (io->dim_multiplier[d] == 1) {
+      dmlc_json_str(f, io->dim_symbol[d]);
+    } else {
+      char b[160];
+      snprintf(b, sizeof b, "%" PRId64 "*%s", io->dim_multiplier[d], io->dim_symbol[d]);
+      dmlc_json_str(f, b);
+    }
+  }
+  fputc(']', f);
+}
+
+static void json_io(FILE *f, const dml_rt_model_t *m, int outputs) {
+  uint32_t n = outputs ? dml_rt_model_num_outputs(m) : dml_rt_model_num_inputs(m);
+  fprintf(f, ", \"%s\": [", outputs ? "outputs" : "inputs");
+  for (uint32_t i = 0, k = 0; i < n; i++) {
+    dml_rt_io_info_t io;
+    dml_status_t st = outputs ? dml_rt_model_output_info(m, i, &io)
+                              : dml_rt_model_input_info(m, i, &io);
+    if (st) {
+      dmlc_report(st);
+      continue;
+    }
+    fputs(k++ ? ", {\"name\": " : "{\"name\": ", f);
+    dmlc_json_str(f, io.name);
+    fputs(", \"dtype\": ", f);
+    dmlc_json_str(f, dml_dtype_name(io.dtype));
+    fputs(", \"shape\": ", f);
+    json_dims(f, &io, 0);
+    fputs(", \"max_shape\": ", f);
+    json_dims(f, &io, 1);
+    fputc('}', f);
+  }
+  fputc(']', f);
+}
+
+/* `dmlc inspect --json`: the facts of the text form as one JSON object. */
+static void print_json(FILE *f, const char *pkg, const dml_rt_model_t *m) {
+  fputs("{\"package\": ", f);
+  dmlc_json_str(f, pkg);
+  fprintf(f,
+          ", \"format_version\": %" PRIu32 ", \"file_size\": %" PRIu64
+          ", \"memory_mapped\": %s, \"sections\": [",
+          dml_rt_model_format_version(m), dml_rt_model_file_size(m),
+          dml_rt_model_is_mapped(m) ? "true" : "false");
+  for (uint32_t i = 0, k = 0; i < dml_rt_model_num_sections(m); i++) {
+    dml_rt_section_info_t s;
+    if (dml_rt_model_section_info(m, i, &s)) continue;
+    fputs(k++ ? ", {\"tag\": " : "{\"tag\": ", f);
+    dmlc_json_str(f, s.tag);
+    fprintf(f,
+            ", \"offset\": %" PRIu64 ", \"size\": %" PRIu64 ", \"alignment\": %" PRIu32
+            ", \"crc32\": %" PRIu32 "}",
+            s.offset, s.size, s.alignment, s.crc32);
+  }
+  fputs("], \"meta\": {", f);
+  int k = 0;
+  for (const char *p = dml_rt_model_meta(m); *p;) {
+    const char *eol = strchr(p, '\n');
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    const char *colon = memchr(p, ':', len);
+    if (colon) { /* "key: value" (docs/package-format.md); others skipped */
+      char key[128], val[4096];
+      snprintf(key, sizeof key, "%.*s", (int)(colon - p), p);
+      const char *vb = colon + 1 + (colon + 1 < p + len && colon[1] == ' ');
+      snprintf(val, sizeof val, "%.*s", (int)(p + len - vb), vb);
+      fputs(k++ ? ", " : "", f);
+      dmlc_json_str(f, key);
+      fputs(": ", f);
+      dmlc_json_str(f, val);
+    }
+    p += len + (eol ? 1 : 0);
+  }
+  char targets[256];
+  if (!dml_rt_model_meta_get(m, "targets", targets, sizeof targets))
+    snprintf(targets, sizeof targets, "cpu");
+  fputs("}, \"targets\": [", f);
+  k = 0;
+  for (char *t = strtok(targets, ", "); t; t = strtok(NULL, ", ")) {
+    fputs(k++ ? ", " : "", f);
+    dmlc_json_str(f, t);
+  }
+  fputs("], \"symbols\": [", f);
+  k = 0;
+  for (uint32_t i = 0; i < dml_rt_model_num_symbols(m); i++) {
+    const char *name;
+    int64_t bound;
+    if (dml_rt_model_symbol(m, i, &name, &bound)) continue;
+    fputs(k++ ? ", {\"name\": " : "{\"name\": ", f);
+    dmlc_json_str(f, name);
+    fprintf(f, ", \"bound\": %" PRId64 "}", bound);
+  }
+  fputs("], \"functions\": [", f);
+  for (uint32_t i = 0; i < dml_rt_model_num_functions(m); i++) {
+    fputs(i ? ", " : "", f);
+    dmlc_json_str(f, dml_rt_model_function_name(m, i));
+  }
+  fputc(']', f);
+  json_io(f, m, 0);
+  json_io(f, m, 1);
+  fprintf(f,
+          ", \"nodes\": %" PRIu32 ", \"weights_bytes\": %" PRIu64
+          ", \"trainable_params\": %" PRId64 ", \"other_constants\": %" PRId64
+          ", \"arena_bytes\": %" PRId64 ", \"cpu_scratch_bytes\": %" PRId64 "}\n",
+          dml_rt_model_num_nodes(m), dml_rt_model_weights_bytes(m),
+          dml_rt_model_param_count(m), dml_rt_model_const_count(m),
+          dml_rt_model_arena_bytes(m), dml_rt_model_scratch_bytes(m));
+}
+
 int dmlc_cmd_inspect(int argc, char **argv) {
   const char *pkg = NULL;
+  int json = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return dmlc_usage_error("inspect", "unknown flag '%s'", argv[i]);
     } else if (!pkg) {
@@ -86,6 +213,11 @@ int dmlc_cmd_inspect(int argc, char **argv) {
   dml_rt_model_t *m = NULL;
   dml_status_t st = dml_rt_model_load_file(pkg, &m);
   if (st) return dmlc_report(st);
+  if (json) {
+    print_json(stdout, pkg, m);
+    dml_rt_model_release(m);
+    return 0;
+  }
   char h[32], c1[32], c2[32];
 
   printf("package: %s\n", pkg);

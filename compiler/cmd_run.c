@@ -20,7 +20,7 @@ static void usage(FILE *f) {
   fprintf(
       f,
       "usage: dmlc run PKG --input NAME=FILE.npy ... [--output-dir DIR] [--device D]\n"
-      "                [--cast] [--top-k K [--labels FILE]]\n"
+      "                [--cast] [--top-k K [--labels FILE]] [--threads N]\n"
       "\n"
       "Runs the package PKG on .npy inputs and writes every output as\n"
       "DIR/<file name of the output's name>.npy, printing one line per output:\n"
@@ -60,6 +60,7 @@ static void usage(FILE *f) {
       "                         highest classes: index, label, score\n"
       "  --labels FILE          class names for --top-k, one per line (line i names\n"
       "                         class i; the count must equal C)\n"
+      "  --threads N            CPU threads of the kernels (1..64, default 1)\n"
       "  -h, --help             this text\n"
       "\n"
       "`dmlc inspect PKG` lists the inputs and outputs with their shapes.\n");
@@ -378,6 +379,8 @@ int dmlc_cmd_run(int argc, char **argv) {
       out_dir = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
+      if (!dmlc_set_threads("run", v)) return 2;
     } else if (!strcmp(argv[i], "--cast")) {
       cast = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--top-k"))) {

@@ -54,7 +54,7 @@ static void usage(FILE *f) {
       "S]\n"
       "                  [--body-timeout S] [--max-inflight-body-bytes B]\n"
       "                  [--http-threads N] [--tls-cert PEM --tls-key PEM]\n"
-      "                  [--auth-token-file FILE] [--verbose|--quiet]\n"
+      "                  [--auth-token-file FILE] [--threads N] [--verbose|--quiet]\n"
       "\n"
       "Serves the package PKG over HTTP/1.1 with the KServe v2 / Open Inference\n"
       "Protocol REST API, batching concurrent requests (docs/serving.md):\n"
@@ -86,6 +86,7 @@ static void usage(FILE *f) {
       "                         others to fill a batch (default 1; 0: no wait)\n"
       "  --instances K          model instances (sessions) running at once\n"
       "                         (default 1)\n"
+      "  --threads N            CPU threads of each run's kernels (1..64, default 1)\n"
       "  --max-body-bytes B     largest request body accepted (default 16777216);\n"
       "                         larger ones get 413, before the body is read when\n"
       "                         Content-Length tells\n"
@@ -1496,6 +1497,8 @@ int dmlc_cmd_serve(int argc, char **argv) {
         return dmlc_usage_error("serve", "--batch-size takes a positive number, not '%s'",
                                 v);
       }
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
+      if (!dmlc_set_threads("serve", v)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--instances"))) {
       if (parse_i64(v, 1, 256, &instances)) {
         return dmlc_usage_error("serve", "--instances takes 1..256, not '%s'", v);

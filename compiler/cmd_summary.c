@@ -218,21 +218,53 @@ static int ends_with(const char *s, const char *suffix) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: dmlc summary MODEL.onnx|PKG.dmlpkg [--batch-bound N]\n\n"
+          "usage: dmlc summary MODEL.onnx|PKG.dmlpkg [--batch-bound N] [--json]\n\n"
           "Prints every layer (node) with its output shape and parameter count, then\n"
           "total, trainable and non-trainable parameters (with a short form such as\n"
           "235.1K) and the memory: weights, and for a package the planned arena.\n\n"
           "  --batch-bound N   bound for symbolic dims when reading ONNX (default 64)\n"
+          "  --json            one JSON object instead: model, layers [{name, op,\n"
+          "                    output_shape (as the table's column), params}],\n"
+          "                    total_params, trainable_params, non_trainable_params,\n"
+          "                    weights_bytes, arena_bytes (null for ONNX: not planned)\n"
           "  -h, --help        this text\n");
+}
+
+/* `dmlc summary --json`: the table and totals as one JSON object. */
+static void print_json(FILE *f, const char *path, const summary_t *s) {
+  fputs("{\"model\": ", f);
+  dmlc_json_str(f, path);
+  fputs(", \"layers\": [", f);
+  for (size_t i = 0; i < s->n; i++) {
+    fputs(i ? ", {\"name\": " : "{\"name\": ", f);
+    dmlc_json_str(f, strcmp(s->rows[i].name, "-") ? s->rows[i].name : "");
+    fputs(", \"op\": ", f);
+    dmlc_json_str(f, s->rows[i].op);
+    fputs(", \"output_shape\": ", f);
+    dmlc_json_str(f, s->rows[i].shape);
+    fprintf(f, ", \"params\": %lld}", (long long)s->rows[i].params);
+  }
+  fprintf(f,
+          "], \"total_params\": %lld, \"trainable_params\": %lld, "
+          "\"non_trainable_params\": %lld, \"weights_bytes\": %llu, \"arena_bytes\": ",
+          (long long)(s->trainable + s->non_trainable), (long long)s->trainable,
+          (long long)s->non_trainable, (unsigned long long)s->weights_bytes);
+  if (s->arena_bytes >= 0)
+    fprintf(f, "%lld}\n", (long long)s->arena_bytes);
+  else
+    fputs("null}\n", f);
 }
 
 int dmlc_cmd_summary(int argc, char **argv) {
   const char *path = NULL;
   int64_t bound = 64;
+  int json = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
     } else if (!strcmp(argv[i], "--batch-bound") && i + 1 < argc) {
       const char *v = argv[++i];
       char *end;
@@ -255,6 +287,11 @@ int dmlc_cmd_summary(int argc, char **argv) {
   if (st) {
     free(s.rows);
     return dmlc_report(st);
+  }
+  if (json) {
+    print_json(stdout, path, &s);
+    free(s.rows);
+    return 0;
   }
   int wn = 20, ws = 12;
   for (size_t i = 0; i < s.n; i++) {

@@ -22,6 +22,7 @@
 #include "dml_train_data.h"
 #include "dml_trainer.h"
 #include "dmlc_cmds.h"
+#include "dmlc_train_report.h"
 
 /* The help text; the defaults it names are read from dml_fit_options_init
  * and dml_train_config_init (one definition, shared with the C API). */
@@ -98,6 +99,16 @@ static void usage(FILE *f) {
       "                            precision, recall, f1 (macro), mae, mse, auc\n"
       "                            (binary), e.g. f1,top5\n"
       "  --export-onnx FILE.onnx   MODEL.onnx with the trained initializers\n"
+      "  --plot FILE.svg           loss and accuracy (and validation) per epoch as\n"
+      "                            an SVG chart (PNG is not written)\n"
+      "  --json                    one JSON object on stdout at the end (all else\n"
+      "                            goes to stderr): package, model, device, loss,\n"
+      "                            optimizer, history [{epoch, loss, accuracy,\n"
+      "                            val_loss, val_accuracy, lr, seconds,\n"
+      "                            samples_per_second, metrics {NAME: value}}],\n"
+      "                            validation, stopped_early, best_epoch, restored,\n"
+      "                            final (the saved epoch's entry), peak_memory\n"
+      "                            {planned_bytes, max_rss_bytes}; NaN as null\n"
       "  --quiet                   no progress output\n"
       "  --threads N               CPU threads of the kernels (default 1)\n"
       "  --device NAME             cpu (default), vulkan[:N] or cuda[:N]: a GPU device\n"
@@ -385,8 +396,9 @@ static int same_file_error(const char *model, const char *data, const char *val,
 int dmlc_cmd_train(int argc, char **argv) {
   const char *model_path = NULL, *data = NULL, *val_data = NULL, *out_pkg = NULL;
   const char *history = NULL, *export_onnx = NULL, *device = "cpu", *resume = NULL, *v;
-  const char *lr_schedule = NULL, *validate_on = NULL, *metrics = NULL;
-  int split_given = 0;
+  const char *lr_schedule = NULL, *validate_on = NULL, *metrics = NULL, *plot = NULL;
+  int split_given = 0, json = 0;
+  FILE *jout = NULL;
   dml_train_config_t cfg;
   dml_train_config_init(&cfg); /* the defaults, shared with the C API */
   dml_fit_options_t o;
@@ -487,8 +499,15 @@ int dmlc_cmd_train(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--quiet")) {
       o.verbose = 0;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--threads"))) {
-      if (!parse_int("--threads", v, 1, 64, &iv)) return 2;
-      dml_cpu_set_num_threads((int)iv);
+      if (!dmlc_set_threads("train", v)) return 2;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--plot"))) {
+      size_t pl = strlen(v);
+      if (pl < 5 || strcmp(v + pl - 4, ".svg"))
+        return dmlc_usage_error(
+            "train", "--plot needs a FILE.svg, got '%s' (only SVG is written)", v);
+      plot = v;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
       device = v;
     } else if (argv[i][0] == '-') {
@@ -504,6 +523,12 @@ int dmlc_cmd_train(int argc, char **argv) {
   }
   if (same_file_error(model_path, data, val_data, resume, out_pkg, export_onnx, history))
     return 2;
+  if (plot &&
+      (same_file(plot, model_path) || same_file(plot, data) ||
+       same_file(plot, val_data) || same_file(plot, resume) || same_file(plot, out_pkg) ||
+       same_file(plot, export_onnx) || same_file(plot, history)))
+    return dmlc_usage_error("train", "--plot '%s' is another input or output of this run",
+                            plot);
   if (o.checkpoint_every > 0 && !o.checkpoint_dir) {
     return dmlc_usage_error("train", "--checkpoint-every needs --checkpoint-dir");
   }
@@ -538,6 +563,10 @@ int dmlc_cmd_train(int argc, char **argv) {
                             batch_bound, o.batch_size);
   }
 
+  if (json && !(jout = dmlc_json_stdout())) {
+    perror("error: dmlc train: --json");
+    return 1;
+  }
   /* the command line, for the package's meta section */
   char cmdline[2048] = "dmlc";
   for (int i = 0; i < argc; i++) {
@@ -582,8 +611,14 @@ int dmlc_cmd_train(int argc, char **argv) {
   else if (!strcmp(device, "cuda") || !strncmp(device, "cuda:", 5))
     copts.targets = "cpu,cuda";
   dml_compile_report_t rep;
+  /* a compile of more than a second shows its stage on a terminal */
+  dmlc_progress_t *prog =
+      o.verbose ? dmlc_progress_start("dmlc train: compiling", 0) : NULL;
+  copts.progress = prog ? dmlc_progress_stage : NULL;
+  copts.progress_ctx = prog;
   st = dml_compile_onnx_memory(onnx, onnx_size, base_dir, model_path, &copts, &pkg,
                                &pkg_size, &rep);
+  dmlc_progress_end(prog);
   if (st && copts.targets)
     st = dml_status_annotate(st, "compiling the training functions for --device %s",
                              device);
@@ -683,6 +718,11 @@ int dmlc_cmd_train(int argc, char **argv) {
     if (st) goto out;
     printf("wrote %s\n", history);
   }
+  if (plot) {
+    st = dmlc_history_svg(&h, plot);
+    if (st) goto out;
+    printf("wrote %s\n", plot);
+  }
   if (export_onnx) {
     uint32_t nrep = 0, ndrop = 0;
     st = dml_onnx_export_trained(model_path, export_onnx, m,
@@ -712,6 +752,20 @@ int dmlc_cmd_train(int argc, char **argv) {
         "peak memory (measured): max RSS %.1f MiB, of which the data sets %.1f MiB and "
         "the package in memory %.1f MiB\n",
         ru.ru_maxrss / 1024.0, mib(data_bytes), mib((double)pkg_size));
+    if (jout) {
+      fputs("{\"package\": ", jout);
+      dmlc_json_str(jout, out_pkg);
+      fputs(", \"model\": ", jout);
+      dmlc_json_str(jout, model_path);
+      fputs(", \"device\": ", jout);
+      dmlc_json_str(jout, device);
+      fprintf(jout, ", \"loss\": \"%s\", \"optimizer\": \"%s\", ",
+              dml_loss_kind_name(cfg.loss), dml_optimizer_kind_name(cfg.optimizer));
+      dmlc_history_json(jout, &h);
+      fprintf(jout,
+              ", \"peak_memory\": {\"planned_bytes\": %.0f, \"max_rss_bytes\": %.0f}}\n",
+              planned, ru.ru_maxrss * 1024.0);
+    }
   }
 out:
   dml_history_free(&h);
@@ -721,5 +775,6 @@ out:
   dml_rt_model_release(m);
   free(pkg);
   free(onnx);
+  if (jout) fclose(jout);
   return st ? dmlc_report(st) : 0;
 }

@@ -90,6 +90,12 @@ typedef struct dml_compile_options {
    * about 1e-3 relative; dml_codegen_cuda_section). Only with the cuda
    * target (INVALID_ARGUMENT otherwise). */
   int allow_tf32;
+  /* When not NULL, called on the compiling thread as each stage begins,
+   * with `progress_ctx` and the stage in words ("reading the ONNX model",
+   * "optimizing (passes)", "building the training functions", "writing
+   * the package", "generating GPU kernels"): `dmlc compile --progress`. */
+  void (*progress)(void *ctx, const char *stage);
+  void *progress_ctx;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {

@@ -250,6 +250,11 @@ static dml_status_t write_package(const void *bytes, size_t n, const char *path)
   return s;
 }
 
+/* Reports the stage that begins to opts->progress, if any. */
+static void stage(const dml_compile_options_t *o, const char *what) {
+  if (o && o->progress) o->progress(o->progress_ctx, what);
+}
+
 /* Runs the default pipeline on `m`, then emits it to `out_path`, or into
  * memory when out_path is NULL. Fills *out_report (may be NULL) except
  * package_bytes and compile_ms. */
@@ -276,9 +281,11 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
     dml_pass_options_t pre;
     memset(&pre, 0, sizeof pre);
     pre.verify_each = 1;
+    stage(o, "building the training functions");
     s = dml_pass_run_pipeline(m, "shape-infer,expand-gradient,const-fold,cse,dce", &pre);
     if (!s) s = dml_train_build(m, o->train);
   }
+  stage(o, "optimizing (passes)");
   if (!s) s = dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &po);
   if (s && dml_status_code(s) == DML_STATUS_UNIMPLEMENTED && dml_status_reason(s) &&
       strstr(dml_status_reason(s), "depends on run-time data"))
@@ -303,6 +310,7 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
     if (!s && o->allow_tf32 && !wc)
       s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                           "--allow-tf32 needs --target cuda");
+    stage(o, "writing the package");
     if (!s && !ws && !wm && !wc && !o->print_kernels) {
       s = out_path ? dml_package_emit(m, &eo, out_path)
                    : dml_package_emit_memory(m, &eo, out_bytes, out_size);
@@ -310,6 +318,7 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
       void *b = NULL;
       size_t n = 0;
       s = dml_package_emit_memory(m, &eo, &b, &n);
+      if (!s) stage(o, "generating GPU kernels");
       if (!s)
         s = dml_compile_add_kernels_arch(o->targets, o->cuda_arch, o->allow_tf32,
                                          o->print_kernels, &b, &n);
@@ -345,6 +354,7 @@ dml_status_t dml_compile_onnx_file(const char *onnx_path, const char *out_path,
   dml_ir_module_t *m = NULL;
   dml_onnx_import_options_t io;
   import_options(&o, &io);
+  stage(&o, "reading the ONNX model");
   DML_RETURN_IF_ERROR(dml_onnx_import_file(onnx_path, &io, &m));
 
   dml_status_t s =
@@ -374,6 +384,7 @@ dml_status_t dml_compile_onnx_memory(const void *data, size_t len, const char *b
   dml_ir_module_t *m = NULL;
   dml_onnx_import_options_t io;
   import_options(&o, &io);
+  stage(&o, "reading the ONNX model");
   DML_RETURN_IF_ERROR(dml_onnx_import_memory(data, len, base_dir, &io, &m));
 
   void *bytes = NULL;

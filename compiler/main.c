@@ -1,9 +1,13 @@
 /* main.c — `dmlc`: compile ONNX models into .dmlpkg packages and run them. */
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "dml_cpu.h"
 #include "dmlc_cmds.h"
 #ifdef DMLC_HAVE_CMD_COMPILE
 #include "dml_driver.h"
@@ -53,6 +57,10 @@ static const cmd_t k_cmds[] = {
 #ifdef DMLC_HAVE_CMD_EVAL
     {"eval", dmlc_cmd_eval,
      "average loss and accuracy of a trained package on a data set"},
+#endif
+#ifdef DMLC_HAVE_CMD_STRIP
+    {"strip", dmlc_cmd_strip,
+     "a trained package into an inference package (forward only, no optimizer state)"},
 #endif
 #ifdef DMLC_HAVE_CMD_QUANTIZE
     {"quantize", dmlc_cmd_quantize,
@@ -119,6 +127,87 @@ const char *dmlc_flag_value(int argc, char **argv, int *i, const char *flag) {
   if (argv[*i][n] != 0) return NULL;
   if (*i + 1 >= argc) return "";
   return argv[++*i];
+}
+
+/* Length of the valid UTF-8 sequence at `p` (1..4), or 0 when it is not
+ * one (overlong forms, surrogates and code points past U+10FFFF too). */
+static int utf8_len(const unsigned char *p) {
+  unsigned c = p[0];
+  int n = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
+  for (int i = 1; i < n; i++)
+    if ((p[i] & 0xC0) != 0x80) return 0;
+  if (n == 3 && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0))) return 0;
+  if (n == 4 && ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90))) return 0;
+  return n;
+}
+
+void dmlc_json_str(FILE *f, const char *s) {
+  if (!s) {
+    fputs("null", f);
+    return;
+  }
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    unsigned c = *p;
+    if (c == '"' || c == '\\') {
+      fputc('\\', f), fputc((int)c, f), p++;
+    } else if (c == '\n') {
+      fputs("\\n", f), p++;
+    } else if (c == '\t') {
+      fputs("\\t", f), p++;
+    } else if (c < 0x20 || c == 0x7F) {
+      fprintf(f, "\\u%04x", c), p++;
+    } else if (c < 0x80) {
+      fputc((int)c, f), p++;
+    } else {
+      int n = utf8_len(p);
+      if (n) {
+        fwrite(p, 1, (size_t)n, f), p += n;
+      } else {
+        fputs("\\ufffd", f), p++;
+      }
+    }
+  }
+  fputc('"', f);
+}
+
+void dmlc_json_num(FILE *f, double v) {
+  if (!isfinite(v)) {
+    fputs("null", f);
+    return;
+  }
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.15g", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, sizeof buf, "%.17g", v);
+  fputs(buf, f);
+}
+
+FILE *dmlc_json_stdout(void) {
+  fflush(stdout);
+  int fd = dup(STDOUT_FILENO);
+  if (fd < 0) return NULL;
+  FILE *out = fdopen(fd, "w");
+  if (!out || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    int e = errno;
+    if (out)
+      fclose(out);
+    else
+      close(fd);
+    errno = e;
+    return NULL;
+  }
+  return out;
+}
+
+int dmlc_set_threads(const char *cmd, const char *v) {
+  char *end = NULL;
+  long n = strtol(v, &end, 10);
+  if (!*v || *end || n < 1 || n > 64) {
+    dmlc_usage_error(cmd, "bad --threads '%s' (an integer in 1..64)", v);
+    return 0;
+  }
+  dml_cpu_set_num_threads((int)n);
+  return 1;
 }
 
 int main(int argc, char **argv) {

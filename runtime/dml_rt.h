@@ -369,6 +369,21 @@ uint32_t dml_rt_session_num_kernels(const dml_rt_session_t *s);
 dml_status_t dml_rt_session_kernel_info(const dml_rt_session_t *s, uint32_t i,
                                         dml_rt_kernel_info_t *out);
 
+/* Per-node timing of a CPU session's runs (`dmlc bench --trace`). On (1),
+ * each later run records when each node's kernel started and ended
+ * (CLOCK_MONOTONIC); off (0, the default) records nothing. Turning it on
+ * again clears what was recorded. Errors: UNIMPLEMENTED for a session on a
+ * GPU device (its kernels' device times are dml_rt_session_kernel_info's);
+ * RESOURCE_EXHAUSTED. */
+dml_status_t dml_rt_session_set_profiling(dml_rt_session_t *s, int on);
+/* Node `node`'s span in the last run, in ns of CLOCK_MONOTONIC: a node
+ * folded into a fused CPU kernel gets that kernel's span (equal spans of
+ * consecutive nodes are one kernel); a view planned in place, which runs
+ * no kernel, gets 0 and 0. Errors: OUT_OF_RANGE; FAILED_PRECONDITION
+ * when profiling is off or the last run did not complete with it on. */
+dml_status_t dml_rt_session_node_time(const dml_rt_session_t *s, uint32_t node,
+                                      uint64_t *start_ns, uint64_t *end_ns);
+
 /* A Vulkan device as `dmlc devices` lists it. */
 typedef struct dml_rt_device_info {
   char id[32];      /* "vulkan:0": the name dml_rt_session_create takes */

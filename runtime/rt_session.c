@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dml_cpu.h"
 #include "dml_kpkg.h"
@@ -78,6 +79,10 @@ struct dml_rt_session {
   dml_rt_session_t **branch;
   uint8_t *sym_used; /* per symbol: a value of fn uses it (or a derived one) */
   void *fuse_extra;  /* fuse->extra_bytes beside the arena */
+  /* dml_rt_session_set_profiling: per node, its kernel's start and end in
+   * the last run (CLOCK_MONOTONIC ns); NULL while profiling is off. */
+  uint64_t *prof;
+  int prof_ran; /* a run has completed with profiling on */
 };
 
 #ifndef DML_RT_HAVE_VULKAN
@@ -146,6 +151,7 @@ void dml_rt_session_release(dml_rt_session_t *s) {
     dml_rt_session_release(s->branch[i]);
   free(s->branch);
   free(s->sym_used);
+  free(s->prof);
   globals_release(s->globals);
   free(s);
 }
@@ -1014,6 +1020,12 @@ static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
   return DML_OK;
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   const dml_pkg_function_t *f = s->fn;
   dml_status_t st = DML_OK;
@@ -1028,6 +1040,8 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   }
   if (st) return dml_status_detail(st, "bind every input with dml_rt_session_set_input");
   s->ran = 0;
+  s->prof_ran = 0;
+  if (s->prof) memset(s->prof, 0, 2 * (size_t)f->n_nodes * sizeof(uint64_t));
   uint64_t step = s->rng_step++; /* this run's step (dml_philox.h) */
   for (uint32_t k = 0; k < f->n_nodes; k++) {
     s->calls[k].rng_seed = s->rng_seed;
@@ -1098,6 +1112,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     if (!s->node_produces[k]) DML_RETURN_IF_ERROR(fits_plan(s, k));
     int role = s->fuse ? s->fuse->role[k] : 0;
     if (role == 2) continue; /* folded into the node before it */
+    if (s->prof) s->prof[2 * k] = now_ns();
     if (role == 1) {
       c->outputs[0] = s->vals[s->fuse->final_value[k]];
       st = dml_cpu_run_fused(c, &s->fuse->ep[k]);
@@ -1108,12 +1123,46 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     } else {
       st = dml_cpu_run(c); /* checks its scratch: sized at the bounds at load */
     }
+    if (s->prof) s->prof[2 * k + 1] = now_ns();
     if (st)
       return dml_status_annotate(st, "running node #%" PRIu32 " '%s' (%s) of '%s'", k,
                                  n->name, n->op_name, f->name);
     if (s->node_produces[k]) DML_RETURN_IF_ERROR(take_produced_dims(s, k));
   }
+  /* A node folded into a fused kernel shares that kernel's span. */
+  for (uint32_t k = 1; s->prof && s->fuse && k < f->n_nodes; k++)
+    if (s->fuse->role[k] == 2)
+      memcpy(&s->prof[2 * k], &s->prof[2 * (k - 1)], 2 * sizeof(uint64_t));
+  s->prof_ran = s->prof != NULL;
   s->ran = 1;
+  return DML_OK;
+}
+
+dml_status_t dml_rt_session_set_profiling(dml_rt_session_t *s, int on) {
+  if (s->backend)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
+                           "per-node times are recorded on the cpu; a session on %s "
+                           "reports its kernels' device times "
+                           "(dml_rt_session_kernel_info)",
+                           s->backend->device_name(s->backend_state));
+  free(s->prof);
+  s->prof = NULL;
+  s->prof_ran = 0;
+  if (on && !(s->prof = (uint64_t *)calloc(2 * (size_t)s->fn->n_nodes + 1, 8)))
+    return oom();
+  return DML_OK;
+}
+
+dml_status_t dml_rt_session_node_time(const dml_rt_session_t *s, uint32_t node,
+                                      uint64_t *start_ns, uint64_t *end_ns) {
+  if (node >= s->fn->n_nodes)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
+                           "node %" PRIu32 " of %" PRIu32, node, s->fn->n_nodes);
+  if (!s->prof || !s->prof_ran)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",
+                           "no run with profiling on (dml_rt_session_set_profiling)");
+  *start_ns = s->prof[2 * node];
+  *end_ns = s->prof[2 * node + 1];
   return DML_OK;
 }
 
