@@ -59,9 +59,10 @@ void dmlc_json_str(FILE *f, const char *s);
 void dmlc_json_num(FILE *f, double v);
 
 /* For --json on commands whose library code prints progress to stdout
- * (train, eval): points stdout (fd 1 and the FILE) at stderr for the rest
- * of the process and returns a stream on the original stdout for the one
- * JSON object; NULL (errno set) when the descriptors cannot be duplicated. */
+ * (train, eval): points stdout (fd 1 and the FILE, line-buffered) at
+ * stderr for the rest of the process and returns a stream on the original
+ * stdout for the one JSON object; NULL (errno set) when the descriptors
+ * cannot be duplicated. Call it before anything is printed to stdout. */
 FILE *dmlc_json_stdout(void);
 
 /* --threads N of run, bench, serve, train, eval: N in 1..64 sets the CPU

@@ -167,13 +167,14 @@ static void panel(FILE *f, const dml_history_t *h, int which, int ox, int *n_ski
         fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n",
                 PX(h->epochs[i].epoch), PY(v), k_color[si]);
     }
-    int ly = MT + 8 + 18 * s;
+    /* the legend under the axis label, clear of the curves */
+    int ly = y0 + 56, lx = x0 + 150 * s;
     fprintf(f,
             "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
             "stroke-width=\"2\"%s/>\n"
             "<text class=\"legend\" x=\"%d\" y=\"%d\" font-size=\"12\">%s</text>\n",
-            x0 + pw - 120, ly, x0 + pw - 96, ly, k_color[si],
-            s ? " stroke-dasharray=\"6 3\"" : "", x0 + pw - 90, ly + 4, k_series[si]);
+            lx, ly, lx + 24, ly, k_color[si], s ? " stroke-dasharray=\"6 3\"" : "",
+            lx + 30, ly + 4, k_series[si]);
   }
 #undef PX
 #undef PY
@@ -193,12 +194,12 @@ dml_status_t dmlc_history_svg(const dml_history_t *h, const char *path) {
           "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
           "<title>dmlc train: loss and accuracy per epoch</title>\n"
           "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-          2 * W, H + 20, 2 * W, H + 20);
+          2 * W, H + 24, 2 * W, H + 24);
   panel(f, h, 0, 0, &skipped);
   panel(f, h, 1, W, &skipped);
   const char *v = h->validation;
   fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%d epochs; ", ML,
-          H + 8, (int)h->n_epochs);
+          H + 14, (int)h->n_epochs);
   fputs(v[0] ? "val_ series on the " : "no validation data", f);
   for (const char *p = v; *p; p++) /* "split", "test", "validation": XML-escaped */
     fputs(*p == '<' ? "&lt;" : *p == '&' ? "&amp;" : (char[2]){*p, 0}, f);

@@ -196,6 +196,7 @@ FILE *dmlc_json_stdout(void) {
     errno = e;
     return NULL;
   }
+  setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr's */
   return out;
 }
 

@@ -165,6 +165,13 @@ EOF
 out=$("$DMLC" train "$UNTRAINED" --data "$WORK/d.csv" -o "$WORK/x.dmlpkg" --plot "$WORK/x.png" 2>&1)
 check "train --plot FILE.png refused" test $? -eq 2
 check "  saying only SVG" grep -q "only SVG" <<<"$out"
+out=$("$DMLC" train "$UNTRAINED" --data "$WORK/d.csv" -o "$WORK/x.dmlpkg" --plot "$WORK/x.dmlpkg.svg" \
+  --history "$WORK/x.dmlpkg.svg" 2>&1)
+check "train --plot over another output refused" test $? -eq 2
+check "  saying so" grep -q "is another input or output of this run" <<<"$out"
+out=$("$DMLC" train "$UNTRAINED" --data "$WORK/nothing.csv" -o "$WORK/x.dmlpkg" --json 2>"$WORK/train_bad.err")
+check "train --json failing: exit 1, nothing on stdout" test $? -eq 1 -a -z "$out"
+check "  the error on stderr" grep -q "^error:" "$WORK/train_bad.err"
 "$DMLC" eval "$WORK/tr.dmlpkg" --data "$WORK/d.csv" --json >"$WORK/eval.json" 2>"$WORK/eval.err"
 check "eval --json (eval_step)" py "$WORK/eval.json" <<'EOF'
 import json, sys
@@ -192,6 +199,10 @@ assert s["file_size"] * 2 < t["file_size"], (s["file_size"], t["file_size"])
 assert s["trainable_params"] == 235146 and s["meta"]["stripped-from"].endswith("tr.dmlpkg")
 assert s["inputs"] == t["inputs"] and s["outputs"] == t["outputs"]
 EOF
+out=$("$DMLC" strip "$WORK/d.csv" -o "$WORK/x.dmlpkg" 2>&1)
+check "strip of a file that is no package fails" test $? -eq 1
+check "  saying why" grep -q "dmlc strip $WORK/d.csv" <<<"$out"
+check "  writing nothing" test ! -e "$WORK/x.dmlpkg"
 I=$SHARED/models/fashion_mlp_io/input_0.npy
 "$DMLC" run "$WORK/tr.dmlpkg" --input "input=$I" --output-dir "$WORK/o_tr" >/dev/null
 "$DMLC" run "$WORK/st.dmlpkg" --input "input=$I" --output-dir "$WORK/o_st" >/dev/null
