@@ -411,7 +411,9 @@ int dmlc_cmd_bench(int argc, char **argv) {
       printf("%-20s %10s %10s %10s %7s  nodes\n", "kernel", "ms", "GFLOP/s", "GB/s",
              "share");
     else
-      printf("(per-kernel times are reported for GPU devices)\n");
+      printf(
+          "(per-kernel times are reported for GPU devices; on the cpu --trace FILE "
+          "records each node's)\n");
   }
   for (uint32_t k = 0; k < nk; k++) {
     dml_rt_kernel_info_t ki;
