@@ -138,6 +138,48 @@ static void test_emit_load_run(void) {
   dml_rt_model_release(model);
 }
 
+/* dml_rt_session_set_profiling / dml_rt_session_node_time: each node's
+ * span in the last run, in execution order, only while profiling is on. */
+static void test_profiling(void) {
+  size_t size = 0;
+  void *bytes = emit_tiny(&size);
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(bytes, size, &m));
+  free(bytes);
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (!s) {
+    dml_rt_model_release(m);
+    return;
+  }
+  uint64_t a = 0, b = 0;
+  run_batch(s, 2);
+  CHECK_ERROR(dml_rt_session_node_time(s, 0, &a, &b), DML_STATUS_FAILED_PRECONDITION,
+              "no run with profiling on");
+  CHECK_OK(dml_rt_session_set_profiling(s, 1));
+  CHECK_ERROR(dml_rt_session_node_time(s, 0, &a, &b), DML_STATUS_FAILED_PRECONDITION,
+              "no run with profiling on");
+  run_batch(s, 5);
+  uint32_t nn = dml_rt_model_num_nodes(m), timed = 0;
+  uint64_t prev_start = 0, prev_end = 0;
+  for (uint32_t k = 0; k < nn; k++) {
+    CHECK_OK(dml_rt_session_node_time(s, k, &a, &b));
+    if (!a) continue; /* a view planned in place: no kernel */
+    if (a == prev_start && b == prev_end) continue; /* fused into the kernel before */
+    CHECK(a <= b && a >= prev_end);
+    prev_start = a, prev_end = b;
+    timed++;
+  }
+  CHECK(timed > 0);
+  CHECK_ERROR(dml_rt_session_node_time(s, nn, &a, &b), DML_STATUS_OUT_OF_RANGE, "node");
+  CHECK_OK(dml_rt_session_set_profiling(s, 0));
+  run_batch(s, 1);
+  CHECK_ERROR(dml_rt_session_node_time(s, 0, &a, &b), DML_STATUS_FAILED_PRECONDITION,
+              "profiling");
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
 /* One model shared by several threads, each with its own session. */
 typedef struct worker {
   const dml_rt_model_t *model;
@@ -585,6 +627,7 @@ int main(int argc, char **argv) {
   if (argc > 1) return helper(argc, argv);
   RUN(test_emit_load_run);
   RUN(test_threads);
+  RUN(test_profiling);
   RUN(test_introspection);
   RUN(test_session_errors);
   RUN(test_emit_errors);
