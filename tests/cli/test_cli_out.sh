@@ -12,7 +12,7 @@ set -u
 DMLC=$1 SHARED=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK"
 . "$(dirname "$0")/../sh_test_util.sh"
-PY=python3
+PY="env PYTHONUTF8=1 python3" # JSON text is UTF-8 whatever the locale
 
 # py FILE CODE: runs CODE with the JSON object in FILE as d
 py() { $PY - "$@"; }
@@ -53,6 +53,22 @@ assert d["devices"][0]["id"] == "cpu" and d["devices"][0]["default"] is True
 for x in d["devices"][1:]:
     assert x["backend"] in ("vulkan", "cuda") and x["id"].startswith(x["backend"] + ":"), x
 assert (d["vulkan_error"] is None) == any(x["backend"] == "vulkan" for x in d["devices"])
+EOF
+
+# names JSON must escape (quote, backslash, newline, 0x01) or replace (an
+# invalid UTF-8 byte): fixtures/gen_json_names.py
+JN=$WORK/json_names.dmlpkg
+"$DMLC" compile "$(dirname "$0")/fixtures/json_names.onnx" -o "$JN" >/dev/null
+"$DMLC" inspect --json "$JN" >"$WORK/jn_inspect.json"
+"$DMLC" summary --json "$JN" >"$WORK/jn_summary.json"
+"$DMLC" bench "$JN" --iterations 1 --warmup 0 --trace "$WORK/jn_trace.json" >/dev/null 2>&1
+check "--json and --trace escape odd names" py "$WORK/jn_inspect.json" "$WORK/jn_summary.json" "$WORK/jn_trace.json" <<'EOF'
+import json, sys
+i, s, t = (json.load(open(f)) for f in sys.argv[1:4])
+assert i["outputs"][0]["name"] == 'y"\\\x01\ufffd', i["outputs"]
+relu = 'r"\\\n\x01\ufffd\u00e9'
+assert [l["name"] for l in s["layers"]] == [relu, "neg"], s["layers"]
+assert relu in [e["name"] for e in t["traceEvents"] if e.get("cat") == "kernel"]
 EOF
 
 # ---- bench --trace ----
