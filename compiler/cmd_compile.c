@@ -94,7 +94,8 @@ static void usage(FILE *f) {
       "  --clip-value F           clamp every gradient element to [-F, F]\n"
       "  --progress               a progress line on stderr (the stage and the time)\n"
       "                           once the compile takes more than a second: by\n"
-      "                           default only when stderr is a terminal (where the\n"
+      "                           default only when stderr is a terminal and no IR\n"
+      "                           or kernels are printed (on a terminal the\n"
       "                           line is rewritten in place and cleared at the end);\n"
       "                           with --progress elsewhere too, as plain lines (at\n"
       "                           each stage and every 10 s). The environment\n"
@@ -410,7 +411,11 @@ int dmlc_cmd_compile(int argc, char **argv) {
   o.command_line = cmdline;
 
   dml_compile_report_t r;
-  dmlc_progress_t *prog = dmlc_progress_start("dmlc compile", progress);
+  /* IR and kernel dumps go to the terminal too: no line among them unless
+   * asked for */
+  int dumps = o.print_ir_after || o.print_ir_after_all || o.print_kernels;
+  dmlc_progress_t *prog =
+      dumps && !progress ? NULL : dmlc_progress_start("dmlc compile", progress);
   o.progress = prog ? dmlc_progress_stage : NULL;
   o.progress_ctx = prog;
   dml_status_t s = dml_compile_onnx_file(model, out, &o, &r);

@@ -254,22 +254,28 @@ assert b"\r" not in b and b"\x1b" not in b, b
 EOF
 check "a terminal: one line rewritten and cleared" py "$DMLC" "$SHARED/models/lenet5.onnx" "$WORK/p.dmlpkg" <<'EOF'
 import os, pty, sys
-pid, fd = pty.fork()
-if pid == 0:
-    os.environ["DMLC_PROGRESS_AFTER_MS"] = "0"
-    os.execv(sys.argv[1], [sys.argv[1], "compile", sys.argv[2], "-o", sys.argv[3]])
-buf = b""
-while True:
-    try:
-        d = os.read(fd, 4096)
-    except OSError:
-        break
-    if not d:
-        break
-    buf += d
-_, st = os.waitpid(pid, 0)
-assert st == 0, st
+def on_pty(*extra):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["DMLC_PROGRESS_AFTER_MS"] = "0"
+        os.execv(sys.argv[1], [sys.argv[1], "compile", sys.argv[2], "-o", sys.argv[3]] + list(extra))
+    buf = b""
+    while True:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        buf += d
+    _, st = os.waitpid(pid, 0)
+    assert st == 0, st
+    return buf
+buf = on_pty()
 assert b"\rdmlc compile: " in buf and buf.count(b"\r\x1b[K") == 1, buf
+# with IR dumps on the terminal: no progress line among them
+buf = on_pty("--print-ir-after=dce")
+assert b"dmlc compile: " not in buf and b"\x1b[K" not in buf and b"func" in buf, buf[-300:]
 EOF
 
 [ "$fails" -eq 0 ] && echo "test_cli_out: all passed" || { echo "test_cli_out: $fails failed"; exit 1; }
