@@ -36,7 +36,9 @@ static void fuzz_binary(const uint8_t *data, size_t size) {
     if (jl != SIZE_MAX) abort(); /* set on success only */
     return;
   }
-  if (jl > blen || hn == 0 || strspn(hv, "0123456789") != hn) abort();
+  /* the value is a C string (MHD's): it ends at a NUL byte */
+  size_t hl = strlen(hv);
+  if (jl > blen || hl == 0 || strspn(hv, "0123456789") != hl) abort();
   const uint8_t *region = body + jl;
   size_t rlen = blen - jl, off = 0;
   static const dml_dtype_t dts[] = {DML_DTYPE_F32, DML_DTYPE_BOOL, DML_DTYPE_F64,
