@@ -267,6 +267,10 @@ for m in ("lenet", "fashion_mlp"):
     check(mv(m1, "dmlc_batch_rows_count", model=m) > mv(m0, "dmlc_batch_rows_count", model=m),
           "%s: batch rows histogram counted runs" % m)
     check(mv(m1, "dmlc_queue_requests", model=m) == 0, "%s: queue empty at rest" % m)
+st, js = jreq("GET", "/v2/models/lenet/stats")
+check(st == 200 and js["name"] == "lenet" and js["requests"] == counts["lenet"][0] and
+      js["rows"] == counts["lenet"][1] and js["model_http"]["2xx"] >= counts["lenet"][0] + 2 and
+      js["http"]["2xx"] > js["model_http"]["2xx"], "lenet stats: %s" % js)
 check(mv(m1, "dmlc_http_requests_total", code="404") >= 1, "the 404 counted")
 check(mv(m1, "dmlc_http_request_duration_seconds_count") >
       mv(m0, "dmlc_http_request_duration_seconds_count"), "http latency histogram moved")
