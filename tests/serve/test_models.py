@@ -446,7 +446,10 @@ tok = os.path.join(WORK, "token")
 with open(tok, "w") as f:
     f.write("metrics-test-token-0123456789\n")
 for public in (False, True):
-    args = [F.pkg, "--port", "0", "--auth-token-file", tok, "--quiet"]
+    # the second one with --model alone (no package argument)
+    name = "fm" if public else "fashion_mlp"
+    args = (["--model", "fm=" + F.pkg] if public else [F.pkg]) + \
+        ["--port", "0", "--auth-token-file", tok, "--quiet"]
     srv, line, port = start_server(DMLC, args + (["--metrics-public"] if public else []),
                                    os.path.join(WORK, "tok.log"))
     st, _, _ = request("GET", "/metrics", port=port)
@@ -455,8 +458,11 @@ for public in (False, True):
     st, _, _ = request("GET", "/metrics", port=port,
                        headers={"Authorization": "Bearer metrics-test-token-0123456789"})
     check(st == 200, "/metrics with the token")
-    st, _, _ = request("POST", "/v2/models/fashion_mlp/infer", F.infer_body(0, 1), port=port)
+    st, _, _ = request("POST", "/v2/models/%s/infer" % name, F.infer_body(0, 1), port=port)
     check(st == 401, "infer without the token: 401 (public=%s)" % public)
+    st, data, _ = request("POST", "/v2/models/%s/infer" % name, F.infer_body(2, 3), port=port,
+                          headers={"Authorization": "Bearer metrics-test-token-0123456789"})
+    check(st == 200 and F.reply_ok(json.loads(data), 2, 3), "infer with the token on " + name)
     srv.terminate()
     check(srv.wait(60) == 0, "clean exit")
 
