@@ -14,6 +14,7 @@
 #include <malloc.h>
 #endif
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -47,34 +48,43 @@
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: dmlc serve PKG [--name NAME] [--host 127.0.0.1] [--port 8000] [--device "
-      "D]\n"
+      "usage: dmlc serve [PKG [--name NAME]] [--model NAME=PKG ...] [--host 127.0.0.1]\n"
+      "                  [--port 8000] [--device D]\n"
       "                  [--batch-size N] [--batch-timeout-ms T] [--instances K]\n"
       "                  [--max-body-bytes B] [--max-connections C] [--header-timeout "
       "S]\n"
       "                  [--body-timeout S] [--max-inflight-body-bytes B]\n"
       "                  [--http-threads N] [--tls-cert PEM --tls-key PEM]\n"
-      "                  [--auth-token-file FILE] [--threads N] [--verbose|--quiet]\n"
+      "                  [--auth-token-file FILE] [--metrics-public] [--threads N]\n"
+      "                  [--verbose|--quiet]\n"
       "\n"
-      "Serves the package PKG over HTTP/1.1 with the KServe v2 / Open Inference\n"
-      "Protocol REST API, batching concurrent requests (docs/serving.md):\n"
+      "Serves the package PKG (and each --model) over HTTP/1.1 with the KServe v2 /\n"
+      "Open Inference Protocol REST API, batching concurrent requests per model\n"
+      "(docs/serving.md):\n"
       "  GET  /v2/health/live, /v2/health/ready   200 while serving\n"
       "  GET  /v2                                 server metadata\n"
+      "  GET  /v2/models, GET|POST /v2/repository/index\n"
+      "                                           the served models\n"
       "  GET  /v2/models/NAME                     model metadata (inputs, outputs;\n"
       "                                           -1 for the batch dim)\n"
       "  GET  /v2/models/NAME/ready               200 when ready\n"
       "  GET  /v2/models/NAME/stats               serving statistics (JSON)\n"
-      "  GET  /metrics                            the same and the rejections in\n"
-      "                                           Prometheus' text format\n"
-      "  POST /v2/models/NAME/infer               JSON tensors in, JSON tensors out\n"
+      "  GET  /metrics                            counters, gauges and histograms\n"
+      "                                           in Prometheus' text format 0.0.4\n"
+      "  POST /v2/models/NAME/infer               JSON tensors in, JSON tensors out;\n"
+      "                                           or the binary tensor data extension\n"
+      "                                           (Inference-Header-Content-Length)\n"
       "(also under /v2/models/NAME/versions/1/...). Bad requests get a 4xx reply\n"
       "{\"error\": \"...\"}. Prints \"listening on http://HOST:PORT\" once ready; on\n"
       "SIGINT or SIGTERM finishes the requests in flight, prints the statistics\n"
       "and exits with 0.\n"
       "\n"
       "flags:\n"
-      "  --name NAME            the model's name in URLs (default: PKG's file name\n"
-      "                         without .dmlpkg)\n"
+      "  --name NAME            the PKG argument's name in URLs (default: PKG's file\n"
+      "                         name without .dmlpkg); names are 1..128 of\n"
+      "                         A-Z a-z 0-9 . _ -\n"
+      "  --model NAME=PKG       serve PKG as NAME too (repeat for more models; each\n"
+      "                         has its own batcher and --instances sessions)\n"
       "  --host ADDR            IPv4 address to listen on (default 127.0.0.1)\n"
       "  --port N               TCP port (default 8000; 0 picks a free one)\n"
       "  --device NAME          device to run on: cpu (default), or vulkan / vulkan:N\n"
@@ -116,6 +126,7 @@ static void usage(FILE *f) {
       "                         \"Authorization: Bearer TOKEN\", TOKEN being the\n"
       "                         file's one line (>= 16 printable characters);\n"
       "                         others get 401 before their body is read\n"
+      "  --metrics-public       /metrics needs no token either\n"
       "  --verbose              log one line per request (default: failed ones)\n"
       "  --quiet                log no request\n"
       "  -h, --help             this text\n"
@@ -234,10 +245,30 @@ enum {
 static const char *const k_rej_names[REJ_N] = {
     "body_too_large", "connection_limit", "inflight_body_bytes",
     "timeout",        "bad_json",         "unauthorized"};
-/* Upper bounds (seconds) of the request latency histogram's buckets. */
-#define N_LAT_BUCKETS 12
-static const double k_lat_le[N_LAT_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                               0.1,   0.25,   0.5,   1,    2.5,   10};
+/* Upper bounds (seconds) of the latency histograms' buckets: Prometheus'
+ * default buckets (client libraries' DefBuckets). */
+#define N_LAT_BUCKETS 11
+static const double k_lat_le[N_LAT_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                               0.5,   1,    2.5,   5,    10};
+
+/* A latency histogram (seconds) as Prometheus counts it. */
+typedef struct {
+  atomic_ullong bucket[N_LAT_BUCKETS + 1], us_sum, count;
+} lat_hist_t;
+
+/* One served model (--model NAME=PKG, or the package argument): its own
+ * serving object (batcher and sessions) and its counters for /metrics. */
+#define MODEL_NAME_MAX 128
+typedef struct {
+  char name[MODEL_NAME_MAX + 1]; /* in URLs: [A-Za-z0-9._-], see model_name_ok */
+  const char *pkg;
+  dml_rt_model_t *model;
+  dml_serve_t *srv;
+  atomic_ullong by_code[600]; /* replies to /v2/models/NAME/... by status code */
+  lat_hist_t infer_lat;       /* inference requests: headers to reply */
+} model_ent_t;
+
+#define MAX_MODELS 64
 
 /* An open TCP connection (MHD_OPTION_NOTIFY_CONNECTION): what it is doing
  * since when, for the header and body deadlines. */
@@ -251,9 +282,9 @@ typedef struct conn_rec {
 } conn_rec_t;
 
 typedef struct {
-  const char *name;
-  const dml_rt_model_t *model;
-  dml_serve_t *srv;
+  model_ent_t *models;
+  int n_models;
+  int metrics_public; /* --metrics-public: /metrics needs no token */
   size_t max_body;
   int64_t max_conn;                        /* requests beyond it get 503 */
   double header_timeout_s, body_timeout_s; /* 0: none */
@@ -276,7 +307,7 @@ typedef struct {
   atomic_ullong by_code[600];    /* replies by HTTP status code */
   atomic_ullong rejected[REJ_N]; /* rejected requests by reason */
   atomic_int in_flight;          /* requests begun and not completed */
-  atomic_ullong lat_bucket[N_LAT_BUCKETS + 1], lat_us_sum, lat_count;
+  lat_hist_t lat;                /* every reply */
   /* The parse pool: inference bodies are parsed and checked off MHD's
    * threads (a 16 MB body takes long), in arrival order. */
   pthread_mutex_t q_lock;
@@ -295,11 +326,12 @@ typedef struct {
  * result and resumed it; MHD then calls on_request again, which writes the
  * reply (infer_reply). No thread waits meanwhile. */
 typedef struct infer_job {
+  model_ent_t *m; /* the model it runs on */
   struct MHD_Connection *conn;
   struct conn_state *cs;
   const char *url, *method; /* MHD's, valid until the request completes */
   char *id;                 /* the request's "id", or NULL */
-  int want_out[MAX_IO];
+  int want_out[MAX_IO];     /* 0 not wanted, 1 as JSON, 2 as binary data */
   atomic_int done;
   dml_status_t st;    /* set before done */
   dml_tensor_t *outs; /* set before done (on success) */
@@ -316,6 +348,10 @@ typedef struct conn_state {
   int busy;        /* chunked body beyond --max-inflight-body-bytes: 503 */
   size_t reserved; /* bytes counted in sv->inflight_body */
   struct timespec t0;
+  model_ent_t *m;   /* the model of a /v2/models/NAME/... request, or NULL */
+  int infer;        /* an inference request (its latency is the model's too) */
+  int binary;       /* Inference-Header-Content-Length: the body's first */
+  size_t json_len;  /* json_len bytes are JSON, the rest binary tensor data */
   infer_job_t *job; /* an inference in flight or done; NULL otherwise */
 } conn_t;
 
@@ -399,21 +435,37 @@ static void cut_slow_connections(server_t *sv) {
   pthread_mutex_unlock(&sv->conns_lock);
 }
 
+static void lat_add(lat_hist_t *h, double sec) {
+  int bkt = 0;
+  while (bkt < N_LAT_BUCKETS && sec > k_lat_le[bkt]) bkt++;
+  atomic_fetch_add(&h->bucket[bkt], 1);
+  atomic_fetch_add(&h->us_sum, (unsigned long long)(sec * 1e6));
+  atomic_fetch_add(&h->count, 1);
+}
+
 /* Queues `body` (malloc'd, taken) with `code`; counts it and logs one
  * line (every request with --verbose, failed ones by default; `note` is
- * the error message). */
-static enum MHD_Result reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
-                             unsigned code, const char *method, const char *url,
-                             char *body, size_t len, const char *note) {
+ * the error message). json_len: a binary tensor data reply (its first
+ * json_len bytes are JSON), 0 otherwise. */
+static enum MHD_Result reply_bin(server_t *sv, struct MHD_Connection *c, conn_t *cs,
+                                 unsigned code, const char *method, const char *url,
+                                 char *body, size_t len, const char *note,
+                                 size_t json_len) {
   struct MHD_Response *r =
       MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
   if (!r) {
     free(body);
     return MHD_NO;
   }
-  MHD_add_response_header(
-      r, MHD_HTTP_HEADER_CONTENT_TYPE,
-      strcmp(url, "/metrics") ? "application/json" : "text/plain; version=0.0.4");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                          json_len                  ? "application/octet-stream"
+                          : strcmp(url, "/metrics") ? "application/json"
+                                                    : "text/plain; version=0.0.4");
+  if (json_len) {
+    char n[32];
+    snprintf(n, sizeof n, "%zu", json_len);
+    MHD_add_response_header(r, "Inference-Header-Content-Length", n);
+  }
   if (code == 413 || code == 503) MHD_add_response_header(r, "Connection", "close");
   if (code == 401) {
     MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"dmlc\"");
@@ -421,7 +473,9 @@ static enum MHD_Result reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
   }
   if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
-                            strstr(url, "/infer") ? "POST" : "GET, HEAD");
+                            strstr(url, "/infer")              ? "POST"
+                            : strstr(url, "/repository/index") ? "GET, HEAD, POST"
+                                                               : "GET, HEAD");
   enum MHD_Result ret = MHD_queue_response(c, code, r);
   MHD_destroy_response(r);
   atomic_fetch_add(&sv->by_code[code < 600 ? code : 0], 1);
@@ -433,11 +487,11 @@ static enum MHD_Result reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
         &sv->rejected[note[13] == 'i' ? REJ_BODY_BYTES_LIMIT : REJ_CONN_LIMIT], 1);
   if (cs) {
     double sec = ms_since(&cs->t0) / 1e3;
-    int bkt = 0;
-    while (bkt < N_LAT_BUCKETS && sec > k_lat_le[bkt]) bkt++;
-    atomic_fetch_add(&sv->lat_bucket[bkt], 1);
-    atomic_fetch_add(&sv->lat_us_sum, (unsigned long long)(sec * 1e6));
-    atomic_fetch_add(&sv->lat_count, 1);
+    lat_add(&sv->lat, sec);
+    if (cs->m) {
+      atomic_fetch_add(&cs->m->by_code[code < 600 ? code : 0], 1);
+      if (cs->infer) lat_add(&cs->m->infer_lat, sec);
+    }
   }
   if (code < 300)
     atomic_fetch_add(&sv->n_2xx, 1);
@@ -450,6 +504,12 @@ static enum MHD_Result reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
             code, cs ? cs->len : 0, len, cs ? ms_since(&cs->t0) : 0.0, note ? ": " : "",
             note ? note : "");
   return ret;
+}
+
+static enum MHD_Result reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
+                             unsigned code, const char *method, const char *url,
+                             char *body, size_t len, const char *note) {
+  return reply_bin(sv, c, cs, code, method, url, body, len, note, 0);
 }
 
 static enum MHD_Result reply_sb(server_t *sv, struct MHD_Connection *c, conn_t *cs,
@@ -497,13 +557,13 @@ static void io_json(sb_t *b, const dml_rt_io_info_t *io) {
   sb_printf(b, "]}");
 }
 
-static void model_metadata(const server_t *sv, sb_t *b) {
+static void model_metadata(const model_ent_t *me, sb_t *b) {
   sb_printf(b, "{\"name\": ");
-  sb_json_str(b, sv->name);
+  sb_json_str(b, me->name);
   sb_printf(b, ", \"versions\": [\"1\"], \"platform\": \"dmlc\", \"inputs\": [");
-  for (uint32_t i = 0; i < dml_rt_model_num_inputs(sv->model); i++) {
+  for (uint32_t i = 0; i < dml_rt_model_num_inputs(me->model); i++) {
     dml_rt_io_info_t io;
-    dml_status_t st = dml_rt_model_input_info(sv->model, i, &io);
+    dml_status_t st = dml_rt_model_input_info(me->model, i, &io);
     if (st) {
       dml_status_free(st);
       continue;
@@ -512,9 +572,9 @@ static void model_metadata(const server_t *sv, sb_t *b) {
     io_json(b, &io);
   }
   sb_printf(b, "], \"outputs\": [");
-  for (uint32_t i = 0; i < dml_rt_model_num_outputs(sv->model); i++) {
+  for (uint32_t i = 0; i < dml_rt_model_num_outputs(me->model); i++) {
     dml_rt_io_info_t io;
-    dml_status_t st = dml_rt_model_output_info(sv->model, i, &io);
+    dml_status_t st = dml_rt_model_output_info(me->model, i, &io);
     if (st) {
       dml_status_free(st);
       continue;
@@ -525,11 +585,16 @@ static void model_metadata(const server_t *sv, sb_t *b) {
   sb_printf(b, "]}");
 }
 
-static void stats_json(server_t *sv, sb_t *b) {
+/* The model's statistics; "http" counts the server's replies (all models
+ * and paths), "model_http" this model's paths' replies by class. */
+static void stats_json(server_t *sv, model_ent_t *me, sb_t *b) {
   dml_serve_stats_t st;
-  dml_serve_get_stats(sv->srv, &st);
+  dml_serve_get_stats(me->srv, &st);
+  unsigned long long mc[3] = {0, 0, 0};
+  for (unsigned c = 100; c < 600; c++)
+    if (c >= 200) mc[c < 300 ? 0 : c < 500 ? 1 : 2] += atomic_load(&me->by_code[c]);
   sb_printf(b, "{\"name\": ");
-  sb_json_str(b, sv->name);
+  sb_json_str(b, me->name);
   sb_printf(
       b,
       ", \"batch_size\": %" PRId64 ", \"requests\": %" PRIu64
@@ -537,21 +602,57 @@ static void stats_json(server_t *sv, sb_t *b) {
       ", \"mean_rows_per_run\": %.3f, \"queued_requests\": %" PRIu64
       ", \"latency_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, "
       "\"max\": %.3f}, \"queue_ms\": {\"mean\": %.3f, \"p50\": %.3f, \"p90\": %.3f, "
-      "\"p99\": %.3f}, \"http\": {\"2xx\": %llu, \"4xx\": %llu, \"5xx\": %llu}}",
-      dml_serve_batch_size(sv->srv), st.requests, st.requests_failed, st.rows, st.runs,
+      "\"p99\": %.3f}, \"http\": {\"2xx\": %llu, \"4xx\": %llu, \"5xx\": %llu}, "
+      "\"model_http\": {\"2xx\": %llu, \"4xx\": %llu, \"5xx\": %llu}}",
+      dml_serve_batch_size(me->srv), st.requests, st.requests_failed, st.rows, st.runs,
       st.mean_rows_per_run, st.queued_requests, st.latency_ms_mean, st.latency_ms_p50,
       st.latency_ms_p90, st.latency_ms_p99, st.latency_ms_max, st.queue_ms_mean,
       st.queue_ms_p50, st.queue_ms_p90, st.queue_ms_p99,
       (unsigned long long)atomic_load(&sv->n_2xx),
       (unsigned long long)atomic_load(&sv->n_4xx),
-      (unsigned long long)atomic_load(&sv->n_5xx));
+      (unsigned long long)atomic_load(&sv->n_5xx), mc[0], mc[1], mc[2]);
 }
 
-/* /metrics: Prometheus' text exposition format (version 0.0.4): replies by
- * status code, rejected requests by reason, in-flight requests and body
- * bytes, open connections, batch rows per run (a summary: _sum rows over
- * _count runs) and the latency of every reply (a histogram, seconds, from
- * the request's headers to its reply being queued). */
+/* The process's resident memory in bytes (/proc/self/statm), 0 when
+ * unknown. */
+static unsigned long long resident_bytes(void) {
+  unsigned long long pages = 0, rss = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  int ok = fscanf(f, "%llu %llu", &pages, &rss) == 2;
+  fclose(f);
+  long pg = sysconf(_SC_PAGESIZE);
+  return ok && pg > 0 ? rss * (unsigned long long)pg : 0;
+}
+
+/* The samples of histogram h (name{label,le="..."}): cumulative buckets,
+ * _sum (seconds) and _count. `label` is `model="x",` or "". */
+static void lat_hist_text(sb_t *b, const char *name, const char *label,
+                          const lat_hist_t *h) {
+  unsigned long long cum = 0;
+  for (int i = 0; i <= N_LAT_BUCKETS; i++) {
+    cum += atomic_load(&h->bucket[i]);
+    if (i < N_LAT_BUCKETS)
+      sb_printf(b, "%s_bucket{%sle=\"%g\"} %llu\n", name, label, k_lat_le[i], cum);
+    else
+      sb_printf(b, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, label, cum);
+  }
+  size_t n = strlen(label);
+  sb_printf(b, "%s_sum%s%.*s%s %.6f\n%s_count%s%.*s%s %llu\n", name, n ? "{" : "",
+            (int)(n ? n - 1 : 0), label, n ? "}" : "",
+            (double)atomic_load(&h->us_sum) / 1e6, name, n ? "{" : "",
+            (int)(n ? n - 1 : 0), label, n ? "}" : "",
+            (unsigned long long)atomic_load(&h->count));
+}
+
+/* /metrics: Prometheus' text exposition format (version 0.0.4). Server
+ * wide: replies by status code, rejected requests by reason, in-flight
+ * requests and body bytes, open connections, the latency of every reply
+ * (a histogram, seconds, from the request's headers to its reply being
+ * queued), the resident memory. Per model (label model): replies to its
+ * paths by status code, inference requests by result and their rows and
+ * latency, queued requests and rows, rows per batched run (a histogram)
+ * and the batch size. */
 static void metrics_text(server_t *sv, sb_t *b) {
   sb_printf(b,
             "# HELP dmlc_http_requests_total HTTP replies by status code.\n"
@@ -563,7 +664,7 @@ static void metrics_text(server_t *sv, sb_t *b) {
   sb_printf(b,
             "# HELP dmlc_http_rejected_total Requests refused, by reason (413 body "
             "too large, 503 connection limit or in-flight body bytes, header/body "
-            "timeout: connection closed, 400 malformed JSON).\n"
+            "timeout: connection closed, 400 malformed JSON, 401 unauthorized).\n"
             "# TYPE dmlc_http_rejected_total counter\n");
   for (int r = 0; r < REJ_N; r++)
     sb_printf(b, "dmlc_http_rejected_total{reason=\"%s\"} %llu\n", k_rej_names[r],
@@ -577,50 +678,110 @@ static void metrics_text(server_t *sv, sb_t *b) {
             "dmlc_http_inflight_body_bytes %llu\n"
             "# HELP dmlc_http_connections Open TCP connections.\n"
             "# TYPE dmlc_http_connections gauge\n"
-            "dmlc_http_connections %d\n",
+            "dmlc_http_connections %d\n"
+            "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+            "# TYPE process_resident_memory_bytes gauge\n"
+            "process_resident_memory_bytes %llu\n",
             atomic_load(&sv->in_flight),
-            (unsigned long long)atomic_load(&sv->inflight_body),
-            atomic_load(&sv->n_conn));
-  dml_serve_stats_t st;
-  dml_serve_get_stats(sv->srv, &st);
-  sb_printf(b,
-            "# HELP dmlc_batch_rows Rows per batched run (sum of rows over count of "
-            "runs).\n"
-            "# TYPE dmlc_batch_rows summary\n"
-            "dmlc_batch_rows_sum %" PRIu64
-            "\n"
-            "dmlc_batch_rows_count %" PRIu64
-            "\n"
-            "# HELP dmlc_batch_size_max Most rows per run (--batch-size).\n"
-            "# TYPE dmlc_batch_size_max gauge\n"
-            "dmlc_batch_size_max %" PRId64
-            "\n"
-            "# HELP dmlc_inference_requests_total Inference requests completed by the "
-            "serving object, by result.\n"
-            "# TYPE dmlc_inference_requests_total counter\n"
-            "dmlc_inference_requests_total{result=\"ok\"} %" PRIu64
-            "\n"
-            "dmlc_inference_requests_total{result=\"failed\"} %" PRIu64 "\n",
-            st.run_rows, st.runs, dml_serve_batch_size(sv->srv),
-            st.requests - st.requests_failed, st.requests_failed);
+            (unsigned long long)atomic_load(&sv->inflight_body), atomic_load(&sv->n_conn),
+            resident_bytes());
   sb_printf(b,
             "# HELP dmlc_http_request_duration_seconds Time from a request's "
             "headers to its reply.\n"
             "# TYPE dmlc_http_request_duration_seconds histogram\n");
-  unsigned long long cum = 0;
-  for (int i = 0; i <= N_LAT_BUCKETS; i++) {
-    cum += atomic_load(&sv->lat_bucket[i]);
-    if (i < N_LAT_BUCKETS)
-      sb_printf(b, "dmlc_http_request_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                k_lat_le[i], cum);
-    else
-      sb_printf(b, "dmlc_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
+  lat_hist_text(b, "dmlc_http_request_duration_seconds", "", &sv->lat);
+
+  /* per model: one family at a time (the format wants a family's samples
+   * together) */
+  enum { F_CODES, F_INFER, F_ROWS, F_QREQ, F_QROWS, F_BATCH, F_BMAX, F_LAT, F_N };
+  static const char *const k_fam[F_N][3] = {
+      {"dmlc_model_requests_total", "counter",
+       "HTTP replies to a model's paths (/v2/models/NAME/...) by status code."},
+      {"dmlc_inference_requests_total", "counter",
+       "Inference requests completed by the model's serving object, by result."},
+      {"dmlc_inference_rows_total", "counter", "Rows of the completed requests."},
+      {"dmlc_queue_requests", "gauge",
+       "Requests waiting for a run (none of their "
+       "rows started)."},
+      {"dmlc_queue_rows", "gauge", "Rows waiting for a run."},
+      {"dmlc_batch_rows", "histogram", "Rows per session run (batch size)."},
+      {"dmlc_batch_size_max", "gauge", "Most rows per run (--batch-size)."},
+      {"dmlc_inference_duration_seconds", "histogram",
+       "Time from an inference request's headers to its reply."},
+  };
+  dml_serve_stats_t *sts = (dml_serve_stats_t *)calloc((size_t)sv->n_models, sizeof *sts);
+  if (!sts) {
+    b->oom = 1;
+    return;
   }
-  sb_printf(b,
-            "dmlc_http_request_duration_seconds_sum %.6f\n"
-            "dmlc_http_request_duration_seconds_count %llu\n",
-            (double)atomic_load(&sv->lat_us_sum) / 1e6,
-            (unsigned long long)atomic_load(&sv->lat_count));
+  for (int i = 0; i < sv->n_models; i++) dml_serve_get_stats(sv->models[i].srv, &sts[i]);
+  for (int f = 0; f < F_N; f++) {
+    sb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", k_fam[f][0], k_fam[f][2], k_fam[f][0],
+              k_fam[f][1]);
+    for (int i = 0; i < sv->n_models; i++) {
+      model_ent_t *me = &sv->models[i];
+      const dml_serve_stats_t *st = &sts[i];
+      sb_t lab = {0}; /* model="NAME", (escaped) */
+      sb_printf(&lab, "model=");
+      sb_json_str(&lab, me->name); /* JSON's escapes of \ " are Prometheus' */
+      sb_printf(&lab, ",");
+      if (lab.oom) {
+        b->oom = 1;
+        free(lab.p);
+        break;
+      }
+      const char *l = lab.p;
+      int ln = (int)lab.len - 1; /* without the comma */
+      switch (f) {
+        case F_CODES:
+          for (unsigned c = 100; c < 600; c++) {
+            unsigned long long n = atomic_load(&me->by_code[c]);
+            if (n) sb_printf(b, "%s{%scode=\"%u\"} %llu\n", k_fam[f][0], l, c, n);
+          }
+          break;
+        case F_INFER:
+          sb_printf(
+              b, "%s{%sresult=\"ok\"} %" PRIu64 "\n%s{%sresult=\"failed\"} %" PRIu64 "\n",
+              k_fam[f][0], l, st->requests - st->requests_failed, k_fam[f][0], l,
+              st->requests_failed);
+          break;
+        case F_ROWS:
+          sb_printf(b, "%s{%.*s} %" PRIu64 "\n", k_fam[f][0], ln, l, st->rows);
+          break;
+        case F_QREQ:
+          sb_printf(b, "%s{%.*s} %" PRIu64 "\n", k_fam[f][0], ln, l, st->queued_requests);
+          break;
+        case F_QROWS:
+          sb_printf(b, "%s{%.*s} %" PRIu64 "\n", k_fam[f][0], ln, l, st->queued_rows);
+          break;
+        case F_BATCH: {
+          /* buckets 1, 2, 4, ... up to the first >= the batch size */
+          int64_t bs = dml_serve_batch_size(me->srv);
+          uint64_t cum = 0;
+          for (int k = 0; k < DML_SERVE_ROWS_BUCKETS; k++) {
+            cum += st->runs_by_rows[k];
+            if (k > 0 && ((int64_t)1 << (k - 1)) >= bs) continue; /* all 0 beyond */
+            sb_printf(b, "%s_bucket{%sle=\"%lld\"} %" PRIu64 "\n", k_fam[f][0], l,
+                      1LL << k, cum);
+          }
+          sb_printf(b,
+                    "%s_bucket{%sle=\"+Inf\"} %" PRIu64 "\n%s_sum{%.*s} %" PRIu64
+                    "\n%s_count{%.*s} %" PRIu64 "\n",
+                    k_fam[f][0], l, st->runs, k_fam[f][0], ln, l, st->run_rows,
+                    k_fam[f][0], ln, l, st->runs);
+          break;
+        }
+        case F_BMAX:
+          sb_printf(b, "%s{%.*s} %" PRId64 "\n", k_fam[f][0], ln, l,
+                    dml_serve_batch_size(me->srv));
+          break;
+        case F_LAT: lat_hist_text(b, k_fam[f][0], l, &me->infer_lat); break;
+        default: break;
+      }
+      free(lab.p);
+    }
+  }
+  free(sts);
 }
 
 /* ---- infer ------------------------------------------------------------- */
@@ -860,11 +1021,17 @@ static int parse_enqueue(server_t *sv, infer_job_t *job) {
 static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
                              const char *um[2], int *handed) {
   *handed = 0;
-  const dml_rt_model_t *m = sv->model;
+  model_ent_t *me = cs->job->m;
+  const dml_rt_model_t *m = me->model;
   uint32_t n_in = dml_rt_model_num_inputs(m), n_out = dml_rt_model_num_outputs(m);
   if (n_in > MAX_IO || n_out > MAX_IO)
     return reply_error(sv, c, cs, 500, um, "model has too many inputs or outputs");
-  const char *bad_json = strict_json_check(cs->body, cs->len);
+  /* With the binary tensor data extension the JSON is the body's first
+   * json_len bytes; the rest is the inputs' raw data. */
+  size_t json_len = cs->binary ? cs->json_len : cs->len;
+  const unsigned char *bin = (const unsigned char *)(cs->body ? cs->body : "") + json_len;
+  size_t bin_len = cs->len - json_len, bin_off = 0;
+  const char *bad_json = strict_json_check(cs->body, json_len);
   if (bad_json) return reply_error(sv, c, cs, 400, um, "%s", bad_json);
   /* The tree is of the skeleton (the inputs' "data" values replaced by 0,
    * read straight into the tensors below) when the body has the request's
@@ -873,10 +1040,10 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
   dml_serve_json_span_t spans[MAX_IO];
   size_t n_spans = 0, skel_len = 0;
   char *skel = NULL;
-  if (dml_serve_json_split(body, cs->len, spans, MAX_IO, &n_spans, &skel, &skel_len))
+  if (dml_serve_json_split(body, json_len, spans, MAX_IO, &n_spans, &skel, &skel_len))
     n_spans = 0;
   const char *text = skel ? skel : body;
-  size_t text_len = skel ? skel_len : cs->len;
+  size_t text_len = skel ? skel_len : json_len;
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(text, text_len, &end, 0);
   /* Strict: nothing but whitespace after the one JSON value. */
@@ -896,7 +1063,7 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
         sv, c, cs, 400, um,
         root ? "malformed JSON: data after the JSON value (at byte %zu of %zu)"
              : "malformed JSON (at byte %zu of %zu)",
-        body_at, cs->len);
+        body_at, json_len);
   }
   enum MHD_Result ret;
   dml_tensor_t in[MAX_IO];
@@ -906,6 +1073,7 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
   const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(root, "inputs");
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
   const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "parameters");
   if (!cJSON_IsObject(root)) {
     ret = reply_error(sv, c, cs, 400, um, "the request must be a JSON object");
     goto done;
@@ -917,6 +1085,13 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
   for (const cJSON *e = cJSON_IsArray(outputs) ? outputs->child : NULL; e && !dup;
        e = e->next)
     dup = duplicate_key(e);
+  for (const cJSON *e = cJSON_IsArray(inputs) ? inputs->child : NULL; e && !dup;
+       e = e->next)
+    dup = duplicate_key(cJSON_GetObjectItemCaseSensitive(e, "parameters"));
+  for (const cJSON *e = cJSON_IsArray(outputs) ? outputs->child : NULL; e && !dup;
+       e = e->next)
+    dup = duplicate_key(cJSON_GetObjectItemCaseSensitive(e, "parameters"));
+  if (!dup) dup = duplicate_key(params);
   if (dup) {
     ret = reply_error(sv, c, cs, 400, um,
                       "malformed JSON: key \"%.100s\" given twice in one object", dup);
@@ -936,17 +1111,45 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
     const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(e, "datatype");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(e, "data");
+    const cJSON *ip = cJSON_GetObjectItemCaseSensitive(e, "parameters");
+    const cJSON *bsize = cJSON_GetObjectItemCaseSensitive(ip, "binary_data_size");
     if (!cJSON_IsObject(e) || !cJSON_IsString(name) || !cJSON_IsArray(shape) ||
-        !cJSON_IsString(dtype) || !data) {
+        !cJSON_IsString(dtype) || (!data && !bsize)) {
       ret = reply_error(sv, c, cs, 400, um,
                         "each input needs \"name\" (string), \"shape\" (array), "
-                        "\"datatype\" (string) and \"data\"");
+                        "\"datatype\" (string) and \"data\" (or, with the binary tensor "
+                        "data extension, \"parameters\": {\"binary_data_size\": N})");
+      goto done;
+    }
+    if (ip && !cJSON_IsObject(ip)) {
+      ret =
+          reply_error(sv, c, cs, 400, um, "input '%s': \"parameters\" must be an object",
+                      name->valuestring);
+      goto done;
+    }
+    if (data && bsize) {
+      ret = reply_error(sv, c, cs, 400, um,
+                        "input '%s' has both \"data\" and \"binary_data_size\"",
+                        name->valuestring);
+      goto done;
+    }
+    if (bsize && !cs->binary) {
+      ret = reply_error(sv, c, cs, 400, um,
+                        "input '%s' has \"binary_data_size\" but the request has no "
+                        "Inference-Header-Content-Length header",
+                        name->valuestring);
+      goto done;
+    }
+    if (bsize && !cJSON_IsNumber(bsize)) {
+      ret = reply_error(sv, c, cs, 400, um,
+                        "input '%s': \"binary_data_size\" must be a number",
+                        name->valuestring);
       goto done;
     }
     int32_t k = dml_rt_model_find_input(m, name->valuestring);
     if (k < 0) {
       ret = reply_error(sv, c, cs, 400, um, "unknown input '%s' of model '%s'",
-                        name->valuestring, sv->name);
+                        name->valuestring, me->name);
       goto done;
     }
     if (given[k]) {
@@ -998,6 +1201,32 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
                         name->valuestring, got, want);
       goto done;
     }
+    if (bsize) { /* raw bytes: read in place (the submit copies them) */
+      char msg[256];
+      size_t start = 0;
+      const char *berr = dml_serve_binary_take(bin, bin_len, &bin_off, bsize->valuedouble,
+                                               numel, dt, &start, msg, sizeof msg);
+      if (berr) {
+        ret = reply_error(sv, c, cs, 400, um, "input '%s': %s", name->valuestring, berr);
+        goto done;
+      }
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      /* the body is ours: little-endian values swapped in place */
+      size_t esz = dml_dtype_size(dt);
+      for (int64_t v = 0; esz > 1 && v < numel; v++) {
+        unsigned char *q = (unsigned char *)cs->body + json_len + start + (size_t)v * esz;
+        for (size_t a = 0, z = esz - 1; a < z; a++, z--) {
+          unsigned char tmp = q[a];
+          q[a] = q[z];
+          q[z] = tmp;
+        }
+      }
+#endif
+      t.data = (void *)(bin + start);
+      in[k] = t;
+      given[k] = 1;
+      continue;
+    }
     size_t es = dml_dtype_size(dt);
     /* a value takes at least 2 body bytes ("0,"): this bounds the
      * tensor buffer allocated below by es / 2 bytes per body byte */
@@ -1041,6 +1270,23 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
     in[k] = t;
     given[k] = 1;
   }
+  if (bin_off != bin_len) {
+    ret = reply_error(sv, c, cs, 400, um,
+                      "%zu bytes of binary data after the inputs' (binary_data_size "
+                      "adds up to %zu of the %zu bytes after the JSON header)",
+                      bin_len - bin_off, bin_off, bin_len);
+    goto done;
+  }
+  /* binary outputs: "parameters": {"binary_data_output": true} for all, an
+   * output's {"binary_data": true/false} for it */
+  const cJSON *bdo = cJSON_GetObjectItemCaseSensitive(params, "binary_data_output");
+  if ((params && !cJSON_IsObject(params)) || (bdo && !cJSON_IsBool(bdo))) {
+    ret = reply_error(sv, c, cs, 400, um,
+                      "\"parameters\" must be an object, its \"binary_data_output\" a "
+                      "boolean");
+    goto done;
+  }
+  int out_mode = cJSON_IsTrue(bdo) ? 2 : 1;
   for (uint32_t k = 0; k < n_in; k++)
     if (!given[k]) {
       dml_rt_io_info_t io;
@@ -1061,13 +1307,22 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
       if (k < 0) {
         ret =
             reply_error(sv, c, cs, 400, um, "unknown output '%s' of model '%s'",
-                        cJSON_IsString(name) ? name->valuestring : "(no name)", sv->name);
+                        cJSON_IsString(name) ? name->valuestring : "(no name)", me->name);
         goto done;
       }
-      want_out[k] = 1;
+      const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "parameters");
+      const cJSON *bd = cJSON_GetObjectItemCaseSensitive(op, "binary_data");
+      if ((op && !cJSON_IsObject(op)) || (bd && !cJSON_IsBool(bd))) {
+        ret = reply_error(sv, c, cs, 400, um,
+                          "output '%s': \"parameters\" must be an object, its "
+                          "\"binary_data\" a boolean",
+                          name->valuestring);
+        goto done;
+      }
+      want_out[k] = bd ? (cJSON_IsTrue(bd) ? 2 : 1) : out_mode;
     }
   } else {
-    for (uint32_t k = 0; k < n_out; k++) want_out[k] = 1;
+    for (uint32_t k = 0; k < n_out; k++) want_out[k] = out_mode;
   }
 
   infer_job_t *job = cs->job;
@@ -1080,7 +1335,7 @@ static enum MHD_Result infer(server_t *sv, struct MHD_Connection *c, conn_t *cs,
    * on another thread, and resumes the connection. */
   if (!job->on_pool) MHD_suspend_connection(c);
   *handed = 1;
-  dml_status_t st = dml_serve_submit(sv->srv, in, n_in, infer_done, job);
+  dml_status_t st = dml_serve_submit(me->srv, in, n_in, infer_done, job);
   if (st) { /* never queued: `done` will not be called */
     job->st = st;
     atomic_store(&job->done, 1);
@@ -1097,8 +1352,8 @@ done:
 /* The reply of an inference whose job is done (the connection resumed). */
 static enum MHD_Result infer_reply(server_t *sv, struct MHD_Connection *c, conn_t *cs,
                                    const char *um[2]) {
-  const dml_rt_model_t *m = sv->model;
   infer_job_t *job = cs->job;
+  const dml_rt_model_t *m = job->m->model;
   uint32_t n_out = dml_rt_model_num_outputs(m);
   dml_status_t st = job->st;
   if (st) {
@@ -1120,7 +1375,7 @@ static enum MHD_Result infer_reply(server_t *sv, struct MHD_Connection *c, conn_
   const dml_tensor_t *outs = job->outs;
   sb_t b = {0};
   sb_printf(&b, "{\"model_name\": ");
-  sb_json_str(&b, sv->name);
+  sb_json_str(&b, job->m->name);
   sb_printf(&b, ", \"model_version\": \"1\"");
   if (job->id) {
     sb_printf(&b, ", \"id\": ");
@@ -1143,8 +1398,13 @@ static enum MHD_Result infer_reply(server_t *sv, struct MHD_Connection *c, conn_
     sb_printf(&b, ", \"datatype\": \"%s\", \"shape\": [", type_name(t->dtype));
     for (int32_t d = 0; d < t->rank; d++)
       sb_printf(&b, "%s%" PRId64, d ? ", " : "", t->dims[d]);
-    sb_printf(&b, "], \"data\": [");
     int64_t n = dml_dims_numel(t->dims, t->rank);
+    if (job->want_out[k] == 2) { /* its bytes follow the JSON */
+      sb_printf(&b, "], \"parameters\": {\"binary_data_size\": %zu}}",
+                (size_t)n * dml_dtype_size(t->dtype));
+      continue;
+    }
+    sb_printf(&b, "], \"data\": [");
     for (int64_t i = 0; i < n && !b.oom; i++) {
       if (i) sb_printf(&b, ",");
       value_json(&b, t, (size_t)i);
@@ -1152,10 +1412,53 @@ static enum MHD_Result infer_reply(server_t *sv, struct MHD_Connection *c, conn_
     sb_printf(&b, "]}");
   }
   sb_printf(&b, "]}");
-  return reply_sb(sv, c, cs, 200, um[1], um[0], &b, NULL);
+  /* the binary tensor data extension: raw little-endian bytes of the
+   * binary outputs, in the order of the JSON's outputs */
+  size_t json_len = b.len, bin_len = 0;
+  for (uint32_t k = 0; k < n_out && k < MAX_IO; k++)
+    if (job->want_out[k] == 2)
+      bin_len += (size_t)dml_dims_numel(outs[k].dims, outs[k].rank) *
+                 dml_dtype_size(outs[k].dtype);
+  int any = 0;
+  for (uint32_t k = 0; k < n_out && k < MAX_IO; k++) any |= job->want_out[k] == 2;
+  if (!any) return reply_sb(sv, c, cs, 200, um[1], um[0], &b, NULL);
+  sb_reserve(&b, bin_len);
+  if (b.oom || !b.p) return reply_sb(sv, c, cs, 200, um[1], um[0], &b, NULL);
+  for (uint32_t k = 0; k < n_out && k < MAX_IO; k++) {
+    if (job->want_out[k] != 2) continue;
+    size_t es = dml_dtype_size(outs[k].dtype),
+           nb = (size_t)dml_dims_numel(outs[k].dims, outs[k].rank) * es;
+    memcpy(b.p + b.len, outs[k].data, nb);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    for (size_t v = 0; es > 1 && v < nb; v += es)
+      for (size_t a = 0, z = es - 1; a < z; a++, z--) {
+        char tmp = b.p[b.len + v + a];
+        b.p[b.len + v + a] = b.p[b.len + v + z];
+        b.p[b.len + v + z] = tmp;
+      }
+#endif
+    b.len += nb;
+  }
+  return reply_bin(sv, c, cs, 200, um[1], um[0], b.p, b.len, NULL, json_len);
 }
 
 /* ---- routing ----------------------------------------------------------- */
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value);
+
+/* The served models: the v2 repository index ([{"name", "version",
+ * "state"}], index) or {"models": [the same]}. */
+static void repository_index(const server_t *sv, sb_t *b, int index) {
+  sb_printf(b, "%s", index ? "[" : "{\"models\": [");
+  for (int i = 0; i < sv->n_models; i++) {
+    sb_printf(b, "%s{\"name\": ", i ? ", " : "");
+    sb_json_str(b, sv->models[i].name);
+    sb_printf(b, ", \"version\": \"1\", \"state\": \"%s\"}",
+              atomic_load(&sv->ready) ? "READY" : "UNAVAILABLE");
+  }
+  sb_printf(b, "%s", index ? "]" : "]}");
+}
 
 static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs,
                               const char *url, const char *method) {
@@ -1185,7 +1488,18 @@ static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs
   }
   if (!strcmp(url, "/v2") || !strcmp(url, "/v2/")) {
     if (!get) return reply_error(sv, c, cs, 405, um, "%s takes GET", url);
-    sb_printf(&b, "{\"name\": \"dmlc\", \"version\": \"0.1.0\", \"extensions\": []}");
+    sb_printf(&b,
+              "{\"name\": \"dmlc\", \"version\": \"0.1.0\", \"extensions\": "
+              "[\"binary_tensor_data\"]}");
+    return reply_sb(sv, c, cs, 200, method, url, &b, NULL);
+  }
+  if (!strcmp(url, "/v2/repository/index") || !strcmp(url, "/v2/models") ||
+      !strcmp(url, "/v2/models/")) {
+    int index = url[4] == 'r';
+    if (!get && !(index && post))
+      return reply_error(sv, c, cs, 405, um, "%s takes %s", url,
+                         index ? "GET or POST" : "GET");
+    repository_index(sv, &b, index);
     return reply_sb(sv, c, cs, 200, method, url, &b, NULL);
   }
   const char *pre = "/v2/models/";
@@ -1193,10 +1507,21 @@ static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs
     return reply_error(sv, c, cs, 404, um, "unknown path '%s'", url);
   const char *name = url + strlen(pre), *rest = strchr(name, '/');
   size_t nlen = rest ? (size_t)(rest - name) : strlen(name);
-  if (nlen != strlen(sv->name) || strncmp(name, sv->name, nlen) != 0)
-    return reply_error(sv, c, cs, 404, um,
-                       "unknown model '%.*s'; this server serves '%s'",
-                       (int)(nlen < 200 ? nlen : 200), name, sv->name);
+  model_ent_t *me = NULL;
+  for (int i = 0; i < sv->n_models && !me; i++)
+    if (nlen == strlen(sv->models[i].name) && !strncmp(name, sv->models[i].name, nlen))
+      me = &sv->models[i];
+  if (!me) {
+    sb_t names = {0};
+    for (int i = 0; i < sv->n_models && names.len < 600; i++)
+      sb_printf(&names, "%s'%s'", i ? ", " : "", sv->models[i].name);
+    enum MHD_Result r = reply_error(
+        sv, c, cs, 404, um, "unknown model '%.*s'; this server serves %s",
+        (int)(nlen < 200 ? nlen : 200), name, names.p ? names.p : "(out of memory)");
+    free(names.p);
+    return r;
+  }
+  cs->m = me;
   if (!rest) rest = "";
   if (!strncmp(rest, "/versions/", 10)) {
     const char *v = rest + 10, *after = strchr(v, '/');
@@ -1204,45 +1529,61 @@ static enum MHD_Result handle(server_t *sv, struct MHD_Connection *c, conn_t *cs
     if (vlen != 1 || v[0] != '1')
       return reply_error(sv, c, cs, 404, um,
                          "unknown version '%.*s' of model '%s' (only 1)",
-                         (int)(vlen < 50 ? vlen : 50), v, sv->name);
+                         (int)(vlen < 50 ? vlen : 50), v, me->name);
     rest = after ? after : "";
   }
   if (!strcmp(rest, "") || !strcmp(rest, "/")) {
     if (!get) return reply_error(sv, c, cs, 405, um, "model metadata takes GET");
-    model_metadata(sv, &b);
+    model_metadata(me, &b);
     return reply_sb(sv, c, cs, 200, method, url, &b, NULL);
   }
   if (!strcmp(rest, "/ready")) {
     if (!get) return reply_error(sv, c, cs, 405, um, "model readiness takes GET");
     int ready = atomic_load(&sv->ready);
     sb_printf(&b, "{\"name\": ");
-    sb_json_str(&b, sv->name);
+    sb_json_str(&b, me->name);
     sb_printf(&b, ", \"ready\": %s}", ready ? "true" : "false");
     return reply_sb(sv, c, cs, ready ? 200 : 503, method, url, &b, NULL);
   }
   if (!strcmp(rest, "/stats")) {
     if (!get) return reply_error(sv, c, cs, 405, um, "statistics take GET");
-    stats_json(sv, &b);
+    stats_json(sv, me, &b);
     return reply_sb(sv, c, cs, 200, method, url, &b, NULL);
   }
   if (!strcmp(rest, "/infer")) {
     if (!post) return reply_error(sv, c, cs, 405, um, "infer takes POST");
+    cs->infer = 1;
+    const char *ihcl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                   "Inference-Header-Content-Length");
     const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
     if (ct && strncmp(ct, "application/json", 16) != 0 &&
-        strncmp(ct, "application/x-www-form-urlencoded", 33) != 0)
-      return reply_error(sv, c, cs, 415, um,
-                         "Content-Type '%.100s' is not supported: send application/json",
-                         ct);
+        strncmp(ct, "application/x-www-form-urlencoded", 33) != 0 &&
+        !(ihcl && !strncmp(ct, "application/octet-stream", 24)))
+      return reply_error(
+          sv, c, cs, 415, um,
+          "Content-Type '%.100s' is not supported: send application/json%s", ct,
+          ihcl ? " or application/octet-stream" : "");
     const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
     if (ce && strcmp(ce, "identity") != 0)
       return reply_error(sv, c, cs, 415, um, "Content-Encoding '%.100s' is not supported",
                          ce);
-    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                    "Inference-Header-Content-Length"))
-      return reply_error(sv, c, cs, 400, um,
-                         "the binary tensor extension is not supported: send JSON data");
+    if (ihcl) {
+      struct {
+        const char *name;
+        int n;
+      } count = {"Inference-Header-Content-Length", 0};
+      MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &count);
+      const char *err = count.n != 1
+                            ? "Inference-Header-Content-Length given more than once"
+                            : dml_serve_binary_header_len(ihcl, cs->len, &cs->json_len);
+      if (err)
+        return reply_error(sv, c, cs, 400, um, "%s (value '%.40s', body of %zu bytes)",
+                           err, ihcl, cs->len);
+      cs->binary = 1;
+    }
     infer_job_t *job = (infer_job_t *)calloc(1, sizeof *job);
     if (!job) return reply_error(sv, c, cs, 503, um, "out of memory");
+    job->m = me;
     job->conn = c;
     job->cs = cs;
     job->url = url;
@@ -1292,6 +1633,7 @@ static int is_health(const char *url) {
 
 static int authorized(const server_t *sv, struct MHD_Connection *c, const char *url) {
   if (!sv->token || is_health(url)) return 1;
+  if (sv->metrics_public && !strcmp(url, "/metrics")) return 1;
   struct {
     const char *name;
     int n;
@@ -1469,12 +1811,77 @@ static int parse_seconds(const char *v, double *out) {
   return 1;
 }
 
+/* A model name as URLs and /metrics labels take it: 1..128 of
+ * [A-Za-z0-9._-]. */
+static int model_name_ok(const char *name) {
+  size_t n = strlen(name);
+  if (!n || n > 128) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!(isalnum((unsigned char)name[i]) || strchr("._-", name[i]))) return 0;
+  return 1;
+}
+
+/* Adds model `name` (NUL-terminated, or its first `len` bytes) served
+ * from `pkg` to ms[*n]: checks the name (model_name_ok) and that no other
+ * model has it. 0, or a usage error's exit code. */
+static int add_model(model_ent_t *ms, int *n, const char *name, size_t len,
+                     const char *pkg) {
+  char nm[MODEL_NAME_MAX + 1];
+  snprintf(nm, sizeof nm, "%.*s", (int)(len < MODEL_NAME_MAX ? len : MODEL_NAME_MAX),
+           name);
+  if (len > MODEL_NAME_MAX || !model_name_ok(nm))
+    return dmlc_usage_error("serve",
+                            "bad model name '%.*s' (1..%d of A-Z a-z 0-9 . _ -; give "
+                            "--name or --model NAME=PKG)",
+                            (int)(len < 200 ? len : 200), name, MODEL_NAME_MAX);
+  for (int i = 0; i < *n; i++)
+    if (!strcmp(ms[i].name, nm))
+      return dmlc_usage_error("serve", "model name '%s' given twice", nm);
+  if (*n == MAX_MODELS)
+    return dmlc_usage_error("serve", "at most %d models are served at once", MAX_MODELS);
+  memcpy(ms[*n].name, nm, sizeof nm);
+  ms[*n].pkg = pkg;
+  (*n)++;
+  return 0;
+}
+
+/* Loads each model and creates its serving object (its own batcher and
+ * sessions, with cfg). On failure releases what was made and returns the
+ * status (naming the model when there are several). */
+static dml_status_t models_open(model_ent_t *ms, int n, const dml_serve_config_t *cfg) {
+  for (int i = 0; i < n; i++) {
+    dml_status_t st = dml_rt_model_load_file(ms[i].pkg, &ms[i].model);
+    if (!st) st = dml_serve_create(ms[i].model, cfg, &ms[i].srv);
+    if (st) {
+      if (n > 1) st = dml_status_detail(st, "model '%s' (%s)", ms[i].name, ms[i].pkg);
+      for (int k = 0; k <= i; k++) {
+        dml_serve_release(ms[k].srv);
+        dml_rt_model_release(ms[k].model);
+        ms[k].srv = NULL, ms[k].model = NULL;
+      }
+      return st;
+    }
+  }
+  return NULL;
+}
+
+static void models_close(model_ent_t *ms, int n) {
+  for (int i = 0; i < n; i++) {
+    dml_serve_release(ms[i].srv);
+    dml_rt_model_release(ms[i].model);
+  }
+}
+
 int dmlc_cmd_serve(int argc, char **argv) {
   const char *pkg = NULL, *name = NULL, *host = "127.0.0.1", *device = NULL;
   const char *tls_cert = NULL, *tls_key = NULL, *token_file = NULL;
   int64_t port = 8000, batch = 0, instances = 1, max_body = DEFAULT_MAX_BODY,
           max_conn = DEFAULT_MAX_CONN, max_inflight = 0, http_threads = 4;
-  int max_conn_given = 0;
+  int max_conn_given = 0, metrics_public = 0, n_models = 0;
+  /* the package argument (--name) first, then each --model in order */
+  static model_ent_t models[MAX_MODELS];
+  const char *model_specs[MAX_MODELS];
+  int n_specs = 0;
   double timeout_ms = 1.0, header_timeout = 10, body_timeout = 120;
   int verbosity = 1;
   for (int i = 1; i < argc; i++) {
@@ -1484,6 +1891,13 @@ int dmlc_cmd_serve(int argc, char **argv) {
       return 0;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--name"))) {
       name = v;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--model"))) {
+      if (n_specs == MAX_MODELS)
+        return dmlc_usage_error("serve", "at most %d models are served at once",
+                                MAX_MODELS);
+      model_specs[n_specs++] = v;
+    } else if (!strcmp(argv[i], "--metrics-public")) {
+      metrics_public = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--host"))) {
       host = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--device"))) {
@@ -1555,7 +1969,9 @@ int dmlc_cmd_serve(int argc, char **argv) {
       return dmlc_usage_error("serve", "more than one package given ('%s')", argv[i]);
     }
   }
-  if (!pkg) return dmlc_usage_error("serve", "no package given");
+  if (!pkg && !n_specs)
+    return dmlc_usage_error("serve", "no package given (PKG or --model NAME=PKG)");
+  if (name && !pkg) return dmlc_usage_error("serve", "--name names the PKG argument");
   if (!tls_cert != !tls_key)
     return dmlc_usage_error("serve", "--tls-cert and --tls-key go together");
   if (tls_cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
@@ -1569,17 +1985,24 @@ int dmlc_cmd_serve(int argc, char **argv) {
   if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
     return dmlc_usage_error("serve", "--host takes an IPv4 address, not '%s'", host);
   }
-  char defname[256];
-  if (!name) {
+  memset(models, 0, sizeof models);
+  if (pkg) { /* default name: the file name without .dmlpkg */
     const char *base = strrchr(pkg, '/');
     base = base ? base + 1 : pkg;
-    snprintf(defname, sizeof defname, "%s", base);
-    size_t n = strlen(defname);
-    if (n > 7 && !strcmp(defname + n - 7, ".dmlpkg")) defname[n - 7] = 0;
-    name = defname;
+    size_t n = strlen(base);
+    if (n > 7 && !strcmp(base + n - 7, ".dmlpkg")) n -= 7;
+    int rc = name ? add_model(models, &n_models, name, strlen(name), pkg)
+                  : add_model(models, &n_models, base, n, pkg);
+    if (rc) return rc;
   }
-  if (!*name || strchr(name, '/')) {
-    return dmlc_usage_error("serve", "bad model name '%s'", name);
+  for (int k = 0; k < n_specs; k++) {
+    const char *eq = strchr(model_specs[k], '=');
+    if (!eq || !eq[1])
+      return dmlc_usage_error("serve", "--model takes NAME=PKG, not '%s'",
+                              model_specs[k]);
+    int rc = add_model(models, &n_models, model_specs[k], (size_t)(eq - model_specs[k]),
+                       eq + 1);
+    if (rc) return rc;
   }
 
   /* The token and the TLS files: regular files only (dml_file), read
@@ -1657,12 +2080,6 @@ int dmlc_cmd_serve(int argc, char **argv) {
     }
   }
 
-  dml_rt_model_t *model = NULL;
-  st = dml_rt_model_load_file(pkg, &model);
-  if (st) {
-    free(token), free(cert_pem), free(key_pem);
-    return dmlc_report(st);
-  }
   dml_serve_config_t cfg;
   dml_serve_config_init(&cfg);
   cfg.batch_size = batch;
@@ -1671,8 +2088,9 @@ int dmlc_cmd_serve(int argc, char **argv) {
   cfg.instances = (int)instances;
   server_t sv;
   memset(&sv, 0, sizeof sv);
-  sv.name = name;
-  sv.model = model;
+  sv.models = models;
+  sv.n_models = n_models;
+  sv.metrics_public = metrics_public;
   sv.max_body = (size_t)max_body;
   sv.max_conn = max_conn;
   /* default: two bodies of the largest size; never below one */
@@ -1683,9 +2101,8 @@ int dmlc_cmd_serve(int argc, char **argv) {
   pthread_mutex_init(&sv.conns_lock, NULL);
   sv.verbosity = verbosity;
   sv.token = (char *)token;
-  st = dml_serve_create(model, &cfg, &sv.srv);
+  st = models_open(models, n_models, &cfg);
   if (st) {
-    dml_rt_model_release(model);
     free(token), free(cert_pem), free(key_pem);
     return dmlc_report(st);
   }
@@ -1713,8 +2130,7 @@ int dmlc_cmd_serve(int argc, char **argv) {
       sv.n_parsers++;
   if (!sv.n_parsers) {
     fprintf(stderr, "error: dmlc serve: cannot start threads\n");
-    dml_serve_release(sv.srv);
-    dml_rt_model_release(model);
+    models_close(models, n_models);
     free(token), free(cert_pem), free(key_pem);
     return 1;
   }
@@ -1753,22 +2169,25 @@ int dmlc_cmd_serve(int argc, char **argv) {
     else
       fprintf(stderr, "error: dmlc serve: cannot listen on %s:%lld (%s)\n", host,
               (long long)port, err ? strerror(err) : "libmicrohttpd refused to start");
-    dml_serve_release(sv.srv);
-    dml_rt_model_release(model);
+    models_close(models, n_models);
     free(token), free(cert_pem), free(key_pem);
     return 1;
   }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   unsigned bound_port = info ? info->port : (unsigned)port;
   atomic_store(&sv.ready, 1);
+  sb_t what = {0}; /* the models: "model 'a', batched, batch size 64" */
+  for (int i = 0; i < n_models; i++)
+    sb_printf(&what, "%s'%s', %s, batch size %lld", i ? "; " : "", models[i].name,
+              dml_serve_is_batched(models[i].srv) ? "batched" : "not batched",
+              (long long)dml_serve_batch_size(models[i].srv));
   printf(
-      "listening on http%s://%s:%u (model '%s', %s, batch size %lld, batch timeout %g "
-      "ms, "
-      "%lld instance%s, up to %lld connections)\n",
-      tls_cert ? "s" : "", host, bound_port, name,
-      dml_serve_is_batched(sv.srv) ? "batched" : "not batched",
-      (long long)dml_serve_batch_size(sv.srv), timeout_ms, (long long)instances,
-      instances == 1 ? "" : "s", (long long)max_conn);
+      "listening on http%s://%s:%u (%s%s, batch timeout %g ms, %lld instance%s%s, up "
+      "to %lld connections)\n",
+      tls_cert ? "s" : "", host, bound_port, n_models > 1 ? "models " : "model ",
+      what.p ? what.p : "", timeout_ms, (long long)instances, instances == 1 ? "" : "s",
+      n_models > 1 ? " each" : "", (long long)max_conn);
+  free(what.p);
   fflush(stdout);
 
   int sig = 0;
@@ -1792,18 +2211,21 @@ int dmlc_cmd_serve(int argc, char **argv) {
    * at once: the serving object is shut); then MHD stops, with no
    * connection left suspended. */
   stop_parsers(&sv);
-  dml_serve_shutdown(sv.srv, 1);
+  for (int i = 0; i < n_models; i++) dml_serve_shutdown(models[i].srv, 1);
   MHD_stop_daemon(d); /* joins MHD's threads */
-  dml_serve_stats_t stats;
-  dml_serve_get_stats(sv.srv, &stats);
-  char line[1024];
-  fprintf(stderr, "dmlc serve: %s; http 2xx %llu, 4xx %llu, 5xx %llu\n",
-          dml_serve_stats_str(&stats, line, sizeof line),
+  for (int i = 0; i < n_models; i++) {
+    dml_serve_stats_t stats;
+    dml_serve_get_stats(models[i].srv, &stats);
+    char line[1024];
+    fprintf(stderr, "dmlc serve: %s%s%s%s\n", n_models > 1 ? "model '" : "",
+            n_models > 1 ? models[i].name : "", n_models > 1 ? "': " : "",
+            dml_serve_stats_str(&stats, line, sizeof line));
+  }
+  fprintf(stderr, "dmlc serve: http 2xx %llu, 4xx %llu, 5xx %llu\n",
           (unsigned long long)atomic_load(&sv.n_2xx),
           (unsigned long long)atomic_load(&sv.n_4xx),
           (unsigned long long)atomic_load(&sv.n_5xx));
-  dml_serve_release(sv.srv);
-  dml_rt_model_release(model);
+  models_close(models, n_models);
   pthread_mutex_destroy(&sv.conns_lock);
   pthread_mutex_destroy(&sv.q_lock);
   pthread_cond_destroy(&sv.q_cond);

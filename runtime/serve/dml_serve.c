@@ -79,6 +79,7 @@ struct dml_serve {
 
   pthread_mutex_t stats_mu;
   uint64_t st_requests, st_failed, st_rows, st_runs, st_run_rows;
+  uint64_t st_runs_by_rows[DML_SERVE_ROWS_BUCKETS];
   hist_t lat, queue;
 };
 
@@ -344,6 +345,10 @@ static void *worker_main(void *arg) {
         hist_add(&s->queue, t_start - w->slices[k].r->t_submit);
     s->st_runs++;
     s->st_run_rows += (uint64_t)filled;
+    int bkt = 0;
+    while (bkt < DML_SERVE_ROWS_BUCKETS - 1 && (int64_t)filled > ((int64_t)1 << bkt))
+      bkt++;
+    s->st_runs_by_rows[bkt]++;
     pthread_mutex_unlock(&s->stats_mu);
 
     if (single)
@@ -778,6 +783,7 @@ void dml_serve_get_stats(dml_serve_t *s, dml_serve_stats_t *out) {
   out->rows = s->st_rows;
   out->runs = s->st_runs;
   out->run_rows = s->st_run_rows;
+  memcpy(out->runs_by_rows, s->st_runs_by_rows, sizeof out->runs_by_rows);
   out->mean_rows_per_run = s->st_runs ? (double)s->st_run_rows / (double)s->st_runs : 0;
   out->latency_ms_mean = s->lat.n ? (double)s->lat.sum_ns / (double)s->lat.n / 1e6 : 0;
   out->latency_ms_p50 = hist_quantile_ms(&s->lat, 0.50);

@@ -118,6 +118,9 @@ dml_status_t dml_serve_run(dml_serve_t *s, const dml_tensor_t *inputs, uint32_t 
  * (tensors and their data). NULL is a no-op. */
 void dml_serve_outputs_free(dml_tensor_t *outputs);
 
+/* Buckets of dml_serve_stats_t.runs_by_rows (upper bounds 2^0 .. 2^31). */
+#define DML_SERVE_ROWS_BUCKETS 32
+
 /* Statistics since create. Percentiles come from a log-scale histogram
  * with 64 buckets per power of two (a value's bucket midpoint is within
  * 0.8% of it). Latency: submit to completion; queue time: submit to the
@@ -133,6 +136,10 @@ typedef struct dml_serve_stats {
   uint64_t queued_rows;     /* rows not yet taken by a run */
   double latency_ms_mean, latency_ms_p50, latency_ms_p90, latency_ms_p99, latency_ms_max;
   double queue_ms_mean, queue_ms_p50, queue_ms_p90, queue_ms_p99;
+  /* Runs by their rows r: [0] r <= 1, [k] 2^(k-1) < r <= 2^k (k >= 1), so
+   * the histogram's upper bounds are 1, 2, 4, ... 2^31 rows
+   * (/metrics' dmlc_batch_size). */
+  uint64_t runs_by_rows[DML_SERVE_ROWS_BUCKETS];
 } dml_serve_stats_t;
 
 /* Fills *out; safe while serving (a consistent snapshot). */

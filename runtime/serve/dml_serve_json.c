@@ -2,7 +2,9 @@
  * without a JSON tree of their data (dml_serve_json.h). */
 #include "dml_serve_json.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -372,4 +374,62 @@ const char *dml_serve_json_read_data(const char *p, size_t n, dml_dtype_t dt, vo
 malformed:
   *err_at = i;
   return k_malformed;
+}
+
+/* ---- the binary tensor data extension ---------------------------------- */
+
+const char *dml_serve_binary_header_len(const char *value, size_t body_len,
+                                        size_t *out_json_len) {
+  size_t n = value ? strlen(value) : 0;
+  if (n == 0 || n > 19)
+    return "Inference-Header-Content-Length must be a decimal byte count";
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (value[i] < '0' || value[i] > '9')
+      return "Inference-Header-Content-Length must be a decimal byte count";
+    v = v * 10 + (uint64_t)(value[i] - '0'); /* 19 digits: no overflow */
+  }
+  if (v > (uint64_t)body_len)
+    return "Inference-Header-Content-Length is beyond the end of the request body";
+  *out_json_len = (size_t)v;
+  return NULL;
+}
+
+const char *dml_serve_binary_take(const unsigned char *region, size_t region_len,
+                                  size_t *offset, double declared, int64_t numel,
+                                  dml_dtype_t dt, size_t *out_start, char *msg,
+                                  size_t cap) {
+  size_t es = dml_dtype_size(dt), off = *offset;
+  if (!(declared >= 0) || declared != floor(declared) || declared > 9007199254740992.0) {
+    snprintf(msg, cap, "\"binary_data_size\" must be a byte count (an integer >= 0)");
+    return msg;
+  }
+  uint64_t size = (uint64_t)declared;
+  /* numel x es without overflow: beyond 2^53 bytes it cannot match */
+  if (es == 0 || numel < 0 || (uint64_t)numel > ((uint64_t)1 << 53) / es ||
+      size != (uint64_t)numel * es) {
+    snprintf(msg, cap,
+             "\"binary_data_size\" %" PRIu64 " does not match the shape: %" PRId64
+             " values of %zu bytes",
+             size, numel, es);
+    return msg;
+  }
+  if (off > region_len || size > (uint64_t)(region_len - off)) {
+    snprintf(msg, cap,
+             "binary data of %" PRIu64
+             " bytes at offset %zu runs past the end of the "
+             "body's %zu bytes of binary data",
+             size, off, region_len);
+    return msg;
+  }
+  if (dt == DML_DTYPE_BOOL)
+    for (uint64_t i = 0; i < size; i++)
+      if (region[off + i] > 1) {
+        snprintf(msg, cap, "BOOL binary data holds a byte other than 0 and 1 (%u)",
+                 region[off + i]);
+        return msg;
+      }
+  *out_start = off;
+  *offset = off + (size_t)size;
+  return NULL;
 }

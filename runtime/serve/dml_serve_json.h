@@ -60,4 +60,28 @@ const char *dml_serve_json_read_data(const char *p, size_t n, dml_dtype_t dt, vo
  * dt's range. NULL, or the message. */
 const char *dml_serve_json_check_value(dml_dtype_t dt, double v, int is_bool);
 
+/* ---- the binary tensor data extension (KServe v2 / Triton) ----------
+ * A request with the header "Inference-Header-Content-Length: J" is J
+ * bytes of JSON followed by the raw bytes of the inputs whose
+ * "parameters" say {"binary_data_size": N}, in the order of the "inputs"
+ * array: each N bytes, row-major, little-endian, BOOL one byte (0 or 1)
+ * per value. */
+
+/* Reads the header's value: decimal digits only (no sign, no space, at most
+ * 19), at most body_len. Sets *out_json_len and returns NULL, or returns
+ * the message. */
+const char *dml_serve_binary_header_len(const char *value, size_t body_len,
+                                        size_t *out_json_len);
+
+/* Takes the next input's binary data: `declared` (binary_data_size, as
+ * read from JSON: integral, >= 0) must equal numel x dml_dtype_size(dt) and
+ * fit in region[*offset, region_len). Sets *out_start to its offset in the
+ * region, advances *offset and returns NULL; else returns the message
+ * (written into msg[0, cap)), *offset unchanged. BOOL bytes must be 0 or
+ * 1. numel >= 0. */
+const char *dml_serve_binary_take(const unsigned char *region, size_t region_len,
+                                  size_t *offset, double declared, int64_t numel,
+                                  dml_dtype_t dt, size_t *out_start, char *msg,
+                                  size_t cap);
+
 #endif

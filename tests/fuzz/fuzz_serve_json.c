@@ -4,7 +4,16 @@
  * spans must lie in the body, in order and apart, the skeleton must be the
  * body with each span replaced by 0, and each span is read as FP32, INT8,
  * BOOL and FP64 into a buffer of a few values (the rest only counted). A
- * value read must be finite and, for INT8, in range. */
+ * value read must be finite and, for INT8, in range.
+ *
+ * The binary tensor data extension's lengths too: the bytes up to a
+ * newline within the first 24 are the Inference-Header-Content-Length
+ * value and the rest the body; a value accepted must be digits only and
+ * within the body; then the JSON part's first bytes pick dtypes, element
+ * counts and binary_data_size values (matching, off by one, negative, NaN,
+ * huge) taken from the binary part in turn: a take accepted must lie in
+ * the region right after the previous one and match numel x size (BOOL
+ * bytes 0 or 1); one refused must leave the offset. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,7 +23,58 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void fuzz_binary(const uint8_t *data, size_t size) {
+  const uint8_t *nl = (const uint8_t *)memchr(data, '\n', size < 24 ? size : 24);
+  if (!nl) return;
+  char hv[25];
+  size_t hn = (size_t)(nl - data);
+  memcpy(hv, data, hn);
+  hv[hn] = 0;
+  const uint8_t *body = nl + 1;
+  size_t blen = size - hn - 1, jl = SIZE_MAX;
+  if (dml_serve_binary_header_len(hv, blen, &jl)) {
+    if (jl != SIZE_MAX) abort(); /* set on success only */
+    return;
+  }
+  /* the value is a C string (MHD's): it ends at a NUL byte */
+  size_t hl = strlen(hv);
+  if (jl > blen || hl == 0 || strspn(hv, "0123456789") != hl) abort();
+  const uint8_t *region = body + jl;
+  size_t rlen = blen - jl, off = 0;
+  static const dml_dtype_t dts[] = {DML_DTYPE_F32, DML_DTYPE_BOOL, DML_DTYPE_F64,
+                                    DML_DTYPE_I16};
+  for (size_t i = 0; i + 1 < jl && i < 32; i += 2) {
+    dml_dtype_t dt = dts[body[i] & 3];
+    size_t es = dml_dtype_size(dt);
+    int64_t numel = body[i + 1];
+    double declared;
+    switch ((body[i] >> 2) % 6) {
+      case 0: declared = (double)((size_t)numel * es); break;
+      case 1: declared = (double)((size_t)numel * es) + 1; break;
+      case 2: declared = -1; break;
+      case 3: declared = NAN; break;
+      case 4: declared = 1e300; break;
+      default: declared = 9007199254740992.0; break;
+    }
+    size_t before = off, start = SIZE_MAX;
+    char msg[256];
+    const char *err = dml_serve_binary_take(region, rlen, &off, declared, numel, dt,
+                                            &start, msg, sizeof msg);
+    if (err) {
+      if (off != before || start != SIZE_MAX || !*err) abort();
+      continue;
+    }
+    if (start != before || off - start != (size_t)numel * es || off > rlen ||
+        declared != (double)((size_t)numel * es))
+      abort();
+    if (dt == DML_DTYPE_BOOL)
+      for (size_t k = start; k < off; k++)
+        if (region[k] > 1) abort();
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  fuzz_binary(data, size);
   const char *body = (const char *)data;
   dml_serve_json_span_t spans[8];
   size_t ns = 0, skel_len = 0;

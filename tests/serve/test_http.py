@@ -39,7 +39,8 @@ pkg, X, ROWS, REF = F.pkg, F.X, F.ROWS, F.REF
 # ---- command-line errors: usage (2) and start-up failures (1) ----
 for args, rc_want, msg in [
         (["--bogus"], 2, "unknown flag '--bogus'"),
-        ([], 2, "no package given\nsee 'dmlc serve --help' for the usage and flags"),
+        ([], 2, "no package given (PKG or --model NAME=PKG)\nsee 'dmlc serve --help' for the "
+         "usage and flags"),
         ([pkg, "--port", "70000"], 2, "--port takes 0..65535"),
         ([pkg, "--batch-size", "0"], 2, "--batch-size takes a positive number"),
         ([pkg, "--instances", "0"], 2, "--instances takes 1..256"),
@@ -234,8 +235,8 @@ cases = [
      "Content-Type 'text/xml' is not supported"),
     ("content encoding", "POST", INFER, infer_body(0, 1), {"Content-Encoding": "gzip"}, 415,
      "Content-Encoding 'gzip' is not supported"),
-    ("binary extension", "POST", INFER, infer_body(0, 1),
-     {"Inference-Header-Content-Length": "10"}, 400, "binary tensor extension"),
+    ("binary header inside the JSON", "POST", INFER, infer_body(0, 1),
+     {"Inference-Header-Content-Length": "10"}, 400, "malformed JSON"),
 ]
 for what, method, path, body, headers, want, msg in cases:
     st, js, ct = request(method, path, body, headers)
