@@ -731,7 +731,7 @@ static dml_status_t predict_session(dml_rt_session_t *s, const dml_tensor_t *x,
   size_t row_out = 0;
   unsigned char *o = NULL;
   *buf = NULL;
-  for (int64_t at = 0; at < n || (n == 0 && at == 0); at += bound) {
+  for (int64_t at = 0; at < n; at += bound) {
     int64_t rows = n - at < bound ? n - at : bound;
     dml_tensor_t part = *x;
     part.dims[0] = rows;
@@ -759,14 +759,38 @@ static dml_status_t predict_session(dml_rt_session_t *s, const dml_tensor_t *x,
       if (!o) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
     }
     memcpy(o + (size_t)at * row_out, y.data, (size_t)rows * row_out);
-    if (n == 0) break;
   }
   out->data = o;
   *buf = o;
   return DML_OK;
 }
 
-/* predict(model, device, x :: tensor, output :: int) -> {:ok, tensor}. */
+/* The output `oi` of `s` for 0 rows: its declared dims with the batch
+ * dim 0 (every other dim must be static). */
+static dml_status_t predict_empty(dml_rt_session_t *s, uint32_t oi, dml_tensor_t *out) {
+  dml_rt_io_info_t info;
+  DML_RETURN_IF_ERROR(dml_rt_session_output_info(s, oi, &info));
+  memset(out, 0, sizeof *out);
+  out->dtype = info.dtype;
+  out->rank = info.rank;
+  for (int32_t k = 0; k < info.rank; k++) {
+    if (k > 0 && info.dim_symbol[k])
+      return dml_status_make(
+          DML_STATUS_UNIMPLEMENTED, "elixir.predict",
+          "output '%s' has symbolic dim %d ('%s'): its size for 0 rows "
+          "is unknown",
+          info.name, (int)k, info.dim_symbol[k]);
+    out->dims[k] = k == 0 ? 0 : info.dims[k];
+  }
+  if (info.rank < 1 || !info.dim_symbol[0])
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "elixir.predict",
+                           "output '%s' has no leading batch dim", info.name);
+  out->data = (void *)"";
+  return DML_OK;
+}
+
+/* predict(model, device, x :: tensor, output :: int) -> {:ok, tensor}: x
+ * with 0 rows gives the output's shape with 0 rows. */
 static ERL_NIF_TERM nif_predict(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   const char *op = "elixir.predict";
@@ -784,7 +808,14 @@ static ERL_NIF_TERM nif_predict(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   dml_tensor_t y;
   void *buf = NULL;
   dml_status_t st;
-  if (r->trainable) {
+  if (x.rank >= 1 && x.dims[0] == 0) {
+    dml_rt_session_t *s = NULL;
+    st = model_session(r, device, op, &s);
+    if (!st && oi >= dml_rt_session_num_outputs(s))
+      st = dml_status_make(DML_STATUS_OUT_OF_RANGE, op, "output %u of %u", oi,
+                           dml_rt_session_num_outputs(s));
+    if (!st) st = predict_empty(s, oi, &y);
+  } else if (r->trainable) {
     dml_trainer_t *t = NULL;
     st = model_trainer(r, device, op, &t);
     if (!st) st = dml_trainer_predict(t, &x, oi, &y, &buf);

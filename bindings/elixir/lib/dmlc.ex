@@ -293,10 +293,9 @@ defmodule Dmlc do
   each symbolic dim within its bound). Returns `{:ok, %{output name =>
   tensor}}`. Options: `:device`.
   """
-  def run(%Model{ref: ref}, inputs, opts \\ []) when is_map(inputs) do
-    ins = Enum.map(inputs, fn {k, t} -> {to_string(k), Tensor.to_nif(t)} end)
-
-    with {:ok, outs} <- NIF.run(ref, device(opts), ins) |> Error.wrap() do
+  def run(%Model{ref: ref}, inputs, opts \\ []) do
+    with {:ok, ins} <- convert("elixir.run", fn -> named_inputs(inputs) end),
+         {:ok, outs} <- NIF.run(ref, device(opts), ins) |> Error.wrap() do
       {:ok, Map.new(outs, fn {k, t} -> {k, Tensor.from_nif(t)} end)}
     end
   end
@@ -307,9 +306,10 @@ defmodule Dmlc do
   trained model. Options: `:device`, `:output` (an output's name or index,
   default the first).
   """
-  def predict(%Model{ref: ref} = m, %Tensor{} = x, opts \\ []) do
+  def predict(%Model{ref: ref} = m, x, opts \\ []) do
     with {:ok, oi} <- output_index(m, Keyword.get(opts, :output, 0)),
-         {:ok, y} <- NIF.predict(ref, device(opts), Tensor.to_nif(x), oi) |> Error.wrap() do
+         {:ok, tx} <- convert("elixir.predict", fn -> Tensor.to_nif(x) end),
+         {:ok, y} <- NIF.predict(ref, device(opts), tx, oi) |> Error.wrap() do
       {:ok, Tensor.from_nif(y)}
     end
   end
@@ -337,9 +337,13 @@ defmodule Dmlc do
   device:}}` in milliseconds per run (binding the inputs and running;
   wall clock). Options: `:device`, `:iterations` (100), `:warmup` (10).
   """
-  def benchmark(%Model{ref: ref}, inputs, opts \\ []) when is_map(inputs) do
-    ins = Enum.map(inputs, fn {k, t} -> {to_string(k), Tensor.to_nif(t)} end)
+  def benchmark(%Model{ref: ref}, inputs, opts \\ []) do
+    with {:ok, ins} <- convert("elixir.benchmark", fn -> named_inputs(inputs) end) do
+      bench(ref, ins, opts)
+    end
+  end
 
+  defp bench(ref, ins, opts) do
     NIF.benchmark(
       ref,
       device(opts),
@@ -386,15 +390,16 @@ defmodule Dmlc do
       `early_stopping/1`, `checkpoint/2`, `progress/2`, `on_epoch/1`.
     * `:device`.
   """
-  def fit(%Model{} = m, {x, y}, opts \\ []) do
+  def fit(%Model{} = m, data, opts \\ []) do
     callbacks = Keyword.get(opts, :callbacks, [])
 
-    with {:ok, nopts} <- fit_options(m, opts, callbacks) do
+    with {:ok, {tx, ty}} <- convert("elixir.fit", fn -> xy(data) end),
+         {:ok, nopts} <- convert("elixir.fit", fn -> fit_options(m, opts, callbacks) end),
+         {:ok, nopts} <- nopts do
       ctl = NIF.fit_control()
       tag = make_ref()
       caller = self()
       dev = device(opts)
-      {tx, ty} = {Tensor.to_nif(x), Tensor.to_nif(y)}
       task = Task.async(fn -> NIF.fit(m.ref, dev, tx, ty, nopts, ctl, caller, tag) end)
 
       case fit_loop(task, ctl, tag, callbacks) |> Error.wrap() do
@@ -426,11 +431,7 @@ defmodule Dmlc do
           lr_schedule: sched,
           validation_split: Keyword.get(opts, :validation_split, 0.0),
           eval_batch_size: opts[:eval_batch_size],
-          validation:
-            case opts[:validation_data] do
-              {vx, vy} -> {Tensor.to_nif(vx), Tensor.to_nif(vy)}
-              nil -> nil
-            end
+          validation: if(opts[:validation_data], do: xy(opts[:validation_data]))
         }
         |> Map.merge(
           Map.new(
@@ -524,21 +525,39 @@ defmodule Dmlc do
   (eval_step in batches): `{:ok, %{loss:, accuracy:}}` (`:nan` accuracy for
   losses without one). Options: `:batch_size` (the bound), `:device`.
   """
-  def evaluate(%Model{ref: ref}, {x, y}, opts \\ []) do
-    with {:ok, {loss, acc}} <-
-           NIF.evaluate(
-             ref,
-             device(opts),
-             Tensor.to_nif(x),
-             Tensor.to_nif(y),
-             Keyword.get(opts, :batch_size, 0)
-           )
+  def evaluate(%Model{ref: ref}, data, opts \\ []) do
+    with {:ok, {tx, ty}} <- convert("elixir.evaluate", fn -> xy(data) end),
+         {:ok, {loss, acc}} <-
+           NIF.evaluate(ref, device(opts), tx, ty, Keyword.get(opts, :batch_size, 0))
            |> Error.wrap() do
       {:ok, %{loss: loss, accuracy: acc}}
     end
   end
 
   defp device(opts), do: to_string(Keyword.get(opts, :device) || default_device())
+
+  # Arguments converted for the NIF; a bad one is an :invalid_argument error.
+  defp convert(op, fun) do
+    {:ok, fun.()}
+  rescue
+    e in [ArgumentError, FunctionClauseError, KeyError, Protocol.UndefinedError] ->
+      {:error, Error.new(:invalid_argument, op, Exception.message(e))}
+  end
+
+  defp named_inputs(inputs) when is_map(inputs),
+    do: Enum.map(inputs, fn {k, t} -> {to_string(k), Tensor.to_nif(t)} end)
+
+  defp named_inputs(other),
+    do:
+      raise(
+        ArgumentError,
+        "inputs must be a map of input name => %Dmlc.Tensor{}, not #{inspect(other, limit: 3)}"
+      )
+
+  defp xy({x, y}), do: {Tensor.to_nif(x), Tensor.to_nif(y)}
+
+  defp xy(other),
+    do: raise(ArgumentError, "data must be {x, y} tensors, not #{inspect(other, limit: 3)}")
 
   # ---------------------------------------------------------------------
   # Bang variants

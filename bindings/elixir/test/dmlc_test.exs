@@ -74,6 +74,10 @@ defmodule DmlcTest do
     assert yb.shape == {131, 10}
     assert binary_part(yb.data, 0, byte_size(y.data)) == y.data
     assert binary_part(yb.data, byte_size(y.data), byte_size(y.data)) == y.data
+    # 0 rows: the output's shape with 0 rows
+    assert %Tensor{shape: {0, 10}, data: ""} =
+             Dmlc.predict!(m, Tensor.from_binary(<<>>, {:f, 32}, {0, 784}))
+
     assert Dmlc.summary!(m) =~ "Gemm"
 
     assert %{min: _, median: med, iterations: 5} =
@@ -163,6 +167,59 @@ defmodule DmlcTest do
     end
   end
 
+  test "a caller that dies ends its fit; the model is usable after", ctx do
+    m = trainable()
+    parent = self()
+
+    pid =
+      spawn(fn ->
+        Dmlc.fit(m, {ctx.x, ctx.y},
+          epochs: 1000,
+          callbacks: [Dmlc.Callback.progress(parent, batches: true)]
+        )
+      end)
+
+    assert_receive {:dmlc_progress, :batch, %{step: 3}}, 10_000
+    Process.exit(pid, :kill)
+    # the fit stops at its next step once its listener is gone
+    wait = fn wait, n ->
+      case Dmlc.evaluate(m, {rows(ctx.vx, 0, 64), rows(ctx.vy, 0, 64)}) do
+        {:ok, r} ->
+          r
+
+        {:error, %Error{reason: "the model is being fitted" <> _}} when n > 0 ->
+          Process.sleep(20)
+          wait.(wait, n - 1)
+      end
+    end
+
+    assert %{loss: l} = wait.(wait, 250)
+    assert is_float(l)
+  end
+
+  @tag :vulkan
+  test "Vulkan: predict and fit on a vulkan device match the CPU", ctx do
+    if Enum.any?(Dmlc.devices(), &String.starts_with?(&1.id, "vulkan")) do
+      m = Dmlc.compile!(model("fashion_mlp.onnx"), targets: "cpu,vulkan")
+      {:ok, x} = Dmlc.Npy.load(model("fashion_mlp_io/input_1.npy"))
+      assert max_abs_diff(Dmlc.predict!(m, x, device: "vulkan"), Dmlc.predict!(m, x)) < 1.0e-4
+
+      small = {rows(ctx.x, 0, 128), rows(ctx.y, 0, 128)}
+      tv = trainable(targets: "cpu,vulkan")
+      tc = trainable()
+      hv = Dmlc.fit!(tv, small, epochs: 2, device: "vulkan")
+      hc = Dmlc.fit!(tc, small, epochs: 2)
+
+      for {a, b} <- Enum.zip(hv.loss, hc.loss),
+          do: assert_in_delta(a, b, 1.0e-3 * max(1.0, abs(b)))
+
+      # its parameters live on the device it was trained on
+      assert {:error, %Error{code: :failed_precondition}} = Dmlc.predict(tv, x, device: "cpu")
+    else
+      IO.puts("skipped: no Vulkan device")
+    end
+  end
+
   test "Dmlc.Serving batches concurrent requests; replies equal predict" do
     m = Dmlc.compile!(model("fashion_mlp.onnx"))
     {:ok, x} = Dmlc.Npy.load(model("fashion_mlp_io/input_1.npy"))
@@ -226,6 +283,13 @@ defmodule DmlcTest do
 
     assert {:error, %Error{code: :invalid_argument}} =
              Dmlc.fit(trainable(), {bad, bad}, lr_schedule: {:bogus})
+
+    # arguments that are not tensors are errors too, not exceptions
+    assert {:error, %Error{code: :invalid_argument}} = Dmlc.predict(m, "x")
+    assert {:error, %Error{code: :invalid_argument}} = Dmlc.run(m, [1, 2])
+    assert {:error, %Error{code: :invalid_argument}} = Dmlc.fit(m, :data)
+    assert {:error, %Error{code: :invalid_argument}} = Dmlc.fit(m, {bad, bad}, callbacks: [:nope])
+    assert {:error, %Error{code: :invalid_argument}} = Dmlc.evaluate(m, {bad, 1})
 
     e = assert_raise Error, fn -> Dmlc.load!("/nonexistent.dmlpkg") end
     assert e.code == :not_found
