@@ -755,6 +755,10 @@ static dml_status_t predict_session(dml_rt_session_t *s, const dml_tensor_t *x,
       *out = y;
       out->dims[0] = n;
       row_out = rows ? dml_tensor_bytes(&y) / (size_t)rows : 0;
+      if (row_out && (size_t)n > (SIZE_MAX - 1) / row_out)
+        return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op,
+                               "the output of %lld rows overflows the address space",
+                               (long long)n);
       o = malloc(row_out * (size_t)n + 1);
       if (!o) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
     }
@@ -1144,6 +1148,31 @@ static ERL_NIF_TERM nif_evaluate(ErlNifEnv *env, int argc, const ERL_NIF_TERM ar
   return ok2(env, enif_make_tuple2(env, dbl(env, loss), dbl(env, acc)));
 }
 
+/* checkpoint(model, device, path, save :: boolean, seed) -> :ok | error:
+ * writes every global (parameters, optimizer state) and the epoch/step
+ * counters as safetensors, or restores them (dml_trainer_save_checkpoint /
+ * dml_trainer_load_checkpoint; a later fit continues from there). */
+static ERL_NIF_TERM nif_checkpoint(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  const char *op = "elixir.checkpoint";
+  char device[64], path[4096];
+  ErlNifUInt64 seed;
+  if (!get_device(env, argv[1], device, sizeof device) ||
+      !get_str(env, argv[2], path, sizeof path) || !enif_get_uint64(env, argv[4], &seed))
+    return MAKE_ERR(env, INVALID_ARGUMENT, op, "bad device, path or seed");
+  int save = enif_is_identical(argv[3], atom(env, "true"));
+  ERL_NIF_TERM err;
+  model_res_t *r = model_lock(env, argv[0], op, &err);
+  if (!r) return err;
+  dml_trainer_t *t = NULL;
+  dml_status_t st = model_trainer(r, device, op, &t);
+  if (!st)
+    st = save ? dml_trainer_save_checkpoint(t, path, seed)
+              : dml_trainer_load_checkpoint(t, path);
+  enif_mutex_unlock(r->mu);
+  return st ? status_term(env, st) : atom(env, "ok");
+}
+
 /* ===================================================================== */
 /* Serving                                                               */
 /* ===================================================================== */
@@ -1515,6 +1544,7 @@ static ErlNifFunc funcs[] = {
     {"fit_ack", 3, nif_fit_ack, 0},
     {"fit", 8, nif_fit, DIRTY},
     {"evaluate", 5, nif_evaluate, DIRTY},
+    {"checkpoint", 5, nif_checkpoint, DIRTY},
     {"serve_start", 5, nif_serve_start, DIRTY},
     {"serve_submit", 4, nif_serve_submit, 0},
     {"serve_stats", 1, nif_serve_stats, 0},

@@ -534,6 +534,27 @@ defmodule Dmlc do
     end
   end
 
+  @doc """
+  Writes a training package's parameters, optimizer state and epoch/step
+  counters to `path` (safetensors, atomically; the format of
+  `Dmlc.Callback.checkpoint/2`). Options: `:device`, `:seed` (recorded, 0).
+  """
+  def save_checkpoint(%Model{ref: ref}, path, opts \\ []),
+    do:
+      NIF.checkpoint(ref, device(opts), to_string(path), true, Keyword.get(opts, :seed, 0))
+      |> Error.wrap()
+
+  @doc """
+  Restores a checkpoint (`save_checkpoint/3` or `Dmlc.Callback.checkpoint/2`
+  of the same package): parameters, optimizer state and counters, so a
+  later `fit/3` continues exactly as the run that wrote it would have.
+  Errors: `:not_found` / `:io` / `:data_loss` reading it,
+  `:failed_precondition` naming a missing, extra or mismatched tensor.
+  Options: `:device`.
+  """
+  def load_checkpoint(%Model{ref: ref}, path, opts \\ []),
+    do: NIF.checkpoint(ref, device(opts), to_string(path), false, 0) |> Error.wrap()
+
   defp device(opts), do: to_string(Keyword.get(opts, :device) || default_device())
 
   # Arguments converted for the NIF; a bad one is an :invalid_argument error.
@@ -582,7 +603,11 @@ defmodule Dmlc do
         fit_with_progress: 2,
         fit_with_progress: 3,
         evaluate: 2,
-        evaluate: 3
+        evaluate: 3,
+        save_checkpoint: 2,
+        save_checkpoint: 3,
+        load_checkpoint: 2,
+        load_checkpoint: 3
       ] do
     args = Macro.generate_arguments(arity, __MODULE__)
     bang = :"#{name}!"

@@ -158,6 +158,22 @@ defmodule DmlcTest do
     assert File.exists?(Path.join(dir, "epoch-0001.safetensors"))
     assert File.exists?(Path.join(dir, "epoch-0002.safetensors"))
 
+    # resuming from a checkpoint continues exactly as the uninterrupted run
+    m1 = trainable()
+    h1 = Dmlc.fit!(m1, small, epochs: 1, callbacks: [Dmlc.Callback.checkpoint(dir)])
+    m2 = trainable()
+    :ok = Dmlc.load_checkpoint(m2, Path.join(dir, "epoch-0001.safetensors"))
+    assert Dmlc.predict!(m2, elem(val, 0)).data == Dmlc.predict!(m1, elem(val, 0)).data
+    assert Dmlc.fit!(m2, small, epochs: 2).loss == Dmlc.fit!(m1, small, epochs: 2).loss
+    assert length(h1.epochs) == 1
+    own = tmp("own.safetensors")
+    :ok = Dmlc.save_checkpoint(m2, own)
+
+    assert {:error, %Error{code: :failed_precondition}} =
+             Dmlc.load_checkpoint(Dmlc.compile!(model("fashion_mlp.onnx")), own)
+
+    assert {:error, %Error{}} = Dmlc.load_checkpoint(trainable(), "/nonexistent.safetensors")
+
     # a raising callback stops the fit and reaches the caller
     assert_raise RuntimeError, "boom", fn ->
       Dmlc.fit(trainable(), small,

@@ -38,6 +38,7 @@ defmodule Dmlc.NIF do
   def fit_ack(_ctl, _epoch, _halt), do: nif()
   def fit(_model, _device, _x, _y, _opts, _ctl, _listener, _tag), do: nif()
   def evaluate(_model, _device, _x, _y, _batch_size), do: nif()
+  def checkpoint(_model, _device, _path, _save, _seed), do: nif()
   def serve_start(_model, _device, _batch_size, _batch_timeout_ms, _instances), do: nif()
   def serve_submit(_serve, _inputs, _pid, _tag), do: nif()
   def serve_stats(_serve), do: nif()
