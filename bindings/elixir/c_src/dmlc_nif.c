@@ -232,6 +232,10 @@ typedef struct serve_res {
   ErlNifMutex *mu;
   dml_serve_t *srv;
   model_res_t *m; /* kept (enif_keep_resource) while srv lives */
+  /* A trained model's snapshot (its current parameters) that srv runs
+   * instead of m->model; NULL when srv runs m->model. */
+  dml_rt_model_t *own;
+  int stopping; /* a serve_stop is shutting srv down */
   uint32_t n_outputs;
   ErlNifEnv *stop_env; /* the stopping call's env while it shuts down */
 } serve_res_t;
@@ -273,6 +277,8 @@ static void serve_stop_locked(serve_res_t *s, ErlNifEnv *env, int drain) {
   dml_serve_release(s->srv);
   s->srv = NULL;
   s->stop_env = NULL;
+  dml_rt_model_release(s->own);
+  s->own = NULL;
   model_res_t *m = s->m;
   s->m = NULL;
   enif_mutex_lock(m->mu);
@@ -1214,8 +1220,30 @@ static void serve_done(void *user, dml_status_t st, dml_tensor_t *outputs, uint3
   free(q);
 }
 
+/* A model holding the trained parameters of `m` (whose package's weights
+ * are the initial ones): the package written with them by
+ * dml_train_save_package into a temporary file, loaded (mapped) and
+ * unlinked. Lock held. */
+static dml_status_t snapshot_trained(model_res_t *m, dml_rt_model_t **out) {
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/dmlc-serve-XXXXXX", dir && dir[0] ? dir : "/tmp");
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return dml_status_make(DML_STATUS_IO, "elixir.serving",
+                           "cannot create a temporary file in '%s': %s",
+                           dir && dir[0] ? dir : "/tmp", strerror(errno));
+  close(fd);
+  dml_status_t st = dml_train_save_package(
+      m->model, dml_trainer_session(m->trainer, "train_step"), m->bytes, m->size, path);
+  if (!st) st = dml_rt_model_load_file(path, out);
+  unlink(path);
+  return st;
+}
+
 /* serve_start(model, device, batch_size, batch_timeout_ms, instances) ->
- * {:ok, serve} | error. */
+ * {:ok, serve} | error: a trained model is served with its parameters as
+ * they are now (a snapshot: later fits do not change what it serves). */
 static ERL_NIF_TERM nif_serve_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   const char *op = "elixir.serving";
@@ -1238,15 +1266,21 @@ static ERL_NIF_TERM nif_serve_start(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   cfg.device = device;
   cfg.instances = inst;
   dml_serve_t *srv = NULL;
-  dml_status_t st = dml_serve_create(m->model, &cfg, &srv);
+  dml_rt_model_t *own = NULL;
+  dml_status_t st = m->trainer ? snapshot_trained(m, &own) : DML_OK;
+  if (!st) st = dml_serve_create(own ? own : m->model, &cfg, &srv);
   if (!st) m->users++;
   enif_mutex_unlock(m->mu);
-  if (st) return status_term(env, st);
+  if (st) {
+    dml_rt_model_release(own);
+    return status_term(env, st);
+  }
   serve_res_t *s = enif_alloc_resource(SERVE_RT, sizeof *s);
   memset(s, 0, sizeof *s);
   s->mu = enif_mutex_create("dmlc_serve");
   s->srv = srv;
   s->m = m;
+  s->own = own;
   s->n_outputs = dml_serve_num_outputs(srv);
   enif_keep_resource(m);
   ERL_NIF_TERM t = enif_make_resource(env, s);
@@ -1338,8 +1372,9 @@ static ERL_NIF_TERM nif_serve_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   if (!enif_get_resource(env, argv[0], SERVE_RT, (void **)&s))
     return enif_make_badarg(env);
   enif_mutex_lock(s->mu);
-  int live = s->srv != NULL;
+  int live = s->srv != NULL && !s->stopping;
   dml_serve_t *srv = s->srv;
+  if (live) s->stopping = 1;
   enif_mutex_unlock(s->mu);
   if (!live)
     return MAKE_ERR(env, FAILED_PRECONDITION, "elixir.serving", "use after free");

@@ -123,6 +123,13 @@ defmodule DmlcTest do
     assert m2.trainable
     assert Dmlc.predict!(m2, ctx.vx).data == Dmlc.predict!(m, ctx.vx).data
     assert Dmlc.evaluate!(m2, {ctx.vx, ctx.vy}).loss == Dmlc.evaluate!(m, {ctx.vx, ctx.vy}).loss
+
+    # a trained model is served with its trained parameters
+    start_supervised!({Dmlc.Serving, model: m, name: :trained, batch_size: 8})
+    {:ok, reply} = Dmlc.Serving.run(:trained, %{"input" => rows(ctx.vx, 0, 5)})
+    assert [sy] = Map.values(reply)
+    assert sy.data == Dmlc.predict!(m, rows(ctx.vx, 0, 5)).data
+    refute sy.data == Dmlc.predict!(trainable(), rows(ctx.vx, 0, 5)).data
   end
 
   test "early stopping, a halting callback, checkpoints, lr schedules", ctx do

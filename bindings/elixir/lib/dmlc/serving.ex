@@ -22,7 +22,8 @@ defmodule Dmlc.Serving do
   server keeps its native memory alive even after `Dmlc.free/1`), `:name`,
   `:batch_size`, `:batch_timeout` (ms), `:device` ("cpu"), `:instances`
   (sessions with a worker thread each, default 1). Stopping the server (or
-  its supervisor) answers what is queued, then stops the workers.
+  its supervisor) answers what is queued, then stops the workers. A trained
+  model is served with its parameters as they are at start (a snapshot).
   """
   use GenServer
 
