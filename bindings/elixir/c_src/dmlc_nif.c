@@ -1425,11 +1425,6 @@ static ERL_NIF_TERM nif_available_targets(ErlNifEnv *env, int argc,
   return str(env, dml_compile_available_targets());
 }
 
-/* The CPU device of the eager ops (one per NIF library; a device is used by
- * one thread at a time: eager_mu). */
-static dml_rt_device_t *g_cpu;
-static ErlNifMutex *g_eager_mu;
-
 /* eager_op(op, [tensor | nil], attrs :: [{name, int | float | [int] |
  * [float] | binary}], n_outputs) -> {:ok, [tensor]} | error: one op on
  * the CPU with the runtime's kernels (dml_rt_tensor_op). */
@@ -1516,11 +1511,12 @@ static ERL_NIF_TERM nif_eager_op(ErlNifEnv *env, int argc, const ERL_NIF_TERM ar
   dml_rt_tensor_t in[16], out[16];
   memset(in, 0, sizeof in);
   memset(out, 0, sizeof out);
-  dml_status_t st = DML_OK;
-  enif_mutex_lock(g_eager_mu);
-  if (!g_cpu) st = dml_rt_device_open("cpu", &g_cpu);
+  /* A CPU device of this call's own (a device is used by one thread at a
+   * time), whose close frees every tensor left on it. */
+  dml_rt_device_t *cpu = NULL;
+  dml_status_t st = dml_rt_device_open("cpu", &cpu);
   for (unsigned i = 0; !st && i < n_in; i++)
-    if (present[i]) st = dml_rt_tensor_from_host(g_cpu, &host[i], &in[i]);
+    if (present[i]) st = dml_rt_tensor_from_host(cpu, &host[i], &in[i]);
   if (!st) st = dml_rt_tensor_op(opname, in, n_in, attrs, n_attrs, out, n_out);
   ERL_NIF_TERM l = enif_make_list(env, 0);
   for (unsigned i = n_out; !st && i-- > 0;) {
@@ -1543,24 +1539,8 @@ static ERL_NIF_TERM nif_eager_op(ErlNifEnv *env, int argc, const ERL_NIF_TERM ar
                                              shape_term(env, h.rank, h.dims), data),
                             l);
   }
-  for (unsigned i = 0; i < 16; i++) {
-    if (in[i].id) dml_status_free(dml_rt_tensor_free(in[i]));
-    if (out[i].id) dml_status_free(dml_rt_tensor_free(out[i]));
-  }
-  enif_mutex_unlock(g_eager_mu);
+  dml_rt_device_close(cpu);
   return st ? status_term(env, st) : ok2(env, l);
-}
-
-static int load_nif(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
-  g_eager_mu = enif_mutex_create("dmlc_eager");
-  return load(env, priv, info);
-}
-
-static void unload_nif(ErlNifEnv *env, void *priv) {
-  (void)env, (void)priv;
-  dml_rt_device_close(g_cpu);
-  g_cpu = NULL;
-  if (g_eager_mu) enif_mutex_destroy(g_eager_mu);
 }
 
 #define DIRTY ERL_NIF_DIRTY_JOB_CPU_BOUND
@@ -1587,4 +1567,4 @@ static ErlNifFunc funcs[] = {
     {"eager_op", 4, nif_eager_op, DIRTY},
 };
 
-ERL_NIF_INIT(Elixir.Dmlc.NIF, funcs, load_nif, NULL, NULL, unload_nif)
+ERL_NIF_INIT(Elixir.Dmlc.NIF, funcs, load, NULL, NULL, NULL)
