@@ -2,7 +2,8 @@ defmodule Mix.Tasks.Compile.DmlcNif do
   @moduledoc """
   Builds the NIF `dmlc_nif.so` (into the app's priv folder under `_build`) with `make` (bindings/elixir/Makefile)
   against an installed dmlc: `DMLC_PREFIX` (the prefix given to
-  `cmake --install`), else pkg-config's `dmlc`. No dependencies, no network.
+  `cmake --install`), or a build tree of this checkout: `DMLC_BUILD_DIR`,
+  else pkg-config's `dmlc`. No dependencies, no network.
   """
   use Mix.Task.Compiler
 
@@ -14,10 +15,11 @@ defmodule Mix.Tasks.Compile.DmlcNif do
     args = ["--no-print-directory", "-C", __DIR__, "ERTS_INCLUDE_DIR=#{erts}", "PRIV=#{priv}"]
 
     args =
-      case System.get_env("DMLC_PREFIX") do
-        nil -> args
-        prefix -> args ++ ["DMLC_PREFIX=#{Path.expand(prefix)}"]
-      end
+      args ++
+        for var <- ["DMLC_PREFIX", "DMLC_BUILD_DIR"],
+            dir = System.get_env(var),
+            dir not in [nil, ""],
+            do: "#{var}=#{Path.expand(dir)}"
 
     case System.cmd("make", args, stderr_to_stdout: true) do
       {out, 0} ->
