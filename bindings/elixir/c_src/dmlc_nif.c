@@ -216,7 +216,7 @@ static ERL_NIF_TERM make_map(ErlNifEnv *env, const char **keys, ERL_NIF_TERM *va
 typedef struct model_res {
   ErlNifMutex *mu;
   int freed;
-  int fitting; /* read without the lock (atomically) by other calls */
+  int fitting; /* a fit runs (without the lock): other calls but info refuse */
   void *bytes; /* the package (malloc'd), for save */
   size_t size;
   dml_rt_model_t *model;
@@ -330,7 +330,7 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
 /* ---- model locking ---- */
 
 /* Locks the model of `term` for a call named `op`: NULL (and *err set)
- * when it is not a model, freed, or being fitted. */
+ * when it is not a model, freed, or being fitted (info excepted). */
 static model_res_t *model_lock(ErlNifEnv *env, ERL_NIF_TERM term, const char *op,
                                ERL_NIF_TERM *err) {
   model_res_t *r;
@@ -338,12 +338,13 @@ static model_res_t *model_lock(ErlNifEnv *env, ERL_NIF_TERM term, const char *op
     *err = MAKE_ERR(env, INVALID_ARGUMENT, op, "not a compiled model");
     return NULL;
   }
-  if (__atomic_load_n(&r->fitting, __ATOMIC_ACQUIRE)) {
+  enif_mutex_lock(r->mu);
+  if (r->fitting && strcmp(op, "elixir.info") != 0) {
+    enif_mutex_unlock(r->mu);
     *err = MAKE_ERR(env, FAILED_PRECONDITION, op,
                     "the model is being fitted (a fit's callbacks cannot use its model)");
     return NULL;
   }
-  enif_mutex_lock(r->mu);
   if (r->freed) {
     enif_mutex_unlock(r->mu);
     *err = status_term(
@@ -1115,9 +1116,14 @@ static ERL_NIF_TERM nif_fit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
   dml_history_t h;
   memset(&h, 0, sizeof h);
   if (!st) {
-    __atomic_store_n(&r->fitting, 1, __ATOMIC_RELEASE);
+    /* The fit runs without the lock, so that calls on the model meanwhile
+     * fail at once (model_lock) instead of holding a dirty scheduler until
+     * it ends; the trainer is this thread's until `fitting` drops. */
+    r->fitting = 1;
+    enif_mutex_unlock(r->mu);
     st = dml_trainer_fit(t, &train, &o, &h);
-    __atomic_store_n(&r->fitting, 0, __ATOMIC_RELEASE);
+    enif_mutex_lock(r->mu);
+    r->fitting = 0;
   }
   enif_mutex_unlock(r->mu);
   if (st) {

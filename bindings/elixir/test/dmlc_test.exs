@@ -181,6 +181,26 @@ defmodule DmlcTest do
 
     assert {:error, %Error{}} = Dmlc.load_checkpoint(trainable(), "/nonexistent.safetensors")
 
+    # during a fit its model refuses calls at once (info excepted)
+    mf = trainable()
+    me = self()
+
+    Dmlc.fit!(mf, small,
+      epochs: 1,
+      callbacks: [
+        Dmlc.Callback.on_epoch(fn _ ->
+          send(me, {:during, Dmlc.predict(mf, elem(val, 0)), Dmlc.info(mf)})
+        end)
+      ]
+    )
+
+    assert_received {:during,
+                     {:error,
+                      %Error{code: :failed_precondition, reason: "the model is being fitted" <> _}},
+                     {:ok, %{trainable: true}}}
+
+    assert {:ok, _} = Dmlc.predict(mf, elem(val, 0))
+
     # a raising callback stops the fit and reaches the caller
     assert_raise RuntimeError, "boom", fn ->
       Dmlc.fit(trainable(), small,
