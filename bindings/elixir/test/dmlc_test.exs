@@ -362,6 +362,16 @@ defmodule DmlcTest do
     :erlang.garbage_collect()
   end
 
+  test "Nx tensors are taken as they are (Nx's API, here a stand-in of it)" do
+    m = Dmlc.compile!(model("fashion_mlp.onnx"))
+    {:ok, x} = Dmlc.Npy.load(model("fashion_mlp_io/input_0.npy"))
+    nx = %Nx.Tensor{data: x.data, type: {:f, 32}, shape: x.shape}
+    assert Dmlc.predict!(m, nx).data == Dmlc.predict!(m, x).data
+    assert %Nx.Tensor{shape: {1, 10}, type: {:f, 32}} = Dmlc.predict!(m, nx) |> Tensor.to_nx()
+    assert {:ok, s} = Tensor.add(nx, nx)
+    assert s.shape == {1, 784}
+  end
+
   test "eager tensor ops on the CPU" do
     a = Tensor.from_list([[1.0, 2.0], [3.0, 4.0]])
     b = Tensor.from_list([10.0, 20.0])

@@ -42,3 +42,24 @@ defmodule Dmlc.TestData do
   def max_abs_diff(a, b),
     do: Enum.zip(floats(a), floats(b)) |> Enum.map(fn {x, y} -> abs(x - y) end) |> Enum.max()
 end
+
+# A stand-in for the five functions of Nx that Dmlc.Tensor.from_nx/1 and
+# to_nx/1 call (Nx cannot be installed here: no Hex), with Nx's signatures.
+unless Code.ensure_loaded?(Nx) do
+  defmodule Nx.Tensor do
+    @moduledoc false
+    defstruct [:data, :type, :shape]
+  end
+
+  defmodule Nx do
+    @moduledoc false
+    def to_binary(%Nx.Tensor{data: d}), do: d
+    def type(%Nx.Tensor{type: t}), do: t
+    def shape(%Nx.Tensor{shape: s}), do: s
+
+    def from_binary(d, type),
+      do: %Nx.Tensor{data: d, type: type, shape: {div(byte_size(d), div(elem(type, 1), 8))}}
+
+    def reshape(%Nx.Tensor{} = t, shape), do: %{t | shape: shape}
+  end
+end

@@ -153,12 +153,35 @@ defmodule Dmlc.Tensor do
   def to_nif(%__MODULE__{data: d, shape: s, type: t}),
     do: {Map.fetch!(@names, normalize_type(t)), s, d}
 
+  def to_nif(%{__struct__: Nx.Tensor} = t), do: to_nif(from_nx(t))
+
   def to_nif(other),
     do: raise(ArgumentError, "expected a %Dmlc.Tensor{}, got #{inspect(other, limit: 5)}")
 
   @doc false
   def from_nif({name, shape, data}),
     do: %__MODULE__{data: data, shape: shape, type: Map.fetch!(@types, name)}
+
+  @doc """
+  A `%Dmlc.Tensor{}` of an `Nx.Tensor` (its binary, type and shape; Nx must
+  be loaded). Every function taking tensors also takes `Nx.Tensor`s
+  directly.
+  """
+  def from_nx(%{__struct__: Nx.Tensor} = t) do
+    nx = Nx
+
+    %__MODULE__{
+      data: nx.to_binary(t),
+      type: normalize_type(nx.type(t)),
+      shape: nx.shape(t)
+    }
+  end
+
+  @doc "The `Nx.Tensor` of `t` (Nx must be loaded)."
+  def to_nx(%__MODULE__{data: d, type: type, shape: shape}) do
+    nx = Nx
+    d |> nx.from_binary(type) |> nx.reshape(shape)
+  end
 
   @doc "The element count of `t`."
   def size(%__MODULE__{shape: s}), do: Tuple.to_list(s) |> Enum.reduce(1, &(&1 * &2))
