@@ -237,8 +237,14 @@ typedef struct serve_res {
   dml_rt_model_t *own;
   int stopping; /* a serve_stop is shutting srv down */
   uint32_t n_outputs;
-  ErlNifEnv *stop_env; /* the stopping call's env while it shuts down */
 } serve_res_t;
+
+/* The env of the NIF call shutting a server down on this thread (NULL
+ * otherwise): completion callbacks run on the server's worker threads
+ * (which send with no env) or on the thread calling dml_serve_shutdown,
+ * which must send with its call's env, or not at all when it has none (a
+ * server collected by the garbage collector: nobody waits for it). */
+static __thread ErlNifEnv *tl_stop_env;
 
 typedef struct ctl_res {
   ErlNifMutex *mu;
@@ -272,11 +278,11 @@ static void model_dtor(ErlNifEnv *env, void *obj) {
 
 static void serve_stop_locked(serve_res_t *s, ErlNifEnv *env, int drain) {
   if (!s->srv) return;
-  s->stop_env = env;
+  tl_stop_env = env;
   dml_serve_shutdown(s->srv, drain);
   dml_serve_release(s->srv);
+  tl_stop_env = NULL;
   s->srv = NULL;
-  s->stop_env = NULL;
   dml_rt_model_release(s->own);
   s->own = NULL;
   model_res_t *m = s->m;
@@ -1189,8 +1195,10 @@ static ERL_NIF_TERM nif_checkpoint(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
 /* Serving                                                               */
 /* ===================================================================== */
 
+/* A queued request. It holds no reference to the serving resource: a
+ * callback must never be the one to drop the last (the destructor would then
+ * shut the server down from its own worker). */
 typedef struct serve_req {
-  serve_res_t *s;
   ErlNifPid pid;
   ErlNifEnv *env; /* holds tag, then the reply */
   ERL_NIF_TERM tag;
@@ -1209,20 +1217,17 @@ static void serve_done(void *user, dml_status_t st, dml_tensor_t *outputs, uint3
     dml_serve_outputs_free(outputs);
     res = ok2(me, l);
   }
-  /* A worker thread sends with no env; an ERTS thread (the call stopping
-   * the server) with its own, or not at all when it has none (a collected
-   * server: nobody waits). */
+  /* See tl_stop_env. */
   ErlNifEnv *caller = NULL;
   int can = 1;
   if (enif_thread_type() != ERL_NIF_THR_UNDEFINED) {
-    caller = q->s->stop_env;
+    caller = tl_stop_env;
     can = caller != NULL;
   }
   if (can)
     enif_send(caller, &q->pid, me,
               enif_make_tuple3(me, atom(me, "dmlc_serve"), q->tag, res));
   enif_free_env(me);
-  enif_release_resource(q->s);
   free(q);
 }
 
@@ -1319,7 +1324,6 @@ static ERL_NIF_TERM nif_serve_submit(ErlNifEnv *env, int argc,
     free(q);
     return enif_make_badarg(env);
   }
-  q->s = s;
   q->env = enif_alloc_env();
   q->tag = enif_make_copy(q->env, argv[3]);
   enif_mutex_lock(s->mu);
@@ -1328,11 +1332,7 @@ static ERL_NIF_TERM nif_serve_submit(ErlNifEnv *env, int argc,
              : dml_status_detail(
                    dml_status_make(DML_STATUS_FAILED_PRECONDITION, op, "use after free"),
                    "the serving was stopped");
-  if (!st) {
-    enif_keep_resource(s);
-    st = dml_serve_submit(s->srv, in, n, serve_done, q);
-    if (st) enif_release_resource(s);
-  }
+  if (!st) st = dml_serve_submit(s->srv, in, n, serve_done, q);
   enif_mutex_unlock(s->mu);
   if (st) {
     enif_free_env(q->env);
@@ -1386,8 +1386,9 @@ static ERL_NIF_TERM nif_serve_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
     return MAKE_ERR(env, FAILED_PRECONDITION, "elixir.serving", "use after free");
   /* Shut down without the lock (callbacks and submits need it briefly);
    * then detach under it. */
-  s->stop_env = env;
+  tl_stop_env = env;
   dml_serve_shutdown(srv, 1);
+  tl_stop_env = NULL;
   enif_mutex_lock(s->mu);
   serve_stop_locked(s, env, 1);
   enif_mutex_unlock(s->mu);

@@ -297,6 +297,42 @@ defmodule DmlcTest do
     assert {:ok, _} = Dmlc.Serving.run(:fmlp, rows(x, 0, 1))
   end
 
+  test "a serving killed with requests queued is collected cleanly" do
+    m = Dmlc.compile!(model("fashion_mlp.onnx"))
+    {:ok, x} = Dmlc.Npy.load(model("fashion_mlp_io/input_1.npy"))
+    threads = fn -> length(File.ls!("/proc/self/task")) end
+    :erlang.garbage_collect()
+    n0 = threads.()
+    {:ok, pid} = Dmlc.Serving.start_link(model: m, batch_size: 64, batch_timeout: 500)
+    Process.unlink(pid)
+    assert threads.() == n0 + 1
+    me = self()
+
+    for i <- 1..6,
+        do:
+          spawn(fn ->
+            send(me, {:caller, i, catch_exit(Dmlc.Serving.run(pid, %{"input" => rows(x, i, 2)}))})
+          end)
+
+    Process.sleep(50)
+    Process.exit(pid, :kill)
+    for i <- 1..6, do: assert_receive({:caller, ^i, {:killed, _}}, 5_000)
+    # the server's resource went with its process: its destructor stopped
+    # the workers, failing the queued requests without sending anything
+    wait = fn wait, k ->
+      if threads.() > n0 and k > 0,
+        do:
+          (
+            Process.sleep(20)
+            wait.(wait, k - 1)
+          ),
+        else: threads.()
+    end
+
+    assert wait.(wait, 250) <= n0, "the server's worker thread is gone"
+    assert {:ok, _} = Dmlc.predict(m, rows(x, 0, 2))
+  end
+
   test "errors carry code, op, reason, details; bang functions raise" do
     assert {:error, %Error{code: :not_found, op: "elixir.compile"}} =
              Dmlc.compile("/nonexistent/model.onnx")
