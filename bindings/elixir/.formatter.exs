@@ -1,1 +1,1 @@
-[inputs: ["{mix,.formatter}.exs", "{lib,test}/**/*.{ex,exs}"]]
+[inputs: ["{mix,.formatter}.exs", "{lib,test,bench}/**/*.{ex,exs}"]]
