@@ -40,7 +40,7 @@ defmodule DmlcTest do
     :ok = Dmlc.save(m, pkg)
     out = tmp("run_out")
     File.mkdir_p!(out)
-    bin = System.get_env("DMLC_BIN") || "dmlc"
+    bin = dmlc_bin()
 
     {log, 0} =
       System.cmd(

@@ -1,13 +1,28 @@
-# The tests need the shared/ folder (DMLC_SHARED_DIR, default ../../../shared)
-# and Debian's Fashion-MNIST; tests/elixir/test_elixir.sh sets the
-# environment (DMLC_BIN: the dmlc command, for comparing with `dmlc run`).
+# The tests need the shared/ folder (DMLC_SHARED_DIR, default the shared/
+# beside the repository) and Debian's Fashion-MNIST; tests/elixir/
+# test_elixir.sh sets the environment (DMLC_BIN: the dmlc command, for
+# comparing with `dmlc run`; by default DMLC_PREFIX's or DMLC_BUILD_DIR's).
 ExUnit.start(capture_log: true)
 
 defmodule Dmlc.TestData do
   @moduledoc false
   @fashion "/usr/share/datasets/fashion-mnist"
 
-  def shared, do: System.get_env("DMLC_SHARED_DIR") || Path.expand("../../../shared", __DIR__)
+  def shared, do: System.get_env("DMLC_SHARED_DIR") || Path.expand("../../../../shared", __DIR__)
+
+  # The dmlc command: DMLC_BIN, else the one of DMLC_PREFIX or DMLC_BUILD_DIR, else PATH's.
+  def dmlc_bin do
+    System.get_env("DMLC_BIN") ||
+      Enum.find_value(
+        [{"DMLC_PREFIX", "bin/dmlc"}, {"DMLC_BUILD_DIR", "compiler/dmlc"}],
+        "dmlc",
+        fn {var, rel} ->
+          dir = System.get_env(var)
+          dir && Path.expand(rel, dir)
+        end
+      )
+  end
+
   def model(name), do: Path.join([shared(), "models", name])
 
   def tmp(name) do
