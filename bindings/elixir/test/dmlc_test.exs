@@ -10,6 +10,8 @@ defmodule DmlcTest do
     %{x: x, y: y, vx: vx, vy: vy}
   end
 
+  defp close?(a, b), do: abs(a - b) < 1.0e-12
+
   defp trainable(opts \\ []) do
     Dmlc.compile!(
       model("fashion_mlp_untrained.onnx"),
@@ -121,6 +123,7 @@ defmodule DmlcTest do
     :ok = Dmlc.save(m, p)
     m2 = Dmlc.load!(p)
     assert m2.trainable
+    assert Dmlc.load!(File.read!(p)).trainable
     assert Dmlc.predict!(m2, ctx.vx).data == Dmlc.predict!(m, ctx.vx).data
     assert Dmlc.evaluate!(m2, {ctx.vx, ctx.vy}).loss == Dmlc.evaluate!(m, {ctx.vx, ctx.vy}).loss
 
@@ -162,6 +165,17 @@ defmodule DmlcTest do
     assert length(h.epochs) == 2 and h.stopped_early
     assert h.lr == [1.0e-3, 5.0e-4]
     assert h.val_loss == [:nan, :nan]
+
+    # the other schedules' rates (runtime/train/dml_trainer.h's formulas)
+    one = {rows(ctx.x, 0, 32), rows(ctx.y, 0, 32)}
+
+    lrs = fn sched ->
+      Dmlc.fit!(trainable(), one, epochs: 3, lr_schedule: sched, learning_rate: 0.01).lr
+    end
+
+    assert lrs.({:exponential, 0.5}) == [0.01, 0.005, 0.0025]
+    [c0, c1, c2] = lrs.({:cosine, 0.0})
+    assert c0 == 0.01 and close?(c1, 0.0075) and close?(c2, 0.0025)
     assert File.exists?(Path.join(dir, "epoch-0001.safetensors"))
     assert File.exists?(Path.join(dir, "epoch-0002.safetensors"))
 
@@ -406,6 +420,14 @@ defmodule DmlcTest do
     assert %Nx.Tensor{shape: {1, 10}, type: {:f, 32}} = Dmlc.predict!(m, nx) |> Tensor.to_nx()
     assert {:ok, s} = Tensor.add(nx, nx)
     assert s.shape == {1, 784}
+  end
+
+  test "Dmlc.Npy writes what it reads" do
+    t = Tensor.from_list([[1, -2, 3], [4, 5, -6]], {:s, 64})
+    p = tmp("t.npy")
+    :ok = Dmlc.Npy.save(t, p)
+    assert {:ok, ^t} = Dmlc.Npy.load(p)
+    assert {:error, %Error{code: :data_loss}} = Dmlc.Npy.load(model("fashion_mlp.onnx"))
   end
 
   test "eager tensor ops on the CPU" do
