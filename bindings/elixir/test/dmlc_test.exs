@@ -76,6 +76,15 @@ defmodule DmlcTest do
     assert yb.shape == {131, 10}
     assert binary_part(yb.data, 0, byte_size(y.data)) == y.data
     assert binary_part(yb.data, byte_size(y.data), byte_size(y.data)) == y.data
+    # a NaN pixel makes its row's logits NaN, and only its row's
+    <<_::binary-size(4), rest::binary>> = x.data
+    xn = Tensor.from_binary(<<0x7FC00000::unsigned-32-native>> <> rest, {:f, 32}, x.shape)
+    yn = Dmlc.predict!(m, xn)
+    assert Enum.take(Tensor.to_flat_list(yn), 10) == List.duplicate(:nan, 10)
+
+    assert binary_part(yn.data, 40, byte_size(yn.data) - 40) ==
+             binary_part(y.data, 40, byte_size(y.data) - 40)
+
     # 0 rows: the output's shape with 0 rows
     assert %Tensor{shape: {0, 10}, data: ""} =
              Dmlc.predict!(m, Tensor.from_binary(<<>>, {:f, 32}, {0, 784}))
