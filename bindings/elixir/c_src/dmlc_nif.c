@@ -905,6 +905,60 @@ static ERL_NIF_TERM nif_benchmark(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
   return ok2(env, make_map(env, keys, vals, 6));
 }
 
+/* check(model, device, seed, iterations) -> {:ok, report} | error: each
+ * GPU kernel against the CPU reference kernels, then end to end
+ * (dml_rt_check, whose comment states the error measure and tolerances).
+ * A wrong kernel is a report with n_failed > 0, not an error. */
+static ERL_NIF_TERM nif_check(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  const char *op = "elixir.check";
+  char device[64];
+  ErlNifUInt64 seed;
+  unsigned iters;
+  if (!get_device(env, argv[1], device, sizeof device) ||
+      !enif_get_uint64(env, argv[2], &seed) || !enif_get_uint(env, argv[3], &iters))
+    return MAKE_ERR(env, INVALID_ARGUMENT, op, "bad device, seed or iterations");
+  ERL_NIF_TERM err;
+  model_res_t *r = model_lock(env, argv[0], op, &err);
+  if (!r) return err;
+  dml_rt_check_options_t opt;
+  memset(&opt, 0, sizeof opt);
+  opt.seed = seed;
+  opt.iterations = iters;
+  dml_rt_check_report_t *rep = NULL;
+  dml_status_t st = dml_rt_check(r->model, device, &opt, &rep);
+  enif_mutex_unlock(r->mu);
+  if (st) return status_term(env, st);
+  ERL_NIF_TERM ks = enif_make_list(env, 0);
+  for (uint32_t i = rep->n_kernels; i-- > 0;) {
+    const dml_rt_check_kernel_t *k = &rep->kernels[i];
+    const char *keys[] = {"name",      "ops",    "tol_class", "tolerance", "checked",
+                          "passed",    "worst",  "value",     "index",     "device_value",
+                          "cpu_value", "inputs", "iteration", "note"};
+    ERL_NIF_TERM vals[] = {str(env, k->name),
+                           str(env, k->ops),
+                           str(env, k->tol_class ? k->tol_class : ""),
+                           dbl(env, k->tolerance),
+                           atom(env, k->checked ? "true" : "false"),
+                           atom(env, k->passed ? "true" : "false"),
+                           dbl(env, k->worst),
+                           str(env, k->value),
+                           enif_make_int64(env, k->index),
+                           dbl(env, k->device_value),
+                           dbl(env, k->cpu_value),
+                           str(env, k->inputs ? k->inputs : ""),
+                           enif_make_uint(env, k->iteration),
+                           str(env, k->note)};
+    ks = enif_make_list_cell(env, make_map(env, keys, vals, 14), ks);
+  }
+  const char *keys[] = {"device", "n_failed", "seed", "iterations", "kernels"};
+  ERL_NIF_TERM vals[] = {str(env, rep->device), enif_make_uint(env, rep->n_failed),
+                         enif_make_uint64(env, rep->seed),
+                         enif_make_uint(env, rep->iterations), ks};
+  dml_rt_check_report_free(rep);
+  return ok2(env, make_map(env, keys, vals, 5));
+}
+
 /* ===================================================================== */
 /* Training                                                              */
 /* ===================================================================== */
@@ -1562,6 +1616,7 @@ static ErlNifFunc funcs[] = {
     {"run", 3, nif_run, DIRTY},
     {"predict", 4, nif_predict, DIRTY},
     {"benchmark", 5, nif_benchmark, DIRTY},
+    {"check", 4, nif_check, DIRTY},
     {"fit_control", 0, nif_fit_control, 0},
     {"fit_ack", 3, nif_fit_ack, 0},
     {"fit", 8, nif_fit, DIRTY},

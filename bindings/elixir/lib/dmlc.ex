@@ -354,6 +354,29 @@ defmodule Dmlc do
     |> Error.wrap()
   end
 
+  @doc """
+  Checks the package's GPU kernels on `device` (`"vulkan"`, `"cuda"`, ...):
+  each kernel alone against the CPU reference kernels on random and edge
+  inputs (NaN, infinities, -0, denormals, huge and tiny values), then the
+  whole function end to end (what `dmlc check` does; `dml_rt_check` in
+  runtime/dml_rt.h states the error measure and tolerances). For an app's
+  first launch on an unknown GPU. Returns `{:ok, %{device:, n_failed:, seed:,
+  iterations:, kernels: [%{name:, ops:, tol_class:, tolerance:, checked:,
+  passed:, worst:, value:, index:, device_value:, cpu_value:, inputs:,
+  iteration:, note:}]}}` (a wrong kernel is `n_failed > 0`, not an error).
+  Options: `:seed` (0), `:iterations` (3). Errors: `:invalid_argument` for
+  `"cpu"` (the reference itself), a device a session cannot be made on.
+  """
+  def check(%Model{ref: ref}, device, opts \\ []) do
+    NIF.check(
+      ref,
+      to_string(device),
+      Keyword.get(opts, :seed, 0),
+      Keyword.get(opts, :iterations, 3)
+    )
+    |> Error.wrap()
+  end
+
   # ---------------------------------------------------------------------
   # Training
   # ---------------------------------------------------------------------
@@ -607,7 +630,9 @@ defmodule Dmlc do
         save_checkpoint: 2,
         save_checkpoint: 3,
         load_checkpoint: 2,
-        load_checkpoint: 3
+        load_checkpoint: 3,
+        check: 2,
+        check: 3
       ] do
     args = Macro.generate_arguments(arity, __MODULE__)
     bang = :"#{name}!"

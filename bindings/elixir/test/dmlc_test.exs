@@ -270,6 +270,13 @@ defmodule DmlcTest do
       {:ok, x} = Dmlc.Npy.load(model("fashion_mlp_io/input_1.npy"))
       assert max_abs_diff(Dmlc.predict!(m, x, device: "vulkan"), Dmlc.predict!(m, x)) < 1.0e-4
 
+      # the kernels' self-check on the device (dmlc check)
+      rep = Dmlc.check!(m, "vulkan", iterations: 1)
+      assert rep.n_failed == 0 and rep.device =~ "vulkan"
+      assert length(rep.kernels) >= 2 and List.last(rep.kernels).name == "end-to-end"
+      assert Enum.all?(rep.kernels, &(&1.passed or not &1.checked))
+      assert {:error, %Error{code: :invalid_argument}} = Dmlc.check(m, "cpu")
+
       small = {rows(ctx.x, 0, 128), rows(ctx.y, 0, 128)}
       tv = trainable(targets: "cpu,vulkan")
       tc = trainable()

@@ -34,6 +34,7 @@ defmodule Dmlc.NIF do
   def run(_model, _device, _inputs), do: nif()
   def predict(_model, _device, _x, _output), do: nif()
   def benchmark(_model, _device, _inputs, _iterations, _warmup), do: nif()
+  def check(_model, _device, _seed, _iterations), do: nif()
   def fit_control, do: nif()
   def fit_ack(_ctl, _epoch, _halt), do: nif()
   def fit(_model, _device, _x, _y, _opts, _ctl, _listener, _tag), do: nif()
