@@ -244,7 +244,7 @@ typedef struct serve_res {
  * (which send with no env) or on the thread calling dml_serve_shutdown,
  * which must send with its call's env, or not at all when it has none (a
  * server collected by the garbage collector: nobody waits for it). */
-static __thread ErlNifEnv *tl_stop_env;
+static _Thread_local ErlNifEnv *tl_stop_env;
 
 typedef struct ctl_res {
   ErlNifMutex *mu;
