@@ -85,6 +85,10 @@ defmodule DmlcTest do
     assert binary_part(yn.data, 40, byte_size(yn.data) - 40) ==
              binary_part(y.data, 40, byte_size(y.data) - 40)
 
+    # one model from many processes at once: calls serialize, results equal
+    for r <- Task.async_stream(1..16, fn _ -> Dmlc.predict!(m, x) end, max_concurrency: 16),
+        do: assert(r == {:ok, y})
+
     # 0 rows: the output's shape with 0 rows
     assert %Tensor{shape: {0, 10}, data: ""} =
              Dmlc.predict!(m, Tensor.from_binary(<<>>, {:f, 32}, {0, 784}))
