@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dml_dim_spec.h"
 #include "dml_driver.h"
 #include "dml_rt.h"
 #include "dml_serve.h"
@@ -443,7 +444,10 @@ static ERL_NIF_TERM new_model(ErlNifEnv *env, void *bytes, size_t size) {
 /* ===================================================================== */
 
 /* compile_onnx(onnx :: binary, base_dir, source, opts :: map) ->
- *   {:ok, model} | error. opts: targets (binary), batch_bound (int), and
+ *   {:ok, model} | error. opts: targets (binary), batch_bound (int),
+ *   dim_bounds and input_shapes (lists of `--dim-bound` / `--input-shape`
+ *   values), dynamic_dim_bound, dynamic_max_elements (ints), cuda_arch
+ *   (binary), allow_tf32 (boolean), and
  *   train: nil | map (loss, optimizer: binaries; output; momentum, beta1,
  *   beta2, epsilon, alpha, weight_decay, clip_norm, clip_value,
  *   label_smoothing, huber_delta: numbers; soft_targets: boolean). */
@@ -506,11 +510,63 @@ static ERL_NIF_TERM nif_compile_onnx(ErlNifEnv *env, int argc,
       cfg.soft_targets = enif_is_identical(v, atom(env, "true"));
     o.train = &cfg;
   }
+  ErlNifSInt64 iv;
+  if (map_get(env, argv[3], "dynamic_dim_bound", &v) && enif_get_int64(env, v, &iv))
+    o.dynamic_dim_bound = iv;
+  if (map_get(env, argv[3], "dynamic_max_elements", &v) && enif_get_int64(env, v, &iv))
+    o.dynamic_max_elements = iv;
+  char arch[128];
+  if (map_get(env, argv[3], "cuda_arch", &v)) {
+    if (!get_str(env, v, arch, sizeof arch))
+      return MAKE_ERR(env, INVALID_ARGUMENT, op, "cuda_arch must be a string");
+    o.cuda_arch = arch;
+  }
+  if (map_get(env, argv[3], "allow_tf32", &v))
+    o.allow_tf32 = enif_is_identical(v, atom(env, "true"));
+  /* --dim-bound / --input-shape values, parsed by dml_dim_spec.h (its
+   * messages, printed into a memory stream, become the error's reason). */
+  dmlc_dim_spec_t spec;
+  memset(&spec, 0, sizeof spec);
+  char *text = NULL;
+  size_t len = 0;
+  spec.err = open_memstream(&text, &len);
+  int ok = spec.err != NULL;
+  static const char *const spec_keys[] = {"dim_bounds", "input_shapes"};
+  for (int k = 0; ok && k < 2; k++) {
+    ERL_NIF_TERM head, tail;
+    if (!map_get(env, argv[3], spec_keys[k], &tail)) continue;
+    char item[1024];
+    while (ok && enif_get_list_cell(env, tail, &head, &tail)) {
+      if (!get_str(env, head, item, sizeof item)) {
+        fprintf(spec.err, "error: compile: %s: an item is not a string\n", spec_keys[k]);
+        ok = 0;
+      } else {
+        ok = k == 0 ? dmlc_dim_spec_parse_bound(&spec, "compile", item)
+                    : dmlc_dim_spec_parse_shape(&spec, "compile", item);
+      }
+    }
+  }
+  if (ok) ok = dmlc_dim_spec_apply(&spec, "compile", &o);
+  if (spec.err) fclose(spec.err);
+  spec.err = NULL;
+  if (!ok) {
+    const char *msg = text ? text : "out of memory";
+    if (strncmp(msg, "error: compile: ", 16) == 0) msg += 16;
+    size_t n = strlen(msg);
+    while (n > 0 && msg[n - 1] == '\n') n--;
+    dml_status_t bad =
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "%.*s", (int)n, msg);
+    free(text);
+    dmlc_dim_spec_free(&spec);
+    return status_term(env, bad);
+  }
+  free(text);
   void *pkg = NULL;
   size_t size = 0;
   dml_status_t st =
       dml_compile_onnx_memory(onnx.data, onnx.size, base_dir[0] ? base_dir : NULL,
                               source[0] ? source : NULL, &o, &pkg, &size, NULL);
+  dmlc_dim_spec_free(&spec);
   if (st) return status_term(env, st);
   return new_model(env, pkg, size);
 }

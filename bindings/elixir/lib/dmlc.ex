@@ -118,7 +118,16 @@ defmodule Dmlc do
 
   Options:
     * `:targets` — `"cpu"` (default), `"cpu,vulkan"`, ... (a list works too).
-    * `:batch_bound` — bound of the symbolic batch dim (default 64).
+    * `:batch_bound` — bound of every symbolic dim not otherwise bounded (default 64).
+    * `:dim_bounds` — bound per symbol name, `%{"H" => 1280}`, or an integer
+      for every other symbolic dim (`dmlc compile --dim-bound`).
+    * `:input_shapes` — per input a shape replacing the declared one, as
+      `--input-shape` spells it (`"1x3x[32:640]x[32:1280:32]"`), or a tuple
+      of integers (static) and `{min, max}` / `{min, max, step}` (symbolic
+      with those bounds).
+    * `:dynamic_dim_bound`, `:dynamic_max_elements` — bounds of value-dependent
+      dims and of the elements of such values; `:cuda_arch`, `:allow_tf32` —
+      the cuda target's (`dmlc compile --help`).
     * `:loss` — makes a training package (train_step, eval_step): `:cross_entropy`,
       `:nll`, `:bce_with_logits`, `:bce`, `:mse`, `:mae`, `:huber`.
     * `:optimizer` — `:sgd`, `:momentum`, `:nesterov`, `:adam` (default with a loss),
@@ -151,12 +160,57 @@ defmodule Dmlc do
           end)
         end
 
-      nopts = %{targets: targets, batch_bound: opts[:batch_bound], train: train}
+      nopts =
+        Map.merge(
+          %{targets: targets, batch_bound: opts[:batch_bound], train: train},
+          Map.new(
+            Keyword.take(opts, [
+              :dynamic_dim_bound,
+              :dynamic_max_elements,
+              :cuda_arch,
+              :allow_tf32
+            ])
+          )
+        )
 
-      with {:ok, ref} <- NIF.compile_onnx(bytes, base_dir, source, nopts) |> Error.wrap() do
+      with {:ok, specs} <- convert("elixir.compile", fn -> dim_specs(opts) end),
+           {:ok, ref} <-
+             NIF.compile_onnx(bytes, base_dir, source, Map.merge(nopts, specs)) |> Error.wrap() do
         model(ref, opts[:learning_rate])
       end
     end
+  end
+
+  # :dim_bounds and :input_shapes as dmlc compile's --dim-bound / --input-shape values.
+  defp dim_specs(opts) do
+    bounds =
+      case opts[:dim_bounds] do
+        nil -> []
+        n when is_integer(n) -> [Integer.to_string(n)]
+        m when is_map(m) or is_list(m) -> [Enum.map_join(m, ",", fn {k, v} -> "#{k}=#{v}" end)]
+      end
+
+    shapes =
+      for {name, shape} <- opts[:input_shapes] || [] do
+        dims =
+          case shape do
+            s when is_binary(s) ->
+              s
+
+            t when is_tuple(t) ->
+              t
+              |> Tuple.to_list()
+              |> Enum.map_join("x", fn
+                d when is_integer(d) -> Integer.to_string(d)
+                {lo, hi} -> "[#{lo}:#{hi}]"
+                {lo, hi, step} -> "[#{lo}:#{hi}:#{step}]"
+              end)
+          end
+
+        "#{name}=#{dims}"
+      end
+
+    %{dim_bounds: bounds, input_shapes: shapes}
   end
 
   defp read_model(model) when is_binary(model) do

@@ -397,6 +397,27 @@ defmodule DmlcTest do
     assert {:error, %Error{code: :invalid_argument}} =
              Dmlc.fit(trainable(), {bad, bad}, lr_schedule: {:bogus})
 
+    # symbolic dims' bounds and input shapes, as dmlc compile's flags
+    assert [%{bounds: {8, 784}}] =
+             Dmlc.compile!(model("fashion_mlp.onnx"), dim_bounds: %{"batch" => 8}).inputs
+
+    assert [%{bounds: {16, 784}}] =
+             Dmlc.compile!(model("fashion_mlp.onnx"), dim_bounds: 16).inputs
+
+    assert [%{shape: {"batch", 784}, bounds: {12, 784}}] =
+             Dmlc.compile!(model("fashion_mlp.onnx"), input_shapes: %{"input" => {{1, 12}, 784}}).inputs
+
+    assert [%{shape: {3, 784}}] =
+             Dmlc.compile!(model("fashion_mlp.onnx"), input_shapes: [input: "3x784"]).inputs
+
+    assert {:error, %Error{code: :invalid_argument, reason: r}} =
+             Dmlc.compile(model("fashion_mlp.onnx"), input_shapes: [input: "3x[9:2]"])
+
+    assert r =~ "input"
+
+    assert {:error, %Error{code: :invalid_argument}} =
+             Dmlc.compile(model("fashion_mlp.onnx"), input_shapes: [input: {:bad}])
+
     # arguments that are not tensors are errors too, not exceptions
     assert {:error, %Error{code: :invalid_argument}} = Dmlc.predict(m, "x")
     assert {:error, %Error{code: :invalid_argument}} = Dmlc.run(m, [1, 2])
