@@ -300,7 +300,11 @@ defmodule DmlcTest do
   test "Dmlc.Serving batches concurrent requests; replies equal predict" do
     m = Dmlc.compile!(model("fashion_mlp.onnx"))
     {:ok, x} = Dmlc.Npy.load(model("fashion_mlp_io/input_1.npy"))
-    start_supervised!({Dmlc.Serving, model: m, name: :fmlp, batch_size: 16, batch_timeout: 20})
+
+    start_supervised!(
+      {Dmlc.Serving, model: m, name: :fmlp, batch_size: 16, batch_timeout: 20, instances: 2}
+    )
+
     want = Dmlc.predict!(m, x)
 
     replies =
