@@ -507,6 +507,10 @@ defmodule DmlcTest do
     assert reason =~ "shape"
     assert {:error, %Error{code: :not_found}} = Tensor.op("NoSuchOp", [a])
     assert Tensor.from_list([1, 2], {:s, 32}) |> Tensor.to_flat_list() == [1, 2]
+    {:ok, f} = Tensor.as_type(Tensor.from_binary(<<0, 7, 255>>, {:u, 8}), {:f, 32})
+    assert f.type == {:f, 32} and Tensor.to_flat_list(f) == [0.0, 7.0, 255.0]
+    {:ok, i} = Tensor.as_type(Tensor.from_list([-1.7, 2.9]), :s32)
+    assert Tensor.to_flat_list(i) == [-1, 2]
     h = Tensor.from_list([1.5, -2.0], :bf16)
     assert h.type == {:bf, 16} and Tensor.to_flat_list(h) == [1.5, -2.0]
   end

@@ -147,7 +147,28 @@ defmodule Dmlc.Tensor do
       op!("Cast", [%__MODULE__{data: d, shape: {div(byte_size(d), 2)}, type: t}], [{"to", 1}])
       |> to_flat_list()
 
-  defp onnx_code({:bf, 16}), do: 16
+  # ONNX TensorProto.DataType codes (onnx.proto), as Cast's `to` takes them.
+  @onnx_codes %{
+    {:f, 32} => 1,
+    {:u, 8} => 2,
+    {:s, 8} => 3,
+    {:u, 16} => 4,
+    {:s, 16} => 5,
+    {:s, 32} => 6,
+    {:s, 64} => 7,
+    {:f, 16} => 10,
+    {:f, 64} => 11,
+    {:u, 32} => 12,
+    {:u, 64} => 13,
+    {:bf, 16} => 16
+  }
+  defp onnx_code(t), do: Map.fetch!(@onnx_codes, t)
+
+  @doc """
+  `t`'s elements converted to `type` (ONNX Cast on the CPU: floats to
+  integers truncate toward zero, f16/bf16 round to nearest even).
+  """
+  def as_type(%__MODULE__{} = t, type), do: op("Cast", [t], to: onnx_code(normalize_type(type)))
 
   @doc false
   def to_nif(%__MODULE__{data: d, shape: s, type: t}),
