@@ -79,7 +79,7 @@ list(APPEND _dmlc_install_targets dmlc_runtime dmlc_runtime_static)
 set(_dmlc_headers runtime/dml_rt.h runtime/dml_tensor.h runtime/base/dml_dtype.h runtime/base/dml_status.h
                   runtime/base/dml_types.h runtime/train/dml_trainer.h
                   runtime/train/dml_safetensors.h runtime/train/dml_metrics.h
-                  runtime/serve/dml_serve.h)
+                  runtime/serve/dml_serve.h runtime/base/dml_npy.h)
 
 if(NOT DMLC_RUNTIME_ONLY AND TARGET dml_driver)
   _dmlc_objects(_cc_objs ${_dmlc_cc_parts})

@@ -46,6 +46,7 @@
 
 #include "dml_dim_spec.h"
 #include "dml_driver.h"
+#include "dml_npy.h"
 #include "dml_rt.h"
 #include "dml_serve.h"
 #include "dml_tensor.h"
@@ -1660,6 +1661,45 @@ static ERL_NIF_TERM nif_eager_op(ErlNifEnv *env, int argc, const ERL_NIF_TERM ar
   return st ? status_term(env, st) : ok2(env, l);
 }
 
+/* npy_read(path) -> {:ok, tensor} | error (dml_npy_read_file). */
+static ERL_NIF_TERM nif_npy_read(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  char path[4096];
+  if (!get_str(env, argv[0], path, sizeof path))
+    return MAKE_ERR(env, INVALID_ARGUMENT, "elixir.npy", "path must be a string");
+  dml_tensor_t t;
+  void *buf = NULL;
+  dml_status_t st = dml_npy_read_file(path, &t, &buf);
+  if (st) return status_term(env, st);
+  ERL_NIF_TERM out = tensor_term(env, &t);
+  free(buf);
+  return ok2(env, out);
+}
+
+/* npy_write(path, tensor) -> :ok | error (dml_npy_write_file: atomic). */
+static ERL_NIF_TERM nif_npy_write(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  char path[4096];
+  dml_tensor_t t;
+  const char *why;
+  if (!get_str(env, argv[0], path, sizeof path))
+    return MAKE_ERR(env, INVALID_ARGUMENT, "elixir.npy", "path must be a string");
+  if ((why = get_tensor(env, argv[1], &t)))
+    return MAKE_ERR(env, INVALID_ARGUMENT, "elixir.npy", "%s", why);
+  dml_status_t st = dml_npy_write_file(path, &t);
+  return st ? status_term(env, st) : atom(env, "ok");
+}
+
+/* dtype_onnx_code(name) -> int: ONNX's TensorProto.DataType code of a dmlc
+ * dtype (dml_dtype_onnx_code), as Cast's `to` takes it; 0 if unknown. */
+static ERL_NIF_TERM nif_dtype_onnx_code(ErlNifEnv *env, int argc,
+                                        const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  char name[16];
+  if (!get_str(env, argv[0], name, sizeof name)) return enif_make_badarg(env);
+  return enif_make_int(env, dml_dtype_onnx_code(dml_dtype_from_name(name, strlen(name))));
+}
+
 #define DIRTY ERL_NIF_DIRTY_JOB_CPU_BOUND
 static ErlNifFunc funcs[] = {
     {"available_targets", 0, nif_available_targets, 0},
@@ -1683,6 +1723,9 @@ static ErlNifFunc funcs[] = {
     {"serve_stats", 1, nif_serve_stats, 0},
     {"serve_stop", 1, nif_serve_stop, DIRTY},
     {"eager_op", 4, nif_eager_op, DIRTY},
+    {"npy_read", 1, nif_npy_read, DIRTY},
+    {"npy_write", 2, nif_npy_write, DIRTY},
+    {"dtype_onnx_code", 1, nif_dtype_onnx_code, 0},
 };
 
 ERL_NIF_INIT(Elixir.Dmlc.NIF, funcs, load, NULL, NULL, NULL)

@@ -45,4 +45,7 @@ defmodule Dmlc.NIF do
   def serve_stats(_serve), do: nif()
   def serve_stop(_serve), do: nif()
   def eager_op(_op, _inputs, _attrs, _n_outputs), do: nif()
+  def npy_read(_path), do: nif()
+  def npy_write(_path, _tensor), do: nif()
+  def dtype_onnx_code(_name), do: nif()
 end

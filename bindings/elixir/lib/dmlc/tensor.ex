@@ -147,22 +147,8 @@ defmodule Dmlc.Tensor do
       op!("Cast", [%__MODULE__{data: d, shape: {div(byte_size(d), 2)}, type: t}], [{"to", 1}])
       |> to_flat_list()
 
-  # ONNX TensorProto.DataType codes (onnx.proto), as Cast's `to` takes them.
-  @onnx_codes %{
-    {:f, 32} => 1,
-    {:u, 8} => 2,
-    {:s, 8} => 3,
-    {:u, 16} => 4,
-    {:s, 16} => 5,
-    {:s, 32} => 6,
-    {:s, 64} => 7,
-    {:f, 16} => 10,
-    {:f, 64} => 11,
-    {:u, 32} => 12,
-    {:u, 64} => 13,
-    {:bf, 16} => 16
-  }
-  defp onnx_code(t), do: Map.fetch!(@onnx_codes, t)
+  # ONNX's dtype code (Cast's `to`) of a type, from dmlc's table (dml_dtype_onnx_code).
+  defp onnx_code(t), do: Dmlc.NIF.dtype_onnx_code(Map.fetch!(@names, normalize_type(t)))
 
   @doc """
   `t`'s elements converted to `type` (ONNX Cast on the CPU: floats to
