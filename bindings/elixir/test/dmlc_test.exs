@@ -302,7 +302,7 @@ defmodule DmlcTest do
     {:ok, x} = Dmlc.Npy.load(model("fashion_mlp_io/input_1.npy"))
 
     start_supervised!(
-      {Dmlc.Serving, model: m, name: :fmlp, batch_size: 16, batch_timeout: 20, instances: 2}
+      {Dmlc.Serving, model: m, name: :fmlp, batch_size: 16, batch_timeout: 50, instances: 2}
     )
 
     want = Dmlc.predict!(m, x)
