@@ -79,12 +79,13 @@ list(APPEND _dmlc_install_targets dmlc_runtime dmlc_runtime_static)
 set(_dmlc_headers runtime/dml_rt.h runtime/dml_tensor.h runtime/base/dml_dtype.h runtime/base/dml_status.h
                   runtime/base/dml_types.h runtime/train/dml_trainer.h
                   runtime/train/dml_safetensors.h runtime/train/dml_metrics.h
-                  runtime/serve/dml_serve.h)
+                  runtime/serve/dml_serve.h runtime/base/dml_npy.h)
 
 if(NOT DMLC_RUNTIME_ONLY AND TARGET dml_driver)
   _dmlc_objects(_cc_objs ${_dmlc_cc_parts})
   set(_cc_hdr_dirs ${PROJECT_SOURCE_DIR}/ir ${PROJECT_SOURCE_DIR}/frontends/onnx
-                   ${PROJECT_SOURCE_DIR}/frontends/layers ${PROJECT_SOURCE_DIR}/compiler)
+                   ${PROJECT_SOURCE_DIR}/frontends/layers ${PROJECT_SOURCE_DIR}/compiler
+                   ${PROJECT_SOURCE_DIR}/passes)
   add_library(dmlc_compiler SHARED ${_cc_objs})
   add_library(dmlc_compiler_static STATIC ${_cc_objs})
   set_target_properties(dmlc_compiler PROPERTIES VERSION ${PROJECT_VERSION}
@@ -106,7 +107,7 @@ if(NOT DMLC_RUNTIME_ONLY AND TARGET dml_driver)
   list(APPEND _dmlc_install_targets dmlc_compiler dmlc_compiler_static)
   list(APPEND _dmlc_headers runtime/base/dml_ops.h runtime/base/ops.def ir/dml_ir.h
        frontends/onnx/dml_onnx.h frontends/layers/dml_layers.h compiler/dml_driver.h
-       compiler/dml_dim_spec.h)
+       compiler/dml_dim_spec.h passes/dml_train.h)
   set(DMLC_HAVE_COMPILER_LIB ON)
 else()
   set(DMLC_HAVE_COMPILER_LIB OFF)

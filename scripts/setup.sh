@@ -26,6 +26,9 @@ PKGS=(
   # The Python package (python/, tests/python): the extension's headers and
   # the generator scikit-build-core uses
   python3-dev ninja-build
+  # The Elixir package (bindings/elixir, tests/elixir): mix, and erl_nif.h
+  # for its NIF
+  elixir erlang-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,281 @@
+defmodule Dmlc.Tensor do
+  @moduledoc """
+  A tensor as it crosses into and out of dmlc: the elements in a binary,
+  in Nx's layout (dense, row-major, native endian), with a shape tuple and
+  an Nx type tuple.
+
+      t = Dmlc.Tensor.from_binary(<<1.0::float-32-native, 2.0::float-32-native>>, {:f, 32}, {2})
+      Dmlc.Tensor.to_binary(t)
+
+  With Nx, `Nx.to_binary(t)`, `Nx.shape(t)` and `Nx.type(t)` give the three
+  fields, and `Nx.from_binary(data, type) |> Nx.reshape(shape)` goes back.
+
+  Types: `{:f, 16 | 32 | 64}`, `{:bf, 16}`, `{:s, 8 | 16 | 32 | 64}`,
+  `{:u, 8 | 16 | 32 | 64}`. dmlc's bool tensors come out as `{:u, 8}` (0
+  or 1, as Nx holds booleans) and a `{:u, 8}` tensor of 0s and 1s is
+  accepted for a bool input.
+
+  The eager ops below (`add/2`, `matmul/2`, `softmax/2`, ... and `op/4`
+  for any other) run one op on the CPU with dmlc's runtime kernels
+  (runtime/dml_tensor.h, docs/tensor.md); their shapes, broadcasting and
+  numerics are ONNX's. They return `{:ok, tensor}` or `{:error,
+  %Dmlc.Error{}}`.
+  """
+  defstruct data: <<>>, shape: {}, type: {:f, 32}
+
+  @type type :: {:f, 16 | 32 | 64} | {:bf, 16} | {:s, 8 | 16 | 32 | 64} | {:u, 8 | 16 | 32 | 64}
+  @type t :: %__MODULE__{data: binary, shape: tuple, type: type}
+
+  @names %{
+    {:f, 32} => "f32",
+    {:f, 16} => "f16",
+    {:bf, 16} => "bf16",
+    {:f, 64} => "f64",
+    {:s, 8} => "i8",
+    {:s, 16} => "i16",
+    {:s, 32} => "i32",
+    {:s, 64} => "i64",
+    {:u, 8} => "u8",
+    {:u, 16} => "u16",
+    {:u, 32} => "u32",
+    {:u, 64} => "u64"
+  }
+  @types Map.new(@names, fn {k, v} -> {v, k} end) |> Map.put("bool", {:u, 8})
+
+  @doc "Normalizes a type: `{:f, 32}` or the shorthand atoms `:f32`, `:s64`, `:bf16`, ..."
+  def normalize_type({_, _} = t) when is_map_key(@names, t), do: t
+
+  def normalize_type(a) when is_atom(a) do
+    case Regex.run(~r/^(f|bf|s|u)(\d+)$/, Atom.to_string(a)) do
+      [_, k, b] -> normalize_type({String.to_atom(k), String.to_integer(b)})
+      _ -> raise ArgumentError, "unknown tensor type #{inspect(a)}"
+    end
+  end
+
+  def normalize_type(t), do: raise(ArgumentError, "unknown tensor type #{inspect(t)}")
+
+  @doc "Bytes per element of a type."
+  def byte_size_of({_, bits}), do: div(bits, 8)
+
+  @doc """
+  A tensor from `data` (a binary of the elements, row-major, native endian)
+  of `type` and `shape` (default: one dim of every element). Raises
+  ArgumentError when the size of `data` is not the shape's.
+  """
+  def from_binary(data, type, shape \\ nil) when is_binary(data) do
+    type = normalize_type(type)
+    size = byte_size_of(type)
+    shape = shape || {div(byte_size(data), size)}
+    want = Tuple.to_list(shape) |> Enum.reduce(size, &(&1 * &2))
+
+    if want != byte_size(data),
+      do:
+        raise(ArgumentError,
+          message:
+            "data holds #{byte_size(data)} bytes, shape #{inspect(shape)} of #{inspect(type)} needs #{want}"
+        )
+
+    %__MODULE__{data: data, shape: shape, type: type}
+  end
+
+  @doc "The elements of `t` as a binary."
+  def to_binary(%__MODULE__{data: d}), do: d
+
+  @doc "A tensor of `type` from a (nested) list of numbers (floats may be `:nan`, `:infinity`, `:neg_infinity`)."
+  def from_list(list, type \\ {:f, 32}) do
+    type = normalize_type(type)
+    shape = list_shape(list)
+    data = for x <- List.flatten(List.wrap(list)), into: <<>>, do: encode(x, type)
+    %__MODULE__{data: data, shape: shape, type: type}
+  end
+
+  defp list_shape([h | _] = l), do: Tuple.insert_at(list_shape(h), 0, length(l))
+  defp list_shape([]), do: {0}
+  defp list_shape(_), do: {}
+
+  @doc "The elements of `t` as a flat list of numbers (`:nan`, `:infinity`, `:neg_infinity` for those)."
+  def to_flat_list(%__MODULE__{data: d, type: type}), do: decode(d, type)
+
+  @mant %{16 => 10, 32 => 23, 64 => 52}
+
+  defp encode(x, {:f, b}) when b in [16, 32, 64] and is_number(x), do: <<x::float-size(b)-native>>
+
+  defp encode(x, {:f, b}) when x in [:nan, :infinity, :neg_infinity] do
+    m = @mant[b]
+    exp = Bitwise.bsl(Bitwise.bsl(1, b - 1 - m) - 1, m)
+
+    bits =
+      case x do
+        :nan -> exp + Bitwise.bsl(1, m - 1)
+        :infinity -> exp
+        :neg_infinity -> exp + Bitwise.bsl(1, b - 1)
+      end
+
+    <<bits::unsigned-size(b)-native>>
+  end
+
+  defp encode(x, {:s, b}), do: <<x::signed-size(b)-native>>
+  defp encode(x, {:u, b}), do: <<x::unsigned-size(b)-native>>
+
+  defp encode(x, t),
+    do: op!("Cast", [from_list([x], {:f, 32})], [{"to", onnx_code(t)}]) |> to_binary()
+
+  # NaN and infinities (which BEAM floats cannot hold) as :nan, :infinity, :neg_infinity.
+  defp decode(d, {:f, b}) when b in [16, 32, 64] do
+    for <<c::binary-size(div(b, 8)) <- d>> do
+      case c do
+        <<x::float-size(b)-native>> ->
+          x
+
+        _ ->
+          <<u::unsigned-size(b)-native>> = c
+
+          cond do
+            Bitwise.band(u, Bitwise.bsl(1, @mant[b]) - 1) != 0 -> :nan
+            Bitwise.bsr(u, b - 1) == 1 -> :neg_infinity
+            true -> :infinity
+          end
+      end
+    end
+  end
+
+  defp decode(d, {:s, b}), do: for(<<x::signed-size(b)-native <- d>>, do: x)
+  defp decode(d, {:u, b}), do: for(<<x::unsigned-size(b)-native <- d>>, do: x)
+
+  defp decode(d, t),
+    do:
+      op!("Cast", [%__MODULE__{data: d, shape: {div(byte_size(d), 2)}, type: t}], [{"to", 1}])
+      |> to_flat_list()
+
+  # ONNX's dtype code (Cast's `to`) of a type, from dmlc's table (dml_dtype_onnx_code).
+  defp onnx_code(t), do: Dmlc.NIF.dtype_onnx_code(Map.fetch!(@names, normalize_type(t)))
+
+  @doc """
+  `t`'s elements converted to `type` (ONNX Cast on the CPU: floats to
+  integers truncate toward zero, f16/bf16 round to nearest even).
+  """
+  def as_type(%__MODULE__{} = t, type), do: op("Cast", [t], to: onnx_code(normalize_type(type)))
+
+  @doc false
+  def to_nif(%__MODULE__{data: d, shape: s, type: t}),
+    do: {Map.fetch!(@names, normalize_type(t)), s, d}
+
+  def to_nif(%{__struct__: Nx.Tensor} = t), do: to_nif(from_nx(t))
+
+  def to_nif(other),
+    do: raise(ArgumentError, "expected a %Dmlc.Tensor{}, got #{inspect(other, limit: 5)}")
+
+  @doc false
+  def from_nif({name, shape, data}),
+    do: %__MODULE__{data: data, shape: shape, type: Map.fetch!(@types, name)}
+
+  @doc """
+  A `%Dmlc.Tensor{}` of an `Nx.Tensor` (its binary, type and shape; Nx must
+  be loaded). Every function taking tensors also takes `Nx.Tensor`s
+  directly.
+  """
+  def from_nx(%{__struct__: Nx.Tensor} = t) do
+    nx = Nx
+
+    %__MODULE__{
+      data: nx.to_binary(t),
+      type: normalize_type(nx.type(t)),
+      shape: nx.shape(t)
+    }
+  end
+
+  @doc "The `Nx.Tensor` of `t` (Nx must be loaded)."
+  def to_nx(%__MODULE__{data: d, type: type, shape: shape}) do
+    nx = Nx
+    d |> nx.from_binary(type) |> nx.reshape(shape)
+  end
+
+  @doc "The element count of `t`."
+  def size(%__MODULE__{shape: s}), do: Tuple.to_list(s) |> Enum.reduce(1, &(&1 * &2))
+
+  # ---- eager ops ----
+
+  @doc """
+  Runs the ONNX op `name` ("Add", "Conv", "ReduceSum", ...) on `inputs`
+  (tensors; `nil` for an absent optional input) with `attrs` (a keyword list or
+  `[{name, value}]`: integers, floats, strings, lists of numbers), returning
+  `{:ok, [outputs]}` when `n_outputs` > 1, else `{:ok, output}`.
+  """
+  def op(name, inputs, attrs \\ [], n_outputs \\ 1) do
+    ins =
+      Enum.map(inputs, fn
+        nil -> nil
+        t -> to_nif(t)
+      end)
+
+    attrs = Enum.map(attrs, fn {k, v} -> {to_string(k), v} end)
+
+    case Dmlc.NIF.eager_op(name, ins, attrs, n_outputs) |> Dmlc.Error.wrap() do
+      {:ok, [one]} when n_outputs == 1 -> {:ok, from_nif(one)}
+      {:ok, many} -> {:ok, Enum.map(many, &from_nif/1)}
+      err -> err
+    end
+  end
+
+  @doc "As `op/4`, raising `Dmlc.Error`."
+  def op!(name, inputs, attrs \\ [], n_outputs \\ 1) do
+    case op(name, inputs, attrs, n_outputs) do
+      {:ok, v} -> v
+      {:error, e} -> raise e
+    end
+  end
+
+  for {f, onnx} <- [
+        add: "Add",
+        subtract: "Sub",
+        multiply: "Mul",
+        divide: "Div",
+        pow: "Pow",
+        max: "Max",
+        min: "Min"
+      ] do
+    @doc "Elementwise `#{onnx}` with ONNX (NumPy) broadcasting."
+    def unquote(f)(a, b), do: op(unquote(onnx), [a, b])
+  end
+
+  @doc "Matrix product (ONNX MatMul: batched, broadcasting leading dims)."
+  def matmul(a, b), do: op("MatMul", [a, b])
+
+  for {f, onnx} <- [
+        exp: "Exp",
+        log: "Log",
+        sqrt: "Sqrt",
+        abs: "Abs",
+        negate: "Neg",
+        relu: "Relu",
+        sigmoid: "Sigmoid",
+        tanh: "Tanh"
+      ] do
+    @doc "Elementwise `#{onnx}`."
+    def unquote(f)(a), do: op(unquote(onnx), [a])
+  end
+
+  @doc "Softmax over `axis` (default the last)."
+  def softmax(a, axis \\ -1), do: op("Softmax", [a], axis: axis)
+
+  @doc "Sum over `axes` (all when `nil`), keeping them as size 1 when `keep_axes`."
+  def sum(a, axes \\ nil, keep_axes \\ false), do: reduce("ReduceSum", a, axes, keep_axes)
+
+  @doc "Mean over `axes` (all when `nil`), keeping them as size 1 when `keep_axes`."
+  def mean(a, axes \\ nil, keep_axes \\ false), do: reduce("ReduceMean", a, axes, keep_axes)
+
+  defp reduce(onnx, a, axes, keep) do
+    axes_t = if axes, do: from_list(List.wrap(axes), {:s, 64})
+    op(onnx, [a, axes_t], keepdims: if(keep, do: 1, else: 0))
+  end
+
+  @doc "Index of the largest element along `axis` (s64)."
+  def argmax(a, axis \\ -1), do: op("ArgMax", [a], axis: axis, keepdims: 0)
+
+  @doc "`a` with its dims permuted (`perm` nil: reversed)."
+  def transpose(a, perm \\ nil), do: op("Transpose", [a], if(perm, do: [perm: perm], else: []))
+
+  @doc "`a` with the same elements in `shape` (one dim may be -1)."
+  def reshape(a, shape) when is_tuple(shape),
+    do: op("Reshape", [a, from_list(Tuple.to_list(shape), {:s, 64})])
+end
