@@ -29,7 +29,11 @@ static void usage(FILE *f) {
           "  --data DIR|FILES   a folder of IDX files (MNIST layout: t10k-* is the\n"
           "                     test split, train-* the training split), two files\n"
           "                     X.npy,Y.npy or IMAGES,LABELS (IDX, gzipped or not), or\n"
-          "                     one FILE.csv (label in the last column)\n"
+          "                     one FILE.csv (label in the last column); a package\n"
+          "                     of several inputs or trained outputs takes\n"
+          "                     NAME=FILE.npy,... (each model input and each trained\n"
+          "                     output's labels by name) and prints each output's\n"
+          "                     loss and accuracy too\n"
           "  --split NAME       for a folder: test (default) or train\n"
           "  --batch-size N     rows per eval_step run (default: the package's batch\n"
           "                     bound)\n"
@@ -191,27 +195,54 @@ int dmlc_cmd_eval(int argc, char **argv) {
   dml_trainer_t *t = NULL;
   dml_data_t d;
   memset(&d, 0, sizeof d);
+  dml_data_named_t nd;
+  memset(&nd, 0, sizeof nd);
+  dml_dataset_t ds;
+  memset(&ds, 0, sizeof ds);
+  int named = dml_data_spec_is_named(data);
   dml_status_t st = dml_trainer_create(m, device, &t);
-  if (!st) st = dml_data_load(data, split, &dopt, &d);
-  dml_rt_io_info_t xi, yi;
-  if (!st) {
-    dml_trainer_io_info(t, &xi, &yi);
-    st = dml_data_adapt(&d, &xi, &yi);
+  if (!st && !named &&
+      (dml_trainer_num_inputs(t) > 1 || dml_trainer_num_targets(t) > 1 ||
+       dml_trainer_target_output(t, 0)))
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.eval",
+                         "the package has %d inputs and %d trained outputs: give --data "
+                         "NAME=FILE.npy,... naming each",
+                         dml_trainer_num_inputs(t), dml_trainer_num_targets(t));
+  if (!st && named) {
+    /* a single loss's labels are named as forward's first output */
+    dml_rt_io_info_t fo;
+    const char *single = NULL;
+    if (!dml_rt_session_output_info(dml_trainer_session(t, "forward"), 0, &fo))
+      single = fo.name;
+    st = dml_data_load_named(data, &nd);
+    if (!st) st = dml_data_bind_named(&nd, t, single, &ds);
+  } else if (!st) {
+    st = dml_data_load(data, split, &dopt, &d);
+    dml_rt_io_info_t xi, yi;
+    if (!st) {
+      dml_trainer_io_info(t, &xi, &yi);
+      st = dml_data_adapt(&d, &xi, &yi);
+    }
+    ds.x = d.x;
+    ds.y = d.y;
   }
-  double loss = 0, acc = 0;
+  double loss = 0, acc = 0, ol[DML_MAX_DATA_TENSORS], oa[DML_MAX_DATA_TENSORS];
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
-  if (!st) {
-    dml_dataset_t ds = {d.x, d.y};
-    st = dml_trainer_evaluate(t, &ds, batch, &loss, &acc);
-  }
+  if (!st) st = dml_trainer_evaluate_outputs(t, &ds, batch, &loss, &acc, ol, oa);
   clock_gettime(CLOCK_MONOTONIC, &b);
   if (!st) {
     double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-    printf("rows %" PRId64 "  loss %.6f", d.x.dims[0], loss);
+    printf("rows %" PRId64 "  loss %.6f", named ? nd.t[0].dims[0] : d.x.dims[0], loss);
     if (!isnan(acc)) printf("  accuracy %.4f (%.2f%%)", acc, 100 * acc);
+    for (int32_t j = 0; dml_trainer_target_output(t, j); j++) {
+      printf("  %s_loss %.6f", dml_trainer_target_output(t, j), ol[j]);
+      if (!isnan(oa[j]))
+        printf("  %s_accuracy %.4f", dml_trainer_target_output(t, j), oa[j]);
+    }
     printf("  %.2fs\n", secs);
   }
+  dml_data_named_free(&nd);
   dml_data_free(&d);
   dml_trainer_release(t);
   dml_rt_model_release(m);
