@@ -494,13 +494,13 @@ static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
     const dml_tensor_t *v = is_x ? ds_x(d, j) : ds_y(d, j);
     const dml_rt_io_info_t *info = is_x ? &t->x_info[j] : &t->y_info[j];
     int64_t row = is_x ? t->x_row_numel[j] : t->y_row_numel[j];
-    char label[128];
+    char label[160];
     if (!t->multi && t->n_x == 1)
       snprintf(label, sizeof label, "%s", is_x ? "x" : "y");
     else if (is_x)
       snprintf(label, sizeof label, "input '%.100s'", info->name);
     else
-      snprintf(label, sizeof label, "the labels of output '%.100s'",
+      snprintf(label, sizeof label, "the label array of output '%.100s'",
                t->multi ? info->name + 7 : "target");
     if (v->rank < 1 || v->dims[0] != rows || rows < 0) {
       if (!t->multi && t->n_x == 1)

@@ -374,11 +374,12 @@ static void test_errors(void) {
     double loss;
     CHECK_ERROR(dml_trainer_evaluate(p.t, &d, 0, &loss, NULL),
                 DML_STATUS_INVALID_ARGUMENT,
-                "the labels of output 'reg' has 399 rows, input 'a' 400");
+                "the label array of output 'reg' has 399 rows, input 'a' 400");
     d = dataset();
     d.targets[0] = tensor(DML_DTYPE_F32, N, 1, g_reg);
     CHECK_ERROR(dml_trainer_evaluate(p.t, &d, 0, &loss, NULL),
-                DML_STATUS_INVALID_ARGUMENT, "the labels of output 'cls' is f32[400,1]");
+                DML_STATUS_INVALID_ARGUMENT,
+                "the label array of output 'cls' is f32[400,1]");
     CHECK_ERROR(dml_trainer_predict(p.t, &d.inputs[0], 0, &d.x, &d.x.data),
                 DML_STATUS_INVALID_ARGUMENT, "the model has 2 inputs");
   }
