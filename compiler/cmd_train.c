@@ -183,36 +183,6 @@ static int parse_early(const char *v, dml_fit_options_t *o) {
   return have_patience;
 }
 
-/* --loss OUT=NAME[:WEIGHT],...: into outs[0..*n) (names point into buf). */
-static int parse_losses(const char *v, char *buf, size_t cap, dml_train_output_t *outs,
-                        uint32_t *n) {
-  if (strlen(v) >= cap) return dmlc_usage_error("train", "--loss '%s' is too long", v);
-  strcpy(buf, v);
-  *n = 0;
-  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-    char *eq = strchr(tok, '='), *colon;
-    if (!eq || eq == tok)
-      return dmlc_usage_error("train", "bad --loss part '%s' (OUT=LOSS[:WEIGHT])", tok);
-    if (*n == DML_TRAIN_MAX_OUTPUTS)
-      return dmlc_usage_error("train", "--loss: at most %d outputs",
-                              DML_TRAIN_MAX_OUTPUTS);
-    *eq = 0;
-    dml_train_output_t *o = &outs[(*n)++];
-    o->name = tok;
-    o->weight = 1;
-    if ((colon = strchr(eq + 1, ':'))) {
-      *colon = 0;
-      if (!parse_double("--loss weight", colon + 1, &o->weight)) return 2;
-      if (o->weight < 0)
-        return dmlc_usage_error("train", "--loss %s: weight %g must be >= 0", tok,
-                                o->weight);
-    }
-    dml_status_t st = dml_loss_kind_parse(eq + 1, &o->loss);
-    if (st) return dmlc_report(st) + dmlc_usage_hint("train");
-  }
-  return 0;
-}
-
 /* --metrics with OUT=METRIC parts: each metric reads the output named last
  * (names point into buf). */
 static int parse_output_metrics(const char *v, char *buf, size_t cap,
@@ -506,8 +476,9 @@ int dmlc_cmd_train(int argc, char **argv) {
       dopt.csv_label_column = (int)iv;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--loss"))) {
       if (strchr(v, '=')) {
-        if ((rc = parse_losses(v, loss_buf, sizeof loss_buf, outs, &cfg.n_outputs)))
-          return rc;
+        if ((st = dml_train_outputs_parse(v, loss_buf, sizeof loss_buf, outs,
+                                          &cfg.n_outputs)))
+          return dmlc_report(st) + dmlc_usage_hint("train");
         cfg.outputs = outs;
         loss_spec = v;
       } else if ((st = dml_loss_kind_parse(v, &cfg.loss))) {

@@ -106,9 +106,9 @@ typedef struct dml_train_config {
   double clip_value; /* > 0: clamp every gradient element to [-v, v] */
 
   /* Several trained outputs (multi-output models; 0: the single `loss` on
-   * `output` above). When n_outputs > 0, `loss` and `output` are ignored
-   * and the functions are (M = the outputs of weight > 0, in this order):
-   *   train_step(<forward inputs>..., target.<o_1>, ..., target.<o_M>, lr)
+   * `output` above). When n_outputs > 0, `loss` is ignored, `output` must
+   * be NULL (INVALID_ARGUMENT) and the functions are (M = the outputs of weight > 0, in
+   * this order): train_step(<forward inputs>..., target.<o_1>, ..., target.<o_M>, lr)
    *   eval_step(<forward inputs>..., target.<o_1>, ..., target.<o_M>)
    *     -> (loss, then per output: loss.<o_j>[, correct.<o_j>, total.<o_j>])
    * with loss = sum_j weight_j * loss.<o_j> (each the batch mean of output
@@ -143,6 +143,15 @@ void dml_train_config_init(dml_train_config_t *c);
 dml_status_t dml_loss_kind_parse(const char *s, dml_loss_kind_t *out);
 dml_status_t dml_optimizer_kind_parse(const char *s, dml_optimizer_kind_t *out);
 const char *dml_loss_kind_name(dml_loss_kind_t k);
+
+/* Parses a loss per output, "OUT=LOSS[:WEIGHT],..." (the --loss of `dmlc
+ * train` / `dmlc compile --train`; WEIGHT a finite number >= 0, default 1)
+ * into out[0..*n) (at most DML_TRAIN_MAX_OUTPUTS); the names are copied
+ * into buf (cap bytes) and point into it. Errors: INVALID_ARGUMENT naming
+ * the part that is not OUT=LOSS[:WEIGHT], the unknown loss or the bad
+ * weight. */
+dml_status_t dml_train_outputs_parse(const char *spec, char *buf, size_t cap,
+                                     dml_train_output_t *out, uint32_t *n);
 const char *dml_optimizer_kind_name(dml_optimizer_kind_t k);
 
 /* Adds train_step and eval_step to `m` (which must hold `forward`, shape

@@ -70,6 +70,47 @@ dml_status_t dml_loss_kind_parse(const char *s, dml_loss_kind_t *out) {
                          s ? s : "");
 }
 
+dml_status_t dml_train_outputs_parse(const char *spec, char *buf, size_t cap,
+                                     dml_train_output_t *out, uint32_t *n) {
+  if (!spec || !buf || !out || !n || strlen(spec) >= cap)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "loss per output '%.200s': empty or longer than %zu bytes",
+                           spec ? spec : "", cap ? cap - 1 : 0);
+  strcpy(buf, spec);
+  uint32_t k = 0;
+  for (char *p = buf; p;) {
+    char *end = strchr(p, ',');
+    if (end) *end = 0;
+    char *eq = strchr(p, '='), *colon = eq ? strchr(eq + 1, ':') : NULL;
+    if (!eq || eq == p)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "loss per output: '%s' is not OUT=LOSS[:WEIGHT]", p);
+    if (k == DML_TRAIN_MAX_OUTPUTS)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "loss per output: more than %d outputs",
+                             DML_TRAIN_MAX_OUTPUTS);
+    *eq = 0;
+    dml_train_output_t *o = &out[k++];
+    o->name = p;
+    o->weight = 1;
+    if (colon) {
+      *colon = 0;
+      char *e2 = NULL;
+      o->weight = strtod(colon + 1, &e2);
+      if (!colon[1] || *e2 || !isfinite(o->weight) || o->weight < 0)
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                               "loss per output: weight '%s' of output '%s' must be a "
+                               "finite number >= 0",
+                               colon + 1, p);
+    }
+    dml_status_t st = dml_loss_kind_parse(eq + 1, &o->loss);
+    if (st) return dml_status_annotate(st, "parsing the loss of output '%s'", p);
+    p = end ? end + 1 : NULL;
+  }
+  *n = k;
+  return DML_OK;
+}
+
 dml_status_t dml_optimizer_kind_parse(const char *s, dml_optimizer_kind_t *out) {
   for (size_t i = 0; s && i < N_OPTS; i++)
     if (!strcmp(s, k_opt_names[i])) {
@@ -694,6 +735,12 @@ static dml_status_t trained_outputs(dml_ir_module_t *m, const dml_ir_function_t 
     *n_out = 1;
     return target_type(cfg, cfg->loss, m, y, &out[0].tt);
   }
+  if (cfg->output)
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, OP,
+        "output '%s' names the output of a single loss; with a loss per "
+        "output (outputs[]) each names its own",
+        cfg->output);
   if (cfg->n_outputs > DML_TRAIN_MAX_OUTPUTS || !cfg->outputs)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "%u trained outputs: at most %d, as a list", cfg->n_outputs,

@@ -416,6 +416,46 @@ static void test_errors(void) {
            "-o x.dmlpkg",
            g_model);
   check_stderr(args, "unknown loss 'foo'");
+  snprintf(args, sizeof args,
+           "compile '%s' --train --loss cls=cross_entropy,reg=mse:-1 -o x.dmlpkg",
+           g_model);
+  check_stderr(args, "weight '-1' of output 'reg' must be a finite number >= 0");
+  snprintf(args, sizeof args,
+           "compile '%s' --train --loss cls=cross_entropy --loss-output reg -o x.dmlpkg",
+           g_model);
+  check_stderr(args, "output 'reg' names the output of a single loss");
+}
+
+/* `dmlc compile --train --loss OUT=LOSS:W,...` writes the package `dmlc
+ * train` trains: the same functions (two targets, per-output results). */
+static void test_compile_train(void) {
+  char args[2048], path[600];
+  snprintf(args, sizeof args,
+           "compile '%s' --train --loss cls=cross_entropy,reg=mse:0.5 -o c.dmlpkg",
+           g_model);
+  char *err = NULL;
+  CHECK(dmlc(args, &err) == 0);
+  free(err);
+  snprintf(path, sizeof path, "%s/c.dmlpkg", g_dir);
+  dml_rt_model_t *m = NULL;
+  dml_trainer_t *t = NULL;
+  CHECK_OK(dml_rt_model_load_file(path, &m));
+  if (m) CHECK_OK(dml_trainer_create(m, "cpu", &t));
+  if (t) {
+    CHECK(dml_trainer_num_inputs(t) == 2 && dml_trainer_num_targets(t) == 2);
+    dml_rt_session_t *e = dml_trainer_session(t, "eval_step");
+    CHECK(dml_rt_session_find_output(e, "loss.cls") >= 0);
+    CHECK(dml_rt_session_find_output(e, "correct.cls") >= 0);
+    CHECK(dml_rt_session_find_output(e, "loss.reg") >= 0);
+    CHECK(dml_rt_session_find_output(e, "correct.reg") < 0);
+    dml_dataset_t d = dataset();
+    double loss = 0, ol[DML_MAX_DATA_TENSORS], oa[DML_MAX_DATA_TENSORS];
+    CHECK_OK(dml_trainer_evaluate_outputs(t, &d, 0, &loss, NULL, ol, oa));
+    CHECK_NEAR(loss, ol[0] + 0.5 * ol[1], 1e-5 * loss);
+    CHECK(!isnan(oa[0]) && isnan(oa[1]));
+  }
+  dml_trainer_release(t);
+  dml_rt_model_release(m);
 }
 
 int main(int argc, char **argv) {
@@ -443,6 +483,7 @@ int main(int argc, char **argv) {
   RUN(test_batch_callback_stops);
   RUN(test_untrained_output);
   RUN(test_errors);
+  RUN(test_compile_train);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
