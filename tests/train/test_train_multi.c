@@ -11,7 +11,8 @@
  *   - the losses fall; the total is cls + 0.5 reg; the host's mse metric is
  *     eval_step's mse loss; the validation accuracy is the argmax of
  *     predict's scores;
- *   - a per-batch callback stops training at step 7;
+ *   - a per-batch callback stops training at step 7; a resumed run
+ *     continues the uninterrupted one;
  *   - an output of weight 0 stays untrained (no target, still an output);
  *   - a wrong number of arrays, rows that differ, an unknown name are
  *     errors naming the input or output, from the C API and the CLI.
@@ -426,6 +427,51 @@ static void test_errors(void) {
   check_stderr(args, "output 'reg' names the output of a single loss");
 }
 
+/* A run resumed from a checkpoint continues as the uninterrupted one (the
+ * per-output columns too), and the checkpoint records the losses per
+ * output: another weight is refused. */
+static void test_resume(void) {
+  char args[2048], a[600], b[600];
+  const char *common =
+      "--data a=a.npy,b=b.npy,cls=cls.npy,reg=reg.npy --quiet "
+      "--loss cls=cross_entropy,reg=mse:0.5";
+  char *err = NULL;
+  snprintf(args, sizeof args, "train '%s' %s --epochs 4 --history full.csv -o f.dmlpkg",
+           g_model, common);
+  CHECK(dmlc(args, &err) == 0);
+  free(err);
+  snprintf(
+      args, sizeof args,
+      "train '%s' %s --epochs 2 --checkpoint-every 2 --checkpoint-dir ck -o h.dmlpkg",
+      g_model, common);
+  CHECK(dmlc(args, &err) == 0);
+  free(err);
+  snprintf(
+      args, sizeof args,
+      "train '%s' %s --epochs 4 --resume ck/epoch-0002.safetensors --history res.csv "
+      "-o r.dmlpkg",
+      g_model, common);
+  CHECK(dmlc(args, &err) == 0);
+  free(err);
+  snprintf(a, sizeof a, "%s/full.csv", g_dir);
+  snprintf(b, sizeof b, "%s/res.csv", g_dir);
+  char *full = csv_without_seconds(a), *res = csv_without_seconds(b);
+  /* res.csv: the header and epochs 3, 4; full.csv: the header and 1..4 */
+  const char *e3 = full ? strstr(full, "\n3,") : NULL;
+  const char *r3 = res ? strchr(res, '\n') : NULL;
+  CHECK(e3 && r3 && !strcmp(e3, r3));
+  free(full);
+  free(res);
+  snprintf(args, sizeof args,
+           "train '%s' --data a=a.npy,b=b.npy,cls=cls.npy,reg=reg.npy --loss "
+           "cls=cross_entropy,reg=mse:0.4 --epochs 4 --resume ck/epoch-0002.safetensors "
+           "-o r.dmlpkg",
+           g_model);
+  check_stderr(args,
+               "loss: checkpoint cls=cross_entropy,reg=mse:0.5, this run "
+               "cls=cross_entropy,reg=mse:0.4");
+}
+
 /* `dmlc compile --train --loss OUT=LOSS:W,...` writes the package `dmlc
  * train` trains: the same functions (two targets, per-output results). */
 static void test_compile_train(void) {
@@ -484,6 +530,7 @@ int main(int argc, char **argv) {
   RUN(test_untrained_output);
   RUN(test_errors);
   RUN(test_compile_train);
+  RUN(test_resume);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
