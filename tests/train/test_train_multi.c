@@ -12,7 +12,8 @@
  *     eval_step's mse loss; the validation accuracy is the argmax of
  *     predict's scores;
  *   - a per-batch callback stops training at step 7; a resumed run
- *     continues the uninterrupted one;
+ *     continues the uninterrupted one; on Vulkan (lavapipe) the history is
+ *     the CPU's within 1e-4 relative;
  *   - an output of weight 0 stays untrained (no target, still an output);
  *   - a wrong number of arrays, rows that differ, an unknown name are
  *     errors naming the input or output, from the C API and the CLI.
@@ -472,6 +473,63 @@ static void test_resume(void) {
                "cls=cross_entropy,reg=mse:0.4");
 }
 
+/* The numbers of a history CSV without its seconds (csv_without_seconds:
+ * every field but the header and `validation`, now column 7), into
+ * v[0..*n). */
+static void csv_numbers(const char *text, double *v, int cap, int *n) {
+  *n = 0;
+  const char *p = text ? strchr(text, '\n') : NULL;
+  int col = 1;
+  for (; p && *p && *n < cap; p++) {
+    if (*p == '\n' || *p == ',') {
+      col = *p == '\n' ? 1 : col + 1;
+      if (col != 7 && p[1] && p[1] != ',' && p[1] != '\n')
+        v[(*n)++] = strtod(p + 1, NULL);
+    }
+  }
+}
+
+/* On a Vulkan device (lavapipe in CI) the two-output model trains as on
+ * the CPU: the same columns, values within 1e-4 relative (the GEMMs sum in
+ * another order). */
+static void test_vulkan(void) {
+  char args[2048], path[600];
+  snprintf(args, sizeof args, "devices | grep -q '^vulkan:0 ' 2>/dev/null");
+  char *err = NULL;
+  if (dmlc(args, &err) != 0) {
+    printf("SKIP: test_vulkan: no Vulkan device\n");
+    free(err);
+    return;
+  }
+  free(err);
+  const char *common =
+      "--data a=a.npy,b=b.npy,cls=cls.npy,reg=reg.npy --quiet --epochs 2 "
+      "--loss cls=cross_entropy,reg=mse:0.5";
+  snprintf(args, sizeof args, "train '%s' %s --history cpu.csv -o cpu.dmlpkg", g_model,
+           common);
+  CHECK(dmlc(args, &err) == 0);
+  free(err);
+  snprintf(args, sizeof args,
+           "train '%s' %s --device vulkan --history vk.csv -o vk.dmlpkg", g_model,
+           common);
+  CHECK(dmlc(args, &err) == 0);
+  if (err && err[0]) fprintf(stderr, "%s", err);
+  free(err);
+  snprintf(path, sizeof path, "%s/cpu.csv", g_dir);
+  char *c = csv_without_seconds(path);
+  snprintf(path, sizeof path, "%s/vk.csv", g_dir);
+  char *v = csv_without_seconds(path);
+  CHECK(c && v && !strncmp(c, v, (size_t)(strchr(c, '\n') - c)));
+  double a[64], b[64];
+  int na = 0, nb = 0;
+  csv_numbers(c, a, 64, &na);
+  csv_numbers(v, b, 64, &nb);
+  CHECK(na == nb && na >= 2 * 12);
+  for (int i = 0; i < na && i < nb; i++) CHECK_NEAR(a[i], b[i], 1e-4 * fabs(a[i]) + 1e-7);
+  free(c);
+  free(v);
+}
+
 /* `dmlc compile --train --loss OUT=LOSS:W,...` writes the package `dmlc
  * train` trains: the same functions (two targets, per-output results). */
 static void test_compile_train(void) {
@@ -531,6 +589,7 @@ int main(int argc, char **argv) {
   RUN(test_errors);
   RUN(test_compile_train);
   RUN(test_resume);
+  RUN(test_vulkan);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
