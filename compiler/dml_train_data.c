@@ -695,14 +695,21 @@ dml_status_t dml_data_bind_named(dml_data_named_t *d, const struct dml_trainer *
     int32_t f = -1;
     for (int32_t a = 0; a < d->n && f < 0; a++)
       if (!strcmp(d->name[a], name)) f = a;
+    /* a single loss's labels may also be named "target" (its input) */
+    for (int32_t a = 0; !is_x && !dml_trainer_target_output(t, j) && a < d->n && f < 0;
+         a++)
+      if (!strcmp(d->name[a], "target")) f = a;
     if (f < 0)
       return dml_status_detail(
           dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                           is_x ? "no array for model input '%s'"
                                : "no labels for trained output '%s'",
                           name),
-          "give %s=FILE.npy (the model's inputs and trained outputs name the arrays)",
-          name);
+          "give %s=FILE.npy (the model's inputs and trained outputs name the arrays%s)",
+          name,
+          !is_x && !dml_trainer_target_output(t, j) ? "; a single loss's labels: "
+                                                      "its output or 'target'"
+                                                    : "");
     which[f] = k;
     char what[200];
     snprintf(what, sizeof what, "%s '%.60s' (%.80s)", is_x ? "input" : "labels of output",

@@ -112,7 +112,8 @@ struct dml_dataset;
 /* Binds a named data set to trainer `t`'s model inputs and targets
  * (dml_trainer.h): each model input takes the array of its name, each
  * target the array named as its output (dml_trainer_target_output; for a
- * single-loss package, `single_label`: the output the loss reads), each
+ * single-loss package, `single_label`, the output the loss reads, or
+ * "target"), each
  * converted in place as dml_data_adapt does, into out's lists (views of
  * d's arrays: d must outlive *out). Errors: INVALID_ARGUMENT naming a
  * model input or output without an array, an array whose name is neither

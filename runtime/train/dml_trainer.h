@@ -407,7 +407,8 @@ typedef struct dml_trainer dml_trainer_t;
  * restored values are uploaded before the next step. Errors: NOT_FOUND (a
  * function missing),
  * FAILED_PRECONDITION (globals not writable, no `loss` output, inputs not
- * named as dml_train.h says), UNIMPLEMENTED (more than one model input),
+ * named as dml_train.h says), UNIMPLEMENTED (more than DML_MAX_DATA_TENSORS model
+ * inputs or targets),
  * the runtime's errors. */
 dml_status_t dml_trainer_create(const dml_rt_model_t *m, const char *device,
                                 dml_trainer_t **out_trainer);
