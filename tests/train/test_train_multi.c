@@ -353,6 +353,22 @@ static void test_untrained_output(void) {
 }
 
 static void test_errors(void) {
+  /* the named form: every part NAME=PATH, NAME without '/' */
+  CHECK(dml_data_spec_is_named("a=a.npy,cls=c.npy"));
+  CHECK(!dml_data_spec_is_named("a.npy,c.npy"));
+  CHECK(!dml_data_spec_is_named("a=a.npy,c.npy"));
+  CHECK(!dml_data_spec_is_named("/data/x=1/a.npy,/data/x=1/c.npy"));
+  dml_data_named_t nd;
+  char spec[1400];
+  snprintf(spec, sizeof spec, "a=%s/a.npy,a=%s/b.npy", g_dir, g_dir);
+  CHECK_ERROR(dml_data_load_named(spec, &nd), DML_STATUS_INVALID_ARGUMENT,
+              "'a' is given twice");
+  snprintf(spec, sizeof spec, "a=%s/a.csv", g_dir);
+  CHECK_ERROR(dml_data_load_named(spec, &nd), DML_STATUS_INVALID_ARGUMENT,
+              "named arrays are .npy files");
+  snprintf(spec, sizeof spec, "a=%s/missing.npy", g_dir);
+  CHECK_ERROR(dml_data_load_named(spec, &nd), DML_STATUS_NOT_FOUND, "missing.npy");
+  CHECK(nd.n == 0);
   pkg_t p;
   CHECK_OK(open_pkg(k_outs, 2, &p));
   if (p.t) {
