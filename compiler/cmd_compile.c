@@ -83,7 +83,8 @@ static void usage(FILE *f) {
       "  --train                  add train_step and eval_step (docs/training.md);\n"
       "                           forward is then in inference mode\n"
       "  --loss NAME              cross_entropy (default), nll, bce_with_logits, bce,\n"
-      "                           mse, mae, huber\n"
+      "                           mse, mae, huber; a loss per output:\n"
+      "                           OUT=NAME[:WEIGHT],... (as dmlc train's)\n"
       "  --loss-output NAME       model output the loss reads (default: the first)\n"
       "  --optimizer NAME         sgd, momentum, nesterov, adam (default), adamw,\n"
       "                           rmsprop, adagrad (the learning rate is an input of\n"
@@ -259,6 +260,8 @@ int dmlc_cmd_compile(int argc, char **argv) {
   dml_train_config_t cfg;
   dml_train_config_init(&cfg);
   int train = 0, train_flags = 0, progress = 0;
+  char loss_buf[1024];
+  dml_train_output_t loss_outs[DML_TRAIN_MAX_OUTPUTS];
   /* At most one binding per argument. */
   size_t n_bind = 0;
   dml_onnx_binding_t *bind = (dml_onnx_binding_t *)calloc((size_t)argc, sizeof(*bind));
@@ -341,7 +344,11 @@ int dmlc_cmd_compile(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--train")) {
       train = 1;
     } else if ((v = flag_value(argc, argv, &i, "--loss"))) {
-      dml_status_t s = dml_loss_kind_parse(v, &cfg.loss);
+      dml_status_t s = strchr(v, '=')
+                           ? dml_train_outputs_parse(v, loss_buf, sizeof loss_buf,
+                                                     loss_outs, &cfg.n_outputs)
+                           : dml_loss_kind_parse(v, &cfg.loss);
+      if (!s && cfg.n_outputs) cfg.outputs = loss_outs;
       if (s) {
         rc = dmlc_report(s);
         goto done;

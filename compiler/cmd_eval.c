@@ -29,7 +29,11 @@ static void usage(FILE *f) {
           "  --data DIR|FILES   a folder of IDX files (MNIST layout: t10k-* is the\n"
           "                     test split, train-* the training split), two files\n"
           "                     X.npy,Y.npy or IMAGES,LABELS (IDX, gzipped or not), or\n"
-          "                     one FILE.csv (label in the last column)\n"
+          "                     one FILE.csv (label in the last column); a package\n"
+          "                     of several inputs or trained outputs takes\n"
+          "                     NAME=FILE.npy,... (each model input and each trained\n"
+          "                     output's labels by name) and prints each output's\n"
+          "                     loss and accuracy too\n"
           "  --split NAME       for a folder: test (default) or train\n"
           "  --batch-size N     rows per eval_step run (default: the package's batch\n"
           "                     bound)\n"
@@ -49,8 +53,12 @@ static void usage(FILE *f) {
 }
 
 /* `dmlc eval --json`: the result as one JSON object on `f`. */
+/* One JSON object: the package, the function run, rows, loss, accuracy,
+ * seconds, rows not run, and for a package with several trained outputs
+ * (t non-NULL) "outputs": {NAME: {"loss": L, "accuracy": A}} from ol/oa. */
 static void print_json(FILE *f, const char *pkg, const char *function, int64_t rows,
-                       double loss, double acc, double secs, int64_t not_run) {
+                       double loss, double acc, double secs, int64_t not_run,
+                       const dml_trainer_t *t, const double *ol, const double *oa) {
   fputs("{\"package\": ", f);
   dmlc_json_str(f, pkg);
   fprintf(f, ", \"function\": \"%s\", \"rows\": %" PRId64 ", \"loss\": ", function, rows);
@@ -59,7 +67,21 @@ static void print_json(FILE *f, const char *pkg, const char *function, int64_t r
   dmlc_json_num(f, acc);
   fputs(", \"seconds\": ", f);
   dmlc_json_num(f, secs);
-  fprintf(f, ", \"rows_not_run\": %" PRId64 "}\n", not_run);
+  fprintf(f, ", \"rows_not_run\": %" PRId64, not_run);
+  if (t && dml_trainer_target_output(t, 0)) {
+    fputs(", \"outputs\": {", f);
+    for (int32_t j = 0; dml_trainer_target_output(t, j); j++) {
+      if (j) fputs(", ", f);
+      dmlc_json_str(f, dml_trainer_target_output(t, j));
+      fputs(": {\"loss\": ", f);
+      dmlc_json_num(f, ol[j]);
+      fputs(", \"accuracy\": ", f);
+      dmlc_json_num(f, oa[j]);
+      fputc('}', f);
+    }
+    fputc('}', f);
+  }
+  fputs("}\n", f);
 }
 
 static int has_function(const dml_rt_model_t *m, const char *name) {
@@ -135,7 +157,8 @@ static int eval_forward(dml_rt_model_t *m, const char *pkg, const char *data,
     double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
     double acc = done ? (double)right / (double)done : NAN;
     if (json)
-      print_json(json, pkg, "forward", done, NAN, acc, secs, rows - done);
+      print_json(json, pkg, "forward", done, NAN, acc, secs, rows - done, NULL, NULL,
+                 NULL);
     else
       printf("rows %" PRId64
              "  accuracy %.4f (%.2f%%)  %.2fs  (forward: no eval_step, no loss)\n",
@@ -222,32 +245,60 @@ int dmlc_cmd_eval(int argc, char **argv) {
   dml_trainer_t *t = NULL;
   dml_data_t d;
   memset(&d, 0, sizeof d);
+  dml_data_named_t nd;
+  memset(&nd, 0, sizeof nd);
+  dml_dataset_t ds;
+  memset(&ds, 0, sizeof ds);
+  int named = dml_data_spec_is_named(data);
   dml_status_t st = dml_trainer_create(m, device, &t);
-  if (!st) st = dml_data_load(data, split, &dopt, &d);
-  dml_rt_io_info_t xi, yi;
-  if (!st) {
-    dml_trainer_io_info(t, &xi, &yi);
-    st = dml_data_adapt(&d, &xi, &yi);
+  if (!st && !named &&
+      (dml_trainer_num_inputs(t) > 1 || dml_trainer_num_targets(t) > 1 ||
+       dml_trainer_target_output(t, 0)))
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.eval",
+                         "the package has %d inputs and %d trained outputs: give --data "
+                         "NAME=FILE.npy,... naming each",
+                         dml_trainer_num_inputs(t), dml_trainer_num_targets(t));
+  if (!st && named) {
+    /* a single loss's labels are named as forward's first output */
+    dml_rt_io_info_t fo;
+    const char *single = NULL;
+    if (!dml_rt_session_output_info(dml_trainer_session(t, "forward"), 0, &fo))
+      single = fo.name;
+    st = dml_data_load_named(data, &nd);
+    if (!st) st = dml_data_bind_named(&nd, t, single, &ds);
+  } else if (!st) {
+    st = dml_data_load(data, split, &dopt, &d);
+    dml_rt_io_info_t xi, yi;
+    if (!st) {
+      dml_trainer_io_info(t, &xi, &yi);
+      st = dml_data_adapt(&d, &xi, &yi);
+    }
+    ds.x = d.x;
+    ds.y = d.y;
   }
-  double loss = 0, acc = 0;
+  double loss = 0, acc = 0, ol[DML_MAX_DATA_TENSORS], oa[DML_MAX_DATA_TENSORS];
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
-  if (!st) {
-    dml_dataset_t ds = {d.x, d.y};
-    st = dml_trainer_evaluate(t, &ds, batch, &loss, &acc);
-  }
+  if (!st) st = dml_trainer_evaluate_outputs(t, &ds, batch, &loss, &acc, ol, oa);
   clock_gettime(CLOCK_MONOTONIC, &b);
   if (!st) {
     double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    int64_t rows = named ? nd.t[0].dims[0] : d.x.dims[0];
     if (jout) {
-      print_json(jout, pkg, "eval_step", d.x.dims[0], loss, acc, secs, 0);
+      print_json(jout, pkg, "eval_step", rows, loss, acc, secs, 0, t, ol, oa);
     } else {
-      printf("rows %" PRId64 "  loss %.6f", d.x.dims[0], loss);
+      printf("rows %" PRId64 "  loss %.6f", rows, loss);
       if (!isnan(acc)) printf("  accuracy %.4f (%.2f%%)", acc, 100 * acc);
+      for (int32_t j = 0; dml_trainer_target_output(t, j); j++) {
+        printf("  %s_loss %.6f", dml_trainer_target_output(t, j), ol[j]);
+        if (!isnan(oa[j]))
+          printf("  %s_accuracy %.4f", dml_trainer_target_output(t, j), oa[j]);
+      }
       printf("  %.2fs\n", secs);
     }
   }
   if (jout) fclose(jout);
+  dml_data_named_free(&nd);
   dml_data_free(&d);
   dml_trainer_release(t);
   dml_rt_model_release(m);

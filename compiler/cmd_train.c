@@ -43,7 +43,10 @@ static void usage(FILE *f) {
       "data:\n"
       "  --data DIR|FILES          training data: a folder of IDX files (its train-*),\n"
       "                            X.npy,Y.npy, IMAGES,LABELS (IDX, gzipped or not)\n"
-      "                            or FILE.csv (label in the last column)\n"
+      "                            or FILE.csv (label in the last column); for models\n"
+      "                            of several inputs or outputs NAME=FILE.npy,...: each\n"
+      "                            model input and each trained output (its labels)\n"
+      "                            by name, e.g. a=a.npy,b=b.npy,cls=c.npy,reg=r.npy\n"
       "  --validate-on WHAT        split (default): the last --validation-split of the\n"
       "                            training rows validate and are not trained on;\n"
       "                            test: the --data folder's t10k-* files; none\n"
@@ -54,7 +57,11 @@ static void usage(FILE *f) {
       "\n"
       "training:\n"
       "  --loss NAME               cross_entropy, nll, bce_with_logits, bce,\n"
-      "                            mse, mae, huber (default %s)\n"
+      "                            mse, mae, huber (default %s);\n"
+      "                            a loss per output: OUT=NAME[:WEIGHT],... (weight\n"
+      "                            default 1; the total is the weighted sum; outputs\n"
+      "                            not named stay untrained), e.g.\n"
+      "                            cls=cross_entropy,reg=mse:0.5\n"
       "  --output NAME             model output the loss reads (default: the first)\n"
       "  --optimizer NAME          sgd, momentum, nesterov, adam, adamw,\n"
       "                            rmsprop, adagrad (default %s)\n"
@@ -93,11 +100,15 @@ static void usage(FILE *f) {
       "  -o, --output-package PKG  the trained package (required)\n"
       "  --history FILE.csv        per-epoch loss, accuracy, val_loss, val_accuracy,\n"
       "                            lr, seconds, the validation data (split, test,\n"
-      "                            validation or empty), one column per --metrics\n"
+      "                            validation or empty), per trained output OUT_loss,\n"
+      "                            OUT_accuracy and their val_, one column per "
+      "--metrics\n"
       "  --metrics LIST            besides loss and accuracy, each epoch on the\n"
       "                            validation data (training rows without): topK,\n"
       "                            precision, recall, f1 (macro), mae, mse, auc\n"
-      "                            (binary), e.g. f1,top5\n"
+      "                            (binary), e.g. f1,top5; OUT=METRIC sets the output\n"
+      "                            of it and the metrics after it, e.g.\n"
+      "                            cls=accuracy,f1,reg=mae (history: val_cls_f1, ...)\n"
       "  --export-onnx FILE.onnx   MODEL.onnx with the trained initializers\n"
       "  --plot FILE.svg           loss and accuracy (and validation) per epoch as\n"
       "                            an SVG chart (PNG is not written)\n"
@@ -183,6 +194,35 @@ static int parse_early(const char *v, dml_fit_options_t *o) {
   return have_patience;
 }
 
+/* --metrics with OUT=METRIC parts: each metric reads the output named last
+ * (names point into buf). */
+static int parse_output_metrics(const char *v, char *buf, size_t cap,
+                                dml_fit_options_t *o) {
+  if (strlen(v) >= cap) return dmlc_usage_error("train", "--metrics '%s' is too long", v);
+  strcpy(buf, v);
+  const char *out = NULL;
+  o->n_metrics = 0;
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    char *eq = strchr(tok, '=');
+    if (eq) {
+      *eq = 0;
+      out = tok;
+      tok = eq + 1;
+    }
+    dml_metric_t m[DML_MAX_METRICS];
+    int32_t nm = 0;
+    dml_status_t st = dml_metrics_parse(tok, m, &nm);
+    if (st) return dmlc_report(st) + dmlc_usage_hint("train");
+    for (int32_t k = 0; k < nm; k++) {
+      if (o->n_metrics == DML_MAX_METRICS)
+        return dmlc_usage_error("train", "--metrics: at most %d", DML_MAX_METRICS);
+      o->metric_output[o->n_metrics] = out;
+      o->metrics[o->n_metrics++] = m[k];
+    }
+  }
+  return 0;
+}
+
 /* Bytes of the globals flagged `flag`. */
 static uint64_t global_bytes(const dml_rt_model_t *m, uint32_t flag) {
   uint64_t sum = 0;
@@ -231,7 +271,7 @@ static double mib(double b) {
  * training trajectory, stored in checkpoints (dml_fit_options_t.run_config)
  * and compared on --resume. */
 static void run_config(char *buf, size_t cap, const dml_fit_options_t *o,
-                       const dml_train_config_t *c) {
+                       const dml_train_config_t *c, const char *loss_spec) {
   const dml_lr_schedule_t *l = &o->lr;
   char lr[192];
   switch (l->kind) {
@@ -258,9 +298,9 @@ static void run_config(char *buf, size_t cap, const dml_fit_options_t *o,
            "validation_split=%.17g\nloss=%s\noutput=%s\noptimizer=%s\nmomentum=%.17g\n"
            "weight_decay=%.17g\nclip_norm=%.17g\nclip_value=%.17g",
            o->seed, o->batch_size, o->shuffle, lr, o->validation_split,
-           dml_loss_kind_name(c->loss), c->output ? c->output : "(first)",
-           dml_optimizer_kind_name(c->optimizer), c->momentum, c->weight_decay,
-           c->clip_norm, c->clip_value);
+           loss_spec ? loss_spec : dml_loss_kind_name(c->loss),
+           c->output ? c->output : "(first)", dml_optimizer_kind_name(c->optimizer),
+           c->momentum, c->weight_decay, c->clip_norm, c->clip_value);
 }
 
 /* The value of `key` in a run_config() text, as a [begin, end) span. */
@@ -379,7 +419,8 @@ static int same_file_error(const char *model, const char *data, const char *val,
         if (n < sizeof piece) {
           memcpy(piece, p, n);
           piece[n] = 0;
-          if (same_file(outs[k], piece)) {
+          const char *eq = dml_data_spec_is_named(specs[d]) ? strchr(piece, '=') : NULL;
+          if (same_file(outs[k], eq ? eq + 1 : piece)) {
             dmlc_usage_error("train", "the output '%s' (%s) is the data file '%s' of %s",
                              outs[k], out_flag[k], piece,
                              d ? "--validation-data" : "--data");
@@ -408,7 +449,10 @@ int dmlc_cmd_train(int argc, char **argv) {
   double lr = o.lr.initial;
   int64_t batch_bound = 0, iv;
   int resume_anyway = 0;
-  char config[2048];
+  char config[2048], loss_buf[1024], metrics_buf[1024];
+  const char *loss_spec = NULL;
+  dml_train_output_t outs[DML_TRAIN_MAX_OUTPUTS];
+  int rc;
   dml_status_t st;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -424,8 +468,12 @@ int dmlc_cmd_train(int argc, char **argv) {
                                 v);
       validate_on = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--metrics"))) {
-      if ((st = dml_metrics_parse(v, o.metrics, &o.n_metrics)))
+      if (strchr(v, '=')) {
+        if ((rc = parse_output_metrics(v, metrics_buf, sizeof metrics_buf, &o)))
+          return rc;
+      } else if ((st = dml_metrics_parse(v, o.metrics, &o.n_metrics))) {
         return dmlc_report(st) + dmlc_usage_hint("train");
+      }
       metrics = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--validation-split"))) {
       split_given = 1;
@@ -439,8 +487,15 @@ int dmlc_cmd_train(int argc, char **argv) {
       if (!parse_int("--label-column", v, -1000000, 1000000, &iv)) return 2;
       dopt.csv_label_column = (int)iv;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--loss"))) {
-      if ((st = dml_loss_kind_parse(v, &cfg.loss)))
+      if (strchr(v, '=')) {
+        if ((st = dml_train_outputs_parse(v, loss_buf, sizeof loss_buf, outs,
+                                          &cfg.n_outputs)))
+          return dmlc_report(st) + dmlc_usage_hint("train");
+        cfg.outputs = outs;
+        loss_spec = v;
+      } else if ((st = dml_loss_kind_parse(v, &cfg.loss))) {
         return dmlc_report(st) + dmlc_usage_hint("train");
+      }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--output"))) {
       cfg.output = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--optimizer"))) {
@@ -555,7 +610,11 @@ int dmlc_cmd_train(int argc, char **argv) {
   }
   if (resume_anyway && !resume)
     return dmlc_usage_error("train", "--resume-anyway needs --resume CKPT");
-  run_config(config, sizeof config, &o, &cfg);
+  if (cfg.n_outputs && cfg.output)
+    return dmlc_usage_error("train",
+                            "--output names the output of a single --loss; a loss per "
+                            "output (OUT=LOSS) names them itself");
+  run_config(config, sizeof config, &o, &cfg, loss_spec);
   o.run_config = config;
   if (!batch_bound) batch_bound = o.batch_size > 64 ? o.batch_size : 64;
   if (batch_bound < o.batch_size) {
@@ -581,6 +640,9 @@ int dmlc_cmd_train(int argc, char **argv) {
   dml_data_t train, val;
   memset(&train, 0, sizeof train);
   memset(&val, 0, sizeof val);
+  dml_data_named_t ntrain, nval;
+  memset(&ntrain, 0, sizeof ntrain);
+  memset(&nval, 0, sizeof nval);
   dml_history_t h;
   memset(&h, 0, sizeof h);
   uint8_t *onnx = NULL;
@@ -628,18 +690,44 @@ int dmlc_cmd_train(int argc, char **argv) {
   if (st) goto out;
   if (o.verbose)
     printf("compiled %s: %s loss, %s, batch bound %" PRId64 ", %.0f ms\n", model_path,
-           dml_loss_kind_name(cfg.loss), dml_optimizer_kind_name(cfg.optimizer),
-           batch_bound, rep.compile_ms);
+           loss_spec ? loss_spec : dml_loss_kind_name(cfg.loss),
+           dml_optimizer_kind_name(cfg.optimizer), batch_bound, rep.compile_ms);
 
-  /* 2. data */
+  /* 2. data: named arrays (several inputs or outputs), or x and y */
   dml_rt_io_info_t xi, yi;
   dml_trainer_io_info(t, &xi, &yi);
-  st = dml_data_load(data, "train", &dopt, &train);
-  if (!st) st = dml_data_adapt(&train, &xi, &yi);
+  dml_dataset_t tr, vd;
+  memset(&tr, 0, sizeof tr);
+  memset(&vd, 0, sizeof vd);
+  int named = dml_data_spec_is_named(data);
+  /* a single loss's labels are named as its output */
+  const char *single_label = cfg.output;
+  dml_rt_io_info_t fo;
+  if (!single_label &&
+      !dml_rt_session_output_info(dml_trainer_session(t, "forward"), 0, &fo))
+    single_label = fo.name;
+  if (!named && (dml_trainer_num_inputs(t) > 1 || dml_trainer_num_targets(t) > 1 ||
+                 dml_trainer_target_output(t, 0))) {
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.train",
+                         "the model has %d inputs and %d trained outputs: give --data "
+                         "NAME=FILE.npy,... naming each",
+                         dml_trainer_num_inputs(t), dml_trainer_num_targets(t));
+    goto out;
+  }
+  if (named) {
+    st = dml_data_load_named(data, &ntrain);
+    if (!st) st = dml_data_bind_named(&ntrain, t, single_label, &tr);
+  } else {
+    st = dml_data_load(data, "train", &dopt, &train);
+    if (!st) st = dml_data_adapt(&train, &xi, &yi);
+    tr.x = train.x;
+    tr.y = train.y;
+  }
   if (st) {
     st = dml_status_annotate(st, "reading --data");
     goto out;
   }
+  int64_t train_rows = named ? ntrain.t[0].dims[0] : train.x.dims[0];
   struct stat sb;
   int data_is_dir = stat(data, &sb) == 0 && S_ISDIR(sb.st_mode);
   if (validate_on && !strcmp(validate_on, "test") && !data_is_dir) {
@@ -652,21 +740,33 @@ int dmlc_cmd_train(int argc, char **argv) {
   const char *vspec =
       val_data ? val_data : (validate_on && !strcmp(validate_on, "test") ? data : NULL);
   o.validation_label = val_data ? "validation" : "test";
+  if (vspec && named != dml_data_spec_is_named(vspec)) {
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.train",
+                         "--data and the validation data must both be NAME=FILE.npy,... "
+                         "or neither");
+    goto out;
+  }
   if (vspec) {
-    st = dml_data_load(vspec, "test", &dopt, &val);
-    if (!st) st = dml_data_adapt(&val, &xi, &yi);
+    if (named) {
+      st = dml_data_load_named(vspec, &nval);
+      if (!st) st = dml_data_bind_named(&nval, t, single_label, &vd);
+    } else {
+      st = dml_data_load(vspec, "test", &dopt, &val);
+      if (!st) st = dml_data_adapt(&val, &xi, &yi);
+      vd.x = val.x;
+      vd.y = val.y;
+    }
     if (st) {
       st = dml_status_annotate(st, "reading the validation data");
       goto out;
     }
   }
-  dml_dataset_t tr = {train.x, train.y}, vd = {val.x, val.y};
   if (vspec) o.validation = &vd;
   if (o.verbose) {
     /* --validation-split holds out the last rows (dml_trainer_fit). */
-    int64_t n_val = vspec ? val.x.dims[0]
-                          : (int64_t)floor((double)train.x.dims[0] * o.validation_split);
-    int64_t n_train = train.x.dims[0] - (vspec ? 0 : n_val);
+    int64_t n_val = vspec ? (named ? nval.t[0].dims[0] : val.x.dims[0])
+                          : (int64_t)floor((double)train_rows * o.validation_split);
+    int64_t n_train = train_rows - (vspec ? 0 : n_val);
     if (n_val > 0)
       printf("training on %" PRId64 " rows%s%s, validating on %" PRId64 " rows%s\n",
              n_train, vspec ? " of " : "", vspec ? data : "", n_val,
@@ -702,7 +802,7 @@ int dmlc_cmd_train(int argc, char **argv) {
   st = dml_trainer_fit(t, &tr, &o, &h);
   if (st && !val_data && !validate_on && !split_given &&
       dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT &&
-      floor((double)train.x.dims[0] * o.validation_split) < 1)
+      floor((double)train_rows * o.validation_split) < 1)
     st = dml_status_detail(st,
                            "the default validation split holds out 10%% of the training "
                            "rows; with this few rows pass --validate-on none");
@@ -737,8 +837,14 @@ int dmlc_cmd_train(int argc, char **argv) {
     uint64_t state = global_bytes(m, DML_RT_GLOBAL_STATE);
     int64_t scratch = dml_rt_model_scratch_bytes(m);
     double data_bytes =
-        (double)(dml_tensor_bytes(&train.x) + dml_tensor_bytes(&train.y) +
-                 (vspec ? dml_tensor_bytes(&val.x) + dml_tensor_bytes(&val.y) : 0));
+        named
+            ? 0
+            : (double)(dml_tensor_bytes(&train.x) + dml_tensor_bytes(&train.y) +
+                       (vspec ? dml_tensor_bytes(&val.x) + dml_tensor_bytes(&val.y) : 0));
+    for (int32_t k = 0; k < ntrain.n; k++)
+      data_bytes += (double)dml_tensor_bytes(&ntrain.t[k]);
+    for (int32_t k = 0; k < nval.n; k++)
+      data_bytes += (double)dml_tensor_bytes(&nval.t[k]);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double planned = (double)(arena > 0 ? arena : 0) + (double)params + (double)state;
@@ -771,6 +877,8 @@ out:
   dml_history_free(&h);
   dml_data_free(&train);
   dml_data_free(&val);
+  dml_data_named_free(&ntrain);
+  dml_data_named_free(&nval);
   dml_trainer_release(t);
   dml_rt_model_release(m);
   free(pkg);

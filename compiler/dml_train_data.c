@@ -19,6 +19,7 @@
 #include "dml_dtype.h"
 #include "dml_file.h"
 #include "dml_npy.h"
+#include "dml_trainer.h"
 
 #define OP "data"
 #define MAX_FILE_BYTES ((size_t)1 << 34) /* 16 GiB: refuse anything larger */
@@ -527,21 +528,28 @@ static dml_status_t mismatch(const char *what, const dml_tensor_t *t,
       what, dml_dtype_name(t->dtype), dml_dims_str(t->dims, t->rank, a, 96), i->name, b);
 }
 
-dml_status_t dml_data_adapt(dml_data_t *d, const dml_rt_io_info_t *x_info,
-                            const dml_rt_io_info_t *y_info) {
-  int64_t n = d->x.dims[0];
-  /* x: same elements per row, reshaped to the package's row shape */
-  if (dml_dims_numel(d->x.dims + 1, d->x.rank - 1) != row_numel(x_info) ||
-      x_info->rank < 1)
-    return mismatch("x", &d->x, x_info);
-  DML_RETURN_IF_ERROR(to_dtype(&d->x, x_info->dtype));
-  d->x.rank = x_info->rank;
-  d->x.dims[0] = n;
-  for (int32_t k = 1; k < x_info->rank; k++) d->x.dims[k] = x_info->dims[k];
-  /* y */
-  int64_t yr = dml_dims_numel(d->y.dims + 1, d->y.rank - 1), want = row_numel(y_info);
-  if (y_info->rank < 1) return mismatch("y", &d->y, y_info);
-  if (yr == 1 && want > 1 && dml_dtype_is_int(d->y.dtype) &&
+/* Converts x (a model input's rows) to `info`: the same elements per row,
+ * reshaped to the package's row shape. `what` names it in errors. */
+static dml_status_t adapt_x(dml_tensor_t *x, const dml_rt_io_info_t *info,
+                            const char *what) {
+  int64_t n = x->dims[0];
+  if (dml_dims_numel(x->dims + 1, x->rank - 1) != row_numel(info) || info->rank < 1)
+    return mismatch(what, x, info);
+  DML_RETURN_IF_ERROR(to_dtype(x, info->dtype));
+  x->rank = info->rank;
+  x->dims[0] = n;
+  for (int32_t k = 1; k < info->rank; k++) x->dims[k] = info->dims[k];
+  return DML_OK;
+}
+
+/* Converts labels y to the target `info` (one-hot rows for integer labels
+ * of a float [N, C] target). */
+static dml_status_t adapt_y(dml_tensor_t *y, const dml_rt_io_info_t *y_info,
+                            const char *what) {
+  int64_t n = y->dims[0];
+  int64_t yr = dml_dims_numel(y->dims + 1, y->rank - 1), want = row_numel(y_info);
+  if (y_info->rank < 1) return mismatch(what, y, y_info);
+  if (yr == 1 && want > 1 && dml_dtype_is_int(y->dtype) &&
       dml_dtype_is_float(y_info->dtype) && y_info->rank == 2) {
     /* class indices -> one-hot rows */
     int64_t c = y_info->dims[1];
@@ -549,7 +557,7 @@ dml_status_t dml_data_adapt(dml_data_t *d, const dml_rt_io_info_t *x_info,
     if (!p) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
     memset(p, 0, (size_t)(n * c) * sizeof(float));
     for (int64_t r = 0; r < n; r++) {
-      int64_t l = dml_load_i64(d->y.dtype, d->y.data, (size_t)r);
+      int64_t l = dml_load_i64(y->dtype, y->data, (size_t)r);
       if (l < 0 || l >= c) {
         free(p);
         return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
@@ -559,25 +567,171 @@ dml_status_t dml_data_adapt(dml_data_t *d, const dml_rt_io_info_t *x_info,
       }
       p[r * c + l] = 1.0f;
     }
-    free(d->y.data);
-    d->y.data = p;
-    d->y.dtype = DML_DTYPE_F32;
+    free(y->data);
+    y->data = p;
+    y->dtype = DML_DTYPE_F32;
   } else {
-    if (yr != want) return mismatch("y", &d->y, y_info);
-    if (dml_dtype_is_float(d->y.dtype) && !dml_dtype_is_float(y_info->dtype)) {
-      int64_t m = dml_dims_numel(d->y.dims, d->y.rank);
+    if (yr != want) return mismatch(what, y, y_info);
+    if (dml_dtype_is_float(y->dtype) && !dml_dtype_is_float(y_info->dtype)) {
+      int64_t m = dml_dims_numel(y->dims, y->rank);
       for (int64_t i = 0; i < m; i++) {
-        double v = dml_load_f64(d->y.dtype, d->y.data, (size_t)i);
+        double v = dml_load_f64(y->dtype, y->data, (size_t)i);
         if (v != floor(v))
           return dml_status_make(
               DML_STATUS_INVALID_ARGUMENT, OP,
               "label %g (element %" PRId64 ") is not an integer class index", v, i);
       }
     }
-    DML_RETURN_IF_ERROR(to_dtype(&d->y, y_info->dtype));
+    DML_RETURN_IF_ERROR(to_dtype(y, y_info->dtype));
   }
-  d->y.rank = y_info->rank;
-  d->y.dims[0] = n;
-  for (int32_t k = 1; k < y_info->rank; k++) d->y.dims[k] = y_info->dims[k];
+  y->rank = y_info->rank;
+  y->dims[0] = n;
+  for (int32_t k = 1; k < y_info->rank; k++) y->dims[k] = y_info->dims[k];
+  return DML_OK;
+}
+
+dml_status_t dml_data_adapt(dml_data_t *d, const dml_rt_io_info_t *x_info,
+                            const dml_rt_io_info_t *y_info) {
+  DML_RETURN_IF_ERROR(adapt_x(&d->x, x_info, "x"));
+  return adapt_y(&d->y, y_info, "y");
+}
+
+/* ---- named data sets ---- */
+
+int dml_data_spec_is_named(const char *spec) {
+  if (!spec || !spec[0]) return 0;
+  for (const char *p = spec; p;) {
+    const char *end = strchr(p, ','), *eq = strchr(p, '=');
+    if (!end) end = p + strlen(p);
+    if (!eq || eq >= end || eq == p) return 0;
+    for (const char *c = p; c < eq; c++)
+      if (*c == '/') return 0;
+    p = *end ? end + 1 : NULL;
+  }
+  return 1;
+}
+
+void dml_data_named_free(dml_data_named_t *d) {
+  if (!d) return;
+  for (int32_t i = 0; i < d->n && i < DML_DATA_MAX_NAMED; i++) free(d->t[i].data);
+  memset(d, 0, sizeof *d);
+}
+
+dml_status_t dml_data_load_named(const char *spec, dml_data_named_t *out) {
+  if (!out) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  memset(out, 0, sizeof *out);
+  if (!dml_data_spec_is_named(spec))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "'%s' is not NAME=FILE.npy,NAME=FILE.npy,...",
+                           spec ? spec : "");
+  dml_status_t st = DML_OK;
+  for (const char *p = spec; p && !st;) {
+    const char *end = strchr(p, ','), *eq = strchr(p, '=');
+    if (!end) end = p + strlen(p);
+    size_t nl = (size_t)(eq - p), pl = (size_t)(end - eq - 1);
+    if (out->n == DML_DATA_MAX_NAMED) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "'%s': more than %d arrays",
+                           spec, DML_DATA_MAX_NAMED);
+      break;
+    }
+    int32_t i = out->n;
+    if (nl >= sizeof out->name[0] || pl >= sizeof out->path[0] || pl == 0) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "'%.*s': a name of at most 63 bytes and a file path",
+                           (int)(end - p), p);
+      break;
+    }
+    memcpy(out->name[i], p, nl);
+    out->name[i][nl] = 0;
+    memcpy(out->path[i], eq + 1, pl);
+    out->path[i][pl] = 0;
+    for (int32_t k = 0; k < i && !st; k++)
+      if (!strcmp(out->name[k], out->name[i]))
+        st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "'%s' is given twice in '%s'", out->name[i], spec);
+    if (!st && !ends_with(out->path[i], ".npy"))
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "%s=%s: named arrays are .npy files", out->name[i],
+                           out->path[i]);
+    void *buf = NULL;
+    if (!st) st = dml_npy_read_file(out->path[i], &out->t[i], &buf);
+    if (!st) out->n++;
+    if (!st && out->t[i].data != buf)
+      st = dml_status_make(DML_STATUS_INTERNAL, OP, "npy data not at its buffer's start");
+    if (!st && out->t[i].rank < 1)
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "%s=%s is a scalar; arrays are [N, ...] rows", out->name[i],
+                           out->path[i]);
+    p = *end ? end + 1 : NULL;
+  }
+  if (st) dml_data_named_free(out);
+  return st;
+}
+
+dml_status_t dml_data_bind_named(dml_data_named_t *d, const struct dml_trainer *t,
+                                 const char *single_label, struct dml_dataset *out) {
+  int32_t nx = dml_trainer_num_inputs(t), ny = dml_trainer_num_targets(t);
+  int32_t which[DML_DATA_MAX_NAMED];
+  char inputs[512] = "", outputs[512] = "";
+  size_t li = 0, lo = 0;
+  for (int32_t k = 0; k < d->n; k++) which[k] = -1;
+  memset(out, 0, sizeof *out);
+  out->n_inputs = nx;
+  out->n_targets = ny;
+  for (int32_t k = 0; k < nx + ny; k++) {
+    int is_x = k < nx;
+    int32_t j = is_x ? k : k - nx;
+    dml_rt_io_info_t info;
+    DML_RETURN_IF_ERROR(is_x ? dml_trainer_input_info(t, j, &info)
+                             : dml_trainer_target_info(t, j, &info));
+    const char *name = is_x ? info.name : dml_trainer_target_output(t, j);
+    if (!name) name = single_label ? single_label : "target";
+    if (is_x && li < sizeof inputs)
+      li +=
+          (size_t)snprintf(inputs + li, sizeof inputs - li, "%s%s", li ? ", " : "", name);
+    if (!is_x && lo < sizeof outputs)
+      lo += (size_t)snprintf(outputs + lo, sizeof outputs - lo, "%s%s", lo ? ", " : "",
+                             name);
+    int32_t f = -1;
+    for (int32_t a = 0; a < d->n && f < 0; a++)
+      if (!strcmp(d->name[a], name)) f = a;
+    /* a single loss's labels may also be named "target" (its input) */
+    for (int32_t a = 0; !is_x && !dml_trainer_target_output(t, j) && a < d->n && f < 0;
+         a++)
+      if (!strcmp(d->name[a], "target")) f = a;
+    if (f < 0)
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                          is_x ? "no array for model input '%s'"
+                               : "no labels for trained output '%s'",
+                          name),
+          "give %s=FILE.npy (the model's inputs and trained outputs name the arrays%s)",
+          name,
+          !is_x && !dml_trainer_target_output(t, j) ? "; a single loss's labels: "
+                                                      "its output or 'target'"
+                                                    : "");
+    which[f] = k;
+    char what[200];
+    snprintf(what, sizeof what, "%s '%.60s' (%.80s)", is_x ? "input" : "labels of output",
+             name, d->path[f]);
+    if (d->t[f].dims[0] != d->t[0].dims[0])
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "'%s' (%s) has %" PRId64 " rows, '%s' (%s) %" PRId64
+                             ": every array needs the same rows",
+                             d->name[f], d->path[f], d->t[f].dims[0], d->name[0],
+                             d->path[0], d->t[0].dims[0]);
+    DML_RETURN_IF_ERROR(is_x ? adapt_x(&d->t[f], &info, what)
+                             : adapt_y(&d->t[f], &info, what));
+    if (is_x)
+      out->inputs[j] = d->t[f];
+    else
+      out->targets[j] = d->t[f];
+  }
+  for (int32_t a = 0; a < d->n; a++)
+    if (which[a] < 0)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "'%s' is neither a model input (%s) nor a trained output "
+                             "(%s)",
+                             d->name[a], inputs, outputs);
   return DML_OK;
 }

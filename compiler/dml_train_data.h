@@ -12,6 +12,9 @@
  *   FILE.csv     numeric CSV, one row per line; the label column (the last
  *                by default) is y, the other columns x. A first line with a
  *                non-numeric field is a header and skipped.
+ *   NAME=F.npy,...  named .npy arrays (dml_data_load_named), for models of
+ *                several inputs or outputs: each NAME is a model input or a
+ *                trained output (its labels); every array has the same rows.
  *
  * IDX (http://yann.lecun.com/exdb/mnist/, "THE IDX FILE FORMAT"): two zero
  * bytes, a type code (0x08 u8, 0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32,
@@ -79,6 +82,45 @@ dml_status_t dml_data_parse_csv(const char *text, size_t n, const char *name,
  * [N, C]. Errors: INVALID_ARGUMENT naming both types. */
 dml_status_t dml_data_adapt(dml_data_t *d, const dml_rt_io_info_t *x_info,
                             const dml_rt_io_info_t *y_info);
+
+/* Most arrays of a named data set. */
+#define DML_DATA_MAX_NAMED 16
+
+/* A named data set ("in1=a.npy,in2=b.npy,out1=l.npy"): the arrays in the
+ * spec's order, each owning its data. */
+typedef struct dml_data_named {
+  int32_t n;
+  char name[DML_DATA_MAX_NAMED][64];
+  char path[DML_DATA_MAX_NAMED][512];
+  dml_tensor_t t[DML_DATA_MAX_NAMED];
+} dml_data_named_t;
+
+/* 1 when `spec` is the named form: every comma-separated part is
+ * NAME=PATH (NAME without '/'). */
+int dml_data_spec_is_named(const char *spec);
+
+/* Reads NAME=FILE.npy,... into *out (zeroed first). Errors: INVALID_ARGUMENT
+ * (a part not NAME=FILE.npy, a name given twice or longer than 63 bytes,
+ * more than DML_DATA_MAX_NAMED, an array of rank 0), the .npy reader's
+ * (path named). */
+dml_status_t dml_data_load_named(const char *spec, dml_data_named_t *out);
+void dml_data_named_free(dml_data_named_t *d);
+
+struct dml_trainer;
+struct dml_dataset;
+
+/* Binds a named data set to trainer `t`'s model inputs and targets
+ * (dml_trainer.h): each model input takes the array of its name, each
+ * target the array named as its output (dml_trainer_target_output; for a
+ * single-loss package, `single_label`, the output the loss reads, or
+ * "target"), each
+ * converted in place as dml_data_adapt does, into out's lists (views of
+ * d's arrays: d must outlive *out). Errors: INVALID_ARGUMENT naming a
+ * model input or output without an array, an array whose name is neither
+ * (listing both), arrays of different row counts (both named, with their
+ * files), a type mismatch. */
+dml_status_t dml_data_bind_named(dml_data_named_t *d, const struct dml_trainer *t,
+                                 const char *single_label, struct dml_dataset *out);
 
 #ifdef __cplusplus
 }

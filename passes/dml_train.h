@@ -77,6 +77,14 @@ typedef enum dml_optimizer_kind {
   DML_OPTIMIZER_ADAGRAD,
 } dml_optimizer_kind_t;
 
+/* One trained output of a multi-output model (Keras' loss={name: ...}
+ * with loss_weights): the forward result `name`, its loss, its weight. */
+typedef struct dml_train_output {
+  const char *name;     /* a forward result's name */
+  dml_loss_kind_t loss; /* its loss */
+  double weight;        /* >= 0, finite; 0: not trained (no target) */
+} dml_train_output_t;
+
 typedef struct dml_train_config {
   dml_loss_kind_t loss;
   /* Name of the forward result the loss reads; NULL: the first result. */
@@ -96,7 +104,25 @@ typedef struct dml_train_config {
 
   double clip_norm;  /* > 0: scale gradients to global L2 norm <= clip_norm */
   double clip_value; /* > 0: clamp every gradient element to [-v, v] */
+
+  /* Several trained outputs (multi-output models; 0: the single `loss` on
+   * `output` above). When n_outputs > 0, `loss` is ignored, `output` must
+   * be NULL (INVALID_ARGUMENT) and the functions are (M = the outputs of weight > 0, in
+   * this order): train_step(<forward inputs>..., target.<o_1>, ..., target.<o_M>, lr)
+   *   eval_step(<forward inputs>..., target.<o_1>, ..., target.<o_M>)
+   *     -> (loss, then per output: loss.<o_j>[, correct.<o_j>, total.<o_j>])
+   * with loss = sum_j weight_j * loss.<o_j> (each the batch mean of output
+   * o_j's loss, as in the single case; Keras' total loss), the only value
+   * differentiated. correct/total exist for the classification losses.
+   * label_smoothing, soft_targets and huber_delta apply to every output.
+   * Outputs not listed (or of weight 0) stay results of forward only.
+   * Lent; names unique; at most DML_TRAIN_MAX_OUTPUTS. */
+  uint32_t n_outputs;
+  const dml_train_output_t *outputs;
 } dml_train_config_t;
+
+/* Most trained outputs of one model (= the trainer's DML_MAX_DATA_TENSORS). */
+#define DML_TRAIN_MAX_OUTPUTS 8
 
 /* The defaults of a training configuration, shared by the C API
  * (dml_train_config_init) and `dmlc train` / `dmlc compile --train`, which
@@ -117,10 +143,21 @@ void dml_train_config_init(dml_train_config_t *c);
 dml_status_t dml_loss_kind_parse(const char *s, dml_loss_kind_t *out);
 dml_status_t dml_optimizer_kind_parse(const char *s, dml_optimizer_kind_t *out);
 const char *dml_loss_kind_name(dml_loss_kind_t k);
+
+/* Parses a loss per output, "OUT=LOSS[:WEIGHT],..." (the --loss of `dmlc
+ * train` / `dmlc compile --train`; WEIGHT a finite number >= 0, default 1)
+ * into out[0..*n) (at most DML_TRAIN_MAX_OUTPUTS); the names are copied
+ * into buf (cap bytes) and point into it. Errors: INVALID_ARGUMENT naming
+ * the part that is not OUT=LOSS[:WEIGHT], the unknown loss or the bad
+ * weight. */
+dml_status_t dml_train_outputs_parse(const char *spec, char *buf, size_t cap,
+                                     dml_train_output_t *out, uint32_t *n);
 const char *dml_optimizer_kind_name(dml_optimizer_kind_t k);
 
 /* Adds train_step and eval_step to `m` (which must hold `forward`, shape
  * inference done). Errors: NOT_FOUND (no forward, no such output),
+ * INVALID_ARGUMENT (an output listed twice, a negative or non-finite
+ * weight, no weight > 0, more than DML_TRAIN_MAX_OUTPUTS),
  * INVALID_ARGUMENT (loss/output shape or dtype mismatch, bad config value),
  * UNIMPLEMENTED naming every op on the path from a parameter to the loss
  * that has no VJP rule, with its node name. */

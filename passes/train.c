@@ -70,6 +70,47 @@ dml_status_t dml_loss_kind_parse(const char *s, dml_loss_kind_t *out) {
                          s ? s : "");
 }
 
+dml_status_t dml_train_outputs_parse(const char *spec, char *buf, size_t cap,
+                                     dml_train_output_t *out, uint32_t *n) {
+  if (!spec || !buf || !out || !n || strlen(spec) >= cap)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "loss per output '%.200s': empty or longer than %zu bytes",
+                           spec ? spec : "", cap ? cap - 1 : 0);
+  strcpy(buf, spec);
+  uint32_t k = 0;
+  for (char *p = buf; p;) {
+    char *end = strchr(p, ',');
+    if (end) *end = 0;
+    char *eq = strchr(p, '='), *colon = eq ? strchr(eq + 1, ':') : NULL;
+    if (!eq || eq == p)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "loss per output: '%s' is not OUT=LOSS[:WEIGHT]", p);
+    if (k == DML_TRAIN_MAX_OUTPUTS)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "loss per output: more than %d outputs",
+                             DML_TRAIN_MAX_OUTPUTS);
+    *eq = 0;
+    dml_train_output_t *o = &out[k++];
+    o->name = p;
+    o->weight = 1;
+    if (colon) {
+      *colon = 0;
+      char *e2 = NULL;
+      o->weight = strtod(colon + 1, &e2);
+      if (!colon[1] || *e2 || !isfinite(o->weight) || o->weight < 0)
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                               "loss per output: weight '%s' of output '%s' must be a "
+                               "finite number >= 0",
+                               colon + 1, p);
+    }
+    dml_status_t st = dml_loss_kind_parse(eq + 1, &o->loss);
+    if (st) return dml_status_annotate(st, "parsing the loss of output '%s'", p);
+    p = end ? end + 1 : NULL;
+  }
+  *n = k;
+  return DML_OK;
+}
+
 dml_status_t dml_optimizer_kind_parse(const char *s, dml_optimizer_kind_t *out) {
   for (size_t i = 0; s && i < N_OPTS; i++)
     if (!strcmp(s, k_opt_names[i])) {
@@ -394,18 +435,18 @@ static dml_status_t clone_forward(tb_t *b, const dml_ir_function_t *fwd, int tra
 
 /* The mean loss of output y against target t; sets *correct and *total for the
  * classification losses. */
-static V *build_loss(tb_t *b, const dml_train_config_t *cfg, V *y, V *t, V **correct,
-                     V **total) {
+static V *build_loss(tb_t *b, const dml_train_config_t *cfg, dml_loss_kind_t kind, V *y,
+                     V *t, V **correct, V **total) {
   dml_dtype_t dt = y->type.dtype;
   *correct = *total = NULL;
   b->name = "loss";
-  switch (cfg->loss) {
+  switch (kind) {
     case DML_LOSS_CROSS_ENTROPY:
     case DML_LOSS_NLL: {
       dml_dim_t C = y->type.dims[1];
       int64_t one = 1;
       V *logp = y;
-      if (cfg->loss == DML_LOSS_CROSS_ENTROPY) {
+      if (kind == DML_LOSS_CROSS_ENTROPY) {
         dml_ir_node_t *n = mk(b, DML_OP_LOG_SOFTMAX, 1, &y, 1);
         set_int(b, n, "axis", 1);
         logp = fin(b, n);
@@ -430,7 +471,7 @@ static V *build_loss(tb_t *b, const dml_train_config_t *cfg, V *y, V *t, V **cor
         set_int(b, n, "axis", 1);
         dist = fin(b, n);
       }
-      if (cfg->loss == DML_LOSS_CROSS_ENTROPY && cfg->label_smoothing > 0 && dist)
+      if (kind == DML_LOSS_CROSS_ENTROPY && cfg->label_smoothing > 0 && dist)
         dist = add(b, mulc(b, dist, 1 - cfg->label_smoothing),
                    cst(b, dt, cfg->label_smoothing / (double)C.value));
       V *per = reduce(b, DML_OP_REDUCE_SUM, mul(b, dist, logp), &one, 1, 0);
@@ -454,7 +495,7 @@ static V *build_loss(tb_t *b, const dml_train_config_t *cfg, V *y, V *t, V **cor
     case DML_LOSS_BCE_WITH_LOGITS:
     case DML_LOSS_BCE: {
       V *loss, *pred;
-      if (cfg->loss == DML_LOSS_BCE_WITH_LOGITS) {
+      if (kind == DML_LOSS_BCE_WITH_LOGITS) {
         loss = mean_all(b, sub(b, op1(b, DML_OP_SOFTPLUS, y), mul(b, y, t)));
         pred = op2(b, DML_OP_GREATER, y, cst(b, dt, 0));
       } else {
@@ -630,21 +671,21 @@ static V *output_of(const dml_ir_function_t *fwd, const dml_train_config_t *cfg,
 }
 
 /* Checks the output and builds the target's type. */
-static dml_status_t target_type(const dml_train_config_t *cfg, const dml_ir_module_t *m,
-                                const V *y, dml_type_t *out) {
+static dml_status_t target_type(const dml_train_config_t *cfg, dml_loss_kind_t kind,
+                                const dml_ir_module_t *m, const V *y, dml_type_t *out) {
   char tb[160];
-  int cls = cfg->loss == DML_LOSS_CROSS_ENTROPY || cfg->loss == DML_LOSS_NLL;
+  int cls = kind == DML_LOSS_CROSS_ENTROPY || kind == DML_LOSS_NLL;
   if (!dml_dtype_is_float(y->type.dtype) || y->type.rank < (cls ? 2 : 1))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "loss %s needs a float output%s; output '%s' is %s",
-                           dml_loss_kind_name(cfg->loss), cls ? " [N, C, ...]" : "",
+                           dml_loss_kind_name(kind), cls ? " [N, C, ...]" : "",
                            y->name ? y->name : "", dml_ir_type_str(m, &y->type, tb, 160));
   *out = y->type;
   if (cls && !cfg->soft_targets) {
     if (y->type.dims[1].sym >= 0)
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                              "loss %s needs a static class dim; output '%s' is %s",
-                             dml_loss_kind_name(cfg->loss), y->name ? y->name : "",
+                             dml_loss_kind_name(kind), y->name ? y->name : "",
                              dml_ir_type_str(m, &y->type, tb, 160));
     out->dtype = DML_DTYPE_I64;
     out->rank = y->type.rank - 1;
@@ -654,17 +695,147 @@ static dml_status_t target_type(const dml_train_config_t *cfg, const dml_ir_modu
   return DML_OK;
 }
 
-static void set_results(tb_t *b, V *loss, V *correct, V *total) {
+/* A trained output: the forward result, its loss, weight, target type and
+ * the names of its target input and results. */
+typedef struct tout {
+  V *y;
+  dml_loss_kind_t loss;
+  double weight;
+  dml_type_t tt;
+  const char *target, *loss_name, *correct_name, *total_name;
+} tout_t;
+
+static const char *suffixed(dml_ir_module_t *m, const char *pre, const char *name) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s.%s", pre, name);
+  return dml_ir_strdup(m, buf);
+}
+
+/* The trained outputs of `cfg`: the single `loss` on `output` (multi 0), or
+ * cfg->outputs of weight > 0 (multi 1). */
+static dml_status_t trained_outputs(dml_ir_module_t *m, const dml_ir_function_t *fwd,
+                                    const dml_train_config_t *cfg, tout_t *out,
+                                    uint32_t *n_out, int *multi) {
+  *n_out = 0;
+  *multi = cfg->n_outputs > 0;
+  dml_status_t st = DML_OK;
+  if (!*multi) {
+    if ((size_t)cfg->loss >= N_LOSSES)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "bad loss kind");
+    uint32_t oi = 0;
+    V *y = output_of(fwd, cfg, &oi, &st);
+    if (!y) return st;
+    out[0].y = y;
+    out[0].loss = cfg->loss;
+    out[0].weight = 1;
+    out[0].target = "target";
+    out[0].loss_name = "loss";
+    out[0].correct_name = "correct";
+    out[0].total_name = "total";
+    *n_out = 1;
+    return target_type(cfg, cfg->loss, m, y, &out[0].tt);
+  }
+  if (cfg->output)
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, OP,
+        "output '%s' names the output of a single loss; with a loss per "
+        "output (outputs[]) each names its own",
+        cfg->output);
+  if (cfg->n_outputs > DML_TRAIN_MAX_OUTPUTS || !cfg->outputs)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "%u trained outputs: at most %d, as a list", cfg->n_outputs,
+                           DML_TRAIN_MAX_OUTPUTS);
+  for (uint32_t i = 0; i < cfg->n_outputs; i++) {
+    const dml_train_output_t *o = &cfg->outputs[i];
+    if (!o->name || !o->name[0])
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "trained output %u has no name", i);
+    for (uint32_t j = 0; j < i; j++)
+      if (!strcmp(cfg->outputs[j].name, o->name))
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                               "output '%s' is given a loss twice", o->name);
+    if (!(o->weight >= 0) || !isfinite(o->weight) || (size_t)o->loss >= N_LOSSES)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "output '%s': loss weight %g must be finite and >= 0",
+                             o->name, o->weight);
+    dml_train_config_t one = *cfg;
+    one.output = o->name;
+    uint32_t oi = 0;
+    V *y = output_of(fwd, &one, &oi, &st);
+    if (!y) return st;
+    if (o->weight == 0) continue; /* not trained: a forward result only */
+    tout_t *t = &out[(*n_out)++];
+    t->y = y;
+    t->loss = o->loss;
+    t->weight = o->weight;
+    t->target = suffixed(m, "target", o->name);
+    t->loss_name = suffixed(m, "loss", o->name);
+    t->correct_name = suffixed(m, "correct", o->name);
+    t->total_name = suffixed(m, "total", o->name);
+    if (!t->target || !t->loss_name || !t->correct_name || !t->total_name)
+      return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    DML_RETURN_IF_ERROR(target_type(cfg, o->loss, m, y, &t->tt));
+  }
+  if (!*n_out)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "no output has a loss weight > 0: nothing to train");
+  return DML_OK;
+}
+
+/* Adds the target inputs of `to` (and, when `lr` is not NULL, the f32
+ * scalar input "lr") to b->f, builds the losses on forward's outputs mapped
+ * by `c`, fills the results (loss first; per output with `multi`) and
+ * returns the loss to minimize. */
+static V *build_losses(tb_t *b, const dml_train_config_t *cfg, const tout_t *to,
+                       uint32_t n_to, int multi, const clone_t *c, V **lr, V **res,
+                       const char **res_names, uint32_t *n_res) {
+  V *targets[DML_TRAIN_MAX_OUTPUTS];
+  for (uint32_t j = 0; j < n_to && !b->st; j++)
+    b->st = dml_ir_function_add_arg(b->f, to[j].target, &to[j].tt, &targets[j]);
+  if (lr && !b->st) {
+    dml_type_t lt = dml_type_static(DML_DTYPE_F32, 0, NULL);
+    b->st = dml_ir_function_add_arg(b->f, "lr", &lt, lr);
+  }
+  V *total_loss = NULL;
+  *n_res = 1;
+  for (uint32_t j = 0; j < n_to && !b->st; j++) {
+    V *correct = NULL, *total = NULL;
+    V *l =
+        build_loss(b, cfg, to[j].loss, mapped(c, to[j].y), targets[j], &correct, &total);
+    if (!multi) {
+      total_loss = l;
+      if (correct) {
+        res[1] = correct, res_names[1] = to[j].correct_name;
+        res[2] = total, res_names[2] = to[j].total_name;
+        *n_res = 3;
+      }
+      break;
+    }
+    V *wl = mulc(b, l, to[j].weight);
+    total_loss = total_loss ? add(b, total_loss, wl) : wl;
+    res[*n_res] = l, res_names[(*n_res)++] = to[j].loss_name;
+    if (correct) {
+      res[*n_res] = correct, res_names[(*n_res)++] = to[j].correct_name;
+      res[*n_res] = total, res_names[(*n_res)++] = to[j].total_name;
+    }
+  }
+  res[0] = total_loss;
+  res_names[0] = "loss";
+  return b->st ? NULL : total_loss;
+}
+
+static void set_results(tb_t *b, V **res, const char **names, uint32_t n) {
   if (b->st) return;
-  V *res[3] = {loss, correct, total};
-  uint32_t n = correct ? 3 : 1;
-  if (loss) loss->name = "loss";
-  if (correct) correct->name = "correct";
-  if (total) total->name = "total";
+  for (uint32_t i = 0; i < n; i++)
+    if (!res[i]) {
+      b->st = dml_status_make(DML_STATUS_INTERNAL, OP, "result %u is missing", i);
+      return;
+    }
   /* A result must be a node's own value: wrap reused ones in Identity. */
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t j = 0; j < i; j++)
       if (res[i] == res[j]) res[i] = op1(b, DML_OP_IDENTITY, res[i]);
+  for (uint32_t i = 0; i < n && !b->st; i++) res[i]->name = names[i];
   if (!b->st) b->st = dml_ir_function_set_results(b->f, n, res);
 }
 
@@ -676,22 +847,24 @@ dml_status_t dml_train_build(dml_ir_module_t *m, const dml_train_config_t *cfg) 
       dml_ir_module_find_function(m, "eval_step"))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "the module already has train_step or eval_step");
-  if ((size_t)cfg->loss >= N_LOSSES || (size_t)cfg->optimizer >= N_OPTS)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "bad loss or optimizer kind");
+  if ((size_t)cfg->optimizer >= N_OPTS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "bad optimizer kind");
   hyper_t h;
   DML_RETURN_IF_ERROR(hyper_of(cfg, &h));
-  for (uint32_t i = 0; i < fwd->n_args; i++)
-    if (fwd->args[i]->name &&
-        (!strcmp(fwd->args[i]->name, "target") || !strcmp(fwd->args[i]->name, "lr")))
+  tout_t to[DML_TRAIN_MAX_OUTPUTS];
+  uint32_t n_to = 0;
+  int multi = 0;
+  dml_status_t st = trained_outputs(m, fwd, cfg, to, &n_to, &multi);
+  if (st) return st;
+  for (uint32_t i = 0; i < fwd->n_args; i++) {
+    int clash = fwd->args[i]->name && !strcmp(fwd->args[i]->name, "lr");
+    for (uint32_t j = 0; j < n_to && !clash; j++)
+      clash = fwd->args[i]->name && !strcmp(fwd->args[i]->name, to[j].target);
+    if (clash)
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                              "forward already has an input named '%s'; rename it",
                              fwd->args[i]->name);
-  dml_status_t st = DML_OK;
-  uint32_t oi = 0;
-  V *y = output_of(fwd, cfg, &oi, &st);
-  if (!y) return st;
-  dml_type_t tt;
-  DML_RETURN_IF_ERROR(target_type(cfg, m, y, &tt));
+  }
 
   /* forward: inference mode (training-mode Dropout off). */
   for (dml_ir_node_t *n = fwd->first; n; n = n->next)
@@ -702,29 +875,24 @@ dml_status_t dml_train_build(dml_ir_module_t *m, const dml_train_config_t *cfg) 
   V **params = NULL, **grads = NULL;
   if (!b) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   b->m = m;
+  V *res[1 + 3 * DML_TRAIN_MAX_OUTPUTS];
+  const char *res_names[1 + 3 * DML_TRAIN_MAX_OUTPUTS];
+  uint32_t n_res = 0;
 
   /* ---- eval_step ---- */
   b->st = dml_ir_function_create(m, "eval_step", &b->f);
   if (!b->st) b->st = clone_forward(b, fwd, 0, &ce);
-  V *t = NULL;
-  if (!b->st) b->st = dml_ir_function_add_arg(b->f, "target", &tt, &t);
   if (!b->st) {
-    V *correct, *total;
-    V *loss = build_loss(b, cfg, mapped(&ce, y), t, &correct, &total);
-    set_results(b, loss, correct, total);
+    build_losses(b, cfg, to, n_to, multi, &ce, NULL, res, res_names, &n_res);
+    set_results(b, res, res_names, n_res);
   }
 
   /* ---- train_step ---- */
   if (!b->st) b->st = dml_ir_function_create(m, "train_step", &b->f);
   if (!b->st) b->st = clone_forward(b, fwd, 1, &ct);
-  V *lr = NULL;
-  if (!b->st) b->st = dml_ir_function_add_arg(b->f, "target", &tt, &t);
-  if (!b->st) {
-    dml_type_t lt = dml_type_static(DML_DTYPE_F32, 0, NULL);
-    b->st = dml_ir_function_add_arg(b->f, "lr", &lt, &lr);
-  }
-  V *loss = NULL, *correct = NULL, *total = NULL;
-  if (!b->st) loss = build_loss(b, cfg, mapped(&ct, y), t, &correct, &total);
+  V *lr = NULL, *loss = NULL;
+  if (!b->st)
+    loss = build_losses(b, cfg, to, n_to, multi, &ct, &lr, res, res_names, &n_res);
   /* Parameters that train_step reads. */
   uint32_t np = 0;
   params = (V **)calloc(m->n_globals ? m->n_globals : 1, sizeof(V *));
@@ -800,15 +968,16 @@ dml_status_t dml_train_build(dml_ir_module_t *m, const dml_train_config_t *cfg) 
     dml_ir_node_t *n = mk(b, DML_OP_ASSIGN, 2, in, 0);
     if (n) b->st = dml_ir_infer_node(m, n);
   }
-  set_results(b, loss, correct, total);
+  set_results(b, res, res_names, n_res);
   st = b->st;
   free(ct.map);
   free(ce.map);
   free(params);
   free(grads);
   free(b);
-  return st ? dml_status_annotate(
-                  st, "building train_step/eval_step (loss %s, optimizer %s)",
-                  dml_loss_kind_name(cfg->loss), dml_optimizer_kind_name(cfg->optimizer))
+  return st ? dml_status_annotate(st,
+                                  "building train_step/eval_step (loss %s, optimizer %s)",
+                                  multi ? "per output" : dml_loss_kind_name(cfg->loss),
+                                  dml_optimizer_kind_name(cfg->optimizer))
             : DML_OK;
 }

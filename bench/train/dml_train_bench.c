@@ -128,7 +128,7 @@ static int on_epoch(dml_epoch_metrics_t *m, void *user) {
 
 /* The first `limit` rows of `d` (all when limit <= 0 or larger). */
 static dml_dataset_t rows(const dml_data_t *d, int64_t limit) {
-  dml_dataset_t s = {d->x, d->y};
+  dml_dataset_t s = {.x = d->x, .y = d->y};
   if (limit > 0 && limit < s.x.dims[0]) {
     dml_dataset_t v;
     dml_status_t st = dml_dataset_slice(&s, 0, limit, &v);

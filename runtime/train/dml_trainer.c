@@ -19,24 +19,33 @@
 #define OP "train"
 #define CKPT_FORMAT "dmlc-train-checkpoint-1"
 
+#define MAXT DML_MAX_DATA_TENSORS
+
 typedef struct fn_io {
   dml_rt_session_t *s;
-  int32_t x, target, lr; /* input indices (-1: absent) */
-  int32_t loss, correct; /* output indices (-1: absent) */
+  int32_t x[MAXT];      /* input index of model input i (-1: absent) */
+  int32_t target[MAXT]; /* input index of target j */
+  int32_t lr;           /* input index (-1: absent) */
+  int32_t loss;         /* output index of the (total) loss */
+  /* output indices per target (-1: absent): "loss.O" (multi-output),
+   * "correct" / "correct.O" */
+  int32_t out_loss[MAXT], correct[MAXT];
 } fn_io_t;
 
 struct dml_trainer {
   const dml_rt_model_t *m;
   fn_io_t train, eval, fwd;
-  dml_rt_io_info_t x_info, y_info; /* train_step's x and target */
-  int64_t bound;                   /* batch bound */
-  size_t x_row_bytes, y_row_bytes; /* bytes per row of x / target */
-  int64_t x_row_numel, y_row_numel;
-  int64_t n_classes; /* integer targets: forward's class dim (0: unknown) */
+  int32_t n_x, n_y; /* model inputs, targets */
+  int multi;        /* targets named "target.O" (a loss per output) */
+  dml_rt_io_info_t x_info[MAXT], y_info[MAXT]; /* train_step's inputs, targets */
+  int64_t bound;                               /* batch bound */
+  size_t x_row_bytes[MAXT], y_row_bytes[MAXT]; /* bytes per row */
+  int64_t x_row_numel[MAXT], y_row_numel[MAXT];
+  int64_t n_classes[MAXT]; /* integer targets: the output's class dim (0: unknown) */
   int32_t epoch;
   uint64_t step;
-  uint8_t *xbuf, *ybuf;   /* one batch at the bound */
-  const char *run_config; /* the running fit's o->run_config (lent), or NULL */
+  uint8_t *xbuf[MAXT], *ybuf[MAXT]; /* one batch at the bound */
+  const char *run_config;           /* the running fit's o->run_config (lent), or NULL */
   /* A PLATEAU schedule's state, kept across fits and in checkpoints
    * ("lr_state") so that a resumed run continues exactly. */
   int plateau_valid;
@@ -53,25 +62,60 @@ static double now_seconds(void) {
 /* Datasets, history, options                                            */
 /* ===================================================================== */
 
+/* The data set's tensors: input i / target j: from the lists when x (y)
+ * is empty (rank 0, no data) and n_inputs (n_targets) > 0, else x (y), so
+ * a data set whose x and y are set never reads the lists (callers that
+ * set only x and y leave them uninitialized). */
+static int ds_xl(const dml_dataset_t *d) {
+  return !d->x.data && d->x.rank == 0 && d->n_inputs > 0;
+}
+static int ds_yl(const dml_dataset_t *d) {
+  return !d->y.data && d->y.rank == 0 && d->n_targets > 0;
+}
+static int32_t ds_nx(const dml_dataset_t *d) {
+  return ds_xl(d) ? d->n_inputs : 1;
+}
+static int32_t ds_ny(const dml_dataset_t *d) {
+  return ds_yl(d) ? d->n_targets : 1;
+}
+static const dml_tensor_t *ds_x(const dml_dataset_t *d, int32_t i) {
+  return ds_xl(d) ? &d->inputs[i] : &d->x;
+}
+static const dml_tensor_t *ds_y(const dml_dataset_t *d, int32_t j) {
+  return ds_yl(d) ? &d->targets[j] : &d->y;
+}
+static int64_t ds_rows(const dml_dataset_t *d) {
+  const dml_tensor_t *x = ds_x(d, 0);
+  return x->rank ? x->dims[0] : 0;
+}
+
 dml_status_t dml_dataset_slice(const dml_dataset_t *d, int64_t begin, int64_t end,
                                dml_dataset_t *out) {
   if (!d || !out)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
-  int64_t n = d->x.rank ? d->x.dims[0] : 0;
-  if (d->x.rank < 1 || d->y.rank < 1 || d->y.dims[0] != n)
+  if ((ds_xl(d) && d->n_inputs > MAXT) || (ds_yl(d) && d->n_targets > MAXT))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                           "x and y must be [N, ...] with the same N");
-  if (begin < 0 || end < begin || end > n)
-    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
-                           "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")",
-                           begin, end, n);
+                           "n_inputs %d and n_targets %d must be in [0, %d]", d->n_inputs,
+                           d->n_targets, MAXT);
+  int64_t n = ds_rows(d);
   dml_dataset_t r = *d;
-  size_t xr = n ? dml_tensor_bytes(&d->x) / (size_t)n : 0;
-  size_t yr = n ? dml_tensor_bytes(&d->y) / (size_t)n : 0;
-  r.x.dims[0] = end - begin;
-  r.y.dims[0] = end - begin;
-  r.x.data = (uint8_t *)d->x.data + (size_t)begin * xr;
-  r.y.data = (uint8_t *)d->y.data + (size_t)begin * yr;
+  for (int32_t k = 0; k < ds_nx(d) + ds_ny(d); k++) {
+    int is_x = k < ds_nx(d);
+    const dml_tensor_t *v = is_x ? ds_x(d, k) : ds_y(d, k - ds_nx(d));
+    if (v->rank < 1 || v->dims[0] != n)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "x and y must be [N, ...] with the same N (%s %d)",
+                             is_x ? "input" : "target", is_x ? k : k - ds_nx(d));
+    if (begin < 0 || end < begin || end > n)
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                             "rows [%" PRId64 ", %" PRId64 ") outside [0, %" PRId64 ")",
+                             begin, end, n);
+    dml_tensor_t *w = is_x ? (ds_xl(d) ? &r.inputs[k] : &r.x)
+                           : (ds_yl(d) ? &r.targets[k - ds_nx(d)] : &r.y);
+    size_t rb = n ? dml_tensor_bytes(v) / (size_t)n : 0;
+    w->dims[0] = end - begin;
+    w->data = (uint8_t *)v->data + (size_t)begin * rb;
+  }
   *out = r;
   return DML_OK;
 }
@@ -94,7 +138,8 @@ static const char *metric_column(const dml_history_t *h, int32_t i, char *buf,
                                  size_t cap) {
   char name[32];
   dml_metric_name(&h->metric[i], name, sizeof name);
-  snprintf(buf, cap, "%s%s", h->validation[0] ? "val_" : "", name);
+  snprintf(buf, cap, "%s%.47s%s%s", h->validation[0] ? "val_" : "", h->metric_output[i],
+           h->metric_output[i][0] ? "_" : "", name);
   return buf;
 }
 
@@ -104,14 +149,24 @@ dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path) {
   int32_t nm = h->n_metrics < 0                 ? 0
                : h->n_metrics > DML_MAX_METRICS ? DML_MAX_METRICS
                                                 : h->n_metrics;
-  size_t cap = 128 + 48 * (size_t)nm + (size_t)h->n_epochs * (200 + 32 * (size_t)nm),
-         n = 0;
+  int32_t no = h->n_outputs < 0 ? 0 : h->n_outputs > MAXT ? MAXT : h->n_outputs;
+  size_t cols = (size_t)nm + 4 * (size_t)no;
+  size_t cap = 128 + 128 * cols + (size_t)h->n_epochs * (200 + 32 * cols), n = 0;
   char *buf = (char *)malloc(cap);
   if (!buf) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   n += (size_t)snprintf(
       buf, cap, "epoch,loss,accuracy,val_loss,val_accuracy,lr,seconds,validation");
+  for (int32_t j = 0; j < no; j++) {
+    const char *o = h->output[j];
+    n += (size_t)snprintf(buf + n, cap - n, ",%.47s_loss", o);
+    if (h->output_has_accuracy[j])
+      n += (size_t)snprintf(buf + n, cap - n, ",%.47s_accuracy", o);
+    n += (size_t)snprintf(buf + n, cap - n, ",val_%.47s_loss", o);
+    if (h->output_has_accuracy[j])
+      n += (size_t)snprintf(buf + n, cap - n, ",val_%.47s_accuracy", o);
+  }
   for (int32_t i = 0; i < nm; i++) {
-    char col[48];
+    char col[128];
     n += (size_t)snprintf(buf + n, cap - n, ",%s", metric_column(h, i, col, sizeof col));
   }
   n += (size_t)snprintf(buf + n, cap - n, "\n");
@@ -126,6 +181,16 @@ dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path) {
     csv_num(g, sizeof g, e->seconds);
     n += (size_t)snprintf(buf + n, cap - n, "%d,%s,%s,%s,%s,%s,%s,%.31s", e->epoch, a, b,
                           c, d, f, g, h->validation);
+    for (int32_t j = 0; j < no; j++) {
+      csv_num(a, sizeof a, e->output_loss[j]);
+      csv_num(b, sizeof b, e->output_accuracy[j]);
+      csv_num(c, sizeof c, e->val_output_loss[j]);
+      csv_num(d, sizeof d, e->val_output_accuracy[j]);
+      if (h->output_has_accuracy[j])
+        n += (size_t)snprintf(buf + n, cap - n, ",%s,%s,%s,%s", a, b, c, d);
+      else
+        n += (size_t)snprintf(buf + n, cap - n, ",%s,%s", a, c);
+    }
     for (int32_t k = 0; k < nm; k++) {
       csv_num(a, sizeof a, e->metrics[k]);
       n += (size_t)snprintf(buf + n, cap - n, ",%s", a);
@@ -178,25 +243,58 @@ dml_status_t dml_monitor_parse(const char *s, dml_monitor_t *out) {
 /* Trainer                                                               */
 /* ===================================================================== */
 
+static int is_target_name(const char *n) {
+  return n && (!strcmp(n, "target") || !strncmp(n, "target.", 7));
+}
+
 static dml_status_t open_fn(const dml_rt_model_t *m, const char *device, const char *name,
                             dml_rt_session_t *share, fn_io_t *io) {
   memset(io, 0, sizeof *io);
+  for (int k = 0; k < MAXT; k++)
+    io->x[k] = io->target[k] = io->out_loss[k] = io->correct[k] = -1;
   DML_RETURN_IF_ERROR(dml_rt_session_create_function(m, device, name, share, &io->s));
-  io->target = dml_rt_session_find_input(io->s, "target");
   io->lr = dml_rt_session_find_input(io->s, "lr");
   io->loss = dml_rt_session_find_output(io->s, "loss");
-  io->correct = dml_rt_session_find_output(io->s, "correct");
-  io->x = -1;
+  return DML_OK;
+}
+
+/* Finds the trainer's inputs and targets (by name) in io's session; with
+ * `targets` 0 (forward) only the inputs. */
+static dml_status_t map_fn(const dml_trainer_t *t, fn_io_t *io, const char *fname,
+                           int targets) {
   uint32_t n_in = dml_rt_session_num_inputs(io->s), n_data = 0;
   for (uint32_t i = 0; i < n_in; i++) {
-    if ((int32_t)i == io->target || (int32_t)i == io->lr) continue;
-    if (io->x < 0) io->x = (int32_t)i;
-    n_data++;
+    dml_rt_io_info_t ii;
+    DML_RETURN_IF_ERROR(dml_rt_session_input_info(io->s, i, &ii));
+    if ((int32_t)i != io->lr && !is_target_name(ii.name)) n_data++;
   }
-  if (n_data != 1)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "%s has %u model inputs; the trainer feeds exactly one", name,
-                           n_data);
+  if (n_data != (uint32_t)t->n_x)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                           "%s has %u model inputs, train_step %d", fname, n_data,
+                           t->n_x);
+  for (int32_t i = 0; i < t->n_x; i++) {
+    io->x[i] = dml_rt_session_find_input(io->s, t->x_info[i].name);
+    if (io->x[i] < 0)
+      return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                             "%s has no input '%s' (train_step has)", fname,
+                             t->x_info[i].name);
+  }
+  for (int32_t j = 0; targets && j < t->n_y; j++) {
+    io->target[j] = dml_rt_session_find_input(io->s, t->y_info[j].name);
+    if (io->target[j] < 0)
+      return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                             "%s has no input '%s' (train_step has)", fname,
+                             t->y_info[j].name);
+    char nm[128];
+    if (t->multi) {
+      snprintf(nm, sizeof nm, "loss.%.100s", t->y_info[j].name + 7);
+      io->out_loss[j] = dml_rt_session_find_output(io->s, nm);
+      snprintf(nm, sizeof nm, "correct.%.100s", t->y_info[j].name + 7);
+      io->correct[j] = dml_rt_session_find_output(io->s, nm);
+    } else {
+      io->correct[j] = dml_rt_session_find_output(io->s, "correct");
+    }
+  }
   return DML_OK;
 }
 
@@ -236,33 +334,62 @@ dml_status_t dml_trainer_create(const dml_rt_model_t *m, const char *device,
     st = dml_status_make(
         DML_STATUS_FAILED_PRECONDITION, OP,
         "the package's globals are not writable (not a training package)");
-  if (!st && (t->train.target < 0 || t->train.lr < 0 || t->train.loss < 0 ||
-              t->eval.target < 0 || t->eval.loss < 0))
+  /* train_step's inputs: the model's (in forward's order) and the targets */
+  uint32_t n_in = st ? 0 : dml_rt_session_num_inputs(t->train.s);
+  for (uint32_t i = 0; i < n_in && !st; i++) {
+    dml_rt_io_info_t ii;
+    if ((int32_t)i == t->train.lr) continue;
+    st = dml_rt_session_input_info(t->train.s, i, &ii);
+    if (st) break;
+    int tgt = is_target_name(ii.name);
+    int32_t *n = tgt ? &t->n_y : &t->n_x;
+    if (*n == MAXT) {
+      st = dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "train_step has more than %d %s; the trainer feeds at most %d",
+                           MAXT, tgt ? "targets" : "model inputs", MAXT);
+      break;
+    }
+    if (tgt && ii.name[6] == '.') t->multi = 1;
+    (tgt ? t->y_info : t->x_info)[(*n)++] = ii;
+  }
+  if (!st && (t->n_x < 1 || t->n_y < 1 || t->train.lr < 0 || t->train.loss < 0 ||
+              t->eval.loss < 0))
     st = dml_status_make(
         DML_STATUS_FAILED_PRECONDITION, OP,
         "train_step needs inputs 'target', 'lr' and output 'loss'; eval_step "
         "input 'target' and output 'loss' (passes/dml_train.h)");
-  if (!st) st = dml_rt_session_input_info(t->train.s, (uint32_t)t->train.x, &t->x_info);
-  if (!st)
-    st = dml_rt_session_input_info(t->train.s, (uint32_t)t->train.target, &t->y_info);
-  if (!st) st = row_bytes(&t->x_info, "input", &t->x_row_numel, &t->x_row_bytes);
-  if (!st) st = row_bytes(&t->y_info, "target", &t->y_row_numel, &t->y_row_bytes);
-  if (!st && dml_dtype_is_int(t->y_info.dtype)) {
+  if (!st) st = map_fn(t, &t->train, "train_step", 1);
+  if (!st) st = map_fn(t, &t->eval, "eval_step", 1);
+  if (!st) st = map_fn(t, &t->fwd, "forward", 0);
+  for (int32_t i = 0; i < t->n_x && !st; i++)
+    st = row_bytes(&t->x_info[i], "input", &t->x_row_numel[i], &t->x_row_bytes[i]);
+  for (int32_t j = 0; j < t->n_y && !st; j++)
+    st = row_bytes(&t->y_info[j], "target", &t->y_row_numel[j], &t->y_row_bytes[j]);
+  for (int32_t j = 0; j < t->n_y && !st; j++) {
+    if (!dml_dtype_is_int(t->y_info[j].dtype)) continue;
     /* Class indices: the forward output's static dim 1 is the class count,
-     * so a label outside [0, C) is an error, not a silent zero one-hot row. */
+     * so a label outside [0, C) is an error, not a silent zero one-hot row
+     * (the output "O" of "target.O"; output 0 for a single loss). */
+    const char *on = dml_trainer_target_output(t, j);
+    int32_t k = on ? dml_rt_session_find_output(t->fwd.s, on) : 0;
     dml_rt_io_info_t yo;
-    if (dml_rt_session_num_outputs(t->fwd.s) > 0 &&
-        !dml_rt_session_output_info(t->fwd.s, 0, &yo) && yo.rank >= 2 &&
+    if (k >= 0 && dml_rt_session_num_outputs(t->fwd.s) > (uint32_t)k &&
+        !dml_rt_session_output_info(t->fwd.s, (uint32_t)k, &yo) && yo.rank >= 2 &&
         !yo.dim_symbol[1])
-      t->n_classes = yo.dims[1];
+      t->n_classes[j] = yo.dims[1];
   }
   if (!st) {
-    t->bound = t->x_info.dim_bound[0];
-    if (t->y_info.dim_bound[0] < t->bound) t->bound = t->y_info.dim_bound[0];
-    t->xbuf = (uint8_t *)malloc(t->x_row_bytes * (size_t)t->bound + 1);
-    t->ybuf = (uint8_t *)malloc(t->y_row_bytes * (size_t)t->bound + 1);
-    if (!t->xbuf || !t->ybuf)
-      st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    t->bound = t->x_info[0].dim_bound[0];
+    for (int32_t i = 0; i < t->n_x; i++)
+      if (t->x_info[i].dim_bound[0] < t->bound) t->bound = t->x_info[i].dim_bound[0];
+    for (int32_t j = 0; j < t->n_y; j++)
+      if (t->y_info[j].dim_bound[0] < t->bound) t->bound = t->y_info[j].dim_bound[0];
+    for (int32_t i = 0; i < t->n_x && !st; i++)
+      if (!(t->xbuf[i] = (uint8_t *)malloc(t->x_row_bytes[i] * (size_t)t->bound + 1)))
+        st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    for (int32_t j = 0; j < t->n_y && !st; j++)
+      if (!(t->ybuf[j] = (uint8_t *)malloc(t->y_row_bytes[j] * (size_t)t->bound + 1)))
+        st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   }
   if (st) {
     dml_trainer_release(t);
@@ -277,8 +404,10 @@ void dml_trainer_release(dml_trainer_t *t) {
   dml_rt_session_release(t->fwd.s);
   dml_rt_session_release(t->eval.s);
   dml_rt_session_release(t->train.s);
-  free(t->xbuf);
-  free(t->ybuf);
+  for (int k = 0; k < MAXT; k++) {
+    free(t->xbuf[k]);
+    free(t->ybuf[k]);
+  }
   free(t);
 }
 
@@ -294,8 +423,32 @@ int64_t dml_trainer_batch_bound(const dml_trainer_t *t) {
 }
 void dml_trainer_io_info(const dml_trainer_t *t, dml_rt_io_info_t *out_x,
                          dml_rt_io_info_t *out_target) {
-  if (out_x) *out_x = t->x_info;
-  if (out_target) *out_target = t->y_info;
+  if (out_x) *out_x = t->x_info[0];
+  if (out_target) *out_target = t->y_info[0];
+}
+int32_t dml_trainer_num_inputs(const dml_trainer_t *t) {
+  return t ? t->n_x : 0;
+}
+int32_t dml_trainer_num_targets(const dml_trainer_t *t) {
+  return t ? t->n_y : 0;
+}
+dml_status_t dml_trainer_input_info(const dml_trainer_t *t, int32_t i,
+                                    dml_rt_io_info_t *out) {
+  if (!t || !out || i < 0 || i >= t->n_x)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "no model input %d", i);
+  *out = t->x_info[i];
+  return DML_OK;
+}
+dml_status_t dml_trainer_target_info(const dml_trainer_t *t, int32_t j,
+                                     dml_rt_io_info_t *out) {
+  if (!t || !out || j < 0 || j >= t->n_y)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "no target %d", j);
+  *out = t->y_info[j];
+  return DML_OK;
+}
+const char *dml_trainer_target_output(const dml_trainer_t *t, int32_t j) {
+  if (!t || j < 0 || j >= t->n_y || !t->multi) return NULL;
+  return t->y_info[j].name + 7;
 }
 int32_t dml_trainer_epoch(const dml_trainer_t *t) {
   return t ? t->epoch : 0;
@@ -304,85 +457,124 @@ uint64_t dml_trainer_step(const dml_trainer_t *t) {
   return t ? t->step : 0;
 }
 
-/* Checks `d` against the package's x and target. */
+/* The names of the model inputs (or the trained outputs), for errors. */
+static const char *name_list(const dml_trainer_t *t, int targets, char *buf, size_t cap) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int32_t k = 0; k < (targets ? t->n_y : t->n_x); k++) {
+    const char *nm =
+        targets ? (t->multi ? t->y_info[k].name + 7 : "target") : t->x_info[k].name;
+    const char *parts[4] = {k ? ", " : "", "'", nm ? nm : "", "'"};
+    for (int p = 0; p < 4; p++)
+      for (const char *c = parts[p]; *c && n + 1 < cap; c++) buf[n++] = *c;
+  }
+  buf[n] = 0;
+  return buf;
+}
+
+/* Checks `d` against the package's inputs and targets. */
 static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
                                const char *what) {
   if (!d)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "%s: NULL data set", what);
-  if (d->x.rank < 1 || d->y.rank < 1 || d->x.dims[0] != d->y.dims[0] || d->x.dims[0] < 0)
+  char names[256];
+  if (ds_nx(d) > MAXT || ds_nx(d) != t->n_x)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                           "%s: x and y must be [N, ...] with the same N (x has %" PRId64
-                           " rows, y %" PRId64 ")",
-                           what, d->x.rank ? d->x.dims[0] : 0,
-                           d->y.rank ? d->y.dims[0] : 0);
-  const struct {
-    const dml_tensor_t *v;
-    const dml_rt_io_info_t *info;
-    int64_t row;
-    const char *name;
-  } c[2] = {{&d->x, &t->x_info, t->x_row_numel, "x"},
-            {&d->y, &t->y_info, t->y_row_numel, "y"}};
-  for (int k = 0; k < 2; k++) {
-    int64_t n = dml_dims_numel(c[k].v->dims + 1, c[k].v->rank - 1);
-    if (c[k].v->dtype != c[k].info->dtype || c[k].v->rank != c[k].info->rank ||
-        n != c[k].row || (!c[k].v->data && d->x.dims[0] > 0)) {
+                           "%s: %d input arrays for a model of %d inputs (%s)", what,
+                           ds_nx(d), t->n_x, name_list(t, 0, names, sizeof names));
+  if (ds_ny(d) > MAXT || ds_ny(d) != t->n_y)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "%s: %d label arrays for a package of %d trained outputs (%s)",
+                           what, ds_ny(d), t->n_y, name_list(t, 1, names, sizeof names));
+  const dml_tensor_t *x0 = ds_x(d, 0);
+  int64_t rows = x0->rank ? x0->dims[0] : 0;
+  for (int32_t k = 0; k < t->n_x + t->n_y; k++) {
+    int is_x = k < t->n_x;
+    int32_t j = is_x ? k : k - t->n_x;
+    const dml_tensor_t *v = is_x ? ds_x(d, j) : ds_y(d, j);
+    const dml_rt_io_info_t *info = is_x ? &t->x_info[j] : &t->y_info[j];
+    int64_t row = is_x ? t->x_row_numel[j] : t->y_row_numel[j];
+    char label[160];
+    if (!t->multi && t->n_x == 1)
+      snprintf(label, sizeof label, "%s", is_x ? "x" : "y");
+    else if (is_x)
+      snprintf(label, sizeof label, "input '%.100s'", info->name);
+    else
+      snprintf(label, sizeof label, "the label array of output '%.100s'",
+               t->multi ? info->name + 7 : "target");
+    if (v->rank < 1 || v->dims[0] != rows || rows < 0) {
+      if (!t->multi && t->n_x == 1)
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                               "%s: x and y must be [N, ...] with the same N (x has "
+                               "%" PRId64 " rows, y %" PRId64 ")",
+                               what, rows, d->y.rank ? d->y.dims[0] : 0);
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "%s: %s has %" PRId64 " rows, input '%s' %" PRId64
+                             ": every array needs the same rows",
+                             what, label, v->rank ? v->dims[0] : 0, t->x_info[0].name,
+                             rows);
+    }
+    int64_t n = dml_dims_numel(v->dims + 1, v->rank - 1);
+    if (v->dtype != info->dtype || v->rank != info->rank || n != row ||
+        (!v->data && rows > 0)) {
       char want[160], got[64];
-      dml_rt_io_info_str(c[k].info, want, sizeof want);
+      dml_rt_io_info_str(info, want, sizeof want);
       return dml_status_detail(
-          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                          "%s: %s is %s%s, the package's '%s' is %s", what, c[k].name,
-                          dml_dtype_name(c[k].v->dtype),
-                          dml_dims_str(c[k].v->dims, c[k].v->rank, got, sizeof got),
-                          c[k].info->name, want),
+          dml_status_make(
+              DML_STATUS_INVALID_ARGUMENT, OP, "%s: %s is %s%s, the package's '%s' is %s",
+              what, label, dml_dtype_name(v->dtype),
+              dml_dims_str(v->dims, v->rank, got, sizeof got), info->name, want),
           "rows must match the package's type (dtype and per-row shape)");
     }
-    for (int32_t dd = 1; dd < c[k].v->rank; dd++)
-      if (c[k].v->dims[dd] != c[k].info->dims[dd])
-        return dml_status_make(
-            DML_STATUS_INVALID_ARGUMENT, OP,
-            "%s: %s dim %d is %" PRId64 ", the package's '%s' has %" PRId64, what,
-            c[k].name, dd, c[k].v->dims[dd], c[k].info->name, c[k].info->dims[dd]);
-  }
-  if (t->n_classes > 0 && dml_dtype_is_int(d->y.dtype)) {
-    int64_t n = dml_dims_numel(d->y.dims, d->y.rank);
-    for (int64_t i = 0; i < n; i++) {
-      int64_t v = dml_load_i64(d->y.dtype, d->y.data, (size_t)i);
-      if (v < 0 || v >= t->n_classes)
-        return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
-                               "%s: label %" PRId64 " (element %" PRId64
-                               " of y) is outside [0, %" PRId64
-                               "): the model has %" PRId64 " classes",
-                               what, v, i, t->n_classes, t->n_classes);
+    for (int32_t dd = 1; dd < v->rank; dd++)
+      if (v->dims[dd] != info->dims[dd])
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                               "%s: %s dim %d is %" PRId64
+                               ", the package's '%s' has %" PRId64,
+                               what, label, dd, v->dims[dd], info->name, info->dims[dd]);
+    if (!is_x && t->n_classes[j] > 0 && dml_dtype_is_int(v->dtype)) {
+      int64_t ne = dml_dims_numel(v->dims, v->rank);
+      for (int64_t i = 0; i < ne; i++) {
+        int64_t c = dml_load_i64(v->dtype, v->data, (size_t)i);
+        if (c < 0 || c >= t->n_classes[j])
+          return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                                 "%s: label %" PRId64 " (element %" PRId64
+                                 " of %s) is outside [0, %" PRId64
+                                 "): the model has %" PRId64 " classes",
+                                 what, c, i, label, t->n_classes[j], t->n_classes[j]);
+      }
     }
   }
   return DML_OK;
 }
 
 /* Gathers rows perm[begin..end) (or begin..end when perm is NULL) of d into
- * the batch buffers and binds them to `io`'s x and target. */
+ * the batch buffers and binds them to `io`'s inputs and targets (`targets`
+ * 0: the inputs only). */
 static dml_status_t bind_batch(dml_trainer_t *t, fn_io_t *io, const dml_dataset_t *d,
-                               const int64_t *perm, int64_t begin, int64_t end) {
+                               const int64_t *perm, int64_t begin, int64_t end,
+                               int targets) {
   int64_t b = end - begin;
-  const uint8_t *xs = (const uint8_t *)d->x.data, *ys = (const uint8_t *)d->y.data;
-  dml_tensor_t x = d->x, y = d->y;
-  x.dims[0] = b;
-  y.dims[0] = b;
-  if (perm) {
-    for (int64_t k = 0; k < b; k++) {
-      int64_t r = perm[begin + k];
-      memcpy(t->xbuf + (size_t)k * t->x_row_bytes, xs + (size_t)r * t->x_row_bytes,
-             t->x_row_bytes);
-      memcpy(t->ybuf + (size_t)k * t->y_row_bytes, ys + (size_t)r * t->y_row_bytes,
-             t->y_row_bytes);
+  for (int32_t k = 0; k < t->n_x + (targets ? t->n_y : 0); k++) {
+    int is_x = k < t->n_x;
+    int32_t j = is_x ? k : k - t->n_x;
+    const dml_tensor_t *src = is_x ? ds_x(d, j) : ds_y(d, j);
+    size_t rb = is_x ? t->x_row_bytes[j] : t->y_row_bytes[j];
+    uint8_t *buf = is_x ? t->xbuf[j] : t->ybuf[j];
+    const uint8_t *bytes = (const uint8_t *)src->data;
+    dml_tensor_t v = *src;
+    v.dims[0] = b;
+    if (perm) {
+      for (int64_t r = 0; r < b; r++)
+        memcpy(buf + (size_t)r * rb, bytes + (size_t)perm[begin + r] * rb, rb);
+      v.data = buf;
+    } else {
+      v.data = (void *)(bytes + (size_t)begin * rb);
     }
-    x.data = t->xbuf;
-    y.data = t->ybuf;
-  } else {
-    x.data = (void *)(xs + (size_t)begin * t->x_row_bytes);
-    y.data = (void *)(ys + (size_t)begin * t->y_row_bytes);
+    DML_RETURN_IF_ERROR(
+        dml_rt_session_set_input(io->s, (uint32_t)(is_x ? io->x[j] : io->target[j]), &v));
   }
-  DML_RETURN_IF_ERROR(dml_rt_session_set_input(io->s, (uint32_t)io->x, &x));
-  return dml_rt_session_set_input(io->s, (uint32_t)io->target, &y);
+  return DML_OK;
 }
 
 static dml_status_t read_scalar(dml_rt_session_t *s, int32_t out, double *v) {
@@ -395,67 +587,116 @@ static dml_status_t read_scalar(dml_rt_session_t *s, int32_t out, double *v) {
   return DML_OK;
 }
 
-/* The denominator of accuracy for `rows` rows: target elements for
- * integer targets, rows otherwise. */
-static double acc_denominator(const dml_trainer_t *t, int64_t rows) {
-  return dml_dtype_is_int(t->y_info.dtype) ? (double)rows * (double)t->y_row_numel
-                                           : (double)rows;
+/* The denominator of target j's accuracy for `rows` rows: target elements
+ * for integer targets, rows otherwise. */
+static double acc_denominator(const dml_trainer_t *t, int32_t j, int64_t rows) {
+  return dml_dtype_is_int(t->y_info[j].dtype) ? (double)rows * (double)t->y_row_numel[j]
+                                              : (double)rows;
+}
+
+/* The loss and per-target sums of one run of io's session: loss, and per
+ * target j the loss ("loss.O"; the loss for a single target) and `correct`
+ * (0 when absent). */
+static dml_status_t read_results(const dml_trainer_t *t, const fn_io_t *io, double *loss,
+                                 double *out_loss, double *correct) {
+  DML_RETURN_IF_ERROR(read_scalar(io->s, io->loss, loss));
+  for (int32_t j = 0; j < t->n_y; j++) {
+    out_loss[j] = *loss;
+    correct[j] = 0;
+    if (io->out_loss[j] >= 0)
+      DML_RETURN_IF_ERROR(read_scalar(io->s, io->out_loss[j], &out_loss[j]));
+    if (io->correct[j] >= 0)
+      DML_RETURN_IF_ERROR(read_scalar(io->s, io->correct[j], &correct[j]));
+  }
+  return DML_OK;
+}
+
+/* The accuracy reported as `accuracy`: the first target's that has one. */
+static int32_t first_accuracy(const fn_io_t *io, int32_t n_y) {
+  for (int32_t j = 0; j < n_y; j++)
+    if (io->correct[j] >= 0) return j;
+  return -1;
+}
+
+dml_status_t dml_trainer_evaluate_outputs(dml_trainer_t *t, const dml_dataset_t *d,
+                                          int64_t batch_size, double *out_loss,
+                                          double *out_accuracy, double *out_losses,
+                                          double *out_accuracies) {
+  if (!t) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL trainer");
+  DML_RETURN_IF_ERROR(check_data(t, d, "evaluate"));
+  if (batch_size <= 0 || batch_size > t->bound) batch_size = t->bound;
+  int64_t n = ds_rows(d);
+  if (n == 0)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "evaluate: the data set is empty");
+  double loss_sum = 0, ol_sum[MAXT] = {0}, correct[MAXT] = {0};
+  for (int64_t b = 0; b < n; b += batch_size) {
+    int64_t e = b + batch_size < n ? b + batch_size : n;
+    dml_rt_session_clear_inputs(t->eval.s);
+    dml_status_t st = bind_batch(t, &t->eval, d, NULL, b, e, 1);
+    if (!st) st = dml_rt_session_run(t->eval.s);
+    double l = 0, ol[MAXT], c[MAXT];
+    if (!st) st = read_results(t, &t->eval, &l, ol, c);
+    if (st)
+      return dml_status_annotate(st, "evaluating rows [%" PRId64 ", %" PRId64 ")", b, e);
+    loss_sum += l * (double)(e - b);
+    for (int32_t j = 0; j < t->n_y; j++) {
+      ol_sum[j] += ol[j] * (double)(e - b);
+      correct[j] += c[j];
+    }
+  }
+  if (out_loss) *out_loss = loss_sum / (double)n;
+  int32_t fa = first_accuracy(&t->eval, t->n_y);
+  if (out_accuracy)
+    *out_accuracy = fa >= 0 ? correct[fa] / acc_denominator(t, fa, n) : NAN;
+  for (int32_t j = 0; j < t->n_y; j++) {
+    if (out_losses) out_losses[j] = ol_sum[j] / (double)n;
+    if (out_accuracies)
+      out_accuracies[j] =
+          t->eval.correct[j] >= 0 ? correct[j] / acc_denominator(t, j, n) : NAN;
+  }
+  return DML_OK;
 }
 
 dml_status_t dml_trainer_evaluate(dml_trainer_t *t, const dml_dataset_t *d,
                                   int64_t batch_size, double *out_loss,
                                   double *out_accuracy) {
-  if (!t) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL trainer");
-  DML_RETURN_IF_ERROR(check_data(t, d, "evaluate"));
-  if (batch_size <= 0 || batch_size > t->bound) batch_size = t->bound;
-  int64_t n = d->x.dims[0];
-  if (n == 0)
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                           "evaluate: the data set is empty");
-  double loss_sum = 0, correct = 0;
-  for (int64_t b = 0; b < n; b += batch_size) {
-    int64_t e = b + batch_size < n ? b + batch_size : n;
-    dml_rt_session_clear_inputs(t->eval.s);
-    dml_status_t st = bind_batch(t, &t->eval, d, NULL, b, e);
-    if (!st) st = dml_rt_session_run(t->eval.s);
-    double l = 0, c = 0;
-    if (!st) st = read_scalar(t->eval.s, t->eval.loss, &l);
-    if (!st && t->eval.correct >= 0) st = read_scalar(t->eval.s, t->eval.correct, &c);
-    if (st)
-      return dml_status_annotate(st, "evaluating rows [%" PRId64 ", %" PRId64 ")", b, e);
-    loss_sum += l * (double)(e - b);
-    correct += c;
-  }
-  if (out_loss) *out_loss = loss_sum / (double)n;
-  if (out_accuracy)
-    *out_accuracy = t->eval.correct >= 0 ? correct / acc_denominator(t, n) : NAN;
-  return DML_OK;
+  return dml_trainer_evaluate_outputs(t, d, batch_size, out_loss, out_accuracy, NULL,
+                                      NULL);
 }
 
-dml_status_t dml_trainer_predict(dml_trainer_t *t, const dml_tensor_t *x, uint32_t output,
-                                 dml_tensor_t *out, void **out_buffer) {
-  if (!t || !x || !out || !out_buffer)
+dml_status_t dml_trainer_predict_data(dml_trainer_t *t, const dml_dataset_t *d,
+                                      uint32_t output, dml_tensor_t *out,
+                                      void **out_buffer) {
+  if (!t || !d || !out || !out_buffer)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
   if (output >= dml_rt_session_num_outputs(t->fwd.s))
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
                            "forward has %u outputs, asked for %u",
                            dml_rt_session_num_outputs(t->fwd.s), output);
-  if (x->rank != t->x_info.rank || x->dtype != t->x_info.dtype || x->dims[0] < 1)
+  if (ds_nx(d) != t->n_x)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
-                           "predict: x must be %s [N, ...] with N >= 1 and rank %d",
-                           dml_dtype_name(t->x_info.dtype), t->x_info.rank);
-  int64_t n = x->dims[0];
+                           "predict: %d input arrays for a model of %d inputs", ds_nx(d),
+                           t->n_x);
+  int64_t n = ds_rows(d);
+  for (int32_t i = 0; i < t->n_x; i++) {
+    const dml_tensor_t *x = ds_x(d, i);
+    if (x->rank != t->x_info[i].rank || x->dtype != t->x_info[i].dtype ||
+        x->dims[0] < 1 || x->dims[0] != n)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "predict: input '%s' must be %s [N, ...] with N >= 1 (the "
+                             "same N for every input) and rank %d",
+                             t->x_info[i].name, dml_dtype_name(t->x_info[i].dtype),
+                             t->x_info[i].rank);
+  }
   uint8_t *res = NULL;
   size_t row_out = 0;
   dml_tensor_t r;
   memset(&r, 0, sizeof r);
   for (int64_t b = 0; b < n; b += t->bound) {
     int64_t e = b + t->bound < n ? b + t->bound : n;
-    dml_tensor_t xb = *x;
-    xb.dims[0] = e - b;
-    xb.data = (uint8_t *)x->data + (size_t)b * t->x_row_bytes;
     dml_rt_session_clear_inputs(t->fwd.s);
-    dml_status_t st = dml_rt_session_set_input(t->fwd.s, (uint32_t)t->fwd.x, &xb);
+    dml_status_t st = bind_batch(t, &t->fwd, d, NULL, b, e, 0);
     if (!st) st = dml_rt_session_run(t->fwd.s);
     dml_tensor_t o;
     if (!st) st = dml_rt_session_get_output(t->fwd.s, output, &o);
@@ -481,6 +722,24 @@ dml_status_t dml_trainer_predict(dml_trainer_t *t, const dml_tensor_t *x, uint32
   *out = r;
   *out_buffer = res;
   return DML_OK;
+}
+
+dml_status_t dml_trainer_predict(dml_trainer_t *t, const dml_tensor_t *x, uint32_t output,
+                                 dml_tensor_t *out, void **out_buffer) {
+  if (!t || !x || !out || !out_buffer)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  dml_dataset_t d;
+  memset(&d, 0, sizeof d);
+  d.x = *x;
+  if (t->n_x != 1)
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, OP,
+        "predict: the model has %d inputs; use dml_trainer_predict_data", t->n_x);
+  if (x->rank != t->x_info[0].rank || x->dtype != t->x_info[0].dtype || x->dims[0] < 1)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "predict: x must be %s [N, ...] with N >= 1 and rank %d",
+                           dml_dtype_name(t->x_info[0].dtype), t->x_info[0].rank);
+  return dml_trainer_predict_data(t, &d, output, out, out_buffer);
 }
 
 /* ---- globals: snapshots, checkpoints ---- */
@@ -674,8 +933,17 @@ static void epoch_line(FILE *log, int tty, const dml_epoch_metrics_t *m, int64_t
   if (!isnan(m->accuracy)) fprintf(log, "  accuracy %.4f", m->accuracy);
   if (!isnan(m->val_loss)) fprintf(log, "  val_loss %.4f", m->val_loss);
   if (!isnan(m->val_accuracy)) fprintf(log, "  val_accuracy %.4f", m->val_accuracy);
+  for (int32_t j = 0; j < h->n_outputs; j++) {
+    const double v[4] = {m->output_loss[j], m->output_accuracy[j], m->val_output_loss[j],
+                         m->val_output_accuracy[j]};
+    static const char *const pre[4] = {"", "", "val_", "val_"};
+    static const char *const post[4] = {"loss", "accuracy", "loss", "accuracy"};
+    for (int k = 0; k < 4; k++)
+      if (!isnan(v[k]))
+        fprintf(log, "  %s%s_%s %.4f", pre[k], h->output[j], post[k], v[k]);
+  }
   for (int32_t i = 0; i < h->n_metrics; i++) {
-    char col[48];
+    char col[128];
     fprintf(log, "  %s %.4f", metric_column(h, i, col, sizeof col), m->metrics[i]);
   }
   fprintf(log, "  lr %.3g  %.1fs  %.0f samples/s\n", m->lr, m->seconds,
@@ -825,21 +1093,67 @@ static dml_status_t apply_hyper(dml_trainer_t *t, const dml_fit_hyper_t *h, int 
   return DML_OK;
 }
 
-/* The table metrics of `d` (forward's output o->metrics_output against
- * d->y) into out[0..o->n_metrics). */
+/* Table metric i's forward output and the target it is compared with:
+ * o->metric_output[i] (by name) or o->metrics_output; the target of that
+ * output's loss (the only target of a single-loss package). */
+static dml_status_t metric_io(const dml_trainer_t *t, const dml_fit_options_t *o,
+                              int32_t i, uint32_t *out_output, int32_t *out_target) {
+  const char *on = o->metric_output[i];
+  uint32_t k = o->metrics_output;
+  char mn[32];
+  if (on) {
+    int32_t f = dml_rt_session_find_output(t->fwd.s, on);
+    if (f < 0)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "metric %s: forward has no output '%s'",
+                             dml_metric_name(&o->metrics[i], mn, sizeof mn), on);
+    k = (uint32_t)f;
+  }
+  *out_output = k;
+  if (!t->multi) {
+    *out_target = 0;
+    return DML_OK;
+  }
+  dml_rt_io_info_t oi;
+  DML_RETURN_IF_ERROR(dml_rt_session_output_info(t->fwd.s, k, &oi));
+  for (int32_t j = 0; j < t->n_y; j++)
+    if (oi.name && !strcmp(t->y_info[j].name + 7, oi.name)) {
+      *out_target = j;
+      return DML_OK;
+    }
+  return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                         "metric %s on output '%s': the output has no loss, so no labels "
+                         "to compare with (give it a loss of weight > 0)",
+                         dml_metric_name(&o->metrics[i], mn, sizeof mn),
+                         oi.name ? oi.name : "");
+}
+
+/* The table metrics of `d` (each metric's forward output against its
+ * target, metric_io) into out[0..o->n_metrics). */
 static dml_status_t table_metrics(dml_trainer_t *t, const dml_fit_options_t *o,
                                   const dml_dataset_t *d, double *out) {
   if (o->n_metrics <= 0) return DML_OK;
-  if (d->x.dims[0] < 1) {
+  if (ds_rows(d) < 1) {
     for (int32_t i = 0; i < o->n_metrics; i++) out[i] = NAN;
     return DML_OK;
   }
   dml_tensor_t pred;
   void *buf = NULL;
-  DML_RETURN_IF_ERROR(dml_trainer_predict(t, &d->x, o->metrics_output, &pred, &buf));
+  uint32_t have = UINT32_MAX;
   dml_status_t st = DML_OK;
-  for (int32_t i = 0; i < o->n_metrics && !st; i++)
-    st = dml_metric_compute(&o->metrics[i], &pred, &d->y, &out[i]);
+  for (int32_t i = 0; i < o->n_metrics && !st; i++) {
+    uint32_t k = 0;
+    int32_t j = 0;
+    st = metric_io(t, o, i, &k, &j);
+    if (!st && k != have) {
+      free(buf);
+      buf = NULL;
+      have = UINT32_MAX;
+      st = dml_trainer_predict_data(t, d, k, &pred, &buf);
+      if (!st) have = k;
+    }
+    if (!st) st = dml_metric_compute(&o->metrics[i], &pred, ds_y(d, j), &out[i]);
+  }
   free(buf);
   return st;
 }
@@ -851,7 +1165,7 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   DML_RETURN_IF_ERROR(check_data(t, train, "training data"));
   dml_dataset_t tr = *train, val;
   const dml_dataset_t *valp = o->validation;
-  int64_t n_all = train->x.dims[0];
+  int64_t n_all = ds_rows(train);
   if (o->validation_split > 0 && !o->validation) {
     int64_t nv = (int64_t)floor((double)n_all * o->validation_split);
     if (nv < 1 || nv >= n_all)
@@ -866,7 +1180,7 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   }
   if (valp) DML_RETURN_IF_ERROR(check_data(t, valp, "validation data"));
   DML_RETURN_IF_ERROR(apply_hyper(t, &o->hyper, 0));
-  int64_t n = tr.x.dims[0];
+  int64_t n = ds_rows(&tr);
   if (n < 1) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "no training rows");
   if (o->checkpoint_every > 0) DML_RETURN_IF_ERROR(ensure_dir(o->checkpoint_dir));
 
@@ -900,7 +1214,7 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     const dml_dataset_t *md = valp ? valp : &tr;
     dml_dataset_t head;
     double scratch[DML_MAX_METRICS];
-    int64_t rows = md->x.dims[0] < t->bound ? md->x.dims[0] : t->bound;
+    int64_t rows = ds_rows(md) < t->bound ? ds_rows(md) : t->bound;
     DML_RETURN_IF_ERROR(dml_dataset_slice(md, 0, rows, &head));
     dml_status_t mst = table_metrics(t, o, &head, scratch);
     if (mst) return dml_status_annotate(mst, "checking the metrics");
@@ -917,7 +1231,19 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
   int32_t cap = o->epochs - t->epoch > 0 ? o->epochs - t->epoch : 1;
   h.epochs = (dml_epoch_metrics_t *)calloc((size_t)cap, sizeof *h.epochs);
   h.n_metrics = o->n_metrics;
-  for (int32_t i = 0; i < o->n_metrics; i++) h.metric[i] = o->metrics[i];
+  for (int32_t i = 0; i < o->n_metrics; i++) {
+    h.metric[i] = o->metrics[i];
+    if (o->metric_output[i])
+      snprintf(h.metric_output[i], sizeof h.metric_output[i], "%.47s",
+               o->metric_output[i]);
+  }
+  if (t->multi) {
+    h.n_outputs = t->n_y;
+    for (int32_t j = 0; j < t->n_y; j++) {
+      snprintf(h.output[j], sizeof h.output[j], "%.47s", t->y_info[j].name + 7);
+      h.output_has_accuracy[j] = t->train.correct[j] >= 0;
+    }
+  }
   snprintf(h.validation, sizeof h.validation, "%s",
            !valp                 ? ""
            : !o->validation      ? "split"
@@ -944,29 +1270,30 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     m.epochs = o->epochs;
     m.lr = plateau ? t->plateau.lr : dml_lr_schedule_at(&o->lr, e, o->epochs);
     m.accuracy = m.val_loss = m.val_accuracy = NAN;
+    for (int32_t j = 0; j < MAXT; j++)
+      m.output_loss[j] = m.output_accuracy[j] = m.val_output_loss[j] =
+          m.val_output_accuracy[j] = NAN;
     lr_value = (float)m.lr;
     if (o->shuffle)
       dml_train_permutation(n, o->seed, (uint64_t)e, perm);
     else
       for (int64_t i = 0; i < n; i++) perm[i] = i;
     double t0 = now_seconds(), last_print = t0;
-    double loss_sum = 0, correct = 0;
+    double loss_sum = 0, ol_sum[MAXT] = {0}, correct[MAXT] = {0};
     uint64_t step0 = t->step;
     int64_t s, rows = 0;
     int stop = 0;
     for (s = 0; s < steps && !st && !stop; s++) {
       int64_t b = s * o->batch_size, end = b + o->batch_size < n ? b + o->batch_size : n;
       dml_rt_session_clear_inputs(t->train.s);
-      st = bind_batch(t, &t->train, &tr, perm, b, end);
+      st = bind_batch(t, &t->train, &tr, perm, b, end, 1);
       if (!st) st = dml_rt_session_set_input(t->train.s, (uint32_t)t->train.lr, &lr_t);
       if (!st) {
         dml_rt_session_set_seed(t->train.s, o->seed, t->step);
         st = dml_rt_session_run(t->train.s);
       }
-      double l = 0, c = 0;
-      if (!st) st = read_scalar(t->train.s, t->train.loss, &l);
-      if (!st && t->train.correct >= 0)
-        st = read_scalar(t->train.s, t->train.correct, &c);
+      double l = 0, ol[MAXT], c[MAXT];
+      if (!st) st = read_results(t, &t->train, &l, ol, c);
       if (st) {
         st = dml_status_annotate(st, "epoch %d, step %" PRId64 "/%" PRId64, e + 1, s + 1,
                                  steps);
@@ -974,7 +1301,10 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
       }
       t->step++;
       loss_sum += l * (double)(end - b);
-      correct += c;
+      for (int32_t j = 0; j < t->n_y; j++) {
+        ol_sum[j] += ol[j] * (double)(end - b);
+        correct[j] += c[j];
+      }
       rows = end;
       if (o->batch_callback) {
         dml_batch_metrics_t bm = {e + 1, s + 1, steps, t->step, end - b, l, m.lr};
@@ -992,12 +1322,23 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     if (st) break;
     double t1 = now_seconds();
     m.loss = loss_sum / (double)rows;
-    if (t->train.correct >= 0) m.accuracy = correct / acc_denominator(t, rows);
+    int32_t fa = first_accuracy(&t->train, t->n_y);
+    if (fa >= 0) m.accuracy = correct[fa] / acc_denominator(t, fa, rows);
+    for (int32_t j = 0; t->multi && j < t->n_y; j++) {
+      m.output_loss[j] = ol_sum[j] / (double)rows;
+      if (t->train.correct[j] >= 0)
+        m.output_accuracy[j] = correct[j] / acc_denominator(t, j, rows);
+    }
     m.samples_per_second = (double)rows / (t1 - t0 > 0 ? t1 - t0 : 1e-9);
     (void)step0;
     if (valp) {
-      st =
-          dml_trainer_evaluate(t, valp, o->eval_batch_size, &m.val_loss, &m.val_accuracy);
+      double vl[MAXT], va[MAXT];
+      st = dml_trainer_evaluate_outputs(t, valp, o->eval_batch_size, &m.val_loss,
+                                        &m.val_accuracy, vl, va);
+      for (int32_t j = 0; !st && t->multi && j < t->n_y; j++) {
+        m.val_output_loss[j] = vl[j];
+        m.val_output_accuracy[j] = va[j];
+      }
       if (st) {
         st = dml_status_annotate(st, "validating after epoch %d", e + 1);
         break;

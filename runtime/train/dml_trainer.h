@@ -21,7 +21,12 @@
  *
  * Data: a dml_dataset_t is x [N, ...] (the dtype of the model's input) and
  * y [N] int64 class indices or [N, ...] f32 (the dtype and shape of
- * train_step's `target` per row); N rows, both C-contiguous, lent.
+ * train_step's `target` per row); N rows, both C-contiguous, lent. A model
+ * with several inputs and a loss per output (passes/dml_train.h,
+ * dml_train_config_t.outputs) takes lists instead: inputs[0..n_inputs) in
+ * the model's input order and targets[0..n_targets) in train_step's target
+ * order (dml_trainer_input_info / dml_trainer_target_info), all of N rows,
+ * shuffled and batched together.
  *
  * Determinism: epoch e (0-based) visits the training rows in the order of
  * dml_train_permutation(N, seed, e) when shuffling; the last batch of an
@@ -36,7 +41,8 @@
  * Threading: a trainer belongs to one thread at a time.
  * Errors (op "train"): INVALID_ARGUMENT for bad options or data (named),
  * NOT_FOUND / FAILED_PRECONDITION for a package without train_step or
- * eval_step, UNIMPLEMENTED for a model with more than one input, the
+ * eval_step, UNIMPLEMENTED for a model with more than DML_MAX_DATA_TENSORS
+ * inputs or targets, the
  * runtime's errors annotated with the epoch and step, IO / DATA_LOSS for
  * checkpoints (dml_safetensors.h).
  */
@@ -174,12 +180,28 @@ int dml_early_stopping_update(dml_early_stopping_state_t *s, int32_t epoch, doub
 /* Data, history, options                                                */
 /* ===================================================================== */
 
+/* Most inputs, and most targets (trained outputs), of a trained model
+ * (passes/dml_train.h's DML_TRAIN_MAX_OUTPUTS). */
+#define DML_MAX_DATA_TENSORS 8
+
 typedef struct dml_dataset {
-  dml_tensor_t x; /* [N, ...] */
-  dml_tensor_t y; /* [N] or [N, ...] */
+  dml_tensor_t x; /* [N, ...]: the model's input (n_inputs == 0) */
+  dml_tensor_t y; /* [N] or [N, ...]: the target (n_targets == 0) */
+  /* Several inputs / targets: when x is empty (rank 0, data NULL: zero
+   * the struct) and n_inputs > 0, inputs[i] is model input i
+   * (dml_trainer_input_info's order); when y is empty and n_targets > 0,
+   * targets[j] is train_step's target j (dml_trainer_target_info: the
+   * labels of one trained output). A data set with x and y set never
+   * reads these (they may be left uninitialized). Every tensor has the
+   * same N rows; at most DML_MAX_DATA_TENSORS of each. */
+  int32_t n_inputs, n_targets;
+  dml_tensor_t inputs[DML_MAX_DATA_TENSORS];
+  dml_tensor_t targets[DML_MAX_DATA_TENSORS];
 } dml_dataset_t;
 
-/* Rows [begin, end) of `d` as views (no copy). Errors: OUT_OF_RANGE. */
+/* Rows [begin, end) of `d` as views (no copy), every tensor of it.
+ * Errors: INVALID_ARGUMENT (tensors of different row counts),
+ * OUT_OF_RANGE. */
 dml_status_t dml_dataset_slice(const dml_dataset_t *d, int64_t begin, int64_t end,
                                dml_dataset_t *out);
 
@@ -200,6 +222,13 @@ typedef struct dml_epoch_metrics {
    * the validation data after the epoch, or on the training rows (after
    * the epoch, with its final weights) when there is none. */
   double metrics[DML_MAX_METRICS];
+  /* Multi-output packages (dml_history_t.n_outputs > 0), per trained
+   * output j (train_step's target order): its mean loss (unweighted) and
+   * accuracy on the training rows and on the validation data (NaN when
+   * absent). `loss` above is then sum_j weight_j * output_loss[j] and
+   * `accuracy` the accuracy of the first output that has one. */
+  double output_loss[DML_MAX_DATA_TENSORS], output_accuracy[DML_MAX_DATA_TENSORS];
+  double val_output_loss[DML_MAX_DATA_TENSORS], val_output_accuracy[DML_MAX_DATA_TENSORS];
 } dml_epoch_metrics_t;
 
 typedef struct dml_history {
@@ -216,14 +245,26 @@ typedef struct dml_history {
    * validation_label or "validation" for o->validation; "" without
    * validation data (table metrics then on the training rows). */
   char validation[32];
+  /* Multi-output packages: the trained outputs' names (0 outputs for a
+   * single-loss package), whether each has an accuracy, and the output
+   * each table metric reads ("" for dml_fit_options_t.metrics_output
+   * unnamed). */
+  int32_t n_outputs;
+  char output[DML_MAX_DATA_TENSORS][48];
+  int32_t output_has_accuracy[DML_MAX_DATA_TENSORS];
+  char metric_output[DML_MAX_METRICS][48];
 } dml_history_t;
 
 void dml_history_free(dml_history_t *h);
 
 /* Writes the history as CSV: "epoch,loss,accuracy,val_loss,val_accuracy,lr,
- * seconds,validation" and one column per table metric (named "val_" NAME
- * on validation data, NAME on the training rows), then one line per epoch
- * ("" for NaN; `validation` is h->validation), atomically. Errors: IO. */
+ * seconds,validation", for a multi-output package per trained output O
+ * "O_loss[,O_accuracy],val_O_loss[,val_O_accuracy]" (accuracy columns for
+ * the outputs that have one), then one column per table metric (named
+ * "val_" NAME on validation data, NAME on the training rows; "val_O_" NAME
+ * for a metric on output O named in metric_output), then one line per
+ * epoch ("" for NaN; `validation` is h->validation), atomically.
+ * Errors: IO. */
 dml_status_t dml_history_write_csv(const dml_history_t *h, const char *path);
 
 /* Called after each epoch with its metrics, before early stopping reads
@@ -321,6 +362,11 @@ typedef struct dml_fit_options {
   int32_t n_metrics;
   dml_metric_t metrics[DML_MAX_METRICS];
   uint32_t metrics_output;
+  /* Per metric, the name of the forward output it reads (NULL: output
+   * metrics_output); its targets are those of that output's loss (a
+   * multi-output package; an output without a loss is INVALID_ARGUMENT),
+   * or y for a single-loss package. Lent. */
+  const char *metric_output[DML_MAX_METRICS];
   /* What o->validation is, for the history (lent; NULL: "validation";
    * e.g. "test"). At most 31 characters, no comma. */
   const char *validation_label;
@@ -361,7 +407,8 @@ typedef struct dml_trainer dml_trainer_t;
  * restored values are uploaded before the next step. Errors: NOT_FOUND (a
  * function missing),
  * FAILED_PRECONDITION (globals not writable, no `loss` output, inputs not
- * named as dml_train.h says), UNIMPLEMENTED (more than one model input),
+ * named as dml_train.h says), UNIMPLEMENTED (more than DML_MAX_DATA_TENSORS model
+ * inputs or targets),
  * the runtime's errors. */
 dml_status_t dml_trainer_create(const dml_rt_model_t *m, const char *device,
                                 dml_trainer_t **out_trainer);
@@ -372,9 +419,24 @@ dml_rt_session_t *dml_trainer_session(dml_trainer_t *t, const char *function);
 /* Largest batch the package accepts (the bound of the input's batch dim). */
 int64_t dml_trainer_batch_bound(const dml_trainer_t *t);
 /* The types of the model input x and of `target` (train_step's; lent by
- * the model). */
+ * the model): the first input and the first target. */
 void dml_trainer_io_info(const dml_trainer_t *t, dml_rt_io_info_t *out_x,
                          dml_rt_io_info_t *out_target);
+/* The model's inputs (forward's, in its order) and train_step's targets
+ * (one per trained output, in its order): how many, and the type of each
+ * (names lent by the model: the input's name; "target" for a single-loss
+ * package, "target.O" for the loss on output O). */
+int32_t dml_trainer_num_inputs(const dml_trainer_t *t);
+int32_t dml_trainer_num_targets(const dml_trainer_t *t);
+/* Errors: OUT_OF_RANGE. */
+dml_status_t dml_trainer_input_info(const dml_trainer_t *t, int32_t i,
+                                    dml_rt_io_info_t *out);
+dml_status_t dml_trainer_target_info(const dml_trainer_t *t, int32_t j,
+                                     dml_rt_io_info_t *out);
+/* The forward output whose labels target j holds ("O" of "target.O"), or
+ * NULL for a single-loss package's "target" (dml_train_config_t.output)
+ * and j out of range. */
+const char *dml_trainer_target_output(const dml_trainer_t *t, int32_t j);
 /* The package's current hyper-parameters ("hyper.NAME" globals); NaN for
  * those it does not have. */
 void dml_trainer_hyper(dml_trainer_t *t, dml_fit_hyper_t *out);
@@ -395,12 +457,27 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
 dml_status_t dml_trainer_evaluate(dml_trainer_t *t, const dml_dataset_t *d,
                                   int64_t batch_size, double *out_loss,
                                   double *out_accuracy);
+/* As evaluate, with each trained output's mean loss (unweighted) and
+ * accuracy into out_losses[j] / out_accuracies[j], j <
+ * dml_trainer_num_targets(t) (NaN where eval_step has none; a single-loss
+ * package: the loss and the accuracy). `out_loss` is the weighted total,
+ * `out_accuracy` the first output's accuracy that exists. Any output may
+ * be NULL. */
+dml_status_t dml_trainer_evaluate_outputs(dml_trainer_t *t, const dml_dataset_t *d,
+                                          int64_t batch_size, double *out_loss,
+                                          double *out_accuracy, double *out_losses,
+                                          double *out_accuracies);
 
 /* forward on x [N, ...] with the current globals: output `output` (0 for
  * the first) for all N rows, in *out (data in *out_buffer, malloc'd;
  * free() it). Errors: INVALID_ARGUMENT, OUT_OF_RANGE, the runtime's. */
 dml_status_t dml_trainer_predict(dml_trainer_t *t, const dml_tensor_t *x, uint32_t output,
                                  dml_tensor_t *out, void **out_buffer);
+/* As predict, on the inputs of `d` (its x, or inputs[0..n_inputs) for a
+ * model of several inputs; targets unused). */
+dml_status_t dml_trainer_predict_data(dml_trainer_t *t, const dml_dataset_t *d,
+                                      uint32_t output, dml_tensor_t *out,
+                                      void **out_buffer);
 
 /* Writes every global (parameters and optimizer state) to `path` as
  * safetensors, atomically, with metadata format "dmlc-train-checkpoint-1",

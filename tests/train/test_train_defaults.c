@@ -141,7 +141,7 @@ static void test_same_history(void) {
     dml_data_options_init(&dopt);
     CHECK_OK(dml_data_load(dir, "train", &dopt, &data));
     CHECK_OK(dml_data_adapt(&data, &xi, &yi));
-    dml_dataset_t tr = {data.x, data.y};
+    dml_dataset_t tr = {.x = data.x, .y = data.y};
     dml_fit_options_t o;
     dml_fit_options_init(&o);
     o.verbose = 0;
@@ -238,7 +238,7 @@ static void test_hyper_at_fit(void) {
     dml_data_options_init(&dopt);
     CHECK_OK(dml_data_load(dir, "train", &dopt, &data));
     CHECK_OK(dml_data_adapt(&data, &xi, &yi));
-    dml_dataset_t tr = {data.x, data.y};
+    dml_dataset_t tr = {.x = data.x, .y = data.y};
     /* the compiled values, read back */
     dml_fit_hyper_t h;
     dml_trainer_hyper(tb, &h);

@@ -174,7 +174,7 @@ static void test_trainer(void) {
       y[r * 3 + j] = 0.3f * x[r * 4 + j] - 0.2f * x[r * 4 + 3] + 0.1f * (float)j +
                      0.01f * gt_frand();
   }
-  dml_dataset_t d = {gt_tensor(x, 2, N, 4), gt_tensor(y, 2, N, 3)};
+  dml_dataset_t d = {.x = gt_tensor(x, 2, N, 4), .y = gt_tensor(y, 2, N, 3)};
   char dir_c[] = "/tmp/dmlc_vk_train_cXXXXXX", dir_v[] = "/tmp/dmlc_vk_train_vXXXXXX";
   CHECK(mkdtemp(dir_c) != NULL && mkdtemp(dir_v) != NULL);
   dml_trainer_t *tc = NULL, *tv = NULL, *tr = NULL;
