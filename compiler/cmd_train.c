@@ -867,6 +867,18 @@ int dmlc_cmd_train(int argc, char **argv) {
       dmlc_json_str(jout, device);
       fprintf(jout, ", \"loss\": \"%s\", \"optimizer\": \"%s\", ",
               dml_loss_kind_name(cfg.loss), dml_optimizer_kind_name(cfg.optimizer));
+      if (cfg.n_outputs > 0) { /* a loss per output: {NAME: {loss, weight}} */
+        fputs("\"losses\": {", jout);
+        for (uint32_t j = 0; j < cfg.n_outputs; j++) {
+          fputs(j ? ", " : "", jout);
+          dmlc_json_str(jout, cfg.outputs[j].name);
+          fprintf(jout, ": {\"loss\": \"%s\", \"weight\": ",
+                  dml_loss_kind_name(cfg.outputs[j].loss));
+          dmlc_json_num(jout, cfg.outputs[j].weight);
+          fputc('}', jout);
+        }
+        fputs("}, ", jout);
+      }
       dmlc_history_json(jout, &h);
       fprintf(jout,
               ", \"peak_memory\": {\"planned_bytes\": %.0f, \"max_rss_bytes\": %.0f}}\n",

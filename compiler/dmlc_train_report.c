@@ -21,16 +21,40 @@ static void json_epoch(FILE *f, const dml_history_t *h, const dml_epoch_metrics_
     fprintf(f, ", \"%s\": ", names[k]);
     dmlc_json_num(f, vals[k]);
   }
+  /* Table metrics, named as the CSV's columns without the val_ prefix:
+   * OUTPUT_NAME for a metric of one output of a multi-output package. */
   fputs(", \"metrics\": {", f);
   for (int32_t k = 0; k < h->n_metrics && k < DML_MAX_METRICS; k++) {
-    char name[32];
+    char name[32], full[96];
     dml_metric_name(&h->metric[k], name, sizeof name);
+    snprintf(full, sizeof full, "%.47s%s%s", h->metric_output[k],
+             h->metric_output[k][0] ? "_" : "", name);
     fputs(k ? ", " : "", f);
-    dmlc_json_str(f, name);
+    dmlc_json_str(f, full);
     fputs(": ", f);
     dmlc_json_num(f, e->metrics[k]);
   }
-  fputs("}}", f);
+  fputc('}', f);
+  /* Multi-output packages: each trained output's loss (unweighted) and
+   * accuracy, on the training rows and the validation data. */
+  if (h->n_outputs > 0) {
+    fputs(", \"outputs\": {", f);
+    for (int32_t j = 0; j < h->n_outputs && j < DML_MAX_DATA_TENSORS; j++) {
+      fputs(j ? ", " : "", f);
+      dmlc_json_str(f, h->output[j]);
+      fputs(": {\"loss\": ", f);
+      dmlc_json_num(f, e->output_loss[j]);
+      fputs(", \"accuracy\": ", f);
+      dmlc_json_num(f, e->output_accuracy[j]);
+      fputs(", \"val_loss\": ", f);
+      dmlc_json_num(f, e->val_output_loss[j]);
+      fputs(", \"val_accuracy\": ", f);
+      dmlc_json_num(f, e->val_output_accuracy[j]);
+      fputc('}', f);
+    }
+    fputc('}', f);
+  }
+  fputc('}', f);
 }
 
 void dmlc_history_json(FILE *f, const dml_history_t *h) {

@@ -178,6 +178,41 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["validation"] == "" and all(e["val_loss"] is None for e in d["history"]), d
 EOF
+# A model of two inputs and two outputs, a loss per output (issue 22):
+# the losses and weights, each output's losses and accuracy, and the table
+# metrics named OUTPUT_METRIC as in the CSV.
+TWO_HEAD=$(cd "$(dirname "$0")/../train" && pwd)/two_head.onnx
+py "$WORK" <<'EOF'
+import random, struct, sys
+w = sys.argv[1]; r = random.Random(0)
+def save(name, descr, fmt, rows, cols, vals):  # a .npy file without numpy
+    shape = "(%d,)" % rows if cols is None else "(%d, %d)" % (rows, cols)
+    h = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    h += " " * (63 - (10 + len(h)) % 64) + "\n"
+    with open(w + "/" + name, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode())
+        f.write(struct.pack("<%d%s" % (len(vals), fmt), *vals))
+a = [[r.gauss(0, 1) for _ in range(4)] for _ in range(120)]
+b = [[r.gauss(0, 1) for _ in range(3)] for _ in range(120)]
+save("ta.npy", "<f4", "f", 120, 4, [v for row in a for v in row])
+save("tb.npy", "<f4", "f", 120, 3, [v for row in b for v in row])
+save("tc.npy", "<i8", "q", 120, None, [(x[0] > 0) + (y[0] > 0) for x, y in zip(a, b)])
+save("tr.npy", "<f4", "f", 120, 1, [x[0] + y[0] for x, y in zip(a, b)])
+EOF
+"$DMLC" train "$TWO_HEAD" --data "a=$WORK/ta.npy,b=$WORK/tb.npy,cls=$WORK/tc.npy,reg=$WORK/tr.npy" \
+  --loss cls=cross_entropy,reg=mse:0.5 --metrics cls=accuracy,f1,reg=mae --epochs 2 \
+  -o "$WORK/th.dmlpkg" --json --quiet >"$WORK/train_th.json" 2>/dev/null
+check "train --json, two outputs: losses, outputs, OUTPUT_METRIC" py "$WORK/train_th.json" <<'EOF'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+assert d["losses"] == {"cls": {"loss": "cross_entropy", "weight": 1}, "reg": {"loss": "mse", "weight": 0.5}}, d["losses"]
+for e in d["history"]:
+    o = e["outputs"]
+    assert set(o) == {"cls", "reg"} and o["reg"]["accuracy"] is None, o
+    assert abs(e["loss"] - (o["cls"]["loss"] + 0.5 * o["reg"]["loss"])) <= 1e-5 * max(1, e["loss"]), e
+    assert set(e["metrics"]) == {"cls_f1", "reg_mae"}, e["metrics"]  # accuracy: in outputs
+    assert all(math.isfinite(v) for v in e["metrics"].values()), e["metrics"]
+EOF
 out=$("$DMLC" train "$UNTRAINED" --data "$WORK/d.csv" -o "$WORK/x.dmlpkg" --plot "$WORK/x.png" 2>&1)
 check "train --plot FILE.png refused" test $? -eq 2
 check "  saying only SVG" grep -q "only SVG" <<<"$out"
