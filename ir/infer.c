@@ -11,14 +11,20 @@
  * Every error names the node, the op and the input types.
  *
  * Small integer tensors whose contents are known (constant globals, and
- * the results of Shape, Size, Gather, Concat, Slice, Unsqueeze, Squeeze,
- * Reshape, Identity, Cast, Range, ConstantOfShape, Neg, Abs, Max, Min,
- * Where, ReduceSum/Prod/Max/Min and integer Add/Sub/Mul/Div/Mod on those,
- * bool comparisons of them and Not/And/Or/Xor of those) carry their
+ * the results of Shape, Size, Gather, Concat, Slice, Transpose, Unsqueeze,
+ * Squeeze, Reshape, Identity, Cast, Range, ConstantOfShape, Neg, Abs, Max,
+ * Min, Where, ReduceSum/Prod/Max/Min and integer Add/Sub/Mul/Div/Mod on
+ * those, bool comparisons of them and Not/And/Or/Xor of those) carry their
  * elements in dml_ir_value_t::sym_data,
  * so exporter chains such as Shape -> Gather -> Unsqueeze -> Concat ->
- * Reshape resolve statically. Invariant of recorded elements: a symbolic
- * element has value >= 1. Small float values (Range bounds, Resize scales,
+ * Reshape resolve statically. Arithmetic on symbolic elements that
+ * value*symbol cannot write gives derived symbols (sym_arith_derived:
+ * (H-1)/2+1 is the "(H+1)/2" of a stride-2 Conv, batch*frames a product);
+ * a tensor some of whose elements are computed at run time keeps the known
+ * ones in dml_ir_value_t::sym_partial (Concat, Slice, Transpose, Reshape and
+ * the like pass them on), so Pad, Reshape and Resize make only the dims the
+ * unknown elements decide data-dependent. Invariant of recorded elements: a
+ * symbolic element has value >= 1. Small float values (Range bounds, Resize scales,
  * OneHot depth) are evaluated on demand through their defining nodes
  * (f64s_eval); a float -> integer Cast of them records sym_data.
  */
@@ -765,7 +771,7 @@ static dml_status_t set_sym(ictx_t *c, uint32_t o, const dml_dim_t *e, uint32_t 
   if (o >= c->n->n_outputs) return DML_OK;
   dml_ir_value_t *v = c->n->outputs[o];
   if ((!dml_dtype_is_int(v->type.dtype) && v->type.dtype != DML_DTYPE_BOOL) ||
-      v->type.rank > 1 || n > MAX_ELEMS)
+      n > MAX_ELEMS)
     return DML_OK;
   if (!dml_type_is_static(&v->type) ||
       dml_ir_type_numel_bound(c->m, &v->type) != (int64_t)n)
@@ -782,11 +788,81 @@ static dml_status_t set_sym(ictx_t *c, uint32_t o, const dml_dim_t *e, uint32_t 
   return DML_OK;
 }
 
-/* Passes known elements of input `i` through to output 0 (same order). */
-static dml_status_t pass_sym(ictx_t *c, uint32_t i) {
+/* Elements of a small integer tensor, some perhaps computed at run time:
+ * unk[i] = 1 when element i is (e[i] is then unset). */
+typedef struct pelems {
+  uint32_t n;
+  dml_dim_t e[MAX_ELEMS];
+  uint8_t unk[MAX_ELEMS];
+} pelems_t;
+
+/* Elements of `v`, all known (elems_of), partly known (sym_partial), or
+ * none known but of a static count <= MAX_ELEMS (every one unknown). 0 when
+ * not even the count is known. */
+static int pelems_of(const ictx_t *c, const dml_ir_value_t *v, pelems_t *out) {
   elems_t e;
-  if (elems_of(c, in_v(c, i), &e) != 1) return DML_OK;
-  return set_sym(c, 0, e.e, e.n);
+  if (!v) return 0;
+  int k = elems_of(c, v, &e);
+  if (k < 0) return 0;
+  if (k == 1) {
+    out->n = e.n;
+    memcpy(out->e, e.e, sizeof(dml_dim_t) * e.n);
+    memset(out->unk, 0, e.n);
+    return 1;
+  }
+  const dml_ir_sym_data_t *p = v->sym_partial;
+  if (p && p->unknown && p->n <= MAX_ELEMS) {
+    out->n = p->n;
+    for (uint32_t i = 0; i < p->n; i++) {
+      out->unk[i] = p->unknown[i] != 0;
+      out->e[i] = out->unk[i] ? D(0) : p->elems[i];
+    }
+    return 1;
+  }
+  if ((!dml_dtype_is_int(v->type.dtype) && v->type.dtype != DML_DTYPE_BOOL) ||
+      !dml_type_is_static(&v->type))
+    return 0;
+  int64_t n = dml_ir_type_numel_bound(c->m, &v->type);
+  if (n < 0 || n > MAX_ELEMS) return 0;
+  out->n = (uint32_t)n;
+  for (uint32_t i = 0; i < out->n; i++) out->e[i] = D(0), out->unk[i] = 1;
+  return 1;
+}
+
+/* Records elements `p` on output `o`: sym_data when all are known,
+ * sym_partial when some are (nothing when none is). Same conditions as
+ * set_sym. */
+static dml_status_t set_psym(ictx_t *c, uint32_t o, const pelems_t *p) {
+  uint32_t n_unk = 0;
+  for (uint32_t i = 0; i < p->n; i++) n_unk += p->unk[i];
+  if (n_unk == 0) return set_sym(c, o, p->e, p->n);
+  if (n_unk == p->n || o >= c->n->n_outputs) return DML_OK;
+  dml_ir_value_t *v = c->n->outputs[o];
+  if ((!dml_dtype_is_int(v->type.dtype) && v->type.dtype != DML_DTYPE_BOOL) ||
+      !dml_type_is_static(&v->type) ||
+      dml_ir_type_numel_bound(c->m, &v->type) != (int64_t)p->n)
+    return DML_OK;
+  for (uint32_t i = 0; i < p->n; i++)
+    if (!p->unk[i] && p->e[i].sym >= 0 && p->e[i].value < 1) return DML_OK;
+  dml_ir_sym_data_t *sd = (dml_ir_sym_data_t *)dml_ir_alloc(c->m, sizeof(*sd));
+  dml_dim_t *arr = (dml_dim_t *)dml_ir_alloc(c->m, sizeof(dml_dim_t) * p->n);
+  uint8_t *unk = (uint8_t *)dml_ir_alloc(c->m, p->n);
+  if (!sd || !arr || !unk) return oom(c);
+  memcpy(arr, p->e, sizeof(dml_dim_t) * p->n);
+  memcpy(unk, p->unk, p->n);
+  sd->n = p->n;
+  sd->elems = arr;
+  sd->unknown = unk;
+  v->sym_partial = sd;
+  return DML_OK;
+}
+
+/* Passes the known (or partly known) elements of input `i` through to
+ * output 0 (same order). */
+static dml_status_t pass_sym(ictx_t *c, uint32_t i) {
+  pelems_t p;
+  if (!pelems_of(c, in_v(c, i), &p)) return DML_OK;
+  return set_psym(c, 0, &p);
 }
 
 /* Reads a list attribute of exactly `n` ints (default `dflt` each when
@@ -988,6 +1064,92 @@ static int sym_arith(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
   }
 }
 
+/* Known element `d` as k * S[*base] + off (k >= 0; *base = -1 and k = 0
+ * for a static element), unfolding affine derived symbols (one source,
+ * div 1: "H+1", "2*H-3") to their source, so that sizes the exporters
+ * compute from one symbol (Shape -> Sub/Add/Mul) meet again. 0 on
+ * overflow. */
+static int elem_affine(const dml_ir_module_t *m, dml_dim_t d, int32_t *base, int64_t *k,
+                       int64_t *off) {
+  *base = -1, *k = 0, *off = 0;
+  if (d.sym < 0) return *off = d.value, 1;
+  if (d.value < 0) return 0;
+  int64_t kk = d.value, oo = 0;
+  int32_t s = d.sym;
+  while ((m->symbols[s].flags & DML_IR_SYMBOL_DERIVED) && m->symbols[s].src[1] < 0 &&
+         m->symbols[s].div == 1) {
+    const dml_ir_symbol_t *y = &m->symbols[s];
+    int64_t t;
+    if (__builtin_mul_overflow(kk, y->add, &t) || __builtin_add_overflow(oo, t, &oo) ||
+        __builtin_mul_overflow(kk, y->mul, &kk))
+      return 0;
+    s = y->src[0];
+  }
+  *base = s, *k = kk, *off = oo;
+  return 1;
+}
+
+/* Smallest run-time value of known element `d` (its value when static);
+ * 0 for a data-dependent symbol. 0 on overflow (*out unset). */
+static int elem_min(const ictx_t *c, dml_dim_t d, int64_t *out) {
+  if (d.sym < 0) return *out = d.value, 1;
+  return !__builtin_mul_overflow(d.value, dml_ir_symbol_min(c->m, d.sym), out);
+}
+
+/* Known elements of a ⊙ b for integer Add/Sub/Mul/Div beyond sym_arith,
+ * as derived symbols (dml_ir_module_derived_dim): k*S + off for sums and
+ * differences of elements affine in one symbol S ((H-1)+1 = H again), the
+ * product of two symbolic elements (batch*frames), and floor(x / q) of an
+ * element x >= 0 at every size by a static q >= 1 (ONNX's integer Div
+ * truncates, which is the floor for x >= 0): the run-time shape
+ * arithmetic of PyTorch's exporters (Shape -> Gather -> Sub/Div/Add/Mul ->
+ * Concat -> Reshape/Resize). *ok = 0 when the result is none of these. */
+static dml_status_t sym_arith_derived(ictx_t *c, dml_op_t op, dml_dim_t a, dml_dim_t b,
+                                      dml_dim_t *out, int *ok) {
+  *ok = 0;
+  if (a.sym < 0 && b.sym < 0) return DML_OK;
+  int32_t sa, sb;
+  int64_t ka, oa, kb, ob, k, off;
+  switch (op) {
+    case DML_OP_ADD:
+    case DML_OP_SUB:
+      if (!elem_affine(c->m, a, &sa, &ka, &oa) || !elem_affine(c->m, b, &sb, &kb, &ob))
+        return DML_OK;
+      if (sa >= 0 && sb >= 0 && sa != sb) return DML_OK;
+      if (op == DML_OP_ADD) {
+        if (__builtin_add_overflow(ka, kb, &k) || __builtin_add_overflow(oa, ob, &off))
+          return DML_OK;
+      } else if (__builtin_sub_overflow(ka, kb, &k) ||
+                 __builtin_sub_overflow(oa, ob, &off)) {
+        return DML_OK;
+      }
+      if (k < 0) return DML_OK;
+      if (k == 0) return *out = D(off), *ok = 1, DML_OK;
+      return dml_ir_module_derived_dim(c->m, sa >= 0 ? sa : sb, -1, k, off, 1, out, ok);
+    case DML_OP_MUL:
+      if (a.sym < 0 || b.sym < 0) {
+        dml_dim_t s = a.sym >= 0 ? a : b, q = a.sym >= 0 ? b : a;
+        if (q.value < 0 || !elem_affine(c->m, s, &sa, &ka, &oa) ||
+            __builtin_mul_overflow(ka, q.value, &k) ||
+            __builtin_mul_overflow(oa, q.value, &off))
+          return DML_OK;
+        if (k == 0) return *out = D(off), *ok = 1, DML_OK;
+        return dml_ir_module_derived_dim(c->m, sa, -1, k, off, 1, out, ok);
+      }
+      if (a.value < 1 || b.value < 1 || __builtin_mul_overflow(a.value, b.value, &k))
+        return DML_OK;
+      return dml_ir_module_derived_dim(c->m, a.sym, b.sym, k, 0, 1, out, ok);
+    case DML_OP_DIV: {
+      int64_t lo = 0;
+      if (a.sym < 0 || b.sym >= 0 || b.value < 1 || !elem_min(c, a, &lo) || lo < 0 ||
+          !elem_affine(c->m, a, &sa, &ka, &oa))
+        return DML_OK;
+      return dml_ir_module_derived_dim(c->m, sa, -1, ka, oa, b.value, out, ok);
+    }
+    default: return DML_OK;
+  }
+}
+
 /* Range [*lo, *hi] of the run-time values of known element `d`: its value,
  * or k*S for k >= 0 within S's promised minimum and bound. 0 if unknown. */
 static int elem_range(const ictx_t *c, dml_dim_t d, int64_t *lo, int64_t *hi) {
@@ -1089,9 +1251,12 @@ static dml_status_t infer_binary(ictx_t *c) {
         eb.n) {
       uint32_t n = ea.n > eb.n ? ea.n : eb.n;
       dml_dim_t r[MAX_ELEMS];
-      for (uint32_t i = 0; i < n; i++)
-        if (!sym_arith(op, ea.e[ea.n == 1 ? 0 : i], eb.e[eb.n == 1 ? 0 : i], &r[i]))
-          return DML_OK;
+      for (uint32_t i = 0; i < n; i++) {
+        dml_dim_t x = ea.e[ea.n == 1 ? 0 : i], y = eb.e[eb.n == 1 ? 0 : i];
+        int ok = sym_arith(op, x, y, &r[i]);
+        if (!ok) DML_RETURN_IF_ERROR(sym_arith_derived(c, op, x, y, &r[i], &ok));
+        if (!ok) return DML_OK;
+      }
       return set_sym(c, 0, r, n);
     }
   }
@@ -1873,9 +2038,30 @@ static dml_status_t infer_reshape(ictx_t *c) {
   if (elems_runtime(c, 1)) { /* every dim <= numel(x), unless that is 0 */
     uint32_t n = 0;
     DML_RETURN_IF_ERROR(runtime_len(c, 1, "shape", &n));
+    if (n > DML_MAX_RANK)
+      return fail(c, INVALID, "target shape has rank %u > %d", n, DML_MAX_RANK);
     int64_t nb = dml_ir_type_numel_bound(c->m, x);
     if (nb < 0) return fail(c, INVALID, "input element count overflows");
-    return set_out_all_dyn(c, 0, x->dtype, (int32_t)n, nb > 0 ? nb : dyn_bound(c));
+    /* Known positive elements (and 0 copying an input dim) of a partly
+     * known shape stay; the others are data-dependent. */
+    pelems_t pe;
+    int part = pelems_of(c, in_v(c, 1), &pe) && pe.n == n;
+    int64_t allowzero0 = 0;
+    DML_RETURN_IF_ERROR(attr_int(c, "allowzero", 0, &allowzero0));
+    dml_type_t o = mk(x->dtype, (int32_t)n);
+    int dyn[DML_MAX_RANK];
+    int64_t b[DML_MAX_RANK];
+    for (uint32_t i = 0; i < n; i++) {
+      dyn[i] = 1, b[i] = nb > 0 ? nb : dyn_bound(c);
+      if (!part || pe.unk[i]) continue;
+      dml_dim_t d = pe.e[i];
+      if (d.sym >= 0 || d.value > 0) {
+        o.dims[i] = d, dyn[i] = 0;
+      } else if (d.value == 0 && !allowzero0 && (int32_t)i < x->rank) {
+        o.dims[i] = x->dims[i], dyn[i] = 0;
+      }
+    }
+    return set_out_dyn(c, 0, o, dyn, b);
   }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "shape", 1, &e));
   char eb[512], tb[TBUF], m1[128], m2[128];
@@ -2080,6 +2266,32 @@ static dml_status_t infer_transpose(ictx_t *c) {
     }
   }
   set_out(c, 0, &o);
+  /* Known contents of a small static integer tensor move with it (the
+   * [[pad_begin, pad_end], ...] table of torchvision's image padding). */
+  pelems_t e, r;
+  if (dml_type_is_static(x) && pelems_of(c, in_v(c, 0), &e) &&
+      dml_ir_type_numel_bound(c->m, x) == (int64_t)e.n) {
+    int32_t src_axis[DML_MAX_RANK];
+    for (int32_t i = 0; i < x->rank; i++)
+      src_axis[i] = perm ? (int32_t)perm[i] : x->rank - 1 - i;
+    r.n = e.n;
+    for (uint32_t k = 0; k < e.n; k++) { /* k: output index, row-major */
+      int64_t rem = k, src = 0, idx[DML_MAX_RANK];
+      for (int32_t d = x->rank - 1; d >= 0; d--) {
+        idx[d] = rem % o.dims[d].value;
+        rem /= o.dims[d].value;
+      }
+      for (int32_t d = 0; d < x->rank; d++) {
+        int64_t j = 0;
+        for (int32_t i = 0; i < x->rank; i++)
+          if (src_axis[i] == d) j = idx[i];
+        src = src * x->dims[d].value + j;
+      }
+      r.e[k] = e.e[src];
+      r.unk[k] = e.unk[src];
+    }
+    return set_psym(c, 0, &r);
+  }
   return DML_OK;
 }
 
@@ -2122,16 +2334,18 @@ static dml_status_t infer_concat(ictx_t *c) {
     }
   }
   set_out(c, 0, &o);
-  /* Known contents of 1-D integer inputs concatenate. */
+  /* Known (or partly known) contents of 1-D integer inputs concatenate. */
   if (x->rank == 1 && dml_dtype_is_int(x->dtype)) {
-    dml_dim_t all[MAX_ELEMS];
-    uint32_t n = 0;
+    pelems_t all;
+    all.n = 0;
     for (uint32_t i = 0; i < c->n->n_inputs; i++) {
-      elems_t e;
-      if (elems_of(c, in_v(c, i), &e) != 1 || n + e.n > MAX_ELEMS) return DML_OK;
-      for (uint32_t k = 0; k < e.n; k++) all[n++] = e.e[k];
+      pelems_t e;
+      if (!pelems_of(c, in_v(c, i), &e) || all.n + e.n > MAX_ELEMS) return DML_OK;
+      memcpy(all.e + all.n, e.e, sizeof(dml_dim_t) * e.n);
+      memcpy(all.unk + all.n, e.unk, e.n);
+      all.n += e.n;
     }
-    return set_sym(c, 0, all, n);
+    return set_psym(c, 0, &all);
   }
   return DML_OK;
 }
@@ -2356,7 +2570,9 @@ static dml_status_t infer_slice(ictx_t *c) {
   int mask[DML_MAX_RANK];
   DML_RETURN_IF_ERROR(axes_mask(c, &ax, x->rank, mask));
   dml_type_t o = *x;
-  int64_t first0 = 0, step0 = 1;
+  int64_t first[DML_MAX_RANK], stepd[DML_MAX_RANK];
+  int all_static = 1; /* every sliced axis static with static starts/ends */
+  for (int32_t d = 0; d < DML_MAX_RANK; d++) first[d] = 0, stepd[d] = 1;
   for (uint32_t i = 0; i < st.n; i++) {
     int32_t a = 0;
     DML_RETURN_IF_ERROR(norm_axis(c, ax.e[i].value, x->rank, "axis", &a));
@@ -2379,19 +2595,35 @@ static dml_status_t infer_slice(ictx_t *c) {
           (int)a, TS(x, tb), dim_str(c, st.e[i], b1, sizeof(b1)),
           dim_str(c, en.e[i], b2, sizeof(b2)), (long long)step);
     }
-    if (a == 0 && x->dims[0].sym < 0 && st.e[i].sym < 0 && en.e[i].sym < 0) {
-      slice_static(x->dims[0].value, st.e[i].value, en.e[i].value, step, &first0);
-      step0 = step;
+    if (x->dims[a].sym < 0 && st.e[i].sym < 0 && en.e[i].sym < 0) {
+      slice_static(x->dims[a].value, st.e[i].value, en.e[i].value, step, &first[a]);
+      stepd[a] = step;
+    } else {
+      all_static = 0;
     }
   }
   set_out(c, 0, &o);
-  /* Known contents of a 1-D input slice along with it. */
-  elems_t e;
-  if (x->rank == 1 && o.dims[0].sym < 0 && elems_of(c, in_v(c, 0), &e) == 1 &&
-      e.n == (uint32_t)x->dims[0].value) {
-    dml_dim_t r[MAX_ELEMS];
-    for (int64_t i = 0; i < o.dims[0].value; i++) r[i] = e.e[first0 + i * step0];
-    return set_sym(c, 0, r, (uint32_t)o.dims[0].value);
+  /* Known (or partly known) contents of a small static input slice along
+   * with it (row-major; the pads table of torchvision's image padding is
+   * sliced with step -1). */
+  pelems_t e, r;
+  int64_t on = dml_ir_type_numel_bound(c->m, &o);
+  if (all_static && dml_type_is_static(x) && dml_type_is_static(&o) &&
+      pelems_of(c, in_v(c, 0), &e) && dml_ir_type_numel_bound(c->m, x) == (int64_t)e.n &&
+      on >= 0 && on <= MAX_ELEMS) {
+    r.n = (uint32_t)on;
+    for (int64_t k = 0; k < on; k++) {
+      int64_t rem = k, src = 0, idx[DML_MAX_RANK];
+      for (int32_t d = o.rank - 1; d >= 0; d--) {
+        idx[d] = rem % o.dims[d].value;
+        rem /= o.dims[d].value;
+      }
+      for (int32_t d = 0; d < x->rank; d++)
+        src = src * x->dims[d].value + first[d] + idx[d] * stepd[d];
+      r.e[k] = e.e[src];
+      r.unk[k] = e.unk[src];
+    }
+    return set_psym(c, 0, &r);
   }
   return DML_OK;
 }
@@ -2541,6 +2773,29 @@ static dml_status_t infer_tile(ictx_t *c) {
   return DML_OK;
 }
 
+/* Dim `i` of `x` padded by `b` before and `e` after. */
+static dml_status_t pad_dim(ictx_t *c, const dml_type_t *x, int32_t i, int64_t b,
+                            int64_t e, dml_dim_t *out) {
+  int64_t s, r;
+  char tb[TBUF];
+  if (__builtin_add_overflow(b, e, &s))
+    return fail(c, INVALID, "pads of dim %d overflow", (int)i);
+  if (x->dims[i].sym >= 0) { /* H + s: a derived dim */
+    *out = x->dims[i];
+    if (s != 0)
+      DML_RETURN_IF_ERROR(
+          derived_extent(c, x->dims[i], 1, s, 1, "the padded extent", out));
+    return DML_OK;
+  }
+  if (__builtin_add_overflow(x->dims[i].value, s, &r) || r < 0)
+    return fail(c, INVALID,
+                "padding dim %d of %s by (%lld, %lld) gives a negative or "
+                "overflowing extent",
+                (int)i, TS(x, tb), (long long)b, (long long)e);
+  *out = D(r);
+  return DML_OK;
+}
+
 static dml_status_t infer_pad(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t p;
@@ -2548,9 +2803,21 @@ static dml_status_t infer_pad(ictx_t *c) {
     if (in_t(c, 2)) DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
     int dyn[DML_MAX_RANK];
     int64_t b[DML_MAX_RANK];
-    for (int32_t d = 0; d < x->rank; d++)
+    dml_type_t o = *x;
+    /* Dims whose two pads are known constants stay as pad_dim gives them
+     * (the channel pads, 0, of an image padded to a multiple of 32). */
+    pelems_t pp;
+    int part = pelems_of(c, in_v(c, 1), &pp) && pp.n == 2 * (uint32_t)x->rank;
+    for (int32_t d = 0; d < x->rank; d++) {
       dyn[d] = 1, b[d] = sat_add(dim_max(c, x->dims[d]), dyn_bound(c));
-    return set_out_dyn(c, 0, *x, dyn, b);
+      if (part && !pp.unk[d] && !pp.unk[x->rank + d] && pp.e[d].sym < 0 &&
+          pp.e[x->rank + d].sym < 0) {
+        DML_RETURN_IF_ERROR(
+            pad_dim(c, x, d, pp.e[d].value, pp.e[x->rank + d].value, &o.dims[d]));
+        dyn[d] = 0;
+      }
+    }
+    return set_out_dyn(c, 0, o, dyn, b);
   }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "pads", 0, &p));
   if (in_t(c, 2)) DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
@@ -2563,25 +2830,9 @@ static dml_status_t infer_pad(ictx_t *c) {
       strcmp(mode, "wrap"))
     return fail(c, INVALID, "mode \"%s\" is not constant, reflect, edge or wrap", mode);
   dml_type_t o = *x;
-  char tb[TBUF];
-  for (int32_t i = 0; i < x->rank; i++) {
-    int64_t b = p.e[i].value, e = p.e[x->rank + i].value, s;
-    if (__builtin_add_overflow(b, e, &s))
-      return fail(c, INVALID, "pads of dim %d overflow", (int)i);
-    if (x->dims[i].sym >= 0) { /* H + s: a derived dim */
-      if (s != 0)
-        DML_RETURN_IF_ERROR(
-            derived_extent(c, x->dims[i], 1, s, 1, "the padded extent", &o.dims[i]));
-      continue;
-    }
-    int64_t r;
-    if (__builtin_add_overflow(x->dims[i].value, s, &r) || r < 0)
-      return fail(c, INVALID,
-                  "padding dim %d of %s by (%lld, %lld) gives a negative or "
-                  "overflowing extent",
-                  (int)i, TS(x, tb), (long long)b, (long long)e);
-    o.dims[i] = D(r);
-  }
+  for (int32_t i = 0; i < x->rank; i++)
+    DML_RETURN_IF_ERROR(
+        pad_dim(c, x, i, p.e[i].value, p.e[x->rank + i].value, &o.dims[i]));
   set_out(c, 0, &o);
   return DML_OK;
 }
@@ -3317,7 +3568,18 @@ static dml_status_t infer_resize(ictx_t *c) {
     dyn[axes[i]] = 1;
     b[axes[i]] = m > dyn_bound(c) ? m : dyn_bound(c);
   }
-  if (has_sizes && elems_runtime(c, i_sizes)) return set_out_dyn(c, 0, o, dyn, b);
+  if (has_sizes && elems_runtime(c, i_sizes)) {
+    /* Known elements of partly known sizes stay (stretch policy). */
+    pelems_t pe;
+    const char *pol = "stretch";
+    DML_RETURN_IF_ERROR(attr_string(c, "keep_aspect_ratio_policy", "stretch", &pol));
+    if (!strcmp(pol, "stretch") && pelems_of(c, in_v(c, i_sizes), &pe) &&
+        pe.n == (uint32_t)na)
+      for (int32_t i = 0; i < na; i++)
+        if (!pe.unk[i] && (pe.e[i].sym >= 0 || pe.e[i].value >= 0))
+          o.dims[axes[i]] = pe.e[i], dyn[axes[i]] = 0;
+    return set_out_dyn(c, 0, o, dyn, b);
+  }
   if (has_scales) {
     double sc0[MAX_ELEMS];
     uint32_t n0 = 0;
@@ -3458,8 +3720,13 @@ static dml_status_t infer_reduce(ictx_t *c) {
         if (!mono_mul(&p, e.e[i])) return DML_OK;
       if (!mono_to_dim(&p, &r) || (r.sym >= 0 && r.value < 1)) return DML_OK;
     } else if (op == DML_OP_REDUCE_SUM) {
-      for (uint32_t i = 0; i < e.n; i++)
-        if (!sym_arith(DML_OP_ADD, r, e.e[i], &r)) return DML_OK;
+      for (uint32_t i = 0; i < e.n; i++) {
+        dml_dim_t t = r;
+        int ok = sym_arith(DML_OP_ADD, t, e.e[i], &r);
+        if (!ok)
+          DML_RETURN_IF_ERROR(sym_arith_derived(c, DML_OP_ADD, t, e.e[i], &r, &ok));
+        if (!ok) return DML_OK;
+      }
     } else {
       if (!e.n) return DML_OK; /* an empty Max/Min is not a small integer */
       r = e.e[0];
@@ -4809,15 +5076,17 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
   ictx_t c = {m, node};
   DML_RETURN_IF_ERROR(check_inputs(&c));
   dml_type_t saved[SAVE_OUTPUTS];
-  dml_ir_sym_data_t *saved_sym[SAVE_OUTPUTS];
+  dml_ir_sym_data_t *saved_sym[SAVE_OUTPUTS], *saved_part[SAVE_OUTPUTS];
   for (uint32_t i = 0; i < node->n_outputs; i++) {
     dml_ir_value_t *v = node->outputs[i];
     if (i < SAVE_OUTPUTS) {
       saved[i] = v->type;
       saved_sym[i] = v->sym_data;
+      saved_part[i] = v->sym_partial;
     }
     v->type = dml_type_unknown(DML_DTYPE_INVALID);
     v->sym_data = NULL;
+    v->sym_partial = NULL;
   }
   dml_status_t st = infer_op(&c);
   for (uint32_t i = 0; !st && i < node->n_outputs; i++) {
@@ -4833,6 +5102,7 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
     for (uint32_t i = 0; i < node->n_outputs && i < SAVE_OUTPUTS; i++) {
       node->outputs[i]->type = saved[i];
       node->outputs[i]->sym_data = saved_sym[i];
+      node->outputs[i]->sym_partial = saved_part[i];
     }
   }
   return st;
