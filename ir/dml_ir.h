@@ -55,9 +55,13 @@ typedef struct dml_ir_sym_data {
   uint32_t n;
   dml_dim_t *elems;
   /* dml_ir_value_t::sym_partial only: unknown[i] = 1 when element i is
-   * computed at run time (elems[i] is then meaningless); NULL in sym_data,
-   * whose elements are all known. */
+   * computed at run time (elems[i] is then meaningless), 2 for a difference
+   * (below); NULL in sym_data, whose elements are all known. */
   uint8_t *unknown;
+  /* sym_partial only, or NULL: where unknown[i] == 2, element i is the
+   * difference elems[i] - minus[i] of two dims that no one dim expresses
+   * (32*((H+31)/32) - H, a pad to a multiple of 32). */
+  dml_dim_t *minus;
 } dml_ir_sym_data_t;
 
 struct dml_ir_value {

@@ -789,11 +789,15 @@ static dml_status_t set_sym(ictx_t *c, uint32_t o, const dml_dim_t *e, uint32_t 
 }
 
 /* Elements of a small integer tensor, some perhaps computed at run time:
- * unk[i] = 1 when element i is (e[i] is then unset). */
+ * unk[i] = 1 when element i is (e[i] is then unset), 2 when it is the
+ * difference e[i] - m[i] of two known dims that no one dim expresses
+ * (32*((H+31)/32) - H: the pad of an image to a multiple of 32), which only
+ * Pad's extent dim + (e - m) with m = dim resolves. */
 typedef struct pelems {
   uint32_t n;
   dml_dim_t e[MAX_ELEMS];
-  uint8_t unk[MAX_ELEMS];
+  uint8_t unk[MAX_ELEMS]; /* 0 known, 1 unknown, 2 the difference e[i] - m[i] */
+  dml_dim_t m[MAX_ELEMS];
 } pelems_t;
 
 /* Elements of `v`, all known (elems_of), partly known (sym_partial), or
@@ -814,8 +818,9 @@ static int pelems_of(const ictx_t *c, const dml_ir_value_t *v, pelems_t *out) {
   if (p && p->unknown && p->n <= MAX_ELEMS) {
     out->n = p->n;
     for (uint32_t i = 0; i < p->n; i++) {
-      out->unk[i] = p->unknown[i] != 0;
-      out->e[i] = out->unk[i] ? D(0) : p->elems[i];
+      out->unk[i] = p->unknown[i] == 2 && p->minus ? 2 : p->unknown[i] != 0;
+      out->e[i] = out->unk[i] == 1 ? D(0) : p->elems[i];
+      out->m[i] = out->unk[i] == 2 ? p->minus[i] : D(0);
     }
     return 1;
   }
@@ -825,7 +830,7 @@ static int pelems_of(const ictx_t *c, const dml_ir_value_t *v, pelems_t *out) {
   int64_t n = dml_ir_type_numel_bound(c->m, &v->type);
   if (n < 0 || n > MAX_ELEMS) return 0;
   out->n = (uint32_t)n;
-  for (uint32_t i = 0; i < out->n; i++) out->e[i] = D(0), out->unk[i] = 1;
+  for (uint32_t i = 0; i < out->n; i++) out->e[i] = out->m[i] = D(0), out->unk[i] = 1;
   return 1;
 }
 
@@ -833,9 +838,9 @@ static int pelems_of(const ictx_t *c, const dml_ir_value_t *v, pelems_t *out) {
  * sym_partial when some are (nothing when none is). Same conditions as
  * set_sym. */
 static dml_status_t set_psym(ictx_t *c, uint32_t o, const pelems_t *p) {
-  uint32_t n_unk = 0;
-  for (uint32_t i = 0; i < p->n; i++) n_unk += p->unk[i];
-  if (n_unk == 0) return set_sym(c, o, p->e, p->n);
+  uint32_t n_unk = 0, n_diff = 0;
+  for (uint32_t i = 0; i < p->n; i++) n_unk += p->unk[i] == 1, n_diff += p->unk[i] == 2;
+  if (n_unk == 0 && n_diff == 0) return set_sym(c, o, p->e, p->n);
   if (n_unk == p->n || o >= c->n->n_outputs) return DML_OK;
   dml_ir_value_t *v = c->n->outputs[o];
   if ((!dml_dtype_is_int(v->type.dtype) && v->type.dtype != DML_DTYPE_BOOL) ||
@@ -843,16 +848,22 @@ static dml_status_t set_psym(ictx_t *c, uint32_t o, const pelems_t *p) {
       dml_ir_type_numel_bound(c->m, &v->type) != (int64_t)p->n)
     return DML_OK;
   for (uint32_t i = 0; i < p->n; i++)
-    if (!p->unk[i] && p->e[i].sym >= 0 && p->e[i].value < 1) return DML_OK;
+    if (p->unk[i] != 1 && ((p->e[i].sym >= 0 && p->e[i].value < 1) ||
+                           (p->unk[i] == 2 && p->m[i].sym >= 0 && p->m[i].value < 1)))
+      return DML_OK;
   dml_ir_sym_data_t *sd = (dml_ir_sym_data_t *)dml_ir_alloc(c->m, sizeof(*sd));
   dml_dim_t *arr = (dml_dim_t *)dml_ir_alloc(c->m, sizeof(dml_dim_t) * p->n);
   uint8_t *unk = (uint8_t *)dml_ir_alloc(c->m, p->n);
-  if (!sd || !arr || !unk) return oom(c);
+  dml_dim_t *minus =
+      n_diff ? (dml_dim_t *)dml_ir_alloc(c->m, sizeof(dml_dim_t) * p->n) : NULL;
+  if (!sd || !arr || !unk || (n_diff && !minus)) return oom(c);
   memcpy(arr, p->e, sizeof(dml_dim_t) * p->n);
   memcpy(unk, p->unk, p->n);
+  if (minus) memcpy(minus, p->m, sizeof(dml_dim_t) * p->n);
   sd->n = p->n;
   sd->elems = arr;
   sd->unknown = unk;
+  sd->minus = minus;
   v->sym_partial = sd;
   return DML_OK;
 }
@@ -980,6 +991,232 @@ static dml_status_t attr_dtype(const ictx_t *c, const char *name, int required,
   return DML_OK;
 }
 
+/* Known element `d` as k * S[*base] + off (k >= 0; *base = -1 and k = 0
+ * for a static element), unfolding affine derived symbols (one source,
+ * div 1: "H+1", "2*H-3") to their source, so that sizes the exporters
+ * compute from one symbol (Shape -> Sub/Add/Mul) meet again. 0 on
+ * overflow. */
+static int elem_affine(const dml_ir_module_t *m, dml_dim_t d, int32_t *base, int64_t *k,
+                       int64_t *off) {
+  *base = -1, *k = 0, *off = 0;
+  if (d.sym < 0) return *off = d.value, 1;
+  if (d.value < 0) return 0;
+  int64_t kk = d.value, oo = 0;
+  int32_t s = d.sym;
+  while ((m->symbols[s].flags & DML_IR_SYMBOL_DERIVED) && m->symbols[s].src[1] < 0 &&
+         m->symbols[s].div == 1) {
+    const dml_ir_symbol_t *y = &m->symbols[s];
+    int64_t t;
+    if (__builtin_mul_overflow(kk, y->add, &t) || __builtin_add_overflow(oo, t, &oo) ||
+        __builtin_mul_overflow(kk, y->mul, &kk))
+      return 0;
+    s = y->src[0];
+  }
+  *base = s, *k = kk, *off = oo;
+  return 1;
+}
+
+/* Smallest run-time value of known element `d` (its value when static);
+ * 0 for a data-dependent symbol. 0 on overflow (*out unset). */
+static int elem_min(const ictx_t *c, dml_dim_t d, int64_t *out) {
+  if (d.sym < 0) return *out = d.value, 1;
+  return !__builtin_mul_overflow(d.value, dml_ir_symbol_min(c->m, d.sym), out);
+}
+
+/* An element of a float tensor computed from shape elements:
+ * (k * S[base] + off) / q exactly (q >= 1; base -1 and k 0: the static
+ * off / q). torchvision pads images to a multiple of 32 with
+ * Cast(ceil(Cast(H, float) / 32) * 32, int64). */
+typedef struct symf {
+  int32_t base;
+  int64_t k, off, q;
+} symf_t;
+
+/* Largest |value| a float dtype holds every integer up to. */
+static int64_t float_exact_int(dml_dtype_t dt) {
+  switch (dt) {
+    case DML_DTYPE_F64: return INT64_C(1) << 53;
+    case DML_DTYPE_F32: return INT64_C(1) << 24;
+    default: return INT64_C(1) << 11; /* f16; bf16 and smaller are refused below */
+  }
+}
+
+/* The numerator k*S+off of `f` as a dim: static, value*symbol or derived
+ * (dml_ir_module_derived_dim), floor-divided by div. *ok = 0 when not
+ * expressible. */
+static dml_status_t symf_dim(ictx_t *c, const symf_t *f, int64_t add, int64_t div,
+                             dml_dim_t *out, int *ok) {
+  *ok = 0;
+  int64_t a;
+  if (__builtin_add_overflow(f->off, add, &a)) return DML_OK;
+  if (f->base < 0) {
+    int64_t v = 0;
+    if (!dml_sym_derived_eval(0, a, div, 1, 1, &v)) return DML_OK;
+    *out = D(v);
+    *ok = 1;
+    return DML_OK;
+  }
+  return dml_ir_module_derived_dim(c->m, f->base, -1, f->k, a, div, out, ok);
+}
+
+/* Elements of float value `v` as symf_t (at most cap), through the
+ * defining nodes: Cast of known integer elements, Identity, Reshape,
+ * Flatten, Squeeze, Unsqueeze, Concat, a ReduceMax/Min/Sum/Mean of one
+ * element (torch.max(torch.stack([h]))), Add/Sub/Mul/Div by static values
+ * keeping the form exact, and Floor/Ceil (derived symbols). The values must
+ * stay integers the dtype holds exactly (below 2^24 for f32) at the
+ * symbols' bounds, so the kernels compute them as written. *ok = 0 when
+ * unknown; *budget bounds the nodes visited. */
+static dml_status_t symf_eval(ictx_t *c, const dml_ir_value_t *v, symf_t *out,
+                              uint32_t cap, uint32_t *out_n, int *ok, int *budget) {
+  *ok = 0;
+  if (!v || --*budget < 0 || !dml_dtype_is_float(v->type.dtype) ||
+      dml_dtype_size(v->type.dtype) < 2 || v->type.dtype == DML_DTYPE_BF16 ||
+      !dml_type_is_static(&v->type))
+    return DML_OK;
+  int64_t numel = dml_ir_type_numel_bound(c->m, &v->type);
+  if (numel < 1 || numel > (int64_t)cap) return DML_OK;
+  double f[MAX_ELEMS];
+  uint32_t nf = 0;
+  int fb = 16;
+  if (f64s_eval(c, v, f, MAX_ELEMS, &nf, &fb) == 1) { /* all static */
+    for (uint32_t i = 0; i < nf; i++) {
+      if (!(fabs(f[i]) < 9.0e15) || f[i] != floor(f[i])) return DML_OK;
+      out[i].base = -1, out[i].k = 0, out[i].off = (int64_t)f[i], out[i].q = 1;
+    }
+    *out_n = nf;
+    *ok = 1;
+    return DML_OK;
+  }
+  const dml_ir_node_t *d = v->def;
+  if (v->kind != DML_IR_VALUE_RESULT || !d || v->def_index != 0 || d->n_inputs < 1)
+    return DML_OK;
+  symf_t a[MAX_ELEMS];
+  uint32_t na = 0;
+  int aok = 0;
+  switch (d->op) {
+    case DML_OP_CAST: {
+      const dml_ir_value_t *x = d->inputs[0];
+      if (x && dml_dtype_is_int(x->type.dtype)) {
+        elems_t e;
+        if (elems_of(c, x, &e) != 1 || e.n != (uint32_t)numel) return DML_OK;
+        for (uint32_t i = 0; i < e.n; i++) {
+          out[i].q = 1;
+          if (!elem_affine(c->m, e.e[i], &out[i].base, &out[i].k, &out[i].off))
+            return DML_OK;
+        }
+        *out_n = e.n;
+        break;
+      }
+    }
+      /* fall through */
+    case DML_OP_IDENTITY:
+    case DML_OP_RESHAPE:
+    case DML_OP_FLATTEN:
+    case DML_OP_SQUEEZE:
+    case DML_OP_UNSQUEEZE:
+    case DML_OP_REDUCE_MAX:
+    case DML_OP_REDUCE_MIN:
+    case DML_OP_REDUCE_SUM:
+    case DML_OP_REDUCE_MEAN:
+    case DML_OP_FLOOR:
+    case DML_OP_CEIL:
+      DML_RETURN_IF_ERROR(symf_eval(c, d->inputs[0], a, MAX_ELEMS, &na, &aok, budget));
+      /* Reductions: of one element only. */
+      if (!aok || na != (uint32_t)numel) return DML_OK;
+      for (uint32_t i = 0; i < na; i++) {
+        out[i] = a[i];
+        if (d->op != DML_OP_FLOOR && d->op != DML_OP_CEIL) continue;
+        dml_dim_t r;
+        int rok = 0;
+        DML_RETURN_IF_ERROR(
+            symf_dim(c, &a[i], d->op == DML_OP_CEIL ? a[i].q - 1 : 0, a[i].q, &r, &rok));
+        if (!rok) return DML_OK;
+        out[i].q = 1;
+        if (!elem_affine(c->m, r, &out[i].base, &out[i].k, &out[i].off)) return DML_OK;
+      }
+      *out_n = na;
+      break;
+    case DML_OP_CONCAT: {
+      uint32_t n = 0;
+      for (uint32_t i = 0; i < d->n_inputs; i++) {
+        DML_RETURN_IF_ERROR(symf_eval(c, d->inputs[i], a, MAX_ELEMS, &na, &aok, budget));
+        if (!aok || n + na > (uint32_t)numel) return DML_OK;
+        for (uint32_t j = 0; j < na; j++) out[n++] = a[j];
+      }
+      if (n != (uint32_t)numel) return DML_OK;
+      *out_n = n;
+      break;
+    }
+    case DML_OP_ADD:
+    case DML_OP_SUB:
+    case DML_OP_MUL:
+    case DML_OP_DIV: {
+      if (d->n_inputs != 2) return DML_OK;
+      double b[MAX_ELEMS];
+      uint32_t nb = 0;
+      int bb = 16, bi = 1; /* bi: the input holding the static operand */
+      if (f64s_eval(c, d->inputs[1], b, MAX_ELEMS, &nb, &bb) != 1) {
+        bb = 16, bi = 0;
+        if (d->op != DML_OP_ADD && d->op != DML_OP_MUL) return DML_OK;
+        if (f64s_eval(c, d->inputs[0], b, MAX_ELEMS, &nb, &bb) != 1) return DML_OK;
+      }
+      DML_RETURN_IF_ERROR(
+          symf_eval(c, d->inputs[1 - bi], a, MAX_ELEMS, &na, &aok, budget));
+      uint32_t n = na > nb ? na : nb;
+      if (!aok || (na != nb && na != 1 && nb != 1) || n != (uint32_t)numel) return DML_OK;
+      for (uint32_t i = 0; i < n; i++) {
+        symf_t x = a[na == 1 ? 0 : i];
+        double y = b[nb == 1 ? 0 : i];
+        if (!(fabs(y) < 9.0e15) || y != floor(y)) return DML_OK;
+        int64_t iy = (int64_t)y, t;
+        switch (d->op) {
+          case DML_OP_ADD:
+          case DML_OP_SUB:
+            if (__builtin_mul_overflow(iy, x.q, &t) ||
+                (d->op == DML_OP_ADD ? __builtin_add_overflow(x.off, t, &x.off)
+                                     : __builtin_sub_overflow(x.off, t, &x.off)))
+              return DML_OK;
+            break;
+          case DML_OP_MUL:
+            if (iy < 0) return DML_OK;
+            if (iy > 0 && x.q % iy == 0) {
+              x.q /= iy;
+            } else if (__builtin_mul_overflow(x.k, iy, &x.k) ||
+                       __builtin_mul_overflow(x.off, iy, &x.off)) {
+              return DML_OK;
+            }
+            break;
+          default: /* DIV */
+            if (iy < 1 || __builtin_mul_overflow(x.q, iy, &x.q)) return DML_OK;
+            break;
+        }
+        if (x.k == 0) x.base = -1;
+        out[i] = x;
+      }
+      *out_n = n;
+      break;
+    }
+    default: return DML_OK;
+  }
+  /* Exact in the dtype at the bounds (and at the smallest sizes). */
+  int64_t lim = float_exact_int(v->type.dtype);
+  for (uint32_t i = 0; i < *out_n; i++) {
+    int64_t hi = 0, lo = 0;
+    if (out[i].base >= 0) {
+      if (__builtin_mul_overflow(out[i].k, c->m->symbols[out[i].base].bound, &hi) ||
+          __builtin_add_overflow(hi, out[i].off, &hi))
+        return DML_OK;
+      lo = out[i].off;
+    } else {
+      hi = lo = out[i].off;
+    }
+    if (hi >= lim || hi <= -lim || lo >= lim || lo <= -lim) return DML_OK;
+  }
+  *ok = 1;
+  return DML_OK;
+}
+
 static dml_status_t infer_cast(ictx_t *c) {
   dml_dtype_t to;
   DML_RETURN_IF_ERROR(attr_dtype(c, "to", 1, DML_DTYPE_INVALID, &to));
@@ -1002,6 +1239,26 @@ static dml_status_t infer_cast(ictx_t *c) {
       double r = f[i] != 0; /* bool: a Loop's cond computed from its trip count */
       if (to != DML_DTYPE_BOOL && !round_to_dtype(to, f[i], &r)) return DML_OK;
       e[i] = D((int64_t)r);
+    }
+    return set_sym(c, 0, e, n);
+  }
+  /* Float -> integer of values computed from shape elements (symf_eval):
+   * truncation is the floor of these values, which are >= 0 at every size. */
+  if (dml_dtype_is_float(in_t(c, 0)->dtype) && dml_dtype_is_int(to) &&
+      dml_dtype_size(to) == 8) {
+    symf_t f[MAX_ELEMS];
+    int ok = 0, budget = 64;
+    DML_RETURN_IF_ERROR(symf_eval(c, in_v(c, 0), f, MAX_ELEMS, &n, &ok, &budget));
+    if (!ok) return DML_OK;
+    dml_dim_t e[MAX_ELEMS];
+    for (uint32_t i = 0; i < n; i++) {
+      int64_t lo = 0;
+      if (f[i].base >= 0 &&
+          (__builtin_mul_overflow(f[i].k, dml_ir_symbol_min(c->m, f[i].base), &lo) ||
+           __builtin_add_overflow(lo, f[i].off, &lo) || lo < 0))
+        return DML_OK;
+      DML_RETURN_IF_ERROR(symf_dim(c, &f[i], 0, f[i].q, &e[i], &ok));
+      if (!ok) return DML_OK;
     }
     return set_sym(c, 0, e, n);
   }
@@ -1062,38 +1319,6 @@ static int sym_arith(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
       return *out = D(v), 1;
     default: return 0;
   }
-}
-
-/* Known element `d` as k * S[*base] + off (k >= 0; *base = -1 and k = 0
- * for a static element), unfolding affine derived symbols (one source,
- * div 1: "H+1", "2*H-3") to their source, so that sizes the exporters
- * compute from one symbol (Shape -> Sub/Add/Mul) meet again. 0 on
- * overflow. */
-static int elem_affine(const dml_ir_module_t *m, dml_dim_t d, int32_t *base, int64_t *k,
-                       int64_t *off) {
-  *base = -1, *k = 0, *off = 0;
-  if (d.sym < 0) return *off = d.value, 1;
-  if (d.value < 0) return 0;
-  int64_t kk = d.value, oo = 0;
-  int32_t s = d.sym;
-  while ((m->symbols[s].flags & DML_IR_SYMBOL_DERIVED) && m->symbols[s].src[1] < 0 &&
-         m->symbols[s].div == 1) {
-    const dml_ir_symbol_t *y = &m->symbols[s];
-    int64_t t;
-    if (__builtin_mul_overflow(kk, y->add, &t) || __builtin_add_overflow(oo, t, &oo) ||
-        __builtin_mul_overflow(kk, y->mul, &kk))
-      return 0;
-    s = y->src[0];
-  }
-  *base = s, *k = kk, *off = oo;
-  return 1;
-}
-
-/* Smallest run-time value of known element `d` (its value when static);
- * 0 for a data-dependent symbol. 0 on overflow (*out unset). */
-static int elem_min(const ictx_t *c, dml_dim_t d, int64_t *out) {
-  if (d.sym < 0) return *out = d.value, 1;
-  return !__builtin_mul_overflow(d.value, dml_ir_symbol_min(c->m, d.sym), out);
 }
 
 /* Known elements of a ⊙ b for integer Add/Sub/Mul/Div beyond sym_arith,
@@ -1251,13 +1476,16 @@ static dml_status_t infer_binary(ictx_t *c) {
         eb.n) {
       uint32_t n = ea.n > eb.n ? ea.n : eb.n;
       dml_dim_t r[MAX_ELEMS];
+      pelems_t pr; /* Sub: the differences no dim expresses stay as pairs */
+      pr.n = n;
       for (uint32_t i = 0; i < n; i++) {
         dml_dim_t x = ea.e[ea.n == 1 ? 0 : i], y = eb.e[eb.n == 1 ? 0 : i];
         int ok = sym_arith(op, x, y, &r[i]);
         if (!ok) DML_RETURN_IF_ERROR(sym_arith_derived(c, op, x, y, &r[i], &ok));
-        if (!ok) return DML_OK;
+        pr.e[i] = ok ? r[i] : x, pr.m[i] = ok ? D(0) : y, pr.unk[i] = ok ? 0 : 2;
+        if (!ok && op != DML_OP_SUB) return DML_OK;
       }
-      return set_sym(c, 0, r, n);
+      return set_psym(c, 0, &pr);
     }
   }
   if ((op == DML_OP_AND || op == DML_OP_OR || op == DML_OP_XOR) && o.rank <= 1 &&
@@ -2289,6 +2517,7 @@ static dml_status_t infer_transpose(ictx_t *c) {
       }
       r.e[k] = e.e[src];
       r.unk[k] = e.unk[src];
+      r.m[k] = e.m[src];
     }
     return set_psym(c, 0, &r);
   }
@@ -2343,6 +2572,7 @@ static dml_status_t infer_concat(ictx_t *c) {
       if (!pelems_of(c, in_v(c, i), &e) || all.n + e.n > MAX_ELEMS) return DML_OK;
       memcpy(all.e + all.n, e.e, sizeof(dml_dim_t) * e.n);
       memcpy(all.unk + all.n, e.unk, e.n);
+      memcpy(all.m + all.n, e.m, sizeof(dml_dim_t) * e.n);
       all.n += e.n;
     }
     return set_psym(c, 0, &all);
@@ -2622,6 +2852,7 @@ static dml_status_t infer_slice(ictx_t *c) {
         src = src * x->dims[d].value + first[d] + idx[d] * stepd[d];
       r.e[k] = e.e[src];
       r.unk[k] = e.unk[src];
+      r.m[k] = e.m[src];
     }
     return set_psym(c, 0, &r);
   }
@@ -2810,11 +3041,31 @@ static dml_status_t infer_pad(ictx_t *c) {
     int part = pelems_of(c, in_v(c, 1), &pp) && pp.n == 2 * (uint32_t)x->rank;
     for (int32_t d = 0; d < x->rank; d++) {
       dyn[d] = 1, b[d] = sat_add(dim_max(c, x->dims[d]), dyn_bound(c));
-      if (part && !pp.unk[d] && !pp.unk[x->rank + d] && pp.e[d].sym < 0 &&
-          pp.e[x->rank + d].sym < 0) {
-        DML_RETURN_IF_ERROR(
-            pad_dim(c, x, d, pp.e[d].value, pp.e[x->rank + d].value, &o.dims[d]));
+      if (!part) continue;
+      uint32_t ib = (uint32_t)d, ie = (uint32_t)(x->rank + d);
+      if (!pp.unk[ib] && !pp.unk[ie] && pp.e[ib].sym < 0 && pp.e[ie].sym < 0) {
+        DML_RETURN_IF_ERROR(pad_dim(c, x, d, pp.e[ib].value, pp.e[ie].value, &o.dims[d]));
         dyn[d] = 0;
+        continue;
+      }
+      /* dim + k + (A - dim) = A + k: a pad up to a size A computed from the
+       * dim (one pad a static k, the other the difference). */
+      for (int side = 0; side < 2; side++) {
+        uint32_t i = side ? ie : ib, j = side ? ib : ie;
+        if (pp.unk[i] != 2 || !dim_eq(pp.m[i], x->dims[d]) || pp.unk[j] ||
+            pp.e[j].sym >= 0)
+          continue;
+        dml_dim_t a = pp.e[i];
+        int ok = 1;
+        if (pp.e[j].value != 0)
+          DML_RETURN_IF_ERROR(
+              sym_arith_derived(c, DML_OP_ADD, a, pp.e[j], &o.dims[d], &ok));
+        else
+          o.dims[d] = a;
+        if (ok && (o.dims[d].sym >= 0 || o.dims[d].value >= 0)) {
+          dyn[d] = 0;
+          break;
+        }
       }
     }
     return set_out_dyn(c, 0, o, dyn, b);

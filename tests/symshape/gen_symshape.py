@@ -24,6 +24,11 @@ dims:
                       (run-time: data-dependent dims) -> Mul by a [1,3,1,1]
                       weight -> y (ssdlite's image padding: the channel pads
                       are known zeros, so the channel dim stays 3)
+  pad_ceil.onnx       x f32[3,H,W] -> Pad to multiples of 32 as torchvision's
+                      GeneralizedRCNNTransform exports it (float ceil(H/32)*32
+                      - H, pads reordered by Reshape/Slice(step -1)/
+                      Transpose) -> Unsqueeze -> Conv(3 -> 4, s2) -> y: the
+                      padded extents are the derived 32*((H+31)/32)
 
 and for each model the inputs at several sizes with onnxruntime's outputs
 (<model>.<case>.x.npy / .y.npy)."""
@@ -183,9 +188,60 @@ def pad_multiple():
                              ("c", (1, 3, 5, 40))])
 
 
+def pad_ceil():
+    """torchvision's _onnx_batch_images: each size as a float max over the
+    images (one here), H and W rounded up to a multiple of 32 in float, the
+    pads [0, pw, 0, ph, 0, pc] turned into ONNX order by Reshape(-1, 2),
+    Slice(step -1), Transpose, Reshape(-1)."""
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("Shape", ["x"], ["shp"])]
+    pads = []
+    for i in range(3):
+        n = f"d{i}"
+        nodes += [
+            helper.make_node("Gather", ["shp", f"i{i}"], [n + "_s"], axis=0),
+            helper.make_node("Unsqueeze", [n + "_s", "zero"], [n + "_u"]),
+            helper.make_node("Concat", [n + "_u"], [n + "_st"], axis=0),
+            helper.make_node("Cast", [n + "_st"], [n + "_f"], to=f),
+            helper.make_node("ReduceMax", [n + "_f"], [n + "_mf"], keepdims=0),
+            helper.make_node("Cast", [n + "_mf"], [n + "_m"], to=TensorProto.INT64),
+        ]
+        top = n + "_m"
+        if i > 0:
+            nodes += [
+                helper.make_node("Cast", [top], [n + "_f2"], to=f),
+                helper.make_node("Div", [n + "_f2", "f32"], [n + "_q"]),
+                helper.make_node("Ceil", [n + "_q"], [n + "_c"]),
+                helper.make_node("Mul", [n + "_c", "f32"], [n + "_r"]),
+                helper.make_node("Cast", [n + "_r"], [n + "_ri"], to=TensorProto.INT64),
+            ]
+            top = n + "_ri"
+        nodes += [helper.make_node("Sub", [top, n + "_s"], [n + "_p"]),
+                  helper.make_node("Unsqueeze", [n + "_p", "zero"], [n + "_pu"])]
+        pads.append(n + "_pu")
+    nodes += [
+        helper.make_node("Concat", ["z1", pads[2], "z1", pads[1], "z1", pads[0]], ["tp"],
+                         axis=0),
+        helper.make_node("Reshape", ["tp", "m1x2"], ["tab"]),
+        helper.make_node("Slice", ["tab", "m1", "big", "zero", "m1"], ["rev"]),
+        helper.make_node("Transpose", ["rev"], ["tr"], perm=[1, 0]),
+        helper.make_node("Reshape", ["tr", "m1"], ["pads"]),
+        helper.make_node("Pad", ["x", "pads"], ["xp"]),
+        helper.make_node("Unsqueeze", ["xp", "zero"], ["xb"]),
+        helper.make_node("Conv", ["xb", "w1", "b1"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1]),
+    ]
+    inits = [init("w1", (4, 3, 3, 3)), init("b1", (4,)), i64("zero", [0]), i64("z1", [0]),
+             i64("m1", [-1]), i64("m1x2", [-1, 2]), i64("big", [-(2**63) + 1]),
+             numpy_helper.from_array(np.array(32.0, dtype=np.float32), "f32")]
+    inits += [numpy_helper.from_array(np.array(i, dtype=np.int64), f"i{i}") for i in range(3)]
+    m = model(nodes, "pad_ceil", [3, "H", "W"], [1, 4, "H2", "W2"], inits)
+    save(m, "pad_ceil", [("a", (3, 32, 33)), ("b", (3, 70, 64)), ("c", (3, 5, 100))])
+
+
 if __name__ == "__main__":
     resize_sizes()
     reshape_shape()
     reshape_infer()
     slice_shift()
     pad_multiple()
+    pad_ceil()

@@ -61,11 +61,20 @@ static void test_pad_multiple(void) {
   run_cases("pad_multiple", b, 2);
 }
 
+/* Pad to multiples of 32 as torchvision's GeneralizedRCNNTransform exports
+ * it (float ceil, pads reordered through Reshape/Slice/Transpose): the
+ * padded extents are 32*"(H+31)/32", so the Conv after compiles (ssdlite). */
+static void test_pad_ceil(void) {
+  dml_onnx_dim_bound_t b[] = {{"H", 128}, {"W", 128}};
+  run_cases("pad_ceil", b, 2);
+}
+
 int main(void) {
   RUN(test_resize_sizes);
   RUN(test_reshape_shape);
   RUN(test_reshape_infer);
   RUN(test_slice_shift);
   RUN(test_pad_multiple);
+  RUN(test_pad_ceil);
   return dml_test_finish();
 }
