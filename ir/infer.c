@@ -1016,13 +1016,6 @@ static int elem_affine(const dml_ir_module_t *m, dml_dim_t d, int32_t *base, int
   return 1;
 }
 
-/* Smallest run-time value of known element `d` (its value when static);
- * 0 for a data-dependent symbol. 0 on overflow (*out unset). */
-static int elem_min(const ictx_t *c, dml_dim_t d, int64_t *out) {
-  if (d.sym < 0) return *out = d.value, 1;
-  return !__builtin_mul_overflow(d.value, dml_ir_symbol_min(c->m, d.sym), out);
-}
-
 /* An element of a float tensor computed from shape elements:
  * (k * S[base] + off) / q exactly (q >= 1; base -1 and k 0: the static
  * off / q). torchvision pads images to a multiple of 32 with
@@ -1324,9 +1317,8 @@ static int sym_arith(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
 /* Known elements of a ⊙ b for integer Add/Sub/Mul/Div beyond sym_arith,
  * as derived symbols (dml_ir_module_derived_dim): k*S + off for sums and
  * differences of elements affine in one symbol S ((H-1)+1 = H again), the
- * product of two symbolic elements (batch*frames), and floor(x / q) of an
- * element x >= 0 at every size by a static q >= 1 (ONNX's integer Div
- * truncates, which is the floor for x >= 0): the run-time shape
+ * product of two symbolic elements (batch*frames), and floor(x / q) by a
+ * static q >= 1 (see DIV below): the run-time shape
  * arithmetic of PyTorch's exporters (Shape -> Gather -> Sub/Div/Add/Mul ->
  * Concat -> Reshape/Resize). *ok = 0 when the result is none of these. */
 static dml_status_t sym_arith_derived(ictx_t *c, dml_op_t op, dml_dim_t a, dml_dim_t b,
@@ -1365,10 +1357,15 @@ static dml_status_t sym_arith_derived(ictx_t *c, dml_op_t op, dml_dim_t a, dml_d
         return DML_OK;
       return dml_ir_module_derived_dim(c->m, a.sym, b.sym, k, 0, 1, out, ok);
     case DML_OP_DIV: {
-      int64_t lo = 0;
-      if (a.sym < 0 || b.sym >= 0 || b.value < 1 || !elem_min(c, a, &lo) || lo < 0 ||
-          !elem_affine(c->m, a, &sa, &ka, &oa))
+      if (a.sym < 0 || b.sym >= 0 || b.value < 1 || !elem_affine(c->m, a, &sa, &ka, &oa))
         return DML_OK;
+      /* Floor division, as the exporters mean it (torch's SymInt `//`,
+       * written as ONNX's truncating Div): the two agree where the
+       * numerator is >= 0, as at the bounds (a symbolic element is >= 1
+       * there). Where it is negative, at sizes smaller than the model's
+       * windows need (wav2vec2 computes its frame count from
+       * floor(samples/80) - 3 before the Convs that need samples >= 400),
+       * the extents in use are below 1 and the runtime refuses them. */
       return dml_ir_module_derived_dim(c->m, sa, -1, ka, oa, b.value, out, ok);
     }
     default: return DML_OK;
