@@ -2521,6 +2521,11 @@ static dml_status_t infer_transpose(ictx_t *c) {
   return DML_OK;
 }
 
+/* 1 when `d` is a multiple of a data-dependent symbol. */
+static int dim_dd(const ictx_t *c, dml_dim_t d) {
+  return d.sym >= 0 && (c->m->symbols[d.sym].flags & DML_IR_SYMBOL_DATA_DEPENDENT);
+}
+
 static dml_status_t infer_concat(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
@@ -2532,6 +2537,7 @@ static dml_status_t infer_concat(ictx_t *c) {
   DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
   dml_type_t o = *x;
   char s1[TBUF], s2[TBUF];
+  int64_t dd_sum = -1; /* >= 0: the bound of a data-dependent sum */
   for (uint32_t i = 1; i < c->n->n_inputs; i++) {
     const dml_type_t *t = in_t(c, i);
     if (!t) return fail(c, INVALID, "input %u is missing", i);
@@ -2547,17 +2553,51 @@ static dml_status_t infer_concat(ictx_t *c) {
     }
     dml_dim_t sum, a0 = o.dims[ax], b0 = t->dims[ax];
     if (a0.sym < 0) a0 = t->dims[ax], b0 = o.dims[ax];
-    if (dim_add(o.dims[ax], t->dims[ax], &sum)) {
+    if (dd_sum >= 0) {
+      dd_sum = sat_add(dd_sum, dim_max(c, t->dims[ax]));
+    } else if (dim_add(o.dims[ax], t->dims[ax], &sum)) {
       o.dims[ax] = sum;
     } else if (a0.sym >= 0 && b0.sym < 0) { /* H + k: a derived dim */
       DML_RETURN_IF_ERROR(
           derived_extent(c, a0, 1, b0.value, 1, "the concatenated extent", &o.dims[ax]));
+    } else if (dim_dd(c, o.dims[ax]) || dim_dd(c, t->dims[ax])) {
+      /* A sum of data-dependent extents (per-class detections after TopK):
+       * a data-dependent dim bounded by the sum of the bounds, which the
+       * CPU's shape rule sums at run time (cpu_outdims.c dims_concat). */
+      dd_sum =
+          sat_add(dd_sum < 0 ? dim_max(c, o.dims[ax]) : dd_sum, dim_max(c, t->dims[ax]));
     } else {
       return fail(c, UNIMPL,
                   "the concatenated dim %d (adding %s) is not expressible as a bounded "
                   "dim (a sum of two symbols)",
                   (int)ax, TS(t, s1));
     }
+  }
+  if (dd_sum >= 0) {
+    /* An earlier Concat of the same extents (boxes and scores of the same
+     * detections) gave the sum a symbol already: the same one. */
+    for (const dml_ir_node_t *n = c->n->func ? c->n->func->first : NULL; n && n != c->n;
+         n = n->next) {
+      const dml_type_t *no = n->n_outputs ? &n->outputs[0]->type : NULL;
+      const dml_attr_t *na = dml_ir_node_attr(n, "axis");
+      if (n->op != DML_OP_CONCAT || n->n_inputs != c->n->n_inputs || !no || !na ||
+          na->kind != DML_ATTR_INT || na->i < -(int64_t)no->rank || na->i >= no->rank)
+        continue;
+      int32_t an = (int32_t)(na->i < 0 ? na->i + no->rank : na->i);
+      int same = dim_dd(c, no->dims[an]);
+      for (uint32_t i = 0; same && i < n->n_inputs; i++)
+        same = n->inputs[i] && n->inputs[i]->type.rank == no->rank &&
+               dim_eq(n->inputs[i]->type.dims[an], in_t(c, i)->dims[ax]);
+      if (!same) continue;
+      o.dims[ax] = no->dims[an];
+      set_out(c, 0, &o);
+      return DML_OK;
+    }
+    int dyn[DML_MAX_RANK] = {0};
+    int64_t b[DML_MAX_RANK];
+    for (int32_t d = 0; d < o.rank; d++) b[d] = dim_max(c, o.dims[d]);
+    dyn[ax] = 1, b[ax] = dd_sum;
+    return set_out_dyn(c, 0, o, dyn, b);
   }
   set_out(c, 0, &o);
   /* Known (or partly known) contents of 1-D integer inputs concatenate. */
@@ -2799,6 +2839,9 @@ static dml_status_t infer_slice(ictx_t *c) {
   dml_type_t o = *x;
   int64_t first[DML_MAX_RANK], stepd[DML_MAX_RANK];
   int all_static = 1; /* every sliced axis static with static starts/ends */
+  int sdyn[DML_MAX_RANK] = {0}, any_dyn = 0;
+  int64_t sbound[DML_MAX_RANK];
+  for (int32_t d = 0; d < DML_MAX_RANK; d++) sbound[d] = 1;
   for (int32_t d = 0; d < DML_MAX_RANK; d++) first[d] = 0, stepd[d] = 1;
   for (uint32_t i = 0; i < st.n; i++) {
     int32_t a = 0;
@@ -2811,6 +2854,18 @@ static dml_status_t infer_slice(ictx_t *c) {
           slice_len_sym(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a], &sym_ok));
     else
       sym_ok = 1;
+    if (!sym_ok && dim_dd(c, x->dims[a])) {
+      /* Of a data-dependent extent (the first 300 detections): a
+       * data-dependent extent, no larger than the slice at the bound, which
+       * the CPU's shape rule computes at run time (cpu_outdims.c). */
+      int64_t f0 = 0, mx = dim_max(c, x->dims[a]);
+      sdyn[a] = 1;
+      sbound[a] = st.e[i].sym < 0 && en.e[i].sym < 0
+                      ? slice_static(mx, st.e[i].value, en.e[i].value, step, &f0)
+                      : mx;
+      any_dyn = 1;
+      sym_ok = 1;
+    }
     if (!sym_ok) {
       char tb[TBUF], b1[64], b2[64];
       return fail(
@@ -2829,6 +2884,7 @@ static dml_status_t infer_slice(ictx_t *c) {
       all_static = 0;
     }
   }
+  if (any_dyn) return set_out_dyn(c, 0, o, sdyn, sbound);
   set_out(c, 0, &o);
   /* Known (or partly known) contents of a small static input slice along
    * with it (row-major; the pads table of torchvision's image padding is
@@ -3563,9 +3619,12 @@ static dml_status_t infer_top_k(ictx_t *c) {
     dyn[ax] = 1;
     b[ax] = dim_max(c, x->dims[ax]);
     DML_RETURN_IF_ERROR(set_out_dyn(c, 0, *x, dyn, b));
-    dml_type_t oi = *x;
+    /* The indices have the values' K (one symbol: boxes gathered by them
+     * and the scores concatenate alike). */
+    dml_type_t oi = c->n->outputs[0]->type;
     oi.dtype = DML_DTYPE_I64;
-    return set_out_dyn(c, 1, oi, dyn, b);
+    set_out(c, 1, &oi);
+    return DML_OK;
   }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "K", 0, &e));
   if (e.n != 1) return fail(c, INVALID, "K (input 1) must have one element, has %u", e.n);
@@ -4991,8 +5050,35 @@ static dml_status_t infer_if(ictx_t *c) {
                   "passes %u captures and has %u outputs",
                   name, fn[b]->n_args, fn[b]->n_results, c->n->n_inputs - 1,
                   c->n->n_outputs);
+    /* Dims of the captures over derived or data-dependent symbols become
+     * the branch's own input symbols "<branch>.<symbol>" (one per symbol,
+     * so captures that share a dim share it there): a branch runs as a
+     * function of its own, whose inputs set its symbols. */
+    int32_t from[2 * DML_MAX_RANK], to[2 * DML_MAX_RANK];
+    uint32_t n_map = 0;
     for (uint32_t j = 0; j < fn[b]->n_args; j++) {
-      fn[b]->args[j]->type = c->n->inputs[1 + j]->type;
+      dml_type_t at = c->n->inputs[1 + j]->type;
+      for (int32_t d = 0; d < at.rank; d++) {
+        int32_t sy = at.dims[d].sym;
+        if (sy < 0 || !(c->m->symbols[sy].flags &
+                        (DML_IR_SYMBOL_DERIVED | DML_IR_SYMBOL_DATA_DEPENDENT)))
+          continue;
+        uint32_t k = 0;
+        while (k < n_map && from[k] != sy) k++;
+        if (k == n_map) {
+          char sn[400];
+          if (n_map == 2 * DML_MAX_RANK)
+            return fail(c, UNIMPL, "the captures of '%s' use more than %d computed dims",
+                        name, 2 * DML_MAX_RANK);
+          snprintf(sn, sizeof sn, "%s.%s", name, c->m->symbols[sy].name);
+          from[n_map] = sy;
+          DML_RETURN_IF_ERROR(
+              dml_ir_module_add_symbol(c->m, sn, c->m->symbols[sy].bound, &to[n_map]));
+          n_map++;
+        }
+        at.dims[d].sym = to[k];
+      }
+      fn[b]->args[j]->type = at;
       fn[b]->args[j]->sym_data = c->n->inputs[1 + j]->sym_data;
     }
     for (dml_ir_node_t *n = fn[b]->first; n; n = n->next) {

@@ -29,6 +29,10 @@ dims:
                       - H, pads reordered by Reshape/Slice(step -1)/
                       Transpose) -> Unsqueeze -> Conv(3 -> 4, s2) -> y: the
                       padded extents are the derived 32*((H+31)/32)
+  dd_concat.onnx      x f32[S] -> Concat of two Compress results (a sum of
+                      data-dependent extents, summed at run time), a second
+                      Concat of the same extents added to it, and a Slice
+                      [:3] of it -> y1, y2
 
 and for each model the inputs at several sizes with onnxruntime's outputs
 (<model>.<case>.x.npy / .y.npy)."""
@@ -238,6 +242,46 @@ def pad_ceil():
     save(m, "pad_ceil", [("a", (3, 32, 33)), ("b", (3, 70, 64)), ("c", (3, 5, 100))])
 
 
+def dd_concat():
+    """Concat of data-dependent extents (torchvision's per-class detections):
+    a = x[x > 0], b = x[x < -0.5]; y1 = Concat(a, b) + Concat(2a, 2b) (the
+    two sums are one symbol), y2 = Concat(a, b)[:3] (a slice of a
+    data-dependent extent)."""
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["pos"]),
+        helper.make_node("Less", ["x", "mhalf"], ["neg"]),
+        helper.make_node("Compress", ["x", "pos"], ["a"], axis=0),
+        helper.make_node("Compress", ["x", "neg"], ["b"], axis=0),
+        helper.make_node("Concat", ["a", "b"], ["c"], axis=0),
+        helper.make_node("Mul", ["a", "two"], ["a2"]),
+        helper.make_node("Mul", ["b", "two"], ["b2"]),
+        helper.make_node("Concat", ["a2", "b2"], ["c2"], axis=0),
+        helper.make_node("Add", ["c", "c2"], ["y1"]),
+        helper.make_node("Slice", ["c", "s0", "s3"], ["y2"]),
+    ]
+    g = helper.make_graph(
+        nodes, "dd_concat", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S"])],
+        [helper.make_tensor_value_info("y1", TensorProto.FLOAT, ["K"]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, ["K2"])],
+        [numpy_helper.from_array(np.array(0, np.float32), "zero"),
+         numpy_helper.from_array(np.array(-0.5, np.float32), "mhalf"),
+         numpy_helper.from_array(np.array(2, np.float32), "two"),
+         i64("s0", [0]), i64("s3", [3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    path = os.path.join(HERE, "dd_concat.onnx")
+    onnx.save(m, path)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for tag, n in [("a", 1), ("b", 9), ("c", 40)]:
+        x = rng.standard_normal(n).astype(np.float32)
+        if tag == "a":
+            x[:] = 0.25  # b is empty
+        for k, y in enumerate(sess.run(None, {"x": x})):
+            np.save(os.path.join(HERE, f"dd_concat.{tag}.y{k + 1}.npy"), y)
+        np.save(os.path.join(HERE, f"dd_concat.{tag}.x.npy"), x)
+
+
 if __name__ == "__main__":
     resize_sizes()
     reshape_shape()
@@ -245,3 +289,4 @@ if __name__ == "__main__":
     slice_shift()
     pad_multiple()
     pad_ceil()
+    dd_concat()

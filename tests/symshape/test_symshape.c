@@ -69,6 +69,23 @@ static void test_pad_ceil(void) {
   run_cases("pad_ceil", b, 2);
 }
 
+/* Concat of data-dependent extents (summed at run time by the CPU's shape
+ * rule), a second Concat of the same extents with the same symbol, a
+ * Slice of such an extent; case a has an empty part. */
+static void test_dd_concat(void) {
+  dml_onnx_dim_bound_t b[] = {{"S", 64}};
+  dml_rt_model_t *m = compile("dd_concat", b, 1, "cpu");
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  if (s) {
+    check_case_n(s, "dd_concat", "c", 2);
+    check_case_n(s, "dd_concat", "a", 2);
+    check_case_n(s, "dd_concat", "b", 2);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+}
+
 int main(void) {
   RUN(test_resize_sizes);
   RUN(test_reshape_shape);
@@ -76,5 +93,6 @@ int main(void) {
   RUN(test_slice_shift);
   RUN(test_pad_multiple);
   RUN(test_pad_ceil);
+  RUN(test_dd_concat);
   return dml_test_finish();
 }
