@@ -33,6 +33,9 @@ dims:
                       data-dependent extents, summed at run time), a second
                       Concat of the same extents added to it, and a Slice
                       [:3] of it -> y1, y2
+  if_capture.onnx     x f32[S] -> If (cond sum(x) > 0) whose branches capture
+                      a = x[x > 0] (empty in case a), returning [2K] or
+                      [K] -> y
 
 and for each model the inputs at several sizes with onnxruntime's outputs
 (<model>.<case>.x.npy / .y.npy)."""
@@ -282,6 +285,41 @@ def dd_concat():
         np.save(os.path.join(HERE, f"dd_concat.{tag}.x.npy"), x)
 
 
+def if_capture():
+    """An If whose branches capture a data-dependent extent (a = x[x > 0],
+    empty in case a) and return different shapes (so it runs as control
+    flow): then Concat(a, a), else a + 2, chosen by sum(x) > 0."""
+    a2 = helper.make_graph([helper.make_node("Concat", ["a", "a"], ["t"], axis=0)], "then",
+                           [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, ["K2"])])
+    a1 = helper.make_graph([helper.make_node("Add", ["a", "two"], ["e"])], "else", [],
+                           [helper.make_tensor_value_info("e", TensorProto.FLOAT, ["K"])])
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["pos"]),
+        helper.make_node("Compress", ["x", "pos"], ["a"], axis=0),
+        helper.make_node("ReduceSum", ["x"], ["sum"], keepdims=0),
+        helper.make_node("Greater", ["sum", "zero"], ["cond"]),
+        helper.make_node("If", ["cond"], ["y"], then_branch=a2, else_branch=a1),
+    ]
+    g = helper.make_graph(
+        nodes, "if_capture", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["K"])],
+        [numpy_helper.from_array(np.array(0, np.float32), "zero"),
+         numpy_helper.from_array(np.array(2, np.float32), "two")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    path = os.path.join(HERE, "if_capture.onnx")
+    onnx.save(m, path)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for tag, n in [("a", 5), ("b", 9), ("c", 40)]:
+        x = rng.standard_normal(n).astype(np.float32)
+        if tag == "a":
+            x = -np.abs(x)  # no element > 0: the capture is empty
+        (y,) = sess.run(None, {"x": x})
+        np.save(os.path.join(HERE, f"if_capture.{tag}.x.npy"), x)
+        np.save(os.path.join(HERE, f"if_capture.{tag}.y.npy"), y)
+
+
 if __name__ == "__main__":
     resize_sizes()
     reshape_shape()
@@ -290,3 +328,4 @@ if __name__ == "__main__":
     pad_multiple()
     pad_ceil()
     dd_concat()
+    if_capture()

@@ -86,6 +86,13 @@ static void test_dd_concat(void) {
   dml_rt_model_release(m);
 }
 
+/* An If whose branches capture a data-dependent extent: the branch types it
+ * with its own input symbol, which may be 0 (case a: empty). */
+static void test_if_capture(void) {
+  dml_onnx_dim_bound_t b[] = {{"S", 64}};
+  run_cases("if_capture", b, 1);
+}
+
 int main(void) {
   RUN(test_resize_sizes);
   RUN(test_reshape_shape);
@@ -94,5 +101,6 @@ int main(void) {
   RUN(test_pad_multiple);
   RUN(test_pad_ceil);
   RUN(test_dd_concat);
+  RUN(test_if_capture);
   return dml_test_finish();
 }
