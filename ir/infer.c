@@ -2348,6 +2348,23 @@ static dml_status_t infer_reshape(ictx_t *c) {
       if (total.n == 0 && known.n == 0)
         return fail(c, INVALID, "cannot reshape %s (%lld elements) into %s", TS(x, tb),
                     (long long)total.coeff, elems_str(c, &e, eb, sizeof(eb)));
+      /* Over data-dependent extents (no derived symbol has such sources):
+       * the -1 is data-dependent too, bounded by the element count, and the
+       * CPU's shape rule divides it out at run time (dims_reshape). */
+      int dd = 0;
+      for (int i = 0; i < total.n; i++)
+        dd |= (c->m->symbols[total.syms[i]].flags & DML_IR_SYMBOL_DATA_DEPENDENT) != 0;
+      for (int i = 0; i < known.n; i++)
+        dd |= (c->m->symbols[known.syms[i]].flags & DML_IR_SYMBOL_DATA_DEPENDENT) != 0;
+      if (dd) {
+        int dyn[DML_MAX_RANK] = {0};
+        int64_t b[DML_MAX_RANK], nb = dml_ir_type_numel_bound(c->m, x);
+        if (nb < 0) return fail(c, INVALID, "input element count overflows");
+        for (int32_t d = 0; d < o.rank; d++) b[d] = dim_max(c, o.dims[d]);
+        dyn[infer] = 1, b[infer] = nb > 0 ? nb : 1;
+        DML_RETURN_IF_ERROR(set_out_dyn(c, 0, o, dyn, b));
+        return pass_sym(c, 0);
+      }
       return fail(c, UNIMPL,
                   "Reshape of %s into %s: the -1 dim would be (%s)/(%s), which a dim "
                   "(value*symbol) cannot express",

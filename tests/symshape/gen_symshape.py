@@ -36,6 +36,8 @@ dims:
   if_capture.onnx     x f32[S] -> If (cond sum(x) > 0) whose branches capture
                       a = x[x > 0] (empty in case a), returning [2K] or
                       [K] -> y
+  dd_reshape.onnx     x f32[S] -> Reshape [-1] of the outer product of two
+                      Compress results (a product of data-dependent extents)
 
 and for each model the inputs at several sizes with onnxruntime's outputs
 (<model>.<case>.x.npy / .y.npy)."""
@@ -320,6 +322,30 @@ def if_capture():
         np.save(os.path.join(HERE, f"if_capture.{tag}.y.npy"), y)
 
 
+def dd_reshape():
+    """Reshape to [-1] of a product of two data-dependent extents: the outer
+    product of a = x[x > 0] and b = x[x < -0.5], flattened."""
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["pos"]),
+        helper.make_node("Less", ["x", "mhalf"], ["neg"]),
+        helper.make_node("Compress", ["x", "pos"], ["a"], axis=0),
+        helper.make_node("Compress", ["x", "neg"], ["b"], axis=0),
+        helper.make_node("Unsqueeze", ["a", "one"], ["ac"]),
+        helper.make_node("Unsqueeze", ["b", "zero_i"], ["br"]),
+        helper.make_node("Mul", ["ac", "br"], ["outer"]),
+        helper.make_node("Reshape", ["outer", "m1"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes, "dd_reshape", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["K"])],
+        [numpy_helper.from_array(np.array(0, np.float32), "zero"),
+         numpy_helper.from_array(np.array(-0.5, np.float32), "mhalf"),
+         i64("one", [1]), i64("zero_i", [0]), i64("m1", [-1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    save(m, "dd_reshape", [("a", (3,)), ("b", (9,)), ("c", (40,))])
+
+
 if __name__ == "__main__":
     resize_sizes()
     reshape_shape()
@@ -329,3 +355,4 @@ if __name__ == "__main__":
     pad_ceil()
     dd_concat()
     if_capture()
+    dd_reshape()

@@ -93,6 +93,13 @@ static void test_if_capture(void) {
   run_cases("if_capture", b, 1);
 }
 
+/* Reshape [-1] of a product of two data-dependent extents: the -1 is
+ * data-dependent, divided out at run time. */
+static void test_dd_reshape(void) {
+  dml_onnx_dim_bound_t b[] = {{"S", 64}};
+  run_cases("dd_reshape", b, 1);
+}
+
 int main(void) {
   RUN(test_resize_sizes);
   RUN(test_reshape_shape);
@@ -102,5 +109,6 @@ int main(void) {
   RUN(test_pad_ceil);
   RUN(test_dd_concat);
   RUN(test_if_capture);
+  RUN(test_dd_reshape);
   return dml_test_finish();
 }
