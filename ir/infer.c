@@ -1362,10 +1362,13 @@ static dml_status_t sym_arith_derived(ictx_t *c, dml_op_t op, dml_dim_t a, dml_d
       /* Floor division, as the exporters mean it (torch's SymInt `//`,
        * written as ONNX's truncating Div): the two agree where the
        * numerator is >= 0, as at the bounds (a symbolic element is >= 1
-       * there). Where it is negative, at sizes smaller than the model's
-       * windows need (wav2vec2 computes its frame count from
-       * floor(samples/80) - 3 before the Convs that need samples >= 400),
-       * the extents in use are below 1 and the runtime refuses them. */
+       * there). Where it is negative, the floor is one below ONNX's
+       * result: this assumes, as torch's own semantics do, that such sizes
+       * are below what the model takes (wav2vec2 computes its frame count
+       * from floor(samples/80) - 3 before the Convs that need samples >=
+       * 400; there the extents in use are below 1 and the runtime refuses
+       * them). A --input-shape minimum that keeps the numerator >= 0 makes
+       * it exact. */
       return dml_ir_module_derived_dim(c->m, sa, -1, ka, oa, b.value, out, ok);
     }
     default: return DML_OK;
