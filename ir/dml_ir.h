@@ -54,6 +54,14 @@ typedef enum dml_ir_value_kind {
 typedef struct dml_ir_sym_data {
   uint32_t n;
   dml_dim_t *elems;
+  /* dml_ir_value_t::sym_partial only: unknown[i] = 1 when element i is
+   * computed at run time (elems[i] is then meaningless), 2 for a difference
+   * (below); NULL in sym_data, whose elements are all known. */
+  uint8_t *unknown;
+  /* sym_partial only, or NULL: where unknown[i] == 2, element i is the
+   * difference elems[i] - minus[i] of two dims that no one dim expresses
+   * (32*((H+31)/32) - H, a pad to a multiple of 32). */
+  dml_dim_t *minus;
 } dml_ir_sym_data_t;
 
 struct dml_ir_value {
@@ -71,6 +79,12 @@ struct dml_ir_value {
   uint32_t global_flags;
   /* Symbolic contents (NULL when unknown); see dml_ir_sym_data_t. */
   dml_ir_sym_data_t *sym_data;
+  /* Partly known contents (NULL when all or none are known): the known
+   * elements of a small integer tensor some of whose elements are computed
+   * at run time (Pad's pads Concat([0, 0, 0, 0, 0, 0, ph, pw]) with ph, pw
+   * from Mod of a size): the output dims they decide stay static or
+   * symbolic, the others become data-dependent. */
+  dml_ir_sym_data_t *sym_partial;
   /* Memory plan (passes/mem_plan): byte offset in the function's arena and
    * size at the symbols' bounds; -1 when not planned. */
   int64_t mem_offset;

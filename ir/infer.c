@@ -11,14 +11,20 @@
  * Every error names the node, the op and the input types.
  *
  * Small integer tensors whose contents are known (constant globals, and
- * the results of Shape, Size, Gather, Concat, Slice, Unsqueeze, Squeeze,
- * Reshape, Identity, Cast, Range, ConstantOfShape, Neg, Abs, Max, Min,
- * Where, ReduceSum/Prod/Max/Min and integer Add/Sub/Mul/Div/Mod on those,
- * bool comparisons of them and Not/And/Or/Xor of those) carry their
+ * the results of Shape, Size, Gather, Concat, Slice, Transpose, Unsqueeze,
+ * Squeeze, Reshape, Identity, Cast, Range, ConstantOfShape, Neg, Abs, Max,
+ * Min, Where, ReduceSum/Prod/Max/Min and integer Add/Sub/Mul/Div/Mod on
+ * those, bool comparisons of them and Not/And/Or/Xor of those) carry their
  * elements in dml_ir_value_t::sym_data,
  * so exporter chains such as Shape -> Gather -> Unsqueeze -> Concat ->
- * Reshape resolve statically. Invariant of recorded elements: a symbolic
- * element has value >= 1. Small float values (Range bounds, Resize scales,
+ * Reshape resolve statically. Arithmetic on symbolic elements that
+ * value*symbol cannot write gives derived symbols (sym_arith_derived:
+ * (H-1)/2+1 is the "(H+1)/2" of a stride-2 Conv, batch*frames a product);
+ * a tensor some of whose elements are computed at run time keeps the known
+ * ones in dml_ir_value_t::sym_partial (Concat, Slice, Transpose, Reshape and
+ * the like pass them on), so Pad, Reshape and Resize make only the dims the
+ * unknown elements decide data-dependent. Invariant of recorded elements: a
+ * symbolic element has value >= 1. Small float values (Range bounds, Resize scales,
  * OneHot depth) are evaluated on demand through their defining nodes
  * (f64s_eval); a float -> integer Cast of them records sym_data.
  */
@@ -765,7 +771,7 @@ static dml_status_t set_sym(ictx_t *c, uint32_t o, const dml_dim_t *e, uint32_t 
   if (o >= c->n->n_outputs) return DML_OK;
   dml_ir_value_t *v = c->n->outputs[o];
   if ((!dml_dtype_is_int(v->type.dtype) && v->type.dtype != DML_DTYPE_BOOL) ||
-      v->type.rank > 1 || n > MAX_ELEMS)
+      n > MAX_ELEMS)
     return DML_OK;
   if (!dml_type_is_static(&v->type) ||
       dml_ir_type_numel_bound(c->m, &v->type) != (int64_t)n)
@@ -782,11 +788,92 @@ static dml_status_t set_sym(ictx_t *c, uint32_t o, const dml_dim_t *e, uint32_t 
   return DML_OK;
 }
 
-/* Passes known elements of input `i` through to output 0 (same order). */
-static dml_status_t pass_sym(ictx_t *c, uint32_t i) {
+/* Elements of a small integer tensor, some perhaps computed at run time:
+ * unk[i] = 1 when element i is (e[i] is then unset), 2 when it is the
+ * difference e[i] - m[i] of two known dims that no one dim expresses
+ * (32*((H+31)/32) - H: the pad of an image to a multiple of 32), which only
+ * Pad's extent dim + (e - m) with m = dim resolves. */
+typedef struct pelems {
+  uint32_t n;
+  dml_dim_t e[MAX_ELEMS];
+  uint8_t unk[MAX_ELEMS]; /* 0 known, 1 unknown, 2 the difference e[i] - m[i] */
+  dml_dim_t m[MAX_ELEMS];
+} pelems_t;
+
+/* Elements of `v`, all known (elems_of), partly known (sym_partial), or
+ * none known but of a static count <= MAX_ELEMS (every one unknown). 0 when
+ * not even the count is known. */
+static int pelems_of(const ictx_t *c, const dml_ir_value_t *v, pelems_t *out) {
   elems_t e;
-  if (elems_of(c, in_v(c, i), &e) != 1) return DML_OK;
-  return set_sym(c, 0, e.e, e.n);
+  if (!v) return 0;
+  int k = elems_of(c, v, &e);
+  if (k < 0) return 0;
+  if (k == 1) {
+    out->n = e.n;
+    memcpy(out->e, e.e, sizeof(dml_dim_t) * e.n);
+    memset(out->unk, 0, e.n);
+    return 1;
+  }
+  const dml_ir_sym_data_t *p = v->sym_partial;
+  if (p && p->unknown && p->n <= MAX_ELEMS) {
+    out->n = p->n;
+    for (uint32_t i = 0; i < p->n; i++) {
+      out->unk[i] = p->unknown[i] == 2 && p->minus ? 2 : p->unknown[i] != 0;
+      out->e[i] = out->unk[i] == 1 ? D(0) : p->elems[i];
+      out->m[i] = out->unk[i] == 2 ? p->minus[i] : D(0);
+    }
+    return 1;
+  }
+  if ((!dml_dtype_is_int(v->type.dtype) && v->type.dtype != DML_DTYPE_BOOL) ||
+      !dml_type_is_static(&v->type))
+    return 0;
+  int64_t n = dml_ir_type_numel_bound(c->m, &v->type);
+  if (n < 0 || n > MAX_ELEMS) return 0;
+  out->n = (uint32_t)n;
+  for (uint32_t i = 0; i < out->n; i++) out->e[i] = out->m[i] = D(0), out->unk[i] = 1;
+  return 1;
+}
+
+/* Records elements `p` on output `o`: sym_data when all are known,
+ * sym_partial when some are (nothing when none is). Same conditions as
+ * set_sym. */
+static dml_status_t set_psym(ictx_t *c, uint32_t o, const pelems_t *p) {
+  uint32_t n_unk = 0, n_diff = 0;
+  for (uint32_t i = 0; i < p->n; i++) n_unk += p->unk[i] == 1, n_diff += p->unk[i] == 2;
+  if (n_unk == 0 && n_diff == 0) return set_sym(c, o, p->e, p->n);
+  if (n_unk == p->n || o >= c->n->n_outputs) return DML_OK;
+  dml_ir_value_t *v = c->n->outputs[o];
+  if ((!dml_dtype_is_int(v->type.dtype) && v->type.dtype != DML_DTYPE_BOOL) ||
+      !dml_type_is_static(&v->type) ||
+      dml_ir_type_numel_bound(c->m, &v->type) != (int64_t)p->n)
+    return DML_OK;
+  for (uint32_t i = 0; i < p->n; i++)
+    if (p->unk[i] != 1 && ((p->e[i].sym >= 0 && p->e[i].value < 1) ||
+                           (p->unk[i] == 2 && p->m[i].sym >= 0 && p->m[i].value < 1)))
+      return DML_OK;
+  dml_ir_sym_data_t *sd = (dml_ir_sym_data_t *)dml_ir_alloc(c->m, sizeof(*sd));
+  dml_dim_t *arr = (dml_dim_t *)dml_ir_alloc(c->m, sizeof(dml_dim_t) * p->n);
+  uint8_t *unk = (uint8_t *)dml_ir_alloc(c->m, p->n);
+  dml_dim_t *minus =
+      n_diff ? (dml_dim_t *)dml_ir_alloc(c->m, sizeof(dml_dim_t) * p->n) : NULL;
+  if (!sd || !arr || !unk || (n_diff && !minus)) return oom(c);
+  memcpy(arr, p->e, sizeof(dml_dim_t) * p->n);
+  memcpy(unk, p->unk, p->n);
+  if (minus) memcpy(minus, p->m, sizeof(dml_dim_t) * p->n);
+  sd->n = p->n;
+  sd->elems = arr;
+  sd->unknown = unk;
+  sd->minus = minus;
+  v->sym_partial = sd;
+  return DML_OK;
+}
+
+/* Passes the known (or partly known) elements of input `i` through to
+ * output 0 (same order). */
+static dml_status_t pass_sym(ictx_t *c, uint32_t i) {
+  pelems_t p;
+  if (!pelems_of(c, in_v(c, i), &p)) return DML_OK;
+  return set_psym(c, 0, &p);
 }
 
 /* Reads a list attribute of exactly `n` ints (default `dflt` each when
@@ -904,6 +991,225 @@ static dml_status_t attr_dtype(const ictx_t *c, const char *name, int required,
   return DML_OK;
 }
 
+/* Known element `d` as k * S[*base] + off (k >= 0; *base = -1 and k = 0
+ * for a static element), unfolding affine derived symbols (one source,
+ * div 1: "H+1", "2*H-3") to their source, so that sizes the exporters
+ * compute from one symbol (Shape -> Sub/Add/Mul) meet again. 0 on
+ * overflow. */
+static int elem_affine(const dml_ir_module_t *m, dml_dim_t d, int32_t *base, int64_t *k,
+                       int64_t *off) {
+  *base = -1, *k = 0, *off = 0;
+  if (d.sym < 0) return *off = d.value, 1;
+  if (d.value < 0) return 0;
+  int64_t kk = d.value, oo = 0;
+  int32_t s = d.sym;
+  while ((m->symbols[s].flags & DML_IR_SYMBOL_DERIVED) && m->symbols[s].src[1] < 0 &&
+         m->symbols[s].div == 1) {
+    const dml_ir_symbol_t *y = &m->symbols[s];
+    int64_t t;
+    if (__builtin_mul_overflow(kk, y->add, &t) || __builtin_add_overflow(oo, t, &oo) ||
+        __builtin_mul_overflow(kk, y->mul, &kk))
+      return 0;
+    s = y->src[0];
+  }
+  *base = s, *k = kk, *off = oo;
+  return 1;
+}
+
+/* An element of a float tensor computed from shape elements:
+ * (k * S[base] + off) / q exactly (q >= 1; base -1 and k 0: the static
+ * off / q). torchvision pads images to a multiple of 32 with
+ * Cast(ceil(Cast(H, float) / 32) * 32, int64). */
+typedef struct symf {
+  int32_t base;
+  int64_t k, off, q;
+} symf_t;
+
+/* Largest |value| a float dtype holds every integer up to. */
+static int64_t float_exact_int(dml_dtype_t dt) {
+  switch (dt) {
+    case DML_DTYPE_F64: return INT64_C(1) << 53;
+    case DML_DTYPE_F32: return INT64_C(1) << 24;
+    default: return INT64_C(1) << 11; /* f16; bf16 and smaller are refused below */
+  }
+}
+
+/* The numerator k*S+off of `f` as a dim: static, value*symbol or derived
+ * (dml_ir_module_derived_dim), floor-divided by div. *ok = 0 when not
+ * expressible. */
+static dml_status_t symf_dim(ictx_t *c, const symf_t *f, int64_t add, int64_t div,
+                             dml_dim_t *out, int *ok) {
+  *ok = 0;
+  int64_t a;
+  if (__builtin_add_overflow(f->off, add, &a)) return DML_OK;
+  if (f->base < 0) {
+    int64_t v = 0;
+    if (!dml_sym_derived_eval(0, a, div, 1, 1, &v)) return DML_OK;
+    *out = D(v);
+    *ok = 1;
+    return DML_OK;
+  }
+  return dml_ir_module_derived_dim(c->m, f->base, -1, f->k, a, div, out, ok);
+}
+
+/* Elements of float value `v` as symf_t (at most cap), through the
+ * defining nodes: Cast of known integer elements, Identity, Reshape,
+ * Flatten, Squeeze, Unsqueeze, Concat, a ReduceMax/Min/Sum/Mean of one
+ * element (torch.max(torch.stack([h]))), Add/Sub/Mul/Div by static values
+ * keeping the form exact, and Floor/Ceil (derived symbols). The values must
+ * stay integers the dtype holds exactly (below 2^24 for f32) at the
+ * symbols' bounds, so the kernels compute them as written. *ok = 0 when
+ * unknown; *budget bounds the nodes visited. */
+static dml_status_t symf_eval(ictx_t *c, const dml_ir_value_t *v, symf_t *out,
+                              uint32_t cap, uint32_t *out_n, int *ok, int *budget) {
+  *ok = 0;
+  if (!v || --*budget < 0 || !dml_dtype_is_float(v->type.dtype) ||
+      dml_dtype_size(v->type.dtype) < 2 || v->type.dtype == DML_DTYPE_BF16 ||
+      !dml_type_is_static(&v->type))
+    return DML_OK;
+  int64_t numel = dml_ir_type_numel_bound(c->m, &v->type);
+  if (numel < 1 || numel > (int64_t)cap) return DML_OK;
+  double f[MAX_ELEMS];
+  uint32_t nf = 0;
+  int fb = 16;
+  if (f64s_eval(c, v, f, MAX_ELEMS, &nf, &fb) == 1) { /* all static */
+    for (uint32_t i = 0; i < nf; i++) {
+      if (!(fabs(f[i]) < 9.0e15) || f[i] != floor(f[i])) return DML_OK;
+      out[i].base = -1, out[i].k = 0, out[i].off = (int64_t)f[i], out[i].q = 1;
+    }
+    *out_n = nf;
+    *ok = 1;
+    return DML_OK;
+  }
+  const dml_ir_node_t *d = v->def;
+  if (v->kind != DML_IR_VALUE_RESULT || !d || v->def_index != 0 || d->n_inputs < 1)
+    return DML_OK;
+  symf_t a[MAX_ELEMS];
+  uint32_t na = 0;
+  int aok = 0;
+  switch (d->op) {
+    case DML_OP_CAST: {
+      const dml_ir_value_t *x = d->inputs[0];
+      if (x && dml_dtype_is_int(x->type.dtype)) {
+        elems_t e;
+        if (elems_of(c, x, &e) != 1 || e.n != (uint32_t)numel) return DML_OK;
+        for (uint32_t i = 0; i < e.n; i++) {
+          out[i].q = 1;
+          if (!elem_affine(c->m, e.e[i], &out[i].base, &out[i].k, &out[i].off))
+            return DML_OK;
+        }
+        *out_n = e.n;
+        break;
+      }
+    }
+      /* fall through */
+    case DML_OP_IDENTITY:
+    case DML_OP_RESHAPE:
+    case DML_OP_FLATTEN:
+    case DML_OP_SQUEEZE:
+    case DML_OP_UNSQUEEZE:
+    case DML_OP_REDUCE_MAX:
+    case DML_OP_REDUCE_MIN:
+    case DML_OP_REDUCE_SUM:
+    case DML_OP_REDUCE_MEAN:
+    case DML_OP_FLOOR:
+    case DML_OP_CEIL:
+      DML_RETURN_IF_ERROR(symf_eval(c, d->inputs[0], a, MAX_ELEMS, &na, &aok, budget));
+      /* Reductions: of one element only. */
+      if (!aok || na != (uint32_t)numel) return DML_OK;
+      for (uint32_t i = 0; i < na; i++) {
+        out[i] = a[i];
+        if (d->op != DML_OP_FLOOR && d->op != DML_OP_CEIL) continue;
+        dml_dim_t r;
+        int rok = 0;
+        DML_RETURN_IF_ERROR(
+            symf_dim(c, &a[i], d->op == DML_OP_CEIL ? a[i].q - 1 : 0, a[i].q, &r, &rok));
+        if (!rok) return DML_OK;
+        out[i].q = 1;
+        if (!elem_affine(c->m, r, &out[i].base, &out[i].k, &out[i].off)) return DML_OK;
+      }
+      *out_n = na;
+      break;
+    case DML_OP_CONCAT: {
+      uint32_t n = 0;
+      for (uint32_t i = 0; i < d->n_inputs; i++) {
+        DML_RETURN_IF_ERROR(symf_eval(c, d->inputs[i], a, MAX_ELEMS, &na, &aok, budget));
+        if (!aok || n + na > (uint32_t)numel) return DML_OK;
+        for (uint32_t j = 0; j < na; j++) out[n++] = a[j];
+      }
+      if (n != (uint32_t)numel) return DML_OK;
+      *out_n = n;
+      break;
+    }
+    case DML_OP_ADD:
+    case DML_OP_SUB:
+    case DML_OP_MUL:
+    case DML_OP_DIV: {
+      if (d->n_inputs != 2) return DML_OK;
+      double b[MAX_ELEMS];
+      uint32_t nb = 0;
+      int bb = 16, bi = 1; /* bi: the input holding the static operand */
+      if (f64s_eval(c, d->inputs[1], b, MAX_ELEMS, &nb, &bb) != 1) {
+        bb = 16, bi = 0;
+        if (d->op != DML_OP_ADD && d->op != DML_OP_MUL) return DML_OK;
+        if (f64s_eval(c, d->inputs[0], b, MAX_ELEMS, &nb, &bb) != 1) return DML_OK;
+      }
+      DML_RETURN_IF_ERROR(
+          symf_eval(c, d->inputs[1 - bi], a, MAX_ELEMS, &na, &aok, budget));
+      uint32_t n = na > nb ? na : nb;
+      if (!aok || (na != nb && na != 1 && nb != 1) || n != (uint32_t)numel) return DML_OK;
+      for (uint32_t i = 0; i < n; i++) {
+        symf_t x = a[na == 1 ? 0 : i];
+        double y = b[nb == 1 ? 0 : i];
+        if (!(fabs(y) < 9.0e15) || y != floor(y)) return DML_OK;
+        int64_t iy = (int64_t)y, t;
+        switch (d->op) {
+          case DML_OP_ADD:
+          case DML_OP_SUB:
+            if (__builtin_mul_overflow(iy, x.q, &t) ||
+                (d->op == DML_OP_ADD ? __builtin_add_overflow(x.off, t, &x.off)
+                                     : __builtin_sub_overflow(x.off, t, &x.off)))
+              return DML_OK;
+            break;
+          case DML_OP_MUL:
+            if (iy < 0) return DML_OK;
+            if (iy > 0 && x.q % iy == 0) {
+              x.q /= iy;
+            } else if (__builtin_mul_overflow(x.k, iy, &x.k) ||
+                       __builtin_mul_overflow(x.off, iy, &x.off)) {
+              return DML_OK;
+            }
+            break;
+          default: /* DIV */
+            if (iy < 1 || __builtin_mul_overflow(x.q, iy, &x.q)) return DML_OK;
+            break;
+        }
+        if (x.k == 0) x.base = -1;
+        out[i] = x;
+      }
+      *out_n = n;
+      break;
+    }
+    default: return DML_OK;
+  }
+  /* Exact in the dtype at the bounds (and at the smallest sizes). */
+  int64_t lim = float_exact_int(v->type.dtype);
+  for (uint32_t i = 0; i < *out_n; i++) {
+    int64_t hi = 0, lo = 0;
+    if (out[i].base >= 0) {
+      if (__builtin_mul_overflow(out[i].k, c->m->symbols[out[i].base].bound, &hi) ||
+          __builtin_add_overflow(hi, out[i].off, &hi))
+        return DML_OK;
+      lo = out[i].off;
+    } else {
+      hi = lo = out[i].off;
+    }
+    if (hi >= lim || hi <= -lim || lo >= lim || lo <= -lim) return DML_OK;
+  }
+  *ok = 1;
+  return DML_OK;
+}
+
 static dml_status_t infer_cast(ictx_t *c) {
   dml_dtype_t to;
   DML_RETURN_IF_ERROR(attr_dtype(c, "to", 1, DML_DTYPE_INVALID, &to));
@@ -926,6 +1232,26 @@ static dml_status_t infer_cast(ictx_t *c) {
       double r = f[i] != 0; /* bool: a Loop's cond computed from its trip count */
       if (to != DML_DTYPE_BOOL && !round_to_dtype(to, f[i], &r)) return DML_OK;
       e[i] = D((int64_t)r);
+    }
+    return set_sym(c, 0, e, n);
+  }
+  /* Float -> integer of values computed from shape elements (symf_eval):
+   * truncation is the floor of these values, which are >= 0 at every size. */
+  if (dml_dtype_is_float(in_t(c, 0)->dtype) && dml_dtype_is_int(to) &&
+      dml_dtype_size(to) == 8) {
+    symf_t f[MAX_ELEMS];
+    int ok = 0, budget = 64;
+    DML_RETURN_IF_ERROR(symf_eval(c, in_v(c, 0), f, MAX_ELEMS, &n, &ok, &budget));
+    if (!ok) return DML_OK;
+    dml_dim_t e[MAX_ELEMS];
+    for (uint32_t i = 0; i < n; i++) {
+      int64_t lo = 0;
+      if (f[i].base >= 0 &&
+          (__builtin_mul_overflow(f[i].k, dml_ir_symbol_min(c->m, f[i].base), &lo) ||
+           __builtin_add_overflow(lo, f[i].off, &lo) || lo < 0))
+        return DML_OK;
+      DML_RETURN_IF_ERROR(symf_dim(c, &f[i], 0, f[i].q, &e[i], &ok));
+      if (!ok) return DML_OK;
     }
     return set_sym(c, 0, e, n);
   }
@@ -985,6 +1311,67 @@ static int sym_arith(dml_op_t op, dml_dim_t a, dml_dim_t b, dml_dim_t *out) {
       if (v != 0 && ((v < 0) != (b.value < 0))) v += b.value;
       return *out = D(v), 1;
     default: return 0;
+  }
+}
+
+/* Known elements of a ⊙ b for integer Add/Sub/Mul/Div beyond sym_arith,
+ * as derived symbols (dml_ir_module_derived_dim): k*S + off for sums and
+ * differences of elements affine in one symbol S ((H-1)+1 = H again), the
+ * product of two symbolic elements (batch*frames), and floor(x / q) by a
+ * static q >= 1 (see DIV below): the run-time shape
+ * arithmetic of PyTorch's exporters (Shape -> Gather -> Sub/Div/Add/Mul ->
+ * Concat -> Reshape/Resize). *ok = 0 when the result is none of these. */
+static dml_status_t sym_arith_derived(ictx_t *c, dml_op_t op, dml_dim_t a, dml_dim_t b,
+                                      dml_dim_t *out, int *ok) {
+  *ok = 0;
+  if (a.sym < 0 && b.sym < 0) return DML_OK;
+  int32_t sa, sb;
+  int64_t ka, oa, kb, ob, k, off;
+  switch (op) {
+    case DML_OP_ADD:
+    case DML_OP_SUB:
+      if (!elem_affine(c->m, a, &sa, &ka, &oa) || !elem_affine(c->m, b, &sb, &kb, &ob))
+        return DML_OK;
+      if (sa >= 0 && sb >= 0 && sa != sb) return DML_OK;
+      if (op == DML_OP_ADD) {
+        if (__builtin_add_overflow(ka, kb, &k) || __builtin_add_overflow(oa, ob, &off))
+          return DML_OK;
+      } else if (__builtin_sub_overflow(ka, kb, &k) ||
+                 __builtin_sub_overflow(oa, ob, &off)) {
+        return DML_OK;
+      }
+      if (k < 0) return DML_OK;
+      if (k == 0) return *out = D(off), *ok = 1, DML_OK;
+      return dml_ir_module_derived_dim(c->m, sa >= 0 ? sa : sb, -1, k, off, 1, out, ok);
+    case DML_OP_MUL:
+      if (a.sym < 0 || b.sym < 0) {
+        dml_dim_t s = a.sym >= 0 ? a : b, q = a.sym >= 0 ? b : a;
+        if (q.value < 0 || !elem_affine(c->m, s, &sa, &ka, &oa) ||
+            __builtin_mul_overflow(ka, q.value, &k) ||
+            __builtin_mul_overflow(oa, q.value, &off))
+          return DML_OK;
+        if (k == 0) return *out = D(off), *ok = 1, DML_OK;
+        return dml_ir_module_derived_dim(c->m, sa, -1, k, off, 1, out, ok);
+      }
+      if (a.value < 1 || b.value < 1 || __builtin_mul_overflow(a.value, b.value, &k))
+        return DML_OK;
+      return dml_ir_module_derived_dim(c->m, a.sym, b.sym, k, 0, 1, out, ok);
+    case DML_OP_DIV: {
+      if (a.sym < 0 || b.sym >= 0 || b.value < 1 || !elem_affine(c->m, a, &sa, &ka, &oa))
+        return DML_OK;
+      /* Floor division, as the exporters mean it (torch's SymInt `//`,
+       * written as ONNX's truncating Div): the two agree where the
+       * numerator is >= 0, as at the bounds (a symbolic element is >= 1
+       * there). Where it is negative, the floor is one below ONNX's
+       * result: this assumes, as torch's own semantics do, that such sizes
+       * are below what the model takes (wav2vec2 computes its frame count
+       * from floor(samples/80) - 3 before the Convs that need samples >=
+       * 400; there the extents in use are below 1 and the runtime refuses
+       * them). A --input-shape minimum that keeps the numerator >= 0 makes
+       * it exact. */
+      return dml_ir_module_derived_dim(c->m, sa, -1, ka, oa, b.value, out, ok);
+    }
+    default: return DML_OK;
   }
 }
 
@@ -1089,10 +1476,16 @@ static dml_status_t infer_binary(ictx_t *c) {
         eb.n) {
       uint32_t n = ea.n > eb.n ? ea.n : eb.n;
       dml_dim_t r[MAX_ELEMS];
-      for (uint32_t i = 0; i < n; i++)
-        if (!sym_arith(op, ea.e[ea.n == 1 ? 0 : i], eb.e[eb.n == 1 ? 0 : i], &r[i]))
-          return DML_OK;
-      return set_sym(c, 0, r, n);
+      pelems_t pr; /* Sub: the differences no dim expresses stay as pairs */
+      pr.n = n;
+      for (uint32_t i = 0; i < n; i++) {
+        dml_dim_t x = ea.e[ea.n == 1 ? 0 : i], y = eb.e[eb.n == 1 ? 0 : i];
+        int ok = sym_arith(op, x, y, &r[i]);
+        if (!ok) DML_RETURN_IF_ERROR(sym_arith_derived(c, op, x, y, &r[i], &ok));
+        pr.e[i] = ok ? r[i] : x, pr.m[i] = ok ? D(0) : y, pr.unk[i] = ok ? 0 : 2;
+        if (!ok && op != DML_OP_SUB) return DML_OK;
+      }
+      return set_psym(c, 0, &pr);
     }
   }
   if ((op == DML_OP_AND || op == DML_OP_OR || op == DML_OP_XOR) && o.rank <= 1 &&
@@ -1873,9 +2266,30 @@ static dml_status_t infer_reshape(ictx_t *c) {
   if (elems_runtime(c, 1)) { /* every dim <= numel(x), unless that is 0 */
     uint32_t n = 0;
     DML_RETURN_IF_ERROR(runtime_len(c, 1, "shape", &n));
+    if (n > DML_MAX_RANK)
+      return fail(c, INVALID, "target shape has rank %u > %d", n, DML_MAX_RANK);
     int64_t nb = dml_ir_type_numel_bound(c->m, x);
     if (nb < 0) return fail(c, INVALID, "input element count overflows");
-    return set_out_all_dyn(c, 0, x->dtype, (int32_t)n, nb > 0 ? nb : dyn_bound(c));
+    /* Known positive elements (and 0 copying an input dim) of a partly
+     * known shape stay; the others are data-dependent. */
+    pelems_t pe;
+    int part = pelems_of(c, in_v(c, 1), &pe) && pe.n == n;
+    int64_t allowzero0 = 0;
+    DML_RETURN_IF_ERROR(attr_int(c, "allowzero", 0, &allowzero0));
+    dml_type_t o = mk(x->dtype, (int32_t)n);
+    int dyn[DML_MAX_RANK];
+    int64_t b[DML_MAX_RANK];
+    for (uint32_t i = 0; i < n; i++) {
+      dyn[i] = 1, b[i] = nb > 0 ? nb : dyn_bound(c);
+      if (!part || pe.unk[i]) continue;
+      dml_dim_t d = pe.e[i];
+      if (d.sym >= 0 || d.value > 0) {
+        o.dims[i] = d, dyn[i] = 0;
+      } else if (d.value == 0 && !allowzero0 && (int32_t)i < x->rank) {
+        o.dims[i] = x->dims[i], dyn[i] = 0;
+      }
+    }
+    return set_out_dyn(c, 0, o, dyn, b);
   }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "shape", 1, &e));
   char eb[512], tb[TBUF], m1[128], m2[128];
@@ -1937,6 +2351,23 @@ static dml_status_t infer_reshape(ictx_t *c) {
       if (total.n == 0 && known.n == 0)
         return fail(c, INVALID, "cannot reshape %s (%lld elements) into %s", TS(x, tb),
                     (long long)total.coeff, elems_str(c, &e, eb, sizeof(eb)));
+      /* Over data-dependent extents (no derived symbol has such sources):
+       * the -1 is data-dependent too, bounded by the element count, and the
+       * CPU's shape rule divides it out at run time (dims_reshape). */
+      int dd = 0;
+      for (int i = 0; i < total.n; i++)
+        dd |= (c->m->symbols[total.syms[i]].flags & DML_IR_SYMBOL_DATA_DEPENDENT) != 0;
+      for (int i = 0; i < known.n; i++)
+        dd |= (c->m->symbols[known.syms[i]].flags & DML_IR_SYMBOL_DATA_DEPENDENT) != 0;
+      if (dd) {
+        int dyn[DML_MAX_RANK] = {0};
+        int64_t b[DML_MAX_RANK], nb = dml_ir_type_numel_bound(c->m, x);
+        if (nb < 0) return fail(c, INVALID, "input element count overflows");
+        for (int32_t d = 0; d < o.rank; d++) b[d] = dim_max(c, o.dims[d]);
+        dyn[infer] = 1, b[infer] = nb > 0 ? nb : 1;
+        DML_RETURN_IF_ERROR(set_out_dyn(c, 0, o, dyn, b));
+        return pass_sym(c, 0);
+      }
       return fail(c, UNIMPL,
                   "Reshape of %s into %s: the -1 dim would be (%s)/(%s), which a dim "
                   "(value*symbol) cannot express",
@@ -2080,7 +2511,39 @@ static dml_status_t infer_transpose(ictx_t *c) {
     }
   }
   set_out(c, 0, &o);
+  /* Known contents of a small static integer tensor move with it (the
+   * [[pad_begin, pad_end], ...] table of torchvision's image padding). */
+  pelems_t e, r;
+  if (dml_type_is_static(x) && pelems_of(c, in_v(c, 0), &e) &&
+      dml_ir_type_numel_bound(c->m, x) == (int64_t)e.n) {
+    int32_t src_axis[DML_MAX_RANK];
+    for (int32_t i = 0; i < x->rank; i++)
+      src_axis[i] = perm ? (int32_t)perm[i] : x->rank - 1 - i;
+    r.n = e.n;
+    for (uint32_t k = 0; k < e.n; k++) { /* k: output index, row-major */
+      int64_t rem = k, src = 0, idx[DML_MAX_RANK];
+      for (int32_t d = x->rank - 1; d >= 0; d--) {
+        idx[d] = rem % o.dims[d].value;
+        rem /= o.dims[d].value;
+      }
+      for (int32_t d = 0; d < x->rank; d++) {
+        int64_t j = 0;
+        for (int32_t i = 0; i < x->rank; i++)
+          if (src_axis[i] == d) j = idx[i];
+        src = src * x->dims[d].value + j;
+      }
+      r.e[k] = e.e[src];
+      r.unk[k] = e.unk[src];
+      r.m[k] = e.m[src];
+    }
+    return set_psym(c, 0, &r);
+  }
   return DML_OK;
+}
+
+/* 1 when `d` is a multiple of a data-dependent symbol. */
+static int dim_dd(const ictx_t *c, dml_dim_t d) {
+  return d.sym >= 0 && (c->m->symbols[d.sym].flags & DML_IR_SYMBOL_DATA_DEPENDENT);
 }
 
 static dml_status_t infer_concat(ictx_t *c) {
@@ -2094,6 +2557,7 @@ static dml_status_t infer_concat(ictx_t *c) {
   DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
   dml_type_t o = *x;
   char s1[TBUF], s2[TBUF];
+  int64_t dd_sum = -1; /* >= 0: the bound of a data-dependent sum */
   for (uint32_t i = 1; i < c->n->n_inputs; i++) {
     const dml_type_t *t = in_t(c, i);
     if (!t) return fail(c, INVALID, "input %u is missing", i);
@@ -2109,11 +2573,19 @@ static dml_status_t infer_concat(ictx_t *c) {
     }
     dml_dim_t sum, a0 = o.dims[ax], b0 = t->dims[ax];
     if (a0.sym < 0) a0 = t->dims[ax], b0 = o.dims[ax];
-    if (dim_add(o.dims[ax], t->dims[ax], &sum)) {
+    if (dd_sum >= 0) {
+      dd_sum = sat_add(dd_sum, dim_max(c, t->dims[ax]));
+    } else if (dim_add(o.dims[ax], t->dims[ax], &sum)) {
       o.dims[ax] = sum;
     } else if (a0.sym >= 0 && b0.sym < 0) { /* H + k: a derived dim */
       DML_RETURN_IF_ERROR(
           derived_extent(c, a0, 1, b0.value, 1, "the concatenated extent", &o.dims[ax]));
+    } else if (dim_dd(c, o.dims[ax]) || dim_dd(c, t->dims[ax])) {
+      /* A sum of data-dependent extents (per-class detections after TopK):
+       * a data-dependent dim bounded by the sum of the bounds, which the
+       * CPU's shape rule sums at run time (cpu_outdims.c dims_concat). */
+      dd_sum =
+          sat_add(dd_sum < 0 ? dim_max(c, o.dims[ax]) : dd_sum, dim_max(c, t->dims[ax]));
     } else {
       return fail(c, UNIMPL,
                   "the concatenated dim %d (adding %s) is not expressible as a bounded "
@@ -2121,17 +2593,46 @@ static dml_status_t infer_concat(ictx_t *c) {
                   (int)ax, TS(t, s1));
     }
   }
-  set_out(c, 0, &o);
-  /* Known contents of 1-D integer inputs concatenate. */
-  if (x->rank == 1 && dml_dtype_is_int(x->dtype)) {
-    dml_dim_t all[MAX_ELEMS];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < c->n->n_inputs; i++) {
-      elems_t e;
-      if (elems_of(c, in_v(c, i), &e) != 1 || n + e.n > MAX_ELEMS) return DML_OK;
-      for (uint32_t k = 0; k < e.n; k++) all[n++] = e.e[k];
+  if (dd_sum >= 0) {
+    /* An earlier Concat of the same extents (boxes and scores of the same
+     * detections) gave the sum a symbol already: the same one. */
+    for (const dml_ir_node_t *n = c->n->func ? c->n->func->first : NULL; n && n != c->n;
+         n = n->next) {
+      const dml_type_t *no = n->n_outputs ? &n->outputs[0]->type : NULL;
+      const dml_attr_t *na = dml_ir_node_attr(n, "axis");
+      if (n->op != DML_OP_CONCAT || n->n_inputs != c->n->n_inputs || !no || !na ||
+          na->kind != DML_ATTR_INT || na->i < -(int64_t)no->rank || na->i >= no->rank)
+        continue;
+      int32_t an = (int32_t)(na->i < 0 ? na->i + no->rank : na->i);
+      int same = dim_dd(c, no->dims[an]);
+      for (uint32_t i = 0; same && i < n->n_inputs; i++)
+        same = n->inputs[i] && n->inputs[i]->type.rank == no->rank &&
+               dim_eq(n->inputs[i]->type.dims[an], in_t(c, i)->dims[ax]);
+      if (!same) continue;
+      o.dims[ax] = no->dims[an];
+      set_out(c, 0, &o);
+      return DML_OK;
     }
-    return set_sym(c, 0, all, n);
+    int dyn[DML_MAX_RANK] = {0};
+    int64_t b[DML_MAX_RANK];
+    for (int32_t d = 0; d < o.rank; d++) b[d] = dim_max(c, o.dims[d]);
+    dyn[ax] = 1, b[ax] = dd_sum;
+    return set_out_dyn(c, 0, o, dyn, b);
+  }
+  set_out(c, 0, &o);
+  /* Known (or partly known) contents of 1-D integer inputs concatenate. */
+  if (x->rank == 1 && dml_dtype_is_int(x->dtype)) {
+    pelems_t all;
+    all.n = 0;
+    for (uint32_t i = 0; i < c->n->n_inputs; i++) {
+      pelems_t e;
+      if (!pelems_of(c, in_v(c, i), &e) || all.n + e.n > MAX_ELEMS) return DML_OK;
+      memcpy(all.e + all.n, e.e, sizeof(dml_dim_t) * e.n);
+      memcpy(all.unk + all.n, e.unk, e.n);
+      memcpy(all.m + all.n, e.m, sizeof(dml_dim_t) * e.n);
+      all.n += e.n;
+    }
+    return set_psym(c, 0, &all);
   }
   return DML_OK;
 }
@@ -2356,7 +2857,12 @@ static dml_status_t infer_slice(ictx_t *c) {
   int mask[DML_MAX_RANK];
   DML_RETURN_IF_ERROR(axes_mask(c, &ax, x->rank, mask));
   dml_type_t o = *x;
-  int64_t first0 = 0, step0 = 1;
+  int64_t first[DML_MAX_RANK], stepd[DML_MAX_RANK];
+  int all_static = 1; /* every sliced axis static with static starts/ends */
+  int sdyn[DML_MAX_RANK] = {0}, any_dyn = 0;
+  int64_t sbound[DML_MAX_RANK];
+  for (int32_t d = 0; d < DML_MAX_RANK; d++) sbound[d] = 1;
+  for (int32_t d = 0; d < DML_MAX_RANK; d++) first[d] = 0, stepd[d] = 1;
   for (uint32_t i = 0; i < st.n; i++) {
     int32_t a = 0;
     DML_RETURN_IF_ERROR(norm_axis(c, ax.e[i].value, x->rank, "axis", &a));
@@ -2368,6 +2874,18 @@ static dml_status_t infer_slice(ictx_t *c) {
           slice_len_sym(c, x->dims[a], st.e[i], en.e[i], step, &o.dims[a], &sym_ok));
     else
       sym_ok = 1;
+    if (!sym_ok && dim_dd(c, x->dims[a])) {
+      /* Of a data-dependent extent (the first 300 detections): a
+       * data-dependent extent, no larger than the slice at the bound, which
+       * the CPU's shape rule computes at run time (cpu_outdims.c). */
+      int64_t f0 = 0, mx = dim_max(c, x->dims[a]);
+      sdyn[a] = 1;
+      sbound[a] = st.e[i].sym < 0 && en.e[i].sym < 0
+                      ? slice_static(mx, st.e[i].value, en.e[i].value, step, &f0)
+                      : mx;
+      any_dyn = 1;
+      sym_ok = 1;
+    }
     if (!sym_ok) {
       char tb[TBUF], b1[64], b2[64];
       return fail(
@@ -2379,19 +2897,37 @@ static dml_status_t infer_slice(ictx_t *c) {
           (int)a, TS(x, tb), dim_str(c, st.e[i], b1, sizeof(b1)),
           dim_str(c, en.e[i], b2, sizeof(b2)), (long long)step);
     }
-    if (a == 0 && x->dims[0].sym < 0 && st.e[i].sym < 0 && en.e[i].sym < 0) {
-      slice_static(x->dims[0].value, st.e[i].value, en.e[i].value, step, &first0);
-      step0 = step;
+    if (x->dims[a].sym < 0 && st.e[i].sym < 0 && en.e[i].sym < 0) {
+      slice_static(x->dims[a].value, st.e[i].value, en.e[i].value, step, &first[a]);
+      stepd[a] = step;
+    } else {
+      all_static = 0;
     }
   }
+  if (any_dyn) return set_out_dyn(c, 0, o, sdyn, sbound);
   set_out(c, 0, &o);
-  /* Known contents of a 1-D input slice along with it. */
-  elems_t e;
-  if (x->rank == 1 && o.dims[0].sym < 0 && elems_of(c, in_v(c, 0), &e) == 1 &&
-      e.n == (uint32_t)x->dims[0].value) {
-    dml_dim_t r[MAX_ELEMS];
-    for (int64_t i = 0; i < o.dims[0].value; i++) r[i] = e.e[first0 + i * step0];
-    return set_sym(c, 0, r, (uint32_t)o.dims[0].value);
+  /* Known (or partly known) contents of a small static input slice along
+   * with it (row-major; the pads table of torchvision's image padding is
+   * sliced with step -1). */
+  pelems_t e, r;
+  int64_t on = dml_ir_type_numel_bound(c->m, &o);
+  if (all_static && dml_type_is_static(x) && dml_type_is_static(&o) &&
+      pelems_of(c, in_v(c, 0), &e) && dml_ir_type_numel_bound(c->m, x) == (int64_t)e.n &&
+      on >= 0 && on <= MAX_ELEMS) {
+    r.n = (uint32_t)on;
+    for (int64_t k = 0; k < on; k++) {
+      int64_t rem = k, src = 0, idx[DML_MAX_RANK];
+      for (int32_t d = o.rank - 1; d >= 0; d--) {
+        idx[d] = rem % o.dims[d].value;
+        rem /= o.dims[d].value;
+      }
+      for (int32_t d = 0; d < x->rank; d++)
+        src = src * x->dims[d].value + first[d] + idx[d] * stepd[d];
+      r.e[k] = e.e[src];
+      r.unk[k] = e.unk[src];
+      r.m[k] = e.m[src];
+    }
+    return set_psym(c, 0, &r);
   }
   return DML_OK;
 }
@@ -2541,6 +3077,29 @@ static dml_status_t infer_tile(ictx_t *c) {
   return DML_OK;
 }
 
+/* Dim `i` of `x` padded by `b` before and `e` after. */
+static dml_status_t pad_dim(ictx_t *c, const dml_type_t *x, int32_t i, int64_t b,
+                            int64_t e, dml_dim_t *out) {
+  int64_t s, r;
+  char tb[TBUF];
+  if (__builtin_add_overflow(b, e, &s))
+    return fail(c, INVALID, "pads of dim %d overflow", (int)i);
+  if (x->dims[i].sym >= 0) { /* H + s: a derived dim */
+    *out = x->dims[i];
+    if (s != 0)
+      DML_RETURN_IF_ERROR(
+          derived_extent(c, x->dims[i], 1, s, 1, "the padded extent", out));
+    return DML_OK;
+  }
+  if (__builtin_add_overflow(x->dims[i].value, s, &r) || r < 0)
+    return fail(c, INVALID,
+                "padding dim %d of %s by (%lld, %lld) gives a negative or "
+                "overflowing extent",
+                (int)i, TS(x, tb), (long long)b, (long long)e);
+  *out = D(r);
+  return DML_OK;
+}
+
 static dml_status_t infer_pad(ictx_t *c) {
   const dml_type_t *x = in_t(c, 0);
   elems_t p;
@@ -2548,9 +3107,41 @@ static dml_status_t infer_pad(ictx_t *c) {
     if (in_t(c, 2)) DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
     int dyn[DML_MAX_RANK];
     int64_t b[DML_MAX_RANK];
-    for (int32_t d = 0; d < x->rank; d++)
+    dml_type_t o = *x;
+    /* Dims whose two pads are known constants stay as pad_dim gives them
+     * (the channel pads, 0, of an image padded to a multiple of 32). */
+    pelems_t pp;
+    int part = pelems_of(c, in_v(c, 1), &pp) && pp.n == 2 * (uint32_t)x->rank;
+    for (int32_t d = 0; d < x->rank; d++) {
       dyn[d] = 1, b[d] = sat_add(dim_max(c, x->dims[d]), dyn_bound(c));
-    return set_out_dyn(c, 0, *x, dyn, b);
+      if (!part) continue;
+      uint32_t ib = (uint32_t)d, ie = (uint32_t)(x->rank + d);
+      if (!pp.unk[ib] && !pp.unk[ie] && pp.e[ib].sym < 0 && pp.e[ie].sym < 0) {
+        DML_RETURN_IF_ERROR(pad_dim(c, x, d, pp.e[ib].value, pp.e[ie].value, &o.dims[d]));
+        dyn[d] = 0;
+        continue;
+      }
+      /* dim + k + (A - dim) = A + k: a pad up to a size A computed from the
+       * dim (one pad a static k, the other the difference). */
+      for (int side = 0; side < 2; side++) {
+        uint32_t i = side ? ie : ib, j = side ? ib : ie;
+        if (pp.unk[i] != 2 || !dim_eq(pp.m[i], x->dims[d]) || pp.unk[j] ||
+            pp.e[j].sym >= 0)
+          continue;
+        dml_dim_t a = pp.e[i];
+        int ok = 1;
+        if (pp.e[j].value != 0)
+          DML_RETURN_IF_ERROR(
+              sym_arith_derived(c, DML_OP_ADD, a, pp.e[j], &o.dims[d], &ok));
+        else
+          o.dims[d] = a;
+        if (ok && (o.dims[d].sym >= 0 || o.dims[d].value >= 0)) {
+          dyn[d] = 0;
+          break;
+        }
+      }
+    }
+    return set_out_dyn(c, 0, o, dyn, b);
   }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "pads", 0, &p));
   if (in_t(c, 2)) DML_RETURN_IF_ERROR(same_dtype(c, 0, 2));
@@ -2563,25 +3154,9 @@ static dml_status_t infer_pad(ictx_t *c) {
       strcmp(mode, "wrap"))
     return fail(c, INVALID, "mode \"%s\" is not constant, reflect, edge or wrap", mode);
   dml_type_t o = *x;
-  char tb[TBUF];
-  for (int32_t i = 0; i < x->rank; i++) {
-    int64_t b = p.e[i].value, e = p.e[x->rank + i].value, s;
-    if (__builtin_add_overflow(b, e, &s))
-      return fail(c, INVALID, "pads of dim %d overflow", (int)i);
-    if (x->dims[i].sym >= 0) { /* H + s: a derived dim */
-      if (s != 0)
-        DML_RETURN_IF_ERROR(
-            derived_extent(c, x->dims[i], 1, s, 1, "the padded extent", &o.dims[i]));
-      continue;
-    }
-    int64_t r;
-    if (__builtin_add_overflow(x->dims[i].value, s, &r) || r < 0)
-      return fail(c, INVALID,
-                  "padding dim %d of %s by (%lld, %lld) gives a negative or "
-                  "overflowing extent",
-                  (int)i, TS(x, tb), (long long)b, (long long)e);
-    o.dims[i] = D(r);
-  }
+  for (int32_t i = 0; i < x->rank; i++)
+    DML_RETURN_IF_ERROR(
+        pad_dim(c, x, i, p.e[i].value, p.e[x->rank + i].value, &o.dims[i]));
   set_out(c, 0, &o);
   return DML_OK;
 }
@@ -3064,9 +3639,12 @@ static dml_status_t infer_top_k(ictx_t *c) {
     dyn[ax] = 1;
     b[ax] = dim_max(c, x->dims[ax]);
     DML_RETURN_IF_ERROR(set_out_dyn(c, 0, *x, dyn, b));
-    dml_type_t oi = *x;
+    /* The indices have the values' K (one symbol: boxes gathered by them
+     * and the scores concatenate alike). */
+    dml_type_t oi = c->n->outputs[0]->type;
     oi.dtype = DML_DTYPE_I64;
-    return set_out_dyn(c, 1, oi, dyn, b);
+    set_out(c, 1, &oi);
+    return DML_OK;
   }
   DML_RETURN_IF_ERROR(need_elems(c, 1, "K", 0, &e));
   if (e.n != 1) return fail(c, INVALID, "K (input 1) must have one element, has %u", e.n);
@@ -3317,7 +3895,18 @@ static dml_status_t infer_resize(ictx_t *c) {
     dyn[axes[i]] = 1;
     b[axes[i]] = m > dyn_bound(c) ? m : dyn_bound(c);
   }
-  if (has_sizes && elems_runtime(c, i_sizes)) return set_out_dyn(c, 0, o, dyn, b);
+  if (has_sizes && elems_runtime(c, i_sizes)) {
+    /* Known elements of partly known sizes stay (stretch policy). */
+    pelems_t pe;
+    const char *pol = "stretch";
+    DML_RETURN_IF_ERROR(attr_string(c, "keep_aspect_ratio_policy", "stretch", &pol));
+    if (!strcmp(pol, "stretch") && pelems_of(c, in_v(c, i_sizes), &pe) &&
+        pe.n == (uint32_t)na)
+      for (int32_t i = 0; i < na; i++)
+        if (!pe.unk[i] && (pe.e[i].sym >= 0 || pe.e[i].value >= 0))
+          o.dims[axes[i]] = pe.e[i], dyn[axes[i]] = 0;
+    return set_out_dyn(c, 0, o, dyn, b);
+  }
   if (has_scales) {
     double sc0[MAX_ELEMS];
     uint32_t n0 = 0;
@@ -3458,8 +4047,13 @@ static dml_status_t infer_reduce(ictx_t *c) {
         if (!mono_mul(&p, e.e[i])) return DML_OK;
       if (!mono_to_dim(&p, &r) || (r.sym >= 0 && r.value < 1)) return DML_OK;
     } else if (op == DML_OP_REDUCE_SUM) {
-      for (uint32_t i = 0; i < e.n; i++)
-        if (!sym_arith(DML_OP_ADD, r, e.e[i], &r)) return DML_OK;
+      for (uint32_t i = 0; i < e.n; i++) {
+        dml_dim_t t = r;
+        int ok = sym_arith(DML_OP_ADD, t, e.e[i], &r);
+        if (!ok)
+          DML_RETURN_IF_ERROR(sym_arith_derived(c, DML_OP_ADD, t, e.e[i], &r, &ok));
+        if (!ok) return DML_OK;
+      }
     } else {
       if (!e.n) return DML_OK; /* an empty Max/Min is not a small integer */
       r = e.e[0];
@@ -4476,8 +5070,35 @@ static dml_status_t infer_if(ictx_t *c) {
                   "passes %u captures and has %u outputs",
                   name, fn[b]->n_args, fn[b]->n_results, c->n->n_inputs - 1,
                   c->n->n_outputs);
+    /* Dims of the captures over derived or data-dependent symbols become
+     * the branch's own input symbols "<branch>.<symbol>" (one per symbol,
+     * so captures that share a dim share it there): a branch runs as a
+     * function of its own, whose inputs set its symbols. */
+    int32_t from[2 * DML_MAX_RANK], to[2 * DML_MAX_RANK];
+    uint32_t n_map = 0;
     for (uint32_t j = 0; j < fn[b]->n_args; j++) {
-      fn[b]->args[j]->type = c->n->inputs[1 + j]->type;
+      dml_type_t at = c->n->inputs[1 + j]->type;
+      for (int32_t d = 0; d < at.rank; d++) {
+        int32_t sy = at.dims[d].sym;
+        if (sy < 0 || !(c->m->symbols[sy].flags &
+                        (DML_IR_SYMBOL_DERIVED | DML_IR_SYMBOL_DATA_DEPENDENT)))
+          continue;
+        uint32_t k = 0;
+        while (k < n_map && from[k] != sy) k++;
+        if (k == n_map) {
+          char sn[400];
+          if (n_map == 2 * DML_MAX_RANK)
+            return fail(c, UNIMPL, "the captures of '%s' use more than %d computed dims",
+                        name, 2 * DML_MAX_RANK);
+          snprintf(sn, sizeof sn, "%s.%s", name, c->m->symbols[sy].name);
+          from[n_map] = sy;
+          DML_RETURN_IF_ERROR(
+              dml_ir_module_add_symbol(c->m, sn, c->m->symbols[sy].bound, &to[n_map]));
+          n_map++;
+        }
+        at.dims[d].sym = to[k];
+      }
+      fn[b]->args[j]->type = at;
       fn[b]->args[j]->sym_data = c->n->inputs[1 + j]->sym_data;
     }
     for (dml_ir_node_t *n = fn[b]->first; n; n = n->next) {
@@ -4809,15 +5430,17 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
   ictx_t c = {m, node};
   DML_RETURN_IF_ERROR(check_inputs(&c));
   dml_type_t saved[SAVE_OUTPUTS];
-  dml_ir_sym_data_t *saved_sym[SAVE_OUTPUTS];
+  dml_ir_sym_data_t *saved_sym[SAVE_OUTPUTS], *saved_part[SAVE_OUTPUTS];
   for (uint32_t i = 0; i < node->n_outputs; i++) {
     dml_ir_value_t *v = node->outputs[i];
     if (i < SAVE_OUTPUTS) {
       saved[i] = v->type;
       saved_sym[i] = v->sym_data;
+      saved_part[i] = v->sym_partial;
     }
     v->type = dml_type_unknown(DML_DTYPE_INVALID);
     v->sym_data = NULL;
+    v->sym_partial = NULL;
   }
   dml_status_t st = infer_op(&c);
   for (uint32_t i = 0; !st && i < node->n_outputs; i++) {
@@ -4833,6 +5456,7 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
     for (uint32_t i = 0; i < node->n_outputs && i < SAVE_OUTPUTS; i++) {
       node->outputs[i]->type = saved[i];
       node->outputs[i]->sym_data = saved_sym[i];
+      node->outputs[i]->sym_partial = saved_part[i];
     }
   }
   return st;

@@ -37,6 +37,10 @@ static void globals_release(rt_globals_t *g) {
 
 struct dml_rt_session {
   const dml_rt_model_t *m;
+  /* An If branch's or Loop body's session: its inputs are the node's
+   * captures, whose symbols may be 0 (an empty data-dependent extent of the
+   * caller: no detections), unlike a model input's. */
+  int captures;
   rt_globals_t *globals;
   const uint8_t *weights; /* globals->data, or the model's weights */
   const dml_pkg_function_t *fn;
@@ -439,6 +443,7 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
         return dml_status_annotate(bst, "creating the session of %s of node '%s' (%s)",
                                    an, n->name, n->op_name);
       }
+      s->branch[2 * i + b]->captures = 1;
     }
   }
   if (backend) {
@@ -506,7 +511,7 @@ static dml_status_t check_input(const dml_rt_session_t *s, uint32_t k,
           "%" PRId64 ")",
           v->name, got, want, (int)d, dim->value);
     int64_t sv = x / dim->value;
-    if (sv < 1)
+    if (sv < (s->captures ? 0 : 1))
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
                              "input '%s': %s %" PRId64
                              " is below 1 (shape %s, expected %s)",

@@ -167,6 +167,23 @@ static dml_status_t dims_reshape(const dml_cpu_call_t *c, const dml_tensor_t *x)
   return adopt(c, 0, s, (int32_t)n);
 }
 
+/* Concat whose extent along the axis sums data-dependent ones (per-class
+ * detections after TopK): the sum of the inputs' extents; the other dims
+ * are the first input's (the kernel checks that they agree). */
+static dml_status_t dims_concat(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  int64_t a, d[DML_MAX_RANK];
+  if (dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &a))
+    return dml_cpu_err_shapes(c, "axis is out of range for rank %d", (int)x->rank);
+  for (int32_t k = 0; k < x->rank; k++) d[k] = x->dims[k];
+  for (uint32_t i = 1; i < c->n_inputs; i++) {
+    const dml_tensor_t *t = in_ok(c, i);
+    if (!t) return bad_input(c, i, "input");
+    if (t->rank != x->rank || __builtin_add_overflow(d[a], t->dims[a], &d[a]))
+      return dml_cpu_err_shapes(c, "input %u does not concatenate with input 0", i);
+  }
+  return adopt(c, 0, d, x->rank);
+}
+
 static dml_status_t dims_squeeze(const dml_cpu_call_t *c, const dml_tensor_t *x) {
   int mask[DML_MAX_RANK];
   int64_t n, o[DML_MAX_RANK];
@@ -624,6 +641,7 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
     case DML_OP_STFT: return i == 1 || i == 3;
     case DML_OP_MEL_WEIGHT_MATRIX: return i <= 1;
     case DML_OP_MAX_UNPOOL: return i == 2;
+    case DML_OP_CONCAT: return 0; /* the inputs' dims only */
     default: return -1;
   }
 }
@@ -666,6 +684,7 @@ dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
   if (!x) return DML_OK;
   switch (c->op) {
     case DML_OP_RESHAPE: return dims_reshape(c, x);
+    case DML_OP_CONCAT: return dims_concat(c, x);
     case DML_OP_SQUEEZE: return dims_squeeze(c, x);
     case DML_OP_UNSQUEEZE: return dims_unsqueeze(c, x);
     case DML_OP_EXPAND: return dims_expand(c, x);

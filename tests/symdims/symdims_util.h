@@ -33,9 +33,15 @@ static inline uint8_t *read_file(const char *path, size_t *len) {
   return b;
 }
 
+/* The folder of the fixtures, relative to the source tree (tests/symshape
+ * defines its own before including this header). */
+#ifndef SYMDIMS_FIXTURE_DIR
+#define SYMDIMS_FIXTURE_DIR "tests/symdims"
+#endif
+
 static inline const char *fixture(const char *name, char *buf, size_t cap) {
   char rel[320];
-  snprintf(rel, sizeof rel, "tests/symdims/%s", name);
+  snprintf(rel, sizeof rel, SYMDIMS_FIXTURE_DIR "/%s", name);
   return dml_test_path("DMLC_SOURCE_DIR", rel, buf, cap);
 }
 
