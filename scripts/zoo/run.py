@@ -25,6 +25,17 @@ are recorded verbatim (their first error line goes into docs/zoo.md).
 Results of models not run this time are kept from the previous docs/zoo.json
 (so --only refreshes some rows). --device cuda runs the packages compiled with
 --target cuda (on the GPU machine).
+
+A GPU machine without the compiler's libraries (a runtime-only dmlc) runs
+packages compiled here, in three steps:
+    python3 scripts/zoo/run.py --targets cuda --pack DIR [--only ...] [--pack-max-mb 20]
+        (here: compiles each model for cpu,cuda into DIR/pkgs, copies its
+         inputs and ONNX Runtime's outputs into DIR/models)
+    python3 scripts/zoo/run.py --targets cuda --models DIR/models --packages DIR/pkgs \
+        --dmlc build-gpu/compiler/dmlc --json OUT.json --doc OUT.md
+        (there: runs and compares them)
+    python3 scripts/zoo/run.py --merge OUT.json
+        (here: copies OUT.json's results into docs/zoo.json, rewrites docs/zoo.md)
 """
 import argparse
 import json
@@ -151,11 +162,19 @@ def check(entry, target, a, mdir, work):
         cmd += ["--dim-bound", ",".join(f"{k}={v}" for k, v in sorted(b.items()))]
     cmd += ["--dim-bound", "64"]
     r["compile_cmd"] = " ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)
-    rc, out, dt = run_cmd(cmd, a.timeout)
-    r["compile_s"] = round(dt, 2)
-    if rc != 0:
-        r.update(result="compile error", error=first_error(out), log=out[-4000:])
-        return r
+    packed = entry.get("packed", {}).get(target)
+    if a.packages and packed:  # compiled by --pack on another machine
+        r["compile_s"] = packed["compile_s"]
+        if packed.get("result"):
+            r.update({k: packed[k] for k in ("result", "error", "log") if k in packed})
+            return r
+        pkg = os.path.join(a.packages, packed["package"])
+    else:
+        rc, out, dt = run_cmd(cmd, a.timeout)
+        r["compile_s"] = round(dt, 2)
+        if rc != 0:
+            r.update(result="compile error", error=first_error(out), log=out[-4000:])
+            return r
     odir = os.path.join(work, "out")
     shutil.rmtree(odir, ignore_errors=True)
     cmd = [a.dmlc, "run", pkg, "--output-dir", odir]
@@ -165,10 +184,11 @@ def check(entry, target, a, mdir, work):
         cmd += ["--device", target]
     rc, out, dt = run_cmd(cmd, a.timeout)
     r["run_s"] = round(dt, 2)
-    try:
-        os.remove(pkg)
-    except OSError:
-        pass
+    if not a.packages:
+        try:
+            os.remove(pkg)
+        except OSError:
+            pass
     if rc != 0:
         r.update(result="run error", error=first_error(out), log=out[-4000:])
         return r
@@ -361,14 +381,95 @@ def write_doc(res, path, targets_seen):
         "```sh",
         "scripts/zoo/zoo.sh                       # venv (pinned), export once into the cache, run on cpu",
         "scripts/zoo/zoo.sh --targets cpu,vulkan  # and on lavapipe (models up to --vulkan-max-mb)",
-        "# a machine with torch, onnx and onnxruntime preinstalled and no network (the GPU machine):",
-        "python3 scripts/zoo/export.py            # into .cache/zoo-<its versions>/models, versions recorded",
-        "python3 scripts/zoo/run.py --models .cache/zoo-<its versions>/models --dmlc build/compiler/dmlc --targets cpu --device cuda",
+        "# CUDA on a GPU machine with a runtime-only dmlc (scripts/gpu_check.sh builds build-gpu/):",
+        "python3 scripts/zoo/run.py --targets cuda --pack zpack --pack-max-mb 20   # here: compile for cpu,cuda",
+        "python3 scripts/zoo/run.py --targets cuda --models zpack/models --packages zpack/pkgs \\",
+        "    --dmlc build-gpu/compiler/dmlc --json zoo_cuda.json --doc zoo_cuda.md  # there: run, compare",
+        "python3 scripts/zoo/run.py --merge zoo_cuda.json                          # here: into docs/zoo.*",
         "```",
         "",
     ]
     with open(path, "w") as f:
         f.write("\n".join(lines))
+
+
+def load_manifest(mdir):
+    man = {"versions": {}, "entries": {}}
+    mp = os.path.join(mdir, "manifest.json")
+    if os.path.exists(mp):
+        with open(mp) as f:
+            man = json.load(f)
+    for fn in sorted(os.listdir(mdir)):
+        if fn.endswith(".entry.json"):
+            with open(os.path.join(mdir, fn)) as f:
+                e = json.load(f)
+            man["entries"][f"{e['model']}.{e['exporter']}"] = e
+            man["versions"] = man["versions"] or e.get("versions", {})
+    return man
+
+
+def pack(a):
+    """--pack DIR: compiles the exported models (up to --pack-max-mb) for each
+    target into DIR/pkgs and copies their inputs and references into
+    DIR/models, with .entry.json files that name the packages."""
+    mdir = a.models or default_models()
+    man = load_manifest(mdir)
+    only = [s for s in a.only.split(",") if s]
+    targets = [t for t in a.targets.split(",") if t and t != "cpu"]
+    os.makedirs(os.path.join(a.pack, "pkgs"), exist_ok=True)
+    os.makedirs(os.path.join(a.pack, "models"), exist_ok=True)
+    for key in sorted(man["entries"]):
+        e = dict(man["entries"][key])
+        if (only and e["model"] not in only) or e["status"] != "ok" or e.get("bytes", 0) > a.pack_max_mb * 1e6:
+            continue
+        e["packed"] = {}
+        for t in targets:
+            name = f"{key}.{t}.dmlpkg"
+            pkg = os.path.join(a.pack, "pkgs", name)
+            cmd = [a.dmlc, "compile", os.path.join(mdir, e["file"]), "-o", pkg, "--target", f"cpu,{t}"]
+            b = bounds(e)
+            if b:
+                cmd += ["--dim-bound", ",".join(f"{k}={v}" for k, v in sorted(b.items()))]
+            cmd += ["--dim-bound", "64"]
+            print(f"[zoo] pack {key} for {t} ...", flush=True)
+            rc, out, dt = run_cmd(cmd, a.timeout)
+            p = {"package": name, "compile_s": round(dt, 2)}
+            if rc != 0:
+                p.update(result="compile error", error=first_error(out), log=out[-4000:])
+            e["packed"][t] = p
+            print(f"  {p.get('result', 'compiled')} {p.get('error', '')}", flush=True)
+        for gi in e.get("graph_inputs", []):
+            f = e["inputs"][gi["name"]]["file"]
+            shutil.copy(os.path.join(mdir, f), os.path.join(a.pack, "models", f))
+        for ref in e["refs"]:
+            shutil.copy(os.path.join(mdir, ref["file"]), os.path.join(a.pack, "models", ref["file"]))
+        with open(os.path.join(a.pack, "models", f"{key}.entry.json"), "w") as f:
+            json.dump(e, f, indent=1)
+    return 0
+
+
+def merge(a):
+    """--merge FILE: the targets FILE has results for replace those of
+    --json's entries; then the page is written again."""
+    with open(a.merge) as f:
+        new = json.load(f)
+    with open(a.json) as f:
+        res = json.load(f)
+    n = 0
+    for key, e in new.get("entries", {}).items():
+        if key not in res["entries"]:
+            continue
+        for t, r in e.get("targets", {}).items():
+            res["entries"][key].setdefault("targets", {})[t] = r
+            n += 1
+    with open(a.json, "w") as f:
+        json.dump(res, f, indent=1)
+    notes_path = os.path.join(HERE, "triage.json")
+    res["notes"] = json.load(open(notes_path)) if os.path.exists(notes_path) else {}
+    seen = sorted({t for e in res["entries"].values() for t in e.get("targets", {})}, key=["cpu", "vulkan", "cuda"].index)
+    write_doc(res, a.doc, seen)
+    print(f"[zoo] merged {n} results of {a.merge} into {os.path.relpath(a.json, ROOT)}")
+    return 0
 
 
 def main():
@@ -384,7 +485,15 @@ def main():
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "zoo.md"))
     ap.add_argument("--resume", action="store_true", help="skip (model, target) pairs the JSON already has")
     ap.add_argument("--doc-only", action="store_true", help="regenerate docs/zoo.md from the JSON")
+    ap.add_argument("--pack", default=None, help="compile only, into this folder, for another machine")
+    ap.add_argument("--pack-max-mb", type=float, default=20.0, help="--pack: models up to this size")
+    ap.add_argument("--packages", default=None, help="run the packages --pack compiled (their folder)")
+    ap.add_argument("--merge", default=None, help="copy this results JSON's targets into --json")
     a = ap.parse_args()
+    if a.pack:
+        return pack(a)
+    if a.merge:
+        return merge(a)
     targets = [t for t in a.targets.split(",") if t]
     if a.device and a.device.split(":")[0] not in targets:
         targets.append(a.device.split(":")[0])
@@ -400,17 +509,7 @@ def main():
         write_doc(old, a.doc, seen)
         return 0
     mdir = a.models or default_models()
-    man = {"versions": {}, "entries": {}}
-    mp = os.path.join(mdir, "manifest.json")
-    if os.path.exists(mp):
-        with open(mp) as f:
-            man = json.load(f)
-    for fn in sorted(os.listdir(mdir)):
-        if fn.endswith(".entry.json"):
-            with open(os.path.join(mdir, fn)) as f:
-                e = json.load(f)
-            man["entries"][f"{e['model']}.{e['exporter']}"] = e
-            man["versions"] = man["versions"] or e.get("versions", {})
+    man = load_manifest(mdir)
     only = [s for s in a.only.split(",") if s]
     res = {"versions": dict(man.get("versions", {})), "entries": old.get("entries", {})}
     res["versions"]["dmlc"] = dmlc_version(a.dmlc)
