@@ -3,7 +3,8 @@
  *
  * f32: im2col + the GEMM core (2-D: im2col written straight into the
  * GEMM's packed-B panels; 1x1 stride-1 unpadded convolutions read the image
- * as B); depthwise 2-D convolutions a direct kernel; ConvTranspose is GEMM +
+ * as B); depthwise 2-D convolutions a direct vectorized kernel (AVX-512,
+ * AVX2, portable) with the epilogue fused; ConvTranspose is GEMM +
  * col2im. With several threads, (image, group, output-column chunk) tasks
  * are spread over the pool (one scratch slot per thread). The CPU
  * executor's fusion (dml_cpu_run_fused) passes packed weights and a
@@ -17,6 +18,9 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#if DML_CPU_X86
+#include <immintrin.h>
+#endif
 
 #define SP_MAX (DML_MAX_RANK - 2)
 
@@ -434,15 +438,28 @@ static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
 /* One (image, channel) plane: y[oh, ow] = sum over (kh, kw) in order of
  * x[oh*s0 - p0 + kh*d0, ow*s1 - p1 + kw*d1] * w[kh, kw], accumulated from 0,
  * with x zero outside the image (zero padding: a padded tap adds 0 * w, as
- * the im2col + GEMM path computes it), then the bias and epilogue. The KH
- * input rows of an output row are copied zero-padded into `rows` (KH *
- * DW_ROW floats), so the taps have no bounds and each block of 16 outputs
- * accumulates in registers. Planes whose padded rows exceed DW_ROW take
- * dw_plane_generic. */
-#define DW_ROW 1024
-#define DW_MAXK 7
-/* 16 floats: one AVX-512 register, two AVX2 or four SSE ones per clone. */
+ * the im2col + GEMM path computes it); then, on each vector of outputs
+ * before it is stored, the bias and the fused epilogue (conv_epilogue's
+ * steps and roundings). The AVX-512 and AVX2 paths fuse each multiply-add
+ * (one rounding), the portable path (every other CPU, arm64 included:
+ * GCC's vector extensions, NEON there) multiplies then adds; the two agree
+ * within the usual f32 accumulation error (tests/cpu/test_cpu_linalg.c).
+ *
+ * Data layout: a strip of output rows at a time, the input rows it reads
+ * are copied zero-padded into `buf`, split by phase for a width stride s1:
+ * padded row r, phase q holds at i the padded column i*s1 + q (input
+ * column i*s1 + q - p1). Output column ow's tap kw then reads phase
+ * (kw*d1) % s1 at i = ow + (kw*d1) / s1: 16 consecutive outputs read 16
+ * consecutive floats for every stride and dilation, with no gather. Four
+ * output rows of 16 columns accumulate at a time (four independent
+ * chains). Planes whose one-output-row strip does not fit DW_BUF floats
+ * take dw_plane_generic. */
+#define DW_BUF 8192
+#define DW_MAXT 64 /* taps: larger kernels take dw_plane_generic */
+#define DW_ROWS 4
+/* 16 floats: one AVX-512 register, two AVX2 or four SSE/NEON ones. */
 typedef float dw_v16 __attribute__((vector_size(64)));
+typedef int32_t dw_i16 __attribute__((vector_size(64)));
 
 static void dw_plane_generic(const conv_geo_t *g, const float *x, const float *w,
                              float *y) {
@@ -462,52 +479,227 @@ static void dw_plane_generic(const conv_geo_t *g, const float *x, const float *w
     }
 }
 
-static int dw_fits(const conv_geo_t *g) {
-  int64_t wp = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1 + 16 * g->s[1];
-  return g->k[0] <= DW_MAXK && g->k[1] <= DW_MAXK && wp <= DW_ROW;
+/* The strip geometry of a plane: row stride of buf (floats, per phase),
+ * padded input rows per output row. */
+typedef struct {
+  int64_t rs;    /* floats per (row, phase): OW + widest tap shift, rounded up to 16 */
+  int64_t strip; /* output rows per strip */
+  int64_t span0; /* padded input rows one output row reads: (KH-1)*d0 + 1 */
+} dw_geo_t;
+
+static int dw_plan(const conv_geo_t *g, dw_geo_t *d) {
+  int64_t OW = g->out[1], s0 = g->s[0], s1 = g->s[1];
+  d->rs = (OW + (g->k[1] - 1) * g->d[1] / s1 + 15) / 16 * 16;
+  d->span0 = (g->k[0] - 1) * g->d[0] + 1;
+  if (g->k[0] * g->k[1] > DW_MAXT || d->rs * s1 * d->span0 > DW_BUF) return 0;
+  /* rows for `strip` output rows: (strip-1)*s0 + span0 */
+  int64_t fit = (DW_BUF / (d->rs * s1) - d->span0) / s0 + 1;
+  d->strip = DML_CPU_MAX((int64_t)1, DML_CPU_MIN(fit, g->out[0]));
+  return 1;
 }
 
-DML_CPU_CLONES static void dw_plane(const conv_geo_t *g, const float *restrict x,
-                                    const float *restrict w, float *restrict y,
-                                    float *restrict rows) {
-  int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
-  int64_t KH = g->k[0], KW = g->k[1], s1 = g->s[1], d1 = g->d[1], p1 = g->pb[1];
-  /* padded row: rows[kh*DW_ROW + c] = x[ih, c - p1] (0 outside), c < wp */
-  int64_t wp = (OW - 1) * s1 + (KW - 1) * d1 + 1;
-  int64_t wpad = wp + 16 * s1; /* a last block of 16 reads past OW */
-  for (int64_t oh = 0; oh < OH; oh++) {
-    for (int64_t kh = 0; kh < KH; kh++) {
-      float *r = rows + kh * DW_ROW;
-      int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
-      int64_t c0 = DML_CPU_MIN(wpad, DML_CPU_MAX((int64_t)0, p1));
-      int64_t c1 = DML_CPU_MAX(c0, DML_CPU_MIN(wpad, W + p1));
-      if (ih < 0 || ih >= H) c1 = c0;
-      for (int64_t c = 0; c < c0; c++) r[c] = 0.0f;
-      for (int64_t c = c0; c < c1; c++) r[c] = x[ih * W + c - p1];
-      for (int64_t c = c1; c < wpad; c++) r[c] = 0.0f;
+/* dst[0:n) = 0, then dst[i] = src[i - p] for i in [p, p + w) within [0, n):
+ * one padded row (16-float vector copies; n is a multiple of 16). */
+static inline __attribute__((always_inline)) void dw_pad_row(float *restrict dst,
+                                                             const float *restrict src,
+                                                             int64_t n, int64_t p,
+                                                             int64_t w) {
+  const dw_v16 z = {0};
+  for (int64_t i = 0; i < n; i += 16) memcpy(dst + i, &z, sizeof z);
+  int64_t lo = DML_CPU_MAX((int64_t)0, p), hi = DML_CPU_MIN(n, p + w);
+  int64_t i = lo;
+  for (; i + 16 <= hi; i += 16) {
+    dw_v16 v;
+    memcpy(&v, src + (i - p), sizeof v);
+    memcpy(dst + i, &v, sizeof v);
+  }
+  for (; i < hi; i++) dst[i] = src[i - p];
+}
+
+/* Padded input rows [r0, r0 + nrows) of the plane into buf (layout above).
+ * Stride 2: 16 columns of both phases from 32 consecutive input floats
+ * (two loads, two shuffles) where they lie inside the row, else one by one. */
+static inline __attribute__((always_inline)) void dw_fill(const conv_geo_t *g,
+                                                          const dw_geo_t *d,
+                                                          const float *restrict x,
+                                                          int64_t r0, int64_t nrows,
+                                                          float *restrict buf) {
+  int64_t H = g->in[0], W = g->in[1], s1 = g->s[1], p1 = g->pb[1], rs = d->rs;
+#ifndef __clang__
+  const dw_i16 ev = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  const dw_i16 od = ev + 1;
+#endif
+  for (int64_t r = 0; r < nrows; r++) {
+    int64_t ih = r0 + r - g->pb[0];
+    float *dst = buf + r * s1 * rs;
+    const float *row = x + (ih >= 0 && ih < H ? ih : 0) * W;
+    int64_t w = ih >= 0 && ih < H ? W : 0;
+    if (s1 == 1) {
+      dw_pad_row(dst, row, rs, p1, w);
+      continue;
     }
-    float *yr = y + oh * OW;
-    for (int64_t ow0 = 0; ow0 < OW; ow0 += 16) {
-      dw_v16 acc = {0};
-      for (int64_t kh = 0; kh < KH; kh++) {
-        const float *r = rows + kh * DW_ROW + ow0 * s1;
-        for (int64_t kw = 0; kw < KW; kw++) {
-          float wv = w[kh * KW + kw];
-          const float *rk = r + kw * d1;
-          dw_v16 xv;
-          if (s1 == 1) {
-            memcpy(&xv, rk, sizeof xv);
-          } else {
-            for (int i = 0; i < 16; i++) xv[i] = rk[i * s1];
-          }
-          acc += xv * wv; /* a multiply, then an add: no contraction (C11) */
-        }
+    for (int64_t i = 0; i < rs; i += 16) {
+      int64_t c = i * s1 - p1; /* input column of (i, phase 0) */
+      if (s1 == 2 && c >= 0 && c + 32 <= w) {
+        dw_v16 v0, v1;
+        memcpy(&v0, row + c, sizeof v0);
+        memcpy(&v1, row + c + 16, sizeof v1);
+#ifdef __clang__
+        dw_v16 e = __builtin_shufflevector(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                           22, 24, 26, 28, 30),
+               o = __builtin_shufflevector(v0, v1, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21,
+                                           23, 25, 27, 29, 31);
+#else
+        dw_v16 e = __builtin_shuffle(v0, v1, ev), o = __builtin_shuffle(v0, v1, od);
+#endif
+        memcpy(dst + i, &e, sizeof e);
+        memcpy(dst + rs + i, &o, sizeof o);
+        continue;
       }
-      int64_t n = DML_CPU_MIN((int64_t)16, OW - ow0);
-      memcpy(yr + ow0, &acc, (size_t)n * sizeof(float));
+      for (int64_t q = 0; q < s1; q++)
+        for (int64_t l = 0; l < 16; l++) {
+          int64_t cl = c + l * s1 + q;
+          dst[q * rs + i + l] = cl >= 0 && cl < w ? row[cl] : 0.0f;
+        }
     }
   }
 }
+
+/* The per-channel epilogue of a plane (see conv_epilogue). */
+typedef struct {
+  int has_bias, has_bn, relu;
+  float bias, a, off;
+} dw_ep_t;
+
+/* The plane loop, instantiated per path with its multiply-add MULADD(acc, x,
+ * w) and the function attributes ATTR. */
+/* 16 outputs of DW_ROWS rows: the NT taps in order (offsets toff). */
+#define DW_BLOCK(MULADD, NT)                     \
+  for (int64_t t = 0; t < (NT); t++) {           \
+    dw_v16 wv = (dw_v16){0} + w[t];              \
+    for (int j = 0; j < DW_ROWS; j++) {          \
+      dw_v16 xv;                                 \
+      memcpy(&xv, rowp[j] + toff[t], sizeof xv); \
+      MULADD(acc[j], xv, wv);                    \
+    }                                            \
+  }
+
+#define DW_PLANE_BODY(MULADD, FILL)                                                 \
+  int64_t OH = g->out[0], OW = g->out[1], KW = g->k[1], nt = g->k[0] * g->k[1];     \
+  int64_t s0 = g->s[0], s1 = g->s[1], d0 = g->d[0], d1 = g->d[1], rs = d->rs;       \
+  int64_t toff[DW_MAXT]; /* tap (kh, kw): its offset in buf from the row's first */ \
+  for (int64_t t = 0; t < nt; t++) {                                                \
+    int64_t sh = t % KW * d1;                                                       \
+    toff[t] = (t / KW * d0 * s1 + sh % s1) * rs + sh / s1;                          \
+  }                                                                                 \
+  for (int64_t oh0 = 0; oh0 < OH; oh0 += d->strip) {                                \
+    int64_t nh = DML_CPU_MIN(d->strip, OH - oh0);                                   \
+    FILL(g, d, x, oh0 *s0, (nh - 1) * s0 + d->span0, buf);                          \
+    for (int64_t oh = 0; oh < nh; oh += DW_ROWS) {                                  \
+      int64_t nr = DML_CPU_MIN((int64_t)DW_ROWS, nh - oh);                          \
+      const float *rowp[DW_ROWS];                                                   \
+      for (int j = 0; j < DW_ROWS; j++)                                             \
+        rowp[j] = buf + (oh + (j < nr ? j : nr - 1)) * s0 * s1 * rs;                \
+      for (int64_t ow0 = 0; ow0 < OW; ow0 += 16) {                                  \
+        dw_v16 acc[DW_ROWS];                                                        \
+        for (int j = 0; j < DW_ROWS; j++) acc[j] = (dw_v16){0};                     \
+        if (nt == 9)                                                                \
+          DW_BLOCK(MULADD, 9)                                                       \
+        else                                                                        \
+          DW_BLOCK(MULADD, nt)                                                      \
+        int64_t n = DML_CPU_MIN((int64_t)16, OW - ow0);                             \
+        for (int j = 0; j < nr; j++) {                                              \
+          dw_v16 v = acc[j];                                                        \
+          if (ep->has_bias) v = v + ep->bias;                                       \
+          if (ep->has_bn) v = v * ep->a + ep->off;                                  \
+          if (ep->relu) /* v < 0 ? 0 : v, NaN and -0 kept */                        \
+            v = (dw_v16)((dw_i16)v & ~(v < (dw_v16){0}));                           \
+          float *yr = y + (oh0 + oh + j) * OW + ow0;                                \
+          if (n == 16)                                                              \
+            memcpy(yr, &v, sizeof v);                                               \
+          else                                                                      \
+            memcpy(yr, &v, (size_t)n * sizeof(float));                              \
+        }                                                                           \
+        for (int j = 0; j < DW_ROWS; j++) rowp[j] += 16;                            \
+      }                                                                             \
+    }                                                                               \
+  }
+
+#define DW_MUL_ADD(acc, xv, wv) ((acc) = (acc) + (xv) * (wv))
+DML_CPU_CLONES static void dw_plane_c(const conv_geo_t *g, const dw_geo_t *d,
+                                      const float *restrict x, const float *restrict w,
+                                      float *restrict y, float *restrict buf,
+                                      const dw_ep_t *ep) {
+  DW_PLANE_BODY(DW_MUL_ADD, dw_fill)
+}
+
+#if DML_CPU_X86
+#define DW_FMA512(acc, xv, wv) \
+  ((acc) = (dw_v16)_mm512_fmadd_ps((__m512)(xv), (__m512)(wv), (__m512)(acc)))
+/* 16 floats of an input row from column c, 0 outside [0, w). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 dw_load512(
+    const float *row, int64_t c, int64_t w) {
+  int64_t lo = DML_CPU_MIN((int64_t)16, DML_CPU_MAX((int64_t)0, -c));
+  int64_t hi = DML_CPU_MIN((int64_t)16, DML_CPU_MAX((int64_t)0, w - c));
+  __mmask16 m = hi > lo ? (__mmask16)((1u << hi) - (1u << lo)) : 0;
+  /* masked lanes are not read: the address may lie outside the row */
+  return _mm512_maskz_loadu_ps(m, (const void *)((uintptr_t)row + (uintptr_t)(c * 4)));
+}
+
+/* dw_fill with masked loads at the row's ends (AVX-512; any stride). */
+__attribute__((target("avx512f"), always_inline)) static inline void dw_fill_avx512(
+    const conv_geo_t *g, const dw_geo_t *d, const float *restrict x, int64_t r0,
+    int64_t nrows, float *restrict buf) {
+  int64_t H = g->in[0], W = g->in[1], s1 = g->s[1], p1 = g->pb[1], rs = d->rs;
+  const __m512i ev =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+  if (s1 > 2) {
+    dw_fill(g, d, x, r0, nrows, buf);
+    return;
+  }
+  for (int64_t r = 0; r < nrows; r++) {
+    int64_t ih = r0 + r - g->pb[0];
+    float *dst = buf + r * s1 * rs;
+    const float *row = x + (ih >= 0 && ih < H ? ih : 0) * W;
+    int64_t w = ih >= 0 && ih < H ? W : 0;
+    for (int64_t i = 0; i < rs; i += 16) {
+      if (s1 == 1) {
+        _mm512_store_ps(dst + i, dw_load512(row, i - p1, w));
+        continue;
+      }
+      int64_t c = 2 * i - p1;
+      __m512 v0 = dw_load512(row, c, w), v1 = dw_load512(row, c + 16, w);
+      _mm512_store_ps(dst + i, _mm512_permutex2var_ps(v0, ev, v1));
+      _mm512_store_ps(dst + rs + i, _mm512_permutex2var_ps(v0, od, v1));
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) static void dw_plane_avx512(
+    const conv_geo_t *g, const dw_geo_t *d, const float *restrict x,
+    const float *restrict w, float *restrict y, float *restrict buf, const dw_ep_t *ep) {
+  DW_PLANE_BODY(DW_FMA512, dw_fill_avx512)
+}
+
+/* acc += xv * wv, fused, as two AVX2 halves (by pointer: a 64-byte vector
+ * is not passed in registers without AVX-512). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void dw_fma_avx2(
+    dw_v16 *acc, const dw_v16 *xv, const dw_v16 *wv) {
+  const float *a = (const float *)acc, *x = (const float *)xv, *w = (const float *)wv;
+  __m256 a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x), _mm256_loadu_ps(w), _mm256_loadu_ps(a));
+  __m256 a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + 8), _mm256_loadu_ps(w + 8),
+                              _mm256_loadu_ps(a + 8));
+  _mm256_storeu_ps((float *)acc, a0);
+  _mm256_storeu_ps((float *)acc + 8, a1);
+}
+#define DW_FMA256(acc, xv, wv) dw_fma_avx2(&(acc), &(xv), &(wv))
+__attribute__((target("avx2,fma"))) static void dw_plane_avx2(
+    const conv_geo_t *g, const dw_geo_t *d, const float *restrict x,
+    const float *restrict w, float *restrict y, float *restrict buf, const dw_ep_t *ep) {
+  DW_PLANE_BODY(DW_FMA256, dw_fill)
+}
+#endif
 
 static void dw_task(void *vctx, int64_t t, int tid) {
   (void)tid;
@@ -515,13 +707,34 @@ static void dw_task(void *vctx, int64_t t, int tid) {
   const conv_geo_t *g = r->g;
   int64_t ch = t % g->C;
   float *y = r->y + t * g->out_sz;
-  if (dw_fits(g)) {
-    float rows[DW_MAXK * DW_ROW];
-    dw_plane(g, r->x + t * g->in_sz, r->w + ch * g->k_sz, y, rows);
-  } else {
-    dw_plane_generic(g, r->x + t * g->in_sz, r->w + ch * g->k_sz, y);
+  const float *x = r->x + t * g->in_sz, *w = r->w + ch * g->k_sz;
+  dw_geo_t d;
+  if (!dw_plan(g, &d)) {
+    dw_plane_generic(g, x, w, y);
+    conv_epilogue(r, y, ch, 1, g->out_sz, g->out_sz);
+    return;
   }
-  conv_epilogue(r, y, ch, 1, g->out_sz, g->out_sz);
+  const dml_cpu_epilogue_t *e = r->ep;
+  dw_ep_t ep = {r->b != NULL,
+                e && e->scale,
+                e && e->relu,
+                r->b ? r->b[ch] : 0.0f,
+                e && e->scale ? e->scale[ch] : 0.0f,
+                e && e->scale ? e->shift[ch] : 0.0f};
+  /* 16 floats past the last row: the last vector of a row may read them. */
+  float buf[DW_BUF] __attribute__((aligned(64)));
+#if DML_CPU_X86
+  int isa = dml_cpu_sgemm_isa();
+  if (isa == 3) {
+    dw_plane_avx512(g, &d, x, w, y, buf, &ep);
+    return;
+  }
+  if (isa == 2) {
+    dw_plane_avx2(g, &d, x, w, y, buf, &ep);
+    return;
+  }
+#endif
+  dw_plane_c(g, &d, x, w, y, buf, &ep);
 }
 
 /* One (image, group) pair. */
