@@ -409,6 +409,27 @@ typedef struct {
   int64_t chunks, chunk_cols;   /* output-column chunks per (image, group) */
 } conv_run_t;
 
+/* One output row of n values: y += bv (has_b), y = y * a + off (bn), y = y <
+ * 0 ? 0 : y (relu), in one pass (vectorized), each step rounded alone. */
+DML_CPU_CLONES static void conv_epilogue_row(float *restrict y, int64_t n, int has_b,
+                                             float bv, int bn, float a, float off,
+                                             int relu) {
+  if (has_b && bn && relu) {
+    for (int64_t o = 0; o < n; o++) {
+      float v = (y[o] + bv) * a + off;
+      y[o] = v < 0.0f ? 0.0f : v;
+    }
+    return;
+  }
+  for (int64_t o = 0; o < n; o++) {
+    float v = y[o];
+    if (has_b) v = v + bv;
+    if (bn) v = v * a + off;
+    if (relu) v = v < 0.0f ? 0.0f : v;
+    y[o] = v;
+  }
+}
+
 /* The bias and the fused epilogue (dml_cpu_conv_fused) on y[m, 0:n] for
  * output channels m0 .. m0+mn-1 (y points at channel m0), applied while the
  * tile is in cache. Each step is rounded as the separate node rounds it:
@@ -417,19 +438,12 @@ typedef struct {
 static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
                           int64_t n, int64_t ld) {
   const dml_cpu_epilogue_t *ep = r->ep;
+  int bn = ep && ep->scale, relu = ep && ep->relu;
+  if (!r->b && !bn && !relu) return;
   for (int64_t m = 0; m < mn; m++) {
-    float *ym = y + m * ld;
-    if (r->b) {
-      float bv = r->b[m0 + m];
-      for (int64_t o = 0; o < n; o++) ym[o] += bv;
-    }
-    if (!ep) continue;
-    if (ep->scale) {
-      float a = ep->scale[m0 + m], off = ep->shift[m0 + m];
-      for (int64_t o = 0; o < n; o++) ym[o] = ym[o] * a + off;
-    }
-    if (ep->relu)
-      for (int64_t o = 0; o < n; o++) ym[o] = ym[o] < 0.0f ? 0.0f : ym[o];
+    float bv = r->b ? r->b[m0 + m] : 0.0f;
+    float a = bn ? ep->scale[m0 + m] : 1.0f, off = bn ? ep->shift[m0 + m] : 0.0f;
+    conv_epilogue_row(y + m * ld, n, r->b != NULL, bv, bn, a, off, relu);
   }
 }
 
