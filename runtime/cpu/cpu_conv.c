@@ -374,6 +374,45 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
   return m;
 }
 
+/* ---- direct 2-D convolution, stride 1 (AVX-512) ---------------------- */
+
+/* Where it runs: group 1, 2-D, stride 1, dilation 1, a kernel larger than
+ * 1x1, output rows filling at least 3/4 of their 16-float vectors, the
+ * padded image within DIRECT_MAX_FLOATS, on the AVX-512 micro-kernel.
+ * Elsewhere im2col + GEMM. */
+#define DIRECT_MAX_FLOATS (4 << 20)
+static int direct_ok(const conv_geo_t *g) {
+#if DML_CPU_X86
+  if (g->r != 2 || g->group != 1 || g->pointwise || g->k_sz == 1) return 0;
+  if (g->s[0] != 1 || g->s[1] != 1 || g->d[0] != 1 || g->d[1] != 1) return 0;
+  int64_t OW = g->out[1], nv = (OW + 15) / 16;
+  if (4 * OW < 3 * 16 * nv) return 0;
+  int64_t hp = g->out[0] + g->k[0] - 1, wp = OW + g->k[1] - 1;
+  if ((double)g->C * (double)hp * (double)wp > DIRECT_MAX_FLOATS) return 0;
+  return dml_cpu_sgemm_isa() == 3;
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+/* Scratch of the direct path: the weights packed (when not given packed),
+ * then one zero-padded image per slot. */
+static size_t direct_apack_bytes(const conv_geo_t *g) {
+  return align64(dml_cpu_sgemm_packed_a_floats(g->M, g->C * g->k_sz) * 4);
+}
+static size_t direct_slot_bytes(const conv_geo_t *g) {
+  int64_t hp = g->out[0] + g->k[0] - 1, wp = g->out[1] + g->k[1] - 1;
+  return align64((size_t)(g->C * hp * wp) * 4);
+}
+static int direct_slots(const conv_geo_t *g, int threads) {
+  double macs =
+      (double)g->M * (double)(g->C * g->k_sz) * (double)g->out_sz * (double)g->N;
+  return threads > 1 && g->N >= 2 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS
+             ? (int)DML_CPU_MIN((int64_t)threads, g->N)
+             : 1;
+}
+
 static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) {
   conv_geo_t g;
   if (c->inputs[0].dtype != DML_DTYPE_F32) return 0;
@@ -383,6 +422,9 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
     return 0;
   }
   if (!transpose && is_depthwise(&g)) return 0; /* direct kernel, no scratch */
+  if (!transpose && direct_ok(&g))
+    return 64 + direct_apack_bytes(&g) +
+           (size_t)direct_slots(&g, threads) * direct_slot_bytes(&g);
   conv_mem_t m = conv_mem(&g, transpose, threads);
   size_t slots = m.batch_parallel ? (size_t)threads : 1;
   if (m.slot_bytes == 0) return 0;
@@ -751,6 +793,115 @@ static void dw_task(void *vctx, int64_t t, int tid) {
   dw_plane_c(g, &d, x, w, y, buf, &ep);
 }
 
+#if DML_CPU_X86
+/* The padded image xp[c][r][q] = x[c][r - pb0][q - pb1] (0 outside), rows
+ * OH + KH - 1, columns OW + KW - 1. */
+static void direct_pad(const conv_geo_t *g, const float *restrict x, float *restrict xp) {
+  int64_t H = g->in[0], W = g->in[1], hp = g->out[0] + g->k[0] - 1,
+          wp = g->out[1] + g->k[1] - 1;
+  int64_t lo = DML_CPU_MIN(wp, DML_CPU_MAX((int64_t)0, g->pb[1]));
+  int64_t hi = DML_CPU_MAX(lo, DML_CPU_MIN(wp, W + g->pb[1]));
+  for (int64_t c = 0; c < g->C; c++)
+    for (int64_t r = 0; r < hp; r++) {
+      float *d = xp + (c * hp + r) * wp;
+      int64_t ih = r - g->pb[0];
+      if (ih < 0 || ih >= H) {
+        memset(d, 0, (size_t)wp * sizeof(float));
+        continue;
+      }
+      if (lo > 0) memset(d, 0, (size_t)lo * sizeof(float));
+      memcpy(d + lo, x + (c * H + ih) * W + lo - g->pb[1],
+             (size_t)(hi - lo) * sizeof(float));
+      if (hi < wp) memset(d + hi, 0, (size_t)(wp - hi) * sizeof(float));
+    }
+}
+
+/* Output vectors [v0, v1) of one image (vector v: output row v / nv,
+ * columns (v % nv) * 16 .. + 15 masked to OW; nv = ceil(OW / 16)), all M
+ * channels: 8 channels x 2 vectors accumulate in registers over k = (c, kh,
+ * kw) in order, reading the packed weights ap (dml_cpu_sgemm_pack_a's
+ * layout, mr 8) and the padded image xp, with fused multiply-adds from 0
+ * (one chain over all of K); y gets the sums (no bias). */
+__attribute__((target("avx512f"))) static void direct_tiles(const conv_geo_t *g,
+                                                            const float *restrict xp,
+                                                            const float *restrict ap,
+                                                            float *restrict y, int64_t v0,
+                                                            int64_t v1) {
+  int64_t OW = g->out[1], nv = (OW + 15) / 16, KH = g->k[0], KW = g->k[1];
+  int64_t hp = g->out[0] + KH - 1, wp = OW + KW - 1, plane = hp * wp;
+  int64_t K = g->C * g->k_sz, mpad = (g->M + 7) / 8 * 8;
+  for (int64_t m0 = 0; m0 < g->M; m0 += 8) {
+    int rows = (int)DML_CPU_MIN((int64_t)8, g->M - m0);
+    for (int64_t v = v0; v < v1; v += 2) {
+      int two = v + 1 < v1;
+      int64_t vb = two ? v + 1 : v;
+      int64_t oh0 = v / nv, ow0 = v % nv * 16, oh1 = vb / nv, ow1 = vb % nv * 16;
+      int64_t n0 = DML_CPU_MIN((int64_t)16, OW - ow0),
+              n1 = DML_CPU_MIN((int64_t)16, OW - ow1);
+      __mmask16 k0 = (__mmask16)((1u << n0) - 1u),
+                k1 = two ? (__mmask16)((1u << n1) - 1u) : 0;
+      const float *b0 = xp + oh0 * wp + ow0, *b1 = xp + oh1 * wp + ow1;
+      __m512 acc[8][2];
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+      int64_t off = 0, kw = 0, kh = 0;
+      for (int64_t pc = 0; pc < K; pc += DML_CPU_GEMM_KC) {
+        int64_t kc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_KC, K - pc);
+        const float *a = ap + pc * mpad + m0 * kc;
+        for (int64_t k = 0; k < kc; k++) {
+          __m512 x0 = _mm512_maskz_loadu_ps(k0, b0 + off);
+          __m512 x1 = _mm512_maskz_loadu_ps(k1, b1 + off);
+#pragma GCC unroll 8
+          for (int i = 0; i < 8; i++) {
+            __m512 av = _mm512_set1_ps(a[i]);
+            acc[i][0] = _mm512_fmadd_ps(av, x0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(av, x1, acc[i][1]);
+          }
+          a += 8;
+          /* next (c, kh, kw) */
+          off++;
+          if (++kw == KW) {
+            kw = 0, off += wp - KW;
+            if (++kh == KH) kh = 0, off += plane - KH * wp;
+          }
+        }
+      }
+      /* constant indices, so acc stays in registers */
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; i++) {
+        if (i >= rows) break;
+        float *ym = y + (m0 + i) * g->out_sz;
+        _mm512_mask_storeu_ps(ym + oh0 * OW + ow0, k0, acc[i][0]);
+        _mm512_mask_storeu_ps(ym + oh1 * OW + ow1, k1, acc[i][1]);
+      }
+    }
+  }
+}
+#endif
+
+typedef struct {
+  const conv_run_t *run;
+  const float *ap;
+  char *slots;
+  size_t slot_bytes;
+} direct_ctx_t;
+
+/* One image: pad it into this thread's slot, all tiles, the epilogue. */
+static void direct_task(void *vctx, int64_t n, int tid) {
+#if DML_CPU_X86
+  const direct_ctx_t *d = (const direct_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  float *xp = (float *)(void *)(d->slots + (size_t)tid * d->slot_bytes);
+  float *y = r->y + n * g->M * g->out_sz;
+  direct_pad(g, r->x + n * g->C * g->in_sz, xp);
+  direct_tiles(g, xp, d->ap, y, 0, g->out[0] * ((g->out[1] + 15) / 16));
+  conv_epilogue(r, y, 0, g->M, g->out_sz, g->out_sz);
+#else
+  (void)vctx, (void)n, (void)tid;
+#endif
+}
+
 /* One (image, group) pair. */
 static void conv_task(void *vctx, int64_t t, int tid) {
   conv_run_t *r = (conv_run_t *)vctx;
@@ -909,10 +1060,34 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
                          dw_task, &run);
     return DML_OK;
   }
-  conv_mem_t mem = conv_mem(&g, transpose, threads);
   char *base = (char *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
   size_t pad = (size_t)(base - (char *)c->scratch);
   size_t avail = c->scratch && c->scratch_bytes > pad ? c->scratch_bytes - pad : 0;
+  if (!transpose && direct_ok(&g)) {
+    size_t ab = direct_apack_bytes(&g), sb = direct_slot_bytes(&g);
+    int slots = direct_slots(&g, threads);
+    if (avail < ab + sb)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
+    if (avail < ab + (size_t)slots * sb) slots = 1;
+    conv_run_t run = {&g,
+                      0,
+                      (const float *)x->data,
+                      (const float *)w->data,
+                      b ? (const float *)b->data : NULL,
+                      (float *)y->data,
+                      base,
+                      {0, 0, 0, 0},
+                      ep,
+                      1,
+                      g.out_sz};
+    const float *ap = ep && ep->packed ? (const float *)ep->packed : (const float *)base;
+    if (ap == (const float *)base)
+      dml_cpu_sgemm_pack_a(0, g.M, g.C * g.k_sz, run.w, g.C * g.k_sz, (float *)base);
+    direct_ctx_t d = {&run, ap, base + ab, sb};
+    dml_cpu_parallel_for(g.N, slots, direct_task, &d);
+    return DML_OK;
+  }
+  conv_mem_t mem = conv_mem(&g, transpose, threads);
   int slots = 1;
   if (mem.batch_parallel) {
     slots = mem.slot_bytes ? (int)DML_CPU_MIN((size_t)threads, avail / mem.slot_bytes)

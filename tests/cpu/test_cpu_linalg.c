@@ -597,6 +597,54 @@ static void test_conv_depthwise_paths(void) {
   CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
 }
 
+/* The direct stride-1 convolution (AVX-512 micro-kernel machines; the
+ * other kernels run the same cases through im2col + GEMM), with edge values
+ * in X, against the naive loop: output widths 12, 16, 28, 31, 47 (masked
+ * vectors, pairs of vectors across rows), odd heights, M not a multiple of
+ * 8, K over one KC block (C = 32, 3x3), 5x5 with asymmetric pads, several
+ * images on 2 threads; then the fused epilogue with packed weights. */
+static void test_conv_direct(void) {
+  int ran = 0;
+  for (int which = 1; which <= 3; which++) {
+    if (dml_cpu_sgemm_set_kernel(which) != 0) continue;
+    ran++;
+    g_conv_edges = 1;
+    /* r, N, C, M, group, in, k, s, d, pb, pe */
+    cgeo_t b = {2,         1,         3,         13,        1,         {7, 12, 1},
+                {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+    static const int64_t w[] = {12, 16, 28, 31, 47};
+    for (size_t i = 0; i < 5; i++) {
+      cgeo_t c = b;
+      c.in[1] = w[i], c.in[0] = 3 + 2 * (int64_t)i, c.M = 5 + 3 * (int64_t)i;
+      conv_case(c, (int)(i & 1), NULL);
+    }
+    cgeo_t deep = b; /* K = 288 > KC */
+    deep.C = 32, deep.M = 16, deep.in[0] = 5, deep.in[1] = 16;
+    conv_case(deep, 1, NULL);
+    cgeo_t k5 = b;
+    k5.k[0] = k5.k[1] = 5, k5.in[0] = 9, k5.in[1] = 28, k5.pb[0] = 1, k5.pe[0] = 3;
+    k5.pb[1] = 2, k5.pe[1] = 2;
+    conv_case(k5, 1, NULL);
+    conv_case(k5, 1, "SAME_UPPER");
+    cgeo_t many = b;
+    many.N = 5, many.C = 16, many.M = 16, many.in[0] = many.in[1] = 16;
+    dml_cpu_set_num_threads(2);
+    conv_case(many, 1, NULL);
+    dml_cpu_set_num_threads(1);
+    g_conv_edges = 0;
+    for (int threads = 1; threads <= 2; threads++) {
+      dml_cpu_set_num_threads(threads);
+      for (int pack = 0; pack < 2; pack++) {
+        fused_case(3, 5, 13, 1, 3, 16, 1, 1, pack);
+        fused_case(2, 32, 16, 1, 3, 16, 1, 0, pack);
+      }
+    }
+    dml_cpu_set_num_threads(1);
+  }
+  CHECK(ran >= 1);
+  CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
+}
+
 static void test_conv_fused_epilogue(void) {
   for (int threads = 1; threads <= 2; threads++) {
     dml_cpu_set_num_threads(threads);
@@ -835,6 +883,7 @@ int main(void) {
   RUN(test_conv_depthwise);
   RUN(test_conv_fused_epilogue);
   RUN(test_conv_depthwise_paths);
+  RUN(test_conv_direct);
   RUN(test_gemm_prepacked);
   RUN(test_gemm_kernels);
   RUN(test_conv_1d_3d);
