@@ -793,7 +793,6 @@ static void dw_task(void *vctx, int64_t t, int tid) {
   dw_plane_c(g, &d, x, w, y, buf, &ep);
 }
 
-#if DML_CPU_X86
 /* The padded image xp[c][r][q] = x[c][r - pb0][q - pb1] (0 outside), rows
  * OH + KH - 1, columns OW + KW - 1. */
 static void direct_pad(const conv_geo_t *g, const float *restrict x, float *restrict xp) {
@@ -816,6 +815,7 @@ static void direct_pad(const conv_geo_t *g, const float *restrict x, float *rest
     }
 }
 
+#if DML_CPU_X86
 /* Output vectors [v0, v1) of one image (vector v: output row v / nv,
  * columns (v % nv) * 16 .. + 15 masked to OW; nv = ceil(OW / 16)), all M
  * channels: 8 channels x 2 vectors accumulate in registers over k = (c, kh,
@@ -884,6 +884,7 @@ typedef struct {
   const float *ap;
   char *slots;
   size_t slot_bytes;
+  int64_t n, chunks; /* direct_chunk_task: the image, its vector chunks */
 } direct_ctx_t;
 
 /* One image: pad it into this thread's slot, all tiles, the epilogue. */
@@ -899,6 +900,28 @@ static void direct_task(void *vctx, int64_t n, int tid) {
   conv_epilogue(r, y, 0, g->M, g->out_sz, g->out_sz);
 #else
   (void)vctx, (void)n, (void)tid;
+#endif
+}
+
+/* Chunk t of image d->n's output vectors (its image padded in slot 0
+ * beforehand): those tiles, then the epilogue on the output columns they
+ * cover (whole rows of vectors: a contiguous range of each channel). */
+static void direct_chunk_task(void *vctx, int64_t t, int tid) {
+#if DML_CPU_X86
+  (void)tid;
+  const direct_ctx_t *d = (const direct_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  int64_t OW = g->out[1], nv = (OW + 15) / 16, V = g->out[0] * nv;
+  int64_t v0 = V * t / d->chunks, v1 = V * (t + 1) / d->chunks;
+  if (v0 >= v1) return;
+  float *y = r->y + d->n * g->M * g->out_sz;
+  direct_tiles(g, (const float *)(const void *)d->slots, d->ap, y, v0, v1);
+  int64_t p0 = v0 / nv * OW + v0 % nv * 16;
+  int64_t p1 = v1 == V ? g->out_sz : v1 / nv * OW + v1 % nv * 16;
+  conv_epilogue(r, y + p0, 0, g->M, p1 - p0, g->out_sz);
+#else
+  (void)vctx, (void)t, (void)tid;
 #endif
 }
 
@@ -1083,7 +1106,18 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     const float *ap = ep && ep->packed ? (const float *)ep->packed : (const float *)base;
     if (ap == (const float *)base)
       dml_cpu_sgemm_pack_a(0, g.M, g.C * g.k_sz, run.w, g.C * g.k_sz, (float *)base);
-    direct_ctx_t d = {&run, ap, base + ab, sb};
+    direct_ctx_t d = {&run, ap, base + ab, sb, 0, 1};
+    double macs = (double)g.M * (double)(g.C * g.k_sz) * (double)g.out_sz;
+    if (slots == 1 && threads > 1 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS) {
+      /* One image at a time (fewer images than threads): padded once, its
+       * output vectors split over the threads. */
+      d.chunks = 2 * (int64_t)threads;
+      for (d.n = 0; d.n < g.N; d.n++) {
+        direct_pad(&g, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
+        dml_cpu_parallel_for(d.chunks, threads, direct_chunk_task, &d);
+      }
+      return DML_OK;
+    }
     dml_cpu_parallel_for(g.N, slots, direct_task, &d);
     return DML_OK;
   }

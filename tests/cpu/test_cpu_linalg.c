@@ -630,6 +630,13 @@ static void test_conv_direct(void) {
     many.N = 5, many.C = 16, many.M = 16, many.in[0] = many.in[1] = 16;
     dml_cpu_set_num_threads(2);
     conv_case(many, 1, NULL);
+    /* one image over the split threshold: its output vectors split over 2
+     * and 3 threads (chunks not a multiple of the 2-vector tile) */
+    cgeo_t one = many;
+    one.N = 1, one.in[0] = 31, one.in[1] = 30;
+    conv_case(one, 1, NULL);
+    dml_cpu_set_num_threads(3);
+    conv_case(one, 0, NULL);
     dml_cpu_set_num_threads(1);
     g_conv_edges = 0;
     for (int threads = 1; threads <= 2; threads++) {
@@ -637,6 +644,7 @@ static void test_conv_direct(void) {
       for (int pack = 0; pack < 2; pack++) {
         fused_case(3, 5, 13, 1, 3, 16, 1, 1, pack);
         fused_case(2, 32, 16, 1, 3, 16, 1, 0, pack);
+        fused_case(1, 16, 16, 1, 3, 32, 1, 1, pack); /* one image, split */
       }
     }
     dml_cpu_set_num_threads(1);
