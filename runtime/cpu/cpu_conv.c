@@ -377,7 +377,8 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
 /* ---- direct 2-D convolution, stride 1 (AVX-512) ---------------------- */
 
 /* Where it runs: group 1, 2-D, stride 1, dilation 1, a kernel larger than
- * 1x1, output rows filling at least 3/4 of their 16-float vectors, the
+ * 1x1, output rows filling at least 5/8 of their 16-float vectors (at half,
+ * e.g. 8x8 images, im2col + GEMM was faster), the
  * padded image within DIRECT_MAX_FLOATS, on the AVX-512 micro-kernel.
  * Elsewhere im2col + GEMM. */
 #define DIRECT_MAX_FLOATS (4 << 20)
@@ -386,7 +387,7 @@ static int direct_ok(const conv_geo_t *g) {
   if (g->r != 2 || g->group != 1 || g->pointwise || g->k_sz == 1) return 0;
   if (g->s[0] != 1 || g->s[1] != 1 || g->d[0] != 1 || g->d[1] != 1) return 0;
   int64_t OW = g->out[1], nv = (OW + 15) / 16;
-  if (4 * OW < 3 * 16 * nv) return 0;
+  if (8 * OW < 5 * 16 * nv) return 0;
   int64_t hp = g->out[0] + g->k[0] - 1, wp = OW + g->k[1] - 1;
   if ((double)g->C * (double)hp * (double)wp > DIRECT_MAX_FLOATS) return 0;
   return dml_cpu_sgemm_isa() == 3;
