@@ -3,7 +3,8 @@
  *
  * f32: im2col + the GEMM core (2-D: im2col written straight into the
  * GEMM's packed-B panels; 1x1 stride-1 unpadded convolutions read the image
- * as B); depthwise 2-D convolutions a direct kernel; ConvTranspose is GEMM +
+ * as B); depthwise 2-D convolutions a direct vectorized kernel (AVX-512,
+ * AVX2, portable) with the epilogue fused; ConvTranspose is GEMM +
  * col2im. With several threads, (image, group, output-column chunk) tasks
  * are spread over the pool (one scratch slot per thread). The CPU
  * executor's fusion (dml_cpu_run_fused) passes packed weights and a
@@ -17,6 +18,9 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#if DML_CPU_X86
+#include <immintrin.h>
+#endif
 
 #define SP_MAX (DML_MAX_RANK - 2)
 
@@ -370,6 +374,46 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
   return m;
 }
 
+/* ---- direct 2-D convolution, stride 1 (AVX-512) ---------------------- */
+
+/* Where it runs: group 1, 2-D, stride 1, dilation 1, a kernel larger than
+ * 1x1, output rows filling at least 5/8 of their 16-float vectors (at half,
+ * e.g. 8x8 images, im2col + GEMM was faster), the
+ * padded image within DIRECT_MAX_FLOATS, on the AVX-512 micro-kernel.
+ * Elsewhere im2col + GEMM. */
+#define DIRECT_MAX_FLOATS (4 << 20)
+static int direct_ok(const conv_geo_t *g) {
+#if DML_CPU_X86
+  if (g->r != 2 || g->group != 1 || g->pointwise || g->k_sz == 1) return 0;
+  if (g->s[0] != 1 || g->s[1] != 1 || g->d[0] != 1 || g->d[1] != 1) return 0;
+  int64_t OW = g->out[1], nv = (OW + 15) / 16;
+  if (8 * OW < 5 * 16 * nv) return 0;
+  int64_t hp = g->out[0] + g->k[0] - 1, wp = OW + g->k[1] - 1;
+  if ((double)g->C * (double)hp * (double)wp > DIRECT_MAX_FLOATS) return 0;
+  return dml_cpu_sgemm_isa() == 3;
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+/* Scratch of the direct path: the weights packed (when not given packed),
+ * then one zero-padded image per slot. */
+static size_t direct_apack_bytes(const conv_geo_t *g) {
+  return align64(dml_cpu_sgemm_packed_a_floats(g->M, g->C * g->k_sz) * 4);
+}
+static size_t direct_slot_bytes(const conv_geo_t *g) {
+  int64_t hp = g->out[0] + g->k[0] - 1, wp = g->out[1] + g->k[1] - 1;
+  return align64((size_t)(g->C * hp * wp) * 4);
+}
+static int direct_slots(const conv_geo_t *g, int threads) {
+  double macs =
+      (double)g->M * (double)(g->C * g->k_sz) * (double)g->out_sz * (double)g->N;
+  return threads > 1 && g->N >= 2 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS
+             ? (int)DML_CPU_MIN((int64_t)threads, g->N)
+             : 1;
+}
+
 static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) {
   conv_geo_t g;
   if (c->inputs[0].dtype != DML_DTYPE_F32) return 0;
@@ -379,6 +423,9 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
     return 0;
   }
   if (!transpose && is_depthwise(&g)) return 0; /* direct kernel, no scratch */
+  if (!transpose && direct_ok(&g))
+    return 64 + direct_apack_bytes(&g) +
+           (size_t)direct_slots(&g, threads) * direct_slot_bytes(&g);
   conv_mem_t m = conv_mem(&g, transpose, threads);
   size_t slots = m.batch_parallel ? (size_t)threads : 1;
   if (m.slot_bytes == 0) return 0;
@@ -405,6 +452,27 @@ typedef struct {
   int64_t chunks, chunk_cols;   /* output-column chunks per (image, group) */
 } conv_run_t;
 
+/* One output row of n values: y += bv (has_b), y = y * a + off (bn), y = y <
+ * 0 ? 0 : y (relu), in one pass (vectorized), each step rounded alone. */
+DML_CPU_CLONES static void conv_epilogue_row(float *restrict y, int64_t n, int has_b,
+                                             float bv, int bn, float a, float off,
+                                             int relu) {
+  if (has_b && bn && relu) {
+    for (int64_t o = 0; o < n; o++) {
+      float v = (y[o] + bv) * a + off;
+      y[o] = v < 0.0f ? 0.0f : v;
+    }
+    return;
+  }
+  for (int64_t o = 0; o < n; o++) {
+    float v = y[o];
+    if (has_b) v = v + bv;
+    if (bn) v = v * a + off;
+    if (relu) v = v < 0.0f ? 0.0f : v;
+    y[o] = v;
+  }
+}
+
 /* The bias and the fused epilogue (dml_cpu_conv_fused) on y[m, 0:n] for
  * output channels m0 .. m0+mn-1 (y points at channel m0), applied while the
  * tile is in cache. Each step is rounded as the separate node rounds it:
@@ -413,19 +481,12 @@ typedef struct {
 static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
                           int64_t n, int64_t ld) {
   const dml_cpu_epilogue_t *ep = r->ep;
+  int bn = ep && ep->scale, relu = ep && ep->relu;
+  if (!r->b && !bn && !relu) return;
   for (int64_t m = 0; m < mn; m++) {
-    float *ym = y + m * ld;
-    if (r->b) {
-      float bv = r->b[m0 + m];
-      for (int64_t o = 0; o < n; o++) ym[o] += bv;
-    }
-    if (!ep) continue;
-    if (ep->scale) {
-      float a = ep->scale[m0 + m], off = ep->shift[m0 + m];
-      for (int64_t o = 0; o < n; o++) ym[o] = ym[o] * a + off;
-    }
-    if (ep->relu)
-      for (int64_t o = 0; o < n; o++) ym[o] = ym[o] < 0.0f ? 0.0f : ym[o];
+    float bv = r->b ? r->b[m0 + m] : 0.0f;
+    float a = bn ? ep->scale[m0 + m] : 1.0f, off = bn ? ep->shift[m0 + m] : 0.0f;
+    conv_epilogue_row(y + m * ld, n, r->b != NULL, bv, bn, a, off, relu);
   }
 }
 
@@ -434,15 +495,28 @@ static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
 /* One (image, channel) plane: y[oh, ow] = sum over (kh, kw) in order of
  * x[oh*s0 - p0 + kh*d0, ow*s1 - p1 + kw*d1] * w[kh, kw], accumulated from 0,
  * with x zero outside the image (zero padding: a padded tap adds 0 * w, as
- * the im2col + GEMM path computes it), then the bias and epilogue. The KH
- * input rows of an output row are copied zero-padded into `rows` (KH *
- * DW_ROW floats), so the taps have no bounds and each block of 16 outputs
- * accumulates in registers. Planes whose padded rows exceed DW_ROW take
- * dw_plane_generic. */
-#define DW_ROW 1024
-#define DW_MAXK 7
-/* 16 floats: one AVX-512 register, two AVX2 or four SSE ones per clone. */
+ * the im2col + GEMM path computes it); then, on each vector of outputs
+ * before it is stored, the bias and the fused epilogue (conv_epilogue's
+ * steps and roundings). The AVX-512 and AVX2 paths fuse each multiply-add
+ * (one rounding), the portable path (every other CPU, arm64 included:
+ * GCC's vector extensions, NEON there) multiplies then adds; the two agree
+ * within the usual f32 accumulation error (tests/cpu/test_cpu_linalg.c).
+ *
+ * Data layout: a strip of output rows at a time, the input rows it reads
+ * are copied zero-padded into `buf`, split by phase for a width stride s1:
+ * padded row r, phase q holds at i the padded column i*s1 + q (input
+ * column i*s1 + q - p1). Output column ow's tap kw then reads phase
+ * (kw*d1) % s1 at i = ow + (kw*d1) / s1: 16 consecutive outputs read 16
+ * consecutive floats for every stride and dilation, with no gather. Four
+ * output rows of 16 columns accumulate at a time (four independent
+ * chains). Planes whose one-output-row strip does not fit DW_BUF floats
+ * take dw_plane_generic. */
+#define DW_BUF 8192
+#define DW_MAXT 64 /* taps: larger kernels take dw_plane_generic */
+#define DW_ROWS 4
+/* 16 floats: one AVX-512 register, two AVX2 or four SSE/NEON ones. */
 typedef float dw_v16 __attribute__((vector_size(64)));
+typedef int32_t dw_i16 __attribute__((vector_size(64)));
 
 static void dw_plane_generic(const conv_geo_t *g, const float *x, const float *w,
                              float *y) {
@@ -462,52 +536,227 @@ static void dw_plane_generic(const conv_geo_t *g, const float *x, const float *w
     }
 }
 
-static int dw_fits(const conv_geo_t *g) {
-  int64_t wp = (g->out[1] - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1 + 16 * g->s[1];
-  return g->k[0] <= DW_MAXK && g->k[1] <= DW_MAXK && wp <= DW_ROW;
+/* The strip geometry of a plane: row stride of buf (floats, per phase),
+ * padded input rows per output row. */
+typedef struct {
+  int64_t rs;    /* floats per (row, phase): OW + widest tap shift, rounded up to 16 */
+  int64_t strip; /* output rows per strip */
+  int64_t span0; /* padded input rows one output row reads: (KH-1)*d0 + 1 */
+} dw_geo_t;
+
+static int dw_plan(const conv_geo_t *g, dw_geo_t *d) {
+  int64_t OW = g->out[1], s0 = g->s[0], s1 = g->s[1];
+  d->rs = (OW + (g->k[1] - 1) * g->d[1] / s1 + 15) / 16 * 16;
+  d->span0 = (g->k[0] - 1) * g->d[0] + 1;
+  if (g->k[0] * g->k[1] > DW_MAXT || d->rs * s1 * d->span0 > DW_BUF) return 0;
+  /* rows for `strip` output rows: (strip-1)*s0 + span0 */
+  int64_t fit = (DW_BUF / (d->rs * s1) - d->span0) / s0 + 1;
+  d->strip = DML_CPU_MAX((int64_t)1, DML_CPU_MIN(fit, g->out[0]));
+  return 1;
 }
 
-DML_CPU_CLONES static void dw_plane(const conv_geo_t *g, const float *restrict x,
-                                    const float *restrict w, float *restrict y,
-                                    float *restrict rows) {
-  int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
-  int64_t KH = g->k[0], KW = g->k[1], s1 = g->s[1], d1 = g->d[1], p1 = g->pb[1];
-  /* padded row: rows[kh*DW_ROW + c] = x[ih, c - p1] (0 outside), c < wp */
-  int64_t wp = (OW - 1) * s1 + (KW - 1) * d1 + 1;
-  int64_t wpad = wp + 16 * s1; /* a last block of 16 reads past OW */
-  for (int64_t oh = 0; oh < OH; oh++) {
-    for (int64_t kh = 0; kh < KH; kh++) {
-      float *r = rows + kh * DW_ROW;
-      int64_t ih = oh * g->s[0] - g->pb[0] + kh * g->d[0];
-      int64_t c0 = DML_CPU_MIN(wpad, DML_CPU_MAX((int64_t)0, p1));
-      int64_t c1 = DML_CPU_MAX(c0, DML_CPU_MIN(wpad, W + p1));
-      if (ih < 0 || ih >= H) c1 = c0;
-      for (int64_t c = 0; c < c0; c++) r[c] = 0.0f;
-      for (int64_t c = c0; c < c1; c++) r[c] = x[ih * W + c - p1];
-      for (int64_t c = c1; c < wpad; c++) r[c] = 0.0f;
+/* dst[0:n) = 0, then dst[i] = src[i - p] for i in [p, p + w) within [0, n):
+ * one padded row (16-float vector copies; n is a multiple of 16). */
+static inline __attribute__((always_inline)) void dw_pad_row(float *restrict dst,
+                                                             const float *restrict src,
+                                                             int64_t n, int64_t p,
+                                                             int64_t w) {
+  const dw_v16 z = {0};
+  for (int64_t i = 0; i < n; i += 16) memcpy(dst + i, &z, sizeof z);
+  int64_t lo = DML_CPU_MAX((int64_t)0, p), hi = DML_CPU_MIN(n, p + w);
+  int64_t i = lo;
+  for (; i + 16 <= hi; i += 16) {
+    dw_v16 v;
+    memcpy(&v, src + (i - p), sizeof v);
+    memcpy(dst + i, &v, sizeof v);
+  }
+  for (; i < hi; i++) dst[i] = src[i - p];
+}
+
+/* Padded input rows [r0, r0 + nrows) of the plane into buf (layout above).
+ * Stride 2: 16 columns of both phases from 32 consecutive input floats
+ * (two loads, two shuffles) where they lie inside the row, else one by one. */
+static inline __attribute__((always_inline)) void dw_fill(const conv_geo_t *g,
+                                                          const dw_geo_t *d,
+                                                          const float *restrict x,
+                                                          int64_t r0, int64_t nrows,
+                                                          float *restrict buf) {
+  int64_t H = g->in[0], W = g->in[1], s1 = g->s[1], p1 = g->pb[1], rs = d->rs;
+#ifndef __clang__
+  const dw_i16 ev = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  const dw_i16 od = ev + 1;
+#endif
+  for (int64_t r = 0; r < nrows; r++) {
+    int64_t ih = r0 + r - g->pb[0];
+    float *dst = buf + r * s1 * rs;
+    const float *row = x + (ih >= 0 && ih < H ? ih : 0) * W;
+    int64_t w = ih >= 0 && ih < H ? W : 0;
+    if (s1 == 1) {
+      dw_pad_row(dst, row, rs, p1, w);
+      continue;
     }
-    float *yr = y + oh * OW;
-    for (int64_t ow0 = 0; ow0 < OW; ow0 += 16) {
-      dw_v16 acc = {0};
-      for (int64_t kh = 0; kh < KH; kh++) {
-        const float *r = rows + kh * DW_ROW + ow0 * s1;
-        for (int64_t kw = 0; kw < KW; kw++) {
-          float wv = w[kh * KW + kw];
-          const float *rk = r + kw * d1;
-          dw_v16 xv;
-          if (s1 == 1) {
-            memcpy(&xv, rk, sizeof xv);
-          } else {
-            for (int i = 0; i < 16; i++) xv[i] = rk[i * s1];
-          }
-          acc += xv * wv; /* a multiply, then an add: no contraction (C11) */
-        }
+    for (int64_t i = 0; i < rs; i += 16) {
+      int64_t c = i * s1 - p1; /* input column of (i, phase 0) */
+      if (s1 == 2 && c >= 0 && c + 32 <= w) {
+        dw_v16 v0, v1;
+        memcpy(&v0, row + c, sizeof v0);
+        memcpy(&v1, row + c + 16, sizeof v1);
+#ifdef __clang__
+        dw_v16 e = __builtin_shufflevector(v0, v1, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                           22, 24, 26, 28, 30),
+               o = __builtin_shufflevector(v0, v1, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21,
+                                           23, 25, 27, 29, 31);
+#else
+        dw_v16 e = __builtin_shuffle(v0, v1, ev), o = __builtin_shuffle(v0, v1, od);
+#endif
+        memcpy(dst + i, &e, sizeof e);
+        memcpy(dst + rs + i, &o, sizeof o);
+        continue;
       }
-      int64_t n = DML_CPU_MIN((int64_t)16, OW - ow0);
-      memcpy(yr + ow0, &acc, (size_t)n * sizeof(float));
+      for (int64_t q = 0; q < s1; q++)
+        for (int64_t l = 0; l < 16; l++) {
+          int64_t cl = c + l * s1 + q;
+          dst[q * rs + i + l] = cl >= 0 && cl < w ? row[cl] : 0.0f;
+        }
     }
   }
 }
+
+/* The per-channel epilogue of a plane (see conv_epilogue). */
+typedef struct {
+  int has_bias, has_bn, relu;
+  float bias, a, off;
+} dw_ep_t;
+
+/* The plane loop, instantiated per path with its multiply-add MULADD(acc, x,
+ * w) and the function attributes ATTR. */
+/* 16 outputs of DW_ROWS rows: the NT taps in order (offsets toff). */
+#define DW_BLOCK(MULADD, NT)                     \
+  for (int64_t t = 0; t < (NT); t++) {           \
+    dw_v16 wv = (dw_v16){0} + w[t];              \
+    for (int j = 0; j < DW_ROWS; j++) {          \
+      dw_v16 xv;                                 \
+      memcpy(&xv, rowp[j] + toff[t], sizeof xv); \
+      MULADD(acc[j], xv, wv);                    \
+    }                                            \
+  }
+
+#define DW_PLANE_BODY(MULADD, FILL)                                                 \
+  int64_t OH = g->out[0], OW = g->out[1], KW = g->k[1], nt = g->k[0] * g->k[1];     \
+  int64_t s0 = g->s[0], s1 = g->s[1], d0 = g->d[0], d1 = g->d[1], rs = d->rs;       \
+  int64_t toff[DW_MAXT]; /* tap (kh, kw): its offset in buf from the row's first */ \
+  for (int64_t t = 0; t < nt; t++) {                                                \
+    int64_t sh = t % KW * d1;                                                       \
+    toff[t] = (t / KW * d0 * s1 + sh % s1) * rs + sh / s1;                          \
+  }                                                                                 \
+  for (int64_t oh0 = 0; oh0 < OH; oh0 += d->strip) {                                \
+    int64_t nh = DML_CPU_MIN(d->strip, OH - oh0);                                   \
+    FILL(g, d, x, oh0 *s0, (nh - 1) * s0 + d->span0, buf);                          \
+    for (int64_t oh = 0; oh < nh; oh += DW_ROWS) {                                  \
+      int64_t nr = DML_CPU_MIN((int64_t)DW_ROWS, nh - oh);                          \
+      const float *rowp[DW_ROWS];                                                   \
+      for (int j = 0; j < DW_ROWS; j++)                                             \
+        rowp[j] = buf + (oh + (j < nr ? j : nr - 1)) * s0 * s1 * rs;                \
+      for (int64_t ow0 = 0; ow0 < OW; ow0 += 16) {                                  \
+        dw_v16 acc[DW_ROWS];                                                        \
+        for (int j = 0; j < DW_ROWS; j++) acc[j] = (dw_v16){0};                     \
+        if (nt == 9)                                                                \
+          DW_BLOCK(MULADD, 9)                                                       \
+        else                                                                        \
+          DW_BLOCK(MULADD, nt)                                                      \
+        int64_t n = DML_CPU_MIN((int64_t)16, OW - ow0);                             \
+        for (int j = 0; j < nr; j++) {                                              \
+          dw_v16 v = acc[j];                                                        \
+          if (ep->has_bias) v = v + ep->bias;                                       \
+          if (ep->has_bn) v = v * ep->a + ep->off;                                  \
+          if (ep->relu) /* v < 0 ? 0 : v, NaN and -0 kept */                        \
+            v = (dw_v16)((dw_i16)v & ~(v < (dw_v16){0}));                           \
+          float *yr = y + (oh0 + oh + j) * OW + ow0;                                \
+          if (n == 16)                                                              \
+            memcpy(yr, &v, sizeof v);                                               \
+          else                                                                      \
+            memcpy(yr, &v, (size_t)n * sizeof(float));                              \
+        }                                                                           \
+        for (int j = 0; j < DW_ROWS; j++) rowp[j] += 16;                            \
+      }                                                                             \
+    }                                                                               \
+  }
+
+#define DW_MUL_ADD(acc, xv, wv) ((acc) = (acc) + (xv) * (wv))
+DML_CPU_CLONES static void dw_plane_c(const conv_geo_t *g, const dw_geo_t *d,
+                                      const float *restrict x, const float *restrict w,
+                                      float *restrict y, float *restrict buf,
+                                      const dw_ep_t *ep) {
+  DW_PLANE_BODY(DW_MUL_ADD, dw_fill)
+}
+
+#if DML_CPU_X86
+#define DW_FMA512(acc, xv, wv) \
+  ((acc) = (dw_v16)_mm512_fmadd_ps((__m512)(xv), (__m512)(wv), (__m512)(acc)))
+/* 16 floats of an input row from column c, 0 outside [0, w). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 dw_load512(
+    const float *row, int64_t c, int64_t w) {
+  int64_t lo = DML_CPU_MIN((int64_t)16, DML_CPU_MAX((int64_t)0, -c));
+  int64_t hi = DML_CPU_MIN((int64_t)16, DML_CPU_MAX((int64_t)0, w - c));
+  __mmask16 m = hi > lo ? (__mmask16)((1u << hi) - (1u << lo)) : 0;
+  /* masked lanes are not read: the address may lie outside the row */
+  return _mm512_maskz_loadu_ps(m, (const void *)((uintptr_t)row + (uintptr_t)(c * 4)));
+}
+
+/* dw_fill with masked loads at the row's ends (AVX-512; any stride). */
+__attribute__((target("avx512f"), always_inline)) static inline void dw_fill_avx512(
+    const conv_geo_t *g, const dw_geo_t *d, const float *restrict x, int64_t r0,
+    int64_t nrows, float *restrict buf) {
+  int64_t H = g->in[0], W = g->in[1], s1 = g->s[1], p1 = g->pb[1], rs = d->rs;
+  const __m512i ev =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+  if (s1 > 2) {
+    dw_fill(g, d, x, r0, nrows, buf);
+    return;
+  }
+  for (int64_t r = 0; r < nrows; r++) {
+    int64_t ih = r0 + r - g->pb[0];
+    float *dst = buf + r * s1 * rs;
+    const float *row = x + (ih >= 0 && ih < H ? ih : 0) * W;
+    int64_t w = ih >= 0 && ih < H ? W : 0;
+    for (int64_t i = 0; i < rs; i += 16) {
+      if (s1 == 1) {
+        _mm512_store_ps(dst + i, dw_load512(row, i - p1, w));
+        continue;
+      }
+      int64_t c = 2 * i - p1;
+      __m512 v0 = dw_load512(row, c, w), v1 = dw_load512(row, c + 16, w);
+      _mm512_store_ps(dst + i, _mm512_permutex2var_ps(v0, ev, v1));
+      _mm512_store_ps(dst + rs + i, _mm512_permutex2var_ps(v0, od, v1));
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) static void dw_plane_avx512(
+    const conv_geo_t *g, const dw_geo_t *d, const float *restrict x,
+    const float *restrict w, float *restrict y, float *restrict buf, const dw_ep_t *ep) {
+  DW_PLANE_BODY(DW_FMA512, dw_fill_avx512)
+}
+
+/* acc += xv * wv, fused, as two AVX2 halves (by pointer: a 64-byte vector
+ * is not passed in registers without AVX-512). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void dw_fma_avx2(
+    dw_v16 *acc, const dw_v16 *xv, const dw_v16 *wv) {
+  const float *a = (const float *)acc, *x = (const float *)xv, *w = (const float *)wv;
+  __m256 a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x), _mm256_loadu_ps(w), _mm256_loadu_ps(a));
+  __m256 a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + 8), _mm256_loadu_ps(w + 8),
+                              _mm256_loadu_ps(a + 8));
+  _mm256_storeu_ps((float *)acc, a0);
+  _mm256_storeu_ps((float *)acc + 8, a1);
+}
+#define DW_FMA256(acc, xv, wv) dw_fma_avx2(&(acc), &(xv), &(wv))
+__attribute__((target("avx2,fma"))) static void dw_plane_avx2(
+    const conv_geo_t *g, const dw_geo_t *d, const float *restrict x,
+    const float *restrict w, float *restrict y, float *restrict buf, const dw_ep_t *ep) {
+  DW_PLANE_BODY(DW_FMA256, dw_fill)
+}
+#endif
 
 static void dw_task(void *vctx, int64_t t, int tid) {
   (void)tid;
@@ -515,13 +764,166 @@ static void dw_task(void *vctx, int64_t t, int tid) {
   const conv_geo_t *g = r->g;
   int64_t ch = t % g->C;
   float *y = r->y + t * g->out_sz;
-  if (dw_fits(g)) {
-    float rows[DW_MAXK * DW_ROW];
-    dw_plane(g, r->x + t * g->in_sz, r->w + ch * g->k_sz, y, rows);
-  } else {
-    dw_plane_generic(g, r->x + t * g->in_sz, r->w + ch * g->k_sz, y);
+  const float *x = r->x + t * g->in_sz, *w = r->w + ch * g->k_sz;
+  dw_geo_t d;
+  if (!dw_plan(g, &d)) {
+    dw_plane_generic(g, x, w, y);
+    conv_epilogue(r, y, ch, 1, g->out_sz, g->out_sz);
+    return;
   }
-  conv_epilogue(r, y, ch, 1, g->out_sz, g->out_sz);
+  const dml_cpu_epilogue_t *e = r->ep;
+  dw_ep_t ep = {r->b != NULL,
+                e && e->scale,
+                e && e->relu,
+                r->b ? r->b[ch] : 0.0f,
+                e && e->scale ? e->scale[ch] : 0.0f,
+                e && e->scale ? e->shift[ch] : 0.0f};
+  /* 16 floats past the last row: the last vector of a row may read them. */
+  float buf[DW_BUF] __attribute__((aligned(64)));
+#if DML_CPU_X86
+  int isa = dml_cpu_sgemm_isa();
+  if (isa == 3) {
+    dw_plane_avx512(g, &d, x, w, y, buf, &ep);
+    return;
+  }
+  if (isa == 2) {
+    dw_plane_avx2(g, &d, x, w, y, buf, &ep);
+    return;
+  }
+#endif
+  dw_plane_c(g, &d, x, w, y, buf, &ep);
+}
+
+/* The padded image xp[c][r][q] = x[c][r - pb0][q - pb1] (0 outside), rows
+ * OH + KH - 1, columns OW + KW - 1. */
+static void direct_pad(const conv_geo_t *g, const float *restrict x, float *restrict xp) {
+  int64_t H = g->in[0], W = g->in[1], hp = g->out[0] + g->k[0] - 1,
+          wp = g->out[1] + g->k[1] - 1;
+  int64_t lo = DML_CPU_MIN(wp, DML_CPU_MAX((int64_t)0, g->pb[1]));
+  int64_t hi = DML_CPU_MAX(lo, DML_CPU_MIN(wp, W + g->pb[1]));
+  for (int64_t c = 0; c < g->C; c++)
+    for (int64_t r = 0; r < hp; r++) {
+      float *d = xp + (c * hp + r) * wp;
+      int64_t ih = r - g->pb[0];
+      if (ih < 0 || ih >= H) {
+        memset(d, 0, (size_t)wp * sizeof(float));
+        continue;
+      }
+      if (lo > 0) memset(d, 0, (size_t)lo * sizeof(float));
+      memcpy(d + lo, x + (c * H + ih) * W + lo - g->pb[1],
+             (size_t)(hi - lo) * sizeof(float));
+      if (hi < wp) memset(d + hi, 0, (size_t)(wp - hi) * sizeof(float));
+    }
+}
+
+#if DML_CPU_X86
+/* Output vectors [v0, v1) of one image (vector v: output row v / nv,
+ * columns (v % nv) * 16 .. + 15 masked to OW; nv = ceil(OW / 16)), all M
+ * channels: 8 channels x 2 vectors accumulate in registers over k = (c, kh,
+ * kw) in order, reading the packed weights ap (dml_cpu_sgemm_pack_a's
+ * layout, mr 8) and the padded image xp, with fused multiply-adds from 0
+ * (one chain over all of K); y gets the sums (no bias). */
+__attribute__((target("avx512f"))) static void direct_tiles(const conv_geo_t *g,
+                                                            const float *restrict xp,
+                                                            const float *restrict ap,
+                                                            float *restrict y, int64_t v0,
+                                                            int64_t v1) {
+  int64_t OW = g->out[1], nv = (OW + 15) / 16, KH = g->k[0], KW = g->k[1];
+  int64_t hp = g->out[0] + KH - 1, wp = OW + KW - 1, plane = hp * wp;
+  int64_t K = g->C * g->k_sz, mpad = (g->M + 7) / 8 * 8;
+  for (int64_t m0 = 0; m0 < g->M; m0 += 8) {
+    int rows = (int)DML_CPU_MIN((int64_t)8, g->M - m0);
+    for (int64_t v = v0; v < v1; v += 2) {
+      int two = v + 1 < v1;
+      int64_t vb = two ? v + 1 : v;
+      int64_t oh0 = v / nv, ow0 = v % nv * 16, oh1 = vb / nv, ow1 = vb % nv * 16;
+      int64_t n0 = DML_CPU_MIN((int64_t)16, OW - ow0),
+              n1 = DML_CPU_MIN((int64_t)16, OW - ow1);
+      __mmask16 k0 = (__mmask16)((1u << n0) - 1u),
+                k1 = two ? (__mmask16)((1u << n1) - 1u) : 0;
+      const float *b0 = xp + oh0 * wp + ow0, *b1 = xp + oh1 * wp + ow1;
+      __m512 acc[8][2];
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+      int64_t off = 0, kw = 0, kh = 0;
+      for (int64_t pc = 0; pc < K; pc += DML_CPU_GEMM_KC) {
+        int64_t kc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_KC, K - pc);
+        const float *a = ap + pc * mpad + m0 * kc;
+        for (int64_t k = 0; k < kc; k++) {
+          __m512 x0 = _mm512_maskz_loadu_ps(k0, b0 + off);
+          __m512 x1 = _mm512_maskz_loadu_ps(k1, b1 + off);
+#pragma GCC unroll 8
+          for (int i = 0; i < 8; i++) {
+            __m512 av = _mm512_set1_ps(a[i]);
+            acc[i][0] = _mm512_fmadd_ps(av, x0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(av, x1, acc[i][1]);
+          }
+          a += 8;
+          /* next (c, kh, kw) */
+          off++;
+          if (++kw == KW) {
+            kw = 0, off += wp - KW;
+            if (++kh == KH) kh = 0, off += plane - KH * wp;
+          }
+        }
+      }
+      /* constant indices, so acc stays in registers */
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; i++) {
+        if (i >= rows) break;
+        float *ym = y + (m0 + i) * g->out_sz;
+        _mm512_mask_storeu_ps(ym + oh0 * OW + ow0, k0, acc[i][0]);
+        _mm512_mask_storeu_ps(ym + oh1 * OW + ow1, k1, acc[i][1]);
+      }
+    }
+  }
+}
+#endif
+
+typedef struct {
+  const conv_run_t *run;
+  const float *ap;
+  char *slots;
+  size_t slot_bytes;
+  int64_t n, chunks; /* direct_chunk_task: the image, its vector chunks */
+} direct_ctx_t;
+
+/* One image: pad it into this thread's slot, all tiles, the epilogue. */
+static void direct_task(void *vctx, int64_t n, int tid) {
+#if DML_CPU_X86
+  const direct_ctx_t *d = (const direct_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  float *xp = (float *)(void *)(d->slots + (size_t)tid * d->slot_bytes);
+  float *y = r->y + n * g->M * g->out_sz;
+  direct_pad(g, r->x + n * g->C * g->in_sz, xp);
+  direct_tiles(g, xp, d->ap, y, 0, g->out[0] * ((g->out[1] + 15) / 16));
+  conv_epilogue(r, y, 0, g->M, g->out_sz, g->out_sz);
+#else
+  (void)vctx, (void)n, (void)tid;
+#endif
+}
+
+/* Chunk t of image d->n's output vectors (its image padded in slot 0
+ * beforehand): those tiles, then the epilogue on the output columns they
+ * cover (whole rows of vectors: a contiguous range of each channel). */
+static void direct_chunk_task(void *vctx, int64_t t, int tid) {
+#if DML_CPU_X86
+  (void)tid;
+  const direct_ctx_t *d = (const direct_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  int64_t OW = g->out[1], nv = (OW + 15) / 16, V = g->out[0] * nv;
+  int64_t v0 = V * t / d->chunks, v1 = V * (t + 1) / d->chunks;
+  if (v0 >= v1) return;
+  float *y = r->y + d->n * g->M * g->out_sz;
+  direct_tiles(g, (const float *)(const void *)d->slots, d->ap, y, v0, v1);
+  int64_t p0 = v0 / nv * OW + v0 % nv * 16;
+  int64_t p1 = v1 == V ? g->out_sz : v1 / nv * OW + v1 % nv * 16;
+  conv_epilogue(r, y + p0, 0, g->M, p1 - p0, g->out_sz);
+#else
+  (void)vctx, (void)t, (void)tid;
+#endif
 }
 
 /* One (image, group) pair. */
@@ -682,10 +1084,45 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
                          dw_task, &run);
     return DML_OK;
   }
-  conv_mem_t mem = conv_mem(&g, transpose, threads);
   char *base = (char *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
   size_t pad = (size_t)(base - (char *)c->scratch);
   size_t avail = c->scratch && c->scratch_bytes > pad ? c->scratch_bytes - pad : 0;
+  if (!transpose && direct_ok(&g)) {
+    size_t ab = direct_apack_bytes(&g), sb = direct_slot_bytes(&g);
+    int slots = direct_slots(&g, threads);
+    if (avail < ab + sb)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
+    if (avail < ab + (size_t)slots * sb) slots = 1;
+    conv_run_t run = {&g,
+                      0,
+                      (const float *)x->data,
+                      (const float *)w->data,
+                      b ? (const float *)b->data : NULL,
+                      (float *)y->data,
+                      base,
+                      {0, 0, 0, 0},
+                      ep,
+                      1,
+                      g.out_sz};
+    const float *ap = ep && ep->packed ? (const float *)ep->packed : (const float *)base;
+    if (ap == (const float *)base)
+      dml_cpu_sgemm_pack_a(0, g.M, g.C * g.k_sz, run.w, g.C * g.k_sz, (float *)base);
+    direct_ctx_t d = {&run, ap, base + ab, sb, 0, 1};
+    double macs = (double)g.M * (double)(g.C * g.k_sz) * (double)g.out_sz;
+    if (slots == 1 && threads > 1 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS) {
+      /* One image at a time (fewer images than threads): padded once, its
+       * output vectors split over the threads. */
+      d.chunks = 2 * (int64_t)threads;
+      for (d.n = 0; d.n < g.N; d.n++) {
+        direct_pad(&g, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
+        dml_cpu_parallel_for(d.chunks, threads, direct_chunk_task, &d);
+      }
+      return DML_OK;
+    }
+    dml_cpu_parallel_for(g.N, slots, direct_task, &d);
+    return DML_OK;
+  }
+  conv_mem_t mem = conv_mem(&g, transpose, threads);
   int slots = 1;
   if (mem.batch_parallel) {
     slots = mem.slot_bytes ? (int)DML_CPU_MIN((size_t)threads, avail / mem.slot_bytes)

@@ -612,6 +612,11 @@ void dml_cpu_sgemm_pack_a(int ta, int64_t M, int64_t K, const float *A, int64_t 
     pack_a(ta, A, lda, 0, M, pc, DML_CPU_MIN((int64_t)KC, K - pc), mr, dst + pc * mpad);
 }
 
+int dml_cpu_sgemm_isa(void) {
+  const uk_t *uk = kernel();
+  return !uk->fused ? 1 : uk->nr == 32 ? 3 : 2;
+}
+
 int dml_cpu_sgemm_nr(void) {
   return kernel()->nr;
 }

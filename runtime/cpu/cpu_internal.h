@@ -139,6 +139,10 @@ void dml_cpu_sgemm_pre(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K
  * 3 AVX-512 (8x32). Returns -1 (and changes nothing) when the CPU or the
  * build lacks it. */
 int dml_cpu_sgemm_set_kernel(int which);
+/* The micro-kernel in use, numbered as dml_cpu_sgemm_set_kernel's `which`
+ * (1 portable C, 2 AVX2+FMA, 3 AVX-512): other kernels with per-ISA paths
+ * (the depthwise convolution) follow it, so one switch tests them all. */
+int dml_cpu_sgemm_isa(void);
 /* Floats of a packed op(A) [M,K] / op(B) [K,N], and the packing. */
 size_t dml_cpu_sgemm_packed_a_floats(int64_t M, int64_t K);
 void dml_cpu_sgemm_pack_a(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda,

@@ -165,11 +165,39 @@ static void pool_row_sum(float *restrict yr, const float *restrict xr, int64_t l
   for (int64_t ow = lo; ow < hi; ow++) yr[ow] += xr[ow * sw + off];
 }
 
+/* MaxPool 2x2, stride 2, no padding or dilation, windows inside the image
+ * (the common CNN downsampling): the general loop's updates in the same tap
+ * order (so NaN propagates alike), one pass per output row. */
+DML_CPU_CLONES
+static void pool_max_2x2s2(int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                           const float *restrict x, float *restrict y) {
+  for (int64_t p = 0; p < planes; p++)
+    for (int64_t oh = 0; oh < OH; oh++) {
+      const float *r0 = x + (p * H + 2 * oh) * W, *r1 = r0 + W;
+      float *yr = y + (p * OH + oh) * OW;
+      for (int64_t ow = 0; ow < OW; ow++) {
+        /* m = v > m || v != v ? v : m per tap, as two selects (no branch) */
+        float t[4] = {r0[2 * ow], r0[2 * ow + 1], r1[2 * ow], r1[2 * ow + 1]};
+        float m = -INFINITY;
+        for (int i = 0; i < 4; i++) {
+          m = t[i] > m ? t[i] : m;
+          m = t[i] != t[i] ? t[i] : m;
+        }
+        yr[ow] = m;
+      }
+    }
+}
+
 static void pool2d_f32(const pool_geo_t *g, pool_kind_t kind, const float *x, float *y) {
   int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
   int64_t kh = g->k[0], kw = g->k[1], sh = g->s[0], sw = g->s[1], dh = g->d[0],
           dw = g->d[1];
   int64_t pt = g->pb[0], pl = g->pb[1];
+  if (kind == P_MAX && kh == 2 && kw == 2 && sh == 2 && sw == 2 && dh == 1 && dw == 1 &&
+      pt == 0 && pl == 0 && 2 * OH <= H && 2 * OW <= W) {
+    pool_max_2x2s2(g->NC, H, W, OH, OW, x, y);
+    return;
+  }
   /* Window widths per output column (the same for every row), cached. */
   enum { WC_CACHE = 512 };
   int32_t wcache[WC_CACHE];

@@ -277,8 +277,10 @@ typedef struct {
   int64_t in[3], k[3], s[3], d[3], pb[3], pe[3], out[3];
 } cgeo_t;
 
+/* mag (NULL: not wanted): per output, |b| + the sum of |x * w| over the
+ * taps, the scale an f32 sum's rounding error is relative to. */
 static void naive_conv(const cgeo_t *g, const float *x, const float *w, const float *b,
-                       float *y) {
+                       float *y, double *mag) {
   int64_t Cg = g->C / g->group, Mg = g->M / g->group;
   int64_t in_sz = 1, out_sz = 1, k_sz = 1;
   for (int i = 0; i < g->r; i++) in_sz *= g->in[i], out_sz *= g->out[i], k_sz *= g->k[i];
@@ -287,7 +289,7 @@ static void naive_conv(const cgeo_t *g, const float *x, const float *w, const fl
       for (int64_t o = 0; o < out_sz; o++) {
         int64_t oi[3], rem = o;
         for (int i = g->r - 1; i >= 0; i--) oi[i] = rem % g->out[i], rem /= g->out[i];
-        double s = b ? b[m] : 0;
+        double s = b ? b[m] : 0, sa = b ? fabs(b[m]) : 0;
         int64_t gr = m / Mg;
         for (int64_t c = 0; c < Cg; c++)
           for (int64_t kk = 0; kk < k_sz; kk++) {
@@ -298,13 +300,24 @@ static void naive_conv(const cgeo_t *g, const float *x, const float *w, const fl
               if (p < 0 || p >= g->in[i]) ok = 0;
               off = off * g->in[i] + p;
             }
-            if (ok)
-              s += (double)x[(n * g->C + gr * Cg + c) * in_sz + off] *
-                   w[(m * Cg + c) * k_sz + kk];
+            if (ok) {
+              double t = (double)x[(n * g->C + gr * Cg + c) * in_sz + off] *
+                         w[(m * Cg + c) * k_sz + kk];
+              s += t;
+              sa += fabs(t);
+            }
           }
         y[(n * g->M + m) * out_sz + o] = (float)s;
+        if (mag) mag[(n * g->M + m) * out_sz + o] = sa;
       }
 }
+
+/* When set, conv_case puts edge values among X's random ones (NaN, +-inf,
+ * -0, a denormal, +-1e30) and compares NaN with NaN, infinities exactly,
+ * the rest within 1e-4 relative to max(1, sum of |x * w| over the taps):
+ * +-1e30 terms that cancel leave an f32 sum's rounding error at that
+ * scale. */
+static int g_conv_edges;
 
 static void conv_case(cgeo_t g, int use_bias, const char *auto_pad) {
   int64_t in_sz = 1, out_sz = 1, k_sz = 1;
@@ -328,7 +341,12 @@ static void conv_case(cgeo_t g, int use_bias, const char *auto_pad) {
   size_t ny = (size_t)(g.N * g.M * out_sz);
   float *x = frand_buf(nx), *w = frand_buf(nw), *b = frand_buf((size_t)g.M);
   float *y = (float *)malloc(ny * 4 + 4), *ref = (float *)malloc(ny * 4 + 4);
-  naive_conv(&g, x, w, use_bias ? b : NULL, ref);
+  if (g_conv_edges) {
+    static const float ev[] = {NAN, INFINITY, -INFINITY, -0.0f, 1e-40f, 1e30f, -1e30f};
+    for (size_t i = 0; i < nx; i += 97) x[i] = ev[(i / 97) % 7];
+  }
+  double *mag = (double *)malloc(ny * sizeof(double) + 8);
+  naive_conv(&g, x, w, use_bias ? b : NULL, ref, mag);
   dml_tensor_t in[3];
   in[0] = tens(DML_DTYPE_F32, x, g.r + 2, g.N, g.C, g.in[0], g.in[1], g.in[2]);
   in[1] = tens(DML_DTYPE_F32, w, g.r + 2, g.M, g.C / g.group, g.k[0], g.k[1], g.k[2]);
@@ -348,12 +366,19 @@ static void conv_case(cgeo_t g, int use_bias, const char *auto_pad) {
   else
     at[na++] = attr_ints("pads", pads, 2 * (size_t)g.r);
   CHECK_OK(run_op(DML_OP_CONV, in, use_bias ? 3 : 2, &out, 1, at, na));
-  double err = max_abs_diff(y, ref, ny);
+  double err = 0;
+  for (size_t i = 0; i < ny && g_conv_edges; i++) {
+    double a = y[i], e = ref[i], sc = mag[i] > 1 ? mag[i] : 1;
+    if ((a != a && e != e) || a == e) continue;
+    double rel = a != a || e != e || isinf(a) || isinf(e) ? INFINITY : fabs(a - e) / sc;
+    if (rel > err) err = rel;
+  }
+  if (!g_conv_edges) err = max_abs_diff(y, ref, ny);
   if (!(err < 1e-4))
     fprintf(stderr, "conv r=%d C=%lld M=%lld g=%lld err %g\n", g.r, (long long)g.C,
             (long long)g.M, (long long)g.group, err);
   CHECK(err < 1e-4);
-  free(x), free(w), free(b), free(y), free(ref);
+  free(x), free(w), free(b), free(y), free(ref), free(mag);
 }
 
 static void test_conv2d_variants(void) {
@@ -529,6 +554,113 @@ static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k
   free(call.scratch);
   free(x), free(w), free(b), free(sc), free(bb), free(mu), free(var);
   free(y1), free(y2), free(y3), free(yf), free(scale), free(shift);
+}
+
+/* The direct depthwise kernel on every path this machine has (portable
+ * C, AVX2+FMA, AVX-512: they follow dml_cpu_sgemm_set_kernel), with edge
+ * values in X, against the naive loop: 3x3 and 5x5, strides 1, 2 and 3,
+ * dilation, output widths around the 16-float vector (1, 7, 15, 16, 17,
+ * 33, 100), odd heights (the 4-row tiles' tails), several strips of rows
+ * (wide rows), and the fall-backs (rows or kernels over the buffer). */
+static void test_conv_depthwise_paths(void) {
+  int ran = 0;
+  for (int which = 1; which <= 3; which++) {
+    if (dml_cpu_sgemm_set_kernel(which) != 0) continue;
+    ran++;
+    g_conv_edges = 1;
+    /* r, N, C, M, group, in, k, s, d, pb, pe */
+    cgeo_t b = {2,         1,         3,         3,         3,         {7, 9, 1},
+                {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+    static const int64_t ow[] = {1, 7, 15, 16, 17, 33, 100};
+    for (int s = 1; s <= 3; s++)
+      for (size_t i = 0; i < 7; i++) {
+        cgeo_t c = b;
+        c.s[0] = c.s[1] = s;
+        c.in[1] = (ow[i] - 1) * s + 1; /* output width ow[i] with pads 1, 1 */
+        c.in[1] += s > 1 ? (int64_t)i % 2 : 0;
+        c.in[0] = 5 + (int64_t)i;
+        conv_case(c, (int)(i & 1), NULL);
+        cgeo_t k5 = c;
+        k5.k[0] = k5.k[1] = 5, k5.pb[0] = k5.pb[1] = k5.pe[0] = k5.pe[1] = 2;
+        conv_case(k5, 1, NULL);
+      }
+    cgeo_t dl = b; /* dilation 2, asymmetric pads */
+    dl.d[0] = dl.d[1] = 2, dl.in[1] = 40, dl.pb[1] = 3, dl.pe[1] = 0, dl.s[1] = 2;
+    conv_case(dl, 1, NULL);
+    cgeo_t strips = b; /* 600-wide rows: several strips of rows */
+    strips.in[0] = 45, strips.in[1] = 600;
+    conv_case(strips, 1, NULL);
+    strips.s[0] = strips.s[1] = 2;
+    conv_case(strips, 1, "SAME_UPPER");
+    cgeo_t wide = b; /* one output row's input rows over the buffer: generic loop */
+    wide.in[0] = 4, wide.in[1] = 3000, wide.C = wide.M = wide.group = 1;
+    conv_case(wide, 1, NULL);
+    cgeo_t k9 = b; /* 81 taps: generic loop */
+    k9.k[0] = k9.k[1] = 9, k9.in[0] = k9.in[1] = 12, k9.pb[0] = k9.pe[0] = 4;
+    conv_case(k9, 1, NULL);
+    g_conv_edges = 0;
+    for (int bn = 0; bn < 2; bn++)
+      for (int relu = 0; relu < 2; relu++) fused_case(2, 6, 6, 6, 3, 10, bn, relu, 0);
+  }
+  CHECK(ran >= 1);
+  CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
+}
+
+/* The direct stride-1 convolution (AVX-512 micro-kernel machines; the
+ * other kernels run the same cases through im2col + GEMM), with edge values
+ * in X, against the naive loop: output widths 8 (im2col), 10, 12, 16, 28,
+ * 31, 47 (masked
+ * vectors, pairs of vectors across rows), odd heights, M not a multiple of
+ * 8, K over one KC block (C = 32, 3x3), 5x5 with asymmetric pads, several
+ * images on 2 threads; then the fused epilogue with packed weights. */
+static void test_conv_direct(void) {
+  int ran = 0;
+  for (int which = 1; which <= 3; which++) {
+    if (dml_cpu_sgemm_set_kernel(which) != 0) continue;
+    ran++;
+    g_conv_edges = 1;
+    /* r, N, C, M, group, in, k, s, d, pb, pe */
+    cgeo_t b = {2,         1,         3,         13,        1,         {7, 12, 1},
+                {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+    static const int64_t w[] = {8, 10, 12, 16, 28, 31, 47};
+    for (size_t i = 0; i < 7; i++) {
+      cgeo_t c = b;
+      c.in[1] = w[i], c.in[0] = 3 + 2 * (int64_t)i, c.M = 5 + 3 * (int64_t)i;
+      conv_case(c, (int)(i & 1), NULL);
+    }
+    cgeo_t deep = b; /* K = 288 > KC */
+    deep.C = 32, deep.M = 16, deep.in[0] = 5, deep.in[1] = 16;
+    conv_case(deep, 1, NULL);
+    cgeo_t k5 = b;
+    k5.k[0] = k5.k[1] = 5, k5.in[0] = 9, k5.in[1] = 28, k5.pb[0] = 1, k5.pe[0] = 3;
+    k5.pb[1] = 2, k5.pe[1] = 2;
+    conv_case(k5, 1, NULL);
+    conv_case(k5, 1, "SAME_UPPER");
+    cgeo_t many = b;
+    many.N = 5, many.C = 16, many.M = 16, many.in[0] = many.in[1] = 16;
+    dml_cpu_set_num_threads(2);
+    conv_case(many, 1, NULL);
+    /* one image over the split threshold: its output vectors split over 2
+     * and 3 threads (chunks not a multiple of the 2-vector tile) */
+    cgeo_t one = many;
+    one.N = 1, one.in[0] = 31, one.in[1] = 30;
+    conv_case(one, 1, NULL);
+    dml_cpu_set_num_threads(3);
+    conv_case(one, 0, NULL);
+    dml_cpu_set_num_threads(1);
+    g_conv_edges = 0;
+    for (int threads = 1; threads <= 2; threads++) {
+      dml_cpu_set_num_threads(threads);
+      for (int pack = 0; pack < 2; pack++) {
+        fused_case(3, 5, 13, 1, 3, 16, 1, 1, pack);
+        fused_case(2, 32, 16, 1, 3, 16, 1, 0, pack);
+        fused_case(1, 16, 16, 1, 3, 32, 1, 1, pack); /* one image, split */
+      }
+    }
+    dml_cpu_set_num_threads(1);
+  }
+  CHECK(ran >= 1);
+  CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
 }
 
 static void test_conv_fused_epilogue(void) {
@@ -768,6 +900,8 @@ int main(void) {
   RUN(test_conv2d_variants);
   RUN(test_conv_depthwise);
   RUN(test_conv_fused_epilogue);
+  RUN(test_conv_depthwise_paths);
+  RUN(test_conv_direct);
   RUN(test_gemm_prepacked);
   RUN(test_gemm_kernels);
   RUN(test_conv_1d_3d);

@@ -719,6 +719,43 @@ static void test_pool(void) {
   }
 }
 
+/* MaxPool 2x2 stride 2 (its own loop): NaN in each of the four taps of some
+ * windows propagates, -inf, -0 and denormals, odd sizes (the last row and
+ * column dropped) and rows longer than a vector, against the naive max. */
+static void test_maxpool_2x2_edges(void) {
+  static const int64_t hw[][2] = {{9, 9}, {4, 70}, {3, 33}, {2, 2}};
+  for (int c = 0; c < 4; c++) {
+    int64_t H = hw[c][0], W = hw[c][1], OH = H / 2, OW = W / 2;
+    size_t nx = (size_t)(3 * H * W), ny = (size_t)(3 * OH * OW);
+    float *x = frand_buf(nx), *y = (float *)malloc(ny * 4);
+    static const float ev[] = {-INFINITY, -0.0f, 1e-40f, -1e-40f, 3e38f};
+    for (size_t i = 0; i < nx; i += 7) x[i] = ev[(i / 7) % 5];
+    for (size_t i = 3; i < nx; i += 29) x[i] = NAN;
+    int64_t ks[2] = {2, 2}, st[2] = {2, 2};
+    dml_attr_t at[2] = {attr_ints("kernel_shape", ks, 2), attr_ints("strides", st, 2)};
+    dml_tensor_t in = tens(DML_DTYPE_F32, x, 4, D(1), D(3), H, W);
+    dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(3), OH, OW);
+    CHECK_OK(run_op(DML_OP_MAX_POOL, &in, 1, &out, 1, at, 2));
+    size_t bad = 0;
+    for (int64_t p = 0; p < 3; p++)
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          float m = -INFINITY;
+          int nan = 0;
+          for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+              float v = x[(p * H + 2 * oh + i) * W + 2 * ow + j];
+              if (v != v) nan = 1;
+              if (v > m) m = v;
+            }
+          float got = y[(p * OH + oh) * OW + ow];
+          if (nan ? got == got : got != m) bad++;
+        }
+    CHECK(bad == 0);
+    free(x), free(y);
+  }
+}
+
 static void test_maxpool_indices_dilation(void) {
   /* 1x1x3x4, kernel 2x2 stride 2 */
   float x[12] = {1, 9, 2, 3, 4, 5, 8, 6, 7, 0, 10, 11}, y[2];
@@ -1039,6 +1076,7 @@ int main(void) {
   RUN(test_argmax);
   RUN(test_pool);
   RUN(test_maxpool_indices_dilation);
+  RUN(test_maxpool_2x2_edges);
   RUN(test_global_pool);
   RUN(test_resize_nearest);
   RUN(test_resize_linear_cubic);
