@@ -49,7 +49,7 @@ static const dml_kidx_t *elem_kernel(sched_t *s, uint32_t node, dml_kernel_kind_
   dml_kernel_t *K = dml_ksched_kernel(s, kind, node);
   if (!K) return NULL;
   dml_klin_t numel;
-  numel_of(t, &numel);
+  numel_syms(t, &numel);
   K->local[0] = WG;
   K->items[0] = numel;
   const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
@@ -62,7 +62,7 @@ static const dml_kidx_t *elem_kernel(sched_t *s, uint32_t node, dml_kernel_kind_
 static void elem_finish(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
                         const dml_kidx_t *gid, dml_kstmt_t *body) {
   dml_klin_t numel;
-  numel_of(t, &numel);
+  numel_syms(t, &numel);
   K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), body);
 }
 
@@ -834,7 +834,7 @@ static void emit_resize(sched_t *s, uint32_t node) {
   }
   elem_finish(s, K, &y->type, gid, store_at(s, y, gid, acc));
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&y->type, &l);
+  numel_syms(&y->type, &l);
   lin_add(&K->flops, l, 2 * (int64_t)terms);
   lin_add(&K->bytes, l, (int64_t)(terms + 1) * dml_kdtype_size(kdt(y)));
 }
@@ -1242,10 +1242,10 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   }
   elem_finish(s, K, &o->y->type, gid, body.first);
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&o->y->type, &l);
+  numel_syms(&o->y->type, &l);
   lin_add(&K->flops, l, (conv ? 2 * cg : 1) * k_sz);
   dml_klin_t xl = {0, -1, 0, 0};
-  if (numel_of(&o->x->type, &xl)) lin_add(&K->bytes, xl, dml_kdtype_size(t));
+  if (numel_syms(&o->x->type, &xl)) lin_add(&K->bytes, xl, dml_kdtype_size(t));
   lin_add(&K->bytes, l, dml_kdtype_size(t) + (o->ind ? 8 : 0));
   if (conv) lin_add(&K->bytes, (dml_klin_t){o->M * cg * k_sz, -1, 0, 0}, 4);
 }
@@ -1362,7 +1362,7 @@ static void emit_pad_mode(sched_t *s, uint32_t node) {
     xi = kadd(s, kmul(s, xi, dim_idx(s, x->type.dims[d])), xc[d]);
   elem_finish(s, K, &y->type, gid, store_at(s, y, gid, load_at(s, x, xi)));
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&y->type, &l);
+  numel_syms(&y->type, &l);
   lin_add(&K->bytes, l, 2 * (int64_t)dml_kdtype_size(kdt(y)));
 }
 
@@ -1894,7 +1894,7 @@ static void emit_grid_sample(sched_t *s, uint32_t node) {
   K->n_regs = r.n;
   elem_finish(s, K, &y->type, gid, b.first);
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&y->type, &l);
+  numel_syms(&y->type, &l);
   lin_add(&K->flops, l, md == 2 ? 80 : 20);
   lin_add(&K->bytes, l, md == 2 ? 72 : md == 0 ? 24 : 12);
 }
@@ -2058,7 +2058,7 @@ static void emit_roi_align(sched_t *s, uint32_t node) {
   K->n_regs = ri2.n;
   elem_finish(s, K, &y->type, gid, b.first);
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&y->type, &l);
+  numel_syms(&y->type, &l);
   lin_add(&K->flops, l, 40);
   lin_add(&K->bytes, l, 20);
 #undef F1
@@ -2232,7 +2232,7 @@ static void emit_bn_train(sched_t *s, uint32_t node) {
   K->n_regs = r.n;
   K->body = if_lt(s, ch, kc(s, C), b.first);
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&x->type, &l);
+  numel_syms(&x->type, &l);
   lin_add(&K->flops, l, 6);
   lin_add(&K->bytes, l, 12);
 }
