@@ -3567,7 +3567,9 @@ static int move_op(dml_op_t op) {
  * InvStdDev outputs optional) and InstanceNormalization (over the spatial
  * dims of each (n, c), scale and B per channel): mean, then the variance
  * of x - mean (two passes), then y = (x - mean) / sqrt(var + epsilon) *
- * scale + B. The normalized dims must be static. */
+ * scale + B. The normalized dims may be symbolic (wav2vec2's feature
+ * encoder normalizes over its frames): the row length is then the
+ * product of the run-time symbol values, the form chosen at its bound. */
 /* A normalization row (emit_norm): element j of row `row` at row * L + j;
  * y = (x - mean) * inv * scale + B, scale and B per channel (Instance) or
  * broadcast to the normalized dims `nt` (Layer). */
@@ -3575,13 +3577,12 @@ typedef struct {
   const dml_pkg_value_t *x, *y, *sc, *b;
   const dml_type_t *nt;
   const dml_kidx_t *row, *C; /* C: channels (Instance), else NULL */
-  int64_t L;
-  uint32_t mean, inv; /* registers */
+  const dml_kidx_t *L;       /* the row's length */
+  uint32_t mean, inv;        /* registers */
 } norm_row_t;
 
 static const dml_kidx_t *norm_elem(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
-  return dml_ki_bin(s->pool, DML_KI_ADD,
-                    dml_ki_bin(s->pool, DML_KI_MUL, c->row, dml_ki_const(s->pool, c->L)),
+  return dml_ki_bin(s->pool, DML_KI_ADD, dml_ki_bin(s->pool, DML_KI_MUL, c->row, c->L),
                     j);
 }
 
@@ -3655,13 +3656,20 @@ static void emit_norm(sched_t *s, uint32_t node) {
   if (!why && (overlap(y, x) || overlap(y, sc) || (b && overlap(y, b))))
     why = "its result overlaps its operands in the memory plan";
   if (!why && (axis < 0 || axis >= r || (inst && r < 3))) why = "axis out of range";
-  int64_t L = 1;
-  for (int32_t d = (int32_t)axis; !why && d < r; d++) {
-    if (x->type.dims[d].sym >= 0) why = "normalization over a symbolic dim";
-    L *= x->type.dims[d].value;
-  }
-  dml_klin_t numel, rows;
+  dml_klin_t numel = {0, -1, 0, 0}, rows = {0, -1, 0, 0};
   if (!why && !type_numel(&x->type, &numel)) why = TOO_MANY_SYMS;
+  /* the row length: its bound L (the form) and its run-time value Lx */
+  int64_t L = 1;
+  const dml_kidx_t *Lx = dml_ki_const(p, 1);
+  if (!why) {
+    rows = numel;
+    for (int32_t d = (int32_t)axis; d < r; d++) {
+      dml_dim_t dd = x->type.dims[d];
+      rows = dml_ksched_lin_div_dim(rows, dd);
+      Lx = dml_ki_bin(p, DML_KI_MUL, Lx, dim_idx(s, dd));
+      L *= dd.sym < 0 ? dd.value : lin_max(s, (dml_klin_t){dd.value, dd.sym, 0, 0});
+    }
+  }
   if (!why && inst &&
       (x->type.dims[1].sym >= 0 || sc->type.rank != 1 ||
        sc->type.dims[0].value != x->type.dims[1].value || !b || b->type.rank != 1 ||
@@ -3679,9 +3687,6 @@ static void emit_norm(sched_t *s, uint32_t node) {
     unsupported(s, node, "%s", why);
     return;
   }
-  rows = numel;
-  rows.c /= L ? L : 1;
-  rows.c0 /= L ? L : 1;
   dml_kernel_t *K = new_kernel(s, DML_KK_NORM);
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
@@ -3700,10 +3705,13 @@ static void emit_norm(sched_t *s, uint32_t node) {
   /* registers: mean 0, the sum of squares 1 (4 in the cooperative form,
    * whose sums use 4 registers from there), 1 / sqrt(var + eps) 2 (8) */
   norm_row_t c = {
-      x, y, sc,          b, &nt, gid, inst ? dim_idx(s, x->type.dims[1]) : NULL,
-      L, 0, coop ? 8 : 2};
+      x,  y, sc,          b, &nt, gid, inst ? dim_idx(s, x->type.dims[1]) : NULL,
+      Lx, 0, coop ? 8 : 2};
   uint32_t vr = coop ? 4 : 1;
-  const dml_kidx_t *jv = dml_ki_var(p, j), *Lx = dml_ki_const(p, L);
+  const dml_kidx_t *jv = dml_ki_var(p, j);
+  /* L as f32 (exact below 2^24): a constant, or the run-time product */
+  const dml_kval_t *Lf = Lx->kind == DML_KI_CONST ? dml_kv_const(p, (float)Lx->c)
+                                                  : dml_kv_idx(p, DML_KT_F32, Lx);
   const dml_kval_t *mean = dml_kv_reg(p, 0), *var = dml_kv_reg(p, vr),
                    *inv = dml_kv_reg(p, c.inv);
   dml_kblock_t body = {0};
@@ -3716,9 +3724,7 @@ static void emit_norm(sched_t *s, uint32_t node) {
                         assign(s, DML_KS_SET, 0,
                                dml_kv_fn(p, DML_KF_ADD, mean, norm_row_x(s, jv, &c)))));
   }
-  dml_kblock_add(&body,
-                 assign(s, DML_KS_SET, 0,
-                        dml_kv_fn(p, DML_KF_DIV, mean, dml_kv_const(p, (float)L))));
+  dml_kblock_add(&body, assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_DIV, mean, Lf)));
   if (coop) {
     dml_krow_reduce(s, &body, Lx, j, DML_KF_ADD, 0.0f, norm_row_sq, &c, vr, 0);
   } else {
@@ -3728,16 +3734,15 @@ static void emit_norm(sched_t *s, uint32_t node) {
                         assign(s, DML_KS_SET, vr,
                                dml_kv_fn(p, DML_KF_ADD, var, norm_row_sq(s, jv, &c)))));
   }
-  dml_kblock_add(
-      &body, assign(s, DML_KS_LET, c.inv,
-                    dml_kv_fn(p, DML_KF_RECIP,
-                              dml_kv_fn(p, DML_KF_SQRT,
-                                        dml_kv_fn(p, DML_KF_ADD,
-                                                  dml_kv_fn(p, DML_KF_DIV, var,
-                                                            dml_kv_const(p, (float)L)),
-                                                  dml_kv_const(p, (float)eps)),
-                                        NULL),
-                              NULL)));
+  dml_kblock_add(&body,
+                 assign(s, DML_KS_LET, c.inv,
+                        dml_kv_fn(p, DML_KF_RECIP,
+                                  dml_kv_fn(p, DML_KF_SQRT,
+                                            dml_kv_fn(p, DML_KF_ADD,
+                                                      dml_kv_fn(p, DML_KF_DIV, var, Lf),
+                                                      dml_kv_const(p, (float)eps)),
+                                            NULL),
+                                  NULL)));
   if (coop) {
     dml_kblock_add(&body, dml_krow_each(s, Lx, j, norm_row_store, &c));
     dml_kblock_t tail = {0};

@@ -13,7 +13,9 @@
  * exporter writes masks); Concat/Reshape/Transpose/Slice and broadcasting
  * into a square; three symbols in one value (elementwise with
  * broadcasting, ReduceSum over a symbolic axis, Softmax over rows longer
- * than a workgroup). */
+ * than a workgroup); LayerNormalization and InstanceNormalization over
+ * symbolic dims (wav2vec2's feature encoder), rows per invocation and per
+ * workgroup. */
 #ifndef GPU_SYMDIMS_FORMS_H_
 #define GPU_SYMDIMS_FORMS_H_
 
@@ -121,6 +123,25 @@ static const gpu_sym_form_t gpu_sym_forms[] = {
      {"a", "b", "c"},
      3,
      {{1, 1, 1}, {3, 9, 300}, {2, 5, 17}}},
+    {"LayerNormalization and InstanceNormalization over symbolic dims",
+     "sym batch <= 3\n"
+     "sym seq <= 300\n"
+     "global @g : f32[4] = dense<[1.5, -0.5, 2.0, 0.25]>\n"
+     "global @h : f32[4] = dense<[0.1, 0.2, -0.3, 0.4]>\n"
+     "global @g1 : f32[1] = dense<[1.25]>\n"
+     "global @h1 : f32[1] = dense<[-0.5]>\n"
+     "func @forward(%x: f32[batch,4,seq], %z: f32[batch,seq,4]) -> "
+     "(f32[batch,4,seq], f32[batch,4,seq], f32[batch,seq,4]) {\n"
+     "  %i = InstanceNormalization(%x, @g, @h) {epsilon = 1e-05} : f32[batch,4,seq]\n"
+     "  %l = LayerNormalization(%x, @g1, @h1) {axis = 2, epsilon = 1e-05} : "
+     "f32[batch,4,seq]\n"
+     "  %m = LayerNormalization(%z, @g, @h) {axis = 1, epsilon = 1e-05} : "
+     "f32[batch,seq,4]\n"
+     "  return %i, %l, %m\n}\n",
+     {NULL},
+     {"batch", "seq", NULL},
+     4,
+     {{1, 1}, {3, 300}, {2, 7}, {1, 257}}},
 };
 
 #endif /* GPU_SYMDIMS_FORMS_H_ */
