@@ -13,7 +13,8 @@
  * exporter writes masks); Concat/Reshape/Transpose/Slice and broadcasting
  * into a square; three symbols in one value (elementwise with
  * broadcasting, ReduceSum over a symbolic axis, Softmax over rows longer
- * than a workgroup); LayerNormalization and InstanceNormalization over
+ * than a workgroup); ReduceMean/ReduceMax/ArgMax/ReduceSum over the
+ * scores' dims (rows up to 300); LayerNormalization and InstanceNormalization over
  * symbolic dims (wav2vec2's feature encoder), rows per invocation and per
  * workgroup. */
 #ifndef GPU_SYMDIMS_FORMS_H_
@@ -123,6 +124,20 @@ static const gpu_sym_form_t gpu_sym_forms[] = {
      {"a", "b", "c"},
      3,
      {{1, 1, 1}, {3, 9, 300}, {2, 5, 17}}},
+    {"reductions over [batch,2,seq,seq]",
+     "sym batch <= 3\n"
+     "sym seq <= 300\n"
+     "func @forward(%s: f32[batch,2,seq,seq]) -> (f32[batch,2,seq], f32[batch,2,seq,1], "
+     "i64[batch,2,seq], f32[batch,seq,seq]) {\n"
+     "  %m = ReduceMean(%s) {axes = [3], keepdims = 0} : f32[batch,2,seq]\n"
+     "  %x = ReduceMax(%s) {axes = [-1], keepdims = 1} : f32[batch,2,seq,1]\n"
+     "  %a = ArgMax(%s) {axis = 2, keepdims = 0} : i64[batch,2,seq]\n"
+     "  %h = ReduceSum(%s) {axes = [1], keepdims = 0} : f32[batch,seq,seq]\n"
+     "  return %m, %x, %a, %h\n}\n",
+     {NULL},
+     {"batch", "seq", NULL},
+     4,
+     {{1, 1}, {3, 300}, {2, 7}, {1, 257}}},
     {"LayerNormalization and InstanceNormalization over symbolic dims",
      "sym batch <= 3\n"
      "sym seq <= 300\n"
