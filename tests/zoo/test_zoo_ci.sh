@@ -15,8 +15,9 @@ set -euo pipefail
 dmlc="$1" cmp="$2" src="$3" work="$4" device="${5:-cpu}"
 extra=() run_dev=()
 if [ "$device" != cpu ]; then
-  if ! "$dmlc" devices 2>/dev/null | grep -q "^$device"; then
-    echo "SKIP: no $device device ('dmlc devices' lists none)"
+  # a device line is "vulkan:0  NAME ..."; without one, "vulkan  not available: WHY"
+  if ! "$dmlc" devices 2>/dev/null | grep -q "^$device:[0-9]"; then
+    echo "SKIP: no $device device: $("$dmlc" devices 2>&1 | grep "^$device" | head -1)"
     exit 77
   fi
   extra=(--target "cpu,$device")
