@@ -14,7 +14,8 @@
  * into a square; three symbols in one value (elementwise with
  * broadcasting, ReduceSum over a symbolic axis, Softmax over rows longer
  * than a workgroup); ReduceMean/ReduceMax/ArgMax/ReduceSum over the
- * scores' dims (rows up to 300); LayerNormalization and InstanceNormalization over
+ * scores' dims (rows up to 300); TopK over [batch, seq, 16] and along a
+ * symbolic axis; LayerNormalization and InstanceNormalization over
  * symbolic dims (wav2vec2's feature encoder), rows per invocation and per
  * workgroup. */
 #ifndef GPU_SYMDIMS_FORMS_H_
@@ -138,6 +139,20 @@ static const gpu_sym_form_t gpu_sym_forms[] = {
      {"batch", "seq", NULL},
      4,
      {{1, 1}, {3, 300}, {2, 7}, {1, 257}}},
+    {"TopK over [batch,seq,16] and along seq",
+     "sym batch <= 3\n"
+     "sym seq <= 40\n"
+     "global @k3 : i64[1] = dense<[3]>\n"
+     "global @k1 : i64[1] = dense<[1]>\n"
+     "func @forward(%x: f32[batch,seq,16], %z: f32[batch,2,seq]) -> (f32[batch,seq,3], "
+     "i64[batch,seq,3], f32[batch,2,1], i64[batch,2,1]) {\n"
+     "  %v, %i = TopK(%x, @k3) {axis = -1} : f32[batch,seq,3], i64[batch,seq,3]\n"
+     "  %w, %j = TopK(%z, @k1) {axis = 2, largest = 0} : f32[batch,2,1], i64[batch,2,1]\n"
+     "  return %v, %i, %w, %j\n}\n",
+     {NULL},
+     {"batch", "seq", NULL},
+     4,
+     {{1, 1}, {3, 40}, {2, 7}, {1, 33}}},
     {"LayerNormalization and InstanceNormalization over symbolic dims",
      "sym batch <= 3\n"
      "sym seq <= 300\n"
