@@ -807,6 +807,10 @@ static void lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
   }
 }
 
+void dml_ksched_lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
+  lin_add(acc, x, mul);
+}
+
 static void set_nodes(sched_t *s, dml_kernel_t *K, const group_t *G) {
   K->n_nodes = G->n;
   K->nodes = (uint32_t *)dml_kpool_alloc(s->pool, (G->n ? G->n : 1) * sizeof(uint32_t));

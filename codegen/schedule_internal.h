@@ -97,6 +97,10 @@ const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
  * 32 or above). schedule.c's type_numel. */
 int dml_ksched_numel(const dml_type_t *t, dml_klin_t *out);
 
+/* acc += mul * x for work estimates (dmlc bench): a term over other
+ * symbols than acc's is left out (schedule.c's lin_add). */
+void dml_ksched_lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul);
+
 /* Count l divided by the extent of dim d of the type it counts (d's static
  * factor and one occurrence of its symbol): the rows of a row-wise kernel
  * along d. */

@@ -86,16 +86,7 @@ static const dml_kidx_t *flat_of(sched_t *s, const dml_type_t *t,
 }
 
 static void lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
-  if (x.sym < 0 && !x.more) {
-    acc->c0 += mul * (x.c + x.c0);
-  } else {
-    acc->c0 += mul * x.c0;
-    if ((acc->sym < 0 && !acc->more) || (acc->sym == x.sym && acc->more == x.more)) {
-      acc->sym = x.sym;
-      acc->more = x.more;
-      acc->c += mul * x.c;
-    }
-  }
+  dml_ksched_lin_add(acc, x, mul);
 }
 
 static int64_t norm_axis(int64_t a, int32_t rank) {

@@ -29,15 +29,7 @@ static dml_kstmt_t *if_zero(sched_t *s, const dml_kidx_t *e, dml_kstmt_t *body) 
 }
 
 static void lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
-  if (x.sym < 0) {
-    acc->c0 += mul * (x.c + x.c0);
-  } else {
-    acc->c0 += mul * x.c0;
-    if (acc->sym < 0 || acc->sym == x.sym) {
-      acc->sym = x.sym;
-      acc->c += mul * x.c;
-    }
-  }
+  dml_ksched_lin_add(acc, x, mul);
 }
 
 /* A 1-D kernel of kind `kind` holding `node`, one invocation per element
@@ -1396,8 +1388,8 @@ static void emit_quant(sched_t *s, uint32_t node) {
     why = "y must be f32 and the zero point of x's dtype";
   else if (zp && !typed_ok(zp))
     why = "misaligned zero point";
-  else if (!numel_of(&y->type, &l) || data_dependent(s, &y->type))
-    why = "more than one symbolic dim";
+  else if (!numel_syms(&y->type, &l) || data_dependent(s, &y->type))
+    why = "dims over too many symbols, or computed from run-time data";
   dml_kernel_t *K = NULL;
   const dml_kidx_t *co[DML_MAX_RANK], *si = NULL, *zi = NULL;
   if (!why) {
@@ -1451,8 +1443,8 @@ static void emit_dynquant(sched_t *s, uint32_t node) {
   else if (!is_f32(x) || !is_f32(ys) || y->type.dtype != DML_DTYPE_U8 || !typed_ok(y) ||
            yz->type.dtype != DML_DTYPE_U8 || !typed_ok(yz))
     why = "x and y_scale must be f32, y and y_zero_point u8";
-  else if (!numel_of(&x->type, &l) || data_dependent(s, &x->type))
-    why = "more than one symbolic dim";
+  else if (!numel_syms(&x->type, &l) || data_dependent(s, &x->type))
+    why = "dims over too many symbols, or computed from run-time data";
   if (why) {
     dml_ksched_unsupported(s, node, why);
     return;
@@ -1561,16 +1553,18 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
     why = ql ? "y must be u8/i8 of y_zero_point's dtype, scales f32" : "y must be i32";
   else if (a->type.rank < 2 || b->type.rank < 2 || y->type.rank < 2)
     why = "A and B must be at least 2-D";
-  else if (!numel_of(&y->type, &l) || data_dependent(s, &y->type))
-    why = "more than one symbolic dim";
+  else if (!numel_syms(&y->type, &l) || data_dependent(s, &y->type))
+    why = "dims over too many symbols, or computed from run-time data";
   int32_t ar = a ? a->type.rank : 0, br = b ? b->type.rank : 0, yr = y ? y->type.rank : 0;
   int64_t M = 0, K = 0, N = 0;
+  const dml_kidx_t *Mx = NULL; /* M may be symbolic (a sequence): its run-time value */
   if (!why) {
     const dml_dim_t *ad = a->type.dims, *bd = b->type.dims;
-    if (ad[ar - 1].sym >= 0 || bd[br - 2].sym >= 0 || bd[br - 1].sym >= 0 ||
-        ad[ar - 2].sym >= 0)
-      why = "symbolic M, K or N";
-    M = ad[ar - 2].value, K = ad[ar - 1].value, N = bd[br - 1].value;
+    if (ad[ar - 1].sym >= 0 || bd[br - 2].sym >= 0 || bd[br - 1].sym >= 0)
+      why = "symbolic K or N";
+    M = ad[ar - 2].sym < 0 ? ad[ar - 2].value : -1, K = ad[ar - 1].value,
+    N = bd[br - 1].value;
+    Mx = dim_idx(s, ad[ar - 2]);
     if (!why && bd[br - 2].value != K) why = "inner dims differ";
   }
   const dml_pkg_value_t *rows[2] = {za, as}, *cols[2] = {zb, bs};
@@ -1578,7 +1572,8 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
     int64_t nr = rows[i] ? numel_static(rows[i]) : 1,
             nc = cols[i] ? numel_static(cols[i]) : 1;
     if ((nr != 1 && nr != M) || (nc != 1 && nc != N))
-      why = "zero points and scales must be per tensor, per row of A or per column of B";
+      why = "zero points and scales must be per tensor, per row of A (a static M) or per "
+            "column of B";
   }
   if (!why && ys && (numel_static(ys) != 1 || numel_static(zy) != 1))
     why = "y_scale and y_zero_point must be scalars";
@@ -1607,7 +1602,7 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
   int32_t vk = DML_KVAR_FIRST_LOOP;
   const dml_kidx_t *kv = dml_ki_var(p, vk);
   const dml_kidx_t *ai =
-      kadd(s, kmul(s, kadd(s, kmul(s, ab, kc(s, M)), m), kc(s, K)), kv);
+      kadd(s, kmul(s, kadd(s, kmul(s, ab, Mx), m), kc(s, K)), kv);
   const dml_kidx_t *bi =
       kadd(s, kmul(s, kadd(s, kmul(s, bb, kc(s, K)), kv), kc(s, N)), nn);
 #define PIDX(v, row) (numel_static(v) == 1 ? kc(s, 0) : (row) ? m : nn)

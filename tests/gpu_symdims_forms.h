@@ -15,7 +15,8 @@
  * broadcasting, ReduceSum over a symbolic axis, Softmax over rows longer
  * than a workgroup); ReduceMean/ReduceMax/ArgMax/ReduceSum over the
  * scores' dims (rows up to 300); TopK over [batch, seq, 16] and along a
- * symbolic axis; LayerNormalization and InstanceNormalization over
+ * symbolic axis; dynamic quantization over [batch, seq, 4] (MatMulInteger
+ * and QLinearMatMul with M = seq); LayerNormalization and InstanceNormalization over
  * symbolic dims (wav2vec2's feature encoder), rows per invocation and per
  * workgroup. */
 #ifndef GPU_SYMDIMS_FORMS_H_
@@ -149,6 +150,29 @@ static const gpu_sym_form_t gpu_sym_forms[] = {
      "  %v, %i = TopK(%x, @k3) {axis = -1} : f32[batch,seq,3], i64[batch,seq,3]\n"
      "  %w, %j = TopK(%z, @k1) {axis = 2, largest = 0} : f32[batch,2,1], i64[batch,2,1]\n"
      "  return %v, %i, %w, %j\n}\n",
+     {NULL},
+     {"batch", "seq", NULL},
+     4,
+     {{1, 1}, {3, 40}, {2, 7}, {1, 33}}},
+    {"dynamic quantization over [batch,seq,4] (DynamicQuantizeLinear, MatMulInteger "
+     "and QLinearMatMul with M = seq, QuantizeLinear, DequantizeLinear)",
+     "sym batch <= 3\n"
+     "sym seq <= 40\n"
+     "global @b : u8[4,3] = dense<[1, 2, 3, 250, 0, 7, 9, 128, 4, 5, 6, 200]>\n"
+     "global @zb : u8[] = dense<[2]>\n"
+     "global @as : f32[] = dense<[0.0213]>\n"
+     "global @bs : f32[3] = dense<[0.517, 0.2459, 1.5173]>\n"
+     "global @ys : f32[] = dense<[0.2087]>\n"
+     "global @zy : u8[] = dense<[100]>\n"
+     "global @s : f32[] = dense<[0.25]>\n"
+     "func @forward(%x: f32[batch,seq,4]) -> (u8[batch,seq,4], i32[batch,seq,3], "
+     "u8[batch,seq,3], f32[batch,seq,4]) {\n"
+     "  %y, %sc, %z = DynamicQuantizeLinear(%x) : u8[batch,seq,4], f32[], u8[]\n"
+     "  %m = MatMulInteger(%y, @b, %z, @zb) : i32[batch,seq,3]\n"
+     "  %q = QLinearMatMul(%y, @as, %z, @b, @bs, @zb, @ys, @zy) : u8[batch,seq,3]\n"
+     "  %u = QuantizeLinear(%x, @s) : u8[batch,seq,4]\n"
+     "  %d = DequantizeLinear(%u, @s) : f32[batch,seq,4]\n"
+     "  return %y, %m, %q, %d\n}\n",
      {NULL},
      {"batch", "seq", NULL},
      4,
