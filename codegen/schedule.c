@@ -80,9 +80,7 @@ static int type_numel(const dml_type_t *t, dml_klin_t *out) {
   return dml_ksched_numel(t, out);
 }
 
-/* 1 when a symbol occurs in two dims of t (the window kernels take one
- * symbol per spatial dim). */
-static int sym_repeats(const dml_type_t *t) {
+int dml_ksched_sym_repeats(const dml_type_t *t) {
   for (int32_t d = 0; d < t->rank; d++)
     for (int32_t e = d + 1; e < t->rank; e++)
       if (t->dims[d].sym >= 0 && t->dims[d].sym == t->dims[e].sym) return 1;
@@ -2034,8 +2032,9 @@ static const char *win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *
   if (xd[1].sym >= 0 || yd[1].sym >= 0) return "symbolic channel dim";
   for (int d = 2; d < r; d++) o->sym_sp |= xd[d].sym >= 0 || yd[d].sym >= 0;
   dml_klin_t lx, ly;
-  if (o->sym_sp && (!type_numel(&o->x->type, &lx) || !type_numel(&o->y->type, &ly) ||
-                    sym_repeats(&o->x->type) || sym_repeats(&o->y->type)))
+  if (o->sym_sp &&
+      (!type_numel(&o->x->type, &lx) || !type_numel(&o->y->type, &ly) ||
+       dml_ksched_sym_repeats(&o->x->type) || dml_ksched_sym_repeats(&o->y->type)))
     return "a symbol used by two dims (a square image's H = W) or more than 32 symbols";
   if (xd[0].sym != yd[0].sym || xd[0].value != yd[0].value) return "batch mismatch";
   o->n = (dml_klin_t){xd[0].value, xd[0].sym, 0, 0};

@@ -97,6 +97,10 @@ const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
  * 32 or above). schedule.c's type_numel. */
 int dml_ksched_numel(const dml_type_t *t, dml_klin_t *out);
 
+/* 1 when a symbol occurs in two dims of t: the window kernels (Conv,
+ * pools) and Resize take one symbol per spatial dim. */
+int dml_ksched_sym_repeats(const dml_type_t *t);
+
 /* acc += mul * x for work estimates (dmlc bench): a term over other
  * symbols than acc's is left out (schedule.c's lin_add). */
 void dml_ksched_lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul);

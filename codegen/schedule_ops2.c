@@ -390,8 +390,9 @@ static void emit_resize_rt(sched_t *s, uint32_t node, const resize_cfg_t *cfg,
             roi->type.dims[0].value != 2 * (int64_t)r ||
             !dml_dtype_is_float(roi->type.dtype) || !typed_ok(roi)))
     why = "tf_crop_and_resize needs roi with 2 floats per dim";
-  else if (!numel_syms(&y->type, &ny) || !numel_syms(&x->type, &nx))
-    why = "dims over too many symbols";
+  else if (!numel_syms(&y->type, &ny) || !numel_syms(&x->type, &nx) ||
+           dml_ksched_sym_repeats(&x->type) || dml_ksched_sym_repeats(&y->type))
+    why = "dims over too many symbols, or one symbol in two dims";
   for (int32_t d = 0; !why && d < r; d++)
     if (x->type.dims[d].sym < 0 && x->type.dims[d].value == 0) why = "an empty input";
   if (why) {
