@@ -341,9 +341,11 @@ void dml_rt_session_set_seed(dml_rt_session_t *s, uint64_t seed, uint64_t step);
  * set (seconds, a decimal number >= 0; 0 no limit), else 120 s on a GPU
  * and 3600 s on a CPU-type Vulkan device (lavapipe: a loaded machine's
  * software rasterizer runs large models for minutes). A wait that runs
- * out is DML_STATUS_DEADLINE_EXCEEDED naming the device and the limit; a
- * DMLC_VULKAN_TIMEOUT_S that is not such a number is INVALID_ARGUMENT at the
- * run. The CPU device ignores it. */
+ * out is DML_STATUS_INTERNAL naming the device and the limit (the next
+ * run first waits, as long, for the submission still running); a
+ * DMLC_VULKAN_TIMEOUT_S that is not such a number is INVALID_ARGUMENT when
+ * a Vulkan session is created or run. The CPU device ignores it, and so does CUDA for now (its stream
+ * synchronization waits without a limit). */
 void dml_rt_session_set_device_timeout(dml_rt_session_t *s, double seconds);
 
 /* Sets *out_view to output `index` of the last run, with its actual dims;
