@@ -23,6 +23,9 @@
 #include "schedule_internal.h"
 
 #define WG 256 /* invocations per workgroup of 1-D kernels */
+/* why a value whose element count dml_klin_t cannot hold is refused */
+#define TOO_MANY_SYMS \
+  "dims over too many symbols (a symbol in three dims or two squared symbols)"
 
 static const dml_pkg_value_t *val(const sched_t *s, uint32_t v) {
   return v == DML_PKG_NO_VALUE || v >= s->fn->n_values ? NULL : &s->fn->values[v];
@@ -40,25 +43,69 @@ static void unsupported(sched_t *s, uint32_t node, const char *fmt, const char *
                              n->name ? n->name : "", n->op_name, why);
 }
 
-/* Numel of a type as c * sym * (the symbols of `more`): the first
- * symbolic dim's symbol in `sym`, the others' in `more` (dml_klin_t). 0
- * when a symbol's index is 32 or above, or a symbol occurs in more than
- * two dims. */
-static int type_numel(const dml_type_t *t, dml_klin_t *out) {
+/* Numel of a type as c * sym * (the symbols of `more`) (dml_klin_t): the
+ * symbols of its symbolic dims as a multiset, each symbol once in `more`
+ * and a symbol of two dims (attention's [batch, heads, seq, seq] scores)
+ * also in `sym`; else the first symbol in `sym`. 0 when a symbol's index
+ * is 32 or above, a symbol occurs in more than two dims, or two symbols
+ * occur twice (counts dml_klin_t cannot hold). */
+int dml_ksched_numel(const dml_type_t *t, dml_klin_t *out) {
   dml_klin_t l = {1, -1, 0, 0};
+  uint32_t once = 0, twice = 0;
+  int32_t first = -1;
   for (int32_t d = 0; d < t->rank; d++) {
     l.c *= t->dims[d].value;
     int32_t sy = t->dims[d].sym;
     if (sy < 0) continue;
-    if (l.sym < 0) {
-      l.sym = sy;
-      continue;
-    }
-    if (sy >= 32 || (l.more >> sy & 1u)) return 0;
-    l.more |= 1u << sy;
+    if (sy >= 32 || (twice >> sy & 1u)) return 0;
+    if (first < 0) first = sy;
+    if (once >> sy & 1u)
+      twice |= 1u << sy;
+    else
+      once |= 1u << sy;
+  }
+  if (twice & (twice - 1u)) return 0;
+  if (twice) {
+    l.sym = __builtin_ctz(twice);
+    l.more = once;
+  } else if (first >= 0) {
+    l.sym = first;
+    l.more = once & ~(1u << first);
   }
   *out = l;
   return 1;
+}
+
+static int type_numel(const dml_type_t *t, dml_klin_t *out) {
+  return dml_ksched_numel(t, out);
+}
+
+int dml_ksched_sym_repeats(const dml_type_t *t) {
+  for (int32_t d = 0; d < t->rank; d++)
+    for (int32_t e = d + 1; e < t->rank; e++)
+      if (t->dims[d].sym >= 0 && t->dims[d].sym == t->dims[e].sym) return 1;
+  return 0;
+}
+
+/* l / (extent of dim d): one occurrence of d's symbol taken out of the
+ * product and c divided by d's static factor (d must be a dim of the type l
+ * counts). */
+dml_klin_t dml_ksched_lin_div_dim(dml_klin_t l, dml_dim_t d) {
+  if (d.value) l.c /= d.value;
+  if (d.sym < 0) return l;
+  if (l.sym == d.sym) {
+    if (l.more >> d.sym & 1u) {
+      l.more &= ~(1u << d.sym); /* a square: one stays in sym */
+    } else if (l.more) {
+      l.sym = __builtin_ctz(l.more);
+      l.more &= l.more - 1u;
+    } else {
+      l.sym = -1;
+    }
+  } else if (d.sym < 32) {
+    l.more &= ~(1u << d.sym);
+  }
+  return l;
 }
 
 /* Why the output dims of node `node` cannot be known on the host when a
@@ -625,7 +672,7 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
   if (!y) return "absent output";
   if (!typed_ok(y)) return "only numeric and bool values (aligned) are emitted";
   dml_klin_t l;
-  if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
+  if (!type_numel(&y->type, &l)) return TOO_MANY_SYMS;
   if (n->n_inputs > 8) return "more than 8 inputs";
   const char *why = ew_dtype_reject(s, n, y);
   if (why) return why;
@@ -756,6 +803,10 @@ static void lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
       acc->c += mul * x.c;
     }
   }
+}
+
+void dml_ksched_lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
+  lin_add(acc, x, mul);
 }
 
 static void set_nodes(sched_t *s, dml_kernel_t *K, const group_t *G) {
@@ -1097,7 +1148,7 @@ static const char *dropout_reject(sched_t *s, const dml_pkg_node_t *n,
   if (m && (m->type.dtype != DML_DTYPE_BOOL || !typed_ok(m)))
     return "the mask must be bool";
   dml_klin_t l;
-  if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
+  if (!type_numel(&y->type, &l)) return TOO_MANY_SYMS;
   /* element i reads x[i] and writes y[i] and mask[i]: in place only at
    * the same offset */
   if ((overlap(x, y) && x->offset != y->offset) ||
@@ -1207,7 +1258,7 @@ static void emit_random(sched_t *s, uint32_t node) {
   const char *why = dml_ksched_random_reject(s->fn, node);
   const dml_pkg_value_t *y = why ? NULL : val(s, n->outputs[0]);
   dml_klin_t numel;
-  if (!why && !type_numel(&y->type, &numel)) why = "more than one symbolic dim";
+  if (!why && !type_numel(&y->type, &numel)) why = TOO_MANY_SYMS;
   if (why) {
     unsupported(s, node, "%s", why);
     return;
@@ -1981,7 +2032,9 @@ static const char *win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *
   if (xd[1].sym >= 0 || yd[1].sym >= 0) return "symbolic channel dim";
   for (int d = 2; d < r; d++) o->sym_sp |= xd[d].sym >= 0 || yd[d].sym >= 0;
   dml_klin_t lx, ly;
-  if (o->sym_sp && (!type_numel(&o->x->type, &lx) || !type_numel(&o->y->type, &ly)))
+  if (o->sym_sp &&
+      (!type_numel(&o->x->type, &lx) || !type_numel(&o->y->type, &ly) ||
+       dml_ksched_sym_repeats(&o->x->type) || dml_ksched_sym_repeats(&o->y->type)))
     return "a symbol used by two dims (a square image's H = W) or more than 32 symbols";
   if (xd[0].sym != yd[0].sym || xd[0].value != yd[0].value) return "batch mismatch";
   o->n = (dml_klin_t){xd[0].value, xd[0].sym, 0, 0};
@@ -2794,11 +2847,11 @@ static void emit_softmax(sched_t *s, uint32_t node) {
     unsupported(s, node, "axis out of range", NULL);
     return;
   }
-  if (x->type.dims[axis].sym >= 0) {
-    unsupported(s, node, "softmax along a symbolic dim", NULL);
-    return;
-  }
-  int64_t L = x->type.dims[axis].value, inner = 1;
+  /* L: the row's length, static or symbolic (attention's scores over a
+   * sequence: the run-time value; the form is chosen at the bound) */
+  dml_dim_t Ld = x->type.dims[axis];
+  int64_t L = Ld.value, inner = 1;
+  if (Ld.sym >= 0) L = dml_ksched_lin_max(s, (dml_klin_t){Ld.value, Ld.sym, 0, 0});
   for (int32_t d = (int32_t)axis + 1; d < rank; d++) {
     if (x->type.dims[d].sym >= 0) {
       unsupported(s, node, "symbolic dim after the axis", NULL);
@@ -2808,8 +2861,7 @@ static void emit_softmax(sched_t *s, uint32_t node) {
   }
   dml_klin_t numel;
   type_numel(&x->type, &numel);
-  dml_klin_t rows = numel;
-  rows.c /= L;
+  dml_klin_t rows = dml_ksched_lin_div_dim(numel, Ld);
   dml_kernel_t *K = new_kernel(s, DML_KK_SOFTMAX);
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
@@ -2818,18 +2870,17 @@ static void emit_softmax(sched_t *s, uint32_t node) {
     /* a workgroup per row: the max, the sum of exp(x - max), the outputs */
     int32_t j = DML_KVAR_FIRST_LOOP;
     const dml_kidx_t *row = dml_krow_setup(s, K, rows, j + 1, 0);
-    const dml_kidx_t *in = dml_ki_const(p, inner);
+    const dml_kidx_t *in = dml_ki_const(p, inner), *Lx = dim_idx(s, Ld);
     sm_row_t c = {x,
                   y,
                   dml_ki_bin(p, DML_KI_ADD,
                              dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, row, in),
-                                        dml_ki_const(p, L * inner)),
+                                        dml_ki_bin(p, DML_KI_MUL, Lx, in)),
                              dml_ki_bin(p, DML_KI_MOD, row, in)),
                   in,
                   0,
                   n->op == DML_OP_LOG_SOFTMAX};
-    if (inner == 1) c.base = dml_ki_bin(p, DML_KI_MUL, row, dml_ki_const(p, L));
-    const dml_kidx_t *Lx = dml_ki_const(p, L);
+    if (inner == 1) c.base = dml_ki_bin(p, DML_KI_MUL, row, Lx);
     dml_kblock_t body = {0};
     dml_krow_reduce(s, &body, Lx, j, DML_KF_MAX, -INFINITY, sm_row_value, &c, 4, 0);
     c.shifted = 1;
@@ -2850,10 +2901,11 @@ static void emit_softmax(sched_t *s, uint32_t node) {
   const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
   const dml_kidx_t *in = dml_ki_const(p, inner);
   /* base = (gid / inner) * L * inner + gid % inner; element j at base + j*inner */
+  const dml_kidx_t *Lx = dim_idx(s, Ld);
   const dml_kidx_t *base =
       dml_ki_bin(p, DML_KI_ADD,
                  dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, gid, in),
-                            dml_ki_const(p, L * inner)),
+                            dml_ki_bin(p, DML_KI_MUL, Lx, in)),
                  dml_ki_bin(p, DML_KI_MOD, gid, in));
   int32_t j = DML_KVAR_FIRST_LOOP;
   const dml_kidx_t *e =
@@ -2862,7 +2914,6 @@ static void emit_softmax(sched_t *s, uint32_t node) {
   const dml_kval_t *m = dml_kv_reg(p, 0), *sum = dml_kv_reg(p, 1);
   const dml_kval_t *d = dml_kv_fn(p, DML_KF_SUB, xv, m);
   dml_kblock_t body = {0};
-  const dml_kidx_t *Lx = dml_ki_const(p, L);
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, -INFINITY)));
   dml_kblock_add(
       &body,
@@ -2933,7 +2984,7 @@ static const char *map_reject(sched_t *s, const dml_pkg_node_t *n, uint32_t n_in
     if (!y) continue;
     if (!typed_ok(y)) return "only numeric and bool values (aligned) are emitted";
     if (x0 && y->type.dtype != x0->type.dtype) return "operands of mixed dtypes";
-    if (!type_numel(&y->type, &l)) return "more than one symbolic dim";
+    if (!type_numel(&y->type, &l)) return TOO_MANY_SYMS;
     for (uint32_t i = 0; i < n_in && i < n->n_inputs; i++) {
       const dml_pkg_value_t *x = val(s, n->inputs[i]);
       if (x && overlap(x, y))
@@ -2946,7 +2997,7 @@ static const char *map_reject(sched_t *s, const dml_pkg_node_t *n, uint32_t n_in
     if (!x) return "absent input";
     if (!typed_ok(x)) return "only numeric and bool values (aligned) are emitted";
     if (x0 && x->type.dtype != x0->type.dtype) return "operands of mixed dtypes";
-    if (!type_numel(&x->type, &l)) return "more than one symbolic dim";
+    if (!type_numel(&x->type, &l)) return TOO_MANY_SYMS;
   }
   return NULL;
 }
@@ -3519,7 +3570,9 @@ static int move_op(dml_op_t op) {
  * InvStdDev outputs optional) and InstanceNormalization (over the spatial
  * dims of each (n, c), scale and B per channel): mean, then the variance
  * of x - mean (two passes), then y = (x - mean) / sqrt(var + epsilon) *
- * scale + B. The normalized dims must be static. */
+ * scale + B. The normalized dims may be symbolic (wav2vec2's feature
+ * encoder normalizes over its frames): the row length is then the
+ * product of the run-time symbol values, the form chosen at its bound. */
 /* A normalization row (emit_norm): element j of row `row` at row * L + j;
  * y = (x - mean) * inv * scale + B, scale and B per channel (Instance) or
  * broadcast to the normalized dims `nt` (Layer). */
@@ -3527,13 +3580,12 @@ typedef struct {
   const dml_pkg_value_t *x, *y, *sc, *b;
   const dml_type_t *nt;
   const dml_kidx_t *row, *C; /* C: channels (Instance), else NULL */
-  int64_t L;
-  uint32_t mean, inv; /* registers */
+  const dml_kidx_t *L;       /* the row's length */
+  uint32_t mean, inv;        /* registers */
 } norm_row_t;
 
 static const dml_kidx_t *norm_elem(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
-  return dml_ki_bin(s->pool, DML_KI_ADD,
-                    dml_ki_bin(s->pool, DML_KI_MUL, c->row, dml_ki_const(s->pool, c->L)),
+  return dml_ki_bin(s->pool, DML_KI_ADD, dml_ki_bin(s->pool, DML_KI_MUL, c->row, c->L),
                     j);
 }
 
@@ -3607,13 +3659,20 @@ static void emit_norm(sched_t *s, uint32_t node) {
   if (!why && (overlap(y, x) || overlap(y, sc) || (b && overlap(y, b))))
     why = "its result overlaps its operands in the memory plan";
   if (!why && (axis < 0 || axis >= r || (inst && r < 3))) why = "axis out of range";
+  dml_klin_t numel = {0, -1, 0, 0}, rows = {0, -1, 0, 0};
+  if (!why && !type_numel(&x->type, &numel)) why = TOO_MANY_SYMS;
+  /* the row length: its bound L (the form) and its run-time value Lx */
   int64_t L = 1;
-  for (int32_t d = (int32_t)axis; !why && d < r; d++) {
-    if (x->type.dims[d].sym >= 0) why = "normalization over a symbolic dim";
-    L *= x->type.dims[d].value;
+  const dml_kidx_t *Lx = dml_ki_const(p, 1);
+  if (!why) {
+    rows = numel;
+    for (int32_t d = (int32_t)axis; d < r; d++) {
+      dml_dim_t dd = x->type.dims[d];
+      rows = dml_ksched_lin_div_dim(rows, dd);
+      Lx = dml_ki_bin(p, DML_KI_MUL, Lx, dim_idx(s, dd));
+      L *= dd.sym < 0 ? dd.value : lin_max(s, (dml_klin_t){dd.value, dd.sym, 0, 0});
+    }
   }
-  dml_klin_t numel, rows;
-  if (!why && !type_numel(&x->type, &numel)) why = "more than one symbolic dim";
   if (!why && inst &&
       (x->type.dims[1].sym >= 0 || sc->type.rank != 1 ||
        sc->type.dims[0].value != x->type.dims[1].value || !b || b->type.rank != 1 ||
@@ -3631,9 +3690,6 @@ static void emit_norm(sched_t *s, uint32_t node) {
     unsupported(s, node, "%s", why);
     return;
   }
-  rows = numel;
-  rows.c /= L ? L : 1;
-  rows.c0 /= L ? L : 1;
   dml_kernel_t *K = new_kernel(s, DML_KK_NORM);
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
@@ -3652,10 +3708,13 @@ static void emit_norm(sched_t *s, uint32_t node) {
   /* registers: mean 0, the sum of squares 1 (4 in the cooperative form,
    * whose sums use 4 registers from there), 1 / sqrt(var + eps) 2 (8) */
   norm_row_t c = {
-      x, y, sc,          b, &nt, gid, inst ? dim_idx(s, x->type.dims[1]) : NULL,
-      L, 0, coop ? 8 : 2};
+      x,  y, sc,          b, &nt, gid, inst ? dim_idx(s, x->type.dims[1]) : NULL,
+      Lx, 0, coop ? 8 : 2};
   uint32_t vr = coop ? 4 : 1;
-  const dml_kidx_t *jv = dml_ki_var(p, j), *Lx = dml_ki_const(p, L);
+  const dml_kidx_t *jv = dml_ki_var(p, j);
+  /* L as f32 (exact below 2^24): a constant, or the run-time product */
+  const dml_kval_t *Lf = Lx->kind == DML_KI_CONST ? dml_kv_const(p, (float)Lx->c)
+                                                  : dml_kv_idx(p, DML_KT_F32, Lx);
   const dml_kval_t *mean = dml_kv_reg(p, 0), *var = dml_kv_reg(p, vr),
                    *inv = dml_kv_reg(p, c.inv);
   dml_kblock_t body = {0};
@@ -3668,9 +3727,7 @@ static void emit_norm(sched_t *s, uint32_t node) {
                         assign(s, DML_KS_SET, 0,
                                dml_kv_fn(p, DML_KF_ADD, mean, norm_row_x(s, jv, &c)))));
   }
-  dml_kblock_add(&body,
-                 assign(s, DML_KS_SET, 0,
-                        dml_kv_fn(p, DML_KF_DIV, mean, dml_kv_const(p, (float)L))));
+  dml_kblock_add(&body, assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_DIV, mean, Lf)));
   if (coop) {
     dml_krow_reduce(s, &body, Lx, j, DML_KF_ADD, 0.0f, norm_row_sq, &c, vr, 0);
   } else {
@@ -3680,16 +3737,15 @@ static void emit_norm(sched_t *s, uint32_t node) {
                         assign(s, DML_KS_SET, vr,
                                dml_kv_fn(p, DML_KF_ADD, var, norm_row_sq(s, jv, &c)))));
   }
-  dml_kblock_add(
-      &body, assign(s, DML_KS_LET, c.inv,
-                    dml_kv_fn(p, DML_KF_RECIP,
-                              dml_kv_fn(p, DML_KF_SQRT,
-                                        dml_kv_fn(p, DML_KF_ADD,
-                                                  dml_kv_fn(p, DML_KF_DIV, var,
-                                                            dml_kv_const(p, (float)L)),
-                                                  dml_kv_const(p, (float)eps)),
-                                        NULL),
-                              NULL)));
+  dml_kblock_add(&body,
+                 assign(s, DML_KS_LET, c.inv,
+                        dml_kv_fn(p, DML_KF_RECIP,
+                                  dml_kv_fn(p, DML_KF_SQRT,
+                                            dml_kv_fn(p, DML_KF_ADD,
+                                                      dml_kv_fn(p, DML_KF_DIV, var, Lf),
+                                                      dml_kv_const(p, (float)eps)),
+                                            NULL),
+                                  NULL)));
   if (coop) {
     dml_kblock_add(&body, dml_krow_each(s, Lx, j, norm_row_store, &c));
     dml_kblock_t tail = {0};
@@ -4003,7 +4059,9 @@ static void emit_conv_transpose(sched_t *s, uint32_t node) {
 
 /* MatMul of A [..., M, K] and B [..., K, N] (rank >= 2 each, batch dims
  * broadcast numpy-style) when B has batch dims: one invocation per output
- * element, a loop over K (static). NULL when emitted, else why not. */
+ * element, a loop over K (static, or symbolic: attention's scores times V
+ * over a sequence, looping to the run-time value). NULL when emitted, else
+ * why not. */
 static const char *emit_matmul_batched(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -4017,9 +4075,8 @@ static const char *emit_matmul_batched(sched_t *s, uint32_t node) {
   int32_t r = y->type.rank;
   if (a->type.rank < 2 || b->type.rank < 2 || r < a->type.rank || r < b->type.rank)
     return "MatMul with a 1-D operand";
-  dml_dim_t kd = a->type.dims[a->type.rank - 1];
-  if (kd.sym >= 0 || b->type.dims[b->type.rank - 2].sym >= 0) return "symbolic K";
-  if (b->type.dims[b->type.rank - 2].value != kd.value) return "K mismatch";
+  dml_dim_t kd = a->type.dims[a->type.rank - 1], kb = b->type.dims[b->type.rank - 2];
+  if (kb.value != kd.value || kb.sym != kd.sym) return "K mismatch";
   dml_kernel_t *K;
   const dml_kidx_t *c[DML_MAX_RANK], *ac[DML_MAX_RANK], *bc[DML_MAX_RANK];
   const dml_kidx_t *gid = map_kernel(s, node, &y->type, &K, c);
@@ -4036,7 +4093,7 @@ static const char *emit_matmul_batched(sched_t *s, uint32_t node) {
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body,
-                 for_loop(s, kv, dml_ki_const(p, kd.value),
+                 for_loop(s, kv, dim_idx(s, kd), /* K static or symbolic */
                           assign(s, DML_KS_SET, 0,
                                  dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), prod))));
   dml_kblock_add(
@@ -4046,7 +4103,12 @@ static const char *emit_matmul_batched(sched_t *s, uint32_t node) {
   K->n_regs = 1;
   map_finish(s, K, &y->type, gid, body.first);
   dml_klin_t numel = {0, -1, 0, 0};
-  if (type_numel(&y->type, &numel)) lin_add(&K->flops, numel, 2 * kd.value);
+  /* at a symbolic K, the estimate counts K at its bound */
+  if (type_numel(&y->type, &numel))
+    lin_add(
+        &K->flops, numel,
+        2 * (kd.sym < 0 ? kd.value
+                        : dml_ksched_lin_max(s, (dml_klin_t){kd.value, kd.sym, 0, 0})));
   return NULL;
 }
 
@@ -4054,7 +4116,8 @@ static const char *emit_matmul_batched(sched_t *s, uint32_t node) {
 
 /* Gather (ONNX Gather-13) and GatherElements (-13) with i64/i32 indices of
  * any origin: one invocation per output element loads its index, counts a
- * negative one from the end of the axis (static), and loads x there when
+ * negative one from the end of the axis (static or symbolic: the run-time
+ * extent), and loads x there when
  * the index lies in [0, dim); an index out of range (an error on the CPU)
  * gives 0 (the default of the dtype) instead of an access outside x. */
 static void emit_gather(sched_t *s, uint32_t node) {
@@ -4070,11 +4133,10 @@ static void emit_gather(sched_t *s, uint32_t node) {
   if (!why && (!ind || !typed_ok(ind) ||
                (ind->type.dtype != DML_DTYPE_I64 && ind->type.dtype != DML_DTYPE_I32)))
     why = "indices must be i64 or i32";
-  if (!why && !type_numel(&ind->type, &l)) why = "more than one symbolic dim";
+  if (!why && !type_numel(&ind->type, &l)) why = TOO_MANY_SYMS;
   if (!why && overlap(ind, y))
     why = "its result overlaps its operands in the memory plan";
   if (!why && (axis < 0 || axis >= r)) why = "axis out of range";
-  if (!why && x->type.dims[axis].sym >= 0) why = "an axis of symbolic length";
   if (!why && (elements ? ind->type.rank != r || y->type.rank != r
                         : y->type.rank != r + ind->type.rank - 1))
     why = "output rank does not match";
@@ -4095,18 +4157,19 @@ static void emit_gather(sched_t *s, uint32_t node) {
     iflat = bcast_index(s, &ind->type, &ind->type, ic);
   }
   dml_kdtype_t it = kdt(ind);
-  int64_t D = x->type.dims[axis].value;
+  /* the axis' extent: static, or a product of symbols' run-time values
+   * (Gather over a sequence of symbolic length) */
+  const dml_kidx_t *D = dim_idx(s, x->type.dims[axis]);
   const dml_kval_t *iv = load_at(s, ind, iflat);
   const dml_kval_t *nv =
       dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, iv, dml_kv_zero(p, it)),
-                    dml_kv_fn(p, DML_KF_ADD, iv, dml_kv_iconst(p, it, D)), iv);
+                    dml_kv_fn(p, DML_KF_ADD, iv, dml_kv_idx(p, it, D)), iv);
   const dml_kidx_t *xi = dml_ki_val(p, nv);
   for (int32_t d = 0; d < r; d++)
     xc[d] = d < axis ? c[d] : d == axis ? xi : c[elements ? d : d + q - 1];
   dml_kblock_t body = {0};
   dml_kblock_add(&body, store_at(s, y, gid, dml_kv_zero(p, kdt_s(s, y))));
-  dml_kblock_add(&body, if_lt(s, xi, dml_ki_const(p, D),
-                              store_at(s, y, gid, load_coords(s, x, xc))));
+  dml_kblock_add(&body, if_lt(s, xi, D, store_at(s, y, gid, load_coords(s, x, xc))));
   map_finish(s, K, &y->type, gid, body.first);
 }
 
@@ -4162,7 +4225,7 @@ static void emit_loss(sched_t *s, uint32_t node) {
   }
   if (!why && wt && (wt->type.rank != 1 || wt->type.dims[0].value != C))
     why = "weight must be [C]";
-  if (!why && !type_numel(&x->type, &l)) why = "more than one symbolic dim";
+  if (!why && !type_numel(&x->type, &l)) why = TOO_MANY_SYMS;
   const dml_pkg_value_t *ins[3] = {x, tg, wt}, *outs[2] = {y, lp};
   for (int i = 0; !why && i < 3; i++)
     for (int o = 0; o < 2; o++)
@@ -4977,7 +5040,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       if (!x || !y || x->type.dtype != y->type.dtype || !typed_ok(x) || !typed_ok(y))
         unsupported(&s, i, "only numeric and bool views (aligned) are emitted", NULL);
       else if (!type_numel(&y->type, &l))
-        unsupported(&s, i, "more than one symbolic dim", NULL);
+        unsupported(&s, i, TOO_MANY_SYMS, NULL);
       else {
         s.raw16 = 1;
         emit_copy(&s, i);
@@ -5135,7 +5198,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
                   n->op == DML_OP_REDUCE_SUM_SQUARE))
           why = "only f32 and f64 are emitted for this op";
         else if (!type_numel(&x->type, &l))
-          why = "more than one symbolic dim";
+          why = TOO_MANY_SYMS;
         else if (arg) {
           int64_t axis = dml_attr_int(n->attrs, n->n_attrs, "axis", 0);
           if (axis < 0) axis += x->type.rank;
@@ -5164,7 +5227,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         if (!x || !y || y->type.dtype != DML_DTYPE_I64 || !typed_ok(y))
           unsupported(&s, i, "%s output must be i64", n->op_name);
         else if (!type_numel(&x->type, &l))
-          unsupported(&s, i, "more than one symbolic dim", NULL);
+          unsupported(&s, i, TOO_MANY_SYMS, NULL);
         else
           emit_shape_size(&s, i);
         break;
@@ -5176,7 +5239,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         if (!x || !y || x->type.dtype != DML_DTYPE_F32)
           unsupported(&s, i, "only f32 is emitted", NULL);
         else if (!type_numel(&x->type, &l))
-          unsupported(&s, i, "more than one symbolic dim", NULL);
+          unsupported(&s, i, TOO_MANY_SYMS, NULL);
         else
           emit_softmax(&s, i);
         break;

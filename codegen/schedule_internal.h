@@ -90,6 +90,26 @@ void dml_ksched_ops3_emit(sched_t *s, uint32_t node);
 const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
                                      const dml_kval_t *b, int is_max);
 
+/* Numel of type t as a dml_klin_t: c times the symbols of its symbolic
+ * dims (any number of symbols; one of them may occur in two dims, a square
+ * such as attention's [batch, heads, seq, seq]); 0 when dml_klin_t cannot
+ * hold it (a symbol in three dims, two squared symbols, a symbol index of
+ * 32 or above). schedule.c's type_numel. */
+int dml_ksched_numel(const dml_type_t *t, dml_klin_t *out);
+
+/* 1 when a symbol occurs in two dims of t: the window kernels (Conv,
+ * pools) and Resize take one symbol per spatial dim. */
+int dml_ksched_sym_repeats(const dml_type_t *t);
+
+/* acc += mul * x for work estimates (dmlc bench): a term over other
+ * symbols than acc's is left out (schedule.c's lin_add). */
+void dml_ksched_lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul);
+
+/* Count l divided by the extent of dim d of the type it counts (d's static
+ * factor and one occurrence of its symbol): the rows of a row-wise kernel
+ * along d. */
+dml_klin_t dml_ksched_lin_div_dim(dml_klin_t l, dml_dim_t d);
+
 /* Largest value of count `l` at the symbols' bounds (saturating;
  * schedule.c's lin_max). */
 int64_t dml_ksched_lin_max(const sched_t *s, dml_klin_t l);

@@ -37,8 +37,8 @@
  * The dtypes are the kernels' (f32, i64, i32, bool, u8, i8) where the CPU
  * reference accepts them; the float formulas (LRN, MVN, Det, optimizers)
  * are f32 only. Shapes are static except where said (Trilu, EyeLike, IsInf,
- * IsNaN, CumSum, ScatterElements, ReverseSequence and the optimizers take
- * one symbolic dim). */
+ * IsNaN, CumSum, ScatterElements, GatherND, ReverseSequence and the
+ * optimizers take symbolic dims, several per value: dml_ksched_numel). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,15 +86,7 @@ static const dml_kidx_t *flat_of(sched_t *s, const dml_type_t *t,
 }
 
 static void lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
-  if (x.sym < 0) {
-    acc->c0 += mul * (x.c + x.c0);
-  } else {
-    acc->c0 += mul * x.c0;
-    if (acc->sym < 0 || acc->sym == x.sym) {
-      acc->sym = x.sym;
-      acc->c += mul * x.c;
-    }
-  }
+  dml_ksched_lin_add(acc, x, mul);
 }
 
 static int64_t norm_axis(int64_t a, int32_t rank) {
@@ -122,7 +114,8 @@ static int is_index_dtype(const dml_pkg_value_t *v) {
 }
 
 /* Why node `n` cannot be a kernel of this file, or NULL: every present
- * operand held by kernels (aligned), at most one symbolic dim each, no dim
+ * operand held by kernels (aligned), its element count a dml_klin_t
+ * (dml_ksched_numel: several symbols, one of them squared), no dim
  * computed from run-time data, and no result overlapping an operand in the
  * memory plan (an operand at the result's own offset with its element size
  * is fine when `same_elem`: the invocation reads it before storing). */
@@ -134,7 +127,7 @@ static const char *check_values(sched_t *s, const dml_pkg_node_t *n, int same_el
     if (!v) continue;
     if (!typed_ok(v)) return "a dtype kernels do not hold, or a misaligned value";
     if (data_dependent(s, &v->type)) return "a dim computed from run-time data";
-    if (!numel_of(&v->type, &l)) return "more than one symbolic dim";
+    if (!numel_syms(&v->type, &l)) return "a symbol in three dims or two squared symbols";
   }
   for (uint32_t o = 0; o < n->n_outputs; o++) {
     const dml_pkg_value_t *y = output(s, n, o);
@@ -160,7 +153,7 @@ static const dml_kidx_t *elem_kernel(sched_t *s, uint32_t node, dml_kernel_kind_
   dml_kernel_t *K = dml_ksched_kernel(s, kind, node);
   if (!K) return NULL;
   dml_klin_t numel;
-  numel_of(t, &numel);
+  numel_syms(t, &numel);
   K->local[0] = WG;
   K->items[0] = numel;
   const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
@@ -173,7 +166,7 @@ static const dml_kidx_t *elem_kernel(sched_t *s, uint32_t node, dml_kernel_kind_
 static void elem_finish(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
                         const dml_kidx_t *gid, dml_kstmt_t *body) {
   dml_klin_t numel;
-  numel_of(t, &numel);
+  numel_syms(t, &numel);
   K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), body);
 }
 
@@ -182,7 +175,7 @@ static void elem_finish(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
 static void account(dml_kernel_t *K, const dml_type_t *t, int64_t bytes_per,
                     int64_t flops_per) {
   dml_klin_t numel;
-  if (!numel_of(t, &numel)) return;
+  if (!numel_syms(t, &numel)) return;
   lin_add(&K->bytes, numel, bytes_per);
   if (flops_per) lin_add(&K->flops, numel, flops_per);
 }
@@ -502,7 +495,7 @@ static const char *emit_scatter_elements(sched_t *s, uint32_t node) {
   for (int32_t d = r - 1; d >= 0; d--)
     if (d != axis) inner = if_in(s, ic[d], c[d], kadd(s, c[d], kc(s, 1)), inner);
   dml_klin_t ni;
-  numel_of(&ind->type, &ni);
+  numel_syms(&ind->type, &ni);
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, load_at(s, x, gid)));
   dml_kblock_add(&body, for_loop(s, DML_KVAR_FIRST_LOOP, dml_ki_lin(p, ni), inner));
@@ -591,7 +584,10 @@ static const char *emit_scatter_nd(sched_t *s, uint32_t node) {
 
 /* GatherND-13 (batch_dims b): y[t, k] = data[batch(t), idx(t), k] with the
  * index tuple of row t (m values, negative-corrected) addressing dims
- * b .. b+m-1; an offset outside the data gives 0. */
+ * b .. b+m-1. Any dim but the indices' last (m) may be symbolic (the
+ * dynamo exporter's attention masks gather over [batch, seq]): strides,
+ * extents and the slice size are products of the run-time symbol values.
+ * A tuple value outside its dim (an error on the CPU) gives 0. */
 static const char *emit_gather_nd(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -599,37 +595,51 @@ static const char *emit_gather_nd(sched_t *s, uint32_t node) {
   if (!x || !y || x->type.dtype != y->type.dtype)
     return "output must have the data's dtype";
   if (!is_index_dtype(ind)) return "indices must be i64 or i32";
-  if (!is_static(&x->type) || !is_static(&ind->type)) return "symbolic dims";
   int64_t b = dml_attr_int(n->attrs, n->n_attrs, "batch_dims", 0);
   int32_t r = x->type.rank, q = ind->type.rank;
   if (r < 1 || q < 1 || b < 0 || b >= q || b >= r) return "batch_dims out of range";
+  if (ind->type.dims[q - 1].sym >= 0) return "indices' last dim of symbolic length";
   int64_t m = ind->type.dims[q - 1].value;
   if (m < 1 || m > r - b) return "indices' last dim out of range";
-  int64_t xs[DML_MAX_RANK], dims[DML_MAX_RANK], mult[DML_MAX_RANK];
-  int64_t per_b = 1, slice = 1;
-  strides_of(&x->type, xs);
-  for (int32_t d = (int32_t)b; d < q - 1; d++) per_b *= ind->type.dims[d].value;
-  for (int32_t d = (int32_t)(b + m); d < r; d++) slice *= x->type.dims[d].value;
-  for (int64_t k = 0; k < m; k++) {
-    dims[k] = x->type.dims[b + k].value;
-    mult[k] = xs[b + k];
+  dml_klin_t xn = {0, -1, 0, 0};
+  numel_syms(&x->type, &xn);
+  /* xs[d]: stride of data dim d (elements) */
+  const dml_kidx_t *xs[DML_MAX_RANK], *per_b = kc(s, 1), *slice = kc(s, 1);
+  const dml_kidx_t *st = kc(s, 1);
+  for (int32_t d = r - 1; d >= 0; d--) {
+    xs[d] = st;
+    st = kmul(s, st, dim_idx(s, x->type.dims[d]));
   }
-  int64_t bstride = b > 0 ? xs[b - 1] : 0;
+  for (int32_t d = (int32_t)b; d < q - 1; d++)
+    per_b = kmul(s, per_b, dim_idx(s, ind->type.dims[d]));
+  for (int32_t d = (int32_t)(b + m); d < r; d++)
+    slice = kmul(s, slice, dim_idx(s, x->type.dims[d]));
   dml_kernel_t *K;
   const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_MOVE, &y->type, &K, NULL);
   if (!gid) return NULL;
-  const dml_kidx_t *S = kc(s, slice ? slice : 1);
+  /* a static extent 0 empties y (no invocation runs): divide by 1 then */
+  const dml_kidx_t *S = slice->kind == DML_KI_CONST && slice->c == 0 ? kc(s, 1) : slice;
+  if (per_b->kind == DML_KI_CONST && per_b->c == 0) per_b = kc(s, 1);
   const dml_kidx_t *tv = dml_ki_bin(p, DML_KI_DIV, gid, S),
                    *kk = dml_ki_bin(p, DML_KI_MOD, gid, S);
-  const dml_kidx_t *bi = dml_ki_bin(p, DML_KI_DIV, tv, kc(s, per_b ? per_b : 1));
-  const dml_kval_t *off =
-      dml_kv_fn(p, DML_KF_ADD, tuple_offset(s, ind, tv, m, dims, mult),
-                vi64(s, kadd(s, kmul(s, bi, kc(s, bstride)), kk)));
+  const dml_kidx_t *bi = dml_ki_bin(p, DML_KI_DIV, tv, per_b);
+  const dml_kval_t *big = vi64(s, dml_ki_lin(p, xn)); /* past the data */
+  const dml_kval_t *off = vi64(s, kadd(s, kmul(s, bi, b > 0 ? xs[b - 1] : kc(s, 0)), kk));
+  for (int64_t k = 0; k < m; k++) {
+    const dml_kval_t *len = vi64(s, dim_idx(s, x->type.dims[b + k]));
+    const dml_kval_t *v =
+        wrap_neg(s, load_at(s, ind, kadd(s, kmul(s, tv, kc(s, m)), kc(s, k))), len);
+    const dml_kval_t *term = dml_kv_select(
+        p, dml_kv_fn(p, DML_KF_LT, v, dml_kv_zero(p, DML_KT_I64)), big,
+        dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, v, len),
+                      dml_kv_fn(p, DML_KF_MUL, v, vi64(s, xs[b + k])), big));
+    off = dml_kv_fn(p, DML_KF_ADD, off, term);
+  }
   const dml_kidx_t *xi = dml_ki_val(p, off);
   dml_kblock_t body = {0};
   dml_kblock_add(&body, store_at(s, y, gid, dml_kv_zero(p, kdt(y))));
-  dml_kblock_add(&body, if_lt(s, xi, kc(s, static_numel(&x->type)),
-                              store_at(s, y, gid, load_at(s, x, xi))));
+  dml_kblock_add(&body,
+                 if_lt(s, xi, dml_ki_lin(p, xn), store_at(s, y, gid, load_at(s, x, xi))));
   elem_finish(s, K, &y->type, gid, body.first);
   account(K, &y->type, 2 * (int64_t)dml_dtype_size(y->type.dtype), 0);
   return NULL;
@@ -1091,7 +1101,7 @@ static const char *emit_optimizer(sched_t *s, uint32_t node) {
     if (hn) dml_kblock_add(&tb, assign(s, DML_KS_LET, rh, hn));
     dml_kblock_add(&tb, assign(s, DML_KS_LET, rx, xn));
     dml_klin_t l;
-    numel_of(&x->type, &l);
+    numel_syms(&x->type, &l);
     const dml_kidx_t *lim = dml_ki_lin(p, l);
     dml_kblock_add(&body, if_lt(s, gid, lim, tb.first));
     dml_kblock_t sb = {0};

@@ -29,15 +29,7 @@ static dml_kstmt_t *if_zero(sched_t *s, const dml_kidx_t *e, dml_kstmt_t *body) 
 }
 
 static void lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
-  if (x.sym < 0) {
-    acc->c0 += mul * (x.c + x.c0);
-  } else {
-    acc->c0 += mul * x.c0;
-    if (acc->sym < 0 || acc->sym == x.sym) {
-      acc->sym = x.sym;
-      acc->c += mul * x.c;
-    }
-  }
+  dml_ksched_lin_add(acc, x, mul);
 }
 
 /* A 1-D kernel of kind `kind` holding `node`, one invocation per element
@@ -49,7 +41,7 @@ static const dml_kidx_t *elem_kernel(sched_t *s, uint32_t node, dml_kernel_kind_
   dml_kernel_t *K = dml_ksched_kernel(s, kind, node);
   if (!K) return NULL;
   dml_klin_t numel;
-  numel_of(t, &numel);
+  numel_syms(t, &numel);
   K->local[0] = WG;
   K->items[0] = numel;
   const dml_kidx_t *gid = dml_ki_var(s->pool, DML_KVAR_GID_X);
@@ -62,7 +54,7 @@ static const dml_kidx_t *elem_kernel(sched_t *s, uint32_t node, dml_kernel_kind_
 static void elem_finish(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
                         const dml_kidx_t *gid, dml_kstmt_t *body) {
   dml_klin_t numel;
-  numel_of(t, &numel);
+  numel_syms(t, &numel);
   K->body = if_lt(s, gid, dml_ki_lin(s->pool, numel), body);
 }
 
@@ -398,8 +390,9 @@ static void emit_resize_rt(sched_t *s, uint32_t node, const resize_cfg_t *cfg,
             roi->type.dims[0].value != 2 * (int64_t)r ||
             !dml_dtype_is_float(roi->type.dtype) || !typed_ok(roi)))
     why = "tf_crop_and_resize needs roi with 2 floats per dim";
-  else if (!numel_syms(&y->type, &ny) || !numel_syms(&x->type, &nx))
-    why = "dims over too many symbols";
+  else if (!numel_syms(&y->type, &ny) || !numel_syms(&x->type, &nx) ||
+           dml_ksched_sym_repeats(&x->type) || dml_ksched_sym_repeats(&y->type))
+    why = "dims over too many symbols, or one symbol in two dims";
   for (int32_t d = 0; !why && d < r; d++)
     if (x->type.dims[d].sym < 0 && x->type.dims[d].value == 0) why = "an empty input";
   if (why) {
@@ -834,7 +827,7 @@ static void emit_resize(sched_t *s, uint32_t node) {
   }
   elem_finish(s, K, &y->type, gid, store_at(s, y, gid, acc));
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&y->type, &l);
+  numel_syms(&y->type, &l);
   lin_add(&K->flops, l, 2 * (int64_t)terms);
   lin_add(&K->bytes, l, (int64_t)(terms + 1) * dml_kdtype_size(kdt(y)));
 }
@@ -1242,10 +1235,10 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   }
   elem_finish(s, K, &o->y->type, gid, body.first);
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&o->y->type, &l);
+  numel_syms(&o->y->type, &l);
   lin_add(&K->flops, l, (conv ? 2 * cg : 1) * k_sz);
   dml_klin_t xl = {0, -1, 0, 0};
-  if (numel_of(&o->x->type, &xl)) lin_add(&K->bytes, xl, dml_kdtype_size(t));
+  if (numel_syms(&o->x->type, &xl)) lin_add(&K->bytes, xl, dml_kdtype_size(t));
   lin_add(&K->bytes, l, dml_kdtype_size(t) + (o->ind ? 8 : 0));
   if (conv) lin_add(&K->bytes, (dml_klin_t){o->M * cg * k_sz, -1, 0, 0}, 4);
 }
@@ -1362,7 +1355,7 @@ static void emit_pad_mode(sched_t *s, uint32_t node) {
     xi = kadd(s, kmul(s, xi, dim_idx(s, x->type.dims[d])), xc[d]);
   elem_finish(s, K, &y->type, gid, store_at(s, y, gid, load_at(s, x, xi)));
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&y->type, &l);
+  numel_syms(&y->type, &l);
   lin_add(&K->bytes, l, 2 * (int64_t)dml_kdtype_size(kdt(y)));
 }
 
@@ -1396,8 +1389,8 @@ static void emit_quant(sched_t *s, uint32_t node) {
     why = "y must be f32 and the zero point of x's dtype";
   else if (zp && !typed_ok(zp))
     why = "misaligned zero point";
-  else if (!numel_of(&y->type, &l) || data_dependent(s, &y->type))
-    why = "more than one symbolic dim";
+  else if (!numel_syms(&y->type, &l) || data_dependent(s, &y->type))
+    why = "dims over too many symbols, or computed from run-time data";
   dml_kernel_t *K = NULL;
   const dml_kidx_t *co[DML_MAX_RANK], *si = NULL, *zi = NULL;
   if (!why) {
@@ -1451,8 +1444,8 @@ static void emit_dynquant(sched_t *s, uint32_t node) {
   else if (!is_f32(x) || !is_f32(ys) || y->type.dtype != DML_DTYPE_U8 || !typed_ok(y) ||
            yz->type.dtype != DML_DTYPE_U8 || !typed_ok(yz))
     why = "x and y_scale must be f32, y and y_zero_point u8";
-  else if (!numel_of(&x->type, &l) || data_dependent(s, &x->type))
-    why = "more than one symbolic dim";
+  else if (!numel_syms(&x->type, &l) || data_dependent(s, &x->type))
+    why = "dims over too many symbols, or computed from run-time data";
   if (why) {
     dml_ksched_unsupported(s, node, why);
     return;
@@ -1561,16 +1554,18 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
     why = ql ? "y must be u8/i8 of y_zero_point's dtype, scales f32" : "y must be i32";
   else if (a->type.rank < 2 || b->type.rank < 2 || y->type.rank < 2)
     why = "A and B must be at least 2-D";
-  else if (!numel_of(&y->type, &l) || data_dependent(s, &y->type))
-    why = "more than one symbolic dim";
+  else if (!numel_syms(&y->type, &l) || data_dependent(s, &y->type))
+    why = "dims over too many symbols, or computed from run-time data";
   int32_t ar = a ? a->type.rank : 0, br = b ? b->type.rank : 0, yr = y ? y->type.rank : 0;
   int64_t M = 0, K = 0, N = 0;
+  const dml_kidx_t *Mx = NULL; /* M may be symbolic (a sequence): its run-time value */
   if (!why) {
     const dml_dim_t *ad = a->type.dims, *bd = b->type.dims;
-    if (ad[ar - 1].sym >= 0 || bd[br - 2].sym >= 0 || bd[br - 1].sym >= 0 ||
-        ad[ar - 2].sym >= 0)
-      why = "symbolic M, K or N";
-    M = ad[ar - 2].value, K = ad[ar - 1].value, N = bd[br - 1].value;
+    if (ad[ar - 1].sym >= 0 || bd[br - 2].sym >= 0 || bd[br - 1].sym >= 0)
+      why = "symbolic K or N";
+    M = ad[ar - 2].sym < 0 ? ad[ar - 2].value : -1, K = ad[ar - 1].value,
+    N = bd[br - 1].value;
+    Mx = dim_idx(s, ad[ar - 2]);
     if (!why && bd[br - 2].value != K) why = "inner dims differ";
   }
   const dml_pkg_value_t *rows[2] = {za, as}, *cols[2] = {zb, bs};
@@ -1578,7 +1573,8 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
     int64_t nr = rows[i] ? numel_static(rows[i]) : 1,
             nc = cols[i] ? numel_static(cols[i]) : 1;
     if ((nr != 1 && nr != M) || (nc != 1 && nc != N))
-      why = "zero points and scales must be per tensor, per row of A or per column of B";
+      why = "zero points and scales must be per tensor, per row of A (a static M) or per "
+            "column of B";
   }
   if (!why && ys && (numel_static(ys) != 1 || numel_static(zy) != 1))
     why = "y_scale and y_zero_point must be scalars";
@@ -1607,7 +1603,7 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
   int32_t vk = DML_KVAR_FIRST_LOOP;
   const dml_kidx_t *kv = dml_ki_var(p, vk);
   const dml_kidx_t *ai =
-      kadd(s, kmul(s, kadd(s, kmul(s, ab, kc(s, M)), m), kc(s, K)), kv);
+      kadd(s, kmul(s, kadd(s, kmul(s, ab, Mx), m), kc(s, K)), kv);
   const dml_kidx_t *bi =
       kadd(s, kmul(s, kadd(s, kmul(s, bb, kc(s, K)), kv), kc(s, N)), nn);
 #define PIDX(v, row) (numel_static(v) == 1 ? kc(s, 0) : (row) ? m : nn)
@@ -1894,7 +1890,7 @@ static void emit_grid_sample(sched_t *s, uint32_t node) {
   K->n_regs = r.n;
   elem_finish(s, K, &y->type, gid, b.first);
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&y->type, &l);
+  numel_syms(&y->type, &l);
   lin_add(&K->flops, l, md == 2 ? 80 : 20);
   lin_add(&K->bytes, l, md == 2 ? 72 : md == 0 ? 24 : 12);
 }
@@ -2058,7 +2054,7 @@ static void emit_roi_align(sched_t *s, uint32_t node) {
   K->n_regs = ri2.n;
   elem_finish(s, K, &y->type, gid, b.first);
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&y->type, &l);
+  numel_syms(&y->type, &l);
   lin_add(&K->flops, l, 40);
   lin_add(&K->bytes, l, 20);
 #undef F1
@@ -2232,7 +2228,7 @@ static void emit_bn_train(sched_t *s, uint32_t node) {
   K->n_regs = r.n;
   K->body = if_lt(s, ch, kc(s, C), b.first);
   dml_klin_t l = {0, -1, 0, 0};
-  numel_of(&x->type, &l);
+  numel_syms(&x->type, &l);
   lin_add(&K->flops, l, 6);
   lin_add(&K->bytes, l, 12);
 }

@@ -143,8 +143,9 @@ static const char *emit_top_k(sched_t *s, uint32_t node) {
   dml_kdtype_t t = kdt(x);
   if (t == DML_KT_BOOL) return "TopK of bool";
   if (data_dependent(s, &x->type)) return "an input dim computed from run-time data";
-  dml_klin_t items;
-  if (!numel_of(&x->type, &items)) return "more than one symbolic dim";
+  dml_klin_t items; /* several symbols (TopK over [batch, seq, vocab]) */
+  if (!numel_syms(&x->type, &items))
+    return "dims over too many symbols (a symbol in three dims or two squared symbols)";
   int32_t r = x->type.rank;
   int64_t axis = dml_attr_int(n->attrs, n->n_attrs, "axis", -1);
   if (axis < 0) axis += r;

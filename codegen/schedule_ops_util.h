@@ -41,25 +41,11 @@ static inline int numel_of(const dml_type_t *t, dml_klin_t *out) {
   return 1;
 }
 
-/* Numel of t as c * sym * (the symbols of `more`) (dml_klin_t): the
- * first symbolic dim's symbol in `sym`, the others' bits in `more` (a value
- * whose dims are several data-dependent symbols). 0 when a symbol's index
- * is 32 or above, or a symbol occurs in more than two dims. */
+/* Numel of t as c * sym * (the symbols of `more`) (dml_klin_t; any number
+ * of symbolic dims, a symbol of two dims included: dml_ksched_numel). 0
+ * when dml_klin_t cannot hold it. */
 static inline int numel_syms(const dml_type_t *t, dml_klin_t *out) {
-  dml_klin_t l = {1, -1, 0, 0};
-  for (int32_t d = 0; d < t->rank; d++) {
-    l.c *= t->dims[d].value;
-    int32_t sy = t->dims[d].sym;
-    if (sy < 0) continue;
-    if (l.sym < 0) {
-      l.sym = sy;
-      continue;
-    }
-    if (sy >= 32 || (l.more >> sy & 1u)) return 0;
-    l.more |= 1u << sy;
-  }
-  *out = l;
-  return 1;
+  return dml_ksched_numel(t, out);
 }
 
 /* 1 when a dim of t is computed from run-time data (a node's symbol). */

@@ -334,6 +334,20 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s);
  * every new session; (seed, step) replays any step. */
 void dml_rt_session_set_seed(dml_rt_session_t *s, uint64_t seed, uint64_t step);
 
+/* Sets how long a run of a GPU session waits for the device to finish
+ * each submission before it fails (Vulkan: the fence wait): `seconds` > 0
+ * that many seconds, 0 no limit (a hung device then hangs the run), < 0 the
+ * default. The default is the environment variable DMLC_VULKAN_TIMEOUT_S when
+ * set (seconds, a decimal number >= 0; 0 no limit), else 120 s on a GPU
+ * and 3600 s on a CPU-type Vulkan device (lavapipe: a loaded machine's
+ * software rasterizer runs large models for minutes). A wait that runs
+ * out is DML_STATUS_INTERNAL naming the device and the limit (the next
+ * run first waits, as long, for the submission still running); a
+ * DMLC_VULKAN_TIMEOUT_S that is not such a number is INVALID_ARGUMENT when
+ * a Vulkan session is created or run. The CPU device ignores it, and so does CUDA for now (its stream
+ * synchronization waits without a limit). */
+void dml_rt_session_set_device_timeout(dml_rt_session_t *s, double seconds);
+
 /* Sets *out_view to output `index` of the last run, with its actual dims;
  * data is lent until the next run or release. Errors: OUT_OF_RANGE,
  * FAILED_PRECONDITION before the first successful run. */

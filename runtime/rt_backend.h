@@ -50,6 +50,12 @@ typedef struct dml_rt_exec {
   dml_status_t (*produced)(void *ctx, const uint32_t *nodes, uint32_t n_nodes,
                            const uint32_t *words);
   void *ctx;
+  /* How long the backend waits for the device to finish a submission
+   * (dml_rt_session_set_device_timeout): when timeout_set is 0 the
+   * backend's default (dml_rt_device_timeout_default), else timeout_s
+   * seconds, 0 meaning no limit. */
+  uint8_t timeout_set;
+  double timeout_s;
 } dml_rt_exec_t;
 
 typedef struct dml_rt_backend {

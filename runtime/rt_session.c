@@ -57,6 +57,8 @@ struct dml_rt_session {
   int64_t *sym;                     /* per symbol: value during a run */
   int ran;                          /* a run has completed */
   uint64_t rng_seed, rng_step;      /* dml_rt_session_set_seed */
+  uint8_t timeout_set;              /* dml_rt_session_set_device_timeout */
+  double timeout_s;
   /* Data-dependent dims: per node, 1 when it produces a symbol of this
    * function; per value, 1 when its type uses such a symbol. */
   uint8_t *node_produces;
@@ -1084,7 +1086,8 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     s->gpu_next = 0;
     DML_RETURN_IF_ERROR(gpu_value_dims(s));
     dml_rt_exec_t e = {s->m,        f,    s->arena,     s->sym, s->n_symbols,
-                       s->rng_seed, step, gpu_produced, s};
+                       s->rng_seed, step, gpu_produced, s,      s->timeout_set,
+                       s->timeout_s};
     st = s->backend->run(s->backend_state, &e);
     if (!st && s->gpu_next < f->n_nodes)
       st = dml_status_make(
@@ -1200,6 +1203,12 @@ dml_status_t dml_rt_session_kernel_info(const dml_rt_session_t *s, uint32_t i,
 void dml_rt_session_set_seed(dml_rt_session_t *s, uint64_t seed, uint64_t step) {
   s->rng_seed = seed;
   s->rng_step = step;
+}
+
+void dml_rt_session_set_device_timeout(dml_rt_session_t *s, double seconds) {
+  if (!s) return;
+  s->timeout_set = seconds >= 0; /* NaN and < 0: the default */
+  s->timeout_s = seconds >= 0 ? seconds : 0;
 }
 
 dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,

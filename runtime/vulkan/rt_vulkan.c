@@ -35,7 +35,11 @@
 #define OP "rt.vulkan"
 #define MAX_DEVICES 16
 #define MAX_CACHED_CMDS 4
-#define FENCE_TIMEOUT_NS (120ull * 1000 * 1000 * 1000)
+/* The default limit of a fence wait (dml_rt_session_set_device_timeout),
+ * seconds: a GPU, and a CPU-type device (lavapipe on a loaded machine runs
+ * a large model's kernels for minutes: 120 s failed lraspp and vit_tiny). */
+#define TIMEOUT_GPU_S 120.0
+#define TIMEOUT_CPU_S 3600.0
 /* A run first polls its fence for up to this long before it blocks in
  * vkWaitForFences: a blocked wait returns tens of microseconds after the
  * device finished (the thread is woken by the driver), which dominated
@@ -325,6 +329,8 @@ typedef struct vk_session {
   VkCommandPool cmd_pool;
   VkQueryPool queries;
   VkFence fence;
+  double timeout_s; /* of a fence wait; 0: no limit (set per run) */
+  int hung;         /* the fence of a submission whose wait timed out is pending */
   const dml_kpkg_function_t *kf;
   VkPipeline *pipelines;
   /* Vulkan 1.1's vkCmdDispatchBase (NULL when the device lacks it), and per
@@ -708,8 +714,49 @@ static dml_status_t plan_io(vk_session_t *v, const dml_rt_model_t *m,
   return DML_OK;
 }
 
-/* Runs `cb` once and waits. */
+/* Sets v->timeout_s for a run: e's (dml_rt_session_set_device_timeout),
+ * else DMLC_VULKAN_TIMEOUT_S, else TIMEOUT_GPU_S or TIMEOUT_CPU_S by the
+ * device's type. Errors: INVALID_ARGUMENT for a DMLC_VULKAN_TIMEOUT_S that is
+ * not a number of seconds >= 0. */
+static dml_status_t set_timeout(vk_session_t *v, const dml_rt_exec_t *e) {
+  if (e && e->timeout_set) {
+    v->timeout_s = e->timeout_s > 0 ? e->timeout_s : 0;
+    return DML_OK;
+  }
+  const char *env = getenv("DMLC_VULKAN_TIMEOUT_S");
+  if (env && *env) {
+    char *end = NULL;
+    double t = strtod(env, &end);
+    if (end == env || *end || !(t >= 0 && t <= 1e9))
+      return dml_status_make(
+          DML_STATUS_INVALID_ARGUMENT, OP,
+          "DMLC_VULKAN_TIMEOUT_S='%s' is not a number of seconds in [0, "
+          "1e9] (0: no limit)",
+          env);
+    v->timeout_s = t;
+    return DML_OK;
+  }
+  v->timeout_s = v->L->props[v->phys_index].deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                     ? TIMEOUT_CPU_S
+                     : TIMEOUT_GPU_S;
+  return DML_OK;
+}
+
+/* Runs `cb` once and waits, at most v->timeout_s (0: no limit). After a
+ * wait that timed out, the next call first waits (as long) for that
+ * submission, whose fence and buffers are still in use. */
 static dml_status_t submit_wait(vk_session_t *v, VkCommandBuffer cb) {
+  uint64_t limit = v->timeout_s > 0 ? (uint64_t)(v->timeout_s * 1e9) : UINT64_MAX;
+  if (v->hung) {
+    VkResult h = v->vkWaitForFences(v->dev, 1, &v->fence, VK_TRUE, limit);
+    if (h == VK_TIMEOUT)
+      return dml_status_make(DML_STATUS_INTERNAL, OP,
+                             "the device is still running a submission that did not "
+                             "finish in time (%s); waited %g s more",
+                             v->desc, v->timeout_s);
+    if (h != VK_SUCCESS) return vkfail("vkWaitForFences", h);
+    v->hung = 0;
+  }
   VKCHECK(v->vkResetFences(v->dev, 1, &v->fence), "vkResetFences");
   VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb, 0, NULL};
   VKCHECK(v->vkQueueSubmit(v->queue, 1, &si, v->fence), "vkQueueSubmit");
@@ -724,11 +771,16 @@ static dml_status_t submit_wait(vk_session_t *v, VkCommandBuffer cb) {
       break;
     r = v->vkGetFenceStatus(v->dev, v->fence);
   }
-  if (r == VK_NOT_READY)
-    r = v->vkWaitForFences(v->dev, 1, &v->fence, VK_TRUE, FENCE_TIMEOUT_NS);
-  if (r == VK_TIMEOUT)
-    return dml_status_make(DML_STATUS_INTERNAL, OP,
-                           "the device did not finish within 120 s (%s)", v->desc);
+  if (r == VK_NOT_READY) r = v->vkWaitForFences(v->dev, 1, &v->fence, VK_TRUE, limit);
+  if (r == VK_TIMEOUT) {
+    v->hung = 1;
+    return dml_status_make(
+        DML_STATUS_INTERNAL, OP,
+        "the device did not finish within %g s (%s); "
+        "DMLC_VULKAN_TIMEOUT_S or dml_rt_session_set_device_timeout sets "
+        "the limit (0: none)",
+        v->timeout_s, v->desc);
+  }
   if (r != VK_SUCCESS) return vkfail("vkWaitForFences", r);
   return DML_OK;
 }
@@ -897,6 +949,7 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   v->n_symbols = g->n_symbols;
   v->weights_size = m->weights_size;
   dml_status_t s = pick_device(L, device, &v->phys_index);
+  if (!s) s = set_timeout(v, NULL); /* the default, for the uploads of open */
   vk_session_t *o = share ? ((vk_session_t *)share)->owner : NULL;
   if (!s && o && o->phys_index != v->phys_index)
     s = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
@@ -1162,6 +1215,7 @@ static dml_status_t command_for(vk_session_t *v, const dml_rt_exec_t *e, uint32_
 static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
   vk_session_t *v = (vk_session_t *)state;
   v->ran = 0;
+  DML_RETURN_IF_ERROR(set_timeout(v, e));
   uint8_t *st = (uint8_t *)v->staging.map;
   for (uint32_t i = 0; i < v->n_inputs; i++) {
     int64_t b = io_bytes(e, v->inputs[i].value);
@@ -1214,6 +1268,7 @@ static dml_status_t vk_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t 
   if (k >= v->kf->n_kernels)
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", k,
                            v->kf->n_kernels);
+  DML_RETURN_IF_ERROR(set_timeout(v, e));
   if (!v->check_buf.buf)
     DML_RETURN_IF_ERROR(
         buf_create(v, v->dims.arena_bytes,
@@ -1312,6 +1367,7 @@ static dml_status_t dm_open(const char *device, void **out) {
   atomic_init(&v->refs, 1);
   v->L = L;
   dml_status_t s = pick_device(L, device, &v->phys_index);
+  if (!s) s = set_timeout(v, NULL); /* the default, for the uploads of open */
   if (!s) {
     const VkPhysicalDeviceProperties *p = &L->props[v->phys_index];
     snprintf(v->desc, sizeof v->desc, "vulkan:%u (%s, %s, Vulkan %u.%u.%u)",

@@ -7,6 +7,9 @@ tests/zoo/models.txt. CTest's zoo_ci runs them (tests/zoo/test_zoo_ci.sh).
 
 Usage: python3 scripts/zoo/ci_subset.py [--models DIR] KEY...
        (KEY as model.exporter, e.g. bert_tiny.dynamo)
+Then python3 tests/zoo/gen_sets.py tests/zoo/<text model>... (with
+onnxruntime) adds the input sets of other batch and sequence sizes that
+test_zoo_ci.sh also runs (this script replaces the folders, sets included).
 """
 import argparse
 import json
