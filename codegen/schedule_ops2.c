@@ -1573,8 +1573,9 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
     int64_t nr = rows[i] ? numel_static(rows[i]) : 1,
             nc = cols[i] ? numel_static(cols[i]) : 1;
     if ((nr != 1 && nr != M) || (nc != 1 && nc != N))
-      why = "zero points and scales must be per tensor, per row of A (a static M) or per "
-            "column of B";
+      why =
+          "zero points and scales must be per tensor, per row of A (a static M) or per "
+          "column of B";
   }
   if (!why && ys && (numel_static(ys) != 1 || numel_static(zy) != 1))
     why = "y_scale and y_zero_point must be scalars";
@@ -1602,8 +1603,7 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
   }
   int32_t vk = DML_KVAR_FIRST_LOOP;
   const dml_kidx_t *kv = dml_ki_var(p, vk);
-  const dml_kidx_t *ai =
-      kadd(s, kmul(s, kadd(s, kmul(s, ab, Mx), m), kc(s, K)), kv);
+  const dml_kidx_t *ai = kadd(s, kmul(s, kadd(s, kmul(s, ab, Mx), m), kc(s, K)), kv);
   const dml_kidx_t *bi =
       kadd(s, kmul(s, kadd(s, kmul(s, bb, kc(s, K)), kv), kc(s, N)), nn);
 #define PIDX(v, row) (numel_static(v) == 1 ? kc(s, 0) : (row) ? m : nn)

@@ -344,8 +344,8 @@ void dml_rt_session_set_seed(dml_rt_session_t *s, uint64_t seed, uint64_t step);
  * out is DML_STATUS_INTERNAL naming the device and the limit (the next
  * run first waits, as long, for the submission still running); a
  * DMLC_VULKAN_TIMEOUT_S that is not such a number is INVALID_ARGUMENT when
- * a Vulkan session is created or run. The CPU device ignores it, and so does CUDA for now (its stream
- * synchronization waits without a limit). */
+ * a Vulkan session is created or run. The CPU device ignores it, and so does CUDA for now
+ * (its stream synchronization waits without a limit). */
 void dml_rt_session_set_device_timeout(dml_rt_session_t *s, double seconds);
 
 /* Sets *out_view to output `index` of the last run, with its actual dims;
