@@ -695,6 +695,10 @@ class Trainer:
                                            op="python.fit",
                                            reason="validation_data must be (x, y)")
             vxs, vys = self._xs(validation_data[0]), self._ys(validation_data[1])
+            if validation_split:
+                raise InvalidArgumentError(
+                    "python.fit: give validation_data or validation_split, not both",
+                    op="python.fit", reason="give validation_data or validation_split, not both")
         opts = {"verbose": int(verbose)}
         if epochs is not None:
             opts["epochs"] = int(epochs)

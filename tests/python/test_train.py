@@ -290,6 +290,30 @@ class MultiOutput(unittest.TestCase):
             out = dmlc.load(p).session().run({"a": a[:50], "b": b[:50]})
             np.testing.assert_array_equal(out["cls"], pred["cls"][:50])
             np.testing.assert_array_equal(out["reg"], pred["reg"][:50])
+        if DMLC_BIN:  # the same history as `dmlc train` with named data
+            with tempfile.TemporaryDirectory() as td:
+                spec = []
+                for k, v in (("a", a), ("b", b), ("cls", cls), ("reg", reg)):
+                    np.save(os.path.join(td, k + ".npy"), v)
+                    spec.append("%s=%s" % (k, os.path.join(td, k + ".npy")))
+                csv = os.path.join(td, "h.csv")
+                subprocess.run([DMLC_BIN, "train", TWO_HEAD, "--data", ",".join(spec),
+                                "--loss", "cls=cross_entropy,reg=mse:0.5", "--lr", "0.01",
+                                "--epochs", "4", "--batch-size", "32",
+                                "--validation-split", "0.25", "--metrics", "cls=top2",
+                                "--history", csv, "-o", os.path.join(td, "t.dmlpkg"),
+                                "--quiet"], check=True, stdout=subprocess.DEVNULL)
+                rows = read_csv(csv)
+                self.assertEqual(len(rows), 4)
+                for e, r in zip(h.epochs, rows):
+                    for col in ("loss", "accuracy", "val_loss", "cls_loss", "cls_accuracy",
+                                "val_cls_loss", "val_cls_accuracy", "reg_loss",
+                                "val_reg_loss", "val_cls_top2"):
+                        self.assertLessEqual(abs(e[col] - float(r[col])), 1e-6, (col, e, r))
+        with self.assertRaises(dmlc.InvalidArgumentError):
+            tr.fit({"a": a, "b": b}, {"cls": cls, "reg": reg}, epochs=5,
+                   validation_data=({"a": a, "b": b}, {"cls": cls, "reg": reg}),
+                   validation_split=0.5)
         with self.assertRaises(dmlc.FailedPreconditionError):
             tr.fit({"a": a}, {"cls": cls, "reg": reg}, epochs=5)
         with self.assertRaises(dmlc.InvalidArgumentError):
