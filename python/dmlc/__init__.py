@@ -635,6 +635,13 @@ class Trainer:
         return _as_data(what, x, self._in, lambda i: i["name"])
 
     def _ys(self, y):
+        # a single loss's labels may also be named as its output, as `dmlc
+        # train --data` names them (or "target")
+        if (isinstance(y, dict) and len(y) == 1 and self._tg[0]["output"] is None
+                and len(self._tg) == 1):
+            (k, v), = y.items()
+            if k == "target" or k in [o.name for o in self.outputs]:
+                y = v
         return _as_data("targets", y, self._tg, lambda i: i["output"] or "target")
 
     def fit(self, x, y, *, epochs=None, batch_size=None, validation_data=None,
@@ -648,8 +655,9 @@ class Trainer:
             x: an array (a single-input model) or a dict input name -> array,
                 N rows each.
             y: an array (a single-loss package: int class indices [N] for
-                cross_entropy / nll, else the output's shape) or a dict
-                trained output name -> array. Arrays of another dtype are
+                cross_entropy / nll, else the output's shape; or a dict of
+                one entry named as the output) or a dict trained output
+                name -> array. Arrays of another dtype are
                 cast when NumPy calls it safe (uint8 labels to int64).
             epochs: total epochs of the trainer (a later fit continues to
                 its own `epochs`); batch_size: rows per step, at most

@@ -165,7 +165,7 @@ class Fit(unittest.TestCase):
                 raise dmlc.StopTraining()
 
         tr2 = train_package().trainer()
-        h2 = tr2.fit(x, y, epochs=2, batch_size=32, validation_split=0,
+        h2 = tr2.fit({"input": x}, {"logits": y}, epochs=2, batch_size=32, validation_split=0,
                      batch_callbacks=[stop_at_three])
         self.assertEqual(len(h2), 1)
         self.assertTrue(h2.stopped_early)
