@@ -21,6 +21,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -686,6 +687,7 @@ struct FitCtx {
   std::vector<bool> has_acc;
   std::vector<std::string> metric_cols;
   std::unique_ptr<nb::python_error> pending;
+  std::chrono::steady_clock::time_point last_signal_check{};
 };
 
 nb::float_ num(double v) {
@@ -736,8 +738,20 @@ int fit_epoch_cb(dml_epoch_metrics_t *m, void *u) {
   return 1;
 }
 
+// Without a Python batch callback, it only lets the interpreter see signals
+// (Ctrl-C: KeyboardInterrupt ends the fit), at most every 100 ms so that a
+// step rarely waits for the GIL.
 int fit_batch_cb(const dml_batch_metrics_t *m, void *u) {
   FitCtx *c = (FitCtx *)u;
+  if (c->batch_cb.is_none()) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - c->last_signal_check < std::chrono::milliseconds(100)) return 0;
+    c->last_signal_check = now;
+    nb::gil_scoped_acquire g;
+    if (PyErr_CheckSignals() == 0) return 0;
+    c->pending = std::make_unique<nb::python_error>();
+    return 1;
+  }
   nb::gil_scoped_acquire g;
   if (c->pending) return 1;
   try {
@@ -860,7 +874,8 @@ nb::dict trainer_fit(Trainer &tr, nb::list xs, nb::list ys, nb::object vxs,
                             (metric_outs[k].empty() ? "" : "_") + name);
   }
   if (!epoch_cb.is_none()) o.callback = fit_epoch_cb;
-  if (!batch_cb.is_none()) o.batch_callback = fit_batch_cb;
+  o.batch_callback = fit_batch_cb; /* the Python one, or signals */
+  c.last_signal_check = std::chrono::steady_clock::now();
   o.user_data = &c;
 
   dml_history_t h;

@@ -194,6 +194,22 @@ class Fit(unittest.TestCase):
             tr.fit(x, y, epochs=3, batch_size=64, callbacks=[calls_trainer])
         self.assertIn("inside a fit callback", cm.exception.reason)
 
+    def test_keyboard_interrupt(self):
+        """Ctrl-C (here _thread.interrupt_main, the same flag SIGINT sets)
+        during a fit without callbacks ends it within about 100 ms."""
+        import _thread
+        x, y = DATA
+        tr = train_package().trainer()
+        timer = threading.Timer(0.3, _thread.interrupt_main)
+        timer.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                tr.fit(x, y, epochs=200, batch_size=32, validation_split=0)
+        finally:
+            timer.cancel()
+        self.assertLess(tr.epoch, 200)
+        self.assertTrue(math.isfinite(tr.evaluate(x[:100], y[:100])["loss"]))
+
     def test_schedule_metrics_checkpoint(self):
         x, y = DATA
         tr = train_package().trainer()
