@@ -1,6 +1,8 @@
 // dmlc_ext.cpp — the extension module `dmlc._core`: nanobind bindings of the
 // runtime (dml_rt.h: load, sessions, run, inspect, devices, check) and of the
-// compile driver (dml_driver.h + dml_dim_spec.h). The Python API users call
+// compile driver (dml_driver.h + dml_dim_spec.h), of the trainer
+// (dml_trainer.h: fit with Python callbacks, evaluate, predict, checkpoints,
+// saving) and of the batching server core (dml_serve.h). The Python API users call
 // is python/dmlc/__init__.py, which wraps these; docs/python.md describes it.
 //
 // Errors: every dml_status_t that is not OK becomes a StatusError, which the
@@ -18,16 +20,25 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dml_dim_spec.h"
 #include "dml_driver.h"
 #include "dml_rt.h"
+#include "dml_serve.h"
+#include "dml_train.h"
+#include "dml_trainer.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -238,6 +249,58 @@ nb::list session_io(const Session &se, bool outputs) {
 
 using InArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 
+// The array `v` (C-contiguous, CPU) as a tensor lent by `keep`; `want` (the
+// declared dtype, or DML_DTYPE_INVALID) decides uint16 -> bf16. Raises
+// INVALID_ARGUMENT (op `op`) naming `name` for a value that is not a
+// numeric array or of a rank beyond DML_MAX_RANK.
+dml_tensor_t tensor_of(nb::handle v, const std::string &name, dml_dtype_t want,
+                       const char *op, InArray &keep) {
+  InArray &a = keep;
+  if (!nb::try_cast(v, a, true)) {
+    std::string what = nb::cast<std::string>(nb::str(v.type().attr("__name__")));
+    if (nb::hasattr(v, "dtype"))
+      what += " of dtype " + nb::cast<std::string>(nb::steal<nb::str>(
+                                 PyObject_Str(nb::object(v.attr("dtype")).ptr())));
+    check(dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                        "input '%s': a %s is not a numeric array", name.c_str(),
+                        what.c_str()),
+        "arrays of bool, int8..int64, uint8..uint64, float16/32/64 are taken "
+        "(bfloat16 as uint16 or ml_dtypes.bfloat16)"));
+  }
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dml_of(a.dtype(), want);
+  char buf[32];
+  if (t.dtype == DML_DTYPE_INVALID)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                          "input '%s': NumPy dtype %s has no dmlc dtype", name.c_str(),
+                          dl_name(a.dtype(), buf, sizeof buf)));
+  if (a.ndim() > DML_MAX_RANK)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                          "input '%s': rank %zu exceeds dmlc's maximum %d", name.c_str(),
+                          a.ndim(), DML_MAX_RANK));
+  t.rank = (int32_t)a.ndim();
+  for (int32_t k = 0; k < t.rank; k++) t.dims[k] = (int64_t)a.shape(k);
+  t.data = const_cast<void *>(a.data());
+  return t;
+}
+
+// A tensor's data handed to NumPy as an array owned by `owner`. Raises
+// UNIMPLEMENTED (op `op`) for a dtype NumPy lacks.
+nb::object array_of(const dml_tensor_t &t, void *data, nb::handle owner, const char *op,
+                    const char *name) {
+  nb::dlpack::dtype dl;
+  if (!dl_of(t.dtype, &dl))
+    check(dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
+                          "output '%s': dtype %s has no NumPy dtype", name,
+                          dml_dtype_name(t.dtype)));
+  size_t shape[DML_MAX_RANK];
+  for (int32_t k = 0; k < t.rank; k++) shape[k] = (size_t)t.dims[k];
+  nb::ndarray<nb::numpy> arr(data, (size_t)t.rank, shape, owner, nullptr, dl);
+  return nb::cast(arr);
+}
+
 // One output read back: its view (lent by the session) and, when copying,
 // a malloc'd copy.
 struct OutBuf {
@@ -260,19 +323,6 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
   std::vector<dml_tensor_t> ts;
   for (auto [k, v] : inputs) {
     std::string name = nb::cast<std::string>(nb::str(k));
-    InArray a;
-    if (!nb::try_cast(v, a, true)) {
-      std::string what = nb::cast<std::string>(nb::str(v.type().attr("__name__")));
-      if (nb::hasattr(v, "dtype"))
-        what += " of dtype " + nb::cast<std::string>(nb::steal<nb::str>(
-                                   PyObject_Str(nb::object(v.attr("dtype")).ptr())));
-      check(dml_status_detail(
-          dml_status_make(DML_STATUS_INVALID_ARGUMENT, "python.run",
-                          "input '%s': a %s is not a numeric array", name.c_str(),
-                          what.c_str()),
-          "arrays of bool, int8..int64, uint8..uint64, float16/32/64 are taken "
-          "(bfloat16 as uint16 or ml_dtypes.bfloat16)"));
-    }
     int32_t idx = dml_rt_session_find_input(se.s, name.c_str());
     dml_dtype_t want = DML_DTYPE_INVALID;
     if (idx >= 0) {
@@ -280,21 +330,8 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
       check(dml_rt_session_input_info(se.s, (uint32_t)idx, &info));
       want = info.dtype;
     }
-    dml_tensor_t t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dml_of(a.dtype(), want);
-    char buf[32];
-    if (t.dtype == DML_DTYPE_INVALID)
-      check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "python.run",
-                            "input '%s': NumPy dtype %s has no dmlc dtype", name.c_str(),
-                            dl_name(a.dtype(), buf, sizeof buf)));
-    if (a.ndim() > DML_MAX_RANK)
-      check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "python.run",
-                            "input '%s': rank %zu exceeds dmlc's maximum %d",
-                            name.c_str(), a.ndim(), DML_MAX_RANK));
-    t.rank = (int32_t)a.ndim();
-    for (int32_t k2 = 0; k2 < t.rank; k2++) t.dims[k2] = (int64_t)a.shape(k2);
-    t.data = const_cast<void *>(a.data());
+    InArray a;
+    dml_tensor_t t = tensor_of(v, name, want, "python.run", a);
     names.push_back(name);
     ts.push_back(t);
     arrays.push_back(std::move(a));
@@ -329,14 +366,6 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
   for (uint32_t i = 0; i < outs.size(); i++) {
     dml_rt_io_info_t info;
     check(dml_rt_session_output_info(se.s, i, &info));
-    nb::dlpack::dtype dl;
-    if (!dl_of(outs[i].t.dtype, &dl)) {
-      check(dml_status_make(DML_STATUS_UNIMPLEMENTED, "python.run",
-                            "output '%s': dtype %s has no NumPy dtype", info.name,
-                            dml_dtype_name(outs[i].t.dtype)));
-    }
-    size_t shape[DML_MAX_RANK];
-    for (int32_t k = 0; k < outs[i].t.rank; k++) shape[k] = (size_t)outs[i].t.dims[k];
     nb::object owner;
     void *data = outs[i].t.data;
     if (copy) {
@@ -346,8 +375,7 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
     } else {
       owner = nb::borrow(self);
     }
-    nb::ndarray<nb::numpy> arr(data, (size_t)outs[i].t.rank, shape, owner, nullptr, dl);
-    nb::object o = nb::cast(arr);
+    nb::object o = array_of(outs[i].t, data, owner, "python.run", info.name);
     if (!copy) o.attr("setflags")("write"_a = false);
     result[info.name] = o;
   }
@@ -380,7 +408,51 @@ nb::tuple compile_onnx(nb::bytes onnx, const std::string &base_dir,
                        int64_t batch_bound, const std::vector<std::string> &dim_bounds,
                        const std::vector<std::string> &input_shapes,
                        int64_t dynamic_dim_bound, int64_t dynamic_max_elements,
-                       const std::string &cuda_arch, bool allow_tf32) {
+                       const std::string &cuda_arch, bool allow_tf32, nb::dict train) {
+  // The training configuration (passes/dml_train.h) when `train` is not
+  // empty: dml_train_config_init's defaults, then the keys given (parsed
+  // by the C library's own parsers, as `dmlc train` does).
+  dml_train_config_t cfg;
+  dml_train_config_init(&cfg);
+  dml_train_output_t outs[DML_TRAIN_MAX_OUTPUTS];
+  char outs_buf[1024];
+  std::string loss_output;
+  if (train.size() > 0) {
+    for (auto [k, v] : train) {
+      std::string key = nb::cast<std::string>(nb::str(k));
+      if (key == "loss") {
+        std::string l = nb::cast<std::string>(v);
+        check(dml_loss_kind_parse(l.c_str(), &cfg.loss));
+      } else if (key == "losses") {  // "OUT=LOSS[:WEIGHT],..."
+        std::string l = nb::cast<std::string>(v);
+        check(dml_train_outputs_parse(l.c_str(), outs_buf, sizeof outs_buf, outs,
+                                      &cfg.n_outputs));
+        cfg.outputs = outs;
+      } else if (key == "optimizer") {
+        std::string l = nb::cast<std::string>(v);
+        check(dml_optimizer_kind_parse(l.c_str(), &cfg.optimizer));
+      } else if (key == "loss_output") {
+        loss_output = nb::cast<std::string>(v);
+        cfg.output = loss_output.c_str();
+      } else if (key == "soft_targets") {
+        cfg.soft_targets = nb::cast<bool>(v);
+      } else {
+        static const char *const keys[] = {
+            "momentum",     "beta1",     "beta2",      "epsilon",         "alpha",
+            "weight_decay", "clip_norm", "clip_value", "label_smoothing", "huber_delta"};
+        double *dst[] = {&cfg.momentum,   &cfg.beta1,      &cfg.beta2,
+                         &cfg.epsilon,    &cfg.alpha,      &cfg.weight_decay,
+                         &cfg.clip_norm,  &cfg.clip_value, &cfg.label_smoothing,
+                         &cfg.huber_delta};
+        size_t i = 0;
+        while (i < sizeof keys / sizeof *keys && key != keys[i]) i++;
+        if (i == sizeof keys / sizeof *keys)
+          check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                                "unknown training option '%s'", key.c_str()));
+        *dst[i] = nb::cast<double>(v);
+      }
+    }
+  }
   dmlc_dim_spec_t spec;
   memset(&spec, 0, sizeof spec);
   for (auto &v : dim_bounds) parse_spec(&spec, false, v);
@@ -394,6 +466,7 @@ nb::tuple compile_onnx(nb::bytes onnx, const std::string &base_dir,
   o.cuda_arch = cuda_arch.empty() ? nullptr : cuda_arch.c_str();
   o.allow_tf32 = allow_tf32;
   o.command_line = "python: dmlc.compile";
+  if (train.size() > 0) o.train = &cfg;
   {
     char *text = nullptr;
     size_t len = 0;
@@ -509,6 +582,530 @@ nb::dict run_check(Model &md, const std::string &device, uint64_t seed,
   return d;
 }
 
+// ---------------------------------------------------------------------------
+// Training (dml_trainer.h)
+// ---------------------------------------------------------------------------
+
+// A trainer of a training package on one device. A trainer belongs to one
+// thread at a time (dml_trainer.h): every call takes `mu` after releasing
+// the GIL. A fit's callbacks run on the fitting thread with the GIL taken
+// back; a call on the same trainer from inside one is FAILED_PRECONDITION
+// (it would wait for the fit that waits for it).
+struct Trainer {
+  dml_trainer_t *t = nullptr;
+  std::mutex mu;
+  std::atomic<bool> fitting{false};
+  std::atomic<std::thread::id> fit_thread{};
+  Trainer(Model &md, const std::string &device) {
+    dml_status_t st;
+    {
+      nb::gil_scoped_release r;
+      st = dml_trainer_create(md.m, device.c_str(), &t);
+    }
+    check(st);
+  }
+  Trainer(const Trainer &) = delete;
+  Trainer &operator=(const Trainer &) = delete;
+  ~Trainer() { dml_trainer_release(t); }
+  void not_in_callback(const char *op) {
+    if (fitting.load() && fit_thread.load() == std::this_thread::get_id())
+      check(dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
+                            "called from inside a fit callback of the same trainer"));
+  }
+};
+
+nb::dict trainer_info(Trainer &tr) {
+  nb::dict d;
+  nb::list ins, tgs;
+  for (int32_t i = 0; i < dml_trainer_num_inputs(tr.t); i++) {
+    dml_rt_io_info_t info;
+    check(dml_trainer_input_info(tr.t, i, &info));
+    ins.append(io_info_dict(info));
+  }
+  dml_rt_session_t *ev = dml_trainer_session(tr.t, "eval_step");
+  for (int32_t j = 0; j < dml_trainer_num_targets(tr.t); j++) {
+    dml_rt_io_info_t info;
+    check(dml_trainer_target_info(tr.t, j, &info));
+    nb::dict e = io_info_dict(info);
+    const char *o = dml_trainer_target_output(tr.t, j);
+    e["output"] = o ? nb::object(nb::str(o)) : nb::none();
+    std::string correct = o ? std::string("correct.") + o : std::string("correct");
+    bool has = false;
+    for (uint32_t k = 0; ev && k < dml_rt_session_num_outputs(ev); k++) {
+      dml_rt_io_info_t oi;
+      if (!dml_rt_session_output_info(ev, k, &oi) && oi.name && correct == oi.name)
+        has = true;
+    }
+    e["has_accuracy"] = has;
+    tgs.append(e);
+  }
+  d["inputs"] = ins;
+  d["targets"] = tgs;
+  d["batch_bound"] = dml_trainer_batch_bound(tr.t);
+  d["epoch"] = dml_trainer_epoch(tr.t);
+  d["step"] = dml_trainer_step(tr.t);
+  return d;
+}
+
+// The data set of `xs` (one array per model input, in its order) and `ys`
+// (one per target, in train_step's order; may be empty for predict), the
+// arrays lent by `keep`. Raises INVALID_ARGUMENT for a count mismatch.
+void dataset_of(Trainer &tr, nb::list xs, nb::list ys, std::vector<InArray> &keep,
+                dml_dataset_t *d, const char *op) {
+  memset(d, 0, sizeof *d);
+  int32_t ni = dml_trainer_num_inputs(tr.t), nt = dml_trainer_num_targets(tr.t);
+  if ((int32_t)xs.size() != ni || (ys.size() && (int32_t)ys.size() != nt))
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                          "%zu inputs and %zu targets given; the model takes %d and %d",
+                          xs.size(), ys.size(), ni, nt));
+  keep.resize(xs.size() + ys.size());
+  for (int32_t i = 0; i < ni; i++) {
+    dml_rt_io_info_t info;
+    check(dml_trainer_input_info(tr.t, i, &info));
+    d->inputs[i] = tensor_of(xs[i], info.name, info.dtype, op, keep[i]);
+  }
+  for (int32_t j = 0; j < (int32_t)ys.size(); j++) {
+    dml_rt_io_info_t info;
+    check(dml_trainer_target_info(tr.t, j, &info));
+    d->targets[j] = tensor_of(ys[j], info.name, info.dtype, op, keep[ni + j]);
+  }
+  if (ni == 1 && (ys.size() == 0 || nt == 1)) {  // the x / y form
+    d->x = d->inputs[0];
+    if (ys.size()) d->y = d->targets[0];
+  } else {
+    d->n_inputs = ni;
+    d->n_targets = (int32_t)ys.size();
+  }
+}
+
+// What one fit needs to name an epoch's metrics: the trained outputs (with
+// or without accuracy) and the table metrics' column names.
+struct FitCtx {
+  Trainer *tr = nullptr;
+  nb::object epoch_cb, batch_cb;
+  std::vector<std::string> outputs;
+  std::vector<bool> has_acc;
+  std::vector<std::string> metric_cols;
+  std::unique_ptr<nb::python_error> pending;
+  std::chrono::steady_clock::time_point last_signal_check{};
+};
+
+nb::float_ num(double v) {
+  return nb::float_(v);
+}
+
+// An epoch's metrics as a dict, named as dml_history_write_csv's columns.
+nb::dict epoch_dict(const dml_epoch_metrics_t &e, const FitCtx &c) {
+  nb::dict d;
+  d["epoch"] = e.epoch;
+  d["epochs"] = e.epochs;
+  d["step"] = e.step;
+  d["loss"] = num(e.loss);
+  d["accuracy"] = num(e.accuracy);
+  d["val_loss"] = num(e.val_loss);
+  d["val_accuracy"] = num(e.val_accuracy);
+  d["lr"] = num(e.lr);
+  d["seconds"] = num(e.seconds);
+  d["samples_per_second"] = num(e.samples_per_second);
+  for (size_t j = 0; j < c.outputs.size() && j < DML_MAX_DATA_TENSORS; j++) {
+    const std::string &o = c.outputs[j];
+    d[(o + "_loss").c_str()] = num(e.output_loss[j]);
+    if (c.has_acc[j]) d[(o + "_accuracy").c_str()] = num(e.output_accuracy[j]);
+    d[("val_" + o + "_loss").c_str()] = num(e.val_output_loss[j]);
+    if (c.has_acc[j])
+      d[("val_" + o + "_accuracy").c_str()] = num(e.val_output_accuracy[j]);
+  }
+  for (size_t k = 0; k < c.metric_cols.size() && k < DML_MAX_METRICS; k++)
+    d[c.metric_cols[k].c_str()] = num(e.metrics[k]);
+  return d;
+}
+
+// The C callbacks: the GIL taken back, the Python callable called with the
+// logs; a true result stops training. An exception stops it too and is
+// raised by fit once the trainer has returned.
+int fit_epoch_cb(dml_epoch_metrics_t *m, void *u) {
+  FitCtx *c = (FitCtx *)u;
+  nb::gil_scoped_acquire g;
+  if (c->pending) return 1;
+  try {
+    return nb::cast<bool>(c->epoch_cb(epoch_dict(*m, *c))) ? 1 : 0;
+  } catch (nb::python_error &e) {
+    c->pending = std::make_unique<nb::python_error>(std::move(e));
+  } catch (const std::exception &e) {
+    c->pending = std::make_unique<nb::python_error>(
+        (PyErr_SetString(PyExc_RuntimeError, e.what()), nb::python_error()));
+  }
+  return 1;
+}
+
+// Without a Python batch callback, it only lets the interpreter see signals
+// (Ctrl-C: KeyboardInterrupt ends the fit), at most every 100 ms so that a
+// step rarely waits for the GIL.
+int fit_batch_cb(const dml_batch_metrics_t *m, void *u) {
+  FitCtx *c = (FitCtx *)u;
+  if (c->batch_cb.is_none()) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - c->last_signal_check < std::chrono::milliseconds(100)) return 0;
+    c->last_signal_check = now;
+    nb::gil_scoped_acquire g;
+    if (PyErr_CheckSignals() == 0) return 0;
+    c->pending = std::make_unique<nb::python_error>();
+    return 1;
+  }
+  nb::gil_scoped_acquire g;
+  if (c->pending) return 1;
+  try {
+    nb::dict d;
+    d["epoch"] = m->epoch;
+    d["batch"] = m->batch;
+    d["batches"] = m->batches;
+    d["step"] = m->step;
+    d["rows"] = m->rows;
+    d["loss"] = num(m->loss);
+    d["lr"] = num(m->lr);
+    return nb::cast<bool>(c->batch_cb(d)) ? 1 : 0;
+  } catch (nb::python_error &e) {
+    c->pending = std::make_unique<nb::python_error>(std::move(e));
+  } catch (const std::exception &e) {
+    c->pending = std::make_unique<nb::python_error>(
+        (PyErr_SetString(PyExc_RuntimeError, e.what()), nb::python_error()));
+  }
+  return 1;
+}
+
+template <typename T>
+bool opt_get(nb::dict o, const char *key, T *out) {
+  if (!o.contains(key)) return false;
+  nb::object v = o[key];
+  if (v.is_none()) return false;
+  *out = nb::cast<T>(v);
+  return true;
+}
+
+// fit: `opts` holds the dml_fit_options_t fields given (others keep
+// dml_fit_options_init's defaults); `metrics` is a list of (output name or
+// "", metric name). Returns {"epochs": [dict...], "stopped_early",
+// "best_epoch", "restored", "validation"}.
+nb::dict trainer_fit(Trainer &tr, nb::list xs, nb::list ys, nb::object vxs,
+                     nb::object vys, nb::dict opts, nb::list metrics, nb::object epoch_cb,
+                     nb::object batch_cb) {
+  const char *op = "python.fit";
+  tr.not_in_callback(op);
+  dml_fit_options_t o;
+  dml_fit_options_init(&o);
+  o.verbose = 0;
+  int64_t iv;
+  double dv;
+  bool bv;
+  std::string sv, ckdir, monitor, label;
+  if (opt_get(opts, "epochs", &iv)) o.epochs = (int32_t)iv;
+  if (opt_get(opts, "batch_size", &iv)) o.batch_size = iv;
+  if (opt_get(opts, "eval_batch_size", &iv)) o.eval_batch_size = iv;
+  if (opt_get(opts, "seed", &iv)) o.seed = (uint64_t)iv;
+  if (opt_get(opts, "shuffle", &bv)) o.shuffle = bv;
+  if (opt_get(opts, "verbose", &iv)) o.verbose = (int)iv;
+  if (opt_get(opts, "validation_split", &dv)) o.validation_split = dv;
+  if (opt_get(opts, "patience", &iv)) o.patience = (int32_t)iv;
+  if (opt_get(opts, "min_delta", &dv)) o.min_delta = dv;
+  if (opt_get(opts, "restore_best", &bv)) o.restore_best = bv;
+  if (opt_get(opts, "monitor", &monitor))
+    check(dml_monitor_parse(monitor.c_str(), &o.monitor));
+  if (opt_get(opts, "checkpoint_every", &iv)) o.checkpoint_every = (int32_t)iv;
+  if (opt_get(opts, "checkpoint_dir", &ckdir)) o.checkpoint_dir = ckdir.c_str();
+  if (opt_get(opts, "validation_label", &label)) o.validation_label = label.c_str();
+  if (opt_get(opts, "lr_schedule", &sv)) {
+    check(dml_lr_schedule_parse(sv.c_str(), &o.lr));
+  } else if (opt_get(opts, "learning_rate", &dv)) {
+    o.lr.kind = DML_LR_CONSTANT;
+    o.lr.initial = dv;
+  }
+  static const char *const hk[] = {"momentum", "beta1",        "beta2",     "epsilon",
+                                   "alpha",    "weight_decay", "clip_norm", "clip_value"};
+  double *hd[] = {&o.hyper.momentum,  &o.hyper.beta1,     &o.hyper.beta2,
+                  &o.hyper.epsilon,   &o.hyper.alpha,     &o.hyper.weight_decay,
+                  &o.hyper.clip_norm, &o.hyper.clip_value};
+  for (size_t i = 0; i < sizeof hk / sizeof *hk; i++) opt_get(opts, hk[i], hd[i]);
+
+  FitCtx c;
+  c.tr = &tr;
+  c.epoch_cb = epoch_cb;
+  c.batch_cb = batch_cb;
+  std::vector<std::string> metric_outs(metrics.size());
+  if (metrics.size() > DML_MAX_METRICS)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "at most %d metrics",
+                          DML_MAX_METRICS));
+  for (size_t i = 0; i < metrics.size(); i++) {
+    nb::tuple p = nb::cast<nb::tuple>(metrics[i]);
+    metric_outs[i] = nb::cast<std::string>(p[0]);
+    std::string name = nb::cast<std::string>(p[1]);
+    dml_metric_t m[DML_MAX_METRICS];
+    int32_t nm = 0;
+    check(dml_metrics_parse(name.c_str(), m, &nm));
+    if (nm != 1)
+      check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                            "metric '%s': one metric name per entry", name.c_str()));
+    o.metrics[o.n_metrics] = m[0];
+    o.metric_output[o.n_metrics] =
+        metric_outs[i].empty() ? nullptr : metric_outs[i].c_str();
+    o.n_metrics++;
+  }
+
+  std::vector<InArray> keep, vkeep;
+  dml_dataset_t train, val;
+  dataset_of(tr, xs, ys, keep, &train, op);
+  if (!vxs.is_none()) {
+    dataset_of(tr, nb::cast<nb::list>(vxs), nb::cast<nb::list>(vys), vkeep, &val, op);
+    o.validation = &val;
+  }
+  bool has_val = o.validation || o.validation_split > 0;
+  for (int32_t j = 0; j < dml_trainer_num_targets(tr.t); j++) {
+    const char *name = dml_trainer_target_output(tr.t, j);
+    if (!name) break;
+    c.outputs.push_back(name);
+  }
+  nb::dict info = trainer_info(tr);
+  nb::list tgs = info["targets"];
+  for (size_t j = 0; j < c.outputs.size(); j++)
+    c.has_acc.push_back(nb::cast<bool>(tgs[j]["has_accuracy"]));
+  for (int32_t k = 0; k < o.n_metrics; k++) {
+    char name[32];
+    dml_metric_name(&o.metrics[k], name, sizeof name);
+    c.metric_cols.push_back(std::string(has_val ? "val_" : "") + metric_outs[k] +
+                            (metric_outs[k].empty() ? "" : "_") + name);
+  }
+  if (!epoch_cb.is_none()) o.callback = fit_epoch_cb;
+  o.batch_callback = fit_batch_cb; /* the Python one, or signals */
+  c.last_signal_check = std::chrono::steady_clock::now();
+  o.user_data = &c;
+
+  dml_history_t h;
+  memset(&h, 0, sizeof h);
+  dml_status_t st;
+  {
+    nb::gil_scoped_release r;
+    std::lock_guard<std::mutex> lock(tr.mu);
+    tr.fit_thread.store(std::this_thread::get_id());
+    tr.fitting = true;
+    st = dml_trainer_fit(tr.t, &train, &o, &h);
+    tr.fitting = false;
+  }
+  if (c.pending) {
+    if (st) dml_status_free(st);
+    dml_history_free(&h);
+    throw *c.pending;
+  }
+  if (st) dml_history_free(&h);
+  check(st);
+  nb::dict d;
+  nb::list eps;
+  for (int32_t i = 0; i < h.n_epochs; i++) eps.append(epoch_dict(h.epochs[i], c));
+  d["epochs"] = eps;
+  d["stopped_early"] = (bool)h.stopped_early;
+  d["best_epoch"] = h.best_epoch;
+  d["restored"] = (bool)h.restored;
+  d["validation"] = std::string(h.validation);
+  dml_history_free(&h);
+  return d;
+}
+
+// evaluate: {"loss", "accuracy"} and, for a multi-output package, per
+// trained output O "O_loss" and "O_accuracy" (those that have one).
+nb::dict trainer_evaluate(Trainer &tr, nb::list xs, nb::list ys, int64_t batch_size) {
+  const char *op = "python.evaluate";
+  tr.not_in_callback(op);
+  std::vector<InArray> keep;
+  dml_dataset_t d;
+  dataset_of(tr, xs, ys, keep, &d, op);
+  if (ys.size() == 0)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "evaluate needs the targets"));
+  double loss = NAN, acc = NAN, losses[DML_MAX_DATA_TENSORS], accs[DML_MAX_DATA_TENSORS];
+  dml_status_t st;
+  {
+    nb::gil_scoped_release r;
+    std::lock_guard<std::mutex> lock(tr.mu);
+    st = dml_trainer_evaluate_outputs(tr.t, &d, batch_size, &loss, &acc, losses, accs);
+  }
+  check(st);
+  nb::dict out;
+  out["loss"] = num(loss);
+  out["accuracy"] = num(acc);
+  for (int32_t j = 0; j < dml_trainer_num_targets(tr.t); j++) {
+    const char *o = dml_trainer_target_output(tr.t, j);
+    if (!o) break;
+    out[(std::string(o) + "_loss").c_str()] = num(losses[j]);
+    if (!std::isnan(accs[j])) out[(std::string(o) + "_accuracy").c_str()] = num(accs[j]);
+  }
+  return out;
+}
+
+// predict: forward's output `output` over every row of xs (in chunks of
+// the batch bound, dml_trainer_predict_data), as a new array.
+nb::object trainer_predict(Trainer &tr, nb::list xs, uint32_t output) {
+  const char *op = "python.predict";
+  tr.not_in_callback(op);
+  std::vector<InArray> keep;
+  dml_dataset_t d;
+  dataset_of(tr, xs, nb::list(), keep, &d, op);
+  dml_tensor_t y;
+  memset(&y, 0, sizeof y);
+  void *buf = nullptr;
+  dml_status_t st;
+  {
+    nb::gil_scoped_release r;
+    std::lock_guard<std::mutex> lock(tr.mu);
+    st = dml_trainer_predict_data(tr.t, &d, output, &y, &buf);
+  }
+  check(st);
+  nb::capsule owner(buf, [](void *p) noexcept { free(p); });
+  return array_of(y, buf, owner, op, "prediction");
+}
+
+void trainer_save(Trainer &tr, Model &md, nb::bytes pkg, const std::string &path) {
+  const char *op = "python.save";
+  tr.not_in_callback(op);
+  const void *p = pkg.c_str();
+  size_t n = pkg.size();
+  dml_status_t st;
+  {
+    nb::gil_scoped_release r;
+    std::lock_guard<std::mutex> lock(tr.mu);
+    st = dml_train_save_package(md.m, dml_trainer_session(tr.t, "train_step"), p, n,
+                                path.c_str());
+  }
+  check(st);
+}
+
+void trainer_checkpoint(Trainer &tr, const std::string &path, bool save, uint64_t seed) {
+  tr.not_in_callback("python.checkpoint");
+  dml_status_t st;
+  {
+    nb::gil_scoped_release r;
+    std::lock_guard<std::mutex> lock(tr.mu);
+    st = save ? dml_trainer_save_checkpoint(tr.t, path.c_str(), seed)
+              : dml_trainer_load_checkpoint(tr.t, path.c_str());
+  }
+  check(st);
+}
+
+// The C side's defaults of training (dml_train_config_init,
+// dml_fit_options_init), for the Python signatures' documentation and None.
+nb::dict train_defaults() {
+  dml_train_config_t c;
+  dml_train_config_init(&c);
+  dml_fit_options_t o;
+  dml_fit_options_init(&o);
+  nb::dict d;
+  d["loss"] = dml_loss_kind_name(c.loss);
+  d["optimizer"] = dml_optimizer_kind_name(c.optimizer);
+  d["epochs"] = o.epochs;
+  d["batch_size"] = o.batch_size;
+  d["learning_rate"] = o.lr.initial;
+  d["validation_split"] = o.validation_split;
+  d["shuffle"] = (bool)o.shuffle;
+  d["seed"] = o.seed;
+  d["restore_best"] = (bool)o.restore_best;
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+// Serving (dml_serve.h)
+// ---------------------------------------------------------------------------
+
+// A batching server over one model. run() may be called from any number of
+// threads (the GIL released while a request waits); close() waits for the
+// runs in progress (an exclusive lock against their shared ones), then
+// drains and stops the workers.
+struct Server {
+  dml_serve_t *s = nullptr;
+  Model *md = nullptr;
+  std::shared_mutex mu;
+  Server(Model &m, int64_t batch_size, double timeout_ms, const std::string &device,
+         int instances, int64_t max_queued_rows)
+      : md(&m) {
+    dml_serve_config_t cfg;
+    dml_serve_config_init(&cfg);
+    if (batch_size >= 0) cfg.batch_size = batch_size;
+    if (timeout_ms >= 0) cfg.batch_timeout_ms = timeout_ms;
+    if (!device.empty()) cfg.device = device.c_str();
+    if (instances > 0) cfg.instances = instances;
+    if (max_queued_rows >= 0) cfg.max_queued_rows = max_queued_rows;
+    dml_status_t st;
+    {
+      nb::gil_scoped_release r;
+      st = dml_serve_create(m.m, &cfg, &s);
+    }
+    check(st);
+  }
+  Server(const Server &) = delete;
+  Server &operator=(const Server &) = delete;
+  void close() {
+    nb::gil_scoped_release r;
+    std::unique_lock<std::shared_mutex> lock(mu);
+    dml_serve_release(s);
+    s = nullptr;
+  }
+  ~Server() { dml_serve_release(s); }
+};
+
+// One request: `xs` one array per model input in its order; returns the
+// outputs in the model's order (arrays sharing the reply's block).
+nb::list server_run(Server &sv, nb::list xs) {
+  const char *op = "python.serve";
+  uint32_t ni = dml_rt_model_num_inputs(sv.md->m);
+  if (xs.size() != ni)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                          "%zu inputs given; the model takes %u", xs.size(), ni));
+  std::vector<InArray> keep(ni);
+  std::vector<dml_tensor_t> ts(ni);
+  for (uint32_t i = 0; i < ni; i++) {
+    dml_rt_io_info_t info;
+    check(dml_rt_model_input_info(sv.md->m, i, &info));
+    ts[i] = tensor_of(xs[i], info.name, info.dtype, op, keep[i]);
+  }
+  dml_tensor_t *outs = nullptr;
+  dml_status_t st;
+  {
+    nb::gil_scoped_release r;
+    std::shared_lock<std::shared_mutex> lock(sv.mu);
+    st = sv.s ? dml_serve_run(sv.s, ts.data(), ni, &outs)
+              : dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
+                                "the server is closed");
+  }
+  check(st);
+  nb::capsule owner(outs,
+                    [](void *p) noexcept { dml_serve_outputs_free((dml_tensor_t *)p); });
+  nb::list l;
+  uint32_t no = dml_rt_model_num_outputs(sv.md->m);
+  for (uint32_t i = 0; i < no; i++) {
+    dml_rt_io_info_t info;
+    check(dml_rt_model_output_info(sv.md->m, i, &info));
+    l.append(array_of(outs[i], outs[i].data, owner, op, info.name));
+  }
+  return l;
+}
+
+nb::dict server_stats(Server &sv) {
+  dml_serve_stats_t s;
+  memset(&s, 0, sizeof s);
+  {
+    nb::gil_scoped_release r;
+    std::shared_lock<std::shared_mutex> lock(sv.mu);
+    if (sv.s) dml_serve_get_stats(sv.s, &s);
+  }
+  nb::dict d;
+  d["requests"] = s.requests;
+  d["requests_failed"] = s.requests_failed;
+  d["rows"] = s.rows;
+  d["runs"] = s.runs;
+  d["run_rows"] = s.run_rows;
+  d["mean_rows_per_run"] = s.mean_rows_per_run;
+  d["queued_requests"] = s.queued_requests;
+  d["latency_ms_p50"] = s.latency_ms_p50;
+  d["latency_ms_p99"] = s.latency_ms_p99;
+  d["queue_ms_p50"] = s.queue_ms_p50;
+  return d;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -552,7 +1149,28 @@ NB_MODULE(_core, m) {
 
   m.def("compile_onnx", &compile_onnx, "onnx"_a, "base_dir"_a, "source_name"_a,
         "targets"_a, "batch_bound"_a, "dim_bounds"_a, "input_shapes"_a,
-        "dynamic_dim_bound"_a, "dynamic_max_elements"_a, "cuda_arch"_a, "allow_tf32"_a);
+        "dynamic_dim_bound"_a, "dynamic_max_elements"_a, "cuda_arch"_a, "allow_tf32"_a,
+        "train"_a);
+  nb::class_<Trainer>(m, "Trainer")
+      .def(nb::init<Model &, const std::string &>(), "model"_a, "device"_a,
+           nb::keep_alive<1, 2>())
+      .def("info", &trainer_info)
+      .def("fit", &trainer_fit, "xs"_a, "ys"_a, "val_xs"_a.none(), "val_ys"_a.none(),
+           "opts"_a, "metrics"_a, "epoch_cb"_a.none(), "batch_cb"_a.none())
+      .def("evaluate", &trainer_evaluate, "xs"_a, "ys"_a, "batch_size"_a)
+      .def("predict", &trainer_predict, "xs"_a, "output"_a)
+      .def("save", &trainer_save, "model"_a, "pkg"_a, "path"_a)
+      .def("checkpoint", &trainer_checkpoint, "path"_a, "save"_a, "seed"_a);
+  m.def("train_defaults", &train_defaults);
+
+  nb::class_<Server>(m, "Server")
+      .def(nb::init<Model &, int64_t, double, const std::string &, int, int64_t>(),
+           "model"_a, "batch_size"_a, "batch_timeout_ms"_a, "device"_a, "instances"_a,
+           "max_queued_rows"_a, nb::keep_alive<1, 2>())
+      .def("run", &server_run, "xs"_a)
+      .def("stats", &server_stats)
+      .def("close", &Server::close);
+
   m.def("available_targets",
         []() { return std::string(dml_compile_available_targets()); });
   m.def("gpu_devices", &gpu_devices, "kind"_a);

@@ -2,7 +2,8 @@
 # The Python package's test (ctest `python_package`; docs/python.md):
 # installs the build into a prefix, pip-installs python/ against it into a
 # venv (the extension only is compiled: dmlc's libraries come from the
-# prefix through find_package(dmlc)), then runs test_dmlc.py there.
+# prefix through find_package(dmlc)), then runs test_dmlc.py and
+# test_train.py (training and serving) there.
 #   [PYTHON=python3] bash tests/python/test_python.sh BUILD_DIR SHARED_DIR WORK_DIR
 # The venv and the extension's build folder stay in WORK_DIR between runs;
 # pip downloads the pinned build tools (python/pyproject.toml) and numpy
@@ -37,3 +38,9 @@ t2=$(date +%s)
 echo "test_python.sh: install + venv $((t1 - t0)) s, pip install ./python $((t2 - t1)) s"
 cd "$work"
 DMLC_SHARED_DIR=$shared "$venv/bin/python" "$src/tests/python/test_dmlc.py" "$shared"
+t3=$(date +%s)
+# training and serving (test_train.py compares with the installed `dmlc train`)
+DMLC_SHARED_DIR=$shared DMLC_BIN="$work/prefix/bin/dmlc" \
+  "$venv/bin/python" "$src/tests/python/test_train.py"
+t4=$(date +%s)
+echo "test_python.sh: test_dmlc.py $((t3 - t2)) s, test_train.py $((t4 - t3)) s"
