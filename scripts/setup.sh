@@ -26,6 +26,10 @@ PKGS=(
   # The Python package (python/, tests/python): the extension's headers and
   # the generator scikit-build-core uses
   python3-dev ninja-build
+  # RegexFullMatch's CPU kernel (runtime/cpu/cpu_strings.c) opens PCRE2 with
+  # dlopen at run time (no build or link dependency); without it
+  # RegexFullMatch is a clear UNIMPLEMENTED error
+  libpcre2-8-0
 )
 missing=()
 for p in "${PKGS[@]}"; do
