@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dml_cpu.h"
+#include "dml_passes.h"
 #include "dml_pkg.h"
 #include "onnx_run_util.h"
 
@@ -164,6 +166,49 @@ static void test_ml_only(void) {
   check_strs(out_named(m, s, "y", &t), want, 4);
   dml_rt_session_release(s);
   dml_rt_model_release(m);
+}
+
+/* ONNX export writes string constants as string_data (their bytes), and
+ * they import back the same. */
+static void test_export(void) {
+  /* y = StringConcat(x, s), s a string global */
+  dml_ir_module_t *m = NULL;
+  CHECK_OK(dml_ir_module_create(&m));
+  if (!m) return;
+  int64_t two = 2;
+  dml_type_t ty = dml_type_static(DML_DTYPE_STRING, 1, &two);
+  dml_str_t sv[2] = {S("hello"), S("")};
+  dml_ir_value_t *gs = NULL, *x = NULL;
+  dml_ir_function_t *f = NULL;
+  dml_ir_node_t *n = NULL;
+  CHECK_OK(dml_ir_module_add_global(m, "s", &ty, sv, sizeof sv, 0, &gs));
+  CHECK_OK(dml_ir_function_create(m, "forward", &f));
+  if (f) CHECK_OK(dml_ir_function_add_arg(f, "x", &ty, &x));
+  dml_ir_value_t *ops[2] = {x, gs};
+  if (x && gs)
+    CHECK_OK(dml_ir_node_create(f, DML_OP_STRING_CONCAT, "cat", 2, ops, 1, NULL, &n));
+  if (n) {
+    n->outputs[0]->name = "y";
+    CHECK_OK(dml_ir_function_set_results(f, 1, n->outputs));
+  }
+  dml_pass_options_t po;
+  memset(&po, 0, sizeof po);
+  CHECK_OK(dml_pass_shape_infer(m, &po));
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/dmlc_test_strings_%ld.onnx", (long)getpid());
+  dml_onnx_export_options_t eo;
+  memset(&eo, 0, sizeof eo);
+  eo.opset = 20; /* StringConcat-20 */
+  CHECK_OK(dml_onnx_export_module(m, path, &eo));
+  dml_ir_module_release(m);
+  dml_ir_module_t *back = NULL;
+  CHECK_OK(dml_onnx_import_file(path, NULL, &back));
+  unlink(path);
+  const dml_ir_value_t *g = back ? dml_ir_module_find_global(back, "s") : NULL;
+  CHECK(g && g->type.dtype == DML_DTYPE_STRING && g->data &&
+        str_is((const dml_str_t *)g->data, "hello") &&
+        str_is((const dml_str_t *)g->data + 1, ""));
+  dml_ir_module_release(back);
 }
 
 /* The "strings" section is untrusted bytes: every count and length is
@@ -379,6 +424,7 @@ static void test_kernels(void) {
 int main(void) {
   RUN(test_strings_model);
   RUN(test_ml_only);
+  RUN(test_export);
   RUN(test_strings_section);
   RUN(test_kernels);
   return dml_test_finish();
