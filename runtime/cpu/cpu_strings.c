@@ -227,6 +227,18 @@ static int parse_double(const dml_str_t *s, double *out) {
   return ok ? 0 : -1;
 }
 
+/* The range [lo, hi) of integer dtype dt, as doubles (exact: powers of 2). */
+static void int_range(dml_dtype_t dt, double *lo, double *hi) {
+  int bits = (int)dml_dtype_size(dt) * 8;
+  if (dml_dtype_is_signed_int(dt)) {
+    *lo = -ldexp(1.0, bits - 1);
+    *hi = ldexp(1.0, bits - 1);
+  } else {
+    *lo = 0.0;
+    *hi = ldexp(1.0, bits);
+  }
+}
+
 static dml_status_t cast_strings(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0];
   dml_tensor_t *y = &c->outputs[0];
@@ -252,28 +264,27 @@ static dml_status_t cast_strings(const dml_cpu_call_t *c) {
       if (dml_dtype_is_float(y->dtype) || y->dtype == DML_DTYPE_BOOL) {
         dml_store_f64(y->dtype, y->data, (size_t)i, v);
       } else {
-        /* integers: the value must be integral and in range */
-        double lo = dml_cpu_is_unsigned(y->dtype) ? 0.0 : -9223372036854775808.0;
-        double hi =
-            y->dtype == DML_DTYPE_U64 ? 18446744073709551616.0 : 9223372036854775808.0;
-        if (!(v >= lo && v < hi) || v != floor(v))
+        /* integers: truncated toward zero (the ONNX spec: "100.5" may
+         * yield 100); the value must be in the dtype's range. Strings of
+         * digits are read exactly (above 2^53 too) with strtoll/strtoull. */
+        double lo, hi;
+        int_range(y->dtype, &lo, &hi);
+        v = trunc(v);
+        if (!(v >= lo && v < hi))
           return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                               "element %lld (%.17g) is not an integer of %s range",
+                               "element %lld (%.17g) is outside the range of %s",
                                (long long)i, v, dml_dtype_name(y->dtype));
-        /* exact integers above 2^53 are re-read with strtoll/strtoull */
         char tmp[64];
         size_t len = xs[i].len < 63 ? (size_t)xs[i].len : 63;
         memcpy(tmp, xs[i].data, len);
         tmp[len] = 0;
+        errno = 0;
+        char *end = NULL;
         if (y->dtype == DML_DTYPE_U64) {
-          errno = 0;
-          char *end = NULL;
           unsigned long long u = strtoull(tmp, &end, 10);
-          if (errno || !end || *end) u = (unsigned long long)v;
+          if (errno || !end || *end || tmp[0] == '-') u = (unsigned long long)v;
           ((uint64_t *)y->data)[i] = u;
         } else {
-          errno = 0;
-          char *end = NULL;
           long long s = strtoll(tmp, &end, 10);
           if (errno || !end || *end) s = (long long)v;
           dml_store_i64(y->dtype, y->data, (size_t)i, s);
@@ -385,7 +396,9 @@ static int is_space(char ch) {
 }
 
 /* Splits s as Python's str.split(sep, maxsplit) does (sep NULL: runs of
- * whitespace, leading/trailing whitespace ignored); calls emit(i, piece)
+ * whitespace, leading and trailing whitespace ignored, except that the
+ * remainder after maxsplit splits keeps its trailing whitespace, as in
+ * CPython: "a b ".split(None, 1) == ["a", "b "]); calls emit(i, piece)
  * for every piece and returns the count. maxsplit < 0: no limit. */
 typedef void (*piece_fn)(void *ctx, int64_t k, const char *p, size_t n);
 
@@ -399,9 +412,8 @@ static int64_t split_one(const dml_str_t *s, const char *sep, size_t sep_len,
       while (i < n && is_space(p[i])) i++;
       if (i >= n) break;
       if (maxsplit >= 0 && count == maxsplit) {
-        size_t end = n;
-        while (end > i && is_space(p[end - 1])) end--;
-        if (emit) emit(ctx, count, p + i, end - i);
+        /* the rest, its trailing whitespace kept (CPython's split) */
+        if (emit) emit(ctx, count, p + i, n - i);
         count++;
         break;
       }

@@ -307,10 +307,18 @@ static void test_kernels(void) {
   to_i.i = 7;
   CHECK_OK(run1(DML_OP_CAST, &ii, 1, &ioo, 1, &to_i, 1, h));
   CHECK(io[0] == 9007199254740993LL && io[1] == -12);
-  dml_str_t fr[1] = {S("2.5")};
-  dml_tensor_t fri = {DML_DTYPE_STRING, 1, {1}, fr}, fro = {DML_DTYPE_I64, 1, {1}, io};
-  CHECK_ERROR(run1(DML_OP_CAST, &fri, 1, &fro, 1, &to_i, 1, h),
-              DML_STATUS_INVALID_ARGUMENT, "is not an integer");
+  /* "100.5" -> 100 (truncated, as the ONNX spec's example); range checked */
+  dml_str_t fr[2] = {S("100.5"), S("-2.9")};
+  dml_tensor_t fri = {DML_DTYPE_STRING, 1, {2}, fr}, fro = {DML_DTYPE_I64, 1, {2}, io};
+  CHECK_OK(run1(DML_OP_CAST, &fri, 1, &fro, 1, &to_i, 1, h));
+  CHECK(io[0] == 100 && io[1] == -2);
+  int8_t i8o[2];
+  dml_str_t big8[2] = {S("127"), S("128")};
+  dml_tensor_t b8i = {DML_DTYPE_STRING, 1, {2}, big8}, b8o = {DML_DTYPE_I8, 1, {2}, i8o};
+  dml_attr_t to_i8 = to_f;
+  to_i8.i = 3;
+  CHECK_ERROR(run1(DML_OP_CAST, &b8i, 1, &b8o, 1, &to_i8, 1, h),
+              DML_STATUS_INVALID_ARGUMENT, "element 1 (128) is outside the range of i8");
   /* f32 / f64 / ints / bool -> string: NumPy's str() */
   float ff[8] = {100000.0f, -0.0f, 1e16f, 1.5e-5f, 0.3f, 3.4028235e38f, 1e-45f, 123.25f};
   dml_str_t fs[8];
@@ -367,7 +375,8 @@ static void test_kernels(void) {
   dml_attr_t ms = to_f;
   ms.name = "maxsplit", ms.i = 2;
   CHECK_OK(run1(DML_OP_STRING_SPLIT, &spi, 1, spo, 2, &ms, 1, h));
-  const char *wsp[6] = {"the", "quick", "brown fox", "", "", ""};
+  /* Python: "  the quick  brown fox ".split(None, 2) == ["the", "quick", "brown fox "] */
+  const char *wsp[6] = {"the", "quick", "brown fox ", "", "", ""};
   CHECK(spo[0].dims[1] == 3 && cnt[0] == 3 && cnt[1] == 0);
   check_strs(&spo[0], wsp, 6);
   dml_tensor_t small[2] = {{DML_DTYPE_STRING, 2, {2, 2}, so},
