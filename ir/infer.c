@@ -4697,6 +4697,20 @@ static dml_status_t infer_label_encoder(ictx_t *c) {
   return DML_OK;
 }
 
+/* TreeEnsemble (ai.onnx.ml 5): X [N, F] float -> [N, n_targets] of X's
+ * dtype (the kernel, runtime/cpu/cpu_ml.c, checks the tree attributes). */
+static dml_status_t infer_tree_ensemble(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, 2));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  int64_t nt = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "n_targets", 0, &nt));
+  if (nt < 1) return fail(c, INVALID, "attribute 'n_targets' (>= 1) is required");
+  dml_type_t y = *in_t(c, 0);
+  y.dims[1] = D(nt);
+  set_out(c, 0, &y);
+  return DML_OK;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
     /* the formula table's ops (runtime/base/ew_ops.def): one float input */
@@ -4733,6 +4747,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_STRING_NORMALIZER: return infer_string_normalizer(c);
     case DML_OP_REGEX_FULL_MATCH: return infer_regex_full_match(c);
     case DML_OP_LABEL_ENCODER: return infer_label_encoder(c);
+    case DML_OP_TREE_ENSEMBLE: return infer_tree_ensemble(c);
     case DML_OP_CLIP: return infer_clip(c);
     case DML_OP_IDENTITY: return infer_identity(c);
     case DML_OP_ADD:

@@ -403,6 +403,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(STRING_NORMALIZER, StringNormalizer),
     K(REGEX_FULL_MATCH, RegexFullMatch),
     K(LABEL_ENCODER, LabelEncoder),
+    KS(TREE_ENSEMBLE, TreeEnsemble),
 };
 
 int dml_cpu_supports(dml_op_t op) {

@@ -363,6 +363,8 @@ DML_CPU_DECL(StringSplit)
 DML_CPU_DECL(StringNormalizer)
 DML_CPU_DECL(RegexFullMatch)
 DML_CPU_DECL(LabelEncoder)
+/* ai.onnx.ml (cpu_ml.c) */
+DML_CPU_DECL_S(TreeEnsemble)
 /* A call with a string input or output: Cast and Equal run the string
  * kernels, ops that do not take strings fail (UNIMPLEMENTED naming the op);
  * returns 1 with *out set when handled, 0 to run the table's kernel. */

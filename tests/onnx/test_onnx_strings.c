@@ -7,6 +7,7 @@
  * (runtime/cpu/cpu_strings.c): empty strings, multi-byte UTF-8, invalid
  * UTF-8 (passed through unchanged), long strings, NaN/inf text, the errors.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,11 +431,84 @@ static void test_kernels(void) {
   dml_cpu_strheap_release(h);
 }
 
+/* One-input one-output op with scratch sized as the runtime does. */
+static dml_status_t run_sc(dml_op_t op, const dml_tensor_t *in, dml_tensor_t *out,
+                           const dml_attr_t *attrs, uint32_t nattrs) {
+  dml_cpu_call_t c;
+  memset(&c, 0, sizeof c);
+  c.op = op, c.node_name = "n", c.inputs = in, c.n_inputs = 1, c.outputs = out;
+  c.n_outputs = 1, c.attrs = attrs, c.n_attrs = nattrs;
+  c.scratch_bytes = dml_cpu_scratch_bytes(&c);
+  c.scratch = c.scratch_bytes ? malloc(c.scratch_bytes) : NULL;
+  dml_status_t st = dml_cpu_run(&c);
+  free(c.scratch);
+  return st;
+}
+
+/* TreeEnsemble (ai.onnx.ml 5, runtime/cpu/cpu_ml.c): two trees, the
+ * aggregates, a NaN tracked to the true branch, and the errors. */
+static void test_tree_ensemble(void) {
+  /* tree 0: node 0: x0 <= 0.5 ? leaf 0 (w 1, t 0) : node 1;
+   *         node 1: x1 in {2, 3} ? leaf 1 (w 2, t 1) : leaf 2 (w 4, t 0)
+   * tree 1: node 2: x0 < 9 (NaN -> true) ? leaf 3 (w 8, t 1) : leaf 3 */
+  int64_t feat[3] = {0, 1, 0}, tid[3] = {0, 1, 3}, fid[3] = {1, 2, 3}, tl[3] = {1, 1, 1},
+          fl[3] = {0, 1, 1}, miss[3] = {0, 0, 1}, lt[4] = {0, 1, 0, 1}, roots[2] = {0, 2};
+  float splits[3] = {0.5f, 0, 9}, lw[4] = {1, 2, 4, 8}, mem[3] = {2, 3, NAN};
+  uint8_t modes[3] = {0, 6, 1};
+  dml_attr_t a[16];
+  memset(a, 0, sizeof a);
+  const char *in[] = {"nodes_featureids",   "nodes_truenodeids",
+                      "nodes_falsenodeids", "nodes_trueleafs",
+                      "nodes_falseleafs",   "nodes_missing_value_tracks_true",
+                      "leaf_targetids",     "tree_roots"};
+  const int64_t *iv[] = {feat, tid, fid, tl, fl, miss, lt, roots};
+  size_t in_n[] = {3, 3, 3, 3, 3, 3, 4, 2};
+  for (int k = 0; k < 8; k++)
+    a[k].name = in[k], a[k].kind = DML_ATTR_INTS, a[k].ints = iv[k], a[k].n = in_n[k];
+  dml_tensor_t ts = {DML_DTYPE_F32, 1, {3}, splits}, tw = {DML_DTYPE_F32, 1, {4}, lw},
+               tm = {DML_DTYPE_F32, 1, {3}, mem}, tmo = {DML_DTYPE_U8, 1, {3}, modes};
+  const char *tn[] = {"nodes_splits", "leaf_weights", "membership_values", "nodes_modes"};
+  dml_tensor_t *tv[] = {&ts, &tw, &tm, &tmo};
+  for (int k = 0; k < 4; k++)
+    a[8 + k].name = tn[k], a[8 + k].kind = DML_ATTR_TENSOR, a[8 + k].tensor = *tv[k];
+  a[12].name = "n_targets", a[12].kind = DML_ATTR_INT, a[12].i = 2;
+  a[13].name = "aggregate_function", a[13].kind = DML_ATTR_INT;
+  float x[4 * 2] = {0.1f, 0, 1, 3, 1, 7, NAN, 2};
+  float y[4 * 2];
+  dml_tensor_t xi = {DML_DTYPE_F32, 2, {4, 2}, x}, yo = {DML_DTYPE_F32, 2, {4, 2}, y};
+  static const float want[4][4][2] = {
+      /* AVERAGE */ {{0.5f, 4}, {0, 5}, {2, 4}, {0, 5}},
+      /* SUM */ {{1, 8}, {0, 10}, {4, 8}, {0, 10}},
+      /* MIN */ {{1, 8}, {FLT_MAX, 2}, {4, 8}, {FLT_MAX, 2}},
+      /* MAX */ {{1, 8}, {-FLT_MAX, 8}, {4, 8}, {-FLT_MAX, 8}}};
+  for (int agg = 0; agg < 4; agg++) {
+    a[13].i = agg;
+    CHECK_OK(run_sc(DML_OP_TREE_ENSEMBLE, &xi, &yo, a, 14));
+    for (int k = 0; k < 8; k++) {
+      if (y[k] != want[agg][k / 2][k % 2])
+        fprintf(stderr, "agg %d y[%d] = %g, want %g\n", agg, k, y[k],
+                want[agg][k / 2][k % 2]);
+      CHECK(y[k] == want[agg][k / 2][k % 2]);
+    }
+  }
+  a[14].name = "post_transform", a[14].kind = DML_ATTR_INT, a[14].i = 1;
+  CHECK_ERROR(run_sc(DML_OP_TREE_ENSEMBLE, &xi, &yo, a, 15), DML_STATUS_UNIMPLEMENTED,
+              "post_transform 1");
+  tid[1] = 7; /* a leaf id past the leaves */
+  CHECK_ERROR(run_sc(DML_OP_TREE_ENSEMBLE, &xi, &yo, a, 14), DML_STATUS_INVALID_ARGUMENT,
+              "node 1");
+  tid[1] = 1;
+  tl[0] = 0, tid[0] = 0; /* node 0 -> node 0: a cycle */
+  CHECK_ERROR(run_sc(DML_OP_TREE_ENSEMBLE, &xi, &yo, a, 14), DML_STATUS_INVALID_ARGUMENT,
+              "a cycle");
+}
+
 int main(void) {
   RUN(test_strings_model);
   RUN(test_ml_only);
   RUN(test_export);
   RUN(test_strings_section);
   RUN(test_kernels);
+  RUN(test_tree_ensemble);
   return dml_test_finish();
 }
