@@ -893,6 +893,13 @@ static dml_status_t attr_dtype(const ictx_t *c, const char *name, int required,
     if (dt == DML_DTYPE_INVALID)
       return fail(c, UNIMPL, "attribute '%s' = %lld is not a supported ONNX dtype code",
                   name, (long long)a->i);
+    /* STRING (8) only where the op makes strings (Cast; ops.def DML_OPF_STRINGS) */
+    const dml_op_info_t *info = dml_op_info(c->n->op);
+    if (dt == DML_DTYPE_STRING && !(info && (info->flags & DML_OPF_STRINGS)))
+      return fail(c, UNIMPL,
+                  "attribute '%s' = %lld is not a supported ONNX dtype code for %s "
+                  "(string tensors: Cast and the string ops only)",
+                  name, (long long)a->i, dml_op_name(c->n->op));
   } else if (a->kind == DML_ATTR_STRING && a->s) {
     dt = dml_dtype_from_name(a->s, strlen(a->s));
     if (dt == DML_DTYPE_INVALID)

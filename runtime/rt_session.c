@@ -59,9 +59,9 @@ struct dml_rt_session {
   /* an input's previous heap, kept until the next run: the last run's
    * outputs may point into it (Identity, Gather, StringSplit of an input) */
   dml_cpu_strheap_t **in_heap_old;
-  int64_t *sym;                     /* per symbol: value during a run */
-  int ran;                          /* a run has completed */
-  uint64_t rng_seed, rng_step;      /* dml_rt_session_set_seed */
+  int64_t *sym;                /* per symbol: value during a run */
+  int ran;                     /* a run has completed */
+  uint64_t rng_seed, rng_step; /* dml_rt_session_set_seed */
   /* Data-dependent dims: per node, 1 when it produces a symbol of this
    * function; per value, 1 when its type uses such a symbol. */
   uint8_t *node_produces;

@@ -136,9 +136,9 @@ dml_status_t dml_cpuk_TreeEnsemble(const dml_cpu_call_t *c) {
       size_t steps = 0;
       while (!leaf) {
         if (++steps > nn)
-          return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                               "tree %zu does not reach a leaf within %zu steps (a cycle)",
-                               r, nn);
+          return dml_cpu_error(
+              c, DML_STATUS_INVALID_ARGUMENT,
+              "tree %zu does not reach a leaf within %zu steps (a cycle)", r, nn);
         double v = dml_load_f64(x->dtype, x->data, (size_t)(n * F + arr_i(&feat, i)));
         double s = arr_f(&splits, i);
         int go;
