@@ -36,7 +36,9 @@ extern "C" {
  * least in its f32 forms; dml_kschedule() says which forms). */
 int dml_codegen_supports(const char *target, dml_op_t op);
 
-/* Checks every node of every function of `g` against `target`'s op list:
+/* Checks every node of every function of `g` against `target`'s op list
+ * (first: a node reading or writing a string tensor is UNIMPLEMENTED naming
+ * the node, its op and the value; strings are CPU only):
  * UNIMPLEMENTED listing each missing op once, with its node count; then
  * the target's dtypes: "metal" refuses f64 values (UNIMPLEMENTED, op
  * "codegen.metal", listing each op whose nodes hold f64 values, with the

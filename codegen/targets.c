@@ -56,7 +56,36 @@ static dml_status_t check_dtypes(const char *target, const dml_pkg_graph_t *g) {
   return s;
 }
 
+/* String tensors are CPU only: the first node that reads or writes one is
+ * named (its op, the value). */
+static dml_status_t check_no_strings(const char *target, const dml_pkg_graph_t *g) {
+  for (uint32_t f = 0; f < g->n_functions; f++) {
+    const dml_pkg_function_t *fn = &g->functions[f];
+    for (uint32_t i = 0; i < fn->n_nodes; i++) {
+      const dml_pkg_node_t *n = &fn->nodes[i];
+      for (uint32_t j = 0; j < n->n_inputs + n->n_outputs; j++) {
+        uint32_t v = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
+        if (v == DML_PKG_NO_VALUE || v >= fn->n_values ||
+            fn->values[v].type.dtype != DML_DTYPE_STRING)
+          continue;
+        return dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED,
+                            !strcmp(target, "metal")  ? "codegen.metal"
+                            : !strcmp(target, "cuda") ? "codegen.cuda"
+                                                      : "codegen.vulkan",
+                            "target '%s' cannot run string tensors (CPU only; no CPU "
+                            "fall-back): node '%s' (%s) %s string value '%s'",
+                            target, n->name, n->op_name,
+                            j < n->n_inputs ? "reads" : "writes", fn->values[v].name),
+            "compile for --target cpu to run this model");
+      }
+    }
+  }
+  return DML_OK;
+}
+
 dml_status_t dml_codegen_check_ops(const char *target, const dml_pkg_graph_t *g) {
+  DML_RETURN_IF_ERROR(check_no_strings(target, g));
   uint32_t count[DML_OP_COUNT_];
   memset(count, 0, sizeof count);
   for (uint32_t f = 0; f < g->n_functions; f++)

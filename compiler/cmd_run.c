@@ -175,6 +175,16 @@ static void value_summary(const dml_tensor_t *t, char *buf, size_t cap) {
     snprintf(buf, cap, "(empty)");
     return;
   }
+  if (t->dtype == DML_DTYPE_STRING) { /* string lengths in bytes */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t l = ((const dml_str_t *)t->data)[i].len;
+      lo = l < lo ? l : lo;
+      hi = l > hi ? l : hi;
+    }
+    snprintf(buf, cap, "(strings of %" PRIu64 "..%" PRIu64 " bytes)", lo, hi);
+    return;
+  }
   double mn = INFINITY, mx = -INFINITY, sum = 0;
   int64_t nan = 0;
   for (int64_t i = 0; i < n; i++) {

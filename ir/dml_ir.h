@@ -202,6 +202,11 @@ dml_status_t dml_ir_module_create(dml_ir_module_t **out_module);
 /* Frees the module and everything allocated from its arena. NULL is a no-op. */
 void dml_ir_module_release(dml_ir_module_t *module);
 /* Zeroed, 16-byte aligned arena memory; NULL when out of memory. */
+/* Copies `bytes` bytes of tensor data of dtype `dt` into the module's arena;
+ * a DML_DTYPE_STRING tensor's strings are copied too (its dml_str_t
+ * descriptors then point into the arena). NULL when out of memory. */
+void *dml_ir_tensor_data_dup(dml_ir_module_t *m, dml_dtype_t dt, const void *src,
+                             size_t bytes);
 void *dml_ir_alloc(dml_ir_module_t *m, size_t bytes);
 /* Copies `n` bytes into the arena (NULL when out of memory or n == 0). */
 void *dml_ir_memdup(dml_ir_module_t *m, const void *src, size_t n);

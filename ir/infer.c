@@ -954,6 +954,7 @@ static dml_dtype_t onnx_dtype(int64_t code) {
     case 5: return DML_DTYPE_I16;
     case 6: return DML_DTYPE_I32;
     case 7: return DML_DTYPE_I64;
+    case 8: return DML_DTYPE_STRING;
     case 9: return DML_DTYPE_BOOL;
     case 10: return DML_DTYPE_F16;
     case 11: return DML_DTYPE_F64;
@@ -979,6 +980,13 @@ static dml_status_t attr_dtype(const ictx_t *c, const char *name, int required,
     if (dt == DML_DTYPE_INVALID)
       return fail(c, UNIMPL, "attribute '%s' = %lld is not a supported ONNX dtype code",
                   name, (long long)a->i);
+    /* STRING (8) only where the op makes strings (Cast; ops.def DML_OPF_STRINGS) */
+    const dml_op_info_t *info = dml_op_info(c->n->op);
+    if (dt == DML_DTYPE_STRING && !(info && (info->flags & DML_OPF_STRINGS)))
+      return fail(c, UNIMPL,
+                  "attribute '%s' = %lld is not a supported ONNX dtype code for %s "
+                  "(string tensors: Cast and the string ops only)",
+                  name, (long long)a->i, dml_op_name(c->n->op));
   } else if (a->kind == DML_ATTR_STRING && a->s) {
     dt = dml_dtype_from_name(a->s, strlen(a->s));
     if (dt == DML_DTYPE_INVALID)
@@ -5201,6 +5209,136 @@ static dml_status_t infer_loop(ictx_t *c) {
   return DML_OK;
 }
 
+/* ==== strings (runtime/cpu/cpu_strings.c) =============================== */
+
+/* A string input to an op without DML_OPF_STRINGS (ops.def) is refused
+ * here, naming the op, rather than reaching a numeric kernel. */
+static dml_status_t check_strings(const ictx_t *c) {
+  const dml_op_info_t *info = dml_op_info(c->n->op);
+  if (info && (info->flags & DML_OPF_STRINGS)) return DML_OK;
+  for (uint32_t i = 0; i < c->n->n_inputs; i++) {
+    const dml_type_t *t = in_t(c, i);
+    if (t && t->dtype == DML_DTYPE_STRING)
+      return fail(c, UNIMPL,
+                  "input %u is a string tensor, which %s does not take (string ops: "
+                  "Cast, Equal, StringConcat, StringSplit, StringNormalizer, "
+                  "RegexFullMatch, LabelEncoder and data movement)",
+                  i, dml_op_name(c->n->op));
+  }
+  return DML_OK;
+}
+
+static dml_status_t need_string(const ictx_t *c, uint32_t i) {
+  const dml_type_t *t = in_t(c, i);
+  if (t && t->dtype != DML_DTYPE_STRING)
+    return fail(c, INVALID, "input %u must be a string tensor, got %s", i,
+                dml_dtype_name(t->dtype));
+  return DML_OK;
+}
+
+/* StringConcat: numpy broadcasting of two string tensors. */
+static dml_status_t infer_string_concat(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_string(c, 0));
+  DML_RETURN_IF_ERROR(need_string(c, 1));
+  dml_type_t o;
+  DML_RETURN_IF_ERROR(bcast(c, in_t(c, 0), in_t(c, 1), &o));
+  o.dtype = DML_DTYPE_STRING;
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
+/* StringSplit: Y string [X dims, k], Z i64 [X dims]; k a data-dependent
+ * symbol bounded by maxsplit + 1 when maxsplit is set, else by the
+ * module's dynamic_dim_bound. */
+static dml_status_t infer_string_split(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_string(c, 0));
+  const dml_type_t *x = in_t(c, 0);
+  if (x->rank >= DML_MAX_RANK)
+    return fail(c, UNIMPL, "input rank %d leaves no room for the split axis",
+                (int)x->rank);
+  int64_t maxsplit = -1;
+  DML_RETURN_IF_ERROR(attr_int(c, "maxsplit", -1, &maxsplit));
+  int64_t bound = dyn_bound(c);
+  if (maxsplit >= 0 && maxsplit + 1 < bound) bound = maxsplit + 1;
+  dml_type_t y = *x;
+  y.rank = x->rank + 1;
+  DML_RETURN_IF_ERROR(dd_symbol(c, "k", bound, &y.dims[x->rank]));
+  set_out(c, 0, &y);
+  dml_type_t z = *x;
+  z.dtype = DML_DTYPE_I64;
+  set_out(c, 1, &z);
+  return DML_OK;
+}
+
+/* StringNormalizer: X [C] or [N, C]; for [C] and [1, C] the last dim is a
+ * data-dependent symbol bounded by C (at least 1: [""] when nothing is
+ * left), else Y has X's shape. */
+static dml_status_t infer_string_normalizer(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_string(c, 0));
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, 2));
+  const dml_type_t *x = in_t(c, 0);
+  dml_type_t y = *x;
+  if (x->rank == 1 || dim_is(x->dims[0], 1)) {
+    int64_t b = dim_max(c, x->dims[x->rank - 1]);
+    DML_RETURN_IF_ERROR(dd_symbol(c, "c", b < 1 ? 1 : b, &y.dims[x->rank - 1]));
+  } else if (x->dims[0].sym >= 0) {
+    return fail(c, UNIMPL,
+                "input [N, C] with a symbolic N: whether N is 1 (the output's shape "
+                "depends on it) is only known at run time");
+  }
+  set_out(c, 0, &y);
+  return DML_OK;
+}
+
+/* RegexFullMatch: bool of X's shape. */
+static dml_status_t infer_regex_full_match(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_string(c, 0));
+  const dml_attr_t *p = dml_ir_node_attr(c->n, "pattern");
+  if (!p || p->kind != DML_ATTR_STRING)
+    return fail(c, INVALID, "attribute 'pattern' (a string) is required");
+  dml_type_t y = *in_t(c, 0);
+  y.dtype = DML_DTYPE_BOOL;
+  set_out(c, 0, &y);
+  return DML_OK;
+}
+
+/* LabelEncoder: X's shape; the output dtype is the values' (string for
+ * values_strings, else the `values` tensor's). */
+static dml_status_t infer_label_encoder(ictx_t *c) {
+  const dml_attr_t *ks = dml_ir_node_attr(c->n, "keys_strings");
+  const dml_attr_t *kt = dml_ir_node_attr(c->n, "keys");
+  const dml_attr_t *vs = dml_ir_node_attr(c->n, "values_strings");
+  const dml_attr_t *vt = dml_ir_node_attr(c->n, "values");
+  int sk = ks && ks->kind == DML_ATTR_STRINGS, sv = vs && vs->kind == DML_ATTR_STRINGS;
+  if ((!sk && !(kt && kt->kind == DML_ATTR_TENSOR)) ||
+      (!sv && !(vt && vt->kind == DML_ATTR_TENSOR)))
+    return fail(
+        c, INVALID,
+        "needs keys (keys_strings or keys) and values (values_strings or values)");
+  dml_dtype_t kdt = sk ? DML_DTYPE_STRING : kt->tensor.dtype;
+  if (in_t(c, 0)->dtype != kdt)
+    return fail(c, INVALID, "input dtype %s differs from the keys' %s",
+                dml_dtype_name(in_t(c, 0)->dtype), dml_dtype_name(kdt));
+  dml_type_t y = *in_t(c, 0);
+  y.dtype = sv ? DML_DTYPE_STRING : vt->tensor.dtype;
+  set_out(c, 0, &y);
+  return DML_OK;
+}
+
+/* TreeEnsemble (ai.onnx.ml 5): X [N, F] float -> [N, n_targets] of X's
+ * dtype (the kernel, runtime/cpu/cpu_ml.c, checks the tree attributes). */
+static dml_status_t infer_tree_ensemble(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 2, 2));
+  DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
+  int64_t nt = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "n_targets", 0, &nt));
+  if (nt < 1) return fail(c, INVALID, "attribute 'n_targets' (>= 1) is required");
+  dml_type_t y = *in_t(c, 0);
+  y.dims[1] = D(nt);
+  set_out(c, 0, &y);
+  return DML_OK;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
   switch (c->n->op) {
     /* the formula table's ops (runtime/base/ew_ops.def): one float input */
@@ -5232,6 +5370,12 @@ static dml_status_t infer_op(ictx_t *c) {
       return infer_unary(c, c->n->op == DML_OP_RELU ? DT_SIGNED_OR_FLOAT : DT_FLOAT);
     case DML_OP_NOT: return infer_not(c);
     case DML_OP_CAST: return infer_cast(c);
+    case DML_OP_STRING_CONCAT: return infer_string_concat(c);
+    case DML_OP_STRING_SPLIT: return infer_string_split(c);
+    case DML_OP_STRING_NORMALIZER: return infer_string_normalizer(c);
+    case DML_OP_REGEX_FULL_MATCH: return infer_regex_full_match(c);
+    case DML_OP_LABEL_ENCODER: return infer_label_encoder(c);
+    case DML_OP_TREE_ENSEMBLE: return infer_tree_ensemble(c);
     case DML_OP_CLIP: return infer_clip(c);
     case DML_OP_IDENTITY: return infer_identity(c);
     case DML_OP_ADD:
@@ -5442,7 +5586,8 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
     v->sym_data = NULL;
     v->sym_partial = NULL;
   }
-  dml_status_t st = infer_op(&c);
+  dml_status_t st = check_strings(&c);
+  if (!st) st = infer_op(&c);
   for (uint32_t i = 0; !st && i < node->n_outputs; i++) {
     const dml_type_t *t = &node->outputs[i]->type;
     if (t->rank < 0 || t->rank > DML_MAX_RANK || dml_dtype_size(t->dtype) == 0)
@@ -5483,6 +5628,8 @@ int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t
       case DML_OP_NON_ZERO:
       case DML_OP_UNIQUE:
       case DML_OP_COMPRESS:
+      case DML_OP_STRING_SPLIT:
+      case DML_OP_STRING_NORMALIZER:
       case DML_OP_NON_MAX_SUPPRESSION: return -1;
       /* Never more elements than the input. */
       case DML_OP_RESHAPE:

@@ -56,6 +56,24 @@ void *dml_ir_memdup(dml_ir_module_t *m, const void *src, size_t n) {
   return p;
 }
 
+void *dml_ir_tensor_data_dup(dml_ir_module_t *m, dml_dtype_t dt, const void *src,
+                             size_t bytes) {
+  if (dt != DML_DTYPE_STRING) return dml_ir_memdup(m, src, bytes);
+  size_t n = bytes / sizeof(dml_str_t);
+  dml_str_t *d = (dml_str_t *)dml_ir_memdup(m, src, n * sizeof(dml_str_t));
+  for (size_t i = 0; d && i < n; i++) {
+    if (!d[i].len) {
+      d[i].data = "";
+      continue;
+    }
+    if (d[i].len > SIZE_MAX) return NULL;
+    char *b = (char *)dml_ir_memdup(m, d[i].data, (size_t)d[i].len);
+    if (!b) return NULL;
+    d[i].data = b;
+  }
+  return d;
+}
+
 const char *dml_ir_strdup(dml_ir_module_t *m, const char *s) {
   if (!s) return NULL;
   size_t n = strlen(s) + 1;
@@ -315,7 +333,7 @@ dml_status_t dml_ir_module_add_global(dml_ir_module_t *m, const char *name,
   v->type = *type;
   v->global_flags = flags;
   if (data && data_bytes) {
-    v->data = dml_ir_memdup(m, data, data_bytes);
+    v->data = dml_ir_tensor_data_dup(m, type->dtype, data, data_bytes);
     if (!v->data) return oom();
   } else if (data) {
     v->data = dml_ir_alloc(m, 1); /* empty tensor: non-NULL marks "has data" */
@@ -638,7 +656,8 @@ dml_status_t dml_ir_node_set_attr_tensor(dml_ir_node_t *n, const char *name,
     return dml_status_make(
         DML_STATUS_INVALID_ARGUMENT, "ir",
         "tensor attribute '%s' has an invalid shape or dtype, or no data", name);
-  void *data = bytes ? dml_ir_memdup(n->func->module, t->data, bytes) : NULL;
+  void *data =
+      bytes ? dml_ir_tensor_data_dup(n->func->module, t->dtype, t->data, bytes) : NULL;
   if (bytes && !data) return oom();
   dml_attr_t *a = attr_slot(n, name);
   if (!a) return oom();

@@ -155,6 +155,7 @@ static dml_status_t fold_node(dml_ir_module_t *m, dml_ir_node_t *n, int *out_fol
   dml_tensor_t *ins = (dml_tensor_t *)calloc(n->n_inputs + 1u, sizeof(*ins));
   dml_tensor_t *outs = (dml_tensor_t *)calloc(n->n_outputs + 1u, sizeof(*outs));
   void *scratch = NULL;
+  dml_cpu_strheap_t *strheap = NULL;
   if (!ins || !outs) {
     s = oom();
     goto free_tensors;
@@ -187,6 +188,14 @@ static dml_status_t fold_node(dml_ir_module_t *m, dml_ir_node_t *n, int *out_fol
   call.n_outputs = n->n_outputs;
   call.attrs = n->attrs;
   call.n_attrs = n->n_attrs;
+  /* string results: a heap of this fold's own; dml_ir_module_add_constant
+   * copies the strings into the module */
+  for (uint32_t i = 0; i < n->n_outputs && !strheap; i++)
+    if (outs[i].dtype == DML_DTYPE_STRING && !(strheap = dml_cpu_strheap_create())) {
+      s = oom();
+      goto free_outputs;
+    }
+  call.strings = strheap;
   call.scratch_bytes = dml_cpu_scratch_bytes(&call);
   if (call.scratch_bytes) {
     scratch = malloc(call.scratch_bytes);
@@ -219,6 +228,7 @@ static dml_status_t fold_node(dml_ir_module_t *m, dml_ir_node_t *n, int *out_fol
   *out_folded = 1;
 free_outputs:
   free(scratch);
+  dml_cpu_strheap_release(strheap);
   for (uint32_t i = 0; i < n->n_outputs; i++) free(outs[i].data);
 free_tensors:
   free(ins);

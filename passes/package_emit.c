@@ -58,6 +58,8 @@ typedef struct weights {
   size_t size;
   ptrmap_t offsets; /* global -> index into off[] */
   uint64_t *off;
+  dml_pkg_strtab_t *strtabs; /* string constants ("strings" section) */
+  uint32_t n_strtabs;
 } weights_t;
 
 static const char *vname(const dml_ir_value_t *v) {
@@ -119,15 +121,38 @@ static dml_status_t build_weights(const dml_ir_module_t *m, weights_t *w) {
     st = oom();
     goto done;
   }
-  for (uint32_t i = 0; i < m->n_globals; i++)
-    if (used[i] && m->globals[i]->data)
-      memcpy(w->data + w->off[i], m->globals[i]->data, m->globals[i]->data_bytes);
+  for (uint32_t i = 0; i < m->n_globals; i++) {
+    if (!used[i] || !m->globals[i]->data) continue;
+    if (m->globals[i]->type.dtype == DML_DTYPE_STRING) {
+      /* the elements go to the "strings" section; these bytes stay zero */
+      w->n_strtabs++;
+      continue;
+    }
+    memcpy(w->data + w->off[i], m->globals[i]->data, m->globals[i]->data_bytes);
+  }
+  if (w->n_strtabs) {
+    w->strtabs = (dml_pkg_strtab_t *)calloc(w->n_strtabs, sizeof(dml_pkg_strtab_t));
+    if (!w->strtabs) {
+      st = oom();
+      goto done;
+    }
+    uint32_t k = 0; /* globals are laid out in order: offsets increase */
+    for (uint32_t i = 0; i < m->n_globals; i++) {
+      const dml_ir_value_t *g = m->globals[i];
+      if (!used[i] || !g->data || g->type.dtype != DML_DTYPE_STRING) continue;
+      w->strtabs[k].weights_offset = w->off[i];
+      w->strtabs[k].count = g->data_bytes / sizeof(dml_str_t);
+      w->strtabs[k].elems = (dml_str_t *)g->data;
+      k++;
+    }
+  }
 done:
   free(used);
   return st;
 }
 
 static void weights_free(weights_t *w) {
+  free(w->strtabs); /* the descriptors are the module's */
   free(w->data);
   free(w->off);
   map_free(&w->offsets);
@@ -425,7 +450,8 @@ static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_option
   dml_pkg_symbol_t *syms =
       (dml_pkg_symbol_t *)calloc(m->n_symbols ? m->n_symbols : 1, sizeof(*syms));
   void *graph = NULL;
-  size_t graph_size = 0, meta_len = 0;
+  uint8_t *strings = NULL;
+  size_t graph_size = 0, meta_len = 0, strings_size = 0;
   char *meta = NULL;
   dml_pkg_writer_t *wr = NULL;
   if (!st && (!fb || !fns || !syms)) st = oom();
@@ -471,9 +497,14 @@ static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_option
   if (!st)
     st = dml_pkg_writer_add_section(wr, "weights", w.data, w.size,
                                     DML_PKG_WEIGHTS_ALIGNMENT);
+  if (!st && w.n_strtabs) {
+    st = dml_pkg_strings_encode(w.strtabs, w.n_strtabs, &strings, &strings_size);
+    if (!st) st = dml_pkg_writer_add_section(wr, "strings", strings, strings_size, 8);
+  }
   if (!st) st = finish(wr, ctx);
 cleanup:
   dml_pkg_writer_release(wr);
+  free(strings);
   free(meta);
   free(graph);
   for (uint32_t i = 0; fb && i < nf; i++) fn_free(&fb[i]);

@@ -22,7 +22,10 @@
  *     dmlc's writers do, is safe.
  *   - A session belongs to one thread at a time. It owns its arena (the
  *     planned size) and scratch, allocated once at create; set_input copies
- *     into the arena, and run allocates nothing.
+ *     into the arena, and run allocates nothing, except for string tensors
+ *     (DML_DTYPE_STRING, CPU only: dml_str_t elements; set_input copies
+ *     their bytes, and string results go to a heap the session owns and
+ *     resets at each run; docs/package-format.md "String tensors").
  *   - Strings and arrays returned by accessors (names, meta text, info
  *     structs' pointers) are lent by the model and valid until it is
  *     released. Output views are lent by the session until its next run or

@@ -35,7 +35,16 @@ struct dml_rt_model {
   int64_t param_count, const_count;
   dml_kpkg_t *kernels_spirv; /* "kernels.spirv", validated; NULL if absent */
   dml_kpkg_t *kernels_cuda;  /* "kernels.cuda", validated; NULL if absent */
+  /* "strings": the elements of the string constants, validated against
+   * every function's CONST string values (dml_pkg.h) */
+  dml_pkg_strtab_t *strtabs;
+  uint32_t n_strtabs;
 };
+
+/* The elements of CONST string value `v` (its "strings" table; the
+ * loader checked it exists), or NULL. */
+const dml_str_t *dml_rt_model_string_const(const dml_rt_model_t *m,
+                                           const dml_pkg_value_t *v);
 
 /* Fills `out` from a package value (type in terms of the graph's symbols). */
 void dml_rt_fill_io_info(const dml_rt_model_t *m, const dml_pkg_value_t *v,

@@ -57,7 +57,9 @@ static dml_status_t compute_scratch(dml_rt_model_t *m, const dml_pkg_function_t 
       st = dml_type_eval_dims(&v->type, syms, m->graph->n_symbols, t[j].dims);
       if (st) break;
       if (v->storage == DML_PKG_STORAGE_CONST)
-        t[j].data = (void *)(m->weights + v->offset);
+        t[j].data = v->type.dtype == DML_DTYPE_STRING
+                        ? (void *)dml_rt_model_string_const(m, v)
+                        : (void *)(m->weights + v->offset);
     }
     if (st) break;
     dml_cpu_call_t call;
@@ -83,6 +85,47 @@ done:
   free(t);
   free(syms);
   return st;
+}
+
+/* The "strings" section (string constants): decoded, and every CONST
+ * string value of every function must have its table (same weights offset,
+ * one string per element); a string value is never a global. */
+static dml_status_t load_strings(dml_rt_model_t *m) {
+  const dml_pkg_section_t *ss = dml_pkg_find_section(&m->pkg, "strings");
+  if (ss) {
+    dml_status_t st =
+        dml_pkg_strings_decode(ss->data, (size_t)ss->size, &m->strtabs, &m->n_strtabs);
+    if (st)
+      return dml_status_detail(st, "section 'strings' starts at file offset %" PRIu64,
+                               ss->offset);
+  }
+  const dml_pkg_graph_t *g = m->graph;
+  for (uint32_t f = 0; f < g->n_functions; f++)
+    for (uint32_t i = 0; i < g->functions[f].n_values; i++) {
+      const dml_pkg_value_t *v = &g->functions[f].values[i];
+      if (v->type.dtype != DML_DTYPE_STRING) continue;
+      if (v->flags & (DML_PKG_VALUE_PARAM | DML_PKG_VALUE_STATE))
+        return dml_status_make(DML_STATUS_DATA_LOSS, OP,
+                               "function '%s': string value '%s' is flagged a parameter "
+                               "or state",
+                               g->functions[f].name, v->name);
+      if (v->storage != DML_PKG_STORAGE_CONST) continue;
+      const dml_pkg_strtab_t *t =
+          dml_pkg_strings_find(m->strtabs, m->n_strtabs, v->offset);
+      if (!t || t->count != v->bytes / sizeof(dml_str_t))
+        return dml_status_make(
+            DML_STATUS_DATA_LOSS, OP,
+            "function '%s': string constant '%s' (weights offset %" PRIu64
+            ") has no matching table in section 'strings'",
+            g->functions[f].name, v->name, v->offset);
+    }
+  return DML_OK;
+}
+
+const dml_str_t *dml_rt_model_string_const(const dml_rt_model_t *m,
+                                           const dml_pkg_value_t *v) {
+  const dml_pkg_strtab_t *t = dml_pkg_strings_find(m->strtabs, m->n_strtabs, v->offset);
+  return t ? t->elems : NULL;
 }
 
 static dml_status_t check_meta(const dml_pkg_section_t *s, char **out) {
@@ -209,6 +252,7 @@ static dml_status_t load_bytes(dml_rt_model_t *m, const uint8_t *bytes, size_t s
   const dml_pkg_graph_t *g = m->graph;
   if (g->n_functions == 0)
     return dml_status_make(DML_STATUS_DATA_LOSS, OP, "the package has no functions");
+  DML_RETURN_IF_ERROR(load_strings(m));
   m->fn = &g->functions[0];
   for (uint32_t i = 0; i < g->n_functions; i++)
     if (strcmp(g->functions[i].name, "forward") == 0) m->fn = &g->functions[i];
@@ -288,6 +332,7 @@ void dml_rt_model_release(dml_rt_model_t *m) {
   dml_kpkg_release(m->kernels_spirv);
   dml_kpkg_release(m->kernels_cuda);
   dml_pkg_graph_release(m->graph);
+  dml_pkg_strings_release(m->strtabs, m->n_strtabs);
   free(m->meta);
   free(m->fn_scratch);
   free(m->globals);

@@ -54,10 +54,20 @@ struct dml_rt_session {
   dml_cpu_call_t *calls; /* per node, pointing into io */
   uint8_t *bound;        /* per function input */
   int64_t (*in_dims)[DML_MAX_RANK]; /* per function input: bound dims */
-  int64_t *sym;                     /* per symbol: value during a run */
-  int ran;                          /* a run has completed */
-  uint64_t rng_seed, rng_step;      /* dml_rt_session_set_seed */
-  uint8_t timeout_set;              /* dml_rt_session_set_device_timeout */
+  /* String tensors (docs/package-format.md "String tensors"): the heap of
+   * string results (reset at each run; a branch session of If/Loop uses
+   * its parent's, borrowed), and one heap per input holding the copy of a
+   * bound string input's bytes. */
+  dml_cpu_strheap_t *strheap;
+  int strheap_borrowed;
+  dml_cpu_strheap_t **in_heap;
+  /* an input's previous heap, kept until the next run: the last run's
+   * outputs may point into it (Identity, Gather, StringSplit of an input) */
+  dml_cpu_strheap_t **in_heap_old;
+  int64_t *sym;                /* per symbol: value during a run */
+  int ran;                     /* a run has completed */
+  uint64_t rng_seed, rng_step; /* dml_rt_session_set_seed */
+  uint8_t timeout_set;         /* dml_rt_session_set_device_timeout */
   double timeout_s;
   /* Data-dependent dims: per node, 1 when it produces a symbol of this
    * function; per value, 1 when its type uses such a symbol. */
@@ -153,6 +163,13 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->host_off);
   free(s->host_buf);
   free(s->out_cap);
+  if (!s->strheap_borrowed) dml_cpu_strheap_release(s->strheap);
+  for (uint32_t i = 0; s->in_heap && i < s->fn->n_inputs; i++)
+    dml_cpu_strheap_release(s->in_heap[i]);
+  for (uint32_t i = 0; s->in_heap_old && i < s->fn->n_inputs; i++)
+    dml_cpu_strheap_release(s->in_heap_old[i]);
+  free(s->in_heap);
+  free(s->in_heap_old);
   for (uint32_t i = 0; s->branch && i < 2 * s->fn->n_nodes; i++)
     dml_rt_session_release(s->branch[i]);
   free(s->branch);
@@ -321,9 +338,14 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
   s->node_produces = (uint8_t *)calloc(f->n_nodes ? f->n_nodes : 1, 1);
   s->value_dynamic = (uint8_t *)calloc(f->n_values ? f->n_values : 1, 1);
   s->out_cap = (uint64_t *)calloc(n_io ? n_io : 1, sizeof(uint64_t));
-  if (!s->out_cap || !s->arena || (s->scratch_bytes && !s->scratch) || !s->vals ||
-      !s->io || !s->calls || !s->bound || !s->in_dims || !s->sym || !s->node_produces ||
-      !s->value_dynamic) {
+  s->strheap = dml_cpu_strheap_create();
+  s->in_heap = (dml_cpu_strheap_t **)calloc(f->n_inputs ? f->n_inputs : 1,
+                                            sizeof(dml_cpu_strheap_t *));
+  s->in_heap_old = (dml_cpu_strheap_t **)calloc(f->n_inputs ? f->n_inputs : 1,
+                                                sizeof(dml_cpu_strheap_t *));
+  if (!s->out_cap || !s->strheap || !s->in_heap || !s->in_heap_old || !s->arena ||
+      (s->scratch_bytes && !s->scratch) || !s->vals || !s->io || !s->calls || !s->bound ||
+      !s->in_dims || !s->sym || !s->node_produces || !s->value_dynamic) {
     dml_rt_session_release(s);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session",
                            "cannot allocate the %zu-byte arena and %zu-byte scratch", ab,
@@ -359,7 +381,9 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
     t->rank = v->type.rank;
     if (v->storage == DML_PKG_STORAGE_CONST) {
       /* Read-only except a global that an Assign writes (cpu_state.c). */
-      t->data = (void *)(s->weights + v->offset);
+      t->data = v->type.dtype == DML_DTYPE_STRING
+                    ? (void *)dml_rt_model_string_const(m, v)
+                    : (void *)(s->weights + v->offset);
       for (int32_t d = 0; d < v->type.rank; d++) t->dims[d] = v->type.dims[d].value;
     } else {
       t->data = s->arena + v->offset;
@@ -379,6 +403,7 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
     c->n_attrs = n->n_attrs;
     c->scratch = s->scratch;
     c->scratch_bytes = s->scratch_bytes;
+    c->strings = s->strheap;
     c->rng_stream = i;
     /* Outputs whose dims the kernel computes from input values. */
     if (s->node_produces[i]) {
@@ -446,6 +471,26 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
                                    an, n->name, n->op_name);
       }
       s->branch[2 * i + b]->captures = 1;
+      /* string results of a branch live as long as the parent's run */
+      dml_rt_session_t *br = s->branch[2 * i + b];
+      if (!br->strheap_borrowed) dml_cpu_strheap_release(br->strheap);
+      br->strheap = s->strheap;
+      br->strheap_borrowed = 1;
+      for (uint32_t k = 0; k < br->fn->n_nodes; k++) br->calls[k].strings = s->strheap;
+    }
+  }
+  for (uint32_t i = 0; backend && i < f->n_nodes; i++) {
+    const dml_pkg_node_t *n = &f->nodes[i];
+    for (uint32_t j = 0; j < n->n_inputs + n->n_outputs; j++) {
+      uint32_t v = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
+      if (v == DML_PKG_NO_VALUE || f->values[v].type.dtype != DML_DTYPE_STRING) continue;
+      dml_rt_session_release(s);
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
+                          "node '%s' (%s) uses string tensors, which only the CPU runs; "
+                          "run this model on device cpu",
+                          n->name, n->op_name),
+          "device '%s'", device);
     }
   }
   if (backend) {
@@ -569,7 +614,31 @@ dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
     }
   }
   size_t nb = dml_tensor_bytes(t);
-  if (nb) memcpy(s->arena + f->values[f->inputs[index]].offset, t->data, nb);
+  if (t->dtype == DML_DTYPE_STRING) {
+    /* the caller keeps its strings: copy their bytes into this input's heap */
+    dml_cpu_strheap_release(s->in_heap_old[index]);
+    s->in_heap_old[index] = s->in_heap[index];
+    if (!(s->in_heap[index] = dml_cpu_strheap_create())) return oom();
+    const dml_str_t *src = (const dml_str_t *)t->data;
+    dml_str_t *dst = (dml_str_t *)(s->arena + f->values[f->inputs[index]].offset);
+    for (size_t i = 0; i < nb / sizeof(dml_str_t); i++) {
+      if (src[i].len && !src[i].data)
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                               "input '%s': string element %zu has length %llu and no "
+                               "data",
+                               f->values[f->inputs[index]].name, i,
+                               (unsigned long long)src[i].len);
+      char *p = src[i].len <= SIZE_MAX
+                    ? dml_cpu_strheap_alloc(s->in_heap[index], (size_t)src[i].len)
+                    : NULL;
+      if (!p) return oom();
+      if (src[i].len) memcpy(p, src[i].data, (size_t)src[i].len);
+      dst[i].data = p;
+      dst[i].len = src[i].len;
+    }
+  } else if (nb) {
+    memcpy(s->arena + f->values[f->inputs[index]].offset, t->data, nb);
+  }
   memcpy(s->in_dims[index], t->dims, sizeof(s->in_dims[index]));
   s->bound[index] = 1;
   return DML_OK;
@@ -1049,6 +1118,11 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   s->ran = 0;
   s->prof_ran = 0;
   if (s->prof) memset(s->prof, 0, 2 * (size_t)f->n_nodes * sizeof(uint64_t));
+  if (!s->strheap_borrowed) dml_cpu_strheap_reset(s->strheap);
+  for (uint32_t j = 0; j < f->n_inputs; j++) {
+    dml_cpu_strheap_release(s->in_heap_old[j]);
+    s->in_heap_old[j] = NULL;
+  }
   uint64_t step = s->rng_step++; /* this run's step (dml_philox.h) */
   for (uint32_t k = 0; k < f->n_nodes; k++) {
     s->calls[k].rng_seed = s->rng_seed;

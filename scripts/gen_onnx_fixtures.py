@@ -411,6 +411,49 @@ def gen_bad_graphs():
     save(model(nodes, [], [vi("y", TensorProto.STRING, None)], [t], check=False), "string.onnx")
 
 
+def gen_strings():
+    """String tensors on the CPU (tests/onnx/test_onnx_strings.c): string
+    constants (an initializer, Constant value_strings and value_string, a
+    StringConcat of two constants that the compiler folds), StringConcat,
+    Equal, Cast both ways, StringSplit and LabelEncoder (ai.onnx.ml)."""
+    init = typed("suffix", TensorProto.STRING, [3], "string_data",
+                 [b"-a", "-\u00e9".encode(), b""])
+    nodes = [
+        helper.make_node("Constant", [], ["pre"], name="pre", value_strings=[b"<", b"[", b"("]),
+        helper.make_node("Constant", [], ["one"], name="one", value_string=b"x"),
+        helper.make_node("Constant", [], ["two"], name="two", value_string="\u7684".encode()),
+        helper.make_node("StringConcat", ["one", "two"], ["folded"], name="fold"),
+        helper.make_node("StringConcat", ["pre", "x"], ["px"], name="cat1"),
+        helper.make_node("StringConcat", ["px", "suffix"], ["pxs"], name="cat2"),
+        helper.make_node("StringConcat", ["pxs", "folded"], ["y"], name="cat3"),
+        helper.make_node("Equal", ["x", "one"], ["eq"], name="eq"),
+        helper.make_node("Cast", ["f"], ["fs"], name="f2s", to=TensorProto.STRING),
+        helper.make_node("Cast", ["fs"], ["back"], name="s2f", to=TensorProto.FLOAT),
+        helper.make_node("StringSplit", ["x"], ["parts", "counts"], name="split",
+                         delimiter=b" "),
+        helper.make_node("LabelEncoder", ["x"], ["ids"], name="enc", domain="ai.onnx.ml",
+                         keys_strings=[b"x", b"a b"], values_int64s=[7, 8], default_int64=-5),
+    ]
+    m = model(nodes, [vi("x", TensorProto.STRING, [3]), vi("f", TensorProto.FLOAT, [4])],
+              [vi("y", TensorProto.STRING, [3]), vi("eq", TensorProto.BOOL, [3]),
+               vi("fs", TensorProto.STRING, [4]), vi("back", TensorProto.FLOAT, [4]),
+               vi("parts", TensorProto.STRING, [3, "k"]), vi("counts", TensorProto.INT64, [3]),
+               vi("ids", TensorProto.INT64, [3])],
+              [init], opset=20, domains=("ai.onnx.ml",), check=False)
+    m.opset_import[1].version = 4
+    onnx.checker.check_model(m)
+    save(m, "strings.onnx")
+    # ai.onnx.ml only: no default-domain opset
+    nodes = [helper.make_node("LabelEncoder", ["x"], ["y"], name="enc", domain="ai.onnx.ml",
+                              keys_int64s=[1, 2], values_strings=[b"one", b"two"])]
+    graph = helper.make_graph(nodes, "g", [vi("x", TensorProto.INT64, [4])],
+                              [vi("y", TensorProto.STRING, [4])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", 2)],
+                          producer_name="gen_onnx_fixtures")
+    onnx.checker.check_model(m)
+    save(m, "ml_only.onnx")
+
+
 def gen_more_errors():
     """Attribute values and graphs the importer refuses, one file each."""
     c = numpy_helper.from_array(np.ones(2, np.float32), "c")
@@ -940,6 +983,7 @@ def main():
     gen_empty_init()
     gen_opset18_23()
     gen_opset24_28()
+    gen_strings()
     for f in sorted(os.listdir(OUT)):
         print("%-24s %6d bytes" % (f, os.path.getsize(os.path.join(OUT, f))))
 

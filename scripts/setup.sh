@@ -29,6 +29,10 @@ PKGS=(
   # The Elixir package (bindings/elixir, tests/elixir): mix, and erl_nif.h
   # for its NIF
   elixir erlang-dev
+  # RegexFullMatch's CPU kernel (runtime/cpu/cpu_strings.c) opens PCRE2 with
+  # dlopen at run time (no build or link dependency); without it
+  # RegexFullMatch is a clear UNIMPLEMENTED error
+  libpcre2-8-0
 )
 missing=()
 for p in "${PKGS[@]}"; do

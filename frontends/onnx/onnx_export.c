@@ -87,7 +87,7 @@ static char *dup_name(const namer_t *nm, const dml_ir_value_t *v) {
 }
 
 /* A TensorProto of `t`'s dtype, dims and bytes (raw_data, little-endian
- * as dmlc holds them). */
+ * as dmlc holds them; string_data for strings). */
 static Onnx__TensorProto *tensor_proto(const char *name, dml_dtype_t dt, int32_t rank,
                                        const int64_t *dims, const void *data,
                                        size_t bytes) {
@@ -99,6 +99,28 @@ static Onnx__TensorProto *tensor_proto(const char *name, dml_dtype_t dt, int32_t
   tp->name = strdup(name ? name : "");
   tp->n_dims = (size_t)rank;
   tp->dims = rank ? (int64_t *)malloc((size_t)rank * sizeof(int64_t)) : NULL;
+  if (dt == DML_DTYPE_STRING) { /* string_data: the strings' bytes, never pointers */
+    size_t n = bytes / sizeof(dml_str_t);
+    const dml_str_t *e = (const dml_str_t *)data;
+    tp->string_data =
+        (ProtobufCBinaryData *)calloc(n ? n : 1, sizeof(ProtobufCBinaryData));
+    int ok = tp->name && (!rank || tp->dims) && tp->string_data;
+    for (size_t i = 0; ok && i < n; i++) {
+      tp->string_data[i].data = (uint8_t *)malloc(e[i].len ? (size_t)e[i].len : 1);
+      ok = tp->string_data[i].data != NULL;
+      if (ok) {
+        tp->n_string_data = i + 1;
+        tp->string_data[i].len = (size_t)e[i].len;
+        if (e[i].len) memcpy(tp->string_data[i].data, e[i].data, (size_t)e[i].len);
+      }
+    }
+    if (!ok) {
+      protobuf_c_message_free_unpacked(&tp->base, NULL);
+      return NULL;
+    }
+    if (rank) memcpy(tp->dims, dims, (size_t)rank * sizeof(int64_t));
+    return tp;
+  }
   tp->has_raw_data = 1;
   tp->raw_data.len = bytes;
   tp->raw_data.data = (uint8_t *)malloc(bytes ? bytes : 1);

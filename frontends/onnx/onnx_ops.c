@@ -445,6 +445,27 @@ static dml_status_t onnx_imp_constant(onnx_ctx_t *ctx, const Onnx__NodeProto *np
     type = dml_type_static(DML_DTYPE_I64, 1, &dim);
     data = a->ints;
     bytes = a->n_ints * sizeof(int64_t);
+  } else if ((strcmp(a->name, "value_string") == 0 &&
+              at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) ||
+             (strcmp(a->name, "value_strings") == 0 &&
+              at == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS)) {
+    /* string constants: descriptors into the protobuf's bytes, which
+     * dml_ir_module_add_global copies into the module */
+    int one = strcmp(a->name, "value_string") == 0;
+    size_t n = one ? 1 : a->n_strings;
+    dim = (int64_t)n;
+    type = dml_type_static(DML_DTYPE_STRING, one ? 0 : 1, &dim);
+    dml_str_t *d = (dml_str_t *)calloc(n ? n : 1, sizeof(dml_str_t));
+    if (!d)
+      return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+      const ProtobufCBinaryData *b = one ? &a->s : &a->strings[i];
+      d[i].data = b->len ? (const char *)b->data : "";
+      d[i].len = b->len;
+    }
+    owned = d;
+    data = d;
+    bytes = n * sizeof(dml_str_t);
   } else {
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
                            "%s: attribute '%s' has the wrong type", label, a->name);
@@ -584,6 +605,204 @@ static dml_status_t onnx_imp_swish(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   }
   DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_MUL, np->name, 2, ops, 1, &last));
   return onnx_bind_outputs(ctx, np, last);
+}
+
+/* ---- ai.onnx.ml ---- */
+
+/* Binarizer-1 (ai.onnx.ml): Y = X > threshold ? 1 : 0 in X's dtype, as
+ * Cast(Greater(X, threshold), to = X's dtype). Float inputs only (the
+ * threshold is a float). */
+static dml_status_t onnx_imp_binarizer(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                       uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  char label[300];
+  if (in[0]->type.rank == DML_RANK_UNKNOWN) onnx_infer_pending(ctx);
+  dml_dtype_t dt = in[0]->type.dtype;
+  if (!dml_dtype_is_float(dt))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                           "%s: input dtype %s is not supported (float dtypes only)",
+                           onnx_node_label(np, label, sizeof(label)), dml_dtype_name(dt));
+  const Onnx__AttributeProto *ta =
+      attr_of(np, "threshold", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  double th = ta ? (double)ta->f : 0.0;
+  dml_ir_value_t *t = NULL, *gt = NULL;
+  char vbuf[512];
+  DML_RETURN_IF_ERROR(onnx_const_float(
+      ctx, join(vbuf, sizeof(vbuf), first_output(np), "/threshold"), dt, &th, 1, 0, &t));
+  DML_RETURN_IF_ERROR(
+      pad_step(ctx, np, DML_OP_GREATER, "/greater", in[0], t, NULL, &gt, NULL));
+  dml_ir_node_t *last = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_CAST, np->name, 1, &gt, 1, &last));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(last, "to", dml_dtype_onnx_code(dt)));
+  return onnx_bind_outputs(ctx, np, last);
+}
+
+/* ArrayFeatureExtractor-1 (ai.onnx.ml): Y[..., j] = X[..., indices[j]], as
+ * Gather(X, indices, axis = -1) for X of rank >= 2 and 1-D indices (ONNX
+ * Runtime's rule; X of rank 1 gives [1, n] there, refused here). */
+static dml_status_t onnx_imp_array_feature_extractor(onnx_ctx_t *ctx,
+                                                     const Onnx__NodeProto *np,
+                                                     const onnx_op_entry_t *e,
+                                                     dml_ir_value_t **in, uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
+  char label[300];
+  if (in[0]->type.rank == DML_RANK_UNKNOWN || in[1]->type.rank == DML_RANK_UNKNOWN)
+    onnx_infer_pending(ctx);
+  if (in[0]->type.rank < 2 || in[1]->type.rank != 1)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                        "%s: only X of rank >= 2 with 1-D indices is supported",
+                        onnx_node_label(np, label, sizeof(label))),
+        "X rank %d, indices rank %d", (int)in[0]->type.rank, (int)in[1]->type.rank);
+  dml_ir_node_t *last = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_GATHER, np->name, 2, in, 1, &last));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(last, "axis", -1));
+  return onnx_bind_outputs(ctx, np, last);
+}
+
+/* One LabelEncoder key/value/default attribute set as the IR's form
+ * (cpu_strings.c): strings become a STRINGS attribute `sname` (a STRING
+ * `sname` for the default), numbers a TENSOR `tname`. */
+static dml_status_t label_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                               dml_ir_node_t *node, const char *prefix, int is_default,
+                               const char *sname, const char *tname, int *found) {
+  char an[64], label[300];
+  const Onnx__AttributeProto *a;
+  /* *_strings / default_string */
+  snprintf(an, sizeof an, "%s_string%s", prefix, is_default ? "" : "s");
+  a = attr_of(np, an,
+              is_default ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
+                         : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+  if (a) {
+    *found = 1;
+    if (is_default) {
+      char *v = (char *)calloc(a->s.len + 1, 1);
+      if (!v) return oom();
+      if (a->s.len) memcpy(v, a->s.data, a->s.len);
+      dml_status_t st = dml_ir_node_set_attr_string(node, sname, v);
+      free(v);
+      return st;
+    }
+    char **v = (char **)calloc(a->n_strings ? a->n_strings : 1, sizeof(char *));
+    dml_status_t st = v ? DML_OK : oom();
+    for (size_t i = 0; !st && i < a->n_strings; i++) {
+      v[i] = (char *)calloc(a->strings[i].len + 1, 1);
+      if (!v[i])
+        st = oom();
+      else if (a->strings[i].len)
+        memcpy(v[i], a->strings[i].data, a->strings[i].len);
+    }
+    if (!st)
+      st =
+          dml_ir_node_set_attr_strings(node, sname, (const char *const *)v, a->n_strings);
+    for (size_t i = 0; v && i < a->n_strings; i++) free(v[i]);
+    free(v);
+    return st;
+  }
+  /* *_int64s / *_floats / default_int64 / default_float */
+  for (int k = 0; k < 2; k++) {
+    snprintf(
+        an, sizeof an, "%s_%s", prefix,
+        k == 0 ? (is_default ? "int64" : "int64s") : (is_default ? "float" : "floats"));
+    a = attr_of(np, an,
+                k == 0 ? (is_default ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
+                                     : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
+                       : (is_default ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+                                     : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS));
+    if (!a) continue;
+    *found = 1;
+    dml_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.rank = 1;
+    t.dtype = k == 0 ? DML_DTYPE_I64 : DML_DTYPE_F32;
+    t.dims[0] = is_default ? 1 : (int64_t)(k == 0 ? a->n_ints : a->n_floats);
+    t.data = k == 0 ? (void *)(is_default ? &a->i : a->ints)
+                    : (void *)(is_default ? &a->f : a->floats);
+    static const uint8_t none = 0;
+    if (t.dims[0] == 0) t.data = (void *)&none;
+    return dml_ir_node_set_attr_tensor(node, tname, &t);
+  }
+  /* *_tensor */
+  snprintf(an, sizeof an, "%s_tensor", prefix);
+  a = attr_of(np, an, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+  if (!a || !a->t) return DML_OK;
+  *found = 1;
+  char what[400];
+  snprintf(what, sizeof what, "attribute '%s' of %s", an,
+           onnx_node_label(np, label, sizeof(label)));
+  dml_tensor_t t;
+  void *owned = NULL;
+  size_t bytes = 0;
+  DML_RETURN_IF_ERROR(onnx_tensor_decode(a->t, ctx->base_dir, what, &t, &owned, &bytes));
+  dml_status_t st = DML_OK;
+  if (t.dtype == DML_DTYPE_STRING) {
+    int64_t n = dml_dims_numel(t.dims, t.rank);
+    char **v = (char **)calloc(n > 0 ? (size_t)n : 1, sizeof(char *));
+    if (!v) st = oom();
+    for (int64_t i = 0; !st && i < n; i++) {
+      const dml_str_t *e = &((const dml_str_t *)t.data)[i];
+      if (memchr(e->data, 0, (size_t)e->len))
+        st = dml_status_make(DML_STATUS_UNIMPLEMENTED, ONNX_ERR_OP,
+                             "%s: string %lld holds a NUL byte", what, (long long)i);
+      else if (!(v[i] = (char *)calloc((size_t)e->len + 1, 1)))
+        st = oom();
+      else if (e->len)
+        memcpy(v[i], e->data, (size_t)e->len);
+    }
+    if (!st && is_default)
+      st = n >= 1 ? dml_ir_node_set_attr_string(node, sname, v[0]) : DML_OK;
+    else if (!st)
+      st = dml_ir_node_set_attr_strings(node, sname, (const char *const *)v, (size_t)n);
+    for (int64_t i = 0; v && i < n; i++) free(v[i]);
+    free(v);
+  } else {
+    if (!t.data) {
+      static const uint8_t none = 0;
+      t.data = (void *)&none;
+    }
+    st = dml_ir_node_set_attr_tensor(node, tname, &t);
+  }
+  free(owned);
+  return st;
+}
+
+/* LabelEncoder-2..4 (ai.onnx.ml): keys_* / values_* / default_* (and
+ * keys_tensor / values_tensor / default_tensor of version 4) normalized to
+ * the IR's keys_strings | keys, values_strings | values, default_string |
+ * default (cpu_strings.c). */
+static dml_status_t onnx_imp_label_encoder(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                           const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                           uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  static const char *const skip[] = {"default_float",
+                                     "default_int64",
+                                     "default_string",
+                                     "default_tensor",
+                                     "keys_floats",
+                                     "keys_int64s",
+                                     "keys_strings",
+                                     "keys_tensor",
+                                     "values_floats",
+                                     "values_int64s",
+                                     "values_strings",
+                                     "values_tensor",
+                                     NULL};
+  dml_ir_node_t *node = NULL;
+  DML_RETURN_IF_ERROR(emit_node(ctx, np, e->op, in, n_in, skip, &node));
+  int fk = 0, fv = 0, fd = 0;
+  DML_RETURN_IF_ERROR(label_attr(ctx, np, node, "keys", 0, "keys_strings", "keys", &fk));
+  DML_RETURN_IF_ERROR(
+      label_attr(ctx, np, node, "values", 0, "values_strings", "values", &fv));
+  DML_RETURN_IF_ERROR(
+      label_attr(ctx, np, node, "default", 1, "default_string", "default", &fd));
+  if (!fk || !fv) {
+    char label[300];
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: needs keys_* and values_* attributes",
+                           onnx_node_label(np, label, sizeof(label)));
+  }
+  return DML_OK;
 }
 
 /* Normalizes `n` axes (negative counting from the end) of a rank-r tensor
@@ -1370,8 +1589,9 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
   }
   if (e->op == DML_OP_TF_IDF_VECTORIZER && onnx_attr(np, "pool_strings")) {
     snprintf(why, cap,
-             "pool_strings (string n-grams: dmlc has no string dtype; map the tokens "
-             "to integer ids and use pool_int64s)");
+             "pool_strings (string n-grams: the TfIdfVectorizer kernel takes integer "
+             "tokens only; map the tokens to integer ids, e.g. with LabelEncoder, and "
+             "use pool_int64s)");
     return 1;
   }
   if (e->op == DML_OP_CONSTANT_OF_SHAPE || e->importer == onnx_imp_constant) {
@@ -1382,8 +1602,9 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
         snprintf(why, cap, "sparse_value (sparse constants)");
         return 1;
       }
-      if (strcmp(a->name, "value_string") == 0 || strcmp(a->name, "value_strings") == 0) {
-        snprintf(why, cap, "%s (string constants)", a->name);
+      if (e->op == DML_OP_CONSTANT_OF_SHAPE && strcmp(a->name, "value") == 0 && a->t &&
+          a->t->has_data_type && onnx_dtype(a->t->data_type) == DML_DTYPE_STRING) {
+        snprintf(why, cap, "value of type STRING (ConstantOfShape fills numbers only)");
         return 1;
       }
       if (strcmp(a->name, "value") == 0 && a->t && a->t->has_data_type &&

@@ -58,6 +58,7 @@ dml_dtype_t onnx_dtype(int32_t t) {
     case ONNX_T_UINT32: return DML_DTYPE_U32;
     case ONNX_T_UINT64: return DML_DTYPE_U64;
     case ONNX_T_BFLOAT16: return DML_DTYPE_BF16;
+    case 8: return DML_DTYPE_STRING; /* STRING */
     default: return DML_DTYPE_INVALID;
   }
 }
@@ -259,12 +260,62 @@ static dml_status_t check_count(const char *what, const char *field, size_t have
                            "%zu values for %lld elements", have, (long long)numel);
 }
 
+/* A STRING tensor (string_data, one bytes entry per element; raw_data and
+ * external data are not allowed for strings by onnx.proto): one malloc'd
+ * buffer of the numel dml_str_t descriptors followed by the bytes they point
+ * at (*out_bytes = the descriptors' bytes; freeing *out_data frees all). */
+static dml_status_t decode_strings(const Onnx__TensorProto *t, const char *what,
+                                   dml_tensor_t *out, void **out_data,
+                                   size_t *out_bytes) {
+  if (t->n_dims > DML_MAX_RANK)
+    return dml_status_detail(
+        err(DML_STATUS_UNIMPLEMENTED, what, "rank above the maximum of 8"), "rank %zu",
+        t->n_dims);
+  if (t->has_raw_data ||
+      (t->has_data_location &&
+       t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
+    return err(DML_STATUS_INVALID_ARGUMENT, what,
+               "a STRING tensor must hold its values in string_data (not raw_data or "
+               "external data)");
+  dml_tensor_t tt;
+  memset(&tt, 0, sizeof(tt));
+  tt.dtype = DML_DTYPE_STRING;
+  tt.rank = (int32_t)t->n_dims;
+  for (size_t i = 0; i < t->n_dims; i++) {
+    if (t->dims[i] < 0) return err(DML_STATUS_INVALID_ARGUMENT, what, "negative dim");
+    tt.dims[i] = t->dims[i];
+  }
+  int64_t numel = dml_dims_numel(tt.dims, tt.rank);
+  if (numel < 0) return err(DML_STATUS_RESOURCE_EXHAUSTED, what, "tensor size overflows");
+  DML_RETURN_IF_ERROR(check_count(what, "string_data", t->n_string_data, numel));
+  size_t total = (size_t)numel * sizeof(dml_str_t);
+  for (size_t i = 0; i < (size_t)numel; i++) total += t->string_data[i].len;
+  uint8_t *buf = total ? (uint8_t *)malloc(total) : NULL;
+  if (total && !buf)
+    return dml_status_detail(dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, ONNX_ERR_OP,
+                                             "%s: out of memory", what),
+                             "%zu bytes", total);
+  dml_str_t *d = (dml_str_t *)buf;
+  uint8_t *p = buf + (size_t)numel * sizeof(dml_str_t);
+  for (size_t i = 0; i < (size_t)numel; i++) {
+    size_t len = t->string_data[i].len;
+    if (len) memcpy(p, t->string_data[i].data, len);
+    d[i].data = len ? (const char *)p : "";
+    d[i].len = len;
+    p += len;
+  }
+  tt.data = buf;
+  *out = tt;
+  *out_data = buf;
+  *out_bytes = (size_t)numel * sizeof(dml_str_t);
+  return DML_OK;
+}
+
 dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir,
                                 const char *what, dml_tensor_t *out, void **out_data,
                                 size_t *out_bytes) {
   int32_t ot = t->has_data_type ? t->data_type : ONNX_T_UNDEFINED;
-  if (ot == ONNX_T_STRING)
-    return err(DML_STATUS_UNIMPLEMENTED, what, "string tensors are not supported");
+  if (ot == ONNX_T_STRING) return decode_strings(t, what, out, out_data, out_bytes);
   dml_dtype_t dt = onnx_dtype(ot);
   if (dt == DML_DTYPE_INVALID)
     return dml_status_detail(err(DML_STATUS_UNIMPLEMENTED, what,

@@ -8,13 +8,21 @@ static const struct {
   size_t size;
   const char *npy;
 } k_dtypes[DML_DTYPE_COUNT_] = {
-    [DML_DTYPE_INVALID] = {"invalid", 0, NULL}, [DML_DTYPE_F32] = {"f32", 4, "<f4"},
-    [DML_DTYPE_F16] = {"f16", 2, "<f2"},        [DML_DTYPE_BF16] = {"bf16", 2, NULL},
-    [DML_DTYPE_F64] = {"f64", 8, "<f8"},        [DML_DTYPE_I8] = {"i8", 1, "|i1"},
-    [DML_DTYPE_U8] = {"u8", 1, "|u1"},          [DML_DTYPE_I16] = {"i16", 2, "<i2"},
-    [DML_DTYPE_U16] = {"u16", 2, "<u2"},        [DML_DTYPE_I32] = {"i32", 4, "<i4"},
-    [DML_DTYPE_U32] = {"u32", 4, "<u4"},        [DML_DTYPE_I64] = {"i64", 8, "<i8"},
-    [DML_DTYPE_U64] = {"u64", 8, "<u8"},        [DML_DTYPE_BOOL] = {"bool", 1, "|b1"},
+    [DML_DTYPE_INVALID] = {"invalid", 0, NULL},
+    [DML_DTYPE_F32] = {"f32", 4, "<f4"},
+    [DML_DTYPE_F16] = {"f16", 2, "<f2"},
+    [DML_DTYPE_BF16] = {"bf16", 2, NULL},
+    [DML_DTYPE_F64] = {"f64", 8, "<f8"},
+    [DML_DTYPE_I8] = {"i8", 1, "|i1"},
+    [DML_DTYPE_U8] = {"u8", 1, "|u1"},
+    [DML_DTYPE_I16] = {"i16", 2, "<i2"},
+    [DML_DTYPE_U16] = {"u16", 2, "<u2"},
+    [DML_DTYPE_I32] = {"i32", 4, "<i4"},
+    [DML_DTYPE_U32] = {"u32", 4, "<u4"},
+    [DML_DTYPE_I64] = {"i64", 8, "<i8"},
+    [DML_DTYPE_U64] = {"u64", 8, "<u8"},
+    [DML_DTYPE_BOOL] = {"bool", 1, "|b1"},
+    [DML_DTYPE_STRING] = {"str", sizeof(dml_str_t), NULL},
 };
 
 static int valid(dml_dtype_t dt) {
@@ -42,6 +50,10 @@ int dml_dtype_is_signed_int(dml_dtype_t dt) {
   return dt == DML_DTYPE_I8 || dt == DML_DTYPE_I16 || dt == DML_DTYPE_I32 ||
          dt == DML_DTYPE_I64;
 }
+int dml_dtype_is_string(dml_dtype_t dt) {
+  return dt == DML_DTYPE_STRING;
+}
+
 int dml_dtype_is_int(dml_dtype_t dt) {
   return dml_dtype_is_signed_int(dt) || dt == DML_DTYPE_U8 || dt == DML_DTYPE_U16 ||
          dt == DML_DTYPE_U32 || dt == DML_DTYPE_U64;
@@ -229,6 +241,7 @@ int dml_dtype_onnx_code(dml_dtype_t dt) {
     case DML_DTYPE_U32: return 12;
     case DML_DTYPE_U64: return 13;
     case DML_DTYPE_BF16: return 16;
+    case DML_DTYPE_STRING: return 8;
     default: return 0;
   }
 }

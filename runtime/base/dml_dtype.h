@@ -27,8 +27,23 @@ typedef enum dml_dtype {
   DML_DTYPE_I64 = 11,
   DML_DTYPE_U64 = 12,
   DML_DTYPE_BOOL = 13, /* one byte per element, 0 or 1 */
+  /* One dml_str_t (16 bytes) per element: a lent byte string (below). CPU
+   * only; ONNX's STRING (8). */
+  DML_DTYPE_STRING = 14,
   DML_DTYPE_COUNT_
 } dml_dtype_t;
+
+/* One element of a DML_DTYPE_STRING tensor: `len` bytes at `data`, lent
+ * (not NUL-terminated; NUL bytes inside are allowed). ONNX strings are
+ * UTF-8 by convention; dmlc passes the bytes through unchanged and never
+ * validates them (invalid UTF-8 is carried as it is; docs/package-format.md
+ * "String tensors"). A tensor's elements are copied by copying these
+ * descriptors: the bytes they point at are immutable while the tensor is
+ * used. `data` may be NULL when len is 0. */
+typedef struct dml_str {
+  const char *data;
+  uint64_t len;
+} dml_str_t;
 
 /* The ONNX TensorProto.DataType code of `dt` (FLOAT = 1, ..., BFLOAT16 =
  * 16; onnx.proto), as Cast's `to` attribute holds it; 0 for INVALID. */
@@ -45,6 +60,8 @@ dml_dtype_t dml_dtype_from_name(const char *name, size_t len);
 int dml_dtype_is_float(dml_dtype_t dt);
 int dml_dtype_is_int(dml_dtype_t dt); /* signed or unsigned, not bool */
 int dml_dtype_is_signed_int(dml_dtype_t dt);
+/* 1 for DML_DTYPE_STRING (whose elements are dml_str_t descriptors). */
+int dml_dtype_is_string(dml_dtype_t dt);
 
 /* NumPy dtype descr ("<f4", "|u1", "|b1", ...); NULL if no equivalent. */
 const char *dml_dtype_npy_descr(dml_dtype_t dt);

@@ -102,8 +102,24 @@ static dml_status_t hdr_err(const char *why) {
 }
 
 /* Parses the header dict into t (dtype, rank, dims). */
-static dml_status_t parse_dict(const char *s, size_t n, dml_tensor_t *t) {
+/* NumPy unicode '<U<width>' ('|U', '=U' too): sets *width (code points
+ * per element, >= 1); 0 when `d` is not a unicode descr. */
+static int unicode_width(const char *d, size_t dl, uint64_t *width) {
+  if (dl < 3 || (d[0] != '<' && d[0] != '|' && d[0] != '=') || d[1] != 'U') return 0;
+  uint64_t w = 0;
+  for (size_t i = 2; i < dl; i++) {
+    if (d[i] < '0' || d[i] > '9' || w > (UINT64_C(1) << 32)) return 0;
+    w = w * 10 + (uint64_t)(d[i] - '0');
+  }
+  if (w == 0) return 0;
+  *width = w;
+  return 1;
+}
+
+static dml_status_t parse_dict(const char *s, size_t n, dml_tensor_t *t,
+                               uint64_t *width) {
   lex_t l = {s, n, 0};
+  *width = 0;
   int have_descr = 0, have_order = 0, have_shape = 0;
   if (!eat(&l, '{')) return hdr_err("expected '{'");
   for (;;) {
@@ -123,6 +139,8 @@ static dml_status_t parse_dict(const char *s, size_t n, dml_tensor_t *t) {
       if (have_descr) return hdr_err("'descr' given twice");
       have_descr = 1;
       t->dtype = dml_dtype_from_npy_descr(d, dl);
+      if (t->dtype == DML_DTYPE_INVALID && unicode_width(d, dl, width))
+        t->dtype = DML_DTYPE_STRING;
       if (t->dtype == DML_DTYPE_INVALID) {
         const char *why = dl && d[0] == '>'                         ? " (big-endian)"
                           : dl >= 2 && (d[1] == 'O' || d[0] == 'O') ? " (object arrays)"
@@ -130,7 +148,7 @@ static dml_status_t parse_dict(const char *s, size_t n, dml_tensor_t *t) {
         return dml_status_make(
             DML_STATUS_UNIMPLEMENTED, OP,
             ".npy dtype '%.*s'%s is not supported (supported: f2 f4 f8 i1 "
-            "i2 i4 i8 u1 u2 u4 u8 b1, little-endian)",
+            "i2 i4 i8 u1 u2 u4 u8 b1 and unicode U<n>, little-endian)",
             (int)(dl > 32 ? 32 : dl), d, why);
       }
     } else if (kl == 13 && memcmp(key, "fortran_order", 13) == 0) {
@@ -183,14 +201,25 @@ static dml_status_t parse_dict(const char *s, size_t n, dml_tensor_t *t) {
 /* Parses the header in b[start, data_offset) and checks the data size
  * (`avail` bytes follow data_offset). */
 static dml_status_t parse_header(const uint8_t *b, size_t start, size_t data_offset,
-                                 uint64_t avail, dml_tensor_t *out, size_t *out_bytes) {
+                                 uint64_t avail, dml_tensor_t *out, size_t *out_bytes,
+                                 uint64_t *out_width) {
   dml_tensor_t t;
   memset(&t, 0, sizeof t);
   const char *h = (const char *)b + start;
   size_t hl = data_offset - start;
   if (memchr(h, 0, hl)) return hdr_err("NUL byte in the header");
-  DML_RETURN_IF_ERROR(parse_dict(h, hl, &t));
+  uint64_t width = 0;
+  DML_RETURN_IF_ERROR(parse_dict(h, hl, &t, &width));
+  *out_width = width;
   size_t nb = dml_tensor_bytes(&t);
+  if (width) { /* the file's bytes: numel * 4 * width (UTF-32) */
+    int64_t numel = dml_dims_numel(t.dims, t.rank);
+    uint64_t fb;
+    nb = numel < 0 || __builtin_mul_overflow((uint64_t)numel, 4 * width, &fb) ||
+                 fb > SIZE_MAX / 2
+             ? SIZE_MAX
+             : (size_t)fb;
+  }
   if (nb == SIZE_MAX)
     return dml_status_make(DML_STATUS_DATA_LOSS, OP,
                            ".npy shape overflows (dtype %s, rank %d)",
@@ -221,6 +250,76 @@ static void normalize_bool(dml_tensor_t *t, size_t nb) {
   for (size_t i = 0; i < nb; i++) p[i] = p[i] != 0;
 }
 
+/* The UTF-8 length of code point c (0: not a Unicode scalar value). */
+static size_t utf8_len(uint32_t c) {
+  if (c < 0x80) return 1;
+  if (c < 0x800) return 2;
+  if (c >= 0xD800 && c <= 0xDFFF) return 0;
+  if (c < 0x10000) return 3;
+  if (c <= 0x10FFFF) return 4;
+  return 0;
+}
+
+static uint32_t get_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+/* NumPy '<U<width>' data (UTF-32LE, each element `width` code points,
+ * NUL-padded at the end) -> a string tensor: one 64-byte aligned buffer of
+ * the numel dml_str_t descriptors followed by their UTF-8 bytes. A code
+ * point that is no Unicode scalar value is DATA_LOSS. */
+static dml_status_t utf32_to_strings(const uint8_t *src, dml_tensor_t *t, uint64_t width,
+                                     void **out_buf) {
+  size_t numel = (size_t)dml_dims_numel(t->dims, t->rank);
+  size_t total = numel * sizeof(dml_str_t);
+  for (size_t i = 0; i < numel; i++)
+    for (uint64_t k = 0; k < width; k++) {
+      uint32_t c = get_le32(src + (i * width + k) * 4);
+      size_t l = utf8_len(c);
+      if (!l)
+        return dml_status_make(DML_STATUS_DATA_LOSS, OP,
+                               ".npy unicode element %zu holds U+%X, not a Unicode "
+                               "scalar value",
+                               i, (unsigned)c);
+      total += l;
+    }
+  uint8_t *buf = (uint8_t *)alloc_data(total);
+  if (!buf)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory (%zu bytes)",
+                           total);
+  dml_str_t *d = (dml_str_t *)buf;
+  uint8_t *p = buf + numel * sizeof(dml_str_t);
+  for (size_t i = 0; i < numel; i++) {
+    uint64_t n = width; /* trailing NULs are padding (NumPy strips them) */
+    while (n > 0 && get_le32(src + (i * width + n - 1) * 4) == 0) n--;
+    d[i].data = (const char *)p;
+    for (uint64_t k = 0; k < n; k++) {
+      uint32_t c = get_le32(src + (i * width + k) * 4);
+      if (c < 0x80) {
+        *p++ = (uint8_t)c;
+      } else if (c < 0x800) {
+        *p++ = (uint8_t)(0xC0 | (c >> 6));
+        *p++ = (uint8_t)(0x80 | (c & 0x3F));
+      } else if (c < 0x10000) {
+        *p++ = (uint8_t)(0xE0 | (c >> 12));
+        *p++ = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+        *p++ = (uint8_t)(0x80 | (c & 0x3F));
+      } else {
+        *p++ = (uint8_t)(0xF0 | (c >> 18));
+        *p++ = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
+        *p++ = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+        *p++ = (uint8_t)(0x80 | (c & 0x3F));
+      }
+    }
+    d[i].len = (uint64_t)(p - (const uint8_t *)d[i].data);
+    if (!d[i].len) d[i].data = "";
+  }
+  t->data = buf;
+  *out_buf = buf;
+  return DML_OK;
+}
+
 dml_status_t dml_npy_read_memory(const void *bytes, size_t size, dml_tensor_t *out,
                                  void **out_buffer) {
   const uint8_t *b = (const uint8_t *)bytes;
@@ -232,7 +331,15 @@ dml_status_t dml_npy_read_memory(const void *bytes, size_t size, dml_tensor_t *o
         "truncated .npy file: header ends at byte %zu, file is %zu bytes", data_off,
         size);
   dml_tensor_t t;
-  DML_RETURN_IF_ERROR(parse_header(b, start, data_off, size - data_off, &t, &nb));
+  uint64_t width = 0;
+  DML_RETURN_IF_ERROR(parse_header(b, start, data_off, size - data_off, &t, &nb, &width));
+  if (width) {
+    void *sbuf = NULL;
+    DML_RETURN_IF_ERROR(utf32_to_strings(b + data_off, &t, width, &sbuf));
+    *out = t;
+    *out_buffer = sbuf;
+    return DML_OK;
+  }
   void *buf = alloc_data(nb);
   if (!buf)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory (%zu bytes)",
@@ -292,7 +399,8 @@ dml_status_t dml_npy_read_file(const char *path, dml_tensor_t *out, void **out_b
     goto free_hdr;
   }
   dml_tensor_t t;
-  st = parse_header(hdr, start, data_off, fsize - data_off, &t, &nb);
+  uint64_t width = 0;
+  st = parse_header(hdr, start, data_off, fsize - data_off, &t, &nb, &width);
   if (st) goto free_hdr;
   buf = alloc_data(nb);
   if (!buf) {
@@ -307,6 +415,13 @@ dml_status_t dml_npy_read_file(const char *path, dml_tensor_t *out, void **out_b
   }
   t.data = buf;
   normalize_bool(&t, nb);
+  if (width) {
+    void *sbuf = NULL;
+    st = utf32_to_strings((const uint8_t *)buf, &t, width, &sbuf);
+    free(buf);
+    if (st) goto free_hdr;
+    buf = sbuf;
+  }
   *out = t;
   *out_buffer = buf;
 free_hdr:
@@ -319,8 +434,87 @@ close_fd:
 
 /* ---- writer ---- */
 
+static dml_status_t write_npy(const dml_tensor_t *t, const char *descr, const void *data,
+                              size_t nb, void **out_bytes, size_t *out_size);
+
+/* Decodes one UTF-8 sequence at p[0..n): its code point and length, 0 when
+ * the bytes are not valid UTF-8 there (overlong, surrogate, > U+10FFFF). */
+static size_t utf8_next(const uint8_t *p, size_t n, uint32_t *cp) {
+  if (!n) return 0;
+  uint32_t c = p[0];
+  size_t l = c < 0x80             ? 1
+             : (c & 0xE0) == 0xC0 ? 2
+             : (c & 0xF0) == 0xE0 ? 3
+             : (c & 0xF8) == 0xF0 ? 4
+                                  : 0;
+  if (!l || l > n) return 0;
+  if (l > 1) c &= 0x3Fu >> (l - 1);
+  for (size_t i = 1; i < l; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    c = c << 6 | (p[i] & 0x3F);
+  }
+  if (utf8_len(c) != l) return 0; /* overlong or not a scalar value */
+  *cp = c;
+  return l;
+}
+
+/* A string tensor as NumPy '<U<width>' (width: the longest element in code
+ * points, at least 1): UTF-32LE, NUL-padded. Elements must be valid UTF-8
+ * not ending in NUL (NumPy strips trailing NULs); else INVALID_ARGUMENT. */
+static dml_status_t write_strings(const dml_tensor_t *t, void **out_bytes,
+                                  size_t *out_size) {
+  if (t->rank < 0 || t->rank > DML_MAX_RANK)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "bad rank %d", (int)t->rank);
+  int64_t numel = dml_dims_numel(t->dims, t->rank);
+  if (numel < 0 || (numel && !t->data))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "bad shape or missing data");
+  const dml_str_t *e = (const dml_str_t *)t->data;
+  uint64_t width = 1;
+  for (int64_t i = 0; i < numel; i++) {
+    const uint8_t *p = (const uint8_t *)e[i].data;
+    uint64_t cps = 0;
+    for (size_t k = 0; k < e[i].len;) {
+      uint32_t c = 0;
+      size_t l = utf8_next(p + k, (size_t)e[i].len - k, &c);
+      if (!l || (c == 0 && k + l == e[i].len))
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                               "string element %lld is not valid UTF-8 ending in a "
+                               "non-NUL character (at byte %zu): NumPy's unicode dtype "
+                               "cannot hold it",
+                               (long long)i, k);
+      k += l;
+      cps++;
+    }
+    if (cps > width) width = cps;
+  }
+  uint64_t nb;
+  if (__builtin_mul_overflow((uint64_t)numel, 4 * width, &nb) || nb > SIZE_MAX / 2)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "tensor too large");
+  uint8_t *data = (uint8_t *)calloc(nb ? (size_t)nb : 1, 1);
+  if (!data) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  for (int64_t i = 0; i < numel; i++) {
+    const uint8_t *p = (const uint8_t *)e[i].data;
+    uint8_t *o = data + (size_t)i * 4 * width;
+    for (size_t k = 0; k < e[i].len;) {
+      uint32_t c = 0;
+      k += utf8_next(p + k, (size_t)e[i].len - k, &c);
+      o[0] = (uint8_t)c, o[1] = (uint8_t)(c >> 8), o[2] = (uint8_t)(c >> 16),
+      o[3] = (uint8_t)(c >> 24);
+      o += 4;
+    }
+  }
+  char descr[32];
+  snprintf(descr, sizeof descr, "<U%llu", (unsigned long long)width);
+  dml_tensor_t raw = *t;
+  raw.dtype = DML_DTYPE_U8; /* the header's shape with these bytes */
+  dml_status_t st = write_npy(&raw, descr, data, (size_t)nb, out_bytes, out_size);
+  free(data);
+  return st;
+}
+
 dml_status_t dml_npy_write_memory(const dml_tensor_t *t, void **out_bytes,
                                   size_t *out_size) {
+  if (t->dtype == DML_DTYPE_STRING) return write_strings(t, out_bytes, out_size);
   const char *descr = dml_dtype_npy_descr(t->dtype);
   if (!descr)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
@@ -330,6 +524,12 @@ dml_status_t dml_npy_write_memory(const dml_tensor_t *t, void **out_bytes,
   size_t nb = dml_tensor_bytes(t);
   if (nb == SIZE_MAX || (nb && !t->data))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "bad shape or missing data");
+  return write_npy(t, descr, t->data, nb, out_bytes, out_size);
+}
+
+/* The .npy file of t's shape with dtype `descr` and the nb bytes at data. */
+static dml_status_t write_npy(const dml_tensor_t *t, const char *descr, const void *data,
+                              size_t nb, void **out_bytes, size_t *out_size) {
   char dict[512];
   int k = snprintf(dict, sizeof dict,
                    "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
@@ -354,7 +554,7 @@ dml_status_t dml_npy_write_memory(const dml_tensor_t *t, void **out_bytes,
   memcpy(b + 10, dict, (size_t)k);
   memset(b + 10 + k, ' ', padded - 10 - (size_t)k - 1);
   b[padded - 1] = '\n';
-  if (nb) memcpy(b + padded, t->data, nb);
+  if (nb) memcpy(b + padded, data, nb);
   *out_bytes = b;
   *out_size = padded + nb;
   return DML_OK;

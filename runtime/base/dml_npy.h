@@ -5,7 +5,12 @@
  * Versions 1.0, 2.0 and 3.0 are read; 1.0 is written (2.0 when the header
  * would exceed 65535 bytes). Only C-order arrays of the dtypes of
  * dml_dtype_npy_descr() are supported (little-endian, or '|' for one-byte
- * types); bf16 has no NumPy dtype.
+ * types); bf16 has no NumPy dtype. String tensors are NumPy's unicode dtype
+ * '<U<n>' (what numpy.save writes for str arrays: UTF-32LE, n code points
+ * per element, NUL-padded): read into UTF-8 (the buffer holds the dml_str_t
+ * descriptors and then their bytes; trailing NULs are padding), written
+ * with n the longest element (elements must be valid UTF-8 not ending in
+ * NUL: INVALID_ARGUMENT otherwise). Object arrays (pickles) are refused.
  *
  * Ownership: readers hand the caller `*out_buffer` (malloc'd, 64-byte
  * aligned, release with free()); `out->data` points into it. Writers

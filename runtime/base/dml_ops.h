@@ -27,6 +27,11 @@ extern "C" {
  * run_loop) over functions of the package, not by a kernel; the GPU
  * targets refuse it. */
 #define DML_OPF_CONTROL_FLOW 0x80u
+/* Takes string tensors (DML_DTYPE_STRING) on the CPU: data movement (the
+ * kernel moves dml_str_t descriptors), Cast, Equal and the string ops
+ * (runtime/cpu/cpu_strings.c). Shape inference refuses a string input of
+ * any other op, and the GPU targets refuse string tensors. */
+#define DML_OPF_STRINGS 0x100u
 /* Tolerance class of the op's f32 result against a reference computed
  * from the same inputs (dmlc check, runtime/rt_check.c; the every-op
  * differential test, tests/check): at most one of the three; none is

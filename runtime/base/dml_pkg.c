@@ -492,6 +492,11 @@ static dml_status_t encode_attr(wbuf_t *b, const dml_attr_t *a) {
       break;
     case DML_ATTR_TENSOR: {
       const dml_tensor_t *t = &a->tensor;
+      if (t->dtype == DML_DTYPE_STRING)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP_WRITE,
+                               "tensor attribute '%s' holds strings, which packages do "
+                               "not store (STRINGS attributes do)",
+                               a->name);
       size_t nb = dml_tensor_bytes(t);
       if (t->rank < 0 || t->rank > DML_MAX_RANK || nb == SIZE_MAX || (nb && !t->data))
         return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP_WRITE,
@@ -848,7 +853,8 @@ static int decode_attr(rd_t *r, dml_attr_t *a) {
       if (!rd_u32(r, &dt, "tensor attribute dtype") ||
           !rd_u32(r, &rank, "tensor attribute rank"))
         return 0;
-      if (dml_dtype_size((dml_dtype_t)dt) == 0 || rank > DML_MAX_RANK)
+      if (dml_dtype_size((dml_dtype_t)dt) == 0 || dt == DML_DTYPE_STRING ||
+          rank > DML_MAX_RANK)
         return rd_fail(r, "%s has a bad dtype or rank (at byte %zu of %zu)",
                        "tensor attribute");
       a->tensor.dtype = (dml_dtype_t)dt;
@@ -1368,4 +1374,115 @@ void dml_pkg_graph_release(dml_pkg_graph_t *g) {
     free(g->pool_);
   }
   free(g);
+}
+
+/* ===================================================================== */
+/* "strings" section: the string constants                               */
+/* ===================================================================== */
+
+dml_status_t dml_pkg_strings_encode(const dml_pkg_strtab_t *tabs, uint32_t n,
+                                    uint8_t **out, size_t *out_size) {
+  wbuf_t b = {0};
+  wb_u32(&b, n);
+  for (uint32_t t = 0; t < n; t++) {
+    wb_u64(&b, tabs[t].weights_offset);
+    wb_u64(&b, tabs[t].count);
+    for (uint64_t i = 0; i < tabs[t].count; i++) wb_u64(&b, tabs[t].elems[i].len);
+    for (uint64_t i = 0; i < tabs[t].count; i++)
+      wb_put(&b, tabs[t].elems[i].data, (size_t)tabs[t].elems[i].len);
+  }
+  if (b.failed) {
+    free(b.p);
+    return oom(OP_WRITE);
+  }
+  *out = b.p;
+  *out_size = b.n;
+  return DML_OK;
+}
+
+void dml_pkg_strings_release(dml_pkg_strtab_t *tabs, uint32_t n) {
+  for (uint32_t t = 0; tabs && t < n; t++) free(tabs[t].elems);
+  free(tabs);
+}
+
+static dml_status_t strings_bad(const char *what, size_t pos, size_t size) {
+  return dml_status_make(DML_STATUS_DATA_LOSS, OP_LOAD,
+                         "section 'strings': %s at byte %zu (section is %zu bytes)", what,
+                         pos, size);
+}
+
+dml_status_t dml_pkg_strings_decode(const void *bytes, size_t size,
+                                    dml_pkg_strtab_t **out_tabs, uint32_t *out_n) {
+  const uint8_t *p = (const uint8_t *)bytes;
+  size_t pos = 0;
+  if (size < 4) return strings_bad("truncated table count", 0, size);
+  uint32_t n = get_u32(p);
+  pos = 4;
+  /* each table takes at least 16 bytes: no allocation beyond the bytes */
+  if (n > (size - pos) / 16) return strings_bad("table count too large", 0, size);
+  dml_pkg_strtab_t *tabs = (dml_pkg_strtab_t *)calloc(n ? n : 1, sizeof(*tabs));
+  if (!tabs) return oom(OP_LOAD);
+  dml_status_t st = DML_OK;
+  for (uint32_t t = 0; t < n && !st; t++) {
+    if (size - pos < 16) {
+      st = strings_bad("truncated table header", pos, size);
+      break;
+    }
+    tabs[t].weights_offset = get_u64(p + pos);
+    tabs[t].count = get_u64(p + pos + 8);
+    if (t > 0 && tabs[t].weights_offset <= tabs[t - 1].weights_offset) {
+      st = strings_bad("table weights offsets not increasing", pos, size);
+      break;
+    }
+    pos += 16;
+    uint64_t cnt = tabs[t].count;
+    if (cnt > (size - pos) / 8) {
+      st = strings_bad("string count exceeds the section", pos, size);
+      break;
+    }
+    size_t lens = pos;
+    pos += (size_t)cnt * 8;
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < cnt; i++) {
+      uint64_t l = get_u64(p + lens + i * 8);
+      if (l > size - pos || total > size - pos - l) {
+        st = strings_bad("string lengths exceed the section", lens + (size_t)i * 8, size);
+        break;
+      }
+      total += l;
+    }
+    if (st) break;
+    tabs[t].elems = (dml_str_t *)calloc(cnt ? (size_t)cnt : 1, sizeof(dml_str_t));
+    if (!tabs[t].elems) {
+      st = oom(OP_LOAD);
+      break;
+    }
+    for (uint64_t i = 0; i < cnt; i++) {
+      uint64_t l = get_u64(p + lens + i * 8);
+      tabs[t].elems[i].data = l ? (const char *)(p + pos) : "";
+      tabs[t].elems[i].len = l;
+      pos += (size_t)l;
+    }
+  }
+  if (!st && pos != size) st = strings_bad("trailing bytes", pos, size);
+  if (st) {
+    dml_pkg_strings_release(tabs, n);
+    return st;
+  }
+  *out_tabs = tabs;
+  *out_n = n;
+  return DML_OK;
+}
+
+const dml_pkg_strtab_t *dml_pkg_strings_find(const dml_pkg_strtab_t *tabs, uint32_t n,
+                                             uint64_t weights_offset) {
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (tabs[mid].weights_offset < weights_offset)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && tabs[lo].weights_offset == weights_offset ? &tabs[lo] : NULL;
 }

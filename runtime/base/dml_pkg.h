@@ -287,6 +287,33 @@ int dml_pkg_host_value(const dml_pkg_function_t *f, uint32_t v);
  * constant, an absent or out-of-range `v`). */
 uint32_t dml_pkg_producer(const dml_pkg_function_t *f, uint32_t v);
 
+/* ---- "strings" section (docs/package-format.md "String tensors") ----
+ * The elements of every CONST value of dtype string: the value's bytes in
+ * "weights" are reserved (zeros, never read); its elements are here, in a
+ * table keyed by the value's weights offset:
+ *   strings := u32 n_tables, table[n_tables]     weights_offset increasing
+ *   table   := u64 weights_offset, u64 count, u64 len[count],
+ *              the count strings' bytes, concatenated
+ * The whole section is consumed. */
+typedef struct dml_pkg_strtab {
+  uint64_t weights_offset;
+  uint64_t count;
+  dml_str_t *elems; /* decode: malloc'd descriptors into the section's bytes */
+} dml_pkg_strtab_t;
+
+/* Encodes `n` tables (sorted by weights_offset) into a malloc'd buffer. */
+dml_status_t dml_pkg_strings_encode(const dml_pkg_strtab_t *tabs, uint32_t n,
+                                    uint8_t **out, size_t *out_size);
+/* Decodes the section (untrusted bytes: every count and length is checked
+ * against the bytes left before use; DATA_LOSS names the byte). The
+ * descriptors point into `bytes`, which must outlive the tables. */
+dml_status_t dml_pkg_strings_decode(const void *bytes, size_t size,
+                                    dml_pkg_strtab_t **out_tabs, uint32_t *out_n);
+void dml_pkg_strings_release(dml_pkg_strtab_t *tabs, uint32_t n);
+/* The table of weights offset `weights_offset`, or NULL. */
+const dml_pkg_strtab_t *dml_pkg_strings_find(const dml_pkg_strtab_t *tabs, uint32_t n,
+                                             uint64_t weights_offset);
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,8 +44,8 @@ int dml_tfidf_parse(const dml_attr_t *attrs, size_t n_attrs, dml_tfidf_t *out, c
                     size_t cap) {
   if (dml_attr_find(attrs, n_attrs, "pool_strings")) {
     err_out(err, cap,
-            "pool_strings is not supported: dmlc has no string dtype (map the tokens to "
-            "integer ids and use pool_int64s)");
+            "pool_strings is not supported: the kernel counts integer tokens (map the "
+            "tokens to integer ids, e.g. with LabelEncoder, and use pool_int64s)");
     return 1;
   }
   dml_tfidf_t t;

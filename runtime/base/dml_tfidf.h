@@ -11,7 +11,8 @@
  * pool order across levels; ngram_indexes[i] is the output coordinate of
  * n-gram i and weights[i] (all ones when absent) its weight.
  *
- * String pools (pool_strings) are not supported: dmlc has no string dtype.
+ * String pools (pool_strings) are not supported: the kernel counts integer
+ * tokens (string tensors exist, CPU only, but this kernel does not take them).
  */
 #ifndef DML_TFIDF_H_
 #define DML_TFIDF_H_

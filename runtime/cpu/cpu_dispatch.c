@@ -398,6 +398,12 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(RANDOM_NORMAL_LIKE, RandomNormal),
     K(BERNOULLI, Bernoulli),
     K(MULTINOMIAL, Multinomial),
+    K(STRING_CONCAT, StringConcat),
+    K(STRING_SPLIT, StringSplit),
+    K(STRING_NORMALIZER, StringNormalizer),
+    K(REGEX_FULL_MATCH, RegexFullMatch),
+    K(LABEL_ENCODER, LabelEncoder),
+    KS(TREE_ENSEMBLE, TreeEnsemble),
 };
 
 int dml_cpu_supports(dml_op_t op) {
@@ -471,6 +477,8 @@ dml_status_t dml_cpu_run(const dml_cpu_call_t *c) {
   if (c->output_capacity && dml_op_info(c->op) && dml_cpu_supports(c->op))
     DML_RETURN_IF_ERROR(dml_cpu_value_dims(c));
   DML_RETURN_IF_ERROR(check_call(c));
+  dml_status_t sst = DML_OK;
+  if (dml_cpu_strings_route(c, &sst)) return sst;
   const entry_t *e = &k_table[c->op];
   if (e->scratch) {
     size_t need = e->scratch(c, 1); /* the minimum: one thread */

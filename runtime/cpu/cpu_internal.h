@@ -361,6 +361,18 @@ DML_CPU_DECL(DeformConv)
 DML_CPU_DECL(MelWeightMatrix)
 /* text (cpu_text.c) */
 DML_CPU_DECL_S(TfIdfVectorizer)
+/* strings (cpu_strings.c) */
+DML_CPU_DECL(StringConcat)
+DML_CPU_DECL(StringSplit)
+DML_CPU_DECL(StringNormalizer)
+DML_CPU_DECL(RegexFullMatch)
+DML_CPU_DECL(LabelEncoder)
+/* ai.onnx.ml (cpu_ml.c) */
+DML_CPU_DECL_S(TreeEnsemble)
+/* A call with a string input or output: Cast and Equal run the string
+ * kernels, ops that do not take strings fail (UNIMPLEMENTED naming the op);
+ * returns 1 with *out set when handled, 0 to run the table's kernel. */
+int dml_cpu_strings_route(const dml_cpu_call_t *c, dml_status_t *out);
 /* issue #3 ops (cpu_ops2_elementwise.c, cpu_ops2_axis.c) */
 DML_CPU_DECL(Unary2)
 DML_CPU_DECL(IsSpecial)

@@ -51,6 +51,26 @@
 extern "C" {
 #endif
 
+/* The string heap: where kernels put the bytes of string results
+ * (DML_DTYPE_STRING outputs of Cast, StringConcat, StringNormalizer). A
+ * session owns one, resets it at the start of each run (results stay valid
+ * until the next run) and releases it with the session; it grows by
+ * malloc'd chunks as the data needs (run-time allocation: strings have no
+ * compile-time size; docs/package-format.md "String tensors"). */
+typedef struct dml_cpu_strheap dml_cpu_strheap_t;
+dml_cpu_strheap_t *dml_cpu_strheap_create(void); /* NULL when out of memory */
+void dml_cpu_strheap_reset(dml_cpu_strheap_t *h);
+void dml_cpu_strheap_release(dml_cpu_strheap_t *h);
+/* `n` bytes (1 when n is 0), unaligned; NULL when out of memory. */
+char *dml_cpu_strheap_alloc(dml_cpu_strheap_t *h, size_t n);
+/* Bytes handed out since the last reset. */
+uint64_t dml_cpu_strheap_bytes(const dml_cpu_strheap_t *h);
+/* 1 when `op`'s CPU kernel takes string tensors (DML_OPF_STRINGS in
+ * ops.def). */
+int dml_cpu_op_takes_strings(dml_op_t op);
+/* 1 when RegexFullMatch can run: PCRE2 (libpcre2-8.so.0) opens. */
+int dml_cpu_regex_available(void);
+
 typedef struct dml_cpu_call {
   dml_op_t op;
   const char *node_name; /* for error details; may be NULL */
@@ -73,6 +93,9 @@ typedef struct dml_cpu_call {
   /* Value-dependent shapes (above): per output, the bytes of memory at its
    * data; NULL when the output dims passed are exact. */
   const uint64_t *output_capacity;
+  /* Where string results go (NULL: a kernel with string results fails
+   * with FAILED_PRECONDITION). */
+  dml_cpu_strheap_t *strings;
 } dml_cpu_call_t;
 
 /* Runs `call->op` on the CPU. */

@@ -277,6 +277,26 @@ void conf_compare_output(const char *test, const char *oname, uint32_t oi,
     }
     return;
   }
+  if (want->dtype == DML_DTYPE_STRING) {
+    /* strings: byte-equal */
+    const dml_str_t *g = (const dml_str_t *)got->data, *w = (const dml_str_t *)want->data;
+    for (int64_t i = 0; i < n; i++) {
+      if (g[i].len == w[i].len &&
+          (g[i].len == 0 || memcmp(g[i].data, w[i].data, (size_t)g[i].len) == 0))
+        continue;
+      int gl = g[i].len > 60 ? 60 : (int)g[i].len,
+          wl = w[i].len > 60 ? 60 : (int)w[i].len;
+      v->kind = "wrong values";
+      v->output = conf_xstrdup(oname);
+      v->index = i;
+      v->message = conf_xprintf(
+          "output %u '%s': first mismatch at index %lld (got '%.*s', want '%.*s')", oi,
+          oname, (long long)i, gl, g[i].data ? g[i].data : "", wl,
+          w[i].data ? w[i].data : "");
+      return;
+    }
+    return;
+  }
   if (dml_dtype_is_float(want->dtype)) {
     for (int64_t i = 0; i < n; i++) {
       double a = dml_load_f64(got->dtype, got->data, (size_t)i);

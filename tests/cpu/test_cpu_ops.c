@@ -421,10 +421,12 @@ static void test_cast(void) {
   /* every dtype to every dtype, on small non-negative integers */
   uint8_t src[16][64], dst[64];
   for (int s = 1; s < DML_DTYPE_COUNT_; s++) {
+    if (s == DML_DTYPE_STRING) continue; /* numbers only: strings in test_cpu_strings */
     for (int i = 0; i < 4; i++)
       dml_store_i64((dml_dtype_t)s, src[s], (size_t)i,
                     s == DML_DTYPE_BOOL ? i % 2 : i * 3);
     for (int d = 1; d < DML_DTYPE_COUNT_; d++) {
+      if (d == DML_DTYPE_STRING) continue;
       dml_tensor_t ti = tens((dml_dtype_t)s, src[s], 1, D(4)),
                    to = tens((dml_dtype_t)d, dst, 1, D(4));
       CHECK_OK(run_op(DML_OP_CAST, &ti, 1, &to, 1, NULL, 0));

@@ -249,7 +249,7 @@ static void test_errors(void) {
   in = tens(DML_DTYPE_I64, (void *)k_pool, 1, D(3));
   CHECK_ERROR(run_op(DML_OP_TF_IDF_VECTORIZER, &in, 1, &out, 1, a, na + 1),
               DML_STATUS_UNIMPLEMENTED,
-              "pool_strings is not supported: dmlc has no string");
+              "pool_strings is not supported: the kernel counts integer tokens");
   /* input rank 3, wrong output shape */
   in = tens(DML_DTYPE_I64, (void *)k_pool, 3, D(1), D(1), D(3));
   CHECK_ERROR(run_op(DML_OP_TF_IDF_VECTORIZER, &in, 1, &out, 1, a, na),

@@ -21,7 +21,7 @@ static dml_status_t run(dml_op_t op, dml_tensor_t *in, uint32_t n_in, dml_tensor
                         uint32_t n_out, const dml_attr_t *attrs, uint32_t n_attrs) {
   dml_cpu_call_t c = {op,    "t",   in,      n_in,      out,
                       n_out, attrs, n_attrs, g_scratch, sizeof g_scratch,
-                      0,     0,     0,       NULL};
+                      0,     0,     0,       NULL,      NULL};
   return dml_cpu_run(&c);
 }
 

@@ -26,9 +26,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!st) {
       size_t nb = dml_tensor_bytes(&t);
       if (r.dtype != t.dtype || r.rank != t.rank ||
-          memcmp(r.dims, t.dims, sizeof(int64_t) * (size_t)t.rank) != 0 ||
-          (nb && memcmp(r.data, t.data, nb) != 0))
-        abort(); /* the round trip changed the array */
+          memcmp(r.dims, t.dims, sizeof(int64_t) * (size_t)t.rank) != 0)
+        abort();                         /* the round trip changed the array */
+      if (t.dtype == DML_DTYPE_STRING) { /* strings: their bytes, not the pointers */
+        const dml_str_t *a = (const dml_str_t *)t.data, *b = (const dml_str_t *)r.data;
+        for (size_t i = 0; i < nb / sizeof(dml_str_t); i++)
+          if (a[i].len != b[i].len ||
+              (a[i].len && memcmp(a[i].data, b[i].data, (size_t)a[i].len) != 0))
+            abort();
+      } else if (nb && memcmp(r.data, t.data, nb) != 0) {
+        abort();
+      }
       free(rbuf);
     }
   }

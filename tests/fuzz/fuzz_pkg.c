@@ -10,6 +10,8 @@
  *         the bytes of a "kernels.spirv" section, wrapped likewise (weights
  *         of 1 MiB), so the fuzzer reaches the kernel section decoder.
  *   4:    as 2, with a "kernels.cuda" section (the CUDA image container).
+ *   6:    as 2, with a "strings" section (string constants, dml_pkg.h), so
+ *         the fuzzer reaches the strings decoder and the string kernels.
  * Accepted packages are introspected through every accessor and, when their
  * arena is small, run on zero inputs at small symbol values. Any crash,
  * leak or sanitizer report is a bug. */
@@ -83,7 +85,7 @@ static void exercise(dml_rt_model_t *m) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   void *wrapped = NULL;
   const uint8_t *bytes = data;
-  int kmode = size >= 5 && (data[0] == 2 || data[0] == 4);
+  int kmode = size >= 5 && (data[0] == 2 || data[0] == 4 || data[0] == 6);
   if (size > 0 && ((data[0] & 1) || kmode)) {
     static uint8_t weights[1 << 20];
     if (!weights[0])
@@ -106,7 +108,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!st) st = dml_pkg_writer_add_section(w, "meta", "producer: fuzz\n", 15, 8);
     if (!st) st = dml_pkg_writer_add_section(w, "graph", graph, gsize, 8);
     if (!st && kmode)
-      st = dml_pkg_writer_add_section(w, data[0] == 4 ? "kernels.cuda" : "kernels.spirv",
+      st = dml_pkg_writer_add_section(w,
+                                      data[0] == 6   ? "strings"
+                                      : data[0] == 4 ? "kernels.cuda"
+                                                     : "kernels.spirv",
                                       kern, ksize, 8);
     if (!st) st = dml_pkg_writer_add_section(w, "weights", weights, wsize, 4096);
     if (!st) st = dml_pkg_writer_finish_memory(w, &wrapped, &size);

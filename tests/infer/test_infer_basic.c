@@ -40,8 +40,13 @@ static void test_cast(void) {
     INFER_OK(&t, n);
     CHECK_TYPE(&t, n->outputs[0], cases[i].want);
   }
-  dml_ir_node_t *bad = tnode(&t, DML_OP_CAST, "cast8", 1, &x, 1);
-  CHECK_OK(dml_ir_node_set_attr_int(bad, "to", 8));
+  /* 8 (STRING) is a dmlc dtype (string tensors, CPU only); 14 (COMPLEX64) not */
+  dml_ir_node_t *str = tnode(&t, DML_OP_CAST, "cast8", 1, &x, 1);
+  CHECK_OK(dml_ir_node_set_attr_int(str, "to", 8));
+  INFER_OK(&t, str);
+  CHECK_TYPE(&t, str->outputs[0], "str[batch,4]");
+  dml_ir_node_t *bad = tnode(&t, DML_OP_CAST, "cast14", 1, &x, 1);
+  CHECK_OK(dml_ir_node_set_attr_int(bad, "to", 14));
   CHECK_ERROR(dml_ir_infer_node(t.m, bad), DML_STATUS_UNIMPLEMENTED, "ONNX dtype code");
   dml_ir_node_t *none = tnode(&t, DML_OP_CAST, "castnone", 1, &x, 1);
   CHECK_ERROR(dml_ir_infer_node(t.m, none), DML_STATUS_INVALID_ARGUMENT,

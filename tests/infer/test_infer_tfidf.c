@@ -62,7 +62,7 @@ static void test_errors(void) {
   const char *strs[2] = {"a", "b"};
   CHECK_OK(dml_ir_node_set_attr_strings(n, "pool_strings", strs, 2));
   CHECK_ERROR(dml_ir_infer_node(t.m, n), DML_STATUS_UNIMPLEMENTED,
-              "pool_strings is not supported: dmlc has no string dtype");
+              "pool_strings is not supported: the kernel counts integer tokens");
   n = tfidf(&t, x, "TF", idx);
   const double w[2] = {1, 2};
   CHECK_OK(dml_ir_node_set_attr_floats(n, "weights", w, 2));

@@ -57,12 +57,13 @@ static void test_strings_refused(void) {
   CHECK_ERROR(
       import_fixture("tfidf_pool_strings.onnx", &m), DML_STATUS_UNIMPLEMENTED,
       "model uses 1 unsupported attribute (opset 9): TfIdfVectorizer pool_strings "
-      "(string n-grams: dmlc has no string dtype; map the tokens to integer ids "
-      "and use pool_int64s)");
+      "(string n-grams: the TfIdfVectorizer kernel takes integer tokens only; map "
+      "the tokens to integer ids, e.g. with LabelEncoder, and use pool_int64s)");
   CHECK_ERROR(import_fixture("tfidf_pool_strings.onnx", &m), DML_STATUS_UNIMPLEMENTED,
               "node 'tfidf_str' (TfIdfVectorizer): unsupported pool_strings");
   CHECK_ERROR(import_fixture("tfidf_string_input.onnx", &m), DML_STATUS_UNIMPLEMENTED,
-              "pool_strings (string n-grams: dmlc has no string dtype");
+              "pool_strings (string n-grams: the TfIdfVectorizer kernel takes integer "
+              "tokens only");
   CHECK(m == NULL);
 }
 
