@@ -19,8 +19,9 @@ static void usage(FILE *f) {
           "                     [--method minmax|percentile[:P]|entropy]\n"
           "                     [--per-channel|--per-tensor] [--keep-f32 NAME,...]\n"
           "                     [--keep-f32-below-sqnr DB] [--report FILE.json]\n"
-          "       dmlc quantize MODEL.onnx -o OUT.onnx --weight-only int8|int4\n"
-          "                     [--group-size N] [--exclude NAME,...]\n"
+          "       dmlc quantize MODEL.onnx -o OUT.onnx|OUT.dmlpkg\n"
+          "                     --weight-only int8|int4 [--group-size N]\n"
+          "                     [--exclude NAME,...]\n"
           "\n"
           "Post-training int8 quantization: runs the f32 model on the CPU over the\n"
           "calibration rows, collects the range of every activation a quantized layer\n"
@@ -62,7 +63,7 @@ static void usage(FILE *f) {
           "                           each MatMul / Gemm weight (an f32 rank-2\n"
           "                           initializer) symmetric per output column in\n"
           "                           groups along K, as ONNX opset 21's blocked\n"
-          "                           DequantizeLinear feeding the MatMul (.onnx only)\n"
+          "                           DequantizeLinear feeding the MatMul\n"
           "  --group-size N           weights per scale along K (default 32; a K not a\n"
           "                           multiple of N ends in a shorter group)\n"
           "  --exclude NAME,...       with --weight-only: leave these nodes f32\n"
@@ -116,16 +117,10 @@ static int weight_only_cmd(const char *model, const char *out, const char *calib
     return dmlc_usage_error(
         "quantize", "--target, --report and --keep-f32 do not go with --weight-only");
   if (!model || !out || !out[0])
-    return dmlc_usage_error("quantize", "give a model and -o OUT.onnx");
-  if (has_suffix(out, ".dmlpkg"))
-    return dmlc_report(dml_status_detail(
-        dml_status_make(DML_STATUS_UNIMPLEMENTED, "quantize",
-                        "-o '%s': weight-only packages are not implemented yet (no CPU "
-                        "kernel for blocked DequantizeLinear -> MatMul)",
-                        out),
-        "write -o OUT.onnx (ONNX Runtime runs it)"));
-  if (!has_suffix(out, ".onnx"))
-    return dmlc_usage_error("quantize", "-o '%s': name an .onnx file", out);
+    return dmlc_usage_error("quantize", "give a model and -o OUT.onnx|OUT.dmlpkg");
+  int pkg = has_suffix(out, ".dmlpkg");
+  if (!pkg && !has_suffix(out, ".onnx"))
+    return dmlc_usage_error("quantize", "-o '%s': name an .onnx or a .dmlpkg file", out);
   wq->exclude = (const char *const *)excl;
   wq->n_exclude = n_excl;
   dml_wq_report_t rep;
@@ -148,11 +143,29 @@ static int weight_only_cmd(const char *model, const char *out, const char *calib
     }
     printf("weights %" PRIu64 " -> %" PRIu64 " bytes; opset %" PRId64 " -> %" PRId64 "\n",
            rep.f32_weight_bytes, rep.q_weight_bytes, rep.opset_in, rep.opset_out);
-    const void *parts[1] = {qm};
-    size_t sizes[1] = {qn};
+  }
+  void *bytes = NULL;
+  size_t size = 0;
+  if (!st && pkg) {
+    /* compiled for the CPU: the int8 (int4 widened to int8) weights stay in
+     * the package, dequantized by DequantizeLinear at run time */
+    dml_compile_options_t co;
+    memset(&co, 0, sizeof co);
+    co.command_line = "dmlc quantize --weight-only";
+    char *base = strdup(model); /* external data beside MODEL */
+    char *slash = base ? strrchr(base, '/') : NULL;
+    if (slash) *slash = 0;
+    st = dml_compile_onnx_memory(qm, qn, slash ? base : ".", model, &co, &bytes, &size,
+                                 NULL);
+    free(base);
+  }
+  if (!st) {
+    const void *parts[1] = {pkg ? bytes : qm};
+    size_t sizes[1] = {pkg ? size : qn};
     st = dml_file_write_atomic("quantize", out, parts, sizes, 1);
   }
   if (!st) printf("wrote %s\n", out);
+  free(bytes);
   free(qm);
   dml_wq_report_free(&rep);
   return st ? dmlc_report(st) : 0;

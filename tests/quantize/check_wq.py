@@ -2,6 +2,7 @@
 with ONNX Runtime (docs/quantize.md "Weight-only").
 
 usage: check_wq.py F32.onnx WQ.onnx BITS GROUP [--rows N] [--seq-max L] [--min-cos C]
+       check_wq.py --dmlc DMLC WQ.dmlpkg WQ.onnx [--rows N] [--seq-max L]
 
 1. Semantics: every blocked DequantizeLinear of WQ.onnx is decoded here with
    numpy (int8, or int4 unpacked low nibble first; the last group along K
@@ -18,7 +19,13 @@ usage: check_wq.py F32.onnx WQ.onnx BITS GROUP [--rows N] [--seq-max L] [--min-c
    values otherwise): the cosine similarity of each row's first output
    (mean over the sequence for a [B, S, H] output: the sentence embedding)
    must be >= C (default 0.99). Prints min / mean cosine.
+With --dmlc: `DMLC run WQ.dmlpkg` on N inputs (default 8) against ORT on
+WQ.onnx (graph optimizations off): every output within 1e-5 of the
+output's largest magnitude (f32 summation order).
 """
+import os
+import subprocess
+import tempfile
 import sys
 
 import numpy as np
@@ -107,8 +114,41 @@ def embed(y, f):
     return y.ravel()
 
 
+def dmlc_vs_ort(a):
+    dmlc, pkg, onx = a[1], a[2], a[3]
+    rows = int(a[a.index("--rows") + 1]) if "--rows" in a else 8
+    seq_max = int(a[a.index("--seq-max") + 1]) if "--seq-max" in a else 32
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(onx, so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in s.get_outputs()]
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as d:
+        for k, f in enumerate(feeds(s, rows, seq_max, rng, vocab_of(onnx.load(onx)))):
+            args = [dmlc, "run", pkg, "--output-dir", os.path.join(d, str(k))]
+            for n, v in f.items():
+                if v.dtype == np.float32 and v.shape[0] == 1:
+                    v = np.repeat(v, 3, axis=0)  # a batch of 3 for the f32 models
+                    f[n] = v
+                np.save(os.path.join(d, n + ".npy"), v)
+                args += ["--input", f"{n}={os.path.join(d, n + '.npy')}"]
+            subprocess.run(args, check=True, capture_output=True)
+            ys = s.run(None, f)
+            for n, y in zip(names, ys):
+                got = np.load(os.path.join(d, str(k), n + ".npy"))
+                assert got.shape == y.shape, (n, got.shape, y.shape)
+                worst = max(worst, float(np.abs(got - y).max() / max(np.abs(y).max(), 1e-30)))
+    print(f"dmlc {pkg} vs ORT {onx}: max rel diff {worst:.3g} over {rows} inputs")
+    assert worst <= 1e-5, worst
+    print("ok")
+
+
 def main():
     a = sys.argv[1:]
+    if a[0] == "--dmlc":
+        return dmlc_vs_ort(a)
     f32p, wqp, bits, group = a[0], a[1], int(a[2]), int(a[3])
     rows = int(a[a.index("--rows") + 1]) if "--rows" in a else 200
     seq_max = int(a[a.index("--seq-max") + 1]) if "--seq-max" in a else 64

@@ -14,6 +14,8 @@ Needs onnx and numpy (e.g. /work/venv or the venv of scripts/onnx_node_suite.sh)
                   opset 18 moved to an input: the move to opset 21 rewrites it)
   wq_nan.onnx     x[N,8] -> MatMul(W [8,4] holding a NaN) -> y (left f32)
   wq_no_weights.onnx  MatMul of two graph inputs, Add: nothing to quantize
+  wq_bad_block.onnx  DequantizeLinear(block_size 4) of W [8,4] with a [3,4] scale
+                  (2 rows wanted): dmlc compile's error
   wq_dft.onnx     opset 17 DFT (its axis became an input at 20: refused)
 """
 import os
@@ -100,7 +102,21 @@ def dft():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def bad_block():
+    w = numpy_helper.from_array(rng.integers(-7, 8, (8, 4)).astype(np.int8), "Wq")
+    sc = init("Ws", np.full((3, 4), 0.1))  # ceil(8 / 4) = 2 rows wanted
+    nodes = [helper.make_node("DequantizeLinear", ["Wq", "Ws"], ["W"], name="dq", axis=0,
+                              block_size=4),
+             helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")]
+    g = helper.make_graph(nodes, "wq_bad_block", [vi("x", ["N", 8])], [vi("y", ["N", 4])],
+                          [w, sc])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    onnx.save(m, os.path.join(out, "wq_bad_block.onnx"))  # the checker has no shapes
+
+
 save(model(), "wq_model.onnx", 13)
 save(nan_model(), "wq_nan.onnx", 13)
 save(no_weights(), "wq_no_weights.onnx", 13)
 save(dft(), "wq_dft.onnx", 17)
+bad_block()

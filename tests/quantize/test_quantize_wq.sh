@@ -76,11 +76,27 @@ err "group without weight-only" 2 "--group-size and --exclude go with --weight-o
   "$T/wq_model.onnx" --group-size 32
 err "calib with weight-only" 2 "--weight-only takes no --calib data" \
   "$T/wq_model.onnx" --weight-only int8 --calib "$T/calib_mlp.npy"
-# a package: not done yet (no kernel), said so
-$Q "$T/wq_model.onnx" --weight-only int8 -o "$DIR/e.dmlpkg" >"$DIR/e.txt" 2>&1
-check "package output: exit 1" test $? -eq 1
-check "package output: message" has "weight-only packages are not implemented yet" "$DIR/e.txt"
-check "package output: nothing written" test ! -e "$DIR/e.dmlpkg"
+# packages: dmlc compiles the blocked DequantizeLinear (int4 widened to
+# int8 in the package) and its CPU output equals ORT's on the .onnx
+for spec in "int8 32" "int4 16"; do
+  set -- $spec
+  p="$DIR/p_$1_$2.dmlpkg"
+  check "$1 g$2 package" $Q "$T/wq_model.onnx" --weight-only "$1" --group-size "$2" -o "$p" >"$p.txt" 2>&1
+  check "$1 g$2 package written" has "wrote $p" "$p.txt"
+  if [ -n "$PY_ORT" ]; then
+    check "$1 g$2 package = onnx" $Q "$T/wq_model.onnx" --weight-only "$1" --group-size "$2" -o "$p.onnx" >/dev/null 2>&1
+    check "$1 g$2 dmlc = ORT" "$PY_ORT" "$T/check_wq.py" --dmlc "$DMLC" "$p" "$p.onnx"
+  fi
+done
+
+$Q "$T/wq_model.onnx" --weight-only int8 -o "$DIR/x.bin" >"$DIR/e.txt" 2>&1
+check "bad -o: exit 2" test $? -eq 2
+check "bad -o: message" has "name an .onnx or a .dmlpkg file" "$DIR/e.txt"
+
+# a blocked DequantizeLinear whose scale has the wrong shape: dmlc compile's error
+"$DMLC" compile "$T/wq_bad_block.onnx" -o "$DIR/bad.dmlpkg" >"$DIR/e.txt" 2>&1
+check "bad block scale: exit 1" test $? -eq 1
+check "bad block scale: message" has "error: shape-infer: input 1 f32\[3,4\] must have x's shape i8\[8,4\] but ceil(d / 4) along axis 0" "$DIR/e.txt"
 
 [ "$fails" -eq 0 ] && echo "test_quantize_wq: all passed"
 exit "$fails"
