@@ -155,6 +155,17 @@ static dml_status_t dequantize_blocked(const dml_cpu_call_t *c, int64_t block) {
   }
   const float *sc = (const float *)s->data;
   float *yd = (float *)c->outputs[0].data;
+  if (x->dtype == DML_DTYPE_I8 && !zp) { /* the symmetric weights' form, vectorizable */
+    const int8_t *xd = (const int8_t *)x->data;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t d = 0; d < D; d++) {
+        const float *sp = sc + (o * nb + d / block) * inner;
+        const int8_t *xp = xd + (o * D + d) * inner;
+        float *yp = yd + (o * D + d) * inner;
+        for (int64_t i = 0; i < inner; i++) yp[i] = (float)xp[i] * sp[i];
+      }
+    return DML_OK;
+  }
   for (int64_t o = 0; o < outer; o++)
     for (int64_t d = 0; d < D; d++) {
       int64_t pi = (o * nb + d / block) * inner, xi = (o * D + d) * inner;
