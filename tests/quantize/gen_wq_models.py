@@ -16,6 +16,11 @@ Needs onnx and numpy (e.g. /work/venv or the venv of scripts/onnx_node_suite.sh)
   wq_no_weights.onnx  MatMul of two graph inputs, Add: nothing to quantize
   wq_bad_block.onnx  DequantizeLinear(block_size 4) of W [8,4] with a [3,4] scale
                   (2 rows wanted): dmlc compile's error
+  wq_user_4bit.onnx  a user's blocked QDQ model (opset 21, onnx.helper's own
+                  int32_data packing): x[N,40] -> MatMul(DQ(UINT4 [40,6], scale
+                  [3,6], UINT4 zero point, axis 0, block 16)) -> MatMul(DQ(INT4
+                  [6,20], scale [6,3], axis 1, block 8)) -> MatMul(DQ(INT8
+                  [20,5], scale [2,5], INT8 zero point, axis 0, block 16)) -> y
   wq_dft.onnx     opset 17 DFT (its axis became an input at 20: refused)
 """
 import os
@@ -120,3 +125,39 @@ save(nan_model(), "wq_nan.onnx", 13)
 save(no_weights(), "wq_no_weights.onnx", 13)
 save(dft(), "wq_dft.onnx", 17)
 bad_block()
+
+
+def user_4bit():
+    def t(name, dt, a):
+        return helper.make_tensor(name, dt, a.shape, a.flatten().tolist())
+    w1 = rng.integers(0, 16, (40, 6))
+    z1 = rng.integers(0, 16, (3, 6))
+    w2 = rng.integers(-8, 8, (6, 20))
+    w3 = rng.integers(-128, 128, (20, 5))
+    z3 = rng.integers(-10, 10, (2, 5))
+    inits = [t("W1q", TensorProto.UINT4, w1), init("W1s", rng.uniform(0.01, 0.1, (3, 6))),
+             t("W1z", TensorProto.UINT4, z1),
+             t("W2q", TensorProto.INT4, w2), init("W2s", rng.uniform(0.05, 0.2, (6, 3))),
+             numpy_helper.from_array(w3.astype(np.int8), "W3q"),
+             init("W3s", rng.uniform(0.001, 0.01, (2, 5))),
+             numpy_helper.from_array(z3.astype(np.int8), "W3z")]
+    nodes = [
+        helper.make_node("DequantizeLinear", ["W1q", "W1s", "W1z"], ["W1"], name="dq1",
+                         axis=0, block_size=16),
+        helper.make_node("DequantizeLinear", ["W2q", "W2s"], ["W2"], name="dq2", axis=1,
+                         block_size=8),
+        helper.make_node("DequantizeLinear", ["W3q", "W3s", "W3z"], ["W3"], name="dq3",
+                         axis=0, block_size=16),
+        helper.make_node("MatMul", ["x", "W1"], ["h1"], name="mm1"),
+        helper.make_node("MatMul", ["h1", "W2"], ["h2"], name="mm2"),
+        helper.make_node("MatMul", ["h2", "W3"], ["y"], name="mm3"),
+    ]
+    g = helper.make_graph(nodes, "wq_user_4bit", [vi("x", ["N", 40])], [vi("y", ["N", 5])],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(out, "wq_user_4bit.onnx"))
+
+
+user_4bit()

@@ -93,6 +93,15 @@ $Q "$T/wq_model.onnx" --weight-only int8 -o "$DIR/x.bin" >"$DIR/e.txt" 2>&1
 check "bad -o: exit 2" test $? -eq 2
 check "bad -o: message" has "name an .onnx or a .dmlpkg file" "$DIR/e.txt"
 
+# a user's blocked QDQ model (UINT4 with a zero point, INT4 blocked along N,
+# INT8 with a zero point; onnx.helper's int32_data packing): dmlc = ORT
+check "user 4-bit model compiles" "$DMLC" compile "$T/wq_user_4bit.onnx" -o "$DIR/u4.dmlpkg" >/dev/null 2>&1
+if [ -n "$PY_ORT" ]; then
+  check "user 4-bit model: dmlc = ORT" "$PY_ORT" "$T/check_wq.py" --dmlc "$DMLC" "$DIR/u4.dmlpkg" "$T/wq_user_4bit.onnx"
+fi
+err "blocked QDQ model is already quantized" 1 "error: quantize: the model is already quantized: node 'dq1' is DequantizeLinear" \
+  "$T/wq_user_4bit.onnx" --weight-only int4
+
 # a blocked DequantizeLinear whose scale has the wrong shape: dmlc compile's error
 "$DMLC" compile "$T/wq_bad_block.onnx" -o "$DIR/bad.dmlpkg" >"$DIR/e.txt" 2>&1
 check "bad block scale: exit 1" test $? -eq 1
