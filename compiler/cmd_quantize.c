@@ -19,6 +19,9 @@ static void usage(FILE *f) {
           "                     [--method minmax|percentile[:P]|entropy]\n"
           "                     [--per-channel|--per-tensor] [--keep-f32 NAME,...]\n"
           "                     [--keep-f32-below-sqnr DB] [--report FILE.json]\n"
+          "       dmlc quantize MODEL.onnx -o OUT.onnx|OUT.dmlpkg\n"
+          "                     --weight-only int8|int4 [--group-size N]\n"
+          "                     [--exclude NAME,...]\n"
           "\n"
           "Post-training int8 quantization: runs the f32 model on the CPU over the\n"
           "calibration rows, collects the range of every activation a quantized layer\n"
@@ -56,6 +59,14 @@ static void usage(FILE *f) {
           "  --target LIST            with a .dmlpkg output: its targets (as dmlc\n"
           "                           compile --target; default cpu)\n"
           "  --threads N              CPU threads of the kernels (default 1)\n"
+          "  --weight-only int8|int4  weight-only quantization, no calibration data:\n"
+          "                           each MatMul / Gemm weight (an f32 rank-2\n"
+          "                           initializer) symmetric per output column in\n"
+          "                           groups along K, as ONNX opset 21's blocked\n"
+          "                           DequantizeLinear feeding the MatMul\n"
+          "  --group-size N           weights per scale along K (default 32; a K not a\n"
+          "                           multiple of N ends in a shorter group)\n"
+          "  --exclude NAME,...       with --weight-only: leave these nodes f32\n"
           "  -h, --help               this text\n");
 }
 
@@ -94,6 +105,72 @@ static int has_suffix(const char *s, const char *suf) {
   return a >= b && !strcmp(s + a - b, suf);
 }
 
+/* `--weight-only`: dml_quantize_weights_onnx, its table, the .onnx file. */
+static int weight_only_cmd(const char *model, const char *out, const char *calib,
+                           int weight_only, int other_flags, dml_wq_options_t *wq,
+                           char **excl, size_t n_excl) {
+  if (!weight_only)
+    return dmlc_usage_error("quantize",
+                            "--group-size and --exclude go with --weight-only");
+  if (calib) return dmlc_usage_error("quantize", "--weight-only takes no --calib data");
+  if (other_flags)
+    return dmlc_usage_error(
+        "quantize", "--target, --report and --keep-f32 do not go with --weight-only");
+  if (!model || !out || !out[0])
+    return dmlc_usage_error("quantize", "give a model and -o OUT.onnx|OUT.dmlpkg");
+  int pkg = has_suffix(out, ".dmlpkg");
+  if (!pkg && !has_suffix(out, ".onnx"))
+    return dmlc_usage_error("quantize", "-o '%s': name an .onnx or a .dmlpkg file", out);
+  wq->exclude = (const char *const *)excl;
+  wq->n_exclude = n_excl;
+  dml_wq_report_t rep;
+  memset(&rep, 0, sizeof rep);
+  void *qm = NULL;
+  size_t qn = 0;
+  dml_status_t st = dml_quantize_weights_onnx(model, wq, &qm, &qn, &rep);
+  if (!st) {
+    printf("%-36s %-6s %11s %9s  %s\n", "layer", "op", "K x N", "SQNR dB", "form");
+    for (size_t i = 0; i < rep.n_layers; i++) {
+      const dml_wq_layer_t *l = &rep.layers[i];
+      char kn[48];
+      snprintf(kn, sizeof kn, "%" PRId64 "x%" PRId64, l->k, l->n);
+      printf("%-36s %-6s %11s ", l->name, l->op, kn);
+      print_db(l->sqnr_db);
+      if (l->quantized)
+        printf("  int%d g%" PRId64 "\n", wq->bits, wq->group_size);
+      else
+        printf("  f32 (%s)\n", l->why_f32 ? l->why_f32 : "");
+    }
+    printf("weights %" PRIu64 " -> %" PRIu64 " bytes; opset %" PRId64 " -> %" PRId64 "\n",
+           rep.f32_weight_bytes, rep.q_weight_bytes, rep.opset_in, rep.opset_out);
+  }
+  void *bytes = NULL;
+  size_t size = 0;
+  if (!st && pkg) {
+    /* compiled for the CPU: the int8 (int4 widened to int8) weights stay in
+     * the package, dequantized by DequantizeLinear at run time */
+    dml_compile_options_t co;
+    memset(&co, 0, sizeof co);
+    co.command_line = "dmlc quantize --weight-only";
+    char *base = strdup(model); /* external data beside MODEL */
+    char *slash = base ? strrchr(base, '/') : NULL;
+    if (slash) *slash = 0;
+    st = dml_compile_onnx_memory(qm, qn, slash ? base : ".", model, &co, &bytes, &size,
+                                 NULL);
+    free(base);
+  }
+  if (!st) {
+    const void *parts[1] = {pkg ? bytes : qm};
+    size_t sizes[1] = {pkg ? size : qn};
+    st = dml_file_write_atomic("quantize", out, parts, sizes, 1);
+  }
+  if (!st) printf("wrote %s\n", out);
+  free(bytes);
+  free(qm);
+  dml_wq_report_free(&rep);
+  return st ? dmlc_report(st) : 0;
+}
+
 int dmlc_cmd_quantize(int argc, char **argv) {
   const char *model = NULL, *out = NULL, *calib = NULL, *report = NULL, *targets = NULL,
              *v;
@@ -103,6 +180,11 @@ int dmlc_cmd_quantize(int argc, char **argv) {
   dml_quant_options_t o;
   dml_quant_options_init(&o);
   o.max_rows = 1000;
+  dml_wq_options_t wq;
+  dml_wq_options_init(&wq);
+  int weight_only = 0, group_given = 0;
+  char **excl = NULL;
+  size_t n_excl = 0;
   int rc = 0;
   for (int i = 1; i < argc && !rc; i++) {
     char *end;
@@ -155,6 +237,26 @@ int dmlc_cmd_quantize(int argc, char **argv) {
         fprintf(stderr, "error: dmlc quantize: out of memory\n");
         rc = 1;
       }
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--weight-only"))) {
+      if (!strcmp(v, "int8"))
+        wq.bits = 8;
+      else if (!strcmp(v, "int4"))
+        wq.bits = 4;
+      else
+        rc = dmlc_usage_error("quantize", "bad --weight-only '%s' (int8 or int4)", v);
+      weight_only = 1;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--group-size"))) {
+      wq.group_size = strtoll(v, &end, 10);
+      if (*end || !*v || wq.group_size < 2 || wq.group_size > (1 << 20))
+        rc = dmlc_usage_error("quantize", "bad --group-size '%s' (2..1048576)", v);
+      group_given = 1;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--exclude"))) {
+      if (!*v) {
+        rc = dmlc_usage_error("quantize", "--exclude needs names");
+      } else if (add_names(v, &excl, &n_excl)) {
+        fprintf(stderr, "error: dmlc quantize: out of memory\n");
+        rc = 1;
+      }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--report"))) {
       report = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--target"))) {
@@ -178,6 +280,11 @@ int dmlc_cmd_quantize(int argc, char **argv) {
     }
   }
   if (rc) goto done;
+  if (weight_only || group_given || n_excl) {
+    rc = weight_only_cmd(model, out, calib, weight_only, targets || report || n_keep, &wq,
+                         excl, n_excl);
+    goto done;
+  }
   if (!model || !out || !out[0] || !calib || !calib[0]) {
     rc = dmlc_usage_error("quantize", "give a model, -o OUT and --calib DATA");
     goto done;
@@ -256,5 +363,7 @@ int dmlc_cmd_quantize(int argc, char **argv) {
 done:
   for (size_t i = 0; i < n_keep; i++) free(keep[i]);
   free((void *)keep);
+  for (size_t i = 0; i < n_excl; i++) free(excl[i]);
+  free((void *)excl);
   return rc;
 }

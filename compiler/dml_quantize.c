@@ -1628,3 +1628,419 @@ dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char
   free(text);
   return st;
 }
+
+/* ------------------------------------------------------------------ */
+/* Weight-only quantization (dml_quantize_weights_onnx)                */
+/* ------------------------------------------------------------------ */
+
+/* TensorProto.INT4 (onnx.proto of ONNX 1.16+; Debian's onnx.proto, from
+ * which onnx.pb-c.h is generated, predates it). */
+#define ONNX_INT4 22
+
+void dml_wq_options_init(dml_wq_options_t *o) {
+  memset(o, 0, sizeof *o);
+  o->bits = 8;
+  o->group_size = 32;
+}
+
+void dml_wq_report_free(dml_wq_report_t *r) {
+  if (!r) return;
+  for (size_t i = 0; i < r->n_layers; i++)
+    free(r->layers[i].name), free(r->layers[i].op), free(r->layers[i].weight);
+  free(r->layers);
+  memset(r, 0, sizeof *r);
+}
+
+/* An attribute of `n`, appended (n->attribute grown). 0 on success. */
+static int add_attr_int(Onnx__NodeProto *n, const char *name, int64_t v) {
+  Onnx__AttributeProto **na =
+      (Onnx__AttributeProto **)realloc(n->attribute, (n->n_attribute + 1) * sizeof *na);
+  if (!na) return -1;
+  n->attribute = na;
+  Onnx__AttributeProto *a = (Onnx__AttributeProto *)malloc(sizeof *a);
+  if (!a) return -1;
+  Onnx__AttributeProto ainit = ONNX__ATTRIBUTE_PROTO__INIT;
+  *a = ainit;
+  if (!(a->name = strdup(name))) {
+    free(a);
+    return -1;
+  }
+  a->has_type = 1;
+  a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+  a->has_i = 1;
+  a->i = v;
+  n->attribute[n->n_attribute++] = a;
+  return 0;
+}
+
+/* DequantizeLinear(q, s) with axis and block_size. */
+static Onnx__NodeProto *mk_block_dq(const char *name, const char *q, const char *s,
+                                    const char *out, int64_t axis, int64_t block) {
+  Onnx__NodeProto *n = (Onnx__NodeProto *)malloc(sizeof *n);
+  if (!n) return NULL;
+  Onnx__NodeProto init = ONNX__NODE_PROTO__INIT;
+  *n = init;
+  n->input = (char **)calloc(2, sizeof(char *));
+  n->output = (char **)calloc(1, sizeof(char *));
+  if (!n->input || !n->output) goto fail;
+  n->n_input = 2;
+  n->input[0] = strdup(q), n->input[1] = strdup(s);
+  n->n_output = 1;
+  n->output[0] = strdup(out);
+  n->name = strdup(name);
+  n->op_type = strdup("DequantizeLinear");
+  if (!n->input[0] || !n->input[1] || !n->output[0] || !n->name || !n->op_type) goto fail;
+  if (add_attr_int(n, "axis", axis) || add_attr_int(n, "block_size", block)) goto fail;
+  return n;
+fail:
+  protobuf_c_message_free_unpacked(&n->base, NULL);
+  return NULL;
+}
+
+/* Quantizes w [d0, d1] (K along `axis`) in groups of g: packed values
+ * (int8 bytes, or int4 two per byte, low nibble first) into *q, scales
+ * ([ceil(d0/g), d1] or [d0, ceil(d1/g)]) into sc; returns the weight's
+ * SQNR in dB. */
+static double wq_quantize(const float *w, int64_t d0, int64_t d1, int axis, int64_t g,
+                          int bits, uint8_t *q, float *sc) {
+  const int64_t K = axis == 0 ? d0 : d1, nb = (K + g - 1) / g;
+  const float qmax = bits == 8 ? 127.0f : 7.0f;
+  const int64_t ns = axis == 0 ? nb * d1 : d0 * nb;
+  for (int64_t i = 0; i < ns; i++) sc[i] = 0.0f;
+  for (int64_t i = 0; i < d0; i++)
+    for (int64_t j = 0; j < d1; j++) {
+      int64_t s = axis == 0 ? (i / g) * d1 + j : i * nb + j / g;
+      float a = fabsf(w[i * d1 + j]);
+      if (isfinite(a) && a > sc[s]) sc[s] = a;
+    }
+  for (int64_t i = 0; i < ns; i++) {
+    sc[i] /= qmax;
+    if (!(sc[i] >= FLT_MIN)) sc[i] = 1.0f;
+  }
+  if (bits == 4) memset(q, 0, (size_t)((d0 * d1 + 1) / 2));
+  double sig = 0, noise = 0;
+  for (int64_t i = 0; i < d0; i++)
+    for (int64_t j = 0; j < d1; j++) {
+      int64_t e = i * d1 + j;
+      int64_t s = axis == 0 ? (i / g) * d1 + j : i * nb + j / g;
+      float v = nearbyintf(w[e] / sc[s]);
+      v = v > qmax ? qmax : v < -qmax ? -qmax : v;
+      int iv = (int)v;
+      if (bits == 8)
+        q[e] = (uint8_t)(int8_t)iv;
+      else
+        q[e / 2] |= (uint8_t)(((unsigned)iv & 0xFu) << (e % 2 ? 4 : 0));
+      double d = (double)w[e] - (double)(v * sc[s]);
+      sig += (double)w[e] * w[e];
+      noise += d * d;
+    }
+  return noise > 0 ? 10.0 * log10(sig / noise) : INFINITY;
+}
+
+/* Opset 21 for the blocked DequantizeLinear: the ops of `g` (and its
+ * subgraphs) whose meaning changed since `opset` are rewritten or
+ * refused. */
+static dml_status_t wq_upgrade_graph(Onnx__GraphProto *g, int64_t opset) {
+  static const char *const reduce18[] = {
+      "ReduceMean", "ReduceMax",    "ReduceMin",       "ReduceProd",     "ReduceL1",
+      "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+  for (size_t i = 0; i < g->n_node; i++) {
+    Onnx__NodeProto *n = g->node[i];
+    for (size_t a = 0; a < n->n_attribute; a++) {
+      Onnx__AttributeProto *at = n->attribute[a];
+      if (at->g) DML_RETURN_IF_ERROR(wq_upgrade_graph(at->g, opset));
+      for (size_t k = 0; k < at->n_graphs; k++)
+        DML_RETURN_IF_ERROR(wq_upgrade_graph(at->graphs[k], opset));
+    }
+    if (!is_default_domain(n->domain) || !n->op_type) continue;
+    const char *op = n->op_type;
+    if ((opset < 21 && !strcmp(op, "GroupNormalization")) ||
+        (opset < 20 && (!strcmp(op, "DFT") || !strcmp(op, "GridSample"))))
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                          "node '%s' (%s-%" PRId64
+                          ") changed meaning by opset 21, which the blocked "
+                          "DequantizeLinear of --weight-only needs",
+                          node_label(n), op, opset),
+          "convert the model to opset 21 first (onnx.version_converter)");
+    int red = 0;
+    for (size_t k = 0; k < sizeof reduce18 / sizeof reduce18[0]; k++)
+      red |= !strcmp(op, reduce18[k]);
+    if (!red || opset >= 18) continue;
+    /* axes attribute -> int64 initializer input 1 */
+    size_t ai = n->n_attribute;
+    for (size_t a = 0; a < n->n_attribute; a++)
+      if (n->attribute[a]->name && !strcmp(n->attribute[a]->name, "axes")) ai = a;
+    if (ai == n->n_attribute) continue; /* all axes: the same at 18 */
+    Onnx__AttributeProto *ax = n->attribute[ai];
+    char *an = xprintf("%s_axes_opset18", node_label(n));
+    if (!an) return oom();
+    int64_t na = (int64_t)ax->n_ints;
+    Onnx__TensorProto *t = mk_tensor(an, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, &na, 1,
+                                     ax->ints, ax->n_ints * sizeof(int64_t));
+    char **ni = (char **)realloc(n->input, 2 * sizeof(char *));
+    Onnx__TensorProto **gi = (Onnx__TensorProto **)realloc(
+        g->initializer, (g->n_initializer + 1) * sizeof *gi);
+    if (ni) n->input = ni;
+    if (gi) g->initializer = gi;
+    if (!t || !ni || !gi || n->n_input != 1) {
+      if (t) protobuf_c_message_free_unpacked(&t->base, NULL);
+      free(an);
+      return !t || !ni || !gi ? oom()
+                              : dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                                                "node '%s' (%s) has %zu inputs",
+                                                node_label(n), op, n->n_input);
+    }
+    n->input[n->n_input++] = an;
+    g->initializer[g->n_initializer++] = t;
+    protobuf_c_message_free_unpacked(&ax->base, NULL);
+    for (size_t a = ai + 1; a < n->n_attribute; a++)
+      n->attribute[a - 1] = n->attribute[a];
+    n->n_attribute--;
+  }
+  return DML_OK;
+}
+
+static int wq_name_taken(const Onnx__GraphProto *g, const char *name) {
+  if (find_init(g, name) || is_graph_input(g, name) || is_graph_output(g, name)) return 1;
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t k = 0; k < g->node[i]->n_output; k++)
+      if (g->node[i]->output[k] && !strcmp(g->node[i]->output[k], name)) return 1;
+  return 0;
+}
+
+static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
+                             dml_wq_report_t *rep) {
+  Onnx__GraphProto *g = m->graph;
+  for (size_t i = 0; i < g->n_node; i++)
+    if (is_quant_op(g->node[i]->op_type))
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                          "the model is already quantized: node '%s' is %s",
+                          node_label(g->node[i]), g->node[i]->op_type),
+          "quantize the f32 model it was made from");
+  for (size_t e = 0; e < o->n_exclude; e++) {
+    size_t i = 0;
+    for (; i < g->n_node; i++) {
+      const Onnx__NodeProto *n = g->node[i];
+      if ((n->name && !strcmp(n->name, o->exclude[e])) ||
+          (n->n_output && n->output[0] && !strcmp(n->output[0], o->exclude[e])))
+        break;
+    }
+    if (i == g->n_node)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "--exclude '%s' names no node of the model", o->exclude[e]);
+  }
+  int64_t opset = -1;
+  Onnx__OperatorSetIdProto *def = NULL;
+  for (size_t i = 0; i < m->n_opset_import; i++)
+    if (is_default_domain(m->opset_import[i]->domain))
+      opset = m->opset_import[i]->version, def = m->opset_import[i];
+  rep->opset_in = opset;
+  rep->opset_out = opset < 21 ? 21 : opset;
+  /* the layers */
+  gb_t b;
+  memset(&b, 0, sizeof b);
+  b.g = g;
+  char **done = NULL; /* weights quantized (shared by two nodes: once) */
+  size_t n_done = 0;
+  dml_status_t st = DML_OK;
+  for (size_t i = 0; i < g->n_node && !st; i++) {
+    Onnx__NodeProto *n = g->node[i];
+    int mm = is_default_domain(n->domain) && n->op_type && !strcmp(n->op_type, "MatMul");
+    int gemm = is_default_domain(n->domain) && n->op_type && !strcmp(n->op_type, "Gemm");
+    if ((!mm && !gemm) || n->n_input < 2 || !n->input[1]) continue;
+    const Onnx__TensorProto *w = find_init(g, n->input[1]);
+    if (!w || is_graph_input(g, n->input[1])) continue; /* not a constant weight */
+    dml_wq_layer_t *nl =
+        (dml_wq_layer_t *)realloc(rep->layers, (rep->n_layers + 1) * sizeof *nl);
+    if (!nl) {
+      st = oom();
+      break;
+    }
+    rep->layers = nl;
+    dml_wq_layer_t *L = &rep->layers[rep->n_layers++];
+    memset(L, 0, sizeof *L);
+    L->sqnr_db = NAN;
+    L->name = xstrdup(node_label(n));
+    L->op = xstrdup(n->op_type);
+    L->weight = xstrdup(n->input[1]);
+    if (!L->name || !L->op || !L->weight) {
+      st = oom();
+      break;
+    }
+    int trans = gemm && attr_i(n, "transB", 0) != 0;
+    int axis = trans ? 1 : 0;
+    if (w->n_dims == 2) {
+      L->k = w->dims[axis];
+      L->n = w->dims[1 - axis];
+    }
+    for (size_t e = 0; e < o->n_exclude; e++)
+      if (!strcmp(o->exclude[e], n->name ? n->name : "") ||
+          (n->n_output && n->output[0] && !strcmp(o->exclude[e], n->output[0])))
+        L->why_f32 = "--exclude";
+    if (!L->why_f32 && w->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+      L->why_f32 = "the weight is not f32";
+    if (!L->why_f32 && w->n_dims != 2) L->why_f32 = "the weight is not rank 2";
+    if (L->why_f32) continue;
+    size_t nw = 0;
+    float *wf = init_floats(w, &nw);
+    if (!wf) {
+      L->why_f32 = "the weight's data is not in the model (external data)";
+      continue;
+    }
+    int finite = 1;
+    for (size_t e = 0; e < nw && finite; e++) finite = isfinite(wf[e]);
+    if (!finite) {
+      free(wf);
+      L->why_f32 = "the weight holds NaN or infinity";
+      continue;
+    }
+    const int64_t d0 = w->dims[0], d1 = w->dims[1], gs = o->group_size;
+    const int64_t nb = (L->k + gs - 1) / gs;
+    int64_t sdims[2] = {axis == 0 ? nb : d0, axis == 0 ? d1 : nb};
+    size_t ns = (size_t)(sdims[0] * sdims[1]);
+    size_t qbytes = o->bits == 8 ? nw : (nw + 1) / 2;
+    char *qname = xprintf("%s_quantized", n->input[1]);
+    char *sname = xprintf("%s_scale", n->input[1]);
+    char *dname = xprintf("%s_DequantizeLinear", n->input[1]);
+    char *dout = xprintf("%s_DequantizeLinear_Output", n->input[1]);
+    uint8_t *q = (uint8_t *)malloc(qbytes ? qbytes : 1);
+    float *sc = (float *)malloc((ns ? ns : 1) * sizeof(float));
+    int again = 0;
+    for (size_t k = 0; k < n_done && !again; k++) again = !strcmp(done[k], n->input[1]);
+    if (!qname || !sname || !dname || !dout || !q || !sc) {
+      st = oom();
+    } else if (!again) {
+      const char *taken = wq_name_taken(g, qname)   ? qname
+                          : wq_name_taken(g, sname) ? sname
+                          : wq_name_taken(g, dout)  ? dout
+                                                    : NULL;
+      if (taken) {
+        st = dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                            "the model already has a tensor named '%s', a name "
+                            "--weight-only gives to the quantization of '%s'",
+                            taken, n->input[1]),
+            "rename that tensor in the model");
+      } else {
+        L->sqnr_db = wq_quantize(wf, d0, d1, axis, gs, o->bits, q, sc);
+        push_init(
+            &b, mk_tensor(qname,
+                          o->bits == 8 ? ONNX__TENSOR_PROTO__DATA_TYPE__INT8 : ONNX_INT4,
+                          w->dims, 2, q, qbytes));
+        push_init(&b, mk_tensor(sname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, sdims, 2, sc,
+                                ns * sizeof(float)));
+        push_node(&b, mk_block_dq(dname, qname, sname, dout, axis, gs));
+        char **nd = (char **)realloc(done, (n_done + 1) * sizeof *nd);
+        if (nd) done = nd;
+        if (!nd || !(done[n_done] = xstrdup(n->input[1])))
+          b.failed = 1;
+        else
+          n_done++;
+        rep->f32_weight_bytes += nw * sizeof(float);
+        rep->q_weight_bytes += qbytes + ns * sizeof(float);
+      }
+    } else {
+      L->sqnr_db = wq_quantize(wf, d0, d1, axis, gs, o->bits, q, sc);
+    }
+    if (!st && !b.failed) {
+      L->quantized = 1;
+      note_replaced(&b, n->input[1]);
+      n->input[1] = dout, dout = NULL;
+    }
+    free(wf), free(q), free(sc), free(qname), free(sname), free(dname), free(dout);
+    if (!st && b.failed) st = oom();
+  }
+  for (size_t k = 0; k < n_done; k++) free(done[k]);
+  free((void *)done);
+  size_t nq = 0;
+  for (size_t i = 0; i < rep->n_layers; i++) nq += rep->layers[i].quantized;
+  if (!st && !nq)
+    st = dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                        "the model has no MatMul / Gemm weight to quantize (%zu with a "
+                        "constant weight, none quantized)",
+                        rep->n_layers),
+        "--weight-only quantizes MatMul / Gemm nodes whose B is an f32 rank-2 "
+        "initializer");
+  if (!st && opset < 21) st = wq_upgrade_graph(g, opset);
+  if (!st) {
+    /* the DQ nodes first (they read initializers only), then the model's */
+    Onnx__NodeProto **all =
+        (Onnx__NodeProto **)malloc((b.n_nodes + g->n_node + 1) * sizeof *all);
+    if (!all) {
+      st = oom();
+    } else {
+      if (b.n_nodes) memcpy((void *)all, (const void *)b.nodes, b.n_nodes * sizeof *all);
+      if (g->n_node)
+        memcpy((void *)(all + b.n_nodes), (const void *)g->node, g->n_node * sizeof *all);
+      free(g->node);
+      g->node = all;
+      g->n_node += b.n_nodes;
+      b.n_nodes = 0;
+      drop_unread(g, b.replaced, b.n_replaced);
+      if (opset < 21) def->version = 21;
+      if (!m->has_ir_version || m->ir_version < 10)
+        m->has_ir_version = 1, m->ir_version = 10;
+    }
+  }
+  for (size_t i = 0; i < b.n_nodes; i++)
+    protobuf_c_message_free_unpacked(&b.nodes[i]->base, NULL);
+  free(b.nodes);
+  for (size_t i = 0; i < b.n_replaced; i++) free(b.replaced[i]);
+  free((void *)b.replaced);
+  return st;
+}
+
+dml_status_t dml_quantize_weights_onnx(const char *onnx_path,
+                                       const dml_wq_options_t *opts, void **out_model,
+                                       size_t *out_size, dml_wq_report_t *report) {
+  if (!onnx_path || !out_model || !out_size)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  dml_wq_options_t dflt;
+  dml_wq_options_init(&dflt);
+  const dml_wq_options_t *o = opts ? opts : &dflt;
+  if (o->bits != 8 && o->bits != 4)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "weight-only bits %d (int8 or int4)", o->bits);
+  if (o->group_size < 2 || o->group_size > ((int64_t)1 << 20))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "group size %" PRId64 " outside [2, 1048576]", o->group_size);
+  size_t pl = strlen(onnx_path);
+  if (pl >= 7 && !strcmp(onnx_path + pl - 7, ".dmlpkg"))
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                        "'%s' is a package; dmlc quantize reads the ONNX model",
+                        onnx_path),
+        "quantize the ONNX model the package was compiled from");
+  dml_wq_report_t rep_local;
+  dml_wq_report_t *rep = report ? report : &rep_local;
+  memset(rep, 0, sizeof *rep);
+  uint8_t *bytes = NULL;
+  size_t n = 0;
+  Onnx__ModelProto *m = NULL;
+  dml_status_t st = dml_file_read_all(OP, onnx_path, &bytes, &n);
+  if (!st) {
+    m = onnx__model_proto__unpack(NULL, n, bytes);
+    if (!m || !m->graph)
+      st = dml_status_make(DML_STATUS_DATA_LOSS, OP, "'%s' is not a valid ONNX model",
+                           onnx_path);
+  }
+  free(bytes);
+  if (!st) st = wq_model(m, o, rep);
+  if (!st) {
+    size_t size = onnx__model_proto__get_packed_size(m);
+    uint8_t *ob = (uint8_t *)malloc(size ? size : 1);
+    if (!ob) {
+      st = oom();
+    } else {
+      onnx__model_proto__pack(m, ob);
+      *out_model = ob;
+      *out_size = size;
+    }
+  }
+  if (m) onnx__model_proto__free_unpacked(m, NULL);
+  if (st || !report) dml_wq_report_free(rep);
+  return st;
+}

@@ -161,6 +161,76 @@ dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
  * an SQNR of +inf is written as the string "inf", NaN as null. */
 dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char *path);
 
+/* ---- Weight-only quantization (`dmlc quantize --weight-only`) ----
+ * No calibration data. Every MatMul whose B (input 1) is an f32 rank-2
+ * initializer [K, N], and every Gemm whose B is one ([K, N], or [N, K] with
+ * transB = 1), gets that weight quantized symmetrically per output column
+ * in groups of `group_size` consecutive elements along K:
+ *   s[g, n] = max |w[k, n]| over the group's finite values / qmax,
+ *   q[k, n] = clamp(round_half_even(w[k, n] / s[g, n]), -qmax, qmax)
+ * with qmax 127 (int8) or 7 (int4: -8 is never written); a group whose
+ * s is below FLT_MIN (all zero, or only denormals) gets s = 1 (its values
+ * become 0). K need not be a multiple of group_size: the last group is
+ * shorter (ONNX's blocked quantization: ceil(K / group_size) scales).
+ * The model written uses ONNX's own form (opset 21): the weight becomes
+ * the int8 / int4 initializer W_quantized (int4 packed two per byte, low
+ * nibble first, as ONNX stores INT4), the f32 scale W_scale of shape
+ * [ceil(K/g), N] ([N, ceil(K/g)] with transB = 1), no zero point, and
+ * DequantizeLinear(axis = the K axis, block_size = group_size) feeding the
+ * MatMul / Gemm (ONNX Runtime runs it). A model of opset < 21 is moved to
+ * opset 21 (IR version >= 10); the ops whose meaning changed in between
+ * are rewritten (Reduce* of opset < 18 with an `axes` attribute: axes
+ * becomes an int64 input) or refused (GroupNormalization < 21, DFT < 20,
+ * GridSample < 20: UNIMPLEMENTED naming the node).
+ * Weights left f32 (the report says why): nodes named in `exclude` (node
+ * name or first output name), weights with a NaN or infinity, weights held
+ * as external data, B of another rank. Gather embeddings are not
+ * quantized.
+ * Errors (op "quantize"): INVALID_ARGUMENT for group_size outside
+ * [2, 2^20], bits other than 4 or 8, an exclude name that names no node,
+ * a model with no MatMul / Gemm weight to quantize; FAILED_PRECONDITION
+ * for a model already quantized (the node named); UNIMPLEMENTED for a
+ * package as the model, a model with a tensor already named as one this
+ * adds, the ops above; DATA_LOSS for a file that is not ONNX;
+ * RESOURCE_EXHAUSTED. */
+typedef struct dml_wq_options {
+  int bits;                   /* 8 or 4 */
+  int64_t group_size;         /* elements along K per scale; default 32 */
+  const char *const *exclude; /* nodes left f32 (node or first output name); lent */
+  size_t n_exclude;
+} dml_wq_options_t;
+
+void dml_wq_options_init(dml_wq_options_t *o);
+
+typedef struct dml_wq_layer {
+  char *name;          /* node name, or its first output's */
+  char *op;            /* "MatMul" or "Gemm" */
+  char *weight;        /* the weight initializer's name */
+  int64_t k, n;        /* the weight's reduction and output sizes */
+  int quantized;       /* 0: left f32 (why_f32) */
+  const char *why_f32; /* static string */
+  /* 10 log10(sum w^2 / sum (w - dq(q(w)))^2) over the weight; +inf when
+   * exact, NaN when not quantized */
+  double sqnr_db;
+} dml_wq_layer_t;
+
+typedef struct dml_wq_report {
+  dml_wq_layer_t *layers; /* graph order */
+  size_t n_layers;
+  uint64_t f32_weight_bytes; /* of the weights quantized */
+  uint64_t q_weight_bytes;   /* their packed values + f32 scales */
+  int64_t opset_in, opset_out;
+} dml_wq_report_t;
+
+void dml_wq_report_free(dml_wq_report_t *r);
+
+/* Weight-only quantization of the ONNX model at `onnx_path` (above). On
+ * success *out_model (malloc'd) holds the ONNX model of *out_size bytes and
+ * *report (may be NULL; dml_wq_report_free) the per-weight report. */
+dml_status_t dml_quantize_weights_onnx(const char *onnx_path,
+                                       const dml_wq_options_t *opts, void **out_model,
+                                       size_t *out_size, dml_wq_report_t *report);
+
 #ifdef __cplusplus
 }
 #endif

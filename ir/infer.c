@@ -4395,7 +4395,41 @@ static dml_status_t need_q8(const ictx_t *c, uint32_t i) {
  * absent). DequantizeLinear (13): f32 of x's shape. */
 static dml_status_t infer_quantize(ictx_t *c, int dequant) {
   const dml_type_t *x = in_t(c, 0), *z = in_t(c, 2);
-  DML_RETURN_IF_ERROR(quant_params(c, 1, 2));
+  int64_t block = 0;
+  if (dequant) DML_RETURN_IF_ERROR(attr_int(c, "block_size", 0, &block));
+  if (block != 0) {
+    /* blocked DequantizeLinear (21): scale (and zero point) of x's rank,
+     * x's dims but ceil(d / block_size) along the axis */
+    const dml_type_t *s = in_t(c, 1);
+    int64_t axis = 1;
+    int32_t ax = 0;
+    DML_RETURN_IF_ERROR(attr_int(c, "axis", 1, &axis));
+    DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+    if (block < 0) return fail(c, INVALID, "block_size %lld < 0", (long long)block);
+    if (s->dtype != DML_DTYPE_F32)
+      return fail(c, INVALID, "scale must be f32, got %s", dml_dtype_name(s->dtype));
+    for (uint32_t j = 1; j <= 2; j++) {
+      const dml_type_t *p = in_t(c, j);
+      if (!p) continue;
+      int ok = p->rank == x->rank;
+      for (int32_t i = 0; ok && i < x->rank; i++) {
+        dml_dim_t want = x->dims[i];
+        if (i == ax) {
+          if (want.sym >= 0) return fail(c, UNIMPL, "blocked axis %d is symbolic", ax);
+          want = D((want.value + block - 1) / block);
+        }
+        ok = dim_eq(p->dims[i], want);
+      }
+      if (!ok) {
+        char s1[TBUF], s2[TBUF];
+        return fail(c, INVALID,
+                    "input %u %s must have x's shape %s but ceil(d / %lld) along axis %d",
+                    j, TS(p, s1), TS(x, s2), (long long)block, ax);
+      }
+    }
+  } else {
+    DML_RETURN_IF_ERROR(quant_params(c, 1, 2));
+  }
   dml_type_t o = *x;
   if (dequant) {
     if (!is_q8_dtype(x->dtype) && x->dtype != DML_DTYPE_I32)

@@ -1053,8 +1053,9 @@ static dml_status_t onnx_imp_dft20(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
 }
 
 /* QuantizeLinear/DequantizeLinear-19..23. `saturate` (19) only decides
- * float8 outputs (no float8 dtype here): dropped. `block_size` (21) and
- * `precision` (23) other than 0 are refused by onnx_op_check. `output_dtype`
+ * float8 outputs (no float8 dtype here): dropped. `block_size` (21) is kept
+ * on DequantizeLinear (blocked dequantization runs) and refused on
+ * QuantizeLinear by onnx_op_check, as `precision` (23) other than 0. `output_dtype`
  * (21 for QuantizeLinear, 23 for DequantizeLinear) only restates the
  * output's dtype here: QuantizeLinear's must be that of y_zero_point (uint8
  * without it), DequantizeLinear's that of x_scale; where the importer
@@ -1089,7 +1090,9 @@ static dml_status_t onnx_imp_qdq19(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   }
   static const char *const skip[] = {"saturate", "output_dtype", "block_size",
                                      "precision", NULL};
-  return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
+  static const char *const skip_dq[] = {"saturate", "output_dtype", "precision", NULL};
+  return emit_node(ctx, np, e->op, in, n_in,
+                   e->op == DML_OP_DEQUANTIZE_LINEAR ? skip_dq : skip, NULL);
 }
 
 /* LpPool-11..23 (ONNX "LpPool": y = (sum over the window of |x|^p)^(1/p),
@@ -1577,7 +1580,9 @@ int onnx_op_check(const onnx_op_entry_t *e, const Onnx__NodeProto *np, char *why
   }
   if (e->op == DML_OP_QUANTIZE_LINEAR || e->op == DML_OP_DEQUANTIZE_LINEAR) {
     int64_t bs = attr_int(np, "block_size", 0), pr = attr_int(np, "precision", 0);
-    if (bs != 0) {
+    /* DequantizeLinear's blocked form runs (cpu_quant.c); QuantizeLinear's
+     * does not */
+    if (bs != 0 && e->op == DML_OP_QUANTIZE_LINEAR) {
       snprintf(why, cap, "block_size=%lld (blocked quantization)", (long long)bs);
       return 1;
     }

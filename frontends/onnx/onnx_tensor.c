@@ -311,11 +311,68 @@ static dml_status_t decode_strings(const Onnx__TensorProto *t, const char *what,
   return DML_OK;
 }
 
+/* TensorProto.UINT4 / INT4 (onnx.proto of ONNX 1.16; not in the
+ * onnx.proto this is generated from). */
+#define ONNX_T_UINT4_ 21
+#define ONNX_T_INT4_ 22
+
+/* A constant UINT4 / INT4 tensor (weights of blocked quantization, e.g.
+ * `dmlc quantize --weight-only int4`), widened to u8 / i8: dmlc has no
+ * 4-bit dtype. Packed two per byte, element 2i in the low nibble of byte i,
+ * in raw_data or one byte per int32_data entry (ONNX's layout); INT4 is
+ * sign-extended. External data is refused (UNIMPLEMENTED). */
+static dml_status_t decode_4bit(const Onnx__TensorProto *t, int is_signed,
+                                const char *what, dml_tensor_t *out, void **out_data,
+                                size_t *out_bytes) {
+  if (t->has_data_location &&
+      t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+    return err(DML_STATUS_UNIMPLEMENTED, what,
+               "%s held as external data is not supported", is_signed ? "INT4" : "UINT4");
+  if (t->n_dims > DML_MAX_RANK)
+    return dml_status_detail(
+        err(DML_STATUS_UNIMPLEMENTED, what, "rank above the maximum of 8"), "rank %zu",
+        t->n_dims);
+  dml_tensor_t tt;
+  memset(&tt, 0, sizeof(tt));
+  tt.dtype = is_signed ? DML_DTYPE_I8 : DML_DTYPE_U8;
+  tt.rank = (int32_t)t->n_dims;
+  for (size_t i = 0; i < t->n_dims; i++) {
+    if (t->dims[i] < 0) return err(DML_STATUS_INVALID_ARGUMENT, what, "negative dim");
+    tt.dims[i] = t->dims[i];
+  }
+  int64_t numel = dml_dims_numel(tt.dims, tt.rank);
+  if (numel < 0 || (uint64_t)numel > (uint64_t)PTRDIFF_MAX / 2)
+    return err(DML_STATUS_RESOURCE_EXHAUSTED, what, "tensor size overflows");
+  size_t packed = ((size_t)numel + 1) / 2;
+  size_t have = t->has_raw_data ? t->raw_data.len : t->n_int32_data;
+  if (numel > 0 && have != packed)
+    return dml_status_detail(
+        err(DML_STATUS_INVALID_ARGUMENT, what, "data size does not match the dims (%s)",
+            t->has_raw_data ? "raw_data" : "int32_data"),
+        "%zu bytes for %lld 4-bit elements", have, (long long)numel);
+  uint8_t *data = NULL;
+  if (numel > 0 && !(data = (uint8_t *)malloc((size_t)numel)))
+    return err(DML_STATUS_RESOURCE_EXHAUSTED, what, "out of memory");
+  for (size_t i = 0; i < (size_t)numel; i++) {
+    unsigned byte = t->has_raw_data ? t->raw_data.data[i / 2]
+                                    : (unsigned)(uint32_t)t->int32_data[i / 2] & 0xFFu;
+    unsigned v = (i % 2 ? byte >> 4 : byte) & 0xFu;
+    data[i] = is_signed && v > 7 ? (uint8_t)(int8_t)((int)v - 16) : (uint8_t)v;
+  }
+  *out = tt;
+  out->data = data;
+  *out_data = data;
+  *out_bytes = (size_t)numel;
+  return DML_OK;
+}
+
 dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir,
                                 const char *what, dml_tensor_t *out, void **out_data,
                                 size_t *out_bytes) {
   int32_t ot = t->has_data_type ? t->data_type : ONNX_T_UNDEFINED;
   if (ot == ONNX_T_STRING) return decode_strings(t, what, out, out_data, out_bytes);
+  if (ot == ONNX_T_INT4_ || ot == ONNX_T_UINT4_)
+    return decode_4bit(t, ot == ONNX_T_INT4_, what, out, out_data, out_bytes);
   dml_dtype_t dt = onnx_dtype(ot);
   if (dt == DML_DTYPE_INVALID)
     return dml_status_detail(err(DML_STATUS_UNIMPLEMENTED, what,

@@ -129,7 +129,57 @@ dml_status_t dml_cpuk_QuantizeLinear(const dml_cpu_call_t *c) {
   return DML_OK;
 }
 
-/* DequantizeLinear: y = (x - x_zero_point) * x_scale, f32. */
+/* Blocked DequantizeLinear (opset 21): x [.., D, ..] with D along `axis`,
+ * scale and zero point [.., ceil(D / block), ..]: element d along the axis
+ * uses parameter d / block (the last block may be shorter). */
+static dml_status_t dequantize_blocked(const dml_cpu_call_t *c, int64_t block) {
+  const dml_tensor_t *x = &c->inputs[0], *s = &c->inputs[1], *zp = dml_cpu_in(c, 2);
+  int64_t ax;
+  if (block < 0) return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "block_size < 0");
+  if (dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 1), x->rank, &ax))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "axis is out of range");
+  const int64_t D = x->dims[ax], nb = (D + block - 1) / block;
+  int64_t outer = 1, inner = 1;
+  for (int32_t i = 0; i < (int32_t)ax; i++) outer *= x->dims[i];
+  for (int32_t i = (int32_t)ax + 1; i < x->rank; i++) inner *= x->dims[i];
+  for (int k = 0; k < 2; k++) {
+    const dml_tensor_t *p = k ? zp : s;
+    if (!p) continue;
+    int ok = p->rank == x->rank;
+    for (int32_t i = 0; ok && i < x->rank; i++)
+      ok = p->dims[i] == (i == (int32_t)ax ? nb : x->dims[i]);
+    if (!ok)
+      return dml_cpu_err_shapes(
+          c, "%s must have x's shape but ceil(d / %lld) on axis %lld",
+          k ? "zero point" : "scale", (long long)block, (long long)ax);
+  }
+  const float *sc = (const float *)s->data;
+  float *yd = (float *)c->outputs[0].data;
+  if (x->dtype == DML_DTYPE_I8 && !zp) { /* the symmetric weights' form, vectorizable */
+    const int8_t *xd = (const int8_t *)x->data;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t d = 0; d < D; d++) {
+        const float *sp = sc + (o * nb + d / block) * inner;
+        const int8_t *xp = xd + (o * D + d) * inner;
+        float *yp = yd + (o * D + d) * inner;
+        for (int64_t i = 0; i < inner; i++) yp[i] = (float)xp[i] * sp[i];
+      }
+    return DML_OK;
+  }
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t d = 0; d < D; d++) {
+      int64_t pi = (o * nb + d / block) * inner, xi = (o * D + d) * inner;
+      for (int64_t i = 0; i < inner; i++) {
+        int64_t xv = dml_load_i64(x->dtype, x->data, (size_t)(xi + i));
+        int64_t z = zp ? dml_load_i64(zp->dtype, zp->data, (size_t)(pi + i)) : 0;
+        yd[xi + i] = (float)(xv - z) * sc[pi + i];
+      }
+    }
+  return DML_OK;
+}
+
+/* DequantizeLinear: y = (x - x_zero_point) * x_scale, f32; blocked with a
+ * block_size attribute (dequantize_blocked). */
 dml_status_t dml_cpuk_DequantizeLinear(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0], *s = &c->inputs[1], *zp = dml_cpu_in(c, 2);
   dml_tensor_t *y = &c->outputs[0];
@@ -140,6 +190,8 @@ dml_status_t dml_cpuk_DequantizeLinear(const dml_cpu_call_t *c) {
   if (y->dtype != DML_DTYPE_F32) return dml_cpu_err_dtype(c, "y", y->dtype);
   if (dml_cpu_numel(y) != dml_cpu_numel(x))
     return dml_cpu_err_shapes(c, "y must have x's shape");
+  int64_t block = dml_cpu_get_int(c, "block_size", 0);
+  if (block != 0) return dequantize_blocked(c, block);
   qaxis_t q;
   DML_RETURN_IF_ERROR(q_axis(c, x, s, zp, &q));
   const float *sc = (const float *)s->data;
