@@ -523,9 +523,9 @@ int dmlc_cmd_run(int argc, char **argv) {
   }
   int chunked = !st && rows > 0 && chunk > 0 && rows > chunk;
   /* A node that mixes rows is the cause to name, before any output's. */
-  char mixed[8];
+  char mixed[16];
   if (chunked && dml_rt_model_meta_get(model, "rows-mixed-by", mixed, sizeof mixed) &&
-      !strncmp(mixed, "node ", 5))
+      (!strncmp(mixed, "node ", 5) || !strncmp(mixed, "the node ", 9)))
     st = dml_rt_model_check_chunks(model, "dmlc.run", rows, chunk);
   for (uint32_t j = 0; !st && chunked && j < n_out; j++) {
     dml_rt_io_info_t io;

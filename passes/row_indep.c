@@ -367,8 +367,12 @@ int dml_row_indep_analyze(const dml_ir_function_t *f, char *why, size_t why_size
     }
     if (bad) {
       out = ST_MIXED;
-      if (!why[0])
-        snprintf(why, why_size, "node '%s' (%s%s mixes rows", n->name ? n->name : "",
+      if (!why[0] && n->name && n->name[0])
+        snprintf(why, why_size, "node '%s' (%s%s mixes rows", n->name, dml_op_name(n->op),
+                 bad);
+      else if (!why[0])
+        snprintf(why, why_size, "the node of '%s' (%s%s mixes rows",
+                 n->n_outputs && n->outputs[0]->name ? n->outputs[0]->name : "?",
                  dml_op_name(n->op), bad);
     }
     for (uint32_t j = 0; j < n->n_outputs; j++) set_state(&c, n->outputs[j], out);
