@@ -168,6 +168,15 @@ static const char *check(const ctx_t *c, const dml_ir_node_t *n, char *buf, size
     case DML_OP_QLINEAR_MAT_MUL:
     case DML_OP_QLINEAR_CONV:
       return sx == ST_ROWS && rest_const(c, n, 1, 0) ? NULL : unknown;
+    case DML_OP_QLINEAR_ADD: /* (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) */
+      for (uint32_t i = 0; i < n->n_inputs; i++) {
+        int s = state(c, n->inputs[i]);
+        if (s == ST_CONST) continue;
+        if ((i != 0 && i != 3) || s != ST_ROWS ||
+            n->inputs[i]->type.rank != n->outputs[0]->type.rank)
+          return unknown;
+      }
+      return NULL;
     case DML_OP_RESIZE:
     case DML_OP_PAD:
     case DML_OP_TILE:
@@ -375,7 +384,18 @@ int dml_row_indep_analyze(const dml_ir_function_t *f, char *why, size_t why_size
                  n->n_outputs && n->outputs[0]->name ? n->outputs[0]->name : "?",
                  dml_op_name(n->op), bad);
     }
-    for (uint32_t j = 0; j < n->n_outputs; j++) set_state(&c, n->outputs[j], out);
+    for (uint32_t j = 0; j < n->n_outputs; j++) {
+      /* Shape arithmetic whose known contents leave out the row count
+       * (Shape(x)[1], the sequence length) is a constant per chunk. */
+      const dml_ir_sym_data_t *sd = n->outputs[j]->sym_data;
+      int sj = out;
+      if (out == ST_SHAPE && sd) {
+        sj = ST_CONST;
+        for (uint32_t e = 0; e < sd->n; e++)
+          if (sd->elems[e].sym == c.bsym) sj = ST_SHAPE;
+      }
+      set_state(&c, n->outputs[j], sj);
+    }
   }
   int ok = 1;
   for (uint32_t i = 0; i < f->n_results && ok; i++) {
