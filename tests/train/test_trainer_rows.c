@@ -10,6 +10,7 @@
 #include "dml_ir_text.h"
 #include "dml_package_emit.h"
 #include "dml_passes.h"
+#include "dml_pkg.h"
 #include "dml_rt.h"
 #include "dml_test.h"
 #include "dml_trainer.h"
@@ -125,8 +126,53 @@ static void test_predict_chunks(void) {
   check_predict(0, 4, 1);  /* within the bound: one run, right */
 }
 
+/* A package written before the check (a meta section without
+ * rows-independent): chunking refused, as whether rows mix is unknown. */
+static void test_old_package(void) {
+  const char *text = MODULE("1");
+  dml_ir_module_t *m = NULL;
+  CHECK_OK(dml_ir_parse(text, strlen(text), "rows.dmlir", &m));
+  if (!m) return;
+  dml_pass_options_t o;
+  memset(&o, 0, sizeof o);
+  CHECK_OK(dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &o));
+  void *bytes = NULL, *old = NULL;
+  size_t size = 0, old_size = 0;
+  CHECK_OK(dml_package_emit_memory(m, NULL, &bytes, &size));
+  dml_ir_module_release(m);
+  dml_pkg_t pkg;
+  dml_pkg_writer_t *w = NULL;
+  CHECK_OK(dml_pkg_parse(bytes, size, &pkg));
+  CHECK_OK(dml_pkg_writer_create(&w));
+  static const char meta[] = "producer: dmlc 0.1.0\ntargets: cpu\n";
+  for (uint32_t i = 0; w && i < pkg.n_sections; i++) {
+    const dml_pkg_section_t *sec = &pkg.sections[i];
+    int is_meta = !strcmp(sec->tag, "meta");
+    CHECK_OK(dml_pkg_writer_add_section(
+        w, sec->tag, is_meta ? (const void *)meta : sec->data,
+        is_meta ? sizeof meta - 1 : (size_t)sec->size, sec->alignment));
+  }
+  if (w) CHECK_OK(dml_pkg_writer_finish_memory(w, &old, &old_size));
+  dml_pkg_writer_release(w);
+  dml_rt_model_t *model = NULL;
+  if (old) CHECK_OK(dml_rt_model_load_memory(old, old_size, &model));
+  if (model) {
+    CHECK_ERROR(dml_rt_model_check_chunks(model, "test", 10, 4),
+                DML_STATUS_FAILED_PRECONDITION,
+                "the package does not say whether its rows are independent");
+    dml_rt_model_release(model);
+  }
+  dml_rt_model_t *fresh = NULL;
+  CHECK_OK(dml_rt_model_load_memory(bytes, size, &fresh));
+  if (fresh) CHECK_OK(dml_rt_model_check_chunks(fresh, "test", 10, 4));
+  dml_rt_model_release(fresh);
+  free(old);
+  free(bytes);
+}
+
 int main(void) {
   for (int i = 0; i < 20; i++) g_x[i] = (float)((i * 37 % 11) - 5) * 0.25f;
   RUN(test_predict_chunks);
+  RUN(test_old_package);
   return dml_test_finish();
 }
