@@ -38,12 +38,18 @@ static void usage(FILE *f) {
       "flags:\n"
       "  --input NAME=FILE.npy  binds model input NAME to the array in FILE.npy;\n"
       "                         repeat for each input. A model with one input also\n"
-      "                         takes --input FILE.npy. An array with more rows than\n"
-      "                         the compiled batch bound runs in chunks of the bound\n"
-      "                         and the outputs' rows are concatenated. An array\n"
-      "                         whose rows have another rank but the same element\n"
-      "                         count ([N,28,28] for [batch,784]) is reshaped, with\n"
-      "                         a note.\n"
+      "                         takes --input FILE.npy. Inputs with the batch dim\n"
+      "                         need the same number of rows. More rows than the\n"
+      "                         compiled batch bound run in chunks of the bound, the\n"
+      "                         outputs' rows concatenated, when the compiler found\n"
+      "                         each output row to depend on the same input row\n"
+      "                         alone (inspect's meta 'rows-independent: 1'); else\n"
+      "                         (Softmax over axis 0, a reduction over the rows, a\n"
+      "                         Transpose moving them, ...) it is an error naming\n"
+      "                         the node: recompile with a larger --batch-bound. An\n"
+      "                         array whose rows have another rank but the same\n"
+      "                         element count ([N,28,28] for [batch,784]) is\n"
+      "                         reshaped, with a note.\n"
       "  --cast                 convert an array of another numeric dtype to the\n"
       "                         input's dtype (with a note; floats to integers\n"
       "                         truncate toward zero; a value the dtype cannot\n"
@@ -499,6 +505,7 @@ int dmlc_cmd_run(int argc, char **argv) {
    * symbol and row count N > bound, run chunks of `bound` rows. */
   int64_t rows = -1, chunk = -1;
   const char *batch_sym = NULL;
+  uint32_t first_in = 0;
   for (uint32_t j = 0; !st && j < n_model_in; j++) {
     dml_rt_io_info_t io;
     dml_rt_model_input_info(model, j, &io);
@@ -507,12 +514,29 @@ int dmlc_cmd_run(int argc, char **argv) {
       batch_sym = io.dim_symbol[0];
       rows = in[j].t.dims[0];
       chunk = io.dim_bound[0];
-    } else if (strcmp(batch_sym, io.dim_symbol[0]) || rows != in[j].t.dims[0]) {
-      rows = -1; /* mixed: set_input reports any disagreement */
+      first_in = j;
+    } else if (strcmp(batch_sym, io.dim_symbol[0])) {
+      rows = -1; /* other symbols: set_input reports any disagreement */
       break;
+    } else if (rows != in[j].t.dims[0]) {
+      /* Before the bound check: a count over the bound is not the cause. */
+      dml_rt_io_info_t io0;
+      dml_rt_model_input_info(model, first_in, &io0);
+      st = dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run",
+                          "input '%s' has %" PRId64 " rows, input '%s' %" PRId64, io.name,
+                          in[j].t.dims[0], io0.name, rows),
+          "inputs sharing the batch dim '%s' need the same number of rows ('%s' from "
+          "'%s', '%s' from '%s')",
+          batch_sym, io.name, in[j].file, io0.name, in[first_in].file);
     }
   }
-  int chunked = rows > 0 && chunk > 0 && rows > chunk;
+  int chunked = !st && rows > 0 && chunk > 0 && rows > chunk;
+  /* A node that mixes rows is the cause to name, before any output's. */
+  char mixed[16];
+  if (chunked && dml_rt_model_meta_get(model, "rows-mixed-by", mixed, sizeof mixed) &&
+      (!strncmp(mixed, "node ", 5) || !strncmp(mixed, "the node ", 9)))
+    st = dml_rt_model_check_chunks(model, "dmlc.run", rows, chunk);
   for (uint32_t j = 0; !st && chunked && j < n_out; j++) {
     dml_rt_io_info_t io;
     char ts[256];
@@ -527,6 +551,9 @@ int dmlc_cmd_run(int argc, char **argv) {
                           batch_sym),
           "recompile with --batch-bound %" PRId64 " to run them at once", rows);
   }
+  /* Chunks equal one run only when rows are independent (the compiler's
+   * verdict in the meta section). */
+  if (!st && chunked) st = dml_rt_model_check_chunks(model, "dmlc.run", rows, chunk);
   if (!st && chunked)
     fprintf(stderr,
             "note: %" PRId64 " rows exceed the batch bound %" PRId64 ": running %" PRId64

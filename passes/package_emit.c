@@ -8,6 +8,7 @@
 
 #include "dml_package_emit.h"
 #include "dml_pkg.h"
+#include "dml_row_indep.h"
 
 #define OP "pkg.emit"
 
@@ -399,6 +400,18 @@ static char *build_meta(const dml_ir_module_t *m, const dml_package_emit_options
     meta_line(&buf, &len, &cap, "symbols", line);
   }
   if (o && o->command_line) meta_line(&buf, &len, &cap, "created-by", o->command_line);
+  /* Whether `dmlc run` may run rows beyond the bound in chunks
+   * (dml_row_indep.h): forward's verdict, else the first function's. */
+  const dml_ir_function_t *fwd = m->n_functions ? m->functions[0] : NULL;
+  for (uint32_t i = 0; i < m->n_functions; i++)
+    if (m->functions[i]->name && !strcmp(m->functions[i]->name, "forward"))
+      fwd = m->functions[i];
+  if (fwd) {
+    char why[320];
+    int ok = dml_row_indep_analyze(fwd, why, sizeof why);
+    meta_line(&buf, &len, &cap, "rows-independent", ok ? "1" : "0");
+    if (!ok) meta_line(&buf, &len, &cap, "rows-mixed-by", why);
+  }
   *out_len = len;
   return buf;
 }

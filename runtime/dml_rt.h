@@ -152,6 +152,16 @@ const char *dml_rt_model_meta(const dml_rt_model_t *m);
 int dml_rt_model_meta_get(const dml_rt_model_t *m, const char *key, char *buf,
                           size_t cap);
 
+/* Whether `rows` rows (> `bound`, the batch bound) may run in chunks of
+ * `bound` rows whose outputs are concatenated: only when the compiler found
+ * the forward function row-independent (meta key "rows-independent: 1",
+ * passes/dml_row_indep.h). Returns DML_OK then; else FAILED_PRECONDITION
+ * from `op` naming the node that mixes rows (meta "rows-mixed-by"), or
+ * saying the package predates the analysis, with the --batch-bound to
+ * recompile with as its detail. */
+dml_status_t dml_rt_model_check_chunks(const dml_rt_model_t *m, const char *op,
+                                       int64_t rows, int64_t bound);
+
 /* Symbols (named dims with an inclusive upper bound, e.g. batch<=64). */
 uint32_t dml_rt_model_num_symbols(const dml_rt_model_t *m);
 /* Sets *out_name and *out_bound of symbol `i`. Errors: OUT_OF_RANGE. */

@@ -485,6 +485,31 @@ int dml_rt_model_meta_get(const dml_rt_model_t *m, const char *key, char *buf,
   return 0;
 }
 
+dml_status_t dml_rt_model_check_chunks(const dml_rt_model_t *m, const char *op,
+                                       int64_t rows, int64_t bound) {
+  char v[8], why[400];
+  if (dml_rt_model_meta_get(m, "rows-independent", v, sizeof v) && !strcmp(v, "1"))
+    return DML_OK;
+  int known = dml_rt_model_meta_get(m, "rows-mixed-by", why, sizeof why);
+  dml_status_t st =
+      known ? dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
+                              "rows beyond the batch bound %" PRId64
+                              " cannot run in chunks: %s; recompile with --batch-bound "
+                              ">= %" PRId64,
+                              bound, why, rows)
+            : dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
+                              "rows beyond the batch bound %" PRId64
+                              " cannot run in chunks: the package does not say whether "
+                              "its rows are independent (compiled before that check); "
+                              "recompile with --batch-bound >= %" PRId64,
+                              bound, rows);
+  return dml_status_detail(st,
+                           "%" PRId64 " rows given; chunks of %" PRId64
+                           " rows equal one run over all rows only when each output "
+                           "row depends on the same input row alone",
+                           rows, bound);
+}
+
 uint32_t dml_rt_model_num_symbols(const dml_rt_model_t *m) {
   return m->graph->n_symbols;
 }

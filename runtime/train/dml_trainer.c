@@ -689,6 +689,7 @@ dml_status_t dml_trainer_predict_data(dml_trainer_t *t, const dml_dataset_t *d,
                              t->x_info[i].name, dml_dtype_name(t->x_info[i].dtype),
                              t->x_info[i].rank);
   }
+  if (n > t->bound) DML_RETURN_IF_ERROR(dml_rt_model_check_chunks(t->m, OP, n, t->bound));
   uint8_t *res = NULL;
   size_t row_out = 0;
   dml_tensor_t r;
