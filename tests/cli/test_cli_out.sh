@@ -206,6 +206,7 @@ check "train --json, two outputs: losses, outputs, OUTPUT_METRIC" py "$WORK/trai
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 assert d["losses"] == {"cls": {"loss": "cross_entropy", "weight": 1}, "reg": {"loss": "mse", "weight": 0.5}}, d["losses"]
+assert d["loss"] is None, d["loss"]  # a loss per output: in "losses" only
 for e in d["history"]:
     o = e["outputs"]
     assert set(o) == {"cls", "reg"} and o["reg"]["accuracy"] is None, o
