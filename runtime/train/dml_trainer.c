@@ -1261,6 +1261,16 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     dml_status_t mst = table_metrics(t, o, &head, scratch);
     if (mst) return dml_status_annotate(mst, "checking the metrics");
   }
+  /* epochs is the total to reach (a resumed or second fit continues):
+   * nothing left to train is said, not silently returned */
+  if (t->epoch >= o->epochs)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                        "already trained %d epochs; epochs (%d) is the total to reach",
+                        t->epoch, o->epochs),
+        "pass epochs > %d to train more (a fit continues from the epochs done, as "
+        "Keras' fit with initial_epoch)",
+        t->epoch);
   DML_RETURN_IF_ERROR(apply_hyper(t, &o->hyper, 1));
   snapshot_t best;
   memset(&best, 0, sizeof best);

@@ -450,8 +450,12 @@ int32_t dml_trainer_epoch(const dml_trainer_t *t);
 uint64_t dml_trainer_step(const dml_trainer_t *t);
 
 /* Trains from epoch dml_trainer_epoch(t) to o->epochs (see the top of
- * this file). Fills *out_history (may be NULL) with the epochs run. On an
- * error the globals hold the last completed step. Errors: as above. */
+ * this file): o->epochs is the total, so a second fit (or one after a
+ * checkpoint) continues; with nothing left (dml_trainer_epoch(t) >=
+ * o->epochs) it is FAILED_PRECONDITION "already trained N epochs; epochs (M)
+ * is the total to reach", training nothing. Fills *out_history (may be
+ * NULL) with the epochs run. On an error the globals hold the last
+ * completed step. Errors: as above. */
 dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
                              const dml_fit_options_t *o, dml_history_t *out_history);
 

@@ -372,6 +372,14 @@ static void test_untrained_output(void) {
       CHECK_NEAR(h.epochs[0].metrics[0], h.epochs[0].val_output_loss[0],
                  1e-5 * h.epochs[0].val_output_loss[0] + 1e-7);
     dml_history_free(&h);
+    /* epochs is the total: a second fit with nothing left says so */
+    CHECK_ERROR(dml_trainer_fit(p.t, &d, &o, &h), DML_STATUS_FAILED_PRECONDITION,
+                "already trained 1 epochs; epochs (1) is the total to reach");
+    CHECK(dml_trainer_epoch(p.t) == 1 && h.n_epochs == 0);
+    o.epochs = 2;
+    CHECK_OK(dml_trainer_fit(p.t, &d, &o, &h));
+    CHECK(dml_trainer_epoch(p.t) == 2 && h.n_epochs == 1);
+    dml_history_free(&h);
   }
   close_pkg(&p);
   CHECK_OK(open_pkg(k_outs, 2, &p));
