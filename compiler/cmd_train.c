@@ -60,7 +60,8 @@ static void usage(FILE *f) {
       "                            mse, mae, huber (default %s);\n"
       "                            a loss per output: OUT=NAME[:WEIGHT],... (weight\n"
       "                            default 1; the total is the weighted sum; outputs\n"
-      "                            not named stay untrained), e.g.\n"
+      "                            not named or of weight 0 stay untrained: labels\n"
+      "                            given for a weight-0 output are ignored), e.g.\n"
       "                            cls=cross_entropy,reg=mse:0.5\n"
       "  --output NAME             model output the loss reads (default: the first)\n"
       "  --optimizer NAME          sgd, momentum, nesterov, adam, adamw,\n"
@@ -251,6 +252,30 @@ static dml_status_t check_output_accuracy(const char *spec, dml_trainer_t *t) {
           "nll, bce, ...); a regression output has the table metrics mae and mse");
   }
   return DML_OK;
+}
+
+/* Drops from `d` the labels of outputs that --loss gives weight 0 (not
+ * trained, so train_step has no target for them), with a one-line note on
+ * stderr for each: labels a user may pass along, not an error. */
+static void drop_untrained_labels(dml_data_named_t *d, const dml_train_config_t *cfg) {
+  for (int32_t a = 0; a < d->n; a++) {
+    uint32_t j = 0;
+    while (j < cfg->n_outputs && strcmp(cfg->outputs[j].name, d->name[a])) j++;
+    if (j == cfg->n_outputs || cfg->outputs[j].weight != 0) continue;
+    fprintf(stderr,
+            "note: output '%s' has weight 0 in --loss (not trained): its labels %s are "
+            "ignored\n",
+            d->name[a], d->path[a]);
+    free(d->t[a].data);
+    for (int32_t b = a + 1; b < d->n; b++) {
+      memcpy(d->name[b - 1], d->name[b], sizeof d->name[b]);
+      memcpy(d->path[b - 1], d->path[b], sizeof d->path[b]);
+      d->t[b - 1] = d->t[b];
+    }
+    d->n--;
+    memset(&d->t[d->n], 0, sizeof d->t[d->n]);
+    a--;
+  }
 }
 
 /* Bytes of the globals flagged `flag`. */
@@ -751,6 +776,7 @@ int dmlc_cmd_train(int argc, char **argv) {
   }
   if (named) {
     st = dml_data_load_named(data, &ntrain);
+    if (!st) drop_untrained_labels(&ntrain, &cfg);
     if (!st) st = dml_data_bind_named(&ntrain, t, single_label, &tr);
   } else {
     st = dml_data_load(data, "train", &dopt, &train);
@@ -784,6 +810,7 @@ int dmlc_cmd_train(int argc, char **argv) {
   if (vspec) {
     if (named) {
       st = dml_data_load_named(vspec, &nval);
+      if (!st) drop_untrained_labels(&nval, &cfg);
       if (!st) st = dml_data_bind_named(&nval, t, single_label, &vd);
     } else {
       st = dml_data_load(vspec, "test", &dopt, &val);

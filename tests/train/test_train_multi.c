@@ -412,6 +412,18 @@ static void test_untrained_output(void) {
            "cls=cross_entropy,reg=mse --metrics f1 -o x.dmlpkg",
            g_model);
   check_stderr(args, "name the output: --metrics OUT=f1");
+  /* labels of a weight-0 output are accepted and ignored, with a note */
+  snprintf(args, sizeof args,
+           "train '%s' --data a=a.npy,b=b.npy,cls=cls.npy,reg=reg.npy --loss "
+           "cls=cross_entropy,reg=mse:0 --epochs 1 -o x0.dmlpkg --quiet",
+           g_model);
+  CHECK(dmlc(args, &err) == 0);
+  const char *w0 =
+      "note: output 'reg' has weight 0 in --loss (not trained): its labels "
+      "reg.npy are ignored";
+  CHECK(err && strstr(err, w0));
+  if (!err || !strstr(err, w0)) fprintf(stderr, "weight 0: %s\n", err ? err : "");
+  free(err);
   /* an unknown output and a negative weight stop the compile */
   const dml_train_output_t bad[2] = {{"cls", DML_LOSS_CROSS_ENTROPY, 1.0},
                                      {"zzz", DML_LOSS_MSE, 1.0}};
