@@ -223,7 +223,8 @@ static int ends_with(const char *s, const char *suffix) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: dmlc summary MODEL.onnx|PKG.dmlpkg [--batch-bound N] [--json]\n\n"
-          "Prints every layer (node) with its output shape and parameter count, then\n"
+          "Prints every layer (node) with its output shapes (those a node reads or the\n"
+          "model returns: not Dropout's unused mask) and parameter count, then\n"
           "total, trainable and non-trainable parameters (with a short form such as\n"
           "235.1K) and the memory: weights, and for a package the planned arena.\n\n"
           "  --batch-bound N   bound for symbolic dims when reading ONNX (default 64)\n"
