@@ -107,7 +107,7 @@ if(NOT DMLC_RUNTIME_ONLY AND TARGET dml_driver)
   list(APPEND _dmlc_install_targets dmlc_compiler dmlc_compiler_static)
   list(APPEND _dmlc_headers runtime/base/dml_ops.h runtime/base/ops.def ir/dml_ir.h
        frontends/onnx/dml_onnx.h frontends/layers/dml_layers.h compiler/dml_driver.h
-       compiler/dml_dim_spec.h passes/dml_train.h)
+       compiler/dml_dim_spec.h compiler/dml_onnx_export.h passes/dml_train.h)
   set(DMLC_HAVE_COMPILER_LIB ON)
 else()
   set(DMLC_HAVE_COMPILER_LIB OFF)

@@ -13,8 +13,12 @@
 #include "dml_driver.h"
 #include "dml_file.h"
 #include "dml_npy.h"
+#include "dml_onnx.h"
 #include "dml_train.h"
 #include "dmlc_cmds.h"
+
+#define DML_STR_(x) #x
+#define DML_STR(x) DML_STR_(x)
 
 static void usage(FILE *f) {
   fprintf(
@@ -24,8 +28,9 @@ static void usage(FILE *f) {
       "                    [--print-ir-after-all] [--print-kernels]\n"
       "                    [--cuda-arch ptx|sm_XX,...] [--allow-tf32] [--progress]\n"
       "                    [--train [--loss NAME] [--optimizer NAME] ...]\n\n"
-      "Compiles an ONNX model (opsets 1-17) into a .dmlpkg package: import, shape\n"
-      "inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
+      "Compiles an ONNX model (opsets " DML_STR(DML_ONNX_OPSET_MIN) "-" DML_STR(
+          DML_ONNX_OPSET_MAX) " of the default domain) into a .dmlpkg package: import,\n"
+      "shape inference, constant folding, CSE, DCE, memory planning, then the package.\n\n"
       "  -o, --output FILE        the package to write (replaced atomically)\n"
       "  --target LIST            comma-separated targets: cpu (always in the package),\n"
       "                           vulkan (SPIR-V kernels), metal (MSL kernels), cuda\n"

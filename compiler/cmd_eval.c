@@ -29,11 +29,12 @@ static void usage(FILE *f) {
           "  --data DIR|FILES   a folder of IDX files (MNIST layout: t10k-* is the\n"
           "                     test split, train-* the training split), two files\n"
           "                     X.npy,Y.npy or IMAGES,LABELS (IDX, gzipped or not), or\n"
-          "                     one FILE.csv (label in the last column); a package\n"
-          "                     of several inputs or trained outputs takes\n"
+          "                     one FILE.csv (label in the last column); a training\n"
+          "                     package of several inputs or trained outputs takes\n"
           "                     NAME=FILE.npy,... (each model input and each trained\n"
           "                     output's labels by name) and prints each output's\n"
-          "                     loss and accuracy too\n"
+          "                     loss and accuracy too; an inference package (no\n"
+          "                     eval_step: dmlc compile, dmlc strip) takes one input\n"
           "  --split NAME       for a folder: test (default) or train\n"
           "  --batch-size N     rows per eval_step run (default: the package's batch\n"
           "                     bound)\n"
@@ -106,9 +107,22 @@ static int eval_forward(dml_rt_model_t *m, const char *pkg, const char *data,
   memset(&yi, 0, sizeof yi);
   dml_status_t st = dml_rt_session_create(m, device, &s);
   if (!st && dml_rt_session_num_inputs(s) != 1)
-    st = dml_status_make(DML_STATUS_UNIMPLEMENTED, "eval",
-                         "the package's forward has %u inputs; eval takes one",
-                         dml_rt_session_num_inputs(s));
+    st = dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, "eval",
+                        "the package has no eval_step (an inference package: dmlc "
+                        "compile, or dmlc strip of a trained one) and its forward has %u "
+                        "inputs; eval of an inference package takes one input",
+                        dml_rt_session_num_inputs(s)),
+        "NAME=FILE.npy data is for training packages: evaluate the package dmlc train "
+        "wrote (before dmlc strip), or run this one with dmlc run --input NAME=FILE.npy");
+  if (!st && dml_data_spec_is_named(data))
+    st = dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "eval",
+                        "--data NAME=FILE.npy,...: the package has no eval_step (an "
+                        "inference package) and eval of one takes X,Y files, a folder "
+                        "or a CSV"),
+        "named arrays are for training packages (the one dmlc train wrote, before "
+        "dmlc strip)");
   if (!st) st = dml_rt_session_input_info(s, 0, &xi);
   if (!st) st = dml_rt_session_output_info(s, 0, &oi);
   if (!st && (oi.rank != 2 || (oi.dtype != DML_DTYPE_F32 && oi.dtype != DML_DTYPE_F64)))

@@ -316,7 +316,7 @@ static void top_k(dml_dtype_t dt, const void *data, size_t off, int64_t c, int64
   }
 }
 
-/* The lines of `path` (a trailing empty line ignored, "\r" stripped), in
+/* The lines of `path` (trailing blank lines ignored, "\r" stripped), in
  * one malloc'd buffer `*out_buf` pointed into by `*out_lines`. */
 static dml_status_t read_labels(const char *path, char **out_buf, char ***out_lines,
                                 int64_t *out_n) {
@@ -346,6 +346,8 @@ static dml_status_t read_labels(const char *path, char **out_buf, char ***out_li
     if (l && p[l - 1] == '\r') p[l - 1] = 0;
     p = e ? e + 1 : p + l;
   }
+  /* trailing blank lines (empty or spaces/tabs only) name no class */
+  while (k > 0 && v[k - 1][strspn(v[k - 1], " \t")] == 0) k--;
   *out_buf = b;
   *out_lines = v;
   *out_n = k;
@@ -650,6 +652,19 @@ int dmlc_cmd_run(int argc, char **argv) {
             "choose another --output-dir");
       }
   }
+  /* --labels against each class-score output, before any file is written */
+  for (uint32_t j = 0; !st && topk && labels && j < n_out; j++) {
+    if (!class_scores(&outs[j].t)) continue;
+    int64_t c = outs[j].t.dims[outs[j].t.rank - 1];
+    if (n_labels != c) {
+      dml_rt_io_info_t io;
+      dml_rt_model_output_info(model, j, &io);
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run",
+                           "--labels '%s' has %" PRId64 " lines, output '%s' has %" PRId64
+                           " classes",
+                           labels_path, n_labels, io.name, c);
+    }
+  }
   int shown = 0;
   for (uint32_t j = 0; !st && j < n_out; j++) {
     dml_rt_io_info_t io;
@@ -683,14 +698,6 @@ int dmlc_cmd_run(int argc, char **argv) {
     printf("%s: %s%s -> %s %s\n", io.name, dml_dtype_name(out.dtype),
            dml_dims_str(out.dims, out.rank, dims, sizeof dims), path, summary);
     if (topk && class_scores(&out)) {
-      int64_t c = out.dims[out.rank - 1];
-      if (labels && n_labels != c) {
-        st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run",
-                             "--labels '%s' has %" PRId64
-                             " lines, output '%s' has %" PRId64 " classes",
-                             labels_path, n_labels, io.name, c);
-        break;
-      }
       print_top_k(&out, topk, labels);
       shown++;
     }

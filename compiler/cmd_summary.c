@@ -112,11 +112,14 @@ static dml_status_t from_onnx(const char *path, int64_t bound, summary_t *s) {
     snprintf(r->op, sizeof r->op, "%s", dml_op_name(n->op));
     size_t k = 0;
     for (uint32_t o = 0; o < n->n_outputs && k < sizeof r->shape; o++) {
+      /* user-visible outputs only: read by a node or returned (not Dropout's
+       * unused mask); a node's sole output is always shown */
+      if (n->n_outputs > 1 && !dml_ir_value_num_uses(f, n->outputs[o])) continue;
       char t[128];
       dml_ir_type_str(m, &n->outputs[o]->type, t, sizeof t);
       /* Drop the dtype prefix "f32": the table shows shapes. */
       const char *br = strchr(t, '[');
-      k += (size_t)snprintf(r->shape + k, sizeof r->shape - k, "%s%s", o ? " " : "",
+      k += (size_t)snprintf(r->shape + k, sizeof r->shape - k, "%s%s", k ? " " : "",
                             br ? br : t);
     }
     for (uint32_t i = 0; i < n->n_inputs; i++) {
@@ -182,12 +185,13 @@ static dml_status_t from_package(const char *path, summary_t *s) {
     snprintf(r->op, sizeof r->op, "%s", ni.op_name);
     size_t k = 0;
     for (uint32_t o = 0; o < ni.n_outputs && !st && k < sizeof r->shape; o++) {
+      if (ni.n_outputs > 1 && !dml_rt_model_node_output_used(m, i, o)) continue;
       dml_rt_value_info_t vi;
       st = dml_rt_model_node_output(m, i, o, &vi);
       char t[128];
       if (!st) io_shape_str(&vi.type, t, sizeof t);
       if (!st)
-        k += (size_t)snprintf(r->shape + k, sizeof r->shape - k, "%s%s", o ? " " : "", t);
+        k += (size_t)snprintf(r->shape + k, sizeof r->shape - k, "%s%s", k ? " " : "", t);
     }
     for (uint32_t in = 0; in < ni.n_inputs && !st; in++) {
       dml_rt_value_info_t vi;
@@ -219,7 +223,8 @@ static int ends_with(const char *s, const char *suffix) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: dmlc summary MODEL.onnx|PKG.dmlpkg [--batch-bound N] [--json]\n\n"
-          "Prints every layer (node) with its output shape and parameter count, then\n"
+          "Prints every layer (node) with its output shapes (those a node reads or the\n"
+          "model returns: not Dropout's unused mask) and parameter count, then\n"
           "total, trainable and non-trainable parameters (with a short form such as\n"
           "235.1K) and the memory: weights, and for a package the planned arena.\n\n"
           "  --batch-bound N   bound for symbolic dims when reading ONNX (default 64)\n"

@@ -50,7 +50,7 @@ static void usage(FILE *f) {
       "  --validate-on WHAT        split (default): the last --validation-split of the\n"
       "                            training rows validate and are not trained on;\n"
       "                            test: the --data folder's t10k-* files; none\n"
-      "  --validation-split F      the fraction held out (default %g)\n"
+      "  --validation-split F      the fraction held out (default %g; 0: none)\n"
       "  --validation-data SPEC    validation data (as --data; a folder: its t10k-*)\n"
       "  --scale F                 multiplier of IDX image bytes (default 1/255)\n"
       "  --label-column K          CSV label column, 0-based; -1 the last (default)\n"
@@ -60,7 +60,8 @@ static void usage(FILE *f) {
       "                            mse, mae, huber (default %s);\n"
       "                            a loss per output: OUT=NAME[:WEIGHT],... (weight\n"
       "                            default 1; the total is the weighted sum; outputs\n"
-      "                            not named stay untrained), e.g.\n"
+      "                            not named or of weight 0 stay untrained: labels\n"
+      "                            given for a weight-0 output are ignored), e.g.\n"
       "                            cls=cross_entropy,reg=mse:0.5\n"
       "  --output NAME             model output the loss reads (default: the first)\n"
       "  --optimizer NAME          sgd, momentum, nesterov, adam, adamw,\n"
@@ -113,9 +114,10 @@ static void usage(FILE *f) {
       "  --plot FILE.svg           loss and accuracy (and validation) per epoch as\n"
       "                            an SVG chart (PNG is not written)\n"
       "  --json                    one JSON object on stdout at the end (all else\n"
-      "                            goes to stderr): package, model, device, loss,\n"
-      "                            optimizer, history [{epoch, loss, accuracy,\n"
-      "                            val_loss, val_accuracy, lr, seconds,\n"
+      "                            goes to stderr): package, model, device, loss\n"
+      "                            (null with a loss per output: losses {OUT: {loss,\n"
+      "                            weight}}), optimizer, history [{epoch, loss,\n"
+      "                            accuracy, val_loss, val_accuracy, lr, seconds,\n"
       "                            samples_per_second, metrics {NAME: value}}],\n"
       "                            validation, stopped_early, best_epoch, restored,\n"
       "                            final (the saved epoch's entry), peak_memory\n"
@@ -221,6 +223,59 @@ static int parse_output_metrics(const char *v, char *buf, size_t cap,
     }
   }
   return 0;
+}
+
+/* `--metrics ...,OUT=accuracy,...`: OUT must have an accuracy (train_step's
+ * "correct.OUT", a classification loss); a regression output's accuracy is
+ * an error, not an empty column. */
+static dml_status_t check_output_accuracy(const char *spec, dml_trainer_t *t) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", spec);
+  const char *out = NULL;
+  dml_rt_session_t *ts = dml_trainer_session(t, "train_step");
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(tok, '=');
+    if (eq) {
+      *eq = 0;
+      out = tok;
+      tok = eq + 1;
+    }
+    if (!out || strcmp(tok, "accuracy")) continue;
+    char nm[160];
+    snprintf(nm, sizeof nm, "correct.%.100s", out);
+    if (!ts || dml_rt_session_find_output(ts, nm) < 0)
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.train",
+                          "--metrics %s=accuracy: output '%s' has no accuracy", out, out),
+          "accuracy comes with a classification loss on the output (cross_entropy, "
+          "nll, bce, ...); a regression output has the table metrics mae and mse");
+  }
+  return DML_OK;
+}
+
+/* Drops from `d` the labels of outputs that --loss gives weight 0 (not
+ * trained, so train_step has no target for them), with a one-line note on
+ * stderr for each: labels a user may pass along, not an error. */
+static void drop_untrained_labels(dml_data_named_t *d, const dml_train_config_t *cfg) {
+  for (int32_t a = 0; a < d->n; a++) {
+    uint32_t j = 0;
+    while (j < cfg->n_outputs && strcmp(cfg->outputs[j].name, d->name[a])) j++;
+    if (j == cfg->n_outputs || cfg->outputs[j].weight != 0) continue;
+    fprintf(stderr,
+            "note: output '%s' has weight 0 in --loss (not trained): its labels %s are "
+            "ignored\n",
+            d->name[a], d->path[a]);
+    free(d->t[a].data);
+    for (int32_t b = a + 1; b < d->n; b++) {
+      memcpy(d->name[b - 1], d->name[b], sizeof d->name[b]);
+      memcpy(d->path[b - 1], d->path[b], sizeof d->path[b]);
+      d->t[b - 1] = d->t[b];
+    }
+    d->n--;
+    memset(&d->t[d->n], 0, sizeof d->t[d->n]);
+    a--;
+  }
 }
 
 /* Bytes of the globals flagged `flag`. */
@@ -478,8 +533,10 @@ int dmlc_cmd_train(int argc, char **argv) {
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--validation-split"))) {
       split_given = 1;
       if (!parse_double("--validation-split", v, &o.validation_split)) return 2;
-      if (!(o.validation_split > 0 && o.validation_split < 1)) {
-        return dmlc_usage_error("train", "--validation-split must be in (0, 1)");
+      if (!(o.validation_split >= 0 && o.validation_split < 1)) {
+        return dmlc_usage_error("train",
+                                "--validation-split must be in [0, 1) (0: no validation, "
+                                "as --validate-on none)");
       }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--scale"))) {
       if (!parse_double("--scale", v, &dopt.image_scale)) return 2;
@@ -688,6 +745,9 @@ int dmlc_cmd_train(int argc, char **argv) {
   st = dml_rt_model_load_memory(pkg, pkg_size, &m);
   if (!st) st = dml_trainer_create(m, device, &t);
   if (st) goto out;
+  if (metrics && strchr(metrics, '=') && dml_trainer_target_output(t, 0) &&
+      (st = check_output_accuracy(metrics, t)))
+    goto out;
   if (o.verbose)
     printf("compiled %s: %s loss, %s, batch bound %" PRId64 ", %.0f ms\n", model_path,
            loss_spec ? loss_spec : dml_loss_kind_name(cfg.loss),
@@ -716,6 +776,7 @@ int dmlc_cmd_train(int argc, char **argv) {
   }
   if (named) {
     st = dml_data_load_named(data, &ntrain);
+    if (!st) drop_untrained_labels(&ntrain, &cfg);
     if (!st) st = dml_data_bind_named(&ntrain, t, single_label, &tr);
   } else {
     st = dml_data_load(data, "train", &dopt, &train);
@@ -749,6 +810,7 @@ int dmlc_cmd_train(int argc, char **argv) {
   if (vspec) {
     if (named) {
       st = dml_data_load_named(vspec, &nval);
+      if (!st) drop_untrained_labels(&nval, &cfg);
       if (!st) st = dml_data_bind_named(&nval, t, single_label, &vd);
     } else {
       st = dml_data_load(vspec, "test", &dopt, &val);
@@ -762,6 +824,25 @@ int dmlc_cmd_train(int argc, char **argv) {
     }
   }
   if (vspec) o.validation = &vd;
+  /* too few rows for the split, or empty validation data: said up front,
+   * in the CLI's flags */
+  if (vspec && (named ? nval.t[0].dims[0] : val.x.dims[0]) < 1) {
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.train",
+                         "the validation data '%s' has no rows", vspec);
+    goto out;
+  }
+  if (!vspec && o.validation_split > 0 &&
+      floor((double)train_rows * o.validation_split) < 1) {
+    st = dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.train",
+                        "a validation split of %g holds out no row of the %" PRId64
+                        " training rows",
+                        o.validation_split, train_rows),
+        "%spass --validate-on none (or --validation-split 0) to train without "
+        "validation, or give --validation-data",
+        split_given ? "" : "the validation split is --validation-split's default; ");
+    goto out;
+  }
   if (o.verbose) {
     /* --validation-split holds out the last rows (dml_trainer_fit). */
     int64_t n_val = vspec ? (named ? nval.t[0].dims[0] : val.x.dims[0])
@@ -800,12 +881,6 @@ int dmlc_cmd_train(int argc, char **argv) {
 
   /* 3. train */
   st = dml_trainer_fit(t, &tr, &o, &h);
-  if (st && !val_data && !validate_on && !split_given &&
-      dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT &&
-      floor((double)train_rows * o.validation_split) < 1)
-    st = dml_status_detail(st,
-                           "the default validation split holds out 10%% of the training "
-                           "rows; with this few rows pass --validate-on none");
   if (st) goto out;
 
   /* 4. outputs */
@@ -865,8 +940,12 @@ int dmlc_cmd_train(int argc, char **argv) {
       dmlc_json_str(jout, model_path);
       fputs(", \"device\": ", jout);
       dmlc_json_str(jout, device);
-      fprintf(jout, ", \"loss\": \"%s\", \"optimizer\": \"%s\", ",
-              dml_loss_kind_name(cfg.loss), dml_optimizer_kind_name(cfg.optimizer));
+      /* "loss" is null when each output has its own ("losses" below) */
+      if (cfg.n_outputs > 0)
+        fputs(", \"loss\": null", jout);
+      else
+        fprintf(jout, ", \"loss\": \"%s\"", dml_loss_kind_name(cfg.loss));
+      fprintf(jout, ", \"optimizer\": \"%s\", ", dml_optimizer_kind_name(cfg.optimizer));
       if (cfg.n_outputs > 0) { /* a loss per output: {NAME: {loss, weight}} */
         fputs("\"losses\": {", jout);
         for (uint32_t j = 0; j < cfg.n_outputs; j++) {

@@ -486,9 +486,19 @@ static V *build_loss(tb_t *b, const dml_train_config_t *cfg, dml_loss_kind_t kin
         set_int(b, tm, "keepdims", 0);
         label = fin(b, tm);
       }
-      *correct = reduce(b, DML_OP_REDUCE_SUM,
-                        cast_to(b, op2(b, DML_OP_EQUAL, pred, label), DML_DTYPE_I64),
-                        NULL, 0, 0);
+      /* "a row whose scores hold a NaN predicts no class" (dml_metrics.h,
+       * as the host metrics): right only where all C scores equal
+       * themselves (Equal(y, y) is false only at NaN) */
+      V *fin_row =
+          op2(b, DML_OP_EQUAL,
+              reduce(b, DML_OP_REDUCE_SUM,
+                     cast_to(b, op2(b, DML_OP_EQUAL, y, y), DML_DTYPE_I64), &one, 1, 0),
+              cst(b, DML_DTYPE_I64, (double)C.value));
+      *correct = reduce(
+          b, DML_OP_REDUCE_SUM,
+          cast_to(b, op2(b, DML_OP_AND, op2(b, DML_OP_EQUAL, pred, label), fin_row),
+                  DML_DTYPE_I64),
+          NULL, 0, 0);
       *total = op1(b, DML_OP_SIZE, label);
       return loss;
     }
@@ -509,9 +519,13 @@ static V *build_loss(tb_t *b, const dml_train_config_t *cfg, dml_loss_kind_t kin
         pred = op2(b, DML_OP_GREATER, y, cst(b, dt, 0.5));
       }
       V *lab = op2(b, DML_OP_GREATER, t, cst(b, dt, 0.5));
-      *correct =
-          reduce(b, DML_OP_REDUCE_SUM,
-                 cast_to(b, op2(b, DML_OP_EQUAL, pred, lab), DML_DTYPE_I64), NULL, 0, 0);
+      /* a NaN score predicts no class (dml_metrics.h): never right */
+      *correct = reduce(b, DML_OP_REDUCE_SUM,
+                        cast_to(b,
+                                op2(b, DML_OP_AND, op2(b, DML_OP_EQUAL, pred, lab),
+                                    op2(b, DML_OP_EQUAL, y, y)),
+                                DML_DTYPE_I64),
+                        NULL, 0, 0);
       *total = op1(b, DML_OP_SIZE, t);
       return loss;
     }

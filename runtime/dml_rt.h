@@ -213,6 +213,10 @@ dml_status_t dml_rt_model_node_input(const dml_rt_model_t *m, uint32_t node, uin
                                      dml_rt_value_info_t *out);
 dml_status_t dml_rt_model_node_output(const dml_rt_model_t *m, uint32_t node, uint32_t i,
                                       dml_rt_value_info_t *out);
+/* 1 when output `i` of `node` is user-visible: a node of the model's function
+ * reads it or the function returns it (Dropout's unused mask is not); 0
+ * otherwise, and for a bad node or output index. `dmlc summary` lists these. */
+int dml_rt_model_node_output_used(const dml_rt_model_t *m, uint32_t node, uint32_t i);
 /* Attribute `i` of a node (lent by the model); NULL if out of range. */
 const dml_attr_t *dml_rt_model_node_attr(const dml_rt_model_t *m, uint32_t node,
                                          uint32_t i);

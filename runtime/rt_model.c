@@ -582,6 +582,17 @@ dml_status_t dml_rt_model_node_output(const dml_rt_model_t *m, uint32_t node, ui
   return DML_OK;
 }
 
+int dml_rt_model_node_output_used(const dml_rt_model_t *m, uint32_t node, uint32_t i) {
+  if (node >= m->fn->n_nodes || i >= m->fn->nodes[node].n_outputs) return 0;
+  uint32_t v = m->fn->nodes[node].outputs[i];
+  for (uint32_t o = 0; o < m->fn->n_outputs; o++)
+    if (m->fn->outputs[o] == v) return 1;
+  for (uint32_t k = 0; k < m->fn->n_nodes; k++)
+    for (uint32_t j = 0; j < m->fn->nodes[k].n_inputs; j++)
+      if (m->fn->nodes[k].inputs[j] == v) return 1;
+  return 0;
+}
+
 const dml_attr_t *dml_rt_model_node_attr(const dml_rt_model_t *m, uint32_t node,
                                          uint32_t i) {
   if (node >= m->fn->n_nodes || i >= m->fn->nodes[node].n_attrs) return NULL;

@@ -138,6 +138,11 @@
 #include "dml_ir.h"
 #include "dml_status.h"
 
+/* The default-domain opsets the importer reads (a model importing another
+ * is INVALID_ARGUMENT naming it); `dmlc compile --help` prints this range. */
+#define DML_ONNX_OPSET_MIN 1
+#define DML_ONNX_OPSET_MAX 28
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -18,8 +18,8 @@
 #include "dml_onnx.h"
 #include "onnx.pb-c.h"
 
-#define ONNX_OPSET_MIN 1
-#define ONNX_OPSET_MAX 28
+#define ONNX_OPSET_MIN DML_ONNX_OPSET_MIN
+#define ONNX_OPSET_MAX DML_ONNX_OPSET_MAX
 #define ONNX_ERR_OP "onnx.import"
 
 /* ---- a string -> pointer map (open addressing; keys are lent) ---- */

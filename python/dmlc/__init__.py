@@ -590,7 +590,8 @@ class Trainer:
 
     The trainer holds its own copy of the parameters and optimizer state,
     initialized from the package; fit updates them and every later call
-    (evaluate, predict, save, another fit, which continues up to `epochs`)
+    (evaluate, predict, save, another fit, which continues up to `epochs`:
+    the total, so a fit with nothing left raises "already trained N epochs")
     sees them. One call at a time: calls from several threads are
     serialized (the GIL is released while the C trainer works).
 

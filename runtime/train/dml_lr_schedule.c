@@ -46,8 +46,11 @@ void dml_lr_plateau_init(dml_lr_plateau_state_t *p, const dml_lr_schedule_t *s,
 
 int dml_lr_plateau_update(dml_lr_plateau_state_t *p, const dml_lr_schedule_t *s,
                           double value) {
-  int cooling = p->cooldown_counter > 0;
-  if (cooling) {
+  /* Keras' ReduceLROnPlateau.on_epoch_end, step for step: the cooldown
+   * counts down first (resetting wait), and "in cooldown" is asked again
+   * after that, so the epoch that ends the cooldown counts toward patience;
+   * wait is reset only when the rate is reduced. */
+  if (p->cooldown_counter > 0) {
     p->cooldown_counter--;
     p->wait = 0;
   }
@@ -58,13 +61,13 @@ int dml_lr_plateau_update(dml_lr_plateau_state_t *p, const dml_lr_schedule_t *s,
     p->wait = 0;
     return 0;
   }
-  if (cooling) return 0;
+  if (p->cooldown_counter > 0) return 0;
   if (++p->wait < s->patience) return 0;
-  p->wait = 0;
   if (!(p->lr > s->minimum)) return 0;
   double lr = p->lr * s->factor;
   p->lr = lr > s->minimum ? lr : s->minimum;
   p->cooldown_counter = s->cooldown;
+  p->wait = 0;
   return 1;
 }
 

@@ -33,7 +33,8 @@
  *
  * Predictions are argmax over classes (the first of equal maxima); a row
  * whose scores hold a NaN predicts no class (a miss for topK, a false
- * negative of its label); auc leaves a NaN score out; mae/mse propagate
+ * negative of its label; the built-in accuracy, passes/train.c's `correct`,
+ * follows the same rule); auc leaves a NaN score out; mae/mse propagate
  * NaN. Sums in double.
  */
 #ifndef DML_METRICS_H_

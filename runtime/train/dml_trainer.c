@@ -544,6 +544,22 @@ static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
                                  what, c, i, label, t->n_classes[j], t->n_classes[j]);
       }
     }
+    /* Labels must be finite: one NaN or inf label makes every loss and
+     * gradient after it NaN (a silently all-NaN package). Inputs are not
+     * checked: as in Keras, a model may take non-finite inputs. */
+    if (!is_x && dml_dtype_is_float(v->dtype) && row > 0) {
+      int64_t ne = rows * row;
+      for (int64_t i = 0; i < ne; i++) {
+        double y = dml_load_f64(v->dtype, v->data, (size_t)i);
+        if (!isfinite(y))
+          return dml_status_detail(
+              dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                              "%s: %s has %g at row %" PRId64 " (element %" PRId64
+                              " of the row): labels must be finite",
+                              what, label, y, i / row, i % row),
+              "drop or fill the rows with NaN or infinite labels before training");
+      }
+    }
   }
   return DML_OK;
 }
@@ -1095,8 +1111,10 @@ static dml_status_t apply_hyper(dml_trainer_t *t, const dml_fit_hyper_t *h, int 
 }
 
 /* Table metric i's forward output and the target it is compared with:
- * o->metric_output[i] (by name) or o->metrics_output; the target of that
- * output's loss (the only target of a single-loss package). */
+ * o->metric_output[i] (by name); unnamed, o->metrics_output for a
+ * single-loss package, the only trained output of a package with a loss per
+ * output (INVALID_ARGUMENT asking for the name when it trains several); the
+ * target of that output's loss (the only target of a single-loss package). */
 static dml_status_t metric_io(const dml_trainer_t *t, const dml_fit_options_t *o,
                               int32_t i, uint32_t *out_output, int32_t *out_target) {
   const char *on = o->metric_output[i];
@@ -1108,6 +1126,25 @@ static dml_status_t metric_io(const dml_trainer_t *t, const dml_fit_options_t *o
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                              "metric %s: forward has no output '%s'",
                              dml_metric_name(&o->metrics[i], mn, sizeof mn), on);
+    k = (uint32_t)f;
+  } else if (t->multi) {
+    /* unnamed, with a loss per output: the only trained output; with
+     * several, which one is not guessed */
+    if (t->n_y != 1) {
+      char names[256];
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                          "metric %s names no output, and the package trains %d (%s)",
+                          dml_metric_name(&o->metrics[i], mn, sizeof mn), t->n_y,
+                          name_list(t, 1, names, sizeof names)),
+          "name the output: --metrics OUT=%s (metric_output[%d] in the C API)",
+          dml_metric_name(&o->metrics[i], mn, sizeof mn), (int)i);
+    }
+    int32_t f = dml_rt_session_find_output(t->fwd.s, t->y_info[0].name + 7);
+    if (f < 0)
+      return dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                             "forward has no output '%s' (train_step trains it)",
+                             t->y_info[0].name + 7);
     k = (uint32_t)f;
   }
   *out_output = k;
@@ -1180,6 +1217,11 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     valp = &val;
   }
   if (valp) DML_RETURN_IF_ERROR(check_data(t, valp, "validation data"));
+  if (valp && ds_rows(valp) < 1) /* up front, not after the first epoch */
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                        "the validation data has no rows"),
+        "give validation rows, or none (validation NULL, validation_split 0)");
   DML_RETURN_IF_ERROR(apply_hyper(t, &o->hyper, 0));
   int64_t n = ds_rows(&tr);
   if (n < 1) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "no training rows");
@@ -1220,6 +1262,16 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     dml_status_t mst = table_metrics(t, o, &head, scratch);
     if (mst) return dml_status_annotate(mst, "checking the metrics");
   }
+  /* epochs is the total to reach (a resumed or second fit continues):
+   * nothing left to train is said, not silently returned */
+  if (t->epoch >= o->epochs)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                        "already trained %d epochs; epochs (%d) is the total to reach",
+                        t->epoch, o->epochs),
+        "pass epochs > %d to train more (a fit continues from the epochs done, as "
+        "Keras' fit with initial_epoch)",
+        t->epoch);
   DML_RETURN_IF_ERROR(apply_hyper(t, &o->hyper, 1));
   snapshot_t best;
   memset(&best, 0, sizeof best);
@@ -1321,6 +1373,7 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
       }
     }
     if (st) break;
+    int64_t steps_run = s; /* fewer than `steps` when the batch callback stopped */
     double t1 = now_seconds();
     m.loss = loss_sum / (double)rows;
     int32_t fa = first_accuracy(&t->train, t->n_y);
@@ -1357,16 +1410,21 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     if (o->callback && o->callback(&m, o->user_data)) stop = 1;
     /* the plateau state sees the epoch's (possibly callback-set) metrics;
      * it sets the next epoch's rate, saved with the checkpoint below */
+    /* the epoch's line first (with the rate it ran at), then the note of a
+     * plateau reduction, which applies from the next epoch */
+    if (o->verbose) epoch_line(log, tty, &m, steps_run, &h);
+    double lr_before = plateau ? t->plateau.lr : 0;
     if (plateau && dml_lr_plateau_update(&t->plateau, &o->lr, monitored(mon, &m)) &&
         o->verbose)
-      fprintf(log, "epoch %d: %s did not improve for %d epochs: learning rate %.6g\n",
+      fprintf(log,
+              "epoch %d: %s did not improve for %d epochs: learning rate %.6g -> %.6g "
+              "from epoch %d\n",
               m.epoch,
               mon == DML_MONITOR_LOSS       ? "loss"
               : mon == DML_MONITOR_VAL_LOSS ? "val_loss"
               : mon == DML_MONITOR_ACCURACY ? "accuracy"
                                             : "val_accuracy",
-              o->lr.patience, t->plateau.lr);
-    if (o->verbose) epoch_line(log, tty, &m, steps, &h);
+              o->lr.patience, lr_before, t->plateau.lr, m.epoch + 1);
     if (o->checkpoint_every > 0 && t->epoch % o->checkpoint_every == 0) {
       char path[4096];
       snprintf(path, sizeof path, "%s/epoch-%04d.safetensors", o->checkpoint_dir,

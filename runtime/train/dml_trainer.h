@@ -78,13 +78,16 @@ extern "C" {
  *                (LinearLR, start_factor 1/(warmup+1), total_iters warmup),
  *                then the cosine over e - warmup with T = total - warmup
  *                (SequentialLR with milestone warmup).
- *   PLATEAU      Keras' ReduceLROnPlateau (and torch's, mode "abs"): starts at
+ *   PLATEAU      Keras' ReduceLROnPlateau (torch's reduces one epoch later,
+ *                after more than `patience` bad epochs): starts at
  *                `initial`; after each epoch the fit's monitored value
  *                (dml_fit_options_t.monitor) updates the
  *                dml_lr_plateau_state_t below, which multiplies the rate by
  *                `factor` (never below `minimum`) after `patience` epochs
  *                without an improvement of more than `min_delta`, then waits
- *                `cooldown` epochs before counting again. The rate depends on
+ *                `cooldown` epochs before counting again (as in Keras, the
+ *                epoch whose count-down ends the cooldown already counts
+ *                toward patience). The rate depends on
  *                the values seen, so dml_lr_schedule_at() gives `initial`;
  *                the history's `lr` column shows each epoch's rate. */
 typedef enum dml_lr_schedule_kind {
@@ -363,7 +366,9 @@ typedef struct dml_fit_options {
   dml_metric_t metrics[DML_MAX_METRICS];
   uint32_t metrics_output;
   /* Per metric, the name of the forward output it reads (NULL: output
-   * metrics_output); its targets are those of that output's loss (a
+   * metrics_output of a single-loss package; with a loss per output, the
+   * only trained output, or INVALID_ARGUMENT asking for the name when
+   * several are trained); its targets are those of that output's loss (a
    * multi-output package; an output without a loss is INVALID_ARGUMENT),
    * or y for a single-loss package. Lent. */
   const char *metric_output[DML_MAX_METRICS];
@@ -445,8 +450,12 @@ int32_t dml_trainer_epoch(const dml_trainer_t *t);
 uint64_t dml_trainer_step(const dml_trainer_t *t);
 
 /* Trains from epoch dml_trainer_epoch(t) to o->epochs (see the top of
- * this file). Fills *out_history (may be NULL) with the epochs run. On an
- * error the globals hold the last completed step. Errors: as above. */
+ * this file): o->epochs is the total, so a second fit (or one after a
+ * checkpoint) continues; with nothing left (dml_trainer_epoch(t) >=
+ * o->epochs) it is FAILED_PRECONDITION "already trained N epochs; epochs (M)
+ * is the total to reach", training nothing. Fills *out_history (may be
+ * NULL) with the epochs run. On an error the globals hold the last
+ * completed step. Errors: as above. */
 dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
                              const dml_fit_options_t *o, dml_history_t *out_history);
 

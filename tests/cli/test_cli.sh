@@ -56,6 +56,22 @@ expect_ok summary "$DMLC" summary "$WORK/lenet5.dmlpkg"
 grep -q "Total params: 61,706 (61.7K)" <<<"$out" && ok || bad "summary total: $out"
 expect_ok summary-onnx "$DMLC" summary "$M"
 grep -q "Trainable params: 61,706 (61.7K)" <<<"$out" && ok || bad "summary onnx: $out"
+# Only user-visible outputs (read by a node or returned): Dropout's unused
+# mask is not listed, from the ONNX file, a package, and with --json.
+UM=$SHARED/models/fashion_mlp_untrained.onnx
+expect_ok summary-dropout "$DMLC" summary "$UM"
+grep -q "(Dropout) *\[batch,256\] *[0-9]" <<<"$out" && ! grep -q "\[batch,256\] \[batch,256\]" <<<"$out" &&
+  ok || bad "summary shows Dropout's mask: $out"
+expect_ok compile-untrained "$DMLC" compile "$UM" -o "$WORK/untrained.dmlpkg"
+expect_ok summary-dropout-pkg "$DMLC" summary "$WORK/untrained.dmlpkg"
+grep -q "(Dropout) *\[batch,256\] *[0-9]" <<<"$out" && ! grep -q "\[batch,256\] \[batch,256\]" <<<"$out" &&
+  ok || bad "package summary shows Dropout's mask: $out"
+expect_ok summary-dropout-json "$DMLC" summary "$UM" --json
+grep -q '"Dropout", "output_shape": "\[batch,256\]"' <<<"$out" && ok || bad "summary --json shows Dropout's mask: $out"
+# compile --help names the importer's opset range (the README's 1 to 28)
+expect_ok compile-help "$DMLC" compile --help
+grep -q "opsets 1-28 of the default domain" <<<"$out" && grep -q "ONNX opsets 1 to 28" "$(dirname "$0")/../../README.md" &&
+  ok || bad "compile --help and README disagree on opsets: $out"
 
 # Errors a user meets.
 expect_err missing-model "cannot open" "$DMLC" compile "$WORK/nope.onnx" -o "$WORK/x.dmlpkg"
@@ -186,6 +202,12 @@ expect_ok top-k-nolabels "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/mode
 grep -qE "^  row 0: [0-9]: " <<<"$out" && ok || bad "top-k without labels: $out"
 head -n 9 "$FX/labels.txt" > "$WORK/labels9.txt"
 expect_err top-k-labels "--labels '$WORK/labels9.txt' has 9 lines, output 'logits' has 10 classes" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/models/lenet5_io/input_0.npy" --output-dir "$WORK/tk" --top-k 3 --labels "$WORK/labels9.txt"
+# trailing blank lines name no class; a wrong count writes no output file
+{ cat "$FX/labels.txt"; printf '\n  \n\n'; } > "$WORK/labels_blank.txt"
+expect_ok top-k-labels-blank "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/models/lenet5_io/input_0.npy" --output-dir "$WORK/tkb" --top-k 1 --labels "$WORK/labels_blank.txt"
+rm -rf "$WORK/tk9" && mkdir -p "$WORK/tk9"
+expect_err top-k-labels-nowrite "has 9 lines" "$DMLC" run "$WORK/lenet5.dmlpkg" --input "$SHARED/models/lenet5_io/input_0.npy" --output-dir "$WORK/tk9" --top-k 3 --labels "$WORK/labels9.txt"
+[ -z "$(ls -A "$WORK/tk9")" ] && ok || bad "a --labels count error still wrote: $(ls "$WORK/tk9")"
 expect_err top-k-bad "--top-k needs an integer in [1, 64], not '0'" "$DMLC" run "$WORK/lenet5.dmlpkg" --top-k 0
 expect_err labels-no-top-k "--labels needs --top-k" "$DMLC" run "$WORK/lenet5.dmlpkg" --labels "$FX/labels.txt"
 # A compile that fails leaves an existing package untouched.

@@ -206,6 +206,7 @@ check "train --json, two outputs: losses, outputs, OUTPUT_METRIC" py "$WORK/trai
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 assert d["losses"] == {"cls": {"loss": "cross_entropy", "weight": 1}, "reg": {"loss": "mse", "weight": 0.5}}, d["losses"]
+assert d["loss"] is None, d["loss"]  # a loss per output: in "losses" only
 for e in d["history"]:
     o = e["outputs"]
     assert set(o) == {"cls", "reg"} and o["reg"]["accuracy"] is None, o
@@ -254,6 +255,12 @@ out=$("$DMLC" strip "$WORK/d.csv" -o "$WORK/x.dmlpkg" 2>&1)
 check "strip of a file that is no package fails" test $? -eq 1
 check "  saying why" grep -q "dmlc strip $WORK/d.csv" <<<"$out"
 check "  writing nothing" test ! -e "$WORK/x.dmlpkg"
+# eval of a stripped two-input package: says what eval of an inference
+# package takes and where NAME=FILE.npy data goes (the training package)
+check "strip two_head" "$DMLC" strip "$WORK/th.dmlpkg" -o "$WORK/th_st.dmlpkg"
+out=$("$DMLC" eval "$WORK/th_st.dmlpkg" --data "a=$WORK/ta.npy,b=$WORK/tb.npy,cls=$WORK/tc.npy" 2>&1)
+check "eval of a stripped two-input package fails" test $? -eq 1
+check "  naming the training package" grep -q "evaluate the package dmlc train wrote (before dmlc strip)" <<<"$out"
 I=$SHARED/models/fashion_mlp_io/input_0.npy
 "$DMLC" run "$WORK/tr.dmlpkg" --input "input=$I" --output-dir "$WORK/o_tr" >/dev/null
 "$DMLC" run "$WORK/st.dmlpkg" --input "input=$I" --output-dir "$WORK/o_st" >/dev/null

@@ -20,7 +20,7 @@ pcdir=$(dirname "$(find "$prefix" -name dmlc-runtime.pc)")
 libdir=$(dirname "$pcdir")
 export PKG_CONFIG_PATH=$pcdir
 for f in include/dmlc/dml_rt.h include/dmlc/dml_driver.h include/dmlc/dml_layers.h \
-         include/dmlc/dml_trainer.h bin/dmlc lib*/cmake/dmlc/dmlcConfig.cmake \
+         include/dmlc/dml_trainer.h include/dmlc/dml_onnx_export.h bin/dmlc lib*/cmake/dmlc/dmlcConfig.cmake \
          lib*/cmake/dmlc/dmlcConfigVersion.cmake; do
   compgen -G "$prefix/$f" >/dev/null || fail "$f not installed"
 done

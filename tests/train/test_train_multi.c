@@ -305,13 +305,25 @@ static void test_batch_callback_stops(void) {
   dml_fit_options_t o;
   dml_fit_options_init(&o);
   o.epochs = 3;
-  o.verbose = 0;
+  o.verbose = 1;
+  FILE *log = tmpfile();
+  o.log = log;
   o.batch_callback = stop_at_7;
   dml_history_t h;
   memset(&h, 0, sizeof h);
   g_calls = 0;
   CHECK_OK(dml_trainer_fit(p.t, &d, &o, &h));
   CHECK(g_calls == 7 && dml_trainer_step(p.t) == 7);
+  /* the epoch's line counts the steps run, not the epoch's planned ones */
+  char text[4096] = "";
+  if (log) {
+    rewind(log);
+    size_t got = fread(text, 1, sizeof text - 1, log);
+    text[got] = 0;
+    fclose(log);
+  }
+  CHECK(strstr(text, "epoch 1/3  7 steps  loss ") != NULL);
+  if (!strstr(text, "epoch 1/3  7 steps  loss ")) fprintf(stderr, "log: %s\n", text);
   CHECK(h.n_epochs == 1 && h.stopped_early == 1);
   if (h.n_epochs == 1) CHECK(!isnan(h.epochs[0].val_output_loss[1]));
   dml_history_free(&h);
@@ -340,6 +352,78 @@ static void test_untrained_output(void) {
   o.n_metrics = 0;
   CHECK_OK(dml_trainer_fit(p.t, &d, &o, NULL));
   close_pkg(&p);
+  /* an unnamed metric reads the only trained output (here reg, not
+   * forward's first output cls); with two trained outputs it asks for OUT= */
+  const dml_train_output_t reg_only[1] = {{"reg", DML_LOSS_MSE, 1.0}};
+  CHECK_OK(open_pkg(reg_only, 1, &p));
+  if (p.t) {
+    d = dataset();
+    d.targets[0] = d.targets[1];
+    d.n_targets = 1;
+    dml_fit_options_init(&o);
+    o.epochs = 1;
+    o.verbose = 0;
+    CHECK_OK(dml_metrics_parse("mse", o.metrics, &o.n_metrics));
+    dml_history_t h;
+    memset(&h, 0, sizeof h);
+    CHECK_OK(dml_trainer_fit(p.t, &d, &o, &h));
+    /* mse on the validation rows == reg's validation loss (mse) */
+    if (h.n_epochs == 1)
+      CHECK_NEAR(h.epochs[0].metrics[0], h.epochs[0].val_output_loss[0],
+                 1e-5 * h.epochs[0].val_output_loss[0] + 1e-7);
+    dml_history_free(&h);
+    /* epochs is the total: a second fit with nothing left says so */
+    CHECK_ERROR(dml_trainer_fit(p.t, &d, &o, &h), DML_STATUS_FAILED_PRECONDITION,
+                "already trained 1 epochs; epochs (1) is the total to reach");
+    CHECK(dml_trainer_epoch(p.t) == 1 && h.n_epochs == 0);
+    o.epochs = 2;
+    CHECK_OK(dml_trainer_fit(p.t, &d, &o, &h));
+    CHECK(dml_trainer_epoch(p.t) == 2 && h.n_epochs == 1);
+    dml_history_free(&h);
+  }
+  close_pkg(&p);
+  CHECK_OK(open_pkg(k_outs, 2, &p));
+  if (p.t) {
+    d = dataset();
+    dml_fit_options_init(&o);
+    o.epochs = 1;
+    o.verbose = 0;
+    CHECK_OK(dml_metrics_parse("f1", o.metrics, &o.n_metrics));
+    CHECK_ERROR(dml_trainer_fit(p.t, &d, &o, NULL), DML_STATUS_INVALID_ARGUMENT,
+                "metric f1 names no output, and the package trains 2 ('cls', 'reg')");
+  }
+  close_pkg(&p);
+  char args[2048];
+  snprintf(args, sizeof args,
+           "train '%s' --data a=a.npy,b=b.npy,reg=reg.npy --loss reg=mse --metrics mse "
+           "--epochs 1 -o x1.dmlpkg --quiet",
+           g_model);
+  char *err = NULL;
+  CHECK(dmlc(args, &err) == 0);
+  if (err && *err) fprintf(stderr, "--loss reg=mse --metrics mse: %s\n", err);
+  free(err);
+  snprintf(args, sizeof args,
+           "train '%s' --data a=a.npy,b=b.npy,cls=cls.npy,reg=reg.npy --loss "
+           "cls=cross_entropy,reg=mse --metrics reg=accuracy -o x.dmlpkg",
+           g_model);
+  check_stderr(args, "--metrics reg=accuracy: output 'reg' has no accuracy");
+  snprintf(args, sizeof args,
+           "train '%s' --data a=a.npy,b=b.npy,cls=cls.npy,reg=reg.npy --loss "
+           "cls=cross_entropy,reg=mse --metrics f1 -o x.dmlpkg",
+           g_model);
+  check_stderr(args, "name the output: --metrics OUT=f1");
+  /* labels of a weight-0 output are accepted and ignored, with a note */
+  snprintf(args, sizeof args,
+           "train '%s' --data a=a.npy,b=b.npy,cls=cls.npy,reg=reg.npy --loss "
+           "cls=cross_entropy,reg=mse:0 --epochs 1 -o x0.dmlpkg --quiet",
+           g_model);
+  CHECK(dmlc(args, &err) == 0);
+  const char *w0 =
+      "note: output 'reg' has weight 0 in --loss (not trained): its labels "
+      "reg.npy are ignored";
+  CHECK(err && strstr(err, w0));
+  if (!err || !strstr(err, w0)) fprintf(stderr, "weight 0: %s\n", err ? err : "");
+  free(err);
   /* an unknown output and a negative weight stop the compile */
   const dml_train_output_t bad[2] = {{"cls", DML_LOSS_CROSS_ENTROPY, 1.0},
                                      {"zzz", DML_LOSS_MSE, 1.0}};
@@ -352,7 +436,14 @@ static void test_untrained_output(void) {
   close_pkg(&p);
 }
 
+static void tensor_npy(const char *name, dml_tensor_t t) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.npy", g_dir, name);
+  CHECK_OK(dml_npy_write_file(path, &t));
+}
+
 static void test_errors(void) {
+  char args_nan[2048];
   /* the named form: every part NAME=PATH, NAME without '/' */
   CHECK(dml_data_spec_is_named("a=a.npy,cls=c.npy"));
   CHECK(!dml_data_spec_is_named("a.npy,c.npy"));
@@ -400,8 +491,87 @@ static void test_errors(void) {
                 "the label array of output 'cls' is f32[400,1]");
     CHECK_ERROR(dml_trainer_predict(p.t, &d.inputs[0], 0, &d.x, &d.x.data),
                 DML_STATUS_INVALID_ARGUMENT, "the model has 2 inputs");
+    /* a NaN label: an error naming the array and its first bad row, before
+     * any step (not an all-NaN package) */
+    static float reg_nan[N];
+    memcpy(reg_nan, g_reg, sizeof reg_nan);
+    reg_nan[7] = NAN;
+    reg_nan[9] = INFINITY;
+    d = dataset();
+    d.targets[1] = tensor(DML_DTYPE_F32, N, 1, reg_nan);
+    CHECK_ERROR(dml_trainer_fit(p.t, &d, &o, NULL), DML_STATUS_INVALID_ARGUMENT,
+                "training data: the label array of output 'reg' has nan at row 7");
+    CHECK_ERROR(dml_trainer_evaluate(p.t, &d, 0, &loss, NULL),
+                DML_STATUS_INVALID_ARGUMENT, "has nan at row 7 (element 0 of the row)");
+    tensor_npy("reg_nan", d.targets[1]);
+    /* "a row whose scores hold a NaN predicts no class" for the built-in
+     * accuracy too (eval_step's correct), as for the table metrics: row 0's
+     * inputs are NaN (inputs are not checked), so its logits are; its label
+     * 0 or 1 must give the same accuracy (ArgMax alone would pick 0) */
+    static float a_nan[N * 4], b_nan[N * 3];
+    static int64_t cls0[N], cls1[N];
+    memcpy(a_nan, g_a, sizeof a_nan);
+    memcpy(b_nan, g_b, sizeof b_nan);
+    for (int k = 0; k < 4; k++) a_nan[k] = NAN;
+    for (int k = 0; k < 3; k++) b_nan[k] = NAN;
+    memcpy(cls0, g_cls, sizeof cls0);
+    memcpy(cls1, g_cls, sizeof cls1);
+    cls0[0] = 0;
+    cls1[0] = 1;
+    double acc0 = -1, acc1 = -2, l0;
+    d = dataset();
+    d.inputs[0] = tensor(DML_DTYPE_F32, N, 4, a_nan);
+    d.inputs[1] = tensor(DML_DTYPE_F32, N, 3, b_nan);
+    d.targets[0] = tensor(DML_DTYPE_I64, N, 0, cls0);
+    CHECK_OK(dml_trainer_evaluate(p.t, &d, 0, &l0, &acc0));
+    d.targets[0] = tensor(DML_DTYPE_I64, N, 0, cls1);
+    CHECK_OK(dml_trainer_evaluate(p.t, &d, 0, &l0, &acc1));
+    CHECK(acc0 == acc1 && acc0 < 1);
+    if (acc0 != acc1)
+      fprintf(stderr, "NaN row: accuracy %g (label 0) vs %g (1)\n", acc0, acc1);
   }
   close_pkg(&p);
+  snprintf(args_nan, sizeof args_nan,
+           "train '%s' --data a=a.npy,b=b.npy,cls=cls.npy,reg=reg_nan.npy --loss "
+           "cls=cross_entropy,reg=mse:0.5 -o x.dmlpkg --quiet",
+           g_model);
+  check_stderr(args_nan, "the label array of output 'reg' has nan at row 7");
+  /* 5 rows: the default split holds out none; said before training, in the
+   * CLI's flags; --validation-split 0 trains without validation; empty
+   * validation data fails up front */
+  tensor_npy("a5", tensor(DML_DTYPE_F32, 5, 4, g_a));
+  tensor_npy("b5", tensor(DML_DTYPE_F32, 5, 3, g_b));
+  tensor_npy("cls5", tensor(DML_DTYPE_I64, 5, 0, g_cls));
+  tensor_npy("reg5", tensor(DML_DTYPE_F32, 5, 1, g_reg));
+  tensor_npy("a0", tensor(DML_DTYPE_F32, 0, 4, g_a));
+  tensor_npy("b0", tensor(DML_DTYPE_F32, 0, 3, g_b));
+  tensor_npy("cls0", tensor(DML_DTYPE_I64, 0, 0, g_cls));
+  tensor_npy("reg0", tensor(DML_DTYPE_F32, 0, 1, g_reg));
+  const char *five = "--data a=a5.npy,b=b5.npy,cls=cls5.npy,reg=reg5.npy";
+  snprintf(args_nan, sizeof args_nan, "train '%s' %s --loss cls=cross_entropy,reg=mse %s",
+           g_model, five, "-o x.dmlpkg");
+  check_stderr(args_nan,
+               "a validation split of 0.1 holds out no row of the 5 training rows");
+  check_stderr(args_nan, "pass --validate-on none (or --validation-split 0)");
+  char *err = NULL;
+  snprintf(args_nan, sizeof args_nan,
+           "train '%s' %s --loss cls=cross_entropy,reg=mse -o x.dmlpkg 2>&1 | grep -q "
+           "'training on'",
+           g_model, five);
+  CHECK(dmlc(args_nan, &err) != 0); /* nothing promised before the error */
+  free(err);
+  snprintf(args_nan, sizeof args_nan,
+           "train '%s' %s --loss cls=cross_entropy,reg=mse --validation-split 0 "
+           "--epochs 1 -o x5.dmlpkg --quiet",
+           g_model, five);
+  CHECK(dmlc(args_nan, &err) == 0);
+  if (err && *err) fprintf(stderr, "--validation-split 0: %s\n", err);
+  free(err);
+  snprintf(args_nan, sizeof args_nan,
+           "train '%s' %s --loss cls=cross_entropy,reg=mse --validation-data "
+           "a=a0.npy,b=b0.npy,cls=cls0.npy,reg=reg0.npy -o x.dmlpkg",
+           g_model, five);
+  check_stderr(args_nan, "has no rows");
 
   char args[2048];
   const char *loss = "--loss cls=cross_entropy,reg=mse:0.5 -o x.dmlpkg --quiet";

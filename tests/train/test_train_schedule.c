@@ -2,7 +2,9 @@
  * values, the shuffling permutation, the early-stopping state machine. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dml_test.h"
 #include "dml_trainer.h"
@@ -158,7 +160,8 @@ static int parse_fails(const char *spec) {
 }
 
 /* ReduceLROnPlateau: Keras' rules step by step (keras/src/callbacks/
- * reduce_lr_on_plateau.py: cooldown counts down and resets wait first; an
+ * reduce_lr_on_plateau.py: cooldown counts down and resets wait first, and
+ * the epoch that ends it counts toward patience; an
  * improvement beats best by more than min_delta; after `patience`
  * non-improving epochs the rate becomes max(lr * factor, min_lr)). */
 static void test_plateau(void) {
@@ -176,14 +179,12 @@ static void test_plateau(void) {
       {1.00, 0.1, 0},  /* best 1.0 */
       {0.995, 0.1, 0}, /* not below 0.99: wait 1 */
       {0.99, 0.05, 1}, /* wait 2 = patience: halved, cooldown 1 */
-      {1.5, 0.05, 0},  /* cooldown: 0, wait 0 (not counted) */
-      {1.5, 0.05, 0},  /* wait 1 */
+      {1.5, 0.05, 0},  /* cooldown 1 -> 0 (wait 0), then counts: wait 1 */
       {1.5, 0.025, 1}, /* wait 2: halved, cooldown 1 */
-      {0.5, 0.025, 0}, /* cooling down, and improves: best 0.5 */
+      {0.5, 0.025, 0}, /* cooldown ends, and improves: best 0.5 */
       {0.6, 0.025, 0}, /* wait 1 */
-      {0.6, 0.02, 1},  /* wait 2: max(0.0125, min_lr 0.02) */
-      {0.6, 0.02, 0},  /* cooldown */
-      {0.6, 0.02, 0},  /* wait 1 */
+      {0.6, 0.02, 1},  /* wait 2: max(0.0125, min_lr 0.02), cooldown 1 */
+      {0.6, 0.02, 0},  /* cooldown ends: wait 1 */
       {0.6, 0.02, 0},  /* wait 2, but lr is at min_lr: stays */
       {NAN, 0.02, 0},  /* NaN never improves */
   };
@@ -206,7 +207,22 @@ static void test_plateau(void) {
   CHECK(parse_fails("plateau:0.1,0.5,2,0.2")); /* min_lr > initial */
 }
 
-int main(void) {
+/* `test_train_schedule --plateau SPEC MAXIMIZE V1 V2 ...` prints the rate
+ * after each value, one per line (%.17g), for test_plateau_keras.py. */
+static int plateau_trace(int argc, char **argv) {
+  dml_lr_schedule_t s;
+  if (argc < 4 || dml_lr_schedule_parse(argv[2], &s) != DML_OK) return 2;
+  dml_lr_plateau_state_t p;
+  dml_lr_plateau_init(&p, &s, atoi(argv[3]));
+  for (int i = 4; i < argc; i++) {
+    int r = dml_lr_plateau_update(&p, &s, strtod(argv[i], NULL));
+    printf("%.17g %d\n", p.lr, r);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--plateau")) return plateau_trace(argc, argv);
   RUN(test_plateau);
   RUN(test_step);
   RUN(test_exponential);

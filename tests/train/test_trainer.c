@@ -607,8 +607,28 @@ static void test_plateau_and_batch_callback(void) {
   CHECK_OK(dml_lr_schedule_parse("plateau:0.01,0.5,2", &o.lr));
   o.callback = scripted;
   o.user_data = &c;
+  o.verbose = 1;
+  FILE *log = tmpfile();
+  o.log = log;
   dml_history_t h;
   CHECK_OK(dml_trainer_fit(t, &g_data, &o, &h));
+  o.verbose = 0;
+  o.log = NULL;
+  /* the reduction's note follows epoch 4's own line (which ran at 0.01) and
+   * says the new rate applies from epoch 5 */
+  char text[8192] = "";
+  if (log) {
+    rewind(log);
+    size_t got = fread(text, 1, sizeof text - 1, log);
+    text[got] = 0;
+    fclose(log);
+  }
+  const char *line4 = strstr(text, "epoch 4/8  "),
+             *note = strstr(text,
+                            "epoch 4: val_loss did not improve for 2 epochs: "
+                            "learning rate 0.01 -> 0.005 from epoch 5\n");
+  CHECK(line4 && note && line4 < note);
+  if (!(line4 && note && line4 < note)) fprintf(stderr, "log: %s\n", text);
   static const double lr_want[8] = {0.01, 0.01, 0.01, 0.01, 0.005, 0.005, 0.005, 0.005};
   CHECK(h.n_epochs == 8);
   for (int e = 0; e < h.n_epochs && e < 8; e++) {
