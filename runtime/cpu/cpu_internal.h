@@ -221,6 +221,15 @@ static inline void dml_cpu_st(dml_dtype_t dt, void *p, int64_t i, double v) {
     dml_store_f64(dt, p, (size_t)i, v);
 }
 
+/* ---- vectorized activations (cpu_vmath.c) ------------------------------ */
+
+/* In place over n f32 values: x = 1 / (1 + e^-x), and x = tanh(x), with
+ * the polynomial exp of cpu_vmath.c (its header states the accuracy: about
+ * 3e-7 relative for sigmoid, 1e-6 for tanh; NaN stays NaN, tanh(-0) = -0),
+ * vectorized per instruction set (AVX-512, AVX2, baseline/arm64). */
+void dml_cpu_vsigmoid_f32(float *x, int64_t n);
+void dml_cpu_vtanh_f32(float *x, int64_t n);
+
 /* ---- thread pool (cpu_threads.c) -------------------------------------- */
 
 /* GEMMs (and ConvTransposes) below this many multiply-adds run on the

@@ -1,0 +1,104 @@
+/*
+ * cpu_vmath.c — vectorized f32 exp-based activations for the fused kernels
+ * (the recurrent cells of cpu_rnn.c): logistic sigmoid and tanh over arrays.
+ *
+ * Written with GCC/Clang vector extensions (16 lanes) and compiled per
+ * instruction set by DML_CPU_CLONES (AVX-512, AVX2, baseline; one portable
+ * build elsewhere, arm64 included).
+ *
+ * exp: Cephes' expf (S. Moshier, cephes/single/expf.c): x = n ln2 + r with
+ * |r| <= ln2/2 (n rounded to nearest by the 1.5 * 2^23 shift, ln2 split in
+ * two for the reduction), e^r by its degree-7 minimax polynomial, 2^n put
+ * into the exponent bits. x is clamped to [-87.3, 88.3] first (2^n stays a
+ * normal float), so exp never returns 0 or inf: about 1.2e-38 below, 2.1e38
+ * above. Relative error about 2 ulp inside the range.
+ * sigmoid(x) = 1 / (1 + exp(-x)): within 3e-7 relative of the exact value for
+ * x >= -87 (1 at +inf, about 5e-39 at -inf, 0.5 at ±0).
+ * tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|), for |x| >= 0.1 (within
+ * 1e-6 relative); x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 (Taylor) below
+ * (within 2 ulp), so tanh(-0) = -0 and denormals stay as they are.
+ * NaN in gives NaN out (the NaN input itself).
+ */
+#include <string.h>
+
+#include "cpu_internal.h"
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+
+#define VL 16
+
+/* e^x lane-wise (see the header), x not NaN-checked: the caller blends. */
+#define VEXP(out, xin)                                                  \
+  do {                                                                  \
+    v16f x_ = (xin);                                                    \
+    v16i lo_ = x_<-87.3f, hi_ = x_> 88.3f;                              \
+    x_ = (v16f)(((v16i)x_ & ~lo_) | ((v16i)((v16f){0} - 87.3f) & lo_)); \
+    x_ = (v16f)(((v16i)x_ & ~hi_) | ((v16i)((v16f){0} + 88.3f) & hi_)); \
+    v16f t_ = x_ * 1.44269504088896341f + 12582912.0f;                  \
+    v16f n_ = t_ - 12582912.0f;                                         \
+    v16f r_ = x_ - n_ * 0.693359375f;                                   \
+    r_ = r_ - n_ * -2.12194440e-4f;                                     \
+    v16f p_ = r_ * 1.9875691500E-4f + 1.3981999507E-3f;                 \
+    p_ = p_ * r_ + 8.3334519073E-3f;                                    \
+    p_ = p_ * r_ + 4.1665795894E-2f;                                    \
+    p_ = p_ * r_ + 1.6666665459E-1f;                                    \
+    p_ = p_ * r_ + 5.0000001201E-1f;                                    \
+    p_ = p_ * (r_ * r_) + r_ + 1.0f;                                    \
+    v16i e_ = (((v16i)t_ - 0x4B400000) + 127) << 23;                    \
+    (out) = p_ * (v16f)e_;                                              \
+  } while (0)
+
+static inline void vload(v16f *v, const float *p, int64_t n) {
+  if (n >= VL) {
+    memcpy(v, p, sizeof *v);
+  } else {
+    float buf[VL] = {0};
+    memcpy(buf, p, (size_t)n * sizeof(float));
+    memcpy(v, buf, sizeof *v);
+  }
+}
+
+static inline void vstore(float *p, const v16f *v, int64_t n) {
+  if (n >= VL) {
+    memcpy(p, v, sizeof *v);
+  } else {
+    float buf[VL];
+    memcpy(buf, v, sizeof buf);
+    memcpy(p, buf, (size_t)n * sizeof(float));
+  }
+}
+
+DML_CPU_CLONES void dml_cpu_vsigmoid_f32(float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i += VL) {
+    v16f v, e;
+    vload(&v, x + i, n - i);
+    VEXP(e, -v);
+    v16f s = 1.0f / (1.0f + e);
+    v16i nan = v != v;
+    s = (v16f)(((v16i)s & ~nan) | ((v16i)v & nan));
+    vstore(x + i, &s, n - i);
+  }
+}
+
+DML_CPU_CLONES void dml_cpu_vtanh_f32(float *x, int64_t n) {
+  const v16i sign = (v16i){0} + (int32_t)0x80000000u;
+  for (int64_t i = 0; i < n; i += VL) {
+    v16f v, e;
+    vload(&v, x + i, n - i);
+    v16f a = (v16f)((v16i)v & ~sign);
+    VEXP(e, -2.0f * a);
+    v16f big = (1.0f - e) / (1.0f + e);
+    v16f a2 = a * a;
+    v16f small = a2 * (62.0f / 2835.0f) - 17.0f / 315.0f;
+    small = small * a2 + 2.0f / 15.0f;
+    small = small * a2 - 1.0f / 3.0f;
+    small = small * (a2 * a) + a;
+    v16i use_small = a < 0.1f;
+    v16f r = (v16f)(((v16i)small & use_small) | ((v16i)big & ~use_small));
+    r = (v16f)((v16i)r | ((v16i)v & sign));
+    v16i nan = v != v;
+    r = (v16f)(((v16i)r & ~nan) | ((v16i)v & nan));
+    vstore(x + i, &r, n - i);
+  }
+}
