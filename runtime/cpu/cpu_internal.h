@@ -228,6 +228,10 @@ static inline void dml_cpu_st(dml_dtype_t dt, void *p, int64_t i, double v) {
  * 3e-7 relative for sigmoid, 1e-6 for tanh; NaN stays NaN, tanh(-0) = -0),
  * vectorized per instruction set (AVX-512, AVX2, baseline/arm64). */
 void dml_cpu_vsigmoid_f32(float *x, int64_t n);
+/* y[i] = e^(x[i] - m) (the subtraction in f32) for n values, same exp
+ * (about 2 ulp; 0 below -87.3 and at -inf; NaN where x[i] - m is NaN); y
+ * may be x. */
+void dml_cpu_vexp_sub_f32(const float *x, float m, float *y, int64_t n);
 void dml_cpu_vtanh_f32(float *x, int64_t n);
 
 /* ---- thread pool (cpu_threads.c) -------------------------------------- */

@@ -263,7 +263,8 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
  *   logsoftmax(x)_i = x_i - max - log(sum_j exp(x_j - max)).
  * ====================================================================== */
 
-/* One contiguous f32 row: the exponentials go to yp, their sum is
+/* One contiguous f32 row: the exponentials (vectorized, about 2 ulp:
+ * dml_cpu_vexp_sub_f32) go to yp, their sum is
  * dml_cpu_sum_f32's (blocked, double across blocks); LogSoftmax is
  * (x - max) - log(sum), not x - (max + log(sum)), which loses log(sum) for
  * large logits (rows of 1e8 gave 0 instead of -log(4)). */
@@ -271,7 +272,7 @@ static void softmax_row_f32(const float *restrict xp, float *restrict yp, int64_
                             int logsm) {
   float m = xp[0];
   for (int64_t i = 1; i < n; i++) m = xp[i] > m ? xp[i] : m;
-  for (int64_t i = 0; i < n; i++) yp[i] = expf(xp[i] - m);
+  dml_cpu_vexp_sub_f32(xp, m, yp, n); /* vectorized, cpu_vmath.c */
   double s = dml_cpu_sum_f32(yp, n);
   if (logsm) {
     float ls = (float)log(s);

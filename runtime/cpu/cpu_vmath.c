@@ -10,8 +10,10 @@
  * |r| <= ln2/2 (n rounded to nearest by the 1.5 * 2^23 shift, ln2 split in
  * two for the reduction), e^r by its degree-7 minimax polynomial, 2^n put
  * into the exponent bits. x is clamped to [-87.3, 88.3] first (2^n stays a
- * normal float), so exp never returns 0 or inf: about 1.2e-38 below, 2.1e38
- * above. Relative error about 2 ulp inside the range.
+ * normal float): exp is 0 below -87.3 (exact at -inf; the subnormal results
+ * flushed, an absolute error under 1.2e-38), about 2.1e38 above 88.3 (never
+ * inf). Relative error about 2 ulp inside the range.
+ * exp(x - m) over an array (Softmax's rows): NaN where x - m is NaN.
  * sigmoid(x) = 1 / (1 + exp(-x)): within 3e-7 relative of the exact value for
  * x >= -87 (1 at +inf, about 5e-39 at -inf, 0.5 at ±0).
  * tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|), for |x| >= 0.1 (within
@@ -28,7 +30,8 @@ typedef int32_t v16i __attribute__((vector_size(64)));
 
 #define VL 16
 
-/* e^x lane-wise (see the header), x not NaN-checked: the caller blends. */
+/* e^x lane-wise (see the header), x not NaN-checked: the caller blends;
+ * 0 below -87.3. */
 #define VEXP(out, xin)                                                  \
   do {                                                                  \
     v16f x_ = (xin);                                                    \
@@ -46,7 +49,7 @@ typedef int32_t v16i __attribute__((vector_size(64)));
     p_ = p_ * r_ + 5.0000001201E-1f;                                    \
     p_ = p_ * (r_ * r_) + r_ + 1.0f;                                    \
     v16i e_ = (((v16i)t_ - 0x4B400000) + 127) << 23;                    \
-    (out) = p_ * (v16f)e_;                                              \
+    (out) = (v16f)((v16i)(p_ * (v16f)e_) & ~lo_);                       \
   } while (0)
 
 static inline void vload(v16f *v, const float *p, int64_t n) {
@@ -66,6 +69,18 @@ static inline void vstore(float *p, const v16f *v, int64_t n) {
     float buf[VL];
     memcpy(buf, v, sizeof buf);
     memcpy(p, buf, (size_t)n * sizeof(float));
+  }
+}
+
+DML_CPU_CLONES void dml_cpu_vexp_sub_f32(const float *x, float m, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i += VL) {
+    v16f v, e;
+    vload(&v, x + i, n - i);
+    v = v - m;
+    VEXP(e, v);
+    v16i nan = v != v;
+    e = (v16f)(((v16i)e & ~nan) | ((v16i)v & nan));
+    vstore(y + i, &e, n - i);
   }
 }
 

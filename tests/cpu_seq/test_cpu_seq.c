@@ -253,7 +253,8 @@ static void test_gru(void) {
   free(X), free(W), free(R), free(Bi), free(h0);
 }
 
-/* The vectorized activations of the fused cell against libm in double:
+/* The vectorized exp (Softmax) and activations of the fused cell against
+ * libm in double: exp(x - m) within 2e-6 relative (0 below -87.3),
  * sigmoid within 1e-6 relative (x >= -87; below, within 1e-37 absolute),
  * tanh within 2e-6 relative; NaN stays NaN, tanh(-0) = -0, +-inf saturate;
  * every length 0..40 (the tails), nothing past n written. */
@@ -287,6 +288,22 @@ static void test_vmath(void) {
   CHECK_NEAR(es, 0, 1e-6);
   CHECK_NEAR(et, 0, 2e-6);
   CHECK(bad == 0);
+  /* exp(x - m): 2e-6 relative above -87, 0 below and at -inf, NaN kept */
+  double ee = 0;
+  float *ye = (float *)malloc(N * sizeof(float));
+  dml_cpu_vexp_sub_f32(x, 1.5f, ye, N);
+  for (int i = 0; i < N; i++) {
+    double v = (double)(x[i] - 1.5f);
+    if (isnan(v))
+      bad += !isnan(ye[i]);
+    else if (v < -87.3f) /* the kernel's f32 bound */
+      bad += ye[i] != 0;
+    else if (v <= 88)
+      ee = fmax(ee, fabs(ye[i] - exp(v)) / exp(v));
+  }
+  free(ye);
+  CHECK_NEAR(ee, 0, 2e-6);
+  CHECK(bad == 0);
   float z = -0.0f;
   dml_cpu_vtanh_f32(&z, 1);
   CHECK(z == 0 && signbit(z));
@@ -300,6 +317,42 @@ static void test_vmath(void) {
     CHECK(ok);
   }
   free(x), free(ys), free(yt);
+}
+
+/* Attention's batched MatMul [B,H,S,D] x [B,H,D,S] (and a broadcast B) on 2
+ * threads (products spread over the pool) against 1 thread (in turn): the
+ * same GEMM per product, so the same bits; and against a double reference
+ * within 1e-5 relative to the row's scale. */
+static void test_matmul_batched_threads(void) {
+  enum { NB = 3, NH = 4, S = 67, DH = 24 }; /* 1.3M multiply-adds: threaded */
+  float *A = frand_buf(NB * NH * S * DH), *Bm = frand_buf(NB * NH * DH * S);
+  float *y1 = (float *)malloc(NB * NH * S * S * sizeof(float));
+  float *y2 = (float *)malloc(NB * NH * S * S * sizeof(float));
+  for (int bcast = 0; bcast < 2; bcast++) {
+    dml_tensor_t in[2] = {tens(DML_DTYPE_F32, A, 4, D(NB), D(NH), D(S), D(DH)),
+                          bcast ? tens(DML_DTYPE_F32, Bm, 4, D(1), D(NH), D(DH), D(S))
+                                : tens(DML_DTYPE_F32, Bm, 4, D(NB), D(NH), D(DH), D(S))};
+    for (int th = 1; th <= 2; th++) {
+      dml_tensor_t out =
+          tens(DML_DTYPE_F32, th == 1 ? y1 : y2, 4, D(NB), D(NH), D(S), D(S));
+      dml_cpu_set_num_threads(th);
+      CHECK_OK(run_op(DML_OP_MATMUL, in, 2, &out, 1, NULL, 0));
+    }
+    dml_cpu_set_num_threads(1);
+    CHECK(memcmp(y1, y2, NB * NH * S * S * sizeof(float)) == 0);
+    double err = 0;
+    for (int b = 0; b < NB * NH; b++)
+      for (int i = 0; i < S; i++)
+        for (int j = 0; j < S; j++) {
+          const float *bb = Bm + (bcast ? b % NH : b) * DH * S;
+          double r = 0;
+          for (int k = 0; k < DH; k++)
+            r += (double)A[(b * S + i) * DH + k] * bb[k * S + j];
+          err = fmax(err, fabs(y2[(b * S + i) * S + j] - r));
+        }
+    CHECK_NEAR(err, 0, 1e-5 * DH);
+  }
+  free(A), free(Bm), free(y1), free(y2);
 }
 
 /* ==== f32 fused cell against the f64 reference loops ==================== */
@@ -824,6 +877,7 @@ int main(void) {
   RUN(test_lstm_reverse_input_forget_f64);
   RUN(test_gru);
   RUN(test_vmath);
+  RUN(test_matmul_batched_threads);
   RUN(test_rnn_fused_vs_f64);
   RUN(test_rnn_activations);
   RUN(test_rnn_errors);
