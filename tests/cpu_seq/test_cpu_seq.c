@@ -253,10 +253,10 @@ static void test_gru(void) {
   free(X), free(W), free(R), free(Bi), free(h0);
 }
 
-/* The vectorized exp (Softmax) and activations of the fused cell against
- * libm in double: exp(x - m) within 2e-6 relative (0 below -87.3),
- * sigmoid within 1e-6 relative (x >= -87; below, within 1e-37 absolute),
- * tanh within 2e-6 relative; NaN stays NaN, tanh(-0) = -0, +-inf saturate;
+/* The vectorized exp (Softmax), Erf and activations of the fused cell
+ * against libm in double: Erf equal to erf() rounded to f32; exp(x - m) within 2e-6
+ * relative (0 below -87.3), sigmoid within 1e-6 relative (x >= -87; below, within 1e-37
+ * absolute), tanh within 2e-6 relative; NaN stays NaN, tanh(-0) = -0, +-inf saturate;
  * every length 0..40 (the tails), nothing past n written. */
 static void test_vmath(void) {
   enum { N = 20000 + 12 };
@@ -304,6 +304,18 @@ static void test_vmath(void) {
   free(ye);
   CHECK_NEAR(ee, 0, 2e-6);
   CHECK(bad == 0);
+  /* Erf (the f32 op): libm's double erf rounded to f32, bit for bit */
+  float *yf = (float *)malloc(N * sizeof(float));
+  dml_tensor_t ein = tens(DML_DTYPE_F32, x, 1, D(N)),
+               eout = tens(DML_DTYPE_F32, yf, 1, D(N));
+  CHECK_OK(run_op(DML_OP_ERF, &ein, 1, &eout, 1, NULL, 0));
+  int erf_bad = 0;
+  for (int i = 0; i < N; i++) {
+    float r = (float)erf((double)x[i]);
+    erf_bad += isnan(r) ? !isnan(yf[i]) : (r != yf[i] || signbit(r) != signbit(yf[i]));
+  }
+  free(yf);
+  CHECK(erf_bad == 0);
   float z = -0.0f;
   dml_cpu_vtanh_f32(&z, 1);
   CHECK(z == 0 && signbit(z));
