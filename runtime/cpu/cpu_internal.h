@@ -234,7 +234,7 @@ void dml_cpu_vsigmoid_f32(float *x, int64_t n);
 void dml_cpu_vexp_sub_f32(const float *x, float m, float *y, int64_t n);
 /* y[i] = erf(x[i]) for n f32 values, computed in double and rounded once
  * (cpu_vmath.c: libm's double erf rounded to f32 but within about 1e-14 of
- * a rounding tie; +-1 from |x| >= 4, NaN stays NaN, -0 stays -0); y may be
+ * a rounding tie; +-1 beyond |x| = 4, NaN stays NaN, -0 stays -0); y may be
  * x. The f32 Erf of the formula table. */
 void dml_cpu_verf_f32(const float *x, float *y, int64_t n);
 void dml_cpu_vtanh_f32(float *x, int64_t n);
