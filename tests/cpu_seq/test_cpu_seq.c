@@ -367,6 +367,51 @@ static void test_matmul_batched_threads(void) {
   free(A), free(Bm), free(y1), free(y2);
 }
 
+/* LayerNormalization over transformer rows (128 and 37 values: the 8-lane
+ * statistics and their tail) against a two-pass double reference within
+ * 2e-6 relative to 1 + |ref|; a row offset by 1e4 within 2e-3 (the
+ * statistics are in double, but the kernel subtracts the mean rounded to f32:
+ * half an f32 step at 1e4 is 5e-4 of the row's deviation 0.58), a NaN row
+ * gives NaN there only. */
+static void test_layer_norm_rows(void) {
+  static const int widths[] = {128, 37};
+  for (int w = 0; w < 2; w++) {
+    const int R = 5, C = widths[w];
+    float *x = frand_buf((size_t)R * C), *sc = frand_buf(C), *bi = frand_buf(C);
+    float *y = (float *)malloc((size_t)R * C * sizeof(float));
+    for (int j = 0; j < C; j++) x[2 * C + j] = 1e4f + x[2 * C + j];
+    x[4 * C + 5] = NAN;
+    dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 2, D(R), D(C)),
+                          tens(DML_DTYPE_F32, sc, 1, D(C)),
+                          tens(DML_DTYPE_F32, bi, 1, D(C))};
+    dml_tensor_t out = tens(DML_DTYPE_F32, y, 2, D(R), D(C));
+    CHECK_OK(run_op(DML_OP_LAYER_NORMALIZATION, in, 3, &out, 1, NULL, 0));
+    double err = 0, err_off = 0;
+    int nan_ok = 1;
+    for (int r = 0; r < R; r++) {
+      double mu = 0, var = 0;
+      for (int j = 0; j < C; j++) mu += x[r * C + j];
+      mu /= C;
+      for (int j = 0; j < C; j++) var += (x[r * C + j] - mu) * (x[r * C + j] - mu);
+      var /= C;
+      for (int j = 0; j < C; j++) {
+        double ref = (x[r * C + j] - mu) / sqrt(var + 1e-5) * sc[j] + bi[j];
+        double e = fabs(y[r * C + j] - ref) / (1 + fabs(ref));
+        if (r == 4)
+          nan_ok &= isnan(y[r * C + j]) != 0;
+        else if (r == 2)
+          err_off = fmax(err_off, e);
+        else
+          err = fmax(err, e);
+      }
+    }
+    CHECK_NEAR(err, 0, 2e-6);
+    CHECK_NEAR(err_off, 0, 2e-3);
+    CHECK(nan_ok);
+    free(x), free(sc), free(bi), free(y);
+  }
+}
+
 /* ==== f32 fused cell against the f64 reference loops ==================== */
 
 /* One call of op on f32 and on f64 (the same values): the f32 path (input
@@ -890,6 +935,7 @@ int main(void) {
   RUN(test_gru);
   RUN(test_vmath);
   RUN(test_matmul_batched_threads);
+  RUN(test_layer_norm_rows);
   RUN(test_rnn_fused_vs_f64);
   RUN(test_rnn_activations);
   RUN(test_rnn_errors);
