@@ -112,6 +112,11 @@ dml_status_t dml_cpuk_EwTable(const dml_cpu_call_t *c) {
     dml_status_free(s);
     return e;
   }
+  if (dt == DML_DTYPE_F32 && c->op == DML_OP_ERF) {
+    /* Erf's formula vectorized, the same f32 results (cpu_vmath.c) */
+    dml_cpu_verf_f32((const float *)x->data, (float *)y->data, n);
+    return DML_OK;
+  }
   if (dt == DML_DTYPE_F32) {
     ew_f32(c->op, a, (const float *)x->data, (float *)y->data, n);
     return DML_OK;

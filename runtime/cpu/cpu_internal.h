@@ -225,6 +225,24 @@ static inline void dml_cpu_st(dml_dtype_t dt, void *p, int64_t i, double v) {
     dml_store_f64(dt, p, (size_t)i, v);
 }
 
+/* ---- vectorized activations (cpu_vmath.c) ------------------------------ */
+
+/* In place over n f32 values: x = 1 / (1 + e^-x), and x = tanh(x), with
+ * the polynomial exp of cpu_vmath.c (its header states the accuracy: about
+ * 3e-7 relative for sigmoid, 1e-6 for tanh; NaN stays NaN, tanh(-0) = -0),
+ * vectorized per instruction set (AVX-512, AVX2, baseline/arm64). */
+void dml_cpu_vsigmoid_f32(float *x, int64_t n);
+/* y[i] = e^(x[i] - m) (the subtraction in f32) for n values, same exp
+ * (about 2 ulp; 0 below -87.3 and at -inf; NaN where x[i] - m is NaN); y
+ * may be x. */
+void dml_cpu_vexp_sub_f32(const float *x, float m, float *y, int64_t n);
+/* y[i] = erf(x[i]) for n f32 values, computed in double and rounded once
+ * (cpu_vmath.c: libm's double erf rounded to f32 but within about 1e-14 of
+ * a rounding tie; +-1 beyond |x| = 4, NaN stays NaN, -0 stays -0); y may be
+ * x. The f32 Erf of the formula table. */
+void dml_cpu_verf_f32(const float *x, float *y, int64_t n);
+void dml_cpu_vtanh_f32(float *x, int64_t n);
+
 /* ---- thread pool (cpu_threads.c) -------------------------------------- */
 
 /* GEMMs (and ConvTransposes) below this many multiply-adds run on the

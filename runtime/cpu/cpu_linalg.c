@@ -52,6 +52,10 @@ static int numeric(dml_dtype_t dt) {
  * batch dims broadcast.
  * ====================================================================== */
 
+/* A batched MatMul of at least this many multiply-adds spreads its matrix
+ * products over the thread pool (below, waking workers costs more). */
+#define DML_CPU_BATCH_PARALLEL_MIN_MACS 1000000.0
+
 typedef struct {
   int64_t M, N, K;
   int32_t brank; /* batch rank of the output */
@@ -112,7 +116,42 @@ size_t dml_cpus_MatMul(const dml_cpu_call_t *c, int threads) {
   int64_t m = p.M;
   if (p.fold)
     for (int32_t d = 0; d < p.brank; d++) m *= p.bdims[d];
-  return dml_cpu_sgemm_scratch(m, p.N, p.K, threads);
+  size_t one = dml_cpu_sgemm_scratch(m, p.N, p.K, threads);
+  /* Batched: a one-thread GEMM scratch per thread (matmul_batch_task). */
+  size_t per = dml_cpu_sgemm_scratch(p.M, p.N, p.K, 1);
+  if (!p.fold && p.brank > 0 && threads > 1 && per <= SIZE_MAX / (size_t)threads &&
+      per * (size_t)threads > one)
+    return per * (size_t)threads;
+  return one;
+}
+
+/* A batched f32 MatMul spread over the pool, one matrix product per task
+ * (each a one-thread GEMM with its own slice of scratch). */
+typedef struct {
+  const matmul_plan_t *p;
+  const float *A, *B, *bpre;
+  float *Y;
+  char *scratch;
+  size_t per;
+  int relu;
+} matmul_batch_t;
+
+static void relu_rows(float *y, int64_t n);
+
+static void matmul_batch_task(void *vctx, int64_t bi, int tid) {
+  const matmul_batch_t *t = (const matmul_batch_t *)vctx;
+  const matmul_plan_t *p = t->p;
+  int64_t ao = 0, bo = 0, rest = bi;
+  for (int32_t d = p->brank - 1; d >= 0; d--) {
+    int64_t i = rest % p->bdims[d];
+    rest /= p->bdims[d];
+    ao += i * p->astr[d], bo += i * p->bstr[d];
+  }
+  float *y = t->Y + bi * p->M * p->N;
+  dml_cpu_sgemm_pre(0, 0, p->M, p->N, p->K, 1.0f, t->A + ao, p->K, t->B + bo, p->N, 0.0f,
+                    y, p->N, NULL, t->bpre,
+                    t->scratch ? t->scratch + (size_t)tid * t->per : NULL, t->per);
+  if (t->relu) relu_rows(y, p->M * p->N);
 }
 
 /* y = y < 0 ? 0 : y over n floats (Relu's f32 formula, NaN and -0 kept). */
@@ -145,6 +184,30 @@ dml_status_t dml_cpu_matmul_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
                       bpre, c->scratch, c->scratch_bytes);
     if (relu) relu_rows((float *)y->data, nb * p.M * p.N);
     return DML_OK;
+  }
+  int threads = dml_cpu_num_threads();
+  size_t per = dml_cpu_sgemm_scratch(p.M, p.N, p.K, 1);
+  if (dt == DML_DTYPE_F32 && nb > 1 && threads > 1 &&
+      (double)nb * (double)p.M * (double)p.N * (double)p.K >=
+          DML_CPU_BATCH_PARALLEL_MIN_MACS) {
+    /* Threads over the batch (the heads of attention): as many as the
+     * scratch holds one-thread GEMM scratches. */
+    if (per > 0) {
+      size_t fit = c->scratch ? c->scratch_bytes / per : 0;
+      if ((size_t)threads > fit) threads = (int)fit;
+    }
+    if (threads > 1) {
+      matmul_batch_t t = {&p,
+                          (const float *)a->data,
+                          (const float *)b->data,
+                          bpre,
+                          (float *)y->data,
+                          (char *)c->scratch,
+                          per,
+                          relu};
+      dml_cpu_parallel_for(nb, threads, matmul_batch_task, &t);
+      return DML_OK;
+    }
   }
   int64_t idx[DML_MAX_RANK] = {0};
   for (int64_t bi = 0; bi < nb; bi++) {

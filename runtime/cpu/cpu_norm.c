@@ -140,10 +140,45 @@ static int bcasts_to(const dml_tensor_t *t, const int64_t *dims, int32_t nr) {
   return 1;
 }
 
+typedef double ln_v8d __attribute__((vector_size(64)));
+typedef float ln_v8f __attribute__((vector_size(32)));
+
+/* Mean (0 when rms) and mean squared deviation from it of n > 0 f32
+ * values, in double: 8 lanes of partial sums, then the lanes (the sums
+ * reassociated, within a few double roundings of the serial sums). */
+DML_CPU_CLONES static void row_stats_f32(const float *x, int64_t n, int rms,
+                                         double *out_mean, double *out_var) {
+  double mean = 0.0, var = 0.0;
+  int64_t n8 = n / 8 * 8;
+  if (!rms) {
+    ln_v8d acc = {0};
+    for (int64_t i = 0; i < n8; i += 8) {
+      ln_v8f v;
+      memcpy(&v, x + i, sizeof v);
+      acc += __builtin_convertvector(v, ln_v8d);
+    }
+    for (int k = 0; k < 8; k++) mean += acc[k];
+    for (int64_t i = n8; i < n; i++) mean += x[i];
+    mean /= (double)n;
+  }
+  ln_v8d acc = {0};
+  for (int64_t i = 0; i < n8; i += 8) {
+    ln_v8f v;
+    memcpy(&v, x + i, sizeof v);
+    ln_v8d d = __builtin_convertvector(v, ln_v8d) - mean;
+    acc += d * d;
+  }
+  for (int k = 0; k < 8; k++) var += acc[k];
+  for (int64_t i = n8; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
+  *out_mean = mean;
+  *out_var = var / (double)n;
+}
+
 /* LayerNormalization, or with `rms` RMSNormalization (ONNX opset 23,
  * "RMSNormalization": Y = X / sqrt(mean(X^2) + epsilon) * Scale over the
  * same dims; no mean subtracted, no B, no Mean/InvStdDev outputs). The
- * statistics are in double (stash_type f32 or wider). */
+ * statistics are in double (stash_type f32 or wider); f32 rows sum in 8
+ * vector lanes (row_stats_f32). */
 static dml_status_t layer_norm(const dml_cpu_call_t *c, int rms) {
   const dml_tensor_t *x = &c->inputs[0], *sc = &c->inputs[1];
   const dml_tensor_t *b = rms ? NULL : dml_cpu_in(c, 2);
@@ -177,15 +212,19 @@ static dml_status_t layer_norm(const dml_cpu_call_t *c, int rms) {
   for (int64_t o = 0; o < outer; o++) {
     int64_t base = o * inner;
     double mean = 0.0, var = 0.0;
-    if (!rms) {
-      for (int64_t i = 0; i < inner; i++) mean += dml_cpu_ld(dt, x->data, base + i);
-      mean = inner ? mean / (double)inner : 0.0;
+    if (dt == DML_DTYPE_F32 && inner > 0) {
+      row_stats_f32((const float *)x->data + base, inner, rms, &mean, &var);
+    } else {
+      if (!rms) {
+        for (int64_t i = 0; i < inner; i++) mean += dml_cpu_ld(dt, x->data, base + i);
+        mean = inner ? mean / (double)inner : 0.0;
+      }
+      for (int64_t i = 0; i < inner; i++) {
+        double d = dml_cpu_ld(dt, x->data, base + i) - mean;
+        var += d * d;
+      }
+      var = inner ? var / (double)inner : 0.0;
     }
-    for (int64_t i = 0; i < inner; i++) {
-      double d = dml_cpu_ld(dt, x->data, base + i) - mean;
-      var += d * d;
-    }
-    var = inner ? var / (double)inner : 0.0;
     double inv = 1.0 / sqrt(var + eps);
     if (dt == DML_DTYPE_F32 && full_s && (full_b || !b)) {
       const float *xp = (const float *)x->data + base, *sp = (const float *)sc->data;
@@ -263,7 +302,8 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
  *   logsoftmax(x)_i = x_i - max - log(sum_j exp(x_j - max)).
  * ====================================================================== */
 
-/* One contiguous f32 row: the exponentials go to yp, their sum is
+/* One contiguous f32 row: the exponentials (vectorized, about 2 ulp:
+ * dml_cpu_vexp_sub_f32) go to yp, their sum is
  * dml_cpu_sum_f32's (blocked, double across blocks); LogSoftmax is
  * (x - max) - log(sum), not x - (max + log(sum)), which loses log(sum) for
  * large logits (rows of 1e8 gave 0 instead of -log(4)). */
@@ -271,7 +311,7 @@ static void softmax_row_f32(const float *restrict xp, float *restrict yp, int64_
                             int logsm) {
   float m = xp[0];
   for (int64_t i = 1; i < n; i++) m = xp[i] > m ? xp[i] : m;
-  for (int64_t i = 0; i < n; i++) yp[i] = expf(xp[i] - m);
+  dml_cpu_vexp_sub_f32(xp, m, yp, n); /* vectorized, cpu_vmath.c */
   double s = dml_cpu_sum_f32(yp, n);
   if (logsm) {
     float ls = (float)log(s);

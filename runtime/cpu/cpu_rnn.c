@@ -7,8 +7,20 @@
  * bidirectional), activations with activation_alpha/activation_beta, clip,
  * hidden_size, linear_before_reset (GRU), input_forget (LSTM) and layout
  * 0/1 (opset 14); optional inputs B, sequence_lens, initial_h, initial_c, P
- * and optional outputs Y, Y_h, Y_c. f32 and f64; the arithmetic is done in
- * double (a reference kernel: plain loops, no GEMM).
+ * and optional outputs Y, Y_h, Y_c. f32 and f64.
+ *
+ * f64 runs the reference loops (rnn_dir: plain loops in double, no GEMM).
+ * f32 runs the fused cell (rnn_dir_f32), same semantics: the input
+ * projection X W^T (+ both biases where they add outside the recurrence) of
+ * all time steps is one GEMM (M = seq * batch) before the loop, R is packed
+ * once per call, and each step is one GEMM H_{t-1} R^T (batch x G*hidden;
+ * GRU without linear_before_reset: batch x 2*hidden, then (r (.) H_{t-1})
+ * R_h^T) whose result the gate math reads row by row: clip, activations
+ * (sigmoid and tanh vectorized, cpu_vmath.c; the others per element through
+ * act_apply), the state update and the Y row. All buffers are in scratch:
+ * nothing is allocated per step. The arithmetic is f32 (the GEMM core's
+ * accumulation), so results differ from the f64 loops by f32 roundings
+ * (test_cpu_seq compares them).
  *
  * Layout 0: X [seq, batch, input], Y [seq, dirs, batch, hidden],
  * states [dirs, batch, hidden]. Layout 1: X [batch, seq, input],
@@ -239,10 +251,17 @@ static dml_status_t rnn_geo(const dml_cpu_call_t *c, int kind, rnn_t *r) {
   return DML_OK;
 }
 
-/* Scratch (doubles): h, c [B, H]; gates [B, G*H]; rh [B, H] (GRU). */
-static size_t rnn_scratch(const dml_cpu_call_t *c, int kind) {
+static int fast_plan_for(const dml_cpu_call_t *c, int kind, int threads, void *p);
+
+/* Scratch: f32, the fused cell's buffers (fast_plan); f64 (doubles): h, c
+ * [B, H]; gates [B, G*H]; rh [B, H] (GRU). */
+static size_t rnn_scratch(const dml_cpu_call_t *c, int kind, int threads) {
   const dml_tensor_t *x = &c->inputs[0], *rr = &c->inputs[2];
   if (x->rank != 3 || rr->rank != 3) return 0;
+  if (x->dtype == DML_DTYPE_F32) {
+    size_t total = 0;
+    return fast_plan_for(c, kind, threads, &total) ? total : SIZE_MAX;
+  }
   int64_t layout = dml_cpu_get_int(c, "layout", 0);
   int64_t B = layout ? x->dims[0] : x->dims[1], H = rr->dims[2];
   int64_t G = kind == K_RNN ? 1 : kind == K_GRU ? 3 : 4, n;
@@ -374,6 +393,234 @@ static void rnn_dir(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
 #undef YIDX
 }
 
+/* ---- f32: the fused cell ---------------------------------------------- */
+
+/* Offsets (floats, each a multiple of 16) of the f32 path's buffers in its
+ * scratch, and the GEMM core's scratch at the end (gs, gs_bytes). */
+typedef struct {
+  size_t xw, bias, h, c, hr, rh, hh, rp0, rp1, gs, gs_bytes, total_bytes;
+  int64_t n0; /* columns of the per-step GEMM H_{t-1} R^T */
+} fast_plan_t;
+
+static int plan_add(size_t *at, size_t n) {
+  size_t r = (n + 15) / 16 * 16;
+  if (r < n || *at + r < *at) return 0;
+  *at += r;
+  return 1;
+}
+
+/* 0 when the sizes overflow. */
+static int fast_plan(int kind, int lbr, int64_t S, int64_t B, int64_t I, int64_t H,
+                     int threads, fast_plan_t *p) {
+  memset(p, 0, sizeof *p);
+  int64_t G = kind == K_RNN ? 1 : kind == K_GRU ? 3 : 4, GH, SB, BG, BH;
+  if (S < 0 || B < 0 || I < 0 || H < 0 || __builtin_mul_overflow(G, H, &GH) ||
+      __builtin_mul_overflow(S, B, &SB) || __builtin_mul_overflow(B, GH, &BG) ||
+      __builtin_mul_overflow(B, H, &BH))
+    return 0;
+  p->n0 = kind == K_GRU && !lbr ? 2 * H : GH;
+  size_t at = 0, xw;
+  if (__builtin_mul_overflow((size_t)SB, (size_t)GH, &xw)) return 0;
+  p->xw = at;
+  if (!plan_add(&at, xw)) return 0;
+  p->bias = at;
+  if (!plan_add(&at, (size_t)GH)) return 0;
+  p->h = at;
+  if (!plan_add(&at, (size_t)BH)) return 0;
+  p->c = at;
+  if (!plan_add(&at, (size_t)BH)) return 0;
+  p->hr = at;
+  if (!plan_add(&at, (size_t)BG)) return 0;
+  p->rh = at;
+  if (!plan_add(&at, (size_t)BH)) return 0;
+  p->hh = at;
+  if (!plan_add(&at, (size_t)BH)) return 0;
+  p->rp0 = at;
+  if (!plan_add(&at, dml_cpu_sgemm_packed_b_floats(p->n0, H))) return 0;
+  p->rp1 = at;
+  if (kind == K_GRU && !lbr && !plan_add(&at, dml_cpu_sgemm_packed_b_floats(H, H)))
+    return 0;
+  p->gs = at;
+  size_t g0 = dml_cpu_sgemm_scratch(SB, GH, I, threads);
+  size_t g1 = dml_cpu_sgemm_scratch(B, p->n0, H, threads);
+  size_t g2 = dml_cpu_sgemm_scratch(B, H, H, threads);
+  p->gs_bytes = g0 > g1 ? g0 : g1;
+  if (g2 > p->gs_bytes) p->gs_bytes = g2;
+  if (at > (SIZE_MAX - 64 - p->gs_bytes) / sizeof(float)) return 0;
+  p->total_bytes = at * sizeof(float) + p->gs_bytes + 64;
+  return 1;
+}
+
+/* The f32 scratch bytes of call c (into *(size_t *)out); 0 on overflow. */
+static int fast_plan_for(const dml_cpu_call_t *c, int kind, int threads, void *out) {
+  const dml_tensor_t *x = &c->inputs[0], *rr = &c->inputs[2];
+  int64_t layout = dml_cpu_get_int(c, "layout", 0);
+  int lbr = dml_cpu_get_int(c, "linear_before_reset", 0) != 0;
+  int64_t S = layout ? x->dims[1] : x->dims[0], B = layout ? x->dims[0] : x->dims[1];
+  fast_plan_t p;
+  if (!fast_plan(kind, lbr, S, B, x->dims[2], rr->dims[2], threads, &p)) return 0;
+  *(size_t *)out = p.total_bytes;
+  return 1;
+}
+
+/* The activation a over n values in place. */
+static void act_vec(const act_t *a, float *v, int64_t n) {
+  if (a->kind == A_SIGMOID) {
+    dml_cpu_vsigmoid_f32(v, n);
+  } else if (a->kind == A_TANH) {
+    dml_cpu_vtanh_f32(v, n);
+  } else {
+    for (int64_t i = 0; i < n; i++) v[i] = (float)act_apply(a, (double)v[i]);
+  }
+}
+
+static inline float clipf(float clip, float v) {
+  if (clip > 0) v = v < -clip ? -clip : v > clip ? clip : v;
+  return v;
+}
+
+/* Direction d (reverse when rev) of an f32 call, with the buffers of plan p
+ * at base (64-byte aligned). */
+static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
+                        const fast_plan_t *p, float *base) {
+  const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[1], *rw = &c->inputs[2];
+  const dml_tensor_t *bt = dml_cpu_in(c, 3), *sl = dml_cpu_in(c, 4);
+  const dml_tensor_t *h0 = dml_cpu_in(c, 5);
+  const dml_tensor_t *c0 = r->kind == K_LSTM ? dml_cpu_in(c, 6) : NULL;
+  const dml_tensor_t *pt = r->kind == K_LSTM ? dml_cpu_in(c, 7) : NULL;
+  dml_tensor_t *yt = dml_cpu_out(c, 0), *yh = dml_cpu_out(c, 1);
+  dml_tensor_t *yc = r->kind == K_LSTM ? dml_cpu_out(c, 2) : NULL;
+  const int64_t S = r->S, B = r->B, I = r->I, H = r->H, G = r->n_gates, GH = G * H;
+  const int64_t n0 = p->n0;
+  const int ND = r->dirs, gru_lbr0 = r->kind == K_GRU && !r->lbr;
+  const float clip = (float)r->clip;
+  const float *X = (const float *)x->data;
+  const float *W = (const float *)w->data + (int64_t)d * GH * I;
+  const float *R = (const float *)rw->data + (int64_t)d * GH * H;
+  const float *Wb = bt ? (const float *)bt->data + (int64_t)d * 2 * GH : NULL;
+  const float *Rb = Wb ? Wb + GH : NULL;
+  const float *P = pt ? (const float *)pt->data + (int64_t)d * 3 * H : NULL;
+  float *Y = yt ? (float *)yt->data : NULL;
+  float *xw = base + p->xw, *bias = base + p->bias, *h = base + p->h, *cs = base + p->c;
+  float *hr = base + p->hr, *rh = base + p->rh, *hh = base + p->hh;
+  float *rp0 = base + p->rp0, *rp1 = base + p->rp1;
+  void *gs = base + p->gs;
+  const act_t *f = &r->acts[d * r->n_acts];
+  const act_t *ga = r->n_acts > 1 ? &r->acts[d * r->n_acts + 1] : f;
+  const act_t *ha = r->n_acts > 2 ? &r->acts[d * r->n_acts + 2] : f;
+#define SIDX(b) (r->layout ? ((b)*ND + d) * H : (d * B + (b)) * H)
+#define XROW(t, b) (r->layout ? (b)*S + (t) : (t)*B + (b))
+#define YROW(t, b) \
+  (r->layout ? (((b)*S + (t)) * ND + d) * H : (((t)*ND + d) * B + (b)) * H)
+
+  /* Input projection of every step, with the biases that add outside the
+   * recurrence (all but GRU's Rb_h under linear_before_reset). */
+  dml_cpu_sgemm(0, 1, S * B, GH, I, 1.0f, X, I, W, I, 0.0f, xw, GH, gs, p->gs_bytes);
+  if (Wb) {
+    for (int64_t k = 0; k < GH; k++)
+      bias[k] = Wb[k] + (r->kind == K_GRU && r->lbr && k >= 2 * H ? 0.0f : Rb[k]);
+    for (int64_t m = 0; m < S * B; m++) {
+      float *row = xw + m * GH;
+      for (int64_t k = 0; k < GH; k++) row[k] += bias[k];
+    }
+  }
+  dml_cpu_sgemm_pack_b(1, n0, H, R, H, rp0);
+  if (gru_lbr0) dml_cpu_sgemm_pack_b(1, H, H, R + 2 * H * H, H, rp1);
+  const float *Rbh = Rb && r->kind == K_GRU && r->lbr ? Rb + 2 * H : NULL;
+
+  int64_t maxlen = 0;
+  for (int64_t b = 0; b < B; b++) {
+    int64_t len = sl ? dml_load_i64(sl->dtype, sl->data, (size_t)b) : S;
+    if (len > maxlen) maxlen = len;
+    for (int64_t j = 0; j < H; j++) {
+      h[b * H + j] = h0 ? ((const float *)h0->data)[SIDX(b) + j] : 0.0f;
+      cs[b * H + j] = c0 ? ((const float *)c0->data)[SIDX(b) + j] : 0.0f;
+    }
+    /* Y is 0 at steps t >= len (both directions). */
+    if (Y)
+      for (int64_t t = len; t < S; t++)
+        memset(Y + YROW(t, b), 0, (size_t)H * sizeof(float));
+  }
+
+  for (int64_t step = 0; step < maxlen; step++) {
+    dml_cpu_sgemm_pre(0, 1, B, n0, H, 1.0f, h, H, R, H, 0.0f, hr, n0, NULL, rp0, gs,
+                      p->gs_bytes);
+    if (r->kind == K_GRU) {
+      /* z and r: gate order z, r, h */
+      for (int64_t b = 0; b < B; b++) {
+        int64_t len = sl ? dml_load_i64(sl->dtype, sl->data, (size_t)b) : S;
+        float *g = hr + b * n0;
+        if (step >= len) {
+          if (gru_lbr0) memset(rh + b * H, 0, (size_t)H * sizeof(float));
+          continue;
+        }
+        int64_t t = rev ? len - 1 - step : step;
+        const float *xr = xw + XROW(t, b) * GH;
+        for (int64_t j = 0; j < 2 * H; j++) g[j] = clipf(clip, xr[j] + g[j]);
+        act_vec(f, g, 2 * H);
+        if (gru_lbr0)
+          for (int64_t j = 0; j < H; j++) rh[b * H + j] = g[H + j] * h[b * H + j];
+      }
+      if (gru_lbr0)
+        dml_cpu_sgemm_pre(0, 1, B, H, H, 1.0f, rh, H, R + 2 * H * H, H, 0.0f, hh, H, NULL,
+                          rp1, gs, p->gs_bytes);
+    }
+    for (int64_t b = 0; b < B; b++) {
+      int64_t len = sl ? dml_load_i64(sl->dtype, sl->data, (size_t)b) : S;
+      if (step >= len) continue;
+      int64_t t = rev ? len - 1 - step : step;
+      const float *xr = xw + XROW(t, b) * GH;
+      float *g = hr + b * n0, *hb = h + b * H, *cb = cs + b * H, *tmp = hh + b * H;
+      if (r->kind == K_RNN) {
+        for (int64_t j = 0; j < H; j++) g[j] = clipf(clip, xr[j] + g[j]);
+        act_vec(f, g, H);
+        memcpy(hb, g, (size_t)H * sizeof(float));
+      } else if (r->kind == K_GRU) {
+        const float *z = g, *rg = g + H;
+        if (gru_lbr0) {
+          for (int64_t j = 0; j < H; j++) tmp[j] = clipf(clip, xr[2 * H + j] + tmp[j]);
+        } else {
+          /* linear_before_reset: r (.) (H_{t-1} R_h^T + Rb_h) */
+          for (int64_t j = 0; j < H; j++)
+            tmp[j] = clipf(
+                clip, xr[2 * H + j] + rg[j] * (g[2 * H + j] + (Rbh ? Rbh[j] : 0.0f)));
+        }
+        act_vec(ga, tmp, H);
+        for (int64_t j = 0; j < H; j++) hb[j] = (1.0f - z[j]) * tmp[j] + z[j] * hb[j];
+      } else {
+        /* gate order i, o, f, c; peepholes P = [Pi, Po, Pf] */
+        float *ig = g, *og = g + H, *fg = g + 2 * H, *cg = g + 3 * H;
+        for (int64_t j = 0; j < H; j++) {
+          ig[j] = clipf(clip, xr[j] + ig[j] + (P ? P[j] * cb[j] : 0.0f));
+          fg[j] = clipf(clip, xr[2 * H + j] + fg[j] + (P ? P[2 * H + j] * cb[j] : 0.0f));
+          cg[j] = clipf(clip, xr[3 * H + j] + cg[j]);
+        }
+        act_vec(f, ig, H);
+        if (!r->input_forget) act_vec(f, fg, H);
+        act_vec(ga, cg, H);
+        for (int64_t j = 0; j < H; j++) {
+          float fv = r->input_forget ? 1.0f - ig[j] : fg[j];
+          float cn = fv * cb[j] + ig[j] * cg[j];
+          cb[j] = cn;
+          tmp[j] = cn;
+          og[j] = clipf(clip, xr[H + j] + og[j] + (P ? P[H + j] * cn : 0.0f));
+        }
+        act_vec(f, og, H);
+        act_vec(ha, tmp, H);
+        for (int64_t j = 0; j < H; j++) hb[j] = og[j] * tmp[j];
+      }
+      if (Y) memcpy(Y + YROW(t, b), hb, (size_t)H * sizeof(float));
+    }
+  }
+  for (int64_t b = 0; b < B; b++) {
+    if (yh) memcpy((float *)yh->data + SIDX(b), h + b * H, (size_t)H * sizeof(float));
+    if (yc) memcpy((float *)yc->data + SIDX(b), cs + b * H, (size_t)H * sizeof(float));
+  }
+#undef SIDX
+#undef XROW
+#undef YROW
+}
+
 static dml_status_t rnn_run(const dml_cpu_call_t *c, int kind) {
   rnn_t r;
   DML_RETURN_IF_ERROR(rnn_geo(c, kind, &r));
@@ -385,8 +632,23 @@ static dml_status_t rnn_run(const dml_cpu_call_t *c, int kind) {
                            "sequence_lens[%lld] = %lld is outside [0, %lld]",
                            (long long)b, (long long)len, (long long)r.S);
   }
-  if (r.B * r.H > 0 && (!c->scratch || c->scratch_bytes < rnn_scratch(c, kind)))
+  if (r.B * r.H > 0 && (!c->scratch || c->scratch_bytes < rnn_scratch(c, kind, 1)))
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch is too small");
+  if (r.B * r.H == 0) return DML_OK; /* empty outputs */
+  if (c->inputs[0].dtype == DML_DTYPE_F32) {
+    fast_plan_t p;
+    /* As many GEMM threads as the scratch given was sized for. */
+    int threads = dml_cpu_num_threads();
+    while (threads > 1 && (!fast_plan(kind, r.lbr, r.S, r.B, r.I, r.H, threads, &p) ||
+                           p.total_bytes > c->scratch_bytes))
+      threads--;
+    if (!fast_plan(kind, r.lbr, r.S, r.B, r.I, r.H, threads, &p))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "sizes overflow");
+    float *base = (float *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
+    for (int d = 0; d < r.dirs; d++)
+      rnn_dir_f32(c, &r, d, r.reverse_only || d == 1, &p, base);
+    return DML_OK;
+  }
   for (int d = 0; d < r.dirs; d++)
     rnn_dir(c, &r, d, r.reverse_only || d == 1, (double *)c->scratch);
   return DML_OK;
@@ -397,8 +659,7 @@ dml_status_t dml_cpuk_RNN(const dml_cpu_call_t *c) {
   return rnn_run(c, K_RNN);
 }
 size_t dml_cpus_RNN(const dml_cpu_call_t *c, int threads) {
-  (void)threads;
-  return rnn_scratch(c, K_RNN);
+  return rnn_scratch(c, K_RNN, threads);
 }
 
 /* GRU, gates z, r, h (spec, "Equations"; linear_before_reset applies
@@ -407,8 +668,7 @@ dml_status_t dml_cpuk_GRU(const dml_cpu_call_t *c) {
   return rnn_run(c, K_GRU);
 }
 size_t dml_cpus_GRU(const dml_cpu_call_t *c, int threads) {
-  (void)threads;
-  return rnn_scratch(c, K_GRU);
+  return rnn_scratch(c, K_GRU, threads);
 }
 
 /* LSTM, gates i, o, f, c, peepholes P = [Pi, Po, Pf] (spec, "Equations");
@@ -417,6 +677,5 @@ dml_status_t dml_cpuk_LSTM(const dml_cpu_call_t *c) {
   return rnn_run(c, K_LSTM);
 }
 size_t dml_cpus_LSTM(const dml_cpu_call_t *c, int threads) {
-  (void)threads;
-  return rnn_scratch(c, K_LSTM);
+  return rnn_scratch(c, K_LSTM, threads);
 }

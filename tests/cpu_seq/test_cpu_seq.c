@@ -4,7 +4,9 @@
  * equations, and against the spec's worked examples.
  *
  * Tolerances: recurrent f32 outputs within 1e-5 of a double reference
- * (the kernel computes in double and rounds once); f64 within 1e-12; loss
+ * (the f32 fused cell rounds in f32) and within 2e-5 * (1 + |ref|) of the f64
+ * kernel (the reference loops in double) on random and edge values; f64
+ * within 1e-12; loss
  * values within 1e-5 relative; quantized values exact.
  */
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_internal.h" /* dml_cpu_vsigmoid_f32, dml_cpu_vtanh_f32 */
 #include "cpu_test_util.h"
 
 #ifndef M_PI
@@ -248,6 +251,289 @@ static void test_gru(void) {
     CHECK_NEAR(err, 0, 1e-5);
   }
   free(X), free(W), free(R), free(Bi), free(h0);
+}
+
+/* The vectorized exp (Softmax), Erf and activations of the fused cell
+ * against libm in double: Erf equal to erf() rounded to f32; exp(x - m) within 2e-6
+ * relative (0 below -87.3), sigmoid within 1e-6 relative (x >= -87; below, within 1e-37
+ * absolute), tanh within 2e-6 relative; NaN stays NaN, tanh(-0) = -0, +-inf saturate;
+ * every length 0..40 (the tails), nothing past n written. */
+static void test_vmath(void) {
+  enum { N = 20000 + 12 };
+  float *x = (float *)malloc(N * sizeof(float)), *ys = (float *)malloc(N * sizeof(float)),
+        *yt = (float *)malloc(N * sizeof(float));
+  static const float edge[] = {NAN,     INFINITY, -INFINITY, 0.0f,   -0.0f, 1e-40f,
+                               -1e-40f, 1e-30f,   88.5f,     -88.5f, 1e30f, -1e30f};
+  for (int i = 0; i < 20000; i++)
+    x[i] = (float)(-100.0 + i * 0.01) * (i % 3 ? 1.0f : 0.013f);
+  memcpy(x + 20000, edge, sizeof edge);
+  memcpy(ys, x, N * sizeof(float));
+  memcpy(yt, x, N * sizeof(float));
+  dml_cpu_vsigmoid_f32(ys, N);
+  dml_cpu_vtanh_f32(yt, N);
+  double es = 0, et = 0;
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    double v = x[i], s = 1.0 / (1.0 + exp(-v)), t = tanh(v);
+    if (isnan(v)) {
+      bad += !isnan(ys[i]) || !isnan(yt[i]);
+      continue;
+    }
+    if (v >= -87)
+      es = fmax(es, fabs(ys[i] - s) / s);
+    else
+      bad += !(ys[i] >= 0 && ys[i] < 1e-37);
+    et = fmax(et, t == 0 ? fabs(yt[i]) : fabs(yt[i] - t) / fabs(t));
+  }
+  CHECK_NEAR(es, 0, 1e-6);
+  CHECK_NEAR(et, 0, 2e-6);
+  CHECK(bad == 0);
+  /* exp(x - m): 2e-6 relative above -87, 0 below and at -inf, NaN kept */
+  double ee = 0;
+  float *ye = (float *)malloc(N * sizeof(float));
+  dml_cpu_vexp_sub_f32(x, 1.5f, ye, N);
+  for (int i = 0; i < N; i++) {
+    double v = (double)(x[i] - 1.5f);
+    if (isnan(v))
+      bad += !isnan(ye[i]);
+    else if (v < -87.3f) /* the kernel's f32 bound */
+      bad += ye[i] != 0;
+    else if (v <= 88)
+      ee = fmax(ee, fabs(ye[i] - exp(v)) / exp(v));
+  }
+  free(ye);
+  CHECK_NEAR(ee, 0, 2e-6);
+  CHECK(bad == 0);
+  /* Erf (the f32 op): libm's double erf rounded to f32, bit for bit */
+  float *yf = (float *)malloc(N * sizeof(float));
+  dml_tensor_t ein = tens(DML_DTYPE_F32, x, 1, D(N)),
+               eout = tens(DML_DTYPE_F32, yf, 1, D(N));
+  CHECK_OK(run_op(DML_OP_ERF, &ein, 1, &eout, 1, NULL, 0));
+  int erf_bad = 0;
+  for (int i = 0; i < N; i++) {
+    float r = (float)erf((double)x[i]);
+    erf_bad += isnan(r) ? !isnan(yf[i]) : (r != yf[i] || signbit(r) != signbit(yf[i]));
+  }
+  free(yf);
+  CHECK(erf_bad == 0);
+  float z = -0.0f;
+  dml_cpu_vtanh_f32(&z, 1);
+  CHECK(z == 0 && signbit(z));
+  for (int n = 0; n <= 40; n++) {
+    float a[48];
+    for (int i = 0; i < 48; i++) a[i] = 7.0f;
+    dml_cpu_vtanh_f32(a, n);
+    int ok = 1;
+    for (int i = 0; i < 48; i++)
+      ok &= i < n ? fabsf(a[i] - 0.99999834f) < 1e-6f : a[i] == 7.0f;
+    CHECK(ok);
+  }
+  free(x), free(ys), free(yt);
+}
+
+/* Attention's batched MatMul [B,H,S,D] x [B,H,D,S] (and a broadcast B) on 2
+ * threads (products spread over the pool) against 1 thread (in turn): the
+ * same GEMM per product, so the same bits; and against a double reference
+ * within 1e-5 relative to the row's scale. */
+static void test_matmul_batched_threads(void) {
+  enum { NB = 3, NH = 4, S = 67, DH = 24 }; /* 1.3M multiply-adds: threaded */
+  float *A = frand_buf(NB * NH * S * DH), *Bm = frand_buf(NB * NH * DH * S);
+  float *y1 = (float *)malloc(NB * NH * S * S * sizeof(float));
+  float *y2 = (float *)malloc(NB * NH * S * S * sizeof(float));
+  for (int bcast = 0; bcast < 2; bcast++) {
+    dml_tensor_t in[2] = {tens(DML_DTYPE_F32, A, 4, D(NB), D(NH), D(S), D(DH)),
+                          bcast ? tens(DML_DTYPE_F32, Bm, 4, D(1), D(NH), D(DH), D(S))
+                                : tens(DML_DTYPE_F32, Bm, 4, D(NB), D(NH), D(DH), D(S))};
+    for (int th = 1; th <= 2; th++) {
+      dml_tensor_t out =
+          tens(DML_DTYPE_F32, th == 1 ? y1 : y2, 4, D(NB), D(NH), D(S), D(S));
+      dml_cpu_set_num_threads(th);
+      CHECK_OK(run_op(DML_OP_MATMUL, in, 2, &out, 1, NULL, 0));
+    }
+    dml_cpu_set_num_threads(1);
+    CHECK(memcmp(y1, y2, NB * NH * S * S * sizeof(float)) == 0);
+    double err = 0;
+    for (int b = 0; b < NB * NH; b++)
+      for (int i = 0; i < S; i++)
+        for (int j = 0; j < S; j++) {
+          const float *bb = Bm + (bcast ? b % NH : b) * DH * S;
+          double r = 0;
+          for (int k = 0; k < DH; k++)
+            r += (double)A[(b * S + i) * DH + k] * bb[k * S + j];
+          err = fmax(err, fabs(y2[(b * S + i) * S + j] - r));
+        }
+    CHECK_NEAR(err, 0, 1e-5 * DH);
+  }
+  free(A), free(Bm), free(y1), free(y2);
+}
+
+/* LayerNormalization over transformer rows (128 and 37 values: the 8-lane
+ * statistics and their tail) against a two-pass double reference within
+ * 2e-6 relative to 1 + |ref|; a row offset by 1e4 within 2e-3 (the
+ * statistics are in double, but the kernel subtracts the mean rounded to f32:
+ * half an f32 step at 1e4 is 5e-4 of the row's deviation 0.58), a NaN row
+ * gives NaN there only. */
+static void test_layer_norm_rows(void) {
+  static const int widths[] = {128, 37};
+  for (int w = 0; w < 2; w++) {
+    const int R = 5, C = widths[w];
+    float *x = frand_buf((size_t)R * C), *sc = frand_buf(C), *bi = frand_buf(C);
+    float *y = (float *)malloc((size_t)R * C * sizeof(float));
+    for (int j = 0; j < C; j++) x[2 * C + j] = 1e4f + x[2 * C + j];
+    x[4 * C + 5] = NAN;
+    dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 2, D(R), D(C)),
+                          tens(DML_DTYPE_F32, sc, 1, D(C)),
+                          tens(DML_DTYPE_F32, bi, 1, D(C))};
+    dml_tensor_t out = tens(DML_DTYPE_F32, y, 2, D(R), D(C));
+    CHECK_OK(run_op(DML_OP_LAYER_NORMALIZATION, in, 3, &out, 1, NULL, 0));
+    double err = 0, err_off = 0;
+    int nan_ok = 1;
+    for (int r = 0; r < R; r++) {
+      double mu = 0, var = 0;
+      for (int j = 0; j < C; j++) mu += x[r * C + j];
+      mu /= C;
+      for (int j = 0; j < C; j++) var += (x[r * C + j] - mu) * (x[r * C + j] - mu);
+      var /= C;
+      for (int j = 0; j < C; j++) {
+        double ref = (x[r * C + j] - mu) / sqrt(var + 1e-5) * sc[j] + bi[j];
+        double e = fabs(y[r * C + j] - ref) / (1 + fabs(ref));
+        if (r == 4)
+          nan_ok &= isnan(y[r * C + j]) != 0;
+        else if (r == 2)
+          err_off = fmax(err_off, e);
+        else
+          err = fmax(err, e);
+      }
+    }
+    CHECK_NEAR(err, 0, 2e-6);
+    CHECK_NEAR(err_off, 0, 2e-3);
+    CHECK(nan_ok);
+    free(x), free(sc), free(bi), free(y);
+  }
+}
+
+/* ==== f32 fused cell against the f64 reference loops ==================== */
+
+/* One call of op on f32 and on f64 (the same values): the f32 path (input
+ * projection GEMM, per-step GEMM, vectorized gates) against the f64 loops.
+ * Tolerance: 2e-5 * (1 + |ref|) (f32 roundings of sums over I + H terms of
+ * magnitude <= 1), 1e-4 * (1 + |ref|) with edges (terms up to 50: sums of
+ * about 1000 in f32 before a tanh); a NaN in the reference must be NaN in f32 and the
+ * other way round. edges: about 1 in 8 X values replaced by NaN, +-inf, +-1e30, -0, a
+ * denormal, +-50. */
+typedef struct {
+  dml_op_t op;
+  int S, B, I, H;
+  const char *dir;
+  int layout, lbr, input_forget, lens, init, peep, edges;
+  double clip;
+} rnn_case_t;
+
+static void rnn_pair(const rnn_case_t *k) {
+  const int G = k->op == DML_OP_RNN ? 1 : k->op == DML_OP_GRU ? 3 : 4;
+  const int nd = strcmp(k->dir, "bidirectional") == 0 ? 2 : 1;
+  const int S = k->S, B = k->B, I = k->I, H = k->H, lstm = k->op == DML_OP_LSTM;
+  const size_t n[8] = {(size_t)S * B * I,
+                       (size_t)nd * G * H * I,
+                       (size_t)nd * G * H * H,
+                       (size_t)nd * 2 * G * H,
+                       0,
+                       (size_t)nd * B * H,
+                       (size_t)nd * B * H,
+                       (size_t)nd * 3 * H};
+  const size_t no[3] = {(size_t)S * nd * B * H, (size_t)nd * B * H, (size_t)nd * B * H};
+  static const float edge[] = {NAN,   INFINITY, -INFINITY, 1e30f, -1e30f,
+                               -0.0f, 1e-40f,   50.0f,     -50.0f};
+  float *f[8];
+  double *g[8];
+  for (int i = 0; i < 8; i++) {
+    f[i] = frand_buf(n[i]);
+    g[i] = (double *)malloc((n[i] ? n[i] : 1) * sizeof(double));
+    for (size_t e = 0; i == 0 && k->edges && e < n[0]; e++)
+      if ((g_rng >> 9) % 8 == 0 || frand() > 0.75f)
+        f[0][e] = edge[(g_rng >> 4) % (sizeof edge / sizeof edge[0])];
+    for (size_t e = 0; e < n[i]; e++) g[i][e] = f[i][e];
+  }
+  int32_t lens[64];
+  for (int b = 0; b < B; b++) lens[b] = k->lens ? (int32_t)((g_rng >> 7) % (S + 1)) : S;
+  if (k->lens) lens[0] = S;
+  float *fy[3];
+  double *gy[3];
+  for (int i = 0; i < 3; i++) {
+    fy[i] = (float *)malloc((no[i] ? no[i] : 1) * sizeof(float));
+    gy[i] = (double *)malloc((no[i] ? no[i] : 1) * sizeof(double));
+  }
+  dml_attr_t at[6] = {attr_s("direction", k->dir), attr_i("hidden_size", H),
+                      attr_i("layout", k->layout),
+                      attr_i(lstm ? "input_forget" : "linear_before_reset",
+                             lstm ? k->input_forget : k->lbr),
+                      attr_f("clip", k->clip)};
+  uint32_t nat = k->clip > 0 ? 5 : 4;
+  if (k->op == DML_OP_RNN) nat = k->clip > 0 ? 5 : 3, at[3] = at[4];
+  for (int pass = 0; pass < 2; pass++) {
+    dml_dtype_t dt = pass ? DML_DTYPE_F64 : DML_DTYPE_F32;
+    void *d[8], *o[3];
+    for (int i = 0; i < 8; i++) d[i] = pass ? (void *)g[i] : (void *)f[i];
+    for (int i = 0; i < 3; i++) o[i] = pass ? (void *)gy[i] : (void *)fy[i];
+    int64_t s0 = k->layout ? B : nd, s1 = k->layout ? nd : B;
+    dml_tensor_t in[8] = {k->layout ? tens(dt, d[0], 3, D(B), D(S), D(I))
+                                    : tens(dt, d[0], 3, D(S), D(B), D(I)),
+                          tens(dt, d[1], 3, D(nd), D(G * H), D(I)),
+                          tens(dt, d[2], 3, D(nd), D(G * H), D(H)),
+                          tens(dt, d[3], 2, D(nd), D(2 * G * H)),
+                          k->lens ? tens(DML_DTYPE_I32, lens, 1, D(B)) : absent(),
+                          k->init ? tens(dt, d[5], 3, s0, s1, D(H)) : absent(),
+                          k->init ? tens(dt, d[6], 3, s0, s1, D(H)) : absent(),
+                          k->peep ? tens(dt, d[7], 2, D(nd), D(3 * H)) : absent()};
+    dml_tensor_t out[3] = {k->layout ? tens(dt, o[0], 4, D(B), D(S), D(nd), D(H))
+                                     : tens(dt, o[0], 4, D(S), D(nd), D(B), D(H)),
+                           tens(dt, o[1], 3, s0, s1, D(H)),
+                           tens(dt, o[2], 3, s0, s1, D(H))};
+    CHECK_OK(run_op(k->op, in, lstm ? 8 : 6, out, lstm ? 3 : 2, at, nat));
+  }
+  double err = 0;
+  int nan_bad = 0;
+  for (int i = 0; i < (lstm ? 3 : 2); i++)
+    for (size_t e = 0; e < no[i]; e++) {
+      double ref = gy[i][e], got = fy[i][e];
+      if (isnan(ref) || isnan(got)) {
+        nan_bad += isnan(ref) != isnan(got);
+        continue;
+      }
+      err = fmax(err, fabs(got - ref) / (1 + fabs(ref)));
+    }
+  double tol = k->edges ? 1e-4 : 2e-5;
+  if (err > tol || nan_bad)
+    fprintf(stderr, "  %s S=%d B=%d I=%d H=%d %s layout=%d lbr=%d lens=%d edges=%d\n",
+            k->op == DML_OP_RNN   ? "RNN"
+            : k->op == DML_OP_GRU ? "GRU"
+                                  : "LSTM",
+            S, B, I, H, k->dir, k->layout, k->lbr, k->lens, k->edges);
+  CHECK_NEAR(err, 0, tol);
+  CHECK(nan_bad == 0);
+  for (int i = 0; i < 8; i++) free(f[i]), free(g[i]);
+  for (int i = 0; i < 3; i++) free(fy[i]), free(gy[i]);
+}
+
+static void test_rnn_fused_vs_f64(void) {
+  static const int sizes[][4] = {{1, 1, 3, 5}, {5, 3, 7, 17}, {4, 5, 2, 33},
+                                 {3, 7, 9, 1}, {0, 2, 3, 4},  {6, 2, 40, 24}};
+  static const char *const dirs[] = {"forward", "reverse", "bidirectional"};
+  const dml_op_t ops[] = {DML_OP_RNN, DML_OP_GRU, DML_OP_LSTM};
+  int n = 0;
+  for (int o = 0; o < 3; o++)
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+      for (int v = 0; v < 6; v++) {
+        rnn_case_t k = {ops[o],      sizes[z][0],     sizes[z][1], sizes[z][2],
+                        sizes[z][3], dirs[v % 3],     v / 3,       v & 1,
+                        v == 4,      v >= 2,          v != 1,      v >= 3,
+                        0,           v == 5 ? 0.9 : 0};
+        rnn_pair(&k);
+        k.edges = 1;
+        rnn_pair(&k);
+        n += 2;
+      }
+  CHECK(n == 216);
 }
 
 /* RNN with activations LeakyRelu(alpha) forward / ScaledTanh(alpha, beta)
@@ -647,6 +933,10 @@ int main(void) {
   RUN(test_lstm_bidirectional);
   RUN(test_lstm_reverse_input_forget_f64);
   RUN(test_gru);
+  RUN(test_vmath);
+  RUN(test_matmul_batched_threads);
+  RUN(test_layer_norm_rows);
+  RUN(test_rnn_fused_vs_f64);
   RUN(test_rnn_activations);
   RUN(test_rnn_errors);
   RUN(test_nll_loss);

@@ -1,0 +1,195 @@
+/*
+ * cpu_vmath.c — vectorized f32 exp-based activations for the fused kernels
+ * (the recurrent cells of cpu_rnn.c): logistic sigmoid and tanh over arrays.
+ *
+ * Written with GCC/Clang vector extensions (16 lanes) and compiled per
+ * instruction set by DML_CPU_CLONES (AVX-512, AVX2, baseline; one portable
+ * build elsewhere, arm64 included).
+ *
+ * exp: Cephes' expf (S. Moshier, cephes/single/expf.c): x = n ln2 + r with
+ * |r| <= ln2/2 (n rounded to nearest by the 1.5 * 2^23 shift, ln2 split in
+ * two for the reduction), e^r by its degree-7 minimax polynomial, 2^n put
+ * into the exponent bits. x is clamped to [-87.3, 88.3] first (2^n stays a
+ * normal float): exp is 0 below -87.3 (exact at -inf; the subnormal results
+ * flushed, an absolute error under 1.2e-38), about 2.1e38 above 88.3 (never
+ * inf). Relative error about 2 ulp inside the range.
+ * exp(x - m) over an array (Softmax's rows): NaN where x - m is NaN.
+ * sigmoid(x) = 1 / (1 + exp(-x)): within 3e-7 relative of the exact value for
+ * x >= -87 (1 at +inf, about 5e-39 at -inf, 0.5 at ±0).
+ * tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|), for |x| >= 0.1 (within
+ * 1e-6 relative); x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 (Taylor) below
+ * (within 2 ulp), so tanh(-0) = -0 and denormals stay as they are.
+ * NaN in gives NaN out (the NaN input itself).
+ *
+ * erf (f32 in, f32 out, computed in double on 8 lanes): erf(x) = x g(x^2)
+ * with g(t) = erf(sqrt t) / sqrt t, an entire function, as its degree-24
+ * Chebyshev interpolant on t in [0, 16] written in monomials of u = t/8 - 1
+ * (scripts/gen_erf_cheb.py: 7.9e-15 relative), summed by Horner's rule;
+ * +-1 for |x| > 4 (erf(4) rounds to 1 in f32). One rounding to f32 at the
+ * end: the f32 result is libm's double erf rounded, but for values within
+ * about 1e-14 of a rounding tie. -0, NaN and subnormals keep their
+ * sign/value class.
+ */
+#include <string.h>
+
+#include "cpu_internal.h"
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef uint32_t v16u __attribute__((vector_size(64))); /* wrapping bit arithmetic */
+
+#define VL 16
+
+/* e^x lane-wise (see the header), x not NaN-checked: the caller blends;
+ * 0 below -87.3. */
+#define VEXP(out, xin)                                                  \
+  do {                                                                  \
+    v16f x_ = (xin);                                                    \
+    v16i lo_ = x_<-87.3f, hi_ = x_> 88.3f;                              \
+    x_ = (v16f)(((v16i)x_ & ~lo_) | ((v16i)((v16f){0} - 87.3f) & lo_)); \
+    x_ = (v16f)(((v16i)x_ & ~hi_) | ((v16i)((v16f){0} + 88.3f) & hi_)); \
+    v16f t_ = x_ * 1.44269504088896341f + 12582912.0f;                  \
+    v16f n_ = t_ - 12582912.0f;                                         \
+    v16f r_ = x_ - n_ * 0.693359375f;                                   \
+    r_ = r_ - n_ * -2.12194440e-4f;                                     \
+    v16f p_ = r_ * 1.9875691500E-4f + 1.3981999507E-3f;                 \
+    p_ = p_ * r_ + 8.3334519073E-3f;                                    \
+    p_ = p_ * r_ + 4.1665795894E-2f;                                    \
+    p_ = p_ * r_ + 1.6666665459E-1f;                                    \
+    p_ = p_ * r_ + 5.0000001201E-1f;                                    \
+    p_ = p_ * (r_ * r_) + r_ + 1.0f;                                    \
+    v16i e_ = (v16i)((((v16u)t_ - 0x4B400000u) + 127u) << 23);          \
+    (out) = (v16f)((v16i)(p_ * (v16f)e_) & ~lo_);                       \
+  } while (0)
+
+static inline void vload(v16f *v, const float *p, int64_t n) {
+  if (n >= VL) {
+    memcpy(v, p, sizeof *v);
+  } else {
+    float buf[VL] = {0};
+    memcpy(buf, p, (size_t)n * sizeof(float));
+    memcpy(v, buf, sizeof *v);
+  }
+}
+
+static inline void vstore(float *p, const v16f *v, int64_t n) {
+  if (n >= VL) {
+    memcpy(p, v, sizeof *v);
+  } else {
+    float buf[VL];
+    memcpy(buf, v, sizeof buf);
+    memcpy(p, buf, (size_t)n * sizeof(float));
+  }
+}
+
+DML_CPU_CLONES void dml_cpu_vexp_sub_f32(const float *x, float m, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; i += VL) {
+    v16f v, e;
+    vload(&v, x + i, n - i);
+    v = v - m;
+    VEXP(e, v);
+    v16i nan = v != v;
+    e = (v16f)(((v16i)e & ~nan) | ((v16i)v & nan));
+    vstore(y + i, &e, n - i);
+  }
+}
+
+/* scripts/gen_erf_cheb.py: degree 24, max relative error 7.9e-15 */
+static const double k_erf_poly[25] = {
+    1.3787080005716731e-07,  -4.852012501968709e-07,  6.9679431663167193e-07,
+    -1.7989910439812744e-06, 7.0447922503799836e-06,  -1.9597165346559065e-05,
+    4.7707960038954458e-05,  -0.00011658412072272189, 0.00027559303250433226,
+    -0.00061371955775708833, 0.0012926130848069449,   -0.0025778696664792021,
+    0.0048535412082086095,   -0.0086063296241357442,  0.014349603442099968,
+    -0.022473546632852687,   0.033060631695636833,    -0.045765113121082807,
+    0.05988690509618598,     -0.074727865558390616,   0.090208994105492157,
+    -0.10771044253453371,    0.13167511689485251,     -0.17657623330131547,
+    0.35353099564340429,
+};
+
+typedef double v8d __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef int64_t v8l __attribute__((vector_size(64)));
+
+/* erf of 8 lanes (see the header). */
+#define ERF_PRE(j)                                           \
+  v8f xf##j;                                                 \
+  memcpy(&xf##j, buf + 8 * j, sizeof xf##j);                 \
+  v8d xd##j = __builtin_convertvector(xf##j, v8d);           \
+  v8d t##j = xd##j * xd##j;                                  \
+  v8l sat##j = t##j > 16.0; /* |x| > 4, inf included: +-1 */ \
+  t##j = (v8d)(((v8l)t##j & ~sat##j) | ((v8l)k16 & sat##j)); \
+  v8d u##j = t##j * 0.125 - 1.0; /* u = t/8 - 1 */           \
+  v8d p##j = (v8d){0} + k_erf_poly[0]
+#define ERF_STEP(j) p##j = p##j * u##j + c
+#define ERF_POST(j)                                         \
+  do {                                                      \
+    v8d r_ = xd##j * p##j;                                  \
+    v8d one_ = (v8d)((v8l)k1 | ((v8l)xd##j & ksign));       \
+    r_ = (v8d)(((v8l)r_ & ~sat##j) | ((v8l)one_ & sat##j)); \
+    v8f rf_ = __builtin_convertvector(r_, v8f);             \
+    memcpy(buf + 8 * j, &rf_, sizeof rf_);                  \
+  } while (0)
+
+/* Four blocks of 8 per iteration: Horner's rule is a chain of dependent
+ * multiply-adds, so independent blocks hide its latency. */
+DML_CPU_CLONES void dml_cpu_verf_f32(const float *x, float *y, int64_t n) {
+  const int nc = (int)(sizeof k_erf_poly / sizeof k_erf_poly[0]);
+  const v8d k16 = (v8d){0} + 16.0, k1 = (v8d){0} + 1.0;
+  const v8l ksign = (v8l){0} + INT64_MIN;
+  for (int64_t i = 0; i < n; i += 32) {
+    float buf[32] = {0};
+    int64_t m = n - i < 32 ? n - i : 32;
+    memcpy(buf, x + i, (size_t)m * sizeof(float));
+    ERF_PRE(0);
+    ERF_PRE(1);
+    ERF_PRE(2);
+    ERF_PRE(3);
+    for (int k = 1; k < nc; k++) {
+      const double c = k_erf_poly[k];
+      ERF_STEP(0);
+      ERF_STEP(1);
+      ERF_STEP(2);
+      ERF_STEP(3);
+    }
+    ERF_POST(0);
+    ERF_POST(1);
+    ERF_POST(2);
+    ERF_POST(3);
+    memcpy(y + i, buf, (size_t)m * sizeof(float));
+  }
+}
+
+DML_CPU_CLONES void dml_cpu_vsigmoid_f32(float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i += VL) {
+    v16f v, e;
+    vload(&v, x + i, n - i);
+    VEXP(e, -v);
+    v16f s = 1.0f / (1.0f + e);
+    v16i nan = v != v;
+    s = (v16f)(((v16i)s & ~nan) | ((v16i)v & nan));
+    vstore(x + i, &s, n - i);
+  }
+}
+
+DML_CPU_CLONES void dml_cpu_vtanh_f32(float *x, int64_t n) {
+  const v16i sign = (v16i){0} + (int32_t)0x80000000u;
+  for (int64_t i = 0; i < n; i += VL) {
+    v16f v, e;
+    vload(&v, x + i, n - i);
+    v16f a = (v16f)((v16i)v & ~sign);
+    VEXP(e, -2.0f * a);
+    v16f big = (1.0f - e) / (1.0f + e);
+    v16f a2 = a * a;
+    v16f small = a2 * (62.0f / 2835.0f) - 17.0f / 315.0f;
+    small = small * a2 + 2.0f / 15.0f;
+    small = small * a2 - 1.0f / 3.0f;
+    small = small * (a2 * a) + a;
+    v16i use_small = a < 0.1f;
+    v16f r = (v16f)(((v16i)small & use_small) | ((v16i)big & ~use_small));
+    r = (v16f)((v16i)r | ((v16i)v & sign));
+    v16i nan = v != v;
+    r = (v16f)(((v16i)r & ~nan) | ((v16i)v & nan));
+    vstore(x + i, &r, n - i);
+  }
+}
