@@ -2177,10 +2177,17 @@ int dmlc_cmd_serve(int argc, char **argv) {
   unsigned bound_port = info ? info->port : (unsigned)port;
   atomic_store(&sv.ready, 1);
   sb_t what = {0}; /* the models: "model 'a', batched, batch size 64" */
-  for (int i = 0; i < n_models; i++)
+  for (int i = 0; i < n_models; i++) {
     sb_printf(&what, "%s'%s', %s, batch size %lld", i ? "; " : "", models[i].name,
               dml_serve_is_batched(models[i].srv) ? "batched" : "not batched",
               (long long)dml_serve_batch_size(models[i].srv));
+    /* dml_serve_create serves a model whose rows are not independent one
+     * request per run (a reply must not depend on other clients' rows) */
+    char why[400];
+    if (!dml_serve_is_batched(models[i].srv) &&
+        dml_rt_model_meta_get(models[i].model, "rows-mixed-by", why, sizeof why))
+      sb_printf(&what, ": %s", why);
+  }
   printf(
       "listening on http%s://%s:%u (%s%s, batch timeout %g ms, %lld instance%s%s, up "
       "to %lld connections)\n",

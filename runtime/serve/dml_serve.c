@@ -494,6 +494,19 @@ dml_status_t dml_serve_create(const dml_rt_model_t *model, const dml_serve_confi
     if (st) return create_err(s, st);
   }
   find_batch(s);
+  /* Packing several requests' rows into one run is right only when each
+   * output row depends on its own input rows alone (the compiler's
+   * row-independence analysis, meta "rows-independent: 1"); a model that
+   * mixes rows (Softmax over the batch axis, a reduction over it, ...) or a
+   * package from before the analysis is served one request per run, so a
+   * reply never depends on another client's rows. */
+  if (s->batched) {
+    dml_status_t rows = dml_rt_model_check_chunks(model, "serve.create", 2, 1);
+    if (rows) {
+      dml_status_free(rows);
+      s->batched = 0;
+    }
+  }
   if (s->batched) {
     if (cfg->batch_size > s->bound)
       return create_err(

@@ -26,7 +26,10 @@
  * same bits whatever the batch around it), so a reply equals the
  * single-request answer bit for bit. A package without such a batch dim
  * is served one request per run (batch_size is then 1 and requests are
- * passed to the session as they are).
+ * passed to the session as they are), and so is a package whose rows are
+ * not independent (meta "rows-independent" not 1: a Softmax or reduction
+ * over the batch axis, ...; dml_rt_model_check_chunks), so that a reply
+ * never depends on another request's rows.
  *
  * Threading and ownership. The serving object is thread-safe: submit, run
  * and stats may be called from any thread at once. The model is lent and

@@ -449,6 +449,89 @@ static void test_unbatched(void) {
   dml_rt_model_release(m);
 }
 
+/* A model whose rows mix (tests/cli/rowsafe/softmax0.onnx: x f32[N,4] ->
+ * Softmax(axis=0)): served one request per run, so each reply is the plain
+ * session's answer to that request alone, also under concurrent requests
+ * that a batching server would have packed into one run. */
+typedef struct {
+  dml_serve_t *srv;
+  float x[3][4], want[3][4];
+  int ok;
+} mixed_req_t;
+
+static void *mixed_client(void *arg) {
+  mixed_req_t *r = (mixed_req_t *)arg;
+  dml_tensor_t x = {DML_DTYPE_F32, 2, {3, 4}, r->x}, *out = NULL;
+  r->ok = 0;
+  for (int k = 0; k < 20; k++) {
+    if (dml_serve_run(r->srv, &x, 1, &out) != DML_OK) return NULL;
+    int same = out && out[0].rank == 2 && out[0].dims[0] == 3 &&
+               !memcmp(out[0].data, r->want, sizeof r->want);
+    dml_serve_outputs_free(out);
+    if (!same) return NULL;
+  }
+  r->ok = 1;
+  return NULL;
+}
+
+static void test_rows_mixed(void) {
+  const char *src = getenv("DMLC_SOURCE_DIR");
+  char path[2048];
+  snprintf(path, sizeof path, "%s/tests/cli/rowsafe/softmax0.onnx", src ? src : ".");
+  size_t len = 0;
+  uint8_t *bytes = (uint8_t *)dml_test_read_file(path, &len);
+  CHECK(bytes != NULL);
+  if (!bytes) return;
+  void *pkg = NULL;
+  size_t pkg_size = 0;
+  dml_status_t st = dml_compile_onnx_memory(bytes, len, NULL, "softmax0.onnx", NULL, &pkg,
+                                            &pkg_size, NULL);
+  free(bytes);
+  CHECK_OK(st);
+  if (st) return;
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(pkg, pkg_size, &m));
+  free(pkg);
+  if (!m) return;
+  enum { NCLIENT = 6 };
+  static mixed_req_t req[NCLIENT];
+  dml_rt_session_t *plain = NULL;
+  CHECK_OK(dml_rt_session_create(m, "cpu", &plain));
+  for (int c = 0; c < NCLIENT && plain; c++) {
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 4; j++)
+        req[c].x[i][j] = (float)((c * 31 + i * 7 + j * 3) % 11) - 5;
+    dml_tensor_t x = {DML_DTYPE_F32, 2, {3, 4}, req[c].x};
+    CHECK_OK(dml_rt_session_set_input(plain, 0, &x));
+    CHECK_OK(dml_rt_session_run(plain));
+    dml_tensor_t y;
+    CHECK_OK(dml_rt_session_get_output(plain, 0, &y));
+    memcpy(req[c].want, y.data, sizeof req[c].want);
+  }
+  dml_rt_session_release(plain);
+  dml_serve_config_t cfg;
+  dml_serve_config_init(&cfg);
+  cfg.batch_size = 16;
+  cfg.batch_timeout_ms = 20; /* a batching server would pack the clients */
+  cfg.instances = 1;
+  dml_serve_t *srv = NULL;
+  CHECK_OK(dml_serve_create(m, &cfg, &srv));
+  if (srv) {
+    CHECK(dml_serve_is_batched(srv) == 0 && dml_serve_batch_size(srv) == 1);
+    pthread_t th[NCLIENT];
+    for (int c = 0; c < NCLIENT; c++) {
+      req[c].srv = srv;
+      pthread_create(&th[c], NULL, mixed_client, &req[c]);
+    }
+    for (int c = 0; c < NCLIENT; c++) {
+      pthread_join(th[c], NULL);
+      CHECK(req[c].ok);
+    }
+    dml_serve_release(srv);
+  }
+  dml_rt_model_release(m);
+}
+
 static void test_stats_str(void) {
   dml_serve_stats_t st;
   memset(&st, 0, sizeof st);
@@ -480,6 +563,7 @@ int main(void) {
   RUN(test_shutdown_racing);
   RUN(test_queue_limit);
   RUN(test_unbatched);
+  RUN(test_rows_mixed);
   RUN(test_concurrent_bit_identical);
   free_refs();
   dml_rt_model_release(g_model);
