@@ -2,7 +2,7 @@
 """Writes the models of the weight-only tests (test_quantize_wq.sh; checked
 in, rerun only to change them): python3 gen_wq_models.py [OUT_DIR]
 
-Needs onnx and numpy (e.g. /work/venv or the venv of scripts/onnx_node_suite.sh).
+Needs onnx and numpy (e.g. the venv of scripts/onnx_node_suite.sh).
   wq_model.onnx   opset 13, x[N,40] ->
                     MatMul(W1 [40,24]; K=40: groups of 32 end in one of 8;
                            column 0 all zero, column 1 denormals, column 2
