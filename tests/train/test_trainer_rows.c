@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dml_ir.h"
-#include "dml_ir_text.h"
-#include "dml_package_emit.h"
-#include "dml_passes.h"
+#include "codegen/codegen_test_util.h"
 #include "dml_pkg.h"
 #include "dml_rt.h"
 #include "dml_test.h"
@@ -48,17 +45,12 @@
   "  return %loss\n"                                                              \
   "}\n"
 
+/* IR text -> the default pipeline -> a package (codegen_test_util.h's
+ * cg_package) -> a loaded model. */
 static dml_rt_model_t *build(const char *text) {
-  dml_ir_module_t *m = NULL;
-  CHECK_OK(dml_ir_parse(text, strlen(text), "rows.dmlir", &m));
-  if (!m) return NULL;
-  dml_pass_options_t o;
-  memset(&o, 0, sizeof o);
-  CHECK_OK(dml_pass_run_pipeline(m, dml_pass_default_pipeline(), &o));
-  void *bytes = NULL;
   size_t size = 0;
-  CHECK_OK(dml_package_emit_memory(m, NULL, &bytes, &size));
-  dml_ir_module_release(m);
+  void *bytes = cg_package(text, NULL, &size);
+  if (!bytes) return NULL;
   dml_rt_model_t *model = NULL;
   CHECK_OK(dml_rt_model_load_memory(bytes, size, &model));
   free(bytes);
