@@ -130,6 +130,20 @@ static double since(const struct timespec *t0) {
   return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
+/* Prints the line for stage p->stage at el seconds; p->mu held (or the
+ * thread not started yet). */
+static void progress_print(dmlc_progress_t *p, double el) {
+  if (p->tty) { /* one line, rewritten in place */
+    fprintf(stderr, "\r%s: %s ... %.1f s\033[K", p->what, p->stage, el);
+    p->printed = 1;
+  } else if (strcmp(p->shown, p->stage) || el - p->last_line >= 10) {
+    fprintf(stderr, "%s: %s ... %.1f s\n", p->what, p->stage, el);
+    p->last_line = el;
+  }
+  snprintf(p->shown, sizeof p->shown, "%s", p->stage);
+  fflush(stderr);
+}
+
 static void *progress_main(void *arg) {
   dmlc_progress_t *p = (dmlc_progress_t *)arg;
   pthread_mutex_lock(&p->mu);
@@ -143,15 +157,7 @@ static void *progress_main(void *arg) {
     }
     double el = since(&p->t0);
     if (p->done || el < p->after) continue;
-    if (p->tty) { /* one line, rewritten in place */
-      fprintf(stderr, "\r%s: %s ... %.1f s\033[K", p->what, p->stage, el);
-      p->printed = 1;
-    } else if (strcmp(p->shown, p->stage) || el - p->last_line >= 10) {
-      fprintf(stderr, "%s: %s ... %.1f s\n", p->what, p->stage, el);
-      p->last_line = el;
-    }
-    snprintf(p->shown, sizeof p->shown, "%s", p->stage);
-    fflush(stderr);
+    progress_print(p, el);
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;
@@ -170,6 +176,9 @@ dmlc_progress_t *dmlc_progress_start(const char *what, int force) {
   p->after = env && *env && !*end && ms >= 0 && ms <= 1e9 ? ms / 1e3 : 1.0;
   snprintf(p->stage, sizeof p->stage, "starting");
   clock_gettime(CLOCK_MONOTONIC, &p->t0);
+  /* With no delay the first line is printed here, before the thread starts:
+   * a compile that ends before the thread first runs still shows it. */
+  if (p->after <= 0) progress_print(p, 0.0);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
