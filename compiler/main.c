@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dml_cpu.h"
+#include "dml_rt.h"
 #include "dmlc_cmds.h"
 #ifdef DMLC_HAVE_CMD_COMPILE
 #include "dml_driver.h"
@@ -79,7 +80,7 @@ static void print_version(void) {
 #else
   printf("targets: none (a runtime-only build: it runs packages compiled elsewhere)\n");
 #endif
-  printf("devices: %s (`dmlc devices` lists those present)\n", DMLC_DEVICES);
+  printf("devices: %s (`dmlc devices` lists those present)\n", dml_rt_built_devices());
 }
 
 static void usage(FILE *f) {

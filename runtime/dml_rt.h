@@ -425,6 +425,13 @@ typedef struct dml_rt_device_info {
   int is_default;                           /* 1 for the device "vulkan" picks */
 } dml_rt_device_info_t;
 
+/* The device names sessions and eager tensors of this build take, e.g.
+ * "cpu, vulkan[:N], cuda[:N]": the backends compiled in (CMake options
+ * DMLC_WITH_VULKAN, DMLC_WITH_CUDA; docs/embedding.md "Backends"), whether
+ * or not a device of theirs is present (dml_rt_vulkan_devices and
+ * dml_rt_cuda_devices list those). A static string. */
+const char *dml_rt_built_devices(void);
+
 /* Lists the Vulkan devices (libvulkan.so.1 opened at run time; the
  * environment variable DMLC_VULKAN_LOADER names another loader file). Fills
  * up to `cap` entries of `out` and sets *out_n to the device count.
@@ -439,7 +446,8 @@ dml_status_t dml_rt_vulkan_devices(dml_rt_device_info_t *out, uint32_t cap,
  * memory, api_major.api_minor = its compute capability and api_patch = the
  * driver's CUDA version (1000 * major + 10 * minor); cuda:0 is the
  * default. Errors: NOT_FOUND "no CUDA driver found (...)" when the driver
- * cannot be opened, or "no CUDA device found". */
+ * cannot be opened, or "no CUDA device found"; UNIMPLEMENTED in builds
+ * without CUDA (-DDMLC_WITH_CUDA=OFF). */
 dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
                                  uint32_t *out_n);
 

@@ -27,12 +27,6 @@
 #include "dml_rt.h"
 #include "rt_backend.h"
 
-#ifndef DML_RT_HAVE_VULKAN
-const dml_rt_devmem_t *dml_rt_vulkan_devmem(void) {
-  return NULL;
-}
-#endif
-
 #define ALIGN 64
 
 struct dml_rt_device {
@@ -347,19 +341,10 @@ dml_status_t dml_rt_device_open(const char *name, dml_rt_device_t **out) {
                            "device '%s': the index after ':' must be a number", name);
   int vk = name && (!strcmp(name, "vulkan") || !strncmp(name, "vulkan:", 7));
   int cu = name && (!strcmp(name, "cuda") || !strncmp(name, "cuda:", 5));
-  if (name && strcmp(name, "cpu") && !vk && !cu)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
-                           "device '%s' is not available: no such device (devices: cpu, "
-                           "vulkan, vulkan:N, cuda, cuda:N)",
-                           name);
+  DML_RETURN_IF_ERROR(dml_rt_device_check_built(op, name));
   const dml_rt_devmem_t *mem = vk   ? dml_rt_vulkan_devmem()
                                : cu ? dml_rt_cuda_devmem()
                                     : NULL;
-  if (vk && !mem)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
-                           "device '%s' is not available in this build (it was built "
-                           "without the Vulkan headers)",
-                           name);
   dml_rt_device_t *d = (dml_rt_device_t *)calloc(1, sizeof *d);
   if (!d) return oom(op);
   d->mem = mem;

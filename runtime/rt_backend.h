@@ -257,18 +257,24 @@ typedef struct dml_rt_devmem {
 } dml_rt_devmem_t;
 
 /* Vulkan's device memory for eager tensors; NULL in builds without Vulkan
- * headers. */
+ * (rt_backends.c). */
 const dml_rt_devmem_t *dml_rt_vulkan_devmem(void);
 
-/* CUDA's device memory for eager tensors (runtime/cuda/rt_cuda.c; in every
- * build, libcuda.so.1 opened at run time). */
+/* CUDA's device memory for eager tensors (runtime/cuda/rt_cuda.c,
+ * libcuda.so.1 opened at run time); NULL in builds without CUDA. */
 const dml_rt_devmem_t *dml_rt_cuda_devmem(void);
 
-/* The Vulkan backend; NULL in builds without Vulkan headers. */
+/* The Vulkan backend; NULL in builds without Vulkan. */
 const dml_rt_backend_t *dml_rt_vulkan_backend(void);
 
 /* The CUDA backend (runtime/cuda/rt_cuda.c; libcuda.so.1 opened at run
- * time, so it is in every build). */
+ * time); NULL in builds without CUDA. */
 const dml_rt_backend_t *dml_rt_cuda_backend(void);
+
+/* OK for "cpu" / NULL and a device of a backend this build holds
+ * (rt_backends.c); else UNIMPLEMENTED (op `op`) naming the device, why it
+ * is missing (-DDMLC_WITH_VULKAN=OFF, no Vulkan headers, -DDMLC_WITH_CUDA=OFF)
+ * or "no such device", and the devices of this build. */
+dml_status_t dml_rt_device_check_built(const char *op, const char *device);
 
 #endif /* DML_RT_BACKEND_H_ */

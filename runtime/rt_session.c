@@ -101,23 +101,6 @@ struct dml_rt_session {
   int prof_ran; /* a run has completed with profiling on */
 };
 
-#ifndef DML_RT_HAVE_VULKAN
-const dml_rt_backend_t *dml_rt_vulkan_backend(void) {
-  return NULL;
-}
-
-dml_status_t dml_rt_vulkan_devices(dml_rt_device_info_t *out, uint32_t cap,
-                                   uint32_t *out_n) {
-  (void)out;
-  (void)cap;
-  (void)out_n;
-  return dml_status_make(
-      DML_STATUS_UNIMPLEMENTED, "rt.vulkan",
-      "this build has no Vulkan backend (Vulkan headers were not found "
-      "at build time; Debian: libvulkan-dev)");
-}
-#endif
-
 static dml_status_t oom(void) {
   return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
 }
@@ -246,22 +229,12 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
                                             const char *function,
                                             dml_rt_session_t *share_globals_with,
                                             dml_rt_session_t **out_session) {
+  DML_RETURN_IF_ERROR(dml_rt_device_check_built("rt.session", device));
   const dml_rt_backend_t *backend = NULL;
   if (device && (!strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7)))
     backend = dml_rt_vulkan_backend();
   if (device && (!strcmp(device, "cuda") || !strncmp(device, "cuda:", 5)))
     backend = dml_rt_cuda_backend();
-  if (device && strcmp(device, "cpu") != 0 && !backend) {
-    int vk = !strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7);
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
-                           vk ? "device '%s' is not available in this build (it was "
-                                "built without the Vulkan "
-                                "headers; devices: cpu%s, cuda, cuda:N)"
-                              : "device '%s' is not available: no such device (devices: "
-                                "cpu%s, cuda, cuda:N; "
-                                "see dmlc devices)",
-                           device, dml_rt_vulkan_backend() ? ", vulkan, vulkan:N" : "");
-  }
   /* "kind:N": N a device index */
   const char *colon = device ? strchr(device, ':') : NULL;
   if (colon && (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1)))

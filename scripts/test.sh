@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: set-up, build, and every test through ctest.
 #   bash scripts/test.sh   (build dirs: build/, build-runtime/, build-release/,
-#                           build-asan/, build-tsan/)
+#                           build-runtime-cpu/, build-asan/, build-tsan/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -42,6 +42,14 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)"
 bash scripts/line_count.sh
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+# The runtime without its GPU backends (-DDMLC_WITH_VULKAN=OFF
+# -DDMLC_WITH_CUDA=OFF, docs/embedding.md "Backends"), runtime and its dmlc
+# only, so the switches do not rot: a package runs there bit-equal to the
+# full build and the GPU devices are refused saying why.
+cmake -S . -B build-runtime-cpu -DDMLC_RUNTIME_ONLY=ON -DDMLC_WITH_VULKAN=OFF \
+  -DDMLC_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-runtime-cpu -j"$(nproc)" --target dmlc dmlc_runtime >/dev/null
+bash tests/install/test_backends.sh build build-runtime-cpu
 # arm64: the runtime-only build cross-compiled (docs/embedding.md); the
 # reference models compiled here run on it under qemu-aarch64.
 cmake -S . -B build-arm64 -DDMLC_RUNTIME_ONLY=ON \
