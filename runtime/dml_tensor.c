@@ -943,6 +943,22 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
   return s;
 }
 
+/* ---- host data ---- */
+
+dml_status_t dml_rt_tensor_host_data(dml_rt_tensor_t t, void **out) {
+  const char *op = "tensor.host_data";
+  slot_t *s = NULL;
+  DML_RETURN_IF_ERROR(get(t, op, &s));
+  if (s->st->dev->mem)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
+                        "the tensor is on device %s, not in host memory",
+                        s->st->dev->name),
+        "copy it to the cpu with dml_rt_tensor_to_device");
+  *out = (uint8_t *)s->st->host + s->offset * (int64_t)dml_dtype_size(s->dtype);
+  return DML_OK;
+}
+
 /* ---- sessions ---- */
 
 dml_status_t dml_rt_session_set_input_tensor(dml_rt_session_t *s, uint32_t index,

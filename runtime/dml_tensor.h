@@ -155,6 +155,15 @@ dml_status_t dml_rt_tensor_to_host(dml_rt_tensor_t t, const dml_tensor_t *dst);
 dml_status_t dml_rt_tensor_to_device(dml_rt_tensor_t t, dml_rt_device_t *d,
                                      dml_rt_tensor_t *out);
 
+/* The host address of t's element 0 (its storage's start plus its offset,
+ * the other elements at t's strides) for a tensor on the CPU device: the
+ * bytes themselves, no copy (the Python package's buffer protocol). Lent
+ * while a live handle uses the storage (a view keeps it alive after its
+ * base is freed). Errors: FAILED_PRECONDITION for a tensor on another
+ * device ("copy it to the cpu with dml_rt_tensor_to_device") and for a
+ * stale handle ("use after free"). */
+dml_status_t dml_rt_tensor_host_data(dml_rt_tensor_t t, void **out);
+
 /* ---- views: share t's storage where strides allow ---- */
 
 /* New dims of the same element count (one -1 is inferred). A view when t

@@ -25,6 +25,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "compile", "load", "Package", "Session", "TensorInfo", "devices", "check",
+    "Tensor", "tensor", "empty", "zeros", "ones", "full", "arange", "random",
+    "device_memory", "built_devices", "ops",
     "Trainer", "History", "StopTraining", "Server", "TRAIN_DEFAULTS",
     "available_targets", "Error", "InvalidArgumentError", "NotFoundError",
     "UnimplementedError", "OutOfRangeError", "DataLossError",
@@ -48,6 +50,10 @@ _NP_DTYPES = {
     "u32": np.dtype(np.uint32), "i64": np.dtype(np.int64),
     "u64": np.dtype(np.uint64), "bool": np.dtype(np.bool_),
 }
+
+from ._tensor import (Tensor, arange, device_memory, empty, full, ones,  # noqa: E402
+                      random, tensor, zeros)
+from . import ops  # noqa: E402
 
 
 class TensorInfo:
@@ -88,7 +94,10 @@ def _bad_input(name, reason):
 def _as_input(name, value, info):
     """An input value as the array handed to the runtime: NumPy arrays as
     they are (no cast, no copy when C-contiguous); other values (lists,
-    scalars) converted to the input's dtype; non-native byte order swapped."""
+    scalars) converted to the input's dtype; non-native byte order swapped;
+    dmlc.Tensors as they are (bound by dml_rt_session_set_input_tensor)."""
+    if isinstance(value, Tensor):
+        return value
     if isinstance(value, np.ndarray):
         arr = value
     elif value is None:
@@ -129,7 +138,7 @@ class Session:
         self._by_name = {i.name: i for i in self.inputs}
         self.device = self._s.device()
 
-    def run(self, inputs, copy=True):
+    def run(self, inputs, copy=True, device=None):
         """Runs the function on `inputs` and returns its outputs.
 
         Args:
@@ -139,14 +148,20 @@ class Session:
                 within [1, bound] and agreeing across inputs. C-contiguous
                 arrays are read in place (copied once, into the session's
                 memory); others are made contiguous first. Lists and scalars
-                are converted to the input's dtype.
+                are converted to the input's dtype. A dmlc.Tensor (any
+                device, views too) is bound as it is: its dtype and dims
+                checked as an array's (dml_rt_session_set_input_tensor).
             copy (bool): True (default): each output is a new array the
                 caller owns. False: read-only views of the session's
                 memory, no copy, overwritten by the session's next run
                 (copy them to keep them).
+            device (str or None): when given ("cpu", "vulkan:0", ...), the
+                outputs are new dmlc.Tensors on that device
+                (dml_rt_session_get_output_tensor) instead of arrays.
         Returns:
-            dict: output name -> numpy.ndarray with the run's actual dims, in
-            the function's output order.
+            dict: output name -> numpy.ndarray (or dmlc.Tensor with
+            `device`) with the run's actual dims, in the function's output
+            order.
         Raises:
             dmlc.Error: InvalidArgumentError (dtype, rank or dim mismatch,
             an unsupported NumPy dtype), OutOfRangeError (a symbolic dim
@@ -160,8 +175,8 @@ class Session:
                 % type(inputs).__name__, op="python.run",
                 reason="inputs must be a dict name -> array")
         arrays = {k: _as_input(k, v, self._by_name.get(k)) for k, v in inputs.items()}
-        out = self._s.run(arrays, bool(copy))
-        if _BF16 is not None:
+        out = self._s.run(arrays, bool(copy), device or "")
+        if _BF16 is not None and not device:
             for o in self.outputs:
                 if o.dtype == "bf16":
                     out[o.name] = out[o.name].view(_BF16)
@@ -456,6 +471,13 @@ def devices():
         except (NotFoundError, UnimplementedError):
             pass
     return out
+
+
+def built_devices():
+    """The device names this build's runtime takes, e.g. "cpu, vulkan[:N],
+    cuda[:N]" (the backends compiled in: CMake's DMLC_WITH_VULKAN and
+    DMLC_WITH_CUDA), whether or not such a device is present."""
+    return _core.built_devices()
 
 
 def check(package, device="vulkan", iterations=3, seed=0):

@@ -2,8 +2,9 @@
 // runtime (dml_rt.h: load, sessions, run, inspect, devices, check) and of the
 // compile driver (dml_driver.h + dml_dim_spec.h), of the trainer
 // (dml_trainer.h: fit with Python callbacks, evaluate, predict, checkpoints,
-// saving) and of the batching server core (dml_serve.h). The Python API users call
-// is python/dmlc/__init__.py, which wraps these; docs/python.md describes it.
+// saving), of the batching server core (dml_serve.h) and of eager tensors
+// (dml_tensor.h: the class dmlc.Tensor itself, with the buffer protocol). The Python API
+// users call is python/dmlc/__init__.py, which wraps these; docs/python.md describes it.
 //
 // Errors: every dml_status_t that is not OK becomes a StatusError, which the
 // translator registered below raises as the dmlc.Error subclass of its code
@@ -26,6 +27,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -37,6 +40,7 @@
 #include "dml_driver.h"
 #include "dml_rt.h"
 #include "dml_serve.h"
+#include "dml_tensor.h"
 #include "dml_train.h"
 #include "dml_trainer.h"
 
@@ -50,9 +54,8 @@ struct StatusError {
   std::string code_name, op, reason, details, message;
 };
 
-// Throws the status (freeing it) when it is not OK.
-void check(dml_status_t st) {
-  if (!st) return;
+// The error of a status that is not OK (freeing it).
+StatusError status_error(dml_status_t st) {
   StatusError e;
   e.code = (int)dml_status_code(st);
   e.code_name = dml_status_code_name(dml_status_code(st));
@@ -66,7 +69,27 @@ void check(dml_status_t st) {
   // "error: " prefix and the trailing newline belong to the CLI's output.
   if (e.message.rfind("error: ", 0) == 0) e.message.erase(0, 7);
   while (!e.message.empty() && e.message.back() == '\n') e.message.pop_back();
-  throw e;
+  return e;
+}
+
+// Throws the status (freeing it) when it is not OK.
+void check(dml_status_t st) {
+  if (st) throw status_error(st);
+}
+
+// Sets the Python exception of `e`: the dmlc.Error subclass of its code
+// (python/dmlc/_errors.py).
+void set_python_error(const StatusError &e) {
+  nb::object make = nb::module_::import_("dmlc._errors").attr("_make");
+  nb::object exc = make(e.code_name, e.op, e.reason, e.details, e.message);
+  PyErr_SetObject((PyObject *)Py_TYPE(exc.ptr()), exc.ptr());
+}
+
+// Sets d[key] = value for each pair: dicts are built from one table of
+// fields, not statement by statement.
+void dict_set(nb::dict &d,
+              std::initializer_list<std::pair<const char *, nb::object>> kv) {
+  for (const auto &p : kv) d[p.first] = p.second;
 }
 
 // The one table between dmlc dtypes and DLPack (NumPy) dtypes. bf16 travels
@@ -133,9 +156,9 @@ nb::dict io_info_dict(const dml_rt_io_info_t &info) {
     bounds.append(info.dim_bound[k]);
     mult.append(info.dim_multiplier[k]);
   }
-  d["shape"] = nb::tuple(shape);
-  d["bounds"] = nb::tuple(bounds);
-  d["multipliers"] = nb::tuple(mult);
+  dict_set(d, {{"shape", nb::cast(nb::tuple(shape))},
+               {"bounds", nb::cast(nb::tuple(bounds))},
+               {"multipliers", nb::cast(nb::tuple(mult))}});
   char buf[512];
   d["type"] = dml_rt_io_info_str(&info, buf, sizeof buf);
   return d;
@@ -196,16 +219,16 @@ nb::dict model_summary(const Model &md) {
   }
   for (uint32_t i = 0; i < dml_rt_model_num_functions(md.m); i++)
     fns.append(dml_rt_model_function_name(md.m, i));
-  d["symbols"] = syms;
-  d["functions"] = fns;
-  d["meta"] = dml_rt_model_meta(md.m);
-  d["format_version"] = dml_rt_model_format_version(md.m);
-  d["file_size"] = dml_rt_model_file_size(md.m);
-  d["arena_bytes"] = dml_rt_model_arena_bytes(md.m);
-  d["scratch_bytes"] = dml_rt_model_scratch_bytes(md.m);
-  d["weights_bytes"] = dml_rt_model_weights_bytes(md.m);
-  d["param_count"] = dml_rt_model_param_count(md.m);
-  d["num_nodes"] = dml_rt_model_num_nodes(md.m);
+  dict_set(d, {{"symbols", nb::cast(syms)},
+               {"functions", nb::cast(fns)},
+               {"meta", nb::cast(dml_rt_model_meta(md.m))},
+               {"format_version", nb::cast(dml_rt_model_format_version(md.m))},
+               {"file_size", nb::cast(dml_rt_model_file_size(md.m))},
+               {"arena_bytes", nb::cast(dml_rt_model_arena_bytes(md.m))},
+               {"scratch_bytes", nb::cast(dml_rt_model_scratch_bytes(md.m))},
+               {"weights_bytes", nb::cast(dml_rt_model_weights_bytes(md.m))},
+               {"param_count", nb::cast(dml_rt_model_param_count(md.m))},
+               {"num_nodes", nb::cast(dml_rt_model_num_nodes(md.m))}});
   nb::list secs;
   for (uint32_t i = 0; i < dml_rt_model_num_sections(md.m); i++) {
     dml_rt_section_info_t s;
@@ -301,6 +324,410 @@ nb::object array_of(const dml_tensor_t &t, void *data, nb::handle owner, const c
   return nb::cast(arr);
 }
 
+// ---------------------------------------------------------------------------
+// Eager tensors (dml_tensor.h)
+// ---------------------------------------------------------------------------
+
+// The devices tensors live on, opened on first use by name ("cpu",
+// "vulkan:0", ...) and kept open for the process: closing one would free
+// its tensors. Called with the GIL held (which guards the map).
+dml_rt_device_t *device_of(const std::string &name) {
+  static std::map<std::string, dml_rt_device_t *> devs;
+  std::string key = name.empty() ? "cpu" : name;
+  auto it = devs.find(key);
+  if (it != devs.end()) return it->second;
+  dml_rt_device_t *d = nullptr;
+  check(dml_rt_device_open(key.c_str(), &d));
+  devs[key] = d;
+  return d;
+}
+
+// A dmlc.Tensor: one reference to a dml_rt_tensor_t handle (dropped when
+// the Python object dies) and the name of its device as given. After
+// free() the handle is stale and every call raises "use after free".
+// Tensor calls keep the GIL (a device and its tensors are used by one
+// thread at a time, dml_tensor.h).
+struct Tensor {
+  dml_rt_tensor_t h{0};
+  std::string dev;
+  Tensor(dml_rt_tensor_t t, std::string d) : h(t), dev(std::move(d)) {}
+  Tensor(const Tensor &) = delete;
+  Tensor &operator=(const Tensor &) = delete;
+  ~Tensor() { dml_status_free(dml_rt_tensor_release(h)); }
+  dml_rt_tensor_info_t info() const {
+    dml_rt_tensor_info_t i;
+    check(dml_rt_tensor_info(h, &i));
+    return i;
+  }
+};
+
+nb::object wrap(dml_rt_tensor_t t, const std::string &dev) {
+  return nb::cast(new Tensor(t, dev), nb::rv_policy::take_ownership);
+}
+
+dml_dtype_t dtype_named(const std::string &name, const char *op) {
+  dml_dtype_t dt = dml_dtype_from_name(name.c_str(), name.size());
+  if (dt == DML_DTYPE_INVALID)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "unknown dtype '%s'",
+                          name.c_str()));
+  return dt;
+}
+
+int32_t rank_of(const std::vector<int64_t> &shape, const char *op) {
+  if (shape.size() > DML_MAX_RANK)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                          "rank %zu exceeds dmlc's maximum %d", shape.size(),
+                          DML_MAX_RANK));
+  return (int32_t)shape.size();
+}
+
+// A new tensor on `device` holding a copy of the array `v`; `dtype` ("" or
+// "bf16" to take uint16 bits as bf16).
+nb::object tensor_from_array(nb::handle v, const std::string &device,
+                             const std::string &dtype) {
+  InArray keep;
+  dml_dtype_t want =
+      dtype.empty() ? DML_DTYPE_INVALID : dtype_named(dtype, "python.tensor");
+  dml_tensor_t t = tensor_of(v, "data", want, "python.tensor", keep);
+  dml_rt_tensor_t out;
+  check(dml_rt_tensor_from_host(device_of(device), &t, &out));
+  return wrap(out, device);
+}
+
+// kind: "empty", "zeros", "ones", "full" (a = value), "uniform" (a = low,
+// b = high), "normal" (a = mean, b = scale).
+nb::object tensor_create(const std::string &kind, const std::vector<int64_t> &shape,
+                         const std::string &dtype, const std::string &device, double a,
+                         double b, uint64_t seed) {
+  const char *op = "python.tensor";
+  dml_dtype_t dt = dtype_named(dtype, op);
+  int32_t r = rank_of(shape, op);
+  dml_rt_device_t *d = device_of(device);
+  dml_rt_tensor_t out;
+  const int64_t *dims = shape.data();
+  dml_status_t st;
+  if (kind == "empty")
+    st = dml_rt_tensor_empty(d, dt, r, dims, &out);
+  else if (kind == "zeros")
+    st = dml_rt_tensor_zeros(d, dt, r, dims, &out);
+  else if (kind == "ones")
+    st = dml_rt_tensor_ones(d, dt, r, dims, &out);
+  else if (kind == "full")
+    st = dml_rt_tensor_full(d, dt, r, dims, a, &out);
+  else if (kind == "uniform")
+    st = dml_rt_tensor_random_uniform(d, dt, r, dims, a, b, seed, &out);
+  else if (kind == "normal")
+    st = dml_rt_tensor_random_normal(d, dt, r, dims, a, b, seed, &out);
+  else
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "unknown kind '%s'",
+                         kind.c_str());
+  check(st);
+  return wrap(out, device);
+}
+
+nb::object tensor_arange(double start, double limit, double step,
+                         const std::string &dtype, const std::string &device) {
+  dml_rt_tensor_t out;
+  check(dml_rt_tensor_arange(device_of(device), dtype_named(dtype, "python.arange"),
+                             start, limit, step, &out));
+  return wrap(out, device);
+}
+
+// A copy of t's elements as a new NumPy array (from any device).
+nb::object tensor_numpy(const Tensor &t) {
+  dml_rt_tensor_info_t i = t.info();
+  dml_tensor_t host;
+  memset(&host, 0, sizeof host);
+  host.dtype = i.dtype;
+  host.rank = i.rank;
+  memcpy(host.dims, i.dims, sizeof host.dims);
+  size_t bytes = dml_tensor_bytes(&host);
+  if (bytes == SIZE_MAX)
+    check(dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "python.numpy",
+                          "tensor too large"));
+  host.data = malloc(bytes ? bytes : 1);
+  if (!host.data)
+    check(dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "python.numpy",
+                          "cannot allocate %zu bytes", bytes));
+  nb::capsule owner(host.data, [](void *p) noexcept { free(p); });
+  check(dml_rt_tensor_to_host(t.h, &host));
+  return array_of(host, host.data, owner, "python.numpy", "tensor");
+}
+
+nb::dict tensor_info_dict(const Tensor &t) {
+  dml_rt_tensor_info_t i = t.info();
+  nb::list shape, strides;
+  for (int32_t k = 0; k < i.rank; k++) {
+    shape.append(i.dims[k]);
+    strides.append(i.strides[k]);
+  }
+  nb::dict d;
+  dict_set(d, {{"dtype", nb::cast(dml_dtype_name(i.dtype))},
+               {"shape", nb::cast(nb::tuple(shape))},
+               {"strides", nb::cast(nb::tuple(strides))},
+               {"offset", nb::cast(i.offset)},
+               {"contiguous", nb::cast((bool)i.contiguous)},
+               {"refs", nb::cast(i.refs)},
+               {"device", nb::cast(t.dev)},
+               {"device_name", nb::cast(dml_rt_device_name(i.device))}});
+  return d;
+}
+
+nb::object tensor_to(const Tensor &t, const std::string &device) {
+  dml_rt_tensor_t out;
+  check(dml_rt_tensor_to_device(t.h, device_of(device), &out));
+  return wrap(out, device);
+}
+
+nb::object tensor_reshape(const Tensor &t, const std::vector<int64_t> &shape) {
+  dml_rt_tensor_t out;
+  check(dml_rt_tensor_reshape(t.h, rank_of(shape, "tensor.reshape"), shape.data(), &out));
+  return wrap(out, t.dev);
+}
+
+nb::object tensor_expand(const Tensor &t, const std::vector<int64_t> &shape) {
+  dml_rt_tensor_t out;
+  check(dml_rt_tensor_expand(t.h, rank_of(shape, "tensor.expand"), shape.data(), &out));
+  return wrap(out, t.dev);
+}
+
+// perm empty: the dims reversed.
+nb::object tensor_transpose(const Tensor &t, const std::vector<int64_t> &perm) {
+  dml_rt_tensor_info_t i = t.info();
+  if (!perm.empty() && (int32_t)perm.size() != i.rank)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "tensor.transpose",
+                          "perm has %zu entries; the tensor has rank %d", perm.size(),
+                          (int)i.rank));
+  dml_rt_tensor_t out;
+  check(dml_rt_tensor_transpose(t.h, perm.empty() ? nullptr : perm.data(), &out));
+  return wrap(out, t.dev);
+}
+
+nb::object tensor_slice(const Tensor &t, const std::vector<int64_t> &axes,
+                        const std::vector<int64_t> &starts,
+                        const std::vector<int64_t> &ends,
+                        const std::vector<int64_t> &steps) {
+  if (starts.size() != axes.size() || ends.size() != axes.size() ||
+      steps.size() != axes.size())
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, "tensor.slice",
+                          "axes, starts, ends and steps differ in length"));
+  dml_rt_tensor_t out;
+  check(dml_rt_tensor_slice(t.h, (uint32_t)axes.size(), axes.data(), starts.data(),
+                            ends.data(), steps.data(), &out));
+  return wrap(out, t.dev);
+}
+
+// Attribute names and values kept alive for one call (deques: what they
+// hold stays in place as they grow).
+struct AttrStore {
+  std::deque<std::string> strs;
+  std::deque<std::vector<int64_t>> ints;
+  std::deque<std::vector<double>> floats;
+  std::deque<std::vector<const char *>> strings;
+  std::deque<InArray> arrays;
+  std::vector<dml_attr_t> attrs;
+  const char *keep(nb::handle v) {
+    strs.push_back(nb::cast<std::string>(nb::str(v)));
+    return strs.back().c_str();
+  }
+};
+
+bool is_int(nb::handle v) {
+  return PyBool_Check(v.ptr()) || PyLong_Check(v.ptr());
+}
+
+// One attribute (ONNX's name and meaning): bool/int, float, str, a list or
+// tuple of numbers or of strs, or an array (a TENSOR attribute).
+void attr_of(AttrStore &as, const char *op, nb::handle k, nb::handle v) {
+  dml_attr_t a;
+  memset(&a, 0, sizeof a);
+  a.name = as.keep(k);
+  if (is_int(v)) {
+    a.kind = DML_ATTR_INT;
+    a.i = nb::cast<int64_t>(v);
+  } else if (PyFloat_Check(v.ptr())) {
+    a.kind = DML_ATTR_FLOAT;
+    a.f = nb::cast<double>(v);
+  } else if (nb::isinstance<nb::str>(v)) {
+    a.kind = DML_ATTR_STRING;
+    a.s = as.keep(v);
+  } else if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) {
+    std::vector<int64_t> iv;
+    std::vector<double> fv;
+    std::vector<const char *> sv;
+    size_t n_int = 0, n_num = 0;
+    for (nb::handle e : v) {
+      if (nb::isinstance<nb::str>(e)) {
+        sv.push_back(as.keep(e));
+      } else if (is_int(e) || PyFloat_Check(e.ptr())) {
+        n_int += is_int(e);
+        n_num++;
+        iv.push_back(is_int(e) ? nb::cast<int64_t>(e) : 0);
+        fv.push_back(nb::cast<double>(e));
+      }
+    }
+    a.n = nb::len(v);
+    if (a.n && sv.size() == a.n) {
+      as.strings.push_back(sv);
+      a.kind = DML_ATTR_STRINGS;
+      a.strings = as.strings.back().data();
+    } else if (n_num == a.n) {
+      as.ints.push_back(iv);
+      as.floats.push_back(fv);
+      a.kind = n_int == a.n ? DML_ATTR_INTS : DML_ATTR_FLOATS;
+      a.ints = as.ints.back().data();
+      a.floats = as.floats.back().data();
+    } else {
+      check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                            "attribute '%s': a list of numbers or of strings", a.name));
+    }
+  } else {
+    as.arrays.emplace_back();
+    std::string what = std::string("attribute '") + a.name + "'";
+    a.kind = DML_ATTR_TENSOR;
+    a.tensor = tensor_of(v, what, DML_DTYPE_INVALID, op, as.arrays.back());
+  }
+  as.attrs.push_back(a);
+}
+
+// Runs ONNX op `op` eagerly (dml_rt_tensor_op) on `inputs` (Tensors, None
+// for an absent optional input) with attributes `kw`; n_outputs new
+// Tensors on the inputs' device.
+nb::list tensor_op(const std::string &op, nb::list inputs, nb::dict kw,
+                   uint32_t n_outputs) {
+  std::vector<dml_rt_tensor_t> in;
+  std::string dev = "cpu";
+  bool have_dev = false;
+  for (size_t i = 0; i < inputs.size(); i++) {
+    nb::handle v = inputs[i];
+    if (v.is_none()) {
+      in.push_back(DML_RT_TENSOR_NONE);
+      continue;
+    }
+    Tensor *t = nullptr;
+    if (!nb::try_cast<Tensor *>(v, t) || !t)
+      check(dml_status_make(
+          DML_STATUS_INVALID_ARGUMENT, op.c_str(), "input %zu is a %s, not a dmlc.Tensor",
+          i, nb::cast<std::string>(nb::str(v.type().attr("__name__"))).c_str()));
+    in.push_back(t->h);
+    if (!have_dev) dev = t->dev, have_dev = true;
+  }
+  AttrStore as;
+  for (auto [k, v] : kw) attr_of(as, op.c_str(), k, v);
+  if (n_outputs < 1 || n_outputs > 64)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op.c_str(), "%u outputs asked",
+                          n_outputs));
+  std::vector<dml_rt_tensor_t> out(n_outputs);
+  check(dml_rt_tensor_op(op.c_str(), in.data(), (uint32_t)in.size(), as.attrs.data(),
+                         (uint32_t)as.attrs.size(), out.data(), n_outputs));
+  nb::list l;
+  for (uint32_t i = 0; i < n_outputs; i++) l.append(wrap(out[i], dev));
+  return l;
+}
+
+nb::dict device_memory(const std::string &device) {
+  dml_rt_device_t *d = device_of(device);
+  nb::dict r;
+  dict_set(r, {{"bytes", nb::cast(dml_rt_device_bytes(d))},
+               {"storages", nb::cast(dml_rt_device_num_storages(d))},
+               {"name", nb::cast(dml_rt_device_name(d))}});
+  return r;
+}
+
+// The buffer protocol of a CPU tensor: its own bytes, no copy, at its
+// strides. A private view handle keeps the storage alive while the buffer
+// is exported (t.free() meanwhile leaves the bytes in place). A device
+// tensor or a freed one raises its dmlc.Error (np.asarray then calls
+// __array__, a copy, which raises for a freed one).
+struct BufState {
+  dml_rt_tensor_t keep;
+  Py_ssize_t shape[DML_MAX_RANK], strides[DML_MAX_RANK];
+};
+
+const char *buffer_format(dml_dtype_t dt) {
+  switch (dt) {
+    case DML_DTYPE_F32: return "f";
+    case DML_DTYPE_F64: return "d";
+    case DML_DTYPE_F16: return "e";
+    case DML_DTYPE_I8: return "b";
+    case DML_DTYPE_U8: return "B";
+    case DML_DTYPE_I16: return "h";
+    case DML_DTYPE_U16:
+    case DML_DTYPE_BF16: return "H"; /* bf16 as its bits */
+    case DML_DTYPE_I32: return "i";
+    case DML_DTYPE_U32: return "I";
+    case DML_DTYPE_I64: return "q";
+    case DML_DTYPE_U64: return "Q";
+    case DML_DTYPE_BOOL: return "?";
+    default: return nullptr;
+  }
+}
+
+int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+  Tensor *t = nb::inst_ptr<Tensor>(self);
+  auto fail = [&](dml_status_t st) {
+    set_python_error(status_error(st));
+    view->obj = nullptr;
+    return -1;
+  };
+  dml_rt_tensor_info_t i;
+  dml_status_t st = dml_rt_tensor_info(t->h, &i);
+  if (st) return fail(st);
+  void *data = nullptr;
+  if ((st = dml_rt_tensor_host_data(t->h, &data))) return fail(st);
+  const char *fmt = buffer_format(i.dtype);
+  if (!fmt)
+    return fail(dml_status_make(DML_STATUS_UNIMPLEMENTED, "python.buffer",
+                                "dtype %s has no buffer format",
+                                dml_dtype_name(i.dtype)));
+  if (!i.contiguous && (flags & PyBUF_STRIDES) != PyBUF_STRIDES)
+    return fail(dml_status_make(DML_STATUS_FAILED_PRECONDITION, "python.buffer",
+                                "the tensor is a strided view; ask for strides or "
+                                "call .contiguous()"));
+  if (!i.contiguous && (flags & (PyBUF_C_CONTIGUOUS & ~PyBUF_STRIDES)) ==
+                           (PyBUF_C_CONTIGUOUS & ~PyBUF_STRIDES))
+    return fail(dml_status_make(DML_STATUS_FAILED_PRECONDITION, "python.buffer",
+                                "a C-contiguous buffer was asked of a strided view; "
+                                "call .contiguous()"));
+  BufState *bs = new BufState;
+  int64_t perm[DML_MAX_RANK];
+  for (int32_t k = 0; k < i.rank; k++) perm[k] = k;
+  if ((st = dml_rt_tensor_transpose(t->h, perm, &bs->keep))) {
+    delete bs;
+    return fail(st);
+  }
+  Py_ssize_t es = (Py_ssize_t)dml_dtype_size(i.dtype), n = 1;
+  for (int32_t k = 0; k < i.rank; k++) {
+    bs->shape[k] = (Py_ssize_t)i.dims[k];
+    bs->strides[k] = (Py_ssize_t)i.strides[k] * es;
+    n *= bs->shape[k];
+  }
+  view->buf = data;
+  view->obj = self;
+  Py_INCREF(self);
+  view->len = n * es;
+  view->readonly = 0;
+  view->itemsize = es;
+  view->format = (flags & PyBUF_FORMAT) ? const_cast<char *>(fmt) : nullptr;
+  view->ndim = i.rank;
+  view->shape = (flags & PyBUF_ND) ? bs->shape : nullptr;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? bs->strides : nullptr;
+  view->suboffsets = nullptr;
+  view->internal = bs;
+  return 0;
+}
+
+void tensor_releasebuffer(PyObject *, Py_buffer *view) {
+  BufState *bs = (BufState *)view->internal;
+  if (!bs) return;
+  dml_status_free(dml_rt_tensor_free(bs->keep));
+  delete bs;
+}
+
+PyType_Slot tensor_slots[] = {{Py_bf_getbuffer, (void *)tensor_getbuffer},
+                              {Py_bf_releasebuffer, (void *)tensor_releasebuffer},
+                              {0, nullptr}};
+
 // One output read back: its view (lent by the session) and, when copying,
 // a malloc'd copy.
 struct OutBuf {
@@ -313,17 +740,41 @@ struct OutBuf {
   ~OutBuf() { free(copy); }
 };
 
-// Binds `inputs` (name -> array-like), runs, and returns name -> ndarray of
-// every output: copies (owned by the array) when `copy`, else read-only
-// views of the session's memory, valid until its next run (the array keeps
-// the session alive).
-nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
+// Binds `inputs` (name -> array-like or dmlc.Tensor), runs, and returns
+// name -> ndarray of every output: copies (owned by the array) when `copy`,
+// else read-only views of the session's memory, valid until its next run
+// (the array keeps the session alive). With `out_device` ("cpu",
+// "vulkan:0", ...) the outputs are new dmlc.Tensors on that device instead
+// (dml_rt_session_get_output_tensor). A Tensor input is bound by
+// dml_rt_session_set_input_tensor through a view of its own, which keeps
+// its storage alive while the GIL is released.
+nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy,
+                     const std::string &out_device) {
   std::vector<InArray> arrays;
   std::vector<std::string> names;
   std::vector<dml_tensor_t> ts;
+  std::vector<std::pair<int32_t, dml_rt_tensor_t>> tins; /* (index, view) */
+  struct Views {  // the Tensor inputs' views, freed on every path
+    std::vector<std::pair<int32_t, dml_rt_tensor_t>> *v;
+    ~Views() {
+      for (auto &p : *v) dml_status_free(dml_rt_tensor_free(p.second));
+    }
+  } views{&tins};
   for (auto [k, v] : inputs) {
     std::string name = nb::cast<std::string>(nb::str(k));
     int32_t idx = dml_rt_session_find_input(se.s, name.c_str());
+    Tensor *tv = nullptr;
+    if (nb::try_cast<Tensor *>(v, tv) && tv) {
+      if (idx < 0)
+        check(dml_status_make(DML_STATUS_NOT_FOUND, "python.run", "no input named '%s'",
+                              name.c_str()));
+      int64_t perm[DML_MAX_RANK];
+      for (int32_t d = 0; d < DML_MAX_RANK; d++) perm[d] = d;
+      dml_rt_tensor_t view;
+      check(dml_rt_tensor_transpose(tv->h, perm, &view));
+      tins.push_back({idx, view});
+      continue;
+    }
     dml_dtype_t want = DML_DTYPE_INVALID;
     if (idx >= 0) {
       dml_rt_io_info_t info;
@@ -336,7 +787,9 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
     ts.push_back(t);
     arrays.push_back(std::move(a));
   }
+  dml_rt_device_t *od = out_device.empty() ? nullptr : device_of(out_device);
   std::vector<OutBuf> outs;
+  std::vector<dml_rt_tensor_t> touts;
   dml_status_t st = DML_OK;
   {
     nb::gil_scoped_release r;
@@ -344,9 +797,22 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
     dml_rt_session_clear_inputs(se.s);
     for (size_t i = 0; i < ts.size() && !st; i++)
       st = dml_rt_session_set_input_by_name(se.s, names[i].c_str(), &ts[i]);
+    for (size_t i = 0; i < tins.size() && !st; i++)
+      st = dml_rt_session_set_input_tensor(se.s, (uint32_t)tins[i].first, tins[i].second);
     if (!st) st = dml_rt_session_run(se.s);
     uint32_t n = dml_rt_session_num_outputs(se.s);
-    outs.resize(st ? 0 : n);
+    if (od && !st) {
+      // Tensors are made with the GIL held (the one lock of eager tensors),
+      // the session still locked (its outputs are this run's).
+      nb::gil_scoped_acquire g;
+      for (uint32_t i = 0; i < n && !st; i++) {
+        touts.push_back(DML_RT_TENSOR_NONE);
+        st = dml_rt_session_get_output_tensor(se.s, i, od, &touts.back());
+      }
+      if (st)
+        for (auto &t : touts) dml_status_free(dml_rt_tensor_free(t));
+    }
+    outs.resize(st || od ? 0 : n);
     for (uint32_t i = 0; i < outs.size() && !st; i++) {
       st = dml_rt_session_get_output(se.s, i, &outs[i].t);
       if (st || !copy) continue;
@@ -363,6 +829,11 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy) {
   }
   check(st);
   nb::dict result;
+  for (uint32_t i = 0; i < touts.size(); i++) {
+    dml_rt_io_info_t info;
+    check(dml_rt_session_output_info(se.s, i, &info));
+    result[info.name] = wrap(touts[i], out_device);
+  }
   for (uint32_t i = 0; i < outs.size(); i++) {
     dml_rt_io_info_t info;
     check(dml_rt_session_output_info(se.s, i, &info));
@@ -502,23 +973,24 @@ nb::tuple compile_onnx(nb::bytes onnx, const std::string &base_dir,
   nb::bytes out(pkg, size);
   free(pkg);
   nb::dict d;
-  d["num_nodes"] = rep.num_nodes;
-  d["num_weights"] = rep.num_weights;
-  d["weight_bytes"] = rep.weight_bytes;
-  d["arena_bytes"] = rep.arena_bytes;
-  d["package_bytes"] = rep.package_bytes;
-  d["compile_ms"] = rep.compile_ms;
+  dict_set(d, {{"num_nodes", nb::cast(rep.num_nodes)},
+               {"num_weights", nb::cast(rep.num_weights)},
+               {"weight_bytes", nb::cast(rep.weight_bytes)},
+               {"arena_bytes", nb::cast(rep.arena_bytes)},
+               {"package_bytes", nb::cast(rep.package_bytes)},
+               {"compile_ms", nb::cast(rep.compile_ms)}});
   return nb::make_tuple(out, d);
 }
 
 nb::dict device_dict(const dml_rt_device_info_t &di) {
   nb::dict d;
-  d["id"] = di.id;
-  d["name"] = di.name;
-  d["kind"] = di.kind ? di.kind : "";
-  d["memory_bytes"] = di.memory_bytes;
-  d["api_version"] = nb::make_tuple(di.api_major, di.api_minor, di.api_patch);
-  d["is_default"] = (bool)di.is_default;
+  dict_set(d, {{"id", nb::cast(di.id)},
+               {"name", nb::cast(di.name)},
+               {"kind", nb::cast(di.kind ? di.kind : "")},
+               {"memory_bytes", nb::cast(di.memory_bytes)},
+               {"api_version",
+                nb::cast(nb::make_tuple(di.api_major, di.api_minor, di.api_patch))},
+               {"is_default", nb::cast((bool)di.is_default)}});
   return d;
 }
 
@@ -553,28 +1025,28 @@ nb::dict run_check(Model &md, const std::string &device, uint64_t seed,
   }
   check(st);
   nb::dict d;
-  d["device"] = rep->device;
-  d["n_failed"] = rep->n_failed;
-  d["seed"] = rep->seed;
-  d["iterations"] = rep->iterations;
+  dict_set(d, {{"device", nb::cast(rep->device)},
+               {"n_failed", nb::cast(rep->n_failed)},
+               {"seed", nb::cast(rep->seed)},
+               {"iterations", nb::cast(rep->iterations)}});
   nb::list ks;
   for (uint32_t i = 0; i < rep->n_kernels; i++) {
     const dml_rt_check_kernel_t &k = rep->kernels[i];
     nb::dict e;
-    e["name"] = k.name;
-    e["ops"] = k.ops;
-    e["tol_class"] = k.tol_class ? k.tol_class : "";
-    e["tolerance"] = k.tolerance;
-    e["checked"] = (bool)k.checked;
-    e["passed"] = (bool)k.passed;
-    e["worst"] = k.worst;
-    e["value"] = k.value;
-    e["index"] = k.index;
-    e["device_value"] = k.device_value;
-    e["cpu_value"] = k.cpu_value;
-    e["inputs"] = k.inputs ? k.inputs : "";
-    e["iteration"] = k.iteration;
-    e["note"] = k.note;
+    dict_set(e, {{"name", nb::cast(k.name)},
+                 {"ops", nb::cast(k.ops)},
+                 {"tol_class", nb::cast(k.tol_class ? k.tol_class : "")},
+                 {"tolerance", nb::cast(k.tolerance)},
+                 {"checked", nb::cast((bool)k.checked)},
+                 {"passed", nb::cast((bool)k.passed)},
+                 {"worst", nb::cast(k.worst)},
+                 {"value", nb::cast(k.value)},
+                 {"index", nb::cast(k.index)},
+                 {"device_value", nb::cast(k.device_value)},
+                 {"cpu_value", nb::cast(k.cpu_value)},
+                 {"inputs", nb::cast(k.inputs ? k.inputs : "")},
+                 {"iteration", nb::cast(k.iteration)},
+                 {"note", nb::cast(k.note)}});
     ks.append(e);
   }
   d["kernels"] = ks;
@@ -639,11 +1111,11 @@ nb::dict trainer_info(Trainer &tr) {
     e["has_accuracy"] = has;
     tgs.append(e);
   }
-  d["inputs"] = ins;
-  d["targets"] = tgs;
-  d["batch_bound"] = dml_trainer_batch_bound(tr.t);
-  d["epoch"] = dml_trainer_epoch(tr.t);
-  d["step"] = dml_trainer_step(tr.t);
+  dict_set(d, {{"inputs", nb::cast(ins)},
+               {"targets", nb::cast(tgs)},
+               {"batch_bound", nb::cast(dml_trainer_batch_bound(tr.t))},
+               {"epoch", nb::cast(dml_trainer_epoch(tr.t))},
+               {"step", nb::cast(dml_trainer_step(tr.t))}});
   return d;
 }
 
@@ -697,16 +1169,16 @@ nb::float_ num(double v) {
 // An epoch's metrics as a dict, named as dml_history_write_csv's columns.
 nb::dict epoch_dict(const dml_epoch_metrics_t &e, const FitCtx &c) {
   nb::dict d;
-  d["epoch"] = e.epoch;
-  d["epochs"] = e.epochs;
-  d["step"] = e.step;
-  d["loss"] = num(e.loss);
-  d["accuracy"] = num(e.accuracy);
-  d["val_loss"] = num(e.val_loss);
-  d["val_accuracy"] = num(e.val_accuracy);
-  d["lr"] = num(e.lr);
-  d["seconds"] = num(e.seconds);
-  d["samples_per_second"] = num(e.samples_per_second);
+  dict_set(d, {{"epoch", nb::cast(e.epoch)},
+               {"epochs", nb::cast(e.epochs)},
+               {"step", nb::cast(e.step)},
+               {"loss", nb::cast(num(e.loss))},
+               {"accuracy", nb::cast(num(e.accuracy))},
+               {"val_loss", nb::cast(num(e.val_loss))},
+               {"val_accuracy", nb::cast(num(e.val_accuracy))},
+               {"lr", nb::cast(num(e.lr))},
+               {"seconds", nb::cast(num(e.seconds))},
+               {"samples_per_second", nb::cast(num(e.samples_per_second))}});
   for (size_t j = 0; j < c.outputs.size() && j < DML_MAX_DATA_TENSORS; j++) {
     const std::string &o = c.outputs[j];
     d[(o + "_loss").c_str()] = num(e.output_loss[j]);
@@ -756,13 +1228,13 @@ int fit_batch_cb(const dml_batch_metrics_t *m, void *u) {
   if (c->pending) return 1;
   try {
     nb::dict d;
-    d["epoch"] = m->epoch;
-    d["batch"] = m->batch;
-    d["batches"] = m->batches;
-    d["step"] = m->step;
-    d["rows"] = m->rows;
-    d["loss"] = num(m->loss);
-    d["lr"] = num(m->lr);
+    dict_set(d, {{"epoch", nb::cast(m->epoch)},
+                 {"batch", nb::cast(m->batch)},
+                 {"batches", nb::cast(m->batches)},
+                 {"step", nb::cast(m->step)},
+                 {"rows", nb::cast(m->rows)},
+                 {"loss", nb::cast(num(m->loss))},
+                 {"lr", nb::cast(num(m->lr))}});
     return nb::cast<bool>(c->batch_cb(d)) ? 1 : 0;
   } catch (nb::python_error &e) {
     c->pending = std::make_unique<nb::python_error>(std::move(e));
@@ -899,11 +1371,11 @@ nb::dict trainer_fit(Trainer &tr, nb::list xs, nb::list ys, nb::object vxs,
   nb::dict d;
   nb::list eps;
   for (int32_t i = 0; i < h.n_epochs; i++) eps.append(epoch_dict(h.epochs[i], c));
-  d["epochs"] = eps;
-  d["stopped_early"] = (bool)h.stopped_early;
-  d["best_epoch"] = h.best_epoch;
-  d["restored"] = (bool)h.restored;
-  d["validation"] = std::string(h.validation);
+  dict_set(d, {{"epochs", nb::cast(eps)},
+               {"stopped_early", nb::cast((bool)h.stopped_early)},
+               {"best_epoch", nb::cast(h.best_epoch)},
+               {"restored", nb::cast((bool)h.restored)},
+               {"validation", nb::cast(std::string(h.validation))}});
   dml_history_free(&h);
   return d;
 }
@@ -995,15 +1467,15 @@ nb::dict train_defaults() {
   dml_fit_options_t o;
   dml_fit_options_init(&o);
   nb::dict d;
-  d["loss"] = dml_loss_kind_name(c.loss);
-  d["optimizer"] = dml_optimizer_kind_name(c.optimizer);
-  d["epochs"] = o.epochs;
-  d["batch_size"] = o.batch_size;
-  d["learning_rate"] = o.lr.initial;
-  d["validation_split"] = o.validation_split;
-  d["shuffle"] = (bool)o.shuffle;
-  d["seed"] = o.seed;
-  d["restore_best"] = (bool)o.restore_best;
+  dict_set(d, {{"loss", nb::cast(dml_loss_kind_name(c.loss))},
+               {"optimizer", nb::cast(dml_optimizer_kind_name(c.optimizer))},
+               {"epochs", nb::cast(o.epochs)},
+               {"batch_size", nb::cast(o.batch_size)},
+               {"learning_rate", nb::cast(o.lr.initial)},
+               {"validation_split", nb::cast(o.validation_split)},
+               {"shuffle", nb::cast((bool)o.shuffle)},
+               {"seed", nb::cast(o.seed)},
+               {"restore_best", nb::cast((bool)o.restore_best)}});
   return d;
 }
 
@@ -1093,16 +1565,16 @@ nb::dict server_stats(Server &sv) {
     if (sv.s) dml_serve_get_stats(sv.s, &s);
   }
   nb::dict d;
-  d["requests"] = s.requests;
-  d["requests_failed"] = s.requests_failed;
-  d["rows"] = s.rows;
-  d["runs"] = s.runs;
-  d["run_rows"] = s.run_rows;
-  d["mean_rows_per_run"] = s.mean_rows_per_run;
-  d["queued_requests"] = s.queued_requests;
-  d["latency_ms_p50"] = s.latency_ms_p50;
-  d["latency_ms_p99"] = s.latency_ms_p99;
-  d["queue_ms_p50"] = s.queue_ms_p50;
+  dict_set(d, {{"requests", nb::cast(s.requests)},
+               {"requests_failed", nb::cast(s.requests_failed)},
+               {"rows", nb::cast(s.rows)},
+               {"runs", nb::cast(s.runs)},
+               {"run_rows", nb::cast(s.run_rows)},
+               {"mean_rows_per_run", nb::cast(s.mean_rows_per_run)},
+               {"queued_requests", nb::cast(s.queued_requests)},
+               {"latency_ms_p50", nb::cast(s.latency_ms_p50)},
+               {"latency_ms_p99", nb::cast(s.latency_ms_p99)},
+               {"queue_ms_p50", nb::cast(s.queue_ms_p50)}});
   return d;
 }
 
@@ -1115,9 +1587,7 @@ NB_MODULE(_core, m) {
     try {
       std::rethrow_exception(p);
     } catch (const StatusError &e) {
-      nb::object make = nb::module_::import_("dmlc._errors").attr("_make");
-      nb::object exc = make(e.code_name, e.op, e.reason, e.details, e.message);
-      PyErr_SetObject((PyObject *)Py_TYPE(exc.ptr()), exc.ptr());
+      set_python_error(e);
     }
   });
 
@@ -1137,10 +1607,10 @@ NB_MODULE(_core, m) {
            [](const Session &s) { return std::string(dml_rt_session_device(s.s)); })
       .def(
           "run",
-          [](nb::handle self, nb::dict inputs, bool copy) {
-            return session_run(self, nb::cast<Session &>(self), inputs, copy);
+          [](nb::handle self, nb::dict inputs, bool copy, const std::string &out_device) {
+            return session_run(self, nb::cast<Session &>(self), inputs, copy, out_device);
           },
-          "inputs"_a, "copy"_a)
+          "inputs"_a, "copy"_a, "out_device"_a = "")
       .def("set_seed", [](Session &s, uint64_t seed, uint64_t step) {
         nb::gil_scoped_release r;
         std::lock_guard<std::mutex> lock(s.mu);
@@ -1170,6 +1640,42 @@ NB_MODULE(_core, m) {
       .def("run", &server_run, "xs"_a)
       .def("stats", &server_stats)
       .def("close", &Server::close);
+
+  nb::class_<Tensor>(
+      m, "Tensor", nb::type_slots(tensor_slots),
+      "A tensor on a device (dml_tensor.h); made by dmlc.tensor, dmlc.zeros, "
+      "... (python/dmlc/_tensor.py, docs/python.md)")
+      .def("_info", &tensor_info_dict)
+      .def("numpy", &tensor_numpy, "A copy of the elements as a new NumPy array.")
+      .def("to", &tensor_to, "device"_a, "A contiguous copy on `device`.")
+      .def("_reshape", &tensor_reshape, "shape"_a)
+      .def("_expand", &tensor_expand, "shape"_a)
+      .def("_transpose", &tensor_transpose, "perm"_a)
+      .def("_slice", &tensor_slice, "axes"_a, "starts"_a, "ends"_a, "steps"_a)
+      .def(
+          "contiguous",
+          [](const Tensor &t) {
+            dml_rt_tensor_t out;
+            check(dml_rt_tensor_contiguous(t.h, &out));
+            return wrap(out, t.dev);
+          },
+          "The tensor itself (a new reference) when contiguous, else a contiguous copy.")
+      .def(
+          "free", [](const Tensor &t) { check(dml_rt_tensor_free(t.h)); },
+          "Frees the tensor now: its memory goes back to the device unless a view "
+          "still uses it; any later use raises FailedPreconditionError.")
+      .def_prop_ro("_device", [](const Tensor &t) { return t.dev; });
+  m.def("tensor_from_array", &tensor_from_array, "data"_a, "device"_a, "dtype"_a);
+  m.def("tensor_create", &tensor_create, "kind"_a, "shape"_a, "dtype"_a, "device"_a,
+        "a"_a, "b"_a, "seed"_a);
+  m.def("tensor_arange", &tensor_arange, "start"_a, "limit"_a, "step"_a, "dtype"_a,
+        "device"_a);
+  m.def("tensor_op", &tensor_op, "op"_a, "inputs"_a, "attrs"_a, "n_outputs"_a);
+  m.def("device_memory", &device_memory, "device"_a);
+  m.def("built_devices", []() { return std::string(dml_rt_built_devices()); });
+  m.def("dtype_onnx_code", [](const std::string &name) {
+    return dml_dtype_onnx_code(dtype_named(name, "python.cast"));
+  });
 
   m.def("available_targets",
         []() { return std::string(dml_compile_available_targets()); });

@@ -2,8 +2,9 @@
 # The Python package's test (ctest `python_package`; docs/python.md):
 # installs the build into a prefix, pip-installs python/ against it into a
 # venv (the extension only is compiled: dmlc's libraries come from the
-# prefix through find_package(dmlc)), then runs test_dmlc.py and
-# test_train.py (training and serving) there.
+# prefix through find_package(dmlc)), then runs test_dmlc.py,
+# test_tensor.py (tensors, eager ops) and test_train.py (training and
+# serving) there.
 #   [PYTHON=python3] bash tests/python/test_python.sh BUILD_DIR SHARED_DIR WORK_DIR
 # The venv and the extension's build folder stay in WORK_DIR between runs;
 # pip downloads the pinned build tools (python/pyproject.toml) and numpy
@@ -38,6 +39,8 @@ t2=$(date +%s)
 echo "test_python.sh: install + venv $((t1 - t0)) s, pip install ./python $((t2 - t1)) s"
 cd "$work"
 DMLC_SHARED_DIR=$shared "$venv/bin/python" "$src/tests/python/test_dmlc.py" "$shared"
+# tensors and eager ops (dmlc.Tensor, dmlc.ops)
+DMLC_SHARED_DIR=$shared "$venv/bin/python" "$src/tests/python/test_tensor.py" "$shared"
 t3=$(date +%s)
 # training and serving (test_train.py compares with the installed `dmlc train`)
 DMLC_SHARED_DIR=$shared DMLC_BIN="$work/prefix/bin/dmlc" \
