@@ -25,6 +25,9 @@
  *           callbacks may not use their own model).
  *   serve   a dml_serve_t over a model (which it keeps alive); replies go to
  *           a pid as {:dmlc_serve, tag, {:ok, outputs} | error}.
+ *   tensor  a dml_rt_tensor_t on a device (Dmlc.Tensor with a ref): freed by
+ *           the garbage collector or at once by tensor_free (then "use
+ *           after free"); see "Eager tensors" below.
  *   ctl     the control of one fit: after each epoch the fit sends
  *           {:dmlc_epoch, tag, metrics} to the listener pid and waits for
  *           fit_ack (the listener's callbacks may ask to halt); the listener
@@ -325,6 +328,33 @@ static void ctl_down(ErlNifEnv *env, void *obj, ErlNifPid *pid, ErlNifMonitor *m
   enif_mutex_unlock(c->mu);
 }
 
+/* A tensor resource: one reference to a dml_rt_tensor_t handle, dropped by
+ * the garbage collector's destructor; free/1 kills the handle at once
+ * (dml_rt_tensor_free), after which every call on it gives the C API's
+ * FAILED_PRECONDITION "use after free". The devices are opened on first
+ * use by name and stay open (closing one would free its tensors). A device
+ * and its tensors are used by one thread at a time (dml_tensor.h): every
+ * tensor call holds g_tensor_mu. */
+typedef struct tensor_res {
+  dml_rt_tensor_t h;
+  char device[64];
+} tensor_res_t;
+
+static ErlNifResourceType *TENSOR_RT;
+static ErlNifMutex *g_tensor_mu;
+static struct {
+  char name[64];
+  dml_rt_device_t *d;
+} g_devices[16];
+
+static void tensor_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  tensor_res_t *r = obj;
+  enif_mutex_lock(g_tensor_mu);
+  dml_status_free(dml_rt_tensor_release(r->h));
+  enif_mutex_unlock(g_tensor_mu);
+}
+
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
   (void)priv, (void)info;
   ErlNifResourceFlags fl = ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER;
@@ -332,7 +362,9 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
   SERVE_RT = enif_open_resource_type(env, NULL, "dmlc_serve", serve_dtor, fl, NULL);
   ErlNifResourceTypeInit init = {.dtor = ctl_dtor, .stop = NULL, .down = ctl_down};
   CTL_RT = enif_open_resource_type_x(env, "dmlc_fit_control", &init, fl, NULL);
-  return MODEL_RT && SERVE_RT && CTL_RT ? 0 : 1;
+  TENSOR_RT = enif_open_resource_type(env, NULL, "dmlc_tensor", tensor_dtor, fl, NULL);
+  if (!g_tensor_mu) g_tensor_mu = enif_mutex_create("dmlc_tensors");
+  return MODEL_RT && SERVE_RT && CTL_RT && TENSOR_RT && g_tensor_mu ? 0 : 1;
 }
 
 /* ---- model locking ---- */
@@ -1543,121 +1575,364 @@ static ERL_NIF_TERM nif_available_targets(ErlNifEnv *env, int argc,
   return str(env, dml_compile_available_targets());
 }
 
-/* eager_op(op, [tensor | nil], attrs :: [{name, int | float | [int] |
- * [float] | binary}], n_outputs) -> {:ok, [tensor]} | error: one op on
- * the CPU with the runtime's kernels (dml_rt_tensor_op). */
-static ERL_NIF_TERM nif_eager_op(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+/* ===================================================================== */
+/* Eager tensors (dml_tensor.h)                                          */
+/* ===================================================================== */
+
+/* The device named `name` (opened on first use). g_tensor_mu held. */
+static dml_status_t device_get(const char *name, dml_rt_device_t **out) {
+  size_t i = 0;
+  for (; i < 16 && g_devices[i].d; i++)
+    if (!strcmp(g_devices[i].name, name)) {
+      *out = g_devices[i].d;
+      return DML_OK;
+    }
+  if (i == 16)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "elixir.tensor",
+                           "more than 16 device names used");
+  DML_RETURN_IF_ERROR(dml_rt_device_open(name, &g_devices[i].d));
+  snprintf(g_devices[i].name, sizeof g_devices[i].name, "%s", name);
+  *out = g_devices[i].d;
+  return DML_OK;
+}
+
+/* A new tensor term owning `h` (on `device`). */
+static ERL_NIF_TERM tensor_res_term(ErlNifEnv *env, dml_rt_tensor_t h,
+                                    const char *device) {
+  tensor_res_t *r = enif_alloc_resource(TENSOR_RT, sizeof *r);
+  r->h = h;
+  snprintf(r->device, sizeof r->device, "%s", device);
+  ERL_NIF_TERM t = enif_make_resource(env, r);
+  enif_release_resource(r); /* the term holds it: no destructor runs here */
+  return t;
+}
+
+/* {dtype, shape, device} of a tensor handle. g_tensor_mu held. */
+static dml_status_t tensor_meta(ErlNifEnv *env, const tensor_res_t *r,
+                                ERL_NIF_TERM *out) {
+  dml_rt_tensor_info_t ti;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(r->h, &ti));
+  *out = enif_make_tuple3(env, str(env, dml_dtype_name(ti.dtype)),
+                          shape_term(env, ti.rank, ti.dims), str(env, r->device));
+  return DML_OK;
+}
+
+/* {:ok, {ref, {dtype, shape, device}}} of a new tensor, or its error. g_tensor_mu held.
+ */
+static ERL_NIF_TERM tensor_made(ErlNifEnv *env, dml_status_t st, dml_rt_tensor_t h,
+                                const char *device) {
+  if (st) return status_term(env, st);
+  ERL_NIF_TERM ref = tensor_res_term(env, h, device), meta = 0;
+  tensor_res_t *r;
+  enif_get_resource(env, ref, TENSOR_RT, (void **)&r);
+  st = tensor_meta(env, r, &meta);
+  return st ? status_term(env, st) : ok2(env, enif_make_tuple2(env, ref, meta));
+}
+
+/* The shape tuple `t` into dims / *rank; the reason or NULL. */
+static const char *get_shape(ErlNifEnv *env, ERL_NIF_TERM t, int64_t *dims,
+                             int32_t *rank) {
+  const ERL_NIF_TERM *el;
+  int n;
+  if (!enif_get_tuple(env, t, &n, &el)) return "shape is not a tuple";
+  if (n > DML_MAX_RANK) return "rank above dmlc's maximum";
+  for (int i = 0; i < n; i++) {
+    ErlNifSInt64 d;
+    if (!enif_get_int64(env, el[i], &d)) return "a dim is not an integer";
+    dims[i] = d;
+  }
+  *rank = n;
+  return NULL;
+}
+
+/* tensor_new(kind, dtype, shape, device, value) -> {:ok, {ref, meta}} | error:
+ * kind "zeros" | "ones" | "full" | "empty" on the device. */
+static ERL_NIF_TERM nif_tensor_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   const char *op = "elixir.tensor";
-  char opname[64];
-  unsigned n_out;
-  if (!get_str(env, argv[0], opname, sizeof opname) ||
-      !enif_get_uint(env, argv[3], &n_out) || n_out < 1 || n_out > 16)
-    return MAKE_ERR(env, INVALID_ARGUMENT, op, "bad op name or output count");
-  dml_tensor_t host[16];
-  int present[16];
-  unsigned n_in = 0;
-  ERL_NIF_TERM head, tail = argv[1];
-  while (enif_get_list_cell(env, tail, &head, &tail)) {
-    if (n_in == 16) return MAKE_ERR(env, INVALID_ARGUMENT, op, "more than 16 inputs");
-    present[n_in] = !enif_is_identical(head, atom(env, "nil"));
-    if (present[n_in]) {
-      const char *why = get_tensor(env, head, &host[n_in]);
-      if (why)
-        return MAKE_ERR(env, INVALID_ARGUMENT, op, "%s input %u: %s", opname, n_in, why);
-    }
-    n_in++;
+  char kind[16], dname[16], device[64];
+  int64_t dims[DML_MAX_RANK];
+  int32_t rank = 0;
+  double value = 0;
+  const char *why = NULL;
+  if (!get_str(env, argv[0], kind, sizeof kind) ||
+      !get_str(env, argv[1], dname, sizeof dname) ||
+      !get_device(env, argv[3], device, sizeof device) || !get_num(env, argv[4], &value))
+    why = "bad kind, dtype, device or value";
+  if (!why) why = get_shape(env, argv[2], dims, &rank);
+  if (why) return MAKE_ERR(env, INVALID_ARGUMENT, op, "%s", why);
+  dml_dtype_t dt = dml_dtype_from_name(dname, strlen(dname));
+  if (dt == DML_DTYPE_INVALID)
+    return MAKE_ERR(env, INVALID_ARGUMENT, op, "unknown dtype");
+  enif_mutex_lock(g_tensor_mu);
+  dml_rt_device_t *d = NULL;
+  dml_rt_tensor_t h = DML_RT_TENSOR_NONE;
+  dml_status_t st = device_get(device, &d);
+  if (!st) {
+    if (!strcmp(kind, "zeros"))
+      st = dml_rt_tensor_zeros(d, dt, rank, dims, &h);
+    else if (!strcmp(kind, "ones"))
+      st = dml_rt_tensor_ones(d, dt, rank, dims, &h);
+    else if (!strcmp(kind, "full"))
+      st = dml_rt_tensor_full(d, dt, rank, dims, value, &h);
+    else
+      st = dml_rt_tensor_empty(d, dt, rank, dims, &h);
   }
-  /* Attributes: names and arrays live in `store` for the call. */
+  ERL_NIF_TERM out = tensor_made(env, st, h, device);
+  enif_mutex_unlock(g_tensor_mu);
+  return out;
+}
+
+/* tensor_from_binary({dtype, shape, data}, device) -> {:ok, {ref, meta}} | error. */
+static ERL_NIF_TERM nif_tensor_from_binary(ErlNifEnv *env, int argc,
+                                           const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  const char *op = "elixir.tensor";
+  char device[64];
+  dml_tensor_t host;
+  const char *why = get_tensor(env, argv[0], &host);
+  if (!why && !get_device(env, argv[1], device, sizeof device)) why = "bad device";
+  if (why) return MAKE_ERR(env, INVALID_ARGUMENT, op, "%s", why);
+  enif_mutex_lock(g_tensor_mu);
+  dml_rt_device_t *d = NULL;
+  dml_rt_tensor_t h = DML_RT_TENSOR_NONE;
+  dml_status_t st = device_get(device, &d);
+  if (!st) st = dml_rt_tensor_from_host(d, &host, &h);
+  ERL_NIF_TERM out = tensor_made(env, st, h, device);
+  enif_mutex_unlock(g_tensor_mu);
+  return out;
+}
+
+/* The tensor resource of a term, or NULL with *err set. */
+static tensor_res_t *get_rt_tensor(ErlNifEnv *env, ERL_NIF_TERM t, const char *op,
+                                   ERL_NIF_TERM *err) {
+  tensor_res_t *r = NULL;
+  if (!enif_get_resource(env, t, TENSOR_RT, (void **)&r))
+    *err = MAKE_ERR(env, INVALID_ARGUMENT, op, "not a device tensor");
+  return r;
+}
+
+/* A tensor's elements as a host tensor term {dtype, shape, data} (a copy
+ * from its device, in C order). g_tensor_mu held. */
+static dml_status_t rt_tensor_term(ErlNifEnv *env, dml_rt_tensor_t h, const char *op,
+                                   ERL_NIF_TERM *out) {
+  dml_rt_tensor_info_t ti;
+  DML_RETURN_IF_ERROR(dml_rt_tensor_info(h, &ti));
+  dml_tensor_t host;
+  memset(&host, 0, sizeof host);
+  host.dtype = ti.dtype;
+  host.rank = ti.rank;
+  memcpy(host.dims, ti.dims, sizeof host.dims);
+  size_t nb = dml_tensor_bytes(&host);
+  if (nb == SIZE_MAX)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "tensor too large");
+  ERL_NIF_TERM data;
+  host.data = enif_make_new_binary(env, nb, &data);
+  DML_RETURN_IF_ERROR(dml_rt_tensor_to_host(h, &host));
+  *out = enif_make_tuple3(env, str(env, dml_dtype_name(host.dtype)),
+                          shape_term(env, host.rank, host.dims), data);
+  return DML_OK;
+}
+
+/* tensor_to_binary(ref) -> {:ok, {dtype, shape, data}} | error. */
+static ERL_NIF_TERM nif_tensor_to_binary(ErlNifEnv *env, int argc,
+                                         const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ERL_NIF_TERM err = 0, out = 0;
+  tensor_res_t *r = get_rt_tensor(env, argv[0], "elixir.to_binary", &err);
+  if (!r) return err;
+  enif_mutex_lock(g_tensor_mu);
+  dml_status_t st = rt_tensor_term(env, r->h, "elixir.to_binary", &out);
+  enif_mutex_unlock(g_tensor_mu);
+  return st ? status_term(env, st) : ok2(env, out);
+}
+
+/* tensor_to_device(ref, device) -> {:ok, {ref, meta}} | error (a contiguous copy). */
+static ERL_NIF_TERM nif_tensor_to_device(ErlNifEnv *env, int argc,
+                                         const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ERL_NIF_TERM err = 0;
+  char device[64];
+  tensor_res_t *r = get_rt_tensor(env, argv[0], "elixir.to_device", &err);
+  if (!r) return err;
+  if (!get_device(env, argv[1], device, sizeof device))
+    return MAKE_ERR(env, INVALID_ARGUMENT, "elixir.to_device", "bad device");
+  enif_mutex_lock(g_tensor_mu);
+  dml_rt_device_t *d = NULL;
+  dml_rt_tensor_t h = DML_RT_TENSOR_NONE;
+  dml_status_t st = device_get(device, &d);
+  if (!st) st = dml_rt_tensor_to_device(r->h, d, &h);
+  ERL_NIF_TERM out = tensor_made(env, st, h, device);
+  enif_mutex_unlock(g_tensor_mu);
+  return out;
+}
+
+/* tensor_free(ref) -> :ok | error ("use after free" the second time). */
+static ERL_NIF_TERM nif_tensor_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ERL_NIF_TERM err = 0;
+  tensor_res_t *r = get_rt_tensor(env, argv[0], "elixir.free", &err);
+  if (!r) return err;
+  enif_mutex_lock(g_tensor_mu);
+  dml_status_t st = dml_rt_tensor_free(r->h);
+  enif_mutex_unlock(g_tensor_mu);
+  return st ? status_term(env, st) : atom(env, "ok");
+}
+
+/* device_memory(device) -> {:ok, {bytes, storages}} | error (dml_rt_device_bytes). */
+static ERL_NIF_TERM nif_device_memory(ErlNifEnv *env, int argc,
+                                      const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  char device[64];
+  if (!get_device(env, argv[0], device, sizeof device))
+    return MAKE_ERR(env, INVALID_ARGUMENT, "elixir.device_memory", "bad device");
+  enif_mutex_lock(g_tensor_mu);
+  dml_rt_device_t *d = NULL;
+  dml_status_t st = device_get(device, &d);
+  ERL_NIF_TERM out = 0;
+  if (!st)
+    out = enif_make_tuple2(env, enif_make_uint64(env, dml_rt_device_bytes(d)),
+                           enif_make_uint64(env, dml_rt_device_num_storages(d)));
+  enif_mutex_unlock(g_tensor_mu);
+  return st ? status_term(env, st) : ok2(env, out);
+}
+
+/* An op's attributes ([{name, int | float | binary | [number]}]) decoded
+ * into `a` (names and arrays held by `store` for the call). */
+typedef struct attr_store {
   dml_attr_t attrs[16];
   char names[16][64];
   int64_t ints[16][DML_MAX_RANK * 2];
   double floats[16][DML_MAX_RANK * 2];
   char strs[16][64];
-  unsigned n_attrs = 0;
-  tail = argv[2];
+  unsigned n;
+} attr_store_t;
+
+static dml_status_t get_attrs(ErlNifEnv *env, ERL_NIF_TERM list, const char *op,
+                              attr_store_t *as) {
+  ERL_NIF_TERM head, tail = list;
+  as->n = 0;
   while (enif_get_list_cell(env, tail, &head, &tail)) {
     const ERL_NIF_TERM *kv;
     int arity;
-    if (n_attrs == 16 || !enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
-        !get_str(env, kv[0], names[n_attrs], sizeof names[0]))
-      return MAKE_ERR(env, INVALID_ARGUMENT, op,
-                      "attributes are [{name, value}] (at most 16)");
-    dml_attr_t *a = &attrs[n_attrs];
+    unsigned j = as->n, len;
+    if (j == 16 || !enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
+        !get_str(env, kv[0], as->names[j], sizeof as->names[0]))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                             "attributes are [{name, value}] (at most 16)");
+    dml_attr_t *a = &as->attrs[j];
     memset(a, 0, sizeof *a);
-    a->name = names[n_attrs];
+    a->name = as->names[j];
     ErlNifSInt64 iv;
     double dv;
-    unsigned len;
     if (enif_get_int64(env, kv[1], &iv)) {
       a->kind = DML_ATTR_INT;
       a->i = iv;
     } else if (enif_get_double(env, kv[1], &dv)) {
       a->kind = DML_ATTR_FLOAT;
       a->f = dv;
-    } else if (get_str(env, kv[1], strs[n_attrs], sizeof strs[0])) {
+    } else if (get_str(env, kv[1], as->strs[j], sizeof as->strs[0])) {
       a->kind = DML_ATTR_STRING;
-      a->s = strs[n_attrs];
+      a->s = as->strs[j];
     } else if (enif_get_list_length(env, kv[1], &len) && len <= DML_MAX_RANK * 2) {
       ERL_NIF_TERM h, t = kv[1];
       unsigned k = 0;
       int all_int = 1;
       while (enif_get_list_cell(env, t, &h, &t)) {
         if (enif_get_int64(env, h, &iv)) {
-          ints[n_attrs][k] = iv;
-          floats[n_attrs][k] = (double)iv;
+          as->ints[j][k] = iv;
+          as->floats[j][k] = (double)iv;
         } else if (enif_get_double(env, h, &dv)) {
           all_int = 0;
-          floats[n_attrs][k] = dv;
+          as->floats[j][k] = dv;
         } else {
-          return MAKE_ERR(env, INVALID_ARGUMENT, op, "attribute %s: a list of numbers",
-                          a->name);
+          return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                                 "attribute %s: a list of numbers", a->name);
         }
         k++;
       }
       a->kind = all_int ? DML_ATTR_INTS : DML_ATTR_FLOATS;
       a->n = k;
-      a->ints = ints[n_attrs];
-      a->floats = floats[n_attrs];
+      a->ints = as->ints[j];
+      a->floats = as->floats[j];
     } else {
-      return MAKE_ERR(env, INVALID_ARGUMENT, op,
-                      "attribute %s: an integer, a float, a string or a list of numbers",
-                      a->name);
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                             "attribute %s: an integer, a float, a string or a list of "
+                             "numbers",
+                             a->name);
     }
-    n_attrs++;
+    as->n++;
   }
-  dml_rt_tensor_t in[16], out[16];
+  return DML_OK;
+}
+
+/* eager_op(op, [ref | {dtype, shape, data} | nil], attrs, n_outputs) ->
+ * {:ok, [{ref, meta}]} | {:ok, [{dtype, shape, data}]} | error: one op with
+ * the runtime's kernels (dml_rt_tensor_op) on the device of the first
+ * device tensor (ref), the host tensors copied there; with no ref among
+ * the inputs, on the CPU, and the outputs come back as host tensors
+ * (binaries) instead of refs. */
+static ERL_NIF_TERM nif_eager_op(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  const char *op = "elixir.tensor";
+  char opname[64], device[64] = "cpu";
+  unsigned n_out, n_in = 0;
+  if (!get_str(env, argv[0], opname, sizeof opname) ||
+      !enif_get_uint(env, argv[3], &n_out) || n_out < 1 || n_out > 16)
+    return MAKE_ERR(env, INVALID_ARGUMENT, op, "bad op name or output count");
+  dml_tensor_t host[16];
+  tensor_res_t *ref[16];
+  int has_ref = 0;
+  ERL_NIF_TERM head, tail = argv[1];
+  while (enif_get_list_cell(env, tail, &head, &tail)) {
+    if (n_in == 16) return MAKE_ERR(env, INVALID_ARGUMENT, op, "more than 16 inputs");
+    ref[n_in] = NULL;
+    host[n_in].rank = -1; /* absent */
+    if (enif_get_resource(env, head, TENSOR_RT, (void **)&ref[n_in])) {
+      if (!has_ref++) snprintf(device, sizeof device, "%s", ref[n_in]->device);
+    } else if (!enif_is_identical(head, atom(env, "nil"))) {
+      const char *why = get_tensor(env, head, &host[n_in]);
+      if (why)
+        return MAKE_ERR(env, INVALID_ARGUMENT, op, "%s input %u: %s", opname, n_in, why);
+    }
+    n_in++;
+  }
+  attr_store_t as;
+  dml_status_t st = get_attrs(env, argv[2], op, &as);
+  if (st) return status_term(env, st);
+  dml_rt_tensor_t in[16], out[16], tmp[16];
   memset(in, 0, sizeof in);
   memset(out, 0, sizeof out);
-  /* A CPU device of this call's own (a device is used by one thread at a
-   * time), whose close frees every tensor left on it. */
-  dml_rt_device_t *cpu = NULL;
-  dml_status_t st = dml_rt_device_open("cpu", &cpu);
-  for (unsigned i = 0; !st && i < n_in; i++)
-    if (present[i]) st = dml_rt_tensor_from_host(cpu, &host[i], &in[i]);
-  if (!st) st = dml_rt_tensor_op(opname, in, n_in, attrs, n_attrs, out, n_out);
+  memset(tmp, 0, sizeof tmp);
+  enif_mutex_lock(g_tensor_mu);
+  dml_rt_device_t *d = NULL;
+  st = device_get(device, &d);
+  for (unsigned i = 0; !st && i < n_in; i++) {
+    if (ref[i])
+      in[i] = ref[i]->h;
+    else if (host[i].rank >= 0)
+      st = dml_rt_tensor_from_host(d, &host[i], &tmp[i]), in[i] = tmp[i];
+  }
+  if (!st) st = dml_rt_tensor_op(opname, in, n_in, as.attrs, as.n, out, n_out);
+  for (unsigned i = 0; i < n_in; i++) dml_status_free(dml_rt_tensor_free(tmp[i]));
   ERL_NIF_TERM l = enif_make_list(env, 0);
   for (unsigned i = n_out; !st && i-- > 0;) {
-    dml_rt_tensor_info_t ti;
-    st = dml_rt_tensor_info(out[i], &ti);
-    dml_tensor_t h;
-    memset(&h, 0, sizeof h);
-    h.dtype = ti.dtype;
-    h.rank = ti.rank;
-    memcpy(h.dims, ti.dims, sizeof h.dims);
-    ERL_NIF_TERM data;
-    size_t nb = st ? 0 : dml_tensor_bytes(&h);
-    if (!st && nb == SIZE_MAX)
-      st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "output too large");
-    if (st) break;
-    h.data = enif_make_new_binary(env, nb, &data);
-    st = dml_rt_tensor_to_host(out[i], &h);
-    l = enif_make_list_cell(env,
-                            enif_make_tuple3(env, str(env, dml_dtype_name(h.dtype)),
-                                             shape_term(env, h.rank, h.dims), data),
-                            l);
+    ERL_NIF_TERM t = 0;
+    if (has_ref) {
+      ERL_NIF_TERM rt = tensor_res_term(env, out[i], device), meta = 0;
+      out[i] = DML_RT_TENSOR_NONE; /* owned by its term now */
+      tensor_res_t *r = NULL;
+      enif_get_resource(env, rt, TENSOR_RT, (void **)&r);
+      st = tensor_meta(env, r, &meta);
+      t = enif_make_tuple2(env, rt, meta);
+    } else {
+      st = rt_tensor_term(env, out[i], op, &t);
+    }
+    if (!st) l = enif_make_list_cell(env, t, l);
   }
-  dml_rt_device_close(cpu);
+  for (unsigned i = 0; i < n_out; i++)
+    if (out[i].id) dml_status_free(dml_rt_tensor_free(out[i]));
+  enif_mutex_unlock(g_tensor_mu);
   return st ? status_term(env, st) : ok2(env, l);
 }
 
@@ -1723,6 +1998,12 @@ static ErlNifFunc funcs[] = {
     {"serve_stats", 1, nif_serve_stats, 0},
     {"serve_stop", 1, nif_serve_stop, DIRTY},
     {"eager_op", 4, nif_eager_op, DIRTY},
+    {"tensor_new", 5, nif_tensor_new, DIRTY},
+    {"tensor_from_binary", 2, nif_tensor_from_binary, DIRTY},
+    {"tensor_to_binary", 1, nif_tensor_to_binary, DIRTY},
+    {"tensor_to_device", 2, nif_tensor_to_device, DIRTY},
+    {"tensor_free", 1, nif_tensor_free, DIRTY},
+    {"device_memory", 1, nif_device_memory, 0},
     {"npy_read", 1, nif_npy_read, DIRTY},
     {"npy_write", 2, nif_npy_write, DIRTY},
     {"dtype_onnx_code", 1, nif_dtype_onnx_code, 0},

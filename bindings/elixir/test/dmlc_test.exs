@@ -514,4 +514,100 @@ defmodule DmlcTest do
     h = Tensor.from_list([1.5, -2.0], :bf16)
     assert h.type == {:bf, 16} and Tensor.to_flat_list(h) == [1.5, -2.0]
   end
+
+  # Device tensors (Dmlc.Tensor with a ref; runtime/dml_tensor.h). Exact:
+  # copies, fills, Add/Mul/MatMul of small integers in f32; Softmax within
+  # 1.0e-6 of the f64 formula.
+  test "device tensors: create, copy, ops, free, memory back at start" do
+    {:ok, before} = Tensor.device_memory("cpu")
+    edge = <<0x7FC00000::unsigned-32-native, 0x7F800000::unsigned-32-native,
+             0xFF800000::unsigned-32-native, 0x80000000::unsigned-32-native,
+             0x00000001::unsigned-32-native, 1.0e30::float-32-native>>
+    t = Tensor.from_binary(edge, {:f, 32}, {2, 3}, device: "cpu")
+    assert is_reference(t.ref) and t.data == nil and Tensor.device(t) == "cpu"
+    assert Tensor.shape(t) == {2, 3} and Tensor.type(t) == {:f, 32}
+    # bits survive the round trip (NaN, infinities, -0, a denormal)
+    assert Tensor.to_binary(t) == edge
+
+    z = Tensor.zeros({2, 2}, {:s, 64})
+    assert Tensor.to_binary(z) == <<0::size(256)>> and Tensor.type(z) == {:s, 64}
+    o = Tensor.ones({3}, device: "cpu")
+    assert Tensor.to_flat_list(o) == [1.0, 1.0, 1.0] and Tensor.type(o) == {:f, 32}
+    f = Tensor.full({2, 2}, 2.5, {:f, 64})
+    assert Tensor.to_flat_list(f) == [2.5, 2.5, 2.5, 2.5]
+    assert Tensor.shape(Tensor.zeros({0, 4})) == {0, 4}
+
+    a = Tensor.from_binary(for(x <- [1, 2, 3, 4, 5, 6], into: <<>>, do: <<x::float-32-native>>),
+                           {:f, 32}, {2, 3}, device: "cpu")
+    {:ok, s} = Tensor.add(a, a)
+    assert is_reference(s.ref) and Tensor.to_flat_list(s) == [2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
+    # a binary tensor among the inputs is copied to the device
+    {:ok, m} = Tensor.multiply(a, Tensor.from_list([1.0, 10.0, 100.0]))
+    assert Tensor.to_flat_list(m) == [1.0, 20.0, 300.0, 4.0, 50.0, 600.0]
+    {:ok, at} = Tensor.op("Transpose", [a])
+    {:ok, p} = Tensor.matmul(a, at)
+    assert Tensor.shape(p) == {2, 2} and Tensor.to_flat_list(p) == [14.0, 32.0, 32.0, 77.0]
+    {:ok, sm} = Tensor.op("Softmax", [a], axis: -1)
+    for {row, got} <- Enum.zip([[1, 2, 3], [4, 5, 6]], Enum.chunk_every(Tensor.to_flat_list(sm), 3)) do
+      e = Enum.map(row, &:math.exp(&1 - Enum.max(row)))
+      for {g, w} <- Enum.zip(got, Enum.map(e, &(&1 / Enum.sum(e)))),
+          do: assert(abs(g - w) <= 1.0e-6)
+    end
+    {:ok, sum} = Tensor.sum(a, [1])
+    assert Tensor.to_flat_list(sum) == [6.0, 15.0]
+    {:ok, [vals, idx]} = Tensor.op("TopK", [a, Tensor.from_list([1], {:s, 64})], [axis: 1], 2)
+    assert Tensor.to_flat_list(vals) == [3.0, 6.0] and Tensor.to_flat_list(idx) == [2, 2]
+
+    # a shape mismatch names the op and both shapes
+    assert {:error, %Error{code: :invalid_argument, op: "MatMul", reason: r, details: d}} =
+             Tensor.matmul(a, a)
+    assert r =~ "shape mismatch" and d =~ "[2,3]"
+
+    # use after free: an error, never a crash
+    assert :ok = Tensor.free(a)
+    assert {:error, %Error{code: :failed_precondition, reason: "use after free"}} = Tensor.free(a)
+    assert_raise Error, ~r/use after free/, fn -> Tensor.to_binary(a) end
+    assert {:error, %Error{reason: "use after free"}} = Tensor.add(a, s)
+    # binary tensors have nothing to free
+    assert :ok = Tensor.free(Tensor.from_list([1.0]))
+
+    {:ok, during} = Tensor.device_memory("cpu")
+    assert elem(during, 0) > elem(before, 0)
+    for x <- [t, z, o, f, s, m, at, p, sm, sum, vals, idx], do: assert(:ok = Tensor.free(x))
+    assert {:ok, ^before} = Tensor.device_memory("cpu")
+
+    # the garbage collector frees what is dropped
+    pid = spawn(fn -> Tensor.ones({1000}) end)
+    ref = Process.monitor(pid)
+    assert_receive {:DOWN, ^ref, _, _, _}
+    :erlang.garbage_collect()
+    assert {:ok, ^before} = Tensor.device_memory("cpu")
+
+    assert_raise Error, ~r/no such device/, fn -> Tensor.zeros({2}, {:f, 32}, device: "tpu") end
+    assert_raise Error, ~r/dim/, fn -> Tensor.zeros({2, -1}) end
+  end
+
+  test "device tensors on Vulkan: copies, and ops equal to the CPU or a clear error" do
+    if Enum.any?(Dmlc.devices(), &String.starts_with?(&1.id, "vulkan")) do
+      {:ok, before} = Tensor.device_memory("vulkan")
+      bin = for x <- [1.5, -2.0, 0.0, 3.25], into: <<>>, do: <<x::float-32-native>>
+      t = Tensor.from_binary(bin, {:f, 32}, {2, 2}, device: "vulkan")
+      assert Tensor.device(t) == "vulkan" and Tensor.to_binary(t) == bin
+      c = Tensor.to_device(t, "cpu")
+      assert Tensor.to_binary(c) == bin
+
+      case Tensor.add(t, t) do
+        {:ok, y} ->
+          assert Tensor.to_flat_list(y) == [3.0, -4.0, 0.0, 6.5]
+          :ok = Tensor.free(y)
+
+        {:error, %Error{code: :unimplemented} = e} ->
+          assert Exception.message(e) =~ "Add"
+      end
+
+      :ok = Tensor.free(t)
+      :ok = Tensor.free(c)
+      assert {:ok, ^before} = Tensor.device_memory("vulkan")
+    end
+  end
 end

@@ -15,16 +15,40 @@ defmodule Dmlc.Tensor do
   or 1, as Nx holds booleans) and a `{:u, 8}` tensor of 0s and 1s is
   accepted for a bool input.
 
+  ## Device tensors
+
+  A tensor made with a `device:` option (`from_binary(data, type, shape,
+  device: "cpu")`), by `zeros/3`, `ones/3`, `full/4` or `to_device/2`
+  lives in dmlc's memory on that device ("cpu", "vulkan", "vulkan:N",
+  "cuda", "cuda:N"; runtime/dml_tensor.h): its `ref` holds the C handle and
+  `data` is nil. `to_binary/1` copies it back; `free/1` returns its memory
+  at once (else the garbage collector does), after which every use is a
+  `Dmlc.Error` "use after free".
+
+      t = Dmlc.Tensor.ones({2, 3}, {:f, 32}, device: "cpu")
+      {:ok, y} = Dmlc.Tensor.add(t, t)          # y on t's device
+      Dmlc.Tensor.to_binary(y)                  # six 2.0s
+      :ok = Dmlc.Tensor.free(t)
+
   The eager ops below (`add/2`, `matmul/2`, `softmax/2`, ... and `op/4`
-  for any other) run one op on the CPU with dmlc's runtime kernels
-  (runtime/dml_tensor.h, docs/tensor.md); their shapes, broadcasting and
-  numerics are ONNX's. They return `{:ok, tensor}` or `{:error,
-  %Dmlc.Error{}}`.
+  for any other) run one op with dmlc's runtime kernels
+  (runtime/dml_tensor.h, docs/tensor.md) on the device of their first
+  device tensor (binary tensors among the inputs are copied there), giving
+  device tensors; with binary tensors alone, on the CPU, giving binary
+  tensors. Their shapes, broadcasting and numerics are ONNX's. They return
+  `{:ok, tensor}` or `{:error, %Dmlc.Error{}}` (a shape mismatch names the
+  op and both shapes).
   """
-  defstruct data: <<>>, shape: {}, type: {:f, 32}
+  defstruct data: <<>>, shape: {}, type: {:f, 32}, ref: nil, device: nil
 
   @type type :: {:f, 16 | 32 | 64} | {:bf, 16} | {:s, 8 | 16 | 32 | 64} | {:u, 8 | 16 | 32 | 64}
-  @type t :: %__MODULE__{data: binary, shape: tuple, type: type}
+  @type t :: %__MODULE__{
+          data: binary | nil,
+          shape: tuple,
+          type: type,
+          ref: reference | nil,
+          device: String.t() | nil
+        }
 
   @names %{
     {:f, 32} => "f32",
@@ -60,9 +84,18 @@ defmodule Dmlc.Tensor do
   @doc """
   A tensor from `data` (a binary of the elements, row-major, native endian)
   of `type` and `shape` (default: one dim of every element). Raises
-  ArgumentError when the size of `data` is not the shape's.
+  ArgumentError when the size of `data` is not the shape's. With `device:
+  name` the elements are copied to that device (a device tensor); raises
+  `Dmlc.Error` when the device cannot be opened.
   """
-  def from_binary(data, type, shape \\ nil) when is_binary(data) do
+  def from_binary(data, type, shape \\ nil, opts \\ [])
+
+  def from_binary(data, type, shape, opts) when is_binary(data) and opts != [] do
+    t = from_binary(data, type, shape)
+    to_device(t, Keyword.fetch!(opts, :device))
+  end
+
+  def from_binary(data, type, shape, []) when is_binary(data) do
     type = normalize_type(type)
     size = byte_size_of(type)
     shape = shape || {div(byte_size(data), size)}
@@ -78,8 +111,78 @@ defmodule Dmlc.Tensor do
     %__MODULE__{data: data, shape: shape, type: type}
   end
 
-  @doc "The elements of `t` as a binary."
-  def to_binary(%__MODULE__{data: d}), do: d
+  @doc "The elements of `t` as a binary (a copy from its device for a device tensor; raises `Dmlc.Error` for a freed one)."
+  def to_binary(%__MODULE__{ref: nil, data: d}), do: d
+
+  def to_binary(%__MODULE__{ref: r}) do
+    {_, _, data} = nif!(Dmlc.NIF.tensor_to_binary(r))
+    data
+  end
+
+  @doc "The shape of `t`, a tuple."
+  def shape(%__MODULE__{shape: s}), do: s
+
+  @doc "The type of `t`, an Nx type tuple such as `{:f, 32}`."
+  def type(%__MODULE__{type: t}), do: t
+
+  @doc "The device of a device tensor (\"cpu\", \"vulkan\", ...), `nil` for a binary tensor."
+  def device(%__MODULE__{device: d}), do: d
+
+  for {f, kind} <- [zeros: "zeros", ones: "ones"] do
+    @doc """
+    A device tensor of `shape` and `type` (default `{:f, 32}`) filled with
+    #{kind} on `device:` (default "cpu"). Raises `Dmlc.Error` (a bad shape,
+    a device this build lacks).
+    """
+    def unquote(f)(shape, type \\ {:f, 32}, opts \\ []),
+      do: new(unquote(kind), shape, type, 0, opts)
+  end
+
+  @doc """
+  A device tensor of `shape` and `type` whose every element is `value`
+  (converted as C converts; f16/bf16 round to nearest even) on `device:`
+  (default "cpu").
+  """
+  def full(shape, value, type \\ {:f, 32}, opts \\ []), do: new("full", shape, type, value, opts)
+
+  defp new(kind, shape, opts, value, []) when is_list(opts),
+    do: new(kind, shape, {:f, 32}, value, opts)
+
+  defp new(kind, shape, type, value, opts) do
+    type = normalize_type(type)
+    dev = Keyword.get(opts, :device, "cpu")
+    from_nif(nif!(Dmlc.NIF.tensor_new(kind, Map.fetch!(@names, type), shape, dev, value)))
+  end
+
+  @doc """
+  A copy of `t` on `device` (a device tensor; contiguous). A binary tensor
+  is uploaded.
+  """
+  def to_device(%__MODULE__{ref: nil} = t, device),
+    do: from_nif(nif!(Dmlc.NIF.tensor_from_binary(to_nif(t), device)))
+
+  def to_device(%__MODULE__{ref: r}, device), do: from_nif(nif!(Dmlc.NIF.tensor_to_device(r, device)))
+
+  @doc """
+  Frees a device tensor now: its memory goes back to the device. Any later
+  use of it is a `Dmlc.Error` "use after free" (`{:error, e}` from a second
+  free). A binary tensor has nothing to free (`:ok`).
+  """
+  def free(%__MODULE__{ref: nil}), do: :ok
+  def free(%__MODULE__{ref: r}), do: Dmlc.NIF.tensor_free(r) |> Dmlc.Error.wrap()
+
+  @doc """
+  The bytes and the number of storages the live device tensors of `device`
+  hold now: `{:ok, {bytes, storages}}` (dml_rt_device_bytes).
+  """
+  def device_memory(device \\ "cpu"), do: Dmlc.NIF.device_memory(device) |> Dmlc.Error.wrap()
+
+  defp nif!(result) do
+    case Dmlc.Error.wrap(result) do
+      {:ok, v} -> v
+      {:error, e} -> raise e
+    end
+  end
 
   @doc "A tensor of `type` from a (nested) list of numbers (floats may be `:nan`, `:infinity`, `:neg_infinity`)."
   def from_list(list, type \\ {:f, 32}) do
@@ -94,7 +197,7 @@ defmodule Dmlc.Tensor do
   defp list_shape(_), do: {}
 
   @doc "The elements of `t` as a flat list of numbers (`:nan`, `:infinity`, `:neg_infinity` for those)."
-  def to_flat_list(%__MODULE__{data: d, type: type}), do: decode(d, type)
+  def to_flat_list(%__MODULE__{type: type} = t), do: decode(to_binary(t), type)
 
   @mant %{16 => 10, 32 => 23, 64 => 52}
 
@@ -157,8 +260,11 @@ defmodule Dmlc.Tensor do
   def as_type(%__MODULE__{} = t, type), do: op("Cast", [t], to: onnx_code(normalize_type(type)))
 
   @doc false
-  def to_nif(%__MODULE__{data: d, shape: s, type: t}),
+  def to_nif(%__MODULE__{ref: nil, data: d, shape: s, type: t}),
     do: {Map.fetch!(@names, normalize_type(t)), s, d}
+
+  def to_nif(%__MODULE__{ref: r, shape: s, type: t}) when is_reference(r),
+    do: {Map.fetch!(@names, normalize_type(t)), s, to_binary(%__MODULE__{ref: r})}
 
   def to_nif(%{__struct__: Nx.Tensor} = t), do: to_nif(from_nx(t))
 
@@ -166,6 +272,9 @@ defmodule Dmlc.Tensor do
     do: raise(ArgumentError, "expected a %Dmlc.Tensor{}, got #{inspect(other, limit: 5)}")
 
   @doc false
+  def from_nif({ref, {name, shape, device}}) when is_reference(ref),
+    do: %__MODULE__{data: nil, ref: ref, device: device, shape: shape, type: Map.fetch!(@types, name)}
+
   def from_nif({name, shape, data}),
     do: %__MODULE__{data: data, shape: shape, type: Map.fetch!(@types, name)}
 
@@ -205,6 +314,7 @@ defmodule Dmlc.Tensor do
     ins =
       Enum.map(inputs, fn
         nil -> nil
+        %__MODULE__{ref: r} when is_reference(r) -> r
         t -> to_nif(t)
       end)
 
