@@ -125,11 +125,42 @@ static int get_num(ErlNifEnv *env, ERL_NIF_TERM t, double *out) {
   return 0;
 }
 
-/* Map lookups by atom key: 1 when present and of the type (else 0, and a
- * present key of another type sets *bad). */
+/* Map lookup by atom key: 1 when present and not nil. */
 static int map_get(ErlNifEnv *env, ERL_NIF_TERM map, const char *key, ERL_NIF_TERM *v) {
   return enif_get_map_value(env, map, atom(env, key), v) &&
          !enif_is_identical(*v, atom(env, "nil"));
+}
+
+/* Typed options of a map (atom keys; nil is absent): OK and *out left as
+ * it is when `key` is absent, OK and *out set when present, else
+ * INVALID_ARGUMENT (op `op`) "<key> must be <what>". opt_str sets *set (may
+ * be NULL) to whether the key was given. */
+static dml_status_t opt_str(ErlNifEnv *env, ERL_NIF_TERM m, const char *op,
+                            const char *key, const char *what, char *buf, size_t cap,
+                            int *set) {
+  ERL_NIF_TERM v;
+  int given = map_get(env, m, key, &v);
+  if (set) *set = given;
+  if (given && !get_str(env, v, buf, cap))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "%s must be %s", key, what);
+  return DML_OK;
+}
+
+/* Numbers: keys[i] into *dst[i] for each of the n keys. */
+static dml_status_t opt_nums(ErlNifEnv *env, ERL_NIF_TERM m, const char *op,
+                             const char *const *keys, double *const *dst, size_t n) {
+  ERL_NIF_TERM v;
+  for (size_t i = 0; i < n; i++)
+    if (map_get(env, m, keys[i], &v) && !get_num(env, v, dst[i]))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "%s must be a number",
+                             keys[i]);
+  return DML_OK;
+}
+
+/* Booleans: true is `true`, anything else false. */
+static void opt_bool(ErlNifEnv *env, ERL_NIF_TERM m, const char *key, int *out) {
+  ERL_NIF_TERM v;
+  if (map_get(env, m, key, &v)) *out = enif_is_identical(v, atom(env, "true"));
 }
 
 /* A tensor term as a lent dml_tensor_t (data points into the binary, which
@@ -498,9 +529,10 @@ static ERL_NIF_TERM nif_compile_onnx(ErlNifEnv *env, int argc,
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
   ERL_NIF_TERM v;
-  if (map_get(env, argv[3], "targets", &v) && !get_str(env, v, targets, sizeof targets))
-    return MAKE_ERR(env, INVALID_ARGUMENT, op,
-                    "targets must be a string such as \"cpu,vulkan\"");
+  dml_status_t ost =
+      opt_str(env, argv[3], op, "targets", "a string such as \"cpu,vulkan\"", targets,
+              sizeof targets, NULL);
+  if (ost) return status_term(env, ost);
   o.targets = targets;
   if (map_get(env, argv[3], "batch_bound", &v)) {
     ErlNifSInt64 b;
@@ -512,23 +544,15 @@ static ERL_NIF_TERM nif_compile_onnx(ErlNifEnv *env, int argc,
   ERL_NIF_TERM tm;
   if (map_get(env, argv[3], "train", &tm)) {
     dml_train_config_init(&cfg);
-    dml_status_t st = DML_OK;
-    if (map_get(env, tm, "loss", &v)) {
-      if (!get_str(env, v, buf, sizeof buf))
-        return MAKE_ERR(env, INVALID_ARGUMENT, op, "loss must be a name");
-      st = dml_loss_kind_parse(buf, &cfg.loss);
-    }
-    if (!st && map_get(env, tm, "optimizer", &v)) {
-      if (!get_str(env, v, buf, sizeof buf))
-        return MAKE_ERR(env, INVALID_ARGUMENT, op, "optimizer must be a name");
-      st = dml_optimizer_kind_parse(buf, &cfg.optimizer);
-    }
-    if (st) return status_term(env, st);
-    if (map_get(env, tm, "output", &v)) {
-      if (!get_str(env, v, out_name, sizeof out_name))
-        return MAKE_ERR(env, INVALID_ARGUMENT, op, "output must be an output's name");
-      cfg.output = out_name;
-    }
+    int given = 0, soft = cfg.soft_targets;
+    dml_status_t st = opt_str(env, tm, op, "loss", "a name", buf, sizeof buf, &given);
+    if (!st && given) st = dml_loss_kind_parse(buf, &cfg.loss);
+    if (!st) st = opt_str(env, tm, op, "optimizer", "a name", buf, sizeof buf, &given);
+    if (!st && given) st = dml_optimizer_kind_parse(buf, &cfg.optimizer);
+    if (!st)
+      st = opt_str(env, tm, op, "output", "an output's name", out_name, sizeof out_name,
+                   &given);
+    if (!st && given) cfg.output = out_name;
     static const char *const keys[] = {
         "momentum",     "beta1",     "beta2",      "epsilon",         "alpha",
         "weight_decay", "clip_norm", "clip_value", "label_smoothing", "huber_delta"};
@@ -536,11 +560,10 @@ static ERL_NIF_TERM nif_compile_onnx(ErlNifEnv *env, int argc,
                      &cfg.epsilon,    &cfg.alpha,      &cfg.weight_decay,
                      &cfg.clip_norm,  &cfg.clip_value, &cfg.label_smoothing,
                      &cfg.huber_delta};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-      if (map_get(env, tm, keys[i], &v) && !get_num(env, v, dst[i]))
-        return MAKE_ERR(env, INVALID_ARGUMENT, op, "%s must be a number", keys[i]);
-    if (map_get(env, tm, "soft_targets", &v))
-      cfg.soft_targets = enif_is_identical(v, atom(env, "true"));
+    if (!st) st = opt_nums(env, tm, op, keys, dst, sizeof keys / sizeof *keys);
+    if (st) return status_term(env, st);
+    opt_bool(env, tm, "soft_targets", &soft);
+    cfg.soft_targets = soft;
     o.train = &cfg;
   }
   ErlNifSInt64 iv;
@@ -549,13 +572,12 @@ static ERL_NIF_TERM nif_compile_onnx(ErlNifEnv *env, int argc,
   if (map_get(env, argv[3], "dynamic_max_elements", &v) && enif_get_int64(env, v, &iv))
     o.dynamic_max_elements = iv;
   char arch[128];
-  if (map_get(env, argv[3], "cuda_arch", &v)) {
-    if (!get_str(env, v, arch, sizeof arch))
-      return MAKE_ERR(env, INVALID_ARGUMENT, op, "cuda_arch must be a string");
-    o.cuda_arch = arch;
-  }
-  if (map_get(env, argv[3], "allow_tf32", &v))
-    o.allow_tf32 = enif_is_identical(v, atom(env, "true"));
+  int has_arch = 0, tf32 = 0;
+  ost = opt_str(env, argv[3], op, "cuda_arch", "a string", arch, sizeof arch, &has_arch);
+  if (ost) return status_term(env, ost);
+  if (has_arch) o.cuda_arch = arch;
+  opt_bool(env, argv[3], "allow_tf32", &tf32);
+  o.allow_tf32 = tf32;
   /* --dim-bound / --input-shape values, parsed by dml_dim_spec.h (its
    * messages, printed into a memory stream, become the error's reason). */
   dmlc_dim_spec_t spec;
@@ -1189,7 +1211,6 @@ static ERL_NIF_TERM nif_fit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
   dml_fit_options_init(&o);
   o.verbose = 0;
   ErlNifSInt64 iv;
-  double dv;
 #define OPT_INT(key, field, lo)                                                        \
   if (map_get(env, opts, key, &v)) {                                                   \
     if (!enif_get_int64(env, v, &iv) || iv < (lo))                                     \
@@ -1203,39 +1224,26 @@ static ERL_NIF_TERM nif_fit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
   OPT_INT("patience", patience, 0)
   OPT_INT("checkpoint_every", checkpoint_every, 0)
 #undef OPT_INT
-  if (map_get(env, opts, "shuffle", &v))
-    o.shuffle = enif_is_identical(v, atom(env, "true"));
-  if (map_get(env, opts, "restore_best", &v))
-    o.restore_best = enif_is_identical(v, atom(env, "true"));
-  if (map_get(env, opts, "batches", &v))
-    ud.batches = enif_is_identical(v, atom(env, "true"));
-  if (map_get(env, opts, "min_delta", &v)) {
-    if (!get_num(env, v, &dv))
-      return MAKE_ERR(env, INVALID_ARGUMENT, op, "min_delta must be a number");
-    o.min_delta = dv;
-  }
-  if (map_get(env, opts, "validation_split", &v)) {
-    if (!get_num(env, v, &dv))
-      return MAKE_ERR(env, INVALID_ARGUMENT, op, "validation_split must be a number");
-    o.validation_split = dv;
-  }
-  dml_status_t st = DML_OK;
-  if (map_get(env, opts, "lr_schedule", &v)) {
-    if (!get_str(env, v, sched, sizeof sched))
-      return MAKE_ERR(env, INVALID_ARGUMENT, op, "lr_schedule must be a string");
-    st = dml_lr_schedule_parse(sched, &o.lr);
-  }
-  if (!st && map_get(env, opts, "monitor", &v)) {
-    if (!get_str(env, v, monitor, sizeof monitor))
-      return MAKE_ERR(env, INVALID_ARGUMENT, op, "monitor must be a name");
-    st = dml_monitor_parse(monitor, &o.monitor);
-  }
+  int shuffle = o.shuffle, restore = o.restore_best, batches = 0, given = 0;
+  opt_bool(env, opts, "shuffle", &shuffle);
+  opt_bool(env, opts, "restore_best", &restore);
+  opt_bool(env, opts, "batches", &batches);
+  o.shuffle = shuffle;
+  o.restore_best = restore;
+  ud.batches = batches;
+  static const char *const nk[] = {"min_delta", "validation_split"};
+  double *nd[] = {&o.min_delta, &o.validation_split};
+  dml_status_t st = opt_nums(env, opts, op, nk, nd, 2);
+  if (!st)
+    st = opt_str(env, opts, op, "lr_schedule", "a string", sched, sizeof sched, &given);
+  if (!st && given) st = dml_lr_schedule_parse(sched, &o.lr);
+  if (!st)
+    st = opt_str(env, opts, op, "monitor", "a name", monitor, sizeof monitor, &given);
+  if (!st && given) st = dml_monitor_parse(monitor, &o.monitor);
+  if (!st)
+    st = opt_str(env, opts, op, "checkpoint_dir", "a path", ckdir, sizeof ckdir, &given);
+  if (!st && given) o.checkpoint_dir = ckdir;
   if (st) return status_term(env, st);
-  if (map_get(env, opts, "checkpoint_dir", &v)) {
-    if (!get_str(env, v, ckdir, sizeof ckdir))
-      return MAKE_ERR(env, INVALID_ARGUMENT, op, "checkpoint_dir must be a path");
-    o.checkpoint_dir = ckdir;
-  }
   if (map_get(env, opts, "validation", &v)) {
     const ERL_NIF_TERM *xy;
     int arity;
@@ -1250,9 +1258,8 @@ static ERL_NIF_TERM nif_fit(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
   double *hd[] = {&o.hyper.momentum,  &o.hyper.beta1,     &o.hyper.beta2,
                   &o.hyper.epsilon,   &o.hyper.alpha,     &o.hyper.weight_decay,
                   &o.hyper.clip_norm, &o.hyper.clip_value};
-  for (size_t i = 0; i < sizeof hk / sizeof *hk; i++)
-    if (map_get(env, opts, hk[i], &v) && !get_num(env, v, hd[i]))
-      return MAKE_ERR(env, INVALID_ARGUMENT, op, "%s must be a number", hk[i]);
+  st = opt_nums(env, opts, op, hk, hd, sizeof hk / sizeof *hk);
+  if (st) return status_term(env, st);
   o.callback = fit_epoch_cb;
   o.batch_callback = fit_batch_cb;
   o.user_data = &ud;
