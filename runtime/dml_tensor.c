@@ -692,6 +692,40 @@ dml_status_t dml_rt_tensor_contiguous(dml_rt_tensor_t t, dml_rt_tensor_t *out) {
   return dml_status_annotate(dml_rt_tensor_to_device(t, s->st->dev, out), "%s", op);
 }
 
+/* Strides for `s` seen with dims nd[rank] without moving an element, when
+ * they exist: each run of old dims merged or split into new ones must be
+ * C-contiguous within itself (NumPy's _attempt_nocopy_reshape; size-1 dims
+ * of `s` are dropped first). Returns 1 and sets ns, else 0. n > 0. */
+static int nocopy_strides(const slot_t *s, int32_t rank, const int64_t *nd, int64_t *ns) {
+  int64_t od[DML_MAX_RANK], os[DML_MAX_RANK];
+  int32_t on = 0;
+  for (int32_t d = 0; d < s->rank; d++)
+    if (s->dims[d] != 1) od[on] = s->dims[d], os[on++] = s->strides[d];
+  int32_t oi = 0, oj = 1, ni = 0, nj = 1;
+  int64_t last = 1;
+  while (ni < rank && oi < on) {
+    int64_t np = nd[ni], opr = od[oi];
+    while (np != opr) {
+      if (np < opr) {
+        if (nj >= rank) return 0;
+        np *= nd[nj++];
+      } else {
+        if (oj >= on) return 0;
+        opr *= od[oj++];
+      }
+    }
+    for (int32_t k = oi; k < oj - 1; k++)
+      if (os[k] != od[k + 1] * os[k + 1]) return 0;
+    ns[nj - 1] = os[oj - 1];
+    for (int32_t k = nj - 1; k > ni; k--) ns[k - 1] = ns[k] * nd[k];
+    last = ns[ni];
+    ni = nj++;
+    oi = oj++;
+  }
+  for (int32_t k = ni; k < rank; k++) ns[k] = last; /* trailing size-1 dims */
+  return oi >= on;
+}
+
 dml_status_t dml_rt_tensor_reshape(dml_rt_tensor_t t, int32_t rank, const int64_t *dims,
                                    dml_rt_tensor_t *out) {
   const char *op = "tensor.reshape";
@@ -722,6 +756,9 @@ dml_status_t dml_rt_tensor_reshape(dml_rt_tensor_t t, int32_t rank, const int64_
         "tensor %s (%lld elements), new shape %s", dims_s(s->dims, s->rank, a, sizeof a),
         (long long)n, dims_s(dims, rank, b, sizeof b));
   if (is_contig(s)) return view(s, rank, nd, NULL, s->offset, out);
+  int64_t ns[DML_MAX_RANK];
+  if (n > 0 && nocopy_strides(s, rank, nd, ns))
+    return view(s, rank, nd, ns, s->offset, out);
   DML_RETURN_IF_ERROR(dml_rt_tensor_to_device(t, s->st->dev, out));
   slot_t *o = NULL;
   DML_RETURN_IF_ERROR(get(*out, op, &o));

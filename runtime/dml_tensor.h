@@ -166,9 +166,11 @@ dml_status_t dml_rt_tensor_host_data(dml_rt_tensor_t t, void **out);
 
 /* ---- views: share t's storage where strides allow ---- */
 
-/* New dims of the same element count (one -1 is inferred). A view when t
- * is contiguous, else a contiguous copy. Errors: INVALID_ARGUMENT naming
- * both shapes. */
+/* New dims of the same element count (one -1 is inferred). A view when
+ * the strides allow: t contiguous, or each run of t's dims merged or split
+ * into new ones contiguous within itself, size-1 dims anywhere (NumPy's
+ * rule: t.T[0] is a view); else a contiguous copy. Errors:
+ * INVALID_ARGUMENT naming both shapes. */
 dml_status_t dml_rt_tensor_reshape(dml_rt_tensor_t t, int32_t rank, const int64_t *dims,
                                    dml_rt_tensor_t *out);
 /* Per listed axis, elements start, start + step, ... before end (numpy /

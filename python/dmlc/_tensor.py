@@ -134,8 +134,7 @@ def _index_error(msg):
 
 def _getitem(self, key):
     """Indexing with ints, slices (any step, negative too), ``...`` and
-    ``None``: a view of the same memory (an int drops its dim: a view when
-    the slice is contiguous, else a copy, as reshape)."""
+    ``None``: a view of the same memory (an int drops its dim)."""
     shape = self.shape
     if not isinstance(key, tuple):
         key = (key,)
@@ -191,8 +190,9 @@ def _getitem(self, key):
 
 
 def _reshape(self, *shape):
-    """The same elements in `shape` (one -1 inferred): a view when the
-    tensor is contiguous, else a contiguous copy."""
+    """The same elements in `shape` (one -1 inferred): a view where the
+    strides allow (NumPy's rule, dml_rt_tensor_reshape), else a contiguous
+    copy."""
     if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
         shape = shape[0]
     return self._reshape(_shape(shape))

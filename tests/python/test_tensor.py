@@ -134,6 +134,22 @@ class Buffers(unittest.TestCase):
             self.assertTrue(np.shares_memory(got, base), str(view))
         self.assertFalse(t.T.is_contiguous)
         self.assertEqual(t.T.strides, (1, 6))
+        # ints drop dims without a copy, even of strided views
+        for view, want in ((t.T[2], ref.T[2]), (t[:, 1], ref[:, 1]),
+                           (t[::2, ::-1][1], ref[::2, ::-1][1])):
+            np.testing.assert_array_equal(view.numpy(), want)
+            self.assertTrue(np.shares_memory(np.asarray(view), base), str(view))
+        # reshape: a view where the strides allow (NumPy's rule), else a copy
+        s = t.T.reshape(3, 2, 4)  # splits a strided dim: a view
+        np.testing.assert_array_equal(s.numpy(), ref.T.reshape(3, 2, 4))
+        self.assertTrue(np.shares_memory(np.asarray(s), base))
+        c = t.T.reshape(24)  # merges non-contiguous dims: a copy
+        np.testing.assert_array_equal(c.numpy(), ref.T.reshape(24))
+        self.assertFalse(np.shares_memory(np.asarray(c), base))
+        e = dmlc.tensor(np.arange(4, dtype=np.int32)).expand(3, 4).reshape(3, 2, 2)
+        np.testing.assert_array_equal(e.numpy(), np.broadcast_to(np.arange(4), (3, 4))
+                                      .reshape(3, 2, 2))
+        self.assertEqual(e.strides, (0, 2, 1))
 
     def test_buffer_outlives_free(self):
         t = dmlc.tensor(np.arange(4, dtype=np.float64))
