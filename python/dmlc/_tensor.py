@@ -235,8 +235,11 @@ def _len(self):
 
 def _binary(op, swap=False):
     def f(self, other):
+        ins = [other, self] if swap else [self, other]
+        if isinstance(other, Tensor):  # the common case, without ops.run's conversions
+            return _core.tensor_op(op, ins, {}, 1)[0]
         from . import ops
-        return ops.run(op, [other, self] if swap else [self, other])
+        return ops.run(op, ins)
     f.__name__ = op
     return f
 

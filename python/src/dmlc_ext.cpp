@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -595,33 +596,38 @@ void attr_of(AttrStore &as, const char *op, nb::handle k, nb::handle v) {
 // Tensors on the inputs' device.
 nb::list tensor_op(const std::string &op, nb::list inputs, nb::dict kw,
                    uint32_t n_outputs) {
-  std::vector<dml_rt_tensor_t> in;
-  std::string dev = "cpu";
-  bool have_dev = false;
-  for (size_t i = 0; i < inputs.size(); i++) {
+  // Fixed arrays and no attribute store without attributes: a small op's
+  // call costs little beyond dml_rt_tensor_op's own.
+  enum { MAX_IO = 64 };
+  dml_rt_tensor_t in[MAX_IO], out[MAX_IO];
+  size_t n_in = inputs.size();
+  if (n_in > MAX_IO || n_outputs < 1 || n_outputs > MAX_IO)
+    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op.c_str(),
+                          "%zu inputs, %u outputs asked (at most %d each)", n_in,
+                          n_outputs, (int)MAX_IO));
+  const std::string *dev = nullptr;
+  for (size_t i = 0; i < n_in; i++) {
     nb::handle v = inputs[i];
-    if (v.is_none()) {
-      in.push_back(DML_RT_TENSOR_NONE);
-      continue;
-    }
+    in[i] = DML_RT_TENSOR_NONE;
+    if (v.is_none()) continue;
     Tensor *t = nullptr;
     if (!nb::try_cast<Tensor *>(v, t) || !t)
       check(dml_status_make(
           DML_STATUS_INVALID_ARGUMENT, op.c_str(), "input %zu is a %s, not a dmlc.Tensor",
           i, nb::cast<std::string>(nb::str(v.type().attr("__name__"))).c_str()));
-    in.push_back(t->h);
-    if (!have_dev) dev = t->dev, have_dev = true;
+    in[i] = t->h;
+    if (!dev) dev = &t->dev;
   }
-  AttrStore as;
-  for (auto [k, v] : kw) attr_of(as, op.c_str(), k, v);
-  if (n_outputs < 1 || n_outputs > 64)
-    check(dml_status_make(DML_STATUS_INVALID_ARGUMENT, op.c_str(), "%u outputs asked",
-                          n_outputs));
-  std::vector<dml_rt_tensor_t> out(n_outputs);
-  check(dml_rt_tensor_op(op.c_str(), in.data(), (uint32_t)in.size(), as.attrs.data(),
-                         (uint32_t)as.attrs.size(), out.data(), n_outputs));
+  std::optional<AttrStore> as;
+  if (kw.size()) {
+    as.emplace();
+    for (auto [k, v] : kw) attr_of(*as, op.c_str(), k, v);
+  }
+  check(dml_rt_tensor_op(op.c_str(), in, (uint32_t)n_in, as ? as->attrs.data() : nullptr,
+                         as ? (uint32_t)as->attrs.size() : 0, out, n_outputs));
   nb::list l;
-  for (uint32_t i = 0; i < n_outputs; i++) l.append(wrap(out[i], dev));
+  std::string d = dev ? *dev : std::string("cpu");
+  for (uint32_t i = 0; i < n_outputs; i++) l.append(wrap(out[i], d));
   return l;
 }
 
