@@ -212,6 +212,20 @@ def _expand(self, *shape):
     return self._expand(_shape(shape))
 
 
+_raw_numpy = Tensor.numpy
+
+
+def _numpy(self):
+    """A copy of the elements as a new NumPy array (from any device; bf16
+    as ml_dtypes.bfloat16 when installed, else its uint16 bits)."""
+    a = _raw_numpy(self)
+    if a.dtype == np.uint16 and self.dtype == "bf16":
+        from . import _BF16
+        if _BF16 is not None:
+            a = a.view(_BF16)
+    return a
+
+
 def _array(self, dtype=None, copy=None):
     a = self.numpy()
     return a if dtype is None else a.astype(dtype, copy=False)
@@ -270,6 +284,7 @@ def _install():
     T.reshape = _reshape
     T.transpose = _transpose
     T.expand = _expand
+    T.numpy = _numpy
     T.__array__ = _array
     T.__repr__ = _repr
     T.__len__ = _len

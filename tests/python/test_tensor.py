@@ -53,6 +53,9 @@ class Creation(unittest.TestCase):
         self.assertEqual(dmlc.full((), 2.5).numpy().shape, ())
         self.assertEqual(bits(dmlc.full([2], -0.0).numpy()), bits(np.full(2, -0.0, np.float32)))
         self.assertTrue(np.isnan(dmlc.full([1], float("nan")).numpy()[0]))
+        # bf16: its bits (ml_dtypes.bfloat16 when installed); 1.5 is 0x3FC0
+        self.assertEqual(dmlc.full([2], 1.5, dtype="bf16").numpy().view(np.uint16).tolist(),
+                         [0x3FC0, 0x3FC0])
         # numpy dtypes are taken too
         self.assertEqual(dmlc.zeros(2, dtype=np.int32).dtype, "i32")
 
