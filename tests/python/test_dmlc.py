@@ -331,7 +331,11 @@ class Cuda(unittest.TestCase):
     def test_cuda_target_compiles(self):
         pkg = package("fashion_mlp", "cpu,cuda")
         self.assertIn("kernels.cuda", [t for t, _ in pkg.info()["sections"]])
-        if not cuda_available():
+        if "cuda" not in dmlc.built_devices():  # -DDMLC_WITH_CUDA=OFF
+            with self.assertRaises(dmlc.UnimplementedError) as cm:
+                pkg.session("cuda")
+            self.assertIn("DMLC_WITH_CUDA=OFF", str(cm.exception))
+        elif not cuda_available():
             with self.assertRaises(dmlc.NotFoundError) as cm:
                 pkg.session("cuda")
             self.assertIn("CUDA", str(cm.exception))
