@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "dml_cpu.h"
+#include "dml_eager_lib.h"
+#include "dml_ew.h"
 #include "dml_ops.h"
 #include "dml_rt.h"
 #include "rt_backend.h"
@@ -31,6 +33,11 @@
 const dml_rt_devmem_t *dml_rt_vulkan_devmem(void) {
   return NULL;
 }
+#endif
+
+#ifndef DML_RT_HAVE_EAGER_SPIRV /* built without the GPU code generator */
+const dml_eager_kernel_t dml_eager_spirv[] = {{DML_OP_INVALID, 0, 0, 0, 0}};
+const uint32_t dml_eager_spirv_count = 0;
 #endif
 
 #define ALIGN 64
@@ -895,6 +902,190 @@ static dml_op_t op_lookup(const char *name) {
   return DML_OP_INVALID;
 }
 
+/* ---- eager ops on a device (the eager kernel library, dml_eager_lib.h) ---- */
+
+/* The library's kernel for op `id` with n_in operands, or -1. */
+static int32_t eager_find(dml_op_t id, uint32_t n_in) {
+  for (uint32_t k = 0; k < dml_eager_spirv_count; k++)
+    if (dml_eager_spirv[k].op == id && dml_eager_spirv[k].n_inputs == n_in)
+      return (int32_t)k;
+  return -1;
+}
+
+/* Why the library kernel (built with the op's default attributes, Mod with
+ * fmod = 1) does not compute op `id` with `attrs`, or NULL. */
+static dml_status_t eager_attrs_check(dml_op_t id, const dml_attr_t *attrs,
+                                      uint32_t n_attrs) {
+  const char *opn = dml_op_name(id);
+  if (dml_ew_has(id)) {
+    double av[DML_EW_MAX_ATTRS], dv[DML_EW_MAX_ATTRS];
+    DML_RETURN_IF_ERROR(dml_ew_attrs(id, attrs, n_attrs, av));
+    DML_RETURN_IF_ERROR(dml_ew_attrs(id, NULL, 0, dv));
+    for (int i = 0; i < DML_EW_MAX_ATTRS; i++)
+      if (av[i] != dv[i] && !(av[i] != av[i] && dv[i] != dv[i]))
+        return dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                            "eager kernels on the GPU take the default attributes only "
+                            "in this version"),
+            "attribute %d is %g, the kernel's %g; copy the tensors to the CPU with "
+            "dml_rt_tensor_to_device",
+            i, av[i], dv[i]);
+    return DML_OK;
+  }
+  for (uint32_t i = 0; i < n_attrs; i++) {
+    if (id == DML_OP_MOD && attrs[i].name && !strcmp(attrs[i].name, "fmod") &&
+        attrs[i].kind == DML_ATTR_INT && attrs[i].i == 1)
+      continue;
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "attribute '%s' is not taken by the GPU's eager kernel in "
+                           "this version",
+                           attrs[i].name ? attrs[i].name : "");
+  }
+  if (id == DML_OP_MOD && !dml_attr_find(attrs, n_attrs, "fmod"))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                           "Mod of floats needs fmod = 1");
+  return DML_OK;
+}
+
+/* Runs elementwise op `id` on device tensors x[0 .. n_in-1] with the
+ * library's kernel `k`: output dims from the op's shape rule (the CPU's,
+ * dml_cpu_eager_outputs), inputs read in place through their strides (0 on
+ * broadcast dims), dims merged where every operand allows it. */
+static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
+                              slot_t *const *x, uint32_t n_in, dml_rt_tensor_t *out) {
+  const char *opn = dml_op_name(id);
+  dml_tensor_t in[DML_EAGER_MAX_INPUTS], y;
+  memset(in, 0, sizeof in);
+  memset(&y, 0, sizeof y);
+  for (uint32_t j = 0; j < n_in; j++) {
+    in[j].dtype = x[j]->dtype;
+    in[j].rank = x[j]->rank;
+    memcpy(in[j].dims, x[j]->dims, sizeof(int64_t) * (size_t)x[j]->rank);
+  }
+  uint64_t cap = UINT64_MAX;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = in;
+  call.n_inputs = n_in;
+  call.outputs = &y;
+  call.n_outputs = 1;
+  call.output_capacity = &cap;
+  DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
+  if (y.dtype != DML_DTYPE_F32)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "the GPU's eager kernels write f32 only in this version (this "
+                           "op gives %s)",
+                           dml_dtype_name(y.dtype));
+  /* dims and per-operand strides over y's index space (operand 0: y) */
+  int32_t r = y.rank;
+  int64_t dims[DML_MAX_RANK], st[1 + DML_EAGER_MAX_INPUTS][DML_MAX_RANK];
+  c_strides(y.dims, r, st[0]);
+  for (int32_t d = 0; d < r; d++) {
+    dims[d] = y.dims[d];
+    for (uint32_t j = 0; j < n_in; j++) {
+      int32_t xd = d - (r - x[j]->rank);
+      st[1 + j][d] = xd < 0 || x[j]->dims[xd] == 1 ? 0 : x[j]->strides[xd];
+    }
+  }
+  /* merge dim d into d + 1 where every operand is linear across them; drop
+   * dims of 1 */
+  int64_t md[DML_MAX_RANK], ms[1 + DML_EAGER_MAX_INPUTS][DML_MAX_RANK];
+  int32_t mr = 0;
+  for (int32_t d = 0; d < r; d++) {
+    if (dims[d] == 1) continue;
+    int merge = mr > 0;
+    for (uint32_t j = 0; merge && j <= n_in; j++)
+      merge = ms[j][mr - 1] == st[j][d] * dims[d];
+    if (merge) {
+      md[mr - 1] *= dims[d];
+      for (uint32_t j = 0; j <= n_in; j++) ms[j][mr - 1] = st[j][d];
+      continue;
+    }
+    md[mr] = dims[d];
+    for (uint32_t j = 0; j <= n_in; j++) ms[j][mr] = st[j][d];
+    mr++;
+  }
+  if (mr > (int32_t)DML_EAGER_RANK) {
+    char b[160];
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "the GPU's eager kernels index %u dims; %s keeps %d after "
+                           "merging (make the inputs contiguous)",
+                           DML_EAGER_RANK, dims_s(y.dims, y.rank, b, sizeof b), (int)mr);
+  }
+  int64_t n = dml_dims_numel(y.dims, y.rank);
+  if (n > (int64_t)UINT32_MAX)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "%lld elements: the GPU's eager kernels index below 2^32",
+                           (long long)n);
+  DML_RETURN_IF_ERROR(make(dev, y.dtype, y.rank, y.dims, NULL, opn, out));
+  if (n == 0) return DML_OK;
+  slot_t *ys = NULL;
+  dml_status_t e = get(*out, opn, &ys);
+  /* binding 1: the inputs' common buffer, or the spans they read copied
+   * into one temporary buffer (16-byte aligned each) */
+  int shared = 1;
+  for (uint32_t j = 1; j < n_in; j++) shared = shared && x[j]->st == x[0]->st;
+  uint32_t pc[DML_EAGER_PC_WORDS];
+  memset(pc, 0, sizeof pc);
+  dml_rt_devmem_copy_t cp[DML_EAGER_MAX_INPUTS];
+  uint32_t n_cp = 0;
+  uint64_t pack = 0;
+  for (uint32_t j = 0; j < n_in && !e; j++) {
+    int64_t lo = x[j]->offset, hi = x[j]->offset;
+    for (int32_t d = 0; d < mr; d++) {
+      int64_t span = ms[1 + j][d] * (md[d] - 1);
+      if (span < 0)
+        lo += span;
+      else
+        hi += span;
+    }
+    int64_t off = x[j]->offset;
+    if (!shared) {
+      cp[n_cp].src = x[j]->st->buf;
+      cp[n_cp].src_off = (uint64_t)lo * 4;
+      cp[n_cp].dst_off = pack;
+      cp[n_cp].bytes = (uint64_t)(hi - lo + 1) * 4;
+      off = (int64_t)(pack / 4) + (x[j]->offset - lo);
+      hi = (int64_t)(pack / 4) + (hi - lo);
+      pack = (pack + cp[n_cp].bytes + 15) & ~(uint64_t)15;
+      n_cp++;
+    }
+    if (hi > (int64_t)UINT32_MAX) {
+      e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                          "input %u reaches element %lld: the GPU's eager kernels index "
+                          "below 2^32",
+                          j, (long long)hi);
+      break;
+    }
+    uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS;
+    pc[w] = (uint32_t)off;
+    /* dims right-aligned in the kernel's DML_EAGER_RANK; strides wrap
+     * modulo 2^32 (a negative step's), as the kernel's indices do */
+    for (int32_t d = 0; d < mr; d++)
+      pc[w + 1 + (DML_EAGER_RANK - (uint32_t)mr) + (uint32_t)d] = (uint32_t)ms[1 + j][d];
+  }
+  for (uint32_t d = 0; d < DML_EAGER_RANK; d++)
+    pc[DML_EAGER_PC_DIMS + d] = d < DML_EAGER_RANK - (uint32_t)mr
+                                    ? 1u
+                                    : (uint32_t)md[d - (DML_EAGER_RANK - (uint32_t)mr)];
+  uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
+  if (groups > 65535) groups = 65535;
+  uint64_t stride = groups * DML_EAGER_LOCAL;
+  pc[DML_EAGER_PC_N] = (uint32_t)n;
+  pc[DML_EAGER_PC_STRIDE] = (uint32_t)stride;
+  pc[DML_EAGER_PC_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
+  if (!e)
+    e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
+                             shared ? x[0]->st->buf : NULL, cp, n_cp, pack, pc,
+                             DML_EAGER_PC_WORDS, (uint32_t)groups);
+  if (e) {
+    dml_status_free(dml_rt_tensor_free(*out));
+    return dml_status_annotate(e, "%s on %s", opn, dev->name);
+  }
+  return DML_OK;
+}
+
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,
@@ -912,6 +1103,7 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
         "%u, %u)",
         MAX_OP_INPUTS, DML_MAX_EAGER_OUTPUTS, n_inputs, n_outputs);
   dml_tensor_t in[MAX_OP_INPUTS];
+  slot_t *xs[MAX_OP_INPUTS] = {0};
   void *owned[MAX_OP_INPUTS] = {0};
   dml_rt_device_t *dev = NULL;
   dml_status_t s = DML_OK;
@@ -932,15 +1124,8 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       break;
     }
     dev = x->st->dev;
-    if (dev->mem) {
-      s = dml_status_detail(
-          dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                          "eager ops on %s are not implemented yet", dev->name),
-          "op %s on device %s: eager ops run on the CPU only in this version; copy the "
-          "tensors with dml_rt_tensor_to_device",
-          opn, dev->name);
-      break;
-    }
+    xs[i] = x;
+    if (dev->mem) continue; /* below */
     in[i].dtype = x->dtype;
     in[i].rank = x->rank;
     memcpy(in[i].dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
@@ -952,6 +1137,38 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
                         "no input tensor tells the device (eager ops without inputs: use "
                         "the creation calls)");
+  if (!s && dev->mem) { /* the device's eager kernel library */
+    int32_t k = eager_find(id, n_inputs);
+    for (uint32_t i = 0; i < n_inputs && k >= 0; i++)
+      if (!xs[i]) k = -1; /* absent optional input */
+    if (!dev->mem->run_kernel || k < 0) {
+      s = dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                          "eager op %s with %u inputs is not implemented on %s yet", opn,
+                          n_inputs, dev->name),
+          "%s; copy the tensors with dml_rt_tensor_to_device and run it on the CPU",
+          !dev->mem->run_kernel
+              ? "this device has no eager kernel library in this version (Vulkan has)"
+          : dml_eager_spirv_count
+              ? "the Vulkan eager library holds the f32 elementwise ops only "
+                "(docs/tensor.md)"
+              : "this build has no eager kernel library (built without the GPU code "
+                "generator, glslang)");
+    } else if (n_outputs != 1) {
+      s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "%s has 1 output, not %u",
+                          opn, n_outputs);
+    } else {
+      for (uint32_t i = 0; i < n_inputs && !s; i++)
+        if (xs[i]->dtype != DML_DTYPE_F32)
+          s = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                              "the GPU's eager kernels take f32 only in this version "
+                              "(input %u is %s)",
+                              i, dml_dtype_name(xs[i]->dtype));
+      if (!s) s = eager_attrs_check(id, attrs, n_attrs);
+      if (!s) s = eager_gpu(dev, id, k, xs, n_inputs, outputs);
+    }
+    return s;
+  }
   if (!s)
     s = run_host(dev, id, in, n_inputs, attrs, n_attrs, NULL, 0, outputs, n_outputs);
   for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);
