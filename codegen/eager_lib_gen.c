@@ -84,8 +84,8 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, dml_kpool_t *p, dml_ke
     }
     x[j] = dml_kv_reg(p, j);
   }
-  const dml_kval_t *v = NULL;
-  *why = dml_ksched_ew_node(p, &g, 0, 0, x, &v);
+  const dml_kval_t *v = x[0]; /* Identity: the strided copy */
+  if (op != DML_OP_IDENTITY) *why = dml_ksched_ew_node(p, &g, 0, 0, x, &v);
   if (*why) return DML_OK;
   dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
   dml_kstmt_t *guard = dml_ks_new(p, DML_KS_IF_LT);
@@ -119,6 +119,69 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, dml_kpool_t *p, dml_ke
                    : DML_OK;
 }
 
+/* Reduction `op` over axis 1 of x [S0, S1, S2] (keepdims): the
+ * scheduler's plan of the one-node function, which must be one kernel. */
+static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_kplan_t **out,
+                                const char **why) {
+  dml_pkg_symbol_t S[3];
+  static const char *const names[3] = {"outer", "len", "inner"};
+  for (int i = 0; i < 3; i++) {
+    dml_pkg_symbol_t z = {names[i],
+                          i == 1 ? max_len : (int64_t)1 << 30,
+                          DML_PKG_SYMBOL_INPUT,
+                          0,
+                          0,
+                          0,
+                          0,
+                          {-1, -1},
+                          1,
+                          0,
+                          1};
+    S[i] = z;
+  }
+  dml_pkg_value_t vals[2];
+  memset(vals, 0, sizeof vals);
+  for (int j = 0; j < 2; j++) {
+    vals[j].name = j ? "y" : "x";
+    vals[j].type.dtype = DML_DTYPE_F32;
+    vals[j].type.rank = 3;
+    for (int d = 0; d < 3; d++) {
+      vals[j].type.dims[d].value = 1;
+      vals[j].type.dims[d].sym = j && d == 1 ? -1 : d;
+    }
+    vals[j].storage = j ? DML_PKG_STORAGE_ARENA : DML_PKG_STORAGE_CONST;
+    vals[j].bytes = 4;
+  }
+  uint32_t in = 0, y = 1;
+  int64_t axis = 1;
+  dml_attr_t a[2];
+  memset(a, 0, sizeof a);
+  a[0].name = "axes";
+  a[0].kind = DML_ATTR_INTS;
+  a[0].n = 1;
+  a[0].ints = &axis;
+  a[1].name = "keepdims";
+  a[1].kind = DML_ATTR_INT;
+  a[1].i = 1;
+  dml_pkg_node_t node = {op, dml_op_name(op), "", 1, &in, 1, &y, 2, a};
+  dml_pkg_function_t fn = {"eager", 4, 2, vals, 1, &node, 0, NULL, 1, &y};
+  dml_pkg_graph_t g = {3, S, 1, &fn, NULL};
+  dml_kplan_t *plan = NULL;
+  dml_status_t s = dml_kschedule(&g, 0, NULL, 0, &plan);
+  if (s) { /* the scheduler has no f32 form of this op */
+    dml_status_free(s);
+    *why = "not scheduled for f32";
+    return DML_OK;
+  }
+  if (plan->n_kernels != 1) {
+    dml_kplan_release(plan);
+    *why = "not one kernel";
+    return DML_OK;
+  }
+  *out = plan;
+  return DML_OK;
+}
+
 typedef struct gen {
   FILE *f;
   uint32_t n;
@@ -126,30 +189,55 @@ typedef struct gen {
   size_t tlen;
 } gen_t;
 
+static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
+                               dml_op_t op, uint32_t kind, uint32_t n_in,
+                               int64_t max_len);
+
 static dml_status_t emit(gen_t *G, dml_op_t op, uint32_t n_in) {
   dml_kpool_t pool = {0};
   dml_kernel_t K;
   const char *why = NULL;
   dml_status_t s = ew_kernel(op, n_in, &pool, &K, &why);
-  if (!s && why) {
+  if (!s && why)
     fprintf(stderr, "dmlc_eager_libgen: %s (%u f32 inputs) left out: %s\n",
             dml_op_name(op), n_in, why);
-    dml_kpool_free(&pool);
-    return DML_OK;
-  }
+  else if (!s)
+    s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, 0);
+  dml_kpool_free(&pool);
+  return s;
+}
+
+/* Writes the words of kernel `K` (n_symbols push-constant words) as
+ * array k<G->n>, and its table row. */
+static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
+                               dml_op_t op, uint32_t kind, uint32_t n_in,
+                               int64_t max_len) {
   char *glsl = NULL;
   uint32_t *words = NULL;
   size_t nw = 0;
-  if (!s) s = dml_codegen_glsl(&K, DML_EAGER_PC_WORDS, &glsl);
-  if (!s) s = dml_codegen_spirv(glsl, K.name, &words, &nw);
+  dml_status_t s = dml_codegen_glsl(K, n_symbols, &glsl);
+  if (!s) s = dml_codegen_spirv(glsl, K->name, &words, &nw);
   if (!s) {
     fprintf(G->f, "static const uint32_t k%u[%zu] = {", G->n, nw);
     for (size_t w = 0; w < nw; w++)
       fprintf(G->f, "%s0x%08xu,", w % 8 ? " " : "\n  ", words[w]);
     fprintf(G->f, "\n};\n");
+    char items[400] = "";
+    if (kind == DML_EAGER_REDUCE) {
+      int len = 0;
+      for (int d = 0; d < 3; d++)
+        len += snprintf(items + len, sizeof items - (size_t)len,
+                        "%s{%lldll, %lldll, %d, %uu}", d ? ", " : "",
+                        (long long)K->items[d].c0, (long long)K->items[d].c,
+                        (int)K->items[d].sym, K->items[d].more);
+    } else {
+      snprintf(items, sizeof items, "{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}");
+    }
     int len = snprintf(G->table + G->tlen, sizeof G->table - G->tlen,
-                       "  {(dml_op_t)%d /* %s */, DML_EAGER_EW, %u, %zu, k%u},\n",
-                       (int)op, dml_op_name(op), n_in, nw, G->n);
+                       "  {(dml_op_t)%d /* %s */, %uu, %u, %zu, k%u, {%u, %u, %u}, "
+                       "{%s}, %lldll},\n",
+                       (int)op, dml_op_name(op), kind, n_in, nw, G->n, K->local[0],
+                       K->local[1], K->local[2], items, (long long)max_len);
     if (len < 0 || (size_t)len >= sizeof G->table - G->tlen)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.eager",
                           "the table outgrew its buffer");
@@ -159,8 +247,27 @@ static dml_status_t emit(gen_t *G, dml_op_t op, uint32_t n_in) {
   }
   free(glsl);
   free(words);
-  dml_kpool_free(&pool);
   return dml_status_annotate(s, "eager kernel %s", dml_op_name(op));
+}
+
+/* Two kernels per reduction: rows up to DML_KROW_MIN long (one invocation
+ * per row) and of any length (one workgroup per row). */
+static dml_status_t emit_reduce(gen_t *G, dml_op_t op) {
+  const int64_t lens[2] = {DML_KROW_MIN, (int64_t)1 << 30};
+  dml_status_t s = DML_OK;
+  for (int i = 0; i < 2 && !s; i++) {
+    dml_kplan_t *plan = NULL;
+    const char *why = NULL;
+    DML_RETURN_IF_ERROR(reduce_plan(op, lens[i], &plan, &why));
+    if (why) {
+      fprintf(stderr, "dmlc_eager_libgen: %s (f32) left out: %s\n", dml_op_name(op), why);
+      return DML_OK;
+    }
+    s = emit_words(G, &plan->kernels[0], DML_EAGER_REDUCE_SYMS, op, DML_EAGER_REDUCE, 1,
+                   lens[i]);
+    dml_kplan_release(plan);
+  }
+  return s;
 }
 
 int main(int argc, char **argv) {
@@ -178,8 +285,13 @@ int main(int argc, char **argv) {
           "kernel library's SPIR-V. Do not edit. */\n"
           "#include \"dml_eager_lib.h\"\n");
   dml_status_t s = DML_OK;
+  s = emit(G, DML_OP_IDENTITY, 1); /* the strided copy */
   for (int o = 1; o < DML_OP_COUNT_ && !s; o++) {
     const dml_op_info_t *info = dml_op_info((dml_op_t)o);
+    if (info && (info->flags & DML_OPF_REDUCTION)) {
+      s = emit_reduce(G, (dml_op_t)o);
+      continue;
+    }
     if (!info || !(info->flags & DML_OPF_ELEMENTWISE)) continue;
     /* fixed arities, and the variadic ops' two-operand form */
     uint32_t n_in = info->max_inputs < 0 ? 2u : (uint32_t)info->max_inputs;
@@ -199,7 +311,7 @@ int main(int argc, char **argv) {
   }
   fprintf(G->f,
           "const dml_eager_kernel_t dml_eager_spirv[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "
-          "0}\n};\n"
+          "0, {0, 0, 0}, {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0}\n};\n"
           "const uint32_t dml_eager_spirv_count = %u;\n",
           G->tlen ? G->table : "", G->n);
   fclose(G->f);

@@ -44,14 +44,41 @@ enum {
   DML_EAGER_PC_WORDS = DML_EAGER_PC_IN + DML_EAGER_MAX_INPUTS * DML_EAGER_PC_IN_WORDS,
 };
 
+/* Reduction kernels (kind DML_EAGER_REDUCE): the compiled path's kernel
+ * itself, scheduled (dml_kschedule) for a one-node function: x f32
+ * [S0, S1, S2] at element 0 of binding 1, y f32 [S0, 1, S2] at element 0
+ * of binding 0, the op reducing axis 1 with its other attributes at their
+ * defaults. The push-constant words are the symbols S0 (outer), S1 (the
+ * reduced length) and S2 (inner); the grid is `items` (c0 + c * S[sym] *
+ * the symbols of `more`, as dml_kpkg_lin_t) over `local`. Each op has a
+ * kernel for rows up to 256 long and one for any length (max_len); a
+ * kernel whose grid is capped at 65,535 row workgroups (rows loop over the
+ * workgroups' turns) may be dispatched with min(65,535, rows) of them. */
+#define DML_EAGER_REDUCE 2u
+#define DML_EAGER_REDUCE_SYMS 3u
+
+/* A count of a reduction kernel's grid (dml_kpkg_lin_t's meaning). */
+typedef struct dml_eager_lin {
+  int64_t c0, c;
+  int32_t sym;
+  uint32_t more;
+} dml_eager_lin_t;
+
 /* One kernel of the library: op `op` of `n_inputs` f32 operands (its
- * attributes at their defaults, Mod with fmod = 1), SPIR-V `words`. */
+ * attributes at their defaults, Mod with fmod = 1), SPIR-V `words`.
+ * Identity (kind DML_EAGER_EW) is the strided copy. */
 typedef struct dml_eager_kernel {
   dml_op_t op;
-  uint32_t kind; /* DML_EAGER_EW */
+  uint32_t kind; /* DML_EAGER_EW, DML_EAGER_REDUCE */
   uint32_t n_inputs;
   uint32_t n_words;
   const uint32_t *words;
+  uint32_t local[3];        /* DML_EAGER_REDUCE */
+  dml_eager_lin_t items[3]; /* DML_EAGER_REDUCE */
+  /* DML_EAGER_REDUCE: the longest reduced length S1 the kernel was
+   * scheduled for (its bound: up to 256 one invocation per row, beyond
+   * that one workgroup per row, the scheduler's choice) */
+  int64_t max_len;
 } dml_eager_kernel_t;
 
 /* The SPIR-V library (dml_eager_spirv.c, generated at build time); 0

@@ -36,7 +36,15 @@ const dml_rt_devmem_t *dml_rt_vulkan_devmem(void) {
 #endif
 
 #ifndef DML_RT_HAVE_EAGER_SPIRV /* built without the GPU code generator */
-const dml_eager_kernel_t dml_eager_spirv[] = {{DML_OP_INVALID, 0, 0, 0, 0}};
+const dml_eager_kernel_t dml_eager_spirv[] = {
+    {DML_OP_INVALID,
+     0,
+     0,
+     0,
+     0,
+     {0, 0, 0},
+     {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}},
+     0}};
 const uint32_t dml_eager_spirv_count = 0;
 #endif
 
@@ -1086,6 +1094,153 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   return DML_OK;
 }
 
+/* Runs reduction `id` (attributes axes, keepdims, noop_with_empty_axes) on
+ * device tensor `xh` (slot x) with the library's kernel `k` (the compiled
+ * path's kernel for x [S0, S1, S2] reduced over axis 1): x is viewed as
+ * [outer, reduced, inner] when it is contiguous and its reduced axes are
+ * consecutive, else first copied (the Identity kernel) with its kept axes
+ * before its reduced ones. */
+static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
+                                 dml_rt_tensor_t xh, slot_t *x, const dml_attr_t *attrs,
+                                 uint32_t n_attrs, dml_rt_tensor_t *out) {
+  const char *opn = dml_op_name(id);
+  dml_tensor_t in, y;
+  memset(&in, 0, sizeof in);
+  memset(&y, 0, sizeof y);
+  in.dtype = x->dtype;
+  in.rank = x->rank;
+  memcpy(in.dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  /* the rule reads x's dims only (dml_cpu_output_dims_reads), but refuses
+   * an input without data: its elements stay on the device, a host address
+   * that is never read stands in */
+  if (dml_cpu_output_dims_reads(id, 0))
+    return dml_status_make(DML_STATUS_INTERNAL, opn, "the shape rule reads x's values");
+  in.data = x;
+  uint64_t cap = UINT64_MAX;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = &in;
+  call.n_inputs = 1;
+  call.outputs = &y;
+  call.n_outputs = 1;
+  call.output_capacity = &cap;
+  call.attrs = attrs;
+  call.n_attrs = n_attrs;
+  DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call)); /* the shape rule's checks */
+  for (uint32_t i = 0; i < n_attrs; i++)
+    if (attrs[i].name && strcmp(attrs[i].name, "axes") &&
+        strcmp(attrs[i].name, "keepdims") &&
+        strcmp(attrs[i].name, "noop_with_empty_axes"))
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "attribute '%s' is not taken by the GPU's eager kernel in "
+                             "this version",
+                             attrs[i].name);
+  const dml_attr_t *ax = dml_attr_find(attrs, n_attrs, "axes");
+  int red[DML_MAX_RANK] = {0}, n_red = 0;
+  for (size_t i = 0; ax && ax->kind == DML_ATTR_INTS && i < ax->n; i++) {
+    int64_t a = ax->ints[i] < 0 ? ax->ints[i] + x->rank : ax->ints[i];
+    if (a >= 0 && a < x->rank && !red[a]) red[a] = 1, n_red++;
+  }
+  if (!n_red) {
+    if (dml_attr_int(attrs, n_attrs, "noop_with_empty_axes", 0)) { /* y = x */
+      int32_t ki = eager_find(DML_OP_IDENTITY, 1);
+      if (ki < 0)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn, "no Identity kernel");
+      return eager_gpu(dev, DML_OP_IDENTITY, ki, &x, 1, out);
+    }
+    for (int32_t d = 0; d < x->rank; d++) red[d] = 1;
+    n_red = x->rank;
+  }
+  int64_t outer = 1, len = 1, inner = 1;
+  int32_t first = -1, last = -1;
+  for (int32_t d = 0; d < x->rank; d++)
+    if (red[d]) {
+      if (first < 0) first = d;
+      last = d;
+    }
+  int direct = is_contig(x) && (first < 0 || last - first + 1 == n_red);
+  dml_rt_tensor_t tmp = DML_RT_TENSOR_NONE;
+  slot_t *src = x;
+  if (!direct) { /* kept axes first, reduced ones last, made contiguous */
+    int64_t perm[DML_MAX_RANK];
+    int32_t np = 0;
+    for (int32_t d = 0; d < x->rank; d++)
+      if (!red[d]) perm[np++] = d;
+    for (int32_t d = 0; d < x->rank; d++)
+      if (red[d]) perm[np++] = d;
+    dml_rt_tensor_t view;
+    DML_RETURN_IF_ERROR(dml_rt_tensor_transpose(xh, perm, &view));
+    dml_status_t e = dml_rt_tensor_op("Identity", &view, 1, NULL, 0, &tmp, 1);
+    dml_status_free(dml_rt_tensor_free(view));
+    DML_RETURN_IF_ERROR(e);
+    e = get(tmp, opn, &src);
+    if (e) {
+      dml_status_free(dml_rt_tensor_free(tmp));
+      return e;
+    }
+    for (int32_t d = 0; d < x->rank; d++) *(red[d] ? &len : &outer) *= x->dims[d];
+  } else {
+    for (int32_t d = 0; d < x->rank; d++)
+      *(d < first ? &outer : d > last ? &inner : &len) *= x->dims[d];
+  }
+  int64_t n = dml_dims_numel(x->dims, x->rank);
+  dml_status_t e = DML_OK;
+  if (n > (int64_t)UINT32_MAX)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                        "%lld elements: the GPU's eager kernels index below 2^32",
+                        (long long)n);
+  if (!e) e = make(dev, y.dtype, y.rank, y.dims, NULL, opn, out);
+  if (e) {
+    if (tmp.id) dml_status_free(dml_rt_tensor_free(tmp));
+    return e;
+  }
+  slot_t *ys = NULL;
+  e = get(*out, opn, &ys);
+  int64_t sym[DML_EAGER_REDUCE_SYMS] = {outer, len, inner};
+  /* the kernel for rows of this length: the short-row form (one
+   * invocation per row) when it fits in one dispatch */
+  for (uint32_t j = 0; j < dml_eager_spirv_count; j++) /* any length first */
+    if (dml_eager_spirv[j].op == id && dml_eager_spirv[j].kind == DML_EAGER_REDUCE &&
+        dml_eager_spirv[j].max_len > dml_eager_spirv[k].max_len)
+      k = (int32_t)j;
+  for (uint32_t j = 0; j < dml_eager_spirv_count; j++) {
+    const dml_eager_kernel_t *E = &dml_eager_spirv[j];
+    if (E->op == id && E->kind == DML_EAGER_REDUCE && E->max_len >= len &&
+        E->max_len < dml_eager_spirv[k].max_len &&
+        outer * inner <= (int64_t)65535 * E->local[0])
+      k = (int32_t)j;
+  }
+  const dml_eager_kernel_t *K = &dml_eager_spirv[k];
+  int64_t items = K->items[0].c;
+  if (K->items[0].sym >= 0 && K->items[0].sym < (int32_t)DML_EAGER_REDUCE_SYMS)
+    items *= sym[K->items[0].sym];
+  for (uint32_t b = 0; b < DML_EAGER_REDUCE_SYMS; b++)
+    if (K->items[0].more & (1u << b)) items *= sym[b];
+  items += K->items[0].c0;
+  uint64_t groups = items > 0 ? ((uint64_t)items + K->local[0] - 1) / K->local[0] : 0;
+  /* a grid capped at 65,535 row workgroups: as many as there are rows */
+  if (K->max_len > 256 && groups > (uint64_t)(outer * inner))
+    groups = (uint64_t)(outer * inner);
+  uint32_t pc[DML_EAGER_REDUCE_SYMS] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
+  /* x at element 0 of binding 1 (the kernel's planned offset) */
+  dml_rt_devmem_copy_t cp = {src->st->buf, (uint64_t)src->offset * 4, 0, (uint64_t)n * 4};
+  if (!e && outer * inner > 0 && groups > 65535)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn, "%llu workgroups",
+                        (unsigned long long)groups);
+  if (!e && outer * inner > 0)
+    e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
+                             src->offset ? NULL : src->st->buf, &cp, src->offset ? 1 : 0,
+                             src->offset ? (uint64_t)n * 4 : 0, pc, DML_EAGER_REDUCE_SYMS,
+                             (uint32_t)groups);
+  if (tmp.id) dml_status_free(dml_rt_tensor_free(tmp));
+  if (e) {
+    dml_status_free(dml_rt_tensor_free(*out));
+    return dml_status_annotate(e, "%s on %s", opn, dev->name);
+  }
+  return DML_OK;
+}
+
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,
@@ -1137,6 +1292,30 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
                         "no input tensor tells the device (eager ops without inputs: use "
                         "the creation calls)");
+  dml_attr_t rattrs[8];
+  int64_t axes_v[DML_MAX_RANK];
+  if (!s && dev->mem && n_inputs == 2 && xs[0] && xs[1] &&
+      (dml_op_info(id)->flags & DML_OPF_REDUCTION) && xs[1]->dtype == DML_DTYPE_I64 &&
+      xs[1]->rank == 1 && xs[1]->dims[0] <= DML_MAX_RANK && n_attrs < 8) {
+    /* a reduction's axes input (opset 18): read back, passed as the
+     * attribute the kernel's caller takes */
+    void *p = NULL;
+    int own = 0;
+    s = host_dense(xs[1], opn, &p, &own);
+    if (!s) {
+      memcpy(axes_v, p, (size_t)xs[1]->dims[0] * 8);
+      if (own) free(p);
+      memcpy(rattrs, attrs, sizeof *attrs * n_attrs);
+      memset(&rattrs[n_attrs], 0, sizeof rattrs[0]);
+      rattrs[n_attrs].name = "axes";
+      rattrs[n_attrs].kind = DML_ATTR_INTS;
+      rattrs[n_attrs].n = (size_t)xs[1]->dims[0];
+      rattrs[n_attrs].ints = axes_v;
+      attrs = rattrs;
+      n_attrs++;
+      n_inputs = 1;
+    }
+  }
   if (!s && dev->mem) { /* the device's eager kernel library */
     int32_t k = eager_find(id, n_inputs);
     for (uint32_t i = 0; i < n_inputs && k >= 0; i++)
@@ -1150,8 +1329,8 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           !dev->mem->run_kernel
               ? "this device has no eager kernel library in this version (Vulkan has)"
           : dml_eager_spirv_count
-              ? "the Vulkan eager library holds the f32 elementwise ops only "
-                "(docs/tensor.md)"
+              ? "the Vulkan eager library holds the f32 elementwise ops, Identity "
+                "and the f32 reductions only (docs/tensor.md)"
               : "this build has no eager kernel library (built without the GPU code "
                 "generator, glslang)");
     } else if (n_outputs != 1) {
@@ -1164,6 +1343,8 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               "the GPU's eager kernels take f32 only in this version "
                               "(input %u is %s)",
                               i, dml_dtype_name(xs[i]->dtype));
+      if (!s && dml_eager_spirv[k].kind == DML_EAGER_REDUCE)
+        return eager_reduce(dev, id, k, inputs[0], xs[0], attrs, n_attrs, outputs);
       if (!s) s = eager_attrs_check(id, attrs, n_attrs);
       if (!s) s = eager_gpu(dev, id, k, xs, n_inputs, outputs);
     }

@@ -1,12 +1,12 @@
 /* test_tensor_vulkan.c — eager ops on Vulkan tensors (docs/tensor.md "Eager
- * ops on Vulkan"): every op of the eager kernel library (dml_eager_lib.h,
- * the f32 elementwise ops) on the default Vulkan device (Mesa's lavapipe in
- * CI) against the same op run eagerly on the CPU, on random values and the
- * edge values (NaN, +-inf, +-0, subnormals, +-1e+-30, huge), with
- * broadcasting, strided and negative-step views, empty dims and a row of
- * 70,001 elements; then the errors (shape mismatch naming the op and both
- * shapes, use after free, an op outside the library); and the device's
- * bytes back at their starting level after every tensor is freed.
+ * ops on Vulkan"): every op of the eager kernel library (dml_eager_lib.h:
+ * the f32 elementwise ops, Identity, the f32 reductions) on the default Vulkan device
+ * (Mesa's lavapipe in CI) against the same op run eagerly on the CPU, on random values
+ * and the edge values (NaN, +-inf, +-0, subnormals, +-1e+-30, huge), with broadcasting,
+ * strided and negative-step views, empty dims and a row of 70,001 elements; then the
+ * errors (shape mismatch naming the op and both shapes, use after free, an op outside the
+ * library); and the device's bytes back at their starting level after every tensor is
+ * freed.
  *
  * Agreement (the GPU against the CPU): both NaN; the same infinity; both
  * below the smallest normal with the same sign (the GPU may flush
@@ -180,6 +180,7 @@ static void test_every_op(void) {
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
     dml_op_t op = K->op;
+    if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* a reduction's other form */
     dml_attr_t fmod = {0};
     fmod.name = "fmod";
     fmod.kind = DML_ATTR_INT;
@@ -207,9 +208,9 @@ static void test_every_op(void) {
       compare(op, ce, ve, 2, &fmod, na, NULL, "empty [0,5]");
     }
   }
-  printf("%u ops of the eager library compared on vulkan (%d with mismatches)\n", n_ops,
-         g_mismatches);
-  CHECK(n_ops >= 40); /* the f32 elementwise ops of ops.def */
+  printf("%u ops of the eager library compared on vulkan (%d calls with mismatches)\n",
+         n_ops, g_mismatches);
+  CHECK(n_ops >= 50); /* the f32 elementwise ops of ops.def, the reductions */
   for (int i = 0; i < 8; i++) {
     CHECK_OK(dml_rt_tensor_free(c[i]));
     CHECK_OK(dml_rt_tensor_free(v[i]));
@@ -220,6 +221,126 @@ static void test_every_op(void) {
   CHECK_OK(dml_rt_tensor_free(f1));
   free(ra);
   free(rb);
+}
+
+/* Reduction `op` of x (CPU c, Vulkan v) with attributes a (n) against the
+ * CPU; sums may differ by 1e-5 of the reduced values' L1 norm (the CPU's
+ * ReduceL1 with the same attributes; / the reduced count for Mean). */
+static void compare_reduce(dml_op_t op, dml_rt_tensor_t c, dml_rt_tensor_t v,
+                           const dml_attr_t *a, uint32_t n, const char *what) {
+  const char *name = dml_op_name(op);
+  dml_rt_tensor_t yc, yv, l1;
+  CHECK_OK(dml_rt_tensor_op(name, &c, 1, a, n, &yc, 1));
+  dml_status_t e = dml_rt_tensor_op(name, &v, 1, a, n, &yv, 1);
+  CHECK_OK(e);
+  if (e) return;
+  CHECK_OK(dml_rt_tensor_op("ReduceL1", &c, 1, a, n, &l1, 1));
+  int64_t nc, nv, nl, nx;
+  float *pc = down(yc, &nc), *pv = down(yv, &nv), *pl = down(l1, &nl);
+  float *px = down(c, &nx);
+  CHECK(nc == nv && nc == nl);
+  double len = nc ? (double)nx / (double)nc : 1;
+  int bad = 0;
+  for (int64_t i = 0; i < nc && i < nv; i++) {
+    double slack = 1e-5 * pl[i] / (op == DML_OP_REDUCE_MEAN ? len : 1);
+    int ok =
+        agree(pv[i], pc[i], op) ||
+        (isfinite(pc[i]) && fabs((double)pv[i] - pc[i]) <= slack + 1e-5 * fabs(pc[i]));
+    if (!ok && bad++ < 3)
+      fprintf(stderr, "%s (%s) element %lld: vulkan %.9g, cpu %.9g\n", name, what,
+              (long long)i, pv[i], pc[i]);
+  }
+  CHECK(bad == 0);
+  free(pc);
+  free(pv);
+  free(pl);
+  free(px);
+  CHECK_OK(dml_rt_tensor_free(yc));
+  CHECK_OK(dml_rt_tensor_free(yv));
+  CHECK_OK(dml_rt_tensor_free(l1));
+}
+
+/* The reductions of the library over axes: rows of 70,001 (longer than a
+ * workgroup and than 65,535) along the last axis and the first,
+ * non-consecutive axes (a copy first), keepdims 0, the axes input form,
+ * a reversed view, an empty reduced axis and edge values. */
+static void test_reductions(void) {
+  int64_t dr[2] = {3, 70001}, d3[3] = {4, 5, 6}, de[2] = {0, 5}, dg[2] = {3, N_EDGES};
+  float *r = (float *)malloc(3 * 70001 * 4), r3[120], eg[3 * N_EDGES];
+  for (int i = 0; i < 3 * 70001; i++) r[i] = rnd();
+  for (int i = 0; i < 120; i++) r3[i] = rnd();
+  for (int i = 0; i < 3 * N_EDGES; i++) eg[i] = k_edges[(i * 7 + i / N_EDGES) % N_EDGES];
+  dml_rt_tensor_t c2 = up(g_cpu, 2, dr, r), v2 = up(g_vk, 2, dr, r);
+  dml_rt_tensor_t c3 = up(g_cpu, 3, d3, r3), v3 = up(g_vk, 3, d3, r3);
+  dml_rt_tensor_t ce = up(g_cpu, 2, de, NULL), ve = up(g_vk, 2, de, NULL);
+  dml_rt_tensor_t cg = up(g_cpu, 2, dg, eg), vg = up(g_vk, 2, dg, eg);
+  dml_rt_tensor_t cr, vr;
+  int64_t ax0 = 0, st0 = -1, en0 = INT64_MIN, sp0 = -1;
+  CHECK_OK(dml_rt_tensor_slice(c3, 1, &ax0, &st0, &en0, &sp0, &cr));
+  CHECK_OK(dml_rt_tensor_slice(v3, 1, &ax0, &st0, &en0, &sp0, &vr));
+  int64_t a1[1] = {1}, a0[1] = {0}, a02[2] = {0, -1}, a12[2] = {1, 2};
+  dml_attr_t at[2];
+  memset(at, 0, sizeof at);
+  at[0].name = "axes";
+  at[0].kind = DML_ATTR_INTS;
+  at[1].name = "keepdims";
+  at[1].kind = DML_ATTR_INT;
+  at[1].i = 0;
+  uint32_t n_red = 0;
+  for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
+    if (dml_eager_spirv[k].kind != DML_EAGER_REDUCE) continue;
+    dml_op_t op = dml_eager_spirv[k].op;
+    if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* its other form */
+    n_red++;
+    int prod = op == DML_OP_REDUCE_PROD;
+    at[0].n = 1, at[0].ints = a1;
+    if (!prod) compare_reduce(op, c2, v2, at, 1, "[3,70001] axis 1");
+    compare_reduce(op, c3, v3, at, 2, "[4,5,6] axis 1, keepdims 0");
+    compare_reduce(op, ce, ve, at, 1, "[0,5] axis 1");
+    compare_reduce(op, cg, vg, at, 1, "edge values, axis 1");
+    at[0].ints = a0;
+    compare_reduce(op, ce, ve, at, 1, "[0,5] axis 0 (empty rows)");
+    compare_reduce(op, c3, v3, at, 1, "[4,5,6] axis 0");
+    compare_reduce(op, cr, vr, at, 1, "reversed view, axis 0");
+    if (!prod) compare_reduce(op, c2, v2, at, 1, "[3,70001] axis 0");
+    at[0].n = 2, at[0].ints = a02;
+    compare_reduce(op, c3, v3, at, 1, "[4,5,6] axes 0, -1");
+    compare_reduce(op, cr, vr, at, 2, "reversed view, axes 0, -1, keepdims 0");
+    at[0].ints = a12;
+    compare_reduce(op, c3, v3, at, 1, "[4,5,6] axes 1, 2");
+    compare_reduce(op, c3, v3, NULL, 0, "[4,5,6] all axes");
+    /* the axes input (opset 18) */
+    int64_t dax = 1;
+    dml_rt_tensor_t axc, axv, yc, yv;
+    dml_tensor_t h;
+    memset(&h, 0, sizeof h);
+    h.dtype = DML_DTYPE_I64;
+    h.rank = 1;
+    h.dims[0] = 1;
+    h.data = a1;
+    CHECK_OK(dml_rt_tensor_from_host(g_cpu, &h, &axc));
+    CHECK_OK(dml_rt_tensor_from_host(g_vk, &h, &axv));
+    (void)dax;
+    dml_rt_tensor_t ic[2] = {c3, axc}, iv[2] = {v3, axv};
+    CHECK_OK(dml_rt_tensor_op(dml_op_name(op), ic, 2, NULL, 0, &yc, 1));
+    CHECK_OK(dml_rt_tensor_op(dml_op_name(op), iv, 2, NULL, 0, &yv, 1));
+    int64_t n1, n2;
+    float *p1 = down(yc, &n1), *p2 = down(yv, &n2);
+    CHECK(n1 == 24 && n2 == 24);
+    for (int64_t i = 0; i < n1 && i < n2; i++)
+      CHECK(agree(p2[i], p1[i], op) || fabs(p2[i] - p1[i]) <= 1e-5 * (1 + fabs(p1[i])));
+    free(p1);
+    free(p2);
+    CHECK_OK(dml_rt_tensor_free(axc));
+    CHECK_OK(dml_rt_tensor_free(axv));
+    CHECK_OK(dml_rt_tensor_free(yc));
+    CHECK_OK(dml_rt_tensor_free(yv));
+  }
+  printf("%u reductions of the eager library compared on vulkan\n", n_red);
+  CHECK(n_red >= 4); /* Sum, Mean, Max, Min at least */
+  dml_rt_tensor_t all[10] = {c2, v2, c3, v3, ce, ve, cg, vg, cr, vr};
+  for (int i = 0; i < 10; i++) CHECK_OK(dml_rt_tensor_free(all[i]));
+  free(r);
 }
 
 /* > 2^24 elements: more than 65,535 workgroups of 256, so each invocation
@@ -339,6 +460,8 @@ int main(void) {
   CHECK_OK(dml_rt_device_open("cpu", &g_cpu));
   uint64_t start = dml_rt_device_bytes(g_vk), start_n = dml_rt_device_num_storages(g_vk);
   RUN(test_every_op);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN(test_reductions);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN(test_big);
   RUN(test_errors);
