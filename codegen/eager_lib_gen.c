@@ -30,8 +30,8 @@ static const dml_kidx_t *sym(dml_kpool_t *p, uint32_t w) {
 }
 
 /* The body: for it < ITERS: i = gid + it * STRIDE; if i < N: y[i] = f(x). */
-static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, dml_kpool_t *p, dml_kernel_t *K,
-                              const char **why) {
+static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_kpool_t *p,
+                              dml_kernel_t *K, const char **why) {
   /* the one-node function the scheduler sees */
   dml_pkg_symbol_t S = {
       "n", (int64_t)1 << 31, DML_PKG_SYMBOL_INPUT, 0, 0, 0, 0, {-1, -1}, 1, 0, 1};
@@ -63,9 +63,11 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, dml_kpool_t *p, dml_ke
       p, DML_KI_ADD, dml_ki_var(p, DML_KVAR_GID_X),
       dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, it), sym(p, DML_EAGER_PC_STRIDE)));
   const dml_kidx_t *coord[DML_EAGER_RANK], *rest = i;
-  for (int d = (int)DML_EAGER_RANK - 1; d >= 0; d--) {
+  /* the last nd dims only (nd 1: no division, the flat form) */
+  const int lo = (int)(DML_EAGER_RANK - nd);
+  for (int d = (int)DML_EAGER_RANK - 1; d >= lo; d--) {
     const dml_kidx_t *e = sym(p, DML_EAGER_PC_DIMS + (uint32_t)d);
-    coord[d] = d == 0 ? rest : dml_ki_bin(p, DML_KI_MOD, rest, e);
+    coord[d] = d == lo ? rest : dml_ki_bin(p, DML_KI_MOD, rest, e);
     rest = dml_ki_bin(p, DML_KI_DIV, rest, e);
   }
   const dml_kval_t *x[DML_EAGER_MAX_INPUTS];
@@ -73,7 +75,7 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, dml_kpool_t *p, dml_ke
   for (uint32_t j = 0; j < n_in; j++) {
     uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS;
     const dml_kidx_t *idx = sym(p, w);
-    for (uint32_t d = 0; d < DML_EAGER_RANK; d++)
+    for (uint32_t d = (uint32_t)lo; d < DML_EAGER_RANK; d++)
       idx = dml_ki_bin(p, DML_KI_ADD, idx,
                        dml_ki_bin(p, DML_KI_MUL, coord[d], sym(p, w + 1 + d)));
     /* into a register: the formula reads it several times */
@@ -193,17 +195,26 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
                                dml_op_t op, uint32_t kind, uint32_t n_in,
                                int64_t max_len);
 
+/* Two forms per op: flat (one dim after merging: no index division) and
+ * DML_EAGER_RANK dims. */
 static dml_status_t emit(gen_t *G, dml_op_t op, uint32_t n_in) {
-  dml_kpool_t pool = {0};
-  dml_kernel_t K;
-  const char *why = NULL;
-  dml_status_t s = ew_kernel(op, n_in, &pool, &K, &why);
-  if (!s && why)
-    fprintf(stderr, "dmlc_eager_libgen: %s (%u f32 inputs) left out: %s\n",
-            dml_op_name(op), n_in, why);
-  else if (!s)
-    s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, 0);
-  dml_kpool_free(&pool);
+  dml_status_t s = DML_OK;
+  const uint32_t forms[2] = {1, DML_EAGER_RANK};
+  for (int f = 0; f < 2 && !s; f++) {
+    dml_kpool_t pool = {0};
+    dml_kernel_t K;
+    const char *why = NULL;
+    s = ew_kernel(op, n_in, forms[f], &pool, &K, &why);
+    if (!s && why) {
+      if (f == 0)
+        fprintf(stderr, "dmlc_eager_libgen: %s (%u f32 inputs) left out: %s\n",
+                dml_op_name(op), n_in, why);
+      dml_kpool_free(&pool);
+      return DML_OK;
+    }
+    if (!s) s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f]);
+    dml_kpool_free(&pool);
+  }
   return s;
 }
 

@@ -77,7 +77,9 @@ typedef struct dml_eager_kernel {
   dml_eager_lin_t items[3]; /* DML_EAGER_REDUCE */
   /* DML_EAGER_REDUCE: the longest reduced length S1 the kernel was
    * scheduled for (its bound: up to 256 one invocation per row, beyond
-   * that one workgroup per row, the scheduler's choice) */
+   * that one workgroup per row, the scheduler's choice). DML_EAGER_EW: the
+   * dims it indexes, the last ones of the layout (1: the flat form, no
+   * index division; DML_EAGER_RANK) */
   int64_t max_len;
 } dml_eager_kernel_t;
 

@@ -912,12 +912,15 @@ static dml_op_t op_lookup(const char *name) {
 
 /* ---- eager ops on a device (the eager kernel library, dml_eager_lib.h) ---- */
 
-/* The library's kernel for op `id` with n_in operands, or -1. */
+/* The library's most general kernel for op `id` with n_in operands, or
+ * -1 (the callers then pick a narrower form that fits). */
 static int32_t eager_find(dml_op_t id, uint32_t n_in) {
+  int32_t best = -1; /* the most general form (largest max_len) */
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++)
-    if (dml_eager_spirv[k].op == id && dml_eager_spirv[k].n_inputs == n_in)
-      return (int32_t)k;
-  return -1;
+    if (dml_eager_spirv[k].op == id && dml_eager_spirv[k].n_inputs == n_in &&
+        (best < 0 || dml_eager_spirv[k].max_len > dml_eager_spirv[best].max_len))
+      best = (int32_t)k;
+  return best;
 }
 
 /* Why the library kernel (built with the op's default attributes, Mod with
@@ -1077,6 +1080,14 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
     pc[DML_EAGER_PC_DIMS + d] = d < DML_EAGER_RANK - (uint32_t)mr
                                     ? 1u
                                     : (uint32_t)md[d - (DML_EAGER_RANK - (uint32_t)mr)];
+  /* the form indexing the fewest dims that hold the merged ones (the
+   * flat form has no index division: lavapipe scalarizes it) */
+  for (uint32_t j = 0; j < dml_eager_spirv_count; j++) {
+    const dml_eager_kernel_t *E = &dml_eager_spirv[j];
+    if (E->op == id && E->kind == DML_EAGER_EW && E->n_inputs == n_in &&
+        E->max_len >= (mr ? mr : 1) && E->max_len < dml_eager_spirv[k].max_len)
+      k = (int32_t)j;
+  }
   uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
   if (groups > 65535) groups = 65535;
   uint64_t stride = groups * DML_EAGER_LOCAL;
