@@ -17,7 +17,10 @@
  *   device: with --device, the device tensors' costs there: a small
  *           tensor's zeros + free, a 1 MiB upload (from_host), download
  *           (to_host) and copy on the device (to_device), each with the
- *           free of what it made (µs).
+ *           free of what it made, and eager ops there (the eager kernel
+ *           library): Add and Relu of f32[16] (the per-op dispatch cost)
+ *           and Add of two 1 MiB tensors, each with the free of its output
+ *           (µs).
  *
  * Each figure is the median over `runs` (>= 5) rounds; the kinds are
  * interleaved within every round so machine load hits them alike. Prints
@@ -225,6 +228,40 @@ int main(int argc, char **argv) {
         "us, copy on the device + free %.1f us\n",
         dml_rt_device_name(dev), median(t_z, runs), median(t_up, runs),
         median(t_down, runs), median(t_copy, runs));
+    /* eager ops on the device (the eager kernel library): a small Add (the
+     * per-op dispatch cost), a small Relu, and an Add of two 1 MiB tensors */
+    dml_rt_tensor_t s16;
+    TRY(dml_rt_tensor_ones(dev, DML_DTYPE_F32, 1, &d16, &s16));
+    dml_rt_tensor_t in16[2] = {s16, s16}, in1m[2] = {g, g};
+    double t_add[64], t_relu[64], t_add1m[64];
+    for (int r = 0; r < runs + 1; r++) {
+      double t0 = now_s();
+      for (int i = 0; i < it; i++) {
+        TRY(dml_rt_tensor_op("Add", in16, 2, NULL, 0, &g2, 1));
+        TRY(dml_rt_tensor_free(g2));
+      }
+      double t1 = now_s();
+      for (int i = 0; i < it; i++) {
+        TRY(dml_rt_tensor_op("Relu", in16, 1, NULL, 0, &g2, 1));
+        TRY(dml_rt_tensor_free(g2));
+      }
+      double t2 = now_s();
+      for (int i = 0; i < it / 5; i++) {
+        TRY(dml_rt_tensor_op("Add", in1m, 2, NULL, 0, &g2, 1));
+        TRY(dml_rt_tensor_free(g2));
+      }
+      double t3 = now_s();
+      if (r == 0) continue;
+      t_add[r - 1] = (t1 - t0) / it * 1e6;
+      t_relu[r - 1] = (t2 - t1) / it * 1e6;
+      t_add1m[r - 1] = (t3 - t2) / (it / 5) * 1e6;
+    }
+    printf(
+        "%s: eager Add f32[16] + free %.1f us; eager Relu f32[16] + free %.1f us; "
+        "eager Add of two 1 MiB tensors + free %.1f us\n",
+        dml_rt_device_name(dev), median(t_add, runs), median(t_relu, runs),
+        median(t_add1m, runs));
+    TRY(dml_rt_tensor_free(s16));
     TRY(dml_rt_tensor_free(g));
     free(hb);
     dml_rt_device_close(dev);

@@ -5337,3 +5337,25 @@ void dml_kplan_release(dml_kplan_t *p) {
   }
   free(p);
 }
+
+/* ---- the eager kernel library's formulas (codegen/eager_lib.c) ---- */
+
+const char *dml_ksched_ew_node(dml_kpool_t *pool, const dml_pkg_graph_t *g, uint32_t fn,
+                               uint32_t node, const dml_kval_t *const *x,
+                               const dml_kval_t **out_value) {
+  sched_t s;
+  memset(&s, 0, sizeof s);
+  s.g = g;
+  s.fn = &g->functions[fn];
+  s.pool = pool;
+  const dml_pkg_node_t *n = &s.fn->nodes[node];
+  const char *why = ew_reject(&s, n);
+  if (why) return why;
+  if (n->op == DML_OP_EXPAND || n->op == DML_OP_ONE_HOT ||
+      n->op == DML_OP_BATCH_NORMALIZATION)
+    return "not a formula of its operands' elements";
+  const dml_kval_t *v = ew_value(&s, n, x);
+  if (!v) return "no formula";
+  *out_value = v;
+  return NULL;
+}

@@ -157,4 +157,15 @@ void dml_krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_t v
 dml_kstmt_t *dml_krow_each(sched_t *s, const dml_kidx_t *n, int32_t var,
                            dml_krow_stmt_fn body, void *ctx);
 
+/* schedule.c, for the eager kernel library (codegen/eager_lib.c): the
+ * value of elementwise node `node` of function `fn` of `g` given its
+ * operands' values `x` (the formula the scheduler fuses into its kernels,
+ * ew_value), built in `pool`. Returns NULL and sets *out_value, or the
+ * reason the scheduler refuses the node (ew_reject's: dtype, attributes)
+ * or "not a formula of its operands' elements" (Expand, OneHot,
+ * BatchNormalization). */
+const char *dml_ksched_ew_node(dml_kpool_t *pool, const dml_pkg_graph_t *g, uint32_t fn,
+                               uint32_t node, const dml_kval_t *const *x,
+                               const dml_kval_t **out_value);
+
 #endif /* DML_SCHEDULE_INTERNAL_H_ */

@@ -23,9 +23,24 @@
 #include <string.h>
 
 #include "dml_cpu.h"
+#include "dml_eager_lib.h"
+#include "dml_ew.h"
 #include "dml_ops.h"
 #include "dml_rt.h"
 #include "rt_backend.h"
+
+#ifndef DML_RT_HAVE_EAGER_SPIRV /* built without the GPU code generator */
+const dml_eager_kernel_t dml_eager_spirv[] = {
+    {DML_OP_INVALID,
+     0,
+     0,
+     0,
+     0,
+     {0, 0, 0},
+     {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}},
+     0}};
+const uint32_t dml_eager_spirv_count = 0;
+#endif
 
 #define ALIGN 64
 
@@ -917,6 +932,348 @@ static dml_op_t op_lookup(const char *name) {
   return DML_OP_INVALID;
 }
 
+/* ---- eager ops on a device (the eager kernel library, dml_eager_lib.h) ---- */
+
+/* The library's most general kernel for op `id` with n_in operands, or
+ * -1 (the callers then pick a narrower form that fits). */
+static int32_t eager_find(dml_op_t id, uint32_t n_in) {
+  int32_t best = -1; /* the most general form (largest max_len) */
+  for (uint32_t k = 0; k < dml_eager_spirv_count; k++)
+    if (dml_eager_spirv[k].op == id && dml_eager_spirv[k].n_inputs == n_in &&
+        (best < 0 || dml_eager_spirv[k].max_len > dml_eager_spirv[best].max_len))
+      best = (int32_t)k;
+  return best;
+}
+
+/* Why the library kernel (built with the op's default attributes, Mod with
+ * fmod = 1) does not compute op `id` with `attrs`, or NULL. */
+static dml_status_t eager_attrs_check(dml_op_t id, const dml_attr_t *attrs,
+                                      uint32_t n_attrs) {
+  const char *opn = dml_op_name(id);
+  if (dml_ew_has(id)) {
+    double av[DML_EW_MAX_ATTRS], dv[DML_EW_MAX_ATTRS];
+    DML_RETURN_IF_ERROR(dml_ew_attrs(id, attrs, n_attrs, av));
+    DML_RETURN_IF_ERROR(dml_ew_attrs(id, NULL, 0, dv));
+    for (int i = 0; i < DML_EW_MAX_ATTRS; i++)
+      if (av[i] != dv[i] && !(av[i] != av[i] && dv[i] != dv[i]))
+        return dml_status_detail(
+            dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                            "eager kernels on the GPU take the default attributes only "
+                            "in this version"),
+            "attribute %d is %g, the kernel's %g; copy the tensors to the CPU with "
+            "dml_rt_tensor_to_device",
+            i, av[i], dv[i]);
+    return DML_OK;
+  }
+  for (uint32_t i = 0; i < n_attrs; i++) {
+    if (id == DML_OP_MOD && attrs[i].name && !strcmp(attrs[i].name, "fmod") &&
+        attrs[i].kind == DML_ATTR_INT && attrs[i].i == 1)
+      continue;
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "attribute '%s' is not taken by the GPU's eager kernel in "
+                           "this version",
+                           attrs[i].name ? attrs[i].name : "");
+  }
+  if (id == DML_OP_MOD && !dml_attr_find(attrs, n_attrs, "fmod"))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                           "Mod of floats needs fmod = 1");
+  return DML_OK;
+}
+
+/* Runs elementwise op `id` on device tensors x[0 .. n_in-1] with the
+ * library's kernel `k`: output dims from the op's shape rule (the CPU's,
+ * dml_cpu_eager_outputs), inputs read in place through their strides (0 on
+ * broadcast dims), dims merged where every operand allows it. */
+static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
+                              slot_t *const *x, uint32_t n_in, dml_rt_tensor_t *out) {
+  const char *opn = dml_op_name(id);
+  dml_tensor_t in[DML_EAGER_MAX_INPUTS], y;
+  memset(in, 0, sizeof in);
+  memset(&y, 0, sizeof y);
+  for (uint32_t j = 0; j < n_in; j++) {
+    in[j].dtype = x[j]->dtype;
+    in[j].rank = x[j]->rank;
+    memcpy(in[j].dims, x[j]->dims, sizeof(int64_t) * (size_t)x[j]->rank);
+  }
+  uint64_t cap = UINT64_MAX;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = in;
+  call.n_inputs = n_in;
+  call.outputs = &y;
+  call.n_outputs = 1;
+  call.output_capacity = &cap;
+  DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
+  if (y.dtype != DML_DTYPE_F32)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "the GPU's eager kernels write f32 only in this version (this "
+                           "op gives %s)",
+                           dml_dtype_name(y.dtype));
+  /* dims and per-operand strides over y's index space (operand 0: y) */
+  int32_t r = y.rank;
+  int64_t dims[DML_MAX_RANK], st[1 + DML_EAGER_MAX_INPUTS][DML_MAX_RANK];
+  c_strides(y.dims, r, st[0]);
+  for (int32_t d = 0; d < r; d++) {
+    dims[d] = y.dims[d];
+    for (uint32_t j = 0; j < n_in; j++) {
+      int32_t xd = d - (r - x[j]->rank);
+      st[1 + j][d] = xd < 0 || x[j]->dims[xd] == 1 ? 0 : x[j]->strides[xd];
+    }
+  }
+  /* merge dim d into d + 1 where every operand is linear across them; drop
+   * dims of 1 */
+  int64_t md[DML_MAX_RANK], ms[1 + DML_EAGER_MAX_INPUTS][DML_MAX_RANK];
+  int32_t mr = 0;
+  for (int32_t d = 0; d < r; d++) {
+    if (dims[d] == 1) continue;
+    int merge = mr > 0;
+    for (uint32_t j = 0; merge && j <= n_in; j++)
+      merge = ms[j][mr - 1] == st[j][d] * dims[d];
+    if (merge) {
+      md[mr - 1] *= dims[d];
+      for (uint32_t j = 0; j <= n_in; j++) ms[j][mr - 1] = st[j][d];
+      continue;
+    }
+    md[mr] = dims[d];
+    for (uint32_t j = 0; j <= n_in; j++) ms[j][mr] = st[j][d];
+    mr++;
+  }
+  if (mr > (int32_t)DML_EAGER_RANK) {
+    char b[160];
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "the GPU's eager kernels index %u dims; %s keeps %d after "
+                           "merging (make the inputs contiguous)",
+                           DML_EAGER_RANK, dims_s(y.dims, y.rank, b, sizeof b), (int)mr);
+  }
+  int64_t n = dml_dims_numel(y.dims, y.rank);
+  if (n > (int64_t)UINT32_MAX)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "%lld elements: the GPU's eager kernels index below 2^32",
+                           (long long)n);
+  DML_RETURN_IF_ERROR(make(dev, y.dtype, y.rank, y.dims, NULL, opn, out));
+  if (n == 0) return DML_OK;
+  slot_t *ys = NULL;
+  dml_status_t e = get(*out, opn, &ys);
+  /* binding 1: the inputs' common buffer, or the spans they read copied
+   * into one temporary buffer (16-byte aligned each) */
+  int shared = 1;
+  for (uint32_t j = 1; j < n_in; j++) shared = shared && x[j]->st == x[0]->st;
+  uint32_t pc[DML_EAGER_PC_WORDS];
+  memset(pc, 0, sizeof pc);
+  dml_rt_devmem_copy_t cp[DML_EAGER_MAX_INPUTS];
+  uint32_t n_cp = 0;
+  uint64_t pack = 0;
+  for (uint32_t j = 0; j < n_in && !e; j++) {
+    int64_t lo = x[j]->offset, hi = x[j]->offset;
+    for (int32_t d = 0; d < mr; d++) {
+      int64_t span = ms[1 + j][d] * (md[d] - 1);
+      if (span < 0)
+        lo += span;
+      else
+        hi += span;
+    }
+    int64_t off = x[j]->offset;
+    if (!shared) {
+      cp[n_cp].src = x[j]->st->buf;
+      cp[n_cp].src_off = (uint64_t)lo * 4;
+      cp[n_cp].dst_off = pack;
+      cp[n_cp].bytes = (uint64_t)(hi - lo + 1) * 4;
+      off = (int64_t)(pack / 4) + (x[j]->offset - lo);
+      hi = (int64_t)(pack / 4) + (hi - lo);
+      pack = (pack + cp[n_cp].bytes + 15) & ~(uint64_t)15;
+      n_cp++;
+    }
+    if (hi > (int64_t)UINT32_MAX) {
+      e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                          "input %u reaches element %lld: the GPU's eager kernels index "
+                          "below 2^32",
+                          j, (long long)hi);
+      break;
+    }
+    uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS;
+    pc[w] = (uint32_t)off;
+    /* dims right-aligned in the kernel's DML_EAGER_RANK; strides wrap
+     * modulo 2^32 (a negative step's), as the kernel's indices do */
+    for (int32_t d = 0; d < mr; d++)
+      pc[w + 1 + (DML_EAGER_RANK - (uint32_t)mr) + (uint32_t)d] = (uint32_t)ms[1 + j][d];
+  }
+  for (uint32_t d = 0; d < DML_EAGER_RANK; d++)
+    pc[DML_EAGER_PC_DIMS + d] = d < DML_EAGER_RANK - (uint32_t)mr
+                                    ? 1u
+                                    : (uint32_t)md[d - (DML_EAGER_RANK - (uint32_t)mr)];
+  /* the form indexing the fewest dims that hold the merged ones (the
+   * flat form has no index division: lavapipe scalarizes it) */
+  for (uint32_t j = 0; j < dml_eager_spirv_count; j++) {
+    const dml_eager_kernel_t *E = &dml_eager_spirv[j];
+    if (E->op == id && E->kind == DML_EAGER_EW && E->n_inputs == n_in &&
+        E->max_len >= (mr ? mr : 1) && E->max_len < dml_eager_spirv[k].max_len)
+      k = (int32_t)j;
+  }
+  uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
+  if (groups > 65535) groups = 65535;
+  uint64_t stride = groups * DML_EAGER_LOCAL;
+  pc[DML_EAGER_PC_N] = (uint32_t)n;
+  pc[DML_EAGER_PC_STRIDE] = (uint32_t)stride;
+  pc[DML_EAGER_PC_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
+  if (!e)
+    e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
+                             shared ? x[0]->st->buf : NULL, cp, n_cp, pack, pc,
+                             DML_EAGER_PC_WORDS, (uint32_t)groups);
+  if (e) {
+    dml_status_free(dml_rt_tensor_free(*out));
+    return dml_status_annotate(e, "%s on %s", opn, dev->name);
+  }
+  return DML_OK;
+}
+
+/* Runs reduction `id` (attributes axes, keepdims, noop_with_empty_axes) on
+ * device tensor `xh` (slot x) with the library's kernel `k` (the compiled
+ * path's kernel for x [S0, S1, S2] reduced over axis 1): x is viewed as
+ * [outer, reduced, inner] when it is contiguous and its reduced axes are
+ * consecutive, else first copied (the Identity kernel) with its kept axes
+ * before its reduced ones. */
+static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
+                                 dml_rt_tensor_t xh, slot_t *x, const dml_attr_t *attrs,
+                                 uint32_t n_attrs, dml_rt_tensor_t *out) {
+  const char *opn = dml_op_name(id);
+  dml_tensor_t in, y;
+  memset(&in, 0, sizeof in);
+  memset(&y, 0, sizeof y);
+  in.dtype = x->dtype;
+  in.rank = x->rank;
+  memcpy(in.dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  /* the rule reads x's dims only (dml_cpu_output_dims_reads), but refuses
+   * an input without data: its elements stay on the device, a host address
+   * that is never read stands in */
+  if (dml_cpu_output_dims_reads(id, 0))
+    return dml_status_make(DML_STATUS_INTERNAL, opn, "the shape rule reads x's values");
+  in.data = x;
+  uint64_t cap = UINT64_MAX;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = &in;
+  call.n_inputs = 1;
+  call.outputs = &y;
+  call.n_outputs = 1;
+  call.output_capacity = &cap;
+  call.attrs = attrs;
+  call.n_attrs = n_attrs;
+  DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call)); /* the shape rule's checks */
+  for (uint32_t i = 0; i < n_attrs; i++)
+    if (attrs[i].name && strcmp(attrs[i].name, "axes") &&
+        strcmp(attrs[i].name, "keepdims") &&
+        strcmp(attrs[i].name, "noop_with_empty_axes"))
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "attribute '%s' is not taken by the GPU's eager kernel in "
+                             "this version",
+                             attrs[i].name);
+  const dml_attr_t *ax = dml_attr_find(attrs, n_attrs, "axes");
+  int red[DML_MAX_RANK] = {0}, n_red = 0;
+  for (size_t i = 0; ax && ax->kind == DML_ATTR_INTS && i < ax->n; i++) {
+    int64_t a = ax->ints[i] < 0 ? ax->ints[i] + x->rank : ax->ints[i];
+    if (a >= 0 && a < x->rank && !red[a]) red[a] = 1, n_red++;
+  }
+  if (!n_red) {
+    if (dml_attr_int(attrs, n_attrs, "noop_with_empty_axes", 0)) { /* y = x */
+      int32_t ki = eager_find(DML_OP_IDENTITY, 1);
+      if (ki < 0)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn, "no Identity kernel");
+      return eager_gpu(dev, DML_OP_IDENTITY, ki, &x, 1, out);
+    }
+    for (int32_t d = 0; d < x->rank; d++) red[d] = 1;
+    n_red = x->rank;
+  }
+  int64_t outer = 1, len = 1, inner = 1;
+  int32_t first = -1, last = -1;
+  for (int32_t d = 0; d < x->rank; d++)
+    if (red[d]) {
+      if (first < 0) first = d;
+      last = d;
+    }
+  int direct = is_contig(x) && (first < 0 || last - first + 1 == n_red);
+  dml_rt_tensor_t tmp = DML_RT_TENSOR_NONE;
+  slot_t *src = x;
+  if (!direct) { /* kept axes first, reduced ones last, made contiguous */
+    int64_t perm[DML_MAX_RANK];
+    int32_t np = 0;
+    for (int32_t d = 0; d < x->rank; d++)
+      if (!red[d]) perm[np++] = d;
+    for (int32_t d = 0; d < x->rank; d++)
+      if (red[d]) perm[np++] = d;
+    dml_rt_tensor_t view;
+    DML_RETURN_IF_ERROR(dml_rt_tensor_transpose(xh, perm, &view));
+    dml_status_t e = dml_rt_tensor_op("Identity", &view, 1, NULL, 0, &tmp, 1);
+    dml_status_free(dml_rt_tensor_free(view));
+    DML_RETURN_IF_ERROR(e);
+    e = get(tmp, opn, &src);
+    if (e) {
+      dml_status_free(dml_rt_tensor_free(tmp));
+      return e;
+    }
+    for (int32_t d = 0; d < x->rank; d++) *(red[d] ? &len : &outer) *= x->dims[d];
+  } else {
+    for (int32_t d = 0; d < x->rank; d++)
+      *(d < first ? &outer : d > last ? &inner : &len) *= x->dims[d];
+  }
+  int64_t n = dml_dims_numel(x->dims, x->rank);
+  dml_status_t e = DML_OK;
+  if (n > (int64_t)UINT32_MAX)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                        "%lld elements: the GPU's eager kernels index below 2^32",
+                        (long long)n);
+  if (!e) e = make(dev, y.dtype, y.rank, y.dims, NULL, opn, out);
+  if (e) {
+    if (tmp.id) dml_status_free(dml_rt_tensor_free(tmp));
+    return e;
+  }
+  slot_t *ys = NULL;
+  e = get(*out, opn, &ys);
+  int64_t sym[DML_EAGER_REDUCE_SYMS] = {outer, len, inner};
+  /* the kernel for rows of this length: the short-row form (one
+   * invocation per row) when it fits in one dispatch */
+  for (uint32_t j = 0; j < dml_eager_spirv_count; j++) /* any length first */
+    if (dml_eager_spirv[j].op == id && dml_eager_spirv[j].kind == DML_EAGER_REDUCE &&
+        dml_eager_spirv[j].max_len > dml_eager_spirv[k].max_len)
+      k = (int32_t)j;
+  for (uint32_t j = 0; j < dml_eager_spirv_count; j++) {
+    const dml_eager_kernel_t *E = &dml_eager_spirv[j];
+    if (E->op == id && E->kind == DML_EAGER_REDUCE && E->max_len >= len &&
+        E->max_len < dml_eager_spirv[k].max_len &&
+        outer * inner <= (int64_t)65535 * E->local[0])
+      k = (int32_t)j;
+  }
+  const dml_eager_kernel_t *K = &dml_eager_spirv[k];
+  int64_t items = K->items[0].c;
+  if (K->items[0].sym >= 0 && K->items[0].sym < (int32_t)DML_EAGER_REDUCE_SYMS)
+    items *= sym[K->items[0].sym];
+  for (uint32_t b = 0; b < DML_EAGER_REDUCE_SYMS; b++)
+    if (K->items[0].more & (1u << b)) items *= sym[b];
+  items += K->items[0].c0;
+  uint64_t groups = items > 0 ? ((uint64_t)items + K->local[0] - 1) / K->local[0] : 0;
+  /* a grid capped at 65,535 row workgroups: as many as there are rows */
+  if (K->max_len > 256 && groups > (uint64_t)(outer * inner))
+    groups = (uint64_t)(outer * inner);
+  uint32_t pc[DML_EAGER_REDUCE_SYMS] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
+  /* x at element 0 of binding 1 (the kernel's planned offset) */
+  dml_rt_devmem_copy_t cp = {src->st->buf, (uint64_t)src->offset * 4, 0, (uint64_t)n * 4};
+  if (!e && outer * inner > 0 && groups > 65535)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn, "%llu workgroups",
+                        (unsigned long long)groups);
+  if (!e && outer * inner > 0)
+    e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
+                             src->offset ? NULL : src->st->buf, &cp, src->offset ? 1 : 0,
+                             src->offset ? (uint64_t)n * 4 : 0, pc, DML_EAGER_REDUCE_SYMS,
+                             (uint32_t)groups);
+  if (tmp.id) dml_status_free(dml_rt_tensor_free(tmp));
+  if (e) {
+    dml_status_free(dml_rt_tensor_free(*out));
+    return dml_status_annotate(e, "%s on %s", opn, dev->name);
+  }
+  return DML_OK;
+}
+
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,
@@ -934,6 +1291,7 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
         "%u, %u)",
         MAX_OP_INPUTS, DML_MAX_EAGER_OUTPUTS, n_inputs, n_outputs);
   dml_tensor_t in[MAX_OP_INPUTS];
+  slot_t *xs[MAX_OP_INPUTS] = {0};
   void *owned[MAX_OP_INPUTS] = {0};
   dml_rt_device_t *dev = NULL;
   dml_status_t s = DML_OK;
@@ -954,15 +1312,8 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       break;
     }
     dev = x->st->dev;
-    if (dev->mem) {
-      s = dml_status_detail(
-          dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                          "eager ops on %s are not implemented yet", dev->name),
-          "op %s on device %s: eager ops run on the CPU only in this version; copy the "
-          "tensors with dml_rt_tensor_to_device",
-          opn, dev->name);
-      break;
-    }
+    xs[i] = x;
+    if (dev->mem) continue; /* below */
     in[i].dtype = x->dtype;
     in[i].rank = x->rank;
     memcpy(in[i].dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
@@ -974,6 +1325,64 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
                         "no input tensor tells the device (eager ops without inputs: use "
                         "the creation calls)");
+  dml_attr_t rattrs[8];
+  int64_t axes_v[DML_MAX_RANK];
+  if (!s && dev->mem && n_inputs == 2 && xs[0] && xs[1] &&
+      (dml_op_info(id)->flags & DML_OPF_REDUCTION) && xs[1]->dtype == DML_DTYPE_I64 &&
+      xs[1]->rank == 1 && xs[1]->dims[0] <= DML_MAX_RANK && n_attrs < 8) {
+    /* a reduction's axes input (opset 18): read back, passed as the
+     * attribute the kernel's caller takes */
+    void *p = NULL;
+    int own = 0;
+    s = host_dense(xs[1], opn, &p, &own);
+    if (!s) {
+      memcpy(axes_v, p, (size_t)xs[1]->dims[0] * 8);
+      if (own) free(p);
+      memcpy(rattrs, attrs, sizeof *attrs * n_attrs);
+      memset(&rattrs[n_attrs], 0, sizeof rattrs[0]);
+      rattrs[n_attrs].name = "axes";
+      rattrs[n_attrs].kind = DML_ATTR_INTS;
+      rattrs[n_attrs].n = (size_t)xs[1]->dims[0];
+      rattrs[n_attrs].ints = axes_v;
+      attrs = rattrs;
+      n_attrs++;
+      n_inputs = 1;
+    }
+  }
+  if (!s && dev->mem) { /* the device's eager kernel library */
+    int32_t k = eager_find(id, n_inputs);
+    for (uint32_t i = 0; i < n_inputs && k >= 0; i++)
+      if (!xs[i]) k = -1; /* absent optional input */
+    if (!dev->mem->run_kernel || k < 0) {
+      s = dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                          "eager op %s with %u inputs is not implemented on %s yet", opn,
+                          n_inputs, dev->name),
+          "%s; copy the tensors with dml_rt_tensor_to_device and run it on the CPU",
+          !dev->mem->run_kernel
+              ? "this device has no eager kernel library in this version (Vulkan has)"
+          : dml_eager_spirv_count
+              ? "the Vulkan eager library holds the f32 elementwise ops, Identity "
+                "and the f32 reductions only (docs/tensor.md)"
+              : "this build has no eager kernel library (built without the GPU code "
+                "generator, glslang)");
+    } else if (n_outputs != 1) {
+      s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "%s has 1 output, not %u",
+                          opn, n_outputs);
+    } else {
+      for (uint32_t i = 0; i < n_inputs && !s; i++)
+        if (xs[i]->dtype != DML_DTYPE_F32)
+          s = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                              "the GPU's eager kernels take f32 only in this version "
+                              "(input %u is %s)",
+                              i, dml_dtype_name(xs[i]->dtype));
+      if (!s && dml_eager_spirv[k].kind == DML_EAGER_REDUCE)
+        return eager_reduce(dev, id, k, inputs[0], xs[0], attrs, n_attrs, outputs);
+      if (!s) s = eager_attrs_check(id, attrs, n_attrs);
+      if (!s) s = eager_gpu(dev, id, k, xs, n_inputs, outputs);
+    }
+    return s;
+  }
   if (!s)
     s = run_host(dev, id, in, n_inputs, attrs, n_attrs, NULL, 0, outputs, n_outputs);
   for (uint32_t i = 0; i < n_inputs; i++) free(owned[i]);

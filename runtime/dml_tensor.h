@@ -18,7 +18,9 @@
  * memory of a VkDevice opened for the tensors; the naming of
  * dml_rt_session_create), "cuda" / "cuda:N" (cuMemAlloc'd memory in the
  * device's primary context; libcuda.so.1 opened at run time). Eager ops run
- * on CPU tensors only in this version. dml_rt_device_bytes() reports the bytes
+ * on CPU tensors (every op below) and on Vulkan tensors (the f32
+ * elementwise ops of the eager kernel library, dml_eager_lib.h); none on
+ * CUDA tensors yet. dml_rt_device_bytes() reports the bytes
  * the device's live tensors hold (views share their base's bytes).
  *
  * Handles: a dml_rt_tensor_t is a value (copy it freely) naming a slot and
@@ -218,12 +220,18 @@ dml_status_t dml_rt_tensor_free(dml_rt_tensor_t t);
  * LayerNormalization (Y), InstanceNormalization, LpNormalization, CumSum,
  * Trilu, ReverseSequence, Size and the ops whose dims follow from a shape input (Reshape,
  * Slice, Expand, Tile, Pad, Squeeze, Unsqueeze, Resize, Range, ConstantOfShape, OneHot).
+ * On a Vulkan device the op runs the eager kernel library's kernel (SPIR-V
+ * compiled when the runtime was built, the compiled path's formula; shapes,
+ * strides and broadcasting passed at dispatch; docs/tensor.md "Eager ops
+ * on Vulkan"): the f32 elementwise ops with their default attributes.
  * Errors: NOT_FOUND for an unknown op name; FAILED_PRECONDITION for a stale handle or
  * inputs on different devices; UNIMPLEMENTED for an op without an eager rule, and for
- * every op on a Vulkan or CUDA tensor in this version ("op Add on device vulkan:0
- * (...): eager ops run on the CPU only in this version; copy the tensors with
- * dml_rt_tensor_to_device"), never a silent CPU fallback;
- * INVALID_ARGUMENT "shape mismatch" naming the op and the shapes; the kernel's errors. */
+ * an op outside the device's eager library (every op on CUDA; on Vulkan the
+ * ops above only, f32 only, default attributes only: "eager op MatMul with
+ * 2 inputs is not implemented on vulkan:0 (...) yet", saying why), never a
+ * silent CPU fallback;
+ * INVALID_ARGUMENT "shape mismatch" naming the op and the shapes; the kernel's and
+ * the device's errors. */
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,

@@ -242,6 +242,13 @@ void dml_rt_session_backend(const dml_rt_session_t *s,
  * Errors: open's as a session's (NOT_FOUND for no such device or loader);
  * RESOURCE_EXHAUSTED (device memory, DMLC_VULKAN_MAX_MEMORY); OUT_OF_RANGE
  * for a copy past a buffer's end; INTERNAL for other driver errors. */
+/* A copy into the temporary input buffer of run_kernel: `bytes` bytes of
+ * buffer `src` at src_off to byte dst_off. */
+typedef struct dml_rt_devmem_copy {
+  void *src;
+  uint64_t src_off, dst_off, bytes;
+} dml_rt_devmem_copy_t;
+
 typedef struct dml_rt_devmem {
   const char *name; /* "vulkan" */
   dml_status_t (*open)(const char *device, void **out_dev);
@@ -254,6 +261,18 @@ typedef struct dml_rt_devmem {
   dml_status_t (*read)(void *dev, void *buf, uint64_t off, void *dst, uint64_t bytes);
   dml_status_t (*copy)(void *dev, void *src, uint64_t src_off, void *dst,
                        uint64_t dst_off, uint64_t bytes);
+  /* Runs kernel `k` of the backend's eager kernel library
+   * (dml_eager_lib.h; NULL where the backend has none yet) with the
+   * push-constant words pc[0 .. n_pc-1] over `groups` workgroups:
+   * buffer `out` at binding 0 and, at binding 1, buffer `in`, or (n_copies
+   * > 0) a temporary buffer of pack_bytes into which copies[] first copy
+   * byte ranges of other buffers, in the same submission. Returns once the
+   * device has finished. Errors: OUT_OF_RANGE for k or a copy past a
+   * buffer; the device's (RESOURCE_EXHAUSTED, INTERNAL). */
+  dml_status_t (*run_kernel)(void *dev, uint32_t k, void *out, void *in,
+                             const dml_rt_devmem_copy_t *copies, uint32_t n_copies,
+                             uint64_t pack_bytes, const uint32_t *pc, uint32_t n_pc,
+                             uint32_t groups);
 } dml_rt_devmem_t;
 
 /* Vulkan's device memory for eager tensors; NULL in builds without Vulkan

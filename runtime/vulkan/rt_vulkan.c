@@ -30,6 +30,7 @@
 #include <time.h>
 #include <vulkan/vulkan.h>
 
+#include "dml_eager_lib.h"
 #include "rt_backend.h"
 
 #define OP "rt.vulkan"
@@ -1393,10 +1394,6 @@ static dml_status_t dm_open(const char *device, void **out) {
   return DML_OK;
 }
 
-static void dm_close(void *dev) {
-  vk_close(dev);
-}
-
 static const char *dm_name(void *dev) {
   return ((vk_session_t *)dev)->desc;
 }
@@ -1501,8 +1498,168 @@ static dml_status_t dm_copy(void *dev, void *src, uint64_t soff, void *dst, uint
                  bytes);
 }
 
-static const dml_rt_devmem_t k_vulkan_devmem = {
-    "vulkan", dm_open, dm_close, dm_name, dm_alloc, dm_free, dm_write, dm_read, dm_copy};
+/* ---- the eager kernel library (dml_eager_lib.h) ----
+ * Its pipelines are made on a kernel's first use and kept until the device
+ * closes (v->pipelines, dml_eager_spirv_count entries); one descriptor set
+ * (binding 0 the output, binding 1 the input or the temporary input
+ * buffer) is rewritten per call, which is safe because each call waits for
+ * the device. */
+
+static dml_status_t dm_eager_layout(vk_session_t *v) {
+  if (v->layout) return DML_OK;
+  VkDescriptorSetLayoutBinding b[2] = {
+      {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
+      {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL}};
+  VkDescriptorSetLayoutCreateInfo dl = {
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, 2, b};
+  VKCHECK(v->vkCreateDescriptorSetLayout(v->dev, &dl, NULL, &v->dsl),
+          "vkCreateDescriptorSetLayout");
+  VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * DML_EAGER_PC_WORDS};
+  VkPipelineLayoutCreateInfo pl = {
+      VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &v->dsl, 1, &pc};
+  VKCHECK(v->vkCreatePipelineLayout(v->dev, &pl, NULL, &v->layout),
+          "vkCreatePipelineLayout");
+  VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
+  VkDescriptorPoolCreateInfo dp = {
+      VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 1, 1, &ps};
+  VKCHECK(v->vkCreateDescriptorPool(v->dev, &dp, NULL, &v->pool),
+          "vkCreateDescriptorPool");
+  VkDescriptorSetAllocateInfo da = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL,
+                                    v->pool, 1, &v->dsl};
+  VKCHECK(v->vkAllocateDescriptorSets(v->dev, &da, &v->set), "vkAllocateDescriptorSets");
+  VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL,
+                                    v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+  VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &v->check_cb),
+          "vkAllocateCommandBuffers");
+  v->pipelines = (VkPipeline *)calloc(dml_eager_spirv_count ? dml_eager_spirv_count : 1,
+                                      sizeof(VkPipeline));
+  if (!v->pipelines)
+    return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+  return DML_OK;
+}
+
+static dml_status_t dm_eager_pipeline(vk_session_t *v, uint32_t k) {
+  if (v->pipelines[k]) return DML_OK;
+  const dml_eager_kernel_t *E = &dml_eager_spirv[k];
+  VkShaderModuleCreateInfo sm = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0,
+                                 (size_t)E->n_words * 4, E->words};
+  VkShaderModule mod = VK_NULL_HANDLE;
+  VkResult r = v->vkCreateShaderModule(v->dev, &sm, NULL, &mod);
+  if (r != VK_SUCCESS)
+    return dml_status_detail(vkfail("vkCreateShaderModule", r), "eager kernel %s",
+                             dml_op_name(E->op));
+  VkComputePipelineCreateInfo ci = {
+      VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      NULL,
+      0,
+      {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, NULL, 0,
+       VK_SHADER_STAGE_COMPUTE_BIT, mod, "main", NULL},
+      v->layout,
+      VK_NULL_HANDLE,
+      -1};
+  r = v->vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipelines[k]);
+  v->vkDestroyShaderModule(v->dev, mod, NULL);
+  if (r != VK_SUCCESS)
+    return dml_status_detail(vkfail("vkCreateComputePipelines", r), "eager kernel %s",
+                             dml_op_name(E->op));
+  return DML_OK;
+}
+
+static dml_status_t dm_run_kernel(void *dev, uint32_t k, void *out, void *in,
+                                  const dml_rt_devmem_copy_t *copies, uint32_t n_copies,
+                                  uint64_t pack_bytes, const uint32_t *pc, uint32_t n_pc,
+                                  uint32_t groups) {
+  vk_session_t *v = (vk_session_t *)dev;
+  if (k >= dml_eager_spirv_count || n_pc > DML_EAGER_PC_WORDS)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                           "eager kernel %u of %u (%u push-constant words)", k,
+                           dml_eager_spirv_count, n_pc);
+  const VkPhysicalDeviceLimits *lim = &v->L->props[v->phys_index].limits;
+  if (groups > lim->maxComputeWorkGroupCount[0])
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                           "%u workgroups exceed the %u of %s", groups,
+                           lim->maxComputeWorkGroupCount[0], v->desc);
+  DML_RETURN_IF_ERROR(dm_eager_layout(v));
+  DML_RETURN_IF_ERROR(dm_eager_pipeline(v, k));
+  vk_buf_t pack = {0};
+  const vk_buf_t *src = (const vk_buf_t *)in;
+  if (n_copies) {
+    for (uint32_t i = 0; i < n_copies; i++) {
+      const vk_buf_t *b = (const vk_buf_t *)copies[i].src;
+      if (copies[i].src_off + copies[i].bytes > b->size ||
+          copies[i].dst_off + copies[i].bytes > pack_bytes)
+        return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                               "eager input copy %u exceeds a buffer", i);
+    }
+    DML_RETURN_IF_ERROR(
+        buf_create(v, pack_bytes,
+                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                   0, "an eager op's inputs", &pack));
+    src = &pack;
+  }
+  VkDescriptorBufferInfo bi[2] = {{((const vk_buf_t *)out)->buf, 0, VK_WHOLE_SIZE},
+                                  {src->buf, 0, VK_WHOLE_SIZE}};
+  VkWriteDescriptorSet w[2];
+  for (int i = 0; i < 2; i++) {
+    VkWriteDescriptorSet x = {
+        VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, v->set, (uint32_t)i, 0, 1,
+        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,      NULL, &bi[i], NULL};
+    w[i] = x;
+  }
+  v->vkUpdateDescriptorSets(v->dev, 2, w, 0, NULL);
+  VkCommandBuffer cb = v->check_cb;
+  VkCommandBufferBeginInfo cbi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                  VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+  v->vkBeginCommandBuffer(cb, &cbi);
+  /* after every earlier command and host write of the queue */
+  barrier(v, cb,
+          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+              VK_PIPELINE_STAGE_HOST_BIT,
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+              VK_ACCESS_HOST_WRITE_BIT,
+          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+              VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+  for (uint32_t i = 0; i < n_copies; i++) {
+    if (!copies[i].bytes) continue;
+    VkBufferCopy c = {copies[i].src_off, copies[i].dst_off, copies[i].bytes};
+    v->vkCmdCopyBuffer(cb, ((const vk_buf_t *)copies[i].src)->buf, pack.buf, 1, &c);
+  }
+  if (n_copies)
+    barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+  v->vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipelines[k]);
+  v->vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->layout, 0, 1, &v->set,
+                             0, NULL);
+  v->vkCmdPushConstants(cb, v->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * n_pc, pc);
+  if (groups) v->vkCmdDispatch(cb, groups, 1, 1);
+  /* before host reads, transfers and later shaders */
+  barrier(v, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+          VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+              VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
+              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+  VkResult r = v->vkEndCommandBuffer(cb);
+  dml_status_t s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
+  buf_destroy(v, &pack);
+  return s;
+}
+
+/* Destroys the eager pipelines, then the device (after every buffer is
+ * freed). */
+static void dm_close(void *dev) {
+  vk_session_t *v = (vk_session_t *)dev;
+  if (v && v->dev && v->pipelines) {
+    v->vkDeviceWaitIdle(v->dev);
+    for (uint32_t i = 0; i < dml_eager_spirv_count; i++)
+      if (v->pipelines[i]) v->vkDestroyPipeline(v->dev, v->pipelines[i], NULL);
+  }
+  vk_close(dev);
+}
+
+static const dml_rt_devmem_t k_vulkan_devmem = {"vulkan", dm_open,      dm_close, dm_name,
+                                                dm_alloc, dm_free,      dm_write, dm_read,
+                                                dm_copy,  dm_run_kernel};
 
 const dml_rt_devmem_t *dml_rt_vulkan_devmem(void) {
   return &k_vulkan_devmem;

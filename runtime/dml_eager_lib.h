@@ -1,0 +1,91 @@
+/*
+ * dml_eager_lib.h — the eager kernel library (docs/tensor.md "Eager ops on
+ * Vulkan"): GPU kernels compiled ahead of time, when the runtime is built,
+ * that run an op on tensors of any shape; the shapes, strides and offsets
+ * come at dispatch as push-constant words. This header is the one
+ * definition of their interface, shared by the generator
+ * (codegen/eager_lib_gen.c, which writes the library as C arrays) and the
+ * runtime (dml_tensor.c fills the words, runtime/vulkan/rt_vulkan.c loads
+ * the kernels once per device and dispatches them).
+ *
+ * Elementwise kernels (kind DML_EAGER_EW), f32 only in this version: the
+ * op's formula is the compiled path's (the scheduler's ew_value, reached
+ * through dml_ksched_ew_node), so an eager op and a compiled package give
+ * the same results. Output y (binding 0, contiguous, element offset 0) has
+ * n elements of a row-major index space of DML_EAGER_RANK dims (leading
+ * dims 1); input j (binding 1) is read at element
+ *   off_j + sum_d coord_d * stride_j_d
+ * (stride 0 on broadcast dims). Invocation g of a grid of `stride`
+ * invocations computes the elements g, g + stride, ... (`iters` of them)
+ * below n. Indices are 32-bit unsigned: every element index must be below
+ * 2^32. The workgroup is DML_EAGER_LOCAL invocations.
+ */
+#ifndef DML_EAGER_LIB_H_
+#define DML_EAGER_LIB_H_
+
+#include <stdint.h>
+
+#include "dml_ops.h"
+
+#define DML_EAGER_EW 1u
+#define DML_EAGER_RANK 6u       /* dims of the index space (after merging) */
+#define DML_EAGER_MAX_INPUTS 2u /* elementwise operands */
+#define DML_EAGER_LOCAL 256u    /* invocations per workgroup */
+
+/* Push-constant words of an elementwise kernel. */
+enum {
+  DML_EAGER_PC_N = 0,      /* elements of y */
+  DML_EAGER_PC_STRIDE = 1, /* invocations of the grid */
+  DML_EAGER_PC_ITERS = 2,  /* ceil(n / stride) */
+  DML_EAGER_PC_DIMS = 3,   /* DML_EAGER_RANK dims of y, outermost first */
+  /* per input j: its element offset, then its DML_EAGER_RANK strides */
+  DML_EAGER_PC_IN = DML_EAGER_PC_DIMS + DML_EAGER_RANK,
+  DML_EAGER_PC_IN_WORDS = 1 + DML_EAGER_RANK,
+  DML_EAGER_PC_WORDS = DML_EAGER_PC_IN + DML_EAGER_MAX_INPUTS * DML_EAGER_PC_IN_WORDS,
+};
+
+/* Reduction kernels (kind DML_EAGER_REDUCE): the compiled path's kernel
+ * itself, scheduled (dml_kschedule) for a one-node function: x f32
+ * [S0, S1, S2] at element 0 of binding 1, y f32 [S0, 1, S2] at element 0
+ * of binding 0, the op reducing axis 1 with its other attributes at their
+ * defaults. The push-constant words are the symbols S0 (outer), S1 (the
+ * reduced length) and S2 (inner); the grid is `items` (c0 + c * S[sym] *
+ * the symbols of `more`, as dml_kpkg_lin_t) over `local`. Each op has a
+ * kernel for rows up to 256 long and one for any length (max_len); a
+ * kernel whose grid is capped at 65,535 row workgroups (rows loop over the
+ * workgroups' turns) may be dispatched with min(65,535, rows) of them. */
+#define DML_EAGER_REDUCE 2u
+#define DML_EAGER_REDUCE_SYMS 3u
+
+/* A count of a reduction kernel's grid (dml_kpkg_lin_t's meaning). */
+typedef struct dml_eager_lin {
+  int64_t c0, c;
+  int32_t sym;
+  uint32_t more;
+} dml_eager_lin_t;
+
+/* One kernel of the library: op `op` of `n_inputs` f32 operands (its
+ * attributes at their defaults, Mod with fmod = 1), SPIR-V `words`.
+ * Identity (kind DML_EAGER_EW) is the strided copy. */
+typedef struct dml_eager_kernel {
+  dml_op_t op;
+  uint32_t kind; /* DML_EAGER_EW, DML_EAGER_REDUCE */
+  uint32_t n_inputs;
+  uint32_t n_words;
+  const uint32_t *words;
+  uint32_t local[3];        /* DML_EAGER_REDUCE */
+  dml_eager_lin_t items[3]; /* DML_EAGER_REDUCE */
+  /* DML_EAGER_REDUCE: the longest reduced length S1 the kernel was
+   * scheduled for (its bound: up to 256 one invocation per row, beyond
+   * that one workgroup per row, the scheduler's choice). DML_EAGER_EW: the
+   * dims it indexes, the last ones of the layout (1: the flat form, no
+   * index division; DML_EAGER_RANK) */
+  int64_t max_len;
+} dml_eager_kernel_t;
+
+/* The SPIR-V library (dml_eager_spirv.c, generated at build time); 0
+ * kernels in builds without the GPU code generator (glslang). */
+extern const dml_eager_kernel_t dml_eager_spirv[];
+extern const uint32_t dml_eager_spirv_count;
+
+#endif /* DML_EAGER_LIB_H_ */

@@ -1,0 +1,476 @@
+/* test_tensor_vulkan.c — eager ops on Vulkan tensors (docs/tensor.md "Eager
+ * ops on Vulkan"): every op of the eager kernel library (dml_eager_lib.h:
+ * the f32 elementwise ops, Identity, the f32 reductions) on the default Vulkan device
+ * (Mesa's lavapipe in CI) against the same op run eagerly on the CPU, on random values
+ * and the edge values (NaN, +-inf, +-0, subnormals, +-1e+-30, huge), with broadcasting,
+ * strided and negative-step views, empty dims and a row of 70,001 elements; then the
+ * errors (shape mismatch naming the op and both shapes, use after free, an op outside the
+ * library); and the device's bytes back at their starting level after every tensor is
+ * freed.
+ *
+ * Agreement (the GPU against the CPU): both NaN; the same infinity; both
+ * below the smallest normal with the same sign (the GPU may flush
+ * subnormals, Vulkan allows it); else |gpu - cpu| <= rel |cpu| + abs by the
+ * op's tolerance class (ops.def): exact 0, arithmetic 2.4e-7 relative +
+ * 6e-8 absolute,
+ * transcendental 2e-5 relative + 4e-6 absolute (docs/kernels.md's Vulkan
+ * tolerances are within these). A GPU result is also accepted when it
+ * agrees with the CPU's at the inputs with subnormals flushed to signed
+ * zeros. Sin, Cos and Tan are compared for |x| <= 10 (the GPUs reduce
+ * their arguments in f32). Exits 77 (skip) without a Vulkan device. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_eager_lib.h"
+#include "dml_ops.h"
+#include "dml_tensor.h"
+#include "dml_test.h"
+
+static const float k_edges[] = {NAN,     INFINITY, -INFINITY, -0.0f,  0.0f,    1e-40f,
+                                -1e-40f, 1e30f,    -1e30f,    1e-30f, -1e-30f, 3e38f,
+                                -3e38f,  1.0f,     -1.0f,     0.5f,   -2.5f,   2.0f};
+#define N_EDGES ((int)(sizeof k_edges / sizeof k_edges[0]))
+
+static dml_rt_device_t *g_cpu, *g_vk;
+static uint32_t g_rng = 12345u;
+
+static float rnd(void) {
+  g_rng = g_rng * 1664525u + 1013904223u;
+  return ((float)(g_rng >> 8) / 16777216.0f) * 8.0f - 4.0f;
+}
+
+static float flush(float x) {
+  return fabsf(x) < 1.17549435e-38f ? copysignf(0.0f, x) : x;
+}
+
+static int agree(float got, float want, dml_op_t op) {
+  if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
+  if (isinf(want) || isinf(got)) return got == want;
+  if (fabsf(want) < 1.17549435e-38f && fabsf(got) < 1.17549435e-38f)
+    return !signbit(got) == !signbit(want) || got == want;
+  switch (dml_op_tol_class(op)) {
+    case DML_TOL_EXACT: return got == want;
+    case DML_TOL_ARITH: /* + 6e-8: HardSigmoid's alpha x + beta cancels near 0 */
+      return fabs((double)got - want) <= 2.4e-7 * fabs((double)want) + 6e-8;
+    default: return fabs((double)got - want) <= 2e-5 * fabs((double)want) + 4e-6;
+  }
+}
+
+static dml_rt_tensor_t up(dml_rt_device_t *d, int32_t rank, const int64_t *dims,
+                          const float *v) {
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = DML_DTYPE_F32;
+  h.rank = rank;
+  memcpy(h.dims, dims, sizeof(int64_t) * (size_t)rank);
+  h.data = (void *)v;
+  dml_rt_tensor_t t = DML_RT_TENSOR_NONE;
+  CHECK_OK(dml_rt_tensor_from_host(d, &h, &t));
+  return t;
+}
+
+/* t's elements (n of them) into a malloc'd array. */
+static float *down(dml_rt_tensor_t t, int64_t *out_n) {
+  dml_rt_tensor_info_t info;
+  CHECK_OK(dml_rt_tensor_info(t, &info));
+  int64_t n = 1;
+  for (int32_t d = 0; d < info.rank; d++) n *= info.dims[d];
+  float *p = (float *)malloc((size_t)(n > 0 ? n : 1) * 4);
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = info.dtype;
+  h.rank = info.rank;
+  memcpy(h.dims, info.dims, sizeof h.dims);
+  h.data = p;
+  CHECK_OK(dml_rt_tensor_to_host(t, &h));
+  *out_n = n;
+  return p;
+}
+
+static int g_mismatches;
+
+/* Runs op `op` on the CPU tensors c[] and on their copies on Vulkan v[]
+ * (the same views: `view` makes them) and compares; `xs` (n values, when
+ * given) are input 0's elements for the Sin/Cos/Tan range rule. Returns the
+ * elements compared. */
+static int64_t compare(dml_op_t op, const dml_rt_tensor_t *c, const dml_rt_tensor_t *v,
+                       uint32_t n_in, const dml_attr_t *attrs, uint32_t n_attrs,
+                       const dml_rt_tensor_t *cflush, const char *what) {
+  const char *name = dml_op_name(op);
+  dml_rt_tensor_t yc = DML_RT_TENSOR_NONE, yv = DML_RT_TENSOR_NONE,
+                  yf = DML_RT_TENSOR_NONE;
+  CHECK_OK(dml_rt_tensor_op(name, c, n_in, attrs, n_attrs, &yc, 1));
+  CHECK_OK(dml_rt_tensor_op(name, v, n_in, attrs, n_attrs, &yv, 1));
+  if (cflush) CHECK_OK(dml_rt_tensor_op(name, cflush, n_in, attrs, n_attrs, &yf, 1));
+  if (!yc.id || !yv.id) return 0;
+  dml_rt_tensor_info_t ic, iv;
+  CHECK_OK(dml_rt_tensor_info(yc, &ic));
+  CHECK_OK(dml_rt_tensor_info(yv, &iv));
+  CHECK(ic.rank == iv.rank && !memcmp(ic.dims, iv.dims, sizeof ic.dims));
+  CHECK(iv.device == g_vk);
+  int64_t n = 0, nv = 0, nf = 0;
+  float *a = down(yc, &n), *b = down(yv, &nv), *f = yf.id ? down(yf, &nf) : NULL;
+  CHECK(n == nv);
+  /* the range rule reads input 0 at the same flat index (same shapes) */
+  float *x0 = NULL;
+  int64_t nx = 0;
+  int trig = op == DML_OP_SIN || op == DML_OP_COS || op == DML_OP_TAN;
+  if (trig) x0 = down(c[0], &nx);
+  int bad = 0;
+  for (int64_t i = 0; i < n && i < nv; i++) {
+    if (trig && i < nx && fabsf(x0[i]) > 10) continue;
+    if (agree(b[i], a[i], op) || (f && i < nf && agree(b[i], f[i], op))) continue;
+    if (bad++ < 3)
+      fprintf(stderr, "%s (%s) element %lld: vulkan %.9g, cpu %.9g\n", name, what,
+              (long long)i, b[i], a[i]);
+  }
+  if (bad) g_mismatches++;
+  CHECK(bad == 0);
+  free(a);
+  free(b);
+  free(f);
+  free(x0);
+  CHECK_OK(dml_rt_tensor_free(yc));
+  CHECK_OK(dml_rt_tensor_free(yv));
+  if (yf.id) CHECK_OK(dml_rt_tensor_free(yf));
+  return n;
+}
+
+/* Every kernel of the library on edge values, random values, broadcasting,
+ * views, an empty tensor and a long row. */
+static void test_every_op(void) {
+  /* inputs: a [E, E] grid of edge pairs (binary ops see every pair), random
+   * [3, 70001] */
+  enum { E = N_EDGES };
+  float ea[E * E], eb[E * E], fa[E * E], fb[E * E];
+  for (int i = 0; i < E; i++)
+    for (int j = 0; j < E; j++) {
+      ea[i * E + j] = k_edges[i];
+      eb[i * E + j] = k_edges[j];
+      fa[i * E + j] = flush(k_edges[i]);
+      fb[i * E + j] = flush(k_edges[j]);
+    }
+  int64_t de[2] = {E, E}, dr[2] = {3, 70001}, drow[1] = {70001}, dcol[2] = {3, 1},
+          dempty[2] = {0, 5};
+  float *ra = (float *)malloc(3 * 70001 * 4), *rb = (float *)malloc(3 * 70001 * 4);
+  for (int i = 0; i < 3 * 70001; i++) ra[i] = rnd(), rb[i] = rnd();
+  float row[70001], col[3] = {0.5f, -2.0f, 3.0f};
+  for (int i = 0; i < 70001; i++) row[i] = rnd();
+  dml_rt_tensor_t c[8], v[8];
+  c[0] = up(g_cpu, 2, de, ea), v[0] = up(g_vk, 2, de, ea);
+  c[1] = up(g_cpu, 2, de, eb), v[1] = up(g_vk, 2, de, eb);
+  dml_rt_tensor_t f0 = up(g_cpu, 2, de, fa), f1 = up(g_cpu, 2, de, fb);
+  c[2] = up(g_cpu, 2, dr, ra), v[2] = up(g_vk, 2, dr, ra);
+  c[3] = up(g_cpu, 2, dr, rb), v[3] = up(g_vk, 2, dr, rb);
+  c[4] = up(g_cpu, 1, drow, row), v[4] = up(g_vk, 1, drow, row);
+  c[5] = up(g_cpu, 2, dcol, col), v[5] = up(g_vk, 2, dcol, col);
+  c[6] = up(g_cpu, 2, dempty, NULL), v[6] = up(g_vk, 2, dempty, NULL);
+  /* a negative-step, strided view: rows reversed, every other column */
+  int64_t axes[2] = {0, 1}, st[2] = {-1, 0}, en[2] = {INT64_MIN, INT64_MAX},
+          sp[2] = {-1, 2};
+  CHECK_OK(dml_rt_tensor_slice(c[2], 2, axes, st, en, sp, &c[7]));
+  CHECK_OK(dml_rt_tensor_slice(v[2], 2, axes, st, en, sp, &v[7]));
+  dml_rt_tensor_t cs2[2], vs2[2];
+  CHECK_OK(dml_rt_tensor_slice(c[3], 2, axes, st, en, sp, &cs2[0]));
+  CHECK_OK(dml_rt_tensor_slice(v[3], 2, axes, st, en, sp, &vs2[0]));
+  uint32_t n_ops = 0;
+  for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
+    const dml_eager_kernel_t *K = &dml_eager_spirv[k];
+    dml_op_t op = K->op;
+    if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* a reduction's other form */
+    dml_attr_t fmod = {0};
+    fmod.name = "fmod";
+    fmod.kind = DML_ATTR_INT;
+    fmod.i = 1;
+    uint32_t na = op == DML_OP_MOD ? 1 : 0;
+    n_ops++;
+    if (K->n_inputs == 1) {
+      dml_rt_tensor_t ff[1] = {f0};
+      compare(op, &c[0], &v[0], 1, &fmod, na, ff, "edges");
+      compare(op, &c[2], &v[2], 1, &fmod, na, NULL, "random [3,70001]");
+      compare(op, &c[7], &v[7], 1, &fmod, na, NULL, "reversed strided view");
+      compare(op, &c[6], &v[6], 1, &fmod, na, NULL, "empty [0,5]");
+    } else {
+      dml_rt_tensor_t ff[2] = {f0, f1};
+      compare(op, &c[0], &v[0], 2, &fmod, na, ff, "edge pairs");
+      compare(op, &c[2], &v[2], 2, &fmod, na, NULL, "random [3,70001]");
+      dml_rt_tensor_t cb[2] = {c[2], c[4]}, vb[2] = {v[2], v[4]}; /* row broadcast */
+      compare(op, cb, vb, 2, &fmod, na, NULL, "[3,70001] op [70001]");
+      dml_rt_tensor_t cc[2] = {c[5], c[4]}, vc[2] = {v[5], v[4]}; /* outer */
+      if (op != DML_OP_PRELU) /* PRelu's slope broadcasts to X only */
+        compare(op, cc, vc, 2, &fmod, na, NULL, "[3,1] op [70001]");
+      dml_rt_tensor_t cv[2] = {c[7], cs2[0]}, vv[2] = {v[7], vs2[0]};
+      compare(op, cv, vv, 2, &fmod, na, NULL, "two reversed strided views");
+      dml_rt_tensor_t ce[2] = {c[6], c[6]}, ve[2] = {v[6], v[6]};
+      compare(op, ce, ve, 2, &fmod, na, NULL, "empty [0,5]");
+    }
+  }
+  printf("%u ops of the eager library compared on vulkan (%d calls with mismatches)\n",
+         n_ops, g_mismatches);
+  CHECK(n_ops >= 50); /* the f32 elementwise ops of ops.def, the reductions */
+  for (int i = 0; i < 8; i++) {
+    CHECK_OK(dml_rt_tensor_free(c[i]));
+    CHECK_OK(dml_rt_tensor_free(v[i]));
+  }
+  CHECK_OK(dml_rt_tensor_free(cs2[0]));
+  CHECK_OK(dml_rt_tensor_free(vs2[0]));
+  CHECK_OK(dml_rt_tensor_free(f0));
+  CHECK_OK(dml_rt_tensor_free(f1));
+  free(ra);
+  free(rb);
+}
+
+/* Reduction `op` of x (CPU c, Vulkan v) with attributes a (n) against the
+ * CPU; sums may differ by 1e-5 of the reduced values' L1 norm (the CPU's
+ * ReduceL1 with the same attributes; / the reduced count for Mean). */
+static void compare_reduce(dml_op_t op, dml_rt_tensor_t c, dml_rt_tensor_t v,
+                           const dml_attr_t *a, uint32_t n, const char *what) {
+  const char *name = dml_op_name(op);
+  dml_rt_tensor_t yc, yv, l1;
+  CHECK_OK(dml_rt_tensor_op(name, &c, 1, a, n, &yc, 1));
+  dml_status_t e = dml_rt_tensor_op(name, &v, 1, a, n, &yv, 1);
+  CHECK_OK(e);
+  if (e) return;
+  CHECK_OK(dml_rt_tensor_op("ReduceL1", &c, 1, a, n, &l1, 1));
+  int64_t nc, nv, nl, nx;
+  float *pc = down(yc, &nc), *pv = down(yv, &nv), *pl = down(l1, &nl);
+  float *px = down(c, &nx);
+  CHECK(nc == nv && nc == nl);
+  double len = nc ? (double)nx / (double)nc : 1;
+  int bad = 0;
+  for (int64_t i = 0; i < nc && i < nv; i++) {
+    double slack = 1e-5 * pl[i] / (op == DML_OP_REDUCE_MEAN ? len : 1);
+    int ok =
+        agree(pv[i], pc[i], op) ||
+        (isfinite(pc[i]) && fabs((double)pv[i] - pc[i]) <= slack + 1e-5 * fabs(pc[i]));
+    if (!ok && bad++ < 3)
+      fprintf(stderr, "%s (%s) element %lld: vulkan %.9g, cpu %.9g\n", name, what,
+              (long long)i, pv[i], pc[i]);
+  }
+  CHECK(bad == 0);
+  free(pc);
+  free(pv);
+  free(pl);
+  free(px);
+  CHECK_OK(dml_rt_tensor_free(yc));
+  CHECK_OK(dml_rt_tensor_free(yv));
+  CHECK_OK(dml_rt_tensor_free(l1));
+}
+
+/* The reductions of the library over axes: rows of 70,001 (longer than a
+ * workgroup and than 65,535) along the last axis and the first,
+ * non-consecutive axes (a copy first), keepdims 0, the axes input form,
+ * a reversed view, an empty reduced axis and edge values. */
+static void test_reductions(void) {
+  int64_t dr[2] = {3, 70001}, d3[3] = {4, 5, 6}, de[2] = {0, 5}, dg[2] = {3, N_EDGES};
+  float *r = (float *)malloc(3 * 70001 * 4), r3[120], eg[3 * N_EDGES];
+  for (int i = 0; i < 3 * 70001; i++) r[i] = rnd();
+  for (int i = 0; i < 120; i++) r3[i] = rnd();
+  for (int i = 0; i < 3 * N_EDGES; i++) eg[i] = k_edges[(i * 7 + i / N_EDGES) % N_EDGES];
+  dml_rt_tensor_t c2 = up(g_cpu, 2, dr, r), v2 = up(g_vk, 2, dr, r);
+  dml_rt_tensor_t c3 = up(g_cpu, 3, d3, r3), v3 = up(g_vk, 3, d3, r3);
+  dml_rt_tensor_t ce = up(g_cpu, 2, de, NULL), ve = up(g_vk, 2, de, NULL);
+  dml_rt_tensor_t cg = up(g_cpu, 2, dg, eg), vg = up(g_vk, 2, dg, eg);
+  dml_rt_tensor_t cr, vr;
+  int64_t ax0 = 0, st0 = -1, en0 = INT64_MIN, sp0 = -1;
+  CHECK_OK(dml_rt_tensor_slice(c3, 1, &ax0, &st0, &en0, &sp0, &cr));
+  CHECK_OK(dml_rt_tensor_slice(v3, 1, &ax0, &st0, &en0, &sp0, &vr));
+  int64_t a1[1] = {1}, a0[1] = {0}, a02[2] = {0, -1}, a12[2] = {1, 2};
+  dml_attr_t at[2];
+  memset(at, 0, sizeof at);
+  at[0].name = "axes";
+  at[0].kind = DML_ATTR_INTS;
+  at[1].name = "keepdims";
+  at[1].kind = DML_ATTR_INT;
+  at[1].i = 0;
+  uint32_t n_red = 0;
+  for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
+    if (dml_eager_spirv[k].kind != DML_EAGER_REDUCE) continue;
+    dml_op_t op = dml_eager_spirv[k].op;
+    if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* its other form */
+    n_red++;
+    int prod = op == DML_OP_REDUCE_PROD;
+    at[0].n = 1, at[0].ints = a1;
+    if (!prod) compare_reduce(op, c2, v2, at, 1, "[3,70001] axis 1");
+    compare_reduce(op, c3, v3, at, 2, "[4,5,6] axis 1, keepdims 0");
+    compare_reduce(op, ce, ve, at, 1, "[0,5] axis 1");
+    compare_reduce(op, cg, vg, at, 1, "edge values, axis 1");
+    at[0].ints = a0;
+    compare_reduce(op, ce, ve, at, 1, "[0,5] axis 0 (empty rows)");
+    compare_reduce(op, c3, v3, at, 1, "[4,5,6] axis 0");
+    compare_reduce(op, cr, vr, at, 1, "reversed view, axis 0");
+    if (!prod) compare_reduce(op, c2, v2, at, 1, "[3,70001] axis 0");
+    at[0].n = 2, at[0].ints = a02;
+    compare_reduce(op, c3, v3, at, 1, "[4,5,6] axes 0, -1");
+    compare_reduce(op, cr, vr, at, 2, "reversed view, axes 0, -1, keepdims 0");
+    at[0].ints = a12;
+    compare_reduce(op, c3, v3, at, 1, "[4,5,6] axes 1, 2");
+    compare_reduce(op, c3, v3, NULL, 0, "[4,5,6] all axes");
+    /* the axes input (opset 18) */
+    int64_t dax = 1;
+    dml_rt_tensor_t axc, axv, yc, yv;
+    dml_tensor_t h;
+    memset(&h, 0, sizeof h);
+    h.dtype = DML_DTYPE_I64;
+    h.rank = 1;
+    h.dims[0] = 1;
+    h.data = a1;
+    CHECK_OK(dml_rt_tensor_from_host(g_cpu, &h, &axc));
+    CHECK_OK(dml_rt_tensor_from_host(g_vk, &h, &axv));
+    (void)dax;
+    dml_rt_tensor_t ic[2] = {c3, axc}, iv[2] = {v3, axv};
+    CHECK_OK(dml_rt_tensor_op(dml_op_name(op), ic, 2, NULL, 0, &yc, 1));
+    CHECK_OK(dml_rt_tensor_op(dml_op_name(op), iv, 2, NULL, 0, &yv, 1));
+    int64_t n1, n2;
+    float *p1 = down(yc, &n1), *p2 = down(yv, &n2);
+    CHECK(n1 == 24 && n2 == 24);
+    for (int64_t i = 0; i < n1 && i < n2; i++)
+      CHECK(agree(p2[i], p1[i], op) || fabs(p2[i] - p1[i]) <= 1e-5 * (1 + fabs(p1[i])));
+    free(p1);
+    free(p2);
+    CHECK_OK(dml_rt_tensor_free(axc));
+    CHECK_OK(dml_rt_tensor_free(axv));
+    CHECK_OK(dml_rt_tensor_free(yc));
+    CHECK_OK(dml_rt_tensor_free(yv));
+  }
+  printf("%u reductions of the eager library compared on vulkan\n", n_red);
+  CHECK(n_red >= 4); /* Sum, Mean, Max, Min at least */
+  dml_rt_tensor_t all[10] = {c2, v2, c3, v3, ce, ve, cg, vg, cr, vr};
+  for (int i = 0; i < 10; i++) CHECK_OK(dml_rt_tensor_free(all[i]));
+  free(r);
+}
+
+/* > 2^24 elements: more than 65,535 workgroups of 256, so each invocation
+ * takes several elements. */
+static void test_big(void) {
+  int64_t dims[2] = {4097, 4099};
+  dml_rt_tensor_t a, b, y;
+  CHECK_OK(dml_rt_tensor_full(g_vk, DML_DTYPE_F32, 2, dims, 1.5, &a));
+  int64_t d1[1] = {4099};
+  CHECK_OK(dml_rt_tensor_arange(g_cpu, DML_DTYPE_F32, 0, 4099, 1, &b));
+  dml_rt_tensor_t bv;
+  CHECK_OK(dml_rt_tensor_to_device(b, g_vk, &bv));
+  (void)d1;
+  dml_rt_tensor_t in[2] = {a, bv};
+  CHECK_OK(dml_rt_tensor_op("Mul", in, 2, NULL, 0, &y, 1));
+  int64_t n = 0;
+  float *p = down(y, &n);
+  CHECK(n == 4097LL * 4099);
+  int bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += p[i] != 1.5f * (float)(i % 4099);
+  CHECK(bad == 0);
+  free(p);
+  CHECK_OK(dml_rt_tensor_free(a));
+  CHECK_OK(dml_rt_tensor_free(b));
+  CHECK_OK(dml_rt_tensor_free(bv));
+  CHECK_OK(dml_rt_tensor_free(y));
+}
+
+static void test_errors(void) {
+  int64_t d34[2] = {3, 4}, d56[2] = {5, 6};
+  dml_rt_tensor_t a, b, y;
+  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F32, 2, d34, &a));
+  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F32, 2, d56, &b));
+  dml_rt_tensor_t in[2] = {a, b};
+  uint64_t before = dml_rt_device_bytes(g_vk);
+  CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
+              "Add: shape mismatch");
+  CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
+              "[3,4]");
+  CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
+              "[5,6]");
+  CHECK(dml_rt_device_bytes(g_vk) == before); /* no output left behind */
+  /* an op outside the library: a clear error, never a CPU fallback */
+  CHECK_ERROR(dml_rt_tensor_op("MatMul", in, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
+              "eager op MatMul with 2 inputs is not implemented on vulkan");
+  /* attributes other than the defaults */
+  dml_attr_t alpha = {0};
+  alpha.name = "alpha";
+  alpha.kind = DML_ATTR_FLOAT;
+  alpha.f = 0.2;
+  CHECK_ERROR(dml_rt_tensor_op("LeakyRelu", &a, 1, &alpha, 1, &y, 1),
+              DML_STATUS_UNIMPLEMENTED, "default attributes only");
+  /* dtypes other than f32 */
+  dml_rt_tensor_t i32;
+  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_I32, 2, d34, &i32));
+  CHECK_ERROR(dml_rt_tensor_op("Neg", &i32, 1, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
+              "f32 only");
+  CHECK_OK(dml_rt_tensor_free(i32));
+  /* use after free */
+  CHECK_OK(dml_rt_tensor_free(b));
+  CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1),
+              DML_STATUS_FAILED_PRECONDITION, "use after free");
+  CHECK_OK(dml_rt_tensor_free(a));
+}
+
+/* A short chain in a loop: y = relu(x * w + b), outputs freed each turn. */
+static void test_chain(void) {
+  int64_t d[2] = {64, 33}, dw[1] = {33};
+  float x[64 * 33], w[33], bb[33];
+  for (int i = 0; i < 64 * 33; i++) x[i] = rnd();
+  for (int i = 0; i < 33; i++) w[i] = rnd(), bb[i] = rnd();
+  dml_rt_tensor_t xv = up(g_vk, 2, d, x), wv = up(g_vk, 1, dw, w),
+                  bv = up(g_vk, 1, dw, bb);
+  for (int it = 0; it < 20; it++) {
+    dml_rt_tensor_t t1, t2, t3;
+    dml_rt_tensor_t m[2] = {xv, wv};
+    CHECK_OK(dml_rt_tensor_op("Mul", m, 2, NULL, 0, &t1, 1));
+    dml_rt_tensor_t s[2] = {t1, bv};
+    CHECK_OK(dml_rt_tensor_op("Add", s, 2, NULL, 0, &t2, 1));
+    CHECK_OK(dml_rt_tensor_op("Relu", &t2, 1, NULL, 0, &t3, 1));
+    if (it == 19) {
+      int64_t n;
+      float *p = down(t3, &n);
+      int bad = 0;
+      for (int i = 0; i < 64 * 33; i++) {
+        float want = x[i] * w[i % 33] + bb[i % 33];
+        want = want < 0 ? 0 : want;
+        bad += p[i] != want;
+      }
+      CHECK(bad == 0);
+      free(p);
+    }
+    CHECK_OK(dml_rt_tensor_free(t1));
+    CHECK_OK(dml_rt_tensor_free(t2));
+    CHECK_OK(dml_rt_tensor_free(t3));
+  }
+  CHECK_OK(dml_rt_tensor_free(xv));
+  CHECK_OK(dml_rt_tensor_free(wv));
+  CHECK_OK(dml_rt_tensor_free(bv));
+}
+
+int main(void) {
+  dml_status_t s = dml_rt_device_open("vulkan", &g_vk);
+  if (s) {
+    char *m = dml_status_format(s);
+    printf("SKIP: no Vulkan device: %s\n", m ? m : "?");
+    free(m);
+    dml_status_free(s);
+    return 77;
+  }
+  if (!dml_eager_spirv_count) {
+    printf("SKIP: this build has no eager kernel library (no glslang)\n");
+    dml_rt_device_close(g_vk);
+    return 77;
+  }
+  printf("vulkan device: %s\n", dml_rt_device_name(g_vk));
+  CHECK_OK(dml_rt_device_open("cpu", &g_cpu));
+  uint64_t start = dml_rt_device_bytes(g_vk), start_n = dml_rt_device_num_storages(g_vk);
+  RUN(test_every_op);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN(test_reductions);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN(test_big);
+  RUN(test_errors);
+  RUN(test_chain);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  CHECK(dml_rt_device_num_storages(g_vk) == start_n);
+  printf("device bytes: %llu at the start, %llu at the end\n", (unsigned long long)start,
+         (unsigned long long)dml_rt_device_bytes(g_vk));
+  dml_rt_device_close(g_cpu);
+  dml_rt_device_close(g_vk);
+  return dml_test_finish();
+}
