@@ -1,14 +1,20 @@
-/* schedule.c — groups a planned function into kernels (dml_kernel.h).
+/* schedule.c — turns a planned function into kernels (dml_kernel.h).
  *
- * One pass over the nodes in execution order. A group is an optional
- * anchor (Gemm/MatMul, a reduction) followed by elementwise nodes that all
- * produce the group's output type; every invocation computes one output
- * element, so values inside the group stay in registers and are stored only
- * when used outside it or returned. A node joins the open group when it
- * consumes a value of the group, has the group's output type, and the
- * memory plan puts none of the group's results over a value the kernel
- * reads at another element (the planner reuses dead values' memory, which
- * is safe between kernels but not inside one). Softmax/LogSoftmax are
+ * One pass over the nodes in execution order. Which nodes share a kernel is
+ * decided by the compiler's `fuse` pass (passes/fuse.c), which gives them
+ * the same DML_FUSE_GROUP_ATTR: an optional anchor (Gemm/MatMul, Conv, a
+ * reduction) followed by elementwise nodes that all produce the group's
+ * output type; every invocation computes one output element, so values
+ * inside the group stay in registers and are stored only when used outside
+ * it or returned. A node joins the open kernel only when it is of the same
+ * fuse group and the kernel's forms allow it: it consumes a value of the
+ * kernel, has the kernel's output type, and the memory plan puts none of
+ * the kernel's results over a value the kernel reads at another element
+ * (the planner reuses dead values' memory, which is safe between kernels
+ * but not inside one; mem-plan keeps a group's reads live for this). A
+ * node this file emits in a form of its own (ops1/ops2/..., a batched
+ * MatMul) ends the kernel, and the rest of its group starts another. A
+ * package without fuse groups gets one kernel per node. Softmax/LogSoftmax are
  * single kernels; a view at its input's offset aliases it, any other view
  * is a copy kernel. Assign(@global, value) stores into the weights buffer
  * (binding 1) at the global's offset: inside the group that computes the
@@ -714,13 +720,28 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
 
 typedef enum { ANCHOR_NONE, ANCHOR_GEMM, ANCHOR_REDUCE, ANCHOR_CONV } anchor_t;
 
+/* The nodes of one kernel: a fuse group of the IR (the fuse pass's
+ * DML_FUSE_GROUP_ATTR, passes/fuse.c), or the part of one that the checks
+ * below let this kernel take. */
 typedef struct group {
   anchor_t anchor;
+  int64_t gid;    /* the nodes' fuse group, -1 for a node of none */
   uint32_t first; /* anchor node (or first elementwise node) */
   uint32_t nodes[256];
   uint32_t n;
   const dml_type_t *out; /* every node's output type */
 } group_t;
+
+/* Node n's fuse group (passes/fuse.c), -1 when it has none. */
+static int64_t fuse_gid(const dml_pkg_node_t *n) {
+  int64_t g = dml_attr_int(n->attrs, n->n_attrs, DML_FUSE_GROUP_ATTR, -1);
+  return g < 0 ? -1 : g;
+}
+
+/* 1 when node n belongs to the IR fuse group of the open kernel G. */
+static int in_fuse_group(const group_t *G, const dml_pkg_node_t *n) {
+  return G->n > 0 && G->gid >= 0 && fuse_gid(n) == G->gid;
+}
 
 static int in_group(const group_t *G, uint32_t node) {
   for (uint32_t i = 0; i < G->n; i++)
@@ -5075,7 +5096,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         continue;
       }
       const dml_pkg_value_t *gl = val(&s, n->inputs[0]), *x = val(&s, n->inputs[1]);
-      if (G->n > 0 && G->n < 255 && producer_in(&s, G, n->inputs[1]) >= 0 &&
+      if (in_fuse_group(G, n) && G->n < 255 && producer_in(&s, G, n->inputs[1]) >= 0 &&
           same_shape(&x->type, G->out) && !reads_other_element(&s, G, gl)) {
         G->nodes[G->n++] = i; /* stored by the group that computes it */
         continue;
@@ -5091,7 +5112,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         continue;
       }
       int joined = 0;
-      if (G->n > 0 && G->n < 255 && same_shape(&y->type, G->out) &&
+      if (in_fuse_group(G, n) && G->n < 255 && same_shape(&y->type, G->out) &&
           n->op != DML_OP_ONE_HOT && consumes_group(&s, G, n)) {
         G->nodes[G->n++] = i;
         if (group_safe(&s, G))
@@ -5102,6 +5123,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       if (!joined) {
         close_group(&s, G, &gs, red, &ws);
         G->anchor = ANCHOR_NONE;
+        G->gid = fuse_gid(n);
         G->first = i;
         G->nodes[0] = i;
         G->n = 1;
@@ -5126,6 +5148,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           break;
         }
         G->anchor = ANCHOR_GEMM;
+        G->gid = fuse_gid(n);
         G->first = i;
         G->nodes[0] = i;
         G->n = 1;
@@ -5143,6 +5166,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           break;
         }
         G->anchor = ANCHOR_CONV;
+        G->gid = fuse_gid(n);
         G->first = i;
         G->nodes[0] = i;
         G->n = 1;
@@ -5214,6 +5238,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           break;
         }
         G->anchor = ANCHOR_REDUCE;
+        G->gid = fuse_gid(n);
         G->first = i;
         G->nodes[0] = i;
         G->n = 1;
