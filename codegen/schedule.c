@@ -12,14 +12,15 @@
  * the kernel's results over a value the kernel reads at another element
  * (the planner reuses dead values' memory, which is safe between kernels
  * but not inside one; mem-plan keeps a group's reads live for this). A
- * node this file emits in a form of its own (ops1/ops2/..., a batched
- * MatMul) ends the kernel, and the rest of its group starts another. A
- * package without fuse groups gets one kernel per node. Softmax/LogSoftmax are
- * single kernels; a view at its input's offset aliases it, any other view
- * is a copy kernel. Assign(@global, value) stores into the weights buffer
- * (binding 1) at the global's offset: inside the group that computes the
- * value (the optimizer's update then writes the parameter in place) when
- * the group reads the global at no other element, else as a copy kernel. */
+ * node emitted in a form of its own (schedule_index.c, schedule_math.c,
+ * schedule_spatial.c, ..., a batched MatMul) ends the kernel, and the rest
+ * of its group starts another. A package without fuse groups gets one
+ * kernel per node. Softmax/LogSoftmax are single kernels; a view at its
+ * input's offset aliases it, any other view is a copy kernel.
+ * Assign(@global, value) stores into the weights buffer (binding 1) at the
+ * global's offset: inside the group that computes the value (the
+ * optimizer's update then writes the parameter in place) when the group
+ * reads the global at no other element, else as a copy kernel. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -4922,10 +4923,11 @@ dml_kernel_t *dml_ksched_kernel(sched_t *s, dml_kernel_kind_t kind, uint32_t nod
 int dml_kschedule_handles(dml_op_t op) {
   const dml_op_info_t *info = dml_op_info(op);
   if (!info) return 0;
-  if (dml_ksched_ops2_handles(op)) return 1;
-  if (dml_ksched_ops1_handles(op)) return 1;
+  if (dml_ksched_spatial_handles(op)) return 1;
+  if (dml_ksched_index_handles(op)) return 1;
+  if (dml_ksched_math_handles(op)) return 1;
   if (dml_ksched_dyn_handles(op)) return 1;
-  if (dml_ksched_ops3_handles(op)) return 1;
+  if (dml_ksched_topk_dft_tfidf_handles(op)) return 1;
   if (ew_op(op) || move_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
   switch (op) {
     case DML_OP_ASSIGN:
@@ -5069,14 +5071,19 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       }
       continue;
     }
-    if (dml_ksched_ops2_claims(&s, i)) {
+    if (dml_ksched_spatial_claims(&s, i)) {
       close_group(&s, G, &gs, red, &ws);
-      dml_ksched_ops2_emit(&s, i);
+      dml_ksched_spatial_emit(&s, i);
       continue;
     }
-    if (dml_ksched_ops1_handles(n->op)) {
+    if (dml_ksched_index_handles(n->op)) {
       close_group(&s, G, &gs, red, &ws);
-      dml_ksched_ops1_emit(&s, i);
+      dml_ksched_index_emit(&s, i);
+      continue;
+    }
+    if (dml_ksched_math_handles(n->op)) {
+      close_group(&s, G, &gs, red, &ws);
+      dml_ksched_math_emit(&s, i);
       continue;
     }
     if (dml_ksched_dyn_handles(n->op)) {
@@ -5084,9 +5091,9 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       dml_ksched_dyn_emit(&s, i);
       continue;
     }
-    if (dml_ksched_ops3_handles(n->op)) {
+    if (dml_ksched_topk_dft_tfidf_handles(n->op)) {
       close_group(&s, G, &gs, red, &ws);
-      dml_ksched_ops3_emit(&s, i);
+      dml_ksched_topk_dft_tfidf_emit(&s, i);
       continue;
     }
     if (n->op == DML_OP_ASSIGN) {
