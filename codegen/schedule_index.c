@@ -112,21 +112,6 @@ static const char *emit_is_special(sched_t *s, uint32_t node) {
   return NULL;
 }
 
-/* Flat index into `in` (broadcast to `out`, numpy rules) of the output
- * element with coordinates `coord`. */
-static const dml_kidx_t *bcast_index(sched_t *s, const dml_type_t *in,
-                                     const dml_type_t *out,
-                                     const dml_kidx_t *const *coord) {
-  const dml_kidx_t *idx = kc(s, 0), *stride = kc(s, 1);
-  for (int32_t d = in->rank - 1; d >= 0; d--) {
-    int32_t od = out->rank - in->rank + d;
-    if (!(in->dims[d].value == 1 && in->dims[d].sym < 0))
-      idx = kadd(s, idx, kmul(s, coord[od], stride));
-    stride = kmul(s, stride, dim_idx(s, in->dims[d]));
-  }
-  return idx;
-}
-
 /* BitShift-11 on unsigned integers (u8, u16, u32, u64 of one dtype): x << s
  * is x * 2^s (the result wraps to the dtype), x >> s is x / 2^s, and a
  * shift by the bit width or more gives 0, as on the CPU; numpy

@@ -1,12 +1,17 @@
 /* schedule_internal.h — the scheduler's state, shared by schedule.c and the
  * files holding more of its kernel forms by op family (schedule_index.c,
  * schedule_math.c, schedule_spatial.c, schedule_topk_dft_tfidf.c,
- * schedule_dyn.c, schedule_rows.c).
+ * schedule_norm.c, schedule_rnn.c, schedule_dyn.c, schedule_rows.c).
  * codegen/ only. */
 #ifndef DML_SCHEDULE_INTERNAL_H_
 #define DML_SCHEDULE_INTERNAL_H_
 
 #include "kernel_internal.h"
+
+/* The reason given for a value whose count dml_klin_t cannot hold
+ * (dml_ksched_numel). */
+#define TOO_MANY_SYMS \
+  "dims over too many symbols (a symbol in three dims or two squared symbols)"
 
 /* One dml_kschedule() run over a function. */
 typedef struct sched {
@@ -75,6 +80,14 @@ int dml_ksched_math_handles(dml_op_t op);
 /* Places node `node` (an op of dml_ksched_math_handles): its kernel, or an
  * UNIMPLEMENTED detail naming the node and why (dtype, form). */
 void dml_ksched_math_emit(sched_t *s, uint32_t node);
+
+/* schedule_norm.c: places LayerNormalization or InstanceNormalization node
+ * `node`: its kernel, or an UNIMPLEMENTED detail naming the node and why. */
+void dml_ksched_norm_emit(sched_t *s, uint32_t node);
+
+/* schedule_rnn.c: places RNN, GRU or LSTM node `node`: its kernel, or an
+ * UNIMPLEMENTED detail naming the node and why. */
+void dml_ksched_rnn_emit(sched_t *s, uint32_t node);
 
 /* schedule_dyn.c: NonZero, Compress, Unique and NonMaxSuppression, whose
  * kernels count their output extents on the device and store them in the

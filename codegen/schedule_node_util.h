@@ -189,4 +189,19 @@ static inline void strides_of(const dml_type_t *t, int64_t *st) {
   }
 }
 
+/* Flat index into `in` (broadcast to `out`, numpy rules) of the output
+ * element with coordinates `coord`. */
+static inline const dml_kidx_t *bcast_index(sched_t *s, const dml_type_t *in,
+                                            const dml_type_t *out,
+                                            const dml_kidx_t *const *coord) {
+  const dml_kidx_t *idx = kc(s, 0), *stride = kc(s, 1);
+  for (int32_t d = in->rank - 1; d >= 0; d--) {
+    int32_t od = out->rank - in->rank + d;
+    if (!(in->dims[d].value == 1 && in->dims[d].sym < 0))
+      idx = kadd(s, idx, kmul(s, coord[od], stride));
+    stride = kmul(s, stride, dim_idx(s, in->dims[d]));
+  }
+  return idx;
+}
+
 #endif /* DML_SCHEDULE_NODE_UTIL_H_ */
