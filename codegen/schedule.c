@@ -1,19 +1,26 @@
-/* schedule.c — groups a planned function into kernels (dml_kernel.h).
+/* schedule.c — turns a planned function into kernels (dml_kernel.h).
  *
- * One pass over the nodes in execution order. A group is an optional
- * anchor (Gemm/MatMul, a reduction) followed by elementwise nodes that all
- * produce the group's output type; every invocation computes one output
- * element, so values inside the group stay in registers and are stored only
- * when used outside it or returned. A node joins the open group when it
- * consumes a value of the group, has the group's output type, and the
- * memory plan puts none of the group's results over a value the kernel
- * reads at another element (the planner reuses dead values' memory, which
- * is safe between kernels but not inside one). Softmax/LogSoftmax are
- * single kernels; a view at its input's offset aliases it, any other view
- * is a copy kernel. Assign(@global, value) stores into the weights buffer
- * (binding 1) at the global's offset: inside the group that computes the
- * value (the optimizer's update then writes the parameter in place) when
- * the group reads the global at no other element, else as a copy kernel. */
+ * One pass over the nodes in execution order. Which nodes share a kernel is
+ * decided by the compiler's `fuse` pass (passes/fuse.c), which gives them
+ * the same DML_FUSE_GROUP_ATTR: an optional anchor (Gemm/MatMul, Conv, a
+ * reduction) followed by elementwise nodes that all produce the group's
+ * output type; every invocation computes one output element, so values
+ * inside the group stay in registers and are stored only when used outside
+ * it or returned. A node joins the open kernel only when it is of the same
+ * fuse group and the kernel's forms allow it: it consumes a value of the
+ * kernel, has the kernel's output type, and the memory plan puts none of
+ * the kernel's results over a value the kernel reads at another element
+ * (the planner reuses dead values' memory, which is safe between kernels
+ * but not inside one; mem-plan keeps a group's reads live for this). A
+ * node emitted in a form of its own (schedule_index.c, schedule_math.c,
+ * schedule_spatial.c, ..., a batched MatMul) ends the kernel, and the rest
+ * of its group starts another. A package without fuse groups gets one
+ * kernel per node. Softmax/LogSoftmax are single kernels; a view at its
+ * input's offset aliases it, any other view is a copy kernel.
+ * Assign(@global, value) stores into the weights buffer (binding 1) at the
+ * global's offset: inside the group that computes the value (the
+ * optimizer's update then writes the parameter in place) when the group
+ * reads the global at no other element, else as a copy kernel. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +31,6 @@
 
 #define WG 256 /* invocations per workgroup of 1-D kernels */
 /* why a value whose element count dml_klin_t cannot hold is refused */
-#define TOO_MANY_SYMS \
-  "dims over too many symbols (a symbol in three dims or two squared symbols)"
 
 static const dml_pkg_value_t *val(const sched_t *s, uint32_t v) {
   return v == DML_PKG_NO_VALUE || v >= s->fn->n_values ? NULL : &s->fn->values[v];
@@ -142,16 +147,6 @@ static const char *dims_reject(const sched_t *s, uint32_t node) {
     return NULL;
   }
   return NULL;
-}
-
-/* 1 when a dim of `t` is computed at run time from data (a symbol a node
- * produces): the forms that do not take such dims yet (RNN) refuse them. */
-static int data_dependent(const sched_t *s, const dml_type_t *t) {
-  for (int32_t d = 0; d < t->rank; d++)
-    if (t->dims[d].sym >= 0 && (uint32_t)t->dims[d].sym < s->g->n_symbols &&
-        s->g->symbols[t->dims[d].sym].origin == DML_PKG_SYMBOL_NODE)
-      return 1;
-  return 0;
 }
 
 /* The kernel dtype of value v (f32 for dtypes kernels cannot hold: the
@@ -714,13 +709,28 @@ static const char *ew_reject(sched_t *s, const dml_pkg_node_t *n) {
 
 typedef enum { ANCHOR_NONE, ANCHOR_GEMM, ANCHOR_REDUCE, ANCHOR_CONV } anchor_t;
 
+/* The nodes of one kernel: a fuse group of the IR (the fuse pass's
+ * DML_FUSE_GROUP_ATTR, passes/fuse.c), or the part of one that the checks
+ * below let this kernel take. */
 typedef struct group {
   anchor_t anchor;
+  int64_t gid;    /* the nodes' fuse group, -1 for a node of none */
   uint32_t first; /* anchor node (or first elementwise node) */
   uint32_t nodes[256];
   uint32_t n;
   const dml_type_t *out; /* every node's output type */
 } group_t;
+
+/* Node n's fuse group (passes/fuse.c), -1 when it has none. */
+static int64_t fuse_gid(const dml_pkg_node_t *n) {
+  int64_t g = dml_attr_int(n->attrs, n->n_attrs, DML_FUSE_GROUP_ATTR, -1);
+  return g < 0 ? -1 : g;
+}
+
+/* 1 when node n belongs to the IR fuse group of the open kernel G. */
+static int in_fuse_group(const group_t *G, const dml_pkg_node_t *n) {
+  return G->n > 0 && G->gid >= 0 && fuse_gid(n) == G->gid;
+}
 
 static int in_group(const group_t *G, uint32_t node) {
   for (uint32_t i = 0; i < G->n; i++)
@@ -3564,211 +3574,6 @@ static int move_op(dml_op_t op) {
   }
 }
 
-/* ---- normalizations: one invocation per normalized row ---- */
-
-/* LayerNormalization (ONNX opset 17: over the dims from `axis` on, Mean and
- * InvStdDev outputs optional) and InstanceNormalization (over the spatial
- * dims of each (n, c), scale and B per channel): mean, then the variance
- * of x - mean (two passes), then y = (x - mean) / sqrt(var + epsilon) *
- * scale + B. The normalized dims may be symbolic (wav2vec2's feature
- * encoder normalizes over its frames): the row length is then the
- * product of the run-time symbol values, the form chosen at its bound. */
-/* A normalization row (emit_norm): element j of row `row` at row * L + j;
- * y = (x - mean) * inv * scale + B, scale and B per channel (Instance) or
- * broadcast to the normalized dims `nt` (Layer). */
-typedef struct {
-  const dml_pkg_value_t *x, *y, *sc, *b;
-  const dml_type_t *nt;
-  const dml_kidx_t *row, *C; /* C: channels (Instance), else NULL */
-  const dml_kidx_t *L;       /* the row's length */
-  uint32_t mean, inv;        /* registers */
-} norm_row_t;
-
-static const dml_kidx_t *norm_elem(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
-  return dml_ki_bin(s->pool, DML_KI_ADD, dml_ki_bin(s->pool, DML_KI_MUL, c->row, c->L),
-                    j);
-}
-
-static const dml_kval_t *norm_dev(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
-  return dml_kv_fn(s->pool, DML_KF_SUB,
-                   dml_kv_load(s->pool, buf_of(c->x), at(s, c->x, norm_elem(s, c, j))),
-                   dml_kv_reg(s->pool, c->mean));
-}
-
-static const dml_kval_t *norm_out(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
-  dml_kpool_t *p = s->pool;
-  const dml_kval_t *sv, *bv = NULL;
-  if (c->C) {
-    const dml_kidx_t *ch = dml_ki_bin(p, DML_KI_MOD, c->row, c->C);
-    sv = dml_kv_load(p, buf_of(c->sc), at(s, c->sc, ch));
-    bv = dml_kv_load(p, buf_of(c->b), at(s, c->b, ch));
-  } else {
-    const dml_kidx_t *nc[DML_MAX_RANK];
-    coords_of(s, c->nt, j, nc);
-    sv = dml_kv_load(p, buf_of(c->sc),
-                     at(s, c->sc, bcast_index(s, &c->sc->type, c->nt, nc)));
-    if (c->b)
-      bv = dml_kv_load(p, buf_of(c->b),
-                       at(s, c->b, bcast_index(s, &c->b->type, c->nt, nc)));
-  }
-  const dml_kval_t *out =
-      dml_kv_fn(p, DML_KF_MUL,
-                dml_kv_fn(p, DML_KF_MUL, norm_dev(s, c, j), dml_kv_reg(p, c->inv)), sv);
-  return bv ? dml_kv_fn(p, DML_KF_ADD, out, bv) : out;
-}
-
-static const dml_kval_t *norm_row_x(sched_t *s, const dml_kidx_t *j, void *vctx) {
-  const norm_row_t *c = vctx;
-  return dml_kv_load(s->pool, buf_of(c->x), at(s, c->x, norm_elem(s, c, j)));
-}
-
-static const dml_kval_t *norm_row_sq(sched_t *s, const dml_kidx_t *j, void *vctx) {
-  const dml_kval_t *d = norm_dev(s, vctx, j);
-  return dml_kv_fn(s->pool, DML_KF_MUL, d, d);
-}
-
-static dml_kstmt_t *norm_row_store(sched_t *s, const dml_kidx_t *j, void *vctx) {
-  const norm_row_t *c = vctx;
-  return store_at(s, c->y, norm_elem(s, c, j), norm_out(s, c, j));
-}
-
-static void emit_norm(sched_t *s, uint32_t node) {
-  dml_kpool_t *p = s->pool;
-  const dml_pkg_node_t *n = &s->fn->nodes[node];
-  const dml_pkg_value_t *x = val(s, n->inputs[0]), *y = val(s, n->outputs[0]);
-  const dml_pkg_value_t *sc = n->n_inputs > 1 ? val(s, n->inputs[1]) : NULL;
-  const dml_pkg_value_t *b = n->n_inputs > 2 ? val(s, n->inputs[2]) : NULL;
-  const dml_pkg_value_t *mo = n->n_outputs > 1 ? val(s, n->outputs[1]) : NULL;
-  const dml_pkg_value_t *io = n->n_outputs > 2 ? val(s, n->outputs[2]) : NULL;
-  int inst = n->op == DML_OP_INSTANCE_NORMALIZATION;
-  const char *why = NULL;
-  int32_t r = x ? x->type.rank : 0;
-  int64_t axis = inst ? 2 : norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", -1), r);
-  const dml_pkg_value_t *all[5] = {x, sc, b, mo, io};
-  if (!x || !y || !sc) why = "absent input";
-  for (int i = 0; !why && i < 5; i++) {
-    if (!all[i]) continue;
-    if (all[i]->type.dtype != DML_DTYPE_F32)
-      why = "only f32 is emitted";
-    else if (all[i]->offset % 4)
-      why = "misaligned value";
-    else if (i >= 3 &&
-             (overlap(all[i], x) || overlap(all[i], sc) || (b && overlap(all[i], b))))
-      why = "its result overlaps its operands in the memory plan";
-  }
-  if (!why && (overlap(y, x) || overlap(y, sc) || (b && overlap(y, b))))
-    why = "its result overlaps its operands in the memory plan";
-  if (!why && (axis < 0 || axis >= r || (inst && r < 3))) why = "axis out of range";
-  dml_klin_t numel = {0, -1, 0, 0}, rows = {0, -1, 0, 0};
-  if (!why && !type_numel(&x->type, &numel)) why = TOO_MANY_SYMS;
-  /* the row length: its bound L (the form) and its run-time value Lx */
-  int64_t L = 1;
-  const dml_kidx_t *Lx = dml_ki_const(p, 1);
-  if (!why) {
-    rows = numel;
-    for (int32_t d = (int32_t)axis; d < r; d++) {
-      dml_dim_t dd = x->type.dims[d];
-      rows = dml_ksched_lin_div_dim(rows, dd);
-      Lx = dml_ki_bin(p, DML_KI_MUL, Lx, dim_idx(s, dd));
-      L *= dd.sym < 0 ? dd.value : lin_max(s, (dml_klin_t){dd.value, dd.sym, 0, 0});
-    }
-  }
-  if (!why && inst &&
-      (x->type.dims[1].sym >= 0 || sc->type.rank != 1 ||
-       sc->type.dims[0].value != x->type.dims[1].value || !b || b->type.rank != 1 ||
-       b->type.dims[0].value != x->type.dims[1].value))
-    why = "scale and B must be [C] with a static C";
-  /* LayerNormalization's scale and B broadcast to the normalized shape */
-  dml_type_t nt = {DML_DTYPE_F32, 0, {{0, -1}}};
-  if (!why && !inst) {
-    nt.rank = r - (int32_t)axis;
-    for (int32_t d = 0; d < nt.rank; d++) nt.dims[d] = x->type.dims[axis + d];
-    for (int i = 1; i < 3; i++)
-      if (all[i] && (all[i]->type.rank > nt.rank)) why = "scale or B of higher rank";
-  }
-  if (why) {
-    unsupported(s, node, "%s", why);
-    return;
-  }
-  dml_kernel_t *K = new_kernel(s, DML_KK_NORM);
-  if (!K) return;
-  group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
-  set_nodes(s, K, &G);
-  double eps = dml_attr_float(n->attrs, n->n_attrs, "epsilon", 1e-5);
-  int coop = dml_krow_wanted(s, L);
-  int32_t j = DML_KVAR_FIRST_LOOP;
-  const dml_kidx_t *gid;
-  if (coop) {
-    gid = dml_krow_setup(s, K, rows, j + 1, 0);
-  } else {
-    K->local[0] = 64;
-    K->items[0] = rows;
-    gid = dml_ki_var(p, DML_KVAR_GID_X);
-  }
-  /* registers: mean 0, the sum of squares 1 (4 in the cooperative form,
-   * whose sums use 4 registers from there), 1 / sqrt(var + eps) 2 (8) */
-  norm_row_t c = {
-      x,  y, sc,          b, &nt, gid, inst ? dim_idx(s, x->type.dims[1]) : NULL,
-      Lx, 0, coop ? 8 : 2};
-  uint32_t vr = coop ? 4 : 1;
-  const dml_kidx_t *jv = dml_ki_var(p, j);
-  /* L as f32 (exact below 2^24): a constant, or the run-time product */
-  const dml_kval_t *Lf = Lx->kind == DML_KI_CONST ? dml_kv_const(p, (float)Lx->c)
-                                                  : dml_kv_idx(p, DML_KT_F32, Lx);
-  const dml_kval_t *mean = dml_kv_reg(p, 0), *var = dml_kv_reg(p, vr),
-                   *inv = dml_kv_reg(p, c.inv);
-  dml_kblock_t body = {0};
-  if (coop) {
-    dml_krow_reduce(s, &body, Lx, j, DML_KF_ADD, 0.0f, norm_row_x, &c, 0, 0);
-  } else {
-    dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
-    dml_kblock_add(
-        &body, for_loop(s, j, Lx,
-                        assign(s, DML_KS_SET, 0,
-                               dml_kv_fn(p, DML_KF_ADD, mean, norm_row_x(s, jv, &c)))));
-  }
-  dml_kblock_add(&body, assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_DIV, mean, Lf)));
-  if (coop) {
-    dml_krow_reduce(s, &body, Lx, j, DML_KF_ADD, 0.0f, norm_row_sq, &c, vr, 0);
-  } else {
-    dml_kblock_add(&body, assign(s, DML_KS_LET, vr, dml_kv_const(p, 0.0f)));
-    dml_kblock_add(
-        &body, for_loop(s, j, Lx,
-                        assign(s, DML_KS_SET, vr,
-                               dml_kv_fn(p, DML_KF_ADD, var, norm_row_sq(s, jv, &c)))));
-  }
-  dml_kblock_add(&body,
-                 assign(s, DML_KS_LET, c.inv,
-                        dml_kv_fn(p, DML_KF_RECIP,
-                                  dml_kv_fn(p, DML_KF_SQRT,
-                                            dml_kv_fn(p, DML_KF_ADD,
-                                                      dml_kv_fn(p, DML_KF_DIV, var, Lf),
-                                                      dml_kv_const(p, (float)eps)),
-                                            NULL),
-                                  NULL)));
-  if (coop) {
-    dml_kblock_add(&body, dml_krow_each(s, Lx, j, norm_row_store, &c));
-    dml_kblock_t tail = {0};
-    if (mo) dml_kblock_add(&tail, store_at(s, mo, gid, mean));
-    if (io) dml_kblock_add(&tail, store_at(s, io, gid, inv));
-    if (tail.first)
-      dml_kblock_add(
-          &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
-    K->body = dml_krow_finish(s, rows, j + 1, body.first);
-    K->n_regs = 9;
-    lin_add(&K->flops, numel, 8);
-    lin_add(&K->bytes, numel, 12);
-    return;
-  }
-  K->n_regs = 3;
-  dml_kblock_add(&body, for_loop(s, j, Lx, norm_row_store(s, jv, &c)));
-  if (mo) dml_kblock_add(&body, store_at(s, mo, gid, mean));
-  if (io) dml_kblock_add(&body, store_at(s, io, gid, inv));
-  K->body = if_lt(s, gid, dml_ki_lin(p, rows), body.first);
-  lin_add(&K->flops, numel, 8);
-  lin_add(&K->bytes, numel, 12);
-}
-
 /* ---- Hardmax and inference Dropout ---- */
 
 /* bool: x is Hardmax's max m (kept NaN: any NaN x when m is NaN) */
@@ -4452,440 +4257,6 @@ static void emit_generator(sched_t *s, uint32_t node, double cval) {
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), store_at(s, y, gid, v));
 }
 
-/* ---- RNN, GRU and LSTM: one workgroup per (direction, batch) ---- */
-
-/* Activation functions of the RNN family (ONNX spec, "Activation
- * functions"; runtime/cpu/cpu_rnn.c's list and defaults). */
-enum {
-  RA_RELU,
-  RA_TANH,
-  RA_SIGMOID,
-  RA_AFFINE,
-  RA_LEAKY_RELU,
-  RA_THRESHOLDED_RELU,
-  RA_SCALED_TANH,
-  RA_HARD_SIGMOID,
-  RA_ELU,
-  RA_SOFTSIGN,
-  RA_SOFTPLUS,
-};
-
-typedef struct {
-  int kind;
-  double alpha, beta;
-} rnn_act_t;
-
-static const struct {
-  const char *name;
-  int kind, n_params;
-  double alpha, beta;
-} k_rnn_acts[] = {
-    {"relu", RA_RELU, 0, 0, 0},
-    {"tanh", RA_TANH, 0, 0, 0},
-    {"sigmoid", RA_SIGMOID, 0, 0, 0},
-    {"affine", RA_AFFINE, 2, 1.0, 0.0},
-    {"leakyrelu", RA_LEAKY_RELU, 1, 0.01, 0},
-    {"thresholdedrelu", RA_THRESHOLDED_RELU, 1, 1.0, 0},
-    {"scaledtanh", RA_SCALED_TANH, 2, 1.0, 1.0},
-    {"hardsigmoid", RA_HARD_SIGMOID, 2, 0.2, 0.5},
-    {"elu", RA_ELU, 1, 1.0, 0},
-    {"softsign", RA_SOFTSIGN, 0, 0, 0},
-    {"softplus", RA_SOFTPLUS, 0, 0, 0},
-};
-
-static int rnn_name_eq(const char *a, const char *b) {
-  for (; *a && *b; a++, b++) {
-    char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
-    if (x != *b) return 0;
-  }
-  return *a == *b;
-}
-
-/* The CPU's activations (cpu_rnn.c read_acts): defaults per op, one list
- * per direction or one shared, alpha/beta consumed in order. */
-static const char *rnn_read_acts(const dml_pkg_node_t *n, int kind, int n_acts, int dirs,
-                                 rnn_act_t *acts) {
-  static const int dflt[3][3] = {
-      {RA_TANH, 0, 0}, {RA_SIGMOID, RA_TANH, 0}, {RA_SIGMOID, RA_TANH, RA_TANH}};
-  int need = n_acts * dirs;
-  for (int i = 0; i < need; i++) {
-    acts[i].kind = dflt[kind][i % n_acts];
-    acts[i].alpha = acts[i].beta = 0;
-  }
-  const dml_attr_t *a = dml_attr_find(n->attrs, n->n_attrs, "activations");
-  if (!a) return NULL;
-  if (a->kind != DML_ATTR_STRINGS) return "activations must be a list of strings";
-  if (a->n != (size_t)need && !(dirs == 2 && a->n == (size_t)n_acts))
-    return "activations has the wrong number of entries";
-  size_t na = 0, nb = 0, ia = 0, ib = 0;
-  const double *al = dml_attr_floats(n->attrs, n->n_attrs, "activation_alpha", &na);
-  const double *be = dml_attr_floats(n->attrs, n->n_attrs, "activation_beta", &nb);
-  for (int i = 0; i < need; i++) {
-    const char *nm = a->strings[(size_t)i % a->n];
-    int k = -1;
-    for (size_t q = 0; q < sizeof k_rnn_acts / sizeof k_rnn_acts[0]; q++)
-      if (nm && rnn_name_eq(nm, k_rnn_acts[q].name)) k = (int)q;
-    if (k < 0) return "an activation the CPU does not know";
-    acts[i].kind = k_rnn_acts[k].kind;
-    acts[i].alpha = k_rnn_acts[k].alpha;
-    acts[i].beta = k_rnn_acts[k].beta;
-    if (k_rnn_acts[k].n_params >= 1 && ia < na) acts[i].alpha = al[ia++];
-    if (k_rnn_acts[k].n_params >= 2 && ib < nb) acts[i].beta = be[ib++];
-  }
-  return NULL;
-}
-
-static const dml_kval_t *rnn_act(dml_kpool_t *p, const rnn_act_t *a,
-                                 const dml_kval_t *x) {
-  /* the activations of the formula table (ew_ops.def), alpha and beta its
-   * A0 and A1 */
-  static const dml_op_t ew[RA_SOFTPLUS + 1] = {
-      [RA_LEAKY_RELU] = DML_OP_LEAKY_RELU,
-      [RA_THRESHOLDED_RELU] = DML_OP_THRESHOLDED_RELU,
-      [RA_HARD_SIGMOID] = DML_OP_HARD_SIGMOID,
-      [RA_ELU] = DML_OP_ELU,
-      [RA_SOFTSIGN] = DML_OP_SOFTSIGN,
-      [RA_SOFTPLUS] = DML_OP_SOFTPLUS};
-  if (a->kind >= 0 && a->kind <= RA_SOFTPLUS && ew[a->kind]) {
-    const double av[DML_EW_MAX_ATTRS] = {a->alpha, a->beta, 0};
-    return dml_kv_ew(p, ew[a->kind], x, av);
-  }
-  const dml_kval_t *al = dml_kv_const(p, (float)a->alpha),
-                   *be = dml_kv_const(p, (float)a->beta);
-  switch (a->kind) {
-    case RA_RELU: return dml_kv_fn(p, DML_KF_RELU, x, NULL);
-    case RA_TANH: return dml_kv_fn(p, DML_KF_TANH, x, NULL);
-    case RA_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x, NULL);
-    case RA_AFFINE: return dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, al, x), be);
-    case RA_SCALED_TANH:
-      return dml_kv_fn(p, DML_KF_MUL, al,
-                       dml_kv_fn(p, DML_KF_TANH, dml_kv_fn(p, DML_KF_MUL, be, x), NULL));
-    default: return x;
-  }
-}
-
-#define RNN_MAX_H 256
-
-/* RNN, GRU and LSTM (ONNX opsets 7 and 14; runtime/cpu/cpu_rnn.c's
- * semantics: directions forward/reverse/bidirectional, every activation
- * with activation_alpha/beta, clip, linear_before_reset, input_forget,
- * layouts 0 and 1, optional B, sequence_lens (clamped to [0, seq]; the CPU
- * rejects lengths outside), initial_h, initial_c, P and optional Y, Y_h,
- * Y_c), f32 with hidden_size <= 256: one kernel, one workgroup per
- * (direction, batch row) looping over the time steps; invocation j owns
- * hidden unit j: it computes its gates from X_t and the previous state, held
- * in a workgroup-shared tile (GRU without linear_before_reset also shares
- * r (.) h_{t-1} in a second tile), with barriers between reading the old
- * state and writing the new one. The cell state (LSTM) stays in a
- * register. Sums in f32 (the CPU's in double). */
-static void emit_rnn(sched_t *s, uint32_t node) {
-  dml_kpool_t *p = s->pool;
-  const dml_pkg_node_t *n = &s->fn->nodes[node];
-  int kind = n->op == DML_OP_RNN ? 0 : n->op == DML_OP_GRU ? 1 : 2;
-  int G = kind == 0 ? 1 : kind == 1 ? 3 : 4, n_acts = kind == 0 ? 1 : kind == 1 ? 2 : 3;
-#define IN(k) (n->n_inputs > (k) ? val(s, n->inputs[k]) : NULL)
-#define OUTV(k) (n->n_outputs > (k) ? val(s, n->outputs[k]) : NULL)
-  const dml_pkg_value_t *x = IN(0), *w = IN(1), *r = IN(2), *bt = IN(3), *sl = IN(4),
-                        *h0 = IN(5), *c0 = kind == 2 ? IN(6) : NULL,
-                        *pp = kind == 2 ? IN(7) : NULL;
-  const dml_pkg_value_t *y = OUTV(0), *yh = OUTV(1), *yc = kind == 2 ? OUTV(2) : NULL;
-#undef IN
-#undef OUTV
-  const char *why = NULL;
-  const char *dir = dml_attr_string(n->attrs, n->n_attrs, "direction", "forward");
-  int dirs = 1, reverse_only = 0;
-  if (!strcmp(dir, "reverse"))
-    reverse_only = 1;
-  else if (!strcmp(dir, "bidirectional"))
-    dirs = 2;
-  else if (strcmp(dir, "forward"))
-    why = "direction is not forward, reverse or bidirectional";
-  int64_t layout = dml_attr_int(n->attrs, n->n_attrs, "layout", 0);
-  int lbr = dml_attr_int(n->attrs, n->n_attrs, "linear_before_reset", 0) != 0;
-  int input_forget = dml_attr_int(n->attrs, n->n_attrs, "input_forget", 0) != 0;
-  int has_clip = dml_attr_find(n->attrs, n->n_attrs, "clip") != NULL;
-  double clip = dml_attr_float(n->attrs, n->n_attrs, "clip", 0.0);
-  rnn_act_t acts[6];
-  if (!why && layout != 0 && layout != 1) why = "layout must be 0 or 1";
-  if (!why && has_clip && !(clip > 0)) why = "clip must be > 0";
-  if (!why) why = rnn_read_acts(n, kind, n_acts, dirs, acts);
-  const dml_pkg_value_t *all[10] = {x, w, r, bt, h0, c0, pp, y, yh, yc};
-  if (!why && (!x || !w || !r)) why = "absent X, W or R";
-  for (int i = 0; !why && i < 10; i++)
-    if (all[i] && (all[i]->type.dtype != DML_DTYPE_F32 || all[i]->offset % 4))
-      why = "only f32 is emitted";
-  if (!why && sl &&
-      ((sl->type.dtype != DML_DTYPE_I32 && sl->type.dtype != DML_DTYPE_I64) ||
-       !typed_ok(sl)))
-    why = "sequence_lens must be i32 or i64";
-  if (!why && (x->type.rank != 3 || w->type.rank != 3 || r->type.rank != 3))
-    why = "X, W and R must have rank 3";
-  for (int i = 1; !why && i < 10; i++)
-    if (all[i] && data_dependent(s, &all[i]->type))
-      why = "dims computed from run-time data";
-  if (!why && data_dependent(s, &x->type)) why = "dims computed from run-time data";
-  dml_dim_t Bd = {0, -1}, Sd = {0, -1};
-  int64_t I = 0, H = 0;
-  if (!why) {
-    Sd = x->type.dims[layout ? 1 : 0];
-    Bd = x->type.dims[layout ? 0 : 1];
-    I = x->type.dims[2].value;
-    H = r->type.dims[2].value;
-    if (Sd.sym >= 0 || x->type.dims[2].sym >= 0 || r->type.dims[2].sym >= 0)
-      why = "a symbolic sequence length, input or hidden size";
-    else if (H < 1 || H > RNN_MAX_H)
-      why = "hidden_size must be 1 .. 256";
-    else if (w->type.dims[0].value != dirs || w->type.dims[1].value != G * H ||
-             w->type.dims[2].value != I || r->type.dims[0].value != dirs ||
-             r->type.dims[1].value != G * H)
-      why = "W or R of the wrong shape";
-    else if (bt && (bt->type.rank != 2 || bt->type.dims[1].value != 2 * G * H))
-      why = "B of the wrong shape";
-    else if (pp && (pp->type.rank != 2 || pp->type.dims[1].value != 3 * H))
-      why = "P of the wrong shape";
-  }
-  for (int i = 7; !why && i < 10; i++)
-    for (int k = 0; !why && all[i] && k < 7; k++)
-      if ((all[k] && overlap(all[i], all[k])) || (k == 0 && sl && overlap(all[i], sl)))
-        why = "its result overlaps its operands in the memory plan";
-  if (!why && ((y && yh && overlap(y, yh)) || (y && yc && overlap(y, yc)) ||
-               (yh && yc && overlap(yh, yc))))
-    why = "its results overlap in the memory plan";
-  if (why) {
-    unsupported(s, node, "%s", why);
-    return;
-  }
-  dml_kernel_t *K = new_kernel(s, DML_KK_NORM);
-  if (!K) return;
-  group_t Gr = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
-  set_nodes(s, K, &Gr);
-  int64_t L = (H + 31) / 32 * 32, S = Sd.value;
-  K->local[0] = (uint32_t)L;
-  dml_klin_t items = {L * dirs * Bd.value, Bd.sym, 0, 0}; /* B = value (x sym) */
-  K->items[0] = items;
-  K->n_tiles = kind == 1 && !lbr ? 2 : 1;
-  K->tile_elems[0] = (uint32_t)L;
-  if (K->n_tiles == 2) K->tile_elems[1] = (uint32_t)L;
-  /* registers: 0 cell, 1..4 gate sums, 5 GRU's r(.)(h R_h + Rb_h) part,
-   * 6 new state, 7 sequence length (index value) */
-  K->n_regs = 8;
-  const dml_kidx_t *j = dml_ki_var(p, DML_KVAR_LID_X), *wg = dml_ki_var(p, DML_KVAR_WG_X);
-  const dml_kidx_t *B = dim_idx(s, Bd), *Hx = dml_ki_const(p, H),
-                   *Ix = dml_ki_const(p, I), *Sx = dml_ki_const(p, S),
-                   *ND = dml_ki_const(p, dirs);
-  const dml_kidx_t *b = dml_ki_bin(p, DML_KI_MOD, wg, B),
-                   *d = dml_ki_bin(p, DML_KI_DIV, wg, B);
-  int32_t vstep = DML_KVAR_FIRST_LOOP, vi = DML_KVAR_FIRST_LOOP + 1;
-  const dml_kidx_t *step = dml_ki_var(p, vstep), *iv = dml_ki_var(p, vi);
-#define R_KA(a, c) dml_ki_bin(p, DML_KI_ADD, a, c)
-#define R_KM(a, c) dml_ki_bin(p, DML_KI_MUL, a, c)
-#define R_F2(f, a, c) dml_kv_fn(p, DML_KF_##f, a, c)
-#define R_KC(v) dml_kv_const(p, (float)(v))
-  /* state index of (b, unit u) */
-  const dml_kidx_t *sidx_b =
-      layout ? R_KM(R_KA(R_KM(b, ND), d), Hx) : R_KM(R_KA(R_KM(d, B), b), Hx); /* + u */
-  const dml_kval_t *lenv = NULL;
-  if (sl) {
-    dml_kdtype_t lt = kdt(sl);
-    lenv = dml_kv_fn(p, DML_KF_MAX,
-                     dml_kv_fn(p, DML_KF_MIN, load_at(s, sl, b), dml_kv_iconst(p, lt, S)),
-                     dml_kv_zero(p, lt));
-  }
-  const dml_kidx_t *len = sl ? dml_ki_val(p, dml_kv_reg_t(p, 7, kdt(sl))) : Sx;
-  /* t = step (forward), len - 1 - step (reverse), by d when bidirectional */
-  const dml_kidx_t *back = dml_ki_bin(p, DML_KI_SUB, len, R_KA(step, dml_ki_const(p, 1)));
-  const dml_kidx_t *t =
-      reverse_only ? back
-      : dirs == 2  ? R_KA(R_KM(dml_ki_bin(p, DML_KI_SUB, dml_ki_const(p, 1), d), step),
-                          R_KM(d, back))
-                   : step;
-  const dml_kidx_t *xrow =
-      layout ? R_KM(R_KA(R_KM(b, Sx), t), Ix) : R_KM(R_KA(R_KM(t, B), b), Ix);
-  const dml_kidx_t *yrow = NULL; /* + j */
-  if (y)
-    yrow = layout ? R_KM(R_KA(R_KM(R_KA(R_KM(b, Sx), t), ND), d), Hx)
-                  : R_KM(R_KA(R_KM(R_KA(R_KM(t, ND), d), B), b), Hx);
-  const dml_kval_t *hprev = dml_kv_tile(p, 0, j);
-  const dml_kval_t *cell = dml_kv_reg(p, 0), *hn = dml_kv_reg(p, 6);
-  const rnn_act_t *f = &acts[0], *ga = &acts[n_acts > 1 ? 1 : 0],
-                  *ha = &acts[n_acts > 2 ? 2 : 0];
-  /* per direction: the activations of direction d (a select on d) */
-  const rnn_act_t *f1 = dirs == 2 ? &acts[n_acts] : f;
-  const rnn_act_t *ga1 = dirs == 2 ? &acts[n_acts + (n_acts > 1 ? 1 : 0)] : ga;
-  const rnn_act_t *ha1 = dirs == 2 ? &acts[n_acts + (n_acts > 2 ? 2 : 0)] : ha;
-  const dml_kval_t *isd1 = R_F2(GT, dml_kv_idx(p, DML_KT_F32, d), R_KC(0.5));
-#define R_ACT(A, A1, v)                                                    \
-  (dirs == 2 ? dml_kv_select(p, isd1, rnn_act(p, A1, v), rnn_act(p, A, v)) \
-             : rnn_act(p, A, v))
-#define R_CLIP(v) (has_clip ? R_F2(MIN, R_KC(clip), R_F2(MAX, R_KC(-clip), v)) : (v))
-  const dml_kidx_t *woff = R_KM(d, dml_ki_const(p, G * H * I)),
-                   *roff = R_KM(d, dml_ki_const(p, G * H * H)),
-                   *boff = R_KM(d, dml_ki_const(p, 2 * G * H)),
-                   *poff = R_KM(d, dml_ki_const(p, 3 * H));
-  dml_kblock_t body = {0};
-  for (uint32_t q = 0; q < 7; q++)
-    dml_kblock_add(&body, assign(s, DML_KS_LET, q, R_KC(0)));
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 7, sl ? lenv : R_KC(0)));
-  /* initial state; Y zeroed (steps past len stay 0) */
-  {
-    dml_kblock_t ini = {0};
-    dml_kstmt_t *ts = dml_ks_new(p, DML_KS_TILE_STORE);
-    if (ts) {
-      ts->tile = 0;
-      ts->idx = j;
-      ts->val = h0 ? load_at(s, h0, R_KA(sidx_b, j)) : R_KC(0);
-    }
-    dml_kblock_add(&ini, ts);
-    if (c0)
-      dml_kblock_add(&ini, assign(s, DML_KS_SET, 0, load_at(s, c0, R_KA(sidx_b, j))));
-    if (y) {
-      const dml_kidx_t *yr0 = layout
-                                  ? R_KM(R_KA(R_KM(R_KA(R_KM(b, Sx), step), ND), d), Hx)
-                                  : R_KM(R_KA(R_KM(R_KA(R_KM(step, ND), d), B), b), Hx);
-      dml_kblock_add(&ini, for_loop(s, vstep, Sx, store_at(s, y, R_KA(yr0, j), R_KC(0))));
-    }
-    dml_kblock_add(&body, if_lt(s, j, Hx, ini.first));
-  }
-  dml_kblock_add(&body, dml_ks_new(p, DML_KS_BARRIER));
-  /* one step */
-  dml_kblock_t st = {0}, g1 = {0};
-  const dml_kval_t *xv = load_at(s, x, R_KA(xrow, iv));
-  for (int g = 0; g < G; g++) {
-    const dml_kidx_t *row = R_KA(dml_ki_const(p, g * H), j);
-    uint32_t reg = 1 + (uint32_t)g;
-    const dml_kval_t *acc = dml_kv_reg(p, reg);
-    dml_kblock_add(
-        &g1, assign(s, DML_KS_SET, reg, bt ? load_at(s, bt, R_KA(boff, row)) : R_KC(0)));
-    dml_kblock_add(
-        &g1,
-        for_loop(s, vi, Ix,
-                 assign(s, DML_KS_SET, reg,
-                        R_F2(ADD, acc,
-                             R_F2(MUL, xv,
-                                  load_at(s, w, R_KA(woff, R_KA(R_KM(row, Ix), iv))))))));
-    int gru_h = kind == 1 && g == 2;
-    if (!gru_h || lbr) {
-      uint32_t rr = gru_h ? 5 : reg;
-      const dml_kval_t *racc = dml_kv_reg(p, rr);
-      if (gru_h)
-        dml_kblock_add(
-            &g1, assign(s, DML_KS_SET, 5,
-                        bt ? load_at(s, bt, R_KA(boff, R_KA(dml_ki_const(p, G * H), row)))
-                           : R_KC(0)));
-      else if (bt)
-        dml_kblock_add(
-            &g1,
-            assign(s, DML_KS_SET, reg,
-                   R_F2(ADD, acc,
-                        load_at(s, bt, R_KA(boff, R_KA(dml_ki_const(p, G * H), row))))));
-      dml_kblock_add(
-          &g1,
-          for_loop(
-              s, vi, Hx,
-              assign(s, DML_KS_SET, rr,
-                     R_F2(ADD, racc,
-                          R_F2(MUL, dml_kv_tile(p, 0, iv),
-                               load_at(s, r, R_KA(roff, R_KA(R_KM(row, Hx), iv))))))));
-    }
-  }
-  const dml_kval_t *a1 = dml_kv_reg(p, 1), *a2 = dml_kv_reg(p, 2), *a3 = dml_kv_reg(p, 3),
-                   *a4 = dml_kv_reg(p, 4), *rh = dml_kv_reg(p, 5);
-  dml_kblock_t g2 = {0};
-  if (kind == 0) {
-    dml_kblock_add(&g1, assign(s, DML_KS_SET, 6, R_ACT(f, f1, R_CLIP(a1))));
-  } else if (kind == 1) {
-    /* z, r */
-    dml_kblock_add(&g1, assign(s, DML_KS_SET, 1, R_ACT(f, f1, R_CLIP(a1))));
-    dml_kblock_add(&g1, assign(s, DML_KS_SET, 2, R_ACT(f, f1, R_CLIP(a2))));
-    const dml_kval_t *v;
-    if (lbr) {
-      v = R_F2(ADD, a3, R_F2(MUL, a2, rh));
-    } else {
-      dml_kstmt_t *ts = dml_ks_new(p, DML_KS_TILE_STORE);
-      if (ts) {
-        ts->tile = 1;
-        ts->idx = j;
-        ts->val = R_F2(MUL, a2, hprev);
-      }
-      dml_kblock_add(&g1, ts);
-      const dml_kidx_t *hrow = R_KA(dml_ki_const(p, 2 * H), j);
-      dml_kblock_add(
-          &g2, assign(s, DML_KS_SET, 5,
-                      bt ? load_at(s, bt, R_KA(boff, R_KA(dml_ki_const(p, G * H), hrow)))
-                         : R_KC(0)));
-      dml_kblock_add(
-          &g2,
-          for_loop(
-              s, vi, Hx,
-              assign(s, DML_KS_SET, 5,
-                     R_F2(ADD, rh,
-                          R_F2(MUL, dml_kv_tile(p, 1, iv),
-                               load_at(s, r, R_KA(roff, R_KA(R_KM(hrow, Hx), iv))))))));
-      v = R_F2(ADD, a3, rh);
-    }
-    const dml_kval_t *ht = R_ACT(ga, ga1, R_CLIP(v));
-    dml_kblock_add(
-        lbr ? &g1 : &g2,
-        assign(s, DML_KS_SET, 6,
-               R_F2(ADD, R_F2(MUL, R_F2(SUB, R_KC(1), a1), ht), R_F2(MUL, a1, hprev))));
-  } else {
-    /* gates i, o, f, c (registers 1..4); P = [Pi, Po, Pf] */
-    const dml_kval_t *pi = pp ? load_at(s, pp, R_KA(poff, j)) : NULL,
-                     *po = pp ? load_at(s, pp, R_KA(poff, R_KA(Hx, j))) : NULL,
-                     *pf =
-                         pp ? load_at(s, pp, R_KA(poff, R_KA(dml_ki_const(p, 2 * H), j)))
-                            : NULL;
-    const dml_kval_t *ig =
-        R_ACT(f, f1, R_CLIP(pp ? R_F2(ADD, a1, R_F2(MUL, pi, cell)) : a1));
-    dml_kblock_add(&g1, assign(s, DML_KS_SET, 1, ig));
-    const dml_kval_t *fv =
-        input_forget ? R_F2(SUB, R_KC(1), a1)
-                     : R_ACT(f, f1, R_CLIP(pp ? R_F2(ADD, a3, R_F2(MUL, pf, cell)) : a3));
-    const dml_kval_t *cv = R_ACT(ga, ga1, R_CLIP(a4));
-    dml_kblock_add(
-        &g1, assign(s, DML_KS_SET, 0, R_F2(ADD, R_F2(MUL, fv, cell), R_F2(MUL, a1, cv))));
-    const dml_kval_t *ov =
-        R_ACT(f, f1, R_CLIP(pp ? R_F2(ADD, a2, R_F2(MUL, po, cell)) : a2));
-    dml_kblock_add(&g1, assign(s, DML_KS_SET, 6, R_F2(MUL, ov, R_ACT(ha, ha1, cell))));
-  }
-  dml_kblock_add(&st, if_lt(s, j, Hx, g1.first));
-  if (g2.first) {
-    dml_kblock_add(&st, dml_ks_new(p, DML_KS_BARRIER));
-    dml_kblock_add(&st, if_lt(s, j, Hx, g2.first));
-  }
-  dml_kblock_add(&st, dml_ks_new(p, DML_KS_BARRIER));
-  {
-    dml_kblock_t wr = {0};
-    dml_kstmt_t *ts = dml_ks_new(p, DML_KS_TILE_STORE);
-    if (ts) {
-      ts->tile = 0;
-      ts->idx = j;
-      ts->val = hn;
-    }
-    dml_kblock_add(&wr, ts);
-    if (y) dml_kblock_add(&wr, store_at(s, y, R_KA(yrow, j), hn));
-    dml_kblock_add(&st, if_lt(s, j, Hx, wr.first));
-  }
-  dml_kblock_add(&st, dml_ks_new(p, DML_KS_BARRIER));
-  dml_kblock_add(&body, for_loop(s, vstep, Sx, if_lt(s, step, len, st.first)));
-  {
-    dml_kblock_t fin = {0};
-    if (yh) dml_kblock_add(&fin, store_at(s, yh, R_KA(sidx_b, j), hprev));
-    if (yc) dml_kblock_add(&fin, store_at(s, yc, R_KA(sidx_b, j), cell));
-    if (fin.first) dml_kblock_add(&body, if_lt(s, j, Hx, fin.first));
-  }
-  K->body = body.first;
-  dml_klin_t rows = {dirs * Bd.value, Bd.sym, 0, 0};
-  lin_add(&K->flops, rows, 2 * S * G * H * (I + H) + 10 * S * H);
-  lin_add(&K->bytes, rows, 4 * (S * I + S * H + G * H * (I + H)));
-#undef R_KA
-#undef R_KM
-#undef R_F2
-#undef R_KC
-#undef R_ACT
-#undef R_CLIP
-}
-
 void dml_ksched_unsupported(sched_t *s, uint32_t node, const char *why) {
   unsupported(s, node, "%s", why);
 }
@@ -4901,10 +4272,11 @@ dml_kernel_t *dml_ksched_kernel(sched_t *s, dml_kernel_kind_t kind, uint32_t nod
 int dml_kschedule_handles(dml_op_t op) {
   const dml_op_info_t *info = dml_op_info(op);
   if (!info) return 0;
-  if (dml_ksched_ops2_handles(op)) return 1;
-  if (dml_ksched_ops1_handles(op)) return 1;
+  if (dml_ksched_spatial_handles(op)) return 1;
+  if (dml_ksched_index_handles(op)) return 1;
+  if (dml_ksched_math_handles(op)) return 1;
   if (dml_ksched_dyn_handles(op)) return 1;
-  if (dml_ksched_ops3_handles(op)) return 1;
+  if (dml_ksched_topk_dft_tfidf_handles(op)) return 1;
   if (ew_op(op) || move_op(op) || (info->flags & DML_OPF_VIEW)) return 1;
   switch (op) {
     case DML_OP_ASSIGN:
@@ -5048,14 +4420,19 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       }
       continue;
     }
-    if (dml_ksched_ops2_claims(&s, i)) {
+    if (dml_ksched_spatial_claims(&s, i)) {
       close_group(&s, G, &gs, red, &ws);
-      dml_ksched_ops2_emit(&s, i);
+      dml_ksched_spatial_emit(&s, i);
       continue;
     }
-    if (dml_ksched_ops1_handles(n->op)) {
+    if (dml_ksched_index_handles(n->op)) {
       close_group(&s, G, &gs, red, &ws);
-      dml_ksched_ops1_emit(&s, i);
+      dml_ksched_index_emit(&s, i);
+      continue;
+    }
+    if (dml_ksched_math_handles(n->op)) {
+      close_group(&s, G, &gs, red, &ws);
+      dml_ksched_math_emit(&s, i);
       continue;
     }
     if (dml_ksched_dyn_handles(n->op)) {
@@ -5063,9 +4440,9 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       dml_ksched_dyn_emit(&s, i);
       continue;
     }
-    if (dml_ksched_ops3_handles(n->op)) {
+    if (dml_ksched_topk_dft_tfidf_handles(n->op)) {
       close_group(&s, G, &gs, red, &ws);
-      dml_ksched_ops3_emit(&s, i);
+      dml_ksched_topk_dft_tfidf_emit(&s, i);
       continue;
     }
     if (n->op == DML_OP_ASSIGN) {
@@ -5075,7 +4452,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         continue;
       }
       const dml_pkg_value_t *gl = val(&s, n->inputs[0]), *x = val(&s, n->inputs[1]);
-      if (G->n > 0 && G->n < 255 && producer_in(&s, G, n->inputs[1]) >= 0 &&
+      if (in_fuse_group(G, n) && G->n < 255 && producer_in(&s, G, n->inputs[1]) >= 0 &&
           same_shape(&x->type, G->out) && !reads_other_element(&s, G, gl)) {
         G->nodes[G->n++] = i; /* stored by the group that computes it */
         continue;
@@ -5091,7 +4468,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         continue;
       }
       int joined = 0;
-      if (G->n > 0 && G->n < 255 && same_shape(&y->type, G->out) &&
+      if (in_fuse_group(G, n) && G->n < 255 && same_shape(&y->type, G->out) &&
           n->op != DML_OP_ONE_HOT && consumes_group(&s, G, n)) {
         G->nodes[G->n++] = i;
         if (group_safe(&s, G))
@@ -5102,6 +4479,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
       if (!joined) {
         close_group(&s, G, &gs, red, &ws);
         G->anchor = ANCHOR_NONE;
+        G->gid = fuse_gid(n);
         G->first = i;
         G->nodes[0] = i;
         G->n = 1;
@@ -5126,6 +4504,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           break;
         }
         G->anchor = ANCHOR_GEMM;
+        G->gid = fuse_gid(n);
         G->first = i;
         G->nodes[0] = i;
         G->n = 1;
@@ -5143,6 +4522,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           break;
         }
         G->anchor = ANCHOR_CONV;
+        G->gid = fuse_gid(n);
         G->first = i;
         G->nodes[0] = i;
         G->n = 1;
@@ -5214,6 +4594,7 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
           break;
         }
         G->anchor = ANCHOR_REDUCE;
+        G->gid = fuse_gid(n);
         G->first = i;
         G->nodes[0] = i;
         G->n = 1;
@@ -5268,10 +4649,10 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
         break;
       }
       case DML_OP_LAYER_NORMALIZATION:
-      case DML_OP_INSTANCE_NORMALIZATION: emit_norm(&s, i); break;
+      case DML_OP_INSTANCE_NORMALIZATION: dml_ksched_norm_emit(&s, i); break;
       case DML_OP_RNN:
       case DML_OP_GRU:
-      case DML_OP_LSTM: emit_rnn(&s, i); break;
+      case DML_OP_LSTM: dml_ksched_rnn_emit(&s, i); break;
       case DML_OP_RANGE:
       case DML_OP_CONSTANT_OF_SHAPE:
       case DML_OP_HANN_WINDOW:

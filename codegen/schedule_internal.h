@@ -1,11 +1,17 @@
 /* schedule_internal.h — the scheduler's state, shared by schedule.c and the
- * files holding more of its kernel forms (schedule_ops1.c, schedule_ops2.c,
- * schedule_ops3.c).
+ * files holding more of its kernel forms by op family (schedule_index.c,
+ * schedule_math.c, schedule_spatial.c, schedule_topk_dft_tfidf.c,
+ * schedule_norm.c, schedule_rnn.c, schedule_dyn.c, schedule_rows.c).
  * codegen/ only. */
 #ifndef DML_SCHEDULE_INTERNAL_H_
 #define DML_SCHEDULE_INTERNAL_H_
 
 #include "kernel_internal.h"
+
+/* The reason given for a value whose count dml_klin_t cannot hold
+ * (dml_ksched_numel). */
+#define TOO_MANY_SYMS \
+  "dims over too many symbols (a symbol in three dims or two squared symbols)"
 
 /* One dml_kschedule() run over a function. */
 typedef struct sched {
@@ -37,32 +43,51 @@ void dml_ksched_unsupported(sched_t *s, uint32_t node, const char *why);
  * of one invocation, no body yet); NULL when out of memory. */
 dml_kernel_t *dml_ksched_kernel(sched_t *s, dml_kernel_kind_t kind, uint32_t node);
 
-/* schedule_ops2.c: resampling (Resize), windows of any rank (3-D Conv,
- * MaxPool with Indices, ...), Pad's reflect/edge/wrap modes and the
- * quantization ops. */
+/* schedule_spatial.c: resampling (Resize, GridSample, RoiAlign,
+ * MaxUnpool), windows of any rank (3-D Conv, MaxPool with Indices, ...),
+ * Pad's reflect/edge/wrap modes, BatchNormalization in training mode and
+ * the quantization ops. */
 
-/* 1 when dml_ksched_ops2_emit() has a form for op `op`. */
-int dml_ksched_ops2_handles(dml_op_t op);
+/* 1 when dml_ksched_spatial_emit() has a form for op `op`. */
+int dml_ksched_spatial_handles(dml_op_t op);
 
-/* 1 when node `node` takes one of schedule_ops2.c's forms (then the
- * caller closes its open group and calls dml_ksched_ops2_emit), 0 when the
+/* 1 when node `node` takes one of schedule_spatial.c's forms (then the
+ * caller closes its open group and calls dml_ksched_spatial_emit), 0 when the
  * caller's own forms take it. */
-int dml_ksched_ops2_claims(const sched_t *s, uint32_t node);
+int dml_ksched_spatial_claims(const sched_t *s, uint32_t node);
 
 /* Places claimed node `node`: its kernel, or an UNIMPLEMENTED detail
  * naming the node and why. */
-void dml_ksched_ops2_emit(sched_t *s, uint32_t node);
-/* schedule_ops1.c: Trilu, EyeLike, IsInf, IsNaN, BitShift, CumSum, ScatterElements,
- * ScatterND, GatherND, ReverseSequence, LRN, MeanVarianceNormalization,
- * Det, Einsum and the training-preview optimizers Adagrad, Momentum and
- * Adam: one kernel per node, each op's form described there. */
+void dml_ksched_spatial_emit(sched_t *s, uint32_t node);
+/* schedule_index.c: Trilu, EyeLike, IsInf, IsNaN, BitShift, CumSum,
+ * CumProd, ScatterElements, ScatterND, GatherND and ReverseSequence: one
+ * kernel per node, each op's form described there. */
 
-/* 1 when dml_ksched_ops1_emit() has a form for op `op`. */
-int dml_ksched_ops1_handles(dml_op_t op);
+/* 1 when dml_ksched_index_emit() has a form for op `op`. */
+int dml_ksched_index_handles(dml_op_t op);
 
-/* Places node `node` (an op of dml_ksched_ops1_handles): its kernel, or an
+/* Places node `node` (an op of dml_ksched_index_handles): its kernel, or an
  * UNIMPLEMENTED detail naming the node and why (dtype, form). */
-void dml_ksched_ops1_emit(sched_t *s, uint32_t node);
+void dml_ksched_index_emit(sched_t *s, uint32_t node);
+
+/* schedule_math.c: LRN, MeanVarianceNormalization, Det, Einsum and the
+ * training-preview optimizers Adagrad, Momentum and Adam: one kernel per
+ * node, each op's form described there. */
+
+/* 1 when dml_ksched_math_emit() has a form for op `op`. */
+int dml_ksched_math_handles(dml_op_t op);
+
+/* Places node `node` (an op of dml_ksched_math_handles): its kernel, or an
+ * UNIMPLEMENTED detail naming the node and why (dtype, form). */
+void dml_ksched_math_emit(sched_t *s, uint32_t node);
+
+/* schedule_norm.c: places LayerNormalization or InstanceNormalization node
+ * `node`: its kernel, or an UNIMPLEMENTED detail naming the node and why. */
+void dml_ksched_norm_emit(sched_t *s, uint32_t node);
+
+/* schedule_rnn.c: places RNN, GRU or LSTM node `node`: its kernel, or an
+ * UNIMPLEMENTED detail naming the node and why. */
+void dml_ksched_rnn_emit(sched_t *s, uint32_t node);
 
 /* schedule_dyn.c: NonZero, Compress, Unique and NonMaxSuppression, whose
  * kernels count their output extents on the device and store them in the
@@ -75,15 +100,15 @@ int dml_ksched_dyn_handles(dml_op_t op);
  * UNIMPLEMENTED detail naming the node and why. */
 void dml_ksched_dyn_emit(sched_t *s, uint32_t node);
 
-/* schedule_ops3.c: TopK, DFT and TfIdfVectorizer, one kernel per node,
- * each op's form described there. */
+/* schedule_topk_dft_tfidf.c: TopK, DFT and TfIdfVectorizer, one kernel
+ * per node, each op's form described there. */
 
-/* 1 when dml_ksched_ops3_emit() has a form for op `op`. */
-int dml_ksched_ops3_handles(dml_op_t op);
+/* 1 when dml_ksched_topk_dft_tfidf_emit() has a form for op `op`. */
+int dml_ksched_topk_dft_tfidf_handles(dml_op_t op);
 
-/* Places node `node` (an op of dml_ksched_ops3_handles): its kernel, or an
+/* Places node `node` (an op of dml_ksched_topk_dft_tfidf_handles): its kernel, or an
  * UNIMPLEMENTED detail naming the node and why (dtype, form). */
-void dml_ksched_ops3_emit(sched_t *s, uint32_t node);
+void dml_ksched_topk_dft_tfidf_emit(sched_t *s, uint32_t node);
 
 /* max(a, b) (`is_max`) or min(a, b) as the CPU computes them (a NaN
  * operand gives NaN for floats; schedule.c's nan_max). */

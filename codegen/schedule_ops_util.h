@@ -1,6 +1,7 @@
 /* schedule_ops_util.h — small helpers shared by the scheduler's op files
- * (schedule_ops1.c, schedule_ops2.c): value lookups, index arithmetic on
- * the scheduler's pool, typed loads/stores at a value's element, guards. */
+ * (schedule_index.c, schedule_math.c, schedule_spatial.c, ...): value
+ * lookups, index arithmetic on the scheduler's pool, typed loads/stores at
+ * a value's element, guards. */
 #ifndef DML_SCHEDULE_OPS_UTIL_H_
 #define DML_SCHEDULE_OPS_UTIL_H_
 

@@ -153,23 +153,16 @@ dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
   return dml_compile_add_kernels_arch(targets, NULL, 0, print_kernels, bytes, size);
 }
 
-dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_arch,
-                                          int allow_tf32, FILE *print_kernels,
-                                          void **bytes, size_t *size) {
-  int want_spirv = 0, want_msl = 0, want_cuda = 0;
-  DML_RETURN_IF_ERROR(
-      check_targets3(targets ? targets : "cpu", &want_spirv, &want_msl, &want_cuda));
-  if (!want_spirv && !want_msl && !want_cuda && !print_kernels) return DML_OK;
 #ifdef DMLC_HAVE_CODEGEN
-  dml_pkg_t pkg;
-  DML_RETURN_IF_ERROR(dml_pkg_parse(*bytes, *size, &pkg));
-  const dml_pkg_section_t *gs = dml_pkg_find_section(&pkg, "graph");
-  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
-  if (!gs)
-    return dml_status_make(DML_STATUS_INTERNAL, "compile",
-                           "emitted package has no graph");
-  dml_pkg_graph_t *g = NULL;
-  DML_RETURN_IF_ERROR(dml_pkg_graph_decode(gs->data, gs->size, ws ? ws->size : 0, &g));
+/* Generates the kernel sections of `targets` (want_* from check_targets3)
+ * for graph `g` with its "weights" section and adds them to `w` (NULL when
+ * only printing). The writer borrows the sections' bytes: sec[0..2] hold
+ * them (malloc'd) until the caller has finished `w` and frees them. */
+static dml_status_t kernel_sections(const char *targets, int want_spirv, int want_msl,
+                                    int want_cuda, const char *cuda_arch, int allow_tf32,
+                                    FILE *print_kernels, const dml_pkg_graph_t *g,
+                                    const uint8_t *weights, uint64_t weights_size,
+                                    dml_pkg_writer_t *w, void *sec[3]) {
   void *sp = NULL, *ms = NULL, *cu = NULL;
   size_t sp_n = 0, ms_n = 0, cu_n = 0;
   dml_status_t s = DML_OK;
@@ -192,31 +185,59 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
                             g->functions[fi].name);
     }
   if (!s && (want_spirv || want_msl || !want_cuda))
-    s = dml_codegen_sections(g, ws ? ws->data : NULL, ws ? ws->size : 0, want_spirv,
-                             want_msl, print_kernels, &sp, &sp_n, &ms, &ms_n);
+    s = dml_codegen_sections(g, weights, weights_size, want_spirv, want_msl,
+                             print_kernels, &sp, &sp_n, &ms, &ms_n);
   if (!s && want_cuda)
-    s = dml_codegen_cuda_section(
-        g, ws ? ws->data : NULL, ws ? ws->size : 0, cuda_arch, allow_tf32,
-        want_spirv || want_msl ? NULL : print_kernels, &cu, &cu_n);
-  dml_pkg_graph_release(g);
-  dml_pkg_writer_t *w = NULL;
-  if (!s && (want_spirv || want_msl || want_cuda)) s = dml_pkg_writer_create(&w);
-  for (uint32_t i = 0; w && !s && i < pkg.n_sections; i++)
-    s = dml_pkg_writer_add_section(w, pkg.sections[i].tag, pkg.sections[i].data,
-                                   (size_t)pkg.sections[i].size,
-                                   pkg.sections[i].alignment);
+    s = dml_codegen_cuda_section(g, weights, weights_size, cuda_arch, allow_tf32,
+                                 want_spirv || want_msl ? NULL : print_kernels, &cu,
+                                 &cu_n);
   if (w && !s && want_spirv)
     s = dml_pkg_writer_add_section(w, "kernels.spirv", sp, sp_n, 8);
   if (w && !s && want_msl) s = dml_pkg_writer_add_section(w, "kernels.msl", ms, ms_n, 8);
   if (w && !s && want_cuda)
     s = dml_pkg_writer_add_section(w, "kernels.cuda", cu, cu_n, 8);
+  sec[0] = sp;
+  sec[1] = ms;
+  sec[2] = cu;
+  return s;
+}
+#endif
+
+dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_arch,
+                                          int allow_tf32, FILE *print_kernels,
+                                          void **bytes, size_t *size) {
+  int want_spirv = 0, want_msl = 0, want_cuda = 0;
+  DML_RETURN_IF_ERROR(
+      check_targets3(targets ? targets : "cpu", &want_spirv, &want_msl, &want_cuda));
+  if (!want_spirv && !want_msl && !want_cuda && !print_kernels) return DML_OK;
+#ifdef DMLC_HAVE_CODEGEN
+  dml_pkg_t pkg;
+  DML_RETURN_IF_ERROR(dml_pkg_parse(*bytes, *size, &pkg));
+  const dml_pkg_section_t *gs = dml_pkg_find_section(&pkg, "graph");
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  if (!gs)
+    return dml_status_make(DML_STATUS_INTERNAL, "compile",
+                           "emitted package has no graph");
+  dml_pkg_graph_t *g = NULL;
+  DML_RETURN_IF_ERROR(dml_pkg_graph_decode(gs->data, gs->size, ws ? ws->size : 0, &g));
+  dml_status_t s = DML_OK;
+  dml_pkg_writer_t *w = NULL;
+  if (want_spirv || want_msl || want_cuda) s = dml_pkg_writer_create(&w);
+  for (uint32_t i = 0; w && !s && i < pkg.n_sections; i++)
+    s = dml_pkg_writer_add_section(w, pkg.sections[i].tag, pkg.sections[i].data,
+                                   (size_t)pkg.sections[i].size,
+                                   pkg.sections[i].alignment);
+  void *sec[3] = {NULL, NULL, NULL};
+  if (!s)
+    s = kernel_sections(targets, want_spirv, want_msl, want_cuda, cuda_arch, allow_tf32,
+                        print_kernels, g, ws ? ws->data : NULL, ws ? ws->size : 0, w,
+                        sec);
+  dml_pkg_graph_release(g);
   void *nb = NULL;
   size_t nn = 0;
   if (w && !s) s = dml_pkg_writer_finish_memory(w, &nb, &nn);
   dml_pkg_writer_release(w);
-  free(sp);
-  free(ms);
-  free(cu);
+  for (int i = 0; i < 3; i++) free(sec[i]);
   if (!s && nb) {
     free(*bytes);
     *bytes = nb;
@@ -227,32 +248,49 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
   (void)bytes;
   (void)size;
   (void)allow_tf32;
+  (void)cuda_arch;
   return dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
                          "--print-kernels: this build has no GPU code generation (run "
                          "scripts/setup.sh)");
 #endif
 }
 
-/* Writes `n` bytes to `path` atomically (through a package writer that
- * copies the sections of the parsed bytes). */
-static dml_status_t write_package(const void *bytes, size_t n, const char *path) {
-  dml_pkg_t pkg;
-  DML_RETURN_IF_ERROR(dml_pkg_parse(bytes, n, &pkg));
-  dml_pkg_writer_t *w = NULL;
-  DML_RETURN_IF_ERROR(dml_pkg_writer_create(&w));
-  dml_status_t s = DML_OK;
-  for (uint32_t i = 0; !s && i < pkg.n_sections; i++)
-    s = dml_pkg_writer_add_section(w, pkg.sections[i].tag, pkg.sections[i].data,
-                                   (size_t)pkg.sections[i].size,
-                                   pkg.sections[i].alignment);
-  if (!s) s = dml_pkg_writer_finish_file(w, path);
-  dml_pkg_writer_release(w);
-  return s;
-}
-
 /* Reports the stage that begins to opts->progress, if any. */
 static void stage(const dml_compile_options_t *o, const char *what) {
   if (o && o->progress) o->progress(o->progress_ctx, what);
+}
+
+/* The package emitter's add_sections hook of a compile with GPU targets or
+ * --print-kernels: the kernels are generated from the graph the emitter
+ * built from the module (and decoded to check it), and written with the
+ * rest of the package in one go. */
+typedef struct kernels_hook {
+  const dml_compile_options_t *o;
+  void *sec[3]; /* the sections' bytes, freed after the package is written */
+} kernels_hook_t;
+
+static dml_status_t add_kernels_hook(void *ctx, const dml_pkg_graph_t *g,
+                                     const uint8_t *weights, uint64_t weights_size,
+                                     dml_pkg_writer_t *w) {
+  kernels_hook_t *kh = (kernels_hook_t *)ctx;
+  const dml_compile_options_t *o = kh->o;
+  int want_spirv = 0, want_msl = 0, want_cuda = 0;
+  DML_RETURN_IF_ERROR(check_targets3(o->targets ? o->targets : "cpu", &want_spirv,
+                                     &want_msl, &want_cuda));
+  stage(o, "generating GPU kernels");
+#ifdef DMLC_HAVE_CODEGEN
+  return kernel_sections(o->targets ? o->targets : "cpu", want_spirv, want_msl, want_cuda,
+                         o->cuda_arch, o->allow_tf32, o->print_kernels, g, weights,
+                         weights_size, w, kh->sec);
+#else
+  (void)g;
+  (void)weights;
+  (void)weights_size;
+  (void)w;
+  return dml_status_make(DML_STATUS_UNIMPLEMENTED, "compile",
+                         "--print-kernels: this build has no GPU code generation (run "
+                         "scripts/setup.sh)");
+#endif
 }
 
 /* Runs the default pipeline on `m`, then emits it to `out_path`, or into
@@ -311,25 +349,15 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
       s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                           "--allow-tf32 needs --target cuda");
     stage(o, "writing the package");
-    if (!s && !ws && !wm && !wc && !o->print_kernels) {
+    kernels_hook_t kh = {o, {NULL, NULL, NULL}};
+    if (!s && (ws || wm || wc || o->print_kernels)) {
+      eo.add_sections = add_kernels_hook;
+      eo.add_sections_ctx = &kh;
+    }
+    if (!s)
       s = out_path ? dml_package_emit(m, &eo, out_path)
                    : dml_package_emit_memory(m, &eo, out_bytes, out_size);
-    } else if (!s) {
-      void *b = NULL;
-      size_t n = 0;
-      s = dml_package_emit_memory(m, &eo, &b, &n);
-      if (!s) stage(o, "generating GPU kernels");
-      if (!s)
-        s = dml_compile_add_kernels_arch(o->targets, o->cuda_arch, o->allow_tf32,
-                                         o->print_kernels, &b, &n);
-      if (!s && out_path) s = write_package(b, n, out_path);
-      if (!s && !out_path) {
-        *out_bytes = b;
-        *out_size = n;
-        b = NULL;
-      }
-      free(b);
-    }
+    for (int i = 0; i < 3; i++) free(kh.sec[i]);
   }
   if (!s && out_report) {
     memset(out_report, 0, sizeof *out_report);

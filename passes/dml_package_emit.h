@@ -9,7 +9,9 @@
  * each 64-byte aligned. The package format: docs/package-format.md.
  *
  * Ownership: the module is only read. dml_package_emit_memory() hands the
- * caller malloc'd bytes to free().
+ * caller malloc'd bytes to free(). The options' add_sections hook (the
+ * compiler's GPU kernels) adds sections before the package is written;
+ * its errors are returned as they are.
  *
  * Errors (op "pkg.emit"): FAILED_PRECONDITION naming a value without a type
  * or memory plan ("run the mem-plan pass"); INVALID_ARGUMENT for a global
@@ -25,6 +27,7 @@
 #include <stdint.h>
 
 #include "dml_ir.h"
+#include "dml_pkg.h"
 #include "dml_status.h"
 
 #ifdef __cplusplus
@@ -37,6 +40,15 @@ typedef struct dml_package_emit_options {
   const char *targets;      /* "targets: cpu" (NULL means "cpu") */
   int64_t batch_bound;      /* "batch-bound: 64" */
   const char *command_line; /* "created-by: dmlc compile mnist.onnx -o m.dmlpkg" */
+  /* More sections (the GPU targets' kernels): called once with the graph as
+   * the runtime will read it (the emitter's check decodes it from the bytes
+   * it writes) and the "weights" section, after the meta, graph, weights
+   * and strings sections were added to `w` and before the package is
+   * written; its error is the emit's. NULL: none. */
+  dml_status_t (*add_sections)(void *ctx, const dml_pkg_graph_t *g,
+                               const uint8_t *weights, uint64_t weights_size,
+                               dml_pkg_writer_t *w);
+  void *add_sections_ctx;
 } dml_package_emit_options_t;
 
 /* Writes `m` to `path` (atomically). `o` may be NULL. */

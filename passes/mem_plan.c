@@ -22,15 +22,14 @@
  * values (data-dependent symbols) never shares: its kernel sets the dims.
  *
  * Fusion-aware liveness (o->fusion_aware, for packages with GPU targets):
- * a GPU kernel (codegen/schedule.c) computes an anchor (Gemm, MatMul,
- * Conv, a reduction) or an elementwise node together with the elementwise
- * nodes after it that consume the group's results at the same shape. A
- * kernel must not write a result over a value it still reads at another
- * element, so every value such a group reads stays live until the group's
- * last node; otherwise the scheduler would have to split the group (as it
- * did for lenet5's second Conv + Relu, whose Relu was planned over the
- * Conv's input). The grouping here follows the scheduler's; where they
- * differ the scheduler still checks the plan and splits.
+ * the nodes of one fuse group (the `fuse` pass's fuse_group attribute,
+ * passes/fuse.c) run as one GPU kernel. A kernel must not write a result
+ * over a value it still reads at another element, so every value a group
+ * reads from outside it stays live until the group's last node; otherwise
+ * the scheduler would have to split the group (as it did for lenet5's
+ * second Conv + Relu, whose Relu was planned over the Conv's input). The
+ * groups are the scheduler's: it reads the same attribute. Without the
+ * fuse pass (no attributes) the plan is the unfused one.
  *
  * A value whose dims use data-dependent symbols is planned at most at
  * dml_ir_value_max_elements() elements (the product of the dims' bounds can
@@ -139,74 +138,37 @@ static void extend(dml_ir_value_t *v, int64_t step) {
   if (step > b->last) b->last = step;
 }
 
-/* The nodes a GPU kernel would hold together (see the top of the file). */
-#define GROUP_MAX 255
-typedef struct group {
-  const dml_ir_node_t *nodes[GROUP_MAX];
-  uint32_t n;
-  const dml_type_t *out;
-} group_t;
-
-static int is_anchor(dml_op_t op) {
-  switch (op) {
-    case DML_OP_GEMM:
-    case DML_OP_MATMUL:
-    case DML_OP_CONV:
-    case DML_OP_REDUCE_SUM:
-    case DML_OP_REDUCE_MEAN:
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_GLOBAL_MAX_POOL: return 1;
-    default: return 0;
+/* Per fuse group of f: the step of its last node (groups are numbered 0, 1,
+ * ... in execution order). *out NULL when f has no group. */
+static dml_status_t group_ends(const dml_ir_function_t *f, int64_t **out,
+                               int64_t *n_out) {
+  int64_t n = 0, step = 0;
+  *out = NULL;
+  *n_out = 0;
+  for (const dml_ir_node_t *x = f->first; x; x = x->next) {
+    int64_t g = dml_fuse_group_of(x);
+    if (g >= n) n = g + 1;
   }
-}
-
-static int fusable_elementwise(const dml_ir_node_t *n) {
-  const dml_op_info_t *info = dml_op_info(n->op);
-  return info && (info->flags & DML_OPF_ELEMENTWISE) &&
-         !(info->flags & (DML_OPF_RANDOM | DML_OPF_SIDE_EFFECT)) && n->n_outputs == 1 &&
-         n->op != DML_OP_ONE_HOT;
-}
-
-static int same_dims(const dml_type_t *a, const dml_type_t *b) {
-  if (a->rank != b->rank || a->rank < 0) return 0;
-  for (int32_t d = 0; d < a->rank; d++)
-    if (a->dims[d].value != b->dims[d].value || a->dims[d].sym != b->dims[d].sym)
-      return 0;
-  return 1;
-}
-
-static int produced_in(const group_t *G, const dml_ir_value_t *v) {
-  for (uint32_t i = 0; i < G->n; i++)
-    for (uint32_t k = 0; k < G->nodes[i]->n_outputs; k++)
-      if (G->nodes[i]->outputs[k] == v) return 1;
-  return 0;
-}
-
-/* Node `n` at `step` joins the open group G (the values G reads then live
- * to `step`) or starts a new one. */
-static void track_group(group_t *G, const dml_ir_node_t *n, int64_t step) {
-  if (dml_op_info(n->op) && (dml_op_info(n->op)->flags & DML_OPF_VIEW)) return;
-  if (fusable_elementwise(n)) {
-    int joins = G->n > 0 && G->n < GROUP_MAX && same_dims(&n->outputs[0]->type, G->out);
-    int consumes = 0;
-    for (uint32_t k = 0; joins && k < n->n_inputs; k++)
-      consumes |= n->inputs[k] && produced_in(G, n->inputs[k]);
-    if (joins && consumes) {
-      G->nodes[G->n++] = n;
-      for (uint32_t i = 0; i < G->n; i++)
-        for (uint32_t k = 0; k < G->nodes[i]->n_inputs; k++)
-          if (G->nodes[i]->inputs[k] && !produced_in(G, G->nodes[i]->inputs[k]))
-            extend(G->nodes[i]->inputs[k], step);
-      return;
-    }
+  if (!n) return DML_OK;
+  int64_t *last = (int64_t *)calloc((size_t)n, sizeof(int64_t));
+  if (!last) return oom();
+  for (const dml_ir_node_t *x = f->first; x; x = x->next, step++) {
+    int64_t g = dml_fuse_group_of(x);
+    if (g >= 0) last[g] = step;
   }
-  G->n = 0;
-  if ((fusable_elementwise(n) || is_anchor(n->op)) && n->n_outputs >= 1) {
-    G->nodes[0] = n;
-    G->n = 1;
-    G->out = &n->outputs[0]->type;
+  *out = last;
+  *n_out = n;
+  return DML_OK;
+}
+
+/* Keeps the values node `n` of fuse group `g` reads from outside the group
+ * live until the group's last step. */
+static void extend_group_reads(const dml_ir_node_t *n, int64_t g, int64_t last) {
+  for (uint32_t k = 0; k < n->n_inputs; k++) {
+    const dml_ir_value_t *x = n->inputs[k];
+    if (!x || (x->kind == DML_IR_VALUE_RESULT && dml_fuse_group_of(x->def) == g))
+      continue;
+    extend((dml_ir_value_t *)x, last);
   }
 }
 
@@ -217,15 +179,19 @@ static dml_status_t plan_function(dml_ir_function_t *f, int fusion_aware,
   for (dml_ir_node_t *n = f->first; n; n = n->next, n_steps++) count += n->n_outputs;
   buf_t *bufs = (buf_t *)calloc(count + 1, sizeof(buf_t));
   buf_t **order = (buf_t **)calloc(count + 1, sizeof(buf_t *));
-  group_t *G = fusion_aware ? (group_t *)calloc(1, sizeof(group_t)) : NULL;
+  int64_t *glast = NULL, n_groups = 0;
   buf_t **live = (buf_t **)calloc(count + 1, sizeof(buf_t *));
   dml_ir_value_t **aliases =
       (dml_ir_value_t **)calloc(count + 1, sizeof(dml_ir_value_t *));
   size_t nb = 0, n_alias = 0;
   dml_status_t s = DML_OK;
-  if (!bufs || !order || !live || !aliases || (fusion_aware && !G)) {
+  if (!bufs || !order || !live || !aliases) {
     s = oom();
     goto free_bufs;
+  }
+  if (fusion_aware) {
+    s = group_ends(f, &glast, &n_groups);
+    if (s) goto free_bufs;
   }
 
   /* ---- liveness ---- */
@@ -241,7 +207,8 @@ static dml_status_t plan_function(dml_ir_function_t *f, int fusion_aware,
   int64_t step = 0;
   for (dml_ir_node_t *n = f->first; n; n = n->next, step++) {
     for (uint32_t i = 0; i < n->n_inputs; i++) extend(n->inputs[i], step);
-    if (G) track_group(G, n, step);
+    int64_t g = glast ? dml_fuse_group_of(n) : -1;
+    if (g >= 0 && g < n_groups) extend_group_reads(n, g, glast[g]);
     buf_t *src =
         n->n_outputs == 1
             ? view_source(n, dml_ir_type_bytes_bound(f->module, &n->outputs[0]->type))
@@ -299,7 +266,7 @@ clear_user:
   for (size_t i = 0; i < nb; i++) bufs[i].v->user = NULL;
   for (size_t i = 0; i < n_alias; i++) aliases[i]->user = NULL;
 free_bufs:
-  free(G);
+  free(glast);
   free(bufs);
   free(order);
   free(live);

@@ -453,8 +453,9 @@ static dml_status_t find_producer(const dml_ir_module_t *m, uint32_t sym,
 
 typedef dml_status_t (*finish_fn)(dml_pkg_writer_t *w, void *ctx);
 
+/* *hook_failed is set when the error is add_sections' (not annotated). */
 static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_options_t *o,
-                         finish_fn finish, void *ctx) {
+                         finish_fn finish, void *ctx, int *hook_failed) {
   weights_t w;
   dml_status_t st = build_weights(m, &w);
   uint32_t nf = m->n_functions;
@@ -467,6 +468,7 @@ static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_option
   size_t graph_size = 0, meta_len = 0, strings_size = 0;
   char *meta = NULL;
   dml_pkg_writer_t *wr = NULL;
+  dml_pkg_graph_t *check = NULL; /* the graph as the runtime reads it */
   if (!st && (!fb || !fns || !syms)) st = oom();
   if (!st && nf == 0)
     st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "the module has no functions");
@@ -492,9 +494,7 @@ static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_option
   st = dml_pkg_graph_encode(&g, &graph, &graph_size);
   if (st) goto cleanup;
   /* Never write a package the runtime would refuse. */
-  dml_pkg_graph_t *check = NULL;
   st = dml_pkg_graph_decode(graph, graph_size, w.size, &check);
-  dml_pkg_graph_release(check);
   if (st) {
     st = dml_status_annotate(st, "checking the package before writing it");
     goto cleanup;
@@ -514,8 +514,13 @@ static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_option
     st = dml_pkg_strings_encode(w.strtabs, w.n_strtabs, &strings, &strings_size);
     if (!st) st = dml_pkg_writer_add_section(wr, "strings", strings, strings_size, 8);
   }
+  if (!st && o && o->add_sections) {
+    st = o->add_sections(o->add_sections_ctx, check, w.data, w.size, wr);
+    *hook_failed = st != DML_OK;
+  }
   if (!st) st = finish(wr, ctx);
 cleanup:
+  dml_pkg_graph_release(check);
   dml_pkg_writer_release(wr);
   free(strings);
   free(meta);
@@ -544,13 +549,15 @@ static dml_status_t finish_memory(dml_pkg_writer_t *w, void *ctx) {
 
 dml_status_t dml_package_emit(const dml_ir_module_t *m,
                               const dml_package_emit_options_t *o, const char *path) {
-  return dml_status_annotate(emit(m, o, finish_file, (void *)path),
-                             "writing package '%s'", path);
+  int hook_failed = 0;
+  dml_status_t st = emit(m, o, finish_file, (void *)path, &hook_failed);
+  return hook_failed ? st : dml_status_annotate(st, "writing package '%s'", path);
 }
 
 dml_status_t dml_package_emit_memory(const dml_ir_module_t *m,
                                      const dml_package_emit_options_t *o,
                                      void **out_bytes, size_t *out_size) {
   mem_out_t mo = {out_bytes, out_size};
-  return emit(m, o, finish_memory, &mo);
+  int hook_failed = 0;
+  return emit(m, o, finish_memory, &mo, &hook_failed);
 }

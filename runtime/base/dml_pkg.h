@@ -205,6 +205,12 @@ typedef struct dml_pkg_node {
   const dml_attr_t *attrs;
 } dml_pkg_node_t;
 
+/* Integer node attribute that the compiler's `fuse` pass (passes/fuse.c)
+ * gives the nodes of one GPU kernel: the group's number (0, 1, ... per
+ * function in execution order); groups of one node carry none. The GPU
+ * scheduler reads it; the CPU executor ignores it. */
+#define DML_FUSE_GROUP_ATTR "fuse_group"
+
 typedef struct dml_pkg_function {
   const char *name; /* "forward", "train_step", ... */
   uint64_t arena_bytes;

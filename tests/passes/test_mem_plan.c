@@ -103,8 +103,8 @@ static int overlaps(const dml_ir_value_t *x, const dml_ir_value_t *y) {
 
 /* x -> Relu a -> MatMul(a, w) g -> Relu r -> Relu s: a dies at the MatMul,
  * so a plain plan may put r or s on a's bytes; a GPU kernel holding
- * MatMul + Relu + Relu still reads a while it writes them, so the
- * fusion-aware plan keeps a live to s. */
+ * MatMul + Relu + Relu (the fuse pass's group) still reads a while it
+ * writes them, so the fusion-aware plan keeps a live to s. */
 static void test_fusion_aware(void) {
   for (int fusion = 0; fusion < 2; fusion++) {
     dml_ir_module_t *m = NULL;
@@ -130,6 +130,9 @@ static void test_fusion_aware(void) {
     dml_pass_options_t o;
     memset(&o, 0, sizeof(o));
     o.fusion_aware = fusion;
+    CHECK_OK(dml_pass_fuse(m, &o)); /* groups MatMul + Relu + Relu */
+    CHECK(dml_fuse_group_of(a) == -1 && dml_fuse_group_of(g) == 0 &&
+          dml_fuse_group_of(r) == 0 && dml_fuse_group_of(s) == 0);
     CHECK_OK(dml_pass_mem_plan(m, &o));
     check_plan(f);
     int hit =

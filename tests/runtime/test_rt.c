@@ -77,7 +77,10 @@ static dml_ir_module_t *build_module(void) {
 }
 
 static const dml_package_emit_options_t k_opts = {
-    "tiny.onnx", "cpu", BOUND, "dmlc compile tiny.onnx -o tiny.dmlpkg"};
+    .source_name = "tiny.onnx",
+    .targets = "cpu",
+    .batch_bound = BOUND,
+    .command_line = "dmlc compile tiny.onnx -o tiny.dmlpkg"};
 
 static void *emit_tiny(size_t *out_size) {
   dml_ir_module_t *m = build_module();

@@ -88,8 +88,12 @@ static void test_fashion_mlp(void) {
 static void test_lenet5(void) {
   check_reference_model("lenet5", 7);
 }
+/* 11 kernels: the memory planner reads the fuse pass's groups, which hold
+ * BatchNormalization, so Conv + BatchNormalization [+ Add + Relu] is one
+ * kernel three more times (14 while the planner kept its own grouping
+ * rules, which left BatchNormalization out and made the scheduler split). */
 static void test_resnet_small(void) {
-  check_reference_model("resnet_small", 14);
+  check_reference_model("resnet_small", 11);
 }
 
 /* The eval_step of fashion_mlp's training package (cross-entropy loss,

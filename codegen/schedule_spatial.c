@@ -1,6 +1,12 @@
-/* schedule_ops2.c — more of the scheduler's kernel forms
- * (schedule_internal.h): Resize (and Upsample, which the ONNX importer
- * turns into Resize), each one invocation per output element.
+/* schedule_spatial.c — the scheduler's spatial and quantized forms
+ * (schedule_internal.h), each one kernel per node: Resize (and Upsample,
+ * which the ONNX importer turns into Resize), GridSample, RoiAlign,
+ * MaxUnpool, windows of any rank (3-D Conv, pools, MaxPool with Indices,
+ * ConvInteger, QLinearConv), Pad's reflect/edge/wrap modes,
+ * BatchNormalization in training mode, and the quantization ops
+ * (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+ * MatMulInteger, QLinearMatMul), each one invocation per output element
+ * unless said.
  *
  * Resize follows the CPU reference (runtime/cpu/cpu_resize.c) exactly: the
  * interpolation taps of every output coordinate (input index and weight,
@@ -2235,7 +2241,7 @@ static void emit_bn_train(sched_t *s, uint32_t node) {
 
 /* ---- entry points ---- */
 
-int dml_ksched_ops2_handles(dml_op_t op) {
+int dml_ksched_spatial_handles(dml_op_t op) {
   switch (op) {
     case DML_OP_MAX_UNPOOL:
     case DML_OP_ROI_ALIGN:
@@ -2252,7 +2258,7 @@ int dml_ksched_ops2_handles(dml_op_t op) {
   }
 }
 
-int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
+int dml_ksched_spatial_claims(const sched_t *s, uint32_t node) {
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   const dml_pkg_value_t *x = input(s, n, 0);
   switch (n->op) {
@@ -2289,7 +2295,7 @@ int dml_ksched_ops2_claims(const sched_t *s, uint32_t node) {
   }
 }
 
-void dml_ksched_ops2_emit(sched_t *s, uint32_t node) {
+void dml_ksched_spatial_emit(sched_t *s, uint32_t node) {
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   switch (n->op) {
     case DML_OP_RESIZE: emit_resize(s, node); break;

@@ -1,4 +1,5 @@
-/* schedule_ops3.c — more of the scheduler's kernel forms
+/* schedule_topk_dft_tfidf.c — the scheduler's row-wise search, signal
+ * and text forms
  * (schedule_internal.h): TopK, DFT and TfIdfVectorizer, one kernel per
  * node, each following its CPU reference (runtime/cpu/) value for value:
  *
@@ -580,11 +581,11 @@ static const char *emit_tfidf(sched_t *s, uint32_t node) {
 
 /* ---- dispatch ---- */
 
-int dml_ksched_ops3_handles(dml_op_t op) {
+int dml_ksched_topk_dft_tfidf_handles(dml_op_t op) {
   return op == DML_OP_TOP_K || op == DML_OP_DFT || op == DML_OP_TF_IDF_VECTORIZER;
 }
 
-void dml_ksched_ops3_emit(sched_t *s, uint32_t node) {
+void dml_ksched_topk_dft_tfidf_emit(sched_t *s, uint32_t node) {
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   const char *why;
   switch (n->op) {
