@@ -122,7 +122,7 @@ def to_matmulnbits(src, dst, bits, accuracy_level):
                 b = (blk[..., 0::2] | (blk[..., 1::2] << 4)).astype(np.uint8)
             else:
                 b = blk.astype(np.uint8)
-            bname, sname = n.name + '_nbB', n.name + '_nbS'
+            bname, sname = n.output[0] + '_nbB', n.output[0] + '_nbS'
             g.initializer.extend([numpy_helper.from_array(b, bname),
                                   numpy_helper.from_array(np.ascontiguousarray(s.T).reshape(-1),
                                                           sname)])

@@ -379,6 +379,92 @@ static void wq_task(void *vctx, int64_t t, int tid) {
   }
 }
 
+#if DML_CPU_X86
+/* Few rows (M < 4, a GEMV), AVX-512: 4 full panels (128 columns) at a time,
+ * dequantized in registers (no buffer) so 8 (one row) or 16 (two rows)
+ * accumulator chains hide the FMA latency that one panel's 2 or 4 chains
+ * expose. The same values and order per output element as wq_task: per K
+ * block of WQ_KC, acc = fma(a[k], dq(k, n), acc) for k in order from 0,
+ * with dq = ((float)q - zf) * s as dequant_full_avx512; then C = acc or
+ * C + acc. */
+#define WQ_GP 4 /* panels a group */
+#define WQ_GEMV(R)                                                                     \
+  __attribute__((target("avx512f"))) static void gemv512_##R(                          \
+      const wq_ctx_t *g, const float *a, float *c, int64_t p0) {                       \
+    const __m512i m15 = _mm512_set1_epi32(15);                                         \
+    const int64_t K = g->K, N = g->N, rb = g->wrow, j0 = p0 * WQ_NR;                   \
+    const uint8_t *wp = g->w + dml_wq_offset(K, g->bits, 0, j0);                       \
+    for (int64_t pc = 0; pc < K; pc += WQ_KC) {                                        \
+      int64_t kc = DML_CPU_MIN((int64_t)WQ_KC, K - pc);                                \
+      __m512 acc[R][WQ_GP][2];                                                         \
+      for (int r = 0; r < R; r++)                                                      \
+        for (int q = 0; q < WQ_GP; q++)                                                \
+          acc[r][q][0] = acc[r][q][1] = _mm512_setzero_ps();                           \
+      for (int64_t k = 0; k < kc;) {                                                   \
+        int64_t grp = (pc + k) / g->bs, kend = group_end(g, pc, k, kc);                \
+        __m512 sv[WQ_GP][2], zv[WQ_GP][2];                                             \
+        for (int q = 0; q < WQ_GP; q++) {                                              \
+          float zf[WQ_NR];                                                             \
+          zero_floats(g, grp, j0 + q * WQ_NR, zf);                                     \
+          const float *sp = g->s + grp * N + j0 + q * WQ_NR;                           \
+          sv[q][0] = _mm512_loadu_ps(sp), sv[q][1] = _mm512_loadu_ps(sp + 16);         \
+          zv[q][0] = _mm512_loadu_ps(zf), zv[q][1] = _mm512_loadu_ps(zf + 16);         \
+        }                                                                              \
+        for (; k < kend; k++) {                                                        \
+          __m512 x[R];                                                                 \
+          for (int r = 0; r < R; r++) x[r] = _mm512_set1_ps(a[r * K + pc + k]);        \
+          for (int q = 0; q < WQ_GP; q++) {                                            \
+            const uint8_t *row = wp + (q * K + pc + k) * rb;                           \
+            __m512 b0, b1;                                                             \
+            if (g->bits == 4) {                                                        \
+              __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)row)); \
+              b0 = _mm512_cvtepi32_ps(_mm512_and_si512(u, m15));                       \
+              b1 = _mm512_cvtepi32_ps(_mm512_srli_epi32(u, 4));                        \
+            } else {                                                                   \
+              __m128i r0 = _mm_loadu_si128((const __m128i *)row);                      \
+              __m128i r1 = _mm_loadu_si128((const __m128i *)(row + 16));               \
+              b0 = _mm512_cvtepi32_ps(g->wsigned ? _mm512_cvtepi8_epi32(r0)            \
+                                                 : _mm512_cvtepu8_epi32(r0));          \
+              b1 = _mm512_cvtepi32_ps(g->wsigned ? _mm512_cvtepi8_epi32(r1)            \
+                                                 : _mm512_cvtepu8_epi32(r1));          \
+            }                                                                          \
+            b0 = _mm512_mul_ps(_mm512_sub_ps(b0, zv[q][0]), sv[q][0]);                 \
+            b1 = _mm512_mul_ps(_mm512_sub_ps(b1, zv[q][1]), sv[q][1]);                 \
+            for (int r = 0; r < R; r++) {                                              \
+              acc[r][q][0] = _mm512_fmadd_ps(x[r], b0, acc[r][q][0]);                  \
+              acc[r][q][1] = _mm512_fmadd_ps(x[r], b1, acc[r][q][1]);                  \
+            }                                                                          \
+          }                                                                            \
+        }                                                                              \
+      }                                                                                \
+      for (int r = 0; r < R; r++)                                                      \
+        for (int q = 0; q < WQ_GP; q++)                                                \
+          for (int h = 0; h < 2; h++) {                                                \
+            float *cp = c + r * N + j0 + q * WQ_NR + 16 * h;                           \
+            __m512 v = acc[r][q][h];                                                   \
+            if (pc > 0) v = _mm512_add_ps(_mm512_loadu_ps(cp), v);                     \
+            _mm512_storeu_ps(cp, v);                                                   \
+          }                                                                            \
+    }                                                                                  \
+  }
+WQ_GEMV(1)
+WQ_GEMV(2)
+
+/* Task t of the few-rows path: a group of WQ_GP full panels, or one of the
+ * panels after the groups (wq_task's way). */
+static void gemv_task(void *vctx, int64_t t, int tid) {
+  const wq_ctx_t *g = (const wq_ctx_t *)vctx;
+  int64_t n_groups = g->N / WQ_NR / WQ_GP;
+  if (t >= n_groups) {
+    wq_task(vctx, n_groups * WQ_GP + (t - n_groups), tid); /* n_mblk is 1 */
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 2 <= g->M; i += 2) gemv512_2(g, g->A + i * g->K, g->C + i * g->N, t * WQ_GP);
+  if (i < g->M) gemv512_1(g, g->A + i * g->K, g->C + i * g->N, t * WQ_GP);
+}
+#endif
+
 /* ---- the op ------------------------------------------------------------ */
 
 static int g_wq_isa = -1; /* -1: from CPUID */
@@ -489,6 +575,14 @@ dml_status_t dml_cpuk_MatMulWQ(const dml_cpu_call_t *c) {
   threads = (int)DML_CPU_MIN((int64_t)threads, DML_CPU_MIN(slots, (int64_t)64));
   for (int t = 0; t < threads; t++) g.buf[t] = (float *)base + (size_t)t * WQ_BUF_FLOATS;
   g.isa = wq_isa();
+#if DML_CPU_X86
+  if (g.isa == 3 && g.M < 4) {
+    int64_t n_groups = g.N / WQ_NR / WQ_GP;
+    dml_cpu_parallel_for(n_groups + (g.n_panels - n_groups * WQ_GP), threads, gemv_task,
+                         &g);
+    return DML_OK;
+  }
+#endif
   dml_cpu_parallel_for(g.n_mblk * g.n_panels, threads, wq_task, &g);
   return DML_OK;
 }

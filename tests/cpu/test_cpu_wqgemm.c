@@ -174,6 +174,43 @@ out:
   return rc;
 }
 
+/* Row independence: a row's output has the same bits alone (M = 1, 2, 3:
+ * the few-rows path on AVX-512) as inside a batch of 9 (the tile path),
+ * for each micro-kernel; what the serving layer's batching relies on. */
+static void test_row_independence(void) {
+  const int64_t K = 300, N = 200, bs = 32, G = dml_wq_groups(K, bs), P = dml_wq_panels(N);
+  int isas[3] = {0, 2, 3};
+  for (int bits = 4; bits <= 8; bits += 4) {
+    int64_t rb = DML_WQ_ROW_BYTES(bits);
+    uint8_t *w = malloc((size_t)(P * K * rb));
+    for (int64_t i = 0; i < P * K * rb; i++) w[i] = (uint8_t)rnd();
+    float *s = frand_buf((size_t)(G * N)), *a = frand_buf((size_t)(9 * K));
+    float *y9 = malloc((size_t)(9 * N) * sizeof(float)), *y = malloc((size_t)(3 * N) * 4);
+    dml_attr_t at[2] = {attr_i("bits", bits), attr_i("block_size", bs)};
+    for (int i = 0; i < 3; i++) {
+      if (dml_cpu_wq_set_isa(isas[i]) != 0) continue;
+      dml_tensor_t in[3] = {
+          tens(DML_DTYPE_F32, a, 2, D(9), D(K)),
+          tens(bits == 4 ? DML_DTYPE_U8 : DML_DTYPE_I8, w, 3, D(P), D(K), D(rb)),
+          tens(DML_DTYPE_F32, s, 2, D(G), D(N))};
+      dml_tensor_t out = tens(DML_DTYPE_F32, y9, 2, D(9), D(N));
+      CHECK_OK(run_op(DML_OP_MAT_MUL_WQ, in, 3, &out, 1, at, 2));
+      for (int64_t m = 1; m <= 3; m++) {
+        in[0] = tens(DML_DTYPE_F32, a, 2, D(m), D(K));
+        out = tens(DML_DTYPE_F32, y, 2, D(m), D(N));
+        CHECK_OK(run_op(DML_OP_MAT_MUL_WQ, in, 3, &out, 1, at, 2));
+        CHECK(memcmp(y, y9, (size_t)(m * N) * sizeof(float)) == 0);
+      }
+    }
+    dml_cpu_wq_set_isa(-1);
+    free(w);
+    free(s);
+    free(a);
+    free(y9);
+    free(y);
+  }
+}
+
 /* Calls that do not fit the op's facts are errors, not garbage. */
 static void bad_calls(void) {
   float a[8] = {0}, s[4] = {1, 1, 1, 1}, y[8];
@@ -207,16 +244,30 @@ static void bad_calls(void) {
 
 static void test_against_dequantize_matmul(void) {
   const wcase_t cases[] = {
-      {1, 40, 24, 32, 8, 0, 0, 0, 0},     {1, 40, 24, 32, 4, 0, 0, 0, 0},
-      {32, 100, 33, 16, 8, 0, 0, 0, 0},   {32, 100, 33, 16, 4, 0, 0, 0, 0},
-      {32, 100, 33, 16, 8, 1, 1, 0, 0},   {32, 100, 33, 16, 4, 1, 0, 0, 0},
-      {32, 100, 33, 16, 8, 1, 0, 0, 0},   {7, 300, 67, 32, 4, 0, 0, 1, 0},
-      {7, 300, 67, 32, 8, 0, 0, 1, 0},    {130, 64, 31, 64, 4, 0, 0, 0, 0},
-      {130, 64, 31, 64, 8, 1, 1, 0, 0},   {1, 1, 1, 1, 8, 0, 0, 0, 0},
-      {1, 1, 1, 1, 4, 1, 0, 0, 0},        {3, 40, 5, 64, 4, 0, 0, 0, 0},
-      {4, 0, 5, 32, 8, 0, 0, 0, 0},       {32, 768, 96, 128, 4, 0, 0, 1, 1},
-      {32, 768, 96, 32, 8, 0, 0, 0, 1},   {1, 768, 3072, 32, 4, 0, 0, 0, 0},
-      {128, 512, 520, 32, 4, 0, 0, 1, 0}, {128, 512, 520, 32, 8, 1, 1, 0, 0},
+      {1, 40, 24, 32, 8, 0, 0, 0, 0},
+      {1, 40, 24, 32, 4, 0, 0, 0, 0},
+      {32, 100, 33, 16, 8, 0, 0, 0, 0},
+      {32, 100, 33, 16, 4, 0, 0, 0, 0},
+      {32, 100, 33, 16, 8, 1, 1, 0, 0},
+      {32, 100, 33, 16, 4, 1, 0, 0, 0},
+      {32, 100, 33, 16, 8, 1, 0, 0, 0},
+      {7, 300, 67, 32, 4, 0, 0, 1, 0},
+      {7, 300, 67, 32, 8, 0, 0, 1, 0},
+      {130, 64, 31, 64, 4, 0, 0, 0, 0},
+      {130, 64, 31, 64, 8, 1, 1, 0, 0},
+      {1, 1, 1, 1, 8, 0, 0, 0, 0},
+      {1, 1, 1, 1, 4, 1, 0, 0, 0},
+      {3, 40, 5, 64, 4, 0, 0, 0, 0},
+      {4, 0, 5, 32, 8, 0, 0, 0, 0},
+      {32, 768, 96, 128, 4, 0, 0, 1, 1},
+      {32, 768, 96, 32, 8, 0, 0, 0, 1},
+      {1, 768, 3072, 32, 4, 0, 0, 0, 0},
+      {128, 512, 520, 32, 4, 0, 0, 1, 0},
+      {128, 512, 520, 32, 8, 1, 1, 0, 0},
+      /* few rows (the AVX-512 4-panel path) with a panel left over and a tail */
+      {2, 300, 160, 32, 4, 1, 0, 0, 0},
+      {3, 520, 257, 64, 8, 1, 0, 0, 0},
+      {1, 100, 290, 16, 8, 1, 1, 0, 0},
   };
   int isas[3] = {0, 2, 3};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
@@ -234,6 +285,7 @@ static void test_against_dequantize_matmul(void) {
 
 int main(void) {
   RUN(test_against_dequantize_matmul);
+  RUN(test_row_independence);
   RUN(bad_calls);
   return dml_test_finish();
 }
