@@ -392,6 +392,11 @@ static void wq_task(void *vctx, int64_t t, int tid) {
   __attribute__((target("avx512f"))) static void gemv512_##R(                          \
       const wq_ctx_t *g, const float *a, float *c, int64_t p0) {                       \
     const __m512i m15 = _mm512_set1_epi32(15);                                         \
+    /* without zero points: a nibble u is tab[u] = u - 8 and an 8-bit q needs          \
+     * no subtraction (the same values as ((float)u - 8) * s, (q - 0) * s) */          \
+    const __m512 tab =                                                                 \
+        _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);        \
+    const int noz = !g->z;                                                             \
     const int64_t K = g->K, N = g->N, rb = g->wrow, j0 = p0 * WQ_NR;                   \
     const uint8_t *wp = g->w + dml_wq_offset(K, g->bits, 0, j0);                       \
     for (int64_t pc = 0; pc < K; pc += WQ_KC) {                                        \
@@ -416,10 +421,18 @@ static void wq_task(void *vctx, int64_t t, int tid) {
           for (int q = 0; q < WQ_GP; q++) {                                            \
             const uint8_t *row = wp + (q * K + pc + k) * rb;                           \
             __m512 b0, b1;                                                             \
-            if (g->bits == 4) {                                                        \
+            if (g->bits == 4 && noz) {                                                 \
+              __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)row)); \
+              b0 = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_and_si512(u, m15), tab), \
+                                 sv[q][0]);                                            \
+              b1 = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(u, 4), tab),  \
+                                 sv[q][1]);                                            \
+            } else if (g->bits == 4) {                                                 \
               __m512i u = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)row)); \
               b0 = _mm512_cvtepi32_ps(_mm512_and_si512(u, m15));                       \
               b1 = _mm512_cvtepi32_ps(_mm512_srli_epi32(u, 4));                        \
+              b0 = _mm512_mul_ps(_mm512_sub_ps(b0, zv[q][0]), sv[q][0]);               \
+              b1 = _mm512_mul_ps(_mm512_sub_ps(b1, zv[q][1]), sv[q][1]);               \
             } else {                                                                   \
               __m128i r0 = _mm_loadu_si128((const __m128i *)row);                      \
               __m128i r1 = _mm_loadu_si128((const __m128i *)(row + 16));               \
@@ -427,9 +440,13 @@ static void wq_task(void *vctx, int64_t t, int tid) {
                                                  : _mm512_cvtepu8_epi32(r0));          \
               b1 = _mm512_cvtepi32_ps(g->wsigned ? _mm512_cvtepi8_epi32(r1)            \
                                                  : _mm512_cvtepu8_epi32(r1));          \
+              if (!noz) {                                                              \
+                b0 = _mm512_sub_ps(b0, zv[q][0]);                                      \
+                b1 = _mm512_sub_ps(b1, zv[q][1]);                                      \
+              }                                                                        \
+              b0 = _mm512_mul_ps(b0, sv[q][0]);                                        \
+              b1 = _mm512_mul_ps(b1, sv[q][1]);                                        \
             }                                                                          \
-            b0 = _mm512_mul_ps(_mm512_sub_ps(b0, zv[q][0]), sv[q][0]);                 \
-            b1 = _mm512_mul_ps(_mm512_sub_ps(b1, zv[q][1]), sv[q][1]);                 \
             for (int r = 0; r < R; r++) {                                              \
               acc[r][q][0] = _mm512_fmadd_ps(x[r], b0, acc[r][q][0]);                  \
               acc[r][q][1] = _mm512_fmadd_ps(x[r], b1, acc[r][q][1]);                  \
