@@ -20,7 +20,8 @@ static void test_table(void) {
   CHECK(dml_pass_find("nope") == NULL);
   CHECK(dml_pass_find(NULL) == NULL);
   CHECK(strcmp(dml_pass_default_pipeline(),
-               "shape-infer,expand-gradient,qdq-fuse,wq-fuse,const-fold,cse,dce,mem-plan") == 0);
+               "shape-infer,expand-gradient,qdq-fuse,wq-fuse,"
+               "const-fold,cse,dce,mem-plan") == 0);
 }
 
 /* forward(x: f32[8]) { a = Relu(x); dead = Neg(a); return a } */
