@@ -12,9 +12,9 @@
  * (dq = (float)(q - z) * scale: DequantizeLinear's formula, so the same f32
  * weights as the dequantize-then-MatMul form) and runs a register-tile
  * micro-kernel over its rows with f32 fused multiply-adds: AVX-512 (8 x 32)
- * or AVX2 + FMA (6 x 16, twice per panel) on x86-64, picked once from CPUID,
- * else portable C (4 x 32; what arm64 runs: no NEON-specific kernel yet,
- * the compiler vectorizes it). Per output element: for each K block in
+ * or AVX2 + FMA (6 x 16, twice per panel) on x86-64, picked once from CPUID;
+ * NEON (6 x 16 with fused multiply-adds, NEON dequantization) on arm64;
+ * else portable C (4 x 32). Per output element: for each K block in
  * order, acc = sum over its k in order from 0, then C = acc (first block)
  * or C + acc; the sum order differs from the f32 GEMM's, so results agree
  * with dequantize-then-MatMul within f32 rounding (tests/cpu/test_cpu_wqgemm.c
@@ -33,6 +33,12 @@
 #if DML_CPU_X86
 #include <immintrin.h>
 #endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#define WQ_NEON 1 /* AArch64: NEON is always there */
+#else
+#define WQ_NEON 0
+#endif
 
 #define WQ_KC 256
 #define WQ_MC 128
@@ -48,7 +54,7 @@ typedef struct {
   const uint8_t *z; /* NULL: zero */
   float *C;
   int64_t n_panels, n_mblk;
-  int isa; /* 0 C, 2 AVX2+FMA, 3 AVX-512 */
+  int isa; /* 0 C, 1 NEON (arm64), 2 AVX2+FMA, 3 AVX-512 */
   float *buf[64];
 } wq_ctx_t;
 
@@ -205,6 +211,91 @@ __attribute__((target("avx2,fma"))) static void dequant_full_avx2(const wq_ctx_t
 }
 #endif
 
+#if WQ_NEON
+/* NEON: 32 columns in 8 registers of 4; the values of dequant_full_c. */
+static void dequant_full_neon(const wq_ctx_t *g, int64_t pc, int64_t kc, int64_t j0,
+                              float *buf) {
+  for (int64_t k = 0; k < kc;) {
+    int64_t grp = (pc + k) / g->bs, kend = group_end(g, pc, k, kc);
+    const float *sp = g->s + grp * g->N + j0;
+    float zf[WQ_NR];
+    zero_floats(g, grp, j0, zf);
+    float32x4_t s[8], z[8];
+    for (int h = 0; h < 8; h++) {
+      s[h] = vld1q_f32(sp + 4 * h);
+      z[h] = vld1q_f32(zf + 4 * h);
+    }
+    const uint8_t *row = g->w + dml_wq_offset(g->K, g->bits, pc + k, j0);
+    float *b = buf + k * WQ_NR;
+    for (; k < kend; k++, row += g->wrow, b += WQ_NR) {
+      uint32x4_t u[8];
+      if (g->bits == 4) {
+        uint8x16_t v = vld1q_u8(row);
+        uint8x16_t lo = vandq_u8(v, vdupq_n_u8(15)), hi = vshrq_n_u8(v, 4);
+        uint16x8_t w[4] = {vmovl_u8(vget_low_u8(lo)), vmovl_u8(vget_high_u8(lo)),
+                           vmovl_u8(vget_low_u8(hi)), vmovl_u8(vget_high_u8(hi))};
+        for (int h = 0; h < 4; h++) {
+          u[2 * h] = vmovl_u16(vget_low_u16(w[h]));
+          u[2 * h + 1] = vmovl_u16(vget_high_u16(w[h]));
+        }
+        for (int h = 0; h < 8; h++)
+          vst1q_f32(b + 4 * h, vmulq_f32(vsubq_f32(vcvtq_f32_u32(u[h]), z[h]), s[h]));
+      } else if (g->wsigned) {
+        for (int half = 0; half < 2; half++) {
+          int8x16_t v = vld1q_s8((const int8_t *)row + 16 * half);
+          int16x8_t w0 = vmovl_s8(vget_low_s8(v)), w1 = vmovl_s8(vget_high_s8(v));
+          int32x4_t q[4] = {vmovl_s16(vget_low_s16(w0)), vmovl_s16(vget_high_s16(w0)),
+                            vmovl_s16(vget_low_s16(w1)), vmovl_s16(vget_high_s16(w1))};
+          for (int h = 0; h < 4; h++) {
+            int o = 4 * half + h;
+            vst1q_f32(b + 4 * o, vmulq_f32(vsubq_f32(vcvtq_f32_s32(q[h]), z[o]), s[o]));
+          }
+        }
+      } else {
+        for (int half = 0; half < 2; half++) {
+          uint8x16_t v = vld1q_u8(row + 16 * half);
+          uint16x8_t w0 = vmovl_u8(vget_low_u8(v)), w1 = vmovl_u8(vget_high_u8(v));
+          uint32x4_t q[4] = {vmovl_u16(vget_low_u16(w0)), vmovl_u16(vget_high_u16(w0)),
+                             vmovl_u16(vget_low_u16(w1)), vmovl_u16(vget_high_u16(w1))};
+          for (int h = 0; h < 4; h++) {
+            int o = 4 * half + h;
+            vst1q_f32(b + 4 * o, vmulq_f32(vsubq_f32(vcvtq_f32_u32(q[h]), z[o]), s[o]));
+          }
+        }
+      }
+    }
+  }
+}
+
+/* NEON: R rows x 16 columns (half a panel; b strided by 32), fused
+ * multiply-adds in k order from 0 (every row of an arm64 run takes one of
+ * these, so a row's bits do not depend on its tile). */
+#define WQ_UKNEON(R)                                                              \
+  static void ukneon_##R(int64_t kc, const float *a, int64_t lda, const float *b, \
+                         float *c, int64_t ldc, int cols, int accum) {            \
+    float32x4_t acc[R][4];                                                        \
+    for (int i = 0; i < R; i++)                                                   \
+      for (int j = 0; j < 4; j++) acc[i][j] = vdupq_n_f32(0.0f);                  \
+    for (int64_t k = 0; k < kc; k++) {                                            \
+      float32x4_t bv[4];                                                          \
+      for (int j = 0; j < 4; j++) bv[j] = vld1q_f32(b + k * WQ_NR + 4 * j);       \
+      for (int i = 0; i < R; i++) {                                               \
+        float x = a[i * lda + k];                                                 \
+        for (int j = 0; j < 4; j++) acc[i][j] = vfmaq_n_f32(acc[i][j], bv[j], x); \
+      }                                                                           \
+    }                                                                             \
+    for (int i = 0; i < R; i++) {                                                 \
+      float t[16], *ci = c + i * ldc;                                             \
+      for (int j = 0; j < 4; j++) vst1q_f32(t + 4 * j, acc[i][j]);                \
+      for (int j = 0; j < cols; j++) ci[j] = accum ? ci[j] + t[j] : t[j];         \
+    }                                                                             \
+  }
+WQ_UKNEON(6)
+WQ_UKNEON(4)
+WQ_UKNEON(2)
+WQ_UKNEON(1)
+#endif
+
 static void dequant_full(const wq_ctx_t *g, int64_t pc, int64_t kc, int64_t j0,
                          float *buf) {
 #if DML_CPU_X86
@@ -214,6 +305,12 @@ static void dequant_full(const wq_ctx_t *g, int64_t pc, int64_t kc, int64_t j0,
   }
   if (g->isa == 2) {
     dequant_full_avx2(g, pc, kc, j0, buf);
+    return;
+  }
+#endif
+#if WQ_NEON
+  if (g->isa == 1) {
+    dequant_full_neon(g, pc, kc, j0, buf);
     return;
   }
 #endif
@@ -356,6 +453,29 @@ static void run_rows(const wq_ctx_t *g, int64_t kc, const float *a, int64_t rows
     return;
   }
 #endif
+#if WQ_NEON
+  if (g->isa == 1) {
+    for (int h = 0; h < 2; h++) {
+      int hc = DML_CPU_MIN(16, cols - 16 * h);
+      if (hc <= 0) break;
+      const float *b = buf + 16 * h;
+      float *ch = c + 16 * h;
+      int64_t i = 0;
+      for (; i + 6 <= rows; i += 6)
+        ukneon_6(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
+      if (rows - i >= 4) {
+        ukneon_4(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
+        i += 4;
+      }
+      if (rows - i >= 2) {
+        ukneon_2(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
+        i += 2;
+      }
+      if (rows - i >= 1) ukneon_1(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
+    }
+    return;
+  }
+#endif
   for (int64_t i = 0; i < rows; i += 4)
     uk_c(kc, a + i * lda, lda, buf, c + i * ldc, ldc,
          (int)DML_CPU_MIN((int64_t)4, rows - i), cols, accum);
@@ -493,6 +613,9 @@ static int wq_isa(void) {
   if (__builtin_cpu_supports("avx512f")) return 3;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 2;
 #endif
+#if WQ_NEON
+  return 1;
+#endif
   return 0;
 }
 
@@ -503,13 +626,15 @@ int dml_cpu_wq_set_isa(int which) {
   }
 #if DML_CPU_X86
   __builtin_cpu_init();
-  if ((which == 3 && !__builtin_cpu_supports("avx512f")) ||
+  if (which == 1 || (which == 3 && !__builtin_cpu_supports("avx512f")) ||
       (which == 2 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))))
     return -1;
+#elif WQ_NEON
+  if (which != 0 && which != 1) return -1;
 #else
   if (which != 0) return -1;
 #endif
-  if (which != 0 && which != 2 && which != 3) return -1;
+  if (which != 0 && which != 1 && which != 2 && which != 3) return -1;
   g_wq_isa = which;
   return 0;
 }

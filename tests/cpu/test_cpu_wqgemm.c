@@ -179,7 +179,7 @@ out:
  * for each micro-kernel; what the serving layer's batching relies on. */
 static void test_row_independence(void) {
   const int64_t K = 300, N = 200, bs = 32, G = dml_wq_groups(K, bs), P = dml_wq_panels(N);
-  int isas[3] = {0, 2, 3};
+  int isas[4] = {0, 1, 2, 3};
   for (int bits = 4; bits <= 8; bits += 4) {
     int64_t rb = DML_WQ_ROW_BYTES(bits);
     uint8_t *w = malloc((size_t)(P * K * rb));
@@ -187,7 +187,7 @@ static void test_row_independence(void) {
     float *s = frand_buf((size_t)(G * N)), *a = frand_buf((size_t)(9 * K));
     float *y9 = malloc((size_t)(9 * N) * sizeof(float)), *y = malloc((size_t)(3 * N) * 4);
     dml_attr_t at[2] = {attr_i("bits", bits), attr_i("block_size", bs)};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
       if (dml_cpu_wq_set_isa(isas[i]) != 0) continue;
       dml_tensor_t in[3] = {
           tens(DML_DTYPE_F32, a, 2, D(9), D(K)),
@@ -269,9 +269,9 @@ static void test_against_dequantize_matmul(void) {
       {3, 520, 257, 64, 8, 1, 0, 0, 0},
       {1, 100, 290, 16, 8, 1, 1, 0, 0},
   };
-  int isas[3] = {0, 2, 3};
+  int isas[4] = {0, 1, 2, 3};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
       if (dml_cpu_wq_set_isa(isas[i]) != 0) {
         printf("  isa %d: not on this machine, SKIPPED\n", isas[i]);
         continue;
