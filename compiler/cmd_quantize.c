@@ -147,8 +147,9 @@ static int weight_only_cmd(const char *model, const char *out, const char *calib
   void *bytes = NULL;
   size_t size = 0;
   if (!st && pkg) {
-    /* compiled for the CPU: the int8 (int4 widened to int8) weights stay in
-     * the package, dequantized by DequantizeLinear at run time */
+    /* compiled for the CPU: the wq-fuse pass turns each DequantizeLinear ->
+     * MatMul/Gemm into MatMulWQ, its weights stored at 8 or 4 bits a value
+     * (runtime/base/dml_wq.h) and dequantized in the GEMM's load stage */
     dml_compile_options_t co;
     memset(&co, 0, sizeof co);
     co.command_line = "dmlc quantize --weight-only";

@@ -37,6 +37,7 @@
 #include "dml_einsum.h"
 #include "dml_ir_infer.h"
 #include "dml_tfidf.h"
+#include "dml_wq.h"
 
 #define INVALID DML_STATUS_INVALID_ARGUMENT
 #define UNIMPL DML_STATUS_UNIMPLEMENTED
@@ -4546,6 +4547,52 @@ static dml_status_t infer_qadd(ictx_t *c) {
   return DML_OK;
 }
 
+/* MatMulWQ (dmlc's, ops.def; layouts and shapes in dml_wq.h): a f32
+ * [..., K]; w [ceil(N / 32), K, 32] (bits 8, i8/u8) or u8 [ceil(N / 32), K,
+ * 16] (bits 4); scale f32 [ceil(K / block_size), N] (static: N and the
+ * groups come from it); zero point of scale's shape (w's dtype; i8 with bits
+ * 4); y f32 [..., N]. */
+static dml_status_t infer_mmwq(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 0, 1, DML_MAX_RANK));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 3, 3));
+  DML_RETURN_IF_ERROR(need_rank(c, 2, 2, 2));
+  int64_t bits = 0, bs = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "bits", 0, &bits));
+  DML_RETURN_IF_ERROR(attr_int(c, "block_size", 0, &bs));
+  const dml_type_t *a = in_t(c, 0), *w = in_t(c, 1), *s = in_t(c, 2), *z = in_t(c, 3);
+  char s1[TBUF], s2[TBUF], s3[TBUF];
+  if ((bits != 4 && bits != 8) || bs < 1)
+    return fail(c, INVALID, "bits must be 4 or 8 and block_size >= 1, got %lld and %lld",
+                (long long)bits, (long long)bs);
+  if (a->dtype != DML_DTYPE_F32 || s->dtype != DML_DTYPE_F32)
+    return fail(c, INVALID, "a and scale must be f32, got %s and %s", TS(a, s1),
+                TS(s, s2));
+  if (!dml_type_is_static(w) || !dml_type_is_static(s))
+    return fail(c, UNIMPL, "w and scale must have static shapes, got %s and %s",
+                TS(w, s1), TS(s, s2));
+  int64_t K = w->dims[1].value, N = s->dims[1].value;
+  dml_dtype_t zdt = bits == 4 ? DML_DTYPE_I8 : w->dtype;
+  int ok = (bits == 4 ? w->dtype == DML_DTYPE_U8 : is_q8_dtype(w->dtype)) &&
+           w->dims[0].value == dml_wq_panels(N) &&
+           w->dims[2].value == DML_WQ_ROW_BYTES(bits);
+  ok = ok && s->dims[0].value == dml_wq_groups(K, bs) &&
+       dim_eq(a->dims[a->rank - 1], D(K));
+  if (z) { /* scale's shape */
+    ok = ok && z->dtype == zdt && z->rank == 2 && dim_eq(z->dims[0], s->dims[0]) &&
+         dim_eq(z->dims[1], s->dims[1]);
+  }
+  if (!ok)
+    return fail(c, INVALID,
+                "a %s, w %s, scale %s (zero point %s) do not fit bits %lld, block_size "
+                "%lld (dml_wq.h)",
+                TS(a, s1), TS(w, s2), TS(s, s3), z ? dml_dtype_name(z->dtype) : "none",
+                (long long)bits, (long long)bs);
+  dml_type_t o = *a;
+  o.dims[o.rank - 1] = D(N);
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
 static dml_dtype_t in_dtype_or(const ictx_t *c, uint32_t i, dml_dtype_t dflt) {
   const dml_type_t *t = in_t(c, i);
   return t ? t->dtype : dflt;
@@ -5531,6 +5578,7 @@ static dml_status_t infer_op(ictx_t *c) {
     case DML_OP_QLINEAR_CONV:
       return infer_qconv(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
     case DML_OP_QLINEAR_ADD: return infer_qadd(c);
+    case DML_OP_MAT_MUL_WQ: return infer_mmwq(c);
     case DML_OP_HANN_WINDOW:
     case DML_OP_HAMMING_WINDOW:
     case DML_OP_BLACKMAN_WINDOW: return infer_window(c);

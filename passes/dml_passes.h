@@ -48,7 +48,7 @@ typedef struct dml_pass_info {
 const dml_pass_info_t *dml_pass_list(size_t *out_count);
 /* Pass named `name` (CLI spelling), or NULL. */
 const dml_pass_info_t *dml_pass_find(const char *name);
-/* "shape-infer,expand-gradient,qdq-fuse,const-fold,cse,dce,fuse,mem-plan" */
+/* "shape-infer,expand-gradient,qdq-fuse,wq-fuse,const-fold,cse,dce,fuse,mem-plan" */
 const char *dml_pass_default_pipeline(void);
 
 /* The fuse pass (passes/fuse.c) marks the nodes of one GPU kernel with the

@@ -167,6 +167,7 @@ static const char *check(const ctx_t *c, const dml_ir_node_t *n, char *buf, size
     case DML_OP_CONV_INTEGER:
     case DML_OP_QLINEAR_MAT_MUL:
     case DML_OP_QLINEAR_CONV:
+    case DML_OP_MAT_MUL_WQ:
       return sx == ST_ROWS && rest_const(c, n, 1, 0) ? NULL : unknown;
     case DML_OP_QLINEAR_ADD: /* (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) */
       for (uint32_t i = 0; i < n->n_inputs; i++) {

@@ -68,6 +68,7 @@ static int domain_input(dml_op_t op, uint32_t j) {
     case DML_OP_QLINEAR_MAT_MUL:
     case DML_OP_QLINEAR_CONV:
     case DML_OP_MAT_MUL_INTEGER:
+    case DML_OP_MAT_MUL_WQ:
     case DML_OP_CONV_INTEGER:
     case DML_OP_MULTINOMIAL:
     case DML_OP_MEL_WEIGHT_MATRIX:

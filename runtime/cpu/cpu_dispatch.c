@@ -352,6 +352,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(QLINEAR_MAT_MUL, QLinearMatMul),
     KS(QLINEAR_CONV, QLinearConv),
     K(QLINEAR_ADD, QLinearAdd),
+    KS(MAT_MUL_WQ, MatMulWQ),
     K(NON_ZERO, NonZero),
     KS(UNIQUE, Unique),
     K(COMPRESS, Compress),

@@ -364,6 +364,11 @@ DML_CPU_DECL(ConvInteger)
 DML_CPU_DECL(QLinearMatMul)
 DML_CPU_DECL_S(QLinearConv)
 DML_CPU_DECL(QLinearAdd)
+/* MatMulWQ (cpu_wq_gemm.c): weight-only int8/int4 GEMM. dml_cpu_wq_set_isa
+ * forces its micro-kernel (tests): 0 portable C, 1 NEON (arm64), 2 AVX2+FMA,
+ * 3 AVX-512, -1 back to the machine's pick; -1 when this machine lacks it. */
+DML_CPU_DECL_S(MatMulWQ)
+int dml_cpu_wq_set_isa(int which);
 /* data-dependent output shapes (cpu_dynamic.c) */
 DML_CPU_DECL(NonZero)
 DML_CPU_DECL_S(Unique)

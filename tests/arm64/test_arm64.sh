@@ -68,3 +68,21 @@ for k in 0 1; do
     fail "qdq_cnn pair $k on arm64: $res"
   echo "arm64 qdq_cnn pair $k (int8, tol one step $tol): $res"
 done
+
+# Weight-only int4 (MatMulWQ, docs/quantize.md; arm64 runs its NEON kernel,
+# the host its AVX-512 / AVX2 one): fashion_mlp quantized by dmlc quantize
+# --weight-only int4, run here and on arm64: the same logits within f32
+# summation rounding (1e-4 abs; measured 0).
+tol=1e-4
+"$host/compiler/dmlc" quantize "$models/fashion_mlp.onnx" --weight-only int4 \
+  -o "$tmp/mlp_w4.dmlpkg" >/dev/null
+"$host/compiler/dmlc" summary "$tmp/mlp_w4.dmlpkg" | grep -q '(MatMulWQ)' ||
+  fail "fashion_mlp int4: no MatMulWQ node in the package"
+for k in 0 1; do
+  in=$models/fashion_mlp_io/input_$k.npy
+  "$host/compiler/dmlc" run "$tmp/mlp_w4.dmlpkg" --input "$in" --output-dir "$tmp/w4h-$k" >/dev/null
+  "${qemu[@]}" "$dmlc_arm" run "$tmp/mlp_w4.dmlpkg" --input "$in" --output-dir "$tmp/w4a-$k" >/dev/null
+  res=$(npy_check "$tmp/w4a-$k/logits.npy" "$tmp/w4h-$k/logits.npy") ||
+    fail "fashion_mlp int4 weight-only pair $k on arm64: $res"
+  echo "arm64 fashion_mlp int4 weight-only pair $k (vs the host): $res"
+done

@@ -76,18 +76,28 @@ err "group without weight-only" 2 "--group-size and --exclude go with --weight-o
   "$T/wq_model.onnx" --group-size 32
 err "calib with weight-only" 2 "--weight-only takes no --calib data" \
   "$T/wq_model.onnx" --weight-only int8 --calib "$T/calib_mlp.npy"
-# packages: dmlc compiles the blocked DequantizeLinear (int4 widened to
-# int8 in the package) and its CPU output equals ORT's on the .onnx
-for spec in "int8 32" "int4 16"; do
+# packages: the wq-fuse pass turns each blocked DequantizeLinear -> MatMul /
+# Gemm into MatMulWQ (int4 stored 4 bits a value); its CPU output equals
+# ORT's on the .onnx, and so does the package compiled without the pass
+# (DMLC_NO_WQ_FUSE=1: DequantizeLinear then the f32 MatMul)
+for spec in "int8 32" "int4 16" "int4 32"; do
   set -- $spec
   p="$DIR/p_$1_$2.dmlpkg"
   check "$1 g$2 package" $Q "$T/wq_model.onnx" --weight-only "$1" --group-size "$2" -o "$p" >"$p.txt" 2>&1
   check "$1 g$2 package written" has "wrote $p" "$p.txt"
+  "$DMLC" summary "$p" >"$p.sum" 2>&1
+  check "$1 g$2 MatMulWQ nodes" test "$(grep -c '(MatMulWQ)' "$p.sum")" -eq 5
+  check "$1 g$2 no DequantizeLinear left" sh -c "! grep -q '(DequantizeLinear)' '$p.sum'"
   if [ -n "$PY_ORT" ]; then
     check "$1 g$2 package = onnx" $Q "$T/wq_model.onnx" --weight-only "$1" --group-size "$2" -o "$p.onnx" >/dev/null 2>&1
     check "$1 g$2 dmlc = ORT" "$PY_ORT" "$T/check_wq.py" --dmlc "$DMLC" "$p" "$p.onnx"
+    check "$1 g$2 unfused package" env DMLC_NO_WQ_FUSE=1 "$DMLC" compile "$p.onnx" -o "$p.dq.dmlpkg" >/dev/null 2>&1
+    check "$1 g$2 unfused dmlc = ORT" "$PY_ORT" "$T/check_wq.py" --dmlc "$DMLC" "$p.dq.dmlpkg" "$p.onnx"
   fi
 done
+# int4 weights take 4 bits in the package: smaller than int8's
+s8=$(wc -c <"$DIR/p_int8_32.dmlpkg") s4=$(wc -c <"$DIR/p_int4_32.dmlpkg")
+check "int4 package ($s4 bytes) < int8 package ($s8 bytes)" test "$s4" -lt "$s8"
 
 $Q "$T/wq_model.onnx" --weight-only int8 -o "$DIR/x.bin" >"$DIR/e.txt" 2>&1
 check "bad -o: exit 2" test $? -eq 2
