@@ -156,6 +156,15 @@ dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
 dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_arch,
                                           int allow_tf32, FILE *print_kernels,
                                           void **bytes, size_t *size) {
+  return dml_compile_add_kernels_fb(targets, cuda_arch, allow_tf32, 0, NULL, NULL,
+                                    print_kernels, bytes, size);
+}
+
+dml_status_t dml_compile_add_kernels_fb(const char *targets, const char *cuda_arch,
+                                        int allow_tf32, int cpu_fallback,
+                                        void (*note)(void *ctx, const char *line),
+                                        void *note_ctx, FILE *print_kernels, void **bytes,
+                                        size_t *size) {
   int want_spirv = 0, want_msl = 0, want_cuda = 0;
   DML_RETURN_IF_ERROR(
       check_targets3(targets ? targets : "cpu", &want_spirv, &want_msl, &want_cuda));
@@ -173,10 +182,12 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
   void *sp = NULL, *ms = NULL, *cu = NULL;
   size_t sp_n = 0, ms_n = 0, cu_n = 0;
   dml_status_t s = DML_OK;
+  dml_codegen_fallback_t fbs = {0, NULL}, *fb = cpu_fallback ? &fbs : NULL;
   /* An If (ops.def) runs its taken branch from the CPU executor only: the
-   * GPU executors run a fixed list of kernels. Every such node is named. */
-  for (uint32_t fi = 0; (want_spirv || want_msl || want_cuda) && fi < g->n_functions;
-       fi++)
+   * GPU executors run a fixed list of kernels. Every such node is named
+   * (with the CPU fall-back, its function runs on the host). */
+  for (uint32_t fi = 0;
+       !fb && (want_spirv || want_msl || want_cuda) && fi < g->n_functions; fi++)
     for (uint32_t k = 0; k < g->functions[fi].n_nodes; k++) {
       const dml_pkg_node_t *n = &g->functions[fi].nodes[k];
       if (n->op != DML_OP_IF && n->op != DML_OP_LOOP) continue;
@@ -192,12 +203,12 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
                             g->functions[fi].name);
     }
   if (!s && (want_spirv || want_msl || !want_cuda))
-    s = dml_codegen_sections(g, ws ? ws->data : NULL, ws ? ws->size : 0, want_spirv,
-                             want_msl, print_kernels, &sp, &sp_n, &ms, &ms_n);
+    s = dml_codegen_sections_fb(g, ws ? ws->data : NULL, ws ? ws->size : 0, want_spirv,
+                                want_msl, print_kernels, fb, &sp, &sp_n, &ms, &ms_n);
   if (!s && want_cuda)
-    s = dml_codegen_cuda_section(
+    s = dml_codegen_cuda_section_fb(
         g, ws ? ws->data : NULL, ws ? ws->size : 0, cuda_arch, allow_tf32,
-        want_spirv || want_msl ? NULL : print_kernels, &cu, &cu_n);
+        want_spirv || want_msl ? NULL : print_kernels, fb, &cu, &cu_n);
   dml_pkg_graph_release(g);
   dml_pkg_writer_t *w = NULL;
   if (!s && (want_spirv || want_msl || want_cuda)) s = dml_pkg_writer_create(&w);
@@ -210,10 +221,21 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
   if (w && !s && want_msl) s = dml_pkg_writer_add_section(w, "kernels.msl", ms, ms_n, 8);
   if (w && !s && want_cuda)
     s = dml_pkg_writer_add_section(w, "kernels.cuda", cu, cu_n, 8);
+  if (w && !s && fbs.n_host)
+    s = dml_pkg_writer_add_section(w, "placement", fbs.text, strlen(fbs.text), 1);
+  for (char *l = !s && note ? fbs.text : NULL; l && *l;) {
+    char *e = strchr(l, '\n');
+    if (e) *e = 0;
+    note(note_ctx, l);
+    if (!e) break;
+    *e = '\n';
+    l = e + 1;
+  }
   void *nb = NULL;
   size_t nn = 0;
   if (w && !s) s = dml_pkg_writer_finish_memory(w, &nb, &nn);
   dml_pkg_writer_release(w);
+  dml_codegen_fallback_release(&fbs); /* after the writer, which lent its bytes */
   free(sp);
   free(ms);
   free(cu);
@@ -320,8 +342,9 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
       s = dml_package_emit_memory(m, &eo, &b, &n);
       if (!s) stage(o, "generating GPU kernels");
       if (!s)
-        s = dml_compile_add_kernels_arch(o->targets, o->cuda_arch, o->allow_tf32,
-                                         o->print_kernels, &b, &n);
+        s = dml_compile_add_kernels_fb(o->targets, o->cuda_arch, o->allow_tf32,
+                                       !o->no_cpu_fallback && !o->train, o->note, o->note_ctx,
+                                       o->print_kernels, &b, &n);
       if (!s && out_path) s = write_package(b, n, out_path);
       if (!s && !out_path) {
         *out_bytes = b;

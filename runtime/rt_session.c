@@ -99,6 +99,11 @@ struct dml_rt_session {
    * the last run (CLOCK_MONOTONIC ns); NULL while profiling is off. */
   uint64_t *prof;
   int prof_ran; /* a run has completed with profiling on */
+  /* The CPU fall-back (docs/kernels.md "CPU fall-back"): a session opened
+   * on a GPU device for a function the package's kernels for that device
+   * leave out runs with the CPU kernels (backend NULL); why, in words, else
+   * NULL (dml_rt_session_fallback). */
+  char *fallback;
 };
 
 #ifndef DML_RT_HAVE_VULKAN
@@ -175,8 +180,62 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->branch);
   free(s->sym_used);
   free(s->prof);
+  free(s->fallback);
   globals_release(s->globals);
   free(s);
+}
+
+/* The CPU fall-back: when `device` is a GPU device whose kernel section
+ * exists but leaves function `f` out (the compiler placed it on the host,
+ * listing why in the "placement" section), *out_why gets a malloc'd
+ * sentence saying so. */
+static dml_status_t host_placement(const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                                   const char *device, char **out_why) {
+  *out_why = NULL;
+  int vk = device && (!strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7));
+  int cu = device && (!strcmp(device, "cuda") || !strncmp(device, "cuda:", 5));
+  const dml_kpkg_t *table = vk ? m->kernels_spirv : cu ? m->kernels_cuda : NULL;
+  if (!table || dml_kpkg_find_function(table, dml_rt_fn_index(m, f))) return DML_OK;
+  const char *target = vk ? "vulkan" : "cuda";
+  /* the placement line "<target>\t<function>\t<why>\n" (untrusted bytes) */
+  const dml_pkg_section_t *ps = dml_pkg_find_section(&m->pkg, "placement");
+  const char *why = "", *p = ps ? (const char *)ps->data : NULL;
+  size_t why_n = 0, left = ps ? (size_t)ps->size : 0;
+  size_t tn = strlen(target), fnn = strlen(f->name);
+  while (p && left) {
+    const char *e = (const char *)memchr(p, '\n', left);
+    size_t n = e ? (size_t)(e - p) : left;
+    if (n > tn + fnn + 2 && !memcmp(p, target, tn) && p[tn] == '\t' &&
+        !memcmp(p + tn + 1, f->name, fnn) && p[tn + 1 + fnn] == '\t') {
+      why = p + tn + fnn + 2;
+      why_n = n - tn - fnn - 2;
+      break;
+    }
+    if (!e) break;
+    left -= n + 1;
+    p = e + 1;
+  }
+  size_t cap = why_n + fnn + 2 * tn + 128;
+  char *w = (char *)malloc(cap);
+  if (!w) return oom();
+  snprintf(w, cap,
+           "function '%s' runs on the host (CPU kernels): the package's %s kernels leave "
+           "it out%s%.*s",
+           f->name, target, why_n ? ": " : "", (int)why_n, why);
+  for (char *c = w; *c; c++)
+    if ((unsigned char)*c < 0x20) *c = ' '; /* no control bytes from the package */
+  *out_why = w;
+  return DML_OK;
+}
+
+size_t dml_rt_model_placement(const dml_rt_model_t *m, const char **out_text) {
+  const dml_pkg_section_t *ps = dml_pkg_find_section(&m->pkg, "placement");
+  *out_text = ps ? (const char *)ps->data : NULL;
+  return ps ? (size_t)ps->size : 0;
+}
+
+const char *dml_rt_session_fallback(const dml_rt_session_t *s) {
+  return s ? s->fallback : NULL;
 }
 
 static dml_status_t plan_host_values(dml_rt_session_t *s);
@@ -296,20 +355,35 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
         "share_globals_with runs on %s, this session on '%s': sessions sharing a "
         "training package's globals run on one device",
         dml_rt_session_device(share_globals_with), device ? device : "cpu");
-  DML_RETURN_IF_ERROR(check_cpu_ops(f));
+  char *fallback = NULL;
+  if (backend) {
+    DML_RETURN_IF_ERROR(host_placement(m, f, device, &fallback));
+    if (fallback) backend = NULL; /* the CPU fall-back */
+  }
+  dml_status_t cst = check_cpu_ops(f);
+  if (cst) {
+    free(fallback);
+    return cst;
+  }
   rt_globals_t *globals = NULL;
   if (share_globals_with) {
     globals = share_globals_with->globals;
     atomic_fetch_add(&globals->refs, 1);
   } else {
-    DML_RETURN_IF_ERROR(globals_create(m, &globals));
+    dml_status_t gst = globals_create(m, &globals);
+    if (gst) {
+      free(fallback);
+      return gst;
+    }
   }
   dml_rt_session_t *s = (dml_rt_session_t *)calloc(1, sizeof(*s));
   if (!s) {
+    free(fallback);
     globals_release(globals);
     return oom();
   }
   s->m = m;
+  s->fallback = fallback;
   s->globals = globals;
   s->weights = globals->data ? globals->data : m->weights;
   s->fn = f;
@@ -460,11 +534,11 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
       const char *an = loop ? "body_function" : b ? "else_function" : "then_function";
       const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
       dml_status_t bst =
-          fname
-              ? dml_rt_session_create_function(m, device, fname, s, &s->branch[2 * i + b])
-              : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                                "node '%s' (%s) has no string attribute %s", n->name,
-                                n->op_name, an);
+          fname ? dml_rt_session_create_function(m, s->fallback ? NULL : device, fname, s,
+                                                 &s->branch[2 * i + b])
+                : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                                  "node '%s' (%s) has no string attribute %s", n->name,
+                                  n->op_name, an);
       if (bst) {
         dml_rt_session_release(s);
         return dml_status_annotate(bst, "creating the session of %s of node '%s' (%s)",
@@ -1259,6 +1333,7 @@ void dml_rt_session_backend(const dml_rt_session_t *s,
 }
 
 const char *dml_rt_session_device(const dml_rt_session_t *s) {
+  if (s->fallback) return "cpu (the CPU fall-back: dml_rt_session_fallback)";
   return s->backend ? s->backend->device_name(s->backend_state) : "cpu";
 }
 
