@@ -130,11 +130,10 @@ static void fallback_note(void *ctx, const char *line) {
   if (!t2) return;
   char buf[768];
   int k = snprintf(buf, sizeof buf,
-                   "note: target '%.*s' cannot emit function '%.*s', which runs on the "
-                   "host (CPU kernels) in %.*s sessions (--no-cpu-fallback: an error "
-                   "instead): %.400s%s\n",
-                   (int)(t1 - line), line, (int)(t2 - t1 - 1), t1 + 1, (int)(t1 - line),
-                   line, t2 + 1, strlen(t2 + 1) > 400 ? "..." : "");
+                   "note: CPU fall-back: target '%.*s', function '%.*s': %.400s%s "
+                   "(--no-cpu-fallback: an error instead)\n",
+                   (int)(t1 - line), line, (int)(t2 - t1 - 1), t1 + 1, t2 + 1,
+                   strlen(t2 + 1) > 400 ? "..." : "");
   if (k <= 0) return;
   size_t m = (size_t)k < sizeof buf ? (size_t)k : sizeof buf - 1;
   char *t = (char *)realloc(n->text, n->len + m + 1);

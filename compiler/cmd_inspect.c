@@ -154,8 +154,8 @@ static void each_placement(const dml_rt_model_t *m,
 
 static void placement_text(void *ctx, const char *t, const char *f, const char *why) {
   int *k = (int *)ctx;
-  if (!(*k)++) printf("host functions (the CPU fall-back):\n");
-  printf("  %s: '%s' runs on the host: %s\n", t, f, why);
+  if (!(*k)++) printf("on the host (the CPU fall-back):\n");
+  printf("  %s, function '%s': %s\n", t, f, why);
 }
 
 static void placement_json(void *ctx, const char *t, const char *f, const char *why) {

@@ -343,8 +343,8 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
       if (!s) stage(o, "generating GPU kernels");
       if (!s)
         s = dml_compile_add_kernels_fb(o->targets, o->cuda_arch, o->allow_tf32,
-                                       !o->no_cpu_fallback && !o->train, o->note, o->note_ctx,
-                                       o->print_kernels, &b, &n);
+                                       !o->no_cpu_fallback && !o->train, o->note,
+                                       o->note_ctx, o->print_kernels, &b, &n);
       if (!s && out_path) s = write_package(b, n, out_path);
       if (!s && !out_path) {
         *out_bytes = b;

@@ -733,7 +733,7 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
     dml_status_t c = fb ? dml_codegen_check_function("cuda", g, f) : DML_OK;
     if (!c) c = dml_kschedule(g, f, weights, weights_size, &p);
     if (c && fb && dml_status_code(c) == DML_STATUS_UNIMPLEMENTED) {
-      s = dml_codegen_fallback_add(fb, "cuda", g, f, c);
+      s = dml_codegen_fallback_add(fb, "cuda", g, f, "whole function", c);
       continue;
     }
     s = c;

@@ -9,6 +9,8 @@
   Cast(to f32) -> Mul(., x) -> y f32[5]: string tensors in the middle (the
   decimal text of x with a "0" appended parses back as x when x has a
   fractional part, else as 10 x).
+- lp_only.onnx: x f32[4,8] -> LpNormalization(p=1, axis=1) -> y: no node
+  for the device, so the whole function runs on the host.
 - x_lp.npy, x_str.npy: inputs (with -0, a denormal, huge and tiny values).
 """
 import os
@@ -68,5 +70,15 @@ def string_mid():
             np.array([1.25, -3.0, 0.5, 7.0, -0.0], dtype=np.float32))
 
 
+def lp_only():
+    nodes = [helper.make_node("LpNormalization", ["x"], ["y"], axis=1, p=1, name="lpnorm")]
+    g = helper.make_graph(
+        nodes, "lp_only",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])])
+    save(g, "lp_only.onnx")
+
+
 lp_mid()
+lp_only()
 string_mid()

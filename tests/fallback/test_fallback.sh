@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The CPU fall-back (docs/kernels.md "CPU fall-back"), as a user meets it:
 # a model with an op the GPU targets lack (LpNormalization) between GPU ops
-# and one with string tensors in the middle compile for --target cpu,vulkan
-# with one note each, `dmlc inspect` lists what runs on the host and why, a
-# Vulkan run (lavapipe in CI) gives the CPU plan's results bit for bit (the
-# GPU ops here are exactly rounded: Mul, Add, Relu, Cast), and
-# --no-cpu-fallback gives the old error.
+# and one with string tensors in the middle compile for --target
+# cpu,vulkan,metal with one note per target, per segment (the odd nodes in
+# a host entry between device kernels, --print-kernels shows it), `dmlc
+# inspect` lists what runs on the host and why, a Vulkan run (lavapipe in
+# CI) gives the CPU plan's results bit for bit (the GPU ops here are
+# exactly rounded: Mul, Add, Relu; NaN, inf, -0, denormals in the input),
+# and --no-cpu-fallback gives the old error. A model with no node for the
+# device runs wholly on the host, which `dmlc run` notes.
 #   test_fallback.sh DMLC WORKDIR      (models: gen_fallback_models.py)
 set -uo pipefail
 DMLC=$1 WORK=$2
@@ -36,36 +39,51 @@ VK=0
 "$DMLC" devices 2>/dev/null | grep -q "^vulkan:0" && VK=1
 
 for m in lp str; do
-  if [ $m = lp ]; then model=$HERE/lp_mid.onnx op="LpNormalization: 1 node" strict="target 'vulkan' cannot emit every op"
-  else model=$HERE/string_mid.onnx op="string value" strict="target 'vulkan' cannot run string tensors"; fi
+  if [ $m = lp ]; then model=$HERE/lp_mid.onnx op="LpNormalization: 1 node" strict="target 'vulkan' cannot emit every op" where="1 of 4 nodes on the host" hk=k1_host
+  else model=$HERE/string_mid.onnx op="string value" strict="target 'vulkan' cannot run string tensors" where="3 of 4 nodes on the host" hk=k0_host; fi
   # strict: the old error, naming what the target lacks
   expect_err "$m-strict" "$strict" "$DMLC" compile "$model" -o "$WORK/$m.dmlpkg" --target cpu,vulkan --no-cpu-fallback
   has "$m-strict-names" "$op"
   [ ! -e "$WORK/$m.dmlpkg" ] && ok || bad "$m-strict wrote a package"
-  # default: compiles, one note on stderr naming the op
-  expect_ok "$m-compile" "$DMLC" compile "$model" -o "$WORK/$m.dmlpkg" --target cpu,vulkan,metal
-  has "$m-note" "note: target 'vulkan' cannot emit function 'forward', which runs on the host"
+  # default: compiles, one note per target on stderr naming the op, the
+  # host entry between the device's kernels
+  expect_ok "$m-compile" "$DMLC" compile "$model" -o "$WORK/$m.dmlpkg" --target cpu,vulkan,metal --print-kernels
+  has "$m-note" "note: CPU fall-back: target 'vulkan', function 'forward': $where, the rest on the device"
   has "$m-note-op" "$op"
-  [ "$(grep -c "^note: target 'vulkan'" <<<"$out")" = 1 ] && ok || bad "$m-note: not one note: $out"
+  [ "$(grep -c "^note: CPU fall-back: target 'vulkan'" <<<"$out")" = 1 ] && ok || bad "$m-note: not one note: $out"
+  [ "$(grep -c "^note: CPU fall-back: target 'metal'" <<<"$out")" = 1 ] && ok || bad "$m-note: no metal note: $out"
+  grep -q "^kernel $hk (host)" <<<"$out" && ok || bad "$m: no host entry $hk in --print-kernels: $out"
   expect_ok "$m-inspect" "$DMLC" inspect "$WORK/$m.dmlpkg"
-  has "$m-inspect-host" "vulkan: 'forward' runs on the host"
-  has "$m-inspect-metal" "metal: 'forward' runs on the host"
+  has "$m-inspect-host" "vulkan, function 'forward': $where"
+  has "$m-inspect-metal" "metal, function 'forward': $where"
   has "$m-inspect-section" "placement"
   expect_ok "$m-inspect-json" "$DMLC" inspect "$WORK/$m.dmlpkg" --json
-  has "$m-json" '"host_functions": [{"target": "vulkan", "function": "forward", "why": '
+  has "$m-json" '"host_functions": [{"target": "vulkan", "function": "forward", "why": "'"$where"
   # the CPU plan's results, and the Vulkan session's
   x=$HERE/x_$m.npy
   expect_ok "$m-run-cpu" "$DMLC" run "$WORK/$m.dmlpkg" --input "x=$x" --output-dir "$WORK/$m-cpu"
   if [ $VK = 1 ]; then
     expect_ok "$m-run-vulkan" "$DMLC" run "$WORK/$m.dmlpkg" --input "x=$x" --output-dir "$WORK/$m-vk" --device vulkan
-    has "$m-run-note" "note: function 'forward' runs on the host (CPU kernels)"
+    grep -q "^note:" <<<"$out" && bad "$m: a whole-function note for a per-segment run: $out" || ok
     cmp -s "$WORK/$m-cpu/y.npy" "$WORK/$m-vk/y.npy" && ok || bad "$m: vulkan and cpu results differ"
+    # and again: cached command buffers, the same bytes
+    expect_ok "$m-bench-vulkan" "$DMLC" bench "$WORK/$m.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
+    has "$m-bench-host" "\"name\": \"$hk\""
   fi
 done
+# no node for the device: the whole function on the host, noted by dmlc run
+expect_ok whole-compile "$DMLC" compile "$HERE/lp_only.onnx" -o "$WORK/whole.dmlpkg" --target cpu,vulkan
+has whole-note "function 'forward': whole function (per-segment placement: no node of the function runs on the device)"
+expect_ok whole-run-cpu "$DMLC" run "$WORK/whole.dmlpkg" --input "x=$HERE/x_lp.npy" --output-dir "$WORK/whole-cpu"
+if [ $VK = 1 ]; then
+  expect_ok whole-run-vulkan "$DMLC" run "$WORK/whole.dmlpkg" --input "x=$HERE/x_lp.npy" --output-dir "$WORK/whole-vk" --device vulkan
+  has whole-run-note "note: function 'forward' runs on the host (CPU kernels): the package's vulkan kernels leave it out: whole function"
+  cmp -s "$WORK/whole-cpu/y.npy" "$WORK/whole-vk/y.npy" && ok || bad "whole: vulkan and cpu results differ"
+fi
 # the cuda target falls back the same way (PTX through clang-16)
 if "$DMLC" compile "$HERE/lp_mid.onnx" -o "$WORK/c.dmlpkg" --target cuda --cuda-arch ptx > "$WORK/c.log" 2>&1; then
   out=$(cat "$WORK/c.log")
-  has cuda-note "note: target 'cuda' cannot emit function 'forward'"
+  has cuda-note "note: CPU fall-back: target 'cuda', function 'forward': whole function"
   expect_err cuda-strict "target 'cuda' cannot emit every op" "$DMLC" compile "$HERE/lp_mid.onnx" \
     -o "$WORK/c2.dmlpkg" --target cuda --cuda-arch ptx --no-cpu-fallback
 elif grep -q "clang" "$WORK/c.log"; then
