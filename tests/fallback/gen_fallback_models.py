@@ -11,7 +11,11 @@
   fractional part, else as 10 x).
 - lp_only.onnx: x f32[4,8] -> LpNormalization(p=1, axis=1) -> y: no node
   for the device, so the whole function runs on the host.
-- x_lp.npy, x_str.npy: inputs (with -0, a denormal, huge and tiny values).
+- lp_views.onnx: x f32[N,8] (N symbolic) -> Mul(x, x) -> LpNormalization ->
+  n, returned as output "n" (a host result returned) and Reshape'd to
+  [N,2,4] (a view of it) -> Add(., 1.5) -> y; also z = Neg(x) (device only):
+  transfers at run-time sizes, a view across the border, a host output.
+- x_lp.npy (also x of lp_views, N = 4), x_views.npy (N = 3), x_str.npy: inputs (with -0, a denormal, huge and tiny values).
 """
 import os
 
@@ -79,6 +83,29 @@ def lp_only():
     save(g, "lp_only.onnx")
 
 
+def lp_views():
+    c = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "c")
+    shape = numpy_helper.from_array(np.array([-1, 2, 4], dtype=np.int64), "shape")
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+        helper.make_node("LpNormalization", ["sq"], ["n"], axis=1, p=2, name="lpnorm"),
+        helper.make_node("Reshape", ["n", "shape"], ["r"], name="reshape"),
+        helper.make_node("Add", ["r", "c"], ["y"], name="add"),
+        helper.make_node("Neg", ["x"], ["z"], name="neg"),
+    ]
+    g = helper.make_graph(
+        nodes, "lp_views",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, 4]),
+         helper.make_tensor_value_info("n", TensorProto.FLOAT, ["N", 8]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 8])], [c, shape])
+    save(g, "lp_views.onnx")
+    x = np.random.default_rng(15).standard_normal((3, 8)).astype(np.float32)
+    x[0, :4] = [np.inf, -np.inf, np.nan, -0.0]
+    np.save(os.path.join(HERE, "x_views.npy"), x)
+
+
 lp_mid()
+lp_views()
 lp_only()
 string_mid()

@@ -71,6 +71,19 @@ for m in lp str; do
     has "$m-bench-host" "\"name\": \"$hk\""
   fi
 done
+# run-time sizes (a symbolic batch), a view of a host result read by the
+# device, a host result returned: every output bit for bit, two batches
+expect_ok views-compile "$DMLC" compile "$HERE/lp_views.onnx" -o "$WORK/views.dmlpkg" --target cpu,vulkan
+has views-note "1 of 5 nodes on the host"
+for xv in x_lp x_views; do
+  expect_ok "views-cpu-$xv" "$DMLC" run "$WORK/views.dmlpkg" --input "x=$HERE/$xv.npy" --output-dir "$WORK/views-cpu-$xv"
+  if [ $VK = 1 ]; then
+    expect_ok "views-vk-$xv" "$DMLC" run "$WORK/views.dmlpkg" --input "x=$HERE/$xv.npy" --output-dir "$WORK/views-vk-$xv" --device vulkan
+    for o in y n z; do
+      cmp -s "$WORK/views-cpu-$xv/$o.npy" "$WORK/views-vk-$xv/$o.npy" && ok || bad "views $xv: output $o differs"
+    done
+  fi
+done
 # no node for the device: the whole function on the host, noted by dmlc run
 expect_ok whole-compile "$DMLC" compile "$HERE/lp_only.onnx" -o "$WORK/whole.dmlpkg" --target cpu,vulkan
 has whole-note "function 'forward': whole function (per-segment placement: no node of the function runs on the device)"
