@@ -161,19 +161,33 @@ dml_status_t dml_codegen_fallback_add(dml_codegen_fallback_t *fb, const char *ta
                      where ? where : "whole function", dml_status_op(why),
                      dml_status_reason(why), det && *det ? " (" : "");
   size_t at = fb->text ? strlen(fb->text) : 0;
-  if (ok && det && *det) ok = fb_append(fb, "%s)", det);
+  if (ok && det && *det) {
+    /* the details' lines joined by "; " (no tab, no newline) */
+    size_t dn = strlen(det);
+    char *d = (char *)malloc(2 * dn + 1), *o = d;
+    for (const char *c = det; d && *c; c++) {
+      if (*c == '\n') {
+        if (c[1]) *o++ = ';', *o++ = ' ';
+      } else {
+        *o++ = *c == '\t' ? ' ' : *c;
+      }
+    }
+    if (d) *o = 0;
+    ok = d && fb_append(fb, "%s)", d);
+    free(d);
+  }
   for (char *c = ok ? fb->text + at : NULL; c && *c; c++)
-    if (*c == '\n' || *c == '\t') *c = ';';
+    if (*c == '\n' || *c == '\t') *c = ' ';
   /* the strict error's words do not apply here */
   for (char *c =
            ok ? strstr(fb->text + line, "compile for --target cpu to run this model")
               : NULL;
        c; c = strstr(c, "compile for --target cpu to run this model")) {
     char *from = c, *to = c + 42;
-    if (from > fb->text + line && from[-1] == ';')
-      from--; /* "; " before it */
-    else if (*to == ';')
-      to++;
+    if (from >= fb->text + line + 2 && from[-2] == ';' && from[-1] == ' ')
+      from -= 2; /* the "; " before it */
+    else if (to[0] == ';' && to[1] == ' ')
+      to += 2; /* the "; " after it */
     memmove(from, to, strlen(to) + 1);
   }
   for (char *c = ok ? strstr(fb->text + line, " (no CPU fall-back)") : NULL; c;
@@ -184,8 +198,6 @@ dml_status_t dml_codegen_fallback_add(dml_codegen_fallback_t *fb, const char *ta
     memmove(c, c + 18, strlen(c + 18) + 1);
   for (char *c = ok ? strstr(fb->text + line, " ()") : NULL; c; c = strstr(c, " ()"))
     memmove(c, c + 3, strlen(c + 3) + 1);
-  for (char *c = ok ? strstr(fb->text + line, ";)") : NULL; c; c = strstr(c, ";)"))
-    memmove(c, c + 1, strlen(c + 1) + 1);
   if (ok) ok = fb_append(fb, "\n");
   dml_status_free(why);
   if (!ok)
@@ -394,6 +406,24 @@ static dml_status_t place(const char *target, const dml_pkg_graph_t *g, uint32_t
     dml_kplan_release(p);
     snprintf(where, where_cap, "whole function (per-segment placement: %s)", rej);
   } else {
+    /* name them (the first 16) */
+    char list[768];
+    size_t at = 0;
+    uint32_t named = 0;
+    list[0] = 0;
+    for (uint32_t i = 0; i < nn && at < sizeof list; i++) {
+      if (!host[i]) continue;
+      if (named++ == 16) {
+        snprintf(list + at, sizeof list - at, ", ... (%u more)", n_host - 16);
+        break;
+      }
+      int k = snprintf(list + at, sizeof list - at, "%s%u '%.40s' (%s)",
+                       named > 1 ? ", " : "", i, f->nodes[i].name ? f->nodes[i].name : "",
+                       f->nodes[i].op_name);
+      if (k < 0) break;
+      at += (size_t)k;
+    }
+    *out_why = dml_status_detail(why, "host nodes: %s", list);
     *out_plan = p;
     *out_n_host = n_host;
     snprintf(where, where_cap, "%u of %u nodes on the host, the rest on the device",

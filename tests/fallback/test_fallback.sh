@@ -75,6 +75,7 @@ done
 # device, a host result returned: every output bit for bit, two batches
 expect_ok views-compile "$DMLC" compile "$HERE/lp_views.onnx" -o "$WORK/views.dmlpkg" --target cpu,vulkan
 has views-note "1 of 5 nodes on the host"
+has views-node-names "host nodes: 1 'lpnorm' (LpNormalization)"
 for xv in x_lp x_views; do
   expect_ok "views-cpu-$xv" "$DMLC" run "$WORK/views.dmlpkg" --input "x=$HERE/$xv.npy" --output-dir "$WORK/views-cpu-$xv"
   if [ $VK = 1 ]; then
