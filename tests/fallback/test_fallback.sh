@@ -85,6 +85,13 @@ for xv in x_lp x_views; do
     done
   fi
 done
+# dmlc check: each device kernel against the CPU, the host entry skipped,
+# the function end to end
+if [ $VK = 1 ]; then
+  expect_ok views-check "$DMLC" check "$WORK/views.dmlpkg" --device vulkan --iterations 2
+  has views-check-host "host nodes (the CPU fall-back): the CPU kernels"
+  has views-check-e2e "end-to-end"
+fi
 # no node for the device: the whole function on the host, noted by dmlc run
 expect_ok whole-compile "$DMLC" compile "$HERE/lp_only.onnx" -o "$WORK/whole.dmlpkg" --target cpu,vulkan
 has whole-note "function 'forward': whole function (per-segment placement: no node of the function runs on the device)"
