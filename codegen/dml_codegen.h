@@ -45,6 +45,32 @@ int dml_codegen_supports(const char *target, dml_op_t op);
  * count), "vulkan" and "cuda" hold every numeric dtype. */
 dml_status_t dml_codegen_check_ops(const char *target, const dml_pkg_graph_t *g);
 
+/* dml_codegen_check_ops() for function `fn` of `g` alone. */
+dml_status_t dml_codegen_check_function(const char *target, const dml_pkg_graph_t *g,
+                                        uint32_t fn);
+
+/* The CPU fall-back (docs/kernels.md "CPU fall-back"): what GPU targets
+ * cannot emit, placed on the host. `text` holds one line per (target,
+ * function): "<target>\t<function name>\t<where>: <why: op: reason
+ * (details)>\n" (malloc'd, NULL when n_host is 0), <where> being "whole
+ * function ..." or "N of M nodes on the host, ..." (per-segment); the
+ * package stores it as its "placement" section and `dmlc inspect` prints
+ * it. */
+typedef struct dml_codegen_fallback {
+  uint32_t n_host; /* lines of text */
+  char *text;
+} dml_codegen_fallback_t;
+
+/* Records that `target` runs function `fn` of `g`, or the part `where`
+ * says (NULL: "whole function"), on the host because of `why` (an error
+ * status, which this call takes and frees). Errors: RESOURCE_EXHAUSTED. */
+dml_status_t dml_codegen_fallback_add(dml_codegen_fallback_t *fb, const char *target,
+                                      const dml_pkg_graph_t *g, uint32_t fn,
+                                      const char *where, dml_status_t why);
+
+/* Frees fb's text and zeroes it. */
+void dml_codegen_fallback_release(dml_codegen_fallback_t *fb);
+
 /* GLSL 450 compute source of kernel `k` (n_symbols push-constant words). */
 dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols, char **out_text);
 
@@ -68,6 +94,22 @@ dml_status_t dml_codegen_sections(const dml_pkg_graph_t *g, const uint8_t *weigh
                                   uint64_t weights_size, int want_spirv, int want_msl,
                                   FILE *print, void **out_spirv, size_t *out_spirv_size,
                                   void **out_msl, size_t *out_msl_size);
+
+/* dml_codegen_sections() with the CPU fall-back when `fb` is not NULL: a
+ * function that a target cannot emit (an op or dtype it lacks, string
+ * tensors, a form the scheduler refuses: any UNIMPLEMENTED from
+ * dml_codegen_check_function, dml_kschedule or rendering) is placed on
+ * the host and recorded in `fb`: per segment where possible (those nodes
+ * in DML_KK_HOST entries of the function's kernels, which the runtime runs
+ * with the CPU kernels between the device's), else the whole function
+ * (left out of that target's section: the runtime runs it with the CPU
+ * kernels in a GPU session). With fb NULL those are errors, as
+ * dml_codegen_sections. */
+dml_status_t dml_codegen_sections_fb(const dml_pkg_graph_t *g, const uint8_t *weights,
+                                     uint64_t weights_size, int want_spirv, int want_msl,
+                                     FILE *print, dml_codegen_fallback_t *fb,
+                                     void **out_spirv, size_t *out_spirv_size,
+                                     void **out_msl, size_t *out_msl_size);
 
 /* ---- CUDA (codegen/cuda/cuda.c, docs/kernels.md "CUDA") ----
  * Kernel parameters: (float *arena, const float *weights, struct { unsigned
@@ -118,6 +160,15 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
                                       uint64_t weights_size, const char *cuda_arch,
                                       int allow_tf32, FILE *print, void **out_bytes,
                                       size_t *out_size);
+
+/* dml_codegen_cuda_section() with the CPU fall-back when `fb` is not NULL
+ * (as dml_codegen_sections_fb: functions the cuda target cannot emit are
+ * left out of the section and recorded in fb, target "cuda"). */
+dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t *weights,
+                                         uint64_t weights_size, const char *cuda_arch,
+                                         int allow_tf32, FILE *print,
+                                         dml_codegen_fallback_t *fb, void **out_bytes,
+                                         size_t *out_size);
 
 #ifdef __cplusplus
 }

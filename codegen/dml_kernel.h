@@ -283,6 +283,10 @@ typedef enum dml_kernel_kind {
   DML_KK_POOL = 6,        /* 2-D MaxPool / AveragePool */
   DML_KK_MOVE = 7,        /* data movement: an index map (Transpose, Concat, ...) */
   DML_KK_NORM = 8,        /* LayerNormalization / InstanceNormalization per row */
+  /* not a kernel: graph nodes the host runs with the CPU kernels between
+   * the kernels before and after it (the CPU fall-back's per-segment
+   * placement, docs/kernels.md "CPU fall-back"); no body, no code */
+  DML_KK_HOST = 9,
 } dml_kernel_kind_t;
 
 const char *dml_kernel_kind_name(dml_kernel_kind_t k);
@@ -372,6 +376,18 @@ typedef struct dml_kplan {
  * error. */
 dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t *weights,
                            uint64_t weights_size, dml_kplan_t **out_plan);
+
+/* dml_kschedule() with per-segment host placement: a node whose entry of
+ * `host` (n_nodes entries; NULL: none) is 1 is not scheduled but placed in
+ * a DML_KK_HOST entry of the plan (consecutive host nodes share one; the
+ * open group is closed before it, so no kernel holds nodes on both sides
+ * of a host entry). When `refused` is not NULL, the entry of every node
+ * listed in the UNIMPLEMENTED error is set to 1 (the caller may place
+ * those on the host and schedule again). */
+dml_status_t dml_kschedule_host(const dml_pkg_graph_t *g, uint32_t fn,
+                                const uint8_t *weights, uint64_t weights_size,
+                                const uint8_t *host, uint8_t *refused,
+                                dml_kplan_t **out_plan);
 
 void dml_kplan_release(dml_kplan_t *p);
 

@@ -562,6 +562,7 @@ const char *dml_kernel_kind_name(dml_kernel_kind_t k) {
     case DML_KK_POOL: return "pool";
     case DML_KK_MOVE: return "move";
     case DML_KK_NORM: return "norm";
+    case DML_KK_HOST: return "host";
   }
   return "?";
 }

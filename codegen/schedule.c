@@ -38,6 +38,7 @@ static const dml_pkg_value_t *val(const sched_t *s, uint32_t v) {
 
 static void unsupported(sched_t *s, uint32_t node, const char *fmt, const char *arg) {
   const dml_pkg_node_t *n = &s->fn->nodes[node];
+  if (s->refused) s->refused[node] = 1;
   if (!s->err)
     s->err = dml_status_make(DML_STATUS_UNIMPLEMENTED, "codegen.schedule",
                              "function '%s' has nodes no GPU kernel implements yet",
@@ -4358,8 +4359,32 @@ static int is_view_alias(const sched_t *s, const dml_pkg_node_t *n) {
   return x && y && x->storage != DML_PKG_STORAGE_CONST && x->offset == y->offset;
 }
 
+/* Host node `node` (dml_kschedule_host): appended to the plan's last entry
+ * when that is a host entry, else a new one. */
+static void emit_host(sched_t *s, uint32_t node) {
+  dml_kernel_t *L = s->n_kernels ? &s->kernels[s->n_kernels - 1] : NULL;
+  if (L && L->kind == DML_KK_HOST) {
+    uint32_t *nodes =
+        (uint32_t *)dml_kpool_alloc(s->pool, (L->n_nodes + 1) * sizeof(uint32_t));
+    if (!nodes) return; /* pool->failed: out of memory */
+    memcpy(nodes, L->nodes, L->n_nodes * sizeof(uint32_t));
+    nodes[L->n_nodes++] = node;
+    L->nodes = nodes;
+    s->group_of[node] = s->n_kernels;
+    return;
+  }
+  dml_ksched_kernel(s, DML_KK_HOST, node);
+}
+
 dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t *weights,
                            uint64_t weights_size, dml_kplan_t **out_plan) {
+  return dml_kschedule_host(g, fn, weights, weights_size, NULL, NULL, out_plan);
+}
+
+dml_status_t dml_kschedule_host(const dml_pkg_graph_t *g, uint32_t fn,
+                                const uint8_t *weights, uint64_t weights_size,
+                                const uint8_t *host, uint8_t *refused,
+                                dml_kplan_t **out_plan) {
   if (!g || fn >= g->n_functions || !out_plan)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "codegen.schedule",
                            "no such function %u", fn);
@@ -4372,6 +4397,8 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
   s.weights = weights;
   s.weights_size = weights ? weights_size : 0;
   s.pool = pool;
+  s.host = host;
+  s.refused = refused;
   uint32_t nv = s.fn->n_values ? s.fn->n_values : 1,
            nn = s.fn->n_nodes ? s.fn->n_nodes : 1;
   s.n_uses_outside = (uint32_t *)calloc(nv, sizeof(uint32_t));
@@ -4399,6 +4426,11 @@ dml_status_t dml_kschedule(const dml_pkg_graph_t *g, uint32_t fn, const uint8_t 
     const dml_pkg_node_t *n = &s.fn->nodes[i];
     const dml_op_info_t *info = dml_op_info(n->op);
     const dml_pkg_value_t *y = n->n_outputs ? val(&s, n->outputs[0]) : NULL;
+    if (s.host && s.host[i]) { /* the CPU fall-back: the host runs it */
+      close_group(&s, G, &gs, red, &ws);
+      emit_host(&s, i);
+      continue;
+    }
     const char *dwhy = dims_reject(&s, i);
     if (dwhy) {
       unsupported(&s, i, "%s", dwhy);

@@ -33,6 +33,10 @@ typedef struct sched {
    * their 16-bit words (u16), bit for bit as the CPU copies them (NaN
    * payloads included), instead of through f32 */
   int raw16;
+  /* dml_kschedule_host: per node, 1 = placed on the host (NULL: none);
+   * per node, set to 1 when refused (NULL: not recorded) */
+  const uint8_t *host;
+  uint8_t *refused;
 } sched_t;
 
 /* Adds node `node` to the UNIMPLEMENTED error of the run with the reason

@@ -314,6 +314,8 @@ int dmlc_cmd_bench(int argc, char **argv) {
     if (!inputs) st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.bench", "oom");
   }
   if (!st) st = dml_rt_session_create(m, device, &s);
+  if (!st && dml_rt_session_fallback(s)) /* the CPU fall-back, said once */
+    fprintf(stderr, "note: %s\n", dml_rt_session_fallback(s));
   if (!st) st = make_inputs(m, batch, &dv, inputs);
   if (!st) st = set_inputs(s, n_in, inputs);
   for (long i = 0; !st && i < warmup; i++) st = dml_rt_session_run(s);

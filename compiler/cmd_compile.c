@@ -27,6 +27,7 @@ static void usage(FILE *f) {
       "                    [--bind NAME=FILE.npy]... [--print-ir-after=PASS]\n"
       "                    [--print-ir-after-all] [--print-kernels]\n"
       "                    [--cuda-arch ptx|sm_XX,...] [--allow-tf32] [--progress]\n"
+      "                    [--no-cpu-fallback]\n"
       "                    [--train [--loss NAME] [--optimizer NAME] ...]\n\n"
       "Compiles an ONNX model (opsets " DML_STR(DML_ONNX_OPSET_MIN) "-" DML_STR(
           DML_ONNX_OPSET_MAX) " of the default domain) into a .dmlpkg package: import,\n"
@@ -34,8 +35,13 @@ static void usage(FILE *f) {
       "  -o, --output FILE        the package to write (replaced atomically)\n"
       "  --target LIST            comma-separated targets: cpu (always in the package),\n"
       "                           vulkan (SPIR-V kernels), metal (MSL kernels), cuda\n"
-      "                           (PTX and cubins, via clang-16 and ptxas); a GPU\n"
-      "                           target fails listing the ops it cannot emit\n"
+      "                           (PTX and cubins, via clang-16 and ptxas); a\n"
+      "                           function a GPU target cannot emit (an op, dtype or\n"
+      "                           form it lacks, strings, run-time control flow) runs\n"
+      "                           on the host (CPU kernels) in that device's sessions,\n"
+      "                           with a note on stderr (dmlc inspect lists them)\n"
+      "  --no-cpu-fallback        a GPU target fails listing what it cannot emit\n"
+      "                           instead of placing functions on the host\n"
       "  --cuda-arch LIST         cuda: cubins for each sm_XX of LIST (needs ptxas) and\n"
       "                           PTX for the lowest, or 'ptx' for PTX (sm_80) only;\n"
       "                           default: PTX, plus sm_80 and sm_90 cubins when\n"
@@ -108,6 +114,34 @@ static void usage(FILE *f) {
       "                           variable DMLC_PROGRESS_AFTER_MS replaces the\n"
       "                           second of waiting (in ms; 0: at once)\n"
       "  -h, --help               this text\n");
+}
+
+/* ---- the CPU fall-back's notes (dml_compile_options_t.note) ---- */
+
+typedef struct fallback_notes {
+  char *text; /* lines for stderr, malloc'd */
+  size_t len;
+} fallback_notes_t;
+
+/* Collects "note: ..." for placement line `line` ("<target>\t<function>\t<why>"). */
+static void fallback_note(void *ctx, const char *line) {
+  fallback_notes_t *n = (fallback_notes_t *)ctx;
+  const char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+  if (!t2) return;
+  char buf[768];
+  int k = snprintf(buf, sizeof buf,
+                   "note: CPU fall-back: target '%.*s', function '%.*s': %.400s%s "
+                   "(--no-cpu-fallback: an error instead)\n",
+                   (int)(t1 - line), line, (int)(t2 - t1 - 1), t1 + 1, t2 + 1,
+                   strlen(t2 + 1) > 400 ? "..." : "");
+  if (k <= 0) return;
+  size_t m = (size_t)k < sizeof buf ? (size_t)k : sizeof buf - 1;
+  char *t = (char *)realloc(n->text, n->len + m + 1);
+  if (!t) return;
+  memcpy(t + n->len, buf, m);
+  n->len += m;
+  t[n->len] = 0;
+  n->text = t;
 }
 
 /* ---- the progress line ---- */
@@ -304,6 +338,8 @@ int dmlc_cmd_compile(int argc, char **argv) {
       o.cuda_arch = v;
     } else if (!strcmp(argv[i], "--allow-tf32")) {
       o.allow_tf32 = 1;
+    } else if (!strcmp(argv[i], "--no-cpu-fallback")) {
+      o.no_cpu_fallback = 1;
     } else if ((v = flag_value(argc, argv, &i, "--batch-bound"))) {
       char *end;
       o.batch_bound = strtoll(v, &end, 10);
@@ -439,8 +475,14 @@ int dmlc_cmd_compile(int argc, char **argv) {
       dumps && !progress ? NULL : dmlc_progress_start("dmlc compile", progress);
   o.progress = prog ? dmlc_progress_stage : NULL;
   o.progress_ctx = prog;
+  fallback_notes_t notes = {NULL, 0};
+  o.note = fallback_note;
+  o.note_ctx = &notes;
   dml_status_t s = dml_compile_onnx_file(model, out, &o, &r);
   dmlc_progress_end(prog);
+  /* after the progress line has ended: one note per function on the host */
+  if (!s && notes.text) fputs(notes.text, stderr);
+  free(notes.text);
   if (s) {
     rc = dmlc_report(s);
     goto done;

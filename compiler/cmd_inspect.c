@@ -24,7 +24,9 @@ static void usage(FILE *f) {
           "               dtype, shape, max_shape}] (a symbolic dim in shape is its\n"
           "               name, \"2*S\" for a multiple), nodes, weights_bytes,\n"
           "               trainable_params, other_constants, arena_bytes,\n"
-          "               cpu_scratch_bytes (bytes and counts as integers)\n"
+          "               cpu_scratch_bytes (bytes and counts as integers),\n"
+          "               host_functions [{target, function, why}] (the CPU\n"
+          "               fall-back: functions a GPU target runs on the host)\n"
           "  -h, --help   this text\n");
 }
 
@@ -119,6 +121,55 @@ static void json_io(FILE *f, const dml_rt_model_t *m, int outputs) {
   fputc(']', f);
 }
 
+/* Calls fn(ctx, target, function, why) for each line of the placement
+ * section (the CPU fall-back; untrusted bytes: fields cut at 255 bytes,
+ * lines without three fields skipped). */
+static void each_placement(const dml_rt_model_t *m,
+                           void (*fn)(void *ctx, const char *t, const char *f,
+                                      const char *why),
+                           void *ctx) {
+  const char *p;
+  size_t left = dml_rt_model_placement(m, &p);
+  while (p && left) {
+    const char *e = (const char *)memchr(p, '\n', left);
+    size_t n = e ? (size_t)(e - p) : left;
+    const char *t1 = (const char *)memchr(p, '\t', n);
+    const char *t2 =
+        t1 ? (const char *)memchr(t1 + 1, '\t', n - (size_t)(t1 + 1 - p)) : NULL;
+    if (t2) {
+      char t[256], f[256], w[1024];
+      snprintf(t, sizeof t, "%.*s", (int)(t1 - p < 255 ? t1 - p : 255), p);
+      snprintf(f, sizeof f, "%.*s", (int)(t2 - t1 - 1 < 255 ? t2 - t1 - 1 : 255), t1 + 1);
+      size_t wn = n - (size_t)(t2 + 1 - p);
+      snprintf(w, sizeof w, "%.*s", (int)(wn < 1023 ? wn : 1023), t2 + 1);
+      for (char *c = w; *c; c++)
+        if ((unsigned char)*c < 0x20) *c = ' ';
+      fn(ctx, t, f, w);
+    }
+    if (!e) break;
+    left -= n + 1;
+    p = e + 1;
+  }
+}
+
+static void placement_text(void *ctx, const char *t, const char *f, const char *why) {
+  int *k = (int *)ctx;
+  if (!(*k)++) printf("on the host (the CPU fall-back):\n");
+  printf("  %s, function '%s': %s\n", t, f, why);
+}
+
+static void placement_json(void *ctx, const char *t, const char *f, const char *why) {
+  FILE *out = (FILE *)((void **)ctx)[0];
+  int *k = (int *)((void **)ctx)[1];
+  fputs((*k)++ ? ", {\"target\": " : "{\"target\": ", out);
+  dmlc_json_str(out, t);
+  fputs(", \"function\": ", out);
+  dmlc_json_str(out, f);
+  fputs(", \"why\": ", out);
+  dmlc_json_str(out, why);
+  fputc('}', out);
+}
+
 /* `dmlc inspect --json`: the facts of the text form as one JSON object. */
 static void print_json(FILE *f, const char *pkg, const dml_rt_model_t *m) {
   fputs("{\"package\": ", f);
@@ -180,6 +231,10 @@ static void print_json(FILE *f, const char *pkg, const dml_rt_model_t *m) {
     fputs(i ? ", " : "", f);
     dmlc_json_str(f, dml_rt_model_function_name(m, i));
   }
+  fputs("], \"host_functions\": [", f);
+  int nh = 0;
+  void *pctx[2] = {f, &nh};
+  each_placement(m, placement_json, pctx);
   fputc(']', f);
   json_io(f, m, 0);
   json_io(f, m, 1);
@@ -257,6 +312,8 @@ int dmlc_cmd_inspect(int argc, char **argv) {
   for (uint32_t i = 0; i < dml_rt_model_num_functions(m); i++)
     printf("%s %s", i ? "," : "", dml_rt_model_function_name(m, i));
   printf("\n");
+  int nh = 0;
+  each_placement(m, placement_text, &nh);
   print_io(m, 0);
   print_io(m, 1);
   printf("nodes: %" PRIu32 "\n", dml_rt_model_num_nodes(m));

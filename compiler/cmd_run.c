@@ -433,6 +433,8 @@ int dmlc_cmd_run(int argc, char **argv) {
   if (labels_path) st = read_labels(labels_path, &label_buf, &labels, &n_labels);
   if (!st) st = dml_rt_model_load_file(pkg, &model);
   if (!st) st = dml_rt_session_create(model, device, &sess);
+  if (!st && dml_rt_session_fallback(sess)) /* the CPU fall-back, said once */
+    fprintf(stderr, "note: %s\n", dml_rt_session_fallback(sess));
   uint32_t n_model_in = model ? dml_rt_model_num_inputs(model) : 0;
   uint32_t n_out = model ? dml_rt_model_num_outputs(model) : 0;
   bound_input_t *in = (bound_input_t *)calloc(n_model_in + 1, sizeof *in);

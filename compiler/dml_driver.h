@@ -96,6 +96,20 @@ typedef struct dml_compile_options {
    * the package", "generating GPU kernels"): `dmlc compile --progress`. */
   void (*progress)(void *ctx, const char *stage);
   void *progress_ctx;
+  /* The CPU fall-back (docs/kernels.md "CPU fall-back"): by default a
+   * function that a GPU target cannot emit (an op, a dtype or a form it
+   * lacks, string tensors, run-time control flow) is left out of that
+   * target's kernel section, and a session on that device runs it with the
+   * CPU kernels (the package's "placement" section says which and why).
+   * no_cpu_fallback 1 (`dmlc compile --no-cpu-fallback`) makes those an
+   * error, listing what the target lacks. Training packages (`train` set)
+   * have no fall-back yet: their functions share the device's globals. */
+  int no_cpu_fallback;
+  /* When not NULL, called once per function placed on the host, with
+   * note_ctx and one line "<target>\t<function>\t<why>" (a line of the
+   * placement section, without its newline): dmlc compile prints a note. */
+  void (*note)(void *ctx, const char *line);
+  void *note_ctx;
 } dml_compile_options_t;
 
 typedef struct dml_compile_report {
@@ -151,6 +165,18 @@ dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
 dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_arch,
                                           int allow_tf32, FILE *print_kernels,
                                           void **bytes, size_t *size);
+
+/* As dml_compile_add_kernels_arch with the CPU fall-back when
+ * `cpu_fallback` is 1 (dml_compile_options_t's no_cpu_fallback 0): the
+ * functions a GPU target cannot emit are left out of its section, listed
+ * in a "placement" section (docs/package-format.md) and passed to
+ * note(note_ctx, line) (may be NULL) one line each. With cpu_fallback 0
+ * it is dml_compile_add_kernels_arch (those are errors). */
+dml_status_t dml_compile_add_kernels_fb(const char *targets, const char *cuda_arch,
+                                        int allow_tf32, int cpu_fallback,
+                                        void (*note)(void *ctx, const char *line),
+                                        void *note_ctx, FILE *print_kernels, void **bytes,
+                                        size_t *size);
 
 /* Compiles an IR module built by any frontend (e.g. dml_layers_model_to_ir
  * of frontends/layers) into the package `out_path` (atomically): the

@@ -157,19 +157,27 @@ dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
 /* Generates the kernel sections of `targets` (want_* from check_targets3)
  * for graph `g` with its "weights" section and adds them to `w` (NULL when
  * only printing). The writer borrows the sections' bytes: sec[0..2] hold
- * them (malloc'd) until the caller has finished `w` and frees them. */
+ * them (malloc'd) until the caller has finished `w` and frees them; so does
+ * *fbs (the "placement" section's text, filled when cpu_fallback places
+ * nodes on the host), released with dml_codegen_fallback_release. Each
+ * host placement is also passed to `note` (may be NULL) as one line. */
 static dml_status_t kernel_sections(const char *targets, int want_spirv, int want_msl,
                                     int want_cuda, const char *cuda_arch, int allow_tf32,
                                     FILE *print_kernels, const dml_pkg_graph_t *g,
                                     const uint8_t *weights, uint64_t weights_size,
-                                    dml_pkg_writer_t *w, void *sec[3]) {
+                                    int cpu_fallback,
+                                    void (*note)(void *ctx, const char *line),
+                                    void *note_ctx, dml_pkg_writer_t *w, void *sec[3],
+                                    dml_codegen_fallback_t *fbs) {
   void *sp = NULL, *ms = NULL, *cu = NULL;
   size_t sp_n = 0, ms_n = 0, cu_n = 0;
   dml_status_t s = DML_OK;
+  dml_codegen_fallback_t *fb = cpu_fallback ? fbs : NULL;
   /* An If (ops.def) runs its taken branch from the CPU executor only: the
-   * GPU executors run a fixed list of kernels. Every such node is named. */
-  for (uint32_t fi = 0; (want_spirv || want_msl || want_cuda) && fi < g->n_functions;
-       fi++)
+   * GPU executors run a fixed list of kernels. Every such node is named
+   * (with the CPU fall-back, its function runs on the host). */
+  for (uint32_t fi = 0;
+       !fb && (want_spirv || want_msl || want_cuda) && fi < g->n_functions; fi++)
     for (uint32_t k = 0; k < g->functions[fi].n_nodes; k++) {
       const dml_pkg_node_t *n = &g->functions[fi].nodes[k];
       if (n->op != DML_OP_IF && n->op != DML_OP_LOOP) continue;
@@ -185,17 +193,27 @@ static dml_status_t kernel_sections(const char *targets, int want_spirv, int wan
                             g->functions[fi].name);
     }
   if (!s && (want_spirv || want_msl || !want_cuda))
-    s = dml_codegen_sections(g, weights, weights_size, want_spirv, want_msl,
-                             print_kernels, &sp, &sp_n, &ms, &ms_n);
+    s = dml_codegen_sections_fb(g, weights, weights_size, want_spirv, want_msl,
+                                print_kernels, fb, &sp, &sp_n, &ms, &ms_n);
   if (!s && want_cuda)
-    s = dml_codegen_cuda_section(g, weights, weights_size, cuda_arch, allow_tf32,
-                                 want_spirv || want_msl ? NULL : print_kernels, &cu,
-                                 &cu_n);
+    s = dml_codegen_cuda_section_fb(g, weights, weights_size, cuda_arch, allow_tf32,
+                                    want_spirv || want_msl ? NULL : print_kernels, fb,
+                                    &cu, &cu_n);
   if (w && !s && want_spirv)
     s = dml_pkg_writer_add_section(w, "kernels.spirv", sp, sp_n, 8);
   if (w && !s && want_msl) s = dml_pkg_writer_add_section(w, "kernels.msl", ms, ms_n, 8);
   if (w && !s && want_cuda)
     s = dml_pkg_writer_add_section(w, "kernels.cuda", cu, cu_n, 8);
+  if (w && !s && fbs->n_host)
+    s = dml_pkg_writer_add_section(w, "placement", fbs->text, strlen(fbs->text), 1);
+  for (char *l = !s && note ? fbs->text : NULL; l && *l;) {
+    char *e = strchr(l, '\n');
+    if (e) *e = 0;
+    note(note_ctx, l);
+    if (!e) break;
+    *e = '\n';
+    l = e + 1;
+  }
   sec[0] = sp;
   sec[1] = ms;
   sec[2] = cu;
@@ -206,6 +224,15 @@ static dml_status_t kernel_sections(const char *targets, int want_spirv, int wan
 dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_arch,
                                           int allow_tf32, FILE *print_kernels,
                                           void **bytes, size_t *size) {
+  return dml_compile_add_kernels_fb(targets, cuda_arch, allow_tf32, 0, NULL, NULL,
+                                    print_kernels, bytes, size);
+}
+
+dml_status_t dml_compile_add_kernels_fb(const char *targets, const char *cuda_arch,
+                                        int allow_tf32, int cpu_fallback,
+                                        void (*note)(void *ctx, const char *line),
+                                        void *note_ctx, FILE *print_kernels, void **bytes,
+                                        size_t *size) {
   int want_spirv = 0, want_msl = 0, want_cuda = 0;
   DML_RETURN_IF_ERROR(
       check_targets3(targets ? targets : "cpu", &want_spirv, &want_msl, &want_cuda));
@@ -228,15 +255,17 @@ dml_status_t dml_compile_add_kernels_arch(const char *targets, const char *cuda_
                                    (size_t)pkg.sections[i].size,
                                    pkg.sections[i].alignment);
   void *sec[3] = {NULL, NULL, NULL};
+  dml_codegen_fallback_t fbs = {0, NULL};
   if (!s)
     s = kernel_sections(targets, want_spirv, want_msl, want_cuda, cuda_arch, allow_tf32,
-                        print_kernels, g, ws ? ws->data : NULL, ws ? ws->size : 0, w,
-                        sec);
+                        print_kernels, g, ws ? ws->data : NULL, ws ? ws->size : 0,
+                        cpu_fallback, note, note_ctx, w, sec, &fbs);
   dml_pkg_graph_release(g);
   void *nb = NULL;
   size_t nn = 0;
   if (w && !s) s = dml_pkg_writer_finish_memory(w, &nb, &nn);
   dml_pkg_writer_release(w);
+  dml_codegen_fallback_release(&fbs); /* after the writer, which lent its bytes */
   for (int i = 0; i < 3; i++) free(sec[i]);
   if (!s && nb) {
     free(*bytes);
@@ -267,6 +296,7 @@ static void stage(const dml_compile_options_t *o, const char *what) {
 typedef struct kernels_hook {
   const dml_compile_options_t *o;
   void *sec[3]; /* the sections' bytes, freed after the package is written */
+  dml_codegen_fallback_t fbs; /* the placement text, likewise */
 } kernels_hook_t;
 
 static dml_status_t add_kernels_hook(void *ctx, const dml_pkg_graph_t *g,
@@ -281,7 +311,8 @@ static dml_status_t add_kernels_hook(void *ctx, const dml_pkg_graph_t *g,
 #ifdef DMLC_HAVE_CODEGEN
   return kernel_sections(o->targets ? o->targets : "cpu", want_spirv, want_msl, want_cuda,
                          o->cuda_arch, o->allow_tf32, o->print_kernels, g, weights,
-                         weights_size, w, kh->sec);
+                         weights_size, !o->no_cpu_fallback && !o->train, o->note,
+                         o->note_ctx, w, kh->sec, &kh->fbs);
 #else
   (void)g;
   (void)weights;
@@ -349,7 +380,7 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
       s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                           "--allow-tf32 needs --target cuda");
     stage(o, "writing the package");
-    kernels_hook_t kh = {o, {NULL, NULL, NULL}};
+    kernels_hook_t kh = {o, {NULL, NULL, NULL}, {0, NULL}};
     if (!s && (ws || wm || wc || o->print_kernels)) {
       eo.add_sections = add_kernels_hook;
       eo.add_sections_ctx = &kh;
@@ -358,6 +389,7 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
       s = out_path ? dml_package_emit(m, &eo, out_path)
                    : dml_package_emit_memory(m, &eo, out_bytes, out_size);
     for (int i = 0; i < 3; i++) free(kh.sec[i]);
+    dml_codegen_fallback_release(&kh.fbs);
   }
   if (!s && out_report) {
     memset(out_report, 0, sizeof *out_report);

@@ -384,6 +384,22 @@ void dml_rt_session_release(dml_rt_session_t *s);
  * 15.0.6, 256 bits), CPU, Vulkan 1.3.238)". Lent by the session. */
 const char *dml_rt_session_device(const dml_rt_session_t *s);
 
+/* The CPU fall-back (docs/kernels.md "CPU fall-back"): when the session
+ * was created for a GPU device ("vulkan", "cuda", ...) but the package's
+ * kernels for that device leave its function out (dmlc compile placed it
+ * on the host: an op, dtype or form the target cannot emit), the session
+ * runs the function with the CPU kernels and this returns why, in words
+ * ("function 'forward' runs on the host (CPU kernels): ... Multinomial: 1
+ * node"); lent by the session. NULL when the session runs where asked. */
+const char *dml_rt_session_fallback(const dml_rt_session_t *s);
+
+/* The package's "placement" section (docs/package-format.md): the
+ * functions `dmlc compile` placed on the host per GPU target, one line
+ * "<target>\t<function>\t<why>\n" each. Sets *out_text to its bytes (lent
+ * by the model, not NUL-terminated, untrusted: any bytes) and returns their
+ * count; 0 and NULL when the package has none. */
+size_t dml_rt_model_placement(const dml_rt_model_t *m, const char **out_text);
+
 /* A GPU kernel of the session's function and its last run. */
 typedef struct dml_rt_kernel_info {
   const char *name;      /* "k0_gemm" (lent by the model) */

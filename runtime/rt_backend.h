@@ -56,6 +56,11 @@ typedef struct dml_rt_exec {
    * seconds, 0 meaning no limit. */
   uint8_t timeout_set;
   double timeout_s;
+  /* The CPU fall-back (dml_rt_host_plan_t): runs graph nodes `nodes` of
+   * the function with the CPU kernels on e->arena (their inputs there);
+   * NULL where the caller runs no host nodes (a package with host entries
+   * then fails with UNIMPLEMENTED). */
+  dml_status_t (*host)(void *ctx, const uint32_t *nodes, uint32_t n_nodes);
 } dml_rt_exec_t;
 
 typedef struct dml_rt_backend {
@@ -217,6 +222,52 @@ int dml_rt_gpu_segment_produces(const dml_rt_dims_region_t *d, uint32_t b, uint3
 /* The number of segments of `n_kernels` kernels: 1 + the kernels that
  * produce dims. */
 uint32_t dml_rt_gpu_segments(const dml_rt_dims_region_t *d, uint32_t n_kernels);
+
+/* The CPU fall-back's per-segment placement (docs/kernels.md "CPU
+ * fall-back"): a function's kernel entries of kind DML_KPKG_KIND_HOST are
+ * graph nodes the host runs with the CPU kernels (dml_rt_exec_t.host)
+ * between the device's kernels. A backend runs the kernels in segments
+ * that also end before each host entry; at the end of the segment before
+ * host entry k it copies the values of regions[down_at[2k] ..
+ * down_at[2k+1]) (those the host nodes read that the device computed) to
+ * their staging offsets, then into the host arena; after the host nodes
+ * ran it copies regions[up_at[2k] .. up_at[2k+1]) (those they wrote that
+ * a later kernel reads or the function returns) from the host arena to the
+ * staging and, at the start of the next segment, into the device arena.
+ * Sizes are each value's at the run's symbols (its bytes_bound at the
+ * bounds). The inputs go to the device at the start of the segment
+ * beginning at first_gpu (the first kernel that is no host entry). */
+typedef struct dml_rt_host_plan {
+  int used;                    /* the function has host entries */
+  uint8_t *is_host;            /* per kernel entry */
+  uint32_t *down_at, *up_at;   /* per entry k: [2k], [2k+1] index regions */
+  dml_rt_io_region_t *regions; /* staging_offset set; value, arena_offset */
+  uint32_t first_gpu;
+} dml_rt_host_plan_t;
+
+/* Plans the transfers of function f's host entries in kf, each region at
+ * *io_staging_bytes rounded up to `align` (a power of two), which grows.
+ * used 0 and nothing allocated when kf has no host entry. Errors:
+ * DATA_LOSS (a value's size), RESOURCE_EXHAUSTED. */
+dml_status_t dml_rt_gpu_plan_host(const char *op, const dml_rt_model_t *m,
+                                  const dml_pkg_function_t *f,
+                                  const struct dml_kpkg_function *kf, uint64_t align,
+                                  uint64_t *io_staging_bytes, dml_rt_host_plan_t *out);
+
+/* Frees what dml_rt_gpu_plan_host allocated. */
+void dml_rt_gpu_host_free(dml_rt_host_plan_t *h);
+
+/* dml_rt_gpu_segment_end, also ending a segment before a host entry of
+ * `h` (then end == a host entry's index; end == begin when `begin` is
+ * one). */
+uint32_t dml_rt_gpu_segment_end_host(const dml_rt_dims_region_t *d,
+                                     const dml_rt_host_plan_t *h, uint32_t n_kernels,
+                                     uint32_t begin);
+
+/* An upper bound of the segments a run passes through (the command
+ * buffers to cache): dml_rt_gpu_segments plus two per host entry. */
+uint32_t dml_rt_gpu_segments_host(const dml_rt_dims_region_t *d,
+                                  const dml_rt_host_plan_t *h, uint32_t n_kernels);
 
 /* Reads the slot's words from its staging copy `src` (little-endian) and
  * calls e->produced for the nodes of kernel `k` of `kf`. */

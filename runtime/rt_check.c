@@ -838,7 +838,7 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
   memcpy(c->a[A_DEV], c->a[A_BASE], ab);
   memcpy(c->a[A_REF], c->a[A_BASE], ab);
   dml_rt_exec_t e = {c->m,    f,    c->a[A_DEV], c->sym, c->n_symbols, c->seed,
-                     c->step, NULL, NULL,        0,      0.0};
+                     c->step, NULL, NULL,        0,      0.0,          NULL};
   dml_status_t st = c->be->run_kernel(c->bs, &e, k);
   if (st) return dml_status_annotate(st, "running kernel %s alone", K->name);
   DML_RETURN_IF_ERROR(ref_kernel(c, K, c->a[A_REF]));
@@ -967,6 +967,11 @@ dml_status_t dml_rt_check(const dml_rt_model_t *m, const char *device,
     size_t nl = strlen(K->name);
     if (nl >= 5 && !strcmp(K->name + nl - 5, "_tf32")) tf32 = 1;
     o->checked = 1;
+    if (K->kind == DML_KPKG_KIND_HOST) { /* the CPU fall-back: no device kernel */
+      o->checked = 0;
+      snprintf(o->note, sizeof o->note,
+               "host nodes (the CPU fall-back): the CPU kernels");
+    }
     for (uint32_t i = 0; i < K->n_nodes && o->checked; i++)
       if (dml_rt_node_dims_on_device(m, c.f, K->nodes[i])) {
         o->checked = 0;

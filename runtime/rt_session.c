@@ -99,6 +99,11 @@ struct dml_rt_session {
    * the last run (CLOCK_MONOTONIC ns); NULL while profiling is off. */
   uint64_t *prof;
   int prof_ran; /* a run has completed with profiling on */
+  /* The CPU fall-back (docs/kernels.md "CPU fall-back"): a session opened
+   * on a GPU device for a function the package's kernels for that device
+   * leave out runs with the CPU kernels (backend NULL); why, in words, else
+   * NULL (dml_rt_session_fallback). */
+  char *fallback;
 };
 
 static dml_status_t oom(void) {
@@ -158,8 +163,90 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->branch);
   free(s->sym_used);
   free(s->prof);
+  free(s->fallback);
   globals_release(s->globals);
   free(s);
+}
+
+/* The CPU fall-back: when `device` is a GPU device whose kernel section
+ * exists but leaves function `f` out (the compiler placed it on the host,
+ * listing why in the "placement" section), *out_why gets a malloc'd
+ * sentence saying so. */
+static dml_status_t host_placement(const dml_rt_model_t *m, const dml_pkg_function_t *f,
+                                   const char *device, char **out_why) {
+  *out_why = NULL;
+  int vk = device && (!strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7));
+  int cu = device && (!strcmp(device, "cuda") || !strncmp(device, "cuda:", 5));
+  const dml_kpkg_t *table = vk ? m->kernels_spirv : cu ? m->kernels_cuda : NULL;
+  const dml_kpkg_function_t *kf =
+      table ? dml_kpkg_find_function(table, dml_rt_fn_index(m, f)) : NULL;
+  int host_entries = 0;
+  for (uint32_t k = 0; kf && k < kf->n_kernels; k++)
+    host_entries |= kf->kernels[k].kind == DML_KPKG_KIND_HOST;
+  if (cu && host_entries) { /* the CUDA backend runs no host entries yet */
+    const char *msg =
+        "function '%s' runs on the host (CPU kernels): the package places "
+        "some of its nodes on the host, which the CUDA backend runs only "
+        "as a whole function";
+    size_t cap = strlen(msg) + strlen(f->name) + 1;
+    char *w = (char *)malloc(cap);
+    if (!w) return oom();
+    snprintf(w, cap, msg, f->name);
+    *out_why = w;
+    return DML_OK;
+  }
+  if (!table || kf) return DML_OK;
+  const char *target = vk ? "vulkan" : "cuda";
+  /* the placement line "<target>\t<function>\t<why>\n" (untrusted bytes) */
+  const dml_pkg_section_t *ps = dml_pkg_find_section(&m->pkg, "placement");
+  const char *why = "", *p = ps ? (const char *)ps->data : NULL;
+  size_t why_n = 0, left = ps ? (size_t)ps->size : 0;
+  size_t tn = strlen(target), fnn = strlen(f->name);
+  while (p && left) {
+    const char *e = (const char *)memchr(p, '\n', left);
+    size_t n = e ? (size_t)(e - p) : left;
+    if (n > tn + fnn + 2 && !memcmp(p, target, tn) && p[tn] == '\t' &&
+        !memcmp(p + tn + 1, f->name, fnn) && p[tn + 1 + fnn] == '\t') {
+      why = p + tn + fnn + 2;
+      why_n = n - tn - fnn - 2;
+      break;
+    }
+    if (!e) break;
+    left -= n + 1;
+    p = e + 1;
+  }
+  size_t cap = why_n + fnn + 2 * tn + 128;
+  char *w = (char *)malloc(cap);
+  if (!w) return oom();
+  snprintf(w, cap,
+           "function '%s' runs on the host (CPU kernels): the package's %s kernels leave "
+           "it out%s%.*s",
+           f->name, target, why_n ? ": " : "", (int)why_n, why);
+  for (char *c = w; *c; c++)
+    if ((unsigned char)*c < 0x20) *c = ' '; /* no control bytes from the package */
+  *out_why = w;
+  return DML_OK;
+}
+
+/* 1 when node `i` is held by a host entry of `kf` (may be NULL). */
+static int on_host_entry(const dml_kpkg_function_t *kf, uint32_t i) {
+  for (uint32_t k = 0; kf && k < kf->n_kernels; k++) {
+    const dml_kpkg_kernel_t *K = &kf->kernels[k];
+    if (K->kind != DML_KPKG_KIND_HOST) continue;
+    for (uint32_t j = 0; j < K->n_nodes; j++)
+      if (K->nodes[j] == i) return 1;
+  }
+  return 0;
+}
+
+size_t dml_rt_model_placement(const dml_rt_model_t *m, const char **out_text) {
+  const dml_pkg_section_t *ps = dml_pkg_find_section(&m->pkg, "placement");
+  *out_text = ps ? (const char *)ps->data : NULL;
+  return ps ? (size_t)ps->size : 0;
+}
+
+const char *dml_rt_session_fallback(const dml_rt_session_t *s) {
+  return s ? s->fallback : NULL;
 }
 
 static dml_status_t plan_host_values(dml_rt_session_t *s);
@@ -269,20 +356,35 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
         "share_globals_with runs on %s, this session on '%s': sessions sharing a "
         "training package's globals run on one device",
         dml_rt_session_device(share_globals_with), device ? device : "cpu");
-  DML_RETURN_IF_ERROR(check_cpu_ops(f));
+  char *fallback = NULL;
+  if (backend) {
+    DML_RETURN_IF_ERROR(host_placement(m, f, device, &fallback));
+    if (fallback) backend = NULL; /* the CPU fall-back */
+  }
+  dml_status_t cst = check_cpu_ops(f);
+  if (cst) {
+    free(fallback);
+    return cst;
+  }
   rt_globals_t *globals = NULL;
   if (share_globals_with) {
     globals = share_globals_with->globals;
     atomic_fetch_add(&globals->refs, 1);
   } else {
-    DML_RETURN_IF_ERROR(globals_create(m, &globals));
+    dml_status_t gst = globals_create(m, &globals);
+    if (gst) {
+      free(fallback);
+      return gst;
+    }
   }
   dml_rt_session_t *s = (dml_rt_session_t *)calloc(1, sizeof(*s));
   if (!s) {
+    free(fallback);
     globals_release(globals);
     return oom();
   }
   s->m = m;
+  s->fallback = fallback;
   s->globals = globals;
   s->weights = globals->data ? globals->data : m->weights;
   s->fn = f;
@@ -433,11 +535,11 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
       const char *an = loop ? "body_function" : b ? "else_function" : "then_function";
       const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
       dml_status_t bst =
-          fname
-              ? dml_rt_session_create_function(m, device, fname, s, &s->branch[2 * i + b])
-              : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                                "node '%s' (%s) has no string attribute %s", n->name,
-                                n->op_name, an);
+          fname ? dml_rt_session_create_function(m, s->fallback ? NULL : device, fname, s,
+                                                 &s->branch[2 * i + b])
+                : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                                  "node '%s' (%s) has no string attribute %s", n->name,
+                                  n->op_name, an);
       if (bst) {
         dml_rt_session_release(s);
         return dml_status_annotate(bst, "creating the session of %s of node '%s' (%s)",
@@ -452,8 +554,15 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
       for (uint32_t k = 0; k < br->fn->n_nodes; k++) br->calls[k].strings = s->strheap;
     }
   }
+  /* nodes in the host entries of the device's kernels (the CPU fall-back)
+   * run on the host: strings allowed there */
+  const dml_kpkg_function_t *hkf =
+      backend && backend == dml_rt_vulkan_backend() && m->kernels_spirv
+          ? dml_kpkg_find_function(m->kernels_spirv, dml_rt_fn_index(m, f))
+          : NULL;
   for (uint32_t i = 0; backend && i < f->n_nodes; i++) {
     const dml_pkg_node_t *n = &f->nodes[i];
+    if (on_host_entry(hkf, i)) continue;
     for (uint32_t j = 0; j < n->n_inputs + n->n_outputs; j++) {
       uint32_t v = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
       if (v == DML_PKG_NO_VALUE || f->values[v].type.dtype != DML_DTYPE_STRING) continue;
@@ -941,6 +1050,45 @@ static dml_status_t gpu_produced(void *ctx, const uint32_t *nodes, uint32_t n_no
   return DML_OK;
 }
 
+/* The backend's host entries (dml_rt_exec_t.host, the CPU fall-back):
+ * runs `nodes` with the CPU kernels on the host arena, as the CPU executor
+ * does (views planned in place have nothing to run). The compiler places
+ * no If, Loop, Assign or dims-deciding node there. */
+static dml_status_t gpu_host_nodes(void *ctx, const uint32_t *nodes, uint32_t n_nodes) {
+  dml_rt_session_t *s = (dml_rt_session_t *)ctx;
+  const dml_pkg_function_t *f = s->fn;
+  for (uint32_t q = 0; q < n_nodes; q++) {
+    uint32_t k = nodes[q];
+    if (k >= f->n_nodes)
+      return dml_status_make(DML_STATUS_DATA_LOSS, "rt.run", "node %u", k);
+    const dml_pkg_node_t *n = &f->nodes[k];
+    if (n->op == DML_OP_IF || n->op == DML_OP_LOOP || s->node_produces[k])
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.run",
+                             "node #%u '%s' (%s) is placed on the host between device "
+                             "kernels, which runs no control flow or data-dependent dims",
+                             k, n->name, n->op_name);
+    dml_cpu_call_t *c = &s->calls[k];
+    dml_tensor_t *io = (dml_tensor_t *)c->inputs;
+    for (uint32_t j = 0; j < n->n_inputs; j++) {
+      if (n->inputs[j] == DML_PKG_NO_VALUE)
+        memset(&io[j], 0, sizeof io[j]);
+      else
+        io[j] = s->vals[n->inputs[j]];
+    }
+    for (uint32_t j = 0; j < n->n_outputs; j++) c->outputs[j] = s->vals[n->outputs[j]];
+    if ((dml_op_info(n->op)->flags & DML_OPF_VIEW) && n->n_inputs &&
+        io[0].data == c->outputs[0].data)
+      continue;
+    DML_RETURN_IF_ERROR(fits_plan(s, k));
+    dml_status_t st = dml_cpu_run(c);
+    if (st)
+      return dml_status_annotate(
+          st, "running node #%" PRIu32 " '%s' (%s) of '%s' on the host", k, n->name,
+          n->op_name, f->name);
+  }
+  return DML_OK;
+}
+
 /* Runs If node `k` (ops.def): reads cond, runs the taken branch's session
  * with the captures as its inputs (copied into its arena), and copies its
  * results into the node's outputs, with their dims (which set the node's
@@ -1132,9 +1280,9 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     }
     s->gpu_next = 0;
     DML_RETURN_IF_ERROR(gpu_value_dims(s));
-    dml_rt_exec_t e = {s->m,        f,    s->arena,     s->sym, s->n_symbols,
-                       s->rng_seed, step, gpu_produced, s,      s->timeout_set,
-                       s->timeout_s};
+    dml_rt_exec_t e = {
+        s->m,         f, s->arena,       s->sym,       s->n_symbols,  s->rng_seed, step,
+        gpu_produced, s, s->timeout_set, s->timeout_s, gpu_host_nodes};
     st = s->backend->run(s->backend_state, &e);
     if (!st && s->gpu_next < f->n_nodes)
       st = dml_status_make(
@@ -1232,6 +1380,7 @@ void dml_rt_session_backend(const dml_rt_session_t *s,
 }
 
 const char *dml_rt_session_device(const dml_rt_session_t *s) {
+  if (s->fallback) return "cpu (the CPU fall-back: dml_rt_session_fallback)";
   return s->backend ? s->backend->device_name(s->backend_state) : "cpu";
 }
 

@@ -698,7 +698,16 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
                                       uint64_t weights_size, const char *cuda_arch,
                                       int allow_tf32, FILE *print, void **out_bytes,
                                       size_t *out_size) {
-  DML_RETURN_IF_ERROR(dml_codegen_check_ops("cuda", g));
+  return dml_codegen_cuda_section_fb(g, weights, weights_size, cuda_arch, allow_tf32,
+                                     print, NULL, out_bytes, out_size);
+}
+
+dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t *weights,
+                                         uint64_t weights_size, const char *cuda_arch,
+                                         int allow_tf32, FILE *print,
+                                         dml_codegen_fallback_t *fb, void **out_bytes,
+                                         size_t *out_size) {
+  if (!fb) DML_RETURN_IF_ERROR(dml_codegen_check_ops("cuda", g));
   int ptx_sm = 80, sms[8], n_sms = 0;
   const char *ptxas = NULL;
   DML_RETURN_IF_ERROR(parse_arch(cuda_arch, &ptx_sm, sms, &n_sms, &ptxas));
@@ -719,11 +728,19 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
   }
   for (uint32_t f = 0; !s && f < g->n_functions; f++) {
     dml_kplan_t *p = NULL;
-    s = dml_kschedule(g, f, weights, weights_size, &p);
+    /* the CPU fall-back (dml_codegen_sections_fb): a function the target
+     * cannot emit is left out of the section and recorded in fb */
+    dml_status_t c = fb ? dml_codegen_check_function("cuda", g, f) : DML_OK;
+    if (!c) c = dml_kschedule(g, f, weights, weights_size, &p);
+    if (c && fb && dml_status_code(c) == DML_STATUS_UNIMPLEMENTED) {
+      s = dml_codegen_fallback_add(fb, "cuda", g, f, "whole function", c);
+      continue;
+    }
+    s = c;
     if (s) break;
     if (print) dml_kplan_print(p, g, print);
-    dml_kpkg_function_t *fn = &k.functions[f];
-    k.n_functions = f + 1;
+    dml_kpkg_function_t *fn = &k.functions[k.n_functions];
+    k.n_functions++;
     fn->function = f;
     if (p->n_kernels) {
       fn->kernels = (dml_kpkg_kernel_t *)calloc(p->n_kernels, sizeof *fn->kernels);

@@ -240,7 +240,7 @@ dml_status_t dml_kpkg_decode(const void *bytes, size_t size, dml_kpkg_target_t t
       r.at += DML_KPKG_NAME_BYTES;
       if (!rd_u32(&r, &K->kind, "kernel kind") || !rd_u32(&r, &K->n_nodes, "node count"))
         break;
-      if (K->kind < 1 || K->kind > 8) rd_fail(&r, "unknown kernel kind");
+      if (K->kind < 1 || K->kind > DML_KPKG_KIND_HOST) rd_fail(&r, "unknown kernel kind");
       if (K->n_nodes == 0 || K->n_nodes > gf->n_nodes || K->n_nodes > (r.n - r.at) / 4) {
         rd_fail(&r, "node count");
         break;
@@ -272,6 +272,11 @@ dml_status_t dml_kpkg_decode(const void *bytes, size_t size, dml_kpkg_target_t t
       rd_lin(&r, &K->bytes, n_symbols, "byte estimate");
       if (!rd_u32(&r, &K->code_bytes, "code size")) break;
       size_t padded = ((size_t)K->code_bytes + 3) & ~(size_t)3;
+      if (K->kind == DML_KPKG_KIND_HOST) { /* host nodes: no code */
+        if (K->code_bytes) rd_fail(&r, "code size (a host entry has no code)");
+        K->code = NULL;
+        continue;
+      }
       if (K->code_bytes == 0 || K->code_bytes > DML_KPKG_MAX_CODE_BYTES ||
           padded > r.n - r.at) {
         rd_fail(&r, "code size");

@@ -105,10 +105,16 @@ typedef struct dml_kpkg_lin {
   uint32_t more;
 } dml_kpkg_lin_t;
 
+/* A kernel entry of kind 9 is no kernel: graph nodes that the host runs
+ * with the CPU kernels between the entries before and after it (the CPU
+ * fall-back's per-segment placement, docs/kernels.md "CPU fall-back"):
+ * workgroup 1x1x1, counts 0, no code (code_bytes 0, code NULL). */
+#define DML_KPKG_KIND_HOST 9u
+
 typedef struct dml_kpkg_kernel {
   char name[DML_KPKG_NAME_BYTES]; /* NUL-terminated; the code's entry point */
   uint32_t kind; /* 1 elementwise, 2 gemm, 3 reduce, 4 softmax, 5 conv, 6 pool, 7 move,
-                    8 norm */
+                    8 norm, 9 host (DML_KPKG_KIND_HOST) */
   uint32_t n_nodes;
   uint32_t *nodes;         /* node indices of the function, strictly increasing */
   uint32_t local[3];       /* workgroup size, product <= DML_KPKG_MAX_LOCAL */

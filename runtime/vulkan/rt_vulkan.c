@@ -349,6 +349,7 @@ typedef struct vk_session {
   uint32_t n_inputs, n_outputs;
   dml_rt_rng_region_t rng;   /* the random-state slot (rt_backend.h) */
   dml_rt_dims_region_t dims; /* the device-produced dims slot (rt_backend.h) */
+  dml_rt_host_plan_t host;   /* the CPU fall-back's host entries (rt_backend.h) */
   uint32_t n_segments;
   vk_cmd_t *cmds; /* MAX_CACHED_CMDS per segment */
   uint32_t n_cmds, next_cmd;
@@ -475,6 +476,7 @@ static void session_free_own(vk_session_t *v) {
   free(v->cmds);
   v->cmds = NULL;
   dml_rt_gpu_dims_free(&v->dims);
+  dml_rt_gpu_host_free(&v->host);
   free(v->inputs);
   free(v->outputs);
   free(v->kernel_ms);
@@ -892,6 +894,7 @@ static dml_status_t make_pipelines(vk_session_t *v, const dml_pkg_graph_t *g) {
   for (uint32_t i = 0; i < nb; i++) bounds[i] = g->symbols[i].bound;
   for (uint32_t i = 0; i < nk; i++) {
     const dml_kpkg_kernel_t *K = &v->kf->kernels[i];
+    if (K->kind == DML_KPKG_KIND_HOST) continue; /* host nodes: no pipeline */
     if (K->local[0] > lim->maxComputeWorkGroupSize[0] ||
         K->local[1] > lim->maxComputeWorkGroupSize[1] ||
         K->local[2] > lim->maxComputeWorkGroupSize[2] ||
@@ -983,8 +986,9 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   if (!s) s = plan_io(v, m, f, &staging);
   if (!s) dml_rt_gpu_plan_rng(f, 16, &staging, &v->rng);
   if (!s) s = dml_rt_gpu_plan_dims(OP, m, f, kf, 16, &v->rng, &staging, &v->dims);
+  if (!s) s = dml_rt_gpu_plan_host(OP, m, f, kf, 16, &staging, &v->host);
   if (!s) {
-    v->n_segments = dml_rt_gpu_segments(&v->dims, kf->n_kernels);
+    v->n_segments = dml_rt_gpu_segments_host(&v->dims, &v->host, kf->n_kernels);
     v->n_cmds = MAX_CACHED_CMDS * v->n_segments;
     v->cmds = (vk_cmd_t *)calloc(v->n_cmds, sizeof(vk_cmd_t));
     if (!v->cmds) s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
@@ -1106,6 +1110,39 @@ static dml_status_t dispatch(vk_session_t *v, const dml_rt_exec_t *e, VkCommandB
   return DML_OK;
 }
 
+/* Records the copies of host entry k's regions (dml_rt_host_plan_t):
+ * downloads (device arena -> staging) or uploads (staging -> device
+ * arena), at the run's sizes. */
+static void host_copies(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer cb,
+                        uint32_t k, int up) {
+  const uint32_t *at = up ? v->host.up_at : v->host.down_at;
+  for (uint32_t r = at[2 * k]; r < at[2 * k + 1]; r++) {
+    const io_region_t *x = &v->host.regions[r];
+    int64_t nb = io_bytes(e, x->value);
+    if (nb <= 0) continue;
+    VkBufferCopy c = {up ? x->staging_offset : x->arena_offset,
+                      up ? x->arena_offset : x->staging_offset, (VkDeviceSize)nb};
+    v->vkCmdCopyBuffer(cb, up ? v->staging.buf : v->arena.buf,
+                       up ? v->arena.buf : v->staging.buf, 1, &c);
+  }
+}
+
+/* Copies host entry k's regions between the staging and the host arena
+ * e->arena: downloads into it (up 0) or uploads out of it (up 1). */
+static void host_staging(vk_session_t *v, const dml_rt_exec_t *e, uint32_t k, int up) {
+  const uint32_t *at = up ? v->host.up_at : v->host.down_at;
+  uint8_t *st = (uint8_t *)v->staging.map;
+  for (uint32_t r = at[2 * k]; r < at[2 * k + 1]; r++) {
+    const io_region_t *x = &v->host.regions[r];
+    int64_t nb = io_bytes(e, x->value);
+    if (nb <= 0) continue;
+    if (up)
+      memcpy(st + x->staging_offset, e->arena + x->arena_offset, (size_t)nb);
+    else
+      memcpy(e->arena + x->arena_offset, st + x->staging_offset, (size_t)nb);
+  }
+}
+
 /* Records segment [b, end) of the plan for the symbol values of `e`: the
  * input copies before the first segment, the kernels, the dims slot's copy
  * to the staging after a segment ending with a kernel that counts dims on
@@ -1117,7 +1154,7 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
   VKCHECK(v->vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
   const dml_kpkg_function_t *kf = v->kf;
   if (v->queries) v->vkCmdResetQueryPool(cb, v->queries, b, end - b + 1);
-  if (b == 0) {
+  if (b == v->host.first_gpu) { /* 0 unless the function starts on the host */
     for (uint32_t i = 0; i < v->n_inputs; i++) {
       int64_t nb = io_bytes(e, v->inputs[i].value);
       if (nb <= 0) continue;
@@ -1132,6 +1169,8 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
       v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
     }
   }
+  if (v->host.used && b > 0 && v->host.is_host[b - 1]) /* what the host nodes wrote */
+    host_copies(v, e, cb, b - 1, 1);
   /* Transfers before (inputs) and, across submissions, the previous
    * segment's kernels and copies. */
   barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -1159,6 +1198,8 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                 VK_ACCESS_TRANSFER_READ_BIT);
   }
+  if (v->host.used && end < kf->n_kernels && v->host.is_host[end])
+    host_copies(v, e, cb, end, 0); /* what the host nodes read */
   if (dml_rt_gpu_segment_produces(&v->dims, b, end)) {
     VkBufferCopy c = {v->dims.arena_offset, v->dims.staging_offset,
                       DML_KPKG_DIMS_SLOT_BYTES};
@@ -1210,9 +1251,12 @@ static dml_status_t command_for(vk_session_t *v, const dml_rt_exec_t *e, uint32_
 }
 
 /* Runs the plan segment by segment (one segment unless kernels count dims
- * on the device): each is submitted and waited for; after one ending with
- * such a kernel the dims slot's staging copy goes to e->produced, which
- * sets the symbols the next segment is recorded and run with. */
+ * on the device or host entries hold nodes the host runs): each is
+ * submitted and waited for; after one ending with such a kernel the dims
+ * slot's staging copy goes to e->produced, which sets the symbols the next
+ * segment is recorded and run with; a host entry's nodes run through
+ * e->host between the segments before and after it, with the values
+ * crossing copied (dml_rt_host_plan_t). */
 static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
   vk_session_t *v = (vk_session_t *)state;
   v->ran = 0;
@@ -1227,7 +1271,27 @@ static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
   if (v->rng.used) dml_rt_gpu_rng_words(e, st + v->rng.staging_offset);
   uint32_t nk = v->kf->n_kernels;
   for (uint32_t seg = 0, b = 0;; seg++) {
-    uint32_t end = dml_rt_gpu_segment_end(&v->dims, nk, b);
+    if (v->host.used && b < nk && v->host.is_host[b]) {
+      /* host nodes (the CPU fall-back): the values they read came to the
+       * staging at the end of the segment before */
+      if (!e->host)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                               "kernel entry %u holds host nodes and this run has no "
+                               "host executor",
+                               b);
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      host_staging(v, e, b, 0);
+      DML_RETURN_IF_ERROR(
+          e->host(e->ctx, v->kf->kernels[b].nodes, v->kf->kernels[b].n_nodes));
+      host_staging(v, e, b, 1); /* to the device at the next segment's start */
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      v->kernel_ms[b] =
+          (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+      b++;
+      continue; /* b == nk: an empty segment copies the uploads and outputs */
+    }
+    uint32_t end = dml_rt_gpu_segment_end_host(&v->dims, &v->host, nk, b);
     VkCommandBuffer cb = VK_NULL_HANDLE;
     DML_RETURN_IF_ERROR(command_for(v, e, seg, b, end, &cb));
     DML_RETURN_IF_ERROR(submit_wait(v, cb));
@@ -1245,10 +1309,13 @@ static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
     }
     /* after a kernel that counted dims (the last one too: the output copies
      * follow in a segment of their own) the session sets them for the rest */
-    if (!dml_rt_gpu_segment_produces(&v->dims, b, end)) break;
-    DML_RETURN_IF_ERROR(
-        dml_rt_gpu_take_dims(e, v->kf, end - 1, st + v->dims.staging_offset));
-    b = end;
+    if (dml_rt_gpu_segment_produces(&v->dims, b, end)) {
+      DML_RETURN_IF_ERROR(
+          dml_rt_gpu_take_dims(e, v->kf, end - 1, st + v->dims.staging_offset));
+    } else if (end == nk) {
+      break;
+    }
+    b = end; /* a host entry, or the segment after the dims */
   }
   for (uint32_t i = 0; i < v->n_outputs; i++) {
     int64_t b = io_bytes(e, v->outputs[i].value);
@@ -1269,6 +1336,11 @@ static dml_status_t vk_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t 
   if (k >= v->kf->n_kernels)
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", k,
                            v->kf->n_kernels);
+  if (v->kf->kernels[k].kind == DML_KPKG_KIND_HOST)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "kernel entry %u (%s) holds host nodes (the CPU fall-back): "
+                           "nothing runs on the device",
+                           k, v->kf->kernels[k].name);
   DML_RETURN_IF_ERROR(set_timeout(v, e));
   if (!v->check_buf.buf)
     DML_RETURN_IF_ERROR(

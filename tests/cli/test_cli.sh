@@ -83,7 +83,7 @@ if "$DMLC" compile --help | grep -q "vulkan (SPIR-V kernels)" && \
    ! "$DMLC" compile "$M" -o "$WORK/x.dmlpkg" --target vulkan 2>&1 | grep -q "not implemented in this build"; then
   # an op no GPU target emits (Multinomial: scripts/gen_onnx_fixtures.py)
   MISSING=$(cd "$(dirname "$0")/../onnx/fixtures" && pwd)/gpu_missing_op.onnx
-  expect_err target-missing-ops "Multinomial: 1 node" "$DMLC" compile "$MISSING" -o "$WORK/x.dmlpkg" --target vulkan
+  expect_err target-missing-ops "Multinomial: 1 node" "$DMLC" compile "$MISSING" -o "$WORK/x.dmlpkg" --target vulkan --no-cpu-fallback
   grep -qF "target 'vulkan' cannot emit every op" <<<"$out" && ok || bad "missing-ops message: $out"
   F=$SHARED/models/fashion_mlp.onnx
   expect_ok compile-gpu "$DMLC" compile "$F" -o "$WORK/fm.dmlpkg" --target cpu,vulkan,metal --print-kernels
@@ -113,7 +113,7 @@ if "$DMLC" compile --help | grep -q "vulkan (SPIR-V kernels)" && \
     echo "note: no Vulkan device here; the Vulkan run checks of this script were skipped"
   fi
   # cuda: PTX (clang-16) in kernels.cuda; the ops it lacks listed
-  expect_err target-cuda-missing-ops "target 'cuda' cannot emit every op" "$DMLC" compile "$MISSING" -o "$WORK/x.dmlpkg" --target cuda
+  expect_err target-cuda-missing-ops "target 'cuda' cannot emit every op" "$DMLC" compile "$MISSING" -o "$WORK/x.dmlpkg" --target cuda --no-cpu-fallback
   expect_ok compile-cuda "$DMLC" compile "$F" -o "$WORK/fc.dmlpkg" --target cuda --cuda-arch ptx
   expect_ok inspect-cuda "$DMLC" inspect "$WORK/fc.dmlpkg"
   grep -q "kernels.cuda" <<<"$out" && ok || bad "inspect: no kernels.cuda: $out"

@@ -366,6 +366,9 @@ typedef struct test_ctx {
 /* The device every test runs on (--device): "cpu", or "vulkan[:N]", for
  * which packages are compiled with --target cpu,vulkan. */
 static const char *g_device = "cpu";
+/* --no-cpu-fallback: GPU packages without the CPU fall-back (a function the
+ * target cannot emit is a compile error): the native GPU figure. */
+static int g_no_cpu_fallback = 0;
 
 /* --emit DIR: write packages and data sets instead of running (see
  * emit_test); --target: the targets they are compiled for. */
@@ -392,6 +395,7 @@ static dml_status_t compile_and_load(const test_ctx_t *t, const dml_onnx_binding
   o.n_optional_inputs = t->n_opt_inputs;
   if (strncmp(g_device, "vulkan", 6) == 0) o.targets = "cpu,vulkan";
   if (g_targets) o.targets = g_targets;
+  o.no_cpu_fallback = g_no_cpu_fallback;
   void *pkg = NULL;
   size_t size = 0;
   DML_RETURN_IF_ERROR(dml_compile_onnx_memory(t->model, t->model_len, t->dir,
@@ -1734,9 +1738,12 @@ static void usage(FILE *f) {
       "  --filter SUBSTR    only tests whose name contains SUBSTR (a comma-separated\n"
       "                     list: any of them)\n"
       "  --device D         run on D: cpu (default), vulkan or vulkan:N (packages\n"
-      "                     are then compiled with --target cpu,vulkan; a model with\n"
-      "                     ops the vulkan target lacks fails to compile); without a\n"
-      "                     Vulkan device the run is skipped (exit 77)\n"
+      "                     are then compiled with --target cpu,vulkan; a function\n"
+      "                     the vulkan target cannot emit runs on the host: the CPU\n"
+      "                     fall-back); without a Vulkan device the run is skipped\n"
+      "                     (exit 77)\n"
+      "  --no-cpu-fallback  GPU packages without the CPU fall-back (dmlc compile\n"
+      "                     --no-cpu-fallback): the native GPU figure\n"
       "  --expect-device S  skip (exit 77) unless the default Vulkan device's name\n"
       "                     contains S (expected failures are per device)\n"
       "  -j N               tests run in parallel (default 2)\n"
@@ -1783,6 +1790,8 @@ int main(int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--specialize")) {
       specialize = 1;
+    } else if (!strcmp(a, "--no-cpu-fallback")) {
+      g_no_cpu_fallback = 1;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
       return 0;

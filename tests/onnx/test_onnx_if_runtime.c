@@ -131,6 +131,7 @@ static void gpu_refused(const char *fixture_name, const char *node) {
     memset(&o, 0, sizeof o);
     o.targets = targets[i];
     o.batch_bound = 1024;
+    o.no_cpu_fallback = 1; /* the refusal (test_fallback: the CPU fall-back) */
     void *pkg = NULL;
     size_t n = 0;
     dml_status_t st = dml_compile_onnx_memory(bytes, len, NULL, "v", &o, &pkg, &n, NULL);

@@ -59,6 +59,7 @@ static void *compile_fixture(const char *name, const char *targets, size_t *out_
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.targets = targets;
+  o.no_cpu_fallback = 1; /* the GPU targets' refusal (test_fallback: the fall-back) */
   void *pkg = NULL;
   *out_st = dml_compile_onnx_memory(bytes, len, NULL, name, &o, &pkg, out_size, NULL);
   free(bytes);

@@ -1167,6 +1167,8 @@ static int check_text(const char *text, uint64_t input_seed, char *why, size_t c
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
   o.targets = "cpu,vulkan";
+  o.no_cpu_fallback =
+      1; /* GPU kernels under test: a refusal is counted, not run on the host */
   o.print_kernels = g_print_kernels;
   void *bytes = NULL;
   size_t n = 0;

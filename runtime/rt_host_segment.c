@@ -1,0 +1,171 @@
+/* rt_host_segment.c — the CPU fall-back's per-segment placement for the GPU
+ * backends (rt_backend.h, docs/kernels.md "CPU fall-back"): which kernel
+ * entries are host nodes, and the values crossing between the device and
+ * the host at each of them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_kpkg.h"
+#include "rt_backend.h"
+
+void dml_rt_gpu_host_free(dml_rt_host_plan_t *h) {
+  free(h->is_host);
+  free(h->down_at);
+  free(h->up_at);
+  free(h->regions);
+  memset(h, 0, sizeof *h);
+}
+
+/* 1 when value v's bytes come from the host before kernel entry `k` runs:
+ * a function input, a constant, or a host node's output (through the
+ * views, which alias their input and are in no entry). */
+static int host_source(const dml_pkg_function_t *f, const int32_t *producer,
+                       const int32_t *entry, const uint8_t *is_host, uint32_t v) {
+  for (int guard = 0; guard < 1 << 20; guard++) {
+    if (f->values[v].storage == DML_PKG_STORAGE_CONST) return 1;
+    int32_t p = producer[v];
+    if (p < 0) return 1; /* an input */
+    if (entry[p] >= 0) return is_host[entry[p]];
+    const dml_pkg_node_t *n = &f->nodes[p]; /* a view in place */
+    if (!n->n_inputs || n->inputs[0] == DML_PKG_NO_VALUE) return 1;
+    v = n->inputs[0];
+  }
+  return 0;
+}
+
+/* 1 when a device kernel reads value v or a view of it, or it (or a view
+ * of it) is an output of the function. */
+static int device_reads(const dml_pkg_function_t *f, const int32_t *entry,
+                        const uint8_t *is_host, uint32_t v, int depth) {
+  if (depth > 64) return 1; /* a long chain of views: copy to be safe */
+  for (uint32_t i = 0; i < f->n_outputs; i++)
+    if (f->outputs[i] == v) return 1;
+  for (uint32_t k = 0; k < f->n_nodes; k++) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    int reads = 0;
+    for (uint32_t j = 0; j < n->n_inputs && !reads; j++) reads = n->inputs[j] == v;
+    if (!reads) continue;
+    if (entry[k] >= 0 && !is_host[entry[k]]) return 1;
+    if (entry[k] < 0 && n->n_outputs && n->outputs[0] != DML_PKG_NO_VALUE &&
+        device_reads(f, entry, is_host, n->outputs[0], depth + 1))
+      return 1;
+  }
+  return 0;
+}
+
+dml_status_t dml_rt_gpu_plan_host(const char *op, const dml_rt_model_t *m,
+                                  const dml_pkg_function_t *f,
+                                  const dml_kpkg_function_t *kf, uint64_t align,
+                                  uint64_t *io_staging_bytes, dml_rt_host_plan_t *out) {
+  memset(out, 0, sizeof *out);
+  uint32_t nk = kf->n_kernels;
+  for (uint32_t k = 0; k < nk; k++)
+    out->used |= kf->kernels[k].kind == DML_KPKG_KIND_HOST;
+  if (!out->used) return DML_OK;
+  dml_status_t s = DML_OK;
+  uint32_t nv = f->n_values, nn = f->n_nodes;
+  int32_t *producer = (int32_t *)malloc((nv ? nv : 1) * sizeof(int32_t));
+  int32_t *entry = (int32_t *)malloc((nn ? nn : 1) * sizeof(int32_t));
+  out->is_host = (uint8_t *)calloc(nk, 1);
+  out->down_at = (uint32_t *)calloc(2 * (size_t)nk + 1, sizeof(uint32_t));
+  out->up_at = (uint32_t *)calloc(2 * (size_t)nk + 1, sizeof(uint32_t));
+  if (!producer || !entry || !out->is_host || !out->down_at || !out->up_at) {
+    s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+    goto done;
+  }
+  for (uint32_t v = 0; v < nv; v++) producer[v] = -1;
+  for (uint32_t i = 0; i < nn; i++) {
+    entry[i] = -1;
+    for (uint32_t j = 0; j < f->nodes[i].n_outputs; j++)
+      if (f->nodes[i].outputs[j] < nv) producer[f->nodes[i].outputs[j]] = (int32_t)i;
+  }
+  out->first_gpu = nk;
+  for (uint32_t k = 0; k < nk; k++) {
+    const dml_kpkg_kernel_t *K = &kf->kernels[k];
+    out->is_host[k] = K->kind == DML_KPKG_KIND_HOST;
+    if (!out->is_host[k] && out->first_gpu == nk) out->first_gpu = k;
+    for (uint32_t j = 0; j < K->n_nodes; j++) entry[K->nodes[j]] = (int32_t)k;
+  }
+  if (out->first_gpu == nk) out->first_gpu = 0;
+  /* per host entry: the values its nodes read that the device computed
+   * (downloads, once each), then the values they write that the device
+   * reads later or the function returns (uploads) */
+  uint32_t cap = 16, n = 0;
+  out->regions = (dml_rt_io_region_t *)malloc(cap * sizeof(dml_rt_io_region_t));
+  if (!out->regions) {
+    s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+    goto done;
+  }
+  for (uint32_t k = 0; !s && k < nk; k++) {
+    const dml_kpkg_kernel_t *K = &kf->kernels[k];
+    for (int up = 0; up < 2 && !s; up++) {
+      uint32_t *at = up ? out->up_at : out->down_at;
+      at[2 * k] = n;
+      for (uint32_t j = 0; out->is_host[k] && !s && j < K->n_nodes; j++) {
+        const dml_pkg_node_t *nd = &f->nodes[K->nodes[j]];
+        uint32_t cnt = up ? nd->n_outputs : nd->n_inputs;
+        for (uint32_t q = 0; q < cnt && !s; q++) {
+          uint32_t v = up ? nd->outputs[q] : nd->inputs[q];
+          if (v == DML_PKG_NO_VALUE || v >= nv) continue;
+          const dml_pkg_value_t *val = &f->values[v];
+          if (val->type.dtype == DML_DTYPE_STRING ||
+              val->storage == DML_PKG_STORAGE_CONST)
+            continue; /* strings live on the host; constants on both */
+          if (up ? !device_reads(f, entry, out->is_host, v, 0)
+                 : host_source(f, producer, entry, out->is_host, v))
+            continue;
+          int dup = 0;
+          for (uint32_t r = at[2 * k]; r < n && !dup; r++)
+            dup = out->regions[r].value == v;
+          if (dup) continue;
+          int64_t b = dml_pkg_type_bytes_bound(&val->type, m->graph->symbols,
+                                               m->graph->n_symbols);
+          if (b < 0 || (uint64_t)b > val->bytes ||
+              val->offset + (uint64_t)b > f->arena_bytes) {
+            s = dml_status_make(DML_STATUS_DATA_LOSS, op, "bad size of '%s'", val->name);
+            break;
+          }
+          if (n == cap) {
+            dml_rt_io_region_t *r2 = (dml_rt_io_region_t *)realloc(
+                out->regions, 2 * (size_t)cap * sizeof(dml_rt_io_region_t));
+            if (!r2) {
+              s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+              break;
+            }
+            out->regions = r2;
+            cap *= 2;
+          }
+          dml_rt_io_region_t *r = &out->regions[n++];
+          r->value = v;
+          r->arena_offset = val->offset;
+          r->bytes_bound = (uint64_t)b;
+          r->staging_offset = (*io_staging_bytes + align - 1) & ~(align - 1);
+          *io_staging_bytes = r->staging_offset + (uint64_t)b;
+        }
+      }
+      at[2 * k + 1] = n;
+    }
+  }
+done:
+  free(producer);
+  free(entry);
+  if (s) dml_rt_gpu_host_free(out);
+  return s;
+}
+
+uint32_t dml_rt_gpu_segment_end_host(const dml_rt_dims_region_t *d,
+                                     const dml_rt_host_plan_t *h, uint32_t n_kernels,
+                                     uint32_t begin) {
+  for (uint32_t k = begin; k < n_kernels; k++) {
+    if (h->used && h->is_host[k]) return k;
+    if (d->used && d->produces[k]) return k + 1;
+  }
+  return n_kernels;
+}
+
+uint32_t dml_rt_gpu_segments_host(const dml_rt_dims_region_t *d,
+                                  const dml_rt_host_plan_t *h, uint32_t n_kernels) {
+  uint32_t n = dml_rt_gpu_segments(d, n_kernels);
+  for (uint32_t k = 0; h->used && k < n_kernels; k++) n += 2u * h->is_host[k];
+  return n;
+}

@@ -1,0 +1,111 @@
+"""Generates the CPU fall-back test models (tests/fallback/test_fallback.sh).
+
+  /work/venv/bin/python tests/fallback/gen_fallback_models.py
+
+- lp_mid.onnx: x f32[4,8] -> Mul(x, x) -> LpNormalization(p=2, axis=1) ->
+  Add(., 1.5) -> Relu -> y f32[4,8]: LpNormalization, which no GPU target
+  emits, between GPU ops.
+- string_mid.onnx: x f32[5] -> Cast(to string) -> StringConcat(., "0") ->
+  Cast(to f32) -> Mul(., x) -> y f32[5]: string tensors in the middle (the
+  decimal text of x with a "0" appended parses back as x when x has a
+  fractional part, else as 10 x).
+- lp_only.onnx: x f32[4,8] -> LpNormalization(p=1, axis=1) -> y: no node
+  for the device, so the whole function runs on the host.
+- lp_views.onnx: x f32[N,8] (N symbolic) -> Mul(x, x) -> LpNormalization ->
+  n, returned as output "n" (a host result returned) and Reshape'd to
+  [N,2,4] (a view of it) -> Add(., 1.5) -> y; also z = Neg(x) (device only):
+  transfers at run-time sizes, a view across the border, a host output.
+- x_lp.npy (also x of lp_views, N = 4), x_views.npy (N = 3), x_str.npy: inputs (with -0, a denormal, huge and tiny values).
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(graph, name):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)],
+                          producer_name="gen_fallback_models.py")
+    m.ir_version = 10
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, name))
+
+
+def lp_mid():
+    c = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "c")
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+        helper.make_node("LpNormalization", ["sq"], ["n"], axis=1, p=2, name="lpnorm"),
+        helper.make_node("Add", ["n", "c"], ["a"], name="add"),
+        helper.make_node("Relu", ["a"], ["y"], name="relu"),
+    ]
+    g = helper.make_graph(
+        nodes, "lp_mid",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], [c])
+    save(g, "lp_mid.onnx")
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    x[0, 0] = -0.0
+    x[0, 1] = 1e-45  # a denormal
+    x[1, :] = 0.0  # an all-zero row
+    x[2, 3] = 1e20  # its square overflows to inf
+    x[3] *= 1e-20  # squares underflow
+    np.save(os.path.join(HERE, "x_lp.npy"), x)
+
+
+def string_mid():
+    s0 = numpy_helper.from_array(np.array(["0"], dtype=object), "s0")
+    nodes = [
+        helper.make_node("Cast", ["x"], ["xs"], to=TensorProto.STRING, name="to_text"),
+        helper.make_node("StringConcat", ["xs", "s0"], ["xs0"], name="concat"),
+        helper.make_node("Cast", ["xs0"], ["xf"], to=TensorProto.FLOAT, name="to_float"),
+        helper.make_node("Mul", ["xf", "x"], ["y"], name="mul"),
+    ]
+    g = helper.make_graph(
+        nodes, "string_mid",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5])], [s0])
+    save(g, "string_mid.onnx")
+    np.save(os.path.join(HERE, "x_str.npy"),
+            np.array([1.25, -3.0, 0.5, 7.0, -0.0], dtype=np.float32))
+
+
+def lp_only():
+    nodes = [helper.make_node("LpNormalization", ["x"], ["y"], axis=1, p=1, name="lpnorm")]
+    g = helper.make_graph(
+        nodes, "lp_only",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])])
+    save(g, "lp_only.onnx")
+
+
+def lp_views():
+    c = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "c")
+    shape = numpy_helper.from_array(np.array([-1, 2, 4], dtype=np.int64), "shape")
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+        helper.make_node("LpNormalization", ["sq"], ["n"], axis=1, p=2, name="lpnorm"),
+        helper.make_node("Reshape", ["n", "shape"], ["r"], name="reshape"),
+        helper.make_node("Add", ["r", "c"], ["y"], name="add"),
+        helper.make_node("Neg", ["x"], ["z"], name="neg"),
+    ]
+    g = helper.make_graph(
+        nodes, "lp_views",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, 4]),
+         helper.make_tensor_value_info("n", TensorProto.FLOAT, ["N", 8]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 8])], [c, shape])
+    save(g, "lp_views.onnx")
+    x = np.random.default_rng(15).standard_normal((3, 8)).astype(np.float32)
+    x[0, :4] = [np.inf, -np.inf, np.nan, -0.0]
+    np.save(os.path.join(HERE, "x_views.npy"), x)
+
+
+lp_mid()
+lp_views()
+lp_only()
+string_mid()

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The CPU fall-back (docs/kernels.md "CPU fall-back"), as a user meets it:
+# a model with an op the GPU targets lack (LpNormalization) between GPU ops
+# and one with string tensors in the middle compile for --target
+# cpu,vulkan,metal with one note per target, per segment (the odd nodes in
+# a host entry between device kernels, --print-kernels shows it), `dmlc
+# inspect` lists what runs on the host and why, a Vulkan run (lavapipe in
+# CI) gives the CPU plan's results bit for bit (the GPU ops here are
+# exactly rounded: Mul, Add, Relu; NaN, inf, -0, denormals in the input),
+# and --no-cpu-fallback gives the old error. A model with no node for the
+# device runs wholly on the host, which `dmlc run` notes.
+#   test_fallback.sh DMLC WORKDIR      (models: gen_fallback_models.py)
+set -uo pipefail
+DMLC=$1 WORK=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$WORK" && mkdir -p "$WORK"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAILED: $*" >&2; }
+expect_ok() {
+  local name=$1; shift
+  if out=$("$@" 2>&1); then ok; else bad "$name: exit $?: $out"; fi
+}
+expect_err() {
+  local name=$1 want=$2; shift 2
+  out=$("$@" 2>&1)
+  local rc=$?
+  if [ $rc -ne 0 ] && grep -qF -- "$want" <<<"$out"; then ok; else bad "$name: rc=$rc, wanted '$want' in: $out"; fi
+}
+has() { grep -qF -- "$2" <<<"$out" && ok || bad "$1: wanted '$2' in: $out"; }
+
+help=$("$DMLC" compile --help)
+if ! grep -q "vulkan (SPIR-V kernels)" <<<"$help" ||
+   "$DMLC" compile "$HERE/lp_mid.onnx" -o "$WORK/x.dmlpkg" --target vulkan 2>&1 | grep -q "not implemented in this build"; then
+  echo "skipped: this build has no GPU code generation"
+  exit 77
+fi
+VK=0
+"$DMLC" devices 2>/dev/null | grep -q "^vulkan:0" && VK=1
+
+for m in lp str; do
+  if [ $m = lp ]; then model=$HERE/lp_mid.onnx op="LpNormalization: 1 node" strict="target 'vulkan' cannot emit every op" where="1 of 4 nodes on the host" hk=k1_host
+  else model=$HERE/string_mid.onnx op="string value" strict="target 'vulkan' cannot run string tensors" where="3 of 4 nodes on the host" hk=k0_host; fi
+  # strict: the old error, naming what the target lacks
+  expect_err "$m-strict" "$strict" "$DMLC" compile "$model" -o "$WORK/$m.dmlpkg" --target cpu,vulkan --no-cpu-fallback
+  has "$m-strict-names" "$op"
+  [ ! -e "$WORK/$m.dmlpkg" ] && ok || bad "$m-strict wrote a package"
+  # default: compiles, one note per target on stderr naming the op, the
+  # host entry between the device's kernels
+  expect_ok "$m-compile" "$DMLC" compile "$model" -o "$WORK/$m.dmlpkg" --target cpu,vulkan,metal --print-kernels
+  has "$m-note" "note: CPU fall-back: target 'vulkan', function 'forward': $where, the rest on the device"
+  has "$m-note-op" "$op"
+  [ "$(grep -c "^note: CPU fall-back: target 'vulkan'" <<<"$out")" = 1 ] && ok || bad "$m-note: not one note: $out"
+  [ "$(grep -c "^note: CPU fall-back: target 'metal'" <<<"$out")" = 1 ] && ok || bad "$m-note: no metal note: $out"
+  grep -q "^kernel $hk (host)" <<<"$out" && ok || bad "$m: no host entry $hk in --print-kernels: $out"
+  expect_ok "$m-inspect" "$DMLC" inspect "$WORK/$m.dmlpkg"
+  has "$m-inspect-host" "vulkan, function 'forward': $where"
+  has "$m-inspect-metal" "metal, function 'forward': $where"
+  has "$m-inspect-section" "placement"
+  expect_ok "$m-inspect-json" "$DMLC" inspect "$WORK/$m.dmlpkg" --json
+  has "$m-json" '"host_functions": [{"target": "vulkan", "function": "forward", "why": "'"$where"
+  # the CPU plan's results, and the Vulkan session's
+  x=$HERE/x_$m.npy
+  expect_ok "$m-run-cpu" "$DMLC" run "$WORK/$m.dmlpkg" --input "x=$x" --output-dir "$WORK/$m-cpu"
+  if [ $VK = 1 ]; then
+    expect_ok "$m-run-vulkan" "$DMLC" run "$WORK/$m.dmlpkg" --input "x=$x" --output-dir "$WORK/$m-vk" --device vulkan
+    grep -q "^note:" <<<"$out" && bad "$m: a whole-function note for a per-segment run: $out" || ok
+    cmp -s "$WORK/$m-cpu/y.npy" "$WORK/$m-vk/y.npy" && ok || bad "$m: vulkan and cpu results differ"
+    # and again: cached command buffers, the same bytes
+    expect_ok "$m-bench-vulkan" "$DMLC" bench "$WORK/$m.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
+    has "$m-bench-host" "\"name\": \"$hk\""
+  fi
+done
+# run-time sizes (a symbolic batch), a view of a host result read by the
+# device, a host result returned: every output bit for bit, two batches
+expect_ok views-compile "$DMLC" compile "$HERE/lp_views.onnx" -o "$WORK/views.dmlpkg" --target cpu,vulkan
+has views-note "1 of 5 nodes on the host"
+has views-node-names "host nodes: 1 'lpnorm' (LpNormalization)"
+for xv in x_lp x_views; do
+  expect_ok "views-cpu-$xv" "$DMLC" run "$WORK/views.dmlpkg" --input "x=$HERE/$xv.npy" --output-dir "$WORK/views-cpu-$xv"
+  if [ $VK = 1 ]; then
+    expect_ok "views-vk-$xv" "$DMLC" run "$WORK/views.dmlpkg" --input "x=$HERE/$xv.npy" --output-dir "$WORK/views-vk-$xv" --device vulkan
+    for o in y n z; do
+      cmp -s "$WORK/views-cpu-$xv/$o.npy" "$WORK/views-vk-$xv/$o.npy" && ok || bad "views $xv: output $o differs"
+    done
+  fi
+done
+# dmlc check: each device kernel against the CPU, the host entry skipped,
+# the function end to end
+if [ $VK = 1 ]; then
+  expect_ok views-check "$DMLC" check "$WORK/views.dmlpkg" --device vulkan --iterations 2
+  has views-check-host "host nodes (the CPU fall-back): the CPU kernels"
+  has views-check-e2e "end-to-end"
+fi
+# no node for the device: the whole function on the host, noted by dmlc run
+expect_ok whole-compile "$DMLC" compile "$HERE/lp_only.onnx" -o "$WORK/whole.dmlpkg" --target cpu,vulkan
+has whole-note "function 'forward': whole function (per-segment placement: no node of the function runs on the device)"
+expect_ok whole-run-cpu "$DMLC" run "$WORK/whole.dmlpkg" --input "x=$HERE/x_lp.npy" --output-dir "$WORK/whole-cpu"
+if [ $VK = 1 ]; then
+  expect_ok whole-run-vulkan "$DMLC" run "$WORK/whole.dmlpkg" --input "x=$HERE/x_lp.npy" --output-dir "$WORK/whole-vk" --device vulkan
+  has whole-run-note "note: function 'forward' runs on the host (CPU kernels): the package's vulkan kernels leave it out: whole function"
+  cmp -s "$WORK/whole-cpu/y.npy" "$WORK/whole-vk/y.npy" && ok || bad "whole: vulkan and cpu results differ"
+fi
+# the cuda target falls back the same way (PTX through clang-16)
+if "$DMLC" compile "$HERE/lp_mid.onnx" -o "$WORK/c.dmlpkg" --target cuda --cuda-arch ptx > "$WORK/c.log" 2>&1; then
+  out=$(cat "$WORK/c.log")
+  has cuda-note "note: CPU fall-back: target 'cuda', function 'forward': whole function"
+  expect_err cuda-strict "target 'cuda' cannot emit every op" "$DMLC" compile "$HERE/lp_mid.onnx" \
+    -o "$WORK/c2.dmlpkg" --target cuda --cuda-arch ptx --no-cpu-fallback
+elif grep -q "clang" "$WORK/c.log"; then
+  echo "note: no clang-16 for the cuda target: its checks were skipped"
+else
+  bad "cuda compile: $(cat "$WORK/c.log")"
+fi
+[ $VK = 1 ] || echo "note: no Vulkan device here: the Vulkan runs were skipped"
+echo "test_fallback: $pass passed, $fail failed"
+[ $fail = 0 ]
