@@ -58,13 +58,14 @@
  * runs with every symbol at 1, the k-th at 3 + 4k, then each at its bound.
  *
  *   dml_graphgen --pack DIR [--target cuda|vulkan] [--seeds A:B] [--seconds S]
- *                [--max-mb M] [--ref-runs N]
+ *                [--max-mb M] [--ref-runs N] [--cuda-arch ptx|sm_90,...]
  * compiles each seed's graph for cpu,TARGET (no device needed) into
  * DIR/graphgen_<seed>.dmlpkg with the CPU's outputs of its first N runs
  * here (DIR/graphgen_<seed>.r<run>.o<k>.npy; default all runs; the batch-3
  * outputs are the bulk of the bytes) and DIR/graphs.txt, for
  * dml_graphs_check (tests/cuda/graphs_check.c, runtime only) to run on
- * another machine's device (scripts/gpu_prepare.sh, scripts/gpu_check.sh).
+ * another machine's device (scripts/gpu_prepare.sh, scripts/gpu_check.sh);
+ * --cuda-arch as dmlc compile's (default: PTX and sm_80/sm_90 cubins).
  * The runs, inputs and comparison are tests/graphgen_io.h's, shared by both. */
 #include <dirent.h>
 #include <math.h>
@@ -1442,6 +1443,8 @@ static int write_file(const char *path, const void *bytes, size_t n) {
   return 0;
 }
 
+static const char *g_cuda_arch; /* --cuda-arch (pack only) */
+
 static int pack_one(uint64_t seed, const char *dir, const char *target, int ref_runs,
                     FILE *list, uint64_t *bytes_out) {
   gg_graph_t *g = (gg_graph_t *)malloc(sizeof *g);
@@ -1466,6 +1469,7 @@ static int pack_one(uint64_t seed, const char *dir, const char *target, int ref_
   memset(&o, 0, sizeof o);
   o.targets = targets;
   o.print_kernels = g_print_kernels;
+  o.cuda_arch = g_cuda_arch;
   void *bytes = NULL;
   size_t n = 0;
   s = dml_compile_module_memory(mod, "graphgen", &o, &bytes, &n, NULL);
@@ -1650,6 +1654,8 @@ int main(int argc, char **argv) {
       pack = argv[++i];
     } else if (!strcmp(argv[i], "--target") && i + 1 < argc) {
       target = argv[++i];
+    } else if (!strcmp(argv[i], "--cuda-arch") && i + 1 < argc) {
+      g_cuda_arch = argv[++i];
     } else if (!strcmp(argv[i], "--ref-runs") && i + 1 < argc) {
       ref_runs = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--max-mb") && i + 1 < argc) {
@@ -1669,7 +1675,7 @@ int main(int argc, char **argv) {
               "usage: dml_graphgen [--seeds A:B] [--seconds S] [--save DIR] [--replay "
               "FILE]... [--replay-dir DIR] [--print-kernels] [--no-shrink] [-v]\n"
               "       dml_graphgen --pack DIR [--target cuda|vulkan] [--seeds A:B] "
-              "[--seconds S] [--max-mb M] [--ref-runs N] [-v]\n");
+              "[--seconds S] [--max-mb M] [--ref-runs N] [--cuda-arch A] [-v]\n");
       return 2;
     }
   }
