@@ -5,10 +5,23 @@
 # devices`, tests/cuda/test_cuda on the packages scripts/gpu_prepare.sh put
 # in .gpu-cuda/, `dmlc run`/`dmlc check`/`dmlc bench` on cuda, and bench/cuda next to
 # PyTorch; with .gpu-train carried (bench/gpu/train_prepare.sh) also the
-# training benchmark bench/gpu/train_h200.sh (into $OUT/train). Writes
-# $OUT/gpu_check.log, $OUT/bench.md and $OUT/bench.json.
+# training benchmark bench/gpu/train_h200.sh (into $OUT/train); the zoo's
+# packed models on cuda against ONNX Runtime's outputs and dmlc's CPU
+# (scripts/zoo/run.py: $OUT/zoo_cuda.json, which `run.py --merge` takes into
+# docs/zoo.*, $OUT/zoo_cuda.md, $OUT/zoo_pack.json) and the random graphs of
+# dml_graphgen --pack against the CPU (tests/cuda/graphs_check.c:
+# $OUT/graphgen_cuda.json, each disagreement with its seed). Writes
+# $OUT/gpu_check.log, $OUT/bench.md and $OUT/bench.json; the log ends with
+# one line per step.
 #   bash scripts/gpu_check.sh [PREPARED_DIR]     (default .gpu-cuda)
-# Exit status: 0 when the build, the tests and the benchmarks succeeded.
+# Stand-in run without a GPU, trying the scripts here: GPU_CHECK_LOCAL=1
+# DEVICE=cpu|vulkan [PYTHON=python-with-numpy] bash scripts/gpu_check.sh
+# (this machine's build/, no runtime-only build, no benchmarks; DEVICE for
+# cuda: the cpu runs the CPU plans of the cuda packages, vulkan the parts
+# GPU_PREP_TARGET=vulkan bash scripts/gpu_prepare.sh compiled for vulkan).
+# Exit status: 0 when every step succeeded (the summary at the end of the log
+# lists them; the zoo and the random graphs each add one line, and a part
+# gpu_prepare.sh could not make is listed as skipped with why).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 G=${1:-.gpu-cuda}
@@ -17,53 +30,144 @@ mkdir -p "$OUT"
 LOG=$OUT/gpu_check.log
 exec > >(tee "$LOG") 2>&1
 status=0
+DEV=${DEVICE:-cuda}
+PY=${PYTHON:-python3} # with numpy
+SUMMARY=()
 step() { echo; echo "=== $*"; }
+# result NAME RC [DETAIL]: one summary line; a nonzero RC fails the run
+result() {
+  if [ "$2" -eq 0 ]; then SUMMARY+=("ok    $1${3:+: $3}"); else SUMMARY+=("FAIL  $1${3:+: $3}"); status=1; fi
+}
 step "machine"
 uname -m; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | head -3
 ls /usr/local/cuda/bin/ptxas 2>&1
+step "unpack the prepared parts ($G/*.tar.gz)"
+for t in "$G"/*.tar.gz; do
+  [ -e "$t" ] || continue
+  if tar xzf "$t" -C "$G"; then echo "unpacked $t"; else result "unpack $t" 1; fi
+done
+for f in "$G"/*.skipped; do
+  [ -e "$f" ] && echo "not prepared: $(basename "$f" .skipped): $(cat "$f")"
+done
 if [ ! -d "$G/pkgs" ]; then
   echo "error: $G/pkgs is missing: run scripts/gpu_prepare.sh on the build machine and carry $G"
   exit 2
 fi
-step "runtime-only build (build-gpu)"
-cmake -S . -B build-gpu -DDMLC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >build-gpu.log 2>&1 &&
-  cmake --build build-gpu -j"$(nproc)" >>build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
-echo "built; dmlc NEEDs: $(readelf -d build-gpu/compiler/dmlc 2>/dev/null | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
-D=build-gpu/compiler/dmlc
+if [ -n "${GPU_CHECK_LOCAL:-}" ]; then
+  # the stand-in run: this machine's build/ (the compiler build has every
+  # runtime program), DEVICE for cuda
+  B=build
+  step "stand-in run: $B/, device $DEV (no runtime-only build)"
+  cmake --build $B -j2 --target dmlc test_cuda dml_graphs_check >/dev/null || exit 1
+else
+  B=build-gpu
+  step "runtime-only build (build-gpu)"
+  cmake -S . -B build-gpu -DDMLC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >build-gpu.log 2>&1 &&
+    cmake --build build-gpu -j"$(nproc)" >>build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
+  echo "built; dmlc NEEDs: $(readelf -d build-gpu/compiler/dmlc 2>/dev/null | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+fi
+D=$B/compiler/dmlc
 step "dmlc devices"
-$D devices || status=1
+$D devices; result "dmlc devices" $?
 step "tests/cuda/test_cuda"
-build-gpu/tests/cuda/test_cuda "$G/pkgs" "$G/models"; rc=$?
+$B/tests/cuda/test_cuda "$G/pkgs" "$G/models"; rc=$?
 echo "test_cuda exit status: $rc"
-[ $rc -eq 0 ] || status=1
-step "dmlc run --device cuda (fashion_mlp input_2, batch 64) and the CPU"
+result "tests/cuda/test_cuda" $rc "exit status $rc"
+step "dmlc run --device $DEV (fashion_mlp input_2, batch 64) and the CPU"
+rc=0
 $D run "$G/pkgs/ref_fashion_mlp.dmlpkg" --input "input=$G/models/fashion_mlp_io/input_2.npy" \
-  --device cuda --output-dir /tmp/gpu_check_cuda || status=1
+  --device "$DEV" --output-dir /tmp/gpu_check_cuda || rc=1
 $D run "$G/pkgs/ref_fashion_mlp.dmlpkg" --input "input=$G/models/fashion_mlp_io/input_2.npy" \
-  --output-dir /tmp/gpu_check_cpu || status=1
-python3 -c "
+  --output-dir /tmp/gpu_check_cpu || rc=1
+"$PY" -c "
 import numpy as np, glob, sys
 for f in sorted(glob.glob('/tmp/gpu_check_cuda/*.npy')):
     a = np.load(f); b = np.load(f.replace('cuda', 'cpu')); s = np.load('$G/models/fashion_mlp_io/output_2.npy')
     e = max(np.max(np.abs(a - b) / np.maximum(1, np.abs(b))), np.max(np.abs(a - s) / np.maximum(1, np.abs(s))))
     print(f, 'max scaled error vs cpu and saved:', e); sys.exit(0 if e <= 1e-4 else 1)
-" || status=1
-step "edge cases of issues 15 and 23 on cuda vs the CPU (tests/cuda/edge_cases.py)"
-python3 tests/cuda/edge_cases.py check "$G/edges" --dmlc $D --device cuda || status=1
-step "dmlc check --device cuda (each kernel of the reference packages against the CPU)"
+" || rc=1
+result "dmlc run fashion_mlp on $DEV vs the CPU and saved" $rc
+step "edge cases of issues 15 and 23 on $DEV vs the CPU (tests/cuda/edge_cases.py)"
+"$PY" tests/cuda/edge_cases.py check "$G/edges" --dmlc $D --device "$DEV"
+result "edge cases (tests/cuda/edge_cases.py)" $?
+step "dmlc check --device $DEV (each kernel of the reference packages against the CPU)"
+rc=0
 for p in "$G"/pkgs/ref_*.dmlpkg; do
-  $D check "$p" --device cuda --iterations 2 || status=1
+  $D check "$p" --device "$DEV" --iterations 2 || rc=1
 done
-step "dmlc bench --device cuda (fashion_mlp, batch 1 and 64)"
-$D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --iterations 1000 --warmup 100 || status=1
-$D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --batch 64 --iterations 1000 --warmup 100 || status=1
-step "bench/cuda: dmlc vs PyTorch"
-bash bench/cuda/run_cuda_bench.sh build-gpu/bench/cuda/cuda_bench "$G/pkgs" "$G/models" "$OUT" || status=1
-step "training: dmlc cuda/vulkan/cpu vs PyTorch (bench/gpu/train_h200.sh)"
-if [ -d .gpu-train ]; then
-  OUT=$OUT/train BUILD=$PWD/build-gpu-train bash bench/gpu/train_h200.sh || status=1
+result "dmlc check (reference packages)" $rc
+step "the zoo on $DEV: ONNX Runtime's outputs and dmlc's CPU on the same package (scripts/zoo/run.py)"
+# bounded: run.py writes its JSON after each model, so a stop keeps those done
+if [ -d "$G/zoo/models" ]; then
+  cp "$G/zoo/pack.json" "$OUT/zoo_pack.json" 2>/dev/null
+  timeout "${ZOO_SECONDS:-200}" "$PY" scripts/zoo/run.py --targets "$DEV" --models "$G/zoo/models" \
+    --packages "$G/zoo/pkgs" --dmlc $D --timeout 120 --json "$OUT/zoo_cuda.json" \
+    --doc "$OUT/zoo_cuda.md"
+  rc=$?
+  [ $rc -eq 124 ] && echo "stopped after ${ZOO_SECONDS:-200} s: the models done are in $OUT/zoo_cuda.json"
+  "$PY" - "$OUT/zoo_cuda.json" "$G/zoo/pack.json" "$DEV" >"$OUT/zoo_summary.txt" <<'PY'
+import json, sys
+res, pack, dev = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+bad = n = 0
+print(f"| export | {dev} | vs ONNX Runtime | vs dmlc's CPU | CPU vs ONNX Runtime | error |")
+print("| --- | --- | ---: | ---: | ---: | --- |")
+for k, e in sorted(res["entries"].items()):
+    r = e.get("targets", {}).get(dev)
+    if not r:
+        continue
+    n += 1
+    f = lambda x: "" if r.get(x) is None else f"{r[x]:.2g}"  # noqa: E731
+    print(f"| {k} | {r['result']} | {f('max_scaled_error')} | {f('vs_cpu')} | {f('cpu_vs_ort')} | {r.get('error', '')[:160]} |")
+    # a compile error happened on the build machine (gpu_prepare.sh says so): listed, not failed here
+    bad += r["result"] not in ("pass", "compile error")
+for x in pack.get("left_out", []):
+    print(f"left out: {x['export']}: {x['why']}")
+print(f"{n} exports run on {dev}, {bad} failed")
+sys.exit(1 if bad or n == 0 else 0)
+PY
+  rc2=$?
+  cat "$OUT/zoo_summary.txt"
+  result "zoo on $DEV ($OUT/zoo_cuda.json)" $((rc || rc2)) "$(tail -1 "$OUT/zoo_summary.txt")"
+elif [ -f "$G/zoo.skipped" ]; then
+  echo "not prepared: $(cat "$G/zoo.skipped")"
+  SUMMARY+=("skip  zoo: not prepared: $(head -1 "$G/zoo.skipped")")
 else
-  echo "skipped: .gpu-train was not carried (bench/gpu/train_prepare.sh prepares it)"
+  result "zoo" 1 "$G/zoo.tar.gz was not carried (scripts/gpu_prepare.sh makes it)"
 fi
+step "random graphs on $DEV vs the CPU (dml_graphs_check on dml_graphgen --pack's graphs)"
+if [ -f "$G/graphgen/graphs.txt" ]; then
+  $B/tests/cuda/dml_graphs_check "$G/graphgen" --device "$DEV" --seconds "${GRAPHGEN_SECONDS:-120}" \
+    --json "$OUT/graphgen_cuda.json"
+  rc=$?
+  result "random graphs on $DEV ($OUT/graphgen_cuda.json)" $rc \
+    "$("$PY" -c "import json; d = json.load(open('$OUT/graphgen_cuda.json')); print(f\"{d['checked']} checked, {d['disagree']} disagree, {d['failed_on_build_machine']} failed on the build machine, {d['not_run']} not run; seeds failing: {[f['seed'] for f in d['failures']]}\")" 2>/dev/null || echo "exit status $rc, no JSON")"
+elif [ -f "$G/graphgen.skipped" ]; then
+  echo "not prepared: $(cat "$G/graphgen.skipped")"
+  SUMMARY+=("skip  random graphs: not prepared: $(head -1 "$G/graphgen.skipped")")
+else
+  result "random graphs" 1 "$G/graphgen.tar.gz was not carried (scripts/gpu_prepare.sh makes it)"
+fi
+if [ -n "${GPU_CHECK_LOCAL:-}" ]; then
+  SUMMARY+=("skip  benchmarks and training: not in the stand-in run")
+else
+  step "dmlc bench --device cuda (fashion_mlp, batch 1 and 64)"
+  rc=0
+  $D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --iterations 1000 --warmup 100 || rc=1
+  $D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --batch 64 --iterations 1000 --warmup 100 || rc=1
+  result "dmlc bench" $rc
+  step "bench/cuda: dmlc vs PyTorch"
+  bash bench/cuda/run_cuda_bench.sh build-gpu/bench/cuda/cuda_bench "$G/pkgs" "$G/models" "$OUT"
+  result "bench/cuda" $?
+  step "training: dmlc cuda/vulkan/cpu vs PyTorch (bench/gpu/train_h200.sh)"
+  if [ -d .gpu-train ]; then
+    OUT=$OUT/train BUILD=$PWD/build-gpu-train bash bench/gpu/train_h200.sh
+    result "training (bench/gpu/train_h200.sh)" $?
+  else
+    echo "skipped: .gpu-train was not carried (bench/gpu/train_prepare.sh prepares it)"
+    SUMMARY+=("skip  training: .gpu-train was not carried")
+  fi
+fi
+step "summary"
+printf '%s\n' "${SUMMARY[@]}"
 step "done: status $status"
 exit $status

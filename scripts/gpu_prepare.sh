@@ -1,25 +1,95 @@
 #!/usr/bin/env bash
 # Prepares, on this (build) machine, what scripts/gpu_check.sh runs on a GPU
-# machine that has no Debian packages: the CUDA test and benchmark packages
-# (compiled here with clang-16, and ptxas when present) and the reference
-# models' saved inputs/outputs, in .gpu-cuda/ at the repository root (ignored by
-# git through .git/info/exclude; carried to the GPU machine).
+# machine that has no Debian packages and no compiler libraries, in
+# .gpu-cuda/ at the repository root (ignored by git through
+# .git/info/exclude; carried to the GPU machine). Each part is carried as
+# one gzip'ed tar file, .gpu-cuda/PART.tar.gz (gpu_check.sh unpacks them),
+# so that the folder stays within GPU_CARRY_MB (default 45) MB:
+#   pkgs      the CUDA test and benchmark packages (tests/cuda/gen_cuda_packages:
+#             clang-16, and ptxas when present)
+#   models    the reference models with their saved inputs/outputs
+#   edges     the edge cases of issues 15 and 23 (tests/cuda/edge_cases.py)
+#   graphgen  random graphs of `dml_graphgen --pack` (seeds GRAPHGEN_SEEDS,
+#             default 0:60) compiled for cpu,cuda, with the CPU's outputs of
+#             their batch-1 run here (issue 23 item 3)
+#   zoo       exported zoo models compiled for cpu,cuda (scripts/zoo/run.py
+#             --pack: each model's smallest export first, smallest models
+#             first, as many as fit the budget left), with their inputs and
+#             ONNX Runtime's outputs (issue 14; issue 23 item 4)
+# pkgs, models and edges must succeed (the script stops otherwise); graphgen
+# and zoo are fail-soft: a part that cannot be made leaves
+# .gpu-cuda/PART.skipped saying why, which gpu_check.sh prints.
 #   bash scripts/gpu_prepare.sh        (after building build/ as the README says)
+# GPU_PREP_TARGET=vulkan compiles edges, graphgen and zoo for cpu,vulkan
+# instead, for a stand-in run of gpu_check.sh here (GPU_CHECK_LOCAL=1
+# DEVICE=vulkan; see there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-grep -qx '/.gpu-cuda/' .git/info/exclude 2>/dev/null || echo '/.gpu-cuda/' >> .git/info/exclude
+# (in a git worktree .git is a file: the folder then shows as untracked)
+[ ! -d .git ] || grep -qx '/.gpu-cuda/' .git/info/exclude 2>/dev/null || echo '/.gpu-cuda/' >>.git/info/exclude
 SHARED=${DMLC_SHARED_DIR:-$PWD/../shared}
+BUDGET_MB=${GPU_CARRY_MB:-45}
+SEEDS=${GRAPHGEN_SEEDS:-0:60}
+T=${GPU_PREP_TARGET:-cuda}
+G=.gpu-cuda
 cmake --build build -j2 --target gen_cuda_packages >/dev/null
-rm -rf .gpu-cuda # (bench/gpu/prepare.sh owns .gpu/)
-mkdir -p .gpu-cuda/pkgs .gpu-cuda/models
-DMLC_SHARED_DIR=$SHARED build/tests/cuda/gen_cuda_packages .gpu-cuda/pkgs
+rm -rf $G # (bench/gpu/prepare.sh owns .gpu/)
+mkdir -p $G/pkgs $G/models
+DMLC_SHARED_DIR=$SHARED build/tests/cuda/gen_cuda_packages $G/pkgs
 for m in fashion_mlp lenet5 resnet_small; do
-  cp "$SHARED/models/$m.onnx" .gpu-cuda/models/
-  cp -r "$SHARED/models/${m}_io" .gpu-cuda/models/
+  cp "$SHARED/models/$m.onnx" $G/models/
+  cp -r "$SHARED/models/${m}_io" $G/models/
 done
 # The edge cases of issues 15 and 23 end to end (tests/cuda/edge_cases.py;
 # needs onnx: the venv scripts/onnx_node_suite.sh makes)
 PY=${PYTHON:-$(bash scripts/onnx_node_suite.sh >/dev/null && echo .cache/onnx-1.23.2/venv/bin/python)}
-"$PY" tests/cuda/edge_cases.py prepare .gpu-cuda/edges --dmlc build/compiler/dmlc
-du -sh .gpu-cuda
-echo "prepared .gpu-cuda/: run scripts/gpu_check.sh on the GPU machine with .gpu-cuda carried"
+"$PY" tests/cuda/edge_cases.py prepare $G/edges --dmlc build/compiler/dmlc --targets "cpu,$T"
+
+# PART.tar.gz from folder PART (removed); prints its size.
+tgz() {
+  tar czf "$G/$1.tar.gz" -C $G "$1" && rm -rf "${G:?}/$1"
+  echo "$G/$1.tar.gz: $(($(stat -c %s "$G/$1.tar.gz") / 1000)) kB"
+}
+used_mb() { du -sb $G | awk '{printf "%.1f", $1 / 1e6}'; }
+for p in pkgs models edges; do tgz $p; done
+
+# Random graphs (fail-soft). A graph that fails here (a compile error other
+# than the target refusing an op, or the CPU's run) is listed in graphs.txt
+# and counted as a failure by gpu_check.sh.
+if cmake --build build -j2 --target dml_graphgen >/dev/null 2>&1 &&
+  [ -x build/tests/vulkan/dml_graphgen ]; then
+  mkdir -p $G/graphgen
+  build/tests/vulkan/dml_graphgen --pack $G/graphgen --target "$T" --seeds "$SEEDS" \
+    --ref-runs 1 || echo "dml_graphgen --pack: some graphs failed here (listed in graphs.txt)"
+  tgz graphgen
+else
+  echo "dml_graphgen could not be built (it needs the Vulkan headers)" | tee $G/graphgen.skipped
+fi
+
+# The zoo (fail-soft): the budget left, less 1 MB.
+left=$(awk -v b="$BUDGET_MB" -v u="$(used_mb)" 'BEGIN { printf "%.1f", b - u - 1 }')
+echo "zoo: $left MB of the $BUDGET_MB MB budget left"
+if awk -v l="$left" 'BEGIN { exit !(l < 1) }'; then
+  echo "no room left for the zoo within GPU_CARRY_MB=$BUDGET_MB" | tee $G/zoo.skipped
+elif ! "$PY" -c 'import numpy' 2>/dev/null; then
+  echo "no Python with numpy ($PY) for scripts/zoo/run.py" | tee $G/zoo.skipped
+elif "$PY" scripts/zoo/run.py --targets "$T" --pack $G/zoo --pack-budget-mb "$left" \
+  --pack-max-mb 200 >$G/zoo.log 2>&1; then
+  tail -1 $G/zoo.log
+  rm -f $G/zoo.log
+  tgz zoo
+else
+  {
+    echo "scripts/zoo/run.py --pack failed (exported zoo in .cache/zoo-*/models? scripts/zoo/zoo.sh):"
+    tail -5 $G/zoo.log
+  } | tee $G/zoo.skipped
+  rm -rf $G/zoo $G/zoo.log
+fi
+
+total=$(used_mb)
+ls -l $G
+echo "prepared $G/: $total MB (budget $BUDGET_MB MB); run scripts/gpu_check.sh on the GPU machine with $G carried"
+if awk -v t="$total" -v b="$BUDGET_MB" 'BEGIN { exit !(t > b) }'; then
+  echo "error: $G is over the budget"
+  exit 1
+fi

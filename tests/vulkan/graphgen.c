@@ -55,7 +55,18 @@
  * 1 on a failure, 77 without a Vulkan device. docs/kernels.md ("Random
  * graphs") gives the long run and what it found. A replayed graph whose
  * inputs use several symbols (tests/vulkan/graphs/symdims_attention.dmlir)
- * runs with every symbol at 1, the k-th at 3 + 4k, then each at its bound. */
+ * runs with every symbol at 1, the k-th at 3 + 4k, then each at its bound.
+ *
+ *   dml_graphgen --pack DIR [--target cuda|vulkan] [--seeds A:B] [--seconds S]
+ *                [--max-mb M] [--ref-runs N] [--cuda-arch ptx|sm_90,...]
+ * compiles each seed's graph for cpu,TARGET (no device needed) into
+ * DIR/graphgen_<seed>.dmlpkg with the CPU's outputs of its first N runs
+ * here (DIR/graphgen_<seed>.r<run>.o<k>.npy; default all runs; the batch-3
+ * outputs are the bulk of the bytes) and DIR/graphs.txt, for
+ * dml_graphs_check (tests/cuda/graphs_check.c, runtime only) to run on
+ * another machine's device (scripts/gpu_prepare.sh, scripts/gpu_check.sh);
+ * --cuda-arch as dmlc compile's (default: PTX and sm_80/sm_90 cubins).
+ * The runs, inputs and comparison are tests/graphgen_io.h's, shared by both. */
 #include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
@@ -66,16 +77,18 @@
 #include <time.h>
 
 #include "dml_driver.h"
+#include "dml_file.h"
 #include "dml_ir_text.h"
+#include "dml_npy.h"
 #include "dml_ops.h"
 #include "dml_rt.h"
+#include "graphgen_io.h"
 
 #define GG_MAX_V 256
 #define GG_MAX_N 160
 #define GG_MAX_R 5
 #define GG_MAX_OUT 6
 #define GG_BOUND 32
-#define GG_TOL 1e-4
 #define GG_MAX_PER_SAMPLE 32768 /* elements of a value per batch row */
 
 enum { GG_DEAD = 0, GG_INPUT, GG_NODE, GG_CONST };
@@ -1129,30 +1142,6 @@ static void status_line(dml_status_t s, const char *stage, char *why, size_t cap
   dml_status_free(s);
 }
 
-/* The largest norm-wise error of a against b (f32 tensors of one shape):
- * max |a - b| / max(1, max |b|); 1e9 for a NaN or inf where the other has
- * none, or another shape or dtype. */
-static double out_err(const dml_tensor_t *a, const dml_tensor_t *b) {
-  if (a->dtype != DML_DTYPE_F32 || b->dtype != DML_DTYPE_F32 || a->rank != b->rank)
-    return 1e9;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return 1e9;
-  int64_t n = dml_dims_numel(a->dims, a->rank);
-  const float *x = (const float *)a->data, *y = (const float *)b->data;
-  double scale = 1, worst = 0;
-  for (int64_t i = 0; i < n; i++)
-    if (isfinite(y[i]) && fabs(y[i]) > scale) scale = fabs(y[i]);
-  for (int64_t i = 0; i < n; i++) {
-    if (isnan(x[i]) || isnan(y[i]) || isinf(x[i]) || isinf(y[i])) {
-      if (!(x[i] == y[i] || (isnan(x[i]) && isnan(y[i])))) return 1e9;
-      continue;
-    }
-    double e = fabs((double)x[i] - y[i]) / scale;
-    if (e > worst) worst = e;
-  }
-  return worst;
-}
-
 /* Compiles `text` for cpu,vulkan and compares the two devices at batch 1
  * and 3 (or the static batch). GG_PASS, GG_REFUSED (the target refused an
  * op or form: `why` says which) or GG_FAIL (`why` says how). */
@@ -1190,59 +1179,19 @@ static int check_text(const char *text, uint64_t input_seed, char *why, size_t c
     status_line(s, "session", why, cap);
     result = GG_FAIL;
   }
-  static const int64_t batches[] = {1, 3};
-  uint64_t rs = input_seed * 0x2545F4914F6CDD1Dull + 1;
-  /* the inputs' symbols by first appearance: run 0 sets each to 1, run 1
-   * the k-th to min(3 + 4k, bound) (distinct values when a graph has
-   * several, as a saved graph over [batch, seq] does), and, with two or
-   * more symbols, run 2 each to its bound */
-  const char *syms[8];
-  int n_syms = 0;
-  for (uint32_t i = 0; m && i < dml_rt_model_num_inputs(m); i++) {
-    dml_rt_io_info_t io;
-    dml_rt_model_input_info(m, i, &io);
-    for (int d = 0; d < io.rank; d++) {
-      int k = 0;
-      while (io.dim_symbol[d] && k < n_syms && strcmp(syms[k], io.dim_symbol[d])) k++;
-      if (io.dim_symbol[d] && k == n_syms && n_syms < 8)
-        syms[n_syms++] = io.dim_symbol[d];
-    }
-  }
-  for (int bi = 0; result == GG_PASS && bi < (n_syms > 1 ? 3 : 2); bi++) {
+  uint64_t rs = gg_input_stream(input_seed);
+  gg_syms_t syms;
+  gg_syms_of(m, &syms);
+  for (int bi = 0; result == GG_PASS && bi < gg_max_runs(&syms); bi++) {
     int any_sym = 0;
     dml_rt_session_clear_inputs(cpu);
     dml_rt_session_clear_inputs(vk);
     for (uint32_t i = 0; i < dml_rt_model_num_inputs(m); i++) {
-      dml_rt_io_info_t io;
-      dml_rt_model_input_info(m, i, &io);
       dml_tensor_t t;
-      memset(&t, 0, sizeof t);
-      t.dtype = DML_DTYPE_F32;
-      t.rank = io.rank;
-      for (int d = 0; d < io.rank; d++) {
-        any_sym |= io.dim_symbol[d] != NULL;
-        int64_t v = bi < 2 ? batches[bi] : 1;
-        int k = 0;
-        while (io.dim_symbol[d] && k < n_syms && strcmp(syms[k], io.dim_symbol[d])) k++;
-        int64_t mul = io.dim_multiplier[d] > 0 ? io.dim_multiplier[d] : 1;
-        if (io.dim_symbol[d] && bi == 1) v = 3 + 4 * (int64_t)k;
-        if (io.dim_symbol[d] && (bi == 2 || v * mul > io.dim_bound[d]))
-          v = io.dim_bound[d] / mul;
-        t.dims[d] = io.dim_symbol[d] ? mul * v : io.dims[d];
-      }
-      int64_t cnt = dml_dims_numel(t.dims, t.rank);
-      float *x = (float *)malloc((size_t)(cnt ? cnt : 1) * 4);
-      if (!x) abort();
-      for (int64_t k = 0; k < cnt; k++) {
-        rs ^= rs >> 12, rs ^= rs << 25, rs ^= rs >> 27;
-        x[k] = (float)((double)((rs * 2685821657736338717ull) >> 11) *
-                           (4.0 / 9007199254740992.0) -
-                       2.0);
-      }
-      t.data = x;
+      if (gg_input(m, i, bi, &syms, &rs, &t, &any_sym)) abort();
       s = dml_rt_session_set_input(cpu, i, &t);
       if (!s) s = dml_rt_session_set_input(vk, i, &t);
-      free(x);
+      free(t.data);
       if (s) break;
     }
     if (bi == 1 && !any_sym) break; /* one static batch */
@@ -1276,15 +1225,11 @@ static int check_text(const char *text, uint64_t input_seed, char *why, size_t c
         result = GG_FAIL;
         break;
       }
-      double e = out_err(&a, &b);
+      double e = gg_out_err(&a, &b);
       if (!(e <= GG_TOL)) {
-        if (bi < 2)
-          snprintf(why, cap, "mismatch: output %u at batch %lld: error %.3g", oi,
-                   (long long)batches[bi], e);
-        else
-          snprintf(why, cap,
-                   "mismatch: output %u with the symbols at their bounds: error %.3g", oi,
-                   e);
+        char rn[64];
+        snprintf(why, cap, "mismatch: output %u %s%s: error %.3g", oi,
+                 bi < 2 ? "at " : "with ", gg_run_name(bi, rn, sizeof rn), e);
         result = GG_FAIL;
         break;
       }
@@ -1477,6 +1422,164 @@ static int run_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
   return fail ? 1 : 0;
 }
 
+/* --pack DIR --target T: for each seed, the graph compiled for cpu,T into
+ * DIR/graphgen_<seed>.dmlpkg, run on the CPU here on graphgen_io.h's inputs,
+ * each run's outputs as DIR/graphgen_<seed>.r<run>.o<k>.npy, and a line of
+ * DIR/graphs.txt ("<seed> packed <runs> <outputs> <nodes> <runs with saved
+ * outputs>", "<seed> refused <why>" or "<seed> fail <why>"): what
+ * dml_graphs_check runs on another machine (tests/cuda/graphs_check.c).
+ * Saves the outputs of the first `ref_runs` runs only. Stops starting seeds
+ * after `seconds` (0: no limit) or once the files written pass `max_mb` MB
+ * (0: no limit).
+ * Exit status 1 when a graph failed here (a compile error other than a
+ * refusal, or the CPU's run). */
+static int write_file(const char *path, const void *bytes, size_t n) {
+  const void *parts[1] = {bytes};
+  dml_status_t s = dml_file_write_atomic("graphgen", path, parts, &n, 1);
+  if (s) {
+    char why[512];
+    status_line(s, "write", why, sizeof why);
+    printf("%s: %s\n", path, why);
+    return -1;
+  }
+  return 0;
+}
+
+static const char *g_cuda_arch; /* --cuda-arch (pack only) */
+
+static int pack_one(uint64_t seed, const char *dir, const char *target, int ref_runs,
+                    FILE *list, uint64_t *bytes_out) {
+  gg_graph_t *g = (gg_graph_t *)malloc(sizeof *g);
+  if (!g) abort();
+  generate(g, seed);
+  dce(g);
+  int nodes = live_nodes(g);
+  char *text = to_text(g, NULL);
+  free(g);
+  char why[512] = "", path[1024];
+  dml_ir_module_t *mod = NULL;
+  dml_status_t s = dml_ir_parse(text, strlen(text), "graphgen.dmlir", &mod);
+  free(text);
+  if (s) {
+    status_line(s, "parse", why, sizeof why);
+    fprintf(list, "%llu fail %s\n", (unsigned long long)seed, why);
+    return GG_FAIL;
+  }
+  char targets[64];
+  snprintf(targets, sizeof targets, "cpu,%s", target);
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.targets = targets;
+  o.print_kernels = g_print_kernels;
+  o.cuda_arch = g_cuda_arch;
+  void *bytes = NULL;
+  size_t n = 0;
+  s = dml_compile_module_memory(mod, "graphgen", &o, &bytes, &n, NULL);
+  dml_ir_module_release(mod);
+  if (s) {
+    int refused = dml_status_code(s) == DML_STATUS_UNIMPLEMENTED;
+    status_line(s, "compile", why, sizeof why);
+    fprintf(list, "%llu %s %s\n", (unsigned long long)seed, refused ? "refused" : "fail",
+            why);
+    return refused ? GG_REFUSED : GG_FAIL;
+  }
+  snprintf(path, sizeof path, "%s/graphgen_%llu.dmlpkg", dir, (unsigned long long)seed);
+  int bad = write_file(path, bytes, n);
+  *bytes_out += n;
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *cpu = NULL;
+  s = dml_rt_model_load_memory(bytes, n, &m);
+  free(bytes);
+  if (!s) s = dml_rt_session_create(m, "cpu", &cpu);
+  gg_syms_t syms;
+  gg_syms_of(m, &syms);
+  uint64_t rs = gg_input_stream(seed);
+  int runs = 0;
+  for (int r = 0; !s && !bad && r < gg_max_runs(&syms); r++) {
+    int any_sym = 0;
+    dml_rt_session_clear_inputs(cpu);
+    for (uint32_t i = 0; !s && i < dml_rt_model_num_inputs(m); i++) {
+      dml_tensor_t t;
+      if (gg_input(m, i, r, &syms, &rs, &t, &any_sym)) abort();
+      s = dml_rt_session_set_input(cpu, i, &t);
+      free(t.data);
+    }
+    if (r == 1 && !any_sym) break; /* one static batch */
+    if (!s) s = dml_rt_session_run(cpu);
+    for (uint32_t k = 0; !s && !bad && r < ref_runs && k < dml_rt_model_num_outputs(m);
+         k++) {
+      dml_tensor_t t;
+      memset(&t, 0, sizeof t);
+      if ((s = dml_rt_session_get_output(cpu, k, &t))) break;
+      void *npy = NULL;
+      size_t nb = 0;
+      if ((s = dml_npy_write_memory(&t, &npy, &nb))) break;
+      snprintf(path, sizeof path, "%s/graphgen_%llu.r%d.o%u.npy", dir,
+               (unsigned long long)seed, r, k);
+      bad = write_file(path, npy, nb);
+      *bytes_out += nb;
+      free(npy);
+    }
+    runs++;
+  }
+  if (s) status_line(s, "run cpu", why, sizeof why);
+  if (bad && !why[0]) snprintf(why, sizeof why, "cannot write %.400s", path);
+  if (s || bad)
+    fprintf(list, "%llu fail %s\n", (unsigned long long)seed, why);
+  else
+    fprintf(list, "%llu packed %d %u %d %d\n", (unsigned long long)seed, runs,
+            dml_rt_model_num_outputs(m), nodes, runs < ref_runs ? runs : ref_runs);
+  dml_rt_session_release(cpu);
+  dml_rt_model_release(m);
+  pool_free();
+  if (s || bad) printf("seed %llu: FAIL: %s\n", (unsigned long long)seed, why);
+  return s || bad ? GG_FAIL : GG_PASS;
+}
+
+static int pack_seeds(uint64_t a, uint64_t b, double seconds, double max_mb, int ref_runs,
+                      const char *dir, const char *target) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/graphs.txt", dir);
+  FILE *list = fopen(path, "w");
+  if (!list) {
+    printf("dml_graphgen: cannot write %s (does the folder exist?)\n", path);
+    return 1;
+  }
+  setvbuf(list, NULL, _IOLBF, 0);
+  fprintf(
+      list,
+      "# dml_graphgen --pack %s --target %s --seeds %llu:%llu --ref-runs %d: <seed> "
+      "packed "
+      "<runs> <outputs> <nodes> <runs with saved outputs> | <seed> refused|fail <why>\n",
+      dir, target, (unsigned long long)a, (unsigned long long)b, ref_runs);
+  int c[3] = {0, 0, 0};
+  uint64_t bytes = 0;
+  double t0 = now_s();
+  uint64_t seed = a;
+  for (; seed < b; seed++) {
+    if (seconds > 0 && now_s() - t0 > seconds) break;
+    if (max_mb > 0 && (double)bytes > max_mb * 1e6) break;
+    int r = pack_one(seed, dir, target, ref_runs, list, &bytes);
+    c[r]++;
+    if (g_verbose)
+      printf("seed %llu: %s\n", (unsigned long long)seed,
+             r == GG_PASS      ? "packed"
+             : r == GG_REFUSED ? "refused"
+                               : "FAIL");
+  }
+  if (seed < b)
+    fprintf(list, "# stopped before seed %llu (%s)\n", (unsigned long long)seed,
+            seconds > 0 && now_s() - t0 > seconds ? "--seconds" : "--max-mb");
+  fclose(list);
+  printf(
+      "graphgen --pack %s: %d packed for cpu,%s, %d refused by the target, %d failed "
+      "here; "
+      "seeds %llu:%llu, %.1f MB, %.1f s\n",
+      dir, c[GG_PASS], target, c[GG_REFUSED], c[GG_FAIL], (unsigned long long)a,
+      (unsigned long long)seed, (double)bytes / 1e6, now_s() - t0);
+  return c[GG_FAIL] ? 1 : 0;
+}
+
 /* A saved graph: must pass (its comment names the failure it once had). */
 static int replay(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -1531,23 +1634,12 @@ static int replay_dir(const char *dir) {
 
 int main(int argc, char **argv) {
   uint64_t a = 0, b = 20;
-  double seconds = 0;
-  const char *save = NULL;
-  int bad = 0, seeds = 0, replays = 0;
-  dml_rt_device_info_t devs[16];
-  uint32_t nd = 0;
+  double seconds = 0, max_mb = 0;
+  int ref_runs = 3;
+  const char *save = NULL, *pack = NULL, *target = "vulkan";
+  const char *replay_files[64], *replay_dirs[16];
+  int n_replay_files = 0, n_replay_dirs = 0, seeds = 0;
   setvbuf(stdout, NULL, _IOLBF, 0); /* a crash keeps what was printed */
-  dml_status_t s = dml_rt_vulkan_devices(devs, 16, &nd);
-  if (s || !nd) {
-    char *msg = s ? dml_status_format(s) : NULL;
-    printf("SKIP: no Vulkan device: %s\n", msg ? msg : "none listed");
-    free(msg);
-    dml_status_free(s);
-    return 77;
-  }
-  for (uint32_t i = 0; i < nd && i < 16; i++)
-    if (devs[i].is_default) printf("Vulkan device: %s\n", devs[i].name);
-  unary_table();
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
       unsigned long long x, y;
@@ -1560,12 +1652,20 @@ int main(int argc, char **argv) {
       seconds = atof(argv[++i]);
     } else if (!strcmp(argv[i], "--save") && i + 1 < argc) {
       save = argv[++i];
-    } else if (!strcmp(argv[i], "--replay") && i + 1 < argc) {
-      bad |= replay(argv[++i]);
-      replays = 1;
-    } else if (!strcmp(argv[i], "--replay-dir") && i + 1 < argc) {
-      bad |= replay_dir(argv[++i]);
-      replays = 1;
+    } else if (!strcmp(argv[i], "--pack") && i + 1 < argc) {
+      pack = argv[++i];
+    } else if (!strcmp(argv[i], "--target") && i + 1 < argc) {
+      target = argv[++i];
+    } else if (!strcmp(argv[i], "--cuda-arch") && i + 1 < argc) {
+      g_cuda_arch = argv[++i];
+    } else if (!strcmp(argv[i], "--ref-runs") && i + 1 < argc) {
+      ref_runs = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--max-mb") && i + 1 < argc) {
+      max_mb = atof(argv[++i]);
+    } else if (!strcmp(argv[i], "--replay") && i + 1 < argc && n_replay_files < 64) {
+      replay_files[n_replay_files++] = argv[++i];
+    } else if (!strcmp(argv[i], "--replay-dir") && i + 1 < argc && n_replay_dirs < 16) {
+      replay_dirs[n_replay_dirs++] = argv[++i];
     } else if (!strcmp(argv[i], "--no-shrink")) {
       g_no_shrink = 1;
     } else if (!strcmp(argv[i], "--print-kernels")) {
@@ -1575,12 +1675,34 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr,
               "usage: dml_graphgen [--seeds A:B] [--seconds S] [--save DIR] [--replay "
-              "FILE]... "
-              "[--replay-dir DIR] [--print-kernels] [--no-shrink] [-v]\n");
+              "FILE]... [--replay-dir DIR] [--print-kernels] [--no-shrink] [-v]\n"
+              "       dml_graphgen --pack DIR [--target cuda|vulkan] [--seeds A:B] "
+              "[--seconds S] [--max-mb M] [--ref-runs N] [--cuda-arch A] [-v]\n");
       return 2;
     }
   }
-  if (seeds || !replays) bad |= run_seeds(a, b, seconds, save);
+  unary_table();
+  if (pack) { /* compile only: no device needed */
+    int r = pack_seeds(a, b, seconds, max_mb, ref_runs, pack, target);
+    free(g_pool);
+    return r;
+  }
+  dml_rt_device_info_t devs[16];
+  uint32_t nd = 0;
+  dml_status_t s = dml_rt_vulkan_devices(devs, 16, &nd);
+  if (s || !nd) {
+    char *msg = s ? dml_status_format(s) : NULL;
+    printf("SKIP: no Vulkan device: %s\n", msg ? msg : "none listed");
+    free(msg);
+    dml_status_free(s);
+    return 77;
+  }
+  for (uint32_t i = 0; i < nd && i < 16; i++)
+    if (devs[i].is_default) printf("Vulkan device: %s\n", devs[i].name);
+  int bad = 0;
+  for (int i = 0; i < n_replay_files; i++) bad |= replay(replay_files[i]);
+  for (int i = 0; i < n_replay_dirs; i++) bad |= replay_dir(replay_dirs[i]);
+  if (seeds || !(n_replay_files + n_replay_dirs)) bad |= run_seeds(a, b, seconds, save);
   free(g_pool);
   return bad ? 1 : 0;
 }
