@@ -205,6 +205,11 @@ int main(int argc, char **argv) {
   conv_bench("depthwise 3x3 s1 64ch 56x56", 1, 64, 64, 64, 56, 3, 1, seconds, peak);
   conv_bench("depthwise 3x3 s2 64ch 112x112", 1, 64, 64, 64, 112, 3, 2, seconds, peak);
   conv_bench("depthwise 3x3 s1 128ch 8x8 b32", 32, 128, 128, 128, 8, 3, 1, seconds, peak);
+  /* mobilenet_tiny's (bench/make_cpu_models.py) other depthwise layers, batch 32 */
+  conv_bench("depthwise 3x3 s1 16ch 32x32 b32", 32, 16, 16, 16, 32, 3, 1, seconds, peak);
+  conv_bench("depthwise 3x3 s2 32ch 32x32 b32", 32, 32, 32, 32, 32, 3, 2, seconds, peak);
+  conv_bench("depthwise 3x3 s1 64ch 16x16 b32", 32, 64, 64, 64, 16, 3, 1, seconds, peak);
+  conv_bench("depthwise 3x3 s2 64ch 16x16 b32", 32, 64, 64, 64, 16, 3, 2, seconds, peak);
   conv_bench("conv 3x3 s1 64->64 56x56", 1, 64, 64, 1, 56, 3, 1, seconds, peak);
   conv_bench("conv 3x3 s1 16->16 32x32 b32", 32, 16, 16, 1, 32, 3, 1, seconds, peak);
   conv_bench("conv 3x3 s2 64->128 56x56", 1, 64, 128, 1, 56, 3, 2, seconds, peak);

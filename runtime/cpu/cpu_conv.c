@@ -717,9 +717,14 @@ typedef struct {
   int64_t OH = g->out[0], OW = g->out[1], KW = g->k[1], nt = g->k[0] * g->k[1];     \
   int64_t s0 = g->s[0], s1 = g->s[1], d0 = g->d[0], d1 = g->d[1], rs = d->rs;       \
   int64_t toff[DW_MAXT]; /* tap (kh, kw): its offset in buf from the row's first */ \
-  for (int64_t t = 0; t < nt; t++) {                                                \
-    int64_t sh = t % KW * d1;                                                       \
-    toff[t] = (t / KW * d0 * s1 + sh % s1) * rs + sh / s1;                          \
+  for (int64_t t = 0, kh = 0, kw = 0, sq = 0, sr = 0; t < nt; t++) {                \
+    /* sq, sr: (kw * d1) / s1, (kw * d1) % s1, no division per plane */             \
+    toff[t] = (kh * d0 * s1 + sr) * rs + sq;                                        \
+    if (++kw == KW) {                                                               \
+      kw = sq = sr = 0, kh++;                                                       \
+    } else {                                                                        \
+      for (sr += d1; sr >= s1; sr -= s1) sq++;                                      \
+    }                                                                               \
   }                                                                                 \
   for (int64_t oh0 = 0; oh0 < OH; oh0 += d->strip) {                                \
     int64_t nh = DML_CPU_MIN(d->strip, OH - oh0);                                   \
