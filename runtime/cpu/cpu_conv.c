@@ -1003,6 +1003,24 @@ static void direct_chunk_task(void *vctx, int64_t t, int tid) {
 #endif
 }
 
+#if DML_CPU_X86
+/* Row d[0, wq) = src[c0 + 2q] (0 outside [0, W)): a stride-2 phase row,
+ * 16 columns from two masked loads and a permute. */
+__attribute__((target("avx512f"))) static void flat_row_s2(const float *restrict src,
+                                                           int64_t W, int64_t c0,
+                                                           float *restrict d,
+                                                           int64_t wq) {
+  const __m512i ev =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  for (int64_t q0 = 0; q0 < wq; q0 += 16) {
+    int64_t c = c0 + 2 * q0, n = DML_CPU_MIN((int64_t)16, wq - q0);
+    __m512 v =
+        _mm512_permutex2var_ps(dw_load512(src, c, W), ev, dw_load512(src, c + 16, W));
+    _mm512_mask_storeu_ps(d + q0, (__mmask16)((1u << n) - 1u), v);
+  }
+}
+#endif
+
 /* The phase planes of image x (flat_plan's layout) into xq. */
 static void flat_pad(const conv_geo_t *g, const flat_geo_t *f, const float *restrict x,
                      float *restrict xq) {
@@ -1030,6 +1048,12 @@ static void flat_pad(const conv_geo_t *g, const flat_geo_t *f, const float *rest
             if (hi < f->wq) memset(d + hi, 0, (size_t)(f->wq - hi) * sizeof(float));
             continue;
           }
+#if DML_CPU_X86
+          if (f->s1 == 2) {
+            flat_row_s2(src, W, off, d, f->wq);
+            continue;
+          }
+#endif
           for (int64_t q = 0; q < f->wq; q++) {
             int64_t iw = q * f->s1 + off;
             d[q] = iw >= 0 && iw < W ? src[iw] : 0.0f;
