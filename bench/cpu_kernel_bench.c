@@ -8,7 +8,7 @@
  * Prints one line per case: the GEMM (dml_cpu_sgemm, square 256/512/1024,
  * A and B unpacked) and convolutions through dml_cpu_run (depthwise 3x3
  * stride 1 and 2, a 3x3 stride-1 convolution, a 1x1 one, a 3x3 stride-2
- * one), each as GFLOP/s (2 flops per multiply-add) and as a share of the
+ * one, and resnet_small's strided and 8x8 layers at batch 32), each as GFLOP/s (2 flops per multiply-add) and as a share of the
  * peak: on x86-64 with AVX-512, `peak` is measured by a loop of independent
  * 16-lane fused multiply-adds on one thread (times the thread count);
  * elsewhere it is not measured and the share is omitted. With one thread
@@ -205,9 +205,19 @@ int main(int argc, char **argv) {
   conv_bench("depthwise 3x3 s1 64ch 56x56", 1, 64, 64, 64, 56, 3, 1, seconds, peak);
   conv_bench("depthwise 3x3 s2 64ch 112x112", 1, 64, 64, 64, 112, 3, 2, seconds, peak);
   conv_bench("depthwise 3x3 s1 128ch 8x8 b32", 32, 128, 128, 128, 8, 3, 1, seconds, peak);
+  /* mobilenet_tiny's (bench/make_cpu_models.py) other depthwise layers, batch 32 */
+  conv_bench("depthwise 3x3 s1 16ch 32x32 b32", 32, 16, 16, 16, 32, 3, 1, seconds, peak);
+  conv_bench("depthwise 3x3 s2 32ch 32x32 b32", 32, 32, 32, 32, 32, 3, 2, seconds, peak);
+  conv_bench("depthwise 3x3 s1 64ch 16x16 b32", 32, 64, 64, 64, 16, 3, 1, seconds, peak);
+  conv_bench("depthwise 3x3 s2 64ch 16x16 b32", 32, 64, 64, 64, 16, 3, 2, seconds, peak);
   conv_bench("conv 3x3 s1 64->64 56x56", 1, 64, 64, 1, 56, 3, 1, seconds, peak);
   conv_bench("conv 3x3 s1 16->16 32x32 b32", 32, 16, 16, 1, 32, 3, 1, seconds, peak);
   conv_bench("conv 3x3 s2 64->128 56x56", 1, 64, 128, 1, 56, 3, 2, seconds, peak);
   conv_bench("conv 1x1 64->128 56x56", 1, 64, 128, 1, 56, 1, 1, seconds, peak);
+  /* resnet_small's (bench/RESULTS.md) at batch 32: strided and 8x8 */
+  conv_bench("conv 3x3 s2 16->32 32x32 b32", 32, 16, 32, 1, 32, 3, 2, seconds, peak);
+  conv_bench("conv 3x3 s2 32->64 16x16 b32", 32, 32, 64, 1, 16, 3, 2, seconds, peak);
+  conv_bench("conv 1x1 s2 16->32 32x32 b32", 32, 16, 32, 1, 32, 1, 2, seconds, peak);
+  conv_bench("conv 3x3 s1 64->64 8x8 b32", 32, 64, 64, 1, 8, 3, 1, seconds, peak);
   return 0;
 }

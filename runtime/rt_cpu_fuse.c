@@ -4,7 +4,8 @@
  * Conv, Gemm and MatMul nodes (f32) with constant weights run with those
  * weights packed once here into the GEMM's panel layout (dml_cpu_prepack)
  * instead of on every call; so do QLinearConv nodes (int8 panels,
- * runtime/cpu/cpu_qgemm.c). A Conv whose output feeds only a
+ * runtime/cpu/cpu_qgemm.c) and RNN, GRU and LSTM nodes (W and R,
+ * dml_cpu_rnn_prepack). A Conv whose output feeds only a
  * BatchNormalization in inference mode with constant scale/B/mean/var,
  * and/or a Conv, Gemm or MatMul whose (or whose BN's) output feeds only a
  * Relu, runs as one node with an epilogue (dml_cpu_run_fused) writing
@@ -128,6 +129,22 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
       any = 1;
       continue;
     }
+    if ((n->op == DML_OP_RNN || n->op == DML_OP_GRU || n->op == DML_OP_LSTM) &&
+        n->n_inputs >= 3 && n->n_outputs >= 1 && is_const(f, n->inputs[1]) &&
+        is_const(f, n->inputs[2])) {
+      /* f32 recurrent op: W and R packed once (the gate math is its own
+       * epilogue). */
+      dml_tensor_t w = weight_view(f, weights, n->inputs[1]);
+      dml_tensor_t r = weight_view(f, weights, n->inputs[2]);
+      size_t pk = dml_cpu_rnn_prepack_bytes(n->op, &w, &r, n->attrs, n->n_attrs);
+      if (pk == 0) continue;
+      p->role[k] = 1;
+      p->final_value[k] = n->outputs[0]; /* may be absent: outputs stay as planned */
+      p->ep[k].packed = (const void *)(uintptr_t)(packed_n + 1);
+      packed_n += (pk + 63) & ~(size_t)63;
+      any = 1;
+      continue;
+    }
     if ((n->op != DML_OP_CONV && n->op != DML_OP_GEMM && n->op != DML_OP_MATMUL) ||
         n->n_outputs != 1 || n->n_inputs < 2)
       continue;
@@ -234,7 +251,12 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
       void *dst = (char *)p->packed + ((size_t)(uintptr_t)p->ep[k].packed - 1);
       dml_tensor_t w =
           weight_view(f, weights, n->inputs[n->op == DML_OP_QLINEAR_CONV ? 3 : 1]);
-      dml_cpu_prepack(n->op, &w, n->attrs, n->n_attrs, dst);
+      if (n->op == DML_OP_RNN || n->op == DML_OP_GRU || n->op == DML_OP_LSTM) {
+        dml_tensor_t r = weight_view(f, weights, n->inputs[2]);
+        dml_cpu_rnn_prepack(n->op, &w, &r, n->attrs, n->n_attrs, dst);
+      } else {
+        dml_cpu_prepack(n->op, &w, n->attrs, n->n_attrs, dst);
+      }
       p->ep[k].packed = dst;
     }
     if (!p->ep[k].scale) continue;

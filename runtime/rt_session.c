@@ -1317,7 +1317,8 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     if (role == 2) continue; /* folded into the node before it */
     if (s->prof) s->prof[2 * k] = now_ns();
     if (role == 1) {
-      c->outputs[0] = s->vals[s->fuse->final_value[k]];
+      if (s->fuse->final_value[k] != n->outputs[0]) /* a chain: its last output */
+        c->outputs[0] = s->vals[s->fuse->final_value[k]];
       st = dml_cpu_run_fused(c, &s->fuse->ep[k]);
     } else if (n->op == DML_OP_IF) {
       st = run_if(s, k);

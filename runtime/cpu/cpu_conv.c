@@ -3,7 +3,10 @@
  *
  * f32: im2col + the GEMM core (2-D: im2col written straight into the
  * GEMM's packed-B panels; 1x1 stride-1 unpadded convolutions read the image
- * as B); depthwise 2-D convolutions a direct vectorized kernel (AVX-512,
+ * as B); on AVX-512, 2-D group-1 convolutions without im2col where they
+ * fit: direct_tiles (stride 1, rows of at least 10 floats) and flat_tiles
+ * (strides 2 to 4, narrow stride-1 rows: flattened phase planes);
+ * depthwise 2-D convolutions a direct vectorized kernel (AVX-512,
  * AVX2, portable) with the epilogue fused; ConvTranspose is GEMM +
  * col2im. With several threads, (image, group, output-column chunk) tasks
  * are spread over the pool (one scratch slot per thread). The CPU
@@ -414,6 +417,72 @@ static int direct_slots(const conv_geo_t *g, int threads) {
              : 1;
 }
 
+/* ---- direct 2-D convolution over flattened phase planes (AVX-512) ---- */
+
+/* For strides > 1 and for stride-1 rows too narrow for direct_tiles
+ * (8x8 images): no im2col. Each image is copied once zero-padded and split
+ * by phase: for a stride (s0, s1), phase (a, b) holds the padded rows
+ * a, a + s0, ... and columns b, b + s1, ... (planes of hq x wq floats, hq =
+ * OH + (KH-1)/s0, wq = OW + (KW-1)/s1; only the phases some tap reads).
+ * Output (oh, ow) is flattened to position P = oh * wq + ow of that grid, so
+ * that tap (kh, kw) of 16 consecutive positions reads 16 consecutive floats
+ * of phase (kh % s0, kw % s1) at P + (kh / s0) * wq + kw / s1: positions
+ * with ow >= OW are computed and dropped (the cost of the method: wq / OW
+ * more work), and no gather is needed. 8 output channels x 2 vectors of
+ * positions accumulate in registers over k = (c, kh, kw) in order with
+ * fused multiply-adds from 0 (the packed weights, GEMM A panels, as
+ * direct_tiles); each vector's row pieces are stored with masks, then the
+ * bias and the epilogue per chunk. Each element's roundings are the same
+ * whatever the batch, the split and the position of its vector. */
+typedef struct {
+  int64_t s0, s1, nph, npw; /* strides; phases read (min(s, k)) */
+  int64_t hq, wq, plane;    /* phase planes: rows, columns, floats */
+  int64_t np, nvec;         /* positions computed (up to the last output), vectors */
+  int64_t cstride;          /* floats per channel: nph * npw * plane */
+} flat_geo_t;
+
+#define FLAT_MAX_TAPS 64
+
+static int flat_plan(const conv_geo_t *g, flat_geo_t *f) {
+  if (g->r != 2 || g->group != 1 || g->pointwise || g->d[0] != 1 || g->d[1] != 1)
+    return 0;
+  if (g->s[0] < 1 || g->s[0] > 4 || g->s[1] < 1 || g->s[1] > 4) return 0;
+  if (g->k_sz > FLAT_MAX_TAPS || g->C < 1 || g->out[0] < 1 || g->out[1] < 1) return 0;
+  f->s0 = g->s[0], f->s1 = g->s[1];
+  f->nph = DML_CPU_MIN(f->s0, g->k[0]), f->npw = DML_CPU_MIN(f->s1, g->k[1]);
+  f->hq = g->out[0] + (g->k[0] - 1) / f->s0;
+  f->wq = g->out[1] + (g->k[1] - 1) / f->s1;
+  f->plane = f->hq * f->wq;
+  f->np = (g->out[0] - 1) * f->wq + g->out[1];
+  f->nvec = (f->np + 15) / 16;
+  f->cstride = f->nph * f->npw * f->plane;
+  return (double)g->C * (double)f->cstride <= DIRECT_MAX_FLOATS;
+}
+
+/* Where it runs (AVX-512 only): group 1, 2-D, dilation 1, strides up to 4
+ * and kernels up to 64 taps, the planes within DIRECT_MAX_FLOATS; for
+ * stride 1 only where direct_tiles does not (rows under 5/8 of their
+ * vectors) and at most a quarter of the positions dropped. */
+static int flat_ok(const conv_geo_t *g) {
+#if DML_CPU_X86
+  flat_geo_t f;
+  if (dml_cpu_sgemm_isa() != 3 || !flat_plan(g, &f)) return 0;
+  if (g->s[0] == 1 && g->s[1] == 1 && (g->k_sz == 1 || direct_ok(g))) return 0;
+  return 4 * f.nvec * 16 <= 5 * g->out_sz + 64;
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+/* Floats of one image's phase planes, with 32 past the end that the last
+ * vectors may read (their positions are dropped). */
+static size_t flat_slot_bytes(const conv_geo_t *g) {
+  flat_geo_t f;
+  if (!flat_plan(g, &f)) return 0;
+  return align64((size_t)(g->C * f.cstride + 32) * 4);
+}
+
 static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) {
   conv_geo_t g;
   if (c->inputs[0].dtype != DML_DTYPE_F32) return 0;
@@ -426,6 +495,9 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
   if (!transpose && direct_ok(&g))
     return 64 + direct_apack_bytes(&g) +
            (size_t)direct_slots(&g, threads) * direct_slot_bytes(&g);
+  if (!transpose && flat_ok(&g))
+    return 64 + direct_apack_bytes(&g) +
+           (size_t)direct_slots(&g, threads) * flat_slot_bytes(&g);
   conv_mem_t m = conv_mem(&g, transpose, threads);
   size_t slots = m.batch_parallel ? (size_t)threads : 1;
   if (m.slot_bytes == 0) return 0;
@@ -645,9 +717,14 @@ typedef struct {
   int64_t OH = g->out[0], OW = g->out[1], KW = g->k[1], nt = g->k[0] * g->k[1];     \
   int64_t s0 = g->s[0], s1 = g->s[1], d0 = g->d[0], d1 = g->d[1], rs = d->rs;       \
   int64_t toff[DW_MAXT]; /* tap (kh, kw): its offset in buf from the row's first */ \
-  for (int64_t t = 0; t < nt; t++) {                                                \
-    int64_t sh = t % KW * d1;                                                       \
-    toff[t] = (t / KW * d0 * s1 + sh % s1) * rs + sh / s1;                          \
+  for (int64_t t = 0, kh = 0, kw = 0, sq = 0, sr = 0; t < nt; t++) {                \
+    /* sq, sr: (kw * d1) / s1, (kw * d1) % s1, no division per plane */             \
+    toff[t] = (kh * d0 * s1 + sr) * rs + sq;                                        \
+    if (++kw == KW) {                                                               \
+      kw = sq = sr = 0, kh++;                                                       \
+    } else {                                                                        \
+      for (sr += d1; sr >= s1; sr -= s1) sq++;                                      \
+    }                                                                               \
   }                                                                                 \
   for (int64_t oh0 = 0; oh0 < OH; oh0 += d->strip) {                                \
     int64_t nh = DML_CPU_MIN(d->strip, OH - oh0);                                   \
@@ -926,6 +1003,195 @@ static void direct_chunk_task(void *vctx, int64_t t, int tid) {
 #endif
 }
 
+#if DML_CPU_X86
+/* Row d[0, wq) = src[c0 + 2q] (0 outside [0, W)): a stride-2 phase row,
+ * 16 columns from two masked loads and a permute. */
+__attribute__((target("avx512f"))) static void flat_row_s2(const float *restrict src,
+                                                           int64_t W, int64_t c0,
+                                                           float *restrict d,
+                                                           int64_t wq) {
+  const __m512i ev =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  for (int64_t q0 = 0; q0 < wq; q0 += 16) {
+    int64_t c = c0 + 2 * q0, n = DML_CPU_MIN((int64_t)16, wq - q0);
+    __m512 v =
+        _mm512_permutex2var_ps(dw_load512(src, c, W), ev, dw_load512(src, c + 16, W));
+    _mm512_mask_storeu_ps(d + q0, (__mmask16)((1u << n) - 1u), v);
+  }
+}
+#endif
+
+/* The phase planes of image x (flat_plan's layout) into xq. */
+static void flat_pad(const conv_geo_t *g, const flat_geo_t *f, const float *restrict x,
+                     float *restrict xq) {
+  int64_t H = g->in[0], W = g->in[1];
+  for (int64_t c = 0; c < g->C; c++)
+    for (int64_t a = 0; a < f->nph; a++)
+      for (int64_t b = 0; b < f->npw; b++) {
+        float *pl = xq + c * f->cstride + (a * f->npw + b) * f->plane;
+        for (int64_t r = 0; r < f->hq; r++) {
+          float *d = pl + r * f->wq;
+          int64_t ih = r * f->s0 + a - g->pb[0];
+          if (ih < 0 || ih >= H) {
+            memset(d, 0, (size_t)f->wq * sizeof(float));
+            continue;
+          }
+          const float *src = x + (c * H + ih) * W;
+          /* column q reads iw = q * s1 + b - pb1 */
+          int64_t off = b - g->pb[1];
+          if (f->s1 == 1) {
+            int64_t lo = DML_CPU_MIN(f->wq, DML_CPU_MAX((int64_t)0, -off));
+            int64_t hi = DML_CPU_MAX(lo, DML_CPU_MIN(f->wq, W - off));
+            if (lo > 0) memset(d, 0, (size_t)lo * sizeof(float));
+            if (hi > lo)
+              memcpy(d + lo, src + lo + off, (size_t)(hi - lo) * sizeof(float));
+            if (hi < f->wq) memset(d + hi, 0, (size_t)(f->wq - hi) * sizeof(float));
+            continue;
+          }
+#if DML_CPU_X86
+          if (f->s1 == 2) {
+            flat_row_s2(src, W, off, d, f->wq);
+            continue;
+          }
+#endif
+          for (int64_t q = 0; q < f->wq; q++) {
+            int64_t iw = q * f->s1 + off;
+            d[q] = iw >= 0 && iw < W ? src[iw] : 0.0f;
+          }
+        }
+      }
+  memset(xq + g->C * f->cstride, 0, 32 * sizeof(float));
+}
+
+#if DML_CPU_X86
+/* The output range [lo, hi) of each channel that positions [p0, p1) hold. */
+static void flat_range(const conv_geo_t *g, const flat_geo_t *f, int64_t p0, int64_t p1,
+                       int64_t *lo, int64_t *hi) {
+  int64_t OW = g->out[1];
+  *lo = p0 / f->wq * OW + DML_CPU_MIN(p0 % f->wq, OW);
+  *hi = p1 / f->wq * OW + DML_CPU_MIN(p1 % f->wq, OW);
+}
+
+/* Position vectors [v0, v1) of one image, all M channels, into y (sums
+ * only, no bias). */
+__attribute__((target("avx512f"))) static void flat_tiles(
+    const conv_geo_t *g, const flat_geo_t *f, const float *restrict xq,
+    const float *restrict ap, float *restrict y, int64_t v0, int64_t v1) {
+  int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz;
+  int64_t K = g->C * taps, mpad = (g->M + 7) / 8 * 8;
+  int64_t toff[FLAT_MAX_TAPS];
+  for (int64_t t = 0; t < taps; t++) {
+    int64_t kh = t / KW, kw = t % KW;
+    toff[t] =
+        ((kh % f->s0) * f->npw + kw % f->s1) * f->plane + kh / f->s0 * f->wq + kw / f->s1;
+  }
+  for (int64_t v = v0; v < v1; v += 2) {
+    int two = v + 1 < v1;
+    /* The row pieces of the (one or two) vectors: lanes [la, lb) of
+     * vector j go to output index dst (minus la). */
+    int64_t seg_dst[2][17];
+    int seg_a[2][17], seg_b[2][17], nseg[2] = {0, 0};
+    for (int j = 0; j < 1 + two; j++) {
+      int64_t q0 = (v + j) * 16, q1 = DML_CPU_MIN(q0 + 16, f->np);
+      for (int64_t p = q0; p < q1;) {
+        int64_t oh = p / f->wq, ow = p % f->wq, rowend = (oh + 1) * f->wq;
+        int64_t e = DML_CPU_MIN(q1, oh * f->wq + OW);
+        if (ow < OW && e > p) {
+          seg_a[j][nseg[j]] = (int)(p - q0);
+          seg_b[j][nseg[j]] = (int)(e - q0);
+          seg_dst[j][nseg[j]] = oh * OW + ow - (p - q0);
+          nseg[j]++;
+        }
+        p = rowend;
+      }
+    }
+    const float *b0 = xq + v * 16, *b1 = xq + (two ? v + 1 : v) * 16;
+    for (int64_t m0 = 0; m0 < g->M; m0 += 8) {
+      int rows = (int)DML_CPU_MIN((int64_t)8, g->M - m0);
+      __m512 acc[8][2];
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+      int64_t c = 0, t = 0;
+      for (int64_t pc = 0; pc < K; pc += DML_CPU_GEMM_KC) {
+        int64_t kc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_KC, K - pc);
+        const float *a = ap + pc * mpad + m0 * kc;
+        for (int64_t k = 0; k < kc; k++) {
+          int64_t off = c * f->cstride + toff[t];
+          __m512 x0 = _mm512_loadu_ps(b0 + off);
+          __m512 x1 = _mm512_loadu_ps(b1 + off);
+#pragma GCC unroll 8
+          for (int i = 0; i < 8; i++) {
+            __m512 av = _mm512_set1_ps(a[i]);
+            acc[i][0] = _mm512_fmadd_ps(av, x0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(av, x1, acc[i][1]);
+          }
+          a += 8;
+          if (++t == taps) t = 0, c++;
+        }
+      }
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; i++) {
+        if (i >= rows) break;
+        float *ym = y + (m0 + i) * g->out_sz;
+        for (int s = 0; s < nseg[0]; s++) {
+          __mmask16 mk =
+              (__mmask16)(((1u << seg_b[0][s]) - 1u) & ~((1u << seg_a[0][s]) - 1u));
+          _mm512_mask_storeu_ps(ym + seg_dst[0][s], mk, acc[i][0]);
+        }
+        for (int s = 0; s < (two ? nseg[1] : 0); s++) {
+          __mmask16 mk =
+              (__mmask16)(((1u << seg_b[1][s]) - 1u) & ~((1u << seg_a[1][s]) - 1u));
+          _mm512_mask_storeu_ps(ym + seg_dst[1][s], mk, acc[i][1]);
+        }
+      }
+    }
+  }
+}
+#endif
+
+typedef struct {
+  const conv_run_t *run;
+  const flat_geo_t *f;
+  const float *ap;
+  char *slots;
+  size_t slot_bytes;
+  int64_t n, chunks; /* flat_chunk_task: the image, its vector chunks */
+} flat_ctx_t;
+
+/* Vectors [v0, v1) of image n (its planes at xq): tiles, then the epilogue
+ * on the outputs they hold. */
+static void flat_span(const flat_ctx_t *d, const float *xq, int64_t n, int64_t v0,
+                      int64_t v1) {
+#if DML_CPU_X86
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  float *y = r->y + n * g->M * g->out_sz;
+  flat_tiles(g, d->f, xq, d->ap, y, v0, v1);
+  int64_t lo, hi;
+  flat_range(g, d->f, v0 * 16, DML_CPU_MIN(v1 * 16, d->f->np), &lo, &hi);
+  if (hi > lo) conv_epilogue(r, y + lo, 0, g->M, hi - lo, g->out_sz);
+#else
+  (void)d, (void)xq, (void)n, (void)v0, (void)v1;
+#endif
+}
+
+/* One image: its planes into this thread's slot, all vectors. */
+static void flat_task(void *vctx, int64_t n, int tid) {
+  const flat_ctx_t *d = (const flat_ctx_t *)vctx;
+  const conv_geo_t *g = d->run->g;
+  float *xq = (float *)(void *)(d->slots + (size_t)tid * d->slot_bytes);
+  flat_pad(g, d->f, d->run->x + n * g->C * g->in_sz, xq);
+  flat_span(d, xq, n, 0, d->f->nvec);
+}
+
+/* Chunk t of image d->n's vectors (its planes in slot 0 beforehand). */
+static void flat_chunk_task(void *vctx, int64_t t, int tid) {
+  (void)tid;
+  const flat_ctx_t *d = (const flat_ctx_t *)vctx;
+  int64_t V = d->f->nvec, v0 = V * t / d->chunks, v1 = V * (t + 1) / d->chunks;
+  if (v0 < v1) flat_span(d, (const float *)(const void *)d->slots, d->n, v0, v1);
+}
+
 /* One (image, group) pair. */
 static void conv_task(void *vctx, int64_t t, int tid) {
   conv_run_t *r = (conv_run_t *)vctx;
@@ -1120,6 +1386,42 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
       return DML_OK;
     }
     dml_cpu_parallel_for(g.N, slots, direct_task, &d);
+    return DML_OK;
+  }
+  if (!transpose && flat_ok(&g)) {
+    flat_geo_t f;
+    flat_plan(&g, &f);
+    size_t ab = direct_apack_bytes(&g), sb = flat_slot_bytes(&g);
+    int slots = direct_slots(&g, threads);
+    if (avail < ab + sb)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
+    if (avail < ab + (size_t)slots * sb) slots = 1;
+    conv_run_t run = {&g,
+                      0,
+                      (const float *)x->data,
+                      (const float *)w->data,
+                      b ? (const float *)b->data : NULL,
+                      (float *)y->data,
+                      base,
+                      {0, 0, 0, 0},
+                      ep,
+                      1,
+                      g.out_sz};
+    const float *ap = ep && ep->packed ? (const float *)ep->packed : (const float *)base;
+    if (ap == (const float *)base)
+      dml_cpu_sgemm_pack_a(0, g.M, g.C * g.k_sz, run.w, g.C * g.k_sz, (float *)base);
+    flat_ctx_t d = {&run, &f, ap, base + ab, sb, 0, 1};
+    double macs = (double)g.M * (double)(g.C * g.k_sz) * (double)g.out_sz;
+    if (slots == 1 && threads > 1 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS) {
+      /* One image at a time: its planes made once, its vectors split. */
+      d.chunks = DML_CPU_MIN(2 * (int64_t)threads, f.nvec);
+      for (d.n = 0; d.n < g.N; d.n++) {
+        flat_pad(&g, &f, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
+        dml_cpu_parallel_for(d.chunks, threads, flat_chunk_task, &d);
+      }
+      return DML_OK;
+    }
+    dml_cpu_parallel_for(g.N, slots, flat_task, &d);
     return DML_OK;
   }
   conv_mem_t mem = conv_mem(&g, transpose, threads);

@@ -473,6 +473,23 @@ static dml_status_t check_call(const dml_cpu_call_t *c) {
   return DML_OK;
 }
 
+dml_status_t dml_cpu_run_checks(const dml_cpu_call_t *c) {
+  if (!c) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.cpu", "call is NULL");
+  if (c->output_capacity && dml_op_info(c->op) && dml_cpu_supports(c->op))
+    DML_RETURN_IF_ERROR(dml_cpu_value_dims(c));
+  DML_RETURN_IF_ERROR(check_call(c));
+  const entry_t *e = &k_table[c->op];
+  if (e->scratch) {
+    size_t need = e->scratch(c, 1); /* the minimum: one thread */
+    if (need == SIZE_MAX) return dml_cpu_err_shapes(c, "scratch size overflows");
+    if (need > 0 && (!c->scratch || c->scratch_bytes < need))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "scratch of %zu bytes given, %zu needed", c->scratch_bytes,
+                           need);
+  }
+  return DML_OK;
+}
+
 dml_status_t dml_cpu_run(const dml_cpu_call_t *c) {
   if (!c) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.cpu", "call is NULL");
   if (c->output_capacity && dml_op_info(c->op) && dml_cpu_supports(c->op))

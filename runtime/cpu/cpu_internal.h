@@ -165,6 +165,12 @@ void dml_cpu_sgemm_pack_b(int trans_b, int64_t N, int64_t K, const float *B, int
 /* The fused entry points behind dml_cpu_run_fused (cpu_prepack.c), and
  * the packing of Conv weights (cpu_conv.c): group GEMM A operands. */
 dml_status_t dml_cpu_conv_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep);
+/* An RNN/GRU/LSTM call with its weights packed by dml_cpu_rnn_prepack
+ * (cpu_rnn.c; NULL: packed per call, as dml_cpu_run); the same bits. */
+dml_status_t dml_cpu_rnn_packed(const dml_cpu_call_t *c, const void *packed);
+/* dml_cpu_run's checks (output dims, arity, dtypes, scratch) without the
+ * run (cpu_dispatch.c). */
+dml_status_t dml_cpu_run_checks(const dml_cpu_call_t *c);
 dml_status_t dml_cpu_gemm_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep);
 dml_status_t dml_cpu_matmul_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *ep);
 size_t dml_cpu_conv_prepack_floats(const dml_tensor_t *w, int64_t group);

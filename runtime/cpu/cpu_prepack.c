@@ -24,6 +24,15 @@ dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
                            "needs 8 inputs and an output");
     return dml_cpu_qlinear_conv(c, ep->packed);
   }
+  if (c->op == DML_OP_RNN || c->op == DML_OP_GRU || c->op == DML_OP_LSTM) {
+    /* Packed W and R only (the gate math is the op's own epilogue). */
+    if (ep && (ep->scale || ep->shift || ep->relu))
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "a recurrent op takes packed weights only");
+    if (!ep || !ep->packed) return dml_cpu_run(c);
+    DML_RETURN_IF_ERROR(dml_cpu_run_checks(c));
+    return dml_cpu_rnn_packed(c, ep->packed);
+  }
   if (c->op != DML_OP_CONV && c->op != DML_OP_GEMM && c->op != DML_OP_MATMUL)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                          "a fused epilogue needs a Conv, Gemm or MatMul");

@@ -397,6 +397,29 @@ static void rnn_dir(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
 
 /* Offsets (floats, each a multiple of 16) of the f32 path's buffers in its
  * scratch, and the GEMM core's scratch at the end (gs, gs_bytes). */
+/* The weights of an f32 call packed once (dml_cpu_rnn_prepack), per
+ * direction at d * per_dir floats: W_d as the input projection's packed B
+ * (GH x I, transposed), R_d's first n0 rows as the step GEMM's packed B
+ * (n0 x H), and for a GRU without linear_before_reset R_h (H x H). Offsets
+ * in floats, each a multiple of 16 (64 bytes). */
+typedef struct {
+  size_t w, r0, r1, per_dir;
+} rnn_pack_t;
+
+static size_t round16(size_t n) {
+  return (n + 15) / 16 * 16;
+}
+
+static void rnn_pack_layout(int kind, int lbr, int64_t GH, int64_t I, int64_t H,
+                            rnn_pack_t *pk) {
+  int64_t n0 = kind == K_GRU && !lbr ? 2 * H : GH;
+  pk->w = 0;
+  pk->r0 = round16(dml_cpu_sgemm_packed_b_floats(GH, I));
+  pk->r1 = pk->r0 + round16(dml_cpu_sgemm_packed_b_floats(n0, H));
+  pk->per_dir =
+      pk->r1 + (kind == K_GRU && !lbr ? round16(dml_cpu_sgemm_packed_b_floats(H, H)) : 0);
+}
+
 typedef struct {
   size_t xw, bias, h, c, hr, rh, hh, rp0, rp1, gs, gs_bytes, total_bytes;
   int64_t n0; /* columns of the per-step GEMM H_{t-1} R^T */
@@ -482,7 +505,7 @@ static inline float clipf(float clip, float v) {
 /* Direction d (reverse when rev) of an f32 call, with the buffers of plan p
  * at base (64-byte aligned). */
 static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
-                        const fast_plan_t *p, float *base) {
+                        const fast_plan_t *p, float *base, const float *packed) {
   const dml_tensor_t *x = &c->inputs[0], *w = &c->inputs[1], *rw = &c->inputs[2];
   const dml_tensor_t *bt = dml_cpu_in(c, 3), *sl = dml_cpu_in(c, 4);
   const dml_tensor_t *h0 = dml_cpu_in(c, 5);
@@ -504,6 +527,15 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
   float *xw = base + p->xw, *bias = base + p->bias, *h = base + p->h, *cs = base + p->c;
   float *hr = base + p->hr, *rh = base + p->rh, *hh = base + p->hh;
   float *rp0 = base + p->rp0, *rp1 = base + p->rp1;
+  const float *wp = NULL; /* W packed at load (NULL: packed by the GEMM) */
+  if (packed) {
+    rnn_pack_t pk;
+    rnn_pack_layout(r->kind, r->lbr, GH, I, H, &pk);
+    const float *at = packed + (size_t)d * pk.per_dir;
+    wp = at + pk.w;
+    rp0 = (float *)(uintptr_t)(at + pk.r0);
+    rp1 = (float *)(uintptr_t)(at + pk.r1);
+  }
   void *gs = base + p->gs;
   const act_t *f = &r->acts[d * r->n_acts];
   const act_t *ga = r->n_acts > 1 ? &r->acts[d * r->n_acts + 1] : f;
@@ -515,7 +547,8 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
 
   /* Input projection of every step, with the biases that add outside the
    * recurrence (all but GRU's Rb_h under linear_before_reset). */
-  dml_cpu_sgemm(0, 1, S * B, GH, I, 1.0f, X, I, W, I, 0.0f, xw, GH, gs, p->gs_bytes);
+  dml_cpu_sgemm_pre(0, 1, S * B, GH, I, 1.0f, X, I, W, I, 0.0f, xw, GH, NULL, wp, gs,
+                    p->gs_bytes);
   if (Wb) {
     for (int64_t k = 0; k < GH; k++)
       bias[k] = Wb[k] + (r->kind == K_GRU && r->lbr && k >= 2 * H ? 0.0f : Rb[k]);
@@ -524,8 +557,10 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
       for (int64_t k = 0; k < GH; k++) row[k] += bias[k];
     }
   }
-  dml_cpu_sgemm_pack_b(1, n0, H, R, H, rp0);
-  if (gru_lbr0) dml_cpu_sgemm_pack_b(1, H, H, R + 2 * H * H, H, rp1);
+  if (!packed) {
+    dml_cpu_sgemm_pack_b(1, n0, H, R, H, rp0);
+    if (gru_lbr0) dml_cpu_sgemm_pack_b(1, H, H, R + 2 * H * H, H, rp1);
+  }
   const float *Rbh = Rb && r->kind == K_GRU && r->lbr ? Rb + 2 * H : NULL;
 
   int64_t maxlen = 0;
@@ -621,7 +656,7 @@ static void rnn_dir_f32(const dml_cpu_call_t *c, const rnn_t *r, int d, int rev,
 #undef YROW
 }
 
-static dml_status_t rnn_run(const dml_cpu_call_t *c, int kind) {
+static dml_status_t rnn_run(const dml_cpu_call_t *c, int kind, const float *packed) {
   rnn_t r;
   DML_RETURN_IF_ERROR(rnn_geo(c, kind, &r));
   const dml_tensor_t *sl = dml_cpu_in(c, 4);
@@ -646,7 +681,7 @@ static dml_status_t rnn_run(const dml_cpu_call_t *c, int kind) {
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "sizes overflow");
     float *base = (float *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
     for (int d = 0; d < r.dirs; d++)
-      rnn_dir_f32(c, &r, d, r.reverse_only || d == 1, &p, base);
+      rnn_dir_f32(c, &r, d, r.reverse_only || d == 1, &p, base, packed);
     return DML_OK;
   }
   for (int d = 0; d < r.dirs; d++)
@@ -656,7 +691,7 @@ static dml_status_t rnn_run(const dml_cpu_call_t *c, int kind) {
 
 /* RNN: H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb) (spec, "Equations"). */
 dml_status_t dml_cpuk_RNN(const dml_cpu_call_t *c) {
-  return rnn_run(c, K_RNN);
+  return rnn_run(c, K_RNN, NULL);
 }
 size_t dml_cpus_RNN(const dml_cpu_call_t *c, int threads) {
   return rnn_scratch(c, K_RNN, threads);
@@ -665,7 +700,7 @@ size_t dml_cpus_RNN(const dml_cpu_call_t *c, int threads) {
 /* GRU, gates z, r, h (spec, "Equations"; linear_before_reset applies
  * r (.) (H_{t-1} R_h^T + Rb_h)). */
 dml_status_t dml_cpuk_GRU(const dml_cpu_call_t *c) {
-  return rnn_run(c, K_GRU);
+  return rnn_run(c, K_GRU, NULL);
 }
 size_t dml_cpus_GRU(const dml_cpu_call_t *c, int threads) {
   return rnn_scratch(c, K_GRU, threads);
@@ -674,8 +709,81 @@ size_t dml_cpus_GRU(const dml_cpu_call_t *c, int threads) {
 /* LSTM, gates i, o, f, c, peepholes P = [Pi, Po, Pf] (spec, "Equations");
  * input_forget couples the gates as f = 1 - i (as onnxruntime). */
 dml_status_t dml_cpuk_LSTM(const dml_cpu_call_t *c) {
-  return rnn_run(c, K_LSTM);
+  return rnn_run(c, K_LSTM, NULL);
 }
 size_t dml_cpus_LSTM(const dml_cpu_call_t *c, int threads) {
   return rnn_scratch(c, K_LSTM, threads);
+}
+
+/* The recurrent op's kind for `op`; -1 for any other op. */
+static int rnn_kind(dml_op_t op) {
+  return op == DML_OP_RNN    ? K_RNN
+         : op == DML_OP_GRU  ? K_GRU
+         : op == DML_OP_LSTM ? K_LSTM
+                             : -1;
+}
+
+/* The geometry of constant W [dirs, G*H, I] and R [dirs, G*H, H] of `op`
+ * (f32, as rnn_geo checks them); 0 when they do not fit it. */
+static int pack_geo(dml_op_t op, const dml_tensor_t *w, const dml_tensor_t *r,
+                    const dml_attr_t *attrs, uint32_t n_attrs, int *kind, int *lbr,
+                    int64_t *dirs, int64_t *GH, int64_t *I, int64_t *H) {
+  *kind = rnn_kind(op);
+  if (*kind < 0 || !w || !r || w->dtype != DML_DTYPE_F32 || r->dtype != DML_DTYPE_F32 ||
+      w->rank != 3 || r->rank != 3 || !w->data || !r->data)
+    return 0;
+  int64_t G = *kind == K_RNN ? 1 : *kind == K_GRU ? 3 : 4;
+  *dirs = w->dims[0], *GH = w->dims[1], *I = w->dims[2], *H = r->dims[2];
+  *lbr = dml_attr_int(attrs, n_attrs, "linear_before_reset", 0) != 0;
+  if (*dirs < 1 || *dirs > 2 || *H <= 0 || *I <= 0 || *GH != G * *H ||
+      r->dims[0] != *dirs || r->dims[1] != *GH || *H > (INT64_C(1) << 24) ||
+      *I > (INT64_C(1) << 24))
+    return 0;
+  return 1;
+}
+
+size_t dml_cpu_rnn_prepack_bytes(dml_op_t op, const dml_tensor_t *w,
+                                 const dml_tensor_t *r, const dml_attr_t *attrs,
+                                 uint32_t n_attrs) {
+  int kind, lbr;
+  int64_t dirs, GH, I, H;
+  if (!pack_geo(op, w, r, attrs, n_attrs, &kind, &lbr, &dirs, &GH, &I, &H)) return 0;
+  rnn_pack_t pk;
+  rnn_pack_layout(kind, lbr, GH, I, H, &pk);
+  if (pk.per_dir > SIZE_MAX / sizeof(float) / 2) return 0;
+  return (size_t)dirs * pk.per_dir * sizeof(float);
+}
+
+void dml_cpu_rnn_prepack(dml_op_t op, const dml_tensor_t *w, const dml_tensor_t *r,
+                         const dml_attr_t *attrs, uint32_t n_attrs, void *dst) {
+  int kind, lbr;
+  int64_t dirs, GH, I, H;
+  if (!pack_geo(op, w, r, attrs, n_attrs, &kind, &lbr, &dirs, &GH, &I, &H)) return;
+  rnn_pack_t pk;
+  rnn_pack_layout(kind, lbr, GH, I, H, &pk);
+  int64_t n0 = kind == K_GRU && !lbr ? 2 * H : GH;
+  for (int64_t d = 0; d < dirs; d++) {
+    float *at = (float *)dst + (size_t)d * pk.per_dir;
+    const float *W = (const float *)w->data + d * GH * I;
+    const float *R = (const float *)r->data + d * GH * H;
+    dml_cpu_sgemm_pack_b(1, GH, I, W, I, at + pk.w);
+    dml_cpu_sgemm_pack_b(1, n0, H, R, H, at + pk.r0);
+    if (kind == K_GRU && !lbr)
+      dml_cpu_sgemm_pack_b(1, H, H, R + 2 * H * H, H, at + pk.r1);
+  }
+}
+
+dml_status_t dml_cpu_rnn_packed(const dml_cpu_call_t *c, const void *packed) {
+  int kind = rnn_kind(c->op);
+  if (kind < 0)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "packed recurrent weights need an RNN, GRU or LSTM");
+  int k2, lbr;
+  int64_t dirs, GH, I, H;
+  if (packed && (c->inputs[0].dtype != DML_DTYPE_F32 ||
+                 !pack_geo(c->op, &c->inputs[1], &c->inputs[2], c->attrs, c->n_attrs, &k2,
+                           &lbr, &dirs, &GH, &I, &H)))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "packed weights given for a call they do not fit");
+  return rnn_run(c, kind, (const float *)packed);
 }

@@ -172,9 +172,10 @@ typedef struct dml_cpu_epilogue {
 } dml_cpu_epilogue_t;
 
 /* Runs the Conv, Gemm or MatMul `call` (f32; other dtypes only with a NULL
- * or all-empty `ep`; or a QLinearConv with only `packed` set) with `ep` (NULL: as
- * dml_cpu_run) applied to each output tile while it is in cache. Same scratch as
- * dml_cpu_run() of the call. Errors: those of the op; INVALID_ARGUMENT for another op,
+ * or all-empty `ep`; or a QLinearConv with only `packed` set; or an RNN, GRU
+ * or LSTM with only `packed` set, from dml_cpu_rnn_prepack of its W and R) with `ep`
+ * (NULL: as dml_cpu_run) applied to each output tile while it is in cache. Same scratch
+ * as dml_cpu_run() of the call. Errors: those of the op; INVALID_ARGUMENT for another op,
  * for only one of scale/shift set, or scale on a Gemm/MatMul; UNIMPLEMENTED for an
  * epilogue on a non-f32 call. */
 dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *call, const dml_cpu_epilogue_t *ep);
@@ -191,6 +192,20 @@ size_t dml_cpu_prepack_bytes(dml_op_t op, const dml_tensor_t *w, const dml_attr_
  * aligned at least). */
 void dml_cpu_prepack(dml_op_t op, const dml_tensor_t *w, const dml_attr_t *attrs,
                      uint32_t n_attrs, void *dst);
+
+/* Bytes of the packed form of an RNN, GRU or LSTM node's constant weights
+ * W [dirs, G*hidden, input] and R [dirs, G*hidden, hidden] (f32; G = 1, 3,
+ * 4 gates) for `op` with `attrs` (linear_before_reset): the input
+ * projection's and the per-step GEMM's B operands, so that no call packs
+ * them. 0 when the op, dtypes or shapes have none. As dml_cpu_prepack_bytes,
+ * the layout follows this process's GEMM micro-kernel. */
+size_t dml_cpu_rnn_prepack_bytes(dml_op_t op, const dml_tensor_t *w,
+                                 const dml_tensor_t *r, const dml_attr_t *attrs,
+                                 uint32_t n_attrs);
+/* Writes that packed form into dst (dml_cpu_rnn_prepack_bytes bytes, 64-byte
+ * aligned for the best speed); dml_cpu_run_fused takes it as `packed`. */
+void dml_cpu_rnn_prepack(dml_op_t op, const dml_tensor_t *w, const dml_tensor_t *r,
+                         const dml_attr_t *attrs, uint32_t n_attrs, void *dst);
 
 /* BatchNormalization's inference-mode affine form y = x * scale + shift per
  * channel, as its f32 kernel computes it: in double a = sc / sqrt(var + eps),

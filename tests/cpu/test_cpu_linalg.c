@@ -489,11 +489,15 @@ static void test_conv_depthwise(void) {
  * as separate kernels: the same bits (each step rounds alike), NaN, -0 and
  * infinities among the inputs included; plain, grouped, depthwise and 1x1
  * geometries, 1 and 2 threads. */
+/* Stride of fused_case's convolutions (both axes). */
+static int64_t g_fused_stride = 1;
+
 static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k,
                        int64_t hw, int bn, int relu, int pack) {
-  int64_t Cg = C / group, pad = k / 2;
+  int64_t Cg = C / group, pad = k / 2, st = g_fused_stride;
+  int64_t oh = (hw + 2 * pad - k) / st + 1; /* output height and width */
   size_t nx = (size_t)(N * C * hw * hw), nw = (size_t)(M * Cg * k * k);
-  size_t ny = (size_t)(N * M * hw * hw);
+  size_t ny = (size_t)(N * M * oh * oh);
   float *x = frand_buf(nx), *w = frand_buf(nw), *b = frand_buf((size_t)M);
   x[0] = NAN, x[nx / 2] = -0.0f, x[nx - 1] = INFINITY;
   float *sc = frand_buf((size_t)M), *bb = frand_buf((size_t)M),
@@ -504,18 +508,18 @@ static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k
   dml_tensor_t in[3] = {tens(DML_DTYPE_F32, x, 4, N, C, hw, hw),
                         tens(DML_DTYPE_F32, w, 4, M, Cg, k, k),
                         tens(DML_DTYPE_F32, b, 1, M)};
-  int64_t ks[2] = {k, k}, pads[4] = {pad, pad, pad, pad};
-  dml_attr_t at[3] = {attr_i("group", group), attr_ints("kernel_shape", ks, 2),
-                      attr_ints("pads", pads, 4)};
-  dml_tensor_t o1 = tens(DML_DTYPE_F32, y1, 4, N, M, hw, hw);
-  CHECK_OK(run_op(DML_OP_CONV, in, 3, &o1, 1, at, 3));
+  int64_t ks[2] = {k, k}, pads[4] = {pad, pad, pad, pad}, sts[2] = {st, st};
+  dml_attr_t at[4] = {attr_i("group", group), attr_ints("kernel_shape", ks, 2),
+                      attr_ints("pads", pads, 4), attr_ints("strides", sts, 2)};
+  dml_tensor_t o1 = tens(DML_DTYPE_F32, y1, 4, N, M, oh, oh);
+  CHECK_OK(run_op(DML_OP_CONV, in, 3, &o1, 1, at, 4));
   const float *cur = y1;
   float *scale = (float *)malloc((size_t)M * 4), *shift = (float *)malloc((size_t)M * 4);
   if (bn) {
-    dml_tensor_t bin[5] = {tens(DML_DTYPE_F32, y1, 4, N, M, hw, hw),
+    dml_tensor_t bin[5] = {tens(DML_DTYPE_F32, y1, 4, N, M, oh, oh),
                            tens(DML_DTYPE_F32, sc, 1, M), tens(DML_DTYPE_F32, bb, 1, M),
                            tens(DML_DTYPE_F32, mu, 1, M), tens(DML_DTYPE_F32, var, 1, M)};
-    dml_tensor_t o2 = tens(DML_DTYPE_F32, y2, 4, N, M, hw, hw);
+    dml_tensor_t o2 = tens(DML_DTYPE_F32, y2, 4, N, M, oh, oh);
     dml_attr_t eps = attr_f("epsilon", 1e-3);
     CHECK_OK(run_op(DML_OP_BATCH_NORMALIZATION, bin, 5, &o2, 1, &eps, 1));
     for (int64_t m = 0; m < M; m++)
@@ -523,19 +527,19 @@ static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k
     cur = y2;
   }
   if (relu) {
-    dml_tensor_t rin = tens(DML_DTYPE_F32, (void *)cur, 4, N, M, hw, hw);
-    dml_tensor_t o3 = tens(DML_DTYPE_F32, y3, 4, N, M, hw, hw);
+    dml_tensor_t rin = tens(DML_DTYPE_F32, (void *)cur, 4, N, M, oh, oh);
+    dml_tensor_t o3 = tens(DML_DTYPE_F32, y3, 4, N, M, oh, oh);
     CHECK_OK(run_op(DML_OP_RELU, &rin, 1, &o3, 1, NULL, 0));
     cur = y3;
   }
-  dml_tensor_t of = tens(DML_DTYPE_F32, yf, 4, N, M, hw, hw);
-  dml_cpu_call_t call = cpu_call(DML_OP_CONV, "fused", in, 3, &of, 1, at, 3);
+  dml_tensor_t of = tens(DML_DTYPE_F32, yf, 4, N, M, oh, oh);
+  dml_cpu_call_t call = cpu_call(DML_OP_CONV, "fused", in, 3, &of, 1, at, 4);
   size_t sb = dml_cpu_scratch_bytes(&call);
   call.scratch = sb ? malloc(sb) : NULL;
   call.scratch_bytes = sb;
-  size_t pb = pack ? dml_cpu_prepack_bytes(DML_OP_CONV, &in[1], at, 3) : 0;
+  size_t pb = pack ? dml_cpu_prepack_bytes(DML_OP_CONV, &in[1], at, 4) : 0;
   void *packed = pb ? malloc(pb) : NULL;
-  if (packed) dml_cpu_prepack(DML_OP_CONV, &in[1], at, 3, packed);
+  if (packed) dml_cpu_prepack(DML_OP_CONV, &in[1], at, 4, packed);
   CHECK(!pack || group == C || packed); /* depthwise has no packed form */
   dml_cpu_epilogue_t ep = {bn ? scale : NULL, bn ? shift : NULL, relu, packed};
   CHECK_OK(dml_cpu_run_fused(&call, &ep));
@@ -657,6 +661,97 @@ static void test_conv_direct(void) {
         fused_case(1, 16, 16, 1, 3, 32, 1, 1, pack); /* one image, split */
       }
     }
+    dml_cpu_set_num_threads(1);
+  }
+  CHECK(ran >= 1);
+  CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
+}
+
+/* The direct convolution over flattened phase planes (strides 2 to 4,
+ * 3x3 and 1x1 stride 2, stride-1 rows too narrow for the row kernel: AVX-512
+ * micro-kernel machines; the other kernels run the same cases through
+ * im2col + GEMM), with edge values in X, against the naive loop: 1x1
+ * images, odd channels, padding larger than the kernel, asymmetric pads
+ * and strides, output widths around the vector, K over one KC block,
+ * several images on 2 threads, one image split over 2 and 3 threads; then
+ * the fused epilogue with and without packed weights (the same bits as
+ * the separate nodes). */
+static void test_conv_flat(void) {
+  int ran = 0;
+  for (int which = 1; which <= 3; which++) {
+    if (dml_cpu_sgemm_set_kernel(which) != 0) continue;
+    ran++;
+    g_conv_edges = 1;
+    /* r, N, C, M, group, in, k, s, d, pb, pe */
+    cgeo_t b = {2,         2,         3,         13,        1,         {16, 16, 1},
+                {3, 3, 1}, {2, 2, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+    conv_case(b, 1, NULL); /* 16x16 -> 8x8, stride 2 */
+    static const int64_t hw[] = {1, 2, 5, 15, 17, 31, 33, 47};
+    for (size_t i = 0; i < 8; i++) {
+      cgeo_t c = b;
+      c.in[0] = hw[i], c.in[1] = hw[(i + 3) % 8], c.C = 1 + 2 * (int64_t)i;
+      c.M = 3 + 5 * (int64_t)i;
+      conv_case(c, (int)(i & 1), NULL);
+    }
+    cgeo_t one = b; /* 1x1 image, 3x3 stride 1 and 2: only the centre tap */
+    one.in[0] = one.in[1] = 1, one.s[0] = one.s[1] = 1;
+    conv_case(one, 1, NULL);
+    one.s[0] = one.s[1] = 2;
+    conv_case(one, 0, NULL);
+    cgeo_t bigpad = b; /* padding larger than the kernel */
+    bigpad.pb[0] = 4, bigpad.pe[0] = 5, bigpad.pb[1] = 3, bigpad.pe[1] = 4;
+    bigpad.in[0] = 6, bigpad.in[1] = 7;
+    conv_case(bigpad, 1, NULL);
+    bigpad.s[0] = bigpad.s[1] = 1;
+    conv_case(bigpad, 0, NULL);
+    cgeo_t pw = b; /* 1x1 stride 2, unpadded and padded */
+    pw.k[0] = pw.k[1] = 1, pw.pb[0] = pw.pb[1] = pw.pe[0] = pw.pe[1] = 0;
+    pw.C = 16, pw.M = 32, pw.in[0] = pw.in[1] = 32;
+    conv_case(pw, 0, NULL);
+    pw.pb[0] = pw.pe[1] = 1, pw.in[0] = 9, pw.in[1] = 11;
+    conv_case(pw, 1, NULL);
+    cgeo_t odd = b; /* strides (2, 3), (3, 1), (4, 4), a 5x5 and a 2x4 kernel */
+    odd.s[1] = 3, odd.in[0] = 19, odd.in[1] = 23;
+    conv_case(odd, 1, NULL);
+    odd.s[0] = 3, odd.s[1] = 1;
+    conv_case(odd, 1, NULL);
+    odd.s[0] = odd.s[1] = 4, odd.k[0] = odd.k[1] = 5, odd.pb[0] = 2, odd.pe[1] = 2;
+    conv_case(odd, 0, NULL);
+    odd.s[0] = odd.s[1] = 2, odd.k[0] = 2, odd.k[1] = 4;
+    conv_case(odd, 1, NULL);
+    conv_case(b, 1, "SAME_UPPER");
+    conv_case(b, 1, "VALID");
+    cgeo_t narrow = b; /* stride 1, 8x8 and 4x6 outputs */
+    narrow.s[0] = narrow.s[1] = 1, narrow.in[0] = narrow.in[1] = 8;
+    narrow.C = 64, narrow.M = 64; /* K = 576 > KC */
+    conv_case(narrow, 1, NULL);
+    narrow.in[0] = 4, narrow.in[1] = 6, narrow.C = 5, narrow.M = 9;
+    conv_case(narrow, 1, NULL);
+    cgeo_t deep = b; /* K = 288 > KC */
+    deep.C = 32, deep.M = 16, deep.in[0] = 9, deep.in[1] = 16;
+    conv_case(deep, 1, NULL);
+    cgeo_t many = b;
+    many.N = 5, many.C = 16, many.M = 32, many.in[0] = many.in[1] = 32;
+    dml_cpu_set_num_threads(2);
+    conv_case(many, 1, NULL);
+    cgeo_t single = many; /* one image over the split threshold */
+    single.N = 1, single.C = 32, single.M = 64, single.in[0] = 45, single.in[1] = 46;
+    conv_case(single, 1, NULL);
+    dml_cpu_set_num_threads(3);
+    conv_case(single, 0, NULL);
+    dml_cpu_set_num_threads(1);
+    g_conv_edges = 0;
+    g_fused_stride = 2;
+    for (int threads = 1; threads <= 2; threads++) {
+      dml_cpu_set_num_threads(threads);
+      for (int pack = 0; pack < 2; pack++) {
+        fused_case(3, 5, 13, 1, 3, 16, 1, 1, pack);
+        fused_case(2, 16, 32, 1, 1, 32, 1, 0, pack); /* 1x1 stride 2 */
+        fused_case(1, 32, 64, 1, 3, 63, 0, 1, pack); /* one image, split */
+      }
+    }
+    g_fused_stride = 1;
+    for (int pack = 0; pack < 2; pack++) fused_case(4, 64, 64, 1, 3, 8, 1, 1, pack);
     dml_cpu_set_num_threads(1);
   }
   CHECK(ran >= 1);
@@ -902,6 +997,7 @@ int main(void) {
   RUN(test_conv_fused_epilogue);
   RUN(test_conv_depthwise_paths);
   RUN(test_conv_direct);
+  RUN(test_conv_flat);
   RUN(test_gemm_prepacked);
   RUN(test_gemm_kernels);
   RUN(test_conv_1d_3d);

@@ -4,6 +4,8 @@
  * equations, and against the spec's worked examples.
  *
  * Tolerances: recurrent f32 outputs within 1e-5 of a double reference
+ * (with W and R packed beforehand, dml_cpu_rnn_prepack: the same bits as
+ * packed per call)
  * (the f32 fused cell rounds in f32) and within 2e-5 * (1 + |ref|) of the f64
  * kernel (the reference loops in double) on random and edge values; f64
  * within 1e-12; loss
@@ -429,6 +431,33 @@ typedef struct {
   double clip;
 } rnn_case_t;
 
+/* run_op with W and R packed beforehand (dml_cpu_rnn_prepack, as the CPU
+ * executor does at session creation) through dml_cpu_run_fused. */
+static dml_status_t run_op_packed(dml_op_t op, const dml_tensor_t *in, uint32_t nin,
+                                  dml_tensor_t *out, uint32_t nout,
+                                  const dml_attr_t *attrs, uint32_t nattrs) {
+  size_t pb = dml_cpu_rnn_prepack_bytes(op, &in[1], &in[2], attrs, nattrs);
+  CHECK(pb > 0);
+  void *pk = NULL;
+  if (posix_memalign(&pk, 64, pb ? pb : 64) != 0) pk = NULL;
+  CHECK(pk != NULL);
+  if (!pk) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "test", "no memory");
+  dml_cpu_rnn_prepack(op, &in[1], &in[2], attrs, nattrs, pk);
+  dml_cpu_call_t c = cpu_call(op, "test_node", in, nin, out, nout, attrs, nattrs);
+  size_t sb = dml_cpu_scratch_bytes(&c);
+  void *scratch = sb ? malloc(sb) : NULL;
+  if (scratch) memset(scratch, 0xff, sb);
+  c.scratch = scratch;
+  c.scratch_bytes = sb;
+  dml_cpu_epilogue_t ep;
+  memset(&ep, 0, sizeof ep);
+  ep.packed = pk;
+  dml_status_t s = dml_cpu_run_fused(&c, &ep);
+  free(scratch);
+  free(pk);
+  return s;
+}
+
 static void rnn_pair(const rnn_case_t *k) {
   const int G = k->op == DML_OP_RNN ? 1 : k->op == DML_OP_GRU ? 3 : 4;
   const int nd = strcmp(k->dir, "bidirectional") == 0 ? 2 : 1;
@@ -490,6 +519,21 @@ static void rnn_pair(const rnn_case_t *k) {
                            tens(dt, o[1], 3, s0, s1, D(H)),
                            tens(dt, o[2], 3, s0, s1, D(H))};
     CHECK_OK(run_op(k->op, in, lstm ? 8 : 6, out, lstm ? 3 : 2, at, nat));
+    if (pass == 0) {
+      /* Weights packed once (the executor's path): the same bits. */
+      float *keep[3];
+      for (int i = 0; i < 3; i++) {
+        keep[i] = (float *)malloc((no[i] ? no[i] : 1) * sizeof(float));
+        memcpy(keep[i], fy[i], no[i] * sizeof(float));
+        memset(fy[i], 0x7f, no[i] * sizeof(float));
+      }
+      CHECK_OK(run_op_packed(k->op, in, lstm ? 8 : 6, out, lstm ? 3 : 2, at, nat));
+      for (int i = 0; i < (lstm ? 3 : 2); i++) {
+        CHECK(memcmp(keep[i], fy[i], no[i] * sizeof(float)) == 0);
+        free(keep[i]);
+      }
+      if (!lstm) free(keep[2]);
+    }
   }
   double err = 0;
   int nan_bad = 0;

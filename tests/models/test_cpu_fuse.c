@@ -6,7 +6,8 @@
  * ones (DMLC_CPU_NO_FUSE) on each saved input, with 1 and 2 threads, and
  * 2 threads the same bits as 1. And a fused Gemm + Relu whose output is a
  * function output moved out of its dying input's buffer: a value made
- * after the chain does not take the buffer it moved to.
+ * after the chain does not take the buffer it moved to. And recurrent
+ * nodes with constant W and R packed once, the same bits as unfused.
  */
 #include <math.h>
 #include <stdio.h>
@@ -219,7 +220,130 @@ static void test_moved_output_kept(void) {
   dml_rt_model_release(m);
 }
 
+/* Appends n pseudo-random values in [-1, 1) as a dense list to buf. */
+static void dense_list(char *buf, size_t cap, int n, unsigned *rng) {
+  for (int k = 0; k < n; k++) {
+    *rng = *rng * 1664525u + 1013904223u;
+    double v = (double)((*rng >> 8) & 0xffff) / 32768.0 - 1.0;
+    size_t at = strlen(buf);
+    snprintf(buf + at, cap - at, "%s%.6g", k ? ", " : "", v);
+  }
+}
+
+/* A bidirectional LSTM and a GRU (linear_before_reset 0: its R_h packed
+ * apart) with constant W, R and B: the executor packs W and R once
+ * (dml_cpu_rnn_prepack; the plan marks each node), and fused sessions give
+ * the same bits as unfused ones, with 1 and 2 threads, also with NaN and
+ * inf in X. The GRU's Y is unused (only Y_h is returned). */
+static void test_rnn_packed_session(void) {
+  enum { S = 4, B = 3, I = 5, H = 7 };
+  static char text[65536];
+  char *w = (char *)calloc(4, 16384);
+  if (!w) return;
+  char *wl = w, *rl = w + 16384, *gw = w + 32768, *gr = w + 49152;
+  unsigned rng = 7u;
+  dense_list(wl, 16384, 2 * 4 * H * I, &rng);
+  dense_list(rl, 16384, 2 * 4 * H * H, &rng);
+  dense_list(gw, 16384, 3 * H * (2 * H), &rng);
+  dense_list(gr, 16384, 3 * H * H, &rng);
+  char bl[8192] = "", gb[4096] = "";
+  dense_list(bl, sizeof bl, 2 * 8 * H, &rng);
+  dense_list(gb, sizeof gb, 6 * H, &rng);
+  snprintf(text, sizeof text,
+           "global @W : f32[2,%d,%d] = dense<[%s]>\n"
+           "global @R : f32[2,%d,%d] = dense<[%s]>\n"
+           "global @Bl : f32[2,%d] = dense<[%s]>\n"
+           "global @GW : f32[1,%d,%d] = dense<[%s]>\n"
+           "global @GR : f32[1,%d,%d] = dense<[%s]>\n"
+           "global @GB : f32[1,%d] = dense<[%s]>\n"
+           "func @forward(%%x: f32[%d,%d,%d]) -> (f32[%d,2,%d,%d], f32[1,%d,%d]) {\n"
+           "  %%y, %%yh, %%yc = LSTM(%%x, @W, @R, @Bl) {direction = \"bidirectional\", "
+           "hidden_size = %d} : f32[%d,2,%d,%d], f32[2,%d,%d], f32[2,%d,%d]\n"
+           "  %%t = Transpose(%%y) {perm = [0, 2, 1, 3]} : f32[%d,%d,2,%d]\n"
+           "  %%r = Reshape(%%t, @shp) : f32[%d,%d,%d]\n"
+           "  %%gy, %%gh = GRU(%%r, @GW, @GR, @GB) {hidden_size = %d} : "
+           "f32[%d,1,%d,%d], f32[1,%d,%d]\n"
+           "  return %%y, %%gh\n}\n",
+           4 * H, I, wl, 4 * H, H, rl, 8 * H, bl, 3 * H, 2 * H, gw, 3 * H, H, gr, 6 * H,
+           gb, S, B, I, S, B, H, B, H, H, S, B, H, B, H, B, H, S, B, H, S, B, 2 * H, H, S,
+           B, H, B, H);
+  /* the Reshape's shape */
+  char shp[128];
+  snprintf(shp, sizeof shp, "global @shp : i64[3] = dense<[%d, %d, %d]>\n", S, B, 2 * H);
+  size_t tl = strlen(text);
+  memmove(text + strlen(shp), text, tl + 1);
+  memcpy(text, shp, strlen(shp));
+  free(w);
+  dml_ir_module_t *ir = NULL;
+  void *bytes = NULL;
+  size_t n = 0;
+  CHECK_OK(dml_ir_parse(text, strlen(text), "rnn.dmlir", &ir));
+  if (!ir) return;
+  dml_pass_options_t o;
+  memset(&o, 0, sizeof o);
+  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
+  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
+  dml_ir_module_release(ir);
+  dml_rt_model_t *m = NULL;
+  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  if (!m) return;
+  const dml_pkg_function_t *f = m->fn;
+  unsetenv("DMLC_CPU_NO_FUSE");
+  dml_rt_cpu_fuse_t *plan = NULL;
+  CHECK_OK(dml_rt_cpu_fuse_plan(f, m->weights, &plan));
+  int packed = 0;
+  for (uint32_t k = 0; plan && k < f->n_nodes; k++)
+    if (f->nodes[k].op == DML_OP_LSTM || f->nodes[k].op == DML_OP_GRU)
+      packed += plan->role[k] == 1 && plan->ep[k].packed != NULL;
+  printf("recurrent nodes with packed weights: %d\n", packed);
+  CHECK(packed == 2);
+  dml_rt_cpu_fuse_free(plan);
+
+  float x[S * B * I];
+  for (int i = 0; i < S * B * I; i++) x[i] = 0.125f * (float)((i * 7) % 17) - 1.0f;
+  float got[2][2][2][S * 2 * B * H]; /* [threads][fused][output] */
+  for (int edges = 0; edges < 2; edges++) {
+    if (edges) x[3] = NAN, x[S * B * I - 2] = INFINITY, x[I + 1] = -0.0f;
+    memset(got, 0, sizeof got);
+    for (int threads = 1; threads <= 2; threads++) {
+      dml_cpu_set_num_threads(threads);
+      for (int fused = 0; fused < 2; fused++) {
+        if (!fused) setenv("DMLC_CPU_NO_FUSE", "1", 1);
+        dml_rt_session_t *s = NULL;
+        CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+        unsetenv("DMLC_CPU_NO_FUSE");
+        if (!s) break;
+        dml_tensor_t t;
+        memset(&t, 0, sizeof t);
+        t.dtype = DML_DTYPE_F32, t.rank = 3, t.dims[0] = S, t.dims[1] = B, t.dims[2] = I,
+        t.data = x;
+        CHECK_OK(dml_rt_session_set_input(s, 0, &t));
+        CHECK_OK(dml_rt_session_run(s));
+        for (uint32_t k = 0; k < 2; k++) {
+          dml_tensor_t out;
+          memset(&out, 0, sizeof out);
+          CHECK_OK(dml_rt_session_get_output(s, k, &out));
+          size_t want = (k ? (size_t)B * H : (size_t)S * 2 * B * H) * sizeof(float);
+          CHECK(out.dtype == DML_DTYPE_F32 && dml_tensor_bytes(&out) == want);
+          if (out.data && dml_tensor_bytes(&out) == want)
+            memcpy(got[threads - 1][fused][k], out.data, want);
+        }
+        dml_rt_session_release(s);
+      }
+      CHECK(memcmp(got[threads - 1][0], got[threads - 1][1], sizeof got[0][0]) == 0);
+    }
+    CHECK(memcmp(got[0], got[1], sizeof got[0]) == 0);
+    int nan_seen = 0;
+    for (int i = 0; i < S * 2 * B * H; i++) nan_seen += isnan(got[0][1][0][i]);
+    CHECK(edges ? nan_seen > 0 : nan_seen == 0);
+  }
+  dml_cpu_set_num_threads(1);
+  dml_rt_model_release(m);
+}
+
 int main(void) {
+  RUN(test_rnn_packed_session);
   RUN(test_moved_output_kept);
   RUN(test_fashion_mlp);
   RUN(test_lenet5);
