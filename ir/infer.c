@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "dml_einsum.h"
+#include "dml_ew.h"
 #include "dml_ir_infer.h"
 #include "dml_tfidf.h"
 
@@ -1831,7 +1832,7 @@ static dml_status_t static_spatial(const ictx_t *c, const dml_type_t *x, int64_t
   return DML_OK;
 }
 
-static dml_status_t infer_conv(ictx_t *c, int transpose) {
+static dml_status_t conv_rule(ictx_t *c, int transpose) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 3, DML_MAX_RANK));
   const dml_type_t *x = in_t(c, 0), *wt = in_t(c, 1), *bt = in_t(c, 2);
   DML_RETURN_IF_ERROR(need_rank(c, 1, x->rank, x->rank));
@@ -4268,7 +4269,7 @@ static dml_status_t infer_mvn(ictx_t *c) {
  * [batch, seq, input]); Y [seq, dirs, batch, hidden] (layout 1: [batch, seq,
  * dirs, hidden]); Y_h, Y_c [dirs, batch, hidden] (layout 1: [batch, dirs,
  * hidden]). `gates`: 1 RNN, 3 GRU, 4 LSTM. */
-static dml_status_t infer_rnn(ictx_t *c, int64_t gates) {
+static dml_status_t rnn_rule(ictx_t *c, int64_t gates) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
   DML_RETURN_IF_ERROR(need_rank(c, 1, 3, 3));
   DML_RETURN_IF_ERROR(need_rank(c, 2, 3, 3));
@@ -4393,7 +4394,7 @@ static dml_status_t need_q8(const ictx_t *c, uint32_t i) {
 
 /* QuantizeLinear (13): y has x's shape and the zero point's dtype (u8 when
  * absent). DequantizeLinear (13): f32 of x's shape. */
-static dml_status_t infer_quantize(ictx_t *c, int dequant) {
+static dml_status_t quantize_rule(ictx_t *c, int dequant) {
   const dml_type_t *x = in_t(c, 0), *z = in_t(c, 2);
   int64_t block = 0;
   if (dequant) DML_RETURN_IF_ERROR(attr_int(c, "block_size", 0, &block));
@@ -4891,7 +4892,7 @@ static dml_status_t infer_tfidf(ictx_t *c) {
 /* RandomUniform/RandomNormal: the `shape` attribute (required) and `dtype`
  * (ONNX code, default float); the *Like forms: input 0's shape, `dtype`
  * default input 0's. Float dtypes only. */
-static dml_status_t infer_random(ictx_t *c, int like) {
+static dml_status_t random_rule(ictx_t *c, int like) {
   dml_type_t t;
   if (like) {
     t = *in_t(c, 0);
@@ -5373,188 +5374,81 @@ static dml_status_t infer_tree_ensemble(ictx_t *c) {
   return DML_OK;
 }
 
+/* The parameterized rules under the names op_rules.def gives them. */
+static dml_status_t infer_unary_float(ictx_t *c) {
+  return infer_unary(c, DT_FLOAT);
+}
+static dml_status_t infer_unary_numeric(ictx_t *c) {
+  return infer_unary(c, DT_NUMERIC);
+}
+static dml_status_t infer_unary_signed_or_float(ictx_t *c) {
+  return infer_unary(c, DT_SIGNED_OR_FLOAT);
+}
+static dml_status_t infer_random(ictx_t *c) {
+  return random_rule(c, 0);
+}
+static dml_status_t infer_random_like(ictx_t *c) {
+  return random_rule(c, 1);
+}
+static dml_status_t infer_conv(ictx_t *c) {
+  return conv_rule(c, 0);
+}
+static dml_status_t infer_conv_transpose(ictx_t *c) {
+  return conv_rule(c, 1);
+}
+static dml_status_t infer_rnn(ictx_t *c) {
+  return rnn_rule(c, 1);
+}
+static dml_status_t infer_gru(ictx_t *c) {
+  return rnn_rule(c, 3);
+}
+static dml_status_t infer_lstm(ictx_t *c) {
+  return rnn_rule(c, 4);
+}
+static dml_status_t infer_quantize(ictx_t *c) {
+  return quantize_rule(c, 0);
+}
+static dml_status_t infer_dequantize(ictx_t *c) {
+  return quantize_rule(c, 1);
+}
+static dml_status_t infer_depth_to_space(ictx_t *c) {
+  return infer_depth_space(c, 1);
+}
+static dml_status_t infer_space_to_depth(ictx_t *c) {
+  return infer_depth_space(c, 0);
+}
+static dml_status_t infer_mat_mul_integer(ictx_t *c) {
+  return infer_qmatmul(c, 0, 1, DML_DTYPE_I32);
+}
+static dml_status_t infer_qlinear_mat_mul(ictx_t *c) {
+  return infer_qmatmul(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
+}
+static dml_status_t infer_conv_integer(ictx_t *c) {
+  return infer_qconv(c, 0, 1, DML_DTYPE_I32);
+}
+static dml_status_t infer_qlinear_conv(ictx_t *c) {
+  return infer_qconv(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
+}
+
+/* Each op's shape rule, from op_rules.def; NULL for none. */
+static dml_status_t (*const k_shape_rule[DML_OP_COUNT_])(ictx_t *) = {
+#define DML_RULE(e, shape, vjp) [DML_OP_##e] = infer_##shape,
+#include "op_rules.def"
+#undef DML_RULE
+};
+
+int dml_ir_infer_has_rule(dml_op_t op) {
+  if ((int)op <= (int)DML_OP_INVALID || op >= DML_OP_COUNT_) return 0;
+  return dml_ew_has(op) || k_shape_rule[op] != NULL;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
-  switch (c->n->op) {
-    /* the formula table's ops (runtime/base/ew_ops.def): one float input */
-#define DML_EW(e, attrs, value, grad) case DML_OP_##e:
-#include "ew_ops.def"
-#undef DML_EW
-    return infer_unary(c, DT_FLOAT);
-    case DML_OP_RANDOM_UNIFORM:
-    case DML_OP_RANDOM_NORMAL: return infer_random(c, 0);
-    case DML_OP_RANDOM_UNIFORM_LIKE:
-    case DML_OP_RANDOM_NORMAL_LIKE: return infer_random(c, 1);
-    case DML_OP_BERNOULLI: return infer_bernoulli(c);
-    case DML_OP_MULTINOMIAL: return infer_multinomial(c);
-    case DML_OP_ABS:
-    case DML_OP_NEG:
-    case DML_OP_SIGN: return infer_unary(c, DT_NUMERIC);
-    case DML_OP_RELU:
-    case DML_OP_SIGMOID:
-    case DML_OP_TANH:
-    case DML_OP_SQRT:
-    case DML_OP_EXP:
-    case DML_OP_LOG:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_ROUND:
-    case DML_OP_SIN:
-    case DML_OP_COS:
-      return infer_unary(c, c->n->op == DML_OP_RELU ? DT_SIGNED_OR_FLOAT : DT_FLOAT);
-    case DML_OP_NOT: return infer_not(c);
-    case DML_OP_CAST: return infer_cast(c);
-    case DML_OP_STRING_CONCAT: return infer_string_concat(c);
-    case DML_OP_STRING_SPLIT: return infer_string_split(c);
-    case DML_OP_STRING_NORMALIZER: return infer_string_normalizer(c);
-    case DML_OP_REGEX_FULL_MATCH: return infer_regex_full_match(c);
-    case DML_OP_LABEL_ENCODER: return infer_label_encoder(c);
-    case DML_OP_TREE_ENSEMBLE: return infer_tree_ensemble(c);
-    case DML_OP_CLIP: return infer_clip(c);
-    case DML_OP_IDENTITY: return infer_identity(c);
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_POW:
-    case DML_OP_MOD:
-    case DML_OP_PRELU:
-    case DML_OP_EQUAL:
-    case DML_OP_LESS:
-    case DML_OP_LESS_OR_EQUAL:
-    case DML_OP_GREATER:
-    case DML_OP_GREATER_OR_EQUAL:
-    case DML_OP_AND:
-    case DML_OP_OR:
-    case DML_OP_XOR: return infer_binary(c);
-    case DML_OP_MAX:
-    case DML_OP_MIN:
-    case DML_OP_SUM:
-    case DML_OP_MEAN: return infer_variadic(c);
-    case DML_OP_WHERE: return infer_where(c);
-    case DML_OP_MATMUL: return infer_matmul(c);
-    case DML_OP_GEMM: return infer_gemm(c);
-    case DML_OP_CONV: return infer_conv(c, 0);
-    case DML_OP_CONV_TRANSPOSE: return infer_conv(c, 1);
-    case DML_OP_MAX_POOL:
-    case DML_OP_AVERAGE_POOL: return infer_pool(c);
-    case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_GLOBAL_MAX_POOL: return infer_global_pool(c);
-    case DML_OP_BATCH_NORMALIZATION: return infer_batchnorm(c);
-    case DML_OP_LAYER_NORMALIZATION: return infer_layernorm(c);
-    case DML_OP_RMS_NORMALIZATION: return infer_layernorm(c);
-    case DML_OP_ATTENTION: return infer_attention(c);
-    case DML_OP_ROTARY_EMBEDDING: return infer_rotary_embedding(c);
-    case DML_OP_BITWISE_AND:
-    case DML_OP_BITWISE_OR:
-    case DML_OP_BITWISE_XOR:
-    case DML_OP_BITWISE_NOT: return infer_bitwise(c);
-    case DML_OP_LP_NORMALIZATION: return infer_lp_normalization(c);
-    case DML_OP_GROUP_NORMALIZATION: return infer_group_normalization(c);
-    case DML_OP_INSTANCE_NORMALIZATION: return infer_instnorm(c);
-    case DML_OP_SOFTMAX:
-    case DML_OP_LOG_SOFTMAX: return infer_softmax(c);
-    case DML_OP_FLATTEN: return infer_flatten(c);
-    case DML_OP_DROPOUT: return infer_dropout(c);
-    case DML_OP_REDUCE_SUM:
-    case DML_OP_REDUCE_MEAN:
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_REDUCE_PROD: return infer_reduce(c);
-    case DML_OP_ARG_MAX:
-    case DML_OP_ARG_MIN: return infer_argminmax(c);
-    case DML_OP_RESHAPE: return infer_reshape(c);
-    case DML_OP_SQUEEZE: return infer_squeeze(c);
-    case DML_OP_UNSQUEEZE: return infer_unsqueeze(c);
-    case DML_OP_TRANSPOSE: return infer_transpose(c);
-    case DML_OP_CONCAT: return infer_concat(c);
-    case DML_OP_SPLIT: return infer_split(c);
-    case DML_OP_SLICE: return infer_slice(c);
-    case DML_OP_GATHER: return infer_gather(c);
-    case DML_OP_SHAPE: return infer_shape(c);
-    case DML_OP_SIZE: return infer_size(c);
-    case DML_OP_EXPAND: return infer_expand(c);
-    case DML_OP_TILE: return infer_tile(c);
-    case DML_OP_PAD: return infer_pad(c);
-    case DML_OP_CONSTANT_OF_SHAPE: return infer_constant_of_shape(c);
-    case DML_OP_RANGE: return infer_range(c);
-    case DML_OP_RESIZE: return infer_resize(c);
-    case DML_OP_GATHER_ELEMENTS: return infer_gather_elements(c);
-    case DML_OP_SCATTER_ELEMENTS: return infer_scatter_elements(c);
-    case DML_OP_GATHER_ND: return infer_gather_nd(c);
-    case DML_OP_SCATTER_ND: return infer_scatter_nd(c);
-    case DML_OP_ONE_HOT: return infer_one_hot(c);
-    case DML_OP_DEPTH_TO_SPACE: return infer_depth_space(c, 1);
-    case DML_OP_SPACE_TO_DEPTH: return infer_depth_space(c, 0);
-    case DML_OP_TOP_K: return infer_top_k(c);
-    case DML_OP_NON_ZERO: return infer_non_zero(c);
-    case DML_OP_UNIQUE: return infer_unique(c);
-    case DML_OP_COMPRESS: return infer_compress(c);
-    case DML_OP_NON_MAX_SUPPRESSION: return infer_nms(c);
-    case DML_OP_REVERSE_SEQUENCE: return infer_reverse_sequence(c);
-    case DML_OP_EINSUM: return infer_einsum(c);
-    case DML_OP_DET: return infer_det(c);
-    case DML_OP_MAX_UNPOOL: return infer_max_unpool(c);
-    case DML_OP_GRID_SAMPLE: return infer_grid_sample(c);
-    case DML_OP_ROI_ALIGN: return infer_roi_align(c);
-    case DML_OP_SHRINK: return infer_unary(c, DT_NUMERIC);
-    case DML_OP_IS_INF:
-    case DML_OP_IS_NAN: return infer_is_special(c);
-    case DML_OP_BIT_SHIFT: return infer_bitshift(c);
-    case DML_OP_CAST_LIKE: return infer_cast_like(c);
-    case DML_OP_HARDMAX: return infer_softmax(c);
-    case DML_OP_REDUCE_L1:
-    case DML_OP_REDUCE_L2:
-    case DML_OP_REDUCE_LOG_SUM:
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-    case DML_OP_REDUCE_SUM_SQUARE: return infer_reduce(c);
-    case DML_OP_CUM_SUM:
-    case DML_OP_CUM_PROD: return infer_cumsum(c);
-    case DML_OP_BIT_CAST: return infer_bit_cast(c);
-    case DML_OP_TENSOR_SCATTER: return infer_tensor_scatter(c);
-    case DML_OP_TRILU: return infer_trilu(c);
-    case DML_OP_EYE_LIKE: return infer_eye_like(c);
-    case DML_OP_LRN: return infer_lrn(c);
-    case DML_OP_MEAN_VARIANCE_NORMALIZATION: return infer_mvn(c);
-    case DML_OP_RNN: return infer_rnn(c, 1);
-    case DML_OP_GRU: return infer_rnn(c, 3);
-    case DML_OP_LSTM: return infer_rnn(c, 4);
-    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
-    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: return infer_loss(c);
-    case DML_OP_QUANTIZE_LINEAR: return infer_quantize(c, 0);
-    case DML_OP_DEQUANTIZE_LINEAR: return infer_quantize(c, 1);
-    case DML_OP_DYNAMIC_QUANTIZE_LINEAR: return infer_dyn_quantize(c);
-    case DML_OP_MAT_MUL_INTEGER: return infer_qmatmul(c, 0, 1, DML_DTYPE_I32);
-    case DML_OP_QLINEAR_MAT_MUL:
-      return infer_qmatmul(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
-    case DML_OP_CONV_INTEGER: return infer_qconv(c, 0, 1, DML_DTYPE_I32);
-    case DML_OP_QLINEAR_CONV:
-      return infer_qconv(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
-    case DML_OP_QLINEAR_ADD: return infer_qadd(c);
-    case DML_OP_HANN_WINDOW:
-    case DML_OP_HAMMING_WINDOW:
-    case DML_OP_BLACKMAN_WINDOW: return infer_window(c);
-    case DML_OP_DFT: return infer_dft(c);
-    case DML_OP_STFT: return infer_stft(c);
-    case DML_OP_COL2_IM: return infer_col2im(c);
-    case DML_OP_AFFINE_GRID: return infer_affine_grid(c);
-    case DML_OP_DEFORM_CONV: return infer_deform_conv(c);
-    case DML_OP_MEL_WEIGHT_MATRIX: return infer_mel(c);
-    case DML_OP_TF_IDF_VECTORIZER: return infer_tfidf(c);
-    case DML_OP_ADAGRAD:
-    case DML_OP_MOMENTUM:
-    case DML_OP_ADAM: return infer_optimizer(c);
-    case DML_OP_ASSIGN: return infer_assign(c);
-    case DML_OP_IF: return infer_if(c);
-    case DML_OP_LOOP: return infer_loop(c);
-    case DML_OP_GRADIENT: return infer_gradient(c);
-    case DML_OP_MAX_POOL_GRAD:
-    case DML_OP_AVERAGE_POOL_GRAD: return infer_pool_grad(c);
-    case DML_OP_CONV_WEIGHT_GRAD: return infer_conv_weight_grad(c);
-    case DML_OP_INVALID:
-    case DML_OP_COUNT_: break;
-  }
-  return fail(c, INVALID, "invalid op %d", (int)c->n->op);
+  dml_op_t op = c->n->op;
+  /* the formula table's ops (runtime/base/ew_ops.def): one float input */
+  if (dml_ew_has(op)) return infer_unary(c, DT_FLOAT);
+  if ((int)op > (int)DML_OP_INVALID && op < DML_OP_COUNT_ && k_shape_rule[op])
+    return k_shape_rule[op](c);
+  return fail(c, INVALID, "invalid op %d (no shape rule in op_rules.def)", (int)op);
 }
 
 /* Checks that every input is typed and well-formed. */

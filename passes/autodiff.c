@@ -342,7 +342,7 @@ static void vjp_gemm(ad_t *a, const dml_ir_node_t *n, V *g) {
 
 /* MatMul (numpy matmul): dA = g B^T, dB = A^T g, summed over broadcast
  * batch dims. 1-D operands are not handled. */
-static void vjp_matmul(ad_t *a, const dml_ir_node_t *n, V *g) {
+static void vjp_matmul_2d(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *A = n->inputs[0], *B = n->inputs[1];
   if (A->type.rank < 2 || B->type.rank < 2) {
     unsupported(a, n, "1-D MatMul operands have no VJP rule yet");
@@ -441,7 +441,7 @@ static void vjp_conv(ad_t *a, const dml_ir_node_t *n, V *g) {
   }
 }
 
-static void vjp_pool(ad_t *a, const dml_ir_node_t *n, V *g, dml_op_t grad_op) {
+static void pool_grad(ad_t *a, const dml_ir_node_t *n, V *g, dml_op_t grad_op) {
   V *X = n->inputs[0];
   if (!needs(a, X)) return;
   V *in[2] = {g, X};
@@ -916,7 +916,7 @@ static void vjp_slice(ad_t *a, const dml_ir_node_t *n, V *g) {
 
 /* Split-18: dX is the concatenation of the outputs' gradients along the
  * axis, zeros for outputs that have none. */
-static void vjp_split(ad_t *a, const dml_ir_node_t *n) {
+static void split_grads(ad_t *a, const dml_ir_node_t *n) {
   V *X = n->inputs[0];
   if (!needs(a, X)) return;
   V **parts = (V **)calloc(n->n_outputs ? n->n_outputs : 1, sizeof(V *));
@@ -2002,99 +2002,42 @@ static void vjp_matmul_1d(ad_t *a, const dml_ir_node_t *n, V *g) {
             a, unbroadcast(a, op2(a, DML_OP_MATMUL, transpose_last2(a, A2), g2), B2), B));
 }
 
+/* The rules under the names op_rules.def gives them. */
+static void vjp_matmul(ad_t *a, const dml_ir_node_t *n, V *g) {
+  if (n->inputs[0]->type.rank < 2 || n->inputs[1]->type.rank < 2)
+    vjp_matmul_1d(a, n, g);
+  else
+    vjp_matmul_2d(a, n, g);
+}
+static void vjp_split(ad_t *a, const dml_ir_node_t *n, V *g) {
+  (void)g; /* reads every output's gradient (a->grad) */
+  split_grads(a, n);
+}
+static void vjp_max_pool(ad_t *a, const dml_ir_node_t *n, V *g) {
+  pool_grad(a, n, g, DML_OP_MAX_POOL_GRAD);
+}
+static void vjp_average_pool(ad_t *a, const dml_ir_node_t *n, V *g) {
+  pool_grad(a, n, g, DML_OP_AVERAGE_POOL_GRAD);
+}
+static void vjp_minmax(ad_t *a, const dml_ir_node_t *n, V *g) {
+  if (n->n_inputs == 2)
+    vjp_binary(a, n, g);
+  else
+    vjp_variadic(a, n, g);
+}
+
+/* Each op's VJP, from op_rules.def; NULL for `none`. */
+#define vjp_none NULL
+static void (*const k_vjp[DML_OP_COUNT_])(ad_t *, const dml_ir_node_t *, V *) = {
+#define DML_RULE(e, shape, vjp) [DML_OP_##e] = vjp_##vjp,
+#include "op_rules.def"
+#undef DML_RULE
+};
+#undef vjp_none
+
 static int has_rule(dml_op_t op) {
-  if (dml_ew_has(op)) return 1; /* the formula table's (ew_ops.def) */
-  switch (op) {
-    case DML_OP_NEG:
-    case DML_OP_IDENTITY:
-    case DML_OP_RELU:
-    case DML_OP_SIGMOID:
-    case DML_OP_TANH:
-    case DML_OP_EXP:
-    case DML_OP_LOG:
-    case DML_OP_SQRT:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_ABS:
-    case DML_OP_SIN:
-    case DML_OP_COS:
-    case DML_OP_CAST:
-    case DML_OP_SOFTMAX:
-    case DML_OP_LOG_SOFTMAX:
-    case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_FLATTEN:
-    case DML_OP_RESHAPE:
-    case DML_OP_SQUEEZE:
-    case DML_OP_UNSQUEEZE:
-    case DML_OP_EXPAND:
-    case DML_OP_TRANSPOSE:
-    case DML_OP_DROPOUT:
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_POW:
-    case DML_OP_MAX:
-    case DML_OP_MIN:
-    case DML_OP_WHERE:
-    case DML_OP_CLIP:
-    case DML_OP_GEMM:
-    case DML_OP_MATMUL:
-    case DML_OP_CONV:
-    case DML_OP_MAX_POOL:
-    case DML_OP_AVERAGE_POOL:
-    case DML_OP_REDUCE_SUM:
-    case DML_OP_REDUCE_MEAN:
-    case DML_OP_SLICE:
-    case DML_OP_CONCAT:
-    case DML_OP_GATHER:
-    case DML_OP_SHRINK:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_ROUND:
-    case DML_OP_SIGN:
-    case DML_OP_CAST_LIKE:
-    case DML_OP_GLOBAL_MAX_POOL:
-    case DML_OP_DEPTH_TO_SPACE:
-    case DML_OP_SPACE_TO_DEPTH:
-    case DML_OP_CUM_SUM:
-    case DML_OP_PRELU:
-    case DML_OP_SUM:
-    case DML_OP_MEAN:
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_REDUCE_PROD:
-    case DML_OP_REDUCE_L1:
-    case DML_OP_REDUCE_L2:
-    case DML_OP_REDUCE_LOG_SUM:
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-    case DML_OP_REDUCE_SUM_SQUARE:
-    case DML_OP_SPLIT:
-    case DML_OP_TILE:
-    case DML_OP_PAD:
-    case DML_OP_GATHER_ELEMENTS:
-    case DML_OP_BATCH_NORMALIZATION:
-    case DML_OP_INSTANCE_NORMALIZATION:
-    case DML_OP_LAYER_NORMALIZATION:
-    case DML_OP_CONV_TRANSPOSE:
-    case DML_OP_EINSUM:
-    case DML_OP_TOP_K:
-    case DML_OP_GATHER_ND:
-    case DML_OP_SCATTER_ND:
-    case DML_OP_SCATTER_ELEMENTS:
-    case DML_OP_TRILU:
-    case DML_OP_REVERSE_SEQUENCE:
-    case DML_OP_HARDMAX:
-    case DML_OP_EYE_LIKE:
-    case DML_OP_RANDOM_UNIFORM_LIKE:
-    case DML_OP_RANDOM_NORMAL_LIKE:
-    case DML_OP_MEAN_VARIANCE_NORMALIZATION:
-    case DML_OP_LRN:
-    case DML_OP_DFT:
-    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
-    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS:
-    case DML_OP_MOD: return 1;
-    default: return 0;
-  }
+  if ((int)op <= (int)DML_OP_INVALID || op >= DML_OP_COUNT_) return 0;
+  return dml_ew_has(op) || k_vjp[op] != NULL; /* ew_ops.def's: vjp_unary */
 }
 
 int dml_autodiff_supports(dml_op_t op) {
@@ -2102,74 +2045,10 @@ int dml_autodiff_supports(dml_op_t op) {
 }
 
 static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
-  switch (n->op) {
-    case DML_OP_GEMM: vjp_gemm(a, n, g); return;
-    case DML_OP_MATMUL:
-      if (n->inputs[0]->type.rank < 2 || n->inputs[1]->type.rank < 2)
-        vjp_matmul_1d(a, n, g);
-      else
-        vjp_matmul(a, n, g);
-      return;
-    case DML_OP_CONV_TRANSPOSE: vjp_conv_transpose(a, n, g); return;
-    case DML_OP_PRELU: vjp_prelu(a, n, g); return;
-    case DML_OP_EINSUM: vjp_einsum(a, n, g); return;
-    case DML_OP_TOP_K:
-    case DML_OP_GATHER_ND:
-    case DML_OP_SCATTER_ND:
-    case DML_OP_SCATTER_ELEMENTS:
-    case DML_OP_TRILU:
-    case DML_OP_REVERSE_SEQUENCE:
-    case DML_OP_HARDMAX:
-    case DML_OP_EYE_LIKE:
-    case DML_OP_RANDOM_UNIFORM_LIKE:
-    case DML_OP_RANDOM_NORMAL_LIKE: vjp_select(a, n, g); return;
-    case DML_OP_MEAN_VARIANCE_NORMALIZATION: vjp_mvn(a, n, g); return;
-    case DML_OP_MOD: vjp_mod(a, n, g); return;
-    case DML_OP_LRN: vjp_lrn(a, n, g); return;
-    case DML_OP_DFT: vjp_dft(a, n, g); return;
-    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
-    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: vjp_class_loss(a, n, g); return;
-    case DML_OP_SUM:
-    case DML_OP_MEAN: vjp_variadic(a, n, g); return;
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_REDUCE_PROD:
-    case DML_OP_REDUCE_L1:
-    case DML_OP_REDUCE_L2:
-    case DML_OP_REDUCE_LOG_SUM:
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-    case DML_OP_REDUCE_SUM_SQUARE: vjp_reduce_other(a, n, g); return;
-    case DML_OP_SPLIT: vjp_split(a, n); return;
-    case DML_OP_TILE: vjp_tile(a, n, g); return;
-    case DML_OP_PAD: vjp_pad(a, n, g); return;
-    case DML_OP_GATHER_ELEMENTS: vjp_gather_elements(a, n, g); return;
-    case DML_OP_BATCH_NORMALIZATION:
-    case DML_OP_INSTANCE_NORMALIZATION: vjp_batchnorm(a, n, g); return;
-    case DML_OP_LAYER_NORMALIZATION: vjp_layernorm(a, n, g); return;
-    case DML_OP_CONV: vjp_conv(a, n, g); return;
-    case DML_OP_MAX_POOL: vjp_pool(a, n, g, DML_OP_MAX_POOL_GRAD); return;
-    case DML_OP_AVERAGE_POOL: vjp_pool(a, n, g, DML_OP_AVERAGE_POOL_GRAD); return;
-    case DML_OP_REDUCE_SUM:
-    case DML_OP_REDUCE_MEAN: vjp_reduce(a, n, g); return;
-    case DML_OP_SLICE: vjp_slice(a, n, g); return;
-    case DML_OP_CONCAT: vjp_concat(a, n, g); return;
-    case DML_OP_GATHER: vjp_gather(a, n, g); return;
-    case DML_OP_WHERE: vjp_where(a, n, g); return;
-    case DML_OP_CLIP: vjp_clip(a, n, g); return;
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_POW: vjp_binary(a, n, g); return;
-    case DML_OP_MAX:
-    case DML_OP_MIN:
-      if (n->n_inputs == 2)
-        vjp_binary(a, n, g);
-      else
-        vjp_variadic(a, n, g);
-      return;
-    default: vjp_unary(a, n, g); return;
-  }
+  if (dml_ew_has(n->op))
+    vjp_unary(a, n, g);
+  else
+    k_vjp[n->op](a, n, g); /* has_rule() was checked */
 }
 
 /* ---- driver ----------------------------------------------------------------- */
