@@ -14,8 +14,8 @@ static int g_has_vjp[DML_OP_COUNT_]; /* its VJP column is not `none` */
 
 static void count_lines(void) {
   memset(g_line, 0, sizeof g_line);
-#define DML_RULE(e, shape, vjp) \
-  g_line[DML_OP_##e]++;         \
+#define DML_RULE(e, shape, vjp, rows) \
+  g_line[DML_OP_##e]++;               \
   g_has_vjp[DML_OP_##e] = strcmp(#vjp, "none") != 0;
 #include "op_rules.def"
 #undef DML_RULE
