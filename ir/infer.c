@@ -5432,7 +5432,7 @@ static dml_status_t infer_qlinear_conv(ictx_t *c) {
 
 /* Each op's shape rule, from op_rules.def; NULL for none. */
 static dml_status_t (*const k_shape_rule[DML_OP_COUNT_])(ictx_t *) = {
-#define DML_RULE(e, shape, vjp, rows) [DML_OP_##e] = infer_##shape,
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager) [DML_OP_##e] = infer_##shape,
 #include "op_rules.def"
 #undef DML_RULE
 };

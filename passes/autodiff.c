@@ -2029,7 +2029,7 @@ static void vjp_minmax(ad_t *a, const dml_ir_node_t *n, V *g) {
 /* Each op's VJP, from op_rules.def; NULL for `none`. */
 #define vjp_none NULL
 static void (*const k_vjp[DML_OP_COUNT_])(ad_t *, const dml_ir_node_t *, V *) = {
-#define DML_RULE(e, shape, vjp, rows) [DML_OP_##e] = vjp_##vjp,
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager) [DML_OP_##e] = vjp_##vjp,
 #include "op_rules.def"
 #undef DML_RULE
 };

@@ -14,11 +14,32 @@ static int g_has_vjp[DML_OP_COUNT_]; /* its VJP column is not `none` */
 
 static void count_lines(void) {
   memset(g_line, 0, sizeof g_line);
-#define DML_RULE(e, shape, vjp, rows) \
-  g_line[DML_OP_##e]++;               \
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager) \
+  g_line[DML_OP_##e]++;                                   \
   g_has_vjp[DML_OP_##e] = strcmp(#vjp, "none") != 0;
 #include "op_rules.def"
 #undef DML_RULE
+}
+
+/* The CPU columns agree: READS only with a DIMS rule, EAGER value only
+ * with one, and a DIMS rule reads at least one input's values or (Concat)
+ * the inputs' dims. */
+static void test_cpu_columns(void) {
+  int n_dims = 0;
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager)                           \
+  {                                                                                 \
+    int has_dims = strcmp(#dims, "none") != 0;                                      \
+    n_dims += has_dims;                                                             \
+    if (!has_dims && (reads) != 0) fprintf(stderr, "%s: READS without DIMS\n", #e); \
+    if (!has_dims && !strcmp(#eager, "value"))                                      \
+      fprintf(stderr, "%s: EAGER value without DIMS\n", #e);                        \
+    CHECK(has_dims || (reads) == 0);                                                \
+    CHECK(has_dims || strcmp(#eager, "value") != 0);                                \
+    CHECK(!has_dims || (reads) != 0 || DML_OP_##e == DML_OP_CONCAT);                \
+  }
+#include "op_rules.def"
+#undef DML_RULE
+  CHECK(n_dims >= 30); /* Reshape, Slice, Pad, the reductions, ... */
 }
 
 static void test_every_op_has_one_shape_rule(void) {
@@ -58,5 +79,6 @@ static void test_vjp_column(void) {
 int main(void) {
   RUN(test_every_op_has_one_shape_rule);
   RUN(test_vjp_column);
+  RUN(test_cpu_columns);
   return dml_test_finish();
 }
