@@ -1431,42 +1431,20 @@ static int sym_compare(const ictx_t *c, dml_op_t op, dml_dim_t a, dml_dim_t b,
   return 1;
 }
 
-static dml_status_t infer_binary(ictx_t *c) {
+/* Two operands with numpy broadcasting (op_rules.def's binary, logical,
+ * equal, compare, pow and prelu): input 0 of dtype class `cls0` (DT_ANY: any),
+ * input 1 of class `cls1` or, with SAME_AS_0, of input 0's dtype; the
+ * result bool when `out_bool`, else input 0's dtype. */
+#define SAME_AS_0 (-1)
+static dml_status_t broadcast_rule(ictx_t *c, int cls0, int cls1, int out_bool) {
   dml_op_t op = c->n->op;
   const dml_type_t *a = in_t(c, 0), *b = in_t(c, 1);
-  dml_dtype_t out_dt = a->dtype;
-  switch (op) {
-    case DML_OP_AND:
-    case DML_OP_OR:
-    case DML_OP_XOR:
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_BOOL));
-      DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_BOOL));
-      break;
-    case DML_OP_EQUAL:
-      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-      out_dt = DML_DTYPE_BOOL;
-      break;
-    case DML_OP_LESS:
-    case DML_OP_LESS_OR_EQUAL:
-    case DML_OP_GREATER:
-    case DML_OP_GREATER_OR_EQUAL:
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
-      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-      out_dt = DML_DTYPE_BOOL;
-      break;
-    case DML_OP_POW: /* base T, exponent T1 (may differ); result T */
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
-      DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_NUMERIC));
-      break;
-    case DML_OP_PRELU:
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_SIGNED_OR_FLOAT));
-      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-      break;
-    default: /* Add Sub Mul Div Mod */
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
-      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-      break;
-  }
+  dml_dtype_t out_dt = out_bool ? DML_DTYPE_BOOL : a->dtype;
+  if (cls0 != DT_ANY) DML_RETURN_IF_ERROR(need_dtype(c, 0, cls0));
+  if (cls1 == SAME_AS_0)
+    DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  else
+    DML_RETURN_IF_ERROR(need_dtype(c, 1, cls1));
   dml_type_t o;
   DML_RETURN_IF_ERROR(bcast(c, a, b, &o));
   if (op == DML_OP_PRELU && !dml_type_equal(&o, a)) {
@@ -5375,6 +5353,26 @@ static dml_status_t infer_tree_ensemble(ictx_t *c) {
 }
 
 /* The parameterized rules under the names op_rules.def gives them. */
+/* Add Sub Mul Div Mod */
+static dml_status_t infer_binary(ictx_t *c) {
+  return broadcast_rule(c, DT_NUMERIC, SAME_AS_0, 0);
+}
+static dml_status_t infer_logical(ictx_t *c) {
+  return broadcast_rule(c, DT_BOOL, DT_BOOL, 0);
+}
+static dml_status_t infer_equal(ictx_t *c) {
+  return broadcast_rule(c, DT_ANY, SAME_AS_0, 1);
+}
+static dml_status_t infer_compare(ictx_t *c) {
+  return broadcast_rule(c, DT_NUMERIC, SAME_AS_0, 1);
+}
+/* base T, exponent T1 (may differ); result T */
+static dml_status_t infer_pow(ictx_t *c) {
+  return broadcast_rule(c, DT_NUMERIC, DT_NUMERIC, 0);
+}
+static dml_status_t infer_prelu(ictx_t *c) {
+  return broadcast_rule(c, DT_SIGNED_OR_FLOAT, SAME_AS_0, 0);
+}
 static dml_status_t infer_unary_float(ictx_t *c) {
   return infer_unary(c, DT_FLOAT);
 }
