@@ -1399,36 +1399,32 @@ static int elem_range(const ictx_t *c, dml_dim_t d, int64_t *lo, int64_t *hi) {
  * k2), or ranges that decide it (a size never equals -1, torch.onnx's
  * Where(Equal(shape, -1), 1, shape) before an Expand). 0 when it depends on
  * the symbol's value. */
+/* The relations of a to b (less, equal, greater) that make each compare
+ * op true. */
+enum { REL_LT = 1, REL_EQ = 2, REL_GT = 4 };
+static const uint8_t k_compare_rel[DML_OP_COUNT_] = {
+    [DML_OP_EQUAL] = REL_EQ,
+    [DML_OP_LESS] = REL_LT,
+    [DML_OP_LESS_OR_EQUAL] = REL_LT | REL_EQ,
+    [DML_OP_GREATER] = REL_GT,
+    [DML_OP_GREATER_OR_EQUAL] = REL_GT | REL_EQ,
+};
+
 static int sym_compare(const ictx_t *c, dml_op_t op, dml_dim_t a, dml_dim_t b,
                        dml_dim_t *out) {
-  if ((a.sym >= 0 || b.sym >= 0) && a.sym != b.sym) {
-    int64_t al, ah, bl, bh;
-    if (!elem_range(c, a, &al, &ah) || !elem_range(c, b, &bl, &bh)) return 0;
-    int r = -1;
-    switch (op) {
-      case DML_OP_EQUAL: r = (ah < bl || al > bh) ? 0 : -1; break;
-      case DML_OP_LESS: r = ah < bl ? 1 : al >= bh ? 0 : -1; break;
-      case DML_OP_LESS_OR_EQUAL: r = ah <= bl ? 1 : al > bh ? 0 : -1; break;
-      case DML_OP_GREATER: r = al > bh ? 1 : ah <= bl ? 0 : -1; break;
-      case DML_OP_GREATER_OR_EQUAL: r = al >= bh ? 1 : ah < bl ? 0 : -1; break;
-      default: break;
-    }
-    if (r < 0) return 0;
-    *out = D(r);
-    return 1;
-  }
-  int64_t x = a.value, y = b.value;
-  int r;
-  switch (op) {
-    case DML_OP_EQUAL: r = x == y; break;
-    case DML_OP_LESS: r = x < y; break;
-    case DML_OP_LESS_OR_EQUAL: r = x <= y; break;
-    case DML_OP_GREATER: r = x > y; break;
-    case DML_OP_GREATER_OR_EQUAL: r = x >= y; break;
-    default: return 0;
-  }
-  *out = D(r);
-  return 1;
+  unsigned want = op > DML_OP_INVALID && op < DML_OP_COUNT_ ? k_compare_rel[op] : 0;
+  if (!want) return 0;
+  int64_t al = a.value, ah = a.value, bl = b.value, bh = b.value;
+  if ((a.sym >= 0 || b.sym >= 0) && a.sym != b.sym &&
+      (!elem_range(c, a, &al, &ah) || !elem_range(c, b, &bl, &bh)))
+    return 0;
+  /* The relations the ranges allow (one when both are static or multiples
+   * of one symbol: k1*S against k2*S orders like k1 against k2). */
+  unsigned can = (al < bh ? REL_LT : 0u) | (al <= bh && bl <= ah ? REL_EQ : 0u) |
+                 (ah > bl ? REL_GT : 0u);
+  if ((can & ~want) == 0) return *out = D(1), 1;
+  if ((can & want) == 0) return *out = D(0), 1;
+  return 0;
 }
 
 /* Two operands with numpy broadcasting (op_rules.def's binary, logical,
@@ -5430,7 +5426,8 @@ static dml_status_t infer_qlinear_conv(ictx_t *c) {
 
 /* Each op's shape rule, from op_rules.def; NULL for none. */
 static dml_status_t (*const k_shape_rule[DML_OP_COUNT_])(ictx_t *) = {
-#define DML_RULE(e, shape, vjp, rows, dims, reads, eager) [DML_OP_##e] = infer_##shape,
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = infer_##shape,
 #include "op_rules.def"
 #undef DML_RULE
 };
@@ -5535,6 +5532,21 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
 
 /* ==== memory planning of data-dependent values ========================== */
 
+/* op_rules.def's ELEMS column. */
+enum { ELEMS_MODULE = 0, ELEMS_BOUNDS, ELEMS_INPUT };
+static const uint8_t k_elems[DML_OP_COUNT_] = {
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = ELEMS_##elems,
+#define ELEMS_bounds ELEMS_BOUNDS
+#define ELEMS_input ELEMS_INPUT
+#define ELEMS_module ELEMS_MODULE
+#include "op_rules.def"
+#undef ELEMS_bounds
+#undef ELEMS_input
+#undef ELEMS_module
+#undef DML_RULE
+};
+
 static int64_t dyn_max_elements(const dml_ir_module_t *m) {
   return m->dynamic_max_elements > 0 ? m->dynamic_max_elements
                                      : DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT;
@@ -5548,46 +5560,19 @@ int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t
       dynamic = 1;
   if (!dynamic) return -1;
   const dml_ir_node_t *n = v->kind == DML_IR_VALUE_RESULT ? v->def : NULL;
-  if (n) {
-    switch (n->op) {
-      /* Kernels that fill their output at the bounds. */
-      case DML_OP_NON_ZERO:
-      case DML_OP_UNIQUE:
-      case DML_OP_COMPRESS:
-      case DML_OP_STRING_SPLIT:
-      case DML_OP_STRING_NORMALIZER:
-      case DML_OP_NON_MAX_SUPPRESSION: return -1;
-      /* Never more elements than the input. */
-      case DML_OP_RESHAPE:
-      case DML_OP_SQUEEZE:
-      case DML_OP_UNSQUEEZE:
-      case DML_OP_SLICE:
-      case DML_OP_SPLIT:
-      case DML_OP_TOP_K:
-      case DML_OP_REDUCE_SUM:
-      case DML_OP_REDUCE_MEAN:
-      case DML_OP_REDUCE_MAX:
-      case DML_OP_REDUCE_MIN:
-      case DML_OP_REDUCE_PROD:
-      case DML_OP_REDUCE_L1:
-      case DML_OP_REDUCE_L2:
-      case DML_OP_REDUCE_LOG_SUM:
-      case DML_OP_REDUCE_LOG_SUM_EXP:
-      case DML_OP_REDUCE_SUM_SQUARE:
-        /* Unless the input is empty: a reduction over an empty axis gives
-         * its identity element (ReduceSum of f32[2,0,4] over axis 1 with
-         * keepdims is f32[2,1,4] of zeros). */
-        /* The input's own cap when it is data-dependent too (a Slice of a
-         * Pad whose pads come at run time: CenterCropPad's expansion). */
-        if (n->n_inputs && n->inputs[0]) {
-          int64_t k = dml_ir_type_numel_bound(m, &n->inputs[0]->type);
-          int64_t kc = dml_ir_value_max_elements(m, n->inputs[0]);
-          if (kc >= 0 && (k < 0 || kc < k)) k = kc;
-          if (k > 0) return k;
-        }
-        break;
-      default: break;
-    }
+  int elems = n && n->op > DML_OP_INVALID && n->op < DML_OP_COUNT_ ? k_elems[n->op] : 0;
+  /* Kernels that fill their output at the bounds. */
+  if (elems == ELEMS_BOUNDS) return -1;
+  /* Never more elements than the input, unless the input is empty: a
+   * reduction over an empty axis gives its identity element (ReduceSum of
+   * f32[2,0,4] over axis 1 with keepdims is f32[2,1,4] of zeros). The
+   * input's own cap when it is data-dependent too (a Slice of a Pad whose
+   * pads come at run time: CenterCropPad's expansion). */
+  if (elems == ELEMS_INPUT && n->n_inputs && n->inputs[0]) {
+    int64_t k = dml_ir_type_numel_bound(m, &n->inputs[0]->type);
+    int64_t kc = dml_ir_value_max_elements(m, n->inputs[0]);
+    if (kc >= 0 && (k < 0 || kc < k)) k = kc;
+    if (k > 0) return k;
   }
   return dyn_max_elements(m);
 }

@@ -2027,7 +2027,49 @@ static void vjp_variadic(ad_t *a, const dml_ir_node_t *n, V *g) {
  *   ReduceMax/Min    max/min          gk split evenly between the elements
  *                                     equal to yk (PyTorch's amax/amin;
  *                                     MaxPool's rule picks one instead). */
-static void vjp_reduce_other(ad_t *a, const dml_ir_node_t *n, V *g) {
+/* dY/dX of the reductions other than ReduceSum/ReduceMean, from X, Y with
+ * the reduced axes kept (yk) and the axes: rd_t. */
+typedef struct {
+  V *X, *yk, *zero;
+  dml_dtype_t dt;
+  const int64_t *axes;
+  size_t na;
+} rd_t;
+
+static V *d_reduce_sum_square(ad_t *a, const rd_t *r) {
+  return op2(a, DML_OP_MUL, r->X, cst(a, r->dt, 2));
+}
+static V *d_reduce_l1(ad_t *a, const rd_t *r) {
+  return op1(a, DML_OP_SIGN, r->X);
+}
+static V *d_reduce_l2(ad_t *a, const rd_t *r) {
+  return op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, r->yk, r->zero), r->zero,
+             op2(a, DML_OP_DIV, r->X, r->yk));
+}
+static V *d_reduce_log_sum(ad_t *a, const rd_t *r) {
+  return op1(a, DML_OP_EXP, op1(a, DML_OP_NEG, r->yk));
+}
+static V *d_reduce_log_sum_exp(ad_t *a, const rd_t *r) {
+  return op1(a, DML_OP_EXP, op2(a, DML_OP_SUB, r->X, r->yk));
+}
+static V *d_reduce_prod(ad_t *a, const rd_t *r) {
+  V *X = r->X, *zero = r->zero, *one = cst(a, r->dt, 1);
+  V *isz = op2(a, DML_OP_EQUAL, X, zero);
+  V *safe = op3(a, DML_OP_WHERE, isz, one, X);
+  V *pnz = reduce_op(a, DML_OP_REDUCE_PROD, safe, r->axes, r->na, 1);
+  V *nz = reduce_op(a, DML_OP_REDUCE_SUM, cast_to(a, isz, r->dt), r->axes, r->na, 1);
+  V *at0 = op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, nz, one), pnz, zero);
+  return op3(a, DML_OP_WHERE, isz, at0, op2(a, DML_OP_DIV, r->yk, safe));
+}
+/* ReduceMax, ReduceMin: g shared among the ties. */
+static V *d_reduce_max_min(ad_t *a, const rd_t *r) {
+  V *m = cast_to(a, op2(a, DML_OP_EQUAL, r->X, r->yk), r->dt);
+  V *cnt = reduce_op(a, DML_OP_REDUCE_SUM, m, r->axes, r->na, 1);
+  return op2(a, DML_OP_DIV, m, cnt);
+}
+
+static void reduce_other(ad_t *a, const dml_ir_node_t *n, V *g,
+                         V *(*d_of)(ad_t *, const rd_t *)) {
   V *X = n->inputs[0], *Y = n->outputs[0];
   if (!needs(a, X)) return;
   dml_dtype_t dt = X->type.dtype;
@@ -2046,42 +2088,25 @@ static void vjp_reduce_other(ad_t *a, const dml_ir_node_t *n, V *g) {
     gk = unsqueeze(a, g, axes, (int64_t)na);
     yk = unsqueeze(a, Y, axes, (int64_t)na);
   }
-  V *zero = cst(a, dt, 0), *d = NULL;
-  switch (n->op) {
-    case DML_OP_REDUCE_SUM_SQUARE: d = op2(a, DML_OP_MUL, X, cst(a, dt, 2)); break;
-    case DML_OP_REDUCE_L1: d = op1(a, DML_OP_SIGN, X); break;
-    case DML_OP_REDUCE_L2:
-      d = op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, yk, zero), zero,
-              op2(a, DML_OP_DIV, X, yk));
-      break;
-    case DML_OP_REDUCE_LOG_SUM: d = op1(a, DML_OP_EXP, op1(a, DML_OP_NEG, yk)); break;
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-      d = op1(a, DML_OP_EXP, op2(a, DML_OP_SUB, X, yk));
-      break;
-    case DML_OP_REDUCE_PROD: {
-      V *one = cst(a, dt, 1);
-      V *isz = op2(a, DML_OP_EQUAL, X, zero);
-      V *safe = op3(a, DML_OP_WHERE, isz, one, X);
-      V *pnz = reduce_op(a, DML_OP_REDUCE_PROD, safe, axes, na, 1);
-      V *nz = reduce_op(a, DML_OP_REDUCE_SUM, cast_to(a, isz, dt), axes, na, 1);
-      V *at0 = op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, nz, one), pnz, zero);
-      d = op3(a, DML_OP_WHERE, isz, at0, op2(a, DML_OP_DIV, yk, safe));
-      break;
-    }
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN: {
-      V *m = cast_to(a, op2(a, DML_OP_EQUAL, X, yk), dt);
-      V *cnt = reduce_op(a, DML_OP_REDUCE_SUM, m, axes, na, 1);
-      d = op2(a, DML_OP_DIV, m, cnt);
-      break;
-    }
-    default: unsupported(a, n, "no VJP rule"); return;
-  }
+  rd_t r = {X, yk, cst(a, dt, 0), dt, axes, na};
+  V *d = d_of(a, &r);
   V *dx = op2(a, DML_OP_MUL, d, gk);
   if (dx && !dml_type_equal(&dx->type, &X->type)) /* LogSum: d is [kept] */
     dx = op2(a, DML_OP_EXPAND, dx, shape_of(a, X));
   acc(a, X, dx);
 }
+#define REDUCE_VJP(e, d)                                       \
+  static void vjp_##e(ad_t *a, const dml_ir_node_t *n, V *g) { \
+    reduce_other(a, n, g, d);                                  \
+  }
+REDUCE_VJP(reduce_sum_square, d_reduce_sum_square)
+REDUCE_VJP(reduce_l1, d_reduce_l1)
+REDUCE_VJP(reduce_l2, d_reduce_l2)
+REDUCE_VJP(reduce_log_sum, d_reduce_log_sum)
+REDUCE_VJP(reduce_log_sum_exp, d_reduce_log_sum_exp)
+REDUCE_VJP(reduce_prod, d_reduce_prod)
+REDUCE_VJP(reduce_max_min, d_reduce_max_min)
+#undef REDUCE_VJP
 
 /* MatMul with a 1-D operand (numpy matmul: A [K] is promoted to [1, K], B
  * [K] to [K, 1], and the added dim removed from the result): the 2-D rule
@@ -2141,7 +2166,7 @@ static void vjp_minmax(ad_t *a, const dml_ir_node_t *n, V *g) {
 /* Each op's VJP, from op_rules.def; NULL for `none`. */
 #define vjp_none NULL
 static void (*const k_vjp[DML_OP_COUNT_])(ad_t *, const dml_ir_node_t *, V *) = {
-#define DML_RULE(e, shape, vjp, rows, dims, reads, eager) [DML_OP_##e] = vjp_##vjp,
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) [DML_OP_##e] = vjp_##vjp,
 #include "op_rules.def"
 #undef DML_RULE
 };

@@ -635,13 +635,14 @@ static dml_status_t dims_constant_of_shape(const dml_cpu_call_t *c,
 #define dims_none NULL
 static dml_status_t (*const k_dims[DML_OP_COUNT_])(const dml_cpu_call_t *,
                                                    const dml_tensor_t *) = {
-#define DML_RULE(e, shape, vjp, rows, dims, reads, eager) [DML_OP_##e] = dims_##dims,
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = dims_##dims,
 #include "op_rules.def"
 #undef DML_RULE
 };
 #undef dims_none
 static const uint32_t k_reads[DML_OP_COUNT_] = {
-#define DML_RULE(e, shape, vjp, rows, dims, reads, eager) [DML_OP_##e] = reads,
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) [DML_OP_##e] = reads,
 #include "op_rules.def"
 #undef DML_RULE
 };
@@ -899,8 +900,8 @@ static dml_status_t eager_transpose(const dml_cpu_call_t *c, int64_t *o, int32_t
   return DML_OK;
 }
 static dml_status_t eager_size(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
-  (void)c;
   (void)o;
+  c->outputs[0].dtype = DML_DTYPE_I64;
   *r = 0;
   return DML_OK;
 }
@@ -955,6 +956,7 @@ static dml_status_t eager_gather(const dml_cpu_call_t *c, int64_t *o, int32_t *r
 }
 static dml_status_t eager_argminmax(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
   const dml_tensor_t *x = &c->inputs[0];
+  c->outputs[0].dtype = DML_DTYPE_I64;
   int64_t axis;
   if (dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
     return dml_cpu_err_shapes(c, "axis out of range");
@@ -977,6 +979,7 @@ static dml_status_t eager_same(const dml_cpu_call_t *c, int64_t *o, int32_t *r) 
 }
 /* CastLike: input 1 gives the dtype only; X's shape. */
 static dml_status_t eager_cast_like(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  c->outputs[0].dtype = c->inputs[1].dtype;
   DML_RETURN_IF_ERROR(eager_broadcast(c, o, r));
   return eager_same(c, o, r);
 }
@@ -989,12 +992,29 @@ static dml_status_t eager_prelu(const dml_cpu_call_t *c, int64_t *o, int32_t *r)
   return eager_same(c, o, r);
 }
 
+/* The compares, IsNaN, IsInf: bool, broadcast. */
+static dml_status_t eager_compare(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  c->outputs[0].dtype = DML_DTYPE_BOOL;
+  return eager_broadcast(c, o, r);
+}
+/* Where: input 1's dtype, broadcast. */
+static dml_status_t eager_where(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  c->outputs[0].dtype = c->inputs[1].dtype;
+  return eager_broadcast(c, o, r);
+}
+/* Cast: the dtype of `to` (an ONNX code; none: the caller's error). */
+static dml_status_t eager_cast(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  c->outputs[0].dtype = dtype_of_onnx(dml_cpu_get_int(c, "to", 0));
+  return eager_broadcast(c, o, r);
+}
+
 /* Each op's eager rule, from op_rules.def (EAGER); NULL for `none`. The
  * formula table's ops (ew_ops.def) broadcast. */
 #define eager_none NULL
 static dml_status_t (*const k_eager[DML_OP_COUNT_])(const dml_cpu_call_t *, int64_t *,
                                                     int32_t *) = {
-#define DML_RULE(e, shape, vjp, rows, dims, reads, eager) [DML_OP_##e] = eager_##eager,
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = eager_##eager,
 #include "op_rules.def"
 #undef DML_RULE
 };
@@ -1039,39 +1059,23 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
                              "input %d is required", i);
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t in0 = c->n_inputs ? c->inputs[0].dtype : DML_DTYPE_INVALID;
-  switch (c->op) {
-    case DML_OP_EQUAL:
-    case DML_OP_LESS:
-    case DML_OP_LESS_OR_EQUAL:
-    case DML_OP_GREATER:
-    case DML_OP_GREATER_OR_EQUAL:
-    case DML_OP_IS_NAN:
-    case DML_OP_IS_INF: y->dtype = DML_DTYPE_BOOL; break;
-    case DML_OP_WHERE:
-    case DML_OP_CAST_LIKE: y->dtype = c->inputs[1].dtype; break;
-    case DML_OP_CAST: y->dtype = dtype_of_onnx(dml_cpu_get_int(c, "to", 0)); break;
-    case DML_OP_ARG_MAX:
-    case DML_OP_ARG_MIN: y->dtype = DML_DTYPE_I64; break;
-    default: y->dtype = in0; break;
-  }
-  if (c->op == DML_OP_RANGE) y->dtype = c->inputs[0].dtype;
+  y->dtype = in0; /* the rules below set another */
   if (c->n_outputs > 1 && c->op != DML_OP_MAX_POOL && c->op != DML_OP_TOP_K &&
       c->op != DML_OP_SPLIT)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, info->name,
                            "eager %s writes its first output only (asked for %u)",
                            info->name, c->n_outputs);
-  if (c->op == DML_OP_SIZE) y->dtype = DML_DTYPE_I64;
   for (uint32_t i = 1; i < c->n_outputs; i++) { /* MaxPool's, TopK's indices; Split */
     c->outputs[i].dtype = c->op == DML_OP_SPLIT ? in0 : DML_DTYPE_I64;
     c->outputs[i].rank = DML_RANK_UNKNOWN;
   }
+  int64_t o[DML_MAX_RANK];
+  int32_t r = 0;
+  DML_RETURN_IF_ERROR(eager_rule(c->op)(c, o, &r));
   if (!y->dtype)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, info->name,
                            "cannot tell the output's dtype (Cast needs `to`, an ONNX "
                            "TensorProto.DataType code)");
-  int64_t o[DML_MAX_RANK];
-  int32_t r = 0;
-  DML_RETURN_IF_ERROR(eager_rule(c->op)(c, o, &r));
   if (r < 0) return DML_OK; /* the rule wrote the outputs */
   y->rank = r;
   memcpy(y->dims, o, sizeof(int64_t) * (size_t)r);
