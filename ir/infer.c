@@ -37,6 +37,7 @@
 #include "dml_einsum.h"
 #include "dml_ew.h"
 #include "dml_ir_infer.h"
+#include "dml_shape.h"
 #include "dml_tfidf.h"
 
 #define INVALID DML_STATUS_INVALID_ARGUMENT
@@ -1726,37 +1727,31 @@ static dml_status_t eff_kernel(const ictx_t *c, const window_t *w, int32_t i,
   return DML_OK;
 }
 
-/* Output extent of spatial dim i for Conv and pooling (ONNX Conv/MaxPool
- * output shape formulas; ceil_mode drops a last window that would start in
- * the end padding, as ONNX and PyTorch do). */
+/* Output extent of spatial dim i for Conv and pooling: the formula of
+ * dml_shape_window_extent() (runtime/base/dml_shape.h), the one the CPU's
+ * eager path uses too. */
 static dml_status_t window_out(const ictx_t *c, const window_t *w, int32_t i, int64_t in,
                                int ceil_mode, int64_t *out) {
-  int64_t s = w->s[i];
-  if (w->pad_mode == PAD_SAME_UPPER || w->pad_mode == PAD_SAME_LOWER) {
-    *out = in / s + (in % s != 0);
-    return DML_OK;
+  int64_t eff = 0;
+  if (w->pad_mode != PAD_SAME_UPPER && w->pad_mode != PAD_SAME_LOWER)
+    DML_RETURN_IF_ERROR(eff_kernel(c, w, i, &eff));
+  dml_shape_pad_t pad = w->pad_mode == PAD_VALID    ? DML_SHAPE_PAD_VALID
+                        : w->pad_mode == PAD_NOTSET ? DML_SHAPE_PAD_EXPLICIT
+                                                    : DML_SHAPE_PAD_SAME;
+  int64_t pb = pad == DML_SHAPE_PAD_VALID ? 0 : w->pb[i],
+          pe = pad == DML_SHAPE_PAD_VALID ? 0 : w->pe[i];
+  switch (dml_shape_window_extent(in, eff, w->s[i], pb, pe, pad, ceil_mode, out)) {
+    case DML_SHAPE_OVERFLOW:
+      return fail(c, INVALID, "spatial dim %d: padded extent overflows", (int)i);
+    case DML_SHAPE_KERNEL_TOO_LARGE:
+      return fail(
+          c, INVALID,
+          "spatial dim %d: kernel extent %lld (kernel %lld, dilation %lld) exceeds "
+          "the padded input extent %lld",
+          (int)i, (long long)eff, (long long)w->k[i], (long long)w->d[i],
+          (long long)(in + pb + pe));
+    default: return DML_OK;
   }
-  int64_t eff = 0, pb = w->pad_mode == PAD_VALID ? 0 : w->pb[i],
-          pe = w->pad_mode == PAD_VALID ? 0 : w->pe[i], padded;
-  DML_RETURN_IF_ERROR(eff_kernel(c, w, i, &eff));
-  if (__builtin_add_overflow(in, pb, &padded) ||
-      __builtin_add_overflow(padded, pe, &padded))
-    return fail(c, INVALID, "spatial dim %d: padded extent overflows", (int)i);
-  if (padded < eff)
-    return fail(
-        c, INVALID,
-        "spatial dim %d: kernel extent %lld (kernel %lld, dilation %lld) exceeds the "
-        "padded input extent %lld",
-        (int)i, (long long)eff, (long long)w->k[i], (long long)w->d[i],
-        (long long)padded);
-  int64_t num = padded - eff;
-  int64_t o = num / s + 1;
-  if (ceil_mode && w->pad_mode != PAD_VALID && num % s != 0) {
-    o++;
-    if ((o - 1) * s >= in + pb) o--;
-  }
-  *out = o;
-  return DML_OK;
 }
 
 /* Output extent of spatial dim i for an input extent `in` that may be
@@ -4094,7 +4089,7 @@ static dml_status_t infer_bitshift(ictx_t *c) {
     return fail(c, INVALID, "input 0 must have an integer dtype, got %s",
                 dml_dtype_name(a->dtype));
   DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-  const char *dir;
+  const char *dir = NULL;
   DML_RETURN_IF_ERROR(attr_string(c, "direction", NULL, &dir));
   if (!dir || (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0))
     return fail(c, INVALID, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got %s",
@@ -4143,7 +4138,7 @@ static dml_status_t infer_cumsum(ictx_t *c) {
 
 /* BitCast (ONNX opset 26): X's shape, the dtype of `to`, of X's size. */
 static dml_status_t infer_bit_cast(ictx_t *c) {
-  dml_dtype_t to;
+  dml_dtype_t to = DML_DTYPE_INVALID;
   DML_RETURN_IF_ERROR(attr_dtype(c, "to", 1, DML_DTYPE_INVALID, &to));
   dml_type_t t = *in_t(c, 0);
   if (dml_dtype_size(to) != dml_dtype_size(t.dtype))
@@ -4195,7 +4190,7 @@ static dml_status_t infer_trilu(ictx_t *c) {
 /* EyeLike: 2-D, the `dtype` attribute (ONNX code; default input 0's). */
 static dml_status_t infer_eye_like(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 2, 2));
-  dml_dtype_t dt;
+  dml_dtype_t dt = DML_DTYPE_INVALID;
   int64_t k;
   DML_RETURN_IF_ERROR(attr_dtype(c, "dtype", 0, in_t(c, 0)->dtype, &dt));
   DML_RETURN_IF_ERROR(attr_int(c, "k", 0, &k));
@@ -4208,7 +4203,7 @@ static dml_status_t infer_eye_like(ictx_t *c) {
 static dml_status_t infer_lrn(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
   DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
-  int64_t size;
+  int64_t size = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "size", 0, &size));
   if (size < 1)
     return fail(c, INVALID, "attribute 'size' is required and must be >= 1, got %lld",
@@ -4546,7 +4541,7 @@ static dml_status_t static_scalar(const ictx_t *c, uint32_t i, const char *what,
 /* HannWindow, HammingWindow, BlackmanWindow: [size] of output_datatype. */
 static dml_status_t infer_window(ictx_t *c) {
   int64_t size = 0;
-  dml_dtype_t dt;
+  dml_dtype_t dt = DML_DTYPE_INVALID;
   DML_RETURN_IF_ERROR(attr_dtype(c, "output_datatype", 0, DML_DTYPE_F32, &dt));
   if (dt == DML_DTYPE_BOOL) return fail(c, INVALID, "output_datatype must be numeric");
   if (elems_runtime(c, 0)) return set_out_all_dyn(c, 0, dt, 1, dyn_bound(c));
@@ -4908,11 +4903,11 @@ static dml_status_t infer_bernoulli(ictx_t *c) {
 static dml_status_t infer_multinomial(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 2, 2));
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
-  int64_t ss;
+  int64_t ss = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "sample_size", 1, &ss));
   if (ss < 1)
     return fail(c, INVALID, "sample_size must be >= 1, got %lld", (long long)ss);
-  dml_dtype_t dt;
+  dml_dtype_t dt = DML_DTYPE_INVALID;
   DML_RETURN_IF_ERROR(attr_dtype(c, "dtype", 0, DML_DTYPE_I32, &dt));
   if (dt != DML_DTYPE_I32 && dt != DML_DTYPE_I64)
     return fail(c, INVALID, "dtype must be int32 or int64, got %s", dml_dtype_name(dt));

@@ -317,7 +317,8 @@ static const char *rows_reduce(const rq_t *q) {
  * rows apart. The formula table's ops (ew_ops.def) are elementwise. */
 #define rows_unknown NULL
 static const char *(*const k_rows[DML_OP_COUNT_])(const rq_t *) = {
-#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) [DML_OP_##e] = rows_##rows,
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = rows_##rows,
 #include "op_rules.def"
 #undef DML_RULE
 };

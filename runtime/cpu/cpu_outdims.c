@@ -21,6 +21,7 @@
 
 #include "cpu_internal.h"
 #include "dml_ew.h"
+#include "dml_shape.h"
 
 /* Input i, present, with a sane descriptor and data (NULL otherwise). */
 static const dml_tensor_t *in_ok(const dml_cpu_call_t *c, uint32_t i) {
@@ -39,9 +40,10 @@ static dml_status_t bad_input(const dml_cpu_call_t *c, uint32_t i, const char *w
 }
 
 /* Integer values of input i (a 0-D or 1-D integer tensor of <= cap
- * elements). */
+ * elements); *out_n is 0 on an error. */
 static dml_status_t ints_of(const dml_cpu_call_t *c, uint32_t i, const char *what,
                             int64_t *out, int64_t cap, int64_t *out_n) {
+  *out_n = 0; /* set on every path: its callers' counts are always defined */
   const dml_tensor_t *t = in_ok(c, i);
   if (!t) return bad_input(c, i, what);
   int64_t n = t->rank <= 1 ? dml_cpu_read_ints(t, out, cap) : -1;
@@ -765,9 +767,9 @@ static dml_status_t eager_gemm(const dml_cpu_call_t *c, int64_t *o, int32_t *r) 
 
 /* Conv and the pools: [N, C or M, spatial...], each spatial extent by the
  * window rule of the ONNX spec (Conv-11, MaxPool-12, AveragePool-19):
- * NOTSET floor((in + pads - eff_kernel) / stride) + 1 (ceil_mode: ceil),
- * VALID likewise without pads, SAME_* ceil(in / stride); the kernels check
- * the same extents (cpu_conv.c, cpu_pool.c). */
+ * dml_shape_window_extent() (runtime/base/dml_shape.h), the formula shape
+ * inference uses; the kernels check the same extents (cpu_conv.c,
+ * cpu_pool.c). */
 static dml_status_t eager_window(const dml_cpu_call_t *c, int conv, int64_t *o,
                                  int32_t *r) {
   const dml_tensor_t *x = &c->inputs[0], *w = conv ? &c->inputs[1] : NULL;
@@ -803,22 +805,21 @@ static dml_status_t eager_window(const dml_cpu_call_t *c, int conv, int64_t *o,
                             (long long)x->dims[1], (long long)g);
     o[1] = w->dims[0];
   }
+  dml_shape_pad_t pad = same    ? DML_SHAPE_PAD_SAME
+                        : valid ? DML_SHAPE_PAD_VALID
+                                : DML_SHAPE_PAD_EXPLICIT;
   for (int32_t i = 0; i < sp; i++) {
     int64_t k = w ? w->dims[2 + i] : ks[i], s = st ? st[i] : 1, d = dl ? dl[i] : 1;
-    if (k < 1 || s < 1 || d < 1)
+    if (k < 1 || s < 1 || d < 1 || (k - 1) > (INT64_MAX - 1) / d)
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "kernel, strides and dilations must be >= 1");
     int64_t in = x->dims[2 + i], ek = (k - 1) * d + 1;
-    int64_t span = in - ek + (valid || same || !pads ? 0 : pads[i] + pads[sp + i]);
-    if (same)
-      o[2 + i] = (in + s - 1) / s;
-    else if (span < 0)
+    int64_t pb = pads ? pads[i] : 0, pe = pads ? pads[sp + i] : 0;
+    if (dml_shape_window_extent(in, ek, s, pb, pe, pad, ceil_mode, &o[2 + i]))
       return eager_mismatch(c,
                             "spatial dim %d: the window (%lld) is larger than the "
                             "padded input",
                             (int)i, (long long)ek);
-    else
-      o[2 + i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
   }
   *r = x->rank;
   return DML_OK;

@@ -15,7 +15,7 @@ static int g_has_vjp[DML_OP_COUNT_]; /* its VJP column is not `none` */
 static void count_lines(void) {
   memset(g_line, 0, sizeof g_line);
 #define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
-  g_line[DML_OP_##e]++;                                   \
+  g_line[DML_OP_##e]++;                                          \
   g_has_vjp[DML_OP_##e] = strcmp(#vjp, "none") != 0;
 #include "op_rules.def"
 #undef DML_RULE
@@ -26,7 +26,7 @@ static void count_lines(void) {
  * the inputs' dims. */
 static void test_cpu_columns(void) {
   int n_dims = 0;
-#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems)                           \
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems)                    \
   {                                                                                 \
     int has_dims = strcmp(#dims, "none") != 0;                                      \
     n_dims += has_dims;                                                             \

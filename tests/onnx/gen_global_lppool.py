@@ -7,6 +7,7 @@ The inputs hold edge values: NaN, +-inf, -0, tiny and huge magnitudes,
 negative values (|x|^p with odd p).
 Run: /work/venv/bin/python tests/onnx/gen_global_lppool.py"""
 import os
+import subprocess
 
 import numpy as np
 import onnx
@@ -89,6 +90,9 @@ def main():
         f.write(c_floats("k_y_p3", y3))
         f.write(c_floats("k_x_1d", x1))
         f.write(c_floats("k_y_1d", y1))
+    # the project's style (scripts/check_format.sh checks every .h)
+    subprocess.run(["clang-format", "-i", os.path.join(HERE, "global_lppool_ref.h")],
+                   check=True)
 
 
 if __name__ == "__main__":

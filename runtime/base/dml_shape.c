@@ -1,0 +1,24 @@
+/* dml_shape.c — shape formulas over int64 extents (dml_shape.h). */
+#include "dml_shape.h"
+
+int dml_shape_window_extent(int64_t in, int64_t ek, int64_t stride, int64_t pb,
+                            int64_t pe, dml_shape_pad_t pad, int ceil_mode,
+                            int64_t *out) {
+  if (pad == DML_SHAPE_PAD_SAME) {
+    *out = in / stride + (in % stride != 0);
+    return DML_SHAPE_OK;
+  }
+  if (pad == DML_SHAPE_PAD_VALID) pb = pe = 0;
+  int64_t padded;
+  if (__builtin_add_overflow(in, pb, &padded) ||
+      __builtin_add_overflow(padded, pe, &padded))
+    return DML_SHAPE_OVERFLOW;
+  if (padded < ek) return DML_SHAPE_KERNEL_TOO_LARGE;
+  int64_t num = padded - ek, o = num / stride + 1;
+  if (ceil_mode && pad != DML_SHAPE_PAD_VALID && num % stride != 0) {
+    o++;
+    if ((o - 1) * stride >= in + pb) o--; /* the last window starts in the end pad */
+  }
+  *out = o;
+  return DML_SHAPE_OK;
+}

@@ -1,0 +1,49 @@
+/*
+ * dml_shape.h — shape formulas over plain int64 extents, written once and
+ * used by shape inference (ir/infer.c, for static dims) and by the CPU
+ * runtime's eager and value-dependent rules (runtime/cpu/cpu_outdims.c),
+ * so the compiled and the eager paths cannot drift apart.
+ */
+#ifndef DML_SHAPE_H_
+#define DML_SHAPE_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* auto_pad of the windowed ops (Conv, ConvTranspose's input side, the
+ * pools). */
+typedef enum dml_shape_pad {
+  DML_SHAPE_PAD_EXPLICIT = 0, /* NOTSET: the pads attribute */
+  DML_SHAPE_PAD_VALID,        /* no padding */
+  DML_SHAPE_PAD_SAME,         /* SAME_UPPER, SAME_LOWER */
+} dml_shape_pad_t;
+
+/* Results of dml_shape_window_extent(). */
+enum {
+  DML_SHAPE_OK = 0,
+  DML_SHAPE_OVERFLOW = 1,        /* in + pads overflows int64 */
+  DML_SHAPE_KERNEL_TOO_LARGE = 2 /* the kernel extent exceeds the padded input */
+};
+
+/* Output extent of one spatial dim of Conv, MaxPool, AveragePool, LpPool
+ * (ONNX Conv-11, MaxPool-12, AveragePool-19 output-shape formulas):
+ *   SAME:          ceil(in / stride)
+ *   else:          floor((in + pb + pe - ek) / stride) + 1
+ * with pb = pe = 0 for VALID, ek = (kernel - 1) * dilation + 1 the kernel's
+ * extent (the caller's, >= 1), stride >= 1, in >= 0. With `ceil_mode`
+ * (not VALID) ceil replaces floor, and a last window that would start in
+ * the end padding is dropped, as ONNX's reference and PyTorch do (in 4,
+ * kernel 2, stride 2, end pad 1: 2, not 3). Returns DML_SHAPE_OK and sets
+ * *out, else DML_SHAPE_OVERFLOW or DML_SHAPE_KERNEL_TOO_LARGE (*out
+ * untouched). */
+int dml_shape_window_extent(int64_t in, int64_t ek, int64_t stride, int64_t pb,
+                            int64_t pe, dml_shape_pad_t pad, int ceil_mode, int64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DML_SHAPE_H_ */
