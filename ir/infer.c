@@ -2703,27 +2703,11 @@ static dml_status_t infer_split(ictx_t *c) {
   return DML_OK;
 }
 
-/* ONNX Slice clamping on a static extent. */
+/* ONNX Slice clamping on a static extent: dml_shape_slice() (dml_shape.h),
+ * the CPU kernel's and the run-time rule's too. */
 static int64_t slice_static(int64_t dim, int64_t st, int64_t en, int64_t step,
                             int64_t *first) {
-  if (st < 0) st += dim;
-  if (en < 0) en += dim;
-  if (step > 0) {
-    st = st < 0 ? 0 : st > dim ? dim : st;
-    en = en < 0 ? 0 : en > dim ? dim : en;
-  } else {
-    st = st < 0 ? 0 : st > dim - 1 ? dim - 1 : st;
-    en = en < -1 ? -1 : en > dim - 1 ? dim - 1 : en;
-  }
-  *first = st;
-  int64_t len;
-  if (step > 0)
-    len = en > st ? (en - st - 1) / step + 1 : 0;
-  else if (step == INT64_MIN)
-    len = st > en ? 1 : 0;
-  else
-    len = st > en ? (st - en - 1) / (-step) + 1 : 0;
-  return len;
+  return dml_shape_slice(dim, st, en, step, first);
 }
 
 /* Extent of slicing `d`; 0 when not representable (symbolic d or bounds). */

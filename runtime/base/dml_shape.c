@@ -22,3 +22,20 @@ int dml_shape_window_extent(int64_t in, int64_t ek, int64_t stride, int64_t pb,
   *out = o;
   return DML_SHAPE_OK;
 }
+
+int64_t dml_shape_slice(int64_t dim, int64_t start, int64_t end, int64_t step,
+                        int64_t *first) {
+  if (start < 0) start += dim; /* dim >= 0: no overflow */
+  if (end < 0) end += dim;
+  if (step > 0) {
+    start = start < 0 ? 0 : start > dim ? dim : start;
+    end = end < 0 ? 0 : end > dim ? dim : end;
+  } else {
+    start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+    end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
+  }
+  *first = start;
+  if (step > 0) return end > start ? (end - start - 1) / step + 1 : 0;
+  if (step == INT64_MIN) return start > end ? 1 : 0;
+  return start > end ? (start - end - 1) / (-step) + 1 : 0;
+}

@@ -42,6 +42,16 @@ enum {
 int dml_shape_window_extent(int64_t in, int64_t ek, int64_t stride, int64_t pb,
                             int64_t pe, dml_shape_pad_t pad, int ceil_mode, int64_t *out);
 
+/* ONNX Slice-13 on one axis of extent `dim` (>= 0): negative `start` and
+ * `end` count from the end (+ dim); then for step > 0 both are clamped to
+ * [0, dim], for step < 0 start to [0, dim - 1] and end to [-1, dim - 1]
+ * (the operator text's clamping, which onnxruntime follows: x[-4::-1] of 3
+ * elements is [x0]; numpy and onnx.reference give []). Any int64 start and
+ * end (INT64_MIN/MAX included) and step != 0 (INT64_MIN included). Returns
+ * the number of elements; *first gets the first index read. */
+int64_t dml_shape_slice(int64_t dim, int64_t start, int64_t end, int64_t step,
+                        int64_t *first);
+
 #ifdef __cplusplus
 }
 #endif

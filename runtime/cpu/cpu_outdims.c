@@ -296,20 +296,8 @@ static dml_status_t dims_slice(const dml_cpu_call_t *c, const dml_tensor_t *x) {
     int64_t dim = x->dims[a], s = st[i], e = en[i], step = sp[i];
     if (step == 0)
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "step must not be 0");
-    /* Clamp first: starts/ends may be INT64_MIN/MAX. */
-    s = DML_CPU_MAX(-dim - 1, DML_CPU_MIN(s, dim));
-    e = DML_CPU_MAX(-dim - 1, DML_CPU_MIN(e, dim));
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
-    if (step > 0) {
-      s = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(s, dim));
-      e = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(e, dim));
-      o[a] = e > s ? (e - s + step - 1) / step : 0;
-    } else {
-      s = DML_CPU_MAX((int64_t)-1, DML_CPU_MIN(s, dim - 1));
-      e = DML_CPU_MAX((int64_t)-1, DML_CPU_MIN(e, dim - 1));
-      o[a] = s > e ? (s - e - step - 1) / (-step) : 0;
-    }
+    int64_t first;
+    o[a] = dml_shape_slice(dim, s, e, step, &first);
   }
   return adopt(c, 0, o, x->rank);
 }
