@@ -3187,12 +3187,10 @@ static dml_status_t infer_range(ictx_t *c) {
       return fail(c, d.value == 0 ? INVALID : UNIMPL,
                   "Range delta must be a non-zero constant");
     if (s.sym < 0 && l.sym < 0) {
-      /* max(ceil((limit - start) / delta), 0) in 128-bit-safe steps */
-      __int128 diff = (__int128)l.value - s.value, dl = d.value;
-      __int128 n = diff / dl + ((diff % dl != 0) && ((diff > 0) == (dl > 0)));
-      if (n < 0) n = 0;
-      if (n > INT64_MAX) return fail(c, INVALID, "Range length overflows");
-      o.dims[0] = D((int64_t)n);
+      int64_t n;
+      if (dml_shape_range_count_i64(s.value, l.value, d.value, &n))
+        return fail(c, INVALID, "Range length overflows");
+      o.dims[0] = D(n);
       set_out(c, 0, &o);
       if (n <= MAX_ELEMS) {
         dml_dim_t r[MAX_ELEMS];
@@ -3221,12 +3219,11 @@ static dml_status_t infer_range(ictx_t *c) {
     if (k == 0) return set_out_all_dyn(c, 0, dt, 1, dyn_bound(c));
     if (k != 1 || n != 1) return fail(c, INVALID, "input %u must have one element", i);
   }
-  if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
-    return fail(c, INVALID, "Range start %g, limit %g, delta %g is invalid", v[0], v[1],
-                v[2]);
-  double n = ceil((v[1] - v[0]) / v[2]);
-  if (!(n < 9.0e18)) return fail(c, INVALID, "Range length overflows");
-  o.dims[0] = D(n > 0 ? (int64_t)n : 0);
+  int64_t n;
+  if (dml_shape_range_count_f64(v[0], v[1], v[2], &n))
+    return fail(c, INVALID, "Range start %g, limit %g, delta %g gives no valid length",
+                v[0], v[1], v[2]);
+  o.dims[0] = D(n);
   set_out(c, 0, &o);
   return DML_OK;
 }

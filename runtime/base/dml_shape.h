@@ -52,6 +52,13 @@ int dml_shape_window_extent(int64_t in, int64_t ek, int64_t stride, int64_t pb,
 int64_t dml_shape_slice(int64_t dim, int64_t start, int64_t end, int64_t step,
                         int64_t *first);
 
+/* ONNX Range-11's element count, max(ceil((limit - start) / delta), 0):
+ * for integers exactly (128-bit), for floats in double. Returns 0 and sets
+ * *n, or -1 (*n untouched) when delta is 0, an operand is not finite or
+ * the count exceeds INT64_MAX (floats: 9e18). */
+int dml_shape_range_count_i64(int64_t start, int64_t limit, int64_t delta, int64_t *n);
+int dml_shape_range_count_f64(double start, double limit, double delta, int64_t *n);
+
 #ifdef __cplusplus
 }
 #endif

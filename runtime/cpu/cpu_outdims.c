@@ -335,26 +335,20 @@ static dml_status_t dims_range(const dml_cpu_call_t *c, const dml_tensor_t *x) {
     if (!t[i] || dml_cpu_numel(t[i]) != 1) return bad_input(c, i, "a Range scalar");
   }
   dml_dtype_t dt = t[0]->dtype;
-  int64_t n;
+  int64_t n = 0;
   if (dml_dtype_is_float(dt)) {
     double s = dml_load_f64(dt, t[0]->data, 0),
            l = dml_load_f64(t[1]->dtype, t[1]->data, 0),
            d = dml_load_f64(t[2]->dtype, t[2]->data, 0);
-    double q = ceil((l - s) / d);
-    if (d == 0 || !(q < 9.0e18))
+    if (dml_shape_range_count_f64(s, l, d, &n))
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "Range start %g, limit %g, delta %g gives no valid length", s,
                            l, d);
-    n = q > 0 ? (int64_t)q : 0;
-  } else {
-    int64_t s = dml_load_i64(dt, t[0]->data, 0),
-            l = dml_load_i64(t[1]->dtype, t[1]->data, 0),
-            d = dml_load_i64(t[2]->dtype, t[2]->data, 0);
-    if (d == 0)
-      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "delta must not be 0");
-    __int128 diff = (__int128)l - s;
-    __int128 q = diff / d + ((diff % d != 0) && ((diff > 0) == (d > 0)));
-    n = q > 0 ? (q > INT64_MAX ? INT64_MAX : (int64_t)q) : 0;
+  } else if (dml_shape_range_count_i64(dml_load_i64(dt, t[0]->data, 0),
+                                       dml_load_i64(t[1]->dtype, t[1]->data, 0),
+                                       dml_load_i64(t[2]->dtype, t[2]->data, 0), &n)) {
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "Range delta must not be 0 and the length must fit int64");
   }
   return adopt(c, 0, &n, 1);
 }
