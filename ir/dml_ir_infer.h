@@ -29,6 +29,11 @@ extern "C" {
 
 dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node);
 
+/* 1 when `op` has a shape rule: a line of runtime/base/op_rules.def or of
+ * the formula table ew_ops.def; 0 otherwise (out-of-range values
+ * included). dml_ir_infer_node() fails with "no shape rule" for the rest. */
+int dml_ir_infer_has_rule(dml_op_t op);
+
 /* The most elements memory planning gives value `v` whose dims use
  * data-dependent symbols (dml_ir.h): the input's element count for the
  * outputs of Reshape, Squeeze, Unsqueeze, Slice, Split, TopK and the

@@ -35,7 +35,9 @@
 #include <string.h>
 
 #include "dml_einsum.h"
+#include "dml_ew.h"
 #include "dml_ir_infer.h"
+#include "dml_shape.h"
 #include "dml_tfidf.h"
 #include "dml_wq.h"
 
@@ -1399,74 +1401,48 @@ static int elem_range(const ictx_t *c, dml_dim_t d, int64_t *lo, int64_t *hi) {
  * k2), or ranges that decide it (a size never equals -1, torch.onnx's
  * Where(Equal(shape, -1), 1, shape) before an Expand). 0 when it depends on
  * the symbol's value. */
+/* The relations of a to b (less, equal, greater) that make each compare
+ * op true. */
+enum { REL_LT = 1, REL_EQ = 2, REL_GT = 4 };
+static const uint8_t k_compare_rel[DML_OP_COUNT_] = {
+    [DML_OP_EQUAL] = REL_EQ,
+    [DML_OP_LESS] = REL_LT,
+    [DML_OP_LESS_OR_EQUAL] = REL_LT | REL_EQ,
+    [DML_OP_GREATER] = REL_GT,
+    [DML_OP_GREATER_OR_EQUAL] = REL_GT | REL_EQ,
+};
+
 static int sym_compare(const ictx_t *c, dml_op_t op, dml_dim_t a, dml_dim_t b,
                        dml_dim_t *out) {
-  if ((a.sym >= 0 || b.sym >= 0) && a.sym != b.sym) {
-    int64_t al, ah, bl, bh;
-    if (!elem_range(c, a, &al, &ah) || !elem_range(c, b, &bl, &bh)) return 0;
-    int r = -1;
-    switch (op) {
-      case DML_OP_EQUAL: r = (ah < bl || al > bh) ? 0 : -1; break;
-      case DML_OP_LESS: r = ah < bl ? 1 : al >= bh ? 0 : -1; break;
-      case DML_OP_LESS_OR_EQUAL: r = ah <= bl ? 1 : al > bh ? 0 : -1; break;
-      case DML_OP_GREATER: r = al > bh ? 1 : ah <= bl ? 0 : -1; break;
-      case DML_OP_GREATER_OR_EQUAL: r = al >= bh ? 1 : ah < bl ? 0 : -1; break;
-      default: break;
-    }
-    if (r < 0) return 0;
-    *out = D(r);
-    return 1;
-  }
-  int64_t x = a.value, y = b.value;
-  int r;
-  switch (op) {
-    case DML_OP_EQUAL: r = x == y; break;
-    case DML_OP_LESS: r = x < y; break;
-    case DML_OP_LESS_OR_EQUAL: r = x <= y; break;
-    case DML_OP_GREATER: r = x > y; break;
-    case DML_OP_GREATER_OR_EQUAL: r = x >= y; break;
-    default: return 0;
-  }
-  *out = D(r);
-  return 1;
+  unsigned want = op > DML_OP_INVALID && op < DML_OP_COUNT_ ? k_compare_rel[op] : 0;
+  if (!want) return 0;
+  int64_t al = a.value, ah = a.value, bl = b.value, bh = b.value;
+  if ((a.sym >= 0 || b.sym >= 0) && a.sym != b.sym &&
+      (!elem_range(c, a, &al, &ah) || !elem_range(c, b, &bl, &bh)))
+    return 0;
+  /* The relations the ranges allow (one when both are static or multiples
+   * of one symbol: k1*S against k2*S orders like k1 against k2). */
+  unsigned can = (al < bh ? REL_LT : 0u) | (al <= bh && bl <= ah ? REL_EQ : 0u) |
+                 (ah > bl ? REL_GT : 0u);
+  if ((can & ~want) == 0) return *out = D(1), 1;
+  if ((can & want) == 0) return *out = D(0), 1;
+  return 0;
 }
 
-static dml_status_t infer_binary(ictx_t *c) {
+/* Two operands with numpy broadcasting (op_rules.def's binary, logical,
+ * equal, compare, pow and prelu): input 0 of dtype class `cls0` (DT_ANY: any),
+ * input 1 of class `cls1` or, with SAME_AS_0, of input 0's dtype; the
+ * result bool when `out_bool`, else input 0's dtype. */
+#define SAME_AS_0 (-1)
+static dml_status_t broadcast_rule(ictx_t *c, int cls0, int cls1, int out_bool) {
   dml_op_t op = c->n->op;
   const dml_type_t *a = in_t(c, 0), *b = in_t(c, 1);
-  dml_dtype_t out_dt = a->dtype;
-  switch (op) {
-    case DML_OP_AND:
-    case DML_OP_OR:
-    case DML_OP_XOR:
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_BOOL));
-      DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_BOOL));
-      break;
-    case DML_OP_EQUAL:
-      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-      out_dt = DML_DTYPE_BOOL;
-      break;
-    case DML_OP_LESS:
-    case DML_OP_LESS_OR_EQUAL:
-    case DML_OP_GREATER:
-    case DML_OP_GREATER_OR_EQUAL:
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
-      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-      out_dt = DML_DTYPE_BOOL;
-      break;
-    case DML_OP_POW: /* base T, exponent T1 (may differ); result T */
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
-      DML_RETURN_IF_ERROR(need_dtype(c, 1, DT_NUMERIC));
-      break;
-    case DML_OP_PRELU:
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_SIGNED_OR_FLOAT));
-      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-      break;
-    default: /* Add Sub Mul Div Mod */
-      DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_NUMERIC));
-      DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-      break;
-  }
+  dml_dtype_t out_dt = out_bool ? DML_DTYPE_BOOL : a->dtype;
+  if (cls0 != DT_ANY) DML_RETURN_IF_ERROR(need_dtype(c, 0, cls0));
+  if (cls1 == SAME_AS_0)
+    DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
+  else
+    DML_RETURN_IF_ERROR(need_dtype(c, 1, cls1));
   dml_type_t o;
   DML_RETURN_IF_ERROR(bcast(c, a, b, &o));
   if (op == DML_OP_PRELU && !dml_type_equal(&o, a)) {
@@ -1752,37 +1728,31 @@ static dml_status_t eff_kernel(const ictx_t *c, const window_t *w, int32_t i,
   return DML_OK;
 }
 
-/* Output extent of spatial dim i for Conv and pooling (ONNX Conv/MaxPool
- * output shape formulas; ceil_mode drops a last window that would start in
- * the end padding, as ONNX and PyTorch do). */
+/* Output extent of spatial dim i for Conv and pooling: the formula of
+ * dml_shape_window_extent() (runtime/base/dml_shape.h), the one the CPU's
+ * eager path uses too. */
 static dml_status_t window_out(const ictx_t *c, const window_t *w, int32_t i, int64_t in,
                                int ceil_mode, int64_t *out) {
-  int64_t s = w->s[i];
-  if (w->pad_mode == PAD_SAME_UPPER || w->pad_mode == PAD_SAME_LOWER) {
-    *out = in / s + (in % s != 0);
-    return DML_OK;
+  int64_t eff = 0;
+  if (w->pad_mode != PAD_SAME_UPPER && w->pad_mode != PAD_SAME_LOWER)
+    DML_RETURN_IF_ERROR(eff_kernel(c, w, i, &eff));
+  dml_shape_pad_t pad = w->pad_mode == PAD_VALID    ? DML_SHAPE_PAD_VALID
+                        : w->pad_mode == PAD_NOTSET ? DML_SHAPE_PAD_EXPLICIT
+                                                    : DML_SHAPE_PAD_SAME;
+  int64_t pb = pad == DML_SHAPE_PAD_VALID ? 0 : w->pb[i],
+          pe = pad == DML_SHAPE_PAD_VALID ? 0 : w->pe[i];
+  switch (dml_shape_window_extent(in, eff, w->s[i], pb, pe, pad, ceil_mode, out)) {
+    case DML_SHAPE_OVERFLOW:
+      return fail(c, INVALID, "spatial dim %d: padded extent overflows", (int)i);
+    case DML_SHAPE_KERNEL_TOO_LARGE:
+      return fail(
+          c, INVALID,
+          "spatial dim %d: kernel extent %lld (kernel %lld, dilation %lld) exceeds "
+          "the padded input extent %lld",
+          (int)i, (long long)eff, (long long)w->k[i], (long long)w->d[i],
+          (long long)(in + pb + pe));
+    default: return DML_OK;
   }
-  int64_t eff = 0, pb = w->pad_mode == PAD_VALID ? 0 : w->pb[i],
-          pe = w->pad_mode == PAD_VALID ? 0 : w->pe[i], padded;
-  DML_RETURN_IF_ERROR(eff_kernel(c, w, i, &eff));
-  if (__builtin_add_overflow(in, pb, &padded) ||
-      __builtin_add_overflow(padded, pe, &padded))
-    return fail(c, INVALID, "spatial dim %d: padded extent overflows", (int)i);
-  if (padded < eff)
-    return fail(
-        c, INVALID,
-        "spatial dim %d: kernel extent %lld (kernel %lld, dilation %lld) exceeds the "
-        "padded input extent %lld",
-        (int)i, (long long)eff, (long long)w->k[i], (long long)w->d[i],
-        (long long)padded);
-  int64_t num = padded - eff;
-  int64_t o = num / s + 1;
-  if (ceil_mode && w->pad_mode != PAD_VALID && num % s != 0) {
-    o++;
-    if ((o - 1) * s >= in + pb) o--;
-  }
-  *out = o;
-  return DML_OK;
 }
 
 /* Output extent of spatial dim i for an input extent `in` that may be
@@ -1832,7 +1802,7 @@ static dml_status_t static_spatial(const ictx_t *c, const dml_type_t *x, int64_t
   return DML_OK;
 }
 
-static dml_status_t infer_conv(ictx_t *c, int transpose) {
+static dml_status_t conv_rule(ictx_t *c, int transpose) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 3, DML_MAX_RANK));
   const dml_type_t *x = in_t(c, 0), *wt = in_t(c, 1), *bt = in_t(c, 2);
   DML_RETURN_IF_ERROR(need_rank(c, 1, x->rank, x->rank));
@@ -2734,27 +2704,11 @@ static dml_status_t infer_split(ictx_t *c) {
   return DML_OK;
 }
 
-/* ONNX Slice clamping on a static extent. */
+/* ONNX Slice clamping on a static extent: dml_shape_slice() (dml_shape.h),
+ * the CPU kernel's and the run-time rule's too. */
 static int64_t slice_static(int64_t dim, int64_t st, int64_t en, int64_t step,
                             int64_t *first) {
-  if (st < 0) st += dim;
-  if (en < 0) en += dim;
-  if (step > 0) {
-    st = st < 0 ? 0 : st > dim ? dim : st;
-    en = en < 0 ? 0 : en > dim ? dim : en;
-  } else {
-    st = st < 0 ? 0 : st > dim - 1 ? dim - 1 : st;
-    en = en < -1 ? -1 : en > dim - 1 ? dim - 1 : en;
-  }
-  *first = st;
-  int64_t len;
-  if (step > 0)
-    len = en > st ? (en - st - 1) / step + 1 : 0;
-  else if (step == INT64_MIN)
-    len = st > en ? 1 : 0;
-  else
-    len = st > en ? (st - en - 1) / (-step) + 1 : 0;
-  return len;
+  return dml_shape_slice(dim, st, en, step, first);
 }
 
 /* Extent of slicing `d`; 0 when not representable (symbolic d or bounds). */
@@ -3234,12 +3188,10 @@ static dml_status_t infer_range(ictx_t *c) {
       return fail(c, d.value == 0 ? INVALID : UNIMPL,
                   "Range delta must be a non-zero constant");
     if (s.sym < 0 && l.sym < 0) {
-      /* max(ceil((limit - start) / delta), 0) in 128-bit-safe steps */
-      __int128 diff = (__int128)l.value - s.value, dl = d.value;
-      __int128 n = diff / dl + ((diff % dl != 0) && ((diff > 0) == (dl > 0)));
-      if (n < 0) n = 0;
-      if (n > INT64_MAX) return fail(c, INVALID, "Range length overflows");
-      o.dims[0] = D((int64_t)n);
+      int64_t n;
+      if (dml_shape_range_count_i64(s.value, l.value, d.value, &n))
+        return fail(c, INVALID, "Range length overflows");
+      o.dims[0] = D(n);
       set_out(c, 0, &o);
       if (n <= MAX_ELEMS) {
         dml_dim_t r[MAX_ELEMS];
@@ -3268,12 +3220,11 @@ static dml_status_t infer_range(ictx_t *c) {
     if (k == 0) return set_out_all_dyn(c, 0, dt, 1, dyn_bound(c));
     if (k != 1 || n != 1) return fail(c, INVALID, "input %u must have one element", i);
   }
-  if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
-    return fail(c, INVALID, "Range start %g, limit %g, delta %g is invalid", v[0], v[1],
-                v[2]);
-  double n = ceil((v[1] - v[0]) / v[2]);
-  if (!(n < 9.0e18)) return fail(c, INVALID, "Range length overflows");
-  o.dims[0] = D(n > 0 ? (int64_t)n : 0);
+  int64_t n;
+  if (dml_shape_range_count_f64(v[0], v[1], v[2], &n))
+    return fail(c, INVALID, "Range start %g, limit %g, delta %g gives no valid length",
+                v[0], v[1], v[2]);
+  o.dims[0] = D(n);
   set_out(c, 0, &o);
   return DML_OK;
 }
@@ -4120,7 +4071,7 @@ static dml_status_t infer_bitshift(ictx_t *c) {
     return fail(c, INVALID, "input 0 must have an integer dtype, got %s",
                 dml_dtype_name(a->dtype));
   DML_RETURN_IF_ERROR(same_dtype(c, 0, 1));
-  const char *dir;
+  const char *dir = NULL;
   DML_RETURN_IF_ERROR(attr_string(c, "direction", NULL, &dir));
   if (!dir || (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0))
     return fail(c, INVALID, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got %s",
@@ -4169,7 +4120,7 @@ static dml_status_t infer_cumsum(ictx_t *c) {
 
 /* BitCast (ONNX opset 26): X's shape, the dtype of `to`, of X's size. */
 static dml_status_t infer_bit_cast(ictx_t *c) {
-  dml_dtype_t to;
+  dml_dtype_t to = DML_DTYPE_INVALID;
   DML_RETURN_IF_ERROR(attr_dtype(c, "to", 1, DML_DTYPE_INVALID, &to));
   dml_type_t t = *in_t(c, 0);
   if (dml_dtype_size(to) != dml_dtype_size(t.dtype))
@@ -4221,7 +4172,7 @@ static dml_status_t infer_trilu(ictx_t *c) {
 /* EyeLike: 2-D, the `dtype` attribute (ONNX code; default input 0's). */
 static dml_status_t infer_eye_like(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 2, 2));
-  dml_dtype_t dt;
+  dml_dtype_t dt = DML_DTYPE_INVALID;
   int64_t k;
   DML_RETURN_IF_ERROR(attr_dtype(c, "dtype", 0, in_t(c, 0)->dtype, &dt));
   DML_RETURN_IF_ERROR(attr_int(c, "k", 0, &k));
@@ -4234,7 +4185,7 @@ static dml_status_t infer_eye_like(ictx_t *c) {
 static dml_status_t infer_lrn(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
   DML_RETURN_IF_ERROR(need_rank(c, 0, 2, DML_MAX_RANK));
-  int64_t size;
+  int64_t size = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "size", 0, &size));
   if (size < 1)
     return fail(c, INVALID, "attribute 'size' is required and must be >= 1, got %lld",
@@ -4269,7 +4220,7 @@ static dml_status_t infer_mvn(ictx_t *c) {
  * [batch, seq, input]); Y [seq, dirs, batch, hidden] (layout 1: [batch, seq,
  * dirs, hidden]); Y_h, Y_c [dirs, batch, hidden] (layout 1: [batch, dirs,
  * hidden]). `gates`: 1 RNN, 3 GRU, 4 LSTM. */
-static dml_status_t infer_rnn(ictx_t *c, int64_t gates) {
+static dml_status_t rnn_rule(ictx_t *c, int64_t gates) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 3, 3));
   DML_RETURN_IF_ERROR(need_rank(c, 1, 3, 3));
   DML_RETURN_IF_ERROR(need_rank(c, 2, 3, 3));
@@ -4394,7 +4345,7 @@ static dml_status_t need_q8(const ictx_t *c, uint32_t i) {
 
 /* QuantizeLinear (13): y has x's shape and the zero point's dtype (u8 when
  * absent). DequantizeLinear (13): f32 of x's shape. */
-static dml_status_t infer_quantize(ictx_t *c, int dequant) {
+static dml_status_t quantize_rule(ictx_t *c, int dequant) {
   const dml_type_t *x = in_t(c, 0), *z = in_t(c, 2);
   int64_t block = 0;
   if (dequant) DML_RETURN_IF_ERROR(attr_int(c, "block_size", 0, &block));
@@ -4618,7 +4569,7 @@ static dml_status_t static_scalar(const ictx_t *c, uint32_t i, const char *what,
 /* HannWindow, HammingWindow, BlackmanWindow: [size] of output_datatype. */
 static dml_status_t infer_window(ictx_t *c) {
   int64_t size = 0;
-  dml_dtype_t dt;
+  dml_dtype_t dt = DML_DTYPE_INVALID;
   DML_RETURN_IF_ERROR(attr_dtype(c, "output_datatype", 0, DML_DTYPE_F32, &dt));
   if (dt == DML_DTYPE_BOOL) return fail(c, INVALID, "output_datatype must be numeric");
   if (elems_runtime(c, 0)) return set_out_all_dyn(c, 0, dt, 1, dyn_bound(c));
@@ -4938,7 +4889,7 @@ static dml_status_t infer_tfidf(ictx_t *c) {
 /* RandomUniform/RandomNormal: the `shape` attribute (required) and `dtype`
  * (ONNX code, default float); the *Like forms: input 0's shape, `dtype`
  * default input 0's. Float dtypes only. */
-static dml_status_t infer_random(ictx_t *c, int like) {
+static dml_status_t random_rule(ictx_t *c, int like) {
   dml_type_t t;
   if (like) {
     t = *in_t(c, 0);
@@ -4980,11 +4931,11 @@ static dml_status_t infer_bernoulli(ictx_t *c) {
 static dml_status_t infer_multinomial(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_rank(c, 0, 2, 2));
   DML_RETURN_IF_ERROR(need_dtype(c, 0, DT_FLOAT));
-  int64_t ss;
+  int64_t ss = 0;
   DML_RETURN_IF_ERROR(attr_int(c, "sample_size", 1, &ss));
   if (ss < 1)
     return fail(c, INVALID, "sample_size must be >= 1, got %lld", (long long)ss);
-  dml_dtype_t dt;
+  dml_dtype_t dt = DML_DTYPE_INVALID;
   DML_RETURN_IF_ERROR(attr_dtype(c, "dtype", 0, DML_DTYPE_I32, &dt));
   if (dt != DML_DTYPE_I32 && dt != DML_DTYPE_I64)
     return fail(c, INVALID, "dtype must be int32 or int64, got %s", dml_dtype_name(dt));
@@ -5420,189 +5371,102 @@ static dml_status_t infer_tree_ensemble(ictx_t *c) {
   return DML_OK;
 }
 
+/* The parameterized rules under the names op_rules.def gives them. */
+/* Add Sub Mul Div Mod */
+static dml_status_t infer_binary(ictx_t *c) {
+  return broadcast_rule(c, DT_NUMERIC, SAME_AS_0, 0);
+}
+static dml_status_t infer_logical(ictx_t *c) {
+  return broadcast_rule(c, DT_BOOL, DT_BOOL, 0);
+}
+static dml_status_t infer_equal(ictx_t *c) {
+  return broadcast_rule(c, DT_ANY, SAME_AS_0, 1);
+}
+static dml_status_t infer_compare(ictx_t *c) {
+  return broadcast_rule(c, DT_NUMERIC, SAME_AS_0, 1);
+}
+/* base T, exponent T1 (may differ); result T */
+static dml_status_t infer_pow(ictx_t *c) {
+  return broadcast_rule(c, DT_NUMERIC, DT_NUMERIC, 0);
+}
+static dml_status_t infer_prelu(ictx_t *c) {
+  return broadcast_rule(c, DT_SIGNED_OR_FLOAT, SAME_AS_0, 0);
+}
+static dml_status_t infer_unary_float(ictx_t *c) {
+  return infer_unary(c, DT_FLOAT);
+}
+static dml_status_t infer_unary_numeric(ictx_t *c) {
+  return infer_unary(c, DT_NUMERIC);
+}
+static dml_status_t infer_unary_signed_or_float(ictx_t *c) {
+  return infer_unary(c, DT_SIGNED_OR_FLOAT);
+}
+static dml_status_t infer_random(ictx_t *c) {
+  return random_rule(c, 0);
+}
+static dml_status_t infer_random_like(ictx_t *c) {
+  return random_rule(c, 1);
+}
+static dml_status_t infer_conv(ictx_t *c) {
+  return conv_rule(c, 0);
+}
+static dml_status_t infer_conv_transpose(ictx_t *c) {
+  return conv_rule(c, 1);
+}
+static dml_status_t infer_rnn(ictx_t *c) {
+  return rnn_rule(c, 1);
+}
+static dml_status_t infer_gru(ictx_t *c) {
+  return rnn_rule(c, 3);
+}
+static dml_status_t infer_lstm(ictx_t *c) {
+  return rnn_rule(c, 4);
+}
+static dml_status_t infer_quantize(ictx_t *c) {
+  return quantize_rule(c, 0);
+}
+static dml_status_t infer_dequantize(ictx_t *c) {
+  return quantize_rule(c, 1);
+}
+static dml_status_t infer_depth_to_space(ictx_t *c) {
+  return infer_depth_space(c, 1);
+}
+static dml_status_t infer_space_to_depth(ictx_t *c) {
+  return infer_depth_space(c, 0);
+}
+static dml_status_t infer_mat_mul_integer(ictx_t *c) {
+  return infer_qmatmul(c, 0, 1, DML_DTYPE_I32);
+}
+static dml_status_t infer_qlinear_mat_mul(ictx_t *c) {
+  return infer_qmatmul(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
+}
+static dml_status_t infer_conv_integer(ictx_t *c) {
+  return infer_qconv(c, 0, 1, DML_DTYPE_I32);
+}
+static dml_status_t infer_qlinear_conv(ictx_t *c) {
+  return infer_qconv(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
+}
+
+/* Each op's shape rule, from op_rules.def; NULL for none. */
+static dml_status_t (*const k_shape_rule[DML_OP_COUNT_])(ictx_t *) = {
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = infer_##shape,
+#include "op_rules.def"
+#undef DML_RULE
+};
+
+int dml_ir_infer_has_rule(dml_op_t op) {
+  if ((int)op <= (int)DML_OP_INVALID || op >= DML_OP_COUNT_) return 0;
+  return dml_ew_has(op) || k_shape_rule[op] != NULL;
+}
+
 static dml_status_t infer_op(ictx_t *c) {
-  switch (c->n->op) {
-    /* the formula table's ops (runtime/base/ew_ops.def): one float input */
-#define DML_EW(e, attrs, value, grad) case DML_OP_##e:
-#include "ew_ops.def"
-#undef DML_EW
-    return infer_unary(c, DT_FLOAT);
-    case DML_OP_RANDOM_UNIFORM:
-    case DML_OP_RANDOM_NORMAL: return infer_random(c, 0);
-    case DML_OP_RANDOM_UNIFORM_LIKE:
-    case DML_OP_RANDOM_NORMAL_LIKE: return infer_random(c, 1);
-    case DML_OP_BERNOULLI: return infer_bernoulli(c);
-    case DML_OP_MULTINOMIAL: return infer_multinomial(c);
-    case DML_OP_ABS:
-    case DML_OP_NEG:
-    case DML_OP_SIGN: return infer_unary(c, DT_NUMERIC);
-    case DML_OP_RELU:
-    case DML_OP_SIGMOID:
-    case DML_OP_TANH:
-    case DML_OP_SQRT:
-    case DML_OP_EXP:
-    case DML_OP_LOG:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_ROUND:
-    case DML_OP_SIN:
-    case DML_OP_COS:
-      return infer_unary(c, c->n->op == DML_OP_RELU ? DT_SIGNED_OR_FLOAT : DT_FLOAT);
-    case DML_OP_NOT: return infer_not(c);
-    case DML_OP_CAST: return infer_cast(c);
-    case DML_OP_STRING_CONCAT: return infer_string_concat(c);
-    case DML_OP_STRING_SPLIT: return infer_string_split(c);
-    case DML_OP_STRING_NORMALIZER: return infer_string_normalizer(c);
-    case DML_OP_REGEX_FULL_MATCH: return infer_regex_full_match(c);
-    case DML_OP_LABEL_ENCODER: return infer_label_encoder(c);
-    case DML_OP_TREE_ENSEMBLE: return infer_tree_ensemble(c);
-    case DML_OP_CLIP: return infer_clip(c);
-    case DML_OP_IDENTITY: return infer_identity(c);
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_POW:
-    case DML_OP_MOD:
-    case DML_OP_PRELU:
-    case DML_OP_EQUAL:
-    case DML_OP_LESS:
-    case DML_OP_LESS_OR_EQUAL:
-    case DML_OP_GREATER:
-    case DML_OP_GREATER_OR_EQUAL:
-    case DML_OP_AND:
-    case DML_OP_OR:
-    case DML_OP_XOR: return infer_binary(c);
-    case DML_OP_MAX:
-    case DML_OP_MIN:
-    case DML_OP_SUM:
-    case DML_OP_MEAN: return infer_variadic(c);
-    case DML_OP_WHERE: return infer_where(c);
-    case DML_OP_MATMUL: return infer_matmul(c);
-    case DML_OP_GEMM: return infer_gemm(c);
-    case DML_OP_CONV: return infer_conv(c, 0);
-    case DML_OP_CONV_TRANSPOSE: return infer_conv(c, 1);
-    case DML_OP_MAX_POOL:
-    case DML_OP_AVERAGE_POOL: return infer_pool(c);
-    case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_GLOBAL_MAX_POOL: return infer_global_pool(c);
-    case DML_OP_BATCH_NORMALIZATION: return infer_batchnorm(c);
-    case DML_OP_LAYER_NORMALIZATION: return infer_layernorm(c);
-    case DML_OP_RMS_NORMALIZATION: return infer_layernorm(c);
-    case DML_OP_ATTENTION: return infer_attention(c);
-    case DML_OP_ROTARY_EMBEDDING: return infer_rotary_embedding(c);
-    case DML_OP_BITWISE_AND:
-    case DML_OP_BITWISE_OR:
-    case DML_OP_BITWISE_XOR:
-    case DML_OP_BITWISE_NOT: return infer_bitwise(c);
-    case DML_OP_LP_NORMALIZATION: return infer_lp_normalization(c);
-    case DML_OP_GROUP_NORMALIZATION: return infer_group_normalization(c);
-    case DML_OP_INSTANCE_NORMALIZATION: return infer_instnorm(c);
-    case DML_OP_SOFTMAX:
-    case DML_OP_LOG_SOFTMAX: return infer_softmax(c);
-    case DML_OP_FLATTEN: return infer_flatten(c);
-    case DML_OP_DROPOUT: return infer_dropout(c);
-    case DML_OP_REDUCE_SUM:
-    case DML_OP_REDUCE_MEAN:
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_REDUCE_PROD: return infer_reduce(c);
-    case DML_OP_ARG_MAX:
-    case DML_OP_ARG_MIN: return infer_argminmax(c);
-    case DML_OP_RESHAPE: return infer_reshape(c);
-    case DML_OP_SQUEEZE: return infer_squeeze(c);
-    case DML_OP_UNSQUEEZE: return infer_unsqueeze(c);
-    case DML_OP_TRANSPOSE: return infer_transpose(c);
-    case DML_OP_CONCAT: return infer_concat(c);
-    case DML_OP_SPLIT: return infer_split(c);
-    case DML_OP_SLICE: return infer_slice(c);
-    case DML_OP_GATHER: return infer_gather(c);
-    case DML_OP_SHAPE: return infer_shape(c);
-    case DML_OP_SIZE: return infer_size(c);
-    case DML_OP_EXPAND: return infer_expand(c);
-    case DML_OP_TILE: return infer_tile(c);
-    case DML_OP_PAD: return infer_pad(c);
-    case DML_OP_CONSTANT_OF_SHAPE: return infer_constant_of_shape(c);
-    case DML_OP_RANGE: return infer_range(c);
-    case DML_OP_RESIZE: return infer_resize(c);
-    case DML_OP_GATHER_ELEMENTS: return infer_gather_elements(c);
-    case DML_OP_SCATTER_ELEMENTS: return infer_scatter_elements(c);
-    case DML_OP_GATHER_ND: return infer_gather_nd(c);
-    case DML_OP_SCATTER_ND: return infer_scatter_nd(c);
-    case DML_OP_ONE_HOT: return infer_one_hot(c);
-    case DML_OP_DEPTH_TO_SPACE: return infer_depth_space(c, 1);
-    case DML_OP_SPACE_TO_DEPTH: return infer_depth_space(c, 0);
-    case DML_OP_TOP_K: return infer_top_k(c);
-    case DML_OP_NON_ZERO: return infer_non_zero(c);
-    case DML_OP_UNIQUE: return infer_unique(c);
-    case DML_OP_COMPRESS: return infer_compress(c);
-    case DML_OP_NON_MAX_SUPPRESSION: return infer_nms(c);
-    case DML_OP_REVERSE_SEQUENCE: return infer_reverse_sequence(c);
-    case DML_OP_EINSUM: return infer_einsum(c);
-    case DML_OP_DET: return infer_det(c);
-    case DML_OP_MAX_UNPOOL: return infer_max_unpool(c);
-    case DML_OP_GRID_SAMPLE: return infer_grid_sample(c);
-    case DML_OP_ROI_ALIGN: return infer_roi_align(c);
-    case DML_OP_SHRINK: return infer_unary(c, DT_NUMERIC);
-    case DML_OP_IS_INF:
-    case DML_OP_IS_NAN: return infer_is_special(c);
-    case DML_OP_BIT_SHIFT: return infer_bitshift(c);
-    case DML_OP_CAST_LIKE: return infer_cast_like(c);
-    case DML_OP_HARDMAX: return infer_softmax(c);
-    case DML_OP_REDUCE_L1:
-    case DML_OP_REDUCE_L2:
-    case DML_OP_REDUCE_LOG_SUM:
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-    case DML_OP_REDUCE_SUM_SQUARE: return infer_reduce(c);
-    case DML_OP_CUM_SUM:
-    case DML_OP_CUM_PROD: return infer_cumsum(c);
-    case DML_OP_BIT_CAST: return infer_bit_cast(c);
-    case DML_OP_TENSOR_SCATTER: return infer_tensor_scatter(c);
-    case DML_OP_TRILU: return infer_trilu(c);
-    case DML_OP_EYE_LIKE: return infer_eye_like(c);
-    case DML_OP_LRN: return infer_lrn(c);
-    case DML_OP_MEAN_VARIANCE_NORMALIZATION: return infer_mvn(c);
-    case DML_OP_RNN: return infer_rnn(c, 1);
-    case DML_OP_GRU: return infer_rnn(c, 3);
-    case DML_OP_LSTM: return infer_rnn(c, 4);
-    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
-    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: return infer_loss(c);
-    case DML_OP_QUANTIZE_LINEAR: return infer_quantize(c, 0);
-    case DML_OP_DEQUANTIZE_LINEAR: return infer_quantize(c, 1);
-    case DML_OP_DYNAMIC_QUANTIZE_LINEAR: return infer_dyn_quantize(c);
-    case DML_OP_MAT_MUL_INTEGER: return infer_qmatmul(c, 0, 1, DML_DTYPE_I32);
-    case DML_OP_QLINEAR_MAT_MUL:
-      return infer_qmatmul(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
-    case DML_OP_CONV_INTEGER: return infer_qconv(c, 0, 1, DML_DTYPE_I32);
-    case DML_OP_QLINEAR_CONV:
-      return infer_qconv(c, 0, 3, in_dtype_or(c, 7, DML_DTYPE_U8));
-    case DML_OP_QLINEAR_ADD: return infer_qadd(c);
-    case DML_OP_MAT_MUL_WQ: return infer_mmwq(c);
-    case DML_OP_HANN_WINDOW:
-    case DML_OP_HAMMING_WINDOW:
-    case DML_OP_BLACKMAN_WINDOW: return infer_window(c);
-    case DML_OP_DFT: return infer_dft(c);
-    case DML_OP_STFT: return infer_stft(c);
-    case DML_OP_COL2_IM: return infer_col2im(c);
-    case DML_OP_AFFINE_GRID: return infer_affine_grid(c);
-    case DML_OP_DEFORM_CONV: return infer_deform_conv(c);
-    case DML_OP_MEL_WEIGHT_MATRIX: return infer_mel(c);
-    case DML_OP_TF_IDF_VECTORIZER: return infer_tfidf(c);
-    case DML_OP_ADAGRAD:
-    case DML_OP_MOMENTUM:
-    case DML_OP_ADAM: return infer_optimizer(c);
-    case DML_OP_ASSIGN: return infer_assign(c);
-    case DML_OP_IF: return infer_if(c);
-    case DML_OP_LOOP: return infer_loop(c);
-    case DML_OP_GRADIENT: return infer_gradient(c);
-    case DML_OP_MAX_POOL_GRAD:
-    case DML_OP_AVERAGE_POOL_GRAD: return infer_pool_grad(c);
-    case DML_OP_CONV_WEIGHT_GRAD: return infer_conv_weight_grad(c);
-    case DML_OP_INVALID:
-    case DML_OP_COUNT_: break;
-  }
-  return fail(c, INVALID, "invalid op %d", (int)c->n->op);
+  dml_op_t op = c->n->op;
+  /* the formula table's ops (runtime/base/ew_ops.def): one float input */
+  if (dml_ew_has(op)) return infer_unary(c, DT_FLOAT);
+  if ((int)op > (int)DML_OP_INVALID && op < DML_OP_COUNT_ && k_shape_rule[op])
+    return k_shape_rule[op](c);
+  return fail(c, INVALID, "invalid op %d (no shape rule in op_rules.def)", (int)op);
 }
 
 /* Checks that every input is typed and well-formed. */
@@ -5691,6 +5555,21 @@ dml_status_t dml_ir_infer_node(dml_ir_module_t *m, dml_ir_node_t *node) {
 
 /* ==== memory planning of data-dependent values ========================== */
 
+/* op_rules.def's ELEMS column. */
+enum { ELEMS_MODULE = 0, ELEMS_BOUNDS, ELEMS_INPUT };
+static const uint8_t k_elems[DML_OP_COUNT_] = {
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = ELEMS_##elems,
+#define ELEMS_bounds ELEMS_BOUNDS
+#define ELEMS_input ELEMS_INPUT
+#define ELEMS_module ELEMS_MODULE
+#include "op_rules.def"
+#undef ELEMS_bounds
+#undef ELEMS_input
+#undef ELEMS_module
+#undef DML_RULE
+};
+
 static int64_t dyn_max_elements(const dml_ir_module_t *m) {
   return m->dynamic_max_elements > 0 ? m->dynamic_max_elements
                                      : DML_IR_DYNAMIC_MAX_ELEMENTS_DEFAULT;
@@ -5704,46 +5583,19 @@ int64_t dml_ir_value_max_elements(const dml_ir_module_t *m, const dml_ir_value_t
       dynamic = 1;
   if (!dynamic) return -1;
   const dml_ir_node_t *n = v->kind == DML_IR_VALUE_RESULT ? v->def : NULL;
-  if (n) {
-    switch (n->op) {
-      /* Kernels that fill their output at the bounds. */
-      case DML_OP_NON_ZERO:
-      case DML_OP_UNIQUE:
-      case DML_OP_COMPRESS:
-      case DML_OP_STRING_SPLIT:
-      case DML_OP_STRING_NORMALIZER:
-      case DML_OP_NON_MAX_SUPPRESSION: return -1;
-      /* Never more elements than the input. */
-      case DML_OP_RESHAPE:
-      case DML_OP_SQUEEZE:
-      case DML_OP_UNSQUEEZE:
-      case DML_OP_SLICE:
-      case DML_OP_SPLIT:
-      case DML_OP_TOP_K:
-      case DML_OP_REDUCE_SUM:
-      case DML_OP_REDUCE_MEAN:
-      case DML_OP_REDUCE_MAX:
-      case DML_OP_REDUCE_MIN:
-      case DML_OP_REDUCE_PROD:
-      case DML_OP_REDUCE_L1:
-      case DML_OP_REDUCE_L2:
-      case DML_OP_REDUCE_LOG_SUM:
-      case DML_OP_REDUCE_LOG_SUM_EXP:
-      case DML_OP_REDUCE_SUM_SQUARE:
-        /* Unless the input is empty: a reduction over an empty axis gives
-         * its identity element (ReduceSum of f32[2,0,4] over axis 1 with
-         * keepdims is f32[2,1,4] of zeros). */
-        /* The input's own cap when it is data-dependent too (a Slice of a
-         * Pad whose pads come at run time: CenterCropPad's expansion). */
-        if (n->n_inputs && n->inputs[0]) {
-          int64_t k = dml_ir_type_numel_bound(m, &n->inputs[0]->type);
-          int64_t kc = dml_ir_value_max_elements(m, n->inputs[0]);
-          if (kc >= 0 && (k < 0 || kc < k)) k = kc;
-          if (k > 0) return k;
-        }
-        break;
-      default: break;
-    }
+  int elems = n && n->op > DML_OP_INVALID && n->op < DML_OP_COUNT_ ? k_elems[n->op] : 0;
+  /* Kernels that fill their output at the bounds. */
+  if (elems == ELEMS_BOUNDS) return -1;
+  /* Never more elements than the input, unless the input is empty: a
+   * reduction over an empty axis gives its identity element (ReduceSum of
+   * f32[2,0,4] over axis 1 with keepdims is f32[2,1,4] of zeros). The
+   * input's own cap when it is data-dependent too (a Slice of a Pad whose
+   * pads come at run time: CenterCropPad's expansion). */
+  if (elems == ELEMS_INPUT && n->n_inputs && n->inputs[0]) {
+    int64_t k = dml_ir_type_numel_bound(m, &n->inputs[0]->type);
+    int64_t kc = dml_ir_value_max_elements(m, n->inputs[0]);
+    if (kc >= 0 && (k < 0 || kc < k)) k = kc;
+    if (k > 0) return k;
   }
   return dyn_max_elements(m);
 }

@@ -342,7 +342,7 @@ static void vjp_gemm(ad_t *a, const dml_ir_node_t *n, V *g) {
 
 /* MatMul (numpy matmul): dA = g B^T, dB = A^T g, summed over broadcast
  * batch dims. 1-D operands are not handled. */
-static void vjp_matmul(ad_t *a, const dml_ir_node_t *n, V *g) {
+static void vjp_matmul_2d(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *A = n->inputs[0], *B = n->inputs[1];
   if (A->type.rank < 2 || B->type.rank < 2) {
     unsupported(a, n, "1-D MatMul operands have no VJP rule yet");
@@ -441,7 +441,7 @@ static void vjp_conv(ad_t *a, const dml_ir_node_t *n, V *g) {
   }
 }
 
-static void vjp_pool(ad_t *a, const dml_ir_node_t *n, V *g, dml_op_t grad_op) {
+static void pool_grad(ad_t *a, const dml_ir_node_t *n, V *g, dml_op_t grad_op) {
   V *X = n->inputs[0];
   if (!needs(a, X)) return;
   V *in[2] = {g, X};
@@ -648,181 +648,292 @@ static V *ew_grad(ad_t *a, dml_op_t op, V *x, V *y, dml_dtype_t dt, const double
 #undef DML_EW_ATTR_S
 #pragma pop_macro("OP")
 
-static void vjp_unary(ad_t *a, const dml_ir_node_t *n, V *g) {
+/* The formula table's ops (ew_ops.def): g times the table's dy/dx. */
+static void vjp_ew(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->outputs[0];
+  dml_dtype_t dt = x->type.dtype;
+  double av[DML_EW_MAX_ATTRS];
+  dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
+  if (st) {
+    unsupported(a, n, dml_status_reason(st));
+    dml_status_free(st);
+    return;
+  }
+  acc(a, x, op2(a, DML_OP_MUL, g, ew_grad(a, n->op, x, y, dt, av)));
+}
+
+static void vjp_neg(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  r = op1(a, DML_OP_NEG, g);
+  acc(a, x, r);
+}
+
+static void vjp_identity(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  r = g;
+  acc(a, x, r);
+}
+
+static void vjp_relu(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  dml_dtype_t dt = x->type.dtype;
+  V *r = NULL;
+  r = op2(a, DML_OP_MUL, g, cast_to(a, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)), dt));
+  acc(a, x, r);
+}
+
+static void vjp_sigmoid(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0], *y = n->outputs[0];
   dml_dtype_t dt = x->type.dtype;
   V *r = NULL;
-  if (dml_ew_has(n->op)) {
-    double av[DML_EW_MAX_ATTRS];
-    dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
-    if (st) {
-      unsupported(a, n, dml_status_reason(st));
-      dml_status_free(st);
-      return;
-    }
-    acc(a, x, op2(a, DML_OP_MUL, g, ew_grad(a, n->op, x, y, dt, av)));
+  r = op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, y, op2(a, DML_OP_SUB, cst(a, dt, 1), y)));
+  acc(a, x, r);
+}
+
+static void vjp_tanh(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->outputs[0];
+  dml_dtype_t dt = x->type.dtype;
+  V *r = NULL;
+  r = op2(a, DML_OP_MUL, g, op2(a, DML_OP_SUB, cst(a, dt, 1), op2(a, DML_OP_MUL, y, y)));
+  acc(a, x, r);
+}
+
+static void vjp_exp(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->outputs[0];
+  V *r = NULL;
+  r = op2(a, DML_OP_MUL, g, y);
+  acc(a, x, r);
+}
+
+static void vjp_log(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  r = op2(a, DML_OP_DIV, g, x);
+  acc(a, x, r);
+}
+
+static void vjp_sqrt(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->outputs[0];
+  dml_dtype_t dt = x->type.dtype;
+  V *r = NULL;
+  r = op2(a, DML_OP_DIV, op2(a, DML_OP_MUL, g, cst(a, dt, 0.5)), y);
+  acc(a, x, r);
+}
+
+static void vjp_reciprocal(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->outputs[0];
+  V *r = NULL;
+  r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, y, y)));
+  acc(a, x, r);
+}
+
+static void vjp_abs(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIGN, x));
+  acc(a, x, r);
+}
+
+static void vjp_sin(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_COS, x));
+  acc(a, x, r);
+}
+
+static void vjp_cos(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIN, x)));
+  acc(a, x, r);
+}
+
+static void vjp_cast(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  dml_dtype_t dt = x->type.dtype;
+  V *r = NULL;
+  if (!dml_dtype_is_float(dt)) return;
+  r = g->type.dtype == dt ? g : cast_to(a, g, dt);
+  acc(a, x, r);
+}
+
+static void vjp_softmax(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->outputs[0];
+  V *r = NULL;
+  int64_t axis = attr_i(n, "axis", -1);
+  r = op2(a, DML_OP_MUL, y,
+          op2(a, DML_OP_SUB, g, softmax_axis_sum(a, op2(a, DML_OP_MUL, g, y), axis)));
+  acc(a, x, r);
+}
+
+static void vjp_log_softmax(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->outputs[0];
+  V *r = NULL;
+  int64_t axis = attr_i(n, "axis", -1);
+  r = op2(a, DML_OP_SUB, g,
+          op2(a, DML_OP_MUL, op1(a, DML_OP_EXP, y), softmax_axis_sum(a, g, axis)));
+  acc(a, x, r);
+}
+
+static void vjp_global_average_pool(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  dml_dtype_t dt = x->type.dtype;
+  V *r = NULL;
+  double hw = 1;
+  int sym = 0;
+  for (int32_t i = 2; i < x->type.rank; i++) {
+    sym |= x->type.dims[i].sym >= 0;
+    hw *= (double)x->type.dims[i].value;
+  }
+  if (sym) { /* divided by the run-time count: ReduceProd(Shape(x)[2:]) */
+    int64_t st = 2, en = INT64_MAX, ax = 0;
+    V *sp = slice(a, shape_of(a, x), &st, &en, &ax, NULL, 1);
+    dml_ir_node_t *pr = sp ? mk(a, DML_OP_REDUCE_PROD, 1, &sp, 1) : NULL;
+    set_ints(a, pr, "axes", &ax, 1);
+    set_int(a, pr, "keepdims", 0);
+    r = op2(a, DML_OP_DIV, op2(a, DML_OP_EXPAND, g, shape_of(a, x)),
+            cast_to(a, fin(a, pr), dt));
+    acc(a, x, r);
     return;
   }
-  switch (n->op) {
-    case DML_OP_NEG: r = op1(a, DML_OP_NEG, g); break;
-    case DML_OP_IDENTITY: r = g; break;
-    case DML_OP_RELU:
-      r = op2(a, DML_OP_MUL, g, cast_to(a, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)), dt));
-      break;
-    case DML_OP_SIGMOID:
-      r = op2(a, DML_OP_MUL, g,
-              op2(a, DML_OP_MUL, y, op2(a, DML_OP_SUB, cst(a, dt, 1), y)));
-      break;
-    case DML_OP_TANH:
-      r = op2(a, DML_OP_MUL, g,
-              op2(a, DML_OP_SUB, cst(a, dt, 1), op2(a, DML_OP_MUL, y, y)));
-      break;
-    case DML_OP_EXP: r = op2(a, DML_OP_MUL, g, y); break;
-    case DML_OP_LOG: r = op2(a, DML_OP_DIV, g, x); break;
-    case DML_OP_SQRT:
-      r = op2(a, DML_OP_DIV, op2(a, DML_OP_MUL, g, cst(a, dt, 0.5)), y);
-      break;
-    case DML_OP_RECIPROCAL:
-      r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, y, y)));
-      break;
-    case DML_OP_ABS: r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIGN, x)); break;
-    case DML_OP_SIN: r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_COS, x)); break;
-    case DML_OP_COS:
-      r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIN, x)));
-      break;
-    case DML_OP_CAST:
-      if (!dml_dtype_is_float(dt)) return;
-      r = g->type.dtype == dt ? g : cast_to(a, g, dt);
-      break;
-    case DML_OP_SOFTMAX: {
-      int64_t axis = attr_i(n, "axis", -1);
-      r = op2(a, DML_OP_MUL, y,
-              op2(a, DML_OP_SUB, g, softmax_axis_sum(a, op2(a, DML_OP_MUL, g, y), axis)));
-      break;
-    }
-    case DML_OP_LOG_SOFTMAX: {
-      int64_t axis = attr_i(n, "axis", -1);
-      r = op2(a, DML_OP_SUB, g,
-              op2(a, DML_OP_MUL, op1(a, DML_OP_EXP, y), softmax_axis_sum(a, g, axis)));
-      break;
-    }
-    case DML_OP_GLOBAL_AVERAGE_POOL: {
-      double hw = 1;
-      int sym = 0;
-      for (int32_t i = 2; i < x->type.rank; i++) {
-        sym |= x->type.dims[i].sym >= 0;
-        hw *= (double)x->type.dims[i].value;
-      }
-      if (sym) { /* divided by the run-time count: ReduceProd(Shape(x)[2:]) */
-        int64_t st = 2, en = INT64_MAX, ax = 0;
-        V *sp = slice(a, shape_of(a, x), &st, &en, &ax, NULL, 1);
-        dml_ir_node_t *pr = sp ? mk(a, DML_OP_REDUCE_PROD, 1, &sp, 1) : NULL;
-        set_ints(a, pr, "axes", &ax, 1);
-        set_int(a, pr, "keepdims", 0);
-        r = op2(a, DML_OP_DIV, op2(a, DML_OP_EXPAND, g, shape_of(a, x)),
-                cast_to(a, fin(a, pr), dt));
-        break;
-      }
-      r = op2(a, DML_OP_MUL, op2(a, DML_OP_EXPAND, g, shape_of(a, x)),
-              cst(a, dt, 1.0 / hw));
-      break;
-    }
-    case DML_OP_FLATTEN:
-    case DML_OP_RESHAPE:
-    case DML_OP_SQUEEZE:
-    case DML_OP_UNSQUEEZE: r = reshape_like(a, g, x); break;
-    case DML_OP_EXPAND: r = unbroadcast(a, g, x); break;
-    case DML_OP_TRANSPOSE: {
-      size_t np;
-      const int64_t *perm = attr_is(n, "perm", &np);
-      int32_t rk = x->type.rank;
-      int64_t inv[DML_MAX_RANK];
-      for (int32_t i = 0; i < rk; i++) {
-        int64_t p = perm && np == (size_t)rk ? perm[i] : rk - 1 - i;
-        inv[p] = i;
-      }
-      dml_ir_node_t *t = mk(a, DML_OP_TRANSPOSE, 1, &g, 1);
-      set_ints(a, t, "perm", inv, (size_t)rk);
-      r = fin(a, t);
-      break;
-    }
-    case DML_OP_DROPOUT: {
-      /* Training mode: y = x * mask / (1 - ratio); else the identity. */
-      double ratio = 0.5, train = 0;
-      if (n->n_inputs > 1 && n->inputs[1] && !const_scalar(n->inputs[1], &ratio)) {
-        unsupported(a, n, "ratio is not a constant");
-        return;
-      }
-      if (n->n_inputs > 2 && n->inputs[2] && !const_scalar(n->inputs[2], &train)) {
-        unsupported(a, n, "training_mode is not a constant");
-        return;
-      }
-      if (train == 0 || ratio == 0) {
-        r = g;
-        break;
-      }
-      if (n->n_outputs < 2) {
-        unsupported(a, n, "training-mode Dropout without its mask output");
-        return;
-      }
-      r = op2(a, DML_OP_MUL, op2(a, DML_OP_MUL, g, cast_to(a, n->outputs[1], dt)),
-              cst(a, dt, 1.0 / (1.0 - ratio)));
-      break;
-    }
-    case DML_OP_SHRINK: {
-      /* Shrink-9: y = x + bias (x < -lambd), x - bias (x > lambd), 0
-       * otherwise; dy/dx = 1 outside [-lambd, lambd]. */
-      double l = attr_f(n, "lambd", 0.5);
-      V *out = op2(a, DML_OP_OR, op2(a, DML_OP_GREATER, x, cst(a, dt, l)),
-                   op2(a, DML_OP_LESS, x, cst(a, dt, -l)));
-      r = op2(a, DML_OP_MUL, g, cast_to(a, out, dt));
-      break;
-    }
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_ROUND:
-    case DML_OP_SIGN:
-      /* Piecewise constant: a zero gradient (PyTorch's), not NaN-propagating. */
-      r = zeros_like(a, x);
-      break;
-    case DML_OP_CAST_LIKE:
-      /* CastLike-15 (float to float): the gradient cast back; the target
-       * input carries none (only its dtype is read). */
-      if (!dml_dtype_is_float(dt)) return;
-      r = g->type.dtype == dt ? g : cast_to(a, g, dt);
-      break;
-    case DML_OP_GLOBAL_MAX_POOL: {
-      /* GlobalMaxPool-1 is MaxPool with the whole spatial extent as kernel:
-       * MaxPoolGrad with that kernel (to the first maximum, as MaxPool's). */
-      int64_t k[DML_MAX_RANK];
-      for (int32_t i = 2; i < x->type.rank; i++) {
-        if (x->type.dims[i].sym >= 0) {
-          unsupported(a, n, "symbolic spatial dims");
-          return;
-        }
-        k[i - 2] = x->type.dims[i].value;
-      }
-      V *in[2] = {g, x};
-      dml_ir_node_t *t = mk(a, DML_OP_MAX_POOL_GRAD, 2, in, 1);
-      set_ints(a, t, "kernel_shape", k, (size_t)x->type.rank - 2);
-      r = fin(a, t);
-      break;
-    }
-    case DML_OP_DEPTH_TO_SPACE:
-    case DML_OP_SPACE_TO_DEPTH: r = vjp_depth_space(a, n, g); break;
-    case DML_OP_CUM_SUM: {
-      /* CumSum-14: dx_i = sum over the outputs j that read x_i of g_j, the
-       * cumulative sum of g in the other direction with the same
-       * exclusive flag (y_j = sum_{i<=j} x_i => dx_i = sum_{j>=i} g_j). */
-      V *in[2] = {g, n->inputs[1]};
-      dml_ir_node_t *t = mk(a, DML_OP_CUM_SUM, 2, in, 1);
-      set_int(a, t, "exclusive", attr_i(n, "exclusive", 0));
-      set_int(a, t, "reverse", !attr_i(n, "reverse", 0));
-      r = fin(a, t);
-      break;
-    }
-    default: unsupported(a, n, "no VJP rule"); return;
+  r = op2(a, DML_OP_MUL, op2(a, DML_OP_EXPAND, g, shape_of(a, x)), cst(a, dt, 1.0 / hw));
+  acc(a, x, r);
+}
+
+/* Flatten, Reshape, Squeeze, Unsqueeze */
+static void vjp_reshape_like(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  r = reshape_like(a, g, x);
+  acc(a, x, r);
+}
+
+static void vjp_expand(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  r = unbroadcast(a, g, x);
+  acc(a, x, r);
+}
+
+static void vjp_transpose(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  size_t np;
+  const int64_t *perm = attr_is(n, "perm", &np);
+  int32_t rk = x->type.rank;
+  int64_t inv[DML_MAX_RANK];
+  for (int32_t i = 0; i < rk; i++) {
+    int64_t p = perm && np == (size_t)rk ? perm[i] : rk - 1 - i;
+    inv[p] = i;
   }
+  dml_ir_node_t *t = mk(a, DML_OP_TRANSPOSE, 1, &g, 1);
+  set_ints(a, t, "perm", inv, (size_t)rk);
+  r = fin(a, t);
+  acc(a, x, r);
+}
+
+static void vjp_dropout(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  dml_dtype_t dt = x->type.dtype;
+  V *r = NULL;
+  /* Training mode: y = x * mask / (1 - ratio); else the identity. */
+  double ratio = 0.5, train = 0;
+  if (n->n_inputs > 1 && n->inputs[1] && !const_scalar(n->inputs[1], &ratio)) {
+    unsupported(a, n, "ratio is not a constant");
+    return;
+  }
+  if (n->n_inputs > 2 && n->inputs[2] && !const_scalar(n->inputs[2], &train)) {
+    unsupported(a, n, "training_mode is not a constant");
+    return;
+  }
+  if (train == 0 || ratio == 0) {
+    r = g;
+    acc(a, x, r);
+    return;
+  }
+  if (n->n_outputs < 2) {
+    unsupported(a, n, "training-mode Dropout without its mask output");
+    return;
+  }
+  r = op2(a, DML_OP_MUL, op2(a, DML_OP_MUL, g, cast_to(a, n->outputs[1], dt)),
+          cst(a, dt, 1.0 / (1.0 - ratio)));
+  acc(a, x, r);
+}
+
+static void vjp_shrink(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  dml_dtype_t dt = x->type.dtype;
+  V *r = NULL;
+  /* Shrink-9: y = x + bias (x < -lambd), x - bias (x > lambd), 0
+   * otherwise; dy/dx = 1 outside [-lambd, lambd]. */
+  double l = attr_f(n, "lambd", 0.5);
+  V *out = op2(a, DML_OP_OR, op2(a, DML_OP_GREATER, x, cst(a, dt, l)),
+               op2(a, DML_OP_LESS, x, cst(a, dt, -l)));
+  r = op2(a, DML_OP_MUL, g, cast_to(a, out, dt));
+  acc(a, x, r);
+}
+
+/* Floor, Ceil, Round, Sign */
+static void vjp_piecewise_constant(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  /* Piecewise constant: a zero gradient (PyTorch's), not NaN-propagating. */
+  r = zeros_like(a, x);
+  acc(a, x, r);
+}
+
+static void vjp_cast_like(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  dml_dtype_t dt = x->type.dtype;
+  V *r = NULL;
+  /* CastLike-15 (float to float): the gradient cast back; the target
+   * input carries none (only its dtype is read). */
+  if (!dml_dtype_is_float(dt)) return;
+  r = g->type.dtype == dt ? g : cast_to(a, g, dt);
+  acc(a, x, r);
+}
+
+static void vjp_global_max_pool(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  /* GlobalMaxPool-1 is MaxPool with the whole spatial extent as kernel:
+   * MaxPoolGrad with that kernel (to the first maximum, as MaxPool's). */
+  int64_t k[DML_MAX_RANK];
+  for (int32_t i = 2; i < x->type.rank; i++) {
+    if (x->type.dims[i].sym >= 0) {
+      unsupported(a, n, "symbolic spatial dims");
+      return;
+    }
+    k[i - 2] = x->type.dims[i].value;
+  }
+  V *in[2] = {g, x};
+  dml_ir_node_t *t = mk(a, DML_OP_MAX_POOL_GRAD, 2, in, 1);
+  set_ints(a, t, "kernel_shape", k, (size_t)x->type.rank - 2);
+  r = fin(a, t);
+  acc(a, x, r);
+}
+
+/* DepthToSpace, SpaceToDepth */
+static void vjp_space_depth(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  r = vjp_depth_space(a, n, g);
+  acc(a, x, r);
+}
+
+static void vjp_cum_sum(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  V *r = NULL;
+  /* CumSum-14: dx_i = sum over the outputs j that read x_i of g_j, the
+   * cumulative sum of g in the other direction with the same
+   * exclusive flag (y_j = sum_{i<=j} x_i => dx_i = sum_{j>=i} g_j). */
+  V *in[2] = {g, n->inputs[1]};
+  dml_ir_node_t *t = mk(a, DML_OP_CUM_SUM, 2, in, 1);
+  set_int(a, t, "exclusive", attr_i(n, "exclusive", 0));
+  set_int(a, t, "reverse", !attr_i(n, "reverse", 0));
+  r = fin(a, t);
   acc(a, x, r);
 }
 
@@ -916,7 +1027,7 @@ static void vjp_slice(ad_t *a, const dml_ir_node_t *n, V *g) {
 
 /* Split-18: dX is the concatenation of the outputs' gradients along the
  * axis, zeros for outputs that have none. */
-static void vjp_split(ad_t *a, const dml_ir_node_t *n) {
+static void split_grads(ad_t *a, const dml_ir_node_t *n) {
   V *X = n->inputs[0];
   if (!needs(a, X)) return;
   V **parts = (V **)calloc(n->n_outputs ? n->n_outputs : 1, sizeof(V *));
@@ -1120,58 +1231,62 @@ static void vjp_gather_elements(ad_t *a, const dml_ir_node_t *n, V *g) {
   acc(a, D, fin(a, s));
 }
 
-static void vjp_binary(ad_t *a, const dml_ir_node_t *n, V *g) {
+/* The two-operand arithmetic ops, numpy broadcasting undone by unbroadcast(). */
+static void vjp_add(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->inputs[1];
+  acc(a, x, unbroadcast(a, g, x));
+  acc(a, y, unbroadcast(a, g, y));
+}
+
+static void vjp_sub(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->inputs[1];
+  acc(a, x, unbroadcast(a, g, x));
+  if (needs(a, y)) acc(a, y, unbroadcast(a, op1(a, DML_OP_NEG, g), y));
+}
+
+static void vjp_mul(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->inputs[1];
+  if (needs(a, x)) acc(a, x, unbroadcast(a, op2(a, DML_OP_MUL, g, y), x));
+  if (needs(a, y)) acc(a, y, unbroadcast(a, op2(a, DML_OP_MUL, g, x), y));
+}
+
+static void vjp_div(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0], *y = n->inputs[1], *out = n->outputs[0];
-  dml_dtype_t dt = out->type.dtype;
-  switch (n->op) {
-    case DML_OP_ADD:
-      acc(a, x, unbroadcast(a, g, x));
-      acc(a, y, unbroadcast(a, g, y));
-      return;
-    case DML_OP_SUB:
-      acc(a, x, unbroadcast(a, g, x));
-      if (needs(a, y)) acc(a, y, unbroadcast(a, op1(a, DML_OP_NEG, g), y));
-      return;
-    case DML_OP_MUL:
-      if (needs(a, x)) acc(a, x, unbroadcast(a, op2(a, DML_OP_MUL, g, y), x));
-      if (needs(a, y)) acc(a, y, unbroadcast(a, op2(a, DML_OP_MUL, g, x), y));
-      return;
-    case DML_OP_DIV:
-      /* d(x/y)/dy = -x/y^2 = -out/y */
-      if (needs(a, x)) acc(a, x, unbroadcast(a, op2(a, DML_OP_DIV, g, y), x));
-      if (needs(a, y))
-        acc(a, y,
-            unbroadcast(
-                a, op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op2(a, DML_OP_DIV, out, y))),
-                y));
-      return;
-    case DML_OP_POW:
-      /* d(x^p)/dx = p x^(p-1); d(x^p)/dp = x^p ln x */
-      if (needs(a, x)) {
-        V *pm1 = op2(a, DML_OP_SUB, y,
-                     y->type.dtype == dt ? cst(a, dt, 1) : cst(a, y->type.dtype, 1));
-        V *d = op2(a, DML_OP_MUL, op2(a, DML_OP_POW, x, pm1),
-                   y->type.dtype == dt ? y : cast_to(a, y, dt));
-        acc(a, x, unbroadcast(a, op2(a, DML_OP_MUL, g, d), x));
-      }
-      if (needs(a, y))
-        acc(a, y,
-            unbroadcast(
-                a, op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, out, op1(a, DML_OP_LOG, x))),
-                y));
-      return;
-    case DML_OP_MAX:
-    case DML_OP_MIN: {
-      /* ties go to the first input */
-      V *first = op2(
-          a, n->op == DML_OP_MAX ? DML_OP_GREATER_OR_EQUAL : DML_OP_LESS_OR_EQUAL, x, y);
-      V *zero = cst(a, dt, 0);
-      if (needs(a, x)) acc(a, x, unbroadcast(a, op3(a, DML_OP_WHERE, first, g, zero), x));
-      if (needs(a, y)) acc(a, y, unbroadcast(a, op3(a, DML_OP_WHERE, first, zero, g), y));
-      return;
-    }
-    default: unsupported(a, n, "no VJP rule"); return;
+  /* d(x/y)/dy = -x/y^2 = -out/y */
+  if (needs(a, x)) acc(a, x, unbroadcast(a, op2(a, DML_OP_DIV, g, y), x));
+  if (needs(a, y))
+    acc(a, y,
+        unbroadcast(
+            a, op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op2(a, DML_OP_DIV, out, y))), y));
+}
+
+static void vjp_pow(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->inputs[1], *out = n->outputs[0];
+  dml_dtype_t dt = n->outputs[0]->type.dtype;
+  /* d(x^p)/dx = p x^(p-1); d(x^p)/dp = x^p ln x */
+  if (needs(a, x)) {
+    V *pm1 = op2(a, DML_OP_SUB, y,
+                 y->type.dtype == dt ? cst(a, dt, 1) : cst(a, y->type.dtype, 1));
+    V *d = op2(a, DML_OP_MUL, op2(a, DML_OP_POW, x, pm1),
+               y->type.dtype == dt ? y : cast_to(a, y, dt));
+    acc(a, x, unbroadcast(a, op2(a, DML_OP_MUL, g, d), x));
   }
+  if (needs(a, y))
+    acc(a, y,
+        unbroadcast(
+            a, op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, out, op1(a, DML_OP_LOG, x))), y));
+}
+
+static void vjp_minmax2(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->inputs[1];
+  dml_dtype_t dt = n->outputs[0]->type.dtype;
+
+  /* ties go to the first input */
+  V *first =
+      op2(a, n->op == DML_OP_MAX ? DML_OP_GREATER_OR_EQUAL : DML_OP_LESS_OR_EQUAL, x, y);
+  V *zero = cst(a, dt, 0);
+  if (needs(a, x)) acc(a, x, unbroadcast(a, op3(a, DML_OP_WHERE, first, g, zero), x));
+  if (needs(a, y)) acc(a, y, unbroadcast(a, op3(a, DML_OP_WHERE, first, zero, g), y));
 }
 
 /* Where(c, x, y). */
@@ -1578,77 +1693,74 @@ static const char *attr_s(const dml_ir_node_t *n, const char *k, const char *dfl
  *   Trilu-14 and ReverseSequence-10 are linear masks and permutations that
  *   are their own adjoints: the same op applied to g.
  *   Hardmax-13 is piecewise constant: a zero gradient. */
-static void vjp_select(ad_t *a, const dml_ir_node_t *n, V *g) {
+static void vjp_top_k(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *X = n->inputs[0];
   dml_ir_node_t *t = NULL;
-  switch (n->op) {
-    case DML_OP_TOP_K: {
-      if (!needs(a, X)) return;
-      V *in[3] = {zeros_like(a, X), n->outputs[1], g};
-      t = in[0] ? mk(a, DML_OP_SCATTER_ELEMENTS, 3, in, 1) : NULL;
-      set_int(a, t, "axis", attr_i(n, "axis", -1));
-      if (t && !a->st) a->st = dml_ir_node_set_attr_string(t, "reduction", "add");
-      acc(a, X, fin(a, t));
-      return;
-    }
-    case DML_OP_GATHER_ND: {
-      if (!needs(a, X)) return;
-      if (attr_i(n, "batch_dims", 0) != 0) {
-        unsupported(a, n, "batch_dims other than 0");
-        return;
-      }
-      V *in[3] = {zeros_like(a, X), n->inputs[1], g};
-      t = in[0] ? mk(a, DML_OP_SCATTER_ND, 3, in, 1) : NULL;
-      if (t && !a->st) a->st = dml_ir_node_set_attr_string(t, "reduction", "add");
-      acc(a, X, fin(a, t));
-      return;
-    }
-    case DML_OP_SCATTER_ND:
-    case DML_OP_SCATTER_ELEMENTS: {
-      V *I = n->inputs[1], *U = n->inputs[2];
-      const char *red = attr_s(n, "reduction", "none");
-      int nd = n->op == DML_OP_SCATTER_ND;
-      if (strcmp(red, "none") && strcmp(red, "add")) {
-        unsupported(a, n, "reduction mul, max or min");
-        return;
-      }
-      if (needs(a, X)) {
-        if (!strcmp(red, "add")) {
-          acc(a, X, g);
-        } else {
-          V *in[3] = {g, I, zeros_like(a, U)};
-          t = in[2] ? mk(a, n->op, 3, in, 1) : NULL;
-          if (!nd) set_int(a, t, "axis", attr_i(n, "axis", 0));
-          acc(a, X, fin(a, t));
-        }
-      }
-      if (needs(a, U)) {
-        V *in[2] = {g, I};
-        t = mk(a, nd ? DML_OP_GATHER_ND : DML_OP_GATHER_ELEMENTS, 2, in, 1);
-        if (!nd) set_int(a, t, "axis", attr_i(n, "axis", 0));
-        acc(a, U, fin(a, t));
-      }
-      return;
-    }
-    case DML_OP_TRILU:
-    case DML_OP_REVERSE_SEQUENCE: {
-      if (!needs(a, X)) return;
-      V *in[2] = {g, n->n_inputs > 1 ? n->inputs[1] : NULL};
-      t = mk(a, n->op, in[1] ? 2 : 1, in, 1);
-      static const char *const keys[] = {"upper", "batch_axis", "time_axis"};
-      for (size_t i = 0; i < 3; i++) copy_attr(a, t, n, keys[i]);
-      acc(a, X, fin(a, t));
-      return;
-    }
-    case DML_OP_HARDMAX:
-    case DML_OP_EYE_LIKE:
-    case DML_OP_RANDOM_UNIFORM_LIKE:
-    case DML_OP_RANDOM_NORMAL_LIKE:
-      /* EyeLike-9 and Random*Like-1 read only x's shape and dtype */
-      if (needs(a, X)) acc(a, X, zeros_like(a, X));
-      return;
-    default: unsupported(a, n, "no VJP rule"); return;
+  if (!needs(a, X)) return;
+  V *in[3] = {zeros_like(a, X), n->outputs[1], g};
+  t = in[0] ? mk(a, DML_OP_SCATTER_ELEMENTS, 3, in, 1) : NULL;
+  set_int(a, t, "axis", attr_i(n, "axis", -1));
+  if (t && !a->st) a->st = dml_ir_node_set_attr_string(t, "reduction", "add");
+  acc(a, X, fin(a, t));
+}
+
+static void vjp_gather_nd(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0];
+  dml_ir_node_t *t = NULL;
+  if (!needs(a, X)) return;
+  if (attr_i(n, "batch_dims", 0) != 0) {
+    unsupported(a, n, "batch_dims other than 0");
+    return;
   }
+  V *in[3] = {zeros_like(a, X), n->inputs[1], g};
+  t = in[0] ? mk(a, DML_OP_SCATTER_ND, 3, in, 1) : NULL;
+  if (t && !a->st) a->st = dml_ir_node_set_attr_string(t, "reduction", "add");
+  acc(a, X, fin(a, t));
+}
+
+static void vjp_scatter(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0];
+  dml_ir_node_t *t = NULL;
+  V *I = n->inputs[1], *U = n->inputs[2];
+  const char *red = attr_s(n, "reduction", "none");
+  int nd = n->op == DML_OP_SCATTER_ND;
+  if (strcmp(red, "none") && strcmp(red, "add")) {
+    unsupported(a, n, "reduction mul, max or min");
+    return;
+  }
+  if (needs(a, X)) {
+    if (!strcmp(red, "add")) {
+      acc(a, X, g);
+    } else {
+      V *in[3] = {g, I, zeros_like(a, U)};
+      t = in[2] ? mk(a, n->op, 3, in, 1) : NULL;
+      if (!nd) set_int(a, t, "axis", attr_i(n, "axis", 0));
+      acc(a, X, fin(a, t));
+    }
+  }
+  if (needs(a, U)) {
+    V *in[2] = {g, I};
+    t = mk(a, nd ? DML_OP_GATHER_ND : DML_OP_GATHER_ELEMENTS, 2, in, 1);
+    if (!nd) set_int(a, t, "axis", attr_i(n, "axis", 0));
+    acc(a, U, fin(a, t));
+  }
+}
+
+static void vjp_self_adjoint(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0];
+  dml_ir_node_t *t = NULL;
+  if (!needs(a, X)) return;
+  V *in[2] = {g, n->n_inputs > 1 ? n->inputs[1] : NULL};
+  t = mk(a, n->op, in[1] ? 2 : 1, in, 1);
+  static const char *const keys[] = {"upper", "batch_axis", "time_axis"};
+  for (size_t i = 0; i < 3; i++) copy_attr(a, t, n, keys[i]);
+  acc(a, X, fin(a, t));
+}
+
+static void vjp_zero(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *X = n->inputs[0];
+  /* EyeLike-9 and Random*Like-1 read only x's shape and dtype */
+  if (needs(a, X)) acc(a, X, zeros_like(a, X));
 }
 
 /* MeanVarianceNormalization-13 (its function body): y = d / s, d = x - mu,
@@ -1915,7 +2027,49 @@ static void vjp_variadic(ad_t *a, const dml_ir_node_t *n, V *g) {
  *   ReduceMax/Min    max/min          gk split evenly between the elements
  *                                     equal to yk (PyTorch's amax/amin;
  *                                     MaxPool's rule picks one instead). */
-static void vjp_reduce_other(ad_t *a, const dml_ir_node_t *n, V *g) {
+/* dY/dX of the reductions other than ReduceSum/ReduceMean, from X, Y with
+ * the reduced axes kept (yk) and the axes: rd_t. */
+typedef struct {
+  V *X, *yk, *zero;
+  dml_dtype_t dt;
+  const int64_t *axes;
+  size_t na;
+} rd_t;
+
+static V *d_reduce_sum_square(ad_t *a, const rd_t *r) {
+  return op2(a, DML_OP_MUL, r->X, cst(a, r->dt, 2));
+}
+static V *d_reduce_l1(ad_t *a, const rd_t *r) {
+  return op1(a, DML_OP_SIGN, r->X);
+}
+static V *d_reduce_l2(ad_t *a, const rd_t *r) {
+  return op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, r->yk, r->zero), r->zero,
+             op2(a, DML_OP_DIV, r->X, r->yk));
+}
+static V *d_reduce_log_sum(ad_t *a, const rd_t *r) {
+  return op1(a, DML_OP_EXP, op1(a, DML_OP_NEG, r->yk));
+}
+static V *d_reduce_log_sum_exp(ad_t *a, const rd_t *r) {
+  return op1(a, DML_OP_EXP, op2(a, DML_OP_SUB, r->X, r->yk));
+}
+static V *d_reduce_prod(ad_t *a, const rd_t *r) {
+  V *X = r->X, *zero = r->zero, *one = cst(a, r->dt, 1);
+  V *isz = op2(a, DML_OP_EQUAL, X, zero);
+  V *safe = op3(a, DML_OP_WHERE, isz, one, X);
+  V *pnz = reduce_op(a, DML_OP_REDUCE_PROD, safe, r->axes, r->na, 1);
+  V *nz = reduce_op(a, DML_OP_REDUCE_SUM, cast_to(a, isz, r->dt), r->axes, r->na, 1);
+  V *at0 = op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, nz, one), pnz, zero);
+  return op3(a, DML_OP_WHERE, isz, at0, op2(a, DML_OP_DIV, r->yk, safe));
+}
+/* ReduceMax, ReduceMin: g shared among the ties. */
+static V *d_reduce_max_min(ad_t *a, const rd_t *r) {
+  V *m = cast_to(a, op2(a, DML_OP_EQUAL, r->X, r->yk), r->dt);
+  V *cnt = reduce_op(a, DML_OP_REDUCE_SUM, m, r->axes, r->na, 1);
+  return op2(a, DML_OP_DIV, m, cnt);
+}
+
+static void reduce_other(ad_t *a, const dml_ir_node_t *n, V *g,
+                         V *(*d_of)(ad_t *, const rd_t *)) {
   V *X = n->inputs[0], *Y = n->outputs[0];
   if (!needs(a, X)) return;
   dml_dtype_t dt = X->type.dtype;
@@ -1934,42 +2088,25 @@ static void vjp_reduce_other(ad_t *a, const dml_ir_node_t *n, V *g) {
     gk = unsqueeze(a, g, axes, (int64_t)na);
     yk = unsqueeze(a, Y, axes, (int64_t)na);
   }
-  V *zero = cst(a, dt, 0), *d = NULL;
-  switch (n->op) {
-    case DML_OP_REDUCE_SUM_SQUARE: d = op2(a, DML_OP_MUL, X, cst(a, dt, 2)); break;
-    case DML_OP_REDUCE_L1: d = op1(a, DML_OP_SIGN, X); break;
-    case DML_OP_REDUCE_L2:
-      d = op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, yk, zero), zero,
-              op2(a, DML_OP_DIV, X, yk));
-      break;
-    case DML_OP_REDUCE_LOG_SUM: d = op1(a, DML_OP_EXP, op1(a, DML_OP_NEG, yk)); break;
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-      d = op1(a, DML_OP_EXP, op2(a, DML_OP_SUB, X, yk));
-      break;
-    case DML_OP_REDUCE_PROD: {
-      V *one = cst(a, dt, 1);
-      V *isz = op2(a, DML_OP_EQUAL, X, zero);
-      V *safe = op3(a, DML_OP_WHERE, isz, one, X);
-      V *pnz = reduce_op(a, DML_OP_REDUCE_PROD, safe, axes, na, 1);
-      V *nz = reduce_op(a, DML_OP_REDUCE_SUM, cast_to(a, isz, dt), axes, na, 1);
-      V *at0 = op3(a, DML_OP_WHERE, op2(a, DML_OP_EQUAL, nz, one), pnz, zero);
-      d = op3(a, DML_OP_WHERE, isz, at0, op2(a, DML_OP_DIV, yk, safe));
-      break;
-    }
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN: {
-      V *m = cast_to(a, op2(a, DML_OP_EQUAL, X, yk), dt);
-      V *cnt = reduce_op(a, DML_OP_REDUCE_SUM, m, axes, na, 1);
-      d = op2(a, DML_OP_DIV, m, cnt);
-      break;
-    }
-    default: unsupported(a, n, "no VJP rule"); return;
-  }
+  rd_t r = {X, yk, cst(a, dt, 0), dt, axes, na};
+  V *d = d_of(a, &r);
   V *dx = op2(a, DML_OP_MUL, d, gk);
   if (dx && !dml_type_equal(&dx->type, &X->type)) /* LogSum: d is [kept] */
     dx = op2(a, DML_OP_EXPAND, dx, shape_of(a, X));
   acc(a, X, dx);
 }
+#define REDUCE_VJP(e, d)                                       \
+  static void vjp_##e(ad_t *a, const dml_ir_node_t *n, V *g) { \
+    reduce_other(a, n, g, d);                                  \
+  }
+REDUCE_VJP(reduce_sum_square, d_reduce_sum_square)
+REDUCE_VJP(reduce_l1, d_reduce_l1)
+REDUCE_VJP(reduce_l2, d_reduce_l2)
+REDUCE_VJP(reduce_log_sum, d_reduce_log_sum)
+REDUCE_VJP(reduce_log_sum_exp, d_reduce_log_sum_exp)
+REDUCE_VJP(reduce_prod, d_reduce_prod)
+REDUCE_VJP(reduce_max_min, d_reduce_max_min)
+#undef REDUCE_VJP
 
 /* MatMul with a 1-D operand (numpy matmul: A [K] is promoted to [1, K], B
  * [K] to [K, 1], and the added dim removed from the result): the 2-D rule
@@ -2002,99 +2139,42 @@ static void vjp_matmul_1d(ad_t *a, const dml_ir_node_t *n, V *g) {
             a, unbroadcast(a, op2(a, DML_OP_MATMUL, transpose_last2(a, A2), g2), B2), B));
 }
 
+/* The rules under the names op_rules.def gives them. */
+static void vjp_matmul(ad_t *a, const dml_ir_node_t *n, V *g) {
+  if (n->inputs[0]->type.rank < 2 || n->inputs[1]->type.rank < 2)
+    vjp_matmul_1d(a, n, g);
+  else
+    vjp_matmul_2d(a, n, g);
+}
+static void vjp_split(ad_t *a, const dml_ir_node_t *n, V *g) {
+  (void)g; /* reads every output's gradient (a->grad) */
+  split_grads(a, n);
+}
+static void vjp_max_pool(ad_t *a, const dml_ir_node_t *n, V *g) {
+  pool_grad(a, n, g, DML_OP_MAX_POOL_GRAD);
+}
+static void vjp_average_pool(ad_t *a, const dml_ir_node_t *n, V *g) {
+  pool_grad(a, n, g, DML_OP_AVERAGE_POOL_GRAD);
+}
+static void vjp_minmax(ad_t *a, const dml_ir_node_t *n, V *g) {
+  if (n->n_inputs == 2)
+    vjp_minmax2(a, n, g);
+  else
+    vjp_variadic(a, n, g);
+}
+
+/* Each op's VJP, from op_rules.def; NULL for `none`. */
+#define vjp_none NULL
+static void (*const k_vjp[DML_OP_COUNT_])(ad_t *, const dml_ir_node_t *, V *) = {
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) [DML_OP_##e] = vjp_##vjp,
+#include "op_rules.def"
+#undef DML_RULE
+};
+#undef vjp_none
+
 static int has_rule(dml_op_t op) {
-  if (dml_ew_has(op)) return 1; /* the formula table's (ew_ops.def) */
-  switch (op) {
-    case DML_OP_NEG:
-    case DML_OP_IDENTITY:
-    case DML_OP_RELU:
-    case DML_OP_SIGMOID:
-    case DML_OP_TANH:
-    case DML_OP_EXP:
-    case DML_OP_LOG:
-    case DML_OP_SQRT:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_ABS:
-    case DML_OP_SIN:
-    case DML_OP_COS:
-    case DML_OP_CAST:
-    case DML_OP_SOFTMAX:
-    case DML_OP_LOG_SOFTMAX:
-    case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_FLATTEN:
-    case DML_OP_RESHAPE:
-    case DML_OP_SQUEEZE:
-    case DML_OP_UNSQUEEZE:
-    case DML_OP_EXPAND:
-    case DML_OP_TRANSPOSE:
-    case DML_OP_DROPOUT:
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_POW:
-    case DML_OP_MAX:
-    case DML_OP_MIN:
-    case DML_OP_WHERE:
-    case DML_OP_CLIP:
-    case DML_OP_GEMM:
-    case DML_OP_MATMUL:
-    case DML_OP_CONV:
-    case DML_OP_MAX_POOL:
-    case DML_OP_AVERAGE_POOL:
-    case DML_OP_REDUCE_SUM:
-    case DML_OP_REDUCE_MEAN:
-    case DML_OP_SLICE:
-    case DML_OP_CONCAT:
-    case DML_OP_GATHER:
-    case DML_OP_SHRINK:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_ROUND:
-    case DML_OP_SIGN:
-    case DML_OP_CAST_LIKE:
-    case DML_OP_GLOBAL_MAX_POOL:
-    case DML_OP_DEPTH_TO_SPACE:
-    case DML_OP_SPACE_TO_DEPTH:
-    case DML_OP_CUM_SUM:
-    case DML_OP_PRELU:
-    case DML_OP_SUM:
-    case DML_OP_MEAN:
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_REDUCE_PROD:
-    case DML_OP_REDUCE_L1:
-    case DML_OP_REDUCE_L2:
-    case DML_OP_REDUCE_LOG_SUM:
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-    case DML_OP_REDUCE_SUM_SQUARE:
-    case DML_OP_SPLIT:
-    case DML_OP_TILE:
-    case DML_OP_PAD:
-    case DML_OP_GATHER_ELEMENTS:
-    case DML_OP_BATCH_NORMALIZATION:
-    case DML_OP_INSTANCE_NORMALIZATION:
-    case DML_OP_LAYER_NORMALIZATION:
-    case DML_OP_CONV_TRANSPOSE:
-    case DML_OP_EINSUM:
-    case DML_OP_TOP_K:
-    case DML_OP_GATHER_ND:
-    case DML_OP_SCATTER_ND:
-    case DML_OP_SCATTER_ELEMENTS:
-    case DML_OP_TRILU:
-    case DML_OP_REVERSE_SEQUENCE:
-    case DML_OP_HARDMAX:
-    case DML_OP_EYE_LIKE:
-    case DML_OP_RANDOM_UNIFORM_LIKE:
-    case DML_OP_RANDOM_NORMAL_LIKE:
-    case DML_OP_MEAN_VARIANCE_NORMALIZATION:
-    case DML_OP_LRN:
-    case DML_OP_DFT:
-    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
-    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS:
-    case DML_OP_MOD: return 1;
-    default: return 0;
-  }
+  if ((int)op <= (int)DML_OP_INVALID || op >= DML_OP_COUNT_) return 0;
+  return dml_ew_has(op) || k_vjp[op] != NULL; /* ew_ops.def's: vjp_ew */
 }
 
 int dml_autodiff_supports(dml_op_t op) {
@@ -2102,74 +2182,10 @@ int dml_autodiff_supports(dml_op_t op) {
 }
 
 static void vjp(ad_t *a, const dml_ir_node_t *n, V *g) {
-  switch (n->op) {
-    case DML_OP_GEMM: vjp_gemm(a, n, g); return;
-    case DML_OP_MATMUL:
-      if (n->inputs[0]->type.rank < 2 || n->inputs[1]->type.rank < 2)
-        vjp_matmul_1d(a, n, g);
-      else
-        vjp_matmul(a, n, g);
-      return;
-    case DML_OP_CONV_TRANSPOSE: vjp_conv_transpose(a, n, g); return;
-    case DML_OP_PRELU: vjp_prelu(a, n, g); return;
-    case DML_OP_EINSUM: vjp_einsum(a, n, g); return;
-    case DML_OP_TOP_K:
-    case DML_OP_GATHER_ND:
-    case DML_OP_SCATTER_ND:
-    case DML_OP_SCATTER_ELEMENTS:
-    case DML_OP_TRILU:
-    case DML_OP_REVERSE_SEQUENCE:
-    case DML_OP_HARDMAX:
-    case DML_OP_EYE_LIKE:
-    case DML_OP_RANDOM_UNIFORM_LIKE:
-    case DML_OP_RANDOM_NORMAL_LIKE: vjp_select(a, n, g); return;
-    case DML_OP_MEAN_VARIANCE_NORMALIZATION: vjp_mvn(a, n, g); return;
-    case DML_OP_MOD: vjp_mod(a, n, g); return;
-    case DML_OP_LRN: vjp_lrn(a, n, g); return;
-    case DML_OP_DFT: vjp_dft(a, n, g); return;
-    case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
-    case DML_OP_SOFTMAX_CROSS_ENTROPY_LOSS: vjp_class_loss(a, n, g); return;
-    case DML_OP_SUM:
-    case DML_OP_MEAN: vjp_variadic(a, n, g); return;
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_REDUCE_PROD:
-    case DML_OP_REDUCE_L1:
-    case DML_OP_REDUCE_L2:
-    case DML_OP_REDUCE_LOG_SUM:
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-    case DML_OP_REDUCE_SUM_SQUARE: vjp_reduce_other(a, n, g); return;
-    case DML_OP_SPLIT: vjp_split(a, n); return;
-    case DML_OP_TILE: vjp_tile(a, n, g); return;
-    case DML_OP_PAD: vjp_pad(a, n, g); return;
-    case DML_OP_GATHER_ELEMENTS: vjp_gather_elements(a, n, g); return;
-    case DML_OP_BATCH_NORMALIZATION:
-    case DML_OP_INSTANCE_NORMALIZATION: vjp_batchnorm(a, n, g); return;
-    case DML_OP_LAYER_NORMALIZATION: vjp_layernorm(a, n, g); return;
-    case DML_OP_CONV: vjp_conv(a, n, g); return;
-    case DML_OP_MAX_POOL: vjp_pool(a, n, g, DML_OP_MAX_POOL_GRAD); return;
-    case DML_OP_AVERAGE_POOL: vjp_pool(a, n, g, DML_OP_AVERAGE_POOL_GRAD); return;
-    case DML_OP_REDUCE_SUM:
-    case DML_OP_REDUCE_MEAN: vjp_reduce(a, n, g); return;
-    case DML_OP_SLICE: vjp_slice(a, n, g); return;
-    case DML_OP_CONCAT: vjp_concat(a, n, g); return;
-    case DML_OP_GATHER: vjp_gather(a, n, g); return;
-    case DML_OP_WHERE: vjp_where(a, n, g); return;
-    case DML_OP_CLIP: vjp_clip(a, n, g); return;
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_POW: vjp_binary(a, n, g); return;
-    case DML_OP_MAX:
-    case DML_OP_MIN:
-      if (n->n_inputs == 2)
-        vjp_binary(a, n, g);
-      else
-        vjp_variadic(a, n, g);
-      return;
-    default: vjp_unary(a, n, g); return;
-  }
+  if (dml_ew_has(n->op))
+    vjp_ew(a, n, g);
+  else
+    k_vjp[n->op](a, n, g); /* has_rule() was checked */
 }
 
 /* ---- driver ----------------------------------------------------------------- */

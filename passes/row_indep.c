@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_ew.h"
 #include "dml_ops.h"
 #include "dml_row_indep.h"
 
@@ -99,209 +100,244 @@ static int rest_const(const ctx_t *c, const dml_ir_node_t *n, uint32_t from,
   return 1;
 }
 
+/* The row-independence classes of op_rules.def. Each checks a node with at
+ * least one row-aligned input and no mixed one (x its input 0, sx that
+ * input's state, r its rank) and returns NULL when the node's outputs keep
+ * rows apart, else what mixes them (", axis 0)" style; `buf` for a text
+ * with numbers). */
+typedef struct {
+  const ctx_t *c;
+  const dml_ir_node_t *n;
+  const dml_ir_value_t *x;
+  int sx;
+  int32_t r;
+  char *buf;
+  size_t bs;
+} rq_t;
+
+#define UNKNOWN ", not known to keep rows apart)"
+
+/* Each output element from the operands' elements at its own index, with
+ * numpy broadcasting: the rows stay apart unless an operand broadcasts
+ * them into another axis. */
+static const char *rows_elementwise(const rq_t *q) {
+  const dml_type_t *o = &q->n->outputs[0]->type;
+  for (uint32_t i = 0; i < q->n->n_inputs; i++) {
+    const dml_ir_value_t *v = q->n->inputs[i];
+    int s = state(q->c, v);
+    if (!v) continue;
+    if (s == ST_SHAPE) return ", with an operand computed from the row count)";
+    if (s == ST_ROWS && v->type.rank != o->rank)
+      return ", broadcasts the rows into another axis)";
+    if (s == ST_CONST && v->type.rank == o->rank && v->type.dims[0].sym >= 0)
+      return ", an operand has symbolic dim 0 other than the rows)";
+  }
+  return NULL;
+}
+
+/* The same elements in another shape: dim 0 must stay the rows. */
+static const char *rows_view(const rq_t *q) {
+  if (q->sx != ST_ROWS || !rest_const(q->c, q->n, 1, 1)) return UNKNOWN;
+  if (!rows_dim(q->c, &q->n->outputs[0]->type) ||
+      !same_row_size(&q->x->type, &q->n->outputs[0]->type))
+    return ", regroups dim 0)";
+  return NULL;
+}
+
+/* Shape, Size: the row count only. */
+static const char *rows_shape(const rq_t *q) {
+  (void)q;
+  return NULL;
+}
+
+static const char *rows_matmul(const rq_t *q) {
+  const dml_ir_value_t *b = q->n->inputs[1];
+  if (q->sx == ST_ROWS && q->r >= 2 && state(q->c, b) == ST_CONST) return NULL;
+  if (q->sx == ST_ROWS && q->r >= 3 && state(q->c, b) == ST_ROWS && b->type.rank == q->r)
+    return NULL;
+  return ", B has the rows)";
+}
+
+static const char *rows_gemm(const rq_t *q) {
+  if (q->sx != ST_ROWS || !rest_const(q->c, q->n, 1, 0)) return ", B or C has the rows)";
+  if (attr_i(q->n, "transA", 0)) return ", transA)";
+  return NULL;
+}
+
+static const char *rows_batchnorm(const rq_t *q) {
+  if (attr_i(q->n, "training_mode", 0)) return ", training mode: batch statistics)";
+  return q->sx == ST_ROWS && rest_const(q->c, q->n, 1, 0) ? NULL : UNKNOWN;
+}
+
+/* Each row of X to the same row of the output (convolutions, pools,
+ * per-sample normalizations, quantization), the other inputs constant. */
+static const char *rows_per_row(const rq_t *q) {
+  return q->sx == ST_ROWS && rest_const(q->c, q->n, 1, 0) ? NULL : UNKNOWN;
+}
+
+/* (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) */
+static const char *rows_qlinear_add(const rq_t *q) {
+  for (uint32_t i = 0; i < q->n->n_inputs; i++) {
+    int s = state(q->c, q->n->inputs[i]);
+    if (s == ST_CONST) continue;
+    if ((i != 0 && i != 3) || s != ST_ROWS ||
+        q->n->inputs[i]->type.rank != q->n->outputs[0]->type.rank)
+      return UNKNOWN;
+  }
+  return NULL;
+}
+
+/* Resize, Pad, Tile, Expand: a factor other than 1 on dim 0 changes it from
+ * the batch symbol: the output check of dml_row_indep_analyze() refuses
+ * that. */
+static const char *rows_resample(const rq_t *q) {
+  if (q->sx != ST_ROWS || !rest_const(q->c, q->n, 1, 1)) return UNKNOWN;
+  if (q->n->op == DML_OP_EXPAND && q->r != q->n->outputs[0]->type.rank)
+    return ", broadcasts the rows into another axis)";
+  return NULL;
+}
+
+/* Along attribute `axis` (default 0 for ArgMax, ArgMin, Split; -1 for the
+ * others): any axis but 0. */
+static const char *rows_axis(const rq_t *q) {
+  dml_op_t op = q->n->op;
+  int64_t dflt =
+      op == DML_OP_ARG_MAX || op == DML_OP_ARG_MIN || op == DML_OP_SPLIT ? 0 : -1;
+  int64_t a = norm_axis(dml_attr_int(q->n->attrs, q->n->n_attrs, "axis", dflt), q->r);
+  if (a == 0) return ", axis 0)";
+  return q->sx == ST_ROWS &&
+                 rest_const(q->c, q->n, 1, op == DML_OP_TOP_K || op == DML_OP_SPLIT)
+             ? NULL
+             : UNKNOWN;
+}
+
+/* CumSum, CumProd: along input 1's axis. */
+static const char *rows_cumulative(const rq_t *q) {
+  int64_t ax[1];
+  if (const_ints(q->n->inputs[1], ax, 1) != 1) return ", axis not known at compile time)";
+  if (norm_axis(ax[0], q->r) == 0) return ", axis 0)";
+  return q->sx == ST_ROWS ? NULL : UNKNOWN;
+}
+
+static const char *rows_mvn(const rq_t *q) {
+  const dml_attr_t *a = dml_attr_find(q->n->attrs, q->n->n_attrs, "axes");
+  if (!a) return ", axes [0, 2, 3])";
+  for (size_t i = 0; i < a->n; i++)
+    if (norm_axis(a->ints[i], q->r) == 0) return ", axes include 0)";
+  return q->sx == ST_ROWS ? NULL : UNKNOWN;
+}
+
+static const char *rows_transpose(const rq_t *q) {
+  const dml_attr_t *p = dml_attr_find(q->n->attrs, q->n->n_attrs, "perm");
+  if (q->r == 1) return NULL;
+  if (!p || p->n < 1) return ", perm reverses the axes)";
+  if (p->ints[0] != 0) {
+    snprintf(q->buf, q->bs, ", perm[0] = %" PRId64 ")", p->ints[0]);
+    return q->buf;
+  }
+  return NULL;
+}
+
+static const char *rows_concat(const rq_t *q) {
+  int64_t a = norm_axis(dml_attr_int(q->n->attrs, q->n->n_attrs, "axis", 0), q->r);
+  if (a == 0) return ", axis 0)";
+  for (uint32_t i = 0; i < q->n->n_inputs; i++)
+    if (q->n->inputs[i] && state(q->c, q->n->inputs[i]) != ST_ROWS)
+      return ", an input without the rows)";
+  return NULL;
+}
+
+static const char *rows_gather(const rq_t *q) {
+  int64_t a = norm_axis(dml_attr_int(q->n->attrs, q->n->n_attrs, "axis", 0), q->r);
+  int si = state(q->c, q->n->inputs[1]);
+  if (q->sx == ST_ROWS && si == ST_CONST && a != 0) return NULL;
+  if (q->sx == ST_CONST && si == ST_ROWS && a == 0) return NULL;
+  return q->sx == ST_ROWS ? ", axis 0)" : ", indices along another axis)";
+}
+
+static const char *rows_slice(const rq_t *q) {
+  const dml_ir_node_t *n = q->n;
+  if (q->sx != ST_ROWS || !rest_const(q->c, n, 1, 1)) return UNKNOWN;
+  int64_t st[DML_MAX_RANK * 2], sp[DML_MAX_RANK * 2], ax[DML_MAX_RANK * 2];
+  int ns = const_ints(n->inputs[1], st, DML_MAX_RANK * 2);
+  int na = n->n_inputs > 3 && n->inputs[3]
+               ? const_ints(n->inputs[3], ax, DML_MAX_RANK * 2)
+               : ns;
+  int np = n->n_inputs > 4 && n->inputs[4]
+               ? const_ints(n->inputs[4], sp, DML_MAX_RANK * 2)
+               : ns;
+  if (ns < 0 || na != ns || np != ns) return ", starts/axes not known at compile time)";
+  for (int i = 0; i < ns; i++) {
+    int64_t a = n->n_inputs > 3 && n->inputs[3] ? norm_axis(ax[i], q->r) : i;
+    int64_t step = n->n_inputs > 4 && n->inputs[4] ? sp[i] : 1;
+    if (a == 0 && (st[i] != 0 || step != 1)) return ", along axis 0)";
+  }
+  return NULL;
+}
+
+static const char *rows_dropout(const rq_t *q) {
+  const dml_ir_node_t *n = q->n;
+  if (q->sx != ST_ROWS || !rest_const(q->c, n, 1, 0)) return UNKNOWN;
+  if (n->n_inputs > 2 && n->inputs[2]) {
+    int64_t tm[1];
+    if (const_ints(n->inputs[2], tm, 1) == 1 && tm[0] == 0) return NULL;
+    if (n->inputs[2]->kind == DML_IR_VALUE_GLOBAL && n->inputs[2]->data &&
+        n->inputs[2]->data_bytes == 1 && !*(const uint8_t *)n->inputs[2]->data)
+      return NULL;
+    return ", training mode)";
+  }
+  return NULL;
+}
+
+/* Reductions over axes (attribute `axes` or input 1): any axes but 0. */
+static const char *rows_reduce(const rq_t *q) {
+  const dml_ir_node_t *n = q->n;
+  int64_t ax[DML_MAX_RANK * 2];
+  int k = -1;
+  if (n->n_inputs > 1 && n->inputs[1]) {
+    k = const_ints(n->inputs[1], ax, DML_MAX_RANK * 2);
+    if (k < 0) return ", axes not known at compile time)";
+  } else {
+    const dml_attr_t *a = dml_attr_find(n->attrs, n->n_attrs, "axes");
+    if (a && a->n <= DML_MAX_RANK * 2) {
+      k = (int)a->n;
+      for (size_t i = 0; i < a->n; i++) ax[i] = a->ints[i];
+    }
+  }
+  if (k <= 0) {
+    if (k == 0 && attr_i(n, "noop_with_empty_axes", 0)) return NULL;
+    return " over all axes)";
+  }
+  for (int i = 0; i < k; i++)
+    if (norm_axis(ax[i], q->r) == 0) return ", axes include 0)";
+  return q->sx == ST_ROWS ? NULL : UNKNOWN;
+}
+
+/* Each op's class, from op_rules.def; `unknown` (NULL): not known to keep
+ * rows apart. The formula table's ops (ew_ops.def) are elementwise. */
+#define rows_unknown NULL
+static const char *(*const k_rows[DML_OP_COUNT_])(const rq_t *) = {
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = rows_##rows,
+#include "op_rules.def"
+#undef DML_RULE
+};
+#undef rows_unknown
+
 /* Checks a node with at least one row-aligned input and no mixed one.
  * Returns NULL when its outputs keep rows apart, else what mixes them
  * (", axis 0" style, written into `buf`). */
 static const char *check(const ctx_t *c, const dml_ir_node_t *n, char *buf, size_t bs) {
   const dml_ir_value_t *x = n->inputs[0];
-  int sx = state(c, x);
-  int32_t r = x ? x->type.rank : 0;
-  const char *unknown = ", not known to keep rows apart)";
-  int64_t ax[DML_MAX_RANK * 2];
+  rq_t q = {c, n, x, state(c, x), x ? x->type.rank : 0, buf, bs};
   uint32_t fl = dml_op_info(n->op) ? dml_op_info(n->op)->flags : 0;
-  if (fl & (DML_OPF_RANDOM | DML_OPF_CONTROL_FLOW)) return unknown;
-  if (fl & DML_OPF_ELEMENTWISE) {
-    const dml_type_t *o = &n->outputs[0]->type;
-    for (uint32_t i = 0; i < n->n_inputs; i++) {
-      const dml_ir_value_t *v = n->inputs[i];
-      int s = state(c, v);
-      if (!v) continue;
-      if (s == ST_SHAPE) return ", with an operand computed from the row count)";
-      if (s == ST_ROWS && v->type.rank != o->rank)
-        return ", broadcasts the rows into another axis)";
-      if (s == ST_CONST && v->type.rank == o->rank && v->type.dims[0].sym >= 0)
-        return ", an operand has symbolic dim 0 other than the rows)";
-    }
-    return NULL;
-  }
-  switch (n->op) {
-    case DML_OP_IDENTITY:
-    case DML_OP_RESHAPE:
-    case DML_OP_FLATTEN:
-    case DML_OP_SQUEEZE:
-    case DML_OP_UNSQUEEZE:
-      if (sx != ST_ROWS || !rest_const(c, n, 1, 1)) return unknown;
-      if (!rows_dim(c, &n->outputs[0]->type) ||
-          !same_row_size(&x->type, &n->outputs[0]->type))
-        return ", regroups dim 0)";
-      return NULL;
-    case DML_OP_SHAPE:
-    case DML_OP_SIZE: return NULL;
-    case DML_OP_MATMUL:
-      if (sx == ST_ROWS && r >= 2 && state(c, n->inputs[1]) == ST_CONST) return NULL;
-      if (sx == ST_ROWS && r >= 3 && state(c, n->inputs[1]) == ST_ROWS &&
-          n->inputs[1]->type.rank == r)
-        return NULL;
-      return ", B has the rows)";
-    case DML_OP_GEMM:
-      if (sx != ST_ROWS || !rest_const(c, n, 1, 0)) return ", B or C has the rows)";
-      if (attr_i(n, "transA", 0)) return ", transA)";
-      return NULL;
-    case DML_OP_BATCH_NORMALIZATION:
-      if (attr_i(n, "training_mode", 0)) return ", training mode: batch statistics)";
-      return sx == ST_ROWS && rest_const(c, n, 1, 0) ? NULL : unknown;
-    case DML_OP_CONV:
-    case DML_OP_CONV_TRANSPOSE:
-    case DML_OP_MAX_POOL:
-    case DML_OP_AVERAGE_POOL:
-    case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_GLOBAL_MAX_POOL:
-    case DML_OP_INSTANCE_NORMALIZATION:
-    case DML_OP_GROUP_NORMALIZATION:
-    case DML_OP_LRN:
-    case DML_OP_DEPTH_TO_SPACE:
-    case DML_OP_SPACE_TO_DEPTH:
-    case DML_OP_QUANTIZE_LINEAR:
-    case DML_OP_DEQUANTIZE_LINEAR:
-    case DML_OP_MAT_MUL_INTEGER:
-    case DML_OP_CONV_INTEGER:
-    case DML_OP_QLINEAR_MAT_MUL:
-    case DML_OP_QLINEAR_CONV:
-    case DML_OP_MAT_MUL_WQ:
-      return sx == ST_ROWS && rest_const(c, n, 1, 0) ? NULL : unknown;
-    case DML_OP_QLINEAR_ADD: /* (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) */
-      for (uint32_t i = 0; i < n->n_inputs; i++) {
-        int s = state(c, n->inputs[i]);
-        if (s == ST_CONST) continue;
-        if ((i != 0 && i != 3) || s != ST_ROWS ||
-            n->inputs[i]->type.rank != n->outputs[0]->type.rank)
-          return unknown;
-      }
-      return NULL;
-    case DML_OP_RESIZE:
-    case DML_OP_PAD:
-    case DML_OP_TILE:
-    case DML_OP_EXPAND:
-      /* A factor other than 1 on dim 0 changes it from the batch symbol:
-       * the output check below refuses that. */
-      if (sx != ST_ROWS || !rest_const(c, n, 1, 1)) return unknown;
-      if (n->op == DML_OP_EXPAND && r != n->outputs[0]->type.rank)
-        return ", broadcasts the rows into another axis)";
-      return NULL;
-    case DML_OP_LAYER_NORMALIZATION:
-    case DML_OP_SOFTMAX:
-    case DML_OP_LOG_SOFTMAX:
-    case DML_OP_HARDMAX:
-    case DML_OP_LP_NORMALIZATION:
-    case DML_OP_RMS_NORMALIZATION:
-    case DML_OP_TOP_K:
-    case DML_OP_ARG_MAX:
-    case DML_OP_ARG_MIN:
-    case DML_OP_SPLIT: {
-      int64_t dflt =
-          n->op == DML_OP_ARG_MAX || n->op == DML_OP_ARG_MIN || n->op == DML_OP_SPLIT
-              ? 0
-              : -1;
-      int64_t a = norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", dflt), r);
-      if (a == 0) return ", axis 0)";
-      return sx == ST_ROWS &&
-                     rest_const(c, n, 1, n->op == DML_OP_TOP_K || n->op == DML_OP_SPLIT)
-                 ? NULL
-                 : unknown;
-    }
-    case DML_OP_CUM_SUM:
-    case DML_OP_CUM_PROD:
-      if (const_ints(n->inputs[1], ax, 1) != 1)
-        return ", axis not known at compile time)";
-      if (norm_axis(ax[0], r) == 0) return ", axis 0)";
-      return sx == ST_ROWS ? NULL : unknown;
-    case DML_OP_MEAN_VARIANCE_NORMALIZATION: {
-      const dml_attr_t *a = dml_attr_find(n->attrs, n->n_attrs, "axes");
-      if (!a) return ", axes [0, 2, 3])";
-      for (size_t i = 0; i < a->n; i++)
-        if (norm_axis(a->ints[i], r) == 0) return ", axes include 0)";
-      return sx == ST_ROWS ? NULL : unknown;
-    }
-    case DML_OP_TRANSPOSE: {
-      const dml_attr_t *p = dml_attr_find(n->attrs, n->n_attrs, "perm");
-      if (r == 1) return NULL;
-      if (!p || p->n < 1) return ", perm reverses the axes)";
-      if (p->ints[0] != 0) {
-        snprintf(buf, bs, ", perm[0] = %" PRId64 ")", p->ints[0]);
-        return buf;
-      }
-      return NULL;
-    }
-    case DML_OP_CONCAT: {
-      int64_t a = norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", 0), r);
-      if (a == 0) return ", axis 0)";
-      for (uint32_t i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i] && state(c, n->inputs[i]) != ST_ROWS)
-          return ", an input without the rows)";
-      return NULL;
-    }
-    case DML_OP_GATHER: {
-      int64_t a = norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", 0), r);
-      int si = state(c, n->inputs[1]);
-      if (sx == ST_ROWS && si == ST_CONST && a != 0) return NULL;
-      if (sx == ST_CONST && si == ST_ROWS && a == 0) return NULL;
-      return sx == ST_ROWS ? ", axis 0)" : ", indices along another axis)";
-    }
-    case DML_OP_SLICE: {
-      if (sx != ST_ROWS || !rest_const(c, n, 1, 1)) return unknown;
-      int64_t st[DML_MAX_RANK * 2], sp[DML_MAX_RANK * 2];
-      int ns = const_ints(n->inputs[1], st, DML_MAX_RANK * 2);
-      int na = n->n_inputs > 3 && n->inputs[3]
-                   ? const_ints(n->inputs[3], ax, DML_MAX_RANK * 2)
-                   : ns;
-      int np = n->n_inputs > 4 && n->inputs[4]
-                   ? const_ints(n->inputs[4], sp, DML_MAX_RANK * 2)
-                   : ns;
-      if (ns < 0 || na != ns || np != ns)
-        return ", starts/axes not known at compile time)";
-      for (int i = 0; i < ns; i++) {
-        int64_t a = n->n_inputs > 3 && n->inputs[3] ? norm_axis(ax[i], r) : i;
-        int64_t step = n->n_inputs > 4 && n->inputs[4] ? sp[i] : 1;
-        if (a == 0 && (st[i] != 0 || step != 1)) return ", along axis 0)";
-      }
-      return NULL;
-    }
-    case DML_OP_DROPOUT: {
-      if (sx != ST_ROWS || !rest_const(c, n, 1, 0)) return unknown;
-      if (n->n_inputs > 2 && n->inputs[2]) {
-        int64_t tm[1];
-        if (const_ints(n->inputs[2], tm, 1) == 1 && tm[0] == 0) return NULL;
-        if (n->inputs[2]->kind == DML_IR_VALUE_GLOBAL && n->inputs[2]->data &&
-            n->inputs[2]->data_bytes == 1 && !*(const uint8_t *)n->inputs[2]->data)
-          return NULL;
-        return ", training mode)";
-      }
-      return NULL;
-    }
-    default: break;
-  }
-  if (fl & DML_OPF_REDUCTION) {
-    int k = -1;
-    if (n->n_inputs > 1 && n->inputs[1]) {
-      k = const_ints(n->inputs[1], ax, DML_MAX_RANK * 2);
-      if (k < 0) return ", axes not known at compile time)";
-    } else {
-      const dml_attr_t *a = dml_attr_find(n->attrs, n->n_attrs, "axes");
-      if (a && a->n <= DML_MAX_RANK * 2) {
-        k = (int)a->n;
-        for (size_t i = 0; i < a->n; i++) ax[i] = a->ints[i];
-      }
-    }
-    if (k <= 0) {
-      if (k == 0 && attr_i(n, "noop_with_empty_axes", 0)) return NULL;
-      return " over all axes)";
-    }
-    for (int i = 0; i < k; i++)
-      if (norm_axis(ax[i], r) == 0) return ", axes include 0)";
-    return sx == ST_ROWS ? NULL : unknown;
-  }
-  return unknown;
+  if (fl & (DML_OPF_RANDOM | DML_OPF_CONTROL_FLOW)) return UNKNOWN;
+  if (dml_ew_has(n->op)) return rows_elementwise(&q);
+  if (n->op > DML_OP_INVALID && n->op < DML_OP_COUNT_ && k_rows[n->op])
+    return k_rows[n->op](&q);
+  return UNKNOWN;
 }
+#undef UNKNOWN
 
 int dml_row_indep_analyze(const dml_ir_function_t *f, char *why, size_t why_size) {
   char dummy[8];

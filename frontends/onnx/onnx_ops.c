@@ -1161,6 +1161,62 @@ static dml_status_t onnx_imp_lppool(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
   return onnx_bind_outputs(ctx, np, root);
 }
 
+/* GlobalLpPool-2 (ONNX "GlobalLpPool": y[n, c, 1, ...] = (the sum over
+ * the spatial dims of |x|^p)^(1/p), attribute p, default 2) as existing IR
+ * ops:
+ *   y = Pow(ReduceSum(Pow(Abs(x), p), axes 2..rank-1, keepdims 1), 1/p)
+ * x's rank must be known (>= 3); NaN and inf propagate as through the
+ * chain (|+-inf|^p = inf). */
+static dml_status_t onnx_imp_global_lppool(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
+                                           const onnx_op_entry_t *e, dml_ir_value_t **in,
+                                           uint32_t n_in) {
+  DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 1, 1, ctx->opset));
+  char label[300];
+  if (in[0]->type.rank == DML_RANK_UNKNOWN) onnx_infer_pending(ctx);
+  int32_t rank = in[0]->type.rank;
+  if (rank < 3)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: GlobalLpPool needs X of known rank >= 3 ([N, C, "
+                           "spatial...]), got rank %d",
+                           onnx_node_label(np, label, sizeof(label)), (int)rank);
+  double p = (double)attr_int(np, "p", 2), inv_p = 1.0 / p;
+  if (!(p >= 1.0))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP, "%s: p must be >= 1",
+                           onnx_node_label(np, label, sizeof(label)));
+  int64_t axes[DML_MAX_RANK];
+  for (int32_t d = 2; d < rank; d++) axes[d - 2] = d;
+  const char *out = first_output(np), *nn = is_empty(np->name) ? out : np->name;
+  char nbuf[512], vbuf[512];
+  dml_ir_value_t *cp = NULL, *cinv = NULL, *cax = NULL;
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/p"),
+                                       DML_DTYPE_F32, &p, 1, 1, &cp));
+  DML_RETURN_IF_ERROR(onnx_const_float(ctx, join(vbuf, sizeof(vbuf), out, "/inv_p"),
+                                       DML_DTYPE_F32, &inv_p, 1, 1, &cinv));
+  DML_RETURN_IF_ERROR(onnx_const_i64(ctx, join(vbuf, sizeof(vbuf), out, "/axes"), axes,
+                                     (size_t)rank - 2, &cax));
+  dml_ir_node_t *abs = NULL, *pw = NULL, *sum = NULL, *root = NULL;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_ABS, join(nbuf, sizeof(nbuf), nn, "/abs"), 1,
+                                &in[0], 1, &abs));
+  dml_ir_value_t *ops[2] = {abs->outputs[0], cp};
+  DML_RETURN_IF_ERROR(
+      onnx_emit(ctx, DML_OP_POW, join(nbuf, sizeof(nbuf), nn, "/pow"), 2, ops, 1, &pw));
+  ops[0] = pw->outputs[0], ops[1] = cax;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_REDUCE_SUM,
+                                join(nbuf, sizeof(nbuf), nn, "/spatial_sum"), 2, ops, 1,
+                                &sum));
+  DML_RETURN_IF_ERROR(dml_ir_node_set_attr_int(sum, "keepdims", 1));
+  ops[0] = sum->outputs[0], ops[1] = cinv;
+  DML_RETURN_IF_ERROR(onnx_emit(ctx, DML_OP_POW, np->name, 2, ops, 1, &root));
+  static const char *const suffix[3] = {"/abs", "/pow", "/spatial_sum"};
+  dml_ir_node_t *mid[3] = {abs, pw, sum};
+  for (int i = 0; i < 3; i++) {
+    mid[i]->outputs[0]->name =
+        onnx_unique_name(ctx, join(vbuf, sizeof(vbuf), out, suffix[i]));
+    if (!mid[i]->outputs[0]->name) return oom();
+  }
+  return onnx_bind_outputs(ctx, np, root);
+}
+
 /* TopK-1 `k` attribute (opset < 10) -> i64 [1] input 1. */
 static dml_status_t onnx_imp_topk_attr(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                        const onnx_op_entry_t *e, dml_ir_value_t **in,

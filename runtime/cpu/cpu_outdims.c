@@ -10,7 +10,9 @@
  * computes the actual dims with the ONNX shape rules of each op (opset 17
  * text, the same rules as ir/infer.c), checks them against the bounds and
  * the capacity, and writes them into the call's outputs before the kernel
- * runs. The kernels then check the dims as for any call.
+ * runs. The kernels then check the dims as for any call. Which rule an op
+ * takes (and which inputs it reads; the eager path's rule) is its line of
+ * runtime/base/op_rules.def, not a switch here.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -18,6 +20,8 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "dml_ew.h"
+#include "dml_shape.h"
 
 /* Input i, present, with a sane descriptor and data (NULL otherwise). */
 static const dml_tensor_t *in_ok(const dml_cpu_call_t *c, uint32_t i) {
@@ -36,9 +40,10 @@ static dml_status_t bad_input(const dml_cpu_call_t *c, uint32_t i, const char *w
 }
 
 /* Integer values of input i (a 0-D or 1-D integer tensor of <= cap
- * elements). */
+ * elements); *out_n is 0 on an error. */
 static dml_status_t ints_of(const dml_cpu_call_t *c, uint32_t i, const char *what,
                             int64_t *out, int64_t cap, int64_t *out_n) {
+  *out_n = 0; /* set on every path: its callers' counts are always defined */
   const dml_tensor_t *t = in_ok(c, i);
   if (!t) return bad_input(c, i, what);
   int64_t n = t->rank <= 1 ? dml_cpu_read_ints(t, out, cap) : -1;
@@ -291,20 +296,8 @@ static dml_status_t dims_slice(const dml_cpu_call_t *c, const dml_tensor_t *x) {
     int64_t dim = x->dims[a], s = st[i], e = en[i], step = sp[i];
     if (step == 0)
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "step must not be 0");
-    /* Clamp first: starts/ends may be INT64_MIN/MAX. */
-    s = DML_CPU_MAX(-dim - 1, DML_CPU_MIN(s, dim));
-    e = DML_CPU_MAX(-dim - 1, DML_CPU_MIN(e, dim));
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
-    if (step > 0) {
-      s = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(s, dim));
-      e = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(e, dim));
-      o[a] = e > s ? (e - s + step - 1) / step : 0;
-    } else {
-      s = DML_CPU_MAX((int64_t)-1, DML_CPU_MIN(s, dim - 1));
-      e = DML_CPU_MAX((int64_t)-1, DML_CPU_MIN(e, dim - 1));
-      o[a] = s > e ? (s - e - step - 1) / (-step) : 0;
-    }
+    int64_t first;
+    o[a] = dml_shape_slice(dim, s, e, step, &first);
   }
   return adopt(c, 0, o, x->rank);
 }
@@ -334,33 +327,28 @@ static dml_status_t dims_pad(const dml_cpu_call_t *c, const dml_tensor_t *x) {
   return adopt(c, 0, o, x->rank);
 }
 
-static dml_status_t dims_range(const dml_cpu_call_t *c) {
+static dml_status_t dims_range(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  (void)x;
   const dml_tensor_t *t[3];
   for (uint32_t i = 0; i < 3; i++) {
     t[i] = in_ok(c, i);
     if (!t[i] || dml_cpu_numel(t[i]) != 1) return bad_input(c, i, "a Range scalar");
   }
   dml_dtype_t dt = t[0]->dtype;
-  int64_t n;
+  int64_t n = 0;
   if (dml_dtype_is_float(dt)) {
     double s = dml_load_f64(dt, t[0]->data, 0),
            l = dml_load_f64(t[1]->dtype, t[1]->data, 0),
            d = dml_load_f64(t[2]->dtype, t[2]->data, 0);
-    double q = ceil((l - s) / d);
-    if (d == 0 || !(q < 9.0e18))
+    if (dml_shape_range_count_f64(s, l, d, &n))
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "Range start %g, limit %g, delta %g gives no valid length", s,
                            l, d);
-    n = q > 0 ? (int64_t)q : 0;
-  } else {
-    int64_t s = dml_load_i64(dt, t[0]->data, 0),
-            l = dml_load_i64(t[1]->dtype, t[1]->data, 0),
-            d = dml_load_i64(t[2]->dtype, t[2]->data, 0);
-    if (d == 0)
-      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "delta must not be 0");
-    __int128 diff = (__int128)l - s;
-    __int128 q = diff / d + ((diff % d != 0) && ((diff > 0) == (d > 0)));
-    n = q > 0 ? (q > INT64_MAX ? INT64_MAX : (int64_t)q) : 0;
+  } else if (dml_shape_range_count_i64(dml_load_i64(dt, t[0]->data, 0),
+                                       dml_load_i64(t[1]->dtype, t[1]->data, 0),
+                                       dml_load_i64(t[2]->dtype, t[2]->data, 0), &n)) {
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "Range delta must not be 0 and the length must fit int64");
   }
   return adopt(c, 0, &n, 1);
 }
@@ -585,7 +573,8 @@ static dml_status_t dims_stft(const dml_cpu_call_t *c, const dml_tensor_t *x) {
 }
 
 /* MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins]. */
-static dml_status_t dims_mel(const dml_cpu_call_t *c) {
+static dml_status_t dims_mel(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  (void)x;
   int64_t nmel, dftl, n, o[2];
   DML_RETURN_IF_ERROR(ints_of(c, 0, "num_mel_bins", &nmel, 1, &n));
   if (n != 1 || nmel < 1) return dml_cpu_err_shapes(c, "num_mel_bins must be >= 1");
@@ -607,43 +596,44 @@ static dml_status_t dims_max_unpool(const dml_cpu_call_t *c, const dml_tensor_t 
   return adopt(c, 0, o, (int32_t)n);
 }
 
+/* HannWindow, HammingWindow, BlackmanWindow: [size]. */
+static dml_status_t dims_window(const dml_cpu_call_t *c, const dml_tensor_t *x) {
+  (void)x;
+  int64_t size, n;
+  DML_RETURN_IF_ERROR(ints_of(c, 0, "size", &size, 1, &n));
+  if (n != 1 || size < 0)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "size must be one integer >= 0");
+  return adopt(c, 0, &size, 1);
+}
+
+static dml_status_t dims_constant_of_shape(const dml_cpu_call_t *c,
+                                           const dml_tensor_t *x) {
+  (void)x;
+  int64_t s[DML_MAX_RANK], n;
+  DML_RETURN_IF_ERROR(ints_of(c, 0, "shape", s, DML_MAX_RANK, &n));
+  return adopt(c, 0, s, (int32_t)n);
+}
+
+/* Each op's value-dependent rule and the inputs whose values it reads (a
+ * mask), from op_rules.def (DIMS, READS); NULL for `none`. */
+#define dims_none NULL
+static dml_status_t (*const k_dims[DML_OP_COUNT_])(const dml_cpu_call_t *,
+                                                   const dml_tensor_t *) = {
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = dims_##dims,
+#include "op_rules.def"
+#undef DML_RULE
+};
+#undef dims_none
+static const uint32_t k_reads[DML_OP_COUNT_] = {
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) [DML_OP_##e] = reads,
+#include "op_rules.def"
+#undef DML_RULE
+};
+
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i) {
-  switch (op) {
-    case DML_OP_RANGE: return i < 3;
-    case DML_OP_HANN_WINDOW:
-    case DML_OP_HAMMING_WINDOW:
-    case DML_OP_BLACKMAN_WINDOW:
-    case DML_OP_CONSTANT_OF_SHAPE: return i == 0;
-    case DML_OP_RESHAPE:
-    case DML_OP_SQUEEZE:
-    case DML_OP_UNSQUEEZE:
-    case DML_OP_EXPAND:
-    case DML_OP_TILE:
-    case DML_OP_PAD: /* pads; the constant value and axes are not read */
-    case DML_OP_SPLIT:
-    case DML_OP_TOP_K:
-    case DML_OP_ONE_HOT:
-    case DML_OP_REDUCE_SUM:
-    case DML_OP_REDUCE_MEAN:
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_REDUCE_PROD:
-    case DML_OP_REDUCE_L1:
-    case DML_OP_REDUCE_L2:
-    case DML_OP_REDUCE_LOG_SUM:
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-    case DML_OP_REDUCE_SUM_SQUARE: return i == 1;
-    case DML_OP_SLICE: return i >= 1 && i <= 4;
-    case DML_OP_RESIZE: return i >= 1 && i <= 3; /* scales or sizes (opset 10: 1) */
-    case DML_OP_COL2_IM: return i == 1 || i == 2;
-    case DML_OP_AFFINE_GRID: return i == 1;
-    case DML_OP_DFT: return i == 2;
-    case DML_OP_STFT: return i == 1 || i == 3;
-    case DML_OP_MEL_WEIGHT_MATRIX: return i <= 1;
-    case DML_OP_MAX_UNPOOL: return i == 2;
-    case DML_OP_CONCAT: return 0; /* the inputs' dims only */
-    default: return -1;
-  }
+  if ((int)op <= (int)DML_OP_INVALID || op >= DML_OP_COUNT_ || !k_dims[op]) return -1;
+  return i < 32 && ((k_reads[op] >> i) & 1u);
 }
 
 dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *c) {
@@ -658,60 +648,13 @@ dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *c) {
 dml_status_t dml_cpu_value_dims(const dml_cpu_call_t *c) {
   const dml_op_info_t *info = dml_op_info(c->op);
   if (!c->output_capacity || !info || (int)c->n_inputs < info->min_inputs || !c->inputs ||
-      !c->outputs || (int)c->n_outputs < info->min_outputs)
+      !c->outputs || (int)c->n_outputs < info->min_outputs || !k_dims[c->op])
     return DML_OK; /* check_call reports bad calls */
   const dml_tensor_t *x = in_ok(c, 0);
-  switch (c->op) {
-    case DML_OP_RANGE: return dims_range(c);
-    case DML_OP_HANN_WINDOW:
-    case DML_OP_HAMMING_WINDOW:
-    case DML_OP_BLACKMAN_WINDOW: {
-      int64_t size, n;
-      DML_RETURN_IF_ERROR(ints_of(c, 0, "size", &size, 1, &n));
-      if (n != 1 || size < 0)
-        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                             "size must be one integer >= 0");
-      return adopt(c, 0, &size, 1);
-    }
-    case DML_OP_MEL_WEIGHT_MATRIX: return dims_mel(c);
-    case DML_OP_CONSTANT_OF_SHAPE: {
-      int64_t s[DML_MAX_RANK], n;
-      DML_RETURN_IF_ERROR(ints_of(c, 0, "shape", s, DML_MAX_RANK, &n));
-      return adopt(c, 0, s, (int32_t)n);
-    }
-    default: break;
-  }
-  if (!x) return DML_OK;
-  switch (c->op) {
-    case DML_OP_RESHAPE: return dims_reshape(c, x);
-    case DML_OP_CONCAT: return dims_concat(c, x);
-    case DML_OP_SQUEEZE: return dims_squeeze(c, x);
-    case DML_OP_UNSQUEEZE: return dims_unsqueeze(c, x);
-    case DML_OP_EXPAND: return dims_expand(c, x);
-    case DML_OP_TILE: return dims_tile(c, x);
-    case DML_OP_SLICE: return dims_slice(c, x);
-    case DML_OP_PAD: return dims_pad(c, x);
-    case DML_OP_COL2_IM: return dims_col2im(c, x);
-    case DML_OP_AFFINE_GRID: return dims_affine_grid(c, x);
-    case DML_OP_DFT: return dims_dft(c, x);
-    case DML_OP_STFT: return dims_stft(c, x);
-    case DML_OP_MAX_UNPOOL: return dims_max_unpool(c, x);
-    case DML_OP_RESIZE: return dims_resize(c, x);
-    case DML_OP_SPLIT: return dims_split(c, x);
-    case DML_OP_TOP_K: return dims_top_k(c, x);
-    case DML_OP_ONE_HOT: return dims_one_hot(c, x);
-    case DML_OP_REDUCE_SUM:
-    case DML_OP_REDUCE_MEAN:
-    case DML_OP_REDUCE_MAX:
-    case DML_OP_REDUCE_MIN:
-    case DML_OP_REDUCE_PROD:
-    case DML_OP_REDUCE_L1:
-    case DML_OP_REDUCE_L2:
-    case DML_OP_REDUCE_LOG_SUM:
-    case DML_OP_REDUCE_LOG_SUM_EXP:
-    case DML_OP_REDUCE_SUM_SQUARE: return dims_reduce(c, x);
-    default: return DML_OK;
-  }
+  /* Input 0 is a value the rule reads (Range, the windows, ConstantOfShape,
+   * MelWeightMatrix) or the data whose dims it reads, then required. */
+  if (!x && !(k_reads[c->op] & 1u)) return DML_OK;
+  return k_dims[c->op](c, x);
 }
 
 /* ---- eager calls (dml_cpu_eager_outputs) ---- */
@@ -745,7 +688,7 @@ static dml_status_t eager_mismatch(const dml_cpu_call_t *c, const char *fmt, ...
 
 /* Multidirectional (numpy) broadcast of the present inputs (ONNX
  * "Broadcasting in ONNX"). */
-static dml_status_t eager_bcast(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+static dml_status_t eager_broadcast(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
   *r = 0;
   for (uint32_t i = 0; i < c->n_inputs; i++)
     if (c->inputs[i].dtype && c->inputs[i].rank > *r) *r = c->inputs[i].rank;
@@ -806,9 +749,9 @@ static dml_status_t eager_gemm(const dml_cpu_call_t *c, int64_t *o, int32_t *r) 
 
 /* Conv and the pools: [N, C or M, spatial...], each spatial extent by the
  * window rule of the ONNX spec (Conv-11, MaxPool-12, AveragePool-19):
- * NOTSET floor((in + pads - eff_kernel) / stride) + 1 (ceil_mode: ceil),
- * VALID likewise without pads, SAME_* ceil(in / stride); the kernels check
- * the same extents (cpu_conv.c, cpu_pool.c). */
+ * dml_shape_window_extent() (runtime/base/dml_shape.h), the formula shape
+ * inference uses; the kernels check the same extents (cpu_conv.c,
+ * cpu_pool.c). */
 static dml_status_t eager_window(const dml_cpu_call_t *c, int conv, int64_t *o,
                                  int32_t *r) {
   const dml_tensor_t *x = &c->inputs[0], *w = conv ? &c->inputs[1] : NULL;
@@ -844,22 +787,21 @@ static dml_status_t eager_window(const dml_cpu_call_t *c, int conv, int64_t *o,
                             (long long)x->dims[1], (long long)g);
     o[1] = w->dims[0];
   }
+  dml_shape_pad_t pad = same    ? DML_SHAPE_PAD_SAME
+                        : valid ? DML_SHAPE_PAD_VALID
+                                : DML_SHAPE_PAD_EXPLICIT;
   for (int32_t i = 0; i < sp; i++) {
     int64_t k = w ? w->dims[2 + i] : ks[i], s = st ? st[i] : 1, d = dl ? dl[i] : 1;
-    if (k < 1 || s < 1 || d < 1)
+    if (k < 1 || s < 1 || d < 1 || (k - 1) > (INT64_MAX - 1) / d)
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "kernel, strides and dilations must be >= 1");
     int64_t in = x->dims[2 + i], ek = (k - 1) * d + 1;
-    int64_t span = in - ek + (valid || same || !pads ? 0 : pads[i] + pads[sp + i]);
-    if (same)
-      o[2 + i] = (in + s - 1) / s;
-    else if (span < 0)
+    int64_t pb = pads ? pads[i] : 0, pe = pads ? pads[sp + i] : 0;
+    if (dml_shape_window_extent(in, ek, s, pb, pe, pad, ceil_mode, &o[2 + i]))
       return eager_mismatch(c,
                             "spatial dim %d: the window (%lld) is larger than the "
                             "padded input",
                             (int)i, (long long)ek);
-    else
-      o[2 + i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
   }
   *r = x->rank;
   return DML_OK;
@@ -882,42 +824,193 @@ static dml_status_t eager_value_dims(const dml_cpu_call_t *c) {
   return DML_OK;
 }
 
-int dml_cpu_eager_supported(dml_op_t op) {
-  const dml_op_info_t *info = dml_op_info(op);
-  if (!info || !dml_cpu_supports(op)) return 0;
-  if (op == DML_OP_MAX_POOL || op == DML_OP_TOP_K || op == DML_OP_SPLIT ||
-      op == DML_OP_BATCH_NORMALIZATION || op == DML_OP_LAYER_NORMALIZATION)
-    return 1;
-  if (info->max_outputs != 1) return 0;
-  if (info->flags & (DML_OPF_ELEMENTWISE | DML_OPF_REDUCTION)) return 1;
-  if (dml_cpu_output_dims_reads(op, 0) >= 0) return 1;
-  switch (op) {
-    case DML_OP_MATMUL:
-    case DML_OP_GEMM:
-    case DML_OP_CONV:
-    case DML_OP_AVERAGE_POOL:
-    case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_GLOBAL_MAX_POOL:
-    case DML_OP_SOFTMAX:
-    case DML_OP_LOG_SOFTMAX:
-    case DML_OP_HARDMAX:
-    case DML_OP_TRANSPOSE:
-    case DML_OP_IDENTITY:
-    case DML_OP_BATCH_NORMALIZATION: /* Y only */
-    case DML_OP_LAYER_NORMALIZATION: /* Y only */
-    case DML_OP_INSTANCE_NORMALIZATION:
-    case DML_OP_LP_NORMALIZATION:
-    case DML_OP_CUM_SUM:
-    case DML_OP_TRILU:
-    case DML_OP_SCATTER_ELEMENTS:
-    case DML_OP_REVERSE_SEQUENCE:
-    case DML_OP_GATHER_ELEMENTS:
-    case DML_OP_CONCAT:
-    case DML_OP_GATHER:
-    case DML_OP_FLATTEN:
-    case DML_OP_SIZE: return 1;
-    default: return 0;
+/* The eager rules of op_rules.def's EAGER column. Each writes output 0's
+ * dims into o[0..*r), or sets *r = -1 when it wrote the outputs itself. */
+static dml_status_t eager_conv(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  return eager_window(c, 1, o, r);
+}
+static dml_status_t eager_pool(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  return eager_window(c, 0, o, r);
+}
+/* The value-dependent rules (dml_cpu_value_dims). */
+static dml_status_t eager_value(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  (void)o;
+  *r = -1;
+  return eager_value_dims(c);
+}
+/* Split: the split input's sizes, else equal parts (opset 18: the last one
+ * smaller). */
+static dml_status_t eager_split(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0];
+  if (dml_cpu_in(c, 1)) return eager_value(c, o, r);
+  int64_t axis, n = c->n_outputs;
+  if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  int64_t e = x->dims[axis], part = (e + n - 1) / n;
+  for (uint32_t i = 0; i < c->n_outputs; i++) {
+    dml_tensor_t *t = &c->outputs[i];
+    t->rank = x->rank;
+    memcpy(t->dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+    int64_t left = e - part * (int64_t)i;
+    t->dims[axis] = left < 0 ? 0 : left < part ? left : part;
   }
+  *r = -1;
+  return DML_OK;
+}
+static dml_status_t eager_global_pool(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0];
+  if (x->rank < 2) return eager_mismatch(c, "X must be [N, C, ...]");
+  *r = x->rank;
+  for (int32_t d = 0; d < *r; d++) o[d] = d < 2 ? x->dims[d] : 1;
+  return DML_OK;
+}
+static dml_status_t eager_transpose(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0];
+  size_t np;
+  const int64_t *perm = dml_cpu_get_ints(c, "perm", &np);
+  int seen[DML_MAX_RANK] = {0};
+  if (perm && np != (size_t)x->rank)
+    return eager_mismatch(c, "perm has %zu values for rank %d", np, (int)x->rank);
+  *r = x->rank;
+  for (int32_t d = 0; d < *r; d++) {
+    int64_t p = perm ? perm[d] : *r - 1 - d;
+    if (p < 0 || p >= *r || seen[p])
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "perm is not a permutation of 0..%d", (int)*r - 1);
+    seen[p] = 1;
+    o[d] = x->dims[p];
+  }
+  return DML_OK;
+}
+static dml_status_t eager_size(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  (void)o;
+  c->outputs[0].dtype = DML_DTYPE_I64;
+  *r = 0;
+  return DML_OK;
+}
+/* GatherElements: the indices' shape. */
+static dml_status_t eager_gather_elements(const dml_cpu_call_t *c, int64_t *o,
+                                          int32_t *r) {
+  *r = c->inputs[1].rank;
+  memcpy(o, c->inputs[1].dims, sizeof(int64_t) * (size_t)*r);
+  return DML_OK;
+}
+static dml_status_t eager_flatten(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0];
+  int64_t axis = dml_cpu_get_int(c, "axis", 1);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis > x->rank) return dml_cpu_err_shapes(c, "axis out of range");
+  o[0] = o[1] = 1;
+  for (int32_t d = 0; d < x->rank; d++) o[d < axis ? 0 : 1] *= x->dims[d];
+  *r = 2;
+  return DML_OK;
+}
+static dml_status_t eager_concat(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0];
+  int64_t axis;
+  if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  *r = x->rank;
+  memcpy(o, x->dims, sizeof(int64_t) * (size_t)*r);
+  o[axis] = 0;
+  for (uint32_t i = 0; i < c->n_inputs; i++) {
+    const dml_tensor_t *t = &c->inputs[i];
+    int ok = t->rank == *r && t->dtype == x->dtype;
+    for (int32_t d = 0; ok && d < *r; d++) ok = d == axis || t->dims[d] == x->dims[d];
+    if (!ok)
+      return eager_mismatch(c, "input %u differs from input 0 off axis %lld", i,
+                            (long long)axis);
+    o[axis] += t->dims[axis];
+  }
+  return DML_OK;
+}
+static dml_status_t eager_gather(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0], *ind = &c->inputs[1];
+  int64_t axis;
+  if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  if (x->rank - 1 + ind->rank > DML_MAX_RANK)
+    return eager_mismatch(c, "the output's rank exceeds %d", DML_MAX_RANK);
+  *r = 0;
+  for (int32_t d = 0; d < axis; d++) o[(*r)++] = x->dims[d];
+  for (int32_t d = 0; d < ind->rank; d++) o[(*r)++] = ind->dims[d];
+  for (int32_t d = (int32_t)axis + 1; d < x->rank; d++) o[(*r)++] = x->dims[d];
+  return DML_OK;
+}
+static dml_status_t eager_argminmax(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0];
+  c->outputs[0].dtype = DML_DTYPE_I64;
+  int64_t axis;
+  if (dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
+    return dml_cpu_err_shapes(c, "axis out of range");
+  int keep = dml_cpu_get_int(c, "keepdims", 1) != 0;
+  *r = 0;
+  for (int32_t d = 0; d < x->rank; d++)
+    if (d != axis)
+      o[(*r)++] = x->dims[d];
+    else if (keep)
+      o[(*r)++] = 1;
+  return DML_OK;
+}
+/* X's shape: Softmax, LogSoftmax, Hardmax, Identity, the norms, CumSum,
+ * Trilu, ScatterElements, ReverseSequence. */
+static dml_status_t eager_same(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0];
+  *r = x->rank;
+  memcpy(o, x->dims, sizeof(int64_t) * (size_t)*r);
+  return DML_OK;
+}
+/* CastLike: input 1 gives the dtype only; X's shape. */
+static dml_status_t eager_cast_like(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  c->outputs[0].dtype = c->inputs[1].dtype;
+  DML_RETURN_IF_ERROR(eager_broadcast(c, o, r));
+  return eager_same(c, o, r);
+}
+/* PRelu: the slope broadcasts to X (unidirectional): X's shape. */
+static dml_status_t eager_prelu(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  const dml_tensor_t *x = &c->inputs[0];
+  DML_RETURN_IF_ERROR(eager_broadcast(c, o, r));
+  if (*r != x->rank || memcmp(o, x->dims, sizeof(int64_t) * (size_t)*r))
+    return eager_mismatch(c, "slope does not broadcast to X's shape");
+  return eager_same(c, o, r);
+}
+
+/* The compares, IsNaN, IsInf: bool, broadcast. */
+static dml_status_t eager_compare(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  c->outputs[0].dtype = DML_DTYPE_BOOL;
+  return eager_broadcast(c, o, r);
+}
+/* Where: input 1's dtype, broadcast. */
+static dml_status_t eager_where(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  c->outputs[0].dtype = c->inputs[1].dtype;
+  return eager_broadcast(c, o, r);
+}
+/* Cast: the dtype of `to` (an ONNX code; none: the caller's error). */
+static dml_status_t eager_cast(const dml_cpu_call_t *c, int64_t *o, int32_t *r) {
+  c->outputs[0].dtype = dtype_of_onnx(dml_cpu_get_int(c, "to", 0));
+  return eager_broadcast(c, o, r);
+}
+
+/* Each op's eager rule, from op_rules.def (EAGER); NULL for `none`. The
+ * formula table's ops (ew_ops.def) broadcast. */
+#define eager_none NULL
+static dml_status_t (*const k_eager[DML_OP_COUNT_])(const dml_cpu_call_t *, int64_t *,
+                                                    int32_t *) = {
+#define DML_RULE(e, shape, vjp, rows, dims, reads, eager, elems) \
+  [DML_OP_##e] = eager_##eager,
+#include "op_rules.def"
+#undef DML_RULE
+};
+#undef eager_none
+
+static dml_status_t (*eager_rule(dml_op_t op))(const dml_cpu_call_t *, int64_t *,
+                                               int32_t *) {
+  if ((int)op <= (int)DML_OP_INVALID || op >= DML_OP_COUNT_) return NULL;
+  return dml_ew_has(op) ? eager_broadcast : k_eager[op];
+}
+
+int dml_cpu_eager_supported(dml_op_t op) {
+  return eager_rule(op) != NULL && dml_cpu_supports(op);
 }
 
 dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
@@ -949,163 +1042,24 @@ dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *c) {
                              "input %d is required", i);
   dml_tensor_t *y = &c->outputs[0];
   dml_dtype_t in0 = c->n_inputs ? c->inputs[0].dtype : DML_DTYPE_INVALID;
-  switch (c->op) {
-    case DML_OP_EQUAL:
-    case DML_OP_LESS:
-    case DML_OP_LESS_OR_EQUAL:
-    case DML_OP_GREATER:
-    case DML_OP_GREATER_OR_EQUAL:
-    case DML_OP_IS_NAN:
-    case DML_OP_IS_INF: y->dtype = DML_DTYPE_BOOL; break;
-    case DML_OP_WHERE:
-    case DML_OP_CAST_LIKE: y->dtype = c->inputs[1].dtype; break;
-    case DML_OP_CAST: y->dtype = dtype_of_onnx(dml_cpu_get_int(c, "to", 0)); break;
-    case DML_OP_ARG_MAX:
-    case DML_OP_ARG_MIN: y->dtype = DML_DTYPE_I64; break;
-    default: y->dtype = in0; break;
-  }
-  if (c->op == DML_OP_RANGE) y->dtype = c->inputs[0].dtype;
+  y->dtype = in0; /* the rules below set another */
   if (c->n_outputs > 1 && c->op != DML_OP_MAX_POOL && c->op != DML_OP_TOP_K &&
       c->op != DML_OP_SPLIT)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, info->name,
                            "eager %s writes its first output only (asked for %u)",
                            info->name, c->n_outputs);
-  if (c->op == DML_OP_SIZE) y->dtype = DML_DTYPE_I64;
   for (uint32_t i = 1; i < c->n_outputs; i++) { /* MaxPool's, TopK's indices; Split */
     c->outputs[i].dtype = c->op == DML_OP_SPLIT ? in0 : DML_DTYPE_I64;
     c->outputs[i].rank = DML_RANK_UNKNOWN;
   }
+  int64_t o[DML_MAX_RANK];
+  int32_t r = 0;
+  DML_RETURN_IF_ERROR(eager_rule(c->op)(c, o, &r));
   if (!y->dtype)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, info->name,
                            "cannot tell the output's dtype (Cast needs `to`, an ONNX "
                            "TensorProto.DataType code)");
-  int64_t o[DML_MAX_RANK];
-  int32_t r = 0;
-  const dml_tensor_t *x = c->n_inputs ? &c->inputs[0] : NULL;
-  switch (c->op) {
-    case DML_OP_MATMUL: DML_RETURN_IF_ERROR(eager_matmul(c, o, &r)); break;
-    case DML_OP_GEMM: DML_RETURN_IF_ERROR(eager_gemm(c, o, &r)); break;
-    case DML_OP_CONV: DML_RETURN_IF_ERROR(eager_window(c, 1, o, &r)); break;
-    case DML_OP_MAX_POOL:
-    case DML_OP_AVERAGE_POOL: DML_RETURN_IF_ERROR(eager_window(c, 0, o, &r)); break;
-    case DML_OP_SPLIT:
-      if (!dml_cpu_in(c, 1)) { /* equal parts; opset 18: the last one smaller */
-        int64_t axis, n = c->n_outputs;
-        if (x->rank < 1 ||
-            dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
-          return dml_cpu_err_shapes(c, "axis out of range");
-        int64_t e = x->dims[axis], part = (e + n - 1) / n;
-        for (uint32_t i = 0; i < c->n_outputs; i++) {
-          dml_tensor_t *t = &c->outputs[i];
-          t->rank = x->rank;
-          memcpy(t->dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
-          int64_t left = e - part * (int64_t)i;
-          t->dims[axis] = left < 0 ? 0 : left < part ? left : part;
-        }
-        return DML_OK;
-      }
-      return eager_value_dims(c); /* the split input's sizes */
-    case DML_OP_GLOBAL_AVERAGE_POOL:
-    case DML_OP_GLOBAL_MAX_POOL:
-      if (x->rank < 2) return eager_mismatch(c, "X must be [N, C, ...]");
-      r = x->rank;
-      for (int32_t d = 0; d < r; d++) o[d] = d < 2 ? x->dims[d] : 1;
-      break;
-    case DML_OP_TRANSPOSE: {
-      size_t np;
-      const int64_t *perm = dml_cpu_get_ints(c, "perm", &np);
-      int seen[DML_MAX_RANK] = {0};
-      if (perm && np != (size_t)x->rank)
-        return eager_mismatch(c, "perm has %zu values for rank %d", np, (int)x->rank);
-      r = x->rank;
-      for (int32_t d = 0; d < r; d++) {
-        int64_t p = perm ? perm[d] : r - 1 - d;
-        if (p < 0 || p >= r || seen[p])
-          return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                               "perm is not a permutation of 0..%d", (int)r - 1);
-        seen[p] = 1;
-        o[d] = x->dims[p];
-      }
-      break;
-    }
-    case DML_OP_SIZE: r = 0; break;
-    case DML_OP_GATHER_ELEMENTS: /* the indices' shape */
-      r = c->inputs[1].rank;
-      memcpy(o, c->inputs[1].dims, sizeof(int64_t) * (size_t)r);
-      break;
-    case DML_OP_FLATTEN: {
-      int64_t axis = dml_cpu_get_int(c, "axis", 1);
-      if (axis < 0) axis += x->rank;
-      if (axis < 0 || axis > x->rank) return dml_cpu_err_shapes(c, "axis out of range");
-      o[0] = o[1] = 1;
-      for (int32_t d = 0; d < x->rank; d++) o[d < axis ? 0 : 1] *= x->dims[d];
-      r = 2;
-      break;
-    }
-    case DML_OP_CONCAT: {
-      int64_t axis;
-      if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
-        return dml_cpu_err_shapes(c, "axis out of range");
-      r = x->rank;
-      memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);
-      o[axis] = 0;
-      for (uint32_t i = 0; i < c->n_inputs; i++) {
-        const dml_tensor_t *t = &c->inputs[i];
-        int ok = t->rank == r && t->dtype == x->dtype;
-        for (int32_t d = 0; ok && d < r; d++) ok = d == axis || t->dims[d] == x->dims[d];
-        if (!ok)
-          return eager_mismatch(c, "input %u differs from input 0 off axis %lld", i,
-                                (long long)axis);
-        o[axis] += t->dims[axis];
-      }
-      break;
-    }
-    case DML_OP_GATHER: {
-      const dml_tensor_t *ind = &c->inputs[1];
-      int64_t axis;
-      if (x->rank < 1 || dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
-        return dml_cpu_err_shapes(c, "axis out of range");
-      if (x->rank - 1 + ind->rank > DML_MAX_RANK)
-        return eager_mismatch(c, "the output's rank exceeds %d", DML_MAX_RANK);
-      for (int32_t d = 0; d < axis; d++) o[r++] = x->dims[d];
-      for (int32_t d = 0; d < ind->rank; d++) o[r++] = ind->dims[d];
-      for (int32_t d = (int32_t)axis + 1; d < x->rank; d++) o[r++] = x->dims[d];
-      break;
-    }
-    case DML_OP_ARG_MAX:
-    case DML_OP_ARG_MIN: {
-      int64_t axis;
-      if (dml_cpu_norm_axis(dml_cpu_get_int(c, "axis", 0), x->rank, &axis))
-        return dml_cpu_err_shapes(c, "axis out of range");
-      int keep = dml_cpu_get_int(c, "keepdims", 1) != 0;
-      for (int32_t d = 0; d < x->rank; d++)
-        if (d != axis)
-          o[r++] = x->dims[d];
-        else if (keep)
-          o[r++] = 1;
-      break;
-    }
-    case DML_OP_PRELU:     /* slope broadcasts to X (unidirectional): X's shape */
-    case DML_OP_CAST_LIKE: /* input 1 gives the dtype only */
-      DML_RETURN_IF_ERROR(eager_bcast(c, o, &r));
-      if (c->op == DML_OP_PRELU &&
-          (r != x->rank || memcmp(o, x->dims, sizeof(int64_t) * (size_t)r)))
-        return eager_mismatch(c, "slope does not broadcast to X's shape");
-      r = x->rank;
-      memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);
-      break;
-    default:
-      if (info->flags & DML_OPF_ELEMENTWISE) {
-        DML_RETURN_IF_ERROR(eager_bcast(c, o, &r));
-      } else if (dml_cpu_output_dims_reads(c->op, 0) >= 0) {
-        return eager_value_dims(c);
-      } else { /* Softmax, LogSoftmax, Hardmax, Identity, the norms, CumSum, Trilu,
-                * ScatterElements, ReverseSequence: X's shape */
-        r = x->rank;
-        memcpy(o, x->dims, sizeof(int64_t) * (size_t)r);
-      }
-      break;
-  }
+  if (r < 0) return DML_OK; /* the rule wrote the outputs */
   y->rank = r;
   memcpy(y->dims, o, sizeof(int64_t) * (size_t)r);
   if (c->n_outputs == 2 && c->op == DML_OP_MAX_POOL) { /* Indices: Y's dims */

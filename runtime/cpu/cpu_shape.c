@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "dml_shape.h"
 
 static int same_dims(const dml_tensor_t *a, const int64_t *dims, int32_t rank) {
   return a->rank == rank && !memcmp(a->dims, dims, sizeof(int64_t) * (size_t)rank);
@@ -246,8 +247,8 @@ dml_status_t dml_cpuk_Split(const dml_cpu_call_t *c) {
 
 /* ======================================================================
  * Slice (ONNX opset 13): starts, ends, axes, steps as inputs; negative
- * starts/ends count from the end; clamped to [0, dim] (step > 0) or
- * [-1, dim-1] (step < 0).
+ * starts/ends count from the end; clamped as dml_shape_slice() (dml_shape.h)
+ * says, the rule shape inference uses.
  * ====================================================================== */
 
 dml_status_t dml_cpuk_Slice(const dml_cpu_call_t *c) {
@@ -287,18 +288,7 @@ dml_status_t dml_cpuk_Slice(const dml_cpu_call_t *c) {
     int64_t dim = x->dims[a], s = starts[i], e = ends[i], step = steps[i];
     if (step == 0)
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "step must not be 0");
-    if (s < 0) s += dim; /* dim >= 0: no overflow; clamped below */
-    if (e < 0) e += dim;
-    int64_t count;
-    if (step > 0) {
-      s = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(s, dim));
-      e = DML_CPU_MAX((int64_t)0, DML_CPU_MIN(e, dim));
-      count = e > s ? (e - s + step - 1) / step : 0;
-    } else {
-      s = DML_CPU_MAX((int64_t)-1, DML_CPU_MIN(s, dim - 1));
-      e = DML_CPU_MAX((int64_t)-1, DML_CPU_MIN(e, dim - 1));
-      count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
-    }
+    int64_t count = dml_shape_slice(dim, s, e, step, &s);
     st[a] = s, sp[a] = step, cnt[a] = count;
   }
   if (!same_dims(y, cnt, r))

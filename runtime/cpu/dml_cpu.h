@@ -122,7 +122,8 @@ dml_status_t dml_cpu_output_dims(const dml_cpu_call_t *call);
 /* For the shape rule of `op` (dml_cpu_output_dims): 1 when it reads the
  * values of input `i` (Reshape's shape, Slice's starts/ends/axes/steps,
  * Pad's pads, a reduction's axes, OneHot's depth, ...), 0 when only its
- * dims or nothing, -1 when `op` has no rule (its kernel writes the dims). */
+ * dims or nothing, -1 when `op` has no rule (its kernel writes the dims).
+ * The rule and the inputs it reads are op_rules.def's DIMS and READS. */
 int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
 
 /* Eager calls (runtime/dml_tensor.c, a single op on tensors without a
@@ -150,8 +151,8 @@ int dml_cpu_output_dims_reads(dml_op_t op, uint32_t i);
 dml_status_t dml_cpu_eager_outputs(const dml_cpu_call_t *call);
 #define DML_MAX_EAGER_OUTPUTS 16
 
-/* 1 when dml_cpu_eager_outputs() has a rule for `op` and a CPU kernel
- * exists. */
+/* 1 when dml_cpu_eager_outputs() has a rule for `op` (op_rules.def's EAGER
+ * column, `broadcast` for ew_ops.def's ops) and a CPU kernel exists. */
 int dml_cpu_eager_supported(dml_op_t op);
 
 /* What the CPU executor (runtime/rt_cpu_fuse.c) adds to a Conv, Gemm or

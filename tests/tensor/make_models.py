@@ -36,6 +36,22 @@ def main():
                                        strides=[2, 2]),
                       [vi("X", [1, 2, 5, 5]), vi("W", [3, 2, 3, 3]), vi("B", [3])],
                       [vi("Y", [1, 3, 3, 3])]),
+        # ceil_mode whose last window would start in the end padding: ONNX
+        # and PyTorch drop it (3 windows -> 2; issue 15's eager/compiled drift)
+        "maxpool_ceil": model("maxpool_ceil",
+                              helper.make_node("MaxPool", ["X"], ["Y"], kernel_shape=[2, 2],
+                                               strides=[2, 2], pads=[0, 0, 1, 1],
+                                               ceil_mode=1),
+                              [vi("X", [1, 1, 4, 4])], [vi("Y", [1, 1, 2, 2])]),
+        # Slice with a start before the axis and a negative step: the
+        # operator text clamps the start to [0, dim - 1] (onnxruntime 1.31.1:
+        # [x0]; numpy and onnx.reference: []); constants, so the dims are
+        # static at compile time (issue 15: the CPU kernel clamped otherwise)
+        "slice_neg_start": model("slice_neg_start",
+                                 helper.make_node("Slice", ["X", "s", "e", "a", "p"], ["Y"]),
+                                 [vi("X", [3])], [vi("Y", [1])],
+                                 [numpy_helper.from_array(np.array([v], np.int64), k)
+                                  for k, v in (("s", -4), ("e", -10), ("a", 0), ("p", -1))]),
         "reducesum": model("reducesum",
                            helper.make_node("ReduceSum", ["X", "axes"], ["Y"], keepdims=0),
                            [vi("X", [3, 16])], [vi("Y", [3])],

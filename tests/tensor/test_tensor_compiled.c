@@ -175,6 +175,76 @@ static void test_matmul_conv_reduce(void) {
   ra[0].name = "axes", ra[0].kind = DML_ATTR_INTS, ra[0].n = 1, ra[0].ints = &one;
   ra[1].name = "keepdims", ra[1].kind = DML_ATTR_INT, ra[1].i = 0;
   check_model("reducesum", "ReduceSum", ra, 2, &rx, 1);
+  /* ceil_mode whose last window would start in the end padding: dropped
+   * (the window extent formula of runtime/base/dml_shape.h, one for both) */
+  float mp[16];
+  fill(mp, 16, 13);
+  int64_t dmp[4] = {1, 1, 4, 4}, k22[2] = {2, 2}, s22[2] = {2, 2},
+          p0011[4] = {0, 0, 1, 1};
+  dml_tensor_t mx = dml_test_tensor(DML_DTYPE_F32, 4, dmp, mp);
+  dml_attr_t pa[4];
+  memset(pa, 0, sizeof pa);
+  pa[0].name = "kernel_shape", pa[0].kind = DML_ATTR_INTS, pa[0].n = 2, pa[0].ints = k22;
+  pa[1].name = "strides", pa[1].kind = DML_ATTR_INTS, pa[1].n = 2, pa[1].ints = s22;
+  pa[2].name = "pads", pa[2].kind = DML_ATTR_INTS, pa[2].n = 4, pa[2].ints = p0011;
+  pa[3].name = "ceil_mode", pa[3].kind = DML_ATTR_INT, pa[3].i = 1;
+  check_model("maxpool_ceil", "MaxPool", pa, 4, &mx, 1);
+}
+
+/* Slice of X [3] from -4 to -10, step -1: the start clamps to 0 (ONNX
+ * Slice-13's text, onnxruntime 1.31.1's result [x0]); the compiled package
+ * (static dims from shape inference, then the CPU kernel) and the eager op
+ * (the CPU's value rule) agree with it through dml_shape_slice(). */
+static void test_slice_clamping(void) {
+  float x[3] = {1.5f, 2.5f, 3.5f};
+  int64_t d3[1] = {3}, d1[1] = {1}, s = -4, e = -10, a = 0, p = -1;
+  size_t len = 0;
+  char path[1400];
+  uint8_t *bytes =
+      read_all(dml_test_path("DMLC_SOURCE_DIR", "tests/tensor/slice_neg_start.onnx", path,
+                             sizeof path),
+               &len);
+  CHECK(bytes != NULL);
+  if (!bytes) return;
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.targets = "cpu";
+  void *pkg = NULL;
+  size_t n = 0;
+  dml_status_t st =
+      dml_compile_onnx_memory(bytes, len, NULL, "slice", &o, &pkg, &n, NULL);
+  free(bytes);
+  CHECK_OK(st);
+  if (st) return;
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *ses = NULL;
+  CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
+  free(pkg);
+  CHECK_OK(dml_rt_session_create(m, "cpu", &ses));
+  dml_tensor_t xt = dml_test_tensor(DML_DTYPE_F32, 1, d3, x), y;
+  CHECK_OK(dml_rt_session_set_input(ses, 0, &xt));
+  CHECK_OK(dml_rt_session_run(ses));
+  CHECK_OK(dml_rt_session_get_output(ses, 0, &y));
+  CHECK(y.rank == 1 && y.dims[0] == 1 && ((const float *)y.data)[0] == 1.5f);
+  dml_rt_session_release(ses);
+  dml_rt_model_release(m);
+
+  dml_rt_device_t *cpu = NULL;
+  CHECK_OK(dml_rt_device_open("cpu", &cpu));
+  dml_tensor_t in[5] = {xt, dml_test_tensor(DML_DTYPE_I64, 1, d1, &s),
+                        dml_test_tensor(DML_DTYPE_I64, 1, d1, &e),
+                        dml_test_tensor(DML_DTYPE_I64, 1, d1, &a),
+                        dml_test_tensor(DML_DTYPE_I64, 1, d1, &p)};
+  dml_rt_tensor_t t[5], ey;
+  for (int i = 0; i < 5; i++) CHECK_OK(dml_rt_tensor_from_host(cpu, &in[i], &t[i]));
+  CHECK_OK(dml_rt_tensor_op("Slice", t, 5, NULL, 0, &ey, 1));
+  float got[1] = {0};
+  dml_tensor_t h = dml_test_tensor(DML_DTYPE_F32, 1, d1, got);
+  CHECK_OK(dml_rt_tensor_to_host(ey, &h));
+  CHECK(got[0] == 1.5f);
+  dml_rt_tensor_release(ey);
+  for (int i = 0; i < 5; i++) dml_rt_tensor_release(t[i]);
+  dml_rt_device_close(cpu);
 }
 
 /* Shape rules that live twice (ir/infer.c for the compiler,
@@ -278,6 +348,7 @@ int main(void) {
   RUN(test_elementwise);
   RUN(test_matmul_conv_reduce);
   RUN(test_shape_ops_norms);
+  RUN(test_slice_clamping);
   RUN(test_session_tensors);
   return dml_test_finish();
 }
