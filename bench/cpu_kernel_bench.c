@@ -8,10 +8,10 @@
  * Prints one line per case: the GEMM (dml_cpu_sgemm, square 256/512/1024,
  * A and B unpacked) and convolutions through dml_cpu_run (depthwise 3x3
  * stride 1 and 2, a 3x3 stride-1 convolution, a 1x1 one, a 3x3 stride-2
- * one, and resnet_small's strided and 8x8 layers at batch 32), each as GFLOP/s (2 flops per multiply-add) and as a share of the
- * peak: on x86-64 with AVX-512, `peak` is measured by a loop of independent
- * 16-lane fused multiply-adds on one thread (times the thread count);
- * elsewhere it is not measured and the share is omitted. With one thread
+ * one, and resnet_small's strided and 8x8 layers at batch 32), each as GFLOP/s (2 flops
+ * per multiply-add) and as a share of the peak: on x86-64 with AVX-512, `peak` is
+ * measured by a loop of independent 16-lane fused multiply-adds on one thread (times the
+ * thread count); elsewhere it is not measured and the share is omitted. With one thread
  * the times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so that
  * preemption on a shared machine does not count; with several, wall time.
  */
