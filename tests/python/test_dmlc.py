@@ -316,6 +316,20 @@ class Vulkan(unittest.TestCase):
                 err = float(np.max(np.abs(got - y) / np.maximum(1, np.abs(y))))
                 self.assertLessEqual(err, 1e-4, "%s pair %d on %s: %g" % (name, k, sess.device, err))
 
+    def test_cpu_fallback(self):
+        # LpNormalization, which no GPU target emits, between GPU ops
+        # (tests/fallback/gen_fallback_models.py): on the host by default,
+        # bit for bit the CPU's; cpu_fallback=False refuses the model
+        path = os.path.join(HERE, "..", "fallback", "lp_mid.onnx")
+        x = np.load(os.path.join(HERE, "..", "fallback", "x_lp.npy"))
+        pkg = dmlc.compile(path, target="cpu,vulkan")
+        got = pkg.session("vulkan").run({"x": x})["y"]
+        want = pkg.session("cpu").run({"x": x})["y"]
+        np.testing.assert_array_equal(got, want)
+        with self.assertRaises(dmlc.UnimplementedError) as cm:
+            dmlc.compile(path, target="cpu,vulkan", cpu_fallback=False)
+        self.assertIn("cannot emit every op", str(cm.exception))
+
     def test_check(self):
         rep = dmlc.check(package("lenet5", "cpu,vulkan"), "vulkan", iterations=1)
         self.assertEqual(rep["n_failed"], 0, rep)
