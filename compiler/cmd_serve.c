@@ -1884,6 +1884,18 @@ int dmlc_cmd_serve(int argc, char **argv) {
   int n_specs = 0;
   double timeout_ms = 1.0, header_timeout = 10, body_timeout = 120;
   int verbosity = 1;
+  /* SIGINT/SIGTERM are taken by sigwait below; every thread inherits the
+   * blocked mask, so it is set here, before any thread starts (model
+   * loading, the serving workers and the sessions' kernel threads, the
+   * parsers, MHD's). (Set after models_open, a SIGTERM the kernel
+   * delivered to a worker thread ended the process with the signal's
+   * default action instead of a drain and exit 0.) */
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+  signal(SIGPIPE, SIG_IGN);
   for (int i = 1; i < argc; i++) {
     const char *v;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -2116,14 +2128,6 @@ int dmlc_cmd_serve(int argc, char **argv) {
    * heap). */
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
-  /* SIGINT/SIGTERM are taken by sigwait below; every thread (MHD's
-   * included) inherits the blocked mask. */
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-  signal(SIGPIPE, SIG_IGN);
 
   for (int k = 0; k < (int)http_threads; k++)
     if (pthread_create(&sv.parsers[sv.n_parsers], NULL, parse_thread, &sv) == 0)
