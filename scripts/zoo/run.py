@@ -157,6 +157,19 @@ def run_cmd(cmd, timeout):
         return 124, f"timed out after {timeout} s", time.time() - t0
 
 
+def host_placement(dmlc, pkg, target):
+    """What of package `pkg` runs on the host instead of GPU target `target`
+    (the CPU fall-back, docs/kernels.md): `dmlc inspect --json`'s
+    host_functions of that target, as "function: why" strings; [] when
+    everything runs on the device, None when inspect fails."""
+    try:
+        out = subprocess.run([dmlc, "inspect", pkg, "--json"], capture_output=True, text=True, timeout=120)
+        hf = json.loads(out.stdout).get("host_functions", []) if out.returncode == 0 else None
+    except Exception:  # noqa: BLE001
+        return None
+    return None if hf is None else [f"{h['function']}: {h['why']}" for h in hf if h.get("target") == target]
+
+
 def check(entry, target, a, mdir, work):
     r = {"target": target}
     model = os.path.join(mdir, entry["file"])
@@ -185,6 +198,10 @@ def check(entry, target, a, mdir, work):
         if rc != 0:
             r.update(result="compile error", error=first_error(out), log=out[-4000:])
             return r
+    if target != "cpu":
+        host = host_placement(a.dmlc, pkg, target)
+        if host:
+            r["host"] = host
     odir = os.path.join(work, "out")
     shutil.rmtree(odir, ignore_errors=True)
     cmd = [a.dmlc, "run", pkg, "--output-dir", odir]
@@ -271,6 +288,9 @@ def cell(r):
             # ONNX Runtime's outputs are all zero: the check proves nothing
             return f"vacuous (ORT's outputs all 0; {t})"
         vs = f", {r['vs_cpu']:.1e} vs cpu" if "vs_cpu" in r else ""
+        if r.get("host"):  # the CPU fall-back ran part or all of it on the host
+            whole = any(": whole function" in h for h in r["host"])
+            vs += "; CPU fall-back: " + ("whole function on the host" if whole else "some nodes on the host")
         return f"pass ({r['max_scaled_error']:.1e} of max {r['ref_max']:.3g}{vs}; {t})"
     return r["result"]
 
@@ -346,16 +366,18 @@ def write_doc(res, path, targets_seen):
         "",
         "A result whose ONNX Runtime outputs are all zero would be counted as checked but not as a pass "
         "(\"vacuous\"); export.py draws random weights for zero-initialized Linear layers (torchvision's ViT head) "
-        "so that none is.",
+        "so that none is. \"of which on the host\": passes whose package runs a whole function on the host "
+        "instead of the GPU (the CPU fall-back, docs/kernels.md; such a cell says so).",
         "",
-        "| target | exported models checked | pass | wrong values | compile error | run error |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| target | exported models checked | pass | of which on the host | wrong values | compile error | run error |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for t in targets_seen:
         rs = [ents[k]["targets"].get(t) for k in exported if ents[k].get("targets", {}).get(t)]
         c = {x: sum(1 for r in rs if r["result"] == x) for x in ("pass", "wrong values", "compile error", "run error")}
         c["pass"] -= sum(1 for r in rs if r["result"] == "pass" and r.get("ref_max", 1) == 0)
-        lines.append(f"| {t} | {len(rs)} | {c['pass']} | {c['wrong values']} | {c['compile error']} | {c['run error']} |")
+        hosted = sum(1 for r in rs if r["result"] == "pass" and any(": whole function" in h for h in r.get("host", [])))
+        lines.append(f"| {t} | {len(rs)} | {c['pass']} | {hosted} | {c['wrong values']} | {c['compile error']} | {c['run error']} |")
     nfail = sum(1 for k in keys if ents[k]["status"] != "ok")
     try:
         sys.path.insert(0, HERE)
