@@ -1336,9 +1336,9 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     int own = 0;
     s = host_dense(xs[1], opn, &p, &own);
     if (!s) {
-      memcpy(axes_v, p, (size_t)xs[1]->dims[0] * 8);
+      if (xs[1]->dims[0] > 0) memcpy(axes_v, p, (size_t)xs[1]->dims[0] * 8);
       if (own) free(p);
-      memcpy(rattrs, attrs, sizeof *attrs * n_attrs);
+      if (n_attrs > 0) memcpy(rattrs, attrs, sizeof *attrs * n_attrs);
       memset(&rattrs[n_attrs], 0, sizeof rattrs[0]);
       rattrs[n_attrs].name = "axes";
       rattrs[n_attrs].kind = DML_ATTR_INTS;
