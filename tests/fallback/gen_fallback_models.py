@@ -1,6 +1,6 @@
 """Generates the CPU fall-back test models (tests/fallback/test_fallback.sh).
 
-  /work/venv/bin/python tests/fallback/gen_fallback_models.py
+  python3 tests/fallback/gen_fallback_models.py  (with onnx and numpy, e.g. .cache/onnx-1.23.2/venv)
 
 - lp_mid.onnx: x f32[4,8] -> Mul(x, x) -> LpNormalization(p=2, axis=1) ->
   Add(., 1.5) -> Relu -> y f32[4,8]: LpNormalization, which no GPU target

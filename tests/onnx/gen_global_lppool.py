@@ -5,7 +5,7 @@ onnxruntime reference (global_lppool_ref.h):
   fixtures/global_lppool_rank2.onnx X f32 [2, 3] (refused: rank < 3)
 The inputs hold edge values: NaN, +-inf, -0, tiny and huge magnitudes,
 negative values (|x|^p with odd p).
-Run: /work/venv/bin/python tests/onnx/gen_global_lppool.py"""
+Run: python3 tests/onnx/gen_global_lppool.py (with onnx, onnxruntime and numpy, e.g. .cache/onnx-1.23.2/venv)"""
 import os
 import subprocess
 
