@@ -406,6 +406,40 @@ WQ_UK256(2)
 WQ_UK256(1)
 #endif
 
+#if DML_CPU_X86 || WQ_NEON
+/* The 16-column micro-kernels of one ISA for 6, 4, 2 and 1 rows. */
+typedef void (*wq_uk16_t)(int64_t kc, const float *a, int64_t lda, const float *b,
+                          float *c, int64_t ldc, int cols, int accum);
+
+/* Rows [0, rows) by the 16-column kernels uk (6, 4, 2, 1 rows) over the
+ * two 16-column halves of a panel of `cols` columns. */
+static void run_rows16(const wq_uk16_t uk[4], int64_t kc, const float *a, int64_t lda,
+                       int64_t rows, const float *buf, float *c, int64_t ldc, int cols,
+                       int accum) {
+  static const int64_t tile_rows[4] = {6, 4, 2, 1};
+  for (int h = 0; h < 2; h++) {
+    int hc = DML_CPU_MIN(16, cols - 16 * h);
+    if (hc <= 0) break;
+    const float *b = buf + 16 * h;
+    float *ch = c + 16 * h;
+    int64_t i = 0;
+    for (; i + 6 <= rows; i += 6)
+      uk[0](kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
+    for (int t = 1; t < 4; t++)
+      if (rows - i >= tile_rows[t]) {
+        uk[t](kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
+        i += tile_rows[t];
+      }
+  }
+}
+#endif
+#if DML_CPU_X86
+static const wq_uk16_t k_uk256[4] = {uk256_6, uk256_4, uk256_2, uk256_1};
+#endif
+#if WQ_NEON
+static const wq_uk16_t k_ukneon[4] = {ukneon_6, ukneon_4, ukneon_2, ukneon_1};
+#endif
+
 /* Rows [0, rows) of a task over one dequantized K block. */
 static void run_rows(const wq_ctx_t *g, int64_t kc, const float *a, int64_t rows,
                      const float *buf, float *c, int cols, int accum) {
@@ -432,47 +466,13 @@ static void run_rows(const wq_ctx_t *g, int64_t kc, const float *a, int64_t rows
     return;
   }
   if (g->isa == 2) {
-    for (int h = 0; h < 2; h++) {
-      int hc = DML_CPU_MIN(16, cols - 16 * h);
-      if (hc <= 0) break;
-      const float *b = buf + 16 * h;
-      float *ch = c + 16 * h;
-      int64_t i = 0;
-      for (; i + 6 <= rows; i += 6)
-        uk256_6(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
-      if (rows - i >= 4) {
-        uk256_4(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
-        i += 4;
-      }
-      if (rows - i >= 2) {
-        uk256_2(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
-        i += 2;
-      }
-      if (rows - i >= 1) uk256_1(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
-    }
+    run_rows16(k_uk256, kc, a, lda, rows, buf, c, ldc, cols, accum);
     return;
   }
 #endif
 #if WQ_NEON
   if (g->isa == 1) {
-    for (int h = 0; h < 2; h++) {
-      int hc = DML_CPU_MIN(16, cols - 16 * h);
-      if (hc <= 0) break;
-      const float *b = buf + 16 * h;
-      float *ch = c + 16 * h;
-      int64_t i = 0;
-      for (; i + 6 <= rows; i += 6)
-        ukneon_6(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
-      if (rows - i >= 4) {
-        ukneon_4(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
-        i += 4;
-      }
-      if (rows - i >= 2) {
-        ukneon_2(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
-        i += 2;
-      }
-      if (rows - i >= 1) ukneon_1(kc, a + i * lda, lda, b, ch + i * ldc, ldc, hc, accum);
-    }
+    run_rows16(k_ukneon, kc, a, lda, rows, buf, c, ldc, cols, accum);
     return;
   }
 #endif
