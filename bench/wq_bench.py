@@ -48,12 +48,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+from cpu_bench import dml_times, ort_times  # bench/cpu_bench.py: (median, min) ms
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -152,25 +153,6 @@ def ort_session(path, threads, optimize=True):
     so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimize else
                                    ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
     return ort.InferenceSession(path, so, providers=['CPUExecutionProvider'])
-
-
-def ort_times(sess, feeds, warmup, iterations):
-    for _ in range(warmup):
-        sess.run(None, feeds)
-    ts = []
-    for _ in range(iterations):
-        t0 = time.perf_counter()
-        sess.run(None, feeds)
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts), min(ts)
-
-
-def dml_times(bench, pkg, npy, warmup, iterations, threads):
-    r = subprocess.run([bench, pkg, npy, '--iterations', str(iterations), '--warmup',
-                        str(warmup), '--threads', str(threads)],
-                       check=True, capture_output=True, text=True)
-    j = json.loads(r.stdout.strip().splitlines()[-1])
-    return j['median_ms'], j['min_ms']
 
 
 def dml_output(dmlc, pkg, npy, outdir):
