@@ -15,7 +15,8 @@
 #   zoo       exported zoo models compiled for cpu,cuda (scripts/zoo/run.py
 #             --pack: each model's smallest export first, smallest models
 #             first, as many as fit the budget left), with their inputs and
-#             ONNX Runtime's outputs (issue 14; issue 23 item 4)
+#             ONNX Runtime's outputs (issue 14; issue 23 item 4);
+#             GPU_ZOO_ONLY=name,... packs only those models (run.py --only)
 # pkgs, models and edges must succeed (the script stops otherwise); graphgen
 # and zoo are fail-soft: a part that cannot be made leaves
 # .gpu-cuda/PART.skipped saying why, which gpu_check.sh prints.
@@ -74,7 +75,7 @@ if awk -v l="$left" 'BEGIN { exit !(l < 1) }'; then
 elif ! "$PY" -c 'import numpy' 2>/dev/null; then
   echo "no Python with numpy ($PY) for scripts/zoo/run.py" | tee $G/zoo.skipped
 elif "$PY" scripts/zoo/run.py --targets "$T" --pack $G/zoo --pack-budget-mb "$left" \
-  --pack-max-mb 200 >$G/zoo.log 2>&1; then
+  --pack-max-mb 200 ${GPU_ZOO_ONLY:+--only "$GPU_ZOO_ONLY"} >$G/zoo.log 2>&1; then
   tail -1 $G/zoo.log
   rm -f $G/zoo.log
   tgz zoo
