@@ -14,6 +14,14 @@
  * (dml_codegen_glsl, dml_codegen_spirv). Ops the scheduler refuses for f32
  * operands are left out (listed on stderr); the runtime names them in its
  * UNIMPLEMENTED error.
+ *
+ *   dmlc_eager_libgen --ptx OUT.c
+ *
+ * writes the same kernels, row for row, rendered as CUDA C
+ * (dml_codegen_cuda) and compiled to PTX for sm_80 with clang-16
+ * (dml_codegen_cuda_ptx), as `dmlc compile --target cuda` does: the table
+ * dml_eager_ptx (dml_eager_lib.h), each row's entry point renamed
+ * DML_EAGER_PTX_ENTRY.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +194,7 @@ static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_kplan_t **out,
 
 typedef struct gen {
   FILE *f;
+  int ptx; /* --ptx: CUDA C -> PTX instead of GLSL -> SPIR-V */
   uint32_t n;
   char table[65536];
   size_t tlen;
@@ -218,21 +227,56 @@ static dml_status_t emit(gen_t *G, dml_op_t op, uint32_t n_in) {
   return s;
 }
 
+/* Writes PTX text `ptx` as a union k<G->n> of its bytes (NUL-terminated,
+ * padded to whole words) and its words; *out_nw: the words. */
+static void emit_ptx(gen_t *G, const char *ptx, size_t *out_nw) {
+  size_t len = strlen(ptx), nw = (len + 1 + 3) / 4;
+  fprintf(G->f, "static const union { char c[%zu]; uint32_t w[%zu]; } k%u = {{\n  \"",
+          nw * 4, nw, G->n);
+  for (const char *c = ptx; *c; c++) {
+    if (*c == '\n')
+      fprintf(G->f, "\\n\"%s", c[1] ? "\n  \"" : "");
+    else if (*c == '\t')
+      fputs("\\t", G->f);
+    else if (*c == '"' || *c == '\\')
+      fprintf(G->f, "\\%c", *c);
+    else if ((unsigned char)*c < 32 || (unsigned char)*c > 126)
+      fprintf(G->f, "\\%03o", (unsigned)(unsigned char)*c);
+    else
+      fputc(*c, G->f);
+  }
+  if (!len || ptx[len - 1] != '\n') fputc('"', G->f);
+  fprintf(G->f, "}};\n");
+  *out_nw = nw;
+}
+
 /* Writes the words of kernel `K` (n_symbols push-constant words) as
  * array k<G->n>, and its table row. */
 static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
                                dml_op_t op, uint32_t kind, uint32_t n_in,
                                int64_t max_len) {
-  char *glsl = NULL;
+  char *glsl = NULL, *ptx = NULL;
   uint32_t *words = NULL;
   size_t nw = 0;
-  dml_status_t s = dml_codegen_glsl(K, n_symbols, &glsl);
-  if (!s) s = dml_codegen_spirv(glsl, K->name, &words, &nw);
+  dml_status_t s = DML_OK;
+  if (G->ptx) { /* the same kernel IR, rendered as CUDA C */
+    dml_kernel_t KC = *K;
+    snprintf(KC.name, sizeof KC.name, DML_EAGER_PTX_ENTRY, G->n);
+    s = dml_codegen_cuda(&KC, n_symbols, &glsl);
+    if (!s) s = dml_codegen_cuda_ptx(glsl, 80, &ptx);
+  } else {
+    s = dml_codegen_glsl(K, n_symbols, &glsl);
+    if (!s) s = dml_codegen_spirv(glsl, K->name, &words, &nw);
+  }
   if (!s) {
-    fprintf(G->f, "static const uint32_t k%u[%zu] = {", G->n, nw);
-    for (size_t w = 0; w < nw; w++)
-      fprintf(G->f, "%s0x%08xu,", w % 8 ? " " : "\n  ", words[w]);
-    fprintf(G->f, "\n};\n");
+    if (ptx) {
+      emit_ptx(G, ptx, &nw);
+    } else {
+      fprintf(G->f, "static const uint32_t k%u[%zu] = {", G->n, nw);
+      for (size_t w = 0; w < nw; w++)
+        fprintf(G->f, "%s0x%08xu,", w % 8 ? " " : "\n  ", words[w]);
+      fprintf(G->f, "\n};\n");
+    }
     char items[400] = "";
     if (kind == DML_EAGER_REDUCE) {
       int len = 0;
@@ -245,10 +289,10 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
       snprintf(items, sizeof items, "{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}");
     }
     int len = snprintf(G->table + G->tlen, sizeof G->table - G->tlen,
-                       "  {(dml_op_t)%d /* %s */, %uu, %u, %zu, k%u, {%u, %u, %u}, "
+                       "  {(dml_op_t)%d /* %s */, %uu, %u, %zu, k%u%s, {%u, %u, %u}, "
                        "{%s}, %lldll},\n",
-                       (int)op, dml_op_name(op), kind, n_in, nw, G->n, K->local[0],
-                       K->local[1], K->local[2], items, (long long)max_len);
+                       (int)op, dml_op_name(op), kind, n_in, nw, G->n, ptx ? ".w" : "",
+                       K->local[0], K->local[1], K->local[2], items, (long long)max_len);
     if (len < 0 || (size_t)len >= sizeof G->table - G->tlen)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.eager",
                           "the table outgrew its buffer");
@@ -257,6 +301,7 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
     G->n++;
   }
   free(glsl);
+  free(ptx);
   free(words);
   return dml_status_annotate(s, "eager kernel %s", dml_op_name(op));
 }
@@ -282,19 +327,24 @@ static dml_status_t emit_reduce(gen_t *G, dml_op_t op) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: dmlc_eager_libgen OUT.c\n");
+  int ptx = argc == 3 && !strcmp(argv[1], "--ptx");
+  if (argc != 2 + ptx) {
+    fprintf(stderr, "usage: dmlc_eager_libgen [--ptx] OUT.c\n");
     return 2;
   }
+  const char *lib = ptx ? "dml_eager_ptx" : "dml_eager_spirv";
   gen_t *G = (gen_t *)calloc(1, sizeof *G);
   char *text = NULL;
   size_t size = 0;
+  if (!G) return 1;
+  G->ptx = ptx;
   G->f = open_memstream(&text, &size);
   if (!G->f) return 1;
   fprintf(G->f,
           "/* Generated by dmlc_eager_libgen (codegen/eager_lib_gen.c): the eager "
-          "kernel library's SPIR-V. Do not edit. */\n"
-          "#include \"dml_eager_lib.h\"\n");
+          "kernel library's %s. Do not edit. */\n"
+          "#include \"dml_eager_lib.h\"\n",
+          ptx ? "PTX (clang-16, sm_80)" : "SPIR-V");
   dml_status_t s = DML_OK;
   s = emit(G, DML_OP_IDENTITY, 1); /* the strided copy */
   for (int o = 1; o < DML_OP_COUNT_ && !s; o++) {
@@ -321,14 +371,14 @@ int main(int argc, char **argv) {
     s = emit(G, (dml_op_t)o, n_in);
   }
   fprintf(G->f,
-          "const dml_eager_kernel_t dml_eager_spirv[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "
+          "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "
           "0, {0, 0, 0}, {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0}\n};\n"
-          "const uint32_t dml_eager_spirv_count = %u;\n",
-          G->tlen ? G->table : "", G->n);
+          "const uint32_t %s_count = %u;\n",
+          lib, G->tlen ? G->table : "", lib, G->n);
   fclose(G->f);
   const void *parts[1] = {text};
   size_t sizes[1] = {size};
-  if (!s) s = dml_file_write_atomic("codegen.eager", argv[1], parts, sizes, 1);
+  if (!s) s = dml_file_write_atomic("codegen.eager", argv[argc - 1], parts, sizes, 1);
   free(text);
   free(G);
   if (s) {

@@ -88,4 +88,24 @@ typedef struct dml_eager_kernel {
 extern const dml_eager_kernel_t dml_eager_spirv[];
 extern const uint32_t dml_eager_spirv_count;
 
+/* The PTX library (docs/tensor.md "Eager ops on CUDA"): the same kernels,
+ * row for row (the same generator, dmlc_eager_libgen --ptx, renders each
+ * kernel IR as CUDA C and compiles it with clang-16 to PTX for sm_80, as
+ * `dmlc compile --target cuda` does), in dml_eager_ptx.c. Each row's
+ * `words` holds the NUL-terminated PTX text (read it as `const char *`;
+ * n_words: its bytes with the NUL, rounded up to whole words), whose one
+ * entry point is DML_EAGER_PTX_ENTRY with k. The kernel's parameters
+ * are (float *y, const float *x, the push-constant words by value): the
+ * output at binding 0's place, the input buffer at binding 1's. The
+ * runtime loads a row's module (the driver JIT-compiles the PTX) on its
+ * first use on a device. 0 kernels in builds without it (no code
+ * generator or clang-16, DMLC_WITH_CUDA off), unless DMLC_EAGER_PTX_C names
+ * a dml_eager_ptx.c written by another build (the runtime-only build of
+ * scripts/gpu_check.sh). */
+extern const dml_eager_kernel_t dml_eager_ptx[];
+extern const uint32_t dml_eager_ptx_count;
+
+/* The entry point of row k of the PTX library: "dml_eager_<k>". */
+#define DML_EAGER_PTX_ENTRY "dml_eager_%u"
+
 #endif /* DML_EAGER_LIB_H_ */

@@ -6,13 +6,16 @@
  * slot + 1) and a freed slot's generation moves on, so a stale handle is
  * refused before anything is read through it. A slot describes a view
  * (dtype, dims, strides, offset) of a storage: host memory on the CPU, a
- * device buffer (dml_rt_devmem_t, rt_backend.h) on Vulkan. Storages are
+ * device buffer (dml_rt_devmem_t, rt_backend.h) on Vulkan or CUDA. Storages are
  * reference counted by the live slots using them and return their bytes to
  * the device when the last goes.
  *
  * Eager ops on the CPU: the op's shape rule (dml_cpu_eager_outputs), the
  * kernel's scratch (dml_cpu_scratch_bytes, kept per device and grown), the
  * kernel (dml_cpu_run), the same calls the compiled CPU path makes per node.
+ * On Vulkan and CUDA: the kernels of the device's eager library
+ * (dml_eager_lib.h: dml_eager_spirv, dml_eager_ptx; the same rows), run
+ * through the device's run_kernel (rt_backend.h).
  */
 #include "dml_tensor.h"
 
@@ -41,12 +44,26 @@ const dml_eager_kernel_t dml_eager_spirv[] = {
      0}};
 const uint32_t dml_eager_spirv_count = 0;
 #endif
+#ifndef DML_RT_HAVE_EAGER_PTX /* no clang-16 or no CUDA backend in this build */
+const dml_eager_kernel_t dml_eager_ptx[] = {
+    {DML_OP_INVALID,
+     0,
+     0,
+     0,
+     0,
+     {0, 0, 0},
+     {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}},
+     0}};
+const uint32_t dml_eager_ptx_count = 0;
+#endif
 
 #define ALIGN 64
 
 struct dml_rt_device {
-  const dml_rt_devmem_t *mem; /* NULL: the CPU */
-  void *h;                    /* mem's device */
+  const dml_rt_devmem_t *mem;    /* NULL: the CPU */
+  void *h;                       /* mem's device */
+  const dml_eager_kernel_t *lib; /* its eager kernel library (dml_eager_lib.h) */
+  uint32_t n_lib;
   char name[512];
   uint64_t bytes, n_storages;
   void *scratch;
@@ -370,6 +387,8 @@ dml_status_t dml_rt_device_open(const char *name, dml_rt_device_t **out) {
       return s;
     }
     snprintf(d->name, sizeof d->name, "%s", mem->device_name(d->h));
+    d->lib = cu ? dml_eager_ptx : dml_eager_spirv;
+    d->n_lib = cu ? dml_eager_ptx_count : dml_eager_spirv_count;
   } else {
     snprintf(d->name, sizeof d->name, "cpu");
   }
@@ -936,11 +955,11 @@ static dml_op_t op_lookup(const char *name) {
 
 /* The library's most general kernel for op `id` with n_in operands, or
  * -1 (the callers then pick a narrower form that fits). */
-static int32_t eager_find(dml_op_t id, uint32_t n_in) {
+static int32_t eager_find(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in) {
   int32_t best = -1; /* the most general form (largest max_len) */
-  for (uint32_t k = 0; k < dml_eager_spirv_count; k++)
-    if (dml_eager_spirv[k].op == id && dml_eager_spirv[k].n_inputs == n_in &&
-        (best < 0 || dml_eager_spirv[k].max_len > dml_eager_spirv[best].max_len))
+  for (uint32_t k = 0; k < dev->n_lib; k++)
+    if (dev->lib[k].op == id && dev->lib[k].n_inputs == n_in &&
+        (best < 0 || dev->lib[k].max_len > dev->lib[best].max_len))
       best = (int32_t)k;
   return best;
 }
@@ -1104,10 +1123,10 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
                                     : (uint32_t)md[d - (DML_EAGER_RANK - (uint32_t)mr)];
   /* the form indexing the fewest dims that hold the merged ones (the
    * flat form has no index division: lavapipe scalarizes it) */
-  for (uint32_t j = 0; j < dml_eager_spirv_count; j++) {
-    const dml_eager_kernel_t *E = &dml_eager_spirv[j];
+  for (uint32_t j = 0; j < dev->n_lib; j++) {
+    const dml_eager_kernel_t *E = &dev->lib[j];
     if (E->op == id && E->kind == DML_EAGER_EW && E->n_inputs == n_in &&
-        E->max_len >= (mr ? mr : 1) && E->max_len < dml_eager_spirv[k].max_len)
+        E->max_len >= (mr ? mr : 1) && E->max_len < dev->lib[k].max_len)
       k = (int32_t)j;
   }
   uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
@@ -1177,7 +1196,7 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   }
   if (!n_red) {
     if (dml_attr_int(attrs, n_attrs, "noop_with_empty_axes", 0)) { /* y = x */
-      int32_t ki = eager_find(DML_OP_IDENTITY, 1);
+      int32_t ki = eager_find(dev, DML_OP_IDENTITY, 1);
       if (ki < 0)
         return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn, "no Identity kernel");
       return eager_gpu(dev, DML_OP_IDENTITY, ki, &x, 1, out);
@@ -1233,18 +1252,17 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   int64_t sym[DML_EAGER_REDUCE_SYMS] = {outer, len, inner};
   /* the kernel for rows of this length: the short-row form (one
    * invocation per row) when it fits in one dispatch */
-  for (uint32_t j = 0; j < dml_eager_spirv_count; j++) /* any length first */
-    if (dml_eager_spirv[j].op == id && dml_eager_spirv[j].kind == DML_EAGER_REDUCE &&
-        dml_eager_spirv[j].max_len > dml_eager_spirv[k].max_len)
+  for (uint32_t j = 0; j < dev->n_lib; j++) /* any length first */
+    if (dev->lib[j].op == id && dev->lib[j].kind == DML_EAGER_REDUCE &&
+        dev->lib[j].max_len > dev->lib[k].max_len)
       k = (int32_t)j;
-  for (uint32_t j = 0; j < dml_eager_spirv_count; j++) {
-    const dml_eager_kernel_t *E = &dml_eager_spirv[j];
+  for (uint32_t j = 0; j < dev->n_lib; j++) {
+    const dml_eager_kernel_t *E = &dev->lib[j];
     if (E->op == id && E->kind == DML_EAGER_REDUCE && E->max_len >= len &&
-        E->max_len < dml_eager_spirv[k].max_len &&
-        outer * inner <= (int64_t)65535 * E->local[0])
+        E->max_len < dev->lib[k].max_len && outer * inner <= (int64_t)65535 * E->local[0])
       k = (int32_t)j;
   }
-  const dml_eager_kernel_t *K = &dml_eager_spirv[k];
+  const dml_eager_kernel_t *K = &dev->lib[k];
   int64_t items = K->items[0].c;
   if (K->items[0].sym >= 0 && K->items[0].sym < (int32_t)DML_EAGER_REDUCE_SYMS)
     items *= sym[K->items[0].sym];
@@ -1350,7 +1368,7 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     }
   }
   if (!s && dev->mem) { /* the device's eager kernel library */
-    int32_t k = eager_find(id, n_inputs);
+    int32_t k = eager_find(dev, id, n_inputs);
     for (uint32_t i = 0; i < n_inputs && k >= 0; i++)
       if (!xs[i]) k = -1; /* absent optional input */
     if (!dev->mem->run_kernel || k < 0) {
@@ -1360,10 +1378,13 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                           n_inputs, dev->name),
           "%s; copy the tensors with dml_rt_tensor_to_device and run it on the CPU",
           !dev->mem->run_kernel
-              ? "this device has no eager kernel library in this version (Vulkan has)"
-          : dml_eager_spirv_count
-              ? "the Vulkan eager library holds the f32 elementwise ops, Identity "
-                "and the f32 reductions only (docs/tensor.md)"
+              ? "this device has no eager kernel library in this version"
+          : dev->n_lib ? "the eager library holds the f32 elementwise ops, Identity "
+                         "and the f32 reductions only (docs/tensor.md)"
+          : dev->lib == dml_eager_ptx
+              ? "this build has no CUDA eager kernel library (it is made where the "
+                "code generator and clang-16 are; a runtime-only build takes it with "
+                "-DDMLC_EAGER_PTX_C=dml_eager_ptx.c, docs/tensor.md)"
               : "this build has no eager kernel library (built without the GPU code "
                 "generator, glslang)");
     } else if (n_outputs != 1) {
@@ -1376,7 +1397,7 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               "the GPU's eager kernels take f32 only in this version "
                               "(input %u is %s)",
                               i, dml_dtype_name(xs[i]->dtype));
-      if (!s && dml_eager_spirv[k].kind == DML_EAGER_REDUCE)
+      if (!s && dev->lib[k].kind == DML_EAGER_REDUCE)
         return eager_reduce(dev, id, k, inputs[0], xs[0], attrs, n_attrs, outputs);
       if (!s) s = eager_attrs_check(id, attrs, n_attrs);
       if (!s) s = eager_gpu(dev, id, k, xs, n_inputs, outputs);

@@ -58,11 +58,14 @@ if [ -n "${GPU_CHECK_LOCAL:-}" ]; then
   # runtime program), DEVICE for cuda
   B=build
   step "stand-in run: $B/, device $DEV (no runtime-only build)"
-  cmake --build $B -j2 --target dmlc test_cuda dml_graphs_check >/dev/null || exit 1
+  cmake --build $B -j2 --target dmlc test_cuda dml_graphs_check test_tensor_cuda >/dev/null || exit 1
 else
   B=build-gpu
   step "runtime-only build (build-gpu)"
-  cmake -S . -B build-gpu -DDMLC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >build-gpu.log 2>&1 &&
+  # the eager kernel library gpu_prepare.sh carried (PTX made there)
+  EAGER=()
+  [ -f "$G/eager/dml_eager_ptx.c" ] && EAGER=(-DDMLC_EAGER_PTX_C="$PWD/$G/eager/dml_eager_ptx.c")
+  cmake -S . -B build-gpu -DDMLC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release ${EAGER[@]+"${EAGER[@]}"} >build-gpu.log 2>&1 &&
     cmake --build build-gpu -j"$(nproc)" >>build-gpu.log 2>&1 || { tail -40 build-gpu.log; exit 1; }
   echo "built; dmlc NEEDs: $(readelf -d build-gpu/compiler/dmlc 2>/dev/null | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
 fi
@@ -73,6 +76,18 @@ step "tests/cuda/test_cuda"
 $B/tests/cuda/test_cuda "$G/pkgs" "$G/models"; rc=$?
 echo "test_cuda exit status: $rc"
 result "tests/cuda/test_cuda" $rc "exit status $rc"
+step "eager ops on $DEV tensors against the CPU (tests/tensor/test_tensor_cuda)"
+if [ "$DEV" = cuda ]; then
+  $B/tests/cuda/test_tensor_cuda >"$OUT/test_tensor_cuda.log" 2>&1; rc=$?
+  tail -15 "$OUT/test_tensor_cuda.log"
+  if [ $rc -eq 77 ]; then
+    SUMMARY+=("skip  eager ops (test_tensor_cuda): $(grep -m1 '^SKIP' "$OUT/test_tensor_cuda.log")")
+  else
+    result "eager ops on cuda (test_tensor_cuda)" $rc "exit status $rc, $(grep -m1 'ops of the eager library' "$OUT/test_tensor_cuda.log")"
+  fi
+else
+  SUMMARY+=("skip  eager ops (test_tensor_cuda): device $DEV")
+fi
 step "dmlc run --device $DEV (fashion_mlp input_2, batch 64) and the CPU"
 rc=0
 $D run "$G/pkgs/ref_fashion_mlp.dmlpkg" --input "input=$G/models/fashion_mlp_io/input_2.npy" \

@@ -9,6 +9,9 @@
 #             clang-16, and ptxas when present)
 #   models    the reference models with their saved inputs/outputs
 #   edges     the edge cases of issues 15 and 23 (tests/cuda/edge_cases.py)
+#   eager     the CUDA eager kernel library build/runtime/dml_eager_ptx.c
+#             (PTX made here with clang-16), which gpu_check.sh's runtime-only
+#             build compiles in (-DDMLC_EAGER_PTX_C) for test_tensor_cuda
 #   graphgen  random graphs of `dml_graphgen --pack` (seeds GRAPHGEN_SEEDS,
 #             default 0:60) compiled for cpu,cuda, with the CPU's outputs of
 #             their batch-1 run here (issue 23 item 3)
@@ -52,6 +55,15 @@ tgz() {
   echo "$G/$1.tar.gz: $(($(stat -c %s "$G/$1.tar.gz") / 1000)) kB"
 }
 used_mb() { du -sb $G | awk '{printf "%.1f", $1 / 1e6}'; }
+# The CUDA eager kernel library (docs/tensor.md "Eager ops on CUDA"; fail-soft:
+# a build without clang-16 has none)
+cmake --build build -j2 --target dml_runtime >/dev/null
+if [ -f build/runtime/dml_eager_ptx.c ]; then
+  mkdir -p $G/eager && cp build/runtime/dml_eager_ptx.c $G/eager/
+  tgz eager
+else
+  echo "build/runtime/dml_eager_ptx.c is missing (no clang-16 or no code generator)" | tee $G/eager.skipped
+fi
 for p in pkgs models edges; do tgz $p; done
 
 # Random graphs (fail-soft). A graph that fails here (a compile error other

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dml_eager_lib.h"
 #include "rt_backend.h"
 
 #define OP "rt.cuda"
@@ -870,7 +871,11 @@ const dml_rt_backend_t *dml_rt_cuda_backend(void) {
 /* ---- device memory for eager tensors (rt_backend.h dml_rt_devmem_t) ----
  * The device's primary context (made current on the calling thread by
  * every call), cuMemAlloc'd buffers and the synchronous cuMemcpy calls
- * (they return once the copy is complete). */
+ * (they return once the copy is complete). Eager ops run the kernels of
+ * the PTX library (dml_eager_lib.h dml_eager_ptx): a module per kernel,
+ * loaded on its first use (the driver JIT-compiles the PTX) and kept until
+ * the device closes; each op is launched on the context's default stream
+ * and waited for. */
 
 typedef struct cu_devmem {
   cu_driver_t *D;
@@ -878,6 +883,9 @@ typedef struct cu_devmem {
   CUcontext ctx;
   CUresult (*dtod)(CUdeviceptr, CUdeviceptr, size_t); /* cuMemcpyDtoD_v2 */
   char desc[512];
+  int ordinal;
+  CUmodule *modules; /* per row of dml_eager_ptx; NULL until loaded */
+  CUfunction *fns;
 } cu_devmem_t;
 
 #define DMCHECK(call, what)                                                          \
@@ -899,6 +907,7 @@ static dml_status_t cdm_open(const char *device, void **out) {
   cu_devmem_t *m = (cu_devmem_t *)calloc(1, sizeof *m);
   if (!m) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   m->D = D;
+  m->ordinal = ordinal;
   const cu_device_t *dv = &D->dev[ordinal];
   snprintf(m->desc, sizeof m->desc, "cuda:%d (%s, compute capability %d.%d)", ordinal,
            dv->name, dv->cc_major, dv->cc_minor);
@@ -926,6 +935,13 @@ static dml_status_t cdm_open(const char *device, void **out) {
 static void cdm_close(void *dev) {
   cu_devmem_t *m = (cu_devmem_t *)dev;
   if (!m) return;
+  if (m->modules) {
+    m->D->cuCtxSetCurrent(m->ctx);
+    for (uint32_t k = 0; k < dml_eager_ptx_count; k++)
+      if (m->modules[k]) m->D->cuModuleUnload(m->modules[k]);
+  }
+  free(m->modules);
+  free(m->fns);
   m->D->cuDevicePrimaryCtxRelease(m->dev);
   free(m);
 }
@@ -981,11 +997,113 @@ static dml_status_t cdm_copy(void *dev, void *src, uint64_t soff, void *dst,
   return DML_OK;
 }
 
-/* No eager kernel library for CUDA yet (run_kernel NULL): dml_tensor.c
- * answers UNIMPLEMENTED for ops on CUDA tensors. */
-static const dml_rt_devmem_t k_cuda_devmem = {"cuda",    cdm_open, cdm_close, cdm_name,
-                                              cdm_alloc, cdm_free, cdm_write, cdm_read,
-                                              cdm_copy,  NULL};
+/* Kernel k of the PTX library, its module loaded on first use. */
+static dml_status_t cdm_function(cu_devmem_t *m, uint32_t k, CUfunction *out) {
+  if (!m->fns) {
+    m->modules = (CUmodule *)calloc(dml_eager_ptx_count, sizeof *m->modules);
+    m->fns = (CUfunction *)calloc(dml_eager_ptx_count, sizeof *m->fns);
+    if (!m->modules || !m->fns) {
+      free(m->modules);
+      free(m->fns);
+      m->modules = NULL;
+      m->fns = NULL;
+      return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    }
+  }
+  if (!m->fns[k]) {
+    const dml_eager_kernel_t *E = &dml_eager_ptx[k];
+    char name[64];
+    snprintf(name, sizeof name, DML_EAGER_PTX_ENTRY, k);
+    CUresult r = m->D->cuModuleLoadData(&m->modules[k], (const char *)E->words);
+    if (r)
+      return dml_status_make(r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL,
+                             OP,
+                             "cuModuleLoadData of eager kernel %u (%s, PTX for sm_80) "
+                             "failed: %s (%d) on %s",
+                             k, dml_op_name(E->op), err_name(r), r, m->desc);
+    r = m->D->cuModuleGetFunction(&m->fns[k], m->modules[k], name);
+    if (r) {
+      m->D->cuModuleUnload(m->modules[k]);
+      m->modules[k] = NULL;
+      m->fns[k] = NULL;
+      return dml_status_make(DML_STATUS_DATA_LOSS, OP,
+                             "eager kernel %u: its module has no entry point %s (%s)", k,
+                             name, err_name(r));
+    }
+  }
+  *out = m->fns[k];
+  return DML_OK;
+}
+
+/* rt_backend.h run_kernel: kernel k of dml_eager_ptx with parameters (out,
+ * in or the packed copies, pc) over `groups` blocks of the kernel's
+ * local size, on the default stream, waited for. */
+static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
+                                   const dml_rt_devmem_copy_t *copies, uint32_t n_copies,
+                                   uint64_t pack_bytes, const uint32_t *pc, uint32_t n_pc,
+                                   uint32_t groups) {
+  cu_devmem_t *m = (cu_devmem_t *)dev;
+  if (k >= dml_eager_ptx_count || n_pc > DML_KPKG_MAX_SYMBOLS)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                           "eager kernel %u of %u, %u parameter words", k,
+                           dml_eager_ptx_count, n_pc);
+  const dml_eager_kernel_t *E = &dml_eager_ptx[k];
+  const cu_device_t *dv = &m->D->dev[m->ordinal];
+  if (groups > (uint32_t)dv->max_grid[0])
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "eager kernel %u needs %u blocks; %s allows %d", k, groups,
+                           m->desc, dv->max_grid[0]);
+  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
+  CUfunction fn = NULL;
+  DML_RETURN_IF_ERROR(cdm_function(m, k, &fn));
+  CUdeviceptr y = (CUdeviceptr)(uintptr_t)out, x = (CUdeviceptr)(uintptr_t)in, pack = 0;
+  if (n_copies) { /* the inputs' spans packed into one temporary buffer */
+    DMCHECK(m->D->cuMemAlloc(&pack, pack_bytes ? (size_t)pack_bytes : 4),
+            "cuMemAlloc (an eager op's inputs)");
+    for (uint32_t i = 0; i < n_copies; i++) {
+      CUresult r =
+          copies[i].bytes
+              ? m->dtod(pack + copies[i].dst_off,
+                        (CUdeviceptr)(uintptr_t)copies[i].src + copies[i].src_off,
+                        (size_t)copies[i].bytes)
+              : 0;
+      if (r) {
+        m->D->cuMemFree(pack);
+        DMCHECK(r, "cuMemcpyDtoD (an eager op's inputs)");
+      }
+    }
+    x = pack;
+  }
+  unsigned words[DML_KPKG_MAX_SYMBOLS];
+  memset(words, 0, sizeof words);
+  memcpy(words, pc, sizeof(unsigned) * n_pc);
+  void *params[3] = {&y, &x, words};
+  CUresult r = 0;
+  const char *what = "cuLaunchKernel";
+  if (groups) {
+    r = m->D->cuLaunchKernel(fn, groups, 1, 1, E->local[0], E->local[1], E->local[2], 0,
+                             NULL, params, NULL);
+    if (!r) {
+      what = "cuStreamSynchronize (after an eager kernel)";
+      r = m->D->cuStreamSynchronize(NULL);
+    }
+  }
+  if (pack) m->D->cuMemFree(pack);
+  if (r)
+    return dml_status_make(
+        r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL, OP,
+        "%s of eager kernel %u (%s, %u blocks of %u) failed: %s "
+        "(%d) on %s",
+        what, k, dml_op_name(E->op), groups, E->local[0], err_name(r), r, m->desc);
+  return DML_OK;
+}
+
+/* In a build without the PTX library (dml_eager_ptx_count 0) dml_tensor.c
+ * finds no kernel and answers UNIMPLEMENTED for ops on CUDA tensors,
+ * saying why. */
+static const dml_rt_devmem_t k_cuda_devmem = {
+    "cuda",   cdm_open,  cdm_close, cdm_name, cdm_alloc,
+    cdm_free, cdm_write, cdm_read,  cdm_copy, cdm_run_kernel};
 
 const dml_rt_devmem_t *dml_rt_cuda_devmem(void) {
   return &k_cuda_devmem;

@@ -17,7 +17,9 @@
  * tolerances are within these). A GPU result is also accepted when it
  * agrees with the CPU's at the inputs with subnormals flushed to signed
  * zeros. Sin, Cos and Tan are compared for |x| <= 10 (the GPUs reduce
- * their arguments in f32). Exits 77 (skip) without a Vulkan device. */
+ * their arguments in f32). Exits 77 (skip) without a Vulkan device.
+ * test_tensor_cuda.c runs these cases on CUDA: it includes this file with
+ * TEST_GPU "cuda" and dml_eager_spirv renamed to the PTX library. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +30,11 @@
 #include "dml_ops.h"
 #include "dml_tensor.h"
 #include "dml_test.h"
+
+#ifndef TEST_GPU
+#define TEST_GPU "vulkan"
+#define TEST_GPU_NO_LIB "this build has no eager kernel library (no glslang)"
+#endif
 
 static const float k_edges[] = {NAN,     INFINITY, -INFINITY, -0.0f,  0.0f,    1e-40f,
                                 -1e-40f, 1e30f,    -1e30f,    1e-30f, -1e-30f, 3e38f,
@@ -124,7 +131,7 @@ static int64_t compare(dml_op_t op, const dml_rt_tensor_t *c, const dml_rt_tenso
     if (trig && i < nx && fabsf(x0[i]) > 10) continue;
     if (agree(b[i], a[i], op) || (f && i < nf && agree(b[i], f[i], op))) continue;
     if (bad++ < 3)
-      fprintf(stderr, "%s (%s) element %lld: vulkan %.9g, cpu %.9g\n", name, what,
+      fprintf(stderr, "%s (%s) element %lld: " TEST_GPU " %.9g, cpu %.9g\n", name, what,
               (long long)i, b[i], a[i]);
   }
   if (bad) g_mismatches++;
@@ -208,7 +215,8 @@ static void test_every_op(void) {
       compare(op, ce, ve, 2, &fmod, na, NULL, "empty [0,5]");
     }
   }
-  printf("%u ops of the eager library compared on vulkan (%d calls with mismatches)\n",
+  printf("%u ops of the eager library compared on " TEST_GPU
+         " (%d calls with mismatches)\n",
          n_ops, g_mismatches);
   CHECK(n_ops >= 50); /* the f32 elementwise ops of ops.def, the reductions */
   for (int i = 0; i < 8; i++) {
@@ -247,7 +255,7 @@ static void compare_reduce(dml_op_t op, dml_rt_tensor_t c, dml_rt_tensor_t v,
         agree(pv[i], pc[i], op) ||
         (isfinite(pc[i]) && fabs((double)pv[i] - pc[i]) <= slack + 1e-5 * fabs(pc[i]));
     if (!ok && bad++ < 3)
-      fprintf(stderr, "%s (%s) element %lld: vulkan %.9g, cpu %.9g\n", name, what,
+      fprintf(stderr, "%s (%s) element %lld: " TEST_GPU " %.9g, cpu %.9g\n", name, what,
               (long long)i, pv[i], pc[i]);
   }
   CHECK(bad == 0);
@@ -336,7 +344,7 @@ static void test_reductions(void) {
     CHECK_OK(dml_rt_tensor_free(yc));
     CHECK_OK(dml_rt_tensor_free(yv));
   }
-  printf("%u reductions of the eager library compared on vulkan\n", n_red);
+  printf("%u reductions of the eager library compared on " TEST_GPU "\n", n_red);
   CHECK(n_red >= 4); /* Sum, Mean, Max, Min at least */
   dml_rt_tensor_t all[10] = {c2, v2, c3, v3, ce, ve, cg, vg, cr, vr};
   for (int i = 0; i < 10; i++) CHECK_OK(dml_rt_tensor_free(all[i]));
@@ -385,7 +393,7 @@ static void test_errors(void) {
   CHECK(dml_rt_device_bytes(g_vk) == before); /* no output left behind */
   /* an op outside the library: a clear error, never a CPU fallback */
   CHECK_ERROR(dml_rt_tensor_op("MatMul", in, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "eager op MatMul with 2 inputs is not implemented on vulkan");
+              "eager op MatMul with 2 inputs is not implemented on " TEST_GPU);
   /* attributes other than the defaults */
   dml_attr_t alpha = {0};
   alpha.name = "alpha";
@@ -443,20 +451,20 @@ static void test_chain(void) {
 }
 
 int main(void) {
-  dml_status_t s = dml_rt_device_open("vulkan", &g_vk);
+  dml_status_t s = dml_rt_device_open(TEST_GPU, &g_vk);
   if (s) {
     char *m = dml_status_format(s);
-    printf("SKIP: no Vulkan device: %s\n", m ? m : "?");
+    printf("SKIP: no " TEST_GPU " device: %s\n", m ? m : "?");
     free(m);
     dml_status_free(s);
     return 77;
   }
   if (!dml_eager_spirv_count) {
-    printf("SKIP: this build has no eager kernel library (no glslang)\n");
+    printf("SKIP: " TEST_GPU_NO_LIB "\n");
     dml_rt_device_close(g_vk);
     return 77;
   }
-  printf("vulkan device: %s\n", dml_rt_device_name(g_vk));
+  printf(TEST_GPU " device: %s\n", dml_rt_device_name(g_vk));
   CHECK_OK(dml_rt_device_open("cpu", &g_cpu));
   uint64_t start = dml_rt_device_bytes(g_vk), start_n = dml_rt_device_num_storages(g_vk);
   RUN(test_every_op);

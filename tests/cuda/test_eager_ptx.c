@@ -1,0 +1,92 @@
+/* test_eager_ptx.c — the CUDA eager kernel library as this build made it
+ * (dml_eager_ptx, runtime/dml_eager_lib.h; docs/tensor.md "Eager ops on
+ * CUDA"), without a GPU: its rows are the SPIR-V library's kernels row for
+ * row (op, kind, inputs, bound, workgroup and grid: one generator, two
+ * renderings); each row's PTX is NUL-terminated within its words and
+ * declares its entry point DML_EAGER_PTX_ENTRY; and with ptxas
+ * (DMLC_PTXAS, /usr/local/cuda/bin, PATH) each assembles for sm_80 and
+ * sm_90. Exits 77 (skip), saying why, in a build without the PTX library. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_codegen.h"
+#include "dml_eager_lib.h"
+#include "dml_test.h"
+
+/* Rows and their PTX text. */
+static void test_rows(void) {
+  uint32_t n_ew = 0, n_red = 0;
+  for (uint32_t k = 0; k < dml_eager_ptx_count; k++) {
+    const dml_eager_kernel_t *E = &dml_eager_ptx[k];
+    const char *text = (const char *)E->words;
+    size_t cap = (size_t)E->n_words * 4;
+    CHECK(E->op != DML_OP_INVALID);
+    CHECK(text && cap > 0 && memchr(text, 0, cap) != NULL);
+    if (!text || !cap || !memchr(text, 0, cap)) continue;
+    char entry[80];
+    snprintf(entry, sizeof entry, ".entry " DML_EAGER_PTX_ENTRY "(", k);
+    CHECK(strstr(text, entry) != NULL);
+    CHECK(strstr(text, ".target sm_80") != NULL);
+    n_ew += E->kind == DML_EAGER_EW;
+    n_red += E->kind == DML_EAGER_REDUCE;
+    if (dml_eager_spirv_count) { /* the same row of the SPIR-V library */
+      CHECK(dml_eager_spirv_count == dml_eager_ptx_count);
+      if (k >= dml_eager_spirv_count) continue;
+      const dml_eager_kernel_t *V = &dml_eager_spirv[k];
+      CHECK(V->op == E->op && V->kind == E->kind && V->n_inputs == E->n_inputs &&
+            V->max_len == E->max_len);
+      CHECK(!memcmp(V->local, E->local, sizeof V->local));
+      CHECK(!memcmp(V->items, E->items, sizeof V->items));
+    }
+  }
+  printf(
+      "%u PTX kernels: %u elementwise (two forms each), %u reductions; the SPIR-V "
+      "library has %u\n",
+      dml_eager_ptx_count, n_ew, n_red, dml_eager_spirv_count);
+  CHECK(n_ew >= 90 && n_red >= 16); /* 2 forms: 45 elementwise ops, 8 reductions */
+}
+
+/* Each row assembled by ptxas for sm_80 and sm_90. */
+static void test_ptxas(void) {
+  if (!dml_codegen_cuda_ptxas()) {
+    printf(
+        "ptxas not found (DMLC_PTXAS, /usr/local/cuda/bin, PATH): PTX not assembled\n");
+    return;
+  }
+  static const int sms[2] = {80, 90};
+  uint32_t ok = 0;
+  size_t bytes[2] = {0, 0};
+  for (uint32_t k = 0; k < dml_eager_ptx_count; k++)
+    for (int i = 0; i < 2; i++) {
+      void *bin = NULL;
+      size_t n = 0;
+      dml_status_t s =
+          dml_codegen_cuda_cubin((const char *)dml_eager_ptx[k].words, sms[i], &bin, &n);
+      if (s) {
+        char *m = dml_status_format(s);
+        fprintf(stderr, "eager kernel %u (%s) for sm_%d: %s\n", k,
+                dml_op_name(dml_eager_ptx[k].op), sms[i], m ? m : "?");
+        free(m);
+        dml_status_free(s);
+      }
+      CHECK(!s && n > 0);
+      ok += !s && n > 0;
+      bytes[i] += n;
+      free(bin);
+    }
+  printf("%u of %u cubins assembled by %s (%zu bytes for sm_80, %zu for sm_90)\n", ok,
+         2 * dml_eager_ptx_count, dml_codegen_cuda_ptxas(), bytes[0], bytes[1]);
+}
+
+int main(void) {
+  if (!dml_eager_ptx_count) {
+    printf(
+        "SKIP: this build has no CUDA eager kernel library (no clang-16, no code "
+        "generator or DMLC_WITH_CUDA off)\n");
+    return 77;
+  }
+  RUN(test_rows);
+  RUN(test_ptxas);
+  return dml_test_finish();
+}
