@@ -3,7 +3,9 @@
 # cmake and gcc, PyTorch; no Debian packages, no network): a runtime-only
 # build (libc/libm only; libcuda.so.1 is opened at run time), `dmlc
 # devices`, tests/cuda/test_cuda on the packages scripts/gpu_prepare.sh put
-# in .gpu-cuda/, `dmlc run`/`dmlc check`/`dmlc bench` on cuda, and bench/cuda next to
+# in .gpu-cuda/, eager ops on cuda tensors (tests/tensor/test_tensor_cuda and
+# bench/eager_bench, with the PTX eager library gpu_prepare.sh carried),
+# `dmlc run`/`dmlc check`/`dmlc bench` on cuda, and bench/cuda next to
 # PyTorch; with .gpu-train carried (bench/gpu/train_prepare.sh) also the
 # training benchmark bench/gpu/train_h200.sh (into $OUT/train); the zoo's
 # packed models on cuda against ONNX Runtime's outputs and dmlc's CPU
@@ -170,6 +172,10 @@ else
   $D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --iterations 1000 --warmup 100 || rc=1
   $D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --batch 64 --iterations 1000 --warmup 100 || rc=1
   result "dmlc bench" $rc
+  step "eager tensors on cuda: per-op cost (bench/eager_bench --device cuda)"
+  build-gpu/bench/cuda/eager_bench --device cuda --runs 7 | tee "$OUT/eager_bench_cuda.txt"
+  rc=${PIPESTATUS[0]}
+  result "eager_bench --device cuda" $rc "$(grep -m1 'eager Add f32' "$OUT/eager_bench_cuda.txt")"
   step "bench/cuda: dmlc vs PyTorch"
   bash bench/cuda/run_cuda_bench.sh build-gpu/bench/cuda/cuda_bench "$G/pkgs" "$G/models" "$OUT"
   result "bench/cuda" $?
