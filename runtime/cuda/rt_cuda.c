@@ -1035,9 +1035,50 @@ static dml_status_t cdm_function(cu_devmem_t *m, uint32_t k, CUfunction *out) {
   return DML_OK;
 }
 
+/* The inputs' spans (copies[], the Vulkan path's packing) read in place
+ * instead: one address space holds every buffer, so the kernel's input
+ * pointer can be the lowest span's start `*out_base` and each offset word
+ * re-based onto it, where every span then ends below element 2^32 (the
+ * kernels' 32-bit indices). A single span at pack offset 0 needs no
+ * offset word (the reductions' input at element 0); an elementwise
+ * kernel's span j is input j's, whose offset is word DML_EAGER_PC_IN + j *
+ * DML_EAGER_PC_IN_WORDS. Returns 0 (pack them) when it does not apply. */
+static int spans_in_place(const dml_eager_kernel_t *E, const dml_rt_devmem_copy_t *cp,
+                          uint32_t n, uint32_t *pc, uint32_t n_pc,
+                          CUdeviceptr *out_base) {
+  if (n == 1 && cp[0].dst_off == 0) {
+    *out_base = (CUdeviceptr)(uintptr_t)cp[0].src + cp[0].src_off;
+    return 1;
+  }
+  if (E->kind != DML_EAGER_EW || n != E->n_inputs || n > DML_EAGER_MAX_INPUTS ||
+      n_pc < DML_EAGER_PC_WORDS)
+    return 0;
+  CUdeviceptr base = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    CUdeviceptr at = (CUdeviceptr)(uintptr_t)cp[j].src + cp[j].src_off;
+    if ((at | cp[j].dst_off) % 4) return 0;
+    if (!j || at < base) base = at;
+  }
+  uint32_t off[DML_EAGER_MAX_INPUTS];
+  for (uint32_t j = 0; j < n; j++) {
+    CUdeviceptr at = (CUdeviceptr)(uintptr_t)cp[j].src + cp[j].src_off;
+    uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS;
+    /* the element of the span the offset names, then the span's end */
+    uint64_t in_span = (uint64_t)pc[w] - cp[j].dst_off / 4;
+    uint64_t start = (at - base) / 4, end = start + (cp[j].bytes + 3) / 4;
+    if ((uint64_t)pc[w] < cp[j].dst_off / 4 || end > UINT32_MAX) return 0;
+    off[j] = (uint32_t)(start + in_span);
+  }
+  for (uint32_t j = 0; j < n; j++)
+    pc[DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS] = off[j];
+  *out_base = base;
+  return 1;
+}
+
 /* rt_backend.h run_kernel: kernel k of dml_eager_ptx with parameters (out,
- * in or the packed copies, pc) over `groups` blocks of the kernel's
- * local size, on the default stream, waited for. */
+ * in, pc) over `groups` blocks of the kernel's local size, on the default
+ * stream, waited for; copies[] are read in place where spans_in_place
+ * allows, else packed into a temporary buffer as the contract says. */
 static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
                                    const dml_rt_devmem_copy_t *copies, uint32_t n_copies,
                                    uint64_t pack_bytes, const uint32_t *pc, uint32_t n_pc,
@@ -1057,6 +1098,10 @@ static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
   CUfunction fn = NULL;
   DML_RETURN_IF_ERROR(cdm_function(m, k, &fn));
   CUdeviceptr y = (CUdeviceptr)(uintptr_t)out, x = (CUdeviceptr)(uintptr_t)in, pack = 0;
+  unsigned words[DML_KPKG_MAX_SYMBOLS];
+  memset(words, 0, sizeof words);
+  memcpy(words, pc, sizeof(unsigned) * n_pc);
+  if (n_copies && spans_in_place(E, copies, n_copies, words, n_pc, &x)) n_copies = 0;
   if (n_copies) { /* the inputs' spans packed into one temporary buffer */
     DMCHECK(m->D->cuMemAlloc(&pack, pack_bytes ? (size_t)pack_bytes : 4),
             "cuMemAlloc (an eager op's inputs)");
@@ -1074,9 +1119,6 @@ static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
     }
     x = pack;
   }
-  unsigned words[DML_KPKG_MAX_SYMBOLS];
-  memset(words, 0, sizeof words);
-  memcpy(words, pc, sizeof(unsigned) * n_pc);
   void *params[3] = {&y, &x, words};
   CUresult r = 0;
   const char *what = "cuLaunchKernel";
