@@ -639,8 +639,9 @@ dml_status_t dml_rt_tensor_info(dml_rt_tensor_t t, dml_rt_tensor_info_t *out) {
     memset(out, 0, sizeof *out);
     out->dtype = s->dtype;
     out->rank = s->rank;
-    memcpy(out->dims, s->dims, sizeof s->dims);
-    memcpy(out->strides, s->strides, sizeof s->strides);
+    /* rank entries (a reused slot keeps a former tensor's beyond them) */
+    memcpy(out->dims, s->dims, sizeof(int64_t) * (size_t)s->rank);
+    memcpy(out->strides, s->strides, sizeof(int64_t) * (size_t)s->rank);
     out->offset = s->offset;
     out->contiguous = is_contig(s);
     out->refs = s->refs;

@@ -1,0 +1,193 @@
+/* test_tensor_cuda_mock.c — eager ops on CUDA tensors without a GPU: the
+ * cases of test_tensor_vulkan.c (as test_tensor_cuda.c runs them) on the
+ * mock driver of mock_cuda_driver.c (argv[1], through $DMLC_CUDA_DRIVER),
+ * whose kernel launches this file runs on the host by the eager library's
+ * contract (runtime/dml_eager_lib.h): for an elementwise row, each
+ * invocation g < grid * 256 takes the elements g + it * stride (it <
+ * iters) below n, reads input j at off_j + sum_d coord_d * stride_j_d
+ * (32-bit arithmetic, the row's number of dims) from the input pointer, and
+ * the value is the CPU's eager op on the gathered elements; for a
+ * reduction row, the CPU's reduction of x [S0, S1, S2] over axis 1 (the
+ * grid checked to cover its rows). No PTX runs: what this checks is
+ * everything around the kernels — dml_tensor.c's dims, strides, offsets,
+ * forms and grids for CUDA, rt_cuda.c's modules, parameters, launches and
+ * the in-place reading of two inputs (spans_in_place) — and the driver's
+ * view of memory: every allocation freed and every module unloaded when
+ * the device closes, each kernel's module loaded once. The kernels
+ * themselves run on a GPU in test_tensor_cuda (scripts/gpu_check.sh).
+ * Skips (77) in a build without the PTX library. */
+#include <dlfcn.h>
+#include <stdint.h>
+
+#define TEST_GPU "cuda"
+#define TEST_GPU_NO_LIB "this build has no CUDA eager kernel library"
+#define dml_eager_spirv dml_eager_ptx
+#define dml_eager_spirv_count dml_eager_ptx_count
+#define main tensor_cases_main
+int tensor_cases_main(void);
+#include "../tensor/test_tensor_vulkan.c"
+#undef main
+
+typedef int (*launch_fn)(const char *, const unsigned[3], const unsigned[3], void **);
+
+static dml_rt_device_t *g_host; /* the emulator's CPU device */
+static long long g_launches;
+
+/* The CPU's eager op `op` (n_in inputs of dims/rank, f32) into y. */
+static int cpu_op(dml_op_t op, uint32_t n_in, float *const *xs, int32_t rank,
+                  const int64_t *dims, const dml_attr_t *attrs, uint32_t n_attrs,
+                  float *y, int64_t ny) {
+  dml_rt_tensor_t in[2] = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE}, out;
+  int bad = 0;
+  for (uint32_t j = 0; j < n_in && !bad; j++) {
+    dml_tensor_t h;
+    memset(&h, 0, sizeof h);
+    h.dtype = DML_DTYPE_F32;
+    h.rank = rank;
+    memcpy(h.dims, dims, sizeof(int64_t) * (size_t)rank);
+    h.data = xs[j];
+    dml_status_t s = dml_rt_tensor_from_host(g_host, &h, &in[j]);
+    bad = s != DML_OK;
+    dml_status_free(s);
+  }
+  dml_status_t s =
+      bad ? DML_OK : dml_rt_tensor_op(dml_op_name(op), in, n_in, attrs, n_attrs, &out, 1);
+  if (!bad && s) {
+    char *m = dml_status_format(s);
+    fprintf(stderr, "mock launch: the CPU's %s: %s\n", dml_op_name(op), m ? m : "?");
+    free(m);
+    bad = 1;
+  }
+  dml_status_free(s);
+  if (!bad) {
+    dml_rt_tensor_info_t info;
+    dml_status_free(dml_rt_tensor_info(out, &info));
+    dml_tensor_t h;
+    memset(&h, 0, sizeof h);
+    h.dtype = DML_DTYPE_F32;
+    h.rank = info.rank;
+    memcpy(h.dims, info.dims, sizeof h.dims);
+    h.data = y;
+    int64_t n = 1;
+    for (int32_t d = 0; d < info.rank; d++) n *= info.dims[d];
+    s = n == ny ? dml_rt_tensor_to_host(out, &h) : DML_OK;
+    bad = n != ny || s != DML_OK;
+    dml_status_free(s);
+    dml_status_free(dml_rt_tensor_free(out));
+  }
+  for (uint32_t j = 0; j < n_in; j++)
+    if (in[j].id) dml_status_free(dml_rt_tensor_free(in[j]));
+  return bad;
+}
+
+/* Kernel row k's contract on the host; 0 or a CUresult (1: invalid). */
+static int emulate(const char *entry, const unsigned grid[3], const unsigned block[3],
+                   void **params) {
+  unsigned k = 0;
+  if (sscanf(entry, "dml_eager_%u", &k) != 1 || k >= dml_eager_ptx_count) return 1;
+  const dml_eager_kernel_t *E = &dml_eager_ptx[k];
+  if (block[0] != E->local[0] || block[1] != E->local[1] || block[2] != E->local[2] ||
+      grid[1] != 1 || grid[2] != 1 || !grid[0])
+    return 1;
+  g_launches++;
+  float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
+  const float *x = (const float *)(uintptr_t) * (unsigned long long *)params[1];
+  const unsigned *pc = (const unsigned *)params[2];
+  dml_attr_t fmod;
+  memset(&fmod, 0, sizeof fmod);
+  fmod.name = "fmod";
+  fmod.kind = DML_ATTR_INT;
+  fmod.i = 1;
+  if (E->kind == DML_EAGER_REDUCE) {
+    int64_t S[3] = {pc[0], pc[1], pc[2]}, rows = S[0] * S[2];
+    /* one invocation per row, or one block per row (a capped grid loops) */
+    if (E->max_len <= 256 ? (int64_t)grid[0] * block[0] < rows
+                          : (int64_t)grid[0] < (rows < 65535 ? rows : 65535))
+      return 1;
+    int64_t axis = 1;
+    dml_attr_t a[2];
+    memset(a, 0, sizeof a);
+    a[0].name = "axes";
+    a[0].kind = DML_ATTR_INTS;
+    a[0].n = 1;
+    a[0].ints = &axis;
+    a[1].name = "keepdims";
+    a[1].kind = DML_ATTR_INT;
+    a[1].i = 1;
+    float *xs[1] = {(float *)x};
+    return cpu_op(E->op, 1, xs, 3, S, a, 2, y, rows);
+  }
+  uint32_t n = pc[DML_EAGER_PC_N], stride = pc[DML_EAGER_PC_STRIDE],
+           iters = pc[DML_EAGER_PC_ITERS];
+  if ((uint64_t)grid[0] * block[0] != stride || (uint64_t)iters * stride < n) return 1;
+  const int lo = (int)(DML_EAGER_RANK - (uint32_t)E->max_len);
+  float *g[DML_EAGER_MAX_INPUTS] = {NULL, NULL};
+  for (uint32_t j = 0; j < E->n_inputs; j++) g[j] = (float *)malloc((size_t)n * 4 + 4);
+  uint8_t *done = (uint8_t *)calloc((size_t)n + 1, 1);
+  for (uint64_t gid = 0; gid < stride; gid++)
+    for (uint32_t it = 0; it < iters; it++) {
+      uint32_t i = (uint32_t)(gid + (uint64_t)it * stride);
+      if (i >= n) continue;
+      uint32_t coord[DML_EAGER_RANK] = {0}, rest = i;
+      for (int d = (int)DML_EAGER_RANK - 1; d >= lo; d--) {
+        uint32_t e = pc[DML_EAGER_PC_DIMS + (uint32_t)d];
+        coord[d] = d == lo ? rest : rest % e;
+        rest /= e;
+      }
+      for (uint32_t j = 0; j < E->n_inputs; j++) {
+        uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS, idx = pc[w];
+        for (int d = lo; d < (int)DML_EAGER_RANK; d++)
+          idx += coord[d] * pc[w + 1 + (uint32_t)d];
+        g[j][i] = x[idx];
+      }
+      done[i]++;
+    }
+  int bad = 0;
+  for (uint32_t i = 0; i < n; i++) bad |= done[i] != 1;
+  int64_t dn = n;
+  if (!bad && E->op == DML_OP_IDENTITY) memcpy(y, g[0], (size_t)n * 4);
+  if (!bad && E->op != DML_OP_IDENTITY)
+    bad =
+        cpu_op(E->op, E->n_inputs, g, 1, &dn, &fmod, E->op == DML_OP_MOD ? 1 : 0, y, dn);
+  for (uint32_t j = 0; j < E->n_inputs; j++) free(g[j]);
+  free(done);
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  if (!dml_eager_ptx_count) {
+    printf("SKIP: " TEST_GPU_NO_LIB "\n");
+    return 77;
+  }
+  if (argc != 2) {
+    fprintf(stderr, "usage: test_tensor_cuda_mock MOCK_DRIVER.so\n");
+    return 2;
+  }
+  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  void (*set_launch)(launch_fn) = NULL;
+  void (*stats)(long long *, long long *, int *, int *, int *) = NULL;
+  if (h) {
+    *(void **)&set_launch = dlsym(h, "dml_mock_cuda_set_launch");
+    *(void **)&stats = dlsym(h, "dml_mock_cuda_stats");
+  }
+  if (!set_launch || !stats) {
+    fprintf(stderr, "cannot load the mock driver %s: %s\n", argv[1], dlerror());
+    return 1;
+  }
+  set_launch(emulate);
+  setenv("DMLC_CUDA_DRIVER", argv[1], 1);
+  CHECK_OK(dml_rt_device_open("cpu", &g_host));
+  int rc = tensor_cases_main(); /* opens and closes the cuda device */
+  if (rc == 77) return 77;      /* no cuda device (a build without CUDA) */
+  long long live = -1, bytes = -1;
+  int loaded = 0, alive = -1, most = 0;
+  stats(&live, &bytes, &loaded, &alive, &most);
+  printf(
+      "mock driver: %lld launches, %d modules loaded (at most %d of one kernel), %d "
+      "alive and %lld allocations (%lld bytes) left after the device closed\n",
+      g_launches, loaded, most, alive, live, bytes);
+  int bad = live != 0 || bytes != 0 || alive != 0 || most != 1 || loaded < 50;
+  if (bad) fprintf(stderr, "FAILED: the mock driver's memory or modules\n");
+  dml_rt_device_close(g_host);
+  return rc || bad ? 1 : 0;
+}
