@@ -3,9 +3,11 @@
  * CUDA"), without a GPU: its rows are the SPIR-V library's kernels row for
  * row (op, kind, inputs, bound, workgroup and grid: one generator, two
  * renderings); each row's PTX is NUL-terminated within its words and
- * declares its entry point DML_EAGER_PTX_ENTRY; and with ptxas
- * (DMLC_PTXAS, /usr/local/cuda/bin, PATH) each assembles for sm_80 and
- * sm_90. Exits 77 (skip), saying why, in a build without the PTX library. */
+ * declares its entry point DML_EAGER_PTX_ENTRY with the parameters
+ * rt_cuda.c passes (two pointers, then the push-constant words by value);
+ * and with ptxas (DMLC_PTXAS, /usr/local/cuda/bin, PATH) each assembles
+ * for sm_80 and sm_90. Exits 77 (skip), saying why, in a build without
+ * the PTX library. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,12 @@ static void test_rows(void) {
     snprintf(entry, sizeof entry, ".entry " DML_EAGER_PTX_ENTRY "(", k);
     CHECK(strstr(text, entry) != NULL);
     CHECK(strstr(text, ".target sm_80") != NULL);
+    /* the parameters run_kernel passes: y, x, then the words by value */
+    char words[96];
+    snprintf(words, sizeof words, DML_EAGER_PTX_ENTRY "_param_2[%u]", k,
+             4 * (E->kind == DML_EAGER_EW ? DML_EAGER_PC_WORDS : DML_EAGER_REDUCE_SYMS));
+    snprintf(entry, sizeof entry, ".u64 " DML_EAGER_PTX_ENTRY "_param_1,", k);
+    CHECK(strstr(text, words) != NULL && strstr(text, entry) != NULL);
     n_ew += E->kind == DML_EAGER_EW;
     n_red += E->kind == DML_EAGER_REDUCE;
     if (dml_eager_spirv_count) { /* the same row of the SPIR-V library */
