@@ -33,6 +33,16 @@
 #include "dml_file.h"
 #include "schedule_internal.h"
 
+/* The enum identifier of each op (the rows name ops by it, so a library
+ * compiled against another ops.def fails to compile instead of naming
+ * other ops: DMLC_EAGER_PTX_C brings one from another build). */
+static const char *const k_op_enum[DML_OP_COUNT_] = {
+    "DML_OP_INVALID",
+#define DML_OP(e, name, imin, imax, omin, omax, flags) "DML_OP_" #e,
+#include "ops.def"
+#undef DML_OP
+};
+
 static const dml_kidx_t *sym(dml_kpool_t *p, uint32_t w) {
   return dml_ki_sym(p, (int32_t)w);
 }
@@ -289,10 +299,10 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
       snprintf(items, sizeof items, "{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}");
     }
     int len = snprintf(G->table + G->tlen, sizeof G->table - G->tlen,
-                       "  {(dml_op_t)%d /* %s */, %uu, %u, %zu, k%u%s, {%u, %u, %u}, "
+                       "  {%s, %uu, %u, %zu, k%u%s, {%u, %u, %u}, "
                        "{%s}, %lldll},\n",
-                       (int)op, dml_op_name(op), kind, n_in, nw, G->n, ptx ? ".w" : "",
-                       K->local[0], K->local[1], K->local[2], items, (long long)max_len);
+                       k_op_enum[op], kind, n_in, nw, G->n, ptx ? ".w" : "", K->local[0],
+                       K->local[1], K->local[2], items, (long long)max_len);
     if (len < 0 || (size_t)len >= sizeof G->table - G->tlen)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.eager",
                           "the table outgrew its buffer");
