@@ -355,6 +355,14 @@ int main(int argc, char **argv) {
           "kernel library's %s. Do not edit. */\n"
           "#include \"dml_eager_lib.h\"\n",
           ptx ? "PTX (clang-16, sm_80)" : "SPIR-V");
+  /* the kernels' interface as generated (a file compiled by another build,
+   * DMLC_EAGER_PTX_C, must agree) */
+  fprintf(G->f,
+          "_Static_assert(DML_EAGER_PC_WORDS == %u && DML_EAGER_RANK == %u && "
+          "DML_EAGER_LOCAL == %u && DML_EAGER_REDUCE_SYMS == %u, \"generated for another "
+          "dml_eager_lib.h: run dmlc_eager_libgen of this checkout\");\n",
+          (unsigned)DML_EAGER_PC_WORDS, DML_EAGER_RANK, DML_EAGER_LOCAL,
+          DML_EAGER_REDUCE_SYMS);
   dml_status_t s = DML_OK;
   s = emit(G, DML_OP_IDENTITY, 1); /* the strided copy */
   for (int o = 1; o < DML_OP_COUNT_ && !s; o++) {
