@@ -469,8 +469,8 @@ static int pack_case(run_t *r, const char *status, dml_op_t op, dml_dtype_t dt,
   snprintf(why, sizeof why, "%s", reason && reason[0] ? reason : "-");
   for (char *p = why; *p; p++)
     if (*p == '\t' || *p == '\n' || *p == '\r') *p = ' ';
-  fprintf(r->manifest, "%d\t%s\t%s\t%s\t%s\t%lld\t%lld\t%s\t%s\t%s\t%s\n", id,
-          status, dml_op_name(op), dml_dtype_name(dt), shape_what, (long long)sh.R,
+  fprintf(r->manifest, "%d\t%s\t%s\t%s\t%s\t%lld\t%lld\t%s\t%s\t%s\t%s\n", id, status,
+          dml_op_name(op), dml_dtype_name(dt), shape_what, (long long)sh.R,
           (long long)sh.L, k_class_name[dml_op_tol_class(op)], kn ? kn->reason : "-",
           file, why);
   return 1;
@@ -518,8 +518,11 @@ static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_
       printf("FAIL %s %s %s: compile for %s: %s\n", name, dn, shape_what, targets,
              dml_status_reason(s));
     }
-    pack_case(r, refused ? "refused" : kn ? "known" : "fail", op, dt, sh, shape_what, kn,
-              NULL, 0, dml_status_reason(s));
+    pack_case(r,
+              refused ? "refused"
+              : kn    ? "known"
+                      : "fail",
+              op, dt, sh, shape_what, kn, NULL, 0, dml_status_reason(s));
     dml_status_free(s);
     return;
   }

@@ -32,8 +32,8 @@
 
 #include "dml_npy.h"
 #include "dml_rt.h"
-#include "graphgen_io.h"
 #include "gpu_check_util.h"
+#include "graphgen_io.h"
 
 #define GC_MAX_FAIL 200
 
