@@ -12,7 +12,10 @@
 # (scripts/zoo/run.py: $OUT/zoo_cuda.json, which `run.py --merge` takes into
 # docs/zoo.*, $OUT/zoo_cuda.md, $OUT/zoo_pack.json) and the random graphs of
 # dml_graphgen --pack against the CPU (tests/cuda/graphs_check.c:
-# $OUT/graphgen_cuda.json, each disagreement with its seed). Writes
+# $OUT/graphgen_cuda.json, each disagreement with its seed) and every case of
+# the every-op differential test (dml_every_op --pack) against the CPU
+# (tests/cuda/everyop_check.c: $OUT/everyop_cuda.json, the counts
+# `dml_every_op --device cuda` would print). Writes
 # $OUT/gpu_check.log, $OUT/bench.md and $OUT/bench.json; the log ends with
 # one line per step.
 #   bash scripts/gpu_check.sh [PREPARED_DIR]     (default .gpu-cuda)
@@ -22,7 +25,7 @@
 # cuda: the cpu runs the CPU plans of the cuda packages, vulkan the parts
 # GPU_PREP_TARGET=vulkan bash scripts/gpu_prepare.sh compiled for vulkan).
 # Exit status: 0 when every step succeeded (the summary at the end of the log
-# lists them; the zoo and the random graphs each add one line, and a part
+# lists them; the zoo, the random graphs and every op each add one line, and a part
 # gpu_prepare.sh could not make is listed as skipped with why).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -60,7 +63,7 @@ if [ -n "${GPU_CHECK_LOCAL:-}" ]; then
   # runtime program), DEVICE for cuda
   B=build
   step "stand-in run: $B/, device $DEV (no runtime-only build)"
-  cmake --build $B -j2 --target dmlc test_cuda dml_graphs_check test_tensor_cuda >/dev/null || exit 1
+  cmake --build $B -j2 --target dmlc test_cuda dml_graphs_check dml_everyop_check test_tensor_cuda >/dev/null || exit 1
 else
   B=build-gpu
   step "runtime-only build (build-gpu)"
@@ -163,6 +166,24 @@ elif [ -f "$G/graphgen.skipped" ]; then
   SUMMARY+=("skip  random graphs: not prepared: $(head -1 "$G/graphgen.skipped")")
 else
   result "random graphs" 1 "$G/graphgen.tar.gz was not carried (scripts/gpu_prepare.sh makes it)"
+fi
+step "every op on $DEV vs the CPU (dml_everyop_check on dml_every_op --pack's cases)"
+if [ -f "$G/everyop/cases.tsv" ]; then
+  J=$OUT/everyop_${DEV%%:*}.json
+  $B/tests/cuda/dml_everyop_check "$G/everyop" --device "$DEV" \
+    --seconds "${EVERYOP_SECONDS:-300}" --json "$J"
+  rc=$?
+  if [ $rc -eq 77 ]; then
+    SUMMARY+=("skip  every op: dml_everyop_check skipped on $DEV (no such device, or the CPU)")
+  else
+    result "every op on $DEV ($J)" $rc \
+      "$("$PY" -c "import json; d = json.load(open('$J')); print(f\"{d['compiled']} cases compiled, {d['checked']} checked: {d['passed']} passed, {d['known_failures']} known failures, {d['failed']} failed, {d['refused_by_target']} refused, {d['not_run']} not run; cpu f32 vs f64 {d['cpu_f64_failed']} failed; failing: {[f['op'] + ' ' + f['dtype'] + ' ' + f['shape'] for f in d['failures']][:8]}\")" 2>/dev/null || echo "exit status $rc, no JSON")"
+  fi
+elif [ -f "$G/everyop.skipped" ]; then
+  echo "not prepared: $(cat "$G/everyop.skipped")"
+  SUMMARY+=("skip  every op: not prepared: $(head -1 "$G/everyop.skipped")")
+else
+  result "every op" 1 "$G/everyop.tar.gz was not carried (scripts/gpu_prepare.sh makes it)"
 fi
 if [ -n "${GPU_CHECK_LOCAL:-}" ]; then
   SUMMARY+=("skip  benchmarks and training: not in the stand-in run")

@@ -15,16 +15,21 @@
 #   graphgen  random graphs of `dml_graphgen --pack` (seeds GRAPHGEN_SEEDS,
 #             default 0:60) compiled for cpu,cuda, with the CPU's outputs of
 #             their batch-1 run here (issue 23 item 3)
+#   everyop   every case of the every-op differential test (`dml_every_op
+#             --pack`: each op x dtype x shape compiled for cpu,cuda, with
+#             the manifest cases.tsv; no input values: the checker makes
+#             them from the seed; GPU_EVERYOP_BIG=0 leaves out the cases of
+#             2^24 elements) for dml_everyop_check (issue 15 item 4)
 #   zoo       exported zoo models compiled for cpu,cuda (scripts/zoo/run.py
 #             --pack: each model's smallest export first, smallest models
 #             first, as many as fit the budget left), with their inputs and
 #             ONNX Runtime's outputs (issue 14; issue 23 item 4);
 #             GPU_ZOO_ONLY=name,... packs only those models (run.py --only)
-# pkgs, models and edges must succeed (the script stops otherwise); graphgen
-# and zoo are fail-soft: a part that cannot be made leaves
+# pkgs, models and edges must succeed (the script stops otherwise); graphgen,
+# everyop and zoo are fail-soft: a part that cannot be made leaves
 # .gpu-cuda/PART.skipped saying why, which gpu_check.sh prints.
 #   bash scripts/gpu_prepare.sh        (after building build/ as the README says)
-# GPU_PREP_TARGET=vulkan compiles edges, graphgen and zoo for cpu,vulkan
+# GPU_PREP_TARGET=vulkan compiles edges, graphgen, everyop and zoo for cpu,vulkan
 # instead, for a stand-in run of gpu_check.sh here (GPU_CHECK_LOCAL=1
 # DEVICE=vulkan; see there).
 set -euo pipefail
@@ -77,6 +82,21 @@ if cmake --build build -j2 --target dml_graphgen >/dev/null 2>&1 &&
   tgz graphgen
 else
   echo "dml_graphgen could not be built (it needs the Vulkan headers)" | tee $G/graphgen.skipped
+fi
+
+# Every op (fail-soft). A case that fails to compile here is listed as
+# "fail" in cases.tsv and counted as a failure by gpu_check.sh.
+if cmake --build build -j2 --target dml_every_op >/dev/null 2>&1 &&
+  [ -x build/tests/check/dml_every_op ]; then
+  mkdir -p $G/everyop
+  build/tests/check/dml_every_op --pack $G/everyop --target "$T" \
+    $([ "${GPU_EVERYOP_BIG:-1}" = 0 ] && echo --no-big) >$G/everyop.log 2>&1 ||
+    echo "dml_every_op --pack: some cases failed here (FAIL lines; listed in cases.tsv)"
+  grep -E '^(FAIL|every_op on|packed into)' $G/everyop.log | tail -n 12 || true
+  rm -f $G/everyop.log
+  tgz everyop
+else
+  echo "dml_every_op could not be built (it needs the Vulkan headers)" | tee $G/everyop.skipped
 fi
 
 # The zoo (fail-soft): the budget left, less 1 MB.

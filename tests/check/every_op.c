@@ -21,9 +21,19 @@
  * it passes. Exit 0 when every case passes, 1 otherwise, 77 without the
  * device.
  *   dml_every_op [--device vulkan|cuda] [--compile-only cuda] [--no-big]
- *                [--seed S] [--only OP] [-v]
+ *                [--pack DIR [--target cuda|vulkan]] [--seed S]
+ *                [--only OP[,OP...]] [-v]
  * --compile-only T compiles every case for cpu,T (clang-16 to PTX for cuda)
- * without running it (the build machine has no GPU). */
+ * without running it (the build machine has no GPU). --pack DIR does the
+ * same for --target T (default cuda) and writes each compiled case's
+ * package, DIR/eo_<id>.dmlpkg, and the manifest DIR/cases.tsv (every case
+ * with its op, dtype, shape, tolerance class, known-failure reason and
+ * status; the counts of ops and of the CPU's f32 against f64 run here;
+ * columns in every_op_check.h) for dml_everyop_check (tests/cuda/
+ * everyop_check.c) to run on a machine with the device and only the
+ * runtime: its counts are the ones `--device T` prints here. The packages
+ * hold no input values (dml_rt_check makes them from the seed). How a
+ * checked case is counted is every_op_check.h's, shared with that checker. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -38,6 +48,7 @@
 #include "dml_package_emit.h"
 #include "dml_passes.h"
 #include "dml_rt.h"
+#include "every_op_check.h"
 
 /* ---- the op families the generator builds ---- */
 
@@ -407,13 +418,62 @@ static double cpu_vs_f64(dml_op_t op, family_t fam, const char *text, shape_t sh
 
 typedef struct {
   const char *device, *compile_only, *only;
+  const char *pack;   /* --pack DIR: write each case's package and the manifest */
+  FILE *manifest;     /* DIR/cases.tsv (every_op_check.h) */
+  int n_cases;        /* cases listed in the manifest (their ids) */
+  int64_t pack_bytes; /* the packages' bytes */
   int big, verbose;
   uint64_t seed;
-  int n_pass, n_fail, n_refused, n_known, n_notallowed, n_f64, n_f64_fail, n_compiled;
+  eo_counts_t c;
 } run_t;
 
 static const char *backend_name(const run_t *r) {
   return r->compile_only ? r->compile_only : r->device;
+}
+
+/* 1 when `name` is in the comma-separated list `only`. */
+static int in_list(const char *only, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = only; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && !strncmp(p, name, n)) return 1;
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
+/* One manifest line (--pack; the columns of EO_MANIFEST_COLUMNS), the
+ * package `bytes` (NULL: none) written beside it. 0 on a write error. */
+static int pack_case(run_t *r, const char *status, dml_op_t op, dml_dtype_t dt,
+                     shape_t sh, const char *shape_what, const known_t *kn,
+                     const void *bytes, size_t size, const char *reason) {
+  if (!r->manifest) return 1;
+  int id = r->n_cases++;
+  char file[32] = "-", path[4096];
+  if (bytes) {
+    snprintf(file, sizeof file, "eo_%04d.dmlpkg", id);
+    snprintf(path, sizeof path, "%s/%s", r->pack, file);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(bytes, 1, size, f) == size;
+    if (f && fclose(f)) ok = 0;
+    if (!ok) {
+      printf("FAIL --pack: cannot write %s\n", path);
+      return 0;
+    }
+    r->pack_bytes += (int64_t)size;
+  }
+  /* the reason on one line, without tabs */
+  char why[512];
+  snprintf(why, sizeof why, "%s", reason && reason[0] ? reason : "-");
+  for (char *p = why; *p; p++)
+    if (*p == '\t' || *p == '\n' || *p == '\r') *p = ' ';
+  fprintf(r->manifest, "%d\t%s\t%s\t%s\t%s\t%lld\t%lld\t%s\t%s\t%s\t%s\n", id, status,
+          dml_op_name(op), dml_dtype_name(dt), shape_what, (long long)sh.R,
+          (long long)sh.L, k_class_name[dml_op_tol_class(op)], kn ? kn->reason : "-",
+          file, why);
+  return 1;
 }
 
 /* One op x dtype x shape on the device (dml_rt_check) and, for f32, the
@@ -431,8 +491,10 @@ static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_
   if (s) { /* the dtype (or form) is not allowed for the op */
     if (r->verbose > 1)
       printf("  %s %s: not allowed: %s\n", name, dn, dml_status_reason(s));
+    pack_case(r, "not_allowed", op, dt, sh, shape_what, NULL, NULL, 0,
+              dml_status_reason(s));
     dml_status_free(s);
-    r->n_notallowed++;
+    r->c.n_notallowed++;
     return;
   }
   free(bytes);
@@ -443,67 +505,42 @@ static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_
   if (s) {
     int refused = dml_status_code(s) == DML_STATUS_UNIMPLEMENTED;
     if (refused) {
-      r->n_refused++;
+      r->c.n_refused++;
       if (r->verbose)
         printf("  %s %s %s: refused: %s\n", name, dn, shape_what, dml_status_reason(s));
     } else if (kn) {
-      r->n_known++;
+      r->c.n_known++;
       if (r->verbose)
         printf("  known %s %s %s: %s\n%s\n", name, dn, shape_what, kn->reason,
                r->verbose > 1 ? dml_status_details(s) : "");
     } else {
-      r->n_fail++;
+      r->c.n_fail++;
       printf("FAIL %s %s %s: compile for %s: %s\n", name, dn, shape_what, targets,
              dml_status_reason(s));
     }
+    pack_case(r,
+              refused ? "refused"
+              : kn    ? "known"
+                      : "fail",
+              op, dt, sh, shape_what, kn, NULL, 0, dml_status_reason(s));
     dml_status_free(s);
     return;
   }
-  r->n_compiled++;
+  r->c.n_compiled++;
+  if (!pack_case(r, "packed", op, dt, sh, shape_what, kn, bytes, size, NULL))
+    r->c.n_fail++;
   if (!r->compile_only) {
     dml_rt_model_t *m = NULL;
-    dml_rt_check_report_t *rep = NULL;
-    s = dml_rt_model_load_memory(bytes, size, &m);
-    dml_rt_check_options_t opt;
-    memset(&opt, 0, sizeof opt);
-    opt.seed = r->seed;
-    opt.iterations = 1;
-    if (!s) s = dml_rt_check(m, r->device, &opt, &rep);
-    int passed = !s && rep && rep->n_failed == 0;
     char what[512] = "";
+    int passed = 0;
+    s = dml_rt_model_load_memory(bytes, size, &m);
     if (s)
       snprintf(what, sizeof what, "%s", dml_status_reason(s));
-    else if (rep)
-      for (uint32_t k = 0; k < rep->n_kernels; k++)
-        if (rep->kernels[k].checked && !rep->kernels[k].passed) {
-          const dml_rt_check_kernel_t *o = &rep->kernels[k];
-          snprintf(what, sizeof what,
-                   "%s (%s, tol %g): error %.3g at %s[%lld]: %s %.9g, cpu %.9g (%s)",
-                   o->name, o->tol_class, o->tolerance, o->worst, o->value,
-                   (long long)o->index, r->device, o->device_value, o->cpu_value,
-                   o->inputs ? o->inputs : "");
-          break;
-        }
-    if (kn) {
-      r->n_known++;
-      if (passed) {
-        r->n_fail++;
-        printf(
-            "FAIL %s %s %s on %s: listed as a known failure (%s) but passes: remove it "
-            "from k_known and docs/kernels.md\n",
-            name, dn, shape_what, r->device, kn->reason);
-      } else if (r->verbose) {
-        printf("  known %s %s %s: %s\n", name, dn, shape_what, what);
-      }
-    } else if (!passed) {
-      r->n_fail++;
-      printf("FAIL %s %s %s on %s: %s\n", name, dn, shape_what, r->device, what);
-    } else {
-      r->n_pass++;
-      if (r->verbose) printf("  ok %s %s %s\n", name, dn, shape_what);
-    }
-    if (s) dml_status_free(s);
-    dml_rt_check_report_free(rep);
+    else
+      passed = eo_check_model(m, r->device, r->seed, what, sizeof what);
+    eo_count_checked(&r->c, passed, kn ? kn->reason : NULL, name, dn, shape_what,
+                     r->device, what, r->verbose);
+    dml_status_free(s);
     dml_rt_model_release(m);
   }
   free(bytes);
@@ -514,16 +551,16 @@ static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_
     char where[256] = "";
     double w = cpu_vs_f64(op, fam, text, sh, n_out, where, sizeof where);
     if (w < 0) return; /* no f64 form */
-    r->n_f64++;
+    r->c.n_f64++;
     dml_tol_class_t c = dml_op_tol_class(op);
     const known_t *kf = known(name, "f32", "cpu-f64");
     int ok = w <= k_class_tol[c];
     if (kf && ok) {
-      r->n_f64_fail++;
+      r->c.n_f64_fail++;
       printf("FAIL %s f32 cpu vs f64: listed as a known failure (%s) but passes\n", name,
              kf->reason);
     } else if (!kf && !ok) {
-      r->n_f64_fail++;
+      r->c.n_f64_fail++;
       printf("FAIL %s f32 cpu vs f64 (%s, tol %g): error %.3g, %s\n", name,
              k_class_name[c], k_class_tol[c], w, where);
     } else if (r->verbose) {
@@ -537,11 +574,16 @@ int main(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   r.device = "vulkan";
   r.big = 1;
+  const char *target = "cuda";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--device") && i + 1 < argc)
       r.device = argv[++i];
     else if (!strcmp(argv[i], "--compile-only") && i + 1 < argc)
       r.compile_only = argv[++i];
+    else if (!strcmp(argv[i], "--pack") && i + 1 < argc)
+      r.pack = argv[++i];
+    else if (!strcmp(argv[i], "--target") && i + 1 < argc)
+      target = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       r.only = argv[++i];
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
@@ -553,9 +595,26 @@ int main(int argc, char **argv) {
     else {
       fprintf(stderr,
               "usage: dml_every_op [--device vulkan|cuda] [--compile-only cuda] "
-              "[--no-big] [--seed S] [--only OP] [-v]\n");
+              "[--pack DIR [--target cuda|vulkan]] [--no-big] [--seed S] "
+              "[--only OP[,OP...]] [-v]\n");
       return 2;
     }
+  }
+  if (r.pack) { /* compile every case for cpu,<target> and write them down */
+    char path[4096];
+    r.compile_only = target;
+    snprintf(path, sizeof path, "%s/cases.tsv", r.pack);
+    r.manifest = fopen(path, "w");
+    if (!r.manifest) {
+      fprintf(stderr, "dml_every_op: cannot write %s (does the folder exist?)\n", path);
+      return 2;
+    }
+    fprintf(r.manifest,
+            "# dml_every_op --pack: the cases of every_op compiled for cpu,%s; run them "
+            "with dml_everyop_check DIR --device %s\n# target %s\n# seed %llu\n"
+            "# big %d\n# only %s\n# columns " EO_MANIFEST_COLUMNS "\n",
+            target, target, target, (unsigned long long)r.seed, r.big,
+            r.only ? r.only : "-");
   }
   if (!r.compile_only) {
     dml_rt_device_info_t d[16];
@@ -569,17 +628,16 @@ int main(int argc, char **argv) {
     }
   }
   g_rng = r.seed * 7919 + 1;
-  int n_ops = 0, n_covered = 0;
   for (int op = 1; op < DML_OP_COUNT_; op++) {
     const char *why = NULL;
     family_t fam = op_family((dml_op_t)op, &why);
-    if (r.only && strcmp(r.only, dml_op_name((dml_op_t)op))) continue;
-    n_ops++;
+    if (r.only && !in_list(r.only, dml_op_name((dml_op_t)op))) continue;
+    r.c.n_ops++;
     if (fam == FAM_NONE) {
       if (r.verbose) printf("  not covered: %s: %s\n", dml_op_name((dml_op_t)op), why);
       continue;
     }
-    n_covered++;
+    r.c.n_covered++;
     /* a random shape, an empty dim; a row longer than 65,535 (f32) */
     shape_t rnd = {1 + (int64_t)(urand() * 5), 1 + (int64_t)(urand() * 300)};
     for (size_t d = 0; d < N_DTYPES; d++) {
@@ -593,12 +651,15 @@ int main(int argc, char **argv) {
       run_case(&r, (dml_op_t)op, fam, DML_DTYPE_F32, (shape_t){1, (1 << 24) + 3},
                "2^24+3");
   }
-  printf(
-      "every_op on %s%s: %d ops, %d covered (%d without a generator); %d cases "
-      "compiled, %d passed, %d known failures, %d failed, %d refused by the target, "
-      "%d op x dtype forms not allowed; cpu f32 vs f64: %d ops, %d failed\n",
-      backend_name(&r), r.compile_only ? " (compiled only)" : "", n_ops, n_covered,
-      n_ops - n_covered, r.n_compiled, r.n_pass, r.n_known, r.n_fail, r.n_refused,
-      r.n_notallowed, r.n_f64, r.n_f64_fail);
-  return r.n_fail || r.n_f64_fail ? 1 : 0;
+  eo_print_counts(&r.c, backend_name(&r), r.compile_only ? " (compiled only)" : "");
+  if (r.manifest) {
+    fprintf(r.manifest, "# ops %d %d\n# cpu_f64 %d %d\n# end %d cases\n", r.c.n_ops,
+            r.c.n_covered, r.c.n_f64, r.c.n_f64_fail, r.n_cases);
+    int bad = fclose(r.manifest) != 0;
+    printf("packed into %s: %d cases listed in cases.tsv, %d packages of %.1f MB%s\n",
+           r.pack, r.n_cases, r.c.n_compiled, (double)r.pack_bytes / 1e6,
+           bad ? " (cases.tsv: write error)" : "");
+    if (bad) return 1;
+  }
+  return r.c.n_fail || r.c.n_f64_fail ? 1 : 0;
 }

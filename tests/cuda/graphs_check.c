@@ -29,10 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dml_npy.h"
 #include "dml_rt.h"
+#include "gpu_check_util.h"
 #include "graphgen_io.h"
 
 #define GC_MAX_FAIL 200
@@ -46,12 +46,6 @@ static gc_fail_t g_fail[GC_MAX_FAIL];
 static int g_n_fail, g_fails_dropped;
 static double g_worst_dev_saved, g_worst_cpu_saved, g_worst_dev_cpu;
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void add_fail(unsigned long long seed, const char *why) {
   printf("seed %llu: FAIL: %s\n", seed, why);
   if (g_n_fail == GC_MAX_FAIL) {
@@ -61,20 +55,6 @@ static void add_fail(unsigned long long seed, const char *why) {
   g_fail[g_n_fail].seed = seed;
   snprintf(g_fail[g_n_fail].why, sizeof g_fail[g_n_fail].why, "%s", why);
   g_n_fail++;
-}
-
-/* A status's first line and its first detail, ';'-joined (frees s). */
-static void status_text(dml_status_t s, const char *stage, char *why, size_t cap) {
-  char *msg = dml_status_format(s);
-  const char *m = msg ? msg : "?";
-  const char *nl = strchr(m, '\n');
-  const char *nl2 = nl ? strchr(nl + 1, '\n') : NULL;
-  int len = nl2 ? (int)(nl2 - m) : (int)strlen(m);
-  snprintf(why, cap, "%s: %.*s", stage, len, m);
-  for (char *p = why; *p; p++)
-    if (*p == '\n') *p = ';';
-  free(msg);
-  dml_status_free(s);
 }
 
 static void worst(double *w, double e) {
@@ -198,51 +178,6 @@ static int check_graph(const char *dir, unsigned long long seed, int runs, int r
   }
   if (verbose) printf("seed %llu: pass (%.3g)\n", seed, w);
   return 0;
-}
-
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
-/* The device's name as `dmlc devices` lists it; 0, or 77 when absent
- * (*why says so). */
-static int device_name(const char *device, char *name, size_t cap) {
-  dml_rt_device_info_t devs[16];
-  uint32_t nd = 0;
-  dml_status_t s = DML_OK;
-  int cuda = !strncmp(device, "cuda", 4), vk = !strncmp(device, "vulkan", 6);
-  if (!cuda && !vk) {
-    snprintf(name, cap, "cpu");
-    return 0;
-  }
-  s = cuda ? dml_rt_cuda_devices(devs, 16, &nd) : dml_rt_vulkan_devices(devs, 16, &nd);
-  if (s || !nd) {
-    char why[512];
-    if (s)
-      status_text(s, "devices", why, sizeof why);
-    else
-      snprintf(why, sizeof why, "none listed");
-    snprintf(name, cap, "%s", why);
-    return 77;
-  }
-  const char *colon = strchr(device, ':');
-  for (uint32_t i = 0; i < nd && i < 16; i++)
-    if (colon ? !strcmp(devs[i].id, device) : devs[i].is_default || (cuda && i == 0)) {
-      snprintf(name, cap, "%s (%s)", devs[i].name, devs[i].id);
-      return 0;
-    }
-  snprintf(name, cap, "no device %s among the %u listed", device, nd);
-  return 77;
 }
 
 int main(int argc, char **argv) {
