@@ -5,13 +5,16 @@
 # CPU fall-back (--no-cpu-fallback). On lavapipe `dmlc check` compares each
 # kernel and the whole run against the CPU's MatMulWQ at M = 1, 3 and 130
 # rows (the batch bound: check's first iteration runs at it) for int8 g32,
-# int4 g8 / g16 / g32 on wq_gpu_model.onnx (gen_wq_gpu_model.py: K = 37
-# and 45, N = 45 and 3, odd counts of nibbles, a zero column), on
+# int4 g8 / g16 / g32 / g64 (a group longer than K) on wq_gpu_model.onnx
+# (gen_wq_gpu_model.py: K = 37 and 45, N = 45 and 3, odd counts of
+# nibbles, a zero column), on
 # wq_model.onnx (denormal and 1e30 columns, -0, ties, Gemm transB, a shared
 # weight) and on wq_user_4bit.onnx (uint4 with zero points, int8 with zero
 # points; its block along N stays a DequantizeLinear, on the host). CUDA:
 # the same packages compile to PTX with clang-16 (--cuda-arch ptx), every
-# node on the device. Exit 77 (skipped) without a Vulkan device.
+# node on the device. A MatMulWQ kernel made wrong on purpose
+# (DMLC_VULKAN_TEST_CORRUPT_KERNEL) fails the check. Exit 77 (skipped)
+# without a Vulkan device.
 #   test_quantize_wq_gpu.sh DMLC SOURCE_DIR
 set -u
 DMLC=$1
@@ -40,7 +43,8 @@ check_pkg() {
 }
 
 for spec in "wq_gpu_model int8 32" "wq_gpu_model int4 8" "wq_gpu_model int4 16" \
-            "wq_gpu_model int4 32" "wq_model int8 32" "wq_model int4 16"; do
+            "wq_gpu_model int4 32" "wq_gpu_model int4 64" "wq_model int8 32" \
+            "wq_model int4 16"; do
   set -- $spec
   m=$1 b=$2 g=$3
   o="$DIR/${m}_${b}_$g.onnx"
@@ -64,6 +68,15 @@ for spec in "wq_gpu_model int8 32" "wq_gpu_model int4 8" "wq_gpu_model int4 16" 
     echo "SKIPPED: cuda compile (no clang-16)"
   fi
 done
+
+# the check can fail: a wrong MatMulWQ kernel (k0, made wrong on purpose by
+# the Vulkan backend's testing aid) is reported, exit 1
+p="$DIR/wq_gpu_model_int4_16_b3.dmlpkg"
+DMLC_VULKAN_TEST_CORRUPT_KERNEL=k0_gemm "$DMLC" check "$p" --device vulkan --iterations 1 \
+  >"$p.corrupt" 2>&1
+rc=$?
+check "corrupt MatMulWQ kernel fails the check (rc=$rc)" test "$rc" -eq 1
+check "corrupt MatMulWQ kernel named" has "^k0_gemm .*FAIL .*MatMulWQ" "$p.corrupt"
 
 # a user's blocked QDQ model: uint4 and int8 zero points on the device; the
 # DequantizeLinear blocked along N runs on the host (the CPU fall-back)
