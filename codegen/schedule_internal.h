@@ -47,6 +47,11 @@ void dml_ksched_unsupported(sched_t *s, uint32_t node, const char *why);
  * of one invocation, no body yet); NULL when out of memory. */
 dml_kernel_t *dml_ksched_kernel(sched_t *s, dml_kernel_kind_t kind, uint32_t node);
 
+/* schedule_wq.c: MatMulWQ (weight-only int8 / int4, dml_wq.h), dequantized
+ * in the load stage. 1 when dml_ksched_wq_emit() has a form for op `op`. */
+int dml_ksched_wq_handles(dml_op_t op);
+void dml_ksched_wq_emit(sched_t *s, uint32_t node);
+
 /* schedule_spatial.c: resampling (Resize, GridSample, RoiAlign,
  * MaxUnpool), windows of any rank (3-D Conv, MaxPool with Indices, ...),
  * Pad's reflect/edge/wrap modes, BatchNormalization in training mode and

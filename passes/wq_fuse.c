@@ -30,8 +30,8 @@
  * rounding of the dequantize-then-MatMul form). Runs after shape-infer
  * (types) and before const-fold (which would fold the DequantizeLinear into
  * an f32 weight). DMLC_NO_WQ_FUSE=1 in the environment turns it off (A/B
- * comparisons), as does a GPU target (dml_pass_options_t.fusion_aware):
- * the GPU targets have no MatMulWQ kernel.
+ * comparisons). Packages with GPU targets take it too: MatMulWQ has a
+ * GPU form (codegen/schedule_wq.c).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -291,7 +291,8 @@ static dml_status_t fuse_one(dml_ir_module_t *m, dml_ir_function_t *f, dml_ir_no
 }
 
 dml_status_t dml_pass_wq_fuse(dml_ir_module_t *m, dml_pass_options_t *o) {
-  if (getenv("DMLC_NO_WQ_FUSE") || (o && o->fusion_aware)) return DML_OK;
+  (void)o;
+  if (getenv("DMLC_NO_WQ_FUSE")) return DML_OK;
   wq_cache_t cache = {NULL, 0, 0};
   dml_status_t st = DML_OK;
   for (uint32_t i = 0; i < m->n_functions && !st; i++) {

