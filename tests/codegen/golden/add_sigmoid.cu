@@ -27,14 +27,39 @@ DML_DEV float dml_tanh(float x) {
   float t = 1.0f - 2.0f / (dml_exp(2.0f * a) + 1.0f);
   return x < 0.0f ? -t : t;
 }
-/* reduced to [-pi, pi] (Cody-Waite, two constants), then sin/cos.approx
- * (absolute error 2^-20.9 there) */
+/* |x| <= 2^20: x = j pi/2 + r, Cody-Waite with pi/2 in four f32 parts
+ * (exact products in the fmas), then Cephes' sinf/cosf polynomials on
+ * [-pi/4, pi/4] by quadrant: within 3e-7 relative of sin/cos/tan in f64
+ * (tan = sin/cos: sin/cos.approx gave 0.2% near its poles). Beyond 2^20
+ * (and NaN, inf): reduced to [-pi, pi] with two constants, then
+ * sin/cos.approx; such arguments are ill-conditioned in f32 anyway. q0: 0
+ * sin, 1 cos. */
 DML_DEV float dml_reduce(float x) {
   float k = __builtin_rintf(x * 0.159154943f);
   return __builtin_fmaf(-k, 1.74845553e-7f, __builtin_fmaf(-k, 6.28318548f, x));
 }
-DML_DEV float dml_sin(float x) { return __nvvm_sin_approx_f(dml_reduce(x)); }
-DML_DEV float dml_cos(float x) { return __nvvm_cos_approx_f(dml_reduce(x)); }
+DML_DEV float dml_sincos(float x, float q0) {
+  if (!(__builtin_fabsf(x) <= 1048576.0f))
+    return q0 == 0.0f ? __nvvm_sin_approx_f(dml_reduce(x))
+                      : __nvvm_cos_approx_f(dml_reduce(x));
+  float j = __builtin_rintf(x * 0.636619772f);
+  float r = __builtin_fmaf(-j, 1.5703125f, x);
+  r = __builtin_fmaf(-j, 4.83751297e-4f, r);
+  r = __builtin_fmaf(-j, 7.54979013e-8f, r);
+  r = __builtin_fmaf(-j, -1.71512451e-15f, r);
+  float q = j - 4.0f * __builtin_floorf(j * 0.25f) + q0;
+  if (q >= 4.0f) q -= 4.0f;
+  float z = r * r;
+  float v = (q == 0.0f || q == 2.0f)
+      ? __builtin_fmaf(r * z, __builtin_fmaf(z, __builtin_fmaf(z, -1.9515295891e-4f,
+          8.3321608736e-3f), -1.6666654611e-1f), r)
+      : __builtin_fmaf(z * z, __builtin_fmaf(z, __builtin_fmaf(z, 2.443315711809948e-5f,
+          -1.388731625493765e-3f), 4.166664568298827e-2f), __builtin_fmaf(-0.5f, z, 1.0f));
+  v = q >= 2.0f ? -v : v;
+  return (q0 == 0.0f && x == 0.0f) ? x : v; /* sin(-0) = -0 */
+}
+DML_DEV float dml_sin(float x) { return dml_sincos(x, 0.0f); }
+DML_DEV float dml_cos(float x) { return dml_sincos(x, 1.0f); }
 /* as C's powf for finite operands: negative bases need integral exponents */
 DML_DEV float dml_pow(float a, float b) {
   if (b == 0.0f) return 1.0f;
