@@ -95,6 +95,26 @@ typedef struct dml_quant_options {
   double keep_f32_below_sqnr;
   int64_t max_rows; /* calibration rows used (the first ones); 0: all */
   int64_t batch;    /* rows per run of the model; 0: 64 */
+  /* 1: write the fake-quantized training form of quantization-aware
+   * training (`dmlc train --qat`) instead of QDQ: an activation X becomes
+   * X -> FakeQuantize(X, X_range) -> X_FakeQuantize_Output with X_range
+   * (f32 [2]) the calibrated [min, max] (a state global when imported:
+   * train_step tracks it as an exponential moving average), a weight W
+   * becomes FakeQuantize(W) (axis = its channel axis, quant_min -127,
+   * quant_max 127: symmetric per-channel scales computed from W at every
+   * run) feeding the layer, W itself stays an f32 initializer (trainable)
+   * and biases stay f32. FakeQuantize is dmlc's op of domain "com.dmlc"
+   * (version 1; runtime/base/dml_fake_quant.h has its formulas); the model
+   * gets that opset import. Same placement as the QDQ form. Per-channel
+   * weights only (per_channel 0 is INVALID_ARGUMENT). */
+  int fake_quant;
+  /* Activation ranges given instead of calibrated (QAT's trained ranges,
+   * for the QDQ export): range_names[i] (an activation tensor's name) gets
+   * [ranges[2i], ranges[2i+1]]; names that are not a quantized activation
+   * are ignored. Lent for the call; n_ranges 0: all calibrated. */
+  const char *const *range_names;
+  const float *ranges;
+  size_t n_ranges;
 } dml_quant_options_t;
 
 void dml_quant_options_init(dml_quant_options_t *o);
