@@ -497,77 +497,30 @@ static dml_status_t qat_prepare(const char *model, const char *data,
   return DML_OK;
 }
 
-/* The int8 QDQ model after QAT: the trained f32 weights in MODEL (a
- * temporary file next to `qdq_path`), then dmlc quantize's QDQ writer
- * with the trained activation ranges (the "<X>_range" state globals) in
- * place of calibrated ones, so the model quantizes as training did. */
+/* --export-onnx with --qat: the int8 QDQ model (dml_quantize_qat_export). */
 static dml_status_t qat_export(const char *model, const char *qdq_path,
                                const dml_rt_model_t *m, dml_rt_session_t *s,
                                const dml_tensor_t *calib) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.f32-trained.tmp.onnx", qdq_path);
-  uint32_t nrep = 0, ndrop = 0;
-  dml_status_t st = dml_onnx_export_trained(model, tmp, m, s, &nrep, &ndrop);
-  if (st) return st;
-  uint32_t ng = dml_rt_model_num_globals(m), nr = 0;
-  const char **names = (const char **)calloc(ng ? ng : 1, sizeof(char *));
-  char **owned = (char **)calloc(ng ? ng : 1, sizeof(char *));
-  float *ranges = (float *)calloc(2 * (size_t)(ng ? ng : 1), sizeof(float));
-  if (!names || !owned || !ranges)
-    st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.train", "out of memory");
-  for (uint32_t i = 0; !st && i < ng; i++) {
-    dml_rt_global_info_t info;
-    dml_tensor_t v;
-    st = dml_rt_model_global_info(m, i, &info);
-    if (st) break;
-    size_t l = strlen(info.name);
-    if (!(info.flags & DML_RT_GLOBAL_STATE) || l <= 6 ||
-        strcmp(info.name + l - 6, "_range") || info.dtype != DML_DTYPE_F32 ||
-        info.rank != 1 || info.dims[0] != 2)
-      continue;
-    st = dml_rt_session_global(s, i, &v);
-    if (st) break;
-    owned[nr] = (char *)malloc(l - 5);
-    if (owned[nr]) memcpy(owned[nr], info.name, l - 6), owned[nr][l - 6] = 0;
-    if (!owned[nr]) {
-      st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.train", "out of memory");
-      break;
-    }
-    names[nr] = owned[nr];
-    memcpy(&ranges[2 * nr], v.data, 2 * sizeof(float));
-    nr++;
-  }
+  dml_quant_options_t qo;
+  dml_quant_options_init(&qo);
+  qo.max_rows = QAT_CALIB_ROWS;
   void *bytes = NULL;
   size_t n = 0;
   dml_quant_report_t rep;
-  memset(&rep, 0, sizeof rep);
-  if (!st) {
-    dml_quant_options_t qo;
-    dml_quant_options_init(&qo);
-    qo.max_rows = QAT_CALIB_ROWS;
-    qo.range_names = names;
-    qo.ranges = ranges;
-    qo.n_ranges = nr;
-    st = dml_quantize_onnx(tmp, calib, &qo, &bytes, &n, &rep);
-    if (st) st = dml_status_annotate(st, "--qat: writing the QDQ model");
-  }
-  remove(tmp);
-  if (!st) {
-    const void *parts[1] = {bytes};
-    size_t sizes[1] = {n};
-    st = dml_file_write_atomic("dmlc.train", qdq_path, parts, sizes, 1);
-  }
+  uint32_t nw = 0, nr = 0;
+  dml_status_t st = dml_quantize_qat_export(model, qdq_path, m, s, calib, &qo, &bytes, &n,
+                                            &rep, &nw, &nr);
+  if (st) return st;
+  const void *parts[1] = {bytes};
+  size_t sizes[1] = {n};
+  st = dml_file_write_atomic("dmlc.train", qdq_path, parts, sizes, 1);
   if (!st)
     printf(
         "wrote %s (int8 QDQ: %u trained initializers, %u trained activation ranges; "
         "output '%s' at %.2f dB SQNR against the trained f32 weights)\n",
-        qdq_path, nrep, nr, rep.output_name ? rep.output_name : "", rep.output_sqnr_db);
+        qdq_path, nw, nr, rep.output_name ? rep.output_name : "", rep.output_sqnr_db);
   dml_quant_report_free(&rep);
   free(bytes);
-  for (uint32_t i = 0; owned && i < nr; i++) free(owned[i]);
-  free((void *)names);
-  free((void *)owned);
-  free(ranges);
   return st;
 }
 

@@ -17,6 +17,7 @@
 #include "dml_fake_quant.h"
 #include "dml_file.h"
 #include "dml_npy.h"
+#include "dml_onnx_export.h"
 #include "dml_rt.h"
 #include "dml_train_data.h"
 #include "onnx.pb-c.h"
@@ -1646,6 +1647,74 @@ dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
   free(c.bytes);
   free(base);
   if (st || !report) dml_quant_report_free(rep);
+  return st;
+}
+
+dml_status_t dml_quantize_qat_export(const char *onnx_path, const char *tmp_prefix,
+                                     const dml_rt_model_t *m, dml_rt_session_t *s,
+                                     const dml_tensor_t *calib,
+                                     const dml_quant_options_t *opts, void **out_model,
+                                     size_t *out_size, dml_quant_report_t *report,
+                                     uint32_t *out_weights, uint32_t *out_ranges) {
+  if (!onnx_path || !tmp_prefix || !m || !s || !calib || !out_model || !out_size)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  char *tmp = xprintf("%s.f32-trained.tmp.onnx", tmp_prefix);
+  if (!tmp) return oom();
+  uint32_t nrep = 0, ndrop = 0;
+  dml_status_t st = dml_onnx_export_trained(onnx_path, tmp, m, s, &nrep, &ndrop);
+  if (st) {
+    free(tmp);
+    return st;
+  }
+  uint32_t ng = dml_rt_model_num_globals(m), nr = 0;
+  const char **names = (const char **)calloc(ng ? ng : 1, sizeof(char *));
+  char **owned = (char **)calloc(ng ? ng : 1, sizeof(char *));
+  float *ranges = (float *)calloc(2 * (size_t)(ng ? ng : 1), sizeof(float));
+  if (!names || !owned || !ranges) st = oom();
+  for (uint32_t i = 0; !st && i < ng; i++) {
+    dml_rt_global_info_t info;
+    dml_tensor_t v;
+    st = dml_rt_model_global_info(m, i, &info);
+    if (st) break;
+    size_t l = strlen(info.name);
+    if (!(info.flags & DML_RT_GLOBAL_STATE) || l <= 6 ||
+        strcmp(info.name + l - 6, "_range") || info.dtype != DML_DTYPE_F32 ||
+        info.rank != 1 || info.dims[0] != 2)
+      continue;
+    st = dml_rt_session_global(s, i, &v);
+    if (st) break;
+    owned[nr] = (char *)malloc(l - 5);
+    if (!owned[nr]) {
+      st = oom();
+      break;
+    }
+    memcpy(owned[nr], info.name, l - 6);
+    owned[nr][l - 6] = 0;
+    names[nr] = owned[nr];
+    memcpy(&ranges[2 * nr], v.data, 2 * sizeof(float));
+    nr++;
+  }
+  if (!st) {
+    dml_quant_options_t qo;
+    if (opts)
+      qo = *opts;
+    else
+      dml_quant_options_init(&qo);
+    qo.fake_quant = 0;
+    qo.range_names = names;
+    qo.ranges = ranges;
+    qo.n_ranges = nr;
+    st = dml_quantize_onnx(tmp, calib, &qo, out_model, out_size, report);
+    if (st) st = dml_status_annotate(st, "writing the QDQ model of the trained weights");
+  }
+  remove(tmp);
+  free(tmp);
+  for (uint32_t i = 0; owned && i < nr; i++) free(owned[i]);
+  free((void *)names);
+  free((void *)owned);
+  free(ranges);
+  if (!st && out_weights) *out_weights = nrep;
+  if (!st && out_ranges) *out_ranges = nr;
   return st;
 }
 

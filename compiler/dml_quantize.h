@@ -66,6 +66,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dml_rt.h"
 #include "dml_status.h"
 #include "dml_types.h"
 
@@ -173,6 +174,29 @@ dml_status_t dml_quant_load_calib(const char *spec, double image_scale,
 dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
                                const dml_quant_options_t *opts, void **out_model,
                                size_t *out_size, dml_quant_report_t *report);
+
+/* The int8 QDQ model after quantization-aware training (`dmlc train --qat
+ * --export-onnx`, docs/quantize.md): the trained f32 parameters of session
+ * `s` of model `m` (a package compiled from the fake-quantized form that
+ * fake_quant writes from `onnx_path`, then trained) are written into the
+ * f32 model at `onnx_path` (dml_onnx_export_trained, into a temporary file
+ * "<tmp_prefix>.f32-trained.tmp.onnx", removed after), whose QDQ model is
+ * then made as dml_quantize_onnx does with `opts` (fake_quant and the
+ * given ranges of `opts` ignored) and the activation ranges of the
+ * trained state globals "<X>_range" (f32 [2]) in place of calibrated ones:
+ * the QDQ model quantizes as the trained model did. `calib` as for
+ * dml_quantize_onnx (the report's SQNRs are measured on it against the
+ * trained f32 weights). On success *out_model (malloc'd) holds the model,
+ * *report (may be NULL) the report, *out_weights (may be NULL) the number
+ * of initializers replaced by trained values and *out_ranges (may be
+ * NULL) the number of trained ranges used. Errors: those of
+ * dml_onnx_export_trained and dml_quantize_onnx; RESOURCE_EXHAUSTED. */
+dml_status_t dml_quantize_qat_export(const char *onnx_path, const char *tmp_prefix,
+                                     const dml_rt_model_t *m, dml_rt_session_t *s,
+                                     const dml_tensor_t *calib,
+                                     const dml_quant_options_t *opts, void **out_model,
+                                     size_t *out_size, dml_quant_report_t *report,
+                                     uint32_t *out_weights, uint32_t *out_ranges);
 
 /* Writes `r` as JSON to `path` (atomically): {"method", "percentile",
  * "calibration_rows", "activations", "weight_bytes_f32", "weight_bytes_q",
