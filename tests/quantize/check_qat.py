@@ -1,5 +1,11 @@
 """Checks of test_qat.sh on the model `dmlc train --qat --export-onnx` wrote:
   check_qat.py QDQ.onnx X.npy QDQ_OUT.npy FAKE_OUT.npy
+  check_qat.py ema CHECKPOINT.safetensors X.npy BATCH
+The second form: the graph input's range "x_range" in the checkpoint after
+one epoch of BATCH-row steps in order (--no-shuffle) must equal, within
+1e-6, the moving average computed here in f32 (PyTorch's
+MovingAverageMinMaxObserver, constant 0.01) from the calibrated range
+[min(x), max(x)] over all rows (fewer than the 1000 calibration rows).
 QDQ.onnx must be a QDQ model (QuantizeLinear/DequantizeLinear, no
 FakeQuantize); ONNX Runtime's output on X must equal dmlc's on the same QDQ
 model (QDQ_OUT.npy) within 1e-4 absolute + 1e-4 relative (both run the
@@ -15,6 +21,25 @@ import sys
 import numpy as np
 import onnx
 import onnxruntime as ort
+
+if sys.argv[1] == "ema":
+    import json
+    import struct
+
+    b = open(sys.argv[2], "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    s0, s1 = h["x_range"]["data_offsets"]
+    got = np.frombuffer(b[8 + n + s0:8 + n + s1], dtype=np.float32)
+    x = np.load(sys.argv[3])
+    bs = int(sys.argv[4])
+    r = np.array([x.min(), x.max()], np.float32)
+    c = np.float32(0.01)
+    for k in range(0, len(x), bs):
+        xb = x[k:k + bs]
+        r = (r + (np.array([xb.min(), xb.max()], np.float32) - r) * c).astype(np.float32)
+    print(f"x_range after training {got}, expected {r}")
+    sys.exit(0 if np.allclose(got, r, rtol=1e-6, atol=1e-6) else 1)
 
 qdq, xs, q_out, f_out = sys.argv[1:5]
 m = onnx.load(qdq)

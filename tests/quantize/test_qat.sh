@@ -1,7 +1,8 @@
 #!/bin/sh
 # `dmlc train --qat` end to end (docs/quantize.md, "Quantization-aware
 # training") on tiny_mlp.onnx with the data of gen_qat_data.py: the loss
-# falls over 5 epochs, the exported QDQ model is run by dmlc and by ONNX
+# falls over 5 epochs, the input's range is the moving average of its
+# batches, the exported QDQ model is run by dmlc and by ONNX
 # Runtime with the same outputs (check_qat.py, where a python with
 # onnxruntime is found), and the errors: a model already quantized (QDQ, or
 # the exported QAT model itself), a package given as the model, a GPU device.
@@ -38,6 +39,14 @@ check "qdq run" "$DMLC" run "$DIR/q.dmlpkg" --input "x=$T/qat_x.npy" --output-di
 if [ -n "$PY_ORT" ]; then
   check "qdq against onnxruntime" "$PY_ORT" "$T/check_qat.py" "$DIR/q.onnx" "$T/qat_x.npy" \
     "$DIR/qdq/y.npy" "$DIR/fake/y.npy"
+fi
+# the activation range follows the batches as a moving average (checkpoint's state)
+check "qat ema run" "$DMLC" train "$T/tiny_mlp.onnx" --qat --data "$DATA" --epochs 1 --batch-size 64 \
+  --no-shuffle --validation-split 0 --checkpoint-every 1 --checkpoint-dir "$DIR/ck" \
+  -o "$DIR/e1.dmlpkg" >/dev/null 2>&1
+if [ -n "$PY_ORT" ]; then
+  check "qat ema range" "$PY_ORT" "$T/check_qat.py" ema "$DIR/ck/epoch-0001.safetensors" \
+    "$T/qat_x.npy" 64
 fi
 # errors
 err() { # err DESCRIPTION TEXT ARGS...: dmlc train fails (exit 1) saying TEXT
