@@ -763,6 +763,10 @@ int dmlc_cmd_train(int argc, char **argv) {
                             "--output names the output of a single --loss; a loss per "
                             "output (OUT=LOSS) names them itself");
   run_config(config, sizeof config, &o, &cfg, loss_spec);
+  if (qat) { /* a QAT checkpoint resumes only with --qat, and only it */
+    size_t cl = strlen(config);
+    snprintf(config + cl, sizeof config - cl, "\nqat=1");
+  }
   o.run_config = config;
   if (!batch_bound) batch_bound = o.batch_size > 64 ? o.batch_size : 64;
   if (batch_bound < o.batch_size) {

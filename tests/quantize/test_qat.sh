@@ -65,5 +65,12 @@ err "a package" "--qat: '$DIR/t.dmlpkg' is a package; quantization-aware trainin
   "$DIR/t.dmlpkg" --qat --data "$DATA" -o "$DIR/e.dmlpkg"
 err "a GPU device" "--qat trains on the CPU only (--device vulkan)" \
   "$T/tiny_mlp.onnx" --qat --device vulkan --data "$DATA" -o "$DIR/e.dmlpkg"
+# a QAT checkpoint resumes with --qat (its ranges are state), not without
+check "qat resume" "$DMLC" train "$T/tiny_mlp.onnx" --qat --data "$DATA" --epochs 2 --batch-size 64 \
+  --no-shuffle --validation-split 0 --resume "$DIR/ck/epoch-0001.safetensors" \
+  -o "$DIR/e2.dmlpkg" >/dev/null 2>&1
+err "resume without --qat" "the checkpoint holds 21 tensors, the package 18 globals" \
+  "$T/tiny_mlp.onnx" --data "$DATA" --epochs 2 --batch-size 64 --no-shuffle \
+  --validation-split 0 --resume "$DIR/ck/epoch-0001.safetensors" -o "$DIR/e.dmlpkg"
 [ "$fails" -eq 0 ] && echo "test_qat: all checks passed"
 exit "$fails"
