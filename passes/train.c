@@ -344,7 +344,8 @@ static V *bn_train(tb_t *b, const dml_ir_node_t *n, V *x) {
  * QAT form of compiler/dml_quantize.h): the range follows the batches as
  * an exponential moving average, PyTorch's MovingAverageMinMaxObserver
  * (averaging_constant 0.01): range = range + 0.01 (batch - range) with
- * batch = [min(x), max(x)], kept when the batch holds a NaN; the update is a
+ * batch = [min(x), max(x)]; a bound stays as it was where the batch's
+ * NaN or +-inf would make it NaN or infinite. The update is a
  * deferred Assign and this batch is fake-quantized with the new range, as
  * PyTorch's FakeQuantize observes before it quantizes. The range carries
  * no gradient (autodiff.c's vjp_fake_quantize). */
@@ -358,7 +359,8 @@ static V *fq_train(tb_t *b, const dml_ir_node_t *n, V *x, V *range) {
   set_int(b, cn, "axis", 0);
   V *batch = fin(b, cn);
   V *ema = add(b, range, mulc(b, sub(b, batch, range), c));
-  V *upd = op3(b, DML_OP_WHERE, op1(b, DML_OP_IS_NAN, ema), range, ema);
+  V *bad = op2(b, DML_OP_OR, op1(b, DML_OP_IS_NAN, ema), op1(b, DML_OP_IS_INF, ema));
+  V *upd = op3(b, DML_OP_WHERE, bad, range, ema);
   defer_assign(b, range, upd);
   V *ins[2] = {x, upd};
   dml_ir_node_t *k = upd ? mk(b, DML_OP_FAKE_QUANTIZE, 2, ins, 1) : NULL;
