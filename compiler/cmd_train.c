@@ -16,6 +16,7 @@
 #include "dml_file.h"
 #include "dml_onnx_export.h"
 #include "dml_pkg.h"
+#include "dml_quantize.h"
 #include "dml_rt.h"
 #include "dml_safetensors.h"
 #include "dml_train.h"
@@ -110,7 +111,13 @@ static void usage(FILE *f) {
       "                            (binary), e.g. f1,top5; OUT=METRIC sets the output\n"
       "                            of it and the metrics after it, e.g.\n"
       "                            cls=accuracy,f1,reg=mae (history: val_cls_f1, ...)\n"
-      "  --export-onnx FILE.onnx   MODEL.onnx with the trained initializers\n"
+      "  --export-onnx FILE.onnx   MODEL.onnx with the trained initializers (with\n"
+      "                            --qat: the int8 QDQ model, as dmlc quantize writes)\n"
+      "  --qat                     quantization-aware training (docs/quantize.md):\n"
+      "                            int8 fake quantization (per-channel weights,\n"
+      "                            per-tensor activations calibrated on the first\n"
+      "                            1000 training rows, then moving averages) with\n"
+      "                            the straight-through estimator; CPU only\n"
       "  --plot FILE.svg           loss and accuracy (and validation) per epoch as\n"
       "                            an SVG chart (PNG is not written)\n"
       "  --json                    one JSON object on stdout at the end (all else\n"
@@ -435,6 +442,88 @@ static int same_file(const char *a, const char *b) {
   return a && b && (!strcmp(a, b) || dml_file_same(a, b));
 }
 
+/* ---- --qat: quantization-aware training (docs/quantize.md) ---------------- */
+
+#define QAT_CALIB_ROWS 1000
+
+/* The QAT form of the f32 model: `dmlc quantize`'s placement, with
+ * FakeQuantize nodes (compiler/dml_quantize.h, fake_quant) whose activation
+ * ranges are calibrated on the first QAT_CALIB_ROWS rows of the training
+ * data. *calib keeps those rows for the export; *out is the model. */
+static dml_status_t qat_prepare(const char *model, const char *data,
+                                const dml_data_options_t *dopt, const char *device,
+                                dml_tensor_t *calib, uint8_t **out, size_t *out_n,
+                                int verbose) {
+  size_t ml = strlen(model);
+  if (ml >= 7 && !strcmp(model + ml - 7, ".dmlpkg"))
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.train",
+                        "--qat: '%s' is a package; quantization-aware training "
+                        "starts from the f32 ONNX model",
+                        model),
+        "give the ONNX model the package was compiled from");
+  if (strcmp(device, "cpu"))
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, "dmlc.train",
+                        "--qat trains on the CPU only (--device %s): FakeQuantize "
+                        "and its gradient have no GPU kernels yet",
+                        device),
+        "drop --device, or use --device cpu");
+  if (strchr(data, '='))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "dmlc.train",
+                           "--qat: models of one input only (named data '%s')", data);
+  DML_RETURN_IF_ERROR(dml_quant_load_calib(data, dopt->image_scale, calib));
+  dml_quant_options_t qo;
+  dml_quant_options_init(&qo);
+  qo.fake_quant = 1;
+  qo.max_rows = QAT_CALIB_ROWS;
+  dml_quant_report_t rep;
+  void *bytes = NULL;
+  size_t n = 0;
+  dml_status_t st = dml_quantize_onnx(model, calib, &qo, &bytes, &n, &rep);
+  if (st) return dml_status_annotate(st, "--qat: inserting fake quantization");
+  if (verbose) {
+    size_t nq = 0;
+    for (size_t i = 0; i < rep.n_layers; i++) nq += rep.layers[i].quantized != 0;
+    printf(
+        "qat: %zu of %zu layers fake-quantized, %zu activations; output '%s' at "
+        "%.2f dB SQNR against f32 before training (%" PRId64 " calibration rows)\n",
+        nq, rep.n_layers, rep.n_activations, rep.output_name ? rep.output_name : "",
+        rep.output_sqnr_db, rep.calib_rows);
+  }
+  dml_quant_report_free(&rep);
+  *out = (uint8_t *)bytes;
+  *out_n = n;
+  return DML_OK;
+}
+
+/* --export-onnx with --qat: the int8 QDQ model (dml_quantize_qat_export). */
+static dml_status_t qat_export(const char *model, const char *qdq_path,
+                               const dml_rt_model_t *m, dml_rt_session_t *s,
+                               const dml_tensor_t *calib) {
+  dml_quant_options_t qo;
+  dml_quant_options_init(&qo);
+  qo.max_rows = QAT_CALIB_ROWS;
+  void *bytes = NULL;
+  size_t n = 0;
+  dml_quant_report_t rep;
+  uint32_t nw = 0, nr = 0;
+  dml_status_t st = dml_quantize_qat_export(model, qdq_path, m, s, calib, &qo, &bytes, &n,
+                                            &rep, &nw, &nr);
+  if (st) return st;
+  const void *parts[1] = {bytes};
+  size_t sizes[1] = {n};
+  st = dml_file_write_atomic("dmlc.train", qdq_path, parts, sizes, 1);
+  if (!st)
+    printf(
+        "wrote %s (int8 QDQ: %u trained initializers, %u trained activation ranges; "
+        "output '%s' at %.2f dB SQNR against the trained f32 weights)\n",
+        qdq_path, nw, nr, rep.output_name ? rep.output_name : "", rep.output_sqnr_db);
+  dml_quant_report_free(&rep);
+  free(bytes);
+  return st;
+}
+
 /* Refuses (usage error printed, returns 1) an output that is one of the
  * run's inputs (the model, a --data/--validation-data file, the --resume
  * checkpoint) or another output: writing it would destroy the input or
@@ -493,7 +582,7 @@ int dmlc_cmd_train(int argc, char **argv) {
   const char *model_path = NULL, *data = NULL, *val_data = NULL, *out_pkg = NULL;
   const char *history = NULL, *export_onnx = NULL, *device = "cpu", *resume = NULL, *v;
   const char *lr_schedule = NULL, *validate_on = NULL, *metrics = NULL, *plot = NULL;
-  int split_given = 0, json = 0;
+  int split_given = 0, json = 0, qat = 0;
   FILE *jout = NULL;
   dml_train_config_t cfg;
   dml_train_config_init(&cfg); /* the defaults, shared with the C API */
@@ -603,6 +692,8 @@ int dmlc_cmd_train(int argc, char **argv) {
       o.shuffle = 0;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--history"))) {
       history = v;
+    } else if (!strcmp(argv[i], "--qat")) {
+      qat = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--export-onnx"))) {
       export_onnx = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "-o")) ||
@@ -672,6 +763,10 @@ int dmlc_cmd_train(int argc, char **argv) {
                             "--output names the output of a single --loss; a loss per "
                             "output (OUT=LOSS) names them itself");
   run_config(config, sizeof config, &o, &cfg, loss_spec);
+  if (qat) { /* a QAT checkpoint resumes only with --qat, and only it */
+    size_t cl = strlen(config);
+    snprintf(config + cl, sizeof config - cl, "\nqat=1");
+  }
   o.run_config = config;
   if (!batch_bound) batch_bound = o.batch_size > 64 ? o.batch_size : 64;
   if (batch_bound < o.batch_size) {
@@ -704,13 +799,20 @@ int dmlc_cmd_train(int argc, char **argv) {
   memset(&h, 0, sizeof h);
   uint8_t *onnx = NULL;
   size_t onnx_size = 0;
+  dml_tensor_t qat_calib;
+  memset(&qat_calib, 0, sizeof qat_calib);
 
   /* 0. a checkpoint to resume from: of this configuration (before the
    * compile, so a mismatch fails at once) */
   if (resume && (st = check_resume_config(resume, config, resume_anyway))) goto out;
 
   /* 1. compile with the training functions */
-  st = dml_file_read_all("dmlc.train", model_path, &onnx, &onnx_size);
+  if (qat) {
+    st = qat_prepare(model_path, data, &dopt, device, &qat_calib, &onnx, &onnx_size,
+                     o.verbose);
+  } else {
+    st = dml_file_read_all("dmlc.train", model_path, &onnx, &onnx_size);
+  }
   if (st) goto out;
   char base_dir[4096];
   snprintf(base_dir, sizeof base_dir, "%s", model_path);
@@ -898,7 +1000,11 @@ int dmlc_cmd_train(int argc, char **argv) {
     if (st) goto out;
     printf("wrote %s\n", plot);
   }
-  if (export_onnx) {
+  if (export_onnx && qat) {
+    st = qat_export(model_path, export_onnx, m, dml_trainer_session(t, "forward"),
+                    &qat_calib);
+    if (st) goto out;
+  } else if (export_onnx) {
     uint32_t nrep = 0, ndrop = 0;
     st = dml_onnx_export_trained(model_path, export_onnx, m,
                                  dml_trainer_session(t, "forward"), &nrep, &ndrop);
@@ -974,6 +1080,7 @@ out:
   dml_rt_model_release(m);
   free(pkg);
   free(onnx);
+  free(qat_calib.data);
   if (jout) fclose(jout);
   return st ? dmlc_report(st) : 0;
 }

@@ -14,8 +14,10 @@
 
 #include "dml_driver.h"
 #include "dml_dtype.h"
+#include "dml_fake_quant.h"
 #include "dml_file.h"
 #include "dml_npy.h"
+#include "dml_onnx_export.h"
 #include "dml_rt.h"
 #include "dml_train_data.h"
 #include "onnx.pb-c.h"
@@ -212,7 +214,8 @@ typedef struct {
   uint64_t *hist;
   float scale;
   int8_t zp;
-  int used; /* QDQ in the model being built */
+  float rlo, rhi; /* the range the scale and zero point come from */
+  int used;       /* QDQ in the model being built */
 } qtensor_t;
 
 #define MAX_ACT 8
@@ -346,10 +349,10 @@ static kind_t kind_of(const Onnx__NodeProto *n) {
 
 /* Ops of a model already quantized. */
 static int is_quant_op(const char *op) {
-  static const char *const q[] = {"QuantizeLinear",        "DequantizeLinear",
-                                  "DynamicQuantizeLinear", "MatMulInteger",
-                                  "ConvInteger",           "QGemm",
-                                  "DynamicQuantizeMatMul", "QAttention"};
+  static const char *const q[] = {
+      "QuantizeLinear",        "DequantizeLinear", "DynamicQuantizeLinear",
+      "MatMulInteger",         "ConvInteger",      "QGemm",
+      "DynamicQuantizeMatMul", "QAttention",       "FakeQuantize"};
   if (!op) return 0;
   if (!strncmp(op, "QLinear", 7)) return 1;
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
@@ -594,6 +597,8 @@ static Onnx__TensorProto *mk_tensor(const char *name, int dtype, const int64_t *
   return t;
 }
 
+static int add_attr_int(Onnx__NodeProto *n, const char *name, int64_t v);
+
 static Onnx__NodeProto *mk_node(const char *op, const char *name, const char *in0,
                                 const char *in1, const char *in2, const char *out,
                                 int axis) {
@@ -642,7 +647,33 @@ typedef struct {
   char **replaced; /* names of the f32 initializers given int forms */
   size_t n_replaced;
   int failed;
+  int fake; /* the fake-quantized training form (options' fake_quant) */
 } gb_t;
+
+/* The name of what the quantized layers read instead of tensor `name`. */
+static char *dq_out(const gb_t *b, const char *name) {
+  return xprintf(b->fake ? "%s_FakeQuantize_Output" : "%s_DequantizeLinear_Output", name);
+}
+
+/* FakeQuantize (domain com.dmlc) of `in` into `out`: with `range` its
+ * per-tensor int8 form, else symmetric per channel along `axis`. */
+static Onnx__NodeProto *mk_fq(const char *name, const char *in, const char *range,
+                              const char *out, int axis, int qmin, int qmax) {
+  Onnx__NodeProto *n = mk_node("FakeQuantize", name, in, range ? range : "", "", out, -1);
+  if (!n) return NULL;
+  for (size_t k = range ? 2 : 1; k < n->n_input; k++) free(n->input[k]);
+  n->n_input = range ? 2 : 1;
+  free(n->domain);
+  int bad = !(n->domain = strdup("com.dmlc"));
+  if (!bad && !range) bad = add_attr_int(n, "axis", axis);
+  if (!bad) bad = add_attr_int(n, "quant_min", qmin);
+  if (!bad) bad = add_attr_int(n, "quant_max", qmax);
+  if (bad) {
+    protobuf_c_message_free_unpacked(&n->base, NULL);
+    return NULL;
+  }
+  return n;
+}
 
 /* Takes `name` (malloc'd) into b's replaced names. */
 static void note_replaced(gb_t *b, char *name) {
@@ -691,8 +722,46 @@ static void push_init(gb_t *b, Onnx__TensorProto *t) {
   g->initializer[g->n_initializer++] = t;
 }
 
+/* FakeQuantize of activation `t` after its producer, with its range. */
+static void emit_act_fq(gb_t *b, const qtensor_t *t) {
+  char *rn = xprintf("%s_range", t->name), *fn = xprintf("%s_FakeQuantize", t->name);
+  char *fo = dq_out(b, t->name);
+  if (rn && fn && fo) {
+    float r[2] = {t->rlo, t->rhi};
+    int64_t two = 2;
+    push_init(b,
+              mk_tensor(rn, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, &two, 1, r, sizeof r));
+    push_node(b, mk_fq(fn, t->name, rn, fo, 0, -128, 127));
+  } else {
+    b->failed = 1;
+  }
+  free(rn), free(fn), free(fo);
+}
+
+/* Weight `n->input[1]` of L in the fake form: FakeQuantize(W) per channel. */
+static void emit_weight_fq(gb_t *b, const qlayer_t *L, Onnx__NodeProto *n) {
+  char *fn = xprintf("%s_FakeQuantize", n->input[1]);
+  char *fo = dq_out(b, n->input[1]);
+  if (!fn || !fo) {
+    b->failed = 1;
+    free(fn), free(fo);
+    return;
+  }
+  int have = 0; /* the same weight read by two layers: one node */
+  for (size_t i = 0; i < b->n_nodes && !have; i++)
+    have = b->nodes[i]->n_output && !strcmp(b->nodes[i]->output[0], fo);
+  if (!have) push_node(b, mk_fq(fn, n->input[1], NULL, fo, L->axis, -127, 127));
+  free(fn);
+  free(n->input[1]);
+  n->input[1] = fo;
+}
+
 /* Q and DQ of activation `t` after its producer. */
 static void emit_act_qdq(gb_t *b, const qtensor_t *t) {
+  if (b->fake) {
+    emit_act_fq(b, t);
+    return;
+  }
   char *sc = xprintf("%s_scale", t->name), *zp = xprintf("%s_zero_point", t->name);
   char *qn = xprintf("%s_QuantizeLinear", t->name);
   char *qo = xprintf("%s_QuantizeLinear_Output", t->name);
@@ -737,10 +806,7 @@ static float *emit_weight(qctx_t *c, gb_t *b, const qlayer_t *L, Onnx__NodeProto
     float a = fabsf(wf[i]);
     if (isfinite(a) && a > sc[ch]) sc[ch] = a;
   }
-  for (int ch = 0; ch < C; ch++) {
-    sc[ch] = sc[ch] / 127.0f;
-    if (!(sc[ch] >= FLT_MIN)) sc[ch] = 1.0f; /* all zero: ORT's scale 1 */
-  }
+  for (int ch = 0; ch < C; ch++) sc[ch] = dml_fq_weight_scale(sc[ch], 127.0f);
   for (size_t i = 0; i < nw; i++) {
     size_t ch = L->axis >= 0 ? (i / inner) % (size_t)C : 0;
     float v = nearbyintf(wf[i] / sc[ch]);
@@ -877,6 +943,29 @@ static void drop_unread(Onnx__GraphProto *g, char **replaced, size_t n) {
   g->n_initializer = w;
 }
 
+/* Adds the opset import of domain com.dmlc (version 1) unless there. */
+static int add_dmlc_opset(Onnx__ModelProto *m) {
+  for (size_t i = 0; i < m->n_opset_import; i++)
+    if (m->opset_import[i]->domain && !strcmp(m->opset_import[i]->domain, "com.dmlc"))
+      return 0;
+  Onnx__OperatorSetIdProto **no = (Onnx__OperatorSetIdProto **)realloc(
+      m->opset_import, (m->n_opset_import + 1) * sizeof *no);
+  if (!no) return -1;
+  m->opset_import = no;
+  Onnx__OperatorSetIdProto *o = (Onnx__OperatorSetIdProto *)malloc(sizeof *o);
+  if (!o) return -1;
+  Onnx__OperatorSetIdProto init = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+  *o = init;
+  if (!(o->domain = strdup("com.dmlc"))) {
+    free(o);
+    return -1;
+  }
+  o->has_version = 1;
+  o->version = 1;
+  m->opset_import[m->n_opset_import++] = o;
+  return 0;
+}
+
 /* The QDQ model for the current decisions (c->l[].quantize); with
  * `extra_outputs`, every layer's f32 output is a graph output too. */
 static dml_status_t build_qdq(qctx_t *c, int extra_outputs, uint8_t **out,
@@ -897,6 +986,11 @@ static dml_status_t build_qdq(qctx_t *c, int extra_outputs, uint8_t **out,
   gb_t b;
   memset(&b, 0, sizeof b);
   b.g = g;
+  b.fake = c->o->fake_quant;
+  if (b.fake && add_dmlc_opset(m)) {
+    onnx__model_proto__free_unpacked(m, NULL);
+    return oom();
+  }
   for (size_t i = 0; i < c->nt; i++)
     if (c->t[i].used && c->t[i].graph_input) emit_act_qdq(&b, &c->t[i]);
   size_t li = 0;
@@ -906,13 +1000,15 @@ static dml_status_t build_qdq(qctx_t *c, int extra_outputs, uint8_t **out,
     while (li < c->nl && c->l[li].node < i) li++;
     const qlayer_t *L = li < c->nl && c->l[li].node == i ? &c->l[li] : NULL;
     if (L && L->quantize) {
-      if (L->kind != K_PASS) {
+      if (L->kind != K_PASS && b.fake) {
+        emit_weight_fq(&b, L, n);
+      } else if (L->kind != K_PASS) {
         float *sw = emit_weight(c, &b, L, n);
         if (sw && L->bias_ok) emit_bias(c, &b, L, n, c->t[L->tin[0]].scale, sw);
         free(sw);
       }
       for (int s = 0; s < L->n_act && !b.failed; s++) {
-        char *dq = xprintf("%s_DequantizeLinear_Output", c->t[L->tin[s]].name);
+        char *dq = dq_out(&b, c->t[L->tin[s]].name);
         if (!dq) {
           b.failed = 1;
           break;
@@ -1288,18 +1384,16 @@ static void choose_qparams(const qctx_t *c, qtensor_t *t) {
     lo = fmax(t->mn, -thr);
     hi = fmin(t->mx, thr);
   }
-  lo = fmin(lo, 0);
-  hi = fmax(hi, 0);
-  double scale = (hi - lo) / 255.0;
-  float s = (float)scale;
-  if (!(s >= FLT_MIN) || !isfinite(s)) {
-    t->scale = 1.0f;
-    t->zp = 0;
-    return;
-  }
-  double zp = nearbyint(-128.0 - lo / s);
-  t->scale = s;
-  t->zp = (int8_t)(zp < -128 ? -128 : zp > 127 ? 127 : zp);
+  for (size_t i = 0; i < c->o->n_ranges; i++)
+    if (c->o->range_names[i] && !strcmp(c->o->range_names[i], t->name)) {
+      lo = c->o->ranges[2 * i];
+      hi = c->o->ranges[2 * i + 1];
+    }
+  int32_t zp;
+  dml_fq_act_qparams(lo, hi, &t->scale, &zp);
+  t->zp = (int8_t)zp;
+  t->rlo = (float)lo;
+  t->rhi = (float)hi;
 }
 
 /* Layer output SQNR: runs the f32 and the QDQ model side by side. */
@@ -1429,6 +1523,11 @@ dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
   if (calib->rank < 1 || calib->dims[0] <= 0)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "the calibration set is empty (0 rows)");
+  if (o->fake_quant && !o->per_channel)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "the fake-quantized (QAT) form has per-channel weights only");
+  if (o->n_ranges && (!o->range_names || !o->ranges))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "n_ranges without ranges");
   dml_quant_report_t rep_local;
   dml_quant_report_t *rep = report ? report : &rep_local;
   memset(rep, 0, sizeof *rep);
@@ -1548,6 +1647,74 @@ dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
   free(c.bytes);
   free(base);
   if (st || !report) dml_quant_report_free(rep);
+  return st;
+}
+
+dml_status_t dml_quantize_qat_export(const char *onnx_path, const char *tmp_prefix,
+                                     const dml_rt_model_t *m, dml_rt_session_t *s,
+                                     const dml_tensor_t *calib,
+                                     const dml_quant_options_t *opts, void **out_model,
+                                     size_t *out_size, dml_quant_report_t *report,
+                                     uint32_t *out_weights, uint32_t *out_ranges) {
+  if (!onnx_path || !tmp_prefix || !m || !s || !calib || !out_model || !out_size)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "NULL argument");
+  char *tmp = xprintf("%s.f32-trained.tmp.onnx", tmp_prefix);
+  if (!tmp) return oom();
+  uint32_t nrep = 0, ndrop = 0;
+  dml_status_t st = dml_onnx_export_trained(onnx_path, tmp, m, s, &nrep, &ndrop);
+  if (st) {
+    free(tmp);
+    return st;
+  }
+  uint32_t ng = dml_rt_model_num_globals(m), nr = 0;
+  const char **names = (const char **)calloc(ng ? ng : 1, sizeof(char *));
+  char **owned = (char **)calloc(ng ? ng : 1, sizeof(char *));
+  float *ranges = (float *)calloc(2 * (size_t)(ng ? ng : 1), sizeof(float));
+  if (!names || !owned || !ranges) st = oom();
+  for (uint32_t i = 0; !st && i < ng; i++) {
+    dml_rt_global_info_t info;
+    dml_tensor_t v;
+    st = dml_rt_model_global_info(m, i, &info);
+    if (st) break;
+    size_t l = strlen(info.name);
+    if (!(info.flags & DML_RT_GLOBAL_STATE) || l <= 6 ||
+        strcmp(info.name + l - 6, "_range") || info.dtype != DML_DTYPE_F32 ||
+        info.rank != 1 || info.dims[0] != 2)
+      continue;
+    st = dml_rt_session_global(s, i, &v);
+    if (st) break;
+    owned[nr] = (char *)malloc(l - 5);
+    if (!owned[nr]) {
+      st = oom();
+      break;
+    }
+    memcpy(owned[nr], info.name, l - 6);
+    owned[nr][l - 6] = 0;
+    names[nr] = owned[nr];
+    memcpy(&ranges[2 * nr], v.data, 2 * sizeof(float));
+    nr++;
+  }
+  if (!st) {
+    dml_quant_options_t qo;
+    if (opts)
+      qo = *opts;
+    else
+      dml_quant_options_init(&qo);
+    qo.fake_quant = 0;
+    qo.range_names = names;
+    qo.ranges = ranges;
+    qo.n_ranges = nr;
+    st = dml_quantize_onnx(tmp, calib, &qo, out_model, out_size, report);
+    if (st) st = dml_status_annotate(st, "writing the QDQ model of the trained weights");
+  }
+  remove(tmp);
+  free(tmp);
+  for (uint32_t i = 0; owned && i < nr; i++) free(owned[i]);
+  free((void *)names);
+  free((void *)owned);
+  free(ranges);
+  if (!st && out_weights) *out_weights = nrep;
+  if (!st && out_ranges) *out_ranges = nr;
   return st;
 }
 

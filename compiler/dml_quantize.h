@@ -66,6 +66,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dml_rt.h"
 #include "dml_status.h"
 #include "dml_types.h"
 
@@ -95,6 +96,26 @@ typedef struct dml_quant_options {
   double keep_f32_below_sqnr;
   int64_t max_rows; /* calibration rows used (the first ones); 0: all */
   int64_t batch;    /* rows per run of the model; 0: 64 */
+  /* 1: write the fake-quantized training form of quantization-aware
+   * training (`dmlc train --qat`) instead of QDQ: an activation X becomes
+   * X -> FakeQuantize(X, X_range) -> X_FakeQuantize_Output with X_range
+   * (f32 [2]) the calibrated [min, max] (a state global when imported:
+   * train_step tracks it as an exponential moving average), a weight W
+   * becomes FakeQuantize(W) (axis = its channel axis, quant_min -127,
+   * quant_max 127: symmetric per-channel scales computed from W at every
+   * run) feeding the layer, W itself stays an f32 initializer (trainable)
+   * and biases stay f32. FakeQuantize is dmlc's op of domain "com.dmlc"
+   * (version 1; runtime/base/dml_fake_quant.h has its formulas); the model
+   * gets that opset import. Same placement as the QDQ form. Per-channel
+   * weights only (per_channel 0 is INVALID_ARGUMENT). */
+  int fake_quant;
+  /* Activation ranges given instead of calibrated (QAT's trained ranges,
+   * for the QDQ export): range_names[i] (an activation tensor's name) gets
+   * [ranges[2i], ranges[2i+1]]; names that are not a quantized activation
+   * are ignored. Lent for the call; n_ranges 0: all calibrated. */
+  const char *const *range_names;
+  const float *ranges;
+  size_t n_ranges;
 } dml_quant_options_t;
 
 void dml_quant_options_init(dml_quant_options_t *o);
@@ -153,6 +174,29 @@ dml_status_t dml_quant_load_calib(const char *spec, double image_scale,
 dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
                                const dml_quant_options_t *opts, void **out_model,
                                size_t *out_size, dml_quant_report_t *report);
+
+/* The int8 QDQ model after quantization-aware training (`dmlc train --qat
+ * --export-onnx`, docs/quantize.md): the trained f32 parameters of session
+ * `s` of model `m` (a package compiled from the fake-quantized form that
+ * fake_quant writes from `onnx_path`, then trained) are written into the
+ * f32 model at `onnx_path` (dml_onnx_export_trained, into a temporary file
+ * "<tmp_prefix>.f32-trained.tmp.onnx", removed after), whose QDQ model is
+ * then made as dml_quantize_onnx does with `opts` (fake_quant and the
+ * given ranges of `opts` ignored) and the activation ranges of the
+ * trained state globals "<X>_range" (f32 [2]) in place of calibrated ones:
+ * the QDQ model quantizes as the trained model did. `calib` as for
+ * dml_quantize_onnx (the report's SQNRs are measured on it against the
+ * trained f32 weights). On success *out_model (malloc'd) holds the model,
+ * *report (may be NULL) the report, *out_weights (may be NULL) the number
+ * of initializers replaced by trained values and *out_ranges (may be
+ * NULL) the number of trained ranges used. Errors: those of
+ * dml_onnx_export_trained and dml_quantize_onnx; RESOURCE_EXHAUSTED. */
+dml_status_t dml_quantize_qat_export(const char *onnx_path, const char *tmp_prefix,
+                                     const dml_rt_model_t *m, dml_rt_session_t *s,
+                                     const dml_tensor_t *calib,
+                                     const dml_quant_options_t *opts, void **out_model,
+                                     size_t *out_size, dml_quant_report_t *report,
+                                     uint32_t *out_weights, uint32_t *out_ranges);
 
 /* Writes `r` as JSON to `path` (atomically): {"method", "percentile",
  * "calibration_rows", "activations", "weight_bytes_f32", "weight_bytes_q",

@@ -5428,6 +5428,41 @@ static dml_status_t infer_quantize(ictx_t *c) {
 static dml_status_t infer_dequantize(ictx_t *c) {
   return quantize_rule(c, 1);
 }
+/* FakeQuantize / FakeQuantizeGrad (ops.def): x (input `xi`) f32, range
+ * (input xi + 1) an f32 of 2 elements, or absent with `axis` within x's
+ * rank; quant_min <= quant_max; the output is typed as x. */
+static dml_status_t fake_quantize_rule(ictx_t *c, uint32_t xi) {
+  const dml_type_t *x = in_t(c, xi), *r = in_t(c, xi + 1);
+  if (x->dtype != DML_DTYPE_F32)
+    return fail(c, UNIMPL, "x must be f32, got %s", dml_dtype_name(x->dtype));
+  if (xi) DML_RETURN_IF_ERROR(same_dtype(c, 0, xi));
+  int64_t lo = 0, hi = 0, axis = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "quant_min", -128, &lo));
+  DML_RETURN_IF_ERROR(attr_int(c, "quant_max", 127, &hi));
+  if (lo > hi || lo < -(1LL << 24) || hi > (1LL << 24))
+    return fail(c, INVALID, "quant_min %lld, quant_max %lld: need min <= max within 2^24",
+                (long long)lo, (long long)hi);
+  if (r) {
+    if (r->dtype != DML_DTYPE_F32 || dml_ir_type_numel_bound(c->m, r) != 2 ||
+        r->rank != 1) {
+      char tb[TBUF];
+      return fail(c, INVALID, "range must be f32 [2] ([min, max]), got %s", TS(r, tb));
+    }
+  } else {
+    int32_t ax = 0;
+    DML_RETURN_IF_ERROR(attr_int(c, "axis", 0, &axis));
+    if (x->rank == 0) return fail(c, INVALID, "per-channel x must have rank >= 1");
+    DML_RETURN_IF_ERROR(norm_axis(c, axis, x->rank, "axis", &ax));
+  }
+  set_out(c, 0, x);
+  return pass_sym(c, xi);
+}
+static dml_status_t infer_fake_quantize(ictx_t *c) {
+  return fake_quantize_rule(c, 0);
+}
+static dml_status_t infer_fake_quantize_grad(ictx_t *c) {
+  return fake_quantize_rule(c, 1);
+}
 static dml_status_t infer_depth_to_space(ictx_t *c) {
   return infer_depth_space(c, 1);
 }

@@ -1316,6 +1316,22 @@ static void vjp_clip(ad_t *a, const dml_ir_node_t *n, V *g) {
   acc(a, x, mask ? op2(a, DML_OP_MUL, g, cast_to(a, mask, x->type.dtype)) : g);
 }
 
+/* FakeQuantize: the straight-through estimator (FakeQuantizeGrad with the
+ * node's attributes: dy where x quantizes within [quant_min, quant_max],
+ * else 0; PyTorch's FakeQuantize backward). The range carries no gradient:
+ * it is an observer's statistic (PyTorch computes it under no_grad), also
+ * when train_step derives it from x (passes/train.c). */
+static void vjp_fake_quantize(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0];
+  if (!needs(a, x)) return;
+  V *r = n->n_inputs > 1 ? n->inputs[1] : NULL;
+  V *in[3] = {g, x, r};
+  dml_ir_node_t *k = mk(a, DML_OP_FAKE_QUANTIZE_GRAD, r ? 3 : 2, in, 1);
+  for (uint32_t i = 0; k && i < n->n_attrs && !a->st; i++)
+    a->st = dml_ir_node_set_attr(k, &n->attrs[i]);
+  acc(a, x, fin(a, k));
+}
+
 /* The backward of a normalization y = xhat s + b, xhat = (x - mu) rstd,
  * mu and var = mean((x - mu)^2) (population variance) over `axes` of x,
  * rstd = 1 / sqrt(var + eps), with dxhat = g s given:

@@ -11,8 +11,12 @@
  *     run; BatchNormalization uses the batch statistics and updates its
  *     running mean/var globals, as PyTorch's train(): running var from the
  *     unbiased batch variance; LayerNormalization decomposed into primitive
- *     ops), the loss, the backward pass by reverse-mode autodiff
- *     (passes/dml_autodiff.h), gradient clipping, the optimizer update.
+ *     ops; FakeQuantize with a state range tracks that range as an
+ *     exponential moving average of the batches' [min, max], PyTorch's
+ *     MovingAverageMinMaxObserver, averaging constant 0.01; non-finite
+ *     updates skipped), the loss, the backward pass by reverse-mode
+ *     autodiff (passes/dml_autodiff.h), gradient clipping, the optimizer
+ *     update.
  *     Parameters (globals flagged DML_IR_GLOBAL_PARAM), optimizer state and
  *     the step count (globals flagged DML_IR_GLOBAL_STATE) are updated in
  *     place by Assign nodes at the end of the function.

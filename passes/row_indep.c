@@ -175,6 +175,12 @@ static const char *rows_per_row(const rq_t *q) {
   return q->sx == ST_ROWS && rest_const(q->c, q->n, 1, 0) ? NULL : UNKNOWN;
 }
 
+/* FakeQuantize: with a range (per tensor) each element on its own; without,
+ * the per-channel scales reduce over the other axes (rows mixed). */
+static const char *rows_fake_quantize(const rq_t *q) {
+  return q->n->n_inputs > 1 && q->n->inputs[1] ? rows_per_row(q) : UNKNOWN;
+}
+
 /* (a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) */
 static const char *rows_qlinear_add(const rq_t *q) {
   for (uint32_t i = 0; i < q->n->n_inputs; i++) {

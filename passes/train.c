@@ -340,6 +340,35 @@ static V *bn_train(tb_t *b, const dml_ir_node_t *n, V *x) {
   return y;
 }
 
+/* Training-mode FakeQuantize with an observed range (a state global, the
+ * QAT form of compiler/dml_quantize.h): the range follows the batches as
+ * an exponential moving average, PyTorch's MovingAverageMinMaxObserver
+ * (averaging_constant 0.01): range = range + 0.01 (batch - range) with
+ * batch = [min(x), max(x)]; a bound stays as it was where the batch's
+ * NaN or +-inf would make it NaN or infinite. The update is a
+ * deferred Assign and this batch is fake-quantized with the new range, as
+ * PyTorch's FakeQuantize observes before it quantizes. The range carries
+ * no gradient (autodiff.c's vjp_fake_quantize). */
+static V *fq_train(tb_t *b, const dml_ir_node_t *n, V *x, V *range) {
+  const double c = 0.01;
+  int64_t one = 1;
+  V *shp = cst_i64(b, &one, 1);
+  V *in[2] = {op2(b, DML_OP_RESHAPE, reduce(b, DML_OP_REDUCE_MIN, x, NULL, 0, 0), shp),
+              op2(b, DML_OP_RESHAPE, reduce(b, DML_OP_REDUCE_MAX, x, NULL, 0, 0), shp)};
+  dml_ir_node_t *cn = in[0] && in[1] ? mk(b, DML_OP_CONCAT, 2, in, 1) : NULL;
+  set_int(b, cn, "axis", 0);
+  V *batch = fin(b, cn);
+  V *ema = add(b, range, mulc(b, sub(b, batch, range), c));
+  V *bad = op2(b, DML_OP_OR, op1(b, DML_OP_IS_NAN, ema), op1(b, DML_OP_IS_INF, ema));
+  V *upd = op3(b, DML_OP_WHERE, bad, range, ema);
+  defer_assign(b, range, upd);
+  V *ins[2] = {x, upd};
+  dml_ir_node_t *k = upd ? mk(b, DML_OP_FAKE_QUANTIZE, 2, ins, 1) : NULL;
+  for (uint32_t i = 0; k && i < n->n_attrs && !b->st; i++)
+    b->st = dml_ir_node_set_attr(k, &n->attrs[i]);
+  return fin(b, k);
+}
+
 /* LayerNormalization (ONNX 17) as primitive ops (Y only). */
 static V *ln_decompose(tb_t *b, const dml_ir_node_t *n, V *x, V *scale, V *bias) {
   const dml_attr_t *ea = dml_ir_node_attr(n, "epsilon"),
@@ -394,6 +423,13 @@ static dml_status_t clone_forward(tb_t *b, const dml_ir_function_t *fwd, int tra
         break;
       }
       V *y = bn_train(b, n, ins[0]);
+      if (y) c->map[n->outputs[0]->id] = y;
+      continue;
+    }
+    if (train && n->op == DML_OP_FAKE_QUANTIZE && n->n_inputs > 1 && ins[1] &&
+        ins[1]->kind == DML_IR_VALUE_GLOBAL &&
+        (ins[1]->global_flags & DML_IR_GLOBAL_STATE)) {
+      V *y = fq_train(b, n, ins[0], ins[1]);
       if (y) c->map[n->outputs[0]->id] = y;
       continue;
     }

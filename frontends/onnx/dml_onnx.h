@@ -14,9 +14,9 @@
  *     ONNX tensor name. Node result types are left unknown (rank
  *     DML_RANK_UNKNOWN, dtype INVALID) for shape inference to fill in.
  * Initializers become globals: float ones DML_IR_GLOBAL_PARAM (trainable),
- * except tensors used only as BatchNormalization's running mean/var, which are
- * DML_IR_GLOBAL_STATE; other dtypes have no flag. Constant nodes become
- * globals (no flag) named after their output, with no node.
+ * except tensors used only as BatchNormalization's running mean/var or as
+ * FakeQuantize's range (com.dmlc), which are DML_IR_GLOBAL_STATE; other dtypes have no
+ * flag. Constant nodes become globals (no flag) named after their output, with no node.
  *
  * Opsets 1..23 of the default domain ("" or "ai.onnx") are accepted (before
  * opset 7, the ops whose forms match a later one: onnx_ops.def; in 18..23,

@@ -1489,7 +1489,8 @@ static dml_status_t import_outputs(onnx_ctx_t *ctx, const Onnx__GraphProto *g) {
 }
 
 /* Float initializers used only as BatchNormalization's running mean and
- * variance are mutable state, not trainable parameters. */
+ * variance (or as FakeQuantize's observed range) are mutable state, not
+ * trainable parameters. */
 static void mark_bn_state(onnx_ctx_t *ctx) {
   enum { USED_AS_STAT = 1, USED_OTHERWISE = 2 };
   dml_ir_module_t *m = ctx->m;
@@ -1498,7 +1499,8 @@ static void mark_bn_state(onnx_ctx_t *ctx) {
     for (uint32_t k = 0; k < n->n_inputs; k++) {
       dml_ir_value_t *v = n->inputs[k];
       if (!v || v->kind != DML_IR_VALUE_GLOBAL) continue;
-      uintptr_t use = (n->op == DML_OP_BATCH_NORMALIZATION && (k == 3 || k == 4))
+      uintptr_t use = (n->op == DML_OP_BATCH_NORMALIZATION && (k == 3 || k == 4)) ||
+                              (n->op == DML_OP_FAKE_QUANTIZE && k == 1)
                           ? USED_AS_STAT
                           : USED_OTHERWISE;
       v->user = (void *)((uintptr_t)v->user | use);

@@ -346,6 +346,8 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     KS(SOFTMAX_CROSS_ENTROPY_LOSS, SoftmaxCrossEntropyLoss),
     K(QUANTIZE_LINEAR, QuantizeLinear),
     K(DEQUANTIZE_LINEAR, DequantizeLinear),
+    K(FAKE_QUANTIZE, FakeQuantize),
+    K(FAKE_QUANTIZE_GRAD, FakeQuantizeGrad),
     K(DYNAMIC_QUANTIZE_LINEAR, DynamicQuantizeLinear),
     K(MAT_MUL_INTEGER, MatMulInteger),
     K(CONV_INTEGER, ConvInteger),
