@@ -4052,7 +4052,8 @@ static dml_status_t infer_argminmax(ictx_t *c) {
   return DML_OK;
 }
 
-/* ==== issue #3 ops (semantics at their kernels, runtime/cpu/cpu_ops2_*.c) = */
+/* ==== issue #3 ops (semantics at their kernels, runtime/cpu/cpu_axis_ops.c,
+ * cpu_shrink_isinf_bitshift.c) ==== */
 
 /* IsInf, IsNaN: float -> bool of the same shape. */
 static dml_status_t infer_is_special(ictx_t *c) {
