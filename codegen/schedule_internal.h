@@ -1,5 +1,7 @@
 /* schedule_internal.h — the scheduler's state, shared by schedule.c and the
- * files holding more of its kernel forms by op family (schedule_index.c,
+ * files holding more of its kernel forms by op family
+ * (schedule_elementwise.c, schedule_gemm_conv.c, schedule_reduce.c,
+ * schedule_movement.c through schedule_common.h; schedule_index.c,
  * schedule_math.c, schedule_spatial.c, schedule_topk_dft_tfidf.c,
  * schedule_norm.c, schedule_rnn.c, schedule_dyn.c, schedule_rows.c).
  * codegen/ only. */
@@ -27,7 +29,7 @@ typedef struct sched {
   dml_kernel_t *kernels;
   uint32_t n_kernels, cap_kernels;
   /* The open reduction's axes when an input fed at run time holds them
-   * (reduce_axes marks every dim -1 then), else NULL. */
+   * (dml_ksched_reduce_axes marks every dim -1 then), else NULL. */
   const dml_pkg_value_t *rt_axes;
   /* 1 while building a data-movement kernel: f16 and bf16 values move as
    * their 16-bit words (u16), bit for bit as the CPU copies them (NaN
@@ -120,7 +122,7 @@ int dml_ksched_topk_dft_tfidf_handles(dml_op_t op);
 void dml_ksched_topk_dft_tfidf_emit(sched_t *s, uint32_t node);
 
 /* max(a, b) (`is_max`) or min(a, b) as the CPU computes them (a NaN
- * operand gives NaN for floats; schedule.c's nan_max). */
+ * operand gives NaN for floats; schedule_common.h's nan_max). */
 const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
                                      const dml_kval_t *b, int is_max);
 
@@ -128,7 +130,7 @@ const dml_kval_t *dml_ksched_nan_max(dml_kpool_t *p, const dml_kval_t *a,
  * dims (any number of symbols; one of them may occur in two dims, a square
  * such as attention's [batch, heads, seq, seq]); 0 when dml_klin_t cannot
  * hold it (a symbol in three dims, two squared symbols, a symbol index of
- * 32 or above). schedule.c's type_numel. */
+ * 32 or above). schedule_common.h's type_numel. */
 int dml_ksched_numel(const dml_type_t *t, dml_klin_t *out);
 
 /* 1 when a symbol occurs in two dims of t: the window kernels (Conv,
@@ -136,7 +138,7 @@ int dml_ksched_numel(const dml_type_t *t, dml_klin_t *out);
 int dml_ksched_sym_repeats(const dml_type_t *t);
 
 /* acc += mul * x for work estimates (dmlc bench): a term over other
- * symbols than acc's is left out (schedule.c's lin_add). */
+ * symbols than acc's is left out (schedule_common.h's lin_add). */
 void dml_ksched_lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul);
 
 /* Count l divided by the extent of dim d of the type it counts (d's static
@@ -145,7 +147,7 @@ void dml_ksched_lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul);
 dml_klin_t dml_ksched_lin_div_dim(dml_klin_t l, dml_dim_t d);
 
 /* Largest value of count `l` at the symbols' bounds (saturating;
- * schedule.c's lin_max). */
+ * schedule_common.h's lin_max). */
 int64_t dml_ksched_lin_max(const sched_t *s, dml_klin_t l);
 
 /* schedule_rows.c: cooperative row reductions, one workgroup of
@@ -191,11 +193,12 @@ void dml_krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_t v
 dml_kstmt_t *dml_krow_each(sched_t *s, const dml_kidx_t *n, int32_t var,
                            dml_krow_stmt_fn body, void *ctx);
 
-/* schedule.c, for the eager kernel library (codegen/eager_lib.c): the
- * value of elementwise node `node` of function `fn` of `g` given its
- * operands' values `x` (the formula the scheduler fuses into its kernels,
- * ew_value), built in `pool`. Returns NULL and sets *out_value, or the
- * reason the scheduler refuses the node (ew_reject's: dtype, attributes)
+/* schedule_elementwise.c, for the eager kernel library
+ * (codegen/eager_lib.c): the value of elementwise node `node` of function
+ * `fn` of `g` given its operands' values `x` (the formula the scheduler
+ * fuses into its kernels, ew_value), built in `pool`. Returns NULL and sets
+ * *out_value, or the reason the scheduler refuses the node
+ * (dml_ksched_ew_reject's: dtype, attributes)
  * or "not a formula of its operands' elements" (Expand, OneHot,
  * BatchNormalization). */
 const char *dml_ksched_ew_node(dml_kpool_t *pool, const dml_pkg_graph_t *g, uint32_t fn,

@@ -467,11 +467,19 @@ static dml_status_t bcast(const ictx_t *c, const dml_type_t *a, const dml_type_t
     int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
     dml_dim_t da = ia >= 0 ? a->dims[ia] : D(1);
     dml_dim_t db = ib >= 0 ? b->dims[ib] : D(1);
-    if (dim_eq(da, db) || dim_is(db, 1))
+    int64_t v = 0;
+    int ok = 1;
+    if (da.sym < 0 && db.sym < 0) { /* static: dml_shape.h's rule, as the CPU's */
+      ok = dml_shape_broadcast_extent(da.value, db.value, &v) == DML_SHAPE_OK;
+      o.dims[i] = D(v);
+    } else if (dim_eq(da, db) || dim_is(db, 1)) {
       o.dims[i] = da;
-    else if (dim_is(da, 1))
+    } else if (dim_is(da, 1)) {
       o.dims[i] = db;
-    else {
+    } else {
+      ok = 0;
+    }
+    if (!ok) {
       char ta[TBUF], tb[TBUF], sa[64], sb[64];
       return fail(c, INVALID, "cannot broadcast %s and %s: dim %d is %s vs %s%s",
                   TS(a, ta), TS(b, tb), (int)i, dim_str(c, da, sa, sizeof(sa)),
@@ -2262,9 +2270,12 @@ static dml_status_t infer_reshape(ictx_t *c) {
       dyn[i] = 1, b[i] = nb > 0 ? nb : dyn_bound(c);
       if (!part || pe.unk[i]) continue;
       dml_dim_t d = pe.e[i];
-      if (d.sym >= 0 || d.value > 0) {
+      int k = d.sym >= 0 ? DML_SHAPE_RESHAPE_DIM
+                         : dml_shape_reshape_entry(d.value, (int32_t)i, x->rank,
+                                                   allowzero0 != 0);
+      if (k == DML_SHAPE_RESHAPE_DIM && (d.sym >= 0 || d.value > 0)) {
         o.dims[i] = d, dyn[i] = 0;
-      } else if (d.value == 0 && !allowzero0 && (int32_t)i < x->rank) {
+      } else if (k == DML_SHAPE_RESHAPE_COPY) {
         o.dims[i] = x->dims[i], dyn[i] = 0;
       }
     }
@@ -2284,27 +2295,29 @@ static dml_status_t infer_reshape(ictx_t *c) {
   mono_init(&known);
   for (uint32_t i = 0; i < e.n; i++) {
     dml_dim_t d = e.e[i];
-    if (d.sym >= 0) {
-      o.dims[i] = d;
-    } else if (d.value == -1) {
+    /* each entry as ONNX reads it (dml_shape.h, as the CPU's run-time rule) */
+    int k = d.sym >= 0
+                ? DML_SHAPE_RESHAPE_DIM
+                : dml_shape_reshape_entry(d.value, (int32_t)i, x->rank, allowzero != 0);
+    if (k == DML_SHAPE_RESHAPE_INFER) {
       if (infer >= 0)
         return fail(c, INVALID, "target shape %s has more than one -1",
                     elems_str(c, &e, eb, sizeof(eb)));
       infer = (int32_t)i;
       continue;
-    } else if (d.value == 0 && !allowzero) {
-      if ((int32_t)i >= x->rank)
-        return fail(c, INVALID,
-                    "target shape %s: 0 at index %u copies an input dim, but the "
-                    "input %s has rank %d",
-                    elems_str(c, &e, eb, sizeof(eb)), i, TS(x, tb), (int)x->rank);
+    } else if (k == DML_SHAPE_RESHAPE_NO_DIM) {
+      return fail(c, INVALID,
+                  "target shape %s: 0 at index %u copies an input dim, but the "
+                  "input %s has rank %d",
+                  elems_str(c, &e, eb, sizeof(eb)), i, TS(x, tb), (int)x->rank);
+    } else if (k == DML_SHAPE_RESHAPE_COPY) {
       o.dims[i] = x->dims[i];
-    } else if (d.value < 0) {
+    } else if (k == DML_SHAPE_RESHAPE_NEGATIVE) {
       return fail(c, INVALID, "target shape %s has an invalid dim %lld at index %u",
                   elems_str(c, &e, eb, sizeof(eb)), (long long)d.value, i);
     } else {
       o.dims[i] = d;
-      has_zero |= d.value == 0;
+      has_zero |= d.sym < 0 && d.value == 0;
     }
     if (!mono_mul(&known, o.dims[i]))
       return fail(c, INVALID, "target shape %s overflows",
@@ -3029,7 +3042,15 @@ static dml_status_t infer_tile(ictx_t *c) {
     if (e.e[i].value < 0)
       return fail(c, INVALID, "repeats[%d] = %lld is negative", (int)i,
                   (long long)e.e[i].value);
-    if (!dim_mul(x->dims[i], e.e[i], &o.dims[i])) {
+    int ok;
+    if (x->dims[i].sym < 0 && e.e[i].sym < 0) { /* dml_shape.h's rule, as the CPU's */
+      int64_t v = 0;
+      ok = dml_shape_tile_extent(x->dims[i].value, e.e[i].value, &v) == DML_SHAPE_OK;
+      o.dims[i] = D(v);
+    } else {
+      ok = dim_mul(x->dims[i], e.e[i], &o.dims[i]);
+    }
+    if (!ok) {
       char tb[TBUF];
       return fail(c, UNIMPL,
                   "tiling dim %d of %s gives a product of symbols or overflows", (int)i,
@@ -3045,16 +3066,17 @@ static dml_status_t pad_dim(ictx_t *c, const dml_type_t *x, int32_t i, int64_t b
                             int64_t e, dml_dim_t *out) {
   int64_t s, r;
   char tb[TBUF];
-  if (__builtin_add_overflow(b, e, &s))
-    return fail(c, INVALID, "pads of dim %d overflow", (int)i);
   if (x->dims[i].sym >= 0) { /* H + s: a derived dim */
+    if (__builtin_add_overflow(b, e, &s))
+      return fail(c, INVALID, "pads of dim %d overflow", (int)i);
     *out = x->dims[i];
     if (s != 0)
       DML_RETURN_IF_ERROR(
           derived_extent(c, x->dims[i], 1, s, 1, "the padded extent", out));
     return DML_OK;
   }
-  if (__builtin_add_overflow(x->dims[i].value, s, &r) || r < 0)
+  /* dml_shape.h's rule, as the CPU's run-time one */
+  if (dml_shape_pad_extent(x->dims[i].value, b, e, &r) != DML_SHAPE_OK)
     return fail(c, INVALID,
                 "padding dim %d of %s by (%lld, %lld) gives a negative or "
                 "overflowing extent",
@@ -3886,19 +3908,19 @@ static dml_status_t infer_resize(ictx_t *c) {
         o.dims[axes[i]] = e.e[i];
       }
     } else if (!strcmp(policy, "not_larger") || !strcmp(policy, "not_smaller")) {
-      int larger = policy[4] == 's';
-      double scale = larger ? 0 : INFINITY;
+      int64_t in[DML_MAX_RANK], sz[DML_MAX_RANK];
       for (int32_t i = 0; i < na; i++) {
         dml_dim_t d = x->dims[axes[i]];
         if (d.sym >= 0 || e.e[i].sym >= 0 || d.value == 0)
           return fail(c, UNIMPL,
                       "keep_aspect_ratio_policy \"%s\" needs static non-zero dims",
                       policy);
-        double s = (double)e.e[i].value / (double)d.value;
-        scale = larger ? (s > scale ? s : scale) : (s < scale ? s : scale);
+        in[i] = d.value, sz[i] = e.e[i].value;
       }
+      /* dml_shape.h's rule, as the CPU's run-time one */
+      double scale = dml_shape_resize_aspect_scale(in, sz, na, policy[4] == 's');
       for (int32_t i = 0; i < na; i++)
-        o.dims[axes[i]] = D((int64_t)floor(scale * (double)x->dims[axes[i]].value + 0.5));
+        o.dims[axes[i]] = D(dml_shape_resize_aspect_extent(in[i], scale));
     } else {
       return fail(c, INVALID,
                   "keep_aspect_ratio_policy \"%s\" is not stretch, not_larger or "
@@ -3919,7 +3941,9 @@ static dml_status_t infer_resize(ictx_t *c) {
     for (int32_t i = 0; i < na; i++) {
       dml_dim_t d = x->dims[axes[i]];
       double s = sc[i];
-      if (!(s > 0) || !isfinite(s))
+      int64_t r = 0;
+      int k = dml_shape_resize_scaled(d.sym >= 0 ? 1 : d.value, s, &r);
+      if (k == DML_SHAPE_BAD_VALUE)
         return fail(c, INVALID, "scales[%d] = %g must be positive", (int)i, s);
       if (d.sym >= 0) {
         /* floor(k*S*s): s (from an f32 or f64 constant) is a dyadic rational
@@ -3935,9 +3959,8 @@ static dml_status_t infer_resize(ictx_t *c) {
         DML_RETURN_IF_ERROR(derived_extent(c, d, (int64_t)num, 0, (int64_t)1 << e,
                                            "the resized extent", &o.dims[axes[i]]));
       } else {
-        double r = floor((double)d.value * s);
-        if (!(r < 9.0e18)) return fail(c, INVALID, "Resize output dim overflows");
-        o.dims[axes[i]] = D((int64_t)r);
+        if (k != DML_SHAPE_OK) return fail(c, INVALID, "Resize output dim overflows");
+        o.dims[axes[i]] = D(r); /* dml_shape.h's rule, as the CPU's run-time one */
       }
     }
   }
@@ -4052,7 +4075,8 @@ static dml_status_t infer_argminmax(ictx_t *c) {
   return DML_OK;
 }
 
-/* ==== issue #3 ops (semantics at their kernels, runtime/cpu/cpu_ops2_*.c) = */
+/* ==== issue #3 ops (semantics at their kernels, runtime/cpu/cpu_axis_ops.c,
+ * cpu_shrink_isinf_bitshift.c) ==== */
 
 /* IsInf, IsNaN: float -> bool of the same shape. */
 static dml_status_t infer_is_special(ictx_t *c) {

@@ -40,11 +40,12 @@ typedef struct dml_package_emit_options {
   const char *targets;      /* "targets: cpu" (NULL means "cpu") */
   int64_t batch_bound;      /* "batch-bound: 64" */
   const char *command_line; /* "created-by: dmlc compile mnist.onnx -o m.dmlpkg" */
-  /* More sections (the GPU targets' kernels): called once with the graph as
-   * the runtime will read it (the emitter's check decodes it from the bytes
-   * it writes) and the "weights" section, after the meta, graph, weights
-   * and strings sections were added to `w` and before the package is
-   * written; its error is the emit's. NULL: none. */
+  /* More sections (the GPU targets' kernels): called once with the graph
+   * the emitter built from the module (the one it encodes into the
+   * "graph" section, after decoding those bytes checked them: the same
+   * tables the runtime will read) and the "weights" section, after the
+   * meta, graph, weights and strings sections were added to `w` and
+   * before the package is written; its error is the emit's. NULL: none. */
   dml_status_t (*add_sections)(void *ctx, const dml_pkg_graph_t *g,
                                const uint8_t *weights, uint64_t weights_size,
                                dml_pkg_writer_t *w);

@@ -515,7 +515,9 @@ static dml_status_t emit(const dml_ir_module_t *m, const dml_package_emit_option
     if (!st) st = dml_pkg_writer_add_section(wr, "strings", strings, strings_size, 8);
   }
   if (!st && o && o->add_sections) {
-    st = o->add_sections(o->add_sections_ctx, check, w.data, w.size, wr);
+    /* the graph built from the IR (the one `check` decoded from its bytes
+     * and found valid): codegen reads no package bytes parsed back */
+    st = o->add_sections(o->add_sections_ctx, &g, w.data, w.size, wr);
     *hook_failed = st != DML_OK;
   }
   if (!st) st = finish(wr, ctx);

@@ -58,3 +58,94 @@ int dml_shape_range_count_f64(double start, double limit, double delta, int64_t 
   *n = q > 0 ? (int64_t)q : 0;
   return 0;
 }
+
+int dml_shape_pad_extent(int64_t in, int64_t pb, int64_t pe, int64_t *out) {
+  __int128 r = (__int128)in + pb + pe;
+  if (r < 0) return DML_SHAPE_NEGATIVE;
+  if (r > INT64_MAX) return DML_SHAPE_OVERFLOW;
+  *out = (int64_t)r;
+  return DML_SHAPE_OK;
+}
+
+int dml_shape_tile_extent(int64_t in, int64_t repeats, int64_t *out) {
+  if (repeats < 0) return DML_SHAPE_BAD_VALUE;
+  int64_t r;
+  if (__builtin_mul_overflow(in, repeats, &r)) return DML_SHAPE_OVERFLOW;
+  *out = r;
+  return DML_SHAPE_OK;
+}
+
+int dml_shape_broadcast_extent(int64_t a, int64_t b, int64_t *out) {
+  if (a != b && a != 1 && b != 1) return DML_SHAPE_BAD_VALUE;
+  *out = a == 1 ? b : a;
+  return DML_SHAPE_OK;
+}
+
+int dml_shape_reshape_entry(int64_t v, int32_t i, int32_t in_rank, int allowzero) {
+  if (v == -1) return DML_SHAPE_RESHAPE_INFER;
+  if (v < 0) return DML_SHAPE_RESHAPE_NEGATIVE;
+  if (v == 0 && !allowzero)
+    return i < in_rank ? DML_SHAPE_RESHAPE_COPY : DML_SHAPE_RESHAPE_NO_DIM;
+  return DML_SHAPE_RESHAPE_DIM;
+}
+
+int dml_shape_reshape(const int64_t *in, int32_t in_rank, const int64_t *shape, int32_t n,
+                      int allowzero, int64_t *out, int32_t *bad) {
+  int64_t known = 1, total = 1;
+  int32_t infer = -1;
+  if (bad) *bad = -1;
+  for (int32_t i = 0; i < n; i++) {
+    int k = dml_shape_reshape_entry(shape[i], i, in_rank, allowzero);
+    if (k == DML_SHAPE_RESHAPE_INFER) {
+      if (infer >= 0) {
+        if (bad) *bad = i;
+        return DML_SHAPE_RESHAPE_TWO_INFER;
+      }
+      infer = i;
+      continue;
+    }
+    if (k == DML_SHAPE_RESHAPE_NEGATIVE || k == DML_SHAPE_RESHAPE_NO_DIM) {
+      if (bad) *bad = i;
+      return DML_SHAPE_RESHAPE_BAD_ENTRY;
+    }
+    out[i] = k == DML_SHAPE_RESHAPE_COPY ? in[i] : shape[i];
+    if (__builtin_mul_overflow(known, out[i], &known)) {
+      if (bad) *bad = i;
+      return DML_SHAPE_OVERFLOW;
+    }
+  }
+  for (int32_t d = 0; d < in_rank; d++)
+    if (__builtin_mul_overflow(total, in[d], &total)) return DML_SHAPE_OVERFLOW;
+  if (infer >= 0) {
+    if (bad) *bad = infer;
+    if (known == 0) return DML_SHAPE_RESHAPE_INFER_ZERO;
+    if (total % known) return DML_SHAPE_RESHAPE_INDIVISIBLE;
+    out[infer] = total / known;
+    if (bad) *bad = -1;
+  } else if (known != total) {
+    return DML_SHAPE_RESHAPE_MISMATCH;
+  }
+  return DML_SHAPE_OK;
+}
+
+int dml_shape_resize_scaled(int64_t in, double scale, int64_t *out) {
+  if (!(scale > 0) || !isfinite(scale)) return DML_SHAPE_BAD_VALUE;
+  double v = floor((double)in * scale);
+  if (!(v < 9.0e18)) return DML_SHAPE_OVERFLOW;
+  *out = (int64_t)v;
+  return DML_SHAPE_OK;
+}
+
+double dml_shape_resize_aspect_scale(const int64_t *in, const int64_t *sizes, int32_t n,
+                                     int not_smaller) {
+  double scale = not_smaller ? 0 : INFINITY;
+  for (int32_t i = 0; i < n; i++) {
+    double q = in[i] ? (double)sizes[i] / (double)in[i] : 0;
+    scale = not_smaller ? (q > scale ? q : scale) : (q < scale ? q : scale);
+  }
+  return scale;
+}
+
+int64_t dml_shape_resize_aspect_extent(int64_t in, double scale) {
+  return (int64_t)floor(scale * (double)in + 0.5);
+}

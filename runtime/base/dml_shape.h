@@ -21,11 +21,13 @@ typedef enum dml_shape_pad {
   DML_SHAPE_PAD_SAME,         /* SAME_UPPER, SAME_LOWER */
 } dml_shape_pad_t;
 
-/* Results of dml_shape_window_extent(). */
+/* Results of dml_shape_window_extent() and the extent helpers below. */
 enum {
   DML_SHAPE_OK = 0,
-  DML_SHAPE_OVERFLOW = 1,        /* in + pads overflows int64 */
-  DML_SHAPE_KERNEL_TOO_LARGE = 2 /* the kernel extent exceeds the padded input */
+  DML_SHAPE_OVERFLOW = 1,         /* the extent (or a product) overflows int64 */
+  DML_SHAPE_KERNEL_TOO_LARGE = 2, /* the kernel extent exceeds the padded input */
+  DML_SHAPE_NEGATIVE = 3,         /* the extent would be negative */
+  DML_SHAPE_BAD_VALUE = 4         /* an operand the op's rule refuses (see each) */
 };
 
 /* Output extent of one spatial dim of Conv, MaxPool, AveragePool, LpPool
@@ -58,6 +60,70 @@ int64_t dml_shape_slice(int64_t dim, int64_t start, int64_t end, int64_t step,
  * the count exceeds INT64_MAX (floats: 9e18). */
 int dml_shape_range_count_i64(int64_t start, int64_t limit, int64_t delta, int64_t *n);
 int dml_shape_range_count_f64(double start, double limit, double delta, int64_t *n);
+
+/* ONNX Pad-18 on one axis: in + pb + pe (negative pads remove elements),
+ * exactly (no intermediate overflow). DML_SHAPE_OK and *out, else
+ * DML_SHAPE_NEGATIVE (the sum is below 0) or DML_SHAPE_OVERFLOW (above
+ * INT64_MAX); *out untouched then. */
+int dml_shape_pad_extent(int64_t in, int64_t pb, int64_t pe, int64_t *out);
+
+/* ONNX Tile-13 on one axis: in * repeats (in >= 0). DML_SHAPE_OK and
+ * *out, DML_SHAPE_BAD_VALUE for repeats < 0, DML_SHAPE_OVERFLOW. */
+int dml_shape_tile_extent(int64_t in, int64_t repeats, int64_t *out);
+
+/* ONNX multidirectional broadcasting of one dim pair (Expand-13, the
+ * elementwise ops): equal extents, or one of them 1 (then the other; 1
+ * with 0 gives 0). DML_SHAPE_OK and *out, else DML_SHAPE_BAD_VALUE. */
+int dml_shape_broadcast_extent(int64_t a, int64_t b, int64_t *out);
+
+/* ONNX Reshape-14's reading of entry `v` at index `i` of the target shape,
+ * for an input of rank `in_rank`: */
+enum {
+  DML_SHAPE_RESHAPE_DIM = 0,      /* v >= 0 is the dim (0 with allowzero) */
+  DML_SHAPE_RESHAPE_COPY = 1,     /* 0 without allowzero: the input's dim i */
+  DML_SHAPE_RESHAPE_INFER = 2,    /* -1: inferred from the element count */
+  DML_SHAPE_RESHAPE_NEGATIVE = 3, /* below -1: invalid */
+  DML_SHAPE_RESHAPE_NO_DIM = 4    /* 0 copying dim i >= in_rank: invalid */
+};
+int dml_shape_reshape_entry(int64_t v, int32_t i, int32_t in_rank, int allowzero);
+
+/* Results of dml_shape_reshape() besides DML_SHAPE_OK and
+ * DML_SHAPE_OVERFLOW (the product of the known dims overflows). */
+enum {
+  DML_SHAPE_RESHAPE_TWO_INFER = 10,   /* more than one -1 */
+  DML_SHAPE_RESHAPE_BAD_ENTRY = 11,   /* an entry dml_shape_reshape_entry refuses */
+  DML_SHAPE_RESHAPE_INFER_ZERO = 12,  /* -1 with another dim 0 (ambiguous) */
+  DML_SHAPE_RESHAPE_INDIVISIBLE = 13, /* -1: the known dims do not divide numel */
+  DML_SHAPE_RESHAPE_MISMATCH = 14     /* no -1: the product is not numel */
+};
+
+/* ONNX Reshape-14 over static extents: in[0..in_rank) reshaped by target
+ * shape[0..n) (n <= 64) with attribute allowzero. out[0..n) gets the
+ * dims: each entry as dml_shape_reshape_entry reads it, the -1 entry the
+ * input's element count divided by the product of the others. Returns
+ * DML_SHAPE_OK, DML_SHAPE_OVERFLOW or a DML_SHAPE_RESHAPE_* code, with
+ * *bad (may be NULL) the index of the offending entry (-1 when none). */
+int dml_shape_reshape(const int64_t *in, int32_t in_rank, const int64_t *shape, int32_t n,
+                      int allowzero, int64_t *out, int32_t *bad);
+
+/* ONNX Resize-19's output extent from scale `scale` along an axis of
+ * extent `in`: floor(in * scale), in double as onnxruntime and ONNX's
+ * reference compute it. DML_SHAPE_OK and *out, DML_SHAPE_BAD_VALUE when
+ * scale is not positive and finite, DML_SHAPE_OVERFLOW when the result is
+ * 9e18 or more. */
+int dml_shape_resize_scaled(int64_t in, double scale, int64_t *out);
+
+/* Resize-18+ with sizes and keep_aspect_ratio_policy not_larger
+ * (`not_smaller` 0) or not_smaller (1): the one scale over the resized
+ * axes, min (not_larger) or max (not_smaller) of sizes[i] / in[i] (an
+ * axis of extent 0 counts as scale 0). */
+double dml_shape_resize_aspect_scale(const int64_t *in, const int64_t *sizes, int32_t n,
+                                     int not_smaller);
+
+/* The extent of an axis of extent `in` under that scale: round half up,
+ * floor(scale * in + 0.5), as ONNX's operator text ("round") and reference
+ * implementation ((scale * in + 0.5).astype(int64)) compute it. */
+int64_t dml_shape_resize_aspect_extent(int64_t in, double scale);
 
 #ifdef __cplusplus
 }

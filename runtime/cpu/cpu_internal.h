@@ -404,7 +404,7 @@ DML_CPU_DECL_S(TreeEnsemble)
  * kernels, ops that do not take strings fail (UNIMPLEMENTED naming the op);
  * returns 1 with *out set when handled, 0 to run the table's kernel. */
 int dml_cpu_strings_route(const dml_cpu_call_t *c, dml_status_t *out);
-/* issue #3 ops (cpu_ops2_elementwise.c, cpu_ops2_axis.c) */
+/* cpu_shrink_isinf_bitshift.c, cpu_axis_ops.c (issue #3 ops) */
 DML_CPU_DECL(Unary2)
 DML_CPU_DECL(IsSpecial)
 DML_CPU_DECL(BitShift)
@@ -413,13 +413,13 @@ DML_CPU_DECL(Hardmax)
 DML_CPU_DECL(Reduce2)
 DML_CPU_DECL(CumSum)
 DML_CPU_DECL(CumProd)
-/* ONNX opsets 24..28 (cpu_opset24.c) */
-DML_CPU_DECL(BitCast)
-DML_CPU_DECL(TensorScatter)
 DML_CPU_DECL(Trilu)
 DML_CPU_DECL(EyeLike)
 DML_CPU_DECL(LRN)
 DML_CPU_DECL(MeanVarianceNormalization)
+/* ONNX opsets 24..28 (cpu_bitcast_tensorscatter.c) */
+DML_CPU_DECL(BitCast)
+DML_CPU_DECL(TensorScatter)
 /* optimizers of ai.onnx.preview.training (cpu_optim.c) */
 DML_CPU_DECL(Optimizer)
 DML_CPU_DECL(Assign)

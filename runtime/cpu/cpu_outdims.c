@@ -129,47 +129,41 @@ static dml_status_t axes_mask(const dml_cpu_call_t *c, uint32_t ai, int32_t rank
   return DML_OK;
 }
 
+/* Reshape: dml_shape_reshape (runtime/base/dml_shape.h), the rule
+ * ir/infer.c reads entry by entry. */
 static dml_status_t dims_reshape(const dml_cpu_call_t *c, const dml_tensor_t *x) {
-  int64_t s[DML_MAX_RANK], n, known = 1, infer = -1;
+  int64_t s[DML_MAX_RANK], o[DML_MAX_RANK] = {0}, n;
   DML_RETURN_IF_ERROR(ints_of(c, 1, "shape", s, DML_MAX_RANK, &n));
   int allowzero = dml_cpu_get_int(c, "allowzero", 0) != 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (s[i] == -1) {
-      if (infer >= 0)
-        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                             "shape has more than one -1");
-      infer = i;
-      continue;
-    }
-    if (s[i] == 0 && !allowzero) {
-      if (i >= x->rank)
-        return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                             "shape[%lld] = 0 copies an input dim the input lacks",
-                             (long long)i);
-      s[i] = x->dims[i];
-    }
-    if (s[i] < 0)
+  int32_t bad = -1;
+  int r = dml_shape_reshape(x->dims, x->rank, s, (int32_t)n, allowzero, o, &bad);
+  long long b = bad >= 0 ? (long long)s[bad] : 0, known = 1;
+  for (int64_t i = 0; i < n; i++) /* the dims the error names: no overflow */
+    if (i != bad &&
+        (r == DML_SHAPE_RESHAPE_INFER_ZERO || r == DML_SHAPE_RESHAPE_INDIVISIBLE ||
+         r == DML_SHAPE_RESHAPE_MISMATCH))
+      known *= o[i];
+  switch (r) {
+    case DML_SHAPE_OK: return adopt(c, 0, o, (int32_t)n);
+    case DML_SHAPE_RESHAPE_TWO_INFER:
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "shape has more than one -1");
+    case DML_SHAPE_RESHAPE_BAD_ENTRY:
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                           "shape[%lld] = %lld is invalid", (long long)i,
-                           (long long)s[i]);
-    if (s[i] && known > INT64_MAX / s[i])
-      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "shape overflows");
-    known *= s[i];
-  }
-  int64_t total = dml_cpu_numel(x);
-  if (infer >= 0) {
-    if (known == 0 || total % known)
+                           b == 0 ? "shape[%d] = %lld copies an input dim the input lacks"
+                                  : "shape[%d] = %lld is invalid",
+                           (int)bad, b);
+    case DML_SHAPE_RESHAPE_INFER_ZERO:
+    case DML_SHAPE_RESHAPE_INDIVISIBLE:
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "cannot reshape %lld elements with a -1 dim (the others make "
                            "%lld)",
-                           (long long)total, (long long)known);
-    s[infer] = total / known;
-  } else if (known != total) {
-    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
-                         "cannot reshape %lld elements into %lld", (long long)total,
-                         (long long)known);
+                           (long long)dml_cpu_numel(x), known);
+    case DML_SHAPE_RESHAPE_MISMATCH:
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "cannot reshape %lld elements into %lld",
+                           (long long)dml_cpu_numel(x), known);
+    default: return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "shape overflows");
   }
-  return adopt(c, 0, s, (int32_t)n);
 }
 
 /* Concat whose extent along the axis sums data-dependent ones (per-class
@@ -240,11 +234,10 @@ static dml_status_t dims_expand(const dml_cpu_call_t *c, const dml_tensor_t *x) 
   for (int32_t d = 0; d < r; d++) {
     int32_t ix = d - (r - x->rank), is = d - (r - (int32_t)n);
     int64_t a = ix >= 0 ? x->dims[ix] : 1, b = is >= 0 ? s[is] : 1;
-    if (a != b && a != 1 && b != 1)
+    if (dml_shape_broadcast_extent(a, b, &o[d]))
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "shape value %lld does not broadcast with input dim %lld",
                            (long long)b, (long long)a);
-    o[d] = a == 1 ? b : a;
   }
   return adopt(c, 0, o, r);
 }
@@ -257,11 +250,10 @@ static dml_status_t dims_tile(const dml_cpu_call_t *c, const dml_tensor_t *x) {
                          "repeats has %lld values for rank %d", (long long)n,
                          (int)x->rank);
   for (int32_t d = 0; d < x->rank; d++) {
-    if (rep[d] < 0 || (rep[d] && x->dims[d] > INT64_MAX / rep[d]))
+    if (dml_shape_tile_extent(x->dims[d], rep[d], &o[d]))
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "repeats[%d] = %lld is negative or overflows", (int)d,
                            (long long)rep[d]);
-    o[d] = x->dims[d] * rep[d];
   }
   return adopt(c, 0, o, x->rank);
 }
@@ -317,8 +309,7 @@ static dml_status_t dims_pad(const dml_cpu_call_t *c, const dml_tensor_t *x) {
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                          "pads has %lld values for rank %d", (long long)n, (int)x->rank);
   for (int32_t d = 0; d < x->rank; d++) {
-    if (__builtin_add_overflow(x->dims[d], p[d], &o[d]) ||
-        __builtin_add_overflow(o[d], p[x->rank + d], &o[d]) || o[d] < 0)
+    if (dml_shape_pad_extent(x->dims[d], p[d], p[x->rank + d], &o[d]))
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "pads (%lld, %lld) of dim %d give a negative or overflowing "
                            "extent",
@@ -385,14 +376,12 @@ static dml_status_t dims_resize(const dml_cpu_call_t *c, const dml_tensor_t *x) 
     if (!strcmp(pol, "stretch")) {
       for (int32_t i = 0; i < na; i++) o[axes[i]] = s[i];
     } else {
-      int larger = !strcmp(pol, "not_smaller");
-      double scale = larger ? 0 : INFINITY;
-      for (int32_t i = 0; i < na; i++) {
-        double q = x->dims[axes[i]] ? (double)s[i] / (double)x->dims[axes[i]] : 0;
-        scale = larger ? (q > scale ? q : scale) : (q < scale ? q : scale);
-      }
+      int64_t in[DML_MAX_RANK];
+      for (int32_t i = 0; i < na; i++) in[i] = x->dims[axes[i]];
+      double scale =
+          dml_shape_resize_aspect_scale(in, s, na, !strcmp(pol, "not_smaller"));
       for (int32_t i = 0; i < na; i++)
-        o[axes[i]] = (int64_t)floor(scale * (double)x->dims[axes[i]] + 0.5);
+        o[axes[i]] = dml_shape_resize_aspect_extent(in[i], scale);
     }
   } else if (sc && dml_cpu_numel(sc) > 0) {
     if (!dml_dtype_is_float(sc->dtype) || dml_cpu_numel(sc) != na)
@@ -400,11 +389,9 @@ static dml_status_t dims_resize(const dml_cpu_call_t *c, const dml_tensor_t *x) 
                            "scales must have one float per resized axis (%d)", (int)na);
     for (int32_t i = 0; i < na; i++) {
       double s = dml_load_f64(sc->dtype, sc->data, (size_t)i);
-      double v = floor((double)x->dims[axes[i]] * s);
-      if (!(s > 0) || !(v < 9.0e18))
+      if (dml_shape_resize_scaled(x->dims[axes[i]], s, &o[axes[i]]))
         return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                              "scales[%d] = %g must be positive and finite", (int)i, s);
-      o[axes[i]] = (int64_t)v;
     }
   } else {
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
@@ -698,11 +685,9 @@ static dml_status_t eager_broadcast(const dml_cpu_call_t *c, int64_t *o, int32_t
     if (!t->dtype) continue;
     for (int32_t d = 0; d < t->rank; d++) {
       int64_t v = t->dims[d], *w = &o[*r - t->rank + d];
-      if (v == *w || v == 1) continue;
-      if (*w != 1)
+      if (dml_shape_broadcast_extent(*w, v, w))
         return eager_mismatch(c, "dim %d: %lld and %lld do not broadcast",
                               (int)(*r - t->rank + d), (long long)*w, (long long)v);
-      *w = v;
     }
   }
   return DML_OK;

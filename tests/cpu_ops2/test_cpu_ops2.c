@@ -1,8 +1,9 @@
 /*
- * test_cpu_ops2.c — the issue #3 kernels (runtime/cpu/cpu_ops2_*.c) against
- * hand-computed values. Tolerances: 1e-6 absolute for f32 results of O(1)
- * (float rounding of a few operations), 1e-12 for f64, 1e-3 for f16
- * (half precision has an 11-bit significand); integer results exact.
+ * test_cpu_ops2.c — the issue #3 kernels (runtime/cpu/cpu_axis_ops.c,
+ * cpu_shrink_isinf_bitshift.c) against hand-computed values. Tolerances:
+ * 1e-6 absolute for f32 results of O(1) (float rounding of a few
+ * operations), 1e-12 for f64, 1e-3 for f16 (half precision has an 11-bit
+ * significand); integer results exact.
  */
 #include <math.h>
 #include <stdint.h>

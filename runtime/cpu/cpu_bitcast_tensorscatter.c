@@ -1,7 +1,7 @@
 /*
- * cpu_opset24.c — reference kernels of ops that ONNX opsets 24..28 added:
- * BitCast (26) and TensorScatter (24). (CumProd-26 is CumSum's kernel,
- * cpu_ops2_axis.c; Swish-24 and SwiGLU-28 are expanded by the importer.)
+ * cpu_bitcast_tensorscatter.c — reference kernels of ops that ONNX opsets
+ * 24..28 added: BitCast (26) and TensorScatter (24). (CumProd-26 is
+ * CumSum's kernel, cpu_axis_ops.c; Swish-24 and SwiGLU-28 are expanded by the importer.)
  */
 #include <string.h>
 

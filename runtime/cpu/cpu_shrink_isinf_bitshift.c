@@ -1,7 +1,8 @@
 /*
- * cpu_ops2_elementwise.c — more elementwise ops (issue #3): the inverse and
- * hyperbolic trigonometric functions, Tan, IsInf, IsNaN, Celu,
- * ThresholdedRelu, Shrink, BitShift and CastLike.
+ * cpu_shrink_isinf_bitshift.c — elementwise ops with a kernel of their own
+ * (added for issue #3): Shrink, IsInf and IsNaN, BitShift and CastLike.
+ * (The inverse and hyperbolic trigonometric functions, Tan, Celu and
+ * ThresholdedRelu are the formula table's: ew_ops.def, cpu_ew_table.c.)
  *
  * f32 has direct float loops; f16/bf16/f64 compute in double and round
  * once on store; Shrink on integers computes in double and truncates

@@ -1,5 +1,5 @@
 /*
- * cpu_ops2_axis.c — ops along axes (issue #3): Hardmax, ReduceL1/L2/
+ * cpu_axis_ops.c — ops along axes (added for issue #3): Hardmax, ReduceL1/L2/
  * LogSum/LogSumExp/SumSquare, CumSum, Trilu, EyeLike, LRN and
  * MeanVarianceNormalization.
  *
