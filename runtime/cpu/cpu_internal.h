@@ -143,6 +143,11 @@ int dml_cpu_sgemm_set_kernel(int which);
  * (1 portable C, 2 AVX2+FMA, 3 AVX-512): other kernels with per-ISA paths
  * (the depthwise convolution) follow it, so one switch tests them all. */
 int dml_cpu_sgemm_isa(void);
+/* Tests only (not thread-safe): on (1, the default) the AVX-512 depthwise
+ * convolution takes its flattened-vector kernel where the geometry allows,
+ * off (0) always the per-plane strip kernel (the same bits). Returns the
+ * previous setting. */
+int dml_cpu_dw_flat_set(int on);
 /* Floats of a packed op(A) [M,K] / op(B) [K,N], and the packing. */
 size_t dml_cpu_sgemm_packed_a_floats(int64_t M, int64_t K);
 void dml_cpu_sgemm_pack_a(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
