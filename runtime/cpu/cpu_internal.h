@@ -270,6 +270,12 @@ void dml_cpu_vtanh_f32(float *x, int64_t n);
  * caller. */
 typedef void (*dml_cpu_task_fn)(void *ctx, int64_t i, int tid);
 void dml_cpu_parallel_for(int64_t n, int max_threads, dml_cpu_task_fn fn, void *ctx);
+/* Tests only (not thread-safe): on (1, the default) a parallel job that
+ * ended no sooner than the caller alone would have makes the next jobs run
+ * on the caller alone for a while (cpu_threads.c's straggler back-off);
+ * off (0) every job is offered to the workers. Returns the previous
+ * setting. */
+int dml_cpu_pool_backoff_set(int on);
 /* The thread count set by dml_cpu_set_num_threads (default 1). */
 int dml_cpu_num_threads(void);
 

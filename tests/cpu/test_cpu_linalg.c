@@ -1,6 +1,8 @@
 /* Tests for Gemm, MatMul, Conv and ConvTranspose against naive loops
  * (computed in double). Tolerance: 1e-4 absolute on values of magnitude
  * ~sqrt(K) (f32 accumulation of K terms in [-1, 1]). */
+#include <time.h> /* nanosleep */
+
 #include "cpu_internal.h" /* dml_cpu_sgemm */
 #include "cpu_test_util.h"
 
@@ -155,6 +157,7 @@ static void test_gemm_rows_independent(void) {
 typedef struct {
   int counts[64];
   int64_t n;
+  int tid_seen; /* a task ran on a worker (test_pool_backoff) */
 } pool_job_t;
 static void pool_task(void *ctx, int64_t i, int tid) {
   pool_job_t *j = (pool_job_t *)ctx;
@@ -175,6 +178,38 @@ static void test_pool_jobs(void) {
     CHECK(bad == 0);
   }
   dml_cpu_set_num_threads(1);
+}
+
+/* The straggler back-off: a job whose worker task sleeps 20 ms (the
+ * caller's 1 ms, CPU time about 0) ends far later than the caller alone would have,
+ * so the next 4 jobs run on the caller alone (every task on tid 0), and
+ * every task still runs once. */
+static void slow_worker_task(void *ctx, int64_t i, int tid) {
+  pool_job_t *j = (pool_job_t *)ctx;
+  j->counts[i]++;
+  /* 1 ms on the caller, so that an awake worker takes tasks */
+  struct timespec ts = {0, (tid != 0 ? 20 : 1) * 1000 * 1000};
+  if (tid != 0) j->tid_seen = 1;
+  nanosleep(&ts, NULL);
+}
+
+static void test_pool_backoff(void) {
+  int was = dml_cpu_pool_backoff_set(1);
+  dml_cpu_set_num_threads(2);
+  pool_job_t j;
+  memset(&j, 0, sizeof j);
+  j.n = 2;
+  dml_cpu_parallel_for(j.n, 2, slow_worker_task, &j); /* lost: back off */
+  CHECK(j.counts[0] == 1 && j.counts[1] == 1);
+  for (int rep = 0; rep < 4; rep++) {
+    memset(&j, 0, sizeof j);
+    j.n = 8;
+    dml_cpu_parallel_for(j.n, 2, slow_worker_task, &j);
+    CHECK(!j.tid_seen);
+    for (int64_t i = 0; i < j.n; i++) CHECK(j.counts[i] == 1);
+  }
+  dml_cpu_set_num_threads(1);
+  dml_cpu_pool_backoff_set(was);
 }
 
 static void test_gemm_f64_i32(void) {
@@ -1070,10 +1105,14 @@ static void test_conv_transpose_output_shape(void) {
 }
 
 int main(void) {
+  /* every job offered to the workers: the parallel paths run on a loaded
+   * machine too (test_pool_backoff turns the back-off on) */
+  dml_cpu_pool_backoff_set(0);
   RUN(test_gemm_sizes);
   RUN(test_gemm_threads);
   RUN(test_gemm_rows_independent);
   RUN(test_pool_jobs);
+  RUN(test_pool_backoff);
   RUN(test_gemm_f64_i32);
   RUN(test_gemm_errors);
   RUN(test_matmul_batched);
