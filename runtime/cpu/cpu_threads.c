@@ -128,6 +128,7 @@ static int g_backoff_on = 1;
 int dml_cpu_pool_backoff_set(int on) {
   int was = g_backoff_on;
   g_backoff_on = on;
+  g_pool.backoff_left = g_pool.backoff_len = 0; /* a fresh start */
   return was;
 }
 
@@ -216,7 +217,7 @@ void dml_cpu_parallel_for(int64_t n, int max_threads, dml_cpu_task_fn fn, void *
   }
   t2 = now_s(CLOCK_MONOTONIC);
   /* Alone, the caller would have taken about (c1 - c0) / mine per task. */
-  if (mine > 0) { /* mine == n: the workers came too late to help */
+  if (mine > 0 && g_backoff_on) { /* mine == n: the workers came too late to help */
     double alone = (c1 - c0) * (double)n / (double)mine;
     if (t2 - t0 > 0.85 * alone) {
       g_pool.backoff_left = g_pool.backoff_len > 0 ? g_pool.backoff_len : 4;
