@@ -3,7 +3,11 @@
  * machine's FMA peak (a roofline check, less sensitive to a loaded machine
  * than whole-model timings: each figure is the fastest of its runs).
  *
- *   cpu_kernel_bench [--threads N] [--seconds S]
+ *   cpu_kernel_bench [--threads N] [--seconds S] [--only TEXT] [--dw-strip]
+ *
+ * --only TEXT runs the cases whose name contains TEXT; --dw-strip makes the
+ * AVX-512 depthwise convolution take its per-plane strip kernel instead of
+ * the flattened-vector one (dml_cpu_dw_flat_set), for an A/B of the two.
  *
  * Prints one line per case: the GEMM (dml_cpu_sgemm, square 256/512/1024,
  * A and B unpacked) and convolutions through dml_cpu_run (depthwise 3x3
@@ -122,8 +126,11 @@ static void report(const char *name, double flops, double t, double peak) {
 }
 
 /* Conv of one image batch: x [N, C, H, H], w [M, C/group, k, k], pads k/2. */
+static const char *g_only; /* --only: run the cases whose name contains it */
+
 static void conv_bench(const char *name, int64_t N, int64_t C, int64_t M, int64_t group,
                        int64_t H, int64_t k, int64_t s, double seconds, double peak) {
+  if (g_only && !strstr(name, g_only)) return;
   int64_t OH = (H + 2 * (k / 2) - k) / s + 1;
   float *x = buf((size_t)(N * C * H * H)), *w = buf((size_t)(M * (C / group) * k * k));
   float *b = buf((size_t)M), *y = buf((size_t)(N * M * OH * OH));
@@ -167,8 +174,14 @@ int main(int argc, char **argv) {
       threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
       seconds = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      g_only = argv[++i];
+    else if (!strcmp(argv[i], "--dw-strip"))
+      dml_cpu_dw_flat_set(0);
     else {
-      fprintf(stderr, "usage: cpu_kernel_bench [--threads N] [--seconds S]\n");
+      fprintf(stderr,
+              "usage: cpu_kernel_bench [--threads N] [--seconds S] [--only TEXT] "
+              "[--dw-strip]\n");
       return 2;
     }
   }
@@ -198,6 +211,10 @@ int main(int argc, char **argv) {
     g.scratch = malloc(g.sb);
     char name[64];
     snprintf(name, sizeof name, "sgemm %lld^3", (long long)n);
+    if (g_only && !strstr(name, g_only)) {
+      free(g.a), free(g.b), free(g.c), free(g.scratch);
+      continue;
+    }
     report(name, 2.0 * (double)n * (double)n * (double)n,
            best_time(run_gemm, &g, seconds), peak);
     free(g.a), free(g.b), free(g.c), free(g.scratch);
@@ -210,6 +227,19 @@ int main(int argc, char **argv) {
   conv_bench("depthwise 3x3 s2 32ch 32x32 b32", 32, 32, 32, 32, 32, 3, 2, seconds, peak);
   conv_bench("depthwise 3x3 s1 64ch 16x16 b32", 32, 64, 64, 64, 16, 3, 1, seconds, peak);
   conv_bench("depthwise 3x3 s2 64ch 16x16 b32", 32, 64, 64, 64, 16, 3, 2, seconds, peak);
+  /* the same at batch 1 (in cache) */
+  conv_bench("depthwise 3x3 s1 16ch 32x32 b1", 1, 16, 16, 16, 32, 3, 1, seconds, peak);
+  conv_bench("depthwise 3x3 s2 32ch 32x32 b1", 1, 32, 32, 32, 32, 3, 2, seconds, peak);
+  conv_bench("depthwise 3x3 s1 64ch 16x16 b1", 1, 64, 64, 64, 16, 3, 1, seconds, peak);
+  conv_bench("depthwise 3x3 s2 64ch 16x16 b1", 1, 64, 64, 64, 16, 3, 2, seconds, peak);
+  conv_bench("depthwise 3x3 s1 128ch 8x8 b1", 1, 128, 128, 128, 8, 3, 1, seconds, peak);
+  /* mobilenet_tiny's pointwise layers, batch 1 and 32 */
+  conv_bench("pointwise 1x1 16->32 32x32 b1", 1, 16, 32, 1, 32, 1, 1, seconds, peak);
+  conv_bench("pointwise 1x1 64->64 16x16 b1", 1, 64, 64, 1, 16, 1, 1, seconds, peak);
+  conv_bench("pointwise 1x1 128->128 8x8 b1", 1, 128, 128, 1, 8, 1, 1, seconds, peak);
+  conv_bench("pointwise 1x1 16->32 32x32 b32", 32, 16, 32, 1, 32, 1, 1, seconds, peak);
+  conv_bench("pointwise 1x1 64->64 16x16 b32", 32, 64, 64, 1, 16, 1, 1, seconds, peak);
+  conv_bench("pointwise 1x1 128->128 8x8 b32", 32, 128, 128, 1, 8, 1, 1, seconds, peak);
   conv_bench("conv 3x3 s1 64->64 56x56", 1, 64, 64, 1, 56, 3, 1, seconds, peak);
   conv_bench("conv 3x3 s1 16->16 32x32 b32", 32, 16, 16, 1, 32, 3, 1, seconds, peak);
   conv_bench("conv 3x3 s2 64->128 56x56", 1, 64, 128, 1, 56, 3, 2, seconds, peak);

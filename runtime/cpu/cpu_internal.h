@@ -143,6 +143,11 @@ int dml_cpu_sgemm_set_kernel(int which);
  * (1 portable C, 2 AVX2+FMA, 3 AVX-512): other kernels with per-ISA paths
  * (the depthwise convolution) follow it, so one switch tests them all. */
 int dml_cpu_sgemm_isa(void);
+/* Tests only (not thread-safe): on (1, the default) the AVX-512 depthwise
+ * convolution takes its flattened-vector kernel where the geometry allows,
+ * off (0) always the per-plane strip kernel (the same bits). Returns the
+ * previous setting. */
+int dml_cpu_dw_flat_set(int on);
 /* Floats of a packed op(A) [M,K] / op(B) [K,N], and the packing. */
 size_t dml_cpu_sgemm_packed_a_floats(int64_t M, int64_t K);
 void dml_cpu_sgemm_pack_a(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda,
@@ -265,6 +270,12 @@ void dml_cpu_vtanh_f32(float *x, int64_t n);
  * caller. */
 typedef void (*dml_cpu_task_fn)(void *ctx, int64_t i, int tid);
 void dml_cpu_parallel_for(int64_t n, int max_threads, dml_cpu_task_fn fn, void *ctx);
+/* Tests only (not thread-safe): on (1, the default) a parallel job that
+ * ended no sooner than the caller alone would have makes the next jobs run
+ * on the caller alone for a while (cpu_threads.c's straggler back-off);
+ * off (0) every job is offered to the workers. Returns the previous
+ * setting. */
+int dml_cpu_pool_backoff_set(int on);
 /* The thread count set by dml_cpu_set_num_threads (default 1). */
 int dml_cpu_num_threads(void);
 

@@ -11,9 +11,21 @@
  * sides (workers for the next job, the caller for the workers), as ONNX
  * Runtime's pool does: a kernel's jobs follow each other within
  * microseconds, and a futex wake-up costs tens of them.
+ *
+ * Straggler back-off: a worker the OS preempts while it holds a task makes
+ * the caller wait for it (on a loaded machine, a time slice: milliseconds),
+ * and a worker that shares the caller's core halves its speed. Each
+ * parallel job is timed: unless it ended well before the caller alone
+ * would have done all of it (the caller's CPU time per task, times the
+ * task count, times 0.85), the next jobs run on the caller alone, 4 at
+ * first, twice as many after each further loss (up to 1024), and a job
+ * that gains resets it to 4. So a machine whose other cores are busy costs
+ * about one lost job per back-off period, and an idle one keeps every
+ * thread.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "cpu_internal.h"
 
@@ -36,6 +48,9 @@ static struct {
   atomic_ullong next;
   atomic_llong done; /* tasks finished */
   atomic_flag busy;
+  /* straggler back-off (see above); only the holder of `busy` uses them */
+  int backoff_left; /* jobs still to run on the caller alone */
+  int backoff_len;  /* the next back-off's length */
   pthread_t th[DML_CPU_MAX_THREADS];
   uint64_t start_gen[DML_CPU_MAX_THREADS + 1]; /* gen when worker i was created */
 } g_pool = {
@@ -93,12 +108,12 @@ static long long claim(uint64_t g, long long n) {
 }
 
 /* Runs tasks of job `g` until none is left; signals the caller after the
- * last one. */
-static void run_tasks(uint64_t g, int tid) {
+ * last one. Returns the number of tasks run. */
+static long long run_tasks(uint64_t g, int tid) {
   dml_cpu_task_fn fn = atomic_load(&g_pool.fn);
   void *ctx = atomic_load(&g_pool.ctx);
-  long long n = atomic_load(&g_pool.n);
-  for (long long i; (i = claim(g, n)) >= 0;) {
+  long long n = atomic_load(&g_pool.n), ran = 0;
+  for (long long i; (i = claim(g, n)) >= 0; ran++) {
     fn(ctx, (int64_t)i, tid);
     if (atomic_fetch_add(&g_pool.done, 1) + 1 == n && tid != 0) {
       pthread_mutex_lock(&g_pool.mu);
@@ -106,6 +121,21 @@ static void run_tasks(uint64_t g, int tid) {
       pthread_mutex_unlock(&g_pool.mu);
     }
   }
+  return ran;
+}
+
+static int g_backoff_on = 1;
+int dml_cpu_pool_backoff_set(int on) {
+  int was = g_backoff_on;
+  g_backoff_on = on;
+  g_pool.backoff_left = g_pool.backoff_len = 0; /* a fresh start */
+  return was;
+}
+
+static double now_s(clockid_t clk) {
+  struct timespec ts;
+  clock_gettime(clk, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void *worker(void *arg) {
@@ -139,6 +169,12 @@ void dml_cpu_parallel_for(int64_t n, int max_threads, dml_cpu_task_fn fn, void *
     for (int64_t i = 0; i < n; i++) fn(ctx, i, 0);
     return;
   }
+  if (g_pool.backoff_left > 0 && g_backoff_on) { /* a recent job lost */
+    g_pool.backoff_left--;
+    atomic_flag_clear(&g_pool.busy);
+    for (int64_t i = 0; i < n; i++) fn(ctx, i, 0);
+    return;
+  }
   pthread_mutex_lock(&g_pool.mu);
   while (!g_pool.failed && g_pool.n_workers < want - 1) {
     pthread_attr_t attr;
@@ -166,13 +202,29 @@ void dml_cpu_parallel_for(int64_t n, int max_threads, dml_cpu_task_fn fn, void *
   pthread_cond_broadcast(&g_pool.cv_work);
   pthread_mutex_unlock(&g_pool.mu);
 
-  run_tasks(g, 0);
+  double t0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+  long long mine = run_tasks(g, 0);
+  double c1 = now_s(CLOCK_THREAD_CPUTIME_ID), t2 = 0;
 
-  for (int k = 0; k < DML_CPU_SPIN && atomic_load(&g_pool.done) < n; k++) cpu_relax();
   if (atomic_load(&g_pool.done) < n) {
-    pthread_mutex_lock(&g_pool.mu);
-    while (atomic_load(&g_pool.done) < n) pthread_cond_wait(&g_pool.cv_done, &g_pool.mu);
-    pthread_mutex_unlock(&g_pool.mu);
+    for (int k = 0; k < DML_CPU_SPIN && atomic_load(&g_pool.done) < n; k++) cpu_relax();
+    if (atomic_load(&g_pool.done) < n) {
+      pthread_mutex_lock(&g_pool.mu);
+      while (atomic_load(&g_pool.done) < n)
+        pthread_cond_wait(&g_pool.cv_done, &g_pool.mu);
+      pthread_mutex_unlock(&g_pool.mu);
+    }
+  }
+  t2 = now_s(CLOCK_MONOTONIC);
+  /* Alone, the caller would have taken about (c1 - c0) / mine per task. */
+  if (mine > 0 && g_backoff_on) { /* mine == n: the workers came too late to help */
+    double alone = (c1 - c0) * (double)n / (double)mine;
+    if (t2 - t0 > 0.85 * alone) {
+      g_pool.backoff_left = g_pool.backoff_len > 0 ? g_pool.backoff_len : 4;
+      g_pool.backoff_len = DML_CPU_MIN(2 * g_pool.backoff_left, 1024);
+    } else {
+      g_pool.backoff_len = 4;
+    }
   }
   atomic_store(&g_pool.next, ((g & 0xffffffffull) << 32) | CLOSED);
   atomic_flag_clear(&g_pool.busy);

@@ -1,6 +1,8 @@
 /* Tests for Gemm, MatMul, Conv and ConvTranspose against naive loops
  * (computed in double). Tolerance: 1e-4 absolute on values of magnitude
  * ~sqrt(K) (f32 accumulation of K terms in [-1, 1]). */
+#include <time.h> /* nanosleep */
+
 #include "cpu_internal.h" /* dml_cpu_sgemm */
 #include "cpu_test_util.h"
 
@@ -155,6 +157,7 @@ static void test_gemm_rows_independent(void) {
 typedef struct {
   int counts[64];
   int64_t n;
+  int tid_seen; /* a task ran on a worker (test_pool_backoff) */
 } pool_job_t;
 static void pool_task(void *ctx, int64_t i, int tid) {
   pool_job_t *j = (pool_job_t *)ctx;
@@ -175,6 +178,38 @@ static void test_pool_jobs(void) {
     CHECK(bad == 0);
   }
   dml_cpu_set_num_threads(1);
+}
+
+/* The straggler back-off: a job whose worker task sleeps 20 ms (the
+ * caller's 1 ms, CPU time about 0) ends far later than the caller alone would have,
+ * so the next 4 jobs run on the caller alone (every task on tid 0), and
+ * every task still runs once. */
+static void slow_worker_task(void *ctx, int64_t i, int tid) {
+  pool_job_t *j = (pool_job_t *)ctx;
+  j->counts[i]++;
+  /* 1 ms on the caller, so that an awake worker takes tasks */
+  struct timespec ts = {0, (tid != 0 ? 20 : 1) * 1000 * 1000};
+  if (tid != 0) j->tid_seen = 1;
+  nanosleep(&ts, NULL);
+}
+
+static void test_pool_backoff(void) {
+  int was = dml_cpu_pool_backoff_set(1);
+  dml_cpu_set_num_threads(2);
+  pool_job_t j;
+  memset(&j, 0, sizeof j);
+  j.n = 2;
+  dml_cpu_parallel_for(j.n, 2, slow_worker_task, &j); /* lost: back off */
+  CHECK(j.counts[0] == 1 && j.counts[1] == 1);
+  for (int rep = 0; rep < 4; rep++) {
+    memset(&j, 0, sizeof j);
+    j.n = 8;
+    dml_cpu_parallel_for(j.n, 2, slow_worker_task, &j);
+    CHECK(!j.tid_seen);
+    for (int64_t i = 0; i < j.n; i++) CHECK(j.counts[i] == 1);
+  }
+  dml_cpu_set_num_threads(1);
+  dml_cpu_pool_backoff_set(was);
 }
 
 static void test_gemm_f64_i32(void) {
@@ -318,6 +353,10 @@ static void naive_conv(const cgeo_t *g, const float *x, const float *w, const fl
  * +-1e30 terms that cancel leave an f32 sum's rounding error at that
  * scale. */
 static int g_conv_edges;
+/* conv_case's last output (malloc'd, g_conv_last_n floats), for tests that
+ * compare two runs bit for bit. */
+static float *g_conv_last;
+static size_t g_conv_last_n;
 
 static void conv_case(cgeo_t g, int use_bias, const char *auto_pad) {
   int64_t in_sz = 1, out_sz = 1, k_sz = 1;
@@ -378,7 +417,9 @@ static void conv_case(cgeo_t g, int use_bias, const char *auto_pad) {
     fprintf(stderr, "conv r=%d C=%lld M=%lld g=%lld err %g\n", g.r, (long long)g.C,
             (long long)g.M, (long long)g.group, err);
   CHECK(err < 1e-4);
-  free(x), free(w), free(b), free(y), free(ref), free(mag);
+  free(g_conv_last);
+  g_conv_last = y, g_conv_last_n = ny;
+  free(x), free(w), free(b), free(ref), free(mag);
 }
 
 static void test_conv2d_variants(void) {
@@ -607,6 +648,86 @@ static void test_conv_depthwise_paths(void) {
       for (int relu = 0; relu < 2; relu++) fused_case(2, 6, 6, 6, 3, 10, bn, relu, 0);
   }
   CHECK(ran >= 1);
+  CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
+}
+
+/* One depthwise case with the AVX-512 flattened-vector kernel and with the
+ * strip kernel (dml_cpu_dw_flat_set): each against the naive loop, and the
+ * two bit for bit (the same inputs: the generator's seed is reset). */
+static void dw_flat_case(cgeo_t g, const char *auto_pad) {
+  uint32_t seed = g_rng;
+  dml_cpu_dw_flat_set(1);
+  conv_case(g, 1, auto_pad);
+  float *a = g_conv_last;
+  size_t n = g_conv_last_n;
+  g_conv_last = NULL;
+  g_rng = seed;
+  dml_cpu_dw_flat_set(0);
+  conv_case(g, 1, auto_pad);
+  dml_cpu_dw_flat_set(1);
+  int same = n == g_conv_last_n && memcmp(a, g_conv_last, n * sizeof(float)) == 0;
+  if (!same)
+    fprintf(stderr, "dw flat != strip: C=%lld in %lldx%lld s %lld d %lld\n",
+            (long long)g.C, (long long)g.in[0], (long long)g.in[1], (long long)g.s[1],
+            (long long)g.d[1]);
+  CHECK(same);
+  free(a);
+}
+
+/* The AVX-512 depthwise kernel over flattened output vectors (taken where
+ * the geometry allows, else the strip kernel) against the strip kernel and
+ * the naive loop, edge values in X: stride 1 with OW == W (8x8, 16x16,
+ * tails of the last vector, 1x1, a 5x5 kernel, dilation 2), stride 1 with
+ * OW a multiple of 16 (VALID padding), stride 2 with OW a multiple of 8
+ * (vectors over two rows, odd W, asymmetric SAME pads), 17 channels
+ * (a channel block's tail), 3 images, 2 threads. */
+static void test_conv_depthwise_flat(void) {
+  if (dml_cpu_sgemm_set_kernel(3) != 0) return; /* no AVX-512 here */
+  g_conv_edges = 1;
+  /* r, N, C, M, group, in, k, s, d, pb, pe */
+  cgeo_t b = {2,         1,         3,         3,         3,         {8, 8, 1},
+              {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+  static const int64_t hw[][2] = {{8, 8},  {16, 16}, {7, 9}, {1, 1},
+                                  {3, 33}, {5, 100}, {2, 5}};
+  for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++) {
+    cgeo_t c = b;
+    c.in[0] = hw[i][0], c.in[1] = hw[i][1];
+    dw_flat_case(c, NULL);
+    cgeo_t k5 = c;
+    k5.k[0] = k5.k[1] = 5, k5.pb[0] = k5.pb[1] = k5.pe[0] = k5.pe[1] = 2;
+    dw_flat_case(k5, NULL);
+    cgeo_t dl = c;
+    dl.d[0] = dl.d[1] = 2, dl.pb[0] = dl.pb[1] = dl.pe[0] = dl.pe[1] = 2;
+    dw_flat_case(dl, NULL);
+  }
+  cgeo_t v = b; /* VALID: OW = 16, 32 != W */
+  v.in[0] = 6, v.in[1] = 18;
+  dw_flat_case(v, "VALID");
+  v.in[1] = 34;
+  dw_flat_case(v, "VALID");
+  static const int64_t s2[][2] = {{16, 16}, {32, 32}, {15, 15},
+                                  {48, 48}, {10, 16}, {9, 31}};
+  for (size_t i = 0; i < sizeof s2 / sizeof s2[0]; i++) {
+    cgeo_t c = b;
+    c.s[0] = c.s[1] = 2, c.in[0] = s2[i][0], c.in[1] = s2[i][1];
+    dw_flat_case(c, NULL);
+    dw_flat_case(c, "SAME_UPPER");
+    dw_flat_case(c, "SAME_LOWER");
+  }
+  cgeo_t many = b; /* channel blocks, images, threads */
+  many.N = 3, many.C = many.M = many.group = 17, many.in[0] = many.in[1] = 16;
+  dw_flat_case(many, NULL);
+  many.s[0] = many.s[1] = 2;
+  dw_flat_case(many, NULL);
+  dml_cpu_set_num_threads(2);
+  many.N = 40, many.C = many.M = many.group = 33; /* above the split size */
+  dw_flat_case(many, NULL);
+  dml_cpu_set_num_threads(1);
+  g_conv_edges = 0;
+  for (int bn = 0; bn < 2; bn++)
+    for (int relu = 0; relu < 2; relu++) fused_case(2, 6, 6, 6, 3, 10, bn, relu, 0);
+  free(g_conv_last);
+  g_conv_last = NULL;
   CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
 }
 
@@ -984,15 +1105,20 @@ static void test_conv_transpose_output_shape(void) {
 }
 
 int main(void) {
+  /* every job offered to the workers: the parallel paths run on a loaded
+   * machine too (test_pool_backoff turns the back-off on) */
+  dml_cpu_pool_backoff_set(0);
   RUN(test_gemm_sizes);
   RUN(test_gemm_threads);
   RUN(test_gemm_rows_independent);
   RUN(test_pool_jobs);
+  RUN(test_pool_backoff);
   RUN(test_gemm_f64_i32);
   RUN(test_gemm_errors);
   RUN(test_matmul_batched);
   RUN(test_matmul_1d);
   RUN(test_conv2d_variants);
+  RUN(test_conv_depthwise_flat);
   RUN(test_conv_depthwise);
   RUN(test_conv_fused_epilogue);
   RUN(test_conv_depthwise_paths);
