@@ -50,11 +50,12 @@ DML_DEV float dml_sincos(float x, float q0) {
   float q = j - 4.0f * __builtin_floorf(j * 0.25f) + q0;
   if (q >= 4.0f) q -= 4.0f;
   float z = r * r;
-  float v = (q == 0.0f || q == 2.0f)
-      ? __builtin_fmaf(r * z, __builtin_fmaf(z, __builtin_fmaf(z, -1.9515295891e-4f,
-          8.3321608736e-3f), -1.6666654611e-1f), r)
-      : __builtin_fmaf(z * z, __builtin_fmaf(z, __builtin_fmaf(z, 2.443315711809948e-5f,
-          -1.388731625493765e-3f), 4.166664568298827e-2f), __builtin_fmaf(-0.5f, z, 1.0f));
+  float ps = __builtin_fmaf(z, -1.9515295891e-4f, 8.3321608736e-3f);
+  ps = __builtin_fmaf(r * z, __builtin_fmaf(z, ps, -1.6666654611e-1f), r);
+  float pc = __builtin_fmaf(z, 2.443315711809948e-5f, -1.388731625493765e-3f);
+  pc = __builtin_fmaf(z, pc, 4.166664568298827e-2f);
+  pc = __builtin_fmaf(z * z, pc, __builtin_fmaf(-0.5f, z, 1.0f));
+  float v = (q == 0.0f || q == 2.0f) ? ps : pc;
   v = q >= 2.0f ? -v : v;
   return (q0 == 0.0f && x == 0.0f) ? x : v; /* sin(-0) = -0 */
 }
