@@ -6,8 +6,8 @@
  * (a few roundings of 2^-11 and 2^-8 relative through the layers), the
  * CPU session of the same package likewise; inputs and outputs stay f32;
  * the f16 package's weights take half the f32 one's bytes where the GEMMs
- * hold them all (fashion_mlp); and the option's errors. Skips (77) without a
- * Vulkan device. */
+ * hold them all (fashion_mlp); the cuda target compiles them to PTX; and the option's
+ * errors. Skips (77) without a Vulkan device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +33,7 @@ static void *compile_prec(const char *name, const char *targets, const char *pre
   memset(&o, 0, sizeof o);
   o.targets = targets;
   o.precision = precision;
+  if (strstr(targets, "cuda")) o.cuda_arch = "ptx";
   void *bytes = NULL;
   size_t n = 0;
   *out_status = dml_compile_onnx_memory(onnx, len, NULL, rel, &o, &bytes, &n, out_report);
@@ -120,6 +121,17 @@ static void test_weights_halve(void) {
   free(b);
 }
 
+/* The cuda target renders the 16-bit kernels (clang-16 to PTX, as
+ * tests/codegen does; no GPU here): fashion_mlp's f16 GEMMs. */
+static void test_cuda_compiles(void) {
+  size_t n = 0;
+  dml_status_t s = DML_OK;
+  void *b = compile_prec("fashion_mlp", "cpu,cuda", "f16", &n, &s, NULL);
+  CHECK_OK(s);
+  CHECK(b != NULL && n > 0);
+  free(b);
+}
+
 static void test_errors(void) {
   size_t n = 0;
   dml_status_t s = DML_OK;
@@ -136,6 +148,7 @@ static void test_errors(void) {
 
 int main(void) {
   RUN(test_errors);
+  RUN(test_cuda_compiles);
   dml_rt_device_info_t d[16];
   uint32_t n = 0;
   if (gpu_test_skip(dml_rt_vulkan_devices(d, 16, &n), "no Vulkan device")) return 77;
