@@ -27,6 +27,7 @@ static void usage(FILE *f) {
       "                    [--bind NAME=FILE.npy]... [--print-ir-after=PASS]\n"
       "                    [--print-ir-after-all] [--print-kernels]\n"
       "                    [--cuda-arch ptx|sm_XX,...] [--allow-tf32] [--progress]\n"
+      "                    [--precision f32|f16|bf16]\n"
       "                    [--no-cpu-fallback]\n"
       "                    [--train [--loss NAME] [--optimizer NAME] ...]\n\n"
       "Compiles an ONNX model (opsets " DML_STR(DML_ONNX_OPSET_MIN) "-" DML_STR(
@@ -51,6 +52,13 @@ static void usage(FILE *f) {
       "                           mma.sync; sm_90 also wgmma, unless --cuda-arch\n"
       "                           lacks sm_90), operands cut to 10 mantissa bits\n"
       "                           (results differ from f32 by about 1e-3 relative)\n"
+      "  --precision f32|f16|bf16 GPU targets: values and weights of elementwise ops,\n"
+      "                           data movement and Gemm/MatMul (f32 accumulation)\n"
+      "                           stored in 16 bits (weights converted in the\n"
+      "                           package); Softmax, normalizations, reductions,\n"
+      "                           Conv and pools stay f32; inputs and outputs keep\n"
+      "                           the model's dtypes (default f32; docs/kernels.md\n"
+      "                           \"Reduced precision\")\n"
       "  --batch-bound N          upper bound of symbolic dims such as the batch\n"
       "                           (default 64); any batch up to N runs without\n"
       "                           recompiling\n"
@@ -338,6 +346,8 @@ int dmlc_cmd_compile(int argc, char **argv) {
       o.cuda_arch = v;
     } else if (!strcmp(argv[i], "--allow-tf32")) {
       o.allow_tf32 = 1;
+    } else if ((v = flag_value(argc, argv, &i, "--precision"))) {
+      o.precision = v;
     } else if (!strcmp(argv[i], "--no-cpu-fallback")) {
       o.no_cpu_fallback = 1;
     } else if ((v = flag_value(argc, argv, &i, "--batch-bound"))) {

@@ -37,6 +37,8 @@ static void opt_usage(FILE *f) {
       "  --print-ir-after=NAME  print the module to stderr after each run of pass\n"
       "                         NAME (a comma-separated list names several)\n"
       "  --print-ir-after-all   print the module to stderr after every pass\n"
+      "  --precision f16|bf16   the dtype the precision pass stores in (without it\n"
+      "                         that pass changes nothing; dmlc compile --precision)\n"
       "  --list-passes          list the passes with a one-line summary and exit\n"
       "  --no-elide             print constants in full (default: constants of more\n"
       "                         than %d elements print as dense<elided>)\n"
@@ -168,6 +170,14 @@ int dmlc_cmd_opt(int argc, char **argv) {
       po.print_ir_after_all = 1;
     } else if (!strcmp(a, "--list-passes")) {
       want_list = 1;
+    } else if (!strcmp(a, "--precision")) {
+      if (++i >= argc) return usage_error("%s needs f16 or bf16", a);
+      if (!strcmp(argv[i], "f16"))
+        po.precision = DML_DTYPE_F16;
+      else if (!strcmp(argv[i], "bf16"))
+        po.precision = DML_DTYPE_BF16;
+      else
+        return usage_error("--precision needs f16 or bf16, got '%s'", argv[i]);
     } else if (!strcmp(a, "--no-elide")) {
       no_elide = 1;
     } else if (!strcmp(a, "--no-verify-each")) {

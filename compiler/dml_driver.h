@@ -90,6 +90,15 @@ typedef struct dml_compile_options {
    * about 1e-3 relative; dml_codegen_cuda_section). Only with the cuda
    * target (INVALID_ARGUMENT otherwise). */
   int allow_tf32;
+  /* --precision: NULL or "f32" (the model's dtypes), "f16" or "bf16": the
+   * precision pass (passes/precision.c) stores the values and weights of
+   * the ops the GPU kernels take in 16 bits (DML_OPF_HALF in ops.def:
+   * elementwise, data movement, Gemm/MatMul with f32 accumulation; the
+   * rest stays f32), with Casts at the function edges so inputs and
+   * outputs keep their dtypes. The package's one graph serves every
+   * device, so a CPU session runs the 16-bit graph too. Needs a GPU target
+   * and no `train` (INVALID_ARGUMENT otherwise). */
+  const char *precision;
   /* When not NULL, called on the compiling thread as each stage begins,
    * with `progress_ctx` and the stage in words ("reading the ONNX model",
    * "optimizing (passes)", "building the training functions", "writing

@@ -344,6 +344,28 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
   if (!check_targets3(o->targets ? o->targets : "cpu", &gpu_s, &gpu_m, &gpu_c))
     po.fusion_aware = gpu_s || gpu_m || gpu_c;
   dml_status_t s = DML_OK;
+  if (o->precision && strcmp(o->precision, "f32")) {
+    if (!strcmp(o->precision, "f16"))
+      po.precision = DML_DTYPE_F16;
+    else if (!strcmp(o->precision, "bf16"))
+      po.precision = DML_DTYPE_BF16;
+    else
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                          "--precision '%s': not f32, f16 or bf16", o->precision),
+          "f16 and bf16 store GPU kernels' values in 16 bits");
+    if (!po.fusion_aware)
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                          "--precision %s needs a GPU target (--target vulkan, metal or "
+                          "cuda)",
+                          o->precision),
+          "16-bit storage is for the GPU kernels; a CPU-only package keeps the model's "
+          "f32 (compile without --precision)");
+    if (o->train)
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
+                             "--precision %s: training packages keep f32", o->precision);
+  }
   if (o->train) {
     /* Clean forward first (shape chains folded), then the training
      * functions, then the whole pipeline over every function. */

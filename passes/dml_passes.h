@@ -29,6 +29,10 @@ typedef struct dml_pass_options {
    * attributes) reads stay live until the group's last node
    * (passes/mem_plan.c). qdq-fuse keeps QDQ pairs for the GPU kernels. */
   int fusion_aware;
+  /* precision pass (passes/precision.c, dmlc compile --precision): F16 or
+   * BF16 stores the GPU-capable part of every function in that dtype; 0
+   * (DML_DTYPE_INVALID) or F32: the pass changes nothing. */
+  dml_dtype_t precision;
   /* Filled by mem-plan: the largest planned arena (bytes) over functions. */
   int64_t out_arena_bytes;
 } dml_pass_options_t;
@@ -48,7 +52,8 @@ typedef struct dml_pass_info {
 const dml_pass_info_t *dml_pass_list(size_t *out_count);
 /* Pass named `name` (CLI spelling), or NULL. */
 const dml_pass_info_t *dml_pass_find(const char *name);
-/* "shape-infer,expand-gradient,qdq-fuse,wq-fuse,const-fold,cse,dce,fuse,mem-plan" */
+/* "shape-infer,expand-gradient,qdq-fuse,wq-fuse,const-fold,cse,dce,precision,fuse,
+ * mem-plan" */
 const char *dml_pass_default_pipeline(void);
 
 /* The fuse pass (passes/fuse.c) marks the nodes of one GPU kernel with the

@@ -317,7 +317,8 @@ def _shape_spec(name, shape):
 
 def compile(model, target="cpu", *, targets=None, batch_bound=None, dim_bounds=None,
             input_shapes=None, dynamic_dim_bound=None, dynamic_max_elements=None,
-            cuda_arch=None, allow_tf32=False, cpu_fallback=True, output=None, loss=None,
+            cuda_arch=None, allow_tf32=False, precision=None, cpu_fallback=True, output=None,
+            loss=None,
             optimizer=None,
             learning_rate=None, loss_output=None, momentum=None, beta1=None, beta2=None,
             epsilon=None, alpha=None, weight_decay=None, clip_norm=None, clip_value=None,
@@ -346,6 +347,10 @@ def compile(model, target="cpu", *, targets=None, batch_bound=None, dim_bounds=N
             (`--dynamic-dim-bound`, `--dynamic-max-elements`).
         cuda_arch (str), allow_tf32 (bool): the cuda target's `--cuda-arch`
             and `--allow-tf32`.
+        precision (str): "f32" (default), "f16" or "bf16": the GPU targets'
+            elementwise ops, data movement and Gemm/MatMul on 16-bit values
+            and weights, inputs and outputs kept f32 (`--precision`; needs a
+            GPU target; docs/kernels.md "Reduced precision").
         cpu_fallback (bool): nodes a GPU target cannot emit run on the host
             with the CPU kernels (default; docs/kernels.md "CPU fall-back");
             False refuses such models with the target's error, as `dmlc
@@ -446,7 +451,7 @@ def compile(model, target="cpu", *, targets=None, batch_bound=None, dim_bounds=N
     pkg_bytes, report = _core.compile_onnx(
         data, base_dir, source, target or "cpu", int(batch_bound or 0), bounds, shapes,
         int(dynamic_dim_bound or 0), int(dynamic_max_elements or 0), cuda_arch or "",
-        bool(allow_tf32), bool(cpu_fallback), tcfg)
+        bool(allow_tf32), bool(cpu_fallback), tcfg, precision or "")
     pkg = Package(_core.load_bytes(pkg_bytes), data=pkg_bytes)
     pkg.compile_report = report
     if learning_rate is not None:

@@ -886,7 +886,7 @@ nb::tuple compile_onnx(nb::bytes onnx, const std::string &base_dir,
                        const std::vector<std::string> &input_shapes,
                        int64_t dynamic_dim_bound, int64_t dynamic_max_elements,
                        const std::string &cuda_arch, bool allow_tf32, bool cpu_fallback,
-                       nb::dict train) {
+                       nb::dict train, const std::string &precision) {
   // The training configuration (passes/dml_train.h) when `train` is not
   // empty: dml_train_config_init's defaults, then the keys given (parsed
   // by the C library's own parsers, as `dmlc train` does).
@@ -943,6 +943,7 @@ nb::tuple compile_onnx(nb::bytes onnx, const std::string &base_dir,
   o.dynamic_max_elements = dynamic_max_elements;
   o.cuda_arch = cuda_arch.empty() ? nullptr : cuda_arch.c_str();
   o.allow_tf32 = allow_tf32;
+  o.precision = precision.empty() ? nullptr : precision.c_str();
   o.no_cpu_fallback = !cpu_fallback;
   o.command_line = "python: dmlc.compile";
   if (train.size() > 0) o.train = &cfg;
@@ -1628,7 +1629,7 @@ NB_MODULE(_core, m) {
   m.def("compile_onnx", &compile_onnx, "onnx"_a, "base_dir"_a, "source_name"_a,
         "targets"_a, "batch_bound"_a, "dim_bounds"_a, "input_shapes"_a,
         "dynamic_dim_bound"_a, "dynamic_max_elements"_a, "cuda_arch"_a, "allow_tf32"_a,
-        "cpu_fallback"_a, "train"_a);
+        "cpu_fallback"_a, "train"_a, "precision"_a = "");
   nb::class_<Trainer>(m, "Trainer")
       .def(nb::init<Model &, const std::string &>(), "model"_a, "device"_a,
            nb::keep_alive<1, 2>())

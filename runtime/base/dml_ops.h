@@ -32,6 +32,19 @@ extern "C" {
  * (runtime/cpu/cpu_strings.c). Shape inference refuses a string input of
  * any other op, and the GPU targets refuse string tensors. */
 #define DML_OPF_STRINGS 0x100u
+/* Reduced precision (dmlc compile --precision f16|bf16, the `precision`
+ * pass, passes/precision.c): HALF marks the ops whose GPU kernels (Vulkan,
+ * Metal, CUDA) take f16/bf16 storage for their float inputs and outputs,
+ * computing in f32 registers and rounding each result once (elementwise
+ * ops, data movement, Shape/Size, Gemm/MatMul with f32 accumulation); such
+ * a node runs in the half dtype when one of its float inputs already is
+ * half. HALF_SEED ops (Gemm, MatMul) start half regions: their f32 weights
+ * are stored converted and their f32 activations cast. Every other op
+ * (Softmax, LayerNorm/BatchNorm/InstanceNorm statistics, reductions'
+ * accumulators, losses, Conv and pools, whose GPU kernels are f32 only)
+ * keeps f32 values, the pass casting its half inputs back to f32. */
+#define DML_OPF_HALF 0x200u
+#define DML_OPF_HALF_SEED 0x400u
 /* Tolerance class of the op's f32 result against a reference computed
  * from the same inputs (dmlc check, runtime/rt_check.c; the every-op
  * differential test, tests/check): at most one of the three; none is
