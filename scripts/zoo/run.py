@@ -170,6 +170,15 @@ def host_placement(dmlc, pkg, target):
     return None if hf is None else [f"{h['function']}: {h['why']}" for h in hf if h.get("target") == target]
 
 
+def remove_pkg(pkg, a):
+    """Deletes a package compiled here (not one --packages brought)."""
+    if not a.packages:
+        try:
+            os.remove(pkg)
+        except OSError:
+            pass
+
+
 def check(entry, target, a, mdir, work):
     r = {"target": target}
     model = os.path.join(mdir, entry["file"])
@@ -211,12 +220,8 @@ def check(entry, target, a, mdir, work):
         cmd += ["--device", target]
     rc, out, dt = run_cmd(cmd, a.timeout)
     r["run_s"] = round(dt, 2)
-    if not a.packages:
-        try:
-            os.remove(pkg)
-        except OSError:
-            pass
     if rc != 0:
+        remove_pkg(pkg, a)
         r.update(result="run error", error=first_error(out), log=out[-4000:])
         return r
     cdir = None
@@ -226,6 +231,8 @@ def check(entry, target, a, mdir, work):
         ccmd = [cdir if c == odir else c for c in cmd[: cmd.index("--device")]]
         rc, out, dt = run_cmd(ccmd, a.timeout)
         r["cpu_run_s"] = round(dt, 2)
+    remove_pkg(pkg, a)  # after both runs: the CPU run loads the same package
+    if cdir:
         if rc != 0:
             r.update(result="run error", error="the CPU run of the same package: " + first_error(out), log=out[-4000:])
             return r
