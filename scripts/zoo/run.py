@@ -378,8 +378,12 @@ def write_doc(res, path, targets_seen):
         "so that none is. \"of which on the host\": passes whose package runs a whole function on the host "
         "instead of the GPU (the CPU fall-back, docs/kernels.md; such a cell says so).",
         "",
-        "Lavapipe (a CPU rasterizer) runs the transformers in minutes where dmlc's CPU takes seconds. dmlc's "
-        "kernels were part of why: attention's batched MatMuls (scores, and their product with V) were one "
+        "Lavapipe (a CPU rasterizer) takes tens of seconds to minutes on the transformers where dmlc's CPU takes "
+        "seconds. A row's run seconds include lavapipe's compiles of the package's shaders (swin_t has 514 "
+        "kernels; Mesa caches them across runs) and the load of this shared 2-core machine: swin_t (dynamo) "
+        "ran in 381 s at load 17, 60 s at load 8, and `dmlc run` took 27 s with the shader cache warm, 25 s of "
+        "them in its kernels (`dmlc bench`), mostly the Linear layers' tiled GEMMs at about 0.8 GFLOP/s. dmlc's "
+        "kernels were part of it: attention's batched MatMuls (scores, and their product with V) were one "
         "invocation per output element; `dmlc bench --device vulkan --batch 2` of vit_tiny_patch16_224 "
         "(torchscript) on this loaded machine: its 24 did 14% of the FLOPs (0.71 of 5.07 GFLOP) in 47% of the "
         "time (10.2 of 21.5 s), 0.07 GFLOP/s against the tiled GEMMs' 0.44. With a static sequence (ViT, Swin, "
