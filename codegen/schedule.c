@@ -174,8 +174,9 @@ void dml_ksched_lin_add(dml_klin_t *acc, dml_klin_t x, int64_t mul) {
   lin_add(acc, x, mul);
 }
 
-/* Counts, for every value produced in G, its consumers outside G. */
-static void count_outside(sched_t *s, const group_t *G) {
+/* Counts, for every value produced in G, its consumers outside G
+ * (s->n_uses_outside; declared in schedule_common.h). */
+void dml_ksched_count_outside(sched_t *s, const group_t *G) {
   for (uint32_t i = 0; i < G->n; i++) {
     if (!s->fn->nodes[G->nodes[i]].n_outputs) continue; /* Assign */
     uint32_t v = s->fn->nodes[G->nodes[i]].outputs[0];
@@ -290,7 +291,7 @@ int dml_kschedule_handles(dml_op_t op) {
 static void close_group(sched_t *s, group_t *G, const gemm_shape_t *gs, const int *red,
                         const win_shape_t *ws) {
   if (G->n == 0) return;
-  count_outside(s, G);
+  dml_ksched_count_outside(s, G);
   if (G->anchor == ANCHOR_GEMM) {
     uint32_t k = s->n_kernels;
     dml_ksched_emit_gemm_group(s, G, gs);

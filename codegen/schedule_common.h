@@ -183,6 +183,10 @@ static inline int in_group(const group_t *G, uint32_t node) {
   return 0;
 }
 
+/* Counts, for every value produced in G, its consumers outside G
+ * (s->n_uses_outside; schedule.c). */
+void dml_ksched_count_outside(sched_t *s, const group_t *G);
+
 /* Node producing value v in G, or -1. */
 static inline int64_t producer_in(const sched_t *s, const group_t *G, uint32_t v) {
   for (uint32_t i = 0; i < G->n; i++) {
@@ -285,6 +289,11 @@ typedef struct gemm_shape {
   dml_klin_t m; /* rows of the result */
   int64_t n, k; /* N static; K = k, or k * symbol ksym when ksym >= 0 */
   int32_t ksym; /* the symbol of a symbolic K (a weight gradient's batch), or -1 */
+  /* A batched MatMul's tiled form (emit_matmul_batched): nb.c > 0 counts the
+   * [M, K] x [K, N] products (A, B and Y of equal batch dims, each matrix
+   * contiguous); bat is the workgroup's product (set by emit_gemm_tiled). */
+  dml_klin_t nb;
+  const dml_kidx_t *bat;
 } gemm_shape_t;
 
 /* GEMM kernels. Three forms, chosen by the shape (docs/kernels.md "GEMM"):

@@ -130,6 +130,7 @@ static void gemm_epilogue(sched_t *s, dml_kernel_t *K, const group_t *G,
                           int check_n, int *counted) {
   dml_kpool_t *p = s->pool;
   const dml_kidx_t *flat = kadd(p, kmul(p, row, gs->n), col);
+  if (gs->bat) flat = kadd(p, kmul(p, gs->bat, gs->m.c * gs->n), flat);
   const dml_kidx_t *ecoord[DML_MAX_RANK];
   coords_of(s, G->out, flat, ecoord);
   dml_kblock_t epi = {0};
@@ -151,16 +152,19 @@ static void gemm_epilogue(sched_t *s, dml_kernel_t *K, const group_t *G,
 static const dml_kidx_t *a_index(sched_t *s, const gemm_shape_t *gs, const dml_kidx_t *m,
                                  const dml_kidx_t *k) {
   dml_kpool_t *p = s->pool;
-  return at(s, gs->a,
-            gs->ta ? kadd(p, dml_ki_bin(p, DML_KI_MUL, k, dml_ki_lin(p, gs->m)), m)
-                   : kadd(p, dml_ki_bin(p, DML_KI_MUL, m, gemm_k(p, gs)), k));
+  const dml_kidx_t *e =
+      gs->ta ? kadd(p, dml_ki_bin(p, DML_KI_MUL, k, dml_ki_lin(p, gs->m)), m)
+             : kadd(p, dml_ki_bin(p, DML_KI_MUL, m, gemm_k(p, gs)), k);
+  if (gs->bat) e = kadd(p, kmul(p, gs->bat, gs->m.c * gs->k), e);
+  return at(s, gs->a, e);
 }
 static const dml_kidx_t *b_index(sched_t *s, const gemm_shape_t *gs, const dml_kidx_t *k,
                                  const dml_kidx_t *n) {
   dml_kpool_t *p = s->pool;
-  return at(s, gs->b,
-            gs->tb ? kadd(p, dml_ki_bin(p, DML_KI_MUL, n, gemm_k(p, gs)), k)
-                   : kadd(p, kmul(p, k, gs->n), n));
+  const dml_kidx_t *e = gs->tb ? kadd(p, dml_ki_bin(p, DML_KI_MUL, n, gemm_k(p, gs)), k)
+                               : kadd(p, kmul(p, k, gs->n), n);
+  if (gs->bat) e = kadd(p, kmul(p, gs->bat, gs->k * gs->n), e);
+  return at(s, gs->b, e);
 }
 
 /* reg = load, or 0 outside the bounds (each check `lhs < hi` when lhs is
@@ -433,8 +437,10 @@ static const dml_kidx_t *micro_off(dml_kpool_t *p, const dml_kidx_t *t4, int64_t
 
 /* The register-blocked form with configuration `c` (see above). */
 static void emit_gemm_tiled(sched_t *s, dml_kernel_t *K, const group_t *G,
-                            const gemm_shape_t *gs, const gemm_cfg_t *c) {
+                            const gemm_shape_t *gs0, const gemm_cfg_t *c) {
   dml_kpool_t *p = s->pool;
+  gemm_shape_t gb = *gs0;
+  const gemm_shape_t *gs = &gb;
   const int64_t BM = c->bm, BN = c->bn, TM = c->tm, TN = c->tn, BK = c->bk,
                 T = c->threads;
   const int64_t RG = BM / TM, CG = BN / TN, SA = BM + 4, SB = BN + 4;
@@ -455,6 +461,16 @@ static void emit_gemm_tiled(sched_t *s, dml_kernel_t *K, const group_t *G,
   const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X);
   const dml_kidx_t *row0 = kmul(p, dml_ki_var(p, DML_KVAR_WG_X), BM),
                    *col0 = kmul(p, dml_ki_var(p, DML_KVAR_WG_Y), BN);
+  if (gs->nb.c > 0) {
+    /* batched (static M): workgroup x = product * MB + row block */
+    const int64_t MB = (gs->m.c + BM - 1) / BM;
+    const dml_kidx_t *wx = dml_ki_var(p, DML_KVAR_WG_X);
+    K->items[0] = gs->nb;
+    K->items[0].c *= MB * T;
+    K->items[0].c0 *= MB * T;
+    row0 = kmul(p, dml_ki_bin(p, DML_KI_MOD, wx, dml_ki_const(p, MB)), BM);
+    gb.bat = dml_ki_bin(p, DML_KI_DIV, wx, dml_ki_const(p, MB));
+  }
   const dml_kidx_t *M = dml_ki_lin(p, gs->m), *N = dml_ki_const(p, gs->n),
                    *Kk = gemm_k(p, gs);
   const dml_kidx_t *tx4 = kmul(p, dml_ki_bin(p, DML_KI_MOD, lid, dml_ki_const(p, CG)), 4),
@@ -1084,6 +1100,58 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
  * element, a loop over K (static, or symbolic: attention's scores times V
  * over a sequence, looping to the run-time value). NULL when emitted, else
  * why not. */
+/* The tiled form of a batched MatMul (attention's Q·Kᵀ and P·V): when A
+ * [..., M, K], B [..., K, N] and Y have the same batch dims (static or
+ * symbolic) and M, N, K are static with M, N >= 16, each product is a GEMM
+ * of emit_gemm_tiled's register-blocked form, the products side by side
+ * along the grid's x (workgroup x = product * row blocks + row block).
+ * Returns 1 when emitted (the per-element form otherwise). */
+#define GEMM_BATCHED_MIN 16
+static int emit_matmul_batched_tiled(sched_t *s, uint32_t node) {
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *a = val(s, n->inputs[0]), *b = val(s, n->inputs[1]);
+  const dml_pkg_value_t *y = val(s, n->outputs[0]);
+  int32_t r = y->type.rank;
+  if (a->type.rank != r || b->type.rank != r || r < 3) return 0;
+  for (int32_t d = 0; d < r - 2; d++)
+    if (a->type.dims[d].value != y->type.dims[d].value ||
+        a->type.dims[d].sym != y->type.dims[d].sym ||
+        b->type.dims[d].value != y->type.dims[d].value ||
+        b->type.dims[d].sym != y->type.dims[d].sym)
+      return 0;
+  const dml_dim_t md = a->type.dims[r - 2], kd = a->type.dims[r - 1],
+                  nd = b->type.dims[r - 1];
+  if (md.sym >= 0 || kd.sym >= 0 || nd.sym >= 0 || md.value < GEMM_BATCHED_MIN ||
+      nd.value < GEMM_BATCHED_MIN || b->type.dims[r - 2].sym >= 0 ||
+      b->type.dims[r - 2].value != kd.value)
+    return 0;
+  gemm_shape_t gs = {.a = a, .b = b, .y = y, .alpha = 1.0, .beta = 1.0, .ksym = -1};
+  gs.m = (dml_klin_t){md.value, -1, 0, 0};
+  gs.n = nd.value;
+  gs.k = kd.value;
+  dml_type_t lead = y->type;
+  lead.rank -= 2;
+  if (!type_numel(&lead, &gs.nb) || gs.nb.c <= 0) return 0;
+  group_t G = {.anchor = ANCHOR_GEMM,
+               .gid = -1,
+               .first = node,
+               .nodes = {node},
+               .n = 1,
+               .out = &y->type};
+  dml_ksched_count_outside(s, &G);
+  dml_kernel_t *K = new_kernel(s, DML_KK_GEMM);
+  if (!K) return 1; /* pool->failed: out of memory */
+  set_nodes(s, K, &G);
+  int64_t blocks = ((md.value + 127) / 128) * ((nd.value + 127) / 128);
+  gemm_cfg_t c = blocks >= 128 ? (gemm_cfg_t){128, 128, 8, 8, 8, 256}
+                               : (gemm_cfg_t){64, 64, 4, 4, 8, 256};
+  emit_gemm_tiled(s, K, &G, &gs, &c);
+  const int64_t esz = (int64_t)dml_dtype_size(y->type.dtype);
+  lin_add(&K->flops, gs.nb, 2 * md.value * nd.value * kd.value);
+  lin_add(&K->bytes, gs.nb, esz * (md.value * kd.value + kd.value * nd.value));
+  return 1;
+}
+
 const char *dml_ksched_emit_matmul_batched(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -1094,6 +1162,7 @@ const char *dml_ksched_emit_matmul_batched(sched_t *s, uint32_t node) {
   if (y->type.dtype != DML_DTYPE_F32 && y->type.dtype != DML_DTYPE_F16 &&
       y->type.dtype != DML_DTYPE_BF16)
     return "only f32, f16 and bf16 are emitted for this op";
+  if (emit_matmul_batched_tiled(s, node)) return NULL;
   int32_t r = y->type.rank;
   if (a->type.rank < 2 || b->type.rank < 2 || r < a->type.rank || r < b->type.rank)
     return "MatMul with a 1-D operand";

@@ -196,6 +196,36 @@ static const gpu_sym_form_t gpu_sym_forms[] = {
      {"batch", "seq", NULL},
      4,
      {{1, 1}, {3, 300}, {2, 7}, {1, 257}}},
+    /* codegen/schedule_gemm_conv.c emit_matmul_batched_tiled: static M, N, K with a
+     * symbolic batch (ViT's and Swin's attention) take the register-blocked
+     * GEMM per product; M, N and K ragged against the 64 x 64 tile and its
+     * K step of 8, and one product of 12 x 12 blocks (the 128 x 128 tile). */
+    {"attention of static sequence over a symbolic batch (the batched MatMul's tiled "
+     "form)",
+     "sym batch <= 3\n"
+     "global @scale : f32[] = dense<[0.125]>\n"
+     "func @forward(%q: f32[batch,3,197,20], %kt: f32[batch,3,20,130], "
+     "%v: f32[batch,3,130,33]) -> (f32[batch,3,197,33], f32[batch,3,197,130]) {\n"
+     "  %s = MatMul(%q, %kt) : f32[batch,3,197,130]\n"
+     "  %m = Mul(%s, @scale) : f32[batch,3,197,130]\n"
+     "  %a = Softmax(%m) {axis = -1} : f32[batch,3,197,130]\n"
+     "  %o = MatMul(%a, %v) : f32[batch,3,197,33]\n"
+     "  return %o, %s\n}\n",
+     {NULL},
+     {"batch", NULL},
+     3,
+     {{1}, {3}, {2}}},
+    {"a batched MatMul of 1450 x 1450 products over a symbolic batch (the 128 x 128 "
+     "tile)",
+     "sym batch <= 2\n"
+     "func @forward(%a: f32[batch,1450,8], %b: f32[batch,8,1450]) -> "
+     "(f32[batch,1450,1450]) {\n"
+     "  %y = MatMul(%a, %b) : f32[batch,1450,1450]\n"
+     "  return %y\n}\n",
+     {NULL},
+     {"batch", NULL},
+     2,
+     {{1}, {2}}},
 };
 
 #endif /* GPU_SYMDIMS_FORMS_H_ */
