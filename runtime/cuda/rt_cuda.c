@@ -981,11 +981,11 @@ static dml_status_t cdm_copy(void *dev, void *src, uint64_t soff, void *dst,
   return DML_OK;
 }
 
-/* No eager kernel library for CUDA yet (run_kernel NULL): dml_tensor.c
- * answers UNIMPLEMENTED for ops on CUDA tensors. */
+/* No eager kernel library for CUDA yet (run_kernel and run_kernel_bufs
+ * NULL): dml_tensor.c answers UNIMPLEMENTED for ops on CUDA tensors. */
 static const dml_rt_devmem_t k_cuda_devmem = {"cuda",    cdm_open, cdm_close, cdm_name,
                                               cdm_alloc, cdm_free, cdm_write, cdm_read,
-                                              cdm_copy,  NULL};
+                                              cdm_copy,  NULL,     NULL};
 
 const dml_rt_devmem_t *dml_rt_cuda_devmem(void) {
   return &k_cuda_devmem;
