@@ -343,8 +343,10 @@ static const dml_kval_t *fma_v(dml_kpool_t *p, uint32_t acc, const dml_kval_t *a
  * barriers per K step), with M, N, K, offsets and strides read from the
  * push constants instead of fixed at compile time. Every bound is checked
  * (the sizes are unknown here); out-of-range A and B elements load as 0,
- * so a partial K step adds 0 * 0. */
-static dml_status_t mm_kernel(dml_kpool_t *p, dml_kernel_t *K) {
+ * so a partial K step adds 0 * 0. With `unit`, A's k stride and B's n
+ * stride are 1 (the form for rows stored contiguously: lavapipe then loads
+ * them as vectors instead of gathering). */
+static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kernel_t *K) {
   const int64_t T = DML_EAGER_LOCAL, BM = DML_EAGER_MM_TILE, BN = DML_EAGER_MM_TILE,
                 BK = DML_EAGER_MM_BK, TM = 4, TN = 4, SA = BM + 4, SB = BN + 4;
   const int64_t CG = BN / TN, QA = BM * BK / T, QB = BN * BK / T;
@@ -373,6 +375,22 @@ static dml_status_t mm_kernel(dml_kpool_t *p, dml_kernel_t *K) {
     abase = iadd(p, abase, imul(p, cd, sym(p, DML_EAGER_MM_A_BST + (uint32_t)d)));
     bbase = iadd(p, bbase, imul(p, cd, sym(p, DML_EAGER_MM_B_BST + (uint32_t)d)));
   }
+  /* the block's bases into u32 registers once per block (lavapipe does not
+   * hoist their divisions out of the K loop, and scalarizes them) */
+  const uint32_t rg = pb + (uint32_t)QB;
+  const dml_kidx_t *hv[5] = {abase, bbase, row0, col0, imul(p, bi, M)}, *hr[5];
+  dml_kblock_t hoist = {NULL, NULL};
+  for (uint32_t h = 0; h < 5; h++) {
+    dml_kstmt_t *l = dml_ks_new(p, DML_KS_LET);
+    if (l) {
+      l->reg = rg + h;
+      l->val = dml_kv_idx(p, DML_KT_U32, hv[h]);
+    }
+    dml_kblock_add(&hoist, l);
+    hr[h] = dml_ki_val(p, dml_kv_reg_t(p, rg + h, DML_KT_U32));
+  }
+  abase = hr[0], bbase = hr[1], row0 = hr[2], col0 = hr[3];
+  const dml_kidx_t *ybase = hr[4];
   const dml_kidx_t *kb = imul(p, dml_ki_var(p, vs), ic(p, BK));
   dml_kblock_t step = {NULL, NULL};
   /* stage A: element q of this invocation is (m, kk), kk the fast dim */
@@ -383,7 +401,7 @@ static dml_status_t mm_kernel(dml_kpool_t *p, dml_kernel_t *K) {
     const dml_kidx_t *mg = iadd(p, row0, m), *kg = iadd(p, kb, kk);
     const dml_kidx_t *ai = iadd(p, abase,
                                 iadd(p, imul(p, mg, sym(p, DML_EAGER_MM_A_SM)),
-                                     imul(p, kg, sym(p, DML_EAGER_MM_A_SK))));
+                                     unit ? kg : imul(p, kg, sym(p, DML_EAGER_MM_A_SK))));
     dml_kblock_add(&step, stmt_set(p, pa + (uint32_t)q, dml_kv_const(p, 0.0f)));
     dml_kblock_add(&step,
                    stmt_if(p, NULL, mg, M,
@@ -404,9 +422,10 @@ static dml_status_t mm_kernel(dml_kpool_t *p, dml_kernel_t *K) {
     const dml_kidx_t *kk =
         iadd(p, dml_ki_bin(p, DML_KI_DIV, lid, ic(p, BN)), ic(p, q * (T / BN)));
     const dml_kidx_t *ng = iadd(p, col0, n), *kg = iadd(p, kb, kk);
-    const dml_kidx_t *bidx = iadd(p, bbase,
-                                  iadd(p, imul(p, kg, sym(p, DML_EAGER_MM_B_SK)),
-                                       imul(p, ng, sym(p, DML_EAGER_MM_B_SN))));
+    const dml_kidx_t *bidx =
+        iadd(p, bbase,
+             iadd(p, imul(p, kg, sym(p, DML_EAGER_MM_B_SK)),
+                  unit ? ng : imul(p, ng, sym(p, DML_EAGER_MM_B_SN))));
     dml_kblock_add(&step, stmt_set(p, pb + (uint32_t)q, dml_kv_const(p, 0.0f)));
     dml_kblock_add(&step, stmt_if(p, NULL, kg, Kk,
                                   stmt_if(p, NULL, ng, N,
@@ -421,18 +440,17 @@ static dml_status_t mm_kernel(dml_kpool_t *p, dml_kernel_t *K) {
     dml_kblock_add(&step, st);
   }
   dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
-  /* micro-tile rows ty + CG * i and columns tx + CG * j */
-  const dml_kidx_t *tx = dml_ki_bin(p, DML_KI_MOD, lid, ic(p, CG)),
-                   *ty = dml_ki_bin(p, DML_KI_DIV, lid, ic(p, CG));
+  /* micro-tile rows 4 ty + i and columns 4 tx + j: adjacent, so the shared
+   * reads vectorize (the compiled form's micro_off for 4 x 4) */
+  const dml_kidx_t *tx = imul(p, dml_ki_bin(p, DML_KI_MOD, lid, ic(p, CG)), ic(p, TN)),
+                   *ty = imul(p, dml_ki_bin(p, DML_KI_DIV, lid, ic(p, CG)), ic(p, TM));
   for (int64_t kk = 0; kk < BK; kk++) {
     for (int64_t i = 0; i < TM; i++)
-      dml_kblock_add(&step,
-                     stmt_set(p, ra + (uint32_t)i,
-                              dml_kv_tile(p, 0, iadd(p, ty, ic(p, kk * SA + CG * i)))));
+      dml_kblock_add(&step, stmt_set(p, ra + (uint32_t)i,
+                                     dml_kv_tile(p, 0, iadd(p, ty, ic(p, kk * SA + i)))));
     for (int64_t j = 0; j < TN; j++)
-      dml_kblock_add(&step,
-                     stmt_set(p, rb + (uint32_t)j,
-                              dml_kv_tile(p, 1, iadd(p, tx, ic(p, kk * SB + CG * j)))));
+      dml_kblock_add(&step, stmt_set(p, rb + (uint32_t)j,
+                                     dml_kv_tile(p, 1, iadd(p, tx, ic(p, kk * SB + j)))));
     for (int64_t i = 0; i < TM; i++)
       for (int64_t j = 0; j < TN; j++) {
         uint32_t r = acc + (uint32_t)(i * TN + j);
@@ -442,7 +460,7 @@ static dml_status_t mm_kernel(dml_kpool_t *p, dml_kernel_t *K) {
       }
   }
   dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
-  dml_kblock_t blk = {NULL, NULL};
+  dml_kblock_t blk = hoist;
   for (int64_t i = 0; i < TM * TN; i++)
     dml_kblock_add(&blk, stmt_set(p, acc + (uint32_t)i, dml_kv_const(p, 0.0f)));
   const dml_kidx_t *steps =
@@ -450,13 +468,13 @@ static dml_status_t mm_kernel(dml_kpool_t *p, dml_kernel_t *K) {
   dml_kblock_add(&blk, stmt_for(p, vs, steps, step.first));
   for (int64_t i = 0; i < TM; i++)
     for (int64_t j = 0; j < TN; j++) {
-      const dml_kidx_t *row = iadd(p, row0, iadd(p, ty, ic(p, CG * i)));
-      const dml_kidx_t *col = iadd(p, col0, iadd(p, tx, ic(p, CG * j)));
+      const dml_kidx_t *row = iadd(p, row0, iadd(p, ty, ic(p, i)));
+      const dml_kidx_t *col = iadd(p, col0, iadd(p, tx, ic(p, j)));
       dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
       if (st) {
         st->buf = DML_KBUF_ARENA;
         st->dtype = DML_KT_F32;
-        st->idx = iadd(p, imul(p, iadd(p, imul(p, bi, M), row), N), col);
+        st->idx = iadd(p, imul(p, iadd(p, ybase, row), N), col);
         st->val = dml_kv_reg(p, acc + (uint32_t)(i * TN + j));
       }
       dml_kblock_add(&blk, stmt_if(p, NULL, row, M, stmt_if(p, NULL, col, N, st)));
@@ -474,7 +492,7 @@ static dml_status_t mm_kernel(dml_kpool_t *p, dml_kernel_t *K) {
   K->tile_elems[0] = (uint32_t)(BK * SA);
   K->tile_elems[1] = (uint32_t)(BK * SB);
   K->body = body;
-  K->n_regs = pb + (uint32_t)QB;
+  K->n_regs = rg + 5;
   return p->failed || !body ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
                                               "codegen.eager", "out of memory")
                             : DML_OK;
@@ -565,14 +583,15 @@ static dml_status_t conv_kernel(dml_kpool_t *p, dml_kernel_t *K) {
 /* Writes the MatMul and Conv kernels. */
 static dml_status_t emit_mm_conv(gen_t *G) {
   dml_status_t s = DML_OK;
-  for (int which = 0; which < 2 && !s; which++) {
+  for (int which = 0; which < 3 && !s; which++) { /* MatMul, its unit form, Conv */
     dml_kpool_t pool = {0};
     dml_kernel_t K;
-    s = which ? conv_kernel(&pool, &K) : mm_kernel(&pool, &K);
+    s = which == 2 ? conv_kernel(&pool, &K) : mm_kernel(&pool, which, &K);
     if (!s)
-      s = which ? emit_words(G, &K, DML_EAGER_CV_WORDS, DML_OP_CONV, DML_EAGER_CONV, 3, 0)
-                : emit_words(G, &K, DML_EAGER_MM_WORDS, DML_OP_MATMUL, DML_EAGER_MATMUL,
-                             2, 0);
+      s = which == 2
+              ? emit_words(G, &K, DML_EAGER_CV_WORDS, DML_OP_CONV, DML_EAGER_CONV, 3, 0)
+              : emit_words(G, &K, DML_EAGER_MM_WORDS, DML_OP_MATMUL, DML_EAGER_MATMUL, 2,
+                           which);
     dml_kpool_free(&pool);
   }
   return s;

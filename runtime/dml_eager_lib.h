@@ -71,7 +71,10 @@ enum {
  * codegen/schedule.c emit_gemm_tiled, with M, N, K and the strides at run
  * time); blocks are numbered (batch, row block, column block) and
  * workgroup g of a grid of `grid` takes blocks g, g + grid, ... (`iters`
- * turns) below `blocks`. The sums run in f32 over k in order. */
+ * turns) below `blocks`. The sums run in f32 over k in order. Two
+ * kernels: max_len 0 takes any strides, max_len 1 requires A's k stride and
+ * B's n stride to be 1 (rows stored contiguously; their words are then
+ * ignored). */
 #define DML_EAGER_MATMUL 3u
 #define DML_EAGER_MM_BATCH 4u /* batch dims after merging */
 #define DML_EAGER_MM_TILE 64u
@@ -167,7 +170,8 @@ typedef struct dml_eager_kernel {
    * scheduled for (its bound: up to 256 one invocation per row, beyond
    * that one workgroup per row, the scheduler's choice). DML_EAGER_EW: the
    * dims it indexes, the last ones of the layout (1: the flat form, no
-   * index division; DML_EAGER_RANK) */
+   * index division; DML_EAGER_RANK). DML_EAGER_MATMUL: 1 for the
+   * unit-stride form, 0 for any strides. */
   int64_t max_len;
 } dml_eager_kernel_t;
 

@@ -1348,6 +1348,9 @@ static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slo
           a_sk = a->strides[a->rank - 1];
   int64_t b_sk = b->rank >= 2 ? b->strides[b->rank - 2] : b->strides[0];
   int64_t b_sn = b->rank >= 2 ? b->strides[b->rank - 1] : 0;
+  /* a dim of 1 has any stride: 1 lets the unit-stride kernel take it */
+  if (K == 1) a_sk = 1;
+  if (N == 1) b_sn = 1;
   int32_t abr = a->rank > 2 ? a->rank - 2 : 0, bbr = b->rank > 2 ? b->rank - 2 : 0;
   int32_t br = abr > bbr ? abr : bbr;
   /* batch dims of y (its leading br dims), each operand's stride (0 where
@@ -1423,6 +1426,11 @@ static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slo
     pc[DML_EAGER_MM_A_BST + d] = src < 0 ? 0u : (uint32_t)mas[src];
     pc[DML_EAGER_MM_B_BST + d] = src < 0 ? 0u : (uint32_t)mbs[src];
   }
+  /* the unit-stride form when the rows are contiguous */
+  for (uint32_t j = 0; j < dml_eager_spirv_count; j++)
+    if (dml_eager_spirv[j].kind == DML_EAGER_MATMUL &&
+        dml_eager_spirv[j].max_len == (a_sk == 1 && b_sn == 1 ? 1 : 0))
+      k = (int32_t)j;
   void *bufs[3] = {ys ? ys->st->buf : NULL, a->st->buf, b->st->buf};
   if (!e)
     e = dev->mem->run_kernel_bufs(dev->h, (uint32_t)k, bufs, 3, pc, DML_EAGER_MM_WORDS,
