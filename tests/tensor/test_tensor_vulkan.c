@@ -474,6 +474,19 @@ static void test_matmul(void) {
   CHECK_OK(dml_rt_tensor_slice(bw.v, 2, axes, st, en, sp, &bsv.v));
   mm(atv, bsv, "transposed [130,70] @ reversed strided [70,129]");
   mm(atv, b, "transposed @ contiguous");
+  /* an expanded A (row stride 0) and a B starting at an offset (rows 1..) */
+  pair_t row = pair_new(2, D(1, 70), NULL, 4), rex, b2 = pair_new(2, D(71, 129), NULL, 4),
+         b2s;
+  int64_t dexp[2] = {130, 70}, ax0 = 0, one = 1, big = INT64_MAX, step1 = 1;
+  CHECK_OK(dml_rt_tensor_expand(row.c, 2, dexp, &rex.c));
+  CHECK_OK(dml_rt_tensor_expand(row.v, 2, dexp, &rex.v));
+  CHECK_OK(dml_rt_tensor_slice(b2.c, 1, &ax0, &one, &big, &step1, &b2s.c));
+  CHECK_OK(dml_rt_tensor_slice(b2.v, 1, &ax0, &one, &big, &step1, &b2s.v));
+  mm(rex, b2s, "expanded [1,70]->[130,70] @ rows 1.. of [71,129]");
+  pair_free(&rex);
+  pair_free(&b2s);
+  pair_free(&row);
+  pair_free(&b2);
   pair_free(&atv);
   pair_free(&bsv);
   pair_free(&at);
@@ -579,6 +592,13 @@ static void test_conv(void) {
   CHECK_OK(dml_rt_tensor_transpose(xt.c, perm, &xtv.c));
   CHECK_OK(dml_rt_tensor_transpose(xt.v, perm, &xtv.v));
   conv(xtv, w, &b, NULL, 0, "transposed view of X");
+  /* X from batch item 1 on: contiguous, at an element offset */
+  pair_t xs1;
+  int64_t ax0 = 0, one = 1, big = INT64_MAX, step1 = 1;
+  CHECK_OK(dml_rt_tensor_slice(x.c, 1, &ax0, &one, &big, &step1, &xs1.c));
+  CHECK_OK(dml_rt_tensor_slice(x.v, 1, &ax0, &one, &big, &step1, &xs1.v));
+  conv(xs1, w, &b, NULL, 0, "X[1:] (an offset)");
+  pair_free(&xs1);
   pair_free(&xtv);
   pair_free(&xt);
   pair_free(&x);
