@@ -1283,7 +1283,8 @@ static dml_status_t gpu_out_dims(dml_op_t id, slot_t *const *x, uint32_t n,
   dml_tensor_t in[3];
   memset(in, 0, sizeof in);
   memset(y, 0, sizeof *y);
-  for (uint32_t j = 0; j < n; j++) {
+  if (n > 3) n = 3; /* MatMul, Gemm, Conv */
+  for (uint32_t j = 0; j < n && j < 3; j++) {
     if (!x[j]) continue; /* absent optional input */
     in[j].dtype = x[j]->dtype;
     in[j].rank = x[j]->rank;
@@ -1557,6 +1558,75 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
   return e ? dml_status_annotate(e, "%s on %s", opn, dev->name) : DML_OK;
 }
 
+/* Runs Gemm (f32) on device tensors h[0] A, h[1] B and the optional h[2] C
+ * as the compiled path computes it (codegen/schedule.c gemm_result):
+ * alpha * (op(A) op(B)) + beta * C, each step rounded to f32, with op()
+ * a transposed view (no copy) read by the MatMul kernel, alpha's product
+ * and beta's an eager Mul by an f32 scalar (skipped when they are 1), C
+ * left out when beta is 0 and added by the eager Add (broadcast). */
+static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
+                               slot_t *const *x, uint32_t n_in, const dml_attr_t *attrs,
+                               uint32_t n_attrs, dml_rt_tensor_t *out) {
+  const char *opn = "Gemm";
+  dml_tensor_t y;
+  slot_t *in[3] = {x[0], x[1], n_in > 2 ? x[2] : NULL};
+  for (uint32_t j = 0; j < 3; j++)
+    if (in[j] && in[j]->dtype != DML_DTYPE_F32)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "the GPU's eager kernels take f32 only in this version "
+                             "(input %u is %s)",
+                             j, dml_dtype_name(in[j]->dtype));
+  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_GEMM, in, n_in, attrs, n_attrs, &y));
+  for (uint32_t i = 0; i < n_attrs; i++) {
+    const char *an = attrs[i].name ? attrs[i].name : "";
+    if (strcmp(an, "alpha") && strcmp(an, "beta") && strcmp(an, "transA") &&
+        strcmp(an, "transB"))
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "attribute '%s' is not taken by the GPU's eager Gemm", an);
+  }
+  /* f32 as the compiled kernel's constants */
+  float alpha = (float)dml_attr_float(attrs, n_attrs, "alpha", 1.0);
+  float beta = (float)dml_attr_float(attrs, n_attrs, "beta", 1.0);
+  int ta = dml_attr_int(attrs, n_attrs, "transA", 0) != 0;
+  int tb = dml_attr_int(attrs, n_attrs, "transB", 0) != 0;
+  dml_rt_tensor_t t[8];
+  for (int i = 0; i < 8; i++) t[i] = DML_RT_TENSOR_NONE;
+  /* t: 0 op(A), 1 op(B), 2 the product, 3 alpha, 4 alpha * product,
+   * 5 beta, 6 beta * C, 7 the result */
+  dml_status_t e = DML_OK;
+  const int64_t swap[2] = {1, 0};
+  e = ta ? dml_rt_tensor_transpose(h[0], swap, &t[0]) : dml_rt_tensor_retain(h[0]);
+  if (!e && !ta) t[0] = h[0];
+  if (!e)
+    e = tb ? dml_rt_tensor_transpose(h[1], swap, &t[1]) : dml_rt_tensor_retain(h[1]);
+  if (!e && !tb) t[1] = h[1];
+  if (!e) e = dml_rt_tensor_op("MatMul", t, 2, NULL, 0, &t[2], 1);
+  dml_rt_tensor_t r = t[2];
+  if (!e && alpha != 1.0f) {
+    e = dml_rt_tensor_full(dev, DML_DTYPE_F32, 0, NULL, alpha, &t[3]);
+    dml_rt_tensor_t m[2] = {t[2], t[3]};
+    if (!e) e = dml_rt_tensor_op("Mul", m, 2, NULL, 0, &t[4], 1);
+    r = t[4];
+  }
+  if (!e && in[2] && beta != 0.0f) {
+    dml_rt_tensor_t cb = h[2];
+    if (beta != 1.0f) {
+      e = dml_rt_tensor_full(dev, DML_DTYPE_F32, 0, NULL, beta, &t[5]);
+      dml_rt_tensor_t m[2] = {h[2], t[5]};
+      if (!e) e = dml_rt_tensor_op("Mul", m, 2, NULL, 0, &t[6], 1);
+      cb = t[6];
+    }
+    dml_rt_tensor_t a2[2] = {r, cb};
+    if (!e) e = dml_rt_tensor_op("Add", a2, 2, NULL, 0, &t[7], 1);
+    r = t[7];
+  }
+  if (!e) e = dml_rt_tensor_retain(r);
+  if (!e) *out = r;
+  for (int i = 0; i < 8; i++)
+    if (t[i].id) dml_status_free(dml_rt_tensor_release(t[i]));
+  return e ? dml_status_annotate(e, "%s on %s", opn, dev->name) : DML_OK;
+}
+
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,
@@ -1633,6 +1703,11 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     }
   }
   if (!s && dev->mem) { /* the device's eager kernel library */
+    /* Gemm: the MatMul kernel on transposed views, then alpha and beta C
+     * by the elementwise kernels */
+    if (id == DML_OP_GEMM && (n_inputs == 2 || n_inputs == 3) && xs[0] && xs[1] &&
+        n_outputs == 1 && eager_find(DML_OP_MATMUL, 2) >= 0 && dev->mem->run_kernel_bufs)
+      return eager_gemm(dev, inputs, xs, n_inputs, attrs, n_attrs, outputs);
     /* Conv's kernel takes the bias as an optional third operand */
     int conv = id == DML_OP_CONV && (n_inputs == 2 || n_inputs == 3);
     int32_t k = eager_find(id, conv ? 3u : n_inputs);
@@ -1652,7 +1727,7 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
               ? "this device has no eager kernel library in this version (Vulkan has)"
           : dml_eager_spirv_count
               ? "the Vulkan eager library holds the f32 elementwise ops, Identity, "
-                "the f32 reductions, MatMul and Conv only (docs/tensor.md)"
+                "the f32 reductions, MatMul, Gemm and Conv only (docs/tensor.md)"
               : "this build has no eager kernel library (built without the GPU code "
                 "generator, glslang)");
     } else if (n_outputs != 1) {
