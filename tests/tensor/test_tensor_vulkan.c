@@ -649,10 +649,15 @@ static void test_conv(void) {
   conv(x, w, NULL, a, 1, "edge values");
   pair_free(&x);
   pair_free(&w);
-  /* edge values in W (X in [-1, 1]), padded: the padding's zeros times an
-   * infinite weight are NaN */
+  /* edge values in W (X in [-1, 1]), padded: a corner tap of +-inf (the
+   * padding's zeros times it are NaN at the border, +-inf inside), a NaN
+   * tap, subnormal and huge taps */
   float we[3 * 2 * 3 * 3];
-  for (int i = 0; i < 3 * 2 * 3 * 3; i++) we[i] = k_edges[(i * 5) % E];
+  for (int i = 0; i < 3 * 2 * 3 * 3; i++) we[i] = rnd() / 4;
+  we[0] = INFINITY;       /* oc 0, c 0, tap (0, 0) */
+  we[18 + 8] = -INFINITY; /* oc 1, c 0, tap (2, 2) */
+  we[36 + 9 + 4] = NAN;   /* oc 2, c 1, centre */
+  we[2] = 1e-40f, we[18 + 3] = 3e38f, we[18 + 9 + 5] = -1e30f;
   x = pair_new(4, D(1, 2, 6, 6), NULL, 1), w = pair_new(4, D(3, 2, 3, 3), we, 1);
   conv(x, w, NULL, a, 1, "edge weights, pads 1");
   pair_free(&x);
