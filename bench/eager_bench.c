@@ -3,7 +3,7 @@
  * (runtime/dml_tensor.h, docs/tensor.md):
  *
  *   eager_bench [--pkg MATMUL.dmlpkg] [--runs N] [--threads N] [--n N]
- *               [--device vulkan[:N]]
+ *               [--device vulkan[:N] [--vkpkg MATMUL_VK.dmlpkg]]
  *
  *   add:    dml_rt_tensor_op("Add") on two f32 [16] tensors plus the free of
  *           its output, per op (µs), next to the kernel alone (dml_cpu_run
@@ -20,12 +20,17 @@
  *           free of what it made, and eager ops there (the eager kernel
  *           library): Add and Relu of f32[16] (the per-op dispatch cost)
  *           and Add of two 1 MiB tensors, each with the free of its output
- *           (µs).
+ *           (µs); then an eager N x N MatMul of device tensors (op + free of
+ *           its output) and, with --vkpkg, the one-MatMul package compiled
+ *           with --target vulkan run by a session on the same device with
+ *           the same inputs (dml_rt_session_run alone: it uploads A and B
+ *           and downloads Y, 12 MiB at N = 1024), interleaved (ms).
  *
  * Each figure is the median over `runs` (>= 5) rounds; the kinds are
  * interleaved within every round so machine load hits them alike. Prints
  * the load average before and after (/proc/loadavg). Asserts nothing.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +80,7 @@ static void load(const char *when) {
   } while (0)
 
 int main(int argc, char **argv) {
-  const char *pkg = NULL, *device = NULL;
+  const char *pkg = NULL, *device = NULL, *vkpkg = NULL;
   int runs = 7, threads = 1;
   int64_t n = 1024;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -87,12 +92,14 @@ int main(int argc, char **argv) {
       threads = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--device"))
       device = argv[i + 1];
+    else if (!strcmp(argv[i], "--vkpkg"))
+      vkpkg = argv[i + 1];
     else if (!strcmp(argv[i], "--n"))
       n = atoll(argv[i + 1]);
     else {
       fprintf(stderr,
               "usage: eager_bench [--pkg MATMUL.dmlpkg] [--runs N] [--threads N] "
-              "[--n N] [--device vulkan[:N]]\n");
+              "[--n N] [--device vulkan[:N] [--vkpkg MATMUL_VK.dmlpkg]]\n");
       return 2;
     }
   }
@@ -261,6 +268,75 @@ int main(int argc, char **argv) {
         "eager Add of two 1 MiB tensors + free %.1f us\n",
         dml_rt_device_name(dev), median(t_add, runs), median(t_relu, runs),
         median(t_add1m, runs));
+    /* MatMul on the device: eager (device tensors) against the compiled
+     * package (a session on the same device), the same inputs */
+    dml_rt_tensor_t va, vb, vin[2];
+    TRY(dml_rt_tensor_to_device(ma, dev, &va));
+    TRY(dml_rt_tensor_to_device(mb, dev, &vb));
+    vin[0] = va, vin[1] = vb;
+    dml_rt_model_t *vmodel = NULL;
+    dml_rt_session_t *vsess = NULL;
+    /* a device without an eager MatMul kernel (CUDA: docs/tensor.md) is
+     * said and skipped */
+    dml_status_t mm_s = dml_rt_tensor_op("MatMul", vin, 2, NULL, 0, &g2, 1);
+    int mm_ok = mm_s == DML_OK;
+    if (mm_ok) TRY(dml_rt_tensor_free(g2));
+    if (!mm_ok && dml_status_code(mm_s) != DML_STATUS_UNIMPLEMENTED) TRY(mm_s);
+    if (!mm_ok) {
+      char *m = dml_status_format(mm_s);
+      printf("%s: eager MatMul skipped: %s\n", dml_rt_device_name(dev), m ? m : "?");
+      free(m);
+      dml_status_free(mm_s);
+    }
+    if (mm_ok && vkpkg) {
+      TRY(dml_rt_model_load_file(vkpkg, &vmodel));
+      TRY(dml_rt_session_create(vmodel, device, &vsess));
+      TRY(dml_rt_session_set_input(vsess, 0, &tma));
+      TRY(dml_rt_session_set_input(vsess, 1, &tmb));
+    }
+    double t_vmm[64] = {0}, t_vpkg[64] = {0};
+    for (int r = 0; r < runs + 1 && mm_ok; r++) { /* round 0 warms up */
+      double t0 = now_s();
+      TRY(dml_rt_tensor_op("MatMul", vin, 2, NULL, 0, &g2, 1));
+      TRY(dml_rt_tensor_free(g2));
+      double t1 = now_s();
+      if (vsess) TRY(dml_rt_session_run(vsess));
+      double t2 = now_s();
+      if (r == 0) continue;
+      t_vmm[r - 1] = (t1 - t0) * 1e3;
+      t_vpkg[r - 1] = (t2 - t1) * 1e3;
+    }
+    double vmm = mm_ok ? median(t_vmm, runs) : 0;
+    if (mm_ok)
+      printf("%s: eager MatMul %lldx%lld + free %.1f ms (%.2f GFLOP/s)\n",
+             dml_rt_device_name(dev), (long long)n, (long long)n, vmm,
+             2.0 * (double)n * (double)n * (double)n / (vmm * 1e6));
+    if (vsess) { /* the two results side by side, once */
+      dml_tensor_t py;
+      TRY(dml_rt_session_get_output(vsess, 0, &py));
+      TRY(dml_rt_tensor_op("MatMul", vin, 2, NULL, 0, &g2, 1));
+      float *ey = (float *)malloc((size_t)(n * n) * 4);
+      dml_tensor_t th2 = {DML_DTYPE_F32, 2, {n, n}, ey};
+      TRY(dml_rt_tensor_to_host(g2, &th2));
+      TRY(dml_rt_tensor_free(g2));
+      double md = 0;
+      for (int64_t i = 0; i < n * n; i++) {
+        double d = fabs((double)ey[i] - ((const float *)py.data)[i]);
+        md = d > md ? d : md;
+      }
+      printf("eager and compiled MatMul on %s: largest difference %.3g\n", device, md);
+      free(ey);
+    }
+    if (vsess) {
+      double vp = median(t_vpkg, runs);
+      printf("%s: compiled package MatMul, run alone %.1f ms (%.2f GFLOP/s)\n",
+             dml_rt_device_name(dev), vp,
+             2.0 * (double)n * (double)n * (double)n / (vp * 1e6));
+      dml_rt_session_release(vsess);
+      dml_rt_model_release(vmodel);
+    }
+    TRY(dml_rt_tensor_free(va));
+    TRY(dml_rt_tensor_free(vb));
     TRY(dml_rt_tensor_free(s16));
     TRY(dml_rt_tensor_free(g));
     free(hb);

@@ -212,6 +212,8 @@ const char *dml_cemit_view(dml_kbuf_t buf, dml_kdtype_t t) {
       {"weights", "weights_i64", "weights_i32", "weights_u8", "weights_u8", "weights_i8",
        "weights_u16", "weights_u16", "weights_f64", "weights_i16", "weights_u16",
        "weights_u32", "weights_u64"}};
+  if (buf == DML_KBUF_IN2 || buf == DML_KBUF_IN3) /* f32 only */
+    return buf == DML_KBUF_IN2 ? "in2" : "in3";
   return names[buf == DML_KBUF_ARENA ? 0 : 1][(unsigned)t < DML_KT_COUNT_ ? t : 0];
 }
 

@@ -124,6 +124,12 @@ int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out);
 typedef enum dml_kbuf {
   DML_KBUF_ARENA = 0,   /* binding 0: the function's arena */
   DML_KBUF_WEIGHTS = 1, /* binding 1: the "weights" section */
+  /* Bindings 2 and 3, f32 loads only, GLSL only: the eager kernel library's
+   * further operands (dml_eager_lib.h: MatMul's B, Conv's W and bias), each
+   * tensor bound through its own descriptor. Packages' kernels never use
+   * them. */
+  DML_KBUF_IN2 = 2,
+  DML_KBUF_IN3 = 3,
 } dml_kbuf_t;
 
 /* Scalar functions (unary and binary), as the renderers spell them. */
@@ -401,6 +407,7 @@ void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f);
 
 /* Views kernel `k` reads or writes: bit (buf * DML_KT_COUNT_ + view dtype,
  * dml_kdtype_view) for each (buffer, dtype) pair its loads and stores use;
+ * DML_KVIEW_IN2 / DML_KVIEW_IN3 when it loads from DML_KBUF_IN2 / IN3;
  * DML_KVIEW_RAND when it draws Philox words (the renderers then add their
  * Philox helper);
  * DML_KVIEW_I64 when
@@ -414,6 +421,8 @@ uint32_t dml_kernel_views(const dml_kernel_t *k);
  * extensions these need: 16-bit words, f64, unsigned division). */
 uint32_t dml_kernel_dtypes(const dml_kernel_t *k);
 #define DML_KVIEW(buf, dt) (1u << ((unsigned)(buf)*DML_KT_COUNT_ + (unsigned)(dt)))
+#define DML_KVIEW_IN2 (1u << 27)  /* loads of DML_KBUF_IN2 (f32) */
+#define DML_KVIEW_IN3 (1u << 28)  /* loads of DML_KBUF_IN3 (f32) */
 #define DML_KVIEW_RAND (1u << 29) /* holds a DML_KV_PHILOX value */
 #define DML_KVIEW_I64 (1u << 30)
 #define DML_KVIEW_TYPED (1u << 31)

@@ -13,7 +13,10 @@
  * of dml_eager_lib.h); GLSL -> SPIR-V as for packages
  * (dml_codegen_glsl, dml_codegen_spirv). Ops the scheduler refuses for f32
  * operands are left out (listed on stderr); the runtime names them in its
- * UNIMPLEMENTED error.
+ * UNIMPLEMENTED error. The reductions are the scheduler's own kernels; MatMul
+ * and Conv are written here (mm_kernel, conv_kernel: the scheduler's GEMM
+ * and Conv forms fix their sizes and operands' offsets at compile time),
+ * each operand at its own binding.
  *
  *   dmlc_eager_libgen --ptx OUT.c
  *
@@ -21,7 +24,10 @@
  * (dml_codegen_cuda) and compiled to PTX for sm_80 with clang-16
  * (dml_codegen_cuda_ptx), as `dmlc compile --target cuda` does: the table
  * dml_eager_ptx (dml_eager_lib.h), each row's entry point renamed
- * DML_EAGER_PTX_ENTRY.
+ * DML_EAGER_PTX_ENTRY. MatMul and Conv are left out of it: their operands
+ * B, W and the bias are the GLSL-only kernel-IR buffers DML_KBUF_IN2/IN3,
+ * which the CUDA renderer does not bind (the runtime names them in its
+ * UNIMPLEMENTED error: no CUDA kernel yet).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +342,326 @@ static dml_status_t emit_reduce(gen_t *G, dml_op_t op) {
   return s;
 }
 
+/* ---- MatMul and Conv (dml_eager_lib.h DML_EAGER_MATMUL, DML_EAGER_CONV) ---- */
+
+static const dml_kidx_t *iadd(dml_kpool_t *p, const dml_kidx_t *a, const dml_kidx_t *b) {
+  return dml_ki_bin(p, DML_KI_ADD, a, b);
+}
+static const dml_kidx_t *imul(dml_kpool_t *p, const dml_kidx_t *a, const dml_kidx_t *b) {
+  return dml_ki_bin(p, DML_KI_MUL, a, b);
+}
+static const dml_kidx_t *ic(dml_kpool_t *p, int64_t c) {
+  return dml_ki_const(p, c);
+}
+
+static dml_kstmt_t *stmt_set(dml_kpool_t *p, uint32_t reg, const dml_kval_t *v) {
+  dml_kstmt_t *s = dml_ks_new(p, DML_KS_SET);
+  if (s) {
+    s->reg = reg;
+    s->val = v;
+  }
+  return s;
+}
+
+/* if (lo <= lhs < hi) body (lo may be NULL) */
+static dml_kstmt_t *stmt_if(dml_kpool_t *p, const dml_kidx_t *lo, const dml_kidx_t *lhs,
+                            const dml_kidx_t *hi, dml_kstmt_t *body) {
+  dml_kstmt_t *s = dml_ks_new(p, DML_KS_IF_LT);
+  if (s) {
+    s->lo = lo;
+    s->lhs = lhs;
+    s->hi = hi;
+    s->body = body;
+  }
+  return s;
+}
+
+static dml_kstmt_t *stmt_for(dml_kpool_t *p, int32_t var, const dml_kidx_t *hi,
+                             dml_kstmt_t *body) {
+  dml_kstmt_t *s = dml_ks_new(p, DML_KS_FOR);
+  if (s) {
+    s->var = var;
+    s->hi = hi;
+    s->step = 1;
+    s->body = body;
+  }
+  return s;
+}
+
+/* acc = acc + a * b */
+static const dml_kval_t *fma_v(dml_kpool_t *p, uint32_t acc, const dml_kval_t *a,
+                               const dml_kval_t *b) {
+  return dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, acc), dml_kv_fn(p, DML_KF_MUL, a, b));
+}
+
+/* The MatMul kernel (dml_eager_lib.h): the register-blocked tiled form of
+ * the compiled path's GEMM (codegen/schedule.c emit_gemm_tiled: a
+ * workgroup's block of C, a micro-tile of TM x TN per invocation, A staged
+ * transposed as tile0[k][m] and B as tile1[k][n], one tile pair and two
+ * barriers per K step), with M, N, K, offsets and strides read from the
+ * push constants instead of fixed at compile time. Every bound is checked
+ * (the sizes are unknown here); out-of-range A and B elements load as 0,
+ * so a partial K step adds 0 * 0. With `unit`, A's k stride and B's n
+ * stride are 1 (the form for rows stored contiguously: lavapipe then loads
+ * them as vectors instead of gathering). */
+static dml_status_t mm_kernel(dml_kpool_t *p, int unit, dml_kernel_t *K) {
+  const int64_t T = DML_EAGER_LOCAL, BM = DML_EAGER_MM_TILE, BN = DML_EAGER_MM_TILE,
+                BK = DML_EAGER_MM_BK, TM = 4, TN = 4, SA = BM + 4, SB = BN + 4;
+  const int64_t CG = BN / TN, QA = BM * BK / T, QB = BN * BK / T;
+  const uint32_t acc = 0, ra = (uint32_t)(TM * TN), rb = ra + (uint32_t)TM,
+                 pa = rb + (uint32_t)TN, pb = pa + (uint32_t)QA;
+  const int32_t vt = DML_KVAR_FIRST_LOOP, vs = DML_KVAR_FIRST_LOOP + 1;
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X);
+  const dml_kidx_t *M = sym(p, DML_EAGER_MM_M), *N = sym(p, DML_EAGER_MM_N),
+                   *Kk = sym(p, DML_EAGER_MM_K);
+  /* block w = (batch item, row block, column block) */
+  const dml_kidx_t *w = iadd(p, dml_ki_var(p, DML_KVAR_WG_X),
+                             imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_MM_GRID)));
+  const dml_kidx_t *nb = dml_ki_bin(p, DML_KI_MOD, w, sym(p, DML_EAGER_MM_NB));
+  const dml_kidx_t *rest = dml_ki_bin(p, DML_KI_DIV, w, sym(p, DML_EAGER_MM_NB));
+  const dml_kidx_t *mb = dml_ki_bin(p, DML_KI_MOD, rest, sym(p, DML_EAGER_MM_MB));
+  const dml_kidx_t *bi = dml_ki_bin(p, DML_KI_DIV, rest, sym(p, DML_EAGER_MM_MB));
+  const dml_kidx_t *row0 = imul(p, mb, ic(p, BM)), *col0 = imul(p, nb, ic(p, BN));
+  /* the batch item's base offsets in A and B */
+  const dml_kidx_t *abase = sym(p, DML_EAGER_MM_A_OFF),
+                   *bbase = sym(p, DML_EAGER_MM_B_OFF);
+  const dml_kidx_t *brest = bi;
+  for (int d = (int)DML_EAGER_MM_BATCH - 1; d >= 0; d--) {
+    const dml_kidx_t *e = sym(p, DML_EAGER_MM_BDIMS + (uint32_t)d);
+    const dml_kidx_t *cd = d == 0 ? brest : dml_ki_bin(p, DML_KI_MOD, brest, e);
+    brest = dml_ki_bin(p, DML_KI_DIV, brest, e);
+    abase = iadd(p, abase, imul(p, cd, sym(p, DML_EAGER_MM_A_BST + (uint32_t)d)));
+    bbase = iadd(p, bbase, imul(p, cd, sym(p, DML_EAGER_MM_B_BST + (uint32_t)d)));
+  }
+  /* the block's bases into u32 registers once per block (lavapipe does not
+   * hoist their divisions out of the K loop, and scalarizes them) */
+  const uint32_t rg = pb + (uint32_t)QB;
+  const dml_kidx_t *hv[5] = {abase, bbase, row0, col0, imul(p, bi, M)}, *hr[5];
+  dml_kblock_t hoist = {NULL, NULL};
+  for (uint32_t h = 0; h < 5; h++) {
+    dml_kstmt_t *l = dml_ks_new(p, DML_KS_LET);
+    if (l) {
+      l->reg = rg + h;
+      l->val = dml_kv_idx(p, DML_KT_U32, hv[h]);
+    }
+    dml_kblock_add(&hoist, l);
+    hr[h] = dml_ki_val(p, dml_kv_reg_t(p, rg + h, DML_KT_U32));
+  }
+  abase = hr[0], bbase = hr[1], row0 = hr[2], col0 = hr[3];
+  const dml_kidx_t *ybase = hr[4];
+  const dml_kidx_t *kb = imul(p, dml_ki_var(p, vs), ic(p, BK));
+  dml_kblock_t step = {NULL, NULL};
+  /* stage A: element q of this invocation is (m, kk), kk the fast dim */
+  for (int64_t q = 0; q < QA; q++) {
+    const dml_kidx_t *kk = dml_ki_bin(p, DML_KI_MOD, lid, ic(p, BK));
+    const dml_kidx_t *m =
+        iadd(p, dml_ki_bin(p, DML_KI_DIV, lid, ic(p, BK)), ic(p, q * (T / BK)));
+    const dml_kidx_t *mg = iadd(p, row0, m), *kg = iadd(p, kb, kk);
+    const dml_kidx_t *ai = iadd(p, abase,
+                                iadd(p, imul(p, mg, sym(p, DML_EAGER_MM_A_SM)),
+                                     unit ? kg : imul(p, kg, sym(p, DML_EAGER_MM_A_SK))));
+    dml_kblock_add(&step, stmt_set(p, pa + (uint32_t)q, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&step,
+                   stmt_if(p, NULL, mg, M,
+                           stmt_if(p, NULL, kg, Kk,
+                                   stmt_set(p, pa + (uint32_t)q,
+                                            dml_kv_load(p, DML_KBUF_WEIGHTS, ai)))));
+    dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
+    if (st) {
+      st->tile = 0;
+      st->idx = iadd(p, imul(p, kk, ic(p, SA)), m);
+      st->val = dml_kv_reg(p, pa + (uint32_t)q);
+    }
+    dml_kblock_add(&step, st);
+  }
+  /* stage B: element q is (kk, n), n the fast dim */
+  for (int64_t q = 0; q < QB; q++) {
+    const dml_kidx_t *n = dml_ki_bin(p, DML_KI_MOD, lid, ic(p, BN));
+    const dml_kidx_t *kk =
+        iadd(p, dml_ki_bin(p, DML_KI_DIV, lid, ic(p, BN)), ic(p, q * (T / BN)));
+    const dml_kidx_t *ng = iadd(p, col0, n), *kg = iadd(p, kb, kk);
+    const dml_kidx_t *bidx =
+        iadd(p, bbase,
+             iadd(p, imul(p, kg, sym(p, DML_EAGER_MM_B_SK)),
+                  unit ? ng : imul(p, ng, sym(p, DML_EAGER_MM_B_SN))));
+    dml_kblock_add(&step, stmt_set(p, pb + (uint32_t)q, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&step, stmt_if(p, NULL, kg, Kk,
+                                  stmt_if(p, NULL, ng, N,
+                                          stmt_set(p, pb + (uint32_t)q,
+                                                   dml_kv_load(p, DML_KBUF_IN2, bidx)))));
+    dml_kstmt_t *st = dml_ks_new(p, DML_KS_TILE_STORE);
+    if (st) {
+      st->tile = 1;
+      st->idx = iadd(p, imul(p, kk, ic(p, SB)), n);
+      st->val = dml_kv_reg(p, pb + (uint32_t)q);
+    }
+    dml_kblock_add(&step, st);
+  }
+  dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
+  /* micro-tile rows 4 ty + i and columns 4 tx + j: adjacent, so the shared
+   * reads vectorize (the compiled form's micro_off for 4 x 4) */
+  const dml_kidx_t *tx = imul(p, dml_ki_bin(p, DML_KI_MOD, lid, ic(p, CG)), ic(p, TN)),
+                   *ty = imul(p, dml_ki_bin(p, DML_KI_DIV, lid, ic(p, CG)), ic(p, TM));
+  for (int64_t kk = 0; kk < BK; kk++) {
+    for (int64_t i = 0; i < TM; i++)
+      dml_kblock_add(&step, stmt_set(p, ra + (uint32_t)i,
+                                     dml_kv_tile(p, 0, iadd(p, ty, ic(p, kk * SA + i)))));
+    for (int64_t j = 0; j < TN; j++)
+      dml_kblock_add(&step, stmt_set(p, rb + (uint32_t)j,
+                                     dml_kv_tile(p, 1, iadd(p, tx, ic(p, kk * SB + j)))));
+    for (int64_t i = 0; i < TM; i++)
+      for (int64_t j = 0; j < TN; j++) {
+        uint32_t r = acc + (uint32_t)(i * TN + j);
+        dml_kblock_add(&step, stmt_set(p, r,
+                                       fma_v(p, r, dml_kv_reg(p, ra + (uint32_t)i),
+                                             dml_kv_reg(p, rb + (uint32_t)j))));
+      }
+  }
+  dml_kblock_add(&step, dml_ks_new(p, DML_KS_BARRIER));
+  dml_kblock_t blk = hoist;
+  for (int64_t i = 0; i < TM * TN; i++)
+    dml_kblock_add(&blk, stmt_set(p, acc + (uint32_t)i, dml_kv_const(p, 0.0f)));
+  const dml_kidx_t *steps =
+      dml_ki_bin(p, DML_KI_DIV, iadd(p, Kk, ic(p, BK - 1)), ic(p, BK));
+  dml_kblock_add(&blk, stmt_for(p, vs, steps, step.first));
+  for (int64_t i = 0; i < TM; i++)
+    for (int64_t j = 0; j < TN; j++) {
+      const dml_kidx_t *row = iadd(p, row0, iadd(p, ty, ic(p, i)));
+      const dml_kidx_t *col = iadd(p, col0, iadd(p, tx, ic(p, j)));
+      dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+      if (st) {
+        st->buf = DML_KBUF_ARENA;
+        st->dtype = DML_KT_F32;
+        st->idx = iadd(p, imul(p, iadd(p, ybase, row), N), col);
+        st->val = dml_kv_reg(p, acc + (uint32_t)(i * TN + j));
+      }
+      dml_kblock_add(&blk, stmt_if(p, NULL, row, M, stmt_if(p, NULL, col, N, st)));
+    }
+  /* the workgroup's turns over the blocks (uniform: w is the workgroup's) */
+  dml_kstmt_t *body =
+      stmt_for(p, vt, sym(p, DML_EAGER_MM_ITERS),
+               stmt_if(p, NULL, w, sym(p, DML_EAGER_MM_BLOCKS), blk.first));
+  memset(K, 0, sizeof *K);
+  snprintf(K->name, sizeof K->name, "eager_MatMul");
+  K->kind = DML_KK_GEMM;
+  K->local[0] = (uint32_t)T;
+  K->local[1] = K->local[2] = 1;
+  K->n_tiles = 2;
+  K->tile_elems[0] = (uint32_t)(BK * SA);
+  K->tile_elems[1] = (uint32_t)(BK * SB);
+  K->body = body;
+  K->n_regs = rg + 5;
+  return p->failed || !body ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
+                                              "codegen.eager", "out of memory")
+                            : DML_OK;
+}
+
+/* The Conv kernel (dml_eager_lib.h): one invocation per output element,
+ * the ONNX Conv-11 sum over the group's channels and the window, X zero in
+ * the padding. */
+static dml_status_t conv_kernel(dml_kpool_t *p, dml_kernel_t *K) {
+  const int32_t vt = DML_KVAR_FIRST_LOOP, vc = vt + 1, vi = vt + 2, vj = vt + 3;
+  const uint32_t acc = 0;
+  const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
+                             imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_CV_STRIDE)));
+  const dml_kidx_t *OW = sym(p, DML_EAGER_CV_OW), *OH = sym(p, DML_EAGER_CV_OH),
+                   *OC = sym(p, DML_EAGER_CV_OC), *CGs = sym(p, DML_EAGER_CV_CG);
+  const dml_kidx_t *ow = dml_ki_bin(p, DML_KI_MOD, i, OW);
+  const dml_kidx_t *r1 = dml_ki_bin(p, DML_KI_DIV, i, OW);
+  const dml_kidx_t *oh = dml_ki_bin(p, DML_KI_MOD, r1, OH);
+  const dml_kidx_t *r2 = dml_ki_bin(p, DML_KI_DIV, r1, OH);
+  const dml_kidx_t *oc = dml_ki_bin(p, DML_KI_MOD, r2, OC);
+  const dml_kidx_t *n = dml_ki_bin(p, DML_KI_DIV, r2, OC);
+  const dml_kidx_t *g = dml_ki_bin(p, DML_KI_DIV, oc, sym(p, DML_EAGER_CV_OCG));
+  const dml_kidx_t *c = dml_ki_var(p, vc), *ki = dml_ki_var(p, vi),
+                   *kj = dml_ki_var(p, vj);
+  /* padded coordinates: ih + ph, iw + pw (never negative) */
+  const dml_kidx_t *ihp =
+      iadd(p, imul(p, oh, sym(p, DML_EAGER_CV_SH)), imul(p, ki, sym(p, DML_EAGER_CV_DH)));
+  const dml_kidx_t *iwp =
+      iadd(p, imul(p, ow, sym(p, DML_EAGER_CV_SW)), imul(p, kj, sym(p, DML_EAGER_CV_DW)));
+  const dml_kidx_t *PH = sym(p, DML_EAGER_CV_PH), *PW = sym(p, DML_EAGER_CV_PW);
+  const dml_kidx_t *H = sym(p, DML_EAGER_CV_H), *W = sym(p, DML_EAGER_CV_W);
+  const dml_kidx_t *KH = sym(p, DML_EAGER_CV_KH), *KW = sym(p, DML_EAGER_CV_KW);
+  const dml_kidx_t *chan =
+      iadd(p, imul(p, n, sym(p, DML_EAGER_CV_C)), iadd(p, imul(p, g, CGs), c));
+  const dml_kidx_t *xi = iadd(
+      p, sym(p, DML_EAGER_CV_X_OFF),
+      iadd(p, imul(p, iadd(p, imul(p, chan, H), dml_ki_bin(p, DML_KI_SUB, ihp, PH)), W),
+           dml_ki_bin(p, DML_KI_SUB, iwp, PW)));
+  const dml_kidx_t *wi = iadd(
+      p, sym(p, DML_EAGER_CV_W_OFF),
+      iadd(p, imul(p, iadd(p, imul(p, iadd(p, imul(p, oc, CGs), c), KH), ki), KW), kj));
+  /* X's tap, 0 in the padding (zero padding: 0 * W[..] is added, so an
+   * infinite or NaN weight gives NaN there, as ONNX's definition and the
+   * compiled path's implicit GEMM do) */
+  const uint32_t xr = 1;
+  dml_kblock_t tap = {NULL, NULL};
+  dml_kblock_add(&tap, stmt_set(p, xr, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&tap,
+                 stmt_if(p, PH, ihp, iadd(p, PH, H),
+                         stmt_if(p, PW, iwp, iadd(p, PW, W),
+                                 stmt_set(p, xr, dml_kv_load(p, DML_KBUF_WEIGHTS, xi)))));
+  dml_kblock_add(
+      &tap, stmt_set(p, acc,
+                     fma_v(p, acc, dml_kv_reg(p, xr), dml_kv_load(p, DML_KBUF_IN2, wi))));
+  dml_kstmt_t *loop_j = stmt_for(p, vj, KW, tap.first);
+  dml_kstmt_t *loop_i = stmt_for(p, vi, KH, loop_j);
+  dml_kstmt_t *loop_c = stmt_for(p, vc, CGs, loop_i);
+  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
+  if (st) {
+    st->buf = DML_KBUF_ARENA;
+    st->dtype = DML_KT_F32;
+    st->idx = i;
+    st->val = dml_kv_reg(p, acc);
+  }
+  dml_kblock_t b = {NULL, NULL};
+  dml_kblock_add(&b, stmt_set(p, acc, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&b,
+                 stmt_if(p, ic(p, 0), ic(p, 0), sym(p, DML_EAGER_CV_HAS_BIAS),
+                         stmt_set(p, acc,
+                                  dml_kv_load(p, DML_KBUF_IN3,
+                                              iadd(p, sym(p, DML_EAGER_CV_B_OFF), oc)))));
+  dml_kblock_add(&b, loop_c);
+  dml_kblock_add(&b, st);
+  dml_kstmt_t *body = stmt_for(p, vt, sym(p, DML_EAGER_CV_ITERS),
+                               stmt_if(p, NULL, i, sym(p, DML_EAGER_CV_N), b.first));
+  memset(K, 0, sizeof *K);
+  snprintf(K->name, sizeof K->name, "eager_Conv");
+  K->kind = DML_KK_CONV;
+  K->local[0] = DML_EAGER_LOCAL;
+  K->local[1] = K->local[2] = 1;
+  K->body = body;
+  K->n_regs = 2;
+  return p->failed || !body ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
+                                              "codegen.eager", "out of memory")
+                            : DML_OK;
+}
+
+/* Writes the MatMul and Conv kernels (not in the PTX library: the CUDA
+ * renderer has no DML_KBUF_IN2/IN3). */
+static dml_status_t emit_mm_conv(gen_t *G) {
+  dml_status_t s = DML_OK;
+  if (G->ptx) {
+    fprintf(stderr,
+            "dmlc_eager_libgen: MatMul, Conv left out of the PTX library: operands "
+            "at their own bindings (DML_KBUF_IN2/IN3) are GLSL-only\n");
+    return DML_OK;
+  }
+  for (int which = 0; which < 3 && !s; which++) { /* MatMul, its unit form, Conv */
+    dml_kpool_t pool = {0};
+    dml_kernel_t K;
+    s = which == 2 ? conv_kernel(&pool, &K) : mm_kernel(&pool, which, &K);
+    if (!s)
+      s = which == 2
+              ? emit_words(G, &K, DML_EAGER_CV_WORDS, DML_OP_CONV, DML_EAGER_CONV, 3, 0)
+              : emit_words(G, &K, DML_EAGER_MM_WORDS, DML_OP_MATMUL, DML_EAGER_MATMUL, 2,
+                           which);
+    dml_kpool_free(&pool);
+  }
+  return s;
+}
+
 int main(int argc, char **argv) {
   int ptx = argc == 3 && !strcmp(argv[1], "--ptx");
   if (argc != 2 + ptx) {
@@ -388,6 +714,9 @@ int main(int argc, char **argv) {
     }
     s = emit(G, (dml_op_t)o, n_in);
   }
+  /* last, so that the PTX library (without them) is the SPIR-V one's rows
+   * up to here, row for row (test_eager_ptx) */
+  if (!s) s = emit_mm_conv(G);
   fprintf(G->f,
           "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "
           "0, {0, 0, 0}, {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0}\n};\n"

@@ -462,7 +462,10 @@ static void views_val(const dml_kval_t *v, uint32_t *m) {
   if (v->dtype != DML_KT_F32) *m |= DML_KVIEW_TYPED;
   if (v->dtype == DML_KT_I64 || v->dtype == DML_KT_U64) *m |= DML_KVIEW_I64;
   /* u8 shares bool's byte view, f16 and bf16 u16's */
-  if (v->kind == DML_KV_LOAD) *m |= DML_KVIEW(v->buf, dml_kdtype_view(v->dtype));
+  if (v->kind == DML_KV_LOAD && v->buf <= DML_KBUF_WEIGHTS)
+    *m |= DML_KVIEW(v->buf, dml_kdtype_view(v->dtype));
+  if (v->kind == DML_KV_LOAD && v->buf > DML_KBUF_WEIGHTS) /* f32 only */
+    *m |= v->buf == DML_KBUF_IN2 ? DML_KVIEW_IN2 : DML_KVIEW_IN3;
   if (v->kind == DML_KV_IDX) *m |= DML_KVIEW_TYPED;
   if (v->kind == DML_KV_PHILOX) {
     *m |= DML_KVIEW_RAND | DML_KVIEW_TYPED;
@@ -611,7 +614,8 @@ static void print_idx(const dml_kidx_t *e, const dml_pkg_graph_t *g, FILE *f) {
 
 /* "arena[", or "arena:i64[" for a view of another dtype than f32. */
 static void print_view(dml_kbuf_t buf, dml_kdtype_t t, FILE *f) {
-  fputs(buf == DML_KBUF_ARENA ? "arena" : "weights", f);
+  static const char *const names[4] = {"arena", "weights", "in2", "in3"};
+  fputs(names[(unsigned)buf < 4 ? buf : 1], f);
   if (t != DML_KT_F32) fprintf(f, ":%s", dml_kdtype_name(t));
   fputc('[', f);
 }

@@ -57,6 +57,97 @@ enum {
 #define DML_EAGER_REDUCE 2u
 #define DML_EAGER_REDUCE_SYMS 3u
 
+/* MatMul kernels (kind DML_EAGER_MATMUL), f32: Y[b, m, n] = sum_k A[b, m,
+ * k] * B[b, k, n] for each batch item b of Y's (broadcast) batch dims,
+ * numpy matmul. Y (binding 0) is contiguous [batch, M, N] at element 0;
+ * A (binding 1) and B (binding 2) are read in place at their element
+ * offsets and strides (any view: transposed, sliced, broadcast with
+ * stride 0), batch item b's coordinates over the DML_EAGER_MM_BATCH
+ * batch dims (outermost first, leading 1s) giving the base offsets. A
+ * workgroup of DML_EAGER_LOCAL invocations computes a
+ * DML_EAGER_MM_TILE x DML_EAGER_MM_TILE block of one batch item, each
+ * invocation a 4 x 4 micro-tile in registers, K staged through shared
+ * memory DML_EAGER_MM_BK at a time (the compiled path's tiled GEMM form,
+ * codegen/schedule.c emit_gemm_tiled, with M, N, K and the strides at run
+ * time); blocks are numbered (batch, row block, column block) and
+ * workgroup g of a grid of `grid` takes blocks g, g + grid, ... (`iters`
+ * turns) below `blocks`. The sums run in f32 over k in order. Two
+ * kernels: max_len 0 takes any strides, max_len 1 requires A's k stride and
+ * B's n stride to be 1 (rows stored contiguously; their words are then
+ * ignored). */
+#define DML_EAGER_MATMUL 3u
+#define DML_EAGER_MM_BATCH 4u /* batch dims after merging */
+#define DML_EAGER_MM_TILE 64u
+#define DML_EAGER_MM_BK 16u
+enum {
+  DML_EAGER_MM_M = 0,
+  DML_EAGER_MM_N,
+  DML_EAGER_MM_K,
+  DML_EAGER_MM_NB,     /* column blocks: ceil(N / TILE) */
+  DML_EAGER_MM_MB,     /* row blocks: ceil(M / TILE) */
+  DML_EAGER_MM_BLOCKS, /* batch * MB * NB */
+  DML_EAGER_MM_GRID,   /* workgroups dispatched */
+  DML_EAGER_MM_ITERS,  /* ceil(blocks / grid) */
+  DML_EAGER_MM_A_OFF,  /* A: element offset, strides along m and k */
+  DML_EAGER_MM_A_SM,
+  DML_EAGER_MM_A_SK,
+  DML_EAGER_MM_B_OFF, /* B: element offset, strides along k and n */
+  DML_EAGER_MM_B_SK,
+  DML_EAGER_MM_B_SN,
+  DML_EAGER_MM_BDIMS, /* DML_EAGER_MM_BATCH batch dims of Y */
+  DML_EAGER_MM_A_BST = DML_EAGER_MM_BDIMS + DML_EAGER_MM_BATCH, /* A's batch strides */
+  DML_EAGER_MM_B_BST = DML_EAGER_MM_A_BST + DML_EAGER_MM_BATCH, /* B's batch strides */
+  DML_EAGER_MM_WORDS = DML_EAGER_MM_B_BST + DML_EAGER_MM_BATCH,
+};
+
+/* Conv kernels (kind DML_EAGER_CONV), f32, 2-D NCHW (1-D as H = 1): one
+ * invocation per element of Y [N, OC, OH, OW] (contiguous, binding 0,
+ * element 0; a grid of `stride` invocations loops as the elementwise
+ * kernels), summing in f32, in the order c, i, j, over the group's input
+ * channels c and the kernel window (i, j):
+ *   Y[n, oc, oh, ow] = bias[oc] + sum X[n, g * Cg + c, oh * sh - ph + i * dh,
+ *                                       ow * sw - pw + j * dw] * W[oc, c, i, j]
+ * with g = oc / OCg, X zero outside the image (ONNX Conv-11: 0 * W is
+ * added, so a NaN or infinite weight gives NaN there). X
+ * (binding 1), W (binding 2) and the bias (binding 3, read when HAS_BIAS
+ * is 1) are contiguous at their element offsets. */
+#define DML_EAGER_CONV 4u
+enum {
+  DML_EAGER_CV_N = 0, /* elements of Y */
+  DML_EAGER_CV_STRIDE,
+  DML_EAGER_CV_ITERS,
+  DML_EAGER_CV_C,  /* input channels */
+  DML_EAGER_CV_OC, /* output channels */
+  DML_EAGER_CV_OH,
+  DML_EAGER_CV_OW,
+  DML_EAGER_CV_CG,  /* input channels per group */
+  DML_EAGER_CV_OCG, /* output channels per group */
+  DML_EAGER_CV_H,
+  DML_EAGER_CV_W,
+  DML_EAGER_CV_KH,
+  DML_EAGER_CV_KW,
+  DML_EAGER_CV_SH,
+  DML_EAGER_CV_SW,
+  DML_EAGER_CV_PH, /* begin pads */
+  DML_EAGER_CV_PW,
+  DML_EAGER_CV_DH,
+  DML_EAGER_CV_DW,
+  DML_EAGER_CV_X_OFF,
+  DML_EAGER_CV_W_OFF,
+  DML_EAGER_CV_B_OFF,
+  DML_EAGER_CV_HAS_BIAS,
+  DML_EAGER_CV_WORDS,
+};
+
+/* Bindings and push-constant words of every kernel's pipeline layout
+ * (128 bytes, Vulkan's guaranteed minimum). */
+#define DML_EAGER_BINDINGS 4u
+#define DML_EAGER_PC_MAX 32u
+_Static_assert(DML_EAGER_PC_WORDS <= DML_EAGER_PC_MAX &&
+                   DML_EAGER_MM_WORDS <= DML_EAGER_PC_MAX &&
+                   DML_EAGER_CV_WORDS <= DML_EAGER_PC_MAX,
+               "push constants beyond 128 bytes");
+
 /* A count of a reduction kernel's grid (dml_kpkg_lin_t's meaning). */
 typedef struct dml_eager_lin {
   int64_t c0, c;
@@ -69,7 +160,7 @@ typedef struct dml_eager_lin {
  * Identity (kind DML_EAGER_EW) is the strided copy. */
 typedef struct dml_eager_kernel {
   dml_op_t op;
-  uint32_t kind; /* DML_EAGER_EW, DML_EAGER_REDUCE */
+  uint32_t kind; /* DML_EAGER_EW, DML_EAGER_REDUCE, DML_EAGER_MATMUL, DML_EAGER_CONV */
   uint32_t n_inputs;
   uint32_t n_words;
   const uint32_t *words;
@@ -79,7 +170,8 @@ typedef struct dml_eager_kernel {
    * scheduled for (its bound: up to 256 one invocation per row, beyond
    * that one workgroup per row, the scheduler's choice). DML_EAGER_EW: the
    * dims it indexes, the last ones of the layout (1: the flat form, no
-   * index division; DML_EAGER_RANK) */
+   * index division; DML_EAGER_RANK). DML_EAGER_MATMUL: 1 for the
+   * unit-stride form, 0 for any strides. */
   int64_t max_len;
 } dml_eager_kernel_t;
 
@@ -91,7 +183,10 @@ extern const uint32_t dml_eager_spirv_count;
 /* The PTX library (docs/tensor.md "Eager ops on CUDA"): the same kernels,
  * row for row (the same generator, dmlc_eager_libgen --ptx, renders each
  * kernel IR as CUDA C and compiles it with clang-16 to PTX for sm_80, as
- * `dmlc compile --target cuda` does), in dml_eager_ptx.c. Each row's
+ * `dmlc compile --target cuda` does), in dml_eager_ptx.c, but without the
+ * MatMul and Conv kernels (the SPIR-V library's last rows: their operands
+ * at their own bindings are GLSL-only), so dml_eager_ptx_count is the
+ * SPIR-V count less those. Each row's
  * `words` holds the NUL-terminated PTX text (read it as `const char *`;
  * n_words: its bytes with the NUL, rounded up to whole words), whose one
  * entry point is DML_EAGER_PTX_ENTRY with k. The kernel's parameters

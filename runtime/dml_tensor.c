@@ -1293,6 +1293,359 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   return DML_OK;
 }
 
+/* The output dims of op `id` on x[0 .. n-1] (dml_cpu_eager_outputs, the
+ * op's shape rule and its errors). The rule reads dims only: each input's
+ * elements stay on the device, its slot's address stands in for data. */
+static dml_status_t gpu_out_dims(dml_op_t id, slot_t *const *x, uint32_t n,
+                                 const dml_attr_t *attrs, uint32_t n_attrs,
+                                 dml_tensor_t *y) {
+  dml_tensor_t in[3];
+  memset(in, 0, sizeof in);
+  memset(y, 0, sizeof *y);
+  if (n > 3) n = 3; /* MatMul, Gemm, Conv */
+  for (uint32_t j = 0; j < n && j < 3; j++) {
+    if (!x[j]) continue; /* absent optional input */
+    in[j].dtype = x[j]->dtype;
+    in[j].rank = x[j]->rank;
+    memcpy(in[j].dims, x[j]->dims, sizeof(int64_t) * (size_t)x[j]->rank);
+    in[j].data = x[j];
+  }
+  uint64_t cap = UINT64_MAX;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = in;
+  call.n_inputs = n;
+  call.outputs = y;
+  call.n_outputs = 1;
+  call.output_capacity = &cap;
+  call.attrs = attrs;
+  call.n_attrs = n_attrs;
+  return dml_cpu_eager_outputs(&call);
+}
+
+/* The lowest and highest element that slot x reaches over dims/strides
+ * (its own, or a subset) from its offset. */
+static void reach(int64_t off, int32_t rank, const int64_t *dims, const int64_t *st,
+                  int64_t *lo, int64_t *hi) {
+  *lo = *hi = off;
+  for (int32_t d = 0; d < rank; d++) {
+    if (dims[d] <= 0) continue;
+    int64_t span = st[d] * (dims[d] - 1);
+    if (span < 0)
+      *lo += span;
+    else
+      *hi += span;
+  }
+}
+
+static dml_status_t below_2_32(const char *opn, const char *what, int64_t lo,
+                               int64_t hi) {
+  if (lo < 0 || hi > (int64_t)UINT32_MAX)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "%s reaches element %lld: the GPU's eager kernels index "
+                           "below 2^32",
+                           what, (long long)(lo < 0 ? lo : hi));
+  return DML_OK;
+}
+
+/* Runs MatMul (numpy matmul, f32) on device tensors a, b with the
+ * library's kernel `k` (dml_eager_lib.h DML_EAGER_MATMUL): the operands
+ * are read in place through their offsets and strides (views included);
+ * the batch dims (broadcast, stride 0) are merged where both operands
+ * allow it. */
+static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slot_t *b,
+                                 dml_rt_tensor_t *out) {
+  const char *opn = "MatMul";
+  slot_t *x[2] = {a, b};
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_MATMUL, x, 2, NULL, 0, &y));
+  /* A as [..., M, K] (1-D: [1, K]), B as [..., K, N] (1-D: [K, 1]) */
+  int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+  int64_t K = a->dims[a->rank - 1];
+  int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+  int64_t a_sm = a->rank >= 2 ? a->strides[a->rank - 2] : 0,
+          a_sk = a->strides[a->rank - 1];
+  int64_t b_sk = b->rank >= 2 ? b->strides[b->rank - 2] : b->strides[0];
+  int64_t b_sn = b->rank >= 2 ? b->strides[b->rank - 1] : 0;
+  /* a dim of 1 has any stride: 1 lets the unit-stride kernel take it */
+  if (K == 1) a_sk = 1;
+  if (N == 1) b_sn = 1;
+  int32_t abr = a->rank > 2 ? a->rank - 2 : 0, bbr = b->rank > 2 ? b->rank - 2 : 0;
+  int32_t br = abr > bbr ? abr : bbr;
+  /* batch dims of y (its leading br dims), each operand's stride (0 where
+   * it broadcasts), merged where both are linear across, dims of 1
+   * dropped; y's batch is contiguous */
+  int64_t md[DML_MAX_RANK], mas[DML_MAX_RANK], mbs[DML_MAX_RANK];
+  int32_t mr = 0;
+  int64_t batch = 1;
+  for (int32_t d = 0; d < br; d++) {
+    int64_t dim = y.dims[d];
+    batch *= dim;
+    int32_t ad = d - (br - abr), bd = d - (br - bbr);
+    int64_t as = ad < 0 || a->dims[ad] == 1 ? 0 : a->strides[ad];
+    int64_t bs = bd < 0 || b->dims[bd] == 1 ? 0 : b->strides[bd];
+    if (dim == 1) continue;
+    if (mr > 0 && mas[mr - 1] == as * dim && mbs[mr - 1] == bs * dim) {
+      md[mr - 1] *= dim;
+      mas[mr - 1] = as;
+      mbs[mr - 1] = bs;
+      continue;
+    }
+    md[mr] = dim, mas[mr] = as, mbs[mr] = bs;
+    mr++;
+  }
+  if (mr > (int32_t)DML_EAGER_MM_BATCH)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "the GPU's eager MatMul indexes %u batch dims; these operands "
+                           "keep %d after merging (make them contiguous)",
+                           DML_EAGER_MM_BATCH, (int)mr);
+  int64_t n = dml_dims_numel(y.dims, y.rank);
+  int64_t nb = (N + DML_EAGER_MM_TILE - 1) / DML_EAGER_MM_TILE,
+          mb = (M + DML_EAGER_MM_TILE - 1) / DML_EAGER_MM_TILE;
+  int64_t blocks = batch * mb * nb, lo = 0, hi = 0;
+  dml_status_t e = DML_OK;
+  if (n > (int64_t)UINT32_MAX || blocks > (int64_t)UINT32_MAX ||
+      K > (int64_t)UINT32_MAX - 16)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                        "%lld elements, %lld blocks: the GPU's eager kernels index below "
+                        "2^32",
+                        (long long)n, (long long)blocks);
+  if (!e && n > 0 && K > 0) { /* what each operand reaches */
+    reach(a->offset, a->rank, a->dims, a->strides, &lo, &hi);
+    e = below_2_32(opn, "A", lo, hi);
+    if (!e) reach(b->offset, b->rank, b->dims, b->strides, &lo, &hi);
+    if (!e) e = below_2_32(opn, "B", lo, hi);
+  }
+  if (!e) e = make(dev, y.dtype, y.rank, y.dims, NULL, opn, out);
+  if (e || n == 0) return e;
+  slot_t *ys = NULL;
+  e = get(*out, opn, &ys);
+  uint32_t pc[DML_EAGER_MM_WORDS];
+  memset(pc, 0, sizeof pc);
+  uint64_t grid = blocks > 65535 ? 65535 : (uint64_t)blocks;
+  pc[DML_EAGER_MM_M] = (uint32_t)M;
+  pc[DML_EAGER_MM_N] = (uint32_t)N;
+  pc[DML_EAGER_MM_K] = (uint32_t)K;
+  pc[DML_EAGER_MM_NB] = (uint32_t)nb;
+  pc[DML_EAGER_MM_MB] = (uint32_t)mb;
+  pc[DML_EAGER_MM_BLOCKS] = (uint32_t)blocks;
+  pc[DML_EAGER_MM_GRID] = (uint32_t)grid;
+  pc[DML_EAGER_MM_ITERS] = (uint32_t)(((uint64_t)blocks + grid - 1) / grid);
+  /* offsets and strides wrap modulo 2^32 (a negative step's), as the
+   * kernel's indices do */
+  pc[DML_EAGER_MM_A_OFF] = (uint32_t)a->offset;
+  pc[DML_EAGER_MM_A_SM] = (uint32_t)a_sm;
+  pc[DML_EAGER_MM_A_SK] = (uint32_t)a_sk;
+  pc[DML_EAGER_MM_B_OFF] = (uint32_t)b->offset;
+  pc[DML_EAGER_MM_B_SK] = (uint32_t)b_sk;
+  pc[DML_EAGER_MM_B_SN] = (uint32_t)b_sn;
+  for (uint32_t d = 0; d < DML_EAGER_MM_BATCH; d++) {
+    int32_t src = (int32_t)d - ((int32_t)DML_EAGER_MM_BATCH - mr); /* right-aligned */
+    pc[DML_EAGER_MM_BDIMS + d] = src < 0 ? 1u : (uint32_t)md[src];
+    pc[DML_EAGER_MM_A_BST + d] = src < 0 ? 0u : (uint32_t)mas[src];
+    pc[DML_EAGER_MM_B_BST + d] = src < 0 ? 0u : (uint32_t)mbs[src];
+  }
+  /* the unit-stride form when the rows are contiguous */
+  for (uint32_t j = 0; j < dev->n_lib; j++)
+    if (dev->lib[j].kind == DML_EAGER_MATMUL &&
+        dev->lib[j].max_len == (a_sk == 1 && b_sn == 1 ? 1 : 0))
+      k = (int32_t)j;
+  void *bufs[3] = {ys ? ys->st->buf : NULL, a->st->buf, b->st->buf};
+  if (!e)
+    e = dev->mem->run_kernel_bufs(dev->h, (uint32_t)k, bufs, 3, pc, DML_EAGER_MM_WORDS,
+                                  (uint32_t)grid);
+  if (e) {
+    dml_status_free(dml_rt_tensor_free(*out));
+    return dml_status_annotate(e, "%s on %s", opn, dev->name);
+  }
+  return DML_OK;
+}
+
+/* Runs Conv (f32, NCHW 2-D or NCW 1-D; auto_pad NOTSET or VALID) on device
+ * tensors h[0] X, h[1] W and h[2] the optional bias with the library's
+ * kernel `k` (dml_eager_lib.h DML_EAGER_CONV); a view among them is first
+ * made contiguous on the device (the Identity kernel). */
+static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_tensor_t *h,
+                               slot_t *const *x, uint32_t n_in, const dml_attr_t *attrs,
+                               uint32_t n_attrs, dml_rt_tensor_t *out) {
+  const char *opn = "Conv";
+  dml_tensor_t y;
+  slot_t *in[3] = {x[0], x[1], n_in > 2 ? x[2] : NULL};
+  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_CONV, in, n_in, attrs, n_attrs, &y));
+  for (uint32_t i = 0; i < n_attrs; i++) {
+    const char *an = attrs[i].name ? attrs[i].name : "";
+    if (strcmp(an, "auto_pad") && strcmp(an, "dilations") && strcmp(an, "group") &&
+        strcmp(an, "kernel_shape") && strcmp(an, "pads") && strcmp(an, "strides"))
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "attribute '%s' is not taken by the GPU's eager kernel in "
+                             "this version",
+                             an);
+  }
+  const char *ap = dml_attr_string(attrs, n_attrs, "auto_pad", "NOTSET");
+  int valid = !strcmp(ap, "VALID");
+  if (!valid && strcmp(ap, "NOTSET"))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "auto_pad %s is not taken by the GPU's eager kernel in this "
+                           "version (NOTSET and VALID are; pass explicit pads)",
+                           ap);
+  if (x[0]->rank != 4 && x[0]->rank != 3)
+    return dml_status_make(
+        DML_STATUS_UNIMPLEMENTED, opn,
+        "the GPU's eager Conv is 1-D or 2-D (X of rank 3 or 4, not %d)", (int)x[0]->rank);
+  int r = x[0]->rank - 2; /* spatial dims; 1-D as H = 1 */
+  size_t ns = 0, nd = 0, np = 0;
+  const int64_t *st = dml_attr_ints(attrs, n_attrs, "strides", &ns);
+  const int64_t *dl = dml_attr_ints(attrs, n_attrs, "dilations", &nd);
+  const int64_t *pads = dml_attr_ints(attrs, n_attrs, "pads", &np);
+  int64_t S[2] = {1, 1}, D[2] = {1, 1}, P[2] = {0, 0};
+  for (int i = 0; i < r; i++) { /* the rule checked their lengths */
+    int j = i + 2 - r;
+    if (st && ns == (size_t)r) S[j] = st[i];
+    if (dl && nd == (size_t)r) D[j] = dl[i];
+    if (pads && np == 2 * (size_t)r && !valid) P[j] = pads[i];
+  }
+  int64_t group = dml_attr_int(attrs, n_attrs, "group", 1);
+  int64_t n = dml_dims_numel(y.dims, y.rank);
+  /* contiguous operands (a view through the Identity kernel) */
+  dml_rt_tensor_t c[3] = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE};
+  slot_t *cs[3] = {NULL, NULL, NULL};
+  dml_status_t e = DML_OK;
+  for (uint32_t j = 0; j < 3 && !e; j++) {
+    if (!in[j]) continue;
+    if (is_contig(in[j]) || n == 0) {
+      cs[j] = in[j];
+      continue;
+    }
+    e = dml_rt_tensor_op("Identity", &h[j], 1, NULL, 0, &c[j], 1);
+    if (!e) e = get(c[j], opn, &cs[j]);
+  }
+  for (uint32_t j = 0; j < 3 && !e && n > 0; j++) {
+    if (!cs[j]) continue;
+    int64_t lo = 0, hi = 0, cst[DML_MAX_RANK];
+    c_strides(cs[j]->dims, cs[j]->rank, cst);
+    reach(cs[j]->offset, cs[j]->rank, cs[j]->dims, cst, &lo, &hi);
+    e = below_2_32(opn, j == 0 ? "X" : j == 1 ? "W" : "B", lo, hi);
+  }
+  if (!e && n > (int64_t)UINT32_MAX)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                        "%lld elements: the GPU's eager kernels index below 2^32",
+                        (long long)n);
+  if (!e) e = make(dev, y.dtype, y.rank, y.dims, NULL, opn, out);
+  if (!e && n > 0) {
+    slot_t *ys = NULL;
+    e = get(*out, opn, &ys);
+    uint32_t pc[DML_EAGER_CV_WORDS];
+    memset(pc, 0, sizeof pc);
+    const slot_t *X = cs[0], *W = cs[1];
+    int64_t C = X->dims[1], OC = W->dims[0];
+    uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
+    if (groups > 65535) groups = 65535;
+    uint64_t stride = groups * DML_EAGER_LOCAL;
+    pc[DML_EAGER_CV_N] = (uint32_t)n;
+    pc[DML_EAGER_CV_STRIDE] = (uint32_t)stride;
+    pc[DML_EAGER_CV_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
+    pc[DML_EAGER_CV_C] = (uint32_t)C;
+    pc[DML_EAGER_CV_OC] = (uint32_t)OC;
+    pc[DML_EAGER_CV_OH] = (uint32_t)(r == 2 ? y.dims[2] : 1);
+    pc[DML_EAGER_CV_OW] = (uint32_t)y.dims[y.rank - 1];
+    pc[DML_EAGER_CV_CG] = (uint32_t)(C / group);
+    pc[DML_EAGER_CV_OCG] = (uint32_t)(OC / group);
+    pc[DML_EAGER_CV_H] = (uint32_t)(r == 2 ? X->dims[2] : 1);
+    pc[DML_EAGER_CV_W] = (uint32_t)X->dims[X->rank - 1];
+    pc[DML_EAGER_CV_KH] = (uint32_t)(r == 2 ? W->dims[2] : 1);
+    pc[DML_EAGER_CV_KW] = (uint32_t)W->dims[W->rank - 1];
+    pc[DML_EAGER_CV_SH] = (uint32_t)S[0];
+    pc[DML_EAGER_CV_SW] = (uint32_t)S[1];
+    pc[DML_EAGER_CV_PH] = (uint32_t)P[0];
+    pc[DML_EAGER_CV_PW] = (uint32_t)P[1];
+    pc[DML_EAGER_CV_DH] = (uint32_t)D[0];
+    pc[DML_EAGER_CV_DW] = (uint32_t)D[1];
+    pc[DML_EAGER_CV_X_OFF] = (uint32_t)X->offset;
+    pc[DML_EAGER_CV_W_OFF] = (uint32_t)W->offset;
+    pc[DML_EAGER_CV_B_OFF] = cs[2] ? (uint32_t)cs[2]->offset : 0u;
+    pc[DML_EAGER_CV_HAS_BIAS] = cs[2] ? 1u : 0u;
+    void *bufs[4] = {ys ? ys->st->buf : NULL, X->st->buf, W->st->buf,
+                     cs[2] ? cs[2]->st->buf : NULL};
+    if (!e)
+      e = dev->mem->run_kernel_bufs(dev->h, (uint32_t)k, bufs, 4, pc, DML_EAGER_CV_WORDS,
+                                    (uint32_t)groups);
+    if (e) dml_status_free(dml_rt_tensor_free(*out));
+  }
+  for (uint32_t j = 0; j < 3; j++)
+    if (c[j].id) dml_status_free(dml_rt_tensor_free(c[j]));
+  return e ? dml_status_annotate(e, "%s on %s", opn, dev->name) : DML_OK;
+}
+
+/* Runs Gemm (f32) on device tensors h[0] A, h[1] B and the optional h[2] C
+ * as the compiled path computes it (codegen/schedule.c gemm_result):
+ * alpha * (op(A) op(B)) + beta * C, each step rounded to f32, with op()
+ * a transposed view (no copy) read by the MatMul kernel, alpha's product
+ * and beta's an eager Mul by an f32 scalar (skipped when they are 1), C
+ * left out when beta is 0 and added by the eager Add (broadcast). */
+static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
+                               slot_t *const *x, uint32_t n_in, const dml_attr_t *attrs,
+                               uint32_t n_attrs, dml_rt_tensor_t *out) {
+  const char *opn = "Gemm";
+  dml_tensor_t y;
+  slot_t *in[3] = {x[0], x[1], n_in > 2 ? x[2] : NULL};
+  for (uint32_t j = 0; j < 3; j++)
+    if (in[j] && in[j]->dtype != DML_DTYPE_F32)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "the GPU's eager kernels take f32 only in this version "
+                             "(input %u is %s)",
+                             j, dml_dtype_name(in[j]->dtype));
+  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_GEMM, in, n_in, attrs, n_attrs, &y));
+  for (uint32_t i = 0; i < n_attrs; i++) {
+    const char *an = attrs[i].name ? attrs[i].name : "";
+    if (strcmp(an, "alpha") && strcmp(an, "beta") && strcmp(an, "transA") &&
+        strcmp(an, "transB"))
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "attribute '%s' is not taken by the GPU's eager Gemm", an);
+  }
+  /* f32 as the compiled kernel's constants */
+  float alpha = (float)dml_attr_float(attrs, n_attrs, "alpha", 1.0);
+  float beta = (float)dml_attr_float(attrs, n_attrs, "beta", 1.0);
+  int ta = dml_attr_int(attrs, n_attrs, "transA", 0) != 0;
+  int tb = dml_attr_int(attrs, n_attrs, "transB", 0) != 0;
+  dml_rt_tensor_t t[8];
+  for (int i = 0; i < 8; i++) t[i] = DML_RT_TENSOR_NONE;
+  /* t: 0 op(A), 1 op(B), 2 the product, 3 alpha, 4 alpha * product,
+   * 5 beta, 6 beta * C, 7 the result */
+  dml_status_t e = DML_OK;
+  const int64_t swap[2] = {1, 0};
+  e = ta ? dml_rt_tensor_transpose(h[0], swap, &t[0]) : dml_rt_tensor_retain(h[0]);
+  if (!e && !ta) t[0] = h[0];
+  if (!e)
+    e = tb ? dml_rt_tensor_transpose(h[1], swap, &t[1]) : dml_rt_tensor_retain(h[1]);
+  if (!e && !tb) t[1] = h[1];
+  if (!e) e = dml_rt_tensor_op("MatMul", t, 2, NULL, 0, &t[2], 1);
+  dml_rt_tensor_t r = t[2];
+  if (!e && alpha != 1.0f) {
+    e = dml_rt_tensor_full(dev, DML_DTYPE_F32, 0, NULL, alpha, &t[3]);
+    dml_rt_tensor_t m[2] = {t[2], t[3]};
+    if (!e) e = dml_rt_tensor_op("Mul", m, 2, NULL, 0, &t[4], 1);
+    r = t[4];
+  }
+  if (!e && in[2] && beta != 0.0f) {
+    dml_rt_tensor_t cb = h[2];
+    if (beta != 1.0f) {
+      e = dml_rt_tensor_full(dev, DML_DTYPE_F32, 0, NULL, beta, &t[5]);
+      dml_rt_tensor_t m[2] = {h[2], t[5]};
+      if (!e) e = dml_rt_tensor_op("Mul", m, 2, NULL, 0, &t[6], 1);
+      cb = t[6];
+    }
+    dml_rt_tensor_t a2[2] = {r, cb};
+    if (!e) e = dml_rt_tensor_op("Add", a2, 2, NULL, 0, &t[7], 1);
+    r = t[7];
+  }
+  if (!e) e = dml_rt_tensor_retain(r);
+  if (!e) *out = r;
+  for (int i = 0; i < 8; i++)
+    if (t[i].id) dml_status_free(dml_rt_tensor_release(t[i]));
+  return e ? dml_status_annotate(e, "%s on %s", opn, dev->name) : DML_OK;
+}
+
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,
@@ -1369,9 +1722,20 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     }
   }
   if (!s && dev->mem) { /* the device's eager kernel library */
-    int32_t k = eager_find(dev, id, n_inputs);
+    /* Gemm: the MatMul kernel on transposed views, then alpha and beta C
+     * by the elementwise kernels */
+    if (id == DML_OP_GEMM && (n_inputs == 2 || n_inputs == 3) && xs[0] && xs[1] &&
+        n_outputs == 1 && eager_find(dev, DML_OP_MATMUL, 2) >= 0 &&
+        dev->mem->run_kernel_bufs)
+      return eager_gemm(dev, inputs, xs, n_inputs, attrs, n_attrs, outputs);
+    /* Conv's kernel takes the bias as an optional third operand */
+    int conv = id == DML_OP_CONV && (n_inputs == 2 || n_inputs == 3);
+    int32_t k = eager_find(dev, id, conv ? 3u : n_inputs);
     for (uint32_t i = 0; i < n_inputs && k >= 0; i++)
-      if (!xs[i]) k = -1; /* absent optional input */
+      if (!xs[i] && !(conv && i == 2)) k = -1; /* absent optional input */
+    if (k >= 0 && !dev->mem->run_kernel_bufs &&
+        (dev->lib[k].kind == DML_EAGER_MATMUL || dev->lib[k].kind == DML_EAGER_CONV))
+      k = -1; /* a backend without per-operand bindings */
     if (!dev->mem->run_kernel || k < 0) {
       s = dml_status_detail(
           dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
@@ -1380,8 +1744,14 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           "%s; copy the tensors with dml_rt_tensor_to_device and run it on the CPU",
           !dev->mem->run_kernel
               ? "this device has no eager kernel library in this version"
-          : dev->n_lib ? "the eager library holds the f32 elementwise ops, Identity "
-                         "and the f32 reductions only (docs/tensor.md)"
+          : dev->n_lib && dev->lib == dml_eager_ptx &&
+                  (id == DML_OP_MATMUL || id == DML_OP_GEMM || id == DML_OP_CONV)
+              ? "no CUDA kernel yet: the PTX library holds the f32 elementwise ops, "
+                "Identity and the f32 reductions; MatMul, Gemm and Conv are in the "
+                "Vulkan library only (docs/tensor.md)"
+          : dev->n_lib ? "the eager library holds the f32 elementwise ops, Identity, "
+                         "the f32 reductions and (Vulkan) MatMul, Gemm and Conv only "
+                         "(docs/tensor.md)"
           : dev->lib == dml_eager_ptx
               ? "this build has no CUDA eager kernel library (it is made where the "
                 "code generator and clang-16 are; a runtime-only build takes it with "
@@ -1393,11 +1763,15 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                           opn, n_outputs);
     } else {
       for (uint32_t i = 0; i < n_inputs && !s; i++)
-        if (xs[i]->dtype != DML_DTYPE_F32)
+        if (xs[i] && xs[i]->dtype != DML_DTYPE_F32)
           s = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                               "the GPU's eager kernels take f32 only in this version "
                               "(input %u is %s)",
                               i, dml_dtype_name(xs[i]->dtype));
+      if (!s && dev->lib[k].kind == DML_EAGER_MATMUL)
+        return eager_matmul(dev, k, xs[0], xs[1], outputs);
+      if (!s && dev->lib[k].kind == DML_EAGER_CONV)
+        return eager_conv(dev, k, inputs, xs, n_inputs, attrs, n_attrs, outputs);
       if (!s && dev->lib[k].kind == DML_EAGER_REDUCE)
         return eager_reduce(dev, id, k, inputs[0], xs[0], attrs, n_attrs, outputs);
       if (!s) s = eager_attrs_check(id, attrs, n_attrs);

@@ -324,6 +324,14 @@ typedef struct dml_rt_devmem {
                              const dml_rt_devmem_copy_t *copies, uint32_t n_copies,
                              uint64_t pack_bytes, const uint32_t *pc, uint32_t n_pc,
                              uint32_t groups);
+  /* Runs kernel `k` of the eager library with buffer bufs[i] at binding i
+   * (i < n_bufs <= DML_EAGER_BINDINGS; bufs[0] the output; an absent or
+   * NULL one binds bufs[0], which the kernel does not read), each tensor's
+   * own buffer: no copies (MatMul, Conv). Otherwise as run_kernel; NULL
+   * where the backend lacks it. */
+  dml_status_t (*run_kernel_bufs)(void *dev, uint32_t k, void *const *bufs,
+                                  uint32_t n_bufs, const uint32_t *pc, uint32_t n_pc,
+                                  uint32_t groups);
 } dml_rt_devmem_t;
 
 /* Vulkan's device memory for eager tensors; NULL in builds without Vulkan

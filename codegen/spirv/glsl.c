@@ -170,6 +170,12 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
             &b, "layout(std430, set = 0, binding = %d) %sbuffer %s%s { %s %s[]; };\n",
             buf, buf && !k->writes_weights ? "readonly " : "", buf ? "Weights" : "Arena",
             block[t], elem[t], dml_cemit_view((dml_kbuf_t)buf, (dml_kdtype_t)t));
+  for (int buf = 2; buf < 4; buf++) /* the eager library's further operands */
+    if (views & (buf == 2 ? DML_KVIEW_IN2 : DML_KVIEW_IN3))
+      dml_sb_printf(&b,
+                    "layout(std430, set = 0, binding = %d) readonly buffer In%d { float "
+                    "in%d[]; };\n",
+                    buf, buf, buf);
   dml_sb_printf(&b, "layout(push_constant) uniform Syms { uint sym[%u]; } pc;\n",
                 n_symbols ? n_symbols : 1);
   if (views & DML_KVIEW_TYPED) {

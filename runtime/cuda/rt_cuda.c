@@ -1142,10 +1142,12 @@ static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
 
 /* In a build without the PTX library (dml_eager_ptx_count 0) dml_tensor.c
  * finds no kernel and answers UNIMPLEMENTED for ops on CUDA tensors,
- * saying why. */
+ * saying why. No run_kernel_bufs (NULL): the PTX library has no MatMul or
+ * Conv rows (operands at their own bindings), so eager MatMul, Gemm and
+ * Conv on CUDA tensors answer UNIMPLEMENTED. */
 static const dml_rt_devmem_t k_cuda_devmem = {
-    "cuda",   cdm_open,  cdm_close, cdm_name, cdm_alloc,
-    cdm_free, cdm_write, cdm_read,  cdm_copy, cdm_run_kernel};
+    "cuda",    cdm_open, cdm_close, cdm_name,       cdm_alloc, cdm_free,
+    cdm_write, cdm_read, cdm_copy,  cdm_run_kernel, NULL};
 
 const dml_rt_devmem_t *dml_rt_cuda_devmem(void) {
   return &k_cuda_devmem;

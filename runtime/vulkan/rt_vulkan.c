@@ -861,7 +861,7 @@ static dml_status_t make_pipelines(vk_session_t *v, const dml_pkg_graph_t *g) {
                                   0, NULL};
   VKCHECK(v->vkCreatePipelineCache(v->dev, &cc, NULL, &v->cache),
           "vkCreatePipelineCache");
-  VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
+  VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DML_EAGER_BINDINGS};
   VkDescriptorPoolCreateInfo dp = {
       VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 1, 1, &ps};
   VKCHECK(v->vkCreateDescriptorPool(v->dev, &dp, NULL, &v->pool),
@@ -1579,19 +1579,23 @@ static dml_status_t dm_copy(void *dev, void *src, uint64_t soff, void *dst, uint
 
 static dml_status_t dm_eager_layout(vk_session_t *v) {
   if (v->layout) return DML_OK;
-  VkDescriptorSetLayoutBinding b[2] = {
-      {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
-      {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL}};
+  VkDescriptorSetLayoutBinding b[DML_EAGER_BINDINGS];
+  for (uint32_t i = 0; i < DML_EAGER_BINDINGS; i++) {
+    VkDescriptorSetLayoutBinding x = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                      VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    b[i] = x;
+  }
   VkDescriptorSetLayoutCreateInfo dl = {
-      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, 2, b};
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, DML_EAGER_BINDINGS,
+      b};
   VKCHECK(v->vkCreateDescriptorSetLayout(v->dev, &dl, NULL, &v->dsl),
           "vkCreateDescriptorSetLayout");
-  VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * DML_EAGER_PC_WORDS};
+  VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * DML_EAGER_PC_MAX};
   VkPipelineLayoutCreateInfo pl = {
       VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &v->dsl, 1, &pc};
   VKCHECK(v->vkCreatePipelineLayout(v->dev, &pl, NULL, &v->layout),
           "vkCreatePipelineLayout");
-  VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
+  VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DML_EAGER_BINDINGS};
   VkDescriptorPoolCreateInfo dp = {
       VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 1, 1, &ps};
   VKCHECK(v->vkCreateDescriptorPool(v->dev, &dp, NULL, &v->pool),
@@ -1637,12 +1641,15 @@ static dml_status_t dm_eager_pipeline(vk_session_t *v, uint32_t k) {
   return DML_OK;
 }
 
-static dml_status_t dm_run_kernel(void *dev, uint32_t k, void *out, void *in,
-                                  const dml_rt_devmem_copy_t *copies, uint32_t n_copies,
-                                  uint64_t pack_bytes, const uint32_t *pc, uint32_t n_pc,
-                                  uint32_t groups) {
-  vk_session_t *v = (vk_session_t *)dev;
-  if (k >= dml_eager_spirv_count || n_pc > DML_EAGER_PC_WORDS)
+/* Records and runs kernel k with bind[i] at binding i: first the copies
+ * into a temporary buffer of pack_bytes (then bound at binding 1), and
+ * waits for the device. */
+static dml_status_t dm_dispatch(vk_session_t *v, uint32_t k,
+                                const vk_buf_t *const bind_in[DML_EAGER_BINDINGS],
+                                const dml_rt_devmem_copy_t *copies, uint32_t n_copies,
+                                uint64_t pack_bytes, const uint32_t *pc, uint32_t n_pc,
+                                uint32_t groups) {
+  if (k >= dml_eager_spirv_count || n_pc > DML_EAGER_PC_MAX)
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
                            "eager kernel %u of %u (%u push-constant words)", k,
                            dml_eager_spirv_count, n_pc);
@@ -1654,7 +1661,8 @@ static dml_status_t dm_run_kernel(void *dev, uint32_t k, void *out, void *in,
   DML_RETURN_IF_ERROR(dm_eager_layout(v));
   DML_RETURN_IF_ERROR(dm_eager_pipeline(v, k));
   vk_buf_t pack = {0};
-  const vk_buf_t *src = (const vk_buf_t *)in;
+  const vk_buf_t *bind[DML_EAGER_BINDINGS];
+  memcpy(bind, bind_in, sizeof bind);
   if (n_copies) {
     for (uint32_t i = 0; i < n_copies; i++) {
       const vk_buf_t *b = (const vk_buf_t *)copies[i].src;
@@ -1667,18 +1675,19 @@ static dml_status_t dm_run_kernel(void *dev, uint32_t k, void *out, void *in,
         buf_create(v, pack_bytes,
                    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                    0, "an eager op's inputs", &pack));
-    src = &pack;
+    bind[1] = &pack;
   }
-  VkDescriptorBufferInfo bi[2] = {{((const vk_buf_t *)out)->buf, 0, VK_WHOLE_SIZE},
-                                  {src->buf, 0, VK_WHOLE_SIZE}};
-  VkWriteDescriptorSet w[2];
-  for (int i = 0; i < 2; i++) {
+  VkDescriptorBufferInfo bi[DML_EAGER_BINDINGS];
+  VkWriteDescriptorSet w[DML_EAGER_BINDINGS];
+  for (uint32_t i = 0; i < DML_EAGER_BINDINGS; i++) {
+    VkDescriptorBufferInfo d = {bind[i]->buf, 0, VK_WHOLE_SIZE};
+    bi[i] = d;
     VkWriteDescriptorSet x = {
-        VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, v->set, (uint32_t)i, 0, 1,
+        VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, NULL, v->set, i,   0, 1,
         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,      NULL, &bi[i], NULL};
     w[i] = x;
   }
-  v->vkUpdateDescriptorSets(v->dev, 2, w, 0, NULL);
+  v->vkUpdateDescriptorSets(v->dev, DML_EAGER_BINDINGS, w, 0, NULL);
   VkCommandBuffer cb = v->check_cb;
   VkCommandBufferBeginInfo cbi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
                                   VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
@@ -1717,6 +1726,29 @@ static dml_status_t dm_run_kernel(void *dev, uint32_t k, void *out, void *in,
   return s;
 }
 
+static dml_status_t dm_run_kernel(void *dev, uint32_t k, void *out, void *in,
+                                  const dml_rt_devmem_copy_t *copies, uint32_t n_copies,
+                                  uint64_t pack_bytes, const uint32_t *pc, uint32_t n_pc,
+                                  uint32_t groups) {
+  const vk_buf_t *o = (const vk_buf_t *)out, *x = in ? (const vk_buf_t *)in : o;
+  const vk_buf_t *bind[DML_EAGER_BINDINGS] = {o, x, o, o};
+  return dm_dispatch((vk_session_t *)dev, k, bind, copies, n_copies, pack_bytes, pc, n_pc,
+                     groups);
+}
+
+static dml_status_t dm_run_kernel_bufs(void *dev, uint32_t k, void *const *bufs,
+                                       uint32_t n_bufs, const uint32_t *pc, uint32_t n_pc,
+                                       uint32_t groups) {
+  if (!n_bufs || n_bufs > DML_EAGER_BINDINGS || !bufs[0])
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "eager kernel %u: %u buffers (1 to %u, an output first)", k,
+                           n_bufs, DML_EAGER_BINDINGS);
+  const vk_buf_t *bind[DML_EAGER_BINDINGS];
+  for (uint32_t i = 0; i < DML_EAGER_BINDINGS; i++)
+    bind[i] = (const vk_buf_t *)(i < n_bufs && bufs[i] ? bufs[i] : bufs[0]);
+  return dm_dispatch((vk_session_t *)dev, k, bind, NULL, 0, 0, pc, n_pc, groups);
+}
+
 /* Destroys the eager pipelines, then the device (after every buffer is
  * freed). */
 static void dm_close(void *dev) {
@@ -1729,9 +1761,9 @@ static void dm_close(void *dev) {
   vk_close(dev);
 }
 
-static const dml_rt_devmem_t k_vulkan_devmem = {"vulkan", dm_open,      dm_close, dm_name,
-                                                dm_alloc, dm_free,      dm_write, dm_read,
-                                                dm_copy,  dm_run_kernel};
+static const dml_rt_devmem_t k_vulkan_devmem = {
+    "vulkan", dm_open, dm_close, dm_name,       dm_alloc,          dm_free,
+    dm_write, dm_read, dm_copy,  dm_run_kernel, dm_run_kernel_bufs};
 
 const dml_rt_devmem_t *dml_rt_vulkan_devmem(void) {
   return &k_vulkan_devmem;
