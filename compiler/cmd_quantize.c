@@ -25,7 +25,8 @@ static void usage(FILE *f) {
           "       dmlc quantize MODEL.onnx -o OUT.onnx|OUT.dmlpkg\n"
           "                     --weight-only int4|int8 --method gptq --calib "
           "A.npy[,B.npy...]\n"
-          "                     [--calib-mask NAME] [--damp F] [--int8-layers N]\n"
+          "                     [--calib-mask NAME] [--damp F] [--act-order] "
+          "[--int8-layers N]\n"
           "\n"
           "Post-training int8 quantization: runs the f32 model on the CPU over the\n"
           "calibration rows, collects the range of every activation a quantized layer\n"
@@ -82,6 +83,8 @@ static void usage(FILE *f) {
           "  --calib-mask NAME        with gptq: the input [N, S] (attention mask)\n"
           "                           whose 0 positions are left out of H\n"
           "  --damp F                 with gptq: dampening, F * mean(diag H) (0.01)\n"
+          "  --act-order              with gptq: rows in order of decreasing H[k,k],\n"
+          "                           group scales fixed first (static groups)\n"
           "  --int8-layers N          with int4 gptq: the N layers of the worst int4\n"
           "                           output SQNR are written int8\n"
           "  -h, --help               this text\n");
@@ -289,6 +292,9 @@ int dmlc_cmd_quantize(int argc, char **argv) {
       if (*end || !*v || wq.group_size < 2 || wq.group_size > (1 << 20))
         rc = dmlc_usage_error("quantize", "bad --group-size '%s' (2..1048576)", v);
       group_given = 1;
+    } else if (!strcmp(argv[i], "--act-order")) {
+      wq.act_order = 1;
+      gptq_flags = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--calib-mask"))) {
       wq.calib_mask = v;
       gptq_flags = 1;
@@ -333,8 +339,9 @@ int dmlc_cmd_quantize(int argc, char **argv) {
   }
   if (rc) goto done;
   if (gptq_flags && !gptq) {
-    rc = dmlc_usage_error("quantize",
-                          "--calib-mask, --damp and --int8-layers go with --method gptq");
+    rc = dmlc_usage_error(
+        "quantize",
+        "--calib-mask, --damp, --act-order and --int8-layers go with --method gptq");
     goto done;
   }
   if (gptq && !weight_only) {

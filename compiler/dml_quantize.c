@@ -1797,9 +1797,21 @@ static int gptq_hinv_upper(double *l, int64_t n, double *u) {
   return 0;
 }
 
+typedef struct {
+  double d;
+  int64_t i;
+} gptq_diag_t;
+
+/* decreasing diag H, then increasing index */
+static int gptq_diag_cmp(const void *a, const void *b) {
+  const gptq_diag_t *x = (const gptq_diag_t *)a, *y = (const gptq_diag_t *)b;
+  if (x->d != y->d) return x->d > y->d ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
 dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const double *h,
-                               int64_t group_size, int bits, double damp, int8_t *q,
-                               float *scales) {
+                               int64_t group_size, int bits, double damp, int act_order,
+                               int8_t *q, float *scales) {
   if (!w || !h || !q || !scales || K < 1 || N < 1 || group_size < 1 ||
       (bits != 4 && bits != 8) || !(damp >= 0) || K > ((int64_t)1 << 20))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
@@ -1820,8 +1832,9 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
   double *U = (double *)malloc((size_t)(K * K) * sizeof(double));
   double *W = (double *)malloc((size_t)(K * N) * sizeof(double));
   double *err = (double *)malloc((size_t)N * sizeof(double));
-  if (!H || !U || !W || !err) {
-    free(H), free(U), free(W), free(err);
+  gptq_diag_t *perm = (gptq_diag_t *)malloc((size_t)K * sizeof *perm);
+  if (!H || !U || !W || !err || !perm) {
+    free(H), free(U), free(W), free(err), free(perm);
     return oom();
   }
   memcpy(H, h, (size_t)(K * K) * sizeof(double));
@@ -1835,6 +1848,27 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
     mean += H[k * K + k];
   }
   mean /= (double)K;
+  for (int64_t k = 0; k < K; k++) perm[k] = (gptq_diag_t){H[k * K + k], k};
+  if (act_order) {
+    /* static group scales from the weight (round to nearest's), then the
+     * rows in order of decreasing H[k,k]: H and W permuted */
+    for (int64_t k0 = 0; k0 < K; k0 += group_size) {
+      int64_t k1 = k0 + group_size < K ? k0 + group_size : K;
+      for (int64_t n = 0; n < N; n++) {
+        double m = 0;
+        for (int64_t j = k0; j < k1; j++) m = fmax(m, fabs(W[j * N + n]));
+        float sf = (float)(m / qmax);
+        scales[(k0 / group_size) * N + n] = sf >= FLT_MIN ? sf : 1.0f;
+      }
+    }
+    qsort(perm, (size_t)K, sizeof *perm, gptq_diag_cmp);
+    for (int64_t i = 0; i < K; i++)
+      for (int64_t j = 0; j < K; j++) U[i * K + j] = H[perm[i].i * K + perm[j].i];
+    memcpy(H, U, (size_t)(K * K) * sizeof(double));
+    for (int64_t i = 0; i < K; i++)
+      for (int64_t n = 0; n < N; n++) U[i * N + n] = W[perm[i].i * N + n];
+    memcpy(W, U, (size_t)(K * N) * sizeof(double));
+  }
   for (int64_t k = 0; k < K; k++) H[k * K + k] += damp * mean;
   dml_status_t st = DML_OK;
   if (chol_lower(H, K) || gptq_hinv_upper(H, K, U)) {
@@ -1846,8 +1880,9 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
         "raise the dampening or give more calibration rows");
   }
   for (int64_t k = 0; k < K && !st; k++) {
-    float *s = scales + (k / group_size) * N;
-    if (k % group_size == 0) {
+    const int64_t row = perm[k].i; /* k itself without act_order */
+    float *s = scales + (row / group_size) * N;
+    if (!act_order && k % group_size == 0) {
       int64_t k1 = k + group_size < K ? k + group_size : K;
       for (int64_t n = 0; n < N; n++) {
         double m = 0;
@@ -1861,7 +1896,7 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
       double x = W[k * N + n];
       double v = nearbyint(x / (double)s[n]);
       v = v > qmax ? qmax : v < -qmax ? -qmax : v;
-      q[k * N + n] = (int8_t)v;
+      q[row * N + n] = (int8_t)v;
       err[n] = (x - v * (double)s[n]) / d;
     }
     for (int64_t j = k + 1; j < K; j++) {
@@ -1871,7 +1906,7 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
       for (int64_t n = 0; n < N; n++) wj[n] -= c * err[n];
     }
   }
-  free(H), free(U), free(W), free(err);
+  free(H), free(U), free(W), free(err), free(perm);
   return st;
 }
 
@@ -1924,7 +1959,8 @@ static void wq_dequant_kn(const uint8_t *q, const float *sc, int64_t d0, int64_t
  * L's SQNRs. */
 static dml_status_t wq_layer_quant(const float *w, int64_t d0, int64_t d1, int axis,
                                    int64_t g, int bits, const double *H, double damp,
-                                   uint8_t *q, float *sc, dml_wq_layer_t *L) {
+                                   int act_order, uint8_t *q, float *sc,
+                                   dml_wq_layer_t *L) {
   L->rtn_out_sqnr_db = L->out_sqnr_db = NAN;
   L->bits = bits;
   L->sqnr_db = wq_quantize(w, d0, d1, axis, g, bits, q, sc);
@@ -1943,7 +1979,7 @@ static dml_status_t wq_layer_quant(const float *w, int64_t d0, int64_t d1, int a
       wk[k * N + n] = axis == 0 ? w[k * d1 + n] : w[n * d1 + k];
   wq_dequant_kn(q, sc, d0, d1, axis, g, bits, dq); /* round to nearest */
   L->rtn_out_sqnr_db = dml_gptq_out_sqnr(wk, dq, K, N, H);
-  dml_status_t st = dml_gptq_quantize(wk, K, N, H, g, bits, damp, qi, skn);
+  dml_status_t st = dml_gptq_quantize(wk, K, N, H, g, bits, damp, act_order, qi, skn);
   if (!st) {
     /* into the packed layout */
     if (bits == 4) memset(q, 0, (size_t)((d0 * d1 + 1) / 2));
@@ -2217,6 +2253,7 @@ static dml_status_t wq_calibrate(const Onnx__ModelProto *m, const char *base_dir
   }
   for (int64_t r0 = 0; r0 < rows && !st; r0 += batch) {
     int64_t nr = rows - r0 < batch ? rows - r0 : batch;
+    dml_rt_session_clear_inputs(rs); /* a shorter last chunk: rebound at its size */
     for (size_t i = 0; i < nin && !st; i++) {
       dml_tensor_t t = x[i];
       int64_t re = dml_dims_numel(t.dims + 1, t.rank - 1);
@@ -2515,7 +2552,8 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
                             "--weight-only gives to the quantization of '%s'",
                             taken, n->input[1]),
             "rename that tensor in the model");
-      } else if (!(st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, damp, q, sc, L))) {
+      } else if (!(st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, damp, o->act_order,
+                                       q, sc, L))) {
         push_init(
             &b,
             mk_tensor(qname, bits == 8 ? ONNX__TENSOR_PROTO__DATA_TYPE__INT8 : ONNX_INT4,
@@ -2533,7 +2571,7 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
         rep->q_weight_bytes += qbytes + ns * sizeof(float);
       }
     } else {
-      st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, damp, q, sc, L);
+      st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, damp, o->act_order, q, sc, L);
     }
     if (!st && !b.failed) {
       L->quantized = 1;

@@ -220,6 +220,7 @@ typedef struct dml_wq_options {
    * (the `out_sqnr_db` below) are quantized to int8 (GPTQ too) instead;
    * 0: none. Only with bits 4. */
   int64_t int8_layers;
+  int act_order; /* GPTQ's act-order with static groups (dml_gptq_quantize) */
 } dml_wq_options_t;
 
 void dml_wq_options_init(dml_wq_options_t *o);
@@ -276,13 +277,18 @@ dml_status_t dml_quantize_weights_onnx(const char *onnx_path,
  * e[n] = (w[k, n] - q[k, n] s[n]) / U[k, k], and w[j, n] -= U[k, j] e[n] for
  * j > k. Outputs q [K, N] (int values) and scales [ceil(K/g), N] (f32), the
  * same grid and format as the round-to-nearest quantizer above.
+ * act_order (GPTQ's "act-order" / desc_act with static groups, as in the
+ * authors' repository): every group's scales are taken first from w
+ * itself (the round-to-nearest scales) and the rows are processed in
+ * order of decreasing H[k,k] (ties: lower k first), H and w permuted
+ * alike; the output stays in the original order.
  * Errors (op "quantize"): INVALID_ARGUMENT for sizes < 1, bits other than
  * 4 / 8, group_size < 1, damp < 0, NaN / inf in w or h;
  * FAILED_PRECONDITION when the damped H is not positive definite;
  * RESOURCE_EXHAUSTED. */
 dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const double *h,
-                               int64_t group_size, int bits, double damp, int8_t *q,
-                               float *scales);
+                               int64_t group_size, int bits, double damp, int act_order,
+                               int8_t *q, float *scales);
 
 /* The output SQNR of a quantized weight on H = 2 X^T X: 10 log10(tr(W^T H
  * W) / tr(D^T H D)), D = W - dq (w, dq [K, N] f32; h K x K); +inf when D

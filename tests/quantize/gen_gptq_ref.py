@@ -7,7 +7,7 @@ per output column in groups along K, scales from the error-compensated
 rows at the start of each group), on a small layer with correlated inputs.
 
 Writes tests/quantize/gptq/{x,w}.npy (f32 inputs [M, K], weight [K, N]) and
-per case CASE = b{bits}_g{group}: q_CASE.npy (int8 [K, N]) and s_CASE.npy
+per case CASE = b{bits}_g{group}[_act] (_act: act-order): q_CASE.npy (int8 [K, N]) and s_CASE.npy
 (f32 [ceil(K/g), N]), and the matching outputs of a small ONNX text model
 (gptq_text.onnx: input_ids / attention_mask int64 [batch, seq] -> Gather
 -> Mul by the mask -> MatMul; with its calibration ids / masks).
@@ -22,8 +22,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "gptq")
 
 
-def gptq(w, h, group, bits, damp=0.01):
-    """w [K, N] f32, h = 2 X^T X [K, K] f64 -> q int8 [K, N], s f32 [G, N]."""
+def gptq(w, h, group, bits, damp=0.01, act_order=False):
+    """w [K, N] f32, h = 2 X^T X [K, K] f64 -> q int8 [K, N], s f32 [G, N].
+    act_order: static group scales from w, rows by decreasing diag(H)."""
     K, N = w.shape
     qmax = 127.0 if bits == 8 else 7.0
     W = w.astype(np.float64).copy()
@@ -31,23 +32,33 @@ def gptq(w, h, group, bits, damp=0.01):
     dead = np.diag(H) == 0
     H[dead, dead] = 1
     W[dead, :] = 0
+    G = (K + group - 1) // group
+    s = np.zeros((G, N), np.float32)
+    perm = np.arange(K)
+    if act_order:
+        for g in range(G):
+            sf = (np.abs(W[g * group:(g + 1) * group]).max(0) / qmax).astype(np.float32)
+            sf[~(sf >= np.finfo(np.float32).tiny)] = 1.0
+            s[g] = sf
+        perm = np.argsort(-np.diag(H), kind="stable")
+        H = H[perm][:, perm]
+        W = W[perm]
     H += damp * np.mean(np.diag(H)) * np.eye(K)
     L = np.linalg.cholesky(H)
     Li = np.linalg.inv(L)
     Hinv = Li.T @ Li
     U = np.linalg.cholesky(Hinv).T  # upper: Hinv = U^T U
     q = np.zeros((K, N), np.int8)
-    G = (K + group - 1) // group
-    s = np.zeros((G, N), np.float32)
     for k in range(K):
-        if k % group == 0:
+        row = perm[k]
+        if not act_order and k % group == 0:
             m = np.abs(W[k:k + group]).max(0)
             sf = (m / qmax).astype(np.float32)
             sf[~(sf >= np.finfo(np.float32).tiny)] = 1.0
             s[k // group] = sf
-        sk = s[k // group].astype(np.float64)
+        sk = s[row // group].astype(np.float64)
         v = np.clip(np.round(W[k] / sk), -qmax, qmax)  # ties to even
-        q[k] = v.astype(np.int8)
+        q[row] = v.astype(np.int8)
         err = (W[k] - v * sk) / U[k, k]
         W[k + 1:] -= np.outer(U[k, k + 1:], err)
     return q, s
@@ -90,14 +101,15 @@ def main():
     np.save(os.path.join(OUT, "x.npy"), x)
     np.save(os.path.join(OUT, "w.npy"), w)
     h = 2.0 * x.astype(np.float64).T @ x.astype(np.float64)
-    for bits, group in ((4, 32), (4, 16), (8, 32)):
-        q, s = gptq(w, h, group, bits)
-        np.save(os.path.join(OUT, f"q_b{bits}_g{group}.npy"), q)
-        np.save(os.path.join(OUT, f"s_b{bits}_g{group}.npy"), s)
+    for bits, group, act in ((4, 32, 0), (4, 16, 0), (8, 32, 0), (4, 32, 1)):
+        q, s = gptq(w, h, group, bits, act_order=bool(act))
+        case = f"b{bits}_g{group}" + ("_act" if act else "")
+        np.save(os.path.join(OUT, f"q_{case}.npy"), q)
+        np.save(os.path.join(OUT, f"s_{case}.npy"), s)
         qr, sr = rtn(w, group, bits)
         e_g = np.square(x @ (w - dq(q, s, group))).sum()
         e_r = np.square(x @ (w - dq(qr, sr, group))).sum()
-        print(f"bits {bits} group {group}: output error GPTQ / RTN = {e_g / e_r:.4f}")
+        print(f"{case}: output error GPTQ / RTN = {e_g / e_r:.4f}")
     text_model()
 
 
@@ -147,6 +159,9 @@ def text_model():
     q, s = gptq(w, h, 16, 4)
     np.save(os.path.join(OUT, "text_q_b4_g16.npy"), q)
     np.save(os.path.join(OUT, "text_s_b4_g16.npy"), s)
+    q, s = gptq(w, h, 16, 4, act_order=True)
+    np.save(os.path.join(OUT, "text_q_b4_g16_act.npy"), q)
+    np.save(os.path.join(OUT, "text_s_b4_g16_act.npy"), s)
 
 
 if __name__ == "__main__":

@@ -2,14 +2,14 @@
  * numpy implementation of the same algorithm in gen_gptq_ref.py, whose
  * outputs are checked in (tests/quantize/gptq/): a layer K = 80 (groups of
  * 32 ending in a short one; one input always 0), N = 24, on 256 rows of
- * correlated inputs, at int4 g32 / g16 and int8 g32.
+ * correlated inputs, at int4 g32 / g16, int8 g32 and int4 g32 act-order.
  * Tolerances: H and H^-1's Cholesky factor are computed by LAPACK there and
  * by dmlc here, so a value at a rounding tie may land on the other side and
  * move the later columns' compensation: at least 99% of the values equal,
  * none more than 1 step apart, and the output error within 2% of numpy's.
  * GPTQ must beat round to nearest's output error on these inputs by 6 dB
- * (measured: 12.6 / 13.5 / 14.1 dB; numpy's values and scales all equal). The errors: bad
- * sizes, NaN in the weight or H, a Hessian that is not positive definite. */
+ * (measured: 12.6 / 13.5 / 14.1 / 21.9 dB; numpy's values and scales all equal). The
+ * errors: bad sizes, NaN in the weight or H, a Hessian that is not positive definite. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,18 +69,21 @@ int main(void) {
   int8_t *qr = (int8_t *)malloc((size_t)(K * N));
   float *s = (float *)malloc((size_t)(K * N) * sizeof(float));
   float *sr = (float *)malloc((size_t)(K * N) * sizeof(float));
-  static const struct { int bits, g; } cases[] = {{4, 32}, {4, 16}, {8, 32}};
+  static const struct {
+    int bits, g, act;
+  } cases[] = {{4, 32, 0}, {4, 16, 0}, {8, 32, 0}, {4, 32, 1}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const int bits = cases[c].bits;
     const int64_t g = cases[c].g, G = (K + g - 1) / g;
     char qn[64], sn[64];
-    snprintf(qn, sizeof qn, "q_b%d_g%d.npy", bits, (int)g);
-    snprintf(sn, sizeof sn, "s_b%d_g%d.npy", bits, (int)g);
+    const char *act = cases[c].act ? "_act" : "";
+    snprintf(qn, sizeof qn, "q_b%d_g%d%s.npy", bits, (int)g, act);
+    snprintf(sn, sizeof sn, "s_b%d_g%d%s.npy", bits, (int)g, act);
     dml_tensor_t tq, ts;
     void *bq = load(dir, qn, &tq), *bs = load(dir, sn, &ts);
     const int8_t *q_ref = (const int8_t *)tq.data;
     const float *s_ref = (const float *)ts.data;
-    dml_status_t st = dml_gptq_quantize(w, K, N, h, g, bits, 0.01, q, s);
+    dml_status_t st = dml_gptq_quantize(w, K, N, h, g, bits, 0.01, cases[c].act, q, s);
     CHECK(!st, "b%d g%d: %s", bits, (int)g, st ? dml_status_reason(st) : "");
     int64_t same = 0, far = 0;
     for (int64_t i = 0; i < K * N; i++) {
@@ -125,9 +128,9 @@ int main(void) {
     int dead = 1;
     for (int64_t n = 0; n < N; n++) dead &= q[5 * N + n] == 0;
     printf(
-        "b%d g%d: %lld/%lld values equal numpy's (%lld more than 1 apart), %lld/%lld "
+        "b%d g%d%s: %lld/%lld values equal numpy's (%lld more than 1 apart), %lld/%lld "
         "scales; output SQNR %.3f dB (numpy %.3f, direct %.3f), RTN %.3f dB\n",
-        bits, (int)g, (long long)same, (long long)(K * N), (long long)far,
+        bits, (int)g, act, (long long)same, (long long)(K * N), (long long)far,
         (long long)s_same, (long long)(G * N), db, db_ref, db_direct, db_rtn);
     CHECK(same >= (K * N * 99) / 100 && far == 0, "b%d g%d: values", bits, (int)g);
     CHECK(fabs(db - db_ref) <= 10 * log10(1.02), "b%d g%d: SQNR %.4f vs numpy %.4f", bits,
@@ -140,27 +143,27 @@ int main(void) {
     free(bq), free(bs);
   }
   /* errors */
-  dml_status_t st = dml_gptq_quantize(w, 0, N, h, 32, 4, 0.01, q, s);
+  dml_status_t st = dml_gptq_quantize(w, 0, N, h, 32, 4, 0.01, 0, q, s);
   CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT, "K = 0");
   dml_status_free(st);
-  st = dml_gptq_quantize(w, K, N, h, 32, 3, 0.01, q, s);
+  st = dml_gptq_quantize(w, K, N, h, 32, 3, 0.01, 0, q, s);
   CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT, "bits 3");
   dml_status_free(st);
   float *wn = (float *)malloc((size_t)(K * N) * sizeof(float));
   memcpy(wn, w, (size_t)(K * N) * sizeof(float));
   wn[17] = NAN;
-  st = dml_gptq_quantize(wn, K, N, h, 32, 4, 0.01, q, s);
+  st = dml_gptq_quantize(wn, K, N, h, 32, 4, 0.01, 0, q, s);
   CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT, "NaN weight");
   dml_status_free(st);
   double *hb = (double *)malloc((size_t)(K * K) * sizeof(double));
   memcpy(hb, h, (size_t)(K * K) * sizeof(double));
   hb[3 * K + 3] = -1e6; /* not positive definite */
-  st = dml_gptq_quantize(w, K, N, hb, 32, 4, 0.0, q, s);
+  st = dml_gptq_quantize(w, K, N, hb, 32, 4, 0.0, 0, q, s);
   CHECK(st && dml_status_code(st) == DML_STATUS_FAILED_PRECONDITION, "indefinite H");
   if (st) printf("indefinite H: %s\n", dml_status_reason(st));
   dml_status_free(st);
   hb[3 * K + 3] = INFINITY;
-  st = dml_gptq_quantize(w, K, N, hb, 32, 4, 0.01, q, s);
+  st = dml_gptq_quantize(w, K, N, hb, 32, 4, 0.01, 0, q, s);
   CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT, "inf in H");
   dml_status_free(st);
   free(wn), free(hb), free(h), free(dq), free(dqr), free(q), free(qr), free(s), free(sr);

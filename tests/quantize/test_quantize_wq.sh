@@ -122,11 +122,16 @@ check "bad block scale: message" has "error: shape-infer: input 1 f32\[3,4\] mus
 # the values equal numpy's GPTQ on the unpadded rows (check_gptq.py)
 G=$T/gptq
 check "gptq text" $Q "$G/gptq_text.onnx" --weight-only int4 --group-size 16 --method gptq \
-  --calib "$G/ids.npy,$G/mask.npy" --calib-mask attention_mask -o "$DIR/gt.onnx" >"$DIR/gt.txt" 2>&1
+  --calib "$G/ids.npy,$G/mask.npy" --calib-mask attention_mask --batch-size 5 -o "$DIR/gt.onnx" >"$DIR/gt.txt" 2>&1
 check "gptq text table" has "^proj  *MatMul  *40x8  *[0-9.]*  *[0-9.]*  *[0-9.]*  int4 g16 gptq$" "$DIR/gt.txt"
 check "gptq text rows" has "^gptq: 16 calibration rows, 121 layer-input rows in each H" "$DIR/gt.txt"
 if [ -n "$PY_ORT" ]; then
   check "gptq text = numpy" "$PY_ORT" "$T/check_gptq.py" "$DIR/gt.onnx" W "$G/text_q_b4_g16.npy" "$G/text_s_b4_g16.npy"
+fi
+check "gptq text act-order" $Q "$G/gptq_text.onnx" --weight-only int4 --group-size 16 --method gptq --act-order \
+  --calib "$G/ids.npy,$G/mask.npy" --calib-mask attention_mask -o "$DIR/gta.onnx" >"$DIR/gta.txt" 2>&1
+if [ -n "$PY_ORT" ]; then
+  check "gptq text act-order = numpy" "$PY_ORT" "$T/check_gptq.py" "$DIR/gta.onnx" W "$G/text_q_b4_g16_act.npy" "$G/text_s_b4_g16_act.npy"
 fi
 check "gptq text package" $Q "$G/gptq_text.onnx" --weight-only int4 --group-size 16 --method gptq \
   --calib "$G/ids.npy,$G/mask.npy" -o "$DIR/gt.dmlpkg" >"$DIR/gtp.txt" 2>&1
@@ -138,7 +143,7 @@ check "gptq f32 fc2 (transB)" has "^fc2  *Gemm  *24x16 .* int[48] g32 gptq$" "$D
 check "gptq f32 one int8 layer" test "$(grep -c ' int8 g32 gptq$' "$DIR/gf.txt")" -eq 1
 err "gptq without calib" 2 "--method gptq needs --calib DATA" "$G/gptq_text.onnx" --weight-only int4 --method gptq
 err "gptq without weight-only" 2 "--method gptq goes with --weight-only" "$G/gptq_text.onnx" --method gptq --calib "$G/ids.npy"
-err "calib-mask without gptq" 2 "--calib-mask, --damp and --int8-layers go with --method gptq" \
+err "calib-mask without gptq" 2 "--calib-mask, --damp, --act-order and --int8-layers go with --method gptq" \
   "$G/gptq_text.onnx" --weight-only int4 --calib-mask attention_mask
 err "gptq one file for two inputs" 1 "error: quantize: --calib gives 1 .npy files; the model has 2 inputs" \
   "$G/gptq_text.onnx" --weight-only int4 --method gptq --calib "$G/ids.npy"
