@@ -1829,7 +1829,8 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
                              "inputs too large or not finite)");
   const double qmax = bits == 8 ? 127.0 : 7.0;
   double *H = (double *)malloc((size_t)(K * K) * sizeof(double));
-  double *U = (double *)malloc((size_t)(K * K) * sizeof(double));
+  /* U is also the scratch of the act-order permutation of W */
+  double *U = (double *)malloc((size_t)(K * (K > N ? K : N)) * sizeof(double));
   double *W = (double *)malloc((size_t)(K * N) * sizeof(double));
   double *err = (double *)malloc((size_t)N * sizeof(double));
   gptq_diag_t *perm = (gptq_diag_t *)malloc((size_t)K * sizeof *perm);

@@ -142,6 +142,28 @@ int main(void) {
     CHECK(dead, "b%d g%d: the dead input's row is not 0", bits, (int)g);
     free(bq), free(bs);
   }
+  {
+    /* N > K (a 384 x 1536 weight's shape): act-order's scratch holds W */
+    const int64_t K2 = 16, N2 = 80;
+    double *h2 = (double *)malloc((size_t)(K2 * K2) * sizeof(double));
+    float *w2 = (float *)malloc((size_t)(K2 * N2) * sizeof(float));
+    float *dq2 = (float *)malloc((size_t)(K2 * N2) * sizeof(float));
+    int8_t *q2 = (int8_t *)malloc((size_t)(K2 * N2));
+    float *s2 = (float *)malloc((size_t)N2 * sizeof(float));
+    for (int64_t i = 0; i < K2; i++)
+      for (int64_t j = 0; j < K2; j++) h2[i * K2 + j] = h[i * K + j];
+    for (int64_t i = 0; i < K2 * N2; i++) w2[i] = w[i % (K * N)];
+    for (int act = 0; act < 2; act++) {
+      dml_status_t st2 = dml_gptq_quantize(w2, K2, N2, h2, 16, 4, 0.01, act, q2, s2);
+      CHECK(!st2, "N > K, act-order %d", act);
+      dml_status_free(st2);
+      dequant(q2, s2, K2, N2, 16, dq2);
+      double db2 = dml_gptq_out_sqnr(w2, dq2, K2, N2, h2);
+      printf("K 16 N 80 act-order %d: output SQNR %.3f dB\n", act, db2);
+      CHECK(db2 > 15 && db2 < 100, "N > K, act-order %d: SQNR %.3f", act, db2);
+    }
+    free(h2), free(w2), free(dq2), free(q2), free(s2);
+  }
   /* errors */
   dml_status_t st = dml_gptq_quantize(w, 0, N, h, 32, 4, 0.01, 0, q, s);
   CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT, "K = 0");
