@@ -162,10 +162,12 @@ dml_status_t dml_quantize_onnx(const char *onnx_path, const dml_tensor_t *calib,
 dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char *path);
 
 /* ---- Weight-only quantization (`dmlc quantize --weight-only`) ----
- * No calibration data. Every MatMul whose B (input 1) is an f32 rank-2
- * initializer [K, N], and every Gemm whose B is one ([K, N], or [N, K] with
- * transB = 1), gets that weight quantized symmetrically per output column
- * in groups of `group_size` consecutive elements along K:
+ * Round to nearest without calibration data, or GPTQ with it (the
+ * options' `calib`; dml_gptq_quantize: other values on the same grid).
+ * Every MatMul whose B (input 1) is an f32 rank-2 initializer [K, N],
+ * and every Gemm whose B is one ([K, N], or [N, K] with transB = 1), gets
+ * that weight quantized symmetrically per output column in groups of
+ * `group_size` consecutive elements along K:
  *   s[g, n] = max |w[k, n]| over the group's finite values / qmax,
  *   q[k, n] = clamp(round_half_even(w[k, n] / s[g, n]), -qmax, qmax)
  * with qmax 127 (int8) or 7 (int4: -8 is never written); a group whose

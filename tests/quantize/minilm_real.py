@@ -48,10 +48,11 @@ minilm_package()); not a ctest, since CI has neither.
    the N evaluation sentences (disjoint: the sentences are distinct, which
    is asserted), tokenized alike and padded to the longest, written as
    WORK/calib_ids.npy and WORK/calib_mask.npy (int64) and given with
-   --calib-mask attention_mask; one int4 package per --gptq-groups size,
-   round to nearest at those sizes too, and the mixed rule (--int8-layers
-   N: the N layers of the worst int4 output SQNR written int8) at the
-   first size. Exit 1 unless int8 and at least one int4 variant keep every
+   --calib-mask attention_mask; int4 packages per --gptq-groups size with
+   GPTQ (and GPTQ --act-order at the first size), round to nearest at
+   those sizes too, and the mixed rule (--act-order, --int8-layers N: the
+   N layers of the worst int4 output SQNR written int8) at the first
+   size. Exit 1 unless int8 and at least one int4 variant keep every
    sentence at --min-cos.
 """
 import argparse
@@ -285,10 +286,14 @@ def main():
             variants.append((f"int4 g{g}", f"int4_g{g}", ["--weight-only", "int4", "--group-size", str(g)]))
         variants.append((f"int4 gptq g{g}", f"int4_gptq_g{g}",
                          ["--weight-only", "int4", "--group-size", str(g)] + gcal))
+        if g == groups[0]:
+            variants.append((f"int4 gptq-act g{g}", f"int4_gptq_act_g{g}",
+                             ["--weight-only", "int4", "--group-size", str(g), "--act-order"] + gcal))
     if groups and a.int8_layers > 0:
         g = groups[0]
-        variants.append((f"int4 gptq g{g} + {a.int8_layers} int8", f"int4_gptq_g{g}_int8x{a.int8_layers}",
-                         ["--weight-only", "int4", "--group-size", str(g), "--int8-layers", str(a.int8_layers)] + gcal))
+        variants.append((f"int4 gptq-act g{g} + {a.int8_layers} int8", f"int4_gptq_act_g{g}_int8x{a.int8_layers}",
+                         ["--weight-only", "int4", "--group-size", str(g), "--act-order", "--int8-layers",
+                          str(a.int8_layers)] + gcal))
     qnames = [v[0] for v in variants]
     src_onnx = {}
     for q, stem, flags in variants:
