@@ -32,7 +32,10 @@ static int fails;
 
 static void *load(const char *dir, const char *name, dml_tensor_t *t) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
+    fprintf(stderr, "FAIL: path too long\n");
+    exit(1);
+  }
   void *buf = NULL;
   dml_status_t st = dml_npy_read_file(path, t, &buf);
   if (st) {
