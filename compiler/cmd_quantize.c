@@ -22,6 +22,11 @@ static void usage(FILE *f) {
           "       dmlc quantize MODEL.onnx -o OUT.onnx|OUT.dmlpkg\n"
           "                     --weight-only int8|int4 [--group-size N]\n"
           "                     [--exclude NAME,...]\n"
+          "       dmlc quantize MODEL.onnx -o OUT.onnx|OUT.dmlpkg\n"
+          "                     --weight-only int4|int8 --method gptq --calib "
+          "A.npy[,B.npy...]\n"
+          "                     [--calib-mask NAME] [--damp F] [--act-order] "
+          "[--int8-layers N]\n"
           "\n"
           "Post-training int8 quantization: runs the f32 model on the CPU over the\n"
           "calibration rows, collects the range of every activation a quantized layer\n"
@@ -67,6 +72,21 @@ static void usage(FILE *f) {
           "  --group-size N           weights per scale along K (default 32; a K not a\n"
           "                           multiple of N ends in a shorter group)\n"
           "  --exclude NAME,...       with --weight-only: leave these nodes f32\n"
+          "  --method gptq            with --weight-only: GPTQ (Frantar et al. 2022):\n"
+          "                           each weight rounded in order along K with the\n"
+          "                           error compensated through the Cholesky factor\n"
+          "                           of H^-1, H = 2 X^T X of the layer's inputs on\n"
+          "                           --calib: one .npy per model input, in order\n"
+          "                           (f32, or int64 / int32 token ids and masks);\n"
+          "                           --calib-rows (default 1000) rows, --batch-size\n"
+          "                           (default 16) at a time\n"
+          "  --calib-mask NAME        with gptq: the input [N, S] (attention mask)\n"
+          "                           whose 0 positions are left out of H\n"
+          "  --damp F                 with gptq: dampening, F * mean(diag H) (0.01)\n"
+          "  --act-order              with gptq: rows in order of decreasing H[k,k],\n"
+          "                           group scales fixed first (static groups)\n"
+          "  --int8-layers N          with int4 gptq: the N layers of the worst int4\n"
+          "                           output SQNR are written int8\n"
           "  -h, --help               this text\n");
 }
 
@@ -112,7 +132,9 @@ static int weight_only_cmd(const char *model, const char *out, const char *calib
   if (!weight_only)
     return dmlc_usage_error("quantize",
                             "--group-size and --exclude go with --weight-only");
-  if (calib) return dmlc_usage_error("quantize", "--weight-only takes no --calib data");
+  if (calib)
+    return dmlc_usage_error("quantize",
+                            "--weight-only takes --calib data with --method gptq only");
   if (other_flags)
     return dmlc_usage_error(
         "quantize", "--target, --report and --keep-f32 do not go with --weight-only");
@@ -129,20 +151,35 @@ static int weight_only_cmd(const char *model, const char *out, const char *calib
   size_t qn = 0;
   dml_status_t st = dml_quantize_weights_onnx(model, wq, &qm, &qn, &rep);
   if (!st) {
-    printf("%-36s %-6s %11s %9s  %s\n", "layer", "op", "K x N", "SQNR dB", "form");
+    int cal = wq->calib != NULL;
+    printf("%-36s %-6s %11s %9s", "layer", "op", "K x N", "SQNR dB");
+    if (cal) printf(" %9s %9s", "out RTN", "out GPTQ");
+    printf("  %s\n", "form");
     for (size_t i = 0; i < rep.n_layers; i++) {
       const dml_wq_layer_t *l = &rep.layers[i];
       char kn[48];
       snprintf(kn, sizeof kn, "%" PRId64 "x%" PRId64, l->k, l->n);
       printf("%-36s %-6s %11s ", l->name, l->op, kn);
       print_db(l->sqnr_db);
+      if (cal) {
+        printf(" ");
+        print_db(l->rtn_out_sqnr_db);
+        printf(" ");
+        print_db(l->out_sqnr_db);
+      }
       if (l->quantized)
-        printf("  int%d g%" PRId64 "\n", wq->bits, wq->group_size);
+        printf("  int%d g%" PRId64 "%s\n", l->bits, wq->group_size,
+               cal && !isnan(l->out_sqnr_db) ? " gptq" : "");
       else
         printf("  f32 (%s)\n", l->why_f32 ? l->why_f32 : "");
     }
     printf("weights %" PRIu64 " -> %" PRIu64 " bytes; opset %" PRId64 " -> %" PRId64 "\n",
            rep.f32_weight_bytes, rep.q_weight_bytes, rep.opset_in, rep.opset_out);
+    if (cal)
+      printf("gptq: %" PRId64 " calibration rows, %" PRId64
+             " layer-input rows in each H; out dB = the layer's output SQNR on its "
+             "calibration inputs\n",
+             rep.calib_rows, rep.hessian_rows);
   }
   void *bytes = NULL;
   size_t size = 0;
@@ -183,7 +220,7 @@ int dmlc_cmd_quantize(int argc, char **argv) {
   o.max_rows = 1000;
   dml_wq_options_t wq;
   dml_wq_options_init(&wq);
-  int weight_only = 0, group_given = 0;
+  int weight_only = 0, group_given = 0, gptq = 0, gptq_flags = 0;
   char **excl = NULL;
   size_t n_excl = 0;
   int rc = 0;
@@ -206,7 +243,9 @@ int dmlc_cmd_quantize(int argc, char **argv) {
       if (*end || !*v || !(scale > 0))
         rc = dmlc_usage_error("quantize", "bad --scale '%s'", v);
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--method"))) {
-      if (!strcmp(v, "minmax")) {
+      if (!strcmp(v, "gptq")) {
+        gptq = 1;
+      } else if (!strcmp(v, "minmax")) {
         o.method = DML_QUANT_MINMAX;
       } else if (!strcmp(v, "entropy")) {
         o.method = DML_QUANT_ENTROPY;
@@ -220,7 +259,9 @@ int dmlc_cmd_quantize(int argc, char **argv) {
         }
       } else {
         rc = dmlc_usage_error(
-            "quantize", "unsupported --method '%s' (minmax, percentile[:P] or entropy)",
+            "quantize",
+            "unsupported --method '%s' (minmax, percentile[:P], entropy; gptq with "
+            "--weight-only)",
             v);
       }
     } else if (!strcmp(argv[i], "--per-channel")) {
@@ -251,6 +292,22 @@ int dmlc_cmd_quantize(int argc, char **argv) {
       if (*end || !*v || wq.group_size < 2 || wq.group_size > (1 << 20))
         rc = dmlc_usage_error("quantize", "bad --group-size '%s' (2..1048576)", v);
       group_given = 1;
+    } else if (!strcmp(argv[i], "--act-order")) {
+      wq.act_order = 1;
+      gptq_flags = 1;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--calib-mask"))) {
+      wq.calib_mask = v;
+      gptq_flags = 1;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--damp"))) {
+      wq.damp = strtod(v, &end);
+      if (*end || !*v || !(wq.damp >= 0 && wq.damp < 1e6))
+        rc = dmlc_usage_error("quantize", "bad --damp '%s' (>= 0)", v);
+      gptq_flags = 1;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--int8-layers"))) {
+      wq.int8_layers = strtoll(v, &end, 10);
+      if (*end || !*v || wq.int8_layers < 0)
+        rc = dmlc_usage_error("quantize", "bad --int8-layers '%s' (>= 0)", v);
+      gptq_flags = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--exclude"))) {
       if (!*v) {
         rc = dmlc_usage_error("quantize", "--exclude needs names");
@@ -281,6 +338,30 @@ int dmlc_cmd_quantize(int argc, char **argv) {
     }
   }
   if (rc) goto done;
+  if (gptq_flags && !gptq) {
+    rc = dmlc_usage_error(
+        "quantize",
+        "--calib-mask, --damp, --act-order and --int8-layers go with --method gptq");
+    goto done;
+  }
+  if (gptq && !weight_only) {
+    rc = dmlc_usage_error("quantize", "--method gptq goes with --weight-only int4|int8");
+    goto done;
+  }
+  if (gptq) {
+    if (!calib || !calib[0]) {
+      rc = dmlc_usage_error("quantize", "--method gptq needs --calib DATA");
+      goto done;
+    }
+    if (wq.int8_layers > 0 && wq.bits != 4) {
+      rc = dmlc_usage_error("quantize", "--int8-layers goes with --weight-only int4");
+      goto done;
+    }
+    wq.calib = calib;
+    wq.calib_rows = o.max_rows;
+    wq.batch = o.batch;
+    calib = NULL;
+  }
   if (weight_only || group_given || n_excl) {
     rc = weight_only_cmd(model, out, calib, weight_only, targets || report || n_keep, &wq,
                          excl, n_excl);

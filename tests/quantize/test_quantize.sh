@@ -120,7 +120,7 @@ err "wrong shape" 1 "error: quantize: calibration rows of shape \[8,15\] (15 val
   "$T/tiny_mlp.onnx" --calib "$T/calib_short.npy"
 err "cnn rows of the mlp" 1 "do not fit the model's input 'x' f32\[batch,1,8,8\] (64 values a row)" \
   "$T/tiny_cnn.onnx" --calib "$T/calib_mlp.npy"
-err "unsupported method" 2 "error: dmlc quantize: unsupported --method 'kl' (minmax, percentile\[:P\] or entropy)" \
+err "unsupported method" 2 "error: dmlc quantize: unsupported --method 'kl' (minmax, percentile\[:P\], entropy; gptq with --weight-only)" \
   "$T/tiny_mlp.onnx" --calib "$T/calib_mlp.npy" --method kl
 err "bad percentile" 2 "bad percentile in 'percentile:40'" \
   "$T/tiny_mlp.onnx" --calib "$T/calib_mlp.npy" --method percentile:40

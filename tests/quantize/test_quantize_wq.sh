@@ -74,7 +74,7 @@ err "bad bits" 2 "bad --weight-only 'int2' (int8 or int4)" "$T/wq_model.onnx" --
 err "bad group" 2 "bad --group-size '1' (2..1048576)" "$T/wq_model.onnx" --weight-only int8 --group-size 1
 err "group without weight-only" 2 "--group-size and --exclude go with --weight-only" \
   "$T/wq_model.onnx" --group-size 32
-err "calib with weight-only" 2 "--weight-only takes no --calib data" \
+err "calib with weight-only" 2 "--weight-only takes --calib data with --method gptq only" \
   "$T/wq_model.onnx" --weight-only int8 --calib "$T/calib_mlp.npy"
 # packages: the wq-fuse pass turns each blocked DequantizeLinear -> MatMul /
 # Gemm into MatMulWQ (int4 stored 4 bits a value); its CPU output equals
@@ -116,6 +116,51 @@ err "blocked QDQ model is already quantized" 1 "error: quantize: the model is al
 "$DMLC" compile "$T/wq_bad_block.onnx" -o "$DIR/bad.dmlpkg" >"$DIR/e.txt" 2>&1
 check "bad block scale: exit 1" test $? -eq 1
 check "bad block scale: message" has "error: shape-infer: input 1 f32\[3,4\] must have x's shape i8\[8,4\] but ceil(d / 4) along axis 0" "$DIR/e.txt"
+
+# --method gptq (calibrated int4 / int8): token ids and a mask as the
+# calibration set of a text model (gptq/gptq_text.onnx, gen_gptq_ref.py);
+# the values equal numpy's GPTQ on the unpadded rows (check_gptq.py)
+G=$T/gptq
+check "gptq text" $Q "$G/gptq_text.onnx" --weight-only int4 --group-size 16 --method gptq \
+  --calib "$G/ids.npy,$G/mask.npy" --calib-mask attention_mask --batch-size 5 -o "$DIR/gt.onnx" >"$DIR/gt.txt" 2>&1
+check "gptq text table" has "^proj  *MatMul  *40x8  *[0-9.]*  *[0-9.]*  *[0-9.]*  int4 g16 gptq$" "$DIR/gt.txt"
+check "gptq text rows" has "^gptq: 16 calibration rows, 121 layer-input rows in each H" "$DIR/gt.txt"
+if [ -n "$PY_ORT" ]; then
+  check "gptq text = numpy" "$PY_ORT" "$T/check_gptq.py" "$DIR/gt.onnx" W "$G/text_q_b4_g16.npy" "$G/text_s_b4_g16.npy"
+fi
+check "gptq text act-order" $Q "$G/gptq_text.onnx" --weight-only int4 --group-size 16 --method gptq --act-order \
+  --calib "$G/ids.npy,$G/mask.npy" --calib-mask attention_mask -o "$DIR/gta.onnx" >"$DIR/gta.txt" 2>&1
+if [ -n "$PY_ORT" ]; then
+  check "gptq text act-order = numpy" "$PY_ORT" "$T/check_gptq.py" "$DIR/gta.onnx" W "$G/text_q_b4_g16_act.npy" "$G/text_s_b4_g16_act.npy"
+fi
+check "gptq text package" $Q "$G/gptq_text.onnx" --weight-only int4 --group-size 16 --method gptq \
+  --calib "$G/ids.npy,$G/mask.npy" -o "$DIR/gt.dmlpkg" >"$DIR/gtp.txt" 2>&1
+check "gptq text package: no mask, padding rows in H" has "^gptq: 16 calibration rows, 192 layer-input rows in each H" "$DIR/gtp.txt"
+# f32 rows, a Gemm with transB, a weight shared by two nodes, --int8-layers
+check "gptq f32" $Q "$T/wq_model.onnx" --weight-only int4 --method gptq --calib "$G/calib40.npy" \
+  --int8-layers 1 -o "$DIR/gf.onnx" >"$DIR/gf.txt" 2>&1
+check "gptq f32 fc2 (transB)" has "^fc2  *Gemm  *24x16 .* int[48] g32 gptq$" "$DIR/gf.txt"
+check "gptq f32 one int8 layer" test "$(grep -c ' int8 g32 gptq$' "$DIR/gf.txt")" -eq 1
+err "gptq without calib" 2 "--method gptq needs --calib DATA" "$G/gptq_text.onnx" --weight-only int4 --method gptq
+err "gptq without weight-only" 2 "--method gptq goes with --weight-only" "$G/gptq_text.onnx" --method gptq --calib "$G/ids.npy"
+err "calib-mask without gptq" 2 "--calib-mask, --damp, --act-order and --int8-layers go with --method gptq" \
+  "$G/gptq_text.onnx" --weight-only int4 --calib-mask attention_mask
+err "gptq one file for two inputs" 1 "error: quantize: --calib gives 1 .npy files; the model has 2 inputs" \
+  "$G/gptq_text.onnx" --weight-only int4 --method gptq --calib "$G/ids.npy"
+err "gptq wrong dtype" 1 "error: quantize: calibration data '$G/calib40.npy' is f32; the model's input 'input_ids' is i64" \
+  "$G/gptq_text.onnx" --weight-only int4 --method gptq --calib "$G/calib40.npy,$G/mask.npy"
+err "gptq wrong shape" 1 "error: quantize: calibration data '$G/x.npy' of shape \\[256,80\\] does not fit the model's input 'x' \\[N,40\\]" \
+  "$T/wq_model.onnx" --weight-only int4 --method gptq --calib "$G/x.npy"
+err "gptq empty" 1 "error: quantize: the calibration set is empty (0 rows)" \
+  "$G/gptq_text.onnx" --weight-only int4 --method gptq --calib "$G/empty_ids.npy,$G/empty_ids.npy"
+err "gptq rows differ" 1 "error: quantize: calibration data '$G/empty_ids.npy' has 0 rows, the one before 16" \
+  "$G/gptq_text.onnx" --weight-only int4 --method gptq --calib "$G/ids.npy,$G/empty_ids.npy"
+err "gptq bad mask" 1 "error: quantize: --calib-mask 'nope' names no integer model input \\[N, S\\]" \
+  "$G/gptq_text.onnx" --weight-only int4 --method gptq --calib "$G/ids.npy,$G/mask.npy" --calib-mask nope
+err "gptq already quantized" 1 "error: quantize: the model is already quantized: node 'q' is QuantizeLinear" \
+  "$T/already_qdq.onnx" --weight-only int4 --method gptq --calib "$T/calib_mlp.npy"
+err "gptq int8-layers with int8" 2 "--int8-layers goes with --weight-only int4" \
+  "$T/wq_model.onnx" --weight-only int8 --method gptq --calib "$G/calib40.npy" --int8-layers 1
 
 [ "$fails" -eq 0 ] && echo "test_quantize_wq: all passed"
 exit "$fails"
