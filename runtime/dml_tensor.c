@@ -234,8 +234,9 @@ static dml_status_t new_slot(storage_t *st, dml_dtype_t dt, int32_t rank,
   s->refs = 1;
   s->dtype = dt;
   s->rank = rank;
-  memcpy(s->dims, dims, sizeof(int64_t) * (size_t)rank);
-  if (strides)
+  /* dims and strides may be NULL at rank 0 */
+  if (rank) memcpy(s->dims, dims, sizeof(int64_t) * (size_t)rank);
+  if (strides && rank)
     memcpy(s->strides, strides, sizeof(int64_t) * (size_t)rank);
   else
     c_strides(dims, rank, s->strides);
@@ -608,7 +609,7 @@ static dml_status_t random_t(dml_rt_device_t *d, dml_op_t opid, dml_dtype_t dt,
   memset(&y, 0, sizeof y);
   y.dtype = dt;
   y.rank = rank;
-  memcpy(y.dims, dims, sizeof(int64_t) * (size_t)rank);
+  if (rank) memcpy(y.dims, dims, sizeof(int64_t) * (size_t)rank);
   return dml_status_annotate(run_host(d, opid, NULL, 0, a, 4, &y, seed, out, 1), "%s",
                              op);
 }
