@@ -396,7 +396,9 @@ static int gen_binary(gg_graph_t *g) {
   int prelu = !strcmp(op, "PRelu");
   if (!prelu && r < 0.45) b = pick(g, bcast_with, &a, a);
   if (b < 0 && (prelu || r < 0.8)) { /* a constant of a broadcast shape */
-    int k = (int)rint_(g, prelu ? 1 : 0, x->rank - 1);
+    int64_t lo = prelu ? 1 : 0, hi = x->rank - 1;
+    if (hi < lo) lo = hi = x->rank; /* a rank-0/1 value: a constant of its own rank */
+    int k = (int)rint_(g, lo, hi);
     int64_t d[GG_MAX_R];
     for (int i = 0; i < k; i++) {
       d[i] = x->d[x->rank - k + i];
