@@ -1319,6 +1319,12 @@ static dml_status_t onnx_imp_prelu_legacy(onnx_ctx_t *ctx, const Onnx__NodeProto
                                           uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
   static const char *const skip[] = {"consumed_inputs", NULL};
+  if (!in[0] || !in[1]) {
+    char label[300];
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                           "%s: X and slope are required (an input name is empty)",
+                           onnx_node_label(np, label, sizeof(label)));
+  }
   dml_ir_value_t *ops[2] = {in[0], in[1]};
   const dml_ir_value_t *x = in[0], *slope = in[1];
   int per_channel = slope->type.rank == 1 &&
