@@ -21,6 +21,9 @@
   (dims decided by the branch taken, at run time) -> Add(t, 1.5) -> Neg
   -> y f32[?,8]; also z = Neg(sq). The If runs on the host (its branches
   with the CPU kernels), the rest on the device.
+- loop_mid.onnx: x f32[N,8], trip i64[] -> sq = Mul(x, x) -> Loop(trip):
+  acc = acc * 0.5 + sq (from zeros; sq captured) -> Add(acc, 1.5) -> y
+  f32[N,8]: a Loop between device kernels, its trip count an input.
 - x_ctrl_then.npy (N = 5, sum of squares > 40), x_ctrl_else.npy (N = 3,
   below): both branches.
 - x_lp.npy (also x of lp_views, N = 4), x_views.npy (N = 3), x_str.npy: inputs (with -0, a denormal, huge and tiny values).
@@ -153,8 +156,38 @@ def ctrl_mid():
             (rng.standard_normal((3, 8)) * 0.5).astype(np.float32))
 
 
+def loop_mid():
+    half = numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half")
+    c = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "c")
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+         helper.make_node("Mul", ["acc_in", "half"], ["h"], name="body_mul"),
+         helper.make_node("Add", ["h", "sq"], ["acc_out"], name="body_add")],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, ["N", 8])])
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+        helper.make_node("Mul", ["sq", "half"], ["zero0"], name="zeros_like"),
+        helper.make_node("Sub", ["zero0", "zero0"], ["acc0"], name="zeros"),
+        helper.make_node("Loop", ["trip", "", "acc0"], ["acc"], body=body, name="repeat"),
+        helper.make_node("Add", ["acc", "c"], ["y"], name="add"),
+    ]
+    g = helper.make_graph(
+        nodes, "loop_mid",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8]),
+         helper.make_tensor_value_info("trip", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])], [half, c])
+    save(g, "loop_mid.onnx")
+    np.save(os.path.join(HERE, "trip3.npy"), np.array(3, dtype=np.int64))
+
+
 lp_mid()
 lp_views()
 lp_only()
 string_mid()
 ctrl_mid()
+loop_mid()

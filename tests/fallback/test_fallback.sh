@@ -111,6 +111,14 @@ for b in then else; do
     done
   fi
 done
+# a Loop between device kernels, its trip count an input
+expect_ok loop-compile "$DMLC" compile "$HERE/loop_mid.onnx" -o "$WORK/loop.dmlpkg" --target cpu,vulkan
+has loop-node "host nodes: 3 'repeat' (Loop)"
+expect_ok loop-cpu "$DMLC" run "$WORK/loop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/loop-cpu"
+if [ $VK = 1 ]; then
+  expect_ok loop-vk "$DMLC" run "$WORK/loop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/loop-vk" --device vulkan
+  cmp -s "$WORK/loop-cpu/y.npy" "$WORK/loop-vk/y.npy" && ok || bad "loop: vulkan and cpu results differ"
+fi
 if [ $VK = 1 ]; then
   expect_ok ctrl-bench "$DMLC" bench "$WORK/ctrl.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
   has ctrl-bench-host '"name": "k2_host"'
