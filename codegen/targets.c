@@ -302,9 +302,10 @@ static int node_refused(const char *target, const dml_pkg_function_t *f,
 }
 
 /* Why per-segment placement does not apply to host nodes `host` of
- * function `fi` in plan `p`, or NULL: a host node that runs run-time
- * control flow, writes a global, or decides data-dependent dims (the
- * kernels after it would need them); a host node inside a kernel. */
+ * function `fi` in plan `p`, or NULL: a host node that writes a global; a
+ * host node inside a kernel. (Host nodes may run If and Loop, whose
+ * branches and bodies run on the CPU, and decide data-dependent dims: the
+ * runtime sets the symbols before it records the device's next segment.) */
 static const char *segments_reject(const dml_pkg_graph_t *g, uint32_t fi,
                                    const uint8_t *host, const dml_kplan_t *p) {
   const dml_pkg_function_t *f = &g->functions[fi];
@@ -320,14 +321,7 @@ static const char *segments_reject(const dml_pkg_graph_t *g, uint32_t fi,
   for (uint32_t i = 0; i < f->n_nodes; i++) {
     if (!host[i]) continue;
     dml_op_t op = f->nodes[i].op;
-    if (op == DML_OP_IF || op == DML_OP_LOOP) return "run-time control flow on the host";
     if (op == DML_OP_ASSIGN) return "a host node writes a global";
-  }
-  for (uint32_t k = 0; k < g->n_symbols; k++) {
-    const dml_pkg_symbol_t *sy = &g->symbols[k];
-    if (sy->origin == DML_PKG_SYMBOL_NODE && sy->function == fi &&
-        sy->node < f->n_nodes && host[sy->node])
-      return "a host node decides data-dependent dims";
   }
   return NULL;
 }

@@ -82,6 +82,9 @@ struct dml_rt_session {
    * per value, 1 + its offset in host_buf when such a node computes it,
    * else 0. */
   uint8_t *host_node;
+  /* GPU sessions: 1 for the nodes of the device's host entries (the CPU
+   * fall-back's per-segment placement), which gpu_host_nodes runs */
+  uint8_t *on_host;
   uint64_t *host_off;
   uint8_t *host_buf;
   /* A GPU backend (rt_backend.h), or NULL for the CPU executor below. */
@@ -148,6 +151,7 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   free(s->node_produces);
   free(s->value_dynamic);
   free(s->host_node);
+  free(s->on_host);
   free(s->host_off);
   free(s->host_buf);
   free(s->out_cap);
@@ -511,11 +515,26 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
         s->vals[i].data = (uint8_t *)s->fuse_extra + s->fuse->value_extra[i] - 1;
     }
   }
+  /* nodes in the host entries of the device's kernels (the CPU fall-back)
+   * run on the host: strings, If and Loop (their branches and bodies run on
+   * the CPU) and dims decided from data allowed there */
+  const dml_kpkg_function_t *hkf =
+      backend && backend == dml_rt_vulkan_backend() && m->kernels_spirv
+          ? dml_kpkg_find_function(m->kernels_spirv, dml_rt_fn_index(m, f))
+          : NULL;
+  if (hkf) {
+    if (!(s->on_host = (uint8_t *)calloc(f->n_nodes ? f->n_nodes : 1, 1))) {
+      dml_rt_session_release(s);
+      return oom();
+    }
+    for (uint32_t i = 0; i < f->n_nodes; i++) s->on_host[i] = (uint8_t)on_host_entry(hkf, i);
+  }
   for (uint32_t i = 0; i < f->n_nodes; i++) {
     if (f->nodes[i].op != DML_OP_IF && f->nodes[i].op != DML_OP_LOOP) continue;
     const dml_pkg_node_t *n = &f->nodes[i];
     int loop = n->op == DML_OP_LOOP;
-    if (backend) {
+    int host_cf = s->on_host && s->on_host[i];
+    if (backend && !host_cf) {
       dml_rt_session_release(s);
       return dml_status_detail(
           dml_status_make(
@@ -535,7 +554,8 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
       const char *an = loop ? "body_function" : b ? "else_function" : "then_function";
       const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
       dml_status_t bst =
-          fname ? dml_rt_session_create_function(m, s->fallback ? NULL : device, fname, s,
+          fname ? dml_rt_session_create_function(m, s->fallback || host_cf ? NULL : device,
+                                                 fname, s,
                                                  &s->branch[2 * i + b])
                 : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
                                   "node '%s' (%s) has no string attribute %s", n->name,
@@ -554,15 +574,9 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
       for (uint32_t k = 0; k < br->fn->n_nodes; k++) br->calls[k].strings = s->strheap;
     }
   }
-  /* nodes in the host entries of the device's kernels (the CPU fall-back)
-   * run on the host: strings allowed there */
-  const dml_kpkg_function_t *hkf =
-      backend && backend == dml_rt_vulkan_backend() && m->kernels_spirv
-          ? dml_kpkg_find_function(m->kernels_spirv, dml_rt_fn_index(m, f))
-          : NULL;
   for (uint32_t i = 0; backend && i < f->n_nodes; i++) {
     const dml_pkg_node_t *n = &f->nodes[i];
-    if (on_host_entry(hkf, i)) continue;
+    if (s->on_host && s->on_host[i]) continue;
     for (uint32_t j = 0; j < n->n_inputs + n->n_outputs; j++) {
       uint32_t v = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
       if (v == DML_PKG_NO_VALUE || f->values[v].type.dtype != DML_DTYPE_STRING) continue;
@@ -970,6 +984,9 @@ static dml_status_t gpu_value_dims(dml_rt_session_t *s) {
   for (uint32_t k = s->gpu_next; k < f->n_nodes; k++, s->gpu_next = k) {
     const dml_pkg_node_t *n = &f->nodes[k];
     if (s->node_produces[k] && dml_rt_node_dims_on_device(s->m, f, k)) return DML_OK;
+    /* a node of a host entry deciding dims from data: gpu_host_nodes runs
+     * it and continues from there */
+    if (s->node_produces[k] && s->on_host && s->on_host[k]) return DML_OK;
     if (s->host_node[k]) DML_RETURN_IF_ERROR(run_on_host(s, k));
     if (!s->node_produces[k]) {
       DML_RETURN_IF_ERROR(fits_plan(s, k));
@@ -1050,10 +1067,16 @@ static dml_status_t gpu_produced(void *ctx, const uint32_t *nodes, uint32_t n_no
   return DML_OK;
 }
 
+static dml_status_t run_if(dml_rt_session_t *s, uint32_t k);
+static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k);
+
 /* The backend's host entries (dml_rt_exec_t.host, the CPU fall-back):
  * runs `nodes` with the CPU kernels on the host arena, as the CPU executor
- * does (views planned in place have nothing to run). The compiler places
- * no If, Loop, Assign or dims-deciding node there. */
+ * does (views planned in place have nothing to run): If and Loop with
+ * their branches and bodies on the CPU; a node deciding dims from data
+ * sets its symbols (take_produced_dims), and the dims of the nodes after
+ * it are taken up to the next such node (gpu_value_dims), before the
+ * device's next segment is recorded with them. */
 static dml_status_t gpu_host_nodes(void *ctx, const uint32_t *nodes, uint32_t n_nodes) {
   dml_rt_session_t *s = (dml_rt_session_t *)ctx;
   const dml_pkg_function_t *f = s->fn;
@@ -1062,11 +1085,12 @@ static dml_status_t gpu_host_nodes(void *ctx, const uint32_t *nodes, uint32_t n_
     if (k >= f->n_nodes)
       return dml_status_make(DML_STATUS_DATA_LOSS, "rt.run", "node %u", k);
     const dml_pkg_node_t *n = &f->nodes[k];
-    if (n->op == DML_OP_IF || n->op == DML_OP_LOOP || s->node_produces[k])
-      return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.run",
-                             "node #%u '%s' (%s) is placed on the host between device "
-                             "kernels, which runs no control flow or data-dependent dims",
-                             k, n->name, n->op_name);
+    int produces = s->node_produces[k];
+    if (produces && k != s->gpu_next)
+      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
+                             "node #%" PRIu32 " '%s' (%s) decides dims on the host out of "
+                             "order (the dims were taken up to node #%" PRIu32 ")",
+                             k, n->name, n->op_name, s->gpu_next);
     dml_cpu_call_t *c = &s->calls[k];
     dml_tensor_t *io = (dml_tensor_t *)c->inputs;
     for (uint32_t j = 0; j < n->n_inputs; j++) {
@@ -1076,15 +1100,22 @@ static dml_status_t gpu_host_nodes(void *ctx, const uint32_t *nodes, uint32_t n_
         io[j] = s->vals[n->inputs[j]];
     }
     for (uint32_t j = 0; j < n->n_outputs; j++) c->outputs[j] = s->vals[n->outputs[j]];
-    if ((dml_op_info(n->op)->flags & DML_OPF_VIEW) && n->n_inputs &&
+    if ((dml_op_info(n->op)->flags & DML_OPF_VIEW) && n->n_inputs && !produces &&
         io[0].data == c->outputs[0].data)
       continue;
-    DML_RETURN_IF_ERROR(fits_plan(s, k));
-    dml_status_t st = dml_cpu_run(c);
+    if (!produces) DML_RETURN_IF_ERROR(fits_plan(s, k));
+    dml_status_t st = n->op == DML_OP_IF     ? run_if(s, k)
+                      : n->op == DML_OP_LOOP ? run_loop(s, k)
+                                             : dml_cpu_run(c);
     if (st)
       return dml_status_annotate(
           st, "running node #%" PRIu32 " '%s' (%s) of '%s' on the host", k, n->name,
           n->op_name, f->name);
+    if (produces) {
+      DML_RETURN_IF_ERROR(take_produced_dims(s, k));
+      s->gpu_next = k + 1;
+      DML_RETURN_IF_ERROR(gpu_value_dims(s));
+    }
   }
   return DML_OK;
 }

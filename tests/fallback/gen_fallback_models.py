@@ -15,6 +15,17 @@
   n, returned as output "n" (a host result returned) and Reshape'd to
   [N,2,4] (a view of it) -> Add(., 1.5) -> y; also z = Neg(x) (device only):
   transfers at run-time sizes, a view across the border, a host output.
+- ctrl_mid.onnx: run-time control flow between device kernels: x f32[N,8]
+  -> sq = Mul(x, x) -> s = ReduceSum(sq) -> Greater(s, 40) -> If: then
+  Relu(Mul(sq, 2)) (f32[N,8]), else Slice(sq, rows 0:1) (f32[1,8]) -> t
+  (dims decided by the branch taken, at run time) -> Add(t, 1.5) -> Neg
+  -> y f32[?,8]; also z = Neg(sq). The If runs on the host (its branches
+  with the CPU kernels), the rest on the device.
+- loop_mid.onnx: x f32[N,8], trip i64[] -> sq = Mul(x, x) -> Loop(trip):
+  acc = acc * 0.5 + sq (from zeros; sq captured) -> Add(acc, 1.5) -> y
+  f32[N,8]: a Loop between device kernels, its trip count an input.
+- x_ctrl_then.npy (N = 5, sum of squares > 40), x_ctrl_else.npy (N = 3,
+  below): both branches.
 - x_lp.npy (also x of lp_views, N = 4), x_views.npy (N = 3), x_str.npy: inputs (with -0, a denormal, huge and tiny values).
 """
 import os
@@ -105,7 +116,78 @@ def lp_views():
     np.save(os.path.join(HERE, "x_views.npy"), x)
 
 
+def ctrl_mid():
+    thr = numpy_helper.from_array(np.array(40.0, dtype=np.float32), "thr")
+    two = numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")
+    c = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "c")
+    st = numpy_helper.from_array(np.array([0], dtype=np.int64), "st")
+    en = numpy_helper.from_array(np.array([1], dtype=np.int64), "en")
+    then_g = helper.make_graph(
+        [helper.make_node("Mul", ["sq", "two"], ["m2"], name="then_mul"),
+         helper.make_node("Relu", ["m2"], ["t_then"], name="then_relu")],
+        "then_branch", [],
+        [helper.make_tensor_value_info("t_then", TensorProto.FLOAT, ["N", 8])])
+    else_g = helper.make_graph(
+        [helper.make_node("Slice", ["sq", "st", "en"], ["t_else"], name="else_slice")],
+        "else_branch", [],
+        [helper.make_tensor_value_info("t_else", TensorProto.FLOAT, [1, 8])])
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+        helper.make_node("ReduceSum", ["sq"], ["s"], keepdims=0, name="sum"),
+        helper.make_node("Greater", ["s", "thr"], ["cond"], name="greater"),
+        helper.make_node("If", ["cond"], ["t"], then_branch=then_g, else_branch=else_g,
+                         name="choose"),
+        helper.make_node("Add", ["t", "c"], ["a"], name="add"),
+        helper.make_node("Neg", ["a"], ["y"], name="neg"),
+        helper.make_node("Neg", ["sq"], ["z"], name="neg_sq"),
+    ]
+    g = helper.make_graph(
+        nodes, "ctrl_mid",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", 8]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 8])],
+        [thr, two, c, st, en])
+    save(g, "ctrl_mid.onnx")
+    rng = np.random.default_rng(16)
+    x = (rng.standard_normal((5, 8)) * 2).astype(np.float32)
+    x[0, :4] = [np.inf, -0.0, 1e-45, 1e20]
+    np.save(os.path.join(HERE, "x_ctrl_then.npy"), x)
+    np.save(os.path.join(HERE, "x_ctrl_else.npy"),
+            (rng.standard_normal((3, 8)) * 0.5).astype(np.float32))
+
+
+def loop_mid():
+    half = numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half")
+    c = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "c")
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+         helper.make_node("Mul", ["acc_in", "half"], ["h"], name="body_mul"),
+         helper.make_node("Add", ["h", "sq"], ["acc_out"], name="body_add")],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, ["N", 8])])
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+        helper.make_node("Mul", ["sq", "half"], ["zero0"], name="zeros_like"),
+        helper.make_node("Sub", ["zero0", "zero0"], ["acc0"], name="zeros"),
+        helper.make_node("Loop", ["trip", "", "acc0"], ["acc"], body=body, name="repeat"),
+        helper.make_node("Add", ["acc", "c"], ["y"], name="add"),
+    ]
+    g = helper.make_graph(
+        nodes, "loop_mid",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8]),
+         helper.make_tensor_value_info("trip", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])], [half, c])
+    save(g, "loop_mid.onnx")
+    np.save(os.path.join(HERE, "trip3.npy"), np.array(3, dtype=np.int64))
+
+
 lp_mid()
 lp_views()
 lp_only()
 string_mid()
+ctrl_mid()
+loop_mid()

@@ -7,8 +7,10 @@
 # inspect` lists what runs on the host and why, a Vulkan run (lavapipe in
 # CI) gives the CPU plan's results bit for bit (the GPU ops here are
 # exactly rounded: Mul, Add, Relu; NaN, inf, -0, denormals in the input),
-# and --no-cpu-fallback gives the old error. A model with no node for the
-# device runs wholly on the host, which `dmlc run` notes.
+# and --no-cpu-fallback gives the old error. A model with an If between
+# device kernels runs the If on the host and the kernels after it at the
+# dims its branch decided. A model with no node for the device runs
+# wholly on the host, which `dmlc run` notes.
 #   test_fallback.sh DMLC WORKDIR      (models: gen_fallback_models.py)
 set -uo pipefail
 DMLC=$1 WORK=$2
@@ -91,6 +93,35 @@ if [ $VK = 1 ]; then
   expect_ok views-check "$DMLC" check "$WORK/views.dmlpkg" --device vulkan --iterations 2
   has views-check-host "host nodes (the CPU fall-back): the CPU kernels"
   has views-check-e2e "end-to-end"
+fi
+# run-time control flow between device kernels: the If on the host (its
+# branches with the CPU kernels), the kernels after it at the dims the
+# branch taken decided; both branches bit for bit as the CPU plan
+expect_ok ctrl-compile "$DMLC" compile "$HERE/ctrl_mid.onnx" -o "$WORK/ctrl.dmlpkg" --target cpu,vulkan --print-kernels
+has ctrl-note "function 'forward': 1 of 7 nodes on the host, the rest on the device"
+has ctrl-node "host nodes: 3 'choose' (If)"
+grep -q "^kernel k2_host (host)" <<<"$out" && ok || bad "ctrl: no host entry k2_host: $out"
+for b in then else; do
+  expect_ok "ctrl-cpu-$b" "$DMLC" run "$WORK/ctrl.dmlpkg" --input "x=$HERE/x_ctrl_$b.npy" --output-dir "$WORK/ctrl-cpu-$b"
+  if [ $VK = 1 ]; then
+    expect_ok "ctrl-vk-$b" "$DMLC" run "$WORK/ctrl.dmlpkg" --input "x=$HERE/x_ctrl_$b.npy" --output-dir "$WORK/ctrl-vk-$b" --device vulkan
+    grep -q "^note:" <<<"$out" && bad "ctrl $b: a whole-function note for a per-segment run: $out" || ok
+    for o in y z; do
+      cmp -s "$WORK/ctrl-cpu-$b/$o.npy" "$WORK/ctrl-vk-$b/$o.npy" && ok || bad "ctrl $b: output $o differs"
+    done
+  fi
+done
+# a Loop between device kernels, its trip count an input
+expect_ok loop-compile "$DMLC" compile "$HERE/loop_mid.onnx" -o "$WORK/loop.dmlpkg" --target cpu,vulkan
+has loop-node "host nodes: 3 'repeat' (Loop)"
+expect_ok loop-cpu "$DMLC" run "$WORK/loop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/loop-cpu"
+if [ $VK = 1 ]; then
+  expect_ok loop-vk "$DMLC" run "$WORK/loop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/loop-vk" --device vulkan
+  cmp -s "$WORK/loop-cpu/y.npy" "$WORK/loop-vk/y.npy" && ok || bad "loop: vulkan and cpu results differ"
+fi
+if [ $VK = 1 ]; then
+  expect_ok ctrl-bench "$DMLC" bench "$WORK/ctrl.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
+  has ctrl-bench-host '"name": "k2_host"'
 fi
 # no node for the device: the whole function on the host, noted by dmlc run
 expect_ok whole-compile "$DMLC" compile "$HERE/lp_only.onnx" -o "$WORK/whole.dmlpkg" --target cpu,vulkan
