@@ -24,10 +24,9 @@
  * (dml_codegen_cuda) and compiled to PTX for sm_80 with clang-16
  * (dml_codegen_cuda_ptx), as `dmlc compile --target cuda` does: the table
  * dml_eager_ptx (dml_eager_lib.h), each row's entry point renamed
- * DML_EAGER_PTX_ENTRY. MatMul and Conv are left out of it: their operands
- * B, W and the bias are the GLSL-only kernel-IR buffers DML_KBUF_IN2/IN3,
- * which the CUDA renderer does not bind (the runtime names them in its
- * UNIMPLEMENTED error: no CUDA kernel yet).
+ * DML_EAGER_PTX_ENTRY. MatMul's B and Conv's W and bias (kernel-IR
+ * buffers DML_KBUF_IN2/IN3) are the CUDA kernel's parameters in2 and in3,
+ * after arena and weights (dml_codegen_cuda).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -638,16 +637,10 @@ static dml_status_t conv_kernel(dml_kpool_t *p, dml_kernel_t *K) {
                             : DML_OK;
 }
 
-/* Writes the MatMul and Conv kernels (not in the PTX library: the CUDA
- * renderer has no DML_KBUF_IN2/IN3). */
+/* Writes the MatMul and Conv kernels, each operand at its own binding
+ * (SPIR-V) or kernel parameter (PTX: arena, weights, in2, in3, pc). */
 static dml_status_t emit_mm_conv(gen_t *G) {
   dml_status_t s = DML_OK;
-  if (G->ptx) {
-    fprintf(stderr,
-            "dmlc_eager_libgen: MatMul, Conv left out of the PTX library: operands "
-            "at their own bindings (DML_KBUF_IN2/IN3) are GLSL-only\n");
-    return DML_OK;
-  }
   for (int which = 0; which < 3 && !s; which++) { /* MatMul, its unit form, Conv */
     dml_kpool_t pool = {0};
     dml_kernel_t K;
@@ -714,8 +707,7 @@ int main(int argc, char **argv) {
     }
     s = emit(G, (dml_op_t)o, n_in);
   }
-  /* last, so that the PTX library (without them) is the SPIR-V one's rows
-   * up to here, row for row (test_eager_ptx) */
+  /* last (the two libraries hold the same rows: test_eager_ptx) */
   if (!s) s = emit_mm_conv(G);
   fprintf(G->f,
           "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "

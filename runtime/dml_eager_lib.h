@@ -183,15 +183,14 @@ extern const uint32_t dml_eager_spirv_count;
 /* The PTX library (docs/tensor.md "Eager ops on CUDA"): the same kernels,
  * row for row (the same generator, dmlc_eager_libgen --ptx, renders each
  * kernel IR as CUDA C and compiles it with clang-16 to PTX for sm_80, as
- * `dmlc compile --target cuda` does), in dml_eager_ptx.c, but without the
- * MatMul and Conv kernels (the SPIR-V library's last rows: their operands
- * at their own bindings are GLSL-only), so dml_eager_ptx_count is the
- * SPIR-V count less those. Each row's
+ * `dmlc compile --target cuda` does), in dml_eager_ptx.c. Each row's
  * `words` holds the NUL-terminated PTX text (read it as `const char *`;
  * n_words: its bytes with the NUL, rounded up to whole words), whose one
  * entry point is DML_EAGER_PTX_ENTRY with k. The kernel's parameters
  * are (float *y, const float *x, the push-constant words by value): the
- * output at binding 0's place, the input buffer at binding 1's. The
+ * output at binding 0's place, the input buffer at binding 1's; the
+ * MatMul and Conv rows' are (y, A or X, B or W, the bias, the words by
+ * value): bindings 0 to 3 (rt_cuda.c run_kernel_bufs). The
  * runtime loads a row's module (the driver JIT-compiles the PTX) on its
  * first use on a device. 0 kernels in builds without it (no code
  * generator or clang-16, DMLC_WITH_CUDA off), unless DMLC_EAGER_PTX_C names

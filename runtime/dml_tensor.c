@@ -30,6 +30,7 @@
 #include "dml_ew.h"
 #include "dml_ops.h"
 #include "dml_rt.h"
+#include "dml_shape.h"
 #include "rt_backend.h"
 
 #ifndef DML_RT_HAVE_EAGER_SPIRV /* built without the GPU code generator */
@@ -1463,7 +1464,7 @@ static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slo
   return DML_OK;
 }
 
-/* Runs Conv (f32, NCHW 2-D or NCW 1-D; auto_pad NOTSET or VALID) on device
+/* Runs Conv (f32, NCHW 2-D or NCW 1-D; any auto_pad) on device
  * tensors h[0] X, h[1] W and h[2] the optional bias with the library's
  * kernel `k` (dml_eager_lib.h DML_EAGER_CONV); a view among them is first
  * made contiguous on the device (the Identity kernel). */
@@ -1484,11 +1485,10 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
                              an);
   }
   const char *ap = dml_attr_string(attrs, n_attrs, "auto_pad", "NOTSET");
-  int valid = !strcmp(ap, "VALID");
-  if (!valid && strcmp(ap, "NOTSET"))
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                           "auto_pad %s is not taken by the GPU's eager kernel in this "
-                           "version (NOTSET and VALID are; pass explicit pads)",
+  int valid = !strcmp(ap, "VALID"), upper = !strcmp(ap, "SAME_UPPER"),
+      lower = !strcmp(ap, "SAME_LOWER");
+  if (!valid && !upper && !lower && strcmp(ap, "NOTSET")) /* the shape rule refuses it */
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "auto_pad '%s' is not valid",
                            ap);
   if (x[0]->rank != 4 && x[0]->rank != 3)
     return dml_status_make(
@@ -1505,6 +1505,11 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
     if (st && ns == (size_t)r) S[j] = st[i];
     if (dl && nd == (size_t)r) D[j] = dl[i];
     if (pads && np == 2 * (size_t)r && !valid) P[j] = pads[i];
+  }
+  for (int i = 0; i < r && (upper || lower); i++) { /* SAME: the pads follow */
+    int j = i + 2 - r;
+    int64_t ek = (x[1]->dims[x[1]->rank - r + i] - 1) * D[j] + 1;
+    P[j] = dml_shape_same_pad_begin(x[0]->dims[x[0]->rank - r + i], ek, S[j], upper, NULL);
   }
   int64_t group = dml_attr_int(attrs, n_attrs, "group", 1);
   int64_t n = dml_dims_numel(y.dims, y.rank);
@@ -1745,13 +1750,8 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           "%s; copy the tensors with dml_rt_tensor_to_device and run it on the CPU",
           !dev->mem->run_kernel
               ? "this device has no eager kernel library in this version"
-          : dev->n_lib && dev->lib == dml_eager_ptx &&
-                  (id == DML_OP_MATMUL || id == DML_OP_GEMM || id == DML_OP_CONV)
-              ? "no CUDA kernel yet: the PTX library holds the f32 elementwise ops, "
-                "Identity and the f32 reductions; MatMul, Gemm and Conv are in the "
-                "Vulkan library only (docs/tensor.md)"
           : dev->n_lib ? "the eager library holds the f32 elementwise ops, Identity, "
-                         "the f32 reductions and (Vulkan) MatMul, Gemm and Conv only "
+                         "the f32 reductions, MatMul, Gemm and Conv only "
                          "(docs/tensor.md)"
           : dev->lib == dml_eager_ptx
               ? "this build has no CUDA eager kernel library (it is made where the "

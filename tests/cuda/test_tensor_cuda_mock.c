@@ -8,7 +8,8 @@
  * (32-bit arithmetic, the row's number of dims) from the input pointer, and
  * the value is the CPU's eager op on the gathered elements; for a
  * reduction row, the CPU's reduction of x [S0, S1, S2] over axis 1 (the
- * grid checked to cover its rows). No PTX runs: what this checks is
+ * grid checked to cover its rows); for MatMul and Conv rows, their sums
+ * by the contract (emulate_mm, emulate_conv). No PTX runs: what this checks is
  * everything around the kernels — dml_tensor.c's dims, strides, offsets,
  * forms and grids for CUDA, rt_cuda.c's modules, parameters, launches and
  * the in-place reading of two inputs (spans_in_place) — and the driver's
@@ -80,6 +81,86 @@ static int cpu_op(dml_op_t op, uint32_t n_in, float *const *xs, int32_t rank,
   return bad;
 }
 
+/* A MatMul row's contract (dml_eager_lib.h DML_EAGER_MATMUL): parameters
+ * (y, A, B, unused, words); each of the grid's blocks takes blocks w + it
+ * * grid (it < iters) below BLOCKS, block w = (b * MB + mb) * NB + nb, and
+ * writes Y[b, m, n] = sum over k in order of A[a_off + batch offsets + m *
+ * a_sm + k * a_sk] * B[...], in f32 (32-bit index arithmetic, as the
+ * kernel's). The unit row (max_len 1) reads k and n with stride 1. */
+static int emulate_mm(const dml_eager_kernel_t *E, const unsigned grid[3], void **params) {
+  float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
+  const float *A = (const float *)(uintptr_t) * (unsigned long long *)params[1];
+  const float *B = (const float *)(uintptr_t) * (unsigned long long *)params[2];
+  const unsigned *pc = (const unsigned *)params[4];
+  uint32_t M = pc[DML_EAGER_MM_M], N = pc[DML_EAGER_MM_N], K = pc[DML_EAGER_MM_K];
+  uint32_t NB = pc[DML_EAGER_MM_NB], MB = pc[DML_EAGER_MM_MB],
+           blocks = pc[DML_EAGER_MM_BLOCKS], iters = pc[DML_EAGER_MM_ITERS];
+  uint32_t a_sk = E->max_len ? 1u : pc[DML_EAGER_MM_A_SK],
+           b_sn = E->max_len ? 1u : pc[DML_EAGER_MM_B_SN];
+  const uint32_t T = DML_EAGER_MM_TILE;
+  if (grid[0] != pc[DML_EAGER_MM_GRID] || (uint64_t)grid[0] * iters < blocks ||
+      NB != (N + T - 1) / T || MB != (M + T - 1) / T)
+    return 1;
+  for (uint32_t w = 0; w < blocks; w++) {
+    uint32_t nb = w % NB, mb = (w / NB) % MB, bi = w / NB / MB, rest = bi;
+    uint32_t abase = pc[DML_EAGER_MM_A_OFF], bbase = pc[DML_EAGER_MM_B_OFF];
+    for (int d = (int)DML_EAGER_MM_BATCH - 1; d >= 0; d--) {
+      uint32_t e = pc[DML_EAGER_MM_BDIMS + (uint32_t)d];
+      uint32_t cd = d == 0 ? rest : rest % e;
+      rest /= e;
+      abase += cd * pc[DML_EAGER_MM_A_BST + (uint32_t)d];
+      bbase += cd * pc[DML_EAGER_MM_B_BST + (uint32_t)d];
+    }
+    for (uint32_t m = mb * T; m < M && m < mb * T + T; m++)
+      for (uint32_t n = nb * T; n < N && n < nb * T + T; n++) {
+        float acc = 0.0f;
+        for (uint32_t k = 0; k < K; k++)
+          acc += A[abase + m * pc[DML_EAGER_MM_A_SM] + k * a_sk] *
+                 B[bbase + k * pc[DML_EAGER_MM_B_SK] + n * b_sn];
+        y[(bi * M + m) * N + n] = acc;
+      }
+  }
+  return 0;
+}
+
+/* A Conv row's contract (DML_EAGER_CONV): parameters (y, X, W, bias,
+ * words); element i < n of Y [N, OC, OH, OW] (each taken once by the grid's
+ * invocations g + it * stride) is the bias (when HAS_BIAS) plus the sum
+ * over the group's channels and the window of X (0 in the padding) times
+ * W, in f32 in that order. */
+static int emulate_conv(const unsigned grid[3], const unsigned block[3], void **params) {
+  float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
+  const float *X = (const float *)(uintptr_t) * (unsigned long long *)params[1];
+  const float *W = (const float *)(uintptr_t) * (unsigned long long *)params[2];
+  const float *Bi = (const float *)(uintptr_t) * (unsigned long long *)params[3];
+  const unsigned *pc = (const unsigned *)params[4];
+  uint32_t n = pc[DML_EAGER_CV_N], stride = pc[DML_EAGER_CV_STRIDE],
+           iters = pc[DML_EAGER_CV_ITERS];
+  if ((uint64_t)grid[0] * block[0] != stride || (uint64_t)iters * stride < n) return 1;
+  uint32_t OW = pc[DML_EAGER_CV_OW], OH = pc[DML_EAGER_CV_OH], OC = pc[DML_EAGER_CV_OC],
+           CG = pc[DML_EAGER_CV_CG], OCG = pc[DML_EAGER_CV_OCG], H = pc[DML_EAGER_CV_H],
+           Wd = pc[DML_EAGER_CV_W], KH = pc[DML_EAGER_CV_KH], KW = pc[DML_EAGER_CV_KW],
+           PH = pc[DML_EAGER_CV_PH], PW = pc[DML_EAGER_CV_PW];
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t ow = i % OW, oh = i / OW % OH, oc = i / OW / OH % OC, b = i / OW / OH / OC;
+    uint32_t g = oc / OCG;
+    float acc = pc[DML_EAGER_CV_HAS_BIAS] ? Bi[pc[DML_EAGER_CV_B_OFF] + oc] : 0.0f;
+    for (uint32_t c = 0; c < CG; c++)
+      for (uint32_t ki = 0; ki < KH; ki++)
+        for (uint32_t kj = 0; kj < KW; kj++) {
+          uint32_t ihp = oh * pc[DML_EAGER_CV_SH] + ki * pc[DML_EAGER_CV_DH],
+                   iwp = ow * pc[DML_EAGER_CV_SW] + kj * pc[DML_EAGER_CV_DW];
+          uint32_t chan = b * pc[DML_EAGER_CV_C] + g * CG + c;
+          float xv = ihp >= PH && ihp < PH + H && iwp >= PW && iwp < PW + Wd
+                         ? X[pc[DML_EAGER_CV_X_OFF] + (chan * H + ihp - PH) * Wd + iwp - PW]
+                         : 0.0f;
+          acc += xv * W[pc[DML_EAGER_CV_W_OFF] + ((oc * CG + c) * KH + ki) * KW + kj];
+        }
+    y[i] = acc;
+  }
+  return 0;
+}
+
 /* Kernel row k's contract on the host; 0 or a CUresult (1: invalid). */
 static int emulate(const char *entry, const unsigned grid[3], const unsigned block[3],
                    void **params) {
@@ -90,6 +171,8 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
       grid[1] != 1 || grid[2] != 1 || !grid[0])
     return 1;
   g_launches++;
+  if (E->kind == DML_EAGER_MATMUL) return emulate_mm(E, grid, params);
+  if (E->kind == DML_EAGER_CONV) return emulate_conv(grid, block, params);
   float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
   const float *x = (const float *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];

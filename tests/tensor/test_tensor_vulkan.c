@@ -21,9 +21,8 @@
  * zeros. Sin, Cos and Tan are compared for |x| <= 10 (the GPUs reduce
  * their arguments in f32). Exits 77 (skip) without a Vulkan device.
  * test_tensor_cuda.c runs these cases on CUDA: it includes this file with
- * TEST_GPU "cuda" and dml_eager_spirv renamed to the PTX library, which
- * has no MatMul or Conv kernel yet: there the MatMul, Gemm and Conv cases
- * are skipped (saying so) and their UNIMPLEMENTED errors checked. */
+ * TEST_GPU "cuda" and dml_eager_spirv renamed to the PTX library (the same
+ * rows, MatMul and Conv included). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -580,7 +579,7 @@ static void conv(pair_t x, pair_t w, const pair_t *b, const dml_attr_t *a, uint3
 }
 
 /* Conv: pads, strides, dilations, asymmetric pads, groups, depthwise, 1-D,
- * VALID, bias and none, an empty batch, a row of 70,001, a transposed view
+ * VALID, SAME_UPPER, SAME_LOWER, bias and none, an empty batch, a row of 70,001, a transposed view
  * (made contiguous on the device) and edge values. */
 static void test_conv(void) {
   pair_t x = pair_new(4, D(2, 3, 9, 11), NULL, 4),
@@ -599,6 +598,18 @@ static void test_conv(void) {
   valid.kind = DML_ATTR_STRING;
   valid.s = "VALID";
   conv(x, w, &b, &valid, 1, "auto_pad VALID");
+  /* SAME_UPPER and SAME_LOWER: odd total pads (the odd one at the end or
+   * the beginning), with strides and dilations */
+  dml_attr_t sp[3];
+  sp[0] = valid;
+  sp[1] = ints_attr("strides", D(2, 3), 2);
+  sp[2] = ints_attr("dilations", D(1, 2), 2);
+  sp[0].s = "SAME_UPPER";
+  conv(x, w, &b, sp, 1, "auto_pad SAME_UPPER");
+  conv(x, w, &b, sp, 3, "auto_pad SAME_UPPER, strides (2,3), dilations (1,2)");
+  sp[0].s = "SAME_LOWER";
+  conv(x, w, &b, sp, 1, "auto_pad SAME_LOWER");
+  conv(x, w, &b, sp, 3, "auto_pad SAME_LOWER, strides (2,3), dilations (1,2)");
   /* a transposed view of X (H and W swapped) */
   pair_t xt = pair_new(4, D(2, 3, 11, 9), NULL, 4), xtv;
   int64_t perm[4] = {0, 1, 3, 2};
@@ -642,6 +653,10 @@ static void test_conv(void) {
   x = pair_new(3, D(2, 3, 20), NULL, 4), w = pair_new(3, D(4, 3, 5), NULL, 4);
   a[0] = ints_attr("pads", D(2, 2), 2);
   conv(x, w, NULL, a, 1, "1-D [2,3,20] kernel 5 pads 2");
+  a[0] = valid;
+  a[0].s = "SAME_LOWER";
+  a[1] = ints_attr("strides", D(3), 1);
+  conv(x, w, NULL, a, 2, "1-D SAME_LOWER stride 3");
   pair_free(&x);
   pair_free(&w);
   x = pair_new(4, D(1, 2, 1, 70001), NULL, 4), w = pair_new(4, D(3, 2, 1, 3), NULL, 4);
@@ -736,8 +751,20 @@ static void test_mm_errors(void) {
   same.name = "auto_pad";
   same.kind = DML_ATTR_STRING;
   same.s = "SAME_UPPER";
+  same.s = "SAME_MIDDLE";
   CHECK_ERROR(dml_rt_tensor_op("Conv", cin, 2, &same, 1, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "auto_pad SAME_UPPER is not taken");
+              "auto_pad 'SAME_MIDDLE' is not supported");
+  /* channels of X and W disagree: both shapes named */
+  int64_t dw2[4] = {1, 2, 3, 3};
+  dml_rt_tensor_t w2;
+  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F32, 4, dw2, &w2));
+  dml_rt_tensor_t cin2[2] = {x, w2};
+  CHECK_ERROR(dml_rt_tensor_op("Conv", cin2, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "[1,1,5,5]");
+  CHECK_ERROR(dml_rt_tensor_op("Conv", cin2, 2, NULL, 0, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "[1,2,3,3]");
+  CHECK_OK(dml_rt_tensor_free(w2));
+  CHECK(dml_rt_device_bytes(g_vk) == before + 4 * 25 + 4 * 9);
   dml_rt_tensor_t i32;
   CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_I32, 2, d34, &i32));
   dml_rt_tensor_t mi[2] = {i32, i32};
@@ -748,48 +775,6 @@ static void test_mm_errors(void) {
   CHECK_OK(dml_rt_tensor_free(w));
   CHECK_OK(dml_rt_tensor_free(a));
   CHECK_OK(dml_rt_tensor_free(b));
-}
-
-/* Whether the library holds the MatMul and Conv kernels (the SPIR-V one
- * does; the PTX one does not yet: docs/tensor.md). */
-static int lib_has_mm_conv(void) {
-  int mm = 0, cv = 0;
-  for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
-    mm |= dml_eager_spirv[k].kind == DML_EAGER_MATMUL;
-    cv |= dml_eager_spirv[k].kind == DML_EAGER_CONV;
-  }
-  return mm && cv;
-}
-
-/* Without those kernels (CUDA): MatMul, Gemm and Conv are a clear
- * UNIMPLEMENTED naming the op and why, never a CPU fallback, and leave no
- * output behind. */
-static void test_mm_unimplemented(void) {
-  int64_t d34[2] = {3, 4}, d45[2] = {4, 5}, dx[4] = {1, 1, 5, 5}, dw[4] = {1, 1, 3, 3};
-  dml_rt_tensor_t a, b, x, w, y;
-  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F32, 2, d34, &a));
-  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F32, 2, d45, &b));
-  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F32, 4, dx, &x));
-  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F32, 4, dw, &w));
-  uint64_t before = dml_rt_device_bytes(g_vk);
-  dml_rt_tensor_t ab[2] = {a, b}, xw[2] = {x, w};
-  CHECK_ERROR(dml_rt_tensor_op("MatMul", ab, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "eager op MatMul with 2 inputs is not implemented on " TEST_GPU);
-  CHECK_ERROR(dml_rt_tensor_op("MatMul", ab, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "no CUDA kernel yet");
-  CHECK_ERROR(dml_rt_tensor_op("Gemm", ab, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "eager op Gemm with 2 inputs is not implemented on " TEST_GPU);
-  CHECK_ERROR(dml_rt_tensor_op("Gemm", ab, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "no CUDA kernel yet");
-  CHECK_ERROR(dml_rt_tensor_op("Conv", xw, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "eager op Conv with 2 inputs is not implemented on " TEST_GPU);
-  CHECK_ERROR(dml_rt_tensor_op("Conv", xw, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "no CUDA kernel yet");
-  CHECK(dml_rt_device_bytes(g_vk) == before);
-  CHECK_OK(dml_rt_tensor_free(a));
-  CHECK_OK(dml_rt_tensor_free(b));
-  CHECK_OK(dml_rt_tensor_free(x));
-  CHECK_OK(dml_rt_tensor_free(w));
 }
 
 static void test_errors(void) {
@@ -886,22 +871,13 @@ int main(void) {
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN(test_reductions);
   CHECK(dml_rt_device_bytes(g_vk) == start);
-  /* the Vulkan library must hold MatMul and Conv; the PTX one has none yet */
-  CHECK(strcmp(TEST_GPU, "vulkan") || lib_has_mm_conv());
-  if (lib_has_mm_conv()) {
-    RUN(test_matmul);
-    CHECK(dml_rt_device_bytes(g_vk) == start);
-    RUN(test_conv);
-    CHECK(dml_rt_device_bytes(g_vk) == start);
-    RUN(test_gemm);
-    CHECK(dml_rt_device_bytes(g_vk) == start);
-    RUN(test_mm_errors);
-  } else {
-    printf("SKIP test_matmul, test_conv, test_gemm, test_mm_errors on " TEST_GPU
-           ": the eager library has no MatMul or Conv kernel (no CUDA kernel yet, "
-           "docs/tensor.md); checking their UNIMPLEMENTED errors instead\n");
-    RUN(test_mm_unimplemented);
-  }
+  RUN(test_matmul);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN(test_conv);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN(test_gemm);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN(test_mm_errors);
   RUN(test_big);
   RUN(test_errors);
   RUN(test_chain);
