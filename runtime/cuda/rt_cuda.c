@@ -1054,9 +1054,11 @@ static int spans_in_place(const dml_eager_kernel_t *E, const dml_rt_devmem_copy_
       n_pc < DML_EAGER_PC_WORDS)
     return 0;
   CUdeviceptr base = 0;
+  const uint64_t es = dml_dtype_size((dml_dtype_t)E->dtype); /* the elements' bytes */
+  if (!es) return 0;
   for (uint32_t j = 0; j < n; j++) {
     CUdeviceptr at = (CUdeviceptr)(uintptr_t)cp[j].src + cp[j].src_off;
-    if ((at | cp[j].dst_off) % 4) return 0;
+    if ((at | cp[j].dst_off) % es) return 0;
     if (!j || at < base) base = at;
   }
   uint32_t off[DML_EAGER_MAX_INPUTS];
@@ -1064,9 +1066,9 @@ static int spans_in_place(const dml_eager_kernel_t *E, const dml_rt_devmem_copy_
     CUdeviceptr at = (CUdeviceptr)(uintptr_t)cp[j].src + cp[j].src_off;
     uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS;
     /* the element of the span the offset names, then the span's end */
-    uint64_t in_span = (uint64_t)pc[w] - cp[j].dst_off / 4;
-    uint64_t start = (at - base) / 4, end = start + (cp[j].bytes + 3) / 4;
-    if ((uint64_t)pc[w] < cp[j].dst_off / 4 || end > UINT32_MAX) return 0;
+    uint64_t in_span = (uint64_t)pc[w] - cp[j].dst_off / es;
+    uint64_t start = (at - base) / es, end = start + (cp[j].bytes + es - 1) / es;
+    if ((uint64_t)pc[w] < cp[j].dst_off / es || end > UINT32_MAX) return 0;
     off[j] = (uint32_t)(start + in_span);
   }
   for (uint32_t j = 0; j < n; j++)

@@ -5,8 +5,9 @@
  * contract (runtime/dml_eager_lib.h): for an elementwise row, each
  * invocation g < grid * 256 takes the elements g + it * stride (it <
  * iters) below n, reads input j at off_j + sum_d coord_d * stride_j_d
- * (32-bit arithmetic, the row's number of dims) from the input pointer, and
- * the value is the CPU's eager op on the gathered elements; for a
+ * (32-bit arithmetic, the row's number of dims, elements of the row's
+ * dtype) from the input pointer, and the value is the CPU's eager op on
+ * the gathered elements; for a
  * reduction row, the CPU's reduction of x [S0, S1, S2] over axis 1 (the
  * grid checked to cover its rows); for MatMul and Conv rows, their sums
  * by the contract (emulate_mm, emulate_conv). No PTX runs: what this checks is
@@ -34,16 +35,16 @@ typedef int (*launch_fn)(const char *, const unsigned[3], const unsigned[3], voi
 static dml_rt_device_t *g_host; /* the emulator's CPU device */
 static long long g_launches;
 
-/* The CPU's eager op `op` (n_in inputs of dims/rank, f32) into y. */
-static int cpu_op(dml_op_t op, uint32_t n_in, float *const *xs, int32_t rank,
-                  const int64_t *dims, const dml_attr_t *attrs, uint32_t n_attrs,
-                  float *y, int64_t ny) {
+/* The CPU's eager op `op` (n_in inputs of dims/rank, dtype dt) into y. */
+static int cpu_op(dml_op_t op, uint32_t n_in, void *const *xs, dml_dtype_t dt,
+                  int32_t rank, const int64_t *dims, const dml_attr_t *attrs,
+                  uint32_t n_attrs, void *y, int64_t ny) {
   dml_rt_tensor_t in[2] = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE}, out;
   int bad = 0;
   for (uint32_t j = 0; j < n_in && !bad; j++) {
     dml_tensor_t h;
     memset(&h, 0, sizeof h);
-    h.dtype = DML_DTYPE_F32;
+    h.dtype = dt;
     h.rank = rank;
     memcpy(h.dims, dims, sizeof(int64_t) * (size_t)rank);
     h.data = xs[j];
@@ -65,7 +66,7 @@ static int cpu_op(dml_op_t op, uint32_t n_in, float *const *xs, int32_t rank,
     dml_status_free(dml_rt_tensor_info(out, &info));
     dml_tensor_t h;
     memset(&h, 0, sizeof h);
-    h.dtype = DML_DTYPE_F32;
+    h.dtype = info.dtype;
     h.rank = info.rank;
     memcpy(h.dims, info.dims, sizeof h.dims);
     h.data = y;
@@ -173,19 +174,22 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   g_launches++;
   if (E->kind == DML_EAGER_MATMUL) return emulate_mm(E, grid, params);
   if (E->kind == DML_EAGER_CONV) return emulate_conv(grid, block, params);
-  float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
-  const float *x = (const float *)(uintptr_t) * (unsigned long long *)params[1];
+  char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
+  const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];
-  dml_attr_t fmod;
+  const size_t es = dml_dtype_size((dml_dtype_t)E->dtype); /* the elements' bytes */
+  dml_attr_t fmod; /* Mod's fmod = 1, Cast's to */
   memset(&fmod, 0, sizeof fmod);
-  fmod.name = "fmod";
+  fmod.name = E->op == DML_OP_CAST ? "to" : "fmod";
   fmod.kind = DML_ATTR_INT;
-  fmod.i = 1;
+  fmod.i = E->op == DML_OP_CAST ? dml_dtype_onnx_code((dml_dtype_t)E->out_dtype) : 1;
   if (E->kind == DML_EAGER_REDUCE) {
     int64_t S[3] = {pc[0], pc[1], pc[2]}, rows = S[0] * S[2];
-    /* one invocation per row, or one block per row (a capped grid loops) */
-    if (E->max_len <= 256 ? (int64_t)grid[0] * block[0] < rows
-                          : (int64_t)grid[0] < (rows < 65535 ? rows : 65535))
+    /* one invocation per row (a grid counted in rows), or one block per
+     * row (a constant grid of 65,535 blocks: as many as there are rows,
+     * looping over the others) */
+    if (E->items[0].c ? (int64_t)grid[0] * block[0] < rows
+                      : (int64_t)grid[0] < (rows < 65535 ? rows : 65535))
       return 1;
     int64_t axis = 1;
     dml_attr_t a[2];
@@ -197,15 +201,15 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
     a[1].name = "keepdims";
     a[1].kind = DML_ATTR_INT;
     a[1].i = 1;
-    float *xs[1] = {(float *)x};
-    return cpu_op(E->op, 1, xs, 3, S, a, 2, y, rows);
+    void *xs[1] = {(void *)x};
+    return cpu_op(E->op, 1, xs, (dml_dtype_t)E->dtype, 3, S, a, 2, y, rows);
   }
   uint32_t n = pc[DML_EAGER_PC_N], stride = pc[DML_EAGER_PC_STRIDE],
            iters = pc[DML_EAGER_PC_ITERS];
   if ((uint64_t)grid[0] * block[0] != stride || (uint64_t)iters * stride < n) return 1;
   const int lo = (int)(DML_EAGER_RANK - (uint32_t)E->max_len);
-  float *g[DML_EAGER_MAX_INPUTS] = {NULL, NULL};
-  for (uint32_t j = 0; j < E->n_inputs; j++) g[j] = (float *)malloc((size_t)n * 4 + 4);
+  char *g[DML_EAGER_MAX_INPUTS] = {NULL, NULL};
+  for (uint32_t j = 0; j < E->n_inputs; j++) g[j] = (char *)malloc((size_t)n * es + es);
   uint8_t *done = (uint8_t *)calloc((size_t)n + 1, 1);
   for (uint64_t gid = 0; gid < stride; gid++)
     for (uint32_t it = 0; it < iters; it++) {
@@ -221,17 +225,19 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
         uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS, idx = pc[w];
         for (int d = lo; d < (int)DML_EAGER_RANK; d++)
           idx += coord[d] * pc[w + 1 + (uint32_t)d];
-        g[j][i] = x[idx];
+        memcpy(g[j] + (size_t)i * es, x + (size_t)idx * es, es);
       }
       done[i]++;
     }
   int bad = 0;
   for (uint32_t i = 0; i < n; i++) bad |= done[i] != 1;
   int64_t dn = n;
-  if (!bad && E->op == DML_OP_IDENTITY) memcpy(y, g[0], (size_t)n * 4);
-  if (!bad && E->op != DML_OP_IDENTITY)
-    bad =
-        cpu_op(E->op, E->n_inputs, g, 1, &dn, &fmod, E->op == DML_OP_MOD ? 1 : 0, y, dn);
+  if (!bad && E->op == DML_OP_IDENTITY) memcpy(y, g[0], (size_t)n * es);
+  if (!bad && E->op != DML_OP_IDENTITY) {
+    void *gv[DML_EAGER_MAX_INPUTS] = {g[0], g[1]};
+    bad = cpu_op(E->op, E->n_inputs, gv, (dml_dtype_t)E->dtype, 1, &dn, &fmod,
+                 E->op == DML_OP_MOD || E->op == DML_OP_CAST ? 1 : 0, y, dn);
+  }
   for (uint32_t j = 0; j < E->n_inputs; j++) free(g[j]);
   free(done);
   return bad;
