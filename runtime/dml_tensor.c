@@ -42,7 +42,9 @@ const dml_eager_kernel_t dml_eager_spirv[] = {
      0,
      {0, 0, 0},
      {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}},
-     0}};
+     0,
+     DML_DTYPE_INVALID,
+     DML_DTYPE_INVALID}};
 const uint32_t dml_eager_spirv_count = 0;
 #endif
 #ifndef DML_RT_HAVE_EAGER_PTX /* no clang-16 or no CUDA backend in this build */
@@ -54,7 +56,9 @@ const dml_eager_kernel_t dml_eager_ptx[] = {
      0,
      {0, 0, 0},
      {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}},
-     0}};
+     0,
+     DML_DTYPE_INVALID,
+     DML_DTYPE_INVALID}};
 const uint32_t dml_eager_ptx_count = 0;
 #endif
 
