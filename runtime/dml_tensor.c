@@ -1773,6 +1773,11 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       for (int d = 1; d < DML_DTYPE_COUNT_ && to; d++)
         if (dml_dtype_onnx_code((dml_dtype_t)d) == to) odt = (dml_dtype_t)d;
     }
+    if (id == DML_OP_CAST && odt == dt && n_inputs == 1 && xs[0] && n_outputs == 1) {
+      /* a Cast to its own dtype: the strided copy */
+      int32_t ki = eager_find_t(dev, DML_OP_IDENTITY, 1, dt, dt);
+      if (ki >= 0) return eager_gpu(dev, DML_OP_IDENTITY, ki, xs, 1, NULL, 0, outputs);
+    }
     int32_t k = id == DML_OP_MATMUL || conv
                     ? eager_find(dev, id, conv ? 3u : n_inputs)
                     : eager_find_t(dev, id, n_inputs, dt, odt);

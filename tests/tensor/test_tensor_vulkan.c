@@ -1018,6 +1018,23 @@ static void test_dtypes(void) {
          "\n",
          n_rows);
   CHECK(n_rows >= 60);
+  /* Cast to the operand's own dtype: a copy (the Identity kernel) */
+  static const dml_dtype_t same[5] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
+                                      DML_DTYPE_I32, DML_DTYPE_I64};
+  for (int i = 0; i < 5; i++) {
+    int isint = same[i] == DML_DTYPE_I32 || same[i] == DML_DTYPE_I64;
+    pair_t x = typed_pair(same[i], 2, de, isint ? ia : pa), xs;
+    CHECK_OK(dml_rt_tensor_slice(x.c, 2, axes, st, en, sp, &xs.c));
+    CHECK_OK(dml_rt_tensor_slice(x.v, 2, axes, st, en, sp, &xs.v));
+    dml_attr_t to;
+    memset(&to, 0, sizeof to);
+    to.name = "to";
+    to.kind = DML_ATTR_INT;
+    to.i = dml_dtype_onnx_code(same[i]);
+    compare_typed("Cast", &xs.c, &xs.v, 1, &to, 1, "to its own dtype, a reversed view");
+    pair_free(&x);
+    pair_free(&xs);
+  }
   /* mixed dtypes: both named; an op without a kernel for the dtype */
   int64_t d2[1] = {2};
   dml_rt_tensor_t a, b, y;
