@@ -1054,6 +1054,26 @@ static void test_dtypes(void) {
               "no eager kernel for Exp of i32");
   CHECK_OK(dml_rt_tensor_free(a));
   CHECK_OK(dml_rt_tensor_free(b));
+  if (!strcmp(TEST_GPU, "vulkan")) { /* a device without shaderInt64 */
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "shaderInt64", 1);
+    dml_rt_device_t *dh = NULL;
+    dml_status_t so = dml_rt_device_open(TEST_GPU, &dh);
+    unsetenv("DMLC_VULKAN_HIDE_FEATURES");
+    CHECK_OK(so);
+    if (!so) {
+      dml_rt_tensor_t p64, p32, q;
+      CHECK_OK(dml_rt_tensor_zeros(dh, DML_DTYPE_I64, 1, d2, &p64));
+      CHECK_OK(dml_rt_tensor_zeros(dh, DML_DTYPE_I32, 1, d2, &p32));
+      dml_rt_tensor_t pp[2] = {p64, p64}, qq[2] = {p32, p32};
+      CHECK_ERROR(dml_rt_tensor_op("Add", pp, 2, NULL, 0, &q, 1), DML_STATUS_UNIMPLEMENTED,
+                  "needs the Vulkan feature shaderInt64");
+      CHECK_OK(dml_rt_tensor_op("Add", qq, 2, NULL, 0, &q, 1)); /* i32: no feature */
+      CHECK_OK(dml_rt_tensor_free(q));
+      CHECK_OK(dml_rt_tensor_free(p64));
+      CHECK_OK(dml_rt_tensor_free(p32));
+      dml_rt_device_close(dh);
+    }
+  }
   free(ra);
   free(rb);
 }
