@@ -1781,7 +1781,7 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     int32_t k = id == DML_OP_MATMUL || conv
                     ? eager_find(dev, id, conv ? 3u : n_inputs)
                     : eager_find_t(dev, id, n_inputs, dt, odt);
-    if (k < 0 && dt != DML_DTYPE_F32 && eager_has(dev, id, n_inputs) &&
+    if (k < 0 && (dt != DML_DTYPE_F32 || odt != dt) && eager_has(dev, id, n_inputs) &&
         dev->mem->run_kernel) /* the op is there, not for this dtype */
       return dml_status_detail(
           dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,

@@ -1052,6 +1052,13 @@ static void test_dtypes(void) {
   }
   CHECK_ERROR(dml_rt_tensor_op("Exp", &a, 1, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
               "no eager kernel for Exp of i32");
+  dml_attr_t to_u8;
+  memset(&to_u8, 0, sizeof to_u8);
+  to_u8.name = "to";
+  to_u8.kind = DML_ATTR_INT;
+  to_u8.i = dml_dtype_onnx_code(DML_DTYPE_U8);
+  CHECK_ERROR(dml_rt_tensor_op("Cast", &a, 1, &to_u8, 1, &y, 1), DML_STATUS_UNIMPLEMENTED,
+              "no eager kernel for Cast of i32 to u8");
   CHECK_OK(dml_rt_tensor_free(a));
   CHECK_OK(dml_rt_tensor_free(b));
   if (!strcmp(TEST_GPU, "vulkan")) { /* a device without shaderInt64 */
