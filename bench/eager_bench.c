@@ -276,8 +276,8 @@ int main(int argc, char **argv) {
     vin[0] = va, vin[1] = vb;
     dml_rt_model_t *vmodel = NULL;
     dml_rt_session_t *vsess = NULL;
-    /* a device without an eager MatMul kernel (CUDA: docs/tensor.md) is
-     * said and skipped */
+    /* a device without an eager MatMul kernel (a build without the
+     * library) is said and skipped */
     dml_status_t mm_s = dml_rt_tensor_op("MatMul", vin, 2, NULL, 0, &g2, 1);
     int mm_ok = mm_s == DML_OK;
     if (mm_ok) TRY(dml_rt_tensor_free(g2));

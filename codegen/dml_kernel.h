@@ -124,10 +124,11 @@ int dml_kdtype_of(dml_dtype_t d, dml_kdtype_t *out);
 typedef enum dml_kbuf {
   DML_KBUF_ARENA = 0,   /* binding 0: the function's arena */
   DML_KBUF_WEIGHTS = 1, /* binding 1: the "weights" section */
-  /* Bindings 2 and 3, f32 loads only, GLSL only: the eager kernel library's
-   * further operands (dml_eager_lib.h: MatMul's B, Conv's W and bias), each
-   * tensor bound through its own descriptor. Packages' kernels never use
-   * them. */
+  /* Bindings 2 and 3, f32 loads only: the eager kernel library's further
+   * operands (dml_eager_lib.h: MatMul's B, Conv's W and bias), each tensor
+   * bound through its own descriptor (GLSL) or passed as the kernel
+   * parameters in2 and in3 after weights (CUDA C). Packages' kernels never
+   * use them; the MSL renderer does not take them. */
   DML_KBUF_IN2 = 2,
   DML_KBUF_IN3 = 3,
 } dml_kbuf_t;

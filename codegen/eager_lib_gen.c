@@ -24,10 +24,9 @@
  * (dml_codegen_cuda) and compiled to PTX for sm_80 with clang-16
  * (dml_codegen_cuda_ptx), as `dmlc compile --target cuda` does: the table
  * dml_eager_ptx (dml_eager_lib.h), each row's entry point renamed
- * DML_EAGER_PTX_ENTRY. MatMul and Conv are left out of it: their operands
- * B, W and the bias are the GLSL-only kernel-IR buffers DML_KBUF_IN2/IN3,
- * which the CUDA renderer does not bind (the runtime names them in its
- * UNIMPLEMENTED error: no CUDA kernel yet).
+ * DML_EAGER_PTX_ENTRY. MatMul's B and Conv's W and bias (kernel-IR
+ * buffers DML_KBUF_IN2/IN3) are the CUDA kernel's parameters in2 and in3,
+ * after arena and weights (dml_codegen_cuda).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +48,31 @@ static const char *const k_op_enum[DML_OP_COUNT_] = {
 #undef DML_OP
 };
 
+/* The enum identifier of dtype dt (the rows name dtypes by it, as ops). */
+static const char *k_dtype_enum(dml_dtype_t dt) {
+  switch (dt) {
+    case DML_DTYPE_F32: return "DML_DTYPE_F32";
+    case DML_DTYPE_F16: return "DML_DTYPE_F16";
+    case DML_DTYPE_BF16: return "DML_DTYPE_BF16";
+    case DML_DTYPE_I32: return "DML_DTYPE_I32";
+    case DML_DTYPE_I64: return "DML_DTYPE_I64";
+    default: return "DML_DTYPE_INVALID";
+  }
+}
+
 static const dml_kidx_t *sym(dml_kpool_t *p, uint32_t w) {
   return dml_ki_sym(p, (int32_t)w);
 }
 
 /* The body: for it < ITERS: i = gid + it * STRIDE; if i < N: y[i] = f(x). */
-static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_kpool_t *p,
-                              dml_kernel_t *K, const char **why) {
+static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype_t dt,
+                              dml_dtype_t odt, dml_kpool_t *p, dml_kernel_t *K,
+                              const char **why) {
+  dml_kdtype_t kt = DML_KT_F32, okt = DML_KT_F32;
+  if (!dml_kdtype_of(dt, &kt) || !dml_kdtype_of(odt, &okt)) {
+    *why = "no kernel dtype";
+    return DML_OK;
+  }
   /* the one-node function the scheduler sees */
   dml_pkg_symbol_t S = {
       "n", (int64_t)1 << 31, DML_PKG_SYMBOL_INPUT, 0, 0, 0, 0, {-1, -1}, 1, 0, 1};
@@ -64,20 +81,23 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_kpool
   memset(vals, 0, sizeof vals);
   for (uint32_t j = 0; j <= n_in; j++) {
     vals[j].name = j < n_in ? "x" : "y";
-    vals[j].type.dtype = DML_DTYPE_F32;
+    vals[j].type.dtype = j < n_in ? dt : odt;
     vals[j].type.rank = 1;
     vals[j].type.dims[0].value = 1; /* 1 * symbol 0 */
     vals[j].type.dims[0].sym = 0;
     vals[j].storage = j < n_in ? DML_PKG_STORAGE_INPUT : DML_PKG_STORAGE_ARENA;
-    vals[j].bytes = 4;
+    vals[j].bytes = dml_dtype_size(j < n_in ? dt : odt);
     if (j < n_in) ins[j] = j;
   }
-  dml_attr_t fmod = {0};
-  fmod.name = "fmod";
+  dml_attr_t fmod = {0}; /* Mod's fmod = 1, Cast's to */
+  fmod.name = op == DML_OP_CAST ? "to" : "fmod";
   fmod.kind = DML_ATTR_INT;
-  fmod.i = 1;
-  dml_pkg_node_t node = {
-      op, dml_op_name(op), "", n_in, ins, 1, &out, op == DML_OP_MOD ? 1u : 0u, &fmod};
+  fmod.i = op == DML_OP_CAST ? dml_dtype_onnx_code(odt) : 1;
+  dml_pkg_node_t node = {op,   dml_op_name(op),
+                         "",   n_in,
+                         ins,  1,
+                         &out, op == DML_OP_MOD || op == DML_OP_CAST ? 1u : 0u,
+                         &fmod};
   dml_pkg_function_t fn = {"eager", 0, n_in + 1, vals, 1, &node, n_in, ins, 1, &out};
   dml_pkg_graph_t g = {1, &S, 1, &fn, NULL};
 
@@ -106,9 +126,10 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_kpool
     let[j] = dml_ks_new(p, DML_KS_LET);
     if (let[j]) {
       let[j]->reg = j;
-      let[j]->val = dml_kv_load(p, DML_KBUF_WEIGHTS, idx);
+      let[j]->val = kt == DML_KT_F32 ? dml_kv_load(p, DML_KBUF_WEIGHTS, idx)
+                                     : dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt, idx);
     }
-    x[j] = dml_kv_reg(p, j);
+    x[j] = kt == DML_KT_F32 ? dml_kv_reg(p, j) : dml_kv_reg_t(p, j, kt);
   }
   const dml_kval_t *v = x[0]; /* Identity: the strided copy */
   if (op != DML_OP_IDENTITY) *why = dml_ksched_ew_node(p, &g, 0, 0, x, &v);
@@ -120,7 +141,7 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_kpool
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.eager",
                            "out of memory");
   st->buf = DML_KBUF_ARENA;
-  st->dtype = DML_KT_F32;
+  st->dtype = okt;
   st->idx = i;
   st->val = v;
   dml_kblock_t body = {NULL, NULL};
@@ -134,7 +155,7 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_kpool
   loop->step = 1;
   loop->body = guard;
   memset(K, 0, sizeof *K);
-  snprintf(K->name, sizeof K->name, "eager_%s", dml_op_name(op));
+  snprintf(K->name, sizeof K->name, "eager_%s_%s", dml_op_name(op), dml_dtype_name(dt));
   K->kind = DML_KK_ELEMENTWISE;
   K->local[0] = DML_EAGER_LOCAL;
   K->local[1] = K->local[2] = 1;
@@ -147,8 +168,8 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_kpool
 
 /* Reduction `op` over axis 1 of x [S0, S1, S2] (keepdims): the
  * scheduler's plan of the one-node function, which must be one kernel. */
-static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_kplan_t **out,
-                                const char **why) {
+static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_dtype_t dt,
+                                dml_kplan_t **out, const char **why) {
   dml_pkg_symbol_t S[3];
   static const char *const names[3] = {"outer", "len", "inner"};
   for (int i = 0; i < 3; i++) {
@@ -169,14 +190,14 @@ static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_kplan_t **out,
   memset(vals, 0, sizeof vals);
   for (int j = 0; j < 2; j++) {
     vals[j].name = j ? "y" : "x";
-    vals[j].type.dtype = DML_DTYPE_F32;
+    vals[j].type.dtype = dt;
     vals[j].type.rank = 3;
     for (int d = 0; d < 3; d++) {
       vals[j].type.dims[d].value = 1;
       vals[j].type.dims[d].sym = j && d == 1 ? -1 : d;
     }
     vals[j].storage = j ? DML_PKG_STORAGE_ARENA : DML_PKG_STORAGE_CONST;
-    vals[j].bytes = 4;
+    vals[j].bytes = dml_dtype_size(dt);
   }
   uint32_t in = 0, y = 1;
   int64_t axis = 1;
@@ -194,9 +215,9 @@ static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_kplan_t **out,
   dml_pkg_graph_t g = {3, S, 1, &fn, NULL};
   dml_kplan_t *plan = NULL;
   dml_status_t s = dml_kschedule(&g, 0, NULL, 0, &plan);
-  if (s) { /* the scheduler has no f32 form of this op */
+  if (s) { /* the scheduler has no form of this op for dt */
     dml_status_free(s);
-    *why = "not scheduled for f32";
+    *why = "not scheduled for this dtype";
     return DML_OK;
   }
   if (plan->n_kernels != 1) {
@@ -218,29 +239,35 @@ typedef struct gen {
 
 static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
                                dml_op_t op, uint32_t kind, uint32_t n_in,
-                               int64_t max_len);
+                               int64_t max_len, dml_dtype_t dt, dml_dtype_t odt);
 
 /* Two forms per op: flat (one dim after merging: no index division) and
- * DML_EAGER_RANK dims. */
-static dml_status_t emit(gen_t *G, dml_op_t op, uint32_t n_in) {
+ * DML_EAGER_RANK dims; operands of dtype dt, the output odt. */
+static dml_status_t emit_t(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt,
+                           dml_dtype_t odt) {
   dml_status_t s = DML_OK;
   const uint32_t forms[2] = {1, DML_EAGER_RANK};
   for (int f = 0; f < 2 && !s; f++) {
     dml_kpool_t pool = {0};
     dml_kernel_t K;
     const char *why = NULL;
-    s = ew_kernel(op, n_in, forms[f], &pool, &K, &why);
+    s = ew_kernel(op, n_in, forms[f], dt, odt, &pool, &K, &why);
     if (!s && why) {
       if (f == 0)
-        fprintf(stderr, "dmlc_eager_libgen: %s (%u f32 inputs) left out: %s\n",
-                dml_op_name(op), n_in, why);
+        fprintf(stderr, "dmlc_eager_libgen: %s (%u %s inputs -> %s) left out: %s\n",
+                dml_op_name(op), n_in, dml_dtype_name(dt), dml_dtype_name(odt), why);
       dml_kpool_free(&pool);
       return DML_OK;
     }
-    if (!s) s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f]);
+    if (!s)
+      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f], dt, odt);
     dml_kpool_free(&pool);
   }
   return s;
+}
+
+static dml_status_t emit(gen_t *G, dml_op_t op, uint32_t n_in) {
+  return emit_t(G, op, n_in, DML_DTYPE_F32, DML_DTYPE_F32);
 }
 
 /* Writes PTX text `ptx` as a union k<G->n> of its bytes (NUL-terminated,
@@ -270,7 +297,7 @@ static void emit_ptx(gen_t *G, const char *ptx, size_t *out_nw) {
  * array k<G->n>, and its table row. */
 static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
                                dml_op_t op, uint32_t kind, uint32_t n_in,
-                               int64_t max_len) {
+                               int64_t max_len, dml_dtype_t dt, dml_dtype_t odt) {
   char *glsl = NULL, *ptx = NULL;
   uint32_t *words = NULL;
   size_t nw = 0;
@@ -306,9 +333,10 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
     }
     int len = snprintf(G->table + G->tlen, sizeof G->table - G->tlen,
                        "  {%s, %uu, %u, %zu, k%u%s, {%u, %u, %u}, "
-                       "{%s}, %lldll},\n",
+                       "{%s}, %lldll, %s, %s},\n",
                        k_op_enum[op], kind, n_in, nw, G->n, ptx ? ".w" : "", K->local[0],
-                       K->local[1], K->local[2], items, (long long)max_len);
+                       K->local[1], K->local[2], items, (long long)max_len,
+                       k_dtype_enum(dt), k_dtype_enum(odt));
     if (len < 0 || (size_t)len >= sizeof G->table - G->tlen)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.eager",
                           "the table outgrew its buffer");
@@ -324,19 +352,20 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
 
 /* Two kernels per reduction: rows up to DML_KROW_MIN long (one invocation
  * per row) and of any length (one workgroup per row). */
-static dml_status_t emit_reduce(gen_t *G, dml_op_t op) {
+static dml_status_t emit_reduce(gen_t *G, dml_op_t op, dml_dtype_t dt) {
   const int64_t lens[2] = {DML_KROW_MIN, (int64_t)1 << 30};
   dml_status_t s = DML_OK;
   for (int i = 0; i < 2 && !s; i++) {
     dml_kplan_t *plan = NULL;
     const char *why = NULL;
-    DML_RETURN_IF_ERROR(reduce_plan(op, lens[i], &plan, &why));
+    DML_RETURN_IF_ERROR(reduce_plan(op, lens[i], dt, &plan, &why));
     if (why) {
-      fprintf(stderr, "dmlc_eager_libgen: %s (f32) left out: %s\n", dml_op_name(op), why);
+      fprintf(stderr, "dmlc_eager_libgen: %s (%s) left out: %s\n", dml_op_name(op),
+              dml_dtype_name(dt), why);
       return DML_OK;
     }
     s = emit_words(G, &plan->kernels[0], DML_EAGER_REDUCE_SYMS, op, DML_EAGER_REDUCE, 1,
-                   lens[i]);
+                   lens[i], dt, dt);
     dml_kplan_release(plan);
   }
   return s;
@@ -638,27 +667,53 @@ static dml_status_t conv_kernel(dml_kpool_t *p, dml_kernel_t *K) {
                             : DML_OK;
 }
 
-/* Writes the MatMul and Conv kernels (not in the PTX library: the CUDA
- * renderer has no DML_KBUF_IN2/IN3). */
+/* Writes the MatMul and Conv kernels, each operand at its own binding
+ * (SPIR-V) or kernel parameter (PTX: arena, weights, in2, in3, pc). */
 static dml_status_t emit_mm_conv(gen_t *G) {
   dml_status_t s = DML_OK;
-  if (G->ptx) {
-    fprintf(stderr,
-            "dmlc_eager_libgen: MatMul, Conv left out of the PTX library: operands "
-            "at their own bindings (DML_KBUF_IN2/IN3) are GLSL-only\n");
-    return DML_OK;
-  }
   for (int which = 0; which < 3 && !s; which++) { /* MatMul, its unit form, Conv */
     dml_kpool_t pool = {0};
     dml_kernel_t K;
     s = which == 2 ? conv_kernel(&pool, &K) : mm_kernel(&pool, which, &K);
     if (!s)
       s = which == 2
-              ? emit_words(G, &K, DML_EAGER_CV_WORDS, DML_OP_CONV, DML_EAGER_CONV, 3, 0)
+              ? emit_words(G, &K, DML_EAGER_CV_WORDS, DML_OP_CONV, DML_EAGER_CONV, 3, 0,
+                           DML_DTYPE_F32, DML_DTYPE_F32)
               : emit_words(G, &K, DML_EAGER_MM_WORDS, DML_OP_MATMUL, DML_EAGER_MATMUL, 2,
-                           which);
+                           which, DML_DTYPE_F32, DML_DTYPE_F32);
     dml_kpool_free(&pool);
   }
+  return s;
+}
+
+/* The kernels for dtypes other than f32 (docs/tensor.md): each op of
+ * k_typed_ops for f16, bf16, i32 and i64 operands (the float-only ones for
+ * f16 and bf16), Cast between any two of f32, f16, bf16, i32, i64, and
+ * ReduceSum, ReduceMax, ReduceMin over each. */
+static dml_status_t emit_dtypes(gen_t *G) {
+  static const dml_dtype_t dts[5] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
+                                     DML_DTYPE_I32, DML_DTYPE_I64};
+  static const struct {
+    dml_op_t op;
+    uint32_t n_in;
+    int float_only;
+  } ops[] = {{DML_OP_IDENTITY, 1, 0}, {DML_OP_ADD, 2, 0},  {DML_OP_SUB, 2, 0},
+             {DML_OP_MUL, 2, 0},      {DML_OP_MAX, 2, 0},  {DML_OP_MIN, 2, 0},
+             {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 0},  {DML_OP_RELU, 1, 0},
+             {DML_OP_DIV, 2, 1},      {DML_OP_EXP, 1, 1},  {DML_OP_SQRT, 1, 1},
+             {DML_OP_SIGMOID, 1, 1},  {DML_OP_TANH, 1, 1}};
+  static const dml_op_t reds[3] = {DML_OP_REDUCE_SUM, DML_OP_REDUCE_MAX,
+                                   DML_OP_REDUCE_MIN};
+  dml_status_t s = DML_OK;
+  for (int d = 1; d < 5 && !s; d++)
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0] && !s; o++)
+      if (!ops[o].float_only || dml_dtype_is_float(dts[d]))
+        s = emit_t(G, ops[o].op, ops[o].n_in, dts[d], dts[d]);
+  for (int a = 0; a < 5 && !s; a++)
+    for (int b = 0; b < 5 && !s; b++)
+      if (a != b) s = emit_t(G, DML_OP_CAST, 1, dts[a], dts[b]);
+  for (int d = 1; d < 5 && !s; d++)
+    for (int r = 0; r < 3 && !s; r++) s = emit_reduce(G, reds[r], dts[d]);
   return s;
 }
 
@@ -694,7 +749,7 @@ int main(int argc, char **argv) {
   for (int o = 1; o < DML_OP_COUNT_ && !s; o++) {
     const dml_op_info_t *info = dml_op_info((dml_op_t)o);
     if (info && (info->flags & DML_OPF_REDUCTION)) {
-      s = emit_reduce(G, (dml_op_t)o);
+      s = emit_reduce(G, (dml_op_t)o, DML_DTYPE_F32);
       continue;
     }
     if (!info || !(info->flags & DML_OPF_ELEMENTWISE)) continue;
@@ -704,22 +759,19 @@ int main(int argc, char **argv) {
       fprintf(stderr, "dmlc_eager_libgen: %s left out: optional inputs\n", info->name);
       continue;
     }
-    if (o == DML_OP_CAST) { /* f32 -> f32 would be a copy; other dtypes: not yet */
-      fprintf(stderr, "dmlc_eager_libgen: Cast left out: f32 kernels only\n");
-      continue;
-    }
+    if (o == DML_OP_CAST) continue; /* below, between the dtypes */
     if (n_in < 1 || n_in > DML_EAGER_MAX_INPUTS) {
       fprintf(stderr, "dmlc_eager_libgen: %s left out: %u inputs\n", info->name, n_in);
       continue;
     }
     s = emit(G, (dml_op_t)o, n_in);
   }
-  /* last, so that the PTX library (without them) is the SPIR-V one's rows
-   * up to here, row for row (test_eager_ptx) */
   if (!s) s = emit_mm_conv(G);
+  if (!s) s = emit_dtypes(G);
   fprintf(G->f,
           "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "
-          "0, {0, 0, 0}, {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0}\n};\n"
+          "0, {0, 0, 0}, {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0, "
+          "DML_DTYPE_INVALID, DML_DTYPE_INVALID}\n};\n"
           "const uint32_t %s_count = %u;\n",
           lib, G->tlen ? G->table : "", lib, G->n);
   fclose(G->f);

@@ -8,8 +8,8 @@
  * runtime (dml_tensor.c fills the words, runtime/vulkan/rt_vulkan.c loads
  * the kernels once per device and dispatches them).
  *
- * Elementwise kernels (kind DML_EAGER_EW), f32 only in this version: the
- * op's formula is the compiled path's (the scheduler's ew_value, reached
+ * Elementwise kernels (kind DML_EAGER_EW), each for one dtype of its
+ * operands (`dtype`; Cast's output `out_dtype`): the op's formula is the compiled path's (the scheduler's ew_value, reached
  * through dml_ksched_ew_node), so an eager op and a compiled package give
  * the same results. Output y (binding 0, contiguous, element offset 0) has
  * n elements of a row-major index space of DML_EAGER_RANK dims (leading
@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "dml_dtype.h"
 #include "dml_ops.h"
 
 #define DML_EAGER_EW 1u
@@ -45,8 +46,8 @@ enum {
 };
 
 /* Reduction kernels (kind DML_EAGER_REDUCE): the compiled path's kernel
- * itself, scheduled (dml_kschedule) for a one-node function: x f32
- * [S0, S1, S2] at element 0 of binding 1, y f32 [S0, 1, S2] at element 0
+ * itself, scheduled (dml_kschedule) for a one-node function: x (the row's dtype)
+ * [S0, S1, S2] at element 0 of binding 1, y (the same dtype) [S0, 1, S2] at element 0
  * of binding 0, the op reducing axis 1 with its other attributes at their
  * defaults. The push-constant words are the symbols S0 (outer), S1 (the
  * reduced length) and S2 (inner); the grid is `items` (c0 + c * S[sym] *
@@ -155,9 +156,13 @@ typedef struct dml_eager_lin {
   uint32_t more;
 } dml_eager_lin_t;
 
-/* One kernel of the library: op `op` of `n_inputs` f32 operands (its
- * attributes at their defaults, Mod with fmod = 1), SPIR-V `words`.
- * Identity (kind DML_EAGER_EW) is the strided copy. */
+/* One kernel of the library: op `op` of `n_inputs` operands of dtype
+ * `dtype` giving `out_dtype` (a dml_dtype_t; they differ for Cast only;
+ * f32 for MatMul and Conv), its attributes at their defaults (Mod with fmod
+ * = 1, Cast's `to` out_dtype), SPIR-V `words`. Element offsets, strides and
+ * indices count elements of the operand's dtype (the kernels read typed
+ * views of the buffers). Identity (kind DML_EAGER_EW) is the strided
+ * copy. */
 typedef struct dml_eager_kernel {
   dml_op_t op;
   uint32_t kind; /* DML_EAGER_EW, DML_EAGER_REDUCE, DML_EAGER_MATMUL, DML_EAGER_CONV */
@@ -173,6 +178,7 @@ typedef struct dml_eager_kernel {
    * index division; DML_EAGER_RANK). DML_EAGER_MATMUL: 1 for the
    * unit-stride form, 0 for any strides. */
   int64_t max_len;
+  uint32_t dtype, out_dtype;
 } dml_eager_kernel_t;
 
 /* The SPIR-V library (dml_eager_spirv.c, generated at build time); 0
@@ -183,15 +189,14 @@ extern const uint32_t dml_eager_spirv_count;
 /* The PTX library (docs/tensor.md "Eager ops on CUDA"): the same kernels,
  * row for row (the same generator, dmlc_eager_libgen --ptx, renders each
  * kernel IR as CUDA C and compiles it with clang-16 to PTX for sm_80, as
- * `dmlc compile --target cuda` does), in dml_eager_ptx.c, but without the
- * MatMul and Conv kernels (the SPIR-V library's last rows: their operands
- * at their own bindings are GLSL-only), so dml_eager_ptx_count is the
- * SPIR-V count less those. Each row's
+ * `dmlc compile --target cuda` does), in dml_eager_ptx.c. Each row's
  * `words` holds the NUL-terminated PTX text (read it as `const char *`;
  * n_words: its bytes with the NUL, rounded up to whole words), whose one
  * entry point is DML_EAGER_PTX_ENTRY with k. The kernel's parameters
  * are (float *y, const float *x, the push-constant words by value): the
- * output at binding 0's place, the input buffer at binding 1's. The
+ * output at binding 0's place, the input buffer at binding 1's; the
+ * MatMul and Conv rows' are (y, A or X, B or W, the bias, the words by
+ * value): bindings 0 to 3 (rt_cuda.c run_kernel_bufs). The
  * runtime loads a row's module (the driver JIT-compiles the PTX) on its
  * first use on a device. 0 kernels in builds without it (no code
  * generator or clang-16, DMLC_WITH_CUDA off), unless DMLC_EAGER_PTX_C names

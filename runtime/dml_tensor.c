@@ -30,6 +30,7 @@
 #include "dml_ew.h"
 #include "dml_ops.h"
 #include "dml_rt.h"
+#include "dml_shape.h"
 #include "rt_backend.h"
 
 #ifndef DML_RT_HAVE_EAGER_SPIRV /* built without the GPU code generator */
@@ -41,7 +42,9 @@ const dml_eager_kernel_t dml_eager_spirv[] = {
      0,
      {0, 0, 0},
      {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}},
-     0}};
+     0,
+     DML_DTYPE_INVALID,
+     DML_DTYPE_INVALID}};
 const uint32_t dml_eager_spirv_count = 0;
 #endif
 #ifndef DML_RT_HAVE_EAGER_PTX /* no clang-16 or no CUDA backend in this build */
@@ -53,7 +56,9 @@ const dml_eager_kernel_t dml_eager_ptx[] = {
      0,
      {0, 0, 0},
      {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}},
-     0}};
+     0,
+     DML_DTYPE_INVALID,
+     DML_DTYPE_INVALID}};
 const uint32_t dml_eager_ptx_count = 0;
 #endif
 
@@ -955,15 +960,29 @@ static dml_op_t op_lookup(const char *name) {
 
 /* ---- eager ops on a device (the eager kernel library, dml_eager_lib.h) ---- */
 
-/* The library's most general kernel for op `id` with n_in operands, or
- * -1 (the callers then pick a narrower form that fits). */
-static int32_t eager_find(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in) {
+/* The library's most general kernel for op `id` with n_in operands of
+ * dtype dt giving odt, or -1 (the callers then pick a narrower form that
+ * fits). */
+static int32_t eager_find_t(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in,
+                            dml_dtype_t dt, dml_dtype_t odt) {
   int32_t best = -1; /* the most general form (largest max_len) */
   for (uint32_t k = 0; k < dev->n_lib; k++)
     if (dev->lib[k].op == id && dev->lib[k].n_inputs == n_in &&
+        dev->lib[k].dtype == (uint32_t)dt && dev->lib[k].out_dtype == (uint32_t)odt &&
         (best < 0 || dev->lib[k].max_len > dev->lib[best].max_len))
       best = (int32_t)k;
   return best;
+}
+
+static int32_t eager_find(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in) {
+  return eager_find_t(dev, id, n_in, DML_DTYPE_F32, DML_DTYPE_F32);
+}
+
+/* Whether the library holds op `id` with n_in operands for any dtype. */
+static int eager_has(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in) {
+  for (uint32_t k = 0; k < dev->n_lib; k++)
+    if (dev->lib[k].op == id && dev->lib[k].n_inputs == n_in) return 1;
+  return 0;
 }
 
 /* Why the library kernel (built with the op's default attributes, Mod with
@@ -990,6 +1009,8 @@ static dml_status_t eager_attrs_check(dml_op_t id, const dml_attr_t *attrs,
     if (id == DML_OP_MOD && attrs[i].name && !strcmp(attrs[i].name, "fmod") &&
         attrs[i].kind == DML_ATTR_INT && attrs[i].i == 1)
       continue;
+    if (id == DML_OP_CAST && attrs[i].name && !strcmp(attrs[i].name, "to"))
+      continue; /* the kernel's out_dtype (its row was picked by it) */
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                            "attribute '%s' is not taken by the GPU's eager kernel in "
                            "this version",
@@ -1006,7 +1027,8 @@ static dml_status_t eager_attrs_check(dml_op_t id, const dml_attr_t *attrs,
  * dml_cpu_eager_outputs), inputs read in place through their strides (0 on
  * broadcast dims), dims merged where every operand allows it. */
 static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
-                              slot_t *const *x, uint32_t n_in, dml_rt_tensor_t *out) {
+                              slot_t *const *x, uint32_t n_in, const dml_attr_t *attrs,
+                              uint32_t n_attrs, dml_rt_tensor_t *out) {
   const char *opn = dml_op_name(id);
   dml_tensor_t in[DML_EAGER_MAX_INPUTS], y;
   memset(in, 0, sizeof in);
@@ -1025,12 +1047,16 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   call.outputs = &y;
   call.n_outputs = 1;
   call.output_capacity = &cap;
+  call.attrs = attrs;
+  call.n_attrs = n_attrs;
   DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
-  if (y.dtype != DML_DTYPE_F32)
+  if (y.dtype != (dml_dtype_t)dev->lib[k].out_dtype)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                           "the GPU's eager kernels write f32 only in this version (this "
-                           "op gives %s)",
+                           "the eager kernel writes %s; this op gives %s",
+                           dml_dtype_name((dml_dtype_t)dev->lib[k].out_dtype),
                            dml_dtype_name(y.dtype));
+  /* elements of the operands' dtype (offsets and strides count them) */
+  const uint64_t es = dml_dtype_size(x[0]->dtype);
   /* dims and per-operand strides over y's index space (operand 0: y) */
   int32_t r = y.rank;
   int64_t dims[DML_MAX_RANK], st[1 + DML_EAGER_MAX_INPUTS][DML_MAX_RANK];
@@ -1097,11 +1123,11 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
     int64_t off = x[j]->offset;
     if (!shared) {
       cp[n_cp].src = x[j]->st->buf;
-      cp[n_cp].src_off = (uint64_t)lo * 4;
+      cp[n_cp].src_off = (uint64_t)lo * es;
       cp[n_cp].dst_off = pack;
-      cp[n_cp].bytes = (uint64_t)(hi - lo + 1) * 4;
-      off = (int64_t)(pack / 4) + (x[j]->offset - lo);
-      hi = (int64_t)(pack / 4) + (hi - lo);
+      cp[n_cp].bytes = (uint64_t)(hi - lo + 1) * es;
+      off = (int64_t)(pack / es) + (x[j]->offset - lo);
+      hi = (int64_t)(pack / es) + (hi - lo);
       pack = (pack + cp[n_cp].bytes + 15) & ~(uint64_t)15;
       n_cp++;
     }
@@ -1128,6 +1154,7 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   for (uint32_t j = 0; j < dev->n_lib; j++) {
     const dml_eager_kernel_t *E = &dev->lib[j];
     if (E->op == id && E->kind == DML_EAGER_EW && E->n_inputs == n_in &&
+        E->dtype == dev->lib[k].dtype && E->out_dtype == dev->lib[k].out_dtype &&
         E->max_len >= (mr ? mr : 1) && E->max_len < dev->lib[k].max_len)
       k = (int32_t)j;
   }
@@ -1198,10 +1225,10 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   }
   if (!n_red) {
     if (dml_attr_int(attrs, n_attrs, "noop_with_empty_axes", 0)) { /* y = x */
-      int32_t ki = eager_find(dev, DML_OP_IDENTITY, 1);
+      int32_t ki = eager_find_t(dev, DML_OP_IDENTITY, 1, x->dtype, x->dtype);
       if (ki < 0)
         return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn, "no Identity kernel");
-      return eager_gpu(dev, DML_OP_IDENTITY, ki, &x, 1, out);
+      return eager_gpu(dev, DML_OP_IDENTITY, ki, &x, 1, NULL, 0, out);
     }
     for (int32_t d = 0; d < x->rank; d++) red[d] = 1;
     n_red = x->rank;
@@ -1256,12 +1283,13 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
    * invocation per row) when it fits in one dispatch */
   for (uint32_t j = 0; j < dev->n_lib; j++) /* any length first */
     if (dev->lib[j].op == id && dev->lib[j].kind == DML_EAGER_REDUCE &&
-        dev->lib[j].max_len > dev->lib[k].max_len)
+        dev->lib[j].dtype == dev->lib[k].dtype && dev->lib[j].max_len > dev->lib[k].max_len)
       k = (int32_t)j;
   for (uint32_t j = 0; j < dev->n_lib; j++) {
     const dml_eager_kernel_t *E = &dev->lib[j];
-    if (E->op == id && E->kind == DML_EAGER_REDUCE && E->max_len >= len &&
-        E->max_len < dev->lib[k].max_len && outer * inner <= (int64_t)65535 * E->local[0])
+    if (E->op == id && E->kind == DML_EAGER_REDUCE && E->dtype == dev->lib[k].dtype &&
+        E->max_len >= len && E->max_len < dev->lib[k].max_len &&
+        outer * inner <= (int64_t)65535 * E->local[0])
       k = (int32_t)j;
   }
   const dml_eager_kernel_t *K = &dev->lib[k];
@@ -1277,14 +1305,16 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
     groups = (uint64_t)(outer * inner);
   uint32_t pc[DML_EAGER_REDUCE_SYMS] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
   /* x at element 0 of binding 1 (the kernel's planned offset) */
-  dml_rt_devmem_copy_t cp = {src->st->buf, (uint64_t)src->offset * 4, 0, (uint64_t)n * 4};
+  const uint64_t es = dml_dtype_size(x->dtype);
+  dml_rt_devmem_copy_t cp = {src->st->buf, (uint64_t)src->offset * es, 0,
+                             (uint64_t)n * es};
   if (!e && outer * inner > 0 && groups > 65535)
     e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn, "%llu workgroups",
                         (unsigned long long)groups);
   if (!e && outer * inner > 0)
     e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
                              src->offset ? NULL : src->st->buf, &cp, src->offset ? 1 : 0,
-                             src->offset ? (uint64_t)n * 4 : 0, pc, DML_EAGER_REDUCE_SYMS,
+                             src->offset ? (uint64_t)n * es : 0, pc, DML_EAGER_REDUCE_SYMS,
                              (uint32_t)groups);
   if (tmp.id) dml_status_free(dml_rt_tensor_free(tmp));
   if (e) {
@@ -1463,7 +1493,7 @@ static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slo
   return DML_OK;
 }
 
-/* Runs Conv (f32, NCHW 2-D or NCW 1-D; auto_pad NOTSET or VALID) on device
+/* Runs Conv (f32, NCHW 2-D or NCW 1-D; any auto_pad) on device
  * tensors h[0] X, h[1] W and h[2] the optional bias with the library's
  * kernel `k` (dml_eager_lib.h DML_EAGER_CONV); a view among them is first
  * made contiguous on the device (the Identity kernel). */
@@ -1484,11 +1514,10 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
                              an);
   }
   const char *ap = dml_attr_string(attrs, n_attrs, "auto_pad", "NOTSET");
-  int valid = !strcmp(ap, "VALID");
-  if (!valid && strcmp(ap, "NOTSET"))
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                           "auto_pad %s is not taken by the GPU's eager kernel in this "
-                           "version (NOTSET and VALID are; pass explicit pads)",
+  int valid = !strcmp(ap, "VALID"), upper = !strcmp(ap, "SAME_UPPER"),
+      lower = !strcmp(ap, "SAME_LOWER");
+  if (!valid && !upper && !lower && strcmp(ap, "NOTSET")) /* the shape rule refuses it */
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "auto_pad '%s' is not valid",
                            ap);
   if (x[0]->rank != 4 && x[0]->rank != 3)
     return dml_status_make(
@@ -1505,6 +1534,11 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
     if (st && ns == (size_t)r) S[j] = st[i];
     if (dl && nd == (size_t)r) D[j] = dl[i];
     if (pads && np == 2 * (size_t)r && !valid) P[j] = pads[i];
+  }
+  for (int i = 0; i < r && (upper || lower); i++) { /* SAME: the pads follow */
+    int j = i + 2 - r;
+    int64_t ek = (x[1]->dims[x[1]->rank - r + i] - 1) * D[j] + 1;
+    P[j] = dml_shape_same_pad_begin(x[0]->dims[x[0]->rank - r + i], ek, S[j], upper, NULL);
   }
   int64_t group = dml_attr_int(attrs, n_attrs, "group", 1);
   int64_t n = dml_dims_numel(y.dims, y.rank);
@@ -1731,7 +1765,33 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       return eager_gemm(dev, inputs, xs, n_inputs, attrs, n_attrs, outputs);
     /* Conv's kernel takes the bias as an optional third operand */
     int conv = id == DML_OP_CONV && (n_inputs == 2 || n_inputs == 3);
-    int32_t k = eager_find(dev, id, conv ? 3u : n_inputs);
+    /* the operands' dtype, the output's (Cast: `to`) */
+    dml_dtype_t dt = xs[0] ? xs[0]->dtype : DML_DTYPE_F32, odt = dt;
+    if (id == DML_OP_CAST) {
+      int64_t to = dml_attr_int(attrs, n_attrs, "to", 0);
+      odt = DML_DTYPE_INVALID;
+      for (int d = 1; d < DML_DTYPE_COUNT_ && to; d++)
+        if (dml_dtype_onnx_code((dml_dtype_t)d) == to) odt = (dml_dtype_t)d;
+    }
+    if (id == DML_OP_CAST && odt == dt && n_inputs == 1 && xs[0] && n_outputs == 1) {
+      /* a Cast to its own dtype: the strided copy */
+      int32_t ki = eager_find_t(dev, DML_OP_IDENTITY, 1, dt, dt);
+      if (ki >= 0) return eager_gpu(dev, DML_OP_IDENTITY, ki, xs, 1, NULL, 0, outputs);
+    }
+    int32_t k = id == DML_OP_MATMUL || conv
+                    ? eager_find(dev, id, conv ? 3u : n_inputs)
+                    : eager_find_t(dev, id, n_inputs, dt, odt);
+    if (k < 0 && (dt != DML_DTYPE_F32 || odt != dt) && eager_has(dev, id, n_inputs) &&
+        dev->mem->run_kernel) /* the op is there, not for this dtype */
+      return dml_status_detail(
+          dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                          "no eager kernel for %s of %s%s%s on %s in this version", opn,
+                          dml_dtype_name(dt), odt != dt ? " to " : "",
+                          odt != dt ? dml_dtype_name(odt) : "", dev->name),
+          "the eager library holds f32 for every op it has; f16, bf16, i32 and i64 for "
+          "Identity, Add, Sub, Mul, Max, Min, Abs, Neg, Relu (f16, bf16: also Div, Exp, "
+          "Sqrt, Sigmoid, Tanh), Cast between those and f32, and ReduceSum, ReduceMax, "
+          "ReduceMin of i32 and i64 (docs/tensor.md)");
     for (uint32_t i = 0; i < n_inputs && k >= 0; i++)
       if (!xs[i] && !(conv && i == 2)) k = -1; /* absent optional input */
     if (k >= 0 && !dev->mem->run_kernel_bufs &&
@@ -1745,13 +1805,8 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           "%s; copy the tensors with dml_rt_tensor_to_device and run it on the CPU",
           !dev->mem->run_kernel
               ? "this device has no eager kernel library in this version"
-          : dev->n_lib && dev->lib == dml_eager_ptx &&
-                  (id == DML_OP_MATMUL || id == DML_OP_GEMM || id == DML_OP_CONV)
-              ? "no CUDA kernel yet: the PTX library holds the f32 elementwise ops, "
-                "Identity and the f32 reductions; MatMul, Gemm and Conv are in the "
-                "Vulkan library only (docs/tensor.md)"
-          : dev->n_lib ? "the eager library holds the f32 elementwise ops, Identity, "
-                         "the f32 reductions and (Vulkan) MatMul, Gemm and Conv only "
+          : dev->n_lib ? "the eager library holds the elementwise ops, Identity, "
+                         "the reductions, MatMul, Gemm and Conv only "
                          "(docs/tensor.md)"
           : dev->lib == dml_eager_ptx
               ? "this build has no CUDA eager kernel library (it is made where the "
@@ -1763,12 +1818,23 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "%s has 1 output, not %u",
                           opn, n_outputs);
     } else {
+      /* every operand of the kernel's dtype (MatMul, Conv: f32) */
       for (uint32_t i = 0; i < n_inputs && !s; i++)
-        if (xs[i] && xs[i]->dtype != DML_DTYPE_F32)
-          s = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                              "the GPU's eager kernels take f32 only in this version "
-                              "(input %u is %s)",
-                              i, dml_dtype_name(xs[i]->dtype));
+        if (xs[i] && xs[i]->dtype != (dml_dtype_t)dev->lib[k].dtype) {
+          char a[160], b[160];
+          s = dev->lib[k].kind == DML_EAGER_MATMUL || dev->lib[k].kind == DML_EAGER_CONV
+                  ? dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                                    "the GPU's eager %s takes f32 only in this version "
+                                    "(input %u is %s)",
+                                    opn, i, dml_dtype_name(xs[i]->dtype))
+                  : dml_status_detail(
+                        dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                                        "dtype mismatch"),
+                        "input 0 %s%s, input %u %s%s", dml_dtype_name(xs[0]->dtype),
+                        dims_s(xs[0]->dims, xs[0]->rank, a, sizeof a), i,
+                        dml_dtype_name(xs[i]->dtype),
+                        dims_s(xs[i]->dims, xs[i]->rank, b, sizeof b));
+        }
       if (!s && dev->lib[k].kind == DML_EAGER_MATMUL)
         return eager_matmul(dev, k, xs[0], xs[1], outputs);
       if (!s && dev->lib[k].kind == DML_EAGER_CONV)
@@ -1776,7 +1842,7 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       if (!s && dev->lib[k].kind == DML_EAGER_REDUCE)
         return eager_reduce(dev, id, k, inputs[0], xs[0], attrs, n_attrs, outputs);
       if (!s) s = eager_attrs_check(id, attrs, n_attrs);
-      if (!s) s = eager_gpu(dev, id, k, xs, n_inputs, outputs);
+      if (!s) s = eager_gpu(dev, id, k, xs, n_inputs, attrs, n_attrs, outputs);
     }
     return s;
   }

@@ -25,6 +25,15 @@ int dml_shape_window_extent(int64_t in, int64_t ek, int64_t stride, int64_t pb,
   return DML_SHAPE_OK;
 }
 
+int64_t dml_shape_same_pad_begin(int64_t in, int64_t ek, int64_t stride, int upper,
+                                 int64_t *out_total) {
+  int64_t out = in / stride + (in % stride != 0);
+  int64_t total = (out - 1) * stride + ek - in;
+  if (total < 0) total = 0;
+  if (out_total) *out_total = total;
+  return upper ? total / 2 : total - total / 2;
+}
+
 int64_t dml_shape_slice(int64_t dim, int64_t start, int64_t end, int64_t step,
                         int64_t *first) {
   if (start < 0) start += dim; /* dim >= 0: no overflow */

@@ -44,6 +44,15 @@ enum {
 int dml_shape_window_extent(int64_t in, int64_t ek, int64_t stride, int64_t pb,
                             int64_t pe, dml_shape_pad_t pad, int ceil_mode, int64_t *out);
 
+/* The begin pad of one spatial dim under auto_pad SAME_UPPER (`upper` 1)
+ * or SAME_LOWER (0) (ONNX Conv-11, the pools): the output is ceil(in /
+ * stride), the total pad max(0, (out - 1) * stride + ek - in) is split
+ * with the odd one at the end for SAME_UPPER, at the beginning for
+ * SAME_LOWER; the end pad is the total minus the returned begin pad
+ * (*out_total, may be NULL). in >= 0, ek >= 1, stride >= 1. */
+int64_t dml_shape_same_pad_begin(int64_t in, int64_t ek, int64_t stride, int upper,
+                                 int64_t *out_total);
+
 /* ONNX Slice-13 on one axis of extent `dim` (>= 0): negative `start` and
  * `end` count from the end (+ dim); then for step > 0 both are clamped to
  * [0, dim], for step < 0 start to [0, dim - 1] and end to [-1, dim - 1]

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "dml_shape.h"
 #if DML_CPU_X86
 #include <immintrin.h>
 #endif
@@ -104,8 +105,7 @@ static dml_status_t conv_geo(const dml_cpu_call_t *c, int transpose, conv_geo_t 
     if (!transpose) {
       if (same_upper || same_lower) {
         expect = ceil_div(g->in[i], g->s[i]);
-        int64_t total = DML_CPU_MAX(0, (expect - 1) * g->s[i] + ek - g->in[i]);
-        g->pb[i] = same_upper ? total / 2 : total - total / 2;
+        g->pb[i] = dml_shape_same_pad_begin(g->in[i], ek, g->s[i], same_upper, NULL);
       } else if (valid) {
         expect = g->in[i] >= ek ? (g->in[i] - ek) / g->s[i] + 1 : 0;
         g->pb[i] = 0;

@@ -1054,9 +1054,11 @@ static int spans_in_place(const dml_eager_kernel_t *E, const dml_rt_devmem_copy_
       n_pc < DML_EAGER_PC_WORDS)
     return 0;
   CUdeviceptr base = 0;
+  const uint64_t es = dml_dtype_size((dml_dtype_t)E->dtype); /* the elements' bytes */
+  if (!es) return 0;
   for (uint32_t j = 0; j < n; j++) {
     CUdeviceptr at = (CUdeviceptr)(uintptr_t)cp[j].src + cp[j].src_off;
-    if ((at | cp[j].dst_off) % 4) return 0;
+    if ((at | cp[j].dst_off) % es) return 0;
     if (!j || at < base) base = at;
   }
   uint32_t off[DML_EAGER_MAX_INPUTS];
@@ -1064,9 +1066,9 @@ static int spans_in_place(const dml_eager_kernel_t *E, const dml_rt_devmem_copy_
     CUdeviceptr at = (CUdeviceptr)(uintptr_t)cp[j].src + cp[j].src_off;
     uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS;
     /* the element of the span the offset names, then the span's end */
-    uint64_t in_span = (uint64_t)pc[w] - cp[j].dst_off / 4;
-    uint64_t start = (at - base) / 4, end = start + (cp[j].bytes + 3) / 4;
-    if ((uint64_t)pc[w] < cp[j].dst_off / 4 || end > UINT32_MAX) return 0;
+    uint64_t in_span = (uint64_t)pc[w] - cp[j].dst_off / es;
+    uint64_t start = (at - base) / es, end = start + (cp[j].bytes + es - 1) / es;
+    if ((uint64_t)pc[w] < cp[j].dst_off / es || end > UINT32_MAX) return 0;
     off[j] = (uint32_t)(start + in_span);
   }
   for (uint32_t j = 0; j < n; j++)
@@ -1140,14 +1142,59 @@ static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
   return DML_OK;
 }
 
+/* rt_backend.h run_kernel_bufs: kernel k of dml_eager_ptx (MatMul, Conv)
+ * with parameters (bufs[0], bufs[1], bufs[2], bufs[3], pc): the CUDA
+ * renderer's arena, weights, in2, in3 (an absent one is bufs[0], not
+ * read), over `groups` blocks on the default stream, waited for. */
+static dml_status_t cdm_run_kernel_bufs(void *dev, uint32_t k, void *const *bufs,
+                                        uint32_t n_bufs, const uint32_t *pc,
+                                        uint32_t n_pc, uint32_t groups) {
+  cu_devmem_t *m = (cu_devmem_t *)dev;
+  if (k >= dml_eager_ptx_count || n_pc > DML_KPKG_MAX_SYMBOLS || !n_bufs ||
+      n_bufs > DML_EAGER_BINDINGS)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                           "eager kernel %u of %u, %u buffers, %u parameter words", k,
+                           dml_eager_ptx_count, n_bufs, n_pc);
+  const dml_eager_kernel_t *E = &dml_eager_ptx[k];
+  const cu_device_t *dv = &m->D->dev[m->ordinal];
+  if (groups > (uint32_t)dv->max_grid[0])
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "eager kernel %u needs %u blocks; %s allows %d", k, groups,
+                           m->desc, dv->max_grid[0]);
+  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
+  CUfunction fn = NULL;
+  DML_RETURN_IF_ERROR(cdm_function(m, k, &fn));
+  CUdeviceptr p[DML_EAGER_BINDINGS];
+  for (uint32_t i = 0; i < DML_EAGER_BINDINGS; i++)
+    p[i] = (CUdeviceptr)(uintptr_t)(i < n_bufs && bufs[i] ? bufs[i] : bufs[0]);
+  unsigned words[DML_KPKG_MAX_SYMBOLS];
+  memset(words, 0, sizeof words);
+  memcpy(words, pc, sizeof(unsigned) * n_pc);
+  void *params[DML_EAGER_BINDINGS + 1] = {&p[0], &p[1], &p[2], &p[3], words};
+  CUresult r = 0;
+  const char *what = "cuLaunchKernel";
+  if (groups) {
+    r = m->D->cuLaunchKernel(fn, groups, 1, 1, E->local[0], E->local[1], E->local[2], 0,
+                             NULL, params, NULL);
+    if (!r) {
+      what = "cuStreamSynchronize (after an eager kernel)";
+      r = m->D->cuStreamSynchronize(NULL);
+    }
+  }
+  if (r)
+    return dml_status_make(
+        r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL, OP,
+        "%s of eager kernel %u (%s, %u blocks of %u) failed: %s (%d) on %s", what, k,
+        dml_op_name(E->op), groups, E->local[0], err_name(r), r, m->desc);
+  return DML_OK;
+}
+
 /* In a build without the PTX library (dml_eager_ptx_count 0) dml_tensor.c
  * finds no kernel and answers UNIMPLEMENTED for ops on CUDA tensors,
- * saying why. No run_kernel_bufs (NULL): the PTX library has no MatMul or
- * Conv rows (operands at their own bindings), so eager MatMul, Gemm and
- * Conv on CUDA tensors answer UNIMPLEMENTED. */
+ * saying why. */
 static const dml_rt_devmem_t k_cuda_devmem = {
-    "cuda",    cdm_open, cdm_close, cdm_name,       cdm_alloc, cdm_free,
-    cdm_write, cdm_read, cdm_copy,  cdm_run_kernel, NULL};
+    "cuda",    cdm_open, cdm_close, cdm_name,       cdm_alloc,          cdm_free,
+    cdm_write, cdm_read, cdm_copy,  cdm_run_kernel, cdm_run_kernel_bufs};
 
 const dml_rt_devmem_t *dml_rt_cuda_devmem(void) {
   return &k_cuda_devmem;

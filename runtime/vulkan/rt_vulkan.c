@@ -333,6 +333,9 @@ typedef struct vk_session {
   double timeout_s; /* of a fence wait; 0: no limit (set per run) */
   int hung;         /* the fence of a submission whose wait timed out is pending */
   const dml_kpkg_function_t *kf;
+  /* a device for eager tensors: the spv_needs_t features enabled (bits
+   * int64 1, storage8 2, float64 4, int16 8, storage16 16) */
+  unsigned eager_feats;
   VkPipeline *pipelines;
   /* Vulkan 1.1's vkCmdDispatchBase (NULL when the device lacks it), and per
    * kernel 1 when its grid can exceed maxComputeWorkGroupCount[0] at the
@@ -530,12 +533,9 @@ typedef struct spv_needs {
   int int64, storage8, float64, int16, storage16;
 } spv_needs_t;
 
-static void spirv_needs(const dml_kpkg_function_t *kf, spv_needs_t *n) {
-  memset(n, 0, sizeof *n);
-  if (!kf) return; /* a device for eager tensors' memory (dml_rt_vulkan_devmem) */
-  for (uint32_t k = 0; k < kf->n_kernels; k++) {
-    const uint8_t *c = kf->kernels[k].code;
-    size_t nw = kf->kernels[k].code_bytes / 4;
+/* The needs of one module's SPIR-V (nw words at c), added to *n. */
+static void spirv_words_needs(const uint8_t *c, size_t nw, spv_needs_t *n) {
+  {
     /* after the 5-word header, capabilities come first (with extensions
      * and imports before the memory model) */
     for (size_t i = 5; i < nw;) {
@@ -555,6 +555,23 @@ static void spirv_needs(const dml_kpkg_function_t *kf, spv_needs_t *n) {
       i += len;
     }
   }
+}
+
+static unsigned spv_bits(const spv_needs_t *n) {
+  return (n->int64 ? 1u : 0u) | (n->storage8 ? 2u : 0u) | (n->float64 ? 4u : 0u) |
+         (n->int16 ? 8u : 0u) | (n->storage16 ? 16u : 0u);
+}
+
+static void spirv_needs(const dml_kpkg_function_t *kf, spv_needs_t *n) {
+  memset(n, 0, sizeof *n);
+  if (!kf) { /* a device for eager tensors: what its kernel library uses */
+    for (uint32_t k = 0; k < dml_eager_spirv_count; k++)
+      spirv_words_needs((const uint8_t *)dml_eager_spirv[k].words,
+                        dml_eager_spirv[k].n_words, n);
+    return;
+  }
+  for (uint32_t k = 0; k < kf->n_kernels; k++)
+    spirv_words_needs(kf->kernels[k].code, kf->kernels[k].code_bytes / 4, n);
 }
 
 static int has_extension(vk_loader_t *L, VkPhysicalDevice pd, const char *name) {
@@ -610,6 +627,27 @@ static dml_status_t create_device(vk_session_t *v) {
   if (hide && strstr(hide, "shaderInt16")) have.shaderInt16 = VK_FALSE;
   int hide8 = hide && strstr(hide, "storageBuffer8BitAccess");
   int hide16 = hide && strstr(hide, "storageBuffer16BitAccess");
+  if (!v->kf) { /* eager tensors: the library's typed features where the device has
+                 * them (a kernel needing a missing one is refused when it runs) */
+    need.int64 = need.int64 && have.shaderInt64;
+    need.float64 = need.float64 && have.shaderFloat64;
+    need.int16 = need.int16 && have.shaderInt16;
+    need.storage8 = 0; /* no byte views in the eager library */
+    if (need.storage16) {
+      VkPhysicalDevice16BitStorageFeatures q16 = {
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};
+      int ok = !hide16 && (has_extension(L, pd, VK_KHR_16BIT_STORAGE_EXTENSION_NAME) ||
+                           pp->apiVersion >= VK_API_VERSION_1_1);
+      if (ok) {
+        VkPhysicalDeviceFeatures2 f2 = {
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &q16, {0}};
+        L->vkGetPhysicalDeviceFeatures2(pd, &f2);
+        ok = q16.storageBuffer16BitAccess == VK_TRUE;
+      }
+      need.storage16 = ok;
+    }
+    v->eager_feats = spv_bits(&need);
+  }
   if (need.int64 && !have.shaderInt64)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
                            "the kernels use 64-bit integers (i64 values) but %s lacks "
@@ -1617,6 +1655,21 @@ static dml_status_t dm_eager_layout(vk_session_t *v) {
 static dml_status_t dm_eager_pipeline(vk_session_t *v, uint32_t k) {
   if (v->pipelines[k]) return DML_OK;
   const dml_eager_kernel_t *E = &dml_eager_spirv[k];
+  spv_needs_t need;
+  memset(&need, 0, sizeof need);
+  spirv_words_needs((const uint8_t *)E->words, E->n_words, &need);
+  unsigned miss = spv_bits(&need) & ~v->eager_feats;
+  if (miss)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "eager kernel %s of %s needs the Vulkan feature %s, which %s "
+                           "lacks",
+                           dml_op_name(E->op), dml_dtype_name((dml_dtype_t)E->dtype),
+                           miss & 1u    ? "shaderInt64"
+                           : miss & 2u  ? "storageBuffer8BitAccess"
+                           : miss & 4u  ? "shaderFloat64"
+                           : miss & 8u  ? "shaderInt16"
+                                        : "storageBuffer16BitAccess",
+                           v->desc);
   VkShaderModuleCreateInfo sm = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0,
                                  (size_t)E->n_words * 4, E->words};
   VkShaderModule mod = VK_NULL_HANDLE;

@@ -2,13 +2,14 @@
  * (dml_eager_ptx, runtime/dml_eager_lib.h; docs/tensor.md "Eager ops on
  * CUDA"), without a GPU: its rows are the SPIR-V library's kernels row for
  * row (op, kind, inputs, bound, workgroup and grid: one generator, two
- * renderings) except the MatMul and Conv kernels, which the SPIR-V library
- * has as its last rows and the PTX one leaves out (operands at their own
- * bindings, DML_KBUF_IN2/IN3, are GLSL-only); each row's PTX is NUL-terminated within its
- * words and declares its entry point DML_EAGER_PTX_ENTRY with the parameters rt_cuda.c
- * passes (two pointers, then the push-constant words by value); and with ptxas
- * (DMLC_PTXAS, /usr/local/cuda/bin, PATH) each assembles for sm_80 and sm_90. Exits 77
- * (skip), saying why, in a build without the PTX library. */
+ * renderings), MatMul (two forms) and Conv included; each row's PTX is
+ * NUL-terminated within its words and declares its entry point
+ * DML_EAGER_PTX_ENTRY with the parameters rt_cuda.c passes (elementwise and
+ * reductions: two pointers, then the push-constant words by value;
+ * MatMul and Conv: four pointers, y, A/X, B/W, the bias, then the words);
+ * and with ptxas (DMLC_PTXAS, /usr/local/cuda/bin, PATH) each assembles for
+ * sm_80 and sm_90. Exits 77 (skip), saying why, in a build without the PTX
+ * library. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 
 /* Rows and their PTX text. */
 static void test_rows(void) {
-  uint32_t n_ew = 0, n_red = 0;
+  uint32_t n_ew = 0, n_red = 0, n_mm = 0, n_cv = 0;
   for (uint32_t k = 0; k < dml_eager_ptx_count; k++) {
     const dml_eager_kernel_t *E = &dml_eager_ptx[k];
     const char *text = (const char *)E->words;
@@ -31,15 +32,25 @@ static void test_rows(void) {
     snprintf(entry, sizeof entry, ".entry " DML_EAGER_PTX_ENTRY "(", k);
     CHECK(strstr(text, entry) != NULL);
     CHECK(strstr(text, ".target sm_80") != NULL);
-    /* the parameters run_kernel passes: y, x, then the words by value */
+    /* the parameters run_kernel passes: y, x, then the words by value;
+     * run_kernel_bufs (MatMul, Conv): four pointers, then the words */
+    int bufs = E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV;
+    uint32_t nw = E->kind == DML_EAGER_EW       ? DML_EAGER_PC_WORDS
+                  : E->kind == DML_EAGER_REDUCE ? DML_EAGER_REDUCE_SYMS
+                  : E->kind == DML_EAGER_MATMUL ? (uint32_t)DML_EAGER_MM_WORDS
+                                                : (uint32_t)DML_EAGER_CV_WORDS;
     char words[96];
-    snprintf(words, sizeof words, DML_EAGER_PTX_ENTRY "_param_2[%u]", k,
-             4 * (E->kind == DML_EAGER_EW ? DML_EAGER_PC_WORDS : DML_EAGER_REDUCE_SYMS));
-    snprintf(entry, sizeof entry, ".u64 " DML_EAGER_PTX_ENTRY "_param_1,", k);
+    snprintf(words, sizeof words, DML_EAGER_PTX_ENTRY "_param_%d[%u]", k, bufs ? 4 : 2,
+             4 * nw);
+    snprintf(entry, sizeof entry, ".u64 " DML_EAGER_PTX_ENTRY "_param_%d,", k,
+             bufs ? 3 : 1);
     CHECK(strstr(text, words) != NULL && strstr(text, entry) != NULL);
     n_ew += E->kind == DML_EAGER_EW;
     n_red += E->kind == DML_EAGER_REDUCE;
-    CHECK(E->kind == DML_EAGER_EW || E->kind == DML_EAGER_REDUCE);
+    n_mm += E->kind == DML_EAGER_MATMUL && E->op == DML_OP_MATMUL;
+    n_cv += E->kind == DML_EAGER_CONV && E->op == DML_OP_CONV;
+    CHECK(E->kind == DML_EAGER_EW || E->kind == DML_EAGER_REDUCE ||
+          E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV);
     if (dml_eager_spirv_count) { /* the same row of the SPIR-V library */
       if (k >= dml_eager_spirv_count) {
         CHECK(k < dml_eager_spirv_count);
@@ -52,21 +63,12 @@ static void test_rows(void) {
       CHECK(!memcmp(V->items, E->items, sizeof V->items));
     }
   }
-  /* the SPIR-V library's rows past the PTX ones: MatMul (two forms) and
-   * Conv, nothing else */
-  uint32_t n_mm = 0, n_cv = 0;
-  for (uint32_t k = dml_eager_ptx_count; k < dml_eager_spirv_count; k++) {
-    const dml_eager_kernel_t *V = &dml_eager_spirv[k];
-    CHECK((V->kind == DML_EAGER_MATMUL && V->op == DML_OP_MATMUL) ||
-          (V->kind == DML_EAGER_CONV && V->op == DML_OP_CONV));
-    n_mm += V->kind == DML_EAGER_MATMUL;
-    n_cv += V->kind == DML_EAGER_CONV;
-  }
-  if (dml_eager_spirv_count) CHECK(n_mm == 2 && n_cv == 1);
+  if (dml_eager_spirv_count) CHECK(dml_eager_spirv_count == dml_eager_ptx_count);
   printf(
-      "%u PTX kernels: %u elementwise (two forms each), %u reductions; the SPIR-V "
-      "library has %u (+%u MatMul, %u Conv: no CUDA kernel yet)\n",
-      dml_eager_ptx_count, n_ew, n_red, dml_eager_spirv_count, n_mm, n_cv);
+      "%u PTX kernels: %u elementwise (two forms each), %u reductions, %u MatMul, %u "
+      "Conv; the SPIR-V library has %u\n",
+      dml_eager_ptx_count, n_ew, n_red, n_mm, n_cv, dml_eager_spirv_count);
+  CHECK(n_mm == 2 && n_cv == 1);
   CHECK(n_ew >= 90 && n_red >= 16); /* 2 forms: 45 elementwise ops, 8 reductions */
 }
 

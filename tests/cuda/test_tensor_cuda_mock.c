@@ -5,10 +5,12 @@
  * contract (runtime/dml_eager_lib.h): for an elementwise row, each
  * invocation g < grid * 256 takes the elements g + it * stride (it <
  * iters) below n, reads input j at off_j + sum_d coord_d * stride_j_d
- * (32-bit arithmetic, the row's number of dims) from the input pointer, and
- * the value is the CPU's eager op on the gathered elements; for a
+ * (32-bit arithmetic, the row's number of dims, elements of the row's
+ * dtype) from the input pointer, and the value is the CPU's eager op on
+ * the gathered elements; for a
  * reduction row, the CPU's reduction of x [S0, S1, S2] over axis 1 (the
- * grid checked to cover its rows). No PTX runs: what this checks is
+ * grid checked to cover its rows); for MatMul and Conv rows, their sums
+ * by the contract (emulate_mm, emulate_conv). No PTX runs: what this checks is
  * everything around the kernels — dml_tensor.c's dims, strides, offsets,
  * forms and grids for CUDA, rt_cuda.c's modules, parameters, launches and
  * the in-place reading of two inputs (spans_in_place) — and the driver's
@@ -33,16 +35,16 @@ typedef int (*launch_fn)(const char *, const unsigned[3], const unsigned[3], voi
 static dml_rt_device_t *g_host; /* the emulator's CPU device */
 static long long g_launches;
 
-/* The CPU's eager op `op` (n_in inputs of dims/rank, f32) into y. */
-static int cpu_op(dml_op_t op, uint32_t n_in, float *const *xs, int32_t rank,
-                  const int64_t *dims, const dml_attr_t *attrs, uint32_t n_attrs,
-                  float *y, int64_t ny) {
+/* The CPU's eager op `op` (n_in inputs of dims/rank, dtype dt) into y. */
+static int cpu_op(dml_op_t op, uint32_t n_in, void *const *xs, dml_dtype_t dt,
+                  int32_t rank, const int64_t *dims, const dml_attr_t *attrs,
+                  uint32_t n_attrs, void *y, int64_t ny) {
   dml_rt_tensor_t in[2] = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE}, out;
   int bad = 0;
   for (uint32_t j = 0; j < n_in && !bad; j++) {
     dml_tensor_t h;
     memset(&h, 0, sizeof h);
-    h.dtype = DML_DTYPE_F32;
+    h.dtype = dt;
     h.rank = rank;
     memcpy(h.dims, dims, sizeof(int64_t) * (size_t)rank);
     h.data = xs[j];
@@ -64,7 +66,7 @@ static int cpu_op(dml_op_t op, uint32_t n_in, float *const *xs, int32_t rank,
     dml_status_free(dml_rt_tensor_info(out, &info));
     dml_tensor_t h;
     memset(&h, 0, sizeof h);
-    h.dtype = DML_DTYPE_F32;
+    h.dtype = info.dtype;
     h.rank = info.rank;
     memcpy(h.dims, info.dims, sizeof h.dims);
     h.data = y;
@@ -80,6 +82,86 @@ static int cpu_op(dml_op_t op, uint32_t n_in, float *const *xs, int32_t rank,
   return bad;
 }
 
+/* A MatMul row's contract (dml_eager_lib.h DML_EAGER_MATMUL): parameters
+ * (y, A, B, unused, words); each of the grid's blocks takes blocks w + it
+ * * grid (it < iters) below BLOCKS, block w = (b * MB + mb) * NB + nb, and
+ * writes Y[b, m, n] = sum over k in order of A[a_off + batch offsets + m *
+ * a_sm + k * a_sk] * B[...], in f32 (32-bit index arithmetic, as the
+ * kernel's). The unit row (max_len 1) reads k and n with stride 1. */
+static int emulate_mm(const dml_eager_kernel_t *E, const unsigned grid[3], void **params) {
+  float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
+  const float *A = (const float *)(uintptr_t) * (unsigned long long *)params[1];
+  const float *B = (const float *)(uintptr_t) * (unsigned long long *)params[2];
+  const unsigned *pc = (const unsigned *)params[4];
+  uint32_t M = pc[DML_EAGER_MM_M], N = pc[DML_EAGER_MM_N], K = pc[DML_EAGER_MM_K];
+  uint32_t NB = pc[DML_EAGER_MM_NB], MB = pc[DML_EAGER_MM_MB],
+           blocks = pc[DML_EAGER_MM_BLOCKS], iters = pc[DML_EAGER_MM_ITERS];
+  uint32_t a_sk = E->max_len ? 1u : pc[DML_EAGER_MM_A_SK],
+           b_sn = E->max_len ? 1u : pc[DML_EAGER_MM_B_SN];
+  const uint32_t T = DML_EAGER_MM_TILE;
+  if (grid[0] != pc[DML_EAGER_MM_GRID] || (uint64_t)grid[0] * iters < blocks ||
+      NB != (N + T - 1) / T || MB != (M + T - 1) / T)
+    return 1;
+  for (uint32_t w = 0; w < blocks; w++) {
+    uint32_t nb = w % NB, mb = (w / NB) % MB, bi = w / NB / MB, rest = bi;
+    uint32_t abase = pc[DML_EAGER_MM_A_OFF], bbase = pc[DML_EAGER_MM_B_OFF];
+    for (int d = (int)DML_EAGER_MM_BATCH - 1; d >= 0; d--) {
+      uint32_t e = pc[DML_EAGER_MM_BDIMS + (uint32_t)d];
+      uint32_t cd = d == 0 ? rest : rest % e;
+      rest /= e;
+      abase += cd * pc[DML_EAGER_MM_A_BST + (uint32_t)d];
+      bbase += cd * pc[DML_EAGER_MM_B_BST + (uint32_t)d];
+    }
+    for (uint32_t m = mb * T; m < M && m < mb * T + T; m++)
+      for (uint32_t n = nb * T; n < N && n < nb * T + T; n++) {
+        float acc = 0.0f;
+        for (uint32_t k = 0; k < K; k++)
+          acc += A[abase + m * pc[DML_EAGER_MM_A_SM] + k * a_sk] *
+                 B[bbase + k * pc[DML_EAGER_MM_B_SK] + n * b_sn];
+        y[(bi * M + m) * N + n] = acc;
+      }
+  }
+  return 0;
+}
+
+/* A Conv row's contract (DML_EAGER_CONV): parameters (y, X, W, bias,
+ * words); element i < n of Y [N, OC, OH, OW] (each taken once by the grid's
+ * invocations g + it * stride) is the bias (when HAS_BIAS) plus the sum
+ * over the group's channels and the window of X (0 in the padding) times
+ * W, in f32 in that order. */
+static int emulate_conv(const unsigned grid[3], const unsigned block[3], void **params) {
+  float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
+  const float *X = (const float *)(uintptr_t) * (unsigned long long *)params[1];
+  const float *W = (const float *)(uintptr_t) * (unsigned long long *)params[2];
+  const float *Bi = (const float *)(uintptr_t) * (unsigned long long *)params[3];
+  const unsigned *pc = (const unsigned *)params[4];
+  uint32_t n = pc[DML_EAGER_CV_N], stride = pc[DML_EAGER_CV_STRIDE],
+           iters = pc[DML_EAGER_CV_ITERS];
+  if ((uint64_t)grid[0] * block[0] != stride || (uint64_t)iters * stride < n) return 1;
+  uint32_t OW = pc[DML_EAGER_CV_OW], OH = pc[DML_EAGER_CV_OH], OC = pc[DML_EAGER_CV_OC],
+           CG = pc[DML_EAGER_CV_CG], OCG = pc[DML_EAGER_CV_OCG], H = pc[DML_EAGER_CV_H],
+           Wd = pc[DML_EAGER_CV_W], KH = pc[DML_EAGER_CV_KH], KW = pc[DML_EAGER_CV_KW],
+           PH = pc[DML_EAGER_CV_PH], PW = pc[DML_EAGER_CV_PW];
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t ow = i % OW, oh = i / OW % OH, oc = i / OW / OH % OC, b = i / OW / OH / OC;
+    uint32_t g = oc / OCG;
+    float acc = pc[DML_EAGER_CV_HAS_BIAS] ? Bi[pc[DML_EAGER_CV_B_OFF] + oc] : 0.0f;
+    for (uint32_t c = 0; c < CG; c++)
+      for (uint32_t ki = 0; ki < KH; ki++)
+        for (uint32_t kj = 0; kj < KW; kj++) {
+          uint32_t ihp = oh * pc[DML_EAGER_CV_SH] + ki * pc[DML_EAGER_CV_DH],
+                   iwp = ow * pc[DML_EAGER_CV_SW] + kj * pc[DML_EAGER_CV_DW];
+          uint32_t chan = b * pc[DML_EAGER_CV_C] + g * CG + c;
+          float xv = ihp >= PH && ihp < PH + H && iwp >= PW && iwp < PW + Wd
+                         ? X[pc[DML_EAGER_CV_X_OFF] + (chan * H + ihp - PH) * Wd + iwp - PW]
+                         : 0.0f;
+          acc += xv * W[pc[DML_EAGER_CV_W_OFF] + ((oc * CG + c) * KH + ki) * KW + kj];
+        }
+    y[i] = acc;
+  }
+  return 0;
+}
+
 /* Kernel row k's contract on the host; 0 or a CUresult (1: invalid). */
 static int emulate(const char *entry, const unsigned grid[3], const unsigned block[3],
                    void **params) {
@@ -90,19 +172,24 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
       grid[1] != 1 || grid[2] != 1 || !grid[0])
     return 1;
   g_launches++;
-  float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
-  const float *x = (const float *)(uintptr_t) * (unsigned long long *)params[1];
+  if (E->kind == DML_EAGER_MATMUL) return emulate_mm(E, grid, params);
+  if (E->kind == DML_EAGER_CONV) return emulate_conv(grid, block, params);
+  char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
+  const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];
-  dml_attr_t fmod;
+  const size_t es = dml_dtype_size((dml_dtype_t)E->dtype); /* the elements' bytes */
+  dml_attr_t fmod; /* Mod's fmod = 1, Cast's to */
   memset(&fmod, 0, sizeof fmod);
-  fmod.name = "fmod";
+  fmod.name = E->op == DML_OP_CAST ? "to" : "fmod";
   fmod.kind = DML_ATTR_INT;
-  fmod.i = 1;
+  fmod.i = E->op == DML_OP_CAST ? dml_dtype_onnx_code((dml_dtype_t)E->out_dtype) : 1;
   if (E->kind == DML_EAGER_REDUCE) {
     int64_t S[3] = {pc[0], pc[1], pc[2]}, rows = S[0] * S[2];
-    /* one invocation per row, or one block per row (a capped grid loops) */
-    if (E->max_len <= 256 ? (int64_t)grid[0] * block[0] < rows
-                          : (int64_t)grid[0] < (rows < 65535 ? rows : 65535))
+    /* one invocation per row (a grid counted in rows), or one block per
+     * row (a constant grid of 65,535 blocks: as many as there are rows,
+     * looping over the others) */
+    if (E->items[0].c ? (int64_t)grid[0] * block[0] < rows
+                      : (int64_t)grid[0] < (rows < 65535 ? rows : 65535))
       return 1;
     int64_t axis = 1;
     dml_attr_t a[2];
@@ -114,15 +201,15 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
     a[1].name = "keepdims";
     a[1].kind = DML_ATTR_INT;
     a[1].i = 1;
-    float *xs[1] = {(float *)x};
-    return cpu_op(E->op, 1, xs, 3, S, a, 2, y, rows);
+    void *xs[1] = {(void *)x};
+    return cpu_op(E->op, 1, xs, (dml_dtype_t)E->dtype, 3, S, a, 2, y, rows);
   }
   uint32_t n = pc[DML_EAGER_PC_N], stride = pc[DML_EAGER_PC_STRIDE],
            iters = pc[DML_EAGER_PC_ITERS];
   if ((uint64_t)grid[0] * block[0] != stride || (uint64_t)iters * stride < n) return 1;
   const int lo = (int)(DML_EAGER_RANK - (uint32_t)E->max_len);
-  float *g[DML_EAGER_MAX_INPUTS] = {NULL, NULL};
-  for (uint32_t j = 0; j < E->n_inputs; j++) g[j] = (float *)malloc((size_t)n * 4 + 4);
+  char *g[DML_EAGER_MAX_INPUTS] = {NULL, NULL};
+  for (uint32_t j = 0; j < E->n_inputs; j++) g[j] = (char *)malloc((size_t)n * es + es);
   uint8_t *done = (uint8_t *)calloc((size_t)n + 1, 1);
   for (uint64_t gid = 0; gid < stride; gid++)
     for (uint32_t it = 0; it < iters; it++) {
@@ -138,17 +225,19 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
         uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS, idx = pc[w];
         for (int d = lo; d < (int)DML_EAGER_RANK; d++)
           idx += coord[d] * pc[w + 1 + (uint32_t)d];
-        g[j][i] = x[idx];
+        memcpy(g[j] + (size_t)i * es, x + (size_t)idx * es, es);
       }
       done[i]++;
     }
   int bad = 0;
   for (uint32_t i = 0; i < n; i++) bad |= done[i] != 1;
   int64_t dn = n;
-  if (!bad && E->op == DML_OP_IDENTITY) memcpy(y, g[0], (size_t)n * 4);
-  if (!bad && E->op != DML_OP_IDENTITY)
-    bad =
-        cpu_op(E->op, E->n_inputs, g, 1, &dn, &fmod, E->op == DML_OP_MOD ? 1 : 0, y, dn);
+  if (!bad && E->op == DML_OP_IDENTITY) memcpy(y, g[0], (size_t)n * es);
+  if (!bad && E->op != DML_OP_IDENTITY) {
+    void *gv[DML_EAGER_MAX_INPUTS] = {g[0], g[1]};
+    bad = cpu_op(E->op, E->n_inputs, gv, (dml_dtype_t)E->dtype, 1, &dn, &fmod,
+                 E->op == DML_OP_MOD || E->op == DML_OP_CAST ? 1 : 0, y, dn);
+  }
   for (uint32_t j = 0; j < E->n_inputs; j++) free(g[j]);
   free(done);
   return bad;
