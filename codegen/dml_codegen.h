@@ -68,6 +68,19 @@ dml_status_t dml_codegen_fallback_add(dml_codegen_fallback_t *fb, const char *ta
                                       const dml_pkg_graph_t *g, uint32_t fn,
                                       const char *where, dml_status_t why);
 
+/* Where `target` runs function `fi` of `g` (the CPU fall-back's placement,
+ * docs/kernels.md "CPU fall-back"): *out_plan gets the device's kernels,
+ * with DML_KK_HOST entries for the nodes placed on the host (per segment;
+ * *out_n_host of them, *out_why saying why, `where` "N of M nodes on the
+ * host, ..."), or none (*out_n_host 0, *out_why OK); or NULL when the whole
+ * function runs on the host (*out_why says why, `where` "whole function
+ * (...)"). Errors: the scheduler's other than UNIMPLEMENTED;
+ * RESOURCE_EXHAUSTED. */
+dml_status_t dml_codegen_place(const char *target, const dml_pkg_graph_t *g, uint32_t fi,
+                               const uint8_t *weights, uint64_t weights_size,
+                               dml_kplan_t **out_plan, uint32_t *out_n_host,
+                               dml_status_t *out_why, char *where, size_t where_cap);
+
 /* Frees fb's text and zeroes it. */
 void dml_codegen_fallback_release(dml_codegen_fallback_t *fb);
 

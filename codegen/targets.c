@@ -332,10 +332,10 @@ static const char *segments_reject(const dml_pkg_graph_t *g, uint32_t fi,
  * *out_why saying why) or none (*out_n_host 0, *out_why OK); or NULL
  * when the whole function runs on the host (*out_why says why). Errors:
  * the scheduler's other than UNIMPLEMENTED; RESOURCE_EXHAUSTED. */
-static dml_status_t place(const char *target, const dml_pkg_graph_t *g, uint32_t fi,
-                          const uint8_t *weights, uint64_t weights_size,
-                          dml_kplan_t **out_plan, uint32_t *out_n_host,
-                          dml_status_t *out_why, char *where, size_t where_cap) {
+dml_status_t dml_codegen_place(const char *target, const dml_pkg_graph_t *g, uint32_t fi,
+                               const uint8_t *weights, uint64_t weights_size,
+                               dml_kplan_t **out_plan, uint32_t *out_n_host,
+                               dml_status_t *out_why, char *where, size_t where_cap) {
   const dml_pkg_function_t *f = &g->functions[fi];
   uint32_t nn = f->n_nodes;
   *out_plan = NULL;
@@ -464,8 +464,8 @@ dml_status_t dml_codegen_sections_fb(const dml_pkg_graph_t *g, const uint8_t *we
       dml_status_t why = DML_OK;
       uint32_t n_host = 0;
       char where[128] = "whole function";
-      s = fb ? place(tgt, g, f, weights, weights_size, &p, &n_host, &why, where,
-                     sizeof where)
+      s = fb ? dml_codegen_place(tgt, g, f, weights, weights_size, &p, &n_host, &why,
+                                 where, sizeof where)
              : dml_kschedule(g, f, weights, weights_size, &p);
       if (s) break;
       if (!p) { /* the whole function on the host */

@@ -175,7 +175,8 @@ void dml_rt_session_release(dml_rt_session_t *s) {
 /* The CPU fall-back: when `device` is a GPU device whose kernel section
  * exists but leaves function `f` out (the compiler placed it on the host,
  * listing why in the "placement" section), *out_why gets a malloc'd
- * sentence saying so. */
+ * sentence saying so. (Host entries among the function's kernels run
+ * between the device's: gpu_host_nodes.) */
 static dml_status_t host_placement(const dml_rt_model_t *m, const dml_pkg_function_t *f,
                                    const char *device, char **out_why) {
   *out_why = NULL;
@@ -184,21 +185,6 @@ static dml_status_t host_placement(const dml_rt_model_t *m, const dml_pkg_functi
   const dml_kpkg_t *table = vk ? m->kernels_spirv : cu ? m->kernels_cuda : NULL;
   const dml_kpkg_function_t *kf =
       table ? dml_kpkg_find_function(table, dml_rt_fn_index(m, f)) : NULL;
-  int host_entries = 0;
-  for (uint32_t k = 0; kf && k < kf->n_kernels; k++)
-    host_entries |= kf->kernels[k].kind == DML_KPKG_KIND_HOST;
-  if (cu && host_entries) { /* the CUDA backend runs no host entries yet */
-    const char *msg =
-        "function '%s' runs on the host (CPU kernels): the package places "
-        "some of its nodes on the host, which the CUDA backend runs only "
-        "as a whole function";
-    size_t cap = strlen(msg) + strlen(f->name) + 1;
-    char *w = (char *)malloc(cap);
-    if (!w) return oom();
-    snprintf(w, cap, msg, f->name);
-    *out_why = w;
-    return DML_OK;
-  }
   if (!table || kf) return DML_OK;
   const char *target = vk ? "vulkan" : "cuda";
   /* the placement line "<target>\t<function>\t<why>\n" (untrusted bytes) */
@@ -521,13 +507,16 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
   const dml_kpkg_function_t *hkf =
       backend && backend == dml_rt_vulkan_backend() && m->kernels_spirv
           ? dml_kpkg_find_function(m->kernels_spirv, dml_rt_fn_index(m, f))
+      : backend && backend == dml_rt_cuda_backend() && m->kernels_cuda
+          ? dml_kpkg_find_function(m->kernels_cuda, dml_rt_fn_index(m, f))
           : NULL;
   if (hkf) {
     if (!(s->on_host = (uint8_t *)calloc(f->n_nodes ? f->n_nodes : 1, 1))) {
       dml_rt_session_release(s);
       return oom();
     }
-    for (uint32_t i = 0; i < f->n_nodes; i++) s->on_host[i] = (uint8_t)on_host_entry(hkf, i);
+    for (uint32_t i = 0; i < f->n_nodes; i++)
+      s->on_host[i] = (uint8_t)on_host_entry(hkf, i);
   }
   for (uint32_t i = 0; i < f->n_nodes; i++) {
     if (f->nodes[i].op != DML_OP_IF && f->nodes[i].op != DML_OP_LOOP) continue;
@@ -554,12 +543,12 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
       const char *an = loop ? "body_function" : b ? "else_function" : "then_function";
       const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
       dml_status_t bst =
-          fname ? dml_rt_session_create_function(m, s->fallback || host_cf ? NULL : device,
-                                                 fname, s,
-                                                 &s->branch[2 * i + b])
-                : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
-                                  "node '%s' (%s) has no string attribute %s", n->name,
-                                  n->op_name, an);
+          fname
+              ? dml_rt_session_create_function(m, s->fallback || host_cf ? NULL : device,
+                                               fname, s, &s->branch[2 * i + b])
+              : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                                "node '%s' (%s) has no string attribute %s", n->name,
+                                n->op_name, an);
       if (bst) {
         dml_rt_session_release(s);
         return dml_status_annotate(bst, "creating the session of %s of node '%s' (%s)",
@@ -1088,7 +1077,8 @@ static dml_status_t gpu_host_nodes(void *ctx, const uint32_t *nodes, uint32_t n_
     int produces = s->node_produces[k];
     if (produces && k != s->gpu_next)
       return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
-                             "node #%" PRIu32 " '%s' (%s) decides dims on the host out of "
+                             "node #%" PRIu32
+                             " '%s' (%s) decides dims on the host out of "
                              "order (the dims were taken up to node #%" PRIu32 ")",
                              k, n->name, n->op_name, s->gpu_next);
     dml_cpu_call_t *c = &s->calls[k];

@@ -167,6 +167,26 @@ elif [ -f "$G/graphgen.skipped" ]; then
 else
   result "random graphs" 1 "$G/graphgen.tar.gz was not carried (scripts/gpu_prepare.sh makes it)"
 fi
+step "the CPU fall-back per segment on $DEV: host nodes between the device's kernels (tests/fallback)"
+if [ -f "$G/fallback/runs.txt" ]; then
+  rc=0 n=0
+  while read -r pkg outs ins; do
+    args=()
+    for i in $ins; do args+=(--input "${i%%=*}=$G/fallback/${i#*=}"); done
+    for dv in cpu "$DEV"; do
+      rm -rf "/tmp/gpu_fb_$dv" && $D run "$G/fallback/$pkg.dmlpkg" "${args[@]}" --device "$dv" \
+        --output-dir "/tmp/gpu_fb_$dv" >/tmp/gpu_fb.log 2>&1 || { rc=1; cat /tmp/gpu_fb.log; }
+    done
+    grep -q "^note:" /tmp/gpu_fb.log && { rc=1; echo "$pkg: a whole-function note: $(cat /tmp/gpu_fb.log)"; }
+    for o in ${outs//,/ }; do
+      n=$((n + 1))
+      cmp -s "/tmp/gpu_fb_cpu/$o.npy" "/tmp/gpu_fb_$DEV/$o.npy" || { rc=1; echo "$pkg $ins: output $o differs from the CPU's"; }
+    done
+  done <"$G/fallback/runs.txt"
+  result "CPU fall-back per segment on $DEV (tests/fallback, $n outputs bit for bit)" $rc
+elif [ -f "$G/fallback.skipped" ]; then
+  SUMMARY+=("skip  CPU fall-back: $(cat "$G/fallback.skipped")")
+fi
 step "every op on $DEV vs the CPU (dml_everyop_check on dml_every_op --pack's cases)"
 if [ -f "$G/everyop/cases.tsv" ]; then
   J=$OUT/everyop_${DEV%%:*}.json

@@ -20,6 +20,11 @@
 #             the manifest cases.tsv; no input values: the checker makes
 #             them from the seed; GPU_EVERYOP_BIG=0 leaves out the cases of
 #             2^24 elements) for dml_everyop_check (issue 15 item 4)
+#   fallback  the CPU fall-back's models (tests/fallback: an op the GPU lacks,
+#             an If and a Loop between device kernels) compiled for
+#             cpu,TARGET with their inputs and runs.txt, for the per-segment
+#             placement on the GPU (the nodes on the host between the
+#             device's kernels; bit for bit as the CPU plan)
 #   zoo       exported zoo models compiled for cpu,cuda (scripts/zoo/run.py
 #             --pack: each model's smallest export first, smallest models
 #             first, as many as fit the budget left), with their inputs and
@@ -82,6 +87,29 @@ if cmake --build build -j2 --target dml_graphgen >/dev/null 2>&1 &&
   tgz graphgen
 else
   echo "dml_graphgen could not be built (it needs the Vulkan headers)" | tee $G/graphgen.skipped
+fi
+
+# The CPU fall-back per segment (fail-soft): runs.txt lines "PKG OUTS INPUTS..."
+# (OUTS comma-separated; INPUTS NAME=FILE relative to the folder).
+mkdir -p $G/fallback
+if (
+  set -e
+  cp tests/fallback/*.npy $G/fallback/
+  for m in lp_mid ctrl_mid loop_mid; do
+    build/compiler/dmlc compile tests/fallback/$m.onnx -o $G/fallback/$m.dmlpkg --target "cpu,$T" \
+      $([ "$T" = cuda ] && echo --cuda-arch sm_90) 2>&1 | grep -E "^note: CPU fall-back" | cut -c1-160
+  done
+  {
+    echo "lp_mid y x=x_lp.npy"
+    echo "ctrl_mid y,z x=x_ctrl_then.npy"
+    echo "ctrl_mid y,z x=x_ctrl_else.npy"
+    echo "loop_mid y x=x_ctrl_else.npy trip=trip3.npy"
+  } >$G/fallback/runs.txt
+); then
+  tgz fallback
+else
+  rm -rf $G/fallback
+  echo "the CPU fall-back's models could not be compiled" | tee $G/fallback.skipped
 fi
 
 # Every op (fail-soft). A case that fails to compile here is listed as

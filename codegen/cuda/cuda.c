@@ -793,16 +793,26 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
   }
   for (uint32_t f = 0; !s && f < g->n_functions; f++) {
     dml_kplan_t *p = NULL;
-    /* the CPU fall-back (dml_codegen_sections_fb): a function the target
-     * cannot emit is left out of the section and recorded in fb */
-    dml_status_t c = fb ? dml_codegen_check_function("cuda", g, f) : DML_OK;
-    if (!c) c = dml_kschedule(g, f, weights, weights_size, &p);
-    if (c && fb && dml_status_code(c) == DML_STATUS_UNIMPLEMENTED) {
-      s = dml_codegen_fallback_add(fb, "cuda", g, f, "whole function", c);
+    /* the CPU fall-back (dml_codegen_sections_fb): what the target cannot
+     * emit runs on the host, per segment (DML_KK_HOST entries between the
+     * device's kernels) or the whole function (left out of the section);
+     * recorded in fb */
+    dml_status_t why = DML_OK;
+    uint32_t n_host = 0;
+    char where[128] = "whole function";
+    s = fb ? dml_codegen_place("cuda", g, f, weights, weights_size, &p, &n_host, &why,
+                               where, sizeof where)
+           : dml_kschedule(g, f, weights, weights_size, &p);
+    if (s) break;
+    if (!p) {
+      s = dml_codegen_fallback_add(fb, "cuda", g, f, where, why);
       continue;
     }
-    s = c;
-    if (s) break;
+    if (why) s = dml_codegen_fallback_add(fb, "cuda", g, f, where, why);
+    if (s) {
+      dml_kplan_release(p);
+      break;
+    }
     if (print) dml_kplan_print(p, g, print);
     dml_kpkg_function_t *fn = &k.functions[k.n_functions];
     k.n_functions++;
@@ -844,6 +854,7 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
       for (int d = 0; d < 3; d++) to_lin(items[d], &o->items[d]);
       to_lin(K->flops, &o->flops);
       to_lin(K->bytes, &o->bytes);
+      if (K->kind == DML_KK_HOST) continue; /* host nodes: no code (dml_kpkg.h) */
       uint8_t *code = NULL;
       s = build_kernel(&t, clang, ptxas, K, g->n_symbols, h16 ? 2 : mma, sm90a, ptx_sm,
                        sms, n_sms, &code, &o->code_bytes);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dml_eager_lib.h"
 #include "rt_backend.h"
@@ -268,6 +269,7 @@ typedef struct cu_session {
   io_region_t *inputs, *outputs;
   dml_rt_rng_region_t rng;   /* the random-state slot (rt_backend.h) */
   dml_rt_dims_region_t dims; /* the device-produced dims slot (rt_backend.h) */
+  dml_rt_host_plan_t host;   /* the CPU fall-back's host entries (rt_backend.h) */
   uint32_t n_symbols;
   int64_t last_sym[DML_KPKG_MAX_SYMBOLS];
   cu_graph_t *graphs; /* MAX_GRAPHS per segment */
@@ -310,6 +312,7 @@ static void cu_close(void *state) {
   free(c->graphs);
   c->graphs = NULL;
   dml_rt_gpu_dims_free(&c->dims);
+  dml_rt_gpu_host_free(&c->host);
   free(c->modules);
   free(c->fns);
   free(c->smem);
@@ -462,6 +465,7 @@ static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_p
   *n_cubin = *n_ptx = *n_arch = 0;
   for (uint32_t k = 0; k < kf->n_kernels; k++) {
     const dml_kpkg_kernel_t *K = &kf->kernels[k];
+    if (K->kind == DML_KPKG_KIND_HOST) continue; /* host nodes: no code */
     dml_kpkg_cuda_image_t im;
     DML_RETURN_IF_ERROR(pick_image(c, K, sm, 1, &im));
     int oom = 0;
@@ -562,8 +566,10 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   if (!s) s = plan_io(c, m, f, &staging);
   if (!s) dml_rt_gpu_plan_rng(f, 256, &staging, &c->rng);
   if (!s) s = dml_rt_gpu_plan_dims(OP, m, f, kf, 256, &c->rng, &staging, &c->dims);
+  if (!s) s = dml_rt_gpu_plan_host(OP, m, f, kf, 256, &staging, &c->host);
   if (!s) {
-    c->n_graphs = MAX_GRAPHS * dml_rt_gpu_segments(&c->dims, kf->n_kernels);
+    c->n_graphs =
+        MAX_GRAPHS * dml_rt_gpu_segments_host(&c->dims, &c->host, kf->n_kernels);
     c->graphs = (cu_graph_t *)calloc(c->n_graphs, sizeof(cu_graph_t));
     if (!c->graphs)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
@@ -617,17 +623,58 @@ static int64_t io_bytes(const dml_rt_exec_t *e, uint32_t value) {
   return n < 0 ? -1 : n * (int64_t)dml_dtype_size(t.dtype);
 }
 
+/* Copies host entry k's regions (dml_rt_host_plan_t) on the stream:
+ * downloads (device arena -> staging) or uploads (staging -> device
+ * arena), at the run's sizes. */
+static dml_status_t host_copies(cu_session_t *c, const dml_rt_exec_t *e, uint32_t k,
+                                int up) {
+  cu_driver_t *D = c->D;
+  const uint32_t *at = up ? c->host.up_at : c->host.down_at;
+  for (uint32_t r = at[2 * k]; r < at[2 * k + 1]; r++) {
+    const io_region_t *x = &c->host.regions[r];
+    int64_t nb = io_bytes(e, x->value);
+    if (nb <= 0) continue;
+    if (up)
+      CUCHECK(D->cuMemcpyHtoDAsync(c->arena + x->arena_offset,
+                                   c->staging + x->staging_offset, (size_t)nb, c->stream),
+              "cuMemcpyHtoDAsync (values the host computed)");
+    else
+      CUCHECK(D->cuMemcpyDtoHAsync(c->staging + x->staging_offset,
+                                   c->arena + x->arena_offset, (size_t)nb, c->stream),
+              "cuMemcpyDtoHAsync (values the host reads)");
+  }
+  return DML_OK;
+}
+
+/* Copies host entry k's regions between the staging and the host arena
+ * e->arena: downloads into it (up 0) or uploads out of it (up 1). */
+static void host_staging(cu_session_t *c, const dml_rt_exec_t *e, uint32_t k, int up) {
+  const uint32_t *at = up ? c->host.up_at : c->host.down_at;
+  for (uint32_t r = at[2 * k]; r < at[2 * k + 1]; r++) {
+    const io_region_t *x = &c->host.regions[r];
+    int64_t nb = io_bytes(e, x->value);
+    if (nb <= 0) continue;
+    if (up)
+      memcpy(c->staging + x->staging_offset, e->arena + x->arena_offset, (size_t)nb);
+    else
+      memcpy(e->arena + x->arena_offset, c->staging + x->staging_offset, (size_t)nb);
+  }
+}
+
 /* Enqueues segment [b, end) of the plan for the symbol values of `e` on
- * the stream: the input copies before the first segment, each kernel (with
- * events around each when `timed`), the dims slot's copy to the staging
+ * the stream: the input copies before the first segment on the device,
+ * the values a host entry just before it wrote, each kernel (with events
+ * around each when `timed`), then the dims slot's copy to the staging
  * after a segment ending with a kernel that counts dims on the device, the
- * output copies after the last. */
+ * values the host entry after it reads, or the output copies after the
+ * last. `host_io` 0 (cu_run_kernel) leaves out the host entries' copies. */
 static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
-                            uint32_t end, int timed) {
+                            uint32_t end, int timed, int host_io) {
   cu_driver_t *D = c->D;
   const dml_kpkg_function_t *kf = c->kf;
   const cu_device_t *dv = &D->dev[c->ordinal];
-  for (uint32_t i = 0; b == 0 && i < c->n_inputs; i++) {
+  uint32_t first = c->host.used ? c->host.first_gpu : 0;
+  for (uint32_t i = 0; b == first && i < c->n_inputs; i++) {
     int64_t nb = io_bytes(e, c->inputs[i].value);
     if (nb > 0)
       CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->inputs[i].arena_offset,
@@ -635,7 +682,8 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
                                    c->stream),
               "cuMemcpyHtoDAsync (inputs)");
   }
-  if (b == 0 && c->rng.used) /* this run's seed and step (cu_run writes the staging) */
+  if (b == first &&
+      c->rng.used) /* this run's seed and step (cu_run writes the staging) */
     CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->rng.arena_offset,
                                  c->staging + c->rng.staging_offset,
                                  DML_PHILOX_SLOT_BYTES, c->stream),
@@ -647,6 +695,8 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
   for (uint32_t i = 0; i < e->n_symbols && i < DML_KPKG_MAX_SYMBOLS; i++)
     syms.sym[i] = (unsigned)e->sym[i];
   void *params[3] = {&c->arena, &c->weights, &syms};
+  if (host_io && c->host.used && b > 0 && c->host.is_host[b - 1]) /* the host wrote */
+    DML_RETURN_IF_ERROR(host_copies(c, e, b - 1, 1));
   if (timed) CUCHECK(D->cuEventRecord(c->events[b], c->stream), "cuEventRecord");
   for (uint32_t k = b; k < end; k++) {
     const dml_kpkg_kernel_t *K = &kf->kernels[k];
@@ -675,12 +725,15 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
     }
     if (timed) CUCHECK(D->cuEventRecord(c->events[k + 1], c->stream), "cuEventRecord");
   }
-  if (dml_rt_gpu_segment_produces(&c->dims, b, end))
+  if (host_io && c->host.used && end < kf->n_kernels && c->host.is_host[end])
+    DML_RETURN_IF_ERROR(host_copies(c, e, end, 0)); /* what the host nodes read */
+  int produces = dml_rt_gpu_segment_produces(&c->dims, b, end);
+  if (produces)
     CUCHECK(D->cuMemcpyDtoHAsync(c->staging + c->dims.staging_offset,
                                  c->arena + c->dims.arena_offset,
                                  DML_KPKG_DIMS_SLOT_BYTES, c->stream),
             "cuMemcpyDtoHAsync (device-produced dims)");
-  else if (end == kf->n_kernels)
+  if (!produces && end == kf->n_kernels)
     for (uint32_t i = 0; i < c->n_outputs; i++) {
       int64_t nb = io_bytes(e, c->outputs[i].value);
       if (nb > 0)
@@ -712,7 +765,7 @@ static dml_status_t capture(cu_session_t *c, const dml_rt_exec_t *e, uint32_t se
   memset(G, 0, sizeof *G);
   CUCHECK(D->cuStreamBeginCapture(c->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
           "cuStreamBeginCapture");
-  dml_status_t s = enqueue(c, e, b, end, 0);
+  dml_status_t s = enqueue(c, e, b, end, 0, 1);
   CUgraph graph = NULL;
   CUresult r = D->cuStreamEndCapture(c->stream, &graph);
   if (s) {
@@ -730,10 +783,12 @@ static dml_status_t capture(cu_session_t *c, const dml_rt_exec_t *e, uint32_t se
 }
 
 /* Runs the plan segment by segment (one segment unless kernels count dims
- * on the device), each from its graph or eagerly then captured; after a
- * segment ending with such a kernel the stream is synchronized and the
- * dims slot's staging copy goes to e->produced, which sets the symbols the
- * next segment runs with. */
+ * on the device or host entries hold nodes the host runs), each from its
+ * graph or eagerly then captured; after a segment ending with such a
+ * kernel the stream is synchronized and the dims slot's staging copy goes
+ * to e->produced, which sets the symbols the next segment runs with; a
+ * host entry's nodes run through e->host between the segments before and
+ * after it, with the values crossing copied (dml_rt_host_plan_t). */
 static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
   cu_session_t *c = (cu_session_t *)state;
   cu_driver_t *D = c->D;
@@ -748,14 +803,34 @@ static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
   if (c->rng.used) dml_rt_gpu_rng_words(e, c->staging + c->rng.staging_offset);
   uint32_t nk = c->kf->n_kernels;
   for (uint32_t seg = 0, b = 0;; seg++) {
-    uint32_t end = dml_rt_gpu_segment_end(&c->dims, nk, b);
+    if (c->host.used && b < nk && c->host.is_host[b]) {
+      /* host nodes (the CPU fall-back): the values they read came to the
+       * staging at the end of the segment before */
+      if (!e->host)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                               "kernel entry %u holds host nodes and this run has no "
+                               "host executor",
+                               b);
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      host_staging(c, e, b, 0);
+      DML_RETURN_IF_ERROR(
+          e->host(e->ctx, c->kf->kernels[b].nodes, c->kf->kernels[b].n_nodes));
+      host_staging(c, e, b, 1); /* to the device at the next segment's start */
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      c->kernel_ms[b] =
+          (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+      b++;
+      continue; /* b == nk: an empty segment copies the uploads and outputs */
+    }
+    uint32_t end = dml_rt_gpu_segment_end_host(&c->dims, &c->host, nk, b);
     cu_graph_t *G = c->profile ? NULL : graph_for(c, e, seg);
     if (G) {
       CUCHECK(D->cuGraphLaunch(G->exec, c->stream), "cuGraphLaunch");
     } else {
       /* First run with these sizes: eager with per-kernel events, then the
        * graph every later run replays. */
-      DML_RETURN_IF_ERROR(enqueue(c, e, b, end, 1));
+      DML_RETURN_IF_ERROR(enqueue(c, e, b, end, 1, 1));
       CUCHECK(D->cuStreamSynchronize(c->stream),
               "running the kernels (cuStreamSynchronize)");
       for (uint32_t k = b; k < end; k++) {
@@ -771,10 +846,13 @@ static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
             "running the kernels (cuStreamSynchronize)");
     /* after a kernel that counted dims (the last one too: the output copies
      * follow in a segment of their own) the session sets them for the rest */
-    if (!dml_rt_gpu_segment_produces(&c->dims, b, end)) break;
-    DML_RETURN_IF_ERROR(
-        dml_rt_gpu_take_dims(e, c->kf, end - 1, c->staging + c->dims.staging_offset));
-    b = end;
+    if (dml_rt_gpu_segment_produces(&c->dims, b, end)) {
+      DML_RETURN_IF_ERROR(
+          dml_rt_gpu_take_dims(e, c->kf, end - 1, c->staging + c->dims.staging_offset));
+    } else if (end == nk) {
+      break;
+    }
+    b = end; /* a host entry, or the segment after the dims */
   }
   for (uint32_t i = 0; i < c->n_outputs; i++) {
     int64_t b = io_bytes(e, c->outputs[i].value);
@@ -795,10 +873,16 @@ static dml_status_t cu_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t 
   if (k >= c->kf->n_kernels)
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", k,
                            c->kf->n_kernels);
+  if (c->kf->kernels[k].kind == DML_KPKG_KIND_HOST)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "kernel entry %u (%s) holds host nodes (the CPU fall-back): "
+                           "nothing runs on the device",
+                           k, c->kf->kernels[k].name);
   CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
-  /* enqueue copies the inputs from the staging before kernel 0: the same
-   * bytes as the arena's */
-  for (uint32_t i = 0; k == 0 && i < c->n_inputs; i++) {
+  /* enqueue copies the inputs from the staging before the first kernel:
+   * the same bytes as the arena's */
+  for (uint32_t i = 0; k == (c->host.used ? c->host.first_gpu : 0) && i < c->n_inputs;
+       i++) {
     int64_t b = io_bytes(e, c->inputs[i].value);
     if (b > 0)
       memcpy(c->staging + c->inputs[i].staging_offset,
@@ -814,7 +898,7 @@ static dml_status_t cu_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t 
                                  c->staging + c->rng.staging_offset,
                                  DML_PHILOX_SLOT_BYTES, c->stream),
             "cuMemcpyHtoDAsync (random state)");
-  DML_RETURN_IF_ERROR(enqueue(c, e, k, k + 1, 0));
+  DML_RETURN_IF_ERROR(enqueue(c, e, k, k + 1, 0, 0));
   CUCHECK(D->cuStreamSynchronize(c->stream), "running the kernel (cuStreamSynchronize)");
   if (e->fn->arena_bytes)
     CUCHECK(
