@@ -238,6 +238,19 @@ static void check_local(const char *name, const int64_t *dims, int32_t rank,
         name, precision, ev, ec, tol, dml_rt_session_num_kernels(vk));
   CHECK(ev <= tol);
   CHECK(ec <= tol);
+  /* dmlc check (runtime/rt_check.c) passes every kernel of the package
+   * within its 16-bit tolerance (a GEMM rounded to 16 bits inside a kernel
+   * whose fused Cast writes f32 counts as 16-bit) */
+  dml_rt_check_report_t *rep = NULL;
+  if (m16) CHECK_OK(dml_rt_check(m16, "vulkan", NULL, &rep));
+  if (rep) {
+    for (uint32_t k = 0; k < rep->n_kernels; k++)
+      if (rep->kernels[k].worst > rep->kernels[k].tolerance)
+        printf("  dmlc check: %s %.3g > %.3g\n", rep->kernels[k].name,
+               rep->kernels[k].worst, rep->kernels[k].tolerance);
+    CHECK(rep->n_failed == 0);
+  }
+  dml_rt_check_report_free(rep);
   dml_rt_session_release(ref);
   dml_rt_model_release(m32);
   gpu_test_close(m16, cpu, vk);
