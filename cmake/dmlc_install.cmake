@@ -19,7 +19,7 @@ include(CMakePackageConfigHelpers)
 
 set(_dmlc_rt_parts dml_base dml_cpu dml_runtime dml_train_rt dml_serve)
 set(_dmlc_cc_parts dml_ir dml_onnx dml_onnx_proto dml_layers dml_passes dml_codegen dml_driver
-                   dml_train_cli)
+                   dml_train_cli dml_quantize)
 
 # Collects the objects of the parts that exist in this build.
 function(_dmlc_objects out)
@@ -108,6 +108,9 @@ if(NOT DMLC_RUNTIME_ONLY AND TARGET dml_driver)
   list(APPEND _dmlc_headers runtime/base/dml_ops.h runtime/base/ops.def ir/dml_ir.h
        frontends/onnx/dml_onnx.h frontends/layers/dml_layers.h compiler/dml_driver.h
        compiler/dml_dim_spec.h compiler/dml_onnx_export.h passes/dml_train.h)
+  if(TARGET dml_quantize)
+    list(APPEND _dmlc_headers compiler/dml_quantize.h)
+  endif()
   set(DMLC_HAVE_COMPILER_LIB ON)
 else()
   set(DMLC_HAVE_COMPILER_LIB OFF)

@@ -566,9 +566,12 @@ dml_status_t dml_kschedule_host(const dml_pkg_graph_t *g, uint32_t fn,
                     : "only f32, i64 and i32 (aligned) are emitted";
         else if (x->type.dtype == DML_DTYPE_BOOL)
           why = "ArgMax/ArgMin of bool";
-        else if (x->type.dtype == DML_DTYPE_F16 || x->type.dtype == DML_DTYPE_BF16)
-          why = "f16 and bf16 reductions are not emitted (the CPU accumulates in f64)";
+        else if ((x->type.dtype == DML_DTYPE_F16 || x->type.dtype == DML_DTYPE_BF16) &&
+                 n->op != DML_OP_GLOBAL_AVERAGE_POOL && n->op != DML_OP_GLOBAL_MAX_POOL)
+          why =
+              "f16 and bf16 reductions are not emitted but the global pools' (f32 sums)";
         else if (x->type.dtype != DML_DTYPE_F32 && x->type.dtype != DML_DTYPE_F64 &&
+                 x->type.dtype != DML_DTYPE_F16 && x->type.dtype != DML_DTYPE_BF16 &&
                  (n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL ||
                   n->op == DML_OP_GLOBAL_MAX_POOL || n->op == DML_OP_REDUCE_PROD ||
                   n->op == DML_OP_REDUCE_L1 || n->op == DML_OP_REDUCE_L2 ||

@@ -258,15 +258,22 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_POW: return pow_value(s, n, x);
     case DML_OP_BATCH_NORMALIZATION: {
       /* inference: (x - mean) * (scale / sqrt(var + epsilon)) + B, per channel
-       * (ONNX BatchNormalization-15, epsilon default 1e-5) */
+       * (ONNX BatchNormalization-15, epsilon default 1e-5); f16/bf16
+       * operands widen exactly, the formula runs in f32 and the result is
+       * rounded once (the CPU computes it in double, rounded at the store) */
       double eps = dml_attr_float(n->attrs, n->n_attrs, "epsilon", 1e-5);
+      dml_kdtype_t t = x[0]->dtype;
+      const dml_kval_t *f[5];
+      for (int k = 0; k < 5; k++)
+        f[k] = x[k]->dtype == DML_KT_F32 ? x[k] : dml_kv_cast(p, DML_KT_F32, x[k]);
       const dml_kval_t *inv = dml_kv_fn(
-          p, DML_KF_DIV, x[1],
+          p, DML_KF_DIV, f[1],
           dml_kv_fn(p, DML_KF_SQRT,
-                    dml_kv_fn(p, DML_KF_ADD, x[4], dml_kv_const(p, (float)eps)), NULL));
-      return dml_kv_fn(
+                    dml_kv_fn(p, DML_KF_ADD, f[4], dml_kv_const(p, (float)eps)), NULL));
+      const dml_kval_t *y = dml_kv_fn(
           p, DML_KF_ADD,
-          dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_SUB, x[0], x[3]), inv), x[2]);
+          dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_SUB, f[0], f[3]), inv), f[2]);
+      return t == DML_KT_F32 ? y : dml_kv_cast(p, t, y);
     }
     case DML_OP_MAX:
     case DML_OP_MIN: {
@@ -384,7 +391,8 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
           (n->op == DML_OP_SIGMOID || n->op == DML_OP_TANH || n->op == DML_OP_EXP ||
            n->op == DML_OP_LOG || n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR ||
            n->op == DML_OP_CEIL || n->op == DML_OP_RECIPROCAL || n->op == DML_OP_SIN ||
-           n->op == DML_OP_COS || n->op == DML_OP_ROUND))
+           n->op == DML_OP_COS || n->op == DML_OP_ROUND ||
+           n->op == DML_OP_BATCH_NORMALIZATION))
         return NULL;
       if (yt == DML_DTYPE_F64 &&
           (n->op == DML_OP_SQRT || n->op == DML_OP_FLOOR || n->op == DML_OP_CEIL ||

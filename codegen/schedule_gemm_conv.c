@@ -628,10 +628,17 @@ const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape
   }
   if (!o->x || !o->y || (conv && !o->w)) return "absent input";
   if (n->n_outputs != 1) return "a second (Indices) output";
-  if (o->x->type.dtype != DML_DTYPE_F32 || o->y->type.dtype != DML_DTYPE_F32 ||
-      (o->w && o->w->type.dtype != DML_DTYPE_F32) ||
-      (o->b && o->b->type.dtype != DML_DTYPE_F32))
-    return "only f32 is emitted";
+  /* f16/bf16 (dmlc compile --precision): loaded into f32, the sums in f32,
+   * the result rounded once to the output's dtype (conv_load, win_result) */
+  dml_dtype_t t = o->y->type.dtype;
+  if (t != DML_DTYPE_F32 && t != DML_DTYPE_F16 && t != DML_DTYPE_BF16)
+    return "only f32, f16 and bf16 are emitted";
+  if (o->x->type.dtype != t || (o->w && o->w->type.dtype != t) ||
+      (o->b && o->b->type.dtype != t))
+    return "operands of mixed dtypes";
+  if (!typed_ok(o->x) || !typed_ok(o->y) || (o->w && !typed_ok(o->w)) ||
+      (o->b && !typed_ok(o->b)))
+    return "misaligned value";
   /* 1-D windows (NCW) are 2-D ones of height 1 */
   int r = o->x->type.rank, one = r == 3;
   if ((r != 3 && r != 4) || o->y->type.rank != r)
@@ -739,11 +746,20 @@ typedef struct conv_ctx {
   uint32_t cnt;
 } conv_ctx_t;
 
+/* The value of the window result `r` (f32) stored into y: rounded once to
+ * y's dtype when that is f16/bf16 (nearest even, as the CPU's store of its
+ * double sum). */
+static const dml_kval_t *win_result(sched_t *s, const win_shape_t *ws,
+                                    const dml_kval_t *r) {
+  return kdt(ws->y) == DML_KT_F32 ? r : dml_kv_cast(s->pool, kdt(ws->y), r);
+}
+
 static dml_kstmt_t *conv_inner(sched_t *s, const dml_kidx_t *e, void *vctx) {
   conv_ctx_t *c = (conv_ctx_t *)vctx;
   dml_kpool_t *p = s->pool;
-  const dml_kval_t *xv = dml_kv_load(
-      p, buf_of(c->ws->x), at(s, c->ws->x, dml_ki_bin(p, DML_KI_ADD, c->xbase, e)));
+  /* f16/bf16 operands widen exactly: products and sums are f32 */
+  const dml_kval_t *xv =
+      load_f32(s, c->ws->x, at(s, c->ws->x, dml_ki_bin(p, DML_KI_ADD, c->xbase, e)));
   const dml_kval_t *v = xv;
   if (c->wbase) {
     const dml_kidx_t *wk = dml_ki_bin(
@@ -752,8 +768,7 @@ static dml_kstmt_t *conv_inner(sched_t *s, const dml_kidx_t *e, void *vctx) {
             p, DML_KI_ADD,
             dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, c->vkh), dml_ki_const(p, c->ws->kw)),
             dml_ki_var(p, c->vkw)));
-    v = dml_kv_fn(p, DML_KF_MUL, xv,
-                  dml_kv_load(p, buf_of(c->ws->w), at(s, c->ws->w, wk)));
+    v = dml_kv_fn(p, DML_KF_MUL, xv, load_f32(s, c->ws->w, at(s, c->ws->w, wk)));
   }
   /* max-pooling keeps NaN as the CPU does */
   const dml_kval_t *a = dml_kv_reg(p, c->acc);
@@ -819,21 +834,22 @@ void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t 
                  for_loop(s, vc, dml_ki_const(p, cg),
                           window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c)));
   const dml_kval_t *r = dml_kv_reg(p, acc);
-  if (ws->b)
-    r = dml_kv_fn(p, DML_KF_ADD, r,
-                  dml_kv_load(p, buf_of(ws->b), at(s, ws->b, coord[1])));
+  if (ws->b) r = dml_kv_fn(p, DML_KF_ADD, r, load_f32(s, ws->b, at(s, ws->b, coord[1])));
   const dml_kidx_t *ycoord[DML_MAX_RANK];
   coords_of(s, G->out, gid, ycoord);
-  dml_ksched_emit_chain(s, K, G, &body, r, ycoord, gid);
+  dml_ksched_emit_chain(s, K, G, &body, win_result(s, ws, r), ycoord, gid);
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
   K->n_regs = acc + 1;
   dml_klin_t fl = numel;
   fl.c *= 2 * cg * ws->kh * ws->kw;
   lin_add(&K->flops, fl, 1);
   dml_klin_t xl;
-  if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, 4);
-  lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0, 0}, 4);
-  if (ws->group == 1 && !ws->sym_sp) attach_conv(s, K, G, ws);
+  const int64_t esz = (int64_t)dml_dtype_size(ws->x->type.dtype);
+  if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, esz);
+  lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0, 0}, esz);
+  /* the implicit-GEMM record is f32 only (CUDA's TF32 form); f16/bf16
+   * convolutions keep the direct kernel */
+  if (ws->group == 1 && !ws->sym_sp && kdt(ws->x) == DML_KT_F32) attach_conv(s, K, G, ws);
 }
 
 /* Records conv kernel K (group 1) as an implicit GEMM (dml_kconv_t in
@@ -932,18 +948,13 @@ void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
   if (!is_max)
     r = dml_kv_fn(p, DML_KF_DIV, r,
                   incl ? dml_kv_const(p, (float)(ws->kh * ws->kw)) : dml_kv_reg(p, 1));
-  dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
-  if (st) {
-    st->buf = DML_KBUF_ARENA;
-    st->idx = at(s, ws->y, gid);
-    st->val = r;
-  }
-  dml_kblock_add(&body, st);
+  dml_kblock_add(&body, store_at(s, ws->y, gid, win_result(s, ws, r)));
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
   lin_add(&K->flops, numel, ws->kh * ws->kw);
   dml_klin_t xl;
-  if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, 4);
-  lin_add(&K->bytes, numel, 4);
+  const int64_t esz = (int64_t)dml_dtype_size(ws->x->type.dtype);
+  if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, esz);
+  lin_add(&K->bytes, numel, esz);
 }
 
 /* ---- ConvTranspose (1-D and 2-D) ---- */

@@ -31,14 +31,31 @@ typedef struct {
   uint32_t mean, inv;        /* registers */
 } norm_row_t;
 
+/* A load of value v at element index i (at() applied) as an f32 value:
+ * f16/bf16 words widen exactly. */
+static const dml_kval_t *norm_load_f32(sched_t *s, const dml_pkg_value_t *v,
+                                       const dml_kidx_t *i) {
+  const dml_kval_t *x = dml_kv_load_t(s->pool, buf_of(v), kdt(v), i);
+  return kdt(v) == DML_KT_F32 ? x : dml_kv_cast(s->pool, DML_KT_F32, x);
+}
+
+/* f32 value `v` as a value of y's dtype (f16/bf16: rounded once). */
+static const dml_kval_t *as_dtype(sched_t *s, const dml_pkg_value_t *y,
+                                  const dml_kval_t *v) {
+  return kdt(y) == DML_KT_F32 ? v : dml_kv_cast(s->pool, kdt(y), v);
+}
+
 static const dml_kidx_t *norm_elem(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
   return dml_ki_bin(s->pool, DML_KI_ADD, dml_ki_bin(s->pool, DML_KI_MUL, c->row, c->L),
                     j);
 }
 
+/* f16/bf16 values widen exactly: the mean, the variance and the normalized
+ * value are computed in f32, the result rounded once to y's dtype
+ * (norm_row_store). */
 static const dml_kval_t *norm_dev(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
   return dml_kv_fn(s->pool, DML_KF_SUB,
-                   dml_kv_load(s->pool, buf_of(c->x), at(s, c->x, norm_elem(s, c, j))),
+                   norm_load_f32(s, c->x, at(s, c->x, norm_elem(s, c, j))),
                    dml_kv_reg(s->pool, c->mean));
 }
 
@@ -47,16 +64,14 @@ static const dml_kval_t *norm_out(sched_t *s, const norm_row_t *c, const dml_kid
   const dml_kval_t *sv, *bv = NULL;
   if (c->C) {
     const dml_kidx_t *ch = dml_ki_bin(p, DML_KI_MOD, c->row, c->C);
-    sv = dml_kv_load(p, buf_of(c->sc), at(s, c->sc, ch));
-    bv = dml_kv_load(p, buf_of(c->b), at(s, c->b, ch));
+    sv = norm_load_f32(s, c->sc, at(s, c->sc, ch));
+    bv = norm_load_f32(s, c->b, at(s, c->b, ch));
   } else {
     const dml_kidx_t *nc[DML_MAX_RANK];
     coords_of(s, c->nt, j, nc);
-    sv = dml_kv_load(p, buf_of(c->sc),
-                     at(s, c->sc, bcast_index(s, &c->sc->type, c->nt, nc)));
+    sv = norm_load_f32(s, c->sc, at(s, c->sc, bcast_index(s, &c->sc->type, c->nt, nc)));
     if (c->b)
-      bv = dml_kv_load(p, buf_of(c->b),
-                       at(s, c->b, bcast_index(s, &c->b->type, c->nt, nc)));
+      bv = norm_load_f32(s, c->b, at(s, c->b, bcast_index(s, &c->b->type, c->nt, nc)));
   }
   const dml_kval_t *out =
       dml_kv_fn(p, DML_KF_MUL,
@@ -66,7 +81,7 @@ static const dml_kval_t *norm_out(sched_t *s, const norm_row_t *c, const dml_kid
 
 static const dml_kval_t *norm_row_x(sched_t *s, const dml_kidx_t *j, void *vctx) {
   const norm_row_t *c = vctx;
-  return dml_kv_load(s->pool, buf_of(c->x), at(s, c->x, norm_elem(s, c, j)));
+  return norm_load_f32(s, c->x, at(s, c->x, norm_elem(s, c, j)));
 }
 
 static const dml_kval_t *norm_row_sq(sched_t *s, const dml_kidx_t *j, void *vctx) {
@@ -76,7 +91,7 @@ static const dml_kval_t *norm_row_sq(sched_t *s, const dml_kidx_t *j, void *vctx
 
 static dml_kstmt_t *norm_row_store(sched_t *s, const dml_kidx_t *j, void *vctx) {
   const norm_row_t *c = vctx;
-  return store_at(s, c->y, norm_elem(s, c, j), norm_out(s, c, j));
+  return store_at(s, c->y, norm_elem(s, c, j), as_dtype(s, c->y, norm_out(s, c, j)));
 }
 
 void dml_ksched_norm_emit(sched_t *s, uint32_t node) {
@@ -93,16 +108,22 @@ void dml_ksched_norm_emit(sched_t *s, uint32_t node) {
   int64_t axis = inst ? 2 : norm_axis(dml_attr_int(n->attrs, n->n_attrs, "axis", -1), r);
   const dml_pkg_value_t *all[5] = {x, sc, b, mo, io};
   if (!x || !y || !sc) why = "absent input";
+  /* f32, or f16/bf16 (dmlc compile --precision) computed in f32: X, Y,
+   * scale and B of one dtype, Mean and InvStdDev f32 or that dtype */
+  dml_dtype_t dt = x ? x->type.dtype : DML_DTYPE_F32;
+  if (dt != DML_DTYPE_F32 && dt != DML_DTYPE_F16 && dt != DML_DTYPE_BF16)
+    why = "only f32, f16 and bf16 are emitted";
   for (int i = 0; !why && i < 5; i++) {
     if (!all[i]) continue;
-    if (all[i]->type.dtype != DML_DTYPE_F32)
-      why = "only f32 is emitted";
-    else if (all[i]->offset % 4)
+    if (all[i]->type.dtype != dt && !(i >= 3 && all[i]->type.dtype == DML_DTYPE_F32))
+      why = "operands of mixed dtypes";
+    else if (!typed_ok(all[i]))
       why = "misaligned value";
     else if (i >= 3 &&
              (overlap(all[i], x) || overlap(all[i], sc) || (b && overlap(all[i], b))))
       why = "its result overlaps its operands in the memory plan";
   }
+  if (!why && y->type.dtype != dt) why = "operands of mixed dtypes";
   if (!why && (overlap(y, x) || overlap(y, sc) || (b && overlap(y, b))))
     why = "its result overlaps its operands in the memory plan";
   if (!why && (axis < 0 || axis >= r || (inst && r < 3))) why = "axis out of range";
@@ -195,22 +216,22 @@ void dml_ksched_norm_emit(sched_t *s, uint32_t node) {
   if (coop) {
     dml_kblock_add(&body, dml_krow_each(s, Lx, j, norm_row_store, &c));
     dml_kblock_t tail = {0};
-    if (mo) dml_kblock_add(&tail, store_at(s, mo, gid, mean));
-    if (io) dml_kblock_add(&tail, store_at(s, io, gid, inv));
+    if (mo) dml_kblock_add(&tail, store_at(s, mo, gid, as_dtype(s, mo, mean)));
+    if (io) dml_kblock_add(&tail, store_at(s, io, gid, as_dtype(s, io, inv)));
     if (tail.first)
       dml_kblock_add(
           &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
     K->body = dml_krow_finish(s, rows, j + 1, body.first);
     K->n_regs = 9;
     lin_add(&K->flops, numel, 8);
-    lin_add(&K->bytes, numel, 12);
+    lin_add(&K->bytes, numel, 3 * (int64_t)dml_dtype_size(dt));
     return;
   }
   K->n_regs = 3;
   dml_kblock_add(&body, for_loop(s, j, Lx, norm_row_store(s, jv, &c)));
-  if (mo) dml_kblock_add(&body, store_at(s, mo, gid, mean));
-  if (io) dml_kblock_add(&body, store_at(s, io, gid, inv));
+  if (mo) dml_kblock_add(&body, store_at(s, mo, gid, as_dtype(s, mo, mean)));
+  if (io) dml_kblock_add(&body, store_at(s, io, gid, as_dtype(s, io, inv)));
   K->body = if_lt(s, gid, dml_ki_lin(p, rows), body.first);
   lin_add(&K->flops, numel, 8);
-  lin_add(&K->bytes, numel, 12);
+  lin_add(&K->bytes, numel, 3 * (int64_t)dml_dtype_size(dt));
 }

@@ -152,11 +152,23 @@ typedef struct {
   uint32_t mreg, hreg;
 } red_row_t;
 
+/* A load of x at flat element i for a reduction: f16/bf16 (the global
+ * pools of dmlc compile --precision) widen exactly, the accumulation is f32
+ * (red_acc_dtype) and the result is rounded once to y's dtype. */
+static const dml_kval_t *red_load(sched_t *s, const dml_pkg_value_t *x,
+                                  const dml_kidx_t *i) {
+  const dml_kval_t *v = load_at(s, x, i);
+  return kdt(x) == DML_KT_F16 || kdt(x) == DML_KT_BF16
+             ? dml_kv_cast(s->pool, DML_KT_F32, v)
+             : v;
+}
+
 static const dml_kval_t *red_row_value(sched_t *s, const dml_kidx_t *j, void *vctx) {
   const red_row_t *c = vctx;
   dml_kpool_t *p = s->pool;
   const dml_kidx_t *R;
-  const dml_kval_t *xv = load_at(s, c->x, reduce_x_index(s, c->x, c->red, c->row, j, &R));
+  const dml_kval_t *xv =
+      red_load(s, c->x, reduce_x_index(s, c->x, c->red, c->row, j, &R));
   if (c->mode == 1)
     return dml_kv_fn(p, DML_KF_EXP, dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg(p, c->mreg)),
                      NULL);
@@ -206,7 +218,7 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
   set_nodes(s, K, G);
   dml_klin_t numel;
   type_numel(G->out, &numel);
-  dml_kdtype_t t = kdt(x);
+  dml_kdtype_t t = kdt(x) == DML_KT_F16 || kdt(x) == DML_KT_BF16 ? DML_KT_F32 : kdt(x);
   int is_arg = n->op == DML_OP_ARG_MAX || n->op == DML_OP_ARG_MIN;
   /* long f32 rows: one workgroup per output element (schedule_rows.c) */
   int64_t rmax = reduce_count_max(s, x, red);
@@ -329,7 +341,7 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
                                                                   is_max   ? lo
                                                                   : is_min ? hi
                                                                            : 0);
-  const dml_kval_t *xv = load_at(s, x, xi);
+  const dml_kval_t *xv = red_load(s, x, xi);
   /* the max of LogSumExp: register acc + 1, or acc + 4 in the cooperative
    * form (whose sums use acc .. acc + 3) */
   uint32_t mreg = coop ? acc + 4 : acc + 1;
@@ -407,6 +419,7 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
     res = dml_kv_fn(p, DML_KF_DIV, dml_kv_reg_t(p, acc, t),
                     sym ? dml_kv_idx(p, t, R) : dml_kv_fconst(p, t, (float)cnt));
   }
+  if (t != kdt(x)) res = dml_kv_cast(p, kdt(x), res); /* f16/bf16: rounded once */
   if (coop) {
     /* invocation 0 of the workgroup runs the epilogue */
     dml_kblock_t tail = {0};

@@ -2284,12 +2284,13 @@ int dml_ksched_spatial_claims(const sched_t *s, uint32_t node) {
                     "constant") != 0 &&
              !(n->n_outputs && n->outputs[0] != DML_PKG_NO_VALUE &&
                data_dependent(s, &s->fn->values[n->outputs[0]].type));
-    /* schedule.c has the 1-D and 2-D f32 forms (with fused epilogues) */
+    /* schedule.c has the 1-D and 2-D f32, f16 and bf16 forms (with fused
+     * epilogues) */
     case DML_OP_CONV:
     case DML_OP_CONV_TRANSPOSE:
     case DML_OP_AVERAGE_POOL: return x && x->type.rank == 5;
     case DML_OP_MAX_POOL:
-      return x && (x->type.rank == 5 || x->type.dtype != DML_DTYPE_F32 ||
+      return x && (x->type.rank == 5 || dml_dtype_is_int(x->type.dtype) ||
                    (n->n_outputs > 1 && n->outputs[1] != DML_PKG_NO_VALUE));
     default: return 0;
   }

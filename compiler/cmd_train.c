@@ -444,11 +444,9 @@ static int same_file(const char *a, const char *b) {
 
 /* ---- --qat: quantization-aware training (docs/quantize.md) ---------------- */
 
-#define QAT_CALIB_ROWS 1000
-
 /* The QAT form of the f32 model: `dmlc quantize`'s placement, with
  * FakeQuantize nodes (compiler/dml_quantize.h, fake_quant) whose activation
- * ranges are calibrated on the first QAT_CALIB_ROWS rows of the training
+ * ranges are calibrated on the first DML_QAT_CALIB_ROWS rows of the training
  * data. *calib keeps those rows for the export; *out is the model. */
 static dml_status_t qat_prepare(const char *model, const char *data,
                                 const dml_data_options_t *dopt, const char *device,
@@ -476,7 +474,7 @@ static dml_status_t qat_prepare(const char *model, const char *data,
   dml_quant_options_t qo;
   dml_quant_options_init(&qo);
   qo.fake_quant = 1;
-  qo.max_rows = QAT_CALIB_ROWS;
+  qo.max_rows = DML_QAT_CALIB_ROWS;
   dml_quant_report_t rep;
   void *bytes = NULL;
   size_t n = 0;
@@ -503,7 +501,7 @@ static dml_status_t qat_export(const char *model, const char *qdq_path,
                                const dml_tensor_t *calib) {
   dml_quant_options_t qo;
   dml_quant_options_init(&qo);
-  qo.max_rows = QAT_CALIB_ROWS;
+  qo.max_rows = DML_QAT_CALIB_ROWS;
   void *bytes = NULL;
   size_t n = 0;
   dml_quant_report_t rep;

@@ -165,6 +165,12 @@ void dml_quant_report_free(dml_quant_report_t *r);
 dml_status_t dml_quant_load_calib(const char *spec, double image_scale,
                                   dml_tensor_t *out);
 
+/* Calibration rows of quantization-aware training: `dmlc train --qat` and
+ * the Python package's compile(qat=True) calibrate the fake quantization's
+ * initial activation ranges, and the QDQ export's SQNR report, on the
+ * first this many rows (dml_quant_options_t.max_rows). */
+#define DML_QAT_CALIB_ROWS 1000
+
 /* Quantizes the ONNX model at `onnx_path` with calibration rows `calib`
  * (f32 [N, ...]: each row reshaped to the model's input, of the same
  * element count, or one more, then the last is dropped). On success

@@ -5,15 +5,15 @@
  *
  * Which ops take H comes from the op table (runtime/base/ops.def, flags
  * DML_OPF_HALF and DML_OPF_HALF_SEED, dml_ops.h): a node is converted when
- * its op is HALF_SEED (Gemm, MatMul) and it has an f32 input, or its op is
+ * its op is HALF_SEED (Gemm, MatMul, Conv) and it has an f32 input, or its op is
  * HALF and one of its float inputs is a value this pass made H. A converted
  * node's f32 inputs become H: constant weights are stored converted (a new
  * global of the same name and flags; the f32 one is renamed "<name>.f32"
  * and dropped when nothing reads it any more, so the package's weights
  * halve), other values through a Cast inserted before their first such
  * reader. Its f32 results become H (shape inference, ir/infer.c, re-run on
- * the node). Every other node (Softmax, normalizations, reductions,
- * losses, Conv, pools, ...) keeps f32: an H input made here is cast back
+ * the node). Every other node (Softmax, GroupNormalization, reductions,
+ * losses, ConvTranspose, ...) keeps f32: an H input made here is cast back
  * to f32. Function arguments and results keep their dtypes (Casts at the
  * edges), so callers feed and read f32.
  *
@@ -36,6 +36,7 @@ typedef struct prec_cache {
   dml_ir_value_t *half;        /* this function's Cast of the value to H */
   dml_ir_value_t *full;        /* this function's Cast of an H value back to f32 */
   int made_half;               /* 1: a value this pass made H */
+  int written;                 /* a global some Assign node writes */
   int fit[2]; /* constants: 0 unknown, 1 fits, -1 not (elementwise, seed) */
 } prec_cache_t;
 
@@ -57,10 +58,14 @@ static float from_half(dml_dtype_t h, uint16_t x) {
   return h == DML_DTYPE_F16 ? dml_f16_to_f32(x) : dml_bf16_to_f32(x);
 }
 
+/* A global with f32 data that no node changes: weights, and state globals
+ * (BatchNormalization's running statistics) that no Assign writes, as in
+ * every inference package (training packages keep f32). */
 static int is_const(const dml_ir_value_t *v) {
+  const prec_cache_t *c = (const prec_cache_t *)v->user;
   return v->kind == DML_IR_VALUE_GLOBAL && v->data &&
-         !(v->global_flags & DML_IR_GLOBAL_STATE) && v->type.dtype == DML_DTYPE_F32 &&
-         v->data_bytes % sizeof(float) == 0;
+         (!(v->global_flags & DML_IR_GLOBAL_STATE) || (c && !c->written)) &&
+         v->type.dtype == DML_DTYPE_F32 && v->data_bytes % sizeof(float) == 0;
 }
 
 /* 1 when H holds every element of constant `v` (see the header: finite
@@ -227,6 +232,13 @@ dml_status_t dml_pass_precision(dml_ir_module_t *m, dml_pass_options_t *o) {
     return DML_OK;
   prec_t p = {m, o->precision};
   for (uint32_t i = 0; i < m->n_globals; i++) m->globals[i]->user = NULL;
+  /* every global gets its cache (is_const reads `written`) */
+  for (uint32_t i = 0; i < m->n_globals; i++) cache_of(&p, m->globals[i]);
+  for (uint32_t fi = 0; fi < m->n_functions; fi++)
+    for (dml_ir_node_t *n = m->functions[fi]->first; n; n = n->next)
+      if (n->op == DML_OP_ASSIGN && n->n_inputs && n->inputs[0] &&
+          n->inputs[0]->kind == DML_IR_VALUE_GLOBAL && n->inputs[0]->user)
+        ((prec_cache_t *)n->inputs[0]->user)->written = 1;
   dml_status_t s = DML_OK;
   for (uint32_t fi = 0; fi < m->n_functions && !s; fi++) {
     dml_ir_function_t *f = m->functions[fi];
@@ -239,7 +251,7 @@ dml_status_t dml_pass_precision(dml_ir_module_t *m, dml_pass_options_t *o) {
   for (uint32_t i = 0; i < m->n_globals; i++) {
     dml_ir_value_t *g = m->globals[i];
     if (g->user && ((prec_cache_t *)g->user)->half_global)
-      g->global_flags &= ~(uint32_t)DML_IR_GLOBAL_PARAM;
+      g->global_flags &= ~(uint32_t)(DML_IR_GLOBAL_PARAM | DML_IR_GLOBAL_STATE);
   }
   for (uint32_t fi = 0; fi < m->n_functions; fi++) {
     dml_ir_function_t *f = m->functions[fi];

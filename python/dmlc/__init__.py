@@ -322,7 +322,8 @@ def compile(model, target="cpu", *, targets=None, batch_bound=None, dim_bounds=N
             optimizer=None,
             learning_rate=None, loss_output=None, momentum=None, beta1=None, beta2=None,
             epsilon=None, alpha=None, weight_decay=None, clip_norm=None, clip_value=None,
-            label_smoothing=None, huber_delta=None, soft_targets=None, train=None):
+            label_smoothing=None, huber_delta=None, soft_targets=None, train=None,
+            qat=False, calibration=None):
     """Compiles an ONNX model into a package (what `dmlc compile` does); with
     a loss or an optimizer (or train=True) a training package (what `dmlc
     train` compiles: forward, train_step, eval_step; docs/training.md).
@@ -348,9 +349,11 @@ def compile(model, target="cpu", *, targets=None, batch_bound=None, dim_bounds=N
         cuda_arch (str), allow_tf32 (bool): the cuda target's `--cuda-arch`
             and `--allow-tf32`.
         precision (str): "f32" (default), "f16" or "bf16": the GPU targets'
-            elementwise ops, data movement and Gemm/MatMul on 16-bit values
-            and weights, inputs and outputs kept f32 (`--precision`; needs a
-            GPU target; docs/kernels.md "Reduced precision").
+            elementwise ops, data movement, Gemm/MatMul, Conv, pools and
+            BatchNorm/LayerNorm/InstanceNorm on 16-bit values and weights
+            (f32 accumulation and statistics), inputs and outputs kept f32
+            (`--precision`; needs a GPU target; docs/kernels.md "Reduced
+            precision").
         cpu_fallback (bool): nodes a GPU target cannot emit run on the host
             with the CPU kernels (default; docs/kernels.md "CPU fall-back");
             False refuses such models with the target's error, as `dmlc
@@ -370,6 +373,17 @@ def compile(model, target="cpu", *, targets=None, batch_bound=None, dim_bounds=N
         momentum, beta1, beta2, epsilon, alpha, weight_decay, clip_norm,
         clip_value, label_smoothing, huber_delta, soft_targets: as
             passes/dml_train.h's dml_train_config_t (None: its default).
+        qat (bool): quantization-aware training (`dmlc train --qat`;
+            docs/quantize.md): a training package of the model with int8
+            fake quantization (FakeQuantize, straight-through gradient) in
+            the places `dmlc quantize` puts QDQ pairs, its activation
+            ranges calibrated on `calibration` and then trained; implies
+            train=True. Train it on the CPU (FakeQuantize has no GPU
+            kernels); Trainer.export_qat_onnx writes the int8 QDQ model.
+            Models of one input.
+        calibration (array): with qat, rows of the model's input (f32 [N,
+            ...], each row reshaped to the input; the first 1,000 are
+            used), e.g. the training inputs.
     A fit's batch_size must be within batch_bound. A Trainer
     (Package.trainer()) fits training packages.
     dmlc's pass pipeline is fixed (there are no optimization levels).
@@ -415,6 +429,21 @@ def compile(model, target="cpu", *, targets=None, batch_bound=None, dim_bounds=N
     asked = (loss is not None or optimizer is not None or soft_targets is not None
              or loss_output is not None or learning_rate is not None
              or any(v is not None for v in hyper.values()))
+    if qat:
+        if train is not None and not train:
+            raise InvalidArgumentError(
+                "compile: qat=True makes a training package (train=False given)",
+                op="compile", reason="qat=True makes a training package (train=False given)")
+        if calibration is None:
+            raise InvalidArgumentError(
+                "compile: qat=True needs calibration= (rows of the model's input, e.g. "
+                "the training inputs)", op="compile",
+                reason="qat=True needs calibration= (rows of the model's input)")
+        train = True
+    elif calibration is not None:
+        raise InvalidArgumentError(
+            "compile: calibration= is for qat=True (dmlc quantize calibrates PTQ)",
+            op="compile", reason="calibration= without qat=True")
     if train is None:
         train = asked
     elif not train and asked:
@@ -448,18 +477,53 @@ def compile(model, target="cpu", *, targets=None, batch_bound=None, dim_bounds=N
                 tcfg[k] = float(v)
         if "losses" not in tcfg and "loss" not in tcfg:
             tcfg["loss"] = TRAIN_DEFAULTS["loss"]  # non-empty: build the training functions
+    qat_info = None
+    if qat:
+        calib = np.ascontiguousarray(calibration, dtype=np.float32)
+        f32_data = data
+        with _model_file(source, data) as qpath:
+            data, qat_report = _core.qat_model(qpath, calib)
+        # the export (Trainer.export_qat_onnx) starts again from the f32
+        # model and the same rows, as `dmlc train --qat --export-onnx`
+        qat_info = dict(model=f32_data, source=source, calibration=calib,
+                        report=dict(qat_report))
     pkg_bytes, report = _core.compile_onnx(
         data, base_dir, source, target or "cpu", int(batch_bound or 0), bounds, shapes,
         int(dynamic_dim_bound or 0), int(dynamic_max_elements or 0), cuda_arch or "",
         bool(allow_tf32), bool(cpu_fallback), tcfg, precision or "")
     pkg = Package(_core.load_bytes(pkg_bytes), data=pkg_bytes)
     pkg.compile_report = report
+    if qat_info is not None:
+        pkg.compile_report["qat"] = qat_info["report"]
+        pkg._qat = qat_info
     if learning_rate is not None:
         pkg.learning_rate = float(learning_rate)
     if output is not None:
         pkg.save(output)
         pkg.path = os.fspath(output)
     return pkg
+
+
+class _model_file:
+    """The ONNX model as a file path (the quantizer reads a path): `source`
+    when the model was given as one, else `data` written to a temporary
+    file, removed on exit."""
+
+    def __init__(self, source, data):
+        self.source, self.data, self.tmp = source, data, None
+
+    def __enter__(self):
+        if self.source:
+            return self.source
+        import tempfile
+        fd, self.tmp = tempfile.mkstemp(suffix=".onnx", prefix="dmlc-qat-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(self.data)
+        return self.tmp
+
+    def __exit__(self, *exc):
+        if self.tmp:
+            os.unlink(self.tmp)
 
 
 def available_targets():
@@ -817,6 +881,31 @@ class Trainer:
         path = os.fspath(path)
         self._t.save(self.package._model, self.package._bytes(), path)
         return path
+
+    def export_qat_onnx(self, path):
+        """Writes the int8 QDQ ONNX model of a quantization-aware trainer
+        (a package of dmlc.compile(..., qat=True)) to `path`: the f32 model
+        with the trained weights, quantized with the trained activation
+        ranges (what `dmlc train --qat --export-onnx` writes;
+        docs/quantize.md). Returns the report: layers, layers_quantized,
+        activations, calibration_rows, output, output_sqnr_db (the QDQ
+        model's output against the trained f32 weights on the calibration
+        rows), trained_initializers, trained_ranges. Raises
+        FailedPreconditionError for a package not compiled with qat=True."""
+        q = getattr(self.package, "_qat", None)
+        if q is None:
+            raise FailedPreconditionError(
+                "python.export_qat_onnx: the package was not compiled with qat=True",
+                op="python.export_qat_onnx", reason="not a QAT package")
+        path = os.fspath(path)
+        with _model_file(q["source"], q["model"]) as src:
+            data, rep = _core.qat_export(self._t, self.package._model, src, path,
+                                         q["calibration"])
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        return dict(rep)
 
     def save_checkpoint(self, path, seed=0):
         """Every global and the epoch/step counters as safetensors."""

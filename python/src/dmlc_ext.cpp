@@ -39,6 +39,7 @@
 
 #include "dml_dim_spec.h"
 #include "dml_driver.h"
+#include "dml_quantize.h"
 #include "dml_rt.h"
 #include "dml_serve.h"
 #include "dml_tensor.h"
@@ -1468,6 +1469,88 @@ void trainer_checkpoint(Trainer &tr, const std::string &path, bool save, uint64_
   check(st);
 }
 
+// ---------------------------------------------------------------------------
+// Quantization-aware training (compile(qat=True), Trainer.export_qat_onnx;
+// compiler/dml_quantize.h, as `dmlc train --qat` does)
+// ---------------------------------------------------------------------------
+
+// The quantizer's report as a dict.
+nb::dict qat_report(const dml_quant_report_t &rep) {
+  size_t nq = 0;
+  for (size_t i = 0; i < rep.n_layers; i++) nq += rep.layers[i].quantized != 0;
+  nb::dict d;
+  dict_set(d, {{"layers", nb::cast(rep.n_layers)},
+               {"layers_quantized", nb::cast(nq)},
+               {"activations", nb::cast(rep.n_activations)},
+               {"calibration_rows", nb::cast(rep.calib_rows)},
+               {"output", nb::cast(std::string(rep.output_name ? rep.output_name : ""))},
+               {"output_sqnr_db", nb::cast(rep.output_sqnr_db)}});
+  return d;
+}
+
+// The fake-quantized training form of the f32 ONNX model at `path`
+// (dml_quantize_onnx with fake_quant, its activation ranges calibrated on
+// the first DML_QAT_CALIB_ROWS rows of `calib`): (ONNX bytes, report).
+nb::tuple qat_model(const std::string &path, nb::handle calib) {
+  InArray keep;
+  dml_tensor_t c =
+      tensor_of(calib, "calibration", DML_DTYPE_INVALID, "python.compile", keep);
+  dml_quant_options_t qo;
+  dml_quant_options_init(&qo);
+  qo.fake_quant = 1;
+  qo.max_rows = DML_QAT_CALIB_ROWS;
+  dml_quant_report_t rep;
+  memset(&rep, 0, sizeof rep);
+  void *bytes = nullptr;
+  size_t n = 0;
+  dml_status_t st;
+  {
+    nb::gil_scoped_release r;
+    st = dml_quantize_onnx(path.c_str(), &c, &qo, &bytes, &n, &rep);
+  }
+  if (st) check(dml_status_annotate(st, "qat=True: inserting fake quantization"));
+  nb::dict d = qat_report(rep);
+  dml_quant_report_free(&rep);
+  nb::bytes out(bytes, n);
+  free(bytes);
+  return nb::make_tuple(out, d);
+}
+
+// The int8 QDQ model of a QAT trainer (dml_quantize_qat_export: the
+// trained weights and activation ranges of trainer `tr`'s forward session
+// on the f32 model at `path`); temporary files named from `tmp_prefix`.
+nb::tuple qat_export(Trainer &tr, Model &md, const std::string &path,
+                     const std::string &tmp_prefix, nb::handle calib) {
+  tr.not_in_callback("python.export_qat_onnx");
+  InArray keep;
+  dml_tensor_t c =
+      tensor_of(calib, "calibration", DML_DTYPE_INVALID, "python.export_qat_onnx", keep);
+  dml_quant_options_t qo;
+  dml_quant_options_init(&qo);
+  qo.max_rows = DML_QAT_CALIB_ROWS;
+  dml_quant_report_t rep;
+  memset(&rep, 0, sizeof rep);
+  void *bytes = nullptr;
+  size_t n = 0;
+  uint32_t nw = 0, nr = 0;
+  dml_status_t st;
+  {
+    nb::gil_scoped_release r;
+    std::lock_guard<std::mutex> lock(tr.mu);
+    st = dml_quantize_qat_export(path.c_str(), tmp_prefix.c_str(), md.m,
+                                 dml_trainer_session(tr.t, "forward"), &c, &qo, &bytes,
+                                 &n, &rep, &nw, &nr);
+  }
+  check(st);
+  nb::dict d = qat_report(rep);
+  d["trained_initializers"] = nb::cast(nw);
+  d["trained_ranges"] = nb::cast(nr);
+  dml_quant_report_free(&rep);
+  nb::bytes out(bytes, n);
+  free(bytes);
+  return nb::make_tuple(out, d);
+}
+
 // The C side's defaults of training (dml_train_config_init,
 // dml_fit_options_init), for the Python signatures' documentation and None.
 nb::dict train_defaults() {
@@ -1641,6 +1724,9 @@ NB_MODULE(_core, m) {
       .def("save", &trainer_save, "model"_a, "pkg"_a, "path"_a)
       .def("checkpoint", &trainer_checkpoint, "path"_a, "save"_a, "seed"_a);
   m.def("train_defaults", &train_defaults);
+  m.def("qat_model", &qat_model, "path"_a, "calibration"_a);
+  m.def("qat_export", &qat_export, "trainer"_a, "model"_a, "path"_a, "tmp_prefix"_a,
+        "calibration"_a);
 
   nb::class_<Server>(m, "Server")
       .def(nb::init<Model &, int64_t, double, const std::string &, int, int64_t>(),

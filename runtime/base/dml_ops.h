@@ -36,13 +36,15 @@ extern "C" {
  * pass, passes/precision.c): HALF marks the ops whose GPU kernels (Vulkan,
  * Metal, CUDA) take f16/bf16 storage for their float inputs and outputs,
  * computing in f32 registers and rounding each result once (elementwise
- * ops, data movement, Shape/Size, Gemm/MatMul with f32 accumulation); such
- * a node runs in the half dtype when one of its float inputs already is
- * half. HALF_SEED ops (Gemm, MatMul) start half regions: their f32 weights
- * are stored converted and their f32 activations cast. Every other op
- * (Softmax, LayerNorm/BatchNorm/InstanceNorm statistics, reductions'
- * accumulators, losses, Conv and pools, whose GPU kernels are f32 only)
- * keeps f32 values, the pass casting its half inputs back to f32. */
+ * ops, data movement, Shape/Size, Gemm/MatMul and Conv with f32
+ * accumulation, the pools with f32 sums, BatchNormalization,
+ * LayerNormalization and InstanceNormalization with mean and variance in
+ * f32); such a node runs in the half dtype when one of its float inputs
+ * already is half. HALF_SEED ops (Gemm, MatMul, Conv) start half regions:
+ * their f32 weights are stored converted and their f32 activations cast.
+ * Every other op (Softmax, GroupNormalization, reductions, losses,
+ * ConvTranspose, ...) keeps f32 values, the pass casting its half inputs
+ * back to f32. */
 #define DML_OPF_HALF 0x200u
 #define DML_OPF_HALF_SEED 0x400u
 /* Tolerance class of the op's f32 result against a reference computed

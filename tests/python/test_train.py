@@ -336,6 +336,85 @@ class MultiOutput(unittest.TestCase):
             tr.fit(a, {"cls": cls, "reg": reg}, epochs=5)
 
 
+QAT_MODEL = os.path.join(HERE, "..", "quantize", "tiny_mlp.onnx")
+QAT_X = os.path.join(HERE, "..", "quantize", "qat_x.npy")
+QAT_Y = os.path.join(HERE, "..", "quantize", "qat_y.npy")
+
+
+class Qat(unittest.TestCase):
+    """compile(qat=True) (docs/quantize.md, "Quantization-aware training"):
+    tests/quantize's tiny_mlp (3 Gemms) with gen_qat_data.py's 512 rows, as
+    tests/quantize/test_qat.sh trains it with `dmlc train --qat`: the
+    fake-quantized package trains (the loss falls over 5 epochs), its
+    history equals the CLI's with the same data, settings and seed within
+    1e-6 (the same C quantizer and trainer), the QDQ export is the CLI's
+    byte for byte, and the errors."""
+
+    def setUp(self):
+        self.x, self.y = np.load(QAT_X), np.load(QAT_Y)
+
+    def test_qat_matches_cli(self):
+        pkg = dmlc.compile(QAT_MODEL, qat=True, calibration=self.x)
+        self.assertTrue(pkg.trainable)
+        rep = pkg.compile_report["qat"]
+        self.assertEqual((rep["layers_quantized"], rep["layers"], rep["activations"]),
+                         (3, 3, 3))
+        tr = pkg.trainer()
+        h = tr.fit(self.x, self.y, epochs=5, learning_rate=1e-2, validation_split=0,
+                   shuffle=False, seed=3)
+        self.assertLess(h.epochs[-1]["loss"], 0.8 * h.epochs[0]["loss"])
+        with tempfile.TemporaryDirectory() as td:
+            q = os.path.join(td, "py_int8.onnx")
+            er = tr.export_qat_onnx(q)
+            self.assertEqual((er["trained_initializers"], er["trained_ranges"]), (4, 3))
+            with open(q, "rb") as f:
+                mine = f.read()
+            self.assertIn(b"QuantizeLinear", mine)
+            self.assertNotIn(b"FakeQuantize", mine)
+            # the QDQ export compiles and runs
+            out = dmlc.compile(q).session().run({"x": self.x[:8]})
+            self.assertEqual(list(out.values())[0].shape[0], 8)
+            # the model given as bytes: the same graph and weights (forward's
+            # outputs bit-equal before training)
+            with open(QAT_MODEL, "rb") as f:
+                again = dmlc.compile(f.read(), qat=True, calibration=self.x)
+            a = again.session().run({"x": self.x[:16]})
+            b = pkg.session().run({"x": self.x[:16]})
+            for k in b:
+                np.testing.assert_array_equal(a[k], b[k])
+            if not DMLC_BIN:
+                return
+            csv, cq = os.path.join(td, "h.csv"), os.path.join(td, "cli_int8.onnx")
+            subprocess.run([DMLC_BIN, "train", QAT_MODEL, "--qat", "--data",
+                            "%s,%s" % (QAT_X, QAT_Y), "--epochs", "5", "--lr", "1e-2",
+                            "--validation-split", "0", "--no-shuffle", "--seed", "3",
+                            "--history", csv, "-o", os.path.join(td, "cli.dmlpkg"),
+                            "--export-onnx", cq, "--quiet"], check=True,
+                           stdout=subprocess.DEVNULL)
+            rows = read_csv(csv)
+            self.assertEqual(len(rows), 5)
+            for e, r in zip(h.epochs, rows):
+                self.assertLessEqual(abs(e["loss"] - float(r["loss"])), 1e-6, (e, r))
+            with open(cq, "rb") as f:
+                self.assertEqual(f.read(), mine)
+
+    def test_errors(self):
+        with self.assertRaisesRegex(dmlc.InvalidArgumentError, "needs calibration="):
+            dmlc.compile(QAT_MODEL, qat=True)
+        with self.assertRaisesRegex(dmlc.InvalidArgumentError, "train=False given"):
+            dmlc.compile(QAT_MODEL, qat=True, train=False, calibration=self.x)
+        with self.assertRaisesRegex(dmlc.InvalidArgumentError, "calibration= is for qat"):
+            dmlc.compile(QAT_MODEL, calibration=self.x)
+        with self.assertRaisesRegex(dmlc.InvalidArgumentError, "no rows|empty|0 rows"):
+            dmlc.compile(QAT_MODEL, qat=True, calibration=np.zeros((0, 16), np.float32))
+        with self.assertRaisesRegex(dmlc.FailedPreconditionError, "already quantized"):
+            dmlc.compile(os.path.join(HERE, "..", "quantize", "already_qdq.onnx"), qat=True,
+                         calibration=self.x)
+        plain = dmlc.compile(QAT_MODEL, loss="cross_entropy")
+        with self.assertRaisesRegex(dmlc.FailedPreconditionError, "not compiled with qat"):
+            plain.trainer().export_qat_onnx(os.path.join(tempfile.gettempdir(), "x.onnx"))
+
+
 class Serve(unittest.TestCase):
     def test_threads_match_session(self):
         pkg = dmlc.compile(TRAINED)
