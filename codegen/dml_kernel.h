@@ -280,13 +280,14 @@ typedef struct dml_kctab {
 /* Entries of all constant tables of one kernel at most (the scheduler
  * refuses larger forms): 4 Mi entries, 16 MiB of the weights. */
 #define DML_KCTAB_MAX_ENTRIES (1u << 22)
-/* Entries of a table rendered as a shader constant array at most; larger
- * tables go into the weights buffer (dml_kplan_place_ctabs). On lavapipe a
- * dynamically indexed constant array costs in proportion to its size (a
- * table of 1,201 entries hung a one-node Pad); small tables stay constants,
- * read without a memory access where drivers keep them in registers. */
+/* Entries of a table a compile still renders as a shader constant array
+ * at most: 0, every table goes into the weights buffer
+ * (dml_kplan_place_ctabs). On lavapipe a dynamically indexed constant
+ * array costs in proportion to its size: a table of 1,201 entries hung a
+ * one-node Pad, and Pad(reflect) of f32[2048, L] ran 2.4x slower with a
+ * table of 17 entries, 25x with 61 (docs/kernels.md "Constant tables"). */
 #ifndef DML_KCTAB_INLINE_MAX /* -D for measuring the constant-array form */
-#define DML_KCTAB_INLINE_MAX 64u
+#define DML_KCTAB_INLINE_MAX 0u
 #endif
 /* Entries of the constant arrays one rendered kernel may hold (a kernel
  * whose tables were not placed: the renderers refuse more). */
@@ -314,7 +315,7 @@ struct dml_kplan;
 void dml_kctab_place_init(dml_kctab_place_t *pl, uint64_t weights_size);
 void dml_kctab_place_release(dml_kctab_place_t *pl);
 
-/* Moves every constant table of more than DML_KCTAB_INLINE_MAX entries of
+/* Moves every constant table of more than DML_KCTAB_INLINE_MAX entries (all) of
  * the kernels of `p` into `pl` (NULL: none moved): each read of it becomes a
  * load from the weights buffer (DML_KBUF_WEIGHTS, the table's dtype, f32
  * or i32) at its element offset, and the table is left empty (n = 0).

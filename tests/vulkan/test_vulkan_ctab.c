@@ -7,7 +7,7 @@
  * padded or resized dim's coordinate map is a constant table of about L
  * entries (Resize linear: 4 per output coordinate). Rendered as shader
  * constant arrays such a kernel hung on lavapipe from L = 1200 (queue wait
- * never returned); tables above DML_KCTAB_INLINE_MAX entries now live in
+ * never returned); tables (above DML_KCTAB_INLINE_MAX entries: all) now live in
  * the weights buffer. Checked: the package's weights section holds the
  * tables (its size), Vulkan equals the CPU (Pad exactly: a copy; Resize
  * within 1e-6 relative: the kernel sums its two taps in f32, the CPU in
