@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "codegen_test_util.h"
+#include "dml_codegen.h"
 #include "dml_pkg.h"
 #include "gpu_test_util.h"
 #include "vulkan_forms.h"
@@ -180,7 +181,70 @@ static void test_compiles_cuda_metal(void) {
   }
 }
 
+/* dml_kplan_place_ctabs on a scheduled plan: Pad reflect of f32[2, 20000]
+ * has a table of 20,008 entries, more than a kernel renders as constant
+ * arrays (UNIMPLEMENTED from GLSL and CUDA C); placed, the table is at
+ * the placement's base (64: the weights are 32 bytes), rendering holds no
+ * constant array and reads the i32 view of the weights at element 16 on,
+ * and the bytes are the CPU's reflect indices. A second plan of the same
+ * graph adds nothing (equal tables stored once). */
+static void test_place_unit(void) {
+  char text[1024];
+  long long tab = 0;
+  case_text(0, 20000, text, sizeof text, &tab);
+  size_t n = 0;
+  void *bytes = cg_package(text, NULL, &n);
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = NULL;
+  CHECK_OK(dml_pkg_parse(bytes, n, &pkg));
+  const dml_pkg_section_t *gs = dml_pkg_find_section(&pkg, "graph");
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  CHECK(gs && ws && ws->size == 32);
+  if (gs && ws) CHECK_OK(dml_pkg_graph_decode(gs->data, gs->size, ws->size, &g));
+  dml_kplan_t *p = NULL, *p2 = NULL;
+  if (g) CHECK_OK(dml_kschedule(g, 0, ws->data, ws->size, &p));
+  if (g) CHECK_OK(dml_kschedule(g, 0, ws->data, ws->size, &p2));
+  CHECK(p && p->n_kernels == 1 && p->kernels[0].n_ctabs == 1);
+  if (p && p2 && p->n_kernels == 1 && p->kernels[0].n_ctabs == 1) {
+    char *src = NULL;
+    CHECK_ERROR(dml_codegen_glsl(&p->kernels[0], 0, &src), DML_STATUS_UNIMPLEMENTED,
+                "constant tables of 20008 entries");
+    CHECK_ERROR(dml_codegen_cuda(&p->kernels[0], 0, &src), DML_STATUS_UNIMPLEMENTED,
+                "constant tables of 20008 entries");
+    dml_kctab_place_t pl;
+    dml_kctab_place_init(&pl, ws->size);
+    CHECK(pl.base == 64);
+    CHECK_OK(dml_kplan_place_ctabs(p, &pl));
+    CHECK(pl.size == 20008u * 4u && p->kernels[0].ctabs[0].n == 0);
+    /* reflect of [0, L) padded by 3 before: 3, 2, 1, 0, 1, ..., L-1, L-2, ... */
+    int32_t v[4] = {-1, -1, -1, -1};
+    if (pl.size >= 16) memcpy(v, pl.bytes, sizeof v);
+    CHECK(v[0] == 3 && v[1] == 2 && v[2] == 1 && v[3] == 0);
+    CHECK_OK(dml_codegen_glsl(&p->kernels[0], 0, &src));
+    CHECK(src && !strstr(src, "ctab") && strstr(src, "16u"));
+    free(src);
+    src = NULL;
+    CHECK_OK(dml_codegen_cuda(&p->kernels[0], 0, &src));
+    CHECK(src && !strstr(src, "ctab"));
+    free(src);
+    CHECK_OK(dml_kplan_place_ctabs(p2, &pl));
+    CHECK(pl.size == 20008u * 4u);
+    uint64_t wn = 0;
+    uint8_t *w = dml_kctab_place_weights(&pl, ws->data, ws->size, &wn);
+    CHECK(w && wn == 64u + 20008u * 4u && memcmp(w, ws->data, 32) == 0 &&
+          memcmp(w + 64, pl.bytes, (size_t)pl.size) == 0);
+    free(w);
+    dml_kctab_place_release(&pl);
+  }
+  dml_kplan_release(p);
+  dml_kplan_release(p2);
+  dml_pkg_graph_release(g);
+  free(bytes);
+}
+
 int main(void) {
+  RUN(test_place_unit);
   RUN(test_compiles_cuda_metal);
   dml_rt_device_info_t d[16];
   uint32_t n = 0;
