@@ -677,9 +677,22 @@ void dml_cemit_stmts(dml_sb_t *b, const dml_cdialect_t *d, const dml_kstmt_t *s,
   }
 }
 
+dml_status_t dml_cemit_check_ctabs(const dml_kernel_t *k, const char *op) {
+  uint64_t n = 0;
+  for (uint32_t t = 0; t < k->n_ctabs; t++) n += k->ctabs[t].n;
+  if (n > DML_KCTAB_RENDER_MAX)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
+                           "kernel %s: constant tables of %llu entries are more than the "
+                           "%u a kernel holds as constant arrays (a compile places them "
+                           "in the weights: dml_kplan_place_ctabs)",
+                           k->name, (unsigned long long)n, DML_KCTAB_RENDER_MAX);
+  return DML_OK;
+}
+
 void dml_cemit_ctabs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k) {
   for (uint32_t t = 0; t < k->n_ctabs; t++) {
     const dml_kctab_t *c = &k->ctabs[t];
+    if (!c->n) continue; /* placed in the weights (dml_kplan_place_ctabs) */
     const char *ty = c->dtype == DML_KT_I32 ? "int" : "float";
     if (d->ctor_casts)
       dml_sb_printf(b, "const %s ctab%u[%u] = %s[%u](", ty, t, c->n, ty, c->n);

@@ -125,7 +125,12 @@ void dml_cemit_f64_math(dml_sb_t *b, const char *suffix);
 
 /* Appends the declarations of k's constant tables (dml_kctab_t), at file
  * scope: "const float ctab0[3] = float[3](...);" in GLSL (ctor_casts),
- * "static __device__ const float ctab0[3] = {...};" in CUDA C. */
+ * "static __device__ const float ctab0[3] = {...};" in CUDA C; tables placed
+ * in the weights (n 0) are left out. */
 void dml_cemit_ctabs(dml_sb_t *b, const dml_cdialect_t *d, const dml_kernel_t *k);
+/* UNIMPLEMENTED (op `op`) when k's constant tables hold more than
+ * DML_KCTAB_RENDER_MAX entries in all (tables placed in the weights, n 0,
+ * count none). */
+dml_status_t dml_cemit_check_ctabs(const dml_kernel_t *k, const char *op);
 
 #endif /* DML_C_EMIT_H_ */

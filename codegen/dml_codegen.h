@@ -117,12 +117,16 @@ dml_status_t dml_codegen_sections(const dml_pkg_graph_t *g, const uint8_t *weigh
  * with the CPU kernels between the device's), else the whole function
  * (left out of that target's section: the runtime runs it with the CPU
  * kernels in a GPU session). With fb NULL those are errors, as
- * dml_codegen_sections. */
+ * dml_codegen_sections. With `ctabs` not NULL, the kernels' large constant
+ * tables are placed in it (dml_kplan_place_ctabs: the caller appends them
+ * to the weights section, dml_kctab_place_weights); NULL keeps them as
+ * constant arrays (at most DML_KCTAB_RENDER_MAX entries a kernel). */
 dml_status_t dml_codegen_sections_fb(const dml_pkg_graph_t *g, const uint8_t *weights,
                                      uint64_t weights_size, int want_spirv, int want_msl,
                                      FILE *print, dml_codegen_fallback_t *fb,
-                                     void **out_spirv, size_t *out_spirv_size,
-                                     void **out_msl, size_t *out_msl_size);
+                                     dml_kctab_place_t *ctabs, void **out_spirv,
+                                     size_t *out_spirv_size, void **out_msl,
+                                     size_t *out_msl_size);
 
 /* ---- CUDA (codegen/cuda/cuda.c, docs/kernels.md "CUDA") ----
  * Kernel parameters: (float *arena, const float *weights, struct { unsigned
@@ -176,11 +180,14 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
 
 /* dml_codegen_cuda_section() with the CPU fall-back when `fb` is not NULL
  * (as dml_codegen_sections_fb: functions the cuda target cannot emit are
- * left out of the section and recorded in fb, target "cuda"). */
+ * left out of the section and recorded in fb, target "cuda"), and the
+ * large constant tables placed in `ctabs` when not NULL (as
+ * dml_codegen_sections_fb). */
 dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t *weights,
                                          uint64_t weights_size, const char *cuda_arch,
                                          int allow_tf32, FILE *print,
-                                         dml_codegen_fallback_t *fb, void **out_bytes,
+                                         dml_codegen_fallback_t *fb,
+                                         dml_kctab_place_t *ctabs, void **out_bytes,
                                          size_t *out_size);
 
 #ifdef __cplusplus

@@ -268,8 +268,9 @@ typedef struct dml_klin {
 /* A constant table of a kernel: values the scheduler computes at compile
  * time (Resize's interpolation taps, in the CPU reference's double
  * arithmetic), rendered as a constant array ("ctab<N>") of `n` entries of
- * dtype f32 (`f`) or i32 (`i`). Indexing outside [0, n) is undefined: the
- * scheduler builds only in-range indices. */
+ * dtype f32 (`f`) or i32 (`i`), or placed in the weights buffer
+ * (dml_kplan_place_ctabs; then n is 0 and nothing is rendered). Indexing
+ * outside [0, n) is undefined: the scheduler builds only in-range indices. */
 typedef struct dml_kctab {
   dml_kdtype_t dtype;
   uint32_t n;
@@ -277,9 +278,57 @@ typedef struct dml_kctab {
   const int32_t *i;
 } dml_kctab_t;
 
-/* Entries of all constant tables of one kernel at most (they live in the
- * shader's constants / CUDA's constant memory). */
-#define DML_KCTAB_MAX_ENTRIES 16384
+/* Entries of all constant tables of one kernel at most (the scheduler
+ * refuses larger forms): 4 Mi entries, 16 MiB of the weights. */
+#define DML_KCTAB_MAX_ENTRIES (1u << 22)
+/* Entries of a table a compile still renders as a shader constant array
+ * at most: 0, every table goes into the weights buffer
+ * (dml_kplan_place_ctabs). On lavapipe a dynamically indexed constant
+ * array costs in proportion to its size: a table of 1,201 entries hung a
+ * one-node Pad, and Pad(reflect) of f32[2048, L] ran 2.4x slower with a
+ * table of 17 entries, 25x with 61 (docs/kernels.md "Constant tables"). */
+#ifndef DML_KCTAB_INLINE_MAX /* -D for measuring the constant-array form */
+#define DML_KCTAB_INLINE_MAX 0u
+#endif
+/* Entries of the constant arrays one rendered kernel may hold (a kernel
+ * whose tables were not placed: the renderers refuse more). */
+#define DML_KCTAB_RENDER_MAX 16384u
+/* Byte alignment of each table placed in the weights. */
+#define DML_KCTAB_ALIGN 16u
+
+/* The constant tables of the kernels of a package placed in its weights
+ * section, after the weights (docs/kernels.md "Constant tables"): the
+ * section becomes `base` bytes (the weights, zero-padded to
+ * DML_PKG_WEIGHT_ALIGNMENT) followed by `bytes` (`size` bytes; each table
+ * DML_KCTAB_ALIGN-aligned, equal tables stored once). One placement serves
+ * every target of a compile. */
+typedef struct dml_kctab_place {
+  uint64_t base;
+  uint8_t *bytes; /* malloc'd */
+  uint64_t size, cap;
+  void *entries_; /* the tables placed (to find equal ones) */
+  uint32_t n_entries_;
+} dml_kctab_place_t;
+
+struct dml_kplan;
+
+/* An empty placement after weights of `weights_size` bytes. */
+void dml_kctab_place_init(dml_kctab_place_t *pl, uint64_t weights_size);
+void dml_kctab_place_release(dml_kctab_place_t *pl);
+
+/* Moves every constant table of more than DML_KCTAB_INLINE_MAX entries (all) of
+ * the kernels of `p` into `pl` (NULL: none moved): each read of it becomes a
+ * load from the weights buffer (DML_KBUF_WEIGHTS, the table's dtype, f32
+ * or i32) at its element offset, and the table is left empty (n = 0).
+ * Errors: UNIMPLEMENTED when a table would lie beyond 2^32 elements of the
+ * weights (kernel indices are 32-bit); RESOURCE_EXHAUSTED. */
+dml_status_t dml_kplan_place_ctabs(struct dml_kplan *p, dml_kctab_place_t *pl);
+
+/* The weights section with pl's tables after it: `weights_size` bytes of
+ * `weights`, zeros up to pl->base, then pl's bytes (malloc'd; *out_size its
+ * size). NULL when pl holds nothing or out of memory. */
+uint8_t *dml_kctab_place_weights(const dml_kctab_place_t *pl, const uint8_t *weights,
+                                 uint64_t weights_size, uint64_t *out_size);
 
 typedef enum dml_kernel_kind {
   DML_KK_ELEMENTWISE = 1, /* a fused chain of elementwise ops (or a copy) */

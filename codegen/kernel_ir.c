@@ -772,8 +772,10 @@ void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f) {
     fprintf(f, ") local=(%u,%u,%u)", K->local[0], K->local[1], K->local[2]);
     for (uint32_t t = 0; t < K->n_tiles; t++)
       fprintf(f, " tile%u=f32[%u]", t, K->tile_elems[t]);
-    for (uint32_t t = 0; t < K->n_ctabs; t++)
-      fprintf(f, " ctab%u=%s[%u]", t, dml_kdtype_name(K->ctabs[t].dtype), K->ctabs[t].n);
+    for (uint32_t t = 0; t < K->n_ctabs; t++) /* n 0: placed in the weights */
+      if (K->ctabs[t].n)
+        fprintf(f, " ctab%u=%s[%u]", t, dml_kdtype_name(K->ctabs[t].dtype),
+                K->ctabs[t].n);
     fputs("\n  nodes:", f);
     for (uint32_t i = 0; i < K->n_nodes; i++) {
       const dml_pkg_node_t *n = fn ? &fn->nodes[K->nodes[i]] : NULL;

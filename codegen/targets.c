@@ -431,8 +431,9 @@ dml_status_t dml_codegen_place(const char *target, const dml_pkg_graph_t *g, uin
 dml_status_t dml_codegen_sections_fb(const dml_pkg_graph_t *g, const uint8_t *weights,
                                      uint64_t weights_size, int want_spirv, int want_msl,
                                      FILE *print, dml_codegen_fallback_t *fb,
-                                     void **out_spirv, size_t *out_spirv_size,
-                                     void **out_msl, size_t *out_msl_size) {
+                                     dml_kctab_place_t *ctabs, void **out_spirv,
+                                     size_t *out_spirv_size, void **out_msl,
+                                     size_t *out_msl_size) {
   if (!fb && want_spirv) DML_RETURN_IF_ERROR(dml_codegen_check_ops("vulkan", g));
   if (!fb && want_msl) DML_RETURN_IF_ERROR(dml_codegen_check_ops("metal", g));
   dml_kpkg_t ks = {DML_KPKG_TARGET_SPIRV, 0, NULL}, km = {DML_KPKG_TARGET_MSL, 0, NULL};
@@ -471,6 +472,12 @@ dml_status_t dml_codegen_sections_fb(const dml_pkg_graph_t *g, const uint8_t *we
       if (!p) { /* the whole function on the host */
         s = dml_codegen_fallback_add(fb, tgt, g, f, where, why);
         continue;
+      }
+      s = dml_kplan_place_ctabs(p, ctabs); /* large tables into the weights */
+      if (s) {
+        dml_kplan_release(p);
+        dml_status_free(why);
+        break;
       }
       if (print && !printed) dml_kplan_print(p, g, print);
       printed = 1;
@@ -518,5 +525,6 @@ dml_status_t dml_codegen_sections(const dml_pkg_graph_t *g, const uint8_t *weigh
                                   FILE *print, void **out_spirv, size_t *out_spirv_size,
                                   void **out_msl, size_t *out_msl_size) {
   return dml_codegen_sections_fb(g, weights, weights_size, want_spirv, want_msl, print,
-                                 NULL, out_spirv, out_spirv_size, out_msl, out_msl_size);
+                                 NULL, NULL, out_spirv, out_spirv_size, out_msl,
+                                 out_msl_size);
 }

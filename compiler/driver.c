@@ -156,8 +156,11 @@ dml_status_t dml_compile_add_kernels(const char *targets, FILE *print_kernels,
 #ifdef DMLC_HAVE_CODEGEN
 /* Generates the kernel sections of `targets` (want_* from check_targets3)
  * for graph `g` with its "weights" section and adds them to `w` (NULL when
- * only printing). The writer borrows the sections' bytes: sec[0..2] hold
- * them (malloc'd) until the caller has finished `w` and frees them; so does
+ * only printing); the kernels' large constant tables are appended to the
+ * weights, replacing `w`'s "weights" section (dml_kplan_place_ctabs,
+ * docs/kernels.md "Constant tables"). The writer borrows the sections'
+ * bytes: sec[0..3] hold them (malloc'd) until the caller has finished `w`
+ * and frees them; so does
  * *fbs (the "placement" section's text, filled when cpu_fallback places
  * nodes on the host), released with dml_codegen_fallback_release. Each
  * host placement is also passed to `note` (may be NULL) as one line. */
@@ -167,11 +170,14 @@ static dml_status_t kernel_sections(const char *targets, int want_spirv, int wan
                                     const uint8_t *weights, uint64_t weights_size,
                                     int cpu_fallback,
                                     void (*note)(void *ctx, const char *line),
-                                    void *note_ctx, dml_pkg_writer_t *w, void *sec[3],
+                                    void *note_ctx, dml_pkg_writer_t *w, void *sec[4],
                                     dml_codegen_fallback_t *fbs) {
   void *sp = NULL, *ms = NULL, *cu = NULL;
   size_t sp_n = 0, ms_n = 0, cu_n = 0;
   dml_status_t s = DML_OK;
+  dml_kctab_place_t ct;
+  dml_kctab_place_init(&ct, weights_size);
+  sec[3] = NULL;
   dml_codegen_fallback_t *fb = cpu_fallback ? fbs : NULL;
   /* An If (ops.def) runs its taken branch from the CPU executor only: the
    * GPU executors run a fixed list of kernels. Every such node is named
@@ -194,11 +200,22 @@ static dml_status_t kernel_sections(const char *targets, int want_spirv, int wan
     }
   if (!s && (want_spirv || want_msl || !want_cuda))
     s = dml_codegen_sections_fb(g, weights, weights_size, want_spirv, want_msl,
-                                print_kernels, fb, &sp, &sp_n, &ms, &ms_n);
+                                print_kernels, fb, &ct, &sp, &sp_n, &ms, &ms_n);
   if (!s && want_cuda)
     s = dml_codegen_cuda_section_fb(g, weights, weights_size, cuda_arch, allow_tf32,
                                     want_spirv || want_msl ? NULL : print_kernels, fb,
-                                    &cu, &cu_n);
+                                    &ct, &cu, &cu_n);
+  if (w && !s && ct.size) { /* the weights, then the tables */
+    uint64_t n = 0;
+    sec[3] = dml_kctab_place_weights(&ct, weights, weights_size, &n);
+    s = !sec[3] ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "compile",
+                                  "out of memory (%llu bytes of weights and constant "
+                                  "tables)",
+                                  (unsigned long long)(ct.base + ct.size))
+                : dml_pkg_writer_set_section(w, "weights", sec[3], (size_t)n,
+                                             DML_PKG_WEIGHTS_ALIGNMENT);
+  }
+  dml_kctab_place_release(&ct);
   if (w && !s && want_spirv)
     s = dml_pkg_writer_add_section(w, "kernels.spirv", sp, sp_n, 8);
   if (w && !s && want_msl) s = dml_pkg_writer_add_section(w, "kernels.msl", ms, ms_n, 8);
@@ -254,7 +271,7 @@ dml_status_t dml_compile_add_kernels_fb(const char *targets, const char *cuda_ar
     s = dml_pkg_writer_add_section(w, pkg.sections[i].tag, pkg.sections[i].data,
                                    (size_t)pkg.sections[i].size,
                                    pkg.sections[i].alignment);
-  void *sec[3] = {NULL, NULL, NULL};
+  void *sec[4] = {NULL, NULL, NULL, NULL};
   dml_codegen_fallback_t fbs = {0, NULL};
   if (!s)
     s = kernel_sections(targets, want_spirv, want_msl, want_cuda, cuda_arch, allow_tf32,
@@ -266,7 +283,7 @@ dml_status_t dml_compile_add_kernels_fb(const char *targets, const char *cuda_ar
   if (w && !s) s = dml_pkg_writer_finish_memory(w, &nb, &nn);
   dml_pkg_writer_release(w);
   dml_codegen_fallback_release(&fbs); /* after the writer, which lent its bytes */
-  for (int i = 0; i < 3; i++) free(sec[i]);
+  for (int i = 0; i < 4; i++) free(sec[i]);
   if (!s && nb) {
     free(*bytes);
     *bytes = nb;
@@ -295,7 +312,8 @@ static void stage(const dml_compile_options_t *o, const char *what) {
  * rest of the package in one go. */
 typedef struct kernels_hook {
   const dml_compile_options_t *o;
-  void *sec[3]; /* the sections' bytes, freed after the package is written */
+  void *sec[4]; /* the sections' bytes (the weights with the kernels' constant
+                   tables last), freed after the package is written */
   dml_codegen_fallback_t fbs; /* the placement text, likewise */
 } kernels_hook_t;
 
@@ -402,7 +420,7 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
       s = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "compile",
                           "--allow-tf32 needs --target cuda");
     stage(o, "writing the package");
-    kernels_hook_t kh = {o, {NULL, NULL, NULL}, {0, NULL}};
+    kernels_hook_t kh = {o, {NULL, NULL, NULL, NULL}, {0, NULL}};
     if (!s && (ws || wm || wc || o->print_kernels)) {
       eo.add_sections = add_kernels_hook;
       eo.add_sections_ctx = &kh;
@@ -410,7 +428,7 @@ static dml_status_t optimize_and_emit(dml_ir_module_t *m, const dml_compile_opti
     if (!s)
       s = out_path ? dml_package_emit(m, &eo, out_path)
                    : dml_package_emit_memory(m, &eo, out_bytes, out_size);
-    for (int i = 0; i < 3; i++) free(kh.sec[i]);
+    for (int i = 0; i < 4; i++) free(kh.sec[i]);
     dml_codegen_fallback_release(&kh.fbs);
   }
   if (!s && out_report) {

@@ -317,6 +317,7 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
                            "%u symbols exceed the %u kernel parameter words", n_symbols,
                            DML_KPKG_MAX_SYMBOLS);
+  DML_RETURN_IF_ERROR(dml_cemit_check_ctabs(k, OP));
   dml_sb_t b = {0};
   dml_sb_printf(&b, "// dmlc kernel %s (%s)\n#define DML_NSYM %u\n%s", k->name,
                 dml_kernel_kind_name(k->kind), n_symbols ? n_symbols : 1, k_prelude);
@@ -764,13 +765,14 @@ dml_status_t dml_codegen_cuda_section(const dml_pkg_graph_t *g, const uint8_t *w
                                       int allow_tf32, FILE *print, void **out_bytes,
                                       size_t *out_size) {
   return dml_codegen_cuda_section_fb(g, weights, weights_size, cuda_arch, allow_tf32,
-                                     print, NULL, out_bytes, out_size);
+                                     print, NULL, NULL, out_bytes, out_size);
 }
 
 dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t *weights,
                                          uint64_t weights_size, const char *cuda_arch,
                                          int allow_tf32, FILE *print,
-                                         dml_codegen_fallback_t *fb, void **out_bytes,
+                                         dml_codegen_fallback_t *fb,
+                                         dml_kctab_place_t *ctabs, void **out_bytes,
                                          size_t *out_size) {
   if (!fb) DML_RETURN_IF_ERROR(dml_codegen_check_ops("cuda", g));
   int ptx_sm = 80, sms[8], n_sms = 0;
@@ -809,6 +811,7 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
       continue;
     }
     if (why) s = dml_codegen_fallback_add(fb, "cuda", g, f, where, why);
+    if (!s) s = dml_kplan_place_ctabs(p, ctabs); /* large tables into the weights */
     if (s) {
       dml_kplan_release(p);
       break;

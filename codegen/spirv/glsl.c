@@ -121,6 +121,7 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
   if (n_symbols > 32)
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, "codegen.vulkan",
                            "%u symbols exceed the 32 push-constant words", n_symbols);
+  DML_RETURN_IF_ERROR(dml_cemit_check_ctabs(k, "codegen.vulkan"));
   dml_sb_t b = {0};
   uint32_t views = dml_kernel_views(k), dts = dml_kernel_dtypes(k);
   int u8 = (views & (DML_KVIEW(DML_KBUF_ARENA, DML_KT_BOOL) |

@@ -315,6 +315,21 @@ dml_status_t dml_pkg_writer_add_section(dml_pkg_writer_t *w, const char *tag,
   return DML_OK;
 }
 
+dml_status_t dml_pkg_writer_set_section(dml_pkg_writer_t *w, const char *tag,
+                                        const void *data, size_t size,
+                                        uint32_t alignment) {
+  for (uint32_t i = 0; tag && i < w->n; i++)
+    if (strncmp(w->s[i].tag, tag, DML_PKG_TAG_BYTES) == 0) {
+      if (size && !data)
+        return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP_WRITE,
+                               "section '%s': NULL data for %zu bytes", tag, size);
+      w->s[i].data = data;
+      w->s[i].size = size;
+      return DML_OK;
+    }
+  return dml_pkg_writer_add_section(w, tag, data, size, alignment);
+}
+
 /* Assigns section offsets and fills the header region (`hdr`, of
  * DML_PKG_HEADER_REGION_BYTES(n) bytes); returns the file size. */
 static dml_status_t layout(dml_pkg_writer_t *w, uint8_t *hdr, uint64_t *out_size) {

@@ -131,6 +131,13 @@ dml_status_t dml_pkg_writer_create(dml_pkg_writer_t **out_writer);
 dml_status_t dml_pkg_writer_add_section(dml_pkg_writer_t *w, const char *tag,
                                         const void *data, size_t size,
                                         uint32_t alignment);
+/* Replaces the bytes of section `tag`, added before, with `data` (lent
+ * as by add_section), keeping its alignment; adds it with `alignment` when
+ * the writer has none of that tag. Errors: INVALID_ARGUMENT (as
+ * add_section). */
+dml_status_t dml_pkg_writer_set_section(dml_pkg_writer_t *w, const char *tag,
+                                        const void *data, size_t size,
+                                        uint32_t alignment);
 /* Lays out and writes the package into one malloc'd buffer the caller
  * frees. */
 dml_status_t dml_pkg_writer_finish_memory(dml_pkg_writer_t *w, void **out_bytes,

@@ -102,6 +102,38 @@ static void test_container_writer_errors(void) {
   dml_pkg_writer_release(w);
 }
 
+/* dml_pkg_writer_set_section: replaces an added section's bytes keeping
+ * its alignment and place (the weights with kernel constant tables
+ * appended, compiler/driver.c), adds a new tag, refuses NULL data. */
+static void test_container_set_section(void) {
+  static const uint8_t longer[100] = {9, 8, 7};
+  dml_pkg_writer_t *w;
+  CHECK_OK(dml_pkg_writer_create(&w));
+  CHECK_OK(dml_pkg_writer_add_section(w, "meta", g_meta, strlen(g_meta), 8));
+  CHECK_OK(dml_pkg_writer_add_section(w, "weights", g_weights, sizeof g_weights, 4096));
+  CHECK_OK(dml_pkg_writer_add_section(w, "graph", "\1\2\3", 3, 8));
+  CHECK_OK(dml_pkg_writer_set_section(w, "weights", longer, sizeof longer, 8));
+  CHECK_OK(dml_pkg_writer_set_section(w, "extra", "ab", 2, 4));
+  CHECK_ERROR(dml_pkg_writer_set_section(w, "graph", NULL, 3, 8),
+              DML_STATUS_INVALID_ARGUMENT, "NULL data");
+  void *bytes = NULL;
+  size_t size = 0;
+  CHECK_OK(dml_pkg_writer_finish_memory(w, &bytes, &size));
+  dml_pkg_writer_release(w);
+  dml_pkg_t pkg;
+  CHECK_OK(dml_pkg_parse(bytes, size, &pkg));
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  const dml_pkg_section_t *ex = dml_pkg_find_section(&pkg, "extra");
+  CHECK(pkg.n_sections == 4 && ws && ex);
+  if (ws && ex) {
+    CHECK(ws->alignment == 4096 && ws->offset % 4096 == 0 && ws->size == sizeof longer);
+    CHECK(memcmp(ws->data, longer, sizeof longer) == 0);
+    CHECK(ex->size == 2 && memcmp(ex->data, "ab", 2) == 0 && ex->offset > ws->offset);
+    CHECK(dml_pkg_find_section(&pkg, "graph")->offset > ws->offset);
+  }
+  free(bytes);
+}
+
 /* Every single-byte corruption of the header and table, and every
  * truncation, is reported as an error (never a crash, never accepted). */
 static void test_container_corruption(void) {
@@ -380,6 +412,7 @@ int main(void) {
   RUN(test_crc32_vectors);
   RUN(test_container_round_trip);
   RUN(test_container_writer_errors);
+  RUN(test_container_set_section);
   RUN(test_container_corruption);
   RUN(test_container_file);
   RUN(test_graph_round_trip);
