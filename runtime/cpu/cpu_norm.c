@@ -309,16 +309,22 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
  * large logits (rows of 1e8 gave 0 instead of -log(4)). */
 static void softmax_row_f32(const float *restrict xp, float *restrict yp, int64_t n,
                             int logsm) {
-  float m = xp[0];
-  for (int64_t i = 1; i < n; i++) m = xp[i] > m ? xp[i] : m;
+  float m;
+  if (logsm) {
+    /* (x - m) keeps the sign of a zero m: the scan's m exactly. */
+    m = xp[0];
+    for (int64_t i = 1; i < n; i++) m = xp[i] > m ? xp[i] : m;
+  } else {
+    /* e^(x - m) is the same for m = +0 and -0. */
+    m = dml_cpu_vmax_f32(xp, n);
+  }
   dml_cpu_vexp_sub_f32(xp, m, yp, n); /* vectorized, cpu_vmath.c */
   double s = dml_cpu_sum_f32(yp, n);
   if (logsm) {
     float ls = (float)log(s);
     for (int64_t i = 0; i < n; i++) yp[i] = (xp[i] - m) - ls;
   } else {
-    float inv = (float)(1.0 / s);
-    for (int64_t i = 0; i < n; i++) yp[i] *= inv;
+    dml_cpu_vscale_f32(yp, (float)(1.0 / s), n);
   }
 }
 
