@@ -258,6 +258,9 @@ void dml_cpu_vtanh_f32(float *x, int64_t n);
  * the sign of a zero maximum may differ from the scan's when +0 and -0 both
  * occur. */
 float dml_cpu_vmax_f32(const float *x, int64_t n);
+/* x[i] = x[i] < 0 ? 0 : x[i] for n f32 values (Relu: NaN and -0 kept),
+ * vectorized. */
+void dml_cpu_vrelu_f32(float *x, int64_t n);
 /* x[i] *= s for n f32 values, vectorized. */
 void dml_cpu_vscale_f32(float *x, float s, int64_t n);
 

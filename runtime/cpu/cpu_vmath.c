@@ -210,6 +210,20 @@ DML_CPU_CLONES float dml_cpu_vmax_f32(const float *x, int64_t n) {
   return r;
 }
 
+/* x[i] = x[i] < 0 ? 0 : x[i] for n f32 values (Relu's f32 formula: NaN
+ * and -0 kept), with lane selects instead of a branch per value. */
+DML_CPU_CLONES void dml_cpu_vrelu_f32(float *x, int64_t n) {
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    v16f v;
+    memcpy(&v, x + i, sizeof v);
+    v16i neg = v < 0.0f;
+    v = (v16f)((v16i)v & ~neg);
+    memcpy(x + i, &v, sizeof v);
+  }
+  for (; i < n; i++) x[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
 /* x[i] *= s for n f32 values (each product rounded once). */
 DML_CPU_CLONES void dml_cpu_vscale_f32(float *x, float s, int64_t n) {
   for (int64_t i = 0; i < n; i++) x[i] *= s;
