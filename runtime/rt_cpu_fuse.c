@@ -28,9 +28,11 @@
  * into a buffer of its own beside the arena (extra_bytes).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_internal.h" /* dml_cpu_parallel_for */
 #include "dml_cpu.h"
 #include "rt_internal.h"
 
@@ -392,6 +394,8 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     k = last;
   }
   uint32_t chain_bufs = plan_chains(f, uses, p, &any);
+  p->chain_slots = chain_bufs;
+  p->chain_buf_threads = 1;
   free(uses);
   if (!any) {
     dml_rt_cpu_fuse_free(p);
@@ -461,49 +465,105 @@ static dml_tensor_t flat_f32(void *data, int64_t n) {
   return t;
 }
 
-dml_status_t dml_rt_cpu_run_chain(const dml_rt_cpu_fuse_t *p, const dml_pkg_function_t *f,
+/* One chain run: its blocks go to the pool's threads. */
+typedef struct {
+  const dml_rt_cpu_fuse_t *p;
+  const dml_pkg_function_t *f;
+  uint32_t k;
+  const dml_tensor_t *vals;
+  const dml_cpu_call_t *calls;
+  int64_t n;
+  pthread_mutex_t mu;
+  dml_status_t st; /* the first error of a block */
+} chain_run_t;
+
+/* The chain's nodes over positions [i0, i0 + DML_RT_CHAIN_BLOCK) (fewer at
+ * the end), its block-buffer values at buf. */
+static dml_status_t chain_block(const chain_run_t *x, int64_t i0, float *buf) {
+  const dml_pkg_function_t *f = x->f;
+  const uint8_t *slot = x->p->chain_slot;
+  uint32_t k = x->k, len = x->p->chain_len[k];
+  int64_t bs = x->n - i0 < DML_RT_CHAIN_BLOCK ? x->n - i0 : DML_RT_CHAIN_BLOCK;
+  for (uint32_t q = k; q < k + len; q++) {
+    const dml_pkg_node_t *nd = &f->nodes[q];
+    dml_tensor_t in[2], out;
+    for (uint32_t j = 0; j < nd->n_inputs; j++) {
+      uint32_t v = nd->inputs[j];
+      const dml_tensor_t *t = &x->vals[v];
+      uint32_t r = k;
+      while (r < q && f->nodes[r].outputs[0] != v) r++;
+      if (r < q && slot[r])
+        in[j] = flat_f32(buf + (size_t)(slot[r] - 1) * DML_RT_CHAIN_BLOCK, bs);
+      else if (single_f32(&f->values[v].type) &&
+               !same_type(&f->values[v].type, &f->values[nd->outputs[0]].type)) {
+        in[j] = *t;
+        in[j].rank = 0; /* one value, broadcast */
+      } else
+        in[j] = flat_f32((float *)t->data + i0, bs);
+    }
+    if (slot[q])
+      out = flat_f32(buf + (size_t)(slot[q] - 1) * DML_RT_CHAIN_BLOCK, bs);
+    else
+      out = flat_f32((float *)x->vals[nd->outputs[0]].data + i0, bs);
+    dml_cpu_call_t c = x->calls[q];
+    c.inputs = in;
+    c.outputs = &out;
+    c.output_capacity = NULL;
+    dml_status_t st = dml_cpu_run(&c);
+    if (st)
+      return q == k ? st
+                    : dml_status_annotate(st, "in node #%" PRIu32 " '%s' (%s) of a chain",
+                                          q, nd->name, nd->op_name);
+  }
+  return DML_OK;
+}
+
+static void chain_task(void *ctx, int64_t b, int tid) {
+  chain_run_t *x = (chain_run_t *)ctx;
+  float *buf = x->p->chain_slots ? x->p->chain_buf + (size_t)tid * x->p->chain_slots *
+                                                         DML_RT_CHAIN_BLOCK
+                                 : NULL;
+  dml_status_t st = chain_block(x, b * DML_RT_CHAIN_BLOCK, buf);
+  if (!st) return;
+  pthread_mutex_lock(&x->mu);
+  if (!x->st)
+    x->st = st;
+  else
+    dml_status_free(st);
+  pthread_mutex_unlock(&x->mu);
+}
+
+dml_status_t dml_rt_cpu_run_chain(dml_rt_cpu_fuse_t *p, const dml_pkg_function_t *f,
                                   uint32_t k, const dml_tensor_t *vals,
                                   const dml_cpu_call_t *calls) {
-  uint32_t len = p->chain_len[k];
   const dml_tensor_t *y0 = &vals[f->nodes[k].outputs[0]];
   int64_t n = 1;
   for (int32_t d = 0; d < y0->rank; d++) n *= y0->dims[d];
-  for (int64_t i0 = 0; i0 < n; i0 += DML_RT_CHAIN_BLOCK) {
-    int64_t bs = n - i0 < DML_RT_CHAIN_BLOCK ? n - i0 : DML_RT_CHAIN_BLOCK;
-    for (uint32_t q = k; q < k + len; q++) {
-      const dml_pkg_node_t *nd = &f->nodes[q];
-      dml_tensor_t in[2], out;
-      for (uint32_t j = 0; j < nd->n_inputs; j++) {
-        uint32_t v = nd->inputs[j];
-        const dml_tensor_t *t = &vals[v];
-        uint32_t r = k;
-        while (r < q && f->nodes[r].outputs[0] != v) r++;
-        if (r < q && p->chain_slot[r])
-          in[j] = flat_f32(
-              p->chain_buf + (size_t)(p->chain_slot[r] - 1) * DML_RT_CHAIN_BLOCK, bs);
-        else if (single_f32(&f->values[v].type) &&
-                 !same_type(&f->values[v].type, &f->values[nd->outputs[0]].type)) {
-          in[j] = *t;
-          in[j].rank = 0; /* one value, broadcast */
-        } else
-          in[j] = flat_f32((float *)t->data + i0, bs);
+  chain_run_t x = {p, f, k, vals, calls, n, PTHREAD_MUTEX_INITIALIZER, DML_OK};
+  int64_t nb = (n + DML_RT_CHAIN_BLOCK - 1) / DML_RT_CHAIN_BLOCK;
+  int threads = dml_cpu_get_num_threads();
+  if (nb < 4) threads = 1; /* under 32K values: waking a worker costs more */
+  if (threads > 1 && threads > p->chain_buf_threads) {
+    /* block buffers for each thread, kept for the next runs */
+    void *nbuf = NULL;
+    size_t fl = (size_t)threads * p->chain_slots * DML_RT_CHAIN_BLOCK;
+    if (p->chain_slots == 0 ||
+        posix_memalign(&nbuf, 64, (fl ? fl : 1) * sizeof(float)) == 0) {
+      if (nbuf) {
+        free(p->chain_buf);
+        p->chain_buf = (float *)nbuf;
       }
-      if (p->chain_slot[q])
-        out = flat_f32(p->chain_buf + (size_t)(p->chain_slot[q] - 1) * DML_RT_CHAIN_BLOCK,
-                       bs);
-      else
-        out = flat_f32((float *)vals[nd->outputs[0]].data + i0, bs);
-      dml_cpu_call_t c = calls[q];
-      c.inputs = in;
-      c.outputs = &out;
-      c.output_capacity = NULL;
-      dml_status_t st = dml_cpu_run(&c);
-      if (st)
-        return q == k
-                   ? st
-                   : dml_status_annotate(st, "in node #%" PRIu32 " '%s' (%s) of a chain",
-                                         q, nd->name, nd->op_name);
+      p->chain_buf_threads = threads;
+    } else {
+      threads = 1; /* out of memory: the one thread's buffers */
     }
   }
-  return DML_OK;
+  if (threads <= 1) {
+    for (int64_t b = 0; b < nb; b++)
+      DML_RETURN_IF_ERROR(chain_block(&x, b * DML_RT_CHAIN_BLOCK, p->chain_buf));
+    return DML_OK;
+  }
+  dml_cpu_parallel_for(nb, threads, chain_task, &x);
+  pthread_mutex_destroy(&x.mu);
+  return x.st;
 }
