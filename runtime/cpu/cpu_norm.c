@@ -328,6 +328,23 @@ static void softmax_row_f32(const float *restrict xp, float *restrict yp, int64_
   }
 }
 
+/* Contiguous f32 rows of a Softmax spread over the pool (a row's result
+ * does not depend on the split). */
+typedef struct {
+  const float *x;
+  float *y;
+  int64_t n, rows_per_task, rows;
+  int logsm;
+} softmax_rows_t;
+
+static void softmax_rows_task(void *ctx, int64_t t, int tid) {
+  const softmax_rows_t *r = (const softmax_rows_t *)ctx;
+  int64_t o0 = t * r->rows_per_task,
+          o1 = o0 + r->rows_per_task < r->rows ? o0 + r->rows_per_task : r->rows;
+  for (int64_t o = o0; o < o1; o++)
+    softmax_row_f32(r->x + o * r->n, r->y + o * r->n, r->n, r->logsm);
+}
+
 dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0];
   dml_tensor_t *y = &c->outputs[0];
@@ -347,6 +364,23 @@ dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
   for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
   for (int32_t i = (int32_t)axis + 1; i < x->rank; i++) inner *= x->dims[i];
   if (n == 0) return DML_OK;
+  int threads = dml_cpu_num_threads();
+  if (dt == DML_DTYPE_F32 && inner == 1 && threads > 1 && outer >= 2 &&
+      (double)outer * (double)n >= 65536.0) {
+    /* from 64K values (below, waking a worker costs more than it saves):
+     * about 8 tasks per thread */
+    int64_t tasks = (int64_t)threads * 8;
+    if (tasks > outer) tasks = outer;
+    softmax_rows_t r = {(const float *)x->data,
+                        (float *)y->data,
+                        n,
+                        (outer + tasks - 1) / tasks,
+                        outer,
+                        logsm};
+    dml_cpu_parallel_for((outer + r.rows_per_task - 1) / r.rows_per_task, threads,
+                         softmax_rows_task, &r);
+    return DML_OK;
+  }
   for (int64_t o = 0; o < outer; o++)
     for (int64_t in = 0; in < inner; in++) {
       int64_t base = o * n * inner + in;
