@@ -14,6 +14,10 @@
  * the same bits as unfused; the gain is two passes over memory per folded
  * node.
  *
+ * Two or more consecutive elementwise nodes over one f32 shape that no
+ * fold took run as a chain, block by block (dml_rt_cpu_run_chain): the
+ * same bits, one pass over memory.
+ *
  * Only for sessions whose weights cannot change (no function assigns
  * globals: the BN constants are read once here). The nodes must run back
  * to back (then every other value live in between is read by one of them).
@@ -23,9 +27,12 @@
  * buffer when no value made before the output's last use takes it, else
  * into a buffer of its own beside the arena (extra_bytes).
  */
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_internal.h" /* dml_cpu_parallel_for */
 #include "dml_cpu.h"
 #include "rt_internal.h"
 
@@ -73,6 +80,156 @@ static int bn_foldable(const dml_pkg_function_t *f, const dml_pkg_node_t *n, int
   return 1;
 }
 
+/* ---- elementwise chains ------------------------------------------------ */
+
+/* Ops an elementwise chain may hold: each output position a function of the
+ * inputs' values at that position (or of a single value), so a slice of
+ * positions computes the slice of the result, the same bits. */
+static int chain_op(dml_op_t op) {
+  switch (op) {
+    case DML_OP_ADD:
+    case DML_OP_SUB:
+    case DML_OP_MUL:
+    case DML_OP_DIV:
+    case DML_OP_ERF:
+    case DML_OP_RELU:
+    case DML_OP_SIGMOID:
+    case DML_OP_TANH:
+    case DML_OP_NEG:
+    case DML_OP_ABS:
+    case DML_OP_EXP:
+    case DML_OP_SQRT: return 1;
+    default: return 0;
+  }
+}
+
+static int same_type(const dml_type_t *a, const dml_type_t *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return 0;
+  for (int32_t d = 0; d < a->rank; d++)
+    if (a->dims[d].sym != b->dims[d].sym ||
+        (a->dims[d].sym < 0 && a->dims[d].value != b->dims[d].value))
+      return 0;
+  return 1;
+}
+
+/* 1 when t is f32 with one element (static dims of 1, or rank 0). */
+static int single_f32(const dml_type_t *t) {
+  if (t->dtype != DML_DTYPE_F32) return 0;
+  for (int32_t d = 0; d < t->rank; d++)
+    if (t->dims[d].sym >= 0 || t->dims[d].value != 1) return 0;
+  return 1;
+}
+
+/* 1 when node k can join a chain whose values are typed `shape` (f32). */
+static int chain_node(const dml_pkg_function_t *f, const dml_rt_cpu_fuse_t *p, uint32_t k,
+                      const dml_type_t *shape) {
+  const dml_pkg_node_t *n = &f->nodes[k];
+  if (!chain_op(n->op) || n->n_outputs != 1 || n->n_inputs < 1 || n->n_inputs > 2 ||
+      p->role[k])
+    return 0;
+  uint32_t o = n->outputs[0];
+  if (o == DML_PKG_NO_VALUE || f->values[o].storage != DML_PKG_STORAGE_ARENA ||
+      !same_type(&f->values[o].type, shape))
+    return 0;
+  for (uint32_t j = 0; j < n->n_inputs; j++) {
+    uint32_t v = n->inputs[j];
+    if (v == DML_PKG_NO_VALUE) return 0;
+    const dml_type_t *t = &f->values[v].type;
+    if (!same_type(t, shape) && !single_f32(t)) return 0;
+  }
+  return 1;
+}
+
+/* Node q's output slot in the chain [k, k + len) when it is read only by the
+ * chain's nodes (uses[]: the reads of each value, a function output's
+ * counted twice more): 1 + its index among such outputs; 0 when the value
+ * goes to the arena. */
+static void chain_slots(const dml_pkg_function_t *f, const uint32_t *uses, uint32_t k,
+                        uint32_t len, uint8_t *slot) {
+  uint8_t next = 0;
+  for (uint32_t q = k; q < k + len; q++) {
+    uint32_t o = f->nodes[q].outputs[0], reads = 0;
+    for (uint32_t r = q + 1; r < k + len; r++)
+      for (uint32_t j = 0; j < f->nodes[r].n_inputs; j++)
+        reads += f->nodes[r].inputs[j] == o;
+    slot[q - k] = reads == uses[o] ? ++next : 0;
+  }
+}
+
+/* 1 when value v of the chain [k, k + len) lives in the arena while the
+ * chain runs: not a constant, not in a buffer of its own beside the arena
+ * (value_extra), not a block-buffer output. */
+static int chain_in_arena(const dml_pkg_function_t *f, const dml_rt_cpu_fuse_t *p,
+                          uint32_t k, uint32_t len, const uint8_t *slot, uint32_t v) {
+  if (f->values[v].storage == DML_PKG_STORAGE_CONST || p->value_extra[v]) return 0;
+  for (uint32_t q = k; q < k + len; q++)
+    if (f->nodes[q].outputs[0] == v) return slot[q - k] == 0;
+  return 1;
+}
+
+/* The chain runs block by block, so the arena values it reads and writes
+ * may not overlap but for one exactly over another (a result planned in
+ * place: every earlier read of that block has happened when it is
+ * written). */
+static int chain_fits(const dml_pkg_function_t *f, const dml_rt_cpu_fuse_t *p, uint32_t k,
+                      uint32_t len, const uint8_t *slot) {
+  uint32_t vs[3 * 64], nvs = 0;
+  for (uint32_t q = k; q < k + len && nvs + 3 <= 3 * 64; q++) {
+    const dml_pkg_node_t *n = &f->nodes[q];
+    for (uint32_t j = 0; j <= n->n_inputs; j++) {
+      uint32_t v = j < n->n_inputs ? n->inputs[j] : n->outputs[0];
+      if (chain_in_arena(f, p, k, len, slot, v)) vs[nvs++] = v;
+    }
+  }
+  for (uint32_t a = 0; a < nvs; a++)
+    for (uint32_t b = a + 1; b < nvs; b++) {
+      /* where the session puts them (value_offset: moved by a fusion) */
+      dml_pkg_value_t pa = f->values[vs[a]], pb = f->values[vs[b]];
+      if (p->value_offset[vs[a]]) pa.offset = p->value_offset[vs[a]] - 1;
+      if (p->value_offset[vs[b]]) pb.offset = p->value_offset[vs[b]] - 1;
+      if (vs[a] != vs[b] && overlaps(&pa, &pb) &&
+          (pa.offset != pb.offset || pa.bytes != pb.bytes))
+        return 0;
+    }
+  return 1;
+}
+
+/* Marks the elementwise chains among the nodes no other fusion took: runs
+ * of at least 2 consecutive chain ops whose values share one f32 shape
+ * (other inputs: single values), up to 64 nodes. Returns the most block
+ * buffers one chain needs. */
+static uint32_t plan_chains(const dml_pkg_function_t *f, const uint32_t *uses,
+                            dml_rt_cpu_fuse_t *p, int *any) {
+  uint32_t nn = f->n_nodes, most = 0;
+  uint8_t slot[64];
+  for (uint32_t k = 0; k + 1 < nn; k++) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    if (p->role[k] || !chain_op(n->op) || n->n_outputs != 1 ||
+        n->outputs[0] == DML_PKG_NO_VALUE)
+      continue;
+    const dml_type_t *shape = &f->values[n->outputs[0]].type;
+    if (shape->dtype != DML_DTYPE_F32) continue;
+    uint32_t len = 0;
+    while (k + len < nn && len < 64 && chain_node(f, p, k + len, shape)) len++;
+    for (; len >= 2; len--) {
+      chain_slots(f, uses, k, len, slot);
+      if (chain_fits(f, p, k, len, slot)) break;
+    }
+    if (len < 2) continue;
+    p->role[k] = 1;
+    p->final_value[k] = n->outputs[0];
+    p->chain_len[k] = len;
+    for (uint32_t q = 0; q < len; q++) {
+      if (q) p->role[k + q] = 2;
+      p->chain_slot[k + q] = slot[q];
+      if (slot[q] > most) most = slot[q];
+    }
+    *any = 1;
+    k += len - 1;
+  }
+  return most;
+}
+
 void dml_rt_cpu_fuse_free(dml_rt_cpu_fuse_t *p) {
   if (!p) return;
   free(p->role);
@@ -82,6 +239,9 @@ void dml_rt_cpu_fuse_free(dml_rt_cpu_fuse_t *p) {
   free(p->value_offset);
   free(p->value_extra);
   free(p->packed);
+  free(p->chain_len);
+  free(p->chain_slot);
+  free(p->chain_buf);
   free(p);
 }
 
@@ -99,9 +259,11 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     p->ep = (dml_cpu_epilogue_t *)calloc(nn ? nn : 1, sizeof(dml_cpu_epilogue_t));
     p->value_offset = (uint64_t *)calloc(nv ? nv : 1, sizeof(uint64_t));
     p->value_extra = (uint64_t *)calloc(nv ? nv : 1, sizeof(uint64_t));
+    p->chain_len = (uint32_t *)calloc(nn ? nn : 1, sizeof(uint32_t));
+    p->chain_slot = (uint8_t *)calloc(nn ? nn : 1, 1);
   }
   if (!uses || !p || !p->role || !p->final_value || !p->ep || !p->value_offset ||
-      !p->value_extra) {
+      !p->value_extra || !p->chain_len || !p->chain_slot) {
     free(uses);
     dml_rt_cpu_fuse_free(p);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
@@ -231,6 +393,9 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     any = 1;
     k = last;
   }
+  uint32_t chain_bufs = plan_chains(f, uses, p, &any);
+  p->chain_slots = chain_bufs;
+  p->chain_buf_threads = 1;
   free(uses);
   if (!any) {
     dml_rt_cpu_fuse_free(p);
@@ -240,7 +405,13 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
    * the packed weights. */
   p->coef = (float *)malloc((coef_n ? coef_n : 1) * sizeof(float));
   if (packed_n && posix_memalign(&p->packed, 64, packed_n) != 0) p->packed = NULL;
-  if (!p->coef || (packed_n && !p->packed)) {
+  void *cb = NULL;
+  if (chain_bufs &&
+      posix_memalign(&cb, 64, (size_t)chain_bufs * DML_RT_CHAIN_BLOCK * sizeof(float)) !=
+          0)
+    cb = NULL;
+  p->chain_buf = (float *)cb;
+  if (!p->coef || (packed_n && !p->packed) || (chain_bufs && !p->chain_buf)) {
     dml_rt_cpu_fuse_free(p);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
   }
@@ -281,4 +452,118 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
   }
   *out = p;
   return DML_OK;
+}
+
+/* A 1-D view of n f32 values at data. */
+static dml_tensor_t flat_f32(void *data, int64_t n) {
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.dtype = DML_DTYPE_F32;
+  t.rank = 1;
+  t.dims[0] = n;
+  t.data = data;
+  return t;
+}
+
+/* One chain run: its blocks go to the pool's threads. */
+typedef struct {
+  const dml_rt_cpu_fuse_t *p;
+  const dml_pkg_function_t *f;
+  uint32_t k;
+  const dml_tensor_t *vals;
+  const dml_cpu_call_t *calls;
+  int64_t n;
+  pthread_mutex_t mu;
+  dml_status_t st; /* the first error of a block */
+} chain_run_t;
+
+/* The chain's nodes over positions [i0, i0 + DML_RT_CHAIN_BLOCK) (fewer at
+ * the end), its block-buffer values at buf. */
+static dml_status_t chain_block(const chain_run_t *x, int64_t i0, float *buf) {
+  const dml_pkg_function_t *f = x->f;
+  const uint8_t *slot = x->p->chain_slot;
+  uint32_t k = x->k, len = x->p->chain_len[k];
+  int64_t bs = x->n - i0 < DML_RT_CHAIN_BLOCK ? x->n - i0 : DML_RT_CHAIN_BLOCK;
+  for (uint32_t q = k; q < k + len; q++) {
+    const dml_pkg_node_t *nd = &f->nodes[q];
+    dml_tensor_t in[2], out;
+    for (uint32_t j = 0; j < nd->n_inputs; j++) {
+      uint32_t v = nd->inputs[j];
+      const dml_tensor_t *t = &x->vals[v];
+      uint32_t r = k;
+      while (r < q && f->nodes[r].outputs[0] != v) r++;
+      if (r < q && slot[r])
+        in[j] = flat_f32(buf + (size_t)(slot[r] - 1) * DML_RT_CHAIN_BLOCK, bs);
+      else if (single_f32(&f->values[v].type) &&
+               !same_type(&f->values[v].type, &f->values[nd->outputs[0]].type)) {
+        in[j] = *t;
+        in[j].rank = 0; /* one value, broadcast */
+      } else
+        in[j] = flat_f32((float *)t->data + i0, bs);
+    }
+    if (slot[q])
+      out = flat_f32(buf + (size_t)(slot[q] - 1) * DML_RT_CHAIN_BLOCK, bs);
+    else
+      out = flat_f32((float *)x->vals[nd->outputs[0]].data + i0, bs);
+    dml_cpu_call_t c = x->calls[q];
+    c.inputs = in;
+    c.outputs = &out;
+    c.output_capacity = NULL;
+    dml_status_t st = dml_cpu_run(&c);
+    if (st)
+      return q == k ? st
+                    : dml_status_annotate(st, "in node #%" PRIu32 " '%s' (%s) of a chain",
+                                          q, nd->name, nd->op_name);
+  }
+  return DML_OK;
+}
+
+static void chain_task(void *ctx, int64_t b, int tid) {
+  chain_run_t *x = (chain_run_t *)ctx;
+  float *buf = x->p->chain_slots ? x->p->chain_buf + (size_t)tid * x->p->chain_slots *
+                                                         DML_RT_CHAIN_BLOCK
+                                 : NULL;
+  dml_status_t st = chain_block(x, b * DML_RT_CHAIN_BLOCK, buf);
+  if (!st) return;
+  pthread_mutex_lock(&x->mu);
+  if (!x->st)
+    x->st = st;
+  else
+    dml_status_free(st);
+  pthread_mutex_unlock(&x->mu);
+}
+
+dml_status_t dml_rt_cpu_run_chain(dml_rt_cpu_fuse_t *p, const dml_pkg_function_t *f,
+                                  uint32_t k, const dml_tensor_t *vals,
+                                  const dml_cpu_call_t *calls) {
+  const dml_tensor_t *y0 = &vals[f->nodes[k].outputs[0]];
+  int64_t n = 1;
+  for (int32_t d = 0; d < y0->rank; d++) n *= y0->dims[d];
+  chain_run_t x = {p, f, k, vals, calls, n, PTHREAD_MUTEX_INITIALIZER, DML_OK};
+  int64_t nb = (n + DML_RT_CHAIN_BLOCK - 1) / DML_RT_CHAIN_BLOCK;
+  int threads = dml_cpu_get_num_threads();
+  if (nb < 4) threads = 1; /* under 32K values: waking a worker costs more */
+  if (threads > 1 && threads > p->chain_buf_threads) {
+    /* block buffers for each thread, kept for the next runs */
+    void *nbuf = NULL;
+    size_t fl = (size_t)threads * p->chain_slots * DML_RT_CHAIN_BLOCK;
+    if (p->chain_slots == 0 ||
+        posix_memalign(&nbuf, 64, (fl ? fl : 1) * sizeof(float)) == 0) {
+      if (nbuf) {
+        free(p->chain_buf);
+        p->chain_buf = (float *)nbuf;
+      }
+      p->chain_buf_threads = threads;
+    } else {
+      threads = 1; /* out of memory: the one thread's buffers */
+    }
+  }
+  if (threads <= 1) {
+    for (int64_t b = 0; b < nb; b++)
+      DML_RETURN_IF_ERROR(chain_block(&x, b * DML_RT_CHAIN_BLOCK, p->chain_buf));
+    return DML_OK;
+  }
+  dml_cpu_parallel_for(nb, threads, chain_task, &x);
+  pthread_mutex_destroy(&x.mu);
+  return x.st;
 }

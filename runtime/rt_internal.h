@@ -74,7 +74,20 @@ typedef struct dml_rt_cpu_fuse {
   uint64_t *value_extra;
   uint64_t extra_bytes;
   void *packed; /* the nodes' weights packed once (dml_cpu_prepack) */
+  /* Elementwise chains: per node, chain_len > 0 at the head (role 1) of a
+   * chain of that many consecutive elementwise nodes over values of one
+   * f32 shape, run block by block (dml_rt_cpu_run_chain); chain_slot 1 + s
+   * where the node's output is read only inside its chain and lives in
+   * block buffer s of chain_buf (DML_RT_CHAIN_BLOCK floats each), else 0. */
+  uint32_t *chain_len;
+  uint8_t *chain_slot;
+  float *chain_buf;      /* chain_slots buffers for each of chain_buf_threads */
+  uint32_t chain_slots;  /* the most block buffers one chain needs */
+  int chain_buf_threads; /* grown by a run with more threads */
 } dml_rt_cpu_fuse_t;
+
+/* Values per block of an elementwise chain: 32 KB per value. */
+#define DML_RT_CHAIN_BLOCK 8192
 
 /* Plans the fusions of `f` whose constants live in `weights` (which must
  * not change for the plan's life). *out is NULL when nothing fuses or the
@@ -83,5 +96,21 @@ typedef struct dml_rt_cpu_fuse {
 dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *weights,
                                   dml_rt_cpu_fuse_t **out);
 void dml_rt_cpu_fuse_free(dml_rt_cpu_fuse_t *p);
+
+struct dml_cpu_call; /* dml_cpu.h */
+
+/* Runs the elementwise chain whose head is node k of f (p->chain_len[k]
+ * nodes): for each block of DML_RT_CHAIN_BLOCK positions (the blocks spread
+ * over dml_cpu_set_num_threads' threads from 4 blocks; p's block buffers
+ * grow to that many threads' worth, kept), each node's
+ * kernel (dml_cpu_run of calls[q] with 1-D views of the block; single
+ * values as they are) in order, its output into the arena or, read only
+ * inside the chain, into a block buffer. Each position's values are those
+ * of the nodes run one after another: the same bits, one pass over memory
+ * instead of one per node. vals: the session's value views (dims of this
+ * run). Errors: the nodes' kernels'. */
+dml_status_t dml_rt_cpu_run_chain(dml_rt_cpu_fuse_t *p, const dml_pkg_function_t *f,
+                                  uint32_t k, const dml_tensor_t *vals,
+                                  const struct dml_cpu_call *calls);
 
 #endif /* DML_RT_INTERNAL_H_ */

@@ -1337,7 +1337,9 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     int role = s->fuse ? s->fuse->role[k] : 0;
     if (role == 2) continue; /* folded into the node before it */
     if (s->prof) s->prof[2 * k] = now_ns();
-    if (role == 1) {
+    if (role == 1 && s->fuse->chain_len[k]) {
+      st = dml_rt_cpu_run_chain(s->fuse, f, k, s->vals, s->calls);
+    } else if (role == 1) {
       if (s->fuse->final_value[k] != n->outputs[0]) /* a chain: its last output */
         c->outputs[0] = s->vals[s->fuse->final_value[k]];
       st = dml_cpu_run_fused(c, &s->fuse->ep[k]);

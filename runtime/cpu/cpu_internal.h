@@ -253,6 +253,16 @@ void dml_cpu_vexp_sub_f32(const float *x, float m, float *y, int64_t n);
  * x. The f32 Erf of the formula table. */
 void dml_cpu_verf_f32(const float *x, float *y, int64_t n);
 void dml_cpu_vtanh_f32(float *x, int64_t n);
+/* The largest of the n >= 1 f32 values at x as the scan m = x[0];
+ * m = x[i] > m ? x[i] : m finds it (NaN only when x[0] is NaN), vectorized;
+ * the sign of a zero maximum may differ from the scan's when +0 and -0 both
+ * occur. */
+float dml_cpu_vmax_f32(const float *x, int64_t n);
+/* x[i] = x[i] < 0 ? 0 : x[i] for n f32 values (Relu: NaN and -0 kept),
+ * vectorized. */
+void dml_cpu_vrelu_f32(float *x, int64_t n);
+/* x[i] *= s for n f32 values, vectorized. */
+void dml_cpu_vscale_f32(float *x, float s, int64_t n);
 
 /* ---- thread pool (cpu_threads.c) -------------------------------------- */
 

@@ -156,7 +156,7 @@ static void matmul_batch_task(void *vctx, int64_t bi, int tid) {
 
 /* y = y < 0 ? 0 : y over n floats (Relu's f32 formula, NaN and -0 kept). */
 static void relu_rows(float *y, int64_t n) {
-  for (int64_t i = 0; i < n; i++) y[i] = y[i] < 0.0f ? 0.0f : y[i];
+  dml_cpu_vrelu_f32(y, n); /* branch-free: a branch per value mispredicts */
 }
 
 dml_status_t dml_cpuk_MatMul(const dml_cpu_call_t *c) {

@@ -309,17 +309,40 @@ dml_status_t dml_cpuk_InstanceNormalization(const dml_cpu_call_t *c) {
  * large logits (rows of 1e8 gave 0 instead of -log(4)). */
 static void softmax_row_f32(const float *restrict xp, float *restrict yp, int64_t n,
                             int logsm) {
-  float m = xp[0];
-  for (int64_t i = 1; i < n; i++) m = xp[i] > m ? xp[i] : m;
+  float m;
+  if (logsm) {
+    /* (x - m) keeps the sign of a zero m: the scan's m exactly. */
+    m = xp[0];
+    for (int64_t i = 1; i < n; i++) m = xp[i] > m ? xp[i] : m;
+  } else {
+    /* e^(x - m) is the same for m = +0 and -0. */
+    m = dml_cpu_vmax_f32(xp, n);
+  }
   dml_cpu_vexp_sub_f32(xp, m, yp, n); /* vectorized, cpu_vmath.c */
   double s = dml_cpu_sum_f32(yp, n);
   if (logsm) {
     float ls = (float)log(s);
     for (int64_t i = 0; i < n; i++) yp[i] = (xp[i] - m) - ls;
   } else {
-    float inv = (float)(1.0 / s);
-    for (int64_t i = 0; i < n; i++) yp[i] *= inv;
+    dml_cpu_vscale_f32(yp, (float)(1.0 / s), n);
   }
+}
+
+/* Contiguous f32 rows of a Softmax spread over the pool (a row's result
+ * does not depend on the split). */
+typedef struct {
+  const float *x;
+  float *y;
+  int64_t n, rows_per_task, rows;
+  int logsm;
+} softmax_rows_t;
+
+static void softmax_rows_task(void *ctx, int64_t t, int tid) {
+  const softmax_rows_t *r = (const softmax_rows_t *)ctx;
+  int64_t o0 = t * r->rows_per_task,
+          o1 = o0 + r->rows_per_task < r->rows ? o0 + r->rows_per_task : r->rows;
+  for (int64_t o = o0; o < o1; o++)
+    softmax_row_f32(r->x + o * r->n, r->y + o * r->n, r->n, r->logsm);
 }
 
 dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
@@ -341,6 +364,23 @@ dml_status_t dml_cpuk_Softmax(const dml_cpu_call_t *c) {
   for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
   for (int32_t i = (int32_t)axis + 1; i < x->rank; i++) inner *= x->dims[i];
   if (n == 0) return DML_OK;
+  int threads = dml_cpu_num_threads();
+  if (dt == DML_DTYPE_F32 && inner == 1 && threads > 1 && outer >= 2 &&
+      (double)outer * (double)n >= 65536.0) {
+    /* from 64K values (below, waking a worker costs more than it saves):
+     * about 8 tasks per thread */
+    int64_t tasks = (int64_t)threads * 8;
+    if (tasks > outer) tasks = outer;
+    softmax_rows_t r = {(const float *)x->data,
+                        (float *)y->data,
+                        n,
+                        (outer + tasks - 1) / tasks,
+                        outer,
+                        logsm};
+    dml_cpu_parallel_for((outer + r.rows_per_task - 1) / r.rows_per_task, threads,
+                         softmax_rows_task, &r);
+    return DML_OK;
+  }
   for (int64_t o = 0; o < outer; o++)
     for (int64_t in = 0; in < inner; in++) {
       int64_t base = o * n * inner + in;

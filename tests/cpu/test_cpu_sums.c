@@ -131,6 +131,52 @@ out:
   free(y);
 }
 
+/* Softmax and LogSoftmax of 2000 rows of 64 (rows spread over the pool at
+ * 2 threads), with NaN, inf, -0 and huge values in some rows: the same bits
+ * at 1 and 2 threads, and within 2e-6 relative of the f64 softmax on the
+ * finite rows (values in [-10, 10)). */
+static void test_softmax_rows_threads(void) {
+  enum { R = 2000, N = 64 };
+  float *x = malloc(sizeof(float) * R * N), *y = malloc(sizeof(float) * R * N * 4);
+  if (!x || !y) goto out;
+  unsigned rng = 3u;
+  for (int i = 0; i < R * N; i++) {
+    rng = rng * 1664525u + 1013904223u;
+    x[i] = ((float)(rng >> 8) / 16777216.0f - 0.5f) * 20.0f;
+  }
+  x[5 * N] = NAN, x[7 * N + 3] = NAN, x[9 * N + 1] = INFINITY, x[11 * N + 2] = -INFINITY;
+  x[13 * N] = -0.0f, x[15 * N + 4] = 3e38f, x[17 * N + 5] = -3e38f;
+  dml_tensor_t in = tens(DML_DTYPE_F32, x, 2, D(R), D(N));
+  dml_attr_t ax = attr_i("axis", 1);
+  for (int threads = 1; threads <= 2; threads++) {
+    dml_cpu_set_num_threads(threads);
+    for (int lsm = 0; lsm < 2; lsm++) {
+      dml_tensor_t o =
+          tens(DML_DTYPE_F32, y + ((threads - 1) * 2 + lsm) * R * N, 2, D(R), D(N));
+      CHECK_OK(run_op(lsm ? DML_OP_LOG_SOFTMAX : DML_OP_SOFTMAX, &in, 1, &o, 1, &ax, 1));
+    }
+  }
+  dml_cpu_set_num_threads(1);
+  CHECK(memcmp(y, y + 2 * R * N, sizeof(float) * 2 * R * N) == 0);
+  double worst = 0;
+  for (int r = 20; r < R; r++) {
+    double m = -INFINITY, s = 0;
+    for (int i = 0; i < N; i++) m = fmax(m, x[r * N + i]);
+    for (int i = 0; i < N; i++) s += exp((double)x[r * N + i] - m);
+    for (int i = 0; i < N; i++)
+      worst = fmax(worst, rel_err(y[r * N + i], exp((double)x[r * N + i] - m) / s));
+  }
+  printf("Softmax of %d rows of %d at 1 and 2 threads: same bits, relative error %.2e\n",
+         R, N, worst);
+  /* x - max rounds in f32: up to 20 * 2^-25 absolute in the exponent here,
+   * 1.2e-6 relative in the result */
+  CHECK(worst <= 2e-6);
+  CHECK(isnan(y[5 * N]) && isnan(y[7 * N])); /* a NaN in the row: all NaN */
+out:
+  free(x);
+  free(y);
+}
+
 /* NaN propagates through ReduceMax/ReduceMin (the generic and the f32
  * paths), MaxPool and GlobalMaxPool; rows of 1. */
 static void test_nan_and_edges(void) {
@@ -196,6 +242,7 @@ int main(void) {
   RUN(test_log_softmax_large_logits);
   RUN(test_long_sums);
   RUN(test_softmax_long_row);
+  RUN(test_softmax_rows_threads);
   RUN(test_nan_and_edges);
   RUN(test_sum_speed);
   return dml_test_finish();

@@ -7,7 +7,8 @@
  * 2 threads the same bits as 1. And a fused Gemm + Relu whose output is a
  * function output moved out of its dying input's buffer: a value made
  * after the chain does not take the buffer it moved to. And recurrent
- * nodes with constant W and R packed once, the same bits as unfused.
+ * nodes with constant W and R packed once, the same bits as unfused. And
+ * elementwise chains run block by block, the same bits as unfused.
  */
 #include <math.h>
 #include <stdio.h>
@@ -65,7 +66,7 @@ static void check_model(const char *name, int want_heads, int want_folded) {
     heads += plan->role[k] == 1;
     folded += plan->role[k] == 2;
   }
-  printf("%s: %d fused Conv nodes, %d nodes folded into them\n", name, heads, folded);
+  printf("%s: %d fused nodes, %d nodes folded into them\n", name, heads, folded);
   CHECK(heads == want_heads && folded == want_folded);
   dml_rt_cpu_fuse_free(plan);
   float *first[3] = {NULL, NULL, NULL}; /* 1 thread's fused outputs */
@@ -114,8 +115,9 @@ static void test_lenet5(void) {
 }
 static void test_resnet_small(void) {
   /* 9 Conv + BatchNormalization; the stem's and each block's first + Relu (the
-   * other 3 Relu follow the residual Add); the final Gemm */
-  check_model("resnet_small", 10, 13);
+   * other 3 Relu follow the residual Add: 3 elementwise chains Add + Relu);
+   * the final Gemm */
+  check_model("resnet_small", 13, 16);
 }
 
 /* Gemm + Relu where the Relu's output %gr is a function output that the
@@ -342,9 +344,132 @@ static void test_rnn_packed_session(void) {
   dml_rt_model_release(m);
 }
 
+/* Elementwise chains run block by block (dml_rt_cpu_run_chain): GELU as
+ * the exporters write it (Div, Erf, Mul, Add, Mul over x = -input) and a
+ * residual Add + Relu (after a Transpose), over 3 x 9000 values (blocks of 8192: a
+ * partial one), with NaN, inf, -0, subnormal and huge inputs; the erf value also a
+ * function output (kept in the arena, not a block buffer). The plan makes
+ * the 5 GELU nodes and the 2 residual nodes one chain each, and the fused
+ * session gives the same bits as the unfused one, with 1 and 2 threads. */
+static void test_elementwise_chain(void) {
+  enum { R = 3, C = 9000 };
+  const char *text =
+      "global @s2 : f32[1] = dense<[1.41421353816986084]>\n"
+      "global @half : f32[1] = dense<[0.5]>\n"
+      "global @one : f32[1] = dense<[1.0]>\n"
+      "func @forward(%in: f32[3,9000], %res: f32[9000,3]) -> (f32[9000,3], f32[3,9000], "
+      "f32[3,9000]) {\n"
+      "  %x = Neg(%in) : f32[3,9000]\n"
+      "  %d = Div(%x, @s2) : f32[3,9000]\n"
+      "  %e = Erf(%d) : f32[3,9000]\n"
+      "  %h = Mul(%x, @half) : f32[3,9000]\n"
+      "  %a = Add(%e, @one) : f32[3,9000]\n"
+      "  %g = Mul(%h, %a) : f32[3,9000]\n"
+      "  %t = Transpose(%g) {perm = [1, 0]} : f32[9000,3]\n"
+      "  %r = Add(%t, %res) : f32[9000,3]\n"
+      "  %y = Relu(%r) : f32[9000,3]\n"
+      "  return %y, %e, %g\n}\n";
+  dml_ir_module_t *ir = NULL;
+  void *bytes = NULL;
+  size_t n = 0;
+  CHECK_OK(dml_ir_parse(text, strlen(text), "chain.dmlir", &ir));
+  if (!ir) return;
+  dml_pass_options_t o;
+  memset(&o, 0, sizeof o);
+  CHECK_OK(dml_pass_run_pipeline(ir, dml_pass_default_pipeline(), &o));
+  CHECK_OK(dml_package_emit_memory(ir, NULL, &bytes, &n));
+  dml_ir_module_release(ir);
+  dml_rt_model_t *m = NULL;
+  if (bytes) CHECK_OK(dml_rt_model_load_memory(bytes, n, &m));
+  free(bytes);
+  if (!m) return;
+  const dml_pkg_function_t *f = m->fn;
+  unsetenv("DMLC_CPU_NO_FUSE");
+  dml_rt_cpu_fuse_t *plan = NULL;
+  CHECK_OK(dml_rt_cpu_fuse_plan(f, m->weights, &plan));
+  uint32_t lens[4] = {0}, nch = 0, slots = 0;
+  for (uint32_t k = 0; plan && k < f->n_nodes; k++) {
+    if (plan->chain_len[k] && nch < 4) lens[nch++] = plan->chain_len[k];
+    slots += plan->chain_slot[k] != 0;
+  }
+  printf("elementwise chains: %u (%u, %u nodes), %u values in block buffers\n", nch,
+         lens[0], lens[1], slots);
+  /* Neg + the GELU chain (6 nodes) and Add + Relu; %d, %h, %a (and %x) in
+   * block buffers, %e and %g (function outputs) in the arena */
+  CHECK(nch == 2 && lens[0] >= 5 && lens[1] == 2 && slots >= 3);
+  dml_rt_cpu_fuse_free(plan);
+
+  float *in = (float *)malloc(sizeof(float) * R * C * 2), *res = in + R * C;
+  float *got = (float *)calloc((size_t)4 * 3 * R * C, sizeof(float));
+  if (!in || !got) {
+    free(in);
+    free(got);
+    dml_rt_model_release(m);
+    return;
+  }
+  unsigned rng = 5u;
+  for (int i = 0; i < 2 * R * C; i++) {
+    rng = rng * 1664525u + 1013904223u;
+    in[i] = ((float)(rng >> 8) / 16777216.0f - 0.5f) * 12.0f;
+  }
+  const float edge[] = {NAN,    INFINITY, -INFINITY, -0.0f, 0.0f,
+                        1e-40f, -1e-40f,  3e38f,     -3e38f};
+  for (int i = 0; i < 9; i++) in[i * 977] = edge[i], res[i * 1231 + 5] = edge[i];
+  size_t one = (size_t)R * C * sizeof(float);
+  for (int threads = 1; threads <= 2; threads++) {
+    dml_cpu_set_num_threads(threads);
+    for (int fused = 0; fused < 2; fused++) {
+      if (!fused) setenv("DMLC_CPU_NO_FUSE", "1", 1);
+      dml_rt_session_t *s = NULL;
+      CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+      unsetenv("DMLC_CPU_NO_FUSE");
+      if (!s) break;
+      dml_tensor_t t;
+      memset(&t, 0, sizeof t);
+      t.dtype = DML_DTYPE_F32, t.rank = 2, t.dims[0] = R, t.dims[1] = C, t.data = in;
+      CHECK_OK(dml_rt_session_set_input(s, 0, &t));
+      t.dims[0] = C, t.dims[1] = R, t.data = res;
+      CHECK_OK(dml_rt_session_set_input(s, 1, &t));
+      CHECK_OK(dml_rt_session_run(s));
+      for (uint32_t k = 0; k < 3; k++) {
+        dml_tensor_t out;
+        memset(&out, 0, sizeof out);
+        CHECK_OK(dml_rt_session_get_output(s, k, &out));
+        CHECK(out.dtype == DML_DTYPE_F32 && dml_tensor_bytes(&out) == one);
+        if (out.data && dml_tensor_bytes(&out) == one)
+          memcpy((char *)got + ((size_t)(2 * (threads - 1) + fused) * 3 + k) * one,
+                 out.data, one);
+      }
+      dml_rt_session_release(s);
+    }
+  }
+  for (int q = 1; q < 4; q++) CHECK(memcmp(got, (char *)got + q * 3 * one, 3 * one) == 0);
+  /* GELU against double: 1e-6 relative to 1 + |ref| (f32 steps) */
+  double worst = 0;
+  int nan_seen = 0;
+  for (int i = 0; i < R * C; i++) {
+    double x = -(double)in[i];
+    double ref = x * 0.5 * (1.0 + erf(x / 1.4142135623730951));
+    float g = got[2 * R * C + i];
+    if (isnan(ref) || isinf(ref) || fabs(x) > 1e30) {
+      nan_seen += isnan(g);
+      continue;
+    }
+    double e = fabs(g - ref) / (1.0 + fabs(ref));
+    if (!(e <= worst)) worst = e;
+  }
+  printf("GELU chain: max error %.2e vs double\n", worst);
+  CHECK(worst <= 1e-6 && nan_seen >= 1);
+  dml_cpu_set_num_threads(1);
+  free(in);
+  free(got);
+  dml_rt_model_release(m);
+}
+
 int main(void) {
   RUN(test_rnn_packed_session);
   RUN(test_moved_output_kept);
+  RUN(test_elementwise_chain);
   RUN(test_fashion_mlp);
   RUN(test_lenet5);
   RUN(test_resnet_small);
