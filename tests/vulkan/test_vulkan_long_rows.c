@@ -1,0 +1,357 @@
+/* test_vulkan_long_rows.c — scans and the reductions of other dtypes than
+ * f32 over rows longer than 65,535 on the default Vulkan device (Mesa's
+ * lavapipe in CI), against an f64 / int64 reference computed here and
+ * against dmlc's CPU (issue 15). Lavapipe stops the loops of an invocation
+ * after 65,535 iterations in all, so the per-invocation forms stopped
+ * there with no error: CumSum over 70,001 elements and the i32/i64
+ * ReduceSum of a longer row used the first 65,535. Also ReduceL2 of values
+ * near 1e20 (the squares overflow f32: the GPU gave inf) and near 1e-30
+ * (they underflow), and ReduceProd over long rows (the CPU's f32 running
+ * product drifted by 2e-4).
+ *
+ * Cases: one row of 65,535, 65,536, 70,001 and 200,003 elements (CumSum
+ * f32 inclusive and exclusive + reverse, CumSum i64 and i32, ReduceSum
+ * i32/i64/f64, ReduceMax i32, ArgMin i32 with a tie (the first index),
+ * ArgMax f64, ReduceProd f32, ReduceL2 f32 of huge and tiny values), a
+ * CumSum and an i32 ReduceSum/ArgMax over more than 2^24 elements
+ * (CumSum along axis 0 of [65,537, 257]: strided rows; a row of
+ * 2^24 + 3 i32 values). The forms still serial over a row (TopK, DFT, CumSum
+ * with a run-time axis) refuse rows longer than 65,535 with a clear error.
+ *
+ * Tolerances (each the bound on the error divided by its scale, printed):
+ * integers exactly (wrapping sums are order-independent); CumSum f32:
+ * |y - ref| <= 1e-5 * sum of |x| up to the element on Vulkan (f32 tree
+ * within a chunk of 1,024, the chunks' carry added in sequence), 1e-7 on
+ * the CPU (f64 sums, rounded once); ReduceL2 f32: relative 2e-5 on Vulkan
+ * (f32 tree), 1e-6 on the CPU; ReduceProd f32: relative 1e-6 on both (the
+ * GPU's product is compensated, the CPU's in f64); f64 sums: 1e-12 of the
+ * sum of |x|.
+ * Skips (77) without a Vulkan device. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen_test_util.h"
+#include "gpu_test_util.h"
+#include "vulkan_forms.h"
+
+static dml_tensor_t tensor_of(dml_dtype_t dt, void *x, int32_t rank,
+                              const int64_t *dims) {
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dt;
+  t.rank = rank;
+  for (int32_t d = 0; d < rank; d++) t.dims[d] = dims[d];
+  t.data = x;
+  return t;
+}
+
+/* Element i of tensor t as a double (f32, f64) or an int64 (integers). */
+static double elem_f(const dml_tensor_t *t, int64_t i) {
+  return t->dtype == DML_DTYPE_F64 ? ((const double *)t->data)[i]
+                                   : (double)((const float *)t->data)[i];
+}
+static int64_t elem_i(const dml_tensor_t *t, int64_t i) {
+  return t->dtype == DML_DTYPE_I64 ? ((const int64_t *)t->data)[i]
+                                   : (int64_t)((const int32_t *)t->data)[i];
+}
+
+/* What output o is checked against: integers exactly (iref), floats as
+ * |y - ref| <= tol * scale (scale NULL: |ref|), tol_cpu for the CPU,
+ * tol_vk for Vulkan. */
+typedef struct {
+  const char *name;
+  const double *ref, *scale;
+  const int64_t *iref;
+  int64_t n;
+  double tol_cpu, tol_vk;
+} out_ref_t;
+
+static void check_one(const char *dev, dml_rt_session_t *s, uint32_t o,
+                      const out_ref_t *r) {
+  dml_tensor_t t;
+  memset(&t, 0, sizeof t);
+  CHECK_OK(dml_rt_session_get_output(s, o, &t));
+  CHECK(dml_dims_numel(t.dims, t.rank) == r->n);
+  if (dml_dims_numel(t.dims, t.rank) != r->n || !t.data) return;
+  int cpu = !strcmp(dev, "cpu");
+  double tol = cpu ? r->tol_cpu : r->tol_vk, worst = 0;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < r->n; i++) {
+    int ok;
+    if (r->iref) {
+      int64_t a = elem_i(&t, i);
+      ok = a == r->iref[i];
+      if (!ok && bad < 4)
+        fprintf(stderr, "  %s on %s element %lld: %lld, want %lld\n", r->name, dev,
+                (long long)i, (long long)a, (long long)r->iref[i]);
+    } else {
+      double a = elem_f(&t, i), want = r->ref[i];
+      double sc = r->scale ? r->scale[i] : fabs(want);
+      double e = fabs(a - want) / (sc > 0 ? sc : 1e-300);
+      ok = isfinite(a) && e <= tol;
+      if (isfinite(e)) worst = fmax(worst, e);
+      if (!ok && bad < 4)
+        fprintf(stderr, "  %s on %s element %lld: %.9g, want %.9g (error %.2e of %.2e)\n",
+                r->name, dev, (long long)i, a, want, e, tol);
+    }
+    if (!ok) bad++;
+  }
+  if (r->iref)
+    printf("  %-34s %-6s %lld elements exact%s\n", r->name, dev, (long long)r->n,
+           bad ? ": NO" : "");
+  else
+    printf("  %-34s %-6s %lld elements, max error %.2e (bound %.0e)\n", r->name, dev,
+           (long long)r->n, worst, tol);
+  CHECK(bad == 0);
+}
+
+/* Compiles `text` for cpu,vulkan, runs both on `in` and checks every
+ * output against refs[]. */
+static void run_and_check(const char *what, const char *text, const dml_tensor_t *in,
+                          uint32_t n_in, const out_ref_t *refs, uint32_t n_out) {
+  printf("%s\n", what);
+  dml_rt_session_t *cpu = NULL, *vk = NULL;
+  dml_rt_model_t *m = vk_open_pair(text, &cpu, &vk);
+  if (!m || !cpu || !vk) {
+    fprintf(stderr, "  (%s did not compile or open)\n", what);
+    gpu_test_close(m, cpu, vk);
+    return;
+  }
+  CHECK(dml_rt_model_num_outputs(m) == n_out);
+  for (uint32_t i = 0; i < n_in; i++) {
+    CHECK_OK(dml_rt_session_set_input(cpu, i, &in[i]));
+    CHECK_OK(dml_rt_session_set_input(vk, i, &in[i]));
+  }
+  CHECK_OK(dml_rt_session_run(cpu));
+  CHECK_OK(dml_rt_session_run(vk));
+  for (uint32_t o = 0; o < n_out; o++) {
+    check_one("cpu", cpu, o, &refs[o]);
+    check_one("vulkan", vk, o, &refs[o]);
+  }
+  gpu_test_close(m, cpu, vk);
+}
+
+/* A random integer in [lo, hi]. */
+static int64_t irand(int64_t lo, int64_t hi) {
+  double u = 0.5 * ((double)gpu_test_frand() + 1.0);
+  int64_t v = lo + (int64_t)(u * (double)(hi - lo + 1));
+  return v > hi ? hi : v;
+}
+
+#define N_OUT 14
+
+/* One row of n elements: every case of the header. */
+static void check_row(int64_t n) {
+  char text[4096];
+  snprintf(
+      text, sizeof text,
+      "global @a0 : i64[] = dense<[0]>\n"
+      "func @forward(%%x: f32[%1$lld], %%p: f32[%1$lld], %%h: f32[%1$lld], "
+      "%%t: f32[%1$lld], %%i: i32[%1$lld], %%l: i64[%1$lld], %%d: f64[%1$lld]) -> "
+      "(f32[%1$lld], f32[%1$lld], i64[%1$lld], i32[%1$lld], i32[], i64[], i32[], "
+      "i64[], f32[], f32[], f32[], f64[], i64[], i64[]) {\n"
+      "  %%cs = CumSum(%%x, @a0) : f32[%1$lld]\n"
+      "  %%ce = CumSum(%%x, @a0) {exclusive = 1, reverse = 1} : f32[%1$lld]\n"
+      "  %%cl = CumSum(%%l, @a0) : i64[%1$lld]\n"
+      "  %%ci = CumSum(%%i, @a0) {reverse = 1} : i32[%1$lld]\n"
+      "  %%si = ReduceSum(%%i) {keepdims = 0} : i32[]\n"
+      "  %%sl = ReduceSum(%%l) {keepdims = 0} : i64[]\n"
+      "  %%mi = ReduceMax(%%i) {keepdims = 0} : i32[]\n"
+      "  %%ai = ArgMin(%%i) {axis = 0, keepdims = 0} : i64[]\n"
+      "  %%pr = ReduceProd(%%p) {keepdims = 0} : f32[]\n"
+      "  %%lh = ReduceL2(%%h) {keepdims = 0} : f32[]\n"
+      "  %%lt = ReduceL2(%%t) {keepdims = 0} : f32[]\n"
+      "  %%sd = ReduceSum(%%d) {keepdims = 0} : f64[]\n"
+      "  %%ad = ArgMax(%%d) {axis = 0, keepdims = 0} : i64[]\n"
+      "  %%al = ArgMin(%%l) {axis = 0, keepdims = 0, select_last_index = 1} : i64[]\n"
+      "  return %%cs, %%ce, %%cl, %%ci, %%si, %%sl, %%mi, %%ai, %%pr, %%lh, %%lt, %%sd, "
+      "%%ad, %%al\n}\n",
+      (long long)n);
+  size_t N = (size_t)n;
+  float *x = malloc(4 * N), *pv = malloc(4 * N), *h = malloc(4 * N), *tv = malloc(4 * N);
+  int32_t *iv = malloc(4 * N);
+  int64_t *lv = malloc(8 * N), *cl = malloc(8 * N), *ci = malloc(8 * N);
+  double *d = malloc(8 * N), *cs = malloc(8 * N), *ce = malloc(8 * N),
+         *csa = malloc(8 * N), *cea = malloc(8 * N);
+  if (!x || !pv || !h || !tv || !iv || !lv || !cl || !ci || !d || !cs || !ce || !csa ||
+      !cea) {
+    CHECK(0);
+    goto done;
+  }
+  gpu_test_seed(15 + (uint64_t)n);
+  for (size_t k = 0; k < N; k++) {
+    x[k] = gpu_test_frand();
+    pv[k] = 1.0f + 1e-3f * gpu_test_frand();
+    h[k] = 1e20f * (1.5f + 0.5f * gpu_test_frand());
+    tv[k] = 1e-30f * (1.5f + 0.5f * gpu_test_frand());
+    iv[k] = (int32_t)irand(-1000, 1000);
+    lv[k] = irand(-((int64_t)1 << 40), (int64_t)1 << 40);
+    d[k] = gpu_test_frand();
+  }
+  /* beyond 65,535: the max of i and d, the min of i twice (the first
+   * wins), the min of l twice (select_last_index: the last) */
+  iv[N - 2] = 5000;
+  iv[N / 3 + 40000] = -5000;
+  iv[N - 5] = -5000;
+  d[N - 7] = 2.0;
+  lv[N - 100] = -((int64_t)1 << 50);
+  lv[65536 % N] = -((int64_t)1 << 50);
+  int64_t imin_first = (int64_t)(N / 3 + 40000 < N - 5 ? N / 3 + 40000 : N - 5);
+  int64_t lmin_last = (int64_t)(N - 100 > 65536 % N ? N - 100 : 65536 % N);
+  double s = 0, sa = 0, prod = 1, sh = 0, st = 0, sd = 0, sda = 0;
+  int64_t si = 0, sl = 0, acc = 0, acc32 = 0;
+  for (size_t k = 0; k < N; k++) {
+    s += x[k];
+    sa += fabs(x[k]);
+    cs[k] = s;
+    csa[k] = sa;
+    acc += lv[k];
+    cl[k] = acc;
+    si += iv[k];
+    sl += lv[k];
+    prod *= pv[k];
+    sh += ((double)h[k] * 1e-20) * ((double)h[k] * 1e-20);
+    st += ((double)tv[k] * 1e30) * ((double)tv[k] * 1e30);
+    sd += d[k];
+    sda += fabs(d[k]);
+  }
+  /* exclusive reverse: the sum of the elements after k */
+  s = sa = 0;
+  for (size_t k = N; k-- > 0;) {
+    ce[k] = s;
+    cea[k] = sa;
+    s += x[k];
+    sa += fabs(x[k]);
+    acc32 += iv[k];
+    ci[k] = (int64_t)(int32_t)acc32;
+  }
+  double ref_pr = prod, ref_lh = 1e20 * sqrt(sh), ref_lt = 1e-30 * sqrt(st), ref_sd = sd;
+  int64_t ref_si = (int32_t)si, ref_sl = sl, ref_mi = 5000, ref_ai = imin_first,
+          ref_ad = (int64_t)N - 7, ref_al = lmin_last;
+  out_ref_t refs[N_OUT] = {
+      {"CumSum f32", cs, csa, NULL, n, 1e-7, 1e-5},
+      {"CumSum f32 exclusive reverse", ce, cea, NULL, n, 1e-7, 1e-5},
+      {"CumSum i64", NULL, NULL, cl, n, 0, 0},
+      {"CumSum i32 reverse", NULL, NULL, ci, n, 0, 0},
+      {"ReduceSum i32", NULL, NULL, &ref_si, 1, 0, 0},
+      {"ReduceSum i64", NULL, NULL, &ref_sl, 1, 0, 0},
+      {"ReduceMax i32", NULL, NULL, &ref_mi, 1, 0, 0},
+      {"ArgMin i32 (first of a tie)", NULL, NULL, &ref_ai, 1, 0, 0},
+      {"ReduceProd f32", &ref_pr, NULL, NULL, 1, 1e-6, 1e-6},
+      {"ReduceL2 f32 of ~1e20", &ref_lh, NULL, NULL, 1, 1e-6, 2e-5},
+      {"ReduceL2 f32 of ~1e-30", &ref_lt, NULL, NULL, 1, 1e-6, 2e-5},
+      {"ReduceSum f64", &ref_sd, &sda, NULL, 1, 1e-12, 1e-12},
+      {"ArgMax f64", NULL, NULL, &ref_ad, 1, 0, 0},
+      {"ArgMin i64 (last of a tie)", NULL, NULL, &ref_al, 1, 0, 0},
+  };
+  dml_tensor_t in[7] = {
+      tensor_of(DML_DTYPE_F32, x, 1, &n),  tensor_of(DML_DTYPE_F32, pv, 1, &n),
+      tensor_of(DML_DTYPE_F32, h, 1, &n),  tensor_of(DML_DTYPE_F32, tv, 1, &n),
+      tensor_of(DML_DTYPE_I32, iv, 1, &n), tensor_of(DML_DTYPE_I64, lv, 1, &n),
+      tensor_of(DML_DTYPE_F64, d, 1, &n)};
+  char what[64];
+  snprintf(what, sizeof what, "one row of %lld", (long long)n);
+  run_and_check(what, text, in, 7, refs, N_OUT);
+done:
+  free(x), free(pv), free(h), free(tv), free(iv), free(lv), free(cl), free(ci);
+  free(d), free(cs), free(ce), free(csa), free(cea);
+}
+
+static void test_rows(void) {
+  static const int64_t lens[] = {65535, 65536, 70001, 200003};
+  for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) check_row(lens[i]);
+}
+
+/* More than 2^24 elements: CumSum (inclusive, and exclusive + reverse)
+ * along axis 0 of [65,537, 257] (257 strided rows of 65,537), and the i32
+ * ReduceSum, ReduceMin and ArgMax of one row of 2^24 + 3. */
+static void test_over_2_24(void) {
+  int64_t dims[2] = {65537, 257}, n = dims[0] * dims[1], m = (1 << 24) + 3;
+  float *x = malloc(4 * (size_t)n);
+  double *cs = malloc(8 * (size_t)n), *csa = malloc(8 * (size_t)n);
+  double *ce = malloc(8 * (size_t)n), *cea = malloc(8 * (size_t)n);
+  int32_t *iv = malloc(4 * (size_t)m);
+  if (!x || !cs || !csa || !ce || !cea || !iv) {
+    CHECK(0);
+    goto done;
+  }
+  gpu_test_seed(2424);
+  for (int64_t k = 0; k < n; k++) x[k] = gpu_test_frand();
+  for (int64_t c = 0; c < dims[1]; c++) {
+    double s = 0, sa = 0;
+    for (int64_t r = 0; r < dims[0]; r++) {
+      int64_t k = r * dims[1] + c;
+      s += x[k];
+      sa += fabs(x[k]);
+      cs[k] = s;
+      csa[k] = sa;
+    }
+    s = sa = 0;
+    for (int64_t r = dims[0]; r-- > 0;) {
+      int64_t k = r * dims[1] + c;
+      ce[k] = s;
+      cea[k] = sa;
+      s += x[k];
+      sa += fabs(x[k]);
+    }
+  }
+  int64_t si = 0;
+  for (int64_t k = 0; k < m; k++) iv[k] = (int32_t)irand(-300, 300);
+  iv[m - 2] = 1000000;
+  iv[m - 9] = -1000000;
+  for (int64_t k = 0; k < m; k++) si += iv[k];
+  int64_t ref_si = (int32_t)si, ref_mn = -1000000, ref_am = m - 2;
+  out_ref_t refs[5] = {
+      {"CumSum f32 axis 0 of [65537,257]", cs, csa, NULL, n, 1e-7, 1e-5},
+      {"CumSum f32 exclusive reverse", ce, cea, NULL, n, 1e-7, 1e-5},
+      {"ReduceSum i32 of 2^24 + 3", NULL, NULL, &ref_si, 1, 0, 0},
+      {"ReduceMin i32 of 2^24 + 3", NULL, NULL, &ref_mn, 1, 0, 0},
+      {"ArgMax i32 of 2^24 + 3", NULL, NULL, &ref_am, 1, 0, 0},
+  };
+  dml_tensor_t in[2] = {tensor_of(DML_DTYPE_F32, x, 2, dims),
+                        tensor_of(DML_DTYPE_I32, iv, 1, &m)};
+  char text[1024];
+  snprintf(text, sizeof text,
+           "global @a0 : i64[] = dense<[0]>\n"
+           "func @forward(%%x: f32[65537,257], %%i: i32[%1$lld]) -> (f32[65537,257], "
+           "f32[65537,257], i32[], i32[], i64[]) {\n"
+           "  %%cs = CumSum(%%x, @a0) : f32[65537,257]\n"
+           "  %%ce = CumSum(%%x, @a0) {exclusive = 1, reverse = 1} : f32[65537,257]\n"
+           "  %%si = ReduceSum(%%i) {keepdims = 0} : i32[]\n"
+           "  %%mn = ReduceMin(%%i) {keepdims = 0} : i32[]\n"
+           "  %%am = ArgMax(%%i) {axis = 0, keepdims = 0} : i64[]\n"
+           "  return %%cs, %%ce, %%si, %%mn, %%am\n}\n",
+           (long long)m);
+  run_and_check("more than 2^24 elements", text, in, 2, refs, 5);
+done:
+  free(x), free(cs), free(csa), free(ce), free(cea), free(iv);
+}
+
+/* The forms still serial over a row refuse rows longer than 65,535 (a
+ * clear error; the CPU fall-back runs them) instead of stopping there:
+ * TopK, DFT, CumSum with the axis fed at run time. */
+static void test_refused(void) {
+  vk_check_refused("global @k : i64[1] = dense<[3]>\n"
+                   "func @forward(%x: f32[2,70001]) -> (f32[2,3], i64[2,3]) {\n"
+                   "  %v, %i = TopK(%x, @k) {axis = -1} : f32[2,3], i64[2,3]\n"
+                   "  return %v, %i\n}\n",
+                   "TopK): a row longer than 65,535");
+  vk_check_refused("func @forward(%x: f32[1,70001,1]) -> (f32[1,70001,2]) {\n"
+                   "  %y = DFT(%x) : f32[1,70001,2]\n  return %y\n}\n",
+                   "a signal longer than 65,535");
+  vk_check_refused("func @forward(%x: f32[70001], %a: i64[]) -> (f32[70001]) {\n"
+                   "  %y = CumSum(%x, %a) : f32[70001]\n  return %y\n}\n",
+                   "axis fed at run time over a dim longer than 65,535");
+}
+
+int main(void) {
+  dml_rt_device_info_t d[16];
+  uint32_t n = 0;
+  if (gpu_test_skip(dml_rt_vulkan_devices(d, 16, &n), "no Vulkan device")) return 77;
+  RUN(test_rows);
+  RUN(test_over_2_24);
+  RUN(test_refused);
+  return dml_test_finish();
+}
