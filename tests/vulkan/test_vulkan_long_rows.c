@@ -15,7 +15,9 @@
  * ArgMax f64, ReduceProd f32, ReduceL2 f32 of huge and tiny values), a
  * CumSum and an i32 ReduceSum/ArgMax over more than 2^24 elements
  * (CumSum along axis 0 of [65,537, 257]: strided rows; a row of
- * 2^24 + 3 i32 values). The forms still serial over a row (TopK, DFT, CumSum
+ * 2^24 + 3 i32 values); ReduceL2/ReduceProd at the edges (zeros, inf, NaN,
+ * ±1e20, negative factors) in the per-invocation and cooperative forms.
+ * The forms still serial over a row (TopK, DFT, CumSum
  * with a run-time axis) refuse rows longer than 65,535 with a clear error.
  *
  * Tolerances (each the bound on the error divided by its scale, printed):
@@ -90,7 +92,7 @@ static void check_one(const char *dev, dml_rt_session_t *s, uint32_t o,
       double a = elem_f(&t, i), want = r->ref[i];
       double sc = r->scale ? r->scale[i] : fabs(want);
       double e = fabs(a - want) / (sc > 0 ? sc : 1e-300);
-      ok = isfinite(a) && e <= tol;
+      ok = isnan(want) ? isnan(a) : isinf(want) ? a == want : isfinite(a) && e <= tol;
       if (isfinite(e)) worst = fmax(worst, e);
       if (!ok && bad < 4)
         fprintf(stderr, "  %s on %s element %lld: %.9g, want %.9g (error %.2e of %.2e)\n",
@@ -99,10 +101,10 @@ static void check_one(const char *dev, dml_rt_session_t *s, uint32_t o,
     if (!ok) bad++;
   }
   if (r->iref)
-    printf("  %-34s %-6s %lld elements exact%s\n", r->name, dev, (long long)r->n,
+    printf("  %-36s %-6s %lld elements exact%s\n", r->name, dev, (long long)r->n,
            bad ? ": NO" : "");
   else
-    printf("  %-34s %-6s %lld elements, max error %.2e (bound %.0e)\n", r->name, dev,
+    printf("  %-36s %-6s %lld elements, max error %.2e (bound %.0e)\n", r->name, dev,
            (long long)r->n, worst, tol);
   CHECK(bad == 0);
 }
@@ -329,21 +331,96 @@ done:
   free(x), free(cs), free(csa), free(ce), free(cea), free(iv);
 }
 
+/* ReduceL2 and ReduceProd (f32) at the edges, in the per-invocation form
+ * (a row of 100) and the cooperative one (70,001): zeros (0, 0), an inf
+ * among values near 1 and three -1 (inf, -inf), a NaN (NaN, NaN), values
+ * near ±1e20 (L2 finite), values near 1 with three -1 (a negative
+ * product). Plain f32 products of 100 values: relative 1e-5 (n ulp). */
+static void check_edges(int64_t n) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "func @forward(%%z: f32[%1$lld], %%a: f32[%1$lld], %%b: f32[%1$lld], "
+           "%%c: f32[%1$lld], %%d: f32[%1$lld]) -> (f32[], f32[], f32[], f32[], f32[], "
+           "f32[], f32[], f32[]) {\n"
+           "  %%lz = ReduceL2(%%z) {keepdims = 0} : f32[]\n"
+           "  %%pz = ReduceProd(%%z) {keepdims = 0} : f32[]\n"
+           "  %%la = ReduceL2(%%a) {keepdims = 0} : f32[]\n"
+           "  %%pa = ReduceProd(%%a) {keepdims = 0} : f32[]\n"
+           "  %%lb = ReduceL2(%%b) {keepdims = 0} : f32[]\n"
+           "  %%pb = ReduceProd(%%b) {keepdims = 0} : f32[]\n"
+           "  %%lc = ReduceL2(%%c) {keepdims = 0} : f32[]\n"
+           "  %%pd = ReduceProd(%%d) {keepdims = 0} : f32[]\n"
+           "  return %%lz, %%pz, %%la, %%pa, %%lb, %%pb, %%lc, %%pd\n}\n",
+           (long long)n);
+  size_t N = (size_t)n;
+  float *z = calloc(N, 4), *a = malloc(4 * N), *b = malloc(4 * N), *c = malloc(4 * N),
+        *d = malloc(4 * N);
+  if (!z || !a || !b || !c || !d) {
+    CHECK(0);
+    goto done;
+  }
+  gpu_test_seed(99 + (uint64_t)n);
+  for (size_t k = 0; k < N; k++) {
+    a[k] = 1.0f + 1e-3f * gpu_test_frand();
+    b[k] = gpu_test_frand();
+    c[k] = 1e20f * gpu_test_frand();
+    d[k] = 1.0f + 1e-3f * gpu_test_frand();
+  }
+  for (size_t k = 1; k <= 3; k++) a[N - 10 * k] = d[N - 10 * k] = -1.0f;
+  a[N - 2] = INFINITY;
+  b[N / 2] = NAN;
+  double sc = 0, pd = 1;
+  for (size_t k = 0; k < N; k++) {
+    sc += ((double)c[k] * 1e-20) * ((double)c[k] * 1e-20);
+    pd *= d[k];
+  }
+  double r_lz = 0, r_pz = 0, r_la = INFINITY, r_pa = -INFINITY, r_nan = NAN,
+         r_lc = 1e20 * sqrt(sc), r_pd = pd;
+  double ptol = n <= 256 ? 1e-5 : 1e-6;
+  out_ref_t refs[8] = {
+      {"ReduceL2 of zeros", &r_lz, NULL, NULL, 1, 0, 0},
+      {"ReduceProd of zeros", &r_pz, NULL, NULL, 1, 0, 0},
+      {"ReduceL2 with an inf", &r_la, NULL, NULL, 1, 0, 0},
+      {"ReduceProd with an inf and three -1", &r_pa, NULL, NULL, 1, 0, 0},
+      {"ReduceL2 with a NaN", &r_nan, NULL, NULL, 1, 0, 0},
+      {"ReduceProd with a NaN", &r_nan, NULL, NULL, 1, 0, 0},
+      {"ReduceL2 of +-1e20", &r_lc, NULL, NULL, 1, 1e-6, 2e-5},
+      {"ReduceProd with three -1", &r_pd, NULL, NULL, 1, 1e-6, ptol},
+  };
+  dml_tensor_t in[5] = {
+      tensor_of(DML_DTYPE_F32, z, 1, &n), tensor_of(DML_DTYPE_F32, a, 1, &n),
+      tensor_of(DML_DTYPE_F32, b, 1, &n), tensor_of(DML_DTYPE_F32, c, 1, &n),
+      tensor_of(DML_DTYPE_F32, d, 1, &n)};
+  char what[64];
+  snprintf(what, sizeof what, "edges, one row of %lld", (long long)n);
+  run_and_check(what, text, in, 5, refs, 8);
+done:
+  free(z), free(a), free(b), free(c), free(d);
+}
+
+static void test_edges(void) {
+  check_edges(100);
+  check_edges(70001);
+}
+
 /* The forms still serial over a row refuse rows longer than 65,535 (a
  * clear error; the CPU fall-back runs them) instead of stopping there:
  * TopK, DFT, CumSum with the axis fed at run time. */
 static void test_refused(void) {
-  vk_check_refused("global @k : i64[1] = dense<[3]>\n"
-                   "func @forward(%x: f32[2,70001]) -> (f32[2,3], i64[2,3]) {\n"
-                   "  %v, %i = TopK(%x, @k) {axis = -1} : f32[2,3], i64[2,3]\n"
-                   "  return %v, %i\n}\n",
-                   "TopK): a row longer than 65,535");
-  vk_check_refused("func @forward(%x: f32[1,70001,1]) -> (f32[1,70001,2]) {\n"
-                   "  %y = DFT(%x) : f32[1,70001,2]\n  return %y\n}\n",
-                   "a signal longer than 65,535");
-  vk_check_refused("func @forward(%x: f32[70001], %a: i64[]) -> (f32[70001]) {\n"
-                   "  %y = CumSum(%x, %a) : f32[70001]\n  return %y\n}\n",
-                   "axis fed at run time over a dim longer than 65,535");
+  vk_check_refused(
+      "global @k : i64[1] = dense<[3]>\n"
+      "func @forward(%x: f32[2,70001]) -> (f32[2,3], i64[2,3]) {\n"
+      "  %v, %i = TopK(%x, @k) {axis = -1} : f32[2,3], i64[2,3]\n"
+      "  return %v, %i\n}\n",
+      "TopK): a row longer than 65,535");
+  vk_check_refused(
+      "func @forward(%x: f32[1,70001,1]) -> (f32[1,70001,2]) {\n"
+      "  %y = DFT(%x) : f32[1,70001,2]\n  return %y\n}\n",
+      "a signal longer than 65,535");
+  vk_check_refused(
+      "func @forward(%x: f32[70001], %a: i64[]) -> (f32[70001]) {\n"
+      "  %y = CumSum(%x, %a) : f32[70001]\n  return %y\n}\n",
+      "axis fed at run time over a dim longer than 65,535");
 }
 
 int main(void) {
@@ -352,6 +429,7 @@ int main(void) {
   if (gpu_test_skip(dml_rt_vulkan_devices(d, 16, &n), "no Vulkan device")) return 77;
   RUN(test_rows);
   RUN(test_over_2_24);
+  RUN(test_edges);
   RUN(test_refused);
   return dml_test_finish();
 }
