@@ -55,8 +55,14 @@ static double elem_f(const dml_tensor_t *t, int64_t i) {
                                    : (double)((const float *)t->data)[i];
 }
 static int64_t elem_i(const dml_tensor_t *t, int64_t i) {
-  return t->dtype == DML_DTYPE_I64 ? ((const int64_t *)t->data)[i]
-                                   : (int64_t)((const int32_t *)t->data)[i];
+  switch (t->dtype) {
+    case DML_DTYPE_I64:
+    case DML_DTYPE_U64: return ((const int64_t *)t->data)[i];
+    case DML_DTYPE_U8: return ((const uint8_t *)t->data)[i];
+    case DML_DTYPE_I8: return ((const int8_t *)t->data)[i];
+    case DML_DTYPE_I16: return ((const int16_t *)t->data)[i];
+    default: return ((const int32_t *)t->data)[i];
+  }
 }
 
 /* What output o is checked against: integers exactly (iref), floats as
@@ -403,6 +409,61 @@ static void test_edges(void) {
   check_edges(70001);
 }
 
+/* The narrow and unsigned integers over a row of 70,001 (their shared
+ * tile holds i32 registers; stores wrap): ReduceSum u8 (wraps mod 256),
+ * ReduceMax u8, ReduceMin i8, ReduceSum i16 (wraps), ReduceMax u64 (an
+ * unsigned compare: 2^63 + 5 is the max), ArgMax u8; exactly. */
+static void test_narrow_ints(void) {
+  int64_t n = 70001;
+  size_t N = (size_t)n;
+  uint8_t *u = malloc(N);
+  int8_t *i8 = malloc(N);
+  int16_t *i16 = malloc(2 * N);
+  uint64_t *u64 = malloc(8 * N);
+  if (!u || !i8 || !i16 || !u64) {
+    CHECK(0);
+    goto done;
+  }
+  gpu_test_seed(8);
+  uint64_t su = 0, s16 = 0;
+  for (size_t k = 0; k < N; k++) {
+    u[k] = (uint8_t)irand(0, 200);
+    i8[k] = (int8_t)irand(-100, 100);
+    i16[k] = (int16_t)irand(-30000, 30000);
+    u64[k] = (uint64_t)irand(0, (int64_t)1 << 62);
+  }
+  u[N - 4] = 255;
+  i8[N - 6] = -128;
+  u64[N - 8] = ((uint64_t)1 << 63) + 5;
+  for (size_t k = 0; k < N; k++) su += u[k], s16 += (uint64_t)(int64_t)i16[k];
+  int64_t r_su = (uint8_t)su, r_mu = 255, r_m8 = -128, r_s16 = (int16_t)(uint16_t)s16,
+          r_m64 = (int64_t)(((uint64_t)1 << 63) + 5), r_am = n - 4;
+  out_ref_t refs[6] = {
+      {"ReduceSum u8 (wraps)", NULL, NULL, &r_su, 1, 0, 0},
+      {"ReduceMax u8", NULL, NULL, &r_mu, 1, 0, 0},
+      {"ReduceMin i8", NULL, NULL, &r_m8, 1, 0, 0},
+      {"ReduceSum i16 (wraps)", NULL, NULL, &r_s16, 1, 0, 0},
+      {"ReduceMax u64", NULL, NULL, &r_m64, 1, 0, 0},
+      {"ArgMax u8", NULL, NULL, &r_am, 1, 0, 0},
+  };
+  dml_tensor_t in[4] = {
+      tensor_of(DML_DTYPE_U8, u, 1, &n), tensor_of(DML_DTYPE_I8, i8, 1, &n),
+      tensor_of(DML_DTYPE_I16, i16, 1, &n), tensor_of(DML_DTYPE_U64, u64, 1, &n)};
+  run_and_check("narrow and unsigned integers, one row of 70001",
+                "func @forward(%u: u8[70001], %b: i8[70001], %h: i16[70001], "
+                "%w: u64[70001]) -> (u8[], u8[], i8[], i16[], u64[], i64[]) {\n"
+                "  %su = ReduceSum(%u) {keepdims = 0} : u8[]\n"
+                "  %mu = ReduceMax(%u) {keepdims = 0} : u8[]\n"
+                "  %mb = ReduceMin(%b) {keepdims = 0} : i8[]\n"
+                "  %sh = ReduceSum(%h) {keepdims = 0} : i16[]\n"
+                "  %mw = ReduceMax(%w) {keepdims = 0} : u64[]\n"
+                "  %am = ArgMax(%u) {axis = 0, keepdims = 0} : i64[]\n"
+                "  return %su, %mu, %mb, %sh, %mw, %am\n}\n",
+                in, 4, refs, 6);
+done:
+  free(u), free(i8), free(i16), free(u64);
+}
+
 /* MeanVarianceNormalization over its default axes [0, 2, 3] of
  * [2, 3, 256, 300] (boxes of 153,600 strided elements: the per-element
  * form looped over the box twice per element) against an f64 reference:
@@ -477,6 +538,7 @@ int main(void) {
   RUN(test_over_2_24);
   RUN(test_edges);
   RUN(test_mvn);
+  RUN(test_narrow_ints);
   RUN(test_refused);
   return dml_test_finish();
 }
