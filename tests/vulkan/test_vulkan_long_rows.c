@@ -530,6 +530,29 @@ static void test_refused(void) {
       "axis fed at run time over a dim longer than 65,535");
 }
 
+/* The new forms (the scan, typed tiles, the compensated product with its
+ * `precise` GLSL registers, scaled L2, MVN boxes) also compile for CUDA
+ * (PTX through clang-16) and Metal (MSL through SPIRV-Cross). */
+static void test_compiles_cuda_metal(void) {
+  size_t n = 0;
+  void *b = cg_package(
+      "global @a0 : i64[] = dense<[0]>\n"
+      "func @forward(%x: f32[70001], %i: i32[70001], %m: f32[2,3,256,300]) "
+      "-> (f32[], f32[], i32[], i64[], f32[70001], i32[70001], "
+      "f32[2,3,256,300]) {\n"
+      "  %p = ReduceProd(%x) {keepdims = 0} : f32[]\n"
+      "  %l = ReduceL2(%x) {keepdims = 0} : f32[]\n"
+      "  %s = ReduceSum(%i) {keepdims = 0} : i32[]\n"
+      "  %a = ArgMax(%i) {axis = 0, keepdims = 0} : i64[]\n"
+      "  %c = CumSum(%x, @a0) {exclusive = 1, reverse = 1} : f32[70001]\n"
+      "  %ci = CumSum(%i, @a0) : i32[70001]\n"
+      "  %v = MeanVarianceNormalization(%m) : f32[2,3,256,300]\n"
+      "  return %p, %l, %s, %a, %c, %ci, %v\n}\n",
+      "cuda,metal", &n);
+  CHECK(b != NULL);
+  free(b);
+}
+
 int main(void) {
   dml_rt_device_info_t d[16];
   uint32_t n = 0;
@@ -540,5 +563,6 @@ int main(void) {
   RUN(test_mvn);
   RUN(test_narrow_ints);
   RUN(test_refused);
+  RUN(test_compiles_cuda_metal);
   return dml_test_finish();
 }
