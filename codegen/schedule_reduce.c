@@ -789,13 +789,21 @@ void dml_ksched_emit_hardmax(sched_t *s, uint32_t node) {
  * sum of exp, log; log_prob stored when asked for); the row's loss is
  * -logp[n, t, d] * w with w = weight[t] (1 without weight) and 0 where
  * t == ignore_index. Reduction "none": one invocation per row stores it;
- * "sum" and "mean" (sum / sum of w): one invocation loops over the rows.
+ * "sum" and "mean" (sum / sum of w): one workgroup, invocation t looping
+ * over rows t, t + 256, ..., the partial sums added in a tree.
  * A target outside [0, C) (an error on the CPU) contributes nothing. */
 /* log_prob of score v of a row whose max is in register 0 and log of the
  * sum of exp(x - max) in register 2 */
 static const dml_kval_t *sce_logp(dml_kpool_t *p, const dml_kval_t *v) {
   return dml_kv_fn(p, DML_KF_SUB, dml_kv_fn(p, DML_KF_SUB, v, dml_kv_reg(p, 0)),
                    dml_kv_reg(p, 2));
+}
+
+/* Element j of the workgroup's "row" of partial sums (dml_krow_reduce over
+ * 256 elements: element j is invocation j's own): register *ctx. */
+static const dml_kval_t *loss_part(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  (void)j;
+  return dml_kv_reg(s->pool, *(const uint32_t *)ctx);
 }
 
 void dml_ksched_emit_loss(sched_t *s, uint32_t node) {
@@ -849,12 +857,23 @@ void dml_ksched_emit_loss(sched_t *s, uint32_t node) {
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
   set_nodes(s, K, &G);
-  K->local[0] = mode == 0 ? 64 : 1;
-  K->items[0] = mode == 0 ? rows : (dml_klin_t){1, -1, 0, 0};
+  K->local[0] = 64;
+  K->items[0] = rows;
   K->n_regs = 5;
   const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
   int32_t vr = DML_KVAR_FIRST_LOOP, vk = vr + 1;
-  const dml_kidx_t *row = mode == 0 ? gid : dml_ki_var(p, vr);
+  const dml_kidx_t *row = gid;
+  if (mode != 0) {
+    /* sum and mean: one workgroup; invocation t takes rows t, t + 256, ...
+     * (rows / 256 loop iterations, not rows: lavapipe stops an
+     * invocation's loops after 65,535), then the partial sums meet in a
+     * tree (schedule_rows.c) */
+    dml_krow_setup(s, K, (dml_klin_t){1, -1, 0, 0}, vk + 1, 0);
+    row = dml_ki_bin(
+        p, DML_KI_ADD,
+        dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, vr), dml_ki_const(p, DML_KROW_WG)),
+        dml_ki_var(p, DML_KVAR_LID_X));
+  }
   const dml_kidx_t *Dx = dml_ki_const(p, D), *Cx = dml_ki_const(p, C);
   /* element (n, k, d) of x: (row / D * C + k) * D + row % D */
   const dml_kidx_t *nb =
@@ -918,11 +937,25 @@ void dml_ksched_emit_loss(sched_t *s, uint32_t node) {
   } else {
     dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_const(p, 0.0f)));
     dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_const(p, 0.0f)));
-    dml_kblock_add(&body, for_loop(s, vr, dml_ki_lin(p, rows), rb.first));
-    const dml_kval_t *res = dml_kv_reg(p, 3);
-    if (mode == 2) res = dml_kv_fn(p, DML_KF_DIV, res, dml_kv_reg(p, 4));
-    dml_kblock_add(&body, store_at(s, y, dml_ki_const(p, 0), res));
-    K->body = if_lt(s, gid, dml_ki_const(p, 1), body.first);
+    const dml_kidx_t *R = dml_ki_lin(p, rows), *W = dml_ki_const(p, DML_KROW_WG);
+    dml_kblock_add(
+        &body,
+        for_loop(
+            s, vr,
+            dml_ki_bin(p, DML_KI_DIV,
+                       dml_ki_bin(p, DML_KI_ADD, R, dml_ki_const(p, DML_KROW_WG - 1)), W),
+            if_lt(s, row, R, rb.first)));
+    /* the workgroup's sums of registers 3 (loss) and 4 (weight) into 5
+     * and 9: a "row" of 256 elements, element t invocation t's register */
+    uint32_t r3 = 3, r4 = 4;
+    dml_krow_reduce(s, &body, W, vk, DML_KF_ADD, 0.0f, loss_part, &r3, 5, 0);
+    dml_krow_reduce(s, &body, W, vk, DML_KF_ADD, 0.0f, loss_part, &r4, 9, 0);
+    const dml_kval_t *res = dml_kv_reg(p, 5);
+    if (mode == 2) res = dml_kv_fn(p, DML_KF_DIV, res, dml_kv_reg(p, 9));
+    dml_kblock_add(&body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1),
+                                store_at(s, y, dml_ki_const(p, 0), res)));
+    K->body = body.first;
+    K->n_regs = 13;
   }
   lin_add(&K->flops, l, sce ? 5 : 1);
   lin_add(&K->bytes, l, sce ? 8 : 4);
