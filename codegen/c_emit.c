@@ -548,8 +548,8 @@ static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
         c = x->b->c;
         x = x->a;
       }
-      if (d->tile_aligned_pre && x->kind == DML_KI_MUL && x->b->kind == DML_KI_CONST &&
-          x->b->c % 4 == 0 && x->b->c > 0) {
+      if (d->tile_aligned_pre && v->dtype == DML_KT_F32 && x->kind == DML_KI_MUL &&
+          x->b->kind == DML_KI_CONST && x->b->c % 4 == 0 && x->b->c > 0) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
         dml_sb_printf(b, d->tile_aligned_pre, v->tile);

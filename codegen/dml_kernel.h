@@ -191,7 +191,8 @@ const char *dml_kfn_name(dml_kfn_t f);
 typedef enum dml_kval_kind {
   DML_KV_CONST = 0, /* constant: `c` (f32, f16, bf16, f64) or `ic` (integers, bool) */
   DML_KV_LOAD,      /* buffer `buf`'s `dtype` view at element index `idx` */
-  DML_KV_TILE,      /* shared tile `tile` at element index `idx` (f32) */
+  DML_KV_TILE,      /* shared tile `tile` at element index `idx` (of the tile's
+                       dtype, `dtype`) */
   DML_KV_REG,       /* register `reg` */
   DML_KV_FN,        /* fn(a), fn(a, b) or fn(a, b, c) */
   DML_KV_IDX,       /* index expression `idx` as a value of `dtype` */
@@ -390,7 +391,15 @@ typedef struct dml_kernel {
   uint32_t local[3];   /* workgroup size */
   dml_klin_t items[3]; /* invocations per grid dim; groups = ceil(items / local) */
   uint32_t n_tiles;
-  uint32_t tile_elems[4]; /* f32 elements of each shared tile */
+  uint32_t tile_elems[4];     /* elements of each shared tile */
+  dml_kdtype_t tile_dtype[4]; /* each tile's element dtype (f32 when zero; a
+                                 register dtype: f32, f64, i32, i64, u32, u64) */
+  /* 1: the order of the f32 operations is part of the result (compensated
+   * arithmetic, dml_krow_prod_comp): GLSL declares the registers `precise`
+   * (SPIR-V NoContraction), so that neither SPIRV-Tools' optimizer nor the
+   * driver folds (c - (c - x)) into x; CUDA C keeps the order anyway (no
+   * fast-math; contractions into fma leave the exact products unchanged). */
+  int precise;
   uint32_t n_regs;
   dml_kstmt_t *body;
   /* Work estimates for `dmlc bench` (per run): floating-point operations

@@ -31,6 +31,10 @@ const dml_kidx_t *dml_ki_lin(dml_kpool_t *p, dml_klin_t l);
 const dml_kval_t *dml_kv_const(dml_kpool_t *p, float c);
 const dml_kval_t *dml_kv_load(dml_kpool_t *p, dml_kbuf_t buf, const dml_kidx_t *idx);
 const dml_kval_t *dml_kv_tile(dml_kpool_t *p, uint32_t tile, const dml_kidx_t *idx);
+/* Element idx of tile `tile` whose elements are of dtype t (the kernel's
+ * tile_dtype[tile]). */
+const dml_kval_t *dml_kv_tile_t(dml_kpool_t *p, uint32_t tile, const dml_kidx_t *idx,
+                                dml_kdtype_t t);
 const dml_kval_t *dml_kv_reg(dml_kpool_t *p, uint32_t reg);
 /* fn(a) / fn(a, b) (b ignored for unary fns); the result's dtype follows
  * the function: bool for compares and logic, a's dtype otherwise. Not for

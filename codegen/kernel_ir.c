@@ -282,11 +282,17 @@ const dml_kval_t *dml_kv_philox_word(dml_kpool_t *p, const dml_kidx_t *idx,
 }
 
 const dml_kval_t *dml_kv_tile(dml_kpool_t *p, uint32_t tile, const dml_kidx_t *idx) {
+  return dml_kv_tile_t(p, tile, idx, DML_KT_F32);
+}
+
+const dml_kval_t *dml_kv_tile_t(dml_kpool_t *p, uint32_t tile, const dml_kidx_t *idx,
+                                dml_kdtype_t t) {
   if (!idx) return NULL;
   dml_kval_t *v = kv_new(p, DML_KV_TILE);
   if (v) {
     v->tile = tile;
     v->idx = idx;
+    v->dtype = t;
   }
   return v;
 }
@@ -771,7 +777,8 @@ void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f) {
     }
     fprintf(f, ") local=(%u,%u,%u)", K->local[0], K->local[1], K->local[2]);
     for (uint32_t t = 0; t < K->n_tiles; t++)
-      fprintf(f, " tile%u=f32[%u]", t, K->tile_elems[t]);
+      fprintf(f, " tile%u=%s[%u]", t, dml_kdtype_name(K->tile_dtype[t]),
+              K->tile_elems[t]);
     for (uint32_t t = 0; t < K->n_ctabs; t++) /* n 0: placed in the weights */
       if (K->ctabs[t].n)
         fprintf(f, " ctab%u=%s[%u]", t, dml_kdtype_name(K->ctabs[t].dtype),

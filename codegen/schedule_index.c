@@ -158,6 +158,78 @@ static const char *emit_bit_shift(sched_t *s, uint32_t node) {
 
 /* ---- CumSum ---- */
 
+/* A cooperative CumSum/CumProd row (dml_krow_scan): element j of the scan
+ * at base + jj * inner of x and y, jj = j (or L - 1 - j when reverse). */
+typedef struct {
+  const dml_pkg_value_t *x, *y;
+  const dml_kidx_t *base, *inner, *last; /* last: L - 1 */
+  int rev;
+} cum_row_t;
+
+static const dml_kidx_t *cum_elem(sched_t *s, const cum_row_t *c, const dml_kidx_t *j) {
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *jj = c->rev ? dml_ki_bin(p, DML_KI_SUB, c->last, j) : j;
+  return dml_ki_bin(p, DML_KI_ADD, c->base, dml_ki_bin(p, DML_KI_MUL, jj, c->inner));
+}
+
+static const dml_kval_t *cum_row_value(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const cum_row_t *c = vctx;
+  return load_at(s, c->x, cum_elem(s, c, j));
+}
+
+static dml_kstmt_t *cum_row_store(sched_t *s, const dml_kidx_t *j, const dml_kval_t *v,
+                                  void *vctx) {
+  const cum_row_t *c = vctx;
+  return store_at(s, c->y, cum_elem(s, c, j), v);
+}
+
+/* CumSum/CumProd along constant axis `ax` whose length exceeds
+ * DML_KROW_MIN at the bounds: a workgroup per row scans it in chunks of
+ * 1,024 (dml_krow_scan, schedule_rows.c), so a row of any length runs
+ * length / 1,024 loop iterations per invocation (the per-element form
+ * loops over the whole prefix: lavapipe stopped it after 65,535 and its
+ * work is quadratic). */
+static const char *emit_cum_rows(sched_t *s, uint32_t node, const dml_pkg_value_t *x,
+                                 const dml_pkg_value_t *y, int32_t ax, int excl, int rev,
+                                 int prod) {
+  dml_kpool_t *p = s->pool;
+  dml_kdtype_t t = kdt(y);
+  dml_dim_t Ld = x->type.dims[ax];
+  dml_klin_t numel;
+  if (!numel_syms(&x->type, &numel))
+    return "a symbol in three dims or two squared symbols";
+  dml_klin_t rows = dml_ksched_lin_div_dim(numel, Ld);
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_REDUCE, node);
+  if (!K) return NULL;
+  int32_t j = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *row = dml_krow_setup(s, K, rows, j + 1, 0);
+  const dml_kidx_t *L = dim_idx(s, Ld), *in = kc(s, 1);
+  for (int32_t d = ax + 1; d < x->type.rank; d++)
+    in = dml_ki_bin(p, DML_KI_MUL, in, dim_idx(s, x->type.dims[d]));
+  int inner1 = 1;
+  for (int32_t d = ax + 1; d < x->type.rank; d++)
+    inner1 &= x->type.dims[d].value == 1 && x->type.dims[d].sym < 0;
+  cum_row_t c = {x,
+                 y,
+                 inner1
+                     ? dml_ki_bin(p, DML_KI_MUL, row, L)
+                     : kadd(s,
+                            dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, row, in),
+                                       dml_ki_bin(p, DML_KI_MUL, L, in)),
+                            dml_ki_bin(p, DML_KI_MOD, row, in)),
+                 in,
+                 dml_ki_bin(p, DML_KI_SUB, L, kc(s, 1)),
+                 rev};
+  dml_kblock_t body = {0};
+  dml_krow_scan(s, K, &body, L, j, prod ? DML_KF_MUL : DML_KF_ADD,
+                prod ? dml_kv_one(p, t) : dml_kv_zero(p, t), excl, cum_row_value,
+                cum_row_store, &c, 0, 0);
+  K->body = dml_krow_finish(s, rows, j + 1, body.first);
+  K->n_regs = 9;
+  account(K, &y->type, 2 * (int64_t)dml_dtype_size(y->type.dtype), 1);
+  return NULL;
+}
+
 /* CumSum-14 (CumProd-26: products, starting from 1):
  * y[.., i, ..] = sum of x[.., j, ..] over j <= i (j < i when
  * exclusive; j >= i, j > i when reverse) along the axis of input 1. A
@@ -185,6 +257,19 @@ static const char *emit_cum_sum(sched_t *s, uint32_t node) {
   }
   int excl = dml_attr_int(n->attrs, n->n_attrs, "exclusive", 0) != 0;
   int rev = dml_attr_int(n->attrs, n->n_attrs, "reverse", 0) != 0;
+  /* a long axis: a workgroup per row; the per-element form below loops over
+   * the whole prefix (quadratic work, and lavapipe stops an invocation's
+   * loops after 65,535 iterations) */
+  for (int32_t a = 0; a < r; a++) {
+    if (has_const && a != cax) continue;
+    int64_t len = dml_ksched_lin_max(
+        s, (dml_klin_t){x->type.dims[a].value, x->type.dims[a].sym, 0, 0});
+    if (has_const && dml_krow_wanted(s, len))
+      return emit_cum_rows(s, node, x, y, (int32_t)cax, excl, rev, prod);
+    if (!has_const && len > 65535)
+      return "CumSum/CumProd with the axis fed at run time over a dim longer than "
+             "65,535 (a constant axis takes the cooperative scan)";
+  }
   dml_kernel_t *K;
   const dml_kidx_t *c[DML_MAX_RANK];
   const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_REDUCE, &y->type, &K, c);

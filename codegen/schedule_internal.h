@@ -188,6 +188,45 @@ void dml_krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_t v
                      dml_kfn_t comb, float init, dml_krow_value_fn value, void *ctx,
                      uint32_t reg, uint32_t tile);
 
+/* dml_krow_reduce in the dtype of `init` (a constant of any register dtype:
+ * f32, f64, the integers; value(j) of that dtype): tile `tile` of K is made
+ * DML_KROW_WG elements of that dtype (integer sums wrap as the dtype's
+ * arithmetic does, so the order does not change them). */
+void dml_krow_reduce_t(sched_t *s, dml_kernel_t *K, dml_kblock_t *b, const dml_kidx_t *n,
+                       int32_t var, dml_kfn_t comb, const dml_kval_t *init,
+                       dml_krow_value_fn value, void *ctx, uint32_t reg, uint32_t tile);
+
+/* An inclusive or exclusive scan (comb: add or mul, `init` its identity, of
+ * the dtype the scan runs in) over a row of n elements by the workgroup:
+ * chunks of 4 * DML_KROW_WG elements in order, invocation t taking the 4
+ * adjacent elements 4t .. 4t + 3 of a chunk (value(j)), their serial
+ * prefix, an exclusive scan of the 256 invocations' totals through tile
+ * `tile` of K (Hillis-Steele, 8 steps of two barriers), the running carry
+ * of the chunks before; store(j, v) receives each element's result. n / 1024
+ * iterations of loop variable `var` per invocation. Registers reg .. reg +
+ * 8. */
+/* The f32 product over j < n of value(j) into register `reg` of every
+ * invocation, compensated: each invocation multiplies its elements j = lid,
+ * lid + 256, ... (4 per loop iteration, n / 1024 iterations) keeping the
+ * product p and its error term e, p * a's rounding error found exactly by
+ * Dekker's TwoProduct (Veltkamp's split written as x * 4096 + x, so that
+ * contracting it into an fma changes nothing), then the pairs meet in a
+ * tree through tiles `tile` and `tile` + 1; the result is p + e (p alone
+ * where e is not finite: splits of values beyond 8e34 overflow). Error
+ * about 2 ulp at any length, where a plain f32 product of n values drifts
+ * by about sqrt(n) ulp (2.3e-4 measured over long rows). Registers reg ..
+ * reg + 11. */
+void dml_krow_prod_comp(sched_t *s, dml_kernel_t *K, dml_kblock_t *b, const dml_kidx_t *n,
+                        int32_t var, dml_krow_value_fn value, void *ctx, uint32_t reg,
+                        uint32_t tile);
+
+typedef dml_kstmt_t *(*dml_krow_store_fn)(sched_t *s, const dml_kidx_t *j,
+                                          const dml_kval_t *v, void *ctx);
+void dml_krow_scan(sched_t *s, dml_kernel_t *K, dml_kblock_t *b, const dml_kidx_t *n,
+                   int32_t var, dml_kfn_t comb, const dml_kval_t *init, int exclusive,
+                   dml_krow_value_fn value, dml_krow_store_fn store, void *ctx,
+                   uint32_t reg, uint32_t tile);
+
 /* A loop (variable `var`) running body(j) for the row's elements j < n of
  * this invocation: j = lid, lid + DML_KROW_WG, ... */
 dml_kstmt_t *dml_krow_each(sched_t *s, const dml_kidx_t *n, int32_t var,

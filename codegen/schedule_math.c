@@ -6,7 +6,7 @@
  *
  *   - LRN (across channels) and MeanVarianceNormalization (over `axes`,
  *     mean then the mean squared deviation, two loops; f32 sums where the
- *     CPU sums in double);
+ *     CPU sums in double; boxes longer than 256 by a workgroup each);
  *   - Det of [*, M, M] with a static M <= 4 by cofactor expansion (the CPU
  *     uses LU with partial pivoting in double: the same value up to f32
  *     rounding);
@@ -80,9 +80,55 @@ static const char *emit_lrn(sched_t *s, uint32_t node) {
   return NULL;
 }
 
+/* A MeanVarianceNormalization box of the cooperative form: x's flat
+ * element of reduced element j (row-major over the reduced dims) of kept
+ * element `row` (row-major over the kept dims); the mean in register 4
+ * once known (mode 1: (x - mean)^2, 0: x). */
+typedef struct {
+  const dml_pkg_value_t *x, *y;
+  const int *red;
+  const dml_kidx_t *row;
+  int mode;
+} mvn_row_t;
+
+static const dml_kidx_t *mvn_elem(sched_t *s, const mvn_row_t *c, const dml_kidx_t *j) {
+  const dml_kidx_t *xc[DML_MAX_RANK], *ro = c->row, *rj = j;
+  for (int32_t d = c->x->type.rank - 1; d >= 0; d--) {
+    const dml_kidx_t *e = dim_idx(s, c->x->type.dims[d]);
+    const dml_kidx_t **rest = c->red[d] ? &rj : &ro;
+    xc[d] = dml_ki_bin(s->pool, DML_KI_MOD, *rest, e);
+    *rest = dml_ki_bin(s->pool, DML_KI_DIV, *rest, e);
+  }
+  return flat_of(s, &c->x->type, xc);
+}
+
+static const dml_kval_t *mvn_row_value(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const mvn_row_t *c = vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *v = load_at(s, c->x, mvn_elem(s, c, j));
+  if (!c->mode) return v;
+  const dml_kval_t *d = dml_kv_fn(p, DML_KF_SUB, v, dml_kv_reg(p, 4));
+  return dml_kv_fn(p, DML_KF_MUL, d, d);
+}
+
+/* y = (x - mean) / den, den in register 8 */
+static dml_kstmt_t *mvn_row_store(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const mvn_row_t *c = vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *e = mvn_elem(s, c, j);
+  return store_at(
+      s, c->y, e,
+      dml_kv_fn(p, DML_KF_DIV,
+                dml_kv_fn(p, DML_KF_SUB, load_at(s, c->x, e), dml_kv_reg(p, 4)),
+                dml_kv_reg(p, 8)));
+}
+
 /* MeanVarianceNormalization-13: over `axes` (default [0, 2, 3]),
  * y = (x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9); each invocation
- * loops over its reduced box twice. */
+ * loops over its reduced box twice, or, for a box longer than 256 (a
+ * 256 x 256 image: the per-element loops were quadratic and lavapipe
+ * stopped them after 65,535 iterations), a workgroup per box
+ * (schedule_rows.c: the mean, the mean squared deviation, the outputs). */
 static const char *emit_mvn(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -99,6 +145,40 @@ static const char *emit_mvn(sched_t *s, uint32_t node) {
     int64_t a = norm_axis(aa[i], r);
     if (a < 0 || a >= r) return "axis out of range";
     red[a] = 1;
+  }
+  int64_t box = 1, kept = 1;
+  int sym = 0;
+  for (int32_t d = 0; d < r; d++) {
+    sym |= x->type.dims[d].sym >= 0;
+    *(red[d] ? &box : &kept) *= x->type.dims[d].value;
+  }
+  if (!sym && dml_krow_wanted(s, box)) {
+    dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_NORM, node);
+    if (!K) return NULL;
+    int32_t j = DML_KVAR_FIRST_LOOP;
+    const dml_kidx_t *row = dml_krow_setup(s, K, (dml_klin_t){kept, -1, 0, 0}, j + 1, 0);
+    const dml_kidx_t *B = kc(s, box);
+    mvn_row_t mc = {x, y, red, row, 0};
+    dml_kblock_t body = {0};
+    dml_krow_reduce(s, &body, B, j, DML_KF_ADD, 0.0f, mvn_row_value, &mc, 0, 0);
+    dml_kblock_add(&body, assign(s, DML_KS_LET, 4,
+                                 dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, 0),
+                                           dml_kv_const(p, (float)box))));
+    mc.mode = 1;
+    dml_krow_reduce(s, &body, B, j, DML_KF_ADD, 0.0f, mvn_row_value, &mc, 0, 0);
+    dml_kblock_add(&body,
+                   assign(s, DML_KS_LET, 8,
+                          dml_kv_fn(p, DML_KF_ADD,
+                                    dml_kv_fn(p, DML_KF_SQRT,
+                                              dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, 0),
+                                                        dml_kv_const(p, (float)box)),
+                                              NULL),
+                                    dml_kv_const(p, 1e-9f))));
+    dml_kblock_add(&body, dml_krow_each(s, B, j, mvn_row_store, &mc));
+    K->body = dml_krow_finish(s, (dml_klin_t){kept, -1, 0, 0}, j + 1, body.first);
+    K->n_regs = 9;
+    account(K, &y->type, 12, 8);
+    return NULL;
   }
   dml_kernel_t *K;
   const dml_kidx_t *c[DML_MAX_RANK], *xc[DML_MAX_RANK];

@@ -147,9 +147,11 @@ typedef struct {
    * the identity of ArgMax (-inf) / ArgMin (+inf), 3 / 4: j / 4096 as f32
    * where x equals reg mreg, else 2^24 / -1 (of the first / last index
    * holding it), 5 / 6: j % 4096 where besides j / 4096 equals reg hreg,
-   * else 4096 / -1 (exact f32 values for any 32-bit j) */
+   * else 4096 / -1 (exact f32 values for any 32-bit j), 7: |x|, 8: (x /
+   * reg hreg)^2 (ReduceL2's scaled squares) */
   int mode;
   uint32_t mreg, hreg;
+  dml_kdtype_t t; /* x's (register) dtype */
 } red_row_t;
 
 /* A load of x at flat element i for a reduction: f16/bf16 (the global
@@ -170,13 +172,21 @@ static const dml_kval_t *red_row_value(sched_t *s, const dml_kidx_t *j, void *vc
   const dml_kval_t *xv =
       red_load(s, c->x, reduce_x_index(s, c->x, c->red, c->row, j, &R));
   if (c->mode == 1)
-    return dml_kv_fn(p, DML_KF_EXP, dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg(p, c->mreg)),
-                     NULL);
-  if (c->mode == 2)
-    return dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, xv, xv), xv,
-                         dml_kv_const(p, c->op == DML_OP_ARG_MAX ? -INFINITY : INFINITY));
+    return dml_kv_fn(p, DML_KF_EXP,
+                     dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg_t(p, c->mreg, c->t)), NULL);
+  if (c->mode == 2) {
+    if (!dml_kdtype_is_float(c->t)) return xv;
+    return dml_kv_select(
+        p, dml_kv_fn(p, DML_KF_EQ, xv, xv), xv,
+        dml_kv_fconst(p, c->t, c->op == DML_OP_ARG_MAX ? -INFINITY : INFINITY));
+  }
+  if (c->mode == 7) return dml_kv_fn(p, DML_KF_ABS, xv, NULL);
+  if (c->mode == 8) {
+    const dml_kval_t *q = dml_kv_fn(p, DML_KF_DIV, xv, dml_kv_reg_t(p, c->hreg, c->t));
+    return dml_kv_fn(p, DML_KF_MUL, q, q);
+  }
   if (c->mode >= 3) {
-    const dml_kval_t *hit = dml_kv_fn(p, DML_KF_EQ, xv, dml_kv_reg(p, c->mreg));
+    const dml_kval_t *hit = dml_kv_fn(p, DML_KF_EQ, xv, dml_kv_reg_t(p, c->mreg, c->t));
     const dml_kval_t *hi =
         dml_kv_idx(p, DML_KT_F32, dml_ki_bin(p, DML_KI_DIV, j, dml_ki_const(p, 4096)));
     if (c->mode <= 4)
@@ -220,9 +230,29 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
   type_numel(G->out, &numel);
   dml_kdtype_t t = kdt(x) == DML_KT_F16 || kdt(x) == DML_KT_BF16 ? DML_KT_F32 : kdt(x);
   int is_arg = n->op == DML_OP_ARG_MAX || n->op == DML_OP_ARG_MIN;
-  /* long f32 rows: one workgroup per output element (schedule_rows.c) */
+  /* long rows: one workgroup per output element (schedule_rows.c), for f32
+   * through the f32 tile 0, for f64 and the integers through a tile of
+   * their dtype (tile 1) */
   int64_t rmax = reduce_count_max(s, x, red);
-  int coop = t == DML_KT_F32 && dml_krow_wanted(s, rmax);
+  int coop =
+      t != DML_KT_BOOL && t != DML_KT_F16 && t != DML_KT_BF16 && dml_krow_wanted(s, rmax);
+  uint32_t vtile = t == DML_KT_F32 ? 0 : 1;
+  /* the identities of max and min in x's dtype (the scheduler's switch
+   * leaves Sum, Max, Min and ArgMax/ArgMin to the dtypes other than f32
+   * and f64) */
+  int64_t lo = t == DML_KT_I32             ? INT32_MIN
+               : t == DML_KT_I8            ? INT8_MIN
+               : t == DML_KT_I16           ? INT16_MIN
+               : dml_kdtype_is_unsigned(t) ? 0
+                                           : INT64_MIN;
+  int64_t hi = t == DML_KT_I32   ? INT32_MAX
+               : t == DML_KT_U8  ? UINT8_MAX
+               : t == DML_KT_I8  ? INT8_MAX
+               : t == DML_KT_I16 ? INT16_MAX
+               : t == DML_KT_U16 ? UINT16_MAX
+               : t == DML_KT_U32 ? (int64_t)UINT32_MAX
+               : t == DML_KT_U64 ? -1 /* all ones */
+                                 : INT64_MAX;
   int32_t r = DML_KVAR_FIRST_LOOP;
   const dml_kidx_t *gid =
       coop ? dml_krow_setup(s, K, numel, r + 1, 0) : dml_ki_var(p, DML_KVAR_GID_X);
@@ -274,9 +304,16 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
        * (registers acc ..) and j % 4096 (acc + 8 ..); a NaN element 0
        * gives 0, as the CPU's compares (which skip NaN after element 0) do */
       int is_amax = n->op == DML_OP_ARG_MAX;
-      red_row_t rc = {x, red, gid, n->op, 2, acc + 4, acc};
-      dml_krow_reduce(s, &body, R, r, is_amax ? DML_KF_MAX : DML_KF_MIN,
-                      is_amax ? -INFINITY : INFINITY, red_row_value, &rc, acc + 4, 0);
+      red_row_t rc = {x, red, gid, n->op, 2, acc + 4, acc, t};
+      const dml_kval_t *vinit = dml_kdtype_is_float(t)
+                                    ? dml_kv_fconst(p, t, is_amax ? -INFINITY : INFINITY)
+                                    : dml_kv_iconst(p, t, is_amax ? lo : hi);
+      if (t == DML_KT_F32)
+        dml_krow_reduce(s, &body, R, r, is_amax ? DML_KF_MAX : DML_KF_MIN,
+                        is_amax ? -INFINITY : INFINITY, red_row_value, &rc, acc + 4, 0);
+      else
+        dml_krow_reduce_t(s, K, &body, R, r, is_amax ? DML_KF_MAX : DML_KF_MIN, vinit,
+                          red_row_value, &rc, acc + 4, vtile);
       rc.mode = last ? 4 : 3;
       dml_krow_reduce(s, &body, R, r, last ? DML_KF_MAX : DML_KF_MIN,
                       last ? -1.0f : 16777216.0f, red_row_value, &rc, acc, 0);
@@ -317,21 +354,7 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
       is_min = n->op == DML_OP_REDUCE_MIN;
   int is_mean = n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL;
   int is_prod = n->op == DML_OP_REDUCE_PROD, is_lse = n->op == DML_OP_REDUCE_LOG_SUM_EXP;
-  /* the identity of the combination in x's dtype (the scheduler's switch
-   * leaves Sum, Max and Min to the dtypes other than f32) */
-  int64_t lo = t == DML_KT_I32             ? INT32_MIN
-               : t == DML_KT_I8            ? INT8_MIN
-               : t == DML_KT_I16           ? INT16_MIN
-               : dml_kdtype_is_unsigned(t) ? 0
-                                           : INT64_MIN;
-  int64_t hi = t == DML_KT_I32   ? INT32_MAX
-               : t == DML_KT_U8  ? UINT8_MAX
-               : t == DML_KT_I8  ? INT8_MAX
-               : t == DML_KT_I16 ? INT16_MAX
-               : t == DML_KT_U16 ? UINT16_MAX
-               : t == DML_KT_U32 ? (int64_t)UINT32_MAX
-               : t == DML_KT_U64 ? -1 /* all ones */
-                                 : INT64_MAX;
+  int is_l2 = n->op == DML_OP_REDUCE_L2;
   const dml_kval_t *init = dml_kdtype_is_float(t) ? dml_kv_fconst(p, t,
                                                                   is_max    ? -INFINITY
                                                                   : is_min  ? INFINITY
@@ -345,22 +368,48 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
   /* the max of LogSumExp: register acc + 1, or acc + 4 in the cooperative
    * form (whose sums use acc .. acc + 3) */
   uint32_t mreg = coop ? acc + 4 : acc + 1;
+  /* ReduceL2 as s * sqrt(sum((x / s)^2)), s = max |x| (1 where that is 0,
+   * infinite or NaN; register acc + 5): squares of |x| > 1.8e19 overflow
+   * f32 (and of |x| < 1e-23 underflow) where the norm does not */
+  const dml_kval_t *l2s = NULL;
+  if (is_l2) {
+    const dml_kval_t *m = dml_kv_reg_t(p, mreg, t);
+    l2s = dml_kv_select(
+        p,
+        dml_kv_fn(p, DML_KF_AND, dml_kv_fn(p, DML_KF_GT, m, dml_kv_zero(p, t)),
+                  dml_kv_fn(p, DML_KF_LT, m, dml_kv_fconst(p, t, INFINITY))),
+        m, dml_kv_one(p, t));
+  }
+  uint32_t sreg = coop ? acc + 5 : acc + 2;
   if (coop) {
-    red_row_t rc = {x, red, gid, n->op, 0, mreg, 0};
-    if (is_lse) {
-      dml_krow_reduce(s, &body, R, r, DML_KF_MAX, -INFINITY, red_row_value, &rc, mreg, 0);
-      rc.mode = 1;
+    red_row_t rc = {x, red, gid, n->op, 0, mreg, sreg, t};
+    if (is_lse || is_l2) {
+      rc.mode = is_l2 ? 7 : 0;
+      if (t == DML_KT_F32)
+        dml_krow_reduce(s, &body, R, r, DML_KF_MAX, -INFINITY, red_row_value, &rc, mreg,
+                        0);
+      else
+        dml_krow_reduce_t(s, K, &body, R, r, DML_KF_MAX, dml_kv_fconst(p, t, -INFINITY),
+                          red_row_value, &rc, mreg, vtile);
+      rc.mode = is_l2 ? 8 : 1;
+      if (is_l2) dml_kblock_add(&body, assign(s, DML_KS_LET, sreg, l2s));
     }
-    dml_krow_reduce(s, &body, R, r,
-                    is_max    ? DML_KF_MAX
-                    : is_min  ? DML_KF_MIN
-                    : is_prod ? DML_KF_MUL
-                              : DML_KF_ADD,
-                    is_max    ? -INFINITY
-                    : is_min  ? INFINITY
-                    : is_prod ? 1.0f
-                              : 0.0f,
-                    red_row_value, &rc, acc, 0);
+    dml_kfn_t comb = is_max    ? DML_KF_MAX
+                     : is_min  ? DML_KF_MIN
+                     : is_prod ? DML_KF_MUL
+                               : DML_KF_ADD;
+    if (t == DML_KT_F32 && is_prod)
+      /* compensated: a plain f32 product drifts by sqrt(length) ulp */
+      dml_krow_prod_comp(s, K, &body, R, r, red_row_value, &rc, acc, 1);
+    else if (t == DML_KT_F32)
+      dml_krow_reduce(s, &body, R, r, comb,
+                      is_max    ? -INFINITY
+                      : is_min  ? INFINITY
+                      : is_prod ? 1.0f
+                                : 0.0f,
+                      red_row_value, &rc, acc, 0);
+    else
+      dml_krow_reduce_t(s, K, &body, R, r, comb, init, red_row_value, &rc, acc, vtile);
   }
   /* f32 and f64 only (the scheduler's switch): L1, L2, SumSquare, Prod,
    * LogSum and LogSumExp, the last as log(sum(exp(x - m))) + m with m the
@@ -377,7 +426,17 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
                    dml_kv_fn(p, DML_KF_SUB, xv, dml_kv_reg_t(p, acc + 1, t)), NULL);
   } else if (n->op == DML_OP_REDUCE_L1) {
     xv = dml_kv_fn(p, DML_KF_ABS, xv, NULL);
-  } else if (n->op == DML_OP_REDUCE_L2 || n->op == DML_OP_REDUCE_SUM_SQUARE) {
+  } else if (is_l2) {
+    dml_kblock_add(&body, assign(s, DML_KS_LET, acc + 1, dml_kv_fconst(p, t, -INFINITY)));
+    dml_kblock_add(&body,
+                   for_loop(s, r, R,
+                            assign(s, DML_KS_SET, acc + 1,
+                                   nan_max(p, dml_kv_reg_t(p, acc + 1, t),
+                                           dml_kv_fn(p, DML_KF_ABS, xv, NULL), 1))));
+    dml_kblock_add(&body, assign(s, DML_KS_LET, sreg, l2s));
+    const dml_kval_t *q = dml_kv_fn(p, DML_KF_DIV, xv, dml_kv_reg_t(p, sreg, t));
+    xv = dml_kv_fn(p, DML_KF_MUL, q, q);
+  } else if (n->op == DML_OP_REDUCE_SUM_SQUARE) {
     xv = dml_kv_fn(p, DML_KF_MUL, xv, xv);
   }
   if (!coop) {
@@ -393,7 +452,9 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
                             : dml_kv_fn(p, is_prod ? DML_KF_MUL : DML_KF_ADD, a, xv))));
   }
   const dml_kval_t *res = dml_kv_reg_t(p, acc, t);
-  if (n->op == DML_OP_REDUCE_L2) res = dml_kv_fn(p, DML_KF_SQRT, res, NULL);
+  if (is_l2)
+    res = dml_kv_fn(p, DML_KF_MUL, dml_kv_reg_t(p, sreg, t),
+                    dml_kv_fn(p, DML_KF_SQRT, res, NULL));
   if (n->op == DML_OP_REDUCE_LOG_SUM) res = dml_kv_fn(p, DML_KF_LOG, res, NULL);
   if (is_lse) {
     /* an infinite max is the result (the CPU's rule: exp(inf - inf) is
@@ -428,11 +489,12 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
     dml_kblock_add(
         &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
     K->body = dml_krow_finish(s, numel, r + 1, body.first);
-    K->n_regs = nr > acc + 8 ? nr : acc + 8;
+    uint32_t used = acc + (is_prod ? 12 : 8);
+    K->n_regs = nr > used ? nr : used;
   } else {
     dml_ksched_emit_chain(s, K, G, &body, res, coord, gid);
     K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
-    K->n_regs = acc + (is_lse ? 2 : 1);
+    K->n_regs = acc + (is_l2 ? 3 : is_lse ? 2 : 1);
   }
   dml_klin_t xl;
   if (type_numel(&x->type, &xl)) {
@@ -740,13 +802,21 @@ void dml_ksched_emit_hardmax(sched_t *s, uint32_t node) {
  * sum of exp, log; log_prob stored when asked for); the row's loss is
  * -logp[n, t, d] * w with w = weight[t] (1 without weight) and 0 where
  * t == ignore_index. Reduction "none": one invocation per row stores it;
- * "sum" and "mean" (sum / sum of w): one invocation loops over the rows.
+ * "sum" and "mean" (sum / sum of w): one workgroup, invocation t looping
+ * over rows t, t + 256, ..., the partial sums added in a tree.
  * A target outside [0, C) (an error on the CPU) contributes nothing. */
 /* log_prob of score v of a row whose max is in register 0 and log of the
  * sum of exp(x - max) in register 2 */
 static const dml_kval_t *sce_logp(dml_kpool_t *p, const dml_kval_t *v) {
   return dml_kv_fn(p, DML_KF_SUB, dml_kv_fn(p, DML_KF_SUB, v, dml_kv_reg(p, 0)),
                    dml_kv_reg(p, 2));
+}
+
+/* Element j of the workgroup's "row" of partial sums (dml_krow_reduce over
+ * 256 elements: element j is invocation j's own): register *ctx. */
+static const dml_kval_t *loss_part(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  (void)j;
+  return dml_kv_reg(s->pool, *(const uint32_t *)ctx);
 }
 
 void dml_ksched_emit_loss(sched_t *s, uint32_t node) {
@@ -800,12 +870,23 @@ void dml_ksched_emit_loss(sched_t *s, uint32_t node) {
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
   set_nodes(s, K, &G);
-  K->local[0] = mode == 0 ? 64 : 1;
-  K->items[0] = mode == 0 ? rows : (dml_klin_t){1, -1, 0, 0};
+  K->local[0] = 64;
+  K->items[0] = rows;
   K->n_regs = 5;
   const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X);
   int32_t vr = DML_KVAR_FIRST_LOOP, vk = vr + 1;
-  const dml_kidx_t *row = mode == 0 ? gid : dml_ki_var(p, vr);
+  const dml_kidx_t *row = gid;
+  if (mode != 0) {
+    /* sum and mean: one workgroup; invocation t takes rows t, t + 256, ...
+     * (rows / 256 loop iterations, not rows: lavapipe stops an
+     * invocation's loops after 65,535), then the partial sums meet in a
+     * tree (schedule_rows.c) */
+    dml_krow_setup(s, K, (dml_klin_t){1, -1, 0, 0}, vk + 1, 0);
+    row = dml_ki_bin(
+        p, DML_KI_ADD,
+        dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, vr), dml_ki_const(p, DML_KROW_WG)),
+        dml_ki_var(p, DML_KVAR_LID_X));
+  }
   const dml_kidx_t *Dx = dml_ki_const(p, D), *Cx = dml_ki_const(p, C);
   /* element (n, k, d) of x: (row / D * C + k) * D + row % D */
   const dml_kidx_t *nb =
@@ -869,11 +950,25 @@ void dml_ksched_emit_loss(sched_t *s, uint32_t node) {
   } else {
     dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_const(p, 0.0f)));
     dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_const(p, 0.0f)));
-    dml_kblock_add(&body, for_loop(s, vr, dml_ki_lin(p, rows), rb.first));
-    const dml_kval_t *res = dml_kv_reg(p, 3);
-    if (mode == 2) res = dml_kv_fn(p, DML_KF_DIV, res, dml_kv_reg(p, 4));
-    dml_kblock_add(&body, store_at(s, y, dml_ki_const(p, 0), res));
-    K->body = if_lt(s, gid, dml_ki_const(p, 1), body.first);
+    const dml_kidx_t *R = dml_ki_lin(p, rows), *W = dml_ki_const(p, DML_KROW_WG);
+    dml_kblock_add(
+        &body,
+        for_loop(
+            s, vr,
+            dml_ki_bin(p, DML_KI_DIV,
+                       dml_ki_bin(p, DML_KI_ADD, R, dml_ki_const(p, DML_KROW_WG - 1)), W),
+            if_lt(s, row, R, rb.first)));
+    /* the workgroup's sums of registers 3 (loss) and 4 (weight) into 5
+     * and 9: a "row" of 256 elements, element t invocation t's register */
+    uint32_t r3 = 3, r4 = 4;
+    dml_krow_reduce(s, &body, W, vk, DML_KF_ADD, 0.0f, loss_part, &r3, 5, 0);
+    dml_krow_reduce(s, &body, W, vk, DML_KF_ADD, 0.0f, loss_part, &r4, 9, 0);
+    const dml_kval_t *res = dml_kv_reg(p, 5);
+    if (mode == 2) res = dml_kv_fn(p, DML_KF_DIV, res, dml_kv_reg(p, 9));
+    dml_kblock_add(&body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1),
+                                store_at(s, y, dml_ki_const(p, 0), res)));
+    K->body = body.first;
+    K->n_regs = 13;
   }
   lin_add(&K->flops, l, sce ? 5 : 1);
   lin_add(&K->bytes, l, sce ? 8 : 4);

@@ -151,6 +151,11 @@ static const char *emit_top_k(sched_t *s, uint32_t node) {
   int64_t axis = dml_attr_int(n->attrs, n->n_attrs, "axis", -1);
   if (axis < 0) axis += r;
   if (r < 1 || axis < 0 || axis >= r) return "axis out of range";
+  if (dml_ksched_lin_max(s, (dml_klin_t){x->type.dims[axis].value, x->type.dims[axis].sym,
+                                         0, 0}) > 65535)
+    return "a row longer than 65,535 (each element's rank loops over the row: "
+           "quadratic, and lavapipe stops an invocation's loops after 65,535 "
+           "iterations; the CPU sorts it)";
   const dml_pkg_value_t *outs[2] = {yv, yi};
   for (int o = 0; o < 2; o++) {
     const dml_pkg_value_t *y = outs[o];
@@ -291,6 +296,9 @@ static const char *emit_dft(sched_t *s, uint32_t node) {
   if (input(s, n, 1) && !const_scalar(s, n, 1, &nn))
     return "dft_length must be a constant integer scalar";
   if (nn < 1 || nn >= ((int64_t)1 << 26)) return "dft_length out of range [1, 2^26)";
+  if ((in_n < nn ? in_n : nn) > 65535)
+    return "a signal longer than 65,535 (each bin's direct sum loops over it: lavapipe "
+           "stops an invocation's loops after 65,535 iterations; the CPU computes it)";
   int64_t bins = onesided ? nn / 2 + 1 : nn;
   if (y->type.rank != r || y->type.dims[axis].sym >= 0 ||
       y->type.dims[axis].value != bins || y->type.dims[r - 1].sym >= 0 ||

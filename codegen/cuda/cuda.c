@@ -350,8 +350,8 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
   /* typed views: pointer casts of the same buffers */
   dml_cuda_typed_views(&b, k);
   for (uint32_t t = 0; t < k->n_tiles; t++)
-    dml_sb_printf(&b, "  __shared__ __attribute__((aligned(16))) float tile%u[%u];\n", t,
-                  k->tile_elems[t]);
+    dml_sb_printf(&b, "  __shared__ __attribute__((aligned(16))) %s tile%u[%u];\n",
+                  k_cuda.type[k->tile_dtype[t]], t, k->tile_elems[t]);
   dml_cemit_regs(&b, &k_cuda, k);
   dml_cemit_stmts(&b, &k_cuda, k->body, 1);
   dml_sb_printf(&b, "}\n");

@@ -210,10 +210,18 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
   }
   if (views & DML_KVIEW_RAND) dml_sb_printf(&b, "%s", k_philox_helper);
   for (uint32_t t = 0; t < k->n_tiles; t++)
-    dml_sb_printf(&b, "shared float tile%u[%u];\n", t, k->tile_elems[t]);
+    dml_sb_printf(&b, "shared %s tile%u[%u];\n", k_glsl.type[k->tile_dtype[t]], t,
+                  k->tile_elems[t]);
   dml_cemit_ctabs(&b, &k_glsl, k);
   dml_sb_printf(&b, "void main() {\n");
-  dml_cemit_regs(&b, &k_glsl, k);
+  if (k->precise) {
+    /* registers `precise float` (dml_kernel_t.precise) */
+    dml_cdialect_t pd = k_glsl;
+    pd.type[DML_KT_F32] = "precise float";
+    dml_cemit_regs(&b, &pd, k);
+  } else {
+    dml_cemit_regs(&b, &k_glsl, k);
+  }
   dml_cemit_stmts(&b, &k_glsl, k->body, 1);
   dml_sb_printf(&b, "}\n");
   if (b.oom) {

@@ -227,6 +227,20 @@ dml_status_t dml_cpuk_Reduce2(const dml_cpu_call_t *c) {
     switch (k) {
       case R2_L1: FOR_BOX(&b, base, off, s += fabs(LDV(off))); break;
       case R2_L2:
+        /* sc * sqrt(sum((x / sc)^2)), sc the power of two at or below
+         * max |x| (exact scaling; 1 where the max is 0, inf or NaN):
+         * squares of |x| > 1.3e154 overflow double where the norm does
+         * not (f64 inputs) */
+        FOR_BOX(&b, base, off, {
+          double v = fabs(LDV(off));
+          m = v > m || v != v ? v : m;
+        });
+        m = m > 0 && m < INFINITY ? ldexp(1.0, ilogb(m)) : 1.0;
+        FOR_BOX(&b, base, off, {
+          double v = LDV(off) / m;
+          s += v * v;
+        });
+        break;
       case R2_SUM_SQUARE:
         FOR_BOX(&b, base, off, {
           double v = LDV(off);
@@ -243,7 +257,7 @@ dml_status_t dml_cpuk_Reduce2(const dml_cpu_call_t *c) {
         break;
     }
 #undef LDV
-    double res = k == R2_L2            ? sqrt(s)
+    double res = k == R2_L2            ? m * sqrt(s)
                  : k == R2_LOG_SUM     ? log(s)
                  : k == R2_LOG_SUM_EXP ? (isinf(m) ? m : m + log(s))
                                        : s;

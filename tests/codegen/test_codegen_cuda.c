@@ -811,9 +811,50 @@ static void test_row_forms_compile(void) {
   free(b);
 }
 
+/* The long-row forms of the other dtypes and the scans (issue 15): CumSum
+ * (f32 along a strided axis, exclusive + reverse; i64) by a block per row
+ * in chunks of 1,024, the i32/i64/f64 reductions and ArgMin through a
+ * shared tile of their dtype, ReduceL2 scaled by max |x| render and compile
+ * to PTX (sm_80) with bar.sync and without calls; the typed tiles are
+ * declared in their dtype. */
+static void test_long_scan_forms_compile(void) {
+  void *b = NULL;
+  dml_pkg_graph_t *g = NULL;
+  dml_kplan_t *p = plan_of(
+      "global @a0 : i64[] = dense<[0]>\n"
+      "func @forward(%x: f32[70001,3], %l: i64[70001], %i: i32[2,70001], %d: f64[70001]) "
+      "-> (f32[70001,3], i64[70001], i32[2], i64[], i64[2], f64[], f32[3]) {\n"
+      "  %c = CumSum(%x, @a0) {exclusive = 1, reverse = 1} : f32[70001,3]\n"
+      "  %cl = CumSum(%l, @a0) : i64[70001]\n"
+      "  %s = ReduceSum(%i) {axes = [1], keepdims = 0} : i32[2]\n"
+      "  %sl = ReduceSum(%l) {keepdims = 0} : i64[]\n"
+      "  %a = ArgMin(%i) {axis = 1, keepdims = 0} : i64[2]\n"
+      "  %sd = ReduceSum(%d) {keepdims = 0} : f64[]\n"
+      "  %n = ReduceL2(%x) {axes = [0], keepdims = 0} : f32[3]\n"
+      "  return %c, %cl, %s, %sl, %a, %sd, %n\n}\n",
+      &b, &g);
+  CHECK(p && p->n_kernels == 7);
+  for (uint32_t k = 0; p && k < p->n_kernels; k++) {
+    const dml_kernel_t *K = &p->kernels[k];
+    CHECK(K->local[0] == 256 && K->n_tiles >= 1 && K->tile_elems[0] == 256);
+    char *c = NULL, *ptx = NULL;
+    CHECK_OK(dml_codegen_cuda(K, 0, &c));
+    if (c) CHECK_OK(dml_codegen_cuda_ptx(c, 80, &ptx));
+    CHECK(ptx && strstr(ptx, "bar.sync") && !strstr(ptx, "call"));
+    if (k == 1) CHECK(c && strstr(c, "long long tile0[256]"));
+    if (k == 5) CHECK(c && strstr(c, "double tile1[256]"));
+    free(c);
+    free(ptx);
+  }
+  dml_kplan_release(p);
+  dml_pkg_graph_release(g);
+  free(b);
+}
+
 int main(void) {
   RUN(test_cuda_c_and_ptx_golden);
   RUN(test_row_forms_compile);
+  RUN(test_long_scan_forms_compile);
   RUN(test_every_function_compiles);
   RUN(test_more_dtypes);
   RUN(test_gemm_vector_loads);
