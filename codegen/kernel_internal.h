@@ -119,6 +119,10 @@ const dml_kval_t *dml_kv_erfc(dml_kpool_t *p, const dml_kval_t *x);
  * (dml_ew_attrs); NULL for an op not in the table. */
 const dml_kval_t *dml_kv_ew(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
                             const double *a);
+/* The value of ew_ops.def's DML_EWN op `op` (Abs, Neg, Relu, Sign, Exp,
+ * ...) at x, in x's dtype (integers for the ops with an integer form);
+ * NULL for another op. */
+const dml_kval_t *dml_kv_ewn(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x);
 
 /* Random values of the scheduler (schedule_random.c). */
 /* The 24 random bits (an i32 in [0, 2^24)) that node `node` of `fn` draws

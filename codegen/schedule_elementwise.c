@@ -21,9 +21,8 @@
 
 /* The elementwise ops composed from kernel_math.c's functions. */
 static int ew_op_more(dml_op_t op) {
-  if (dml_ew_has(op)) return 1; /* the formula table's (ew_ops.def) */
+  if (dml_ew_has(op) || dml_ewn_has(op)) return 1; /* the formula table's (ew_ops.def) */
   switch (op) {
-    case DML_OP_ROUND:
     case DML_OP_SHRINK:
     case DML_OP_PRELU:
     case DML_OP_SUM:
@@ -43,9 +42,6 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
 #define ATTR(name, def) dml_attr_float(n->attrs, n->n_attrs, name, def)
   const dml_kval_t *a = x[0];
   switch (n->op) {
-    case DML_OP_ROUND: /* in f32, rounded to f16/bf16 once (exact) */
-      return dml_kv_cast(p, a->dtype,
-                         dml_kv_round_half_even(p, dml_kv_cast(p, DML_KT_F32, a)));
     case DML_OP_SHRINK: {
       /* x < -lambd ? x + bias : x > lambd ? x - bias : 0, as ONNX's spec
        * and reference (NaN is "otherwise": 0) and the CPU; selects, not
@@ -72,19 +68,6 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
 
 int dml_ksched_ew_op(dml_op_t op) {
   switch (op) {
-    case DML_OP_ABS:
-    case DML_OP_NEG:
-    case DML_OP_RELU:
-    case DML_OP_SIGMOID:
-    case DML_OP_TANH:
-    case DML_OP_EXP:
-    case DML_OP_LOG:
-    case DML_OP_SQRT:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_SIN:
-    case DML_OP_COS:
     case DML_OP_CLIP:
     case DML_OP_ADD:
     case DML_OP_SUB:
@@ -95,7 +78,6 @@ int dml_ksched_ew_op(dml_op_t op) {
     case DML_OP_MIN:
     case DML_OP_BATCH_NORMALIZATION:
     /* typed */
-    case DML_OP_SIGN:
     case DML_OP_NOT:
     case DML_OP_CAST:
     case DML_OP_MOD:
@@ -177,9 +159,6 @@ static const dml_kval_t *ew_typed_value(sched_t *s, const dml_pkg_node_t *n,
                                         dml_kdtype_t t, const dml_kval_t *const *x) {
   dml_kpool_t *p = s->pool;
   switch (n->op) {
-    case DML_OP_SIGN: /* floats keep NaN and +-0 (GLSL's sign(NaN) is 0) */
-      return dml_kdtype_is_float(t) ? dml_kv_sign_nan(p, x[0])
-                                    : dml_kv_fn(p, DML_KF_SIGN, x[0], NULL);
     case DML_OP_NOT: return dml_kv_fn(p, DML_KF_NOT, x[0], NULL);
     case DML_OP_CAST: return dml_kv_cast(p, t, x[0]);
     case DML_OP_MOD:
@@ -218,33 +197,11 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     return dml_kv_cast(p, kdt(y),
                        dml_kv_ew(p, n->op, dml_kv_cast(p, DML_KT_F32, x[0]), av));
   }
+  /* the table's unary ops in their dtype (ew_ops.def's DML_EWN) */
+  if (dml_ewn_has(n->op)) return dml_kv_ewn(p, n->op, x[0]);
   const dml_kval_t *tv = ew_typed_value(s, n, y ? kdt(y) : DML_KT_F32, x);
   if (tv) return tv;
   switch (n->op) {
-    case DML_OP_ABS: return dml_kv_fn(p, DML_KF_ABS, x[0], NULL);
-    case DML_OP_NEG: return dml_kv_fn(p, DML_KF_NEG, x[0], NULL);
-    case DML_OP_RELU: /* a zero of x's dtype (an f32 0 made f64 and integer
-                         Relu's GLSL mistyped: glslang rejected it) */
-      return nan_max(p, x[0],
-                     dml_kdtype_is_float(x[0]->dtype)
-                         ? dml_kv_fconst(p, x[0]->dtype, 0.0f)
-                         : dml_kv_zero(p, x[0]->dtype),
-                     1);
-    case DML_OP_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x[0], NULL);
-    case DML_OP_TANH: /* f32 (f16, bf16 in f32): kernel_math's, exact near 0 */
-      if (x[0]->dtype == DML_KT_F64) return dml_kv_fn(p, DML_KF_TANH, x[0], NULL);
-      return dml_kv_cast(p, x[0]->dtype,
-                         dml_kv_tanh(p, dml_kv_cast(p, DML_KT_F32, x[0])));
-    case DML_OP_EXP: return dml_kv_fn(p, DML_KF_EXP, x[0], NULL);
-    case DML_OP_LOG: /* f64: the renderers' dml_log64; else kernel_math's */
-      if (x[0]->dtype == DML_KT_F64) return dml_kv_fn(p, DML_KF_LOG, x[0], NULL);
-      return dml_kv_cast(p, x[0]->dtype, dml_kv_log(p, dml_kv_cast(p, DML_KT_F32, x[0])));
-    case DML_OP_SQRT: return dml_kv_fn(p, DML_KF_SQRT, x[0], NULL);
-    case DML_OP_FLOOR: return dml_kv_fn(p, DML_KF_FLOOR, x[0], NULL);
-    case DML_OP_CEIL: return dml_kv_fn(p, DML_KF_CEIL, x[0], NULL);
-    case DML_OP_RECIPROCAL: return dml_kv_fn(p, DML_KF_RECIP, x[0], NULL);
-    case DML_OP_SIN: return dml_kv_fn(p, DML_KF_SIN, x[0], NULL);
-    case DML_OP_COS: return dml_kv_fn(p, DML_KF_COS, x[0], NULL);
     case DML_OP_CLIP: {
       const dml_kval_t *y = x[0];
       if (n->n_inputs > 1 && x[1]) y = nan_max(p, y, x[1], 1);
@@ -343,10 +300,6 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
     case DML_OP_SUB:
     case DML_OP_MUL:
     case DML_OP_DIV:
-    case DML_OP_NEG:
-    case DML_OP_ABS:
-    case DML_OP_RELU:
-    case DML_OP_SIGN:
     case DML_OP_MAX:
     case DML_OP_MIN:
     case DML_OP_CLIP:
@@ -368,6 +321,10 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
         return "f64 Pow is not emitted (f32, f16, bf16 and integers are)";
       return NULL;
     default:
+      if (dml_ewn_ints(n->op)) /* Abs, Neg, Relu, Sign: any number dtype */
+        return yt == DML_DTYPE_BOOL         ? "arithmetic on bool"
+               : x0 && x0->type.dtype != yt ? "operands of mixed dtypes"
+                                            : NULL;
       /* the float functions: f32; f16 and bf16 (computed in f32, rounded)
        * for the one-function ops; f64 for those the renderers have in
        * double precision */

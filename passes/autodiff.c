@@ -594,17 +594,27 @@ static V *vjp_depth_space(ad_t *a, const dml_ir_node_t *n, V *g) {
 #define ACOSH(u) op1(a, DML_OP_ACOSH, u)
 #define ATANH(u) op1(a, DML_OP_ATANH, u)
 #define OP(e, u) op1(a, DML_OP_##e, u)
+#define ZERO (*zero = 1, (V *)NULL)
 #define DML_EW_ATTR_F(name, dflt, nonzero)
 #define DML_EW_ATTR_S(name, first, second)
-static V *ew_grad(ad_t *a, dml_op_t op, V *x, V *y, dml_dtype_t dt, const double *av) {
+/* *zero set: the table's ZERO (piecewise constant, a zero gradient). */
+static V *ew_grad(ad_t *a, dml_op_t op, V *x, V *y, dml_dtype_t dt, const double *av,
+                  int *zero) {
   (void)y;
   (void)av;
+  (void)zero;
   switch (op) {
 #define DML_EW(e, attrs, value, grad) \
   case DML_OP_##e:                    \
     return grad;
 #include "ew_ops.def"
 #undef DML_EW
+
+#define DML_EWN(e, ints, value, grad) \
+  case DML_OP_##e:                    \
+    return grad;
+#include "ew_ops.def"
+#undef DML_EWN
     default: return NULL;
   }
 }
@@ -644,109 +654,34 @@ static V *ew_grad(ad_t *a, dml_op_t op, V *x, V *y, dml_dtype_t dt, const double
 #undef ACOSH
 #undef ATANH
 #undef OP
+#undef ZERO
 #undef DML_EW_ATTR_F
 #undef DML_EW_ATTR_S
 #pragma pop_macro("OP")
 
-/* The formula table's ops (ew_ops.def): g times the table's dy/dx. */
+/* The formula table's ops (ew_ops.def): g times the table's dy/dx, zeros
+ * for a piecewise constant op (ZERO). */
 static void vjp_ew(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0], *y = n->outputs[0];
   dml_dtype_t dt = x->type.dtype;
-  double av[DML_EW_MAX_ATTRS];
-  dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
-  if (st) {
-    unsupported(a, n, dml_status_reason(st));
-    dml_status_free(st);
-    return;
+  double av[DML_EW_MAX_ATTRS] = {0, 0, 0};
+  if (!dml_ewn_has(n->op)) {
+    dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
+    if (st) {
+      unsupported(a, n, dml_status_reason(st));
+      dml_status_free(st);
+      return;
+    }
   }
-  acc(a, x, op2(a, DML_OP_MUL, g, ew_grad(a, n->op, x, y, dt, av)));
-}
-
-static void vjp_neg(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op1(a, DML_OP_NEG, g);
-  acc(a, x, r);
+  int zero = 0;
+  V *d = ew_grad(a, n->op, x, y, dt, av, &zero);
+  acc(a, x, zero ? zeros_like(a, x) : op2(a, DML_OP_MUL, g, d));
 }
 
 static void vjp_identity(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0];
   V *r = NULL;
   r = g;
-  acc(a, x, r);
-}
-
-static void vjp_relu(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  dml_dtype_t dt = x->type.dtype;
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, cast_to(a, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)), dt));
-  acc(a, x, r);
-}
-
-static void vjp_sigmoid(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  dml_dtype_t dt = x->type.dtype;
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, y, op2(a, DML_OP_SUB, cst(a, dt, 1), y)));
-  acc(a, x, r);
-}
-
-static void vjp_tanh(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  dml_dtype_t dt = x->type.dtype;
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, op2(a, DML_OP_SUB, cst(a, dt, 1), op2(a, DML_OP_MUL, y, y)));
-  acc(a, x, r);
-}
-
-static void vjp_exp(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, y);
-  acc(a, x, r);
-}
-
-static void vjp_log(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op2(a, DML_OP_DIV, g, x);
-  acc(a, x, r);
-}
-
-static void vjp_sqrt(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  dml_dtype_t dt = x->type.dtype;
-  V *r = NULL;
-  r = op2(a, DML_OP_DIV, op2(a, DML_OP_MUL, g, cst(a, dt, 0.5)), y);
-  acc(a, x, r);
-}
-
-static void vjp_reciprocal(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  V *r = NULL;
-  r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, y, y)));
-  acc(a, x, r);
-}
-
-static void vjp_abs(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIGN, x));
-  acc(a, x, r);
-}
-
-static void vjp_sin(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_COS, x));
-  acc(a, x, r);
-}
-
-static void vjp_cos(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIN, x)));
   acc(a, x, r);
 }
 
@@ -876,13 +811,6 @@ static void vjp_shrink(ad_t *a, const dml_ir_node_t *n, V *g) {
 }
 
 /* Floor, Ceil, Round, Sign */
-static void vjp_piecewise_constant(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  /* Piecewise constant: a zero gradient (PyTorch's), not NaN-propagating. */
-  r = zeros_like(a, x);
-  acc(a, x, r);
-}
 
 static void vjp_cast_like(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0];

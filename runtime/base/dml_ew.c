@@ -13,6 +13,27 @@ int dml_ew_has(dml_op_t op) {
   }
 }
 
+int dml_ewn_has(dml_op_t op) {
+  switch (op) {
+#define DML_EWN(e, ints, value, grad) case DML_OP_##e:
+#include "ew_ops.def"
+#undef DML_EWN
+    return 1;
+    default: return 0;
+  }
+}
+
+int dml_ewn_ints(dml_op_t op) {
+  switch (op) {
+#define DML_EWN(e, ints, value, grad) \
+  case DML_OP_##e:                    \
+    return ints;
+#include "ew_ops.def"
+#undef DML_EWN
+    default: return 0;
+  }
+}
+
 dml_status_t dml_ew_attrs(dml_op_t op, const dml_attr_t *attrs, size_t n_attrs,
                           double out[DML_EW_MAX_ATTRS]) {
   const char *opn = dml_op_name(op);

@@ -24,6 +24,15 @@ extern "C" {
  * shape and dtype). */
 int dml_ew_has(dml_op_t op);
 
+/* 1 when ew_ops.def's DML_EWN defines `op` (a unary op without
+ * attributes computed in its input's dtype: Abs, Neg, Relu, Sign,
+ * Reciprocal, Exp, Log, Sqrt, Sigmoid, Tanh, Sin, Cos, Floor, Ceil,
+ * Round). */
+int dml_ewn_has(dml_op_t op);
+
+/* 1 when DML_EWN's `op` has an integer form (its INTS column). */
+int dml_ewn_ints(dml_op_t op);
+
 /* The values of `op`'s attributes A0.. in `out` (defaults for absent
  * ones; a string attribute as 0 or 1, its first or second value).
  * Errors (op: the op's name): INVALID_ARGUMENT for a float that must not

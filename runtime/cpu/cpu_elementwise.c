@@ -18,136 +18,24 @@
 #include "cpu_internal.h"
 
 /* ======================================================================
- * Unary ops (ONNX opset 13-17 definitions of Abs, Neg, Relu, Sigmoid, Tanh,
- * Sqrt, Exp, Log, Reciprocal, Floor, Ceil, Round (11: half to even), Sign,
- * Sin, Cos, Not; the activations and functions of the formula table,
- * runtime/base/ew_ops.def, are cpu_ew_table.c's)
+ * Unary ops: Not here; Abs, Neg, Relu, Sigmoid, Tanh, Sqrt, Exp, Log,
+ * Reciprocal, Floor, Ceil, Round, Sign, Sin, Cos are the formula table's
+ * (runtime/base/ew_ops.def, DML_EWN), computed by cpu_ew_table.c.
  * ====================================================================== */
 
-/* The float definition of every unary op, in double. */
-static double unary_f64(dml_op_t op, double x) {
-  switch (op) {
-    case DML_OP_ABS: return fabs(x);
-    case DML_OP_NEG: return -x;
-    case DML_OP_RELU: return x < 0 ? 0.0 : x; /* NaN propagates */
-    case DML_OP_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
-    case DML_OP_TANH: return tanh(x);
-    case DML_OP_SQRT: return sqrt(x);
-    case DML_OP_EXP: return exp(x);
-    case DML_OP_LOG: return log(x);
-    case DML_OP_RECIPROCAL: return 1.0 / x;
-    case DML_OP_FLOOR: return floor(x);
-    case DML_OP_CEIL: return ceil(x);
-    case DML_OP_ROUND: return nearbyint(x);
-    case DML_OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
-    case DML_OP_SIN: return sin(x);
-    case DML_OP_COS: return cos(x);
-    default: return x;
-  }
-}
-
-#define UNARY_LOOP(expr)            \
-  for (int64_t i = 0; i < n; i++) { \
-    float x = in[i];                \
-    out[i] = (expr);                \
-  }
-
-DML_CPU_CLONES
-static void unary_f32_simple(dml_op_t op, const float *restrict in, float *restrict out,
-                             int64_t n) {
-  switch (op) {
-    case DML_OP_ABS: UNARY_LOOP(fabsf(x)) break;
-    case DML_OP_NEG: UNARY_LOOP(-x) break;
-    case DML_OP_RELU: UNARY_LOOP(x < 0.0f ? 0.0f : x) break; /* NaN propagates */
-    case DML_OP_SQRT: UNARY_LOOP(sqrtf(x)) break;
-    case DML_OP_RECIPROCAL: UNARY_LOOP(1.0f / x) break;
-    case DML_OP_FLOOR: UNARY_LOOP(floorf(x)) break;
-    case DML_OP_CEIL: UNARY_LOOP(ceilf(x)) break;
-    case DML_OP_SIGN: UNARY_LOOP(x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x) break;
-    default: break;
-  }
-}
-
-static int unary_is_simple(dml_op_t op) {
-  switch (op) {
-    case DML_OP_ABS:
-    case DML_OP_NEG:
-    case DML_OP_RELU:
-    case DML_OP_SQRT:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_SIGN: return 1;
-    default: return 0;
-  }
-}
-
-static void unary_f32(dml_op_t op, const float *in, float *out, int64_t n) {
-  if (unary_is_simple(op)) {
-    unary_f32_simple(op, in, out, n);
-    return;
-  }
-  switch (op) {
-    case DML_OP_SIGMOID:
-      UNARY_LOOP(x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x))) break;
-    case DML_OP_TANH: UNARY_LOOP(tanhf(x)) break;
-    case DML_OP_EXP: UNARY_LOOP(expf(x)) break;
-    case DML_OP_LOG: UNARY_LOOP(logf(x)) break;
-    case DML_OP_ROUND: UNARY_LOOP(nearbyintf(x)) break;
-    case DML_OP_SIN: UNARY_LOOP(sinf(x)) break;
-    case DML_OP_COS: UNARY_LOOP(cosf(x)) break;
-    default:
-      for (int64_t i = 0; i < n; i++) out[i] = (float)unary_f64(op, in[i]);
-      break;
-  }
-}
-
-/* Integer unary ops: Abs, Neg, Sign, Relu (wrapping). */
-static int unary_int_ok(dml_op_t op) {
-  return op == DML_OP_ABS || op == DML_OP_NEG || op == DML_OP_SIGN || op == DML_OP_RELU;
-}
-
 dml_status_t dml_cpuk_Unary(const dml_cpu_call_t *c) {
+  if (c->op != DML_OP_NOT) return dml_cpu_ewn(c);
   const dml_tensor_t *x = &c->inputs[0];
   dml_tensor_t *y = &c->outputs[0];
-  dml_dtype_t dt = x->dtype;
   int64_t n = dml_cpu_numel(x);
-  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (x->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "input", x->dtype);
+  if (y->dtype != x->dtype) return dml_cpu_err_dtype(c, "output", y->dtype);
   if (dml_cpu_numel(y) != n)
     return dml_cpu_err_shapes(c, "output size differs from input");
-  if (c->op == DML_OP_NOT) {
-    if (dt != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "input", dt);
-    const uint8_t *in = (const uint8_t *)x->data;
-    uint8_t *out = (uint8_t *)y->data;
-    for (int64_t i = 0; i < n; i++) out[i] = !in[i];
-    return DML_OK;
-  }
-  if (dt == DML_DTYPE_F32) {
-    unary_f32(c->op, (const float *)x->data, (float *)y->data, n);
-    return DML_OK;
-  }
-  if (dml_dtype_is_float(dt)) {
-    for (int64_t i = 0; i < n; i++)
-      dml_store_f64(dt, y->data, (size_t)i,
-                    unary_f64(c->op, dml_load_f64(dt, x->data, (size_t)i)));
-    return DML_OK;
-  }
-  if (dml_dtype_is_int(dt) && unary_int_ok(c->op)) {
-    int uns = dml_cpu_is_unsigned(dt);
-    for (int64_t i = 0; i < n; i++) {
-      int64_t v = dml_load_i64(dt, x->data, (size_t)i), r = v;
-      switch (c->op) {
-        case DML_OP_ABS: r = uns || v >= 0 ? v : (int64_t)(0 - (uint64_t)v); break;
-        case DML_OP_NEG: r = (int64_t)(0 - (uint64_t)v); break;
-        case DML_OP_SIGN: r = uns ? (v != 0) : (v > 0) - (v < 0); break;
-        case DML_OP_RELU: r = uns || v > 0 ? v : 0; break;
-        default: break;
-      }
-      dml_store_i64(dt, y->data, (size_t)i, r);
-    }
-    return DML_OK;
-  }
-  return dml_cpu_err_dtype(c, "input", dt);
+  const uint8_t *in = (const uint8_t *)x->data;
+  uint8_t *out = (uint8_t *)y->data;
+  for (int64_t i = 0; i < n; i++) out[i] = !in[i];
+  return DML_OK;
 }
 
 /* ======================================================================
