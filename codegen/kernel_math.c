@@ -468,3 +468,37 @@ const dml_kval_t *dml_kv_ewn(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x) {
     default: return NULL;
   }
 }
+
+/* ---- ew_ops.def's DML_EW2 ops in the kernel IR, in the operands' dtype
+ * (x's and y's, one dtype) ---- */
+static const dml_kval_t *ew2_pow(dml_kpool_t *p, const dml_kval_t *u,
+                                 const dml_kval_t *v) {
+  if (!u || !v) return NULL;
+  return dml_kdtype_is_float(u->dtype) ? dml_kv_pow(p, u, v) : f2(p, DML_KF_IPOW, u, v);
+}
+#define Y y
+#define GE(u, v) b2(p, DML_KF_GE, u, v)
+#define POW(u, v) ew2_pow(p, u, v)
+#define FMOD(u, v) f2(p, DML_KF_FMOD, u, v)
+#define PMOD(u, v) f2(p, DML_KF_IMOD, u, v)
+#define DML_EW2(e, attrs, ints, value, dx, dy)                                \
+  static const dml_kval_t *ew2_kv_##e(dml_kpool_t *p, const dml_kval_t *x,    \
+                                      const dml_kval_t *y, const double *a) { \
+    (void)a;                                                                  \
+    if (!x || !y) return NULL;                                                \
+    return value;                                                             \
+  }
+#include "ew_ops.def"
+#undef DML_EW2
+
+const dml_kval_t *dml_kv_ew2(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
+                             const dml_kval_t *y, const double *a) {
+  switch (op) {
+#define DML_EW2(e, attrs, ints, value, dx, dy) \
+  case DML_OP_##e:                             \
+    return ew2_kv_##e(p, x, y, a);
+#include "ew_ops.def"
+#undef DML_EW2
+    default: return NULL;
+  }
+}

@@ -21,7 +21,8 @@
 
 /* The elementwise ops composed from kernel_math.c's functions. */
 static int ew_op_more(dml_op_t op) {
-  if (dml_ew_has(op) || dml_ewn_has(op)) return 1; /* the formula table's (ew_ops.def) */
+  /* the formula table's (ew_ops.def) */
+  if (dml_ew_has(op) || dml_ewn_has(op) || dml_ew2_has(op)) return 1;
   switch (op) {
     case DML_OP_SHRINK:
     case DML_OP_PRELU:
@@ -69,18 +70,10 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
 int dml_ksched_ew_op(dml_op_t op) {
   switch (op) {
     case DML_OP_CLIP:
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_POW:
-    case DML_OP_MAX:
-    case DML_OP_MIN:
     case DML_OP_BATCH_NORMALIZATION:
     /* typed */
     case DML_OP_NOT:
     case DML_OP_CAST:
-    case DML_OP_MOD:
     case DML_OP_EQUAL:
     case DML_OP_LESS:
     case DML_OP_LESS_OR_EQUAL:
@@ -161,10 +154,6 @@ static const dml_kval_t *ew_typed_value(sched_t *s, const dml_pkg_node_t *n,
   switch (n->op) {
     case DML_OP_NOT: return dml_kv_fn(p, DML_KF_NOT, x[0], NULL);
     case DML_OP_CAST: return dml_kv_cast(p, t, x[0]);
-    case DML_OP_MOD:
-      return dml_kv_fn(
-          p, dml_attr_int(n->attrs, n->n_attrs, "fmod", 0) ? DML_KF_FMOD : DML_KF_IMOD,
-          x[0], x[1]);
     case DML_OP_EQUAL: return dml_kv_fn(p, DML_KF_EQ, x[0], x[1]);
     case DML_OP_LESS: return dml_kv_fn(p, DML_KF_LT, x[0], x[1]);
     case DML_OP_LESS_OR_EQUAL: return dml_kv_fn(p, DML_KF_LE, x[0], x[1]);
@@ -199,6 +188,20 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
   }
   /* the table's unary ops in their dtype (ew_ops.def's DML_EWN) */
   if (dml_ewn_has(n->op)) return dml_kv_ewn(p, n->op, x[0]);
+  /* its binary ops (DML_EW2; Max and Min of more operands folded), but
+   * Pow: pow_value's dtype rules (exponent of another dtype, constant
+   * exponents) around the table's POW (dml_kv_pow) */
+  if (dml_ew2_has(n->op) && n->op != DML_OP_POW) {
+    double av[DML_EW_MAX_ATTRS];
+    dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
+    if (st) {
+      dml_status_free(st);
+      return NULL;
+    }
+    const dml_kval_t *r = x[0];
+    for (uint32_t i = 1; i < n->n_inputs; i++) r = dml_kv_ew2(p, n->op, r, x[i], av);
+    return r;
+  }
   const dml_kval_t *tv = ew_typed_value(s, n, y ? kdt(y) : DML_KT_F32, x);
   if (tv) return tv;
   switch (n->op) {
@@ -208,10 +211,6 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
       if (n->n_inputs > 2 && x[2]) y = nan_max(p, y, x[2], 0);
       return y;
     }
-    case DML_OP_ADD: return dml_kv_fn(p, DML_KF_ADD, x[0], x[1]);
-    case DML_OP_SUB: return dml_kv_fn(p, DML_KF_SUB, x[0], x[1]);
-    case DML_OP_MUL: return dml_kv_fn(p, DML_KF_MUL, x[0], x[1]);
-    case DML_OP_DIV: return dml_kv_fn(p, DML_KF_DIV, x[0], x[1]);
     case DML_OP_POW: return pow_value(s, n, x);
     case DML_OP_BATCH_NORMALIZATION: {
       /* inference: (x - mean) * (scale / sqrt(var + epsilon)) + B, per channel
@@ -224,13 +223,6 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
       return dml_kv_fn(
           p, DML_KF_ADD,
           dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_SUB, x[0], x[3]), inv), x[2]);
-    }
-    case DML_OP_MAX:
-    case DML_OP_MIN: {
-      const dml_kval_t *y = x[0];
-      for (uint32_t i = 1; i < n->n_inputs; i++)
-        y = nan_max(p, y, x[i], n->op == DML_OP_MAX);
-      return y;
     }
     default: return ew_value_more(s, n, x);
   }
@@ -296,14 +288,8 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
         return "OneHot axis out of range";
       return yt == DML_DTYPE_BOOL ? "OneHot to bool" : NULL;
     }
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_MAX:
-    case DML_OP_MIN:
     case DML_OP_CLIP:
-    case DML_OP_MOD:
+    numeric:
       if (yt == DML_DTYPE_BOOL) return "arithmetic on bool";
       for (uint32_t i = 0; i < n->n_inputs; i++) {
         const dml_pkg_value_t *x = val(s, n->inputs[i]);
@@ -321,6 +307,8 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
         return "f64 Pow is not emitted (f32, f16, bf16 and integers are)";
       return NULL;
     default:
+      /* the table's binary ops but Pow: any number dtype, one throughout */
+      if (dml_ew2_has(n->op)) goto numeric;
       if (dml_ewn_ints(n->op)) /* Abs, Neg, Relu, Sign: any number dtype */
         return yt == DML_DTYPE_BOOL         ? "arithmetic on bool"
                : x0 && x0->type.dtype != yt ? "operands of mixed dtypes"

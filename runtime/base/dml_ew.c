@@ -34,6 +34,16 @@ int dml_ewn_ints(dml_op_t op) {
   }
 }
 
+int dml_ew2_has(dml_op_t op) {
+  switch (op) {
+#define DML_EW2(e, attrs, ints, value, dx, dy) case DML_OP_##e:
+#include "ew_ops.def"
+#undef DML_EW2
+    return 1;
+    default: return 0;
+  }
+}
+
 dml_status_t dml_ew_attrs(dml_op_t op, const dml_attr_t *attrs, size_t n_attrs,
                           double out[DML_EW_MAX_ATTRS]) {
   const char *opn = dml_op_name(op);
@@ -63,6 +73,13 @@ dml_status_t dml_ew_attrs(dml_op_t op, const dml_attr_t *attrs, size_t n_attrs,
   }
 #include "ew_ops.def"
 #undef DML_EW
+
+#define DML_EW2(e, attrs_, ints, value, dx, dy) \
+  case DML_OP_##e: {                            \
+    attrs_ break;                               \
+  }
+#include "ew_ops.def"
+#undef DML_EW2
     default:
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
                              "not an op of the elementwise table (ew_ops.def)");

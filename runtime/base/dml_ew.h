@@ -33,8 +33,13 @@ int dml_ewn_has(dml_op_t op);
 /* 1 when DML_EWN's `op` has an integer form (its INTS column). */
 int dml_ewn_ints(dml_op_t op);
 
+/* 1 when ew_ops.def's DML_EW2 defines `op` (a binary op: Add, Sub, Mul,
+ * Div, Pow, Mod, Max, Min). */
+int dml_ew2_has(dml_op_t op);
+
 /* The values of `op`'s attributes A0.. in `out` (defaults for absent
- * ones; a string attribute as 0 or 1, its first or second value).
+ * ones; a string attribute as 0 or 1, its first or second value), for the
+ * ops of DML_EW and DML_EW2.
  * Errors (op: the op's name): INVALID_ARGUMENT for a float that must not
  * be 0 and is, or a string of another value (naming the attribute and
  * value); INVALID_ARGUMENT when `op` is not a table op. */
