@@ -25,7 +25,6 @@ static int ew_op_more(dml_op_t op) {
   if (dml_ew_has(op) || dml_ewn_has(op) || dml_ew2_has(op)) return 1;
   switch (op) {
     case DML_OP_SHRINK:
-    case DML_OP_PRELU:
     case DML_OP_SUM:
     case DML_OP_MEAN: return 1;
     default: return 0;
@@ -51,8 +50,6 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
       return dml_kv_select(p, F2(LT, a, K(-l)), F2(ADD, a, K(b)),
                            dml_kv_select(p, F2(GT, a, K(l)), F2(SUB, a, K(b)), K(0)));
     }
-    case DML_OP_PRELU: /* x < 0 ? slope x : x (an infinite slope's inf * 0 was NaN) */
-      return dml_kv_select(p, F2(LT, a, K(0)), F2(MUL, x[1], a), a);
     case DML_OP_SUM:
     case DML_OP_MEAN: {
       const dml_kval_t *y = a;

@@ -1184,6 +1184,7 @@ static V *ew2_operand(ad_t *a, V *v, dml_dtype_t dt) {
 #define POW(u, v) op2(a, DML_OP_POW, u, v)
 #define GE(u, v) op2(a, DML_OP_GREATER_OR_EQUAL, u, v)
 #define LE(u, v) op2(a, DML_OP_LESS_OR_EQUAL, u, v)
+#define GT(u, v) op2(a, DML_OP_GREATER, u, v)
 #define SEL(c, u, v) op3(a, DML_OP_WHERE, c, u, v)
 #define OP(e, u) op1(a, DML_OP_##e, u)
 static V *ew2_grad(ad_t *a, dml_op_t op, int wrt_y, V *g, V *x, V *y, V *z,
@@ -1213,6 +1214,7 @@ static V *ew2_grad(ad_t *a, dml_op_t op, int wrt_y, V *g, V *x, V *y, V *z,
 #undef POW
 #undef GE
 #undef LE
+#undef GT
 #undef SEL
 #undef OP
 #pragma pop_macro("OP")
@@ -1901,24 +1903,6 @@ static void vjp_dft(ad_t *a, const dml_ir_node_t *n, V *g) {
     d = slice(a, d, &z, &o, &last, NULL, 1); /* the real part */
   }
   acc(a, X, d);
-}
-
-/* Mod-13 with fmod = 1 (floats): y = x - trunc(x / d) d, so dx = g and
- * dd = -trunc(x / d) g (away from the jumps at multiples of d), both
- * unbroadcast. Integer Mod carries no gradient. */
-
-/* PRelu-16: y = x (x > 0), slope x otherwise, slope broadcast
- * (unidirectionally) to x: dx = g where x > 0 else g slope;
- * dslope = sum over the broadcast axes of g x where x <= 0. */
-static void vjp_prelu(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *sl = n->inputs[1];
-  dml_dtype_t dt = x->type.dtype;
-  V *pos = op2(a, DML_OP_GREATER, x, cst(a, dt, 0));
-  if (needs(a, x)) acc(a, x, op3(a, DML_OP_WHERE, pos, g, op2(a, DML_OP_MUL, g, sl)));
-  if (needs(a, sl))
-    acc(a, sl,
-        unbroadcast(a, op3(a, DML_OP_WHERE, pos, cst(a, dt, 0), op2(a, DML_OP_MUL, g, x)),
-                    sl));
 }
 
 /* Sum-13, Mean-13, Max-13, Min-13 with any number of inputs (numpy

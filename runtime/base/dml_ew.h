@@ -34,7 +34,7 @@ int dml_ewn_has(dml_op_t op);
 int dml_ewn_ints(dml_op_t op);
 
 /* 1 when ew_ops.def's DML_EW2 defines `op` (a binary op: Add, Sub, Mul,
- * Div, Pow, Mod, Max, Min). */
+ * Div, Pow, Mod, Max, Min, PRelu). */
 int dml_ew2_has(dml_op_t op);
 
 /* The values of `op`'s attributes A0.. in `out` (defaults for absent

@@ -790,31 +790,31 @@ typedef struct {
   int64_t sx, ss;
 } prelu_ctx_t;
 
+/* The table's PRelu (ew_ops.def) over one row: f32 in its float row loop,
+ * the other dtypes in double, int64 or uint64. */
 static void prelu_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
   prelu_ctx_t *g = (prelu_ctx_t *)vctx;
   if (g->dt == DML_DTYPE_F32) {
-    const float *x = (const float *)g->x + offs[0], *s = (const float *)g->s + offs[1];
-    float *o = (float *)g->o + oo;
-    if (g->ss == 0) {
-      float sl = s[0];
-      for (int64_t i = 0; i < n; i++) o[i] = x[i] < 0.0f ? sl * x[i] : x[i];
-    } else {
-      for (int64_t i = 0; i < n; i++) o[i] = x[i] < 0.0f ? s[i * g->ss] * x[i] : x[i];
-    }
+    ew2_row_PRELU((float *)g->o + oo, (const float *)g->x + offs[0], g->sx,
+                  (const float *)g->s + offs[1], g->ss, n, NULL);
     return;
   }
+  int uns = dml_cpu_is_unsigned(g->dt);
   for (int64_t i = 0; i < n; i++) {
     size_t ix = (size_t)(offs[0] + i * g->sx), is = (size_t)(offs[1] + i * g->ss);
-    if (dml_dtype_is_float(g->dt)) {
-      double v = dml_load_f64(g->dt, g->x, ix);
-      dml_store_f64(g->dt, g->o, (size_t)(oo + i),
-                    v < 0 ? v * dml_load_f64(g->dt, g->s, is) : v);
-    } else {
-      int64_t v = dml_load_i64(g->dt, g->x, ix);
-      int64_t r =
-          v < 0 ? (int64_t)((uint64_t)v * (uint64_t)dml_load_i64(g->dt, g->s, is)) : v;
-      dml_store_i64(g->dt, g->o, (size_t)(oo + i), r);
-    }
+    size_t io = (size_t)(oo + i);
+    if (dml_dtype_is_float(g->dt))
+      dml_store_f64(g->dt, g->o, io,
+                    ew2_d_PRELU(dml_load_f64(g->dt, g->x, ix),
+                                dml_load_f64(g->dt, g->s, is), NULL));
+    else if (uns)
+      dml_store_i64(g->dt, g->o, io,
+                    (int64_t)ew2_u_PRELU((uint64_t)dml_load_i64(g->dt, g->x, ix),
+                                         (uint64_t)dml_load_i64(g->dt, g->s, is), NULL));
+    else
+      dml_store_i64(g->dt, g->o, io,
+                    ew2_i_PRELU(dml_load_i64(g->dt, g->x, ix),
+                                dml_load_i64(g->dt, g->s, is), NULL));
   }
 }
 

@@ -164,12 +164,15 @@ static ld2 r2_max(ld2 x, ld2 y) {
 static ld2 r2_min(ld2 x, ld2 y) {
   return isnan(x) || isnan(y) ? NAN : x < y ? x : y;
 }
+static ld2 r2_prelu(ld2 x, ld2 y) {
+  return x < 0 ? y * x : x;
+}
 
-/* Add, Sub, Mul, Div, Mod (fmod = 1), Max and Min of every pair of the
+/* Add, Sub, Mul, Div, Mod (fmod = 1), Max, Min and PRelu of every pair of the
  * edge values (k_bases x k_exps: NaN, +-inf, +-0, subnormals, +-1e+-30,
  * ...) and of 70,000 random pairs over 1e-3 .. 1e3 of both signs: the
  * CPU against the long double result rounded to f32 (exact for Add, Sub,
- * Mul, Div, Mod and Max/Min: relative 0), Vulkan against the CPU (Div 3
+ * Mul, Div, Mod, Max/Min and PRelu: relative 0), Vulkan against the CPU (Div 3
  * ulp: GLSL's division need not be correctly rounded; Mod 1e-6 relative
  * plus 1e-6 |y| absolute where |x / y| < 2^20: the GPUs' fmod is x - y
  * trunc(x / y) in f32, not exact beyond; others exact), a result at the
@@ -186,6 +189,7 @@ static void test_binary_edges(void) {
              {"Div", "", r2_div, 3.6e-7},
              {"Mod", " {fmod = 1}", r2_fmod, 1e-6},
              {"Max", "", r2_max, 0},
+             {"PRelu", "", r2_prelu, 0},
              {"Min", "", r2_min, 0}};
   enum { NO = (int)(sizeof ops / sizeof ops[0]) };
   char text[2048];
