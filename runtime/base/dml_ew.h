@@ -37,6 +37,12 @@ int dml_ewn_ints(dml_op_t op);
  * Div, Pow, Mod, Max, Min, PRelu). */
 int dml_ew2_has(dml_op_t op);
 
+/* The value of a DML_EWN op at x (y unused) or of a DML_EW2 op at x, y,
+ * in double with the C library's functions (the CPU's f64 forms), with
+ * attribute values `a` (dml_ew_attrs; NULL: all 0); NaN for another op.
+ * For compile-time folding (ir/infer.c). */
+double dml_ew_f64(dml_op_t op, const double *a, double x, double y);
+
 /* The values of `op`'s attributes A0.. in `out` (defaults for absent
  * ones; a string attribute as 0 or 1, its first or second value), for the
  * ops of DML_EW and DML_EW2.
