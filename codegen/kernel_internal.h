@@ -123,6 +123,15 @@ const dml_kval_t *dml_kv_erfc(dml_kpool_t *p, const dml_kval_t *x);
  * (dml_ew_attrs); NULL for an op not in the table. */
 const dml_kval_t *dml_kv_ew(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
                             const double *a);
+/* The value of ew_ops.def's DML_EWN op `op` (Abs, Neg, Relu, Sign, Exp,
+ * ...) at x, in x's dtype (integers for the ops with an integer form);
+ * NULL for another op. */
+const dml_kval_t *dml_kv_ewn(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x);
+/* The value of ew_ops.def's DML_EW2 op `op` (Add, Sub, Mul, Div, Pow, Mod,
+ * Max, Min) at x, y of one dtype (float or integer), with attribute values
+ * `a` (dml_ew_attrs: Mod's fmod); NULL for another op. */
+const dml_kval_t *dml_kv_ew2(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
+                             const dml_kval_t *y, const double *a);
 
 /* Random values of the scheduler (schedule_random.c). */
 /* The 24 random bits (an i32 in [0, 2^24)) that node `node` of `fn` draws

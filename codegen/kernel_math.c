@@ -417,3 +417,88 @@ const dml_kval_t *dml_kv_round_half_even(dml_kpool_t *p, const dml_kval_t *x) {
   y = dml_kv_select(p, b2(p, DML_KF_EQ, y, k(p, 0.0)), z, y);
   return dml_kv_select(p, b2(p, DML_KF_LT, f1(p, DML_KF_ABS, x), k(p, 8388608.0)), y, x);
 }
+
+/* ---- ew_ops.def's DML_EWN ops in the kernel IR, in x's dtype: constants
+ * of it, f16/bf16 Tanh, Log and Round through f32 (kernel_math's forms,
+ * rounded once), f64 Tanh and Log the renderers' double functions ---- */
+static const dml_kval_t *ewn_k(dml_kpool_t *p, const dml_kval_t *x, double c) {
+  return dml_kdtype_is_float(x->dtype) ? dml_kv_fconst(p, x->dtype, (float)c)
+                                       : dml_kv_iconst(p, x->dtype, (int64_t)c);
+}
+/* f(u) in f32: u itself when f32, else cast there and back */
+static const dml_kval_t *ewn_via_f32(dml_kpool_t *p, const dml_kval_t *u,
+                                     const dml_kval_t *(*f)(dml_kpool_t *,
+                                                            const dml_kval_t *)) {
+  if (!u) return NULL;
+  if (u->dtype == DML_KT_F32) return f(p, u);
+  return dml_kv_cast(p, u->dtype, f(p, dml_kv_cast(p, DML_KT_F32, u)));
+}
+static const dml_kval_t *ewn_tanh(dml_kpool_t *p, const dml_kval_t *u) {
+  return u && u->dtype == DML_KT_F64 ? f1(p, DML_KF_TANH, u)
+                                     : ewn_via_f32(p, u, dml_kv_tanh);
+}
+static const dml_kval_t *ewn_log(dml_kpool_t *p, const dml_kval_t *u) {
+  return u && u->dtype == DML_KT_F64 ? f1(p, DML_KF_LOG, u)
+                                     : ewn_via_f32(p, u, dml_kv_log);
+}
+#undef K
+#undef TANH
+#undef LOG
+#define K(c) ewn_k(p, x, (double)(c))
+#define TANH(u) ewn_tanh(p, u)
+#define LOG(u) ewn_log(p, u)
+#define FLOOR(u) f1(p, DML_KF_FLOOR, u)
+#define CEIL(u) f1(p, DML_KF_CEIL, u)
+#define ROUND(u) ewn_via_f32(p, u, dml_kv_round_half_even)
+#define DML_EWN(e, ints, value, grad)                                        \
+  static const dml_kval_t *ewn_kv_##e(dml_kpool_t *p, const dml_kval_t *x) { \
+    if (!x) return NULL;                                                     \
+    return value;                                                            \
+  }
+#include "ew_ops.def"
+#undef DML_EWN
+
+const dml_kval_t *dml_kv_ewn(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x) {
+  switch (op) {
+#define DML_EWN(e, ints, value, grad) \
+  case DML_OP_##e:                    \
+    return ewn_kv_##e(p, x);
+#include "ew_ops.def"
+#undef DML_EWN
+    default: return NULL;
+  }
+}
+
+/* ---- ew_ops.def's DML_EW2 ops in the kernel IR, in the operands' dtype
+ * (x's and y's, one dtype) ---- */
+static const dml_kval_t *ew2_pow(dml_kpool_t *p, const dml_kval_t *u,
+                                 const dml_kval_t *v) {
+  if (!u || !v) return NULL;
+  return dml_kdtype_is_float(u->dtype) ? dml_kv_pow(p, u, v) : f2(p, DML_KF_IPOW, u, v);
+}
+#define Y y
+#define GE(u, v) b2(p, DML_KF_GE, u, v)
+#define POW(u, v) ew2_pow(p, u, v)
+#define FMOD(u, v) f2(p, DML_KF_FMOD, u, v)
+#define PMOD(u, v) f2(p, DML_KF_IMOD, u, v)
+#define DML_EW2(e, attrs, ints, value, dx, dy)                                \
+  static const dml_kval_t *ew2_kv_##e(dml_kpool_t *p, const dml_kval_t *x,    \
+                                      const dml_kval_t *y, const double *a) { \
+    (void)a;                                                                  \
+    if (!x || !y) return NULL;                                                \
+    return value;                                                             \
+  }
+#include "ew_ops.def"
+#undef DML_EW2
+
+const dml_kval_t *dml_kv_ew2(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
+                             const dml_kval_t *y, const double *a) {
+  switch (op) {
+#define DML_EW2(e, attrs, ints, value, dx, dy) \
+  case DML_OP_##e:                             \
+    return ew2_kv_##e(p, x, y, a);
+#include "ew_ops.def"
+#undef DML_EW2
+    default: return NULL;
+  }
+}

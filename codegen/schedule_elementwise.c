@@ -21,11 +21,10 @@
 
 /* The elementwise ops composed from kernel_math.c's functions. */
 static int ew_op_more(dml_op_t op) {
-  if (dml_ew_has(op)) return 1; /* the formula table's (ew_ops.def) */
+  /* the formula table's (ew_ops.def) */
+  if (dml_ew_has(op) || dml_ewn_has(op) || dml_ew2_has(op)) return 1;
   switch (op) {
-    case DML_OP_ROUND:
     case DML_OP_SHRINK:
-    case DML_OP_PRELU:
     case DML_OP_SUM:
     case DML_OP_MEAN: return 1;
     default: return 0;
@@ -43,9 +42,6 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
 #define ATTR(name, def) dml_attr_float(n->attrs, n->n_attrs, name, def)
   const dml_kval_t *a = x[0];
   switch (n->op) {
-    case DML_OP_ROUND: /* in f32, rounded to f16/bf16 once (exact) */
-      return dml_kv_cast(p, a->dtype,
-                         dml_kv_round_half_even(p, dml_kv_cast(p, DML_KT_F32, a)));
     case DML_OP_SHRINK: {
       /* x < -lambd ? x + bias : x > lambd ? x - bias : 0, as ONNX's spec
        * and reference (NaN is "otherwise": 0) and the CPU; selects, not
@@ -54,8 +50,6 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
       return dml_kv_select(p, F2(LT, a, K(-l)), F2(ADD, a, K(b)),
                            dml_kv_select(p, F2(GT, a, K(l)), F2(SUB, a, K(b)), K(0)));
     }
-    case DML_OP_PRELU: /* x < 0 ? slope x : x (an infinite slope's inf * 0 was NaN) */
-      return dml_kv_select(p, F2(LT, a, K(0)), F2(MUL, x[1], a), a);
     case DML_OP_SUM:
     case DML_OP_MEAN: {
       const dml_kval_t *y = a;
@@ -72,33 +66,11 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
 
 int dml_ksched_ew_op(dml_op_t op) {
   switch (op) {
-    case DML_OP_ABS:
-    case DML_OP_NEG:
-    case DML_OP_RELU:
-    case DML_OP_SIGMOID:
-    case DML_OP_TANH:
-    case DML_OP_EXP:
-    case DML_OP_LOG:
-    case DML_OP_SQRT:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_SIN:
-    case DML_OP_COS:
     case DML_OP_CLIP:
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_POW:
-    case DML_OP_MAX:
-    case DML_OP_MIN:
     case DML_OP_BATCH_NORMALIZATION:
     /* typed */
-    case DML_OP_SIGN:
     case DML_OP_NOT:
     case DML_OP_CAST:
-    case DML_OP_MOD:
     case DML_OP_EQUAL:
     case DML_OP_LESS:
     case DML_OP_LESS_OR_EQUAL:
@@ -177,15 +149,8 @@ static const dml_kval_t *ew_typed_value(sched_t *s, const dml_pkg_node_t *n,
                                         dml_kdtype_t t, const dml_kval_t *const *x) {
   dml_kpool_t *p = s->pool;
   switch (n->op) {
-    case DML_OP_SIGN: /* floats keep NaN and +-0 (GLSL's sign(NaN) is 0) */
-      return dml_kdtype_is_float(t) ? dml_kv_sign_nan(p, x[0])
-                                    : dml_kv_fn(p, DML_KF_SIGN, x[0], NULL);
     case DML_OP_NOT: return dml_kv_fn(p, DML_KF_NOT, x[0], NULL);
     case DML_OP_CAST: return dml_kv_cast(p, t, x[0]);
-    case DML_OP_MOD:
-      return dml_kv_fn(
-          p, dml_attr_int(n->attrs, n->n_attrs, "fmod", 0) ? DML_KF_FMOD : DML_KF_IMOD,
-          x[0], x[1]);
     case DML_OP_EQUAL: return dml_kv_fn(p, DML_KF_EQ, x[0], x[1]);
     case DML_OP_LESS: return dml_kv_fn(p, DML_KF_LT, x[0], x[1]);
     case DML_OP_LESS_OR_EQUAL: return dml_kv_fn(p, DML_KF_LE, x[0], x[1]);
@@ -218,43 +183,31 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     return dml_kv_cast(p, kdt(y),
                        dml_kv_ew(p, n->op, dml_kv_cast(p, DML_KT_F32, x[0]), av));
   }
+  /* the table's unary ops in their dtype (ew_ops.def's DML_EWN) */
+  if (dml_ewn_has(n->op)) return dml_kv_ewn(p, n->op, x[0]);
+  /* its binary ops (DML_EW2; Max and Min of more operands folded), but
+   * Pow: pow_value's dtype rules (exponent of another dtype, constant
+   * exponents) around the table's POW (dml_kv_pow) */
+  if (dml_ew2_has(n->op) && n->op != DML_OP_POW) {
+    double av[DML_EW_MAX_ATTRS];
+    dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
+    if (st) {
+      dml_status_free(st);
+      return NULL;
+    }
+    const dml_kval_t *r = x[0];
+    for (uint32_t i = 1; i < n->n_inputs; i++) r = dml_kv_ew2(p, n->op, r, x[i], av);
+    return r;
+  }
   const dml_kval_t *tv = ew_typed_value(s, n, y ? kdt(y) : DML_KT_F32, x);
   if (tv) return tv;
   switch (n->op) {
-    case DML_OP_ABS: return dml_kv_fn(p, DML_KF_ABS, x[0], NULL);
-    case DML_OP_NEG: return dml_kv_fn(p, DML_KF_NEG, x[0], NULL);
-    case DML_OP_RELU: /* a zero of x's dtype (an f32 0 made f64 and integer
-                         Relu's GLSL mistyped: glslang rejected it) */
-      return nan_max(p, x[0],
-                     dml_kdtype_is_float(x[0]->dtype)
-                         ? dml_kv_fconst(p, x[0]->dtype, 0.0f)
-                         : dml_kv_zero(p, x[0]->dtype),
-                     1);
-    case DML_OP_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x[0], NULL);
-    case DML_OP_TANH: /* f32 (f16, bf16 in f32): kernel_math's, exact near 0 */
-      if (x[0]->dtype == DML_KT_F64) return dml_kv_fn(p, DML_KF_TANH, x[0], NULL);
-      return dml_kv_cast(p, x[0]->dtype,
-                         dml_kv_tanh(p, dml_kv_cast(p, DML_KT_F32, x[0])));
-    case DML_OP_EXP: return dml_kv_fn(p, DML_KF_EXP, x[0], NULL);
-    case DML_OP_LOG: /* f64: the renderers' dml_log64; else kernel_math's */
-      if (x[0]->dtype == DML_KT_F64) return dml_kv_fn(p, DML_KF_LOG, x[0], NULL);
-      return dml_kv_cast(p, x[0]->dtype, dml_kv_log(p, dml_kv_cast(p, DML_KT_F32, x[0])));
-    case DML_OP_SQRT: return dml_kv_fn(p, DML_KF_SQRT, x[0], NULL);
-    case DML_OP_FLOOR: return dml_kv_fn(p, DML_KF_FLOOR, x[0], NULL);
-    case DML_OP_CEIL: return dml_kv_fn(p, DML_KF_CEIL, x[0], NULL);
-    case DML_OP_RECIPROCAL: return dml_kv_fn(p, DML_KF_RECIP, x[0], NULL);
-    case DML_OP_SIN: return dml_kv_fn(p, DML_KF_SIN, x[0], NULL);
-    case DML_OP_COS: return dml_kv_fn(p, DML_KF_COS, x[0], NULL);
     case DML_OP_CLIP: {
       const dml_kval_t *y = x[0];
       if (n->n_inputs > 1 && x[1]) y = nan_max(p, y, x[1], 1);
       if (n->n_inputs > 2 && x[2]) y = nan_max(p, y, x[2], 0);
       return y;
     }
-    case DML_OP_ADD: return dml_kv_fn(p, DML_KF_ADD, x[0], x[1]);
-    case DML_OP_SUB: return dml_kv_fn(p, DML_KF_SUB, x[0], x[1]);
-    case DML_OP_MUL: return dml_kv_fn(p, DML_KF_MUL, x[0], x[1]);
-    case DML_OP_DIV: return dml_kv_fn(p, DML_KF_DIV, x[0], x[1]);
     case DML_OP_POW: return pow_value(s, n, x);
     case DML_OP_BATCH_NORMALIZATION: {
       /* inference: (x - mean) * (scale / sqrt(var + epsilon)) + B, per channel
@@ -274,13 +227,6 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
           p, DML_KF_ADD,
           dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_SUB, f[0], f[3]), inv), f[2]);
       return t == DML_KT_F32 ? y : dml_kv_cast(p, t, y);
-    }
-    case DML_OP_MAX:
-    case DML_OP_MIN: {
-      const dml_kval_t *y = x[0];
-      for (uint32_t i = 1; i < n->n_inputs; i++)
-        y = nan_max(p, y, x[i], n->op == DML_OP_MAX);
-      return y;
     }
     default: return ew_value_more(s, n, x);
   }
@@ -346,18 +292,8 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
         return "OneHot axis out of range";
       return yt == DML_DTYPE_BOOL ? "OneHot to bool" : NULL;
     }
-    case DML_OP_ADD:
-    case DML_OP_SUB:
-    case DML_OP_MUL:
-    case DML_OP_DIV:
-    case DML_OP_NEG:
-    case DML_OP_ABS:
-    case DML_OP_RELU:
-    case DML_OP_SIGN:
-    case DML_OP_MAX:
-    case DML_OP_MIN:
     case DML_OP_CLIP:
-    case DML_OP_MOD:
+    numeric:
       if (yt == DML_DTYPE_BOOL) return "arithmetic on bool";
       for (uint32_t i = 0; i < n->n_inputs; i++) {
         const dml_pkg_value_t *x = val(s, n->inputs[i]);
@@ -375,6 +311,12 @@ static const char *ew_dtype_reject(sched_t *s, const dml_pkg_node_t *n,
         return "f64 Pow is not emitted (f32, f16, bf16 and integers are)";
       return NULL;
     default:
+      /* the table's binary ops but Pow: any number dtype, one throughout */
+      if (dml_ew2_has(n->op)) goto numeric;
+      if (dml_ewn_ints(n->op)) /* Abs, Neg, Relu, Sign: any number dtype */
+        return yt == DML_DTYPE_BOOL         ? "arithmetic on bool"
+               : x0 && x0->type.dtype != yt ? "operands of mixed dtypes"
+                                            : NULL;
       /* the float functions: f32; f16 and bf16 (computed in f32, rounded)
        * for the one-function ops; f64 for those the renderers have in
        * double precision */

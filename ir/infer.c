@@ -706,18 +706,8 @@ static int f64s_eval(const ictx_t *c, const dml_ir_value_t *v, double *out, uint
           na != (uint32_t)numel)
         return 0;
       for (uint32_t k = 0; k < na; k++) {
-        double x = a[k];
-        switch (d->op) {
-          case DML_OP_NEG: x = -x; break;
-          case DML_OP_ABS: x = fabs(x); break;
-          case DML_OP_FLOOR: x = floor(x); break;
-          case DML_OP_CEIL: x = ceil(x); break;
-          case DML_OP_RELU: x = x < 0 ? 0 : x; break;
-          case DML_OP_ROUND: x = nearbyint(x); break; /* half to even */
-          case DML_OP_SQRT: x = sqrt(x); break;
-          case DML_OP_RECIPROCAL: x = 1.0 / x; break;
-          default: break;
-        }
+        /* the formula table's (ew_ops.def) but the views and Cast */
+        double x = dml_ewn_has(d->op) ? dml_ew_f64(d->op, NULL, a[k], 0) : a[k];
         if (!round_to_dtype(dt, x, &out[k])) return 0;
       }
       *out_n = na;
@@ -737,15 +727,8 @@ static int f64s_eval(const ictx_t *c, const dml_ir_value_t *v, double *out, uint
       uint32_t n = na > nb ? na : nb;
       if ((na != nb && na != 1 && nb != 1) || n != (uint32_t)numel) return 0;
       for (uint32_t k = 0; k < n; k++) {
-        double x = a[na == 1 ? 0 : k], y = b[nb == 1 ? 0 : k], r;
-        switch (d->op) {
-          case DML_OP_ADD: r = x + y; break;
-          case DML_OP_SUB: r = x - y; break;
-          case DML_OP_MUL: r = x * y; break;
-          case DML_OP_DIV: r = x / y; break;
-          case DML_OP_MAX: r = x > y || x != x ? x : y; break;
-          default: r = x < y || x != x ? x : y; break;
-        }
+        /* the formula table's (ew_ops.def) */
+        double r = dml_ew_f64(d->op, NULL, a[na == 1 ? 0 : k], b[nb == 1 ? 0 : k]);
         if (!round_to_dtype(dt, r, &out[k])) return 0;
       }
       *out_n = n;

@@ -594,17 +594,27 @@ static V *vjp_depth_space(ad_t *a, const dml_ir_node_t *n, V *g) {
 #define ACOSH(u) op1(a, DML_OP_ACOSH, u)
 #define ATANH(u) op1(a, DML_OP_ATANH, u)
 #define OP(e, u) op1(a, DML_OP_##e, u)
+#define ZERO (*zero = 1, (V *)NULL)
 #define DML_EW_ATTR_F(name, dflt, nonzero)
 #define DML_EW_ATTR_S(name, first, second)
-static V *ew_grad(ad_t *a, dml_op_t op, V *x, V *y, dml_dtype_t dt, const double *av) {
+/* *zero set: the table's ZERO (piecewise constant, a zero gradient). */
+static V *ew_grad(ad_t *a, dml_op_t op, V *x, V *y, dml_dtype_t dt, const double *av,
+                  int *zero) {
   (void)y;
   (void)av;
+  (void)zero;
   switch (op) {
 #define DML_EW(e, attrs, value, grad) \
   case DML_OP_##e:                    \
     return grad;
 #include "ew_ops.def"
 #undef DML_EW
+
+#define DML_EWN(e, ints, value, grad) \
+  case DML_OP_##e:                    \
+    return grad;
+#include "ew_ops.def"
+#undef DML_EWN
     default: return NULL;
   }
 }
@@ -644,109 +654,34 @@ static V *ew_grad(ad_t *a, dml_op_t op, V *x, V *y, dml_dtype_t dt, const double
 #undef ACOSH
 #undef ATANH
 #undef OP
+#undef ZERO
 #undef DML_EW_ATTR_F
 #undef DML_EW_ATTR_S
 #pragma pop_macro("OP")
 
-/* The formula table's ops (ew_ops.def): g times the table's dy/dx. */
+/* The formula table's ops (ew_ops.def): g times the table's dy/dx, zeros
+ * for a piecewise constant op (ZERO). */
 static void vjp_ew(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0], *y = n->outputs[0];
   dml_dtype_t dt = x->type.dtype;
-  double av[DML_EW_MAX_ATTRS];
-  dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
-  if (st) {
-    unsupported(a, n, dml_status_reason(st));
-    dml_status_free(st);
-    return;
+  double av[DML_EW_MAX_ATTRS] = {0, 0, 0};
+  if (!dml_ewn_has(n->op)) {
+    dml_status_t st = dml_ew_attrs(n->op, n->attrs, n->n_attrs, av);
+    if (st) {
+      unsupported(a, n, dml_status_reason(st));
+      dml_status_free(st);
+      return;
+    }
   }
-  acc(a, x, op2(a, DML_OP_MUL, g, ew_grad(a, n->op, x, y, dt, av)));
-}
-
-static void vjp_neg(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op1(a, DML_OP_NEG, g);
-  acc(a, x, r);
+  int zero = 0;
+  V *d = ew_grad(a, n->op, x, y, dt, av, &zero);
+  acc(a, x, zero ? zeros_like(a, x) : op2(a, DML_OP_MUL, g, d));
 }
 
 static void vjp_identity(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0];
   V *r = NULL;
   r = g;
-  acc(a, x, r);
-}
-
-static void vjp_relu(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  dml_dtype_t dt = x->type.dtype;
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, cast_to(a, op2(a, DML_OP_GREATER, x, cst(a, dt, 0)), dt));
-  acc(a, x, r);
-}
-
-static void vjp_sigmoid(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  dml_dtype_t dt = x->type.dtype;
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, y, op2(a, DML_OP_SUB, cst(a, dt, 1), y)));
-  acc(a, x, r);
-}
-
-static void vjp_tanh(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  dml_dtype_t dt = x->type.dtype;
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, op2(a, DML_OP_SUB, cst(a, dt, 1), op2(a, DML_OP_MUL, y, y)));
-  acc(a, x, r);
-}
-
-static void vjp_exp(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, y);
-  acc(a, x, r);
-}
-
-static void vjp_log(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op2(a, DML_OP_DIV, g, x);
-  acc(a, x, r);
-}
-
-static void vjp_sqrt(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  dml_dtype_t dt = x->type.dtype;
-  V *r = NULL;
-  r = op2(a, DML_OP_DIV, op2(a, DML_OP_MUL, g, cst(a, dt, 0.5)), y);
-  acc(a, x, r);
-}
-
-static void vjp_reciprocal(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->outputs[0];
-  V *r = NULL;
-  r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, y, y)));
-  acc(a, x, r);
-}
-
-static void vjp_abs(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIGN, x));
-  acc(a, x, r);
-}
-
-static void vjp_sin(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op2(a, DML_OP_MUL, g, op1(a, DML_OP_COS, x));
-  acc(a, x, r);
-}
-
-static void vjp_cos(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  r = op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op1(a, DML_OP_SIN, x)));
   acc(a, x, r);
 }
 
@@ -876,13 +811,6 @@ static void vjp_shrink(ad_t *a, const dml_ir_node_t *n, V *g) {
 }
 
 /* Floor, Ceil, Round, Sign */
-static void vjp_piecewise_constant(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0];
-  V *r = NULL;
-  /* Piecewise constant: a zero gradient (PyTorch's), not NaN-propagating. */
-  r = zeros_like(a, x);
-  acc(a, x, r);
-}
 
 static void vjp_cast_like(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *x = n->inputs[0];
@@ -1231,62 +1159,71 @@ static void vjp_gather_elements(ad_t *a, const dml_ir_node_t *n, V *g) {
   acc(a, D, fin(a, s));
 }
 
-/* The two-operand arithmetic ops, numpy broadcasting undone by unbroadcast(). */
-static void vjp_add(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->inputs[1];
-  acc(a, x, unbroadcast(a, g, x));
-  acc(a, y, unbroadcast(a, g, y));
+/* The formula table's binary ops (ew_ops.def's DML_EW2): the gradients of
+ * x and y of its DX and DY over g, x, y (cast to the output's dtype where
+ * Pow's exponent has another) and the output z, numpy broadcasting undone
+ * by unbroadcast(). */
+static V *ew2_operand(ad_t *a, V *v, dml_dtype_t dt) {
+  return v->type.dtype == dt ? v : cast_to(a, v, dt);
 }
-
-static void vjp_sub(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->inputs[1];
-  acc(a, x, unbroadcast(a, g, x));
-  if (needs(a, y)) acc(a, y, unbroadcast(a, op1(a, DML_OP_NEG, g), y));
-}
-
-static void vjp_mul(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->inputs[1];
-  if (needs(a, x)) acc(a, x, unbroadcast(a, op2(a, DML_OP_MUL, g, y), x));
-  if (needs(a, y)) acc(a, y, unbroadcast(a, op2(a, DML_OP_MUL, g, x), y));
-}
-
-static void vjp_div(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->inputs[1], *out = n->outputs[0];
-  /* d(x/y)/dy = -x/y^2 = -out/y */
-  if (needs(a, x)) acc(a, x, unbroadcast(a, op2(a, DML_OP_DIV, g, y), x));
-  if (needs(a, y))
-    acc(a, y,
-        unbroadcast(
-            a, op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, op2(a, DML_OP_DIV, out, y))), y));
-}
-
-static void vjp_pow(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->inputs[1], *out = n->outputs[0];
-  dml_dtype_t dt = n->outputs[0]->type.dtype;
-  /* d(x^p)/dx = p x^(p-1); d(x^p)/dp = x^p ln x */
-  if (needs(a, x)) {
-    V *pm1 = op2(a, DML_OP_SUB, y,
-                 y->type.dtype == dt ? cst(a, dt, 1) : cst(a, y->type.dtype, 1));
-    V *d = op2(a, DML_OP_MUL, op2(a, DML_OP_POW, x, pm1),
-               y->type.dtype == dt ? y : cast_to(a, y, dt));
-    acc(a, x, unbroadcast(a, op2(a, DML_OP_MUL, g, d), x));
+#pragma push_macro("OP")
+#undef OP
+#define X x
+#define Y ew2_operand(a, y, dt)
+#define Z z
+#define G g
+#define K(c) cst(a, dt, (double)(c))
+#define ADD(u, v) op2(a, DML_OP_ADD, u, v)
+#define SUB(u, v) op2(a, DML_OP_SUB, u, v)
+#define MUL(u, v) op2(a, DML_OP_MUL, u, v)
+#define DIV(u, v) op2(a, DML_OP_DIV, u, v)
+#define NEG(u) op1(a, DML_OP_NEG, u)
+#define ABS(u) op1(a, DML_OP_ABS, u)
+#define FLOOR(u) op1(a, DML_OP_FLOOR, u)
+#define LOG(u) op1(a, DML_OP_LOG, u)
+#define POW(u, v) op2(a, DML_OP_POW, u, v)
+#define GE(u, v) op2(a, DML_OP_GREATER_OR_EQUAL, u, v)
+#define LE(u, v) op2(a, DML_OP_LESS_OR_EQUAL, u, v)
+#define GT(u, v) op2(a, DML_OP_GREATER, u, v)
+#define SEL(c, u, v) op3(a, DML_OP_WHERE, c, u, v)
+#define OP(e, u) op1(a, DML_OP_##e, u)
+static V *ew2_grad(ad_t *a, dml_op_t op, int wrt_y, V *g, V *x, V *y, V *z,
+                   dml_dtype_t dt) {
+  switch (op) {
+#define DML_EW2(e, attrs, ints, value, dx, dy) \
+  case DML_OP_##e:                             \
+    return wrt_y ? (dy) : (dx);
+#include "ew_ops.def"
+#undef DML_EW2
+    default: return NULL;
   }
-  if (needs(a, y))
-    acc(a, y,
-        unbroadcast(
-            a, op2(a, DML_OP_MUL, g, op2(a, DML_OP_MUL, out, op1(a, DML_OP_LOG, x))), y));
 }
+#undef X
+#undef Y
+#undef Z
+#undef G
+#undef K
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef NEG
+#undef ABS
+#undef FLOOR
+#undef LOG
+#undef POW
+#undef GE
+#undef LE
+#undef GT
+#undef SEL
+#undef OP
+#pragma pop_macro("OP")
 
-static void vjp_minmax2(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *y = n->inputs[1];
-  dml_dtype_t dt = n->outputs[0]->type.dtype;
-
-  /* ties go to the first input */
-  V *first =
-      op2(a, n->op == DML_OP_MAX ? DML_OP_GREATER_OR_EQUAL : DML_OP_LESS_OR_EQUAL, x, y);
-  V *zero = cst(a, dt, 0);
-  if (needs(a, x)) acc(a, x, unbroadcast(a, op3(a, DML_OP_WHERE, first, g, zero), x));
-  if (needs(a, y)) acc(a, y, unbroadcast(a, op3(a, DML_OP_WHERE, first, zero, g), y));
+static void vjp_ew2(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *x = n->inputs[0], *y = n->inputs[1], *z = n->outputs[0];
+  dml_dtype_t dt = z->type.dtype;
+  if (needs(a, x)) acc(a, x, unbroadcast(a, ew2_grad(a, n->op, 0, g, x, y, z, dt), x));
+  if (needs(a, y)) acc(a, y, unbroadcast(a, ew2_grad(a, n->op, 1, g, x, y, z, dt), y));
 }
 
 /* Where(c, x, y). */
@@ -1968,35 +1905,6 @@ static void vjp_dft(ad_t *a, const dml_ir_node_t *n, V *g) {
   acc(a, X, d);
 }
 
-/* Mod-13 with fmod = 1 (floats): y = x - trunc(x / d) d, so dx = g and
- * dd = -trunc(x / d) g (away from the jumps at multiples of d), both
- * unbroadcast. Integer Mod carries no gradient. */
-static void vjp_mod(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *d = n->inputs[1];
-  if (needs(a, x)) acc(a, x, unbroadcast(a, g, x));
-  if (needs(a, d)) {
-    /* trunc(q) = sign(q) floor(|q|) */
-    V *q = op2(a, DML_OP_DIV, x, d);
-    V *tq = op2(a, DML_OP_MUL, op1(a, DML_OP_SIGN, q),
-                op1(a, DML_OP_FLOOR, op1(a, DML_OP_ABS, q)));
-    acc(a, d, unbroadcast(a, op1(a, DML_OP_NEG, op2(a, DML_OP_MUL, g, tq)), d));
-  }
-}
-
-/* PRelu-16: y = x (x > 0), slope x otherwise, slope broadcast
- * (unidirectionally) to x: dx = g where x > 0 else g slope;
- * dslope = sum over the broadcast axes of g x where x <= 0. */
-static void vjp_prelu(ad_t *a, const dml_ir_node_t *n, V *g) {
-  V *x = n->inputs[0], *sl = n->inputs[1];
-  dml_dtype_t dt = x->type.dtype;
-  V *pos = op2(a, DML_OP_GREATER, x, cst(a, dt, 0));
-  if (needs(a, x)) acc(a, x, op3(a, DML_OP_WHERE, pos, g, op2(a, DML_OP_MUL, g, sl)));
-  if (needs(a, sl))
-    acc(a, sl,
-        unbroadcast(a, op3(a, DML_OP_WHERE, pos, cst(a, dt, 0), op2(a, DML_OP_MUL, g, x)),
-                    sl));
-}
-
 /* Sum-13, Mean-13, Max-13, Min-13 with any number of inputs (numpy
  * broadcasting): Sum passes g to each input, Mean g / count; Max/Min pass g
  * to the first input equal to the result (ties go to the first, as the
@@ -2174,7 +2082,7 @@ static void vjp_average_pool(ad_t *a, const dml_ir_node_t *n, V *g) {
 }
 static void vjp_minmax(ad_t *a, const dml_ir_node_t *n, V *g) {
   if (n->n_inputs == 2)
-    vjp_minmax2(a, n, g);
+    vjp_ew2(a, n, g);
   else
     vjp_variadic(a, n, g);
 }

@@ -16,165 +16,37 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "dml_ew.h"
 
 /* ======================================================================
- * Unary ops (ONNX opset 13-17 definitions of Abs, Neg, Relu, Sigmoid, Tanh,
- * Sqrt, Exp, Log, Reciprocal, Floor, Ceil, Round (11: half to even), Sign,
- * Sin, Cos, Not; the activations and functions of the formula table,
- * runtime/base/ew_ops.def, are cpu_ew_table.c's)
+ * Unary ops: Not here; Abs, Neg, Relu, Sigmoid, Tanh, Sqrt, Exp, Log,
+ * Reciprocal, Floor, Ceil, Round, Sign, Sin, Cos are the formula table's
+ * (runtime/base/ew_ops.def, DML_EWN), computed by cpu_ew_table.c.
  * ====================================================================== */
-
-/* The float definition of every unary op, in double. */
-static double unary_f64(dml_op_t op, double x) {
-  switch (op) {
-    case DML_OP_ABS: return fabs(x);
-    case DML_OP_NEG: return -x;
-    case DML_OP_RELU: return x < 0 ? 0.0 : x; /* NaN propagates */
-    case DML_OP_SIGMOID: return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
-    case DML_OP_TANH: return tanh(x);
-    case DML_OP_SQRT: return sqrt(x);
-    case DML_OP_EXP: return exp(x);
-    case DML_OP_LOG: return log(x);
-    case DML_OP_RECIPROCAL: return 1.0 / x;
-    case DML_OP_FLOOR: return floor(x);
-    case DML_OP_CEIL: return ceil(x);
-    case DML_OP_ROUND: return nearbyint(x);
-    case DML_OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
-    case DML_OP_SIN: return sin(x);
-    case DML_OP_COS: return cos(x);
-    default: return x;
-  }
-}
-
-#define UNARY_LOOP(expr)            \
-  for (int64_t i = 0; i < n; i++) { \
-    float x = in[i];                \
-    out[i] = (expr);                \
-  }
-
-DML_CPU_CLONES
-static void unary_f32_simple(dml_op_t op, const float *restrict in, float *restrict out,
-                             int64_t n) {
-  switch (op) {
-    case DML_OP_ABS: UNARY_LOOP(fabsf(x)) break;
-    case DML_OP_NEG: UNARY_LOOP(-x) break;
-    case DML_OP_RELU: UNARY_LOOP(x < 0.0f ? 0.0f : x) break; /* NaN propagates */
-    case DML_OP_SQRT: UNARY_LOOP(sqrtf(x)) break;
-    case DML_OP_RECIPROCAL: UNARY_LOOP(1.0f / x) break;
-    case DML_OP_FLOOR: UNARY_LOOP(floorf(x)) break;
-    case DML_OP_CEIL: UNARY_LOOP(ceilf(x)) break;
-    case DML_OP_SIGN: UNARY_LOOP(x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x) break;
-    default: break;
-  }
-}
-
-static int unary_is_simple(dml_op_t op) {
-  switch (op) {
-    case DML_OP_ABS:
-    case DML_OP_NEG:
-    case DML_OP_RELU:
-    case DML_OP_SQRT:
-    case DML_OP_RECIPROCAL:
-    case DML_OP_FLOOR:
-    case DML_OP_CEIL:
-    case DML_OP_SIGN: return 1;
-    default: return 0;
-  }
-}
-
-static void unary_f32(dml_op_t op, const float *in, float *out, int64_t n) {
-  if (unary_is_simple(op)) {
-    unary_f32_simple(op, in, out, n);
-    return;
-  }
-  switch (op) {
-    case DML_OP_SIGMOID:
-      UNARY_LOOP(x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x))) break;
-    case DML_OP_TANH: UNARY_LOOP(tanhf(x)) break;
-    case DML_OP_EXP: UNARY_LOOP(expf(x)) break;
-    case DML_OP_LOG: UNARY_LOOP(logf(x)) break;
-    case DML_OP_ROUND: UNARY_LOOP(nearbyintf(x)) break;
-    case DML_OP_SIN: UNARY_LOOP(sinf(x)) break;
-    case DML_OP_COS: UNARY_LOOP(cosf(x)) break;
-    default:
-      for (int64_t i = 0; i < n; i++) out[i] = (float)unary_f64(op, in[i]);
-      break;
-  }
-}
-
-/* Integer unary ops: Abs, Neg, Sign, Relu (wrapping). */
-static int unary_int_ok(dml_op_t op) {
-  return op == DML_OP_ABS || op == DML_OP_NEG || op == DML_OP_SIGN || op == DML_OP_RELU;
-}
 
 dml_status_t dml_cpuk_Unary(const dml_cpu_call_t *c) {
+  if (c->op != DML_OP_NOT) return dml_cpu_ewn(c);
   const dml_tensor_t *x = &c->inputs[0];
   dml_tensor_t *y = &c->outputs[0];
-  dml_dtype_t dt = x->dtype;
   int64_t n = dml_cpu_numel(x);
-  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (x->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "input", x->dtype);
+  if (y->dtype != x->dtype) return dml_cpu_err_dtype(c, "output", y->dtype);
   if (dml_cpu_numel(y) != n)
     return dml_cpu_err_shapes(c, "output size differs from input");
-  if (c->op == DML_OP_NOT) {
-    if (dt != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "input", dt);
-    const uint8_t *in = (const uint8_t *)x->data;
-    uint8_t *out = (uint8_t *)y->data;
-    for (int64_t i = 0; i < n; i++) out[i] = !in[i];
-    return DML_OK;
-  }
-  if (dt == DML_DTYPE_F32) {
-    unary_f32(c->op, (const float *)x->data, (float *)y->data, n);
-    return DML_OK;
-  }
-  if (dml_dtype_is_float(dt)) {
-    for (int64_t i = 0; i < n; i++)
-      dml_store_f64(dt, y->data, (size_t)i,
-                    unary_f64(c->op, dml_load_f64(dt, x->data, (size_t)i)));
-    return DML_OK;
-  }
-  if (dml_dtype_is_int(dt) && unary_int_ok(c->op)) {
-    int uns = dml_cpu_is_unsigned(dt);
-    for (int64_t i = 0; i < n; i++) {
-      int64_t v = dml_load_i64(dt, x->data, (size_t)i), r = v;
-      switch (c->op) {
-        case DML_OP_ABS: r = uns || v >= 0 ? v : (int64_t)(0 - (uint64_t)v); break;
-        case DML_OP_NEG: r = (int64_t)(0 - (uint64_t)v); break;
-        case DML_OP_SIGN: r = uns ? (v != 0) : (v > 0) - (v < 0); break;
-        case DML_OP_RELU: r = uns || v > 0 ? v : 0; break;
-        default: break;
-      }
-      dml_store_i64(dt, y->data, (size_t)i, r);
-    }
-    return DML_OK;
-  }
-  return dml_cpu_err_dtype(c, "input", dt);
+  const uint8_t *in = (const uint8_t *)x->data;
+  uint8_t *out = (uint8_t *)y->data;
+  for (int64_t i = 0; i < n; i++) out[i] = !in[i];
+  return DML_OK;
 }
 
 /* ======================================================================
- * Binary ops (ONNX Add/Sub/Mul/Div (14), Pow (15), Mod (13), Equal (13),
- * Less/LessOrEqual/Greater/GreaterOrEqual (16), And/Or/Xor (7)) and the
- * variadic Max/Min/Sum/Mean (13) folded pairwise.
+ * Binary ops: the formula table's (runtime/base/ew_ops.def, DML_EW2: Add,
+ * Sub, Mul, Div (14), Pow (15), Mod (13), Max/Min (13), the variadic
+ * Max/Min/Sum/Mean folded pairwise) expanded here per dtype class; Equal
+ * (13), Less/LessOrEqual/Greater/GreaterOrEqual (16), And/Or/Xor (7).
  * ====================================================================== */
 
-typedef enum {
-  B_ADD,
-  B_SUB,
-  B_MUL,
-  B_DIV,
-  B_POW,
-  B_MOD,
-  B_FMOD,
-  B_EQ,
-  B_LT,
-  B_LE,
-  B_GT,
-  B_GE,
-  B_AND,
-  B_OR,
-  B_XOR,
-  B_MAX,
-  B_MIN
-} bop_t;
+typedef enum { B_EW, B_EQ, B_LT, B_LE, B_GT, B_GE, B_AND, B_OR, B_XOR } bop_t;
 
 static int bop_is_cmp(bop_t b) {
   return b >= B_EQ && b <= B_GE;
@@ -183,10 +55,184 @@ static int bop_is_logic(bop_t b) {
   return b >= B_AND && b <= B_XOR;
 }
 
-/* f32 inner loops over one broadcast row; out may alias a (variadic). */
+/* The table's primitives that are more than an operator. */
+static inline double ew2_pmod(double x, double y) {
+  /* Mod-13, fmod=0: x - floor(x / y) * y with the sign of y, from the
+   * exact fmod; a zero result is the zero of y's sign, and a finite x
+   * against an infinite y of the other sign gives y. */
+  double r = fmod(x, y);
+  if (r == 0) return copysign(0.0, y);
+  return (r < 0) != (y < 0) ? r + y : r;
+}
+static inline float ew2_pmodf(float x, float y) {
+  /* ew2_pmod in float: fmod is exact and r + y rounds once either way */
+  float r = fmodf(x, y);
+  if (r == 0) return copysignf(0.0f, y);
+  return (r < 0) != (y < 0) ? r + y : r;
+}
+static int64_t ew2_ipow(int64_t base, int64_t e) {
+  if (e < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (e & 1) ? -1 : 1;
+    return 0;
+  }
+  uint64_t r = 1, b = (uint64_t)base;
+  while (e) {
+    if (e & 1) r *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return (int64_t)r;
+}
+static inline int64_t ew2_idiv(int64_t x, int64_t y) {
+  return y == 0 ? 0 : y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y;
+}
+static inline int64_t ew2_ifmod(int64_t x, int64_t y) {
+  return (y == 0 || y == -1) ? 0 : x % y;
+}
+static inline int64_t ew2_ipmod(int64_t x, int64_t y) {
+  if (y == 0 || y == -1) return 0;
+  int64_t r = x % y;
+  return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+}
+static inline uint64_t ew2_udiv(uint64_t x, uint64_t y) {
+  return y ? x / y : 0;
+}
+static inline uint64_t ew2_umod(uint64_t x, uint64_t y) {
+  return y ? x % y : 0;
+}
+static inline int ew2_ult(uint64_t x, uint64_t y) {
+  return x < y;
+}
+static inline int ew2_ugt(uint64_t x, uint64_t y) {
+  return x > y;
+}
+
+/* ew2_d_<OP>(x, y, a) in double (f64, f16, bf16 and f32 operands of mixed
+ * dtypes), ew2_f_ in float, ew2_i_ in wrapping int64, ew2_u_ in uint64;
+ * a: the op's attribute values (dml_ew_attrs). */
+#define X x
+#define Y y
+#define A0 a[0]
+#define IFA(k, u, v) (a[k] != 0 ? (u) : (v))
+#define ADD(u, v) ((u) + (v))
+#define SUB(u, v) ((u) - (v))
+#define MUL(u, v) ((u) * (v))
+#define DIV(u, v) ((u) / (v))
+#define LT(u, v) ((u) < (v))
+#define LE(u, v) ((u) <= (v))
+#define GT(u, v) ((u) > (v))
+#define GE(u, v) ((u) >= (v))
+#define EQ(u, v) ((u) == (v))
+#define SEL(c, u, v) ((c) ? (u) : (v))
+#define K(c) ((double)(c))
+#define POW(u, v) pow(u, v)
+#define FMOD(u, v) fmod(u, v)
+#define PMOD(u, v) ew2_pmod(u, v)
+#define DML_EW_ATTR_F(name, dflt, nonzero)
+#define DML_EW2(e, attrs, ints, value, dx, dy)                          \
+  static inline double ew2_d_##e(double x, double y, const double *a) { \
+    (void)a;                                                            \
+    return value;                                                       \
+  }
+#include "ew_ops.def"
+#undef DML_EW2
+#undef K
+#undef POW
+#undef FMOD
+#undef PMOD
+#define K(c) ((float)(c))
+#define POW(u, v) ((float)pow(u, v)) /* in double, as f32 Pow always was */
+#define FMOD(u, v) fmodf(u, v)
+#define PMOD(u, v) ew2_pmodf(u, v)
+#define DML_EW2(e, attrs, ints, value, dx, dy)                       \
+  static inline float ew2_f_##e(float x, float y, const double *a) { \
+    (void)a;                                                         \
+    return value;                                                    \
+  }
+#include "ew_ops.def"
+#undef DML_EW2
+#undef K
+#undef DIV
+#undef POW
+#undef FMOD
+#undef PMOD
+#define K(c) ((int64_t)(c))
+#undef ADD
+#undef SUB
+#undef MUL
+#define ADD(u, v) ((int64_t)((uint64_t)(u) + (uint64_t)(v)))
+#define SUB(u, v) ((int64_t)((uint64_t)(u) - (uint64_t)(v)))
+#define MUL(u, v) ((int64_t)((uint64_t)(u) * (uint64_t)(v)))
+#define DIV(u, v) ew2_idiv(u, v)
+#define POW(u, v) ew2_ipow(u, v)
+#define FMOD(u, v) ew2_ifmod(u, v)
+#define PMOD(u, v) ew2_ipmod(u, v)
+#define DML_EW2_INT_0(e, value)
+#define DML_EW2_INT_1(e, value)                                            \
+  static inline int64_t ew2_i_##e(int64_t x, int64_t y, const double *a) { \
+    (void)a;                                                               \
+    return value;                                                          \
+  }
+#define DML_EW2(e, attrs, ints, value, dx, dy) DML_EW2_INT_##ints(e, value)
+#include "ew_ops.def"
+#undef DML_EW2
+#undef DML_EW2_INT_1
+#undef K
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef POW
+#undef FMOD
+#undef PMOD
+#undef LT
+#undef GT
+#define K(c) ((uint64_t)(c))
+#define ADD(u, v) ((u) + (v))
+#define SUB(u, v) ((u) - (v))
+#define MUL(u, v) ((u) * (v))
+#define DIV(u, v) ew2_udiv(u, v)
+#define POW(u, v) ((uint64_t)ew2_ipow((int64_t)(u), (int64_t)(v)))
+#define FMOD(u, v) ew2_umod(u, v)
+#define PMOD(u, v) ew2_umod(u, v)
+#define LT(u, v) ew2_ult(u, v)
+#define GT(u, v) ew2_ugt(u, v)
+#define DML_EW2_INT_1(e, value)                                               \
+  static inline uint64_t ew2_u_##e(uint64_t x, uint64_t y, const double *a) { \
+    (void)a;                                                                  \
+    return value;                                                             \
+  }
+#define DML_EW2(e, attrs, ints, value, dx, dy) DML_EW2_INT_##ints(e, value)
+#include "ew_ops.def"
+#undef DML_EW2
+#undef DML_EW2_INT_0
+#undef DML_EW2_INT_1
+#undef X
+#undef Y
+#undef A0
+#undef IFA
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef LT
+#undef LE
+#undef GT
+#undef GE
+#undef EQ
+#undef SEL
+#undef K
+#undef POW
+#undef FMOD
+#undef PMOD
+#undef DML_EW_ATTR_F
+
+/* f32 inner loops over one broadcast row, the table's formulas in float
+ * (the fast paths); out may alias a (variadic). */
 #define BIN_F32(name, expr)                                                             \
   DML_CPU_CLONES static void name(float *o, const float *a, int64_t sa, const float *b, \
-                                  int64_t sb, int64_t n) {                              \
+                                  int64_t sb, int64_t n, const double *av) {            \
     if (sa == 1 && sb == 1) {                                                           \
       for (int64_t i = 0; i < n; i++) {                                                 \
         float x = a[i], y = b[i];                                                       \
@@ -212,51 +258,30 @@ static int bop_is_logic(bop_t b) {
     }                                                                                   \
   }
 
-BIN_F32(add_f32, x + y)
-BIN_F32(sub_f32, x - y)
-BIN_F32(mul_f32, x *y)
-BIN_F32(div_f32, x / y)
-BIN_F32(max_f32, (x > y || x != x) ? x : y)
-BIN_F32(min_f32, (x < y || x != x) ? x : y)
+#define DML_EW2(e, attrs, ints, value, dx, dy) BIN_F32(ew2_row_##e, ew2_f_##e(x, y, av))
+#include "ew_ops.def"
+#undef DML_EW2
 
 typedef void (*bin_f32_fn)(float *, const float *, int64_t, const float *, int64_t,
-                           int64_t);
+                           int64_t, const double *);
 
-static bin_f32_fn bin_f32_for(bop_t b) {
-  switch (b) {
-    case B_ADD: return add_f32;
-    case B_SUB: return sub_f32;
-    case B_MUL: return mul_f32;
-    case B_DIV: return div_f32;
-    case B_MAX: return max_f32;
-    case B_MIN: return min_f32;
+static bin_f32_fn bin_f32_for(dml_op_t op) {
+  switch (op) {
+#define DML_EW2(e, attrs, ints, value, dx, dy) \
+  case DML_OP_##e:                             \
+    return ew2_row_##e;
+#include "ew_ops.def"
+#undef DML_EW2
     default: return NULL;
   }
-}
-
-static double pow_f64(double x, double y) {
-  return pow(x, y);
-}
-
-static int64_t ipow(int64_t base, int64_t e) {
-  if (e < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (e & 1) ? -1 : 1;
-    return 0;
-  }
-  uint64_t r = 1, b = (uint64_t)base;
-  while (e) {
-    if (e & 1) r *= b;
-    b *= b;
-    e >>= 1;
-  }
-  return (int64_t)r;
 }
 
 /* One element of a binary op in the dtype class of the inputs. Results of
  * comparisons and logic ops are 0/1. */
 typedef struct {
   bop_t op;
+  dml_op_t dop; /* B_EW: the table's op */
+  const double *av;
   dml_dtype_t ta, tb, to;
   const void *a, *b;
   void *o;
@@ -266,6 +291,7 @@ typedef struct {
 static void bin_generic_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
   bin_ctx_t *g = (bin_ctx_t *)vctx;
   dml_dtype_t ta = g->ta, tb = g->tb;
+  const double *av = g->av;
   int fl = dml_dtype_is_float(ta) || dml_dtype_is_float(tb);
   int uns = !fl && dml_cpu_is_unsigned(ta) && dml_cpu_is_unsigned(tb);
   for (int64_t i = 0; i < n; i++) {
@@ -274,30 +300,22 @@ static void bin_generic_row(void *vctx, int64_t oo, const int64_t *offs, int64_t
     if (fl) {
       double x = dml_load_f64(ta, g->a, ia), y = dml_load_f64(tb, g->b, ib), r = 0;
       switch (g->op) {
-        case B_ADD: r = x + y; break;
-        case B_SUB: r = x - y; break;
-        case B_MUL: r = x * y; break;
-        case B_DIV: r = x / y; break;
-        case B_POW: r = pow_f64(x, y); break;
-        case B_FMOD: r = fmod(x, y); break;
-        case B_MOD: {
-          /* Mod-28, fmod=0: x - floor(x / y) * y with the sign of y, from
-           * the exact fmod; a zero result is the zero of y's sign, and a
-           * finite x against an infinite y of the other sign gives y. */
-          r = fmod(x, y);
-          if (r == 0)
-            r = copysign(0.0, y);
-          else if ((r < 0) != (y < 0))
-            r += y;
+        case B_EW:
+          switch (g->dop) {
+#define DML_EW2(e, attrs, ints, value, dx, dy) \
+  case DML_OP_##e:                             \
+    r = ew2_d_##e(x, y, av);                   \
+    break;
+#include "ew_ops.def"
+#undef DML_EW2
+            default: break;
+          }
           break;
-        }
         case B_EQ: r = x == y; break;
         case B_LT: r = x < y; break;
         case B_LE: r = x <= y; break;
         case B_GT: r = x > y; break;
         case B_GE: r = x >= y; break;
-        case B_MAX: r = (x > y || x != x) ? x : y; break;
-        case B_MIN: r = (x < y || x != x) ? x : y; break;
         default: break;
       }
       dml_store_f64(g->to, g->o, io, r);
@@ -306,42 +324,18 @@ static void bin_generic_row(void *vctx, int64_t oo, const int64_t *offs, int64_t
                y = (uint64_t)dml_load_i64(tb, g->b, ib);
       uint64_t r = 0;
       switch (g->op) {
-        case B_ADD: r = x + y; break;
-        case B_SUB: r = x - y; break;
-        case B_MUL: r = x * y; break;
-        case B_DIV: r = y ? x / y : 0; break;
-        case B_POW: r = (uint64_t)ipow((int64_t)x, (int64_t)y); break;
-        case B_MOD:
-        case B_FMOD: r = y ? x % y : 0; break;
-        case B_EQ: r = x == y; break;
-        case B_LT: r = x < y; break;
-        case B_LE: r = x <= y; break;
-        case B_GT: r = x > y; break;
-        case B_GE: r = x >= y; break;
-        case B_AND: r = x && y; break;
-        case B_OR: r = x || y; break;
-        case B_XOR: r = (x != 0) != (y != 0); break;
-        case B_MAX: r = x > y ? x : y; break;
-        case B_MIN: r = x < y ? x : y; break;
-      }
-      dml_store_i64(g->to, g->o, io, (int64_t)r);
-    } else {
-      int64_t x = dml_load_i64(ta, g->a, ia), y = dml_load_i64(tb, g->b, ib), r = 0;
-      switch (g->op) {
-        case B_ADD: r = (int64_t)((uint64_t)x + (uint64_t)y); break;
-        case B_SUB: r = (int64_t)((uint64_t)x - (uint64_t)y); break;
-        case B_MUL: r = (int64_t)((uint64_t)x * (uint64_t)y); break;
-        case B_DIV:
-          r = y == 0 ? 0 : (y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y);
-          break;
-        case B_POW: r = ipow(x, y); break;
-        case B_FMOD: r = (y == 0 || y == -1) ? 0 : x % y; break;
-        case B_MOD:
-          if (y == 0 || y == -1) {
-            r = 0;
-          } else {
-            r = x % y;
-            if (r != 0 && ((r < 0) != (y < 0))) r += y;
+        case B_EW:
+          switch (g->dop) {
+#define DML_EW2_INT_0(e)
+#define DML_EW2_INT_1(e)     \
+  case DML_OP_##e:           \
+    r = ew2_u_##e(x, y, av); \
+    break;
+#define DML_EW2(e, attrs, ints, value, dx, dy) DML_EW2_INT_##ints(e)
+#include "ew_ops.def"
+#undef DML_EW2
+#undef DML_EW2_INT_1
+            default: break;
           }
           break;
         case B_EQ: r = x == y; break;
@@ -352,8 +346,33 @@ static void bin_generic_row(void *vctx, int64_t oo, const int64_t *offs, int64_t
         case B_AND: r = x && y; break;
         case B_OR: r = x || y; break;
         case B_XOR: r = (x != 0) != (y != 0); break;
-        case B_MAX: r = x > y ? x : y; break;
-        case B_MIN: r = x < y ? x : y; break;
+      }
+      dml_store_i64(g->to, g->o, io, (int64_t)r);
+    } else {
+      int64_t x = dml_load_i64(ta, g->a, ia), y = dml_load_i64(tb, g->b, ib), r = 0;
+      switch (g->op) {
+        case B_EW:
+          switch (g->dop) {
+#define DML_EW2_INT_1(e)     \
+  case DML_OP_##e:           \
+    r = ew2_i_##e(x, y, av); \
+    break;
+#define DML_EW2(e, attrs, ints, value, dx, dy) DML_EW2_INT_##ints(e)
+#include "ew_ops.def"
+#undef DML_EW2
+#undef DML_EW2_INT_0
+#undef DML_EW2_INT_1
+            default: break;
+          }
+          break;
+        case B_EQ: r = x == y; break;
+        case B_LT: r = x < y; break;
+        case B_LE: r = x <= y; break;
+        case B_GT: r = x > y; break;
+        case B_GE: r = x >= y; break;
+        case B_AND: r = x && y; break;
+        case B_OR: r = x || y; break;
+        case B_XOR: r = (x != 0) != (y != 0); break;
       }
       dml_store_i64(g->to, g->o, io, r);
     }
@@ -362,6 +381,7 @@ static void bin_generic_row(void *vctx, int64_t oo, const int64_t *offs, int64_t
 
 typedef struct {
   bin_f32_fn fn;
+  const double *av;
   const float *a, *b;
   float *o;
   int64_t sa, sb;
@@ -369,7 +389,7 @@ typedef struct {
 
 static void bin_f32_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
   bin_f32_ctx_t *g = (bin_f32_ctx_t *)vctx;
-  g->fn(g->o + oo, g->a + offs[0], g->sa, g->b + offs[1], g->sb, n);
+  g->fn(g->o + oo, g->a + offs[0], g->sa, g->b + offs[1], g->sb, n, g->av);
 }
 
 /* f32 comparisons straight to bool. */
@@ -405,19 +425,21 @@ static void cmp_f32_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) 
   }
 }
 
-/* out = a (op) b with broadcasting; dtypes already checked. Returns -1 when
- * shapes do not broadcast. */
-static int binary_apply(bop_t op, const dml_tensor_t *a, const dml_tensor_t *b,
-                        dml_tensor_t *o) {
+/* out = a (op) b with broadcasting (B_EW: the table's op `dop` with
+ * attribute values av); dtypes already checked. Returns -1 when shapes
+ * do not broadcast. */
+static int binary_apply(bop_t op, dml_op_t dop, const double *av, const dml_tensor_t *a,
+                        const dml_tensor_t *b, dml_tensor_t *o) {
   dml_cpu_bcast_t bc;
   const dml_tensor_t *ins[2] = {a, b};
   if (dml_cpu_bcast_init(&bc, o->dims, o->rank, ins, 2)) return -1;
   int64_t sa = bc.strides[0][bc.rank - 1], sb = bc.strides[1][bc.rank - 1];
   if (a->dtype == DML_DTYPE_F32 && b->dtype == DML_DTYPE_F32) {
-    bin_f32_fn fn = bin_f32_for(op);
+    bin_f32_fn fn = op == B_EW ? bin_f32_for(dop) : NULL;
     if (fn && o->dtype == DML_DTYPE_F32) {
       bin_f32_ctx_t g = {
-          fn, (const float *)a->data, (const float *)b->data, (float *)o->data, sa, sb};
+          fn, av, (const float *)a->data, (const float *)b->data, (float *)o->data,
+          sa, sb};
       dml_cpu_bcast_walk(&bc, bin_f32_row, &g);
       return 0;
     }
@@ -428,19 +450,14 @@ static int binary_apply(bop_t op, const dml_tensor_t *a, const dml_tensor_t *b,
       return 0;
     }
   }
-  bin_ctx_t g = {op, a->dtype, b->dtype, o->dtype, a->data, b->data, o->data, sa, sb};
+  bin_ctx_t g = {op,      dop,     av,      a->dtype, b->dtype, o->dtype,
+                 a->data, b->data, o->data, sa,       sb};
   dml_cpu_bcast_walk(&bc, bin_generic_row, &g);
   return 0;
 }
 
 static bop_t bop_of(const dml_cpu_call_t *c) {
   switch (c->op) {
-    case DML_OP_ADD: return B_ADD;
-    case DML_OP_SUB: return B_SUB;
-    case DML_OP_MUL: return B_MUL;
-    case DML_OP_DIV: return B_DIV;
-    case DML_OP_POW: return B_POW;
-    case DML_OP_MOD: return dml_cpu_get_int(c, "fmod", 0) ? B_FMOD : B_MOD;
     case DML_OP_EQUAL: return B_EQ;
     case DML_OP_LESS: return B_LT;
     case DML_OP_LESS_OR_EQUAL: return B_LE;
@@ -449,9 +466,7 @@ static bop_t bop_of(const dml_cpu_call_t *c) {
     case DML_OP_AND: return B_AND;
     case DML_OP_OR: return B_OR;
     case DML_OP_XOR: return B_XOR;
-    case DML_OP_MAX: return B_MAX;
-    case DML_OP_MIN: return B_MIN;
-    default: return B_ADD;
+    default: return B_EW;
   }
 }
 
@@ -474,7 +489,7 @@ dml_status_t dml_cpuk_Binary(const dml_cpu_call_t *c) {
     if (!ok)
       return dml_cpu_err_dtype(c, "input", a->dtype != b->dtype ? b->dtype : a->dtype);
     if (o->dtype != DML_DTYPE_BOOL) return dml_cpu_err_dtype(c, "output", o->dtype);
-  } else if (op == B_POW) {
+  } else if (c->op == DML_OP_POW) {
     /* Pow (15): base T, exponent T1 may differ. */
     if (!is_numeric(a->dtype) || !is_numeric(b->dtype))
       return dml_cpu_err_dtype(c, "input", is_numeric(a->dtype) ? b->dtype : a->dtype);
@@ -484,7 +499,17 @@ dml_status_t dml_cpuk_Binary(const dml_cpu_call_t *c) {
       return dml_cpu_err_dtype(c, "input", is_numeric(a->dtype) ? b->dtype : a->dtype);
     if (o->dtype != a->dtype) return dml_cpu_err_dtype(c, "output", o->dtype);
   }
-  if (binary_apply(op, a, b, o)) return dml_cpu_err_shapes(c, "inputs do not broadcast");
+  double av[DML_EW_MAX_ATTRS] = {0, 0, 0};
+  if (op == B_EW) {
+    dml_status_t s = dml_ew_attrs(c->op, c->attrs, c->n_attrs, av);
+    if (s) {
+      dml_status_t e = dml_cpu_error(c, dml_status_code(s), "%s", dml_status_reason(s));
+      dml_status_free(s);
+      return e;
+    }
+  }
+  if (binary_apply(op, c->op, av, a, b, o))
+    return dml_cpu_err_shapes(c, "inputs do not broadcast");
   return DML_OK;
 }
 
@@ -497,7 +522,9 @@ dml_status_t dml_cpuk_Variadic(const dml_cpu_call_t *c) {
   if (!is_numeric(dt) || o->dtype != dt) return dml_cpu_err_dtype(c, "input", dt);
   if (c->op == DML_OP_MEAN && !dml_dtype_is_float(dt))
     return dml_cpu_err_dtype(c, "input", dt);
-  bop_t op = c->op == DML_OP_MAX ? B_MAX : c->op == DML_OP_MIN ? B_MIN : B_ADD;
+  /* Max, Min: the table's two-operand forms; Sum, Mean: Add */
+  dml_op_t op = c->op == DML_OP_MAX || c->op == DML_OP_MIN ? c->op : DML_OP_ADD;
+  static const double no_attrs[DML_EW_MAX_ATTRS] = {0, 0, 0};
   /* Every input must broadcast to the output; check first (the fold below
    * writes the output). */
   for (uint32_t i = 0; i < c->n_inputs; i++) {
@@ -509,8 +536,9 @@ dml_status_t dml_cpuk_Variadic(const dml_cpu_call_t *c) {
   if (c->n_inputs == 1) {
     dml_cpu_broadcast_copy(&c->inputs[0], o);
   } else {
-    binary_apply(op, &c->inputs[0], &c->inputs[1], o);
-    for (uint32_t i = 2; i < c->n_inputs; i++) binary_apply(op, o, &c->inputs[i], o);
+    binary_apply(B_EW, op, no_attrs, &c->inputs[0], &c->inputs[1], o);
+    for (uint32_t i = 2; i < c->n_inputs; i++)
+      binary_apply(B_EW, op, no_attrs, o, &c->inputs[i], o);
   }
   if (c->op == DML_OP_MEAN) {
     int64_t n = dml_cpu_numel(o);
@@ -762,31 +790,31 @@ typedef struct {
   int64_t sx, ss;
 } prelu_ctx_t;
 
+/* The table's PRelu (ew_ops.def) over one row: f32 in its float row loop,
+ * the other dtypes in double, int64 or uint64. */
 static void prelu_row(void *vctx, int64_t oo, const int64_t *offs, int64_t n) {
   prelu_ctx_t *g = (prelu_ctx_t *)vctx;
   if (g->dt == DML_DTYPE_F32) {
-    const float *x = (const float *)g->x + offs[0], *s = (const float *)g->s + offs[1];
-    float *o = (float *)g->o + oo;
-    if (g->ss == 0) {
-      float sl = s[0];
-      for (int64_t i = 0; i < n; i++) o[i] = x[i] < 0.0f ? sl * x[i] : x[i];
-    } else {
-      for (int64_t i = 0; i < n; i++) o[i] = x[i] < 0.0f ? s[i * g->ss] * x[i] : x[i];
-    }
+    ew2_row_PRELU((float *)g->o + oo, (const float *)g->x + offs[0], g->sx,
+                  (const float *)g->s + offs[1], g->ss, n, NULL);
     return;
   }
+  int uns = dml_cpu_is_unsigned(g->dt);
   for (int64_t i = 0; i < n; i++) {
     size_t ix = (size_t)(offs[0] + i * g->sx), is = (size_t)(offs[1] + i * g->ss);
-    if (dml_dtype_is_float(g->dt)) {
-      double v = dml_load_f64(g->dt, g->x, ix);
-      dml_store_f64(g->dt, g->o, (size_t)(oo + i),
-                    v < 0 ? v * dml_load_f64(g->dt, g->s, is) : v);
-    } else {
-      int64_t v = dml_load_i64(g->dt, g->x, ix);
-      int64_t r =
-          v < 0 ? (int64_t)((uint64_t)v * (uint64_t)dml_load_i64(g->dt, g->s, is)) : v;
-      dml_store_i64(g->dt, g->o, (size_t)(oo + i), r);
-    }
+    size_t io = (size_t)(oo + i);
+    if (dml_dtype_is_float(g->dt))
+      dml_store_f64(g->dt, g->o, io,
+                    ew2_d_PRELU(dml_load_f64(g->dt, g->x, ix),
+                                dml_load_f64(g->dt, g->s, is), NULL));
+    else if (uns)
+      dml_store_i64(g->dt, g->o, io,
+                    (int64_t)ew2_u_PRELU((uint64_t)dml_load_i64(g->dt, g->x, ix),
+                                         (uint64_t)dml_load_i64(g->dt, g->s, is), NULL));
+    else
+      dml_store_i64(g->dt, g->o, io,
+                    ew2_i_PRELU(dml_load_i64(g->dt, g->x, ix),
+                                dml_load_i64(g->dt, g->s, is), NULL));
   }
 }
 

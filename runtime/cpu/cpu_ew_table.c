@@ -1,7 +1,9 @@
 /*
  * cpu_ew_table.c — the CPU kernel of every op of the elementwise formula
- * table (runtime/base/ew_ops.def): the formulas expanded in double with
- * libm's functions; f32, f16 and bf16 results rounded once on store.
+ * table (runtime/base/ew_ops.def): DML_EW's formulas expanded in double
+ * with libm's functions, f32, f16 and bf16 results rounded once on store;
+ * DML_EWN's in the input's dtype (f32 in float, the others in double,
+ * integers in wrapping 64-bit arithmetic).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 /* Before the includes, so the inline helpers get the same options. */
@@ -54,6 +56,9 @@ static inline double ew_sigmoid(double x) {
 #define ACOSH(u) acosh(u)
 #define ATANH(u) atanh(u)
 #define SIGMOID(u) ew_sigmoid(u)
+#define FLOOR(u) floor(u)
+#define CEIL(u) ceil(u)
+#define ROUND(u) nearbyint(u)
 #define OP(e, u) ew_##e(u, NULL)
 #define DML_EW_ATTR_F(name, dflt, nonzero)
 #define DML_EW_ATTR_S(name, first, second)
@@ -67,6 +72,14 @@ static inline double ew_sigmoid(double x) {
   }
 #include "ew_ops.def"
 #undef DML_EW
+
+/* ewn_d_<OP>(x): a DML_EWN op's value in double (f64, f16, bf16). */
+#define DML_EWN(e, ints, value, grad)        \
+  static inline double ewn_d_##e(double x) { \
+    return value;                            \
+  }
+#include "ew_ops.def"
+#undef DML_EWN
 
 /* f32 in double, rounded once: exact to the f32 rounding where libm's
  * double functions are (float intermediates lose bits in cancellations
@@ -92,8 +105,167 @@ double dml_cpu_ew_f64(dml_op_t op, const double *a, double x) {
     return ew_##e(x, a);
 #include "ew_ops.def"
 #undef DML_EW
+
+#define DML_EWN(e, ints, value, grad) \
+  case DML_OP_##e:                    \
+    return ewn_d_##e(x);
+#include "ew_ops.def"
+#undef DML_EWN
     default: return x;
   }
+}
+
+/* ---- DML_EWN's ops in f32: the formulas expanded in float, one loop per
+ * op (the compiler's vector loops: the CPU's fast paths) ---- */
+static inline float ewn_sigmoidf(float x) {
+  return x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x));
+}
+#undef K
+#undef ABS
+#undef EXP
+#undef LOG
+#undef SQRT
+#undef TANH
+#undef SIN
+#undef COS
+#undef SIGMOID
+#undef FLOOR
+#undef CEIL
+#undef ROUND
+#define K(c) ((float)(c))
+#define ABS(u) fabsf(u)
+#define EXP(u) expf(u)
+#define LOG(u) logf(u)
+#define SQRT(u) sqrtf(u)
+#define TANH(u) tanhf(u)
+#define SIN(u) sinf(u)
+#define COS(u) cosf(u)
+#define SIGMOID(u) ewn_sigmoidf(u)
+#define FLOOR(u) floorf(u)
+#define CEIL(u) ceilf(u)
+#define ROUND(u) nearbyintf(u)
+#define DML_EWN(e, ints, value, grad)                                                 \
+  DML_CPU_CLONES static void ewn_f_##e(const float *restrict in, float *restrict out, \
+                                       int64_t n) {                                   \
+    for (int64_t i = 0; i < n; i++) {                                                 \
+      float x = in[i];                                                                \
+      out[i] = value;                                                                 \
+    }                                                                                 \
+  }
+#include "ew_ops.def"
+#undef DML_EWN
+
+/* ---- DML_EWN's integer forms (INTS 1): wrapping 64-bit arithmetic,
+ * signed (ewn_i_) and unsigned (ewn_u_) ---- */
+static inline int64_t ewn_iabs(int64_t v) {
+  return v >= 0 ? v : (int64_t)(0 - (uint64_t)v);
+}
+static inline int ewn_ult(uint64_t u, uint64_t v) {
+  return u < v;
+}
+static inline int ewn_ugt(uint64_t u, uint64_t v) {
+  return u > v;
+}
+#undef K
+#undef ABS
+#undef NEG
+#undef LT
+#undef GT
+#define K(c) ((int64_t)(c))
+#define ABS(u) ewn_iabs(u)
+#define NEG(u) ((int64_t)(0 - (uint64_t)(u)))
+#define LT(u, v) ((u) < (v))
+#define GT(u, v) ((u) > (v))
+#define DML_EWN_INT_0(e, value)
+#define DML_EWN_INT_1(e, value)                \
+  static inline int64_t ewn_i_##e(int64_t x) { \
+    return value;                              \
+  }
+#define DML_EWN(e, ints, value, grad) DML_EWN_INT_##ints(e, value)
+#include "ew_ops.def"
+#undef DML_EWN
+#undef DML_EWN_INT_1
+#undef K
+#undef ABS
+#undef NEG
+#undef LT
+#undef GT
+#define K(c) ((uint64_t)(c))
+#define ABS(u) (u)
+#define NEG(u) (0 - (uint64_t)(u))
+#define LT(u, v) ewn_ult(u, v)
+#define GT(u, v) ewn_ugt(u, v)
+#define DML_EWN_INT_1(e, value)                  \
+  static inline uint64_t ewn_u_##e(uint64_t x) { \
+    return value;                                \
+  }
+#define DML_EWN(e, ints, value, grad) DML_EWN_INT_##ints(e, value)
+#include "ew_ops.def"
+#undef DML_EWN
+#undef DML_EWN_INT_1
+
+dml_status_t dml_cpu_ewn(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0];
+  dml_tensor_t *y = &c->outputs[0];
+  dml_dtype_t dt = x->dtype;
+  int64_t n = dml_cpu_numel(x);
+  if (y->dtype != dt) return dml_cpu_err_dtype(c, "output", y->dtype);
+  if (dml_cpu_numel(y) != n)
+    return dml_cpu_err_shapes(c, "output size differs from input");
+  if (dt == DML_DTYPE_F32) {
+    const float *in = (const float *)x->data;
+    float *out = (float *)y->data;
+    switch (c->op) {
+#define DML_EWN(e, ints, value, grad) \
+  case DML_OP_##e:                    \
+    ewn_f_##e(in, out, n);            \
+    return DML_OK;
+#include "ew_ops.def"
+#undef DML_EWN
+      default: break;
+    }
+  } else if (dml_dtype_is_float(dt)) {
+    switch (c->op) {
+#define DML_EWN(e, ints, value, grad)                                 \
+  case DML_OP_##e:                                                    \
+    for (int64_t i = 0; i < n; i++)                                   \
+      dml_store_f64(dt, y->data, (size_t)i,                           \
+                    ewn_d_##e(dml_load_f64(dt, x->data, (size_t)i))); \
+    return DML_OK;
+#include "ew_ops.def"
+#undef DML_EWN
+      default: break;
+    }
+  } else if (dml_dtype_is_int(dt) && dml_cpu_is_unsigned(dt)) {
+#define DML_EWN_INT_1(e, value)                                                          \
+  case DML_OP_##e:                                                                       \
+    for (int64_t i = 0; i < n; i++)                                                      \
+      dml_store_i64(dt, y->data, (size_t)i,                                              \
+                    (int64_t)ewn_u_##e((uint64_t)dml_load_i64(dt, x->data, (size_t)i))); \
+    return DML_OK;
+#define DML_EWN(e, ints, value, grad) DML_EWN_INT_##ints(e, value)
+    switch (c->op) {
+#include "ew_ops.def"
+      default: break;
+    }
+#undef DML_EWN
+#undef DML_EWN_INT_1
+  } else if (dml_dtype_is_int(dt)) {
+#define DML_EWN_INT_1(e, value)                                       \
+  case DML_OP_##e:                                                    \
+    for (int64_t i = 0; i < n; i++)                                   \
+      dml_store_i64(dt, y->data, (size_t)i,                           \
+                    ewn_i_##e(dml_load_i64(dt, x->data, (size_t)i))); \
+    return DML_OK;
+#define DML_EWN(e, ints, value, grad) DML_EWN_INT_##ints(e, value)
+    switch (c->op) {
+#include "ew_ops.def"
+      default: break;
+    }
+#undef DML_EWN
+#undef DML_EWN_INT_1
+  }
+  return dml_cpu_err_dtype(c, "input", dt);
 }
 
 dml_status_t dml_cpuk_EwTable(const dml_cpu_call_t *c) {

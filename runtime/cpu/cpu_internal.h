@@ -329,10 +329,15 @@ typedef size_t (*dml_cpu_scratch_fn)(const dml_cpu_call_t *c, int threads);
 /* elementwise */
 DML_CPU_DECL(Unary)
 DML_CPU_DECL(EwTable)
-/* The value of the formula table's op `op` (runtime/base/ew_ops.def) at x
- * in double, attribute values `a` (dml_ew_attrs; the RNN activations
- * share them); x itself for an op not in the table. */
+/* The value of the formula table's op `op` (runtime/base/ew_ops.def, DML_EW
+ * and DML_EWN) at x in double, attribute values `a` (dml_ew_attrs; the RNN
+ * activations share them; NULL for DML_EWN's); x itself for an op not in
+ * the table. */
 double dml_cpu_ew_f64(dml_op_t op, const double *a, double x);
+/* The kernel of ew_ops.def's DML_EWN ops (Abs, Neg, Relu, Sign, Exp, ...):
+ * input 0 to output 0 of its dtype and size; errors: a dtype the op has
+ * no form for, a size mismatch. */
+dml_status_t dml_cpu_ewn(const dml_cpu_call_t *c);
 DML_CPU_DECL(Binary)
 DML_CPU_DECL(Variadic)
 DML_CPU_DECL(Cast)
