@@ -17,7 +17,9 @@
  * o / l. m' = -inf (every score so far masked) is replaced by 0 in the
  * exponents, so a fully masked row keeps l = 0 and gives y = 0, as the
  * CPU's reference (runtime/cpu/cpu_attention.c, the formulas of
- * onnx/reference/ops/op_attention.py) defines it. The query and key
+ * onnx/reference/ops/op_attention.py) defines it; with dmlc_nan_rows_zero
+ * (the attn-fuse pass's, for Where(IsNaN(softmax), 0, softmax)) a row
+ * whose l is NaN gives 0 too. The query and key
  * sequences may be symbolic (the grid's x counts query rows; the key loop
  * runs over ceil(T / BK) tiles at run time). */
 #include <math.h>
@@ -188,6 +190,7 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
   if (!(scale != 0.0)) scale = 1.0 / sqrt((double)D);
   double softcap = dml_attr_float(n->attrs, n->n_attrs, "softcap", 0.0);
   int causal = dml_attr_int(n->attrs, n->n_attrs, "is_causal", 0) != 0;
+  int nan_zero = dml_attr_int(n->attrs, n->n_attrs, "dmlc_nan_rows_zero", 0) != 0;
   K->local[0] = ATT_BQ;
   K->items[0] = rows;
   K->local[1] = 1;
@@ -350,6 +353,10 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
   /* y = o / l, 0 where l = 0 (every key masked) */
   dml_kblock_t out = {0};
   const dml_kval_t *l0 = f2(s, DML_KF_EQ, dml_kv_reg(p, RL), zero);
+  if (nan_zero) /* l != l: NaN */
+    l0 = f2(s, DML_KF_OR, l0,
+            dml_kv_fn(p, DML_KF_NOT,
+                      f2(s, DML_KF_EQ, dml_kv_reg(p, RL), dml_kv_reg(p, RL)), NULL));
   for (int64_t d = 0; d < Dv; d++) {
     const dml_kval_t *yv = dml_kv_select(
         p, l0, zero,
