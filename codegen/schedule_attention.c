@@ -348,7 +348,13 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
   dml_kblock_add(&tile, if_lt(s, i, Sq, row.first));
   const dml_kidx_t *n_tiles =
       dml_ki_bin(p, DML_KI_DIV, kadd(s, T, kc(s, BK - 1)), kc(s, BK));
-  dml_kblock_add(&body, for_loop(s, vt, n_tiles, tile.first));
+  dml_kstmt_t *tile_body = tile.first;
+  if (causal) /* tiles past the workgroup's last row hold no key of its rows
+                 (j > i): skipped, uniformly over the workgroup */
+    tile_body = if_lt(
+        s, t0, kmul(s, kadd(s, dml_ki_var(p, DML_KVAR_WG_X), kc(s, 1)), kc(s, ATT_BQ)),
+        tile_body);
+  dml_kblock_add(&body, for_loop(s, vt, n_tiles, tile_body));
 
   /* y = o / l, 0 where l = 0 (every key masked) */
   dml_kblock_t out = {0};
