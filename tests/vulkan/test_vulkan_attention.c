@@ -6,10 +6,10 @@
  * sizes 32, 64 and 128, is_causal, bool and additive float masks
  * (broadcast), rows whose every key is masked (y = 0), grouped-query
  * attention, the 3-D form, a scale of 1e4 (logits near 1e5: the online
- * softmax must not overflow), f32 within 1e-4 * max(1, |cpu|) and f16
- * within 2 rounding steps of f16 (f32 accumulation, the CPU's double
- * rounded once). Each form must be one kernel on Vulkan (no host
- * fall-back) and compile for CUDA (clang-16 to PTX) and Metal. A KV cache
+ * softmax must not overflow), a symbolic batch, f32 within 1e-4 *
+ * max(1, |cpu|), f16 and bf16 within 2 rounding steps of their dtype (f32
+ * accumulation, the CPU's double rounded once). Each form must be one kernel on Vulkan
+ * (no host fall-back) and compile for CUDA (clang-16 to PTX) and Metal. A KV cache
  * (past_key) is refused naming the reason (the host then runs it). The
  * exporters' pattern MatMul(Q, Kt) [-> Mul/Div] [-> Add mask] -> Softmax
  * -> MatMul(., V) is rewritten by the attn-fuse pass to Transpose(Kt) +
@@ -87,6 +87,15 @@ static const att_form_t forms[] = {
      "sym seq <= 300\n" ATT_M("f32[2,1,seq,32]", "f32[2,1,seq,32]", "bool[seq]", ""),
      {1, 257},
      0},
+    {"symbolic batch, GQA 4 over 2 heads, bool mask [batch,1,1,7]",
+     "sym batch <= 4\n" ATT_M("f32[batch,4,7,32]", "f32[batch,2,7,32]",
+                              "bool[batch,1,1,7]", ""),
+     {1, 3},
+     0},
+    {"bf16, seq 64, head 64, causal",
+     ATT_F("bf16[1,2,64,64]", "bf16[1,2,64,64]", " {is_causal = 1}"),
+     {0, 0},
+     1},
     {"f16, seq 64, head 64, causal",
      ATT_F("f16[1,2,64,64]", "f16[1,2,64,64]", " {is_causal = 1}"),
      {0, 0},
@@ -308,7 +317,7 @@ static void test_forms_vulkan(void) {
     memset(&ki, 0, sizeof ki);
     if (nk == 1) CHECK_OK(dml_rt_session_kernel_info(vk, 0, &ki));
     printf("%-52s %u kernel (%s): largest error %.3g%s\n", f->what, nk,
-           ki.name ? ki.name : "?", worst, f->half ? " f16 steps" : "");
+           ki.name ? ki.name : "?", worst, f->half ? " rounding steps" : "");
     CHECK(worst <= tol);
     CHECK(nk == 1 && ki.name && strstr(ki.name, "softmax"));
     gpu_test_close(m, cpu, vk);
