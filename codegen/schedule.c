@@ -238,6 +238,7 @@ int dml_kschedule_handles(dml_op_t op) {
   if (dml_ksched_dyn_handles(op)) return 1;
   if (dml_ksched_topk_dft_tfidf_handles(op)) return 1;
   if (dml_ksched_wq_handles(op)) return 1;
+  if (dml_ksched_attn_handles(op)) return 1;
   if (dml_ksched_ew_op(op) || dml_ksched_move_op(op) || (info->flags & DML_OPF_VIEW))
     return 1;
   switch (op) {
@@ -441,6 +442,11 @@ dml_status_t dml_kschedule_host(const dml_pkg_graph_t *g, uint32_t fn,
     if (dml_ksched_wq_handles(n->op)) {
       close_group(&s, G, &gs, red, &ws);
       dml_ksched_wq_emit(&s, i);
+      continue;
+    }
+    if (dml_ksched_attn_handles(n->op)) {
+      close_group(&s, G, &gs, red, &ws);
+      dml_ksched_attn_emit(&s, i);
       continue;
     }
     if (n->op == DML_OP_ASSIGN) {

@@ -96,6 +96,13 @@ void dml_ksched_math_emit(sched_t *s, uint32_t node);
  * `node`: its kernel, or an UNIMPLEMENTED detail naming the node and why. */
 void dml_ksched_norm_emit(sched_t *s, uint32_t node);
 
+/* schedule_attention.c: ONNX Attention as one fused FlashAttention-style
+ * kernel (docs/kernels.md "Fused attention"). 1 when op `op` is one it
+ * places; dml_ksched_attn_emit places node `node` or lists it UNIMPLEMENTED
+ * with why (a KV cache, qk_matmul_output, dtype, shapes). */
+int dml_ksched_attn_handles(dml_op_t op);
+void dml_ksched_attn_emit(sched_t *s, uint32_t node);
+
 /* schedule_rnn.c: places RNN, GRU or LSTM node `node`: its kernel, or an
  * UNIMPLEMENTED detail naming the node and why. */
 void dml_ksched_rnn_emit(sched_t *s, uint32_t node);

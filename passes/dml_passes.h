@@ -52,7 +52,7 @@ typedef struct dml_pass_info {
 const dml_pass_info_t *dml_pass_list(size_t *out_count);
 /* Pass named `name` (CLI spelling), or NULL. */
 const dml_pass_info_t *dml_pass_find(const char *name);
-/* "shape-infer,expand-gradient,qdq-fuse,wq-fuse,const-fold,cse,dce,precision,fuse,
+/* "shape-infer,expand-gradient,qdq-fuse,wq-fuse,const-fold,cse,dce,attn-fuse,precision,fuse,
  * mem-plan" */
 const char *dml_pass_default_pipeline(void);
 

@@ -117,6 +117,12 @@ def main():
     ah, bh = a.half(), b.half()
     us = events(lambda: ah @ bh, 20)
     res["gemm_f16_tflops"] = 2.0 * 4096**3 / (us * 1e-6) / 1e12
+    # attention, sequence 4096, head 128, f16, [2, 16, 4096, 128] (SDPA picks
+    # its flash kernel): 4 * B * H * S^2 * D flops
+    q, k, v = (torch.randn(2, 16, 4096, 128, device="cuda", dtype=torch.half) for _ in range(3))
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    us = events(lambda: sdpa(q, k, v), 20)
+    res["attention_f16_tflops"] = 4.0 * 2 * 16 * 4096**2 * 128 / (us * 1e-6) / 1e12
     print(json.dumps(res))
 
 

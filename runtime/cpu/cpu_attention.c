@@ -25,6 +25,9 @@
  *            (an external cache; may be negative); else 0
  *   p = softmax(s + bias); a row whose bias is -inf everywhere gives p = 0
  *   Y[i] = sum_j p_j V[j]
+ * dmlc_nan_rows_zero = 1 (not ONNX: set by dmlc's attn-fuse pass for the
+ * exporters' Where(IsNaN(softmax), 0, softmax)): a row whose softmax is
+ * NaN (a NaN or +inf score, or every score -inf) has p = 0.
  * qk_matmul_output: s (modes 0, 1: after softcap, before the bias), s + bias
  * (2) or p (3), [batch, Hq, Sq, T]. Arithmetic in double, stored in the
  * operands' float dtype; softmax_precision only asks for at least the
@@ -147,6 +150,7 @@ dml_status_t dml_cpuk_Attention(const dml_cpu_call_t *c) {
   if (!(scale != 0.0)) scale = D > 0 ? 1.0 / sqrt((double)D) : 1.0;
   double softcap = dml_cpu_get_float(c, "softcap", 0.0);
   int causal = dml_cpu_get_int(c, "is_causal", 0) != 0;
+  int nan_zero = dml_cpu_get_int(c, "dmlc_nan_rows_zero", 0) != 0;
   int64_t lw = dml_cpu_get_int(c, "left_window_size", -1),
           rw = dml_cpu_get_int(c, "right_window_size", -1);
   int64_t mode = dml_cpu_get_int(c, "qk_matmul_output_mode", 0);
@@ -216,7 +220,7 @@ dml_status_t dml_cpuk_Attention(const dml_cpu_call_t *c) {
           sum += s[j];
         }
         for (int64_t j = 0; j < T; j++) {
-          s[j] = all_masked || sum == 0.0 ? 0.0 : s[j] / sum;
+          s[j] = all_masked || sum == 0.0 || (nan_zero && isnan(sum)) ? 0.0 : s[j] / sum;
           if (mode == 3 && oqk)
             dml_cpu_st(oqk->dtype, oqk->data, ((b * Hq + h) * Sq + i) * T + j, s[j]);
         }

@@ -234,6 +234,13 @@ int main(int argc, char **argv) {
         "func @forward(%a: f16[4096,4096], %b: f16[4096,4096]) -> (f16[4096,4096]) {\n"
         "  %c = MatMul(%a, %b) : f16[4096,4096]\n  return %c\n}\n",
         "cpu,cuda", NULL);
+    /* the fused attention kernel (codegen/schedule_attention.c): sequence
+     * 4096, head 128, f16, 2 x 16 heads, against PyTorch's SDPA */
+    write_ir("bench_attention4096_f16",
+             "func @forward(%q: f16[2,16,4096,128], %k: f16[2,16,4096,128], "
+             "%v: f16[2,16,4096,128]) -> (f16[2,16,4096,128]) {\n"
+             "  %y = Attention(%q, %k, %v) : f16[2,16,4096,128]\n  return %y\n}\n",
+             "cpu,cuda", NULL);
     g_tf32 = 1;
     write_ir(
         "bench_gemm4096_tf32",

@@ -11,7 +11,7 @@
 static void test_table(void) {
   size_t n = 0;
   const dml_pass_info_t *p = dml_pass_list(&n);
-  CHECK(n == 10);
+  CHECK(n == 11);
   CHECK(p && strcmp(p[0].name, "shape-infer") == 0);
   for (size_t i = 0; i < n; i++) {
     CHECK(dml_pass_find(p[i].name) == &p[i]);
@@ -21,7 +21,7 @@ static void test_table(void) {
   CHECK(dml_pass_find(NULL) == NULL);
   CHECK(strcmp(dml_pass_default_pipeline(),
                "shape-infer,expand-gradient,qdq-fuse,wq-fuse,"
-               "const-fold,cse,dce,precision,fuse,mem-plan") == 0);
+               "const-fold,cse,dce,attn-fuse,precision,fuse,mem-plan") == 0);
 }
 
 /* forward(x: f32[8]) { a = Relu(x); dead = Neg(a); return a } */
@@ -48,7 +48,7 @@ static void test_unknown_pass_runs_nothing(void) {
   memset(&o, 0, sizeof(o));
   CHECK_ERROR(dml_pass_run_pipeline(m, "dce, bogus", &o), DML_STATUS_INVALID_ARGUMENT,
               "unknown pass 'bogus' in the pipeline\n  valid passes: shape-infer, "
-              "expand-gradient, qdq-fuse, wq-fuse, const-fold, cse, dce, precision, "
+              "expand-gradient, qdq-fuse, wq-fuse, const-fold, cse, dce, attn-fuse, precision, "
               "fuse, mem-plan");
   CHECK(dml_ir_function_num_nodes(m->functions[0]) == 2); /* dce did not run */
   o.print_ir_after = "dce,typo";
