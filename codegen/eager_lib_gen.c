@@ -238,8 +238,8 @@ typedef struct gen {
 } gen_t;
 
 static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
-                               dml_op_t op, uint32_t kind, uint32_t n_in,
-                               int64_t max_len, dml_dtype_t dt, dml_dtype_t odt);
+                               dml_op_t op, uint32_t kind, uint32_t n_in, int64_t max_len,
+                               dml_dtype_t dt, dml_dtype_t odt);
 
 /* Two forms per op: flat (one dim after merging: no index division) and
  * DML_EAGER_RANK dims; operands of dtype dt, the output odt. */
@@ -260,7 +260,8 @@ static dml_status_t emit_t(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt,
       return DML_OK;
     }
     if (!s)
-      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f], dt, odt);
+      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f], dt,
+                     odt);
     dml_kpool_free(&pool);
   }
   return s;
@@ -296,8 +297,8 @@ static void emit_ptx(gen_t *G, const char *ptx, size_t *out_nw) {
 /* Writes the words of kernel `K` (n_symbols push-constant words) as
  * array k<G->n>, and its table row. */
 static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
-                               dml_op_t op, uint32_t kind, uint32_t n_in,
-                               int64_t max_len, dml_dtype_t dt, dml_dtype_t odt) {
+                               dml_op_t op, uint32_t kind, uint32_t n_in, int64_t max_len,
+                               dml_dtype_t dt, dml_dtype_t odt) {
   char *glsl = NULL, *ptx = NULL;
   uint32_t *words = NULL;
   size_t nw = 0;
@@ -697,10 +698,10 @@ static dml_status_t emit_dtypes(gen_t *G) {
     dml_op_t op;
     uint32_t n_in;
     int float_only;
-  } ops[] = {{DML_OP_IDENTITY, 1, 0}, {DML_OP_ADD, 2, 0},  {DML_OP_SUB, 2, 0},
-             {DML_OP_MUL, 2, 0},      {DML_OP_MAX, 2, 0},  {DML_OP_MIN, 2, 0},
-             {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 0},  {DML_OP_RELU, 1, 0},
-             {DML_OP_DIV, 2, 1},      {DML_OP_EXP, 1, 1},  {DML_OP_SQRT, 1, 1},
+  } ops[] = {{DML_OP_IDENTITY, 1, 0}, {DML_OP_ADD, 2, 0}, {DML_OP_SUB, 2, 0},
+             {DML_OP_MUL, 2, 0},      {DML_OP_MAX, 2, 0}, {DML_OP_MIN, 2, 0},
+             {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 0}, {DML_OP_RELU, 1, 0},
+             {DML_OP_DIV, 2, 1},      {DML_OP_EXP, 1, 1}, {DML_OP_SQRT, 1, 1},
              {DML_OP_SIGMOID, 1, 1},  {DML_OP_TANH, 1, 1}};
   static const dml_op_t reds[3] = {DML_OP_REDUCE_SUM, DML_OP_REDUCE_MAX,
                                    DML_OP_REDUCE_MIN};

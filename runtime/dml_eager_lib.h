@@ -9,16 +9,14 @@
  * the kernels once per device and dispatches them).
  *
  * Elementwise kernels (kind DML_EAGER_EW), each for one dtype of its
- * operands (`dtype`; Cast's output `out_dtype`): the op's formula is the compiled path's (the scheduler's ew_value, reached
- * through dml_ksched_ew_node), so an eager op and a compiled package give
- * the same results. Output y (binding 0, contiguous, element offset 0) has
- * n elements of a row-major index space of DML_EAGER_RANK dims (leading
- * dims 1); input j (binding 1) is read at element
- *   off_j + sum_d coord_d * stride_j_d
- * (stride 0 on broadcast dims). Invocation g of a grid of `stride`
- * invocations computes the elements g, g + stride, ... (`iters` of them)
- * below n. Indices are 32-bit unsigned: every element index must be below
- * 2^32. The workgroup is DML_EAGER_LOCAL invocations.
+ * operands (`dtype`; Cast's output `out_dtype`): the op's formula is the compiled path's
+ * (the scheduler's ew_value, reached through dml_ksched_ew_node), so an eager op and a
+ * compiled package give the same results. Output y (binding 0, contiguous, element offset
+ * 0) has n elements of a row-major index space of DML_EAGER_RANK dims (leading dims 1);
+ * input j (binding 1) is read at element off_j + sum_d coord_d * stride_j_d (stride 0 on
+ * broadcast dims). Invocation g of a grid of `stride` invocations computes the elements
+ * g, g + stride, ... (`iters` of them) below n. Indices are 32-bit unsigned: every
+ * element index must be below 2^32. The workgroup is DML_EAGER_LOCAL invocations.
  */
 #ifndef DML_EAGER_LIB_H_
 #define DML_EAGER_LIB_H_

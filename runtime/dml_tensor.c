@@ -1051,10 +1051,9 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   call.n_attrs = n_attrs;
   DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
   if (y.dtype != (dml_dtype_t)dev->lib[k].out_dtype)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                           "the eager kernel writes %s; this op gives %s",
-                           dml_dtype_name((dml_dtype_t)dev->lib[k].out_dtype),
-                           dml_dtype_name(y.dtype));
+    return dml_status_make(
+        DML_STATUS_UNIMPLEMENTED, opn, "the eager kernel writes %s; this op gives %s",
+        dml_dtype_name((dml_dtype_t)dev->lib[k].out_dtype), dml_dtype_name(y.dtype));
   /* elements of the operands' dtype (offsets and strides count them) */
   const uint64_t es = dml_dtype_size(x[0]->dtype);
   /* dims and per-operand strides over y's index space (operand 0: y) */
@@ -1283,7 +1282,8 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
    * invocation per row) when it fits in one dispatch */
   for (uint32_t j = 0; j < dev->n_lib; j++) /* any length first */
     if (dev->lib[j].op == id && dev->lib[j].kind == DML_EAGER_REDUCE &&
-        dev->lib[j].dtype == dev->lib[k].dtype && dev->lib[j].max_len > dev->lib[k].max_len)
+        dev->lib[j].dtype == dev->lib[k].dtype &&
+        dev->lib[j].max_len > dev->lib[k].max_len)
       k = (int32_t)j;
   for (uint32_t j = 0; j < dev->n_lib; j++) {
     const dml_eager_kernel_t *E = &dev->lib[j];
@@ -1314,8 +1314,8 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   if (!e && outer * inner > 0)
     e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
                              src->offset ? NULL : src->st->buf, &cp, src->offset ? 1 : 0,
-                             src->offset ? (uint64_t)n * es : 0, pc, DML_EAGER_REDUCE_SYMS,
-                             (uint32_t)groups);
+                             src->offset ? (uint64_t)n * es : 0, pc,
+                             DML_EAGER_REDUCE_SYMS, (uint32_t)groups);
   if (tmp.id) dml_status_free(dml_rt_tensor_free(tmp));
   if (e) {
     dml_status_free(dml_rt_tensor_free(*out));
@@ -1538,7 +1538,8 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
   for (int i = 0; i < r && (upper || lower); i++) { /* SAME: the pads follow */
     int j = i + 2 - r;
     int64_t ek = (x[1]->dims[x[1]->rank - r + i] - 1) * D[j] + 1;
-    P[j] = dml_shape_same_pad_begin(x[0]->dims[x[0]->rank - r + i], ek, S[j], upper, NULL);
+    P[j] =
+        dml_shape_same_pad_begin(x[0]->dims[x[0]->rank - r + i], ek, S[j], upper, NULL);
   }
   int64_t group = dml_attr_int(attrs, n_attrs, "group", 1);
   int64_t n = dml_dims_numel(y.dims, y.rank);
@@ -1778,9 +1779,8 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       int32_t ki = eager_find_t(dev, DML_OP_IDENTITY, 1, dt, dt);
       if (ki >= 0) return eager_gpu(dev, DML_OP_IDENTITY, ki, xs, 1, NULL, 0, outputs);
     }
-    int32_t k = id == DML_OP_MATMUL || conv
-                    ? eager_find(dev, id, conv ? 3u : n_inputs)
-                    : eager_find_t(dev, id, n_inputs, dt, odt);
+    int32_t k = id == DML_OP_MATMUL || conv ? eager_find(dev, id, conv ? 3u : n_inputs)
+                                            : eager_find_t(dev, id, n_inputs, dt, odt);
     if (k < 0 && (dt != DML_DTYPE_F32 || odt != dt) && eager_has(dev, id, n_inputs) &&
         dev->mem->run_kernel) /* the op is there, not for this dtype */
       return dml_status_detail(
@@ -1827,13 +1827,13 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                                     "the GPU's eager %s takes f32 only in this version "
                                     "(input %u is %s)",
                                     opn, i, dml_dtype_name(xs[i]->dtype))
-                  : dml_status_detail(
-                        dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
-                                        "dtype mismatch"),
-                        "input 0 %s%s, input %u %s%s", dml_dtype_name(xs[0]->dtype),
-                        dims_s(xs[0]->dims, xs[0]->rank, a, sizeof a), i,
-                        dml_dtype_name(xs[i]->dtype),
-                        dims_s(xs[i]->dims, xs[i]->rank, b, sizeof b));
+                  : dml_status_detail(dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                                                      "dtype mismatch"),
+                                      "input 0 %s%s, input %u %s%s",
+                                      dml_dtype_name(xs[0]->dtype),
+                                      dims_s(xs[0]->dims, xs[0]->rank, a, sizeof a), i,
+                                      dml_dtype_name(xs[i]->dtype),
+                                      dims_s(xs[i]->dims, xs[i]->rank, b, sizeof b));
         }
       if (!s && dev->lib[k].kind == DML_EAGER_MATMUL)
         return eager_matmul(dev, k, xs[0], xs[1], outputs);

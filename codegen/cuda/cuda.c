@@ -329,14 +329,13 @@ dml_status_t dml_codegen_cuda(const dml_kernel_t *k, uint32_t n_symbols,
    * pointers after weights when the kernel reads either, as rt_cuda.c's
    * run_kernel_bufs passes them */
   int extra = (views & (DML_KVIEW_IN2 | DML_KVIEW_IN3)) != 0;
-  dml_sb_printf(&b,
-                "extern \"C\" __global__ void __attribute__((launch_bounds(%u)))\n"
-                "%s(float *__restrict__ arena, %sfloat *__restrict__ weights, %s"
-                "dml_syms_t pc) {\n",
-                k->local[0] * k->local[1] * k->local[2], k->name,
-                k->writes_weights ? "" : "const ",
-                extra ? "const float *__restrict__ in2, const float *__restrict__ in3, "
-                      : "");
+  dml_sb_printf(
+      &b,
+      "extern \"C\" __global__ void __attribute__((launch_bounds(%u)))\n"
+      "%s(float *__restrict__ arena, %sfloat *__restrict__ weights, %s"
+      "dml_syms_t pc) {\n",
+      k->local[0] * k->local[1] * k->local[2], k->name, k->writes_weights ? "" : "const ",
+      extra ? "const float *__restrict__ in2, const float *__restrict__ in3, " : "");
   if (extra) dml_sb_printf(&b, "  (void)in2, (void)in3;\n");
   dml_sb_printf(&b,
                 "  const unsigned lid_x = __nvvm_read_ptx_sreg_tid_x();\n"

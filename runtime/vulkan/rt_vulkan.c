@@ -1664,11 +1664,11 @@ static dml_status_t dm_eager_pipeline(vk_session_t *v, uint32_t k) {
                            "eager kernel %s of %s needs the Vulkan feature %s, which %s "
                            "lacks",
                            dml_op_name(E->op), dml_dtype_name((dml_dtype_t)E->dtype),
-                           miss & 1u    ? "shaderInt64"
-                           : miss & 2u  ? "storageBuffer8BitAccess"
-                           : miss & 4u  ? "shaderFloat64"
-                           : miss & 8u  ? "shaderInt16"
-                                        : "storageBuffer16BitAccess",
+                           miss & 1u   ? "shaderInt64"
+                           : miss & 2u ? "storageBuffer8BitAccess"
+                           : miss & 4u ? "shaderFloat64"
+                           : miss & 8u ? "shaderInt16"
+                                       : "storageBuffer16BitAccess",
                            v->desc);
   VkShaderModuleCreateInfo sm = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0,
                                  (size_t)E->n_words * 4, E->words};

@@ -88,7 +88,8 @@ static int cpu_op(dml_op_t op, uint32_t n_in, void *const *xs, dml_dtype_t dt,
  * writes Y[b, m, n] = sum over k in order of A[a_off + batch offsets + m *
  * a_sm + k * a_sk] * B[...], in f32 (32-bit index arithmetic, as the
  * kernel's). The unit row (max_len 1) reads k and n with stride 1. */
-static int emulate_mm(const dml_eager_kernel_t *E, const unsigned grid[3], void **params) {
+static int emulate_mm(const dml_eager_kernel_t *E, const unsigned grid[3],
+                      void **params) {
   float *y = (float *)(uintptr_t) * (unsigned long long *)params[0];
   const float *A = (const float *)(uintptr_t) * (unsigned long long *)params[1];
   const float *B = (const float *)(uintptr_t) * (unsigned long long *)params[2];
@@ -152,9 +153,10 @@ static int emulate_conv(const unsigned grid[3], const unsigned block[3], void **
           uint32_t ihp = oh * pc[DML_EAGER_CV_SH] + ki * pc[DML_EAGER_CV_DH],
                    iwp = ow * pc[DML_EAGER_CV_SW] + kj * pc[DML_EAGER_CV_DW];
           uint32_t chan = b * pc[DML_EAGER_CV_C] + g * CG + c;
-          float xv = ihp >= PH && ihp < PH + H && iwp >= PW && iwp < PW + Wd
-                         ? X[pc[DML_EAGER_CV_X_OFF] + (chan * H + ihp - PH) * Wd + iwp - PW]
-                         : 0.0f;
+          float xv =
+              ihp >= PH && ihp < PH + H && iwp >= PW && iwp < PW + Wd
+                  ? X[pc[DML_EAGER_CV_X_OFF] + (chan * H + ihp - PH) * Wd + iwp - PW]
+                  : 0.0f;
           acc += xv * W[pc[DML_EAGER_CV_W_OFF] + ((oc * CG + c) * KH + ki) * KW + kj];
         }
     y[i] = acc;
@@ -178,7 +180,7 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];
   const size_t es = dml_dtype_size((dml_dtype_t)E->dtype); /* the elements' bytes */
-  dml_attr_t fmod; /* Mod's fmod = 1, Cast's to */
+  dml_attr_t fmod;                                         /* Mod's fmod = 1, Cast's to */
   memset(&fmod, 0, sizeof fmod);
   fmod.name = E->op == DML_OP_CAST ? "to" : "fmod";
   fmod.kind = DML_ATTR_INT;

@@ -46,10 +46,11 @@ static void test_unknown_pass_runs_nothing(void) {
   dml_ir_module_t *m = small_module(NULL);
   dml_pass_options_t o;
   memset(&o, 0, sizeof(o));
-  CHECK_ERROR(dml_pass_run_pipeline(m, "dce, bogus", &o), DML_STATUS_INVALID_ARGUMENT,
-              "unknown pass 'bogus' in the pipeline\n  valid passes: shape-infer, "
-              "expand-gradient, qdq-fuse, wq-fuse, const-fold, cse, dce, attn-fuse, precision, "
-              "fuse, mem-plan");
+  CHECK_ERROR(
+      dml_pass_run_pipeline(m, "dce, bogus", &o), DML_STATUS_INVALID_ARGUMENT,
+      "unknown pass 'bogus' in the pipeline\n  valid passes: shape-infer, "
+      "expand-gradient, qdq-fuse, wq-fuse, const-fold, cse, dce, attn-fuse, precision, "
+      "fuse, mem-plan");
   CHECK(dml_ir_function_num_nodes(m->functions[0]) == 2); /* dce did not run */
   o.print_ir_after = "dce,typo";
   CHECK_ERROR(dml_pass_run_pipeline(m, "dce", &o), DML_STATUS_INVALID_ARGUMENT,

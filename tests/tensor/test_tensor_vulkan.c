@@ -191,7 +191,7 @@ static void test_every_op(void) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
     dml_op_t op = K->op;
     if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* a reduction's other form */
-    if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV) continue; /* below */
+    if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV) continue;   /* below */
     if (K->dtype != DML_DTYPE_F32 || K->out_dtype != DML_DTYPE_F32) continue; /* below */
     dml_attr_t fmod = {0};
     fmod.name = "fmod";
@@ -582,8 +582,8 @@ static void conv(pair_t x, pair_t w, const pair_t *b, const dml_attr_t *a, uint3
 }
 
 /* Conv: pads, strides, dilations, asymmetric pads, groups, depthwise, 1-D,
- * VALID, SAME_UPPER, SAME_LOWER, bias and none, an empty batch, a row of 70,001, a transposed view
- * (made contiguous on the device) and edge values. */
+ * VALID, SAME_UPPER, SAME_LOWER, bias and none, an empty batch, a row of 70,001, a
+ * transposed view (made contiguous on the device) and edge values. */
 static void test_conv(void) {
   pair_t x = pair_new(4, D(2, 3, 9, 11), NULL, 4),
          w = pair_new(4, D(4, 3, 3, 3), NULL, 4), b = pair_new(1, D(4), NULL, 4);
@@ -797,7 +797,9 @@ static pair_t typed_pair(dml_dtype_t dt, int32_t rank, const int64_t *dims,
       double x = isnan(v[i]) ? 0 : v[i];
       int64_t q = x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
       if (dt == DML_DTYPE_I32)
-        ((int32_t *)p)[i] = q > INT32_MAX ? INT32_MAX : q < INT32_MIN ? INT32_MIN : (int32_t)q;
+        ((int32_t *)p)[i] = q > INT32_MAX   ? INT32_MAX
+                            : q < INT32_MIN ? INT32_MIN
+                                            : (int32_t)q;
       else
         ((int64_t *)p)[i] = q;
     }
@@ -825,8 +827,12 @@ static pair_t typed_pair(dml_dtype_t dt, int32_t rank, const int64_t *dims,
 /* Element i of a downloaded tensor of dtype dt as a double, and its bits. */
 static double elem(const void *p, dml_dtype_t dt, int64_t i, uint64_t *bits) {
   switch (dt) {
-    case DML_DTYPE_I32: *bits = (uint32_t)((const int32_t *)p)[i]; return ((const int32_t *)p)[i];
-    case DML_DTYPE_I64: *bits = (uint64_t)((const int64_t *)p)[i]; return (double)((const int64_t *)p)[i];
+    case DML_DTYPE_I32:
+      *bits = (uint32_t)((const int32_t *)p)[i];
+      return ((const int32_t *)p)[i];
+    case DML_DTYPE_I64:
+      *bits = (uint64_t)((const int64_t *)p)[i];
+      return (double)((const int64_t *)p)[i];
     case DML_DTYPE_F32: {
       float f = ((const float *)p)[i];
       uint32_t u;
@@ -844,7 +850,9 @@ static double elem(const void *p, dml_dtype_t dt, int64_t i, uint64_t *bits) {
         return f;
       }
       int e = (h >> 10) & 31, m = h & 1023;
-      double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+      double v = e == 0    ? ldexp(m, -24)
+                 : e == 31 ? (m ? NAN : INFINITY)
+                           : ldexp(m + 1024, e - 25);
       return h & 0x8000 ? -v : v;
     }
   }
@@ -874,9 +882,9 @@ static void *down_raw(dml_rt_tensor_t t, int64_t *out_n, dml_dtype_t *out_dt) {
  * f32 arithmetic rounded to 16 bits; the CPU's f32 libm) or both NaN;
  * bf16 values below the smallest f32 normal agree with a zero of either
  * sign (the GPU may flush f32 subnormals). */
-static void compare_typed(const char *op, const dml_rt_tensor_t *c, const dml_rt_tensor_t *v,
-                          uint32_t n_in, const dml_attr_t *a, uint32_t n_a,
-                          const char *what) {
+static void compare_typed(const char *op, const dml_rt_tensor_t *c,
+                          const dml_rt_tensor_t *v, uint32_t n_in, const dml_attr_t *a,
+                          uint32_t n_a, const char *what) {
   dml_rt_tensor_t yc = DML_RT_TENSOR_NONE, yv = DML_RT_TENSOR_NONE;
   CHECK_OK(dml_rt_tensor_op(op, c, n_in, a, n_a, &yc, 1));
   dml_status_t e = dml_rt_tensor_op(op, v, n_in, a, n_a, &yv, 1);
@@ -902,7 +910,8 @@ static void compare_typed(const char *op, const dml_rt_tensor_t *c, const dml_rt
         ok = 1;
     }
     if (!ok && bad++ < 3)
-      fprintf(stderr, "%s %s (%s) element %lld: " TEST_GPU " %.9g (0x%llx), cpu %.9g (0x%llx)\n",
+      fprintf(stderr,
+              "%s %s (%s) element %lld: " TEST_GPU " %.9g (0x%llx), cpu %.9g (0x%llx)\n",
               op, dml_dtype_name(dt), what, (long long)i, xv, (unsigned long long)bv, xc,
               (unsigned long long)bc);
   }
@@ -922,15 +931,15 @@ static void compare_typed(const char *op, const dml_rt_tensor_t *c, const dml_rt
  * leaves the others undefined); ReduceSum/Max/Min of i32 and i64 along
  * either axis of [3, 1000] and of a view. */
 static void test_dtypes(void) {
-  static const float fedge[] = {NAN,    INFINITY, -INFINITY, -0.0f, 0.0f,  6e-8f,
+  static const float fedge[] = {NAN,    INFINITY, -INFINITY, -0.0f, 0.0f,   6e-8f,
                                 -3e-5f, 65504.0f, -7e4f,     1e30f, -3e38f, 1.0f,
-                                -1.0f,  0.5f,     -2.5f,     2.0f,  1e-3f, 3.14159f};
-  static const float iedge[] = {0.0f, 1.0f, -1.0f, 2.0f, -7.0f, 3e9f, -3e9f, 2.1e9f,
-                                -2.2e9f, 1e19f, -1e19f, 100.0f, -100.0f, 65535.0f,
-                                12345.0f, -99999.0f, 5.0f, 9.0f};
+                                -1.0f,  0.5f,     -2.5f,     2.0f,  1e-3f,  3.14159f};
+  static const float iedge[] = {0.0f,    1.0f,     -1.0f,    2.0f,      -7.0f,  3e9f,
+                                -3e9f,   2.1e9f,   -2.2e9f,  1e19f,     -1e19f, 100.0f,
+                                -100.0f, 65535.0f, 12345.0f, -99999.0f, 5.0f,   9.0f};
   enum { E = (int)(sizeof fedge / sizeof fedge[0]), R = 3, L = 1000 };
-  float pa[E * E], pb[E * E], ia[E * E], ib[E * E], *ra = (float *)malloc(R * L * 4),
-        *rb = (float *)malloc(R * L * 4), rr[L];
+  float pa[E * E], pb[E * E], ia[E * E], ib[E * E],
+      *ra = (float *)malloc(R * L * 4), *rb = (float *)malloc(R * L * 4), rr[L];
   for (int i = 0; i < E; i++)
     for (int j = 0; j < E; j++) {
       pa[i * E + j] = fedge[i], pb[i * E + j] = fedge[j];
@@ -953,8 +962,8 @@ static void test_dtypes(void) {
     dml_dtype_t dt = (dml_dtype_t)K->dtype, odt = (dml_dtype_t)K->out_dtype;
     int ints = dt == DML_DTYPE_I32 || dt == DML_DTYPE_I64;
     /* floats cast to integers: values within the integer's range */
-    int in_range = K->op == DML_OP_CAST && !ints &&
-                   (odt == DML_DTYPE_I32 || odt == DML_DTYPE_I64);
+    int in_range =
+        K->op == DML_OP_CAST && !ints && (odt == DML_DTYPE_I32 || odt == DML_DTYPE_I64);
     const char *opn = dml_op_name(K->op);
     dml_attr_t to;
     memset(&to, 0, sizeof to);
@@ -1014,9 +1023,10 @@ static void test_dtypes(void) {
     pair_t all[8] = {x, y, xr, yr, row, z, xs, ys};
     for (int i = 0; i < 8; i++) pair_free(&all[i]);
   }
-  printf("%u typed rows (op, dtype, output dtype) of the eager library compared on " TEST_GPU
-         "\n",
-         n_rows);
+  printf(
+      "%u typed rows (op, dtype, output dtype) of the eager library compared on " TEST_GPU
+      "\n",
+      n_rows);
   CHECK(n_rows >= 60);
   /* Cast to the operand's own dtype: a copy (the Identity kernel) */
   static const dml_dtype_t same[5] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
@@ -1072,8 +1082,8 @@ static void test_dtypes(void) {
       CHECK_OK(dml_rt_tensor_zeros(dh, DML_DTYPE_I64, 1, d2, &p64));
       CHECK_OK(dml_rt_tensor_zeros(dh, DML_DTYPE_I32, 1, d2, &p32));
       dml_rt_tensor_t pp[2] = {p64, p64}, qq[2] = {p32, p32};
-      CHECK_ERROR(dml_rt_tensor_op("Add", pp, 2, NULL, 0, &q, 1), DML_STATUS_UNIMPLEMENTED,
-                  "needs the Vulkan feature shaderInt64");
+      CHECK_ERROR(dml_rt_tensor_op("Add", pp, 2, NULL, 0, &q, 1),
+                  DML_STATUS_UNIMPLEMENTED, "needs the Vulkan feature shaderInt64");
       CHECK_OK(dml_rt_tensor_op("Add", qq, 2, NULL, 0, &q, 1)); /* i32: no feature */
       CHECK_OK(dml_rt_tensor_free(q));
       CHECK_OK(dml_rt_tensor_free(p64));
