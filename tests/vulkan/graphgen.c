@@ -69,7 +69,8 @@
  * The runs, inputs and comparison are tests/graphgen_io.h's, shared by both.
  *
  *   dml_graphgen --onnx-dir DIR [--ort CMD] [--seeds A:B] [--seconds S]
- *                [--save DIR2] [--keep] [--no-shrink] [-v]
+ *                [--save DIR2] [--keep] [--no-shrink] [--replay FILE]...
+ *                [--replay-dir DIR3] [-v]
  * the CPU against ONNX Runtime (no device needed): each seed's graph is
  * written as DIR/graphgen_<seed>.onnx (dmlc's exporter,
  * dml_onnx_export_module, opset 20: the standard ONNX ops, Pad and the
@@ -81,7 +82,9 @@
  * here) is shrunk as above, each candidate exported into
  * DIR/shrink_<seed>/ and run by CMD (the shrunk one stays there), printed,
  * and with --save written as DIR2/graphgen_<seed>_ort.dmlir. The files of
- * passing graphs are removed unless --keep. Exit status 1 on a failure. */
+ * passing graphs are removed unless --keep. --replay/--replay-dir with
+ * --ort check saved graphs the same way (inputs as the Vulkan replay's).
+ * Exit status 1 on a failure. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -1790,13 +1793,13 @@ static void one_result(void *arg, const char *name, int pass, const char *why) {
   snprintf(o->why, o->cap, "%s", why);
 }
 
-/* The shrinker's check under --ort: `text` exported into
- * <onnx-dir>/shrink_<seed>/ and run there by the script (the last
- * candidate checked, the shrunk graph, stays there). */
-static int ort_check_text(const char *text, uint64_t seed, char *why, size_t cap) {
-  char dir[1024], path[1100], name[64];
-  snprintf(dir, sizeof dir, "%s/shrink_%llu", g_ort_dir, (unsigned long long)seed);
-  snprintf(name, sizeof name, "graphgen_%llu", (unsigned long long)seed);
+/* One graph `text` against ONNX Runtime: exported as <onnx-dir>/sub/name
+ * with the inputs of stream input_seed and run there by the script (the
+ * files stay). GG_PASS or GG_FAIL (why says). */
+static int ort_check_named(const char *text, uint64_t input_seed, const char *sub,
+                           const char *name, char *why, size_t cap) {
+  char dir[1024], path[1100];
+  snprintf(dir, sizeof dir, "%s/%s", g_ort_dir, sub);
   if (mkdir(dir, 0777) && errno != EEXIST) {
     snprintf(why, cap, "write: cannot make %.400s", dir);
     return GG_FAIL;
@@ -1808,7 +1811,7 @@ static int ort_check_text(const char *text, uint64_t seed, char *why, size_t cap
     return GG_FAIL;
   }
   int counts[3];
-  int r = export_onnx(text, seed, dir, name, 0, list, counts, why, cap);
+  int r = export_onnx(text, input_seed, dir, name, 0, list, counts, why, cap);
   fclose(list);
   if (r != GG_PASS) return r;
   gg_one_t one = {name, 0, 0, why, cap};
@@ -1818,6 +1821,16 @@ static int ort_check_text(const char *text, uint64_t seed, char *why, size_t cap
     return GG_FAIL;
   }
   return one.pass ? GG_PASS : GG_FAIL;
+}
+
+/* The shrinker's check under --ort: `text` exported into
+ * <onnx-dir>/shrink_<seed>/ (the last candidate checked, the shrunk graph,
+ * stays there). */
+static int ort_check_text(const char *text, uint64_t seed, char *why, size_t cap) {
+  char sub[64], name[64];
+  snprintf(sub, sizeof sub, "shrink_%llu", (unsigned long long)seed);
+  snprintf(name, sizeof name, "graphgen_%llu", (unsigned long long)seed);
+  return ort_check_named(text, seed, sub, name, why, cap);
 }
 
 /* The files export_onnx wrote for `name` (runs, inputs, outputs). */
@@ -1874,10 +1887,6 @@ static void chunk_result(void *arg, const char *name, int pass, const char *why)
 static int g_keep; /* --keep */
 
 static int ort_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
-  if (mkdir(g_ort_dir, 0777) && errno != EEXIST) {
-    printf("dml_graphgen: cannot make %s\n", g_ort_dir);
-    return 1;
-  }
   gg_graph_t *g = (gg_graph_t *)malloc(sizeof *g);
   gg_chunk_t *c = (gg_chunk_t *)calloc(GG_ORT_CHUNK, sizeof *c);
   if (!g || !c) abort();
@@ -1967,7 +1976,8 @@ static int ort_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
   return fail ? 1 : 0;
 }
 
-/* A saved graph: must pass (its comment names the failure it once had). */
+/* A saved graph: must pass (its comment names the failure it once had);
+ * under --ort against ONNX Runtime, exported as <onnx-dir>/replay/<name>. */
 static int replay(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -1979,8 +1989,12 @@ static int replay(const char *path) {
   size_t k;
   while ((k = fread(buf, 1, sizeof buf, f)) > 0) sb_printf(&s, "%.*s", (int)k, buf);
   fclose(f);
-  char why[512];
-  int r = s.b ? check_text(s.b, 0, why, sizeof why) : GG_FAIL;
+  char why[512] = "cannot read", name[256];
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(base, ". "), base);
+  int r = !s.b        ? GG_FAIL
+          : g_ort_dir ? ort_check_named(s.b, 0, "replay", name, why, sizeof why)
+                      : check_text(s.b, 0, why, sizeof why);
   free(s.b);
   printf("replay %s: %s%s%s\n", path,
          r == GG_PASS      ? "pass"
@@ -2073,7 +2087,8 @@ int main(int argc, char **argv) {
           "       dml_graphgen --pack DIR [--target cuda|vulkan] [--seeds A:B] "
           "[--seconds S] [--max-mb M] [--ref-runs N] [--cuda-arch A] [-v]\n"
           "       dml_graphgen --onnx-dir DIR [--ort CMD] [--seeds A:B] [--seconds S] "
-          "[--save DIR] [--keep] [--no-shrink] [-v]\n");
+          "[--save DIR] [--keep] [--no-shrink] [--replay FILE]... [--replay-dir DIR] "
+          "[-v]\n");
       return 2;
     }
   }
@@ -2083,9 +2098,20 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (g_ort_dir) { /* the CPU only: no device needed */
-    int r = ort_seeds(a, b, seconds, save);
+    if ((n_replay_files || n_replay_dirs) && !g_ort_cmd) {
+      fprintf(stderr, "dml_graphgen: --replay with --onnx-dir needs --ort CMD\n");
+      return 2;
+    }
+    if (mkdir(g_ort_dir, 0777) && errno != EEXIST) {
+      printf("dml_graphgen: cannot make %s\n", g_ort_dir);
+      return 1;
+    }
+    int bad = 0;
+    for (int i = 0; i < n_replay_files; i++) bad |= replay(replay_files[i]);
+    for (int i = 0; i < n_replay_dirs; i++) bad |= replay_dir(replay_dirs[i]);
+    if (seeds || !(n_replay_files + n_replay_dirs)) bad |= ort_seeds(a, b, seconds, save);
     free(g_pool);
-    return r;
+    return bad ? 1 : 0;
   }
   if (pack) { /* compile only: no device needed */
     int r = pack_seeds(a, b, seconds, max_mb, ref_runs, pack, target);

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # dmlc's CPU against ONNX Runtime on random graphs (docs/kernels.md "Random
 # graphs"): `dml_graphgen --onnx-dir --ort` exports seeds SEEDS as ONNX with
-# the CPU's inputs and outputs and runs graphgen_ort.py on them; every graph
-# must agree (1e-4 norm-wise). Then two graphs are exported alone, one
+# the CPU's inputs and outputs and runs graphgen_ort.py on them, and the
+# saved graphs of REPLAY_DIR the same way; every graph must agree (1e-4
+# norm-wise). Then two graphs are exported alone, one
 # output of the second changed by 2e-3 of its largest magnitude, and the
 # script must report that graph (and only it) as a mismatch.
-# usage: test_graphgen_ort.sh GRAPHGEN PYTHON SCRIPT WORK SEEDS
+# usage: test_graphgen_ort.sh GRAPHGEN PYTHON SCRIPT WORK SEEDS REPLAY_DIR
 # Exit 77 (skipped) when PYTHON lacks onnx or onnxruntime (the venv of
 # scripts/onnx_node_suite.sh, which scripts/test.sh makes, has both).
 set -uo pipefail
-gen=$1 py=$2 script=$3 work=$4 seeds=$5
+gen=$1 py=$2 script=$3 work=$4 seeds=$5 replay=$6
 if [ ! -x "$py" ] || ! "$py" -c 'import numpy, onnx, onnxruntime' 2>/dev/null; then
   echo "SKIP: no Python with numpy, onnx and onnxruntime at $py (the venv of" \
     "scripts/onnx_node_suite.sh; scripts/test.sh makes it)"
@@ -17,7 +18,8 @@ if [ ! -x "$py" ] || ! "$py" -c 'import numpy, onnx, onnxruntime' 2>/dev/null; t
 fi
 rm -rf "$work"
 mkdir -p "$work"
-if ! "$gen" --onnx-dir "$work/run" --seeds "$seeds" --ort "'$py' '$script'"; then
+if ! "$gen" --onnx-dir "$work/run" --seeds "$seeds" --ort "'$py' '$script'" \
+  --replay-dir "$replay"; then
   echo "FAIL: dml_graphgen --ort (the shrunk graphs are above; their ONNX under $work/run)"
   exit 1
 fi
