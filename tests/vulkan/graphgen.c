@@ -427,6 +427,9 @@ static int gen_binary(gg_graph_t *g) {
       d[i] = x->d[x->rank - k + i];
       if (chance(g, 0.4)) d[i] = 1;
     }
+    /* a rank-1 value [batch] (a reduction's): its symbolic batch (-1 here)
+     * as 1 in the constant (seed 2577 aborted making a constant of -1) */
+    if (k == x->rank && d[0] < 0) d[0] = 1;
     b = new_const(g, k, d, prelu ? 0.0 : -1.5, prelu ? 0.5 : 1.5);
   }
   if (b < 0) b = chance(g, 0.5) ? a : node1(g, "Tanh", a, NULL);
