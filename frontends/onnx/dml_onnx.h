@@ -411,7 +411,11 @@ typedef struct dml_onnx_export_options {
  * (dml_file.h: temp file, fsync, rename; special files and symlinks are
  * refused). Each node becomes the ONNX operator that onnx_ops.def imports
  * `direct` into its IR op at the opset, with its inputs (an absent
- * optional input as "", trailing ones dropped), outputs and attributes;
+ * optional input as "", trailing ones dropped), outputs and attributes
+ * (the IR's `axes` attribute of a reduction, Squeeze or Unsqueeze, as
+ * passes write it, becomes a Constant node feeding input 1 where ONNX's op
+ * at the opset takes the axes as an input: ReduceSum 13+, the other
+ * reductions 18+);
  * parameters and state (globals flagged PARAM or STATE) become
  * initializers with the values they hold (raw_data), other globals with
  * data Constant nodes (as PyTorch writes a Dropout ratio or a scalar, so

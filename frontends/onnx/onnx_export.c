@@ -266,6 +266,58 @@ static int push(void ***arr, size_t *n, void *item) {
 }
 #define PUSH(arr, n, item) push((void ***)&(arr), &(n), (item))
 
+/* Appends a Constant node named `node_name` whose attribute `value` is `tp`
+ * and whose output is `out` to g (both taken, freed on failure); 0 on out of
+ * memory. */
+static int push_constant(Onnx__GraphProto *g, const char *node_name,
+                         Onnx__TensorProto *tp, char *out) {
+  Onnx__NodeProto *np = (Onnx__NodeProto *)malloc(sizeof *np);
+  Onnx__AttributeProto *ap = (Onnx__AttributeProto *)malloc(sizeof *ap);
+  if (!np || !ap || !tp || !out) {
+    free(np), free(ap), free(out);
+    if (tp) protobuf_c_message_free_unpacked(&tp->base, NULL);
+    return 0;
+  }
+  onnx__node_proto__init(np);
+  onnx__attribute_proto__init(ap);
+  ap->name = strdup("value");
+  ap->has_type = 1;
+  ap->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+  ap->t = tp;
+  np->op_type = strdup("Constant");
+  np->name = strdup(node_name);
+  if (!PUSH(g->node, g->n_node, np)) {
+    free(out);
+    protobuf_c_message_free_unpacked(&np->base, NULL);
+    protobuf_c_message_free_unpacked(&ap->base, NULL);
+    return 0;
+  }
+  if (!PUSH(np->attribute, np->n_attribute, ap)) {
+    free(out);
+    protobuf_c_message_free_unpacked(&ap->base, NULL);
+    return 0;
+  }
+  if (!PUSH(np->output, np->n_output, out)) {
+    free(out);
+    return 0;
+  }
+  return ap->name && np->op_type && np->name;
+}
+
+/* Whether attribute `a` of node n is the IR's `axes` attribute of a
+ * reduction, Squeeze or Unsqueeze (the form passes such as autodiff write,
+ * ONNX's before opsets 13/18) where ONNX's op `e` takes the axes as input 1
+ * instead: the exporter writes it as a Constant node feeding input 1. */
+static int axes_as_input(const dml_ir_node_t *n, const onnx_op_entry_t *e,
+                         const dml_attr_t *a) {
+  const dml_op_info_t *info = dml_op_info(n->op);
+  return info && !strcmp(a->name, "axes") && a->kind == DML_ATTR_INTS &&
+         !onnx_op_has_attr(e, "axes") && info->max_inputs >= 2 &&
+         (n->n_inputs < 2 || !n->inputs[1]) &&
+         ((info->flags & DML_OPF_REDUCTION) || n->op == DML_OP_SQUEEZE ||
+          n->op == DML_OP_UNSQUEEZE);
+}
+
 static dml_status_t build_graph(const dml_ir_module_t *m, const dml_ir_function_t *f,
                                 int64_t opset, namer_t *nm, Onnx__GraphProto *g) {
   char label[256];
@@ -285,7 +337,7 @@ static dml_status_t build_graph(const dml_ir_module_t *m, const dml_ir_function_
       return st;
     }
     for (uint32_t k = 0; k < n->n_attrs; k++)
-      if (!onnx_op_has_attr(e, n->attrs[k].name)) {
+      if (!onnx_op_has_attr(e, n->attrs[k].name) && !axes_as_input(n, e, &n->attrs[k])) {
         dml_status_t st = dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
                                           "attribute without an ONNX form");
         dml_status_detail(st, "node %s: attribute '%s' is not one of ONNX %s-%lld's",
@@ -323,33 +375,7 @@ static dml_status_t build_graph(const dml_ir_module_t *m, const dml_ir_function_
       if (!PUSH(g->initializer, g->n_initializer, tp)) return oom();
       continue;
     }
-    Onnx__NodeProto *np = (Onnx__NodeProto *)malloc(sizeof *np);
-    Onnx__AttributeProto *ap = (Onnx__AttributeProto *)malloc(sizeof *ap);
-    if (!np || !ap || !tp) {
-      free(np), free(ap);
-      if (tp) protobuf_c_message_free_unpacked(&tp->base, NULL);
-      return oom();
-    }
-    onnx__node_proto__init(np);
-    onnx__attribute_proto__init(ap);
-    ap->name = strdup("value");
-    ap->has_type = 1;
-    ap->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-    ap->t = tp;
-    np->op_type = strdup("Constant");
-    np->name = strdup(nm->names[v->id]);
-    if (!PUSH(g->node, g->n_node, np)) {
-      protobuf_c_message_free_unpacked(&np->base, NULL);
-      protobuf_c_message_free_unpacked(&ap->base, NULL);
-      return oom();
-    }
-    if (!PUSH(np->attribute, np->n_attribute, ap)) {
-      protobuf_c_message_free_unpacked(&ap->base, NULL);
-      return oom();
-    }
-    if (!ap->name || !np->op_type || !np->name ||
-        !PUSH(np->output, np->n_output, dup_name(nm, v)))
-      return oom();
+    if (!push_constant(g, nm->names[v->id], tp, dup_name(nm, v))) return oom();
   }
   for (const dml_ir_node_t *n = f->first; n; n = n->next) {
     const onnx_op_entry_t *e = onnx_op_export_entry(n->op, opset);
@@ -369,8 +395,30 @@ static dml_status_t build_graph(const dml_ir_module_t *m, const dml_ir_function_
       if (!PUSH(np->input, np->n_input, dup_name(nm, n->inputs[k]))) return oom();
     for (uint32_t k = 0; k < n->n_outputs; k++)
       if (!PUSH(np->output, np->n_output, dup_name(nm, n->outputs[k]))) return oom();
-    for (uint32_t k = 0; k < n->n_attrs; k++)
-      if (!PUSH(np->attribute, np->n_attribute, attr_proto(&n->attrs[k]))) return oom();
+    for (uint32_t k = 0; k < n->n_attrs; k++) {
+      const dml_attr_t *a = &n->attrs[k];
+      if (!axes_as_input(n, e, a)) {
+        if (!PUSH(np->attribute, np->n_attribute, attr_proto(a))) return oom();
+        continue;
+      }
+      /* a Constant "<first output>_axes" (made unique) before the node, as
+       * its input 1 (the only inputs such an IR node has are data and the
+       * absent axes) */
+      size_t cap = strlen(np->output[0]) + 24;
+      char *cname = (char *)malloc(cap);
+      if (!cname) return oom();
+      snprintf(cname, cap, "%s_axes", np->output[0]);
+      for (int u = 0; name_seen(nm, cname); u++)
+        snprintf(cname, cap, "%s_axes%d", np->output[0], u);
+      int64_t na = (int64_t)a->n;
+      Onnx__TensorProto *tp =
+          tensor_proto(NULL, DML_DTYPE_I64, 1, &na, a->ints, a->n * sizeof(int64_t));
+      if (!push_constant(g, cname, tp, cname)) return oom(); /* cname: its output */
+      Onnx__NodeProto *c = g->node[g->n_node - 1];
+      g->node[g->n_node - 1] = np;
+      g->node[g->n_node - 2] = c;
+      if (!PUSH(np->input, np->n_input, strdup(cname))) return oom();
+    }
   }
   for (uint32_t i = 0; i < f->n_results; i++) {
     const dml_ir_value_t *v = f->results[i];
@@ -417,7 +465,7 @@ dml_status_t dml_onnx_export_module(const dml_ir_module_t *m, const char *path,
   }
   namer_t nm = {(char **)calloc(m->next_value_id + 1, sizeof(char *)),
                 m->next_value_id + 1, NULL, 16};
-  while (nm.n_set < 2 * (size_t)nm.n + 8) nm.n_set *= 2;
+  while (nm.n_set < 4 * (size_t)nm.n + 8) nm.n_set *= 2; /* values + axes */
   nm.set = (const char **)calloc(nm.n_set, sizeof(char *));
   Onnx__ModelProto model;
   onnx__model_proto__init(&model);

@@ -249,8 +249,9 @@ struct onnx_op_entry {
 };
 
 /* The default-domain line at `opset` that imports ONNX nodes `direct` into
- * IR op `op` (the IR node is that ONNX form as it is), or NULL: what the
- * exporter (onnx_export.c) writes an IR node as. */
+ * IR op `op` (the IR node is that ONNX form as it is; also Pad-18+, whose
+ * pad18 importer is direct when input 3 is absent, as the IR's PAD has
+ * it), or NULL: what the exporter (onnx_export.c) writes an IR node as. */
 const onnx_op_entry_t *onnx_op_export_entry(dml_op_t op, int64_t opset);
 
 /* The If importer (onnx_if.c). */

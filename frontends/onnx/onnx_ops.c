@@ -1557,8 +1557,12 @@ const onnx_op_entry_t *onnx_op_lookup_domain(const char *domain, const char *op_
 }
 
 const onnx_op_entry_t *onnx_op_export_entry(dml_op_t op, int64_t opset) {
+  /* pad18 maps Pad-18+ without its input 3 (axes) `direct` to the IR's PAD,
+   * whose inputs are data, pads and the constant value: that is a Pad-18
+   * node as it is */
   for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); i++)
-    if (!kOps[i].domain && kOps[i].op == op && kOps[i].importer == onnx_imp_direct &&
+    if (!kOps[i].domain && kOps[i].op == op &&
+        (kOps[i].importer == onnx_imp_direct || kOps[i].importer == onnx_imp_pad18) &&
         opset >= kOps[i].since && opset <= kOps[i].until)
       return &kOps[i];
   return NULL;

@@ -8,7 +8,8 @@
  * and 3) or static, then 4 to 14 ops drawn from:
  *   - the unary elementwise ops of ops.def (DML_OPF_ELEMENTWISE, one f32
  *     input and output), each behind a guard that keeps it in its domain
- *     and well conditioned (Log(|x| + 0.5), Exp(Clip(x, -8, 8)),
+ *     and well conditioned (Log(|x| + 0.5), Exp(Clip(x, -8, 8)), Sin and
+ *     Cos likewise,
  *     Asin(0.9 tanh x), ...); the ones with jumps (Floor, Ceil, Round,
  *     Sign, Shrink, ThresholdedRelu) and those changing the dtype are left
  *     out: a one-ulp difference before a jump is not a bug;
@@ -66,20 +67,43 @@
  * dml_graphs_check (tests/cuda/graphs_check.c, runtime only) to run on
  * another machine's device (scripts/gpu_prepare.sh, scripts/gpu_check.sh);
  * --cuda-arch as dmlc compile's (default: PTX and sm_80/sm_90 cubins).
- * The runs, inputs and comparison are tests/graphgen_io.h's, shared by both. */
+ * The runs, inputs and comparison are tests/graphgen_io.h's, shared by both.
+ *
+ *   dml_graphgen --onnx-dir DIR [--ort CMD] [--seeds A:B] [--seconds S]
+ *                [--save DIR2] [--keep] [--no-shrink] [--replay FILE]...
+ *                [--replay-dir DIR3] [-v]
+ * the CPU against ONNX Runtime (no device needed): each seed's graph is
+ * written as DIR/graphgen_<seed>.onnx (dmlc's exporter,
+ * dml_onnx_export_module, opset 20: the standard ONNX ops, Pad and the
+ * reductions in their 18+ forms) with each run's inputs and the CPU's
+ * outputs (DIR/graphgen_<seed>.r<run>.i<k>.npy, .o<k>.npy) and a line of
+ * DIR/graphs.txt. With --ort CMD (e.g. "python tests/vulkan/graphgen_ort.py")
+ * `CMD 'DIR'` runs them with ONNX Runtime every 50 seeds and compares with
+ * the same tolerance; a graph it fails (or that cannot be exported or run
+ * here) is shrunk as above, each candidate exported into
+ * DIR/shrink_<seed>/ and run by CMD (the shrunk one stays there), printed,
+ * and with --save written as DIR2/graphgen_<seed>_ort.dmlir. The files of
+ * passing graphs are removed unless --keep. --replay/--replay-dir with
+ * --ort check saved graphs the same way (inputs as the Vulkan replay's).
+ * Exit status 1 on a failure. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dml_driver.h"
 #include "dml_file.h"
 #include "dml_ir_text.h"
 #include "dml_npy.h"
+#include "dml_onnx.h"
 #include "dml_ops.h"
 #include "dml_rt.h"
 #include "graphgen_io.h"
@@ -307,6 +331,11 @@ static int unary_domain(const char *name) {
            {"Exp", DOM_CLIP8},
            {"Cosh", DOM_CLIP8},
            {"Sinh", DOM_CLIP8},
+           /* periodic: an argument's f32 rounding is the result's absolute
+            * error (Sin of a row sum near 600: 1.2e-4; seed 7852 of the ORT
+            * run, both sides 4e-5..8e-5 from float64) */
+           {"Sin", DOM_CLIP8},
+           {"Cos", DOM_CLIP8},
            {"Tan", DOM_TAN},
            {"Floor", DOM_SKIP},
            {"Ceil", DOM_SKIP},
@@ -404,6 +433,9 @@ static int gen_binary(gg_graph_t *g) {
       d[i] = x->d[x->rank - k + i];
       if (chance(g, 0.4)) d[i] = 1;
     }
+    /* a rank-1 value [batch] (a reduction's): its symbolic batch (-1 here)
+     * as 1 in the constant (seed 2577 aborted making a constant of -1) */
+    if (k == x->rank && d[0] < 0) d[0] = 1;
     b = new_const(g, k, d, prelu ? 0.0 : -1.5, prelu ? 0.5 : 1.5);
   }
   if (b < 0) b = chance(g, 0.5) ? a : node1(g, "Tanh", a, NULL);
@@ -1251,9 +1283,13 @@ static int same_failure(const char *a, const char *b) {
   return a[k] == ':' && b[k] == ':';
 }
 
+static int ort_check_text(const char *text, uint64_t seed, char *why, size_t cap);
+static const char *g_ort_cmd; /* --ort CMD: check against ONNX Runtime instead */
+
 static int check_graph(const gg_graph_t *g, uint64_t seed, char *why, size_t cap) {
   char *text = to_text(g, NULL);
-  int r = check_text(text, seed, why, cap);
+  int r =
+      g_ort_cmd ? ort_check_text(text, seed, why, cap) : check_text(text, seed, why, cap);
   free(text);
   return r;
 }
@@ -1350,6 +1386,37 @@ static double now_s(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Shrinks failing graph *g of `seed` (unless --no-shrink) while it fails as
+ * why (updated) says, prints it and with `save` writes it as
+ * save/graphgen_<seed>.dmlir. */
+static void shrink_and_report(gg_graph_t *g, uint64_t seed, char *why, size_t cap,
+                              const char *save) {
+  int before = live_nodes(g);
+  if (!g_no_shrink) shrink(g, seed, why);
+  char header[768];
+  check_graph(g, seed, why, cap);
+  snprintf(
+      header, sizeof header, "dml_graphgen%s seed %llu, shrunk from %d to %d nodes\n%s",
+      g_ort_cmd ? " --ort" : "", (unsigned long long)seed, before, live_nodes(g), why);
+  char *text = to_text(g, header), *shown = to_text_elided(g, header, 1);
+  printf("%s", shown);
+  free(shown);
+  if (save) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/graphgen_%llu%s.dmlir", save,
+             (unsigned long long)seed, g_ort_cmd ? "_ort" : "");
+    FILE *f = fopen(path, "w");
+    if (f) {
+      fputs(text, f);
+      fclose(f);
+      printf("saved %s\n", path);
+    } else {
+      printf("cannot write %s\n", path);
+    }
+  }
+  free(text);
+}
+
 static int run_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
   gg_graph_t *g = (gg_graph_t *)malloc(sizeof *g);
   if (!g) abort();
@@ -1389,30 +1456,7 @@ static int run_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
     if (r == GG_REFUSED) refused++;
     if (r == GG_FAIL) {
       fail++;
-      int before = live_nodes(g);
-      if (!g_no_shrink) shrink(g, seed, why);
-      char header[768];
-      check_graph(g, seed, why, sizeof why);
-      snprintf(header, sizeof header,
-               "dml_graphgen seed %llu, shrunk from %d to %d nodes\n%s",
-               (unsigned long long)seed, before, live_nodes(g), why);
-      char *text = to_text(g, header), *shown = to_text_elided(g, header, 1);
-      printf("%s", shown);
-      free(shown);
-      if (save) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/graphgen_%llu.dmlir", save,
-                 (unsigned long long)seed);
-        FILE *f = fopen(path, "w");
-        if (f) {
-          fputs(text, f);
-          fclose(f);
-          printf("saved %s\n", path);
-        } else {
-          printf("cannot write %s\n", path);
-        }
-      }
-      free(text);
+      shrink_and_report(g, seed, why, sizeof why, save);
     }
     pool_free();
   }
@@ -1582,7 +1626,367 @@ static int pack_seeds(uint64_t a, uint64_t b, double seconds, double max_mb, int
   return c[GG_FAIL] ? 1 : 0;
 }
 
-/* A saved graph: must pass (its comment names the failure it once had). */
+/* ---- the CPU against ONNX Runtime on the exported ONNX (--ort) ---- */
+
+/* The opset the graphs are written at: Gelu-20 is the newest form the
+ * generator draws (Pad and the reductions take their 18+ forms). */
+#define GG_ONNX_OPSET 20
+#define GG_ORT_CHUNK 50 /* seeds written before each run of the script */
+
+static const char *g_ort_dir; /* --onnx-dir */
+
+/* Writes `name`'s npy of t as DIR/<name>.r<run>.<io><k>.npy; 0 or -1 (why
+ * says). */
+static int write_npy(const char *dir, const char *name, int run, char io, uint32_t k,
+                     const dml_tensor_t *t, char *why, size_t cap) {
+  void *npy = NULL;
+  size_t nb = 0;
+  dml_status_t s = dml_npy_write_memory(t, &npy, &nb);
+  if (s) {
+    status_line(s, "npy", why, cap);
+    return -1;
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s.r%d.%c%u.npy", dir, name, run, io, k);
+  int bad = write_file(path, npy, nb);
+  free(npy);
+  if (bad) snprintf(why, cap, "write: cannot write %.400s", path);
+  return bad;
+}
+
+/* Graph `text` exported as DIR/<name>.onnx (dml_onnx_export_module at
+ * GG_ONNX_OPSET), compiled for the CPU and run on graphgen_io.h's runs and
+ * inputs (stream of input_seed), each run's inputs and outputs written as
+ * DIR/<name>.r<run>.i<k>.npy and .o<k>.npy, and a line of `list`:
+ * "<name> exported <runs> <inputs> <outputs> <nodes>". GG_PASS, or GG_FAIL
+ * with `why` ("parse: ", "export: ", "compile: ", "run cpu: ", ...: the
+ * exporter refusing an op the generator draws is a failure). counts gets
+ * the runs written, the inputs and the outputs. */
+static int export_onnx(const char *text, uint64_t input_seed, const char *dir,
+                       const char *name, int nodes, FILE *list, int counts[3], char *why,
+                       size_t cap) {
+  why[0] = 0;
+  int *runs = &counts[0];
+  counts[0] = counts[1] = counts[2] = 0;
+  dml_ir_module_t *mod = NULL;
+  dml_status_t s = dml_ir_parse(text, strlen(text), "graphgen.dmlir", &mod);
+  if (s) {
+    status_line(s, "parse", why, cap);
+    return GG_FAIL;
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
+  dml_onnx_export_options_t eo;
+  memset(&eo, 0, sizeof eo);
+  eo.opset = GG_ONNX_OPSET;
+  eo.producer = "dml_graphgen";
+  s = dml_onnx_export_module(mod, path, &eo);
+  if (s) {
+    dml_ir_module_release(mod);
+    status_line(s, "export", why, cap);
+    return GG_FAIL;
+  }
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.targets = "cpu";
+  void *bytes = NULL;
+  size_t n = 0;
+  s = dml_compile_module_memory(mod, "graphgen", &o, &bytes, &n, NULL);
+  dml_ir_module_release(mod);
+  if (s) {
+    status_line(s, "compile", why, cap);
+    return GG_FAIL;
+  }
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *cpu = NULL;
+  s = dml_rt_model_load_memory(bytes, n, &m);
+  free(bytes);
+  if (!s) s = dml_rt_session_create(m, "cpu", &cpu);
+  gg_syms_t syms;
+  gg_syms_of(m, &syms);
+  uint64_t rs = gg_input_stream(input_seed);
+  int bad = 0;
+  const char *stage = "session";
+  if (!s) {
+    counts[1] = (int)dml_rt_model_num_inputs(m);
+    counts[2] = (int)dml_rt_model_num_outputs(m);
+  }
+  for (int r = 0; !s && !bad && r < gg_max_runs(&syms); r++) {
+    int any_sym = 0;
+    dml_tensor_t in[16];
+    uint32_t n_in = dml_rt_model_num_inputs(m);
+    if (n_in > 16) {
+      snprintf(why, cap, "inputs: %u inputs", n_in);
+      bad = 1;
+      break;
+    }
+    dml_rt_session_clear_inputs(cpu);
+    stage = "set_input";
+    for (uint32_t i = 0; i < n_in; i++) {
+      if (gg_input(m, i, r, &syms, &rs, &in[i], &any_sym)) abort();
+      if (!s) s = dml_rt_session_set_input(cpu, i, &in[i]);
+    }
+    if (r == 1 && !any_sym) { /* one static batch */
+      for (uint32_t i = 0; i < n_in; i++) free(in[i].data);
+      break;
+    }
+    for (uint32_t i = 0; !s && !bad && i < n_in; i++)
+      bad = write_npy(dir, name, r, 'i', i, &in[i], why, cap);
+    for (uint32_t i = 0; i < n_in; i++) free(in[i].data);
+    if (!s && !bad) {
+      stage = "run cpu";
+      s = dml_rt_session_run(cpu);
+    }
+    for (uint32_t k = 0; !s && !bad && k < dml_rt_model_num_outputs(m); k++) {
+      dml_tensor_t t;
+      memset(&t, 0, sizeof t);
+      stage = "get_output";
+      if (!(s = dml_rt_session_get_output(cpu, k, &t)))
+        bad = write_npy(dir, name, r, 'o', k, &t, why, cap);
+    }
+    if (!s && !bad) (*runs)++;
+  }
+  if (s) status_line(s, stage, why, cap);
+  if (!s && !bad)
+    fprintf(list, "%s exported %d %u %u %d\n", name, *runs, dml_rt_model_num_inputs(m),
+            dml_rt_model_num_outputs(m), nodes);
+  dml_rt_session_release(cpu);
+  dml_rt_model_release(m);
+  return s || bad ? GG_FAIL : GG_PASS;
+}
+
+/* Runs `g_ort_cmd 'DIR'` (tests/vulkan/graphgen_ort.py: ONNX Runtime on
+ * each graph DIR/graphs.txt lists, compared with the saved CPU outputs),
+ * echoing its lines when `echo`; each "<name>: pass ..." or "<name>: FAIL:
+ * <why>" line calls `on_result`. Returns the script's exit status (-1 when
+ * it could not be started). */
+typedef void (*gg_ort_result_fn)(void *arg, const char *name, int pass, const char *why);
+
+static int run_ort_script(const char *dir, int echo, gg_ort_result_fn on_result,
+                          void *arg) {
+  char cmd[2048];
+  if (strchr(dir, '\'')) return -1;
+  snprintf(cmd, sizeof cmd, "%s '%s'", g_ort_cmd, dir);
+  fflush(stdout);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  char line[4096];
+  while (fgets(line, sizeof line, p)) {
+    if (echo) fputs(line, stdout);
+    line[strcspn(line, "\n")] = 0;
+    char *colon = strstr(line, ": ");
+    if (!colon || strchr(line, ' ') < colon) continue; /* not "<name>: ..." */
+    *colon = 0;
+    const char *rest = colon + 2;
+    if (!strncmp(rest, "pass", 4))
+      on_result(arg, line, 1, "");
+    else if (!strncmp(rest, "FAIL: ", 6))
+      on_result(arg, line, 0, rest + 6);
+  }
+  int st = pclose(p);
+  return st == -1 ? -1 : WEXITSTATUS(st);
+}
+
+typedef struct {
+  const char *name;
+  int found, pass;
+  char *why;
+  size_t cap;
+} gg_one_t;
+
+static void one_result(void *arg, const char *name, int pass, const char *why) {
+  gg_one_t *o = (gg_one_t *)arg;
+  if (strcmp(name, o->name)) return;
+  o->found = 1;
+  o->pass = pass;
+  snprintf(o->why, o->cap, "%s", why);
+}
+
+/* One graph `text` against ONNX Runtime: exported as <onnx-dir>/sub/name
+ * with the inputs of stream input_seed and run there by the script (the
+ * files stay). GG_PASS or GG_FAIL (why says). */
+static int ort_check_named(const char *text, uint64_t input_seed, const char *sub,
+                           const char *name, char *why, size_t cap) {
+  char dir[1024], path[1100];
+  snprintf(dir, sizeof dir, "%s/%s", g_ort_dir, sub);
+  if (mkdir(dir, 0777) && errno != EEXIST) {
+    snprintf(why, cap, "write: cannot make %.400s", dir);
+    return GG_FAIL;
+  }
+  snprintf(path, sizeof path, "%s/graphs.txt", dir);
+  FILE *list = fopen(path, "w");
+  if (!list) {
+    snprintf(why, cap, "write: cannot write %.400s", path);
+    return GG_FAIL;
+  }
+  int counts[3];
+  int r = export_onnx(text, input_seed, dir, name, 0, list, counts, why, cap);
+  fclose(list);
+  if (r != GG_PASS) return r;
+  gg_one_t one = {name, 0, 0, why, cap};
+  int st = run_ort_script(dir, g_verbose > 1, one_result, &one);
+  if (!one.found) {
+    snprintf(why, cap, "ort script: no result for %s (exit status %d)", name, st);
+    return GG_FAIL;
+  }
+  return one.pass ? GG_PASS : GG_FAIL;
+}
+
+/* The shrinker's check under --ort: `text` exported into
+ * <onnx-dir>/shrink_<seed>/ (the last candidate checked, the shrunk graph,
+ * stays there). */
+static int ort_check_text(const char *text, uint64_t seed, char *why, size_t cap) {
+  char sub[64], name[64];
+  snprintf(sub, sizeof sub, "shrink_%llu", (unsigned long long)seed);
+  snprintf(name, sizeof name, "graphgen_%llu", (unsigned long long)seed);
+  return ort_check_named(text, seed, sub, name, why, cap);
+}
+
+/* The files export_onnx wrote for `name` (runs, inputs, outputs). */
+static void remove_exported(const char *dir, const char *name, int runs, int n_in,
+                            int n_out) {
+  char path[1100];
+  snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
+  unlink(path);
+  for (int r = 0; r < runs; r++) {
+    for (int k = 0; k < n_in; k++) {
+      snprintf(path, sizeof path, "%s/%s.r%d.i%d.npy", dir, name, r, k);
+      unlink(path);
+    }
+    for (int k = 0; k < n_out; k++) {
+      snprintf(path, sizeof path, "%s/%s.r%d.o%d.npy", dir, name, r, k);
+      unlink(path);
+    }
+  }
+}
+
+typedef struct {
+  uint64_t seed;
+  int state;     /* GG_PASS: exported (then the script's verdict), GG_FAIL */
+  int counts[3]; /* runs, inputs, outputs written */
+  int reported;
+  char why[512];
+} gg_chunk_t;
+
+typedef struct {
+  gg_chunk_t *c;
+  int n;
+} gg_chunk_set_t;
+
+static void chunk_result(void *arg, const char *name, int pass, const char *why) {
+  gg_chunk_set_t *cs = (gg_chunk_set_t *)arg;
+  unsigned long long seed;
+  if (sscanf(name, "graphgen_%llu", &seed) != 1) return;
+  for (int i = 0; i < cs->n; i++)
+    if (cs->c[i].seed == seed && cs->c[i].state == GG_PASS) {
+      cs->c[i].reported = 1;
+      if (!pass) {
+        cs->c[i].state = GG_FAIL;
+        snprintf(cs->c[i].why, sizeof cs->c[i].why, "%s", why);
+      }
+    }
+}
+
+/* --ort CMD --onnx-dir DIR: each seed's graph exported as ONNX with the
+ * CPU's inputs and outputs (export_onnx), GG_ORT_CHUNK seeds at a time,
+ * then the script runs them with ONNX Runtime; a graph whose export, CPU
+ * run or ONNX Runtime's outputs fail is shrunk (the same check on each
+ * candidate), printed and saved (--save). The files of passing graphs are
+ * removed (--keep keeps them). Exit status 1 on a failure. */
+static int g_keep; /* --keep */
+
+static int ort_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
+  gg_graph_t *g = (gg_graph_t *)malloc(sizeof *g);
+  gg_chunk_t *c = (gg_chunk_t *)calloc(GG_ORT_CHUNK, sizeof *c);
+  if (!g || !c) abort();
+  int pass = 0, fail = 0, nodes = 0, stopped = 0;
+  double t0 = now_s();
+  for (uint64_t c0 = a; c0 < b && !stopped; c0 += GG_ORT_CHUNK) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/graphs.txt", g_ort_dir);
+    /* without --ort, one list of every seed for the script to run later */
+    FILE *list = fopen(path, g_ort_cmd || c0 == a ? "w" : "a");
+    if (!list) {
+      printf("dml_graphgen: cannot write %s\n", path);
+      free(g), free(c);
+      return 1;
+    }
+    if (g_ort_cmd || c0 == a)
+      fprintf(list,
+              "# dml_graphgen --onnx-dir: <name> exported <runs> <inputs> <outputs> "
+              "<nodes> (opset %d)\n",
+              GG_ONNX_OPSET);
+    int n = 0;
+    for (uint64_t seed = c0; seed < b && seed < c0 + GG_ORT_CHUNK; seed++) {
+      if (seconds > 0 && now_s() - t0 > seconds) {
+        printf("stopped after %.0f s, before seed %llu\n", now_s() - t0,
+               (unsigned long long)seed);
+        stopped = 1;
+        break;
+      }
+      gg_chunk_t *e = &c[n++];
+      memset(e, 0, sizeof *e);
+      e->seed = seed;
+      generate(g, seed);
+      dce(g);
+      char name[64];
+      snprintf(name, sizeof name, "graphgen_%llu", (unsigned long long)seed);
+      char *text = to_text(g, NULL);
+      e->state = export_onnx(text, seed, g_ort_dir, name, live_nodes(g), list, e->counts,
+                             e->why, sizeof e->why);
+      free(text);
+      nodes += live_nodes(g);
+      if (e->state == GG_FAIL)
+        printf("graphgen_%llu: FAIL: %s\n", (unsigned long long)seed, e->why);
+      pool_free();
+    }
+    fclose(list);
+    gg_chunk_set_t cs = {c, n};
+    int exported = 0;
+    for (int i = 0; i < n; i++) exported += c[i].state == GG_PASS;
+    if (exported && g_ort_cmd) {
+      int st = run_ort_script(g_ort_dir, 1, chunk_result, &cs);
+      for (int i = 0; i < n; i++)
+        if (c[i].state == GG_PASS && !c[i].reported) {
+          c[i].state = GG_FAIL;
+          snprintf(c[i].why, sizeof c[i].why,
+                   "ort script: no result (exit status %d; is CMD right?)", st);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+      if (c[i].state == GG_PASS) {
+        pass++;
+      } else if (!g_ort_cmd) { /* exporting only: not shrunk with the script */
+        fail++;
+      } else {
+        fail++;
+        generate(g, c[i].seed);
+        dce(g);
+        shrink_and_report(g, c[i].seed, c[i].why, sizeof c[i].why, save);
+        pool_free();
+      }
+      char name[64];
+      snprintf(name, sizeof name, "graphgen_%llu", (unsigned long long)c[i].seed);
+      if (g_ort_cmd && !g_keep && c[i].state == GG_PASS)
+        remove_exported(g_ort_dir, name, c[i].counts[0], c[i].counts[1], c[i].counts[2]);
+    }
+  }
+  if (g_ort_cmd)
+    printf(
+        "graphgen --ort: %d passed, %d failed against ONNX Runtime (opset %d, %d nodes "
+        "in "
+        "all, %.1f s)\n",
+        pass, fail, GG_ONNX_OPSET, nodes, now_s() - t0);
+  else
+    printf("graphgen --onnx-dir %s: %d exported (opset %d), %d failed here (%.1f s)\n",
+           g_ort_dir, pass, GG_ONNX_OPSET, fail, now_s() - t0);
+  free(g);
+  free(c);
+  return fail ? 1 : 0;
+}
+
+/* A saved graph: must pass (its comment names the failure it once had);
+ * under --ort against ONNX Runtime, exported as <onnx-dir>/replay/<name>. */
 static int replay(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -1594,8 +1998,12 @@ static int replay(const char *path) {
   size_t k;
   while ((k = fread(buf, 1, sizeof buf, f)) > 0) sb_printf(&s, "%.*s", (int)k, buf);
   fclose(f);
-  char why[512];
-  int r = s.b ? check_text(s.b, 0, why, sizeof why) : GG_FAIL;
+  char why[512] = "cannot read", name[256];
+  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(base, ". "), base);
+  int r = !s.b        ? GG_FAIL
+          : g_ort_dir ? ort_check_named(s.b, 0, "replay", name, why, sizeof why)
+                      : check_text(s.b, 0, why, sizeof why);
   free(s.b);
   printf("replay %s: %s%s%s\n", path,
          r == GG_PASS      ? "pass"
@@ -1668,6 +2076,12 @@ int main(int argc, char **argv) {
       replay_files[n_replay_files++] = argv[++i];
     } else if (!strcmp(argv[i], "--replay-dir") && i + 1 < argc && n_replay_dirs < 16) {
       replay_dirs[n_replay_dirs++] = argv[++i];
+    } else if (!strcmp(argv[i], "--onnx-dir") && i + 1 < argc) {
+      g_ort_dir = argv[++i];
+    } else if (!strcmp(argv[i], "--ort") && i + 1 < argc) {
+      g_ort_cmd = argv[++i];
+    } else if (!strcmp(argv[i], "--keep")) {
+      g_keep = 1;
     } else if (!strcmp(argv[i], "--no-shrink")) {
       g_no_shrink = 1;
     } else if (!strcmp(argv[i], "--print-kernels")) {
@@ -1675,15 +2089,39 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "-v")) {
       g_verbose++;
     } else {
-      fprintf(stderr,
-              "usage: dml_graphgen [--seeds A:B] [--seconds S] [--save DIR] [--replay "
-              "FILE]... [--replay-dir DIR] [--print-kernels] [--no-shrink] [-v]\n"
-              "       dml_graphgen --pack DIR [--target cuda|vulkan] [--seeds A:B] "
-              "[--seconds S] [--max-mb M] [--ref-runs N] [--cuda-arch A] [-v]\n");
+      fprintf(
+          stderr,
+          "usage: dml_graphgen [--seeds A:B] [--seconds S] [--save DIR] [--replay "
+          "FILE]... [--replay-dir DIR] [--print-kernels] [--no-shrink] [-v]\n"
+          "       dml_graphgen --pack DIR [--target cuda|vulkan] [--seeds A:B] "
+          "[--seconds S] [--max-mb M] [--ref-runs N] [--cuda-arch A] [-v]\n"
+          "       dml_graphgen --onnx-dir DIR [--ort CMD] [--seeds A:B] [--seconds S] "
+          "[--save DIR] [--keep] [--no-shrink] [--replay FILE]... [--replay-dir DIR] "
+          "[-v]\n");
       return 2;
     }
   }
   unary_table();
+  if (g_ort_cmd && !g_ort_dir) {
+    fprintf(stderr, "dml_graphgen: --ort needs --onnx-dir DIR\n");
+    return 2;
+  }
+  if (g_ort_dir) { /* the CPU only: no device needed */
+    if ((n_replay_files || n_replay_dirs) && !g_ort_cmd) {
+      fprintf(stderr, "dml_graphgen: --replay with --onnx-dir needs --ort CMD\n");
+      return 2;
+    }
+    if (mkdir(g_ort_dir, 0777) && errno != EEXIST) {
+      printf("dml_graphgen: cannot make %s\n", g_ort_dir);
+      return 1;
+    }
+    int bad = 0;
+    for (int i = 0; i < n_replay_files; i++) bad |= replay(replay_files[i]);
+    for (int i = 0; i < n_replay_dirs; i++) bad |= replay_dir(replay_dirs[i]);
+    if (seeds || !(n_replay_files + n_replay_dirs)) bad |= ort_seeds(a, b, seconds, save);
+    free(g_pool);
+    return bad ? 1 : 0;
+  }
   if (pack) { /* compile only: no device needed */
     int r = pack_seeds(a, b, seconds, max_mb, ref_runs, pack, target);
     free(g_pool);
