@@ -22,7 +22,7 @@
  * device.
  *   dml_every_op [--device vulkan|cuda] [--compile-only cuda] [--no-big]
  *                [--pack DIR [--target cuda|vulkan]] [--seed S]
- *                [--only OP[,OP...]] [-v]
+ *                [--only OP[,OP...]] [--dtypes DT[,DT...]] [-v]
  * --compile-only T compiles every case for cpu,T (clang-16 to PTX for cuda)
  * without running it (the build machine has no GPU). --pack DIR does the
  * same for --target T (default cuda) and writes each compiled case's
@@ -63,12 +63,16 @@ typedef enum {
   FAM_REDUCE,   /* ReduceX(x, axes = [-1]) keepdims */
   FAM_ARG,      /* ArgMax/ArgMin axis -1, keepdims */
   FAM_ROW,      /* Softmax, LogSoftmax, Hardmax, axis -1 */
+  FAM_FORM,     /* the forms of k_forms (below) */
 } family_t;
+
+static int op_has_form(dml_op_t op);
 
 /* The op's family and why not, from its ops.def facts. */
 static family_t op_family(dml_op_t op, const char **why) {
   const dml_op_info_t *i = dml_op_info(op);
   *why = NULL;
+  if (op_has_form(op)) return FAM_FORM;
   switch (op) { /* the few whose operands the flags do not tell */
     case DML_OP_WHERE: return FAM_WHERE;
     case DML_OP_CLIP: return FAM_CLIP;
@@ -104,7 +108,35 @@ static family_t op_family(dml_op_t op, const char **why) {
     *why = "a view (no kernel: the bytes are the input's)";
     return FAM_NONE;
   }
-  *why = "needs shape, index or attribute inputs of its own (no generator yet)";
+  static const struct {
+    dml_op_t op;
+    const char *why;
+  } k_why[] = {
+      {DML_OP_SHAPE, "its value is the input's shape: folded to a constant (no kernel)"},
+      {DML_OP_SIZE, "its value is the input's size: folded to a constant (no kernel)"},
+      {DML_OP_CONSTANT_OF_SHAPE,
+       "its input is a shape: folded to a constant (no kernel)"},
+      {DML_OP_RANGE, "its output's size is its inputs' values (not generated)"},
+      {DML_OP_DROPOUT, "the identity in inference (removed by the passes)"},
+      {DML_OP_HANN_WINDOW, "its input is a size: folded to a constant (no kernel)"},
+      {DML_OP_HAMMING_WINDOW, "its input is a size: folded to a constant (no kernel)"},
+      {DML_OP_BLACKMAN_WINDOW, "its input is a size: folded to a constant (no kernel)"},
+      {DML_OP_MEL_WEIGHT_MATRIX,
+       "its inputs are sizes: folded to a constant (no kernel)"},
+      {DML_OP_TF_IDF_VECTORIZER,
+       "needs an n-gram vocabulary (attributes): not generated"},
+      {DML_OP_TREE_ENSEMBLE, "needs a trained tree ensemble (attributes): not generated"},
+  };
+  for (size_t k = 0; k < sizeof k_why / sizeof k_why[0]; k++)
+    if (k_why[k].op == op) {
+      *why = k_why[k].why;
+      return FAM_NONE;
+    }
+  if (i->flags & DML_OPF_STRINGS) {
+    *why = "strings: CPU only";
+    return FAM_NONE;
+  }
+  *why = "needs shape, index or attribute inputs of its own (no form in k_forms yet)";
   return FAM_NONE;
 }
 
@@ -119,23 +151,59 @@ static const dml_dtype_t k_dtypes[] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_B
                                        DML_DTYPE_I32, DML_DTYPE_I64, DML_DTYPE_BOOL};
 #define N_DTYPES (sizeof k_dtypes / sizeof k_dtypes[0])
 
-/* A known failure: op, dtype name, backend, the reason (docs/kernels.md). */
+/* A known failure: op (or "Op:form"), dtype name, backend, shape label
+ * (NULL: every shape but the empty one), the reason (docs/kernels.md). */
 typedef struct {
-  const char *op, *dtype, *backend, *reason;
+  const char *op, *dtype, *backend, *shape, *reason;
 } known_t;
 #define BF16_TRIG                                                                    \
   "the GPUs reduce huge arguments (bf16 edges up to 3e38) in f32; the check's move " \
   "of the inputs by two bf16 steps allows only part of it (sin(1e30) swings)"
+#define CONV_PAD                                                                    \
+  "padded taps: the CPU multiplies the zero padding by the weight (0 * inf = NaN, " \
+  "as ONNX Runtime's im2col), the Vulkan conv skips them"
+#define LONG_K                                                                       \
+  "its kernel loops over K = 70,001 in one invocation: lavapipe stops a loop after " \
+  "65,535 iterations (codegen/schedule_rows.c); the split loop of vklong's fix"
 static const known_t k_known[] = {
-    {"Sin", "bf16", "vulkan", BF16_TRIG},
-    {"Cos", "bf16", "vulkan", BF16_TRIG},
-    {NULL, NULL, NULL, NULL},
+    {"Sin", "bf16", "vulkan", NULL, BF16_TRIG},
+    {"Cos", "bf16", "vulkan", NULL, BF16_TRIG},
+    {"Conv", "f32", "vulkan", NULL, CONV_PAD},
+    {"Conv:depthwise", "f32", "vulkan", NULL, CONV_PAD},
+    {"MatMulWQ:8-bit", "i8", "vulkan", "row 70001", LONG_K},
+    {"MatMulInteger", "i8", "vulkan", "row 70001", LONG_K},
+    {"CumSum", "f32", "vulkan", "row 70001",
+     "a scan over more than 65,535 elements on Vulkan (vklong's fix)"},
+    {"NegativeLogLikelihoodLoss", "f32", "vulkan", "row 70001",
+     "its mean over 140,002 elements on Vulkan (a reduction over more than 65,535: "
+     "vklong's fix)"},
+    {"LSTM", "f32", "vulkan", NULL,
+     "edge inputs: the CPU's NaN (an infinite gate input) is -0 on Vulkan"},
+#define TOPK_NAN \
+  "edge inputs: a NaN is taken as the largest on Vulkan (the CPU's first value is inf)"
+    {"TopK:largest", "f32", "vulkan", NULL, TOPK_NAN},
+    {"TopK:largest", "f16", "vulkan", NULL, TOPK_NAN},
+    {"TopK:largest", "bf16", "vulkan", NULL, TOPK_NAN},
+    {"TopK:largest", "f64", "vulkan", NULL, TOPK_NAN},
+    {"BatchNormalization", "f32", "vulkan", "random",
+     "edge inputs: the CPU's NaN is inf on Vulkan"},
+    {"Unique", "bool", "vulkan", NULL,
+     "glslang rejects the GLSL generated for Unique of bool (kernel k0_move)"},
+    {"Einsum:matmul", "bf16", "vulkan", "random",
+     "end to end 0.044 against 0.04: the bf16 result of a contraction of up to 300 "
+     "products"},
+    {"Einsum:matmul", "f32", "vulkan", "row 70001", LONG_K},
+    {"Adagrad", "f32", "vulkan", NULL, "edge inputs: the CPU's NaN is -inf on Vulkan"},
+    {"Adam", "f32", "vulkan", NULL, "edge inputs: the CPU's NaN is inf on Vulkan"},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
-static const known_t *known(const char *op, const char *dt, const char *backend) {
+static const known_t *known(const char *op, const char *dt, const char *backend,
+                            const char *shape) {
   for (size_t i = 0; k_known[i].op; i++)
     if (!strcmp(k_known[i].op, op) && !strcmp(k_known[i].dtype, dt) &&
-        !strcmp(k_known[i].backend, backend))
+        !strcmp(k_known[i].backend, backend) &&
+        (!k_known[i].shape || !strcmp(k_known[i].shape, shape)))
       return &k_known[i];
   return NULL;
 }
@@ -414,10 +482,590 @@ static double cpu_vs_f64(dml_op_t op, family_t fam, const char *text, shape_t sh
   return worst;
 }
 
+/* ---- the forms of the ops whose operands the flags do not tell ----
+ *
+ * Each is the IR text of a one-node function (shape inference gives the
+ * result types) with placeholders expanded per case (form_expand):
+ *   $T             the dtype of the case (each of k_dtypes, or of `dtypes`)
+ *   ${EXPR}        an integer: + - * / ( ) min(a, b) max(a, b) of the
+ *                  numbers and R, L (the case's shape: random R in 1..5 and
+ *                  L in 1..300, the empty R = 0, the row L = 70,001)
+ *   ${i:N:LO:HI}   N seeded random integers in [LO, HI), comma-separated
+ *                  (index, axis and shape constants; none when N is 0)
+ * The function's float and data operands are its arguments (dml_rt_check
+ * feeds them random and edge values; integer arguments get 0 or 1);
+ * indices, shapes and the other constant operands are globals. `rows`: the
+ * form also runs with L = 70,001 (its L is a row, a reduction's length or
+ * a spatial extent). Add a form here to cover an op (docs/kernels.md). */
+typedef struct {
+  const char *op;     /* ops.def name */
+  const char *form;   /* variant label (the case is "Op:form"), or NULL */
+  const char *dtypes; /* comma-separated dtype names to try, NULL: k_dtypes */
+  int rows;           /* 1: also L = 70,001 (f32) */
+  const char *text;
+} form_t;
+
+#define FN1(X) "func @forward(" X ") -> (?[?]) {\n"
+#define FN2(X) "func @forward(" X ") -> (?[?], ?[?]) {\n"
+#define RET1 "  return %y\n}\n"
+#define RET2 "  return %y, %z\n}\n"
+#define UINTS "u8,u16,u32,u64"
+#define QDT "u8,i8"
+static const form_t k_forms[] = {
+    /* data movement */
+    {"Transpose", NULL, NULL, 1,
+     FN1("%x: $T[R,3,L]") "  %y = Transpose(%x) {perm = [2, 0, 1]}\n" RET1},
+    {"Slice", "step2", NULL, 1,
+     "global @s : i64[2] = dense<[0, 1]>\nglobal @e : i64[2] = dense<[${R}, ${L}]>\n"
+     "global @a : i64[2] = dense<[0, 1]>\nglobal @p : i64[2] = dense<[1, 2]>\n" FN1(
+         "%x: $T[R,L]") "  %y = Slice(%x, @s, @e, @a, @p)\n" RET1},
+    {"Slice", "reverse", NULL, 0,
+     "global @s : i64[1] = dense<[-1]>\nglobal @e : i64[1] = dense<[${-L-1}]>\n"
+     "global @a : i64[1] = dense<[1]>\nglobal @p : i64[1] = dense<[-1]>\n" FN1(
+         "%x: $T[R,L]") "  %y = Slice(%x, @s, @e, @a, @p)\n" RET1},
+    {"Gather", NULL, NULL, 1,
+     "global @i : i64[2,3] = dense<[${i:6:-L:L}]>\n" FN1(
+         "%x: $T[R,L]") "  %y = Gather(%x, @i) {axis = 1}\n" RET1},
+    {"GatherElements", NULL, NULL, 1,
+     "global @i : i64[${R},4] = dense<[${i:R*4:-L:L}]>\n" FN1(
+         "%x: $T[R,L]") "  %y = GatherElements(%x, @i) {axis = 1}\n" RET1},
+    {"GatherND", NULL, NULL, 1,
+     "global @i : i64[${R},1] = dense<[${i:R:0:L}]>\n" FN1(
+         "%x: $T[R,L]") "  %y = GatherND(%x, @i) {batch_dims = 1}\n" RET1},
+    {"ScatterElements", NULL, NULL, 1,
+     "global @i : i64[${R},1] = dense<[${i:R:-L:L}]>\n" FN1(
+         "%x: $T[R,L], %u: $T[R,1]") "  %y = ScatterElements(%x, @i, %u) {axis = "
+                                     "1}\n" RET1},
+    {"ScatterElements", "add", NULL, 0,
+     "global @i : i64[${R},3] = dense<[${i:R*3:0:L}]>\n" FN1(
+         "%x: $T[R,L], %u: $T[R,3]") "  %y = ScatterElements(%x, @i, %u) {axis = 1, "
+                                     "reduction = \"add\"}\n" RET1},
+    {"ScatterElements", "max", NULL, 0,
+     "global @i : i64[${R},3] = dense<[${i:R*3:0:L}]>\n" FN1(
+         "%x: $T[R,L], %u: $T[R,3]") "  %y = ScatterElements(%x, @i, %u) {axis = 1, "
+                                     "reduction = \"max\"}\n" RET1},
+    {"ScatterND", NULL, NULL, 1,
+     "global @i : i64[1,1] = dense<[${i:1:0:L}]>\n" FN1(
+         "%x: $T[L,R], %u: $T[1,R]") "  %y = ScatterND(%x, @i, %u)\n" RET1},
+    {"ScatterND", "mul", NULL, 0,
+     "global @i : i64[3,1] = dense<[${i:3:0:L}]>\n" FN1(
+         "%x: $T[L,R], %u: $T[3,R]") "  %y = ScatterND(%x, @i, %u) {reduction = "
+                                     "\"mul\"}\n" RET1},
+    {"Concat", NULL, NULL, 1,
+     FN1("%a: $T[R,L], %b: $T[R,3]") "  %y = Concat(%a, %b) {axis = 1}\n" RET1},
+    {"Concat", "axis0", NULL, 0,
+     FN1("%a: $T[R,L], %b: $T[2,L], %c: $T[1,L]") "  %y = Concat(%a, %b, %c) {axis = "
+                                                  "0}\n" RET1},
+    {"Split", NULL, NULL, 1,
+     "global @s : i64[2] = dense<[${L/3}, ${L-L/3}]>\n" FN2(
+         "%x: $T[R,L]") "  %y, %z = Split(%x, @s) {axis = 1}\n" RET2},
+    {"Pad", "constant", NULL, 1,
+     "global @p : i64[4] = dense<[1, 2, 0, ${-min(1, L)}]>\nglobal @v : $T[] = "
+     "dense<[1]>\n" FN1(
+         "%x: $T[R,L]") "  %y = Pad(%x, @p, @v) {mode = \"constant\"}\n" RET1},
+    {"Pad", "reflect", NULL, 1,
+     "global @p : i64[4] = dense<[0, ${min(2, L-1)}, 0, ${min(3, L-1)}]>\n" FN1(
+         "%x: $T[R,L]") "  %y = Pad(%x, @p) {mode = \"reflect\"}\n" RET1},
+    {"Pad", "edge", NULL, 0,
+     "global @p : i64[4] = dense<[${min(R, 1)}, 2, 0, 3]>\n" FN1(
+         "%x: $T[R,L]") "  %y = Pad(%x, @p) {mode = \"edge\"}\n" RET1},
+    {"Pad", "wrap", NULL, 0,
+     "global @p : i64[4] = dense<[0, ${min(2, L)}, 0, ${min(3, L)}]>\n" FN1(
+         "%x: $T[R,L]") "  %y = Pad(%x, @p) {mode = \"wrap\"}\n" RET1},
+    {"Tile", NULL, NULL, 1,
+     "global @r : i64[2] = dense<[2, 3]>\n" FN1(
+         "%x: $T[R,L]") "  %y = Tile(%x, @r)\n" RET1},
+    {"Expand", NULL, NULL, 1,
+     "global @s : i64[3] = dense<[2, ${R}, ${L}]>\n" FN1(
+         "%x: $T[R,1]") "  %y = Expand(%x, @s)\n" RET1},
+    {"DepthToSpace", "DCR", NULL, 1,
+     FN1("%x: $T[R,8,3,L]") "  %y = DepthToSpace(%x) {blocksize = 2}\n" RET1},
+    {"DepthToSpace", "CRD", NULL, 0,
+     FN1("%x: $T[R,8,3,L]") "  %y = DepthToSpace(%x) {blocksize = 2, mode = "
+                            "\"CRD\"}\n" RET1},
+    {"SpaceToDepth", NULL, NULL, 1,
+     FN1("%x: $T[R,2,4,${2*L}]") "  %y = SpaceToDepth(%x) {blocksize = 2}\n" RET1},
+    {"ReverseSequence", NULL, NULL, 1,
+     "global @n : i64[${R}] = dense<[${i:R:1:5}]>\n" FN1(
+         "%x: $T[4,R,L]") "  %y = ReverseSequence(%x, @n) {batch_axis = 1, time_axis = "
+                          "0}\n" RET1},
+    {"Trilu", "upper", NULL, 1,
+     "global @k : i64[] = dense<[1]>\n" FN1(
+         "%x: $T[R,4,L]") "  %y = Trilu(%x, @k)\n" RET1},
+    {"Trilu", "lower", NULL, 0,
+     "global @k : i64[] = dense<[-1]>\n" FN1(
+         "%x: $T[R,4,L]") "  %y = Trilu(%x, @k) {upper = 0}\n" RET1},
+    {"OneHot", NULL, NULL, 1,
+     "global @i : i64[${R},3] = dense<[${i:R*3:-L:L}]>\nglobal @d : i64[] = "
+     "dense<[${L}]>\n" FN1("%v: $T[2]") "  %y = OneHot(@i, @d, %v) {axis = -1}\n" RET1},
+    {"EyeLike", NULL, NULL, 0, FN1("%x: $T[R,L]") "  %y = EyeLike(%x) {k = 1}\n" RET1},
+    {"NonZero", NULL, NULL, 1, FN1("%x: $T[R,L]") "  %y = NonZero(%x)\n" RET1},
+    {"Compress", NULL, NULL, 0,
+     "global @c : bool[3] = dense<[true, false, true]>\n" FN1(
+         "%x: $T[R,3]") "  %y = Compress(%x, @c) {axis = 1}\n" RET1},
+    {"Unique", NULL, NULL, 0, FN1("%x: $T[R,L]") "  %y = Unique(%x) {sorted = 1}\n" RET1},
+    {"CumSum", NULL, NULL, 1,
+     "global @a : i64[] = dense<[1]>\n" FN1(
+         "%x: $T[R,L]") "  %y = CumSum(%x, @a)\n" RET1},
+    {"CumSum", "exclusive,reverse", NULL, 0,
+     "global @a : i64[] = dense<[-1]>\n" FN1(
+         "%x: $T[R,L]") "  %y = CumSum(%x, @a) {exclusive = 1, reverse = 1}\n" RET1},
+    {"CumSum", "axis0,exclusive", NULL, 0,
+     "global @a : i64[] = dense<[0]>\n" FN1(
+         "%x: $T[R,L]") "  %y = CumSum(%x, @a) {exclusive = 1}\n" RET1},
+    {"CumProd", NULL, NULL, 1,
+     "global @a : i64[] = dense<[1]>\n" FN1(
+         "%x: $T[R,L]") "  %y = CumProd(%x, @a)\n" RET1},
+    {"CumProd", "exclusive,reverse", NULL, 0,
+     "global @a : i64[] = dense<[1]>\n" FN1(
+         "%x: $T[R,L]") "  %y = CumProd(%x, @a) {exclusive = 1, reverse = 1}\n" RET1},
+    {"TopK", "largest", NULL, 0,
+     "global @k : i64[1] = dense<[${min(3, L)}]>\n" FN2(
+         "%x: $T[R,L]") "  %y, %z = TopK(%x, @k) {axis = -1}\n" RET2},
+    {"TopK", "smallest", NULL, 0,
+     "global @k : i64[1] = dense<[${min(5, L)}]>\n" FN2(
+         "%x: $T[R,L]") "  %y, %z = TopK(%x, @k) {axis = -1, largest = 0}\n" RET2},
+    {"Resize", "nearest", NULL, 1,
+     "global @s : f32[4] = dense<[1.0, 1.0, 2.0, 1.5]>\n" FN1(
+         "%x: $T[R,2,3,L]") "  %y = Resize(%x, _, @s) {mode = \"nearest\"}\n" RET1},
+    /* pooling */
+    {"MaxPool", NULL, NULL, 1,
+     FN1("%x: $T[R,2,5,L]") "  %y = MaxPool(%x) {kernel_shape = [2, 2], strides = [2, "
+                            "2], "
+                            "pads = [0, 0, 1, 1]}\n" RET1},
+    {"MaxPool", "dilations,ceil_mode", NULL, 0,
+     FN1("%x: $T[R,2,5,${L+4}]") "  %y = MaxPool(%x) {kernel_shape = [2, 3], strides = "
+                                 "[1, 2], "
+                                 "pads = [1, 1, 0, 1], dilations = [1, 2], ceil_mode = "
+                                 "1}\n" RET1},
+    {"MaxPool", "indices", NULL, 0,
+     FN2("%x: $T[R,2,5,${L+1}]") "  %y, %z = MaxPool(%x) {kernel_shape = [3, 2], strides "
+                                 "= [2, 1]}\n" RET2},
+    {"AveragePool", NULL, NULL, 1,
+     FN1("%x: $T[R,2,5,L]") "  %y = AveragePool(%x) {kernel_shape = [2, 2], strides = "
+                            "[2, 2], "
+                            "pads = [0, 0, 1, 1]}\n" RET1},
+    {"AveragePool", "count_include_pad,ceil_mode", NULL, 0,
+     FN1("%x: $T[R,2,5,${L+2}]") "  %y = AveragePool(%x) {kernel_shape = [3, 3], strides "
+                                 "= [2, 2], "
+                                 "pads = [1, 1, 1, 1], count_include_pad = 1, ceil_mode "
+                                 "= 1}\n" RET1},
+    {"AveragePool", "1d", NULL, 0,
+     FN1("%x: $T[R,3,${L+2}]") "  %y = AveragePool(%x) {kernel_shape = [3], pads = [1, "
+                               "0]}\n" RET1},
+    {"GlobalAveragePool", NULL, NULL, 1,
+     FN1("%x: $T[R,3,4,L]") "  %y = GlobalAveragePool(%x)\n" RET1},
+    {"GlobalMaxPool", NULL, NULL, 1,
+     FN1("%x: $T[R,3,4,L]") "  %y = GlobalMaxPool(%x)\n" RET1},
+    /* convolution */
+    {"Conv", NULL, NULL, 1,
+     FN1("%x: $T[R,4,5,${L+2}], %w: $T[6,4,3,3], %b: $T[6]") "  %y = Conv(%x, %w, %b) "
+                                                             "{pads = [1, 0, 1, "
+                                                             "0]}\n" RET1},
+    {"Conv", "groups,strides,dilations", NULL, 0,
+     FN1("%x: $T[R,4,7,${L+4}], %w: $T[6,2,3,3]") "  %y = Conv(%x, %w) {group = 2, "
+                                                  "strides = [2, 1], dilations = [1, "
+                                                  "2]}\n" RET1},
+    {"Conv", "depthwise", NULL, 0,
+     FN1("%x: $T[R,4,5,L], %w: $T[4,1,3,3], %b: $T[4]") "  %y = Conv(%x, %w, %b) {group "
+                                                        "= 4, pads = [1, 1, 1, "
+                                                        "1]}\n" RET1},
+    {"Conv", "SAME_UPPER", NULL, 0,
+     FN1("%x: $T[R,3,5,L], %w: $T[2,3,3,2]") "  %y = Conv(%x, %w) {auto_pad = "
+                                             "\"SAME_UPPER\", strides = [2, 2]}\n" RET1},
+    {"Conv", "1d", NULL, 1,
+     FN1("%x: $T[R,3,${L+2}], %w: $T[5,3,3]") "  %y = Conv(%x, %w)\n" RET1},
+    {"ConvTranspose", NULL, NULL, 1,
+     FN1("%x: $T[R,4,3,L], %w: $T[4,3,3,3], %b: $T[3]") "  %y = ConvTranspose(%x, %w, "
+                                                        "%b) {strides = [2, 2], pads = "
+                                                        "[1, 0, 1, 0], "
+                                                        "output_padding = [1, "
+                                                        "1]}\n" RET1},
+    {"ConvTranspose", "groups,dilations", NULL, 0,
+     FN1("%x: $T[R,4,3,L], %w: $T[4,2,2,3]") "  %y = ConvTranspose(%x, %w) {group = 2, "
+                                             "dilations = [2, 1]}\n" RET1},
+    /* matrix products */
+    {"MatMul", NULL, NULL, 1,
+     FN1("%a: $T[R,L], %b: $T[L,7]") "  %y = MatMul(%a, %b)\n" RET1},
+    {"MatMul", "batched,broadcast", NULL, 0,
+     FN1("%a: $T[2,1,R,L], %b: $T[3,L,5]") "  %y = MatMul(%a, %b)\n" RET1},
+    {"MatMul", "vector", NULL, 0,
+     FN1("%a: $T[L], %b: $T[R,L,3]") "  %y = MatMul(%a, %b)\n" RET1},
+    {"Gemm", "transB,bias", NULL, 1,
+     FN1("%a: $T[R,L], %b: $T[5,L], %c: $T[5]") "  %y = Gemm(%a, %b, %c) {transB = 1, "
+                                                "alpha = 0.5, beta = 2.0}\n" RET1},
+    {"Gemm", "transA", NULL, 0,
+     FN1("%a: $T[L,R], %b: $T[L,4], %c: $T[R,1]") "  %y = Gemm(%a, %b, %c) {transA = "
+                                                  "1}\n" RET1},
+    {"Einsum", "matmul", NULL, 1,
+     FN1("%a: $T[R,L], %b: $T[L,4]") "  %y = Einsum(%a, %b) {equation = "
+                                     "\"ij,jk->ik\"}\n" RET1},
+    {"Einsum", "batched,sum", NULL, 0,
+     FN1("%a: $T[3,R,L], %b: $T[3,L]") "  %y = Einsum(%a, %b) {equation = "
+                                       "\"bij,bj->b\"}\n" RET1},
+    {"Det", NULL, NULL, 0, FN1("%x: $T[R,3,3]") "  %y = Det(%x)\n" RET1},
+    /* normalizations */
+    {"BatchNormalization", NULL, NULL, 1,
+     "global @m : $T[3] = dense<[0.5, -1, 2]>\nglobal @v : $T[3] = dense<[0.25, 1, "
+     "4]>\n" FN1(
+         "%x: $T[R,3,4,L], %s: $T[3], %b: $T[3]") "  %y = BatchNormalization(%x, %s, %b, "
+                                                  "@m, @v) {epsilon = 0.001}\n" RET1},
+    {"LayerNormalization", NULL, NULL, 1,
+     FN1("%x: $T[R,L], %s: $T[L], %b: $T[L]") "  %y = LayerNormalization(%x, %s, %b) "
+                                              "{axis = -1, epsilon = 0.001}\n" RET1},
+    {"LayerNormalization", "axis1", NULL, 0,
+     FN1("%x: $T[R,3,L], %s: $T[3,L]") "  %y = LayerNormalization(%x, %s) {axis = "
+                                       "1}\n" RET1},
+    {"InstanceNormalization", NULL, NULL, 1,
+     FN1("%x: $T[R,3,L], %s: $T[3], %b: $T[3]") "  %y = InstanceNormalization(%x, %s, "
+                                                "%b) {epsilon = 0.001}\n" RET1},
+    {"GroupNormalization", NULL, NULL, 1,
+     FN1("%x: $T[R,4,L], %s: $T[4], %b: $T[4]") "  %y = GroupNormalization(%x, %s, %b) "
+                                                "{num_groups = 2}\n" RET1},
+    {"LpNormalization", "p2", NULL, 1,
+     FN1("%x: $T[R,L]") "  %y = LpNormalization(%x) {axis = -1, p = 2}\n" RET1},
+    {"LpNormalization", "p1,axis0", NULL, 0,
+     FN1("%x: $T[R,L]") "  %y = LpNormalization(%x) {axis = 0, p = 1}\n" RET1},
+    {"MeanVarianceNormalization", NULL, NULL, 0,
+     FN1("%x: $T[R,3,2,L]") "  %y = MeanVarianceNormalization(%x)\n" RET1},
+    {"RMSNormalization", NULL, NULL, 1,
+     FN1("%x: $T[R,L], %s: $T[L]") "  %y = RMSNormalization(%x, %s)\n" RET1},
+    {"LRN", NULL, NULL, 0,
+     FN1("%x: $T[R,5,3,L]") "  %y = LRN(%x) {size = 3, alpha = 0.001, beta = 0.75, bias "
+                            "= 1.0}\n" RET1},
+    /* integer and dtype ops */
+    {"BitShift", "left", UINTS, 1,
+     FN1("%x: $T[R,L], %s: $T[1,L]") "  %y = BitShift(%x, %s) {direction = "
+                                     "\"LEFT\"}\n" RET1},
+    {"BitShift", "right", UINTS, 0,
+     FN1("%x: $T[R,L], %s: $T[1,L]") "  %y = BitShift(%x, %s) {direction = "
+                                     "\"RIGHT\"}\n" RET1},
+    {"BitwiseAnd", NULL, NULL, 1,
+     FN1("%a: $T[R,L], %b: $T[1,L]") "  %y = BitwiseAnd(%a, %b)\n" RET1},
+    {"BitwiseOr", NULL, NULL, 0,
+     FN1("%a: $T[R,L], %b: $T[1,L]") "  %y = BitwiseOr(%a, %b)\n" RET1},
+    {"BitwiseXor", NULL, NULL, 0,
+     FN1("%a: $T[R,L], %b: $T[1,L]") "  %y = BitwiseXor(%a, %b)\n" RET1},
+    {"BitwiseNot", NULL, NULL, 0, FN1("%a: $T[R,L]") "  %y = BitwiseNot(%a)\n" RET1},
+    {"CastLike", "to f32", NULL, 1,
+     FN1("%x: $T[R,L], %t: f32[1]") "  %y = CastLike(%x, %t)\n" RET1},
+    {"CastLike", "to i32", NULL, 0,
+     FN1("%x: $T[R,L], %t: i32[1]") "  %y = CastLike(%x, %t)\n" RET1},
+    {"BitCast", "to i32", NULL, 0,
+     FN1("%x: $T[R,L]") "  %y = BitCast(%x) {to = 6}\n" RET1},
+    /* quantization */
+    {"QuantizeLinear", "u8", NULL, 1,
+     "global @s : f32[] = dense<[0.05]>\nglobal @z : u8[] = dense<[128]>\n" FN1(
+         "%x: $T[R,L]") "  %y = QuantizeLinear(%x, @s, @z)\n" RET1},
+    {"QuantizeLinear", "i8,per-axis", NULL, 0,
+     "global @s : f32[3] = dense<[0.05, 0.1, 0.02]>\nglobal @z : i8[3] = dense<[0, -3, "
+     "5]>\n" FN1("%x: $T[R,3,L]") "  %y = QuantizeLinear(%x, @s, @z) {axis = 1}\n" RET1},
+    {"DequantizeLinear", NULL, NULL, 1,
+     "global @s : f32[] = dense<[0.05]>\n" FN1(
+         "%x: $T[R,L]") "  %y = DequantizeLinear(%x, @s)\n" RET1},
+    {"DequantizeLinear", "zero_point", QDT, 0,
+     "global @s : f32[] = dense<[0.05]>\nglobal @z : $T[] = dense<[3]>\n" FN1(
+         "%x: $T[R,L]") "  %y = DequantizeLinear(%x, @s, @z)\n" RET1},
+    {"DynamicQuantizeLinear", NULL, NULL, 1,
+     FN1("%x: $T[R,L]") "  %y, %s, %z = DynamicQuantizeLinear(%x)\n" RET1},
+    {"MatMulInteger", NULL, QDT, 1,
+     "global @za : $T[] = dense<[3]>\n" FN1(
+         "%a: $T[R,L], %b: $T[L,5]") "  %y = MatMulInteger(%a, %b, @za)\n" RET1},
+    {"ConvInteger", NULL, QDT, 0,
+     "global @zx : $T[] = dense<[1]>\n" FN1(
+         "%x: $T[R,2,4,${L+1}], %w: $T[3,2,2,2]") "  %y = ConvInteger(%x, %w, "
+                                                  "@zx)\n" RET1},
+    {"QLinearMatMul", NULL, QDT, 1,
+     "global @sa : f32[] = dense<[0.05]>\nglobal @za : $T[] = dense<[1]>\n"
+     "global @sb : f32[] = dense<[0.1]>\nglobal @zb : $T[] = dense<[0]>\n"
+     "global @sy : f32[] = dense<[0.02]>\nglobal @zy : $T[] = dense<[2]>\n" FN1(
+         "%a: $T[R,L], %b: $T[L,4]") "  %y = QLinearMatMul(%a, @sa, @za, %b, @sb, @zb, "
+                                     "@sy, @zy)\n" RET1},
+    {"QLinearConv", NULL, QDT, 0,
+     "global @sa : f32[] = dense<[0.05]>\nglobal @za : $T[] = dense<[1]>\n"
+     "global @sb : f32[] = dense<[0.1]>\nglobal @zb : $T[] = dense<[0]>\n"
+     "global @sy : f32[] = dense<[0.02]>\nglobal @zy : $T[] = dense<[2]>\n" FN1(
+         "%x: $T[R,2,4,${L+2}], %w: $T[3,2,3,3]") "  %y = QLinearConv(%x, @sa, @za, %w, "
+                                                  "@sb, @zb, @sy, @zy) {pads = [1, 0, 1, "
+                                                  "0]}\n" RET1},
+    {"QLinearAdd", NULL, QDT, 1,
+     "global @sa : f32[] = dense<[0.05]>\nglobal @za : $T[] = dense<[1]>\n"
+     "global @sb : f32[] = dense<[0.1]>\nglobal @zb : $T[] = dense<[0]>\n"
+     "global @sy : f32[] = dense<[0.02]>\nglobal @zy : $T[] = dense<[2]>\n" FN1(
+         "%a: $T[R,L], %b: $T[1,L]") "  %y = QLinearAdd(%a, @sa, @za, %b, @sb, @zb, @sy, "
+                                     "@zy)\n" RET1},
+    {"FakeQuantize", "range", NULL, 1,
+     "global @r : f32[2] = dense<[-1.5, 2.0]>\n" FN1(
+         "%x: $T[R,L]") "  %y = FakeQuantize(%x, @r)\n" RET1},
+    {"FakeQuantize", "per-channel", NULL, 0,
+     FN1("%x: $T[R,3,L]") "  %y = FakeQuantize(%x) {axis = 1}\n" RET1},
+    /* sequence, attention, signal, losses, sampling */
+    {"RNN", NULL, NULL, 0,
+     FN1("%x: $T[3,R,4], %w: $T[1,5,4], %r: $T[1,5,5], %b: $T[1,10]") "  %y, %h = "
+                                                                      "RNN(%x, %w, %r, "
+                                                                      "%b) {hidden_size "
+                                                                      "= 5}\n" RET1},
+    {"GRU", NULL, NULL, 0,
+     FN1("%x: $T[3,R,4], %w: $T[1,15,4], %r: $T[1,15,5], %b: $T[1,30]") "  %y, %h = "
+                                                                        "GRU(%x, %w, %r, "
+                                                                        "%b) "
+                                                                        "{hidden_size = "
+                                                                        "5}\n" RET1},
+    {"LSTM", NULL, NULL, 0,
+     FN1("%x: $T[3,R,4], %w: $T[1,20,4], %r: $T[1,20,5], %b: $T[1,40]") "  %y, %h, %c = "
+                                                                        "LSTM(%x, %w, "
+                                                                        "%r, %b) "
+                                                                        "{hidden_size = "
+                                                                        "5}\n" RET1},
+    {"Attention", NULL, NULL, 1,
+     FN1("%q: $T[R,2,3,8], %k: $T[R,2,L,8], %v: $T[R,2,L,8]") "  %y = Attention(%q, %k, "
+                                                              "%v)\n" RET1},
+    {"RotaryEmbedding", NULL, NULL, 0,
+     "global @p : i64[${R},3] = dense<[${i:R*3:0:L}]>\n" FN1(
+         "%x: $T[R,2,3,8], %c: $T[L,4], %s: $T[L,4]") "  %y = RotaryEmbedding(%x, %c, "
+                                                      "%s, @p)\n" RET1},
+    {"TensorScatter", NULL, NULL, 1,
+     "global @w : i64[${R}] = dense<[${i:R:0:5}]>\n" FN1(
+         "%p: $T[R,2,6,L], %u: $T[R,2,1,L]") "  %y = TensorScatter(%p, %u, @w)\n" RET1},
+    {"DFT", NULL, NULL, 0, FN1("%x: $T[R,L,1]") "  %y = DFT(%x) {axis = 1}\n" RET1},
+    {"STFT", NULL, NULL, 0,
+     "global @s : i64[] = dense<[4]>\n" FN1(
+         "%x: $T[R,${L+16},1], %w: $T[8]") "  %y = STFT(%x, @s, %w)\n" RET1},
+    {"Col2Im", NULL, NULL, 0,
+     "global @is : i64[2] = dense<[4, ${L+1}]>\nglobal @bs : i64[2] = dense<[2, "
+     "2]>\n" FN1("%x: $T[R,8,${3*L}]") "  %y = Col2Im(%x, @is, @bs)\n" RET1},
+    {"AffineGrid", NULL, NULL, 0,
+     "global @s : i64[4] = dense<[${R}, 1, 4, ${L}]>\n" FN1(
+         "%t: $T[R,2,3]") "  %y = AffineGrid(%t, @s)\n" RET1},
+    {"GridSample", NULL, NULL, 0,
+     FN1("%x: $T[R,2,4,5], %g: $T[R,3,L,2]") "  %y = GridSample(%x, %g)\n" RET1},
+    {"DeformConv", NULL, NULL, 0,
+     FN1("%x: $T[R,2,4,${L+2}], %w: $T[3,2,3,3], %o: $T[R,18,2,L]") "  %y = "
+                                                                    "DeformConv(%x, %w, "
+                                                                    "%o) {kernel_shape = "
+                                                                    "[3, 3]}\n" RET1},
+    {"NegativeLogLikelihoodLoss", NULL, NULL, 1,
+     "global @t : i64[${R},${L}] = dense<[${i:R*L:0:5}]>\n" FN1(
+         "%x: $T[R,5,L]") "  %y = NegativeLogLikelihoodLoss(%x, @t) {reduction = "
+                          "\"mean\"}\n" RET1},
+    {"SoftmaxCrossEntropyLoss", NULL, NULL, 1,
+     "global @t : i64[${R},${L}] = dense<[${i:R*L:0:5}]>\n" FN1(
+         "%x: $T[R,5,L]") "  %y = SoftmaxCrossEntropyLoss(%x, @t) {reduction = "
+                          "\"none\"}\n" RET1},
+    {"NonMaxSuppression", NULL, NULL, 0,
+     "global @m : i64[] = dense<[3]>\nglobal @iou : f32[] = dense<[0.5]>\n" FN1(
+         "%b: $T[1,R,4], %s: $T[1,2,R]") "  %y = NonMaxSuppression(%b, %s, @m, "
+                                         "@iou)\n" RET1},
+    {"MaxUnpool", NULL, NULL, 1,
+     FN1("%x: $T[R,2,4,${2*L}]") "  %p, %i = MaxPool(%x) {kernel_shape = [2, 2], strides "
+                                 "= [2, 2]}\n"
+                                 "  %y = MaxUnpool(%p, %i) {kernel_shape = [2, 2], "
+                                 "strides = [2, 2]}\n" RET1},
+    {"RoiAlign", NULL, NULL, 0,
+     "global @r : $T[${R},4] = dense<[${i:R*4:0:6}]>\nglobal @b : i64[${R}] = "
+     "dense<[${i:R:0:2}]>\n" FN1(
+         "%x: $T[2,3,5,${L+4}]") "  %y = RoiAlign(%x, @r, @b) {output_height = 2, "
+                                 "output_width = 3, sampling_ratio = 2}\n" RET1},
+    {"MatMulWQ", "8-bit", "i8,u8", 1,
+     FN1("%a: f32[R,L], %w: $T[1,L,32], %s: f32[${(L+31)/32},32]") "  %y = MatMulWQ(%a, "
+                                                                   "%w, %s) {bits = 8, "
+                                                                   "block_size = "
+                                                                   "32}\n" RET1},
+    {"MatMulWQ", "4-bit", "u8", 0,
+     "global @z : i8[${(L+15)/16},32] = dense<[${i:(L+15)/16*32:-8:8}]>\n" FN1(
+         "%a: f32[R,L], %w: $T[1,L,16], %s: f32[${(L+15)/16},32]") "  %y = MatMulWQ(%a, "
+                                                                   "%w, %s, @z) {bits = "
+                                                                   "4, block_size = "
+                                                                   "16}\n" RET1},
+    /* training */
+    {"Adagrad", NULL, NULL, 0,
+     "global @r : f32[] = dense<[0.1]>\nglobal @t : i64[] = dense<[3]>\n" FN2(
+         "%x: $T[R,L], %g: $T[R,L], %h: $T[R,L]") "  %y, %z = Adagrad(@r, @t, %x, %g, "
+                                                  "%h) {epsilon = 1e-06}\n" RET2},
+    {"Momentum", NULL, NULL, 0,
+     "global @r : f32[] = dense<[0.1]>\nglobal @t : i64[] = dense<[3]>\n" FN2(
+         "%x: $T[R,L], %g: $T[R,L], %v: $T[R,L]") "  %y, %z = Momentum(@r, @t, %x, %g, "
+                                                  "%v) {alpha = 0.9, beta = 1.0, mode = "
+                                                  "\"standard\", "
+                                                  "norm_coefficient = 0.01}\n" RET2},
+    {"Adam", NULL, NULL, 0,
+     "global @r : f32[] = dense<[0.1]>\nglobal @t : i64[] = dense<[3]>\n" FN2(
+         "%x: $T[R,L], %g: $T[R,L], %v: $T[R,L], %h: $T[R,L]") "  %y, %z, %w = Adam(@r, "
+                                                               "@t, %x, %g, %v, "
+                                                               "%h)\n" RET2},
+    {"ConvWeightGrad", NULL, NULL, 0,
+     FN1("%d: $T[R,3,3,L], %x: $T[R,2,5,${L+2}]") "  %y = ConvWeightGrad(%d, %x) "
+                                                  "{kernel_shape = [3, 3]}\n" RET1},
+    {"MaxPoolGrad", NULL, NULL, 0,
+     FN1("%d: $T[R,2,2,${L}], %x: $T[R,2,5,${2*L+1}]") "  %y = MaxPoolGrad(%d, %x) "
+                                                       "{kernel_shape = [3, 3], strides "
+                                                       "= [2, 2]}\n" RET1},
+    {"AveragePoolGrad", NULL, NULL, 0,
+     FN1("%d: $T[R,2,2,${L}], %x: $T[R,2,5,${2*L+1}]") "  %y = AveragePoolGrad(%d, %x) "
+                                                       "{kernel_shape = [3, 3], strides "
+                                                       "= [2, 2]}\n" RET1},
+    {"FakeQuantizeGrad", NULL, NULL, 0,
+     "global @r : f32[2] = dense<[-1.5, 2.0]>\n" FN1(
+         "%d: $T[R,L], %x: $T[R,L]") "  %y = FakeQuantizeGrad(%d, %x, @r)\n" RET1},
+    {NULL, NULL, NULL, 0, NULL},
+};
+
+/* ---- form_expand: the placeholders of k_forms ---- */
+
+typedef struct {
+  const char *p;
+  int64_t R, L;
+  int bad;
+} expr_t;
+
+static int64_t expr_sum(expr_t *e);
+
+static void expr_ws(expr_t *e) {
+  while (*e->p == ' ') e->p++;
+}
+
+static int64_t expr_atom(expr_t *e) {
+  expr_ws(e);
+  const char *p = e->p;
+  if (*p == '-') {
+    e->p++;
+    return -expr_atom(e);
+  }
+  if (*p == '(') {
+    e->p++;
+    int64_t v = expr_sum(e);
+    expr_ws(e);
+    if (*e->p == ')')
+      e->p++;
+    else
+      e->bad = 1;
+    return v;
+  }
+  if (*p >= '0' && *p <= '9') {
+    char *end;
+    int64_t v = strtoll(p, &end, 10);
+    e->p = end;
+    return v;
+  }
+  if (!strncmp(p, "min(", 4) || !strncmp(p, "max(", 4)) {
+    int mn = p[1] == 'i';
+    e->p += 4;
+    int64_t a = expr_sum(e);
+    expr_ws(e);
+    if (*e->p == ',')
+      e->p++;
+    else
+      e->bad = 1;
+    int64_t b = expr_sum(e);
+    expr_ws(e);
+    if (*e->p == ')')
+      e->p++;
+    else
+      e->bad = 1;
+    return mn ? (a < b ? a : b) : (a > b ? a : b);
+  }
+  if (*p == 'R' || *p == 'L') {
+    e->p++;
+    return *p == 'R' ? e->R : e->L;
+  }
+  e->bad = 1;
+  return 0;
+}
+
+static int64_t expr_prod(expr_t *e) {
+  int64_t v = expr_atom(e);
+  for (;;) {
+    expr_ws(e);
+    char c = *e->p;
+    if (c != '*' && c != '/') return v;
+    e->p++;
+    int64_t b = expr_atom(e);
+    if (c == '*')
+      v *= b;
+    else if (b)
+      v /= b;
+    else
+      e->bad = 1;
+  }
+}
+
+static int64_t expr_sum(expr_t *e) {
+  int64_t v = expr_prod(e);
+  for (;;) {
+    expr_ws(e);
+    char c = *e->p;
+    if (c != '+' && c != '-') return v;
+    e->p++;
+    int64_t b = expr_prod(e);
+    v = c == '+' ? v + b : v - b;
+  }
+}
+
+static int is_ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_';
+}
+
+/* Expands form text `t` for dtype `dt` and shape (R, L) into `out` (the
+ * integers of ${i:...} from urand()); a bare R or L (not part of a name) is
+ * its value. 0 when the text is malformed or does not fit. */
+static int form_expand(const char *t, dml_dtype_t dt, int64_t R, int64_t L, char *out,
+                       size_t n) {
+  size_t j = 0;
+#define PUT(...)                                    \
+  do {                                              \
+    int k_ = snprintf(out + j, n - j, __VA_ARGS__); \
+    if (k_ < 0 || (size_t)k_ >= n - j) return 0;    \
+    j += (size_t)k_;                                \
+  } while (0)
+  for (const char *c = t; *c; c++) {
+    if (c[0] == '$' && c[1] == 'T') {
+      PUT("%s", dml_dtype_name(dt));
+      c++;
+    } else if (c[0] == '$' && c[1] == '{') {
+      c++;
+      expr_t e = {c + 1, R, L, 0};
+      if (c[1] == 'i' && c[2] == ':') { /* ${i:N:LO:HI} */
+        e.p = c + 3;
+        int64_t cnt = expr_sum(&e);
+        if (*e.p++ != ':') return 0;
+        int64_t lo = expr_sum(&e);
+        if (*e.p++ != ':') return 0;
+        int64_t hi = expr_sum(&e);
+        if (e.bad || *e.p != '}' || cnt < 0 || (cnt > 0 && hi <= lo)) return 0;
+        for (int64_t k = 0; k < cnt; k++)
+          PUT("%s%lld", k ? ", " : "",
+              (long long)(lo + (int64_t)(urand() * (double)(hi - lo))));
+      } else {
+        int64_t v = expr_sum(&e);
+        if (e.bad || *e.p != '}') return 0;
+        PUT("%lld", (long long)v);
+      }
+      c = e.p;
+    } else if ((*c == 'R' || *c == 'L') && (c == t || !is_ident_char(c[-1])) &&
+               !is_ident_char(c[1])) {
+      PUT("%lld", (long long)(*c == 'R' ? R : L));
+    } else {
+      if (j + 1 >= n) return 0;
+      out[j++] = *c;
+    }
+  }
+  out[j] = 0;
+  return 1;
+#undef PUT
+}
+
+static int op_has_form(dml_op_t op) {
+  for (const form_t *f = k_forms; f->op; f++)
+    if (!strcmp(f->op, dml_op_name(op))) return 1;
+  return 0;
+}
+
 /* ---- the driver ---- */
 
 typedef struct {
   const char *device, *compile_only, *only;
+  const char *dtypes; /* --dtypes LIST: only these dtypes (NULL: all) */
   const char *pack;   /* --pack DIR: write each case's package and the manifest */
   FILE *manifest;     /* DIR/cases.tsv (every_op_check.h) */
   int n_cases;        /* cases listed in the manifest (their ids) */
@@ -446,9 +1094,10 @@ static int in_list(const char *only, const char *name) {
 
 /* One manifest line (--pack; the columns of EO_MANIFEST_COLUMNS), the
  * package `bytes` (NULL: none) written beside it. 0 on a write error. */
-static int pack_case(run_t *r, const char *status, dml_op_t op, dml_dtype_t dt,
-                     shape_t sh, const char *shape_what, const known_t *kn,
-                     const void *bytes, size_t size, const char *reason) {
+static int pack_case(run_t *r, const char *status, dml_op_t op, const char *name,
+                     dml_dtype_t dt, shape_t sh, const char *shape_what,
+                     const known_t *kn, const void *bytes, size_t size,
+                     const char *reason) {
   if (!r->manifest) return 1;
   int id = r->n_cases++;
   char file[32] = "-", path[4096];
@@ -470,19 +1119,18 @@ static int pack_case(run_t *r, const char *status, dml_op_t op, dml_dtype_t dt,
   for (char *p = why; *p; p++)
     if (*p == '\t' || *p == '\n' || *p == '\r') *p = ' ';
   fprintf(r->manifest, "%d\t%s\t%s\t%s\t%s\t%lld\t%lld\t%s\t%s\t%s\t%s\n", id, status,
-          dml_op_name(op), dml_dtype_name(dt), shape_what, (long long)sh.R,
-          (long long)sh.L, k_class_name[dml_op_tol_class(op)], kn ? kn->reason : "-",
-          file, why);
+          name, dml_dtype_name(dt), shape_what, (long long)sh.R, (long long)sh.L,
+          k_class_name[dml_op_tol_class(op)], kn ? kn->reason : "-", file, why);
   return 1;
 }
 
 /* One op x dtype x shape on the device (dml_rt_check) and, for f32, the
  * CPU against f64. */
-static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_t sh,
-                     const char *shape_what) {
-  char text[4096];
-  if (!case_text(op, fam, dt, sh, text, sizeof text)) return;
-  const char *name = dml_op_name(op), *dn = dml_dtype_name(dt);
+static void run_text(run_t *r, dml_op_t op, const char *name, family_t fam,
+                     dml_dtype_t dt, shape_t sh, const char *shape_what,
+                     const char *text) {
+  const char *dn = dml_dtype_name(dt);
+  if (r->dtypes && !in_list(r->dtypes, dn)) return;
   char targets[32];
   snprintf(targets, sizeof targets, "cpu,%s", backend_name(r));
   void *bytes = NULL;
@@ -491,7 +1139,7 @@ static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_
   if (s) { /* the dtype (or form) is not allowed for the op */
     if (r->verbose > 1)
       printf("  %s %s: not allowed: %s\n", name, dn, dml_status_reason(s));
-    pack_case(r, "not_allowed", op, dt, sh, shape_what, NULL, NULL, 0,
+    pack_case(r, "not_allowed", op, name, dt, sh, shape_what, NULL, NULL, 0,
               dml_status_reason(s));
     dml_status_free(s);
     r->c.n_notallowed++;
@@ -499,7 +1147,7 @@ static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_
   }
   free(bytes);
   /* (an empty tensor has no values to disagree on, but its kernel compiles) */
-  const known_t *kn = known(name, dn, backend_name(r));
+  const known_t *kn = known(name, dn, backend_name(r), shape_what);
   if (kn && !strcmp(shape_what, "empty")) kn = NULL;
   s = compile_text(text, targets, &bytes, &size);
   if (s) {
@@ -522,12 +1170,12 @@ static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_
               refused ? "refused"
               : kn    ? "known"
                       : "fail",
-              op, dt, sh, shape_what, kn, NULL, 0, dml_status_reason(s));
+              op, name, dt, sh, shape_what, kn, NULL, 0, dml_status_reason(s));
     dml_status_free(s);
     return;
   }
   r->c.n_compiled++;
-  if (!pack_case(r, "packed", op, dt, sh, shape_what, kn, bytes, size, NULL))
+  if (!pack_case(r, "packed", op, name, dt, sh, shape_what, kn, bytes, size, NULL))
     r->c.n_fail++;
   if (!r->compile_only) {
     dml_rt_model_t *m = NULL;
@@ -546,14 +1194,14 @@ static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_
   free(bytes);
   /* the CPU's f32 against f64 (once per op, on the random shape) */
   if (dt == DML_DTYPE_F32 && !strcmp(shape_what, "random") && fam != FAM_CAST &&
-      fam != FAM_ARG && !is_compare(op)) {
+      fam != FAM_FORM && fam != FAM_ARG && !is_compare(op)) {
     int64_t n_out = sh.R * (fam == FAM_REDUCE ? 1 : sh.L);
     char where[256] = "";
     double w = cpu_vs_f64(op, fam, text, sh, n_out, where, sizeof where);
     if (w < 0) return; /* no f64 form */
     r->c.n_f64++;
     dml_tol_class_t c = dml_op_tol_class(op);
-    const known_t *kf = known(name, "f32", "cpu-f64");
+    const known_t *kf = known(name, "f32", "cpu-f64", shape_what);
     int ok = w <= k_class_tol[c];
     if (kf && ok) {
       r->c.n_f64_fail++;
@@ -569,9 +1217,60 @@ static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_
   }
 }
 
+/* A case of the families of case_text. */
+static void run_case(run_t *r, dml_op_t op, family_t fam, dml_dtype_t dt, shape_t sh,
+                     const char *shape_what) {
+  char text[4096];
+  if (case_text(op, fam, dt, sh, text, sizeof text))
+    run_text(r, op, dml_op_name(op), fam, dt, sh, shape_what, text);
+}
+
+/* The cases of op's forms (k_forms): each dtype on the random shape `rnd`
+ * (the op's further forms: the first dtype the compiler takes only),
+ * and, on the first dtype the compiler takes (f32 but for the integer
+ * forms), the empty R = 0 and the row L = 70,001 (R = 2) where the form
+ * has rows. */
+static void run_forms(run_t *r, dml_op_t op, shape_t rnd) {
+  size_t cap = (size_t)8 << 20;
+  char *text = (char *)malloc(cap);
+  if (!text) return;
+  int nth = 0; /* the op's first form runs every dtype, the others the first */
+  for (const form_t *f = k_forms; f->op; f++) {
+    if (strcmp(f->op, dml_op_name(op))) continue;
+    nth++;
+    char name[64];
+    snprintf(name, sizeof name, "%s%s%s", f->op, f->form ? ":" : "",
+             f->form ? f->form : "");
+    int empty_done = 0;
+    for (size_t d = 0; d < N_DTYPES + 4; d++) {
+      static const dml_dtype_t extra[] = {DML_DTYPE_I16, DML_DTYPE_U16, DML_DTYPE_U32,
+                                          DML_DTYPE_U64};
+      dml_dtype_t dt = d < N_DTYPES ? k_dtypes[d] : extra[d - N_DTYPES];
+      if (f->dtypes ? !in_list(f->dtypes, dml_dtype_name(dt)) : d >= N_DTYPES) continue;
+      if (r->dtypes && !in_list(r->dtypes, dml_dtype_name(dt))) continue;
+      int before = r->c.n_notallowed;
+      if (!form_expand(f->text, dt, rnd.R, rnd.L, text, cap)) {
+        r->c.n_fail++;
+        printf("FAIL %s: the form's text does not expand\n", name);
+        break;
+      }
+      run_text(r, op, name, FAM_FORM, dt, rnd, "random", text);
+      if (empty_done || r->c.n_notallowed != before) continue;
+      empty_done = 1;
+      if (form_expand(f->text, dt, 0, rnd.L, text, cap))
+        run_text(r, op, name, FAM_FORM, dt, (shape_t){0, rnd.L}, "empty", text);
+      if (f->rows && form_expand(f->text, dt, 2, 70001, text, cap))
+        run_text(r, op, name, FAM_FORM, dt, (shape_t){2, 70001}, "row 70001", text);
+      if (nth > 1) break;
+    }
+  }
+  free(text);
+}
+
 int main(int argc, char **argv) {
   run_t r;
   memset(&r, 0, sizeof r);
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each case's line as it ends (ctest logs) */
   r.device = "vulkan";
   r.big = 1;
   const char *target = "cuda";
@@ -586,6 +1285,8 @@ int main(int argc, char **argv) {
       target = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       r.only = argv[++i];
+    else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc)
+      r.dtypes = argv[++i];
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
       r.seed = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--no-big"))
@@ -596,7 +1297,7 @@ int main(int argc, char **argv) {
       fprintf(stderr,
               "usage: dml_every_op [--device vulkan|cuda] [--compile-only cuda] "
               "[--pack DIR [--target cuda|vulkan]] [--no-big] [--seed S] "
-              "[--only OP[,OP...]] [-v]\n");
+              "[--only OP[,OP...]] [--dtypes DT[,DT...]] [-v]\n");
       return 2;
     }
   }
@@ -638,10 +1339,22 @@ int main(int argc, char **argv) {
       continue;
     }
     r.c.n_covered++;
+    /* each op's own random sequence (the same with or without --only) */
+    g_rng = (r.seed * 7919 + 1) ^ ((uint64_t)op * 0x9E3779B97F4A7C15ull);
     /* a random shape, an empty dim; a row longer than 65,535 (f32) */
     shape_t rnd = {1 + (int64_t)(urand() * 5), 1 + (int64_t)(urand() * 300)};
+    if (fam == FAM_FORM) {
+      run_forms(&r, (dml_op_t)op, rnd);
+      continue;
+    }
+    /* the empty dim on the first dtype the compiler takes */
+    int empty_done = 0;
     for (size_t d = 0; d < N_DTYPES; d++) {
+      if (r.dtypes && !in_list(r.dtypes, dml_dtype_name(k_dtypes[d]))) continue;
+      int before = r.c.n_notallowed;
       run_case(&r, (dml_op_t)op, fam, k_dtypes[d], rnd, "random");
+      if (empty_done || r.c.n_notallowed != before) continue;
+      empty_done = 1;
       run_case(&r, (dml_op_t)op, fam, k_dtypes[d], (shape_t){0, 7}, "empty");
     }
     run_case(&r, (dml_op_t)op, fam, DML_DTYPE_F32, (shape_t){2, 70001}, "row 70001");

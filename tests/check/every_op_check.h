@@ -36,14 +36,16 @@ typedef struct {
   int n_pass, n_known;   /* passed; known failures still failing */
   int n_fail;            /* disagreements and errors (and known ones passing) */
   int n_refused;         /* forms the target refused (UNIMPLEMENTED) */
+  int n_nokernel;        /* compiled to no device kernel (folded, a view): not a pass */
   int n_notallowed;      /* op x dtype x shape tries the compiler refuses */
   int n_f64, n_f64_fail; /* the CPU's f32 against f64: ops run, failed */
 } eo_counts_t;
 
 /* Checks model `m` on `device` with dml_rt_check (seed `seed`, one
  * iteration of random and edge inputs; the op's tolerance class). Returns 1
- * when every kernel passed; else 0 with `what` saying which kernel and
- * element (or the error). */
+ * when every kernel passed; 2 when the model has no device kernel (the
+ * node was folded or became a view: nothing of the device's was checked);
+ * else 0 with `what` saying which kernel and element (or the error). */
 static int eo_check_model(const dml_rt_model_t *m, const char *device, uint64_t seed,
                           char *what, size_t wn) {
   dml_rt_check_report_t *rep = NULL;
@@ -54,6 +56,15 @@ static int eo_check_model(const dml_rt_model_t *m, const char *device, uint64_t 
   dml_status_t s = dml_rt_check(m, device, &opt, &rep);
   int passed = !s && rep && rep->n_failed == 0;
   what[0] = 0;
+  if (passed) {
+    uint32_t nk = 0;
+    for (uint32_t k = 0; k < rep->n_kernels; k++)
+      nk += strcmp(rep->kernels[k].name, "end-to-end") != 0;
+    if (nk == 0) {
+      passed = 2;
+      snprintf(what, wn, "no device kernel");
+    }
+  }
   if (s)
     snprintf(what, wn, "%s", dml_status_reason(s));
   else if (rep)
@@ -71,13 +82,19 @@ static int eo_check_model(const dml_rt_model_t *m, const char *device, uint64_t 
   return passed;
 }
 
-/* Counts a checked case (`known`: its known-failure reason, NULL when none)
- * and prints it as dml_every_op does (a FAIL line always; "ok"/"known"
- * lines when verbose). Returns 1 when the case is a failure: it disagreed,
- * or it is a known failure that passed. */
+/* Counts a checked case (`passed` as eo_check_model returns it; `known`:
+ * its known-failure reason, NULL when none) and prints it as dml_every_op
+ * does (a FAIL line always; "ok"/"known"/"no kernel" lines when verbose).
+ * Returns 1 when the case is a failure: it disagreed, or it is a known
+ * failure that passed. */
 static int eo_count_checked(eo_counts_t *c, int passed, const char *known, const char *op,
                             const char *dtype, const char *shape, const char *device,
                             const char *what, int verbose) {
+  if (passed == 2 && !known) {
+    c->n_nokernel++;
+    if (verbose) printf("  no kernel %s %s %s\n", op, dtype, shape);
+    return 0;
+  }
   if (known) {
     c->n_known++;
     if (passed) {
@@ -107,10 +124,11 @@ static void eo_print_counts(const eo_counts_t *c, const char *backend, const cha
   printf(
       "every_op on %s%s: %d ops, %d covered (%d without a generator); %d cases "
       "compiled, %d passed, %d known failures, %d failed, %d refused by the target, "
-      "%d op x dtype forms not allowed; cpu f32 vs f64: %d ops, %d failed\n",
+      "%d with no device kernel, %d op x dtype forms not allowed; cpu f32 vs f64: %d "
+      "ops, %d failed\n",
       backend, note, c->n_ops, c->n_covered, c->n_ops - c->n_covered, c->n_compiled,
-      c->n_pass, c->n_known, c->n_fail, c->n_refused, c->n_notallowed, c->n_f64,
-      c->n_f64_fail);
+      c->n_pass, c->n_known, c->n_fail, c->n_refused, c->n_nokernel, c->n_notallowed,
+      c->n_f64, c->n_f64_fail);
 }
 
 #endif /* DML_EVERY_OP_CHECK_H_ */

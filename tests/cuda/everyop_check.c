@@ -238,11 +238,12 @@ int main(int argc, char **argv) {
             ",\n \"seed\": %llu,\n \"ops\": %d,\n \"covered\": %d,\n \"listed\": %d,\n"
             " \"compiled\": %d,\n \"checked\": %d,\n \"not_run\": %d,\n \"passed\": %d,\n"
             " \"known_failures\": %d,\n \"failed\": %d,\n \"refused_by_target\": %d,\n"
+            " \"no_device_kernel\": %d,\n"
             " \"not_allowed\": %d,\n \"cpu_f64_ops\": %d,\n \"cpu_f64_failed\": %d,\n"
             " \"seconds\": %.1f,\n \"items_not_listed\": %d",
             seed, c.n_ops, c.n_covered, n_lines, c.n_compiled, checked, not_run, c.n_pass,
-            c.n_known, c.n_fail, c.n_refused, c.n_notallowed, c.n_f64, c.n_f64_fail, dt,
-            g_dropped);
+            c.n_known, c.n_fail, c.n_refused, c.n_nokernel, c.n_notallowed, c.n_f64,
+            c.n_f64_fail, dt, g_dropped);
     json_items(fj, "failures", g_fail, g_n_fail);
     json_items(fj, "known", g_known, g_n_known);
     fprintf(fj, "\n}\n");
