@@ -164,7 +164,8 @@ typedef struct {
   "as ONNX Runtime's im2col), the Vulkan conv skips them"
 #define LONG_K                                                                       \
   "its kernel loops over K = 70,001 in one invocation: lavapipe stops a loop after " \
-  "65,535 iterations (codegen/schedule_rows.c); the split loop of vklong's fix"
+  "65,535 iterations (codegen/schedule_rows.c); not split yet (only the scans and "  \
+  "reductions are)"
 static const known_t k_known[] = {
     {"Sin", "bf16", "vulkan", NULL, BF16_TRIG},
     {"Cos", "bf16", "vulkan", NULL, BF16_TRIG},
@@ -172,11 +173,15 @@ static const known_t k_known[] = {
     {"Conv:depthwise", "f32", "vulkan", NULL, CONV_PAD},
     {"MatMulWQ:8-bit", "i8", "vulkan", "row 70001", LONG_K},
     {"MatMulInteger", "i8", "vulkan", "row 70001", LONG_K},
-    {"CumSum", "f32", "vulkan", "row 70001",
-     "a scan over more than 65,535 elements on Vulkan (vklong's fix)"},
-    {"NegativeLogLikelihoodLoss", "f32", "vulkan", "row 70001",
-     "its mean over 140,002 elements on Vulkan (a reduction over more than 65,535: "
-     "vklong's fix)"},
+#define ATTN_EDGE                                                                    \
+  "edge inputs: a row whose scores are all -inf or NaN (from inf/NaN in Q or K) is " \
+  "0 on the CPU (its rule for an all-masked row) and NaN in the fused GPU kernel"
+    {"Attention", "f32", "vulkan", "random", ATTN_EDGE},
+    {"Attention", "f16", "vulkan", "random", ATTN_EDGE},
+    {"Attention", "bf16", "vulkan", "random", ATTN_EDGE},
+    {"Attention", "f32", "vulkan", "row 70001",
+     "the fused kernel's loop over 70,001 keys in one invocation: lavapipe stops a "
+     "loop after 65,535 iterations (as LONG_K)"},
     {"LSTM", "f32", "vulkan", NULL,
      "edge inputs: the CPU's NaN (an infinite gate input) is -0 on Vulkan"},
 #define TOPK_NAN \
