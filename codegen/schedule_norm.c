@@ -17,8 +17,12 @@
  * InvStdDev outputs optional) and InstanceNormalization (over the spatial
  * dims of each (n, c), scale and B per channel): mean, then the variance
  * of x - mean (two passes), then y = (x - mean) / sqrt(var + epsilon) *
- * scale + B. The normalized dims may be symbolic (wav2vec2's feature
- * encoder normalizes over its frames): the row length is then the
+ * scale + B. Both passes work on x - x0, x0 the row's first element (the
+ * shifted-data algorithm, Chan, Golub and LeVeque 1983): a row of equal
+ * values gives x - mean = 0 exactly, hence y = B, where an f32 mean
+ * rounded off x would be amplified by 1 / sqrt(epsilon) (dml_graphgen seeds
+ * 934 and 1530: 2e-4 and 7e-3 from the CPU's double). The normalized dims may be symbolic
+ * (wav2vec2's feature encoder normalizes over its frames): the row length is then the
  * product of the run-time symbol values, the form chosen at its bound. */
 /* A normalization row (emit_norm): element j of row `row` at row * L + j;
  * y = (x - mean) * inv * scale + B, scale and B per channel (Instance) or
@@ -28,7 +32,8 @@ typedef struct {
   const dml_type_t *nt;
   const dml_kidx_t *row, *C; /* C: channels (Instance), else NULL */
   const dml_kidx_t *L;       /* the row's length */
-  uint32_t mean, inv;        /* registers */
+  uint32_t mean, inv;        /* registers: the mean of x - x0, 1 / sqrt(var + eps) */
+  uint32_t shift;            /* register: x0, the row's first element */
 } norm_row_t;
 
 /* A load of value v at element index i (at() applied) as an f32 value:
@@ -53,9 +58,15 @@ static const dml_kidx_t *norm_elem(sched_t *s, const norm_row_t *c, const dml_ki
 /* f16/bf16 values widen exactly: the mean, the variance and the normalized
  * value are computed in f32, the result rounded once to y's dtype
  * (norm_row_store). */
-static const dml_kval_t *norm_dev(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
+static const dml_kval_t *norm_shifted(sched_t *s, const norm_row_t *c,
+                                      const dml_kidx_t *j) {
   return dml_kv_fn(s->pool, DML_KF_SUB,
                    norm_load_f32(s, c->x, at(s, c->x, norm_elem(s, c, j))),
+                   dml_kv_reg(s->pool, c->shift));
+}
+
+static const dml_kval_t *norm_dev(sched_t *s, const norm_row_t *c, const dml_kidx_t *j) {
+  return dml_kv_fn(s->pool, DML_KF_SUB, norm_shifted(s, c, j),
                    dml_kv_reg(s->pool, c->mean));
 }
 
@@ -80,8 +91,7 @@ static const dml_kval_t *norm_out(sched_t *s, const norm_row_t *c, const dml_kid
 }
 
 static const dml_kval_t *norm_row_x(sched_t *s, const dml_kidx_t *j, void *vctx) {
-  const norm_row_t *c = vctx;
-  return norm_load_f32(s, c->x, at(s, c->x, norm_elem(s, c, j)));
+  return norm_shifted(s, vctx, j);
 }
 
 static const dml_kval_t *norm_row_sq(sched_t *s, const dml_kidx_t *j, void *vctx) {
@@ -173,10 +183,19 @@ void dml_ksched_norm_emit(sched_t *s, uint32_t node) {
     gid = dml_ki_var(p, DML_KVAR_GID_X);
   }
   /* registers: mean 0, the sum of squares 1 (4 in the cooperative form,
-   * whose sums use 4 registers from there), 1 / sqrt(var + eps) 2 (8) */
-  norm_row_t c = {
-      x,  y, sc,          b, &nt, gid, inst ? dim_idx(s, x->type.dims[1]) : NULL,
-      Lx, 0, coop ? 8 : 2};
+   * whose sums use 4 registers from there), 1 / sqrt(var + eps) 2 (8), the
+   * shift x0 3 (9) */
+  norm_row_t c = {x,
+                  y,
+                  sc,
+                  b,
+                  &nt,
+                  gid,
+                  inst ? dim_idx(s, x->type.dims[1]) : NULL,
+                  Lx,
+                  0,
+                  coop ? 8 : 2,
+                  coop ? 9 : 3};
   uint32_t vr = coop ? 4 : 1;
   const dml_kidx_t *jv = dml_ki_var(p, j);
   /* L as f32 (exact below 2^24): a constant, or the run-time product */
@@ -185,6 +204,13 @@ void dml_ksched_norm_emit(sched_t *s, uint32_t node) {
   const dml_kval_t *mean = dml_kv_reg(p, 0), *var = dml_kv_reg(p, vr),
                    *inv = dml_kv_reg(p, c.inv);
   dml_kblock_t body = {0};
+  /* x0 (0 for an empty row, which reads nothing) */
+  dml_kblock_add(&body, assign(s, DML_KS_LET, c.shift, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(
+      &body,
+      if_lt(s, dml_ki_const(p, 0), Lx,
+            assign(s, DML_KS_SET, c.shift,
+                   norm_load_f32(s, x, at(s, x, norm_elem(s, &c, dml_ki_const(p, 0)))))));
   if (coop) {
     dml_krow_reduce(s, &body, Lx, j, DML_KF_ADD, 0.0f, norm_row_x, &c, 0, 0);
   } else {
@@ -216,20 +242,30 @@ void dml_ksched_norm_emit(sched_t *s, uint32_t node) {
   if (coop) {
     dml_kblock_add(&body, dml_krow_each(s, Lx, j, norm_row_store, &c));
     dml_kblock_t tail = {0};
-    if (mo) dml_kblock_add(&tail, store_at(s, mo, gid, as_dtype(s, mo, mean)));
+    if (mo)
+      dml_kblock_add(
+          &tail,
+          store_at(
+              s, mo, gid,
+              as_dtype(s, mo, dml_kv_fn(p, DML_KF_ADD, mean, dml_kv_reg(p, c.shift)))));
     if (io) dml_kblock_add(&tail, store_at(s, io, gid, as_dtype(s, io, inv)));
     if (tail.first)
       dml_kblock_add(
           &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
     K->body = dml_krow_finish(s, rows, j + 1, body.first);
-    K->n_regs = 9;
+    K->n_regs = 10;
     lin_add(&K->flops, numel, 8);
     lin_add(&K->bytes, numel, 3 * (int64_t)dml_dtype_size(dt));
     return;
   }
-  K->n_regs = 3;
+  K->n_regs = 4;
   dml_kblock_add(&body, for_loop(s, j, Lx, norm_row_store(s, jv, &c)));
-  if (mo) dml_kblock_add(&body, store_at(s, mo, gid, as_dtype(s, mo, mean)));
+  if (mo)
+    dml_kblock_add(
+        &body,
+        store_at(
+            s, mo, gid,
+            as_dtype(s, mo, dml_kv_fn(p, DML_KF_ADD, mean, dml_kv_reg(p, c.shift)))));
   if (io) dml_kblock_add(&body, store_at(s, io, gid, as_dtype(s, io, inv)));
   K->body = if_lt(s, gid, dml_ki_lin(p, rows), body.first);
   lin_add(&K->flops, numel, 8);
