@@ -320,8 +320,22 @@ static const char *segments_reject(const dml_pkg_graph_t *g, uint32_t fi,
   if (!gpu) return "no node of the function runs on the device";
   for (uint32_t i = 0; i < f->n_nodes; i++) {
     if (!host[i]) continue;
-    dml_op_t op = f->nodes[i].op;
-    if (op == DML_OP_ASSIGN) return "a host node writes a global";
+    const dml_pkg_node_t *nd = &f->nodes[i];
+    if (nd->op == DML_OP_ASSIGN) return "a host node writes a global";
+    /* the values a host node reads or writes may cross between the device
+     * and the host: each needs a size at the bounds within its planned
+     * bytes (the runtime copies them at the run's sizes) */
+    for (uint32_t q = 0; q < nd->n_inputs + nd->n_outputs; q++) {
+      uint32_t v = q < nd->n_inputs ? nd->inputs[q] : nd->outputs[q - nd->n_inputs];
+      if (v == DML_PKG_NO_VALUE || v >= f->n_values) continue;
+      const dml_pkg_value_t *val = &f->values[v];
+      if (val->type.dtype == DML_DTYPE_STRING || val->storage == DML_PKG_STORAGE_CONST)
+        continue;
+      int64_t b = dml_pkg_type_bytes_bound(&val->type, g->symbols, g->n_symbols);
+      if (b < 0 || (uint64_t)b > val->bytes || val->offset + (uint64_t)b > f->arena_bytes)
+        return "a value crossing between the host and the device has no size at the "
+               "bounds";
+    }
   }
   return NULL;
 }
