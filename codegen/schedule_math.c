@@ -5,8 +5,9 @@
  * (runtime/cpu/):
  *
  *   - LRN (across channels) and MeanVarianceNormalization (over `axes`,
- *     mean then the mean squared deviation, two loops; f32 sums where the
- *     CPU sums in double; boxes longer than 256 by a workgroup each);
+ *     mean then the mean squared deviation, two loops, both of x - x0, x0
+ *     the box's first element; f32 sums where the CPU sums in double;
+ *     boxes longer than 256 by a workgroup each);
  *   - Det of [*, M, M] with a static M <= 4 by cofactor expansion (the CPU
  *     uses LU with partial pivoting in double: the same value up to f32
  *     rounding);
@@ -82,8 +83,9 @@ static const char *emit_lrn(sched_t *s, uint32_t node) {
 
 /* A MeanVarianceNormalization box of the cooperative form: x's flat
  * element of reduced element j (row-major over the reduced dims) of kept
- * element `row` (row-major over the kept dims); the mean in register 4
- * once known (mode 1: (x - mean)^2, 0: x). */
+ * element `row` (row-major over the kept dims); the box's first element x0
+ * in register 5, the mean of x - x0 in register 4 once known (mode 1:
+ * (x - x0 - mean)^2, 0: x - x0). */
 typedef struct {
   const dml_pkg_value_t *x, *y;
   const int *red;
@@ -102,29 +104,39 @@ static const dml_kidx_t *mvn_elem(sched_t *s, const mvn_row_t *c, const dml_kidx
   return flat_of(s, &c->x->type, xc);
 }
 
+/* x - x0 at reduced element j */
+static const dml_kval_t *mvn_shifted(sched_t *s, const mvn_row_t *c,
+                                     const dml_kidx_t *j) {
+  return dml_kv_fn(s->pool, DML_KF_SUB, load_at(s, c->x, mvn_elem(s, c, j)),
+                   dml_kv_reg(s->pool, 5));
+}
+
 static const dml_kval_t *mvn_row_value(sched_t *s, const dml_kidx_t *j, void *vctx) {
   const mvn_row_t *c = vctx;
   dml_kpool_t *p = s->pool;
-  const dml_kval_t *v = load_at(s, c->x, mvn_elem(s, c, j));
+  const dml_kval_t *v = mvn_shifted(s, c, j);
   if (!c->mode) return v;
   const dml_kval_t *d = dml_kv_fn(p, DML_KF_SUB, v, dml_kv_reg(p, 4));
   return dml_kv_fn(p, DML_KF_MUL, d, d);
 }
 
-/* y = (x - mean) / den, den in register 8 */
+/* y = (x - x0 - mean) / den, den in register 8 */
 static dml_kstmt_t *mvn_row_store(sched_t *s, const dml_kidx_t *j, void *vctx) {
   const mvn_row_t *c = vctx;
   dml_kpool_t *p = s->pool;
-  const dml_kidx_t *e = mvn_elem(s, c, j);
   return store_at(
-      s, c->y, e,
+      s, c->y, mvn_elem(s, c, j),
       dml_kv_fn(p, DML_KF_DIV,
-                dml_kv_fn(p, DML_KF_SUB, load_at(s, c->x, e), dml_kv_reg(p, 4)),
+                dml_kv_fn(p, DML_KF_SUB, mvn_shifted(s, c, j), dml_kv_reg(p, 4)),
                 dml_kv_reg(p, 8)));
 }
 
 /* MeanVarianceNormalization-13: over `axes` (default [0, 2, 3]),
- * y = (x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9); each invocation
+ * y = (x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9), computed on x - x0,
+ * x0 the box's first element (the shifted-data algorithm, as
+ * schedule_norm.c): a box of equal values gives x - mean = 0 exactly, hence
+ * y = 0, where an f32 mean rounded off x would be amplified by 1 / 1e-9
+ * (about +-0.99 on lavapipe; the CPU's double mean is exact there); each invocation
  * loops over its reduced box twice, or, for a box longer than 256 (a
  * 256 x 256 image: the per-element loops were quadratic and lavapipe
  * stopped them after 65,535 iterations), a workgroup per box
@@ -160,6 +172,8 @@ static const char *emit_mvn(sched_t *s, uint32_t node) {
     const dml_kidx_t *B = kc(s, box);
     mvn_row_t mc = {x, y, red, row, 0};
     dml_kblock_t body = {0};
+    dml_kblock_add(&body,
+                   assign(s, DML_KS_LET, 5, load_at(s, x, mvn_elem(s, &mc, kc(s, 0)))));
     dml_krow_reduce(s, &body, B, j, DML_KF_ADD, 0.0f, mvn_row_value, &mc, 0, 0);
     dml_kblock_add(&body, assign(s, DML_KS_LET, 4,
                                  dml_kv_fn(p, DML_KF_DIV, dml_kv_reg(p, 0),
@@ -184,15 +198,18 @@ static const char *emit_mvn(sched_t *s, uint32_t node) {
   const dml_kidx_t *c[DML_MAX_RANK], *xc[DML_MAX_RANK];
   const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_NORM, &y->type, &K, c);
   if (!gid) return NULL;
-  K->n_regs = 3;
-  const dml_kidx_t *count = kc(s, 1);
+  /* registers: the sum 0, the mean 1, the sum of squares 2, x0 3 */
+  K->n_regs = 4;
+  const dml_kidx_t *count = kc(s, 1), *x0c[DML_MAX_RANK];
   for (int32_t d = 0; d < r; d++) {
     xc[d] = red[d] ? dml_ki_var(p, DML_KVAR_FIRST_LOOP + d) : c[d];
+    x0c[d] = red[d] ? kc(s, 0) : c[d];
     if (red[d]) count = kmul(s, count, dim_idx(s, x->type.dims[d]));
   }
-  const dml_kval_t *v = load_at(s, x, flat_of(s, &x->type, xc));
   const dml_kval_t *sum = dml_kv_reg(p, 0), *mean = dml_kv_reg(p, 1),
-                   *v2 = dml_kv_reg(p, 2);
+                   *v2 = dml_kv_reg(p, 2), *x0 = dml_kv_reg(p, 3);
+  const dml_kval_t *v =
+      dml_kv_fn(p, DML_KF_SUB, load_at(s, x, flat_of(s, &x->type, xc)), x0);
   const dml_kval_t *dv = dml_kv_fn(p, DML_KF_SUB, v, mean);
   dml_kstmt_t *pass1 = assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_ADD, sum, v));
   dml_kstmt_t *pass2 = assign(
@@ -206,6 +223,8 @@ static const char *emit_mvn(sched_t *s, uint32_t node) {
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body,
+                 assign(s, DML_KS_LET, 3, load_at(s, x, flat_of(s, &x->type, x0c))));
   dml_kblock_add(&body, pass1);
   dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_fn(p, DML_KF_DIV, sum, cnt)));
   dml_kblock_add(&body, pass2);
@@ -214,9 +233,12 @@ static const char *emit_mvn(sched_t *s, uint32_t node) {
       dml_kv_const(p, 1e-9f));
   dml_kblock_add(
       &body,
-      store_at(s, y, gid,
-               dml_kv_fn(p, DML_KF_DIV,
-                         dml_kv_fn(p, DML_KF_SUB, load_at(s, x, gid), mean), den)));
+      store_at(
+          s, y, gid,
+          dml_kv_fn(p, DML_KF_DIV,
+                    dml_kv_fn(p, DML_KF_SUB,
+                              dml_kv_fn(p, DML_KF_SUB, load_at(s, x, gid), x0), mean),
+                    den)));
   elem_finish(s, K, &y->type, gid, body.first);
   account(K, &y->type, 8, 8);
   return NULL;

@@ -22,6 +22,10 @@
  * - ScatterElements (duplicate and negative indices, reductions none, add,
  *   max), ScatterND (none, mul) and GatherND (batch_dims 0 and 1, negative
  *   indices), ReverseSequence (batch axis 0 and 1);
+ * - MeanVarianceNormalization of boxes of equal values (Expand of one
+ *   value per box), per element and a workgroup per box: y = 0, where an
+ *   f32 mean's rounding divided by its own size + 1e-9 gave about +-0.99
+ *   on lavapipe before the shifted sums (schedule_math.c);
  * - LRN, MeanVarianceNormalization (default and given axes), Det of 2x2,
  *   3x3 and 4x4 batches, Einsum (batched matmul, diagonal, trace-like sum,
  *   ellipsis transpose, implicit output, a broadcast dim);
@@ -107,6 +111,18 @@ static inline void gpu_test_ops1_forms(gpu_test_form_fn each) {
        "  %r1 = ReverseSequence(%ry, @sl4) {batch_axis = 0, time_axis = 1} : i64[4,5]\n"
        "  return %s0, %s1, %s2, %n0, %n1, %t0, %t1, %r0, %r1\n}\n",
        9);
+  each("mvn of boxes of equal values",
+       "sym batch <= 16\n"
+       "global @s1 : i64[4] = dense<[1, 3, 5, 7]>\n"
+       "global @s2 : i64[4] = dense<[2, 3, 20, 20]>\n"
+       "func @forward(%x: f32[batch,3,1,1], %z: f32[1,3,1,1]) -> (f32[batch,3,5,7], "
+       "f32[2,3,20,20]) {\n"
+       "  %e = Expand(%x, @s1) : f32[batch,3,5,7]\n"
+       "  %y = MeanVarianceNormalization(%e) {axes = [2, 3]} : f32[batch,3,5,7]\n"
+       "  %e2 = Expand(%z, @s2) : f32[2,3,20,20]\n"
+       "  %y2 = MeanVarianceNormalization(%e2) : f32[2,3,20,20]\n"
+       "  return %y, %y2\n}\n",
+       4);
   each("lrn, mvn, det",
        "sym batch <= 16\n"
        "func @forward(%x: f32[batch,5,3,2], %m: f32[2,3,4,2], %a: f32[batch,2,2], "

@@ -497,7 +497,11 @@ dml_status_t dml_cpuk_LRN(const dml_cpu_call_t *c) {
  * MeanVarianceNormalization-13 (its function body): over `axes` (default
  * [0, 2, 3]), y = (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9); the
  * variance is computed as the mean squared deviation (the same quantity,
- * without cancellation). T: float16, float, double, bfloat16.
+ * without cancellation), both passes on x - x0, x0 the box's first element
+ * (the shifted-data algorithm, Chan, Golub and LeVeque 1983): a box of equal
+ * values gives y = 0 exactly, where a double mean rounded off double x
+ * would be amplified by 1 / 1e-9 (f32, f16 and bf16 sums are exact there
+ * anyway). T: float16, float, double, bfloat16.
  * ====================================================================== */
 
 dml_status_t dml_cpuk_MeanVarianceNormalization(const dml_cpu_call_t *c) {
@@ -523,16 +527,17 @@ dml_status_t dml_cpuk_MeanVarianceNormalization(const dml_cpu_call_t *c) {
   if (b.rcount == 0) return DML_OK;
   for (int64_t o = 0; o < b.kcount; o++) {
     int64_t base = kept_base(&b, o);
-    double s = 0.0, v2 = 0.0;
-    FOR_BOX(&b, base, off, s += dml_cpu_ld(dt, x->data, off));
+    double s = 0.0, v2 = 0.0, x0 = dml_cpu_ld(dt, x->data, base);
+    FOR_BOX(&b, base, off, s += dml_cpu_ld(dt, x->data, off) - x0);
     double mean = s / (double)b.rcount;
     FOR_BOX(&b, base, off, {
-      double d = dml_cpu_ld(dt, x->data, off) - mean;
+      double d = dml_cpu_ld(dt, x->data, off) - x0 - mean;
       v2 += d * d;
     });
     double den = sqrt(v2 / (double)b.rcount) + 1e-9;
-    FOR_BOX(&b, base, off,
-            dml_cpu_st(dt, y->data, off, (dml_cpu_ld(dt, x->data, off) - mean) / den));
+    FOR_BOX(
+        &b, base, off,
+        dml_cpu_st(dt, y->data, off, (dml_cpu_ld(dt, x->data, off) - x0 - mean) / den));
   }
   return DML_OK;
 }

@@ -25,7 +25,10 @@ equal, NaN sits where the reference has NaN, and
 over the finite elements (infinities must be equal). Compile and run errors
 are recorded verbatim (their first error line goes into docs/zoo.md).
 Results of models not run this time are kept from the previous docs/zoo.json
-(so --only refreshes some rows). --device cuda runs the packages compiled with
+(so --only refreshes some rows); a requested target that a model is not run
+on this time (vulkan over --vulkan-max-mb) gets a "skipped" cell saying why,
+never the previous run's result (except with --resume, which keeps every
+result the JSON already has and runs the skipped cells again). --device cuda runs the packages compiled with
 --target cuda (on the GPU machine). On a GPU target, the same package also
 runs on dmlc's CPU in the same check: the GPU's outputs must be within the
 same bound of the CPU's too (`vs_cpu` in the JSON; `cpu_vs_ort` is that CPU
@@ -347,9 +350,34 @@ def dmlc_version(path):
         return None
 
 
+SKIPPED = "skipped"
+
+
+def is_result(r):
+    """Whether cell r holds a check's result: not absent, not skipped (a
+    target not run on the model in the run that wrote it)."""
+    return bool(r) and r["result"] != SKIPPED
+
+
+def plan(e, t, prev, a):
+    """What to do with target t of manifest entry e, whose cell from the
+    previous JSON is prev (or None): "run", "keep" (--resume: prev is a
+    result), or the skipped cell that replaces prev (vulkan over
+    --vulkan-max-mb: prev, if any, is an earlier run's result, not this
+    run's)."""
+    if a.resume and is_result(prev):
+        return "keep"
+    mb = e.get("bytes", 0) / 1e6
+    if t == "vulkan" and mb > a.vulkan_max_mb:
+        return {"target": t, "result": SKIPPED, "reason": f"{mb:.1f} MB > --vulkan-max-mb {a.vulkan_max_mb:g}"}
+    return "run"
+
+
 def cell(r):
     if r is None:
         return "–"
+    if r["result"] == SKIPPED:
+        return f"skipped ({r['reason']})"
     if r["result"] == "pass":
         t = f"{r.get('compile_s', 0):.1f}+{r.get('run_s', 0):.1f} s"
         if "ref_max" not in r:
@@ -443,7 +471,8 @@ def write_doc(res, path, targets_seen):
         "instead of the GPU (the CPU fall-back, docs/kernels.md; such a cell says so). The detector's "
         "outputs are ranked by score, and its random-weight class scores cluster within 1e-7 of each other: "
         "rows whose reference scores tie (within 1e-6) are compared in the best-matching order "
-        "(run.py's TIE_ORDER; the cell says how many rows moved).",
+        "(run.py's TIE_ORDER; the cell says how many rows moved). \"skipped\": a target the run that wrote the cell "
+        "did not run on the model (vulkan over `--vulkan-max-mb`), with why; neither checked nor a failure.",
         "",
         "Lavapipe (a CPU rasterizer) takes tens of seconds to minutes on the transformers where dmlc's CPU takes "
         "seconds. A row's run seconds include lavapipe's compiles of the package's shaders (swin_t has 514 "
@@ -458,15 +487,17 @@ def write_doc(res, path, targets_seen):
         "instead of 21.5; whisper_tiny's 36 in 35 s instead of 174, the model 92 s instead of 339; "
         "over a symbolic sequence (the text models, decoders) still one invocation per element.",
         "",
-        "| target | exported models checked | pass | of which on the host | wrong values | compile error | run error |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| target | exported models checked | pass | of which on the host | wrong values | compile error | run error | skipped |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for t in targets_seen:
-        rs = [ents[k]["targets"].get(t) for k in exported if ents[k].get("targets", {}).get(t)]
+        cs = [ents[k].get("targets", {}).get(t) for k in exported]
+        rs = [r for r in cs if is_result(r)]
+        skipped = sum(1 for r in cs if r and not is_result(r))
         c = {x: sum(1 for r in rs if r["result"] == x) for x in ("pass", "wrong values", "compile error", "run error")}
         c["pass"] -= sum(1 for r in rs if r["result"] == "pass" and r.get("ref_max", 1) == 0)
         hosted = sum(1 for r in rs if r["result"] == "pass" and any(": whole function" in h for h in r.get("host", [])))
-        lines.append(f"| {t} | {len(rs)} | {c['pass']} | {hosted} | {c['wrong values']} | {c['compile error']} | {c['run error']} |")
+        lines.append(f"| {t} | {len(rs)} | {c['pass']} | {hosted} | {c['wrong values']} | {c['compile error']} | {c['run error']} | {skipped} |")
     nfail = sum(1 for k in keys if ents[k]["status"] != "ok")
     try:
         sys.path.insert(0, HERE)
@@ -503,7 +534,7 @@ def write_doc(res, path, targets_seen):
         e = ents[k]
         for t in targets_seen:
             r = e.get("targets", {}).get(t)
-            if r and r["result"] != "pass":
+            if is_result(r) and r["result"] != "pass":
                 n = triage(notes, r)
                 err = first_error(r["log"]) if r.get("log") else r.get("error", "")
                 lines.append(f"- **{k}** on {t}: {r['result']}: `{md_escape(err)}`" + (f" — {n}" if n else ""))
@@ -674,7 +705,8 @@ def pack(a):
 
 def merge(a):
     """--merge FILE: the targets FILE has results for replace those of
-    --json's entries; then the page is written again."""
+    --json's entries (a skipped cell of FILE only fills a cell --json does
+    not have: it is no result); then the page is written again."""
     with open(a.merge) as f:
         new = json.load(f)
     with open(a.json) as f:
@@ -684,7 +716,10 @@ def merge(a):
         if key not in res["entries"]:
             continue
         for t, r in e.get("targets", {}).items():
-            res["entries"][key].setdefault("targets", {})[t] = r
+            cur = res["entries"][key].setdefault("targets", {})
+            if not is_result(r) and t in cur:
+                continue
+            cur[t] = r
             n += 1
     with open(a.json, "w") as f:
         json.dump(res, f, indent=1)
@@ -707,7 +742,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, help="seconds per dmlc command")
     ap.add_argument("--json", default=os.path.join(ROOT, "docs", "zoo.json"))
     ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "zoo.md"))
-    ap.add_argument("--resume", action="store_true", help="skip (model, target) pairs the JSON already has")
+    ap.add_argument("--resume", action="store_true", help="skip (model, target) pairs the JSON already has a result for (skipped cells run again)")
     ap.add_argument("--doc-only", action="store_true", help="regenerate docs/zoo.md from the JSON")
     ap.add_argument("--pack", default=None, help="compile only, into this folder, for another machine")
     ap.add_argument("--pack-max-mb", type=float, default=20.0, help="--pack: models up to this size")
@@ -751,9 +786,12 @@ def main():
                 prev = res["entries"].get(key, {}).get("targets", {})
                 row["targets"] = dict(prev)
                 for t in targets:
-                    if t == "vulkan" and e.get("bytes", 0) > a.vulkan_max_mb * 1e6:
+                    what = plan(e, t, row["targets"].get(t), a)
+                    if what == "keep":
                         continue
-                    if a.resume and t in row["targets"]:
+                    if what != "run":
+                        print(f"[zoo] {key} on {t}: skipped, {what['reason']}", flush=True)
+                        row["targets"][t] = what
                         continue
                     print(f"[zoo] {key} on {t} ...", flush=True)
                     r = check(e, t, a, mdir, work)
@@ -770,7 +808,10 @@ def main():
         json.dump({k: v for k, v in res.items() if k != "notes"}, f, indent=1)
     write_doc(res, a.doc, seen)
     fails = sum(
-        1 for e in res["entries"].values() for t in targets if e.get("targets", {}).get(t, {}).get("result", "pass") != "pass"
+        1
+        for e in res["entries"].values()
+        for t in targets
+        if is_result(e.get("targets", {}).get(t)) and e["targets"][t]["result"] != "pass"
     )
     print(f"[zoo] wrote {os.path.relpath(a.doc, ROOT)}; {fails} failing (model, target) checks")
     return 0

@@ -7,11 +7,14 @@ BatchNorm -> Relu -> 3x3 Conv (pad 1, to growth = 8) over the Concat of
 the input and every earlier layer's output, then a transition (BatchNorm
 -> Relu -> 1x1 Conv halving the channels -> 2x2 AveragePool). Input
 f32[N, 16, 14, 14]; BatchNorm statistics and weights random (seeded), so
-each layer changes the values. The Concat of 24 channels makes a 4704 * N
-element BatchNorm+Relu kernel planned in place over the Concat's output,
-unrolled 4 elements per invocation (1176 * N invocations, not a multiple
-of the workgroup): the form that applied BatchNorm+Relu twice to some
-elements on lavapipe before the fix (docs/kernels.md, "Scheduling").
+each layer changes the values. Planned for the CPU alone (then given Vulkan
+kernels by dml_compile_add_kernels), the BatchNorm+Relu kernels after the
+Concats of 32 and 40 channels (6272 * N and 7840 * N elements) are planned
+in place over the Concat's output, unrolled 4 elements per invocation (1568
+* N and 1960 * N invocations, not multiples of the workgroup): the form that
+applied BatchNorm+Relu twice to some elements on lavapipe before the fix
+(docs/kernels.md, "Scheduling"). test_vulkan_graphs asserts that plan; a
+package compiled for a GPU target plans fusion-aware, never in place.
 
 Needs onnx, onnxruntime and numpy (not needed by CI: the outputs are
 committed):
