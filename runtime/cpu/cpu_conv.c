@@ -385,9 +385,23 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
  * padded image within DIRECT_MAX_FLOATS, on the AVX-512 micro-kernel.
  * Elsewhere im2col + GEMM. */
 #define DIRECT_MAX_FLOATS (4 << 20)
+/* Pointwise convolutions (1x1, stride 1, unpadded: any rank) take it too,
+ * on their image read in place as one row of out_sz floats (pw_flatten):
+ * no im2col, no packing of B, the epilogue in registers. There X is read
+ * once per 8 output channels, so only where one image's X is at most
+ * PW_MAX_FLOATS (it stays in L2) and K at most PW_MAX_K; elsewhere the
+ * GEMM. */
+#define PW_MAX_FLOATS (64 << 10)
+#define PW_MAX_K 512
 static int direct_ok(const conv_geo_t *g) {
 #if DML_CPU_X86
-  if (g->r != 2 || g->group != 1 || g->pointwise || g->k_sz == 1) return 0;
+  if (g->pointwise) {
+    int64_t nv = (g->out_sz + 15) / 16;
+    return g->group == 1 && g->C <= PW_MAX_K &&
+           (double)g->C * (double)g->in_sz <= PW_MAX_FLOATS &&
+           8 * g->out_sz >= 5 * 16 * nv && dml_cpu_sgemm_isa() == 3;
+  }
+  if (g->r != 2 || g->group != 1 || g->k_sz == 1) return 0;
   if (g->s[0] != 1 || g->s[1] != 1 || g->d[0] != 1 || g->d[1] != 1) return 0;
   int64_t OW = g->out[1], nv = (OW + 15) / 16;
   if (8 * OW < 5 * 16 * nv) return 0;
@@ -400,12 +414,26 @@ static int direct_ok(const conv_geo_t *g) {
 #endif
 }
 
+/* A pointwise geometry as the direct path reads it: 2-D, one row of
+ * out_sz positions, a 1x1 kernel (the same sums: each output reads its own
+ * position of every channel). Other geometries are left as they are. */
+static void pw_flatten(conv_geo_t *g) {
+  if (!g->pointwise) return;
+  g->r = 2;
+  g->in[0] = g->out[0] = 1;
+  g->in[1] = g->out[1] = g->out_sz;
+  g->k[0] = g->k[1] = g->s[0] = g->s[1] = g->d[0] = g->d[1] = 1;
+  g->pb[0] = g->pb[1] = 0;
+}
+
 /* Scratch of the direct path: the weights packed (when not given packed),
- * then one zero-padded image per slot. */
+ * then one zero-padded image per slot (none for pointwise: X is read in
+ * place). */
 static size_t direct_apack_bytes(const conv_geo_t *g) {
   return align64(dml_cpu_sgemm_packed_a_floats(g->M, g->C * g->k_sz) * 4);
 }
 static size_t direct_slot_bytes(const conv_geo_t *g) {
+  if (g->pointwise) return 0;
   int64_t hp = g->out[0] + g->k[0] - 1, wp = g->out[1] + g->k[1] - 1;
   return align64((size_t)(g->C * hp * wp) * 4);
 }
@@ -524,9 +552,11 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
 #endif
     return 0;
   }
-  if (!transpose && direct_ok(&g))
+  if (!transpose && direct_ok(&g)) {
+    pw_flatten(&g);
     return 64 + direct_apack_bytes(&g) +
            (size_t)direct_slots(&g, threads) * direct_slot_bytes(&g);
+  }
   if (!transpose && flat_ok(&g))
     return 64 + direct_apack_bytes(&g) +
            (size_t)direct_slots(&g, threads) * flat_slot_bytes(&g);
@@ -593,6 +623,22 @@ static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
     conv_epilogue_row(y + m * ld, n, r->b != NULL, bv, bn, a, off, relu);
   }
 }
+
+#if DML_CPU_X86
+/* conv_epilogue's steps on one vector of output channel m, in registers
+ * before the store (the same roundings: add, then multiply and add
+ * unfused, then max(0, v), which keeps NaN and -0 as v < 0 ? 0 : v does). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 tile_ep(
+    const conv_run_t *r, int64_t m, __m512 v) {
+  const dml_cpu_epilogue_t *ep = r->ep;
+  if (r->b) v = _mm512_add_ps(v, _mm512_set1_ps(r->b[m]));
+  if (ep && ep->scale)
+    v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(ep->scale[m])),
+                      _mm512_set1_ps(ep->shift[m]));
+  if (ep && ep->relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+  return v;
+}
+#endif
 
 /* ---- depthwise (group == C == M, 2-D): direct ------------------------ */
 
@@ -1105,12 +1151,11 @@ static void direct_pad(const conv_geo_t *g, const float *restrict x, float *rest
  * channels: 8 channels x 2 vectors accumulate in registers over k = (c, kh,
  * kw) in order, reading the packed weights ap (dml_cpu_sgemm_pack_a's
  * layout, mr 8) and the padded image xp, with fused multiply-adds from 0
- * (one chain over all of K); y gets the sums (no bias). */
-__attribute__((target("avx512f"))) static void direct_tiles(const conv_geo_t *g,
-                                                            const float *restrict xp,
-                                                            const float *restrict ap,
-                                                            float *restrict y, int64_t v0,
-                                                            int64_t v1) {
+ * (one chain over all of K); y gets the sums with r's bias and epilogue
+ * (tile_ep) applied in registers. */
+__attribute__((target("avx512f"))) static void direct_tiles(
+    const conv_run_t *r, const conv_geo_t *g, const float *restrict xp,
+    const float *restrict ap, float *restrict y, int64_t v0, int64_t v1) {
   int64_t OW = g->out[1], nv = (OW + 15) / 16, KH = g->k[0], KW = g->k[1];
   int64_t hp = g->out[0] + KH - 1, wp = OW + KW - 1, plane = hp * wp;
   int64_t K = g->C * g->k_sz, mpad = (g->M + 7) / 8 * 8;
@@ -1155,8 +1200,8 @@ __attribute__((target("avx512f"))) static void direct_tiles(const conv_geo_t *g,
       for (int i = 0; i < 8; i++) {
         if (i >= rows) break;
         float *ym = y + (m0 + i) * g->out_sz;
-        _mm512_mask_storeu_ps(ym + oh0 * OW + ow0, k0, acc[i][0]);
-        _mm512_mask_storeu_ps(ym + oh1 * OW + ow1, k1, acc[i][1]);
+        _mm512_mask_storeu_ps(ym + oh0 * OW + ow0, k0, tile_ep(r, m0 + i, acc[i][0]));
+        _mm512_mask_storeu_ps(ym + oh1 * OW + ow1, k1, tile_ep(r, m0 + i, acc[i][1]));
       }
     }
   }
@@ -1171,7 +1216,8 @@ typedef struct {
   int64_t n, chunks; /* direct_chunk_task: the image, its vector chunks */
 } direct_ctx_t;
 
-/* One image: pad it into this thread's slot, all tiles, the epilogue. */
+/* One image: pad it into this thread's slot (pointwise: read in place),
+ * all tiles with the epilogue. */
 static void direct_task(void *vctx, int64_t n, int tid) {
 #if DML_CPU_X86
   const direct_ctx_t *d = (const direct_ctx_t *)vctx;
@@ -1179,17 +1225,18 @@ static void direct_task(void *vctx, int64_t n, int tid) {
   const conv_geo_t *g = r->g;
   float *xp = (float *)(void *)(d->slots + (size_t)tid * d->slot_bytes);
   float *y = r->y + n * g->M * g->out_sz;
-  direct_pad(g, r->x + n * g->C * g->in_sz, xp);
-  direct_tiles(g, xp, d->ap, y, 0, g->out[0] * ((g->out[1] + 15) / 16));
-  conv_epilogue(r, y, 0, g->M, g->out_sz, g->out_sz);
+  const float *x = r->x + n * g->C * g->in_sz;
+  if (!g->pointwise) direct_pad(g, x, xp);
+  direct_tiles(r, g, g->pointwise ? x : xp, d->ap, y, 0,
+               g->out[0] * ((g->out[1] + 15) / 16));
 #else
   (void)vctx, (void)n, (void)tid;
 #endif
 }
 
 /* Chunk t of image d->n's output vectors (its image padded in slot 0
- * beforehand): those tiles, then the epilogue on the output columns they
- * cover (whole rows of vectors: a contiguous range of each channel). */
+ * beforehand, or read in place when pointwise): those tiles with the
+ * epilogue. */
 static void direct_chunk_task(void *vctx, int64_t t, int tid) {
 #if DML_CPU_X86
   (void)tid;
@@ -1200,29 +1247,34 @@ static void direct_chunk_task(void *vctx, int64_t t, int tid) {
   int64_t v0 = V * t / d->chunks, v1 = V * (t + 1) / d->chunks;
   if (v0 >= v1) return;
   float *y = r->y + d->n * g->M * g->out_sz;
-  direct_tiles(g, (const float *)(const void *)d->slots, d->ap, y, v0, v1);
-  int64_t p0 = v0 / nv * OW + v0 % nv * 16;
-  int64_t p1 = v1 == V ? g->out_sz : v1 / nv * OW + v1 % nv * 16;
-  conv_epilogue(r, y + p0, 0, g->M, p1 - p0, g->out_sz);
+  const float *xp = g->pointwise ? r->x + d->n * g->C * g->in_sz
+                                 : (const float *)(const void *)d->slots;
+  direct_tiles(r, g, xp, d->ap, y, v0, v1);
 #else
   (void)vctx, (void)t, (void)tid;
 #endif
 }
 
 #if DML_CPU_X86
-/* Row d[0, wq) = src[c0 + 2q] (0 outside [0, W)): a stride-2 phase row,
- * 16 columns from two masked loads and a permute. */
+/* Rows d0[q] = src[c0 + 2q] and (d1 set) d1[q] = src[c0 + 1 + 2q], q in
+ * [0, wq), 0 outside [0, W): the two stride-2 phase rows of one padded row,
+ * 16 columns of each from two masked loads and two permutes. */
 __attribute__((target("avx512f"))) static void flat_row_s2(const float *restrict src,
                                                            int64_t W, int64_t c0,
-                                                           float *restrict d,
+                                                           float *restrict d0,
+                                                           float *restrict d1,
                                                            int64_t wq) {
   const __m512i ev =
       _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od =
+      _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   for (int64_t q0 = 0; q0 < wq; q0 += 16) {
     int64_t c = c0 + 2 * q0, n = DML_CPU_MIN((int64_t)16, wq - q0);
-    __m512 v =
-        _mm512_permutex2var_ps(dw_load512(src, c, W), ev, dw_load512(src, c + 16, W));
-    _mm512_mask_storeu_ps(d + q0, (__mmask16)((1u << n) - 1u), v);
+    __mmask16 m = (__mmask16)((1u << n) - 1u);
+    __m512 v0 = dw_load512(src, c, W);
+    __m512 v1 = 2 * n > 16 ? dw_load512(src, c + 16, W) : _mm512_setzero_ps();
+    _mm512_mask_storeu_ps(d0 + q0, m, _mm512_permutex2var_ps(v0, ev, v1));
+    if (d1) _mm512_mask_storeu_ps(d1 + q0, m, _mm512_permutex2var_ps(v0, od, v1));
   }
 }
 #endif
@@ -1231,15 +1283,23 @@ __attribute__((target("avx512f"))) static void flat_row_s2(const float *restrict
 static void flat_pad(const conv_geo_t *g, const flat_geo_t *f, const float *restrict x,
                      float *restrict xq) {
   int64_t H = g->in[0], W = g->in[1];
+#if DML_CPU_X86
+  /* Stride 2 in width: both column phases of a row in one pass. */
+  int pair = f->s1 == 2;
+#else
+  int pair = 0;
+#endif
   for (int64_t c = 0; c < g->C; c++)
     for (int64_t a = 0; a < f->nph; a++)
-      for (int64_t b = 0; b < f->npw; b++) {
+      for (int64_t b = 0; b < (pair ? 1 : f->npw); b++) {
         float *pl = xq + c * f->cstride + (a * f->npw + b) * f->plane;
+        float *pl1 = pair && f->npw == 2 ? pl + f->plane : NULL;
         for (int64_t r = 0; r < f->hq; r++) {
           float *d = pl + r * f->wq;
           int64_t ih = r * f->s0 + a - g->pb[0];
           if (ih < 0 || ih >= H) {
             memset(d, 0, (size_t)f->wq * sizeof(float));
+            if (pl1) memset(pl1 + r * f->wq, 0, (size_t)f->wq * sizeof(float));
             continue;
           }
           const float *src = x + (c * H + ih) * W;
@@ -1255,8 +1315,8 @@ static void flat_pad(const conv_geo_t *g, const flat_geo_t *f, const float *rest
             continue;
           }
 #if DML_CPU_X86
-          if (f->s1 == 2) {
-            flat_row_s2(src, W, off, d, f->wq);
+          if (pair) {
+            flat_row_s2(src, W, off, d, pl1 ? pl1 + r * f->wq : NULL, f->wq);
             continue;
           }
 #endif
@@ -1270,19 +1330,12 @@ static void flat_pad(const conv_geo_t *g, const flat_geo_t *f, const float *rest
 }
 
 #if DML_CPU_X86
-/* The output range [lo, hi) of each channel that positions [p0, p1) hold. */
-static void flat_range(const conv_geo_t *g, const flat_geo_t *f, int64_t p0, int64_t p1,
-                       int64_t *lo, int64_t *hi) {
-  int64_t OW = g->out[1];
-  *lo = p0 / f->wq * OW + DML_CPU_MIN(p0 % f->wq, OW);
-  *hi = p1 / f->wq * OW + DML_CPU_MIN(p1 % f->wq, OW);
-}
-
-/* Position vectors [v0, v1) of one image, all M channels, into y (sums
- * only, no bias). */
+/* Position vectors [v0, v1) of one image, all M channels, into y (the
+ * sums with r's bias and epilogue, tile_ep). */
 __attribute__((target("avx512f"))) static void flat_tiles(
-    const conv_geo_t *g, const flat_geo_t *f, const float *restrict xq,
-    const float *restrict ap, float *restrict y, int64_t v0, int64_t v1) {
+    const conv_run_t *r, const conv_geo_t *g, const flat_geo_t *f,
+    const float *restrict xq, const float *restrict ap, float *restrict y, int64_t v0,
+    int64_t v1) {
   int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz;
   int64_t K = g->C * taps, mpad = (g->M + 7) / 8 * 8;
   int64_t toff[FLAT_MAX_TAPS];
@@ -1339,6 +1392,8 @@ __attribute__((target("avx512f"))) static void flat_tiles(
       for (int i = 0; i < 8; i++) {
         if (i >= rows) break;
         float *ym = y + (m0 + i) * g->out_sz;
+        acc[i][0] = tile_ep(r, m0 + i, acc[i][0]);
+        acc[i][1] = tile_ep(r, m0 + i, acc[i][1]);
         for (int s = 0; s < nseg[0]; s++) {
           __mmask16 mk =
               (__mmask16)(((1u << seg_b[0][s]) - 1u) & ~((1u << seg_a[0][s]) - 1u));
@@ -1364,18 +1419,14 @@ typedef struct {
   int64_t n, chunks; /* flat_chunk_task: the image, its vector chunks */
 } flat_ctx_t;
 
-/* Vectors [v0, v1) of image n (its planes at xq): tiles, then the epilogue
- * on the outputs they hold. */
+/* Vectors [v0, v1) of image n (its planes at xq), with the epilogue. */
 static void flat_span(const flat_ctx_t *d, const float *xq, int64_t n, int64_t v0,
                       int64_t v1) {
 #if DML_CPU_X86
   const conv_run_t *r = d->run;
   const conv_geo_t *g = r->g;
   float *y = r->y + n * g->M * g->out_sz;
-  flat_tiles(g, d->f, xq, d->ap, y, v0, v1);
-  int64_t lo, hi;
-  flat_range(g, d->f, v0 * 16, DML_CPU_MIN(v1 * 16, d->f->np), &lo, &hi);
-  if (hi > lo) conv_epilogue(r, y + lo, 0, g->M, hi - lo, g->out_sz);
+  flat_tiles(r, g, d->f, xq, d->ap, y, v0, v1);
 #else
   (void)d, (void)xq, (void)n, (void)v0, (void)v1;
 #endif
@@ -1570,6 +1621,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
   size_t pad = (size_t)(base - (char *)c->scratch);
   size_t avail = c->scratch && c->scratch_bytes > pad ? c->scratch_bytes - pad : 0;
   if (!transpose && direct_ok(&g)) {
+    pw_flatten(&g);
     size_t ab = direct_apack_bytes(&g), sb = direct_slot_bytes(&g);
     int slots = direct_slots(&g, threads);
     if (avail < ab + sb)
@@ -1596,7 +1648,8 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
        * output vectors split over the threads. */
       d.chunks = 2 * (int64_t)threads;
       for (d.n = 0; d.n < g.N; d.n++) {
-        direct_pad(&g, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
+        if (!g.pointwise)
+          direct_pad(&g, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
         dml_cpu_parallel_for(d.chunks, threads, direct_chunk_task, &d);
       }
       return DML_OK;
