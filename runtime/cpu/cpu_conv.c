@@ -511,6 +511,100 @@ static size_t flat_slot_bytes(const conv_geo_t *g) {
   return align64((size_t)(g->C * f.cstride + 32) * 4);
 }
 
+/* ---- channel-vectorized direct 2-D convolution (AVX-512) ------------- */
+
+/* For strides 1 and 2 and narrow images, where flat_tiles computes dropped
+ * positions and rebuilds phase planes: output tiles of 16 output channels x
+ * 16 consecutive output positions (a row piece of 16 when OW >= 16, 16 / OW
+ * whole rows when OW is 4 or 8). For each k = (c, kh, kw) in order, one
+ * vector of the 16 channels' weights (packed [ceil(M/16)][K][16], cv_pack)
+ * times the 16 positions' input values broadcast from the zero-padded
+ * image (pad_image: rows (OH-1)*s0 + KH, columns (OW-1)*s1 + KW; position
+ * (oh, ow) reads (oh*s0 + kh, ow*s1 + kw)): 16 accumulators, one per
+ * position, fused multiply-adds from 0 over all of K in order. A 16 x 16
+ * transpose in registers then gives each channel's 16 positions, which get
+ * the bias and epilogue (tile_ep) and one masked store. No im2col and no
+ * phase planes; the roundings are the direct kernels' (one chain per
+ * output in k order), whatever the split. */
+typedef struct {
+  int64_t hp, wp, plane; /* padded image: rows, columns, floats per channel */
+  int inplace;           /* no padding needed: X itself (hp, wp = H, W) */
+  int64_t R;             /* output rows per tile: 1 (OW >= 16) or 16 / OW */
+  int64_t tpr, tiles;    /* tiles per output row (R == 1), tiles per image */
+  int64_t nb;            /* 16-channel blocks of M */
+} cv_geo_t;
+
+#define CV_MAX_TAPS 64
+
+static int cv_plan(const conv_geo_t *g, cv_geo_t *v) {
+  if (g->r != 2 || g->group != 1 || g->d[0] != 1 || g->d[1] != 1) return 0;
+  if (g->s[0] < 1 || g->s[0] > 2 || g->s[1] < 1 || g->s[1] > 2) return 0;
+  if (g->k_sz > CV_MAX_TAPS || g->C < 1 || g->out[0] < 1) return 0;
+  int64_t OH = g->out[0], OW = g->out[1];
+  if (OW >= 16) {
+    v->R = 1;
+    v->tpr = (OW + 15) / 16;
+    v->tiles = OH * v->tpr;
+  } else if (OW == 8 || OW == 4) {
+    v->R = 16 / OW;
+    if (OH % v->R) return 0;
+    v->tpr = 1;
+    v->tiles = OH / v->R;
+  } else {
+    return 0;
+  }
+  v->hp = (OH - 1) * g->s[0] + g->k[0];
+  v->wp = (OW - 1) * g->s[1] + g->k[1];
+  /* Every read inside X (no padding, whole tiles): X is read in place. */
+  v->inplace = g->pb[0] == 0 && g->pb[1] == 0 && v->hp <= g->in[0] && v->wp <= g->in[1] &&
+               (v->R > 1 || OW % 16 == 0);
+  if (v->inplace) v->hp = g->in[0], v->wp = g->in[1];
+  v->plane = v->hp * v->wp;
+  v->nb = (g->M + 15) / 16;
+  return (double)g->C * (double)v->plane <= DIRECT_MAX_FLOATS;
+}
+
+/* Where it runs (AVX-512 only): cv_plan's geometries (group 1, dilation 1,
+ * strides 1-2, OW >= 16 or OW in {4, 8}, not pointwise); of those that
+ * direct_tiles takes, the ones whose padded image is at most
+ * CV_DIRECT_MAX_FLOATS (cv reads it once per 16 output channels, direct
+ * per 8 but with fewer loads per multiply-add: cpu_kernel_bench measured
+ * cv ahead at 16x32x32 and behind at 64x56x56). */
+#define CV_DIRECT_MAX_FLOATS (64 << 10)
+static int cv_ok(const conv_geo_t *g) {
+#if DML_CPU_X86
+  cv_geo_t v;
+  if (dml_cpu_sgemm_isa() != 3 || g->pointwise || !cv_plan(g, &v)) return 0;
+  return !direct_ok(g) || (double)g->C * (double)v.plane <= CV_DIRECT_MAX_FLOATS;
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+/* Scratch of the cv path: the packed weights, then one padded image per
+ * slot (with 32 floats past its end that a row piece's last tile may read:
+ * its positions past OW are dropped). */
+static size_t cv_wpack_bytes(const conv_geo_t *g) {
+  return align64((size_t)((g->M + 15) / 16 * 16 * g->C * g->k_sz) * 4);
+}
+static size_t cv_slot_bytes(const conv_geo_t *g) {
+  cv_geo_t v;
+  if (!cv_plan(g, &v) || v.inplace) return 0;
+  return align64((size_t)(g->C * v.plane + 32) * 4);
+}
+
+/* dst[b][k][j] = W[16b + j][k] (0 for 16b + j >= M): W as [M][K]. */
+static void cv_pack(const conv_geo_t *g, const float *restrict w, float *restrict dst) {
+  int64_t K = g->C * g->k_sz, nb = (g->M + 15) / 16;
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = 0; j < 16; j++) {
+        int64_t m = 16 * b + j;
+        dst[(b * K + k) * 16 + j] = m < g->M ? w[m * K + k] : 0.0f;
+      }
+}
+
 #define DW_MAXT 64 /* depthwise taps: larger kernels take dw_plane_generic */
 #if DML_CPU_X86
 /* The flat depthwise kernel's table (its kernel is below). */
@@ -552,6 +646,9 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
 #endif
     return 0;
   }
+  if (!transpose && cv_ok(&g))
+    return 64 + cv_wpack_bytes(&g) +
+           (size_t)direct_slots(&g, threads) * cv_slot_bytes(&g);
   if (!transpose && direct_ok(&g)) {
     pw_flatten(&g);
     return 64 + direct_apack_bytes(&g) +
@@ -1124,10 +1221,17 @@ static void dwf_task(void *vctx, int64_t t, int tid) {
 #endif
 
 /* The padded image xp[c][r][q] = x[c][r - pb0][q - pb1] (0 outside), rows
- * OH + KH - 1, columns OW + KW - 1. */
+ * OH + KH - 1, columns OW + KW - 1 (stride 1: direct_tiles). */
+static void pad_image(const conv_geo_t *g, int64_t hp, int64_t wp,
+                      const float *restrict x, float *restrict xp);
 static void direct_pad(const conv_geo_t *g, const float *restrict x, float *restrict xp) {
-  int64_t H = g->in[0], W = g->in[1], hp = g->out[0] + g->k[0] - 1,
-          wp = g->out[1] + g->k[1] - 1;
+  pad_image(g, g->out[0] + g->k[0] - 1, g->out[1] + g->k[1] - 1, x, xp);
+}
+
+/* xp[c][r][q] = x[c][r - pb0][q - pb1] (0 outside the image), r < hp, q < wp. */
+static void pad_image(const conv_geo_t *g, int64_t hp, int64_t wp,
+                      const float *restrict x, float *restrict xp) {
+  int64_t H = g->in[0], W = g->in[1];
   int64_t lo = DML_CPU_MIN(wp, DML_CPU_MAX((int64_t)0, g->pb[1]));
   int64_t hi = DML_CPU_MAX(lo, DML_CPU_MIN(wp, W + g->pb[1]));
   for (int64_t c = 0; c < g->C; c++)
@@ -1449,6 +1553,157 @@ static void flat_chunk_task(void *vctx, int64_t t, int tid) {
   if (v0 < v1) flat_span(d, (const float *)(const void *)d->slots, d->n, v0, v1);
 }
 
+#if DML_CPU_X86
+/* r[i][j] -> r[j][i] for a 16 x 16 block of floats. */
+__attribute__((target("avx512f"), always_inline)) static inline void cv_transpose(
+    __m512 r[16]) {
+  __m512 t[16], u[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  /* u[4g + c] lane L: column 4L + c of rows 4g .. 4g + 3 */
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; c++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
+    __m512 w0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);
+    __m512 v1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+    __m512 w1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
+    r[c] = _mm512_shuffle_f32x4(v0, v1, 0x88);
+    r[8 + c] = _mm512_shuffle_f32x4(v0, v1, 0xDD);
+    r[4 + c] = _mm512_shuffle_f32x4(w0, w1, 0x88);
+    r[12 + c] = _mm512_shuffle_f32x4(w0, w1, 0xDD);
+  }
+}
+
+/* Tiles [t0, t1) of one image, all channel blocks (cv_geo_t's doc): R
+ * output rows per tile and width stride S fixed at compile time, so each
+ * position's broadcast is one of R row pointers plus a constant. */
+#define CV_TILES(R, S)                                                            \
+  __attribute__((target("avx512f"))) static void cv_tiles_##R##_##S(              \
+      const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,                \
+      const float *restrict xp, const float *restrict wpk, float *restrict y,     \
+      int64_t t0, int64_t t1) {                                                   \
+    enum { COLS = 16 / (R) };                                                     \
+    int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz, C = g->C;               \
+    int64_t rs = g->s[0] * v->wp, K = C * taps;                                   \
+    int64_t koff[CV_MAX_TAPS];                                                    \
+    for (int64_t t = 0; t < taps; t++) koff[t] = t / KW * v->wp + t % KW;         \
+    for (int64_t b = 0; b < v->nb; b++) {                                         \
+      const float *wb = wpk + b * K * 16;                                         \
+      int64_t mn = DML_CPU_MIN((int64_t)16, g->M - 16 * b);                       \
+      for (int64_t t = t0; t < t1; t++) {                                         \
+        int64_t oh = (R) == 1 ? t / v->tpr : t * (R);                             \
+        int64_t ow0 = (R) == 1 ? t % v->tpr * 16 : 0;                             \
+        int64_t n = (R) == 1 ? DML_CPU_MIN((int64_t)16, OW - ow0) : 16;           \
+        const float *x0 = xp + oh * rs + ow0 * (S);                               \
+        __m512 acc[16];                                                           \
+        _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =            \
+            _mm512_setzero_ps();                                                  \
+        const float *wk = wb;                                                     \
+        for (int64_t c = 0; c < C; c++) {                                         \
+          const float *xc = x0 + c * v->plane;                                    \
+          for (int64_t tp = 0; tp < taps; tp++, wk += 16) {                       \
+            const float *xr[R];                                                   \
+            _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) xr[i] =         \
+                xc + koff[tp] + i * rs;                                           \
+            __m512 wv = _mm512_load_ps(wk);                                       \
+            _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =        \
+                _mm512_fmadd_ps(_mm512_set1_ps(xr[p / COLS][p % COLS * (S)]), wv, \
+                                acc[p]);                                          \
+          }                                                                       \
+        }                                                                         \
+        cv_transpose(acc);                                                        \
+        __mmask16 km = (__mmask16)((1u << n) - 1u);                               \
+        float *yt = y + oh * OW + ow0;                                            \
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {                   \
+          if (j >= mn) break;                                                     \
+          _mm512_mask_storeu_ps(yt + (16 * b + j) * g->out_sz, km,                \
+                                tile_ep(r, 16 * b + j, acc[j]));                  \
+        }                                                                         \
+      }                                                                           \
+    }                                                                             \
+  }
+CV_TILES(1, 1)
+CV_TILES(1, 2)
+CV_TILES(2, 1)
+CV_TILES(2, 2)
+CV_TILES(4, 1)
+CV_TILES(4, 2)
+#undef CV_TILES
+
+static void cv_tiles(const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,
+                     const float *xp, const float *wpk, float *y, int64_t t0,
+                     int64_t t1) {
+  int two = g->s[1] == 2;
+  if (v->R == 1)
+    (two ? cv_tiles_1_2 : cv_tiles_1_1)(r, g, v, xp, wpk, y, t0, t1);
+  else if (v->R == 2)
+    (two ? cv_tiles_2_2 : cv_tiles_2_1)(r, g, v, xp, wpk, y, t0, t1);
+  else
+    (two ? cv_tiles_4_2 : cv_tiles_4_1)(r, g, v, xp, wpk, y, t0, t1);
+}
+#endif
+
+typedef struct {
+  const conv_run_t *run;
+  const cv_geo_t *v;
+  const float *wpk;
+  char *slots;
+  size_t slot_bytes;
+  int64_t n, chunks; /* cv_chunk_task: the image, its tile chunks */
+} cv_ctx_t;
+
+/* The padded image of x into xp, and the 32 floats past it zeroed. */
+static void cv_pad(const conv_geo_t *g, const cv_geo_t *v, const float *x, float *xp) {
+  pad_image(g, v->hp, v->wp, x, xp);
+  memset(xp + g->C * v->plane, 0, 32 * sizeof(float));
+}
+
+/* One image: padded into this thread's slot (or read in place), all
+ * tiles. */
+static void cv_task(void *vctx, int64_t n, int tid) {
+#if DML_CPU_X86
+  const cv_ctx_t *d = (const cv_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  const float *x = r->x + n * g->C * g->in_sz;
+  float *xp = (float *)(void *)(d->slots + (size_t)tid * d->slot_bytes);
+  if (!d->v->inplace) cv_pad(g, d->v, x, xp);
+  cv_tiles(r, g, d->v, d->v->inplace ? x : xp, d->wpk, r->y + n * g->M * g->out_sz, 0,
+           d->v->tiles);
+#else
+  (void)vctx, (void)n, (void)tid;
+#endif
+}
+
+/* Chunk t of image d->n's tiles (its image padded in slot 0 beforehand, or
+ * read in place). */
+static void cv_chunk_task(void *vctx, int64_t t, int tid) {
+#if DML_CPU_X86
+  (void)tid;
+  const cv_ctx_t *d = (const cv_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  int64_t T = d->v->tiles, t0 = T * t / d->chunks, t1 = T * (t + 1) / d->chunks;
+  const float *xp = d->v->inplace ? r->x + d->n * g->C * g->in_sz
+                                  : (const float *)(const void *)d->slots;
+  if (t0 < t1) cv_tiles(r, g, d->v, xp, d->wpk, r->y + d->n * g->M * g->out_sz, t0, t1);
+#else
+  (void)vctx, (void)t, (void)tid;
+#endif
+}
+
 /* One (image, group) pair. */
 static void conv_task(void *vctx, int64_t t, int tid) {
   conv_run_t *r = (conv_run_t *)vctx;
@@ -1620,7 +1875,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
   char *base = (char *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
   size_t pad = (size_t)(base - (char *)c->scratch);
   size_t avail = c->scratch && c->scratch_bytes > pad ? c->scratch_bytes - pad : 0;
-  if (!transpose && direct_ok(&g)) {
+  if (!transpose && !cv_ok(&g) && direct_ok(&g)) {
     pw_flatten(&g);
     size_t ab = direct_apack_bytes(&g), sb = direct_slot_bytes(&g);
     int slots = direct_slots(&g, threads);
@@ -1655,6 +1910,41 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
       return DML_OK;
     }
     dml_cpu_parallel_for(g.N, slots, direct_task, &d);
+    return DML_OK;
+  }
+  if (!transpose && cv_ok(&g)) {
+    cv_geo_t v;
+    cv_plan(&g, &v);
+    size_t wb = cv_wpack_bytes(&g), sb = cv_slot_bytes(&g);
+    int slots = direct_slots(&g, threads);
+    if (avail < wb + sb)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
+    if (avail < wb + (size_t)slots * sb) slots = 1;
+    conv_run_t run = {&g,
+                      0,
+                      (const float *)x->data,
+                      (const float *)w->data,
+                      b ? (const float *)b->data : NULL,
+                      (float *)y->data,
+                      base,
+                      {0, 0, 0, 0},
+                      ep,
+                      1,
+                      g.out_sz};
+    cv_pack(&g, run.w, (float *)(void *)base);
+    cv_ctx_t d = {&run, &v, (const float *)(const void *)base, base + wb, sb, 0, 1};
+    double macs = (double)g.M * (double)(g.C * g.k_sz) * (double)g.out_sz;
+    if (slots == 1 && threads > 1 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS) {
+      /* One image at a time: padded once, its tiles split. */
+      d.chunks = DML_CPU_MIN(2 * (int64_t)threads, v.tiles);
+      for (d.n = 0; d.n < g.N; d.n++) {
+        if (!v.inplace)
+          cv_pad(&g, &v, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
+        dml_cpu_parallel_for(d.chunks, threads, cv_chunk_task, &d);
+      }
+      return DML_OK;
+    }
+    dml_cpu_parallel_for(g.N, slots, cv_task, &d);
     return DML_OK;
   }
   if (!transpose && flat_ok(&g)) {
