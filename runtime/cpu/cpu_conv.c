@@ -595,14 +595,26 @@ static size_t cv_slot_bytes(const conv_geo_t *g) {
 }
 
 /* dst[b][k][j] = W[16b + j][k] (0 for 16b + j >= M): W as [M][K]. */
-static void cv_pack(const conv_geo_t *g, const float *restrict w, float *restrict dst) {
-  int64_t K = g->C * g->k_sz, nb = (g->M + 15) / 16;
+static void cv_pack(int64_t M, int64_t K, const float *restrict w, float *restrict dst) {
+  int64_t nb = (M + 15) / 16;
   for (int64_t b = 0; b < nb; b++)
     for (int64_t k = 0; k < K; k++)
       for (int64_t j = 0; j < 16; j++) {
         int64_t m = 16 * b + j;
-        dst[(b * K + k) * 16 + j] = m < g->M ? w[m * K + k] : 0.0f;
+        dst[(b * K + k) * 16 + j] = m < M ? w[m * K + k] : 0.0f;
       }
+}
+
+/* dml_cpu_conv_prepack's buffer also holds cv_pack's layout (after the
+ * GEMM operand, at cv_prepack_at floats) for group-1 2-D weights of at most
+ * CV_MAX_TAPS taps on AVX-512, which the cv path may take whatever the
+ * image size. */
+static int cv_prepacks(const dml_tensor_t *w, int64_t group) {
+  return DML_CPU_X86 && group == 1 && w->rank == 4 &&
+         w->dims[2] * w->dims[3] <= CV_MAX_TAPS && dml_cpu_sgemm_isa() == 3;
+}
+static size_t cv_prepack_at(int64_t M, int64_t K) {
+  return (dml_cpu_sgemm_packed_a_floats(M, K) + 15) / 16 * 16;
 }
 
 #define DW_MAXT 64 /* depthwise taps: larger kernels take dw_plane_generic */
@@ -1617,7 +1629,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void cv_transpos
             const float *xr[R];                                                   \
             _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) xr[i] =         \
                 xc + koff[tp] + i * rs;                                           \
-            __m512 wv = _mm512_load_ps(wk);                                       \
+            __m512 wv = _mm512_loadu_ps(wk);                                      \
             _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =        \
                 _mm512_fmadd_ps(_mm512_set1_ps(xr[p / COLS][p % COLS * (S)]), wv, \
                                 acc[p]);                                          \
@@ -1931,8 +1943,12 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
                       ep,
                       1,
                       g.out_sz};
-    cv_pack(&g, run.w, (float *)(void *)base);
-    cv_ctx_t d = {&run, &v, (const float *)(const void *)base, base + wb, sb, 0, 1};
+    const float *wpk = (const float *)(const void *)base;
+    if (ep && ep->packed && cv_prepacks(w, 1))
+      wpk = (const float *)ep->packed + cv_prepack_at(g.M, g.C * g.k_sz);
+    else
+      cv_pack(g.M, g.C * g.k_sz, run.w, (float *)(void *)base);
+    cv_ctx_t d = {&run, &v, wpk, base + wb, sb, 0, 1};
     double macs = (double)g.M * (double)(g.C * g.k_sz) * (double)g.out_sz;
     if (slots == 1 && threads > 1 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS) {
       /* One image at a time: padded once, its tiles split. */
@@ -2037,14 +2053,17 @@ dml_status_t dml_cpu_conv_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *
 }
 
 /* Conv's W [M, Cg, k...] as Mg x (Cg*k) GEMM A operands, one per group in
- * order; 0 for depthwise (direct kernel) and non-f32. */
+ * order, then (cv_prepacks) the cv kernel's [ceil(M/16)][K][16] at
+ * cv_prepack_at; 0 for depthwise (direct kernel) and non-f32. */
 size_t dml_cpu_conv_prepack_floats(const dml_tensor_t *w, int64_t group) {
   if (w->dtype != DML_DTYPE_F32 || w->rank < 3 || group < 1 || w->dims[0] % group)
     return 0;
   if (w->dims[1] == 1 && group == w->dims[0]) return 0; /* depthwise */
-  int64_t K = 1;
+  int64_t K = 1, M = w->dims[0];
   for (int32_t i = 1; i < w->rank; i++) K *= w->dims[i];
-  return (size_t)group * dml_cpu_sgemm_packed_a_floats(w->dims[0] / group, K);
+  if (cv_prepacks(w, group))
+    return cv_prepack_at(M, K) + (size_t)((M + 15) / 16 * 16 * K);
+  return (size_t)group * dml_cpu_sgemm_packed_a_floats(M / group, K);
 }
 
 void dml_cpu_conv_prepack(const dml_tensor_t *w, int64_t group, float *dst) {
@@ -2054,6 +2073,8 @@ void dml_cpu_conv_prepack(const dml_tensor_t *w, int64_t group, float *dst) {
   for (int64_t gr = 0; gr < group; gr++)
     dml_cpu_sgemm_pack_a(0, Mg, K, (const float *)w->data + gr * Mg * K, K,
                          dst + (size_t)gr * per);
+  if (cv_prepacks(w, group))
+    cv_pack(Mg, K, (const float *)w->data, dst + cv_prepack_at(Mg, K));
 }
 
 /* ONNX ConvTranspose (11): the gradient of Conv w.r.t. its input; output
