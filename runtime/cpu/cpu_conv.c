@@ -4,8 +4,12 @@
  * f32: im2col + the GEMM core (2-D: im2col written straight into the
  * GEMM's packed-B panels; 1x1 stride-1 unpadded convolutions read the image
  * as B); on AVX-512, 2-D group-1 convolutions without im2col where they
- * fit: direct_tiles (stride 1, rows of at least 10 floats) and flat_tiles
- * (strides 2 to 4, narrow stride-1 rows: flattened phase planes);
+ * fit: cv_tiles (strides 1-2, rows of at least 16 or exactly 4 or 8
+ * outputs, small images: 16 output channels x 16 positions, broadcast
+ * inputs), direct_tiles (stride 1, rows of at least 10 floats; pointwise
+ * convolutions with small images, read in place) and flat_tiles (strides
+ * up to 4, narrow stride-1 rows: flattened phase planes), each with the
+ * epilogue applied in registers;
  * depthwise 2-D convolutions a direct vectorized kernel (AVX-512,
  * AVX2, portable) with the epilogue fused; ConvTranspose is GEMM +
  * col2im. With several threads, (image, group, output-column chunk) tasks
