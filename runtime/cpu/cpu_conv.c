@@ -1604,70 +1604,112 @@ __attribute__((target("avx512f"), always_inline)) static inline void cv_transpos
 
 /* Tiles [t0, t1) of one image, all channel blocks (cv_geo_t's doc): R
  * output rows per tile and width stride S fixed at compile time, so each
- * position's broadcast is one of R row pointers plus a constant. */
-#define CV_TILES(R, S)                                                            \
-  __attribute__((target("avx512f"))) static void cv_tiles_##R##_##S(              \
-      const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,                \
-      const float *restrict xp, const float *restrict wpk, float *restrict y,     \
-      int64_t t0, int64_t t1) {                                                   \
-    enum { COLS = 16 / (R) };                                                     \
-    int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz, C = g->C;               \
-    int64_t rs = g->s[0] * v->wp, K = C * taps;                                   \
-    int64_t koff[CV_MAX_TAPS];                                                    \
-    for (int64_t t = 0; t < taps; t++) koff[t] = t / KW * v->wp + t % KW;         \
-    for (int64_t b = 0; b < v->nb; b++) {                                         \
-      const float *wb = wpk + b * K * 16;                                         \
-      int64_t mn = DML_CPU_MIN((int64_t)16, g->M - 16 * b);                       \
-      for (int64_t t = t0; t < t1; t++) {                                         \
-        int64_t oh = (R) == 1 ? t / v->tpr : t * (R);                             \
-        int64_t ow0 = (R) == 1 ? t % v->tpr * 16 : 0;                             \
-        int64_t n = (R) == 1 ? DML_CPU_MIN((int64_t)16, OW - ow0) : 16;           \
-        const float *x0 = xp + oh * rs + ow0 * (S);                               \
-        __m512 acc[16];                                                           \
-        _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =            \
-            _mm512_setzero_ps();                                                  \
-        const float *wk = wb;                                                     \
-        for (int64_t c = 0; c < C; c++) {                                         \
-          const float *xc = x0 + c * v->plane;                                    \
-          for (int64_t tp = 0; tp < taps; tp++, wk += 16) {                       \
-            const float *xr[R];                                                   \
-            _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) xr[i] =         \
-                xc + koff[tp] + i * rs;                                           \
-            __m512 wv = _mm512_loadu_ps(wk);                                      \
-            _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =        \
-                _mm512_fmadd_ps(_mm512_set1_ps(xr[p / COLS][p % COLS * (S)]), wv, \
-                                acc[p]);                                          \
-          }                                                                       \
-        }                                                                         \
-        cv_transpose(acc);                                                        \
-        __mmask16 km = (__mmask16)((1u << n) - 1u);                               \
-        float *yt = y + oh * OW + ow0;                                            \
-        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {                   \
-          if (j >= mn) break;                                                     \
-          _mm512_mask_storeu_ps(yt + (16 * b + j) * g->out_sz, km,                \
-                                tile_ep(r, 16 * b + j, acc[j]));                  \
-        }                                                                         \
-      }                                                                           \
-    }                                                                             \
+ * position's broadcast is one of R row pointers plus a constant. W3: the
+ * kernel is 3 wide, and each input value of a kernel row is broadcast once
+ * for the (up to 3) positions and taps that read it (stride 1: 18
+ * broadcasts for 48 multiply-adds instead of 48); each accumulator still
+ * takes its taps in k order, so the sums are the same. */
+#define CV_TILES(R, S, W3)                                                         \
+  __attribute__((target("avx512f"))) static void cv_tiles_##R##_##S##_##W3(        \
+      const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,                 \
+      const float *restrict xp, const float *restrict wpk, float *restrict y,      \
+      int64_t t0, int64_t t1) {                                                    \
+    enum { COLS = 16 / (R) };                                                      \
+    int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz, C = g->C;                \
+    int64_t rs = g->s[0] * v->wp, K = C * taps;                                    \
+    int64_t koff[CV_MAX_TAPS];                                                     \
+    for (int64_t t = 0; t < taps; t++) koff[t] = t / KW * v->wp + t % KW;          \
+    for (int64_t b = 0; b < v->nb; b++) {                                          \
+      const float *wb = wpk + b * K * 16;                                          \
+      int64_t mn = DML_CPU_MIN((int64_t)16, g->M - 16 * b);                        \
+      for (int64_t t = t0; t < t1; t++) {                                          \
+        int64_t oh = (R) == 1 ? t / v->tpr : t * (R);                              \
+        int64_t ow0 = (R) == 1 ? t % v->tpr * 16 : 0;                              \
+        int64_t n = (R) == 1 ? DML_CPU_MIN((int64_t)16, OW - ow0) : 16;            \
+        const float *x0 = xp + oh * rs + ow0 * (S);                                \
+        __m512 acc[16];                                                            \
+        _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =             \
+            _mm512_setzero_ps();                                                   \
+        const float *wk = wb;                                                      \
+        for (int64_t c = 0; c < C; c++) {                                          \
+          const float *xc = x0 + c * v->plane;                                     \
+          if (W3) {                                                                \
+            for (int64_t kh = 0; kh < g->k[0]; kh++, wk += 48) {                   \
+              __m512 w0 = _mm512_loadu_ps(wk), w1 = _mm512_loadu_ps(wk + 16);      \
+              __m512 w2 = _mm512_loadu_ps(wk + 32);                                \
+              _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) {              \
+                const float *xr = xc + kh * v->wp + i * rs;                        \
+                _Pragma("GCC unroll 40") for (int q = 0; q < (COLS - 1) * (S) + 3; \
+                                              q++) {                               \
+                  __m512 xv = _mm512_set1_ps(xr[q]);                               \
+                  if (q % (S) == 0 && q / (S) < COLS)                              \
+                    acc[i * COLS + q / (S)] =                                      \
+                        _mm512_fmadd_ps(xv, w0, acc[i * COLS + q / (S)]);          \
+                  if (q >= 1 && (q - 1) % (S) == 0 && (q - 1) / (S) < COLS)        \
+                    acc[i * COLS + (q - 1) / (S)] =                                \
+                        _mm512_fmadd_ps(xv, w1, acc[i * COLS + (q - 1) / (S)]);    \
+                  if (q >= 2 && (q - 2) % (S) == 0 && (q - 2) / (S) < COLS)        \
+                    acc[i * COLS + (q - 2) / (S)] =                                \
+                        _mm512_fmadd_ps(xv, w2, acc[i * COLS + (q - 2) / (S)]);    \
+                }                                                                  \
+              }                                                                    \
+            }                                                                      \
+            continue;                                                              \
+          }                                                                        \
+          for (int64_t tp = 0; tp < taps; tp++, wk += 16) {                        \
+            const float *xr[R];                                                    \
+            _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) xr[i] =          \
+                xc + koff[tp] + i * rs;                                            \
+            __m512 wv = _mm512_loadu_ps(wk);                                       \
+            _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =         \
+                _mm512_fmadd_ps(_mm512_set1_ps(xr[p / COLS][p % COLS * (S)]), wv,  \
+                                acc[p]);                                           \
+          }                                                                        \
+        }                                                                          \
+        cv_transpose(acc);                                                         \
+        __mmask16 km = (__mmask16)((1u << n) - 1u);                                \
+        float *yt = y + oh * OW + ow0;                                             \
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {                    \
+          if (j >= mn) break;                                                      \
+          _mm512_mask_storeu_ps(yt + (16 * b + j) * g->out_sz, km,                 \
+                                tile_ep(r, 16 * b + j, acc[j]));                   \
+        }                                                                          \
+      }                                                                            \
+    }                                                                              \
   }
-CV_TILES(1, 1)
-CV_TILES(1, 2)
-CV_TILES(2, 1)
-CV_TILES(2, 2)
-CV_TILES(4, 1)
-CV_TILES(4, 2)
+CV_TILES(1, 1, 0)
+CV_TILES(1, 2, 0)
+CV_TILES(2, 1, 0)
+CV_TILES(2, 2, 0)
+CV_TILES(4, 1, 0)
+CV_TILES(4, 2, 0)
+CV_TILES(1, 1, 1)
+CV_TILES(1, 2, 1)
+CV_TILES(2, 1, 1)
+CV_TILES(2, 2, 1)
+CV_TILES(4, 1, 1)
+CV_TILES(4, 2, 1)
 #undef CV_TILES
 
 static void cv_tiles(const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,
                      const float *xp, const float *wpk, float *y, int64_t t0,
                      int64_t t1) {
   int two = g->s[1] == 2;
+  if (g->k[1] == 3) {
+    if (v->R == 1)
+      (two ? cv_tiles_1_2_1 : cv_tiles_1_1_1)(r, g, v, xp, wpk, y, t0, t1);
+    else if (v->R == 2)
+      (two ? cv_tiles_2_2_1 : cv_tiles_2_1_1)(r, g, v, xp, wpk, y, t0, t1);
+    else
+      (two ? cv_tiles_4_2_1 : cv_tiles_4_1_1)(r, g, v, xp, wpk, y, t0, t1);
+    return;
+  }
   if (v->R == 1)
-    (two ? cv_tiles_1_2 : cv_tiles_1_1)(r, g, v, xp, wpk, y, t0, t1);
+    (two ? cv_tiles_1_2_0 : cv_tiles_1_1_0)(r, g, v, xp, wpk, y, t0, t1);
   else if (v->R == 2)
-    (two ? cv_tiles_2_2 : cv_tiles_2_1)(r, g, v, xp, wpk, y, t0, t1);
+    (two ? cv_tiles_2_2_0 : cv_tiles_2_1_0)(r, g, v, xp, wpk, y, t0, t1);
   else
-    (two ? cv_tiles_4_2 : cv_tiles_4_1)(r, g, v, xp, wpk, y, t0, t1);
+    (two ? cv_tiles_4_2_0 : cv_tiles_4_1_0)(r, g, v, xp, wpk, y, t0, t1);
 }
 #endif
 
