@@ -570,16 +570,17 @@ static int cv_plan(const conv_geo_t *g, cv_geo_t *v) {
 
 /* Where it runs (AVX-512 only): cv_plan's geometries (group 1, dilation 1,
  * strides 1-2, OW >= 16 or OW in {4, 8}, not pointwise); of those that
- * direct_tiles takes, the ones whose padded image is at most
- * CV_DIRECT_MAX_FLOATS (cv reads it once per 16 output channels, direct
- * per 8 but with fewer loads per multiply-add: cpu_kernel_bench measured
- * cv ahead at 16x32x32 and behind at 64x56x56). */
+ * direct_tiles takes, the 3-wide kernels and the others whose padded image
+ * is at most CV_DIRECT_MAX_FLOATS (cpu_kernel_bench, 3x3 64->64 at 56x56:
+ * cv's 3-wide loop ahead of direct_tiles, its general loop behind; at
+ * 16x32x32 both ahead). */
 #define CV_DIRECT_MAX_FLOATS (64 << 10)
 static int cv_ok(const conv_geo_t *g) {
 #if DML_CPU_X86
   cv_geo_t v;
   if (dml_cpu_sgemm_isa() != 3 || g->pointwise || !cv_plan(g, &v)) return 0;
-  return !direct_ok(g) || (double)g->C * (double)v.plane <= CV_DIRECT_MAX_FLOATS;
+  return !direct_ok(g) || g->k[1] == 3 ||
+         (double)g->C * (double)v.plane <= CV_DIRECT_MAX_FLOATS;
 #else
   (void)g;
   return 0;
