@@ -4,8 +4,12 @@
  * f32: im2col + the GEMM core (2-D: im2col written straight into the
  * GEMM's packed-B panels; 1x1 stride-1 unpadded convolutions read the image
  * as B); on AVX-512, 2-D group-1 convolutions without im2col where they
- * fit: direct_tiles (stride 1, rows of at least 10 floats) and flat_tiles
- * (strides 2 to 4, narrow stride-1 rows: flattened phase planes);
+ * fit: cv_tiles (strides 1-2, rows of at least 16 or exactly 4 or 8
+ * outputs, small images: 16 output channels x 16 positions, broadcast
+ * inputs), direct_tiles (stride 1, rows of at least 10 floats; pointwise
+ * convolutions with small images, read in place) and flat_tiles (strides
+ * up to 4, narrow stride-1 rows: flattened phase planes), each with the
+ * epilogue applied in registers;
  * depthwise 2-D convolutions a direct vectorized kernel (AVX-512,
  * AVX2, portable) with the epilogue fused; ConvTranspose is GEMM +
  * col2im. With several threads, (image, group, output-column chunk) tasks
@@ -385,9 +389,23 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
  * padded image within DIRECT_MAX_FLOATS, on the AVX-512 micro-kernel.
  * Elsewhere im2col + GEMM. */
 #define DIRECT_MAX_FLOATS (4 << 20)
+/* Pointwise convolutions (1x1, stride 1, unpadded: any rank) take it too,
+ * on their image read in place as one row of out_sz floats (pw_flatten):
+ * no im2col, no packing of B, the epilogue in registers. There X is read
+ * once per 8 output channels, so only where one image's X is at most
+ * PW_MAX_FLOATS (it stays in L2) and K at most PW_MAX_K; elsewhere the
+ * GEMM. */
+#define PW_MAX_FLOATS (64 << 10)
+#define PW_MAX_K 512
 static int direct_ok(const conv_geo_t *g) {
 #if DML_CPU_X86
-  if (g->r != 2 || g->group != 1 || g->pointwise || g->k_sz == 1) return 0;
+  if (g->pointwise) {
+    int64_t nv = (g->out_sz + 15) / 16;
+    return g->group == 1 && g->C <= PW_MAX_K &&
+           (double)g->C * (double)g->in_sz <= PW_MAX_FLOATS &&
+           8 * g->out_sz >= 5 * 16 * nv && dml_cpu_sgemm_isa() == 3;
+  }
+  if (g->r != 2 || g->group != 1 || g->k_sz == 1) return 0;
   if (g->s[0] != 1 || g->s[1] != 1 || g->d[0] != 1 || g->d[1] != 1) return 0;
   int64_t OW = g->out[1], nv = (OW + 15) / 16;
   if (8 * OW < 5 * 16 * nv) return 0;
@@ -400,12 +418,26 @@ static int direct_ok(const conv_geo_t *g) {
 #endif
 }
 
+/* A pointwise geometry as the direct path reads it: 2-D, one row of
+ * out_sz positions, a 1x1 kernel (the same sums: each output reads its own
+ * position of every channel). Other geometries are left as they are. */
+static void pw_flatten(conv_geo_t *g) {
+  if (!g->pointwise) return;
+  g->r = 2;
+  g->in[0] = g->out[0] = 1;
+  g->in[1] = g->out[1] = g->out_sz;
+  g->k[0] = g->k[1] = g->s[0] = g->s[1] = g->d[0] = g->d[1] = 1;
+  g->pb[0] = g->pb[1] = 0;
+}
+
 /* Scratch of the direct path: the weights packed (when not given packed),
- * then one zero-padded image per slot. */
+ * then one zero-padded image per slot (none for pointwise: X is read in
+ * place). */
 static size_t direct_apack_bytes(const conv_geo_t *g) {
   return align64(dml_cpu_sgemm_packed_a_floats(g->M, g->C * g->k_sz) * 4);
 }
 static size_t direct_slot_bytes(const conv_geo_t *g) {
+  if (g->pointwise) return 0;
   int64_t hp = g->out[0] + g->k[0] - 1, wp = g->out[1] + g->k[1] - 1;
   return align64((size_t)(g->C * hp * wp) * 4);
 }
@@ -483,6 +515,113 @@ static size_t flat_slot_bytes(const conv_geo_t *g) {
   return align64((size_t)(g->C * f.cstride + 32) * 4);
 }
 
+/* ---- channel-vectorized direct 2-D convolution (AVX-512) ------------- */
+
+/* For strides 1 and 2 and narrow images, where flat_tiles computes dropped
+ * positions and rebuilds phase planes: output tiles of 16 output channels x
+ * 16 consecutive output positions (a row piece of 16 when OW >= 16, 16 / OW
+ * whole rows when OW is 4 or 8). For each k = (c, kh, kw) in order, one
+ * vector of the 16 channels' weights (packed [ceil(M/16)][K][16], cv_pack)
+ * times the 16 positions' input values broadcast from the zero-padded
+ * image (pad_image: rows (OH-1)*s0 + KH, columns (OW-1)*s1 + KW; position
+ * (oh, ow) reads (oh*s0 + kh, ow*s1 + kw)): 16 accumulators, one per
+ * position, fused multiply-adds from 0 over all of K in order. A 16 x 16
+ * transpose in registers then gives each channel's 16 positions, which get
+ * the bias and epilogue (tile_ep) and one masked store. No im2col and no
+ * phase planes; the roundings are the direct kernels' (one chain per
+ * output in k order), whatever the split. */
+typedef struct {
+  int64_t hp, wp, plane; /* padded image: rows, columns, floats per channel */
+  int inplace;           /* no padding needed: X itself (hp, wp = H, W) */
+  int64_t R;             /* output rows per tile: 1 (OW >= 16) or 16 / OW */
+  int64_t tpr, tiles;    /* tiles per output row (R == 1), tiles per image */
+  int64_t nb;            /* 16-channel blocks of M */
+} cv_geo_t;
+
+#define CV_MAX_TAPS 64
+
+static int cv_plan(const conv_geo_t *g, cv_geo_t *v) {
+  if (g->r != 2 || g->group != 1 || g->d[0] != 1 || g->d[1] != 1) return 0;
+  if (g->s[0] < 1 || g->s[0] > 2 || g->s[1] < 1 || g->s[1] > 2) return 0;
+  if (g->k_sz > CV_MAX_TAPS || g->C < 1 || g->out[0] < 1) return 0;
+  int64_t OH = g->out[0], OW = g->out[1];
+  if (OW >= 16) {
+    v->R = 1;
+    v->tpr = (OW + 15) / 16;
+    v->tiles = OH * v->tpr;
+  } else if (OW == 8 || OW == 4) {
+    v->R = 16 / OW;
+    if (OH % v->R) return 0;
+    v->tpr = 1;
+    v->tiles = OH / v->R;
+  } else {
+    return 0;
+  }
+  v->hp = (OH - 1) * g->s[0] + g->k[0];
+  v->wp = (OW - 1) * g->s[1] + g->k[1];
+  /* Every read inside X (no padding, whole tiles): X is read in place. */
+  v->inplace = g->pb[0] == 0 && g->pb[1] == 0 && v->hp <= g->in[0] && v->wp <= g->in[1] &&
+               (v->R > 1 || OW % 16 == 0);
+  if (v->inplace) v->hp = g->in[0], v->wp = g->in[1];
+  v->plane = v->hp * v->wp;
+  v->nb = (g->M + 15) / 16;
+  return (double)g->C * (double)v->plane <= DIRECT_MAX_FLOATS;
+}
+
+/* Where it runs (AVX-512 only): cv_plan's geometries (group 1, dilation 1,
+ * strides 1-2, OW >= 16 or OW in {4, 8}, not pointwise); of those that
+ * direct_tiles takes, the 3-wide kernels and the others whose padded image
+ * is at most CV_DIRECT_MAX_FLOATS (cpu_kernel_bench, 3x3 64->64 at 56x56:
+ * cv's 3-wide loop ahead of direct_tiles, its general loop behind; at
+ * 16x32x32 both ahead). */
+#define CV_DIRECT_MAX_FLOATS (64 << 10)
+static int cv_ok(const conv_geo_t *g) {
+#if DML_CPU_X86
+  cv_geo_t v;
+  if (dml_cpu_sgemm_isa() != 3 || g->pointwise || !cv_plan(g, &v)) return 0;
+  return !direct_ok(g) || g->k[1] == 3 ||
+         (double)g->C * (double)v.plane <= CV_DIRECT_MAX_FLOATS;
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+/* Scratch of the cv path: the packed weights, then one padded image per
+ * slot (with 32 floats past its end that a row piece's last tile may read:
+ * its positions past OW are dropped). */
+static size_t cv_wpack_bytes(const conv_geo_t *g) {
+  return align64((size_t)((g->M + 15) / 16 * 16 * g->C * g->k_sz) * 4);
+}
+static size_t cv_slot_bytes(const conv_geo_t *g) {
+  cv_geo_t v;
+  if (!cv_plan(g, &v) || v.inplace) return 0;
+  return align64((size_t)(g->C * v.plane + 32) * 4);
+}
+
+/* dst[b][k][j] = W[16b + j][k] (0 for 16b + j >= M): W as [M][K]. */
+static void cv_pack(int64_t M, int64_t K, const float *restrict w, float *restrict dst) {
+  int64_t nb = (M + 15) / 16;
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = 0; j < 16; j++) {
+        int64_t m = 16 * b + j;
+        dst[(b * K + k) * 16 + j] = m < M ? w[m * K + k] : 0.0f;
+      }
+}
+
+/* dml_cpu_conv_prepack's buffer also holds cv_pack's layout (after the
+ * GEMM operand, at cv_prepack_at floats) for group-1 2-D weights of at most
+ * CV_MAX_TAPS taps on AVX-512, which the cv path may take whatever the
+ * image size. */
+static int cv_prepacks(const dml_tensor_t *w, int64_t group) {
+  return DML_CPU_X86 && group == 1 && w->rank == 4 &&
+         w->dims[2] * w->dims[3] <= CV_MAX_TAPS && dml_cpu_sgemm_isa() == 3;
+}
+static size_t cv_prepack_at(int64_t M, int64_t K) {
+  return (dml_cpu_sgemm_packed_a_floats(M, K) + 15) / 16 * 16;
+}
+
 #define DW_MAXT 64 /* depthwise taps: larger kernels take dw_plane_generic */
 #if DML_CPU_X86
 /* The flat depthwise kernel's table (its kernel is below). */
@@ -524,9 +663,14 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
 #endif
     return 0;
   }
-  if (!transpose && direct_ok(&g))
+  if (!transpose && cv_ok(&g))
+    return 64 + cv_wpack_bytes(&g) +
+           (size_t)direct_slots(&g, threads) * cv_slot_bytes(&g);
+  if (!transpose && direct_ok(&g)) {
+    pw_flatten(&g);
     return 64 + direct_apack_bytes(&g) +
            (size_t)direct_slots(&g, threads) * direct_slot_bytes(&g);
+  }
   if (!transpose && flat_ok(&g))
     return 64 + direct_apack_bytes(&g) +
            (size_t)direct_slots(&g, threads) * flat_slot_bytes(&g);
@@ -593,6 +737,22 @@ static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
     conv_epilogue_row(y + m * ld, n, r->b != NULL, bv, bn, a, off, relu);
   }
 }
+
+#if DML_CPU_X86
+/* conv_epilogue's steps on one vector of output channel m, in registers
+ * before the store (the same roundings: add, then multiply and add
+ * unfused, then max(0, v), which keeps NaN and -0 as v < 0 ? 0 : v does). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 tile_ep(
+    const conv_run_t *r, int64_t m, __m512 v) {
+  const dml_cpu_epilogue_t *ep = r->ep;
+  if (r->b) v = _mm512_add_ps(v, _mm512_set1_ps(r->b[m]));
+  if (ep && ep->scale)
+    v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(ep->scale[m])),
+                      _mm512_set1_ps(ep->shift[m]));
+  if (ep && ep->relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+  return v;
+}
+#endif
 
 /* ---- depthwise (group == C == M, 2-D): direct ------------------------ */
 
@@ -1078,10 +1238,17 @@ static void dwf_task(void *vctx, int64_t t, int tid) {
 #endif
 
 /* The padded image xp[c][r][q] = x[c][r - pb0][q - pb1] (0 outside), rows
- * OH + KH - 1, columns OW + KW - 1. */
+ * OH + KH - 1, columns OW + KW - 1 (stride 1: direct_tiles). */
+static void pad_image(const conv_geo_t *g, int64_t hp, int64_t wp,
+                      const float *restrict x, float *restrict xp);
 static void direct_pad(const conv_geo_t *g, const float *restrict x, float *restrict xp) {
-  int64_t H = g->in[0], W = g->in[1], hp = g->out[0] + g->k[0] - 1,
-          wp = g->out[1] + g->k[1] - 1;
+  pad_image(g, g->out[0] + g->k[0] - 1, g->out[1] + g->k[1] - 1, x, xp);
+}
+
+/* xp[c][r][q] = x[c][r - pb0][q - pb1] (0 outside the image), r < hp, q < wp. */
+static void pad_image(const conv_geo_t *g, int64_t hp, int64_t wp,
+                      const float *restrict x, float *restrict xp) {
+  int64_t H = g->in[0], W = g->in[1];
   int64_t lo = DML_CPU_MIN(wp, DML_CPU_MAX((int64_t)0, g->pb[1]));
   int64_t hi = DML_CPU_MAX(lo, DML_CPU_MIN(wp, W + g->pb[1]));
   for (int64_t c = 0; c < g->C; c++)
@@ -1105,12 +1272,11 @@ static void direct_pad(const conv_geo_t *g, const float *restrict x, float *rest
  * channels: 8 channels x 2 vectors accumulate in registers over k = (c, kh,
  * kw) in order, reading the packed weights ap (dml_cpu_sgemm_pack_a's
  * layout, mr 8) and the padded image xp, with fused multiply-adds from 0
- * (one chain over all of K); y gets the sums (no bias). */
-__attribute__((target("avx512f"))) static void direct_tiles(const conv_geo_t *g,
-                                                            const float *restrict xp,
-                                                            const float *restrict ap,
-                                                            float *restrict y, int64_t v0,
-                                                            int64_t v1) {
+ * (one chain over all of K); y gets the sums with r's bias and epilogue
+ * (tile_ep) applied in registers. */
+__attribute__((target("avx512f"))) static void direct_tiles(
+    const conv_run_t *r, const conv_geo_t *g, const float *restrict xp,
+    const float *restrict ap, float *restrict y, int64_t v0, int64_t v1) {
   int64_t OW = g->out[1], nv = (OW + 15) / 16, KH = g->k[0], KW = g->k[1];
   int64_t hp = g->out[0] + KH - 1, wp = OW + KW - 1, plane = hp * wp;
   int64_t K = g->C * g->k_sz, mpad = (g->M + 7) / 8 * 8;
@@ -1155,8 +1321,8 @@ __attribute__((target("avx512f"))) static void direct_tiles(const conv_geo_t *g,
       for (int i = 0; i < 8; i++) {
         if (i >= rows) break;
         float *ym = y + (m0 + i) * g->out_sz;
-        _mm512_mask_storeu_ps(ym + oh0 * OW + ow0, k0, acc[i][0]);
-        _mm512_mask_storeu_ps(ym + oh1 * OW + ow1, k1, acc[i][1]);
+        _mm512_mask_storeu_ps(ym + oh0 * OW + ow0, k0, tile_ep(r, m0 + i, acc[i][0]));
+        _mm512_mask_storeu_ps(ym + oh1 * OW + ow1, k1, tile_ep(r, m0 + i, acc[i][1]));
       }
     }
   }
@@ -1171,7 +1337,8 @@ typedef struct {
   int64_t n, chunks; /* direct_chunk_task: the image, its vector chunks */
 } direct_ctx_t;
 
-/* One image: pad it into this thread's slot, all tiles, the epilogue. */
+/* One image: pad it into this thread's slot (pointwise: read in place),
+ * all tiles with the epilogue. */
 static void direct_task(void *vctx, int64_t n, int tid) {
 #if DML_CPU_X86
   const direct_ctx_t *d = (const direct_ctx_t *)vctx;
@@ -1179,17 +1346,18 @@ static void direct_task(void *vctx, int64_t n, int tid) {
   const conv_geo_t *g = r->g;
   float *xp = (float *)(void *)(d->slots + (size_t)tid * d->slot_bytes);
   float *y = r->y + n * g->M * g->out_sz;
-  direct_pad(g, r->x + n * g->C * g->in_sz, xp);
-  direct_tiles(g, xp, d->ap, y, 0, g->out[0] * ((g->out[1] + 15) / 16));
-  conv_epilogue(r, y, 0, g->M, g->out_sz, g->out_sz);
+  const float *x = r->x + n * g->C * g->in_sz;
+  if (!g->pointwise) direct_pad(g, x, xp);
+  direct_tiles(r, g, g->pointwise ? x : xp, d->ap, y, 0,
+               g->out[0] * ((g->out[1] + 15) / 16));
 #else
   (void)vctx, (void)n, (void)tid;
 #endif
 }
 
 /* Chunk t of image d->n's output vectors (its image padded in slot 0
- * beforehand): those tiles, then the epilogue on the output columns they
- * cover (whole rows of vectors: a contiguous range of each channel). */
+ * beforehand, or read in place when pointwise): those tiles with the
+ * epilogue. */
 static void direct_chunk_task(void *vctx, int64_t t, int tid) {
 #if DML_CPU_X86
   (void)tid;
@@ -1200,29 +1368,34 @@ static void direct_chunk_task(void *vctx, int64_t t, int tid) {
   int64_t v0 = V * t / d->chunks, v1 = V * (t + 1) / d->chunks;
   if (v0 >= v1) return;
   float *y = r->y + d->n * g->M * g->out_sz;
-  direct_tiles(g, (const float *)(const void *)d->slots, d->ap, y, v0, v1);
-  int64_t p0 = v0 / nv * OW + v0 % nv * 16;
-  int64_t p1 = v1 == V ? g->out_sz : v1 / nv * OW + v1 % nv * 16;
-  conv_epilogue(r, y + p0, 0, g->M, p1 - p0, g->out_sz);
+  const float *xp = g->pointwise ? r->x + d->n * g->C * g->in_sz
+                                 : (const float *)(const void *)d->slots;
+  direct_tiles(r, g, xp, d->ap, y, v0, v1);
 #else
   (void)vctx, (void)t, (void)tid;
 #endif
 }
 
 #if DML_CPU_X86
-/* Row d[0, wq) = src[c0 + 2q] (0 outside [0, W)): a stride-2 phase row,
- * 16 columns from two masked loads and a permute. */
+/* Rows d0[q] = src[c0 + 2q] and (d1 set) d1[q] = src[c0 + 1 + 2q], q in
+ * [0, wq), 0 outside [0, W): the two stride-2 phase rows of one padded row,
+ * 16 columns of each from two masked loads and two permutes. */
 __attribute__((target("avx512f"))) static void flat_row_s2(const float *restrict src,
                                                            int64_t W, int64_t c0,
-                                                           float *restrict d,
+                                                           float *restrict d0,
+                                                           float *restrict d1,
                                                            int64_t wq) {
   const __m512i ev =
       _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od =
+      _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   for (int64_t q0 = 0; q0 < wq; q0 += 16) {
     int64_t c = c0 + 2 * q0, n = DML_CPU_MIN((int64_t)16, wq - q0);
-    __m512 v =
-        _mm512_permutex2var_ps(dw_load512(src, c, W), ev, dw_load512(src, c + 16, W));
-    _mm512_mask_storeu_ps(d + q0, (__mmask16)((1u << n) - 1u), v);
+    __mmask16 m = (__mmask16)((1u << n) - 1u);
+    __m512 v0 = dw_load512(src, c, W);
+    __m512 v1 = 2 * n > 16 ? dw_load512(src, c + 16, W) : _mm512_setzero_ps();
+    _mm512_mask_storeu_ps(d0 + q0, m, _mm512_permutex2var_ps(v0, ev, v1));
+    if (d1) _mm512_mask_storeu_ps(d1 + q0, m, _mm512_permutex2var_ps(v0, od, v1));
   }
 }
 #endif
@@ -1231,15 +1404,23 @@ __attribute__((target("avx512f"))) static void flat_row_s2(const float *restrict
 static void flat_pad(const conv_geo_t *g, const flat_geo_t *f, const float *restrict x,
                      float *restrict xq) {
   int64_t H = g->in[0], W = g->in[1];
+#if DML_CPU_X86
+  /* Stride 2 in width: both column phases of a row in one pass. */
+  int pair = f->s1 == 2;
+#else
+  int pair = 0;
+#endif
   for (int64_t c = 0; c < g->C; c++)
     for (int64_t a = 0; a < f->nph; a++)
-      for (int64_t b = 0; b < f->npw; b++) {
+      for (int64_t b = 0; b < (pair ? 1 : f->npw); b++) {
         float *pl = xq + c * f->cstride + (a * f->npw + b) * f->plane;
+        float *pl1 = pair && f->npw == 2 ? pl + f->plane : NULL;
         for (int64_t r = 0; r < f->hq; r++) {
           float *d = pl + r * f->wq;
           int64_t ih = r * f->s0 + a - g->pb[0];
           if (ih < 0 || ih >= H) {
             memset(d, 0, (size_t)f->wq * sizeof(float));
+            if (pl1) memset(pl1 + r * f->wq, 0, (size_t)f->wq * sizeof(float));
             continue;
           }
           const float *src = x + (c * H + ih) * W;
@@ -1255,8 +1436,8 @@ static void flat_pad(const conv_geo_t *g, const flat_geo_t *f, const float *rest
             continue;
           }
 #if DML_CPU_X86
-          if (f->s1 == 2) {
-            flat_row_s2(src, W, off, d, f->wq);
+          if (pair) {
+            flat_row_s2(src, W, off, d, pl1 ? pl1 + r * f->wq : NULL, f->wq);
             continue;
           }
 #endif
@@ -1270,19 +1451,12 @@ static void flat_pad(const conv_geo_t *g, const flat_geo_t *f, const float *rest
 }
 
 #if DML_CPU_X86
-/* The output range [lo, hi) of each channel that positions [p0, p1) hold. */
-static void flat_range(const conv_geo_t *g, const flat_geo_t *f, int64_t p0, int64_t p1,
-                       int64_t *lo, int64_t *hi) {
-  int64_t OW = g->out[1];
-  *lo = p0 / f->wq * OW + DML_CPU_MIN(p0 % f->wq, OW);
-  *hi = p1 / f->wq * OW + DML_CPU_MIN(p1 % f->wq, OW);
-}
-
-/* Position vectors [v0, v1) of one image, all M channels, into y (sums
- * only, no bias). */
+/* Position vectors [v0, v1) of one image, all M channels, into y (the
+ * sums with r's bias and epilogue, tile_ep). */
 __attribute__((target("avx512f"))) static void flat_tiles(
-    const conv_geo_t *g, const flat_geo_t *f, const float *restrict xq,
-    const float *restrict ap, float *restrict y, int64_t v0, int64_t v1) {
+    const conv_run_t *r, const conv_geo_t *g, const flat_geo_t *f,
+    const float *restrict xq, const float *restrict ap, float *restrict y, int64_t v0,
+    int64_t v1) {
   int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz;
   int64_t K = g->C * taps, mpad = (g->M + 7) / 8 * 8;
   int64_t toff[FLAT_MAX_TAPS];
@@ -1339,6 +1513,8 @@ __attribute__((target("avx512f"))) static void flat_tiles(
       for (int i = 0; i < 8; i++) {
         if (i >= rows) break;
         float *ym = y + (m0 + i) * g->out_sz;
+        acc[i][0] = tile_ep(r, m0 + i, acc[i][0]);
+        acc[i][1] = tile_ep(r, m0 + i, acc[i][1]);
         for (int s = 0; s < nseg[0]; s++) {
           __mmask16 mk =
               (__mmask16)(((1u << seg_b[0][s]) - 1u) & ~((1u << seg_a[0][s]) - 1u));
@@ -1364,18 +1540,14 @@ typedef struct {
   int64_t n, chunks; /* flat_chunk_task: the image, its vector chunks */
 } flat_ctx_t;
 
-/* Vectors [v0, v1) of image n (its planes at xq): tiles, then the epilogue
- * on the outputs they hold. */
+/* Vectors [v0, v1) of image n (its planes at xq), with the epilogue. */
 static void flat_span(const flat_ctx_t *d, const float *xq, int64_t n, int64_t v0,
                       int64_t v1) {
 #if DML_CPU_X86
   const conv_run_t *r = d->run;
   const conv_geo_t *g = r->g;
   float *y = r->y + n * g->M * g->out_sz;
-  flat_tiles(g, d->f, xq, d->ap, y, v0, v1);
-  int64_t lo, hi;
-  flat_range(g, d->f, v0 * 16, DML_CPU_MIN(v1 * 16, d->f->np), &lo, &hi);
-  if (hi > lo) conv_epilogue(r, y + lo, 0, g->M, hi - lo, g->out_sz);
+  flat_tiles(r, g, d->f, xq, d->ap, y, v0, v1);
 #else
   (void)d, (void)xq, (void)n, (void)v0, (void)v1;
 #endif
@@ -1396,6 +1568,199 @@ static void flat_chunk_task(void *vctx, int64_t t, int tid) {
   const flat_ctx_t *d = (const flat_ctx_t *)vctx;
   int64_t V = d->f->nvec, v0 = V * t / d->chunks, v1 = V * (t + 1) / d->chunks;
   if (v0 < v1) flat_span(d, (const float *)(const void *)d->slots, d->n, v0, v1);
+}
+
+#if DML_CPU_X86
+/* r[i][j] -> r[j][i] for a 16 x 16 block of floats. */
+__attribute__((target("avx512f"), always_inline)) static inline void cv_transpose(
+    __m512 r[16]) {
+  __m512 t[16], u[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  /* u[4g + c] lane L: column 4L + c of rows 4g .. 4g + 3 */
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; c++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
+    __m512 w0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);
+    __m512 v1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+    __m512 w1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
+    r[c] = _mm512_shuffle_f32x4(v0, v1, 0x88);
+    r[8 + c] = _mm512_shuffle_f32x4(v0, v1, 0xDD);
+    r[4 + c] = _mm512_shuffle_f32x4(w0, w1, 0x88);
+    r[12 + c] = _mm512_shuffle_f32x4(w0, w1, 0xDD);
+  }
+}
+
+/* Tiles [t0, t1) of one image, all channel blocks (cv_geo_t's doc): R
+ * output rows per tile and width stride S fixed at compile time, so each
+ * position's broadcast is one of R row pointers plus a constant. W3: the
+ * kernel is 3 wide, and each input value of a kernel row is broadcast once
+ * for the (up to 3) positions and taps that read it (stride 1: 18
+ * broadcasts for 48 multiply-adds instead of 48); each accumulator still
+ * takes its taps in k order, so the sums are the same. */
+#define CV_TILES(R, S, W3)                                                         \
+  __attribute__((target("avx512f"))) static void cv_tiles_##R##_##S##_##W3(        \
+      const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,                 \
+      const float *restrict xp, const float *restrict wpk, float *restrict y,      \
+      int64_t t0, int64_t t1) {                                                    \
+    enum { COLS = 16 / (R) };                                                      \
+    int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz, C = g->C;                \
+    int64_t rs = g->s[0] * v->wp, K = C * taps;                                    \
+    int64_t koff[CV_MAX_TAPS];                                                     \
+    for (int64_t t = 0; t < taps; t++) koff[t] = t / KW * v->wp + t % KW;          \
+    for (int64_t b = 0; b < v->nb; b++) {                                          \
+      const float *wb = wpk + b * K * 16;                                          \
+      int64_t mn = DML_CPU_MIN((int64_t)16, g->M - 16 * b);                        \
+      for (int64_t t = t0; t < t1; t++) {                                          \
+        int64_t oh = (R) == 1 ? t / v->tpr : t * (R);                              \
+        int64_t ow0 = (R) == 1 ? t % v->tpr * 16 : 0;                              \
+        int64_t n = (R) == 1 ? DML_CPU_MIN((int64_t)16, OW - ow0) : 16;            \
+        const float *x0 = xp + oh * rs + ow0 * (S);                                \
+        __m512 acc[16];                                                            \
+        _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =             \
+            _mm512_setzero_ps();                                                   \
+        const float *wk = wb;                                                      \
+        for (int64_t c = 0; c < C; c++) {                                          \
+          const float *xc = x0 + c * v->plane;                                     \
+          if (W3) {                                                                \
+            for (int64_t kh = 0; kh < g->k[0]; kh++, wk += 48) {                   \
+              __m512 w0 = _mm512_loadu_ps(wk), w1 = _mm512_loadu_ps(wk + 16);      \
+              __m512 w2 = _mm512_loadu_ps(wk + 32);                                \
+              _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) {              \
+                const float *xr = xc + kh * v->wp + i * rs;                        \
+                _Pragma("GCC unroll 40") for (int q = 0; q < (COLS - 1) * (S) + 3; \
+                                              q++) {                               \
+                  __m512 xv = _mm512_set1_ps(xr[q]);                               \
+                  if (q % (S) == 0 && q / (S) < COLS)                              \
+                    acc[i * COLS + q / (S)] =                                      \
+                        _mm512_fmadd_ps(xv, w0, acc[i * COLS + q / (S)]);          \
+                  if (q >= 1 && (q - 1) % (S) == 0 && (q - 1) / (S) < COLS)        \
+                    acc[i * COLS + (q - 1) / (S)] =                                \
+                        _mm512_fmadd_ps(xv, w1, acc[i * COLS + (q - 1) / (S)]);    \
+                  if (q >= 2 && (q - 2) % (S) == 0 && (q - 2) / (S) < COLS)        \
+                    acc[i * COLS + (q - 2) / (S)] =                                \
+                        _mm512_fmadd_ps(xv, w2, acc[i * COLS + (q - 2) / (S)]);    \
+                }                                                                  \
+              }                                                                    \
+            }                                                                      \
+            continue;                                                              \
+          }                                                                        \
+          for (int64_t tp = 0; tp < taps; tp++, wk += 16) {                        \
+            const float *xr[R];                                                    \
+            _Pragma("GCC unroll 4") for (int i = 0; i < (R); i++) xr[i] =          \
+                xc + koff[tp] + i * rs;                                            \
+            __m512 wv = _mm512_loadu_ps(wk);                                       \
+            _Pragma("GCC unroll 16") for (int p = 0; p < 16; p++) acc[p] =         \
+                _mm512_fmadd_ps(_mm512_set1_ps(xr[p / COLS][p % COLS * (S)]), wv,  \
+                                acc[p]);                                           \
+          }                                                                        \
+        }                                                                          \
+        cv_transpose(acc);                                                         \
+        __mmask16 km = (__mmask16)((1u << n) - 1u);                                \
+        float *yt = y + oh * OW + ow0;                                             \
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {                    \
+          if (j >= mn) break;                                                      \
+          _mm512_mask_storeu_ps(yt + (16 * b + j) * g->out_sz, km,                 \
+                                tile_ep(r, 16 * b + j, acc[j]));                   \
+        }                                                                          \
+      }                                                                            \
+    }                                                                              \
+  }
+CV_TILES(1, 1, 0)
+CV_TILES(1, 2, 0)
+CV_TILES(2, 1, 0)
+CV_TILES(2, 2, 0)
+CV_TILES(4, 1, 0)
+CV_TILES(4, 2, 0)
+CV_TILES(1, 1, 1)
+CV_TILES(1, 2, 1)
+CV_TILES(2, 1, 1)
+CV_TILES(2, 2, 1)
+CV_TILES(4, 1, 1)
+CV_TILES(4, 2, 1)
+#undef CV_TILES
+
+static void cv_tiles(const conv_run_t *r, const conv_geo_t *g, const cv_geo_t *v,
+                     const float *xp, const float *wpk, float *y, int64_t t0,
+                     int64_t t1) {
+  int two = g->s[1] == 2;
+  if (g->k[1] == 3) {
+    if (v->R == 1)
+      (two ? cv_tiles_1_2_1 : cv_tiles_1_1_1)(r, g, v, xp, wpk, y, t0, t1);
+    else if (v->R == 2)
+      (two ? cv_tiles_2_2_1 : cv_tiles_2_1_1)(r, g, v, xp, wpk, y, t0, t1);
+    else
+      (two ? cv_tiles_4_2_1 : cv_tiles_4_1_1)(r, g, v, xp, wpk, y, t0, t1);
+    return;
+  }
+  if (v->R == 1)
+    (two ? cv_tiles_1_2_0 : cv_tiles_1_1_0)(r, g, v, xp, wpk, y, t0, t1);
+  else if (v->R == 2)
+    (two ? cv_tiles_2_2_0 : cv_tiles_2_1_0)(r, g, v, xp, wpk, y, t0, t1);
+  else
+    (two ? cv_tiles_4_2_0 : cv_tiles_4_1_0)(r, g, v, xp, wpk, y, t0, t1);
+}
+#endif
+
+typedef struct {
+  const conv_run_t *run;
+  const cv_geo_t *v;
+  const float *wpk;
+  char *slots;
+  size_t slot_bytes;
+  int64_t n, chunks; /* cv_chunk_task: the image, its tile chunks */
+} cv_ctx_t;
+
+/* The padded image of x into xp, and the 32 floats past it zeroed. */
+static void cv_pad(const conv_geo_t *g, const cv_geo_t *v, const float *x, float *xp) {
+  pad_image(g, v->hp, v->wp, x, xp);
+  memset(xp + g->C * v->plane, 0, 32 * sizeof(float));
+}
+
+/* One image: padded into this thread's slot (or read in place), all
+ * tiles. */
+static void cv_task(void *vctx, int64_t n, int tid) {
+#if DML_CPU_X86
+  const cv_ctx_t *d = (const cv_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  const float *x = r->x + n * g->C * g->in_sz;
+  float *xp = (float *)(void *)(d->slots + (size_t)tid * d->slot_bytes);
+  if (!d->v->inplace) cv_pad(g, d->v, x, xp);
+  cv_tiles(r, g, d->v, d->v->inplace ? x : xp, d->wpk, r->y + n * g->M * g->out_sz, 0,
+           d->v->tiles);
+#else
+  (void)vctx, (void)n, (void)tid;
+#endif
+}
+
+/* Chunk t of image d->n's tiles (its image padded in slot 0 beforehand, or
+ * read in place). */
+static void cv_chunk_task(void *vctx, int64_t t, int tid) {
+#if DML_CPU_X86
+  (void)tid;
+  const cv_ctx_t *d = (const cv_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  int64_t T = d->v->tiles, t0 = T * t / d->chunks, t1 = T * (t + 1) / d->chunks;
+  const float *xp = d->v->inplace ? r->x + d->n * g->C * g->in_sz
+                                  : (const float *)(const void *)d->slots;
+  if (t0 < t1) cv_tiles(r, g, d->v, xp, d->wpk, r->y + d->n * g->M * g->out_sz, t0, t1);
+#else
+  (void)vctx, (void)t, (void)tid;
+#endif
 }
 
 /* One (image, group) pair. */
@@ -1569,7 +1934,8 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
   char *base = (char *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
   size_t pad = (size_t)(base - (char *)c->scratch);
   size_t avail = c->scratch && c->scratch_bytes > pad ? c->scratch_bytes - pad : 0;
-  if (!transpose && direct_ok(&g)) {
+  if (!transpose && !cv_ok(&g) && direct_ok(&g)) {
+    pw_flatten(&g);
     size_t ab = direct_apack_bytes(&g), sb = direct_slot_bytes(&g);
     int slots = direct_slots(&g, threads);
     if (avail < ab + sb)
@@ -1596,12 +1962,52 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
        * output vectors split over the threads. */
       d.chunks = 2 * (int64_t)threads;
       for (d.n = 0; d.n < g.N; d.n++) {
-        direct_pad(&g, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
+        if (!g.pointwise)
+          direct_pad(&g, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
         dml_cpu_parallel_for(d.chunks, threads, direct_chunk_task, &d);
       }
       return DML_OK;
     }
     dml_cpu_parallel_for(g.N, slots, direct_task, &d);
+    return DML_OK;
+  }
+  if (!transpose && cv_ok(&g)) {
+    cv_geo_t v;
+    cv_plan(&g, &v);
+    size_t wb = cv_wpack_bytes(&g), sb = cv_slot_bytes(&g);
+    int slots = direct_slots(&g, threads);
+    if (avail < wb + sb)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
+    if (avail < wb + (size_t)slots * sb) slots = 1;
+    conv_run_t run = {&g,
+                      0,
+                      (const float *)x->data,
+                      (const float *)w->data,
+                      b ? (const float *)b->data : NULL,
+                      (float *)y->data,
+                      base,
+                      {0, 0, 0, 0},
+                      ep,
+                      1,
+                      g.out_sz};
+    const float *wpk = (const float *)(const void *)base;
+    if (ep && ep->packed && cv_prepacks(w, 1))
+      wpk = (const float *)ep->packed + cv_prepack_at(g.M, g.C * g.k_sz);
+    else
+      cv_pack(g.M, g.C * g.k_sz, run.w, (float *)(void *)base);
+    cv_ctx_t d = {&run, &v, wpk, base + wb, sb, 0, 1};
+    double macs = (double)g.M * (double)(g.C * g.k_sz) * (double)g.out_sz;
+    if (slots == 1 && threads > 1 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS) {
+      /* One image at a time: padded once, its tiles split. */
+      d.chunks = DML_CPU_MIN(2 * (int64_t)threads, v.tiles);
+      for (d.n = 0; d.n < g.N; d.n++) {
+        if (!v.inplace)
+          cv_pad(&g, &v, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
+        dml_cpu_parallel_for(d.chunks, threads, cv_chunk_task, &d);
+      }
+      return DML_OK;
+    }
+    dml_cpu_parallel_for(g.N, slots, cv_task, &d);
     return DML_OK;
   }
   if (!transpose && flat_ok(&g)) {
@@ -1694,14 +2100,17 @@ dml_status_t dml_cpu_conv_ep(const dml_cpu_call_t *c, const dml_cpu_epilogue_t *
 }
 
 /* Conv's W [M, Cg, k...] as Mg x (Cg*k) GEMM A operands, one per group in
- * order; 0 for depthwise (direct kernel) and non-f32. */
+ * order, then (cv_prepacks) the cv kernel's [ceil(M/16)][K][16] at
+ * cv_prepack_at; 0 for depthwise (direct kernel) and non-f32. */
 size_t dml_cpu_conv_prepack_floats(const dml_tensor_t *w, int64_t group) {
   if (w->dtype != DML_DTYPE_F32 || w->rank < 3 || group < 1 || w->dims[0] % group)
     return 0;
   if (w->dims[1] == 1 && group == w->dims[0]) return 0; /* depthwise */
-  int64_t K = 1;
+  int64_t K = 1, M = w->dims[0];
   for (int32_t i = 1; i < w->rank; i++) K *= w->dims[i];
-  return (size_t)group * dml_cpu_sgemm_packed_a_floats(w->dims[0] / group, K);
+  if (cv_prepacks(w, group))
+    return cv_prepack_at(M, K) + (size_t)((M + 15) / 16 * 16 * K);
+  return (size_t)group * dml_cpu_sgemm_packed_a_floats(M / group, K);
 }
 
 void dml_cpu_conv_prepack(const dml_tensor_t *w, int64_t group, float *dst) {
@@ -1711,6 +2120,8 @@ void dml_cpu_conv_prepack(const dml_tensor_t *w, int64_t group, float *dst) {
   for (int64_t gr = 0; gr < group; gr++)
     dml_cpu_sgemm_pack_a(0, Mg, K, (const float *)w->data + gr * Mg * K, K,
                          dst + (size_t)gr * per);
+  if (cv_prepacks(w, group))
+    cv_pack(Mg, K, (const float *)w->data, dst + cv_prepack_at(Mg, K));
 }
 
 /* ONNX ConvTranspose (11): the gradient of Conv w.r.t. its input; output

@@ -484,6 +484,44 @@ static void test_conv2d_variants(void) {
   dml_cpu_set_num_threads(1);
 }
 
+/* The channel-vectorized direct kernel's geometries (cpu_conv.c, cv_plan,
+ * on AVX-512): tiles of one row piece (OW >= 16, a partial last piece), of
+ * 2 rows (OW 8) and 4 rows (OW 4), strides 1 and 2, output channels not a
+ * multiple of 16, X read in place (no padding, whole tiles), and one image
+ * split over 2 threads; elsewhere these take the other paths, the same
+ * check. */
+static void test_conv_cv(void) {
+  /* r, N, C, M, group, in, k, s, d, pb, pe */
+  cgeo_t r2 = {2,         2,         5,         20,        1,         {8, 8, 1},
+               {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
+  conv_case(r2, 1, NULL);
+  conv_case(r2, 0, NULL);
+  cgeo_t r4 = r2; /* 8x8 -> 4x4, stride 2 */
+  r4.s[0] = r4.s[1] = 2, r4.M = 7;
+  conv_case(r4, 1, NULL);
+  cgeo_t piece = r2; /* 21 columns: a 16-piece and a 5-piece, stride 2 */
+  piece.in[0] = 9, piece.in[1] = 41, piece.s[0] = piece.s[1] = 2, piece.M = 33;
+  conv_case(piece, 1, NULL);
+  cgeo_t inpl = r2; /* 1x1 stride 2 unpadded: X in place, 2-row tiles */
+  inpl.k[0] = inpl.k[1] = 1, inpl.in[0] = inpl.in[1] = 16, inpl.s[0] = inpl.s[1] = 2;
+  inpl.pb[0] = inpl.pb[1] = inpl.pe[0] = inpl.pe[1] = 0;
+  conv_case(inpl, 1, NULL);
+  cgeo_t inpl1 = inpl; /* 3x3 stride 1 unpadded 18x18 -> 16x16: in place */
+  inpl1.k[0] = inpl1.k[1] = 3, inpl1.in[0] = inpl1.in[1] = 18;
+  inpl1.s[0] = inpl1.s[1] = 1;
+  conv_case(inpl1, 1, NULL);
+  cgeo_t odd = r2; /* 6 output rows of 8: not whole 2-row tiles (another path) */
+  odd.in[0] = 6;
+  conv_case(odd, 1, NULL);
+  dml_cpu_set_num_threads(2);
+  cgeo_t one = r2; /* one image of 64x8x8, 64 outputs: tiles over the threads */
+  one.N = 1, one.C = 64, one.M = 64;
+  conv_case(one, 1, NULL);
+  one.N = 3;
+  conv_case(one, 1, NULL);
+  dml_cpu_set_num_threads(1);
+}
+
 /* Depthwise (group == C == M): the direct kernel against the naive loop,
  * on edge geometries: kernel wider than the padded input's valid part,
  * strides and dilations with pads on both sides, 1-pixel images, long rows
@@ -1118,6 +1156,7 @@ int main(void) {
   RUN(test_matmul_batched);
   RUN(test_matmul_1d);
   RUN(test_conv2d_variants);
+  RUN(test_conv_cv);
   RUN(test_conv_depthwise_flat);
   RUN(test_conv_depthwise);
   RUN(test_conv_fused_epilogue);
