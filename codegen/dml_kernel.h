@@ -456,6 +456,18 @@ dml_status_t dml_kschedule_host(const dml_pkg_graph_t *g, uint32_t fn,
 
 void dml_kplan_release(dml_kplan_t *p);
 
+/* Whether kernel `k` of plan p (scheduled from graph g) writes its result
+ * over memory it reads: 0 when no value it stores (its last node's result,
+ * and any result of its nodes that a node outside it reads or the function
+ * returns) overlaps a value it reads from outside (an input of its nodes
+ * that none of them produces; constants never overlap) in the function's
+ * memory plan (offsets and reserved bytes: the arena at the bounds); 1
+ * when one does at the same offset (a result planned in place over its
+ * operand, as the CPU's plan puts an elementwise chain over a dying input:
+ * issue 23's DenseNet block); 2 when one overlaps another way (partly, or
+ * at another offset). DML_KK_HOST entries and out-of-range arguments: 0. */
+int dml_kernel_in_place(const dml_kplan_t *p, const dml_pkg_graph_t *g, uint32_t k);
+
 /* 1 when the scheduler has a kernel form for op `op` (for some dtype:
  * dml_kschedule still lists a node whose dtypes it does not emit). */
 int dml_kschedule_handles(dml_op_t op);

@@ -717,6 +717,60 @@ dml_status_t dml_kschedule_host(const dml_pkg_graph_t *g, uint32_t fn,
   return DML_OK;
 }
 
+/* 1 when node `node` of fn is one of kernel K's. */
+static int kernel_holds(const dml_kernel_t *K, uint32_t node) {
+  for (uint32_t i = 0; i < K->n_nodes; i++)
+    if (K->nodes[i] == node) return 1;
+  return 0;
+}
+
+/* 1 when kernel K stores value v, a result of one of its nodes: its last
+ * node's, one a node outside K reads, or one fn returns (the others stay
+ * in registers). */
+static int kernel_stores(const dml_pkg_function_t *fn, const dml_kernel_t *K,
+                         uint32_t v) {
+  const dml_pkg_node_t *last = &fn->nodes[K->nodes[K->n_nodes - 1]];
+  if (last->n_outputs && last->outputs[0] == v) return 1;
+  for (uint32_t o = 0; o < fn->n_outputs; o++)
+    if (fn->outputs[o] == v) return 1;
+  for (uint32_t k = 0; k < fn->n_nodes; k++) {
+    if (kernel_holds(K, k)) continue;
+    for (uint32_t j = 0; j < fn->nodes[k].n_inputs; j++)
+      if (fn->nodes[k].inputs[j] == v) return 1;
+  }
+  return 0;
+}
+
+int dml_kernel_in_place(const dml_kplan_t *p, const dml_pkg_graph_t *g, uint32_t k) {
+  if (!p || !g || p->function >= g->n_functions || k >= p->n_kernels) return 0;
+  const dml_pkg_function_t *fn = &g->functions[p->function];
+  const dml_kernel_t *K = &p->kernels[k];
+  if (K->kind == DML_KK_HOST || !K->n_nodes) return 0;
+  int found = 0;
+  for (uint32_t i = 0; i < K->n_nodes && found != 2; i++) {
+    const dml_pkg_node_t *w = &fn->nodes[K->nodes[i]];
+    for (uint32_t o = 0; o < w->n_outputs && found != 2; o++) {
+      uint32_t y = w->outputs[o];
+      if (y >= fn->n_values || !kernel_stores(fn, K, y)) continue;
+      for (uint32_t j = 0; j < K->n_nodes && found != 2; j++) {
+        const dml_pkg_node_t *r = &fn->nodes[K->nodes[j]];
+        for (uint32_t q = 0; q < r->n_inputs; q++) {
+          uint32_t x = r->inputs[q];
+          if (x >= fn->n_values) continue; /* absent */
+          int inner = 0;                   /* produced by a node of K */
+          for (uint32_t a = 0; a < K->n_nodes && !inner; a++)
+            for (uint32_t b = 0; b < fn->nodes[K->nodes[a]].n_outputs; b++)
+              inner |= fn->nodes[K->nodes[a]].outputs[b] == x;
+          if (inner || !overlap(&fn->values[x], &fn->values[y])) continue;
+          found = fn->values[x].offset == fn->values[y].offset ? 1 : 2;
+          if (found == 2) break;
+        }
+      }
+    }
+  }
+  return found;
+}
+
 void dml_kplan_release(dml_kplan_t *p) {
   if (!p) return;
   if (p->pool_) {

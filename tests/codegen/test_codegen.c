@@ -99,6 +99,67 @@ static void test_schedule_groups(void) {
   free(bytes);
 }
 
+/* dml_kernel_in_place on Concat -> Sigmoid -> BatchNormalization (issue
+ * 23's form): planned without fusion awareness (the CPU's plan, as
+ * cg_package's default pipeline) the chain's kernel writes its result at
+ * the Concat's offset (1) and the Concat's kernel is not in place (0);
+ * compiled for cpu,vulkan (a fusion-aware plan) neither is; out-of-range
+ * kernels give 0. */
+static const char k_cat_chain[] =
+    "sym batch <= 8\n"
+    "global @sc : f32[4] = dense<[1.25, 0.75, 1.5, 0.5]>\n"
+    "global @bi : f32[4] = dense<[0.1, -0.2, 0.3, -0.1]>\n"
+    "global @mu : f32[4] = dense<[0.4, 0.6, 0.2, 0.5]>\n"
+    "global @va : f32[4] = dense<[0.5, 1.5, 2.0, 0.8]>\n"
+    "func @forward(%a: f32[batch,1,300], %b: f32[batch,1,300]) -> (f32[batch,4,300]) {\n"
+    "  %c = Concat(%b, %a, %b, %b) {axis = 1} : f32[batch,4,300]\n"
+    "  %s = Sigmoid(%c) : f32[batch,4,300]\n"
+    "  %y = BatchNormalization(%s, @sc, @bi, @mu, @va) : f32[batch,4,300]\n"
+    "  return %y\n"
+    "}\n";
+
+/* The dml_kernel_in_place of each kernel of `bytes`' forward, as a string
+ * of digits ("01"); "" on error (a failed CHECK). */
+static void in_place_digits(void *bytes, size_t n, char *out, size_t cap) {
+  out[0] = 0;
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = graph_of(bytes, n, &pkg);
+  const dml_pkg_section_t *ws = dml_pkg_find_section(&pkg, "weights");
+  dml_kplan_t *p = NULL;
+  if (g) CHECK_OK(dml_kschedule(g, 0, ws ? ws->data : NULL, ws ? ws->size : 0, &p));
+  for (uint32_t k = 0; p && k < p->n_kernels && k + 1 < cap; k++) {
+    out[k] = (char)('0' + dml_kernel_in_place(p, g, k));
+    out[k + 1] = 0;
+  }
+  if (p) CHECK(dml_kernel_in_place(p, g, p->n_kernels) == 0);
+  CHECK(dml_kernel_in_place(NULL, g, 0) == 0);
+  dml_kplan_release(p);
+  dml_pkg_graph_release(g);
+  free(bytes);
+}
+
+static void test_kernel_in_place(void) {
+  char cpu[16], fused[16];
+  size_t n = 0;
+  void *bytes = cg_package(k_cat_chain, NULL, &n);
+  in_place_digits(bytes, n, cpu, sizeof cpu);
+  printf("in place per kernel, the CPU's plan: %s\n", cpu);
+  CHECK(!strcmp(cpu, "01"));
+  dml_ir_module_t *m = NULL;
+  CHECK_OK(dml_ir_parse(k_cat_chain, strlen(k_cat_chain), "cat_chain.dmlir", &m));
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.targets = "cpu,vulkan";
+  bytes = NULL;
+  n = 0;
+  if (m) CHECK_OK(dml_compile_module_memory(m, "cat_chain", &o, &bytes, &n, NULL));
+  dml_ir_module_release(m);
+  in_place_digits(bytes, n, fused, sizeof fused);
+  printf("in place per kernel, fusion-aware: %s\n", fused);
+  CHECK(!strcmp(fused, "00"));
+}
+
 /* Assign(@global, value) on GPUs: stored into the weights buffer by the
  * kernel computing the value (here a GEMM with symbolic K, X^T dY over the
  * batch, and its SGD epilogue) unless that kernel reads the global at other
@@ -535,5 +596,6 @@ int main(void) {
   RUN(test_loader_checks_kernels);
   RUN(test_schedule_rtdims);
   RUN(test_gemm_forms);
+  RUN(test_kernel_in_place);
   return dml_test_finish();
 }

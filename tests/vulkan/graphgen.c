@@ -31,11 +31,19 @@
  * operands are drawn with a bias to recent values, so values get several
  * consumers; the outputs are every value nothing reads and, half the time,
  * a value from the middle of the graph (a fused group's inner value).
- * Random constants, shapes and attributes.
+ * Random constants, shapes and attributes. Graphs of seeds 3 mod 4 lean to
+ * in-place candidates: chains of 2 elementwise ops (three times as often)
+ * after a Concat whose result only the chain reads.
  *
  * A graph is compiled for cpu,vulkan (dml_compile_module_memory: the
- * compiler's own pipeline, fusion-aware memory plan included) and run on
- * both on the same random inputs in [-2, 2). It passes when every output
+ * compiler's own pipeline, fusion-aware memory plan included: no kernel's
+ * result over a value it reads) or, for one seed in four (seeds 3 mod 4;
+ * --plan), for the CPU alone and then given Vulkan kernels
+ * (dml_compile_add_kernels): the CPU's memory plan puts results over dying
+ * operands, so kernels run in place (issue 23's DenseNet block). Each
+ * run counts the kernels planned in place (dml_kernel_in_place) per plan.
+ * The package runs on both devices on the same random inputs in [-2, 2).
+ * It passes when every output
  * has the CPU's shape and max |vulkan - cpu| <= 1e-4 * max(1, max |cpu|)
  * (norm-wise: f32 sums in other orders, the GPU's exp/tanh; NaN and inf
  * where the CPU has them). A target that refuses an op or form
@@ -46,12 +54,17 @@
  * as DIR/graphgen_<seed>.dmlir, a regression test (--replay).
  *
  *   dml_graphgen [--seeds A:B] [--seconds S] [--save DIR] [--replay FILE]...
- *                [--replay-dir DIR] [--print-kernels] [--no-shrink] [-v]
+ *                [--replay-dir DIR] [--plan mix|fused|cpu]
+ *                [--expect-in-place N] [--print-kernels] [--no-shrink] [-v]
  * --seeds A:B (default 0:20) runs seeds A..B-1; --seconds S stops starting
- * new seeds after S seconds; --replay runs saved graphs (each must pass),
- * --replay-dir every *.dmlir of DIR; --print-kernels prints each
- * compiled graph's GPU kernels (dmlc compile --print-kernels); -v each
- * seed's result, -v -v its IR too (large constants elided; -v -v -v in
+ * new seeds after S seconds; --replay runs saved graphs (each must pass,
+ * in both plans), --replay-dir every *.dmlir of DIR; --plan fused or cpu
+ * plans every graph (and replay) that way (mix: the default above);
+ * --expect-in-place N fails a run whose CPU-planned graphs had fewer than
+ * N kernels in place (CTest: it cannot silently stop exercising them);
+ * --print-kernels prints each compiled graph's GPU kernels (dmlc compile
+ * --print-kernels); -v each seed's result, plan and in-place kernels,
+ * -v -v its IR too (large constants elided; -v -v -v in
  * full) and each kernel's device time. Exit status 0 when everything passed,
  * 1 on a failure, 77 without a Vulkan device. docs/kernels.md ("Random
  * graphs") gives the long run and what it found. A replayed graph whose
@@ -60,7 +73,8 @@
  *
  *   dml_graphgen --pack DIR [--target cuda|vulkan] [--seeds A:B] [--seconds S]
  *                [--max-mb M] [--ref-runs N] [--cuda-arch ptx|sm_90,...]
- * compiles each seed's graph for cpu,TARGET (no device needed) into
+ * compiles each seed's graph for cpu,TARGET (no device needed; planned as
+ * --plan says, the CPU fall-back allowed) into
  * DIR/graphgen_<seed>.dmlpkg with the CPU's outputs of its first N runs
  * here (DIR/graphgen_<seed>.r<run>.o<k>.npy; default all runs; the batch-3
  * outputs are the bulk of the bytes) and DIR/graphs.txt, for
@@ -99,12 +113,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dml_codegen.h"
 #include "dml_driver.h"
 #include "dml_file.h"
 #include "dml_ir_text.h"
+#include "dml_kernel.h"
 #include "dml_npy.h"
 #include "dml_onnx.h"
 #include "dml_ops.h"
+#include "dml_pkg.h"
 #include "dml_rt.h"
 #include "graphgen_io.h"
 
@@ -124,6 +141,7 @@ typedef struct {
   int i64;             /* constants: i64 data, else f32 */
   int64_t n;           /* constants: elements */
   void *data;          /* constants (owned by the graph's pool) */
+  int priv;            /* read by one chain only: pick() never draws it */
 } gg_val_t;
 
 typedef struct {
@@ -136,6 +154,7 @@ typedef struct {
 } gg_node_t;
 
 typedef struct {
+  int lean;      /* leans to in-place candidates (seeds 3 mod 4: gen_chain) */
   int sym;       /* dim 0 of every non-constant is `batch` */
   int64_t batch; /* the static batch when !sym */
   int nv, nn, n_outs;
@@ -150,8 +169,10 @@ typedef struct {
 static void **g_pool;
 static size_t g_pool_n, g_pool_cap;
 static int g_verbose;
-static int g_no_shrink;       /* --no-shrink */
-static FILE *g_print_kernels; /* --print-kernels: stdout */
+static int g_no_shrink;         /* --no-shrink */
+static FILE *g_print_kernels;   /* --print-kernels: stdout */
+static int g_show_in_place;     /* print each in-place kernel (-v, not while shrinking) */
+static const char *g_cuda_arch; /* --cuda-arch (pack only) */
 
 static void *pool_alloc(size_t bytes) {
   if (g_pool_n == g_pool_cap) {
@@ -294,7 +315,7 @@ static int pick(gg_graph_t *g, gg_pred_t ok, const void *arg, int exclude) {
   int cand[GG_MAX_V], n = 0;
   for (int i = 0; i < g->nv; i++)
     if ((g->v[i].kind == GG_INPUT || g->v[i].kind == GG_NODE) && i != exclude &&
-        (!ok || ok(g, i, arg)))
+        !g->v[i].priv && (!ok || ok(g, i, arg)))
       cand[n++] = i;
   if (!n) return -1;
   double r = runi(g);
@@ -898,16 +919,20 @@ static int gen_tile(gg_graph_t *g) {
  * Tanh, Mul/Add of a per-channel constant) on the newest value, which it
  * is then usually the only reader of, half the time after a Concat: the
  * form a memory plan may put in place (a DenseNet block's Concat ->
- * BatchNorm -> Relu). */
+ * BatchNorm -> Relu). In a graph that leans to in-place candidates
+ * (g->lean) always after a Concat, of 2 ops, and the chain stays that
+ * value's last reader (priv): the CPU's plan (mem-plan without fusion
+ * awareness) may then put the chain's result, one kernel, over it. */
 static int gen_concat(gg_graph_t *g);
 
 static int gen_chain(gg_graph_t *g) {
-  if (chance(g, 0.5)) gen_concat(g); /* after a kernel it cannot join */
+  if (g->lean || chance(g, 0.5)) gen_concat(g); /* after a kernel it cannot join */
   int a = -1;
   for (int v = g->nv - 1; v >= 0 && a < 0; v--)
-    if (g->v[v].kind == GG_NODE || g->v[v].kind == GG_INPUT) a = v;
+    if ((g->v[v].kind == GG_NODE || g->v[v].kind == GG_INPUT) && !g->v[v].priv) a = v;
   if (a < 0 || g->v[a].rank < 2) return 0;
-  int len = (int)rint_(g, 1, 3);
+  int len = g->lean ? 2 : (int)rint_(g, 1, 3);
+  if (g->lean && g->v[a].kind == GG_NODE) g->v[a].priv = 1;
   for (int i = 0; i < len && a >= 0; i++) {
     const gg_val_t *x = &g->v[a];
     int64_t C = x->d[1], cd[GG_MAX_R];
@@ -933,6 +958,12 @@ static int gen_chain(gg_graph_t *g) {
 
 typedef int (*gg_gen_fn)(gg_graph_t *g);
 
+/* A step's weight in graph g: gen_chain's tripled when g leans to in-place
+ * candidates. */
+static int weight_of(const gg_graph_t *g, gg_gen_fn fn, int weight) {
+  return g->lean && fn == gen_chain ? 3 * weight : weight;
+}
+
 /* Generates graph `seed` into *g. */
 static void generate(gg_graph_t *g, uint64_t seed) {
   static const struct {
@@ -943,9 +974,11 @@ static void generate(gg_graph_t *g, uint64_t seed) {
               {gen_matmul, 6},  {gen_gemm, 3},    {gen_norm, 5},      {gen_reduce, 6},
               {gen_softmax, 4}, {gen_pool, 4},    {gen_chain, 10},    {gen_pad, 3},
               {gen_gather, 3},  {gen_tile, 3}};
-  int total = 0;
-  for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++) total += gens[i].weight;
   memset(g, 0, sizeof *g);
+  g->lean = seed % 4 == 3;
+  int total = 0;
+  for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++)
+    total += weight_of(g, gens[i].fn, gens[i].weight);
   g->rng = (seed + 1) * 0x9E3779B97F4A7C15ull;
   for (int i = 0; i < 4; i++) rnd(g);
   g->sym = chance(g, 0.75);
@@ -978,8 +1011,12 @@ static void generate(gg_graph_t *g, uint64_t seed) {
   int want = (int)rint_(g, 4, 14), made = 0;
   for (int tries = 0; made < want && tries < 200; tries++) {
     int r = (int)rint_(g, 1, total), i = 0;
-    while (r > gens[i].weight) r -= gens[i++].weight;
-    int nv = g->nv, nn = g->nn;
+    while (r > weight_of(g, gens[i].fn, gens[i].weight)) {
+      r -= weight_of(g, gens[i].fn, gens[i].weight);
+      i++;
+    }
+    int nv = g->nv, nn = g->nn, priv[GG_MAX_V];
+    for (int v = 0; v < nv; v++) priv[v] = g->v[v].priv;
     if (gens[i].fn(g)) {
       int big = 0; /* keep values small enough for the CPU and lavapipe */
       for (int v = nv; v < g->nv; v++)
@@ -991,6 +1028,7 @@ static void generate(gg_graph_t *g, uint64_t seed) {
     }
     g->nv = nv; /* undo a partial step */
     g->nn = nn;
+    for (int v = 0; v < nv; v++) g->v[v].priv = priv[v];
   }
   /* outputs: every value nothing reads, and maybe one from the middle */
   int used[GG_MAX_V] = {0};
@@ -1176,35 +1214,145 @@ static void status_line(dml_status_t s, const char *stage, char *why, size_t cap
   dml_status_free(s);
 }
 
-/* Compiles `text` for cpu,vulkan and compares the two devices at batch 1
- * and 3 (or the static batch). GG_PASS, GG_REFUSED (the target refused an
- * op or form: `why` says which) or GG_FAIL (`why` says how). */
-static int check_text(const char *text, uint64_t input_seed, char *why, size_t cap) {
-  why[0] = 0;
+/* ---- the memory plan (--plan) ---- */
+
+/* How a graph's package is planned: GG_PLAN_FUSED compiled for cpu,TARGET
+ * (the compiler's pipeline: a package with a GPU target is planned
+ * fusion-aware, so no kernel's result lands on a value it reads);
+ * GG_PLAN_CPU compiled for the CPU alone, then the target's kernels added
+ * (dml_compile_add_kernels): the CPU's plan puts a result over a dying
+ * operand (an elementwise chain over a Concat's result: issue 23's
+ * DenseNet block), so kernels run in place. GG_PLAN_MIX (the default): the
+ * CPU plan for seeds 3 (mod 4), the fused one for the others. */
+enum { GG_PLAN_MIX, GG_PLAN_FUSED, GG_PLAN_CPU };
+static int g_plan = GG_PLAN_MIX; /* --plan */
+
+/* 1 when seed's graph is planned for the CPU alone (GG_PLAN_CPU). */
+static int cpu_planned(uint64_t seed) {
+  return g_plan == GG_PLAN_CPU || (g_plan == GG_PLAN_MIX && seed % 4 == 3);
+}
+
+static const char *plan_name(int cpu_plan) {
+  return cpu_plan ? "cpu plan" : "fused plan";
+}
+
+/* The kernels of `target` (placed as the compiler places them:
+ * dml_codegen_place, the nodes of the CPU fall-back left out) of every
+ * function of package `bytes` that write their result over memory they
+ * read (dml_kernel_in_place): *in_place at the same offset, *partly another
+ * way; *total kernels in all. With `print`, one line per such kernel. -1
+ * when the package cannot be read or scheduled (why says), else 0. */
+static int count_in_place(const void *bytes, size_t n, const char *target, int print,
+                          int *in_place, int *partly, int *total, char *why, size_t cap) {
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = NULL;
+  *in_place = *partly = *total = 0;
+  dml_status_t s = dml_pkg_parse(bytes, n, &pkg);
+  const dml_pkg_section_t *gs = s ? NULL : dml_pkg_find_section(&pkg, "graph");
+  const dml_pkg_section_t *ws = s ? NULL : dml_pkg_find_section(&pkg, "weights");
+  if (!s && (!gs || !ws))
+    s = dml_status_make(DML_STATUS_DATA_LOSS, "graphgen", "no graph or weights section");
+  if (!s) s = dml_pkg_graph_decode(gs->data, gs->size, ws->size, &g);
+  for (uint32_t f = 0; !s && f < g->n_functions; f++) {
+    dml_kplan_t *p = NULL;
+    dml_status_t host_why = DML_OK;
+    uint32_t n_host = 0;
+    char where[128];
+    s = dml_codegen_place(target, g, f, ws->data, ws->size, &p, &n_host, &host_why, where,
+                          sizeof where);
+    dml_status_free(host_why);
+    if (s) break;
+    const dml_pkg_function_t *fn = &g->functions[f];
+    for (uint32_t k = 0; p && k < p->n_kernels; k++) {
+      const dml_kernel_t *K = &p->kernels[k];
+      if (K->kind == DML_KK_HOST) continue;
+      int ip = dml_kernel_in_place(p, g, k);
+      (*total)++;
+      *in_place += ip == 1;
+      *partly += ip == 2;
+      if (!ip || !print) continue;
+      printf("  kernel %s %s:", K->name, ip == 1 ? "in place" : "overlaps its operands");
+      for (uint32_t i = 0; i < K->n_nodes; i++)
+        printf(" %s", fn->nodes[K->nodes[i]].op_name);
+      printf("\n");
+    }
+    dml_kplan_release(p);
+  }
+  dml_pkg_graph_release(g);
+  if (s) {
+    status_line(s, "count in place", why, cap);
+    return -1;
+  }
+  return 0;
+}
+
+/* What compile_text found: in-place kernels (count_in_place). */
+typedef struct {
+  int in_place, partly, kernels;
+} gg_plan_info_t;
+
+/* Compiles IR `text` into a package for cpu,`target` planned as cpu_plan
+ * says (1: for the CPU alone, then the target's kernels added; 0:
+ * fusion-aware, the compiler's pipeline), with the CPU fall-back when
+ * `fallback` (else a refusal is an error: the GPU kernels are under test),
+ * and counts its in-place kernels into *info (may be NULL). GG_PASS with
+ * *bytes (malloc'd) and *n; GG_REFUSED (the target refused an op or form)
+ * or GG_FAIL, `why` saying which. */
+static int compile_text(const char *text, const char *target, int cpu_plan, int fallback,
+                        void **bytes, size_t *n, gg_plan_info_t *info, char *why,
+                        size_t cap) {
+  *bytes = NULL;
+  *n = 0;
+  if (info) memset(info, 0, sizeof *info);
   dml_ir_module_t *mod = NULL;
   dml_status_t s = dml_ir_parse(text, strlen(text), "graphgen.dmlir", &mod);
   if (s) {
     status_line(s, "parse", why, cap);
     return GG_FAIL;
   }
+  char targets[64];
+  snprintf(targets, sizeof targets, "cpu,%s", target);
   dml_compile_options_t o;
   memset(&o, 0, sizeof o);
-  o.targets = "cpu,vulkan";
-  o.no_cpu_fallback =
-      1; /* GPU kernels under test: a refusal is counted, not run on the host */
+  o.targets = cpu_plan ? "cpu" : targets;
+  o.no_cpu_fallback = !fallback;
   o.print_kernels = g_print_kernels;
-  void *bytes = NULL;
-  size_t n = 0;
-  s = dml_compile_module_memory(mod, "graphgen", &o, &bytes, &n, NULL);
+  o.cuda_arch = g_cuda_arch;
+  s = dml_compile_module_memory(mod, "graphgen", &o, bytes, n, NULL);
   dml_ir_module_release(mod);
+  if (!s && cpu_plan)
+    s = dml_compile_add_kernels_fb(target, g_cuda_arch, 0, fallback, NULL, NULL,
+                                   g_print_kernels, bytes, n);
   if (s) {
     int refused = dml_status_code(s) == DML_STATUS_UNIMPLEMENTED;
     status_line(s, "compile", why, cap);
+    free(*bytes);
+    *bytes = NULL;
     return refused ? GG_REFUSED : GG_FAIL;
   }
+  if (info && count_in_place(*bytes, *n, target, g_show_in_place, &info->in_place,
+                             &info->partly, &info->kernels, why, cap)) {
+    free(*bytes);
+    *bytes = NULL;
+    return GG_FAIL;
+  }
+  return GG_PASS;
+}
+
+/* Compiles `text` for cpu,vulkan (planned as cpu_plan says: compile_text)
+ * and compares the two devices at batch 1 and 3 (or the static batch).
+ * GG_PASS, GG_REFUSED (the target refused an op or form: `why` says which)
+ * or GG_FAIL (`why` says how); *info (may be NULL) as compile_text's. */
+static int check_text(const char *text, uint64_t input_seed, int cpu_plan,
+                      gg_plan_info_t *info, char *why, size_t cap) {
+  why[0] = 0;
+  void *bytes = NULL;
+  size_t n = 0;
+  int c = compile_text(text, "vulkan", cpu_plan, 0, &bytes, &n, info, why, cap);
+  if (c != GG_PASS) return c;
   dml_rt_model_t *m = NULL;
   dml_rt_session_t *cpu = NULL, *vk = NULL;
-  s = dml_rt_model_load_memory(bytes, n, &m);
+  dml_status_t s = dml_rt_model_load_memory(bytes, n, &m);
   free(bytes);
   if (!s) s = dml_rt_session_create(m, "cpu", &cpu);
   if (!s) s = dml_rt_session_create(m, "vulkan", &vk);
@@ -1286,10 +1434,15 @@ static int same_failure(const char *a, const char *b) {
 static int ort_check_text(const char *text, uint64_t seed, char *why, size_t cap);
 static const char *g_ort_cmd; /* --ort CMD: check against ONNX Runtime instead */
 
-static int check_graph(const gg_graph_t *g, uint64_t seed, char *why, size_t cap) {
+/* Checks graph g of `seed` (against ONNX Runtime with --ort, else Vulkan
+ * against the CPU, planned as cpu_planned(seed) says); *info (may be
+ * NULL) as compile_text's. */
+static int check_graph(const gg_graph_t *g, uint64_t seed, gg_plan_info_t *info,
+                       char *why, size_t cap) {
   char *text = to_text(g, NULL);
-  int r =
-      g_ort_cmd ? ort_check_text(text, seed, why, cap) : check_text(text, seed, why, cap);
+  if (info) memset(info, 0, sizeof *info);
+  int r = g_ort_cmd ? ort_check_text(text, seed, why, cap)
+                    : check_text(text, seed, cpu_planned(seed), info, why, cap);
   free(text);
   return r;
 }
@@ -1326,7 +1479,8 @@ static int try_candidate(gg_graph_t *g, gg_graph_t *cand, uint64_t seed, const c
   char why[512];
   dce(cand);
   (*checks)++;
-  if (check_graph(cand, seed, why, sizeof why) == GG_FAIL && same_failure(why, why0)) {
+  if (check_graph(cand, seed, NULL, why, sizeof why) == GG_FAIL &&
+      same_failure(why, why0)) {
     memcpy(g, cand, sizeof *g);
     return 1;
   }
@@ -1394,10 +1548,11 @@ static void shrink_and_report(gg_graph_t *g, uint64_t seed, char *why, size_t ca
   int before = live_nodes(g);
   if (!g_no_shrink) shrink(g, seed, why);
   char header[768];
-  check_graph(g, seed, why, cap);
+  check_graph(g, seed, NULL, why, cap);
   snprintf(
-      header, sizeof header, "dml_graphgen%s seed %llu, shrunk from %d to %d nodes\n%s",
-      g_ort_cmd ? " --ort" : "", (unsigned long long)seed, before, live_nodes(g), why);
+      header, sizeof header, "dml_graphgen%s seed %llu%s, shrunk from %d to %d nodes\n%s",
+      g_ort_cmd ? " --ort" : "", (unsigned long long)seed,
+      g_ort_cmd || !cpu_planned(seed) ? "" : " (--plan cpu)", before, live_nodes(g), why);
   char *text = to_text(g, header), *shown = to_text_elided(g, header, 1);
   printf("%s", shown);
   free(shown);
@@ -1417,10 +1572,19 @@ static void shrink_and_report(gg_graph_t *g, uint64_t seed, char *why, size_t ca
   free(text);
 }
 
+/* In-place kernels of the compiled graphs of each plan (run_seeds). */
+typedef struct {
+  int graphs, compiled, with_in_place, in_place, partly, kernels;
+} gg_plan_count_t;
+
+static int g_expect_in_place; /* --expect-in-place N */
+
 static int run_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
   gg_graph_t *g = (gg_graph_t *)malloc(sizeof *g);
   if (!g) abort();
   int pass = 0, refused = 0, fail = 0, nodes = 0;
+  gg_plan_count_t pc[2]; /* [cpu_plan] */
+  memset(pc, 0, sizeof pc);
   double t0 = now_s();
   for (uint64_t seed = a; seed < b; seed++) {
     if (seconds > 0 && now_s() - t0 > seconds) {
@@ -1431,18 +1595,32 @@ static int run_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
     generate(g, seed);
     dce(g);
     nodes += live_nodes(g);
-    char why[512];
+    char why[512], plan[96] = "";
     double t1 = now_s();
-    int r = check_graph(g, seed, why, sizeof why);
+    gg_plan_info_t info;
+    int cp = !g_ort_cmd && cpu_planned(seed);
+    g_show_in_place = g_verbose > 0;
+    int r = check_graph(g, seed, &info, why, sizeof why);
     if (r == GG_FAIL && strstr(why, "did not finish within")) {
       /* the runtime's device timeout: on a loaded machine, lavapipe can
        * take that long; a graph fails only when it does so twice */
       printf("seed %llu: %s; once more\n", (unsigned long long)seed, why);
-      r = check_graph(g, seed, why, sizeof why);
+      r = check_graph(g, seed, &info, why, sizeof why);
+    }
+    g_show_in_place = 0;
+    pc[cp].graphs++;
+    if (info.kernels) {
+      pc[cp].compiled++;
+      pc[cp].with_in_place += info.in_place > 0;
+      pc[cp].in_place += info.in_place;
+      pc[cp].partly += info.partly;
+      pc[cp].kernels += info.kernels;
+      snprintf(plan, sizeof plan, ", %s: %d of %d kernels in place%s", plan_name(cp),
+               info.in_place, info.kernels, info.partly ? ", some overlapping" : "");
     }
     if (g_verbose || r == GG_FAIL)
-      printf("seed %llu: %d nodes, %s%s%s (%.2f s)\n", (unsigned long long)seed,
-             live_nodes(g),
+      printf("seed %llu: %d nodes%s, %s%s%s (%.2f s)\n", (unsigned long long)seed,
+             live_nodes(g), plan,
              r == GG_PASS      ? "pass"
              : r == GG_REFUSED ? "refused"
                                : "FAIL",
@@ -1464,15 +1642,27 @@ static int run_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
       "graphgen: %d passed, %d refused by the target, %d failed (%d nodes in all, %.1f "
       "s)\n",
       pass, refused, fail, nodes, now_s() - t0);
+  for (int cp = 1; !g_ort_cmd && cp >= 0; cp--)
+    if (pc[cp].graphs)
+      printf(
+          "graphgen: %s: %d graphs, %d compiled: %d of their %d kernels in place (in %d "
+          "graphs), %d overlapping their operands otherwise\n",
+          plan_name(cp), pc[cp].graphs, pc[cp].compiled, pc[cp].in_place, pc[cp].kernels,
+          pc[cp].with_in_place, pc[cp].partly);
+  int few = !g_ort_cmd && pc[1].in_place < g_expect_in_place;
+  if (few)
+    printf("graphgen: FAIL: %d kernels in place, fewer than --expect-in-place %d\n",
+           pc[1].in_place, g_expect_in_place);
   free(g);
-  return fail ? 1 : 0;
+  return fail || few ? 1 : 0;
 }
 
 /* --pack DIR --target T: for each seed, the graph compiled for cpu,T into
  * DIR/graphgen_<seed>.dmlpkg, run on the CPU here on graphgen_io.h's inputs,
  * each run's outputs as DIR/graphgen_<seed>.r<run>.o<k>.npy, and a line of
  * DIR/graphs.txt ("<seed> packed <runs> <outputs> <nodes> <runs with saved
- * outputs>", "<seed> refused <why>" or "<seed> fail <why>"): what
+ * outputs> cpu-plan|fused-plan <kernels in place>", "<seed> refused <why>"
+ * or "<seed> fail <why>"): what
  * dml_graphs_check runs on another machine (tests/cuda/graphs_check.c).
  * Saves the outputs of the first `ref_runs` runs only. Stops starting seeds
  * after `seconds` (0: no limit) or once the files written pass `max_mb` MB
@@ -1491,10 +1681,8 @@ static int write_file(const char *path, const void *bytes, size_t n) {
   return 0;
 }
 
-static const char *g_cuda_arch; /* --cuda-arch (pack only) */
-
 static int pack_one(uint64_t seed, const char *dir, const char *target, int ref_runs,
-                    FILE *list, uint64_t *bytes_out) {
+                    FILE *list, uint64_t *bytes_out, int *in_place) {
   gg_graph_t *g = (gg_graph_t *)malloc(sizeof *g);
   if (!g) abort();
   generate(g, seed);
@@ -1503,38 +1691,25 @@ static int pack_one(uint64_t seed, const char *dir, const char *target, int ref_
   char *text = to_text(g, NULL);
   free(g);
   char why[512] = "", path[1024];
-  dml_ir_module_t *mod = NULL;
-  dml_status_t s = dml_ir_parse(text, strlen(text), "graphgen.dmlir", &mod);
-  free(text);
-  if (s) {
-    status_line(s, "parse", why, sizeof why);
-    fprintf(list, "%llu fail %s\n", (unsigned long long)seed, why);
-    return GG_FAIL;
-  }
-  char targets[64];
-  snprintf(targets, sizeof targets, "cpu,%s", target);
-  dml_compile_options_t o;
-  memset(&o, 0, sizeof o);
-  o.targets = targets;
-  o.print_kernels = g_print_kernels;
-  o.cuda_arch = g_cuda_arch;
   void *bytes = NULL;
   size_t n = 0;
-  s = dml_compile_module_memory(mod, "graphgen", &o, &bytes, &n, NULL);
-  dml_ir_module_release(mod);
-  if (s) {
-    int refused = dml_status_code(s) == DML_STATUS_UNIMPLEMENTED;
-    status_line(s, "compile", why, sizeof why);
-    fprintf(list, "%llu %s %s\n", (unsigned long long)seed, refused ? "refused" : "fail",
-            why);
-    return refused ? GG_REFUSED : GG_FAIL;
+  gg_plan_info_t info;
+  int cp = cpu_planned(seed);
+  int c = compile_text(text, target, cp, 1, &bytes, &n, &info, why, sizeof why);
+  free(text);
+  if (c != GG_PASS) {
+    fprintf(list, "%llu %s %s\n", (unsigned long long)seed,
+            c == GG_REFUSED ? "refused" : "fail", why);
+    pool_free();
+    return c;
   }
+  *in_place += info.in_place;
   snprintf(path, sizeof path, "%s/graphgen_%llu.dmlpkg", dir, (unsigned long long)seed);
   int bad = write_file(path, bytes, n);
   *bytes_out += n;
   dml_rt_model_t *m = NULL;
   dml_rt_session_t *cpu = NULL;
-  s = dml_rt_model_load_memory(bytes, n, &m);
+  dml_status_t s = dml_rt_model_load_memory(bytes, n, &m);
   free(bytes);
   if (!s) s = dml_rt_session_create(m, "cpu", &cpu);
   gg_syms_t syms;
@@ -1573,8 +1748,9 @@ static int pack_one(uint64_t seed, const char *dir, const char *target, int ref_
   if (s || bad)
     fprintf(list, "%llu fail %s\n", (unsigned long long)seed, why);
   else
-    fprintf(list, "%llu packed %d %u %d %d\n", (unsigned long long)seed, runs,
-            dml_rt_model_num_outputs(m), nodes, runs < ref_runs ? runs : ref_runs);
+    fprintf(list, "%llu packed %d %u %d %d %s %d\n", (unsigned long long)seed, runs,
+            dml_rt_model_num_outputs(m), nodes, runs < ref_runs ? runs : ref_runs,
+            cp ? "cpu-plan" : "fused-plan", info.in_place);
   dml_rt_session_release(cpu);
   dml_rt_model_release(m);
   pool_free();
@@ -1592,20 +1768,19 @@ static int pack_seeds(uint64_t a, uint64_t b, double seconds, double max_mb, int
     return 1;
   }
   setvbuf(list, NULL, _IOLBF, 0);
-  fprintf(
-      list,
-      "# dml_graphgen --pack %s --target %s --seeds %llu:%llu --ref-runs %d: <seed> "
-      "packed "
-      "<runs> <outputs> <nodes> <runs with saved outputs> | <seed> refused|fail <why>\n",
-      dir, target, (unsigned long long)a, (unsigned long long)b, ref_runs);
-  int c[3] = {0, 0, 0};
+  fprintf(list,
+          "# dml_graphgen --pack %s --target %s --seeds %llu:%llu --ref-runs %d: <seed> "
+          "packed <runs> <outputs> <nodes> <runs with saved outputs> cpu-plan|fused-plan "
+          "<kernels in place> | <seed> refused|fail <why>\n",
+          dir, target, (unsigned long long)a, (unsigned long long)b, ref_runs);
+  int c[3] = {0, 0, 0}, in_place = 0;
   uint64_t bytes = 0;
   double t0 = now_s();
   uint64_t seed = a;
   for (; seed < b; seed++) {
     if (seconds > 0 && now_s() - t0 > seconds) break;
     if (max_mb > 0 && (double)bytes > max_mb * 1e6) break;
-    int r = pack_one(seed, dir, target, ref_runs, list, &bytes);
+    int r = pack_one(seed, dir, target, ref_runs, list, &bytes, &in_place);
     c[r]++;
     if (g_verbose)
       printf("seed %llu: %s\n", (unsigned long long)seed,
@@ -1618,10 +1793,9 @@ static int pack_seeds(uint64_t a, uint64_t b, double seconds, double max_mb, int
             seconds > 0 && now_s() - t0 > seconds ? "--seconds" : "--max-mb");
   fclose(list);
   printf(
-      "graphgen --pack %s: %d packed for cpu,%s, %d refused by the target, %d failed "
-      "here; "
-      "seeds %llu:%llu, %.1f MB, %.1f s\n",
-      dir, c[GG_PASS], target, c[GG_REFUSED], c[GG_FAIL], (unsigned long long)a,
+      "graphgen --pack %s: %d packed for cpu,%s (%d kernels in place), %d refused by the "
+      "target, %d failed here; seeds %llu:%llu, %.1f MB, %.1f s\n",
+      dir, c[GG_PASS], target, in_place, c[GG_REFUSED], c[GG_FAIL], (unsigned long long)a,
       (unsigned long long)seed, (double)bytes / 1e6, now_s() - t0);
   return c[GG_FAIL] ? 1 : 0;
 }
@@ -1985,7 +2159,8 @@ static int ort_seeds(uint64_t a, uint64_t b, double seconds, const char *save) {
   return fail ? 1 : 0;
 }
 
-/* A saved graph: must pass (its comment names the failure it once had);
+/* A saved graph: must pass (its comment names the failure it once had), on
+ * Vulkan in both plans (--plan mix, the default) or the one --plan names;
  * under --ort against ONNX Runtime, exported as <onnx-dir>/replay/<name>. */
 static int replay(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -2001,16 +2176,33 @@ static int replay(const char *path) {
   char why[512] = "cannot read", name[256];
   const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   snprintf(name, sizeof name, "%.*s", (int)strcspn(base, ". "), base);
-  int r = !s.b        ? GG_FAIL
-          : g_ort_dir ? ort_check_named(s.b, 0, "replay", name, why, sizeof why)
-                      : check_text(s.b, 0, why, sizeof why);
+  if (!s.b || g_ort_dir) {
+    int r = !s.b ? GG_FAIL : ort_check_named(s.b, 0, "replay", name, why, sizeof why);
+    free(s.b);
+    printf("replay %s: %s%s%s\n", path,
+           r == GG_PASS      ? "pass"
+           : r == GG_REFUSED ? "refused"
+                             : "FAIL",
+           why[0] ? ": " : "", why);
+    return r != GG_PASS;
+  }
+  int bad = 0;
+  for (int cp = 0; cp < 2; cp++) {
+    if ((cp && g_plan == GG_PLAN_FUSED) || (!cp && g_plan == GG_PLAN_CPU)) continue;
+    gg_plan_info_t info;
+    g_show_in_place = g_verbose > 0;
+    int r = check_text(s.b, 0, cp, &info, why, sizeof why);
+    g_show_in_place = 0;
+    printf("replay %s (%s: %d of %d kernels in place): %s%s%s\n", path, plan_name(cp),
+           info.in_place, info.kernels,
+           r == GG_PASS      ? "pass"
+           : r == GG_REFUSED ? "refused"
+                             : "FAIL",
+           why[0] ? ": " : "", why);
+    bad |= r != GG_PASS;
+  }
   free(s.b);
-  printf("replay %s: %s%s%s\n", path,
-         r == GG_PASS      ? "pass"
-         : r == GG_REFUSED ? "refused"
-                           : "FAIL",
-         why[0] ? ": " : "", why);
-  return r != GG_PASS;
+  return bad;
 }
 
 static int replay_dir(const char *dir) {
@@ -2080,6 +2272,20 @@ int main(int argc, char **argv) {
       g_ort_dir = argv[++i];
     } else if (!strcmp(argv[i], "--ort") && i + 1 < argc) {
       g_ort_cmd = argv[++i];
+    } else if (!strcmp(argv[i], "--plan") && i + 1 < argc) {
+      const char *pl = argv[++i];
+      if (!strcmp(pl, "mix")) {
+        g_plan = GG_PLAN_MIX;
+      } else if (!strcmp(pl, "fused")) {
+        g_plan = GG_PLAN_FUSED;
+      } else if (!strcmp(pl, "cpu")) {
+        g_plan = GG_PLAN_CPU;
+      } else {
+        fprintf(stderr, "dml_graphgen: --plan wants mix, fused or cpu\n");
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--expect-in-place") && i + 1 < argc) {
+      g_expect_in_place = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--keep")) {
       g_keep = 1;
     } else if (!strcmp(argv[i], "--no-shrink")) {
@@ -2092,9 +2298,10 @@ int main(int argc, char **argv) {
       fprintf(
           stderr,
           "usage: dml_graphgen [--seeds A:B] [--seconds S] [--save DIR] [--replay "
-          "FILE]... [--replay-dir DIR] [--print-kernels] [--no-shrink] [-v]\n"
+          "FILE]... [--replay-dir DIR] [--plan mix|fused|cpu] [--expect-in-place N] "
+          "[--print-kernels] [--no-shrink] [-v]\n"
           "       dml_graphgen --pack DIR [--target cuda|vulkan] [--seeds A:B] "
-          "[--seconds S] [--max-mb M] [--ref-runs N] [--cuda-arch A] [-v]\n"
+          "[--seconds S] [--max-mb M] [--ref-runs N] [--cuda-arch A] [--plan P] [-v]\n"
           "       dml_graphgen --onnx-dir DIR [--ort CMD] [--seeds A:B] [--seconds S] "
           "[--save DIR] [--keep] [--no-shrink] [--replay FILE]... [--replay-dir DIR] "
           "[-v]\n");
