@@ -159,9 +159,6 @@ typedef struct {
 #define BF16_TRIG                                                                    \
   "the GPUs reduce huge arguments (bf16 edges up to 3e38) in f32; the check's move " \
   "of the inputs by two bf16 steps allows only part of it (sin(1e30) swings)"
-#define CONV_PAD                                                                    \
-  "padded taps: the CPU multiplies the zero padding by the weight (0 * inf = NaN, " \
-  "as ONNX Runtime's im2col), the Vulkan conv skips them"
 #define LONG_K                                                                       \
   "its kernel loops over K = 70,001 in one invocation: lavapipe stops a loop after " \
   "65,535 iterations (codegen/schedule_rows.c); not split yet (only the scans and "  \
@@ -169,8 +166,6 @@ typedef struct {
 static const known_t k_known[] = {
     {"Sin", "bf16", "vulkan", NULL, BF16_TRIG},
     {"Cos", "bf16", "vulkan", NULL, BF16_TRIG},
-    {"Conv", "f32", "vulkan", NULL, CONV_PAD},
-    {"Conv:depthwise", "f32", "vulkan", NULL, CONV_PAD},
     {"MatMulWQ:8-bit", "i8", "vulkan", "row 70001", LONG_K},
     {"MatMulInteger", "i8", "vulkan", "row 70001", LONG_K},
 #define ATTN_EDGE                                                                    \

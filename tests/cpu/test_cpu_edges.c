@@ -9,7 +9,10 @@
  *     LogSoftmax of the same row;
  *   - PRelu with infinite slopes (x >= 0 keeps x), Shrink of +-inf and NaN
  *     (NaN is the spec's "otherwise": 0), Mod with fmod = 1 (C99 fmod:
- *     by +-inf, of a huge ratio, by a subnormal, by 0).
+ *     by +-inf, of a huge ratio, by a subnormal, by 0);
+ *   - Conv with an infinite weight on a padded tap, f32, f16 and f64: the
+ *     padding is zeros multiplied by the weight (0 * inf = NaN), as ONNX
+ *     Runtime 1.31 gives for f32 and f16 (it has no f64 Conv).
  * Exact comparisons except where noted (1e-6 relative). */
 #include <math.h>
 
@@ -77,8 +80,30 @@ static void test_prelu_shrink_fmod(void) {
   }
 }
 
+/* Conv(x = ones [1, 1, 2, 2], w = 0.5 [1, 1, 3, 3] with w[0, 0] = inf,
+ * pads 1): tap (0, 0) is padded for outputs (0, 0), (0, 1) and (1, 0),
+ * so they are 0 * inf = NaN; output (1, 1) reads x there: inf. ONNX
+ * Runtime 1.31 (CPUExecutionProvider, f32 and f16): [nan nan nan inf]. */
+static void test_conv_padded_taps(void) {
+  const dml_dtype_t dts[3] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_F64};
+  for (int d = 0; d < 3; d++) {
+    double xb[4], wb[9], yb[4]; /* room for 4, 9 and 4 elements of any dtype */
+    for (int i = 0; i < 4; i++) dml_store_f64(dts[d], xb, (size_t)i, 1.0);
+    for (int i = 0; i < 9; i++) dml_store_f64(dts[d], wb, (size_t)i, i ? 0.5 : INFINITY);
+    dml_tensor_t in[2] = {tens(dts[d], xb, 4, D(1), D(1), D(2), D(2)),
+                          tens(dts[d], wb, 4, D(1), D(1), D(3), D(3))};
+    dml_tensor_t out = tens(dts[d], yb, 4, D(1), D(1), D(2), D(2));
+    const int64_t pads[4] = {1, 1, 1, 1};
+    dml_attr_t a = attr_ints("pads", pads, 4);
+    CHECK_OK(run_op(DML_OP_CONV, in, 2, &out, 1, &a, 1));
+    for (int i = 0; i < 3; i++) CHECK(isnan(dml_load_f64(dts[d], yb, (size_t)i)));
+    CHECK(dml_load_f64(dts[d], yb, 3) == INFINITY);
+  }
+}
+
 int main(void) {
   RUN(test_sce_and_logsoftmax);
   RUN(test_prelu_shrink_fmod);
+  RUN(test_conv_padded_taps);
   return dml_test_finish();
 }
