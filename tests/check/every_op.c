@@ -179,18 +179,6 @@ static const known_t k_known[] = {
      "loop after 65,535 iterations (as LONG_K)"},
     {"LSTM", "f32", "vulkan", NULL,
      "edge inputs: the CPU's NaN (an infinite gate input) is -0 on Vulkan"},
-#define TOPK_NAN \
-  "edge inputs: a NaN is taken as the largest on Vulkan (the CPU's first value is inf)"
-    {"TopK:largest", "f32", "vulkan", NULL, TOPK_NAN},
-    {"TopK:largest", "f16", "vulkan", NULL, TOPK_NAN},
-    {"TopK:largest", "bf16", "vulkan", NULL, TOPK_NAN},
-    {"TopK:largest", "f64", "vulkan", NULL, TOPK_NAN},
-    {"BatchNormalization", "f32", "vulkan", "random",
-     "edge inputs: the CPU's NaN is inf on Vulkan"},
-    {"BatchNormalization", "f16", "vulkan", "random",
-     "edge inputs: the CPU's NaN is inf on Vulkan (as f32)"},
-    {"BatchNormalization", "bf16", "vulkan", "random",
-     "edge inputs: the CPU's NaN is inf on Vulkan (as f32)"},
     {"Unique", "bool", "vulkan", NULL,
      "glslang rejects the GLSL generated for Unique of bool (kernel k0_move)"},
     {"Einsum:matmul", "bf16", "vulkan", "random",
