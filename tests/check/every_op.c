@@ -177,8 +177,6 @@ static const known_t k_known[] = {
     {"Attention", "f32", "vulkan", "row 70001",
      "the fused kernel's loop over 70,001 keys in one invocation: lavapipe stops a "
      "loop after 65,535 iterations (as LONG_K)"},
-    {"Unique", "bool", "vulkan", NULL,
-     "glslang rejects the GLSL generated for Unique of bool (kernel k0_move)"},
     {"Einsum:matmul", "bf16", "vulkan", "random",
      "end to end 0.044 against 0.04: the bf16 result of a contraction of up to 300 "
      "products"},
