@@ -20,7 +20,10 @@
  *     gave [nan -inf 1], a 37-element row lost its NaN);
  *   - BatchNormalization in ONNX Runtime's affine form x * a + (B - mean *
  *     a), a = (1 / sqrt(var + eps)) * scale, in float for f32 and f16, in
- *     double for f64: ORT 1.31's values for the inputs below.
+ *     double for f64: ORT 1.31's values for the inputs below;
+ *   - Attention (opset 23) of rows whose scores are -inf or NaN of
+ *     themselves (NaN, as ORT 1.31) and of rows whose every key the mask
+ *     masks (0, as ORT 1.31).
  * Exact comparisons except where noted (1e-6 relative). */
 #include <math.h>
 
@@ -178,11 +181,36 @@ static void test_batchnorm_affine(void) {
   }
 }
 
+/* Attention(Q [1,1,3,2], K = ones [1,1,4,2], V = 0..7 [1,1,4,2]): Q's row 0
+ * -inf, row 1 (NaN, 1), row 2 ones -> ORT 1.31 [[nan nan] [nan nan] [3 4]];
+ * Q = ones with a bool mask [3,4] whose row 0 is all false -> ORT
+ * [[0 0] [3 4] [3 4]]. */
+static void test_attention_edges(void) {
+  float q[6] = {-INFINITY, -INFINITY, NAN, 1, 1, 1}, ones[8], v[8], y[6];
+  for (int i = 0; i < 8; i++) ones[i] = 1, v[i] = (float)i;
+  uint8_t m[12];
+  for (int i = 0; i < 12; i++) m[i] = i >= 4;
+  dml_tensor_t in[4] = {tens(DML_DTYPE_F32, q, 4, D(1), D(1), D(3), D(2)),
+                        tens(DML_DTYPE_F32, ones, 4, D(1), D(1), D(4), D(2)),
+                        tens(DML_DTYPE_F32, v, 4, D(1), D(1), D(4), D(2)),
+                        tens(DML_DTYPE_BOOL, m, 2, D(3), D(4))};
+  dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(3), D(2));
+  CHECK_OK(run_op(DML_OP_ATTENTION, in, 3, &out, 1, NULL, 0));
+  CHECK(isnan(y[0]) && isnan(y[1]) && isnan(y[2]) && isnan(y[3]));
+  CHECK(near_rel(y[4], 3, 1e-6) && near_rel(y[5], 4, 1e-6));
+  in[0] = tens(DML_DTYPE_F32, ones, 4, D(1), D(1), D(3), D(2));
+  CHECK_OK(run_op(DML_OP_ATTENTION, in, 4, &out, 1, NULL, 0));
+  CHECK(y[0] == 0 && y[1] == 0);
+  for (int r = 1; r < 3; r++)
+    CHECK(near_rel(y[2 * r], 3, 1e-6) && near_rel(y[2 * r + 1], 4, 1e-6));
+}
+
 int main(void) {
   RUN(test_sce_and_logsoftmax);
   RUN(test_prelu_shrink_fmod);
   RUN(test_conv_padded_taps);
   RUN(test_topk_nan);
   RUN(test_batchnorm_affine);
+  RUN(test_attention_edges);
   return dml_test_finish();
 }
