@@ -366,11 +366,21 @@ static void e_typed_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v
       e_val(b, d, v->c3);
       dml_sb_printf(b, ")");
       return;
-    case DML_KF_EQ:
     case DML_KF_LT:
     case DML_KF_LE:
     case DML_KF_GT:
     case DML_KF_GE:
+      if (v->a->dtype == DML_KT_BOOL) {
+        /* bool operands ordered as 0 < 1 (GLSL has no < on bool) */
+        dml_sb_printf(b, "(%s(", d->type[DML_KT_I32]);
+        e_val(b, d, v->a);
+        dml_sb_printf(b, ")%s%s(", infix[v->fn - DML_KF_EQ], d->type[DML_KT_I32]);
+        e_val(b, d, v->b);
+        dml_sb_printf(b, "))");
+        return;
+      }
+      /* fall through */
+    case DML_KF_EQ:
     case DML_KF_AND:
     case DML_KF_OR:
     case DML_KF_XOR:

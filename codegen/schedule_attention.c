@@ -14,10 +14,13 @@
  * or past the mask's last dim) into its row of a third shared tile, takes
  * their maximum mt, then m' = max(m, mt), c = exp(m - m'), l = l c +
  * sum_j exp(s_j - m'), o = o c + sum_j exp(s_j - m') v_j; at the end y =
- * o / l. m' = -inf (every score so far masked) is replaced by 0 in the
- * exponents, so a fully masked row keeps l = 0 and gives y = 0, as the
- * CPU's reference (runtime/cpu/cpu_attention.c, the formulas of
- * onnx/reference/ops/op_attention.py) defines it; with dmlc_nan_rows_zero
+ * o / l. m' = -inf (every score so far -inf) is replaced by 0 in the
+ * exponents, so such a row keeps l = 0 and o = 0. A flag register notes
+ * whether some key of the row is not masked (its mask value not -inf, not
+ * causal-masked): a row without one (every key masked) gives y = 0, any
+ * other y = o / l, so a row whose scores are -inf of themselves (inf in Q
+ * or K) gives 0 / 0 = NaN, as the CPU's reference (runtime/cpu/
+ * cpu_attention.c) and ONNX Runtime 1.31 do; with dmlc_nan_rows_zero
  * (the attn-fuse pass's, for Where(IsNaN(softmax), 0, softmax)) a row
  * whose l is NaN gives 0 too. The query and key
  * sequences may be symbolic (the grid's x counts query rows; the key loop
@@ -201,8 +204,10 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
   K->tile_elems[2] = (uint32_t)(ATT_BQ * BKp); /* scores, a row per invocation */
   /* registers: q 0..D-1, o D..D+Dv-1, then the scalars */
   const uint32_t RO = (uint32_t)D, RM = (uint32_t)(D + Dv), RL = RM + 1, RS = RM + 2,
-                 RMT = RM + 3, RMS = RM + 4, RC = RM + 5, RP = RM + 6, RB = RM + 7;
-  K->n_regs = RB + 1;
+                 RMT = RM + 3, RMS = RM + 4, RC = RM + 5, RP = RM + 6, RB = RM + 7,
+                 RA = RM + 8,
+                 RU = RM + 9; /* RA: 1 once some key is unmasked; RU: key j's */
+  K->n_regs = RU + 1;
   const int32_t vt = DML_KVAR_FIRST_LOOP, ve = vt + 1, vj = vt + 2;
   const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X),
                    *i = dml_ki_var(p, DML_KVAR_GID_X), *wy = dml_ki_var(p, DML_KVAR_WG_Y);
@@ -226,7 +231,7 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
     dml_kblock_add(&body, assign(s, DML_KS_LET, RO + (uint32_t)d, zero));
   dml_kblock_add(&body, assign(s, DML_KS_LET, RM, ninf));
   dml_kblock_add(&body, assign(s, DML_KS_LET, RL, zero));
-  const uint32_t lets[] = {RS, RMT, RMS, RC, RP, RB};
+  const uint32_t lets[] = {RS, RMT, RMS, RC, RP, RB, RA, RU};
   for (size_t r = 0; r < sizeof lets / sizeof lets[0]; r++)
     dml_kblock_add(&body, assign(s, DML_KS_LET, lets[r], zero));
 
@@ -287,8 +292,19 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
     dml_kblock_add(&sc, assign(s, DML_KS_SET, RS,
                                f2(s, DML_KF_ADD, dml_kv_reg(p, RS), dml_kv_reg(p, RB))));
   }
-  if (causal) /* -inf where j > i */
+  /* RU: key j is not masked (its mask value is not -inf, nor j > i causal) */
+  const dml_kval_t *one = dml_kv_const(p, 1.0f);
+  dml_kblock_add(
+      &sc,
+      assign(s, DML_KS_SET, RU,
+             mask ? dml_kv_select(p, f2(s, DML_KF_EQ, dml_kv_reg(p, RB), ninf), zero, one)
+                  : one));
+  if (causal) { /* -inf where j > i */
     dml_kblock_add(&sc, if_lt(s, i, j, assign(s, DML_KS_SET, RS, ninf)));
+    dml_kblock_add(&sc, if_lt(s, i, j, assign(s, DML_KS_SET, RU, zero)));
+  }
+  dml_kblock_add(&sc, assign(s, DML_KS_SET, RA,
+                             f2(s, DML_KF_MAX, dml_kv_reg(p, RA), dml_kv_reg(p, RU))));
   dml_kstmt_t *sst = dml_ks_new(p, DML_KS_TILE_STORE);
   if (!sst) return;
   sst->tile = 2, sst->idx = srow, sst->val = dml_kv_reg(p, RS);
@@ -356,9 +372,9 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
         tile_body);
   dml_kblock_add(&body, for_loop(s, vt, n_tiles, tile_body));
 
-  /* y = o / l, 0 where l = 0 (every key masked) */
+  /* y = o / l, 0 where every key is masked (RA = 0) */
   dml_kblock_t out = {0};
-  const dml_kval_t *l0 = f2(s, DML_KF_EQ, dml_kv_reg(p, RL), zero);
+  const dml_kval_t *l0 = f2(s, DML_KF_EQ, dml_kv_reg(p, RA), zero);
   if (nan_zero) /* l != l: NaN */
     l0 = f2(s, DML_KF_OR, l0,
             dml_kv_fn(p, DML_KF_NOT,

@@ -210,22 +210,26 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
     }
     case DML_OP_POW: return pow_value(s, n, x);
     case DML_OP_BATCH_NORMALIZATION: {
-      /* inference: (x - mean) * (scale / sqrt(var + epsilon)) + B, per channel
-       * (ONNX BatchNormalization-15, epsilon default 1e-5); f16/bf16
-       * operands widen exactly, the formula runs in f32 and the result is
-       * rounded once (the CPU computes it in double, rounded at the store) */
+      /* inference (ONNX BatchNormalization-15, epsilon default 1e-5), per
+       * channel in the affine form of ONNX Runtime's CPU kernel and
+       * dml_cpu_bn_affine, all in f32: a = (1 / sqrt(var + epsilon)) *
+       * scale, off = B - mean * a, y = x * a + off (so an infinite a gives
+       * x * inf - inf = NaN, as ORT; the spec's (x - mean) * a + B would give
+       * inf); f16/bf16 operands widen exactly and the result is rounded once */
       double eps = dml_attr_float(n->attrs, n->n_attrs, "epsilon", 1e-5);
       dml_kdtype_t t = x[0]->dtype;
       const dml_kval_t *f[5];
       for (int k = 0; k < 5; k++)
         f[k] = x[k]->dtype == DML_KT_F32 ? x[k] : dml_kv_cast(p, DML_KT_F32, x[k]);
       const dml_kval_t *inv = dml_kv_fn(
-          p, DML_KF_DIV, f[1],
+          p, DML_KF_DIV, dml_kv_const(p, 1.0f),
           dml_kv_fn(p, DML_KF_SQRT,
                     dml_kv_fn(p, DML_KF_ADD, f[4], dml_kv_const(p, (float)eps)), NULL));
-      const dml_kval_t *y = dml_kv_fn(
-          p, DML_KF_ADD,
-          dml_kv_fn(p, DML_KF_MUL, dml_kv_fn(p, DML_KF_SUB, f[0], f[3]), inv), f[2]);
+      const dml_kval_t *a = dml_kv_fn(p, DML_KF_MUL, inv, f[1]);
+      const dml_kval_t *off =
+          dml_kv_fn(p, DML_KF_SUB, f[2], dml_kv_fn(p, DML_KF_MUL, f[3], a));
+      const dml_kval_t *y =
+          dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, f[0], a), off);
       return t == DML_KT_F32 ? y : dml_kv_cast(p, t, y);
     }
     default: return ew_value_more(s, n, x);

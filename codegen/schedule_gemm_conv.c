@@ -711,11 +711,13 @@ const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape
 }
 
 /* Emits the window loops over (kh, kw) of output pixel (oh, ow): calls
- * `inner` with the input element index ih*W + iw (a bounds-checked body). */
+ * `inner` with the input element index ih*W + iw (a bounds-checked body);
+ * `pre` and `post` (NULL: none) run at every position, before and after
+ * that check. */
 static dml_kstmt_t *window(sched_t *s, const win_shape_t *ws, const dml_kidx_t *oh,
                            const dml_kidx_t *ow, int32_t vkh, int32_t vkw,
                            dml_kstmt_t *(*inner)(sched_t *, const dml_kidx_t *, void *),
-                           void *ctx) {
+                           void *ctx, dml_kstmt_t *pre, dml_kstmt_t *post) {
   dml_kpool_t *p = s->pool;
   const dml_kidx_t *th = dml_ki_bin(
       p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, oh, dml_ki_const(p, ws->stride[0])),
@@ -732,8 +734,12 @@ static dml_kstmt_t *window(sched_t *s, const win_shape_t *ws, const dml_kidx_t *
   if (in_w) in_w->lo = pw;
   dml_kstmt_t *in_h = if_lt(s, th, kaddc(p, Hi, ws->pad[0]), in_w);
   if (in_h) in_h->lo = ph;
+  dml_kblock_t pos = {0};
+  dml_kblock_add(&pos, pre);
+  dml_kblock_add(&pos, in_h);
+  dml_kblock_add(&pos, post);
   return for_loop(s, vkh, dml_ki_const(p, ws->kh),
-                  for_loop(s, vkw, dml_ki_const(p, ws->kw), in_h));
+                  for_loop(s, vkw, dml_ki_const(p, ws->kw), pos.first));
 }
 
 typedef struct conv_ctx {
@@ -744,6 +750,7 @@ typedef struct conv_ctx {
   dml_kfn_t comb;
   int count; /* AveragePool without pads: count the valid positions */
   uint32_t cnt;
+  uint32_t xr; /* Conv: the register of the tap's input value (0 on a padded tap) */
 } conv_ctx_t;
 
 /* The value of the window result `r` (f32) stored into y: rounded once to
@@ -760,16 +767,9 @@ static dml_kstmt_t *conv_inner(sched_t *s, const dml_kidx_t *e, void *vctx) {
   /* f16/bf16 operands widen exactly: products and sums are f32 */
   const dml_kval_t *xv =
       load_f32(s, c->ws->x, at(s, c->ws->x, dml_ki_bin(p, DML_KI_ADD, c->xbase, e)));
+  /* Conv: the tap's input value into xr (conv_tap adds xr * w) */
+  if (c->wbase) return assign(s, DML_KS_SET, c->xr, xv);
   const dml_kval_t *v = xv;
-  if (c->wbase) {
-    const dml_kidx_t *wk = dml_ki_bin(
-        p, DML_KI_ADD, c->wbase,
-        dml_ki_bin(
-            p, DML_KI_ADD,
-            dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, c->vkh), dml_ki_const(p, c->ws->kw)),
-            dml_ki_var(p, c->vkw)));
-    v = dml_kv_fn(p, DML_KF_MUL, xv, load_f32(s, c->ws->w, at(s, c->ws->w, wk)));
-  }
   /* max-pooling keeps NaN as the CPU does */
   const dml_kval_t *a = dml_kv_reg(p, c->acc);
   dml_kstmt_t *st =
@@ -780,6 +780,24 @@ static dml_kstmt_t *conv_inner(sched_t *s, const dml_kidx_t *e, void *vctx) {
         assign(s, DML_KS_SET, c->cnt,
                dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, c->cnt), dml_kv_const(p, 1.0f)));
   return st;
+}
+
+/* Conv's sum over one window position: acc += xr * w[m, c, kh, kw], where xr
+ * is the input value, or 0 on a padded tap. A padded tap adds 0 * w, as the
+ * CPU's zero padding (and ONNX Runtime's im2col) does: +-0 for a finite
+ * weight, NaN for an infinite or NaN one. */
+static dml_kstmt_t *conv_tap(sched_t *s, const conv_ctx_t *c) {
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *wk = dml_ki_bin(
+      p, DML_KI_ADD, c->wbase,
+      dml_ki_bin(
+          p, DML_KI_ADD,
+          dml_ki_bin(p, DML_KI_MUL, dml_ki_var(p, c->vkh), dml_ki_const(p, c->ws->kw)),
+          dml_ki_var(p, c->vkw)));
+  const dml_kval_t *v = dml_kv_fn(p, DML_KF_MUL, dml_kv_reg(p, c->xr),
+                                  load_f32(s, c->ws->w, at(s, c->ws->w, wk)));
+  return assign(s, DML_KS_SET, c->acc,
+                dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, c->acc), v));
 }
 
 /* Output coordinates (n, m, oh, ow) of flat id `gid` of ws->y. */
@@ -827,19 +845,22 @@ void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t 
                  dml_ki_var(p, vc)),
       dml_ki_const(p, ws->kh * ws->kw));
   uint32_t acc = G->n;
-  conv_ctx_t c = {ws, xbase, wbase, vkh, vkw, acc, DML_KF_ADD, 0, 0};
+  conv_ctx_t c = {ws, xbase, wbase, vkh, vkw, acc, DML_KF_ADD, 0, 0, acc + 1};
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, c.xr, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body,
                  for_loop(s, vc, dml_ki_const(p, cg),
-                          window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c)));
+                          window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c,
+                                 assign(s, DML_KS_SET, c.xr, dml_kv_const(p, 0.0f)),
+                                 conv_tap(s, &c))));
   const dml_kval_t *r = dml_kv_reg(p, acc);
   if (ws->b) r = dml_kv_fn(p, DML_KF_ADD, r, load_f32(s, ws->b, at(s, ws->b, coord[1])));
   const dml_kidx_t *ycoord[DML_MAX_RANK];
   coords_of(s, G->out, gid, ycoord);
   dml_ksched_emit_chain(s, K, G, &body, win_result(s, ws, r), ycoord, gid);
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
-  K->n_regs = acc + 1;
+  K->n_regs = c.xr + 1;
   dml_klin_t fl = numel;
   fl.c *= 2 * cg * ws->kh * ws->kw;
   lin_add(&K->flops, fl, 1);
@@ -938,12 +959,13 @@ void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
   int32_t vkh = DML_KVAR_FIRST_LOOP, vkw = vkh + 1;
   conv_ctx_t c = {
       ws, xbase, NULL, vkh, vkw, 0, is_max ? DML_KF_MAX : DML_KF_ADD, !is_max && !incl,
-      1};
+      1,  0};
   dml_kblock_t body = {0};
   dml_kblock_add(&body,
                  assign(s, DML_KS_LET, 0, dml_kv_const(p, is_max ? -INFINITY : 0.0f)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body, window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c));
+  dml_kblock_add(&body,
+                 window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c, NULL, NULL));
   const dml_kval_t *r = dml_kv_reg(p, 0);
   if (!is_max)
     r = dml_kv_fn(p, DML_KF_DIV, r,

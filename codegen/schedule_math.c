@@ -400,6 +400,23 @@ static const char *emit_einsum(sched_t *s, uint32_t node) {
 
 /* ---- training-preview optimizers ---- */
 
+/* c * x for a compile-time constant c, as IEEE arithmetic gives it: for c =
+ * 0 that is 0 for a finite x but NaN for an infinite or NaN x, and Vulkan
+ * drivers may fold 0 * x into 0 (lavapipe does, even in a `precise`
+ * kernel: Vulkan keeps infinities and NaN only under SignedZeroInfNanPreserve),
+ * so 0 is written as the select x == +-inf or x != x ? NaN : 0 (the
+ * compares IsInf and IsNaN emit). The zero is +0 where 0 * x would be -0
+ * for a negative x. */
+static const dml_kval_t *mul_const(dml_kpool_t *p, double c, const dml_kval_t *x) {
+  if ((float)c != 0.0f) return dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)c), x);
+  const dml_kval_t *nonfinite = dml_kv_fn(
+      p, DML_KF_OR,
+      dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_EQ, x, dml_kv_const(p, INFINITY)),
+                dml_kv_fn(p, DML_KF_EQ, x, dml_kv_const(p, -INFINITY))),
+      dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, x, x), NULL));
+  return dml_kv_select(p, nonfinite, dml_kv_const(p, NAN), dml_kv_const(p, 0.0f));
+}
+
 /* Adagrad, Momentum and Adam (runtime/cpu/cpu_optim.c's formulas, in f32
  * where the CPU computes in double): inputs R, T, then n tensors X_i, n
  * gradients G_i and the state (H_i; V_i; V_i then H_i), outputs the n new
@@ -503,8 +520,7 @@ static const char *emit_optimizer(sched_t *s, uint32_t node) {
     uint32_t rx = 2 + 3 * i, ra = rx + 1, rh = rx + 2;
     const dml_kval_t *xv = load_at(s, x, gid), *a = load_at(s, s0, gid);
     const dml_kval_t *g =
-        dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)nc), xv),
-                  load_at(s, gr, gid));
+        dml_kv_fn(p, DML_KF_ADD, mul_const(p, nc, xv), load_at(s, gr, gid));
     const dml_kval_t *an, *xn, *hn = NULL;
     const dml_kval_t *A = dml_kv_reg(p, ra), *H = dml_kv_reg(p, rh);
     if (n->op == DML_OP_ADAGRAD) {
@@ -516,29 +532,20 @@ static const char *emit_optimizer(sched_t *s, uint32_t node) {
                               dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_SQRT, A, NULL),
                                         dml_kv_const(p, (float)eps))));
     } else if (n->op == DML_OP_MOMENTUM) {
-      an = dml_kv_fn(p, DML_KF_ADD,
-                     dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)alpha), a),
+      an = dml_kv_fn(p, DML_KF_ADD, mul_const(p, alpha, a),
                      dml_kv_fn(p, DML_KF_MUL, badj, g));
       /* X - R * V' (standard), X - R * (g + alpha * V') (nesterov) */
       xn = dml_kv_fn(
           p, DML_KF_SUB, xv,
           dml_kv_fn(p, DML_KF_MUL, r,
-                    nesterov ? dml_kv_fn(p, DML_KF_ADD, g,
-                                         dml_kv_fn(p, DML_KF_MUL,
-                                                   dml_kv_const(p, (float)alpha), A))
-                             : A));
+                    nesterov ? dml_kv_fn(p, DML_KF_ADD, g, mul_const(p, alpha, A)) : A));
     } else {
-      an = dml_kv_fn(p, DML_KF_ADD,
-                     dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)alpha), a),
-                     dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)(1.0 - alpha)), g));
-      hn = dml_kv_fn(
-          p, DML_KF_ADD,
-          dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)beta), load_at(s, s1, gid)),
-          dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)(1.0 - beta)),
-                    dml_kv_fn(p, DML_KF_MUL, g, g)));
+      an = dml_kv_fn(p, DML_KF_ADD, mul_const(p, alpha, a), mul_const(p, 1.0 - alpha, g));
+      hn = dml_kv_fn(p, DML_KF_ADD, mul_const(p, beta, load_at(s, s1, gid)),
+                     mul_const(p, 1.0 - beta, dml_kv_fn(p, DML_KF_MUL, g, g)));
       /* (1 - norm_coefficient_post) * (X - r * V' / (sqrt(H') + epsilon)) */
-      xn = dml_kv_fn(
-          p, DML_KF_MUL, dml_kv_const(p, (float)(1.0 - ncp)),
+      xn = mul_const(
+          p, 1.0 - ncp,
           dml_kv_fn(p, DML_KF_SUB, xv,
                     dml_kv_fn(p, DML_KF_DIV, dml_kv_fn(p, DML_KF_MUL, r, A),
                               dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_SQRT, H, NULL),

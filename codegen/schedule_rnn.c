@@ -97,8 +97,14 @@ static const char *rnn_read_acts(const dml_pkg_node_t *n, int kind, int n_acts, 
 
 static const dml_kval_t *rnn_act(dml_kpool_t *p, const rnn_act_t *a,
                                  const dml_kval_t *x) {
-  /* the activations of the formula table (ew_ops.def), alpha and beta its
-   * A0 and A1 */
+  /* Tanh and Sigmoid as the formula table's (ew_ops.def) Tanh and Sigmoid:
+   * the renderers' tanh is not the table's (lavapipe's turns a NaN into
+   * +-1, so an LSTM's NaN cell state gave h = o * tanh(c) = 0 where the CPU
+   * has NaN) */
+  if (a->kind == RA_TANH) return dml_kv_ewn(p, DML_OP_TANH, x);
+  if (a->kind == RA_SIGMOID) return dml_kv_ewn(p, DML_OP_SIGMOID, x);
+  /* the other activations of the formula table, alpha and beta its A0 and
+   * A1 */
   static const dml_op_t ew[RA_SOFTPLUS + 1] = {
       [RA_LEAKY_RELU] = DML_OP_LEAKY_RELU,
       [RA_THRESHOLDED_RELU] = DML_OP_THRESHOLDED_RELU,
@@ -114,12 +120,10 @@ static const dml_kval_t *rnn_act(dml_kpool_t *p, const rnn_act_t *a,
                    *be = dml_kv_const(p, (float)a->beta);
   switch (a->kind) {
     case RA_RELU: return dml_kv_fn(p, DML_KF_RELU, x, NULL);
-    case RA_TANH: return dml_kv_fn(p, DML_KF_TANH, x, NULL);
-    case RA_SIGMOID: return dml_kv_fn(p, DML_KF_SIGMOID, x, NULL);
     case RA_AFFINE: return dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, al, x), be);
     case RA_SCALED_TANH:
       return dml_kv_fn(p, DML_KF_MUL, al,
-                       dml_kv_fn(p, DML_KF_TANH, dml_kv_fn(p, DML_KF_MUL, be, x), NULL));
+                       dml_kv_ewn(p, DML_OP_TANH, dml_kv_fn(p, DML_KF_MUL, be, x)));
     default: return x;
   }
 }

@@ -1049,7 +1049,8 @@ static const char *nwin_reject(sched_t *s, const dml_pkg_node_t *n, nwin_t *o) {
 /* One Conv, ConvTranspose, MaxPool (with Indices) or AveragePool kernel:
  * one invocation per output element, counted loops over the input
  * channels of its group (convolutions) and the window positions, each
- * position checked against the input's bounds (the padding never read).
+ * position checked against the input's bounds (the padding never read;
+ * Conv's padded taps add 0 * w, as the CPU's).
  * Sums in f32 in the CPU's order of window positions; MaxPool keeps the
  * first maximum (strictly greater replaces) as the CPU does, its Indices
  * the flat offset into X (spatial offset row-major, or column-major for
@@ -1066,8 +1067,12 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   dml_kdtype_t t = kdt(o->y);
   int64_t in_sz = 1, k_sz = 1;
   for (int i = 0; i < r; i++) in_sz *= o->in[i], k_sz *= o->k[i];
-  /* registers: 0 acc, 1 count (excl), 2 count (incl), 3 best index, 4 cond */
-  K->n_regs = 5;
+  /* registers: 0 acc, 1 count (excl), 2 count (incl), 3 best index, 4 cond,
+   * 5 the tap's input value (Conv; 0 on a padded tap) */
+  K->n_regs = 6;
+  /* Conv (float) adds 0 * w on a padded tap, as the CPU's zero padding
+   * (and ONNX Runtime's im2col): NaN for an infinite or NaN weight */
+  int zpad = conv && !o->transpose && !o->quant;
   int32_t v = DML_KVAR_FIRST_LOOP, vc = v + SP; /* window vars v .. v+r-1, channel vc */
   int64_t cg = o->C / o->group, mg = o->M / o->group;
   /* the input channel: convolutions loop over their group's, pools read
@@ -1112,6 +1117,7 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   }
   const dml_kval_t *xv = load_at(s, o->x, kadd(s, plane, off));
   dml_kblock_t in_body = {0};
+  dml_kstmt_t *tap_sum = NULL; /* zpad: acc += xr * w at every position */
   if (conv) {
     /* w[m, c, k...] (Conv) or w[c, m % mg, k...] (ConvTranspose) */
     const dml_kidx_t *wi =
@@ -1133,12 +1139,17 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
                         load_at(s, o->zw, numel_static(o->zw) == 1 ? kc(s, 0) : co[1])));
       prod = dml_kv_fn(p, DML_KF_MUL, xq, wq);
     } else {
-      prod = dml_kv_fn(p, DML_KF_MUL, xv, wv);
+      prod = dml_kv_fn(p, DML_KF_MUL, zpad ? dml_kv_reg_t(p, 5, t) : xv, wv);
     }
-    dml_kblock_add(
-        &in_body, assign(s, DML_KS_SET, 0,
-                         dml_kv_fn(p, DML_KF_ADD,
-                                   dml_kv_reg_t(p, 0, o->quant ? DML_KT_I32 : t), prod)));
+    dml_kstmt_t *sum = assign(
+        s, DML_KS_SET, 0,
+        dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, 0, o->quant ? DML_KT_I32 : t), prod));
+    if (zpad) { /* xr = x in the bounds; the sum after them (below) */
+      dml_kblock_add(&in_body, assign(s, DML_KS_SET, 5, xv));
+      tap_sum = sum;
+    } else {
+      dml_kblock_add(&in_body, sum);
+    }
   } else if (o->is_max) {
     const dml_kval_t *acc = dml_kv_reg_t(p, 0, t), *best = dml_kv_reg_t(p, 3, DML_KT_I64);
     const dml_kval_t *cond =
@@ -1182,7 +1193,9 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
     inner = if_in(s, lhs[i], lo[i], hi[i], inner);
   }
   dml_kblock_t pos = {0};
+  if (zpad) dml_kblock_add(&pos, assign(s, DML_KS_SET, 5, dml_kv_zero(p, t)));
   dml_kblock_add(&pos, inner);
+  dml_kblock_add(&pos, tap_sum);
   if (o->incl) { /* positions inside the padded input */
     dml_kstmt_t *cnt =
         assign(s, DML_KS_SET, 2,
@@ -1204,6 +1217,7 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_iconst(p, DML_KT_I64, -1)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_zero(p, DML_KT_BOOL)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 5, dml_kv_zero(p, zpad ? t : DML_KT_F32)));
   dml_kblock_add(&body, loops);
   const dml_kval_t *res = dml_kv_reg_t(p, 0, o->quant ? DML_KT_I32 : t);
   if (conv && o->b) res = dml_kv_fn(p, DML_KF_ADD, res, load_at(s, o->b, co[1]));

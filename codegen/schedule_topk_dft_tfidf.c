@@ -14,8 +14,7 @@
  *     element, O(n^2) per row of n elements: meant for the rows of models
  *     and tests (a few thousand), not for sorting long vectors. The CPU's
  *     results are always sorted (sorted = 0 allows it); so are these. NaN
- *     counts as above every number here (the CPU's merge sort leaves its
- *     place unspecified);
+ *     counts as above every number, here as on the CPU;
  *   - DFT (opset 17, runtime/cpu/cpu_signal.c): one invocation per output
  *     bin, a direct O(n) sum over the (zero-padded or truncated) signal in
  *     f64, as the CPU's double sums; the twiddle of sample j and bin k

@@ -23,7 +23,10 @@
  *               -1, the default, leaves that side open: opset 25)
  *   offset = past_len with past_key; nonpad_kv_seqlen[b] - Sq without it
  *            (an external cache; may be negative); else 0
- *   p = softmax(s + bias); a row whose bias is -inf everywhere gives p = 0
+ *   p = softmax(s + bias); a row whose bias is -inf everywhere (every key
+ *       masked) gives p = 0, as ONNX Runtime 1.31 does; a row whose scores
+ *       are -inf or NaN of themselves (inf or NaN in Q or K) gives NaN, as
+ *       the softmax and ORT do (exp(-inf - -inf))
  *   Y[i] = sum_j p_j V[j]
  * dmlc_nan_rows_zero = 1 (not ONNX: set by dmlc's attn-fuse pass for the
  * exporters' Where(IsNaN(softmax), 0, softmax)): a row whose softmax is
@@ -212,15 +215,15 @@ dml_status_t dml_cpuk_Attention(const dml_cpu_call_t *c) {
             dml_cpu_st(oqk->dtype, oqk->data, ((b * Hq + h) * Sq + i) * T + j, s[j]);
           if (s[j] > mx) mx = s[j];
         }
-        /* softmax; a row of -inf (or one whose bias is -inf everywhere)
-         * gives 0 */
+        /* softmax; a row whose bias is -inf everywhere gives 0, one of
+         * -inf or NaN scores NaN */
         double sum = 0.0;
         for (int64_t j = 0; j < T; j++) {
-          s[j] = isinf(mx) && mx < 0 ? 0.0 : exp(s[j] - mx);
+          s[j] = all_masked ? 0.0 : exp(s[j] - mx);
           sum += s[j];
         }
         for (int64_t j = 0; j < T; j++) {
-          s[j] = all_masked || sum == 0.0 || (nan_zero && isnan(sum)) ? 0.0 : s[j] / sum;
+          s[j] = all_masked || (nan_zero && isnan(sum)) ? 0.0 : s[j] / sum;
           if (mode == 3 && oqk)
             dml_cpu_st(oqk->dtype, oqk->data, ((b * Hq + h) * Sq + i) * T + j, s[j]);
         }

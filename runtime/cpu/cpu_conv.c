@@ -16,7 +16,9 @@
  * are spread over the pool (one scratch slot per thread). The CPU
  * executor's fusion (dml_cpu_run_fused) passes packed weights and a
  * bias/BatchNormalization/Relu epilogue. f64/f16/bf16: a direct loop in
- * double.
+ * double. Every path pads with zeros that are multiplied by the weight
+ * (0 * w: NaN for an infinite or NaN weight on a padded tap, as ONNX
+ * Runtime's im2col).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 /* Before the includes, so the inline helpers get the same options. */
@@ -1845,10 +1847,14 @@ static void conv_generic(const conv_geo_t *g, int transpose, dml_dtype_t dt,
             if (p < 0 || p >= g->in[i]) inb = 0;
             off = off * g->in[i] + p;
           }
-          if (!inb) continue;
-          size_t xi = (size_t)((n * g->C + gr * g->Cg + ch) * g->in_sz + off);
           size_t wi = (size_t)((m * g->Cg + ch) * g->k_sz + kk);
-          s += dml_load_f64(dt, x->data, xi) * dml_load_f64(dt, w->data, wi);
+          /* a padded tap adds 0 * w, as the f32 paths' zero padding (and
+           * ONNX Runtime's im2col) does: NaN for an infinite or NaN weight */
+          double xv = 0.0;
+          if (inb)
+            xv = dml_load_f64(dt, x->data,
+                              (size_t)((n * g->C + gr * g->Cg + ch) * g->in_sz + off));
+          s += xv * dml_load_f64(dt, w->data, wi);
         }
       dml_store_f64(dt, y->data, (size_t)yi, s);
     }

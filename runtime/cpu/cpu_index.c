@@ -7,6 +7,7 @@
  */
 #include "cpu_index.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -457,7 +458,12 @@ dml_status_t dml_cpuk_SpaceToDepth(const dml_cpu_call_t *c) {
  * TopK (ONNX opset 11; k as input 1 since opset 10): the k largest
  * (largest=1) or smallest elements along axis, as Values and i64 Indices.
  * Equal values keep the lower index first (the spec's tie rule); the result
- * is always sorted, which sorted=0 allows. NaN compares as unordered.
+ * is always sorted, which sorted=0 allows. A float NaN counts as above
+ * every number (first for largest, last for smallest), as numpy's sort and
+ * PyTorch's topk order it and as the GPU kernels do (codegen/
+ * schedule_topk_dft_tfidf.c's topk_before). ONNX does not say; ONNX Runtime
+ * 1.31 has no consistent order (a NaN may come first, last or be skipped,
+ * by the input's length).
  * ====================================================================== */
 
 typedef struct topk_ent {
@@ -470,7 +476,9 @@ enum { KEY_F, KEY_S, KEY_U };
 
 static inline int topk_before(const topk_ent_t *a, const topk_ent_t *b, int kind,
                               int largest) {
-  if (kind == KEY_F) return largest ? a->f > b->f : a->f < b->f;
+  if (kind == KEY_F)
+    return largest ? a->f > b->f || (isnan(a->f) && !isnan(b->f))
+                   : a->f < b->f || (!isnan(a->f) && isnan(b->f));
   if (kind == KEY_U)
     return largest ? (uint64_t)a->i > (uint64_t)b->i : (uint64_t)a->i < (uint64_t)b->i;
   return largest ? a->i > b->i : a->i < b->i;

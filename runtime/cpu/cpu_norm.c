@@ -85,16 +85,19 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
       if (rvo) dml_cpu_st(rvo->dtype, rvo->data, ch, var * mom + bv * (1 - mom));
       mu = bm, var = bv;
     }
-    double a = sc / sqrt(var + eps), off = b - mu * a;
+    /* the affine form of dml_cpu_bn_affine: in float for f32, f16 and bf16
+     * (as the GPU kernels), in double for f64 */
     float af, of;
-    dml_cpu_bn_affine(sc, b, mu, var, eps, &af, &of); /* (float)a, (float)off */
+    dml_cpu_bn_affine(sc, b, mu, var, eps, &af, &of);
+    double a = af, off = of;
+    if (dt == DML_DTYPE_F64) a = (1.0 / sqrt(var + eps)) * sc, off = b - mu * a;
     for (int64_t n = 0; n < N; n++) {
       int64_t base = (n * C + ch) * sp;
       if (dt == DML_DTYPE_F32) {
         const float *xp = (const float *)x->data + base;
         float *yp = (float *)y->data + base;
         for (int64_t i = 0; i < sp; i++) yp[i] = xp[i] * af + of;
-      } else {
+      } else { /* x * a + off in double, rounded at the store */
         for (int64_t i = 0; i < sp; i++)
           dml_cpu_st(dt, y->data, base + i, dml_cpu_ld(dt, x->data, base + i) * a + off);
       }
@@ -105,9 +108,9 @@ dml_status_t dml_cpuk_BatchNormalization(const dml_cpu_call_t *c) {
 
 void dml_cpu_bn_affine(double sc, double b, double mean, double var, double eps,
                        float *scale, float *shift) {
-  double a = sc / sqrt(var + eps);
-  *scale = (float)a;
-  *shift = (float)(b - mean * a);
+  float a = (1.0f / sqrtf((float)var + (float)eps)) * (float)sc;
+  *scale = a;
+  *shift = (float)b - (float)mean * a;
 }
 
 /* ======================================================================

@@ -209,9 +209,12 @@ void dml_cpu_rnn_prepack(dml_op_t op, const dml_tensor_t *w, const dml_tensor_t 
                          const dml_attr_t *attrs, uint32_t n_attrs, void *dst);
 
 /* BatchNormalization's inference-mode affine form y = x * scale + shift per
- * channel, as its f32 kernel computes it: in double a = sc / sqrt(var + eps),
- * off = b - mean * a, then each rounded to float (ONNX BatchNormalization-15,
- * training_mode = 0). */
+ * channel (ONNX BatchNormalization-15, training_mode = 0), as ONNX Runtime's
+ * CPU kernel computes it, in float: a = (1 / sqrt(var + eps)) * sc, off =
+ * b - mean * a (operands rounded to float first). So an infinite a makes
+ * x * a + off NaN (x * inf - inf) where the spec's (x - mean) * a + b would
+ * be inf: ORT 1.31 gives NaN there; the GPU kernels
+ * (codegen/schedule_elementwise.c) compute the same form in f32. */
 void dml_cpu_bn_affine(double sc, double b, double mean, double var, double eps,
                        float *scale, float *shift);
 

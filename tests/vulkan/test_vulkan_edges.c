@@ -6,7 +6,10 @@
  *     Pow by the constant exponents 2, 3, 0.5 and -1 (the scheduler's
  *     special forms);
  *   - Softplus (log(1 + e^x) without overflow or cancellation) and Sign
- *     (NaN and +-0 kept) on edge values and a sweep of [-100, 100].
+ *     (NaN and +-0 kept) on edge values and a sweep of [-100, 100];
+ *   - Conv (2-D and 3-D, pads 1) with an infinite weight on a tap that is
+ *     padded for every output but the last: 0 * inf = NaN there, as ONNX
+ *     Runtime's im2col (1.31: [nan nan nan inf], seven NaN then inf).
  * Agreement: both NaN, or the same infinity, or the same zero (sign
  * included), or |got - want| <= tol * |want| (edge_tol below: relative,
  * documented in docs/kernels.md). The GPU may flush subnormal inputs to
@@ -396,6 +399,55 @@ static void test_sce_edges(void) {
     CHECK(edge_agree(sum, want_sum, 1e-6));
   }
   gpu_test_close(m, cpu, vk);
+}
+
+static void test_conv_padded_taps(void) {
+  static const char *const text[2] = {
+      "global @w : f32[1,1,3,3] = dense<[inf, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, "
+      "0.5]>\n"
+      "func @forward(%x: f32[1,1,2,2]) -> (f32[1,1,2,2]) {\n"
+      "  %y = Conv(%x, @w) {pads = [1, 1, 1, 1]} : f32[1,1,2,2]\n"
+      "  return %y\n}\n",
+      "global @w : f32[1,1,3,3,3] = dense<[inf, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, "
+      "0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, "
+      "0.5, 0.5, 0.5, 0.5]>\n"
+      "func @forward(%x: f32[1,1,2,2,2]) -> (f32[1,1,2,2,2]) {\n"
+      "  %y = Conv(%x, @w) {pads = [1, 1, 1, 1, 1, 1]} : f32[1,1,2,2,2]\n"
+      "  return %y\n}\n"};
+  static const float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  for (int r = 0; r < 2; r++) {
+    dml_rt_session_t *cpu = NULL, *vk = NULL;
+    dml_rt_model_t *m = vk_open_pair(text[r], &cpu, &vk);
+    if (!cpu || !vk) {
+      gpu_test_close(m, cpu, vk);
+      return;
+    }
+    int n = r ? 8 : 4;
+    dml_rt_session_t *ss[2] = {cpu, vk};
+    for (int k = 0; k < 2; k++) {
+      dml_tensor_t t;
+      memset(&t, 0, sizeof t);
+      t.dtype = DML_DTYPE_F32;
+      t.rank = r ? 5 : 4;
+      for (int d = 0; d < t.rank; d++) t.dims[d] = d < 2 ? 1 : 2;
+      t.data = (void *)ones;
+      CHECK_OK(dml_rt_session_set_input(ss[k], 0, &t));
+      CHECK_OK(dml_rt_session_run(ss[k]));
+      dml_tensor_t y;
+      memset(&y, 0, sizeof y);
+      CHECK_OK(dml_rt_session_get_output(ss[k], 0, &y));
+      if (!y.data) continue;
+      const float *v = (const float *)y.data;
+      for (int i = 0; i < n; i++) {
+        int ok = i < n - 1 ? isnan(v[i]) : v[i] == INFINITY;
+        if (!ok)
+          fprintf(stderr, "  Conv %d-D y[%d] on %s: %g\n", r ? 3 : 2, i,
+                  k ? "vulkan" : "cpu", v[i]);
+        CHECK(ok);
+      }
+    }
+    gpu_test_close(m, cpu, vk);
+  }
 }
 
 /* ---- every op of the elementwise formula table (runtime/base/ew_ops.def) ---- */
@@ -825,6 +877,7 @@ int main(void) {
   RUN(test_binary_edges);
   RUN(test_softplus_sign);
   RUN(test_sce_edges);
+  RUN(test_conv_padded_taps);
   RUN(test_ew_every_op_has_a_case);
   RUN(test_ew_table);
   return dml_test_finish();
