@@ -239,6 +239,41 @@ void dml_krow_scan(sched_t *s, dml_kernel_t *K, dml_kblock_t *b, const dml_kidx_
 dml_kstmt_t *dml_krow_each(sched_t *s, const dml_kidx_t *n, int32_t var,
                            dml_krow_stmt_fn body, void *ctx);
 
+/* A contraction per output element (a MatMul's K, an Einsum's summed
+ * labels) over k < n: one invocation per output element looping over k
+ * while n is at most DML_KDOT_SERIAL_MAX at the bounds, else one workgroup
+ * per output element summing as dml_krow_reduce_t does (lavapipe stops an
+ * invocation's loops after 65,535 iterations in all; docs/kernels.md "Long
+ * rows"). The limit leaves room for an invocation's other loops. */
+#define DML_KDOT_SERIAL_MAX 16384
+typedef struct {
+  int coop;        /* a workgroup per output element */
+  dml_klin_t rows; /* output elements */
+  int32_t row_var; /* dml_krow_setup's loop variable of the turns */
+} dml_kdot_t;
+
+/* Sets K's workgroup and grid for the elements of output type `t`, each a
+ * contraction of at most `n_max` terms, and fills d; returns the index of
+ * the output element (the invocation id, or dml_krow_setup's row with
+ * shared tile 0, loop variable `row_var` for the turns). */
+const dml_kidx_t *dml_kdot_setup(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
+                                 int64_t n_max, int32_t row_var, dml_kdot_t *d);
+
+/* Appends to `b` the statements after which register `reg` holds the sum
+ * over k < n of value(k) in init's dtype (`init` its zero: f32, f64 or an
+ * integer dtype; value of that dtype): a loop of variable `var` in k order,
+ * or dml_krow_reduce_t through tile 0 (registers reg .. reg + 3, every
+ * invocation of the workgroup holding the sum). Raises K->n_regs. */
+void dml_kdot_sum(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t *b,
+                  const dml_kidx_t *n, int32_t var, const dml_kval_t *init,
+                  dml_krow_value_fn value, void *ctx, uint32_t reg);
+
+/* K's body: `b` then `tail` (the output element's store), under the bounds
+ * check of the output element `out`; in the cooperative form `tail` runs
+ * in invocation 0 only, and the rows beyond 65,535 workgroups in turns. */
+void dml_kdot_finish(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d,
+                     const dml_kidx_t *out, dml_kblock_t *b, dml_kstmt_t *tail);
+
 /* schedule_elementwise.c, for the eager kernel library
  * (codegen/eager_lib.c): the value of elementwise node `node` of function
  * `fn` of `g` given its operands' values `x` (the formula the scheduler

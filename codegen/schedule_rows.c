@@ -363,3 +363,45 @@ int dml_krow_wanted(const sched_t *s, int64_t row_len_max) {
   (void)s;
   return row_len_max > DML_KROW_MIN;
 }
+
+const dml_kidx_t *dml_kdot_setup(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
+                                 int64_t n_max, int32_t row_var, dml_kdot_t *d) {
+  d->coop = n_max > DML_KDOT_SERIAL_MAX;
+  d->row_var = row_var;
+  numel_syms(t, &d->rows);
+  if (d->coop) return dml_krow_setup(s, K, d->rows, row_var, 0);
+  K->local[0] = DML_KROW_WG;
+  K->items[0] = d->rows;
+  return dml_ki_var(s->pool, DML_KVAR_GID_X);
+}
+
+void dml_kdot_sum(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t *b,
+                  const dml_kidx_t *n, int32_t var, const dml_kval_t *init,
+                  dml_krow_value_fn value, void *ctx, uint32_t reg) {
+  dml_kpool_t *p = s->pool;
+  if (!init) return;
+  uint32_t used = reg + (d->coop ? ROW_UNROLL : 1);
+  if (K->n_regs < used) K->n_regs = used;
+  if (d->coop) {
+    dml_krow_reduce_t(s, K, b, n, var, DML_KF_ADD, init, value, ctx, reg, 0);
+    return;
+  }
+  dml_kblock_add(b, assign(s, DML_KS_LET, reg, init));
+  dml_kblock_add(
+      b, for_loop(s, var, n,
+                  assign(s, DML_KS_SET, reg,
+                         dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, reg, init->dtype),
+                                   value(s, dml_ki_var(p, var), ctx)))));
+}
+
+void dml_kdot_finish(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d,
+                     const dml_kidx_t *out, dml_kblock_t *b, dml_kstmt_t *tail) {
+  dml_kpool_t *p = s->pool;
+  if (!d->coop) {
+    dml_kblock_add(b, tail);
+    K->body = if_lt(s, out, dml_ki_lin(p, d->rows), b->first);
+    return;
+  }
+  dml_kblock_add(b, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), kc(s, 1), tail));
+  K->body = dml_krow_finish(s, d->rows, d->row_var, b->first);
+}

@@ -1535,6 +1535,29 @@ static void emit_dynquant(sched_t *s, uint32_t node) {
  * A [.., M, K] and B [.., K, N] of u8/i8 with numpy batch broadcasting,
  * zero points and scales per tensor, per row of A ([M]) or per column of B
  * ([N]); one invocation per output element with a loop over K. */
+/* One output element of MatMulInteger / QLinearMatMul: A's row at a0, B's
+ * column n from b0, the zero points as i32 values (NULL: 0). */
+typedef struct {
+  const dml_pkg_value_t *a, *b;
+  const dml_kval_t *za, *zb;
+  const dml_kidx_t *a0, *b0, *n;
+  int64_t N;
+} qmm_ctx_t;
+
+/* (a[k] - za) * (b[k, n] - zb) in i32 (dml_krow_value_fn). */
+static const dml_kval_t *qmm_term(sched_t *s, const dml_kidx_t *k, void *ctx) {
+  dml_kpool_t *p = s->pool;
+  const qmm_ctx_t *c = ctx;
+  const dml_kval_t *av = dml_kv_cast(p, DML_KT_I32, load_at(s, c->a, kadd(s, c->a0, k))),
+                   *bv = dml_kv_cast(
+                       p, DML_KT_I32,
+                       load_at(s, c->b,
+                               kadd(s, kmul(s, kadd(s, c->b0, k), kc(s, c->N)), c->n)));
+  if (c->za) av = dml_kv_fn(p, DML_KF_SUB, av, c->za);
+  if (c->zb) bv = dml_kv_fn(p, DML_KF_SUB, bv, c->zb);
+  return dml_kv_fn(p, DML_KF_MUL, av, bv);
+}
+
 static void emit_qmatmul(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -1589,10 +1612,13 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
     dml_ksched_unsupported(s, node, why);
     return;
   }
-  dml_kernel_t *Kr;
+  dml_kernel_t *Kr = dml_ksched_kernel(s, DML_KK_GEMM, node);
+  if (!Kr) return;
+  dml_kdot_t dot;
   const dml_kidx_t *co[DML_MAX_RANK];
-  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_GEMM, &y->type, &Kr, co);
-  if (!gid) return;
+  const dml_kidx_t *gid =
+      dml_kdot_setup(s, Kr, &y->type, K, DML_KVAR_FIRST_LOOP + 1, &dot);
+  coords_of(s, &y->type, gid, co);
   const dml_kidx_t *m = co[yr - 2], *nn = co[yr - 1];
   /* batch offsets (broadcast dims of size 1 read 0) */
   const dml_kidx_t *ab = kc(s, 0), *bb = kc(s, 0);
@@ -1607,28 +1633,18 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
           s, kmul(s, bb, dim_idx(s, b->type.dims[db])),
           b->type.dims[db].value == 1 && b->type.dims[db].sym < 0 ? kc(s, 0) : co[d]);
   }
-  int32_t vk = DML_KVAR_FIRST_LOOP;
-  const dml_kidx_t *kv = dml_ki_var(p, vk);
-  const dml_kidx_t *ai = kadd(s, kmul(s, kadd(s, kmul(s, ab, Mx), m), kc(s, K)), kv);
-  const dml_kidx_t *bi =
-      kadd(s, kmul(s, kadd(s, kmul(s, bb, kc(s, K)), kv), kc(s, N)), nn);
 #define PIDX(v, row) (numel_static(v) == 1 ? kc(s, 0) : (row) ? m : nn)
-  const dml_kval_t *av = dml_kv_cast(p, DML_KT_I32, load_at(s, a, ai)),
-                   *bv = dml_kv_cast(p, DML_KT_I32, load_at(s, b, bi));
-  if (za)
-    av = dml_kv_fn(p, DML_KF_SUB, av,
-                   dml_kv_cast(p, DML_KT_I32, load_at(s, za, PIDX(za, 1))));
-  if (zb)
-    bv = dml_kv_fn(p, DML_KF_SUB, bv,
-                   dml_kv_cast(p, DML_KT_I32, load_at(s, zb, PIDX(zb, 0))));
+  qmm_ctx_t qc = {a,
+                  b,
+                  za ? dml_kv_cast(p, DML_KT_I32, load_at(s, za, PIDX(za, 1))) : NULL,
+                  zb ? dml_kv_cast(p, DML_KT_I32, load_at(s, zb, PIDX(zb, 0))) : NULL,
+                  kmul(s, kadd(s, kmul(s, ab, Mx), m), kc(s, K)),
+                  kmul(s, bb, kc(s, K)),
+                  nn,
+                  N};
   dml_kblock_t body = {0};
-  Kr->n_regs = 1;
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_zero(p, DML_KT_I32)));
-  dml_kblock_add(&body,
-                 for_loop(s, vk, kc(s, K),
-                          assign(s, DML_KS_SET, 0,
-                                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, 0, DML_KT_I32),
-                                           dml_kv_fn(p, DML_KF_MUL, av, bv)))));
+  dml_kdot_sum(s, Kr, &dot, &body, kc(s, K), DML_KVAR_FIRST_LOOP,
+               dml_kv_zero(p, DML_KT_I32), qmm_term, &qc, 0);
   const dml_kval_t *acc = dml_kv_reg_t(p, 0, DML_KT_I32), *res = acc;
   if (ql) {
     const dml_kval_t *f = dml_kv_fn(p, DML_KF_DIV,
@@ -1642,8 +1658,7 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
     res = sat_q(p, res, kdt(y));
   }
 #undef PIDX
-  dml_kblock_add(&body, store_at(s, y, gid, res));
-  elem_finish(s, Kr, &y->type, gid, body.first);
+  dml_kdot_finish(s, Kr, &dot, gid, &body, store_at(s, y, gid, res));
   lin_add(&Kr->flops, l, 2 * K);
   lin_add(&Kr->bytes, l, 2 * K + 4);
 }

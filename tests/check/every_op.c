@@ -162,17 +162,11 @@ typedef struct {
 #define CONV_PAD                                                                    \
   "padded taps: the CPU multiplies the zero padding by the weight (0 * inf = NaN, " \
   "as ONNX Runtime's im2col), the Vulkan conv skips them"
-#define LONG_K                                                                       \
-  "its kernel loops over K = 70,001 in one invocation: lavapipe stops a loop after " \
-  "65,535 iterations (codegen/schedule_rows.c); not split yet (only the scans and "  \
-  "reductions are)"
 static const known_t k_known[] = {
     {"Sin", "bf16", "vulkan", NULL, BF16_TRIG},
     {"Cos", "bf16", "vulkan", NULL, BF16_TRIG},
     {"Conv", "f32", "vulkan", NULL, CONV_PAD},
     {"Conv:depthwise", "f32", "vulkan", NULL, CONV_PAD},
-    {"MatMulWQ:8-bit", "i8", "vulkan", "row 70001", LONG_K},
-    {"MatMulInteger", "i8", "vulkan", "row 70001", LONG_K},
 #define ATTN_EDGE                                                                    \
   "edge inputs: a row whose scores are all -inf or NaN (from inf/NaN in Q or K) is " \
   "0 on the CPU (its rule for an all-masked row) and NaN in the fused GPU kernel"
@@ -181,7 +175,7 @@ static const known_t k_known[] = {
     {"Attention", "bf16", "vulkan", "random", ATTN_EDGE},
     {"Attention", "f32", "vulkan", "row 70001",
      "the fused kernel's loop over 70,001 keys in one invocation: lavapipe stops a "
-     "loop after 65,535 iterations (as LONG_K)"},
+     "loop after 65,535 iterations"},
     {"LSTM", "f32", "vulkan", NULL,
      "edge inputs: the CPU's NaN (an infinite gate input) is -0 on Vulkan"},
 #define TOPK_NAN \
@@ -201,7 +195,6 @@ static const known_t k_known[] = {
     {"Einsum:matmul", "bf16", "vulkan", "random",
      "end to end 0.044 against 0.04: the bf16 result of a contraction of up to 300 "
      "products"},
-    {"Einsum:matmul", "f32", "vulkan", "row 70001", LONG_K},
     {"Adagrad", "f32", "vulkan", NULL, "edge inputs: the CPU's NaN is -inf on Vulkan"},
     {"Adam", "f32", "vulkan", NULL, "edge inputs: the CPU's NaN is inf on Vulkan"},
     {NULL, NULL, NULL, NULL, NULL},
