@@ -239,13 +239,17 @@ void dml_krow_scan(sched_t *s, dml_kernel_t *K, dml_kblock_t *b, const dml_kidx_
 dml_kstmt_t *dml_krow_each(sched_t *s, const dml_kidx_t *n, int32_t var,
                            dml_krow_stmt_fn body, void *ctx);
 
+/* The most loop iterations an invocation of a kernel may run in all
+ * (counted at the symbols' bounds) before its loop takes a cooperative
+ * form: Mesa's lavapipe stops an invocation's loops after 65,535 iterations
+ * counted together (docs/kernels.md "Long rows"); half of that leaves room
+ * for the loops a count leaves out. */
+#define DML_KLOOP_MAX 32768
+
 /* A contraction per output element (a MatMul's K, an Einsum's summed
  * labels) over k < n: one invocation per output element looping over k
- * while n is at most DML_KDOT_SERIAL_MAX at the bounds, else one workgroup
- * per output element summing as dml_krow_reduce_t does (lavapipe stops an
- * invocation's loops after 65,535 iterations in all; docs/kernels.md "Long
- * rows"). The limit leaves room for an invocation's other loops. */
-#define DML_KDOT_SERIAL_MAX 16384
+ * while its loops run at most DML_KLOOP_MAX iterations at the bounds, else
+ * one workgroup per output element summing as dml_krow_reduce_t does. */
 typedef struct {
   int coop;        /* a workgroup per output element */
   dml_klin_t rows; /* output elements */
@@ -253,7 +257,8 @@ typedef struct {
 } dml_kdot_t;
 
 /* Sets K's workgroup and grid for the elements of output type `t`, each a
- * contraction of at most `n_max` terms, and fills d; returns the index of
+ * contraction whose serial loops run at most `n_max` iterations, and fills
+ * d; returns the index of
  * the output element (the invocation id, or dml_krow_setup's row with
  * shared tile 0, loop variable `row_var` for the turns). */
 const dml_kidx_t *dml_kdot_setup(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
@@ -273,6 +278,14 @@ void dml_kdot_sum(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t
  * in invocation 0 only, and the rows beyond 65,535 workgroups in turns. */
 void dml_kdot_finish(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d,
                      const dml_kidx_t *out, dml_kblock_t *b, dml_kstmt_t *tail);
+
+/* Appends to `b` the combine of register `reg` (dtype t) of the
+ * workgroup's DML_KROW_WG invocations by comb (as dml_krow_reduce's) in a
+ * balanced tree through tile `tile` (of dtype t, log2 DML_KROW_WG barrier
+ * steps): every invocation's `reg` then holds the result. Every
+ * invocation must reach it (uniform control flow). */
+void dml_krow_combine(sched_t *s, dml_kblock_t *b, dml_kfn_t comb, dml_kdtype_t t,
+                      uint32_t reg, uint32_t tile);
 
 /* schedule_elementwise.c, for the eager kernel library
  * (codegen/eager_lib.c): the value of elementwise node `node` of function

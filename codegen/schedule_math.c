@@ -333,9 +333,9 @@ static const dml_kval_t *einsum_term(sched_t *s, const dml_kidx_t *j, void *vctx
 /* Einsum-12: per output element, a loop nest over the labels absent from
  * the output summing the product of the inputs at the labels' values (a
  * repeated label reads a diagonal; a size-1 dim against a longer label
- * broadcasts). Static shapes. A contraction of more than
- * DML_KDOT_SERIAL_MAX terms takes a workgroup per output element
- * (dml_kdot_sum). */
+ * broadcasts). Static shapes. A nest of more than DML_KLOOP_MAX loop
+ * iterations takes a workgroup per output element (dml_kdot_sum over one
+ * flat index of the summed labels). */
 static const char *emit_einsum(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -381,15 +381,17 @@ static const char *emit_einsum(sched_t *s, uint32_t node) {
   int n_sum = 0;
   for (int l = 0; l < e.n_labels; l++) n_sum += !in_out[l];
   if (n_sum > 48) return "too many summed labels";
-  int64_t inner = 1;
+  /* inner: the terms; iters: the nest's loop iterations (each level's
+   * count times the levels outside it) */
+  int64_t inner = 1, iters = 0;
   for (int l = 0; l < e.n_labels; l++)
-    if (!in_out[l]) inner *= size[l];
+    if (!in_out[l]) inner *= size[l], iters += inner;
   dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_REDUCE, node);
   if (!K) return NULL;
   dml_kdot_t d;
   const dml_kidx_t *c[DML_MAX_RANK];
   const dml_kidx_t *gid =
-      dml_kdot_setup(s, K, &y->type, inner, DML_KVAR_FIRST_LOOP + n_sum, &d);
+      dml_kdot_setup(s, K, &y->type, iters, DML_KVAR_FIRST_LOOP + n_sum, &d);
   coords_of(s, &y->type, gid, c);
   einsum_ctx_t ec = {n, &e, in_out, size, {0}, {0}, d.coop};
   for (int l = 0, v = 0; l < e.n_labels; l++) {

@@ -97,6 +97,19 @@ static void krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_
                                              dml_kv_reg_t(p, reg + 1, t)),
                                     row_comb(s, comb, dml_kv_reg_t(p, reg + 2, t),
                                              dml_kv_reg_t(p, reg + 3, t)))));
+  dml_krow_combine(s, b, comb, t, reg, tile);
+}
+
+void dml_krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_t var,
+                     dml_kfn_t comb, float init, dml_krow_value_fn value, void *ctx,
+                     uint32_t reg, uint32_t tile) {
+  krow_reduce(s, b, n, var, comb, dml_kv_const(s->pool, init), value, ctx, reg, tile);
+}
+
+void dml_krow_combine(sched_t *s, dml_kblock_t *b, dml_kfn_t comb, dml_kdtype_t t,
+                      uint32_t reg, uint32_t tile) {
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X);
   dml_kstmt_t *ts = dml_ks_new(p, DML_KS_TILE_STORE);
   if (ts) {
     ts->tile = tile;
@@ -120,12 +133,6 @@ static void krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_
   dml_kblock_add(b, assign(s, DML_KS_SET, reg, dml_kv_tile_t(p, tile, kc(s, 0), t)));
   /* every invocation has read the result before the tile is written again */
   dml_kblock_add(b, dml_ks_new(p, DML_KS_BARRIER));
-}
-
-void dml_krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_t var,
-                     dml_kfn_t comb, float init, dml_krow_value_fn value, void *ctx,
-                     uint32_t reg, uint32_t tile) {
-  krow_reduce(s, b, n, var, comb, dml_kv_const(s->pool, init), value, ctx, reg, tile);
 }
 
 /* Makes tile `tile` of K DML_KROW_WG elements of dtype t. */
@@ -366,7 +373,7 @@ int dml_krow_wanted(const sched_t *s, int64_t row_len_max) {
 
 const dml_kidx_t *dml_kdot_setup(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
                                  int64_t n_max, int32_t row_var, dml_kdot_t *d) {
-  d->coop = n_max > DML_KDOT_SERIAL_MAX;
+  d->coop = n_max > DML_KLOOP_MAX;
   d->row_var = row_var;
   numel_syms(t, &d->rows);
   if (d->coop) return dml_krow_setup(s, K, d->rows, row_var, 0);

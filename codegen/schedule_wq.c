@@ -11,7 +11,7 @@
  * f32 copy of the weight exists. The sums run in k order, the CPU kernels'
  * in blocks, so results agree within f32 summation rounding. This is the
  * plain form (no shared-memory tiling): the weight's bytes are read once
- * per output row from the device's caches. A K above DML_KDOT_SERIAL_MAX
+ * per output row from the device's caches. A K above DML_KLOOP_MAX
  * takes a workgroup per output element instead (dml_kdot_sum: strided
  * partial sums, then a tree), as lavapipe stops an invocation's loops after
  * 65,535 iterations. */
