@@ -1163,6 +1163,26 @@ static int emit_matmul_batched_tiled(sched_t *s, uint32_t node) {
   return 1;
 }
 
+/* One output element of a batched MatMul: its coordinates c. */
+typedef struct {
+  const dml_pkg_value_t *a, *b, *y;
+  const dml_kidx_t *c[DML_MAX_RANK];
+} bmm_ctx_t;
+
+/* a(.., i, k) * b(.., k, j) in f32 at output coordinates c
+ * (dml_krow_value_fn). */
+static const dml_kval_t *bmm_term(sched_t *s, const dml_kidx_t *k, void *vctx) {
+  const bmm_ctx_t *x = vctx;
+  const dml_pkg_value_t *a = x->a, *b = x->b, *y = x->y;
+  const int32_t r = y->type.rank;
+  const dml_kidx_t *ac[DML_MAX_RANK], *bc[DML_MAX_RANK];
+  for (int32_t d = 0; d < r; d++) ac[d] = bc[d] = x->c[d];
+  ac[r - 1] = bc[r - 2] = k;
+  return dml_kv_fn(s->pool, DML_KF_MUL,
+                   load_f32(s, a, at(s, a, bcast_index(s, &a->type, &y->type, ac))),
+                   load_f32(s, b, at(s, b, bcast_index(s, &b->type, &y->type, bc))));
+}
+
 const char *dml_ksched_emit_matmul_batched(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -1180,30 +1200,27 @@ const char *dml_ksched_emit_matmul_batched(sched_t *s, uint32_t node) {
   dml_dim_t kd = a->type.dims[a->type.rank - 1], kb = b->type.dims[b->type.rank - 2];
   if (kb.value != kd.value || kb.sym != kd.sym) return "K mismatch";
   dml_kernel_t *K;
-  const dml_kidx_t *c[DML_MAX_RANK], *ac[DML_MAX_RANK], *bc[DML_MAX_RANK];
+  const dml_kidx_t *c[DML_MAX_RANK];
   const dml_kidx_t *gid = dml_ksched_map_kernel(s, node, &y->type, &K, c);
   if (!gid) return NULL;
   K->kind = DML_KK_GEMM;
   snprintf(K->name, sizeof K->name, "k%u_%s", s->n_kernels - 1,
            dml_kernel_kind_name(DML_KK_GEMM));
-  int32_t kv = DML_KVAR_FIRST_LOOP;
-  for (int32_t d = 0; d < r; d++) ac[d] = bc[d] = c[d];
-  ac[r - 1] = bc[r - 2] = dml_ki_var(p, kv); /* a (.., i, k), b (.., k, j) */
-  const dml_kval_t *prod = dml_kv_fn(
-      p, DML_KF_MUL, load_f32(s, a, at(s, a, bcast_index(s, &a->type, &y->type, ac))),
-      load_f32(s, b, at(s, b, bcast_index(s, &b->type, &y->type, bc))));
+  /* K at its bound: past DML_KLOOP_MAX a workgroup per output element */
+  const int64_t kmax =
+      kd.sym < 0 ? kd.value : dml_ksched_lin_max(s, (dml_klin_t){kd.value, kd.sym, 0, 0});
+  dml_kdot_t dot;
+  gid = dml_kdot_setup(s, K, &y->type, kmax, DML_KVAR_FIRST_LOOP + 1, &dot);
+  bmm_ctx_t bc = {a, b, y, {0}};
+  coords_of(s, &y->type, gid, bc.c);
   dml_kblock_t body = {0};
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body,
-                 for_loop(s, kv, dim_idx(s, kd), /* K static or symbolic */
-                          assign(s, DML_KS_SET, 0,
-                                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), prod))));
-  dml_kblock_add(
-      &body, store_at(s, y, gid,
-                      kdt(y) == DML_KT_F32 ? dml_kv_reg(p, 0)
-                                           : dml_kv_cast(p, kdt(y), dml_kv_reg(p, 0))));
-  K->n_regs = 1;
-  dml_ksched_map_finish(s, K, &y->type, gid, body.first);
+  dml_kdot_sum(s, K, &dot, &body, dim_idx(s, kd) /* K static or symbolic */,
+               DML_KVAR_FIRST_LOOP, dml_kv_const(p, 0.0f), bmm_term, &bc, 0);
+  dml_kdot_finish(
+      s, K, &dot, gid, &body,
+      store_at(s, y, gid,
+               kdt(y) == DML_KT_F32 ? dml_kv_reg(p, 0)
+                                    : dml_kv_cast(p, kdt(y), dml_kv_reg(p, 0))));
   dml_klin_t numel = {0, -1, 0, 0};
   /* at a symbolic K, the estimate counts K at its bound */
   if (type_numel(&y->type, &numel))

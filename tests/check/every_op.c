@@ -686,7 +686,7 @@ static const form_t k_forms[] = {
     /* matrix products */
     {"MatMul", NULL, NULL, 1,
      FN1("%a: $T[R,L], %b: $T[L,7]") "  %y = MatMul(%a, %b)\n" RET1},
-    {"MatMul", "batched,broadcast", NULL, 0,
+    {"MatMul", "batched,broadcast", NULL, 1,
      FN1("%a: $T[2,1,R,L], %b: $T[3,L,5]") "  %y = MatMul(%a, %b)\n" RET1},
     {"MatMul", "vector", NULL, 0,
      FN1("%a: $T[L], %b: $T[R,L,3]") "  %y = MatMul(%a, %b)\n" RET1},
