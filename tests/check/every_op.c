@@ -851,6 +851,14 @@ static const form_t k_forms[] = {
      "global @t : i64[${R},${L}] = dense<[${i:R*L:0:5}]>\n" FN1(
          "%x: $T[R,5,L]") "  %y = SoftmaxCrossEntropyLoss(%x, @t) {reduction = "
                           "\"none\"}\n" RET1},
+    {"SoftmaxCrossEntropyLoss", "classes", NULL, 1,
+     "global @t : i64[${R}] = dense<[${i:R:0:L}]>\n" FN1(
+         "%x: $T[R,L]") "  %y = SoftmaxCrossEntropyLoss(%x, @t) {reduction = "
+                        "\"mean\"}\n" RET1},
+    {"SoftmaxCrossEntropyLoss", "classes,none", NULL, 1,
+     "global @t : i64[${R}] = dense<[${i:R:0:L}]>\n" FN1(
+         "%x: $T[R,L]") "  %y = SoftmaxCrossEntropyLoss(%x, @t) {reduction = "
+                        "\"none\"}\n" RET1},
     {"NonMaxSuppression", NULL, NULL, 0,
      "global @m : i64[] = dense<[3]>\nglobal @iou : f32[] = dense<[0.5]>\n" FN1(
          "%b: $T[1,R,4], %s: $T[1,2,R]") "  %y = NonMaxSuppression(%b, %s, @m, "
