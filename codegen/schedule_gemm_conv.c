@@ -804,41 +804,64 @@ void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t 
   set_nodes(s, K, G);
   dml_klin_t numel;
   type_numel(G->out, &numel);
-  K->local[0] = 64;
-  K->items[0] = numel;
-  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *coord[4];
-  out_coords(s, ws, gid, coord);
   int64_t cg = ws->C / ws->group, mg = ws->M / ws->group;
   int32_t vc = DML_KVAR_FIRST_LOOP, vkh = vc + 1, vkw = vc + 2;
+  /* an output element's loop iterations (channels, then the window's two
+   * loops); past DML_KLOOP_MAX a workgroup per output element, invocation
+   * t taking channels t, t + 256, ..., the sums meeting in a tree */
+  int coop = cg * (1 + ws->kh + ws->kh * ws->kw) > DML_KLOOP_MAX;
+  const dml_kidx_t *gid, *coord[4], *cv = dml_ki_var(p, vc);
+  if (coop) {
+    gid = dml_krow_setup(s, K, numel, vkw + 1, 0);
+    cv = kadd(p, kmul(p, cv, DML_KROW_WG), dml_ki_var(p, DML_KVAR_LID_X));
+  } else {
+    K->local[0] = 64;
+    K->items[0] = numel;
+    gid = dml_ki_var(p, DML_KVAR_GID_X);
+  }
+  out_coords(s, ws, gid, coord);
   /* input channel = (m / mg) * cg + c */
   const dml_kidx_t *ch = dml_ki_bin(
       p, DML_KI_ADD,
       dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, coord[1], dml_ki_const(p, mg)),
                  dml_ki_const(p, cg)),
-      dml_ki_var(p, vc));
+      cv);
   const dml_kidx_t *xbase = dml_ki_bin(
       p, DML_KI_MUL,
       dml_ki_bin(p, DML_KI_ADD,
                  dml_ki_bin(p, DML_KI_MUL, coord[0], dml_ki_const(p, ws->C)), ch),
       dml_ki_bin(p, DML_KI_MUL, dim_idx(s, ws->hd), dim_idx(s, ws->wd)));
-  const dml_kidx_t *wbase = dml_ki_bin(
-      p, DML_KI_MUL,
-      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, coord[1], dml_ki_const(p, cg)),
-                 dml_ki_var(p, vc)),
-      dml_ki_const(p, ws->kh * ws->kw));
+  const dml_kidx_t *wbase =
+      dml_ki_bin(p, DML_KI_MUL,
+                 dml_ki_bin(p, DML_KI_ADD,
+                            dml_ki_bin(p, DML_KI_MUL, coord[1], dml_ki_const(p, cg)), cv),
+                 dml_ki_const(p, ws->kh * ws->kw));
   uint32_t acc = G->n;
   conv_ctx_t c = {ws, xbase, wbase, vkh, vkw, acc, DML_KF_ADD, 0, 0};
-  dml_kblock_t body = {0};
+  dml_kblock_t body = {0}, tail = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body,
-                 for_loop(s, vc, dml_ki_const(p, cg),
-                          window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c)));
+  dml_kstmt_t *win = window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c);
+  if (coop) {
+    dml_kblock_add(
+        &body, for_loop(s, vc, dml_ki_const(p, (cg + DML_KROW_WG - 1) / DML_KROW_WG),
+                        cg % DML_KROW_WG ? if_lt(s, cv, dml_ki_const(p, cg), win) : win));
+    dml_krow_combine(s, &body, DML_KF_ADD, DML_KT_F32, acc, 0);
+  } else {
+    dml_kblock_add(&body, for_loop(s, vc, dml_ki_const(p, cg), win));
+  }
   const dml_kval_t *r = dml_kv_reg(p, acc);
   if (ws->b) r = dml_kv_fn(p, DML_KF_ADD, r, load_f32(s, ws->b, at(s, ws->b, coord[1])));
   const dml_kidx_t *ycoord[DML_MAX_RANK];
   coords_of(s, G->out, gid, ycoord);
-  dml_ksched_emit_chain(s, K, G, &body, win_result(s, ws, r), ycoord, gid);
-  K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+  dml_ksched_emit_chain(s, K, G, &tail, win_result(s, ws, r), ycoord, gid);
+  if (coop) {
+    dml_kblock_add(
+        &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
+    K->body = dml_krow_finish(s, numel, vkw + 1, body.first);
+  } else {
+    block_append(&body, &tail);
+    K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+  }
   K->n_regs = acc + 1;
   dml_klin_t fl = numel;
   fl.c *= 2 * cg * ws->kh * ws->kw;
@@ -849,7 +872,8 @@ void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t 
   lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0, 0}, esz);
   /* the implicit-GEMM record is f32 only (CUDA's TF32 form); f16/bf16
    * convolutions keep the direct kernel */
-  if (ws->group == 1 && !ws->sym_sp && kdt(ws->x) == DML_KT_F32) attach_conv(s, K, G, ws);
+  if (ws->group == 1 && !ws->sym_sp && kdt(ws->x) == DML_KT_F32 && !coop)
+    attach_conv(s, K, G, ws);
 }
 
 /* Records conv kernel K (group 1) as an implicit GEMM (dml_kconv_t in

@@ -672,6 +672,8 @@ static const form_t k_forms[] = {
     {"Conv", "SAME_UPPER", NULL, 0,
      FN1("%x: $T[R,3,5,L], %w: $T[2,3,3,2]") "  %y = Conv(%x, %w) {auto_pad = "
                                              "\"SAME_UPPER\", strides = [2, 2]}\n" RET1},
+    {"Conv", "channels", NULL, 1,
+     FN1("%x: $T[R,L,3,3], %w: $T[2,L,2,2], %b: $T[2]") "  %y = Conv(%x, %w, %b)\n" RET1},
     {"Conv", "1d", NULL, 1,
      FN1("%x: $T[R,3,${L+2}], %w: $T[5,3,3]") "  %y = Conv(%x, %w)\n" RET1},
     {"ConvTranspose", NULL, NULL, 1,
