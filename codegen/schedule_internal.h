@@ -279,6 +279,20 @@ void dml_kdot_sum(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t
 void dml_kdot_finish(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d,
                      const dml_kidx_t *out, dml_kblock_t *b, dml_kstmt_t *tail);
 
+/* Appends to `b` a fold over t < n in order: the statements body(t)
+ * updating register `reg` (dtype t, holding the start value in every
+ * invocation), each t after t - 1, so that the result is the serial
+ * loop's exactly (a scatter's ordered updates). Serial: a loop of variable
+ * `var`. Cooperative: stages of DML_KLOOP_MAX / 2 terms, stage g run by
+ * invocation (g % 32) * 8 + g / 32 % 8 from the value stage g - 1 left in
+ * tile 0 (of dtype t; a barrier between stages), so that no group of 8 or
+ * 16 invocations (lavapipe's SIMD lanes, whose loop count is shared) loops
+ * past DML_KLOOP_MAX plus the stages up to n of about 500,000; every
+ * invocation's `reg` then holds the result. Variables var and var + 1. */
+void dml_kdot_fold(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t *b,
+                   const dml_kidx_t *n, int32_t var, dml_krow_stmt_fn body, void *ctx,
+                   uint32_t reg, dml_kdtype_t t);
+
 /* Appends to `b` the combine of register `reg` (dtype t) of the
  * workgroup's DML_KROW_WG invocations by comb (as dml_krow_reduce's) in a
  * balanced tree through tile `tile` (of dtype t, log2 DML_KROW_WG barrier

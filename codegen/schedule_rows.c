@@ -412,3 +412,51 @@ void dml_kdot_finish(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d,
   dml_kblock_add(b, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), kc(s, 1), tail));
   K->body = dml_krow_finish(s, d->rows, d->row_var, b->first);
 }
+
+void dml_kdot_fold(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t *b,
+                   const dml_kidx_t *n, int32_t var, dml_krow_stmt_fn body, void *ctx,
+                   uint32_t reg, dml_kdtype_t t) {
+  dml_kpool_t *p = s->pool;
+  if (K->n_regs < reg + 1) K->n_regs = reg + 1;
+  if (!d->coop) {
+    dml_kblock_add(b, for_loop(s, var, n, body(s, dml_ki_var(p, var), ctx)));
+    return;
+  }
+  krow_tile(K, 0, t);
+  const int64_t ch = DML_KLOOP_MAX / 2;
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X), *st = dml_ki_var(p, var);
+  const dml_kidx_t *j = kadd(s, kmul(s, st, kc(s, ch)), dml_ki_var(p, var + 1));
+  /* lavapipe runs a workgroup's invocations as SIMD lanes (8 or 16 to a
+   * group) and counts a loop's iterations per group: stage st goes to
+   * invocation (st % 32) * 8 + st / 32 % 8, so 32 stages in a row fall in
+   * different groups of 8 */
+  const dml_kidx_t *mine =
+      kadd(s, kmul(s, dml_ki_bin(p, DML_KI_MOD, st, kc(s, 32)), kc(s, 8)),
+           dml_ki_bin(p, DML_KI_MOD, dml_ki_bin(p, DML_KI_DIV, st, kc(s, 32)), kc(s, 8)));
+  /* stage st goes on from the tile's value (stage 0: its own register)
+   * over terms st * ch .. st * ch + ch - 1 */
+  const dml_kidx_t *stages =
+      dml_ki_bin(p, DML_KI_DIV, kadd(s, n, kc(s, ch - 1)), kc(s, ch));
+  dml_kblock_t stage = {0};
+  dml_kblock_add(&stage,
+                 if_in(s, st, kc(s, 1), stages,
+                       assign(s, DML_KS_SET, reg, dml_kv_tile_t(p, 0, kc(s, 0), t))));
+  dml_kblock_add(&stage,
+                 for_loop(s, var + 1, kc(s, ch), if_lt(s, j, n, body(s, j, ctx))));
+  dml_kstmt_t *ts = dml_ks_new(p, DML_KS_TILE_STORE);
+  if (ts) {
+    ts->tile = 0;
+    ts->idx = kc(s, 0);
+    ts->val = dml_kv_reg_t(p, reg, t);
+  }
+  dml_kblock_add(&stage, ts);
+  dml_kblock_t each = {0};
+  dml_kblock_add(&each, if_in(s, lid, mine, kadd(s, mine, kc(s, 1)), stage.first));
+  dml_kblock_add(&each, dml_ks_new(p, DML_KS_BARRIER));
+  dml_kblock_add(b, for_loop(s, var, stages, each.first));
+  /* the last stage's result (none: the register as it was), read by every
+   * invocation before a next row's stage 0 writes the tile */
+  dml_kblock_add(b, if_lt(s, kc(s, 0), stages,
+                          assign(s, DML_KS_SET, reg, dml_kv_tile_t(p, 0, kc(s, 0), t))));
+  dml_kblock_add(b, dml_ks_new(p, DML_KS_BARRIER));
+}

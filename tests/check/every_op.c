@@ -550,6 +550,13 @@ static const form_t k_forms[] = {
      "global @i : i64[3,1] = dense<[${i:3:0:L}]>\n" FN1(
          "%x: $T[L,R], %u: $T[3,R]") "  %y = ScatterND(%x, @i, %u) {reduction = "
                                      "\"mul\"}\n" RET1},
+    {"ScatterND", "add,tuples", NULL, 1,
+     "global @i : i64[${L},1] = dense<[${i:L:0:3}]>\n" FN1(
+         "%x: $T[3,R], %u: $T[L,R]") "  %y = ScatterND(%x, @i, %u) {reduction = "
+                                     "\"add\"}\n" RET1},
+    {"ScatterND", "tuples", NULL, 1,
+     "global @i : i64[${L},1] = dense<[${i:L:0:3}]>\n" FN1(
+         "%x: $T[3,R], %u: $T[L,R]") "  %y = ScatterND(%x, @i, %u)\n" RET1},
     {"Concat", NULL, NULL, 1,
      FN1("%a: $T[R,L], %b: $T[R,3]") "  %y = Concat(%a, %b) {axis = 1}\n" RET1},
     {"Concat", "axis0", NULL, 0,
