@@ -257,8 +257,8 @@ typedef struct {
 } dml_kdot_t;
 
 /* Sets K's workgroup and grid for the elements of output type `t`, each a
- * contraction whose serial loops run at most `n_max` iterations, and fills
- * d; returns the index of
+ * contraction whose serial loops run at most `n_max` iterations (the
+ * cooperative form beyond DML_KLOOP_MAX), and fills d; returns the index of
  * the output element (the invocation id, or dml_krow_setup's row with
  * shared tile 0, loop variable `row_var` for the turns). */
 const dml_kidx_t *dml_kdot_setup(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
