@@ -1062,20 +1062,33 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   const dml_kidx_t *gid =
       elem_kernel(s, node, conv ? DML_KK_CONV : DML_KK_POOL, &o->y->type, &K, co);
   if (!gid) return;
-  K->local[0] = 64;
   dml_kdtype_t t = kdt(o->y);
-  int64_t in_sz = 1, k_sz = 1;
+  int64_t in_sz = 1, k_sz = 1, iters = 1, nest = 1;
   for (int i = 0; i < r; i++) in_sz *= o->in[i], k_sz *= o->k[i];
   /* registers: 0 acc, 1 count (excl), 2 count (incl), 3 best index, 4 cond */
   K->n_regs = 5;
   int32_t v = DML_KVAR_FIRST_LOOP, vc = v + SP; /* window vars v .. v+r-1, channel vc */
   int64_t cg = o->C / o->group, mg = o->M / o->group;
+  /* a convolution's loop iterations per output element (channels, then
+   * the window's loops); past DML_KLOOP_MAX a workgroup per output
+   * element, invocation t taking channels t, t + 256, ..., a tree sum */
+  for (int i = 0; i < r; i++) nest *= o->k[i], iters += nest;
+  int coop = conv && cg * iters > DML_KLOOP_MAX;
+  const dml_kidx_t *cv = dml_ki_var(p, vc);
+  if (coop) {
+    dml_klin_t rows;
+    numel_syms(&o->y->type, &rows);
+    gid = dml_krow_setup(s, K, rows, vc + 1, 0);
+    coords_of(s, &o->y->type, gid, co);
+    cv = kadd(s, kmul(s, cv, kc(s, DML_KROW_WG)), dml_ki_var(p, DML_KVAR_LID_X));
+  } else {
+    K->local[0] = 64;
+  }
   /* the input channel: convolutions loop over their group's, pools read
    * their own */
   const dml_kidx_t *ch = co[1];
   if (conv)
-    ch = kadd(s, kmul(s, dml_ki_bin(p, DML_KI_DIV, co[1], kc(s, mg)), kc(s, cg)),
-              dml_ki_var(p, vc));
+    ch = kadd(s, kmul(s, dml_ki_bin(p, DML_KI_DIV, co[1], kc(s, mg)), kc(s, cg)), cv);
   const dml_kidx_t *plane =
       kmul(s, kadd(s, kmul(s, co[0], kc(s, o->C)), ch), kc(s, in_sz));
   /* per spatial dim: the input coordinate and its bounds test */
@@ -1117,7 +1130,7 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
     const dml_kidx_t *wi =
         o->transpose
             ? kadd(s, kmul(s, ch, kc(s, mg)), dml_ki_bin(p, DML_KI_MOD, co[1], kc(s, mg)))
-            : kadd(s, kmul(s, co[1], kc(s, cg)), dml_ki_var(p, vc));
+            : kadd(s, kmul(s, co[1], kc(s, cg)), cv);
     for (int i = 0; i < r; i++) wi = kadd(s, kmul(s, wi, kc(s, o->k[i])), kv[i]);
     const dml_kval_t *wv = load_at(s, o->w, wi), *prod;
     if (o->quant) {
@@ -1193,8 +1206,12 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   }
   dml_kstmt_t *loops = pos.first;
   for (int i = r - 1; i >= 0; i--) loops = for_loop(s, v + i, kc(s, o->k[i]), loops);
-  if (conv) loops = for_loop(s, vc, kc(s, cg), loops);
-  dml_kblock_t body = {0};
+  if (coop)
+    loops = for_loop(s, vc, kc(s, (cg + DML_KROW_WG - 1) / DML_KROW_WG),
+                     cg % DML_KROW_WG ? if_lt(s, cv, kc(s, cg), loops) : loops);
+  else if (conv)
+    loops = for_loop(s, vc, kc(s, cg), loops);
+  dml_kblock_t body = {0}, tail = {0};
   const dml_kval_t *init =
       o->quant    ? dml_kv_zero(p, DML_KT_I32)
       : o->is_max ? (t == DML_KT_F32 ? dml_kv_const(p, -INFINITY) : dml_kv_zero(p, t))
@@ -1205,7 +1222,12 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_iconst(p, DML_KT_I64, -1)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_zero(p, DML_KT_BOOL)));
   dml_kblock_add(&body, loops);
-  const dml_kval_t *res = dml_kv_reg_t(p, 0, o->quant ? DML_KT_I32 : t);
+  const dml_kdtype_t at = o->quant ? DML_KT_I32 : t;
+  if (coop) {
+    K->tile_dtype[0] = at;
+    dml_krow_combine(s, &body, DML_KF_ADD, at, 0, 0);
+  }
+  const dml_kval_t *res = dml_kv_reg_t(p, 0, at);
   if (conv && o->b) res = dml_kv_fn(p, DML_KF_ADD, res, load_at(s, o->b, co[1]));
   if (o->quant == 2) {
     /* round_even((acc + B) * x_scale * w_scale / y_scale) + y_zero_point,
@@ -1228,7 +1250,7 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
     res = dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, n, dml_kv_const(p, 0.0f)),
                         dml_kv_fn(p, DML_KF_DIV, res, n), dml_kv_const(p, 0.0f));
   }
-  dml_kblock_add(&body, store_at(s, o->y, gid, res));
+  dml_kblock_add(&tail, store_at(s, o->y, gid, res));
   if (o->ind) {
     const dml_kval_t *best = dml_kv_reg_t(p, 3, DML_KT_I64);
     const dml_kval_t *sp =
@@ -1237,9 +1259,17 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
     const dml_kval_t *base =
         dml_kv_idx(p, DML_KT_I64,
                    kmul(s, kadd(s, kmul(s, co[0], kc(s, o->C)), co[1]), kc(s, in_sz)));
-    dml_kblock_add(&body, store_at(s, o->ind, gid, dml_kv_fn(p, DML_KF_ADD, base, sp)));
+    dml_kblock_add(&tail, store_at(s, o->ind, gid, dml_kv_fn(p, DML_KF_ADD, base, sp)));
   }
-  elem_finish(s, K, &o->y->type, gid, body.first);
+  if (coop) {
+    dml_klin_t rows;
+    numel_syms(&o->y->type, &rows);
+    dml_kblock_add(&body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), kc(s, 1), tail.first));
+    K->body = dml_krow_finish(s, rows, vc + 1, body.first);
+  } else {
+    if (body.last) body.last->next = tail.first;
+    elem_finish(s, K, &o->y->type, gid, body.first);
+  }
   dml_klin_t l = {0, -1, 0, 0};
   numel_syms(&o->y->type, &l);
   lin_add(&K->flops, l, (conv ? 2 * cg : 1) * k_sz);

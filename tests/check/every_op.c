@@ -783,6 +783,9 @@ static const form_t k_forms[] = {
      "global @zx : $T[] = dense<[1]>\n" FN1(
          "%x: $T[R,2,4,${L+1}], %w: $T[3,2,2,2]") "  %y = ConvInteger(%x, %w, "
                                                   "@zx)\n" RET1},
+    {"ConvInteger", "channels", QDT, 1,
+     "global @zx : $T[] = dense<[1]>\n" FN1(
+         "%x: $T[R,L,3,3], %w: $T[2,L,2,2]") "  %y = ConvInteger(%x, %w, @zx)\n" RET1},
     {"QLinearMatMul", NULL, QDT, 1,
      "global @sa : f32[] = dense<[0.05]>\nglobal @za : $T[] = dense<[1]>\n"
      "global @sb : f32[] = dense<[0.1]>\nglobal @zb : $T[] = dense<[0]>\n"
