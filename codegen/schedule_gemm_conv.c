@@ -1064,15 +1064,27 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
   K->kind = DML_KK_CONV;
   snprintf(K->name, sizeof K->name, "k%u_%s", s->n_kernels - 1,
            dml_kernel_kind_name(DML_KK_CONV));
-  K->local[0] = 64;
-  const dml_kidx_t *oh = ns == 2 ? c[2] : dml_ki_const(p, 0), *ow = c[r - 1];
   int64_t cg = C / group, mg = M / group;
   int32_t vc = DML_KVAR_FIRST_LOOP, vkh = vc + 1, vkw = vc + 2;
+  /* past DML_KLOOP_MAX loop iterations per output element, a workgroup per
+   * output element with the channels strided over it (as the conv above) */
+  int coop = cg * (1 + k[0] + k[0] * k[1]) > DML_KLOOP_MAX;
+  dml_klin_t numel = {0, -1, 0, 0};
+  type_numel(&y->type, &numel);
+  const dml_kidx_t *cv = dml_ki_var(p, vc);
+  if (coop) {
+    gid = dml_krow_setup(s, K, numel, vkw + 1, 0);
+    coords_of(s, &y->type, gid, c);
+    cv = kadd(p, kmul(p, cv, DML_KROW_WG), dml_ki_var(p, DML_KVAR_LID_X));
+  } else {
+    K->local[0] = 64;
+  }
+  const dml_kidx_t *oh = ns == 2 ? c[2] : dml_ki_const(p, 0), *ow = c[r - 1];
   const dml_kidx_t *ch = dml_ki_bin(
       p, DML_KI_ADD,
       dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, c[1], dml_ki_const(p, mg)),
                  dml_ki_const(p, cg)),
-      dml_ki_var(p, vc));
+      cv);
   const dml_kidx_t *o2[2] = {oh, ow}, *kv[2] = {dml_ki_var(p, vkh), dml_ki_var(p, vkw)};
   const dml_kidx_t *t[2], *lo[2], *ii[2];
   for (int d = 0; d < 2; d++) {
@@ -1115,17 +1127,29 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
   }
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body,
-                 for_loop(s, vc, dml_ki_const(p, cg),
-                          for_loop(s, vkh, dml_ki_const(p, k[0]),
-                                   for_loop(s, vkw, dml_ki_const(p, k[1]), inner))));
+  dml_kstmt_t *win = for_loop(s, vkh, dml_ki_const(p, k[0]),
+                              for_loop(s, vkw, dml_ki_const(p, k[1]), inner));
+  if (coop) {
+    dml_kblock_add(
+        &body, for_loop(s, vc, dml_ki_const(p, (cg + DML_KROW_WG - 1) / DML_KROW_WG),
+                        cg % DML_KROW_WG ? if_lt(s, cv, dml_ki_const(p, cg), win) : win));
+    dml_krow_combine(s, &body, DML_KF_ADD, DML_KT_F32, 0, 0);
+  } else {
+    dml_kblock_add(&body, for_loop(s, vc, dml_ki_const(p, cg), win));
+  }
   const dml_kval_t *res = dml_kv_reg(p, 0);
   if (b) res = dml_kv_fn(p, DML_KF_ADD, res, dml_kv_load(p, buf_of(b), at(s, b, c[1])));
-  dml_kblock_add(&body, store_at(s, y, gid, res));
+  dml_kstmt_t *ys = store_at(s, y, gid, res);
   K->n_regs = 1;
-  dml_ksched_map_finish(s, K, &y->type, gid, body.first);
-  dml_klin_t numel = {0, -1, 0, 0};
-  if (type_numel(&y->type, &numel)) lin_add(&K->flops, numel, 2 * cg * k[0] * k[1]);
+  if (coop) {
+    dml_kblock_add(&body,
+                   if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), ys));
+    K->body = dml_krow_finish(s, numel, vkw + 1, body.first);
+  } else {
+    dml_kblock_add(&body, ys);
+    dml_ksched_map_finish(s, K, &y->type, gid, body.first);
+  }
+  lin_add(&K->flops, numel, 2 * cg * k[0] * k[1]);
 }
 
 /* ---- MatMul with a batched right operand ---- */

@@ -689,6 +689,8 @@ static const form_t k_forms[] = {
                                                         "[1, 0, 1, 0], "
                                                         "output_padding = [1, "
                                                         "1]}\n" RET1},
+    {"ConvTranspose", "channels", NULL, 1,
+     FN1("%x: $T[R,L,2,2], %w: $T[L,2,2,2]") "  %y = ConvTranspose(%x, %w)\n" RET1},
     {"ConvTranspose", "groups,dilations", NULL, 0,
      FN1("%x: $T[R,4,3,L], %w: $T[4,2,2,3]") "  %y = ConvTranspose(%x, %w) {group = 2, "
                                              "dilations = [2, 1]}\n" RET1},
