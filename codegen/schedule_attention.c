@@ -101,6 +101,206 @@ static const dml_kval_t *f2(sched_t *s, dml_kfn_t f, const dml_kval_t *a,
   return dml_kv_fn(s->pool, f, a, b);
 }
 
+/* One Attention node's operands and attributes, and the registers its
+ * kernels share: q 0 .. D-1 (times scale), o D .. D+Dv-1, then the
+ * scalars. */
+typedef struct {
+  const dml_pkg_value_t *q, *k, *v, *mask, *y;
+  att_view_t Q, Kv, V, Y;
+  double scale, softcap;
+  int causal, nan_zero;
+  dml_kdtype_t dt;
+  uint32_t RO, RM, RL, RS, RMT, RMS, RC, RP, RB;
+  uint32_t RA, RU; /* RA: 1 once some key is unmasked; RU: key j's */
+} att_t;
+
+/* Appends to `sc` what turns the dot product in register RS into the score
+ * of key j for query row i: the softcap, the mask (-inf past its last dim),
+ * -inf where causal and j > i. */
+static void att_score_tail(sched_t *s, const att_t *a, dml_kblock_t *sc,
+                           const dml_kidx_t *b, const dml_kidx_t *h, const dml_kidx_t *i,
+                           const dml_kidx_t *j) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_value_t *mask = a->mask;
+  const dml_kval_t *ninf = dml_kv_const(p, -INFINITY), *zero = dml_kv_const(p, 0.0f);
+  const uint32_t RS = a->RS, RB = a->RB;
+  if (a->softcap > 0) {
+    const dml_kval_t *cap = dml_kv_const(p, (float)a->softcap);
+    dml_kblock_add(sc,
+                   assign(s, DML_KS_SET, RS,
+                          f2(s, DML_KF_MUL, cap,
+                             dml_kv_tanh(p, f2(s, DML_KF_DIV, dml_kv_reg(p, RS), cap)))));
+  }
+  if (mask) {
+    int32_t r = mask->type.rank;
+    const dml_kidx_t *coord[4] = {b, h, i, j}, *off = kc(s, 0);
+    for (int32_t d = 0; d < r; d++) {
+      dml_dim_t md = mask->type.dims[d];
+      const dml_kidx_t *c = md.sym < 0 && md.value == 1 ? kc(s, 0) : coord[4 - r + d];
+      off = kadd(s, kmul(s, off, dim_idx(s, md)), c);
+    }
+    const dml_kval_t *mv;
+    if (mask->type.dtype == DML_DTYPE_BOOL)
+      mv = dml_kv_select(p, load_at(s, mask, off), zero, ninf);
+    else
+      mv = load_f32_at(s, mask, off);
+    dml_kblock_add(sc, assign(s, DML_KS_SET, RB, ninf));
+    dml_kblock_add(sc, if_lt(s, j, dim_idx(s, mask->type.dims[r - 1]),
+                             assign(s, DML_KS_SET, RB, mv)));
+    dml_kblock_add(sc, assign(s, DML_KS_SET, RS,
+                              f2(s, DML_KF_ADD, dml_kv_reg(p, RS), dml_kv_reg(p, RB))));
+  }
+  /* RU: key j is not masked (its mask value is not -inf, nor j > i causal) */
+  const dml_kval_t *one = dml_kv_const(p, 1.0f);
+  dml_kblock_add(
+      sc,
+      assign(s, DML_KS_SET, a->RU,
+             mask ? dml_kv_select(p, f2(s, DML_KF_EQ, dml_kv_reg(p, RB), ninf), zero, one)
+                  : one));
+  if (a->causal) { /* -inf where j > i */
+    dml_kblock_add(sc, if_lt(s, i, j, assign(s, DML_KS_SET, RS, ninf)));
+    dml_kblock_add(sc, if_lt(s, i, j, assign(s, DML_KS_SET, a->RU, zero)));
+  }
+  dml_kblock_add(sc,
+                 assign(s, DML_KS_SET, a->RA,
+                        f2(s, DML_KF_MAX, dml_kv_reg(p, a->RA), dml_kv_reg(p, a->RU))));
+}
+
+/* Appends to `out` the stores of query row i: y = o / l, 0 where every key
+ * is masked (RA = 0; ONNX Runtime's rule) or, with nan_zero, where l is
+ * NaN. Scores all -inf or NaN from Q and K give NaN, as in ONNX Runtime. */
+static void att_store(sched_t *s, const att_t *a, dml_kblock_t *out, const dml_kidx_t *b,
+                      const dml_kidx_t *h, const dml_kidx_t *i) {
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *zero = dml_kv_const(p, 0.0f);
+  const dml_kval_t *l0 = f2(s, DML_KF_EQ, dml_kv_reg(p, a->RA), zero);
+  if (a->nan_zero) /* l != l: NaN */
+    l0 =
+        f2(s, DML_KF_OR, l0,
+           dml_kv_fn(p, DML_KF_NOT,
+                     f2(s, DML_KF_EQ, dml_kv_reg(p, a->RL), dml_kv_reg(p, a->RL)), NULL));
+  for (int64_t d = 0; d < a->V.d; d++) {
+    const dml_kval_t *yv = dml_kv_select(
+        p, l0, zero,
+        f2(s, DML_KF_DIV, dml_kv_reg(p, a->RO + (uint32_t)d), dml_kv_reg(p, a->RL)));
+    if (a->dt != DML_KT_F32) yv = dml_kv_cast(p, a->dt, yv);
+    dml_kblock_add(out, store_at(s, a->y, att_idx(s, &a->Y, b, h, i, kc(s, d)), yv));
+  }
+}
+
+/* The form for long key sequences (schedule_rows.c's workgroups): one
+ * workgroup of DML_KROW_WG invocations per (query row, batch * head);
+ * invocation t takes keys t, t + 256, ... reading K and V from memory, each
+ * key updating its own running (m, l, o) as the tiled form's tiles do;
+ * then the workgroup's maximum M of the m (a tree through tile 0), each
+ * invocation's l and o scaled by exp(m - M) (M replaced by 0 where -inf),
+ * and sums of l and of each o[d] by trees; invocation 0 stores. A loop of
+ * T / 256 iterations per invocation, where the tiled form's run about
+ * (3 + (D + Dv) / 64) T (lavapipe stops an invocation after 65,535). */
+static void att_long(sched_t *s, dml_kernel_t *K, const att_t *a, dml_klin_t rows,
+                     dml_klin_t bh) {
+  dml_kpool_t *p = s->pool;
+  const int64_t D = a->Q.d, Dv = a->V.d;
+  const uint32_t RO = a->RO, RM = a->RM, RL = a->RL, RS = a->RS, RMT = a->RMT,
+                 RMS = a->RMS, RC = a->RC, RP = a->RP;
+  const int32_t vj = DML_KVAR_FIRST_LOOP, vr = vj + 1;
+  const dml_kidx_t *i = dml_krow_setup(s, K, rows, vr, 0);
+  K->local[1] = 1;
+  K->items[1] = bh;
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X),
+                   *wy = dml_ki_var(p, DML_KVAR_WG_Y);
+  const dml_kidx_t *b = dml_ki_bin(p, DML_KI_DIV, wy, kc(s, a->Q.h)),
+                   *h = dml_ki_bin(p, DML_KI_MOD, wy, kc(s, a->Q.h));
+  const dml_kidx_t *kh = dml_ki_bin(p, DML_KI_DIV, h, kc(s, a->Q.h / a->Kv.h));
+  const dml_kidx_t *T = a->Kv.s;
+  const dml_kidx_t *j = kadd(s, kmul(s, dml_ki_var(p, vj), kc(s, DML_KROW_WG)), lid);
+  const dml_kval_t *ninf = dml_kv_const(p, -INFINITY), *zero = dml_kv_const(p, 0.0f);
+#define R(r) dml_kv_reg(p, (r))
+  dml_kblock_t body = {0};
+  for (int64_t d = 0; d < D; d++)
+    dml_kblock_add(&body,
+                   assign(s, DML_KS_LET, (uint32_t)d,
+                          f2(s, DML_KF_MUL,
+                             load_f32_at(s, a->q, att_idx(s, &a->Q, b, h, i, kc(s, d))),
+                             dml_kv_const(p, (float)a->scale))));
+  for (int64_t d = 0; d < Dv; d++)
+    dml_kblock_add(&body, assign(s, DML_KS_LET, RO + (uint32_t)d, zero));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, RM, ninf));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, RL, zero));
+  const uint32_t lets[] = {RS, RMT, RMS, RC, RP, a->RB, a->RA, a->RU};
+  for (size_t r = 0; r < sizeof lets / sizeof lets[0]; r++)
+    dml_kblock_add(&body, assign(s, DML_KS_LET, lets[r], zero));
+  /* key j: its score s, m' = max(m, s) (NaN kept), ms = m' or 0 where -inf,
+   * c = exp(m - ms), p = exp(s - ms), l = l c + p, o = o c + p v_j */
+  dml_kblock_t key = {0};
+  dml_kblock_add(&key, assign(s, DML_KS_SET, RS, zero));
+  for (int64_t d = 0; d < D; d++)
+    dml_kblock_add(
+        &key,
+        assign(s, DML_KS_SET, RS,
+               f2(s, DML_KF_ADD, R(RS),
+                  f2(s, DML_KF_MUL, R((uint32_t)d),
+                     load_f32_at(s, a->k, att_idx(s, &a->Kv, b, kh, j, kc(s, d)))))));
+  att_score_tail(s, a, &key, b, h, i, j);
+  dml_kblock_add(&key,
+                 assign(s, DML_KS_SET, RMT, dml_ksched_nan_max(p, R(RM), R(RS), 1)));
+  dml_kblock_add(&key,
+                 assign(s, DML_KS_SET, RMS,
+                        dml_kv_select(p, f2(s, DML_KF_EQ, R(RMT), ninf), zero, R(RMT))));
+  dml_kblock_add(
+      &key, assign(s, DML_KS_SET, RC,
+                   dml_kv_fn(p, DML_KF_EXP, f2(s, DML_KF_SUB, R(RM), R(RMS)), NULL)));
+  dml_kblock_add(
+      &key, assign(s, DML_KS_SET, RP,
+                   dml_kv_fn(p, DML_KF_EXP, f2(s, DML_KF_SUB, R(RS), R(RMS)), NULL)));
+  dml_kblock_add(&key, assign(s, DML_KS_SET, RL,
+                              f2(s, DML_KF_ADD, f2(s, DML_KF_MUL, R(RL), R(RC)), R(RP))));
+  for (int64_t d = 0; d < Dv; d++) {
+    const uint32_t o = RO + (uint32_t)d;
+    dml_kblock_add(
+        &key,
+        assign(s, DML_KS_SET, o,
+               f2(s, DML_KF_ADD, f2(s, DML_KF_MUL, R(o), R(RC)),
+                  f2(s, DML_KF_MUL, R(RP),
+                     load_f32_at(s, a->v, att_idx(s, &a->V, b, kh, j, kc(s, d)))))));
+  }
+  dml_kblock_add(&key, assign(s, DML_KS_SET, RM, R(RMT)));
+  const dml_kidx_t *steps =
+      dml_ki_bin(p, DML_KI_DIV, kadd(s, T, kc(s, DML_KROW_WG - 1)), kc(s, DML_KROW_WG));
+  dml_kblock_add(&body, for_loop(s, vj, steps, if_lt(s, j, T, key.first)));
+  /* the workgroup's M (RMT), c = exp(m - M) (M -inf: 0), then the sums */
+  dml_kblock_add(&body, assign(s, DML_KS_SET, RMT, R(RM)));
+  dml_krow_combine(s, &body, DML_KF_MAX, DML_KT_F32, RMT, 0);
+  dml_krow_combine(s, &body, DML_KF_MAX, DML_KT_F32, a->RA, 0); /* some key unmasked */
+  dml_kblock_add(&body,
+                 assign(s, DML_KS_SET, RMS,
+                        dml_kv_select(p, f2(s, DML_KF_EQ, R(RMT), ninf), zero, R(RMT))));
+  dml_kblock_add(
+      &body, assign(s, DML_KS_SET, RC,
+                    dml_kv_fn(p, DML_KF_EXP, f2(s, DML_KF_SUB, R(RM), R(RMS)), NULL)));
+  for (int64_t d = -1; d < Dv; d++) {
+    const uint32_t r = d < 0 ? RL : RO + (uint32_t)d;
+    dml_kblock_add(&body, assign(s, DML_KS_SET, r, f2(s, DML_KF_MUL, R(r), R(RC))));
+    dml_krow_combine(s, &body, DML_KF_ADD, DML_KT_F32, r, 0);
+  }
+#undef R
+  dml_kblock_t out = {0};
+  att_store(s, a, &out, b, h, i);
+  dml_kblock_add(&body, if_lt(s, lid, kc(s, 1), out.first));
+  K->body = dml_krow_finish(s, rows, vr, body.first);
+}
+
+/* K's work: 2 (QK) + 2 (PV) flops per (row, key, head element) at T's
+ * bound tmax. */
+static void att_account(sched_t *s, dml_kernel_t *K, const dml_pkg_value_t *q,
+                        int64_t tmax, int64_t D, int64_t Dv, dml_kdtype_t dt) {
+  dml_klin_t qn = {0, -1, 0, 0};
+  if (numel_syms(&q->type, &qn)) {
+    dml_ksched_lin_add(&K->flops, qn, 2 * tmax + 2 * tmax * Dv / D);
+    dml_ksched_lin_add(&K->bytes, qn, (int64_t)dml_kdtype_size(dt) * 2);
+  }
+}
+
 int dml_ksched_attn_handles(dml_op_t op) {
   return op == DML_OP_ATTENTION;
 }
@@ -194,6 +394,25 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
   double softcap = dml_attr_float(n->attrs, n->n_attrs, "softcap", 0.0);
   int causal = dml_attr_int(n->attrs, n->n_attrs, "is_causal", 0) != 0;
   int nan_zero = dml_attr_int(n->attrs, n->n_attrs, "dmlc_nan_rows_zero", 0) != 0;
+  /* registers: q 0..D-1, o D..D+Dv-1, then the scalars */
+  const uint32_t RO = (uint32_t)D, RM = (uint32_t)(D + Dv), RL = RM + 1, RS = RM + 2,
+                 RMT = RM + 3, RMS = RM + 4, RC = RM + 5, RP = RM + 6, RB = RM + 7,
+                 RA = RM + 8, RU = RM + 9;
+  K->n_regs = RU + 1;
+  const att_t A = {q,     k,       v,      mask,     y,  Q,  Kv, V,  Y,
+                   scale, softcap, causal, nan_zero, dt, RO, RM, RL, RS,
+                   RMT,   RMS,     RC,     RP,       RB, RA, RU};
+  int64_t tmax =
+      Td.sym < 0 ? Td.value : dml_ksched_lin_max(s, (dml_klin_t){Td.value, Td.sym, 0, 0});
+  /* the tiled form's loop iterations per invocation at T's bound: per tile
+   * of BK keys, the loads of K and V, the scores, their maximum, the sums */
+  const int64_t per_tile =
+      1 + (BK * D + ATT_BQ - 1) / ATT_BQ + (BK * Dv + ATT_BQ - 1) / ATT_BQ + 3 * BK;
+  if ((tmax + BK - 1) / BK * per_tile > DML_KLOOP_MAX) {
+    att_long(s, K, &A, rows, bh);
+    att_account(s, K, q, tmax, D, Dv, dt);
+    return;
+  }
   K->local[0] = ATT_BQ;
   K->items[0] = rows;
   K->local[1] = 1;
@@ -202,12 +421,6 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
   K->tile_elems[0] = (uint32_t)(BK * D);       /* keys */
   K->tile_elems[1] = (uint32_t)(BK * Dv);      /* values */
   K->tile_elems[2] = (uint32_t)(ATT_BQ * BKp); /* scores, a row per invocation */
-  /* registers: q 0..D-1, o D..D+Dv-1, then the scalars */
-  const uint32_t RO = (uint32_t)D, RM = (uint32_t)(D + Dv), RL = RM + 1, RS = RM + 2,
-                 RMT = RM + 3, RMS = RM + 4, RC = RM + 5, RP = RM + 6, RB = RM + 7,
-                 RA = RM + 8,
-                 RU = RM + 9; /* RA: 1 once some key is unmasked; RU: key j's */
-  K->n_regs = RU + 1;
   const int32_t vt = DML_KVAR_FIRST_LOOP, ve = vt + 1, vj = vt + 2;
   const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X),
                    *i = dml_ki_var(p, DML_KVAR_GID_X), *wy = dml_ki_var(p, DML_KVAR_WG_Y);
@@ -266,45 +479,7 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
                     f2(s, DML_KF_ADD, dml_kv_reg(p, RS),
                        f2(s, DML_KF_MUL, dml_kv_reg(p, (uint32_t)d),
                           dml_kv_tile(p, 0, kadd(s, kmul(s, jj, kc(s, D)), kc(s, d)))))));
-  if (softcap > 0) {
-    const dml_kval_t *cap = dml_kv_const(p, (float)softcap);
-    dml_kblock_add(&sc,
-                   assign(s, DML_KS_SET, RS,
-                          f2(s, DML_KF_MUL, cap,
-                             dml_kv_tanh(p, f2(s, DML_KF_DIV, dml_kv_reg(p, RS), cap)))));
-  }
-  if (mask) {
-    int32_t r = mask->type.rank;
-    const dml_kidx_t *coord[4] = {b, h, i, j}, *off = kc(s, 0);
-    for (int32_t d = 0; d < r; d++) {
-      dml_dim_t md = mask->type.dims[d];
-      const dml_kidx_t *c = md.sym < 0 && md.value == 1 ? kc(s, 0) : coord[4 - r + d];
-      off = kadd(s, kmul(s, off, dim_idx(s, md)), c);
-    }
-    const dml_kval_t *mv;
-    if (mask->type.dtype == DML_DTYPE_BOOL)
-      mv = dml_kv_select(p, load_at(s, mask, off), zero, ninf);
-    else
-      mv = load_f32_at(s, mask, off);
-    dml_kblock_add(&sc, assign(s, DML_KS_SET, RB, ninf));
-    dml_kblock_add(&sc, if_lt(s, j, dim_idx(s, mask->type.dims[r - 1]),
-                              assign(s, DML_KS_SET, RB, mv)));
-    dml_kblock_add(&sc, assign(s, DML_KS_SET, RS,
-                               f2(s, DML_KF_ADD, dml_kv_reg(p, RS), dml_kv_reg(p, RB))));
-  }
-  /* RU: key j is not masked (its mask value is not -inf, nor j > i causal) */
-  const dml_kval_t *one = dml_kv_const(p, 1.0f);
-  dml_kblock_add(
-      &sc,
-      assign(s, DML_KS_SET, RU,
-             mask ? dml_kv_select(p, f2(s, DML_KF_EQ, dml_kv_reg(p, RB), ninf), zero, one)
-                  : one));
-  if (causal) { /* -inf where j > i */
-    dml_kblock_add(&sc, if_lt(s, i, j, assign(s, DML_KS_SET, RS, ninf)));
-    dml_kblock_add(&sc, if_lt(s, i, j, assign(s, DML_KS_SET, RU, zero)));
-  }
-  dml_kblock_add(&sc, assign(s, DML_KS_SET, RA,
-                             f2(s, DML_KF_MAX, dml_kv_reg(p, RA), dml_kv_reg(p, RU))));
+  att_score_tail(s, &A, &sc, b, h, i, j);
   dml_kstmt_t *sst = dml_ks_new(p, DML_KS_TILE_STORE);
   if (!sst) return;
   sst->tile = 2, sst->idx = srow, sst->val = dml_kv_reg(p, RS);
@@ -372,28 +547,9 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
         tile_body);
   dml_kblock_add(&body, for_loop(s, vt, n_tiles, tile_body));
 
-  /* y = o / l, 0 where every key is masked (RA = 0) */
   dml_kblock_t out = {0};
-  const dml_kval_t *l0 = f2(s, DML_KF_EQ, dml_kv_reg(p, RA), zero);
-  if (nan_zero) /* l != l: NaN */
-    l0 = f2(s, DML_KF_OR, l0,
-            dml_kv_fn(p, DML_KF_NOT,
-                      f2(s, DML_KF_EQ, dml_kv_reg(p, RL), dml_kv_reg(p, RL)), NULL));
-  for (int64_t d = 0; d < Dv; d++) {
-    const dml_kval_t *yv = dml_kv_select(
-        p, l0, zero,
-        f2(s, DML_KF_DIV, dml_kv_reg(p, RO + (uint32_t)d), dml_kv_reg(p, RL)));
-    if (dt != DML_KT_F32) yv = dml_kv_cast(p, dt, yv);
-    dml_kblock_add(&out, store_at(s, y, att_idx(s, &Y, b, h, i, kc(s, d)), yv));
-  }
+  att_store(s, &A, &out, b, h, i);
   dml_kblock_add(&body, if_lt(s, i, Sq, out.first));
   K->body = body.first;
-  /* work: 2 (QK) + 2 (PV) flops per (row, key, head element) */
-  int64_t tmax =
-      Td.sym < 0 ? Td.value : dml_ksched_lin_max(s, (dml_klin_t){Td.value, Td.sym, 0, 0});
-  dml_klin_t qn = {0, -1, 0, 0};
-  if (numel_syms(&q->type, &qn)) {
-    dml_ksched_lin_add(&K->flops, qn, 2 * tmax + 2 * tmax * Dv / D);
-    dml_ksched_lin_add(&K->bytes, qn, (int64_t)dml_kdtype_size(dt) * 2);
-  }
+  att_account(s, K, q, tmax, D, Dv, dt);
 }

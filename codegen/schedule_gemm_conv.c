@@ -822,44 +822,67 @@ void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t 
   set_nodes(s, K, G);
   dml_klin_t numel;
   type_numel(G->out, &numel);
-  K->local[0] = 64;
-  K->items[0] = numel;
-  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *coord[4];
-  out_coords(s, ws, gid, coord);
   int64_t cg = ws->C / ws->group, mg = ws->M / ws->group;
   int32_t vc = DML_KVAR_FIRST_LOOP, vkh = vc + 1, vkw = vc + 2;
+  /* an output element's loop iterations (channels, then the window's two
+   * loops); past DML_KLOOP_MAX a workgroup per output element, invocation
+   * t taking channels t, t + 256, ..., the sums meeting in a tree */
+  int coop = cg * (1 + ws->kh + ws->kh * ws->kw) > DML_KLOOP_MAX;
+  const dml_kidx_t *gid, *coord[4], *cv = dml_ki_var(p, vc);
+  if (coop) {
+    gid = dml_krow_setup(s, K, numel, vkw + 1, 0);
+    cv = kadd(p, kmul(p, cv, DML_KROW_WG), dml_ki_var(p, DML_KVAR_LID_X));
+  } else {
+    K->local[0] = 64;
+    K->items[0] = numel;
+    gid = dml_ki_var(p, DML_KVAR_GID_X);
+  }
+  out_coords(s, ws, gid, coord);
   /* input channel = (m / mg) * cg + c */
   const dml_kidx_t *ch = dml_ki_bin(
       p, DML_KI_ADD,
       dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, coord[1], dml_ki_const(p, mg)),
                  dml_ki_const(p, cg)),
-      dml_ki_var(p, vc));
+      cv);
   const dml_kidx_t *xbase = dml_ki_bin(
       p, DML_KI_MUL,
       dml_ki_bin(p, DML_KI_ADD,
                  dml_ki_bin(p, DML_KI_MUL, coord[0], dml_ki_const(p, ws->C)), ch),
       dml_ki_bin(p, DML_KI_MUL, dim_idx(s, ws->hd), dim_idx(s, ws->wd)));
-  const dml_kidx_t *wbase = dml_ki_bin(
-      p, DML_KI_MUL,
-      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, coord[1], dml_ki_const(p, cg)),
-                 dml_ki_var(p, vc)),
-      dml_ki_const(p, ws->kh * ws->kw));
+  const dml_kidx_t *wbase =
+      dml_ki_bin(p, DML_KI_MUL,
+                 dml_ki_bin(p, DML_KI_ADD,
+                            dml_ki_bin(p, DML_KI_MUL, coord[1], dml_ki_const(p, cg)), cv),
+                 dml_ki_const(p, ws->kh * ws->kw));
   uint32_t acc = G->n;
   conv_ctx_t c = {ws, xbase, wbase, vkh, vkw, acc, DML_KF_ADD, 0, 0, acc + 1};
-  dml_kblock_t body = {0};
+  dml_kblock_t body = {0}, tail = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, acc, dml_kv_const(p, 0.0f)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, c.xr, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body,
-                 for_loop(s, vc, dml_ki_const(p, cg),
-                          window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c,
-                                 assign(s, DML_KS_SET, c.xr, dml_kv_const(p, 0.0f)),
-                                 conv_tap(s, &c))));
+  dml_kstmt_t *win =
+      window(s, ws, coord[2], coord[3], vkh, vkw, conv_inner, &c,
+             assign(s, DML_KS_SET, c.xr, dml_kv_const(p, 0.0f)), conv_tap(s, &c));
+  if (coop) {
+    dml_kblock_add(
+        &body, for_loop(s, vc, dml_ki_const(p, (cg + DML_KROW_WG - 1) / DML_KROW_WG),
+                        cg % DML_KROW_WG ? if_lt(s, cv, dml_ki_const(p, cg), win) : win));
+    dml_krow_combine(s, &body, DML_KF_ADD, DML_KT_F32, acc, 0);
+  } else {
+    dml_kblock_add(&body, for_loop(s, vc, dml_ki_const(p, cg), win));
+  }
   const dml_kval_t *r = dml_kv_reg(p, acc);
   if (ws->b) r = dml_kv_fn(p, DML_KF_ADD, r, load_f32(s, ws->b, at(s, ws->b, coord[1])));
   const dml_kidx_t *ycoord[DML_MAX_RANK];
   coords_of(s, G->out, gid, ycoord);
-  dml_ksched_emit_chain(s, K, G, &body, win_result(s, ws, r), ycoord, gid);
-  K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+  dml_ksched_emit_chain(s, K, G, &tail, win_result(s, ws, r), ycoord, gid);
+  if (coop) {
+    dml_kblock_add(
+        &body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), tail.first));
+    K->body = dml_krow_finish(s, numel, vkw + 1, body.first);
+  } else {
+    block_append(&body, &tail);
+    K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+  }
   K->n_regs = c.xr + 1;
   dml_klin_t fl = numel;
   fl.c *= 2 * cg * ws->kh * ws->kw;
@@ -870,7 +893,8 @@ void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t 
   lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0, 0}, esz);
   /* the implicit-GEMM record is f32 only (CUDA's TF32 form); f16/bf16
    * convolutions keep the direct kernel */
-  if (ws->group == 1 && !ws->sym_sp && kdt(ws->x) == DML_KT_F32) attach_conv(s, K, G, ws);
+  if (ws->group == 1 && !ws->sym_sp && kdt(ws->x) == DML_KT_F32 && !coop)
+    attach_conv(s, K, G, ws);
 }
 
 /* Records conv kernel K (group 1) as an implicit GEMM (dml_kconv_t in
@@ -1062,15 +1086,27 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
   K->kind = DML_KK_CONV;
   snprintf(K->name, sizeof K->name, "k%u_%s", s->n_kernels - 1,
            dml_kernel_kind_name(DML_KK_CONV));
-  K->local[0] = 64;
-  const dml_kidx_t *oh = ns == 2 ? c[2] : dml_ki_const(p, 0), *ow = c[r - 1];
   int64_t cg = C / group, mg = M / group;
   int32_t vc = DML_KVAR_FIRST_LOOP, vkh = vc + 1, vkw = vc + 2;
+  /* past DML_KLOOP_MAX loop iterations per output element, a workgroup per
+   * output element with the channels strided over it (as the conv above) */
+  int coop = cg * (1 + k[0] + k[0] * k[1]) > DML_KLOOP_MAX;
+  dml_klin_t numel = {0, -1, 0, 0};
+  type_numel(&y->type, &numel);
+  const dml_kidx_t *cv = dml_ki_var(p, vc);
+  if (coop) {
+    gid = dml_krow_setup(s, K, numel, vkw + 1, 0);
+    coords_of(s, &y->type, gid, c);
+    cv = kadd(p, kmul(p, cv, DML_KROW_WG), dml_ki_var(p, DML_KVAR_LID_X));
+  } else {
+    K->local[0] = 64;
+  }
+  const dml_kidx_t *oh = ns == 2 ? c[2] : dml_ki_const(p, 0), *ow = c[r - 1];
   const dml_kidx_t *ch = dml_ki_bin(
       p, DML_KI_ADD,
       dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, c[1], dml_ki_const(p, mg)),
                  dml_ki_const(p, cg)),
-      dml_ki_var(p, vc));
+      cv);
   const dml_kidx_t *o2[2] = {oh, ow}, *kv[2] = {dml_ki_var(p, vkh), dml_ki_var(p, vkw)};
   const dml_kidx_t *t[2], *lo[2], *ii[2];
   for (int d = 0; d < 2; d++) {
@@ -1113,17 +1149,29 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
   }
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body,
-                 for_loop(s, vc, dml_ki_const(p, cg),
-                          for_loop(s, vkh, dml_ki_const(p, k[0]),
-                                   for_loop(s, vkw, dml_ki_const(p, k[1]), inner))));
+  dml_kstmt_t *win = for_loop(s, vkh, dml_ki_const(p, k[0]),
+                              for_loop(s, vkw, dml_ki_const(p, k[1]), inner));
+  if (coop) {
+    dml_kblock_add(
+        &body, for_loop(s, vc, dml_ki_const(p, (cg + DML_KROW_WG - 1) / DML_KROW_WG),
+                        cg % DML_KROW_WG ? if_lt(s, cv, dml_ki_const(p, cg), win) : win));
+    dml_krow_combine(s, &body, DML_KF_ADD, DML_KT_F32, 0, 0);
+  } else {
+    dml_kblock_add(&body, for_loop(s, vc, dml_ki_const(p, cg), win));
+  }
   const dml_kval_t *res = dml_kv_reg(p, 0);
   if (b) res = dml_kv_fn(p, DML_KF_ADD, res, dml_kv_load(p, buf_of(b), at(s, b, c[1])));
-  dml_kblock_add(&body, store_at(s, y, gid, res));
+  dml_kstmt_t *ys = store_at(s, y, gid, res);
   K->n_regs = 1;
-  dml_ksched_map_finish(s, K, &y->type, gid, body.first);
-  dml_klin_t numel = {0, -1, 0, 0};
-  if (type_numel(&y->type, &numel)) lin_add(&K->flops, numel, 2 * cg * k[0] * k[1]);
+  if (coop) {
+    dml_kblock_add(&body,
+                   if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), dml_ki_const(p, 1), ys));
+    K->body = dml_krow_finish(s, numel, vkw + 1, body.first);
+  } else {
+    dml_kblock_add(&body, ys);
+    dml_ksched_map_finish(s, K, &y->type, gid, body.first);
+  }
+  lin_add(&K->flops, numel, 2 * cg * k[0] * k[1]);
 }
 
 /* ---- MatMul with a batched right operand ---- */
@@ -1185,6 +1233,26 @@ static int emit_matmul_batched_tiled(sched_t *s, uint32_t node) {
   return 1;
 }
 
+/* One output element of a batched MatMul: its coordinates c. */
+typedef struct {
+  const dml_pkg_value_t *a, *b, *y;
+  const dml_kidx_t *c[DML_MAX_RANK];
+} bmm_ctx_t;
+
+/* a(.., i, k) * b(.., k, j) in f32 at output coordinates c
+ * (dml_krow_value_fn). */
+static const dml_kval_t *bmm_term(sched_t *s, const dml_kidx_t *k, void *vctx) {
+  const bmm_ctx_t *x = vctx;
+  const dml_pkg_value_t *a = x->a, *b = x->b, *y = x->y;
+  const int32_t r = y->type.rank;
+  const dml_kidx_t *ac[DML_MAX_RANK], *bc[DML_MAX_RANK];
+  for (int32_t d = 0; d < r; d++) ac[d] = bc[d] = x->c[d];
+  ac[r - 1] = bc[r - 2] = k;
+  return dml_kv_fn(s->pool, DML_KF_MUL,
+                   load_f32(s, a, at(s, a, bcast_index(s, &a->type, &y->type, ac))),
+                   load_f32(s, b, at(s, b, bcast_index(s, &b->type, &y->type, bc))));
+}
+
 const char *dml_ksched_emit_matmul_batched(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -1202,30 +1270,27 @@ const char *dml_ksched_emit_matmul_batched(sched_t *s, uint32_t node) {
   dml_dim_t kd = a->type.dims[a->type.rank - 1], kb = b->type.dims[b->type.rank - 2];
   if (kb.value != kd.value || kb.sym != kd.sym) return "K mismatch";
   dml_kernel_t *K;
-  const dml_kidx_t *c[DML_MAX_RANK], *ac[DML_MAX_RANK], *bc[DML_MAX_RANK];
+  const dml_kidx_t *c[DML_MAX_RANK];
   const dml_kidx_t *gid = dml_ksched_map_kernel(s, node, &y->type, &K, c);
   if (!gid) return NULL;
   K->kind = DML_KK_GEMM;
   snprintf(K->name, sizeof K->name, "k%u_%s", s->n_kernels - 1,
            dml_kernel_kind_name(DML_KK_GEMM));
-  int32_t kv = DML_KVAR_FIRST_LOOP;
-  for (int32_t d = 0; d < r; d++) ac[d] = bc[d] = c[d];
-  ac[r - 1] = bc[r - 2] = dml_ki_var(p, kv); /* a (.., i, k), b (.., k, j) */
-  const dml_kval_t *prod = dml_kv_fn(
-      p, DML_KF_MUL, load_f32(s, a, at(s, a, bcast_index(s, &a->type, &y->type, ac))),
-      load_f32(s, b, at(s, b, bcast_index(s, &b->type, &y->type, bc))));
+  /* K at its bound: past DML_KLOOP_MAX a workgroup per output element */
+  const int64_t kmax =
+      kd.sym < 0 ? kd.value : dml_ksched_lin_max(s, (dml_klin_t){kd.value, kd.sym, 0, 0});
+  dml_kdot_t dot;
+  gid = dml_kdot_setup(s, K, &y->type, kmax, DML_KVAR_FIRST_LOOP + 1, &dot);
+  bmm_ctx_t bc = {a, b, y, {0}};
+  coords_of(s, &y->type, gid, bc.c);
   dml_kblock_t body = {0};
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(&body,
-                 for_loop(s, kv, dim_idx(s, kd), /* K static or symbolic */
-                          assign(s, DML_KS_SET, 0,
-                                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0), prod))));
-  dml_kblock_add(
-      &body, store_at(s, y, gid,
-                      kdt(y) == DML_KT_F32 ? dml_kv_reg(p, 0)
-                                           : dml_kv_cast(p, kdt(y), dml_kv_reg(p, 0))));
-  K->n_regs = 1;
-  dml_ksched_map_finish(s, K, &y->type, gid, body.first);
+  dml_kdot_sum(s, K, &dot, &body, dim_idx(s, kd) /* K static or symbolic */,
+               DML_KVAR_FIRST_LOOP, dml_kv_const(p, 0.0f), bmm_term, &bc, 0);
+  dml_kdot_finish(
+      s, K, &dot, gid, &body,
+      store_at(s, y, gid,
+               kdt(y) == DML_KT_F32 ? dml_kv_reg(p, 0)
+                                    : dml_kv_cast(p, kdt(y), dml_kv_reg(p, 0))));
   dml_klin_t numel = {0, -1, 0, 0};
   /* at a symbolic K, the estimate counts K at its bound */
   if (type_numel(&y->type, &numel))

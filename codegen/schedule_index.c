@@ -350,6 +350,35 @@ static const dml_kval_t *reduce_val(dml_kpool_t *p, red_t red, const dml_kval_t 
  * updates[i] for every element i of indices in order. Invocation e walks
  * every i whose coordinates off the axis equal its own and whose index
  * (negative-corrected) equals its coordinate on the axis. */
+/* One output element of ScatterElements: its coordinates c. */
+typedef struct {
+  const dml_pkg_value_t *x, *ind, *u;
+  red_t red;
+  dml_kdtype_t t;
+  int32_t axis;
+  const dml_kidx_t *c[DML_MAX_RANK];
+} scat_el_t;
+
+/* Update iv of ScatterElements applied to register 0 where it addresses
+ * the output element (dml_krow_stmt_fn). */
+static dml_kstmt_t *scat_el_update(sched_t *s, const dml_kidx_t *iv, void *ctx) {
+  dml_kpool_t *p = s->pool;
+  const scat_el_t *e = ctx;
+  const int32_t r = e->x->type.rank, axis = e->axis;
+  const dml_kidx_t *ic[DML_MAX_RANK];
+  coords_of(s, &e->ind->type, iv, ic);
+  const dml_kval_t *v =
+      wrap_neg(s, load_at(s, e->ind, iv),
+               dml_kv_iconst(p, DML_KT_I64, e->x->type.dims[axis].value));
+  dml_kstmt_t *inner = if_in(
+      s, dml_ki_val(p, v), e->c[axis], kadd(s, e->c[axis], kc(s, 1)),
+      assign(s, DML_KS_SET, 0,
+             reduce_val(p, e->red, dml_kv_reg_t(p, 0, e->t), load_at(s, e->u, iv))));
+  for (int32_t d = r - 1; d >= 0; d--)
+    if (d != axis) inner = if_in(s, ic[d], e->c[d], kadd(s, e->c[d], kc(s, 1)), inner);
+  return inner;
+}
+
 static const char *emit_scatter_elements(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -368,28 +397,20 @@ static const char *emit_scatter_elements(sched_t *s, uint32_t node) {
   const char *why = parse_reduction(n, kdt(y), &red);
   if (why) return why;
   dml_kdtype_t t = kdt(y);
-  dml_kernel_t *K;
-  const dml_kidx_t *c[DML_MAX_RANK], *ic[DML_MAX_RANK];
-  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_MOVE, &y->type, &K, c);
-  if (!gid) return NULL;
-  K->n_regs = 1;
-  const dml_kidx_t *iv = dml_ki_var(p, DML_KVAR_FIRST_LOOP);
-  coords_of(s, &ind->type, iv, ic);
-  const dml_kval_t *v = wrap_neg(s, load_at(s, ind, iv),
-                                 dml_kv_iconst(p, DML_KT_I64, x->type.dims[axis].value));
-  dml_kstmt_t *inner =
-      if_in(s, dml_ki_val(p, v), c[axis], kadd(s, c[axis], kc(s, 1)),
-            assign(s, DML_KS_SET, 0,
-                   reduce_val(p, red, dml_kv_reg_t(p, 0, t), load_at(s, u, iv))));
-  for (int32_t d = r - 1; d >= 0; d--)
-    if (d != axis) inner = if_in(s, ic[d], c[d], kadd(s, c[d], kc(s, 1)), inner);
   dml_klin_t ni;
   numel_syms(&ind->type, &ni);
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_MOVE, node);
+  if (!K) return NULL;
+  dml_kdot_t d;
+  const dml_kidx_t *gid = dml_kdot_setup(s, K, &y->type, dml_ksched_lin_max(s, ni),
+                                         DML_KVAR_FIRST_LOOP + 2, &d);
+  scat_el_t sc = {x, ind, u, red, t, (int32_t)axis, {0}};
+  coords_of(s, &y->type, gid, sc.c);
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, load_at(s, x, gid)));
-  dml_kblock_add(&body, for_loop(s, DML_KVAR_FIRST_LOOP, dml_ki_lin(p, ni), inner));
-  dml_kblock_add(&body, store_at(s, y, gid, dml_kv_reg_t(p, 0, t)));
-  elem_finish(s, K, &y->type, gid, body.first);
+  dml_kdot_fold(s, K, &d, &body, dml_ki_lin(p, ni), DML_KVAR_FIRST_LOOP, scat_el_update,
+                &sc, 0, t);
+  dml_kdot_finish(s, K, &d, gid, &body, store_at(s, y, gid, dml_kv_reg_t(p, 0, t)));
   account(K, &y->type, 2 * (int64_t)dml_dtype_size(y->type.dtype), 0);
   return NULL;
 }
@@ -409,6 +430,28 @@ static const dml_kval_t *tuple_offset(sched_t *s, const dml_pkg_value_t *ind,
                     dml_kv_fn(p, DML_KF_MUL, v, dml_kv_iconst(p, DML_KT_I64, mult[k])));
   }
   return off;
+}
+
+/* One output element of ScatterND: slice q0, element kk of it. */
+typedef struct {
+  const dml_pkg_value_t *ind, *u;
+  red_t red;
+  dml_kdtype_t t;
+  int64_t m;
+  const int64_t *dims, *mult;
+  const dml_kidx_t *S, *q0, *kk;
+} scat_nd_t;
+
+/* Tuple tv of ScatterND applied to register 0 where it addresses the
+ * output element's slice (dml_krow_stmt_fn). */
+static dml_kstmt_t *scat_nd_update(sched_t *s, const dml_kidx_t *tv, void *ctx) {
+  dml_kpool_t *p = s->pool;
+  const scat_nd_t *e = ctx;
+  const dml_kval_t *off = tuple_offset(s, e->ind, tv, e->m, e->dims, e->mult);
+  return if_in(s, dml_ki_val(p, off), e->q0, kadd(s, e->q0, kc(s, 1)),
+               assign(s, DML_KS_SET, 0,
+                      reduce_val(p, e->red, dml_kv_reg_t(p, 0, e->t),
+                                 load_at(s, e->u, kadd(s, kmul(s, tv, e->S), e->kk)))));
 }
 
 /* ScatterND-18: y = data, then for each index tuple t (in order) the slice
@@ -439,25 +482,26 @@ static const char *emit_scatter_nd(sched_t *s, uint32_t node) {
     mult[k] = slice ? xs[k] / slice : 0;
   }
   dml_kdtype_t t = kdt(y);
-  dml_kernel_t *K;
-  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_MOVE, &y->type, &K, NULL);
-  if (!gid) return NULL;
-  K->n_regs = 1;
-  const dml_kidx_t *tv = dml_ki_var(p, DML_KVAR_FIRST_LOOP),
-                   *S = kc(s, slice ? slice : 1);
-  const dml_kidx_t *q0 = dml_ki_bin(p, DML_KI_DIV, gid, S),
-                   *kk = dml_ki_bin(p, DML_KI_MOD, gid, S);
-  const dml_kval_t *off = tuple_offset(s, ind, tv, m, dims, mult);
-  dml_kstmt_t *inner =
-      if_in(s, dml_ki_val(p, off), q0, kadd(s, q0, kc(s, 1)),
-            assign(s, DML_KS_SET, 0,
-                   reduce_val(p, red, dml_kv_reg_t(p, 0, t),
-                              load_at(s, u, kadd(s, kmul(s, tv, S), kk)))));
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_MOVE, node);
+  if (!K) return NULL;
+  dml_kdot_t d;
+  const dml_kidx_t *gid = dml_kdot_setup(s, K, &y->type, nt, DML_KVAR_FIRST_LOOP + 2, &d);
+  const dml_kidx_t *S = kc(s, slice ? slice : 1);
+  scat_nd_t sc = {ind,
+                  u,
+                  red,
+                  t,
+                  m,
+                  dims,
+                  mult,
+                  S,
+                  dml_ki_bin(p, DML_KI_DIV, gid, S),
+                  dml_ki_bin(p, DML_KI_MOD, gid, S)};
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, load_at(s, x, gid)));
-  dml_kblock_add(&body, for_loop(s, DML_KVAR_FIRST_LOOP, kc(s, nt), inner));
-  dml_kblock_add(&body, store_at(s, y, gid, dml_kv_reg_t(p, 0, t)));
-  elem_finish(s, K, &y->type, gid, body.first);
+  dml_kdot_fold(s, K, &d, &body, kc(s, nt), DML_KVAR_FIRST_LOOP, scat_nd_update, &sc, 0,
+                t);
+  dml_kdot_finish(s, K, &d, gid, &body, store_at(s, y, gid, dml_kv_reg_t(p, 0, t)));
   account(K, &y->type, 2 * (int64_t)dml_dtype_size(y->type.dtype), 0);
   return NULL;
 }

@@ -239,6 +239,68 @@ void dml_krow_scan(sched_t *s, dml_kernel_t *K, dml_kblock_t *b, const dml_kidx_
 dml_kstmt_t *dml_krow_each(sched_t *s, const dml_kidx_t *n, int32_t var,
                            dml_krow_stmt_fn body, void *ctx);
 
+/* The most loop iterations an invocation of a kernel may run in all
+ * (counted at the symbols' bounds) before its loop takes a cooperative
+ * form: Mesa's lavapipe stops an invocation's loops after 65,535 iterations
+ * counted together (docs/kernels.md "Long rows"); half of that leaves room
+ * for the loops a count leaves out. */
+#define DML_KLOOP_MAX 32768
+
+/* A contraction per output element (a MatMul's K, an Einsum's summed
+ * labels) over k < n: one invocation per output element looping over k
+ * while its loops run at most DML_KLOOP_MAX iterations at the bounds, else
+ * one workgroup per output element summing as dml_krow_reduce_t does. */
+typedef struct {
+  int coop;        /* a workgroup per output element */
+  dml_klin_t rows; /* output elements */
+  int32_t row_var; /* dml_krow_setup's loop variable of the turns */
+} dml_kdot_t;
+
+/* Sets K's workgroup and grid for the elements of output type `t`, each a
+ * contraction whose serial loops run at most `n_max` iterations (the
+ * cooperative form beyond DML_KLOOP_MAX), and fills d; returns the index of
+ * the output element (the invocation id, or dml_krow_setup's row with
+ * shared tile 0, loop variable `row_var` for the turns). */
+const dml_kidx_t *dml_kdot_setup(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
+                                 int64_t n_max, int32_t row_var, dml_kdot_t *d);
+
+/* Appends to `b` the statements after which register `reg` holds the sum
+ * over k < n of value(k) in init's dtype (`init` its zero: f32, f64 or an
+ * integer dtype; value of that dtype): a loop of variable `var` in k order,
+ * or dml_krow_reduce_t through tile 0 (registers reg .. reg + 3, every
+ * invocation of the workgroup holding the sum). Raises K->n_regs. */
+void dml_kdot_sum(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t *b,
+                  const dml_kidx_t *n, int32_t var, const dml_kval_t *init,
+                  dml_krow_value_fn value, void *ctx, uint32_t reg);
+
+/* K's body: `b` then `tail` (the output element's store), under the bounds
+ * check of the output element `out`; in the cooperative form `tail` runs
+ * in invocation 0 only, and the rows beyond 65,535 workgroups in turns. */
+void dml_kdot_finish(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d,
+                     const dml_kidx_t *out, dml_kblock_t *b, dml_kstmt_t *tail);
+
+/* Appends to `b` a fold over t < n in order: the statements body(t)
+ * updating register `reg` (dtype t, holding the start value in every
+ * invocation), each t after t - 1, so that the result is the serial
+ * loop's exactly (a scatter's ordered updates). Serial: a loop of variable
+ * `var`. Cooperative: stages of DML_KLOOP_MAX / 2 terms, stage g run by
+ * invocation (g % 32) * 8 + g / 32 % 8 from the value stage g - 1 left in
+ * tile 0 (of dtype t; a barrier between stages), so that no group of 8 or
+ * 16 invocations (lavapipe's SIMD lanes, whose loop count is shared) loops
+ * past DML_KLOOP_MAX plus the stages up to n of about 500,000; every
+ * invocation's `reg` then holds the result. Variables var and var + 1. */
+void dml_kdot_fold(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t *b,
+                   const dml_kidx_t *n, int32_t var, dml_krow_stmt_fn body, void *ctx,
+                   uint32_t reg, dml_kdtype_t t);
+
+/* Appends to `b` the combine of register `reg` (dtype t) of the
+ * workgroup's DML_KROW_WG invocations by comb (as dml_krow_reduce's) in a
+ * balanced tree through tile `tile` (of dtype t, log2 DML_KROW_WG barrier
+ * steps): every invocation's `reg` then holds the result. Every
+ * invocation must reach it (uniform control flow). */
+void dml_krow_combine(sched_t *s, dml_kblock_t *b, dml_kfn_t comb, dml_kdtype_t t,
+                      uint32_t reg, uint32_t tile);
+
 /* schedule_elementwise.c, for the eager kernel library
  * (codegen/eager_lib.c): the value of elementwise node `node` of function
  * `fn` of `g` given its operands' values `x` (the formula the scheduler

@@ -303,10 +303,61 @@ static const char *emit_det(sched_t *s, uint32_t node) {
 
 /* ---- Einsum ---- */
 
+/* The operands of one Einsum output element: the labels' sizes, which
+ * are in the output, their loop variables and output coordinates. */
+typedef struct {
+  const dml_pkg_node_t *n;
+  const dml_einsum_t *e;
+  const int *in_out;
+  const int64_t *size;
+  const dml_kidx_t *lab[DML_EINSUM_MAX_LABELS];
+  int32_t var[DML_EINSUM_MAX_LABELS];
+  int flat; /* the summed labels from one flat index j */
+} einsum_ctx_t;
+
+/* The product of the inputs at the labels' values (dml_krow_value_fn): the
+ * summed labels are their loop variables, or with `flat` the digits of j
+ * (the last label fastest, the nest's order); f32 for f16 and bf16 when
+ * flat. */
+static const dml_kval_t *einsum_term(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  dml_kpool_t *p = s->pool;
+  einsum_ctx_t *c = vctx;
+  const dml_einsum_t *e = c->e;
+  const dml_kidx_t *rest = j;
+  for (int l = e->n_labels - 1; l >= 0; l--) {
+    if (c->in_out[l]) continue;
+    if (!c->flat) {
+      c->lab[l] = dml_ki_var(p, c->var[l]);
+      continue;
+    }
+    c->lab[l] = dml_ki_bin(p, DML_KI_MOD, rest, kc(s, c->size[l]));
+    rest = dml_ki_bin(p, DML_KI_DIV, rest, kc(s, c->size[l]));
+  }
+  const dml_kval_t *prod = NULL;
+  for (int k = 0; k < e->n_in; k++) {
+    const dml_pkg_value_t *x = input(s, c->n, (uint32_t)k);
+    int64_t st[DML_MAX_RANK];
+    strides_of(&x->type, st);
+    const dml_kidx_t *idx = kc(s, 0);
+    for (int32_t d = 0; d < x->type.rank; d++) {
+      int l = e->in_labels[k][d];
+      if (x->type.dims[d].value != c->size[l]) continue; /* size 1: broadcast */
+      idx = kadd(s, idx, kmul(s, c->lab[l], kc(s, st[d])));
+    }
+    const dml_kval_t *v = load_at(s, x, idx);
+    if (c->flat && (kdt(x) == DML_KT_F16 || kdt(x) == DML_KT_BF16))
+      v = dml_kv_cast(p, DML_KT_F32, v);
+    prod = prod ? dml_kv_fn(p, DML_KF_MUL, prod, v) : v;
+  }
+  return prod;
+}
+
 /* Einsum-12: per output element, a loop nest over the labels absent from
  * the output summing the product of the inputs at the labels' values (a
  * repeated label reads a diagonal; a size-1 dim against a longer label
- * broadcasts). Static shapes. */
+ * broadcasts). Static shapes. A nest of more than DML_KLOOP_MAX loop
+ * iterations takes a workgroup per output element (dml_kdot_sum over one
+ * flat index of the summed labels). */
 static const char *emit_einsum(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -352,47 +403,44 @@ static const char *emit_einsum(sched_t *s, uint32_t node) {
   int n_sum = 0;
   for (int l = 0; l < e.n_labels; l++) n_sum += !in_out[l];
   if (n_sum > 48) return "too many summed labels";
-  dml_kernel_t *K;
-  const dml_kidx_t *c[DML_MAX_RANK];
-  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_REDUCE, &y->type, &K, c);
-  if (!gid) return NULL;
-  K->n_regs = 1;
-  const dml_kidx_t *lab[DML_EINSUM_MAX_LABELS];
-  int32_t var[DML_EINSUM_MAX_LABELS];
-  for (int l = 0, v = 0; l < e.n_labels; l++) {
-    var[l] = -1;
-    if (!in_out[l]) {
-      var[l] = DML_KVAR_FIRST_LOOP + v++;
-      lab[l] = dml_ki_var(p, var[l]);
-    }
-  }
-  for (int d = 0; d < e.out_rank; d++) lab[e.out_labels[d]] = c[d];
-  const dml_kval_t *prod = NULL;
-  int64_t inner = 1;
+  /* inner: the terms; iters: the nest's loop iterations (each level's
+   * count times the levels outside it) */
+  int64_t inner = 1, iters = 0;
   for (int l = 0; l < e.n_labels; l++)
-    if (!in_out[l]) inner *= size[l];
-  for (int k = 0; k < e.n_in; k++) {
-    const dml_pkg_value_t *x = input(s, n, (uint32_t)k);
-    int64_t st[DML_MAX_RANK];
-    strides_of(&x->type, st);
-    const dml_kidx_t *idx = kc(s, 0);
-    for (int32_t d = 0; d < x->type.rank; d++) {
-      int l = e.in_labels[k][d];
-      if (x->type.dims[d].value != size[l]) continue; /* size 1: broadcast */
-      idx = kadd(s, idx, kmul(s, lab[l], kc(s, st[d])));
-    }
-    const dml_kval_t *v = load_at(s, x, idx);
-    prod = prod ? dml_kv_fn(p, DML_KF_MUL, prod, v) : v;
+    if (!in_out[l]) inner *= size[l], iters += inner;
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_REDUCE, node);
+  if (!K) return NULL;
+  dml_kdot_t d;
+  const dml_kidx_t *c[DML_MAX_RANK];
+  const dml_kidx_t *gid =
+      dml_kdot_setup(s, K, &y->type, iters, DML_KVAR_FIRST_LOOP + n_sum, &d);
+  coords_of(s, &y->type, gid, c);
+  einsum_ctx_t ec = {n, &e, in_out, size, {0}, {0}, d.coop};
+  for (int l = 0, v = 0; l < e.n_labels; l++) {
+    ec.var[l] = -1;
+    if (!in_out[l]) ec.var[l] = DML_KVAR_FIRST_LOOP + v++;
   }
-  dml_kstmt_t *nest =
-      assign(s, DML_KS_SET, 0, dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, 0, t), prod));
-  for (int l = e.n_labels - 1; l >= 0; l--)
-    if (!in_out[l]) nest = for_loop(s, var[l], kc(s, size[l]), nest);
+  for (int dd = 0; dd < e.out_rank; dd++) ec.lab[e.out_labels[dd]] = c[dd];
   dml_kblock_t body = {0};
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_zero(p, t)));
-  dml_kblock_add(&body, nest);
-  dml_kblock_add(&body, store_at(s, y, gid, dml_kv_reg_t(p, 0, t)));
-  elem_finish(s, K, &y->type, gid, body.first);
+  /* a long contraction: one flat index over the summed labels, summed by
+   * the workgroup (f16 and bf16 in f32); else the nest of their loops */
+  dml_kdtype_t at = d.coop && (t == DML_KT_F16 || t == DML_KT_BF16) ? DML_KT_F32 : t;
+  if (d.coop) {
+    dml_kdot_sum(s, K, &d, &body, kc(s, inner), DML_KVAR_FIRST_LOOP, dml_kv_zero(p, at),
+                 einsum_term, &ec, 0);
+  } else {
+    K->n_regs = 1;
+    dml_kstmt_t *nest = assign(
+        s, DML_KS_SET, 0,
+        dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, 0, t), einsum_term(s, NULL, &ec)));
+    for (int l = e.n_labels - 1; l >= 0; l--)
+      if (!in_out[l]) nest = for_loop(s, ec.var[l], kc(s, size[l]), nest);
+    dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_zero(p, t)));
+    dml_kblock_add(&body, nest);
+  }
+  const dml_kval_t *r = dml_kv_reg_t(p, 0, at);
+  dml_kdot_finish(s, K, &d, gid, &body,
+                  store_at(s, y, gid, at == t ? r : dml_kv_cast(p, t, r)));
   account(K, &y->type, (int64_t)dml_dtype_size(y->type.dtype) * (1 + e.n_in * inner),
           e.n_in * inner);
   return NULL;

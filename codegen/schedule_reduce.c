@@ -819,6 +819,104 @@ static const dml_kval_t *loss_part(sched_t *s, const dml_kidx_t *j, void *ctx) {
   return dml_kv_reg(s->pool, *(const uint32_t *)ctx);
 }
 
+/* One row of sce_long: x's element (n, k, d) is (nb + k) * D + rd. */
+typedef struct {
+  const dml_pkg_value_t *x, *lp;
+  const dml_kidx_t *nb, *rd, *Dx;
+} sce_row_t;
+
+static const dml_kidx_t *sce_at(sched_t *s, const sce_row_t *r, const dml_kidx_t *k) {
+  return dml_ki_bin(
+      s->pool, DML_KI_ADD,
+      dml_ki_bin(s->pool, DML_KI_MUL, dml_ki_bin(s->pool, DML_KI_ADD, r->nb, k), r->Dx),
+      r->rd);
+}
+
+/* x at class j (dml_krow_value_fn) */
+static const dml_kval_t *sce_x(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const sce_row_t *r = ctx;
+  return load_at(s, r->x, sce_at(s, r, j));
+}
+
+/* exp(x_j - max), the max in register 0 */
+static const dml_kval_t *sce_e(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  dml_kpool_t *p = s->pool;
+  return dml_kv_fn(p, DML_KF_EXP,
+                   dml_kv_fn(p, DML_KF_SUB, sce_x(s, j, ctx), dml_kv_reg(p, 0)), NULL);
+}
+
+/* log_prob's element j (dml_krow_stmt_fn) */
+static dml_kstmt_t *sce_store(sched_t *s, const dml_kidx_t *j, void *ctx) {
+  const sce_row_t *r = ctx;
+  return store_at(s, r->lp, sce_at(s, r, j), sce_logp(s->pool, sce_x(s, j, ctx)));
+}
+
+/* SoftmaxCrossEntropyLoss over rows of many classes (the serial form's
+ * loops would run past DML_KLOOP_MAX): a workgroup per row for "none",
+ * one workgroup taking the rows in turn for "sum" and "mean"; per row the
+ * max and the sum of exp (dml_krow_reduce, into registers 0 and 1, 2 the
+ * log of the sum), log_prob stored by the workgroup, and invocation 0
+ * storing the row's loss or adding it (and its weight) to registers 3 and
+ * 4. The formulas are dml_ksched_emit_loss's. */
+static void sce_long(sched_t *s, dml_kernel_t *K, const dml_pkg_value_t *x,
+                     const dml_pkg_value_t *tg, const dml_pkg_value_t *wt,
+                     const dml_pkg_value_t *y, const dml_pkg_value_t *lp, dml_klin_t rows,
+                     int64_t C, int64_t D, int mode, int has_ii, int64_t ii) {
+  dml_kpool_t *p = s->pool;
+  const int32_t vk = DML_KVAR_FIRST_LOOP, vr = vk + 1;
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X), *Cx = dml_ki_const(p, C),
+                   *Dx = dml_ki_const(p, D);
+  const dml_kidx_t *row;
+  if (mode == 0) {
+    row = dml_krow_setup(s, K, rows, vr, 0);
+  } else {
+    dml_krow_setup(s, K, (dml_klin_t){1, -1, 0, 0}, vr + 1, 0);
+    row = dml_ki_var(p, vr);
+  }
+  sce_row_t r = {x, lp, dml_ki_bin(p, DML_KI_MUL, dml_ki_bin(p, DML_KI_DIV, row, Dx), Cx),
+                 dml_ki_bin(p, DML_KI_MOD, row, Dx), Dx};
+  dml_kblock_t rb = {0};
+  dml_krow_reduce(s, &rb, Cx, vk, DML_KF_MAX, -INFINITY, sce_x, &r, 5, 0);
+  dml_kblock_add(&rb, assign(s, DML_KS_LET, 0, dml_kv_reg(p, 5)));
+  dml_krow_reduce(s, &rb, Cx, vk, DML_KF_ADD, 0.0f, sce_e, &r, 5, 0);
+  dml_kblock_add(&rb, assign(s, DML_KS_LET, 2, dml_kv_log(p, dml_kv_reg(p, 5))));
+  if (lp) dml_kblock_add(&rb, dml_krow_each(s, Cx, vk, sce_store, &r));
+  dml_kdtype_t tt = kdt(tg);
+  const dml_kval_t *t = load_at(s, tg, row);
+  const dml_kval_t *ign = has_ii ? dml_kv_fn(p, DML_KF_EQ, t, dml_kv_iconst(p, tt, ii))
+                                 : dml_kv_zero(p, DML_KT_BOOL);
+  const dml_kidx_t *ti = dml_ki_val(p, dml_kv_select(p, ign, dml_kv_iconst(p, tt, C), t));
+  const dml_kval_t *w = wt ? load_at(s, wt, ti) : dml_kv_const(p, 1.0f);
+  const dml_kval_t *loss = dml_kv_fn(
+      p, DML_KF_MUL, dml_kv_fn(p, DML_KF_NEG, sce_logp(p, sce_x(s, ti, &r)), NULL), w);
+  dml_kblock_t hit = {0}, one = {0};
+  if (mode == 0) {
+    dml_kblock_add(&one, store_at(s, y, row, dml_kv_const(p, 0.0f)));
+    dml_kblock_add(&hit, store_at(s, y, row, loss));
+  } else {
+    dml_kblock_add(
+        &hit, assign(s, DML_KS_SET, 3, dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 3), loss)));
+    dml_kblock_add(
+        &hit, assign(s, DML_KS_SET, 4, dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 4), w)));
+  }
+  dml_kblock_add(&one, if_lt(s, ti, Cx, hit.first));
+  dml_kblock_add(&rb, if_lt(s, lid, dml_ki_const(p, 1), one.first));
+  K->n_regs = 9;
+  if (mode == 0) {
+    K->body = dml_krow_finish(s, rows, vr, rb.first);
+    return;
+  }
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, for_loop(s, vr, dml_ki_lin(p, rows), rb.first));
+  const dml_kval_t *res = dml_kv_reg(p, 3);
+  if (mode == 2) res = dml_kv_fn(p, DML_KF_DIV, res, dml_kv_reg(p, 4));
+  dml_kblock_add(
+      &body, if_lt(s, lid, dml_ki_const(p, 1), store_at(s, y, dml_ki_const(p, 0), res)));
+  K->body = body.first;
+}
+
 void dml_ksched_emit_loss(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -870,6 +968,16 @@ void dml_ksched_emit_loss(sched_t *s, uint32_t node) {
   if (!K) return;
   group_t G = {.anchor = ANCHOR_NONE, .n = 1, .nodes = {node}};
   set_nodes(s, K, &G);
+  /* the serial form's loop iterations per invocation at the bounds: 2 or
+   * 3 loops over C per row, rows / 256 rows for sum and mean */
+  int64_t per_row = sce ? (lp ? 3 : 2) * C : 0;
+  if (mode != 0) per_row *= (dml_ksched_lin_max(s, rows) + DML_KROW_WG - 1) / DML_KROW_WG;
+  if (per_row > DML_KLOOP_MAX) {
+    sce_long(s, K, x, tg, wt, y, lp, rows, C, D, mode, has_ii, ii);
+    lin_add(&K->flops, l, 5);
+    lin_add(&K->bytes, l, 8);
+    return;
+  }
   K->local[0] = 64;
   K->items[0] = rows;
   K->n_regs = 5;

@@ -97,6 +97,19 @@ static void krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_
                                              dml_kv_reg_t(p, reg + 1, t)),
                                     row_comb(s, comb, dml_kv_reg_t(p, reg + 2, t),
                                              dml_kv_reg_t(p, reg + 3, t)))));
+  dml_krow_combine(s, b, comb, t, reg, tile);
+}
+
+void dml_krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_t var,
+                     dml_kfn_t comb, float init, dml_krow_value_fn value, void *ctx,
+                     uint32_t reg, uint32_t tile) {
+  krow_reduce(s, b, n, var, comb, dml_kv_const(s->pool, init), value, ctx, reg, tile);
+}
+
+void dml_krow_combine(sched_t *s, dml_kblock_t *b, dml_kfn_t comb, dml_kdtype_t t,
+                      uint32_t reg, uint32_t tile) {
+  dml_kpool_t *p = s->pool;
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X);
   dml_kstmt_t *ts = dml_ks_new(p, DML_KS_TILE_STORE);
   if (ts) {
     ts->tile = tile;
@@ -120,12 +133,6 @@ static void krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_
   dml_kblock_add(b, assign(s, DML_KS_SET, reg, dml_kv_tile_t(p, tile, kc(s, 0), t)));
   /* every invocation has read the result before the tile is written again */
   dml_kblock_add(b, dml_ks_new(p, DML_KS_BARRIER));
-}
-
-void dml_krow_reduce(sched_t *s, dml_kblock_t *b, const dml_kidx_t *n, int32_t var,
-                     dml_kfn_t comb, float init, dml_krow_value_fn value, void *ctx,
-                     uint32_t reg, uint32_t tile) {
-  krow_reduce(s, b, n, var, comb, dml_kv_const(s->pool, init), value, ctx, reg, tile);
 }
 
 /* Makes tile `tile` of K DML_KROW_WG elements of dtype t. */
@@ -362,4 +369,94 @@ dml_kstmt_t *dml_krow_each(sched_t *s, const dml_kidx_t *n, int32_t var,
 int dml_krow_wanted(const sched_t *s, int64_t row_len_max) {
   (void)s;
   return row_len_max > DML_KROW_MIN;
+}
+
+const dml_kidx_t *dml_kdot_setup(sched_t *s, dml_kernel_t *K, const dml_type_t *t,
+                                 int64_t n_max, int32_t row_var, dml_kdot_t *d) {
+  d->coop = n_max > DML_KLOOP_MAX;
+  d->row_var = row_var;
+  numel_syms(t, &d->rows);
+  if (d->coop) return dml_krow_setup(s, K, d->rows, row_var, 0);
+  K->local[0] = DML_KROW_WG;
+  K->items[0] = d->rows;
+  return dml_ki_var(s->pool, DML_KVAR_GID_X);
+}
+
+void dml_kdot_sum(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t *b,
+                  const dml_kidx_t *n, int32_t var, const dml_kval_t *init,
+                  dml_krow_value_fn value, void *ctx, uint32_t reg) {
+  dml_kpool_t *p = s->pool;
+  if (!init) return;
+  uint32_t used = reg + (d->coop ? ROW_UNROLL : 1);
+  if (K->n_regs < used) K->n_regs = used;
+  if (d->coop) {
+    dml_krow_reduce_t(s, K, b, n, var, DML_KF_ADD, init, value, ctx, reg, 0);
+    return;
+  }
+  dml_kblock_add(b, assign(s, DML_KS_LET, reg, init));
+  dml_kblock_add(
+      b, for_loop(s, var, n,
+                  assign(s, DML_KS_SET, reg,
+                         dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, reg, init->dtype),
+                                   value(s, dml_ki_var(p, var), ctx)))));
+}
+
+void dml_kdot_finish(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d,
+                     const dml_kidx_t *out, dml_kblock_t *b, dml_kstmt_t *tail) {
+  dml_kpool_t *p = s->pool;
+  if (!d->coop) {
+    dml_kblock_add(b, tail);
+    K->body = if_lt(s, out, dml_ki_lin(p, d->rows), b->first);
+    return;
+  }
+  dml_kblock_add(b, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), kc(s, 1), tail));
+  K->body = dml_krow_finish(s, d->rows, d->row_var, b->first);
+}
+
+void dml_kdot_fold(sched_t *s, dml_kernel_t *K, const dml_kdot_t *d, dml_kblock_t *b,
+                   const dml_kidx_t *n, int32_t var, dml_krow_stmt_fn body, void *ctx,
+                   uint32_t reg, dml_kdtype_t t) {
+  dml_kpool_t *p = s->pool;
+  if (K->n_regs < reg + 1) K->n_regs = reg + 1;
+  if (!d->coop) {
+    dml_kblock_add(b, for_loop(s, var, n, body(s, dml_ki_var(p, var), ctx)));
+    return;
+  }
+  krow_tile(K, 0, t);
+  const int64_t ch = DML_KLOOP_MAX / 2;
+  const dml_kidx_t *lid = dml_ki_var(p, DML_KVAR_LID_X), *st = dml_ki_var(p, var);
+  const dml_kidx_t *j = kadd(s, kmul(s, st, kc(s, ch)), dml_ki_var(p, var + 1));
+  /* lavapipe runs a workgroup's invocations as SIMD lanes (8 or 16 to a
+   * group) and counts a loop's iterations per group: stage st goes to
+   * invocation (st % 32) * 8 + st / 32 % 8, so 32 stages in a row fall in
+   * different groups of 8 */
+  const dml_kidx_t *mine =
+      kadd(s, kmul(s, dml_ki_bin(p, DML_KI_MOD, st, kc(s, 32)), kc(s, 8)),
+           dml_ki_bin(p, DML_KI_MOD, dml_ki_bin(p, DML_KI_DIV, st, kc(s, 32)), kc(s, 8)));
+  /* stage st goes on from the tile's value (stage 0: its own register)
+   * over terms st * ch .. st * ch + ch - 1 */
+  const dml_kidx_t *stages =
+      dml_ki_bin(p, DML_KI_DIV, kadd(s, n, kc(s, ch - 1)), kc(s, ch));
+  dml_kblock_t stage = {0};
+  dml_kblock_add(&stage,
+                 if_in(s, st, kc(s, 1), stages,
+                       assign(s, DML_KS_SET, reg, dml_kv_tile_t(p, 0, kc(s, 0), t))));
+  dml_kblock_add(&stage,
+                 for_loop(s, var + 1, kc(s, ch), if_lt(s, j, n, body(s, j, ctx))));
+  dml_kstmt_t *ts = dml_ks_new(p, DML_KS_TILE_STORE);
+  if (ts) {
+    ts->tile = 0;
+    ts->idx = kc(s, 0);
+    ts->val = dml_kv_reg_t(p, reg, t);
+  }
+  dml_kblock_add(&stage, ts);
+  dml_kblock_t each = {0};
+  dml_kblock_add(&each, if_in(s, lid, mine, kadd(s, mine, kc(s, 1)), stage.first));
+  dml_kblock_add(&each, dml_ks_new(p, DML_KS_BARRIER));
+  dml_kblock_add(b, for_loop(s, var, stages, each.first));
+  /* the last stage's result (none: the register as it was), read by every
+   * invocation before a next row's stage 0 writes the tile */
+  dml_kblock_add(b, if_lt(s, kc(s, 0), stages,
+                          assign(s, DML_KS_SET, reg, dml_kv_tile_t(p, 0, kc(s, 0), t))));
+  dml_kblock_add(b, dml_ks_new(p, DML_KS_BARRIER));
 }

@@ -1063,9 +1063,8 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   const dml_kidx_t *gid =
       elem_kernel(s, node, conv ? DML_KK_CONV : DML_KK_POOL, &o->y->type, &K, co);
   if (!gid) return;
-  K->local[0] = 64;
   dml_kdtype_t t = kdt(o->y);
-  int64_t in_sz = 1, k_sz = 1;
+  int64_t in_sz = 1, k_sz = 1, iters = 1, nest = 1;
   for (int i = 0; i < r; i++) in_sz *= o->in[i], k_sz *= o->k[i];
   /* registers: 0 acc, 1 count (excl), 2 count (incl), 3 best index, 4 cond,
    * 5 the tap's input value (Conv; 0 on a padded tap) */
@@ -1075,12 +1074,26 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   int zpad = conv && !o->transpose && !o->quant;
   int32_t v = DML_KVAR_FIRST_LOOP, vc = v + SP; /* window vars v .. v+r-1, channel vc */
   int64_t cg = o->C / o->group, mg = o->M / o->group;
+  /* a convolution's loop iterations per output element (channels, then
+   * the window's loops); past DML_KLOOP_MAX a workgroup per output
+   * element, invocation t taking channels t, t + 256, ..., a tree sum */
+  for (int i = 0; i < r; i++) nest *= o->k[i], iters += nest;
+  int coop = conv && cg * iters > DML_KLOOP_MAX;
+  const dml_kidx_t *cv = dml_ki_var(p, vc);
+  if (coop) {
+    dml_klin_t rows;
+    numel_syms(&o->y->type, &rows);
+    gid = dml_krow_setup(s, K, rows, vc + 1, 0);
+    coords_of(s, &o->y->type, gid, co);
+    cv = kadd(s, kmul(s, cv, kc(s, DML_KROW_WG)), dml_ki_var(p, DML_KVAR_LID_X));
+  } else {
+    K->local[0] = 64;
+  }
   /* the input channel: convolutions loop over their group's, pools read
    * their own */
   const dml_kidx_t *ch = co[1];
   if (conv)
-    ch = kadd(s, kmul(s, dml_ki_bin(p, DML_KI_DIV, co[1], kc(s, mg)), kc(s, cg)),
-              dml_ki_var(p, vc));
+    ch = kadd(s, kmul(s, dml_ki_bin(p, DML_KI_DIV, co[1], kc(s, mg)), kc(s, cg)), cv);
   const dml_kidx_t *plane =
       kmul(s, kadd(s, kmul(s, co[0], kc(s, o->C)), ch), kc(s, in_sz));
   /* per spatial dim: the input coordinate and its bounds test */
@@ -1123,7 +1136,7 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
     const dml_kidx_t *wi =
         o->transpose
             ? kadd(s, kmul(s, ch, kc(s, mg)), dml_ki_bin(p, DML_KI_MOD, co[1], kc(s, mg)))
-            : kadd(s, kmul(s, co[1], kc(s, cg)), dml_ki_var(p, vc));
+            : kadd(s, kmul(s, co[1], kc(s, cg)), cv);
     for (int i = 0; i < r; i++) wi = kadd(s, kmul(s, wi, kc(s, o->k[i])), kv[i]);
     const dml_kval_t *wv = load_at(s, o->w, wi), *prod;
     if (o->quant) {
@@ -1206,8 +1219,12 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   }
   dml_kstmt_t *loops = pos.first;
   for (int i = r - 1; i >= 0; i--) loops = for_loop(s, v + i, kc(s, o->k[i]), loops);
-  if (conv) loops = for_loop(s, vc, kc(s, cg), loops);
-  dml_kblock_t body = {0};
+  if (coop)
+    loops = for_loop(s, vc, kc(s, (cg + DML_KROW_WG - 1) / DML_KROW_WG),
+                     cg % DML_KROW_WG ? if_lt(s, cv, kc(s, cg), loops) : loops);
+  else if (conv)
+    loops = for_loop(s, vc, kc(s, cg), loops);
+  dml_kblock_t body = {0}, tail = {0};
   const dml_kval_t *init =
       o->quant    ? dml_kv_zero(p, DML_KT_I32)
       : o->is_max ? (t == DML_KT_F32 ? dml_kv_const(p, -INFINITY) : dml_kv_zero(p, t))
@@ -1219,7 +1236,12 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
   dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_zero(p, DML_KT_BOOL)));
   dml_kblock_add(&body, assign(s, DML_KS_LET, 5, dml_kv_zero(p, zpad ? t : DML_KT_F32)));
   dml_kblock_add(&body, loops);
-  const dml_kval_t *res = dml_kv_reg_t(p, 0, o->quant ? DML_KT_I32 : t);
+  const dml_kdtype_t at = o->quant ? DML_KT_I32 : t;
+  if (coop) {
+    K->tile_dtype[0] = at;
+    dml_krow_combine(s, &body, DML_KF_ADD, at, 0, 0);
+  }
+  const dml_kval_t *res = dml_kv_reg_t(p, 0, at);
   if (conv && o->b) res = dml_kv_fn(p, DML_KF_ADD, res, load_at(s, o->b, co[1]));
   if (o->quant == 2) {
     /* round_even((acc + B) * x_scale * w_scale / y_scale) + y_zero_point,
@@ -1242,7 +1264,7 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
     res = dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, n, dml_kv_const(p, 0.0f)),
                         dml_kv_fn(p, DML_KF_DIV, res, n), dml_kv_const(p, 0.0f));
   }
-  dml_kblock_add(&body, store_at(s, o->y, gid, res));
+  dml_kblock_add(&tail, store_at(s, o->y, gid, res));
   if (o->ind) {
     const dml_kval_t *best = dml_kv_reg_t(p, 3, DML_KT_I64);
     const dml_kval_t *sp =
@@ -1251,9 +1273,17 @@ static void emit_nwin(sched_t *s, uint32_t node, const nwin_t *o) {
     const dml_kval_t *base =
         dml_kv_idx(p, DML_KT_I64,
                    kmul(s, kadd(s, kmul(s, co[0], kc(s, o->C)), co[1]), kc(s, in_sz)));
-    dml_kblock_add(&body, store_at(s, o->ind, gid, dml_kv_fn(p, DML_KF_ADD, base, sp)));
+    dml_kblock_add(&tail, store_at(s, o->ind, gid, dml_kv_fn(p, DML_KF_ADD, base, sp)));
   }
-  elem_finish(s, K, &o->y->type, gid, body.first);
+  if (coop) {
+    dml_klin_t rows;
+    numel_syms(&o->y->type, &rows);
+    dml_kblock_add(&body, if_lt(s, dml_ki_var(p, DML_KVAR_LID_X), kc(s, 1), tail.first));
+    K->body = dml_krow_finish(s, rows, vc + 1, body.first);
+  } else {
+    if (body.last) body.last->next = tail.first;
+    elem_finish(s, K, &o->y->type, gid, body.first);
+  }
   dml_klin_t l = {0, -1, 0, 0};
   numel_syms(&o->y->type, &l);
   lin_add(&K->flops, l, (conv ? 2 * cg : 1) * k_sz);
@@ -1549,6 +1579,29 @@ static void emit_dynquant(sched_t *s, uint32_t node) {
  * A [.., M, K] and B [.., K, N] of u8/i8 with numpy batch broadcasting,
  * zero points and scales per tensor, per row of A ([M]) or per column of B
  * ([N]); one invocation per output element with a loop over K. */
+/* One output element of MatMulInteger / QLinearMatMul: A's row at a0, B's
+ * column n from b0, the zero points as i32 values (NULL: 0). */
+typedef struct {
+  const dml_pkg_value_t *a, *b;
+  const dml_kval_t *za, *zb;
+  const dml_kidx_t *a0, *b0, *n;
+  int64_t N;
+} qmm_ctx_t;
+
+/* (a[k] - za) * (b[k, n] - zb) in i32 (dml_krow_value_fn). */
+static const dml_kval_t *qmm_term(sched_t *s, const dml_kidx_t *k, void *ctx) {
+  dml_kpool_t *p = s->pool;
+  const qmm_ctx_t *c = ctx;
+  const dml_kval_t *av = dml_kv_cast(p, DML_KT_I32, load_at(s, c->a, kadd(s, c->a0, k))),
+                   *bv = dml_kv_cast(
+                       p, DML_KT_I32,
+                       load_at(s, c->b,
+                               kadd(s, kmul(s, kadd(s, c->b0, k), kc(s, c->N)), c->n)));
+  if (c->za) av = dml_kv_fn(p, DML_KF_SUB, av, c->za);
+  if (c->zb) bv = dml_kv_fn(p, DML_KF_SUB, bv, c->zb);
+  return dml_kv_fn(p, DML_KF_MUL, av, bv);
+}
+
 static void emit_qmatmul(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -1603,10 +1656,13 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
     dml_ksched_unsupported(s, node, why);
     return;
   }
-  dml_kernel_t *Kr;
+  dml_kernel_t *Kr = dml_ksched_kernel(s, DML_KK_GEMM, node);
+  if (!Kr) return;
+  dml_kdot_t dot;
   const dml_kidx_t *co[DML_MAX_RANK];
-  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_GEMM, &y->type, &Kr, co);
-  if (!gid) return;
+  const dml_kidx_t *gid =
+      dml_kdot_setup(s, Kr, &y->type, K, DML_KVAR_FIRST_LOOP + 1, &dot);
+  coords_of(s, &y->type, gid, co);
   const dml_kidx_t *m = co[yr - 2], *nn = co[yr - 1];
   /* batch offsets (broadcast dims of size 1 read 0) */
   const dml_kidx_t *ab = kc(s, 0), *bb = kc(s, 0);
@@ -1621,28 +1677,18 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
           s, kmul(s, bb, dim_idx(s, b->type.dims[db])),
           b->type.dims[db].value == 1 && b->type.dims[db].sym < 0 ? kc(s, 0) : co[d]);
   }
-  int32_t vk = DML_KVAR_FIRST_LOOP;
-  const dml_kidx_t *kv = dml_ki_var(p, vk);
-  const dml_kidx_t *ai = kadd(s, kmul(s, kadd(s, kmul(s, ab, Mx), m), kc(s, K)), kv);
-  const dml_kidx_t *bi =
-      kadd(s, kmul(s, kadd(s, kmul(s, bb, kc(s, K)), kv), kc(s, N)), nn);
 #define PIDX(v, row) (numel_static(v) == 1 ? kc(s, 0) : (row) ? m : nn)
-  const dml_kval_t *av = dml_kv_cast(p, DML_KT_I32, load_at(s, a, ai)),
-                   *bv = dml_kv_cast(p, DML_KT_I32, load_at(s, b, bi));
-  if (za)
-    av = dml_kv_fn(p, DML_KF_SUB, av,
-                   dml_kv_cast(p, DML_KT_I32, load_at(s, za, PIDX(za, 1))));
-  if (zb)
-    bv = dml_kv_fn(p, DML_KF_SUB, bv,
-                   dml_kv_cast(p, DML_KT_I32, load_at(s, zb, PIDX(zb, 0))));
+  qmm_ctx_t qc = {a,
+                  b,
+                  za ? dml_kv_cast(p, DML_KT_I32, load_at(s, za, PIDX(za, 1))) : NULL,
+                  zb ? dml_kv_cast(p, DML_KT_I32, load_at(s, zb, PIDX(zb, 0))) : NULL,
+                  kmul(s, kadd(s, kmul(s, ab, Mx), m), kc(s, K)),
+                  kmul(s, bb, kc(s, K)),
+                  nn,
+                  N};
   dml_kblock_t body = {0};
-  Kr->n_regs = 1;
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_zero(p, DML_KT_I32)));
-  dml_kblock_add(&body,
-                 for_loop(s, vk, kc(s, K),
-                          assign(s, DML_KS_SET, 0,
-                                 dml_kv_fn(p, DML_KF_ADD, dml_kv_reg_t(p, 0, DML_KT_I32),
-                                           dml_kv_fn(p, DML_KF_MUL, av, bv)))));
+  dml_kdot_sum(s, Kr, &dot, &body, kc(s, K), DML_KVAR_FIRST_LOOP,
+               dml_kv_zero(p, DML_KT_I32), qmm_term, &qc, 0);
   const dml_kval_t *acc = dml_kv_reg_t(p, 0, DML_KT_I32), *res = acc;
   if (ql) {
     const dml_kval_t *f = dml_kv_fn(p, DML_KF_DIV,
@@ -1656,8 +1702,7 @@ static void emit_qmatmul(sched_t *s, uint32_t node) {
     res = sat_q(p, res, kdt(y));
   }
 #undef PIDX
-  dml_kblock_add(&body, store_at(s, y, gid, res));
-  elem_finish(s, Kr, &y->type, gid, body.first);
+  dml_kdot_finish(s, Kr, &dot, gid, &body, store_at(s, y, gid, res));
   lin_add(&Kr->flops, l, 2 * K);
   lin_add(&Kr->bytes, l, 2 * K + 4);
 }

@@ -11,7 +11,10 @@
  * f32 copy of the weight exists. The sums run in k order, the CPU kernels'
  * in blocks, so results agree within f32 summation rounding. This is the
  * plain form (no shared-memory tiling): the weight's bytes are read once
- * per output row from the device's caches. */
+ * per output row from the device's caches. A K above DML_KLOOP_MAX
+ * takes a workgroup per output element instead (dml_kdot_sum: strided
+ * partial sums, then a tree), as lavapipe stops an invocation's loops after
+ * 65,535 iterations. */
 #include <stdlib.h>
 
 #include "dml_wq.h"
@@ -20,6 +23,51 @@
 
 int dml_ksched_wq_handles(dml_op_t op) {
   return op == DML_OP_MAT_MUL_WQ;
+}
+
+/* The operands of one output element y[row, col] of MatMulWQ. */
+typedef struct {
+  const dml_pkg_value_t *a, *w, *sc, *zp;
+  const dml_kidx_t *row, *col;
+  int64_t K, N, bits, bs;
+} wq_ctx_t;
+
+/* a[row, k] * ((float)(q(k, col) - z) * s): the term k of y[row, col]
+ * (dml_krow_value_fn). */
+static const dml_kval_t *wq_term(sched_t *s, const dml_kidx_t *k, void *ctx) {
+  dml_kpool_t *p = s->pool;
+  const wq_ctx_t *c = ctx;
+  const int64_t bits = c->bits, N = c->N;
+  const dml_kidx_t *col = c->col, *g = dml_ki_bin(p, DML_KI_DIV, k, kc(s, c->bs)),
+                   *gn = kadd(s, kmul(s, g, kc(s, N)), col);
+  /* byte offset of (k, col): dml_wq_offset's formula on indices */
+  const int64_t rb = DML_WQ_ROW_BYTES(bits);
+  const dml_kidx_t *panel = dml_ki_bin(p, DML_KI_DIV, col, kc(s, DML_WQ_PANEL));
+  const dml_kidx_t *off =
+      kadd(s, kmul(s, kadd(s, kmul(s, panel, kc(s, c->K)), k), kc(s, rb)),
+           dml_ki_bin(p, DML_KI_MOD, col, kc(s, bits == 4 ? 16 : DML_WQ_PANEL)));
+  const dml_kval_t *q; /* i32 */
+  if (bits == 8) {
+    q = dml_kv_cast(p, DML_KT_I32, load_at(s, c->w, off));
+  } else {
+    /* nibble: byte / 16^(col % 32 >= 16) % 16 (dml_wq_shift), minus 8 */
+    const dml_kidx_t *hi = dml_ki_bin(
+        p, DML_KI_DIV, dml_ki_bin(p, DML_KI_MOD, col, kc(s, DML_WQ_PANEL)), kc(s, 16));
+    const dml_kidx_t *byte =
+        dml_ki_val(p, dml_kv_cast(p, DML_KT_I32, load_at(s, c->w, off)));
+    const dml_kidx_t *u = dml_ki_bin(
+        p, DML_KI_MOD,
+        dml_ki_bin(p, DML_KI_DIV, byte, kadd(s, kc(s, 1), kmul(s, hi, kc(s, 15)))),
+        kc(s, 16));
+    q = dml_kv_fn(p, DML_KF_SUB, dml_kv_idx(p, DML_KT_I32, u),
+                  dml_kv_iconst(p, DML_KT_I32, 8));
+  }
+  if (c->zp)
+    q = dml_kv_fn(p, DML_KF_SUB, q, dml_kv_cast(p, DML_KT_I32, load_at(s, c->zp, gn)));
+  const dml_kval_t *wv =
+      dml_kv_fn(p, DML_KF_MUL, dml_kv_cast(p, DML_KT_F32, q), load_at(s, c->sc, gn));
+  const dml_kval_t *av = load_at(s, c->a, kadd(s, kmul(s, c->row, kc(s, c->K)), k));
+  return dml_kv_fn(p, DML_KF_MUL, av, wv);
 }
 
 static const char *emit_wq(sched_t *s, uint32_t node) {
@@ -51,51 +99,24 @@ static const char *emit_wq(sched_t *s, uint32_t node) {
       static_numel(&w->type) != dml_wq_panels(N) * K * DML_WQ_ROW_BYTES(bits))
     return "weight is not in the panel layout";
 
-  dml_kernel_t *K_;
-  const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_GEMM, &y->type, &K_, NULL);
-  if (!gid) return NULL;
-  K_->n_regs = 1;
-  const dml_kidx_t *col = dml_ki_bin(p, DML_KI_MOD, gid, kc(s, N)),
-                   *row = dml_ki_bin(p, DML_KI_DIV, gid, kc(s, N)),
-                   *k = dml_ki_var(p, DML_KVAR_FIRST_LOOP),
-                   *g = dml_ki_bin(p, DML_KI_DIV, k, kc(s, bs)),
-                   *gn = kadd(s, kmul(s, g, kc(s, N)), col);
-  /* byte offset of (k, col): dml_wq_offset's formula on indices */
-  const int64_t rb = DML_WQ_ROW_BYTES(bits);
-  const dml_kidx_t *panel = dml_ki_bin(p, DML_KI_DIV, col, kc(s, DML_WQ_PANEL));
-  const dml_kidx_t *off =
-      kadd(s, kmul(s, kadd(s, kmul(s, panel, kc(s, K)), k), kc(s, rb)),
-           dml_ki_bin(p, DML_KI_MOD, col, kc(s, bits == 4 ? 16 : DML_WQ_PANEL)));
-  const dml_kval_t *q; /* i32 */
-  if (bits == 8) {
-    q = dml_kv_cast(p, DML_KT_I32, load_at(s, w, off));
-  } else {
-    /* nibble: byte / 16^(col % 32 >= 16) % 16 (dml_wq_shift), minus 8 */
-    const dml_kidx_t *hi = dml_ki_bin(
-        p, DML_KI_DIV, dml_ki_bin(p, DML_KI_MOD, col, kc(s, DML_WQ_PANEL)), kc(s, 16));
-    const dml_kidx_t *byte =
-        dml_ki_val(p, dml_kv_cast(p, DML_KT_I32, load_at(s, w, off)));
-    const dml_kidx_t *u = dml_ki_bin(
-        p, DML_KI_MOD,
-        dml_ki_bin(p, DML_KI_DIV, byte, kadd(s, kc(s, 1), kmul(s, hi, kc(s, 15)))),
-        kc(s, 16));
-    q = dml_kv_fn(p, DML_KF_SUB, dml_kv_idx(p, DML_KT_I32, u),
-                  dml_kv_iconst(p, DML_KT_I32, 8));
-  }
-  if (zp) q = dml_kv_fn(p, DML_KF_SUB, q, dml_kv_cast(p, DML_KT_I32, load_at(s, zp, gn)));
-  const dml_kval_t *wv =
-      dml_kv_fn(p, DML_KF_MUL, dml_kv_cast(p, DML_KT_F32, q), load_at(s, sc, gn));
-  const dml_kval_t *av = load_at(s, a, kadd(s, kmul(s, row, kc(s, K)), k));
-  const dml_kval_t *acc = dml_kv_reg(p, 0);
+  dml_kernel_t *K_ = dml_ksched_kernel(s, DML_KK_GEMM, node);
+  if (!K_) return NULL;
+  dml_kdot_t d;
+  const dml_kidx_t *gid = dml_kdot_setup(s, K_, &y->type, K, DML_KVAR_FIRST_LOOP + 1, &d);
+  wq_ctx_t c = {a,
+                w,
+                sc,
+                zp,
+                dml_ki_bin(p, DML_KI_DIV, gid, kc(s, N)),
+                dml_ki_bin(p, DML_KI_MOD, gid, kc(s, N)),
+                K,
+                N,
+                bits,
+                bs};
   dml_kblock_t body = {0};
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
-  dml_kblock_add(
-      &body,
-      for_loop(s, DML_KVAR_FIRST_LOOP, kc(s, K),
-               assign(s, DML_KS_SET, 0,
-                      dml_kv_fn(p, DML_KF_ADD, acc, dml_kv_fn(p, DML_KF_MUL, av, wv)))));
-  dml_kblock_add(&body, store_at(s, y, gid, acc));
-  elem_finish(s, K_, &y->type, gid, body.first);
+  dml_kdot_sum(s, K_, &d, &body, kc(s, K), DML_KVAR_FIRST_LOOP, dml_kv_const(p, 0.0f),
+               wq_term, &c, 0);
+  dml_kdot_finish(s, K_, &d, gid, &body, store_at(s, y, gid, dml_kv_reg(p, 0)));
   /* per output element: K activations (4 bytes), K weights (bits / 8),
    * K scales (4); 4 operations per k */
   account(K_, &y->type, K * (8 + bits / 8) + 4, 4 * K);

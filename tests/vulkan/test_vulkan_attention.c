@@ -6,7 +6,9 @@
  * sizes 32, 64 and 128, is_causal, bool and additive float masks
  * (broadcast), rows whose every key is masked (y = 0), grouped-query
  * attention, the 3-D form, a scale of 1e4 (logits near 1e5: the online
- * softmax must not overflow), a symbolic batch, f32 within 1e-4 *
+ * softmax must not overflow), a symbolic batch, keys of 40,000 to 70,001
+ * (the form of a workgroup per query row: mask, causal, softcap, GQA, 3-D,
+ * scale 1e4, f16), f32 within 1e-4 *
  * max(1, |cpu|), f16 and bf16 within 2 rounding steps of their dtype (f32
  * accumulation, the CPU's double rounded once). Each form must be one kernel on Vulkan
  * (no host fall-back) and compile for CUDA (clang-16 to PTX) and Metal. A KV cache
@@ -102,6 +104,26 @@ static const att_form_t forms[] = {
      1},
     {"f16, seq 257, head 128, f16 mask",
      ATT_M("f16[1,1,257,128]", "f16[1,1,257,128]", "f16[1,1,1,257]", ""),
+     {0, 0},
+     1},
+    /* keys beyond the tiled form's loop limit (schedule_attention.c's
+     * att_long: a workgroup per query row; lavapipe cut the tiled loops) */
+    {"long keys: query 5 over keys 70,001, head 16, additive mask [5,70001]",
+     ATT_M("f32[1,2,5,16]", "f32[1,2,70001,16]", "f32[5,70001]", ""),
+     {0, 0},
+     0},
+    {"long keys: GQA 4 over 2, head 16, causal, softcap 3, seq <= 40,000 at 7, 300",
+     "sym seq <= 40000\n" ATT_F("f32[1,4,seq,16]", "f32[1,2,seq,16]",
+                                " {is_causal = 1, softcap = 3.0}"),
+     {7, 300},
+     0},
+    {"long keys: 3-D [1,2,2*8] over [1,66000,2*8], scale 1e4",
+     ATT_F("f32[1,2,16]", "f32[1,66000,16]",
+           " {kv_num_heads = 2, q_num_heads = 2, scale = 10000.0}"),
+     {0, 0},
+     0},
+    {"long keys, f16: query 3 over keys 40,000, head 16, bool mask [1,1,3,40000]",
+     ATT_M("f16[1,1,3,16]", "f16[1,1,40000,16]", "bool[1,1,3,40000]", ""),
      {0, 0},
      1},
 };
