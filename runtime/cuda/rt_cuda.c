@@ -1119,6 +1119,50 @@ static dml_status_t cdm_function(cu_devmem_t *m, uint32_t k, CUfunction *out) {
   return DML_OK;
 }
 
+/* The start of an eager launch of kernel k of dml_eager_ptx over `groups`
+ * blocks: the device's grid limit checked, its context current, the
+ * kernel's function in *fn and the parameter words pc[0 .. n_pc-1]
+ * (n_pc <= DML_KPKG_MAX_SYMBOLS, checked by the caller) zero-padded into
+ * words. */
+static dml_status_t cdm_begin(cu_devmem_t *m, uint32_t k, uint32_t groups,
+                              const uint32_t *pc, uint32_t n_pc, CUfunction *fn,
+                              unsigned words[DML_KPKG_MAX_SYMBOLS]) {
+  const cu_device_t *dv = &m->D->dev[m->ordinal];
+  if (groups > (uint32_t)dv->max_grid[0])
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "eager kernel %u needs %u blocks; %s allows %d", k, groups,
+                           m->desc, dv->max_grid[0]);
+  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
+  DML_RETURN_IF_ERROR(cdm_function(m, k, fn));
+  memset(words, 0, sizeof(unsigned) * DML_KPKG_MAX_SYMBOLS);
+  memcpy(words, pc, sizeof(unsigned) * n_pc);
+  return DML_OK;
+}
+
+/* Launches eager kernel k (function fn, `params`) over `groups` blocks of
+ * its local size on the default stream and waits for it (nothing for 0
+ * groups). */
+static dml_status_t cdm_launch(cu_devmem_t *m, uint32_t k, CUfunction fn, void **params,
+                               uint32_t groups) {
+  const dml_eager_kernel_t *E = &dml_eager_ptx[k];
+  CUresult r = 0;
+  const char *what = "cuLaunchKernel";
+  if (groups) {
+    r = m->D->cuLaunchKernel(fn, groups, 1, 1, E->local[0], E->local[1], E->local[2], 0,
+                             NULL, params, NULL);
+    if (!r) {
+      what = "cuStreamSynchronize (after an eager kernel)";
+      r = m->D->cuStreamSynchronize(NULL);
+    }
+  }
+  if (r)
+    return dml_status_make(
+        r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL, OP,
+        "%s of eager kernel %u (%s, %u blocks of %u) failed: %s (%d) on %s", what, k,
+        dml_op_name(E->op), groups, E->local[0], err_name(r), r, m->desc);
+  return DML_OK;
+}
+
 /* The inputs' spans (copies[], the Vulkan path's packing) read in place
  * instead: one address space holds every buffer, so the kernel's input
  * pointer can be the lowest span's start `*out_base` and each offset word
@@ -1175,18 +1219,10 @@ static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
                            "eager kernel %u of %u, %u parameter words", k,
                            dml_eager_ptx_count, n_pc);
   const dml_eager_kernel_t *E = &dml_eager_ptx[k];
-  const cu_device_t *dv = &m->D->dev[m->ordinal];
-  if (groups > (uint32_t)dv->max_grid[0])
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "eager kernel %u needs %u blocks; %s allows %d", k, groups,
-                           m->desc, dv->max_grid[0]);
-  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
   CUfunction fn = NULL;
-  DML_RETURN_IF_ERROR(cdm_function(m, k, &fn));
-  CUdeviceptr y = (CUdeviceptr)(uintptr_t)out, x = (CUdeviceptr)(uintptr_t)in, pack = 0;
   unsigned words[DML_KPKG_MAX_SYMBOLS];
-  memset(words, 0, sizeof words);
-  memcpy(words, pc, sizeof(unsigned) * n_pc);
+  DML_RETURN_IF_ERROR(cdm_begin(m, k, groups, pc, n_pc, &fn, words));
+  CUdeviceptr y = (CUdeviceptr)(uintptr_t)out, x = (CUdeviceptr)(uintptr_t)in, pack = 0;
   if (n_copies && spans_in_place(E, copies, n_copies, words, n_pc, &x)) n_copies = 0;
   if (n_copies) { /* the inputs' spans packed into one temporary buffer */
     DMCHECK(m->D->cuMemAlloc(&pack, pack_bytes ? (size_t)pack_bytes : 4),
@@ -1206,24 +1242,9 @@ static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
     x = pack;
   }
   void *params[3] = {&y, &x, words};
-  CUresult r = 0;
-  const char *what = "cuLaunchKernel";
-  if (groups) {
-    r = m->D->cuLaunchKernel(fn, groups, 1, 1, E->local[0], E->local[1], E->local[2], 0,
-                             NULL, params, NULL);
-    if (!r) {
-      what = "cuStreamSynchronize (after an eager kernel)";
-      r = m->D->cuStreamSynchronize(NULL);
-    }
-  }
+  dml_status_t s = cdm_launch(m, k, fn, params, groups);
   if (pack) m->D->cuMemFree(pack);
-  if (r)
-    return dml_status_make(
-        r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL, OP,
-        "%s of eager kernel %u (%s, %u blocks of %u) failed: %s "
-        "(%d) on %s",
-        what, k, dml_op_name(E->op), groups, E->local[0], err_name(r), r, m->desc);
-  return DML_OK;
+  return s;
 }
 
 /* rt_backend.h run_kernel_bufs: kernel k of dml_eager_ptx (MatMul, Conv)
@@ -1239,38 +1260,14 @@ static dml_status_t cdm_run_kernel_bufs(void *dev, uint32_t k, void *const *bufs
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
                            "eager kernel %u of %u, %u buffers, %u parameter words", k,
                            dml_eager_ptx_count, n_bufs, n_pc);
-  const dml_eager_kernel_t *E = &dml_eager_ptx[k];
-  const cu_device_t *dv = &m->D->dev[m->ordinal];
-  if (groups > (uint32_t)dv->max_grid[0])
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "eager kernel %u needs %u blocks; %s allows %d", k, groups,
-                           m->desc, dv->max_grid[0]);
-  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
   CUfunction fn = NULL;
-  DML_RETURN_IF_ERROR(cdm_function(m, k, &fn));
+  unsigned words[DML_KPKG_MAX_SYMBOLS];
+  DML_RETURN_IF_ERROR(cdm_begin(m, k, groups, pc, n_pc, &fn, words));
   CUdeviceptr p[DML_EAGER_BINDINGS];
   for (uint32_t i = 0; i < DML_EAGER_BINDINGS; i++)
     p[i] = (CUdeviceptr)(uintptr_t)(i < n_bufs && bufs[i] ? bufs[i] : bufs[0]);
-  unsigned words[DML_KPKG_MAX_SYMBOLS];
-  memset(words, 0, sizeof words);
-  memcpy(words, pc, sizeof(unsigned) * n_pc);
   void *params[DML_EAGER_BINDINGS + 1] = {&p[0], &p[1], &p[2], &p[3], words};
-  CUresult r = 0;
-  const char *what = "cuLaunchKernel";
-  if (groups) {
-    r = m->D->cuLaunchKernel(fn, groups, 1, 1, E->local[0], E->local[1], E->local[2], 0,
-                             NULL, params, NULL);
-    if (!r) {
-      what = "cuStreamSynchronize (after an eager kernel)";
-      r = m->D->cuStreamSynchronize(NULL);
-    }
-  }
-  if (r)
-    return dml_status_make(
-        r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL, OP,
-        "%s of eager kernel %u (%s, %u blocks of %u) failed: %s (%d) on %s", what, k,
-        dml_op_name(E->op), groups, E->local[0], err_name(r), r, m->desc);
-  return DML_OK;
+  return cdm_launch(m, k, fn, params, groups);
 }
 
 /* In a build without the PTX library (dml_eager_ptx_count 0) dml_tensor.c
