@@ -819,10 +819,47 @@ static dml_status_t submit_wait(vk_session_t *v, VkCommandBuffer cb) {
   return DML_OK;
 }
 
+/* Copies `bytes` bytes of buffer src at soff to buffer dst at doff in one
+ * submission, and waits. The barriers order the copy after every earlier
+ * kernel, transfer and host write on the queue (of any session on the
+ * device), and host reads and later kernels after it. */
+static dml_status_t copy_wait(vk_session_t *v, VkBuffer src, uint64_t soff, VkBuffer dst,
+                              uint64_t doff, uint64_t bytes) {
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL,
+                                    v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+  VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &cb), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                 VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+  v->vkBeginCommandBuffer(cb, &bi);
+  VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                VK_ACCESS_TRANSFER_WRITE_BIT |
+                                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+  v->vkCmdPipelineBarrier(cb,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                              VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0,
+                          NULL);
+  VkBufferCopy c = {soff, doff, bytes};
+  v->vkCmdCopyBuffer(cb, src, dst, 1, &c);
+  VkMemoryBarrier after = {
+      VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
+      VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+  v->vkCmdPipelineBarrier(
+      cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0,
+      NULL, 0, NULL);
+  VkResult r = v->vkEndCommandBuffer(cb);
+  dml_status_t s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
+  v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
+  return s;
+}
+
 /* Copies the weights buffer's first `size` bytes from `src` (upload) or,
  * with `src` NULL, into `dst` (download), through a host-visible staging
- * buffer, and waits. The barriers order the copy after every earlier
- * kernel and transfer on the queue (of any session on the device). */
+ * buffer (copy_wait: a whole number of words, within both buffers). */
 static dml_status_t transfer_weights(vk_session_t *v, const uint8_t *src, uint8_t *dst,
                                      uint64_t size) {
   if (!size) return DML_OK;
@@ -830,46 +867,15 @@ static dml_status_t transfer_weights(vk_session_t *v, const uint8_t *src, uint8_
   dml_status_t s = buf_create(
       v, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
       "the weights' staging", &tmp);
-  VkCommandBuffer cb = VK_NULL_HANDLE;
   if (!s) {
     if (src) memcpy(tmp.map, src, (size_t)size);
-    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      NULL, v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      1};
-    VkResult r = v->vkAllocateCommandBuffers(v->dev, &ai, &cb);
-    if (r != VK_SUCCESS) s = vkfail("vkAllocateCommandBuffers", r);
-  }
-  if (!s) {
-    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
-                                   VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
-    v->vkBeginCommandBuffer(cb, &bi);
-    VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
-                              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                  VK_ACCESS_TRANSFER_WRITE_BIT |
-                                  VK_ACCESS_TRANSFER_READ_BIT,
-                              VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-    v->vkCmdPipelineBarrier(
-        cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-        VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
-    VkBufferCopy c = {0, 0, (size + 3) & ~(uint64_t)3};
-    if (c.size > tmp.size) c.size = tmp.size;
-    if (c.size > v->weights.size) c.size = v->weights.size;
-    if (src)
-      v->vkCmdCopyBuffer(cb, tmp.buf, v->weights.buf, 1, &c);
-    else
-      v->vkCmdCopyBuffer(cb, v->weights.buf, tmp.buf, 1, &c);
-    VkMemoryBarrier after = {
-        VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
-        VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-    v->vkCmdPipelineBarrier(
-        cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-        VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after,
-        0, NULL, 0, NULL);
-    VkResult r = v->vkEndCommandBuffer(cb);
-    s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
+    uint64_t n = (size + 3) & ~(uint64_t)3;
+    if (n > tmp.size) n = tmp.size;
+    if (n > v->weights.size) n = v->weights.size;
+    s = src ? copy_wait(v, tmp.buf, 0, v->weights.buf, 0, n)
+            : copy_wait(v, v->weights.buf, 0, tmp.buf, 0, n);
   }
   if (!s && !src && dst) memcpy(dst, tmp.map, (size_t)size);
-  if (cb) v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
   buf_destroy(v, &tmp);
   return s;
 }
@@ -1441,36 +1447,7 @@ static dml_status_t dm_xfer(vk_session_t *v, const vk_buf_t *src, uint64_t soff,
                            "copy of %" PRIu64 " bytes at %" PRIu64 " -> %" PRIu64
                            " exceeds a buffer (%" PRIu64 ", %" PRIu64 " bytes)",
                            bytes, soff, doff, (uint64_t)src->size, (uint64_t)dst->size);
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL,
-                                    v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
-  VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &cb), "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
-                                 VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
-  v->vkBeginCommandBuffer(cb, &bi);
-  VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
-                            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                VK_ACCESS_TRANSFER_WRITE_BIT |
-                                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
-                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-  v->vkCmdPipelineBarrier(cb,
-                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-                              VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0,
-                          NULL);
-  VkBufferCopy c = {soff, doff, bytes};
-  v->vkCmdCopyBuffer(cb, src->buf, dst->buf, 1, &c);
-  VkMemoryBarrier after = {
-      VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
-      VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-  v->vkCmdPipelineBarrier(
-      cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0,
-      NULL, 0, NULL);
-  VkResult r = v->vkEndCommandBuffer(cb);
-  dml_status_t s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
-  v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
-  return s;
+  return copy_wait(v, src->buf, soff, dst->buf, doff, bytes);
 }
 
 static dml_status_t dm_staged(vk_session_t *v, vk_buf_t *b, uint64_t off, const void *src,
