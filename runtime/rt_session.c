@@ -942,17 +942,24 @@ static dml_tensor_t host_view(const dml_rt_session_t *s, uint32_t v) {
   return t;
 }
 
-/* Runs host node `k` (plan_host_values) with its CPU kernel into host_buf. */
-static dml_status_t run_on_host(dml_rt_session_t *s, uint32_t k) {
+/* Sets the inputs of node k's CPU call: an absent one zeroed, the others
+ * the values' tensors (host_view's when `host`). */
+static void call_inputs(dml_rt_session_t *s, uint32_t k, int host) {
   const dml_pkg_node_t *n = &s->fn->nodes[k];
-  dml_cpu_call_t *c = &s->calls[k];
-  dml_tensor_t *io = (dml_tensor_t *)c->inputs;
+  dml_tensor_t *io = (dml_tensor_t *)s->calls[k].inputs;
   for (uint32_t j = 0; j < n->n_inputs; j++) {
     if (n->inputs[j] == DML_PKG_NO_VALUE)
       memset(&io[j], 0, sizeof io[j]);
     else
-      io[j] = host_view(s, n->inputs[j]);
+      io[j] = host ? host_view(s, n->inputs[j]) : s->vals[n->inputs[j]];
   }
+}
+
+/* Runs host node `k` (plan_host_values) with its CPU kernel into host_buf. */
+static dml_status_t run_on_host(dml_rt_session_t *s, uint32_t k) {
+  const dml_pkg_node_t *n = &s->fn->nodes[k];
+  dml_cpu_call_t *c = &s->calls[k];
+  call_inputs(s, k, 1);
   for (uint32_t j = 0; j < n->n_outputs; j++) {
     if (n->outputs[j] == DML_PKG_NO_VALUE)
       memset(&c->outputs[j], 0, sizeof c->outputs[j]);
@@ -1079,16 +1086,10 @@ static dml_status_t gpu_host_nodes(void *ctx, const uint32_t *nodes, uint32_t n_
                              "order (the dims were taken up to node #%" PRIu32 ")",
                              k, n->name, n->op_name, s->gpu_next);
     dml_cpu_call_t *c = &s->calls[k];
-    dml_tensor_t *io = (dml_tensor_t *)c->inputs;
-    for (uint32_t j = 0; j < n->n_inputs; j++) {
-      if (n->inputs[j] == DML_PKG_NO_VALUE)
-        memset(&io[j], 0, sizeof io[j]);
-      else
-        io[j] = s->vals[n->inputs[j]];
-    }
+    call_inputs(s, k, 0);
     for (uint32_t j = 0; j < n->n_outputs; j++) c->outputs[j] = s->vals[n->outputs[j]];
     if ((dml_op_info(n->op)->flags & DML_OPF_VIEW) && n->n_inputs && !produces &&
-        io[0].data == c->outputs[0].data)
+        c->inputs[0].data == c->outputs[0].data)
       continue;
     if (!produces) DML_RETURN_IF_ERROR(fits_plan(s, k));
     dml_status_t st = n->op == DML_OP_IF     ? run_if(s, k)
