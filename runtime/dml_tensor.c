@@ -33,32 +33,20 @@
 #include "dml_shape.h"
 #include "rt_backend.h"
 
+/* The one row of an empty eager library (its count 0; C has no empty
+ * arrays): no op. */
+#define NO_EAGER_KERNEL                                                      \
+  {                                                                          \
+    DML_OP_INVALID, 0, 0, 0, 0, {0, 0, 0},                                   \
+        {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0, DML_DTYPE_INVALID, \
+        DML_DTYPE_INVALID                                                    \
+  }
 #ifndef DML_RT_HAVE_EAGER_SPIRV /* built without the GPU code generator */
-const dml_eager_kernel_t dml_eager_spirv[] = {
-    {DML_OP_INVALID,
-     0,
-     0,
-     0,
-     0,
-     {0, 0, 0},
-     {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}},
-     0,
-     DML_DTYPE_INVALID,
-     DML_DTYPE_INVALID}};
+const dml_eager_kernel_t dml_eager_spirv[] = {NO_EAGER_KERNEL};
 const uint32_t dml_eager_spirv_count = 0;
 #endif
 #ifndef DML_RT_HAVE_EAGER_PTX /* no clang-16 or no CUDA backend in this build */
-const dml_eager_kernel_t dml_eager_ptx[] = {
-    {DML_OP_INVALID,
-     0,
-     0,
-     0,
-     0,
-     {0, 0, 0},
-     {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}},
-     0,
-     DML_DTYPE_INVALID,
-     DML_DTYPE_INVALID}};
+const dml_eager_kernel_t dml_eager_ptx[] = {NO_EAGER_KERNEL};
 const uint32_t dml_eager_ptx_count = 0;
 #endif
 

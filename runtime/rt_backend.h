@@ -269,6 +269,84 @@ uint32_t dml_rt_gpu_segment_end_host(const dml_rt_dims_region_t *d,
 uint32_t dml_rt_gpu_segments_host(const dml_rt_dims_region_t *d,
                                   const dml_rt_host_plan_t *h, uint32_t n_kernels);
 
+/* The bytes of value `value` of e->fn at the run's symbols e->sym, or -1
+ * when its dims do not evaluate (a symbol out of range) or overflow. */
+int64_t dml_rt_gpu_io_bytes(const dml_rt_exec_t *e, uint32_t value);
+
+/* Copies the n regions at x between a host-visible staging buffer `st`
+ * and the host arena e->arena, each at the run's size
+ * (dml_rt_gpu_io_bytes; none when <= 0): into the staging (`to_staging`
+ * 1) or out of it. */
+void dml_rt_gpu_staging_copy(const dml_rt_io_region_t *x, uint32_t n, uint8_t *st,
+                             const dml_rt_exec_t *e, int to_staging);
+
+/* The check of a backend's run_kernel: OUT_OF_RANGE for `k` past kf's
+ * kernels, UNIMPLEMENTED for a host entry (nothing runs on the device);
+ * `op` names the backend. */
+dml_status_t dml_rt_gpu_check_kernel(const char *op, const struct dml_kpkg_function *kf,
+                                     uint32_t k);
+
+/* A GPU session's plan of function f: its staging regions (inputs, then
+ * outputs: dml_rt_gpu_plan_io; f->n_inputs and f->n_outputs entries), the
+ * random-state slot, the device-produced dims slot and the CPU fall-back's
+ * host entries. */
+typedef struct dml_rt_gpu_plan {
+  dml_rt_io_region_t *inputs, *outputs;
+  uint32_t n_inputs, n_outputs;
+  dml_rt_rng_region_t rng;   /* dml_rt_gpu_plan_rng */
+  dml_rt_dims_region_t dims; /* dml_rt_gpu_plan_dims */
+  dml_rt_host_plan_t host;   /* dml_rt_gpu_plan_host */
+} dml_rt_gpu_plan_t;
+
+/* Plans function f (kernels kf) for a GPU backend: dml_rt_gpu_plan_io,
+ * _rng, _dims and _host in that order, the staging regions at multiples
+ * of `align` (a power of two); *out_staging_bytes: the staging buffer's
+ * size. `op` names the backend, `target` ("Vulkan", "CUDA") words the
+ * errors. Errors: those four's. After an error, as after success, *out is
+ * freed by dml_rt_gpu_plan_free. */
+dml_status_t dml_rt_gpu_plan(const char *op, const char *target, const dml_rt_model_t *m,
+                             const dml_pkg_function_t *f,
+                             const struct dml_kpkg_function *kf, uint64_t align,
+                             dml_rt_gpu_plan_t *out, uint64_t *out_staging_bytes);
+
+/* Frees what dml_rt_gpu_plan allocated (a zeroed plan: nothing). */
+void dml_rt_gpu_plan_free(dml_rt_gpu_plan_t *p);
+
+/* What dml_rt_gpu_run_segments needs of a GPU session: its kernels, its
+ * plan, the host-visible staging buffer the plan indexes, kernel_ms (a
+ * time per kernel entry, ms) and the device's part of a segment. */
+typedef struct dml_rt_gpu_run {
+  const struct dml_kpkg_function *kf;
+  const dml_rt_gpu_plan_t *plan;
+  uint8_t *staging;
+  double *kernel_ms;
+  /* Runs segment `seg` (kernels [b, end), end == b for the output copies
+   * alone) for the symbol values of e on the device and waits for it,
+   * setting kernel_ms[b .. end): the inputs go from the staging to the
+   * device arena when b is the host plan's first_gpu (0 without host
+   * entries), with the random state's words; host uploads of the entry
+   * before b go in first; after the kernels the dims slot (a segment that
+   * produces dims), the downloads of the host entry at `end`, or the
+   * outputs (end == the last kernel's, no dims) go to the staging. */
+  dml_status_t (*run_segment)(void *state, const dml_rt_exec_t *e, uint32_t seg,
+                              uint32_t b, uint32_t end);
+  void *state;
+} dml_rt_gpu_run_t;
+
+/* Runs the plan of `g` segment by segment (one segment unless kernels
+ * count dims on the device or host entries hold nodes the host runs): the
+ * inputs and random-state words of e to the staging, then each segment
+ * through g->run_segment; after a segment ending with a kernel that counts
+ * dims the dims slot's staging copy goes to e->produced
+ * (dml_rt_gpu_take_dims), which sets the symbols of the segments after
+ * it; a host entry's nodes run through e->host between the segments before
+ * and after it (timed into kernel_ms), with the values crossing copied
+ * between the staging and e->arena (dml_rt_host_plan_t); last the outputs
+ * from the staging to e->arena. Errors: UNIMPLEMENTED (op `op`) for a host
+ * entry without e->host; run_segment's, e->host's and e->produced's. */
+dml_status_t dml_rt_gpu_run_segments(const char *op, const dml_rt_gpu_run_t *g,
+                                     const dml_rt_exec_t *e);
+
 /* Reads the slot's words from its staging copy `src` (little-endian) and
  * calls e->produced for the nodes of kernel `k` of `kf`. */
 dml_status_t dml_rt_gpu_take_dims(const dml_rt_exec_t *e,

@@ -1,9 +1,11 @@
 /* rt_host_segment.c — the CPU fall-back's per-segment placement for the GPU
  * backends (rt_backend.h, docs/kernels.md "CPU fall-back"): which kernel
- * entries are host nodes, and the values crossing between the device and
- * the host at each of them. */
+ * entries are host nodes, the values crossing between the device and the
+ * host at each of them, and the segment-by-segment run both backends share
+ * (dml_rt_gpu_run_segments). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dml_kpkg.h"
 #include "rt_backend.h"
@@ -168,4 +170,112 @@ uint32_t dml_rt_gpu_segments_host(const dml_rt_dims_region_t *d,
   uint32_t n = dml_rt_gpu_segments(d, n_kernels);
   for (uint32_t k = 0; h->used && k < n_kernels; k++) n += 2u * h->is_host[k];
   return n;
+}
+
+dml_status_t dml_rt_gpu_plan(const char *op, const char *target, const dml_rt_model_t *m,
+                             const dml_pkg_function_t *f, const dml_kpkg_function_t *kf,
+                             uint64_t align, dml_rt_gpu_plan_t *out,
+                             uint64_t *out_staging_bytes) {
+  memset(out, 0, sizeof *out);
+  uint64_t st = 0;
+  DML_RETURN_IF_ERROR(
+      dml_rt_gpu_plan_io(op, target, m, f, align, &out->inputs, &out->outputs, &st));
+  out->n_inputs = f->n_inputs;
+  out->n_outputs = f->n_outputs;
+  dml_rt_gpu_plan_rng(f, align, &st, &out->rng);
+  DML_RETURN_IF_ERROR(
+      dml_rt_gpu_plan_dims(op, m, f, kf, align, &out->rng, &st, &out->dims));
+  DML_RETURN_IF_ERROR(dml_rt_gpu_plan_host(op, m, f, kf, align, &st, &out->host));
+  *out_staging_bytes = st;
+  return DML_OK;
+}
+
+void dml_rt_gpu_plan_free(dml_rt_gpu_plan_t *p) {
+  dml_rt_gpu_dims_free(&p->dims);
+  dml_rt_gpu_host_free(&p->host);
+  free(p->inputs);
+  free(p->outputs);
+  p->inputs = p->outputs = NULL;
+}
+
+int64_t dml_rt_gpu_io_bytes(const dml_rt_exec_t *e, uint32_t value) {
+  dml_type_t t = e->fn->values[value].type;
+  int64_t dims[DML_MAX_RANK];
+  if (dml_type_eval_dims(&t, e->sym, e->n_symbols, dims)) return -1;
+  int64_t n = dml_dims_numel(dims, t.rank);
+  return n < 0 ? -1 : n * (int64_t)dml_dtype_size(t.dtype);
+}
+
+dml_status_t dml_rt_gpu_check_kernel(const char *op, const dml_kpkg_function_t *kf,
+                                     uint32_t k) {
+  if (k >= kf->n_kernels)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, op, "kernel %u of %u", k,
+                           kf->n_kernels);
+  if (kf->kernels[k].kind == DML_KPKG_KIND_HOST)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
+                           "kernel entry %u (%s) holds host nodes (the CPU fall-back): "
+                           "nothing runs on the device",
+                           k, kf->kernels[k].name);
+  return DML_OK;
+}
+
+void dml_rt_gpu_staging_copy(const dml_rt_io_region_t *x, uint32_t n, uint8_t *st,
+                             const dml_rt_exec_t *e, int to_staging) {
+  for (uint32_t i = 0; i < n; i++, x++) {
+    int64_t nb = dml_rt_gpu_io_bytes(e, x->value);
+    if (nb <= 0) continue;
+    if (to_staging)
+      memcpy(st + x->staging_offset, e->arena + x->arena_offset, (size_t)nb);
+    else
+      memcpy(e->arena + x->arena_offset, st + x->staging_offset, (size_t)nb);
+  }
+}
+
+dml_status_t dml_rt_gpu_run_segments(const char *op, const dml_rt_gpu_run_t *g,
+                                     const dml_rt_exec_t *e) {
+  const dml_rt_gpu_plan_t *p = g->plan;
+  const dml_rt_host_plan_t *h = &p->host;
+  dml_rt_gpu_staging_copy(p->inputs, p->n_inputs, g->staging, e, 1);
+  if (p->rng.used) dml_rt_gpu_rng_words(e, g->staging + p->rng.staging_offset);
+  uint32_t nk = g->kf->n_kernels;
+  for (uint32_t seg = 0, b = 0;; seg++) {
+    if (h->used && b < nk && h->is_host[b]) {
+      /* host nodes (the CPU fall-back): the values they read came to the
+       * staging at the end of the segment before */
+      if (!e->host)
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
+                               "kernel entry %u holds host nodes and this run has no "
+                               "host executor",
+                               b);
+      const dml_rt_io_region_t *r = h->regions;
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      dml_rt_gpu_staging_copy(r + h->down_at[2 * b],
+                              h->down_at[2 * b + 1] - h->down_at[2 * b], g->staging, e,
+                              0);
+      DML_RETURN_IF_ERROR(
+          e->host(e->ctx, g->kf->kernels[b].nodes, g->kf->kernels[b].n_nodes));
+      /* to the device at the next segment's start */
+      dml_rt_gpu_staging_copy(r + h->up_at[2 * b], h->up_at[2 * b + 1] - h->up_at[2 * b],
+                              g->staging, e, 1);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      g->kernel_ms[b] =
+          (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+      b++;
+      continue; /* b == nk: an empty segment copies the uploads and outputs */
+    }
+    uint32_t end = dml_rt_gpu_segment_end_host(&p->dims, h, nk, b);
+    DML_RETURN_IF_ERROR(g->run_segment(g->state, e, seg, b, end));
+    /* after a kernel that counted dims (the last one too: the output copies
+     * follow in a segment of their own) the session sets them for the rest */
+    if (dml_rt_gpu_segment_produces(&p->dims, b, end)) {
+      DML_RETURN_IF_ERROR(
+          dml_rt_gpu_take_dims(e, g->kf, end - 1, g->staging + p->dims.staging_offset));
+    } else if (end == nk) {
+      break;
+    }
+    b = end; /* a host entry, or the segment after the dims */
+  }
+  dml_rt_gpu_staging_copy(p->outputs, p->n_outputs, g->staging, e, 0);
+  return DML_OK;
 }

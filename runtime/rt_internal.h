@@ -50,6 +50,21 @@ const dml_str_t *dml_rt_model_string_const(const dml_rt_model_t *m,
 void dml_rt_fill_io_info(const dml_rt_model_t *m, const dml_pkg_value_t *v,
                          dml_rt_io_info_t *out);
 
+/* OUT_OF_RANGE (op `op`): "<what> index i out of range (n)". */
+dml_status_t dml_rt_index_out_of_range(const char *op, const char *what, uint32_t i,
+                                       uint32_t n);
+
+/* Fills `out` for input (`output` 0) or output (1) `i` of function `f` of
+ * model `m` (dml_rt_fill_io_info). Errors: OUT_OF_RANGE (op `op`) for i
+ * past the function's inputs or outputs. */
+dml_status_t dml_rt_fn_io_info(const char *op, const dml_rt_model_t *m,
+                               const dml_pkg_function_t *f, int output, uint32_t i,
+                               dml_rt_io_info_t *out);
+
+/* The index of function f's input (`output` 0) or output (1) named
+ * `name`, or -1 (none, or name NULL). */
+int32_t dml_rt_fn_find_io(const dml_pkg_function_t *f, int output, const char *name);
+
 /* Index of function `f` in the model's graph. */
 static inline uint32_t dml_rt_fn_index(const dml_rt_model_t *m,
                                        const dml_pkg_function_t *f) {

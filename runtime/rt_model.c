@@ -391,35 +391,49 @@ uint32_t dml_rt_model_num_outputs(const dml_rt_model_t *m) {
   return m->fn->n_outputs;
 }
 
-static dml_status_t out_of_range(const char *what, uint32_t i, uint32_t n) {
-  return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.model",
+dml_status_t dml_rt_index_out_of_range(const char *op, const char *what, uint32_t i,
+                                       uint32_t n) {
+  return dml_status_make(DML_STATUS_OUT_OF_RANGE, op,
                          "%s index %" PRIu32 " out of range (%" PRIu32 ")", what, i, n);
+}
+
+static dml_status_t out_of_range(const char *what, uint32_t i, uint32_t n) {
+  return dml_rt_index_out_of_range("rt.model", what, i, n);
+}
+
+dml_status_t dml_rt_fn_io_info(const char *op, const dml_rt_model_t *m,
+                               const dml_pkg_function_t *f, int output, uint32_t i,
+                               dml_rt_io_info_t *out) {
+  uint32_t n = output ? f->n_outputs : f->n_inputs;
+  if (i >= n) return dml_rt_index_out_of_range(op, output ? "output" : "input", i, n);
+  dml_rt_fill_io_info(m, &f->values[output ? f->outputs[i] : f->inputs[i]], out);
+  return DML_OK;
+}
+
+int32_t dml_rt_fn_find_io(const dml_pkg_function_t *f, int output, const char *name) {
+  uint32_t n = output ? f->n_outputs : f->n_inputs;
+  for (uint32_t i = 0; name && i < n; i++)
+    if (strcmp(f->values[output ? f->outputs[i] : f->inputs[i]].name, name) == 0)
+      return (int32_t)i;
+  return -1;
 }
 
 dml_status_t dml_rt_model_input_info(const dml_rt_model_t *m, uint32_t i,
                                      dml_rt_io_info_t *out) {
-  if (i >= m->fn->n_inputs) return out_of_range("input", i, m->fn->n_inputs);
-  dml_rt_fill_io_info(m, &m->fn->values[m->fn->inputs[i]], out);
-  return DML_OK;
+  return dml_rt_fn_io_info("rt.model", m, m->fn, 0, i, out);
 }
 
 dml_status_t dml_rt_model_output_info(const dml_rt_model_t *m, uint32_t i,
                                       dml_rt_io_info_t *out) {
-  if (i >= m->fn->n_outputs) return out_of_range("output", i, m->fn->n_outputs);
-  dml_rt_fill_io_info(m, &m->fn->values[m->fn->outputs[i]], out);
-  return DML_OK;
+  return dml_rt_fn_io_info("rt.model", m, m->fn, 1, i, out);
 }
 
 int32_t dml_rt_model_find_input(const dml_rt_model_t *m, const char *name) {
-  for (uint32_t i = 0; i < m->fn->n_inputs; i++)
-    if (strcmp(m->fn->values[m->fn->inputs[i]].name, name) == 0) return (int32_t)i;
-  return -1;
+  return dml_rt_fn_find_io(m->fn, 0, name);
 }
 
 int32_t dml_rt_model_find_output(const dml_rt_model_t *m, const char *name) {
-  for (uint32_t i = 0; i < m->fn->n_outputs; i++)
-    if (strcmp(m->fn->values[m->fn->outputs[i]].name, name) == 0) return (int32_t)i;
-  return -1;
+  return dml_rt_fn_find_io(m->fn, 1, name);
 }
 
 int64_t dml_rt_model_arena_bytes(const dml_rt_model_t *m) {

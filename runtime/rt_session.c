@@ -828,28 +828,40 @@ static dml_status_t fits_plan(const dml_rt_session_t *s, uint32_t k) {
   return DML_OK;
 }
 
+/* Sets the symbols node `k` produces, each from its extent: on the host,
+ * the dims of k's outputs that its kernel wrote (`words` NULL), or the
+ * dims slot's words its kernel counted on the device; then re-evaluates
+ * the dims of every value using such a symbol. Errors: INTERNAL for an
+ * extent outside 0..the symbol's bound. */
+static dml_status_t set_produced(dml_rt_session_t *s, uint32_t k, const uint32_t *words) {
+  const dml_pkg_function_t *f = s->fn;
+  const dml_pkg_node_t *n = &f->nodes[k];
+  for (uint32_t i = 0; i < s->n_symbols && (!words || i < DML_KPKG_MAX_SYMBOLS); i++) {
+    const dml_pkg_symbol_t *sy = &s->m->graph->symbols[i];
+    if (!sym_is_node(s, i) || sy->node != k) continue;
+    int64_t x = words ? (int64_t)words[i] : s->calls[k].outputs[sy->output].dims[sy->dim];
+    if (x < 0 || x > sy->bound)
+      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
+                             "node #%" PRIu32 " '%s' (%s) %s extent %" PRId64
+                             " for '%s'%s, outside 0..%" PRId64,
+                             k, n->name, n->op_name, words ? "counted" : "wrote", x,
+                             sy->name, words ? " on the device" : "", sy->bound);
+    s->sym[i] = x;
+  }
+  for (uint32_t v = 0; v < f->n_values; v++)
+    if (s->value_dynamic[v])
+      DML_RETURN_IF_ERROR(
+          dml_type_eval_dims(&f->values[v].type, s->sym, s->n_symbols, s->vals[v].dims));
+  return DML_OK;
+}
+
 /* After node `k`, which produces data-dependent symbols, ran: reads the
  * extents its kernel wrote (dml_cpu.h: only shrinking), sets the symbols,
  * and re-evaluates the dims of every value that uses such a symbol. */
 static dml_status_t take_produced_dims(dml_rt_session_t *s, uint32_t k) {
   const dml_pkg_function_t *f = s->fn;
-  const dml_pkg_graph_t *g = s->m->graph;
   const dml_pkg_node_t *n = &f->nodes[k];
-  for (uint32_t i = 0; i < s->n_symbols; i++) {
-    const dml_pkg_symbol_t *sy = &g->symbols[i];
-    if (!sym_is_node(s, i) || sy->node != k) continue;
-    int64_t x = s->calls[k].outputs[sy->output].dims[sy->dim];
-    if (x < 0 || x > sy->bound)
-      return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
-                             "node #%" PRIu32 " '%s' (%s) wrote extent %" PRId64
-                             " for '%s', outside 0..%" PRId64,
-                             k, n->name, n->op_name, x, sy->name, sy->bound);
-    s->sym[i] = x;
-  }
-  for (uint32_t i = 0; i < f->n_values; i++)
-    if (s->value_dynamic[i])
-      DML_RETURN_IF_ERROR(
-          dml_type_eval_dims(&f->values[i].type, s->sym, s->n_symbols, s->vals[i].dims));
+  DML_RETURN_IF_ERROR(set_produced(s, k, NULL));
   /* The dims the kernel wrote are the dims its outputs' types give. */
   for (uint32_t j = 0; j < n->n_outputs; j++) {
     const dml_tensor_t *w = &s->calls[k].outputs[j];
@@ -930,17 +942,24 @@ static dml_tensor_t host_view(const dml_rt_session_t *s, uint32_t v) {
   return t;
 }
 
-/* Runs host node `k` (plan_host_values) with its CPU kernel into host_buf. */
-static dml_status_t run_on_host(dml_rt_session_t *s, uint32_t k) {
+/* Sets the inputs of node k's CPU call: an absent one zeroed, the others
+ * the values' tensors (host_view's when `host`). */
+static void call_inputs(dml_rt_session_t *s, uint32_t k, int host) {
   const dml_pkg_node_t *n = &s->fn->nodes[k];
-  dml_cpu_call_t *c = &s->calls[k];
-  dml_tensor_t *io = (dml_tensor_t *)c->inputs;
+  dml_tensor_t *io = (dml_tensor_t *)s->calls[k].inputs;
   for (uint32_t j = 0; j < n->n_inputs; j++) {
     if (n->inputs[j] == DML_PKG_NO_VALUE)
       memset(&io[j], 0, sizeof io[j]);
     else
-      io[j] = host_view(s, n->inputs[j]);
+      io[j] = host ? host_view(s, n->inputs[j]) : s->vals[n->inputs[j]];
   }
+}
+
+/* Runs host node `k` (plan_host_values) with its CPU kernel into host_buf. */
+static dml_status_t run_on_host(dml_rt_session_t *s, uint32_t k) {
+  const dml_pkg_node_t *n = &s->fn->nodes[k];
+  dml_cpu_call_t *c = &s->calls[k];
+  call_inputs(s, k, 1);
   for (uint32_t j = 0; j < n->n_outputs; j++) {
     if (n->outputs[j] == DML_PKG_NO_VALUE)
       memset(&c->outputs[j], 0, sizeof c->outputs[j]);
@@ -1023,7 +1042,6 @@ static dml_status_t gpu_produced(void *ctx, const uint32_t *nodes, uint32_t n_no
                                  const uint32_t *words) {
   dml_rt_session_t *s = (dml_rt_session_t *)ctx;
   const dml_pkg_function_t *f = s->fn;
-  const dml_pkg_graph_t *g = s->m->graph;
   for (uint32_t j = 0; j < n_nodes; j++) {
     uint32_t k = nodes[j];
     if (k >= f->n_nodes || !s->node_produces[k] ||
@@ -1034,21 +1052,7 @@ static dml_status_t gpu_produced(void *ctx, const uint32_t *nodes, uint32_t n_no
       return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
                              "node #%" PRIu32 " '%s' (%s) reported its dims out of order",
                              k, n->name, n->op_name);
-    for (uint32_t i = 0; i < s->n_symbols && i < DML_KPKG_MAX_SYMBOLS; i++) {
-      const dml_pkg_symbol_t *sy = &g->symbols[i];
-      if (!sym_is_node(s, i) || sy->node != k) continue;
-      int64_t x = (int64_t)words[i];
-      if (x > sy->bound)
-        return dml_status_make(DML_STATUS_INTERNAL, "rt.run",
-                               "node #%" PRIu32 " '%s' (%s) counted extent %" PRId64
-                               " for '%s' on the device, outside 0..%" PRId64,
-                               k, n->name, n->op_name, x, sy->name, sy->bound);
-      s->sym[i] = x;
-    }
-    for (uint32_t i = 0; i < f->n_values; i++)
-      if (s->value_dynamic[i])
-        DML_RETURN_IF_ERROR(dml_type_eval_dims(&f->values[i].type, s->sym, s->n_symbols,
-                                               s->vals[i].dims));
+    DML_RETURN_IF_ERROR(set_produced(s, k, words));
     DML_RETURN_IF_ERROR(fits_plan(s, k));
     s->gpu_next = k + 1;
     DML_RETURN_IF_ERROR(gpu_value_dims(s));
@@ -1082,16 +1086,10 @@ static dml_status_t gpu_host_nodes(void *ctx, const uint32_t *nodes, uint32_t n_
                              "order (the dims were taken up to node #%" PRIu32 ")",
                              k, n->name, n->op_name, s->gpu_next);
     dml_cpu_call_t *c = &s->calls[k];
-    dml_tensor_t *io = (dml_tensor_t *)c->inputs;
-    for (uint32_t j = 0; j < n->n_inputs; j++) {
-      if (n->inputs[j] == DML_PKG_NO_VALUE)
-        memset(&io[j], 0, sizeof io[j]);
-      else
-        io[j] = s->vals[n->inputs[j]];
-    }
+    call_inputs(s, k, 0);
     for (uint32_t j = 0; j < n->n_outputs; j++) c->outputs[j] = s->vals[n->outputs[j]];
     if ((dml_op_info(n->op)->flags & DML_OPF_VIEW) && n->n_inputs && !produces &&
-        io[0].data == c->outputs[0].data)
+        c->inputs[0].data == c->outputs[0].data)
       continue;
     if (!produces) DML_RETURN_IF_ERROR(fits_plan(s, k));
     dml_status_t st = n->op == DML_OP_IF     ? run_if(s, k)
@@ -1454,41 +1452,29 @@ uint32_t dml_rt_session_num_outputs(const dml_rt_session_t *s) {
   return s->fn->n_outputs;
 }
 
-static dml_status_t io_out_of_range(const char *what, uint32_t i, uint32_t n) {
-  return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
-                         "%s index %" PRIu32 " out of range (%" PRIu32 ")", what, i, n);
-}
-
 dml_status_t dml_rt_session_input_info(const dml_rt_session_t *s, uint32_t i,
                                        dml_rt_io_info_t *out_info) {
-  if (i >= s->fn->n_inputs) return io_out_of_range("input", i, s->fn->n_inputs);
-  dml_rt_fill_io_info(s->m, &s->fn->values[s->fn->inputs[i]], out_info);
-  return DML_OK;
+  return dml_rt_fn_io_info("rt.session", s->m, s->fn, 0, i, out_info);
 }
 
 dml_status_t dml_rt_session_output_info(const dml_rt_session_t *s, uint32_t i,
                                         dml_rt_io_info_t *out_info) {
-  if (i >= s->fn->n_outputs) return io_out_of_range("output", i, s->fn->n_outputs);
-  dml_rt_fill_io_info(s->m, &s->fn->values[s->fn->outputs[i]], out_info);
-  return DML_OK;
+  return dml_rt_fn_io_info("rt.session", s->m, s->fn, 1, i, out_info);
 }
 
 int32_t dml_rt_session_find_input(const dml_rt_session_t *s, const char *name) {
-  for (uint32_t i = 0; name && i < s->fn->n_inputs; i++)
-    if (strcmp(s->fn->values[s->fn->inputs[i]].name, name) == 0) return (int32_t)i;
-  return -1;
+  return dml_rt_fn_find_io(s->fn, 0, name);
 }
 
 int32_t dml_rt_session_find_output(const dml_rt_session_t *s, const char *name) {
-  for (uint32_t i = 0; name && i < s->fn->n_outputs; i++)
-    if (strcmp(s->fn->values[s->fn->outputs[i]].name, name) == 0) return (int32_t)i;
-  return -1;
+  return dml_rt_fn_find_io(s->fn, 1, name);
 }
 
 dml_status_t dml_rt_session_global(dml_rt_session_t *s, uint32_t i,
                                    dml_tensor_t *out_view) {
   const dml_rt_model_t *m = s->m;
-  if (i >= m->n_globals) return io_out_of_range("global", i, m->n_globals);
+  if (i >= m->n_globals)
+    return dml_rt_index_out_of_range("rt.session", "global", i, m->n_globals);
   rt_globals_t *g = s->globals;
   if (s->backend && g->data) {
     /* The device copy is the current one after a training run; the caller

@@ -236,8 +236,6 @@ dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
 
 /* ---- sessions ---- */
 
-typedef dml_rt_io_region_t io_region_t;
-
 typedef struct cu_graph {
   int used;
   uint32_t seg; /* the segment it runs (docs/kernels.md "Data-dependent output sizes") */
@@ -265,11 +263,7 @@ typedef struct cu_session {
   unsigned *smem;  /* per kernel: dynamic shared memory, bytes */
   CUevent *events; /* n_kernels + 1 */
   double *kernel_ms;
-  uint32_t n_inputs, n_outputs;
-  io_region_t *inputs, *outputs;
-  dml_rt_rng_region_t rng;   /* the random-state slot (rt_backend.h) */
-  dml_rt_dims_region_t dims; /* the device-produced dims slot (rt_backend.h) */
-  dml_rt_host_plan_t host;   /* the CPU fall-back's host entries (rt_backend.h) */
+  dml_rt_gpu_plan_t plan; /* staging regions, random state, dims slot, host entries */
   uint32_t n_symbols;
   int64_t last_sym[DML_KPKG_MAX_SYMBOLS];
   cu_graph_t *graphs; /* MAX_GRAPHS per segment */
@@ -311,20 +305,16 @@ static void cu_close(void *state) {
   }
   free(c->graphs);
   c->graphs = NULL;
-  dml_rt_gpu_dims_free(&c->dims);
-  dml_rt_gpu_host_free(&c->host);
+  dml_rt_gpu_plan_free(&c->plan);
   free(c->modules);
   free(c->fns);
   free(c->smem);
   free(c->events);
   free(c->kernel_ms);
-  free(c->inputs);
-  free(c->outputs);
   c->modules = NULL;
   c->fns = NULL;
   c->events = NULL;
   c->kernel_ms = NULL;
-  c->inputs = c->outputs = NULL;
   c->ctx = NULL;
   if (c != o) free(c);
   if (last) free(o);
@@ -501,16 +491,6 @@ static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_p
   return DML_OK;
 }
 
-/* Input/output regions of the staging buffer (each 256-byte aligned). */
-static dml_status_t plan_io(cu_session_t *c, const dml_rt_model_t *m,
-                            const dml_pkg_function_t *f, uint64_t *out_bytes) {
-  DML_RETURN_IF_ERROR(
-      dml_rt_gpu_plan_io(OP, "CUDA", m, f, 256, &c->inputs, &c->outputs, out_bytes));
-  c->n_inputs = f->n_inputs;
-  c->n_outputs = f->n_outputs;
-  return DML_OK;
-}
-
 static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f,
                             const char *device, const uint8_t *weights, void *share,
                             void **out_state) {
@@ -563,19 +543,18 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
                           err_name(r), r, c->desc);
   }
   uint64_t staging = 0;
-  if (!s) s = plan_io(c, m, f, &staging);
-  if (!s) dml_rt_gpu_plan_rng(f, 256, &staging, &c->rng);
-  if (!s) s = dml_rt_gpu_plan_dims(OP, m, f, kf, 256, &c->rng, &staging, &c->dims);
-  if (!s) s = dml_rt_gpu_plan_host(OP, m, f, kf, 256, &staging, &c->host);
+  /* staging regions 256-byte aligned */
+  if (!s) s = dml_rt_gpu_plan(OP, "CUDA", m, f, kf, 256, &c->plan, &staging);
   if (!s) {
-    c->n_graphs =
-        MAX_GRAPHS * dml_rt_gpu_segments_host(&c->dims, &c->host, kf->n_kernels);
+    c->n_graphs = MAX_GRAPHS *
+                  dml_rt_gpu_segments_host(&c->plan.dims, &c->plan.host, kf->n_kernels);
     c->graphs = (cu_graph_t *)calloc(c->n_graphs, sizeof(cu_graph_t));
     if (!c->graphs)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   }
   if (!s) {
-    if ((r = D->cuMemAlloc(&c->arena, c->dims.arena_bytes ? c->dims.arena_bytes : 4)))
+    if ((r = D->cuMemAlloc(&c->arena,
+                           c->plan.dims.arena_bytes ? c->plan.dims.arena_bytes : 4)))
       what = "cuMemAlloc (the arena)";
     if (o) {
       /* the shared globals: the owner's device copy */
@@ -615,50 +594,38 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   return DML_OK;
 }
 
-static int64_t io_bytes(const dml_rt_exec_t *e, uint32_t value) {
-  dml_type_t t = e->fn->values[value].type;
-  int64_t dims[DML_MAX_RANK];
-  if (dml_type_eval_dims(&t, e->sym, e->n_symbols, dims)) return -1;
-  int64_t n = dml_dims_numel(dims, t.rank);
-  return n < 0 ? -1 : n * (int64_t)dml_dtype_size(t.dtype);
-}
-
-/* Copies host entry k's regions (dml_rt_host_plan_t) on the stream:
- * downloads (device arena -> staging) or uploads (staging -> device
- * arena), at the run's sizes. */
-static dml_status_t host_copies(cu_session_t *c, const dml_rt_exec_t *e, uint32_t k,
-                                int up) {
+/* Copies the n regions at x on the stream, at the run's sizes: staging ->
+ * device arena (`up`: inputs, values the host computed) or device arena ->
+ * staging (outputs, values the host reads); `what` names them in errors. */
+static dml_status_t copy_regions(cu_session_t *c, const dml_rt_exec_t *e,
+                                 const dml_rt_io_region_t *x, uint32_t n, int up,
+                                 const char *what) {
   cu_driver_t *D = c->D;
-  const uint32_t *at = up ? c->host.up_at : c->host.down_at;
-  for (uint32_t r = at[2 * k]; r < at[2 * k + 1]; r++) {
-    const io_region_t *x = &c->host.regions[r];
-    int64_t nb = io_bytes(e, x->value);
+  for (uint32_t i = 0; i < n; i++, x++) {
+    int64_t nb = dml_rt_gpu_io_bytes(e, x->value);
     if (nb <= 0) continue;
     if (up)
       CUCHECK(D->cuMemcpyHtoDAsync(c->arena + x->arena_offset,
                                    c->staging + x->staging_offset, (size_t)nb, c->stream),
-              "cuMemcpyHtoDAsync (values the host computed)");
+              what);
     else
       CUCHECK(D->cuMemcpyDtoHAsync(c->staging + x->staging_offset,
                                    c->arena + x->arena_offset, (size_t)nb, c->stream),
-              "cuMemcpyDtoHAsync (values the host reads)");
+              what);
   }
   return DML_OK;
 }
 
-/* Copies host entry k's regions between the staging and the host arena
- * e->arena: downloads into it (up 0) or uploads out of it (up 1). */
-static void host_staging(cu_session_t *c, const dml_rt_exec_t *e, uint32_t k, int up) {
-  const uint32_t *at = up ? c->host.up_at : c->host.down_at;
-  for (uint32_t r = at[2 * k]; r < at[2 * k + 1]; r++) {
-    const io_region_t *x = &c->host.regions[r];
-    int64_t nb = io_bytes(e, x->value);
-    if (nb <= 0) continue;
-    if (up)
-      memcpy(c->staging + x->staging_offset, e->arena + x->arena_offset, (size_t)nb);
-    else
-      memcpy(e->arena + x->arena_offset, c->staging + x->staging_offset, (size_t)nb);
-  }
+/* Copies host entry k's regions (dml_rt_host_plan_t) on the stream:
+ * downloads (device arena -> staging) or uploads (staging -> device
+ * arena). */
+static dml_status_t host_copies(cu_session_t *c, const dml_rt_exec_t *e, uint32_t k,
+                                int up) {
+  const uint32_t *at = up ? c->plan.host.up_at : c->plan.host.down_at;
+  return copy_regions(c, e, c->plan.host.regions + at[2 * k], at[2 * k + 1] - at[2 * k],
+                      up,
+                      up ? "cuMemcpyHtoDAsync (values the host computed)"
+                         : "cuMemcpyDtoHAsync (values the host reads)");
 }
 
 /* Enqueues segment [b, end) of the plan for the symbol values of `e` on
@@ -673,19 +640,14 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
   cu_driver_t *D = c->D;
   const dml_kpkg_function_t *kf = c->kf;
   const cu_device_t *dv = &D->dev[c->ordinal];
-  uint32_t first = c->host.used ? c->host.first_gpu : 0;
-  for (uint32_t i = 0; b == first && i < c->n_inputs; i++) {
-    int64_t nb = io_bytes(e, c->inputs[i].value);
-    if (nb > 0)
-      CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->inputs[i].arena_offset,
-                                   c->staging + c->inputs[i].staging_offset, (size_t)nb,
-                                   c->stream),
-              "cuMemcpyHtoDAsync (inputs)");
-  }
-  if (b == first &&
-      c->rng.used) /* this run's seed and step (cu_run writes the staging) */
-    CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->rng.arena_offset,
-                                 c->staging + c->rng.staging_offset,
+  uint32_t first = c->plan.host.used ? c->plan.host.first_gpu : 0;
+  if (b == first)
+    DML_RETURN_IF_ERROR(copy_regions(c, e, c->plan.inputs, c->plan.n_inputs, 1,
+                                     "cuMemcpyHtoDAsync (inputs)"));
+  /* this run's seed and step (cu_run writes the staging) */
+  if (b == first && c->plan.rng.used)
+    CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->plan.rng.arena_offset,
+                                 c->staging + c->plan.rng.staging_offset,
                                  DML_PHILOX_SLOT_BYTES, c->stream),
             "cuMemcpyHtoDAsync (random state)");
   struct {
@@ -695,7 +657,8 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
   for (uint32_t i = 0; i < e->n_symbols && i < DML_KPKG_MAX_SYMBOLS; i++)
     syms.sym[i] = (unsigned)e->sym[i];
   void *params[3] = {&c->arena, &c->weights, &syms};
-  if (host_io && c->host.used && b > 0 && c->host.is_host[b - 1]) /* the host wrote */
+  /* the host wrote */
+  if (host_io && c->plan.host.used && b > 0 && c->plan.host.is_host[b - 1])
     DML_RETURN_IF_ERROR(host_copies(c, e, b - 1, 1));
   if (timed) CUCHECK(D->cuEventRecord(c->events[b], c->stream), "cuEventRecord");
   for (uint32_t k = b; k < end; k++) {
@@ -725,23 +688,17 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
     }
     if (timed) CUCHECK(D->cuEventRecord(c->events[k + 1], c->stream), "cuEventRecord");
   }
-  if (host_io && c->host.used && end < kf->n_kernels && c->host.is_host[end])
+  if (host_io && c->plan.host.used && end < kf->n_kernels && c->plan.host.is_host[end])
     DML_RETURN_IF_ERROR(host_copies(c, e, end, 0)); /* what the host nodes read */
-  int produces = dml_rt_gpu_segment_produces(&c->dims, b, end);
+  int produces = dml_rt_gpu_segment_produces(&c->plan.dims, b, end);
   if (produces)
-    CUCHECK(D->cuMemcpyDtoHAsync(c->staging + c->dims.staging_offset,
-                                 c->arena + c->dims.arena_offset,
+    CUCHECK(D->cuMemcpyDtoHAsync(c->staging + c->plan.dims.staging_offset,
+                                 c->arena + c->plan.dims.arena_offset,
                                  DML_KPKG_DIMS_SLOT_BYTES, c->stream),
             "cuMemcpyDtoHAsync (device-produced dims)");
   if (!produces && end == kf->n_kernels)
-    for (uint32_t i = 0; i < c->n_outputs; i++) {
-      int64_t nb = io_bytes(e, c->outputs[i].value);
-      if (nb > 0)
-        CUCHECK(D->cuMemcpyDtoHAsync(c->staging + c->outputs[i].staging_offset,
-                                     c->arena + c->outputs[i].arena_offset, (size_t)nb,
-                                     c->stream),
-                "cuMemcpyDtoHAsync (outputs)");
-    }
+    DML_RETURN_IF_ERROR(copy_regions(c, e, c->plan.outputs, c->plan.n_outputs, 0,
+                                     "cuMemcpyDtoHAsync (outputs)"));
   return DML_OK;
 }
 
@@ -782,84 +739,45 @@ static dml_status_t capture(cu_session_t *c, const dml_rt_exec_t *e, uint32_t se
   return DML_OK;
 }
 
-/* Runs the plan segment by segment (one segment unless kernels count dims
- * on the device or host entries hold nodes the host runs), each from its
- * graph or eagerly then captured; after a segment ending with such a
- * kernel the stream is synchronized and the dims slot's staging copy goes
- * to e->produced, which sets the symbols the next segment runs with; a
- * host entry's nodes run through e->host between the segments before and
- * after it, with the values crossing copied (dml_rt_host_plan_t). */
+/* dml_rt_gpu_run_t.run_segment: segment `seg` ([b, end)) from its graph,
+ * or (none captured for these symbol values, or DMLC_CUDA_PROFILE) eagerly
+ * with per-kernel events, then captured for the later runs; the stream is
+ * synchronized. */
+static dml_status_t cu_segment(void *state, const dml_rt_exec_t *e, uint32_t seg,
+                               uint32_t b, uint32_t end) {
+  cu_session_t *c = (cu_session_t *)state;
+  cu_driver_t *D = c->D;
+  cu_graph_t *G = c->profile ? NULL : graph_for(c, e, seg);
+  if (G) {
+    CUCHECK(D->cuGraphLaunch(G->exec, c->stream), "cuGraphLaunch");
+  } else {
+    /* First run with these sizes: eager with per-kernel events, then the
+     * graph every later run replays. */
+    DML_RETURN_IF_ERROR(enqueue(c, e, b, end, 1, 1));
+    CUCHECK(D->cuStreamSynchronize(c->stream),
+            "running the kernels (cuStreamSynchronize)");
+    for (uint32_t k = b; k < end; k++) {
+      float ms = -1.0f;
+      if (!D->cuEventElapsedTime ||
+          D->cuEventElapsedTime(&ms, c->events[k], c->events[k + 1]))
+        ms = -1.0f;
+      c->kernel_ms[k] = ms;
+    }
+    if (!c->profile) DML_RETURN_IF_ERROR(capture(c, e, seg, b, end));
+  }
+  CUCHECK(D->cuStreamSynchronize(c->stream), "running the kernels (cuStreamSynchronize)");
+  return DML_OK;
+}
+
+/* Runs the plan segment by segment (dml_rt_gpu_run_segments), each
+ * segment through cu_segment. */
 static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
   cu_session_t *c = (cu_session_t *)state;
   cu_driver_t *D = c->D;
   c->ran = 0;
   CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
-  for (uint32_t i = 0; i < c->n_inputs; i++) {
-    int64_t b = io_bytes(e, c->inputs[i].value);
-    if (b > 0)
-      memcpy(c->staging + c->inputs[i].staging_offset,
-             e->arena + c->inputs[i].arena_offset, (size_t)b);
-  }
-  if (c->rng.used) dml_rt_gpu_rng_words(e, c->staging + c->rng.staging_offset);
-  uint32_t nk = c->kf->n_kernels;
-  for (uint32_t seg = 0, b = 0;; seg++) {
-    if (c->host.used && b < nk && c->host.is_host[b]) {
-      /* host nodes (the CPU fall-back): the values they read came to the
-       * staging at the end of the segment before */
-      if (!e->host)
-        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                               "kernel entry %u holds host nodes and this run has no "
-                               "host executor",
-                               b);
-      struct timespec t0, t1;
-      clock_gettime(CLOCK_MONOTONIC, &t0);
-      host_staging(c, e, b, 0);
-      DML_RETURN_IF_ERROR(
-          e->host(e->ctx, c->kf->kernels[b].nodes, c->kf->kernels[b].n_nodes));
-      host_staging(c, e, b, 1); /* to the device at the next segment's start */
-      clock_gettime(CLOCK_MONOTONIC, &t1);
-      c->kernel_ms[b] =
-          (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-      b++;
-      continue; /* b == nk: an empty segment copies the uploads and outputs */
-    }
-    uint32_t end = dml_rt_gpu_segment_end_host(&c->dims, &c->host, nk, b);
-    cu_graph_t *G = c->profile ? NULL : graph_for(c, e, seg);
-    if (G) {
-      CUCHECK(D->cuGraphLaunch(G->exec, c->stream), "cuGraphLaunch");
-    } else {
-      /* First run with these sizes: eager with per-kernel events, then the
-       * graph every later run replays. */
-      DML_RETURN_IF_ERROR(enqueue(c, e, b, end, 1, 1));
-      CUCHECK(D->cuStreamSynchronize(c->stream),
-              "running the kernels (cuStreamSynchronize)");
-      for (uint32_t k = b; k < end; k++) {
-        float ms = -1.0f;
-        if (!D->cuEventElapsedTime ||
-            D->cuEventElapsedTime(&ms, c->events[k], c->events[k + 1]))
-          ms = -1.0f;
-        c->kernel_ms[k] = ms;
-      }
-      if (!c->profile) DML_RETURN_IF_ERROR(capture(c, e, seg, b, end));
-    }
-    CUCHECK(D->cuStreamSynchronize(c->stream),
-            "running the kernels (cuStreamSynchronize)");
-    /* after a kernel that counted dims (the last one too: the output copies
-     * follow in a segment of their own) the session sets them for the rest */
-    if (dml_rt_gpu_segment_produces(&c->dims, b, end)) {
-      DML_RETURN_IF_ERROR(
-          dml_rt_gpu_take_dims(e, c->kf, end - 1, c->staging + c->dims.staging_offset));
-    } else if (end == nk) {
-      break;
-    }
-    b = end; /* a host entry, or the segment after the dims */
-  }
-  for (uint32_t i = 0; i < c->n_outputs; i++) {
-    int64_t b = io_bytes(e, c->outputs[i].value);
-    if (b > 0)
-      memcpy(e->arena + c->outputs[i].arena_offset,
-             c->staging + c->outputs[i].staging_offset, (size_t)b);
-  }
+  const dml_rt_gpu_run_t g = {c->kf, &c->plan, c->staging, c->kernel_ms, cu_segment, c};
+  DML_RETURN_IF_ERROR(dml_rt_gpu_run_segments(OP, &g, e));
   memcpy(c->last_sym, e->sym, e->n_symbols * sizeof(int64_t));
   c->ran = 1;
   return DML_OK;
@@ -870,32 +788,20 @@ static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
 static dml_status_t cu_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t k) {
   cu_session_t *c = (cu_session_t *)state;
   cu_driver_t *D = c->D;
-  if (k >= c->kf->n_kernels)
-    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", k,
-                           c->kf->n_kernels);
-  if (c->kf->kernels[k].kind == DML_KPKG_KIND_HOST)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "kernel entry %u (%s) holds host nodes (the CPU fall-back): "
-                           "nothing runs on the device",
-                           k, c->kf->kernels[k].name);
+  DML_RETURN_IF_ERROR(dml_rt_gpu_check_kernel(OP, c->kf, k));
   CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
   /* enqueue copies the inputs from the staging before the first kernel:
    * the same bytes as the arena's */
-  for (uint32_t i = 0; k == (c->host.used ? c->host.first_gpu : 0) && i < c->n_inputs;
-       i++) {
-    int64_t b = io_bytes(e, c->inputs[i].value);
-    if (b > 0)
-      memcpy(c->staging + c->inputs[i].staging_offset,
-             e->arena + c->inputs[i].arena_offset, (size_t)b);
-  }
-  if (c->rng.used) dml_rt_gpu_rng_words(e, c->staging + c->rng.staging_offset);
+  if (k == (c->plan.host.used ? c->plan.host.first_gpu : 0))
+    dml_rt_gpu_staging_copy(c->plan.inputs, c->plan.n_inputs, c->staging, e, 1);
+  if (c->plan.rng.used) dml_rt_gpu_rng_words(e, c->staging + c->plan.rng.staging_offset);
   if (e->fn->arena_bytes)
     CUCHECK(
         D->cuMemcpyHtoDAsync(c->arena, e->arena, (size_t)e->fn->arena_bytes, c->stream),
         "cuMemcpyHtoDAsync (arena)");
-  if (c->rng.used)
-    CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->rng.arena_offset,
-                                 c->staging + c->rng.staging_offset,
+  if (c->plan.rng.used)
+    CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->plan.rng.arena_offset,
+                                 c->staging + c->plan.rng.staging_offset,
                                  DML_PHILOX_SLOT_BYTES, c->stream),
             "cuMemcpyHtoDAsync (random state)");
   DML_RETURN_IF_ERROR(enqueue(c, e, k, k + 1, 0, 0));
@@ -1119,6 +1025,50 @@ static dml_status_t cdm_function(cu_devmem_t *m, uint32_t k, CUfunction *out) {
   return DML_OK;
 }
 
+/* The start of an eager launch of kernel k of dml_eager_ptx over `groups`
+ * blocks: the device's grid limit checked, its context current, the
+ * kernel's function in *fn and the parameter words pc[0 .. n_pc-1]
+ * (n_pc <= DML_KPKG_MAX_SYMBOLS, checked by the caller) zero-padded into
+ * words. */
+static dml_status_t cdm_begin(cu_devmem_t *m, uint32_t k, uint32_t groups,
+                              const uint32_t *pc, uint32_t n_pc, CUfunction *fn,
+                              unsigned words[DML_KPKG_MAX_SYMBOLS]) {
+  const cu_device_t *dv = &m->D->dev[m->ordinal];
+  if (groups > (uint32_t)dv->max_grid[0])
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "eager kernel %u needs %u blocks; %s allows %d", k, groups,
+                           m->desc, dv->max_grid[0]);
+  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
+  DML_RETURN_IF_ERROR(cdm_function(m, k, fn));
+  memset(words, 0, sizeof(unsigned) * DML_KPKG_MAX_SYMBOLS);
+  memcpy(words, pc, sizeof(unsigned) * n_pc);
+  return DML_OK;
+}
+
+/* Launches eager kernel k (function fn, `params`) over `groups` blocks of
+ * its local size on the default stream and waits for it (nothing for 0
+ * groups). */
+static dml_status_t cdm_launch(cu_devmem_t *m, uint32_t k, CUfunction fn, void **params,
+                               uint32_t groups) {
+  const dml_eager_kernel_t *E = &dml_eager_ptx[k];
+  CUresult r = 0;
+  const char *what = "cuLaunchKernel";
+  if (groups) {
+    r = m->D->cuLaunchKernel(fn, groups, 1, 1, E->local[0], E->local[1], E->local[2], 0,
+                             NULL, params, NULL);
+    if (!r) {
+      what = "cuStreamSynchronize (after an eager kernel)";
+      r = m->D->cuStreamSynchronize(NULL);
+    }
+  }
+  if (r)
+    return dml_status_make(
+        r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL, OP,
+        "%s of eager kernel %u (%s, %u blocks of %u) failed: %s (%d) on %s", what, k,
+        dml_op_name(E->op), groups, E->local[0], err_name(r), r, m->desc);
+  return DML_OK;
+}
+
 /* The inputs' spans (copies[], the Vulkan path's packing) read in place
  * instead: one address space holds every buffer, so the kernel's input
  * pointer can be the lowest span's start `*out_base` and each offset word
@@ -1175,18 +1125,10 @@ static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
                            "eager kernel %u of %u, %u parameter words", k,
                            dml_eager_ptx_count, n_pc);
   const dml_eager_kernel_t *E = &dml_eager_ptx[k];
-  const cu_device_t *dv = &m->D->dev[m->ordinal];
-  if (groups > (uint32_t)dv->max_grid[0])
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "eager kernel %u needs %u blocks; %s allows %d", k, groups,
-                           m->desc, dv->max_grid[0]);
-  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
   CUfunction fn = NULL;
-  DML_RETURN_IF_ERROR(cdm_function(m, k, &fn));
-  CUdeviceptr y = (CUdeviceptr)(uintptr_t)out, x = (CUdeviceptr)(uintptr_t)in, pack = 0;
   unsigned words[DML_KPKG_MAX_SYMBOLS];
-  memset(words, 0, sizeof words);
-  memcpy(words, pc, sizeof(unsigned) * n_pc);
+  DML_RETURN_IF_ERROR(cdm_begin(m, k, groups, pc, n_pc, &fn, words));
+  CUdeviceptr y = (CUdeviceptr)(uintptr_t)out, x = (CUdeviceptr)(uintptr_t)in, pack = 0;
   if (n_copies && spans_in_place(E, copies, n_copies, words, n_pc, &x)) n_copies = 0;
   if (n_copies) { /* the inputs' spans packed into one temporary buffer */
     DMCHECK(m->D->cuMemAlloc(&pack, pack_bytes ? (size_t)pack_bytes : 4),
@@ -1206,24 +1148,9 @@ static dml_status_t cdm_run_kernel(void *dev, uint32_t k, void *out, void *in,
     x = pack;
   }
   void *params[3] = {&y, &x, words};
-  CUresult r = 0;
-  const char *what = "cuLaunchKernel";
-  if (groups) {
-    r = m->D->cuLaunchKernel(fn, groups, 1, 1, E->local[0], E->local[1], E->local[2], 0,
-                             NULL, params, NULL);
-    if (!r) {
-      what = "cuStreamSynchronize (after an eager kernel)";
-      r = m->D->cuStreamSynchronize(NULL);
-    }
-  }
+  dml_status_t s = cdm_launch(m, k, fn, params, groups);
   if (pack) m->D->cuMemFree(pack);
-  if (r)
-    return dml_status_make(
-        r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL, OP,
-        "%s of eager kernel %u (%s, %u blocks of %u) failed: %s "
-        "(%d) on %s",
-        what, k, dml_op_name(E->op), groups, E->local[0], err_name(r), r, m->desc);
-  return DML_OK;
+  return s;
 }
 
 /* rt_backend.h run_kernel_bufs: kernel k of dml_eager_ptx (MatMul, Conv)
@@ -1239,38 +1166,14 @@ static dml_status_t cdm_run_kernel_bufs(void *dev, uint32_t k, void *const *bufs
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
                            "eager kernel %u of %u, %u buffers, %u parameter words", k,
                            dml_eager_ptx_count, n_bufs, n_pc);
-  const dml_eager_kernel_t *E = &dml_eager_ptx[k];
-  const cu_device_t *dv = &m->D->dev[m->ordinal];
-  if (groups > (uint32_t)dv->max_grid[0])
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "eager kernel %u needs %u blocks; %s allows %d", k, groups,
-                           m->desc, dv->max_grid[0]);
-  DMCHECK(m->D->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent");
   CUfunction fn = NULL;
-  DML_RETURN_IF_ERROR(cdm_function(m, k, &fn));
+  unsigned words[DML_KPKG_MAX_SYMBOLS];
+  DML_RETURN_IF_ERROR(cdm_begin(m, k, groups, pc, n_pc, &fn, words));
   CUdeviceptr p[DML_EAGER_BINDINGS];
   for (uint32_t i = 0; i < DML_EAGER_BINDINGS; i++)
     p[i] = (CUdeviceptr)(uintptr_t)(i < n_bufs && bufs[i] ? bufs[i] : bufs[0]);
-  unsigned words[DML_KPKG_MAX_SYMBOLS];
-  memset(words, 0, sizeof words);
-  memcpy(words, pc, sizeof(unsigned) * n_pc);
   void *params[DML_EAGER_BINDINGS + 1] = {&p[0], &p[1], &p[2], &p[3], words};
-  CUresult r = 0;
-  const char *what = "cuLaunchKernel";
-  if (groups) {
-    r = m->D->cuLaunchKernel(fn, groups, 1, 1, E->local[0], E->local[1], E->local[2], 0,
-                             NULL, params, NULL);
-    if (!r) {
-      what = "cuStreamSynchronize (after an eager kernel)";
-      r = m->D->cuStreamSynchronize(NULL);
-    }
-  }
-  if (r)
-    return dml_status_make(
-        r == 2 ? DML_STATUS_RESOURCE_EXHAUSTED : DML_STATUS_INTERNAL, OP,
-        "%s of eager kernel %u (%s, %u blocks of %u) failed: %s (%d) on %s", what, k,
-        dml_op_name(E->op), groups, E->local[0], err_name(r), r, m->desc);
-  return DML_OK;
+  return cdm_launch(m, k, fn, params, groups);
 }
 
 /* In a build without the PTX library (dml_eager_ptx_count 0) dml_tensor.c

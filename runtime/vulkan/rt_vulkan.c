@@ -302,8 +302,6 @@ typedef struct vk_cmd {
   int used;
 } vk_cmd_t;
 
-typedef dml_rt_io_region_t io_region_t;
-
 typedef struct vk_session {
   /* The session owning the VkDevice, its queue and the weights buffer: this
    * one, or the one whose globals it shares (then those fields are copies).
@@ -348,11 +346,7 @@ typedef struct vk_session {
    * once when the pipelines are made; -1 for none */
   int64_t corrupt_kernel;
   uint32_t n_symbols;
-  io_region_t *inputs, *outputs;
-  uint32_t n_inputs, n_outputs;
-  dml_rt_rng_region_t rng;   /* the random-state slot (rt_backend.h) */
-  dml_rt_dims_region_t dims; /* the device-produced dims slot (rt_backend.h) */
-  dml_rt_host_plan_t host;   /* the CPU fall-back's host entries (rt_backend.h) */
+  dml_rt_gpu_plan_t plan; /* staging regions, random state, dims slot, host entries */
   uint32_t n_segments;
   vk_cmd_t *cmds; /* MAX_CACHED_CMDS per segment */
   uint32_t n_cmds, next_cmd;
@@ -478,14 +472,10 @@ static void session_free_own(vk_session_t *v) {
   free(v->split);
   free(v->cmds);
   v->cmds = NULL;
-  dml_rt_gpu_dims_free(&v->dims);
-  dml_rt_gpu_host_free(&v->host);
-  free(v->inputs);
-  free(v->outputs);
+  dml_rt_gpu_plan_free(&v->plan);
   free(v->kernel_ms);
   free(v->ts);
   v->pipelines = NULL;
-  v->inputs = v->outputs = NULL;
   v->kernel_ms = NULL;
   v->ts = NULL;
 }
@@ -586,8 +576,57 @@ static int has_extension(vk_loader_t *L, VkPhysicalDevice pd, const char *name) 
   return found;
 }
 
+/* 1 when device pd has the feature *bit of the feature structure `feat`
+ * (its sType set, pNext NULL; `bit` points into it), read through
+ * vkGetPhysicalDeviceFeatures2. */
+static int has_feature(vk_loader_t *L, VkPhysicalDevice pd, void *feat,
+                       const VkBool32 *bit) {
+  VkPhysicalDeviceFeatures2 f2 = {
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, feat, {0}};
+  L->vkGetPhysicalDeviceFeatures2(pd, &f2);
+  return *bit == VK_TRUE;
+}
+
+/* 1 when device pd (properties pp) has storageBuffer16BitAccess, read into
+ * *s16 (sType set, pNext NULL): core in Vulkan 1.1, the extension on 1.0
+ * devices; 0 when `hidden` (DMLC_VULKAN_HIDE_FEATURES). *listed: the
+ * device lists the extension. */
+static int has_storage16(vk_loader_t *L, VkPhysicalDevice pd,
+                         const VkPhysicalDeviceProperties *pp, int hidden,
+                         VkPhysicalDevice16BitStorageFeatures *s16, int *listed) {
+  *listed = has_extension(L, pd, VK_KHR_16BIT_STORAGE_EXTENSION_NAME);
+  return !hidden && (*listed || pp->apiVersion >= VK_API_VERSION_1_1) &&
+         has_feature(L, pd, s16, &s16->storageBuffer16BitAccess);
+}
+
+/* UNIMPLEMENTED: the kernels use `what` but the device lacks `feature`. */
+static dml_status_t lacks(const vk_session_t *v, const char *what, const char *feature) {
+  return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                         "the kernels use %s but %s lacks the Vulkan feature %s", what,
+                         v->desc, feature);
+}
+
+/* The session's command pool (resettable buffers) on its queue family and
+ * its fence. */
+static dml_status_t make_pool_fence(vk_session_t *v) {
+  VkCommandPoolCreateInfo ci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
+                                VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                v->queue_family};
+  VkFenceCreateInfo fc = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
+  VkResult r = v->vkCreateCommandPool(v->dev, &ci, NULL, &v->cmd_pool);
+  if (r == VK_SUCCESS) r = v->vkCreateFence(v->dev, &fc, NULL, &v->fence);
+  return r != VK_SUCCESS ? vkfail("vkCreateCommandPool/vkCreateFence", r) : DML_OK;
+}
+
+/* Describes physical device v->phys_index in v->desc and creates the
+ * session's VkDevice on it with its first compute queue and the features
+ * the kernels (v->kf; NULL: the eager library's) use. */
 static dml_status_t create_device(vk_session_t *v) {
   vk_loader_t *L = v->L;
+  const VkPhysicalDeviceProperties *p = &L->props[v->phys_index];
+  snprintf(v->desc, sizeof v->desc, "vulkan:%u (%s, %s, Vulkan %u.%u.%u)", v->phys_index,
+           p->deviceName, kind_name(p->deviceType), VK_API_VERSION_MAJOR(p->apiVersion),
+           VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion));
   uint32_t nq = 0;
   L->vkGetPhysicalDeviceQueueFamilyProperties(L->phys[v->phys_index], &nq, NULL);
   VkQueueFamilyProperties qf[32];
@@ -636,33 +675,17 @@ static dml_status_t create_device(vk_session_t *v) {
     if (need.storage16) {
       VkPhysicalDevice16BitStorageFeatures q16 = {
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};
-      int ok = !hide16 && (has_extension(L, pd, VK_KHR_16BIT_STORAGE_EXTENSION_NAME) ||
-                           pp->apiVersion >= VK_API_VERSION_1_1);
-      if (ok) {
-        VkPhysicalDeviceFeatures2 f2 = {
-            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &q16, {0}};
-        L->vkGetPhysicalDeviceFeatures2(pd, &f2);
-        ok = q16.storageBuffer16BitAccess == VK_TRUE;
-      }
-      need.storage16 = ok;
+      int listed = 0;
+      need.storage16 = has_storage16(L, pd, pp, hide16, &q16, &listed);
     }
     v->eager_feats = spv_bits(&need);
   }
   if (need.int64 && !have.shaderInt64)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "the kernels use 64-bit integers (i64 values) but %s lacks "
-                           "the Vulkan feature shaderInt64",
-                           v->desc);
+    return lacks(v, "64-bit integers (i64 values)", "shaderInt64");
   if (need.float64 && !have.shaderFloat64)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "the kernels use 64-bit floats (f64 values) but %s lacks "
-                           "the Vulkan feature shaderFloat64",
-                           v->desc);
+    return lacks(v, "64-bit floats (f64 values)", "shaderFloat64");
   if (need.int16 && !have.shaderInt16)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "the kernels use 16-bit integer arithmetic but %s lacks "
-                           "the Vulkan feature shaderInt16",
-                           v->desc);
+    return lacks(v, "16-bit integer arithmetic", "shaderInt16");
   want.shaderInt64 = need.int64 ? VK_TRUE : VK_FALSE;
   want.shaderFloat64 = need.float64 ? VK_TRUE : VK_FALSE;
   want.shaderInt16 = need.int16 ? VK_TRUE : VK_FALSE;
@@ -674,19 +697,10 @@ static dml_status_t create_device(vk_session_t *v) {
   uint32_t n_ext = 0;
   void *chain = NULL;
   if (need.storage8) {
-    int ok = !hide8 && has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
-    if (ok) {
-      VkPhysicalDeviceFeatures2 f2 = {
-          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s8, {0}};
-      L->vkGetPhysicalDeviceFeatures2(pd, &f2);
-      ok = s8.storageBuffer8BitAccess == VK_TRUE;
-    }
-    if (!ok)
-      return dml_status_make(
-          DML_STATUS_UNIMPLEMENTED, OP,
-          "the kernels use byte (bool) buffers but %s lacks the Vulkan "
-          "feature storageBuffer8BitAccess (VK_KHR_8bit_storage)",
-          v->desc);
+    if (hide8 || !has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME) ||
+        !has_feature(L, pd, &s8, &s8.storageBuffer8BitAccess))
+      return lacks(v, "byte (bool) buffers",
+                   "storageBuffer8BitAccess (VK_KHR_8bit_storage)");
     s8.pNext = NULL;
     s8.storageBuffer8BitAccess = VK_TRUE;
     s8.uniformAndStorageBuffer8BitAccess = VK_FALSE;
@@ -695,21 +709,10 @@ static dml_status_t create_device(vk_session_t *v) {
     chain = &s8;
   }
   if (need.storage16) {
-    /* core in Vulkan 1.1; the extension on 1.0 devices */
-    int listed = has_extension(L, pd, VK_KHR_16BIT_STORAGE_EXTENSION_NAME);
-    int ok = !hide16 && (listed || pp->apiVersion >= VK_API_VERSION_1_1);
-    if (ok) {
-      VkPhysicalDeviceFeatures2 f2 = {
-          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s16, {0}};
-      L->vkGetPhysicalDeviceFeatures2(pd, &f2);
-      ok = s16.storageBuffer16BitAccess == VK_TRUE;
-    }
-    if (!ok)
-      return dml_status_make(
-          DML_STATUS_UNIMPLEMENTED, OP,
-          "the kernels use 16-bit (f16, bf16, i16, u16) buffers but %s lacks the "
-          "Vulkan feature storageBuffer16BitAccess (VK_KHR_16bit_storage)",
-          v->desc);
+    int listed = 0;
+    if (!has_storage16(L, pd, pp, hide16, &s16, &listed))
+      return lacks(v, "16-bit (f16, bf16, i16, u16) buffers",
+                   "storageBuffer16BitAccess (VK_KHR_16bit_storage)");
     s16.pNext = chain;
     s16.storageBuffer16BitAccess = VK_TRUE;
     s16.uniformAndStorageBuffer16BitAccess = VK_FALSE;
@@ -742,16 +745,6 @@ static dml_status_t create_device(vk_session_t *v) {
     v->dispatch_base =
         (PFN_vkCmdDispatchBase)L->vkGetDeviceProcAddr(v->dev, "vkCmdDispatchBase");
   v->vkGetDeviceQueue(v->dev, fam, 0, &v->queue);
-  return DML_OK;
-}
-
-/* Input/output regions of the staging buffer (each 16-byte aligned). */
-static dml_status_t plan_io(vk_session_t *v, const dml_rt_model_t *m,
-                            const dml_pkg_function_t *f, uint64_t *out_bytes) {
-  DML_RETURN_IF_ERROR(
-      dml_rt_gpu_plan_io(OP, "Vulkan", m, f, 16, &v->inputs, &v->outputs, out_bytes));
-  v->n_inputs = f->n_inputs;
-  v->n_outputs = f->n_outputs;
   return DML_OK;
 }
 
@@ -826,10 +819,47 @@ static dml_status_t submit_wait(vk_session_t *v, VkCommandBuffer cb) {
   return DML_OK;
 }
 
+/* Copies `bytes` bytes of buffer src at soff to buffer dst at doff in one
+ * submission, and waits. The barriers order the copy after every earlier
+ * kernel, transfer and host write on the queue (of any session on the
+ * device), and host reads and later kernels after it. */
+static dml_status_t copy_wait(vk_session_t *v, VkBuffer src, uint64_t soff, VkBuffer dst,
+                              uint64_t doff, uint64_t bytes) {
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL,
+                                    v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+  VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &cb), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                 VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+  v->vkBeginCommandBuffer(cb, &bi);
+  VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
+                            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                VK_ACCESS_TRANSFER_WRITE_BIT |
+                                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+  v->vkCmdPipelineBarrier(cb,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                              VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0,
+                          NULL);
+  VkBufferCopy c = {soff, doff, bytes};
+  v->vkCmdCopyBuffer(cb, src, dst, 1, &c);
+  VkMemoryBarrier after = {
+      VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
+      VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+  v->vkCmdPipelineBarrier(
+      cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0,
+      NULL, 0, NULL);
+  VkResult r = v->vkEndCommandBuffer(cb);
+  dml_status_t s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
+  v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
+  return s;
+}
+
 /* Copies the weights buffer's first `size` bytes from `src` (upload) or,
  * with `src` NULL, into `dst` (download), through a host-visible staging
- * buffer, and waits. The barriers order the copy after every earlier
- * kernel and transfer on the queue (of any session on the device). */
+ * buffer (copy_wait: a whole number of words, within both buffers). */
 static dml_status_t transfer_weights(vk_session_t *v, const uint8_t *src, uint8_t *dst,
                                      uint64_t size) {
   if (!size) return DML_OK;
@@ -837,68 +867,39 @@ static dml_status_t transfer_weights(vk_session_t *v, const uint8_t *src, uint8_
   dml_status_t s = buf_create(
       v, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
       "the weights' staging", &tmp);
-  VkCommandBuffer cb = VK_NULL_HANDLE;
   if (!s) {
     if (src) memcpy(tmp.map, src, (size_t)size);
-    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      NULL, v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      1};
-    VkResult r = v->vkAllocateCommandBuffers(v->dev, &ai, &cb);
-    if (r != VK_SUCCESS) s = vkfail("vkAllocateCommandBuffers", r);
-  }
-  if (!s) {
-    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
-                                   VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
-    v->vkBeginCommandBuffer(cb, &bi);
-    VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
-                              VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                  VK_ACCESS_TRANSFER_WRITE_BIT |
-                                  VK_ACCESS_TRANSFER_READ_BIT,
-                              VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-    v->vkCmdPipelineBarrier(
-        cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-        VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
-    VkBufferCopy c = {0, 0, (size + 3) & ~(uint64_t)3};
-    if (c.size > tmp.size) c.size = tmp.size;
-    if (c.size > v->weights.size) c.size = v->weights.size;
-    if (src)
-      v->vkCmdCopyBuffer(cb, tmp.buf, v->weights.buf, 1, &c);
-    else
-      v->vkCmdCopyBuffer(cb, v->weights.buf, tmp.buf, 1, &c);
-    VkMemoryBarrier after = {
-        VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
-        VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-    v->vkCmdPipelineBarrier(
-        cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-        VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after,
-        0, NULL, 0, NULL);
-    VkResult r = v->vkEndCommandBuffer(cb);
-    s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
+    uint64_t n = (size + 3) & ~(uint64_t)3;
+    if (n > tmp.size) n = tmp.size;
+    if (n > v->weights.size) n = v->weights.size;
+    s = src ? copy_wait(v, tmp.buf, 0, v->weights.buf, 0, n)
+            : copy_wait(v, v->weights.buf, 0, tmp.buf, 0, n);
   }
   if (!s && !src && dst) memcpy(dst, tmp.map, (size_t)size);
-  if (cb) v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
   buf_destroy(v, &tmp);
   return s;
 }
 
-static dml_status_t make_pipelines(vk_session_t *v, const dml_pkg_graph_t *g) {
-  VkDescriptorSetLayoutBinding b[2] = {
-      {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
-      {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL}};
+/* Makes the session's descriptor set layout (n_bindings <=
+ * DML_EAGER_BINDINGS storage buffers at bindings 0.., for the compute
+ * stage), its pipeline layout (pc_bytes of push constants), a descriptor
+ * pool and its one set (v->dsl, layout, pool, set). */
+static dml_status_t make_layout(vk_session_t *v, uint32_t n_bindings, uint32_t pc_bytes) {
+  VkDescriptorSetLayoutBinding b[DML_EAGER_BINDINGS];
+  for (uint32_t i = 0; i < n_bindings; i++) {
+    VkDescriptorSetLayoutBinding x = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                      VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    b[i] = x;
+  }
   VkDescriptorSetLayoutCreateInfo dl = {
-      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, 2, b};
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, n_bindings, b};
   VKCHECK(v->vkCreateDescriptorSetLayout(v->dev, &dl, NULL, &v->dsl),
           "vkCreateDescriptorSetLayout");
-  VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                            4 * (v->n_symbols ? v->n_symbols : 1)};
+  VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, pc_bytes};
   VkPipelineLayoutCreateInfo pl = {
       VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &v->dsl, 1, &pc};
   VKCHECK(v->vkCreatePipelineLayout(v->dev, &pl, NULL, &v->layout),
           "vkCreatePipelineLayout");
-  VkPipelineCacheCreateInfo cc = {VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, NULL, 0,
-                                  0, NULL};
-  VKCHECK(v->vkCreatePipelineCache(v->dev, &cc, NULL, &v->cache),
-          "vkCreatePipelineCache");
   VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DML_EAGER_BINDINGS};
   VkDescriptorPoolCreateInfo dp = {
       VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 1, 1, &ps};
@@ -907,6 +908,16 @@ static dml_status_t make_pipelines(vk_session_t *v, const dml_pkg_graph_t *g) {
   VkDescriptorSetAllocateInfo da = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL,
                                     v->pool, 1, &v->dsl};
   VKCHECK(v->vkAllocateDescriptorSets(v->dev, &da, &v->set), "vkAllocateDescriptorSets");
+  return DML_OK;
+}
+
+static dml_status_t make_pipelines(vk_session_t *v, const dml_pkg_graph_t *g) {
+  /* binding 0 the arena, 1 the weights; push constants: the symbols */
+  DML_RETURN_IF_ERROR(make_layout(v, 2, 4 * (v->n_symbols ? v->n_symbols : 1)));
+  VkPipelineCacheCreateInfo cc = {VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, NULL, 0,
+                                  0, NULL};
+  VKCHECK(v->vkCreatePipelineCache(v->dev, &cc, NULL, &v->cache),
+          "vkCreatePipelineCache");
   VkDescriptorBufferInfo bufs[2] = {{v->arena.buf, 0, VK_WHOLE_SIZE},
                                     {v->weights.buf, 0, VK_WHOLE_SIZE}};
   VkWriteDescriptorSet w[2];
@@ -1013,20 +1024,13 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
     v->ts_period_ns = o->ts_period_ns;
     v->weights = o->weights;
   } else if (!s) {
-    const VkPhysicalDeviceProperties *p = &L->props[v->phys_index];
-    snprintf(v->desc, sizeof v->desc, "vulkan:%u (%s, %s, Vulkan %u.%u.%u)",
-             v->phys_index, p->deviceName, kind_name(p->deviceType),
-             VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion),
-             VK_API_VERSION_PATCH(p->apiVersion));
     s = create_device(v);
   }
   uint64_t staging = 0;
-  if (!s) s = plan_io(v, m, f, &staging);
-  if (!s) dml_rt_gpu_plan_rng(f, 16, &staging, &v->rng);
-  if (!s) s = dml_rt_gpu_plan_dims(OP, m, f, kf, 16, &v->rng, &staging, &v->dims);
-  if (!s) s = dml_rt_gpu_plan_host(OP, m, f, kf, 16, &staging, &v->host);
+  /* staging regions 16-byte aligned */
+  if (!s) s = dml_rt_gpu_plan(OP, "Vulkan", m, f, kf, 16, &v->plan, &staging);
   if (!s) {
-    v->n_segments = dml_rt_gpu_segments_host(&v->dims, &v->host, kf->n_kernels);
+    v->n_segments = dml_rt_gpu_segments_host(&v->plan.dims, &v->plan.host, kf->n_kernels);
     v->n_cmds = MAX_CACHED_CMDS * v->n_segments;
     v->cmds = (vk_cmd_t *)calloc(v->n_cmds, sizeof(vk_cmd_t));
     if (!v->cmds) s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
@@ -1034,22 +1038,14 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   const VkBufferUsageFlags dev_use = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-  if (!s) s = buf_create(v, v->dims.arena_bytes, dev_use, 0, "the arena", &v->arena);
+  if (!s) s = buf_create(v, v->plan.dims.arena_bytes, dev_use, 0, "the arena", &v->arena);
   if (!s && !o)
     s = buf_create(v, m->weights_size, dev_use, 0, "the weights", &v->weights);
   if (!s)
     s = buf_create(v, staging,
                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
                    "the input/output staging", &v->staging);
-  if (!s) {
-    VkCommandPoolCreateInfo ci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
-                                  VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                  v->queue_family};
-    VkFenceCreateInfo fc = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
-    VkResult r = v->vkCreateCommandPool(v->dev, &ci, NULL, &v->cmd_pool);
-    if (r == VK_SUCCESS) r = v->vkCreateFence(v->dev, &fc, NULL, &v->fence);
-    if (r != VK_SUCCESS) s = vkfail("vkCreateCommandPool/vkCreateFence", r);
-  }
+  if (!s) s = make_pool_fence(v);
   if (!s && v->ts_period_ns > 0) {
     VkQueryPoolCreateInfo qi = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                 NULL,
@@ -1074,14 +1070,6 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   }
   *out_state = v;
   return DML_OK;
-}
-
-static int64_t io_bytes(const dml_rt_exec_t *e, uint32_t value) {
-  dml_type_t t = e->fn->values[value].type;
-  int64_t dims[DML_MAX_RANK];
-  if (dml_type_eval_dims(&t, e->sym, e->n_symbols, dims)) return -1;
-  int64_t n = dml_dims_numel(dims, t.rank);
-  return n < 0 ? -1 : n * (int64_t)dml_dtype_size(t.dtype);
 }
 
 static void barrier(vk_session_t *v, VkCommandBuffer cb, VkPipelineStageFlags src,
@@ -1148,15 +1136,13 @@ static dml_status_t dispatch(vk_session_t *v, const dml_rt_exec_t *e, VkCommandB
   return DML_OK;
 }
 
-/* Records the copies of host entry k's regions (dml_rt_host_plan_t):
- * downloads (device arena -> staging) or uploads (staging -> device
- * arena), at the run's sizes. */
-static void host_copies(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer cb,
-                        uint32_t k, int up) {
-  const uint32_t *at = up ? v->host.up_at : v->host.down_at;
-  for (uint32_t r = at[2 * k]; r < at[2 * k + 1]; r++) {
-    const io_region_t *x = &v->host.regions[r];
-    int64_t nb = io_bytes(e, x->value);
+/* Records the copies of the n regions at x, at the run's sizes: staging ->
+ * device arena (`up`: inputs, values the host computed) or device arena ->
+ * staging (outputs, values the host reads). */
+static void copy_regions(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer cb,
+                         const dml_rt_io_region_t *x, uint32_t n, int up) {
+  for (uint32_t i = 0; i < n; i++, x++) {
+    int64_t nb = dml_rt_gpu_io_bytes(e, x->value);
     if (nb <= 0) continue;
     VkBufferCopy c = {up ? x->staging_offset : x->arena_offset,
                       up ? x->arena_offset : x->staging_offset, (VkDeviceSize)nb};
@@ -1165,20 +1151,13 @@ static void host_copies(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer
   }
 }
 
-/* Copies host entry k's regions between the staging and the host arena
- * e->arena: downloads into it (up 0) or uploads out of it (up 1). */
-static void host_staging(vk_session_t *v, const dml_rt_exec_t *e, uint32_t k, int up) {
-  const uint32_t *at = up ? v->host.up_at : v->host.down_at;
-  uint8_t *st = (uint8_t *)v->staging.map;
-  for (uint32_t r = at[2 * k]; r < at[2 * k + 1]; r++) {
-    const io_region_t *x = &v->host.regions[r];
-    int64_t nb = io_bytes(e, x->value);
-    if (nb <= 0) continue;
-    if (up)
-      memcpy(st + x->staging_offset, e->arena + x->arena_offset, (size_t)nb);
-    else
-      memcpy(e->arena + x->arena_offset, st + x->staging_offset, (size_t)nb);
-  }
+/* Records the copies of host entry k's regions (dml_rt_host_plan_t):
+ * downloads (device arena -> staging) or uploads (staging -> device
+ * arena). */
+static void host_copies(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer cb,
+                        uint32_t k, int up) {
+  const uint32_t *at = up ? v->plan.host.up_at : v->plan.host.down_at;
+  copy_regions(v, e, cb, v->plan.host.regions + at[2 * k], at[2 * k + 1] - at[2 * k], up);
 }
 
 /* Records segment [b, end) of the plan for the symbol values of `e`: the
@@ -1192,22 +1171,17 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
   VKCHECK(v->vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
   const dml_kpkg_function_t *kf = v->kf;
   if (v->queries) v->vkCmdResetQueryPool(cb, v->queries, b, end - b + 1);
-  if (b == v->host.first_gpu) { /* 0 unless the function starts on the host */
-    for (uint32_t i = 0; i < v->n_inputs; i++) {
-      int64_t nb = io_bytes(e, v->inputs[i].value);
-      if (nb <= 0) continue;
-      VkBufferCopy c = {v->inputs[i].staging_offset, v->inputs[i].arena_offset,
-                        (VkDeviceSize)nb};
-      v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
-    }
-    if (v->rng.used) {
+  if (b == v->plan.host.first_gpu) { /* 0 unless the function starts on the host */
+    copy_regions(v, e, cb, v->plan.inputs, v->plan.n_inputs, 1);
+    if (v->plan.rng.used) {
       /* this run's seed and step (written to the staging before each submit) */
-      VkBufferCopy c = {v->rng.staging_offset, v->rng.arena_offset,
+      VkBufferCopy c = {v->plan.rng.staging_offset, v->plan.rng.arena_offset,
                         DML_PHILOX_SLOT_BYTES};
       v->vkCmdCopyBuffer(cb, v->staging.buf, v->arena.buf, 1, &c);
     }
   }
-  if (v->host.used && b > 0 && v->host.is_host[b - 1]) /* what the host nodes wrote */
+  /* what the host nodes wrote */
+  if (v->plan.host.used && b > 0 && v->plan.host.is_host[b - 1])
     host_copies(v, e, cb, b - 1, 1);
   /* Transfers before (inputs) and, across submissions, the previous
    * segment's kernels and copies. */
@@ -1236,22 +1210,15 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                 VK_ACCESS_TRANSFER_READ_BIT);
   }
-  if (v->host.used && end < kf->n_kernels && v->host.is_host[end])
+  if (v->plan.host.used && end < kf->n_kernels && v->plan.host.is_host[end])
     host_copies(v, e, cb, end, 0); /* what the host nodes read */
-  if (dml_rt_gpu_segment_produces(&v->dims, b, end)) {
-    VkBufferCopy c = {v->dims.arena_offset, v->dims.staging_offset,
+  if (dml_rt_gpu_segment_produces(&v->plan.dims, b, end)) {
+    VkBufferCopy c = {v->plan.dims.arena_offset, v->plan.dims.staging_offset,
                       DML_KPKG_DIMS_SLOT_BYTES};
     v->vkCmdCopyBuffer(cb, v->arena.buf, v->staging.buf, 1, &c);
   }
-  if (end == kf->n_kernels && !dml_rt_gpu_segment_produces(&v->dims, b, end)) {
-    for (uint32_t i = 0; i < v->n_outputs; i++) {
-      int64_t nb = io_bytes(e, v->outputs[i].value);
-      if (nb <= 0) continue;
-      VkBufferCopy c = {v->outputs[i].arena_offset, v->outputs[i].staging_offset,
-                        (VkDeviceSize)nb};
-      v->vkCmdCopyBuffer(cb, v->arena.buf, v->staging.buf, 1, &c);
-    }
-  }
+  if (end == kf->n_kernels && !dml_rt_gpu_segment_produces(&v->plan.dims, b, end))
+    copy_regions(v, e, cb, v->plan.outputs, v->plan.n_outputs, 0);
   barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
           VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   VKCHECK(v->vkEndCommandBuffer(cb), "vkEndCommandBuffer");
@@ -1288,79 +1255,39 @@ static dml_status_t command_for(vk_session_t *v, const dml_rt_exec_t *e, uint32_
   return DML_OK;
 }
 
-/* Runs the plan segment by segment (one segment unless kernels count dims
- * on the device or host entries hold nodes the host runs): each is
- * submitted and waited for; after one ending with such a kernel the dims
- * slot's staging copy goes to e->produced, which sets the symbols the next
- * segment is recorded and run with; a host entry's nodes run through
- * e->host between the segments before and after it, with the values
- * crossing copied (dml_rt_host_plan_t). */
+/* dml_rt_gpu_run_t.run_segment: the command buffer of segment `seg`
+ * ([b, end)) submitted and waited for, with the kernels' times from the
+ * timestamp queries (-1 without them). */
+static dml_status_t vk_segment(void *state, const dml_rt_exec_t *e, uint32_t seg,
+                               uint32_t b, uint32_t end) {
+  vk_session_t *v = (vk_session_t *)state;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  DML_RETURN_IF_ERROR(command_for(v, e, seg, b, end, &cb));
+  DML_RETURN_IF_ERROR(submit_wait(v, cb));
+  if (v->queries) {
+    uint64_t *ts = v->ts;
+    VkResult r = v->vkGetQueryPoolResults(v->dev, v->queries, b, end - b + 1,
+                                          (end - b + 1) * sizeof(uint64_t), ts + b,
+                                          sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+    for (uint32_t k = b; k < end; k++)
+      v->kernel_ms[k] = r == VK_SUCCESS && ts[k + 1] >= ts[k]
+                            ? (double)(ts[k + 1] - ts[k]) * v->ts_period_ns / 1e6
+                            : -1.0;
+  } else {
+    for (uint32_t k = b; k < end; k++) v->kernel_ms[k] = -1.0;
+  }
+  return DML_OK;
+}
+
+/* Runs the plan segment by segment (dml_rt_gpu_run_segments), each
+ * segment through vk_segment. */
 static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
   vk_session_t *v = (vk_session_t *)state;
   v->ran = 0;
   DML_RETURN_IF_ERROR(set_timeout(v, e));
-  uint8_t *st = (uint8_t *)v->staging.map;
-  for (uint32_t i = 0; i < v->n_inputs; i++) {
-    int64_t b = io_bytes(e, v->inputs[i].value);
-    if (b > 0)
-      memcpy(st + v->inputs[i].staging_offset, e->arena + v->inputs[i].arena_offset,
-             (size_t)b);
-  }
-  if (v->rng.used) dml_rt_gpu_rng_words(e, st + v->rng.staging_offset);
-  uint32_t nk = v->kf->n_kernels;
-  for (uint32_t seg = 0, b = 0;; seg++) {
-    if (v->host.used && b < nk && v->host.is_host[b]) {
-      /* host nodes (the CPU fall-back): the values they read came to the
-       * staging at the end of the segment before */
-      if (!e->host)
-        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                               "kernel entry %u holds host nodes and this run has no "
-                               "host executor",
-                               b);
-      struct timespec t0, t1;
-      clock_gettime(CLOCK_MONOTONIC, &t0);
-      host_staging(v, e, b, 0);
-      DML_RETURN_IF_ERROR(
-          e->host(e->ctx, v->kf->kernels[b].nodes, v->kf->kernels[b].n_nodes));
-      host_staging(v, e, b, 1); /* to the device at the next segment's start */
-      clock_gettime(CLOCK_MONOTONIC, &t1);
-      v->kernel_ms[b] =
-          (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-      b++;
-      continue; /* b == nk: an empty segment copies the uploads and outputs */
-    }
-    uint32_t end = dml_rt_gpu_segment_end_host(&v->dims, &v->host, nk, b);
-    VkCommandBuffer cb = VK_NULL_HANDLE;
-    DML_RETURN_IF_ERROR(command_for(v, e, seg, b, end, &cb));
-    DML_RETURN_IF_ERROR(submit_wait(v, cb));
-    if (v->queries) {
-      uint64_t *ts = v->ts;
-      VkResult r = v->vkGetQueryPoolResults(v->dev, v->queries, b, end - b + 1,
-                                            (end - b + 1) * sizeof(uint64_t), ts + b,
-                                            sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
-      for (uint32_t k = b; k < end; k++)
-        v->kernel_ms[k] = r == VK_SUCCESS && ts[k + 1] >= ts[k]
-                              ? (double)(ts[k + 1] - ts[k]) * v->ts_period_ns / 1e6
-                              : -1.0;
-    } else {
-      for (uint32_t k = b; k < end; k++) v->kernel_ms[k] = -1.0;
-    }
-    /* after a kernel that counted dims (the last one too: the output copies
-     * follow in a segment of their own) the session sets them for the rest */
-    if (dml_rt_gpu_segment_produces(&v->dims, b, end)) {
-      DML_RETURN_IF_ERROR(
-          dml_rt_gpu_take_dims(e, v->kf, end - 1, st + v->dims.staging_offset));
-    } else if (end == nk) {
-      break;
-    }
-    b = end; /* a host entry, or the segment after the dims */
-  }
-  for (uint32_t i = 0; i < v->n_outputs; i++) {
-    int64_t b = io_bytes(e, v->outputs[i].value);
-    if (b > 0)
-      memcpy(e->arena + v->outputs[i].arena_offset, st + v->outputs[i].staging_offset,
-             (size_t)b);
-  }
+  const dml_rt_gpu_run_t g = {v->kf,        &v->plan,   (uint8_t *)v->staging.map,
+                              v->kernel_ms, vk_segment, v};
+  DML_RETURN_IF_ERROR(dml_rt_gpu_run_segments(OP, &g, e));
   memcpy(v->last_sym, e->sym, e->n_symbols * sizeof(int64_t));
   v->ran = 1;
   return DML_OK;
@@ -1371,18 +1298,11 @@ static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
  * the arena back out, in one submission. */
 static dml_status_t vk_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t k) {
   vk_session_t *v = (vk_session_t *)state;
-  if (k >= v->kf->n_kernels)
-    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "kernel %u of %u", k,
-                           v->kf->n_kernels);
-  if (v->kf->kernels[k].kind == DML_KPKG_KIND_HOST)
-    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                           "kernel entry %u (%s) holds host nodes (the CPU fall-back): "
-                           "nothing runs on the device",
-                           k, v->kf->kernels[k].name);
+  DML_RETURN_IF_ERROR(dml_rt_gpu_check_kernel(OP, v->kf, k));
   DML_RETURN_IF_ERROR(set_timeout(v, e));
   if (!v->check_buf.buf)
     DML_RETURN_IF_ERROR(
-        buf_create(v, v->dims.arena_bytes,
+        buf_create(v, v->plan.dims.arena_bytes,
                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, 1,
                    "the arena's staging (dmlc check)", &v->check_buf));
   if (!v->check_cb) {
@@ -1393,14 +1313,14 @@ static dml_status_t vk_run_kernel(void *state, const dml_rt_exec_t *e, uint32_t 
             "vkAllocateCommandBuffers");
   }
   uint8_t *st = (uint8_t *)v->check_buf.map;
-  memset(st, 0, (size_t)v->dims.arena_bytes);
+  memset(st, 0, (size_t)v->plan.dims.arena_bytes);
   memcpy(st, e->arena, (size_t)e->fn->arena_bytes);
-  if (v->rng.used) dml_rt_gpu_rng_words(e, st + v->rng.arena_offset);
+  if (v->plan.rng.used) dml_rt_gpu_rng_words(e, st + v->plan.rng.arena_offset);
   VkCommandBuffer cb = v->check_cb;
   VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
                                  VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
   VKCHECK(v->vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
-  VkBufferCopy c = {0, 0, v->dims.arena_bytes};
+  VkBufferCopy c = {0, 0, v->plan.dims.arena_bytes};
   barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
           VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT |
               VK_ACCESS_SHADER_READ_BIT,
@@ -1479,23 +1399,8 @@ static dml_status_t dm_open(const char *device, void **out) {
   v->L = L;
   dml_status_t s = pick_device(L, device, &v->phys_index);
   if (!s) s = set_timeout(v, NULL); /* the default, for the uploads of open */
-  if (!s) {
-    const VkPhysicalDeviceProperties *p = &L->props[v->phys_index];
-    snprintf(v->desc, sizeof v->desc, "vulkan:%u (%s, %s, Vulkan %u.%u.%u)",
-             v->phys_index, p->deviceName, kind_name(p->deviceType),
-             VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion),
-             VK_API_VERSION_PATCH(p->apiVersion));
-    s = create_device(v);
-  }
-  if (!s) {
-    VkCommandPoolCreateInfo ci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
-                                  VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                  v->queue_family};
-    VkFenceCreateInfo fc = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
-    VkResult r = v->vkCreateCommandPool(v->dev, &ci, NULL, &v->cmd_pool);
-    if (r == VK_SUCCESS) r = v->vkCreateFence(v->dev, &fc, NULL, &v->fence);
-    if (r != VK_SUCCESS) s = vkfail("vkCreateCommandPool/vkCreateFence", r);
-  }
+  if (!s) s = create_device(v);
+  if (!s) s = make_pool_fence(v);
   if (s) {
     vk_close(v);
     return s;
@@ -1542,36 +1447,7 @@ static dml_status_t dm_xfer(vk_session_t *v, const vk_buf_t *src, uint64_t soff,
                            "copy of %" PRIu64 " bytes at %" PRIu64 " -> %" PRIu64
                            " exceeds a buffer (%" PRIu64 ", %" PRIu64 " bytes)",
                            bytes, soff, doff, (uint64_t)src->size, (uint64_t)dst->size);
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL,
-                                    v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
-  VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &cb), "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
-                                 VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
-  v->vkBeginCommandBuffer(cb, &bi);
-  VkMemoryBarrier before = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL,
-                            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
-                                VK_ACCESS_TRANSFER_WRITE_BIT |
-                                VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
-                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-  v->vkCmdPipelineBarrier(cb,
-                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
-                              VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0,
-                          NULL);
-  VkBufferCopy c = {soff, doff, bytes};
-  v->vkCmdCopyBuffer(cb, src->buf, dst->buf, 1, &c);
-  VkMemoryBarrier after = {
-      VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
-      VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-  v->vkCmdPipelineBarrier(
-      cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-      VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0,
-      NULL, 0, NULL);
-  VkResult r = v->vkEndCommandBuffer(cb);
-  dml_status_t s = r != VK_SUCCESS ? vkfail("vkEndCommandBuffer", r) : submit_wait(v, cb);
-  v->vkFreeCommandBuffers(v->dev, v->cmd_pool, 1, &cb);
-  return s;
+  return copy_wait(v, src->buf, soff, dst->buf, doff, bytes);
 }
 
 static dml_status_t dm_staged(vk_session_t *v, vk_buf_t *b, uint64_t off, const void *src,
@@ -1617,30 +1493,7 @@ static dml_status_t dm_copy(void *dev, void *src, uint64_t soff, void *dst, uint
 
 static dml_status_t dm_eager_layout(vk_session_t *v) {
   if (v->layout) return DML_OK;
-  VkDescriptorSetLayoutBinding b[DML_EAGER_BINDINGS];
-  for (uint32_t i = 0; i < DML_EAGER_BINDINGS; i++) {
-    VkDescriptorSetLayoutBinding x = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                                      VK_SHADER_STAGE_COMPUTE_BIT, NULL};
-    b[i] = x;
-  }
-  VkDescriptorSetLayoutCreateInfo dl = {
-      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL, 0, DML_EAGER_BINDINGS,
-      b};
-  VKCHECK(v->vkCreateDescriptorSetLayout(v->dev, &dl, NULL, &v->dsl),
-          "vkCreateDescriptorSetLayout");
-  VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * DML_EAGER_PC_MAX};
-  VkPipelineLayoutCreateInfo pl = {
-      VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &v->dsl, 1, &pc};
-  VKCHECK(v->vkCreatePipelineLayout(v->dev, &pl, NULL, &v->layout),
-          "vkCreatePipelineLayout");
-  VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, DML_EAGER_BINDINGS};
-  VkDescriptorPoolCreateInfo dp = {
-      VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, 1, 1, &ps};
-  VKCHECK(v->vkCreateDescriptorPool(v->dev, &dp, NULL, &v->pool),
-          "vkCreateDescriptorPool");
-  VkDescriptorSetAllocateInfo da = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL,
-                                    v->pool, 1, &v->dsl};
-  VKCHECK(v->vkAllocateDescriptorSets(v->dev, &da, &v->set), "vkAllocateDescriptorSets");
+  DML_RETURN_IF_ERROR(make_layout(v, DML_EAGER_BINDINGS, 4 * DML_EAGER_PC_MAX));
   VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL,
                                     v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
   VKCHECK(v->vkAllocateCommandBuffers(v->dev, &ai, &v->check_cb),
