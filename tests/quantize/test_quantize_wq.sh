@@ -72,9 +72,9 @@ err "exclude unknown" 1 "error: quantize: --exclude 'nope' names no node of the 
   "$T/wq_model.onnx" --weight-only int8 --exclude nope
 err "bad bits" 2 "bad --weight-only 'int2' (int8 or int4)" "$T/wq_model.onnx" --weight-only int2
 err "bad group" 2 "bad --group-size '1' (2..1048576)" "$T/wq_model.onnx" --weight-only int8 --group-size 1
-err "group without weight-only" 2 "--group-size and --exclude go with --weight-only" \
+err "group without weight-only" 2 "--group-size, --exclude, --asym, --clip-search and --awq go with --weight-only" \
   "$T/wq_model.onnx" --group-size 32
-err "calib with weight-only" 2 "--weight-only takes --calib data with --method gptq only" \
+err "calib with weight-only" 2 "--weight-only takes --calib data with --method gptq or --awq" \
   "$T/wq_model.onnx" --weight-only int8 --calib "$T/calib_mlp.npy"
 # packages: the wq-fuse pass turns each blocked DequantizeLinear -> MatMul /
 # Gemm into MatMulWQ (int4 stored 4 bits a value); its CPU output equals
