@@ -5,7 +5,7 @@ acceptance line; docs/quantize.md "Real weights: all-MiniLM-L6-v2").
       [--dmlc build/compiler/dmlc] [--work .cache/minilm] [--sentences 1000] \
       [--batch 32] [--group-size 32] [--min-cos 0.99] [--max-f32-diff 1e-4] \
       [--vulkan-batches N] [--calib-sentences 110] [--gptq-groups 32,128]
-      [--int8-layers 12] [--reuse]
+      [--int8-layers 12] [--variant NAME=FLAGS ...] [--reuse]
 
 Needs the zoo's venv (scripts/zoo/setup.sh: torch, transformers, tokenizers,
 onnx, onnxruntime at their pins) and PyPI once, for the pinned wheel
@@ -162,6 +162,10 @@ def main():
     ap.add_argument("--gptq-groups", default="32,128")
     ap.add_argument("--int8-layers", type=int, default=12,
                     help="the mixed int4/int8 variant's int8 layer count (0: none)")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
+                    help="another quantized variant: NAME (starting int4 / int8) and its dmlc quantize "
+                    "flags, space separated; CALIB stands for the GPTQ / AWQ calibration flags (--calib "
+                    "WORK/calib_ids.npy,WORK/calib_mask.npy --calib-mask attention_mask). Repeatable")
     ap.add_argument("--reuse", action="store_true",
                     help="keep WORK/<variant>.onnx and its .txt table where both exist (no new dmlc quantize)")
     ap.add_argument("--vulkan-batches", type=int, default=0,
@@ -294,6 +298,12 @@ def main():
         variants.append((f"int4 gptq-act g{g} + {a.int8_layers} int8", f"int4_gptq_act_g{g}_int8x{a.int8_layers}",
                          ["--weight-only", "int4", "--group-size", str(g), "--act-order", "--int8-layers",
                           str(a.int8_layers)] + gcal))
+    for spec in a.variant:
+        name, _, flags = spec.partition("=")
+        fl = []
+        for f in flags.split():
+            fl += gcal[2:] if f == "CALIB" else [f]
+        variants.append((name, name.replace(" ", "_").replace("+", "x"), fl))
     qnames = [v[0] for v in variants]
     src_onnx = {}
     for q, stem, flags in variants:

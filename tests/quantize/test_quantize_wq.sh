@@ -162,5 +162,33 @@ err "gptq already quantized" 1 "error: quantize: the model is already quantized:
 err "gptq int8-layers with int8" 2 "--int8-layers goes with --weight-only int4" \
   "$T/wq_model.onnx" --weight-only int8 --method gptq --calib "$G/calib40.npy" --int8-layers 1
 
+# --asym / --clip-search (no data), --awq (with data), with and without
+# GPTQ: the table's form, packages of MatMulWQ only (uint4 with zero
+# points; AWQ's Mul before it), dmlc = ORT on the .onnx. The values, zero
+# points and AWQ scales themselves are test_gptq's (against numpy).
+check "asym clip" $Q "$T/wq_model.onnx" --weight-only int4 --asym --clip-search -o "$DIR/ac.onnx" >"$DIR/ac.txt" 2>&1
+check "asym clip table" has "^fc2  *Gemm  *24x16 .* int4 g32 asym clip$" "$DIR/ac.txt"
+check "awq text" $Q "$G/gptq_text.onnx" --weight-only int4 --group-size 16 --awq --asym \
+  --calib "$G/ids.npy,$G/mask.npy" --calib-mask attention_mask -o "$DIR/aw.onnx" >"$DIR/aw.txt" 2>&1
+check "awq text table" has "^proj  *MatMul  *40x8 .* int4 g16 asym awq[01]\.[0-9]$" "$DIR/aw.txt"
+check "awq text rows" has "^awq: 16 calibration rows, 121 layer-input rows in each H" "$DIR/aw.txt"
+check "awq gptq f32" $Q "$T/wq_model.onnx" --weight-only int4 --method gptq --act-order --awq --asym \
+  --clip-search --calib "$G/calib40.npy" -o "$DIR/awg.onnx" >"$DIR/awg.txt" 2>&1
+check "awq gptq f32 table" has " int4 g32 asym clip awq[01]\.[0-9] gptq$" "$DIR/awg.txt"
+for f in ac aw awg; do
+  check "$f package" "$DMLC" compile "$DIR/$f.onnx" -o "$DIR/$f.dmlpkg" >/dev/null 2>&1
+  "$DMLC" summary "$DIR/$f.dmlpkg" >"$DIR/$f.sum" 2>&1
+  check "$f MatMulWQ" grep -q '(MatMulWQ)' "$DIR/$f.sum"
+  check "$f no DequantizeLinear left" sh -c "! grep -q '(DequantizeLinear)' '$DIR/$f.sum'"
+  if [ -n "$PY_ORT" ]; then
+    check "$f dmlc = ORT" "$PY_ORT" "$T/check_wq.py" --dmlc "$DMLC" "$DIR/$f.dmlpkg" "$DIR/$f.onnx"
+  fi
+done
+check "awq Mul in the package" grep -q '(Mul)' "$DIR/aw.sum"
+err "asym int8" 2 "--asym goes with --weight-only int4" "$T/wq_model.onnx" --weight-only int8 --asym
+err "awq without calib" 2 "--awq needs --calib DATA" "$T/wq_model.onnx" --weight-only int4 --awq
+err "asym without weight-only" 2 "--group-size, --exclude, --asym, --clip-search and --awq go with --weight-only" \
+  "$T/wq_model.onnx" --asym
+
 [ "$fails" -eq 0 ] && echo "test_quantize_wq: all passed"
 exit "$fails"
