@@ -222,7 +222,10 @@ dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char
  *   q[k, n] = clamp(round_half_even(w[k, n] / s[g, n]), -qmax, qmax)
  * with qmax 127 (int8) or 7 (int4: -8 is never written); a group whose
  * s is below FLT_MIN (all zero, or only denormals) gets s = 1 (its values
- * become 0). K need not be a multiple of group_size: the last group is
+ * become 0). The options asym (uint4 with a zero point per scale, the
+ * zero point W_zero_point a UINT4 initializer given to DequantizeLinear),
+ * clip_search (dml_wq_grid) and awq (dml_awq_scales: a Mul(x, 1 / s) node
+ * W_awq_Mul with W_awq_scale [K] before the MatMul / Gemm) change this. K need not be a multiple of group_size: the last group is
  * shorter (ONNX's blocked quantization: ceil(K / group_size) scales).
  * The model written uses ONNX's own form (opset 21): the weight becomes
  * the int8 / int4 initializer W_quantized (int4 packed two per byte, low
