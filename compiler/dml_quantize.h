@@ -225,29 +225,24 @@ dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char
  * become 0). The options asym (uint4 with a zero point per scale, the
  * zero point W_zero_point a UINT4 initializer given to DequantizeLinear),
  * clip_search (dml_wq_grid) and awq (dml_awq_scales: a Mul(x, 1 / s) node
- * W_awq_Mul with W_awq_scale [K] before the MatMul / Gemm) change this. K need not be a multiple of group_size: the last group is
- * shorter (ONNX's blocked quantization: ceil(K / group_size) scales).
- * The model written uses ONNX's own form (opset 21): the weight becomes
- * the int8 / int4 initializer W_quantized (int4 packed two per byte, low
- * nibble first, as ONNX stores INT4), the f32 scale W_scale of shape
- * [ceil(K/g), N] ([N, ceil(K/g)] with transB = 1), no zero point, and
- * DequantizeLinear(axis = the K axis, block_size = group_size) feeding the
- * MatMul / Gemm (ONNX Runtime runs it). A model of opset < 21 is moved to
- * opset 21 (IR version >= 10); the ops whose meaning changed in between
- * are rewritten (Reduce* of opset < 18 with an `axes` attribute: axes
- * becomes an int64 input) or refused (GroupNormalization < 21, DFT < 20,
- * GridSample < 20: UNIMPLEMENTED naming the node).
- * Weights left f32 (the report says why): nodes named in `exclude` (node
- * name or first output name), weights with a NaN or infinity, weights held
- * as external data, B of another rank. Gather embeddings are not
- * quantized.
- * Errors (op "quantize"): INVALID_ARGUMENT for group_size outside
- * [2, 2^20], bits other than 4 or 8, an exclude name that names no node,
- * a model with no MatMul / Gemm weight to quantize; FAILED_PRECONDITION
- * for a model already quantized (the node named); UNIMPLEMENTED for a
- * package as the model, a model with a tensor already named as one this
- * adds, the ops above; DATA_LOSS for a file that is not ONNX;
- * RESOURCE_EXHAUSTED. */
+ * W_awq_Mul with W_awq_scale [K] before the MatMul / Gemm) change this. K need not be a
+ * multiple of group_size: the last group is shorter (ONNX's blocked quantization: ceil(K
+ * / group_size) scales). The model written uses ONNX's own form (opset 21): the weight
+ * becomes the int8 / int4 initializer W_quantized (int4 packed two per byte, low nibble
+ * first, as ONNX stores INT4), the f32 scale W_scale of shape [ceil(K/g), N] ([N,
+ * ceil(K/g)] with transB = 1), no zero point, and DequantizeLinear(axis = the K axis,
+ * block_size = group_size) feeding the MatMul / Gemm (ONNX Runtime runs it). A model of
+ * opset < 21 is moved to opset 21 (IR version >= 10); the ops whose meaning changed in
+ * between are rewritten (Reduce* of opset < 18 with an `axes` attribute: axes becomes an
+ * int64 input) or refused (GroupNormalization < 21, DFT < 20, GridSample < 20:
+ * UNIMPLEMENTED naming the node). Weights left f32 (the report says why): nodes named in
+ * `exclude` (node name or first output name), weights with a NaN or infinity, weights
+ * held as external data, B of another rank. Gather embeddings are not quantized. Errors
+ * (op "quantize"): INVALID_ARGUMENT for group_size outside [2, 2^20], bits other than 4
+ * or 8, an exclude name that names no node, a model with no MatMul / Gemm weight to
+ * quantize; FAILED_PRECONDITION for a model already quantized (the node named);
+ * UNIMPLEMENTED for a package as the model, a model with a tensor already named as one
+ * this adds, the ops above; DATA_LOSS for a file that is not ONNX; RESOURCE_EXHAUSTED. */
 typedef struct dml_wq_options {
   int bits;                   /* 8 or 4 */
   int64_t group_size;         /* elements along K per scale; default 32 */
