@@ -21,12 +21,16 @@ static void usage(FILE *f) {
           "                     [--keep-f32-below-sqnr DB] [--report FILE.json]\n"
           "       dmlc quantize MODEL.onnx -o OUT.onnx|OUT.dmlpkg\n"
           "                     --weight-only int8|int4 [--group-size N]\n"
-          "                     [--exclude NAME,...]\n"
+          "                     [--exclude NAME,...] [--asym] [--clip-search]\n"
           "       dmlc quantize MODEL.onnx -o OUT.onnx|OUT.dmlpkg\n"
           "                     --weight-only int4|int8 --method gptq --calib "
           "A.npy[,B.npy...]\n"
           "                     [--calib-mask NAME] [--damp F] [--act-order] "
           "[--int8-layers N]\n"
+          "                     [--asym] [--clip-search] [--awq]\n"
+          "       dmlc quantize MODEL.onnx -o OUT.onnx|OUT.dmlpkg\n"
+          "                     --weight-only int4|int8 --awq --calib A.npy[,B.npy...]\n"
+          "                     [--calib-mask NAME] [--asym] [--clip-search]\n"
           "\n"
           "Post-training int8 quantization: runs the f32 model on the CPU over the\n"
           "calibration rows, collects the range of every activation a quantized layer\n"
@@ -86,7 +90,20 @@ static void usage(FILE *f) {
           "  --act-order              with gptq: rows in order of decreasing H[k,k],\n"
           "                           group scales fixed first (static groups)\n"
           "  --int8-layers N          with int4 gptq: the N layers of the worst int4\n"
-          "                           output SQNR are written int8\n"
+          "                           output SQNR are written int8 (mixed precision)\n"
+          "  --asym                   with --weight-only int4: asymmetric groups, uint4\n"
+          "                           values with a uint4 zero point per scale\n"
+          "                           (16 levels instead of 15; ONNX's DequantizeLinear\n"
+          "                           zero point)\n"
+          "  --clip-search            with --weight-only: each group's range shrunk by\n"
+          "                           the factor of 1..0.5 (21 steps) of least squared\n"
+          "                           weight error\n"
+          "  --awq                    with --weight-only and --calib (one .npy per\n"
+          "                           input, as gptq's): AWQ (Lin et al. 2024): per\n"
+          "                           input channel scales s = mean|x|^alpha (alpha of\n"
+          "                           0..1 with the least output error), weight rows\n"
+          "                           times s, a Mul by 1/s before the MatMul; then\n"
+          "                           round to nearest, or GPTQ with --method gptq\n"
           "  -h, --help               this text\n");
 }
 
@@ -130,11 +147,12 @@ static int weight_only_cmd(const char *model, const char *out, const char *calib
                            int weight_only, int other_flags, dml_wq_options_t *wq,
                            char **excl, size_t n_excl) {
   if (!weight_only)
-    return dmlc_usage_error("quantize",
-                            "--group-size and --exclude go with --weight-only");
+    return dmlc_usage_error(
+        "quantize",
+        "--group-size, --exclude, --asym, --clip-search and --awq go with --weight-only");
   if (calib)
-    return dmlc_usage_error("quantize",
-                            "--weight-only takes --calib data with --method gptq only");
+    return dmlc_usage_error(
+        "quantize", "--weight-only takes --calib data with --method gptq or --awq");
   if (other_flags)
     return dmlc_usage_error(
         "quantize", "--target, --report and --keep-f32 do not go with --weight-only");
@@ -153,7 +171,7 @@ static int weight_only_cmd(const char *model, const char *out, const char *calib
   if (!st) {
     int cal = wq->calib != NULL;
     printf("%-36s %-6s %11s %9s", "layer", "op", "K x N", "SQNR dB");
-    if (cal) printf(" %9s %9s", "out RTN", "out GPTQ");
+    if (cal) printf(" %9s %9s", "out RTN", wq->no_gptq ? "out AWQ" : "out GPTQ");
     printf("  %s\n", "form");
     for (size_t i = 0; i < rep.n_layers; i++) {
       const dml_wq_layer_t *l = &rep.layers[i];
@@ -167,19 +185,22 @@ static int weight_only_cmd(const char *model, const char *out, const char *calib
         printf(" ");
         print_db(l->out_sqnr_db);
       }
+      char awq[32] = "";
+      if (!isnan(l->awq_alpha)) snprintf(awq, sizeof awq, " awq%.1f", l->awq_alpha);
       if (l->quantized)
-        printf("  int%d g%" PRId64 "%s\n", l->bits, wq->group_size,
-               cal && !isnan(l->out_sqnr_db) ? " gptq" : "");
+        printf("  int%d g%" PRId64 "%s%s%s%s\n", l->bits, wq->group_size,
+               wq->asym && l->bits == 4 ? " asym" : "", wq->clip_search ? " clip" : "",
+               awq, cal && !wq->no_gptq && !isnan(l->out_sqnr_db) ? " gptq" : "");
       else
         printf("  f32 (%s)\n", l->why_f32 ? l->why_f32 : "");
     }
     printf("weights %" PRIu64 " -> %" PRIu64 " bytes; opset %" PRId64 " -> %" PRId64 "\n",
            rep.f32_weight_bytes, rep.q_weight_bytes, rep.opset_in, rep.opset_out);
     if (cal)
-      printf("gptq: %" PRId64 " calibration rows, %" PRId64
+      printf("%s: %" PRId64 " calibration rows, %" PRId64
              " layer-input rows in each H; out dB = the layer's output SQNR on its "
              "calibration inputs\n",
-             rep.calib_rows, rep.hessian_rows);
+             wq->no_gptq ? "awq" : "gptq", rep.calib_rows, rep.hessian_rows);
   }
   void *bytes = NULL;
   size_t size = 0;
@@ -220,7 +241,7 @@ int dmlc_cmd_quantize(int argc, char **argv) {
   o.max_rows = 1000;
   dml_wq_options_t wq;
   dml_wq_options_init(&wq);
-  int weight_only = 0, group_given = 0, gptq = 0, gptq_flags = 0;
+  int weight_only = 0, group_given = 0, gptq = 0, gptq_flags = 0, mask_flag = 0;
   char **excl = NULL;
   size_t n_excl = 0;
   int rc = 0;
@@ -297,7 +318,16 @@ int dmlc_cmd_quantize(int argc, char **argv) {
       gptq_flags = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--calib-mask"))) {
       wq.calib_mask = v;
-      gptq_flags = 1;
+      mask_flag = 1;
+    } else if (!strcmp(argv[i], "--asym")) {
+      wq.asym = 1;
+      group_given = 1;
+    } else if (!strcmp(argv[i], "--clip-search")) {
+      wq.clip_search = 1;
+      group_given = 1;
+    } else if (!strcmp(argv[i], "--awq")) {
+      wq.awq = 1;
+      group_given = 1;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--damp"))) {
       wq.damp = strtod(v, &end);
       if (*end || !*v || !(wq.damp >= 0 && wq.damp < 1e6))
@@ -338,15 +368,31 @@ int dmlc_cmd_quantize(int argc, char **argv) {
     }
   }
   if (rc) goto done;
-  if (gptq_flags && !gptq) {
+  if ((gptq_flags && !gptq) || (mask_flag && !gptq && !wq.awq)) {
     rc = dmlc_usage_error(
         "quantize",
-        "--calib-mask, --damp, --act-order and --int8-layers go with --method gptq");
+        "--calib-mask, --damp, --act-order and --int8-layers go with --method gptq "
+        "(--calib-mask also with --awq)");
+    goto done;
+  }
+  if (wq.asym && weight_only && wq.bits != 4) {
+    rc = dmlc_usage_error("quantize", "--asym goes with --weight-only int4");
+    goto done;
+  }
+  if (wq.awq && weight_only && (!calib || !calib[0])) {
+    rc = dmlc_usage_error("quantize", "--awq needs --calib DATA");
     goto done;
   }
   if (gptq && !weight_only) {
     rc = dmlc_usage_error("quantize", "--method gptq goes with --weight-only int4|int8");
     goto done;
+  }
+  if (wq.awq && weight_only && !gptq) { /* AWQ, then round to nearest */
+    wq.no_gptq = 1;
+    wq.calib = calib;
+    wq.calib_rows = o.max_rows;
+    wq.batch = o.batch;
+    calib = NULL;
   }
   if (gptq) {
     if (!calib || !calib[0]) {

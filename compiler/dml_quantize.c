@@ -1803,6 +1803,7 @@ dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char
 /* TensorProto.INT4 (onnx.proto of ONNX 1.16+; Debian's onnx.proto, from
  * which onnx.pb-c.h is generated, predates it). */
 #define ONNX_INT4 22
+#define ONNX_UINT4 21
 
 void dml_wq_options_init(dml_wq_options_t *o) {
   memset(o, 0, sizeof *o);
@@ -1841,49 +1842,140 @@ static int add_attr_int(Onnx__NodeProto *n, const char *name, int64_t v) {
   return 0;
 }
 
-/* DequantizeLinear(q, s) with axis and block_size. */
-static Onnx__NodeProto *mk_block_dq(const char *name, const char *q, const char *s,
-                                    const char *out, int64_t axis, int64_t block) {
+/* A node op(in[0..nin)) -> out named `name` (no attributes). */
+static Onnx__NodeProto *mk_plain_node(const char *op, const char *name,
+                                      const char *const *in, size_t nin,
+                                      const char *out) {
   Onnx__NodeProto *n = (Onnx__NodeProto *)malloc(sizeof *n);
   if (!n) return NULL;
   Onnx__NodeProto init = ONNX__NODE_PROTO__INIT;
   *n = init;
-  n->input = (char **)calloc(2, sizeof(char *));
+  n->input = (char **)calloc(nin, sizeof(char *));
   n->output = (char **)calloc(1, sizeof(char *));
   if (!n->input || !n->output) goto fail;
-  n->n_input = 2;
-  n->input[0] = strdup(q), n->input[1] = strdup(s);
+  n->n_input = nin;
+  for (size_t i = 0; i < nin; i++)
+    if (!(n->input[i] = strdup(in[i]))) goto fail;
   n->n_output = 1;
   n->output[0] = strdup(out);
   n->name = strdup(name);
-  n->op_type = strdup("DequantizeLinear");
-  if (!n->input[0] || !n->input[1] || !n->output[0] || !n->name || !n->op_type) goto fail;
-  if (add_attr_int(n, "axis", axis) || add_attr_int(n, "block_size", block)) goto fail;
+  n->op_type = strdup(op);
+  if (!n->output[0] || !n->name || !n->op_type) goto fail;
   return n;
 fail:
   protobuf_c_message_free_unpacked(&n->base, NULL);
   return NULL;
 }
 
+/* DequantizeLinear(q, s [, zp]) with axis and block_size (zp NULL: none). */
+static Onnx__NodeProto *mk_block_dq(const char *name, const char *q, const char *s,
+                                    const char *zp, const char *out, int64_t axis,
+                                    int64_t block) {
+  const char *in[3] = {q, s, zp};
+  Onnx__NodeProto *n = mk_plain_node("DequantizeLinear", name, in, zp ? 3 : 2, out);
+  if (n && (add_attr_int(n, "axis", axis) || add_attr_int(n, "block_size", block))) {
+    protobuf_c_message_free_unpacked(&n->base, NULL);
+    return NULL;
+  }
+  return n;
+}
+
+void dml_wq_grid(const double *v, int64_t n, int bits, int asym, int clip, float *s,
+                 int *z) {
+  const double qmax = bits == 8 ? 127.0 : 7.0, umax = bits == 8 ? 255.0 : 15.0;
+  double lo = 0, hi = 0, m = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (!isfinite(v[i])) continue;
+    lo = fmin(lo, v[i]), hi = fmax(hi, v[i]), m = fmax(m, fabs(v[i]));
+  }
+  double best = INFINITY;
+  *s = 1.0f, *z = 0;
+  for (int i = 0; i <= (clip ? 20 : 0); i++) {
+    const double r = 1.0 - i / 40.0;
+    float sf = (float)(asym ? (hi - lo) * r / umax : m * r / qmax);
+    int zi = 0;
+    if (!(sf >= FLT_MIN)) {
+      sf = 1.0f;
+    } else if (asym) {
+      double zz = nearbyint(-lo * r / (double)sf);
+      zi = (int)(zz < 0 ? 0 : zz > umax ? umax : zz);
+    }
+    if (!clip) {
+      *s = sf, *z = zi;
+      return;
+    }
+    double e = 0;
+    for (int64_t k = 0; k < n; k++) {
+      if (!isfinite(v[k])) continue;
+      double d =
+          v[k] - (double)(dml_wq_grid_q(v[k], sf, zi, bits, asym) - zi) * (double)sf;
+      e += d * d;
+    }
+    if (e < best) best = e, *s = sf, *z = zi;
+  }
+}
+
+int dml_wq_grid_q(double x, float s, int z, int bits, int asym) {
+  const double lo = asym        ? 0.0
+                    : bits == 8 ? -127.0
+                                : -7.0,
+               hi = asym        ? (bits == 8 ? 255.0 : 15.0)
+                    : bits == 8 ? 127.0
+                                : 7.0;
+  double v = nearbyint(x / (double)s) + z;
+  return (int)(v > hi ? hi : v < lo ? lo : v); /* NaN: lo */
+}
+
+/* Packs the int value iv of element e (int8 / uint8 bytes, or 4-bit
+ * nibbles two per byte, low nibble first; q zeroed before for 4 bits). */
+static void wq_pack(uint8_t *q, int64_t e, int bits, int iv) {
+  if (bits == 8)
+    q[e] = (uint8_t)iv;
+  else
+    q[e / 2] |= (uint8_t)(((unsigned)iv & 0xFu) << (e % 2 ? 4 : 0));
+}
+
 /* Quantizes w [d0, d1] (K along `axis`) in groups of g: packed values
- * (int8 bytes, or int4 two per byte, low nibble first) into *q, scales
- * ([ceil(d0/g), d1] or [d0, ceil(d1/g)]) into sc; returns the weight's
- * SQNR in dB. */
+ * (int8 bytes, or int4 two per byte, low nibble first; uint4 with asym)
+ * into *q, scales ([ceil(d0/g), d1] or [d0, ceil(d1/g)]) into sc and, with
+ * asym, the zero points (one byte each, same shape) into zp; returns the
+ * weight's SQNR in dB. Without asym and clip, the scale is max |w| / qmax
+ * in f32 and q = round(w / s) in f32 (dml_wq_grid otherwise). */
 static double wq_quantize(const float *w, int64_t d0, int64_t d1, int axis, int64_t g,
-                          int bits, uint8_t *q, float *sc) {
+                          int bits, int asym, int clip, uint8_t *q, float *sc,
+                          uint8_t *zp) {
   const int64_t K = axis == 0 ? d0 : d1, nb = (K + g - 1) / g;
   const float qmax = bits == 8 ? 127.0f : 7.0f;
   const int64_t ns = axis == 0 ? nb * d1 : d0 * nb;
+  const int grid = asym || clip;
   for (int64_t i = 0; i < ns; i++) sc[i] = 0.0f;
-  for (int64_t i = 0; i < d0; i++)
-    for (int64_t j = 0; j < d1; j++) {
-      int64_t s = axis == 0 ? (i / g) * d1 + j : i * nb + j / g;
-      float a = fabsf(w[i * d1 + j]);
-      if (isfinite(a) && a > sc[s]) sc[s] = a;
+  if (zp) memset(zp, 0, (size_t)ns);
+  if (grid) {
+    const int64_t N = axis == 0 ? d1 : d0;
+    double *v = (double *)malloc((size_t)(g < K ? g : K) * sizeof(double));
+    if (!v) return NAN;
+    for (int64_t b = 0; b < nb; b++)
+      for (int64_t n = 0; n < N; n++) {
+        int64_t k0 = b * g, k1 = k0 + g < K ? k0 + g : K;
+        for (int64_t k = k0; k < k1; k++)
+          v[k - k0] = axis == 0 ? w[k * d1 + n] : w[n * d1 + k];
+        int z = 0;
+        int64_t si = axis == 0 ? b * d1 + n : n * nb + b;
+        dml_wq_grid(v, k1 - k0, bits, asym, clip, &sc[si], &z);
+        if (zp) zp[si] = (uint8_t)z;
+      }
+    free(v);
+  } else {
+    for (int64_t i = 0; i < d0; i++)
+      for (int64_t j = 0; j < d1; j++) {
+        int64_t s = axis == 0 ? (i / g) * d1 + j : i * nb + j / g;
+        float a = fabsf(w[i * d1 + j]);
+        if (isfinite(a) && a > sc[s]) sc[s] = a;
+      }
+    for (int64_t i = 0; i < ns; i++) {
+      sc[i] /= qmax;
+      if (!(sc[i] >= FLT_MIN)) sc[i] = 1.0f;
     }
-  for (int64_t i = 0; i < ns; i++) {
-    sc[i] /= qmax;
-    if (!(sc[i] >= FLT_MIN)) sc[i] = 1.0f;
   }
   if (bits == 4) memset(q, 0, (size_t)((d0 * d1 + 1) / 2));
   double sig = 0, noise = 0;
@@ -1891,14 +1983,15 @@ static double wq_quantize(const float *w, int64_t d0, int64_t d1, int axis, int6
     for (int64_t j = 0; j < d1; j++) {
       int64_t e = i * d1 + j;
       int64_t s = axis == 0 ? (i / g) * d1 + j : i * nb + j / g;
-      float v = nearbyintf(w[e] / sc[s]);
-      v = v > qmax ? qmax : v < -qmax ? -qmax : v;
-      int iv = (int)v;
-      if (bits == 8)
-        q[e] = (uint8_t)(int8_t)iv;
-      else
-        q[e / 2] |= (uint8_t)(((unsigned)iv & 0xFu) << (e % 2 ? 4 : 0));
-      double d = (double)w[e] - (double)(v * sc[s]);
+      int iv, z = zp ? zp[s] : 0;
+      if (grid) {
+        iv = dml_wq_grid_q(w[e], sc[s], z, bits, asym);
+      } else {
+        float v = nearbyintf(w[e] / sc[s]);
+        iv = (int)(v > qmax ? qmax : v < -qmax ? -qmax : v);
+      }
+      wq_pack(q, e, bits, iv);
+      double d = (double)w[e] - (double)((float)(iv - z) * sc[s]);
       sig += (double)w[e] * w[e];
       noise += d * d;
     }
@@ -1979,8 +2072,28 @@ static int gptq_diag_cmp(const void *a, const void *b) {
 dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const double *h,
                                int64_t group_size, int bits, double damp, int act_order,
                                int8_t *q, float *scales) {
+  return dml_gptq_quantize_grid(w, K, N, h, group_size, bits, 0, 0, damp, act_order, q,
+                                scales, NULL);
+}
+
+/* The grids of rows [k0, k1) of W [., N] (double) into s / z [N]. */
+static void gptq_group_grid(const double *W, int64_t N, int64_t k0, int64_t k1, int bits,
+                            int asym, int clip, double *col, float *s, uint8_t *z) {
+  for (int64_t n = 0; n < N; n++) {
+    for (int64_t j = k0; j < k1; j++) col[j - k0] = W[j * N + n];
+    int zi = 0;
+    dml_wq_grid(col, k1 - k0, bits, asym, clip, &s[n], &zi);
+    if (z) z[n] = (uint8_t)zi;
+  }
+}
+
+dml_status_t dml_gptq_quantize_grid(const float *w, int64_t K, int64_t N, const double *h,
+                                    int64_t group_size, int bits, int asym, int clip,
+                                    double damp, int act_order, int8_t *q, float *scales,
+                                    uint8_t *zp) {
   if (!w || !h || !q || !scales || K < 1 || N < 1 || group_size < 1 ||
-      (bits != 4 && bits != 8) || !(damp >= 0) || K > ((int64_t)1 << 20))
+      (bits != 4 && bits != 8) || (asym && (bits != 4 || !zp)) || !(damp >= 0) ||
+      K > ((int64_t)1 << 20))
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "GPTQ of a weight [%" PRId64 ", %" PRId64 "], group %" PRId64
                            ", %d bits, damp %g: bad arguments",
@@ -2001,8 +2114,11 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
   double *W = (double *)malloc((size_t)(K * N) * sizeof(double));
   double *err = (double *)malloc((size_t)N * sizeof(double));
   gptq_diag_t *perm = (gptq_diag_t *)malloc((size_t)K * sizeof *perm);
-  if (!H || !U || !W || !err || !perm) {
-    free(H), free(U), free(W), free(err), free(perm);
+  const int grid = asym || clip;
+  double *col =
+      (double *)malloc((size_t)(group_size < K ? group_size : K) * sizeof(double));
+  if (!H || !U || !W || !err || !perm || !col) {
+    free(H), free(U), free(W), free(err), free(perm), free(col);
     return oom();
   }
   memcpy(H, h, (size_t)(K * K) * sizeof(double));
@@ -2022,6 +2138,12 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
      * rows in order of decreasing H[k,k]: H and W permuted */
     for (int64_t k0 = 0; k0 < K; k0 += group_size) {
       int64_t k1 = k0 + group_size < K ? k0 + group_size : K;
+      if (grid) {
+        int64_t b = k0 / group_size;
+        gptq_group_grid(W, N, k0, k1, bits, asym, clip, col, scales + b * N,
+                        zp ? zp + b * N : NULL);
+        continue;
+      }
       for (int64_t n = 0; n < N; n++) {
         double m = 0;
         for (int64_t j = k0; j < k1; j++) m = fmax(m, fabs(W[j * N + n]));
@@ -2050,7 +2172,11 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
   for (int64_t k = 0; k < K && !st; k++) {
     const int64_t row = perm[k].i; /* k itself without act_order */
     float *s = scales + (row / group_size) * N;
-    if (!act_order && k % group_size == 0) {
+    uint8_t *z = zp ? zp + (row / group_size) * N : NULL;
+    if (!act_order && k % group_size == 0 && grid) {
+      int64_t k1 = k + group_size < K ? k + group_size : K;
+      gptq_group_grid(W, N, k, k1, bits, asym, clip, col, s, z);
+    } else if (!act_order && k % group_size == 0) {
       int64_t k1 = k + group_size < K ? k + group_size : K;
       for (int64_t n = 0; n < N; n++) {
         double m = 0;
@@ -2062,6 +2188,12 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
     const double d = U[k * K + k];
     for (int64_t n = 0; n < N; n++) {
       double x = W[k * N + n];
+      if (grid) {
+        int zi = z ? z[n] : 0, iv = dml_wq_grid_q(x, s[n], zi, bits, asym);
+        q[row * N + n] = (int8_t)iv;
+        err[n] = (x - (double)(iv - zi) * (double)s[n]) / d;
+        continue;
+      }
       double v = nearbyint(x / (double)s[n]);
       v = v > qmax ? qmax : v < -qmax ? -qmax : v;
       q[row * N + n] = (int8_t)v;
@@ -2074,7 +2206,7 @@ dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const doubl
       for (int64_t n = 0; n < N; n++) wj[n] -= c * err[n];
     }
   }
-  free(H), free(U), free(W), free(err), free(perm);
+  free(H), free(U), free(W), free(err), free(perm), free(col);
   return st;
 }
 
@@ -2102,94 +2234,215 @@ double dml_gptq_out_sqnr(const float *w, const float *dq, int64_t K, int64_t N,
   return noise > 0 ? 10.0 * log10(sig / noise) : INFINITY;
 }
 
-/* The int value of element e of packed q (int8 bytes, or int4 nibbles). */
-static int wq_unpack(const uint8_t *q, int64_t e, int bits) {
-  if (bits == 8) return (int8_t)q[e];
+/* The int value of element e of packed q (int8 bytes, or int4 nibbles;
+ * unsigned with asym). */
+static int wq_unpack(const uint8_t *q, int64_t e, int bits, int asym) {
+  if (bits == 8) return asym ? q[e] : (int8_t)q[e];
   int u = (q[e / 2] >> (e % 2 ? 4 : 0)) & 0xF;
-  return u >= 8 ? u - 16 : u;
+  return asym || u < 8 ? u : u - 16;
 }
 
-/* dq [K, N] of the packed q / scales of a weight [d0, d1] with K along
- * `axis` (the layout wq_quantize writes). */
-static void wq_dequant_kn(const uint8_t *q, const float *sc, int64_t d0, int64_t d1,
-                          int axis, int64_t g, int bits, float *dq) {
+/* dq [K, N] of the packed q / scales (/ zero points: NULL for none) of a
+ * weight [d0, d1] with K along `axis` (the layout wq_quantize writes). */
+static void wq_dequant_kn(const uint8_t *q, const float *sc, const uint8_t *zp,
+                          int64_t d0, int64_t d1, int axis, int64_t g, int bits,
+                          float *dq) {
   const int64_t K = axis == 0 ? d0 : d1, N = axis == 0 ? d1 : d0, nb = (K + g - 1) / g;
   for (int64_t k = 0; k < K; k++)
     for (int64_t n = 0; n < N; n++) {
       int64_t e = axis == 0 ? k * d1 + n : n * d1 + k;
       int64_t s = axis == 0 ? (k / g) * d1 + n : n * nb + k / g;
-      dq[k * N + n] = (float)wq_unpack(q, e, bits) * sc[s];
+      int z = zp ? zp[s] : 0;
+      dq[k * N + n] = (float)(wq_unpack(q, e, bits, zp != NULL) - z) * sc[s];
     }
 }
 
-/* One weight w [d0, d1] (K along axis) to packed q and scales sc (the
- * layout of wq_quantize): round to nearest without H, GPTQ with it; sets
- * L's SQNRs. */
+/* AWQ's scale of alpha (dml_awq_scales) into s [K]. */
+static void awq_scale_of(const double *xabs, int64_t K, double alpha, double *s) {
+  double mx = 0, mn = INFINITY;
+  for (int64_t k = 0; k < K; k++) {
+    s[k] = xabs[k] > 0 && isfinite(xabs[k]) ? pow(xabs[k], alpha) : 0;
+    if (s[k] > 0) mx = fmax(mx, s[k]), mn = fmin(mn, s[k]);
+  }
+  double norm = mx > 0 ? sqrt(mx * mn) : 1;
+  for (int64_t k = 0; k < K; k++) {
+    s[k] = s[k] > 0 ? s[k] / norm : 1;
+    if (!(s[k] > 0 && isfinite(s[k]) && (float)s[k] >= FLT_MIN)) s[k] = 1;
+  }
+}
+
+/* diag(1/s) dq(diag(s) w) of round to nearest (w, dq [K, N]); s NULL: 1.
+ * q / sc / zp: scratch of wq_quantize's sizes for [K, N] (zp with asym). */
+static void awq_rtn_dq(const float *w, int64_t K, int64_t N, const double *s, int64_t g,
+                       int bits, int asym, int clip, float *ws, uint8_t *q, float *sc,
+                       uint8_t *zp, float *dq) {
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t n = 0; n < N; n++)
+      ws[k * N + n] = (float)(w[k * N + n] * (s ? s[k] : 1));
+  wq_quantize(ws, K, N, 0, g, bits, asym, clip, q, sc, asym ? zp : NULL);
+  wq_dequant_kn(q, sc, asym ? zp : NULL, K, N, 0, g, bits, dq);
+  if (s)
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t n = 0; n < N; n++) dq[k * N + n] = (float)(dq[k * N + n] / s[k]);
+}
+
+dml_status_t dml_awq_scales(const float *w, int64_t K, int64_t N, const double *h,
+                            const double *xabs, int64_t group_size, int bits, int asym,
+                            int clip, double *s, double *alpha) {
+  if (!w || !h || !xabs || !s || K < 1 || N < 1 || group_size < 1 ||
+      (bits != 4 && bits != 8) || (asym && bits != 4))
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "AWQ of a weight [%" PRId64 ", %" PRId64 "], group %" PRId64
+                           ", %d bits: bad arguments",
+                           K, N, group_size, bits);
+  const int64_t nb = (K + group_size - 1) / group_size;
+  float *ws = (float *)malloc((size_t)(K * N) * sizeof(float));
+  float *dq = (float *)malloc((size_t)(K * N) * sizeof(float));
+  uint8_t *q = (uint8_t *)malloc((size_t)(K * N));
+  float *sc = (float *)malloc((size_t)(nb * N) * sizeof(float));
+  uint8_t *zp = (uint8_t *)malloc((size_t)(nb * N));
+  double *cand = (double *)malloc((size_t)K * sizeof(double));
+  if (!ws || !dq || !q || !sc || !zp || !cand) {
+    free(ws), free(dq), free(q), free(sc), free(zp), free(cand);
+    return oom();
+  }
+  double best = INFINITY;
+  for (int64_t k = 0; k < K; k++) s[k] = 1;
+  if (alpha) *alpha = 0;
+  for (int i = 0; i <= 10; i++) {
+    awq_scale_of(xabs, K, i / 10.0, cand);
+    awq_rtn_dq(w, K, N, cand, group_size, bits, asym, clip, ws, q, sc, zp, dq);
+    /* tr(D^T H D) = sum_{i,j} H[i,j] <D[i,:], D[j,:]> (dml_gptq_out_sqnr's) */
+    for (int64_t e = 0; e < K * N; e++) ws[e] = (float)((double)w[e] - (double)dq[e]);
+    double err = 0;
+    for (int64_t a = 0; a < K; a++) {
+      const float *da = ws + a * N;
+      for (int64_t b = 0; b <= a; b++) {
+        double hab = h[a * K + b];
+        if (hab == 0) continue;
+        const float *db = ws + b * N;
+        double dot = 0;
+        for (int64_t n = 0; n < N; n++) dot += (double)da[n] * db[n];
+        err += (a == b ? 1 : 2) * hab * dot;
+      }
+    }
+    if (err < best) {
+      best = err;
+      memcpy(s, cand, (size_t)K * sizeof(double));
+      if (alpha) *alpha = i / 10.0;
+    }
+  }
+  free(ws), free(dq), free(q), free(sc), free(zp), free(cand);
+  return DML_OK;
+}
+
+/* One weight w [d0, d1] (K along axis) to packed q, scales sc and (asym)
+ * zero points zp (the layout of wq_quantize): round to nearest without H;
+ * with H, AWQ's scales first (o->awq with xabs: into awq_s [K], else
+ * awq_s is all 1) and GPTQ (unless o->no_gptq) on diag(s) w; sets L's
+ * SQNRs (of the effective weight diag(1/s) dq, against w). */
 static dml_status_t wq_layer_quant(const float *w, int64_t d0, int64_t d1, int axis,
-                                   int64_t g, int bits, const double *H, double damp,
-                                   int act_order, uint8_t *q, float *sc,
+                                   int64_t g, int bits, const double *H,
+                                   const double *xabs, const dml_wq_options_t *o,
+                                   uint8_t *q, float *sc, uint8_t *zp, double *awq_s,
                                    dml_wq_layer_t *L) {
+  const int asym = o->asym && bits == 4, clip = o->clip_search;
+  const double damp = o->damp > 0 ? o->damp : 0.01;
   L->rtn_out_sqnr_db = L->out_sqnr_db = NAN;
   L->bits = bits;
-  L->sqnr_db = wq_quantize(w, d0, d1, axis, g, bits, q, sc);
-  if (!H) return DML_OK;
+  L->awq_alpha = NAN;
+  L->sqnr_db = wq_quantize(w, d0, d1, axis, g, bits, asym, clip, q, sc, asym ? zp : NULL);
   const int64_t K = axis == 0 ? d0 : d1, N = axis == 0 ? d1 : d0, nb = (K + g - 1) / g;
-  float *wk = (float *)malloc((size_t)(K * N) * sizeof(float));
+  for (int64_t k = 0; awq_s && k < K; k++) awq_s[k] = 1;
+  if (!H) return DML_OK;
+  float *wk = (float *)calloc((size_t)(K * N) + 1, sizeof(float));
+  float *ws = (float *)malloc((size_t)(K * N) * sizeof(float));
   float *dq = (float *)malloc((size_t)(K * N) * sizeof(float));
   int8_t *qi = (int8_t *)malloc((size_t)(K * N));
   float *skn = (float *)malloc((size_t)(nb * N) * sizeof(float));
-  if (!wk || !dq || !qi || !skn) {
-    free(wk), free(dq), free(qi), free(skn);
+  uint8_t *zkn = (uint8_t *)malloc((size_t)(nb * N));
+  double *hs = NULL;
+  if (!wk || !ws || !dq || !qi || !skn || !zkn) {
+    free(wk), free(ws), free(dq), free(qi), free(skn), free(zkn);
     return oom();
   }
   for (int64_t k = 0; k < K; k++)
     for (int64_t n = 0; n < N; n++)
       wk[k * N + n] = axis == 0 ? w[k * d1 + n] : w[n * d1 + k];
-  wq_dequant_kn(q, sc, d0, d1, axis, g, bits, dq); /* round to nearest */
+  wq_dequant_kn(q, sc, asym ? zp : NULL, d0, d1, axis, g, bits,
+                dq); /* round to nearest */
   L->rtn_out_sqnr_db = dml_gptq_out_sqnr(wk, dq, K, N, H);
-  dml_status_t st = dml_gptq_quantize(wk, K, N, H, g, bits, damp, act_order, qi, skn);
+  dml_status_t st = DML_OK;
+  const double *hq = H;
+  if (o->awq && xabs && awq_s) {
+    st = dml_awq_scales(wk, K, N, H, xabs, g, bits, asym, clip, awq_s, &L->awq_alpha);
+    hs = st ? NULL : (double *)malloc((size_t)(K * K) * sizeof(double));
+    if (!st && !hs) st = oom();
+    for (int64_t i = 0; !st && i < K; i++)
+      for (int64_t j = 0; j < K; j++)
+        hs[i * K + j] = H[i * K + j] / (awq_s[i] * awq_s[j]);
+    hq = hs;
+  }
+  for (int64_t k = 0; k < K; k++)
+    for (int64_t n = 0; n < N; n++)
+      ws[k * N + n] = (float)(wk[k * N + n] * (awq_s && o->awq ? awq_s[k] : 1));
+  if (!st && !o->no_gptq) {
+    st = dml_gptq_quantize_grid(ws, K, N, hq, g, bits, asym, clip, damp, o->act_order, qi,
+                                skn, asym ? zkn : NULL);
+  } else if (!st) { /* round to nearest of diag(s) w */
+    uint8_t *qb = (uint8_t *)malloc((size_t)(K * N));
+    if (!qb) st = oom();
+    if (!st) {
+      wq_quantize(ws, K, N, 0, g, bits, asym, clip, qb, skn, asym ? zkn : NULL);
+      for (int64_t e = 0; e < K * N; e++) qi[e] = (int8_t)wq_unpack(qb, e, bits, asym);
+    }
+    free(qb);
+  }
   if (!st) {
     /* into the packed layout */
     if (bits == 4) memset(q, 0, (size_t)((d0 * d1 + 1) / 2));
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t n = 0; n < N; n++)
+        wq_pack(q, axis == 0 ? k * d1 + n : n * d1 + k, bits, qi[k * N + n]);
+    for (int64_t b = 0; b < nb; b++)
+      for (int64_t n = 0; n < N; n++) {
+        int64_t si = axis == 0 ? b * d1 + n : n * nb + b;
+        sc[si] = skn[b * N + n];
+        if (asym) zp[si] = zkn[b * N + n];
+      }
+    wq_dequant_kn(q, sc, asym ? zp : NULL, d0, d1, axis, g, bits, dq);
     double sig = 0, noise = 0;
     for (int64_t k = 0; k < K; k++)
       for (int64_t n = 0; n < N; n++) {
-        int64_t e = axis == 0 ? k * d1 + n : n * d1 + k;
-        int iv = qi[k * N + n];
-        if (bits == 8)
-          q[e] = (uint8_t)(int8_t)iv;
-        else
-          q[e / 2] |= (uint8_t)(((unsigned)iv & 0xFu) << (e % 2 ? 4 : 0));
-        float s = skn[(k / g) * N + n];
-        double d = (double)wk[k * N + n] - (double)((float)iv * s);
+        if (o->awq && awq_s) dq[k * N + n] = (float)(dq[k * N + n] / awq_s[k]);
+        double d = (double)wk[k * N + n] - dq[k * N + n];
         sig += (double)wk[k * N + n] * wk[k * N + n];
         noise += d * d;
       }
-    for (int64_t b = 0; b < nb; b++)
-      for (int64_t n = 0; n < N; n++)
-        sc[axis == 0 ? b * d1 + n : n * nb + b] = skn[b * N + n];
     L->sqnr_db = noise > 0 ? 10.0 * log10(sig / noise) : INFINITY;
-    wq_dequant_kn(q, sc, d0, d1, axis, g, bits, dq);
     L->out_sqnr_db = dml_gptq_out_sqnr(wk, dq, K, N, H);
   }
-  free(wk), free(dq), free(qi), free(skn);
+  free(wk), free(ws), free(dq), free(qi), free(skn), free(zkn), free(hs);
   return st;
 }
 
 /* ---- GPTQ calibration: H = 2 X^T X of each quantized layer's input ---- */
 
 typedef struct {
-  char **names; /* activation tensors (a layer's input 0), distinct */
-  int64_t *k;   /* their last dim (the weight's K) */
-  double **h;   /* K x K each (NULL until measured) */
+  char **names;  /* activation tensors (a layer's input 0), distinct */
+  int64_t *k;    /* their last dim (the weight's K) */
+  double **h;    /* K x K each (NULL until measured) */
+  double **xabs; /* [K] each: mean |x_k| over the rows summed into h (AWQ) */
   size_t n;
-  int64_t rows;  /* model input rows run */
-  int64_t hrows; /* layer-input rows summed (per activation: the first's) */
+  int64_t *xrows; /* rows summed into h[i] */
+  int64_t rows;   /* model input rows run */
+  int64_t hrows;  /* layer-input rows summed (per activation: the first's) */
 } wq_calib_t;
 
 static void wq_calib_free(wq_calib_t *c) {
-  for (size_t i = 0; i < c->n; i++) free(c->names[i]), free(c->h[i]);
-  free((void *)c->names), free(c->k), free((void *)c->h);
+  for (size_t i = 0; i < c->n; i++) free(c->names[i]), free(c->h[i]), free(c->xabs[i]);
+  free((void *)c->names), free(c->k), free((void *)c->h), free((void *)c->xabs);
+  free(c->xrows);
   memset(c, 0, sizeof *c);
 }
 
@@ -2197,6 +2450,13 @@ static const double *wq_calib_h(const wq_calib_t *c, const char *name, int64_t k
   if (!c) return NULL;
   for (size_t i = 0; i < c->n; i++)
     if (!strcmp(c->names[i], name) && c->k[i] == k) return c->h[i];
+  return NULL;
+}
+
+static const double *wq_calib_xabs(const wq_calib_t *c, const char *name, int64_t k) {
+  if (!c) return NULL;
+  for (size_t i = 0; i < c->n; i++)
+    if (!strcmp(c->names[i], name) && c->k[i] == k) return c->xabs[i];
   return NULL;
 }
 
@@ -2413,7 +2673,8 @@ static dml_status_t wq_calibrate(const Onnx__ModelProto *m, const char *base_dir
   for (size_t i = 0; i < c->n && !st; i++) {
     out_idx[i] = dml_rt_model_find_output(rm, c->names[i]);
     c->h[i] = (double *)calloc((size_t)(c->k[i] * c->k[i]), sizeof(double));
-    if (!c->h[i])
+    c->xabs[i] = (double *)calloc((size_t)c->k[i], sizeof(double));
+    if (!c->h[i] || !c->xabs[i])
       st = oom();
     else if (out_idx[i] < 0)
       st = dml_status_make(DML_STATUS_INTERNAL, OP, "layer input '%s' not in the package",
@@ -2444,7 +2705,7 @@ static dml_status_t wq_calibrate(const Onnx__ModelProto *m, const char *base_dir
       const float *p = (const float *)v.data;
       const int use_mask = mask_in >= 0 && v.rank == 3 && v.dims[0] == nr &&
                            v.dims[1] == x[mask_in].dims[1];
-      double *H = c->h[a];
+      double *H = c->h[a], *xa = c->xabs[a];
       int64_t used = 0;
       for (int64_t r = 0; r < n / K; r++) {
         if (use_mask) {
@@ -2459,6 +2720,7 @@ static dml_status_t wq_calibrate(const Onnx__ModelProto *m, const char *base_dir
         for (int64_t i = 0; i < K && fin; i++) fin = isfinite(xr[i]);
         if (!fin) continue; /* a row with NaN / inf would poison H */
         used++;
+        for (int64_t i = 0; i < K; i++) xa[i] += fabs((double)xr[i]);
         for (int64_t i = 0; i < K; i++) {
           double xi = xr[i];
           if (xi == 0) continue;
@@ -2467,6 +2729,7 @@ static dml_status_t wq_calibrate(const Onnx__ModelProto *m, const char *base_dir
         }
       }
       if (a == 0) c->hrows += used;
+      c->xrows[a] += used;
     }
   }
   for (size_t a = 0; a < c->n && !st; a++) {
@@ -2474,6 +2737,8 @@ static dml_status_t wq_calibrate(const Onnx__ModelProto *m, const char *base_dir
     double *H = c->h[a];
     for (int64_t i = 0; i < K; i++)
       for (int64_t j = 0; j <= i; j++) H[i * K + j] = H[j * K + i] = 2 * H[i * K + j];
+    for (int64_t i = 0; i < K; i++)
+      c->xabs[a][i] /= c->xrows[a] > 0 ? (double)c->xrows[a] : 1;
   }
   c->rows = st ? 0 : rows;
   free(out_idx);
@@ -2612,11 +2877,27 @@ static dml_status_t wq_calib_names(const Onnx__GraphProto *g, const dml_wq_optio
     if (nk) c->k = nk;
     double **nh = (double **)realloc((void *)c->h, (c->n + 1) * sizeof *nh);
     if (nh) c->h = nh;
-    if (!nn || !nk || !nh || !(c->names[c->n] = xstrdup(n->input[0]))) return oom();
+    double **nx = (double **)realloc((void *)c->xabs, (c->n + 1) * sizeof *nx);
+    if (nx) c->xabs = nx;
+    int64_t *nr = (int64_t *)realloc(c->xrows, (c->n + 1) * sizeof *nr);
+    if (nr) c->xrows = nr;
+    if (!nn || !nk || !nh || !nx || !nr || !(c->names[c->n] = xstrdup(n->input[0])))
+      return oom();
     c->k[c->n] = k;
+    c->xabs[c->n] = NULL;
+    c->xrows[c->n] = 0;
     c->h[c->n++] = NULL;
   }
   return DML_OK;
+}
+
+/* How many inputs of g's nodes (not subgraphs) read `name`. */
+static size_t wq_readers(const Onnx__GraphProto *g, const char *name) {
+  size_t c = 0;
+  for (size_t i = 0; i < g->n_node; i++)
+    for (size_t k = 0; k < g->node[i]->n_input; k++)
+      c += g->node[i]->input[k] && !strcmp(g->node[i]->input[k], name);
+  return c;
 }
 
 static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
@@ -2637,6 +2918,9 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
   b.g = g;
   char **done = NULL; /* weights quantized (shared by two nodes: once) */
   size_t n_done = 0;
+  /* AWQ: Mul(x, 1 / s) nodes, each to go right before graph node pre_at[i] */
+  Onnx__NodeProto **pre = NULL;
+  size_t *pre_at = NULL, n_pre = 0;
   dml_status_t st = DML_OK;
   for (size_t i = 0; i < g->n_node && !st; i++) {
     Onnx__NodeProto *n = g->node[i];
@@ -2654,7 +2938,7 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
     rep->layers = nl;
     dml_wq_layer_t *L = &rep->layers[rep->n_layers++];
     memset(L, 0, sizeof *L);
-    L->sqnr_db = NAN;
+    L->sqnr_db = L->awq_alpha = NAN;
     L->name = xstrdup(node_label(n));
     L->op = xstrdup(n->op_type);
     L->weight = xstrdup(n->input[1]);
@@ -2692,7 +2976,11 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
       if (!strcmp(int8_set[k], L->name)) bits = 8;
     const double *H =
         gemm && attr_i(n, "transA", 0) ? NULL : wq_calib_h(cal, n->input[0], L->k);
-    const double damp = o->damp > 0 ? o->damp : 0.01;
+    /* AWQ scales a weight read by this node only (its Mul is on this input) */
+    const double *xabs = H && o->awq && wq_readers(g, n->input[1]) == 1
+                             ? wq_calib_xabs(cal, n->input[0], L->k)
+                             : NULL;
+    const int asym = o->asym && bits == 4;
     const int64_t d0 = w->dims[0], d1 = w->dims[1], gs = o->group_size;
     const int64_t nb = (L->k + gs - 1) / gs;
     int64_t sdims[2] = {axis == 0 ? nb : d0, axis == 0 ? d1 : nb};
@@ -2702,17 +2990,27 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
     char *sname = xprintf("%s_scale", n->input[1]);
     char *dname = xprintf("%s_DequantizeLinear", n->input[1]);
     char *dout = xprintf("%s_DequantizeLinear_Output", n->input[1]);
+    char *zname = xprintf("%s_zero_point", n->input[1]);
+    char *aname = xprintf("%s_awq_scale", n->input[1]);
+    char *mname = xprintf("%s_awq_Mul", n->input[1]);
+    char *mout = xprintf("%s_awq_Output", n->input[1]);
     uint8_t *q = (uint8_t *)malloc(qbytes ? qbytes : 1);
     float *sc = (float *)malloc((ns ? ns : 1) * sizeof(float));
+    uint8_t *zp = (uint8_t *)malloc(ns ? ns : 1);
+    double *awq_s = (double *)malloc((size_t)(L->k > 0 ? L->k : 1) * sizeof(double));
     int again = 0;
     for (size_t k = 0; k < n_done && !again; k++) again = !strcmp(done[k], n->input[1]);
-    if (!qname || !sname || !dname || !dout || !q || !sc) {
+    if (!qname || !sname || !dname || !dout || !zname || !aname || !mname || !mout ||
+        !q || !sc || !zp || !awq_s) {
       st = oom();
     } else if (!again) {
-      const char *taken = wq_name_taken(g, qname)   ? qname
-                          : wq_name_taken(g, sname) ? sname
-                          : wq_name_taken(g, dout)  ? dout
-                                                    : NULL;
+      const char *taken = wq_name_taken(g, qname)           ? qname
+                          : wq_name_taken(g, sname)         ? sname
+                          : wq_name_taken(g, dout)          ? dout
+                          : asym && wq_name_taken(g, zname) ? zname
+                          : xabs && wq_name_taken(g, aname) ? aname
+                          : xabs && wq_name_taken(g, mout)  ? mout
+                                                            : NULL;
       if (taken) {
         st = dml_status_detail(
             dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
@@ -2720,15 +3018,50 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
                             "--weight-only gives to the quantization of '%s'",
                             taken, n->input[1]),
             "rename that tensor in the model");
-      } else if (!(st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, damp, o->act_order,
-                                       q, sc, L))) {
-        push_init(
-            &b,
-            mk_tensor(qname, bits == 8 ? ONNX__TENSOR_PROTO__DATA_TYPE__INT8 : ONNX_INT4,
-                      w->dims, 2, q, qbytes));
+      } else if (!(st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, xabs, o, q, sc, zp,
+                                       awq_s, L))) {
+        push_init(&b, mk_tensor(qname,
+                                bits == 8 ? ONNX__TENSOR_PROTO__DATA_TYPE__INT8
+                                : asym    ? ONNX_UINT4
+                                          : ONNX_INT4,
+                                w->dims, 2, q, qbytes));
         push_init(&b, mk_tensor(sname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, sdims, 2, sc,
                                 ns * sizeof(float)));
-        push_node(&b, mk_block_dq(dname, qname, sname, dout, axis, gs));
+        if (asym) { /* UINT4 zero points, packed two per byte */
+          uint8_t *zb = (uint8_t *)calloc((ns + 1) / 2, 1);
+          if (!zb) {
+            b.failed = 1;
+          } else {
+            for (size_t e = 0; e < ns; e++) wq_pack(zb, (int64_t)e, 4, zp[e]);
+            push_init(&b, mk_tensor(zname, ONNX_UINT4, sdims, 2, zb, (ns + 1) / 2));
+          }
+          free(zb);
+        }
+        push_node(&b,
+                  mk_block_dq(dname, qname, sname, asym ? zname : NULL, dout, axis, gs));
+        if (xabs) { /* AWQ: x / s in front of the MatMul / Gemm */
+          float *inv = (float *)malloc((size_t)L->k * sizeof(float));
+          const char *in[2] = {n->input[0], aname};
+          Onnx__NodeProto *mul = mk_plain_node("Mul", mname, in, 2, mout);
+          Onnx__NodeProto **np =
+              (Onnx__NodeProto **)realloc((void *)pre, (n_pre + 1) * sizeof *np);
+          if (np) pre = np;
+          size_t *na = (size_t *)realloc(pre_at, (n_pre + 1) * sizeof *na);
+          if (na) pre_at = na;
+          if (!inv || !mul || !np || !na) {
+            b.failed = 1;
+            if (mul) protobuf_c_message_free_unpacked(&mul->base, NULL);
+          } else {
+            for (int64_t k = 0; k < L->k; k++) inv[k] = (float)(1.0 / awq_s[k]);
+            push_init(&b, mk_tensor(aname, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, &L->k, 1,
+                                    inv, (size_t)L->k * sizeof(float)));
+            pre[n_pre] = mul, pre_at[n_pre++] = i;
+            free(n->input[0]);
+            n->input[0] = mout, mout = NULL;
+          }
+          free(inv);
+          rep->q_weight_bytes += (uint64_t)L->k * sizeof(float);
+        }
         char **nd = (char **)realloc(done, (n_done + 1) * sizeof *nd);
         if (nd) done = nd;
         if (!nd || !(done[n_done] = xstrdup(n->input[1])))
@@ -2736,10 +3069,10 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
         else
           n_done++;
         rep->f32_weight_bytes += nw * sizeof(float);
-        rep->q_weight_bytes += qbytes + ns * sizeof(float);
+        rep->q_weight_bytes += qbytes + ns * sizeof(float) + (asym ? (ns + 1) / 2 : 0);
       }
     } else {
-      st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, damp, o->act_order, q, sc, L);
+      st = wq_layer_quant(wf, d0, d1, axis, gs, bits, H, NULL, o, q, sc, zp, NULL, L);
     }
     if (!st && !b.failed) {
       L->quantized = 1;
@@ -2747,6 +3080,7 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
       n->input[1] = dout, dout = NULL;
     }
     free(wf), free(q), free(sc), free(qname), free(sname), free(dname), free(dout);
+    free(zp), free(awq_s), free(zname), free(aname), free(mname), free(mout);
     if (!st && b.failed) st = oom();
   }
   for (size_t k = 0; k < n_done; k++) free(done[k]);
@@ -2770,12 +3104,30 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
       st = oom();
     } else {
       if (b.n_nodes) memcpy((void *)all, (const void *)b.nodes, b.n_nodes * sizeof *all);
-      if (g->n_node)
-        memcpy((void *)(all + b.n_nodes), (const void *)g->node, g->n_node * sizeof *all);
-      free(g->node);
-      g->node = all;
-      g->n_node += b.n_nodes;
-      b.n_nodes = 0;
+      /* the model's nodes, each AWQ Mul right before its MatMul / Gemm */
+      Onnx__NodeProto **grown =
+          n_pre ? (Onnx__NodeProto **)realloc(
+                      (void *)all, (b.n_nodes + g->n_node + n_pre + 1) * sizeof *all)
+                : all;
+      if (!grown) {
+        free((void *)all);
+        st = oom();
+      }
+      all = grown;
+      size_t at = b.n_nodes, p = 0;
+      for (size_t i = 0; i < g->n_node && !st; i++) {
+        while (p < n_pre && pre_at[p] == i) all[at++] = pre[p++];
+        all[at++] = g->node[i];
+      }
+      if (!st) {
+        n_pre = 0;
+        free(g->node);
+        g->node = all;
+        g->n_node = at;
+        b.n_nodes = 0;
+      }
+    }
+    if (!st) {
       drop_unread(g, b.replaced, b.n_replaced);
       if (opset < 21) def->version = 21;
       if (!m->has_ir_version || m->ir_version < 10)
@@ -2784,6 +3136,9 @@ static dml_status_t wq_model(Onnx__ModelProto *m, const dml_wq_options_t *o,
   }
   for (size_t i = 0; i < b.n_nodes; i++)
     protobuf_c_message_free_unpacked(&b.nodes[i]->base, NULL);
+  for (size_t i = 0; i < n_pre; i++)
+    protobuf_c_message_free_unpacked(&pre[i]->base, NULL);
+  free((void *)pre), free(pre_at);
   free(b.nodes);
   for (size_t i = 0; i < b.n_replaced; i++) free(b.replaced[i]);
   free((void *)b.replaced);
@@ -2814,6 +3169,13 @@ dml_status_t dml_quantize_weights_onnx(const char *onnx_path,
   if (o->calib_mask && !o->calib)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                            "a calibration mask without calibration data");
+  if (o->asym && o->bits != 4)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                           "asymmetric weight-only groups are int4 only");
+  if ((o->awq || o->no_gptq) && !o->calib)
+    return dml_status_make(
+        DML_STATUS_INVALID_ARGUMENT, OP,
+        "AWQ / round to nearest with calibration without calibration data");
   size_t pl = strlen(onnx_path);
   if (pl >= 7 && !strcmp(onnx_path + pl - 7, ".dmlpkg"))
     return dml_status_detail(

@@ -222,29 +222,27 @@ dml_status_t dml_quant_report_write_json(const dml_quant_report_t *r, const char
  *   q[k, n] = clamp(round_half_even(w[k, n] / s[g, n]), -qmax, qmax)
  * with qmax 127 (int8) or 7 (int4: -8 is never written); a group whose
  * s is below FLT_MIN (all zero, or only denormals) gets s = 1 (its values
- * become 0). K need not be a multiple of group_size: the last group is
- * shorter (ONNX's blocked quantization: ceil(K / group_size) scales).
- * The model written uses ONNX's own form (opset 21): the weight becomes
- * the int8 / int4 initializer W_quantized (int4 packed two per byte, low
- * nibble first, as ONNX stores INT4), the f32 scale W_scale of shape
- * [ceil(K/g), N] ([N, ceil(K/g)] with transB = 1), no zero point, and
- * DequantizeLinear(axis = the K axis, block_size = group_size) feeding the
- * MatMul / Gemm (ONNX Runtime runs it). A model of opset < 21 is moved to
- * opset 21 (IR version >= 10); the ops whose meaning changed in between
- * are rewritten (Reduce* of opset < 18 with an `axes` attribute: axes
- * becomes an int64 input) or refused (GroupNormalization < 21, DFT < 20,
- * GridSample < 20: UNIMPLEMENTED naming the node).
- * Weights left f32 (the report says why): nodes named in `exclude` (node
- * name or first output name), weights with a NaN or infinity, weights held
- * as external data, B of another rank. Gather embeddings are not
- * quantized.
- * Errors (op "quantize"): INVALID_ARGUMENT for group_size outside
- * [2, 2^20], bits other than 4 or 8, an exclude name that names no node,
- * a model with no MatMul / Gemm weight to quantize; FAILED_PRECONDITION
- * for a model already quantized (the node named); UNIMPLEMENTED for a
- * package as the model, a model with a tensor already named as one this
- * adds, the ops above; DATA_LOSS for a file that is not ONNX;
- * RESOURCE_EXHAUSTED. */
+ * become 0). The options asym (uint4 with a zero point per scale, the
+ * zero point W_zero_point a UINT4 initializer given to DequantizeLinear),
+ * clip_search (dml_wq_grid) and awq (dml_awq_scales: a Mul(x, 1 / s) node
+ * W_awq_Mul with W_awq_scale [K] before the MatMul / Gemm) change this. K need not be a
+ * multiple of group_size: the last group is shorter (ONNX's blocked quantization: ceil(K
+ * / group_size) scales). The model written uses ONNX's own form (opset 21): the weight
+ * becomes the int8 / int4 initializer W_quantized (int4 packed two per byte, low nibble
+ * first, as ONNX stores INT4), the f32 scale W_scale of shape [ceil(K/g), N] ([N,
+ * ceil(K/g)] with transB = 1), no zero point, and DequantizeLinear(axis = the K axis,
+ * block_size = group_size) feeding the MatMul / Gemm (ONNX Runtime runs it). A model of
+ * opset < 21 is moved to opset 21 (IR version >= 10); the ops whose meaning changed in
+ * between are rewritten (Reduce* of opset < 18 with an `axes` attribute: axes becomes an
+ * int64 input) or refused (GroupNormalization < 21, DFT < 20, GridSample < 20:
+ * UNIMPLEMENTED naming the node). Weights left f32 (the report says why): nodes named in
+ * `exclude` (node name or first output name), weights with a NaN or infinity, weights
+ * held as external data, B of another rank. Gather embeddings are not quantized. Errors
+ * (op "quantize"): INVALID_ARGUMENT for group_size outside [2, 2^20], bits other than 4
+ * or 8, an exclude name that names no node, a model with no MatMul / Gemm weight to
+ * quantize; FAILED_PRECONDITION for a model already quantized (the node named);
+ * UNIMPLEMENTED for a package as the model, a model with a tensor already named as one
+ * this adds, the ops above; DATA_LOSS for a file that is not ONNX; RESOURCE_EXHAUSTED. */
 typedef struct dml_wq_options {
   int bits;                   /* 8 or 4 */
   int64_t group_size;         /* elements along K per scale; default 32 */
@@ -273,6 +271,20 @@ typedef struct dml_wq_options {
    * 0: none. Only with bits 4. */
   int64_t int8_layers;
   int act_order; /* GPTQ's act-order with static groups (dml_gptq_quantize) */
+  /* int4 only: asymmetric groups with zero points (the grid of
+   * dml_wq_grid below): values UINT4 in [0, 15] with one UINT4 zero point
+   * per scale, written as DequantizeLinear's third input. */
+  int asym;
+  /* Each group's scale (and zero point) by the least squared error over
+   * clipping ratios (dml_wq_grid), for round to nearest and GPTQ alike. */
+  int clip_search;
+  /* With calib: AWQ's activation-aware scaling (dml_awq_scales) before the
+   * rounding; each quantized layer's input gets Mul(x, 1 / s) in front of
+   * the MatMul / Gemm (W_awq_scale, [K] f32). */
+  int awq;
+  /* With calib: no GPTQ, round to nearest (the calibration feeds AWQ and
+   * the report's output SQNR only). */
+  int no_gptq;
 } dml_wq_options_t;
 
 void dml_wq_options_init(dml_wq_options_t *o);
@@ -293,7 +305,8 @@ typedef struct dml_wq_layer {
    * round-to-nearest (rtn) and for the quantization written (out); NaN
    * without calibration data. */
   double rtn_out_sqnr_db, out_sqnr_db;
-  int bits; /* the bits written (4 or 8; int8_layers) */
+  int bits;         /* the bits written (4 or 8; int8_layers) */
+  double awq_alpha; /* AWQ's alpha chosen (dml_awq_scales); NaN without AWQ */
 } dml_wq_layer_t;
 
 typedef struct dml_wq_report {
@@ -341,6 +354,56 @@ dml_status_t dml_quantize_weights_onnx(const char *onnx_path,
 dml_status_t dml_gptq_quantize(const float *w, int64_t K, int64_t N, const double *h,
                                int64_t group_size, int bits, double damp, int act_order,
                                int8_t *q, float *scales);
+
+/* The grid of one group column: its n values v (any order; NaN and +-inf
+ * are skipped), `bits` 4 or 8. Writes the scale *s and zero point *z.
+ *   symmetric (asym 0): s = max |v| / qmax (qmax 7 or 127), z = 0;
+ *     q = clamp(round_half_even(v / s), -qmax, qmax).
+ *   asymmetric (asym 1): lo = min(min v, 0), hi = max(max v, 0),
+ *     s = (hi - lo) / umax (umax 15 or 255), z = clamp(round(-lo / s), 0,
+ *     umax); q = clamp(round_half_even(v / s) + z, 0, umax) (GPTQ's and
+ *     AWQ's asymmetric quantizer; ONNX's uint4 / uint8 with zero point).
+ *   dq = (q - z) s. A scale below FLT_MIN is 1 (z 0).
+ * clip: the extrema are first multiplied by r = 1 - i/40, i = 0..20 (1 to
+ * 0.5), and the r of the least sum (v - dq)^2 is kept (the first on
+ * ties): the MSE clipping search of GPTQ's and AWQ's reference code. The
+ * division s = m / qmax is done in double and rounded to f32. */
+void dml_wq_grid(const double *v, int64_t n, int bits, int asym, int clip, float *s,
+                 int *z);
+
+/* dml_wq_grid's quantized value of x (an int in [-qmax, qmax], or [0, umax]
+ * with asym). */
+int dml_wq_grid_q(double x, float s, int z, int bits, int asym);
+
+/* GPTQ with dml_wq_grid's grids: as dml_gptq_quantize, with every group
+ * scale (and zero point) from dml_wq_grid(asym, clip) on the current
+ * (compensated) rows, or on w itself with act_order. q holds the ints of
+ * dml_wq_grid_q ([0, 15] with asym: int4 only); zp [ceil(K/g), N] the zero
+ * points (NULL when asym is 0). dml_gptq_quantize is this with asym = clip
+ * = 0. Errors: those of dml_gptq_quantize; asym with bits 8 is
+ * INVALID_ARGUMENT. */
+dml_status_t dml_gptq_quantize_grid(const float *w, int64_t K, int64_t N, const double *h,
+                                    int64_t group_size, int bits, int asym, int clip,
+                                    double damp, int act_order, int8_t *q, float *scales,
+                                    uint8_t *zp);
+
+/* AWQ's per-input-channel scales: Lin, Tang, Tang, Yang, Dang, Gan, Han,
+ * "AWQ: Activation-aware Weight Quantization for LLM Compression and
+ * Acceleration" (MLSys 2024), section 3.2, as its reference code
+ * (auto_scale.py) searches them. w f32 [K, N]; h the K x K matrix 2 X^T X
+ * of the layer's calibration inputs; xabs [K] the mean |x_k| over those
+ * rows. For alpha = i / 10, i = 0..10: s_k = xabs_k^alpha / sqrt(max_k
+ * xabs^alpha * min_k xabs^alpha) (an xabs of 0 or a result that is not
+ * finite and positive: s_k = 1), W' = diag(s) W rounded to nearest on
+ * dml_wq_grid's grid (group_size, bits, asym, clip) and D = W -
+ * diag(1/s) dq(W'); the alpha of the least tr(D^T H D) (the layer's
+ * output error on its calibration inputs; the first on ties; alpha 0 is
+ * s = 1, plain rounding) is kept. Writes s [K] and *alpha (may be NULL).
+ * Errors: INVALID_ARGUMENT for sizes < 1, bits other than 4 / 8, asym with
+ * bits 8; RESOURCE_EXHAUSTED. */
+dml_status_t dml_awq_scales(const float *w, int64_t K, int64_t N, const double *h,
+                            const double *xabs, int64_t group_size, int bits, int asym,
+                            int clip, double *s, double *alpha);
 
 /* The output SQNR of a quantized weight on H = 2 X^T X: 10 log10(tr(W^T H
  * W) / tr(D^T H D)), D = W - dq (w, dq [K, N] f32; h K x K); +inf when D

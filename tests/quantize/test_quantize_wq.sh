@@ -72,9 +72,9 @@ err "exclude unknown" 1 "error: quantize: --exclude 'nope' names no node of the 
   "$T/wq_model.onnx" --weight-only int8 --exclude nope
 err "bad bits" 2 "bad --weight-only 'int2' (int8 or int4)" "$T/wq_model.onnx" --weight-only int2
 err "bad group" 2 "bad --group-size '1' (2..1048576)" "$T/wq_model.onnx" --weight-only int8 --group-size 1
-err "group without weight-only" 2 "--group-size and --exclude go with --weight-only" \
+err "group without weight-only" 2 "--group-size, --exclude, --asym, --clip-search and --awq go with --weight-only" \
   "$T/wq_model.onnx" --group-size 32
-err "calib with weight-only" 2 "--weight-only takes --calib data with --method gptq only" \
+err "calib with weight-only" 2 "--weight-only takes --calib data with --method gptq or --awq" \
   "$T/wq_model.onnx" --weight-only int8 --calib "$T/calib_mlp.npy"
 # packages: the wq-fuse pass turns each blocked DequantizeLinear -> MatMul /
 # Gemm into MatMulWQ (int4 stored 4 bits a value); its CPU output equals
@@ -161,6 +161,34 @@ err "gptq already quantized" 1 "error: quantize: the model is already quantized:
   "$T/already_qdq.onnx" --weight-only int4 --method gptq --calib "$T/calib_mlp.npy"
 err "gptq int8-layers with int8" 2 "--int8-layers goes with --weight-only int4" \
   "$T/wq_model.onnx" --weight-only int8 --method gptq --calib "$G/calib40.npy" --int8-layers 1
+
+# --asym / --clip-search (no data), --awq (with data), with and without
+# GPTQ: the table's form, packages of MatMulWQ only (uint4 with zero
+# points; AWQ's Mul before it), dmlc = ORT on the .onnx. The values, zero
+# points and AWQ scales themselves are test_gptq's (against numpy).
+check "asym clip" $Q "$T/wq_model.onnx" --weight-only int4 --asym --clip-search -o "$DIR/ac.onnx" >"$DIR/ac.txt" 2>&1
+check "asym clip table" has "^fc2  *Gemm  *24x16 .* int4 g32 asym clip$" "$DIR/ac.txt"
+check "awq text" $Q "$G/gptq_text.onnx" --weight-only int4 --group-size 16 --awq --asym \
+  --calib "$G/ids.npy,$G/mask.npy" --calib-mask attention_mask -o "$DIR/aw.onnx" >"$DIR/aw.txt" 2>&1
+check "awq text table" has "^proj  *MatMul  *40x8 .* int4 g16 asym awq[01]\.[0-9]$" "$DIR/aw.txt"
+check "awq text rows" has "^awq: 16 calibration rows, 121 layer-input rows in each H" "$DIR/aw.txt"
+check "awq gptq f32" $Q "$T/wq_model.onnx" --weight-only int4 --method gptq --act-order --awq --asym \
+  --clip-search --calib "$G/calib40.npy" -o "$DIR/awg.onnx" >"$DIR/awg.txt" 2>&1
+check "awq gptq f32 table" has " int4 g32 asym clip awq[01]\.[0-9] gptq$" "$DIR/awg.txt"
+for f in ac aw awg; do
+  check "$f package" "$DMLC" compile "$DIR/$f.onnx" -o "$DIR/$f.dmlpkg" >/dev/null 2>&1
+  "$DMLC" summary "$DIR/$f.dmlpkg" >"$DIR/$f.sum" 2>&1
+  check "$f MatMulWQ" grep -q '(MatMulWQ)' "$DIR/$f.sum"
+  check "$f no DequantizeLinear left" sh -c "! grep -q '(DequantizeLinear)' '$DIR/$f.sum'"
+  if [ -n "$PY_ORT" ]; then
+    check "$f dmlc = ORT" "$PY_ORT" "$T/check_wq.py" --dmlc "$DMLC" "$DIR/$f.dmlpkg" "$DIR/$f.onnx"
+  fi
+done
+check "awq Mul in the package" grep -q '(Mul)' "$DIR/aw.sum"
+err "asym int8" 2 "--asym goes with --weight-only int4" "$T/wq_model.onnx" --weight-only int8 --asym
+err "awq without calib" 2 "--awq needs --calib DATA" "$T/wq_model.onnx" --weight-only int4 --awq
+err "asym without weight-only" 2 "--group-size, --exclude, --asym, --clip-search and --awq go with --weight-only" \
+  "$T/wq_model.onnx" --asym
 
 [ "$fails" -eq 0 ] && echo "test_quantize_wq: all passed"
 exit "$fails"
