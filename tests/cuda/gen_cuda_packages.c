@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attn_tc_cases.h"
 #include "codegen_test_util.h"
 #include "dml_codegen.h"
 #include "gpu_graph_forms.h"
@@ -114,6 +115,12 @@ int main(int argc, char **argv) {
     CHECK(text != NULL);
     if (text) write_ir("half_0_gemm", text, "cpu,cuda", NULL);
     free(text);
+  }
+  /* the tensor-core attention forms (attn_tc_cases.h) */
+  for (size_t i = 0; i < ATTN_TC_N_CASES; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "attn_tc_%zu", i);
+    write_ir(name, attn_tc_cases[i].ir, "cpu,cuda", NULL);
   }
   /* shape inputs fed at run time (test_cuda runs each case's data sets) */
   for (int i = 0; i < GPU_RT_N_CASES; i++) {
