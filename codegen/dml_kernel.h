@@ -383,6 +383,34 @@ typedef struct dml_kgemm {
   dml_kdtype_t dtype;      /* of A and B: f32, or f16/bf16 (Gemm/MatMul only) */
 } dml_kgemm_t;
 
+/* What a renderer with its own attention main loop (CUDA's tensor-core
+ * form, codegen/cuda/cuda_attn.c) needs of a fused attention kernel
+ * (codegen/schedule_attention.c), recorded only for static shapes, f16 or
+ * bf16 operands, head sizes 64 or 128 (D == Dv), no softcap: Y[b, h, i, :]
+ * = softmax_j(scale * Q[b, h, i, :] . K[b, h / (Hq / Hkv), j, :] + mask(b,
+ * h, i, j), -inf where causal and j > i) V[b, h / (Hq / Hkv), j, :], element
+ * (b, h, pos, d) of Q/K/V/Y at off + b * sb + h * sh + pos * sp + d (in
+ * elements of the dtype, in buffer buf). The mask's element (b, h, i, j)
+ * is at m_off + b * m_st[0] + h * m_st[1] + i * m_st[2] + j * m_st[3]
+ * (stride 0 where broadcast), -inf for j >= m_len; bool (1 byte) or the
+ * operands' dtype. A row whose every score is -inf gives 0; with nan_zero
+ * a row whose sum is NaN gives 0 too (as the kernel IR's form). */
+typedef struct dml_kattn_op {
+  dml_kbuf_t buf;
+  int64_t off, sb, sh, sp;
+} dml_kattn_op_t;
+
+typedef struct dml_kattn {
+  dml_kdtype_t dtype; /* f16 or bf16 */
+  int64_t B, Hq, Hkv, Sq, T, D;
+  double scale;
+  int causal, nan_zero;
+  dml_kattn_op_t q, k, v, y;
+  int has_mask, mask_bool;
+  dml_kbuf_t m_buf;
+  int64_t m_off, m_st[4], m_len;
+} dml_kattn_t;
+
 typedef struct dml_kernel {
   char name[DML_KERNEL_NAME_BYTES]; /* "k3_gemm" */
   dml_kernel_kind_t kind;
@@ -406,6 +434,7 @@ typedef struct dml_kernel {
    * and bytes moved to and from the buffers. */
   dml_klin_t flops, bytes;
   const dml_kgemm_t *gemm; /* GEMM kernels: the product's description */
+  const dml_kattn_t *attn; /* fused attention: its description (or NULL) */
   /* 1 when the kernel stores into the weights buffer (binding 1): an
    * Assign of a global (ops.def) writes its new value in place, so the
    * renderers declare that buffer writable for this kernel. */

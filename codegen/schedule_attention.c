@@ -301,6 +301,64 @@ static void att_account(sched_t *s, dml_kernel_t *K, const dml_pkg_value_t *q,
   }
 }
 
+/* The descriptor of operand view a (dml_kattn_op_t): element (b, h, pos,
+ * d) at off + b * sb + h * sh + pos * sp + d, for a static sequence S. */
+static dml_kattn_op_t att_op(const att_view_t *a, int64_t S) {
+  dml_kattn_op_t o = {buf_of(a->v), (int64_t)(a->v->offset / dml_kdtype_size(kdt(a->v))),
+                      0, 0, 0};
+  if (a->three_d)
+    o.sb = S * a->h * a->d, o.sh = a->d, o.sp = a->h * a->d;
+  else
+    o.sb = a->h * S * a->d, o.sh = S * a->d, o.sp = a->d;
+  return o;
+}
+
+/* The attention's description for renderers with their own main loop
+ * (dml_kattn_t: CUDA's tensor-core form), or NULL where it does not apply:
+ * symbolic shapes, f32, head sizes other than 64 and 128 or D != Dv, a
+ * softcap. */
+static const dml_kattn_t *att_describe(sched_t *s, const dml_pkg_value_t *mask,
+                                       const att_view_t *Q, const att_view_t *Kv,
+                                       const att_view_t *V, const att_view_t *Y,
+                                       dml_dim_t Bd, dml_dim_t Sqd, dml_dim_t Td,
+                                       dml_kdtype_t dt, double scale, double softcap,
+                                       int causal, int nan_zero) {
+  if ((dt != DML_KT_F16 && dt != DML_KT_BF16) || softcap > 0) return NULL;
+  if (Bd.sym >= 0 || Sqd.sym >= 0 || Td.sym >= 0) return NULL;
+  if (Q->d != V->d || (Q->d != 64 && Q->d != 128)) return NULL;
+  const dml_pkg_value_t *ops[4] = {Q->v, Kv->v, V->v, Y->v};
+  for (int i = 0; i < 4; i++) /* 16-byte aligned bases (cp.async) */
+    if ((ops[i]->offset / dml_kdtype_size(dt)) % 8) return NULL;
+  if (mask) {
+    for (int32_t d = 0; d < mask->type.rank; d++)
+      if (mask->type.dims[d].sym >= 0) return NULL;
+  }
+  dml_kattn_t *a = (dml_kattn_t *)dml_kpool_alloc(s->pool, sizeof *a);
+  if (!a) return NULL;
+  a->dtype = dt;
+  a->B = Bd.value, a->Hq = Q->h, a->Hkv = Kv->h, a->Sq = Sqd.value, a->T = Td.value;
+  a->D = Q->d;
+  a->scale = scale, a->causal = causal, a->nan_zero = nan_zero;
+  a->q = att_op(Q, Sqd.value), a->k = att_op(Kv, Td.value);
+  a->v = att_op(V, Td.value), a->y = att_op(Y, Sqd.value);
+  if (mask) {
+    /* right-aligned over [B, Hq, Sq, T]: row-major strides, 0 where 1 */
+    int32_t r = mask->type.rank;
+    int64_t st = 1;
+    a->has_mask = 1;
+    a->mask_bool = mask->type.dtype == DML_DTYPE_BOOL;
+    a->m_buf = buf_of(mask);
+    a->m_off = (int64_t)(mask->offset / (a->mask_bool ? 1 : dml_kdtype_size(dt)));
+    for (int32_t d = r - 1; d >= 0; d--) {
+      int64_t n = mask->type.dims[d].value;
+      a->m_st[4 - r + d] = n == 1 && d < r - 1 ? 0 : st;
+      st *= n;
+    }
+    a->m_len = mask->type.dims[r - 1].value;
+  }
+  return a;
+}
+
 int dml_ksched_attn_handles(dml_op_t op) {
   return op == DML_OP_ATTENTION;
 }
@@ -411,6 +469,9 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
   if ((tmax + BK - 1) / BK * per_tile > DML_KLOOP_MAX) {
     att_long(s, K, &A, rows, bh);
     att_account(s, K, q, tmax, D, Dv, dt);
+    /* CUDA's tensor-core form has no such loop limit: it replaces either form */
+    K->attn = att_describe(s, mask, &Q, &Kv, &V, &Y, Bd, Sqd, Td, dt, scale, softcap,
+                           causal, nan_zero);
     return;
   }
   K->local[0] = ATT_BQ;
@@ -551,5 +612,7 @@ void dml_ksched_attn_emit(sched_t *s, uint32_t node) {
   att_store(s, &A, &out, b, h, i);
   dml_kblock_add(&body, if_lt(s, i, Sq, out.first));
   K->body = body.first;
+  K->attn = att_describe(s, mask, &Q, &Kv, &V, &Y, Bd, Sqd, Td, dt, scale, softcap,
+                         causal, nan_zero);
   att_account(s, K, q, tmax, D, Dv, dt);
 }

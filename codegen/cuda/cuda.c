@@ -698,17 +698,19 @@ static dml_status_t add_sm90a(tmp_t *t, const char *clang, const char *ptxas,
 
 /* One kernel's code: the CUDA image container (dml_kpkg.h). A tensor-core
  * kernel gets (`mma`: 0 the plain form, 1 the TF32 tensor-core form, 2
- * the f16/bf16 one) that form for ptx_sm and `sms` and, with `sm90a`, the
- * wgmma form besides where it applies (dml_codegen_cuda_wgmma_applies). */
+ * the f16/bf16 one, 3 the f16/bf16 attention form) that form for ptx_sm
+ * and `sms` and, with `sm90a`, the wgmma form besides where it applies
+ * (GEMMs only: dml_codegen_cuda_wgmma_applies). */
 static dml_status_t build_kernel(tmp_t *t, const char *clang, const char *ptxas,
                                  const dml_kernel_t *K, uint32_t n_symbols, int mma,
                                  int sm90a, int ptx_sm, const int *sms, int n_sms,
                                  uint8_t **out, uint32_t *out_n) {
   char *src = NULL, *ptx = NULL;
   size_t ptx_n = 0;
-  DML_RETURN_IF_ERROR(mma == 2 ? dml_codegen_cuda_mma16(K, n_symbols, &src)
-                      : mma    ? dml_codegen_cuda_mma(K, n_symbols, &src)
-                               : dml_codegen_cuda(K, n_symbols, &src));
+  DML_RETURN_IF_ERROR(mma == 3   ? dml_codegen_cuda_attn(K, n_symbols, &src)
+                      : mma == 2 ? dml_codegen_cuda_mma16(K, n_symbols, &src)
+                      : mma      ? dml_codegen_cuda_mma(K, n_symbols, &src)
+                                 : dml_codegen_cuda(K, n_symbols, &src));
   dml_status_t s = ptx_in(t, clang, src, ptx_sm, &ptx, &ptx_n);
   free(src);
   if (s) return s;
@@ -716,7 +718,7 @@ static dml_status_t build_kernel(tmp_t *t, const char *clang, const char *ptxas,
   w_u32(&w, DML_KPKG_CUDA_MAGIC);
   int cubin90 = 0;
   for (int i = 0; i < n_sms; i++) cubin90 |= sms[i] == 90;
-  sm90a = mma && sm90a && dml_codegen_cuda_wgmma_applies(K);
+  sm90a = (mma == 1 || mma == 2) && sm90a && dml_codegen_cuda_wgmma_applies(K);
   w_u32(&w, (uint32_t)(1 + n_sms + (sm90a ? 1 + cubin90 : 0)));
   w_image(&w, DML_KPKG_CUDA_PTX, ptx_sm, ptx, ptx_n);
   for (int i = 0; !s && i < n_sms; i++) {
@@ -833,7 +835,12 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
       int mma = allow_tf32 && ptx_sm >= 80 && dml_codegen_cuda_mma_applies(K);
       /* f16/bf16 GEMMs: tensor cores always (sm_80+; f32 accumulation) */
       int h16 = !mma && ptx_sm >= 80 && dml_codegen_cuda_mma16_applies(K);
-      if (h16)
+      /* fused f16/bf16 attention: tensor cores (sm_80+; cuda_attn.c) */
+      int fa = !mma && !h16 && ptx_sm >= 80 && dml_codegen_cuda_attn_applies(K);
+      if (fa)
+        snprintf(o->name, sizeof o->name, "%.20s_fa_%s", K->name,
+                 K->attn->dtype == DML_KT_BF16 ? "bf16" : "f16");
+      else if (h16)
         snprintf(o->name, sizeof o->name, "%.20s_mma_%s", K->name,
                  K->gemm->dtype == DML_KT_BF16 ? "bf16" : "f16");
       else
@@ -852,14 +859,18 @@ dml_status_t dml_codegen_cuda_section_fb(const dml_pkg_graph_t *g, const uint8_t
       memcpy(items, K->items, sizeof items);
       if (mma) dml_codegen_cuda_mma_geometry(K, local, items);
       if (h16) dml_codegen_cuda_mma16_geometry(K, local, items);
+      if (fa) dml_codegen_cuda_attn_geometry(K, local, items);
       memcpy(o->local, local, sizeof o->local);
       for (int d = 0; d < 3; d++) to_lin(items[d], &o->items[d]);
       to_lin(K->flops, &o->flops);
       to_lin(K->bytes, &o->bytes);
       if (K->kind == DML_KK_HOST) continue; /* host nodes: no code (dml_kpkg.h) */
       uint8_t *code = NULL;
-      s = build_kernel(&t, clang, ptxas, K, g->n_symbols, h16 ? 2 : mma, sm90a, ptx_sm,
-                       sms, n_sms, &code, &o->code_bytes);
+      s = build_kernel(&t, clang, ptxas, K, g->n_symbols,
+                       fa    ? 3
+                       : h16 ? 2
+                             : mma,
+                       sm90a, ptx_sm, sms, n_sms, &code, &o->code_bytes);
       o->code = code;
     }
     if (s) s = dml_status_annotate(s, "function '%s'", g->functions[f].name);

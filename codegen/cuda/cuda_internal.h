@@ -77,4 +77,20 @@ void dml_codegen_cuda_mma16_geometry(const dml_kernel_t *k, uint32_t local[3],
 dml_status_t dml_codegen_cuda_mma16(const dml_kernel_t *k, uint32_t n_symbols,
                                     char **out_text);
 
+/* 1 when kernel `k` has the tensor-core attention form (cuda_attn.c): a
+ * fused attention with its description (dml_kattn_t: static shapes, f16 or
+ * bf16, head size 64 or 128). */
+int dml_codegen_cuda_attn_applies(const dml_kernel_t *k);
+
+/* The launch geometry of that form: 128 threads, one block per (64 query
+ * rows, batch * query head). */
+void dml_codegen_cuda_attn_geometry(const dml_kernel_t *k, uint32_t local[3],
+                                    dml_klin_t items[3]);
+
+/* CUDA C of the tensor-core attention form of `k` (kernel "<name>_fa_f16"
+ * or "_fa_bf16", sm_80+); INVALID_ARGUMENT when it does not apply,
+ * RESOURCE_EXHAUSTED out of memory. The caller free()s *out_text. */
+dml_status_t dml_codegen_cuda_attn(const dml_kernel_t *k, uint32_t n_symbols,
+                                   char **out_text);
+
 #endif /* DML_CUDA_INTERNAL_H_ */

@@ -8,13 +8,15 @@
  * a cpu-only package; and the benchmark packages of bench/cuda (a large
  * fused elementwise kernel, a 4096^3 GEMM); the run-time dims cases of
  * tests/gpu_rtdims_cases.h (rtdims_<index>.dmlpkg).
- *   gen_cuda_packages OUT_DIR [--no-bench]
+ *   gen_cuda_packages OUT_DIR [--no-bench | --attn-tc]
+ * (--attn-tc: the attention forms attn_tc_<i> only, for tests/cuda/attn_emu).
  * Exit status 0 when every package was written. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attn_tc_cases.h"
 #include "codegen_test_util.h"
 #include "dml_codegen.h"
 #include "gpu_graph_forms.h"
@@ -90,14 +92,29 @@ static void write_model(const char *name, const char *file, const char *cuda_arc
   free(bytes);
 }
 
+/* The tensor-core attention forms (attn_tc_cases.h): attn_tc_<i>.dmlpkg. */
+static void write_attn_tc(void) {
+  for (size_t i = 0; i < ATTN_TC_N_CASES; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "attn_tc_%zu", i);
+    write_ir(name, attn_tc_cases[i].ir, "cpu,cuda", NULL);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: gen_cuda_packages OUT_DIR [--no-bench]\n");
+    fprintf(stderr, "usage: gen_cuda_packages OUT_DIR [--no-bench | --attn-tc]\n");
     return 2;
   }
   g_dir = argv[1];
   mkdir(g_dir, 0755);
   int bench = !(argc > 2 && !strcmp(argv[2], "--no-bench"));
+  /* --attn-tc: only the tensor-core attention forms (tests/cuda/attn_emu) */
+  int attn_only = argc > 2 && !strcmp(argv[2], "--attn-tc");
+  if (attn_only) {
+    write_attn_tc();
+    return dml_test_finish();
+  }
   RUN(test_kernel_forms);
   write_model("fashion_mlp", "ref_fashion_mlp.dmlpkg", NULL);
   write_model("lenet5", "ref_lenet5.dmlpkg", NULL);
@@ -115,6 +132,7 @@ int main(int argc, char **argv) {
     if (text) write_ir("half_0_gemm", text, "cpu,cuda", NULL);
     free(text);
   }
+  write_attn_tc();
   /* shape inputs fed at run time (test_cuda runs each case's data sets) */
   for (int i = 0; i < GPU_RT_N_CASES; i++) {
     char name[64];

@@ -21,7 +21,8 @@
  * and no PTX).
  * Tolerance: |cuda - cpu| <= 1e-4 * max(1, |cpu|); TF32 GEMMs (tf32_*)
  * norm-wise (TF32_TOL); GEMMs of random f16/bf16 operands (half_0_gemm)
- * within one rounding step of the dtype (GPU_TEST_HALF_ULPS). Without a CUDA driver or
+ * within one rounding step of the dtype (GPU_TEST_HALF_ULPS); the
+ * tensor-core attention forms (attn_tc_*) within ATTN_TC_STEPS. Without a CUDA driver or
  * device it prints why and exits 77 (CTest: skipped). The comparisons are
  * tests/gpu_test_util.h's, shared with tests/vulkan. */
 #include <dirent.h>
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_tc_cases.h"
 #include "dml_kpkg.h"
 #include "dml_npy.h"
 #include "dml_pkg.h"
@@ -146,6 +148,32 @@ static void test_half_gemm(void) {
          bf16, g_cc);
   if (cu && g_cc >= 80) CHECK(f16 == 2 && bf16 == 1);
   gpu_test_close(m, cpu, cu);
+}
+
+/* The tensor-core attention forms (attn_tc_<i>.dmlpkg, attn_tc_cases.h)
+ * within ATTN_TC_STEPS rounding steps of the CPU's, each run by a kernel
+ * named *_fa_f16 / *_fa_bf16 on compute capability 8.0 and later. */
+static void test_attention_tc(void) {
+  for (size_t c = 0; c < ATTN_TC_N_CASES; c++) {
+    char file[64];
+    snprintf(file, sizeof file, "attn_tc_%zu.dmlpkg", c);
+    dml_rt_model_t *m = load(file);
+    dml_rt_session_t *cpu = NULL, *cu = NULL;
+    gpu_test_open(m, "cuda", &cpu, &cu);
+    if (cpu && cu) {
+      double e = gpu_test_compare_with(m, cpu, cu, 1, 2, ATTN_TC_STEPS);
+      printf("%-18s %-66s %.2f rounding steps\n", file, attn_tc_cases[c].what, e);
+      CHECK(e <= ATTN_TC_STEPS);
+    }
+    int fa = 0;
+    for (uint32_t i = 0; cu && i < dml_rt_session_num_kernels(cu); i++) {
+      dml_rt_kernel_info_t ki;
+      CHECK_OK(dml_rt_session_kernel_info(cu, i, &ki));
+      fa += ki.name && strstr(ki.name, attn_tc_cases[c].bf16 ? "_fa_bf16" : "_fa_f16");
+    }
+    if (cu && g_cc >= 80) CHECK(fa == 1);
+    gpu_test_close(m, cpu, cu);
+  }
 }
 
 /* Reference model `file` on the saved pairs of MODELS_DIR/<name>_io, `device`
@@ -354,6 +382,7 @@ int main(int argc, char **argv) {
   RUN(test_kernel_forms);
   RUN(test_tf32);
   RUN(test_half_gemm);
+  RUN(test_attention_tc);
   RUN(test_reference_models);
   RUN(test_ptx_paths);
   RUN(test_no_matching_image);
