@@ -22,6 +22,7 @@
 /* Before the includes, so the inline helpers get the same options. */
 #pragma GCC optimize("O3", "no-trapping-math")
 #endif
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -700,12 +701,13 @@ typedef struct {
   int64_t chunks, chunk_cols;   /* output-column chunks per (image, group) */
 } conv_run_t;
 
-/* One output row of n values: y += bv (has_b), y = y * a + off (bn), y = y <
- * 0 ? 0 : y (relu), in one pass (vectorized), each step rounded alone. */
-DML_CPU_CLONES static void conv_epilogue_row(float *restrict y, int64_t n, int has_b,
-                                             float bv, int bn, float a, float off,
+/* One output row of n values: y += bv (has_b), y = y * a + off (bn), y = y +
+ * res[o] (res not NULL; it may be y itself), y = y < 0 ? 0 : y (relu), in
+ * one pass (vectorized), each step rounded alone. */
+DML_CPU_CLONES static void conv_epilogue_row(float *y, int64_t n, int has_b, float bv,
+                                             int bn, float a, float off, const float *res,
                                              int relu) {
-  if (has_b && bn && relu) {
+  if (has_b && bn && relu && !res) {
     for (int64_t o = 0; o < n; o++) {
       float v = (y[o] + bv) * a + off;
       y[o] = v < 0.0f ? 0.0f : v;
@@ -716,6 +718,7 @@ DML_CPU_CLONES static void conv_epilogue_row(float *restrict y, int64_t n, int h
     float v = y[o];
     if (has_b) v = v + bv;
     if (bn) v = v * a + off;
+    if (res) v = v + res[o];
     if (relu) v = v < 0.0f ? 0.0f : v;
     y[o] = v;
   }
@@ -730,11 +733,14 @@ static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
                           int64_t n, int64_t ld) {
   const dml_cpu_epilogue_t *ep = r->ep;
   int bn = ep && ep->scale, relu = ep && ep->relu;
-  if (!r->b && !bn && !relu) return;
+  const float *res = ep ? ep->residual : NULL;
+  if (!r->b && !bn && !relu && !res) return;
   for (int64_t m = 0; m < mn; m++) {
     float bv = r->b ? r->b[m0 + m] : 0.0f;
     float a = bn ? ep->scale[m0 + m] : 1.0f, off = bn ? ep->shift[m0 + m] : 0.0f;
-    conv_epilogue_row(y + m * ld, n, r->b != NULL, bv, bn, a, off, relu);
+    float *ym = y + m * ld;
+    conv_epilogue_row(ym, n, r->b != NULL, bv, bn, a, off, res ? res + (ym - r->y) : NULL,
+                      relu);
   }
 }
 
@@ -750,6 +756,22 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 tile_ep(
     v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(ep->scale[m])),
                       _mm512_set1_ps(ep->shift[m]));
   if (ep && ep->relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+  return v;
+}
+
+/* tile_ep with the residual (the epilogue's `residual`, laid out as y)
+ * added after the BatchNormalization step, for the vector stored at dst
+ * (a place in r->y) with mask k: the lanes k leaves out load 0. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 tile_ep_at(
+    const conv_run_t *r, int64_t m, __m512 v, const float *dst, __mmask16 k) {
+  const dml_cpu_epilogue_t *ep = r->ep;
+  if (!ep || !ep->residual) return tile_ep(r, m, v);
+  if (r->b) v = _mm512_add_ps(v, _mm512_set1_ps(r->b[m]));
+  if (ep->scale)
+    v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(ep->scale[m])),
+                      _mm512_set1_ps(ep->shift[m]));
+  v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, ep->residual + (dst - r->y)));
+  if (ep->relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
   return v;
 }
 #endif
@@ -1321,8 +1343,9 @@ __attribute__((target("avx512f"))) static void direct_tiles(
       for (int i = 0; i < 8; i++) {
         if (i >= rows) break;
         float *ym = y + (m0 + i) * g->out_sz;
-        _mm512_mask_storeu_ps(ym + oh0 * OW + ow0, k0, tile_ep(r, m0 + i, acc[i][0]));
-        _mm512_mask_storeu_ps(ym + oh1 * OW + ow1, k1, tile_ep(r, m0 + i, acc[i][1]));
+        float *d0 = ym + oh0 * OW + ow0, *d1 = ym + oh1 * OW + ow1;
+        _mm512_mask_storeu_ps(d0, k0, tile_ep_at(r, m0 + i, acc[i][0], d0, k0));
+        _mm512_mask_storeu_ps(d1, k1, tile_ep_at(r, m0 + i, acc[i][1], d1, k1));
       }
     }
   }
@@ -1672,8 +1695,9 @@ __attribute__((target("avx512f"), always_inline)) static inline void cv_transpos
         float *yt = y + oh * OW + ow0;                                             \
         _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {                    \
           if (j >= mn) break;                                                      \
-          _mm512_mask_storeu_ps(yt + (16 * b + j) * g->out_sz, km,                 \
-                                tile_ep(r, 16 * b + j, acc[j]));                   \
+          float *yd = yt + (16 * b + j) * g->out_sz;                               \
+          __m512 o = tile_ep_at(r, 16 * b + j, acc[j], yd, km);                    \
+          _mm512_mask_storeu_ps(yd, km, o);                                        \
         }                                                                          \
       }                                                                            \
     }                                                                              \
@@ -1902,6 +1926,35 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
   if (dt != DML_DTYPE_F32) {
     conv_generic(&g, transpose, dt, x, w, b, y);
     return DML_OK;
+  }
+  int regs = !transpose && !is_depthwise(&g) && (cv_ok(&g) || direct_ok(&g));
+  int gemm = !transpose && !is_depthwise(&g) && !regs && !flat_ok(&g);
+  if (ep && ep->residual && !regs && !(gemm && ep->residual != (const float *)y->data)) {
+    /* The cv and direct kernels add the residual in registers before each
+     * store, the GEMM path after its product (not over y's own buffer,
+     * which the product overwrites first); the others add none: the
+     * epilogue up to it, then y = y + residual and Relu in one pass (the
+     * same roundings), a residual in y's own buffer copied first. */
+    dml_cpu_epilogue_t pre = *ep;
+    pre.residual = NULL;
+    pre.relu = 0;
+    size_t numel = dml_cpu_numel(y);
+    const float *res = ep->residual;
+    float *copy = NULL;
+    if (res == (const float *)y->data) {
+      copy = (float *)malloc(numel * sizeof(float));
+      if (!copy) return dml_cpu_error(c, DML_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+      memcpy(copy, res, numel * sizeof(float));
+      res = copy;
+    }
+    dml_status_t st = conv_run(c, transpose, &pre);
+    float *yv = (float *)y->data;
+    int64_t rows = (int64_t)numel / g.out_sz;
+    for (int64_t i = 0; i < rows && !st; i++)
+      conv_epilogue_row(yv + i * g.out_sz, g.out_sz, 0, 0.0f, 0, 1.0f, 0.0f,
+                        res + i * g.out_sz, ep->relu);
+    free(copy);
+    return st;
   }
   int threads = dml_cpu_num_threads();
   if (!transpose && is_depthwise(&g)) {
