@@ -701,13 +701,12 @@ typedef struct {
   int64_t chunks, chunk_cols;   /* output-column chunks per (image, group) */
 } conv_run_t;
 
-/* One output row of n values: y += bv (has_b), y = y * a + off (bn), y = y +
- * res[o] (res not NULL; it may be y itself), y = y < 0 ? 0 : y (relu), in
- * one pass (vectorized), each step rounded alone. */
-DML_CPU_CLONES static void conv_epilogue_row(float *y, int64_t n, int has_b, float bv,
-                                             int bn, float a, float off, const float *res,
+/* One output row of n values: y += bv (has_b), y = y * a + off (bn), y = y <
+ * 0 ? 0 : y (relu), in one pass (vectorized), each step rounded alone. */
+DML_CPU_CLONES static void conv_epilogue_row(float *restrict y, int64_t n, int has_b,
+                                             float bv, int bn, float a, float off,
                                              int relu) {
-  if (has_b && bn && relu && !res) {
+  if (has_b && bn && relu) {
     for (int64_t o = 0; o < n; o++) {
       float v = (y[o] + bv) * a + off;
       y[o] = v < 0.0f ? 0.0f : v;
@@ -718,9 +717,18 @@ DML_CPU_CLONES static void conv_epilogue_row(float *y, int64_t n, int has_b, flo
     float v = y[o];
     if (has_b) v = v + bv;
     if (bn) v = v * a + off;
-    if (res) v = v + res[o];
     if (relu) v = v < 0.0f ? 0.0f : v;
     y[o] = v;
+  }
+}
+
+/* The residual step of a row: y = y + res[o], then y = y < 0 ? 0 : y
+ * (relu); res may be y itself. */
+DML_CPU_CLONES static void conv_residual_row(float *y, int64_t n, const float *res,
+                                             int relu) {
+  for (int64_t o = 0; o < n; o++) {
+    float v = y[o] + res[o];
+    y[o] = relu && v < 0.0f ? 0.0f : v;
   }
 }
 
@@ -739,8 +747,8 @@ static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
     float bv = r->b ? r->b[m0 + m] : 0.0f;
     float a = bn ? ep->scale[m0 + m] : 1.0f, off = bn ? ep->shift[m0 + m] : 0.0f;
     float *ym = y + m * ld;
-    conv_epilogue_row(ym, n, r->b != NULL, bv, bn, a, off, res ? res + (ym - r->y) : NULL,
-                      relu);
+    conv_epilogue_row(ym, n, r->b != NULL, bv, bn, a, off, relu && !res);
+    if (res) conv_residual_row(ym, n, res + (ym - r->y), relu);
   }
 }
 
@@ -759,18 +767,20 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 tile_ep(
   return v;
 }
 
-/* tile_ep with the residual (the epilogue's `residual`, laid out as y)
- * added after the BatchNormalization step, for the vector stored at dst
- * (a place in r->y) with mask k: the lanes k leaves out load 0. */
+/* tile_ep with the residual res (r->ep->residual, laid out as y, read
+ * once by the caller; NULL: none) added after the BatchNormalization step,
+ * for the vector stored at dst (a place in r->y) with mask k: the lanes k
+ * leaves out load 0. */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 tile_ep_at(
-    const conv_run_t *r, int64_t m, __m512 v, const float *dst, __mmask16 k) {
+    const conv_run_t *r, const float *res, int64_t m, __m512 v, const float *dst,
+    __mmask16 k) {
   const dml_cpu_epilogue_t *ep = r->ep;
-  if (!ep || !ep->residual) return tile_ep(r, m, v);
+  if (!res) return tile_ep(r, m, v);
   if (r->b) v = _mm512_add_ps(v, _mm512_set1_ps(r->b[m]));
   if (ep->scale)
     v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(ep->scale[m])),
                       _mm512_set1_ps(ep->shift[m]));
-  v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, ep->residual + (dst - r->y)));
+  v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, res + (dst - r->y)));
   if (ep->relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
   return v;
 }
@@ -1302,6 +1312,7 @@ __attribute__((target("avx512f"))) static void direct_tiles(
   int64_t OW = g->out[1], nv = (OW + 15) / 16, KH = g->k[0], KW = g->k[1];
   int64_t hp = g->out[0] + KH - 1, wp = OW + KW - 1, plane = hp * wp;
   int64_t K = g->C * g->k_sz, mpad = (g->M + 7) / 8 * 8;
+  const float *res = r->ep ? r->ep->residual : NULL;
   for (int64_t m0 = 0; m0 < g->M; m0 += 8) {
     int rows = (int)DML_CPU_MIN((int64_t)8, g->M - m0);
     for (int64_t v = v0; v < v1; v += 2) {
@@ -1344,8 +1355,8 @@ __attribute__((target("avx512f"))) static void direct_tiles(
         if (i >= rows) break;
         float *ym = y + (m0 + i) * g->out_sz;
         float *d0 = ym + oh0 * OW + ow0, *d1 = ym + oh1 * OW + ow1;
-        _mm512_mask_storeu_ps(d0, k0, tile_ep_at(r, m0 + i, acc[i][0], d0, k0));
-        _mm512_mask_storeu_ps(d1, k1, tile_ep_at(r, m0 + i, acc[i][1], d1, k1));
+        _mm512_mask_storeu_ps(d0, k0, tile_ep_at(r, res, m0 + i, acc[i][0], d0, k0));
+        _mm512_mask_storeu_ps(d1, k1, tile_ep_at(r, res, m0 + i, acc[i][1], d1, k1));
       }
     }
   }
@@ -1642,6 +1653,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void cv_transpos
     int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz, C = g->C;                \
     int64_t rs = g->s[0] * v->wp, K = C * taps;                                    \
     int64_t koff[CV_MAX_TAPS];                                                     \
+    const float *res = r->ep ? r->ep->residual : NULL;                             \
     for (int64_t t = 0; t < taps; t++) koff[t] = t / KW * v->wp + t % KW;          \
     for (int64_t b = 0; b < v->nb; b++) {                                          \
       const float *wb = wpk + b * K * 16;                                          \
@@ -1696,7 +1708,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void cv_transpos
         _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {                    \
           if (j >= mn) break;                                                      \
           float *yd = yt + (16 * b + j) * g->out_sz;                               \
-          __m512 o = tile_ep_at(r, 16 * b + j, acc[j], yd, km);                    \
+          __m512 o = tile_ep_at(r, res, 16 * b + j, acc[j], yd, km);               \
           _mm512_mask_storeu_ps(yd, km, o);                                        \
         }                                                                          \
       }                                                                            \
@@ -1927,8 +1939,11 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     conv_generic(&g, transpose, dt, x, w, b, y);
     return DML_OK;
   }
-  int regs = !transpose && !is_depthwise(&g) && (cv_ok(&g) || direct_ok(&g));
-  int gemm = !transpose && !is_depthwise(&g) && !regs && !flat_ok(&g);
+  int regs = 0, gemm = 0;
+  if (ep && ep->residual) {
+    regs = !transpose && !is_depthwise(&g) && (cv_ok(&g) || direct_ok(&g));
+    gemm = !transpose && !is_depthwise(&g) && !regs && !flat_ok(&g);
+  }
   if (ep && ep->residual && !regs && !(gemm && ep->residual != (const float *)y->data)) {
     /* The cv and direct kernels add the residual in registers before each
      * store, the GEMM path after its product (not over y's own buffer,
@@ -1951,8 +1966,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     float *yv = (float *)y->data;
     int64_t rows = (int64_t)numel / g.out_sz;
     for (int64_t i = 0; i < rows && !st; i++)
-      conv_epilogue_row(yv + i * g.out_sz, g.out_sz, 0, 0.0f, 0, 1.0f, 0.0f,
-                        res + i * g.out_sz, ep->relu);
+      conv_residual_row(yv + i * g.out_sz, g.out_sz, res + i * g.out_sz, ep->relu);
     free(copy);
     return st;
   }
