@@ -32,8 +32,10 @@
  * and ends a kernel early where they do not allow the next node (a node it
  * emits in a form of its own, a result planned over a value the kernel
  * reads at another element, more than 255 nodes); it never joins nodes
- * that the pass did not group. The CPU executor ignores the attribute (it
- * fuses at load time: docs/cpu.md).
+ * that the pass did not group. The CPU executor (runtime/rt_cpu_fuse.c)
+ * folds an Add into a Conv's epilogue as its residual only where this pass
+ * put the Add in the Conv's group; its other folds it plans at load time
+ * (docs/cpu.md).
  *
  * No prologue fusion: elementwise nodes before an anchor form their own
  * kernel (the anchor reads their stored result).

@@ -9,7 +9,12 @@
  * BatchNormalization in inference mode with constant scale/B/mean/var,
  * and/or a Conv, Gemm or MatMul whose (or whose BN's) output feeds only a
  * Relu, runs as one node with an epilogue (dml_cpu_run_fused) writing
- * straight into the last node's output; the folded nodes are skipped. The
+ * straight into the last node's output; the folded nodes are skipped. A
+ * Conv's (or its BN's) output read only by an Add that the fuse pass put in
+ * the Conv's group (passes/fuse.c: the fuse_group attribute; a package
+ * without it folds no Add), whose other input has the output's f32 shape,
+ * folds too, that input becoming the epilogue's residual (then a Relu may
+ * still follow): ResNet's Conv + BatchNormalization + Add + Relu. The
  * epilogue rounds each step as the separate kernels do, so the outputs are
  * the same bits as unfused; the gain is two passes over memory per folded
  * node.
@@ -78,6 +83,37 @@ static int bn_foldable(const dml_pkg_function_t *f, const dml_pkg_node_t *n, int
       return 0;
   }
   return 1;
+}
+
+/* 1 when node j is in node k's fuse group (the fuse pass's attribute). */
+static int same_fuse_group(const dml_pkg_function_t *f, uint32_t k, uint32_t j) {
+  const dml_pkg_node_t *a = &f->nodes[k], *b = &f->nodes[j];
+  int64_t ga = dml_attr_int(a->attrs, a->n_attrs, DML_FUSE_GROUP_ATTR, -1);
+  return ga >= 0 && dml_attr_int(b->attrs, b->n_attrs, DML_FUSE_GROUP_ATTR, -1) == ga;
+}
+
+static int same_type(const dml_type_t *a, const dml_type_t *b);
+
+/* The residual of node `a` (Add) fused into Conv node k's epilogue when it
+ * reads `fin` (the Conv's or its BN's output): its other input, of fin's
+ * and the Add's f32 type (the same dims, symbolic ones by symbol: no
+ * broadcast), when the fuse pass grouped the Add with the Conv; else
+ * DML_PKG_NO_VALUE. */
+static uint32_t residual_of(const dml_pkg_function_t *f, uint32_t k, uint32_t a,
+                            uint32_t fin) {
+  if (a >= f->n_nodes || !same_fuse_group(f, k, a)) return DML_PKG_NO_VALUE;
+  const dml_pkg_node_t *n = &f->nodes[a];
+  if (n->op != DML_OP_ADD || n->n_inputs != 2 || n->n_outputs != 1 ||
+      n->outputs[0] == DML_PKG_NO_VALUE)
+    return DML_PKG_NO_VALUE;
+  uint32_t r = n->inputs[0] == fin ? n->inputs[1] : n->inputs[0];
+  if ((n->inputs[0] != fin && n->inputs[1] != fin) || r == fin || r == DML_PKG_NO_VALUE)
+    return DML_PKG_NO_VALUE;
+  const dml_type_t *t = &f->values[fin].type;
+  if (t->dtype != DML_DTYPE_F32 || !same_type(&f->values[r].type, t) ||
+      !same_type(&f->values[n->outputs[0]].type, t))
+    return DML_PKG_NO_VALUE;
+  return r;
 }
 
 /* ---- elementwise chains ------------------------------------------------ */
@@ -242,6 +278,7 @@ void dml_rt_cpu_fuse_free(dml_rt_cpu_fuse_t *p) {
   free(p->chain_len);
   free(p->chain_slot);
   free(p->chain_buf);
+  free(p->residual);
   free(p);
 }
 
@@ -261,9 +298,10 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     p->value_extra = (uint64_t *)calloc(nv ? nv : 1, sizeof(uint64_t));
     p->chain_len = (uint32_t *)calloc(nn ? nn : 1, sizeof(uint32_t));
     p->chain_slot = (uint8_t *)calloc(nn ? nn : 1, 1);
+    p->residual = (uint32_t *)calloc(nn ? nn : 1, sizeof(uint32_t));
   }
   if (!uses || !p || !p->role || !p->final_value || !p->ep || !p->value_offset ||
-      !p->value_extra || !p->chain_len || !p->chain_slot) {
+      !p->value_extra || !p->chain_len || !p->chain_slot || !p->residual) {
     free(uses);
     dml_rt_cpu_fuse_free(p);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session", "out of memory");
@@ -320,12 +358,17 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
       dml_tensor_t w = weight_view(f, weights, n->inputs[1]);
       pk = dml_cpu_prepack_bytes(n->op, &w, n->attrs, n->n_attrs);
     }
-    uint32_t last = k, fin = v;
+    uint32_t last = k, fin = v, res = DML_PKG_NO_VALUE;
     int bn = 0, relu = 0;
     if (n->op == DML_OP_CONV && C >= 0 && uses[fin] == 1 &&
         reads_first(f, last + 1, DML_OP_BATCH_NORMALIZATION, fin) &&
         bn_foldable(f, &f->nodes[last + 1], C)) {
       bn = 1;
+      last++;
+      fin = f->nodes[last].outputs[0];
+    }
+    if (n->op == DML_OP_CONV && uses[fin] == 1 &&
+        (res = residual_of(f, k, last + 1, fin)) != DML_PKG_NO_VALUE) {
       last++;
       fin = f->nodes[last].outputs[0];
     }
@@ -339,12 +382,21 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     if (last != k &&
         (fv->storage != DML_PKG_STORAGE_ARENA || fv->type.dtype != DML_DTYPE_F32)) {
       last = k, fin = v, bn = relu = 0, fv = &f->values[v];
+      res = DML_PKG_NO_VALUE;
     }
     if (last == k && pk == 0) continue;
     int clash = 0;
     for (uint32_t j = 0; j < n->n_inputs && last != k; j++) {
       uint32_t in = n->inputs[j];
       if (in != DML_PKG_NO_VALUE && !is_const(f, in) && overlaps(fv, &f->values[in]))
+        clash = 1;
+    }
+    /* The residual is read at the place each output is written: the output
+     * may lie exactly over it, not partly. */
+    if (res != DML_PKG_NO_VALUE && !is_const(f, res) && !p->value_extra[res]) {
+      dml_pkg_value_t rv = f->values[res]; /* where the session puts it */
+      if (p->value_offset[res]) rv.offset = p->value_offset[res] - 1;
+      if (overlaps(fv, &rv) && (fv->offset != rv.offset || fv->bytes != rv.bytes))
         clash = 1;
     }
     if (clash) {
@@ -381,6 +433,7 @@ dml_status_t dml_rt_cpu_fuse_plan(const dml_pkg_function_t *f, const uint8_t *we
     for (uint32_t j = k + 1; j <= last; j++) p->role[j] = 2;
     p->final_value[k] = fin;
     p->ep[k].relu = relu;
+    if (res != DML_PKG_NO_VALUE) p->residual[k] = res + 1;
     if (bn) {
       p->ep[k].scale =
           (const float *)(uintptr_t)(coef_n + 1); /* 1 + index until pass 2 */

@@ -99,6 +99,9 @@ typedef struct dml_rt_cpu_fuse {
   float *chain_buf;      /* chain_slots buffers for each of chain_buf_threads */
   uint32_t chain_slots;  /* the most block buffers one chain needs */
   int chain_buf_threads; /* grown by a run with more threads */
+  /* Per node: 1 + the value a fused Conv adds as its epilogue's residual
+   * (set at each run: ep's residual is that value's data), else 0. */
+  uint32_t *residual;
 } dml_rt_cpu_fuse_t;
 
 /* Values per block of an elementwise chain: 32 KB per value. */

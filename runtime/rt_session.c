@@ -1340,7 +1340,10 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     } else if (role == 1) {
       if (s->fuse->final_value[k] != n->outputs[0]) /* a chain: its last output */
         c->outputs[0] = s->vals[s->fuse->final_value[k]];
-      st = dml_cpu_run_fused(c, &s->fuse->ep[k]);
+      dml_cpu_epilogue_t ep = s->fuse->ep[k];
+      if (s->fuse->residual[k])
+        ep.residual = (const float *)s->vals[s->fuse->residual[k] - 1].data;
+      st = dml_cpu_run_fused(c, &ep);
     } else if (n->op == DML_OP_IF) {
       st = run_if(s, k);
     } else if (n->op == DML_OP_LOOP) {

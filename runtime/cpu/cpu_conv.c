@@ -24,6 +24,7 @@
 /* Before the includes, so the inline helpers get the same options. */
 #pragma GCC optimize("O3", "no-trapping-math")
 #endif
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu_internal.h"
@@ -723,6 +724,16 @@ DML_CPU_CLONES static void conv_epilogue_row(float *restrict y, int64_t n, int h
   }
 }
 
+/* The residual step of a row: y = y + res[o], then y = y < 0 ? 0 : y
+ * (relu); res may be y itself. */
+DML_CPU_CLONES static void conv_residual_row(float *y, int64_t n, const float *res,
+                                             int relu) {
+  for (int64_t o = 0; o < n; o++) {
+    float v = y[o] + res[o];
+    y[o] = relu && v < 0.0f ? 0.0f : v;
+  }
+}
+
 /* The bias and the fused epilogue (dml_cpu_conv_fused) on y[m, 0:n] for
  * output channels m0 .. m0+mn-1 (y points at channel m0), applied while the
  * tile is in cache. Each step is rounded as the separate node rounds it:
@@ -732,11 +743,14 @@ static void conv_epilogue(const conv_run_t *r, float *y, int64_t m0, int64_t mn,
                           int64_t n, int64_t ld) {
   const dml_cpu_epilogue_t *ep = r->ep;
   int bn = ep && ep->scale, relu = ep && ep->relu;
-  if (!r->b && !bn && !relu) return;
+  const float *res = ep ? ep->residual : NULL;
+  if (!r->b && !bn && !relu && !res) return;
   for (int64_t m = 0; m < mn; m++) {
     float bv = r->b ? r->b[m0 + m] : 0.0f;
     float a = bn ? ep->scale[m0 + m] : 1.0f, off = bn ? ep->shift[m0 + m] : 0.0f;
-    conv_epilogue_row(y + m * ld, n, r->b != NULL, bv, bn, a, off, relu);
+    float *ym = y + m * ld;
+    conv_epilogue_row(ym, n, r->b != NULL, bv, bn, a, off, relu && !res);
+    if (res) conv_residual_row(ym, n, res + (ym - r->y), relu);
   }
 }
 
@@ -752,6 +766,24 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 tile_ep(
     v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(ep->scale[m])),
                       _mm512_set1_ps(ep->shift[m]));
   if (ep && ep->relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+  return v;
+}
+
+/* tile_ep with the residual res (r->ep->residual, laid out as y, read
+ * once by the caller; NULL: none) added after the BatchNormalization step,
+ * for the vector stored at dst (a place in r->y) with mask k: the lanes k
+ * leaves out load 0. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 tile_ep_at(
+    const conv_run_t *r, const float *res, int64_t m, __m512 v, const float *dst,
+    __mmask16 k) {
+  const dml_cpu_epilogue_t *ep = r->ep;
+  if (!res) return tile_ep(r, m, v);
+  if (r->b) v = _mm512_add_ps(v, _mm512_set1_ps(r->b[m]));
+  if (ep->scale)
+    v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(ep->scale[m])),
+                      _mm512_set1_ps(ep->shift[m]));
+  v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, res + (dst - r->y)));
+  if (ep->relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
   return v;
 }
 #endif
@@ -1282,6 +1314,7 @@ __attribute__((target("avx512f"))) static void direct_tiles(
   int64_t OW = g->out[1], nv = (OW + 15) / 16, KH = g->k[0], KW = g->k[1];
   int64_t hp = g->out[0] + KH - 1, wp = OW + KW - 1, plane = hp * wp;
   int64_t K = g->C * g->k_sz, mpad = (g->M + 7) / 8 * 8;
+  const float *res = r->ep ? r->ep->residual : NULL;
   for (int64_t m0 = 0; m0 < g->M; m0 += 8) {
     int rows = (int)DML_CPU_MIN((int64_t)8, g->M - m0);
     for (int64_t v = v0; v < v1; v += 2) {
@@ -1323,8 +1356,9 @@ __attribute__((target("avx512f"))) static void direct_tiles(
       for (int i = 0; i < 8; i++) {
         if (i >= rows) break;
         float *ym = y + (m0 + i) * g->out_sz;
-        _mm512_mask_storeu_ps(ym + oh0 * OW + ow0, k0, tile_ep(r, m0 + i, acc[i][0]));
-        _mm512_mask_storeu_ps(ym + oh1 * OW + ow1, k1, tile_ep(r, m0 + i, acc[i][1]));
+        float *d0 = ym + oh0 * OW + ow0, *d1 = ym + oh1 * OW + ow1;
+        _mm512_mask_storeu_ps(d0, k0, tile_ep_at(r, res, m0 + i, acc[i][0], d0, k0));
+        _mm512_mask_storeu_ps(d1, k1, tile_ep_at(r, res, m0 + i, acc[i][1], d1, k1));
       }
     }
   }
@@ -1621,6 +1655,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void cv_transpos
     int64_t OW = g->out[1], KW = g->k[1], taps = g->k_sz, C = g->C;                \
     int64_t rs = g->s[0] * v->wp, K = C * taps;                                    \
     int64_t koff[CV_MAX_TAPS];                                                     \
+    const float *res = r->ep ? r->ep->residual : NULL;                             \
     for (int64_t t = 0; t < taps; t++) koff[t] = t / KW * v->wp + t % KW;          \
     for (int64_t b = 0; b < v->nb; b++) {                                          \
       const float *wb = wpk + b * K * 16;                                          \
@@ -1674,8 +1709,9 @@ __attribute__((target("avx512f"), always_inline)) static inline void cv_transpos
         float *yt = y + oh * OW + ow0;                                             \
         _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) {                    \
           if (j >= mn) break;                                                      \
-          _mm512_mask_storeu_ps(yt + (16 * b + j) * g->out_sz, km,                 \
-                                tile_ep(r, 16 * b + j, acc[j]));                   \
+          float *yd = yt + (16 * b + j) * g->out_sz;                               \
+          __m512 o = tile_ep_at(r, res, 16 * b + j, acc[j], yd, km);               \
+          _mm512_mask_storeu_ps(yd, km, o);                                        \
         }                                                                          \
       }                                                                            \
     }                                                                              \
@@ -1908,6 +1944,37 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
   if (dt != DML_DTYPE_F32) {
     conv_generic(&g, transpose, dt, x, w, b, y);
     return DML_OK;
+  }
+  int regs = 0, gemm = 0;
+  if (ep && ep->residual) {
+    regs = !transpose && !is_depthwise(&g) && (cv_ok(&g) || direct_ok(&g));
+    gemm = !transpose && !is_depthwise(&g) && !regs && !flat_ok(&g);
+  }
+  if (ep && ep->residual && !regs && !(gemm && ep->residual != (const float *)y->data)) {
+    /* The cv and direct kernels add the residual in registers before each
+     * store, the GEMM path after its product (not over y's own buffer,
+     * which the product overwrites first); the others add none: the
+     * epilogue up to it, then y = y + residual and Relu in one pass (the
+     * same roundings), a residual in y's own buffer copied first. */
+    dml_cpu_epilogue_t pre = *ep;
+    pre.residual = NULL;
+    pre.relu = 0;
+    size_t numel = dml_cpu_numel(y);
+    const float *res = ep->residual;
+    float *copy = NULL;
+    if (res == (const float *)y->data) {
+      copy = (float *)malloc(numel * sizeof(float));
+      if (!copy) return dml_cpu_error(c, DML_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+      memcpy(copy, res, numel * sizeof(float));
+      res = copy;
+    }
+    dml_status_t st = conv_run(c, transpose, &pre);
+    float *yv = (float *)y->data;
+    int64_t rows = (int64_t)numel / g.out_sz;
+    for (int64_t i = 0; i < rows && !st; i++)
+      conv_residual_row(yv + i * g.out_sz, g.out_sz, res + i * g.out_sz, ep->relu);
+    free(copy);
+    return st;
   }
   int threads = dml_cpu_num_threads();
   if (!transpose && is_depthwise(&g)) {

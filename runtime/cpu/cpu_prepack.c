@@ -10,7 +10,7 @@ dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
   if (!c) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.cpu", "call is NULL");
   if (c->op == DML_OP_QLINEAR_CONV) {
     /* Packed weights only (the requantization is the op's own epilogue). */
-    if (ep && (ep->scale || ep->shift || ep->relu))
+    if (ep && (ep->scale || ep->shift || ep->relu || ep->residual))
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "QLinearConv takes packed weights only");
     if (!ep || !ep->packed) return dml_cpu_run(c);
@@ -26,7 +26,7 @@ dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
   }
   if (c->op == DML_OP_RNN || c->op == DML_OP_GRU || c->op == DML_OP_LSTM) {
     /* Packed W and R only (the gate math is the op's own epilogue). */
-    if (ep && (ep->scale || ep->shift || ep->relu))
+    if (ep && (ep->scale || ep->shift || ep->relu || ep->residual))
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                            "a recurrent op takes packed weights only");
     if (!ep || !ep->packed) return dml_cpu_run(c);
@@ -36,7 +36,7 @@ dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
   if (c->op != DML_OP_CONV && c->op != DML_OP_GEMM && c->op != DML_OP_MATMUL)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                          "a fused epilogue needs a Conv, Gemm or MatMul");
-  if (!ep || (!ep->scale && !ep->shift && !ep->relu && !ep->packed))
+  if (!ep || (!ep->scale && !ep->shift && !ep->relu && !ep->packed && !ep->residual))
     return dml_cpu_run(c);
   if (c->n_inputs < 2 || c->n_outputs < 1 || !c->inputs || !c->outputs)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "needs 2 inputs and an output");
@@ -48,6 +48,9 @@ dml_status_t dml_cpu_run_fused(const dml_cpu_call_t *c, const dml_cpu_epilogue_t
   if (ep->scale && c->op != DML_OP_CONV)
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
                          "a per-channel scale is fused into Conv only");
+  if (ep->residual && c->op != DML_OP_CONV)
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "a residual is fused into Conv only");
   /* The minimum, one thread's, as dml_cpu_run checks. */
   size_t need = c->op == DML_OP_CONV   ? dml_cpus_Conv(c, 1)
                 : c->op == DML_OP_GEMM ? dml_cpus_Gemm(c, 1)

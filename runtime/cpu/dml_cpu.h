@@ -160,16 +160,20 @@ int dml_cpu_eager_supported(dml_op_t op);
  * (dml_cpu_prepack), and an epilogue of the nodes folded into it. For Conv:
  * after y[n, m, ...] = conv + B[m], y = y * scale[m] + shift[m] when scale
  * is set (a BatchNormalization in inference mode; scale and shift from
- * dml_cpu_bn_affine); then for every op y = y < 0 ? 0 : y when relu (NaN
- * and -0 kept). Each step rounds as the separate node's kernel does, so a
- * fused node gives the same bits as the nodes it replaces. scale and shift:
- * f32 [M], both set or both NULL, Conv only. packed: dml_cpu_prepack's
- * bytes for this node's weights in this process, or NULL. */
+ * dml_cpu_bn_affine); then y = y + residual[n, m, ...] when residual is set
+ * (a residual Add: f32, the output's shape and dense layout; it may be the
+ * output's own buffer, never overlap it otherwise); then for every op y =
+ * y < 0 ? 0 : y when relu (NaN and -0 kept). Each step rounds as the
+ * separate node's kernel does, so a fused node gives the same bits as the
+ * nodes it replaces. scale and shift: f32 [M], both set or both NULL, Conv
+ * only; residual: Conv only. packed: dml_cpu_prepack's bytes for this
+ * node's weights in this process, or NULL. */
 typedef struct dml_cpu_epilogue {
   const float *scale;
   const float *shift;
   int relu;
   const void *packed;
+  const float *residual;
 } dml_cpu_epilogue_t;
 
 /* Runs the Conv, Gemm or MatMul `call` (f32; other dtypes only with a NULL

@@ -570,6 +570,11 @@ static void test_conv_depthwise(void) {
  * geometries, 1 and 2 threads. */
 /* Stride of fused_case's convolutions (both axes). */
 static int64_t g_fused_stride = 1;
+/* fused_case's residual: 0 none; 1 an Add of a tensor of the output's
+ * shape after the BatchNormalization (the epilogue's residual, in a buffer
+ * of its own); 2 the same, the residual in the fused output's buffer (the
+ * memory plan may put the result exactly over it). */
+static int g_fused_res = 0;
 
 static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k,
                        int64_t hw, int bn, int relu, int pack) {
@@ -605,6 +610,15 @@ static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k
       dml_cpu_bn_affine(sc[m], bb[m], mu[m], var[m], 1e-3, &scale[m], &shift[m]);
     cur = y2;
   }
+  float *rs = g_fused_res ? frand_buf(ny) : NULL, *ya = (float *)malloc(ny * 4);
+  if (rs) {
+    rs[0] = -0.0f, rs[ny / 3] = NAN, rs[ny - 1] = -INFINITY;
+    dml_tensor_t ain[2] = {tens(DML_DTYPE_F32, (void *)cur, 4, N, M, oh, oh),
+                           tens(DML_DTYPE_F32, rs, 4, N, M, oh, oh)};
+    dml_tensor_t o4 = tens(DML_DTYPE_F32, ya, 4, N, M, oh, oh);
+    CHECK_OK(run_op(DML_OP_ADD, ain, 2, &o4, 1, NULL, 0));
+    cur = ya;
+  }
   if (relu) {
     dml_tensor_t rin = tens(DML_DTYPE_F32, (void *)cur, 4, N, M, oh, oh);
     dml_tensor_t o3 = tens(DML_DTYPE_F32, y3, 4, N, M, oh, oh);
@@ -620,7 +634,11 @@ static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k
   void *packed = pb ? malloc(pb) : NULL;
   if (packed) dml_cpu_prepack(DML_OP_CONV, &in[1], at, 4, packed);
   CHECK(!pack || group == C || packed); /* depthwise has no packed form */
-  dml_cpu_epilogue_t ep = {bn ? scale : NULL, bn ? shift : NULL, relu, packed};
+  dml_cpu_epilogue_t ep = {bn ? scale : NULL, bn ? shift : NULL, relu, packed, rs};
+  if (g_fused_res == 2) {
+    memcpy(yf, rs, ny * 4);
+    ep.residual = yf;
+  }
   CHECK_OK(dml_cpu_run_fused(&call, &ep));
   free(packed);
   size_t bad = 0;
@@ -631,12 +649,15 @@ static void fused_case(int64_t N, int64_t C, int64_t M, int64_t group, int64_t k
     if (u != v && !(cur[i] != cur[i] && yf[i] != yf[i])) bad++;
   }
   if (bad)
-    fprintf(stderr, "fused conv C=%lld M=%lld g=%lld k=%lld bn=%d relu=%d: %zu differ\n",
-            (long long)C, (long long)M, (long long)group, (long long)k, bn, relu, bad);
+    fprintf(stderr,
+            "fused conv C=%lld M=%lld g=%lld k=%lld s=%lld hw=%lld bn=%d res=%d relu=%d: "
+            "%zu differ\n",
+            (long long)C, (long long)M, (long long)group, (long long)k, (long long)st,
+            (long long)hw, bn, g_fused_res, relu, bad);
   CHECK(bad == 0);
   free(call.scratch);
   free(x), free(w), free(b), free(sc), free(bb), free(mu), free(var);
-  free(y1), free(y2), free(y3), free(yf), free(scale), free(shift);
+  free(y1), free(y2), free(y3), free(yf), free(scale), free(shift), free(rs), free(ya);
 }
 
 /* The direct depthwise kernel on every path this machine has (portable
@@ -917,6 +938,48 @@ static void test_conv_flat(void) {
   CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
 }
 
+/* A residual Add in the epilogue (Conv + BatchNormalization + Add +
+ * Relu, ResNet's block end) against the separate kernels, bit for bit, in
+ * a buffer of its own and in the output's: the cv kernel (3x3 strides 1
+ * and 2, 8x8 and 16x16; 1x1 stride 2 read in place), the direct pointwise
+ * kernel (1x1 stride 1), the flat kernel (stride 3), im2col + GEMM
+ * (grouped) and depthwise (the last two through the one-pass fall-back),
+ * 1 and 2 threads. */
+static void test_conv_fused_residual(void) {
+  for (int threads = 1; threads <= 2; threads++) {
+    dml_cpu_set_num_threads(threads);
+    for (g_fused_res = 1; g_fused_res <= 2; g_fused_res++)
+      for (int relu = 0; relu < 2; relu++)
+        for (int pack = 0; pack < 2; pack++) {
+          g_fused_stride = 1;
+          fused_case(2, 16, 16, 1, 3, 16, 1, relu, pack);
+          fused_case(3, 64, 64, 1, 3, 8, 1, relu, pack);
+          fused_case(2, 5, 20, 1, 3, 8, 0, relu, pack);
+          fused_case(2, 16, 24, 1, 1, 12, 1, relu, pack); /* pointwise */
+          fused_case(3, 8, 8, 2, 3, 7, 1, relu, pack);    /* grouped */
+          fused_case(2, 6, 6, 6, 3, 10, 1, relu, 0);      /* depthwise */
+          g_fused_stride = 2;
+          fused_case(2, 16, 32, 1, 3, 16, 1, relu, pack);
+          fused_case(2, 16, 32, 1, 1, 32, 1, relu, pack); /* 1x1: X in place */
+          g_fused_stride = 3;
+          fused_case(2, 8, 16, 1, 3, 17, 1, relu, pack);
+        }
+    g_fused_stride = 1;
+    fused_case(1, 64, 64, 1, 3, 32, 1, 1, 1); /* one image, split */
+  }
+  g_fused_res = 0;
+  g_fused_stride = 1;
+  dml_cpu_set_num_threads(1);
+  /* Error: a residual on a MatMul. */
+  float a[4] = {0}, b[4] = {0}, y[4], r[4] = {0};
+  dml_tensor_t in[2] = {tens(DML_DTYPE_F32, a, 2, D(2), D(2)),
+                        tens(DML_DTYPE_F32, b, 2, D(2), D(2))};
+  dml_tensor_t out = tens(DML_DTYPE_F32, y, 2, D(2), D(2));
+  dml_cpu_call_t call = cpu_call(DML_OP_MATMUL, "fused", in, 2, &out, 1, NULL, 0);
+  dml_cpu_epilogue_t ep = {NULL, NULL, 0, NULL, r};
+  CHECK_ERROR(dml_cpu_run_fused(&call, &ep), DML_STATUS_INVALID_ARGUMENT, "residual");
+}
+
 static void test_conv_fused_epilogue(void) {
   for (int threads = 1; threads <= 2; threads++) {
     dml_cpu_set_num_threads(threads);
@@ -939,7 +1002,7 @@ static void test_conv_fused_epilogue(void) {
                         tens(DML_DTYPE_F32, w, 4, D(1), D(1), D(2), D(2))};
   dml_tensor_t out = tens(DML_DTYPE_F32, y, 4, D(1), D(1), D(3), D(3));
   dml_cpu_call_t call = cpu_call(DML_OP_CONV, "fused", in, 2, &out, 1, NULL, 0);
-  dml_cpu_epilogue_t half = {s, NULL, 0, NULL};
+  dml_cpu_epilogue_t half = {s, NULL, 0, NULL, NULL};
   CHECK_ERROR(dml_cpu_run_fused(&call, &half), DML_STATUS_INVALID_ARGUMENT, "shift");
   call.op = DML_OP_RELU;
   CHECK_ERROR(dml_cpu_run_fused(&call, NULL), DML_STATUS_INVALID_ARGUMENT, "Conv");
@@ -975,7 +1038,7 @@ static void packed_gemm_case(dml_op_t op, int64_t M, int64_t N, int64_t K, int t
   size_t sb = dml_cpu_scratch_bytes(&call);
   call.scratch = sb ? malloc(sb) : NULL;
   call.scratch_bytes = sb;
-  dml_cpu_epilogue_t ep = {NULL, NULL, relu, packed};
+  dml_cpu_epilogue_t ep = {NULL, NULL, relu, packed, NULL};
   CHECK_OK(dml_cpu_run_fused(&call, &ep));
   size_t bad = 0;
   for (int64_t i = 0; i < M * N; i++)
@@ -1157,6 +1220,7 @@ int main(void) {
   RUN(test_matmul_1d);
   RUN(test_conv2d_variants);
   RUN(test_conv_cv);
+  RUN(test_conv_fused_residual);
   RUN(test_conv_depthwise_flat);
   RUN(test_conv_depthwise);
   RUN(test_conv_fused_epilogue);
