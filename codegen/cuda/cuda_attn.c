@@ -269,7 +269,7 @@ dml_status_t dml_codegen_cuda_attn(const dml_kernel_t *k, uint32_t n_symbols,
       FA_BK, a->scale);
   if (a->has_mask) {
     dml_sb_printf(&b,
-                  "        if (j >= %lluu) x = -__builtin_inff(), um = 0;\n"
+                  "        if (j >= %lluu) x = -__builtin_inff();\n"
                   "        else if (i < Sq) {\n"
                   "          const unsigned long long mo = %lldull + b * %lldull + h * "
                   "%lldull + i * %lldull + j * %lldull;\n",
@@ -280,8 +280,9 @@ dml_status_t dml_codegen_cuda_attn(const dml_kernel_t *k, uint32_t n_symbols,
     if (a->mask_bool)
       dml_sb_printf(&b,
                     "          if (!((const unsigned char *)%s)[mo]) x = "
-                    "-__builtin_inff(), um = 0;\n",
-                    mb);
+                    "-__builtin_inff();\n"
+                    "          if (!((const unsigned char *)%s)[mo]) um = 0;\n",
+                    mb, mb);
     else
       dml_sb_printf(
           &b,
@@ -289,12 +290,19 @@ dml_status_t dml_codegen_cuda_attn(const dml_kernel_t *k, uint32_t n_symbols,
           "          if (mv == -__builtin_inff()) um = 0;\n"
           "          x += mv;\n",
           mb);
-    dml_sb_printf(&b, "        }\n");
+    dml_sb_printf(&b,
+                  "        }\n"
+                  "        if (j >= %lluu) um = 0;\n",
+                  (unsigned long long)a->m_len);
   }
-  if (a->causal) dml_sb_printf(&b, "        if (j > i) x = -__builtin_inff(), um = 0;\n");
+  if (a->causal)
+    dml_sb_printf(&b,
+                  "        if (j > i) x = -__builtin_inff();\n"
+                  "        if (j > i) um = 0;\n");
   dml_sb_printf(
       &b,
-      "        if (j >= T) x = -__builtin_inff(), um = 0;\n"
+      "        if (j >= T) x = -__builtin_inff();\n"
+      "        if (j >= T) um = 0;\n"
       "        if (um) au[e >> 1] = 1.0f;\n"
       "        x *= 1.44269504f; /* log2 e: p = 2^(x - m) */\n"
       "        s[n][e] = x;\n"
