@@ -383,7 +383,6 @@ const char *dml_kfn_name(dml_kfn_t f) {
     case DML_KF_SQRT: return "sqrt";
     case DML_KF_TANH: return "tanh";
     case DML_KF_SIGMOID: return "sigmoid";
-    case DML_KF_RELU: return "relu";
     case DML_KF_FLOOR: return "floor";
     case DML_KF_CEIL: return "ceil";
     case DML_KF_RECIP: return "recip";
