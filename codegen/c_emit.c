@@ -324,6 +324,19 @@ static void e_cast_num(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v
   e_cast_close(b, d);
 }
 
+/* An arm of a select: a floating constant +-0 through the dialect's
+ * opaque_pre (c_emit.h), any other value as is. */
+static void e_select_arm(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
+  int zero = v->kind == DML_KV_CONST && dml_kdtype_is_float(v->dtype) && v->c == 0.0f;
+  if (!zero || !d->opaque_pre) {
+    e_val(b, d, v);
+    return;
+  }
+  dml_sb_printf(b, "%s", d->opaque_pre);
+  e_val(b, d, v);
+  dml_sb_printf(b, ")");
+}
+
 /* The typed functions and the arithmetic ones on values that are not f32
  * (f16 and bf16 ones are rounded by the caller). */
 static void e_typed_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
@@ -361,9 +374,9 @@ static void e_typed_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v
       dml_sb_printf(b, "(");
       e_val(b, d, v->a);
       dml_sb_printf(b, " ? ");
-      e_val(b, d, v->b);
+      e_select_arm(b, d, v->b);
       dml_sb_printf(b, " : ");
-      e_val(b, d, v->c3);
+      e_select_arm(b, d, v->c3);
       dml_sb_printf(b, ")");
       return;
     case DML_KF_LT:
@@ -419,16 +432,12 @@ static void e_typed_fn(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v
       e_val(b, d, v->b);
       dml_sb_printf(b, ")");
       return;
-    case DML_KF_RELU:
     case DML_KF_MAX:
     case DML_KF_MIN:
       dml_sb_printf(b, "%s", v->fn == DML_KF_MIN ? d->imin : d->imax);
       e_val(b, d, v->a);
       dml_sb_printf(b, ", ");
-      if (v->fn == DML_KF_RELU)
-        e_const(b, d, at, 0, 0.0f);
-      else
-        e_val(b, d, v->b);
+      e_val(b, d, v->b);
       dml_sb_printf(b, ")");
       return;
     case DML_KF_ABS:

@@ -65,6 +65,13 @@ typedef struct dml_cdialect {
    * which tells the compiler the alignment so that 4 adjacent reads can
    * become one vector load. */
   const char *tile_aligned_pre, *tile_aligned_mid;
+  /* Optional (NULL: as is): a floating constant +-0 arm of a select is
+   * spelled opaque_pre c ")", a value the compiler cannot see as a
+   * constant. clang's NVPTX backend turns `x < 0 ? 0 : x` (Relu, ew_ops.def)
+   * into max.NaN.f32(x, 0), which gives +0 for x = -0 where the select
+   * (and the CPU) gives -0; it does so for no select whose arm is not a
+   * constant. */
+  const char *opaque_pre;
 } dml_cdialect_t;
 
 /* The name of buffer `buf`'s view of dtype `t`: "arena", "arena_i64",

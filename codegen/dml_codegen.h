@@ -88,8 +88,9 @@ void dml_codegen_fallback_release(dml_codegen_fallback_t *fb);
 dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols, char **out_text);
 
 /* Compiles GLSL compute source to SPIR-V 1.3 for Vulkan 1.1 with glslang
- * (its SPIRV-Tools optimizer on), then validates it with spvValidate.
- * Deterministic: the same source gives the same words. */
+ * (its SPIRV-Tools optimizer on), adds SignedZeroInfNanPreserve 64 next to
+ * the source's 32-bit mode when the module uses doubles, then validates it
+ * with spvValidate. Deterministic: the same source gives the same words. */
 dml_status_t dml_codegen_spirv(const char *glsl, const char *kernel_name,
                                uint32_t **out_words, size_t *out_n_words);
 

@@ -142,7 +142,6 @@ typedef enum dml_kfn {
   DML_KF_SQRT,
   DML_KF_TANH,
   DML_KF_SIGMOID,
-  DML_KF_RELU,
   DML_KF_FLOOR,
   DML_KF_CEIL,
   DML_KF_RECIP,

@@ -38,7 +38,9 @@ const dml_kval_t *dml_kv_tile_t(dml_kpool_t *p, uint32_t tile, const dml_kidx_t 
 const dml_kval_t *dml_kv_reg(dml_kpool_t *p, uint32_t reg);
 /* fn(a) / fn(a, b) (b ignored for unary fns); the result's dtype follows
  * the function: bool for compares and logic, a's dtype otherwise. Not for
- * CAST (dml_kv_cast) nor SELECT (dml_kv_select). */
+ * CAST (dml_kv_cast) nor SELECT (dml_kv_select). MUL of a floating
+ * constant +-0 and x is built as x * (x - x) (negated for -0): the same
+ * IEEE value, which drivers cannot fold to 0 (kernel_ir.c). */
 const dml_kval_t *dml_kv_fn(dml_kpool_t *p, dml_kfn_t fn, const dml_kval_t *a,
                             const dml_kval_t *b);
 

@@ -1,4 +1,5 @@
 /* kernel_ir.c — the kernel IR's pool, builders and printer (dml_kernel.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -303,10 +304,29 @@ const dml_kval_t *dml_kv_reg(dml_kpool_t *p, uint32_t reg) {
   return v;
 }
 
+/* 1 when v is a floating constant +-0. */
+static int kv_float_zero(const dml_kval_t *v) {
+  return v->kind == DML_KV_CONST &&
+         (v->dtype == DML_KT_F32 || v->dtype == DML_KT_F16 || v->dtype == DML_KT_BF16 ||
+          v->dtype == DML_KT_F64) &&
+         v->c == 0.0f;
+}
+
 const dml_kval_t *dml_kv_fn(dml_kpool_t *p, dml_kfn_t fn, const dml_kval_t *a,
                             const dml_kval_t *b) {
   if (!a || (dml_kfn_is_binary(fn) && !b)) return NULL;
   if (fn == DML_KF_CAST || fn == DML_KF_SELECT) return NULL;
+  if (fn == DML_KF_MUL && (kv_float_zero(a) != kv_float_zero(b))) {
+    /* z * x for a constant z = +-0 as x * (x - x), negated for -0: IEEE's
+     * result (NaN for an infinite or NaN x, else a zero of sign(x) xor
+     * sign(z)) with no literal zero factor, which Mesa's llvmpipe/lavapipe
+     * folds to +0 (gallivm's lp_build_mul returns its zero for a zero
+     * operand, whatever the float controls: docs/kernels.md). x - x stays
+     * NaN for x = +-inf under SignedZeroInfNanPreserve (glsl.c). */
+    const dml_kval_t *z = kv_float_zero(a) ? a : b, *x = z == a ? b : a;
+    const dml_kval_t *r = dml_kv_fn(p, DML_KF_MUL, x, dml_kv_fn(p, DML_KF_SUB, x, x));
+    return r && signbit(z->c) ? dml_kv_fn(p, DML_KF_NEG, r, NULL) : r;
+  }
   dml_kval_t *v = kv_new(p, DML_KV_FN);
   if (v) {
     v->fn = fn;
@@ -363,7 +383,6 @@ const char *dml_kfn_name(dml_kfn_t f) {
     case DML_KF_SQRT: return "sqrt";
     case DML_KF_TANH: return "tanh";
     case DML_KF_SIGMOID: return "sigmoid";
-    case DML_KF_RELU: return "relu";
     case DML_KF_FLOOR: return "floor";
     case DML_KF_CEIL: return "ceil";
     case DML_KF_RECIP: return "recip";

@@ -448,21 +448,10 @@ static const char *emit_einsum(sched_t *s, uint32_t node) {
 
 /* ---- training-preview optimizers ---- */
 
-/* c * x for a compile-time constant c, as IEEE arithmetic gives it: for c =
- * 0 that is 0 for a finite x but NaN for an infinite or NaN x, and Vulkan
- * drivers may fold 0 * x into 0 (lavapipe does, even in a `precise`
- * kernel: Vulkan keeps infinities and NaN only under SignedZeroInfNanPreserve),
- * so 0 is written as the select x == +-inf or x != x ? NaN : 0 (the
- * compares IsInf and IsNaN emit). The zero is +0 where 0 * x would be -0
- * for a negative x. */
+/* c * x for a compile-time constant c, in f32 (a zero c: dml_kv_fn keeps
+ * 0 * inf = NaN on every target). */
 static const dml_kval_t *mul_const(dml_kpool_t *p, double c, const dml_kval_t *x) {
-  if ((float)c != 0.0f) return dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)c), x);
-  const dml_kval_t *nonfinite = dml_kv_fn(
-      p, DML_KF_OR,
-      dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_EQ, x, dml_kv_const(p, INFINITY)),
-                dml_kv_fn(p, DML_KF_EQ, x, dml_kv_const(p, -INFINITY))),
-      dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, x, x), NULL));
-  return dml_kv_select(p, nonfinite, dml_kv_const(p, NAN), dml_kv_const(p, 0.0f));
+  return dml_kv_fn(p, DML_KF_MUL, dml_kv_const(p, (float)c), x);
 }
 
 /* Adagrad, Momentum and Adam (runtime/cpu/cpu_optim.c's formulas, in f32

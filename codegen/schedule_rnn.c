@@ -97,10 +97,11 @@ static const char *rnn_read_acts(const dml_pkg_node_t *n, int kind, int n_acts, 
 
 static const dml_kval_t *rnn_act(dml_kpool_t *p, const rnn_act_t *a,
                                  const dml_kval_t *x) {
-  /* Tanh and Sigmoid as the formula table's (ew_ops.def) Tanh and Sigmoid:
-   * the renderers' tanh is not the table's (lavapipe's turns a NaN into
-   * +-1, so an LSTM's NaN cell state gave h = o * tanh(c) = 0 where the CPU
-   * has NaN) */
+  /* Tanh, Sigmoid and Relu as the formula table's (ew_ops.def) Tanh,
+   * Sigmoid and Relu: the renderers' tanh is not the table's (lavapipe's
+   * turns a NaN into +-1, so an LSTM's NaN cell state gave h = o * tanh(c)
+   * = 0 where the CPU has NaN), and a max(0, x) keeps neither -0 nor NaN */
+  if (a->kind == RA_RELU) return dml_kv_ewn(p, DML_OP_RELU, x);
   if (a->kind == RA_TANH) return dml_kv_ewn(p, DML_OP_TANH, x);
   if (a->kind == RA_SIGMOID) return dml_kv_ewn(p, DML_OP_SIGMOID, x);
   /* the other activations of the formula table, alpha and beta its A0 and
@@ -119,7 +120,6 @@ static const dml_kval_t *rnn_act(dml_kpool_t *p, const rnn_act_t *a,
   const dml_kval_t *al = dml_kv_const(p, (float)a->alpha),
                    *be = dml_kv_const(p, (float)a->beta);
   switch (a->kind) {
-    case RA_RELU: return dml_kv_fn(p, DML_KF_RELU, x, NULL);
     case RA_AFFINE: return dml_kv_fn(p, DML_KF_ADD, dml_kv_fn(p, DML_KF_MUL, al, x), be);
     case RA_SCALED_TANH:
       return dml_kv_fn(p, DML_KF_MUL, al,

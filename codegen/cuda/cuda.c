@@ -28,30 +28,13 @@ static const dml_cdialect_t k_cuda = {
     "__builtin_inff()",
     "(-__builtin_inff())",
     "f",
-    {"(-",
-     "__builtin_fabsf(",
-     "dml_exp(",
-     "dml_log(",
-     "__builtin_sqrtf(",
-     "dml_tanh(",
-     "dml_sigmoid(",
-     "__builtin_fmaxf(0.0f, ",
-     "__builtin_floorf(",
-     "__builtin_ceilf(",
-     "(1.0f / ",
-     "dml_sin(",
-     "dml_cos(",
-     "(",
-     "(",
-     "(",
-     "(",
-     "__builtin_fmaxf(",
-     "__builtin_fminf(",
-     "dml_pow("},
-    {"", "", "", "",    "",    "",    "",    "",   "",   "",
-     "", "", "", " + ", " - ", " * ", " / ", ", ", ", ", ", "},
-    {")", ")", ")", ")", ")", ")", ")", ")", ")", ")",
-     ")", ")", ")", ")", ")", ")", ")", ")", ")", ")"},
+    {"(-", "__builtin_fabsf(", "dml_exp(", "dml_log(", "__builtin_sqrtf(", "dml_tanh(",
+     "dml_sigmoid(", "__builtin_floorf(", "__builtin_ceilf(", "(1.0f / ", "dml_sin(",
+     "dml_cos(", "(", "(", "(", "(", "__builtin_fmaxf(", "__builtin_fminf(", "dml_pow("},
+    {"", "", "", "", "", "", "", "", "", "", "", "", " + ", " - ", " * ", " / ", ", ",
+     ", ", ", "},
+    {")", ")", ")", ")", ")", ")", ")", ")", ")", ")", ")", ")", ")", ")", ")", ")", ")",
+     ")", ")"},
     "__syncthreads();",
     "unsigned",
     {"float", "long long", "int", "bool", "int", "int", "float", "float", "double", "int",
@@ -81,6 +64,7 @@ static const dml_cdialect_t k_cuda = {
     "dml_sign(",
     "((const float *)__builtin_assume_aligned(tile%u + ",
     ", 16))[",
+    "dml_opaque(",
 };
 
 /* Added to the prelude of kernels with typed values (c_emit.h): integer
@@ -182,6 +166,16 @@ static const char k_prelude[] =
     "#define __shared__ __attribute__((shared))\n"
     "#define DML_DEV static __device__ __attribute__((always_inline)) inline\n"
     "typedef struct dml_syms { unsigned sym[DML_NSYM]; } dml_syms_t;\n"
+    "/* x, which the compiler cannot see as a constant (c_emit.h opaque_pre):\n"
+    " * no min/max instruction made of a select with a zero arm */\n"
+    "DML_DEV float dml_opaque(float x) {\n"
+    "  __asm__(\"\" : \"+f\"(x));\n"
+    "  return x;\n"
+    "}\n"
+    "DML_DEV double dml_opaque(double x) {\n"
+    "  __asm__(\"\" : \"+d\"(x));\n"
+    "  return x;\n"
+    "}\n"
     "/* exp(x) = 2^h * 2^l with h = fl(x*log2 e) and l its rounding error (fma):\n"
     " * ex2.approx's 2^-22.5 relative error, not x*log2 e's rounding */\n"
     "DML_DEV float dml_exp(float x) {\n"

@@ -13,13 +13,12 @@ static const dml_cdialect_t k_glsl = {
     "uintBitsToFloat(0x7f800000u)",
     "uintBitsToFloat(0xff800000u)",
     "",
-    {"(-",        "abs(",   "exp(",  "log(",    "sqrt(", "tanh(", "(1.0 / (1.0 + exp(-",
-     "max(0.0, ", "floor(", "ceil(", "(1.0 / ", "sin(",  "cos(",  "(",
-     "(",         "(",      "(",     "max(",    "min(",  "pow("},
-    {"", "", "", "",    "",    "",    "",    "",   "",   "",
-     "", "", "", " + ", " - ", " * ", " / ", ", ", ", ", ", "},
-    {")", ")", ")", ")", ")", ")", ")))", ")", ")", ")",
-     ")", ")", ")", ")", ")", ")", ")",   ")", ")", ")"},
+    {"(-", "abs(", "exp(", "log(", "sqrt(", "tanh(", "(1.0 / (1.0 + exp(-", "floor(",
+     "ceil(", "(1.0 / ", "sin(", "cos(", "(", "(", "(", "(", "max(", "min(", "pow("},
+    {"", "", "", "", "", "", "", "", "", "", "", "", " + ", " - ", " * ", " / ", ", ",
+     ", ", ", "},
+    {")", ")", ")", ")", ")", ")", ")))", ")", ")", ")", ")", ")", ")", ")", ")", ")",
+     ")", ")", ")"},
     "barrier();",
     "uint",
     {"float", "int64_t", "int", "bool", "int", "int", "float", "float", "double", "int",
@@ -47,6 +46,7 @@ static const dml_cdialect_t k_glsl = {
     "min(",
     "abs(",
     "sign(",
+    NULL,
     NULL,
     NULL,
 };
@@ -144,6 +144,18 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
    * Float64) shaderFloat64: the Vulkan runtime enables them from the
    * module's capabilities. */
   dml_sb_printf(&b, "#version 450\n");
+  /* IEEE infinities, NaN and signed zeros kept in 32-bit float arithmetic
+   * (SPV_KHR_float_controls' SignedZeroInfNanPreserve, Vulkan 1.2 core):
+   * without it a driver may fold 0 * x to 0 or x - x to 0 even in `precise`
+   * code (Mesa's NIR does: Mul(x, 0) with x = inf gave 0 on lavapipe where
+   * the CPU gives NaN), and declared before glslang's optimizer the
+   * extension also keeps SPIRV-Tools from folding floats. 64-bit floats get
+   * the mode in dml_codegen_spirv (glslang keeps one of a mode); the Vulkan
+   * runtime strips the modes a device lacks (rt_vulkan.c). */
+  dml_sb_printf(&b,
+                "#extension GL_EXT_spirv_intrinsics : require\n"
+                "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], "
+                "capabilities = [4466], 4461, 32);\n");
   if (i64)
     dml_sb_printf(&b,
                   "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n");

@@ -47,6 +47,37 @@ static dml_status_t validate(const uint32_t *words, size_t n, const char *kernel
   return s;
 }
 
+/* Adds `OpExecutionMode main SignedZeroInfNanPreserve 64` after the module's
+ * 32-bit one (glsl.c declares that through GL_EXT_spirv_intrinsics, where
+ * glslang keeps only one of a mode) when the module uses doubles
+ * (OpCapability Float64). *w (n words) is replaced by a longer copy; 0 when
+ * nothing was to add or added, -1 out of memory. */
+static int add_f64_preserve(uint32_t **w, size_t *n) {
+  size_t at = 0;
+  int f64 = 0;
+  for (size_t i = 5; i < *n;) {
+    uint32_t op = (*w)[i] & 0xffffu, len = (*w)[i] >> 16;
+    if (len == 0 || i + len > *n) return 0;
+    if (op == 17 /* OpCapability */ && (*w)[i + 1] == 10 /* Float64 */) f64 = 1;
+    if (op == 16 /* OpExecutionMode */ && len == 4 &&
+        (*w)[i + 2] == 4461 /* SignedZeroInfNanPreserve */ && (*w)[i + 3] == 32)
+      at = i + len;
+    if (op == 54 /* OpFunction */) break;
+    i += len;
+  }
+  if (!f64 || !at) return 0;
+  uint32_t *c = (uint32_t *)malloc((*n + 4) * sizeof(uint32_t));
+  if (!c) return -1;
+  memcpy(c, *w, at * sizeof(uint32_t));
+  uint32_t mode[4] = {(4u << 16) | 16u, (*w)[at - 3], 4461u, 64u};
+  memcpy(c + at, mode, sizeof mode);
+  memcpy(c + at + 4, *w + at, (*n - at) * sizeof(uint32_t));
+  free(*w);
+  *w = c;
+  *n += 4;
+  return 0;
+}
+
 dml_status_t dml_codegen_spirv(const char *glsl, const char *kernel_name,
                                uint32_t **out_words, size_t *out_n_words) {
   pthread_once(&g_once, init_once);
@@ -96,7 +127,11 @@ dml_status_t dml_codegen_spirv(const char *glsl, const char *kernel_name,
                  glslang_program_SPIRV_get_messages(prog));
       } else {
         glslang_program_SPIRV_get(prog, w);
-        s = validate(w, n, kernel_name);
+        if (add_f64_preserve(&w, &n))
+          s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.vulkan",
+                              "out of memory");
+        else
+          s = validate(w, n, kernel_name);
         if (s) {
           free(w);
         } else {

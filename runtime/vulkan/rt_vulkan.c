@@ -57,6 +57,7 @@
   X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkGetPhysicalDeviceFeatures)              \
   X(vkGetPhysicalDeviceFeatures2)             \
+  X(vkGetPhysicalDeviceProperties2)           \
   X(vkEnumerateDeviceExtensionProperties)     \
   X(vkCreateDevice)                           \
   X(vkGetDeviceProcAddr)
@@ -334,6 +335,9 @@ typedef struct vk_session {
   /* a device for eager tensors: the spv_needs_t features enabled (bits
    * int64 1, storage8 2, float64 4, int16 8, storage16 16) */
   unsigned eager_feats;
+  /* the SignedZeroInfNanPreserve widths (szinp bits) the kernels declare
+   * but the device lacks: stripped from each module (spirv_strip_szinp) */
+  unsigned szinp_strip;
   VkPipeline *pipelines;
   /* Vulkan 1.1's vkCmdDispatchBase (NULL when the device lacks it), and per
    * kernel 1 when its grid can exceed maxComputeWorkGroupCount[0] at the
@@ -518,21 +522,39 @@ static dml_status_t pick_device(vk_loader_t *L, const char *device, uint32_t *ou
  * OpCapability Int64 needs shaderInt64, Float64 shaderFloat64, Int16
  * shaderInt16, StorageBuffer8BitAccess VK_KHR_8bit_storage's
  * storageBuffer8BitAccess, StorageBuffer16BitAccess VK_KHR_16bit_storage's
- * storageBuffer16BitAccess (core in Vulkan 1.1). */
+ * storageBuffer16BitAccess (core in Vulkan 1.1); the execution mode
+ * SignedZeroInfNanPreserve of width 16, 32, 64 (szinp bits 1, 2, 4)
+ * VK_KHR_shader_float_controls' shaderSignedZeroInfNanPreserveFloat16/32/64
+ * (core in Vulkan 1.2). */
 typedef struct spv_needs {
   int int64, storage8, float64, int16, storage16;
+  unsigned szinp;
 } spv_needs_t;
+
+/* The szinp bit of a SignedZeroInfNanPreserve width (0: another width). */
+static unsigned szinp_bit(uint32_t width) {
+  return width == 16 ? 1u : width == 32 ? 2u : width == 64 ? 4u : 0u;
+}
 
 /* The needs of one module's SPIR-V (nw words at c), added to *n. */
 static void spirv_words_needs(const uint8_t *c, size_t nw, spv_needs_t *n) {
   {
     /* after the 5-word header, capabilities come first (with extensions
-     * and imports before the memory model) */
+     * and imports before the memory model), then the entry point and its
+     * execution modes */
     for (size_t i = 5; i < nw;) {
       uint32_t w0;
       memcpy(&w0, c + 4 * i, 4);
       uint32_t op = w0 & 0xffffu, len = w0 >> 16;
-      if (len == 0 || op == 14 /* OpMemoryModel */) break;
+      if (len == 0 || (op != 17 && op != 10 && op != 11 && op != 14 && op != 15 &&
+                       op != 16 && op != 331))
+        break;
+      if (op == 16 /* OpExecutionMode */ && len == 4 && i + 3 < nw) {
+        uint32_t mode[2];
+        memcpy(mode, c + 4 * (i + 2), 8);
+        if (mode[0] == 4461 /* SignedZeroInfNanPreserve */)
+          n->szinp |= szinp_bit(mode[1]);
+      }
       if (op == 17 /* OpCapability */ && i + 1 < nw) {
         uint32_t cap;
         memcpy(&cap, c + 4 * (i + 1), 4);
@@ -562,6 +584,40 @@ static void spirv_needs(const dml_kpkg_function_t *kf, spv_needs_t *n) {
   }
   for (uint32_t k = 0; k < kf->n_kernels; k++)
     spirv_words_needs(kf->kernels[k].code, kf->kernels[k].code_bytes / 4, n);
+}
+
+/* Removes from the module w (*nw words) the SignedZeroInfNanPreserve modes
+ * of the widths in `strip` (szinp bits), and with them its OpCapability
+ * SignedZeroInfNanPreserve and OpExtension "SPV_KHR_float_controls" when
+ * no mode is left: the module a device without those float controls
+ * accepts (its driver may then fold 0 * x to 0: docs/kernels.md). */
+static void spirv_strip_szinp(uint32_t *w, size_t *nw, unsigned strip) {
+  spv_needs_t have;
+  memset(&have, 0, sizeof have);
+  spirv_words_needs((const uint8_t *)w, *nw, &have);
+  int none_left = (have.szinp & ~strip) == 0;
+  size_t o = 5;
+  int preamble = 1;
+  for (size_t i = 5; i < *nw;) {
+    uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
+    if (len == 0 || i + len > *nw) len = (uint32_t)(*nw - i); /* copied as is */
+    int drop = 0;
+    if (preamble) {
+      if (op == 16 && len == 4 && w[i + 2] == 4461 && (szinp_bit(w[i + 3]) & strip))
+        drop = 1;
+      if (none_left && op == 17 && len == 2 && w[i + 1] == 4466) drop = 1;
+      if (none_left && op == 10 && len == 7 &&
+          !memcmp(&w[i + 1], "SPV_KHR_float_controls", 23))
+        drop = 1;
+      if (op == 54 /* OpFunction */) preamble = 0;
+    }
+    if (!drop) {
+      memmove(&w[o], &w[i], len * sizeof(uint32_t));
+      o += len;
+    }
+    i += len;
+  }
+  *nw = o;
 }
 
 static int has_extension(vk_loader_t *L, VkPhysicalDevice pd, const char *name) {
@@ -693,9 +749,32 @@ static dml_status_t create_device(vk_session_t *v) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR, NULL, 0, 0, 0};
   VkPhysicalDevice16BitStorageFeatures s16 = {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};
-  const char *ext[2];
+  const char *ext[3];
   uint32_t n_ext = 0;
   void *chain = NULL;
+  if (need.szinp) {
+    /* float controls (VK_KHR_shader_float_controls, a property: nothing to
+     * enable but the extension); the widths the device lacks are stripped
+     * from the modules (DMLC_VULKAN_HIDE_FEATURES may name
+     * shaderSignedZeroInfNanPreserveFloat16/32/64) */
+    unsigned has = 0;
+    if (has_extension(L, pd, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME)) {
+      VkPhysicalDeviceFloatControlsPropertiesKHR fc;
+      memset(&fc, 0, sizeof fc);
+      fc.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES_KHR;
+      VkPhysicalDeviceProperties2 p2 = {
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &fc, {0}};
+      L->vkGetPhysicalDeviceProperties2(pd, &p2);
+      has = (fc.shaderSignedZeroInfNanPreserveFloat16 ? 1u : 0u) |
+            (fc.shaderSignedZeroInfNanPreserveFloat32 ? 2u : 0u) |
+            (fc.shaderSignedZeroInfNanPreserveFloat64 ? 4u : 0u);
+      if (hide && strstr(hide, "shaderSignedZeroInfNanPreserveFloat16")) has &= ~1u;
+      if (hide && strstr(hide, "shaderSignedZeroInfNanPreserveFloat32")) has &= ~2u;
+      if (hide && strstr(hide, "shaderSignedZeroInfNanPreserveFloat64")) has &= ~4u;
+    }
+    v->szinp_strip = need.szinp & ~has;
+    if (need.szinp & has) ext[n_ext++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
+  }
   if (need.storage8) {
     if (hide8 || !has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME) ||
         !has_feature(L, pd, &s8, &s8.storageBuffer8BitAccess))
@@ -954,8 +1033,10 @@ static dml_status_t make_pipelines(vk_session_t *v, const dml_pkg_graph_t *g) {
     uint32_t *code = (uint32_t *)malloc(K->code_bytes);
     if (!code) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
     memcpy(code, K->code, K->code_bytes);
+    size_t nw = K->code_bytes / 4;
+    if (v->szinp_strip) spirv_strip_szinp(code, &nw, v->szinp_strip);
     VkShaderModuleCreateInfo sm = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0,
-                                   K->code_bytes, code};
+                                   nw * 4, code};
     VkShaderModule mod = VK_NULL_HANDLE;
     VkResult r = v->vkCreateShaderModule(v->dev, &sm, NULL, &mod);
     free(code);
@@ -1523,10 +1604,19 @@ static dml_status_t dm_eager_pipeline(vk_session_t *v, uint32_t k) {
                            : miss & 8u ? "shaderInt16"
                                        : "storageBuffer16BitAccess",
                            v->desc);
+  size_t nw = E->n_words;
+  uint32_t *code = NULL;
+  if (v->szinp_strip) {
+    code = (uint32_t *)malloc(nw * 4);
+    if (!code) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+    memcpy(code, E->words, nw * 4);
+    spirv_strip_szinp(code, &nw, v->szinp_strip);
+  }
   VkShaderModuleCreateInfo sm = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0,
-                                 (size_t)E->n_words * 4, E->words};
+                                 nw * 4, code ? code : E->words};
   VkShaderModule mod = VK_NULL_HANDLE;
   VkResult r = v->vkCreateShaderModule(v->dev, &sm, NULL, &mod);
+  free(code);
   if (r != VK_SUCCESS)
     return dml_status_detail(vkfail("vkCreateShaderModule", r), "eager kernel %s",
                              dml_op_name(E->op));

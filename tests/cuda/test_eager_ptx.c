@@ -72,6 +72,42 @@ static void test_rows(void) {
   CHECK(n_ew >= 90 && n_red >= 16); /* 2 forms: 45 elementwise ops, 8 reductions */
 }
 
+/* No NaN-propagating max/min against a zero: clang makes max.NaN /
+ * min.NaN (IEEE maximum / minimum, -0 < +0) of a select `x < c ? c : x`,
+ * which for c = 0 is not the select at x = -0: the formula table's Relu
+ * (`x < 0 ? 0 : x`) became max.NaN.f32(x, 0) and gave +0 for f16 and f32
+ * -0 on an H100 where the CPU and Vulkan keep -0. The renderer's opaque
+ * zero (c_emit.h opaque_pre) keeps such selects selects. (max.f32 / min.f32
+ * against 0 are fmaxf / fminf the formulas ask for, or `x > 0 ? x : 0`,
+ * which they compute exactly.) */
+static void test_no_minmax_with_zero(void) {
+  static const char *const zeros[] = {"0f00000000;", "0f80000000;", "0d0000000000000000;",
+                                      "0d8000000000000000;"};
+  uint32_t relu_rows = 0;
+  for (uint32_t k = 0; k < dml_eager_ptx_count; k++) {
+    const dml_eager_kernel_t *E = &dml_eager_ptx[k];
+    const char *text = (const char *)E->words;
+    if (!text || !memchr(text, 0, (size_t)E->n_words * 4)) continue;
+    relu_rows += E->op == DML_OP_RELU;
+    for (const char *l = text; *l;) {
+      const char *end = strchr(l, '\n');
+      size_t n = end ? (size_t)(end - l) : strlen(l);
+      char line[160];
+      snprintf(line, sizeof line, "%.*s",
+               (int)(n < sizeof line - 1 ? n : sizeof line - 1), l);
+      int minmax = strstr(line, "\tmax.NaN.") || strstr(line, "\tmin.NaN.");
+      for (size_t z = 0; minmax && z < sizeof zeros / sizeof zeros[0]; z++)
+        if (strstr(line, zeros[z])) {
+          fprintf(stderr, "  row %u (%s of %s): %s\n", k, dml_op_name(E->op),
+                  dml_dtype_name((dml_dtype_t)E->dtype), line);
+          CHECK(!strstr(line, zeros[z]));
+        }
+      l = end ? end + 1 : l + n;
+    }
+  }
+  CHECK(relu_rows >= 6); /* f32, f16, bf16 in two forms at least */
+}
+
 /* Each row assembled by ptxas for sm_80 and sm_90. */
 static void test_ptxas(void) {
   if (!dml_codegen_cuda_ptxas()) {
@@ -112,6 +148,7 @@ int main(void) {
     return 77;
   }
   RUN(test_rows);
+  RUN(test_no_minmax_with_zero);
   RUN(test_ptxas);
   return dml_test_finish();
 }

@@ -450,6 +450,78 @@ static void test_conv_padded_taps(void) {
   }
 }
 
+/* Products by a zero and x - x on infinities and NaN: Mul(x, 0), Mul(0, x)
+ * and x * 0 + y (the zero a weight read at run time), Sub(x, x) and
+ * LeakyRelu with alpha = 0 (x < 0 ? 0 * x : x, the zero a literal in the
+ * kernel) are NaN for x = +-inf or NaN on the CPU (IEEE) and must be on
+ * Vulkan too, bit for bit elsewhere (-0 for 0 * -1). On lavapipe, x - x
+ * folds to 0 unless the kernel declares SignedZeroInfNanPreserve
+ * (codegen/spirv/glsl.c), and a literal zero factor folds to +0 whatever the
+ * kernel declares (dml_kv_fn writes z * x as x * (x - x)). With the device's
+ * shaderSignedZeroInfNanPreserveFloat32 hidden (DMLC_VULKAN_HIDE_FEATURES)
+ * the runtime strips the mode: the kernels must still run; the results
+ * that then differ from the CPU are counted, not checked. Returns that
+ * count (0 when not hidden), -1 without a session. */
+static int zero_products(int hidden) {
+  static const char text[] =
+      "global @z : f32[] = dense<[0.0]>\n"
+      "func @forward(%x: f32[12], %y: f32[12]) -> (f32[12], f32[12], f32[12], "
+      "f32[12], f32[12]) {\n"
+      "  %a = Mul(%x, @z) : f32[12]\n"
+      "  %b = Mul(@z, %x) : f32[12]\n"
+      "  %t = Mul(%x, @z) : f32[12]\n"
+      "  %c = Add(%t, %y) : f32[12]\n"
+      "  %d = Sub(%x, %x) : f32[12]\n"
+      "  %e = LeakyRelu(%x) {alpha = 0.0} : f32[12]\n"
+      "  return %a, %b, %c, %d, %e\n}\n";
+  static const float x[12] = {INFINITY, -INFINITY, NAN,   -NAN,   1.0f,   -1.0f,
+                              0.0f,     -0.0f,     3e38f, -3e38f, 1e-40f, 2.5f};
+  static const float y[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -12};
+  dml_rt_session_t *cpu = NULL, *vk = NULL;
+  if (hidden)
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "shaderSignedZeroInfNanPreserveFloat32", 1);
+  dml_rt_model_t *m = vk_open_pair(text, &cpu, &vk);
+  if (hidden) unsetenv("DMLC_VULKAN_HIDE_FEATURES");
+  int differ = 0;
+  if (!cpu || !vk) {
+    gpu_test_close(m, cpu, vk);
+    return -1;
+  }
+  static float co[5][12], go[5][12];
+  const float *in[2] = {x, y};
+  float *cpo[5] = {co[0], co[1], co[2], co[3], co[4]},
+        *gpo[5] = {go[0], go[1], go[2], go[3], go[4]};
+  run_both(cpu, vk, 2, in, 12, 5, cpo, gpo);
+  static const char *const name[5] = {"Mul(x, 0)", "Mul(0, x)", "x * 0 + y", "Sub(x, x)",
+                                      "LeakyRelu alpha 0"};
+  for (int o = 0; o < 5; o++)
+    for (int i = 0; i < 12; i++) {
+      float c = co[o][i], g = go[o][i];
+      /* the CPU: NaN exactly for the infinite and NaN x */
+      if (o < 4) CHECK((isnan(c) != 0) == (isinf(x[i]) || isnan(x[i])));
+      /* a subnormal x may be flushed to a zero of its sign: the same zero */
+      int same = isnan(c) ? isnan(g) != 0 : !memcmp(&c, &g, sizeof c);
+      if (same) continue;
+      if (hidden) {
+        differ++;
+        continue;
+      }
+      fprintf(stderr, "  %s at x = %g%s: cpu %g vulkan %g\n", name[o], (double)x[i],
+              hidden ? " (float controls hidden)" : "", (double)c, (double)g);
+      CHECK(same);
+    }
+  gpu_test_close(m, cpu, vk);
+  return differ;
+}
+
+static void test_zero_products(void) {
+  CHECK(zero_products(0) == 0);
+  int differ = zero_products(1);
+  CHECK(differ >= 0);
+  printf("  without SignedZeroInfNanPreserve: %d of 60 results differ from the CPU\n",
+         differ);
+}
+
 /* ---- every op of the elementwise formula table (runtime/base/ew_ops.def) ---- */
 
 typedef long double ld;
@@ -878,6 +950,7 @@ int main(void) {
   RUN(test_softplus_sign);
   RUN(test_sce_edges);
   RUN(test_conv_padded_taps);
+  RUN(test_zero_products);
   RUN(test_ew_every_op_has_a_case);
   RUN(test_ew_table);
   return dml_test_finish();

@@ -6,6 +6,16 @@
 #define __shared__ __attribute__((shared))
 #define DML_DEV static __device__ __attribute__((always_inline)) inline
 typedef struct dml_syms { unsigned sym[DML_NSYM]; } dml_syms_t;
+/* x, which the compiler cannot see as a constant (c_emit.h opaque_pre):
+ * no min/max instruction made of a select with a zero arm */
+DML_DEV float dml_opaque(float x) {
+  __asm__("" : "+f"(x));
+  return x;
+}
+DML_DEV double dml_opaque(double x) {
+  __asm__("" : "+d"(x));
+  return x;
+}
 /* exp(x) = 2^h * 2^l with h = fl(x*log2 e) and l its rounding error (fma):
  * ex2.approx's 2^-22.5 relative error, not x*log2 e's rounding */
 DML_DEV float dml_exp(float x) {

@@ -6,6 +6,16 @@
 #define __shared__ __attribute__((shared))
 #define DML_DEV static __device__ __attribute__((always_inline)) inline
 typedef struct dml_syms { unsigned sym[DML_NSYM]; } dml_syms_t;
+/* x, which the compiler cannot see as a constant (c_emit.h opaque_pre):
+ * no min/max instruction made of a select with a zero arm */
+DML_DEV float dml_opaque(float x) {
+  __asm__("" : "+f"(x));
+  return x;
+}
+DML_DEV double dml_opaque(double x) {
+  __asm__("" : "+d"(x));
+  return x;
+}
 /* exp(x) = 2^h * 2^l with h = fl(x*log2 e) and l its rounding error (fma):
  * ex2.approx's 2^-22.5 relative error, not x*log2 e's rounding */
 DML_DEV float dml_exp(float x) {
@@ -297,7 +307,7 @@ k0_gemm(float *__restrict__ arena, const float *__restrict__ weights, dml_syms_t
   if (((wg_y * 8u) + lid_y) < pc.sym[0]) {
     if (gid_x < 6u) {
       r0 = (r43 + weights[(48u + gid_x)]);
-      r1 = ((r0 < 0.0f) ? 0.0f : r0);
+      r1 = ((r0 < 0.0f) ? dml_opaque(0.0f) : r0);
       r2 = ((__builtin_fabsf(r1) > 10.0f) ? ((r1 > 0.0f) ? 1.0f : -1.0f) : (((__builtin_fabsf((r1 + r1)) < 0.5f) ? ((r1 + r1) * (1.0f + ((r1 + r1) * (0.5f + ((r1 + r1) * (0.166666672f + ((r1 + r1) * (0.0416666679f + ((r1 + r1) * (0.00833333377f + ((r1 + r1) * (0.00138888892f + ((r1 + r1) * (0.000198412701f + ((r1 + r1) * (2.48015876e-05f + ((r1 + r1) * (2.75573188e-06f + ((r1 + r1) * 2.755732e-07f))))))))))))))))))) : (dml_exp((r1 + r1)) - 1.0f)) / (((__builtin_fabsf((r1 + r1)) < 0.5f) ? ((r1 + r1) * (1.0f + ((r1 + r1) * (0.5f + ((r1 + r1) * (0.166666672f + ((r1 + r1) * (0.0416666679f + ((r1 + r1) * (0.00833333377f + ((r1 + r1) * (0.00138888892f + ((r1 + r1) * (0.000198412701f + ((r1 + r1) * (2.48015876e-05f + ((r1 + r1) * (2.75573188e-06f + ((r1 + r1) * 2.755732e-07f))))))))))))))))))) : (dml_exp((r1 + r1)) - 1.0f)) + 2.0f)));
       arena[(128u + ((((wg_y * 8u) + lid_y) * 6u) + gid_x))] = r2;
     }
