@@ -1977,7 +1977,8 @@ static double wq_quantize(const float *w, int64_t d0, int64_t d1, int axis, int6
       if (!(sc[i] >= FLT_MIN)) sc[i] = 1.0f;
     }
   }
-  if (bits == 4) memset(q, 0, (size_t)((d0 * d1 + 1) / 2));
+  const int64_t nq = d0 * d1;
+  if (bits == 4 && nq > 0) memset(q, 0, (size_t)((nq + 1) / 2));
   double sig = 0, noise = 0;
   for (int64_t i = 0; i < d0; i++)
     for (int64_t j = 0; j < d1; j++) {
