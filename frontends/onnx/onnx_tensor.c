@@ -296,7 +296,8 @@ static dml_status_t decode_strings(const Onnx__TensorProto *t, const char *what,
                                              "%s: out of memory", what),
                              "%zu bytes", total);
   dml_str_t *d = (dml_str_t *)buf;
-  uint8_t *p = buf + (size_t)numel * sizeof(dml_str_t);
+  /* no strings: buf is NULL, and NULL + 0 is undefined (UBSan, fuzz_onnx) */
+  uint8_t *p = buf ? buf + (size_t)numel * sizeof(dml_str_t) : NULL;
   for (size_t i = 0; i < (size_t)numel; i++) {
     size_t len = t->string_data[i].len;
     if (len) memcpy(p, t->string_data[i].data, len);
