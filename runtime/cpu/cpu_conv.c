@@ -703,6 +703,26 @@ typedef struct {
   int64_t chunks, chunk_cols;   /* output-column chunks per (image, group) */
 } conv_run_t;
 
+/* The run of one Conv call: its operands' data, no output-column chunks
+ * (chunks 1, a chunk the whole output). */
+static conv_run_t conv_run_of(const conv_geo_t *g, int transpose, const dml_tensor_t *x,
+                              const dml_tensor_t *w, const dml_tensor_t *b,
+                              dml_tensor_t *y, char *base, conv_mem_t mem,
+                              const dml_cpu_epilogue_t *ep) {
+  conv_run_t r = {g,
+                  transpose,
+                  (const float *)x->data,
+                  (const float *)w->data,
+                  b ? (const float *)b->data : NULL,
+                  (float *)y->data,
+                  base,
+                  mem,
+                  ep,
+                  1,
+                  g->out_sz};
+  return r;
+}
+
 /* One output row of n values: y += bv (has_b), y = y * a + off (bn), y = y <
  * 0 ? 0 : y (relu), in one pass (vectorized), each step rounded alone. */
 DML_CPU_CLONES static void conv_epilogue_row(float *restrict y, int64_t n, int has_b,
@@ -1978,17 +1998,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
   }
   int threads = dml_cpu_num_threads();
   if (!transpose && is_depthwise(&g)) {
-    conv_run_t run = {&g,
-                      0,
-                      (const float *)x->data,
-                      (const float *)w->data,
-                      b ? (const float *)b->data : NULL,
-                      (float *)y->data,
-                      NULL,
-                      {0, 0, 0, 0},
-                      ep,
-                      1,
-                      g.out_sz};
+    conv_run_t run = conv_run_of(&g, 0, x, w, b, y, NULL, (conv_mem_t){0, 0, 0, 0}, ep);
     double macs = (double)(g.N * g.C) * (double)g.out_sz * (double)g.k_sz;
     int nth = macs >= DML_CPU_CONV_PARALLEL_MIN_MACS ? threads : 1;
 #if DML_CPU_X86
@@ -2014,17 +2024,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     if (avail < ab + sb)
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
     if (avail < ab + (size_t)slots * sb) slots = 1;
-    conv_run_t run = {&g,
-                      0,
-                      (const float *)x->data,
-                      (const float *)w->data,
-                      b ? (const float *)b->data : NULL,
-                      (float *)y->data,
-                      base,
-                      {0, 0, 0, 0},
-                      ep,
-                      1,
-                      g.out_sz};
+    conv_run_t run = conv_run_of(&g, 0, x, w, b, y, base, (conv_mem_t){0, 0, 0, 0}, ep);
     const float *ap = ep && ep->packed ? (const float *)ep->packed : (const float *)base;
     if (ap == (const float *)base)
       dml_cpu_sgemm_pack_a(0, g.M, g.C * g.k_sz, run.w, g.C * g.k_sz, (float *)base);
@@ -2052,17 +2052,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     if (avail < wb + sb)
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
     if (avail < wb + (size_t)slots * sb) slots = 1;
-    conv_run_t run = {&g,
-                      0,
-                      (const float *)x->data,
-                      (const float *)w->data,
-                      b ? (const float *)b->data : NULL,
-                      (float *)y->data,
-                      base,
-                      {0, 0, 0, 0},
-                      ep,
-                      1,
-                      g.out_sz};
+    conv_run_t run = conv_run_of(&g, 0, x, w, b, y, base, (conv_mem_t){0, 0, 0, 0}, ep);
     const float *wpk = (const float *)(const void *)base;
     if (ep && ep->packed && cv_prepacks(w, 1))
       wpk = (const float *)ep->packed + cv_prepack_at(g.M, g.C * g.k_sz);
@@ -2091,17 +2081,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     if (avail < ab + sb)
       return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
     if (avail < ab + (size_t)slots * sb) slots = 1;
-    conv_run_t run = {&g,
-                      0,
-                      (const float *)x->data,
-                      (const float *)w->data,
-                      b ? (const float *)b->data : NULL,
-                      (float *)y->data,
-                      base,
-                      {0, 0, 0, 0},
-                      ep,
-                      1,
-                      g.out_sz};
+    conv_run_t run = conv_run_of(&g, 0, x, w, b, y, base, (conv_mem_t){0, 0, 0, 0}, ep);
     const float *ap = ep && ep->packed ? (const float *)ep->packed : (const float *)base;
     if (ap == (const float *)base)
       dml_cpu_sgemm_pack_a(0, g.M, g.C * g.k_sz, run.w, g.C * g.k_sz, (float *)base);
@@ -2136,17 +2116,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
   }
   if (!mem.batch_parallel) mem.gemm_bytes = avail - mem.col_bytes; /* all threads */
-  conv_run_t run = {&g,
-                    transpose,
-                    (const float *)x->data,
-                    (const float *)w->data,
-                    b ? (const float *)b->data : NULL,
-                    (float *)y->data,
-                    base,
-                    mem,
-                    ep,
-                    1,
-                    g.out_sz};
+  conv_run_t run = conv_run_of(&g, transpose, x, w, b, y, base, mem, ep);
   /* Fewer (image, group) pairs than twice the threads: also split each
    * image's columns, in whole panels of the micro-kernel. */
   int64_t pairs = g.N * g.group;
