@@ -1318,20 +1318,24 @@ static void dwf_task(void *vctx, int64_t t, int tid) {
 
 /* For 3x3 kernels, dilation 1, strides 1 and 2 (both ways), output rows of
  * at least 16: a plane is taken 16 output columns at a time (a vector;
- * the last masked to OW) and, for those columns, DWR_R output rows at a
- * time (DWR_R accumulators). The block's input rows are walked once in
- * order; each row's three tap vectors (stride 1: three masked loads at
+ * the last masked to OW) and, for those columns, DWR_R(S) output rows at
+ * a time (that many accumulators). The block's input rows are walked once
+ * in order; each row's three tap vectors (stride 1: three masked loads at
  * the columns kw - p1 + ow; stride 2: four masked loads and three
- * permutes, the even and odd columns) are loaded once and multiplied into
+ * permutes, the even and odd columns) are made once and multiplied into
  * every output row of the block that reads them (a row is read by up to
- * three output rows), with the nine weights held in registers: 0.42 loads
- * per multiply-add at stride 1 instead of the flat kernel's one. Lanes
- * outside the image and rows in the padding load 0 and still add 0 * w,
- * and each accumulator takes its taps in order (kh, then kw) from 0: the
- * same fused multiply-adds as dw_plane_avx512 and dwf_plane (the same
- * bits); then the bias and epilogue (dw_ep_t) in registers and one masked
- * store per vector. */
-#define DWR_R 8
+ * three output rows), with the nine weights held in registers. With one
+ * column of padding and rows of whole vectors (stride 2: of two) the taps
+ * come from plain loads of the row's own vectors and register shifts
+ * (alignr; stride 2 two permutes and one alignr): masked and unaligned
+ * loads cost more here (Zen 5). Lanes outside the image and rows in the
+ * padding are 0 and still add 0 * w, and each accumulator takes its taps
+ * in order (kh, then kw) from 0: the same fused multiply-adds as
+ * dw_plane_avx512 and dwf_plane (the same bits); then the bias and
+ * epilogue (dw_ep_t) in registers and one masked store per vector. Rows
+ * per block: 4 at stride 1, 2 at stride 2 (cpu_kernel_bench, 1 thread: 8
+ * rows were 10-35% slower, 2 and 1 slower too). */
+#define DWR_R(S) ((S) == 1 ? 4 : 2)
 
 static int dwr_ok(const conv_geo_t *g) {
   return g->k[0] == 3 && g->k[1] == 3 && g->d[0] == 1 && g->d[1] == 1 &&
@@ -1442,10 +1446,10 @@ static inline __mmask16 dwr_mask(int64_t c, int64_t w) {
       __mmask16 sm = (__mmask16)((1u << n) - 1u);                                        \
       int64_t oh = 0;                                                                    \
       if (al) {                                                                          \
-        for (; oh + DWR_R <= OH; oh += DWR_R) DWR_BLOCK(DWR_R, S, 1)                     \
+        for (; oh + DWR_R(S) <= OH; oh += DWR_R(S)) DWR_BLOCK(DWR_R(S), S, 1)            \
         for (; oh < OH; oh++) DWR_BLOCK(1, S, 1)                                         \
       } else {                                                                           \
-        for (; oh + DWR_R <= OH; oh += DWR_R) DWR_BLOCK(DWR_R, S, 0)                     \
+        for (; oh + DWR_R(S) <= OH; oh += DWR_R(S)) DWR_BLOCK(DWR_R(S), S, 0)            \
         for (; oh < OH; oh++) DWR_BLOCK(1, S, 0)                                         \
       }                                                                                  \
     }                                                                                    \
