@@ -1716,6 +1716,7 @@ __attribute__((target("avx512f"))) static void direct_tiles(
  * the same bits. A last partial vector is masked. */
 #define PW_MR 6
 #define PW_NV 4
+#define PW_PACK_K 16
 #define PW_BLOCK(NV, FULL)                                                      \
   {                                                                             \
     __mmask16 km[NV];                                                           \
@@ -1723,7 +1724,7 @@ __attribute__((target("avx512f"))) static void direct_tiles(
       int64_t n = DML_CPU_MIN((int64_t)16, HW - (v + j) * 16);                  \
       km[j] = (__mmask16)((1u << n) - 1u);                                      \
     }                                                                           \
-    for (int64_t m0 = mb; m0 < M_; m0 += PW_MR) {                               \
+    for (int64_t m0 = 0; m0 < M_; m0 += PW_MR) {                                \
       int rows = (int)DML_CPU_MIN((int64_t)PW_MR, M - m0);                      \
       __m512 acc[PW_MR][NV];                                                    \
       _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++)                   \
@@ -1736,8 +1737,8 @@ __attribute__((target("avx512f"))) static void direct_tiles(
           int64_t m = DML_CPU_MIN(m0 + i, M - 1); /* rows past M: not stored */ \
           arow[i] = ap + pc * mpad + m / 8 * 8 * kc + m % 8;                    \
         }                                                                       \
-        const float *xk = x + pc * HW + v * 16;                                 \
-        for (int64_t k = 0; k < kc; k++, xk += HW) {                            \
+        const float *xk = xb + pc * xs;                                         \
+        for (int64_t k = 0; k < kc; k++, xk += xs) {                            \
           __m512 xv[NV];                                                        \
           _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) xv[j] =        \
               (FULL) ? _mm512_loadu_ps(xk + 16 * j)                             \
@@ -1768,16 +1769,29 @@ __attribute__((target("avx512f"))) static void pw_tiles(
     const float *restrict ap, float *restrict y, int64_t v0, int64_t v1) {
   int64_t HW = g->out_sz, K = g->C, M = g->M, mpad = (M + 7) / 8 * 8;
   const float *res = r->ep ? r->ep->residual : NULL;
-  /* K <= 32: channel blocks outer (X, at most 32 rows, is re-read from
-   * L2 per block; the output is written as PW_MR streams, not M: at batch
-   * 32, 16 -> 32 at 32x32, 148 -> 157 GFLOP/s); else the position chunks
-   * outer (their K x 64 inputs stay in L1 for every block). */
-  int64_t mstep = K <= 32 ? PW_MR : M;
-  for (int64_t mb = 0; mb < M; mb += mstep) {
-    int64_t M_ = DML_CPU_MIN(M, mb + mstep);
-    int64_t v = v0;
-    for (; v + PW_NV <= v1 && (v + PW_NV) * 16 <= HW; v += PW_NV) PW_BLOCK(PW_NV, 1)
-    for (; v < v1; v++) PW_BLOCK(1, 0)
+  /* Up to PW_PACK_K input channels, a chunk's K x 64 inputs are first
+   * copied into a contiguous buffer that every channel block reads
+   * (cpu_kernel_bench, batch 32: 16 -> 32 at 32x32 146 -> 162-168
+   * GFLOP/s; 32 -> 32 at 32x32, 32 -> 64 at 16x16 and 64 -> 64 lost 3-7%
+   * with it, so they read X in place). */
+  float xpk[PW_PACK_K * PW_NV * 16] __attribute__((aligned(64)));
+  int64_t v = v0, M_ = M;
+  for (; v + PW_NV <= v1 && (v + PW_NV) * 16 <= HW; v += PW_NV) {
+    const float *xb = x + v * 16;
+    int64_t xs = HW;
+    if (K <= PW_PACK_K) {
+      for (int64_t k = 0; k < K; k++)
+        for (int j = 0; j < PW_NV; j++)
+          _mm512_store_ps(xpk + k * PW_NV * 16 + 16 * j,
+                          _mm512_loadu_ps(xb + k * HW + 16 * j));
+      xb = xpk, xs = PW_NV * 16;
+    }
+    PW_BLOCK(PW_NV, 1)
+  }
+  for (; v < v1; v++) {
+    const float *xb = x + v * 16;
+    int64_t xs = HW;
+    PW_BLOCK(1, 0)
   }
 }
 #endif
