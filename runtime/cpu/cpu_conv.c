@@ -1717,6 +1717,7 @@ __attribute__((target("avx512f"))) static void direct_tiles(
 #define PW_MR 6
 #define PW_NV 4
 #define PW_PACK_K 16
+#define PW_SC 4
 #define PW_BLOCK(NV, FULL)                                                      \
   {                                                                             \
     __mmask16 km[NV];                                                           \
@@ -1724,7 +1725,7 @@ __attribute__((target("avx512f"))) static void direct_tiles(
       int64_t n = DML_CPU_MIN((int64_t)16, HW - (v + j) * 16);                  \
       km[j] = (__mmask16)((1u << n) - 1u);                                      \
     }                                                                           \
-    for (int64_t m0 = 0; m0 < M_; m0 += PW_MR) {                                \
+    for (int64_t m0 = mlo; m0 < M_; m0 += PW_MR) {                              \
       int rows = (int)DML_CPU_MIN((int64_t)PW_MR, M - m0);                      \
       __m512 acc[PW_MR][NV];                                                    \
       _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++)                   \
@@ -1769,23 +1770,36 @@ __attribute__((target("avx512f"))) static void pw_tiles(
     const float *restrict ap, float *restrict y, int64_t v0, int64_t v1) {
   int64_t HW = g->out_sz, K = g->C, M = g->M, mpad = (M + 7) / 8 * 8;
   const float *res = r->ep ? r->ep->residual : NULL;
-  /* Up to PW_PACK_K input channels, a chunk's K x 64 inputs are first
-   * copied into a contiguous buffer that every channel block reads
+  /* Up to PW_PACK_K input channels, PW_SC chunks' K x 256 inputs are
+   * first copied into a contiguous buffer and the channel blocks taken
+   * outer over them (each block writes its rows 1 KB at a time)
    * (cpu_kernel_bench, batch 32: 16 -> 32 at 32x32 146 -> 162-168
-   * GFLOP/s; 32 -> 32 at 32x32, 32 -> 64 at 16x16 and 64 -> 64 lost 3-7%
-   * with it, so they read X in place). */
-  float xpk[PW_PACK_K * PW_NV * 16] __attribute__((aligned(64)));
-  int64_t v = v0, M_ = M;
+   * GFLOP/s with one chunk copied, 169 -> 174-176 with four; 32 -> 32 at
+   * 32x32, 32 -> 64 at 16x16 and 64 -> 64 lost 3-7% with the copy, so
+   * they read X in place). */
+  float xpk[PW_PACK_K * PW_SC * PW_NV * 16] __attribute__((aligned(64)));
+  int64_t v = v0, M_ = M, mlo = 0;
+  if (K <= PW_PACK_K) /* PW_SC chunks at a time: packed, then channel blocks outer */
+    for (; v + PW_SC * PW_NV <= v1 && (v + PW_SC * PW_NV) * 16 <= HW;
+         v += PW_SC * PW_NV) {
+      const int64_t xs = PW_SC * PW_NV * 16, vs = v;
+      for (int64_t k = 0; k < K; k++)
+        for (int j = 0; j < PW_SC * PW_NV; j++)
+          _mm512_store_ps(xpk + k * xs + 16 * j,
+                          _mm512_loadu_ps(x + vs * 16 + k * HW + 16 * j));
+      for (int64_t mb = 0; mb < M; mb += PW_MR) {
+        mlo = mb, M_ = DML_CPU_MIN(M, mb + PW_MR);
+        for (int c = 0; c < PW_SC; c++) {
+          const float *xb = xpk + c * PW_NV * 16;
+          v = vs + c * PW_NV;
+          PW_BLOCK(PW_NV, 1)
+        }
+      }
+      v = vs, mlo = 0, M_ = M;
+    }
   for (; v + PW_NV <= v1 && (v + PW_NV) * 16 <= HW; v += PW_NV) {
     const float *xb = x + v * 16;
     int64_t xs = HW;
-    if (K <= PW_PACK_K) {
-      for (int64_t k = 0; k < K; k++)
-        for (int j = 0; j < PW_NV; j++)
-          _mm512_store_ps(xpk + k * PW_NV * 16 + 16 * j,
-                          _mm512_loadu_ps(xb + k * HW + 16 * j));
-      xb = xpk, xs = PW_NV * 16;
-    }
     PW_BLOCK(PW_NV, 1)
   }
   for (; v < v1; v++) {

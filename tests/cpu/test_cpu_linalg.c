@@ -446,6 +446,10 @@ static void test_conv2d_variants(void) {
   pw.k[0] = pw.k[1] = 1;
   pw.C = 16, pw.M = 8;
   conv_case(pw, 1, NULL);
+  cgeo_t pwrow = pw; /* 1x1, K 16, 17x17: packed 256-position blocks, then tails */
+  pwrow.N = 1, pwrow.M = 10, pwrow.in[0] = pwrow.in[1] = 17;
+  conv_case(pwrow, 1, NULL);
+  conv_case(pwrow, 0, NULL);
   cgeo_t pwdeep = pw; /* 1x1 with K = 300: two KC blocks of the packed weights */
   pwdeep.C = 300, pwdeep.M = 7;
   conv_case(pwdeep, 1, NULL);
