@@ -238,7 +238,9 @@ int main(int argc, char **argv) {
   conv_bench("pointwise 1x1 64->64 16x16 b1", 1, 64, 64, 1, 16, 1, 1, seconds, peak);
   conv_bench("pointwise 1x1 128->128 8x8 b1", 1, 128, 128, 1, 8, 1, 1, seconds, peak);
   conv_bench("pointwise 1x1 16->32 32x32 b32", 32, 16, 32, 1, 32, 1, 1, seconds, peak);
+  conv_bench("pointwise 1x1 32->64 16x16 b32", 32, 32, 64, 1, 16, 1, 1, seconds, peak);
   conv_bench("pointwise 1x1 64->64 16x16 b32", 32, 64, 64, 1, 16, 1, 1, seconds, peak);
+  conv_bench("pointwise 1x1 64->128 8x8 b32", 32, 64, 128, 1, 8, 1, 1, seconds, peak);
   conv_bench("pointwise 1x1 128->128 8x8 b32", 32, 128, 128, 1, 8, 1, 1, seconds, peak);
   conv_bench("conv 3x3 s1 64->64 56x56", 1, 64, 64, 1, 56, 3, 1, seconds, peak);
   conv_bench("conv 3x3 s1 16->16 32x32 b32", 32, 16, 16, 1, 32, 3, 1, seconds, peak);

@@ -1212,55 +1212,68 @@ __attribute__((target("avx512f"))) static void dwf_table(const conv_geo_t *g, in
           (tp)->m[1],                                                                \
           (const void *)((uintptr_t)(xp) + (uintptr_t)((int64_t)(tp)->off[1] * 4))))
 
-/* The vectors of one plane NV at a time (NV accumulators), from vector v0
- * (tab: their taps). */
-#define DWF_BODY(LOAD, NV)                                                               \
+/* The vectors of NC consecutive channels' planes (x, w, y: the first
+ * channel's; xs, os: floats from one plane to the next) NV at a time (NC x
+ * NV accumulators), from vector v0 (tab: their taps): each tap's offset
+ * and mask are read once for the NC channels, and the NC x NV independent
+ * chains keep both FMA pipes busy on small planes (8x8: 4 vectors). */
+#define DWF_BODY(LOAD, NV, NC)                                                           \
   for (int64_t v = 0; v + (NV) <= nv; v += (NV)) {                                       \
-    __m512 acc[NV];                                                                      \
-    for (int j = 0; j < (NV); j++) acc[j] = _mm512_setzero_ps();                         \
+    __m512 acc[NC][NV];                                                                  \
+    _Pragma("GCC unroll 16") for (int c = 0; c < (NC); c++)                              \
+        _Pragma("GCC unroll 16") for (int j = 0; j < (NV); j++) acc[c][j] =              \
+            _mm512_setzero_ps();                                                         \
     const dwf_tap_t *tp = tab + v * nt;                                                  \
     for (int64_t t = 0; t < nt; t++, tp++) {                                             \
-      __m512 wv = _mm512_set1_ps(w[t]);                                                  \
-      for (int j = 0; j < (NV); j++)                                                     \
-        acc[j] = _mm512_fmadd_ps(LOAD(x, tp + j * nt), wv, acc[j]);                      \
+      __m512 wv[NC];                                                                     \
+      _Pragma("GCC unroll 16") for (int c = 0; c < (NC); c++) wv[c] =                    \
+          _mm512_set1_ps(w[c * nt + t]);                                                 \
+      _Pragma("GCC unroll 16") for (int j = 0; j < (NV); j++)                            \
+          _Pragma("GCC unroll 16") for (int c = 0; c < (NC); c++) acc[c][j] =            \
+              _mm512_fmadd_ps(LOAD(x + c * xs, tp + j * nt), wv[c], acc[c][j]);          \
     }                                                                                    \
-    for (int j = 0; j < (NV); j++) {                                                     \
-      __m512 o = acc[j];                                                                 \
-      if (ep->has_bias) o = _mm512_add_ps(o, _mm512_set1_ps(ep->bias));                  \
-      if (ep->has_bn)                                                                    \
-        o = _mm512_add_ps(_mm512_mul_ps(o, _mm512_set1_ps(ep->a)),                       \
-                          _mm512_set1_ps(ep->off));                                      \
-      if (ep->relu) /* o < 0 ? 0 : o, NaN and -0 kept */                                 \
+    _Pragma("GCC unroll 16") for (int c = 0; c < (NC); c++)                              \
+        _Pragma("GCC unroll 16") for (int j = 0; j < (NV); j++) {                        \
+      __m512 o = acc[c][j];                                                              \
+      if (ep[c].has_bias) o = _mm512_add_ps(o, _mm512_set1_ps(ep[c].bias));              \
+      if (ep[c].has_bn)                                                                  \
+        o = _mm512_add_ps(_mm512_mul_ps(o, _mm512_set1_ps(ep[c].a)),                     \
+                          _mm512_set1_ps(ep[c].off));                                    \
+      if (ep[c].relu) /* o < 0 ? 0 : o, NaN and -0 kept */                               \
         o = _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(o, _mm512_setzero_ps(), _CMP_LT_OQ), \
                                 o);                                                      \
       int64_t p = (v0 + v + j) * 16;                                                     \
       __mmask16 sm =                                                                     \
           p + 16 <= tot ? (__mmask16)0xffff : (__mmask16)((1u << (tot - p)) - 1);        \
-      _mm512_mask_storeu_ps(y + p, sm, o);                                               \
+      _mm512_mask_storeu_ps(y + c * os + p, sm, o);                                      \
     }                                                                                    \
   }
 
-__attribute__((target("avx512f"))) static void dwf_plane(
-    const conv_geo_t *g, const dwf_tap_t *tab, int64_t v0, int64_t nv,
-    const float *restrict x, const float *restrict w, float *restrict y,
-    const dw_ep_t *ep) {
-  int64_t nt = g->k[0] * g->k[1], tot = g->out[0] * g->out[1];
-  const __m512i ev =
-      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  int64_t n4 = nv / 4 * 4;
-  if (g->s[1] == 1) {
-    DWF_BODY(DWF_LOAD1, 4)
-  } else {
-    DWF_BODY(DWF_LOAD2, 4)
+/* Vectors [v0, v0 + nv) of NC channels (NC channels' ep), stride s1. */
+#define DWF_PLANES(NC)                                                                 \
+  __attribute__((target("avx512f"))) static void dwf_plane##NC(                        \
+      const conv_geo_t *g, const dwf_tap_t *tab, int64_t v0, int64_t nv,               \
+      const float *restrict x, int64_t xs, const float *restrict w, float *restrict y, \
+      int64_t os, const dw_ep_t *ep) {                                                 \
+    int64_t nt = g->k[0] * g->k[1], tot = g->out[0] * g->out[1];                       \
+    const __m512i ev =                                                                 \
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);  \
+    int64_t n4 = nv / 4 * 4;                                                           \
+    if (g->s[1] == 1) {                                                                \
+      DWF_BODY(DWF_LOAD1, 4, NC)                                                       \
+    } else {                                                                           \
+      DWF_BODY(DWF_LOAD2, 4, NC)                                                       \
+    }                                                                                  \
+    tab += n4 * nt, v0 += n4, nv -= n4;                                                \
+    if (g->s[1] == 1) {                                                                \
+      DWF_BODY(DWF_LOAD1, 1, NC)                                                       \
+    } else {                                                                           \
+      DWF_BODY(DWF_LOAD2, 1, NC)                                                       \
+    }                                                                                  \
+    (void)ev;                                                                          \
   }
-  tab += n4 * nt, v0 += n4, nv -= n4;
-  if (g->s[1] == 1) {
-    DWF_BODY(DWF_LOAD1, 1)
-  } else {
-    DWF_BODY(DWF_LOAD2, 1)
-  }
-  (void)ev;
-}
+DWF_PLANES(1)
+DWF_PLANES(4)
 
 /* Task t: image t / cb, channels (t % cb) * DWF_CB ... (cb blocks per
  * image), a chunk of DWF_VC vectors of each plane at a time; r->base holds
@@ -1274,19 +1287,322 @@ static void dwf_task(void *vctx, int64_t t, int tid) {
   int64_t nvec = (g->out_sz + 15) / 16;
   const dml_cpu_epilogue_t *e = r->ep;
   const dwf_tap_t *tab = (const dwf_tap_t *)r->base;
+  dw_ep_t ep[DWF_CB];
+  for (int64_t ch = c0; ch < c1; ch++)
+    ep[ch - c0] = (dw_ep_t){r->b != NULL,
+                            e && e->scale,
+                            e && e->relu,
+                            r->b ? r->b[ch] : 0.0f,
+                            e && e->scale ? e->scale[ch] : 0.0f,
+                            e && e->scale ? e->shift[ch] : 0.0f};
   for (int64_t v0 = 0; v0 < nvec; v0 += DWF_VC) {
     int64_t nv = DML_CPU_MIN((int64_t)DWF_VC, nvec - v0);
-    for (int64_t ch = c0; ch < c1; ch++) {
-      dw_ep_t ep = {r->b != NULL,
-                    e && e->scale,
-                    e && e->relu,
-                    r->b ? r->b[ch] : 0.0f,
-                    e && e->scale ? e->scale[ch] : 0.0f,
-                    e && e->scale ? e->shift[ch] : 0.0f};
+    for (int64_t ch = c0; ch < c1;) {
       int64_t pl = n * g->C + ch;
-      dwf_plane(g, tab + v0 * nt, v0, nv, r->x + pl * g->in_sz, r->w + ch * nt,
-                r->y + pl * g->out_sz, &ep);
+      const float *x = r->x + pl * g->in_sz, *w = r->w + ch * nt;
+      float *y = r->y + pl * g->out_sz;
+      if (ch + 4 <= c1) {
+        dwf_plane4(g, tab + v0 * nt, v0, nv, x, g->in_sz, w, y, g->out_sz,
+                   ep + (ch - c0));
+        ch += 4;
+      } else {
+        dwf_plane1(g, tab + v0 * nt, v0, nv, x, g->in_sz, w, y, g->out_sz,
+                   ep + (ch - c0));
+        ch++;
+      }
     }
+  }
+}
+
+/* ---- depthwise 3x3, AVX-512: output rows in registers ----------------- */
+
+/* For 3x3 kernels, dilation 1, strides 1 and 2 (both ways), output rows of
+ * at least 16: a plane is taken 16 output columns at a time (a vector;
+ * the last masked to OW) and, for those columns, DWR_R(S) output rows at
+ * a time (that many accumulators). The block's input rows are walked once
+ * in order; each row's three tap vectors (stride 1: three masked loads at
+ * the columns kw - p1 + ow; stride 2: four masked loads and three
+ * permutes, the even and odd columns) are made once and multiplied into
+ * every output row of the block that reads them (a row is read by up to
+ * three output rows), with the nine weights held in registers. With one
+ * column of padding and rows of whole vectors (stride 2: of two) the taps
+ * come from plain loads of the row's own vectors and register shifts
+ * (alignr; stride 2 two permutes and one alignr): masked and unaligned
+ * loads cost more here (Zen 5). Lanes outside the image and rows in the
+ * padding are 0 and still add 0 * w, and each accumulator takes its taps
+ * in order (kh, then kw) from 0: the same fused multiply-adds as
+ * dw_plane_avx512 and dwf_plane (the same bits); then the bias and
+ * epilogue (dw_ep_t) in registers and one masked store per vector. Rows
+ * per block: 4 at stride 1, 2 at stride 2 (cpu_kernel_bench, 1 thread: 8
+ * rows were 10-35% slower, 2 and 1 slower too). */
+#define DWR_R(S) ((S) == 1 ? 4 : 2)
+
+static int dwr_ok(const conv_geo_t *g) {
+  return g->k[0] == 3 && g->k[1] == 3 && g->d[0] == 1 && g->d[1] == 1 &&
+         g->s[0] == g->s[1] && (g->s[0] == 1 || g->s[0] == 2) && g->out[1] >= 16 &&
+         g->in[1] <= ((int64_t)1 << 24);
+}
+
+/* Lanes l of a 16-float load at column c that lie in [0, w). */
+static inline __mmask16 dwr_mask(int64_t c, int64_t w) {
+  int64_t lo = DML_CPU_MIN((int64_t)16, DML_CPU_MAX((int64_t)0, -c));
+  int64_t hi = DML_CPU_MIN((int64_t)16, DML_CPU_MAX((int64_t)0, w - c));
+  return hi > lo ? (__mmask16)((1u << hi) - (1u << lo)) : 0;
+}
+#define DWR_LD(row, c, m) \
+  _mm512_maskz_loadu_ps((m), (const void *)((uintptr_t)(row) + (uintptr_t)((c)*4)))
+
+/* R output rows from oh at columns ow0 (store mask sm), stride S (see
+ * above: cs the load columns, mk their masks, wv the weights). */
+#define DWR_BLOCK(R, S, A)                                                               \
+  {                                                                                      \
+    __m512 acc[R];                                                                       \
+    _Pragma("GCC unroll 8") for (int j = 0; j < (R); j++) acc[j] = _mm512_setzero_ps();  \
+    _Pragma("GCC unroll 17") for (int i = 0; i < ((R)-1) * (S) + 3; i++) {               \
+      int64_t ir = oh * (S)-p0 + i;                                                      \
+      __m512 x0 = _mm512_setzero_ps(), x1 = x0, x2 = x0;                                 \
+      if (ir >= 0 && ir < H) {                                                           \
+        const float *row = x + ir * W;                                                   \
+        if ((A) && (S) == 1) { /* x0, x2: the row shifted by one, in registers */        \
+          x1 = _mm512_loadu_ps(row + ow0);                                               \
+          __m512 pv = ow0 > 0 ? _mm512_loadu_ps(row + ow0 - 16) : _mm512_setzero_ps();   \
+          __m512 nx =                                                                    \
+              ow0 + 16 < W ? _mm512_loadu_ps(row + ow0 + 16) : _mm512_setzero_ps();      \
+          x0 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(x1),          \
+                                                       _mm512_castps_si512(pv), 15));    \
+          x2 = _mm512_castsi512_ps(                                                      \
+              _mm512_alignr_epi32(_mm512_castps_si512(nx), _mm512_castps_si512(x1), 1)); \
+        } else if (A) { /* even and odd columns; x0: the odd ones shifted by one */      \
+          __m512 a = _mm512_loadu_ps(row + 2 * ow0),                                     \
+                 b = _mm512_loadu_ps(row + 2 * ow0 + 16);                                \
+          __m512 pv =                                                                    \
+              ow0 > 0 ? _mm512_loadu_ps(row + 2 * ow0 - 16) : _mm512_setzero_ps();       \
+          x1 = _mm512_permutex2var_ps(a, ev, b);                                         \
+          x2 = _mm512_permutex2var_ps(a, od, b);                                         \
+          x0 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(x2),          \
+                                                       _mm512_castps_si512(pv), 15));    \
+        } else if ((S) == 1) {                                                           \
+          x0 = DWR_LD(row, cs[0], mk[0]);                                                \
+          x1 = DWR_LD(row, cs[1], mk[1]);                                                \
+          x2 = DWR_LD(row, cs[2], mk[2]);                                                \
+        } else {                                                                         \
+          __m512 a = DWR_LD(row, cs[0], mk[0]), b = DWR_LD(row, cs[1], mk[1]);           \
+          __m512 c = DWR_LD(row, cs[2], mk[2]), d = DWR_LD(row, cs[3], mk[3]);           \
+          x0 = _mm512_permutex2var_ps(a, ev, b);                                         \
+          x1 = _mm512_permutex2var_ps(a, od, b);                                         \
+          x2 = _mm512_permutex2var_ps(c, ev, d);                                         \
+        }                                                                                \
+      }                                                                                  \
+      /* kw outer, rows inner: consecutive multiply-adds are independent                 \
+       * (each row's chain still takes kw = 0, 1, 2 in order) */                         \
+      _Pragma("GCC unroll 3") for (int kw = 0; kw < 3; kw++) {                           \
+        __m512 xk = kw == 0 ? x0 : kw == 1 ? x1 : x2;                                    \
+        _Pragma("GCC unroll 8") for (int j = 0; j < (R); j++) {                          \
+          int kh = i - j * (S);                                                          \
+          if (kh < 0 || kh > 2) continue;                                                \
+          acc[j] = _mm512_fmadd_ps(xk, wv[kh * 3 + kw], acc[j]);                         \
+        }                                                                                \
+      }                                                                                  \
+    }                                                                                    \
+    _Pragma("GCC unroll 8") for (int j = 0; j < (R); j++) {                              \
+      __m512 o = acc[j];                                                                 \
+      if (ep->has_bias) o = _mm512_add_ps(o, _mm512_set1_ps(ep->bias));                  \
+      if (ep->has_bn)                                                                    \
+        o = _mm512_add_ps(_mm512_mul_ps(o, _mm512_set1_ps(ep->a)),                       \
+                          _mm512_set1_ps(ep->off));                                      \
+      if (ep->relu) /* o < 0 ? 0 : o, NaN and -0 kept */                                 \
+        o = _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(o, _mm512_setzero_ps(), _CMP_LT_OQ), \
+                                o);                                                      \
+      _mm512_mask_storeu_ps(y + (oh + j) * OW + ow0, sm, o);                             \
+    }                                                                                    \
+  }
+
+#define DWR_PLANE(S)                                                                     \
+  __attribute__((target("avx512f"))) static void dwr_plane##S(                           \
+      const conv_geo_t *g, const float *restrict x, const float *restrict w,             \
+      float *restrict y, const dw_ep_t *ep) {                                            \
+    int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];                  \
+    int64_t p0 = g->pb[0], p1 = g->pb[1];                                                \
+    const __m512i ev =                                                                   \
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);    \
+    const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));                       \
+    __m512 wv[9];                                                                        \
+    for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);                            \
+    /* one column of padding each side, rows of whole vectors (stride 2: of              \
+     * two): every load lies in its row, plain, and the shifted taps come                \
+     * from registers */                                                                 \
+    int al = p1 == 1 && W == (S)*OW && W % (16 * (S)) == 0;                              \
+    for (int64_t ow0 = 0; ow0 < OW; ow0 += 16) {                                         \
+      int64_t cs[4];                                                                     \
+      __mmask16 mk[4];                                                                   \
+      if ((S) == 1) {                                                                    \
+        for (int q = 0; q < 3; q++) cs[q] = ow0 - p1 + q;                                \
+        cs[3] = 0;                                                                       \
+      } else {                                                                           \
+        cs[0] = 2 * ow0 - p1, cs[1] = cs[0] + 16, cs[2] = cs[0] + 2, cs[3] = cs[0] + 18; \
+      }                                                                                  \
+      for (int q = 0; q < 4; q++) mk[q] = dwr_mask(cs[q], W);                            \
+      int64_t n = DML_CPU_MIN((int64_t)16, OW - ow0);                                    \
+      __mmask16 sm = (__mmask16)((1u << n) - 1u);                                        \
+      int64_t oh = 0;                                                                    \
+      if (al) {                                                                          \
+        for (; oh + DWR_R(S) <= OH; oh += DWR_R(S)) DWR_BLOCK(DWR_R(S), S, 1)            \
+        for (; oh < OH; oh++) DWR_BLOCK(1, S, 1)                                         \
+      } else {                                                                           \
+        for (; oh + DWR_R(S) <= OH; oh += DWR_R(S)) DWR_BLOCK(DWR_R(S), S, 0)            \
+        for (; oh < OH; oh++) DWR_BLOCK(1, S, 0)                                         \
+      }                                                                                  \
+    }                                                                                    \
+    (void)ev, (void)od;                                                                  \
+  }
+DWR_PLANE(1)
+DWR_PLANE(2)
+
+/* ---- depthwise 3x3 with output rows of 8 (AVX-512) --------------------- */
+
+/* 8x8 output planes (MobileNet's last stages), pads of 1 before: a vector
+ * is two output rows (v: rows 2v, 2v+1; OH even), so no lane is wasted,
+ * and every input lane comes from plain loads of whole rows and register
+ * shuffles, no masked or unaligned load:
+ * - stride 1, W == OW == 8, H == OH: R(r), the 16 floats of input rows r
+ *   and r + 1, is one load for even r and an alignr of its neighbours for
+ *   odd r (R(-1): row 0 alone in the upper half); the taps kw = 0 and 2
+ *   are R shifted by one lane with lanes 0, 8 (or 7, 15), the padding,
+ *   zeroed. Output vector v reads R(2v-1), R(2v), R(2v+1) for kh = 0, 1,
+ *   2: per vector one load, one alignr and four shifts for 9 FMAs.
+ * - stride 2, W == 16: the taps of output rows 2v and 2v+1 for kh are the
+ *   even / odd columns of input rows 4v-1+kh and 4v+1+kh, one two-source
+ *   permute each (kw = 0: the odd columns shifted by one, lanes 0 and 8
+ *   zeroed); the five input rows of a vector are loaded once.
+ * Rows past the image load 0 and padded lanes are 0, multiplied by their
+ * weight like the other kernels' (0 * w), each accumulator takes the taps
+ * in order from 0: the same bits as dwf_plane and dw_plane_avx512; the
+ * epilogue (dw_ep_t) in registers, one full store per vector. */
+static int dw8_ok(const conv_geo_t *g) {
+  if (g->k[0] != 3 || g->k[1] != 3 || g->d[0] != 1 || g->d[1] != 1 || g->pb[0] != 1 ||
+      g->pb[1] != 1 || g->out[1] != 8 || g->out[0] % 2 != 0 || g->s[0] != g->s[1])
+    return 0;
+  if (g->s[0] == 1) return g->in[1] == 8 && g->in[0] == g->out[0];
+  return g->s[0] == 2 && g->in[1] == 16;
+}
+
+#define DW8_EP(acc, dst)                                                                 \
+  do {                                                                                   \
+    __m512 o_ = (acc);                                                                   \
+    if (ep->has_bias) o_ = _mm512_add_ps(o_, _mm512_set1_ps(ep->bias));                  \
+    if (ep->has_bn)                                                                      \
+      o_ = _mm512_add_ps(_mm512_mul_ps(o_, _mm512_set1_ps(ep->a)),                       \
+                         _mm512_set1_ps(ep->off));                                       \
+    if (ep->relu) /* o < 0 ? 0 : o, NaN and -0 kept */                                   \
+      o_ = _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(o_, _mm512_setzero_ps(), _CMP_LT_OQ), \
+                               o_);                                                      \
+    _mm512_storeu_ps((dst), o_);                                                         \
+  } while (0)
+
+/* R's taps kw = 0 and 2 (row pieces of 8 shifted by one, padding 0). */
+#define DW8_K0(R)                                                               \
+  _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(0xfefe, _mm512_castps_si512(R), \
+                                                _mm512_castps_si512(R), 15))
+#define DW8_K2(R)                                                               \
+  _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(0x7f7f, _mm512_castps_si512(R), \
+                                                _mm512_castps_si512(R), 1))
+
+__attribute__((target("avx512f"))) static void dw8_plane1(const conv_geo_t *g,
+                                                          const float *restrict x,
+                                                          const float *restrict w,
+                                                          float *restrict y,
+                                                          const dw_ep_t *ep) {
+  int64_t OH = g->out[0];
+  __m512 wv[9];
+  for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
+  const __m512 z = _mm512_setzero_ps();
+  __m512 rb = _mm512_loadu_ps(x); /* R(0) */
+  __m512 ra = _mm512_castsi512_ps(/* R(-1): row 0 in lanes 8..15 */
+                                  _mm512_alignr_epi32(_mm512_castps_si512(rb),
+                                                      _mm512_castps_si512(z), 8));
+  __m512 a0 = DW8_K0(ra), a2 = DW8_K2(ra);
+  for (int64_t v = 0; v < OH / 2; v++) {
+    __m512 rn = 2 * v + 2 < OH ? _mm512_loadu_ps(x + 16 * (v + 1)) : z; /* R(2v+2) */
+    __m512 rc = _mm512_castsi512_ps(                                    /* R(2v+1) */
+                                    _mm512_alignr_epi32(_mm512_castps_si512(rn),
+                                                        _mm512_castps_si512(rb), 8));
+    __m512 b0 = DW8_K0(rb), b2 = DW8_K2(rb), c0 = DW8_K0(rc), c2 = DW8_K2(rc);
+    __m512 acc = _mm512_fmadd_ps(a0, wv[0], z);
+    acc = _mm512_fmadd_ps(ra, wv[1], acc);
+    acc = _mm512_fmadd_ps(a2, wv[2], acc);
+    acc = _mm512_fmadd_ps(b0, wv[3], acc);
+    acc = _mm512_fmadd_ps(rb, wv[4], acc);
+    acc = _mm512_fmadd_ps(b2, wv[5], acc);
+    acc = _mm512_fmadd_ps(c0, wv[6], acc);
+    acc = _mm512_fmadd_ps(rc, wv[7], acc);
+    acc = _mm512_fmadd_ps(c2, wv[8], acc);
+    DW8_EP(acc, y + 16 * v);
+    ra = rc, a0 = c0, a2 = c2, rb = rn;
+  }
+}
+
+__attribute__((target("avx512f"))) static void dw8_plane2(const conv_geo_t *g,
+                                                          const float *restrict x,
+                                                          const float *restrict w,
+                                                          float *restrict y,
+                                                          const dw_ep_t *ep) {
+  int64_t H = g->in[0], OH = g->out[0];
+  __m512 wv[9];
+  for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
+  const __m512 z = _mm512_setzero_ps();
+  const __m512i iev =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i iod = _mm512_add_epi32(iev, _mm512_set1_epi32(1));
+  const __m512i ish = _mm512_sub_epi32(iev, _mm512_set1_epi32(1)); /* lanes 0, 8 masked */
+  __m512 lp = z; /* input row 4v - 1 (row -1: padding) */
+  for (int64_t v = 0; v < OH / 2; v++) {
+    __m512 L[5];
+    L[0] = lp;
+    for (int i = 1; i < 5; i++) {
+      int64_t r = 4 * v - 1 + i;
+      L[i] = r < H ? _mm512_loadu_ps(x + 16 * r) : z;
+    }
+    __m512 acc = z;
+    for (int kh = 0; kh < 3; kh++) {
+      __m512 A = L[kh], B = L[kh + 2];
+      acc = _mm512_fmadd_ps(_mm512_maskz_permutex2var_ps(0xfefe, A, ish, B), wv[kh * 3],
+                            acc);
+      acc = _mm512_fmadd_ps(_mm512_permutex2var_ps(A, iev, B), wv[kh * 3 + 1], acc);
+      acc = _mm512_fmadd_ps(_mm512_permutex2var_ps(A, iod, B), wv[kh * 3 + 2], acc);
+    }
+    DW8_EP(acc, y + 16 * v);
+    lp = L[4];
+  }
+}
+
+/* Task t: image t / cb, channels (t % cb) * DWF_CB ... (cb blocks per
+ * image), one plane at a time: dw8_plane where dw8_ok, else dwr_plane. */
+static void dwr_task(void *vctx, int64_t t, int tid) {
+  (void)tid;
+  conv_run_t *r = (conv_run_t *)vctx;
+  const conv_geo_t *g = r->g;
+  int64_t cb = (g->C + DWF_CB - 1) / DWF_CB, n = t / cb, c0 = t % cb * DWF_CB;
+  int64_t c1 = DML_CPU_MIN(g->C, c0 + DWF_CB);
+  const dml_cpu_epilogue_t *e = r->ep;
+  int eight = dw8_ok(g);
+  for (int64_t ch = c0; ch < c1; ch++) {
+    dw_ep_t ep = {r->b != NULL,
+                  e && e->scale,
+                  e && e->relu,
+                  r->b ? r->b[ch] : 0.0f,
+                  e && e->scale ? e->scale[ch] : 0.0f,
+                  e && e->scale ? e->shift[ch] : 0.0f};
+    int64_t pl = n * g->C + ch;
+    const float *x = r->x + pl * g->in_sz, *w = r->w + ch * 9;
+    float *y = r->y + pl * g->out_sz;
+    if (eight && g->s[0] == 1)
+      dw8_plane1(g, x, w, y, &ep);
+    else if (eight)
+      dw8_plane2(g, x, w, y, &ep);
+    else if (g->s[0] == 1)
+      dwr_plane1(g, x, w, y, &ep);
+    else
+      dwr_plane2(g, x, w, y, &ep);
   }
 }
 #endif
@@ -1385,6 +1701,115 @@ __attribute__((target("avx512f"))) static void direct_tiles(
 }
 #endif
 
+#if DML_CPU_X86
+/* Pointwise convolutions (pw_flatten's geometry: one row of HW = out_sz
+ * positions, K = C, X read in place): output vectors [v0, v1) of one
+ * image, PW_NV vectors (64 positions) x PW_MR output channels at a time in
+ * 24 accumulators, the position chunk outer (its K x 64 inputs stay in L1
+ * while every channel block reads them), the channel blocks inner. Per
+ * input channel k: PW_NV loads of X and PW_MR weights broadcast (read from
+ * the packed operand, dml_cpu_sgemm_pack_a's layout, mr 8, through one
+ * pointer per row: any MR rows of it), PW_NV x PW_MR fused multiply-adds:
+ * 10 loads per 24 multiply-adds (direct_tiles: 10 per 16). Each output is
+ * one chain of fused multiply-adds over k in order from 0 and gets the
+ * bias and epilogue in registers (tile_ep_at): direct_tiles' roundings, so
+ * the same bits. A last partial vector is masked. */
+#define PW_MR 6
+#define PW_NV 4
+#define PW_PACK_K 16
+#define PW_SC 4
+#define PW_BLOCK(NV, FULL)                                                      \
+  {                                                                             \
+    __mmask16 km[NV];                                                           \
+    _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) {                    \
+      int64_t n = DML_CPU_MIN((int64_t)16, HW - (v + j) * 16);                  \
+      km[j] = (__mmask16)((1u << n) - 1u);                                      \
+    }                                                                           \
+    for (int64_t m0 = mlo; m0 < M_; m0 += PW_MR) {                              \
+      int rows = (int)DML_CPU_MIN((int64_t)PW_MR, M - m0);                      \
+      __m512 acc[PW_MR][NV];                                                    \
+      _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++)                   \
+          _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) acc[i][j] =    \
+              _mm512_setzero_ps();                                              \
+      for (int64_t pc = 0; pc < K; pc += DML_CPU_GEMM_KC) {                     \
+        int64_t kc = DML_CPU_MIN((int64_t)DML_CPU_GEMM_KC, K - pc);             \
+        const float *arow[PW_MR];                                               \
+        _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++) {               \
+          int64_t m = DML_CPU_MIN(m0 + i, M - 1); /* rows past M: not stored */ \
+          arow[i] = ap + pc * mpad + m / 8 * 8 * kc + m % 8;                    \
+        }                                                                       \
+        const float *xk = xb + pc * xs;                                         \
+        for (int64_t k = 0; k < kc; k++, xk += xs) {                            \
+          __m512 xv[NV];                                                        \
+          _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) xv[j] =        \
+              (FULL) ? _mm512_loadu_ps(xk + 16 * j)                             \
+                     : _mm512_maskz_loadu_ps(km[j], xk + 16 * j);               \
+          _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++) {             \
+            __m512 av = _mm512_set1_ps(arow[i][k * 8]);                         \
+            _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) acc[i][j] =  \
+                _mm512_fmadd_ps(av, xv[j], acc[i][j]);                          \
+          }                                                                     \
+        }                                                                       \
+      }                                                                         \
+      _Pragma("GCC unroll 6") for (int i = 0; i < PW_MR; i++) {                 \
+        if (i >= rows) break;                                                   \
+        float *ym = y + (m0 + i) * HW + v * 16;                                 \
+        _Pragma("GCC unroll 4") for (int j = 0; j < (NV); j++) {                \
+          __m512 o = tile_ep_at(r, res, m0 + i, acc[i][j], ym + 16 * j, km[j]); \
+          if (FULL)                                                             \
+            _mm512_storeu_ps(ym + 16 * j, o);                                   \
+          else                                                                  \
+            _mm512_mask_storeu_ps(ym + 16 * j, km[j], o);                       \
+        }                                                                       \
+      }                                                                         \
+    }                                                                           \
+  }
+
+__attribute__((target("avx512f"))) static void pw_tiles(
+    const conv_run_t *r, const conv_geo_t *g, const float *restrict x,
+    const float *restrict ap, float *restrict y, int64_t v0, int64_t v1) {
+  int64_t HW = g->out_sz, K = g->C, M = g->M, mpad = (M + 7) / 8 * 8;
+  const float *res = r->ep ? r->ep->residual : NULL;
+  /* Up to PW_PACK_K input channels, PW_SC chunks' K x 256 inputs are
+   * first copied into a contiguous buffer and the channel blocks taken
+   * outer over them (each block writes its rows 1 KB at a time)
+   * (cpu_kernel_bench, batch 32: 16 -> 32 at 32x32 146 -> 162-168
+   * GFLOP/s with one chunk copied, 169 -> 174-176 with four; 32 -> 32 at
+   * 32x32, 32 -> 64 at 16x16 and 64 -> 64 lost 3-7% with the copy, so
+   * they read X in place). */
+  float xpk[PW_PACK_K * PW_SC * PW_NV * 16] __attribute__((aligned(64)));
+  int64_t v = v0, M_ = M, mlo = 0;
+  if (K <= PW_PACK_K) /* PW_SC chunks at a time: packed, then channel blocks outer */
+    for (; v + PW_SC * PW_NV <= v1 && (v + PW_SC * PW_NV) * 16 <= HW;
+         v += PW_SC * PW_NV) {
+      const int64_t xs = PW_SC * PW_NV * 16, vs = v;
+      for (int64_t k = 0; k < K; k++)
+        for (int j = 0; j < PW_SC * PW_NV; j++)
+          _mm512_store_ps(xpk + k * xs + 16 * j,
+                          _mm512_loadu_ps(x + vs * 16 + k * HW + 16 * j));
+      for (int64_t mb = 0; mb < M; mb += PW_MR) {
+        mlo = mb, M_ = DML_CPU_MIN(M, mb + PW_MR);
+        for (int c = 0; c < PW_SC; c++) {
+          const float *xb = xpk + c * PW_NV * 16;
+          v = vs + c * PW_NV;
+          PW_BLOCK(PW_NV, 1)
+        }
+      }
+      v = vs, mlo = 0, M_ = M;
+    }
+  for (; v + PW_NV <= v1 && (v + PW_NV) * 16 <= HW; v += PW_NV) {
+    const float *xb = x + v * 16;
+    int64_t xs = HW;
+    PW_BLOCK(PW_NV, 1)
+  }
+  for (; v < v1; v++) {
+    const float *xb = x + v * 16;
+    int64_t xs = HW;
+    PW_BLOCK(1, 0)
+  }
+}
+#endif
+
 typedef struct {
   const conv_run_t *run;
   const float *ap;
@@ -1403,9 +1828,13 @@ static void direct_task(void *vctx, int64_t n, int tid) {
   float *xp = (float *)(void *)(d->slots + (size_t)tid * d->slot_bytes);
   float *y = r->y + n * g->M * g->out_sz;
   const float *x = r->x + n * g->C * g->in_sz;
-  if (!g->pointwise) direct_pad(g, x, xp);
-  direct_tiles(r, g, g->pointwise ? x : xp, d->ap, y, 0,
-               g->out[0] * ((g->out[1] + 15) / 16));
+  int64_t nvec = g->out[0] * ((g->out[1] + 15) / 16);
+  if (g->pointwise) {
+    pw_tiles(r, g, x, d->ap, y, 0, nvec);
+    return;
+  }
+  direct_pad(g, x, xp);
+  direct_tiles(r, g, xp, d->ap, y, 0, nvec);
 #else
   (void)vctx, (void)n, (void)tid;
 #endif
@@ -1426,7 +1855,10 @@ static void direct_chunk_task(void *vctx, int64_t t, int tid) {
   float *y = r->y + d->n * g->M * g->out_sz;
   const float *xp = g->pointwise ? r->x + d->n * g->C * g->in_sz
                                  : (const float *)(const void *)d->slots;
-  direct_tiles(r, g, xp, d->ap, y, v0, v1);
+  if (g->pointwise)
+    pw_tiles(r, g, xp, d->ap, y, v0, v1);
+  else
+    direct_tiles(r, g, xp, d->ap, y, v0, v1);
 #else
   (void)vctx, (void)t, (void)tid;
 #endif
@@ -2002,6 +2434,10 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
     double macs = (double)(g.N * g.C) * (double)g.out_sz * (double)g.k_sz;
     int nth = macs >= DML_CPU_CONV_PARALLEL_MIN_MACS ? threads : 1;
 #if DML_CPU_X86
+    if (dwf_enabled && dml_cpu_sgemm_isa() == 3 && (dwr_ok(&g) || dw8_ok(&g))) {
+      dml_cpu_parallel_for(g.N * ((g.C + DWF_CB - 1) / DWF_CB), nth, dwr_task, &run);
+      return DML_OK;
+    }
     char *tb = (char *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
     if (dwf_enabled && dml_cpu_sgemm_isa() == 3 && dwf_ok(&g) && c->scratch &&
         c->scratch_bytes >= (size_t)(tb - (char *)c->scratch) + dwf_table_bytes(&g)) {

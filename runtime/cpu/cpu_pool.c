@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#if DML_CPU_X86
+#include <immintrin.h>
+#endif
 
 #define SP_MAX (DML_MAX_RANK - 2)
 
@@ -359,6 +362,42 @@ dml_status_t dml_cpuk_AveragePool(const dml_cpu_call_t *c) {
                   dml_cpu_get_int(c, "count_include_pad", 0) ? P_AVG_INCL : P_AVG_EXCL);
 }
 
+#if DML_CPU_X86
+/* GlobalAveragePool's means of planes [0, n) of sp floats (sp a multiple
+ * of 8 below DML_CPU_SUM_BLOCK) on AVX2: dml_cpu_sum_f32's sums (8 f32
+ * lanes, lane u adding x[8i + u] in order, then ((s0 + s1) + (s2 + s3)) +
+ * ((s4 + s5) + (s6 + s7)) and 0.0 + that in double, here two horizontal
+ * adds and the halves' sum: the same additions, the same bits), four
+ * planes interleaved so that their add chains overlap (one plane's chain
+ * of dependent adds at a time took 40 us for MobileNet's 4096 planes of
+ * 64 at batch 32). */
+__attribute__((target("avx2"))) static void gap_means_avx2(const float *restrict in,
+                                                           float *restrict out, int64_t n,
+                                                           int64_t sp) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float *p = in + i * sp;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t j = 0; j < sp; j += 8) {
+      a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + j));
+      a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + sp + j));
+      a2 = _mm256_add_ps(a2, _mm256_loadu_ps(p + 2 * sp + j));
+      a3 = _mm256_add_ps(a3, _mm256_loadu_ps(p + 3 * sp + j));
+    }
+    /* [s0+s1, s2+s3, t0+t1, t2+t3 | s4+s5, s6+s7, t4+t5, t6+t7] (s: a0, t: a1) */
+    __m256 h01 = _mm256_hadd_ps(a0, a1), h23 = _mm256_hadd_ps(a2, a3);
+    /* [(s0+s1)+(s2+s3), (t..), (u..), (v..) | the upper halves' the same] */
+    __m256 q = _mm256_hadd_ps(h01, h23);
+    /* lanes: planes i, i+1, i+2, i+3 */
+    __m128 r = _mm_add_ps(_mm256_castps256_ps128(q), _mm256_extractf128_ps(q, 1));
+    float rs[4];
+    _mm_storeu_ps(rs, r);
+    for (int k = 0; k < 4; k++) out[i + k] = (float)((0.0 + (double)rs[k]) / (double)sp);
+  }
+  for (; i < n; i++) out[i] = (float)(dml_cpu_sum_f32(in + i * sp, sp) / (double)sp);
+}
+#endif
+
 /* ONNX GlobalAveragePool / GlobalMaxPool (1): mean / max over all spatial
  * dims; Y is [N, C, 1, ..., 1]. */
 dml_status_t dml_cpuk_GlobalPool(const dml_cpu_call_t *c) {
@@ -379,6 +418,13 @@ dml_status_t dml_cpuk_GlobalPool(const dml_cpu_call_t *c) {
   if (dt == DML_DTYPE_F32) {
     const float *in = (const float *)x->data;
     float *out = (float *)y->data;
+#if DML_CPU_X86
+    if (!is_max && sp > 0 && sp % 8 == 0 && sp < DML_CPU_SUM_BLOCK &&
+        dml_cpu_sgemm_isa() >= 2) {
+      gap_means_avx2(in, out, nc, sp);
+      return DML_OK;
+    }
+#endif
     for (int64_t i = 0; i < nc; i++) {
       const float *p = in + i * sp;
       if (is_max) {

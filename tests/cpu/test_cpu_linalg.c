@@ -446,6 +446,13 @@ static void test_conv2d_variants(void) {
   pw.k[0] = pw.k[1] = 1;
   pw.C = 16, pw.M = 8;
   conv_case(pw, 1, NULL);
+  cgeo_t pwrow = pw; /* 1x1, K 16, 17x17: packed 256-position blocks, then tails */
+  pwrow.N = 1, pwrow.M = 10, pwrow.in[0] = pwrow.in[1] = 17;
+  conv_case(pwrow, 1, NULL);
+  conv_case(pwrow, 0, NULL);
+  cgeo_t pwdeep = pw; /* 1x1 with K = 300: two KC blocks of the packed weights */
+  pwdeep.C = 300, pwdeep.M = 7;
+  conv_case(pwdeep, 1, NULL);
   cgeo_t big = base; /* ResNet-like */
   big.N = 1, big.C = 16, big.M = 32, big.in[0] = big.in[1] = 16,
   big.pb[0] = big.pb[1] = 1, big.pe[0] = big.pe[1] = 1;
@@ -739,15 +746,21 @@ static void dw_flat_case(cgeo_t g, const char *auto_pad) {
  * tails of the last vector, 1x1, a 5x5 kernel, dilation 2), stride 1 with
  * OW a multiple of 16 (VALID padding), stride 2 with OW a multiple of 8
  * (vectors over two rows, odd W, asymmetric SAME pads), 17 channels
- * (a channel block's tail), 3 images, 2 threads. */
+ * (a channel block's tail), 3 images, 2 threads. The 3x3 planes with
+ * output rows of 16 or more take the rows kernel (dwr_plane: 8-row blocks
+ * and their tails, partial last vectors, and with one column of padding
+ * and whole vectors, 16x16, 6x48, stride 2 32x32 and 10x64, its
+ * register-shift loads), those with output rows of 8 the two-row kernel
+ * (dw8_plane: 8x8 and 6x8, stride 2 16x16, 15x16 and 12x16), which
+ * dml_cpu_dw_flat_set(0) turns off too. */
 static void test_conv_depthwise_flat(void) {
   if (dml_cpu_sgemm_set_kernel(3) != 0) return; /* no AVX-512 here */
   g_conv_edges = 1;
   /* r, N, C, M, group, in, k, s, d, pb, pe */
   cgeo_t b = {2,         1,         3,         3,         3,         {8, 8, 1},
               {3, 3, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {0}};
-  static const int64_t hw[][2] = {{8, 8},  {16, 16}, {7, 9}, {1, 1},
-                                  {3, 33}, {5, 100}, {2, 5}};
+  static const int64_t hw[][2] = {{8, 8}, {16, 16}, {7, 9},   {1, 1},  {3, 33}, {5, 100},
+                                  {2, 5}, {20, 20}, {11, 37}, {6, 48}, {6, 8}};
   for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++) {
     cgeo_t c = b;
     c.in[0] = hw[i][0], c.in[1] = hw[i][1];
@@ -764,8 +777,9 @@ static void test_conv_depthwise_flat(void) {
   dw_flat_case(v, "VALID");
   v.in[1] = 34;
   dw_flat_case(v, "VALID");
-  static const int64_t s2[][2] = {{16, 16}, {32, 32}, {15, 15},
-                                  {48, 48}, {10, 16}, {9, 31}};
+  static const int64_t s2[][2] = {{16, 16}, {32, 32}, {15, 15}, {48, 48},
+                                  {10, 16}, {9, 31},  {35, 47}, {21, 64},
+                                  {10, 64}, {15, 16}, {12, 16}};
   for (size_t i = 0; i < sizeof s2 / sizeof s2[0]; i++) {
     cgeo_t c = b;
     c.s[0] = c.s[1] = 2, c.in[0] = s2[i][0], c.in[1] = s2[i][1];
@@ -784,7 +798,15 @@ static void test_conv_depthwise_flat(void) {
   dml_cpu_set_num_threads(1);
   g_conv_edges = 0;
   for (int bn = 0; bn < 2; bn++)
-    for (int relu = 0; relu < 2; relu++) fused_case(2, 6, 6, 6, 3, 10, bn, relu, 0);
+    for (int relu = 0; relu < 2; relu++) {
+      fused_case(2, 6, 6, 6, 3, 10, bn, relu, 0);
+      fused_case(2, 6, 6, 6, 3, 20, bn, relu, 0); /* 3x3 rows kernel (OW >= 16) */
+      fused_case(2, 6, 6, 6, 3, 8, bn, relu, 0);  /* two-row kernel (OW 8) */
+      g_fused_stride = 2;
+      fused_case(2, 6, 6, 6, 3, 36, bn, relu, 0);
+      fused_case(2, 6, 6, 6, 3, 16, bn, relu, 0);
+      g_fused_stride = 1;
+    }
   free(g_conv_last);
   g_conv_last = NULL;
   CHECK(dml_cpu_sgemm_set_kernel(0) == 0);
@@ -958,6 +980,7 @@ static void test_conv_fused_residual(void) {
           fused_case(2, 16, 24, 1, 1, 12, 1, relu, pack); /* pointwise */
           fused_case(3, 8, 8, 2, 3, 7, 1, relu, pack);    /* grouped */
           fused_case(2, 6, 6, 6, 3, 10, 1, relu, 0);      /* depthwise */
+          fused_case(2, 6, 6, 6, 3, 32, 1, relu, 0);      /* depthwise, rows kernel */
           g_fused_stride = 2;
           fused_case(2, 16, 32, 1, 3, 16, 1, relu, pack);
           fused_case(2, 16, 32, 1, 1, 32, 1, relu, pack); /* 1x1: X in place */

@@ -4,6 +4,7 @@
  * data-movement results, 1e-5 for reductions and normalizations. */
 #include <math.h>
 
+#include "cpu_internal.h" /* dml_cpu_sgemm_set_kernel */
 #include "cpu_test_util.h"
 
 /* ---- coverage --------------------------------------------------------- */
@@ -815,6 +816,26 @@ static void test_global_pool(void) {
     for (int i = 0; i < 5; i++) m = fmaxf(m, x[c * 5 + i]);
     CHECK(y[c] == m);
   }
+  /* Planes of 64 (MobileNet's 8x8): the AVX2 path (four planes at a time,
+   * 21 planes: a tail of one) gives the portable sum's bits, edge values
+   * included (NaN, inf, a plane of -0, one whose sum cancels to 0). */
+  enum { NP = 21, SP = 64 };
+  float *xb = (float *)malloc(NP * SP * sizeof(float)), yp[NP], yv[NP];
+  for (int i = 0; i < NP * SP; i++) xb[i] = (float)((i * 37) % 101) * 0.013f - 0.6f;
+  xb[5] = NAN, xb[SP + 3] = INFINITY, xb[2 * SP + 9] = -INFINITY;
+  for (int i = 0; i < SP; i++)
+    xb[3 * SP + i] = -0.0f, xb[4 * SP + i] = i % 2 ? 1e30f : -1e30f;
+  dml_tensor_t inb = tens(DML_DTYPE_F32, xb, 4, D(3), D(7), D(8), D(8));
+  dml_tensor_t outp = tens(DML_DTYPE_F32, yp, 4, D(3), D(7), D(1), D(1)),
+               outv = tens(DML_DTYPE_F32, yv, 4, D(3), D(7), D(1), D(1));
+  CHECK(dml_cpu_sgemm_set_kernel(1) == 0); /* portable: dml_cpu_sum_f32 */
+  CHECK_OK(run_op(DML_OP_GLOBAL_AVERAGE_POOL, &inb, 1, &outp, 1, NULL, 0));
+  CHECK(dml_cpu_sgemm_set_kernel(0) == 0); /* this machine's path */
+  CHECK_OK(run_op(DML_OP_GLOBAL_AVERAGE_POOL, &inb, 1, &outv, 1, NULL, 0));
+  CHECK(memcmp(yp, yv, sizeof yp) == 0);
+  CHECK(isnan(yv[0]) && yv[1] == INFINITY && yv[2] == -INFINITY);
+  CHECK(yv[3] == 0.0f && !signbit(yv[3]) && yv[4] == 0.0f);
+  free(xb);
 }
 
 /* ---- Resize ----------------------------------------------------------- */
