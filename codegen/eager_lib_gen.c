@@ -5,8 +5,10 @@
  *   dmlc_eager_libgen OUT.c
  *
  * For every elementwise op of ops.def it builds a one-node function (f32
- * operands of a symbolic length, the op's attributes at their defaults,
- * Mod with fmod = 1), asks the scheduler for the node's formula
+ * operands of a symbolic length; bool for the logic ops, a bool output for
+ * the compares, Where's bool condition; the op's attributes at their
+ * defaults, Mod with fmod = 1; Clip-13 with min, and with min and max, as
+ * operands), asks the scheduler for the node's formula
  * (dml_ksched_ew_node: the value the compiled path fuses into its kernels)
  * and wraps it in a kernel whose loads and stores address the tensors
  * through run-time offsets, dims and strides (push constants, the layout
@@ -56,6 +58,7 @@ static const char *k_dtype_enum(dml_dtype_t dt) {
     case DML_DTYPE_BF16: return "DML_DTYPE_BF16";
     case DML_DTYPE_I32: return "DML_DTYPE_I32";
     case DML_DTYPE_I64: return "DML_DTYPE_I64";
+    case DML_DTYPE_BOOL: return "DML_DTYPE_BOOL";
     default: return "DML_DTYPE_INVALID";
   }
 }
@@ -68,8 +71,21 @@ static const dml_kidx_t *sym(dml_kpool_t *p, uint32_t w) {
 static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype_t dt,
                               dml_dtype_t odt, dml_kpool_t *p, dml_kernel_t *K,
                               const char **why) {
-  dml_kdtype_t kt = DML_KT_F32, okt = DML_KT_F32;
-  if (!dml_kdtype_of(dt, &kt) || !dml_kdtype_of(odt, &okt)) {
+  /* operand j's dtype: the row's, Where's condition bool (dml_eager_in_dtype) */
+  dml_eager_kernel_t row;
+  memset(&row, 0, sizeof row);
+  row.op = op;
+  row.dtype = (uint32_t)dt;
+  dml_dtype_t idt[DML_EAGER_MAX_INPUTS];
+  dml_kdtype_t kt[DML_EAGER_MAX_INPUTS], okt = DML_KT_F32;
+  for (uint32_t j = 0; j < n_in; j++) {
+    idt[j] = dml_eager_in_dtype(&row, j);
+    if (!dml_kdtype_of(idt[j], &kt[j])) {
+      *why = "no kernel dtype";
+      return DML_OK;
+    }
+  }
+  if (!dml_kdtype_of(odt, &okt)) {
     *why = "no kernel dtype";
     return DML_OK;
   }
@@ -81,12 +97,12 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
   memset(vals, 0, sizeof vals);
   for (uint32_t j = 0; j <= n_in; j++) {
     vals[j].name = j < n_in ? "x" : "y";
-    vals[j].type.dtype = j < n_in ? dt : odt;
+    vals[j].type.dtype = j < n_in ? idt[j] : odt;
     vals[j].type.rank = 1;
     vals[j].type.dims[0].value = 1; /* 1 * symbol 0 */
     vals[j].type.dims[0].sym = 0;
     vals[j].storage = j < n_in ? DML_PKG_STORAGE_INPUT : DML_PKG_STORAGE_ARENA;
-    vals[j].bytes = dml_dtype_size(j < n_in ? dt : odt);
+    vals[j].bytes = dml_dtype_size(j < n_in ? idt[j] : odt);
     if (j < n_in) ins[j] = j;
   }
   dml_attr_t fmod = {0}; /* Mod's fmod = 1, Cast's to */
@@ -126,10 +142,10 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
     let[j] = dml_ks_new(p, DML_KS_LET);
     if (let[j]) {
       let[j]->reg = j;
-      let[j]->val = kt == DML_KT_F32 ? dml_kv_load(p, DML_KBUF_WEIGHTS, idx)
-                                     : dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt, idx);
+      let[j]->val = kt[j] == DML_KT_F32 ? dml_kv_load(p, DML_KBUF_WEIGHTS, idx)
+                                        : dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt[j], idx);
     }
-    x[j] = kt == DML_KT_F32 ? dml_kv_reg(p, j) : dml_kv_reg_t(p, j, kt);
+    x[j] = kt[j] == DML_KT_F32 ? dml_kv_reg(p, j) : dml_kv_reg_t(p, j, kt[j]);
   }
   const dml_kval_t *v = x[0]; /* Identity: the strided copy */
   if (op != DML_OP_IDENTITY) *why = dml_ksched_ew_node(p, &g, 0, 0, x, &v);
@@ -267,8 +283,24 @@ static dml_status_t emit_t(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt,
   return s;
 }
 
+/* Whether op is a compare (two operands of one dtype, a bool output) or a
+ * logic op (bool operands and output). */
+static int is_compare(dml_op_t op) {
+  return op == DML_OP_EQUAL || op == DML_OP_LESS || op == DML_OP_LESS_OR_EQUAL ||
+         op == DML_OP_GREATER || op == DML_OP_GREATER_OR_EQUAL;
+}
+static int is_logic(dml_op_t op) {
+  return op == DML_OP_NOT || op == DML_OP_AND || op == DML_OP_OR || op == DML_OP_XOR;
+}
+
+/* Op `op` with n_in operands of dtype dt (Where's condition bool), the
+ * output the compares' bool or dt. */
+static dml_status_t emit_d(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt) {
+  return emit_t(G, op, n_in, dt, is_compare(op) ? DML_DTYPE_BOOL : dt);
+}
+
 static dml_status_t emit(gen_t *G, dml_op_t op, uint32_t n_in) {
-  return emit_t(G, op, n_in, DML_DTYPE_F32, DML_DTYPE_F32);
+  return emit_d(G, op, n_in, is_logic(op) ? DML_DTYPE_BOOL : DML_DTYPE_F32);
 }
 
 /* Writes PTX text `ptx` as a union k<G->n> of its bytes (NUL-terminated,
@@ -710,6 +742,25 @@ static dml_status_t emit_dtypes(gen_t *G) {
     for (size_t o = 0; o < sizeof ops / sizeof ops[0] && !s; o++)
       if (!ops[o].float_only || dml_dtype_is_float(dts[d]))
         s = emit_t(G, ops[o].op, ops[o].n_in, dts[d], dts[d]);
+  /* the compares (bool output), Clip (min, max operands) and Where of
+   * each dtype; Identity, Equal and Where of bool */
+  static const struct {
+    dml_op_t op;
+    uint32_t n_in;
+  } more[] = {{DML_OP_EQUAL, 2},
+              {DML_OP_LESS, 2},
+              {DML_OP_LESS_OR_EQUAL, 2},
+              {DML_OP_GREATER, 2},
+              {DML_OP_GREATER_OR_EQUAL, 2},
+              {DML_OP_CLIP, 2},
+              {DML_OP_CLIP, 3},
+              {DML_OP_WHERE, 3}};
+  for (int d = 1; d < 5 && !s; d++)
+    for (size_t o = 0; o < sizeof more / sizeof more[0] && !s; o++)
+      s = emit_d(G, more[o].op, more[o].n_in, dts[d]);
+  if (!s) s = emit_d(G, DML_OP_IDENTITY, 1, DML_DTYPE_BOOL);
+  if (!s) s = emit_d(G, DML_OP_EQUAL, 2, DML_DTYPE_BOOL);
+  if (!s) s = emit_d(G, DML_OP_WHERE, 3, DML_DTYPE_BOOL);
   for (int a = 0; a < 5 && !s; a++)
     for (int b = 0; b < 5 && !s; b++)
       if (a != b) s = emit_t(G, DML_OP_CAST, 1, dts[a], dts[b]);
@@ -756,6 +807,11 @@ int main(int argc, char **argv) {
     if (!info || !(info->flags & DML_OPF_ELEMENTWISE)) continue;
     /* fixed arities, and the variadic ops' two-operand form */
     uint32_t n_in = info->max_inputs < 0 ? 2u : (uint32_t)info->max_inputs;
+    if (o == DML_OP_CLIP) { /* Clip-13: x, min (operand 1), max (operand 2) */
+      s = emit(G, DML_OP_CLIP, 2);
+      if (!s) s = emit(G, DML_OP_CLIP, 3);
+      continue;
+    }
     if (info->min_inputs != info->max_inputs && info->max_inputs >= 0) {
       fprintf(stderr, "dmlc_eager_libgen: %s left out: optional inputs\n", info->name);
       continue;
