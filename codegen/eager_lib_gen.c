@@ -185,7 +185,10 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
 /* Reduction `op` over axis 1 of x [S0, S1, S2] (keepdims): the
  * scheduler's plan of the one-node function, which must be one kernel. */
 static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_dtype_t dt,
-                                dml_kplan_t **out, const char **why) {
+                                uint32_t select_last, dml_kplan_t **out,
+                                const char **why) {
+  /* ArgMax/ArgMin: an i64 y, the attributes axis and select_last_index */
+  const int arg = op == DML_OP_ARG_MAX || op == DML_OP_ARG_MIN;
   dml_pkg_symbol_t S[3];
   static const char *const names[3] = {"outer", "len", "inner"};
   for (int i = 0; i < 3; i++) {
@@ -206,27 +209,35 @@ static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_dtype_t dt,
   memset(vals, 0, sizeof vals);
   for (int j = 0; j < 2; j++) {
     vals[j].name = j ? "y" : "x";
-    vals[j].type.dtype = dt;
+    vals[j].type.dtype = j && arg ? DML_DTYPE_I64 : dt;
     vals[j].type.rank = 3;
     for (int d = 0; d < 3; d++) {
       vals[j].type.dims[d].value = 1;
       vals[j].type.dims[d].sym = j && d == 1 ? -1 : d;
     }
     vals[j].storage = j ? DML_PKG_STORAGE_ARENA : DML_PKG_STORAGE_CONST;
-    vals[j].bytes = dml_dtype_size(dt);
+    vals[j].bytes = dml_dtype_size(vals[j].type.dtype);
   }
   uint32_t in = 0, y = 1;
   int64_t axis = 1;
-  dml_attr_t a[2];
+  dml_attr_t a[3];
   memset(a, 0, sizeof a);
   a[0].name = "axes";
   a[0].kind = DML_ATTR_INTS;
   a[0].n = 1;
   a[0].ints = &axis;
+  if (arg) {
+    a[0].name = "axis";
+    a[0].kind = DML_ATTR_INT;
+    a[0].i = 1;
+  }
   a[1].name = "keepdims";
   a[1].kind = DML_ATTR_INT;
   a[1].i = 1;
-  dml_pkg_node_t node = {op, dml_op_name(op), "", 1, &in, 1, &y, 2, a};
+  a[2].name = "select_last_index";
+  a[2].kind = DML_ATTR_INT;
+  a[2].i = select_last;
+  dml_pkg_node_t node = {op, dml_op_name(op), "", 1, &in, 1, &y, arg ? 3u : 2u, a};
   dml_pkg_function_t fn = {"eager", 4, 2, vals, 1, &node, 0, NULL, 1, &y};
   dml_pkg_graph_t g = {3, S, 1, &fn, NULL};
   dml_kplan_t *plan = NULL;
@@ -255,7 +266,7 @@ typedef struct gen {
 
 static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
                                dml_op_t op, uint32_t kind, uint32_t n_in, int64_t max_len,
-                               dml_dtype_t dt, dml_dtype_t odt);
+                               dml_dtype_t dt, dml_dtype_t odt, uint32_t select_last);
 
 /* Two forms per op: flat (one dim after merging: no index division) and
  * DML_EAGER_RANK dims; operands of dtype dt, the output odt. */
@@ -276,8 +287,8 @@ static dml_status_t emit_t(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt,
       return DML_OK;
     }
     if (!s)
-      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f], dt,
-                     odt);
+      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f], dt, odt,
+                     0);
     dml_kpool_free(&pool);
   }
   return s;
@@ -330,7 +341,7 @@ static void emit_ptx(gen_t *G, const char *ptx, size_t *out_nw) {
  * array k<G->n>, and its table row. */
 static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
                                dml_op_t op, uint32_t kind, uint32_t n_in, int64_t max_len,
-                               dml_dtype_t dt, dml_dtype_t odt) {
+                               dml_dtype_t dt, dml_dtype_t odt, uint32_t select_last) {
   char *glsl = NULL, *ptx = NULL;
   uint32_t *words = NULL;
   size_t nw = 0;
@@ -366,10 +377,10 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
     }
     int len = snprintf(G->table + G->tlen, sizeof G->table - G->tlen,
                        "  {%s, %uu, %u, %zu, k%u%s, {%u, %u, %u}, "
-                       "{%s}, %lldll, %s, %s},\n",
+                       "{%s}, %lldll, %s, %s, %uu},\n",
                        k_op_enum[op], kind, n_in, nw, G->n, ptx ? ".w" : "", K->local[0],
                        K->local[1], K->local[2], items, (long long)max_len,
-                       k_dtype_enum(dt), k_dtype_enum(odt));
+                       k_dtype_enum(dt), k_dtype_enum(odt), select_last);
     if (len < 0 || (size_t)len >= sizeof G->table - G->tlen)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.eager",
                           "the table outgrew its buffer");
@@ -384,23 +395,26 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
 }
 
 /* Two kernels per reduction: rows up to DML_KROW_MIN long (one invocation
- * per row) and of any length (one workgroup per row). */
+ * per row) and of any length (one workgroup per row); ArgMax and ArgMin
+ * (an i64 output) two for each select_last_index. */
 static dml_status_t emit_reduce(gen_t *G, dml_op_t op, dml_dtype_t dt) {
   const int64_t lens[2] = {DML_KROW_MIN, (int64_t)1 << 30};
+  const int arg = op == DML_OP_ARG_MAX || op == DML_OP_ARG_MIN;
   dml_status_t s = DML_OK;
-  for (int i = 0; i < 2 && !s; i++) {
-    dml_kplan_t *plan = NULL;
-    const char *why = NULL;
-    DML_RETURN_IF_ERROR(reduce_plan(op, lens[i], dt, &plan, &why));
-    if (why) {
-      fprintf(stderr, "dmlc_eager_libgen: %s (%s) left out: %s\n", dml_op_name(op),
-              dml_dtype_name(dt), why);
-      return DML_OK;
+  for (uint32_t last = 0; last < (arg ? 2u : 1u) && !s; last++)
+    for (int i = 0; i < 2 && !s; i++) {
+      dml_kplan_t *plan = NULL;
+      const char *why = NULL;
+      DML_RETURN_IF_ERROR(reduce_plan(op, lens[i], dt, last, &plan, &why));
+      if (why) {
+        fprintf(stderr, "dmlc_eager_libgen: %s (%s) left out: %s\n", dml_op_name(op),
+                dml_dtype_name(dt), why);
+        return DML_OK;
+      }
+      s = emit_words(G, &plan->kernels[0], DML_EAGER_REDUCE_SYMS, op, DML_EAGER_REDUCE, 1,
+                     lens[i], dt, arg ? DML_DTYPE_I64 : dt, last);
+      dml_kplan_release(plan);
     }
-    s = emit_words(G, &plan->kernels[0], DML_EAGER_REDUCE_SYMS, op, DML_EAGER_REDUCE, 1,
-                   lens[i], dt, dt);
-    dml_kplan_release(plan);
-  }
   return s;
 }
 
@@ -711,18 +725,20 @@ static dml_status_t emit_mm_conv(gen_t *G) {
     if (!s)
       s = which == 2
               ? emit_words(G, &K, DML_EAGER_CV_WORDS, DML_OP_CONV, DML_EAGER_CONV, 3, 0,
-                           DML_DTYPE_F32, DML_DTYPE_F32)
+                           DML_DTYPE_F32, DML_DTYPE_F32, 0)
               : emit_words(G, &K, DML_EAGER_MM_WORDS, DML_OP_MATMUL, DML_EAGER_MATMUL, 2,
-                           which, DML_DTYPE_F32, DML_DTYPE_F32);
+                           which, DML_DTYPE_F32, DML_DTYPE_F32, 0);
     dml_kpool_free(&pool);
   }
   return s;
 }
 
 /* The kernels for dtypes other than f32 (docs/tensor.md): each op of
- * k_typed_ops for f16, bf16, i32 and i64 operands (the float-only ones for
- * f16 and bf16), Cast between any two of f32, f16, bf16, i32, i64, and
- * ReduceSum, ReduceMax, ReduceMin over each. */
+ * `ops` for f16, bf16, i32 and i64 operands (the float-only ones for f16
+ * and bf16), the compares, Clip and Where of each, Identity, Equal and
+ * Where of bool, Cast between any two of f32, f16, bf16, i32, i64, and
+ * ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin of i32 and i64 (f16 and
+ * bf16 reductions run the f32 kernels on a cast: dml_tensor.c). */
 static dml_status_t emit_dtypes(gen_t *G) {
   static const dml_dtype_t dts[5] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
                                      DML_DTYPE_I32, DML_DTYPE_I64};
@@ -735,8 +751,8 @@ static dml_status_t emit_dtypes(gen_t *G) {
              {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 0}, {DML_OP_RELU, 1, 0},
              {DML_OP_DIV, 2, 1},      {DML_OP_EXP, 1, 1}, {DML_OP_SQRT, 1, 1},
              {DML_OP_SIGMOID, 1, 1},  {DML_OP_TANH, 1, 1}};
-  static const dml_op_t reds[3] = {DML_OP_REDUCE_SUM, DML_OP_REDUCE_MAX,
-                                   DML_OP_REDUCE_MIN};
+  static const dml_op_t reds[5] = {DML_OP_REDUCE_SUM, DML_OP_REDUCE_MAX,
+                                   DML_OP_REDUCE_MIN, DML_OP_ARG_MAX, DML_OP_ARG_MIN};
   dml_status_t s = DML_OK;
   for (int d = 1; d < 5 && !s; d++)
     for (size_t o = 0; o < sizeof ops / sizeof ops[0] && !s; o++)
@@ -765,7 +781,9 @@ static dml_status_t emit_dtypes(gen_t *G) {
     for (int b = 0; b < 5 && !s; b++)
       if (a != b) s = emit_t(G, DML_OP_CAST, 1, dts[a], dts[b]);
   for (int d = 1; d < 5 && !s; d++)
-    for (int r = 0; r < 3 && !s; r++) s = emit_reduce(G, reds[r], dts[d]);
+    for (int r = 0; r < 5 && !s; r++)
+      if (!dml_dtype_is_float(dts[d])) /* f16, bf16: the runtime casts to f32 */
+        s = emit_reduce(G, reds[r], dts[d]);
   return s;
 }
 
@@ -828,7 +846,7 @@ int main(int argc, char **argv) {
   fprintf(G->f,
           "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "
           "0, {0, 0, 0}, {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0, "
-          "DML_DTYPE_INVALID, DML_DTYPE_INVALID}\n};\n"
+          "DML_DTYPE_INVALID, DML_DTYPE_INVALID, 0}\n};\n"
           "const uint32_t %s_count = %u;\n",
           lib, G->tlen ? G->table : "", lib, G->n);
   fclose(G->f);

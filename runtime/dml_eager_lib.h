@@ -46,9 +46,10 @@ enum {
 
 /* Reduction kernels (kind DML_EAGER_REDUCE): the compiled path's kernel
  * itself, scheduled (dml_kschedule) for a one-node function: x (the row's dtype)
- * [S0, S1, S2] at element 0 of binding 1, y (the same dtype) [S0, 1, S2] at element 0
- * of binding 0, the op reducing axis 1 with its other attributes at their
- * defaults. The push-constant words are the symbols S0 (outer), S1 (the
+ * [S0, S1, S2] at element 0 of binding 1, y (the same dtype; ArgMax and
+ * ArgMin: i64) [S0, 1, S2] at element 0 of binding 0, the op reducing axis 1
+ * with its other attributes at their defaults (ArgMax/ArgMin: the row's
+ * select_last_index). The push-constant words are the symbols S0 (outer), S1 (the
  * reduced length) and S2 (inner); the grid is `items` (c0 + c * S[sym] *
  * the symbols of `more`, as dml_kpkg_lin_t) over `local`. Each op has a
  * kernel for rows up to 256 long and one for any length (max_len); a
@@ -180,6 +181,9 @@ typedef struct dml_eager_kernel {
    * unit-stride form, 0 for any strides. */
   int64_t max_len;
   uint32_t dtype, out_dtype;
+  /* ArgMax/ArgMin (DML_EAGER_REDUCE, out_dtype i64): the kernel's
+   * select_last_index (a row for 0 and one for 1); 0 for every other row */
+  uint32_t select_last;
 } dml_eager_kernel_t;
 
 /* The dtype of operand j of elementwise row E: `dtype`, but Where's

@@ -39,7 +39,7 @@
   {                                                                          \
     DML_OP_INVALID, 0, 0, 0, 0, {0, 0, 0},                                   \
         {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0, DML_DTYPE_INVALID, \
-        DML_DTYPE_INVALID                                                    \
+        DML_DTYPE_INVALID, 0                                                 \
   }
 #ifndef DML_RT_HAVE_EAGER_SPIRV /* built without the GPU code generator */
 const dml_eager_kernel_t dml_eager_spirv[] = {NO_EAGER_KERNEL};
@@ -1184,7 +1184,7 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   /* the rule reads x's dims only (dml_cpu_output_dims_reads), but refuses
    * an input without data: its elements stay on the device, a host address
    * that is never read stands in */
-  if (dml_cpu_output_dims_reads(id, 0))
+  if (dml_cpu_output_dims_reads(id, 0) > 0) /* -1: no value rule (ArgMax's) */
     return dml_status_make(DML_STATUS_INTERNAL, opn, "the shape rule reads x's values");
   in.data = x;
   uint64_t cap = UINT64_MAX;
@@ -1199,19 +1199,42 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   call.attrs = attrs;
   call.n_attrs = n_attrs;
   DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call)); /* the shape rule's checks */
+  /* ArgMax/ArgMin: one axis (`axis`, default 0), the row of their
+   * select_last_index */
+  const int arg = id == DML_OP_ARG_MAX || id == DML_OP_ARG_MIN;
   for (uint32_t i = 0; i < n_attrs; i++)
-    if (attrs[i].name && strcmp(attrs[i].name, "axes") &&
-        strcmp(attrs[i].name, "keepdims") &&
-        strcmp(attrs[i].name, "noop_with_empty_axes"))
+    if (attrs[i].name &&
+        (arg ? strcmp(attrs[i].name, "axis") && strcmp(attrs[i].name, "keepdims") &&
+                   strcmp(attrs[i].name, "select_last_index")
+             : strcmp(attrs[i].name, "axes") && strcmp(attrs[i].name, "keepdims") &&
+                   strcmp(attrs[i].name, "noop_with_empty_axes")))
       return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                              "attribute '%s' is not taken by the GPU's eager kernel in "
                              "this version",
                              attrs[i].name);
+  uint32_t sel_last = 0;
+  if (arg) {
+    sel_last = dml_attr_int(attrs, n_attrs, "select_last_index", 0) != 0;
+    int32_t ka = -1;
+    for (uint32_t j = 0; j < dev->n_lib; j++)
+      if (dev->lib[j].op == id && dev->lib[j].kind == DML_EAGER_REDUCE &&
+          dev->lib[j].dtype == dev->lib[k].dtype && dev->lib[j].select_last == sel_last)
+        ka = (int32_t)j;
+    if (ka < 0)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "no eager kernel for select_last_index %u", sel_last);
+    k = ka;
+  }
   const dml_attr_t *ax = dml_attr_find(attrs, n_attrs, "axes");
   int red[DML_MAX_RANK] = {0}, n_red = 0;
   for (size_t i = 0; ax && ax->kind == DML_ATTR_INTS && i < ax->n; i++) {
     int64_t a = ax->ints[i] < 0 ? ax->ints[i] + x->rank : ax->ints[i];
     if (a >= 0 && a < x->rank && !red[a]) red[a] = 1, n_red++;
+  }
+  if (arg) { /* the shape rule checked the axis */
+    int64_t a = dml_attr_int(attrs, n_attrs, "axis", 0);
+    if (a < 0) a += x->rank;
+    if (a >= 0 && a < x->rank) red[a] = 1, n_red = 1;
   }
   if (!n_red) {
     if (dml_attr_int(attrs, n_attrs, "noop_with_empty_axes", 0)) { /* y = x */
@@ -1273,14 +1296,14 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
    * invocation per row) when it fits in one dispatch */
   for (uint32_t j = 0; j < dev->n_lib; j++) /* any length first */
     if (dev->lib[j].op == id && dev->lib[j].kind == DML_EAGER_REDUCE &&
-        dev->lib[j].dtype == dev->lib[k].dtype &&
+        dev->lib[j].dtype == dev->lib[k].dtype && dev->lib[j].select_last == sel_last &&
         dev->lib[j].max_len > dev->lib[k].max_len)
       k = (int32_t)j;
   for (uint32_t j = 0; j < dev->n_lib; j++) {
     const dml_eager_kernel_t *E = &dev->lib[j];
     if (E->op == id && E->kind == DML_EAGER_REDUCE && E->dtype == dev->lib[k].dtype &&
-        E->max_len >= len && E->max_len < dev->lib[k].max_len &&
-        outer * inner <= (int64_t)65535 * E->local[0])
+        E->select_last == sel_last && E->max_len >= len &&
+        E->max_len < dev->lib[k].max_len && outer * inner <= (int64_t)65535 * E->local[0])
       k = (int32_t)j;
   }
   const dml_eager_kernel_t *K = &dev->lib[k];
@@ -1826,6 +1849,7 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     if (id == DML_OP_EQUAL || id == DML_OP_LESS || id == DML_OP_LESS_OR_EQUAL ||
         id == DML_OP_GREATER || id == DML_OP_GREATER_OR_EQUAL)
       odt = DML_DTYPE_BOOL;
+    if (id == DML_OP_ARG_MAX || id == DML_OP_ARG_MIN) odt = DML_DTYPE_I64;
     if (id == DML_OP_CAST) {
       int64_t to = dml_attr_int(attrs, n_attrs, "to", 0);
       odt = DML_DTYPE_INVALID;

@@ -199,7 +199,7 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
                       : (int64_t)grid[0] < (rows < 65535 ? rows : 65535))
       return 1;
     int64_t axis = 1;
-    dml_attr_t a[2];
+    dml_attr_t a[3];
     memset(a, 0, sizeof a);
     a[0].name = "axes";
     a[0].kind = DML_ATTR_INTS;
@@ -208,9 +208,15 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
     a[1].name = "keepdims";
     a[1].kind = DML_ATTR_INT;
     a[1].i = 1;
+    /* ArgMax/ArgMin: `axis` and the row's select_last_index */
+    int arg = E->op == DML_OP_ARG_MAX || E->op == DML_OP_ARG_MIN;
+    if (arg) a[0].name = "axis", a[0].kind = DML_ATTR_INT, a[0].i = 1;
+    a[2].name = "select_last_index";
+    a[2].kind = DML_ATTR_INT;
+    a[2].i = E->select_last;
     void *xs[1] = {(void *)x};
     dml_dtype_t dt = (dml_dtype_t)E->dtype;
-    return cpu_op(E->op, 1, xs, &dt, 3, S, a, 2, y, rows);
+    return cpu_op(E->op, 1, xs, &dt, 3, S, a, arg ? 3u : 2u, y, rows);
   }
   uint32_t n = pc[DML_EAGER_PC_N], stride = pc[DML_EAGER_PC_STRIDE],
            iters = pc[DML_EAGER_PC_ITERS];

@@ -312,8 +312,9 @@ static void test_reductions(void) {
   uint32_t n_red = 0;
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     if (dml_eager_spirv[k].kind != DML_EAGER_REDUCE ||
-        dml_eager_spirv[k].dtype != DML_DTYPE_F32)
-      continue; /* other dtypes: test_dtypes */
+        dml_eager_spirv[k].dtype != DML_DTYPE_F32 ||
+        dml_eager_spirv[k].out_dtype != DML_DTYPE_F32)
+      continue; /* other dtypes, ArgMax/ArgMin: test_dtypes */
     dml_op_t op = dml_eager_spirv[k].op;
     if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* its other form */
     n_red++;
@@ -973,7 +974,8 @@ static void test_dtypes(void) {
     if (k > 0 && dml_eager_spirv[k - 1].op == K->op &&
         dml_eager_spirv[k - 1].n_inputs == K->n_inputs &&
         dml_eager_spirv[k - 1].dtype == K->dtype &&
-        dml_eager_spirv[k - 1].out_dtype == K->out_dtype)
+        dml_eager_spirv[k - 1].out_dtype == K->out_dtype &&
+        dml_eager_spirv[k - 1].select_last == K->select_last)
       continue; /* its other form: the runtime picks it below */
     n_rows++;
     dml_dtype_t dt = (dml_dtype_t)K->dtype, odt = (dml_dtype_t)K->out_dtype;
@@ -992,16 +994,38 @@ static void test_dtypes(void) {
       pair_t x = typed_pair(dt, 2, dr, ra), xe = typed_pair(dt, 2, de, ia), xv;
       CHECK_OK(dml_rt_tensor_slice(x.c, 2, axes, st, en, sp, &xv.c));
       CHECK_OK(dml_rt_tensor_slice(x.v, 2, axes, st, en, sp, &xv.v));
-      dml_attr_t at[2];
+      dml_attr_t at[3];
       memset(at, 0, sizeof at);
       at[0] = ints_attr("axes", D(1), 1);
       at[1].name = "keepdims", at[1].kind = DML_ATTR_INT, at[1].i = 0;
-      compare_typed(opn, &x.c, &x.v, 1, at, 1, "[3,1000] axis 1");
-      compare_typed(opn, &xe.c, &xe.v, 1, at, 2, "edges (wrapping sums) axis 1");
-      compare_typed(opn, &xv.c, &xv.v, 1, at, 1, "reversed strided view, axis 1");
-      at[0] = ints_attr("axes", D(0), 1);
-      compare_typed(opn, &x.c, &x.v, 1, at, 1, "[3,1000] axis 0");
-      compare_typed(opn, &x.c, &x.v, 1, NULL, 0, "[3,1000] all axes");
+      /* ArgMax/ArgMin: `axis` and the row's select_last_index (attributes
+       * 0 and 2 with keepdims between); also the float edges (NaN, ties of
+       * -0 and +0, the infinities) */
+      int arg = K->op == DML_OP_ARG_MAX || K->op == DML_OP_ARG_MIN;
+      if (arg) {
+        at[0].name = "axis", at[0].kind = DML_ATTR_INT, at[0].i = 1;
+        at[2].name = "select_last_index", at[2].kind = DML_ATTR_INT;
+        at[2].i = K->select_last;
+        pair_t xf = typed_pair(dt, 2, de, ints ? ia : pa);
+        compare_typed(opn, &xf.c, &xf.v, 1, at, 3, "edges axis 1, keepdims 0");
+        at[0].i = 0;
+        compare_typed(opn, &xf.c, &xf.v, 1, at, 3, "edges axis 0, keepdims 0");
+        at[0].i = 1;
+        pair_free(&xf);
+      }
+      const uint32_t n1 = arg ? 3u : 1u, n2 = arg ? 3u : 2u;
+      compare_typed(opn, &x.c, &x.v, 1, at, n1, "[3,1000] axis 1");
+      compare_typed(opn, &xe.c, &xe.v, 1, at, n2, "edges (wrapping sums) axis 1");
+      compare_typed(opn, &xv.c, &xv.v, 1, at, n1, "reversed strided view, axis 1");
+      static const int64_t ax0[1] = {0};
+      if (arg)
+        at[0].i = 0;
+      else
+        at[0] = ints_attr("axes", ax0, 1);
+      compare_typed(opn, &x.c, &x.v, 1, at, n1, "[3,1000] axis 0");
+      compare_typed(
+          opn, &x.c, &x.v, 1, arg ? at + 2 : NULL, arg ? 1u : 0u,
+          arg ? "[3,1000] axis 0 (the default), keepdims 1" : "[3,1000] all axes");
       pair_free(&x);
       pair_free(&xe);
       pair_free(&xv);
@@ -1104,13 +1128,18 @@ static void test_dtypes(void) {
       CHECK_OK(dml_rt_tensor_slice(x.v, 2, axes, st, en, sp, &xv.v));
       dml_attr_t at[2];
       memset(at, 0, sizeof at);
-      at[0] = ints_attr("axes", D(1), 1);
+      int arg = K->op == DML_OP_ARG_MAX || K->op == DML_OP_ARG_MIN; /* `axis` */
+      static const int64_t ax0[1] = {0}, ax1[1] = {1};
+      at[0] = ints_attr("axes", ax1, 1);
+      if (arg) at[0].name = "axis", at[0].kind = DML_ATTR_INT, at[0].i = 1;
       at[1].name = "keepdims", at[1].kind = DML_ATTR_INT, at[1].i = 0;
       compare_typed(opn, &x.c, &x.v, 1, at, 2, "[3,1000] axis 1, keepdims 0");
       compare_typed(opn, &xv.c, &xv.v, 1, at, 1, "reversed strided view, axis 1");
-      at[0] = ints_attr("axes", D(0), 1);
+      at[0] = ints_attr("axes", ax0, 1);
+      if (arg) at[0].name = "axis", at[0].kind = DML_ATTR_INT, at[0].i = 0;
       compare_typed(opn, &x.c, &x.v, 1, at, 1, "[3,1000] axis 0");
-      compare_typed(opn, &x.c, &x.v, 1, NULL, 0, "[3,1000] all axes");
+      compare_typed(opn, &x.c, &x.v, 1, NULL, 0,
+                    arg ? "[3,1000] axis 0 (the default)" : "[3,1000] all axes");
       pair_free(&x);
       pair_free(&xv);
       n_half++;
@@ -1198,10 +1227,6 @@ static const struct {
     {"Mod",
      "of floats with fmod = 0 (the default; Python's remainder): the library's "
      "float Mod is fmod = 1 (C's fmod)"},
-    {"ArgMax",
-     "the scheduler's ArgMax kernel (i64 output, axis and select_last_index) is "
-     "not in the eager library yet"},
-    {"ArgMin", "as ArgMax"},
     {"IsInf",
      "not an elementwise op of the scheduler (the compiled path runs it on the "
      "CPU)"},
