@@ -1,8 +1,11 @@
 /* test_tensor_vulkan.c — eager ops on Vulkan tensors (docs/tensor.md "Eager
  * ops on Vulkan"): every op of the eager kernel library (dml_eager_lib.h:
- * the f32 elementwise ops, Identity, the f32 reductions, MatMul, Conv; Gemm
- * through MatMul) on the default
- * Vulkan device
+ * the f32 elementwise ops, Identity, the reductions, MatMul, Conv; Gemm
+ * through MatMul; the compares, logic ops, Where, Clip, ArgMax/ArgMin and
+ * the other dtypes in test_dtypes; every elementwise op, reduction, MatMul,
+ * Gemm and Conv of ops.def against the CPU on every_op's edge values, a
+ * refusal failing unless k_not_on_device lists it, in test_table_ops) on
+ * the default Vulkan device
  * (Mesa's lavapipe in CI) against the same op run eagerly on the CPU, on random values
  * and the edge values (NaN, +-inf, +-0, subnormals, +-1e+-30, huge), with broadcasting,
  * strided and negative-step views, empty dims and a row of 70,001 elements; then the
@@ -1207,6 +1210,24 @@ static void test_dtypes(void) {
       CHECK_OK(dml_rt_tensor_op("Add", qq, 2, NULL, 0, &q, 1)); /* i32: no feature */
       CHECK_OK(dml_rt_tensor_free(q));
       CHECK_OK(dml_rt_tensor_free(p64));
+      CHECK_OK(dml_rt_tensor_free(p32));
+      dml_rt_device_close(dh);
+    }
+    /* without byte buffers: a bool output refused naming the feature */
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "storageBuffer8BitAccess", 1);
+    dh = NULL;
+    so = dml_rt_device_open(TEST_GPU, &dh);
+    unsetenv("DMLC_VULKAN_HIDE_FEATURES");
+    CHECK_OK(so);
+    if (!so) {
+      dml_rt_tensor_t p32, q;
+      CHECK_OK(dml_rt_tensor_zeros(dh, DML_DTYPE_I32, 1, d2, &p32));
+      dml_rt_tensor_t qq[2] = {p32, p32};
+      CHECK_ERROR(dml_rt_tensor_op("Equal", qq, 2, NULL, 0, &q, 1),
+                  DML_STATUS_UNIMPLEMENTED,
+                  "needs the Vulkan feature storageBuffer8BitAccess");
+      CHECK_OK(dml_rt_tensor_op("Add", qq, 2, NULL, 0, &q, 1)); /* no bytes */
+      CHECK_OK(dml_rt_tensor_free(q));
       CHECK_OK(dml_rt_tensor_free(p32));
       dml_rt_device_close(dh);
     }
