@@ -59,6 +59,9 @@ static const char *k_dtype_enum(dml_dtype_t dt) {
     case DML_DTYPE_I32: return "DML_DTYPE_I32";
     case DML_DTYPE_I64: return "DML_DTYPE_I64";
     case DML_DTYPE_BOOL: return "DML_DTYPE_BOOL";
+    case DML_DTYPE_U8: return "DML_DTYPE_U8";
+    case DML_DTYPE_I8: return "DML_DTYPE_I8";
+    case DML_DTYPE_I16: return "DML_DTYPE_I16";
     default: return "DML_DTYPE_INVALID";
   }
 }
@@ -260,7 +263,7 @@ typedef struct gen {
   FILE *f;
   int ptx; /* --ptx: CUDA C -> PTX instead of GLSL -> SPIR-V */
   uint32_t n;
-  char table[65536];
+  char table[262144];
   size_t tlen;
 } gen_t;
 
@@ -734,29 +737,36 @@ static dml_status_t emit_mm_conv(gen_t *G) {
 }
 
 /* The kernels for dtypes other than f32 (docs/tensor.md): each op of
- * `ops` for f16, bf16, i32 and i64 operands (the float-only ones for f16
- * and bf16), the compares, Clip and Where of each, Identity, Equal and
- * Where of bool, Cast between any two of f32, f16, bf16, i32, i64, and
- * ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin of i32 and i64 (f16 and
- * bf16 reductions run the f32 kernels on a cast: dml_tensor.c). */
+ * `ops` for f16, bf16, i32, i64, u8, i8 and i16 operands (the float-only
+ * ones for f16 and bf16, the signed-only ones not for u8), the compares,
+ * Clip and Where of each, Identity, Equal and Where of bool, Cast between
+ * any two of f32, f16, bf16, i32, i64, u8, i8, i16, and ReduceSum,
+ * ReduceMax, ReduceMin, ArgMax, ArgMin of i32 and i64 (f16 and bf16
+ * reductions run the f32 kernels on a cast: dml_tensor.c). */
 static dml_status_t emit_dtypes(gen_t *G) {
-  static const dml_dtype_t dts[5] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
-                                     DML_DTYPE_I32, DML_DTYPE_I64};
+  enum { ND = 8 };
+  static const dml_dtype_t dts[ND] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
+                                      DML_DTYPE_I32, DML_DTYPE_I64, DML_DTYPE_U8,
+                                      DML_DTYPE_I8,  DML_DTYPE_I16};
+  /* float_only 1: f16, bf16 only; 2: not u8 (ONNX's Neg and Relu take
+   * signed types) */
   static const struct {
     dml_op_t op;
     uint32_t n_in;
     int float_only;
   } ops[] = {{DML_OP_IDENTITY, 1, 0}, {DML_OP_ADD, 2, 0}, {DML_OP_SUB, 2, 0},
              {DML_OP_MUL, 2, 0},      {DML_OP_MAX, 2, 0}, {DML_OP_MIN, 2, 0},
-             {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 0}, {DML_OP_RELU, 1, 0},
+             {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 2}, {DML_OP_RELU, 1, 2},
              {DML_OP_DIV, 2, 1},      {DML_OP_EXP, 1, 1}, {DML_OP_SQRT, 1, 1},
              {DML_OP_SIGMOID, 1, 1},  {DML_OP_TANH, 1, 1}};
   static const dml_op_t reds[5] = {DML_OP_REDUCE_SUM, DML_OP_REDUCE_MAX,
                                    DML_OP_REDUCE_MIN, DML_OP_ARG_MAX, DML_OP_ARG_MIN};
   dml_status_t s = DML_OK;
-  for (int d = 1; d < 5 && !s; d++)
+  for (int d = 1; d < ND && !s; d++)
     for (size_t o = 0; o < sizeof ops / sizeof ops[0] && !s; o++)
-      if (!ops[o].float_only || dml_dtype_is_float(dts[d]))
+      if (ops[o].float_only == 1   ? dml_dtype_is_float(dts[d])
+          : ops[o].float_only == 2 ? dts[d] != DML_DTYPE_U8
+                                   : 1)
         s = emit_t(G, ops[o].op, ops[o].n_in, dts[d], dts[d]);
   /* the compares (bool output), Clip (min, max operands) and Where of
    * each dtype; Identity, Equal and Where of bool */
@@ -771,14 +781,14 @@ static dml_status_t emit_dtypes(gen_t *G) {
               {DML_OP_CLIP, 2},
               {DML_OP_CLIP, 3},
               {DML_OP_WHERE, 3}};
-  for (int d = 1; d < 5 && !s; d++)
+  for (int d = 1; d < ND && !s; d++)
     for (size_t o = 0; o < sizeof more / sizeof more[0] && !s; o++)
       s = emit_d(G, more[o].op, more[o].n_in, dts[d]);
   if (!s) s = emit_d(G, DML_OP_IDENTITY, 1, DML_DTYPE_BOOL);
   if (!s) s = emit_d(G, DML_OP_EQUAL, 2, DML_DTYPE_BOOL);
   if (!s) s = emit_d(G, DML_OP_WHERE, 3, DML_DTYPE_BOOL);
-  for (int a = 0; a < 5 && !s; a++)
-    for (int b = 0; b < 5 && !s; b++)
+  for (int a = 0; a < ND && !s; a++)
+    for (int b = 0; b < ND && !s; b++)
       if (a != b) s = emit_t(G, DML_OP_CAST, 1, dts[a], dts[b]);
   for (int d = 1; d < 5 && !s; d++)
     for (int r = 0; r < 5 && !s; r++)

@@ -1871,10 +1871,12 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                           dml_dtype_name(dt), odt != dt ? " to " : "",
                           odt != dt ? dml_dtype_name(odt) : "", dev->name),
           "the eager library holds f32 for every op it has (bool for And, Or, Xor, "
-          "Not); f16, bf16, i32 and i64 for Identity, Add, Sub, Mul, Max, Min, Abs, Neg, "
-          "Relu, the compares, Clip and Where (f16, bf16: also Div, Exp, Sqrt, Sigmoid, "
-          "Tanh), Cast between those and f32; bool for Identity, Equal and Where; the "
-          "reductions' i32 and i64 ReduceSum, ReduceMax, ReduceMin (docs/tensor.md)");
+          "Not); f16, bf16, i32, i64, u8, i8 and i16 for Identity, Add, Sub, Mul, Max, "
+          "Min, Abs, Neg and Relu (not u8), the compares, Clip and Where (f16, bf16: "
+          "also Div, Exp, Sqrt, Sigmoid, Tanh), Cast between any two of those and f32; "
+          "bool for Identity, Equal and Where; ReduceSum, ReduceMax, ReduceMin, ArgMax, "
+          "ArgMin of i32 and i64, the f16/bf16 reductions through f32 "
+          "(docs/tensor.md)");
     for (uint32_t i = 0; i < n_inputs && k >= 0; i++)
       if (!xs[i] && !(conv && i == 2)) k = -1; /* absent optional input */
     if (k >= 0 && !dev->mem->run_kernel_bufs &&

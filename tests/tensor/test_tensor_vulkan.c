@@ -796,26 +796,42 @@ static void test_mm_errors(void) {
 
 /* ---- dtypes other than f32 (each typed row of the library) ---- */
 
+/* Whether dt is one of the library's integer dtypes, and its range. */
+static int int_dtype(dml_dtype_t dt, double *lo, double *hi) {
+  switch (dt) {
+    case DML_DTYPE_I32: *lo = INT32_MIN, *hi = INT32_MAX; return 1;
+    case DML_DTYPE_I64: *lo = -9.2e18, *hi = 9.2e18; return 1;
+    case DML_DTYPE_U8: *lo = 0, *hi = 255; return 1;
+    case DML_DTYPE_I8: *lo = -128, *hi = 127; return 1;
+    case DML_DTYPE_I16: *lo = -32768, *hi = 32767; return 1;
+    default: return 0;
+  }
+}
+
 /* Tensor of dtype dt on the CPU and on the GPU from f32 values `v` (n of
  * them, dims): the CPU's Cast of them (floats) or their integer parts
- * (integers), so both devices start from the same bits. */
+ * clamped to the dtype's range (integers), so both devices start from the
+ * same bits. */
 static pair_t typed_pair(dml_dtype_t dt, int32_t rank, const int64_t *dims,
                          const float *v) {
   int64_t n = 1;
   for (int32_t d = 0; d < rank; d++) n *= dims[d];
   pair_t r = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE};
   dml_rt_tensor_t f = up(g_cpu, rank, dims, v);
-  if (dt == DML_DTYPE_I32 || dt == DML_DTYPE_I64) { /* exact integers */
+  double lo, hi;
+  if (int_dtype(dt, &lo, &hi)) { /* exact integers */
     void *p = malloc((size_t)(n > 0 ? n : 1) * 8);
     for (int64_t i = 0; i < n; i++) {
       double x = isnan(v[i]) ? 0 : v[i];
       int64_t q = x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
-      if (dt == DML_DTYPE_I32)
-        ((int32_t *)p)[i] = q > INT32_MAX   ? INT32_MAX
-                            : q < INT32_MIN ? INT32_MIN
-                                            : (int32_t)q;
-      else
-        ((int64_t *)p)[i] = q;
+      if (dt != DML_DTYPE_I64) q = q > hi ? (int64_t)hi : q < lo ? (int64_t)lo : q;
+      switch (dt) {
+        case DML_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)q; break;
+        case DML_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)q; break;
+        case DML_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)q; break;
+        case DML_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)q; break;
+        default: ((int64_t *)p)[i] = q; break;
+      }
     }
     dml_tensor_t h;
     memset(&h, 0, sizeof h);
@@ -854,7 +870,14 @@ static double elem(const void *p, dml_dtype_t dt, int64_t i, uint64_t *bits) {
       *bits = u;
       return f;
     }
-    case DML_DTYPE_BOOL: *bits = ((const uint8_t *)p)[i]; return ((const uint8_t *)p)[i];
+    case DML_DTYPE_BOOL:
+    case DML_DTYPE_U8: *bits = ((const uint8_t *)p)[i]; return ((const uint8_t *)p)[i];
+    case DML_DTYPE_I8:
+      *bits = (uint8_t)((const int8_t *)p)[i];
+      return ((const int8_t *)p)[i];
+    case DML_DTYPE_I16:
+      *bits = (uint16_t)((const int16_t *)p)[i];
+      return ((const int16_t *)p)[i];
     default: { /* f16, bf16: the bits; the value from them */
       uint16_t h = ((const uint16_t *)p)[i];
       *bits = h;
@@ -982,10 +1005,10 @@ static void test_dtypes(void) {
       continue; /* its other form: the runtime picks it below */
     n_rows++;
     dml_dtype_t dt = (dml_dtype_t)K->dtype, odt = (dml_dtype_t)K->out_dtype;
-    int ints = dt == DML_DTYPE_I32 || dt == DML_DTYPE_I64;
+    double ilo, ihi, olo = 0, ohi = 0;
+    int ints = int_dtype(dt, &ilo, &ihi);
     /* floats cast to integers: values within the integer's range */
-    int in_range =
-        K->op == DML_OP_CAST && !ints && (odt == DML_DTYPE_I32 || odt == DML_DTYPE_I64);
+    int in_range = K->op == DML_OP_CAST && !ints && int_dtype(odt, &olo, &ohi);
     const char *opn = dml_op_name(K->op);
     dml_attr_t to;
     memset(&to, 0, sizeof to);
@@ -1035,11 +1058,14 @@ static void test_dtypes(void) {
       continue;
     }
     const float *ea = ints || in_range ? ia : pa, *eb = ints || in_range ? ib : pb;
-    if (in_range) { /* within i32 (and f16's 65504): drop the edges beyond */
+    if (in_range) { /* within the integer's range (and f16's 65504): drop
+                     * the edges beyond */
       static float cl[E * E];
-      float lim = dt == DML_DTYPE_F16 ? 6e4f : 2e9f;
-      for (int i = 0; i < E * E; i++)
-        cl[i] = fabsf(ia[i]) < lim ? ia[i] + (i % 3 ? 0.5f : -0.75f) : 7.0f;
+      double lim = dt == DML_DTYPE_F16 ? 6e4 : 2e9;
+      for (int i = 0; i < E * E; i++) {
+        double x = ia[i] + (i % 3 ? 0.5 : -0.75);
+        cl[i] = fabs(x) < lim && x > olo - 1 && x < ohi + 1 ? (float)x : 7.0f;
+      }
       ea = cl;
     }
     /* operand j of its dtype (Where's condition: bool, whose values are 0,
@@ -1185,13 +1211,13 @@ static void test_dtypes(void) {
   }
   CHECK_ERROR(dml_rt_tensor_op("Exp", &a, 1, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
               "no eager kernel for Exp of i32");
-  dml_attr_t to_u8;
-  memset(&to_u8, 0, sizeof to_u8);
-  to_u8.name = "to";
-  to_u8.kind = DML_ATTR_INT;
-  to_u8.i = dml_dtype_onnx_code(DML_DTYPE_U8);
-  CHECK_ERROR(dml_rt_tensor_op("Cast", &a, 1, &to_u8, 1, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "no eager kernel for Cast of i32 to u8");
+  dml_attr_t to_f64;
+  memset(&to_f64, 0, sizeof to_f64);
+  to_f64.name = "to";
+  to_f64.kind = DML_ATTR_INT;
+  to_f64.i = dml_dtype_onnx_code(DML_DTYPE_F64);
+  CHECK_ERROR(dml_rt_tensor_op("Cast", &a, 1, &to_f64, 1, &y, 1),
+              DML_STATUS_UNIMPLEMENTED, "no eager kernel for Cast of i32 to f64");
   CHECK_OK(dml_rt_tensor_free(a));
   CHECK_OK(dml_rt_tensor_free(b));
   if (!strcmp(TEST_GPU, "vulkan")) { /* a device without shaderInt64 */
@@ -1252,7 +1278,9 @@ static const struct {
      "not an elementwise op of the scheduler (the compiled path runs it on the "
      "CPU)"},
     {"IsNaN", "as IsInf"},
-    {"BitShift", "unsigned integers: no u8/u16/u32/u64 kernels in the eager library"},
+    {"BitShift",
+     "not an elementwise op of the scheduler (the library's u8 rows hold the "
+     "arithmetic, compares, Where, Clip and Cast)"},
     {"CastLike",
      "not an elementwise op of the scheduler (Cast with `to` is in the "
      "library)"},
