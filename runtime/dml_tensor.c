@@ -1818,9 +1818,13 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
         if (ki >= 0) return eager_gpu(dev, DML_OP_IDENTITY, ki, xs, 1, NULL, 0, outputs);
       } else if (n_inputs == 3 && !xs[1] &&
                  eager_find_t(dev, DML_OP_CLIP, 3, xs[0]->dtype, xs[0]->dtype) >= 0) {
-        double lowest = xs[0]->dtype == DML_DTYPE_I32   ? (double)INT32_MIN
-                        : xs[0]->dtype == DML_DTYPE_I64 ? (double)INT64_MIN
-                                                        : -INFINITY;
+        dml_dtype_t cd = xs[0]->dtype;
+        double lowest = cd == DML_DTYPE_I64   ? (double)INT64_MIN
+                        : cd == DML_DTYPE_I32 ? (double)INT32_MIN
+                        : cd == DML_DTYPE_I16 ? (double)INT16_MIN
+                        : cd == DML_DTYPE_I8  ? (double)INT8_MIN
+                        : cd == DML_DTYPE_U8  ? 0.0
+                                              : -INFINITY;
         dml_rt_tensor_t lo = DML_RT_TENSOR_NONE;
         s = dml_rt_tensor_full(dev, xs[0]->dtype, 0, NULL, lowest, &lo);
         if (s) return s;

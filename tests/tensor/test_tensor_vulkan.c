@@ -1110,6 +1110,15 @@ static void test_dtypes(void) {
           char w2[160];
           snprintf(w2, sizeof w2, "%s%s", what, wn[c]);
           compare_typed(opn, c3, v3, ni, NULL, 0, w2);
+          if (ni == 3) { /* a max without a min (the lowest value as the min) */
+            c3[1] = v3[1] = DML_RT_TENSOR_NONE;
+            snprintf(w2, sizeof w2, "%s%s, no min", what, wn[c]);
+            compare_typed(opn, c3, v3, 3, NULL, 0, w2);
+          }
+        }
+        if (ni == 3 && b == 0) { /* no bounds: the copy */
+          compare_typed(opn, &pe[0].c, &pe[0].v, 1, NULL, 0, "edges, no bounds");
+          compare_typed(opn, &pv[0].c, &pv[0].v, 1, NULL, 0, "a view, no bounds");
         }
         pair_free(&lo);
         pair_free(&hi);
