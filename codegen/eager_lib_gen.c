@@ -5,8 +5,10 @@
  *   dmlc_eager_libgen OUT.c
  *
  * For every elementwise op of ops.def it builds a one-node function (f32
- * operands of a symbolic length, the op's attributes at their defaults,
- * Mod with fmod = 1), asks the scheduler for the node's formula
+ * operands of a symbolic length; bool for the logic ops, a bool output for
+ * the compares, Where's bool condition; the op's attributes at their
+ * defaults, Mod with fmod = 1; Clip-13 with min, and with min and max, as
+ * operands), asks the scheduler for the node's formula
  * (dml_ksched_ew_node: the value the compiled path fuses into its kernels)
  * and wraps it in a kernel whose loads and stores address the tensors
  * through run-time offsets, dims and strides (push constants, the layout
@@ -56,6 +58,10 @@ static const char *k_dtype_enum(dml_dtype_t dt) {
     case DML_DTYPE_BF16: return "DML_DTYPE_BF16";
     case DML_DTYPE_I32: return "DML_DTYPE_I32";
     case DML_DTYPE_I64: return "DML_DTYPE_I64";
+    case DML_DTYPE_BOOL: return "DML_DTYPE_BOOL";
+    case DML_DTYPE_U8: return "DML_DTYPE_U8";
+    case DML_DTYPE_I8: return "DML_DTYPE_I8";
+    case DML_DTYPE_I16: return "DML_DTYPE_I16";
     default: return "DML_DTYPE_INVALID";
   }
 }
@@ -68,8 +74,21 @@ static const dml_kidx_t *sym(dml_kpool_t *p, uint32_t w) {
 static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype_t dt,
                               dml_dtype_t odt, dml_kpool_t *p, dml_kernel_t *K,
                               const char **why) {
-  dml_kdtype_t kt = DML_KT_F32, okt = DML_KT_F32;
-  if (!dml_kdtype_of(dt, &kt) || !dml_kdtype_of(odt, &okt)) {
+  /* operand j's dtype: the row's, Where's condition bool (dml_eager_in_dtype) */
+  dml_eager_kernel_t row;
+  memset(&row, 0, sizeof row);
+  row.op = op;
+  row.dtype = (uint32_t)dt;
+  dml_dtype_t idt[DML_EAGER_MAX_INPUTS];
+  dml_kdtype_t kt[DML_EAGER_MAX_INPUTS], okt = DML_KT_F32;
+  for (uint32_t j = 0; j < n_in; j++) {
+    idt[j] = dml_eager_in_dtype(&row, j);
+    if (!dml_kdtype_of(idt[j], &kt[j])) {
+      *why = "no kernel dtype";
+      return DML_OK;
+    }
+  }
+  if (!dml_kdtype_of(odt, &okt)) {
     *why = "no kernel dtype";
     return DML_OK;
   }
@@ -81,12 +100,12 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
   memset(vals, 0, sizeof vals);
   for (uint32_t j = 0; j <= n_in; j++) {
     vals[j].name = j < n_in ? "x" : "y";
-    vals[j].type.dtype = j < n_in ? dt : odt;
+    vals[j].type.dtype = j < n_in ? idt[j] : odt;
     vals[j].type.rank = 1;
     vals[j].type.dims[0].value = 1; /* 1 * symbol 0 */
     vals[j].type.dims[0].sym = 0;
     vals[j].storage = j < n_in ? DML_PKG_STORAGE_INPUT : DML_PKG_STORAGE_ARENA;
-    vals[j].bytes = dml_dtype_size(j < n_in ? dt : odt);
+    vals[j].bytes = dml_dtype_size(j < n_in ? idt[j] : odt);
     if (j < n_in) ins[j] = j;
   }
   dml_attr_t fmod = {0}; /* Mod's fmod = 1, Cast's to */
@@ -126,10 +145,10 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
     let[j] = dml_ks_new(p, DML_KS_LET);
     if (let[j]) {
       let[j]->reg = j;
-      let[j]->val = kt == DML_KT_F32 ? dml_kv_load(p, DML_KBUF_WEIGHTS, idx)
-                                     : dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt, idx);
+      let[j]->val = kt[j] == DML_KT_F32 ? dml_kv_load(p, DML_KBUF_WEIGHTS, idx)
+                                        : dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt[j], idx);
     }
-    x[j] = kt == DML_KT_F32 ? dml_kv_reg(p, j) : dml_kv_reg_t(p, j, kt);
+    x[j] = kt[j] == DML_KT_F32 ? dml_kv_reg(p, j) : dml_kv_reg_t(p, j, kt[j]);
   }
   const dml_kval_t *v = x[0]; /* Identity: the strided copy */
   if (op != DML_OP_IDENTITY) *why = dml_ksched_ew_node(p, &g, 0, 0, x, &v);
@@ -169,7 +188,10 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
 /* Reduction `op` over axis 1 of x [S0, S1, S2] (keepdims): the
  * scheduler's plan of the one-node function, which must be one kernel. */
 static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_dtype_t dt,
-                                dml_kplan_t **out, const char **why) {
+                                uint32_t select_last, dml_kplan_t **out,
+                                const char **why) {
+  /* ArgMax/ArgMin: an i64 y, the attributes axis and select_last_index */
+  const int arg = op == DML_OP_ARG_MAX || op == DML_OP_ARG_MIN;
   dml_pkg_symbol_t S[3];
   static const char *const names[3] = {"outer", "len", "inner"};
   for (int i = 0; i < 3; i++) {
@@ -190,27 +212,35 @@ static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_dtype_t dt,
   memset(vals, 0, sizeof vals);
   for (int j = 0; j < 2; j++) {
     vals[j].name = j ? "y" : "x";
-    vals[j].type.dtype = dt;
+    vals[j].type.dtype = j && arg ? DML_DTYPE_I64 : dt;
     vals[j].type.rank = 3;
     for (int d = 0; d < 3; d++) {
       vals[j].type.dims[d].value = 1;
       vals[j].type.dims[d].sym = j && d == 1 ? -1 : d;
     }
     vals[j].storage = j ? DML_PKG_STORAGE_ARENA : DML_PKG_STORAGE_CONST;
-    vals[j].bytes = dml_dtype_size(dt);
+    vals[j].bytes = dml_dtype_size(vals[j].type.dtype);
   }
   uint32_t in = 0, y = 1;
   int64_t axis = 1;
-  dml_attr_t a[2];
+  dml_attr_t a[3];
   memset(a, 0, sizeof a);
   a[0].name = "axes";
   a[0].kind = DML_ATTR_INTS;
   a[0].n = 1;
   a[0].ints = &axis;
+  if (arg) {
+    a[0].name = "axis";
+    a[0].kind = DML_ATTR_INT;
+    a[0].i = 1;
+  }
   a[1].name = "keepdims";
   a[1].kind = DML_ATTR_INT;
   a[1].i = 1;
-  dml_pkg_node_t node = {op, dml_op_name(op), "", 1, &in, 1, &y, 2, a};
+  a[2].name = "select_last_index";
+  a[2].kind = DML_ATTR_INT;
+  a[2].i = select_last;
+  dml_pkg_node_t node = {op, dml_op_name(op), "", 1, &in, 1, &y, arg ? 3u : 2u, a};
   dml_pkg_function_t fn = {"eager", 4, 2, vals, 1, &node, 0, NULL, 1, &y};
   dml_pkg_graph_t g = {3, S, 1, &fn, NULL};
   dml_kplan_t *plan = NULL;
@@ -233,13 +263,13 @@ typedef struct gen {
   FILE *f;
   int ptx; /* --ptx: CUDA C -> PTX instead of GLSL -> SPIR-V */
   uint32_t n;
-  char table[65536];
+  char table[262144];
   size_t tlen;
 } gen_t;
 
 static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
                                dml_op_t op, uint32_t kind, uint32_t n_in, int64_t max_len,
-                               dml_dtype_t dt, dml_dtype_t odt);
+                               dml_dtype_t dt, dml_dtype_t odt, uint32_t select_last);
 
 /* Two forms per op: flat (one dim after merging: no index division) and
  * DML_EAGER_RANK dims; operands of dtype dt, the output odt. */
@@ -260,15 +290,31 @@ static dml_status_t emit_t(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt,
       return DML_OK;
     }
     if (!s)
-      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f], dt,
-                     odt);
+      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f], dt, odt,
+                     0);
     dml_kpool_free(&pool);
   }
   return s;
 }
 
+/* Whether op is a compare (two operands of one dtype, a bool output) or a
+ * logic op (bool operands and output). */
+static int is_compare(dml_op_t op) {
+  return op == DML_OP_EQUAL || op == DML_OP_LESS || op == DML_OP_LESS_OR_EQUAL ||
+         op == DML_OP_GREATER || op == DML_OP_GREATER_OR_EQUAL;
+}
+static int is_logic(dml_op_t op) {
+  return op == DML_OP_NOT || op == DML_OP_AND || op == DML_OP_OR || op == DML_OP_XOR;
+}
+
+/* Op `op` with n_in operands of dtype dt (Where's condition bool), the
+ * output the compares' bool or dt. */
+static dml_status_t emit_d(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt) {
+  return emit_t(G, op, n_in, dt, is_compare(op) ? DML_DTYPE_BOOL : dt);
+}
+
 static dml_status_t emit(gen_t *G, dml_op_t op, uint32_t n_in) {
-  return emit_t(G, op, n_in, DML_DTYPE_F32, DML_DTYPE_F32);
+  return emit_d(G, op, n_in, is_logic(op) ? DML_DTYPE_BOOL : DML_DTYPE_F32);
 }
 
 /* Writes PTX text `ptx` as a union k<G->n> of its bytes (NUL-terminated,
@@ -298,7 +344,7 @@ static void emit_ptx(gen_t *G, const char *ptx, size_t *out_nw) {
  * array k<G->n>, and its table row. */
 static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbols,
                                dml_op_t op, uint32_t kind, uint32_t n_in, int64_t max_len,
-                               dml_dtype_t dt, dml_dtype_t odt) {
+                               dml_dtype_t dt, dml_dtype_t odt, uint32_t select_last) {
   char *glsl = NULL, *ptx = NULL;
   uint32_t *words = NULL;
   size_t nw = 0;
@@ -334,10 +380,10 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
     }
     int len = snprintf(G->table + G->tlen, sizeof G->table - G->tlen,
                        "  {%s, %uu, %u, %zu, k%u%s, {%u, %u, %u}, "
-                       "{%s}, %lldll, %s, %s},\n",
+                       "{%s}, %lldll, %s, %s, %uu},\n",
                        k_op_enum[op], kind, n_in, nw, G->n, ptx ? ".w" : "", K->local[0],
                        K->local[1], K->local[2], items, (long long)max_len,
-                       k_dtype_enum(dt), k_dtype_enum(odt));
+                       k_dtype_enum(dt), k_dtype_enum(odt), select_last);
     if (len < 0 || (size_t)len >= sizeof G->table - G->tlen)
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.eager",
                           "the table outgrew its buffer");
@@ -352,23 +398,26 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
 }
 
 /* Two kernels per reduction: rows up to DML_KROW_MIN long (one invocation
- * per row) and of any length (one workgroup per row). */
+ * per row) and of any length (one workgroup per row); ArgMax and ArgMin
+ * (an i64 output) two for each select_last_index. */
 static dml_status_t emit_reduce(gen_t *G, dml_op_t op, dml_dtype_t dt) {
   const int64_t lens[2] = {DML_KROW_MIN, (int64_t)1 << 30};
+  const int arg = op == DML_OP_ARG_MAX || op == DML_OP_ARG_MIN;
   dml_status_t s = DML_OK;
-  for (int i = 0; i < 2 && !s; i++) {
-    dml_kplan_t *plan = NULL;
-    const char *why = NULL;
-    DML_RETURN_IF_ERROR(reduce_plan(op, lens[i], dt, &plan, &why));
-    if (why) {
-      fprintf(stderr, "dmlc_eager_libgen: %s (%s) left out: %s\n", dml_op_name(op),
-              dml_dtype_name(dt), why);
-      return DML_OK;
+  for (uint32_t last = 0; last < (arg ? 2u : 1u) && !s; last++)
+    for (int i = 0; i < 2 && !s; i++) {
+      dml_kplan_t *plan = NULL;
+      const char *why = NULL;
+      DML_RETURN_IF_ERROR(reduce_plan(op, lens[i], dt, last, &plan, &why));
+      if (why) {
+        fprintf(stderr, "dmlc_eager_libgen: %s (%s) left out: %s\n", dml_op_name(op),
+                dml_dtype_name(dt), why);
+        return DML_OK;
+      }
+      s = emit_words(G, &plan->kernels[0], DML_EAGER_REDUCE_SYMS, op, DML_EAGER_REDUCE, 1,
+                     lens[i], dt, arg ? DML_DTYPE_I64 : dt, last);
+      dml_kplan_release(plan);
     }
-    s = emit_words(G, &plan->kernels[0], DML_EAGER_REDUCE_SYMS, op, DML_EAGER_REDUCE, 1,
-                   lens[i], dt, dt);
-    dml_kplan_release(plan);
-  }
   return s;
 }
 
@@ -679,42 +728,72 @@ static dml_status_t emit_mm_conv(gen_t *G) {
     if (!s)
       s = which == 2
               ? emit_words(G, &K, DML_EAGER_CV_WORDS, DML_OP_CONV, DML_EAGER_CONV, 3, 0,
-                           DML_DTYPE_F32, DML_DTYPE_F32)
+                           DML_DTYPE_F32, DML_DTYPE_F32, 0)
               : emit_words(G, &K, DML_EAGER_MM_WORDS, DML_OP_MATMUL, DML_EAGER_MATMUL, 2,
-                           which, DML_DTYPE_F32, DML_DTYPE_F32);
+                           which, DML_DTYPE_F32, DML_DTYPE_F32, 0);
     dml_kpool_free(&pool);
   }
   return s;
 }
 
 /* The kernels for dtypes other than f32 (docs/tensor.md): each op of
- * k_typed_ops for f16, bf16, i32 and i64 operands (the float-only ones for
- * f16 and bf16), Cast between any two of f32, f16, bf16, i32, i64, and
- * ReduceSum, ReduceMax, ReduceMin over each. */
+ * `ops` for f16, bf16, i32, i64, u8, i8 and i16 operands (the float-only
+ * ones for f16 and bf16, the signed-only ones not for u8), the compares,
+ * Clip and Where of each, Identity, Equal and Where of bool, Cast between
+ * any two of f32, f16, bf16, i32, i64, u8, i8, i16, and ReduceSum,
+ * ReduceMax, ReduceMin, ArgMax, ArgMin of i32 and i64 (f16 and bf16
+ * reductions run the f32 kernels on a cast: dml_tensor.c). */
 static dml_status_t emit_dtypes(gen_t *G) {
-  static const dml_dtype_t dts[5] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
-                                     DML_DTYPE_I32, DML_DTYPE_I64};
+  enum { ND = 8 };
+  static const dml_dtype_t dts[ND] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
+                                      DML_DTYPE_I32, DML_DTYPE_I64, DML_DTYPE_U8,
+                                      DML_DTYPE_I8,  DML_DTYPE_I16};
+  /* float_only 1: f16, bf16 only; 2: not u8 (ONNX's Neg and Relu take
+   * signed types) */
   static const struct {
     dml_op_t op;
     uint32_t n_in;
     int float_only;
   } ops[] = {{DML_OP_IDENTITY, 1, 0}, {DML_OP_ADD, 2, 0}, {DML_OP_SUB, 2, 0},
              {DML_OP_MUL, 2, 0},      {DML_OP_MAX, 2, 0}, {DML_OP_MIN, 2, 0},
-             {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 0}, {DML_OP_RELU, 1, 0},
+             {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 2}, {DML_OP_RELU, 1, 2},
              {DML_OP_DIV, 2, 1},      {DML_OP_EXP, 1, 1}, {DML_OP_SQRT, 1, 1},
              {DML_OP_SIGMOID, 1, 1},  {DML_OP_TANH, 1, 1}};
-  static const dml_op_t reds[3] = {DML_OP_REDUCE_SUM, DML_OP_REDUCE_MAX,
-                                   DML_OP_REDUCE_MIN};
+  static const dml_op_t reds[5] = {DML_OP_REDUCE_SUM, DML_OP_REDUCE_MAX,
+                                   DML_OP_REDUCE_MIN, DML_OP_ARG_MAX, DML_OP_ARG_MIN};
   dml_status_t s = DML_OK;
-  for (int d = 1; d < 5 && !s; d++)
+  for (int d = 1; d < ND && !s; d++)
     for (size_t o = 0; o < sizeof ops / sizeof ops[0] && !s; o++)
-      if (!ops[o].float_only || dml_dtype_is_float(dts[d]))
+      if (ops[o].float_only == 1   ? dml_dtype_is_float(dts[d])
+          : ops[o].float_only == 2 ? dts[d] != DML_DTYPE_U8
+                                   : 1)
         s = emit_t(G, ops[o].op, ops[o].n_in, dts[d], dts[d]);
-  for (int a = 0; a < 5 && !s; a++)
-    for (int b = 0; b < 5 && !s; b++)
+  /* the compares (bool output), Clip (min, max operands) and Where of
+   * each dtype; Identity, Equal and Where of bool */
+  static const struct {
+    dml_op_t op;
+    uint32_t n_in;
+  } more[] = {{DML_OP_EQUAL, 2},
+              {DML_OP_LESS, 2},
+              {DML_OP_LESS_OR_EQUAL, 2},
+              {DML_OP_GREATER, 2},
+              {DML_OP_GREATER_OR_EQUAL, 2},
+              {DML_OP_CLIP, 2},
+              {DML_OP_CLIP, 3},
+              {DML_OP_WHERE, 3}};
+  for (int d = 1; d < ND && !s; d++)
+    for (size_t o = 0; o < sizeof more / sizeof more[0] && !s; o++)
+      s = emit_d(G, more[o].op, more[o].n_in, dts[d]);
+  if (!s) s = emit_d(G, DML_OP_IDENTITY, 1, DML_DTYPE_BOOL);
+  if (!s) s = emit_d(G, DML_OP_EQUAL, 2, DML_DTYPE_BOOL);
+  if (!s) s = emit_d(G, DML_OP_WHERE, 3, DML_DTYPE_BOOL);
+  for (int a = 0; a < ND && !s; a++)
+    for (int b = 0; b < ND && !s; b++)
       if (a != b) s = emit_t(G, DML_OP_CAST, 1, dts[a], dts[b]);
   for (int d = 1; d < 5 && !s; d++)
-    for (int r = 0; r < 3 && !s; r++) s = emit_reduce(G, reds[r], dts[d]);
+    for (int r = 0; r < 5 && !s; r++)
+      if (!dml_dtype_is_float(dts[d])) /* f16, bf16: the runtime casts to f32 */
+        s = emit_reduce(G, reds[r], dts[d]);
   return s;
 }
 
@@ -756,6 +835,11 @@ int main(int argc, char **argv) {
     if (!info || !(info->flags & DML_OPF_ELEMENTWISE)) continue;
     /* fixed arities, and the variadic ops' two-operand form */
     uint32_t n_in = info->max_inputs < 0 ? 2u : (uint32_t)info->max_inputs;
+    if (o == DML_OP_CLIP) { /* Clip-13: x, min (operand 1), max (operand 2) */
+      s = emit(G, DML_OP_CLIP, 2);
+      if (!s) s = emit(G, DML_OP_CLIP, 3);
+      continue;
+    }
     if (info->min_inputs != info->max_inputs && info->max_inputs >= 0) {
       fprintf(stderr, "dmlc_eager_libgen: %s left out: optional inputs\n", info->name);
       continue;
@@ -772,7 +856,7 @@ int main(int argc, char **argv) {
   fprintf(G->f,
           "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "
           "0, {0, 0, 0}, {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0, "
-          "DML_DTYPE_INVALID, DML_DTYPE_INVALID}\n};\n"
+          "DML_DTYPE_INVALID, DML_DTYPE_INVALID, 0}\n};\n"
           "const uint32_t %s_count = %u;\n",
           lib, G->tlen ? G->table : "", lib, G->n);
   fclose(G->f);

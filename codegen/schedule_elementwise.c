@@ -203,9 +203,16 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
   if (tv) return tv;
   switch (n->op) {
     case DML_OP_CLIP: {
+      /* y = x < min ? min : x; y > max ? max : y (the CPU's dml_cpuk_Clip
+       * and ONNX Runtime's: a NaN x stays NaN, a NaN bound is ignored, -0
+       * is kept against a +0 bound), whether the bounds are constants
+       * (nan_max's constant form is this select) or operands (the eager
+       * library's Clip) */
       const dml_kval_t *y = x[0];
-      if (n->n_inputs > 1 && x[1]) y = nan_max(p, y, x[1], 1);
-      if (n->n_inputs > 2 && x[2]) y = nan_max(p, y, x[2], 0);
+      if (n->n_inputs > 1 && x[1])
+        y = dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, y, x[1]), x[1], y);
+      if (n->n_inputs > 2 && x[2])
+        y = dml_kv_select(p, dml_kv_fn(p, DML_KF_GT, y, x[2]), x[2], y);
       return y;
     }
     case DML_OP_POW: return pow_value(s, n, x);

@@ -9,7 +9,8 @@
  * the kernels once per device and dispatches them).
  *
  * Elementwise kernels (kind DML_EAGER_EW), each for one dtype of its
- * operands (`dtype`; Cast's output `out_dtype`): the op's formula is the compiled path's
+ * operands (`dtype`, Where's bool condition aside; the output's
+ * `out_dtype`: Cast's `to`, the compares' bool): the op's formula is the compiled path's
  * (the scheduler's ew_value, reached through dml_ksched_ew_node), so an eager op and a
  * compiled package give the same results. Output y (binding 0, contiguous, element offset
  * 0) has n elements of a row-major index space of DML_EAGER_RANK dims (leading dims 1);
@@ -28,7 +29,7 @@
 
 #define DML_EAGER_EW 1u
 #define DML_EAGER_RANK 6u       /* dims of the index space (after merging) */
-#define DML_EAGER_MAX_INPUTS 2u /* elementwise operands */
+#define DML_EAGER_MAX_INPUTS 3u /* elementwise operands (Where, Clip: 3) */
 #define DML_EAGER_LOCAL 256u    /* invocations per workgroup */
 
 /* Push-constant words of an elementwise kernel. */
@@ -45,9 +46,10 @@ enum {
 
 /* Reduction kernels (kind DML_EAGER_REDUCE): the compiled path's kernel
  * itself, scheduled (dml_kschedule) for a one-node function: x (the row's dtype)
- * [S0, S1, S2] at element 0 of binding 1, y (the same dtype) [S0, 1, S2] at element 0
- * of binding 0, the op reducing axis 1 with its other attributes at their
- * defaults. The push-constant words are the symbols S0 (outer), S1 (the
+ * [S0, S1, S2] at element 0 of binding 1, y (the same dtype; ArgMax and
+ * ArgMin: i64) [S0, 1, S2] at element 0 of binding 0, the op reducing axis 1
+ * with its other attributes at their defaults (ArgMax/ArgMin: the row's
+ * select_last_index). The push-constant words are the symbols S0 (outer), S1 (the
  * reduced length) and S2 (inner); the grid is `items` (c0 + c * S[sym] *
  * the symbols of `more`, as dml_kpkg_lin_t) over `local`. Each op has a
  * kernel for rows up to 256 long and one for any length (max_len); a
@@ -155,9 +157,11 @@ typedef struct dml_eager_lin {
 } dml_eager_lin_t;
 
 /* One kernel of the library: op `op` of `n_inputs` operands of dtype
- * `dtype` giving `out_dtype` (a dml_dtype_t; they differ for Cast only;
- * f32 for MatMul and Conv), its attributes at their defaults (Mod with fmod
- * = 1, Cast's `to` out_dtype), SPIR-V `words`. Element offsets, strides and
+ * `dtype` (Where's condition: bool, dml_eager_in_dtype) giving `out_dtype`
+ * (a dml_dtype_t; they differ for Cast, and for the compares, whose output
+ * is bool; f32 for MatMul and Conv), its attributes at their defaults (Mod
+ * with fmod = 1, Cast's `to` out_dtype; Clip's min and max are operands 1
+ * and 2, opset 13), SPIR-V `words`. Element offsets, strides and
  * indices count elements of the operand's dtype (the kernels read typed
  * views of the buffers). Identity (kind DML_EAGER_EW) is the strided
  * copy. */
@@ -177,7 +181,19 @@ typedef struct dml_eager_kernel {
    * unit-stride form, 0 for any strides. */
   int64_t max_len;
   uint32_t dtype, out_dtype;
+  /* ArgMax/ArgMin (DML_EAGER_REDUCE, out_dtype i64): the kernel's
+   * select_last_index (a row for 0 and one for 1); 0 for every other row */
+  uint32_t select_last;
 } dml_eager_kernel_t;
+
+/* The dtype of operand j of elementwise row E: `dtype`, but Where's
+ * condition (operand 0), which is bool (one byte per element, 0 or 1, as
+ * the compiled path stores bool). Its offsets and strides count elements of
+ * this dtype. The one definition of the rows' operand dtypes: the
+ * generator, dml_tensor.c, rt_cuda.c and the tests read it. */
+static inline dml_dtype_t dml_eager_in_dtype(const dml_eager_kernel_t *E, uint32_t j) {
+  return E->op == DML_OP_WHERE && j == 0 ? DML_DTYPE_BOOL : (dml_dtype_t)E->dtype;
+}
 
 /* The SPIR-V library (dml_eager_spirv.c, generated at build time); 0
  * kernels in builds without the GPU code generator (glslang). */

@@ -39,7 +39,7 @@
   {                                                                          \
     DML_OP_INVALID, 0, 0, 0, 0, {0, 0, 0},                                   \
         {{0, 0, -1, 0}, {0, 0, -1, 0}, {0, 0, -1, 0}}, 0, DML_DTYPE_INVALID, \
-        DML_DTYPE_INVALID                                                    \
+        DML_DTYPE_INVALID, 0                                                 \
   }
 #ifndef DML_RT_HAVE_EAGER_SPIRV /* built without the GPU code generator */
 const dml_eager_kernel_t dml_eager_spirv[] = {NO_EAGER_KERNEL};
@@ -1042,8 +1042,10 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
     return dml_status_make(
         DML_STATUS_UNIMPLEMENTED, opn, "the eager kernel writes %s; this op gives %s",
         dml_dtype_name((dml_dtype_t)dev->lib[k].out_dtype), dml_dtype_name(y.dtype));
-  /* elements of the operands' dtype (offsets and strides count them) */
-  const uint64_t es = dml_dtype_size(x[0]->dtype);
+  /* elements of each operand's dtype (its offsets and strides count them) */
+  uint64_t es[DML_EAGER_MAX_INPUTS];
+  for (uint32_t j = 0; j < n_in; j++)
+    es[j] = dml_dtype_size(dml_eager_in_dtype(&dev->lib[k], j));
   /* dims and per-operand strides over y's index space (operand 0: y) */
   int32_t r = y.rank;
   int64_t dims[DML_MAX_RANK], st[1 + DML_EAGER_MAX_INPUTS][DML_MAX_RANK];
@@ -1092,7 +1094,8 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   /* binding 1: the inputs' common buffer, or the spans they read copied
    * into one temporary buffer (16-byte aligned each) */
   int shared = 1;
-  for (uint32_t j = 1; j < n_in; j++) shared = shared && x[j]->st == x[0]->st;
+  for (uint32_t j = 1; j < n_in; j++)
+    shared = shared && x[j]->st == x[0]->st && es[j] == es[0];
   uint32_t pc[DML_EAGER_PC_WORDS];
   memset(pc, 0, sizeof pc);
   dml_rt_devmem_copy_t cp[DML_EAGER_MAX_INPUTS];
@@ -1110,11 +1113,11 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
     int64_t off = x[j]->offset;
     if (!shared) {
       cp[n_cp].src = x[j]->st->buf;
-      cp[n_cp].src_off = (uint64_t)lo * es;
-      cp[n_cp].dst_off = pack;
-      cp[n_cp].bytes = (uint64_t)(hi - lo + 1) * es;
-      off = (int64_t)(pack / es) + (x[j]->offset - lo);
-      hi = (int64_t)(pack / es) + (hi - lo);
+      cp[n_cp].src_off = (uint64_t)lo * es[j];
+      cp[n_cp].dst_off = pack; /* 16-byte aligned: whole elements of any dtype */
+      cp[n_cp].bytes = (uint64_t)(hi - lo + 1) * es[j];
+      off = (int64_t)(pack / es[j]) + (x[j]->offset - lo);
+      hi = (int64_t)(pack / es[j]) + (hi - lo);
       pack = (pack + cp[n_cp].bytes + 15) & ~(uint64_t)15;
       n_cp++;
     }
@@ -1181,7 +1184,7 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   /* the rule reads x's dims only (dml_cpu_output_dims_reads), but refuses
    * an input without data: its elements stay on the device, a host address
    * that is never read stands in */
-  if (dml_cpu_output_dims_reads(id, 0))
+  if (dml_cpu_output_dims_reads(id, 0) > 0) /* -1: no value rule (ArgMax's) */
     return dml_status_make(DML_STATUS_INTERNAL, opn, "the shape rule reads x's values");
   in.data = x;
   uint64_t cap = UINT64_MAX;
@@ -1196,19 +1199,42 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   call.attrs = attrs;
   call.n_attrs = n_attrs;
   DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call)); /* the shape rule's checks */
+  /* ArgMax/ArgMin: one axis (`axis`, default 0), the row of their
+   * select_last_index */
+  const int arg = id == DML_OP_ARG_MAX || id == DML_OP_ARG_MIN;
   for (uint32_t i = 0; i < n_attrs; i++)
-    if (attrs[i].name && strcmp(attrs[i].name, "axes") &&
-        strcmp(attrs[i].name, "keepdims") &&
-        strcmp(attrs[i].name, "noop_with_empty_axes"))
+    if (attrs[i].name &&
+        (arg ? strcmp(attrs[i].name, "axis") && strcmp(attrs[i].name, "keepdims") &&
+                   strcmp(attrs[i].name, "select_last_index")
+             : strcmp(attrs[i].name, "axes") && strcmp(attrs[i].name, "keepdims") &&
+                   strcmp(attrs[i].name, "noop_with_empty_axes")))
       return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                              "attribute '%s' is not taken by the GPU's eager kernel in "
                              "this version",
                              attrs[i].name);
+  uint32_t sel_last = 0;
+  if (arg) {
+    sel_last = dml_attr_int(attrs, n_attrs, "select_last_index", 0) != 0;
+    int32_t ka = -1;
+    for (uint32_t j = 0; j < dev->n_lib; j++)
+      if (dev->lib[j].op == id && dev->lib[j].kind == DML_EAGER_REDUCE &&
+          dev->lib[j].dtype == dev->lib[k].dtype && dev->lib[j].select_last == sel_last)
+        ka = (int32_t)j;
+    if (ka < 0)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "no eager kernel for select_last_index %u", sel_last);
+    k = ka;
+  }
   const dml_attr_t *ax = dml_attr_find(attrs, n_attrs, "axes");
   int red[DML_MAX_RANK] = {0}, n_red = 0;
   for (size_t i = 0; ax && ax->kind == DML_ATTR_INTS && i < ax->n; i++) {
     int64_t a = ax->ints[i] < 0 ? ax->ints[i] + x->rank : ax->ints[i];
     if (a >= 0 && a < x->rank && !red[a]) red[a] = 1, n_red++;
+  }
+  if (arg) { /* the shape rule checked the axis */
+    int64_t a = dml_attr_int(attrs, n_attrs, "axis", 0);
+    if (a < 0) a += x->rank;
+    if (a >= 0 && a < x->rank) red[a] = 1, n_red = 1;
   }
   if (!n_red) {
     if (dml_attr_int(attrs, n_attrs, "noop_with_empty_axes", 0)) { /* y = x */
@@ -1270,14 +1296,14 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
    * invocation per row) when it fits in one dispatch */
   for (uint32_t j = 0; j < dev->n_lib; j++) /* any length first */
     if (dev->lib[j].op == id && dev->lib[j].kind == DML_EAGER_REDUCE &&
-        dev->lib[j].dtype == dev->lib[k].dtype &&
+        dev->lib[j].dtype == dev->lib[k].dtype && dev->lib[j].select_last == sel_last &&
         dev->lib[j].max_len > dev->lib[k].max_len)
       k = (int32_t)j;
   for (uint32_t j = 0; j < dev->n_lib; j++) {
     const dml_eager_kernel_t *E = &dev->lib[j];
     if (E->op == id && E->kind == DML_EAGER_REDUCE && E->dtype == dev->lib[k].dtype &&
-        E->max_len >= len && E->max_len < dev->lib[k].max_len &&
-        outer * inner <= (int64_t)65535 * E->local[0])
+        E->select_last == sel_last && E->max_len >= len &&
+        E->max_len < dev->lib[k].max_len && outer * inner <= (int64_t)65535 * E->local[0])
       k = (int32_t)j;
   }
   const dml_eager_kernel_t *K = &dev->lib[k];
@@ -1670,6 +1696,36 @@ static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
   return e ? dml_status_annotate(e, "%s on %s", opn, dev->name) : DML_OK;
 }
 
+/* Runs one-input op `opn` on device tensor x (f16 or bf16, dtype dt) as
+ * Cast(op(Cast(x, f32)), dt): the f32 kernel on x's exact f32 values, its
+ * result rounded once to dt (an i64 result, ArgMax's, as it is). */
+static dml_status_t eager_via_f32(dml_rt_device_t *dev, const char *opn,
+                                  dml_rt_tensor_t x, dml_dtype_t dt,
+                                  const dml_attr_t *attrs, uint32_t n_attrs,
+                                  dml_rt_tensor_t *out) {
+  dml_attr_t to;
+  memset(&to, 0, sizeof to);
+  to.name = "to";
+  to.kind = DML_ATTR_INT;
+  to.i = dml_dtype_onnx_code(DML_DTYPE_F32);
+  dml_rt_tensor_t x32 = DML_RT_TENSOR_NONE, y32 = DML_RT_TENSOR_NONE;
+  dml_status_t e = dml_rt_tensor_op("Cast", &x, 1, &to, 1, &x32, 1);
+  if (!e) e = dml_rt_tensor_op(opn, &x32, 1, attrs, n_attrs, &y32, 1);
+  slot_t *ys = NULL;
+  if (!e) e = get(y32, opn, &ys);
+  if (!e && ys->dtype == DML_DTYPE_F32) {
+    to.i = dml_dtype_onnx_code(dt);
+    e = dml_rt_tensor_op("Cast", &y32, 1, &to, 1, out, 1);
+  } else if (!e) {
+    *out = y32;
+    y32 = DML_RT_TENSOR_NONE;
+  }
+  if (x32.id) dml_status_free(dml_rt_tensor_free(x32));
+  if (y32.id) dml_status_free(dml_rt_tensor_free(y32));
+  return e ? dml_status_annotate(e, "%s of %s on %s", opn, dml_dtype_name(dt), dev->name)
+           : DML_OK;
+}
+
 dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                               uint32_t n_inputs, const dml_attr_t *attrs,
                               uint32_t n_attrs, dml_rt_tensor_t *outputs,
@@ -1752,10 +1808,52 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
         n_outputs == 1 && eager_find(dev, DML_OP_MATMUL, 2) >= 0 &&
         dev->mem->run_kernel_bufs)
       return eager_gemm(dev, inputs, xs, n_inputs, attrs, n_attrs, outputs);
+    /* Clip-13: no bounds is a copy; a max without a min is Clip with the
+     * dtype's lowest value (-inf) as the min, the same result for every x
+     * (NaN kept); a min without a max the two-operand row */
+    if (id == DML_OP_CLIP && xs[0] && n_outputs == 1) {
+      while (n_inputs > 1 && !xs[n_inputs - 1]) n_inputs--;
+      if (n_inputs == 1) {
+        int32_t ki = eager_find_t(dev, DML_OP_IDENTITY, 1, xs[0]->dtype, xs[0]->dtype);
+        if (ki >= 0) return eager_gpu(dev, DML_OP_IDENTITY, ki, xs, 1, NULL, 0, outputs);
+      } else if (n_inputs == 3 && !xs[1] &&
+                 eager_find_t(dev, DML_OP_CLIP, 3, xs[0]->dtype, xs[0]->dtype) >= 0) {
+        dml_dtype_t cd = xs[0]->dtype;
+        double lowest = cd == DML_DTYPE_I64   ? (double)INT64_MIN
+                        : cd == DML_DTYPE_I32 ? (double)INT32_MIN
+                        : cd == DML_DTYPE_I16 ? (double)INT16_MIN
+                        : cd == DML_DTYPE_I8  ? (double)INT8_MIN
+                        : cd == DML_DTYPE_U8  ? 0.0
+                                              : -INFINITY;
+        dml_rt_tensor_t lo = DML_RT_TENSOR_NONE;
+        s = dml_rt_tensor_full(dev, xs[0]->dtype, 0, NULL, lowest, &lo);
+        if (s) return s;
+        dml_rt_tensor_t in3[3] = {inputs[0], lo, inputs[2]};
+        s = dml_rt_tensor_op(opn, in3, 3, attrs, n_attrs, outputs, 1);
+        dml_status_free(dml_rt_tensor_free(lo));
+        return s;
+      }
+    }
+    /* f16 and bf16 reductions: x cast to f32 (exact), the f32 reduction
+     * (f32 accumulation), its result cast back (ArgMax/ArgMin's i64 kept) */
+    if ((dml_op_info(id)->flags & DML_OPF_REDUCTION) && n_inputs == 1 && xs[0] &&
+        n_outputs == 1 &&
+        (xs[0]->dtype == DML_DTYPE_F16 || xs[0]->dtype == DML_DTYPE_BF16) &&
+        eager_find_t(dev, id, 1, xs[0]->dtype, xs[0]->dtype) < 0 &&
+        eager_has(dev, id, 1) &&
+        eager_find_t(dev, DML_OP_CAST, 1, xs[0]->dtype, DML_DTYPE_F32) >= 0 &&
+        eager_find_t(dev, DML_OP_CAST, 1, DML_DTYPE_F32, xs[0]->dtype) >= 0)
+      return eager_via_f32(dev, opn, inputs[0], xs[0]->dtype, attrs, n_attrs, outputs);
     /* Conv's kernel takes the bias as an optional third operand */
     int conv = id == DML_OP_CONV && (n_inputs == 2 || n_inputs == 3);
-    /* the operands' dtype, the output's (Cast: `to`) */
-    dml_dtype_t dt = xs[0] ? xs[0]->dtype : DML_DTYPE_F32, odt = dt;
+    /* the operands' dtype (Where: x's, its condition is bool), the
+     * output's (Cast: `to`; the compares: bool) */
+    uint32_t d0 = id == DML_OP_WHERE && n_inputs == 3 ? 1u : 0u;
+    dml_dtype_t dt = xs[d0] ? xs[d0]->dtype : DML_DTYPE_F32, odt = dt;
+    if (id == DML_OP_EQUAL || id == DML_OP_LESS || id == DML_OP_LESS_OR_EQUAL ||
+        id == DML_OP_GREATER || id == DML_OP_GREATER_OR_EQUAL)
+      odt = DML_DTYPE_BOOL;
+    if (id == DML_OP_ARG_MAX || id == DML_OP_ARG_MIN) odt = DML_DTYPE_I64;
     if (id == DML_OP_CAST) {
       int64_t to = dml_attr_int(attrs, n_attrs, "to", 0);
       odt = DML_DTYPE_INVALID;
@@ -1769,17 +1867,20 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     }
     int32_t k = id == DML_OP_MATMUL || conv ? eager_find(dev, id, conv ? 3u : n_inputs)
                                             : eager_find_t(dev, id, n_inputs, dt, odt);
-    if (k < 0 && (dt != DML_DTYPE_F32 || odt != dt) && eager_has(dev, id, n_inputs) &&
+    if (k < 0 && eager_has(dev, id, n_inputs) &&
         dev->mem->run_kernel) /* the op is there, not for this dtype */
       return dml_status_detail(
           dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                           "no eager kernel for %s of %s%s%s on %s in this version", opn,
                           dml_dtype_name(dt), odt != dt ? " to " : "",
                           odt != dt ? dml_dtype_name(odt) : "", dev->name),
-          "the eager library holds f32 for every op it has; f16, bf16, i32 and i64 for "
-          "Identity, Add, Sub, Mul, Max, Min, Abs, Neg, Relu (f16, bf16: also Div, Exp, "
-          "Sqrt, Sigmoid, Tanh), Cast between those and f32, and ReduceSum, ReduceMax, "
-          "ReduceMin of i32 and i64 (docs/tensor.md)");
+          "the eager library holds f32 for every op it has (bool for And, Or, Xor, "
+          "Not); f16, bf16, i32, i64, u8, i8 and i16 for Identity, Add, Sub, Mul, Max, "
+          "Min, Abs, Neg and Relu (not u8), the compares, Clip and Where (f16, bf16: "
+          "also Div, Exp, Sqrt, Sigmoid, Tanh), Cast between any two of those and f32; "
+          "bool for Identity, Equal and Where; ReduceSum, ReduceMax, ReduceMin, ArgMax, "
+          "ArgMin of i32 and i64, the f16/bf16 reductions through f32 "
+          "(docs/tensor.md)");
     for (uint32_t i = 0; i < n_inputs && k >= 0; i++)
       if (!xs[i] && !(conv && i == 2)) k = -1; /* absent optional input */
     if (k >= 0 && !dev->mem->run_kernel_bufs &&
@@ -1808,20 +1909,23 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     } else {
       /* every operand of the kernel's dtype (MatMul, Conv: f32) */
       for (uint32_t i = 0; i < n_inputs && !s; i++)
-        if (xs[i] && xs[i]->dtype != (dml_dtype_t)dev->lib[k].dtype) {
+        if (xs[i] && xs[i]->dtype != dml_eager_in_dtype(&dev->lib[k], i)) {
           char a[160], b[160];
           s = dev->lib[k].kind == DML_EAGER_MATMUL || dev->lib[k].kind == DML_EAGER_CONV
                   ? dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                                     "the GPU's eager %s takes f32 only in this version "
                                     "(input %u is %s)",
                                     opn, i, dml_dtype_name(xs[i]->dtype))
-                  : dml_status_detail(dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
-                                                      "dtype mismatch"),
-                                      "input 0 %s%s, input %u %s%s",
-                                      dml_dtype_name(xs[0]->dtype),
-                                      dims_s(xs[0]->dims, xs[0]->rank, a, sizeof a), i,
-                                      dml_dtype_name(xs[i]->dtype),
-                                      dims_s(xs[i]->dims, xs[i]->rank, b, sizeof b));
+                  : dml_status_detail(
+                        dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                                        "dtype mismatch"),
+                        "input %u %s%s, input %u %s%s (the kernel "
+                        "takes %s)",
+                        d0, dml_dtype_name(xs[d0]->dtype),
+                        dims_s(xs[d0]->dims, xs[d0]->rank, a, sizeof a), i,
+                        dml_dtype_name(xs[i]->dtype),
+                        dims_s(xs[i]->dims, xs[i]->rank, b, sizeof b),
+                        dml_dtype_name(dml_eager_in_dtype(&dev->lib[k], i)));
         }
       if (!s && dev->lib[k].kind == DML_EAGER_MATMUL)
         return eager_matmul(dev, k, xs[0], xs[1], outputs);

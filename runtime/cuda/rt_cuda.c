@@ -1088,15 +1088,19 @@ static int spans_in_place(const dml_eager_kernel_t *E, const dml_rt_devmem_copy_
       n_pc < DML_EAGER_PC_WORDS)
     return 0;
   CUdeviceptr base = 0;
-  const uint64_t es = dml_dtype_size((dml_dtype_t)E->dtype); /* the elements' bytes */
-  if (!es) return 0;
+  uint64_t ess[DML_EAGER_MAX_INPUTS]; /* each operand's elements' bytes */
   for (uint32_t j = 0; j < n; j++) {
+    ess[j] = dml_dtype_size(dml_eager_in_dtype(E, j));
     CUdeviceptr at = (CUdeviceptr)(uintptr_t)cp[j].src + cp[j].src_off;
-    if ((at | cp[j].dst_off) % es) return 0;
+    if (!ess[j] || (at | cp[j].dst_off) % ess[j]) return 0;
     if (!j || at < base) base = at;
   }
+  /* the base must be whole elements away from every span's start */
+  for (uint32_t j = 0; j < n; j++)
+    if (((CUdeviceptr)(uintptr_t)cp[j].src + cp[j].src_off - base) % ess[j]) return 0;
   uint32_t off[DML_EAGER_MAX_INPUTS];
   for (uint32_t j = 0; j < n; j++) {
+    const uint64_t es = ess[j];
     CUdeviceptr at = (CUdeviceptr)(uintptr_t)cp[j].src + cp[j].src_off;
     uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS;
     /* the element of the span the offset names, then the span's end */

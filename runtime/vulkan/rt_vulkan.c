@@ -727,7 +727,13 @@ static dml_status_t create_device(vk_session_t *v) {
     need.int64 = need.int64 && have.shaderInt64;
     need.float64 = need.float64 && have.shaderFloat64;
     need.int16 = need.int16 && have.shaderInt16;
-    need.storage8 = 0; /* no byte views in the eager library */
+    if (need.storage8) { /* byte (bool) views: the compares, logic ops, Where */
+      VkPhysicalDevice8BitStorageFeaturesKHR q8 = {
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR, NULL, 0, 0, 0};
+      need.storage8 = !hide8 &&
+                      has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME) &&
+                      has_feature(L, pd, &q8, &q8.storageBuffer8BitAccess);
+    }
     if (need.storage16) {
       VkPhysicalDevice16BitStorageFeatures q16 = {
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};

@@ -312,11 +312,8 @@ static double urand(void) { /* [0, 1): splitmix64 */
   return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
 }
 
-static const float k_edges[] = {NAN,     INFINITY, -INFINITY, 0.0f,    -0.0f, 1e-40f,
-                                -1e-40f, 1.4e-45f, 1e-30f,    -1e-30f, 1e30f, -1e30f,
-                                1e15f,   -1e15f,   1.0f,      -1.0f,   0.5f,  -0.5f,
-                                3e38f,   -3e38f,   2.0f,      -2.0f,   88.0f, -100.0f};
-#define N_EDGES (sizeof k_edges / sizeof k_edges[0])
+#define k_edges eo_edges /* every_op_check.h */
+#define N_EDGES EO_N_EDGES
 
 /* Runs `text` (its f64 form when f64 is set: the same text with f64 for
  * f32) on the CPU on inputs `in` (doubles, converted), output 0 into out

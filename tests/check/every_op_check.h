@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dml_rt.h"
+#include "every_op_edges.h"
 
 /* The manifest's columns: case id, status ("packed": the package
  * eo_<id>.dmlpkg compiled for cpu,<target>; "refused": the target refused

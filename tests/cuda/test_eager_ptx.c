@@ -58,7 +58,8 @@ static void test_rows(void) {
       }
       const dml_eager_kernel_t *V = &dml_eager_spirv[k];
       CHECK(V->op == E->op && V->kind == E->kind && V->n_inputs == E->n_inputs &&
-            V->max_len == E->max_len);
+            V->max_len == E->max_len && V->dtype == E->dtype &&
+            V->out_dtype == E->out_dtype && V->select_last == E->select_last);
       CHECK(!memcmp(V->local, E->local, sizeof V->local));
       CHECK(!memcmp(V->items, E->items, sizeof V->items));
     }

@@ -5,11 +5,10 @@
  * contract (runtime/dml_eager_lib.h): for an elementwise row, each
  * invocation g < grid * 256 takes the elements g + it * stride (it <
  * iters) below n, reads input j at off_j + sum_d coord_d * stride_j_d
- * (32-bit arithmetic, the row's number of dims, elements of the row's
- * dtype) from the input pointer, and the value is the CPU's eager op on
- * the gathered elements; for a
- * reduction row, the CPU's reduction of x [S0, S1, S2] over axis 1 (the
- * grid checked to cover its rows); for MatMul and Conv rows, their sums
+ * (32-bit arithmetic, the row's number of dims, elements of input j's
+ * dtype, dml_eager_in_dtype) from the input pointer, and the value is the CPU's eager op
+ * on the gathered elements; for a reduction row, the CPU's reduction of x [S0, S1, S2]
+ * over axis 1 (the grid checked to cover its rows); for MatMul and Conv rows, their sums
  * by the contract (emulate_mm, emulate_conv). No PTX runs: what this checks is
  * everything around the kernels — dml_tensor.c's dims, strides, offsets,
  * forms and grids for CUDA, rt_cuda.c's modules, parameters, launches and
@@ -35,18 +34,21 @@ typedef int (*launch_fn)(const char *, const unsigned[3], const unsigned[3], voi
 static dml_rt_device_t *g_host; /* the emulator's CPU device */
 static long long g_launches;
 
-/* The CPU's eager op `op` (n_in inputs of dims/rank, dtype dt) into y. */
-static int cpu_op(dml_op_t op, uint32_t n_in, void *const *xs, dml_dtype_t dt,
+/* The CPU's eager op `op` (n_in inputs of dims/rank, input j of dtype
+ * dts[j]; Clip's bounds, inputs 1 and 2, are scalars: their element 0)
+ * into y. */
+static int cpu_op(dml_op_t op, uint32_t n_in, void *const *xs, const dml_dtype_t *dts,
                   int32_t rank, const int64_t *dims, const dml_attr_t *attrs,
                   uint32_t n_attrs, void *y, int64_t ny) {
-  dml_rt_tensor_t in[2] = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE}, out;
+  dml_rt_tensor_t in[DML_EAGER_MAX_INPUTS], out;
+  for (uint32_t j = 0; j < DML_EAGER_MAX_INPUTS; j++) in[j] = DML_RT_TENSOR_NONE;
   int bad = 0;
   for (uint32_t j = 0; j < n_in && !bad; j++) {
     dml_tensor_t h;
     memset(&h, 0, sizeof h);
-    h.dtype = dt;
-    h.rank = rank;
-    memcpy(h.dims, dims, sizeof(int64_t) * (size_t)rank);
+    h.dtype = dts[j];
+    h.rank = op == DML_OP_CLIP && j > 0 ? 0 : rank;
+    memcpy(h.dims, dims, sizeof(int64_t) * (size_t)h.rank);
     h.data = xs[j];
     dml_status_t s = dml_rt_tensor_from_host(g_host, &h, &in[j]);
     bad = s != DML_OK;
@@ -179,8 +181,11 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
   const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];
-  const size_t es = dml_dtype_size((dml_dtype_t)E->dtype); /* the elements' bytes */
-  dml_attr_t fmod;                                         /* Mod's fmod = 1, Cast's to */
+  dml_dtype_t dts[DML_EAGER_MAX_INPUTS]; /* each operand's dtype (Where's bool) */
+  size_t ess[DML_EAGER_MAX_INPUTS];      /* and its elements' bytes */
+  for (uint32_t j = 0; j < DML_EAGER_MAX_INPUTS; j++)
+    dts[j] = dml_eager_in_dtype(E, j), ess[j] = dml_dtype_size(dts[j]);
+  dml_attr_t fmod; /* Mod's fmod = 1, Cast's to */
   memset(&fmod, 0, sizeof fmod);
   fmod.name = E->op == DML_OP_CAST ? "to" : "fmod";
   fmod.kind = DML_ATTR_INT;
@@ -194,7 +199,7 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
                       : (int64_t)grid[0] < (rows < 65535 ? rows : 65535))
       return 1;
     int64_t axis = 1;
-    dml_attr_t a[2];
+    dml_attr_t a[3];
     memset(a, 0, sizeof a);
     a[0].name = "axes";
     a[0].kind = DML_ATTR_INTS;
@@ -203,15 +208,23 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
     a[1].name = "keepdims";
     a[1].kind = DML_ATTR_INT;
     a[1].i = 1;
+    /* ArgMax/ArgMin: `axis` and the row's select_last_index */
+    int arg = E->op == DML_OP_ARG_MAX || E->op == DML_OP_ARG_MIN;
+    if (arg) a[0].name = "axis", a[0].kind = DML_ATTR_INT, a[0].i = 1;
+    a[2].name = "select_last_index";
+    a[2].kind = DML_ATTR_INT;
+    a[2].i = E->select_last;
     void *xs[1] = {(void *)x};
-    return cpu_op(E->op, 1, xs, (dml_dtype_t)E->dtype, 3, S, a, 2, y, rows);
+    dml_dtype_t dt = (dml_dtype_t)E->dtype;
+    return cpu_op(E->op, 1, xs, &dt, 3, S, a, arg ? 3u : 2u, y, rows);
   }
   uint32_t n = pc[DML_EAGER_PC_N], stride = pc[DML_EAGER_PC_STRIDE],
            iters = pc[DML_EAGER_PC_ITERS];
   if ((uint64_t)grid[0] * block[0] != stride || (uint64_t)iters * stride < n) return 1;
   const int lo = (int)(DML_EAGER_RANK - (uint32_t)E->max_len);
-  char *g[DML_EAGER_MAX_INPUTS] = {NULL, NULL};
-  for (uint32_t j = 0; j < E->n_inputs; j++) g[j] = (char *)malloc((size_t)n * es + es);
+  char *g[DML_EAGER_MAX_INPUTS] = {NULL};
+  for (uint32_t j = 0; j < E->n_inputs; j++)
+    g[j] = (char *)malloc((size_t)n * ess[j] + ess[j]);
   uint8_t *done = (uint8_t *)calloc((size_t)n + 1, 1);
   for (uint64_t gid = 0; gid < stride; gid++)
     for (uint32_t it = 0; it < iters; it++) {
@@ -227,17 +240,22 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
         uint32_t w = DML_EAGER_PC_IN + j * DML_EAGER_PC_IN_WORDS, idx = pc[w];
         for (int d = lo; d < (int)DML_EAGER_RANK; d++)
           idx += coord[d] * pc[w + 1 + (uint32_t)d];
-        memcpy(g[j] + (size_t)i * es, x + (size_t)idx * es, es);
+        memcpy(g[j] + (size_t)i * ess[j], x + (size_t)idx * ess[j], ess[j]);
       }
       done[i]++;
     }
   int bad = 0;
   for (uint32_t i = 0; i < n; i++) bad |= done[i] != 1;
+  /* Clip's bounds: every element read is the scalar's (stride 0) */
+  for (uint32_t j = 1; E->op == DML_OP_CLIP && j < E->n_inputs && !bad; j++)
+    for (uint32_t i = 1; i < n; i++)
+      bad |= memcmp(g[j] + (size_t)i * ess[j], g[j], ess[j]);
   int64_t dn = n;
-  if (!bad && E->op == DML_OP_IDENTITY) memcpy(y, g[0], (size_t)n * es);
+  if (!bad && E->op == DML_OP_IDENTITY) memcpy(y, g[0], (size_t)n * ess[0]);
   if (!bad && E->op != DML_OP_IDENTITY) {
-    void *gv[DML_EAGER_MAX_INPUTS] = {g[0], g[1]};
-    bad = cpu_op(E->op, E->n_inputs, gv, (dml_dtype_t)E->dtype, 1, &dn, &fmod,
+    void *gv[DML_EAGER_MAX_INPUTS];
+    for (uint32_t j = 0; j < DML_EAGER_MAX_INPUTS; j++) gv[j] = g[j];
+    bad = cpu_op(E->op, E->n_inputs, gv, dts, 1, &dn, &fmod,
                  E->op == DML_OP_MOD || E->op == DML_OP_CAST ? 1 : 0, y, dn);
   }
   for (uint32_t j = 0; j < E->n_inputs; j++) free(g[j]);

@@ -1,8 +1,11 @@
 /* test_tensor_vulkan.c — eager ops on Vulkan tensors (docs/tensor.md "Eager
  * ops on Vulkan"): every op of the eager kernel library (dml_eager_lib.h:
- * the f32 elementwise ops, Identity, the f32 reductions, MatMul, Conv; Gemm
- * through MatMul) on the default
- * Vulkan device
+ * the f32 elementwise ops, Identity, the reductions, MatMul, Conv; Gemm
+ * through MatMul; the compares, logic ops, Where, Clip, ArgMax/ArgMin and
+ * the other dtypes in test_dtypes; every elementwise op, reduction, MatMul,
+ * Gemm and Conv of ops.def against the CPU on every_op's edge values, a
+ * refusal failing unless k_not_on_device lists it, in test_table_ops) on
+ * the default Vulkan device
  * (Mesa's lavapipe in CI) against the same op run eagerly on the CPU, on random values
  * and the edge values (NaN, +-inf, +-0, subnormals, +-1e+-30, huge), with broadcasting,
  * strided and negative-step views, empty dims and a row of 70,001 elements; then the
@@ -29,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/every_op_edges.h"
 #include "dml_eager_lib.h"
 #include "dml_ops.h"
 #include "dml_tensor.h"
@@ -149,6 +153,15 @@ static int64_t compare(dml_op_t op, const dml_rt_tensor_t *c, const dml_rt_tenso
   return n;
 }
 
+/* Whether row K is an f32 elementwise or reduction row of one or two f32
+ * operands giving f32 (test_every_op, test_reductions), not one of the rows
+ * test_dtypes takes (other dtypes, bool operands or outputs, Clip's scalar
+ * bounds, Where's three operands). */
+static int plain_f32(const dml_eager_kernel_t *K) {
+  return K->dtype == DML_DTYPE_F32 && K->out_dtype == DML_DTYPE_F32 && K->n_inputs <= 2 &&
+         K->op != DML_OP_CLIP;
+}
+
 /* Every kernel of the library on edge values, random values, broadcasting,
  * views, an empty tensor and a long row. */
 static void test_every_op(void) {
@@ -191,8 +204,8 @@ static void test_every_op(void) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
     dml_op_t op = K->op;
     if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* a reduction's other form */
-    if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV) continue;   /* below */
-    if (K->dtype != DML_DTYPE_F32 || K->out_dtype != DML_DTYPE_F32) continue; /* below */
+    if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV) continue; /* below */
+    if (!plain_f32(K)) continue; /* test_dtypes */
     dml_attr_t fmod = {0};
     fmod.name = "fmod";
     fmod.kind = DML_ATTR_INT;
@@ -302,8 +315,9 @@ static void test_reductions(void) {
   uint32_t n_red = 0;
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     if (dml_eager_spirv[k].kind != DML_EAGER_REDUCE ||
-        dml_eager_spirv[k].dtype != DML_DTYPE_F32)
-      continue; /* other dtypes: test_dtypes */
+        dml_eager_spirv[k].dtype != DML_DTYPE_F32 ||
+        dml_eager_spirv[k].out_dtype != DML_DTYPE_F32)
+      continue; /* other dtypes, ArgMax/ArgMin: test_dtypes */
     dml_op_t op = dml_eager_spirv[k].op;
     if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* its other form */
     n_red++;
@@ -782,26 +796,42 @@ static void test_mm_errors(void) {
 
 /* ---- dtypes other than f32 (each typed row of the library) ---- */
 
+/* Whether dt is one of the library's integer dtypes, and its range. */
+static int int_dtype(dml_dtype_t dt, double *lo, double *hi) {
+  switch (dt) {
+    case DML_DTYPE_I32: *lo = INT32_MIN, *hi = INT32_MAX; return 1;
+    case DML_DTYPE_I64: *lo = -9.2e18, *hi = 9.2e18; return 1;
+    case DML_DTYPE_U8: *lo = 0, *hi = 255; return 1;
+    case DML_DTYPE_I8: *lo = -128, *hi = 127; return 1;
+    case DML_DTYPE_I16: *lo = -32768, *hi = 32767; return 1;
+    default: return 0;
+  }
+}
+
 /* Tensor of dtype dt on the CPU and on the GPU from f32 values `v` (n of
  * them, dims): the CPU's Cast of them (floats) or their integer parts
- * (integers), so both devices start from the same bits. */
+ * clamped to the dtype's range (integers), so both devices start from the
+ * same bits. */
 static pair_t typed_pair(dml_dtype_t dt, int32_t rank, const int64_t *dims,
                          const float *v) {
   int64_t n = 1;
   for (int32_t d = 0; d < rank; d++) n *= dims[d];
   pair_t r = {DML_RT_TENSOR_NONE, DML_RT_TENSOR_NONE};
   dml_rt_tensor_t f = up(g_cpu, rank, dims, v);
-  if (dt == DML_DTYPE_I32 || dt == DML_DTYPE_I64) { /* exact integers */
+  double lo, hi;
+  if (int_dtype(dt, &lo, &hi)) { /* exact integers */
     void *p = malloc((size_t)(n > 0 ? n : 1) * 8);
     for (int64_t i = 0; i < n; i++) {
       double x = isnan(v[i]) ? 0 : v[i];
       int64_t q = x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
-      if (dt == DML_DTYPE_I32)
-        ((int32_t *)p)[i] = q > INT32_MAX   ? INT32_MAX
-                            : q < INT32_MIN ? INT32_MIN
-                                            : (int32_t)q;
-      else
-        ((int64_t *)p)[i] = q;
+      if (dt != DML_DTYPE_I64) q = q > hi ? (int64_t)hi : q < lo ? (int64_t)lo : q;
+      switch (dt) {
+        case DML_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)q; break;
+        case DML_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)q; break;
+        case DML_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)q; break;
+        case DML_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)q; break;
+        default: ((int64_t *)p)[i] = q; break;
+      }
     }
     dml_tensor_t h;
     memset(&h, 0, sizeof h);
@@ -840,6 +870,14 @@ static double elem(const void *p, dml_dtype_t dt, int64_t i, uint64_t *bits) {
       *bits = u;
       return f;
     }
+    case DML_DTYPE_BOOL:
+    case DML_DTYPE_U8: *bits = ((const uint8_t *)p)[i]; return ((const uint8_t *)p)[i];
+    case DML_DTYPE_I8:
+      *bits = (uint8_t)((const int8_t *)p)[i];
+      return ((const int8_t *)p)[i];
+    case DML_DTYPE_I16:
+      *bits = (uint16_t)((const int16_t *)p)[i];
+      return ((const int16_t *)p)[i];
     default: { /* f16, bf16: the bits; the value from them */
       uint16_t h = ((const uint16_t *)p)[i];
       *bits = h;
@@ -947,23 +985,30 @@ static void test_dtypes(void) {
     }
   for (int i = 0; i < R * L; i++) ra[i] = rnd() * 250, rb[i] = rnd() * 250;
   for (int i = 0; i < L; i++) rr[i] = rnd() * 250;
+  /* Where's conditions: 0, 1 and NaN (true) in turn */
+  float cnd[E * E], cndr[R * L];
+  for (int i = 0; i < E * E; i++) cnd[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? 1.0f : NAN;
+  for (int i = 0; i < R * L; i++) cndr[i] = cnd[i % (E * E)];
   int64_t de[2] = {E, E}, dr[2] = {R, L}, drow[1] = {L}, dz[2] = {0, 5};
   int64_t axes[2] = {0, 1}, st[2] = {-1, 0}, en[2] = {INT64_MIN, INT64_MAX},
           sp[2] = {-1, 2};
   uint32_t n_rows = 0;
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
-    if (K->dtype == DML_DTYPE_F32 && K->out_dtype == DML_DTYPE_F32) continue;
+    if (plain_f32(K) || K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV)
+      continue;
     if (k > 0 && dml_eager_spirv[k - 1].op == K->op &&
+        dml_eager_spirv[k - 1].n_inputs == K->n_inputs &&
         dml_eager_spirv[k - 1].dtype == K->dtype &&
-        dml_eager_spirv[k - 1].out_dtype == K->out_dtype)
+        dml_eager_spirv[k - 1].out_dtype == K->out_dtype &&
+        dml_eager_spirv[k - 1].select_last == K->select_last)
       continue; /* its other form: the runtime picks it below */
     n_rows++;
     dml_dtype_t dt = (dml_dtype_t)K->dtype, odt = (dml_dtype_t)K->out_dtype;
-    int ints = dt == DML_DTYPE_I32 || dt == DML_DTYPE_I64;
+    double ilo, ihi, olo = 0, ohi = 0;
+    int ints = int_dtype(dt, &ilo, &ihi);
     /* floats cast to integers: values within the integer's range */
-    int in_range =
-        K->op == DML_OP_CAST && !ints && (odt == DML_DTYPE_I32 || odt == DML_DTYPE_I64);
+    int in_range = K->op == DML_OP_CAST && !ints && int_dtype(odt, &olo, &ohi);
     const char *opn = dml_op_name(K->op);
     dml_attr_t to;
     memset(&to, 0, sizeof to);
@@ -975,59 +1020,172 @@ static void test_dtypes(void) {
       pair_t x = typed_pair(dt, 2, dr, ra), xe = typed_pair(dt, 2, de, ia), xv;
       CHECK_OK(dml_rt_tensor_slice(x.c, 2, axes, st, en, sp, &xv.c));
       CHECK_OK(dml_rt_tensor_slice(x.v, 2, axes, st, en, sp, &xv.v));
-      dml_attr_t at[2];
+      dml_attr_t at[3];
       memset(at, 0, sizeof at);
       at[0] = ints_attr("axes", D(1), 1);
       at[1].name = "keepdims", at[1].kind = DML_ATTR_INT, at[1].i = 0;
-      compare_typed(opn, &x.c, &x.v, 1, at, 1, "[3,1000] axis 1");
-      compare_typed(opn, &xe.c, &xe.v, 1, at, 2, "edges (wrapping sums) axis 1");
-      compare_typed(opn, &xv.c, &xv.v, 1, at, 1, "reversed strided view, axis 1");
-      at[0] = ints_attr("axes", D(0), 1);
-      compare_typed(opn, &x.c, &x.v, 1, at, 1, "[3,1000] axis 0");
-      compare_typed(opn, &x.c, &x.v, 1, NULL, 0, "[3,1000] all axes");
+      /* ArgMax/ArgMin: `axis` and the row's select_last_index (attributes
+       * 0 and 2 with keepdims between); also the float edges (NaN, ties of
+       * -0 and +0, the infinities) */
+      int arg = K->op == DML_OP_ARG_MAX || K->op == DML_OP_ARG_MIN;
+      if (arg) {
+        at[0].name = "axis", at[0].kind = DML_ATTR_INT, at[0].i = 1;
+        at[2].name = "select_last_index", at[2].kind = DML_ATTR_INT;
+        at[2].i = K->select_last;
+        pair_t xf = typed_pair(dt, 2, de, ints ? ia : pa);
+        compare_typed(opn, &xf.c, &xf.v, 1, at, 3, "edges axis 1, keepdims 0");
+        at[0].i = 0;
+        compare_typed(opn, &xf.c, &xf.v, 1, at, 3, "edges axis 0, keepdims 0");
+        at[0].i = 1;
+        pair_free(&xf);
+      }
+      const uint32_t n1 = arg ? 3u : 1u, n2 = arg ? 3u : 2u;
+      compare_typed(opn, &x.c, &x.v, 1, at, n1, "[3,1000] axis 1");
+      compare_typed(opn, &xe.c, &xe.v, 1, at, n2, "edges (wrapping sums) axis 1");
+      compare_typed(opn, &xv.c, &xv.v, 1, at, n1, "reversed strided view, axis 1");
+      static const int64_t ax0[1] = {0};
+      if (arg)
+        at[0].i = 0;
+      else
+        at[0] = ints_attr("axes", ax0, 1);
+      compare_typed(opn, &x.c, &x.v, 1, at, n1, "[3,1000] axis 0");
+      compare_typed(
+          opn, &x.c, &x.v, 1, arg ? at + 2 : NULL, arg ? 1u : 0u,
+          arg ? "[3,1000] axis 0 (the default), keepdims 1" : "[3,1000] all axes");
       pair_free(&x);
       pair_free(&xe);
       pair_free(&xv);
       continue;
     }
     const float *ea = ints || in_range ? ia : pa, *eb = ints || in_range ? ib : pb;
-    if (in_range) { /* within i32 (and f16's 65504): drop the edges beyond */
+    if (in_range) { /* within the integer's range (and f16's 65504): drop
+                     * the edges beyond */
       static float cl[E * E];
-      float lim = dt == DML_DTYPE_F16 ? 6e4f : 2e9f;
-      for (int i = 0; i < E * E; i++)
-        cl[i] = fabsf(ia[i]) < lim ? ia[i] + (i % 3 ? 0.5f : -0.75f) : 7.0f;
+      double lim = dt == DML_DTYPE_F16 ? 6e4 : 2e9;
+      for (int i = 0; i < E * E; i++) {
+        double x = ia[i] + (i % 3 ? 0.5 : -0.75);
+        cl[i] = fabs(x) < lim && x > olo - 1 && x < ohi + 1 ? (float)x : 7.0f;
+      }
       ea = cl;
     }
-    pair_t x = typed_pair(dt, 2, de, ea), y = typed_pair(dt, 2, de, eb),
-           xr = typed_pair(dt, 2, dr, ra), yr = typed_pair(dt, 2, dr, rb),
-           row = typed_pair(dt, 1, drow, rr), z = typed_pair(dt, 2, dz, NULL), xs, ys;
-    CHECK_OK(dml_rt_tensor_slice(xr.c, 2, axes, st, en, sp, &xs.c));
-    CHECK_OK(dml_rt_tensor_slice(xr.v, 2, axes, st, en, sp, &xs.v));
-    CHECK_OK(dml_rt_tensor_slice(yr.c, 2, axes, st, en, sp, &ys.c));
-    CHECK_OK(dml_rt_tensor_slice(yr.v, 2, axes, st, en, sp, &ys.v));
-    if (K->n_inputs == 1) {
-      compare_typed(opn, &x.c, &x.v, 1, &to, na, "edges");
-      compare_typed(opn, &xr.c, &xr.v, 1, &to, na, "random [3,1000]");
-      compare_typed(opn, &xs.c, &xs.v, 1, &to, na, "reversed strided view");
-      compare_typed(opn, &z.c, &z.v, 1, &to, na, "empty [0,5]");
-    } else {
-      dml_rt_tensor_t c2[2] = {x.c, y.c}, v2[2] = {x.v, y.v};
-      compare_typed(opn, c2, v2, 2, NULL, 0, "edge pairs");
-      c2[0] = xr.c, c2[1] = row.c, v2[0] = xr.v, v2[1] = row.v;
-      compare_typed(opn, c2, v2, 2, NULL, 0, "[3,1000] op [1000]");
-      c2[0] = xs.c, c2[1] = ys.c, v2[0] = xs.v, v2[1] = ys.v;
-      compare_typed(opn, c2, v2, 2, NULL, 0, "two reversed strided views");
-      c2[0] = c2[1] = z.c, v2[0] = v2[1] = z.v;
-      compare_typed(opn, c2, v2, 2, NULL, 0, "empty [0,5]");
+    /* operand j of its dtype (Where's condition: bool, whose values are 0,
+     * 1 and NaN, true, in turn): the edges (every pair; Where: the
+     * condition's pattern, x and y the edge pairs), random [3,1000] (the
+     * others a [1000] row broadcast), reversed strided views, [0,5] */
+    const uint32_t ni = K->n_inputs;
+    const float *se[3] = {ea, eb, ea}, *sr[3] = {ra, rb, ra}, *sw[3] = {rr, rr, rr};
+    if (K->op == DML_OP_WHERE) se[0] = cnd, se[2] = eb, sr[0] = cndr, sw[0] = cndr;
+    pair_t pe[3], pr[3], pw[3], pv[3], pz[3];
+    for (uint32_t j = 0; j < ni; j++) {
+      dml_dtype_t jt = dml_eager_in_dtype(K, j);
+      pe[j] = typed_pair(jt, 2, de, se[j]);
+      pr[j] = typed_pair(jt, 2, dr, sr[j]);
+      pw[j] = typed_pair(jt, 1, drow, sw[j]);
+      pz[j] = typed_pair(jt, 2, dz, NULL);
+      CHECK_OK(dml_rt_tensor_slice(pr[j].c, 2, axes, st, en, sp, &pv[j].c));
+      CHECK_OK(dml_rt_tensor_slice(pr[j].v, 2, axes, st, en, sp, &pv[j].v));
     }
-    pair_t all[8] = {x, y, xr, yr, row, z, xs, ys};
-    for (int i = 0; i < 8; i++) pair_free(&all[i]);
+    dml_rt_tensor_t cc[3], vv[3];
+#define TAKE(arr, j0)                                      \
+  for (uint32_t j = 0; j < ni; j++) {                      \
+    const pair_t *q_ = (int)j < (j0) ? &pr[j] : &(arr)[j]; \
+    cc[j] = q_->c, vv[j] = q_->v;                          \
+  }
+    if (K->op == DML_OP_CLIP) { /* x with scalar bounds (min, max) */
+      static const float fb[][2] = {{-1.0f, 0.5f}, {0.0f, 0.0f}, {-INFINITY, INFINITY},
+                                    {NAN, 2.0f},   {-2.5f, NAN}, {1.0f, -1.0f}};
+      static const float ib2[][2] = {{-7.0f, 100.0f}, {0.0f, 0.0f}, {5.0f, -5.0f}};
+      int nb = ints ? 3 : 6;
+      for (int b = 0; b < nb; b++) {
+        const float *bd = ints ? ib2[b] : fb[b];
+        pair_t lo = typed_pair(dt, 0, de, &bd[0]), hi = typed_pair(dt, 0, de, &bd[1]);
+        char what[96];
+        snprintf(what, sizeof what, "bounds %g, %g: ", (double)bd[0], (double)bd[1]);
+        const pair_t *xs4[4] = {&pe[0], &pr[0], &pv[0], &pz[0]};
+        static const char *const wn[4] = {"edges", "random [3,1000]",
+                                          "reversed strided view", "empty [0,5]"};
+        for (int c = 0; c < 4; c++) {
+          dml_rt_tensor_t c3[3] = {xs4[c]->c, lo.c, hi.c},
+                          v3[3] = {xs4[c]->v, lo.v, hi.v};
+          char w2[160];
+          snprintf(w2, sizeof w2, "%s%s", what, wn[c]);
+          compare_typed(opn, c3, v3, ni, NULL, 0, w2);
+          if (ni == 3) { /* a max without a min (the lowest value as the min) */
+            c3[1] = v3[1] = DML_RT_TENSOR_NONE;
+            snprintf(w2, sizeof w2, "%s%s, no min", what, wn[c]);
+            compare_typed(opn, c3, v3, 3, NULL, 0, w2);
+          }
+        }
+        if (ni == 3 && b == 0) { /* no bounds: the copy */
+          compare_typed(opn, &pe[0].c, &pe[0].v, 1, NULL, 0, "edges, no bounds");
+          compare_typed(opn, &pv[0].c, &pv[0].v, 1, NULL, 0, "a view, no bounds");
+        }
+        pair_free(&lo);
+        pair_free(&hi);
+      }
+    } else {
+      TAKE(pe, 0);
+      compare_typed(opn, cc, vv, ni, &to, na, ni > 1 ? "edge pairs" : "edges");
+      TAKE(pw, 1);
+      compare_typed(opn, cc, vv, ni, &to, na,
+                    ni > 1 ? "[3,1000] with [1000] rows" : "random [3,1000]");
+      TAKE(pv, 0);
+      compare_typed(opn, cc, vv, ni, &to, na, "reversed strided views");
+      TAKE(pz, 0);
+      compare_typed(opn, cc, vv, ni, &to, na, "empty [0,5]");
+    }
+#undef TAKE
+    for (uint32_t j = 0; j < ni; j++) {
+      pair_free(&pe[j]);
+      pair_free(&pr[j]);
+      pair_free(&pw[j]);
+      pair_free(&pv[j]);
+      pair_free(&pz[j]);
+    }
   }
   printf(
       "%u typed rows (op, dtype, output dtype) of the eager library compared on " TEST_GPU
       "\n",
       n_rows);
   CHECK(n_rows >= 60);
+  /* the f16 and bf16 reductions (through the f32 kernels: f32 accumulation,
+   * one rounding) of values in [-4, 4) along either axis, all axes, a view */
+  uint32_t n_half = 0;
+  float *r4 = (float *)malloc(R * L * 4);
+  for (int i = 0; i < R * L; i++) r4[i] = ra[i] / 62.5f;
+  for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
+    const dml_eager_kernel_t *K = &dml_eager_spirv[k];
+    if (K->kind != DML_EAGER_REDUCE || K->dtype != DML_DTYPE_F32 ||
+        (k > 0 && dml_eager_spirv[k - 1].op == K->op))
+      continue;
+    for (int h = 0; h < 2; h++) {
+      dml_dtype_t dt = h ? DML_DTYPE_BF16 : DML_DTYPE_F16;
+      const char *opn = dml_op_name(K->op);
+      pair_t x = typed_pair(dt, 2, dr, r4), xv;
+      CHECK_OK(dml_rt_tensor_slice(x.c, 2, axes, st, en, sp, &xv.c));
+      CHECK_OK(dml_rt_tensor_slice(x.v, 2, axes, st, en, sp, &xv.v));
+      dml_attr_t at[2];
+      memset(at, 0, sizeof at);
+      int arg = K->op == DML_OP_ARG_MAX || K->op == DML_OP_ARG_MIN; /* `axis` */
+      static const int64_t ax0[1] = {0}, ax1[1] = {1};
+      at[0] = ints_attr("axes", ax1, 1);
+      if (arg) at[0].name = "axis", at[0].kind = DML_ATTR_INT, at[0].i = 1;
+      at[1].name = "keepdims", at[1].kind = DML_ATTR_INT, at[1].i = 0;
+      compare_typed(opn, &x.c, &x.v, 1, at, 2, "[3,1000] axis 1, keepdims 0");
+      compare_typed(opn, &xv.c, &xv.v, 1, at, 1, "reversed strided view, axis 1");
+      at[0] = ints_attr("axes", ax0, 1);
+      if (arg) at[0].name = "axis", at[0].kind = DML_ATTR_INT, at[0].i = 0;
+      compare_typed(opn, &x.c, &x.v, 1, at, 1, "[3,1000] axis 0");
+      compare_typed(opn, &x.c, &x.v, 1, NULL, 0,
+                    arg ? "[3,1000] axis 0 (the default)" : "[3,1000] all axes");
+      pair_free(&x);
+      pair_free(&xv);
+      n_half++;
+    }
+  }
+  free(r4);
+  printf("%u f16/bf16 reductions compared on " TEST_GPU "\n", n_half);
+  CHECK(n_half >= 20);
   /* Cast to the operand's own dtype: a copy (the Identity kernel) */
   static const dml_dtype_t same[5] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
                                       DML_DTYPE_I32, DML_DTYPE_I64};
@@ -1062,13 +1220,13 @@ static void test_dtypes(void) {
   }
   CHECK_ERROR(dml_rt_tensor_op("Exp", &a, 1, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
               "no eager kernel for Exp of i32");
-  dml_attr_t to_u8;
-  memset(&to_u8, 0, sizeof to_u8);
-  to_u8.name = "to";
-  to_u8.kind = DML_ATTR_INT;
-  to_u8.i = dml_dtype_onnx_code(DML_DTYPE_U8);
-  CHECK_ERROR(dml_rt_tensor_op("Cast", &a, 1, &to_u8, 1, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "no eager kernel for Cast of i32 to u8");
+  dml_attr_t to_f64;
+  memset(&to_f64, 0, sizeof to_f64);
+  to_f64.name = "to";
+  to_f64.kind = DML_ATTR_INT;
+  to_f64.i = dml_dtype_onnx_code(DML_DTYPE_F64);
+  CHECK_ERROR(dml_rt_tensor_op("Cast", &a, 1, &to_f64, 1, &y, 1),
+              DML_STATUS_UNIMPLEMENTED, "no eager kernel for Cast of i32 to f64");
   CHECK_OK(dml_rt_tensor_free(a));
   CHECK_OK(dml_rt_tensor_free(b));
   if (!strcmp(TEST_GPU, "vulkan")) { /* a device without shaderInt64 */
@@ -1090,9 +1248,299 @@ static void test_dtypes(void) {
       CHECK_OK(dml_rt_tensor_free(p32));
       dml_rt_device_close(dh);
     }
+    /* without byte buffers: a bool output refused naming the feature */
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "storageBuffer8BitAccess", 1);
+    dh = NULL;
+    so = dml_rt_device_open(TEST_GPU, &dh);
+    unsetenv("DMLC_VULKAN_HIDE_FEATURES");
+    CHECK_OK(so);
+    if (!so) {
+      dml_rt_tensor_t p32, q;
+      CHECK_OK(dml_rt_tensor_zeros(dh, DML_DTYPE_I32, 1, d2, &p32));
+      dml_rt_tensor_t qq[2] = {p32, p32};
+      CHECK_ERROR(dml_rt_tensor_op("Equal", qq, 2, NULL, 0, &q, 1),
+                  DML_STATUS_UNIMPLEMENTED,
+                  "needs the Vulkan feature storageBuffer8BitAccess");
+      CHECK_OK(dml_rt_tensor_op("Add", qq, 2, NULL, 0, &q, 1)); /* no bytes */
+      CHECK_OK(dml_rt_tensor_free(q));
+      CHECK_OK(dml_rt_tensor_free(p32));
+      dml_rt_device_close(dh);
+    }
   }
   free(ra);
   free(rb);
+}
+
+/* ---- every op of the op table on the device (issue 21's acceptance) ---- */
+
+/* The ops the CPU runs eagerly (on the signatures test_table_ops tries)
+ * that the device's eager library does not hold, and why: the one list of
+ * them, docs/tensor.md "Not on this device" shows it. Any other refusal
+ * fails the test. */
+static const struct {
+  const char *op, *why;
+} k_not_on_device[] = {
+    {"Mod",
+     "of floats with fmod = 0 (the default; Python's remainder): the library's "
+     "float Mod is fmod = 1 (C's fmod)"},
+    {"IsInf",
+     "not an elementwise op of the scheduler (the compiled path runs it on the "
+     "CPU)"},
+    {"IsNaN", "as IsInf"},
+    {"BitShift",
+     "not an elementwise op of the scheduler (the library's u8 rows hold the "
+     "arithmetic, compares, Where, Clip and Cast)"},
+    {"CastLike",
+     "not an elementwise op of the scheduler (Cast with `to` is in the "
+     "library)"},
+};
+
+static const char *not_on_device(const char *op) {
+  for (size_t i = 0; i < sizeof k_not_on_device / sizeof k_not_on_device[0]; i++)
+    if (!strcmp(k_not_on_device[i].op, op)) return k_not_on_device[i].why;
+  return NULL;
+}
+
+/* n values cycling through every_op's edge values (every_op_edges.h),
+ * offset by `shift`. */
+static float *edge_values(int64_t n, int shift) {
+  float *p = (float *)malloc((size_t)(n > 0 ? n : 1) * 4);
+  for (int64_t i = 0; i < n; i++)
+    p[i] = eo_edges[(size_t)(i * 7 + i / (int64_t)EO_N_EDGES + shift) % EO_N_EDGES];
+  return p;
+}
+
+static int g_table_ops, g_table_refused;
+
+/* Runs op `op` on the CPU tensors in[].c and on the device's in[].v and
+ * compares. Returns 0 when the CPU refuses these operands (another
+ * signature is tried), else 1: the device's refusal fails unless the op is
+ * in k_not_on_device; its result must equal the CPU's: integers and bool
+ * bit for bit, f16/bf16 within one unit in the last place (compare_typed),
+ * f32 by the op's tolerance class (agree; also against the CPU on the
+ * inputs with subnormals flushed, `fl`), accumulating ops (acc: reductions,
+ * MatMul, Gemm, Conv) within 1e-5 of |cpu| plus the op on the inputs'
+ * absolute values. */
+static int table_case(const char *op, const pair_t *in, const dml_rt_tensor_t *fl,
+                      uint32_t n, const dml_attr_t *a, uint32_t na, int acc,
+                      const char *what) {
+  dml_rt_tensor_t c[4], v[4], yc = DML_RT_TENSOR_NONE, yv = DML_RT_TENSOR_NONE;
+  for (uint32_t j = 0; j < n; j++) c[j] = in[j].c, v[j] = in[j].v;
+  dml_status_t e = dml_rt_tensor_op(op, c, n, a, na, &yc, 1);
+  if (e) {
+    dml_status_free(e);
+    return 0;
+  }
+  e = dml_rt_tensor_op(op, v, n, a, na, &yv, 1);
+  g_table_ops++;
+  if (e) {
+    const char *why = not_on_device(op);
+    char *m = dml_status_format(e);
+    if (why) {
+      g_table_refused++;
+      printf("  %s (%s): not on " TEST_GPU " (listed: %s)\n", op, what, why);
+    } else {
+      fprintf(stderr, "%s (%s): the CPU runs it, " TEST_GPU " refuses: %s\n", op, what,
+              m ? m : "?");
+    }
+    CHECK(why != NULL);
+    free(m);
+    dml_status_free(e);
+    CHECK_OK(dml_rt_tensor_free(yc));
+    return 1;
+  }
+  if (not_on_device(op) && !na) { /* listed but runs: the list is stale */
+    fprintf(stderr, "%s runs on " TEST_GPU ": drop it from k_not_on_device\n", op);
+    CHECK(0);
+  }
+  dml_rt_tensor_info_t ic, iv;
+  CHECK_OK(dml_rt_tensor_info(yc, &ic));
+  CHECK_OK(dml_rt_tensor_info(yv, &iv));
+  CHECK(ic.dtype == iv.dtype && ic.rank == iv.rank &&
+        !memcmp(ic.dims, iv.dims, sizeof(int64_t) * (size_t)ic.rank));
+  if (ic.dtype != DML_DTYPE_F32) {
+    CHECK_OK(dml_rt_tensor_free(yc));
+    CHECK_OK(dml_rt_tensor_free(yv));
+    compare_typed(op, c, v, n, a, na, what);
+    return 1;
+  }
+  dml_rt_tensor_t yf = DML_RT_TENSOR_NONE, yl = DML_RT_TENSOR_NONE;
+  if (fl) CHECK_OK(dml_rt_tensor_op(op, fl, n, a, na, &yf, 1));
+  if (acc) {
+    dml_rt_tensor_t ab[4];
+    for (uint32_t j = 0; j < n; j++)
+      CHECK_OK(dml_rt_tensor_op("Abs", &c[j], 1, NULL, 0, &ab[j], 1));
+    CHECK_OK(dml_rt_tensor_op(op, ab, n, a, na, &yl, 1));
+    for (uint32_t j = 0; j < n; j++) CHECK_OK(dml_rt_tensor_free(ab[j]));
+  }
+  int64_t nc = 0, nv = 0, nf = 0, nl = 0;
+  float *pc = down(yc, &nc), *pv = down(yv, &nv), *pf = yf.id ? down(yf, &nf) : NULL,
+        *pl = yl.id ? down(yl, &nl) : NULL;
+  dml_op_t id = DML_OP_INVALID;
+  for (int o = 1; o < DML_OP_COUNT_; o++)
+    if (!strcmp(dml_op_name((dml_op_t)o), op)) id = (dml_op_t)o;
+  int trig = id == DML_OP_SIN || id == DML_OP_COS || id == DML_OP_TAN;
+  float *x0 = NULL;
+  int64_t nx = 0;
+  if (trig) x0 = down(c[0], &nx);
+  int bad = 0;
+  for (int64_t i = 0; i < nc && i < nv; i++) {
+    if (trig && i < nx && fabsf(x0[i]) > 10) continue;
+    int ok = agree(pv[i], pc[i], id) || (pf && i < nf && agree(pv[i], pf[i], id));
+    if (!ok && acc && isfinite(pc[i]) && isfinite(pv[i]))
+      ok = fabs((double)pv[i] - pc[i]) <=
+           1e-5 * (fabs(pc[i]) + (pl && i < nl ? fabs(pl[i]) : 0)) + 1e-30;
+    if (!ok && bad++ < 3)
+      fprintf(stderr, "%s (%s) element %lld: " TEST_GPU " %.9g, cpu %.9g\n", op, what,
+              (long long)i, pv[i], pc[i]);
+  }
+  if (bad) g_mismatches++;
+  CHECK(bad == 0);
+  free(pc);
+  free(pv);
+  free(pf);
+  free(pl);
+  free(x0);
+  dml_rt_tensor_t all[4] = {yc, yv, yf, yl};
+  for (int i = 0; i < 4; i++)
+    if (all[i].id) CHECK_OK(dml_rt_tensor_free(all[i]));
+  return 1;
+}
+
+/* Issue 21's acceptance on this device: every elementwise op and reduction
+ * of the op table (ops.def's DML_OPF_ELEMENTWISE and DML_OPF_REDUCTION
+ * flags; the variadic ops with two operands, Clip with scalar bounds), and
+ * MatMul, Gemm and Conv, on every_op's edge values (binary ops: every pair),
+ * run eagerly on the CPU and on the device and compared; the first operand
+ * signature the CPU runs (f32; Where's bool condition; bool; u8) is the one
+ * the device must run, unless k_not_on_device lists the op. main checks the
+ * device's memory back at its start afterwards. */
+static void test_table_ops(void) {
+  enum { E = (int)EO_N_EDGES };
+  static float ga[E * E], gb[E * E], fa[E * E], fb[E * E], cnd[E * E], u8v[E * E];
+  for (int i = 0; i < E; i++)
+    for (int j = 0; j < E; j++) {
+      ga[i * E + j] = eo_edges[i], gb[i * E + j] = eo_edges[j];
+      fa[i * E + j] = flush(eo_edges[i]), fb[i * E + j] = flush(eo_edges[j]);
+      cnd[i * E + j] = (float)((i + j) % 2);
+      u8v[i * E + j] = (float)((i * 3 + j) % 8);
+    }
+  int64_t dg[2] = {E, E};
+  /* signatures: operand dtypes (Where's condition: bool) */
+  static const dml_dtype_t sigs[3] = {DML_DTYPE_F32, DML_DTYPE_BOOL, DML_DTYPE_U8};
+  int n_ops = 0, n_table = 0;
+  for (int o = 1; o < DML_OP_COUNT_; o++) {
+    const dml_op_info_t *info = dml_op_info((dml_op_t)o);
+    if (!info) continue;
+    const char *op = info->name;
+    int ew = (info->flags & DML_OPF_ELEMENTWISE) != 0;
+    int red = (info->flags & DML_OPF_REDUCTION) != 0;
+    int before = g_table_ops;
+    if (red) { /* [3, 24] of edges: all axes; axis 1 with keepdims 0 */
+      float *xv = edge_values(3 * E, 0), *xf = (float *)malloc(3 * E * 4);
+      for (int i = 0; i < 3 * E; i++) xf[i] = flush(xv[i]);
+      pair_t x = pair_new(2, D(3, E), xv, 1);
+      dml_rt_tensor_t xfl = up(g_cpu, 2, D(3, E), xf);
+      dml_attr_t at[2];
+      memset(at, 0, sizeof at);
+      int arg = o == DML_OP_ARG_MAX || o == DML_OP_ARG_MIN; /* `axis`, default 0 */
+      static const int64_t ax1[1] = {1};
+      at[0] = ints_attr("axes", ax1, 1);
+      if (arg) at[0].name = "axis", at[0].kind = DML_ATTR_INT, at[0].i = 1;
+      at[1].name = "keepdims", at[1].kind = DML_ATTR_INT, at[1].i = 0;
+      int acc = o != DML_OP_REDUCE_MAX && o != DML_OP_REDUCE_MIN && !arg;
+      table_case(op, &x, &xfl, 1, NULL, 0, acc,
+                 arg ? "edges [3,24], axis 0" : "edges [3,24], all axes");
+      table_case(op, &x, &xfl, 1, at, 2, acc, "edges [3,24], axis 1, keepdims 0");
+      pair_free(&x);
+      CHECK_OK(dml_rt_tensor_free(xfl));
+      free(xv);
+      free(xf);
+    } else if (ew) {
+      uint32_t n = info->max_inputs < 0 ? 2u : (uint32_t)info->max_inputs;
+      for (int sg = 0; sg < 3 && g_table_ops == before; sg++) {
+        pair_t in[3];
+        dml_rt_tensor_t fl[3];
+        int has_fl = sigs[sg] == DML_DTYPE_F32;
+        for (uint32_t j = 0; j < n; j++) {
+          dml_dtype_t jt = o == DML_OP_WHERE && j == 0 ? DML_DTYPE_BOOL : sigs[sg];
+          const float *src = sigs[sg] == DML_DTYPE_U8                    ? u8v
+                             : jt == DML_DTYPE_BOOL && o == DML_OP_WHERE ? cnd
+                             : j % 2                                     ? gb
+                                                                         : ga;
+          const float *fsrc = j % 2 ? fb : fa;
+          int scalar = o == DML_OP_CLIP && j > 0; /* Clip-13's bounds */
+          float bound = j == 1 ? -1.0f : 0.5f;
+          in[j] = scalar ? typed_pair(jt, 0, dg, &bound) : typed_pair(jt, 2, dg, src);
+          if (has_fl) {
+            if (jt == DML_DTYPE_F32)
+              fl[j] = scalar ? up(g_cpu, 0, dg, &bound) : up(g_cpu, 2, dg, fsrc);
+            else
+              CHECK_OK(dml_rt_tensor_contiguous(in[j].c, &fl[j]));
+          }
+        }
+        dml_attr_t at;
+        memset(&at, 0, sizeof at);
+        at.kind = DML_ATTR_INT;
+        char what[64];
+        snprintf(what, sizeof what, "edge %s, %s", n > 1 ? "pairs" : "values",
+                 dml_dtype_name(sigs[sg]));
+        /* the default attributes; then Cast's `to` (f16), Mod's fmod = 1 */
+        table_case(op, in, has_fl ? fl : NULL, n, NULL, 0, 0, what);
+        if (o == DML_OP_BIT_SHIFT) { /* its direction has no default */
+          at.name = "direction", at.kind = DML_ATTR_STRING, at.s = "LEFT";
+          table_case(op, in, NULL, n, &at, 1, 0, "direction LEFT");
+        }
+        if (o == DML_OP_CAST || o == DML_OP_MOD) {
+          at.name = o == DML_OP_CAST ? "to" : "fmod";
+          at.i = o == DML_OP_CAST ? dml_dtype_onnx_code(DML_DTYPE_F16) : 1;
+          char w2[96];
+          snprintf(w2, sizeof w2, "%s, %s %d", what, at.name, (int)at.i);
+          table_case(op, in, has_fl ? fl : NULL, n, &at, 1, 0, w2);
+        }
+        for (uint32_t j = 0; j < n; j++) {
+          if (has_fl) CHECK_OK(dml_rt_tensor_release(fl[j]));
+          pair_free(&in[j]);
+        }
+      }
+    } else if (o == DML_OP_MATMUL || o == DML_OP_GEMM) {
+      float *av = edge_values(4 * E, 0), *bv = edge_values(E * 3, 5),
+            *cv = edge_values(3, 11);
+      pair_t in[3] = {pair_new(2, D(4, E), av, 1), pair_new(2, D(E, 3), bv, 1),
+                      pair_new(1, D(3), cv, 1)};
+      table_case(op, in, NULL, o == DML_OP_GEMM ? 3u : 2u, NULL, 0, 1,
+                 "edges [4,24] x [24,3]");
+      for (int j = 0; j < 3; j++) pair_free(&in[j]);
+      free(av);
+      free(bv);
+      free(cv);
+    } else if (o == DML_OP_CONV) {
+      float *xv = edge_values(2 * 6 * 4, 0), *wv = edge_values(3 * 2 * 3 * 3, 3),
+            *bv = edge_values(3, 17);
+      pair_t in[3] = {pair_new(4, D(1, 2, 6, 4), xv, 1),
+                      pair_new(4, D(3, 2, 3, 3), wv, 1), pair_new(1, D(3), bv, 1)};
+      dml_attr_t pads = ints_attr("pads", D(1, 1, 1, 1), 4);
+      table_case(op, in, NULL, 3, &pads, 1, 1, "edges X [1,2,6,4], W [3,2,3,3], pads 1");
+      for (int j = 0; j < 3; j++) pair_free(&in[j]);
+      free(xv);
+      free(wv);
+      free(bv);
+    } else {
+      continue;
+    }
+    n_table++;
+    if (g_table_ops > before)
+      n_ops++;
+    else
+      printf("  %s: the CPU runs none of the operands tried\n", op);
+  }
+  printf(
+      "%d of the op table's %d elementwise ops, reductions, MatMul, Gemm and Conv run "
+      "on the cpu and on " TEST_GPU
+      " (%d calls, %d refused as listed in "
+      "k_not_on_device)\n",
+      n_ops, n_table, g_table_ops, g_table_refused);
+  CHECK(n_ops == n_table && n_ops >= 79); /* each op of the table ran on the CPU */
 }
 
 static void test_errors(void) {
@@ -1197,6 +1645,8 @@ int main(void) {
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN(test_mm_errors);
   RUN(test_dtypes);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN(test_table_ops);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN(test_big);
   RUN(test_errors);
