@@ -335,7 +335,9 @@ dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
 /* As set_input, by input name. Errors: NOT_FOUND listing the inputs. */
 dml_status_t dml_rt_session_set_input_by_name(dml_rt_session_t *s, const char *name,
                                               const dml_tensor_t *t);
-/* Unbinds every input (e.g. before rebinding several at a new batch size). */
+/* Unbinds every input (e.g. before rebinding several at a new batch size),
+ * dropping the session's references to tensors bound on the device
+ * (dml_rt_session_set_input_tensor, dml_tensor.h). */
 void dml_rt_session_clear_inputs(dml_rt_session_t *s);
 
 /* Runs the function on the bound inputs. Errors: FAILED_PRECONDITION naming

@@ -830,8 +830,14 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy,
     dml_rt_session_clear_inputs(se.s);
     for (size_t i = 0; i < ts.size() && !st; i++)
       st = dml_rt_session_set_input_by_name(se.s, names[i].c_str(), &ts[i]);
-    for (size_t i = 0; i < tins.size() && !st; i++)
-      st = dml_rt_session_set_input_tensor(se.s, (uint32_t)tins[i].first, tins[i].second);
+    if (!tins.empty() && !st) {
+      // Tensor inputs are bound with the GIL held (the one lock of eager
+      // tensors: a view's dense copy runs an eager op on its device).
+      nb::gil_scoped_acquire g;
+      for (size_t i = 0; i < tins.size() && !st; i++)
+        st = dml_rt_session_set_input_tensor(se.s, (uint32_t)tins[i].first,
+                                             tins[i].second);
+    }
     if (!st) st = dml_rt_session_run(se.s);
     uint32_t n = dml_rt_session_num_outputs(se.s);
     if (od && !st) {

@@ -34,7 +34,9 @@
  *  - a tensor on another device (Vulkan: a second VkDevice; both: the CPU)
  *    still binds, through the host, and an output onto another device
  *    comes through the host;
- *  - use after free and a closed device are FAILED_PRECONDITION errors;
+ *  - use after free and a closed device are FAILED_PRECONDITION errors, a
+ *    missing device INVALID_ARGUMENT, a package without the device's
+ *    kernels FAILED_PRECONDITION;
  *  - the device's bytes and storages go back to their starting values
  *    (on the mock, the driver's live allocations too).
  */
@@ -335,6 +337,22 @@ static void check_model(const char *dev, const char *name) {
   dml_rt_session_clear_inputs(s);
   CHECK(dml_rt_device_bytes(d) == bytes0);
   CHECK(dml_rt_device_num_storages(d) == st0);
+
+  /* bad arguments: structured errors */
+  CHECK_ERROR(dml_rt_session_create_on_device(m, NULL, NULL, NULL, &sc),
+              DML_STATUS_INVALID_ARGUMENT, "no device");
+  CHECK_ERROR(dml_rt_session_get_output_tensor(s, 0, NULL, &y),
+              DML_STATUS_INVALID_ARGUMENT, "no device");
+  CHECK_ERROR(dml_rt_session_get_output_tensor(s, 5, d, &y), DML_STATUS_OUT_OF_RANGE,
+              "output index 5");
+  CHECK_ERROR(dml_rt_session_set_input_tensor(s, 0, DML_RT_TENSOR_NONE),
+              DML_STATUS_INVALID_ARGUMENT, "zero handle");
+  dml_rt_model_t *mc = compile(name, "cpu"); /* no kernels for the device */
+  if (mc) {
+    CHECK_ERROR(dml_rt_session_create_on_device(mc, d, NULL, NULL, &sc),
+                DML_STATUS_FAILED_PRECONDITION, "");
+    dml_rt_model_release(mc);
+  }
 
   /* a bound tensor whose device closes: the next run says so */
   CHECK_OK(dml_rt_tensor_from_host(d, &ha, &ta));
