@@ -34,7 +34,8 @@
  *           made on the device, dml_rt_session_create_on_device:
  *           set_input_tensor of both, run, get_output_tensor onto the
  *           device and the free of that tensor), interleaved (ms), with
- *           each session's transfer statistics of one call.
+ *           each session's transfer statistics of one call, and whether
+ *           the two outputs have the same bits (they should).
  *
  * Each figure is the median over `runs` (>= 5) rounds; the kinds are
  * interleaved within every round so machine load hits them alike. Prints
@@ -139,6 +140,18 @@ static void io_bench(const char *path, const char *device, dml_rt_device_t *dev,
   dml_rt_session_transfer_stats(sh, &sth);
   dml_rt_session_transfer_stats(sd, &std);
   int calls = runs + 1;
+  /* the last call's outputs side by side: the same package on the same
+   * device, so the same bits */
+  int64_t n_out = (int64_t)(dml_tensor_bytes(&out) / 4), differ = 0;
+  float *got = (float *)malloc(n_out ? (size_t)n_out * 4 : 4);
+  dml_tensor_t hy = out;
+  hy.data = got;
+  TRY(dml_rt_session_get_output_tensor(sd, 0, dev, &y));
+  TRY(dml_rt_tensor_to_host(y, &hy));
+  TRY(dml_rt_tensor_free(y));
+  for (int64_t k = 0; k < n_out; k++)
+    differ += memcmp(&got[k], &((const float *)out.data)[k], 4) != 0;
+  free(got);
   printf(
       "io (%s, %llu input bytes): host arrays, set_input x2 + run + get_output %.2f ms "
       "(per call %llu bytes to the device, %llu to the host)\n",
@@ -153,6 +166,11 @@ static void io_bench(const char *path, const char *device, dml_rt_device_t *dev,
       (unsigned long long)(std.on_device_bytes / (uint64_t)calls),
       (unsigned long long)(std.to_device_bytes / (uint64_t)calls),
       (unsigned long long)(std.to_host_bytes / (uint64_t)calls));
+  printf(
+      "io (%s): device tensors' output %s the host arrays' (%lld of %lld elements "
+      "differ)\n",
+      dml_rt_device_name(dev), differ ? "DIFFERS from" : "has the same bits as",
+      (long long)differ, (long long)n_out);
   for (int i = 0; i < 2; i++) {
     TRY(dml_rt_tensor_free(t[i]));
     free(h[i].data);
