@@ -3,7 +3,8 @@
  * (runtime/dml_tensor.h, docs/tensor.md):
  *
  *   eager_bench [--pkg MATMUL.dmlpkg] [--runs N] [--threads N] [--n N]
- *               [--device vulkan[:N] [--vkpkg MATMUL_VK.dmlpkg]]
+ *               [--device vulkan[:N] [--vkpkg MATMUL_VK.dmlpkg]
+ *                [--iopkg ADD_VK.dmlpkg]]
  *
  *   add:    dml_rt_tensor_op("Add") on two f32 [16] tensors plus the free of
  *           its output, per op (µs), next to the kernel alone (dml_cpu_run
@@ -25,6 +26,16 @@
  *           with --target vulkan run by a session on the same device with
  *           the same inputs (dml_rt_session_run alone: it uploads A and B
  *           and downloads Y, 12 MiB at N = 1024), interleaved (ms).
+ *   io:     with --device and --iopkg (a two-input, one-output f32 package
+ *           compiled for the device: bench/make_eager_models.py's
+ *           add1024, Add of two [1024,1024]), one call of the package with
+ *           host arrays (a session made by name: set_input of both, run,
+ *           get_output) against the same with device tensors (a session
+ *           made on the device, dml_rt_session_create_on_device:
+ *           set_input_tensor of both, run, get_output_tensor onto the
+ *           device and the free of that tensor), interleaved (ms), with
+ *           each session's transfer statistics of one call, and whether
+ *           the two outputs have the same bits (they should).
  *
  * Each figure is the median over `runs` (>= 5) rounds; the kinds are
  * interleaved within every round so machine load hits them alike. Prints
@@ -79,8 +90,98 @@ static void load(const char *when) {
     }                                             \
   } while (0)
 
+/* The io figures (above): package `path` (inputs 0 and 1, output 0, f32,
+ * static dims) with host arrays against device tensors on `dev`. */
+static void io_bench(const char *path, const char *device, dml_rt_device_t *dev,
+                     int runs) {
+  dml_rt_model_t *m = NULL;
+  dml_rt_session_t *sh = NULL, *sd = NULL;
+  TRY(dml_rt_model_load_file(path, &m));
+  TRY(dml_rt_session_create(m, device, &sh));
+  TRY(dml_rt_session_create_on_device(m, dev, NULL, NULL, &sd));
+  dml_tensor_t h[2];
+  dml_rt_tensor_t t[2], y;
+  uint64_t in_bytes = 0;
+  for (uint32_t i = 0; i < 2; i++) {
+    dml_rt_io_info_t info;
+    TRY(dml_rt_session_input_info(sh, i, &info));
+    memset(&h[i], 0, sizeof h[i]);
+    h[i].dtype = DML_DTYPE_F32;
+    h[i].rank = info.rank;
+    for (int32_t d = 0; d < info.rank; d++)
+      h[i].dims[d] = info.dim_symbol[d] ? info.dim_bound[d] : info.dims[d];
+    size_t nb = dml_tensor_bytes(&h[i]);
+    float *p = (float *)malloc(nb ? nb : 4);
+    for (size_t k = 0; k < nb / 4; k++) p[k] = (float)(k % 97) * 0.01f - 0.5f;
+    h[i].data = p;
+    in_bytes += nb;
+    TRY(dml_rt_tensor_from_host(dev, &h[i], &t[i]));
+  }
+  double th[64] = {0}, td[64] = {0};
+  dml_tensor_t out;
+  for (int r = 0; r < runs + 1; r++) { /* round 0 warms up */
+    double t0 = now_s();
+    TRY(dml_rt_session_set_input(sh, 0, &h[0]));
+    TRY(dml_rt_session_set_input(sh, 1, &h[1]));
+    TRY(dml_rt_session_run(sh));
+    TRY(dml_rt_session_get_output(sh, 0, &out));
+    double t1 = now_s();
+    TRY(dml_rt_session_set_input_tensor(sd, 0, t[0]));
+    TRY(dml_rt_session_set_input_tensor(sd, 1, t[1]));
+    TRY(dml_rt_session_run(sd));
+    TRY(dml_rt_session_get_output_tensor(sd, 0, dev, &y));
+    TRY(dml_rt_tensor_free(y));
+    double t2 = now_s();
+    if (r == 0) continue;
+    th[r - 1] = (t1 - t0) * 1e3;
+    td[r - 1] = (t2 - t1) * 1e3;
+  }
+  dml_rt_transfer_stats_t sth, std;
+  dml_rt_session_transfer_stats(sh, &sth);
+  dml_rt_session_transfer_stats(sd, &std);
+  int calls = runs + 1;
+  /* the last call's outputs side by side: the same package on the same
+   * device, so the same bits */
+  int64_t n_out = (int64_t)(dml_tensor_bytes(&out) / 4), differ = 0;
+  float *got = (float *)malloc(n_out ? (size_t)n_out * 4 : 4);
+  dml_tensor_t hy = out;
+  hy.data = got;
+  TRY(dml_rt_session_get_output_tensor(sd, 0, dev, &y));
+  TRY(dml_rt_tensor_to_host(y, &hy));
+  TRY(dml_rt_tensor_free(y));
+  for (int64_t k = 0; k < n_out; k++)
+    differ += memcmp(&got[k], &((const float *)out.data)[k], 4) != 0;
+  free(got);
+  printf(
+      "io (%s, %llu input bytes): host arrays, set_input x2 + run + get_output %.2f ms "
+      "(per call %llu bytes to the device, %llu to the host)\n",
+      dml_rt_device_name(dev), (unsigned long long)in_bytes, median(th, runs),
+      (unsigned long long)(sth.to_device_bytes / (uint64_t)calls),
+      (unsigned long long)(sth.to_host_bytes / (uint64_t)calls));
+  printf(
+      "io (%s): device tensors, set_input_tensor x2 + run + get_output_tensor + free "
+      "%.2f ms (per call %llu bytes on the device, %llu to the device, %llu to the "
+      "host)\n",
+      dml_rt_device_name(dev), median(td, runs),
+      (unsigned long long)(std.on_device_bytes / (uint64_t)calls),
+      (unsigned long long)(std.to_device_bytes / (uint64_t)calls),
+      (unsigned long long)(std.to_host_bytes / (uint64_t)calls));
+  printf(
+      "io (%s): device tensors' output %s the host arrays' (%lld of %lld elements "
+      "differ)\n",
+      dml_rt_device_name(dev), differ ? "DIFFERS from" : "has the same bits as",
+      (long long)differ, (long long)n_out);
+  for (int i = 0; i < 2; i++) {
+    TRY(dml_rt_tensor_free(t[i]));
+    free(h[i].data);
+  }
+  dml_rt_session_release(sh);
+  dml_rt_session_release(sd);
+  dml_rt_model_release(m);
+}
+
 int main(int argc, char **argv) {
-  const char *pkg = NULL, *device = NULL, *vkpkg = NULL;
+  const char *pkg = NULL, *device = NULL, *vkpkg = NULL, *iopkg = NULL;
   int runs = 7, threads = 1;
   int64_t n = 1024;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -94,12 +195,15 @@ int main(int argc, char **argv) {
       device = argv[i + 1];
     else if (!strcmp(argv[i], "--vkpkg"))
       vkpkg = argv[i + 1];
+    else if (!strcmp(argv[i], "--iopkg"))
+      iopkg = argv[i + 1];
     else if (!strcmp(argv[i], "--n"))
       n = atoll(argv[i + 1]);
     else {
       fprintf(stderr,
               "usage: eager_bench [--pkg MATMUL.dmlpkg] [--runs N] [--threads N] "
-              "[--n N] [--device vulkan[:N] [--vkpkg MATMUL_VK.dmlpkg]]\n");
+              "[--n N] [--device vulkan[:N] [--vkpkg MATMUL_VK.dmlpkg] "
+              "[--iopkg ADD_VK.dmlpkg]]\n");
       return 2;
     }
   }
@@ -335,6 +439,7 @@ int main(int argc, char **argv) {
       dml_rt_session_release(vsess);
       dml_rt_model_release(vmodel);
     }
+    if (iopkg) io_bench(iopkg, device, dev, runs);
     TRY(dml_rt_tensor_free(va));
     TRY(dml_rt_tensor_free(vb));
     TRY(dml_rt_tensor_free(s16));

@@ -1,5 +1,6 @@
 """Writes matmul1024.onnx: one MatMul of two f32 [1024,1024] inputs A and B,
-for eager_bench's compiled-package comparison (docs/tensor.md).
+for eager_bench's compiled-package comparison, and add1024.onnx: one Add of
+two f32 [1024,1024], for its session input/output figures (docs/tensor.md).
 
     .cache/onnx-1.23.2/venv/bin/python bench/make_eager_models.py OUT_DIR
 """
@@ -21,6 +22,10 @@ def main():
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(m)
     onnx.save(m, os.path.join(out, "matmul1024.onnx"))
+    g = helper.make_graph([helper.make_node("Add", ["A", "B"], ["Y"])], "add", [a, b], [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(out, "add1024.onnx"))
 
 
 if __name__ == "__main__":

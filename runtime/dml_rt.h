@@ -335,7 +335,9 @@ dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
 /* As set_input, by input name. Errors: NOT_FOUND listing the inputs. */
 dml_status_t dml_rt_session_set_input_by_name(dml_rt_session_t *s, const char *name,
                                               const dml_tensor_t *t);
-/* Unbinds every input (e.g. before rebinding several at a new batch size). */
+/* Unbinds every input (e.g. before rebinding several at a new batch size),
+ * dropping the session's references to tensors bound on the device
+ * (dml_rt_session_set_input_tensor, dml_tensor.h). */
 void dml_rt_session_clear_inputs(dml_rt_session_t *s);
 
 /* Runs the function on the bound inputs. Errors: FAILED_PRECONDITION naming
@@ -366,10 +368,35 @@ void dml_rt_session_set_seed(dml_rt_session_t *s, uint64_t seed, uint64_t step);
 void dml_rt_session_set_device_timeout(dml_rt_session_t *s, double seconds);
 
 /* Sets *out_view to output `index` of the last run, with its actual dims;
- * data is lent until the next run or release. Errors: OUT_OF_RANGE,
- * FAILED_PRECONDITION before the first successful run. */
+ * data is lent until the next run or release. A GPU session made on an
+ * eager device (dml_rt_session_create_on_device) leaves its outputs on the
+ * device in its first run and in each run after one whose outputs nothing
+ * read on the host (docs/tensor.md "Sessions"); the first such call after
+ * that run copies them all to the host. Errors: OUT_OF_RANGE,
+ * FAILED_PRECONDITION before the first successful run; the device's when
+ * it reads the outputs back. */
 dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
                                        dml_tensor_t *out_view);
+
+/* Bytes and copies of a session's inputs and outputs moved between the
+ * host and its device, and on the device (a GPU session; a CPU session
+ * moves nothing and counts nothing). */
+typedef struct dml_rt_transfer_stats {
+  uint64_t to_device_bytes, to_device_count; /* host -> device */
+  uint64_t to_host_bytes, to_host_count;     /* device -> host */
+  uint64_t on_device_bytes, on_device_count; /* device -> device */
+} dml_rt_transfer_stats_t;
+
+/* The totals since the session was created: each run counts every input
+ * bound on the host (to_device, at the run's dims) or as a tensor on the
+ * session's device (on_device: dml_rt_session_set_input_tensor), and its
+ * outputs when they come to the host (to_host: at the end of the run, or
+ * at the first dml_rt_session_get_output after a run that left them on the
+ * device); dml_rt_session_get_output_tensor onto the session's device
+ * counts on_device. The CPU fall-back's crossings of host entries are not
+ * counted. Zeros for s NULL. */
+void dml_rt_session_transfer_stats(const dml_rt_session_t *s,
+                                   dml_rt_transfer_stats_t *out);
 
 /* The value of symbol `i` fixed by the bound inputs, or -1 when no bound
  * input fixes it yet. A data-dependent symbol (set by a node's kernel at

@@ -58,7 +58,9 @@ struct dml_rt_device {
   const dml_eager_kernel_t *lib; /* its eager kernel library (dml_eager_lib.h) */
   uint32_t n_lib;
   char name[512];
+  char id[64]; /* the name it was opened with ("vulkan:0", "cuda") */
   uint64_t bytes, n_storages;
+  dml_rt_transfer_stats_t xfer; /* dml_rt_device_transfer_stats */
   void *scratch;
   size_t scratch_bytes;
 };
@@ -261,6 +263,16 @@ static dml_status_t check_shape(const char *op, dml_dtype_t dt, int32_t rank,
   return DML_OK;
 }
 
+/* Counts a transfer of `bytes` on device d: host -> device (`kind` 0),
+ * device -> host (1), device -> device (2). */
+static void count_xfer(dml_rt_device_t *d, int kind, uint64_t bytes) {
+  pthread_mutex_lock(&g_lock);
+  if (kind == 0) d->xfer.to_device_bytes += bytes, d->xfer.to_device_count++;
+  if (kind == 1) d->xfer.to_host_bytes += bytes, d->xfer.to_host_count++;
+  if (kind == 2) d->xfer.on_device_bytes += bytes, d->xfer.on_device_count++;
+  pthread_mutex_unlock(&g_lock);
+}
+
 /* A new storage of `bytes` on d, with its contents from `src` when given
  * (host bytes). */
 static dml_status_t storage_new(dml_rt_device_t *d, uint64_t bytes, const void *src,
@@ -281,6 +293,7 @@ static dml_status_t storage_new(dml_rt_device_t *d, uint64_t bytes, const void *
   } else {
     dml_status_t s = d->mem->alloc(d->h, bytes, &st->buf);
     if (!s && src) s = d->mem->write(d->h, st->buf, 0, src, bytes);
+    if (!s && src && bytes) count_xfer(d, 0, bytes);
     if (s) {
       if (st->buf) d->mem->free(d->h, st->buf);
       free(st);
@@ -335,12 +348,14 @@ static dml_status_t host_dense(const slot_t *s, const char *op, void **out, int 
     if (is_contig(s)) {
       dml_status_t e =
           d->mem->read(d->h, s->st->buf, (uint64_t)s->offset * es, dst, (uint64_t)n * es);
+      if (!e && n > 0) count_xfer(d, 1, (uint64_t)n * es);
       if (e) free(dst);
       if (!e) *out = dst, *owned = 1;
       return e;
     }
     tmp = malloc(s->st->bytes ? (size_t)s->st->bytes : 1);
     dml_status_t e = tmp ? d->mem->read(d->h, s->st->buf, 0, tmp, s->st->bytes) : oom(op);
+    if (!e && s->st->bytes) count_xfer(d, 1, s->st->bytes);
     if (e) {
       free(tmp);
       free(dst);
@@ -386,6 +401,7 @@ dml_status_t dml_rt_device_open(const char *name, dml_rt_device_t **out) {
   } else {
     snprintf(d->name, sizeof d->name, "cpu");
   }
+  snprintf(d->id, sizeof d->id, "%s", name ? name : "cpu");
   *out = d;
   return DML_OK;
 }
@@ -410,6 +426,17 @@ uint64_t dml_rt_device_bytes(const dml_rt_device_t *d) {
   uint64_t b = d ? d->bytes : 0;
   pthread_mutex_unlock(&g_lock);
   return b;
+}
+
+void dml_rt_device_transfer_stats(const dml_rt_device_t *d,
+                                  dml_rt_transfer_stats_t *out) {
+  if (!out) return;
+  pthread_mutex_lock(&g_lock);
+  if (d)
+    *out = d->xfer;
+  else
+    memset(out, 0, sizeof *out);
+  pthread_mutex_unlock(&g_lock);
 }
 
 uint64_t dml_rt_device_num_storages(const dml_rt_device_t *d) {
@@ -691,6 +718,7 @@ dml_status_t dml_rt_tensor_to_device(dml_rt_tensor_t t, dml_rt_device_t *d,
     if (!e)
       e = d->mem->copy(d->h, s->st->buf, (uint64_t)s->offset * es, o->st->buf, 0,
                        o->st->bytes);
+    if (!e && o->st->bytes) count_xfer(d, 2, o->st->bytes);
     if (e) dml_rt_tensor_free(*out);
     return e;
   }
@@ -1962,6 +1990,51 @@ dml_status_t dml_rt_tensor_host_data(dml_rt_tensor_t t, void **out) {
 
 /* ---- sessions ---- */
 
+dml_status_t dml_rt_session_create_on_device(const dml_rt_model_t *m, dml_rt_device_t *d,
+                                             const char *function,
+                                             dml_rt_session_t *share_globals_with,
+                                             dml_rt_session_t **out) {
+  const char *op = "tensor.session_create";
+  if (!m || !out)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no model or no output");
+  if (!d) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no device");
+  return dml_rt_session_create_in(m, d->id, function, share_globals_with, d->mem,
+                                  d->mem ? d->h : NULL, out);
+}
+
+dml_status_t dml_rt_tensor_buffer(dml_rt_tensor_t t, const char *op, void **out_buf,
+                                  uint64_t *out_off) {
+  pthread_mutex_lock(&g_lock);
+  slot_t *s = NULL;
+  dml_status_t e = get_locked(t, op, &s);
+  if (!e && !s->st->dev->mem)
+    e = dml_status_make(DML_STATUS_FAILED_PRECONDITION, op,
+                        "the tensor is in host memory, not on a GPU device");
+  if (!e) {
+    *out_buf = s->st->buf;
+    *out_off = (uint64_t)s->offset * dml_dtype_size(s->dtype);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return e;
+}
+
+/* A dense tensor on x's device holding x's elements, made on the device
+ * (a view of x's storage when x is contiguous; the eager Identity kernel's
+ * strided copy otherwise), or UNIMPLEMENTED where the device's library has
+ * no Identity kernel for its dtype. */
+static dml_status_t dense_on_device(const slot_t *x, dml_rt_tensor_t t,
+                                    dml_rt_tensor_t *out) {
+  if (is_contig(x))
+    return new_slot(x->st, x->dtype, x->rank, x->dims, x->strides, x->offset, out);
+  dml_status_t e = dml_rt_tensor_op("Identity", &t, 1, NULL, 0, out, 1);
+  if (!e) {
+    slot_t *o = NULL;
+    if (!get(*out, "tensor.session_set_input", &o) && numel(o) > 0)
+      count_xfer(o->st->dev, 2, (uint64_t)numel(o) * dml_dtype_size(o->dtype));
+  }
+  return e;
+}
+
 dml_status_t dml_rt_session_set_input_tensor(dml_rt_session_t *s, uint32_t index,
                                              dml_rt_tensor_t t) {
   const char *op = "tensor.session_set_input";
@@ -1972,6 +2045,15 @@ dml_status_t dml_rt_session_set_input_tensor(dml_rt_session_t *s, uint32_t index
   h.dtype = x->dtype;
   h.rank = x->rank;
   memcpy(h.dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
+  dml_rt_device_t *d = x->st->dev;
+  if (d->mem && dml_rt_session_input_on_device_ok(s, index, d->mem, d->h)) {
+    /* on the session's device: a copy on the device at each run */
+    dml_rt_tensor_t v = DML_RT_TENSOR_NONE;
+    dml_status_t e = dense_on_device(x, t, &v);
+    if (!e) return dml_rt_session_set_input_device(s, index, &h, v);
+    if (dml_status_code(e) != DML_STATUS_UNIMPLEMENTED) return e;
+    dml_status_free(e); /* no device-side copy of this view: through the host */
+  }
   int owned = 0;
   DML_RETURN_IF_ERROR(host_dense(x, op, &h.data, &owned));
   dml_status_t e = dml_rt_session_set_input(s, index, &h);
@@ -1981,7 +2063,25 @@ dml_status_t dml_rt_session_set_input_tensor(dml_rt_session_t *s, uint32_t index
 
 dml_status_t dml_rt_session_get_output_tensor(dml_rt_session_t *s, uint32_t index,
                                               dml_rt_device_t *d, dml_rt_tensor_t *out) {
+  const char *op = "tensor.session_get_output";
+  if (!d) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no device");
+  if (!out) return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "no output handle");
+  if (d->mem && dml_rt_session_output_on_device_ok(s, d->mem, d->h)) {
+    /* on the session's device: a copy on the device, no host round trip */
+    dml_tensor_t y;
+    DML_RETURN_IF_ERROR(dml_rt_session_output_shape(s, index, &y));
+    DML_RETURN_IF_ERROR(make(d, y.dtype, y.rank, y.dims, NULL, op, out));
+    void *buf = NULL;
+    uint64_t off = 0;
+    dml_status_t e = dml_rt_tensor_buffer(*out, op, &buf, &off);
+    if (!e) e = dml_rt_session_copy_output_device(s, index, buf, off);
+    if (!e && dml_tensor_bytes(&y)) count_xfer(d, 2, (uint64_t)dml_tensor_bytes(&y));
+    if (e) dml_status_free(dml_rt_tensor_free(*out));
+    if (e) *out = DML_RT_TENSOR_NONE;
+    return e;
+  }
   dml_tensor_t y;
   DML_RETURN_IF_ERROR(dml_rt_session_get_output(s, index, &y));
-  return make(d, y.dtype, y.rank, y.dims, y.data, "tensor.session_get_output", out);
+  dml_status_t e = make(d, y.dtype, y.rank, y.dims, y.data, op, out);
+  return e;
 }

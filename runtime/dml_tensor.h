@@ -57,6 +57,7 @@
 #include <stdint.h>
 
 #include "dml_dtype.h"
+#include "dml_rt.h"
 #include "dml_status.h"
 #include "dml_types.h"
 
@@ -95,6 +96,17 @@ const char *dml_rt_device_name(const dml_rt_device_t *d);
  * counted once, at its allocated size) and their number of storages. */
 uint64_t dml_rt_device_bytes(const dml_rt_device_t *d);
 uint64_t dml_rt_device_num_storages(const dml_rt_device_t *d);
+
+/* Bytes and copies the tensor layer moved for device d since it opened
+ * (dml_rt_transfer_stats_t, dml_rt.h): host -> device (from_host, the
+ * creation calls that fill on the host, a session output copied through
+ * the host), device -> host (to_host, a dense host copy of a tensor for a
+ * session input or an op's host-read input), device -> device (to_device
+ * on the same device, a session input's dense copy on the device, a
+ * session output copied on the device). Eager ops' kernels and the
+ * sessions' own transfers (dml_rt_session_transfer_stats) are not counted
+ * here. Zeros on the CPU and for d NULL. */
+void dml_rt_device_transfer_stats(const dml_rt_device_t *d, dml_rt_transfer_stats_t *out);
 
 /* ---- creation (each hands one reference to the caller) ---- */
 
@@ -239,18 +251,52 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
 
 /* ---- sessions (dml_rt.h) ---- */
 
-struct dml_rt_session;
+/* Creates a session of function `function` (NULL: "forward") of `m` on
+ * device d, as dml_rt_session_create_function does with d's name, except
+ * that a GPU session runs on d itself: on Vulkan the VkDevice and queue d
+ * opened (a session made by name opens its own VkDevice, whose memory d's
+ * tensors cannot share); on CUDA the primary context of d's ordinal (the
+ * same as by name). Tensors on d can then be bound as inputs and outputs
+ * copied out on the device (below), and the session leaves its outputs on
+ * the device after a run until dml_rt_session_get_output asks for them
+ * (docs/tensor.md "Sessions"). A CPU d gives a CPU session. The device
+ * stays open while either is alive; d and the session are used by one
+ * thread at a time each (their queue submissions are serialized). Release
+ * the session with dml_rt_session_release. Errors: INVALID_ARGUMENT for a
+ * NULL model, device or output; dml_rt_session_create_function's;
+ * UNIMPLEMENTED when the package's Vulkan kernels need a device feature
+ * (e.g. storageBuffer8BitAccess) d was not opened with. */
+dml_status_t dml_rt_session_create_on_device(const dml_rt_model_t *m, dml_rt_device_t *d,
+                                             const char *function,
+                                             dml_rt_session_t *share_globals_with,
+                                             dml_rt_session_t **out);
 
 /* Binds tensor t as input `index` of session s (dml_rt_session_set_input's
- * checks and errors): a contiguous CPU tensor is read in place (one copy,
- * into the session's arena, as for any input); a view or a device tensor
- * goes through a dense host copy first. */
-dml_status_t dml_rt_session_set_input_tensor(struct dml_rt_session *s, uint32_t index,
+ * checks and errors). A tensor on the session's own device (a session made
+ * by dml_rt_session_create_on_device on t's device; on CUDA any session on
+ * t's ordinal) is copied on the device into the session's input region at
+ * each run, never through the host: the session keeps its own reference to
+ * t's storage (a view; or, for a non-contiguous t, a dense copy made on the
+ * device by the eager Identity kernel) until the input is bound again,
+ * dml_rt_session_clear_inputs or the session's release, so t may be freed
+ * meanwhile; if t's device is closed first, the next run fails with
+ * FAILED_PRECONDITION "use after free" naming the input. Otherwise (a CPU
+ * tensor, another device, a view the device cannot copy densely, an input
+ * that the host reads to decide dims or that the CPU fall-back's host nodes
+ * read, an input index of 64 or more) as before: a contiguous CPU tensor is
+ * read in place (one copy, into the session's arena), a view or a device
+ * tensor goes through a dense host copy first. Errors: FAILED_PRECONDITION
+ * "use after free" for a freed t; dml_rt_session_set_input's. */
+dml_status_t dml_rt_session_set_input_tensor(dml_rt_session_t *s, uint32_t index,
                                              dml_rt_tensor_t t);
 
-/* A new tensor on device d holding a copy of output `index` of the
- * session's last run (dml_rt_session_get_output's errors). */
-dml_status_t dml_rt_session_get_output_tensor(struct dml_rt_session *s, uint32_t index,
+/* A new contiguous tensor on device d holding a copy of output `index` of
+ * the session's last run: copied on the device when d is the session's
+ * device (as for set_input_tensor), else through the host. The tensor is
+ * the caller's (one reference, dml_rt_tensor_release / free), independent
+ * of the session: the next run does not change it. Errors: INVALID_ARGUMENT
+ * for a NULL d or out; dml_rt_session_get_output's; the device's. */
+dml_status_t dml_rt_session_get_output_tensor(dml_rt_session_t *s, uint32_t index,
                                               dml_rt_device_t *d, dml_rt_tensor_t *out);
 
 #ifdef __cplusplus

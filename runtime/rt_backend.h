@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "dml_philox.h"
+#include "dml_tensor.h"
 #include "rt_internal.h"
 
 /* What a backend's run sees. */
@@ -61,6 +62,20 @@ typedef struct dml_rt_exec {
    * NULL where the caller runs no host nodes (a package with host entries
    * then fails with UNIMPLEMENTED). */
   dml_status_t (*host)(void *ctx, const uint32_t *nodes, uint32_t n_nodes);
+  /* Device-resident inputs (dml_rt_session_set_input_tensor of a tensor on
+   * the session's device): NULL, or per function input NULL (bound in
+   * e->arena, uploaded through the staging as always) or a buffer of this
+   * backend's eager device memory (dml_rt_devmem_t, the session's device:
+   * the backend's uses_device said so) holding the input's bytes at byte
+   * dev_in_off[i]; the backend copies them on the device into its arena
+   * before the kernels, and neither reads nor uploads the host arena's
+   * region of that input. */
+  void *const *dev_in;
+  const uint64_t *dev_in_off;
+  /* 1: the run leaves the outputs in the device arena (read_outputs brings
+   * them to e->arena when the host asks; copy_output copies one on the
+   * device); 0: they are copied to e->arena by the run, as always. */
+  int outputs_lazy;
 } dml_rt_exec_t;
 
 typedef struct dml_rt_backend {
@@ -76,9 +91,16 @@ typedef struct dml_rt_backend {
    * `weights` (the globals' current bytes, m->weights_size bytes). Errors:
    * FAILED_PRECONDITION when `device` names another device than `share`'s;
    * as the backend's other open errors. */
+  /* `on_dev` is NULL or an eager device of this backend's device memory
+   * (dml_rt_devmem_t open's state, `device` its name): the session then
+   * runs on that device's VkDevice and queue (Vulkan; CUDA sessions and
+   * eager devices of one ordinal share the primary context anyway), so its
+   * tensors' buffers can be copied into and out of the session's arena on
+   * the device (dml_rt_session_create_on_device); the device stays alive
+   * until both are closed. */
   dml_status_t (*open)(const dml_rt_model_t *m, const dml_pkg_function_t *fn,
                        const char *device, const uint8_t *weights, void *share,
-                       void **out_state);
+                       void *on_dev, void **out_state);
   /* Runs the function: inputs from e->arena, outputs back into it. */
   dml_status_t (*run)(void *state, const dml_rt_exec_t *e);
   /* Copies the device copy of the whole "weights" section (the model's
@@ -105,6 +127,22 @@ typedef struct dml_rt_backend {
    * called (device-counted dims are not read back). Errors: OUT_OF_RANGE
    * for k; the device's errors (INTERNAL, RESOURCE_EXHAUSTED). */
   dml_status_t (*run_kernel)(void *state, const dml_rt_exec_t *e, uint32_t k);
+  /* Device-resident inputs and outputs (docs/tensor.md "Sessions"). 1 when
+   * buffers of eager device `dev` (this backend's dml_rt_devmem_t state)
+   * can be read and written by the session's commands: the same VkDevice
+   * (a session made on that device), the same CUDA context; 0 otherwise
+   * (dev NULL included). */
+  int (*uses_device)(void *state, void *dev);
+  /* After a run with e->outputs_lazy: copies every output from the device
+   * arena to e->arena (e: the run's exec, its symbols the run's final
+   * values), as a run without outputs_lazy does at its end; waits. */
+  dml_status_t (*read_outputs)(void *state, const dml_rt_exec_t *e);
+  /* After a run: copies output `i` (its bytes at the run's final symbol
+   * values, dml_rt_gpu_io_bytes) from the device arena into buffer `dst`
+   * of eager device memory on the session's device (uses_device) at byte
+   * dst_off, on the device; waits. Errors: the device's (INTERNAL). */
+  dml_status_t (*copy_output)(void *state, const dml_rt_exec_t *e, uint32_t i, void *dst,
+                              uint64_t dst_off);
 } dml_rt_backend_t;
 
 /* Fills *out for kernel `i` of the kernel table `kf` after a run, as the GPU
@@ -327,7 +365,9 @@ typedef struct dml_rt_gpu_run {
    * entries), with the random state's words; host uploads of the entry
    * before b go in first; after the kernels the dims slot (a segment that
    * produces dims), the downloads of the host entry at `end`, or the
-   * outputs (end == the last kernel's, no dims) go to the staging. */
+   * outputs (end == the last kernel's, no dims; not with e->outputs_lazy)
+   * go to the staging. The inputs of e->dev_in are not uploaded from the
+   * staging: the backend copies them on the device before. */
   dml_status_t (*run_segment)(void *state, const dml_rt_exec_t *e, uint32_t seg,
                               uint32_t b, uint32_t end);
   void *state;
@@ -342,8 +382,10 @@ typedef struct dml_rt_gpu_run {
  * it; a host entry's nodes run through e->host between the segments before
  * and after it (timed into kernel_ms), with the values crossing copied
  * between the staging and e->arena (dml_rt_host_plan_t); last the outputs
- * from the staging to e->arena. Errors: UNIMPLEMENTED (op `op`) for a host
- * entry without e->host; run_segment's, e->host's and e->produced's. */
+ * from the staging to e->arena. Inputs of e->dev_in are not copied to the
+ * staging, and with e->outputs_lazy the outputs are not copied out of it
+ * (run_segment leaves them on the device then). Errors: UNIMPLEMENTED (op `op`) for a
+ * host entry without e->host; run_segment's, e->host's and e->produced's. */
 dml_status_t dml_rt_gpu_run_segments(const char *op, const dml_rt_gpu_run_t *g,
                                      const dml_rt_exec_t *e);
 
@@ -411,6 +453,62 @@ typedef struct dml_rt_devmem {
                                   uint32_t n_bufs, const uint32_t *pc, uint32_t n_pc,
                                   uint32_t groups);
 } dml_rt_devmem_t;
+
+/* Creates a session as dml_rt_session_create_function does, on eager
+ * device `on_dev` (state of devmem `mem`, named `device`: "vulkan:0") when
+ * not NULL: a GPU session then runs on that device (rt_backend open's
+ * on_dev) and leaves its outputs on the device (dml_rt_exec_t.outputs_lazy)
+ * in its first run and each run after one whose outputs the host did not
+ * read (dml_rt_session_get_output). For
+ * dml_rt_session_create_on_device (dml_tensor.c). Errors:
+ * dml_rt_session_create_function's. */
+dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *device,
+                                      const char *function,
+                                      dml_rt_session_t *share_globals_with,
+                                      const struct dml_rt_devmem *mem, void *on_dev,
+                                      dml_rt_session_t **out_session);
+
+/* 1 when input `index` of session s can be bound from a buffer of eager
+ * device `dev` (state of devmem `mem`) without the host: s runs on a GPU
+ * backend that uses that device (uses_device), the index is below 64, and
+ * no node the host runs (a dims rule, a host value, the CPU fall-back's
+ * host entries) reads the input's data. */
+int dml_rt_session_input_on_device_ok(const dml_rt_session_t *s, uint32_t index,
+                                      const struct dml_rt_devmem *mem, void *dev);
+
+/* Binds input `index` of s to eager tensor `view` (a dense tensor on the
+ * session's device; a handle the session then owns and frees: a view of
+ * the caller's tensor, or a dense copy on the device), whose dtype and
+ * dims `t` describes (t->data unused): dml_rt_session_set_input's checks,
+ * then each run copies its bytes on the device (dml_rt_exec_t.dev_in).
+ * Only when dml_rt_session_input_on_device_ok. On error `view` is freed. */
+dml_status_t dml_rt_session_set_input_device(dml_rt_session_t *s, uint32_t index,
+                                             const dml_tensor_t *t, dml_rt_tensor_t view);
+
+/* 1 when output copies of session s can go to eager device `dev` (state of
+ * devmem `mem`) on the device: s runs on a GPU backend that uses it. */
+int dml_rt_session_output_on_device_ok(const dml_rt_session_t *s,
+                                       const struct dml_rt_devmem *mem, void *dev);
+
+/* Output `index` of the last run of s: its dtype and dims (*out_t, data
+ * NULL), for dml_rt_session_copy_output_device. Errors:
+ * dml_rt_session_get_output's. */
+dml_status_t dml_rt_session_output_shape(dml_rt_session_t *s, uint32_t index,
+                                         dml_tensor_t *out_t);
+
+/* Copies output `index` of the last run of s into buffer `dst` (eager
+ * device memory on the session's device) at byte dst_off, on the device
+ * (rt_backend copy_output), counting it in the session's transfer
+ * statistics. Errors: dml_rt_session_get_output's; the device's. */
+dml_status_t dml_rt_session_copy_output_device(dml_rt_session_t *s, uint32_t index,
+                                               void *dst, uint64_t dst_off);
+
+/* Where eager tensor `t`'s elements are (dml_tensor.c): its device memory's
+ * buffer and the byte offset of element 0 (the caller knows it is dense).
+ * Errors: FAILED_PRECONDITION (op `op`) "use after free" for a freed handle
+ * (its device closed included), or for a tensor not on a GPU device. */
+dml_status_t dml_rt_tensor_buffer(dml_rt_tensor_t t, const char *op, void **out_buf,
+                                  uint64_t *out_off);
 
 /* Vulkan's device memory for eager tensors; NULL in builds without Vulkan
  * (rt_backends.c). */

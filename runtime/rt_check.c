@@ -846,8 +846,8 @@ static dml_status_t kernel_round(chk_t *c, uint32_t k, const dml_kpkg_kernel_t *
   DML_RETURN_IF_ERROR(make_inputs(c, in, edge, cls, casts_to_int(c, K)));
   memcpy(c->a[A_DEV], c->a[A_BASE], ab);
   memcpy(c->a[A_REF], c->a[A_BASE], ab);
-  dml_rt_exec_t e = {c->m,    f,    c->a[A_DEV], c->sym, c->n_symbols, c->seed,
-                     c->step, NULL, NULL,        0,      0.0,          NULL};
+  dml_rt_exec_t e = {c->m, f, c->a[A_DEV], c->sym, c->n_symbols, c->seed, c->step, NULL,
+                     NULL, 0, 0.0,         NULL,   NULL,         NULL,    0};
   dml_status_t st = c->be->run_kernel(c->bs, &e, k);
   if (st) return dml_status_annotate(st, "running kernel %s alone", K->name);
   DML_RETURN_IF_ERROR(ref_kernel(c, K, c->a[A_REF]));

@@ -235,7 +235,9 @@ dml_status_t dml_rt_gpu_run_segments(const char *op, const dml_rt_gpu_run_t *g,
                                      const dml_rt_exec_t *e) {
   const dml_rt_gpu_plan_t *p = g->plan;
   const dml_rt_host_plan_t *h = &p->host;
-  dml_rt_gpu_staging_copy(p->inputs, p->n_inputs, g->staging, e, 1);
+  for (uint32_t i = 0; i < p->n_inputs; i++) /* those bound on the device: no */
+    if (!e->dev_in || !e->dev_in[i])
+      dml_rt_gpu_staging_copy(p->inputs + i, 1, g->staging, e, 1);
   if (p->rng.used) dml_rt_gpu_rng_words(e, g->staging + p->rng.staging_offset);
   uint32_t nk = g->kf->n_kernels;
   for (uint32_t seg = 0, b = 0;; seg++) {
@@ -276,6 +278,7 @@ dml_status_t dml_rt_gpu_run_segments(const char *op, const dml_rt_gpu_run_t *g,
     }
     b = end; /* a host entry, or the segment after the dims */
   }
-  dml_rt_gpu_staging_copy(p->outputs, p->n_outputs, g->staging, e, 0);
+  if (!e->outputs_lazy)
+    dml_rt_gpu_staging_copy(p->outputs, p->n_outputs, g->staging, e, 0);
   return DML_OK;
 }

@@ -107,6 +107,22 @@ struct dml_rt_session {
    * leave out runs with the CPU kernels (backend NULL); why, in words, else
    * NULL (dml_rt_session_fallback). */
   char *fallback;
+  /* Device-resident inputs (dml_rt_session_set_input_device): per function
+   * input the eager tensor the session owns (a view of the caller's, or a
+   * dense copy on the device), else the zero handle; and their buffers and
+   * offsets, resolved at each run (dml_rt_exec_t.dev_in). */
+  dml_rt_tensor_t *dev_in;
+  void **dev_in_buf;
+  uint64_t *dev_in_off;
+  /* Outputs left on the device (dml_rt_exec_t.outputs_lazy): a session
+   * made on an eager device (on_device) leaves them there in its first run
+   * and in every run after one whose outputs nothing read on the host
+   * (host_read 0); a session made by name never does. out_pending: the
+   * last run's outputs are on the device only (dml_rt_session_get_output
+   * reads them back first). */
+  int on_device, host_read, out_pending;
+  uint64_t n_runs;
+  dml_rt_transfer_stats_t xfer; /* dml_rt_session_transfer_stats */
 };
 
 static dml_status_t oom(void) {
@@ -135,8 +151,19 @@ static const char *type_str(const dml_rt_model_t *m, const dml_type_t *t, char *
   return buf;
 }
 
+/* Frees the eager tensor bound to input i on the device, if any. */
+static void dev_in_drop(dml_rt_session_t *s, uint32_t i) {
+  if (!s->dev_in || !s->dev_in[i].id) return;
+  dml_status_free(dml_rt_tensor_free(s->dev_in[i]));
+  s->dev_in[i] = DML_RT_TENSOR_NONE;
+}
+
 void dml_rt_session_release(dml_rt_session_t *s) {
   if (!s) return;
+  for (uint32_t i = 0; s->dev_in && i < s->fn->n_inputs; i++) dev_in_drop(s, i);
+  free(s->dev_in);
+  free(s->dev_in_buf);
+  free(s->dev_in_off);
   if (s->backend) s->backend->close(s->backend_state);
   dml_rt_cpu_fuse_free(s->fuse);
   free(s->fuse_extra);
@@ -306,12 +333,32 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
                                             const char *function,
                                             dml_rt_session_t *share_globals_with,
                                             dml_rt_session_t **out_session) {
+  return dml_rt_session_create_in(m, device, function, share_globals_with, NULL, NULL,
+                                  out_session);
+}
+
+/* 1 when backend b runs on the devices of eager device memory `mem`. */
+static int backend_of_mem(const dml_rt_backend_t *b, const dml_rt_devmem_t *mem) {
+  return b && mem &&
+         ((b == dml_rt_vulkan_backend() && mem == dml_rt_vulkan_devmem()) ||
+          (b == dml_rt_cuda_backend() && mem == dml_rt_cuda_devmem()));
+}
+
+dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *device,
+                                      const char *function,
+                                      dml_rt_session_t *share_globals_with,
+                                      const dml_rt_devmem_t *mem, void *on_dev,
+                                      dml_rt_session_t **out_session) {
   DML_RETURN_IF_ERROR(dml_rt_device_check_built("rt.session", device));
   const dml_rt_backend_t *backend = NULL;
   if (device && (!strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7)))
     backend = dml_rt_vulkan_backend();
   if (device && (!strcmp(device, "cuda") || !strncmp(device, "cuda:", 5)))
     backend = dml_rt_cuda_backend();
+  if (on_dev && !backend_of_mem(backend, mem))
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",
+                           "device '%s' is not a device of the eager device memory %s",
+                           device ? device : "cpu", mem ? mem->name : "(none)");
   /* "kind:N": N a device index */
   const char *colon = device ? strchr(device, ':') : NULL;
   if (colon && (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1)))
@@ -408,9 +455,14 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
                                             sizeof(dml_cpu_strheap_t *));
   s->in_heap_old = (dml_cpu_strheap_t **)calloc(f->n_inputs ? f->n_inputs : 1,
                                                 sizeof(dml_cpu_strheap_t *));
-  if (!s->out_cap || !s->strheap || !s->in_heap || !s->in_heap_old || !s->arena ||
-      (s->scratch_bytes && !s->scratch) || !s->vals || !s->io || !s->calls || !s->bound ||
-      !s->in_dims || !s->sym || !s->node_produces || !s->value_dynamic) {
+  s->dev_in =
+      (dml_rt_tensor_t *)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(dml_rt_tensor_t));
+  s->dev_in_buf = (void **)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(void *));
+  s->dev_in_off = (uint64_t *)calloc(f->n_inputs ? f->n_inputs : 1, sizeof(uint64_t));
+  if (!s->dev_in || !s->dev_in_buf || !s->dev_in_off || !s->out_cap || !s->strheap ||
+      !s->in_heap || !s->in_heap_old || !s->arena || (s->scratch_bytes && !s->scratch) ||
+      !s->vals || !s->io || !s->calls || !s->bound || !s->in_dims || !s->sym ||
+      !s->node_produces || !s->value_dynamic) {
     dml_rt_session_release(s);
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "rt.session",
                            "cannot allocate the %zu-byte arena and %zu-byte scratch", ab,
@@ -587,12 +639,14 @@ dml_status_t dml_rt_session_create_function(const dml_rt_model_t *m, const char 
     /* A training package's sessions share the device copy of the globals. */
     void *share =
         share_globals_with && m->has_assign ? share_globals_with->backend_state : NULL;
-    dml_status_t st = backend->open(m, f, device, s->weights, share, &s->backend_state);
+    dml_status_t st =
+        backend->open(m, f, device, s->weights, share, on_dev, &s->backend_state);
     if (st) {
       dml_rt_session_release(s);
       return dml_status_annotate(st, "creating a session on '%s'", device);
     }
     s->backend = backend;
+    s->on_device = on_dev != NULL;
   }
   *out_session = s;
   return DML_OK;
@@ -609,7 +663,7 @@ static const char *hint(const char *sym) {
 /* Checks tensor `t` against input `k`'s type; fills vals (symbol values it
  * implies; -1 where it does not fix a symbol). */
 static dml_status_t check_input(const dml_rt_session_t *s, uint32_t k,
-                                const dml_tensor_t *t, int64_t *vals) {
+                                const dml_tensor_t *t, int on_dev, int64_t *vals) {
   const dml_rt_model_t *m = s->m;
   const dml_pkg_value_t *v = &s->fn->values[s->fn->inputs[k]];
   char want[256], got[160];
@@ -660,14 +714,48 @@ static dml_status_t check_input(const dml_rt_session_t *s, uint32_t k,
                              v->name, got, sy->name, vals[dim->sym], sv, want);
     vals[dim->sym] = sv;
   }
-  if (dml_tensor_bytes(t) && !t->data)
+  if (!on_dev && dml_tensor_bytes(t) && !t->data)
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
                            "input '%s': data is NULL", v->name);
   return DML_OK;
 }
 
+/* dml_rt_session_set_input, or (`view` not the zero handle) the binding of
+ * an eager tensor on the session's device, which the session then owns
+ * (dml_rt_session_set_input_device; freed on error). */
+static dml_status_t set_input(dml_rt_session_t *s, uint32_t index, const dml_tensor_t *t,
+                              dml_rt_tensor_t view);
+
 dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
                                       const dml_tensor_t *t) {
+  return set_input(s, index, t, DML_RT_TENSOR_NONE);
+}
+
+dml_status_t dml_rt_session_set_input_device(dml_rt_session_t *s, uint32_t index,
+                                             const dml_tensor_t *t,
+                                             dml_rt_tensor_t view) {
+  dml_status_t st = view.id ? set_input(s, index, t, view)
+                            : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                                              "no tensor (the zero handle)");
+  return st;
+}
+
+/* Checks t as input `index` and binds it: its bytes copied into the
+ * arena, or (on_dev) only its dims recorded. */
+static dml_status_t set_input_checked(dml_rt_session_t *s, uint32_t index,
+                                      const dml_tensor_t *t, int on_dev);
+
+static dml_status_t set_input(dml_rt_session_t *s, uint32_t index, const dml_tensor_t *t,
+                              dml_rt_tensor_t view) {
+  if (index < s->fn->n_inputs) dev_in_drop(s, index);
+  dml_status_t st = set_input_checked(s, index, t, view.id != 0);
+  if (view.id && st) dml_status_free(dml_rt_tensor_free(view));
+  if (view.id && !st) s->dev_in[index] = view;
+  return st;
+}
+
+static dml_status_t set_input_checked(dml_rt_session_t *s, uint32_t index,
+                                      const dml_tensor_t *t, int on_dev) {
   const dml_pkg_function_t *f = s->fn;
   if (index >= f->n_inputs)
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
@@ -678,7 +766,7 @@ dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
     return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session", "NULL tensor");
   s->bound[index] = 0;
   int64_t *mine = s->sym; /* scratch use: s->sym is recomputed at every run */
-  DML_RETURN_IF_ERROR(check_input(s, index, t, mine));
+  DML_RETURN_IF_ERROR(check_input(s, index, t, on_dev, mine));
   /* Agreement with the other bound inputs. */
   for (uint32_t j = 0; j < f->n_inputs; j++) {
     if (j == index || !s->bound[j]) continue;
@@ -699,7 +787,9 @@ dml_status_t dml_rt_session_set_input(dml_rt_session_t *s, uint32_t index,
     }
   }
   size_t nb = dml_tensor_bytes(t);
-  if (t->dtype == DML_DTYPE_STRING) {
+  if (on_dev) {
+    /* copied on the device at each run (dml_rt_exec_t.dev_in) */
+  } else if (t->dtype == DML_DTYPE_STRING) {
     /* the caller keeps its strings: copy their bytes into this input's heap */
     dml_cpu_strheap_release(s->in_heap_old[index]);
     s->in_heap_old[index] = s->in_heap[index];
@@ -746,6 +836,34 @@ dml_status_t dml_rt_session_set_input_by_name(dml_rt_session_t *s, const char *n
 
 void dml_rt_session_clear_inputs(dml_rt_session_t *s) {
   memset(s->bound, 0, s->fn->n_inputs ? s->fn->n_inputs : 1);
+  for (uint32_t i = 0; i < s->fn->n_inputs; i++) dev_in_drop(s, i);
+}
+
+int dml_rt_session_output_on_device_ok(const dml_rt_session_t *s,
+                                       const dml_rt_devmem_t *mem, void *dev) {
+  return s && backend_of_mem(s->backend, mem) && s->backend->uses_device &&
+         s->backend->copy_output && s->backend->uses_device(s->backend_state, dev);
+}
+
+int dml_rt_session_input_on_device_ok(const dml_rt_session_t *s, uint32_t index,
+                                      const dml_rt_devmem_t *mem, void *dev) {
+  if (!dml_rt_session_output_on_device_ok(s, mem, dev) || index >= s->fn->n_inputs ||
+      index >= 64)
+    return 0;
+  /* the host reads the input's data: a dims rule, a host value's node, a
+   * node of the CPU fall-back's host entries */
+  const dml_pkg_function_t *f = s->fn;
+  uint32_t v = f->inputs[index];
+  for (uint32_t k = 0; k < f->n_nodes; k++) {
+    const dml_pkg_node_t *n = &f->nodes[k];
+    int host = (s->host_node && s->host_node[k]) || (s->on_host && s->on_host[k]);
+    for (uint32_t j = 0; j < n->n_inputs; j++) {
+      if (n->inputs[j] != v) continue;
+      if (host || (s->node_produces[k] && dml_cpu_output_dims_reads(n->op, j) > 0))
+        return 0;
+    }
+  }
+  return 1;
 }
 
 int64_t dml_rt_session_symbol_value(const dml_rt_session_t *s, uint32_t i) {
@@ -1242,6 +1360,17 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Counts the download of every output of the last run (at its dims) in
+ * the session's transfer statistics. */
+static void count_downloads(dml_rt_session_t *s) {
+  for (uint32_t j = 0; j < s->fn->n_outputs; j++) {
+    uint64_t nb = (uint64_t)dml_tensor_bytes(&s->vals[s->fn->outputs[j]]);
+    if (!nb) continue;
+    s->xfer.to_host_bytes += nb;
+    s->xfer.to_host_count++;
+  }
+}
+
 dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   const dml_pkg_function_t *f = s->fn;
   dml_status_t st = DML_OK;
@@ -1299,9 +1428,36 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     }
     s->gpu_next = 0;
     DML_RETURN_IF_ERROR(gpu_value_dims(s));
-    dml_rt_exec_t e = {
-        s->m,         f, s->arena,       s->sym,       s->n_symbols,  s->rng_seed, step,
-        gpu_produced, s, s->timeout_set, s->timeout_s, gpu_host_nodes};
+    int any_dev = 0;
+    for (uint32_t j = 0; j < f->n_inputs; j++) {
+      s->dev_in_buf[j] = NULL;
+      if (!s->dev_in[j].id) continue;
+      st = dml_rt_tensor_buffer(s->dev_in[j], "rt.run", &s->dev_in_buf[j],
+                                &s->dev_in_off[j]);
+      if (st)
+        return dml_status_annotate(st, "input '%s' (bound on the device)",
+                                   f->values[f->inputs[j]].name);
+      any_dev = 1;
+    }
+    int lazy = s->backend->read_outputs && s->on_device && (!s->n_runs || !s->host_read);
+    dml_rt_exec_t e = {s->m,
+                       f,
+                       s->arena,
+                       s->sym,
+                       s->n_symbols,
+                       s->rng_seed,
+                       step,
+                       gpu_produced,
+                       s,
+                       s->timeout_set,
+                       s->timeout_s,
+                       gpu_host_nodes,
+                       any_dev ? (void *const *)s->dev_in_buf : NULL,
+                       any_dev ? s->dev_in_off : NULL,
+                       lazy};
+    s->out_pending = 0;
+    s->host_read = 0;
+    s->n_runs++;
     st = s->backend->run(s->backend_state, &e);
     if (!st && s->gpu_next < f->n_nodes)
       st = dml_status_make(
@@ -1312,6 +1468,21 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     if (st)
       return dml_status_annotate(st, "running '%s' on %s", f->name,
                                  s->backend->device_name(s->backend_state));
+    for (uint32_t j = 0; j < f->n_inputs; j++) {
+      uint64_t nb = (uint64_t)dml_tensor_bytes(&s->vals[f->inputs[j]]);
+      if (!nb) continue;
+      if (s->dev_in_buf[j]) {
+        s->xfer.on_device_bytes += nb;
+        s->xfer.on_device_count++;
+      } else {
+        s->xfer.to_device_bytes += nb;
+        s->xfer.to_device_count++;
+      }
+    }
+    if (lazy)
+      s->out_pending = 1;
+    else
+      count_downloads(s);
     s->ran = 1;
     return DML_OK;
   }
@@ -1432,8 +1603,8 @@ void dml_rt_session_set_device_timeout(dml_rt_session_t *s, double seconds) {
   s->timeout_s = seconds >= 0 ? seconds : 0;
 }
 
-dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
-                                       dml_tensor_t *out_view) {
+dml_status_t dml_rt_session_output_shape(dml_rt_session_t *s, uint32_t index,
+                                         dml_tensor_t *out_view) {
   if (index >= s->fn->n_outputs)
     return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
                            "output index %" PRIu32 " out of range (the model has %" PRIu32
@@ -1443,7 +1614,71 @@ dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
     return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",
                            "no outputs yet: dml_rt_session_run has not completed");
   *out_view = s->vals[s->fn->outputs[index]];
+  out_view->data = NULL;
   return DML_OK;
+}
+
+/* The exec of the last run (its final symbol values), for the backend's
+ * read_outputs and copy_output. */
+static dml_rt_exec_t last_exec(dml_rt_session_t *s) {
+  dml_rt_exec_t e;
+  memset(&e, 0, sizeof e);
+  e.m = s->m;
+  e.fn = s->fn;
+  e.arena = s->arena;
+  e.sym = s->sym;
+  e.n_symbols = s->n_symbols;
+  e.rng_seed = s->rng_seed;
+  e.ctx = s;
+  e.timeout_set = s->timeout_set;
+  e.timeout_s = s->timeout_s;
+  return e;
+}
+
+dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
+                                       dml_tensor_t *out_view) {
+  DML_RETURN_IF_ERROR(dml_rt_session_output_shape(s, index, out_view));
+  s->host_read = 1;
+  if (s->out_pending) { /* the outputs stayed on the device: read them back now */
+    dml_rt_exec_t e = last_exec(s);
+    dml_status_t st = s->backend->read_outputs(s->backend_state, &e);
+    if (st)
+      return dml_status_annotate(st, "reading the outputs of '%s' from %s", s->fn->name,
+                                 s->backend->device_name(s->backend_state));
+    s->out_pending = 0;
+    count_downloads(s);
+  }
+  *out_view = s->vals[s->fn->outputs[index]];
+  return DML_OK;
+}
+
+dml_status_t dml_rt_session_copy_output_device(dml_rt_session_t *s, uint32_t index,
+                                               void *dst, uint64_t dst_off) {
+  dml_tensor_t t;
+  DML_RETURN_IF_ERROR(dml_rt_session_output_shape(s, index, &t));
+  if (!s->backend || !s->backend->copy_output)
+    return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",
+                           "the session does not run on a GPU device");
+  dml_rt_exec_t e = last_exec(s);
+  dml_status_t st = s->backend->copy_output(s->backend_state, &e, index, dst, dst_off);
+  if (st)
+    return dml_status_annotate(st, "copying output %" PRIu32 " of '%s' on %s", index,
+                               s->fn->name, s->backend->device_name(s->backend_state));
+  uint64_t nb = (uint64_t)dml_tensor_bytes(&t);
+  if (nb) {
+    s->xfer.on_device_bytes += nb;
+    s->xfer.on_device_count++;
+  }
+  return DML_OK;
+}
+
+void dml_rt_session_transfer_stats(const dml_rt_session_t *s,
+                                   dml_rt_transfer_stats_t *out) {
+  if (!out) return;
+  if (s)
+    *out = s->xfer;
+  else
+    memset(out, 0, sizeof *out);
 }
 
 /* ---- the session's function and globals ---- */

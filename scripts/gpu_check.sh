@@ -226,9 +226,19 @@ else
   $D bench "$G/pkgs/ref_fashion_mlp.dmlpkg" --device cuda --batch 64 --iterations 1000 --warmup 100 || rc=1
   result "dmlc bench" $rc
   step "eager tensors on cuda: per-op cost (bench/eager_bench --device cuda)"
-  build-gpu/bench/cuda/eager_bench --device cuda --runs 7 | tee "$OUT/eager_bench_cuda.txt"
+  # with --iopkg: a session with inputs and outputs on the device
+  # (docs/tensor.md "Sessions") against host arrays, and their outputs' bits
+  IOPKG=()
+  [ -f "$G/eager/add1024.dmlpkg" ] && IOPKG=(--iopkg "$G/eager/add1024.dmlpkg")
+  build-gpu/bench/cuda/eager_bench --device cuda --runs 7 ${IOPKG[@]+"${IOPKG[@]}"} | tee "$OUT/eager_bench_cuda.txt"
   rc=${PIPESTATUS[0]}
   result "eager_bench --device cuda" $rc "$(grep -m1 'eager Add f32' "$OUT/eager_bench_cuda.txt")"
+  if [ ${#IOPKG[@]} -gt 0 ]; then
+    rc=0
+    grep -q "has the same bits as" "$OUT/eager_bench_cuda.txt" || rc=1
+    result "session inputs/outputs on the device (eager_bench --iopkg)" $rc \
+      "$(grep '^io ' "$OUT/eager_bench_cuda.txt" | tr '\n' ' ')"
+  fi
   step "bench/cuda: dmlc vs PyTorch"
   bash bench/cuda/run_cuda_bench.sh build-gpu/bench/cuda/cuda_bench "$G/pkgs" "$G/models" "$OUT"
   result "bench/cuda" $?

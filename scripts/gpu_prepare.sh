@@ -11,7 +11,8 @@
 #   edges     the edge cases of issues 15 and 23 (tests/cuda/edge_cases.py)
 #   eager     the CUDA eager kernel library build/runtime/dml_eager_ptx.c
 #             (PTX made here with clang-16), which gpu_check.sh's runtime-only
-#             build compiles in (-DDMLC_EAGER_PTX_C) for test_tensor_cuda
+#             build compiles in (-DDMLC_EAGER_PTX_C) for test_tensor_cuda, and
+#             add1024.dmlpkg (one Add, for TARGET) for eager_bench --iopkg
 #   graphgen  random graphs of `dml_graphgen --pack` (seeds GRAPHGEN_SEEDS,
 #             default 0:60) compiled for cpu,cuda, with the CPU's outputs of
 #             their batch-1 run here (issue 23 item 3)
@@ -70,6 +71,14 @@ used_mb() { du -sb $G | awk '{printf "%.1f", $1 / 1e6}'; }
 cmake --build build -j2 --target dml_runtime >/dev/null
 if [ -f build/runtime/dml_eager_ptx.c ]; then
   mkdir -p $G/eager && cp build/runtime/dml_eager_ptx.c $G/eager/
+  # a one-Add package for eager_bench --iopkg (a session with inputs and
+  # outputs on the device, docs/tensor.md "Sessions"; fail-soft)
+  if "$PY" bench/make_eager_models.py $G/eager/onnx >/dev/null &&
+    build/compiler/dmlc compile $G/eager/onnx/add1024.onnx -o $G/eager/add1024.dmlpkg \
+      --target "$T" >/dev/null; then :; else
+    echo "add1024 package for eager_bench --iopkg not made" | tee $G/eager/add1024.skipped
+  fi
+  rm -rf $G/eager/onnx
   tgz eager
 else
   echo "build/runtime/dml_eager_ptx.c is missing (no clang-16 or no code generator)" | tee $G/eager.skipped

@@ -63,10 +63,10 @@ def batch_of(inputs, dims, b):
 
 def compile_cell(a, name, b, shapes, pkg):
     onnx_path = os.path.join(a.models, f"{name}.{a.exporter}.onnx")
-    spec = ",".join(f"{k}={'x'.join(map(str, s))}" for k, s in shapes.items())
+    spec = [x for k, s in shapes.items() for x in ("--input-shape", f"{k}={'x'.join(map(str, s))}")]
     t0 = time.time()
-    r = subprocess.run([a.dmlc, "compile", onnx_path, "-o", pkg, "--target", "cpu,cuda",
-                        "--input-shape", spec], capture_output=True, text=True)
+    r = subprocess.run([a.dmlc, "compile", onnx_path, "-o", pkg, "--target", "cpu,cuda"] + spec,
+                       capture_output=True, text=True)
     return r.returncode, (r.stderr or r.stdout).strip()[-400:], time.time() - t0
 
 

@@ -124,15 +124,22 @@ class Session:
     one call at a time: calls from several threads are serialized; the GIL
     is released while it runs, so sessions in other threads run meanwhile.
 
+    A session on a GPU ("vulkan", "vulkan:N", "cuda", "cuda:N") runs on the
+    device that dmlc.Tensors of the same device name live on: Tensors on it
+    are copied into the session on the device, and run(..., device=True)
+    leaves the outputs there as Tensors (docs/tensor.md "Sessions").
+
     Attributes:
         inputs, outputs (list of TensorInfo): the function's, in order.
         device (str): the device in words, e.g. "cpu" or
             "vulkan:0 (llvmpipe (LLVM 15.0.6, 256 bits), CPU, Vulkan 1.3.255)".
+        device_name (str): the device as given ("cpu", "vulkan", ...).
     """
 
     def __init__(self, package, device="cpu", function=None):
         self.package = package
-        self._s = _core.Session(package._model, device or "cpu", function or "")
+        self.device_name = device or "cpu"
+        self._s = _core.Session(package._model, self.device_name, function or "")
         self.inputs = [TensorInfo(d) for d in self._s.inputs()]
         self.outputs = [TensorInfo(d) for d in self._s.outputs()]
         self._by_name = {i.name: i for i in self.inputs}
@@ -150,14 +157,18 @@ class Session:
                 memory); others are made contiguous first. Lists and scalars
                 are converted to the input's dtype. A dmlc.Tensor (any
                 device, views too) is bound as it is: its dtype and dims
-                checked as an array's (dml_rt_session_set_input_tensor).
+                checked as an array's (dml_rt_session_set_input_tensor);
+                one on the session's device (the same device name) is
+                copied on the device, never through the host.
             copy (bool): True (default): each output is a new array the
                 caller owns. False: read-only views of the session's
                 memory, no copy, overwritten by the session's next run
                 (copy them to keep them).
-            device (str or None): when given ("cpu", "vulkan:0", ...), the
-                outputs are new dmlc.Tensors on that device
-                (dml_rt_session_get_output_tensor) instead of arrays.
+            device (str, True or None): when given ("cpu", "vulkan:0", ...),
+                the outputs are new dmlc.Tensors on that device
+                (dml_rt_session_get_output_tensor) instead of arrays; True:
+                on the session's own device (device_name), copied there on
+                the device: the outputs never come to the host.
         Returns:
             dict: output name -> numpy.ndarray (or dmlc.Tensor with
             `device`) with the run's actual dims, in the function's output
@@ -175,12 +186,21 @@ class Session:
                 % type(inputs).__name__, op="python.run",
                 reason="inputs must be a dict name -> array")
         arrays = {k: _as_input(k, v, self._by_name.get(k)) for k, v in inputs.items()}
+        if device is True:
+            device = self.device_name
         out = self._s.run(arrays, bool(copy), device or "")
         if _BF16 is not None and not device:
             for o in self.outputs:
                 if o.dtype == "bf16":
                     out[o.name] = out[o.name].view(_BF16)
         return out
+
+    def transfer_stats(self):
+        """The bytes and copies of inputs and outputs this session moved
+        (dml_rt_session_transfer_stats): a dict of "to_device_bytes",
+        "to_host_bytes", "on_device_bytes" (host to device, device to host,
+        on the device) and their "_count"s; zeros on the CPU."""
+        return self._s.transfer_stats()
 
     def set_seed(self, seed, step=0):
         """Sets the random ops' seed and the step of the next run (a new

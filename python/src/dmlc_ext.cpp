@@ -241,16 +241,32 @@ nb::dict model_summary(const Model &md) {
   return d;
 }
 
+dml_status_t device_try(const std::string &name, dml_rt_device_t **out);
+
+// A session. On a GPU ("vulkan[:N]", "cuda[:N]") it runs on the process's
+// tensor device of that name (device_of, dml_rt_session_create_on_device),
+// so that dmlc.Tensors on that device are bound and outputs made on it
+// without the host (docs/tensor.md "Sessions"); where that device cannot
+// hold the package (a Vulkan feature it was not opened with) the session
+// opens a device of its own, as dml_rt_session_create_function does.
 struct Session {
   dml_rt_session_t *s = nullptr;
   std::mutex mu;
   Session(Model &md, const std::string &device, const std::string &function) {
-    dml_status_t st;
+    const char *fn = function.empty() ? nullptr : function.c_str();
+    bool gpu = device.rfind("vulkan", 0) == 0 || device.rfind("cuda", 0) == 0;
+    dml_rt_device_t *d = nullptr;
+    if (gpu) dml_status_free(device_try(device, &d)); /* else the session says why */
+    dml_status_t st = DML_OK;
     {
       nb::gil_scoped_release r;
-      st = dml_rt_session_create_function(md.m, device.c_str(),
-                                          function.empty() ? nullptr : function.c_str(),
-                                          nullptr, &s);
+      if (d) st = dml_rt_session_create_on_device(md.m, d, fn, nullptr, &s);
+      if (d && st && dml_status_code(st) == DML_STATUS_UNIMPLEMENTED) {
+        dml_status_free(st);
+        st = dml_rt_session_create_function(md.m, device.c_str(), fn, nullptr, &s);
+      } else if (!d) {
+        st = dml_rt_session_create_function(md.m, device.c_str(), fn, nullptr, &s);
+      }
     }
     check(st);
   }
@@ -333,14 +349,24 @@ nb::object array_of(const dml_tensor_t &t, void *data, nb::handle owner, const c
 // The devices tensors live on, opened on first use by name ("cpu",
 // "vulkan:0", ...) and kept open for the process: closing one would free
 // its tensors. Called with the GIL held (which guards the map).
-dml_rt_device_t *device_of(const std::string &name) {
+dml_status_t device_try(const std::string &name, dml_rt_device_t **out) {
   static std::map<std::string, dml_rt_device_t *> devs;
   std::string key = name.empty() ? "cpu" : name;
   auto it = devs.find(key);
-  if (it != devs.end()) return it->second;
+  if (it != devs.end()) {
+    *out = it->second;
+    return DML_OK;
+  }
   dml_rt_device_t *d = nullptr;
-  check(dml_rt_device_open(key.c_str(), &d));
+  DML_RETURN_IF_ERROR(dml_rt_device_open(key.c_str(), &d));
   devs[key] = d;
+  *out = d;
+  return DML_OK;
+}
+
+dml_rt_device_t *device_of(const std::string &name) {
+  dml_rt_device_t *d = nullptr;
+  check(device_try(name, &d));
   return d;
 }
 
@@ -804,8 +830,14 @@ nb::dict session_run(nb::handle self, Session &se, nb::dict inputs, bool copy,
     dml_rt_session_clear_inputs(se.s);
     for (size_t i = 0; i < ts.size() && !st; i++)
       st = dml_rt_session_set_input_by_name(se.s, names[i].c_str(), &ts[i]);
-    for (size_t i = 0; i < tins.size() && !st; i++)
-      st = dml_rt_session_set_input_tensor(se.s, (uint32_t)tins[i].first, tins[i].second);
+    if (!tins.empty() && !st) {
+      // Tensor inputs are bound with the GIL held (the one lock of eager
+      // tensors: a view's dense copy runs an eager op on its device).
+      nb::gil_scoped_acquire g;
+      for (size_t i = 0; i < tins.size() && !st; i++)
+        st = dml_rt_session_set_input_tensor(se.s, (uint32_t)tins[i].first,
+                                             tins[i].second);
+    }
     if (!st) st = dml_rt_session_run(se.s);
     uint32_t n = dml_rt_session_num_outputs(se.s);
     if (od && !st) {
@@ -1703,10 +1735,27 @@ NB_MODULE(_core, m) {
             return session_run(self, nb::cast<Session &>(self), inputs, copy, out_device);
           },
           "inputs"_a, "copy"_a, "out_device"_a = "")
-      .def("set_seed", [](Session &s, uint64_t seed, uint64_t step) {
-        nb::gil_scoped_release r;
-        std::lock_guard<std::mutex> lock(s.mu);
-        dml_rt_session_set_seed(s.s, seed, step);
+      .def("set_seed",
+           [](Session &s, uint64_t seed, uint64_t step) {
+             nb::gil_scoped_release r;
+             std::lock_guard<std::mutex> lock(s.mu);
+             dml_rt_session_set_seed(s.s, seed, step);
+           })
+      .def("transfer_stats", [](Session &s) {
+        dml_rt_transfer_stats_t t;
+        {
+          nb::gil_scoped_release r;
+          std::lock_guard<std::mutex> lock(s.mu);
+          dml_rt_session_transfer_stats(s.s, &t);
+        }
+        nb::dict d;
+        d["to_device_bytes"] = t.to_device_bytes;
+        d["to_device_count"] = t.to_device_count;
+        d["to_host_bytes"] = t.to_host_bytes;
+        d["to_host_count"] = t.to_host_count;
+        d["on_device_bytes"] = t.on_device_bytes;
+        d["on_device_count"] = t.on_device_count;
+        return d;
       });
 
   m.def("compile_onnx", &compile_onnx, "onnx"_a, "base_dir"_a, "source_name"_a,

@@ -236,9 +236,15 @@ dml_status_t dml_rt_cuda_devices(dml_rt_device_info_t *out, uint32_t cap,
 
 /* ---- sessions ---- */
 
+typedef struct cu_devmem cu_devmem_t; /* an eager device (below) */
+
 typedef struct cu_graph {
   int used;
   uint32_t seg; /* the segment it runs (docs/kernels.md "Data-dependent output sizes") */
+  /* the inputs it does not upload from the staging (bound on the device:
+   * dml_rt_exec_t.dev_in) and whether it leaves the outputs on the device */
+  uint64_t skip_in;
+  int lazy;
   int64_t sym[DML_KPKG_MAX_SYMBOLS];
   CUgraphExec exec;
 } cu_graph_t;
@@ -270,6 +276,9 @@ typedef struct cu_session {
   uint32_t n_graphs, next_graph;
   int ran;
   int profile; /* DMLC_CUDA_PROFILE: every run eager and timed */
+  /* cuMemcpyDtoDAsync_v2 (NULL where the driver lacks it: no inputs or
+   * outputs on the device) */
+  CUresult (*dtod_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   char desc[512];
 } cu_session_t;
 
@@ -491,9 +500,11 @@ static dml_status_t load_modules(cu_session_t *c, int sm, int *n_cubin, int *n_p
   return DML_OK;
 }
 
+static int devmem_ordinal(const cu_devmem_t *d);
+
 static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f,
                             const char *device, const uint8_t *weights, void *share,
-                            void **out_state) {
+                            void *on_dev, void **out_state) {
   const dml_pkg_graph_t *g = m->graph;
   const dml_kpkg_function_t *kf = NULL;
   DML_RETURN_IF_ERROR(
@@ -517,6 +528,12 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
                         "'%s' is not the device of the session whose globals it shares "
                         "(%s): sessions sharing globals run on one device",
                         device, o->desc);
+  /* an eager device of the same ordinal: the same primary context */
+  if (!s && on_dev && devmem_ordinal((const cu_devmem_t *)on_dev) != c->ordinal)
+    s = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                        "'%s' is not the eager device's (cuda:%d)", device,
+                        devmem_ordinal((const cu_devmem_t *)on_dev));
+  *(void **)&c->dtod_async = dlsym(D->lib, "cuMemcpyDtoDAsync_v2");
   const cu_device_t *dv = s ? NULL : &D->dev[c->ordinal];
   if (!s) {
     snprintf(c->desc, sizeof c->desc, "cuda:%d (%s, compute capability %d.%d)",
@@ -594,14 +611,24 @@ static dml_status_t cu_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   return DML_OK;
 }
 
+/* The mask of the inputs of e bound on the device (dml_rt_exec_t.dev_in:
+ * never uploaded from the staging; at most 64, rt_session.c's rule). */
+static uint64_t skip_in(const dml_rt_exec_t *e) {
+  uint64_t m = 0;
+  for (uint32_t i = 0; e->dev_in && i < e->fn->n_inputs && i < 64; i++)
+    if (e->dev_in[i]) m |= (uint64_t)1 << i;
+  return m;
+}
+
 /* Copies the n regions at x on the stream, at the run's sizes: staging ->
  * device arena (`up`: inputs, values the host computed) or device arena ->
  * staging (outputs, values the host reads); `what` names them in errors. */
 static dml_status_t copy_regions(cu_session_t *c, const dml_rt_exec_t *e,
                                  const dml_rt_io_region_t *x, uint32_t n, int up,
-                                 const char *what) {
+                                 uint64_t skip, const char *what) {
   cu_driver_t *D = c->D;
   for (uint32_t i = 0; i < n; i++, x++) {
+    if (i < 64 && (skip >> i & 1u)) continue;
     int64_t nb = dml_rt_gpu_io_bytes(e, x->value);
     if (nb <= 0) continue;
     if (up)
@@ -623,7 +650,7 @@ static dml_status_t host_copies(cu_session_t *c, const dml_rt_exec_t *e, uint32_
                                 int up) {
   const uint32_t *at = up ? c->plan.host.up_at : c->plan.host.down_at;
   return copy_regions(c, e, c->plan.host.regions + at[2 * k], at[2 * k + 1] - at[2 * k],
-                      up,
+                      up, 0,
                       up ? "cuMemcpyHtoDAsync (values the host computed)"
                          : "cuMemcpyDtoHAsync (values the host reads)");
 }
@@ -643,7 +670,7 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
   uint32_t first = c->plan.host.used ? c->plan.host.first_gpu : 0;
   if (b == first)
     DML_RETURN_IF_ERROR(copy_regions(c, e, c->plan.inputs, c->plan.n_inputs, 1,
-                                     "cuMemcpyHtoDAsync (inputs)"));
+                                     skip_in(e), "cuMemcpyHtoDAsync (inputs)"));
   /* this run's seed and step (cu_run writes the staging) */
   if (b == first && c->plan.rng.used)
     CUCHECK(D->cuMemcpyHtoDAsync(c->arena + c->plan.rng.arena_offset,
@@ -696,8 +723,8 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
                                  c->arena + c->plan.dims.arena_offset,
                                  DML_KPKG_DIMS_SLOT_BYTES, c->stream),
             "cuMemcpyDtoHAsync (device-produced dims)");
-  if (!produces && end == kf->n_kernels)
-    DML_RETURN_IF_ERROR(copy_regions(c, e, c->plan.outputs, c->plan.n_outputs, 0,
+  if (!produces && end == kf->n_kernels && !e->outputs_lazy)
+    DML_RETURN_IF_ERROR(copy_regions(c, e, c->plan.outputs, c->plan.n_outputs, 0, 0,
                                      "cuMemcpyDtoHAsync (outputs)"));
   return DML_OK;
 }
@@ -708,6 +735,7 @@ static dml_status_t enqueue(cu_session_t *c, const dml_rt_exec_t *e, uint32_t b,
 static cu_graph_t *graph_for(cu_session_t *c, const dml_rt_exec_t *e, uint32_t seg) {
   for (uint32_t i = 0; i < c->n_graphs; i++)
     if (c->graphs[i].used && c->graphs[i].seg == seg &&
+        c->graphs[i].skip_in == skip_in(e) && c->graphs[i].lazy == e->outputs_lazy &&
         !memcmp(c->graphs[i].sym, e->sym, e->n_symbols * sizeof(int64_t)))
       return &c->graphs[i];
   return NULL;
@@ -735,6 +763,8 @@ static dml_status_t capture(cu_session_t *c, const dml_rt_exec_t *e, uint32_t se
   CUCHECK(r, "cuGraphInstantiateWithFlags");
   memcpy(G->sym, e->sym, e->n_symbols * sizeof(int64_t));
   G->seg = seg;
+  G->skip_in = skip_in(e);
+  G->lazy = e->outputs_lazy;
   G->used = 1;
   return DML_OK;
 }
@@ -776,6 +806,20 @@ static dml_status_t cu_run(void *state, const dml_rt_exec_t *e) {
   cu_driver_t *D = c->D;
   c->ran = 0;
   CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+  /* the inputs bound on the device, into the arena ahead of the kernels on
+   * the stream */
+  for (uint32_t i = 0; e->dev_in && i < c->plan.n_inputs; i++) {
+    if (!e->dev_in[i]) continue;
+    int64_t nb = dml_rt_gpu_io_bytes(e, c->plan.inputs[i].value);
+    if (nb <= 0) continue;
+    if (!c->dtod_async)
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                             "the CUDA driver lacks cuMemcpyDtoDAsync_v2");
+    CUCHECK(c->dtod_async(c->arena + c->plan.inputs[i].arena_offset,
+                          (CUdeviceptr)(uintptr_t)e->dev_in[i] + e->dev_in_off[i],
+                          (size_t)nb, c->stream),
+            "cuMemcpyDtoDAsync (an input on the device)");
+  }
   const dml_rt_gpu_run_t g = {c->kf, &c->plan, c->staging, c->kernel_ms, cu_segment, c};
   DML_RETURN_IF_ERROR(dml_rt_gpu_run_segments(OP, &g, e));
   memcpy(c->last_sym, e->sym, e->n_symbols * sizeof(int64_t));
@@ -850,9 +894,49 @@ static const char *cu_device_name(void *state) {
   return ((cu_session_t *)state)->desc;
 }
 
+/* rt_backend.h uses_device: an eager device of the session's context. */
+static int cu_uses_device(void *state, void *dev);
+
+/* rt_backend.h read_outputs: the outputs from the device arena to the
+ * staging on the stream, synchronized, then to e->arena. */
+static dml_status_t cu_read_outputs(void *state, const dml_rt_exec_t *e) {
+  cu_session_t *c = (cu_session_t *)state;
+  cu_driver_t *D = c->D;
+  CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+  DML_RETURN_IF_ERROR(copy_regions(c, e, c->plan.outputs, c->plan.n_outputs, 0, 0,
+                                   "cuMemcpyDtoHAsync (outputs)"));
+  CUCHECK(D->cuStreamSynchronize(c->stream), "cuStreamSynchronize (outputs)");
+  dml_rt_gpu_staging_copy(c->plan.outputs, c->plan.n_outputs, c->staging, e, 0);
+  return DML_OK;
+}
+
+/* rt_backend.h copy_output: output i from the device arena to device
+ * pointer dst + dst_off (a tensor's), on the stream, synchronized. */
+static dml_status_t cu_copy_output(void *state, const dml_rt_exec_t *e, uint32_t i,
+                                   void *dst, uint64_t dst_off) {
+  cu_session_t *c = (cu_session_t *)state;
+  cu_driver_t *D = c->D;
+  if (i >= c->plan.n_outputs)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "output %u of %u", i,
+                           c->plan.n_outputs);
+  int64_t nb = dml_rt_gpu_io_bytes(e, c->plan.outputs[i].value);
+  if (nb <= 0) return DML_OK;
+  if (!c->dtod_async)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                           "the CUDA driver lacks cuMemcpyDtoDAsync_v2");
+  CUCHECK(D->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent");
+  CUCHECK(
+      c->dtod_async((CUdeviceptr)(uintptr_t)dst + dst_off,
+                    c->arena + c->plan.outputs[i].arena_offset, (size_t)nb, c->stream),
+      "cuMemcpyDtoDAsync (an output to the device)");
+  CUCHECK(D->cuStreamSynchronize(c->stream), "cuStreamSynchronize (an output)");
+  return DML_OK;
+}
+
 static const dml_rt_backend_t k_cuda = {
-    "cuda",         cu_open,        cu_run,         cu_read_globals, cu_write_globals,
-    cu_num_kernels, cu_kernel_info, cu_device_name, cu_close,        cu_run_kernel};
+    "cuda",         cu_open,         cu_run,         cu_read_globals, cu_write_globals,
+    cu_num_kernels, cu_kernel_info,  cu_device_name, cu_close,        cu_run_kernel,
+    cu_uses_device, cu_read_outputs, cu_copy_output};
 
 const dml_rt_backend_t *dml_rt_cuda_backend(void) {
   return &k_cuda;
@@ -867,7 +951,7 @@ const dml_rt_backend_t *dml_rt_cuda_backend(void) {
  * the device closes; each op is launched on the context's default stream
  * and waited for. */
 
-typedef struct cu_devmem {
+struct cu_devmem {
   cu_driver_t *D;
   CUdevice dev;
   CUcontext ctx;
@@ -876,7 +960,16 @@ typedef struct cu_devmem {
   int ordinal;
   CUmodule *modules; /* per row of dml_eager_ptx; NULL until loaded */
   CUfunction *fns;
-} cu_devmem_t;
+};
+
+static int devmem_ordinal(const cu_devmem_t *d) {
+  return d->ordinal;
+}
+
+static int cu_uses_device(void *state, void *dev) {
+  const cu_session_t *c = (const cu_session_t *)state;
+  return dev && c->dtod_async && ((const cu_devmem_t *)dev)->ctx == c->ctx;
+}
 
 #define DMCHECK(call, what)                                                          \
   do {                                                                               \

@@ -299,6 +299,10 @@ typedef struct vk_buf {
 typedef struct vk_cmd {
   int64_t sym[DML_KPKG_MAX_SYMBOLS];
   uint32_t seg; /* the segment it runs (docs/kernels.md "Data-dependent output sizes") */
+  /* the inputs it does not upload from the staging (bound on the device:
+   * dml_rt_exec_t.dev_in) and whether it leaves the outputs on the device */
+  uint64_t skip_in;
+  int lazy;
   VkCommandBuffer cb;
   int used;
 } vk_cmd_t;
@@ -309,6 +313,14 @@ typedef struct vk_session {
    * `refs` (the owner's) counts the sessions using the device. */
   struct vk_session *owner;
   atomic_int refs;
+  /* The struct that created the VkDevice (this one, the owner's creator,
+   * or the eager device a session was made on: rt_backend open's on_dev);
+   * its dev_refs counts the structs using the device (destroyed at 0), its
+   * qlock orders their vkQueueSubmit calls (sessions and an eager device
+   * sharing a queue may run in different threads). */
+  struct vk_session *creator;
+  atomic_int dev_refs;
+  pthread_mutex_t qlock;
   vk_loader_t *L;
   uint32_t phys_index;
   char desc[512];
@@ -338,6 +350,9 @@ typedef struct vk_session {
   /* the SignedZeroInfNanPreserve widths (szinp bits) the kernels declare
    * but the device lacks: stripped from each module (spirv_strip_szinp) */
   unsigned szinp_strip;
+  /* the SignedZeroInfNanPreserve widths usable on the VkDevice (the float
+   * controls extension enabled and the device has them) */
+  unsigned szinp_has;
   VkPipeline *pipelines;
   /* Vulkan 1.1's vkCmdDispatchBase (NULL when the device lacks it), and per
    * kernel 1 when its grid can exceed maxComputeWorkGroupCount[0] at the
@@ -450,7 +465,9 @@ static void buf_destroy(vk_session_t *v, vk_buf_t *b) {
  * queue and the weights buffer, which are the owner's). */
 static void session_free_own(vk_session_t *v) {
   if (v->dev) {
+    pthread_mutex_lock(&v->creator->qlock);
     v->vkDeviceWaitIdle(v->dev);
+    pthread_mutex_unlock(&v->creator->qlock);
     if (v->pipelines)
       for (uint32_t i = 0; v->kf && i < v->kf->n_kernels; i++)
         if (v->pipelines[i]) v->vkDestroyPipeline(v->dev, v->pipelines[i], NULL);
@@ -484,6 +501,25 @@ static void session_free_own(vk_session_t *v) {
   v->ts = NULL;
 }
 
+/* Drops one use of creator c's VkDevice: destroyed (and c freed) at the
+ * last. */
+static void dev_unref(vk_session_t *c) {
+  if (atomic_fetch_sub(&c->dev_refs, 1) != 1) return;
+  if (c->dev) {
+    c->vkDeviceWaitIdle(c->dev);
+    c->vkDestroyDevice(c->dev, NULL);
+  }
+  pthread_mutex_destroy(&c->qlock);
+  free(c);
+}
+
+/* Makes v the creator of its own VkDevice (before create_device). */
+static void dev_own(vk_session_t *v) {
+  v->creator = v;
+  atomic_init(&v->dev_refs, 1);
+  pthread_mutex_init(&v->qlock, NULL);
+}
+
 static void vk_close(void *state) {
   vk_session_t *v = (vk_session_t *)state;
   if (!v) return;
@@ -491,12 +527,11 @@ static void vk_close(void *state) {
   vk_session_t *o = v->owner;
   if (o != v) free(v);
   if (atomic_fetch_sub(&o->refs, 1) == 1) {
-    if (o->dev) {
-      o->vkDeviceWaitIdle(o->dev);
-      buf_destroy(o, &o->weights);
-      o->vkDestroyDevice(o->dev, NULL);
-    }
-    free(o);
+    vk_session_t *c = o->creator;
+    if (o->dev) buf_destroy(o, &o->weights);
+    if (c && c != o) free(o);
+    if (c) dev_unref(c);
+    if (!c) free(o); /* failed before it had a device */
   }
 }
 
@@ -722,24 +757,21 @@ static dml_status_t create_device(vk_session_t *v) {
   if (hide && strstr(hide, "shaderInt16")) have.shaderInt16 = VK_FALSE;
   int hide8 = hide && strstr(hide, "storageBuffer8BitAccess");
   int hide16 = hide && strstr(hide, "storageBuffer16BitAccess");
-  if (!v->kf) { /* eager tensors: the library's typed features where the device has
-                 * them (a kernel needing a missing one is refused when it runs) */
-    need.int64 = need.int64 && have.shaderInt64;
-    need.float64 = need.float64 && have.shaderFloat64;
-    need.int16 = need.int16 && have.shaderInt16;
-    if (need.storage8) { /* byte (bool) views: the compares, logic ops, Where */
-      VkPhysicalDevice8BitStorageFeaturesKHR q8 = {
-          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR, NULL, 0, 0, 0};
-      need.storage8 = !hide8 &&
-                      has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME) &&
-                      has_feature(L, pd, &q8, &q8.storageBuffer8BitAccess);
-    }
-    if (need.storage16) {
-      VkPhysicalDevice16BitStorageFeatures q16 = {
-          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};
-      int listed = 0;
-      need.storage16 = has_storage16(L, pd, pp, hide16, &q16, &listed);
-    }
+  VkPhysicalDevice8BitStorageFeaturesKHR s8q = {
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES_KHR, NULL, 0, 0, 0};
+  if (!v->kf) { /* eager tensors: every typed feature the device has, for the
+                 * library's kernels (one needing a missing feature is refused
+                 * when it runs) and for the packages of the sessions made on
+                 * this device (rt_backend open's on_dev) */
+    need.int64 = have.shaderInt64;
+    need.float64 = have.shaderFloat64;
+    need.int16 = have.shaderInt16;
+    need.storage8 = !hide8 && has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME) &&
+                    has_feature(L, pd, &s8q, &s8q.storageBuffer8BitAccess);
+    VkPhysicalDevice16BitStorageFeatures q16 = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, NULL, 0, 0, 0, 0};
+    int listed = 0;
+    need.storage16 = has_storage16(L, pd, pp, hide16, &q16, &listed);
     v->eager_feats = spv_bits(&need);
   }
   if (need.int64 && !have.shaderInt64)
@@ -780,6 +812,7 @@ static dml_status_t create_device(vk_session_t *v) {
     }
     v->szinp_strip = need.szinp & ~has;
     if (need.szinp & has) ext[n_ext++] = VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME;
+    v->szinp_has = need.szinp & has ? has : 0;
   }
   if (need.storage8) {
     if (hide8 || !has_extension(L, pd, VK_KHR_8BIT_STORAGE_EXTENSION_NAME) ||
@@ -878,7 +911,10 @@ static dml_status_t submit_wait(vk_session_t *v, VkCommandBuffer cb) {
   }
   VKCHECK(v->vkResetFences(v->dev, 1, &v->fence), "vkResetFences");
   VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb, 0, NULL};
-  VKCHECK(v->vkQueueSubmit(v->queue, 1, &si, v->fence), "vkQueueSubmit");
+  pthread_mutex_lock(&v->creator->qlock);
+  VkResult sr = v->vkQueueSubmit(v->queue, 1, &si, v->fence);
+  pthread_mutex_unlock(&v->creator->qlock);
+  VKCHECK(sr, "vkQueueSubmit");
   VkResult r = v->vkGetFenceStatus(v->dev, v->fence);
   struct timespec t0, t;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -908,8 +944,20 @@ static dml_status_t submit_wait(vk_session_t *v, VkCommandBuffer cb) {
  * submission, and waits. The barriers order the copy after every earlier
  * kernel, transfer and host write on the queue (of any session on the
  * device), and host reads and later kernels after it. */
+static dml_status_t copies_wait(vk_session_t *v, uint32_t n, const VkBuffer *src,
+                                const VkBuffer *dst, const VkBufferCopy *c);
+
 static dml_status_t copy_wait(vk_session_t *v, VkBuffer src, uint64_t soff, VkBuffer dst,
                               uint64_t doff, uint64_t bytes) {
+  VkBufferCopy c = {soff, doff, bytes};
+  return copies_wait(v, 1, &src, &dst, &c);
+}
+
+/* copy_wait of n copies (c[i] from src[i] to dst[i]) in one submission;
+ * nothing for n 0. */
+static dml_status_t copies_wait(vk_session_t *v, uint32_t n, const VkBuffer *src,
+                                const VkBuffer *dst, const VkBufferCopy *c) {
+  if (!n) return DML_OK;
   VkCommandBuffer cb = VK_NULL_HANDLE;
   VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL,
                                     v->cmd_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
@@ -927,8 +975,7 @@ static dml_status_t copy_wait(vk_session_t *v, VkBuffer src, uint64_t soff, VkBu
                               VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                           VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0,
                           NULL);
-  VkBufferCopy c = {soff, doff, bytes};
-  v->vkCmdCopyBuffer(cb, src, dst, 1, &c);
+  for (uint32_t i = 0; i < n; i++) v->vkCmdCopyBuffer(cb, src[i], dst[i], 1, &c[i]);
   VkMemoryBarrier after = {
       VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT,
       VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
@@ -1070,9 +1117,28 @@ static dml_status_t make_pipelines(vk_session_t *v, const dml_pkg_graph_t *g) {
   return DML_OK;
 }
 
+/* Session v uses the VkDevice and queue of o (a session whose globals it
+ * shares, or an eager device); its kernels' SignedZeroInfNanPreserve
+ * widths that the device was not opened with are stripped. */
+static void use_device_of(vk_session_t *v, const vk_session_t *o) {
+  memcpy(v->desc, o->desc, sizeof v->desc);
+#define X(f) v->f = o->f;
+  VK_DEVICE_FNS(X)
+#undef X
+  v->dispatch_base = o->dispatch_base;
+  v->dev = o->dev;
+  v->queue = o->queue;
+  v->queue_family = o->queue_family;
+  v->ts_period_ns = o->ts_period_ns;
+  v->creator = o->creator;
+  spv_needs_t need;
+  spirv_needs(v->kf, &need);
+  v->szinp_strip = need.szinp & ~o->creator->szinp_has;
+}
+
 static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f,
                             const char *device, const uint8_t *weights, void *share,
-                            void **out_state) {
+                            void *on_dev, void **out_state) {
   const dml_pkg_graph_t *g = m->graph;
   const dml_kpkg_function_t *kf = NULL;
   DML_RETURN_IF_ERROR(
@@ -1091,26 +1157,41 @@ static dml_status_t vk_open(const dml_rt_model_t *m, const dml_pkg_function_t *f
   dml_status_t s = pick_device(L, device, &v->phys_index);
   if (!s) s = set_timeout(v, NULL); /* the default, for the uploads of open */
   vk_session_t *o = share ? ((vk_session_t *)share)->owner : NULL;
+  vk_session_t *d = on_dev ? ((vk_session_t *)on_dev)->creator : NULL;
   if (!s && o && o->phys_index != v->phys_index)
     s = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
                         "'%s' is not the device of the session whose globals it shares "
                         "(%s): sessions sharing globals run on one device",
                         device, o->desc);
+  if (!s && !o && d && d->phys_index != v->phys_index)
+    s = dml_status_make(DML_STATUS_FAILED_PRECONDITION, OP,
+                        "'%s' is not the eager device's (%s)", device, d->desc);
   if (!s && o) {
     /* The owner's device, queue and weights (the shared globals). */
     atomic_fetch_add(&o->refs, 1);
     v->owner = o;
-    memcpy(v->desc, o->desc, sizeof v->desc);
-#define X(f) v->f = o->f;
-    VK_DEVICE_FNS(X)
-#undef X
-    v->dispatch_base = o->dispatch_base;
-    v->dev = o->dev;
-    v->queue = o->queue;
-    v->queue_family = o->queue_family;
-    v->ts_period_ns = o->ts_period_ns;
+    use_device_of(v, o);
     v->weights = o->weights;
+  } else if (!s && d) {
+    /* The eager device's VkDevice and queue; weights of its own. */
+    atomic_fetch_add(&d->dev_refs, 1);
+    use_device_of(v, d);
+    spv_needs_t need;
+    spirv_needs(kf, &need);
+    unsigned miss = spv_bits(&need) & ~d->eager_feats;
+    if (miss)
+      s = dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                          "the package's kernels need the Vulkan feature %s, which the "
+                          "eager device %s was not opened with; create the session by "
+                          "name (dml_rt_session_create)",
+                          miss & 1u   ? "shaderInt64"
+                          : miss & 2u ? "storageBuffer8BitAccess"
+                          : miss & 4u ? "shaderFloat64"
+                          : miss & 8u ? "shaderInt16"
+                                      : "storageBuffer16BitAccess",
+                          d->desc);
   } else if (!s) {
+    dev_own(v);
     s = create_device(v);
   }
   uint64_t staging = 0;
@@ -1227,8 +1308,9 @@ static dml_status_t dispatch(vk_session_t *v, const dml_rt_exec_t *e, VkCommandB
  * device arena (`up`: inputs, values the host computed) or device arena ->
  * staging (outputs, values the host reads). */
 static void copy_regions(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer cb,
-                         const dml_rt_io_region_t *x, uint32_t n, int up) {
+                         const dml_rt_io_region_t *x, uint32_t n, int up, uint64_t skip) {
   for (uint32_t i = 0; i < n; i++, x++) {
+    if (i < 64 && (skip >> i & 1u)) continue;
     int64_t nb = dml_rt_gpu_io_bytes(e, x->value);
     if (nb <= 0) continue;
     VkBufferCopy c = {up ? x->staging_offset : x->arena_offset,
@@ -1238,13 +1320,23 @@ static void copy_regions(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffe
   }
 }
 
+/* The mask of the inputs of e bound on the device (dml_rt_exec_t.dev_in:
+ * never uploaded from the staging; at most 64, rt_session.c's rule). */
+static uint64_t skip_in(const dml_rt_exec_t *e) {
+  uint64_t m = 0;
+  for (uint32_t i = 0; e->dev_in && i < e->fn->n_inputs && i < 64; i++)
+    if (e->dev_in[i]) m |= (uint64_t)1 << i;
+  return m;
+}
+
 /* Records the copies of host entry k's regions (dml_rt_host_plan_t):
  * downloads (device arena -> staging) or uploads (staging -> device
  * arena). */
 static void host_copies(vk_session_t *v, const dml_rt_exec_t *e, VkCommandBuffer cb,
                         uint32_t k, int up) {
   const uint32_t *at = up ? v->plan.host.up_at : v->plan.host.down_at;
-  copy_regions(v, e, cb, v->plan.host.regions + at[2 * k], at[2 * k + 1] - at[2 * k], up);
+  copy_regions(v, e, cb, v->plan.host.regions + at[2 * k], at[2 * k + 1] - at[2 * k], up,
+               0);
 }
 
 /* Records segment [b, end) of the plan for the symbol values of `e`: the
@@ -1259,7 +1351,7 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
   const dml_kpkg_function_t *kf = v->kf;
   if (v->queries) v->vkCmdResetQueryPool(cb, v->queries, b, end - b + 1);
   if (b == v->plan.host.first_gpu) { /* 0 unless the function starts on the host */
-    copy_regions(v, e, cb, v->plan.inputs, v->plan.n_inputs, 1);
+    copy_regions(v, e, cb, v->plan.inputs, v->plan.n_inputs, 1, skip_in(e));
     if (v->plan.rng.used) {
       /* this run's seed and step (written to the staging before each submit) */
       VkBufferCopy c = {v->plan.rng.staging_offset, v->plan.rng.arena_offset,
@@ -1304,8 +1396,9 @@ static dml_status_t record(vk_session_t *v, const dml_rt_exec_t *e, uint32_t b,
                       DML_KPKG_DIMS_SLOT_BYTES};
     v->vkCmdCopyBuffer(cb, v->arena.buf, v->staging.buf, 1, &c);
   }
-  if (end == kf->n_kernels && !dml_rt_gpu_segment_produces(&v->plan.dims, b, end))
-    copy_regions(v, e, cb, v->plan.outputs, v->plan.n_outputs, 0);
+  if (end == kf->n_kernels && !dml_rt_gpu_segment_produces(&v->plan.dims, b, end) &&
+      !e->outputs_lazy)
+    copy_regions(v, e, cb, v->plan.outputs, v->plan.n_outputs, 0, 0);
   barrier(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
           VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   VKCHECK(v->vkEndCommandBuffer(cb), "vkEndCommandBuffer");
@@ -1319,7 +1412,8 @@ static dml_status_t command_for(vk_session_t *v, const dml_rt_exec_t *e, uint32_
                                 uint32_t b, uint32_t end, VkCommandBuffer *out) {
   for (uint32_t i = 0; i < v->n_cmds; i++) {
     vk_cmd_t *c = &v->cmds[i];
-    if (c->used && c->seg == seg &&
+    if (c->used && c->seg == seg && c->skip_in == skip_in(e) &&
+        c->lazy == e->outputs_lazy &&
         !memcmp(c->sym, e->sym, e->n_symbols * sizeof(int64_t))) {
       *out = c->cb;
       return DML_OK;
@@ -1337,6 +1431,8 @@ static dml_status_t command_for(vk_session_t *v, const dml_rt_exec_t *e, uint32_
   DML_RETURN_IF_ERROR(record(v, e, b, end, c->cb));
   memcpy(c->sym, e->sym, e->n_symbols * sizeof(int64_t));
   c->seg = seg;
+  c->skip_in = skip_in(e);
+  c->lazy = e->outputs_lazy;
   c->used = 1;
   *out = c->cb;
   return DML_OK;
@@ -1366,12 +1462,91 @@ static dml_status_t vk_segment(void *state, const dml_rt_exec_t *e, uint32_t seg
   return DML_OK;
 }
 
+/* The copies of the inputs of e bound on the device (dml_rt_exec_t.dev_in)
+ * into the arena, in one submission, waited for. */
+static dml_status_t device_inputs(vk_session_t *v, const dml_rt_exec_t *e) {
+  VkBuffer src[64], dst[64];
+  VkBufferCopy c[64];
+  uint32_t n = 0;
+  for (uint32_t i = 0; e->dev_in && i < v->plan.n_inputs && i < 64; i++) {
+    const vk_buf_t *b = (const vk_buf_t *)e->dev_in[i];
+    int64_t nb = b ? dml_rt_gpu_io_bytes(e, v->plan.inputs[i].value) : 0;
+    if (nb <= 0) continue;
+    if (e->dev_in_off[i] + (uint64_t)nb > b->size)
+      return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                             "input %u: %" PRId64 " bytes at %" PRIu64
+                             " exceed its tensor's buffer (%" PRIu64 " bytes)",
+                             i, nb, e->dev_in_off[i], (uint64_t)b->size);
+    src[n] = b->buf;
+    dst[n] = v->arena.buf;
+    VkBufferCopy r = {e->dev_in_off[i], v->plan.inputs[i].arena_offset, (VkDeviceSize)nb};
+    c[n++] = r;
+  }
+  return copies_wait(v, n, src, dst, c);
+}
+
+/* rt_backend.h uses_device: the eager device's VkDevice is the session's. */
+static int vk_uses_device(void *state, void *dev) {
+  return dev && ((vk_session_t *)dev)->dev == ((vk_session_t *)state)->dev;
+}
+
+/* rt_backend.h read_outputs: the outputs from the device arena to the
+ * staging (one submission, waited for), then to e->arena. */
+static dml_status_t vk_read_outputs(void *state, const dml_rt_exec_t *e) {
+  vk_session_t *v = (vk_session_t *)state;
+  VkBuffer *src = (VkBuffer *)malloc((v->plan.n_outputs + 1) * sizeof(VkBuffer));
+  VkBuffer *dst = (VkBuffer *)malloc((v->plan.n_outputs + 1) * sizeof(VkBuffer));
+  VkBufferCopy *c =
+      (VkBufferCopy *)malloc((v->plan.n_outputs + 1) * sizeof(VkBufferCopy));
+  uint32_t n = 0;
+  for (uint32_t i = 0; src && dst && c && i < v->plan.n_outputs; i++) {
+    const dml_rt_io_region_t *x = &v->plan.outputs[i];
+    int64_t nb = dml_rt_gpu_io_bytes(e, x->value);
+    if (nb <= 0) continue;
+    src[n] = v->arena.buf;
+    dst[n] = v->staging.buf;
+    VkBufferCopy r = {x->arena_offset, x->staging_offset, (VkDeviceSize)nb};
+    c[n++] = r;
+  }
+  dml_status_t s = !src || !dst || !c ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP,
+                                                        "out of memory")
+                                      : copies_wait(v, n, src, dst, c);
+  free(src);
+  free(dst);
+  free(c);
+  if (!s)
+    dml_rt_gpu_staging_copy(v->plan.outputs, v->plan.n_outputs, (uint8_t *)v->staging.map,
+                            e, 0);
+  return s;
+}
+
+/* rt_backend.h copy_output: output i from the device arena into buffer
+ * dst (a tensor's, on this VkDevice) at dst_off, waited for. */
+static dml_status_t vk_copy_output(void *state, const dml_rt_exec_t *e, uint32_t i,
+                                   void *dst, uint64_t dst_off) {
+  vk_session_t *v = (vk_session_t *)state;
+  const vk_buf_t *b = (const vk_buf_t *)dst;
+  if (i >= v->plan.n_outputs || !b)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP, "output %u of %u", i,
+                           v->plan.n_outputs);
+  int64_t nb = dml_rt_gpu_io_bytes(e, v->plan.outputs[i].value);
+  if (nb <= 0) return DML_OK;
+  if (dst_off + (uint64_t)nb > b->size)
+    return dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                           "output %u: %" PRId64 " bytes at %" PRIu64
+                           " exceed the tensor's buffer (%" PRIu64 " bytes)",
+                           i, nb, dst_off, (uint64_t)b->size);
+  return copy_wait(v, v->arena.buf, v->plan.outputs[i].arena_offset, b->buf, dst_off,
+                   (uint64_t)nb);
+}
+
 /* Runs the plan segment by segment (dml_rt_gpu_run_segments), each
  * segment through vk_segment. */
 static dml_status_t vk_run(void *state, const dml_rt_exec_t *e) {
   vk_session_t *v = (vk_session_t *)state;
   v->ran = 0;
   DML_RETURN_IF_ERROR(set_timeout(v, e));
+  DML_RETURN_IF_ERROR(device_inputs(v, e));
   const dml_rt_gpu_run_t g = {v->kf,        &v->plan,   (uint8_t *)v->staging.map,
                               v->kernel_ms, vk_segment, v};
   DML_RETURN_IF_ERROR(dml_rt_gpu_run_segments(OP, &g, e));
@@ -1462,8 +1637,9 @@ static const char *vk_device_name(void *state) {
 }
 
 static const dml_rt_backend_t k_vulkan = {
-    "vulkan",       vk_open,        vk_run,         vk_read_globals, vk_write_globals,
-    vk_num_kernels, vk_kernel_info, vk_device_name, vk_close,        vk_run_kernel};
+    "vulkan",       vk_open,         vk_run,         vk_read_globals, vk_write_globals,
+    vk_num_kernels, vk_kernel_info,  vk_device_name, vk_close,        vk_run_kernel,
+    vk_uses_device, vk_read_outputs, vk_copy_output};
 
 const dml_rt_backend_t *dml_rt_vulkan_backend(void) {
   return &k_vulkan;
@@ -1486,7 +1662,10 @@ static dml_status_t dm_open(const char *device, void **out) {
   v->L = L;
   dml_status_t s = pick_device(L, device, &v->phys_index);
   if (!s) s = set_timeout(v, NULL); /* the default, for the uploads of open */
-  if (!s) s = create_device(v);
+  if (!s) {
+    dev_own(v);
+    s = create_device(v);
+  }
   if (!s) s = make_pool_fence(v);
   if (s) {
     vk_close(v);

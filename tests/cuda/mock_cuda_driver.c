@@ -194,6 +194,11 @@ API(CUresult, cuMemcpyDtoD_v2, (CUdeviceptr d, CUdeviceptr s, size_t n)) {
   memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
   return 0;
 }
+API(CUresult, cuMemcpyDtoDAsync_v2, (CUdeviceptr d, CUdeviceptr s, size_t n, void *st)) {
+  (void)st;
+  memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+  return 0;
+}
 /* A module: the name after ".entry " in the PTX text. */
 API(CUresult, cuModuleLoadData, (void **m, const void *image)) {
   const char *e = strstr((const char *)image, ".entry ");

@@ -369,6 +369,34 @@ class Vulkan(unittest.TestCase):
         del t, back, z
         self.assertEqual(dmlc.device_memory("vulkan")["bytes"], before["bytes"])
 
+    def test_session_inputs_outputs_on_device(self):
+        # a session on "vulkan" runs on the Tensors' device: inputs and
+        # outputs copied on the device, never through the host
+        if not vulkan_available():
+            self.skipTest("no Vulkan device: Vulkan sessions not tested")
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tensor",
+                           "add_bcast.onnx")  # Y[16,16] = A[16,1] + B[16]
+        pkg = dmlc.compile(src, target="cpu,vulkan")
+        a = np.concatenate([EDGE, EDGE[:4]]).reshape(16, 1)
+        b = np.ascontiguousarray(a.reshape(16)[::-1])
+        ref = pkg.session("cpu").run({"A": a, "B": b})["Y"]
+        before = dmlc.device_memory("vulkan")
+        sess = pkg.session("vulkan")
+        ta, tb = dmlc.tensor(a, device="vulkan"), dmlc.tensor(b, device="vulkan")
+        out = sess.run({"A": ta, "B": tb}, device=True)
+        y = out["Y"]
+        self.assertIsInstance(y, dmlc.Tensor)
+        self.assertEqual(y.device, "vulkan")
+        st = sess.transfer_stats()
+        self.assertEqual(st["to_host_bytes"], 0)
+        self.assertEqual(st["to_device_bytes"], 0)
+        self.assertEqual(st["on_device_bytes"], a.nbytes + b.nbytes + ref.nbytes)
+        self.assertEqual(bits(y.numpy()), bits(ref))
+        # host arrays out of the same session: the same bits
+        self.assertEqual(bits(sess.run({"A": ta, "B": tb})["Y"]), bits(ref))
+        del sess, ta, tb, out, y
+        self.assertEqual(dmlc.device_memory("vulkan")["bytes"], before["bytes"])
+
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):

@@ -1,0 +1,430 @@
+/*
+ * test_tensor_session.c — sessions whose inputs and outputs are eager
+ * tensors on the session's own device (docs/tensor.md "Sessions"):
+ * dml_rt_session_create_on_device, dml_rt_session_set_input_tensor of a
+ * tensor on that device (copied on the device at each run) and
+ * dml_rt_session_get_output_tensor onto it (copied on the device), with the
+ * outputs left on the device until the host asks for them.
+ *
+ * `test_tensor_session vulkan` runs on a Vulkan device (lavapipe in CI;
+ * exit 77 without one); `test_tensor_session cuda MOCK` on the mock CUDA
+ * driver of tests/cuda/mock_cuda_driver.c (path MOCK), whose launches this
+ * file runs on the host by the package kernel's contract (the one-node
+ * models' Add and MatMul computed from the arena at the values' planned
+ * offsets: no PTX runs, so the mock checks the data movement, not the
+ * kernels; test_tensor_cuda_mock does the same for the eager library; B is
+ * bound dense there, as no eager kernel runs).
+ *
+ * For each of the one-node models add_bcast (Add [16,1] + [16], the edge
+ * values NaN, ±inf, ±0, denormals) and matmul ([2,3,5] x [5,4], B a
+ * transposed view so that the device makes a dense copy first), compiled
+ * in memory for the CPU and the device:
+ *  - the outputs of a session on the device fed device tensors equal, bit
+ *    for bit, those of the same package on the same device fed host arrays
+ *    (today's path) and the CPU session's (Add bit for bit; MatMul, whose
+ *    sums run in another order, within 1e-5 of the sum of |a||b|);
+ *  - no byte of an input or output crossed between host and device: the
+ *    session's transfer statistics count every input and output on the
+ *    device only, and the device's own (dml_rt_device_transfer_stats)
+ *    count no host transfer in binding or reading them;
+ *  - a second run without binding again reads the inputs again (the
+ *    caller's tensors freed meanwhile: the session holds its own views);
+ *  - dml_rt_session_get_output after such a run copies the outputs to the
+ *    host then (the lazy download), the same bits;
+ *  - a tensor on another device (Vulkan: a second VkDevice; both: the CPU)
+ *    still binds, through the host, and an output onto another device
+ *    comes through the host;
+ *  - use after free and a closed device are FAILED_PRECONDITION errors, a
+ *    missing device INVALID_ARGUMENT, a package without the device's
+ *    kernels FAILED_PRECONDITION;
+ *  - the device's bytes and storages go back to their starting values
+ *    (on the mock, the driver's live allocations too).
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dml_driver.h"
+#include "dml_rt.h"
+#include "dml_tensor.h"
+#include "dml_test.h"
+#include "rt_internal.h"
+
+static const float k_edges[16] = {NAN,     INFINITY, -INFINITY, -0.0f,  0.0f, 1e-40f,
+                                  -1e-40f, 1e30f,    -1e30f,    1e-30f, 0.5f, -2.5f,
+                                  3.0f,    -0.75f,   88.8f,     -100.0f};
+
+static uint8_t *read_all(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *b = (uint8_t *)malloc(n > 0 ? (size_t)n : 1);
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return b;
+}
+
+/* tests/tensor/<name>.onnx compiled for `targets`, or NULL (reported). */
+static dml_rt_model_t *compile(const char *name, const char *targets) {
+  char rel[256], path[1400];
+  snprintf(rel, sizeof rel, "tests/tensor/%s.onnx", name);
+  size_t len = 0;
+  uint8_t *bytes =
+      read_all(dml_test_path("DMLC_SOURCE_DIR", rel, path, sizeof path), &len);
+  CHECK(bytes != NULL);
+  if (!bytes) return NULL;
+  dml_compile_options_t o;
+  memset(&o, 0, sizeof o);
+  o.targets = targets;
+  void *pkg = NULL;
+  size_t n = 0;
+  dml_status_t st = dml_compile_onnx_memory(bytes, len, NULL, rel, &o, &pkg, &n, NULL);
+  free(bytes);
+  CHECK_OK(st);
+  if (st) return NULL;
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
+  free(pkg);
+  return m;
+}
+
+/* ---- the mock CUDA driver's launches (cuda mode) ---- */
+
+/* The model the mock's launches compute: its function, for the arena
+ * offsets of its values. */
+static const dml_rt_model_t *g_model;
+static int g_matmul; /* 0: add_bcast, 1: matmul */
+static int g_launches;
+
+static float *arena_value(unsigned long long arena, uint32_t v) {
+  return (float *)(uintptr_t)(arena + g_model->fn->values[v].offset);
+}
+
+/* The package kernel of add_bcast or matmul on the arena of params[0]
+ * (rt_cuda.c's parameters: arena, weights, symbols), whatever its grid:
+ * the whole output at once (the same on every launch). */
+static int emulate(const char *entry, const unsigned grid[3], const unsigned block[3],
+                   void **params) {
+  (void)grid, (void)block;
+  if (!strncmp(entry, "dml_eager_", 10)) return 801; /* no eager kernel runs here */
+  const dml_pkg_function_t *f = g_model->fn;
+  unsigned long long arena = *(unsigned long long *)params[0];
+  const float *a = arena_value(arena, f->inputs[0]);
+  const float *b = arena_value(arena, f->inputs[1]);
+  float *y = arena_value(arena, f->outputs[0]);
+  g_launches++;
+  if (!g_matmul) {
+    for (int i = 0; i < 16; i++)
+      for (int j = 0; j < 16; j++) y[i * 16 + j] = a[i] + b[j];
+    return 0;
+  }
+  for (int bt = 0; bt < 2; bt++)
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 4; j++) {
+        float acc = 0.0f;
+        for (int k = 0; k < 5; k++) acc += a[(bt * 3 + i) * 5 + k] * b[k * 4 + j];
+        y[(bt * 3 + i) * 4 + j] = acc;
+      }
+  return 0;
+}
+
+/* ---- the checks ---- */
+
+/* y (on any device) against ref: bit for bit (NaN for NaN), or within
+ * tol * scale[i] when tol > 0. */
+static void compare(const char *what, dml_rt_tensor_t y, const dml_tensor_t *ref,
+                    double tol, const float *scale) {
+  dml_rt_tensor_info_t info;
+  CHECK_OK(dml_rt_tensor_info(y, &info));
+  CHECK(info.dtype == ref->dtype && info.rank == ref->rank);
+  CHECK(memcmp(info.dims, ref->dims, sizeof(int64_t) * (size_t)ref->rank) == 0);
+  size_t nb = dml_tensor_bytes(ref);
+  float *got = (float *)malloc(nb ? nb : 1);
+  dml_tensor_t h = *ref;
+  h.data = got;
+  CHECK_OK(dml_rt_tensor_to_host(y, &h));
+  const float *want = (const float *)ref->data;
+  int64_t ne = (int64_t)(nb / 4), bad = 0;
+  for (int64_t i = 0; i < ne; i++) {
+    int same = (isnan(got[i]) && isnan(want[i])) || !memcmp(&got[i], &want[i], 4);
+    if (!same && tol > 0)
+      same = fabs((double)got[i] - (double)want[i]) <= tol * (double)scale[i];
+    if (!same && bad++ < 3)
+      fprintf(stderr, "%s [%lld]: %.9g, want %.9g\n", what, (long long)i, (double)got[i],
+              (double)want[i]);
+  }
+  CHECK(bad == 0);
+  free(got);
+}
+
+/* A malloc'd copy of output 0 of the session's last run (host). */
+static dml_tensor_t output_copy(dml_rt_session_t *s) {
+  dml_tensor_t y;
+  memset(&y, 0, sizeof y);
+  CHECK_OK(dml_rt_session_get_output(s, 0, &y));
+  size_t nb = dml_tensor_bytes(&y);
+  void *p = malloc(nb ? nb : 1);
+  if (p && y.data) memcpy(p, y.data, nb);
+  y.data = p;
+  return y;
+}
+
+static void check_model(const char *dev, const char *name) {
+  const int mm = !strcmp(name, "matmul");
+  char targets[64];
+  snprintf(targets, sizeof targets, "cpu,%s",
+           strncmp(dev, "cuda", 4) ? "vulkan" : "cuda");
+  dml_rt_model_t *m = compile(name, targets);
+  if (!m) return;
+  g_model = m;
+  g_matmul = mm;
+  /* the inputs on the host: A, and B as the dense [5,4] of a [4,5] */
+  float a[30], bt[20], b[20];
+  int64_t da[3] = {16, 1, 0}, db[2] = {16, 0};
+  int32_t ra = 2, rb = 1;
+  if (mm) {
+    da[0] = 2, da[1] = 3, da[2] = 5, ra = 3;
+    db[0] = 5, db[1] = 4, rb = 2;
+    for (int i = 0; i < 30; i++) a[i] = (float)((i * 7) % 11) * 0.25f - 1.0f;
+    for (int i = 0; i < 20; i++) bt[i] = (float)((i * 5) % 13) * 0.5f - 3.0f;
+    for (int k = 0; k < 5; k++)
+      for (int j = 0; j < 4; j++) b[k * 4 + j] = bt[j * 5 + k];
+  } else {
+    memcpy(a, k_edges, sizeof k_edges);
+    for (int i = 0; i < 16; i++) b[i] = k_edges[15 - i];
+  }
+  dml_tensor_t ha = dml_test_tensor(DML_DTYPE_F32, ra, da, a);
+  dml_tensor_t hb = dml_test_tensor(DML_DTYPE_F32, rb, db, b);
+  /* the references: the CPU, and the device fed host arrays */
+  dml_rt_session_t *sc = NULL, *sh = NULL;
+  CHECK_OK(dml_rt_session_create(m, "cpu", &sc));
+  CHECK_OK(dml_rt_session_set_input(sc, 0, &ha));
+  CHECK_OK(dml_rt_session_set_input(sc, 1, &hb));
+  CHECK_OK(dml_rt_session_run(sc));
+  dml_tensor_t ref_cpu = output_copy(sc);
+  dml_rt_session_release(sc);
+  CHECK_OK(dml_rt_session_create(m, dev, &sh));
+  CHECK_OK(dml_rt_session_set_input(sh, 0, &ha));
+  CHECK_OK(dml_rt_session_set_input(sh, 1, &hb));
+  CHECK_OK(dml_rt_session_run(sh));
+  dml_tensor_t ref_dev = output_copy(sh);
+  dml_rt_transfer_stats_t hs;
+  dml_rt_session_transfer_stats(sh, &hs);
+  CHECK(hs.to_device_bytes == dml_tensor_bytes(&ha) + dml_tensor_bytes(&hb));
+  CHECK(hs.to_host_bytes == dml_tensor_bytes(&ref_dev) && hs.on_device_bytes == 0);
+  dml_rt_session_release(sh);
+  /* MatMul's tolerance scale: sum over k of |a||b| */
+  float scale[24];
+  for (int i = 0; mm && i < 24; i++) {
+    int r = i / 4, j = i % 4;
+    double sum = 0;
+    for (int k = 0; k < 5; k++) sum += fabs((double)a[r * 5 + k] * b[k * 4 + j]);
+    scale[i] = (float)sum;
+  }
+  const double tol = mm ? 1e-5 : 0;
+  const uint64_t in_bytes = dml_tensor_bytes(&ha) + dml_tensor_bytes(&hb);
+  const uint64_t out_bytes = dml_tensor_bytes(&ref_cpu);
+
+  dml_rt_device_t *d = NULL;
+  CHECK_OK(dml_rt_device_open(dev, &d));
+  const uint64_t bytes0 = dml_rt_device_bytes(d), st0 = dml_rt_device_num_storages(d);
+  dml_rt_session_t *s = NULL;
+  CHECK_OK(dml_rt_session_create_on_device(m, d, NULL, NULL, &s));
+  dml_rt_tensor_t ta, tbt, tb, y, y2, y3;
+  int64_t dbt[2] = {4, 5}, perm[2] = {1, 0};
+  CHECK_OK(dml_rt_tensor_from_host(d, &ha, &ta));
+  /* B as a transposed view (a dense copy by the eager Identity kernel),
+   * except on the mock, which runs no eager kernel */
+  const int view = mm && strncmp(dev, "cuda", 4) != 0;
+  if (view) {
+    dml_tensor_t hbt = dml_test_tensor(DML_DTYPE_F32, 2, dbt, bt);
+    CHECK_OK(dml_rt_tensor_from_host(d, &hbt, &tbt));
+    CHECK_OK(dml_rt_tensor_transpose(tbt, perm, &tb)); /* [5,4], a view */
+    CHECK_OK(dml_rt_tensor_free(tbt));
+  } else {
+    CHECK_OK(dml_rt_tensor_from_host(d, &hb, &tb));
+  }
+  dml_rt_transfer_stats_t d0, d1, s1;
+  dml_rt_device_transfer_stats(d, &d0);
+
+  /* run 1: inputs and output on the device */
+  CHECK_OK(dml_rt_session_set_input_tensor(s, 0, ta));
+  CHECK_OK(dml_rt_session_set_input_tensor(s, 1, tb));
+  CHECK_OK(dml_rt_session_run(s));
+  CHECK_OK(dml_rt_session_get_output_tensor(s, 0, d, &y));
+  dml_rt_device_transfer_stats(d, &d1);
+  dml_rt_session_transfer_stats(s, &s1);
+  CHECK(d1.to_host_bytes == d0.to_host_bytes && d1.to_device_bytes == d0.to_device_bytes);
+  CHECK(s1.to_host_bytes == 0 && s1.to_device_bytes == 0);
+  CHECK(s1.on_device_bytes == in_bytes + out_bytes && s1.on_device_count == 3);
+  /* the view's dense copy (matmul's B) and the output: on the device */
+  CHECK(d1.on_device_bytes - d0.on_device_bytes == (view ? 80u : 0u) + out_bytes);
+  printf(
+      "%s on %s: run 1 moved %llu bytes on the device, %llu to the host, %llu to "
+      "the device\n",
+      name, dml_rt_device_name(d), (unsigned long long)s1.on_device_bytes,
+      (unsigned long long)s1.to_host_bytes, (unsigned long long)s1.to_device_bytes);
+  compare("device I/O vs device host I/O", y, &ref_dev, 0, scale);
+  compare("device I/O vs cpu", y, &ref_cpu, tol, scale);
+
+  /* run 2: the caller's inputs freed, not bound again; the output read
+   * on the host after the run (the lazy download) */
+  CHECK_OK(dml_rt_tensor_free(ta));
+  CHECK_OK(dml_rt_tensor_free(tb));
+  CHECK_OK(dml_rt_session_run(s));
+  dml_rt_session_transfer_stats(s, &s1);
+  CHECK(s1.to_host_bytes == 0); /* nothing read on the host yet */
+  dml_tensor_t hy;
+  CHECK_OK(dml_rt_session_get_output(s, 0, &hy));
+  dml_rt_session_transfer_stats(s, &s1);
+  CHECK(s1.to_host_bytes == out_bytes && s1.to_host_count == 1);
+  CHECK(memcmp(hy.data, ref_dev.data, out_bytes) == 0);
+  CHECK_OK(dml_rt_session_get_output(s, 0, &hy)); /* once per run */
+  dml_rt_session_transfer_stats(s, &s1);
+  CHECK(s1.to_host_bytes == out_bytes);
+  CHECK_OK(dml_rt_session_get_output_tensor(s, 0, d, &y2));
+  compare("run 2 vs device host I/O", y2, &ref_dev, 0, scale);
+
+  /* run 3: read on the host after run 2, so downloaded by the run itself */
+  CHECK_OK(dml_rt_session_run(s));
+  dml_rt_session_transfer_stats(s, &s1);
+  CHECK(s1.to_host_bytes == 2 * out_bytes);
+  CHECK_OK(dml_rt_session_get_output(s, 0, &hy));
+  CHECK(memcmp(hy.data, ref_dev.data, out_bytes) == 0);
+  /* run 4: input 0 from the host, input 1 still on the device */
+  CHECK_OK(dml_rt_session_set_input(s, 0, &ha));
+  CHECK_OK(dml_rt_session_run(s));
+  CHECK_OK(dml_rt_session_get_output_tensor(s, 0, d, &y3));
+  compare("mixed host and device inputs", y3, &ref_dev, 0, scale);
+  dml_rt_transfer_stats_t s4;
+  dml_rt_session_transfer_stats(s, &s4);
+  CHECK(s4.to_device_bytes - s1.to_device_bytes == dml_tensor_bytes(&ha));
+
+  /* another device: through the host */
+  dml_rt_device_t *other = NULL;
+  const int vk = !strncmp(dev, "vulkan", 6);
+  CHECK_OK(dml_rt_device_open(vk ? dev : "cpu", &other));
+  dml_rt_tensor_t oa, oy;
+  CHECK_OK(dml_rt_tensor_from_host(other, &ha, &oa));
+  dml_rt_session_transfer_stats(s, &s1);
+  CHECK_OK(dml_rt_session_set_input_tensor(s, 0, oa));
+  CHECK_OK(dml_rt_session_run(s));
+  dml_rt_session_transfer_stats(s, &s4);
+  CHECK(s4.to_device_bytes - s1.to_device_bytes == dml_tensor_bytes(&ha));
+  CHECK_OK(dml_rt_session_get_output_tensor(s, 0, other, &oy));
+  compare("a tensor of another device", oy, &ref_dev, 0, scale);
+  /* use after free: the caller's handle */
+  CHECK_OK(dml_rt_tensor_free(oa));
+  CHECK_ERROR(dml_rt_session_set_input_tensor(s, 0, oa), DML_STATUS_FAILED_PRECONDITION,
+              "use after free");
+  CHECK_OK(dml_rt_tensor_free(oy));
+  dml_rt_device_close(other);
+
+  /* memory back at its start once the outputs are freed and the inputs
+   * unbound (the session's views dropped) */
+  CHECK_OK(dml_rt_tensor_free(y));
+  CHECK_OK(dml_rt_tensor_free(y2));
+  CHECK_OK(dml_rt_tensor_free(y3));
+  CHECK(dml_rt_device_bytes(d) > bytes0); /* B's view still bound */
+  dml_rt_session_clear_inputs(s);
+  CHECK(dml_rt_device_bytes(d) == bytes0);
+  CHECK(dml_rt_device_num_storages(d) == st0);
+
+  /* bad arguments: structured errors */
+  CHECK_ERROR(dml_rt_session_create_on_device(m, NULL, NULL, NULL, &sc),
+              DML_STATUS_INVALID_ARGUMENT, "no device");
+  CHECK_ERROR(dml_rt_session_get_output_tensor(s, 0, NULL, &y),
+              DML_STATUS_INVALID_ARGUMENT, "no device");
+  CHECK_ERROR(dml_rt_session_get_output_tensor(s, 5, d, &y), DML_STATUS_OUT_OF_RANGE,
+              "output index 5");
+  CHECK_ERROR(dml_rt_session_set_input_tensor(s, 0, DML_RT_TENSOR_NONE),
+              DML_STATUS_INVALID_ARGUMENT, "zero handle");
+  dml_rt_model_t *mc = compile(name, "cpu"); /* no kernels for the device */
+  if (mc) {
+    CHECK_ERROR(dml_rt_session_create_on_device(mc, d, NULL, NULL, &sc),
+                DML_STATUS_FAILED_PRECONDITION, "");
+    dml_rt_model_release(mc);
+  }
+
+  /* a bound tensor whose device closes: the next run says so */
+  CHECK_OK(dml_rt_tensor_from_host(d, &ha, &ta));
+  CHECK_OK(dml_rt_session_set_input(s, 1, &hb));
+  CHECK_OK(dml_rt_session_set_input_tensor(s, 0, ta));
+  dml_rt_device_close(d);
+  CHECK_ERROR(dml_rt_session_run(s), DML_STATUS_FAILED_PRECONDITION, "use after free");
+  dml_rt_session_release(s); /* the device's memory goes with the session */
+  free(ref_cpu.data);
+  free(ref_dev.data);
+  dml_rt_model_release(m);
+}
+
+static const char *g_mode = "vulkan";
+static long long g_live0, g_bytes0;
+static void (*g_stats)(long long *, long long *, int *, int *, int *);
+
+static void test_add_bcast(void) {
+  check_model(g_mode, "add_bcast");
+}
+
+static void test_matmul(void) {
+  check_model(g_mode, "matmul");
+}
+
+/* The mock driver's view: every allocation freed, the launches ran. */
+static void test_mock_memory(void) {
+  long long live, bytes;
+  int i0, i1, i2;
+  g_stats(&live, &bytes, &i0, &i1, &i2);
+  CHECK(live == g_live0 && bytes == g_bytes0);
+  CHECK(g_launches > 0);
+  printf("mock CUDA driver: %d launches, live allocations back at %lld\n", g_launches,
+         live);
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "vulkan";
+  g_mode = mode;
+  void (*stats)(long long *, long long *, int *, int *, int *) = NULL;
+  if (!strcmp(mode, "cuda")) {
+    void *h = argc > 2 ? dlopen(argv[2], RTLD_NOW | RTLD_LOCAL) : NULL;
+    void (*set_launch)(
+        int (*)(const char *, const unsigned *, const unsigned *, void **)) = NULL;
+    if (h) {
+      *(void **)&set_launch = dlsym(h, "dml_mock_cuda_set_launch");
+      *(void **)&stats = dlsym(h, "dml_mock_cuda_stats");
+    }
+    if (!set_launch || !stats) {
+      fprintf(stderr, "usage: test_tensor_session cuda MOCK_DRIVER (cannot load %s)\n",
+              argc > 2 ? argv[2] : "(none)");
+      return 1;
+    }
+    set_launch(emulate);
+    setenv("DMLC_CUDA_DRIVER", argv[2], 1);
+    setenv("DMLC_CUDA_FORCE_PTX", "1", 1); /* the mock reads PTX text only */
+    setenv("DMLC_CUDA_PORTABLE", "1", 1);
+    setenv("DMLC_CUDA_PROFILE", "1", 1); /* the mock has no graphs */
+    int i0, i1, i2;
+    stats(&g_live0, &g_bytes0, &i0, &i1, &i2);
+    g_stats = stats;
+  }
+  dml_rt_device_t *d = NULL;
+  dml_status_t st = dml_rt_device_open(mode, &d);
+  if (st) {
+    printf("SKIP: no %s device: %s\n", mode, dml_status_reason(st));
+    dml_status_free(st);
+    return 77;
+  }
+  dml_rt_device_close(d);
+  RUN(test_add_bcast);
+  RUN(test_matmul);
+  if (g_stats) RUN(test_mock_memory);
+  return dml_test_finish();
+}
