@@ -235,7 +235,8 @@ dml_status_t dml_ir_module_derived_dim(dml_ir_module_t *m, int32_t a, int32_t b,
                                        dml_dim_t *out, int *out_ok);
 /* Smallest run-time value of symbol `i` (input symbols: their promised
  * min, else 1; derived: the formula at the sources' minimums, which may be
- * below 1 when small inputs give empty extents; data-dependent: 0). */
+ * below 1 when small inputs give empty extents, and at least 0: a dim is
+ * never negative; data-dependent: 0). */
 int64_t dml_ir_symbol_min(const dml_ir_module_t *m, int32_t i);
 
 /* Index of symbol `name`, or -1. */

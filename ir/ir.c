@@ -189,7 +189,11 @@ int64_t dml_ir_symbol_min(const dml_ir_module_t *m, int32_t i) {
   if (s->src[1] >= 0) b = dml_ir_symbol_min(m, s->src[1]);
   if (a < 0) a = 0;
   if (b < 0) b = 0;
-  return dml_sym_derived_eval(s->mul, s->add, s->div, a, b, &v) ? v : 0;
+  /* a dim is never negative: (samples - 80) / 320 at samples = 1 is the
+   * formula's -1, but such an input is refused when the dim is computed, so
+   * the size is at least 0 (and never equals torch.onnx's -1 of
+   * Where(Equal(shape, -1), 1, shape) before an Expand) */
+  return dml_sym_derived_eval(s->mul, s->add, s->div, a, b, &v) && v > 0 ? v : 0;
 }
 
 dml_status_t dml_ir_module_derived_dim(dml_ir_module_t *m, int32_t a, int32_t b,

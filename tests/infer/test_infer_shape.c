@@ -241,6 +241,27 @@ static void test_slice(void) {
     else
       CHECK(sd && sd->n == 1 && sd->elems[0].sym < 0 && sd->elems[0].value == want[k]);
   }
+  /* a derived dim whose formula is negative for small inputs, here
+   * (10 batch - 80) / 320 (-1 at batch 1; wav2vec2's frames (samples - 80)
+   * / 320 before the mask's Expand, as torch 2.11's TorchScript export
+   * writes it): still a size, never -1 (the Expand's shape was left to the
+   * run, and the Add after it refused) */
+  dml_dim_t fr;
+  int okf = 0;
+  CHECK_OK(dml_ir_module_derived_dim(t.m, t.batch, -1, 10, -80, 320, &fr, &okf));
+  CHECK(okf && fr.sym >= 0);
+  CHECK(dml_ir_symbol_min(t.m, fr.sym) == 0);
+  dml_type_t tyf = dml_type_static(DML_DTYPE_F32, 1, d1);
+  tyf.dims[0] = fr;
+  dml_ir_value_t *xf = NULL;
+  CHECK_OK(dml_ir_function_add_arg(t.f, "frames", &tyf, &xf));
+  n = tnode(&t, DML_OP_SHAPE, "shape_frames", 1, &xf, 1);
+  INFER_OK(&t, n);
+  dml_ir_value_t *fi[2] = {n->outputs[0], ti64(&t, &cmp[0], 1, 0)};
+  n = tnode(&t, DML_OP_EQUAL, "frames_eq_m1", 2, fi, 1);
+  INFER_OK(&t, n);
+  const dml_ir_sym_data_t *fsd = n->outputs[0]->sym_data;
+  CHECK(fsd && fsd->n == 1 && fsd->elems[0].sym < 0 && fsd->elems[0].value == 0);
   tm_free(&t);
 }
 
