@@ -105,12 +105,14 @@ for p in sorted(glob.glob("/tmp/zoo/res/*.json")):
     else:
         merged["entries"].update(d.get("entries", {}))
 if merged:
-    merged.setdefault("versions", {})
-    try:
-        m = json.load(open("/tmp/zoo/models/manifest.json"))
-        merged["versions"]["export"] = m.get("versions")
-    except (OSError, ValueError):
-        pass
+    # run.py's docs/zoo.md writer reads these two (run.py --doc-only --json zoo_gpu.json)
+    gpu = os.popen("nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null").read().strip() or "a GPU"
+    merged["title"] = f"Model zoo on the GPU machine ({gpu})"
+    merged["where"] = (f"Exported, compiled and run on the GPU machine itself by `scripts/gpu_zoo.sh` ({gpu}): "
+                       "PyTorch, its exporters and ONNX Runtime are that machine's (the versions below); the dmlc "
+                       "compiler and clang-16 were carried there (`scripts/gpu_toolchain.sh`). A model's CPU and "
+                       "CUDA outputs come from one package compiled `--target cpu,cuda`, both checked against ONNX "
+                       "Runtime on that machine and CUDA against the CPU.")
     json.dump(merged, open(os.path.join(out, "zoo_gpu.json"), "w"), indent=1)
     cells = [(k, t, c.get("result")) for k, e in merged["entries"].items() for t, c in e.get("targets", {}).items()]
     for t in ("cpu", "cuda"):
