@@ -25,22 +25,6 @@ static const float k_edges[16] = {NAN,     INFINITY, -INFINITY, -0.0f,  0.0f, 1e
                                   -1e-40f, 1e30f,    -1e30f,    1e-30f, 0.5f, -2.5f,
                                   3.0f,    -0.75f,   88.8f,     -100.0f};
 
-static uint8_t *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = (uint8_t *)malloc(n > 0 ? (size_t)n : 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 /* Compiles tests/tensor/<name>.onnx for the CPU and runs it on `in`;
  * compares output 0 with the eager op `op` on the same inputs. */
 static void check_model_on(const char *dev, const char *name, const char *op,
@@ -49,8 +33,8 @@ static void check_model_on(const char *dev, const char *name, const char *op,
   char rel[256], path[1400];
   snprintf(rel, sizeof rel, "tests/tensor/%s.onnx", name);
   size_t len = 0;
-  uint8_t *bytes =
-      read_all(dml_test_path("DMLC_SOURCE_DIR", rel, path, sizeof path), &len);
+  uint8_t *bytes = (uint8_t *)dml_test_read_file(
+      dml_test_path("DMLC_SOURCE_DIR", rel, path, sizeof path), &len);
   CHECK(bytes != NULL);
   if (!bytes) return;
   dml_compile_options_t o;
@@ -200,10 +184,10 @@ static void test_slice_clamping(void) {
   int64_t d3[1] = {3}, d1[1] = {1}, s = -4, e = -10, a = 0, p = -1;
   size_t len = 0;
   char path[1400];
-  uint8_t *bytes =
-      read_all(dml_test_path("DMLC_SOURCE_DIR", "tests/tensor/slice_neg_start.onnx", path,
-                             sizeof path),
-               &len);
+  uint8_t *bytes = (uint8_t *)dml_test_read_file(
+      dml_test_path("DMLC_SOURCE_DIR", "tests/tensor/slice_neg_start.onnx", path,
+                    sizeof path),
+      &len);
   CHECK(bytes != NULL);
   if (!bytes) return;
   dml_compile_options_t o;
@@ -299,7 +283,7 @@ static void test_shape_ops_norms(void) {
 static void test_session_tensors(void) {
   char path[1400];
   size_t len = 0;
-  uint8_t *bytes = read_all(
+  uint8_t *bytes = (uint8_t *)dml_test_read_file(
       dml_test_path("DMLC_SOURCE_DIR", "tests/tensor/matmul.onnx", path, sizeof path),
       &len);
   CHECK(bytes != NULL);

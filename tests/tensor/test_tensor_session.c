@@ -56,29 +56,13 @@ static const float k_edges[16] = {NAN,     INFINITY, -INFINITY, -0.0f,  0.0f, 1e
                                   -1e-40f, 1e30f,    -1e30f,    1e-30f, 0.5f, -2.5f,
                                   3.0f,    -0.75f,   88.8f,     -100.0f};
 
-static uint8_t *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = (uint8_t *)malloc(n > 0 ? (size_t)n : 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 /* tests/tensor/<name>.onnx compiled for `targets`, or NULL (reported). */
 static dml_rt_model_t *compile(const char *name, const char *targets) {
   char rel[256], path[1400];
   snprintf(rel, sizeof rel, "tests/tensor/%s.onnx", name);
   size_t len = 0;
-  uint8_t *bytes =
-      read_all(dml_test_path("DMLC_SOURCE_DIR", rel, path, sizeof path), &len);
+  uint8_t *bytes = (uint8_t *)dml_test_read_file(
+      dml_test_path("DMLC_SOURCE_DIR", rel, path, sizeof path), &len);
   CHECK(bytes != NULL);
   if (!bytes) return NULL;
   dml_compile_options_t o;
