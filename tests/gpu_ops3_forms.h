@@ -22,7 +22,15 @@
  * - TfIdfVectorizer TFIDF (uni-, bi- and trigrams, skips up to 2, weights,
  *   two n-grams sharing an output coordinate, an empty coordinate) on i64
  *   [batch, 9], IDF of bigrams only with skip 0 on i32 [10], TF with a
- *   skip count beyond the row (uni- and bigrams). */
+ *   skip count beyond the row (uni- and bigrams).
+ * All stay: dml_every_op (tests/check/every_op.c) does not cover them
+ * (docs/kernels.md "Every op on every backend" has the audit). Its TopK
+ * runs along the last, static axis with k = min(3, L) / min(5, L) on
+ * integers 0 and 1 only (not the u8 order of 251..255, nor k equal to the
+ * axis length), not along a symbolic dim; its DFT is a real signal along
+ * axis 1 only (no complex input, inverse, onesided, dft_length, f64
+ * complex, symbolic batch); it has no TfIdfVectorizer form (an n-gram
+ * pool is attributes it does not generate). */
 static inline void gpu_test_ops3_forms(gpu_test_form_fn each) {
   each("topk",
        "sym batch <= 16\n"

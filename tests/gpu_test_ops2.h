@@ -2,7 +2,13 @@
  * backend tests (tests/vulkan against the CPU on lavapipe; tests/cuda
  * compiles them and, on a CUDA device, runs them): each form through a
  * gpu_test_form_fn (gpu_test_util.h) with the number of kernels the
- * scheduler makes of it. */
+ * scheduler makes of it. Every form stays: each has a symbolic batch dim
+ * or an attribute, mode, dtype or rank that dml_every_op
+ * (tests/check/every_op.c) does not generate (3-D windows, Resize modes
+ * other than nearest by scales, Pad wider than the dim, per-axis and
+ * batched quantization, GridSample modes, BatchNormalization training,
+ * RoiAlign max and adaptive, MaxUnpool with repeated targets): the audit,
+ * form by form, is docs/kernels.md "Every op on every backend". */
 #ifndef DML_GPU_TEST_OPS2_H_
 #define DML_GPU_TEST_OPS2_H_
 

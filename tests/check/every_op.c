@@ -571,10 +571,14 @@ static const form_t k_forms[] = {
     {"Trilu", "lower", NULL, 0,
      "global @k : i64[] = dense<[-1]>\n" FN1(
          "%x: $T[R,4,L]") "  %y = Trilu(%x, @k) {upper = 0}\n" RET1},
+    {"Trilu", "lower,no k", NULL, 0,
+     FN1("%x: $T[R,4,L]") "  %y = Trilu(%x) {upper = 0}\n" RET1},
     {"OneHot", NULL, NULL, 1,
      "global @i : i64[${R},3] = dense<[${i:R*3:-L:L}]>\nglobal @d : i64[] = "
      "dense<[${L}]>\n" FN1("%v: $T[2]") "  %y = OneHot(@i, @d, %v) {axis = -1}\n" RET1},
     {"EyeLike", NULL, NULL, 0, FN1("%x: $T[R,L]") "  %y = EyeLike(%x) {k = 1}\n" RET1},
+    {"EyeLike", "dtype i64", NULL, 0,
+     FN1("%x: $T[R,L]") "  %y = EyeLike(%x) {k = -2, dtype = 7}\n" RET1},
     {"NonZero", NULL, NULL, 1, FN1("%x: $T[R,L]") "  %y = NonZero(%x)\n" RET1},
     {"Compress", NULL, NULL, 0,
      "global @c : bool[3] = dense<[true, false, true]>\n" FN1(
@@ -683,7 +687,23 @@ static const form_t k_forms[] = {
     {"Einsum", "batched,sum", NULL, 0,
      FN1("%a: $T[3,R,L], %b: $T[3,L]") "  %y = Einsum(%a, %b) {equation = "
                                        "\"bij,bj->b\"}\n" RET1},
+    {"Einsum", "batched matmul", NULL, 0,
+     FN1("%a: $T[R,2,L], %b: $T[R,L,4]") "  %y = Einsum(%a, %b) {equation = "
+                                         "\"bij,bjk->bik\"}\n" RET1},
+    {"Einsum", "diagonal", NULL, 0,
+     FN1("%a: $T[${min(L, 40)},${min(L, 40)}]") "  %y = Einsum(%a) {equation = "
+                                                "\"ii->i\"}\n" RET1},
+    {"Einsum", "sum all", NULL, 1,
+     FN1("%a: $T[R,L]") "  %y = Einsum(%a) {equation = \"ij->\"}\n" RET1},
+    {"Einsum", "ellipsis transpose", NULL, 1,
+     FN1("%a: $T[2,R,L]") "  %y = Einsum(%a) {equation = \"...ij->...ji\"}\n" RET1},
+    {"Einsum", "implicit output", NULL, 1,
+     FN1("%a: $T[R,L], %b: $T[L]") "  %y = Einsum(%a, %b) {equation = \"ij,j\"}\n" RET1},
+    {"Einsum", "broadcast dim", NULL, 0,
+     FN1("%a: $T[1,L], %b: $T[R,L,4]") "  %y = Einsum(%a, %b) {equation = "
+                                       "\"ij,bjk->bji\"}\n" RET1},
     {"Det", NULL, NULL, 0, FN1("%x: $T[R,3,3]") "  %y = Det(%x)\n" RET1},
+    {"Det", "4x4", NULL, 0, FN1("%x: $T[R,4,4]") "  %y = Det(%x)\n" RET1},
     /* normalizations */
     {"BatchNormalization", NULL, NULL, 1,
      "global @m : $T[3] = dense<[0.5, -1, 2]>\nglobal @v : $T[3] = dense<[0.25, 1, "
@@ -708,6 +728,9 @@ static const form_t k_forms[] = {
      FN1("%x: $T[R,L]") "  %y = LpNormalization(%x) {axis = 0, p = 1}\n" RET1},
     {"MeanVarianceNormalization", NULL, NULL, 0,
      FN1("%x: $T[R,3,2,L]") "  %y = MeanVarianceNormalization(%x)\n" RET1},
+    {"MeanVarianceNormalization", "axes", NULL, 0,
+     FN1("%x: $T[R,3,2,L]") "  %y = MeanVarianceNormalization(%x) {axes = [1, "
+                            "-1]}\n" RET1},
     {"RMSNormalization", NULL, NULL, 1,
      FN1("%x: $T[R,L], %s: $T[L]") "  %y = RMSNormalization(%x, %s)\n" RET1},
     {"LRN", NULL, NULL, 0,

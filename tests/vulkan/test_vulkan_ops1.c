@@ -1,7 +1,8 @@
-/* test_vulkan_ops1.c — codegen/schedule_ops1.c's kernel forms (Trilu,
- * EyeLike, IsInf, IsNaN, CumSum, ScatterElements, ScatterND, GatherND,
- * ReverseSequence, LRN, MeanVarianceNormalization, Det, Einsum, Adagrad,
- * Momentum, Adam: tests/gpu_ops1_forms.h) on the default Vulkan device
+/* test_vulkan_ops1.c — codegen/schedule_ops1.c's kernel forms that
+ * dml_every_op does not cover (Trilu, IsInf, IsNaN, BitShift, CumSum,
+ * CumProd, ScatterElements, GatherND, ReverseSequence,
+ * MeanVarianceNormalization, LRN, Det, Adagrad, Momentum, Adam:
+ * tests/gpu_ops1_forms.h says why each stays) on the default Vulkan device
  * (Mesa's lavapipe in CI) against the CPU reference at batch 1, 3 and 16;
  * the forms with parameters fed at run time on chosen values (CumSum's
  * axis, negative included; Trilu's k); and the forms the scheduler refuses,
