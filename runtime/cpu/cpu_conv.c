@@ -7,9 +7,10 @@
  * fit: cv_tiles (strides 1-2, rows of at least 16 or exactly 4 or 8
  * outputs, small images: 16 output channels x 16 positions, broadcast
  * inputs), direct_tiles (stride 1, rows of at least 10 floats; pointwise
- * convolutions with small images, read in place) and flat_tiles (strides
- * up to 4, narrow stride-1 rows: flattened phase planes), each with the
- * epilogue applied in registers;
+ * convolutions with small images, read in place; 1x1 strided ones after a
+ * gather of their inputs, pws_*) and flat_tiles (strides up to 4, narrow
+ * stride-1 rows: flattened phase planes), each with the epilogue applied
+ * in registers;
  * depthwise 2-D convolutions a direct vectorized kernel (AVX-512,
  * AVX2, portable) with the epilogue fused; ConvTranspose is GEMM +
  * col2im. With several threads, (image, group, output-column chunk) tasks
@@ -400,6 +401,9 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
  * GEMM. */
 #define PW_MAX_FLOATS (64 << 10)
 #define PW_MAX_K 512
+/* Up to this many input channels pw_tiles copies its position chunks into
+ * a contiguous block first (pw_tiles' comment says why). */
+#define PW_PACK_K 16
 static int direct_ok(const conv_geo_t *g) {
 #if DML_CPU_X86
   if (g->pointwise) {
@@ -462,7 +466,10 @@ static int direct_slots(const conv_geo_t *g, int threads) {
  * chain of fused multiply-adds per output over k in order from 0, the
  * epilogue in registers), so the same bits. pws_geo gives the pointwise
  * geometry pw_tiles reads (C, M, out_sz); pws_ok where direct_ok takes
- * that geometry: every position read lies inside X. */
+ * that geometry (every position read lies inside X) and K <= PW_PACK_K:
+ * with 32 input channels (resnet_small's 32 -> 64 shortcut, 8x8 output)
+ * the gather lost 10 us of 65 in the model at batch 32 (per-node minimum,
+ * three alternations) and gained nothing in cpu_kernel_bench. */
 static int pws_geo(const conv_geo_t *g, conv_geo_t *gp) {
   if (g->r != 2 || g->group != 1 || g->pointwise || g->k_sz != 1) return 0;
   if (g->pb[0] != 0 || g->pb[1] != 0 || g->out[0] < 1 || g->out[1] < 1) return 0;
@@ -478,7 +485,7 @@ static int pws_geo(const conv_geo_t *g, conv_geo_t *gp) {
 }
 static int pws_ok(const conv_geo_t *g) {
   conv_geo_t gp;
-  return pws_geo(g, &gp) && direct_ok(&gp);
+  return g->C <= PW_PACK_K && pws_geo(g, &gp) && direct_ok(&gp);
 }
 static size_t pws_slot_bytes(const conv_geo_t *g) {
   return align64((size_t)(g->C * g->out_sz) * 4);
@@ -1751,7 +1758,6 @@ __attribute__((target("avx512f"))) static void direct_tiles(
  * the same bits. A last partial vector is masked. */
 #define PW_MR 6
 #define PW_NV 4
-#define PW_PACK_K 16
 #define PW_SC 4
 #define PW_BLOCK(NV, FULL)                                                      \
   {                                                                             \
