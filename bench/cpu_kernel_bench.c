@@ -250,6 +250,7 @@ int main(int argc, char **argv) {
   conv_bench("conv 3x3 s2 16->32 32x32 b32", 32, 16, 32, 1, 32, 3, 2, seconds, peak);
   conv_bench("conv 3x3 s2 32->64 16x16 b32", 32, 32, 64, 1, 16, 3, 2, seconds, peak);
   conv_bench("conv 1x1 s2 16->32 32x32 b32", 32, 16, 32, 1, 32, 1, 2, seconds, peak);
+  conv_bench("conv 1x1 s2 32->64 16x16 b32", 32, 32, 64, 1, 16, 1, 2, seconds, peak);
   conv_bench("conv 3x3 s1 64->64 8x8 b32", 32, 64, 64, 1, 8, 3, 1, seconds, peak);
   return 0;
 }

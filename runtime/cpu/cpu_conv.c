@@ -7,9 +7,10 @@
  * fit: cv_tiles (strides 1-2, rows of at least 16 or exactly 4 or 8
  * outputs, small images: 16 output channels x 16 positions, broadcast
  * inputs), direct_tiles (stride 1, rows of at least 10 floats; pointwise
- * convolutions with small images, read in place) and flat_tiles (strides
- * up to 4, narrow stride-1 rows: flattened phase planes), each with the
- * epilogue applied in registers;
+ * convolutions with small images, read in place; 1x1 strided ones after a
+ * gather of their inputs, pws_*) and flat_tiles (strides up to 4, narrow
+ * stride-1 rows: flattened phase planes), each with the epilogue applied
+ * in registers;
  * depthwise 2-D convolutions a direct vectorized kernel (AVX-512,
  * AVX2, portable) with the epilogue fused; ConvTranspose is GEMM +
  * col2im. With several threads, (image, group, output-column chunk) tasks
@@ -400,6 +401,9 @@ static conv_mem_t conv_mem(const conv_geo_t *g, int transpose, int threads) {
  * GEMM. */
 #define PW_MAX_FLOATS (64 << 10)
 #define PW_MAX_K 512
+/* Up to this many input channels pw_tiles copies its position chunks into
+ * a contiguous block first (pw_tiles' comment says why). */
+#define PW_PACK_K 16
 static int direct_ok(const conv_geo_t *g) {
 #if DML_CPU_X86
   if (g->pointwise) {
@@ -450,6 +454,41 @@ static int direct_slots(const conv_geo_t *g, int threads) {
   return threads > 1 && g->N >= 2 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS
              ? (int)DML_CPU_MIN((int64_t)threads, g->N)
              : 1;
+}
+
+/* ---- strided pointwise: 1x1, stride > 1, unpadded (AVX-512) ---------- */
+
+/* ResNet's shortcuts (1x1 stride 2): each image's strided inputs
+ * X[c, oh*s0, ow*s1] are gathered once into a contiguous [C][OH*OW] buffer
+ * (stride 2 in width: two loads and a permute per 16 outputs, flat_row_s2),
+ * then pw_tiles runs on it as on a stride-1 pointwise image (6 output
+ * channels x 64 positions, plain loads). The same sums as cv_tiles (one
+ * chain of fused multiply-adds per output over k in order from 0, the
+ * epilogue in registers), so the same bits. pws_geo gives the pointwise
+ * geometry pw_tiles reads (C, M, out_sz); pws_ok where direct_ok takes
+ * that geometry (every position read lies inside X) and K <= PW_PACK_K:
+ * with 32 input channels (resnet_small's 32 -> 64 shortcut, 8x8 output)
+ * the gather lost 10 us of 65 in the model at batch 32 (per-node minimum,
+ * three alternations) and gained nothing in cpu_kernel_bench. */
+static int pws_geo(const conv_geo_t *g, conv_geo_t *gp) {
+  if (g->r != 2 || g->group != 1 || g->pointwise || g->k_sz != 1) return 0;
+  if (g->pb[0] != 0 || g->pb[1] != 0 || g->out[0] < 1 || g->out[1] < 1) return 0;
+  if ((g->out[0] - 1) * g->s[0] >= g->in[0] || (g->out[1] - 1) * g->s[1] >= g->in[1])
+    return 0;
+  *gp = *g;
+  gp->pointwise = 1;
+  gp->in[0] = g->out[0], gp->in[1] = g->out[1];
+  gp->in_sz = g->out_sz;
+  gp->s[0] = gp->s[1] = 1;
+  pw_flatten(gp);
+  return 1;
+}
+static int pws_ok(const conv_geo_t *g) {
+  conv_geo_t gp;
+  return g->C <= PW_PACK_K && pws_geo(g, &gp) && direct_ok(&gp);
+}
+static size_t pws_slot_bytes(const conv_geo_t *g) {
+  return align64((size_t)(g->C * g->out_sz) * 4);
 }
 
 /* ---- direct 2-D convolution over flattened phase planes (AVX-512) ---- */
@@ -666,6 +705,9 @@ static size_t conv_scratch(const dml_cpu_call_t *c, int transpose, int threads) 
 #endif
     return 0;
   }
+  if (!transpose && pws_ok(&g))
+    return 64 + direct_apack_bytes(&g) +
+           (size_t)direct_slots(&g, threads) * pws_slot_bytes(&g);
   if (!transpose && cv_ok(&g))
     return 64 + cv_wpack_bytes(&g) +
            (size_t)direct_slots(&g, threads) * cv_slot_bytes(&g);
@@ -1716,7 +1758,6 @@ __attribute__((target("avx512f"))) static void direct_tiles(
  * the same bits. A last partial vector is masked. */
 #define PW_MR 6
 #define PW_NV 4
-#define PW_PACK_K 16
 #define PW_SC 4
 #define PW_BLOCK(NV, FULL)                                                      \
   {                                                                             \
@@ -1783,14 +1824,18 @@ __attribute__((target("avx512f"))) static void pw_tiles(
     for (; v + PW_SC * PW_NV <= v1 && (v + PW_SC * PW_NV) * 16 <= HW;
          v += PW_SC * PW_NV) {
       const int64_t xs = PW_SC * PW_NV * 16, vs = v;
-      for (int64_t k = 0; k < K; k++)
-        for (int j = 0; j < PW_SC * PW_NV; j++)
-          _mm512_store_ps(xpk + k * xs + 16 * j,
-                          _mm512_loadu_ps(x + vs * 16 + k * HW + 16 * j));
+      /* An image of exactly one such block (the strided pointwise path's
+       * 16x16 gathers) is that layout already. */
+      const float *xk0 = HW == xs ? x : xpk;
+      if (HW != xs)
+        for (int64_t k = 0; k < K; k++)
+          for (int j = 0; j < PW_SC * PW_NV; j++)
+            _mm512_store_ps(xpk + k * xs + 16 * j,
+                            _mm512_loadu_ps(x + vs * 16 + k * HW + 16 * j));
       for (int64_t mb = 0; mb < M; mb += PW_MR) {
         mlo = mb, M_ = DML_CPU_MIN(M, mb + PW_MR);
         for (int c = 0; c < PW_SC; c++) {
-          const float *xb = xpk + c * PW_NV * 16;
+          const float *xb = xk0 + c * PW_NV * 16;
           v = vs + c * PW_NV;
           PW_BLOCK(PW_NV, 1)
         }
@@ -1885,6 +1930,69 @@ __attribute__((target("avx512f"))) static void flat_row_s2(const float *restrict
     _mm512_mask_storeu_ps(d0 + q0, m, _mm512_permutex2var_ps(v0, ev, v1));
     if (d1) _mm512_mask_storeu_ps(d1 + q0, m, _mm512_permutex2var_ps(v0, od, v1));
   }
+}
+#endif
+
+/* Strided pointwise (pws_geo and pws_ok above): the gather and the tasks. */
+#if DML_CPU_X86
+/* The strided inputs of image x (geometry g) into xs, [C][OH][OW]: stride
+ * 2 in width with rows of whole vectors two plain loads and a permute per
+ * 16 outputs, other stride-2 rows flat_row_s2 (masked), other strides a
+ * scalar loop. */
+__attribute__((target("avx512f"))) static void pws_gather(const conv_geo_t *g,
+                                                          const float *restrict x,
+                                                          float *restrict xs) {
+  int64_t W = g->in[1], OH = g->out[0], OW = g->out[1], s0 = g->s[0], s1 = g->s[1];
+  const __m512i ev =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  int whole = s1 == 2 && OW % 16 == 0 && 2 * OW <= W;
+  for (int64_t c = 0; c < g->C; c++)
+    for (int64_t oh = 0; oh < OH; oh++) {
+      const float *src = x + c * g->in_sz + oh * s0 * W;
+      float *dst = xs + c * g->out_sz + oh * OW;
+      if (whole) {
+        for (int64_t q = 0; q < OW; q += 16)
+          _mm512_storeu_ps(dst + q,
+                           _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * q), ev,
+                                                  _mm512_loadu_ps(src + 2 * q + 16)));
+      } else if (s1 == 2) {
+        flat_row_s2(src, W, 0, dst, NULL, OW);
+      } else {
+        for (int64_t ow = 0; ow < OW; ow++) dst[ow] = src[ow * s1];
+      }
+    }
+}
+
+typedef struct {
+  const conv_run_t *run; /* its g: the pointwise geometry (pws_geo) */
+  const conv_geo_t *g0;  /* the call's own geometry */
+  const float *ap;
+  char *slots;
+  size_t slot_bytes;
+  int64_t n, chunks; /* pws_chunk_task: the image, its vector chunks */
+} pws_ctx_t;
+
+/* One image: gathered into this thread's slot, all tiles. */
+static void pws_task(void *vctx, int64_t n, int tid) {
+  const pws_ctx_t *d = (const pws_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  float *xs = (float *)(void *)(d->slots + (size_t)tid * d->slot_bytes);
+  pws_gather(d->g0, r->x + n * d->g0->C * d->g0->in_sz, xs);
+  pw_tiles(r, g, xs, d->ap, r->y + n * g->M * g->out_sz, 0, (g->out_sz + 15) / 16);
+}
+
+/* Chunk t of image d->n's output vectors (gathered in slot 0 beforehand). */
+static void pws_chunk_task(void *vctx, int64_t t, int tid) {
+  (void)tid;
+  const pws_ctx_t *d = (const pws_ctx_t *)vctx;
+  const conv_run_t *r = d->run;
+  const conv_geo_t *g = r->g;
+  int64_t V = (g->out_sz + 15) / 16;
+  int64_t v0 = V * t / d->chunks, v1 = V * (t + 1) / d->chunks;
+  if (v0 < v1)
+    pw_tiles(r, g, (const float *)(const void *)d->slots, d->ap,
+             r->y + d->n * g->M * g->out_sz, v0, v1);
 }
 #endif
 
@@ -2399,7 +2507,7 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
   }
   int regs = 0, gemm = 0;
   if (ep && ep->residual) {
-    regs = !transpose && !is_depthwise(&g) && (cv_ok(&g) || direct_ok(&g));
+    regs = !transpose && !is_depthwise(&g) && (pws_ok(&g) || cv_ok(&g) || direct_ok(&g));
     gemm = !transpose && !is_depthwise(&g) && !regs && !flat_ok(&g);
   }
   if (ep && ep->residual && !regs && !(gemm && ep->residual != (const float *)y->data)) {
@@ -2453,6 +2561,33 @@ static dml_status_t conv_run(const dml_cpu_call_t *c, int transpose,
   char *base = (char *)(((uintptr_t)c->scratch + 63) & ~(uintptr_t)63);
   size_t pad = (size_t)(base - (char *)c->scratch);
   size_t avail = c->scratch && c->scratch_bytes > pad ? c->scratch_bytes - pad : 0;
+#if DML_CPU_X86
+  conv_geo_t gp;
+  if (!transpose && pws_ok(&g) && pws_geo(&g, &gp)) {
+    size_t ab = direct_apack_bytes(&g), sb = pws_slot_bytes(&g);
+    int slots = direct_slots(&g, threads);
+    if (avail < ab + sb)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT, "scratch too small");
+    if (avail < ab + (size_t)slots * sb) slots = 1;
+    conv_run_t run = conv_run_of(&gp, 0, x, w, b, y, base, (conv_mem_t){0, 0, 0, 0}, ep);
+    const float *ap = ep && ep->packed ? (const float *)ep->packed : (const float *)base;
+    if (ap == (const float *)base)
+      dml_cpu_sgemm_pack_a(0, g.M, g.C, run.w, g.C, (float *)base);
+    pws_ctx_t d = {&run, &g, ap, base + ab, sb, 0, 1};
+    double macs = (double)g.M * (double)g.C * (double)g.out_sz;
+    if (slots == 1 && threads > 1 && macs >= DML_CPU_CONV_PARALLEL_MIN_MACS) {
+      /* One image at a time: gathered once, its output vectors split. */
+      d.chunks = 2 * (int64_t)threads;
+      for (d.n = 0; d.n < g.N; d.n++) {
+        pws_gather(&g, run.x + d.n * g.C * g.in_sz, (float *)(void *)d.slots);
+        dml_cpu_parallel_for(d.chunks, threads, pws_chunk_task, &d);
+      }
+      return DML_OK;
+    }
+    dml_cpu_parallel_for(g.N, slots, pws_task, &d);
+    return DML_OK;
+  }
+#endif
   if (!transpose && !cv_ok(&g) && direct_ok(&g)) {
     pw_flatten(&g);
     size_t ab = direct_apack_bytes(&g), sb = direct_slot_bytes(&g);

@@ -517,6 +517,26 @@ static void test_conv_cv(void) {
   inpl1.k[0] = inpl1.k[1] = 3, inpl1.in[0] = inpl1.in[1] = 18;
   inpl1.s[0] = inpl1.s[1] = 1;
   conv_case(inpl1, 1, NULL);
+  /* 1x1 stride > 1 unpadded (the strided pointwise path for K <= 16:
+   * gathered, then pointwise tiles): 21x21 -> 11x11 (a partial last
+   * vector, the last column read), stride 3 (the scalar gather), strides
+   * (2, 1), 16x16 -> 8x16 (the 256-position block read without a copy),
+   * K 40 (the cv kernel), and one image split over 2 threads. */
+  cgeo_t pws = inpl;
+  pws.in[0] = pws.in[1] = 21, pws.C = 12, pws.M = 13;
+  conv_case(pws, 1, NULL);
+  pws.s[0] = pws.s[1] = 3, pws.in[0] = 20, pws.in[1] = 23;
+  conv_case(pws, 1, NULL);
+  pws.s[0] = 2, pws.s[1] = 1, pws.in[0] = pws.in[1] = 16, pws.C = 16;
+  conv_case(pws, 0, NULL);
+  pws.C = 40;
+  conv_case(pws, 1, NULL);
+  dml_cpu_set_num_threads(2);
+  cgeo_t pws1 = pws; /* 16 x 64 x 64 -> 128 x 32 x 32: 2M multiply-adds */
+  pws1.N = 1, pws1.C = 16, pws1.M = 128, pws1.in[0] = pws1.in[1] = 64;
+  pws1.s[0] = pws1.s[1] = 2;
+  conv_case(pws1, 1, NULL);
+  dml_cpu_set_num_threads(1);
   cgeo_t odd = r2; /* 6 output rows of 8: not whole 2-row tiles (another path) */
   odd.in[0] = 6;
   conv_case(odd, 1, NULL);
