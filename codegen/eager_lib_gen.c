@@ -7,8 +7,9 @@
  * For every elementwise op of ops.def it builds a one-node function (f32
  * operands of a symbolic length; bool for the logic ops, a bool output for
  * the compares, Where's bool condition; the op's attributes at their
- * defaults, Mod with fmod = 1; Clip-13 with min, and with min and max, as
- * operands), asks the scheduler for the node's formula
+ * defaults, Mod with fmod = 1, but the formula table's unary ops' (ew_ops.def
+ * DML_EW), which are push-constant words (DML_EAGER_PC_ATTR); Clip-13 with
+ * min, and with min and max, as operands), asks the scheduler for the node's formula
  * (dml_ksched_ew_node: the value the compiled path fuses into its kernels)
  * and wraps it in a kernel whose loads and stores address the tensors
  * through run-time offsets, dims and strides (push constants, the layout
@@ -65,6 +66,9 @@ static const char *k_dtype_enum(dml_dtype_t dt) {
     default: return "DML_DTYPE_INVALID";
   }
 }
+
+_Static_assert(DML_EW_MAX_ATTRS <= DML_EAGER_PC_IN_WORDS,
+               "the attribute words must fit in input 2's");
 
 static const dml_kidx_t *sym(dml_kpool_t *p, uint32_t w) {
   return dml_ki_sym(p, (int32_t)w);
@@ -150,8 +154,14 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
     }
     x[j] = kt[j] == DML_KT_F32 ? dml_kv_reg(p, j) : dml_kv_reg_t(p, j, kt[j]);
   }
+  /* the formula table's unary ops: their attributes A0.. are the words
+   * DML_EAGER_PC_ATTR, read at dispatch */
+  const dml_kval_t *attrs[DML_EW_MAX_ATTRS];
+  for (uint32_t a = 0; a < DML_EW_MAX_ATTRS; a++)
+    attrs[a] = dml_kv_bits_f32(p, sym(p, DML_EAGER_PC_ATTR + a));
   const dml_kval_t *v = x[0]; /* Identity: the strided copy */
-  if (op != DML_OP_IDENTITY) *why = dml_ksched_ew_node(p, &g, 0, 0, x, &v);
+  if (op != DML_OP_IDENTITY)
+    *why = dml_ksched_ew_node(p, &g, 0, 0, x, dml_ew_has(op) ? attrs : NULL, &v);
   if (*why) return DML_OK;
   dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
   dml_kstmt_t *guard = dml_ks_new(p, DML_KS_IF_LT);

@@ -42,6 +42,12 @@ enum {
   DML_EAGER_PC_IN = DML_EAGER_PC_DIMS + DML_EAGER_RANK,
   DML_EAGER_PC_IN_WORDS = 1 + DML_EAGER_RANK,
   DML_EAGER_PC_WORDS = DML_EAGER_PC_IN + DML_EAGER_MAX_INPUTS * DML_EAGER_PC_IN_WORDS,
+  /* The attribute values of the unary ops of the formula table
+   * (runtime/base/ew_ops.def DML_EW: A0, A1, A2 as dml_ew_attrs gives them,
+   * a string attribute as 0 or 1), each word the bits of the f32 value:
+   * input 2's words, which these one-operand ops do not read. The kernels
+   * read them at dispatch (no kernel per value). */
+  DML_EAGER_PC_ATTR = DML_EAGER_PC_IN + 2 * DML_EAGER_PC_IN_WORDS,
 };
 
 /* Reduction kernels (kind DML_EAGER_REDUCE): the compiled path's kernel
@@ -161,7 +167,8 @@ typedef struct dml_eager_lin {
  * (a dml_dtype_t; they differ for Cast, and for the compares, whose output
  * is bool; f32 for MatMul and Conv), its attributes at their defaults (Mod
  * with fmod = 1, Cast's `to` out_dtype; Clip's min and max are operands 1
- * and 2, opset 13), SPIR-V `words`. Element offsets, strides and
+ * and 2, opset 13) but those of the formula table's unary ops, read from
+ * the words DML_EAGER_PC_ATTR at dispatch, SPIR-V `words`. Element offsets, strides and
  * indices count elements of the operand's dtype (the kernels read typed
  * views of the buffers). Identity (kind DML_EAGER_EW) is the strided
  * copy. */

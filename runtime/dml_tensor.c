@@ -1002,24 +1002,14 @@ static int eager_has(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in) {
 }
 
 /* Why the library kernel (built with the op's default attributes, Mod with
- * fmod = 1) does not compute op `id` with `attrs`, or NULL. */
+ * fmod = 1; the formula table's unary ops take theirs at dispatch,
+ * DML_EAGER_PC_ATTR) does not compute op `id` with `attrs`, or NULL. */
 static dml_status_t eager_attrs_check(dml_op_t id, const dml_attr_t *attrs,
                                       uint32_t n_attrs) {
   const char *opn = dml_op_name(id);
-  if (dml_ew_has(id)) {
-    double av[DML_EW_MAX_ATTRS], dv[DML_EW_MAX_ATTRS];
-    DML_RETURN_IF_ERROR(dml_ew_attrs(id, attrs, n_attrs, av));
-    DML_RETURN_IF_ERROR(dml_ew_attrs(id, NULL, 0, dv));
-    for (int i = 0; i < DML_EW_MAX_ATTRS; i++)
-      if (av[i] != dv[i] && !(av[i] != av[i] && dv[i] != dv[i]))
-        return dml_status_detail(
-            dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                            "eager kernels on the GPU take the default attributes only "
-                            "in this version"),
-            "attribute %d is %g, the kernel's %g; copy the tensors to the CPU with "
-            "dml_rt_tensor_to_device",
-            i, av[i], dv[i]);
-    return DML_OK;
+  if (dml_ew_has(id)) { /* any value the op accepts (dml_ew_attrs' errors) */
+    double av[DML_EW_MAX_ATTRS];
+    return dml_ew_attrs(id, attrs, n_attrs, av);
   }
   for (uint32_t i = 0; i < n_attrs; i++) {
     if (id == DML_OP_MOD && attrs[i].name && !strcmp(attrs[i].name, "fmod") &&
@@ -1182,6 +1172,14 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   pc[DML_EAGER_PC_N] = (uint32_t)n;
   pc[DML_EAGER_PC_STRIDE] = (uint32_t)stride;
   pc[DML_EAGER_PC_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
+  if (!e && dml_ew_has(id)) { /* the attribute values, f32 bits */
+    double av[DML_EW_MAX_ATTRS];
+    e = dml_ew_attrs(id, attrs, n_attrs, av);
+    for (uint32_t a = 0; !e && a < DML_EW_MAX_ATTRS; a++) {
+      float f = (float)av[a];
+      memcpy(&pc[DML_EAGER_PC_ATTR + a], &f, sizeof f);
+    }
+  }
   if (!e)
     e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
                              shared ? x[0]->st->buf : NULL, cp, n_cp, pack, pc,

@@ -255,8 +255,19 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   if (!bad && E->op != DML_OP_IDENTITY) {
     void *gv[DML_EAGER_MAX_INPUTS];
     for (uint32_t j = 0; j < DML_EAGER_MAX_INPUTS; j++) gv[j] = g[j];
-    bad = cpu_op(E->op, E->n_inputs, gv, dts, 1, &dn, &fmod,
-                 E->op == DML_OP_MOD || E->op == DML_OP_CAST ? 1 : 0, y, dn);
+    /* the formula table's attributes: the words DML_EAGER_PC_ATTR (f32
+     * bits; a string attribute 0 or 1: its first or second value) */
+    dml_attr_t at[4], use[4];
+    uint32_t na = ew_other_attrs(E->op, at), nu = 0;
+    for (uint32_t i = 0; i < na; i++) {
+      float f;
+      memcpy(&f, &pc[DML_EAGER_PC_ATTR + i], sizeof f);
+      at[i].f = f;
+      if (at[i].kind == DML_ATTR_FLOAT || f != 0) use[nu++] = at[i];
+    }
+    bad = na ? cpu_op(E->op, E->n_inputs, gv, dts, 1, &dn, use, nu, y, dn)
+             : cpu_op(E->op, E->n_inputs, gv, dts, 1, &dn, &fmod,
+                      E->op == DML_OP_MOD || E->op == DML_OP_CAST ? 1 : 0, y, dn);
   }
   for (uint32_t j = 0; j < E->n_inputs; j++) free(g[j]);
   free(done);
