@@ -499,11 +499,27 @@ static const dml_kval_t *ew2_pow(dml_kpool_t *p, const dml_kval_t *u,
   if (!u || !v) return NULL;
   return dml_kdtype_is_float(u->dtype) ? dml_kv_pow(p, u, v) : f2(p, DML_KF_IPOW, u, v);
 }
+/* ew_ops.def's PMOD (Python's remainder, the sign of v): IMOD for
+ * integers; for floats from the exact fmod r, as the CPU's ew2_pmod: a zero
+ * r is the zero of v's sign, r + v where r and v differ in sign (NaN stays
+ * NaN: r is NaN for a NaN operand, an infinite u or v = 0) */
+static const dml_kval_t *ew2_pmod(dml_kpool_t *p, const dml_kval_t *u,
+                                  const dml_kval_t *v) {
+  if (!u || !v) return NULL;
+  if (!dml_kdtype_is_float(u->dtype)) return f2(p, DML_KF_IMOD, u, v);
+  const dml_kval_t *r = f2(p, DML_KF_FMOD, u, v), *z = dml_kv_fconst(p, u->dtype, 0.0f);
+  const dml_kval_t *zero =
+      dml_kv_select(p, b2(p, DML_KF_LT, v, z), dml_kv_fconst(p, u->dtype, -0.0f), z);
+  const dml_kval_t *flip =
+      b2(p, DML_KF_XOR, b2(p, DML_KF_LT, r, z), b2(p, DML_KF_LT, v, z));
+  return dml_kv_select(p, b2(p, DML_KF_EQ, r, z), zero,
+                       dml_kv_select(p, flip, f2(p, DML_KF_ADD, r, v), r));
+}
 #define Y y
 #define GE(u, v) b2(p, DML_KF_GE, u, v)
 #define POW(u, v) ew2_pow(p, u, v)
 #define FMOD(u, v) f2(p, DML_KF_FMOD, u, v)
-#define PMOD(u, v) f2(p, DML_KF_IMOD, u, v)
+#define PMOD(u, v) ew2_pmod(p, u, v)
 #define DML_EW2(e, attrs, ints, value, dx, dy)                                           \
   static const dml_kval_t *ew2_kv_##e(dml_kpool_t *p, const dml_kval_t *x,               \
                                       const dml_kval_t *y, const dml_kval_t *const *a) { \

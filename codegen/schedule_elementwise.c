@@ -941,6 +941,8 @@ const char *dml_ksched_ew_node(dml_kpool_t *pool, const dml_pkg_graph_t *g, uint
   s.pool = pool;
   s.ew_attrs = attrs;
   const dml_pkg_node_t *n = &s.fn->nodes[node];
+  if (n->op == DML_OP_IS_NAN || n->op == DML_OP_IS_INF || n->op == DML_OP_BIT_SHIFT)
+    return dml_ksched_index_ew_value(&s, n, x, attrs, out_value); /* their kernels' */
   const char *why = dml_ksched_ew_reject(&s, n);
   if (why) return why;
   if (n->op == DML_OP_EXPAND || n->op == DML_OP_ONE_HOT ||

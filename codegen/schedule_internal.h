@@ -322,4 +322,17 @@ const char *dml_ksched_ew_node(dml_kpool_t *pool, const dml_pkg_graph_t *g, uint
                                const dml_kval_t *const *attrs,
                                const dml_kval_t **out_value);
 
+/* schedule_index.c, for the eager kernel library: the value of IsNaN-9,
+ * IsInf-10 (f32 x[0], a bool output) or BitShift-11 (unsigned x[0], x[1] of
+ * the output's dtype) node `n` of s's function, the formula of their
+ * kernels (emit_is_special, emit_bit_shift). `attrs` (NULL: the node's
+ * attributes, as constants): f32 values known at dispatch, IsInf's
+ * detect_positive (attrs[0]) and detect_negative (attrs[1]), BitShift's
+ * direction (attrs[0]: 1 LEFT, 0 RIGHT), each not 0 for on. Returns NULL
+ * and sets *out_value, or why the node has no such form. */
+const char *dml_ksched_index_ew_value(sched_t *s, const dml_pkg_node_t *n,
+                                      const dml_kval_t *const *x,
+                                      const dml_kval_t *const *attrs,
+                                      const dml_kval_t **out_value);
+
 #endif /* DML_SCHEDULE_INTERNAL_H_ */

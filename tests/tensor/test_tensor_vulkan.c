@@ -1124,15 +1124,25 @@ static void test_dtypes(void) {
         pair_free(&hi);
       }
     } else {
-      TAKE(pe, 0);
-      compare_typed(opn, cc, vv, ni, &to, na, ni > 1 ? "edge pairs" : "edges");
-      TAKE(pw, 1);
-      compare_typed(opn, cc, vv, ni, &to, na,
-                    ni > 1 ? "[3,1000] with [1000] rows" : "random [3,1000]");
-      TAKE(pv, 0);
-      compare_typed(opn, cc, vv, ni, &to, na, "reversed strided views");
-      TAKE(pz, 0);
-      compare_typed(opn, cc, vv, ni, &to, na, "empty [0,5]");
+      /* Mod: fmod 0 and 1; BitShift: direction LEFT and RIGHT (the words
+       * DML_EAGER_PC_ATTR); Cast: its `to` */
+      int two = K->op == DML_OP_MOD || K->op == DML_OP_BIT_SHIFT;
+      for (int form = 0; form < (two ? 2 : 1); form++) {
+        if (K->op == DML_OP_MOD) to.name = "fmod", to.i = form, na = 1;
+        if (K->op == DML_OP_BIT_SHIFT) {
+          to.name = "direction", to.kind = DML_ATTR_STRING, na = 1;
+          to.s = form ? "RIGHT" : "LEFT";
+        }
+        TAKE(pe, 0);
+        compare_typed(opn, cc, vv, ni, &to, na, ni > 1 ? "edge pairs" : "edges");
+        TAKE(pw, 1);
+        compare_typed(opn, cc, vv, ni, &to, na,
+                      ni > 1 ? "[3,1000] with [1000] rows" : "random [3,1000]");
+        TAKE(pv, 0);
+        compare_typed(opn, cc, vv, ni, &to, na, "reversed strided views");
+        TAKE(pz, 0);
+        compare_typed(opn, cc, vv, ni, &to, na, "empty [0,5]");
+      }
     }
 #undef TAKE
     for (uint32_t j = 0; j < ni; j++) {
@@ -1280,16 +1290,6 @@ static void test_dtypes(void) {
 static const struct {
   const char *op, *why;
 } k_not_on_device[] = {
-    {"Mod",
-     "of floats with fmod = 0 (the default; Python's remainder): the library's "
-     "float Mod is fmod = 1 (C's fmod)"},
-    {"IsInf",
-     "not an elementwise op of the scheduler (the compiled path runs it on the "
-     "CPU)"},
-    {"IsNaN", "as IsInf"},
-    {"BitShift",
-     "not an elementwise op of the scheduler (the library's u8 rows hold the "
-     "arithmetic, compares, Where, Clip and Cast)"},
     {"CastLike",
      "not an elementwise op of the scheduler (Cast with `to` is in the "
      "library)"},
@@ -1536,7 +1536,17 @@ static void test_table_ops(void) {
         if (o == DML_OP_BIT_SHIFT) { /* its direction has no default */
           at.name = "direction", at.kind = DML_ATTR_STRING, at.s = "LEFT";
           table_case(op, in, NULL, n, &at, 1, 0, "direction LEFT");
+          at.s = "RIGHT";
+          table_case(op, in, NULL, n, &at, 1, 0, "direction RIGHT");
+          at.kind = DML_ATTR_INT;
         }
+        if (o == DML_OP_IS_INF) /* each sign alone */
+          for (int k = 0; k < 2; k++) {
+            at.name = k ? "detect_negative" : "detect_positive", at.i = 0;
+            char w2[96];
+            snprintf(w2, sizeof w2, "%s, %s 0", what, at.name);
+            table_case(op, in, has_fl ? fl : NULL, n, &at, 1, 0, w2);
+          }
         dml_attr_t eat[4];
         uint32_t ne = ew_other_attrs((dml_op_t)o, eat);
         if (ne) { /* the formula table's attributes at other values */
