@@ -600,6 +600,11 @@ static void e_val(dml_sb_t *b, const dml_cdialect_t *d, const dml_kval_t *v) {
       e_idx(b, d, v->idx);
       dml_sb_printf(b, "]");
       return;
+    case DML_KV_BITS:
+      dml_sb_printf(b, "%s", d->u2f_pre);
+      e_idx(b, d, v->idx);
+      dml_sb_printf(b, "))");
+      return;
     case DML_KV_FN: e_fn(b, d, v); return;
   }
 }

@@ -72,6 +72,10 @@ typedef struct dml_cdialect {
    * (and the CPU) gives -0; it does so for no select whose arm is not a
    * constant. */
   const char *opaque_pre;
+  /* A DML_KV_BITS value: u2f_pre idx "))", the u32 index expression's bits
+   * read as an f32 ("uintBitsToFloat(uint(" / "__builtin_bit_cast(float,
+   * (unsigned)("). */
+  const char *u2f_pre;
 } dml_cdialect_t;
 
 /* The name of buffer `buf`'s view of dtype `t`: "arena", "arena_i64",

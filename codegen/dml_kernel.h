@@ -205,6 +205,10 @@ typedef enum dml_kval_kind {
                        the whole word w instead */
   DML_KV_CTAB,      /* the kernel's constant table `ctab` at element index `idx`
                        (of the table's dtype, f32 or i32) */
+  DML_KV_BITS,      /* f32: the 32 bits of index expression `idx` (a run-time
+                       u32 such as a push-constant word) read as an f32: a
+                       float passed at dispatch (the eager library's
+                       attribute values, dml_eager_lib.h DML_EAGER_PC_ATTR) */
 } dml_kval_kind_t;
 
 typedef struct dml_kval {

@@ -7,8 +7,9 @@
  * For every elementwise op of ops.def it builds a one-node function (f32
  * operands of a symbolic length; bool for the logic ops, a bool output for
  * the compares, Where's bool condition; the op's attributes at their
- * defaults, Mod with fmod = 1; Clip-13 with min, and with min and max, as
- * operands), asks the scheduler for the node's formula
+ * defaults, Mod with fmod = 1, but the formula table's unary ops' (ew_ops.def
+ * DML_EW), which are push-constant words (DML_EAGER_PC_ATTR); Clip-13 with
+ * min, and with min and max, as operands), asks the scheduler for the node's formula
  * (dml_ksched_ew_node: the value the compiled path fuses into its kernels)
  * and wraps it in a kernel whose loads and stores address the tensors
  * through run-time offsets, dims and strides (push constants, the layout
@@ -66,6 +67,9 @@ static const char *k_dtype_enum(dml_dtype_t dt) {
   }
 }
 
+_Static_assert(DML_EW_MAX_ATTRS <= DML_EAGER_PC_IN_WORDS,
+               "the attribute words must fit in input 2's");
+
 static const dml_kidx_t *sym(dml_kpool_t *p, uint32_t w) {
   return dml_ki_sym(p, (int32_t)w);
 }
@@ -108,7 +112,9 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
     vals[j].bytes = dml_dtype_size(j < n_in ? idt[j] : odt);
     if (j < n_in) ins[j] = j;
   }
-  dml_attr_t fmod = {0}; /* Mod's fmod = 1, Cast's to */
+  /* Mod's fmod = 1 (the scheduler's check; the kernel reads fmod from its
+   * word), Cast's to */
+  dml_attr_t fmod = {0};
   fmod.name = op == DML_OP_CAST ? "to" : "fmod";
   fmod.kind = DML_ATTR_INT;
   fmod.i = op == DML_OP_CAST ? dml_dtype_onnx_code(odt) : 1;
@@ -150,8 +156,15 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
     }
     x[j] = kt[j] == DML_KT_F32 ? dml_kv_reg(p, j) : dml_kv_reg_t(p, j, kt[j]);
   }
+  /* the attributes of the ops of dml_eager_attr_words are the words
+   * DML_EAGER_PC_ATTR, read at dispatch */
+  const dml_kval_t *attrs[DML_EW_MAX_ATTRS];
+  for (uint32_t a = 0; a < DML_EW_MAX_ATTRS; a++)
+    attrs[a] = dml_kv_bits_f32(p, sym(p, DML_EAGER_PC_ATTR + a));
   const dml_kval_t *v = x[0]; /* Identity: the strided copy */
-  if (op != DML_OP_IDENTITY) *why = dml_ksched_ew_node(p, &g, 0, 0, x, &v);
+  if (op != DML_OP_IDENTITY)
+    *why =
+        dml_ksched_ew_node(p, &g, 0, 0, x, dml_eager_attr_words(op) ? attrs : NULL, &v);
   if (*why) return DML_OK;
   dml_kstmt_t *st = dml_ks_new(p, DML_KS_STORE);
   dml_kstmt_t *guard = dml_ks_new(p, DML_KS_IF_LT);
@@ -310,7 +323,8 @@ static int is_logic(dml_op_t op) {
 /* Op `op` with n_in operands of dtype dt (Where's condition bool), the
  * output the compares' bool or dt. */
 static dml_status_t emit_d(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt) {
-  return emit_t(G, op, n_in, dt, is_compare(op) ? DML_DTYPE_BOOL : dt);
+  int bool_out = is_compare(op) || op == DML_OP_IS_NAN || op == DML_OP_IS_INF;
+  return emit_t(G, op, n_in, dt, bool_out ? DML_DTYPE_BOOL : dt);
 }
 
 static dml_status_t emit(gen_t *G, dml_op_t op, uint32_t n_in) {
@@ -738,7 +752,8 @@ static dml_status_t emit_mm_conv(gen_t *G) {
 
 /* The kernels for dtypes other than f32 (docs/tensor.md): each op of
  * `ops` for f16, bf16, i32, i64, u8, i8 and i16 operands (the float-only
- * ones for f16 and bf16, the signed-only ones not for u8), the compares,
+ * ones for f16 and bf16, the signed-only ones not for u8; Mod with both
+ * fmod forms, read at dispatch), BitShift of u8, the compares,
  * Clip and Where of each, Identity, Equal and Where of bool, Cast between
  * any two of f32, f16, bf16, i32, i64, u8, i8, i16, and ReduceSum,
  * ReduceMax, ReduceMin, ArgMax, ArgMin of i32 and i64 (f16 and bf16
@@ -754,11 +769,11 @@ static dml_status_t emit_dtypes(gen_t *G) {
     dml_op_t op;
     uint32_t n_in;
     int float_only;
-  } ops[] = {{DML_OP_IDENTITY, 1, 0}, {DML_OP_ADD, 2, 0}, {DML_OP_SUB, 2, 0},
-             {DML_OP_MUL, 2, 0},      {DML_OP_MAX, 2, 0}, {DML_OP_MIN, 2, 0},
-             {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 2}, {DML_OP_RELU, 1, 2},
-             {DML_OP_DIV, 2, 1},      {DML_OP_EXP, 1, 1}, {DML_OP_SQRT, 1, 1},
-             {DML_OP_SIGMOID, 1, 1},  {DML_OP_TANH, 1, 1}};
+  } ops[] = {{DML_OP_IDENTITY, 1, 0}, {DML_OP_ADD, 2, 0},  {DML_OP_SUB, 2, 0},
+             {DML_OP_MUL, 2, 0},      {DML_OP_MAX, 2, 0},  {DML_OP_MIN, 2, 0},
+             {DML_OP_ABS, 1, 0},      {DML_OP_NEG, 1, 2},  {DML_OP_RELU, 1, 2},
+             {DML_OP_DIV, 2, 1},      {DML_OP_EXP, 1, 1},  {DML_OP_SQRT, 1, 1},
+             {DML_OP_SIGMOID, 1, 1},  {DML_OP_TANH, 1, 1}, {DML_OP_MOD, 2, 0}};
   static const dml_op_t reds[5] = {DML_OP_REDUCE_SUM, DML_OP_REDUCE_MAX,
                                    DML_OP_REDUCE_MIN, DML_OP_ARG_MAX, DML_OP_ARG_MIN};
   dml_status_t s = DML_OK;
@@ -784,6 +799,7 @@ static dml_status_t emit_dtypes(gen_t *G) {
   for (int d = 1; d < ND && !s; d++)
     for (size_t o = 0; o < sizeof more / sizeof more[0] && !s; o++)
       s = emit_d(G, more[o].op, more[o].n_in, dts[d]);
+  if (!s) s = emit_d(G, DML_OP_BIT_SHIFT, 2, DML_DTYPE_U8); /* the unsigned dtype */
   if (!s) s = emit_d(G, DML_OP_IDENTITY, 1, DML_DTYPE_BOOL);
   if (!s) s = emit_d(G, DML_OP_EQUAL, 2, DML_DTYPE_BOOL);
   if (!s) s = emit_d(G, DML_OP_WHERE, 3, DML_DTYPE_BOOL);

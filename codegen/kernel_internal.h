@@ -58,6 +58,8 @@ const dml_kval_t *dml_kv_load_t(dml_kpool_t *p, dml_kbuf_t buf, dml_kdtype_t t,
                                 const dml_kidx_t *idx);
 const dml_kval_t *dml_kv_reg_t(dml_kpool_t *p, uint32_t reg, dml_kdtype_t t);
 const dml_kval_t *dml_kv_idx(dml_kpool_t *p, dml_kdtype_t t, const dml_kidx_t *idx);
+/* The f32 whose bits are the u32 index expression idx (DML_KV_BITS). */
+const dml_kval_t *dml_kv_bits_f32(dml_kpool_t *p, const dml_kidx_t *idx);
 /* Constant table `ctab` of the kernel (dtype t, f32 or i32) at idx. */
 const dml_kval_t *dml_kv_ctab(dml_kpool_t *p, uint32_t ctab, dml_kdtype_t t,
                               const dml_kidx_t *idx);
@@ -125,6 +127,13 @@ const dml_kval_t *dml_kv_erfc(dml_kpool_t *p, const dml_kval_t *x);
  * (dml_ew_attrs); NULL for an op not in the table. */
 const dml_kval_t *dml_kv_ew(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
                             const double *a);
+/* dml_kv_ew with the attribute values as f32 kernel values `a`
+ * (DML_EW_MAX_ATTRS of them): constants, or values known at dispatch only
+ * (DML_KV_BITS of a push-constant word: the eager library). A string
+ * attribute's form (ew_ops.def IFA) is chosen when the formula is built
+ * for a constant, by a select on a != 0 otherwise (both forms computed). */
+const dml_kval_t *dml_kv_ew_v(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
+                              const dml_kval_t *const *a);
 /* The value of ew_ops.def's DML_EWN op `op` (Abs, Neg, Relu, Sign, Exp,
  * ...) at x, in x's dtype (integers for the ops with an integer form);
  * NULL for another op. */
@@ -134,6 +143,11 @@ const dml_kval_t *dml_kv_ewn(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x);
  * `a` (dml_ew_attrs: Mod's fmod); NULL for another op. */
 const dml_kval_t *dml_kv_ew2(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
                              const dml_kval_t *y, const double *a);
+/* dml_kv_ew2 with the attribute values as f32 kernel values `a`
+ * (dml_kv_ew_v's rules: Mod's fmod chosen by a select when not a
+ * constant). */
+const dml_kval_t *dml_kv_ew2_v(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
+                               const dml_kval_t *y, const dml_kval_t *const *a);
 
 /* Random values of the scheduler (schedule_random.c). */
 /* The 24 random bits (an i32 in [0, 2^24)) that node `node` of `fn` draws

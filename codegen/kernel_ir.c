@@ -217,6 +217,16 @@ const dml_kval_t *dml_kv_idx(dml_kpool_t *p, dml_kdtype_t t, const dml_kidx_t *i
   return v;
 }
 
+const dml_kval_t *dml_kv_bits_f32(dml_kpool_t *p, const dml_kidx_t *idx) {
+  if (!idx) return NULL;
+  dml_kval_t *v = kv_new(p, DML_KV_BITS);
+  if (v) {
+    v->idx = idx;
+    v->dtype = DML_KT_F32;
+  }
+  return v;
+}
+
 const dml_kval_t *dml_kv_ctab(dml_kpool_t *p, uint32_t ctab, dml_kdtype_t t,
                               const dml_kidx_t *idx) {
   if (!idx) return NULL;
@@ -673,6 +683,11 @@ static void print_val(const dml_kval_t *v, const dml_pkg_graph_t *g, FILE *f) {
       fprintf(f, "tile%u[", v->tile);
       print_idx(v->idx, g, f);
       fputc(']', f);
+      return;
+    case DML_KV_BITS:
+      fputs("bits_f32(", f);
+      print_idx(v->idx, g, f);
+      fputc(')', f);
       return;
     case DML_KV_CTAB:
       fprintf(f, "ctab%u[", v->ctab);

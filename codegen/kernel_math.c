@@ -324,11 +324,12 @@ static const dml_kval_t *ew_atanh(dml_kpool_t *p, const dml_kval_t *x) {
   return keep_zero(p, x, f2(p, DML_KF_MUL, dml_kv_sign_nan(p, x), m));
 }
 
-/* ew_ops.def's formulas as kernel IR (f32 values): ew_kv_<OP>(p, x, a). */
+/* ew_ops.def's formulas as kernel IR (f32 values): ew_kv_<OP>(p, x, a),
+ * the attribute values a[i] f32 kernel values (dml_kv_ew_v). */
 #define X x
-#define A0 k(p, a[0])
-#define A1 k(p, a[1])
-#define A2 k(p, a[2])
+#define A0 a[0]
+#define A1 a[1]
+#define A2 a[2]
 #define K(c) k(p, (double)(c))
 #define ADD(u, v) f2(p, DML_KF_ADD, u, v)
 #define SUB(u, v) f2(p, DML_KF_SUB, u, v)
@@ -341,7 +342,12 @@ static const dml_kval_t *ew_atanh(dml_kpool_t *p, const dml_kval_t *x) {
 #define GT(u, v) b2(p, DML_KF_GT, u, v)
 #define EQ(u, v) b2(p, DML_KF_EQ, u, v)
 #define SEL(c, u, v) dml_kv_select(p, c, u, v)
-#define IFA(i, u, v) (a[i] != 0 ? (u) : (v))
+/* a string attribute's form: chosen now for a constant, else by a select
+ * at run time (both forms computed) */
+#define IFA(i, u, v)                \
+  (a[i]->kind == DML_KV_CONST       \
+       ? (a[i]->c != 0 ? (u) : (v)) \
+       : dml_kv_select(p, b2(p, DML_KF_EQ, a[i], k(p, 0.0)), (v), (u)))
 #define EXP(u) f1(p, DML_KF_EXP, u)
 #define EXPM1(u) dml_kv_expm1(p, u)
 #define LOG(u) f1(p, DML_KF_LOG, u)
@@ -367,7 +373,7 @@ static const dml_kval_t *ew_atanh(dml_kpool_t *p, const dml_kval_t *x) {
 #define DML_EW_ATTR_S(name, first, second)
 #define DML_EW(e, attrs, value, grad)                                     \
   static const dml_kval_t *ew_kv_##e(dml_kpool_t *p, const dml_kval_t *x, \
-                                     const double *a) {                   \
+                                     const dml_kval_t *const *a) {        \
     (void)a;                                                              \
     if (!x) return NULL;                                                  \
     return value;                                                         \
@@ -375,8 +381,25 @@ static const dml_kval_t *ew_atanh(dml_kpool_t *p, const dml_kval_t *x) {
 #include "ew_ops.def"
 #undef DML_EW
 
+/* The attribute values a[0 ..] as f32 constants in av; 0 when any is
+ * missing (out of memory). */
+static int attr_consts(dml_kpool_t *p, const double *a,
+                       const dml_kval_t *av[DML_EW_MAX_ATTRS]) {
+  for (int i = 0; i < DML_EW_MAX_ATTRS; i++)
+    if (!(av[i] = k(p, a ? a[i] : 0.0))) return 0;
+  return 1;
+}
+
 const dml_kval_t *dml_kv_ew(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
                             const double *a) {
+  const dml_kval_t *av[DML_EW_MAX_ATTRS];
+  return attr_consts(p, a, av) ? dml_kv_ew_v(p, op, x, av) : NULL;
+}
+
+const dml_kval_t *dml_kv_ew_v(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
+                              const dml_kval_t *const *a) {
+  for (int i = 0; i < DML_EW_MAX_ATTRS; i++)
+    if (!a[i]) return NULL;
   switch (op) {
 #define DML_EW(e, attrs, value, grad) \
   case DML_OP_##e:                    \
@@ -476,23 +499,47 @@ static const dml_kval_t *ew2_pow(dml_kpool_t *p, const dml_kval_t *u,
   if (!u || !v) return NULL;
   return dml_kdtype_is_float(u->dtype) ? dml_kv_pow(p, u, v) : f2(p, DML_KF_IPOW, u, v);
 }
+/* ew_ops.def's PMOD (Python's remainder, the sign of v): IMOD for
+ * integers; for floats from the exact fmod r, as the CPU's ew2_pmod: a zero
+ * r is the zero of v's sign, r + v where r and v differ in sign (NaN stays
+ * NaN: r is NaN for a NaN operand, an infinite u or v = 0) */
+static const dml_kval_t *ew2_pmod(dml_kpool_t *p, const dml_kval_t *u,
+                                  const dml_kval_t *v) {
+  if (!u || !v) return NULL;
+  if (!dml_kdtype_is_float(u->dtype)) return f2(p, DML_KF_IMOD, u, v);
+  const dml_kval_t *r = f2(p, DML_KF_FMOD, u, v), *z = dml_kv_fconst(p, u->dtype, 0.0f);
+  const dml_kval_t *zero =
+      dml_kv_select(p, b2(p, DML_KF_LT, v, z), dml_kv_fconst(p, u->dtype, -0.0f), z);
+  const dml_kval_t *flip =
+      b2(p, DML_KF_XOR, b2(p, DML_KF_LT, r, z), b2(p, DML_KF_LT, v, z));
+  return dml_kv_select(p, b2(p, DML_KF_EQ, r, z), zero,
+                       dml_kv_select(p, flip, f2(p, DML_KF_ADD, r, v), r));
+}
 #define Y y
 #define GE(u, v) b2(p, DML_KF_GE, u, v)
 #define POW(u, v) ew2_pow(p, u, v)
 #define FMOD(u, v) f2(p, DML_KF_FMOD, u, v)
-#define PMOD(u, v) f2(p, DML_KF_IMOD, u, v)
-#define DML_EW2(e, attrs, ints, value, dx, dy)                                \
-  static const dml_kval_t *ew2_kv_##e(dml_kpool_t *p, const dml_kval_t *x,    \
-                                      const dml_kval_t *y, const double *a) { \
-    (void)a;                                                                  \
-    if (!x || !y) return NULL;                                                \
-    return value;                                                             \
+#define PMOD(u, v) ew2_pmod(p, u, v)
+#define DML_EW2(e, attrs, ints, value, dx, dy)                                           \
+  static const dml_kval_t *ew2_kv_##e(dml_kpool_t *p, const dml_kval_t *x,               \
+                                      const dml_kval_t *y, const dml_kval_t *const *a) { \
+    (void)a;                                                                             \
+    if (!x || !y) return NULL;                                                           \
+    return value;                                                                        \
   }
 #include "ew_ops.def"
 #undef DML_EW2
 
 const dml_kval_t *dml_kv_ew2(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
                              const dml_kval_t *y, const double *a) {
+  const dml_kval_t *av[DML_EW_MAX_ATTRS];
+  return attr_consts(p, a, av) ? dml_kv_ew2_v(p, op, x, y, av) : NULL;
+}
+
+const dml_kval_t *dml_kv_ew2_v(dml_kpool_t *p, dml_op_t op, const dml_kval_t *x,
+                               const dml_kval_t *y, const dml_kval_t *const *a) {
+  for (int i = 0; i < DML_EW_MAX_ATTRS; i++)
+    if (!a[i]) return NULL;
   switch (op) {
 #define DML_EW2(e, attrs, ints, value, dx, dy) \
   case DML_OP_##e:                             \

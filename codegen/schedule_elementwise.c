@@ -180,8 +180,10 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
       dml_status_free(st);
       return NULL;
     }
+    const dml_kval_t *xf = dml_kv_cast(p, DML_KT_F32, x[0]);
     return dml_kv_cast(p, kdt(y),
-                       dml_kv_ew(p, n->op, dml_kv_cast(p, DML_KT_F32, x[0]), av));
+                       s->ew_attrs ? dml_kv_ew_v(p, n->op, xf, s->ew_attrs)
+                                   : dml_kv_ew(p, n->op, xf, av));
   }
   /* the table's unary ops in their dtype (ew_ops.def's DML_EWN) */
   if (dml_ewn_has(n->op)) return dml_kv_ewn(p, n->op, x[0]);
@@ -196,7 +198,9 @@ static const dml_kval_t *ew_value(sched_t *s, const dml_pkg_node_t *n,
       return NULL;
     }
     const dml_kval_t *r = x[0];
-    for (uint32_t i = 1; i < n->n_inputs; i++) r = dml_kv_ew2(p, n->op, r, x[i], av);
+    for (uint32_t i = 1; i < n->n_inputs; i++)
+      r = s->ew_attrs ? dml_kv_ew2_v(p, n->op, r, x[i], s->ew_attrs)
+                      : dml_kv_ew2(p, n->op, r, x[i], av);
     return r;
   }
   const dml_kval_t *tv = ew_typed_value(s, n, y ? kdt(y) : DML_KT_F32, x);
@@ -924,17 +928,21 @@ void dml_ksched_emit_generator(sched_t *s, uint32_t node, double cval) {
   K->body = if_lt(s, gid, dml_ki_lin(p, numel), store_at(s, y, gid, v));
 }
 
-/* ---- the eager kernel library's formulas (codegen/eager_lib.c) ---- */
+/* ---- the eager kernel library's formulas (codegen/eager_lib_gen.c) ---- */
 
 const char *dml_ksched_ew_node(dml_kpool_t *pool, const dml_pkg_graph_t *g, uint32_t fn,
                                uint32_t node, const dml_kval_t *const *x,
+                               const dml_kval_t *const *attrs,
                                const dml_kval_t **out_value) {
   sched_t s;
   memset(&s, 0, sizeof s);
   s.g = g;
   s.fn = &g->functions[fn];
   s.pool = pool;
+  s.ew_attrs = attrs;
   const dml_pkg_node_t *n = &s.fn->nodes[node];
+  if (n->op == DML_OP_IS_NAN || n->op == DML_OP_IS_INF || n->op == DML_OP_BIT_SHIFT)
+    return dml_ksched_index_ew_value(&s, n, x, attrs, out_value); /* their kernels' */
   const char *why = dml_ksched_ew_reject(&s, n);
   if (why) return why;
   if (n->op == DML_OP_EXPAND || n->op == DML_OP_ONE_HOT ||

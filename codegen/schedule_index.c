@@ -83,8 +83,39 @@ static const char *emit_eye_like(sched_t *s, uint32_t node) {
   return NULL;
 }
 
-/* IsInf-10 (x == +inf when detect_positive, x == -inf when detect_negative,
- * both default 1) and IsNaN-9 (x != x): f32 in, bool out. */
+/* 1 for a constant flag (f32) that is not 0, 0 for one that is, -1 for a
+ * value known at dispatch only. */
+static int const_flag(const dml_kval_t *f) {
+  return f->kind == DML_KV_CONST ? f->c != 0 : -1;
+}
+/* hit where flag (f32) is not 0, the flag read at run time */
+static const dml_kval_t *when_flag(dml_kpool_t *p, const dml_kval_t *flag,
+                                   const dml_kval_t *hit) {
+  const dml_kval_t *on = dml_kv_fn(
+      p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, flag, dml_kv_const(p, 0.0f)), NULL);
+  return dml_kv_fn(p, DML_KF_AND, hit, on);
+}
+
+/* IsInf-10 (x == +inf when detect_positive `pos`, x == -inf when
+ * detect_negative `neg`, both default 1; f32 flags, constants or values
+ * known at dispatch) and IsNaN-9 (x != x) of f32 v: bool. */
+static const dml_kval_t *is_special_value(dml_kpool_t *p, dml_op_t op,
+                                          const dml_kval_t *v, const dml_kval_t *pos,
+                                          const dml_kval_t *neg) {
+  if (op == DML_OP_IS_NAN)
+    return dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, v, v), NULL);
+  const dml_kval_t *ip = dml_kv_fn(p, DML_KF_EQ, v, dml_kv_const(p, INFINITY));
+  const dml_kval_t *in = dml_kv_fn(p, DML_KF_EQ, v, dml_kv_const(p, -INFINITY));
+  int cp = const_flag(pos), cn = const_flag(neg);
+  if (cp < 0 || cn < 0)
+    return dml_kv_fn(p, DML_KF_OR, when_flag(p, pos, ip), when_flag(p, neg, in));
+  return cp && cn ? dml_kv_fn(p, DML_KF_OR, ip, in)
+         : cp     ? ip
+         : cn     ? in
+                  : dml_kv_zero(p, DML_KT_BOOL);
+}
+
+/* IsInf-10 and IsNaN-9 kernels: f32 in, bool out (is_special_value). */
 static const char *emit_is_special(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -94,28 +125,47 @@ static const char *emit_is_special(sched_t *s, uint32_t node) {
   dml_kernel_t *K;
   const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_ELEMENTWISE, &y->type, &K, NULL);
   if (!gid) return NULL;
-  const dml_kval_t *v = load_at(s, x, gid), *r;
-  if (n->op == DML_OP_IS_NAN) {
-    r = dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, v, v), NULL);
-  } else {
-    int pos = dml_attr_int(n->attrs, n->n_attrs, "detect_positive", 1) != 0;
-    int neg = dml_attr_int(n->attrs, n->n_attrs, "detect_negative", 1) != 0;
-    const dml_kval_t *ip = dml_kv_fn(p, DML_KF_EQ, v, dml_kv_const(p, INFINITY));
-    const dml_kval_t *in = dml_kv_fn(p, DML_KF_EQ, v, dml_kv_const(p, -INFINITY));
-    r = pos && neg ? dml_kv_fn(p, DML_KF_OR, ip, in)
-        : pos      ? ip
-        : neg      ? in
-                   : dml_kv_zero(p, DML_KT_BOOL);
-  }
-  elem_finish(s, K, &y->type, gid, store_at(s, y, gid, r));
+  const dml_kval_t *v = load_at(s, x, gid);
+  const dml_kval_t *pos = dml_kv_const(
+      p, dml_attr_int(n->attrs, n->n_attrs, "detect_positive", 1) != 0 ? 1.0f : 0.0f);
+  const dml_kval_t *neg = dml_kv_const(
+      p, dml_attr_int(n->attrs, n->n_attrs, "detect_negative", 1) != 0 ? 1.0f : 0.0f);
+  elem_finish(s, K, &y->type, gid,
+              store_at(s, y, gid, is_special_value(p, n->op, v, pos, neg)));
   account(K, &y->type, 5, 1);
   return NULL;
 }
 
-/* BitShift-11 on unsigned integers (u8, u16, u32, u64 of one dtype): x << s
- * is x * 2^s (the result wraps to the dtype), x >> s is x / 2^s, and a
- * shift by the bit width or more gives 0, as on the CPU; numpy
- * broadcasting. 2^s is a chain of selects over the bit width. */
+/* 2^sr of unsigned dtype t (sr below the bit width): a chain of selects. */
+static const dml_kval_t *pow2_value(dml_kpool_t *p, dml_kdtype_t t,
+                                    const dml_kval_t *sr) {
+  const dml_kval_t *pw = dml_kv_iconst(p, t, 1);
+  for (int b = 1; b < 8 * (int)dml_kdtype_size(t); b++)
+    pw = dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, sr, dml_kv_iconst(p, t, b)),
+                       dml_kv_iconst(p, t, (int64_t)((uint64_t)1 << b)), pw);
+  return pw;
+}
+
+/* BitShift-11 of xv by sr (unsigned dtype t) with pr = 2^sr (pow2_value):
+ * x << s is x * 2^s (wrapping to the dtype), x >> s is x / 2^s, a shift by
+ * the bit width or more 0, as on the CPU; `left` (f32) 1 for LEFT, 0 for
+ * RIGHT, a constant or a value known at dispatch. */
+static const dml_kval_t *bit_shift_value(dml_kpool_t *p, dml_kdtype_t t,
+                                         const dml_kval_t *xv, const dml_kval_t *sr,
+                                         const dml_kval_t *pr, const dml_kval_t *left) {
+  int cl = const_flag(left);
+  const dml_kval_t *r =
+      cl >= 0 ? dml_kv_fn(p, cl ? DML_KF_MUL : DML_KF_DIV, xv, pr)
+              : dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, left, dml_kv_const(p, 0.0f)),
+                              dml_kv_fn(p, DML_KF_DIV, xv, pr),
+                              dml_kv_fn(p, DML_KF_MUL, xv, pr));
+  return dml_kv_select(
+      p, dml_kv_fn(p, DML_KF_GE, sr, dml_kv_iconst(p, t, 8 * (int)dml_kdtype_size(t))),
+      dml_kv_zero(p, t), r);
+}
+
+/* BitShift-11 on unsigned integers (u8, u16, u32, u64 of one dtype),
+ * numpy broadcasting (bit_shift_value). */
 static const char *emit_bit_shift(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -128,7 +178,6 @@ static const char *emit_bit_shift(sched_t *s, uint32_t node) {
   const char *dir = dml_attr_string(n->attrs, n->n_attrs, "direction", "");
   int left = !strcmp(dir, "LEFT");
   if (!left && strcmp(dir, "RIGHT")) return "direction must be \"LEFT\" or \"RIGHT\"";
-  int bits = 8 * (int)dml_kdtype_size(t);
   dml_kernel_t *K;
   const dml_kidx_t *c[DML_MAX_RANK];
   const dml_kidx_t *gid = elem_kernel(s, node, DML_KK_ELEMENTWISE, &y->type, &K, c);
@@ -137,23 +186,53 @@ static const char *emit_bit_shift(sched_t *s, uint32_t node) {
   const dml_kval_t *xv = load_at(s, x, bcast_index(s, &x->type, &y->type, c));
   const dml_kval_t *sv = load_at(s, sh, bcast_index(s, &sh->type, &y->type, c));
   const dml_kval_t *sr = dml_kv_reg_t(p, 0, t);
-  const dml_kval_t *pw = dml_kv_iconst(p, t, 1);
-  for (int b = 1; b < bits; b++)
-    pw = dml_kv_select(p, dml_kv_fn(p, DML_KF_EQ, sr, dml_kv_iconst(p, t, b)),
-                       dml_kv_iconst(p, t, (int64_t)((uint64_t)1 << b)), pw);
   const dml_kval_t *pr = dml_kv_reg_t(p, 1, t);
-  const dml_kval_t *r = dml_kv_fn(p, left ? DML_KF_MUL : DML_KF_DIV, xv, pr);
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, sv));
-  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, pw));
-  dml_kblock_add(
-      &body,
-      store_at(s, y, gid,
-               dml_kv_select(p, dml_kv_fn(p, DML_KF_GE, sr, dml_kv_iconst(p, t, bits)),
-                             dml_kv_zero(p, t), r)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, pow2_value(p, t, sr)));
+  dml_kblock_add(&body, store_at(s, y, gid,
+                                 bit_shift_value(p, t, xv, sr, pr,
+                                                 dml_kv_const(p, left ? 1.0f : 0.0f))));
   elem_finish(s, K, &y->type, gid, body.first);
   account(K, &y->type, 3 * (int64_t)dml_kdtype_size(t), 1);
   return NULL;
+}
+
+const char *dml_ksched_index_ew_value(sched_t *s, const dml_pkg_node_t *n,
+                                      const dml_kval_t *const *x,
+                                      const dml_kval_t *const *attrs,
+                                      const dml_kval_t **out_value) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_value_t *x0 = input(s, n, 0), *y = output(s, n, 0);
+  if (!x0 || !y) return "absent operand";
+  if (n->op == DML_OP_IS_NAN || n->op == DML_OP_IS_INF) {
+    if (x0->type.dtype != DML_DTYPE_F32 || y->type.dtype != DML_DTYPE_BOOL)
+      return "only f32 in, bool out is emitted";
+    const dml_kval_t *pos = attrs ? attrs[0] : NULL, *neg = attrs ? attrs[1] : NULL;
+    if (!attrs) {
+      pos = dml_kv_const(
+          p, dml_attr_int(n->attrs, n->n_attrs, "detect_positive", 1) != 0 ? 1.0f : 0.0f);
+      neg = dml_kv_const(
+          p, dml_attr_int(n->attrs, n->n_attrs, "detect_negative", 1) != 0 ? 1.0f : 0.0f);
+    }
+    *out_value = is_special_value(p, n->op, x[0], pos, neg);
+    return *out_value ? NULL : "out of memory";
+  }
+  if (n->op != DML_OP_BIT_SHIFT) return "not elementwise";
+  const dml_pkg_value_t *sh = input(s, n, 1);
+  dml_kdtype_t t = kdt(y);
+  if (!sh || x0->type.dtype != y->type.dtype || sh->type.dtype != y->type.dtype ||
+      (t != DML_KT_U8 && t != DML_KT_U16 && t != DML_KT_U32 && t != DML_KT_U64))
+    return "only u8, u16, u32 and u64 of one dtype are emitted for this op";
+  const dml_kval_t *left = attrs ? attrs[0] : NULL;
+  if (!attrs) {
+    const char *dir = dml_attr_string(n->attrs, n->n_attrs, "direction", "");
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+      return "direction must be \"LEFT\" or \"RIGHT\"";
+    left = dml_kv_const(p, !strcmp(dir, "LEFT") ? 1.0f : 0.0f);
+  }
+  *out_value = bit_shift_value(p, t, x[0], x[1], pow2_value(p, t, x[1]), left);
+  return *out_value ? NULL : "out of memory";
 }
 
 /* ---- CumSum ---- */

@@ -39,6 +39,11 @@ typedef struct sched {
    * per node, set to 1 when refused (NULL: not recorded) */
   const uint8_t *host;
   uint8_t *refused;
+  /* dml_ksched_ew_node: the formula table ops' attribute values as f32
+   * kernel values known at dispatch only (DML_EW_MAX_ATTRS of them: the
+   * eager library's push-constant words), or NULL: the node's attributes,
+   * as constants */
+  const dml_kval_t *const *ew_attrs;
 } sched_t;
 
 /* Adds node `node` to the UNIMPLEMENTED error of the run with the reason
@@ -302,15 +307,32 @@ void dml_krow_combine(sched_t *s, dml_kblock_t *b, dml_kfn_t comb, dml_kdtype_t 
                       uint32_t reg, uint32_t tile);
 
 /* schedule_elementwise.c, for the eager kernel library
- * (codegen/eager_lib.c): the value of elementwise node `node` of function
+ * (codegen/eager_lib_gen.c): the value of elementwise node `node` of function
  * `fn` of `g` given its operands' values `x` (the formula the scheduler
- * fuses into its kernels, ew_value), built in `pool`. Returns NULL and sets
+ * fuses into its kernels, ew_value), built in `pool`. `attrs` (NULL: the
+ * node's attributes, as constants): for the ops of the formula table
+ * (ew_ops.def DML_EW and DML_EW2), DML_EW_MAX_ATTRS f32 values that stand
+ * for the attributes A0.. (values read at dispatch). Returns NULL and sets
  * *out_value, or the reason the scheduler refuses the node
  * (dml_ksched_ew_reject's: dtype, attributes)
  * or "not a formula of its operands' elements" (Expand, OneHot,
  * BatchNormalization). */
 const char *dml_ksched_ew_node(dml_kpool_t *pool, const dml_pkg_graph_t *g, uint32_t fn,
                                uint32_t node, const dml_kval_t *const *x,
+                               const dml_kval_t *const *attrs,
                                const dml_kval_t **out_value);
+
+/* schedule_index.c, for the eager kernel library: the value of IsNaN-9,
+ * IsInf-10 (f32 x[0], a bool output) or BitShift-11 (unsigned x[0], x[1] of
+ * the output's dtype) node `n` of s's function, the formula of their
+ * kernels (emit_is_special, emit_bit_shift). `attrs` (NULL: the node's
+ * attributes, as constants): f32 values known at dispatch, IsInf's
+ * detect_positive (attrs[0]) and detect_negative (attrs[1]), BitShift's
+ * direction (attrs[0]: 1 LEFT, 0 RIGHT), each not 0 for on. Returns NULL
+ * and sets *out_value, or why the node has no such form. */
+const char *dml_ksched_index_ew_value(sched_t *s, const dml_pkg_node_t *n,
+                                      const dml_kval_t *const *x,
+                                      const dml_kval_t *const *attrs,
+                                      const dml_kval_t **out_value);
 
 #endif /* DML_SCHEDULE_INTERNAL_H_ */

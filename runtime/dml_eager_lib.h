@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "dml_dtype.h"
+#include "dml_ew.h"
 #include "dml_ops.h"
 
 #define DML_EAGER_EW 1u
@@ -42,7 +43,24 @@ enum {
   DML_EAGER_PC_IN = DML_EAGER_PC_DIMS + DML_EAGER_RANK,
   DML_EAGER_PC_IN_WORDS = 1 + DML_EAGER_RANK,
   DML_EAGER_PC_WORDS = DML_EAGER_PC_IN + DML_EAGER_MAX_INPUTS * DML_EAGER_PC_IN_WORDS,
+  /* The attribute values of the ops of dml_eager_attr_words, each word the
+   * bits of an f32 value: input 2's words, which these ops (one or two
+   * operands) do not read. The kernels read them at dispatch (no kernel per
+   * value): the formula table's ops (runtime/base/ew_ops.def DML_EW, and
+   * Mod's fmod of DML_EW2): A0, A1, A2 as dml_ew_attrs gives them (a string
+   * attribute as 0 or 1); IsInf: detect_positive, detect_negative (0 or 1);
+   * BitShift: direction (1 LEFT, 0 RIGHT). */
+  DML_EAGER_PC_ATTR = DML_EAGER_PC_IN + 2 * DML_EAGER_PC_IN_WORDS,
 };
+
+/* 1 when the kernels of op `op` read its attributes from the words
+ * DML_EAGER_PC_ATTR (the generator and the runtime read this): the formula
+ * table's unary ops (those without attributes read none), Mod, IsInf,
+ * BitShift. */
+static inline int dml_eager_attr_words(dml_op_t op) {
+  return dml_ew_has(op) || op == DML_OP_MOD || op == DML_OP_IS_INF ||
+         op == DML_OP_BIT_SHIFT;
+}
 
 /* Reduction kernels (kind DML_EAGER_REDUCE): the compiled path's kernel
  * itself, scheduled (dml_kschedule) for a one-node function: x (the row's dtype)
@@ -161,7 +179,8 @@ typedef struct dml_eager_lin {
  * (a dml_dtype_t; they differ for Cast, and for the compares, whose output
  * is bool; f32 for MatMul and Conv), its attributes at their defaults (Mod
  * with fmod = 1, Cast's `to` out_dtype; Clip's min and max are operands 1
- * and 2, opset 13), SPIR-V `words`. Element offsets, strides and
+ * and 2, opset 13) but those of the formula table's unary ops, read from
+ * the words DML_EAGER_PC_ATTR at dispatch, SPIR-V `words`. Element offsets, strides and
  * indices count elements of the operand's dtype (the kernels read typed
  * views of the buffers). Identity (kind DML_EAGER_EW) is the strided
  * copy. */

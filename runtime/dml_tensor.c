@@ -1001,30 +1001,40 @@ static int eager_has(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in) {
   return 0;
 }
 
-/* Why the library kernel (built with the op's default attributes, Mod with
- * fmod = 1) does not compute op `id` with `attrs`, or NULL. */
+/* The attribute words of op `id` (dml_eager_attr_words: the f32 values
+ * dml_eager_lib.h DML_EAGER_PC_ATTR lists) from `attrs`.
+ * Errors: INVALID_ARGUMENT for a value the op does not accept
+ * (dml_ew_attrs'; BitShift's direction other than LEFT and RIGHT). */
+static dml_status_t eager_attr_values(dml_op_t id, const dml_attr_t *attrs,
+                                      uint32_t n_attrs, float out[DML_EW_MAX_ATTRS]) {
+  double av[DML_EW_MAX_ATTRS] = {0};
+  if (id == DML_OP_IS_INF) {
+    av[0] = dml_attr_int(attrs, n_attrs, "detect_positive", 1) != 0;
+    av[1] = dml_attr_int(attrs, n_attrs, "detect_negative", 1) != 0;
+  } else if (id == DML_OP_BIT_SHIFT) {
+    const char *dir = dml_attr_string(attrs, n_attrs, "direction", "");
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
+                             "direction is \"%s\", not \"LEFT\" or \"RIGHT\"", dir);
+    av[0] = !strcmp(dir, "LEFT");
+  } else {
+    DML_RETURN_IF_ERROR(dml_ew_attrs(id, attrs, n_attrs, av));
+  }
+  for (int i = 0; i < DML_EW_MAX_ATTRS; i++) out[i] = (float)av[i];
+  return DML_OK;
+}
+
+/* Why the library kernel (built with the op's default attributes, Cast's
+ * `to` its row's; the ops of dml_eager_attr_words take theirs at dispatch,
+ * DML_EAGER_PC_ATTR) does not compute op `id` with `attrs`, or NULL. */
 static dml_status_t eager_attrs_check(dml_op_t id, const dml_attr_t *attrs,
                                       uint32_t n_attrs) {
   const char *opn = dml_op_name(id);
-  if (dml_ew_has(id)) {
-    double av[DML_EW_MAX_ATTRS], dv[DML_EW_MAX_ATTRS];
-    DML_RETURN_IF_ERROR(dml_ew_attrs(id, attrs, n_attrs, av));
-    DML_RETURN_IF_ERROR(dml_ew_attrs(id, NULL, 0, dv));
-    for (int i = 0; i < DML_EW_MAX_ATTRS; i++)
-      if (av[i] != dv[i] && !(av[i] != av[i] && dv[i] != dv[i]))
-        return dml_status_detail(
-            dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
-                            "eager kernels on the GPU take the default attributes only "
-                            "in this version"),
-            "attribute %d is %g, the kernel's %g; copy the tensors to the CPU with "
-            "dml_rt_tensor_to_device",
-            i, av[i], dv[i]);
-    return DML_OK;
+  if (dml_eager_attr_words(id)) { /* any value the op accepts */
+    float av[DML_EW_MAX_ATTRS];
+    return eager_attr_values(id, attrs, n_attrs, av);
   }
   for (uint32_t i = 0; i < n_attrs; i++) {
-    if (id == DML_OP_MOD && attrs[i].name && !strcmp(attrs[i].name, "fmod") &&
-        attrs[i].kind == DML_ATTR_INT && attrs[i].i == 1)
-      continue;
     if (id == DML_OP_CAST && attrs[i].name && !strcmp(attrs[i].name, "to"))
       continue; /* the kernel's out_dtype (its row was picked by it) */
     return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
@@ -1032,9 +1042,6 @@ static dml_status_t eager_attrs_check(dml_op_t id, const dml_attr_t *attrs,
                            "this version",
                            attrs[i].name ? attrs[i].name : "");
   }
-  if (id == DML_OP_MOD && !dml_attr_find(attrs, n_attrs, "fmod"))
-    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
-                           "Mod of floats needs fmod = 1");
   return DML_OK;
 }
 
@@ -1182,6 +1189,11 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   pc[DML_EAGER_PC_N] = (uint32_t)n;
   pc[DML_EAGER_PC_STRIDE] = (uint32_t)stride;
   pc[DML_EAGER_PC_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
+  if (!e && dml_eager_attr_words(id)) { /* the attribute values, f32 bits */
+    float av[DML_EW_MAX_ATTRS];
+    e = eager_attr_values(id, attrs, n_attrs, av);
+    if (!e) memcpy(&pc[DML_EAGER_PC_ATTR], av, sizeof av);
+  }
   if (!e)
     e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
                              shared ? x[0]->st->buf : NULL, cp, n_cp, pack, pc,
@@ -1875,11 +1887,12 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
     /* Conv's kernel takes the bias as an optional third operand */
     int conv = id == DML_OP_CONV && (n_inputs == 2 || n_inputs == 3);
     /* the operands' dtype (Where: x's, its condition is bool), the
-     * output's (Cast: `to`; the compares: bool) */
+     * output's (Cast: `to`; the compares, IsNaN, IsInf: bool) */
     uint32_t d0 = id == DML_OP_WHERE && n_inputs == 3 ? 1u : 0u;
     dml_dtype_t dt = xs[d0] ? xs[d0]->dtype : DML_DTYPE_F32, odt = dt;
     if (id == DML_OP_EQUAL || id == DML_OP_LESS || id == DML_OP_LESS_OR_EQUAL ||
-        id == DML_OP_GREATER || id == DML_OP_GREATER_OR_EQUAL)
+        id == DML_OP_GREATER || id == DML_OP_GREATER_OR_EQUAL || id == DML_OP_IS_NAN ||
+        id == DML_OP_IS_INF)
       odt = DML_DTYPE_BOOL;
     if (id == DML_OP_ARG_MAX || id == DML_OP_ARG_MIN) odt = DML_DTYPE_I64;
     if (id == DML_OP_CAST) {
@@ -1903,10 +1916,12 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                           dml_dtype_name(dt), odt != dt ? " to " : "",
                           odt != dt ? dml_dtype_name(odt) : "", dev->name),
           "the eager library holds f32 for every op it has (bool for And, Or, Xor, "
-          "Not); f16, bf16, i32, i64, u8, i8 and i16 for Identity, Add, Sub, Mul, Max, "
-          "Min, Abs, Neg and Relu (not u8), the compares, Clip and Where (f16, bf16: "
-          "also Div, Exp, Sqrt, Sigmoid, Tanh), Cast between any two of those and f32; "
-          "bool for Identity, Equal and Where; ReduceSum, ReduceMax, ReduceMin, ArgMax, "
+          "Not; bool out for IsNaN, IsInf); f16, bf16, i32, i64, u8, i8 and i16 for "
+          "Identity, Add, Sub, Mul, Mod, Max, Min, Abs, Neg and Relu (not u8), the "
+          "compares, Clip and Where (f16, bf16: also Div, Exp, Sqrt, Sigmoid, Tanh), "
+          "Cast "
+          "between any two of those and f32; u8 for BitShift; bool for Identity, Equal "
+          "and Where; ReduceSum, ReduceMax, ReduceMin, ArgMax, "
           "ArgMin of i32 and i64, the f16/bf16 reductions through f32 "
           "(docs/tensor.md)");
     for (uint32_t i = 0; i < n_inputs && k >= 0; i++)

@@ -65,6 +65,7 @@ static const dml_cdialect_t k_cuda = {
     "((const float *)__builtin_assume_aligned(tile%u + ",
     ", 16))[",
     "dml_opaque(",
+    "__builtin_bit_cast(float, (unsigned)(",
 };
 
 /* Added to the prelude of kernels with typed values (c_emit.h): integer

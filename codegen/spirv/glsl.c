@@ -49,6 +49,7 @@ static const dml_cdialect_t k_glsl = {
     NULL,
     NULL,
     NULL,
+    "uintBitsToFloat(uint(",
 };
 
 /* dml_fmod of float: C99's exact fmod, the macro of c_emit.h

@@ -185,11 +185,11 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   size_t ess[DML_EAGER_MAX_INPUTS];      /* and its elements' bytes */
   for (uint32_t j = 0; j < DML_EAGER_MAX_INPUTS; j++)
     dts[j] = dml_eager_in_dtype(E, j), ess[j] = dml_dtype_size(dts[j]);
-  dml_attr_t fmod; /* Mod's fmod = 1, Cast's to */
-  memset(&fmod, 0, sizeof fmod);
-  fmod.name = E->op == DML_OP_CAST ? "to" : "fmod";
-  fmod.kind = DML_ATTR_INT;
-  fmod.i = E->op == DML_OP_CAST ? dml_dtype_onnx_code((dml_dtype_t)E->out_dtype) : 1;
+  dml_attr_t cast_to; /* Cast's to */
+  memset(&cast_to, 0, sizeof cast_to);
+  cast_to.name = "to";
+  cast_to.kind = DML_ATTR_INT;
+  cast_to.i = dml_dtype_onnx_code((dml_dtype_t)E->out_dtype);
   if (E->kind == DML_EAGER_REDUCE) {
     int64_t S[3] = {pc[0], pc[1], pc[2]}, rows = S[0] * S[2];
     /* one invocation per row (a grid counted in rows), or one block per
@@ -255,8 +255,32 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   if (!bad && E->op != DML_OP_IDENTITY) {
     void *gv[DML_EAGER_MAX_INPUTS];
     for (uint32_t j = 0; j < DML_EAGER_MAX_INPUTS; j++) gv[j] = g[j];
-    bad = cpu_op(E->op, E->n_inputs, gv, dts, 1, &dn, &fmod,
-                 E->op == DML_OP_MOD || E->op == DML_OP_CAST ? 1 : 0, y, dn);
+    /* the attributes of the ops of dml_eager_attr_words: the words
+     * DML_EAGER_PC_ATTR (f32 bits, dml_eager_lib.h) */
+    float w[DML_EW_MAX_ATTRS];
+    memcpy(w, &pc[DML_EAGER_PC_ATTR], sizeof w);
+    dml_attr_t at[4], use[4];
+    uint32_t na = ew_other_attrs(E->op, at), nu = 0;
+    for (uint32_t i = 0; i < na; i++) {
+      at[i].f = w[i];
+      if (at[i].kind == DML_ATTR_FLOAT || w[i] != 0) use[nu++] = at[i];
+    }
+    memset(use + nu, 0, sizeof(dml_attr_t) * (4 - nu));
+    if (E->op == DML_OP_MOD) {
+      use[nu].name = "fmod", use[nu].kind = DML_ATTR_INT, use[nu++].i = w[0] != 0;
+    } else if (E->op == DML_OP_IS_INF) {
+      use[nu].name = "detect_positive", use[nu].kind = DML_ATTR_INT;
+      use[nu++].i = w[0] != 0;
+      use[nu].name = "detect_negative", use[nu].kind = DML_ATTR_INT;
+      use[nu++].i = w[1] != 0;
+    } else if (E->op == DML_OP_BIT_SHIFT) {
+      use[nu].name = "direction", use[nu].kind = DML_ATTR_STRING;
+      use[nu++].s = w[0] != 0 ? "LEFT" : "RIGHT";
+    }
+    bad = dml_eager_attr_words(E->op)
+              ? cpu_op(E->op, E->n_inputs, gv, dts, 1, &dn, use, nu, y, dn)
+              : cpu_op(E->op, E->n_inputs, gv, dts, 1, &dn, &cast_to,
+                       E->op == DML_OP_CAST ? 1 : 0, y, dn);
   }
   for (uint32_t j = 0; j < E->n_inputs; j++) free(g[j]);
   free(done);

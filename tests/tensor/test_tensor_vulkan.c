@@ -1124,15 +1124,25 @@ static void test_dtypes(void) {
         pair_free(&hi);
       }
     } else {
-      TAKE(pe, 0);
-      compare_typed(opn, cc, vv, ni, &to, na, ni > 1 ? "edge pairs" : "edges");
-      TAKE(pw, 1);
-      compare_typed(opn, cc, vv, ni, &to, na,
-                    ni > 1 ? "[3,1000] with [1000] rows" : "random [3,1000]");
-      TAKE(pv, 0);
-      compare_typed(opn, cc, vv, ni, &to, na, "reversed strided views");
-      TAKE(pz, 0);
-      compare_typed(opn, cc, vv, ni, &to, na, "empty [0,5]");
+      /* Mod: fmod 0 and 1; BitShift: direction LEFT and RIGHT (the words
+       * DML_EAGER_PC_ATTR); Cast: its `to` */
+      int two = K->op == DML_OP_MOD || K->op == DML_OP_BIT_SHIFT;
+      for (int form = 0; form < (two ? 2 : 1); form++) {
+        if (K->op == DML_OP_MOD) to.name = "fmod", to.i = form, na = 1;
+        if (K->op == DML_OP_BIT_SHIFT) {
+          to.name = "direction", to.kind = DML_ATTR_STRING, na = 1;
+          to.s = form ? "RIGHT" : "LEFT";
+        }
+        TAKE(pe, 0);
+        compare_typed(opn, cc, vv, ni, &to, na, ni > 1 ? "edge pairs" : "edges");
+        TAKE(pw, 1);
+        compare_typed(opn, cc, vv, ni, &to, na,
+                      ni > 1 ? "[3,1000] with [1000] rows" : "random [3,1000]");
+        TAKE(pv, 0);
+        compare_typed(opn, cc, vv, ni, &to, na, "reversed strided views");
+        TAKE(pz, 0);
+        compare_typed(opn, cc, vv, ni, &to, na, "empty [0,5]");
+      }
     }
 #undef TAKE
     for (uint32_t j = 0; j < ni; j++) {
@@ -1280,20 +1290,56 @@ static void test_dtypes(void) {
 static const struct {
   const char *op, *why;
 } k_not_on_device[] = {
-    {"Mod",
-     "of floats with fmod = 0 (the default; Python's remainder): the library's "
-     "float Mod is fmod = 1 (C's fmod)"},
-    {"IsInf",
-     "not an elementwise op of the scheduler (the compiled path runs it on the "
-     "CPU)"},
-    {"IsNaN", "as IsInf"},
-    {"BitShift",
-     "not an elementwise op of the scheduler (the library's u8 rows hold the "
-     "arithmetic, compares, Where, Clip and Cast)"},
     {"CastLike",
      "not an elementwise op of the scheduler (Cast with `to` is in the "
      "library)"},
 };
+
+/* The formula table's unary ops (runtime/base/ew_ops.def DML_EW) and their
+ * attributes (name, default; a string's second value), read from the
+ * table: test_table_ops runs each op with attributes at other values too
+ * (the device's kernels take them at dispatch). */
+typedef struct ew_attr_spec {
+  const char *name;
+  double dflt;
+  const char *second; /* a two-valued string's second value; NULL: a float */
+} ew_attr_spec_t;
+static const struct {
+  dml_op_t op;
+  ew_attr_spec_t a[4]; /* up to DML_EW_MAX_ATTRS, then a NULL name */
+} k_ew_attr_ops[] = {
+#define DML_EW_ATTR_F(nm, d, nonzero) {nm, d, NULL},
+#define DML_EW_ATTR_S(nm, first, sec) {nm, 0, sec},
+#define DML_EW(e, attrs, value, grad) {DML_OP_##e, {attrs{NULL, 0, NULL}}},
+#include "ew_ops.def"
+#undef DML_EW
+#undef DML_EW_ATTR_F
+#undef DML_EW_ATTR_S
+};
+
+/* Op o's attributes at values other than their defaults (floats 1.5 x the
+ * default + 0.25, strings their second value) in at[]; their count (0: o
+ * is not a table op with attributes). */
+static uint32_t ew_other_attrs(dml_op_t o, dml_attr_t at[4]) {
+  for (size_t i = 0; i < sizeof k_ew_attr_ops / sizeof k_ew_attr_ops[0]; i++) {
+    if (k_ew_attr_ops[i].op != o) continue;
+    uint32_t n = 0;
+    for (; n < 4 && k_ew_attr_ops[i].a[n].name; n++) {
+      const ew_attr_spec_t *sp = &k_ew_attr_ops[i].a[n];
+      memset(&at[n], 0, sizeof at[n]);
+      at[n].name = sp->name;
+      if (sp->second) {
+        at[n].kind = DML_ATTR_STRING;
+        at[n].s = sp->second;
+      } else {
+        at[n].kind = DML_ATTR_FLOAT;
+        at[n].f = 1.5 * sp->dflt + 0.25;
+      }
+    }
+    return n;
+  }
+  return 0;
+}
 
 static const char *not_on_device(const char *op) {
   for (size_t i = 0; i < sizeof k_not_on_device / sizeof k_not_on_device[0]; i++)
@@ -1490,6 +1536,29 @@ static void test_table_ops(void) {
         if (o == DML_OP_BIT_SHIFT) { /* its direction has no default */
           at.name = "direction", at.kind = DML_ATTR_STRING, at.s = "LEFT";
           table_case(op, in, NULL, n, &at, 1, 0, "direction LEFT");
+          at.s = "RIGHT";
+          table_case(op, in, NULL, n, &at, 1, 0, "direction RIGHT");
+          at.kind = DML_ATTR_INT;
+        }
+        if (o == DML_OP_IS_INF) /* each sign alone */
+          for (int k = 0; k < 2; k++) {
+            at.name = k ? "detect_negative" : "detect_positive", at.i = 0;
+            char w2[96];
+            snprintf(w2, sizeof w2, "%s, %s 0", what, at.name);
+            table_case(op, in, has_fl ? fl : NULL, n, &at, 1, 0, w2);
+          }
+        dml_attr_t eat[4];
+        uint32_t ne = ew_other_attrs((dml_op_t)o, eat);
+        if (ne) { /* the formula table's attributes at other values */
+          char w2[160];
+          int len = snprintf(w2, sizeof w2, "%s,", what);
+          for (uint32_t i = 0; i < ne && len > 0 && (size_t)len < sizeof w2; i++)
+            len += eat[i].kind == DML_ATTR_STRING
+                       ? snprintf(w2 + len, sizeof w2 - (size_t)len, " %s %s",
+                                  eat[i].name, eat[i].s)
+                       : snprintf(w2 + len, sizeof w2 - (size_t)len, " %s %g",
+                                  eat[i].name, eat[i].f);
+          table_case(op, in, has_fl ? fl : NULL, n, eat, ne, 0, w2);
         }
         if (o == DML_OP_CAST || o == DML_OP_MOD) {
           at.name = o == DML_OP_CAST ? "to" : "fmod";
@@ -1560,13 +1629,15 @@ static void test_errors(void) {
   /* an op outside the library: a clear error, never a CPU fallback */
   CHECK_ERROR(dml_rt_tensor_op("Einsum", in, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
               "eager op Einsum with 2 inputs is not implemented on " TEST_GPU);
-  /* attributes other than the defaults */
+  /* an attribute value the op does not accept (the formula table's
+   * attributes are taken at dispatch: test_table_ops runs other values) */
   dml_attr_t alpha = {0};
   alpha.name = "alpha";
   alpha.kind = DML_ATTR_FLOAT;
-  alpha.f = 0.2;
-  CHECK_ERROR(dml_rt_tensor_op("LeakyRelu", &a, 1, &alpha, 1, &y, 1),
-              DML_STATUS_UNIMPLEMENTED, "default attributes only");
+  alpha.f = 0.0;
+  CHECK_ERROR(dml_rt_tensor_op("Celu", &a, 1, &alpha, 1, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "alpha must not be 0");
+  CHECK(dml_rt_device_bytes(g_vk) == before);
   /* a dtype without kernels (f64) */
   dml_rt_tensor_t f64;
   CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F64, 2, d34, &f64));
