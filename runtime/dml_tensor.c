@@ -1819,6 +1819,11 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                         "the creation calls)");
   dml_attr_t rattrs[8];
   int64_t axes_v[DML_MAX_RANK];
+  /* a reduction's absent axes input (DML_RT_TENSOR_NONE): every axis, or y =
+   * x with noop_with_empty_axes, as the one-input form (the CPU's rule) */
+  if (!s && dev->mem && n_inputs == 2 && xs[0] && !xs[1] &&
+      (dml_op_info(id)->flags & DML_OPF_REDUCTION))
+    n_inputs = 1;
   if (!s && dev->mem && n_inputs == 2 && xs[0] && xs[1] &&
       (dml_op_info(id)->flags & DML_OPF_REDUCTION) && xs[1]->dtype == DML_DTYPE_I64 &&
       xs[1]->rank == 1 && xs[1]->dims[0] <= DML_MAX_RANK && n_attrs < 8) {

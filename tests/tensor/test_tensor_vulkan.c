@@ -360,6 +360,19 @@ static void test_reductions(void) {
       CHECK(agree(p2[i], p1[i], op) || fabs(p2[i] - p1[i]) <= 1e-5 * (1 + fabs(p1[i])));
     free(p1);
     free(p2);
+    /* an absent axes input: every axis (Python's dmlc.ops.sum(x)) */
+    dml_rt_tensor_t ycn = DML_RT_TENSOR_NONE, yvn = DML_RT_TENSOR_NONE;
+    dml_rt_tensor_t icn[2] = {c3, DML_RT_TENSOR_NONE}, ivn[2] = {v3, DML_RT_TENSOR_NONE};
+    CHECK_OK(dml_rt_tensor_op(dml_op_name(op), icn, 2, NULL, 0, &ycn, 1));
+    CHECK_OK(dml_rt_tensor_op(dml_op_name(op), ivn, 2, NULL, 0, &yvn, 1));
+    float *q1 = down(ycn, &n1), *q2 = down(yvn, &n2);
+    CHECK(n1 == 1 && n2 == 1);
+    if (n1 == 1 && n2 == 1)
+      CHECK(agree(q2[0], q1[0], op) || fabs(q2[0] - q1[0]) <= 1e-5 * (1 + fabs(q1[0])));
+    free(q1);
+    free(q2);
+    CHECK_OK(dml_rt_tensor_free(ycn));
+    CHECK_OK(dml_rt_tensor_free(yvn));
     CHECK_OK(dml_rt_tensor_free(axc));
     CHECK_OK(dml_rt_tensor_free(axv));
     CHECK_OK(dml_rt_tensor_free(yc));
