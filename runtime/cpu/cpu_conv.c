@@ -1067,6 +1067,19 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 dw_load51
   return _mm512_maskz_loadu_ps(m, (const void *)((uintptr_t)row + (uintptr_t)(c * 4)));
 }
 
+/* dw_ep_t's steps on one vector before its store (conv_epilogue's
+ * roundings: add, then multiply and add unfused, then v < 0 ? 0 : v, which
+ * keeps NaN and -0). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 dw_ep512(
+    const dw_ep_t *ep, __m512 o) {
+  if (ep->has_bias) o = _mm512_add_ps(o, _mm512_set1_ps(ep->bias));
+  if (ep->has_bn)
+    o = _mm512_add_ps(_mm512_mul_ps(o, _mm512_set1_ps(ep->a)), _mm512_set1_ps(ep->off));
+  if (ep->relu)
+    o = _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(o, _mm512_setzero_ps(), _CMP_LT_OQ), o);
+  return o;
+}
+
 /* dw_fill with masked loads at the row's ends (AVX-512; any stride). */
 __attribute__((target("avx512f"), always_inline)) static inline void dw_fill_avx512(
     const conv_geo_t *g, const dw_geo_t *d, const float *restrict x, int64_t r0,
@@ -1447,15 +1460,7 @@ static inline __mmask16 dwr_mask(int64_t c, int64_t w) {
       }                                                                                  \
     }                                                                                    \
     _Pragma("GCC unroll 8") for (int j = 0; j < (R); j++) {                              \
-      __m512 o = acc[j];                                                                 \
-      if (ep->has_bias) o = _mm512_add_ps(o, _mm512_set1_ps(ep->bias));                  \
-      if (ep->has_bn)                                                                    \
-        o = _mm512_add_ps(_mm512_mul_ps(o, _mm512_set1_ps(ep->a)),                       \
-                          _mm512_set1_ps(ep->off));                                      \
-      if (ep->relu) /* o < 0 ? 0 : o, NaN and -0 kept */                                 \
-        o = _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(o, _mm512_setzero_ps(), _CMP_LT_OQ), \
-                                o);                                                      \
-      _mm512_mask_storeu_ps(y + (oh + j) * OW + ow0, sm, o);                             \
+      _mm512_mask_storeu_ps(y + (oh + j) * OW + ow0, sm, dw_ep512(ep, acc[j]));          \
     }                                                                                    \
   }
 
@@ -1528,17 +1533,9 @@ static int dw8_ok(const conv_geo_t *g) {
   return g->s[0] == 2 && g->in[1] == 16;
 }
 
-#define DW8_EP(acc, dst)                                                                 \
-  do {                                                                                   \
-    __m512 o_ = (acc);                                                                   \
-    if (ep->has_bias) o_ = _mm512_add_ps(o_, _mm512_set1_ps(ep->bias));                  \
-    if (ep->has_bn)                                                                      \
-      o_ = _mm512_add_ps(_mm512_mul_ps(o_, _mm512_set1_ps(ep->a)),                       \
-                         _mm512_set1_ps(ep->off));                                       \
-    if (ep->relu) /* o < 0 ? 0 : o, NaN and -0 kept */                                   \
-      o_ = _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(o_, _mm512_setzero_ps(), _CMP_LT_OQ), \
-                               o_);                                                      \
-    _mm512_storeu_ps((dst), o_);                                                         \
+#define DW8_EP(acc, dst)                          \
+  do {                                            \
+    _mm512_storeu_ps((dst), dw_ep512(ep, (acc))); \
   } while (0)
 
 /* R's taps kw = 0 and 2 (row pieces of 8 shifted by one, padding 0). */
