@@ -20,36 +20,16 @@
 #include "dml_rt.h"
 #include "dml_tensor.h"
 #include "dml_test.h"
-
-static const float k_edges[16] = {NAN,     INFINITY, -INFINITY, -0.0f,  0.0f, 1e-40f,
-                                  -1e-40f, 1e30f,    -1e30f,    1e-30f, 0.5f, -2.5f,
-                                  3.0f,    -0.75f,   88.8f,     -100.0f};
+#include "tensor_test_util.h"
 
 /* Compiles tests/tensor/<name>.onnx for the CPU and runs it on `in`;
  * compares output 0 with the eager op `op` on the same inputs. */
 static void check_model_on(const char *dev, const char *name, const char *op,
                            const dml_attr_t *attrs, uint32_t n_attrs,
                            const dml_tensor_t *in, uint32_t n_in) {
-  char rel[256], path[1400];
-  snprintf(rel, sizeof rel, "tests/tensor/%s.onnx", name);
-  size_t len = 0;
-  uint8_t *bytes = (uint8_t *)dml_test_read_file(
-      dml_test_path("DMLC_SOURCE_DIR", rel, path, sizeof path), &len);
-  CHECK(bytes != NULL);
-  if (!bytes) return;
-  dml_compile_options_t o;
-  memset(&o, 0, sizeof o);
-  o.targets = dev;
-  void *pkg = NULL;
-  size_t n = 0;
-  dml_status_t st = dml_compile_onnx_memory(bytes, len, NULL, rel, &o, &pkg, &n, NULL);
-  free(bytes);
-  CHECK_OK(st);
-  if (st) return;
-  dml_rt_model_t *m = NULL;
+  dml_rt_model_t *m = tensor_test_compile(name, dev);
+  if (!m) return;
   dml_rt_session_t *s = NULL;
-  CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
-  free(pkg);
   CHECK_OK(dml_rt_session_create(m, dev, &s));
   for (uint32_t i = 0; i < n_in; i++) CHECK_OK(dml_rt_session_set_input(s, i, &in[i]));
   CHECK_OK(dml_rt_session_run(s));

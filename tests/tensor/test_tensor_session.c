@@ -51,34 +51,7 @@
 #include "dml_tensor.h"
 #include "dml_test.h"
 #include "rt_internal.h"
-
-static const float k_edges[16] = {NAN,     INFINITY, -INFINITY, -0.0f,  0.0f, 1e-40f,
-                                  -1e-40f, 1e30f,    -1e30f,    1e-30f, 0.5f, -2.5f,
-                                  3.0f,    -0.75f,   88.8f,     -100.0f};
-
-/* tests/tensor/<name>.onnx compiled for `targets`, or NULL (reported). */
-static dml_rt_model_t *compile(const char *name, const char *targets) {
-  char rel[256], path[1400];
-  snprintf(rel, sizeof rel, "tests/tensor/%s.onnx", name);
-  size_t len = 0;
-  uint8_t *bytes = (uint8_t *)dml_test_read_file(
-      dml_test_path("DMLC_SOURCE_DIR", rel, path, sizeof path), &len);
-  CHECK(bytes != NULL);
-  if (!bytes) return NULL;
-  dml_compile_options_t o;
-  memset(&o, 0, sizeof o);
-  o.targets = targets;
-  void *pkg = NULL;
-  size_t n = 0;
-  dml_status_t st = dml_compile_onnx_memory(bytes, len, NULL, rel, &o, &pkg, &n, NULL);
-  free(bytes);
-  CHECK_OK(st);
-  if (st) return NULL;
-  dml_rt_model_t *m = NULL;
-  CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
-  free(pkg);
-  return m;
-}
+#include "tensor_test_util.h"
 
 /* ---- the mock CUDA driver's launches (cuda mode) ---- */
 
@@ -166,7 +139,7 @@ static void check_model(const char *dev, const char *name) {
   char targets[64];
   snprintf(targets, sizeof targets, "cpu,%s",
            strncmp(dev, "cuda", 4) ? "vulkan" : "cuda");
-  dml_rt_model_t *m = compile(name, targets);
+  dml_rt_model_t *m = tensor_test_compile(name, targets);
   if (!m) return;
   g_model = m;
   g_matmul = mm;
@@ -331,7 +304,7 @@ static void check_model(const char *dev, const char *name) {
               "output index 5");
   CHECK_ERROR(dml_rt_session_set_input_tensor(s, 0, DML_RT_TENSOR_NONE),
               DML_STATUS_INVALID_ARGUMENT, "zero handle");
-  dml_rt_model_t *mc = compile(name, "cpu"); /* no kernels for the device */
+  dml_rt_model_t *mc = tensor_test_compile(name, "cpu"); /* no kernels for the device */
   if (mc) {
     CHECK_ERROR(dml_rt_session_create_on_device(mc, d, NULL, NULL, &sc),
                 DML_STATUS_FAILED_PRECONDITION, "");
