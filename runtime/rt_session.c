@@ -1371,6 +1371,25 @@ static void count_downloads(dml_rt_session_t *s) {
   }
 }
 
+/* The exec of session s's function over its arena, symbols, seed and
+ * timeout: a run's (which adds its step, the callbacks and the device
+ * inputs), or the last run's, for the backend's read_outputs and
+ * copy_output. */
+static dml_rt_exec_t session_exec(dml_rt_session_t *s) {
+  dml_rt_exec_t e;
+  memset(&e, 0, sizeof e);
+  e.m = s->m;
+  e.fn = s->fn;
+  e.arena = s->arena;
+  e.sym = s->sym;
+  e.n_symbols = s->n_symbols;
+  e.rng_seed = s->rng_seed;
+  e.ctx = s;
+  e.timeout_set = s->timeout_set;
+  e.timeout_s = s->timeout_s;
+  return e;
+}
+
 dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   const dml_pkg_function_t *f = s->fn;
   dml_status_t st = DML_OK;
@@ -1440,21 +1459,13 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
       any_dev = 1;
     }
     int lazy = s->backend->read_outputs && s->on_device && (!s->n_runs || !s->host_read);
-    dml_rt_exec_t e = {s->m,
-                       f,
-                       s->arena,
-                       s->sym,
-                       s->n_symbols,
-                       s->rng_seed,
-                       step,
-                       gpu_produced,
-                       s,
-                       s->timeout_set,
-                       s->timeout_s,
-                       gpu_host_nodes,
-                       any_dev ? (void *const *)s->dev_in_buf : NULL,
-                       any_dev ? s->dev_in_off : NULL,
-                       lazy};
+    dml_rt_exec_t e = session_exec(s);
+    e.rng_step = step;
+    e.produced = gpu_produced;
+    e.host = gpu_host_nodes;
+    e.dev_in = any_dev ? (void *const *)s->dev_in_buf : NULL;
+    e.dev_in_off = any_dev ? s->dev_in_off : NULL;
+    e.outputs_lazy = lazy;
     s->out_pending = 0;
     s->host_read = 0;
     s->n_runs++;
@@ -1618,29 +1629,12 @@ dml_status_t dml_rt_session_output_shape(dml_rt_session_t *s, uint32_t index,
   return DML_OK;
 }
 
-/* The exec of the last run (its final symbol values), for the backend's
- * read_outputs and copy_output. */
-static dml_rt_exec_t last_exec(dml_rt_session_t *s) {
-  dml_rt_exec_t e;
-  memset(&e, 0, sizeof e);
-  e.m = s->m;
-  e.fn = s->fn;
-  e.arena = s->arena;
-  e.sym = s->sym;
-  e.n_symbols = s->n_symbols;
-  e.rng_seed = s->rng_seed;
-  e.ctx = s;
-  e.timeout_set = s->timeout_set;
-  e.timeout_s = s->timeout_s;
-  return e;
-}
-
 dml_status_t dml_rt_session_get_output(dml_rt_session_t *s, uint32_t index,
                                        dml_tensor_t *out_view) {
   DML_RETURN_IF_ERROR(dml_rt_session_output_shape(s, index, out_view));
   s->host_read = 1;
   if (s->out_pending) { /* the outputs stayed on the device: read them back now */
-    dml_rt_exec_t e = last_exec(s);
+    dml_rt_exec_t e = session_exec(s);
     dml_status_t st = s->backend->read_outputs(s->backend_state, &e);
     if (st)
       return dml_status_annotate(st, "reading the outputs of '%s' from %s", s->fn->name,
@@ -1659,7 +1653,7 @@ dml_status_t dml_rt_session_copy_output_device(dml_rt_session_t *s, uint32_t ind
   if (!s->backend || !s->backend->copy_output)
     return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",
                            "the session does not run on a GPU device");
-  dml_rt_exec_t e = last_exec(s);
+  dml_rt_exec_t e = session_exec(s);
   dml_status_t st = s->backend->copy_output(s->backend_state, &e, index, dst, dst_off);
   if (st)
     return dml_status_annotate(st, "copying output %" PRIu32 " of '%s' on %s", index,
