@@ -9,6 +9,7 @@
 
 #include "dml_cpu.h"
 #include "dml_rt.h"
+#include "dml_git_commit.h" /* DMLC_GIT_COMMIT, generated at build time */
 #include "dmlc_cmds.h"
 #ifdef DMLC_HAVE_CMD_COMPILE
 #include "dml_driver.h"
