@@ -16,7 +16,8 @@
 #   bash scripts/gpu_zoo.sh wait SECONDS   wait up to SECONDS for it to end,
 #                                          then copy the results to $OUT
 # The pipeline: JOBS workers (default 8) take the models of `export.py
-# --list`, the slowest exports first (ZOO_ONLY=name,... for some), and for
+# --list`, the slowest exports first (ZOO_ONLY=name,... for some; ZOO_EXPORT_ONLY=1
+# exports without the check, for bench/gpu/zoo_speed.py), and for
 # each run export.py (both exporters) into /tmp/zoo/models, then
 # `run.py --targets cpu,cuda` into /tmp/zoo/res/<model>.json; `wait` merges
 # them into $OUT/zoo_gpu.json (run.py's format, docs/zoo.md's table from it
@@ -121,6 +122,8 @@ one)
   t0=$(date +%s)
   OMP_NUM_THREADS=2 python3 scripts/zoo/export.py --out $Z/models --only "$m" >$Z/res/$m.export.log 2>&1
   t1=$(date +%s)
+  # ZOO_EXPORT_ONLY=1: export only (for bench/gpu/zoo_speed.py), no check
+  [ "${ZOO_EXPORT_ONLY:-0}" = 1 ] && { echo "$m: export $((t1 - t0)) s (exported only)"; exit 0; }
   python3 scripts/zoo/run.py --models $Z/models --only "$m" --targets cpu,cuda --dmlc $TC/bin/dmlc \
     --json $Z/res/$m.json --doc $Z/res/$m.md >$Z/res/$m.run.log 2>&1
   echo "$m: export $((t1 - t0)) s, compile and run $(($(date +%s) - t1)) s: $(tail -1 $Z/res/$m.run.log)"

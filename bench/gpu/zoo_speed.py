@@ -19,11 +19,19 @@ Rounds interleave the three (dmlc, eager, compiled) --rounds times; a cell's
 figure is the median of its round medians. The machine's load (1-minute
 load average) is printed with each round.
 
+--precisions f32,f16 adds, per model and batch, an f16 cell: dmlc compiled
+with `--precision f16` (16-bit storage and arithmetic, f32 accumulation;
+the package's inputs and outputs stay f32) against the module and its
+floating-point inputs in half precision (`.half()`), eager and compiled;
+each f16 cell also gives its speed-up over the f32 cell of the same model
+and batch (issue 19: f16 at least 1.6x f32).
+
   python3 bench/gpu/zoo_speed.py --models /tmp/zoo/models --dmlc /tmp/dmlc-tc/bin/dmlc \
       --only resnet18,mobilenet_v2 --batches 1,32 --rounds 5 --json OUT.json
 """
 import argparse
 import concurrent.futures as cf
+import copy
 import json
 import os
 import statistics
@@ -61,12 +69,12 @@ def batch_of(inputs, dims, b):
     return out
 
 
-def compile_cell(a, name, b, shapes, pkg):
+def compile_cell(a, name, b, shapes, pkg, precision):
     onnx_path = os.path.join(a.models, f"{name}.{a.exporter}.onnx")
     spec = [x for k, s in shapes.items() for x in ("--input-shape", f"{k}={'x'.join(map(str, s))}")]
     t0 = time.time()
-    r = subprocess.run([a.dmlc, "compile", onnx_path, "-o", pkg, "--target", "cpu,cuda"] + spec,
-                       capture_output=True, text=True)
+    r = subprocess.run([a.dmlc, "compile", onnx_path, "-o", pkg, "--target", "cpu,cuda",
+                        "--precision", precision] + spec, capture_output=True, text=True)
     return r.returncode, (r.stderr or r.stdout).strip()[-400:], time.time() - t0
 
 
@@ -97,6 +105,7 @@ def main():
     ap.add_argument("--only", required=True, help="comma-separated model names")
     ap.add_argument("--exporter", default="torchscript")
     ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--precisions", default="f32", help="f32, f16 or f32,f16")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--jobs", type=int, default=12, help="parallel dmlc compiles")
@@ -109,6 +118,10 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     names = [n for n in a.only.split(",") if n]
     batches = [int(b) for b in a.batches.split(",")]
+    precs = [p for p in a.precisions.split(",") if p]
+    for p in precs:
+        if p not in ("f32", "f16"):
+            ap.error(f"--precisions: {p} is not f32 or f16")
     work = tempfile.mkdtemp(prefix="zoo-speed-")
     res = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cells": []}
     built = {}
@@ -120,10 +133,13 @@ def main():
         for n in names:
             _, inputs, dims, _ = built[n]
             for b in batches:
-                pkg = os.path.join(work, f"{n}.b{b}.dmlpkg")
-                jobs[(n, b)] = (pkg, ex.submit(compile_cell, a, n, b, shapes_at(inputs, dims, b), pkg))
-    for n in names:
+                for p in precs:
+                    pkg = os.path.join(work, f"{n}.b{b}.{p}.dmlpkg")
+                    jobs[(n, b, p)] = (pkg, ex.submit(compile_cell, a, n, b, shapes_at(inputs, dims, b), pkg, p))
+    for n, p in [(n, p) for n in names for p in precs]:
         model, inputs, dims, _ = built[n]
+        if p == "f16":
+            model = copy.deepcopy(model).half()  # .half() converts in place
         model = model.cuda().eval()
         compiled = torch.compile(model)
 
@@ -141,10 +157,13 @@ def main():
             return f
 
         for b in batches:
-            pkg, fut = jobs[(n, b)]
+            pkg, fut = jobs[(n, b, p)]
             rc, err, compile_s = fut.result()
             host = {k: torch.from_numpy(v) for k, v in batch_of(inputs, dims, b).items()}
-            cell = {"model": n, "exporter": a.exporter, "batch": b, "dmlc_compile_s": round(compile_s, 1)}
+            if p == "f16":
+                host = {k: v.half() if v.is_floating_point() else v for k, v in host.items()}
+            cell = {"model": n, "exporter": a.exporter, "batch": b, "precision": p,
+                    "dmlc_compile_s": round(compile_s, 1)}
             fe, fc = run(model), run(compiled)
             try:
                 t0 = time.time()
@@ -166,7 +185,7 @@ def main():
                 if "torch_error" not in cell:
                     rounds["eager"].append(torch_ms(fe, host, a.iterations))
                     rounds["compiled"].append(torch_ms(fc, host, a.iterations))
-                print(f"  {n} b{b} round {r}: load {load:.1f} "
+                print(f"  {n} b{b} {p} round {r}: load {load:.1f} "
                       + " ".join(f"{k} {v[-1]:.3f} ms" for k, v in rounds.items() if v), flush=True)
             if rc:
                 cell["dmlc_error"] = err
@@ -176,12 +195,18 @@ def main():
             if "dmlc_ms" in cell and "compiled_ms" in cell:
                 cell["dmlc_vs_compiled"] = round(cell["compiled_ms"] / cell["dmlc_ms"], 3)
                 cell["dmlc_vs_eager"] = round(cell["eager_ms"] / cell["dmlc_ms"], 3)
+            if p != "f32":
+                ref = [c for c in res["cells"] if c["model"] == n and c["batch"] == b and c["precision"] == "f32"]
+                for k in ("dmlc", "eager", "compiled"):
+                    if ref and f"{k}_ms" in ref[0] and f"{k}_ms" in cell:
+                        cell[f"{k}_speedup_vs_f32"] = round(ref[0][f"{k}_ms"] / cell[f"{k}_ms"], 3)
             print(json.dumps(cell), flush=True)
             res["cells"].append(cell)
             with open(a.json, "w") as f:
                 json.dump(res, f, indent=1)
         del model, compiled
         torch.cuda.empty_cache()
+        torch._dynamo.reset()
     return 0
 
 
