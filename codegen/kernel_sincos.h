@@ -41,8 +41,10 @@
  *     of 2/pi's binary fraction that matter (those above add multiples of
  *     4, those below less than 2^-94), m times them in 32-bit words
  *     (DML_SC_MULHI for the high halves): the quadrant and the fraction to
- *     62 bits, which is exact enough for every f32 (no f32 comes nearer a
- *     multiple of pi/2 than about 2^-31 relative);
+ *     62 bits, truncated (an error below 2^-61 of a quadrant), converted to
+ *     f32 from its magnitude's high and low words (no cancellation), so a
+ *     reduced argument down to 2^-38 of a quadrant keeps 24 significant
+ *     bits;
  *   NaN and +-inf give NaN; sin(-0) = -0.
  * Cost: the fast path is about as fast as lavapipe's own sin, but a
  * renderer that runs both arms of a branch in SIMD lanes (lavapipe does)
@@ -94,8 +96,8 @@ DML_SC_FN float dml_sincos(float x, float q0) {                                 
                             : f - 0x20000000u;                                      \
     DML_SC_U ml = neg != 0u ? 0u - rlo : rlo;                                       \
     float fh = mh;                                                                  \
-    float fl = ml >> 8u;                                                            \
-    r = (fh * 9.31322574615478516e-10f + fl * 5.55111512312578270e-17f) *           \
+    float fl = ml;                                                                  \
+    r = (fh * 9.31322574615478516e-10f + fl * 2.16840434497100887e-19f) *           \
         1.57079632679489662f;                                                       \
     DML_SC_U n = rhi >> 30;                                                         \
     if (neg != 0u) r = -r;                                                          \
