@@ -95,7 +95,14 @@ dml_status_t dml_codegen_spirv(const char *glsl, const char *kernel_name,
                                uint32_t **out_words, size_t *out_n_words);
 
 /* Translates SPIR-V into Metal Shading Language 2.1 with SPIRV-Cross, the
- * entry point renamed `kernel_name`, with the binding layout above. */
+ * entry point renamed `kernel_name`, with the binding layout above; the
+ * source starts with dml_msl_header. */
+/* The lines every emitted MSL source starts with: `#pragma METAL fp
+ * math_mode(safe)` (IEEE NaN, infinities, -0; no value-changing rewrites)
+ * under `#if __METAL_VERSION__ >= 320`; older Metal compilers need
+ * MTLCompileOptions.fastMathEnabled = NO (docs/embedding.md). */
+extern const char dml_msl_header[];
+
 dml_status_t dml_codegen_msl(const uint32_t *words, size_t n_words,
                              const char *kernel_name, char **out_msl);
 

@@ -516,7 +516,9 @@ void dml_kplan_print(const dml_kplan_t *p, const dml_pkg_graph_t *g, FILE *f);
  * DML_KVIEW_I64 when
  * it holds any i64 value (GLSL then needs 64-bit integer arithmetic);
  * DML_KVIEW_TYPED when it holds any value that is not f32 or any typed
- * function (the renderers then add their typed helpers). */
+ * function (the renderers then add their typed helpers); DML_KVIEW_TRIG
+ * when it holds a DML_KF_SIN or DML_KF_COS (GLSL then adds dml_sin and
+ * dml_cos, codegen/kernel_sincos.h). */
 uint32_t dml_kernel_views(const dml_kernel_t *k);
 
 /* Dtypes kernel `k` holds: bit (1 << dtype) for every dtype of its
@@ -524,6 +526,7 @@ uint32_t dml_kernel_views(const dml_kernel_t *k);
  * extensions these need: 16-bit words, f64, unsigned division). */
 uint32_t dml_kernel_dtypes(const dml_kernel_t *k);
 #define DML_KVIEW(buf, dt) (1u << ((unsigned)(buf)*DML_KT_COUNT_ + (unsigned)(dt)))
+#define DML_KVIEW_TRIG (1u << 26) /* an f32 sin or cos (codegen/kernel_sincos.h) */
 #define DML_KVIEW_IN2 (1u << 27)  /* loads of DML_KBUF_IN2 (f32) */
 #define DML_KVIEW_IN3 (1u << 28)  /* loads of DML_KBUF_IN3 (f32) */
 #define DML_KVIEW_RAND (1u << 29) /* holds a DML_KV_PHILOX value */

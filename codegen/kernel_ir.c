@@ -511,6 +511,7 @@ static void views_val(const dml_kval_t *v, uint32_t *m) {
   }
   if (v->kind == DML_KV_FN) {
     if (v->fn > DML_KF_POW) *m |= DML_KVIEW_TYPED;
+    if (v->fn == DML_KF_SIN || v->fn == DML_KF_COS) *m |= DML_KVIEW_TRIG;
     views_val(v->a, m);
     views_val(v->b, m);
     views_val(v->c3, m);

@@ -38,6 +38,21 @@ static int uses_int64(const uint32_t *w, size_t n) {
   return 0;
 }
 
+/* The first lines of every emitted MSL source: IEEE arithmetic (NaN, the
+ * infinities and -0 kept, no value-changing rewrites) where the source
+ * itself can say so, MSL 3.2's math-mode pragma (macOS 15 / iOS 18).
+ * Metal's default is fast math on Intel and AMD GPUs and "relaxed" (which
+ * honors inf and NaN but still rewrites) on Apple silicon; a compiler
+ * older than MSL 3.2 skips the #if and needs the loader's option instead:
+ * MTLCompileOptions.fastMathEnabled = NO (mathMode = MTLMathModeSafe from
+ * macOS 15 / iOS 18), or `metal -fno-fast-math` offline
+ * (docs/embedding.md). Contraction into fma is left on, as in CUDA C: the
+ * kernels that need it off carry SPIR-V NoContraction. */
+const char dml_msl_header[] =
+    "#if defined(__METAL_VERSION__) && __METAL_VERSION__ >= 320\n"
+    "#pragma METAL fp math_mode(safe)\n"
+    "#endif\n";
+
 dml_status_t dml_codegen_msl(const uint32_t *words, size_t n_words,
                              const char *kernel_name, char **out_msl) {
   spvc_context ctx = NULL;
@@ -74,12 +89,16 @@ dml_status_t dml_codegen_msl(const uint32_t *words, size_t n_words,
                         "SPIRV-Cross could not translate kernel %s to MSL", kernel_name),
         "%s", e.text);
   } else {
-    char *copy = strdup(src);
-    if (!copy)
+    size_t nh = sizeof dml_msl_header - 1, ns = strlen(src);
+    char *copy = (char *)malloc(nh + ns + 1);
+    if (!copy) {
       s = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "codegen.metal",
                           "out of memory");
-    else
+    } else {
+      memcpy(copy, dml_msl_header, nh);
+      memcpy(copy + nh, src, ns + 1);
       *out_msl = copy;
+    }
   }
   spvc_context_destroy(ctx);
   return s;

@@ -4,6 +4,7 @@
 
 #include "c_emit.h"
 #include "dml_codegen.h"
+#include "kernel_sincos.h"
 
 static const dml_cdialect_t k_glsl = {
     {"gl_GlobalInvocationID.x", "gl_GlobalInvocationID.y", "gl_LocalInvocationID.x",
@@ -14,7 +15,8 @@ static const dml_cdialect_t k_glsl = {
     "uintBitsToFloat(0xff800000u)",
     "",
     {"(-", "abs(", "exp(", "log(", "sqrt(", "tanh(", "(1.0 / (1.0 + exp(-", "floor(",
-     "ceil(", "(1.0 / ", "sin(", "cos(", "(", "(", "(", "(", "max(", "min(", "pow("},
+     "ceil(", "(1.0 / ", "dml_sin(", "dml_cos(", "(", "(", "(", "(", "max(", "min(",
+     "pow("},
     {"", "", "", "", "", "", "", "", "", "", "", "", " + ", " - ", " * ", " / ", ", ",
      ", ", ", "},
     {")", ")", ")", ")", ")", ")", ")))", ")", ")", ")", ")", ")", ")", ")", ")", ")",
@@ -51,6 +53,22 @@ static const dml_cdialect_t k_glsl = {
     NULL,
     "uintBitsToFloat(uint(",
 };
+
+/* dml_sin / dml_cos of f32 (codegen/kernel_sincos.h: Cody–Waite, then
+ * Payne–Hanek beyond |x| = 8192; the GLSL sin and cos reduce huge
+ * arguments in f32: lavapipe's sin(1e30) was -1 for 0.73); the high word
+ * of a 32-bit product by umulExtended. */
+#define DML_SRC(...) #__VA_ARGS__
+static const char k_sincos[] =
+    "#define DML_SC_FN\n"
+    "#define DML_SC_U uint\n"
+    "#define DML_SC_F2U(x) floatBitsToUint(x)\n"
+    "#define DML_SC_MULHI(a, b) dml_mulhi(a, b)\n"
+    "#define DML_SC_FLOOR(x) floor(x)\n"
+    "#define DML_SC_PRECISE precise\n"
+    "uint dml_mulhi(uint a, uint b) { uint h, l; umulExtended(a, b, h, l); return h; "
+    "}\n" DML_SINCOS_SRC "\n";
+#undef DML_SRC
 
 /* dml_fmod of float: C99's exact fmod, the macro of c_emit.h
  * (dml_c_fmod_macro) expanded for GLSL. */
@@ -222,6 +240,7 @@ dml_status_t dml_codegen_glsl(const dml_kernel_t *k, uint32_t n_symbols,
     }
   }
   if (views & DML_KVIEW_RAND) dml_sb_printf(&b, "%s", k_philox_helper);
+  if (views & DML_KVIEW_TRIG) dml_sb_printf(&b, "%s", k_sincos);
   for (uint32_t t = 0; t < k->n_tiles; t++)
     dml_sb_printf(&b, "shared %s tile%u[%u];\n", k_glsl.type[k->tile_dtype[t]], t,
                   k->tile_elems[t]);

@@ -5,10 +5,12 @@
 # --pack DIR --target vulkan` compiles their cases for cpu,vulkan and writes
 # them down, the runtime-only dml_everyop_check runs them on the device, and
 # its count line must be the one `dml_every_op --device vulkan` prints for
-# the same ops (Sin's bf16 is a known failure on vulkan, f64 forms are
-# refused, each op has a row of 70,001). The checker is also shown able to
-# fail: a kernel made wrong on purpose (DMLC_VULKAN_TEST_CORRUPT_KERNEL),
-# a known failure that passes, a manifest cut short.
+# the same ops (f64 forms are refused, each op has a row of 70,001; Sin's
+# bf16, a known failure until the shared sin/cos reduction, now passes).
+# The checker is also shown able to fail: a kernel made wrong on purpose
+# (DMLC_VULKAN_TEST_CORRUPT_KERNEL), a known failure that passes, a
+# manifest cut short; and a known failure that fails is counted as known
+# (k_known is empty now: the rows the wrong kernel breaks are marked so).
 # Exit 77 (skipped) without a Vulkan device.
 #   test_every_op_pack.sh DML_EVERY_OP DML_EVERYOP_CHECK WORKDIR
 set -uo pipefail
@@ -36,21 +38,36 @@ echo "$out" | tail -n 2
 n_pkg=$(find "$WORK/pack" -name 'eo_*.dmlpkg' | wc -l)
 n_listed=$(grep -c $'\tpacked\t' "$WORK/pack/cases.tsv")
 [ "$n_pkg" -gt 0 ] && [ "$n_pkg" -eq "$n_listed" ] && ok || bad "$n_pkg packages, $n_listed packed lines"
-grep -qP '^\d+\tpacked\tSin\tbf16\trandom\t.*\tthe GPUs reduce' "$WORK/pack/cases.tsv" && ok ||
-  bad "Sin bf16's known failure is not in cases.tsv"
+grep -qP '^\d+\tpacked\tSin\tbf16\trandom\t[^\t]*\t[^\t]*\t[^\t]*\t-\t' "$WORK/pack/cases.tsv" &&
+  ok || bad "Sin bf16 is not in cases.tsv as a plain case (no known-failure reason)"
 
 got=$("$CHK" "$WORK/pack" --device vulkan --json "$WORK/everyop.json" 2>&1); rc=$?
 echo "$got" | tail -n 2
 [ $rc -eq 0 ] && ok || bad "dml_everyop_check (rc=$rc): $got"
 [ -n "$want" ] && [ "$(grep '^every_op on vulkan: ' <<<"$got")" = "$want" ] && ok ||
   bad "the counts differ: dml_every_op: '$want'; dml_everyop_check: '$(grep '^every_op on' <<<"$got")'"
-grep -q '"failed": 0,' "$WORK/everyop.json" && grep -q '"dtype": "bf16", "shape": "random"' "$WORK/everyop.json" &&
+grep -q '"failed": 0,' "$WORK/everyop.json" && grep -q '"known": \[\]' "$WORK/everyop.json" &&
   ok || bad "everyop.json: $(cat "$WORK/everyop.json")"
 
 # A wrong kernel is a disagreement: exit 1, named.
 out=$(DMLC_VULKAN_TEST_CORRUPT_KERNEL=k0_elementwise "$CHK" "$WORK/pack" --device vulkan 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q '^FAIL Relu f32 random on vulkan: k0_elementwise ' <<<"$out" && ok ||
   bad "corrupt k0_elementwise (rc=$rc): $out"
+# Known failures that fail are counted as known (exit 0): the cases the
+# wrong k0_elementwise breaks, marked known in a copy of the manifest.
+out=$(DMLC_VULKAN_TEST_CORRUPT_KERNEL=k0_elementwise "$CHK" "$WORK/pack" --device vulkan 2>&1)
+sed -n 's/^FAIL \([^ ]*\) \([^ ]*\) \(.*\) on vulkan: .*/\1\t\2\t\3/p' <<<"$out" >"$WORK/broken.tsv"
+n_broken=$(wc -l <"$WORK/broken.tsv")
+mkdir -p "$WORK/kfail" && cp "$WORK"/pack/eo_*.dmlpkg "$WORK/kfail/"
+awk -F'\t' -v OFS='\t' 'NR == FNR { b[$1 FS $2 FS $3] = 1; next }
+  $2 == "packed" && (($3 FS $4 FS $5) in b) { $9 = "made up" } 1' \
+  "$WORK/broken.tsv" "$WORK/pack/cases.tsv" >"$WORK/kfail/cases.tsv"
+out=$(DMLC_VULKAN_TEST_CORRUPT_KERNEL=k0_elementwise "$CHK" "$WORK/kfail" --device vulkan \
+  --json "$WORK/kfail.json" 2>&1); rc=$?
+[ "$n_broken" -gt 0 ] && [ $rc -eq 0 ] && grep -q " $n_broken known failures, 0 failed," <<<"$out" &&
+  grep -q "\"known_failures\": $n_broken," "$WORK/kfail.json" &&
+  grep -q '"op": "Relu", "dtype": "f32", "shape": "random"' "$WORK/kfail.json" &&
+  ok || bad "known failures that fail ($n_broken marked, rc=$rc): $out $(cat "$WORK/kfail.json")"
 # A known failure that passes fails the run (the list is out of date).
 awk -F'\t' -v OFS='\t' '$2 == "packed" && $3 == "Add" && $4 == "f32" && $5 == "random" { $9 = "made up" } 1' \
   "$WORK/pack/cases.tsv" >"$WORK/known.tsv"

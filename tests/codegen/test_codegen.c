@@ -426,6 +426,70 @@ static void test_msl_golden(void) {
   free(bytes);
 }
 
+/* FileCheck-style: the lines of `want` (NULL-terminated), each found in
+ * order in `text`, the first at the first line and each next one on the
+ * line after (CHECK, CHECK-NEXT, ...). */
+static int check_lines(const char *text, const char *const *want) {
+  const char *p = text;
+  for (int i = 0; want[i]; i++) {
+    size_t n = strlen(want[i]);
+    if (strncmp(p, want[i], n) || p[n] != '\n') {
+      fprintf(stderr, "line %d: want '%s', got '%.60s'\n", i + 1, want[i], p);
+      return 0;
+    }
+    p += n + 1;
+  }
+  return 1;
+}
+
+/* Every MSL kernel of a package starts with the guarded safe-math pragma
+ * (dml_msl_header), kernels with sin and cos (dml_sincos, which SPIRV-Cross
+ * translates: bit casts, umulExtended as mulhi) and a reduction
+ * included. */
+static void test_msl_safe_math(void) {
+  static const char *const want[] = {
+      "#if defined(__METAL_VERSION__) && __METAL_VERSION__ >= 320",
+      "#pragma METAL fp math_mode(safe)", "#endif", NULL};
+  size_t n = 0;
+  void *bytes = cg_package(
+      "sym batch <= 8\n"
+      "func @forward(%x: f32[batch,4], %h: bf16[batch,4]) -> (f32[batch,4], "
+      "bf16[batch,4], f32[batch,1]) {\n"
+      "  %s = Sin(%x) : f32[batch,4]\n"
+      "  %c = Cos(%h) : bf16[batch,4]\n"
+      "  %r = ReduceSum(%x) {axes = [1], keepdims = 1} : f32[batch,1]\n"
+      "  return %s, %c, %r\n}\n",
+      "vulkan,metal", &n);
+  if (!bytes) return;
+  dml_pkg_t pkg;
+  dml_pkg_graph_t *g = graph_of(bytes, n, &pkg);
+  const dml_pkg_section_t *ms = dml_pkg_find_section(&pkg, "kernels.msl");
+  CHECK(ms && g);
+  dml_kpkg_t *k = NULL;
+  if (ms && g) CHECK_OK(dml_kpkg_decode(ms->data, ms->size, DML_KPKG_TARGET_MSL, g, &k));
+  int n_kernels = 0, n_sincos = 0;
+  for (uint32_t f = 0; k && f < k->n_functions; f++)
+    for (uint32_t i = 0; i < k->functions[f].n_kernels; i++) {
+      const dml_kpkg_kernel_t *K = &k->functions[f].kernels[i];
+      char *msl = (char *)malloc(K->code_bytes + 1);
+      if (!msl) continue;
+      memcpy(msl, K->code, K->code_bytes);
+      msl[K->code_bytes] = 0;
+      CHECK(check_lines(msl, want));
+      CHECK(strstr(msl, "#include <metal_stdlib>") > strstr(msl, "math_mode(safe)"));
+      /* dml_sincos, inlined by glslang's optimizer: umulExtended's mulhi
+       * and 2/pi's first word */
+      n_sincos += strstr(msl, "mulhi(") && strstr(msl, "2734261102u");
+      n_kernels++;
+      free(msl);
+    }
+  CHECK(n_kernels >= 2);
+  CHECK(n_sincos == 2);
+  dml_kpkg_release(k);
+  dml_pkg_graph_release(g);
+  free(bytes);
+}
+
 /* Every byte-level corruption of a kernel section is DATA_LOSS. */
 static void test_kpkg_untrusted(void) {
   size_t n = 0;
@@ -592,6 +656,7 @@ int main(void) {
   RUN(test_unsupported_ops_listed);
   RUN(test_dropout_training_listed);
   RUN(test_msl_golden);
+  RUN(test_msl_safe_math);
   RUN(test_kpkg_untrusted);
   RUN(test_loader_checks_kernels);
   RUN(test_schedule_rtdims);

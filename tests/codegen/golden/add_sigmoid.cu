@@ -37,71 +37,14 @@ DML_DEV float dml_tanh(float x) {
   float t = 1.0f - 2.0f / (dml_exp(2.0f * a) + 1.0f);
   return x < 0.0f ? -t : t;
 }
-/* 2/pi's first 224 fraction bits, after a zero word */
-DML_DEV unsigned dml_2opi(int i) {
-  const unsigned t[8] = {0u, 0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u,
-                         0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu};
-  return t[i];
-}
-/* Payne-Hanek for 2^20 <= |x| < inf: |x| = m 2^E (m < 2^24) times 2/pi
- * mod 4 from a 96-bit window of 2/pi's bits (those before it add
- * multiples of 4): the quadrant *q and the reduced argument in
- * [-pi/4, pi/4] */
-DML_DEV float dml_reduce_big(float x, float *q) {
-  unsigned u = __builtin_bit_cast(unsigned, x);
-  int e = (int)((u >> 23) & 0xffu) - 150, pos = e + 30, k = pos >> 5, sh = pos & 31;
-  unsigned long long m = (u & 0x7fffffu) | 0x800000u;
-  unsigned w[3];
-  for (int i = 0; i < 3; i++)
-    w[i] = sh ? (dml_2opi(k + i) << sh) | (dml_2opi(k + i + 1) >> (32 - sh))
-              : dml_2opi(k + i);
-  unsigned long long p2 = m * w[2], p1 = m * w[1] + (p2 >> 32);
-  unsigned long long p0 = m * w[0] + (p1 >> 32);
-  unsigned long long R = (p0 << 32) + (p1 & 0xffffffffull);
-  unsigned long long n = (R + (1ull << 61)) >> 62;
-  float r = (float)((double)(long long)(R - (n << 62)) * 3.4061215800865545e-19);
-  float fn = (float)(n & 3u);
-  if (u >> 31) {
-    r = -r;
-    fn = fn == 0.0f ? 0.0f : 4.0f - fn;
-  }
-  *q = fn;
-  return r;
-}
-/* sin (q0 0) and cos (q0 1): x = j pi/2 + r, by Cody-Waite with pi/2 in
- * four f32 parts (exact products in the fmas) for |x| <= 2^20, by
- * dml_reduce_big beyond; then Cephes' sinf/cosf polynomials on
- * [-pi/4, pi/4] by quadrant. Within 1.7e-7 relative of glibc's sinf and
- * cosf, and tan = sin/cos within 2.8e-7 of tanf, over 60M arguments of
- * every magnitude (simulated on the host); sin/cos.approx, used before,
- * made tan 0.2% off near its poles and -inf at 1e30. */
-DML_DEV float dml_sincos(float x, float q0) {
-  float r, q;
-  if (!(__builtin_fabsf(x) <= 1048576.0f)) {
-    if (!(__builtin_fabsf(x) <= 3.40282347e38f)) return x - x; /* NaN, inf */
-    r = dml_reduce_big(x, &q);
-  } else {
-    float j = __builtin_rintf(x * 0.636619772f);
-    r = __builtin_fmaf(-j, 1.5703125f, x);
-    r = __builtin_fmaf(-j, 4.83751297e-4f, r);
-    r = __builtin_fmaf(-j, 7.54979013e-8f, r);
-    r = __builtin_fmaf(-j, -1.71512451e-15f, r);
-    q = j - 4.0f * __builtin_floorf(j * 0.25f);
-  }
-  q += q0;
-  if (q >= 4.0f) q -= 4.0f;
-  float z = r * r;
-  float ps = __builtin_fmaf(z, -1.9515295891e-4f, 8.3321608736e-3f);
-  ps = __builtin_fmaf(r * z, __builtin_fmaf(z, ps, -1.6666654611e-1f), r);
-  float pc = __builtin_fmaf(z, 2.443315711809948e-5f, -1.388731625493765e-3f);
-  pc = __builtin_fmaf(z, pc, 4.166664568298827e-2f);
-  pc = __builtin_fmaf(z * z, pc, __builtin_fmaf(-0.5f, z, 1.0f));
-  float v = (q == 0.0f || q == 2.0f) ? ps : pc;
-  v = q >= 2.0f ? -v : v;
-  return (q0 == 0.0f && x == 0.0f) ? x : v; /* sin(-0) = -0 */
-}
-DML_DEV float dml_sin(float x) { return dml_sincos(x, 0.0f); }
-DML_DEV float dml_cos(float x) { return dml_sincos(x, 1.0f); }
+/* dml_sin, dml_cos: codegen/kernel_sincos.h, as in GLSL and MSL */
+#define DML_SC_FN DML_DEV
+#define DML_SC_U unsigned
+#define DML_SC_F2U(x) __builtin_bit_cast(unsigned, x)
+#define DML_SC_MULHI(a, b) ((unsigned)((unsigned long long)(a) * (b) >> 32))
+#define DML_SC_FLOOR(x) __builtin_floorf(x)
+#define DML_SC_PRECISE
+DML_SC_FN DML_SC_U dml_2opi(DML_SC_U i, DML_SC_U a, DML_SC_U b, DML_SC_U c, DML_SC_U d, DML_SC_U e) { return i == 0u ? a : i == 1u ? b : i == 2u ? c : i == 3u ? d : e; } DML_SC_FN float dml_sincos(float x, float q0) { DML_SC_PRECISE float r; float q; DML_SC_U u = DML_SC_F2U(x) & 0x7fffffffu; if (u <= 0x46000000u) { float j = DML_SC_FLOOR(x * 0.636619772f + 0.5f); DML_SC_PRECISE float t = x - j * 1.5703125f; t = t - j * 4.837512969970703125e-4f; r = t - j * 7.54978995489188216e-8f; q = j - 4.0f * DML_SC_FLOOR(j * 0.25f); } else { DML_SC_U pos = (u >> 23) - 120u; DML_SC_U k = pos >> 5, sh = pos & 31u, sl = 31u - sh; DML_SC_U m = (u & 0x7fffffu) | 0x800000u; DML_SC_U t0 = dml_2opi(k, 0u, 0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u); DML_SC_U t1 = dml_2opi(k, 0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u); DML_SC_U t2 = dml_2opi(k, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u); DML_SC_U t3 = dml_2opi(k, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu); DML_SC_U w0 = (t0 << sh) | ((t1 >> 1u) >> sl); DML_SC_U w1 = (t1 << sh) | ((t2 >> 1u) >> sl); DML_SC_U w2 = (t2 << sh) | ((t3 >> 1u) >> sl); DML_SC_U lo1 = m * w1; DML_SC_U rlo = lo1 + DML_SC_MULHI(m, w2); DML_SC_U rhi = m * w0 + DML_SC_MULHI(m, w1) + (rlo < lo1 ? 1u : 0u) + 0x20000000u; DML_SC_U f = rhi & 0x3fffffffu; DML_SC_U neg = f < 0x20000000u ? 1u : 0u; DML_SC_U mh = neg != 0u ? 0x1fffffffu - f + (rlo == 0u ? 1u : 0u) : f - 0x20000000u; DML_SC_U ml = neg != 0u ? 0u - rlo : rlo; float fh = mh; float fl = ml; r = (fh * 9.31322574615478516e-10f + fl * 2.16840434497100887e-19f) * 1.57079632679489662f; DML_SC_U n = rhi >> 30; if (neg != 0u) r = -r; if (x < 0.0f) { r = -r; n = (4u - n) & 3u; } q = n; } q = q + q0; if (q >= 4.0f) q = q - 4.0f; float z = r * r; float ps = r + r * z * (-1.6666654611e-1f + z * (8.3321608736e-3f + z * (-1.9515295891e-4f))); float pc = 1.0f - 0.5f * z + z * z * (4.166664568298827e-2f + z * (-1.388731625493765e-3f + z * 2.443315711809948e-5f)); float v = (q == 0.0f || q == 2.0f) ? ps : pc; v = q >= 2.0f ? -v : v; v = u >= 0x7f800000u ? x - x : v; return (q0 == 0.0f && x == 0.0f) ? x : v; } DML_SC_FN float dml_sin(float x) { return dml_sincos(x, 0.0f); } DML_SC_FN float dml_cos(float x) { return dml_sincos(x, 1.0f); }
 /* as C's powf for finite operands: negative bases need integral exponents */
 DML_DEV float dml_pow(float a, float b) {
   if (b == 0.0f) return 1.0f;
