@@ -147,6 +147,21 @@ static dml_status_t oom(const char *op) {
   return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
 }
 
+/* Error s of the CPU's shape rule or kernel (dml_cpu_eager_outputs,
+ * dml_cpu_run: op "rt.cpu.<Op>" or "<Op>") for eager op `id` run on device
+ * d, as its caller reads it (docs/tensor.md "Errors"): every device's eager
+ * path reads the CPU's shape rule, so the error is given the op's name as
+ * its op and the device in its reason ("axis out of range (on vulkan:0)"),
+ * details kept. DML_OK passes through. */
+static dml_status_t rule_err(dml_status_t s, dml_op_t id, const dml_rt_device_t *d) {
+  if (!s) return s;
+  dml_status_t r = dml_status_make(dml_status_code(s), dml_op_name(id), "%s (on %s)",
+                                   dml_status_reason(s), d->name);
+  if (dml_status_details(s)[0]) r = dml_status_detail(r, "%s", dml_status_details(s));
+  dml_status_free(s);
+  return r;
+}
+
 /* Resolves handle t (under the lock). */
 static dml_status_t get_locked(dml_rt_tensor_t t, const char *op, slot_t **out) {
   uint32_t idx = (uint32_t)(t.id & 0xffffffffu), gen = (uint32_t)(t.id >> 32);
@@ -540,7 +555,7 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
     y[0] = *fixed_out;
   } else {
     call.output_capacity = cap;
-    DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
+    DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), opid, d));
     call.output_capacity = NULL;
   }
   uint64_t bytes[DML_MAX_EAGER_OUTPUTS];
@@ -575,7 +590,7 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
   }
   call.scratch = d->scratch;
   call.scratch_bytes = d->scratch_bytes;
-  if (!s) s = dml_cpu_run(&call);
+  if (!s) s = rule_err(dml_cpu_run(&call), opid, d);
   if (d->mem) /* upload the results */
     for (uint32_t i = 0; i < n_out && !s; i++) {
       s = make(d, y[i].dtype, y[i].rank, y[i].dims, tmp[i], opn, &out[i]);
@@ -1072,7 +1087,7 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   call.output_capacity = &cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
+  DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), id, dev));
   if (y.dtype != (dml_dtype_t)dev->lib[k].out_dtype)
     return dml_status_make(
         DML_STATUS_UNIMPLEMENTED, opn, "the eager kernel writes %s; this op gives %s",
@@ -1238,7 +1253,8 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   call.output_capacity = &cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call)); /* the shape rule's checks */
+  /* the shape rule's checks */
+  DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), id, dev));
   /* ArgMax/ArgMin: one axis (`axis`, default 0), the row of their
    * select_last_index */
   const int arg = id == DML_OP_ARG_MAX || id == DML_OP_ARG_MIN;
@@ -1378,12 +1394,13 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   return DML_OK;
 }
 
-/* The output dims of op `id` on x[0 .. n-1] (dml_cpu_eager_outputs, the
- * op's shape rule and its errors). The rule reads dims only: each input's
+/* The output dims of op `id` on x[0 .. n-1] on device dev
+ * (dml_cpu_eager_outputs, the op's shape rule; its errors name the op and
+ * dev, rule_err). The rule reads dims only: each input's
  * elements stay on the device, its slot's address stands in for data. */
-static dml_status_t gpu_out_dims(dml_op_t id, slot_t *const *x, uint32_t n,
-                                 const dml_attr_t *attrs, uint32_t n_attrs,
-                                 dml_tensor_t *y) {
+static dml_status_t gpu_out_dims(const dml_rt_device_t *dev, dml_op_t id,
+                                 slot_t *const *x, uint32_t n, const dml_attr_t *attrs,
+                                 uint32_t n_attrs, dml_tensor_t *y) {
   dml_tensor_t in[3];
   memset(in, 0, sizeof in);
   memset(y, 0, sizeof *y);
@@ -1406,7 +1423,7 @@ static dml_status_t gpu_out_dims(dml_op_t id, slot_t *const *x, uint32_t n,
   call.output_capacity = &cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  return dml_cpu_eager_outputs(&call);
+  return rule_err(dml_cpu_eager_outputs(&call), id, dev);
 }
 
 /* The lowest and highest element that slot x reaches over dims/strides
@@ -1444,7 +1461,7 @@ static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slo
   const char *opn = "MatMul";
   slot_t *x[2] = {a, b};
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_MATMUL, x, 2, NULL, 0, &y));
+  DML_RETURN_IF_ERROR(gpu_out_dims(dev, DML_OP_MATMUL, x, 2, NULL, 0, &y));
   /* A as [..., M, K] (1-D: [1, K]), B as [..., K, N] (1-D: [K, 1]) */
   int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
   int64_t K = a->dims[a->rank - 1];
@@ -1557,7 +1574,7 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
   const char *opn = "Conv";
   dml_tensor_t y;
   slot_t *in[3] = {x[0], x[1], n_in > 2 ? x[2] : NULL};
-  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_CONV, in, n_in, attrs, n_attrs, &y));
+  DML_RETURN_IF_ERROR(gpu_out_dims(dev, DML_OP_CONV, in, n_in, attrs, n_attrs, &y));
   for (uint32_t i = 0; i < n_attrs; i++) {
     const char *an = attrs[i].name ? attrs[i].name : "";
     if (strcmp(an, "auto_pad") && strcmp(an, "dilations") && strcmp(an, "group") &&
@@ -1685,7 +1702,7 @@ static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
                              "the GPU's eager kernels take f32 only in this version "
                              "(input %u is %s)",
                              j, dml_dtype_name(in[j]->dtype));
-  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_GEMM, in, n_in, attrs, n_attrs, &y));
+  DML_RETURN_IF_ERROR(gpu_out_dims(dev, DML_OP_GEMM, in, n_in, attrs, n_attrs, &y));
   for (uint32_t i = 0; i < n_attrs; i++) {
     const char *an = attrs[i].name ? attrs[i].name : "";
     if (strcmp(an, "alpha") && strcmp(an, "beta") && strcmp(an, "transA") &&

@@ -298,6 +298,18 @@ class Lifetime(unittest.TestCase):
             self.assertEqual(cm.exception.reason, "use after free")
             self.assertIn("was freed", cm.exception.details)
         self.assertIn("use after free", repr(t))
+        # a freed tensor beside a number: the error of the op called (the
+        # number's conversion reads the tensor's dtype), not tensor.info's
+        for use, op, k in ((lambda: t + 1, "Add", 0), (lambda: 2 * t, "Mul", 1),
+                           (lambda: t - 1.5, "Sub", 0), (lambda: t < 1, "Less", 0),
+                           (lambda: ops.add(t, [1, 2]), "Add", 0)):
+            with self.assertRaises(dmlc.FailedPreconditionError) as cm:
+                use()
+            e = cm.exception
+            self.assertEqual((e.op, e.reason), (op, "use after free"))
+            self.assertIn("was freed", e.details)
+            self.assertIn("input %d" % k, e.details)
+            self.assertTrue(str(e).startswith(op + ": use after free"), str(e))
 
     def test_memory_back_at_start(self):
         before = dmlc.device_memory("cpu")
@@ -368,6 +380,23 @@ class Vulkan(unittest.TestCase):
             del y
         del t, back, z
         self.assertEqual(dmlc.device_memory("vulkan")["bytes"], before["bytes"])
+
+    def test_rule_errors_name_the_device(self):
+        # the GPU's eager path reads the CPU's shape rule; its errors name
+        # the op and the device the op ran on, not the CPU rule (rt.cpu.*)
+        devs = ["cpu"] + (["vulkan"] if vulkan_available() else [])
+        for dev in devs:
+            x = dmlc.zeros((3, 4), device=dev)
+            with self.assertRaises(dmlc.InvalidArgumentError) as cm:
+                ops.argmax(x, axis=5)
+            e = cm.exception
+            self.assertEqual(e.op, "ArgMax")
+            self.assertIn("axis out of range", e.reason)
+            self.assertIn("(on %s" % dev, e.reason)
+            with self.assertRaises(dmlc.InvalidArgumentError) as cm:
+                x + dmlc.zeros((5,), device=dev)
+            self.assertEqual(cm.exception.op, "Add")
+            self.assertIn("(on %s" % dev, cm.exception.reason)
 
     def test_session_inputs_outputs_on_device(self):
         # a session on "vulkan" runs on the Tensors' device: inputs and

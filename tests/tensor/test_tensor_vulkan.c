@@ -1632,13 +1632,27 @@ static void test_errors(void) {
   CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F32, 2, d56, &b));
   dml_rt_tensor_t in[2] = {a, b};
   uint64_t before = dml_rt_device_bytes(g_vk);
+  /* the op and the device it ran on, not the CPU's shape rule it borrows
+   * (rt.cpu.Add) */
   CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
-              "Add: shape mismatch");
+              "error: Add: shape mismatch (on " TEST_GPU);
   CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
               "[3,4]");
   CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
               "[5,6]");
   CHECK(dml_rt_device_bytes(g_vk) == before); /* no output left behind */
+  dml_attr_t ax5 = {0};
+  ax5.name = "axis";
+  ax5.kind = DML_ATTR_INT;
+  ax5.i = 5;
+  CHECK_ERROR(dml_rt_tensor_op("ArgMax", &a, 1, &ax5, 1, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT,
+              "error: ArgMax: axis out of range (on " TEST_GPU);
+  dml_attr_t axes5 = ints_attr("axes", D(5), 1);
+  CHECK_ERROR(dml_rt_tensor_op("ReduceSum", &a, 1, &axes5, 1, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "error: ReduceSum: ");
+  CHECK_ERROR(dml_rt_tensor_op("ReduceSum", &a, 1, &axes5, 1, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "(on " TEST_GPU);
   /* an op outside the library: a clear error, never a CPU fallback */
   CHECK_ERROR(dml_rt_tensor_op("Einsum", in, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
               "eager op Einsum with 2 inputs is not implemented on " TEST_GPU);

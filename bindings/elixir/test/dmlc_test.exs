@@ -562,6 +562,11 @@ defmodule DmlcTest do
     assert {:error, %Error{code: :invalid_argument, op: "MatMul", reason: r, details: d}} =
              Tensor.matmul(a, a)
     assert r =~ "shape mismatch" and d =~ "[2,3]"
+    # a shape rule's check names the op and the device it ran on (not the
+    # CPU rule's label, rt.cpu.ArgMax)
+    assert {:error, %Error{code: :invalid_argument, op: "ArgMax", reason: r}} =
+             Tensor.argmax(a, 5)
+    assert r =~ "axis out of range" and r =~ "(on cpu)"
 
     # use after free: an error, never a crash
     assert :ok = Tensor.free(a)
@@ -604,6 +609,11 @@ defmodule DmlcTest do
         {:error, %Error{code: :unimplemented} = e} ->
           assert Exception.message(e) =~ "Add"
       end
+
+      # the shape rule's errors name the op and the device
+      assert {:error, %Error{code: :invalid_argument, op: "ArgMax", reason: r}} =
+               Tensor.argmax(t, 5)
+      assert r =~ "axis out of range" and r =~ "(on vulkan"
 
       :ok = Tensor.free(t)
       :ok = Tensor.free(c)
