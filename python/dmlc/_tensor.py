@@ -258,6 +258,43 @@ def _binary(op, swap=False):
     return f
 
 
+_equal = _binary("Equal")
+
+
+def _eq(self, other):
+    """Elementwise ``==`` (ONNX Equal): a bool tensor, NumPy broadcasting.
+    ``t == None`` is not a comparison of elements: Python's identity
+    (NotImplemented)."""
+    if other is None:
+        return NotImplemented
+    return _equal(self, other)
+
+
+def _ne(self, other):
+    """Elementwise ``!=``: Not(Equal), a bool tensor (NaN != NaN is True,
+    as in NumPy)."""
+    if other is None:
+        return NotImplemented
+    eq = _equal(self, other)
+    return _core.tensor_op("Not", [eq], {}, 1)[0]
+
+
+def _bool(self):
+    """The truth value of a one-element tensor (its element); more or fewer
+    elements are ambiguous, as in NumPy and PyTorch."""
+    n = self.size
+    if n != 1:
+        why = ("the truth value of a tensor with %d elements is ambiguous; use "
+               "t.numpy().any() or t.numpy().all()" % n)
+        raise _AmbiguousTruthError("python.bool: " + why, op="python.bool", reason=why)
+    return bool(self.numpy().reshape(-1)[0])
+
+
+class _AmbiguousTruthError(InvalidArgumentError, ValueError):
+    """bool() of a tensor without exactly one element: a dmlc.Error
+    (InvalidArgumentError) that is also the ValueError NumPy raises."""
+
+
 def _unary(op):
     def f(self):
         from . import ops
@@ -295,6 +332,10 @@ def _install():
     for name, op in (("lt", "Less"), ("le", "LessOrEqual"), ("gt", "Greater"),
                      ("ge", "GreaterOrEqual")):
         setattr(T, "__%s__" % name, _binary(op))
+    T.__eq__ = _eq
+    T.__ne__ = _ne
+    T.__hash__ = object.__hash__  # by identity, as torch.Tensor (== is elementwise)
+    T.__bool__ = _bool
     T.__neg__ = _unary("Neg")
     T.__abs__ = _unary("Abs")
 

@@ -261,6 +261,53 @@ class Ops(unittest.TestCase):
         np.testing.assert_array_equal(idx.numpy(), np.argsort(-self.a, axis=1)[:, :2])
         self.assertEqual(bits(ops.cast(a, "f64").numpy()), bits(ref))
 
+    def test_comparisons_elementwise(self):
+        # == != < <= > >= are elementwise (Equal, Not(Equal), Less, ...) and
+        # give bool tensors, as NumPy's; on the CPU and on Vulkan
+        devs = ["cpu"] + (["vulkan"] if vulkan_available() else [])
+        for dev in devs:
+            # a GPU may flush subnormals (Vulkan allows it): not compared there
+            e = EDGE if dev == "cpu" else EDGE[~((EDGE != 0) & (np.abs(EDGE) < 1.2e-38))]
+            r = e[::-1].copy()
+            x, y = dmlc.tensor(e, device=dev), dmlc.tensor(r, device=dev)
+            for got, ref in ((x == x, e == e), (x != x, e != e), (x == y, e == r),
+                             (x != y, e != r), (x < y, e < r), (x <= y, e <= r),
+                             (x > y, e > r), (x >= y, e >= r), (x == 1, e == 1),
+                             (x != 1.0, e != 1), (0 < x, 0 < e), (1 == x, 1 == e),
+                             (x >= 0, e >= 0)):
+                self.assertEqual(got.dtype, "bool", dev)
+                self.assertEqual(got.device, dev)
+                np.testing.assert_array_equal(got.numpy(), ref, dev)
+            # broadcasting
+            a = dmlc.tensor(self.a, device=dev)
+            np.testing.assert_array_equal((a == a[0]).numpy(), self.a == self.a[0])
+        # None is not an element: identity, as for any object
+        x = dmlc.tensor(EDGE)
+        self.assertIs(x == None, False)  # noqa: E711
+        self.assertIs(x != None, True)  # noqa: E711
+
+    def test_hash_and_truth_value(self):
+        x, y = dmlc.tensor(EDGE), dmlc.tensor(EDGE)
+        # hashable by identity (as torch.Tensor): sets and dict keys
+        self.assertEqual(hash(x), object.__hash__(x))
+        d = {x: "x", y: "y"}
+        self.assertEqual((d[x], d[y]), ("x", "y"))
+        self.assertEqual(len({x, y, x}), 2)
+        # one element: its value; more or none: ambiguous, as in NumPy
+        self.assertIs(bool(dmlc.tensor(3.0)), True)
+        self.assertIs(bool(dmlc.tensor([0.0])), False)
+        self.assertIs(bool(dmlc.tensor(np.array([[2]], np.int64))), True)
+        self.assertIs(bool(dmlc.tensor(1.0) == 1), True)
+        self.assertIs(bool(dmlc.tensor(1.0) != 1), False)
+        for t in (x, dmlc.zeros((0,)), x == x):
+            with self.assertRaises(ValueError) as cm:
+                bool(t)
+            self.assertIsInstance(cm.exception, dmlc.InvalidArgumentError)
+            self.assertIn("ambiguous", cm.exception.reason)
+            with self.assertRaises(ValueError):
+                if t:
+                    pass
+
     def test_shape_mismatch_names_op_and_shapes(self):
         with self.assertRaises(dmlc.InvalidArgumentError) as cm:
             dmlc.zeros((3, 4)) @ dmlc.zeros((5, 6))
