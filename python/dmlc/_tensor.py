@@ -96,11 +96,25 @@ def full(shape, value, dtype="f32", device="cpu"):
     return _create("full", shape, dtype, device, value)
 
 
-def arange(start, limit=None, step=1, dtype="f32", device="cpu"):
+def arange(start, limit=None, step=1, dtype=None, device="cpu"):
     """1-D: start, start + step, ... before limit (ONNX Range: max(0,
-    ceil((limit - start) / step)) elements); arange(n) is 0 .. n-1."""
+    ceil((limit - start) / step)) elements); arange(n) is 0 .. n-1.
+
+    The dtype, unless `dtype` names one, is NumPy's: i64 when every
+    argument is an integer (Python ints, NumPy integers, bools), else f32
+    (NumPy's f64; f32 is dmlc's default float). The values travel as
+    doubles (dml_rt_tensor_arange), so integers must be within 2**53."""
     if limit is None:
         start, limit = 0, start
+    args = (start, limit, step)
+    if dtype is None:
+        ints = all(isinstance(a, (numbers.Integral, np.integer, np.bool_)) for a in args)
+        dtype = "i64" if ints else "f32"
+    for a in args:
+        if isinstance(a, (numbers.Integral, np.integer)) and abs(int(a)) > 1 << 53:
+            why = "%d is beyond 2**53: arange's values travel as doubles" % int(a)
+            raise InvalidArgumentError("python.arange: " + why, op="python.arange",
+                                       reason=why)
     return _core.tensor_arange(float(start), float(limit), float(step), dtype_name(dtype),
                                device or "cpu")
 

@@ -64,6 +64,24 @@ class Creation(unittest.TestCase):
         np.testing.assert_array_equal(dmlc.arange(1.0, 2.0, 0.25).numpy(),
                                       np.arange(1.0, 2.0, 0.25, dtype=np.float32))
         self.assertEqual(dmlc.arange(3, 1).shape, (0,))
+        # the dtype as NumPy infers it: integers give i64, a float f32
+        # (NumPy's f64: dmlc's default float), an explicit dtype wins
+        for args, kw, want in (((5,), {}, "i64"), ((2, 9, 3), {}, "i64"),
+                               ((np.int32(4),), {}, "i64"), ((-3, 3), {}, "i64"),
+                               ((5.0,), {}, "f32"), ((0, 1, 0.25), {}, "f32"),
+                               ((1, 4.5), {}, "f32"), ((5,), {"dtype": "f32"}, "f32"),
+                               ((5,), {"dtype": np.int32}, "i32"),
+                               ((0.0, 3.0), {"dtype": "i64"}, "i64")):
+            t = dmlc.arange(*args, **kw)
+            self.assertEqual(t.dtype, want, (args, kw))
+            ref = np.arange(*args)
+            np.testing.assert_array_equal(t.numpy(), ref.astype(t.numpy().dtype))
+        self.assertEqual(dmlc.arange(5, device="vulkan" if vulkan_available() else "cpu")
+                         .dtype, "i64")
+        np.testing.assert_array_equal(dmlc.arange(1 << 52, (1 << 52) + 3).numpy(),
+                                      np.arange(1 << 52, (1 << 52) + 3))
+        with self.assertRaises(dmlc.InvalidArgumentError):
+            dmlc.arange((1 << 53) + 1)
         with self.assertRaises(dmlc.InvalidArgumentError):
             dmlc.arange(0, 1, 0)
 
