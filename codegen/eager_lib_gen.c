@@ -63,6 +63,10 @@ static const char *k_dtype_enum(dml_dtype_t dt) {
     case DML_DTYPE_U8: return "DML_DTYPE_U8";
     case DML_DTYPE_I8: return "DML_DTYPE_I8";
     case DML_DTYPE_I16: return "DML_DTYPE_I16";
+    case DML_DTYPE_F64: return "DML_DTYPE_F64";
+    case DML_DTYPE_U16: return "DML_DTYPE_U16";
+    case DML_DTYPE_U32: return "DML_DTYPE_U32";
+    case DML_DTYPE_U64: return "DML_DTYPE_U64";
     default: return "DML_DTYPE_INVALID";
   }
 }
@@ -751,20 +755,22 @@ static dml_status_t emit_mm_conv(gen_t *G) {
 }
 
 /* The kernels for dtypes other than f32 (docs/tensor.md): each op of
- * `ops` for f16, bf16, i32, i64, u8, i8 and i16 operands (the float-only
- * ones for f16 and bf16, the signed-only ones not for u8; Mod with both
- * fmod forms, read at dispatch), BitShift of u8, the compares,
- * Clip and Where of each, Identity, Equal and Where of bool, Cast between
- * any two of f32, f16, bf16, i32, i64, u8, i8, i16, and ReduceSum,
- * ReduceMax, ReduceMin, ArgMax, ArgMin of i32 and i64 (f16 and bf16
- * reductions run the f32 kernels on a cast: dml_tensor.c). */
+ * `ops` for f16, bf16, i32, i64, u8, i8, i16, f64, u16, u32 and u64
+ * operands (the float-only ones for f16, bf16 and f64, the signed-only
+ * ones not for the unsigned; Mod with both fmod forms, read at dispatch),
+ * BitShift of u8, u16, u32 and u64, the compares, Clip and Where of each,
+ * Identity, Equal and Where of bool, Cast between any two of those and
+ * f32, and ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin of each but f16
+ * and bf16 (their reductions run the f32 kernels on a cast: dml_tensor.c).
+ * A row the kernel IR or the scheduler refuses is left out (stderr). */
 static dml_status_t emit_dtypes(gen_t *G) {
-  enum { ND = 8 };
+  enum { ND = 12 };
   static const dml_dtype_t dts[ND] = {DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16,
                                       DML_DTYPE_I32, DML_DTYPE_I64, DML_DTYPE_U8,
-                                      DML_DTYPE_I8,  DML_DTYPE_I16};
-  /* float_only 1: f16, bf16 only; 2: not u8 (ONNX's Neg and Relu take
-   * signed types) */
+                                      DML_DTYPE_I8,  DML_DTYPE_I16, DML_DTYPE_F64,
+                                      DML_DTYPE_U16, DML_DTYPE_U32, DML_DTYPE_U64};
+  /* float_only 1: f16, bf16, f64 only; 2: not the unsigned dtypes (ONNX's
+   * Neg and Relu take signed types) */
   static const struct {
     dml_op_t op;
     uint32_t n_in;
@@ -779,9 +785,10 @@ static dml_status_t emit_dtypes(gen_t *G) {
   dml_status_t s = DML_OK;
   for (int d = 1; d < ND && !s; d++)
     for (size_t o = 0; o < sizeof ops / sizeof ops[0] && !s; o++)
-      if (ops[o].float_only == 1   ? dml_dtype_is_float(dts[d])
-          : ops[o].float_only == 2 ? dts[d] != DML_DTYPE_U8
-                                   : 1)
+      if (ops[o].float_only == 1 ? dml_dtype_is_float(dts[d])
+          : ops[o].float_only == 2
+              ? !(dml_dtype_is_int(dts[d]) && !dml_dtype_is_signed_int(dts[d]))
+              : 1)
         s = emit_t(G, ops[o].op, ops[o].n_in, dts[d], dts[d]);
   /* the compares (bool output), Clip (min, max operands) and Where of
    * each dtype; Identity, Equal and Where of bool */
@@ -799,16 +806,18 @@ static dml_status_t emit_dtypes(gen_t *G) {
   for (int d = 1; d < ND && !s; d++)
     for (size_t o = 0; o < sizeof more / sizeof more[0] && !s; o++)
       s = emit_d(G, more[o].op, more[o].n_in, dts[d]);
-  if (!s) s = emit_d(G, DML_OP_BIT_SHIFT, 2, DML_DTYPE_U8); /* the unsigned dtype */
+  for (int d = 1; d < ND && !s; d++) /* the unsigned dtypes */
+    if (dml_dtype_is_int(dts[d]) && !dml_dtype_is_signed_int(dts[d]))
+      s = emit_d(G, DML_OP_BIT_SHIFT, 2, dts[d]);
   if (!s) s = emit_d(G, DML_OP_IDENTITY, 1, DML_DTYPE_BOOL);
   if (!s) s = emit_d(G, DML_OP_EQUAL, 2, DML_DTYPE_BOOL);
   if (!s) s = emit_d(G, DML_OP_WHERE, 3, DML_DTYPE_BOOL);
   for (int a = 0; a < ND && !s; a++)
     for (int b = 0; b < ND && !s; b++)
       if (a != b) s = emit_t(G, DML_OP_CAST, 1, dts[a], dts[b]);
-  for (int d = 1; d < 5 && !s; d++)
+  for (int d = 1; d < ND && !s; d++)
     for (int r = 0; r < 5 && !s; r++)
-      if (!dml_dtype_is_float(dts[d])) /* f16, bf16: the runtime casts to f32 */
+      if (dts[d] != DML_DTYPE_F16 && dts[d] != DML_DTYPE_BF16) /* cast to f32 */
         s = emit_reduce(G, reds[r], dts[d]);
   return s;
 }

@@ -47,6 +47,12 @@ static const dml_kval_t *ew_value_more(sched_t *s, const dml_pkg_node_t *n,
        * and reference (NaN is "otherwise": 0) and the CPU; selects, not
        * step() products (inf * 0 made +-inf and NaN inputs NaN) */
       double l = ATTR("lambd", 0.5), b = ATTR("bias", 0.0);
+      if (s->ew_attrs) { /* the eager kernels: lambd, bias read at dispatch
+                          * (dml_eager_lib.h DML_EAGER_PC_ATTR) */
+        const dml_kval_t *lv = s->ew_attrs[0], *bv = s->ew_attrs[1];
+        return dml_kv_select(p, F2(LT, a, F1(NEG, lv)), F2(ADD, a, bv),
+                             dml_kv_select(p, F2(GT, a, lv), F2(SUB, a, bv), K(0)));
+      }
       return dml_kv_select(p, F2(LT, a, K(-l)), F2(ADD, a, K(b)),
                            dml_kv_select(p, F2(GT, a, K(l)), F2(SUB, a, K(b)), K(0)));
     }

@@ -49,17 +49,17 @@ enum {
    * value): the formula table's ops (runtime/base/ew_ops.def DML_EW, and
    * Mod's fmod of DML_EW2): A0, A1, A2 as dml_ew_attrs gives them (a string
    * attribute as 0 or 1); IsInf: detect_positive, detect_negative (0 or 1);
-   * BitShift: direction (1 LEFT, 0 RIGHT). */
+   * BitShift: direction (1 LEFT, 0 RIGHT); Shrink: lambd, bias. */
   DML_EAGER_PC_ATTR = DML_EAGER_PC_IN + 2 * DML_EAGER_PC_IN_WORDS,
 };
 
 /* 1 when the kernels of op `op` read its attributes from the words
  * DML_EAGER_PC_ATTR (the generator and the runtime read this): the formula
  * table's unary ops (those without attributes read none), Mod, IsInf,
- * BitShift. */
+ * BitShift, Shrink. */
 static inline int dml_eager_attr_words(dml_op_t op) {
   return dml_ew_has(op) || op == DML_OP_MOD || op == DML_OP_IS_INF ||
-         op == DML_OP_BIT_SHIFT;
+         op == DML_OP_BIT_SHIFT || op == DML_OP_SHRINK;
 }
 
 /* Reduction kernels (kind DML_EAGER_REDUCE): the compiled path's kernel

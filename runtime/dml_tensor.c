@@ -57,6 +57,11 @@ struct dml_rt_device {
   void *h;                       /* mem's device */
   const dml_eager_kernel_t *lib; /* its eager kernel library (dml_eager_lib.h) */
   uint32_t n_lib;
+  /* the library's rows of each op, in order: lib_first[op], then
+   * lib_next[row] until -1 (a lookup reads its op's rows only, however many
+   * dtypes the library holds: LIB_ROWS) */
+  int32_t lib_first[DML_OP_COUNT_];
+  int32_t *lib_next;
   char name[512];
   char id[64]; /* the name it was opened with ("vulkan:0", "cuda") */
   uint64_t bytes, n_storages;
@@ -145,6 +150,35 @@ static void strided_copy(uint8_t *dst, const uint8_t *src, size_t es, int32_t ra
 
 static dml_status_t oom(const char *op) {
   return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+}
+
+/* Error s restated as op `id`'s (its name as the op), its reason followed
+ * by " (on <on>)" unless `on` is NULL, details kept; DML_OK passes. */
+static dml_status_t restate(dml_status_t s, dml_op_t id, const char *on) {
+  if (!s) return s;
+  dml_status_t r = dml_status_make(dml_status_code(s), dml_op_name(id), "%s%s%s%s",
+                                   dml_status_reason(s), on ? " (on " : "", on ? on : "",
+                                   on ? ")" : "");
+  if (dml_status_details(s)[0]) r = dml_status_detail(r, "%s", dml_status_details(s));
+  dml_status_free(s);
+  return r;
+}
+
+/* Error s of the CPU's shape rule or kernel (dml_cpu_eager_outputs,
+ * dml_cpu_run: op "rt.cpu.<Op>" or "<Op>") for eager op `id` run on device
+ * d, as its caller reads it (docs/tensor.md "Errors"): every device's eager
+ * path reads the CPU's shape rule, so the error is given the op's name as
+ * its op and the device in its reason ("axis out of range (on vulkan:0)"),
+ * details kept. DML_OK passes through. */
+static inline dml_status_t rule_err(dml_status_t s, dml_op_t id,
+                                    const dml_rt_device_t *d) {
+  return s ? restate(s, id, d->name) : DML_OK; /* no call on success */
+}
+
+/* Error s of a step of op `id` run as other ops (CastLike as Cast, Sum as
+ * Add, ...) named by op `id`, reason and details kept. */
+static dml_status_t as_op(dml_status_t s, dml_op_t id) {
+  return s && strcmp(dml_status_op(s), dml_op_name(id)) ? restate(s, id, NULL) : s;
 }
 
 /* Resolves handle t (under the lock). */
@@ -398,7 +432,22 @@ dml_status_t dml_rt_device_open(const char *name, dml_rt_device_t **out) {
     snprintf(d->name, sizeof d->name, "%s", mem->device_name(d->h));
     d->lib = cu ? dml_eager_ptx : dml_eager_spirv;
     d->n_lib = cu ? dml_eager_ptx_count : dml_eager_spirv_count;
-  } else {
+  }
+  for (int o = 0; o < DML_OP_COUNT_; o++) d->lib_first[o] = -1;
+  if (d->n_lib) {
+    d->lib_next = (int32_t *)malloc(sizeof(int32_t) * d->n_lib);
+    if (!d->lib_next) {
+      d->mem->close(d->h);
+      free(d);
+      return oom(op);
+    }
+    for (uint32_t k = d->n_lib; k-- > 0;) {
+      uint32_t o = (uint32_t)d->lib[k].op;
+      d->lib_next[k] = o < DML_OP_COUNT_ ? d->lib_first[o] : -1;
+      if (o < DML_OP_COUNT_) d->lib_first[o] = (int32_t)k;
+    }
+  }
+  if (!mem) {
     snprintf(d->name, sizeof d->name, "cpu");
   }
   snprintf(d->id, sizeof d->id, "%s", name ? name : "cpu");
@@ -413,6 +462,7 @@ void dml_rt_device_close(dml_rt_device_t *d) {
     if (g_slots[i]->live && g_slots[i]->st->dev == d) kill_locked(g_slots[i], i);
   pthread_mutex_unlock(&g_lock);
   if (d->mem) d->mem->close(d->h);
+  free(d->lib_next);
   free(d->scratch);
   free(d);
 }
@@ -540,7 +590,7 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
     y[0] = *fixed_out;
   } else {
     call.output_capacity = cap;
-    DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
+    DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), opid, d));
     call.output_capacity = NULL;
   }
   uint64_t bytes[DML_MAX_EAGER_OUTPUTS];
@@ -575,7 +625,7 @@ static dml_status_t run_host(dml_rt_device_t *d, dml_op_t opid, const dml_tensor
   }
   call.scratch = d->scratch;
   call.scratch_bytes = d->scratch_bytes;
-  if (!s) s = dml_cpu_run(&call);
+  if (!s) s = rule_err(dml_cpu_run(&call), opid, d);
   if (d->mem) /* upload the results */
     for (uint32_t i = 0; i < n_out && !s; i++) {
       s = make(d, y[i].dtype, y[i].rank, y[i].dims, tmp[i], opn, &out[i]);
@@ -976,17 +1026,21 @@ static dml_op_t op_lookup(const char *name) {
 
 /* ---- eager ops on a device (the eager kernel library, dml_eager_lib.h) ---- */
 
+/* Each row j (int32_t) of device dev's library for op `id`, in order. */
+#define LIB_ROWS(dev, id, j) \
+  for (int32_t j = (dev)->lib_first[(id)]; j >= 0; j = (dev)->lib_next[j])
+
 /* The library's most general kernel for op `id` with n_in operands of
  * dtype dt giving odt, or -1 (the callers then pick a narrower form that
  * fits). */
 static int32_t eager_find_t(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in,
                             dml_dtype_t dt, dml_dtype_t odt) {
   int32_t best = -1; /* the most general form (largest max_len) */
-  for (uint32_t k = 0; k < dev->n_lib; k++)
-    if (dev->lib[k].op == id && dev->lib[k].n_inputs == n_in &&
-        dev->lib[k].dtype == (uint32_t)dt && dev->lib[k].out_dtype == (uint32_t)odt &&
-        (best < 0 || dev->lib[k].max_len > dev->lib[best].max_len))
-      best = (int32_t)k;
+  LIB_ROWS(dev, id, k)
+  if (dev->lib[k].n_inputs == n_in && dev->lib[k].dtype == (uint32_t)dt &&
+      dev->lib[k].out_dtype == (uint32_t)odt &&
+      (best < 0 || dev->lib[k].max_len > dev->lib[best].max_len))
+    best = (int32_t)k;
   return best;
 }
 
@@ -996,8 +1050,8 @@ static int32_t eager_find(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in
 
 /* Whether the library holds op `id` with n_in operands for any dtype. */
 static int eager_has(const dml_rt_device_t *dev, dml_op_t id, uint32_t n_in) {
-  for (uint32_t k = 0; k < dev->n_lib; k++)
-    if (dev->lib[k].op == id && dev->lib[k].n_inputs == n_in) return 1;
+  LIB_ROWS(dev, id, k)
+  if (dev->lib[k].n_inputs == n_in) return 1;
   return 0;
 }
 
@@ -1017,6 +1071,9 @@ static dml_status_t eager_attr_values(dml_op_t id, const dml_attr_t *attrs,
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, dml_op_name(id),
                              "direction is \"%s\", not \"LEFT\" or \"RIGHT\"", dir);
     av[0] = !strcmp(dir, "LEFT");
+  } else if (id == DML_OP_SHRINK) { /* ONNX Shrink's defaults */
+    av[0] = dml_attr_float(attrs, n_attrs, "lambd", 0.5);
+    av[1] = dml_attr_float(attrs, n_attrs, "bias", 0.0);
   } else {
     DML_RETURN_IF_ERROR(dml_ew_attrs(id, attrs, n_attrs, av));
   }
@@ -1072,7 +1129,7 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   call.output_capacity = &cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call));
+  DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), id, dev));
   if (y.dtype != (dml_dtype_t)dev->lib[k].out_dtype)
     return dml_status_make(
         DML_STATUS_UNIMPLEMENTED, opn, "the eager kernel writes %s; this op gives %s",
@@ -1176,11 +1233,11 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
                                     : (uint32_t)md[d - (DML_EAGER_RANK - (uint32_t)mr)];
   /* the form indexing the fewest dims that hold the merged ones (the
    * flat form has no index division: lavapipe scalarizes it) */
-  for (uint32_t j = 0; j < dev->n_lib; j++) {
+  LIB_ROWS(dev, id, j) {
     const dml_eager_kernel_t *E = &dev->lib[j];
-    if (E->op == id && E->kind == DML_EAGER_EW && E->n_inputs == n_in &&
-        E->dtype == dev->lib[k].dtype && E->out_dtype == dev->lib[k].out_dtype &&
-        E->max_len >= (mr ? mr : 1) && E->max_len < dev->lib[k].max_len)
+    if (E->kind == DML_EAGER_EW && E->n_inputs == n_in && E->dtype == dev->lib[k].dtype &&
+        E->out_dtype == dev->lib[k].out_dtype && E->max_len >= (mr ? mr : 1) &&
+        E->max_len < dev->lib[k].max_len)
       k = (int32_t)j;
   }
   uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
@@ -1238,7 +1295,8 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   call.output_capacity = &cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  DML_RETURN_IF_ERROR(dml_cpu_eager_outputs(&call)); /* the shape rule's checks */
+  /* the shape rule's checks */
+  DML_RETURN_IF_ERROR(rule_err(dml_cpu_eager_outputs(&call), id, dev));
   /* ArgMax/ArgMin: one axis (`axis`, default 0), the row of their
    * select_last_index */
   const int arg = id == DML_OP_ARG_MAX || id == DML_OP_ARG_MIN;
@@ -1256,10 +1314,10 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   if (arg) {
     sel_last = dml_attr_int(attrs, n_attrs, "select_last_index", 0) != 0;
     int32_t ka = -1;
-    for (uint32_t j = 0; j < dev->n_lib; j++)
-      if (dev->lib[j].op == id && dev->lib[j].kind == DML_EAGER_REDUCE &&
-          dev->lib[j].dtype == dev->lib[k].dtype && dev->lib[j].select_last == sel_last)
-        ka = (int32_t)j;
+    LIB_ROWS(dev, id, j)
+    if (dev->lib[j].kind == DML_EAGER_REDUCE && dev->lib[j].dtype == dev->lib[k].dtype &&
+        dev->lib[j].select_last == sel_last)
+      ka = (int32_t)j;
     if (ka < 0)
       return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
                              "no eager kernel for select_last_index %u", sel_last);
@@ -1334,14 +1392,13 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   int64_t sym[DML_EAGER_REDUCE_SYMS] = {outer, len, inner};
   /* the kernel for rows of this length: the short-row form (one
    * invocation per row) when it fits in one dispatch */
-  for (uint32_t j = 0; j < dev->n_lib; j++) /* any length first */
-    if (dev->lib[j].op == id && dev->lib[j].kind == DML_EAGER_REDUCE &&
-        dev->lib[j].dtype == dev->lib[k].dtype && dev->lib[j].select_last == sel_last &&
-        dev->lib[j].max_len > dev->lib[k].max_len)
-      k = (int32_t)j;
-  for (uint32_t j = 0; j < dev->n_lib; j++) {
+  LIB_ROWS(dev, id, j) /* any length first */
+  if (dev->lib[j].kind == DML_EAGER_REDUCE && dev->lib[j].dtype == dev->lib[k].dtype &&
+      dev->lib[j].select_last == sel_last && dev->lib[j].max_len > dev->lib[k].max_len)
+    k = (int32_t)j;
+  LIB_ROWS(dev, id, j) {
     const dml_eager_kernel_t *E = &dev->lib[j];
-    if (E->op == id && E->kind == DML_EAGER_REDUCE && E->dtype == dev->lib[k].dtype &&
+    if (E->kind == DML_EAGER_REDUCE && E->dtype == dev->lib[k].dtype &&
         E->select_last == sel_last && E->max_len >= len &&
         E->max_len < dev->lib[k].max_len && outer * inner <= (int64_t)65535 * E->local[0])
       k = (int32_t)j;
@@ -1378,12 +1435,13 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   return DML_OK;
 }
 
-/* The output dims of op `id` on x[0 .. n-1] (dml_cpu_eager_outputs, the
- * op's shape rule and its errors). The rule reads dims only: each input's
+/* The output dims of op `id` on x[0 .. n-1] on device dev
+ * (dml_cpu_eager_outputs, the op's shape rule; its errors name the op and
+ * dev, rule_err). The rule reads dims only: each input's
  * elements stay on the device, its slot's address stands in for data. */
-static dml_status_t gpu_out_dims(dml_op_t id, slot_t *const *x, uint32_t n,
-                                 const dml_attr_t *attrs, uint32_t n_attrs,
-                                 dml_tensor_t *y) {
+static dml_status_t gpu_out_dims(const dml_rt_device_t *dev, dml_op_t id,
+                                 slot_t *const *x, uint32_t n, const dml_attr_t *attrs,
+                                 uint32_t n_attrs, dml_tensor_t *y) {
   dml_tensor_t in[3];
   memset(in, 0, sizeof in);
   memset(y, 0, sizeof *y);
@@ -1406,7 +1464,7 @@ static dml_status_t gpu_out_dims(dml_op_t id, slot_t *const *x, uint32_t n,
   call.output_capacity = &cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  return dml_cpu_eager_outputs(&call);
+  return rule_err(dml_cpu_eager_outputs(&call), id, dev);
 }
 
 /* The lowest and highest element that slot x reaches over dims/strides
@@ -1444,7 +1502,7 @@ static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slo
   const char *opn = "MatMul";
   slot_t *x[2] = {a, b};
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_MATMUL, x, 2, NULL, 0, &y));
+  DML_RETURN_IF_ERROR(gpu_out_dims(dev, DML_OP_MATMUL, x, 2, NULL, 0, &y));
   /* A as [..., M, K] (1-D: [1, K]), B as [..., K, N] (1-D: [K, 1]) */
   int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
   int64_t K = a->dims[a->rank - 1];
@@ -1532,10 +1590,10 @@ static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slo
     pc[DML_EAGER_MM_B_BST + d] = src < 0 ? 0u : (uint32_t)mbs[src];
   }
   /* the unit-stride form when the rows are contiguous */
-  for (uint32_t j = 0; j < dev->n_lib; j++)
-    if (dev->lib[j].kind == DML_EAGER_MATMUL &&
-        dev->lib[j].max_len == (a_sk == 1 && b_sn == 1 ? 1 : 0))
-      k = (int32_t)j;
+  LIB_ROWS(dev, DML_OP_MATMUL, j)
+  if (dev->lib[j].kind == DML_EAGER_MATMUL &&
+      dev->lib[j].max_len == (a_sk == 1 && b_sn == 1 ? 1 : 0))
+    k = (int32_t)j;
   void *bufs[3] = {ys ? ys->st->buf : NULL, a->st->buf, b->st->buf};
   if (!e)
     e = dev->mem->run_kernel_bufs(dev->h, (uint32_t)k, bufs, 3, pc, DML_EAGER_MM_WORDS,
@@ -1557,7 +1615,7 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
   const char *opn = "Conv";
   dml_tensor_t y;
   slot_t *in[3] = {x[0], x[1], n_in > 2 ? x[2] : NULL};
-  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_CONV, in, n_in, attrs, n_attrs, &y));
+  DML_RETURN_IF_ERROR(gpu_out_dims(dev, DML_OP_CONV, in, n_in, attrs, n_attrs, &y));
   for (uint32_t i = 0; i < n_attrs; i++) {
     const char *an = attrs[i].name ? attrs[i].name : "";
     if (strcmp(an, "auto_pad") && strcmp(an, "dilations") && strcmp(an, "group") &&
@@ -1685,7 +1743,7 @@ static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
                              "the GPU's eager kernels take f32 only in this version "
                              "(input %u is %s)",
                              j, dml_dtype_name(in[j]->dtype));
-  DML_RETURN_IF_ERROR(gpu_out_dims(DML_OP_GEMM, in, n_in, attrs, n_attrs, &y));
+  DML_RETURN_IF_ERROR(gpu_out_dims(dev, DML_OP_GEMM, in, n_in, attrs, n_attrs, &y));
   for (uint32_t i = 0; i < n_attrs; i++) {
     const char *an = attrs[i].name ? attrs[i].name : "";
     if (strcmp(an, "alpha") && strcmp(an, "beta") && strcmp(an, "transA") &&
@@ -1734,6 +1792,55 @@ static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
   for (int i = 0; i < 8; i++)
     if (t[i].id) dml_status_free(dml_rt_tensor_release(t[i]));
   return e ? dml_status_annotate(e, "%s on %s", opn, dev->name) : DML_OK;
+}
+
+/* Variadic op `id` (Sum, Max, Min, Mean) of in[0 .. n-1] on device dev
+ * by the library's two-operand kernels: folded in input order as the CPU
+ * folds (cpu_elementwise.c dml_cpuk_Variadic: Sum and Mean by Add, Max and
+ * Min by themselves; one operand: its copy), then Mean's sum divided by n
+ * (f64: times 1/n, as the CPU). Each step's result is freed once the next
+ * exists. */
+static dml_status_t eager_fold(dml_rt_device_t *dev, dml_op_t id, dml_dtype_t dt,
+                               const dml_rt_tensor_t *in, uint32_t n,
+                               dml_rt_tensor_t *out) {
+  const char *opn = dml_op_name(id);
+  if (id == DML_OP_MEAN && !dml_dtype_is_float(dt))
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "input dtype %s is not supported by Mean (on %s)",
+                           dml_dtype_name(dt), dev->name);
+  const char *pair = id == DML_OP_MAX || id == DML_OP_MIN ? opn : "Add";
+  dml_rt_tensor_t acc = DML_RT_TENSOR_NONE;
+  dml_status_t e = n == 1 ? dml_rt_tensor_op("Identity", in, 1, NULL, 0, &acc, 1)
+                          : dml_rt_tensor_op(pair, in, 2, NULL, 0, &acc, 1);
+  for (uint32_t i = 2; i < n && !e; i++) {
+    dml_rt_tensor_t two[2] = {acc, in[i]}, next = DML_RT_TENSOR_NONE;
+    e = dml_rt_tensor_op(pair, two, 2, NULL, 0, &next, 1);
+    if (!e) {
+      dml_status_free(dml_rt_tensor_free(acc));
+      acc = next;
+    }
+  }
+  if (!e && id == DML_OP_MEAN && n > 1) {
+    /* f64: the CPU's product by 1/n, bit for bit; the narrower floats: the
+     * quotient by n, which is the CPU's double product rounded once */
+    const int f64 = dt == DML_DTYPE_F64;
+    dml_rt_tensor_t cnt = DML_RT_TENSOR_NONE, q = DML_RT_TENSOR_NONE;
+    e = dml_rt_tensor_full(dev, dt, 0, NULL, f64 ? 1.0 / (double)n : (double)n, &cnt);
+    dml_rt_tensor_t two[2] = {acc, cnt};
+    if (!e) e = dml_rt_tensor_op(f64 ? "Mul" : "Div", two, 2, NULL, 0, &q, 1);
+    if (cnt.id) dml_status_free(dml_rt_tensor_free(cnt));
+    if (!e) {
+      dml_status_free(dml_rt_tensor_free(acc));
+      acc = q;
+    }
+  }
+  if (e) {
+    if (acc.id) dml_status_free(dml_rt_tensor_free(acc));
+    return dml_status_annotate(as_op(e, id), "%s of %u operands on %s", opn, n,
+                               dev->name);
+  }
+  *out = acc;
+  return DML_OK;
 }
 
 /* Runs one-input op `opn` on device tensor x (f16 or bf16, dtype dt) as
@@ -1864,12 +1971,12 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       } else if (n_inputs == 3 && !xs[1] &&
                  eager_find_t(dev, DML_OP_CLIP, 3, xs[0]->dtype, xs[0]->dtype) >= 0) {
         dml_dtype_t cd = xs[0]->dtype;
-        double lowest = cd == DML_DTYPE_I64   ? (double)INT64_MIN
-                        : cd == DML_DTYPE_I32 ? (double)INT32_MIN
-                        : cd == DML_DTYPE_I16 ? (double)INT16_MIN
-                        : cd == DML_DTYPE_I8  ? (double)INT8_MIN
-                        : cd == DML_DTYPE_U8  ? 0.0
-                                              : -INFINITY;
+        double lowest = cd == DML_DTYPE_I64       ? (double)INT64_MIN
+                        : cd == DML_DTYPE_I32     ? (double)INT32_MIN
+                        : cd == DML_DTYPE_I16     ? (double)INT16_MIN
+                        : cd == DML_DTYPE_I8      ? (double)INT8_MIN
+                        : !dml_dtype_is_float(cd) ? 0.0 /* unsigned */
+                                                  : -INFINITY;
         dml_rt_tensor_t lo = DML_RT_TENSOR_NONE;
         s = dml_rt_tensor_full(dev, xs[0]->dtype, 0, NULL, lowest, &lo);
         if (s) return s;
@@ -1878,6 +1985,28 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
         dml_status_free(dml_rt_tensor_free(lo));
         return s;
       }
+    }
+    /* CastLike: Cast to the second operand's dtype (its values unread) */
+    if (id == DML_OP_CAST_LIKE && n_inputs == 2 && xs[0] && xs[1] && n_outputs == 1 &&
+        n_attrs < 8) {
+      if (n_attrs > 0) memcpy(rattrs, attrs, sizeof *attrs * n_attrs);
+      memset(&rattrs[n_attrs], 0, sizeof rattrs[0]);
+      rattrs[n_attrs].name = "to";
+      rattrs[n_attrs].kind = DML_ATTR_INT;
+      rattrs[n_attrs].i = dml_dtype_onnx_code(xs[1]->dtype);
+      return dml_status_annotate(
+          as_op(dml_rt_tensor_op("Cast", inputs, 1, rattrs, n_attrs + 1, outputs, 1), id),
+          "CastLike to %s on %s (its Cast)", dml_dtype_name(xs[1]->dtype), dev->name);
+    }
+    /* the variadic ops but for two operands of a dtype with their kernel:
+     * folded by the two-operand kernels */
+    if ((id == DML_OP_SUM || id == DML_OP_MAX || id == DML_OP_MIN || id == DML_OP_MEAN) &&
+        n_outputs == 1 && !n_attrs && n_inputs >= 1 &&
+        (n_inputs != 2 || eager_find_t(dev, id, 2, xs[0] ? xs[0]->dtype : DML_DTYPE_F32,
+                                       xs[0] ? xs[0]->dtype : DML_DTYPE_F32) < 0)) {
+      int all = 1;
+      for (uint32_t i = 0; i < n_inputs; i++) all = all && xs[i];
+      if (all) return eager_fold(dev, id, xs[0]->dtype, inputs, n_inputs, outputs);
     }
     /* f16 and bf16 reductions: x cast to f32 (exact), the f32 reduction
      * (f32 accumulation), its result cast back (ArgMax/ArgMin's i64 kept) */
@@ -1921,14 +2050,14 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
                           dml_dtype_name(dt), odt != dt ? " to " : "",
                           odt != dt ? dml_dtype_name(odt) : "", dev->name),
           "the eager library holds f32 for every op it has (bool for And, Or, Xor, "
-          "Not; bool out for IsNaN, IsInf); f16, bf16, i32, i64, u8, i8 and i16 for "
-          "Identity, Add, Sub, Mul, Mod, Max, Min, Abs, Neg and Relu (not u8), the "
-          "compares, Clip and Where (f16, bf16: also Div, Exp, Sqrt, Sigmoid, Tanh), "
-          "Cast "
-          "between any two of those and f32; u8 for BitShift; bool for Identity, Equal "
-          "and Where; ReduceSum, ReduceMax, ReduceMin, ArgMax, "
-          "ArgMin of i32 and i64, the f16/bf16 reductions through f32 "
-          "(docs/tensor.md)");
+          "Not; bool out for IsNaN, IsInf); f16, bf16, f64, i8, i16, i32, i64, u8, "
+          "u16, u32 and u64 for Identity, Add, Sub, Mul, Mod, Max, Min, Abs, Neg and "
+          "Relu (signed only), the compares, Clip and Where (f16, bf16: also Div, Exp, "
+          "Sqrt, Sigmoid, Tanh; f64: Div, Exp, Sqrt), Cast between any two of those "
+          "and f32; u8, u16, u32, u64 for BitShift; bool for Identity, Equal and "
+          "Where; ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin of each but f16 and "
+          "bf16, whose reductions run through f32; Sum, Max, Min and Mean of any "
+          "count folded by Add, Max, Min (docs/tensor.md)");
     for (uint32_t i = 0; i < n_inputs && k >= 0; i++)
       if (!xs[i] && !(conv && i == 2)) k = -1; /* absent optional input */
     if (k >= 0 && !dev->mem->run_kernel_bufs &&

@@ -96,11 +96,25 @@ def full(shape, value, dtype="f32", device="cpu"):
     return _create("full", shape, dtype, device, value)
 
 
-def arange(start, limit=None, step=1, dtype="f32", device="cpu"):
+def arange(start, limit=None, step=1, dtype=None, device="cpu"):
     """1-D: start, start + step, ... before limit (ONNX Range: max(0,
-    ceil((limit - start) / step)) elements); arange(n) is 0 .. n-1."""
+    ceil((limit - start) / step)) elements); arange(n) is 0 .. n-1.
+
+    The dtype, unless `dtype` names one, is NumPy's: i64 when every
+    argument is an integer (Python ints, NumPy integers, bools), else f32
+    (NumPy's f64; f32 is dmlc's default float). The values travel as
+    doubles (dml_rt_tensor_arange), so integers must be within 2**53."""
     if limit is None:
         start, limit = 0, start
+    args = (start, limit, step)
+    if dtype is None:
+        ints = all(isinstance(a, (numbers.Integral, np.integer, np.bool_)) for a in args)
+        dtype = "i64" if ints else "f32"
+    for a in args:
+        if isinstance(a, (numbers.Integral, np.integer)) and abs(int(a)) > 1 << 53:
+            why = "%d is beyond 2**53: arange's values travel as doubles" % int(a)
+            raise InvalidArgumentError("python.arange: " + why, op="python.arange",
+                                       reason=why)
     return _core.tensor_arange(float(start), float(limit), float(step), dtype_name(dtype),
                                device or "cpu")
 
@@ -258,6 +272,43 @@ def _binary(op, swap=False):
     return f
 
 
+_equal = _binary("Equal")
+
+
+def _eq(self, other):
+    """Elementwise ``==`` (ONNX Equal): a bool tensor, NumPy broadcasting.
+    ``t == None`` is not a comparison of elements: Python's identity
+    (NotImplemented)."""
+    if other is None:
+        return NotImplemented
+    return _equal(self, other)
+
+
+def _ne(self, other):
+    """Elementwise ``!=``: Not(Equal), a bool tensor (NaN != NaN is True,
+    as in NumPy)."""
+    if other is None:
+        return NotImplemented
+    eq = _equal(self, other)
+    return _core.tensor_op("Not", [eq], {}, 1)[0]
+
+
+def _bool(self):
+    """The truth value of a one-element tensor (its element); more or fewer
+    elements are ambiguous, as in NumPy and PyTorch."""
+    n = self.size
+    if n != 1:
+        why = ("the truth value of a tensor with %d elements is ambiguous; use "
+               "t.numpy().any() or t.numpy().all()" % n)
+        raise _AmbiguousTruthError("python.bool: " + why, op="python.bool", reason=why)
+    return bool(self.numpy().reshape(-1)[0])
+
+
+class _AmbiguousTruthError(InvalidArgumentError, ValueError):
+    """bool() of a tensor without exactly one element: a dmlc.Error
+    (InvalidArgumentError) that is also the ValueError NumPy raises."""
+
+
 def _unary(op):
     def f(self):
         from . import ops
@@ -295,6 +346,10 @@ def _install():
     for name, op in (("lt", "Less"), ("le", "LessOrEqual"), ("gt", "Greater"),
                      ("ge", "GreaterOrEqual")):
         setattr(T, "__%s__" % name, _binary(op))
+    T.__eq__ = _eq
+    T.__ne__ = _ne
+    T.__hash__ = object.__hash__  # by identity, as torch.Tensor (== is elementwise)
+    T.__bool__ = _bool
     T.__neg__ = _unary("Neg")
     T.__abs__ = _unary("Abs")
 

@@ -15,7 +15,7 @@ rhs [5,6]").
 import numpy as np
 
 from . import _core
-from ._errors import InvalidArgumentError
+from ._errors import Error, InvalidArgumentError
 from ._tensor import Tensor, tensor
 
 __all__ = ["run", "add", "sub", "mul", "div", "pow", "matmul", "neg", "abs", "exp",
@@ -29,15 +29,18 @@ def run(op, inputs, n_outputs=1, **attrs):
     `attrs` (ONNX's names: ints, floats, strs, lists of them, arrays).
     Returns the output Tensor, or a list of `n_outputs` Tensors when
     n_outputs > 1 (MaxPool's indices, TopK, Split)."""
-    first = next((x for x in inputs if isinstance(x, Tensor)), None)
+    first = next((k for k, x in enumerate(inputs) if isinstance(x, Tensor)), None)
+    like = None
     ins = []
     for k, x in enumerate(inputs):
         if x is None or isinstance(x, Tensor):
             ins.append(x)
             continue
+        if first is not None and like is None:
+            like = _like(op, inputs[first], first)
         try:
             if first is not None:
-                ins.append(tensor(np.asarray(x), dtype=first.dtype, device=first.device))
+                ins.append(tensor(np.asarray(x), dtype=like[0], device=like[1]))
             else:
                 ins.append(tensor(x))
         except (TypeError, ValueError) as e:
@@ -45,6 +48,19 @@ def run(op, inputs, n_outputs=1, **attrs):
             raise InvalidArgumentError("%s: %s" % (op, why), op=op, reason=why) from None
     outs = _core.tensor_op(op, ins, attrs, int(n_outputs))
     return outs[0] if n_outputs == 1 else outs
+
+
+def _like(op, t, k):
+    """(dtype, device) of Tensor `t`, input `k` of op `op`, which the
+    inputs that are not Tensors take. A freed `t` raises the error the op
+    itself gives (op `op`, reason "use after free", details naming the
+    handle and the input), not that of the dtype lookup (tensor.info)."""
+    try:
+        return t.dtype, t.device
+    except Error as e:
+        details = (e.details + "\n" if e.details else "") + "input %d" % k
+        msg = "%s: %s\n  %s" % (op, e.reason, details.replace("\n", "\n  "))
+        raise type(e)(msg, op=op, reason=e.reason, details=details) from None
 
 
 def _i64(values, like):

@@ -276,6 +276,9 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
     } else if (E->op == DML_OP_BIT_SHIFT) {
       use[nu].name = "direction", use[nu].kind = DML_ATTR_STRING;
       use[nu++].s = w[0] != 0 ? "LEFT" : "RIGHT";
+    } else if (E->op == DML_OP_SHRINK) {
+      use[nu].name = "lambd", use[nu].kind = DML_ATTR_FLOAT, use[nu++].f = w[0];
+      use[nu].name = "bias", use[nu].kind = DML_ATTR_FLOAT, use[nu++].f = w[1];
     }
     bad = dml_eager_attr_words(E->op)
               ? cpu_op(E->op, E->n_inputs, gv, dts, 1, &dn, use, nu, y, dn)

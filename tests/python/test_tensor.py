@@ -64,6 +64,24 @@ class Creation(unittest.TestCase):
         np.testing.assert_array_equal(dmlc.arange(1.0, 2.0, 0.25).numpy(),
                                       np.arange(1.0, 2.0, 0.25, dtype=np.float32))
         self.assertEqual(dmlc.arange(3, 1).shape, (0,))
+        # the dtype as NumPy infers it: integers give i64, a float f32
+        # (NumPy's f64: dmlc's default float), an explicit dtype wins
+        for args, kw, want in (((5,), {}, "i64"), ((2, 9, 3), {}, "i64"),
+                               ((np.int32(4),), {}, "i64"), ((-3, 3), {}, "i64"),
+                               ((5.0,), {}, "f32"), ((0, 1, 0.25), {}, "f32"),
+                               ((1, 4.5), {}, "f32"), ((5,), {"dtype": "f32"}, "f32"),
+                               ((5,), {"dtype": np.int32}, "i32"),
+                               ((0.0, 3.0), {"dtype": "i64"}, "i64")):
+            t = dmlc.arange(*args, **kw)
+            self.assertEqual(t.dtype, want, (args, kw))
+            ref = np.arange(*args)
+            np.testing.assert_array_equal(t.numpy(), ref.astype(t.numpy().dtype))
+        self.assertEqual(dmlc.arange(5, device="vulkan" if vulkan_available() else "cpu")
+                         .dtype, "i64")
+        np.testing.assert_array_equal(dmlc.arange(1 << 52, (1 << 52) + 3).numpy(),
+                                      np.arange(1 << 52, (1 << 52) + 3))
+        with self.assertRaises(dmlc.InvalidArgumentError):
+            dmlc.arange((1 << 53) + 1)
         with self.assertRaises(dmlc.InvalidArgumentError):
             dmlc.arange(0, 1, 0)
 
@@ -261,6 +279,53 @@ class Ops(unittest.TestCase):
         np.testing.assert_array_equal(idx.numpy(), np.argsort(-self.a, axis=1)[:, :2])
         self.assertEqual(bits(ops.cast(a, "f64").numpy()), bits(ref))
 
+    def test_comparisons_elementwise(self):
+        # == != < <= > >= are elementwise (Equal, Not(Equal), Less, ...) and
+        # give bool tensors, as NumPy's; on the CPU and on Vulkan
+        devs = ["cpu"] + (["vulkan"] if vulkan_available() else [])
+        for dev in devs:
+            # a GPU may flush subnormals (Vulkan allows it): not compared there
+            e = EDGE if dev == "cpu" else EDGE[~((EDGE != 0) & (np.abs(EDGE) < 1.2e-38))]
+            r = e[::-1].copy()
+            x, y = dmlc.tensor(e, device=dev), dmlc.tensor(r, device=dev)
+            for got, ref in ((x == x, e == e), (x != x, e != e), (x == y, e == r),
+                             (x != y, e != r), (x < y, e < r), (x <= y, e <= r),
+                             (x > y, e > r), (x >= y, e >= r), (x == 1, e == 1),
+                             (x != 1.0, e != 1), (0 < x, 0 < e), (1 == x, 1 == e),
+                             (x >= 0, e >= 0)):
+                self.assertEqual(got.dtype, "bool", dev)
+                self.assertEqual(got.device, dev)
+                np.testing.assert_array_equal(got.numpy(), ref, dev)
+            # broadcasting
+            a = dmlc.tensor(self.a, device=dev)
+            np.testing.assert_array_equal((a == a[0]).numpy(), self.a == self.a[0])
+        # None is not an element: identity, as for any object
+        x = dmlc.tensor(EDGE)
+        self.assertIs(x == None, False)  # noqa: E711
+        self.assertIs(x != None, True)  # noqa: E711
+
+    def test_hash_and_truth_value(self):
+        x, y = dmlc.tensor(EDGE), dmlc.tensor(EDGE)
+        # hashable by identity (as torch.Tensor): sets and dict keys
+        self.assertEqual(hash(x), object.__hash__(x))
+        d = {x: "x", y: "y"}
+        self.assertEqual((d[x], d[y]), ("x", "y"))
+        self.assertEqual(len({x, y, x}), 2)
+        # one element: its value; more or none: ambiguous, as in NumPy
+        self.assertIs(bool(dmlc.tensor(3.0)), True)
+        self.assertIs(bool(dmlc.tensor([0.0])), False)
+        self.assertIs(bool(dmlc.tensor(np.array([[2]], np.int64))), True)
+        self.assertIs(bool(dmlc.tensor(1.0) == 1), True)
+        self.assertIs(bool(dmlc.tensor(1.0) != 1), False)
+        for t in (x, dmlc.zeros((0,)), x == x):
+            with self.assertRaises(ValueError) as cm:
+                bool(t)
+            self.assertIsInstance(cm.exception, dmlc.InvalidArgumentError)
+            self.assertIn("ambiguous", cm.exception.reason)
+            with self.assertRaises(ValueError):
+                if t:
+                    pass
+
     def test_shape_mismatch_names_op_and_shapes(self):
         with self.assertRaises(dmlc.InvalidArgumentError) as cm:
             dmlc.zeros((3, 4)) @ dmlc.zeros((5, 6))
@@ -298,6 +363,18 @@ class Lifetime(unittest.TestCase):
             self.assertEqual(cm.exception.reason, "use after free")
             self.assertIn("was freed", cm.exception.details)
         self.assertIn("use after free", repr(t))
+        # a freed tensor beside a number: the error of the op called (the
+        # number's conversion reads the tensor's dtype), not tensor.info's
+        for use, op, k in ((lambda: t + 1, "Add", 0), (lambda: 2 * t, "Mul", 1),
+                           (lambda: t - 1.5, "Sub", 0), (lambda: t < 1, "Less", 0),
+                           (lambda: ops.add(t, [1, 2]), "Add", 0)):
+            with self.assertRaises(dmlc.FailedPreconditionError) as cm:
+                use()
+            e = cm.exception
+            self.assertEqual((e.op, e.reason), (op, "use after free"))
+            self.assertIn("was freed", e.details)
+            self.assertIn("input %d" % k, e.details)
+            self.assertTrue(str(e).startswith(op + ": use after free"), str(e))
 
     def test_memory_back_at_start(self):
         before = dmlc.device_memory("cpu")
@@ -368,6 +445,23 @@ class Vulkan(unittest.TestCase):
             del y
         del t, back, z
         self.assertEqual(dmlc.device_memory("vulkan")["bytes"], before["bytes"])
+
+    def test_rule_errors_name_the_device(self):
+        # the GPU's eager path reads the CPU's shape rule; its errors name
+        # the op and the device the op ran on, not the CPU rule (rt.cpu.*)
+        devs = ["cpu"] + (["vulkan"] if vulkan_available() else [])
+        for dev in devs:
+            x = dmlc.zeros((3, 4), device=dev)
+            with self.assertRaises(dmlc.InvalidArgumentError) as cm:
+                ops.argmax(x, axis=5)
+            e = cm.exception
+            self.assertEqual(e.op, "ArgMax")
+            self.assertIn("axis out of range", e.reason)
+            self.assertIn("(on %s" % dev, e.reason)
+            with self.assertRaises(dmlc.InvalidArgumentError) as cm:
+                x + dmlc.zeros((5,), device=dev)
+            self.assertEqual(cm.exception.op, "Add")
+            self.assertIn("(on %s" % dev, cm.exception.reason)
 
     def test_session_inputs_outputs_on_device(self):
         # a session on "vulkan" runs on the Tensors' device: inputs and

@@ -528,11 +528,21 @@ static void test_cpu_binary(void) {
   dml_rt_tensor_t mm[2] = {m1, m2}, ad[2] = {m3, m4};
   dml_status_t s = dml_rt_tensor_op("MatMul", mm, 2, NULL, 0, &y, 1);
   CHECK(s && !strcmp(dml_status_op(s), "MatMul") &&
-        !strcmp(dml_status_reason(s), "shape mismatch") &&
+        !strcmp(dml_status_reason(s), "shape mismatch (on cpu)") &&
         strstr(dml_status_details(s), "lhs [3,4], rhs [5,6]"));
   dml_status_free(s);
   CHECK_ERROR(dml_rt_tensor_op("Add", ad, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
               "lhs [2,3], rhs [4]");
+  /* a rule's check names the op and the device, not the CPU rule's label
+   * (rt.cpu.ArgMax) */
+  dml_attr_t ax5 = {0};
+  ax5.name = "axis";
+  ax5.kind = DML_ATTR_INT;
+  ax5.i = 5;
+  s = dml_rt_tensor_op("ArgMax", &m1, 1, &ax5, 1, &y, 1);
+  CHECK(s && !strcmp(dml_status_op(s), "ArgMax") &&
+        !strcmp(dml_status_reason(s), "axis out of range (on cpu)"));
+  dml_status_free(s);
   CHECK_ERROR(dml_rt_tensor_op("NoSuchOp", ad, 2, NULL, 0, &y, 1), DML_STATUS_NOT_FOUND,
               "no op named 'NoSuchOp'");
   CHECK_ERROR(dml_rt_tensor_op("LSTM", ad, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,

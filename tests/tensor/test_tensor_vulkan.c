@@ -817,6 +817,9 @@ static int int_dtype(dml_dtype_t dt, double *lo, double *hi) {
     case DML_DTYPE_U8: *lo = 0, *hi = 255; return 1;
     case DML_DTYPE_I8: *lo = -128, *hi = 127; return 1;
     case DML_DTYPE_I16: *lo = -32768, *hi = 32767; return 1;
+    case DML_DTYPE_U16: *lo = 0, *hi = 65535; return 1;
+    case DML_DTYPE_U32: *lo = 0, *hi = UINT32_MAX; return 1;
+    case DML_DTYPE_U64: *lo = 0, *hi = 1.8e19; return 1;
     default: return 0;
   }
 }
@@ -837,8 +840,14 @@ static pair_t typed_pair(dml_dtype_t dt, int32_t rank, const int64_t *dims,
     for (int64_t i = 0; i < n; i++) {
       double x = isnan(v[i]) ? 0 : v[i];
       int64_t q = x >= 9.2e18 ? INT64_MAX : x <= -9.2e18 ? INT64_MIN : (int64_t)x;
-      if (dt != DML_DTYPE_I64) q = q > hi ? (int64_t)hi : q < lo ? (int64_t)lo : q;
+      if (dt != DML_DTYPE_I64 && dt != DML_DTYPE_U64)
+        q = q > hi ? (int64_t)hi : q < lo ? (int64_t)lo : q;
       switch (dt) {
+        case DML_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)q; break;
+        case DML_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)q; break;
+        case DML_DTYPE_U64: /* 0 .. 1.8e19: beyond INT64_MAX too */
+          ((uint64_t *)p)[i] = x <= 0 ? 0 : x >= 1.8e19 ? UINT64_MAX : (uint64_t)x;
+          break;
         case DML_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)q; break;
         case DML_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)q; break;
         case DML_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)q; break;
@@ -891,6 +900,16 @@ static double elem(const void *p, dml_dtype_t dt, int64_t i, uint64_t *bits) {
     case DML_DTYPE_I16:
       *bits = (uint16_t)((const int16_t *)p)[i];
       return ((const int16_t *)p)[i];
+    case DML_DTYPE_U16: *bits = ((const uint16_t *)p)[i]; return ((const uint16_t *)p)[i];
+    case DML_DTYPE_U32: *bits = ((const uint32_t *)p)[i]; return ((const uint32_t *)p)[i];
+    case DML_DTYPE_U64:
+      *bits = ((const uint64_t *)p)[i];
+      return (double)((const uint64_t *)p)[i];
+    case DML_DTYPE_F64: {
+      double f = ((const double *)p)[i];
+      memcpy(bits, &f, 8);
+      return f;
+    }
     default: { /* f16, bf16: the bits; the value from them */
       uint16_t h = ((const uint16_t *)p)[i];
       *bits = h;
@@ -929,7 +948,9 @@ static void *down_raw(dml_rt_tensor_t t, int64_t *out_n, dml_dtype_t *out_dt) {
 }
 
 /* Runs `op` on CPU tensors c[] and GPU tensors v[] and compares: integers
- * bit for bit; f16 and bf16 within one unit in the last place (the GPU's
+ * bit for bit; f64 bit for bit but the transcendental ops (DML_OPF_TRANSC:
+ * Exp) within 4 units in the last place of libm's (the kernel IR's f64 exp
+ * is its own); f16 and bf16 within one unit in the last place (the GPU's
  * f32 arithmetic rounded to 16 bits; the CPU's f32 libm) or both NaN;
  * bf16 values below the smallest f32 normal agree with a zero of either
  * sign (the GPU may flush f32 subnormals). */
@@ -949,11 +970,17 @@ static void compare_typed(const char *op, const dml_rt_tensor_t *c,
   dml_dtype_t dt, dv;
   void *pc = down_raw(yc, &n, &dt), *pv = down_raw(yv, &nv, &dv);
   CHECK(n == nv && dt == dv);
+  int transc = 0; /* the op's tolerance class (ops.def): library functions */
+  for (int o = 1; o < DML_OP_COUNT_; o++)
+    if (!strcmp(dml_op_name((dml_op_t)o), op))
+      transc = (dml_op_info((dml_op_t)o)->flags & DML_OPF_TRANSC) != 0;
   int bad = 0;
   for (int64_t i = 0; i < n && i < nv && dt == dv; i++) {
     uint64_t bc, bv;
     double xc = elem(pc, dt, i, &bc), xv = elem(pv, dt, i, &bv);
     int ok = bc == bv || (isnan(xc) && isnan(xv));
+    if (!ok && dt == DML_DTYPE_F64 && transc) /* the GPU's f64 exp: libm's +- 4 ulp */
+      ok = isfinite(xc) && fabs(xv - xc) <= 0x1p-50 * fabs(xc);
     if (!ok && (dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16)) {
       int64_t d = (int64_t)bc - (int64_t)bv;
       ok = ((bc ^ bv) & 0x8000) == 0 && d >= -1 && d <= 1 && !isnan(xc) && !isnan(xv);
@@ -1226,6 +1253,52 @@ static void test_dtypes(void) {
     pair_free(&x);
     pair_free(&xs);
   }
+  /* the variadic ops of 3 operands (folded by the two-operand kernels of
+   * Add, Max and Min; Mean's sum then divided by 3) and of 1, and CastLike
+   * (Cast to its second operand's dtype), on other dtypes */
+  {
+    float pc3[E * E], ic3[E * E];
+    for (int i = 0; i < E; i++)
+      for (int j = 0; j < E; j++)
+        pc3[i * E + j] = fedge[(i + j) % E], ic3[i * E + j] = iedge[(i + 2 * j) % E];
+    static const struct {
+      const char *op;
+      dml_dtype_t dt;
+    } vs[] = {{"Sum", DML_DTYPE_I32},  {"Max", DML_DTYPE_U16}, {"Min", DML_DTYPE_I64},
+              {"Mean", DML_DTYPE_F16}, {"Sum", DML_DTYPE_F64}, {"Mean", DML_DTYPE_F64},
+              {"Max", DML_DTYPE_F64},  {"Sum", DML_DTYPE_U64}, {"Min", DML_DTYPE_BF16},
+              {"Sum", DML_DTYPE_F32},  {"Mean", DML_DTYPE_F32}};
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+      double lo, hi;
+      int isint = int_dtype(vs[i].dt, &lo, &hi);
+      pair_t p3[3] = {typed_pair(vs[i].dt, 2, de, isint ? ia : pa),
+                      typed_pair(vs[i].dt, 2, de, isint ? ib : pb),
+                      typed_pair(vs[i].dt, 1, D(E), isint ? ic3 : pc3)};
+      dml_rt_tensor_t c3[3] = {p3[0].c, p3[1].c, p3[2].c},
+                      v3[3] = {p3[0].v, p3[1].v, p3[2].v};
+      compare_typed(vs[i].op, c3, v3, 3, NULL, 0, "3 operands, edges, a row broadcast");
+      compare_typed(vs[i].op, c3, v3, 1, NULL, 0, "1 operand");
+      compare_typed(vs[i].op, c3, v3, 2, NULL, 0, "2 operands");
+      for (int j = 0; j < 3; j++) pair_free(&p3[j]);
+    }
+    static const dml_dtype_t cl[][2] = {{DML_DTYPE_I32, DML_DTYPE_F64},
+                                        {DML_DTYPE_F32, DML_DTYPE_F16},
+                                        {DML_DTYPE_F64, DML_DTYPE_F32},
+                                        {DML_DTYPE_U16, DML_DTYPE_I64}};
+    for (int i = 0; i < 4; i++) {
+      double lo, hi;
+      int isint = int_dtype(cl[i][0], &lo, &hi);
+      pair_t x = typed_pair(cl[i][0], 2, de, isint ? ia : pa),
+             like = typed_pair(cl[i][1], 1, D(1), pa);
+      dml_rt_tensor_t c2[2] = {x.c, like.c}, v2[2] = {x.v, like.v};
+      char what[64];
+      snprintf(what, sizeof what, "%s like %s", dml_dtype_name(cl[i][0]),
+               dml_dtype_name(cl[i][1]));
+      compare_typed("CastLike", c2, v2, 2, NULL, 0, what);
+      pair_free(&x);
+      pair_free(&like);
+    }
+  }
   /* mixed dtypes: both named; an op without a kernel for the dtype */
   int64_t d2[1] = {2};
   dml_rt_tensor_t a, b, y;
@@ -1247,9 +1320,9 @@ static void test_dtypes(void) {
   memset(&to_f64, 0, sizeof to_f64);
   to_f64.name = "to";
   to_f64.kind = DML_ATTR_INT;
-  to_f64.i = dml_dtype_onnx_code(DML_DTYPE_F64);
+  to_f64.i = dml_dtype_onnx_code(DML_DTYPE_STRING);
   CHECK_ERROR(dml_rt_tensor_op("Cast", &a, 1, &to_f64, 1, &y, 1),
-              DML_STATUS_UNIMPLEMENTED, "no eager kernel for Cast of i32 to f64");
+              DML_STATUS_UNIMPLEMENTED, "no eager kernel for Cast of i32 to str");
   CHECK_OK(dml_rt_tensor_free(a));
   CHECK_OK(dml_rt_tensor_free(b));
   if (!strcmp(TEST_GPU, "vulkan")) { /* a device without shaderInt64 */
@@ -1266,6 +1339,26 @@ static void test_dtypes(void) {
       CHECK_ERROR(dml_rt_tensor_op("Add", pp, 2, NULL, 0, &q, 1),
                   DML_STATUS_UNIMPLEMENTED, "needs the Vulkan feature shaderInt64");
       CHECK_OK(dml_rt_tensor_op("Add", qq, 2, NULL, 0, &q, 1)); /* i32: no feature */
+      CHECK_OK(dml_rt_tensor_free(q));
+      CHECK_OK(dml_rt_tensor_free(p64));
+      CHECK_OK(dml_rt_tensor_free(p32));
+      dml_rt_device_close(dh);
+    }
+    /* without shaderFloat64: an f64 kernel refused naming the feature (the
+     * library's f64 rows need it; lavapipe and the NVIDIA GPUs have it) */
+    setenv("DMLC_VULKAN_HIDE_FEATURES", "shaderFloat64", 1);
+    dh = NULL;
+    so = dml_rt_device_open(TEST_GPU, &dh);
+    unsetenv("DMLC_VULKAN_HIDE_FEATURES");
+    CHECK_OK(so);
+    if (!so) {
+      dml_rt_tensor_t p64, p32, q;
+      CHECK_OK(dml_rt_tensor_zeros(dh, DML_DTYPE_F64, 1, d2, &p64));
+      CHECK_OK(dml_rt_tensor_zeros(dh, DML_DTYPE_F32, 1, d2, &p32));
+      dml_rt_tensor_t pp[2] = {p64, p64}, qq[2] = {p32, p32};
+      CHECK_ERROR(dml_rt_tensor_op("Add", pp, 2, NULL, 0, &q, 1),
+                  DML_STATUS_UNIMPLEMENTED, "needs the Vulkan feature shaderFloat64");
+      CHECK_OK(dml_rt_tensor_op("Add", qq, 2, NULL, 0, &q, 1));
       CHECK_OK(dml_rt_tensor_free(q));
       CHECK_OK(dml_rt_tensor_free(p64));
       CHECK_OK(dml_rt_tensor_free(p32));
@@ -1298,14 +1391,13 @@ static void test_dtypes(void) {
 
 /* The ops the CPU runs eagerly (on the signatures test_table_ops tries)
  * that the device's eager library does not hold, and why: the one list of
- * them, docs/tensor.md "Not on this device" shows it. Any other refusal
- * fails the test. */
+ * them, docs/tensor.md "Not on this device" shows it (none now: CastLike
+ * runs as Cast to its second operand's dtype). Any other refusal fails the
+ * test; a listed op that runs fails it too. Ends with a NULL op. */
 static const struct {
   const char *op, *why;
 } k_not_on_device[] = {
-    {"CastLike",
-     "not an elementwise op of the scheduler (Cast with `to` is in the "
-     "library)"},
+    {NULL, NULL},
 };
 
 /* The formula table's unary ops (runtime/base/ew_ops.def DML_EW) and their
@@ -1355,7 +1447,7 @@ static uint32_t ew_other_attrs(dml_op_t o, dml_attr_t at[4]) {
 }
 
 static const char *not_on_device(const char *op) {
-  for (size_t i = 0; i < sizeof k_not_on_device / sizeof k_not_on_device[0]; i++)
+  for (size_t i = 0; k_not_on_device[i].op; i++)
     if (!strcmp(k_not_on_device[i].op, op)) return k_not_on_device[i].why;
   return NULL;
 }
@@ -1476,11 +1568,14 @@ static int table_case(const char *op, const pair_t *in, const dml_rt_tensor_t *f
  * device's memory back at its start afterwards. */
 static void test_table_ops(void) {
   enum { E = (int)EO_N_EDGES };
-  static float ga[E * E], gb[E * E], fa[E * E], fb[E * E], cnd[E * E], u8v[E * E];
+  static float ga[E * E], gb[E * E], gc[E * E], fa[E * E], fb[E * E], fc[E * E],
+      cnd[E * E], u8v[E * E];
   for (int i = 0; i < E; i++)
     for (int j = 0; j < E; j++) {
       ga[i * E + j] = eo_edges[i], gb[i * E + j] = eo_edges[j];
+      gc[i * E + j] = eo_edges[(i + j) % E]; /* the variadic ops' third operand */
       fa[i * E + j] = flush(eo_edges[i]), fb[i * E + j] = flush(eo_edges[j]);
+      fc[i * E + j] = flush(gc[i * E + j]);
       cnd[i * E + j] = (float)((i + j) % 2);
       u8v[i * E + j] = (float)((i * 3 + j) % 8);
     }
@@ -1517,17 +1612,19 @@ static void test_table_ops(void) {
       free(xf);
     } else if (ew) {
       uint32_t n = info->max_inputs < 0 ? 2u : (uint32_t)info->max_inputs;
+      uint32_t nv = info->max_inputs < 0 ? 3u : n; /* variadic: 1 to 3 operands */
       for (int sg = 0; sg < 3 && g_table_ops == before; sg++) {
         pair_t in[3];
         dml_rt_tensor_t fl[3];
         int has_fl = sigs[sg] == DML_DTYPE_F32;
-        for (uint32_t j = 0; j < n; j++) {
+        for (uint32_t j = 0; j < nv; j++) {
           dml_dtype_t jt = o == DML_OP_WHERE && j == 0 ? DML_DTYPE_BOOL : sigs[sg];
           const float *src = sigs[sg] == DML_DTYPE_U8                    ? u8v
                              : jt == DML_DTYPE_BOOL && o == DML_OP_WHERE ? cnd
+                             : j == 2 && nv > n                          ? gc
                              : j % 2                                     ? gb
                                                                          : ga;
-          const float *fsrc = j % 2 ? fb : fa;
+          const float *fsrc = j == 2 && nv > n ? fc : j % 2 ? fb : fa;
           int scalar = o == DML_OP_CLIP && j > 0; /* Clip-13's bounds */
           float bound = j == 1 ? -1.0f : 0.5f;
           in[j] = scalar ? typed_pair(jt, 0, dg, &bound) : typed_pair(jt, 2, dg, src);
@@ -1546,6 +1643,25 @@ static void test_table_ops(void) {
                  dml_dtype_name(sigs[sg]));
         /* the default attributes; then Cast's `to` (f16), Mod's fmod = 1 */
         table_case(op, in, has_fl ? fl : NULL, n, NULL, 0, 0, what);
+        if (nv > n) { /* the variadic ops' other arities (folded on the device) */
+          char w2[96];
+          snprintf(w2, sizeof w2, "%s, 3 operands", what);
+          table_case(op, in, has_fl ? fl : NULL, 3, NULL, 0, 0, w2);
+          snprintf(w2, sizeof w2, "%s, 1 operand", what);
+          table_case(op, in, has_fl ? fl : NULL, 1, NULL, 0, 0, w2);
+        }
+        if (o == DML_OP_SHRINK) { /* lambd and bias, taken at dispatch */
+          dml_attr_t sa[2];
+          memset(sa, 0, sizeof sa);
+          sa[0].name = "lambd", sa[0].kind = DML_ATTR_FLOAT, sa[0].f = 1.0;
+          sa[1].name = "bias", sa[1].kind = DML_ATTR_FLOAT, sa[1].f = 0.25;
+          char w2[96];
+          snprintf(w2, sizeof w2, "%s, lambd 1, bias 0.25", what);
+          table_case(op, in, has_fl ? fl : NULL, n, sa, 2, 0, w2);
+          sa[0].f = 0.0, sa[1].f = -1.5; /* the boundaries at 0, a negative bias */
+          snprintf(w2, sizeof w2, "%s, lambd 0, bias -1.5", what);
+          table_case(op, in, has_fl ? fl : NULL, n, sa, 2, 0, w2);
+        }
         if (o == DML_OP_BIT_SHIFT) { /* its direction has no default */
           at.name = "direction", at.kind = DML_ATTR_STRING, at.s = "LEFT";
           table_case(op, in, NULL, n, &at, 1, 0, "direction LEFT");
@@ -1580,7 +1696,7 @@ static void test_table_ops(void) {
           snprintf(w2, sizeof w2, "%s, %s %d", what, at.name, (int)at.i);
           table_case(op, in, has_fl ? fl : NULL, n, &at, 1, 0, w2);
         }
-        for (uint32_t j = 0; j < n; j++) {
+        for (uint32_t j = 0; j < nv; j++) {
           if (has_fl) CHECK_OK(dml_rt_tensor_release(fl[j]));
           pair_free(&in[j]);
         }
@@ -1632,13 +1748,27 @@ static void test_errors(void) {
   CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F32, 2, d56, &b));
   dml_rt_tensor_t in[2] = {a, b};
   uint64_t before = dml_rt_device_bytes(g_vk);
+  /* the op and the device it ran on, not the CPU's shape rule it borrows
+   * (rt.cpu.Add) */
   CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
-              "Add: shape mismatch");
+              "error: Add: shape mismatch (on " TEST_GPU);
   CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
               "[3,4]");
   CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1), DML_STATUS_INVALID_ARGUMENT,
               "[5,6]");
   CHECK(dml_rt_device_bytes(g_vk) == before); /* no output left behind */
+  dml_attr_t ax5 = {0};
+  ax5.name = "axis";
+  ax5.kind = DML_ATTR_INT;
+  ax5.i = 5;
+  CHECK_ERROR(dml_rt_tensor_op("ArgMax", &a, 1, &ax5, 1, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT,
+              "error: ArgMax: axis out of range (on " TEST_GPU);
+  dml_attr_t axes5 = ints_attr("axes", D(5), 1);
+  CHECK_ERROR(dml_rt_tensor_op("ReduceSum", &a, 1, &axes5, 1, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "error: ReduceSum: ");
+  CHECK_ERROR(dml_rt_tensor_op("ReduceSum", &a, 1, &axes5, 1, &y, 1),
+              DML_STATUS_INVALID_ARGUMENT, "(on " TEST_GPU);
   /* an op outside the library: a clear error, never a CPU fallback */
   CHECK_ERROR(dml_rt_tensor_op("Einsum", in, 2, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
               "eager op Einsum with 2 inputs is not implemented on " TEST_GPU);
@@ -1651,12 +1781,12 @@ static void test_errors(void) {
   CHECK_ERROR(dml_rt_tensor_op("Celu", &a, 1, &alpha, 1, &y, 1),
               DML_STATUS_INVALID_ARGUMENT, "alpha must not be 0");
   CHECK(dml_rt_device_bytes(g_vk) == before);
-  /* a dtype without kernels (f64) */
-  dml_rt_tensor_t f64;
-  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_F64, 2, d34, &f64));
-  CHECK_ERROR(dml_rt_tensor_op("Neg", &f64, 1, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
-              "no eager kernel for Neg of f64");
-  CHECK_OK(dml_rt_tensor_free(f64));
+  /* a dtype without a kernel of the op (Exp of u32) */
+  dml_rt_tensor_t u32;
+  CHECK_OK(dml_rt_tensor_zeros(g_vk, DML_DTYPE_U32, 2, d34, &u32));
+  CHECK_ERROR(dml_rt_tensor_op("Exp", &u32, 1, NULL, 0, &y, 1), DML_STATUS_UNIMPLEMENTED,
+              "no eager kernel for Exp of u32");
+  CHECK_OK(dml_rt_tensor_free(u32));
   /* use after free */
   CHECK_OK(dml_rt_tensor_free(b));
   CHECK_ERROR(dml_rt_tensor_op("Add", in, 2, NULL, 0, &y, 1),

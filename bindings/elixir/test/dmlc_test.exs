@@ -558,10 +558,41 @@ defmodule DmlcTest do
     {:ok, [vals, idx]} = Tensor.op("TopK", [a, Tensor.from_list([1], {:s, 64})], [axis: 1], 2)
     assert Tensor.to_flat_list(vals) == [3.0, 6.0] and Tensor.to_flat_list(idx) == [2, 2]
 
+    # the comparisons (Kernel's == < ... cannot be overloaded): elementwise,
+    # bool ({:u, 8}) tensors, broadcasting; on device and binary tensors
+    nan = <<0, 0, 192, 127>>
+    cb = for(x <- [1.0, 5.0, 3.0], into: <<>>, do: <<x::float-32-native>>) <> nan
+    c = Tensor.from_binary(cb, {:f, 32}, {4}, device: "cpu")
+    d2 = Tensor.from_list([1.0, 2.0, 3.0, 4.0])
+    for {f, want} <- [
+          equal: [1, 0, 1, 0],
+          not_equal: [0, 1, 0, 1],
+          less: [0, 0, 0, 0],
+          less_equal: [1, 0, 1, 0],
+          greater: [0, 1, 0, 0],
+          greater_equal: [1, 1, 1, 0]
+        ] do
+      {:ok, r} = apply(Tensor, f, [c, d2])
+      assert Tensor.type(r) == {:u, 8} and Tensor.to_flat_list(r) == want, "#{f}"
+      :ok = Tensor.free(r)
+      {:ok, rb} = apply(Tensor, f, [Tensor.from_binary(cb, {:f, 32}, {4}), d2])
+      assert Tensor.to_flat_list(rb) == want, "#{f} of binary tensors"
+    end
+    {:ok, self_ne} = Tensor.not_equal(c, c)
+    assert Tensor.to_flat_list(self_ne) == [0, 0, 0, 1]
+    {:ok, bc} = Tensor.less(a, Tensor.from_list([2.0, 5.0, 5.0]))
+    assert Tensor.shape(bc) == {2, 3} and Tensor.to_flat_list(bc) == [1, 1, 1, 0, 0, 0]
+    for x <- [c, self_ne, bc], do: :ok = Tensor.free(x)
+
     # a shape mismatch names the op and both shapes
     assert {:error, %Error{code: :invalid_argument, op: "MatMul", reason: r, details: d}} =
              Tensor.matmul(a, a)
     assert r =~ "shape mismatch" and d =~ "[2,3]"
+    # a shape rule's check names the op and the device it ran on (not the
+    # CPU rule's label, rt.cpu.ArgMax)
+    assert {:error, %Error{code: :invalid_argument, op: "ArgMax", reason: r}} =
+             Tensor.argmax(a, 5)
+    assert r =~ "axis out of range" and r =~ "(on cpu)"
 
     # use after free: an error, never a crash
     assert :ok = Tensor.free(a)
@@ -604,6 +635,17 @@ defmodule DmlcTest do
         {:error, %Error{code: :unimplemented} = e} ->
           assert Exception.message(e) =~ "Add"
       end
+
+      # the shape rule's errors name the op and the device
+      assert {:error, %Error{code: :invalid_argument, op: "ArgMax", reason: r}} =
+               Tensor.argmax(t, 5)
+      assert r =~ "axis out of range" and r =~ "(on vulkan"
+      # the comparisons on the device: bool tensors there
+      {:ok, ne} = Tensor.not_equal(t, t)
+      {:ok, gt} = Tensor.greater(t, Tensor.from_list([1.0, -3.0]))
+      assert Tensor.device(ne) == "vulkan" and Tensor.to_flat_list(ne) == [0, 0, 0, 0]
+      assert Tensor.type(gt) == {:u, 8} and Tensor.to_flat_list(gt) == [1, 1, 0, 1]
+      for x <- [ne, gt], do: :ok = Tensor.free(x)
 
       :ok = Tensor.free(t)
       :ok = Tensor.free(c)

@@ -348,6 +348,44 @@ defmodule Dmlc.Tensor do
     def unquote(f)(a, b), do: op(unquote(onnx), [a, b])
   end
 
+  # Kernel's == < ... cannot be overloaded for a struct: the comparisons
+  # are functions, named as Nx names them.
+  for {f, onnx} <- [
+        equal: "Equal",
+        less: "Less",
+        less_equal: "LessOrEqual",
+        greater: "Greater",
+        greater_equal: "GreaterOrEqual"
+      ] do
+    @doc """
+    Elementwise `#{onnx}` with ONNX (NumPy) broadcasting: `{:ok, t}` of a
+    `{:u, 8}`-typed tensor of 0 and 1 (dmlc's bool; NaN compares false).
+    """
+    def unquote(f)(a, b), do: op(unquote(onnx), [a, b])
+  end
+
+  @doc """
+  Elementwise `a != b`: Not(Equal) (NaN != NaN is 1), a bool tensor as
+  `equal/2`'s.
+  """
+  def not_equal(a, b) do
+    with {:ok, eq} <- equal(a, b) do
+      case eq do
+        %__MODULE__{ref: nil, shape: s, data: d} ->
+          # a binary tensor holds the bools as u8: Not takes them as bool
+          case Dmlc.NIF.eager_op("Not", [{"bool", s, d}], [], 1) |> Dmlc.Error.wrap() do
+            {:ok, [y]} -> {:ok, from_nif(y)}
+            err -> err
+          end
+
+        _ ->
+          r = op("Not", [eq])
+          :ok = free(eq)
+          r
+      end
+    end
+  end
+
   @doc "Matrix product (ONNX MatMul: batched, broadcasting leading dims)."
   def matmul(a, b), do: op("MatMul", [a, b])
 
