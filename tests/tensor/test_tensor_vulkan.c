@@ -1869,7 +1869,7 @@ static void test_table_ops(void) {
         table_case(op, cc, NULL, 2, &at, 1, 0, "edges [3,24] twice, axis 1");
       } else {
         pair_t gi[2] = {in[0], i64_pair(3, D(2, -1, 0))};
-        table_case(op, gi, NULL, 2, &at, 1, 0, "edges [3,24], rows 2, -1, 0");
+        table_case(op, gi, NULL, 2, NULL, 0, 0, "edges [3,24], rows 2, -1, 0");
         pair_free(&gi[1]);
       }
       for (int j = 0; j < 5; j++) pair_free(&in[j]);
