@@ -292,16 +292,22 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
                                dml_dtype_t dt, dml_dtype_t odt, uint32_t select_last);
 
 /* Two forms per op: flat (one dim after merging: no index division) and
- * DML_EAGER_RANK dims; operands of dtype dt, the output odt. */
+ * DML_EAGER_RANK dims (Identity three: also 3 dims); operands of dtype dt,
+ * the output odt. */
 static dml_status_t emit_t(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt,
                            dml_dtype_t odt) {
   dml_status_t s = DML_OK;
-  const uint32_t forms[2] = {1, DML_EAGER_RANK};
-  for (int f = 0; f < 2 && !s; f++) {
+  /* Identity (the strided copy behind Transpose, Slice, Expand, Concat and
+   * the contiguous copies) also indexes 3 dims: fewer index divisions for
+   * a transposed matrix or a batch of them */
+  const uint32_t forms[3] = {1, 3, DML_EAGER_RANK};
+  const int nf = op == DML_OP_IDENTITY ? 3 : 2;
+  for (int f = 0; f < nf && !s; f++) {
     dml_kpool_t pool = {0};
     dml_kernel_t K;
     const char *why = NULL;
-    s = ew_kernel(op, n_in, forms[f], dt, odt, &pool, &K, &why);
+    const uint32_t form = forms[nf == 3 ? f : 2 * f];
+    s = ew_kernel(op, n_in, form, dt, odt, &pool, &K, &why);
     if (!s && why) {
       if (f == 0)
         fprintf(stderr, "dmlc_eager_libgen: %s (%u %s inputs -> %s) left out: %s\n",
@@ -310,8 +316,7 @@ static dml_status_t emit_t(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt,
       return DML_OK;
     }
     if (!s)
-      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f], dt, odt,
-                     0);
+      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, form, dt, odt, 0);
     dml_kpool_free(&pool);
   }
   return s;
