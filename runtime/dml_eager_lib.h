@@ -225,8 +225,8 @@ typedef struct dml_eager_kernel {
    * scheduled for (its bound: up to 256 one invocation per row, beyond
    * that one workgroup per row, the scheduler's choice). DML_EAGER_EW: the
    * dims it indexes, the last ones of the layout (1: the flat form, no
-   * index division; DML_EAGER_RANK). DML_EAGER_MATMUL: 1 for the
-   * unit-stride form, 0 for any strides. */
+   * index division; 3, Identity's; DML_EAGER_RANK). DML_EAGER_MATMUL: 1
+   * for the unit-stride form, 0 for any strides. DML_EAGER_GATHER: 0. */
   int64_t max_len;
   uint32_t dtype, out_dtype;
   /* ArgMax/ArgMin (DML_EAGER_REDUCE, out_dtype i64): the kernel's

@@ -2253,10 +2253,12 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
         return s;
       }
     }
-    /* f16 and bf16 reductions: x cast to f32 (exact), the f32 reduction
-     * (f32 accumulation), its result cast back (ArgMax/ArgMin's i64 kept) */
-    if ((dml_op_info(id)->flags & DML_OPF_REDUCTION) && n_inputs == 1 && xs[0] &&
-        n_outputs == 1 &&
+    /* f16 and bf16 reductions, Softmax and LogSoftmax: x cast to f32
+     * (exact), the f32 kernel (f32 accumulation), its result cast back
+     * (ArgMax/ArgMin's i64 kept) */
+    if (((dml_op_info(id)->flags & DML_OPF_REDUCTION) || id == DML_OP_SOFTMAX ||
+         id == DML_OP_LOG_SOFTMAX) &&
+        n_inputs == 1 && xs[0] && n_outputs == 1 &&
         (xs[0]->dtype == DML_DTYPE_F16 || xs[0]->dtype == DML_DTYPE_BF16) &&
         eager_find_t(dev, id, 1, xs[0]->dtype, xs[0]->dtype) < 0 &&
         eager_has(dev, id, 1) &&

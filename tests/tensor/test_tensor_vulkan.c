@@ -1308,7 +1308,9 @@ static void test_dtypes(void) {
  * 70,001 (the workgroup-per-row form, past 65,535) with a row of -inf and
  * a row holding a NaN, 5,000 rows of 7 (one invocation per row), the axis
  * not last (moved last and back by the Identity kernel), a transposed
- * view, an empty tensor; against the CPU by the op's tolerance class. */
+ * view, an empty tensor; against the CPU by the op's tolerance class; f16
+ * and bf16 (the f32 kernel between two Casts) within one unit in the last
+ * place plus that tolerance. */
 static void test_softmax(void) {
   const int64_t L = 70001;
   float *xv = (float *)malloc((size_t)(4 * L) * 4);
@@ -1340,6 +1342,47 @@ static void test_softmax(void) {
       CHECK(compare(id, &tc, &tv, 1, &ax, 1, NULL, "[4, 5, 3] transposed view") == 60);
     }
     CHECK(compare(id, &e0.c, &e0.v, 1, NULL, 0, NULL, "[0, 5]") == 0);
+    /* f16 and bf16: through the f32 kernel (one rounding); within one
+     * unit in the last place of the CPU's plus the transcendental
+     * tolerance (LogSoftmax near 0: x - max - log(sum) cancels) */
+    for (int h = 0; h < 2; h++) {
+      dml_dtype_t hd = h ? DML_DTYPE_BF16 : DML_DTYPE_F16;
+      pair_t xh = typed_pair(hd, 2, D(4, L), xv);
+      dml_attr_t to;
+      memset(&to, 0, sizeof to);
+      to.name = "to";
+      to.kind = DML_ATTR_INT;
+      to.i = dml_dtype_onnx_code(DML_DTYPE_F32);
+      for (int a = -1; a <= 0; a++) {
+        ax.i = a;
+        dml_rt_tensor_t yc, yv, fc, fv;
+        CHECK_OK(dml_rt_tensor_op(dml_op_name(id), &xh.c, 1, &ax, 1, &yc, 1));
+        CHECK_OK(dml_rt_tensor_op(dml_op_name(id), &xh.v, 1, &ax, 1, &yv, 1));
+        dml_rt_tensor_info_t iv;
+        CHECK_OK(dml_rt_tensor_info(yv, &iv));
+        CHECK(iv.dtype == hd && iv.device == g_vk);
+        CHECK_OK(dml_rt_tensor_op("Cast", &yc, 1, &to, 1, &fc, 1)); /* exact */
+        CHECK_OK(dml_rt_tensor_op("Cast", &yv, 1, &to, 1, &fv, 1));
+        int64_t nc = 0, nv = 0;
+        float *pc = down(fc, &nc), *pv = down(fv, &nv);
+        int bad = nc != nv;
+        for (int64_t i = 0; i < nc && i < nv; i++) {
+          int ok = agree(pv[i], pc[i], id) ||
+                   fabs((double)pv[i] - pc[i]) <=
+                       (h ? 0x1p-7 : 0x1p-10) * fabs((double)pc[i]) + 4e-6;
+          if (!ok && bad++ < 3)
+            fprintf(stderr, "%s %s axis %d element %lld: " TEST_GPU " %.9g, cpu %.9g\n",
+                    dml_op_name(id), dml_dtype_name(hd), a, (long long)i, pv[i], pc[i]);
+        }
+        if (bad) g_mismatches++;
+        CHECK(bad == 0);
+        free(pc);
+        free(pv);
+        dml_rt_tensor_t all[4] = {yc, yv, fc, fv};
+        for (int k = 0; k < 4; k++) CHECK_OK(dml_rt_tensor_free(all[k]));
+      }
+      pair_free(&xh);
+    }
   }
   CHECK_OK(dml_rt_tensor_free(tc));
   CHECK_OK(dml_rt_tensor_free(tv));
