@@ -21,8 +21,10 @@
  *           free of what it made, and eager ops there (the eager kernel
  *           library): Add and Relu of f32[16] (the per-op dispatch cost)
  *           and Add of two 1 MiB tensors, each with the free of its output
- *           (µs); then an eager N x N MatMul of device tensors (op + free of
- *           its output) and, with --vkpkg, the one-MatMul package compiled
+ *           (µs); Softmax of f32 [256, 1024] over each axis, its
+ *           Transpose, Concat of two on each axis and Gather of 64 rows
+ *           (µs, with the free of the output); then an eager N x N MatMul of device
+ * tensors (op + free of its output) and, with --vkpkg, the one-MatMul package compiled
  *           with --target vulkan run by a session on the same device with
  *           the same inputs (dml_rt_session_run alone: it uploads A and B
  *           and downloads Y, 12 MiB at N = 1024), interleaved (ms).
@@ -372,6 +374,55 @@ int main(int argc, char **argv) {
         "eager Add of two 1 MiB tensors + free %.1f us\n",
         dml_rt_device_name(dev), median(t_add, runs), median(t_relu, runs),
         median(t_add1m, runs));
+    /* Softmax and the data-movement ops on the device (docs/tensor.md):
+     * Softmax of f32 [256, 1024] over its rows and over axis 0 (moved last
+     * and back by the Identity kernel), Transpose of it, Concat of two on
+     * axis 0 and on axis 1, Gather of 64 of its rows; each with the free
+     * of its output */
+    {
+      static const char *const names[6] = {"Softmax axis -1", "Softmax axis 0",
+                                           "Transpose",       "Concat axis 0",
+                                           "Concat axis 1",   "Gather 64 rows"};
+      dml_rt_tensor_t sm, gi, s2[2];
+      int64_t d2[2] = {256, 1024}, ni = 64;
+      TRY(dml_rt_tensor_reshape(g, 2, d2, &sm));
+      int64_t iv[64];
+      for (int i = 0; i < 64; i++) iv[i] = (i * 37) % 256;
+      dml_tensor_t ih = {DML_DTYPE_I64, 1, {ni}, iv};
+      TRY(dml_rt_tensor_from_host(dev, &ih, &gi));
+      s2[0] = s2[1] = sm;
+      dml_attr_t ax;
+      memset(&ax, 0, sizeof ax);
+      ax.name = "axis";
+      ax.kind = DML_ATTR_INT;
+      double t_mv[6][64];
+      const int itm = 10;
+      for (int r = 0; r < runs + 1; r++) {
+        for (int k = 0; k < 6; k++) {
+          double t0 = now_s();
+          for (int i = 0; i < itm; i++) {
+            dml_rt_tensor_t gin[2] = {sm, gi};
+            ax.i = k == 0 ? -1 : k == 4 ? 1 : 0;
+            if (k < 2)
+              TRY(dml_rt_tensor_op("Softmax", &sm, 1, &ax, 1, &g2, 1));
+            else if (k == 2)
+              TRY(dml_rt_tensor_op("Transpose", &sm, 1, NULL, 0, &g2, 1));
+            else if (k < 5)
+              TRY(dml_rt_tensor_op("Concat", s2, 2, &ax, 1, &g2, 1));
+            else
+              TRY(dml_rt_tensor_op("Gather", gin, 2, NULL, 0, &g2, 1));
+            TRY(dml_rt_tensor_free(g2));
+          }
+          if (r > 0) t_mv[k][r - 1] = (now_s() - t0) / itm * 1e6;
+        }
+      }
+      printf("%s, f32 [256, 1024] (1 MiB), op + free:", dml_rt_device_name(dev));
+      for (int k = 0; k < 6; k++)
+        printf("%s %s %.1f us", k ? ";" : "", names[k], median(t_mv[k], runs));
+      printf("\n");
+      TRY(dml_rt_tensor_free(gi));
+      TRY(dml_rt_tensor_free(sm));
+    }
     /* MatMul on the device: eager (device tensors) against the compiled
      * package (a session on the same device), the same inputs */
     dml_rt_tensor_t va, vb, vin[2];

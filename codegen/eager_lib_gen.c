@@ -16,7 +16,10 @@
  * of dml_eager_lib.h); GLSL -> SPIR-V as for packages
  * (dml_codegen_glsl, dml_codegen_spirv). Ops the scheduler refuses for f32
  * operands are left out (listed on stderr); the runtime names them in its
- * UNIMPLEMENTED error. The reductions are the scheduler's own kernels; MatMul
+ * UNIMPLEMENTED error. The reductions, Softmax and LogSoftmax are the
+ * scheduler's own kernels (dml_kschedule of a one-node function); Gather
+ * (gather_kernel: the index rule the compiled path's,
+ * dml_ksched_gather_index, with run-time offsets), MatMul
  * and Conv are written here (mm_kernel, conv_kernel: the scheduler's GEMM
  * and Conv forms fix their sizes and operands' offsets at compile time),
  * each operand at its own binding.
@@ -202,13 +205,16 @@ static dml_status_t ew_kernel(dml_op_t op, uint32_t n_in, uint32_t nd, dml_dtype
                    : DML_OK;
 }
 
-/* Reduction `op` over axis 1 of x [S0, S1, S2] (keepdims): the
- * scheduler's plan of the one-node function, which must be one kernel. */
+/* Reduction `op` over axis 1 of x [S0, S1, S2] (keepdims), or Softmax /
+ * LogSoftmax over axis 1 of x [S0, S1, 1] (the scheduler takes no symbolic
+ * dim after the axis; y as x): the scheduler's plan of the one-node
+ * function, which must be one kernel. */
 static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_dtype_t dt,
                                 uint32_t select_last, dml_kplan_t **out,
                                 const char **why) {
   /* ArgMax/ArgMin: an i64 y, the attributes axis and select_last_index */
   const int arg = op == DML_OP_ARG_MAX || op == DML_OP_ARG_MIN;
+  const int sm = op == DML_OP_SOFTMAX || op == DML_OP_LOG_SOFTMAX;
   dml_pkg_symbol_t S[3];
   static const char *const names[3] = {"outer", "len", "inner"};
   for (int i = 0; i < 3; i++) {
@@ -233,7 +239,7 @@ static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_dtype_t dt,
     vals[j].type.rank = 3;
     for (int d = 0; d < 3; d++) {
       vals[j].type.dims[d].value = 1;
-      vals[j].type.dims[d].sym = j && d == 1 ? -1 : d;
+      vals[j].type.dims[d].sym = sm ? (d == 2 ? -1 : d) : j && d == 1 ? -1 : d;
     }
     vals[j].storage = j ? DML_PKG_STORAGE_ARENA : DML_PKG_STORAGE_CONST;
     vals[j].bytes = dml_dtype_size(vals[j].type.dtype);
@@ -246,7 +252,7 @@ static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_dtype_t dt,
   a[0].kind = DML_ATTR_INTS;
   a[0].n = 1;
   a[0].ints = &axis;
-  if (arg) {
+  if (arg || sm) {
     a[0].name = "axis";
     a[0].kind = DML_ATTR_INT;
     a[0].i = 1;
@@ -257,7 +263,8 @@ static dml_status_t reduce_plan(dml_op_t op, int64_t max_len, dml_dtype_t dt,
   a[2].name = "select_last_index";
   a[2].kind = DML_ATTR_INT;
   a[2].i = select_last;
-  dml_pkg_node_t node = {op, dml_op_name(op), "", 1, &in, 1, &y, arg ? 3u : 2u, a};
+  dml_pkg_node_t node = {op, dml_op_name(op),         "", 1, &in, 1,
+                         &y, sm ? 1u : arg ? 3u : 2u, a};
   dml_pkg_function_t fn = {"eager", 4, 2, vals, 1, &node, 0, NULL, 1, &y};
   dml_pkg_graph_t g = {3, S, 1, &fn, NULL};
   dml_kplan_t *plan = NULL;
@@ -289,16 +296,22 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
                                dml_dtype_t dt, dml_dtype_t odt, uint32_t select_last);
 
 /* Two forms per op: flat (one dim after merging: no index division) and
- * DML_EAGER_RANK dims; operands of dtype dt, the output odt. */
+ * DML_EAGER_RANK dims (Identity three: also 3 dims); operands of dtype dt,
+ * the output odt. */
 static dml_status_t emit_t(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt,
                            dml_dtype_t odt) {
   dml_status_t s = DML_OK;
-  const uint32_t forms[2] = {1, DML_EAGER_RANK};
-  for (int f = 0; f < 2 && !s; f++) {
+  /* Identity (the strided copy behind Transpose, Slice, Expand, Concat and
+   * the contiguous copies) also indexes 3 dims: fewer index divisions for
+   * a transposed matrix or a batch of them */
+  const uint32_t forms[3] = {1, 3, DML_EAGER_RANK};
+  const int nf = op == DML_OP_IDENTITY ? 3 : 2;
+  for (int f = 0; f < nf && !s; f++) {
     dml_kpool_t pool = {0};
     dml_kernel_t K;
     const char *why = NULL;
-    s = ew_kernel(op, n_in, forms[f], dt, odt, &pool, &K, &why);
+    const uint32_t form = forms[nf == 3 ? f : 2 * f];
+    s = ew_kernel(op, n_in, form, dt, odt, &pool, &K, &why);
     if (!s && why) {
       if (f == 0)
         fprintf(stderr, "dmlc_eager_libgen: %s (%u %s inputs -> %s) left out: %s\n",
@@ -307,8 +320,7 @@ static dml_status_t emit_t(gen_t *G, dml_op_t op, uint32_t n_in, dml_dtype_t dt,
       return DML_OK;
     }
     if (!s)
-      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, forms[f], dt, odt,
-                     0);
+      s = emit_words(G, &K, DML_EAGER_PC_WORDS, op, DML_EAGER_EW, n_in, form, dt, odt, 0);
     dml_kpool_free(&pool);
   }
   return s;
@@ -415,8 +427,9 @@ static dml_status_t emit_words(gen_t *G, const dml_kernel_t *K, uint32_t n_symbo
   return dml_status_annotate(s, "eager kernel %s", dml_op_name(op));
 }
 
-/* Two kernels per reduction: rows up to DML_KROW_MIN long (one invocation
- * per row) and of any length (one workgroup per row); ArgMax and ArgMin
+/* Two kernels per reduction (and Softmax, LogSoftmax): rows up to
+ * DML_KROW_MIN long (one invocation per row) and of any length (one
+ * workgroup per row); ArgMax and ArgMin
  * (an i64 output) two for each select_last_index. */
 static dml_status_t emit_reduce(gen_t *G, dml_op_t op, dml_dtype_t dt) {
   const int64_t lens[2] = {DML_KROW_MIN, (int64_t)1 << 30};
@@ -735,6 +748,86 @@ static dml_status_t conv_kernel(dml_kpool_t *p, dml_kernel_t *K) {
                             : DML_OK;
 }
 
+/* The Gather kernel of x's dtype dt (dml_eager_lib.h DML_EAGER_GATHER):
+ * one invocation per element of Y, the index rule the compiled path's
+ * (dml_ksched_gather_index), the elements moved as bits (f16/bf16 as u16
+ * words, bool as bytes, f64 as 64-bit words, as the compiled path's
+ * data-movement kernels). */
+static dml_status_t gather_kernel(dml_kpool_t *p, dml_dtype_t dt, dml_kernel_t *K,
+                                  const char **why) {
+  dml_kdtype_t kt = DML_KT_F32;
+  if (dt == DML_DTYPE_F16 || dt == DML_DTYPE_BF16)
+    kt = DML_KT_U16;
+  else if (dt == DML_DTYPE_BOOL)
+    kt = DML_KT_U8;
+  else if (dt == DML_DTYPE_F64) /* as 64-bit words: no shaderFloat64 needed */
+    kt = DML_KT_U64;
+  else if (!dml_kdtype_of(dt, &kt)) {
+    *why = "no kernel dtype";
+    return DML_OK;
+  }
+  const int32_t vt = DML_KVAR_FIRST_LOOP;
+  const dml_kidx_t *i = iadd(p, dml_ki_var(p, DML_KVAR_GID_X),
+                             imul(p, dml_ki_var(p, vt), sym(p, DML_EAGER_GA_STRIDE)));
+  const dml_kidx_t *Q = sym(p, DML_EAGER_GA_Q), *Kn = sym(p, DML_EAGER_GA_K),
+                   *D = sym(p, DML_EAGER_GA_D);
+  const dml_kidx_t *q = dml_ki_bin(p, DML_KI_MOD, i, Q);
+  const dml_kidx_t *r = dml_ki_bin(p, DML_KI_DIV, i, Q);
+  const dml_kidx_t *k = dml_ki_bin(p, DML_KI_MOD, r, Kn);
+  const dml_kidx_t *pp = dml_ki_bin(p, DML_KI_DIV, r, Kn);
+  const dml_kval_t *iv = dml_kv_load_t(p, DML_KBUF_WEIGHTS, DML_KT_I64,
+                                       iadd(p, sym(p, DML_EAGER_GA_I_OFF), k));
+  const dml_kidx_t *j = dml_ksched_gather_index(p, iv, DML_KT_I64, D);
+  const dml_kidx_t *xi = iadd(p, sym(p, DML_EAGER_GA_X_OFF),
+                              iadd(p, imul(p, iadd(p, imul(p, pp, D), j), Q), q));
+  dml_kstmt_t *z = dml_ks_new(p, DML_KS_STORE), *st = dml_ks_new(p, DML_KS_STORE);
+  if (z && st) {
+    z->buf = st->buf = DML_KBUF_ARENA;
+    z->dtype = st->dtype = kt;
+    z->idx = st->idx = i;
+    z->val = dml_kv_zero(p, kt);
+    st->val = dml_kv_load_t(p, DML_KBUF_WEIGHTS, kt, xi);
+  }
+  dml_kblock_t b = {NULL, NULL};
+  dml_kblock_add(&b, z);
+  dml_kblock_add(&b, stmt_if(p, NULL, j, D, st));
+  dml_kstmt_t *body = stmt_for(p, vt, sym(p, DML_EAGER_GA_ITERS),
+                               stmt_if(p, NULL, i, sym(p, DML_EAGER_GA_N), b.first));
+  memset(K, 0, sizeof *K);
+  snprintf(K->name, sizeof K->name, "eager_Gather_%s", dml_dtype_name(dt));
+  K->kind = DML_KK_ELEMENTWISE;
+  K->local[0] = DML_EAGER_LOCAL;
+  K->local[1] = K->local[2] = 1;
+  K->body = body;
+  return p->failed || !body ? dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED,
+                                              "codegen.eager", "out of memory")
+                            : DML_OK;
+}
+
+/* The Gather kernels: x of f32, f16, bf16, f64, i32, i64, u8, i8, i16,
+ * u16, u32, u64, bool (every dtype of the library). */
+static dml_status_t emit_gather(gen_t *G) {
+  static const dml_dtype_t dts[] = {
+      DML_DTYPE_F32, DML_DTYPE_F16, DML_DTYPE_BF16, DML_DTYPE_F64, DML_DTYPE_I32,
+      DML_DTYPE_I64, DML_DTYPE_U8,  DML_DTYPE_I8,   DML_DTYPE_I16, DML_DTYPE_U16,
+      DML_DTYPE_U32, DML_DTYPE_U64, DML_DTYPE_BOOL};
+  dml_status_t s = DML_OK;
+  for (size_t d = 0; d < sizeof dts / sizeof dts[0] && !s; d++) {
+    dml_kpool_t pool = {0};
+    dml_kernel_t K;
+    const char *why = NULL;
+    s = gather_kernel(&pool, dts[d], &K, &why);
+    if (!s && why)
+      fprintf(stderr, "dmlc_eager_libgen: Gather (%s) left out: %s\n",
+              dml_dtype_name(dts[d]), why);
+    else if (!s)
+      s = emit_words(G, &K, DML_EAGER_GA_WORDS, DML_OP_GATHER, DML_EAGER_GATHER, 2, 0,
+                     dts[d], dts[d], 0);
+    dml_kpool_free(&pool);
+  }
+  return s;
+}
+
 /* Writes the MatMul and Conv kernels, each operand at its own binding
  * (SPIR-V) or kernel parameter (PTX: arena, weights, in2, in3, pc). */
 static dml_status_t emit_mm_conv(gen_t *G) {
@@ -853,7 +946,8 @@ int main(int argc, char **argv) {
   s = emit(G, DML_OP_IDENTITY, 1); /* the strided copy */
   for (int o = 1; o < DML_OP_COUNT_ && !s; o++) {
     const dml_op_info_t *info = dml_op_info((dml_op_t)o);
-    if (info && (info->flags & DML_OPF_REDUCTION)) {
+    if (info && ((info->flags & DML_OPF_REDUCTION) || o == DML_OP_SOFTMAX ||
+                 o == DML_OP_LOG_SOFTMAX)) { /* the compiled path's row kernels */
       s = emit_reduce(G, (dml_op_t)o, DML_DTYPE_F32);
       continue;
     }
@@ -877,6 +971,7 @@ int main(int argc, char **argv) {
     s = emit(G, (dml_op_t)o, n_in);
   }
   if (!s) s = emit_mm_conv(G);
+  if (!s) s = emit_gather(G);
   if (!s) s = emit_dtypes(G);
   fprintf(G->f,
           "const dml_eager_kernel_t %s[] = {\n%s  {DML_OP_INVALID, 0, 0, 0, "

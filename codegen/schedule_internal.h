@@ -317,6 +317,16 @@ void dml_krow_combine(sched_t *s, dml_kblock_t *b, dml_kfn_t comb, dml_kdtype_t 
  * (dml_ksched_ew_reject's: dtype, attributes)
  * or "not a formula of its operands' elements" (Expand, OneHot,
  * BatchNormalization). */
+/* Gather's element index along its axis from index value iv (kernel dtype
+ * it, i64 or i32) and the axis' extent D: iv + D where iv is negative,
+ * else iv (ONNX Gather-13); a caller loads x there only below D (an index
+ * out of range, an error on the CPU, gives 0 instead of an access outside
+ * x). The one definition of the rule: the compiled path's Gather and
+ * GatherElements (dml_ksched_emit_gather) and the eager library's Gather
+ * kernel (codegen/eager_lib_gen.c) take it. */
+const dml_kidx_t *dml_ksched_gather_index(dml_kpool_t *p, const dml_kval_t *iv,
+                                          dml_kdtype_t it, const dml_kidx_t *D);
+
 const char *dml_ksched_ew_node(dml_kpool_t *pool, const dml_pkg_graph_t *g, uint32_t fn,
                                uint32_t node, const dml_kval_t *const *x,
                                const dml_kval_t *const *attrs,

@@ -726,6 +726,14 @@ int dml_ksched_move_op(dml_op_t op) {
  * extent), and loads x there when
  * the index lies in [0, dim); an index out of range (an error on the CPU)
  * gives 0 (the default of the dtype) instead of an access outside x. */
+const dml_kidx_t *dml_ksched_gather_index(dml_kpool_t *p, const dml_kval_t *iv,
+                                          dml_kdtype_t it, const dml_kidx_t *D) {
+  const dml_kval_t *nv =
+      dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, iv, dml_kv_zero(p, it)),
+                    dml_kv_fn(p, DML_KF_ADD, iv, dml_kv_idx(p, it, D)), iv);
+  return dml_ki_val(p, nv);
+}
+
 void dml_ksched_emit_gather(sched_t *s, uint32_t node) {
   dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
@@ -766,11 +774,7 @@ void dml_ksched_emit_gather(sched_t *s, uint32_t node) {
   /* the axis' extent: static, or a product of symbols' run-time values
    * (Gather over a sequence of symbolic length) */
   const dml_kidx_t *D = dim_idx(s, x->type.dims[axis]);
-  const dml_kval_t *iv = load_at(s, ind, iflat);
-  const dml_kval_t *nv =
-      dml_kv_select(p, dml_kv_fn(p, DML_KF_LT, iv, dml_kv_zero(p, it)),
-                    dml_kv_fn(p, DML_KF_ADD, iv, dml_kv_idx(p, it, D)), iv);
-  const dml_kidx_t *xi = dml_ki_val(p, nv);
+  const dml_kidx_t *xi = dml_ksched_gather_index(p, load_at(s, ind, iflat), it, D);
   for (int32_t d = 0; d < r; d++)
     xc[d] = d < axis ? c[d] : d == axis ? xi : c[elements ? d : d + q - 1];
   dml_kblock_t body = {0};

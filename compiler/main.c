@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "dml_cpu.h"
-#include "dml_rt.h"
 #include "dml_git_commit.h" /* DMLC_GIT_COMMIT, generated at build time */
+#include "dml_rt.h"
 #include "dmlc_cmds.h"
 #ifdef DMLC_HAVE_CMD_COMPILE
 #include "dml_driver.h"

@@ -72,7 +72,12 @@ static inline int dml_eager_attr_words(dml_op_t op) {
  * the symbols of `more`, as dml_kpkg_lin_t) over `local`. Each op has a
  * kernel for rows up to 256 long and one for any length (max_len); a
  * kernel whose grid is capped at 65,535 row workgroups (rows loop over the
- * workgroups' turns) may be dispatched with min(65,535, rows) of them. */
+ * workgroups' turns) may be dispatched with min(65,535, rows) of them.
+ * Softmax and LogSoftmax (f32) have rows of this kind too: the compiled
+ * path's kernel (dml_ksched_emit_softmax) scheduled for x [S0, S1, 1] at
+ * element 0 of binding 1, y of x's dims at element 0 of binding 0, over
+ * axis 1 (rows of S1 contiguous elements; the runtime passes S2 = 1 and
+ * moves another axis last with the Identity kernel first). */
 #define DML_EAGER_REDUCE 2u
 #define DML_EAGER_REDUCE_SYMS 3u
 
@@ -158,13 +163,37 @@ enum {
   DML_EAGER_CV_WORDS,
 };
 
+/* Gather kernels (kind DML_EAGER_GATHER), one per dtype of x (`dtype`,
+ * moved as bits: f16 and bf16 as 16-bit words, bool as bytes), i64
+ * indices: one invocation per element of Y [P, K, Q] (contiguous, binding
+ * 0, element 0; a grid of `stride` invocations loops as the elementwise
+ * kernels), X [P, D, Q] and the K indices contiguous in binding 1 at their
+ * element offsets (typed views of one buffer):
+ *   Y[p, k, q] = X[p, j, q], j = ind[k] (+ D when negative)
+ * and 0 where j is outside [0, D) (the compiled path's rule,
+ * dml_ksched_gather_index; the CPU refuses such an index, the device
+ * does not read the indices back to check). */
+#define DML_EAGER_GATHER 5u
+enum {
+  DML_EAGER_GA_N = 0, /* elements of Y */
+  DML_EAGER_GA_STRIDE,
+  DML_EAGER_GA_ITERS,
+  DML_EAGER_GA_Q, /* elements after the axis */
+  DML_EAGER_GA_K, /* indices */
+  DML_EAGER_GA_D, /* the axis' extent in X */
+  DML_EAGER_GA_X_OFF,
+  DML_EAGER_GA_I_OFF,
+  DML_EAGER_GA_WORDS,
+};
+
 /* Bindings and push-constant words of every kernel's pipeline layout
  * (128 bytes, Vulkan's guaranteed minimum). */
 #define DML_EAGER_BINDINGS 4u
 #define DML_EAGER_PC_MAX 32u
 _Static_assert(DML_EAGER_PC_WORDS <= DML_EAGER_PC_MAX &&
                    DML_EAGER_MM_WORDS <= DML_EAGER_PC_MAX &&
-                   DML_EAGER_CV_WORDS <= DML_EAGER_PC_MAX,
+                   DML_EAGER_CV_WORDS <= DML_EAGER_PC_MAX &&
+                   DML_EAGER_GA_WORDS <= DML_EAGER_PC_MAX,
                "push constants beyond 128 bytes");
 
 /* A count of a reduction kernel's grid (dml_kpkg_lin_t's meaning). */
@@ -186,7 +215,7 @@ typedef struct dml_eager_lin {
  * copy. */
 typedef struct dml_eager_kernel {
   dml_op_t op;
-  uint32_t kind; /* DML_EAGER_EW, DML_EAGER_REDUCE, DML_EAGER_MATMUL, DML_EAGER_CONV */
+  uint32_t kind; /* DML_EAGER_EW, _REDUCE, _MATMUL, _CONV, _GATHER */
   uint32_t n_inputs;
   uint32_t n_words;
   const uint32_t *words;
@@ -196,8 +225,8 @@ typedef struct dml_eager_kernel {
    * scheduled for (its bound: up to 256 one invocation per row, beyond
    * that one workgroup per row, the scheduler's choice). DML_EAGER_EW: the
    * dims it indexes, the last ones of the layout (1: the flat form, no
-   * index division; DML_EAGER_RANK). DML_EAGER_MATMUL: 1 for the
-   * unit-stride form, 0 for any strides. */
+   * index division; 3, Identity's; DML_EAGER_RANK). DML_EAGER_MATMUL: 1
+   * for the unit-stride form, 0 for any strides. DML_EAGER_GATHER: 0. */
   int64_t max_len;
   uint32_t dtype, out_dtype;
   /* ArgMax/ArgMin (DML_EAGER_REDUCE, out_dtype i64): the kernel's

@@ -1262,6 +1262,59 @@ static dml_status_t eager_gpu(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   return DML_OK;
 }
 
+/* Runs the library's row kernel of op `id` (kind DML_EAGER_REDUCE, the
+ * dtype and select_last_index of row k's: a reduction over axis 1 of src
+ * [outer, len, inner], contiguous from src's offset; Softmax/LogSoftmax
+ * over rows of len, inner 1) into ys (contiguous, offset 0): the form for
+ * rows of this length (the short-row form, one invocation per row, when
+ * its grid fits one dispatch), its grid from the kernel's `items`. */
+static dml_status_t run_rows(dml_rt_device_t *dev, dml_op_t id, int32_t k,
+                             uint32_t sel_last, const slot_t *src, int64_t outer,
+                             int64_t len, int64_t inner, const slot_t *ys) {
+  const char *opn = dml_op_name(id);
+  const int64_t n = outer * len * inner;
+  dml_status_t e = DML_OK;
+  int64_t sym[DML_EAGER_REDUCE_SYMS] = {outer, len, inner};
+  /* the kernel for rows of this length: the short-row form (one
+   * invocation per row) when it fits in one dispatch */
+  LIB_ROWS(dev, id, j) /* any length first */
+  if (dev->lib[j].kind == DML_EAGER_REDUCE && dev->lib[j].dtype == dev->lib[k].dtype &&
+      dev->lib[j].select_last == sel_last && dev->lib[j].max_len > dev->lib[k].max_len)
+    k = (int32_t)j;
+  LIB_ROWS(dev, id, j) {
+    const dml_eager_kernel_t *E = &dev->lib[j];
+    if (E->kind == DML_EAGER_REDUCE && E->dtype == dev->lib[k].dtype &&
+        E->select_last == sel_last && E->max_len >= len &&
+        E->max_len < dev->lib[k].max_len && outer * inner <= (int64_t)65535 * E->local[0])
+      k = (int32_t)j;
+  }
+  const dml_eager_kernel_t *K = &dev->lib[k];
+  int64_t items = K->items[0].c;
+  if (K->items[0].sym >= 0 && K->items[0].sym < (int32_t)DML_EAGER_REDUCE_SYMS)
+    items *= sym[K->items[0].sym];
+  for (uint32_t b = 0; b < DML_EAGER_REDUCE_SYMS; b++)
+    if (K->items[0].more & (1u << b)) items *= sym[b];
+  items += K->items[0].c0;
+  uint64_t groups = items > 0 ? ((uint64_t)items + K->local[0] - 1) / K->local[0] : 0;
+  /* a grid capped at 65,535 row workgroups: as many as there are rows */
+  if (K->max_len > 256 && groups > (uint64_t)(outer * inner))
+    groups = (uint64_t)(outer * inner);
+  uint32_t pc[DML_EAGER_REDUCE_SYMS] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
+  /* x at element 0 of binding 1 (the kernel's planned offset) */
+  const uint64_t es = dml_dtype_size(src->dtype);
+  dml_rt_devmem_copy_t cp = {src->st->buf, (uint64_t)src->offset * es, 0,
+                             (uint64_t)n * es};
+  if (!e && outer * inner > 0 && groups > 65535)
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn, "%llu workgroups",
+                        (unsigned long long)groups);
+  if (!e && outer * inner > 0)
+    e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
+                             src->offset ? NULL : src->st->buf, &cp, src->offset ? 1 : 0,
+                             src->offset ? (uint64_t)n * es : 0, pc,
+                             DML_EAGER_REDUCE_SYMS, (uint32_t)groups);
+  return e;
+}
+
 /* Runs reduction `id` (attributes axes, keepdims, noop_with_empty_axes) on
  * device tensor `xh` (slot x) with the library's kernel `k` (the compiled
  * path's kernel for x [S0, S1, S2] reduced over axis 1): x is viewed as
@@ -1389,44 +1442,7 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   }
   slot_t *ys = NULL;
   e = get(*out, opn, &ys);
-  int64_t sym[DML_EAGER_REDUCE_SYMS] = {outer, len, inner};
-  /* the kernel for rows of this length: the short-row form (one
-   * invocation per row) when it fits in one dispatch */
-  LIB_ROWS(dev, id, j) /* any length first */
-  if (dev->lib[j].kind == DML_EAGER_REDUCE && dev->lib[j].dtype == dev->lib[k].dtype &&
-      dev->lib[j].select_last == sel_last && dev->lib[j].max_len > dev->lib[k].max_len)
-    k = (int32_t)j;
-  LIB_ROWS(dev, id, j) {
-    const dml_eager_kernel_t *E = &dev->lib[j];
-    if (E->kind == DML_EAGER_REDUCE && E->dtype == dev->lib[k].dtype &&
-        E->select_last == sel_last && E->max_len >= len &&
-        E->max_len < dev->lib[k].max_len && outer * inner <= (int64_t)65535 * E->local[0])
-      k = (int32_t)j;
-  }
-  const dml_eager_kernel_t *K = &dev->lib[k];
-  int64_t items = K->items[0].c;
-  if (K->items[0].sym >= 0 && K->items[0].sym < (int32_t)DML_EAGER_REDUCE_SYMS)
-    items *= sym[K->items[0].sym];
-  for (uint32_t b = 0; b < DML_EAGER_REDUCE_SYMS; b++)
-    if (K->items[0].more & (1u << b)) items *= sym[b];
-  items += K->items[0].c0;
-  uint64_t groups = items > 0 ? ((uint64_t)items + K->local[0] - 1) / K->local[0] : 0;
-  /* a grid capped at 65,535 row workgroups: as many as there are rows */
-  if (K->max_len > 256 && groups > (uint64_t)(outer * inner))
-    groups = (uint64_t)(outer * inner);
-  uint32_t pc[DML_EAGER_REDUCE_SYMS] = {(uint32_t)outer, (uint32_t)len, (uint32_t)inner};
-  /* x at element 0 of binding 1 (the kernel's planned offset) */
-  const uint64_t es = dml_dtype_size(x->dtype);
-  dml_rt_devmem_copy_t cp = {src->st->buf, (uint64_t)src->offset * es, 0,
-                             (uint64_t)n * es};
-  if (!e && outer * inner > 0 && groups > 65535)
-    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn, "%llu workgroups",
-                        (unsigned long long)groups);
-  if (!e && outer * inner > 0)
-    e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf,
-                             src->offset ? NULL : src->st->buf, &cp, src->offset ? 1 : 0,
-                             src->offset ? (uint64_t)n * es : 0, pc,
-                             DML_EAGER_REDUCE_SYMS, (uint32_t)groups);
+  if (!e) e = run_rows(dev, id, k, sel_last, src, outer, len, inner, ys);
   if (tmp.id) dml_status_free(dml_rt_tensor_free(tmp));
   if (e) {
     dml_status_free(dml_rt_tensor_free(*out));
@@ -1465,6 +1481,365 @@ static dml_status_t gpu_out_dims(const dml_rt_device_t *dev, dml_op_t id,
   call.attrs = attrs;
   call.n_attrs = n_attrs;
   return rule_err(dml_cpu_eager_outputs(&call), id, dev);
+}
+
+/* Runs Softmax or LogSoftmax (opset 13: `axis`, default -1) on device
+ * tensor xh (slot x, f32) with the library's row kernel `k` (the compiled
+ * path's kernel, dml_eager_lib.h): over rows of the axis made contiguous,
+ * x itself when the axis is last and x is contiguous, else a copy with the
+ * axis moved last (the Identity kernel), the result moved back the same
+ * way (a second copy). */
+static dml_status_t eager_softmax(dml_rt_device_t *dev, dml_op_t id, int32_t k,
+                                  dml_rt_tensor_t xh, slot_t *x, const dml_attr_t *attrs,
+                                  uint32_t n_attrs, dml_rt_tensor_t *out) {
+  const char *opn = dml_op_name(id);
+  for (uint32_t i = 0; i < n_attrs; i++)
+    if (attrs[i].name && strcmp(attrs[i].name, "axis"))
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "attribute '%s' is not taken by the GPU's eager kernel in "
+                             "this version",
+                             attrs[i].name);
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(gpu_out_dims(dev, id, &x, 1, attrs, n_attrs, &y));
+  const int32_t r = x->rank;
+  int64_t a = dml_attr_int(attrs, n_attrs, "axis", -1);
+  if (a < 0) a += r;
+  if (r > 0 && (a < 0 || a >= r)) /* the shape rule's check, kept here too */
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "axis out of range");
+  const int64_t n = numel(x), len = r ? x->dims[a] : 1, outer = len ? n / len : 0;
+  if (n > (int64_t)UINT32_MAX)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                           "%lld elements: the GPU's eager kernels index below 2^32",
+                           (long long)n);
+  const int moved = r > 0 && a != r - 1;
+  int64_t perm[DML_MAX_RANK], inv[DML_MAX_RANK], pd[DML_MAX_RANK];
+  int32_t np = 0;
+  for (int32_t d = 0; d < r; d++)
+    if (d != a) perm[np++] = d;
+  if (r > 0) perm[np++] = a;
+  for (int32_t d = 0; d < r; d++) inv[perm[d]] = d, pd[d] = x->dims[perm[d]];
+  dml_rt_tensor_t xt = DML_RT_TENSOR_NONE, yt = DML_RT_TENSOR_NONE;
+  slot_t *src = x, *ys = NULL;
+  *out = DML_RT_TENSOR_NONE;
+  dml_status_t e = DML_OK;
+  if (n > 0 && (moved || !is_contig(x))) { /* rows contiguous: the axis last */
+    dml_rt_tensor_t v = DML_RT_TENSOR_NONE;
+    e = dml_rt_tensor_transpose(xh, perm, &v);
+    if (!e) e = dml_rt_tensor_op("Identity", &v, 1, NULL, 0, &xt, 1);
+    if (v.id) dml_status_free(dml_rt_tensor_free(v));
+    if (!e) e = get(xt, opn, &src);
+  }
+  if (!e)
+    e = moved ? make(dev, y.dtype, r, pd, NULL, opn, &yt)
+              : make(dev, y.dtype, y.rank, y.dims, NULL, opn, out);
+  if (!e) e = get(moved ? yt : *out, opn, &ys);
+  if (!e && n > 0) e = run_rows(dev, id, k, 0, src, outer, len, 1, ys);
+  if (!e && moved) { /* the axis back in place */
+    dml_rt_tensor_t v = DML_RT_TENSOR_NONE;
+    e = dml_rt_tensor_transpose(yt, inv, &v);
+    if (!e) e = dml_rt_tensor_op("Identity", &v, 1, NULL, 0, out, 1);
+    if (v.id) dml_status_free(dml_rt_tensor_free(v));
+  }
+  if (e && out->id) dml_status_free(dml_rt_tensor_free(*out));
+  if (xt.id) dml_status_free(dml_rt_tensor_free(xt));
+  if (yt.id) dml_status_free(dml_rt_tensor_free(yt));
+  if (e) *out = DML_RT_TENSOR_NONE;
+  return e ? dml_status_annotate(e, "%s on %s", opn, dev->name) : DML_OK;
+}
+
+/* Reads the int64 values of device tensor x (i64 or i32, rank 0 or 1, at
+ * most DML_MAX_RANK of them: Slice's starts/ends/axes/steps, Expand's
+ * shape) into v; *n their count. */
+static dml_status_t small_ints(const slot_t *x, const char *opn, const char *what,
+                               int64_t *v, uint32_t *n) {
+  int64_t cnt = numel(x);
+  if ((x->dtype != DML_DTYPE_I64 && x->dtype != DML_DTYPE_I32) || x->rank > 1 ||
+      cnt > DML_MAX_RANK)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                           "%s must be i64 or i32 of rank 1, at most %d values (got %s, "
+                           "%lld values)",
+                           what, DML_MAX_RANK, dml_dtype_name(x->dtype), (long long)cnt);
+  void *p = NULL;
+  int own = 0;
+  DML_RETURN_IF_ERROR(host_dense(x, opn, &p, &own));
+  for (int64_t i = 0; i < cnt; i++)
+    v[i] = x->dtype == DML_DTYPE_I64 ? ((const int64_t *)p)[i] : ((const int32_t *)p)[i];
+  if (own) free(p);
+  *n = (uint32_t)cnt;
+  return DML_OK;
+}
+
+/* The output dims of op `id` by its shape rule (dml_cpu_eager_outputs) on
+ * device tensors x[0 .. n-1]: the inputs whose values the rule reads
+ * (dml_cpu_output_dims_reads: Expand's shape, Slice's starts, ...) read
+ * back to the host, the others' slots standing in for their data; its
+ * errors name the op and device `dev` (rule_err). */
+static dml_status_t rule_dims(const dml_rt_device_t *dev, dml_op_t id, slot_t *const *x,
+                              uint32_t n, const dml_attr_t *attrs, uint32_t n_attrs,
+                              dml_tensor_t *y) {
+  const char *opn = dml_op_name(id);
+  dml_tensor_t in[MAX_OP_INPUTS];
+  void *owned[MAX_OP_INPUTS] = {0};
+  memset(in, 0, sizeof in);
+  memset(y, 0, sizeof *y);
+  dml_status_t e = DML_OK;
+  for (uint32_t j = 0; j < n && !e; j++) {
+    if (!x[j]) continue; /* absent optional input */
+    in[j].dtype = x[j]->dtype;
+    in[j].rank = x[j]->rank;
+    memcpy(in[j].dims, x[j]->dims, sizeof(int64_t) * (size_t)x[j]->rank);
+    in[j].data = x[j];
+    if (dml_cpu_output_dims_reads(id, j) > 0) {
+      int own = 0;
+      e = host_dense(x[j], opn, &in[j].data, &own);
+      if (own) owned[j] = in[j].data;
+    }
+  }
+  uint64_t cap = UINT64_MAX;
+  dml_cpu_call_t call;
+  memset(&call, 0, sizeof call);
+  call.op = id;
+  call.inputs = in;
+  call.n_inputs = n;
+  call.outputs = y;
+  call.n_outputs = 1;
+  call.output_capacity = &cap;
+  call.attrs = attrs;
+  call.n_attrs = n_attrs;
+  if (!e) e = rule_err(dml_cpu_eager_outputs(&call), id, dev);
+  for (uint32_t j = 0; j < n; j++) free(owned[j]);
+  return e;
+}
+
+/* Concat on device tensors (the shape rule's dims y): each input's
+ * elements moved as whole spans by the device's copy (a view with the axis
+ * outermost made contiguous first by the Identity kernel where the axis is
+ * not the outermost dim above 1, or the input is not contiguous); with
+ * dims above 1 before the axis, the spans fill a temporary [L, P, Q] that
+ * the Identity kernel reads back as [P, L, Q]. */
+static dml_status_t eager_concat(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
+                                 slot_t *const *x, uint32_t n, const dml_tensor_t *y,
+                                 int64_t axis, dml_rt_tensor_t *out) {
+  const char *opn = "Concat";
+  const int32_t r = y->rank;
+  if (axis < 0) axis += r;
+  int64_t P = 1, Q = 1, L = r ? y->dims[axis] : 1;
+  for (int32_t d = 0; d < r; d++)
+    if (d < axis)
+      P *= y->dims[d];
+    else if (d > axis)
+      Q *= y->dims[d];
+  const uint64_t es = dml_dtype_size(y->dtype);
+  dml_rt_tensor_t t = DML_RT_TENSOR_NONE;
+  *out = DML_RT_TENSOR_NONE;
+  /* P 1: the spans go to y itself */
+  const int64_t td[3] = {L, P, Q};
+  dml_status_t e = P == 1 ? make(dev, y->dtype, y->rank, y->dims, NULL, opn, out)
+                          : make(dev, y->dtype, 3, td, NULL, opn, &t);
+  if (e) return e;
+  slot_t *ts = NULL;
+  e = get(P == 1 ? *out : t, opn, &ts);
+  int64_t at = 0; /* elements of the inputs before input j */
+  for (uint32_t j = 0; j < n && !e; j++) {
+    int64_t m = numel(x[j]);
+    if (m == 0) continue;
+    dml_rt_tensor_t c = DML_RT_TENSOR_NONE;
+    const slot_t *cs = x[j];
+    if (P > 1 || !is_contig(x[j])) { /* the axis outermost, contiguous */
+      int64_t perm[DML_MAX_RANK];
+      int32_t np = 0;
+      perm[np++] = axis;
+      for (int32_t d = 0; d < r; d++)
+        if (d != axis) perm[np++] = d;
+      dml_rt_tensor_t v = DML_RT_TENSOR_NONE;
+      e = dml_rt_tensor_transpose(h[j], perm, &v);
+      if (!e) e = dml_rt_tensor_op("Identity", &v, 1, NULL, 0, &c, 1);
+      if (v.id) dml_status_free(dml_rt_tensor_free(v));
+      slot_t *c2 = NULL;
+      if (!e) e = get(c, opn, &c2);
+      cs = c2;
+    }
+    if (!e)
+      e = dev->mem->copy(dev->h, cs->st->buf, (uint64_t)cs->offset * es, ts->st->buf,
+                         (uint64_t)at * es, (uint64_t)m * es);
+    at += m;
+    if (c.id) dml_status_free(dml_rt_tensor_free(c));
+  }
+  if (!e && P > 1) { /* t [L, P, Q] read as [P, L, Q] */
+    dml_rt_tensor_t v = DML_RT_TENSOR_NONE;
+    const int64_t perm[3] = {1, 0, 2};
+    e = dml_rt_tensor_transpose(t, perm, &v);
+    if (!e) e = dml_rt_tensor_op("Identity", &v, 1, NULL, 0, out, 1);
+    if (v.id) dml_status_free(dml_rt_tensor_free(v));
+    slot_t *o = NULL;
+    if (!e) e = get(*out, opn, &o);
+    if (!e) { /* [P, L, Q] contiguous is y's layout */
+      o->rank = y->rank;
+      memcpy(o->dims, y->dims, sizeof(int64_t) * (size_t)y->rank);
+      c_strides(y->dims, y->rank, o->strides);
+    }
+  }
+  if (e && out->id) dml_status_free(dml_rt_tensor_free(*out));
+  if (t.id) dml_status_free(dml_rt_tensor_free(t));
+  if (e) *out = DML_RT_TENSOR_NONE;
+  return e;
+}
+
+/* Runs Gather (`axis`, default 0) on device tensors h[0] (x, slot xs[0])
+ * and h[1] (the indices, i64 or i32) with the library's Gather kernel `k`
+ * for x's dtype (dml_eager_lib.h DML_EAGER_GATHER): the output dims and
+ * errors are the shape rule's; x and the indices are made contiguous
+ * (the Identity kernel; i32 indices cast to i64) and copied into the
+ * kernel's one input buffer (its binding 1). */
+static dml_status_t eager_gather(dml_rt_device_t *dev, int32_t k,
+                                 const dml_rt_tensor_t *h, slot_t *const *xs,
+                                 const dml_attr_t *attrs, uint32_t n_attrs,
+                                 dml_rt_tensor_t *out) {
+  const char *opn = "Gather";
+  for (uint32_t i = 0; i < n_attrs; i++)
+    if (attrs[i].name && strcmp(attrs[i].name, "axis"))
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "attribute '%s' is not taken by the GPU's eager Gather in "
+                             "this version",
+                             attrs[i].name);
+  if (xs[1]->dtype != DML_DTYPE_I64 && xs[1]->dtype != DML_DTYPE_I32)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn,
+                           "indices must be i64 or i32, not %s",
+                           dml_dtype_name(xs[1]->dtype));
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(rule_dims(dev, DML_OP_GATHER, xs, 2, attrs, n_attrs, &y));
+  const slot_t *x = xs[0], *ind = xs[1];
+  const int32_t r = x->rank;
+  int64_t a = dml_attr_int(attrs, n_attrs, "axis", 0);
+  if (a < 0) a += r;
+  if (a < 0 || a >= r) /* the shape rule's check, kept here too */
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "axis out of range");
+  int64_t Q = 1, D = x->dims[a];
+  for (int32_t d = (int32_t)a + 1; d < r; d++) Q *= x->dims[d];
+  const int64_t nk = numel(ind), nx = numel(x), n = dml_dims_numel(y.dims, y.rank);
+  const uint64_t es = dml_dtype_size(x->dtype);
+  dml_rt_tensor_t xc = DML_RT_TENSOR_NONE, ic = DML_RT_TENSOR_NONE;
+  dml_status_t e = DML_OK;
+  *out = DML_RT_TENSOR_NONE;
+  if (n > 0 && !is_contig(x)) {
+    e = dml_rt_tensor_op("Identity", &h[0], 1, NULL, 0, &xc, 1);
+    slot_t *t = NULL;
+    if (!e) e = get(xc, opn, &t);
+    if (!e) x = t;
+  }
+  if (!e && n > 0 && (ind->dtype != DML_DTYPE_I64 || !is_contig(ind))) {
+    dml_attr_t to;
+    memset(&to, 0, sizeof to);
+    to.name = "to";
+    to.kind = DML_ATTR_INT;
+    to.i = dml_dtype_onnx_code(DML_DTYPE_I64);
+    e = ind->dtype == DML_DTYPE_I64
+            ? dml_rt_tensor_op("Identity", &h[1], 1, NULL, 0, &ic, 1)
+            : dml_rt_tensor_op("Cast", &h[1], 1, &to, 1, &ic, 1);
+    slot_t *t = NULL;
+    if (!e) e = get(ic, opn, &t);
+    if (!e) ind = t;
+  }
+  /* binding 1: x at element 0, the indices at the next 16-byte boundary */
+  const uint64_t ioff = ((uint64_t)nx * es + 15) & ~(uint64_t)15;
+  if (!e && (n > (int64_t)UINT32_MAX || ioff / 8 + (uint64_t)nk > UINT32_MAX))
+    e = dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                        "x %lld, indices %lld, y %lld elements: the GPU's eager kernels "
+                        "index below 2^32",
+                        (long long)nx, (long long)nk, (long long)n);
+  if (!e) e = make(dev, y.dtype, y.rank, y.dims, NULL, opn, out);
+  slot_t *ys = NULL;
+  if (!e) e = get(*out, opn, &ys);
+  if (!e && n > 0) {
+    dml_rt_devmem_copy_t cp[2];
+    uint32_t n_cp = 0;
+    if (nx > 0)
+      cp[n_cp++] = (dml_rt_devmem_copy_t){x->st->buf, (uint64_t)x->offset * es, 0,
+                                          (uint64_t)nx * es};
+    cp[n_cp++] = (dml_rt_devmem_copy_t){ind->st->buf, (uint64_t)ind->offset * 8, ioff,
+                                        (uint64_t)nk * 8};
+    uint64_t groups = ((uint64_t)n + DML_EAGER_LOCAL - 1) / DML_EAGER_LOCAL;
+    if (groups > 65535) groups = 65535;
+    uint64_t stride = groups * DML_EAGER_LOCAL;
+    uint32_t pc[DML_EAGER_GA_WORDS];
+    pc[DML_EAGER_GA_N] = (uint32_t)n;
+    pc[DML_EAGER_GA_STRIDE] = (uint32_t)stride;
+    pc[DML_EAGER_GA_ITERS] = (uint32_t)(((uint64_t)n + stride - 1) / stride);
+    pc[DML_EAGER_GA_Q] = (uint32_t)Q;
+    pc[DML_EAGER_GA_K] = (uint32_t)nk;
+    pc[DML_EAGER_GA_D] = (uint32_t)D;
+    pc[DML_EAGER_GA_X_OFF] = 0;
+    pc[DML_EAGER_GA_I_OFF] = (uint32_t)(ioff / 8);
+    e = dev->mem->run_kernel(dev->h, (uint32_t)k, ys->st->buf, NULL, cp, n_cp,
+                             ioff + (uint64_t)nk * 8, pc, DML_EAGER_GA_WORDS,
+                             (uint32_t)groups);
+  }
+  if (e && out->id) dml_status_free(dml_rt_tensor_free(*out));
+  if (xc.id) dml_status_free(dml_rt_tensor_free(xc));
+  if (ic.id) dml_status_free(dml_rt_tensor_free(ic));
+  if (e) *out = DML_RT_TENSOR_NONE;
+  return e ? dml_status_annotate(e, "%s on %s", opn, dev->name) : DML_OK;
+}
+
+/* The data-movement ops on device tensors: Transpose, Slice and Expand as
+ * a view of input 0 (dml_rt_tensor_transpose, _slice, _expand: strides
+ * only) copied by the Identity kernel (the eager library's strided copy;
+ * the elements move unchanged, any dtype the library's Identity holds),
+ * Concat by eager_concat; the output dims and the errors are the op's
+ * shape rule's (the CPU's), Slice's and Expand's value inputs read back to
+ * the host. */
+static dml_status_t eager_move(dml_rt_device_t *dev, dml_op_t id,
+                               const dml_rt_tensor_t *h, slot_t *const *x, uint32_t n,
+                               const dml_attr_t *attrs, uint32_t n_attrs,
+                               dml_rt_tensor_t *out) {
+  const char *opn = dml_op_name(id);
+  for (uint32_t i = 0; i < n_attrs; i++)
+    if (attrs[i].name && (id == DML_OP_TRANSPOSE ? strcmp(attrs[i].name, "perm")
+                          : id == DML_OP_CONCAT  ? strcmp(attrs[i].name, "axis")
+                                                 : 1))
+      return dml_status_make(DML_STATUS_UNIMPLEMENTED, opn,
+                             "attribute '%s' is not taken by the GPU's eager %s in this "
+                             "version",
+                             attrs[i].name, opn);
+  for (uint32_t j = 0; j < n; j++)
+    if (!x[j] && (id == DML_OP_CONCAT || id == DML_OP_EXPAND || j < 3))
+      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "input %u is absent", j);
+  dml_tensor_t y;
+  DML_RETURN_IF_ERROR(rule_dims(dev, id, x, n, attrs, n_attrs, &y));
+  if (id == DML_OP_CONCAT)
+    return dml_status_annotate(
+        eager_concat(dev, h, x, n, &y, dml_attr_int(attrs, n_attrs, "axis", 0), out),
+        "%s on %s", opn, dev->name);
+  dml_rt_tensor_t v = DML_RT_TENSOR_NONE;
+  dml_status_t e = DML_OK;
+  if (id == DML_OP_TRANSPOSE) {
+    const dml_attr_t *pa = dml_attr_find(attrs, n_attrs, "perm");
+    e = dml_rt_tensor_transpose(h[0], pa && pa->kind == DML_ATTR_INTS ? pa->ints : NULL,
+                                &v);
+  } else if (id == DML_OP_EXPAND) {
+    e = dml_rt_tensor_expand(h[0], y.rank, y.dims, &v);
+  } else { /* Slice-13: data, starts, ends, [axes], [steps] */
+    int64_t sv[4][DML_MAX_RANK];
+    uint32_t cnt[4] = {0, 0, 0, 0};
+    static const char *const what[4] = {"starts", "ends", "axes", "steps"};
+    for (uint32_t j = 1; j < n && j < 5 && !e; j++)
+      if (x[j]) e = small_ints(x[j], opn, what[j - 1], sv[j - 1], &cnt[j - 1]);
+    if (!e)
+      e = dml_rt_tensor_slice(h[0], cnt[0], n > 3 && x[3] ? sv[2] : NULL, sv[0], sv[1],
+                              n > 4 && x[4] ? sv[3] : NULL, &v);
+  }
+  slot_t *vs = NULL;
+  if (!e) e = get(v, opn, &vs);
+  if (!e && (vs->rank != y.rank ||
+             memcmp(vs->dims, y.dims, sizeof(int64_t) * (size_t)y.rank))) {
+    char a[160], b[160];
+    e = dml_status_make(DML_STATUS_INTERNAL, opn, "the view is %s, the shape rule's %s",
+                        dims_s(vs->dims, vs->rank, a, sizeof a),
+                        dims_s(y.dims, y.rank, b, sizeof b));
+  }
+  if (!e) e = dml_rt_tensor_op("Identity", &v, 1, NULL, 0, out, 1);
+  if (v.id) dml_status_free(dml_rt_tensor_free(v));
+  return e ? dml_status_annotate(e, "%s on %s", opn, dev->name) : DML_OK;
 }
 
 /* The lowest and highest element that slot x reaches over dims/strides
@@ -2008,16 +2383,30 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
       for (uint32_t i = 0; i < n_inputs; i++) all = all && xs[i];
       if (all) return eager_fold(dev, id, xs[0]->dtype, inputs, n_inputs, outputs);
     }
-    /* f16 and bf16 reductions: x cast to f32 (exact), the f32 reduction
-     * (f32 accumulation), its result cast back (ArgMax/ArgMin's i64 kept) */
-    if ((dml_op_info(id)->flags & DML_OPF_REDUCTION) && n_inputs == 1 && xs[0] &&
-        n_outputs == 1 &&
+    /* f16 and bf16 reductions, Softmax and LogSoftmax: x cast to f32
+     * (exact), the f32 kernel (f32 accumulation), its result cast back
+     * (ArgMax/ArgMin's i64 kept) */
+    if (((dml_op_info(id)->flags & DML_OPF_REDUCTION) || id == DML_OP_SOFTMAX ||
+         id == DML_OP_LOG_SOFTMAX) &&
+        n_inputs == 1 && xs[0] && n_outputs == 1 &&
         (xs[0]->dtype == DML_DTYPE_F16 || xs[0]->dtype == DML_DTYPE_BF16) &&
         eager_find_t(dev, id, 1, xs[0]->dtype, xs[0]->dtype) < 0 &&
         eager_has(dev, id, 1) &&
         eager_find_t(dev, DML_OP_CAST, 1, xs[0]->dtype, DML_DTYPE_F32) >= 0 &&
         eager_find_t(dev, DML_OP_CAST, 1, DML_DTYPE_F32, xs[0]->dtype) >= 0)
       return eager_via_f32(dev, opn, inputs[0], xs[0]->dtype, attrs, n_attrs, outputs);
+    /* Transpose, Slice, Expand, Concat: views and copies (eager_move) */
+    if ((id == DML_OP_TRANSPOSE || id == DML_OP_SLICE || id == DML_OP_EXPAND ||
+         id == DML_OP_CONCAT) &&
+        n_inputs >= 1 && xs[0] && n_outputs == 1 && dev->mem->run_kernel &&
+        dev->mem->copy && eager_find(dev, DML_OP_IDENTITY, 1) >= 0)
+      return eager_move(dev, id, inputs, xs, n_inputs, attrs, n_attrs, outputs);
+    /* Gather: its kernel for x's dtype, i64 (or i32) indices */
+    if (id == DML_OP_GATHER && n_inputs == 2 && xs[0] && xs[1] && n_outputs == 1 &&
+        dev->mem->run_kernel) {
+      int32_t kg = eager_find_t(dev, DML_OP_GATHER, 2, xs[0]->dtype, xs[0]->dtype);
+      if (kg >= 0) return eager_gather(dev, kg, inputs, xs, attrs, n_attrs, outputs);
+    }
     /* Conv's kernel takes the bias as an optional third operand */
     int conv = id == DML_OP_CONV && (n_inputs == 2 || n_inputs == 3);
     /* the operands' dtype (Where: x's, its condition is bool), the
@@ -2072,7 +2461,8 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
           !dev->mem->run_kernel
               ? "this device has no eager kernel library in this version"
           : dev->n_lib ? "the eager library holds the elementwise ops, Identity, "
-                         "the reductions, MatMul, Gemm and Conv only "
+                         "the reductions, Softmax, LogSoftmax, MatMul, Gemm, Conv and "
+                         "Gather, and Transpose, Slice, Expand, Concat as copies, only "
                          "(docs/tensor.md)"
           : dev->lib == dml_eager_ptx
               ? "this build has no CUDA eager kernel library (it is made where the "
@@ -2108,6 +2498,9 @@ dml_status_t dml_rt_tensor_op(const char *op, const dml_rt_tensor_t *inputs,
         return eager_matmul(dev, k, xs[0], xs[1], outputs);
       if (!s && dev->lib[k].kind == DML_EAGER_CONV)
         return eager_conv(dev, k, inputs, xs, n_inputs, attrs, n_attrs, outputs);
+      if (!s && dev->lib[k].kind == DML_EAGER_REDUCE &&
+          (id == DML_OP_SOFTMAX || id == DML_OP_LOG_SOFTMAX))
+        return eager_softmax(dev, id, k, inputs[0], xs[0], attrs, n_attrs, outputs);
       if (!s && dev->lib[k].kind == DML_EAGER_REDUCE)
         return eager_reduce(dev, id, k, inputs[0], xs[0], attrs, n_attrs, outputs);
       if (!s) s = eager_attrs_check(id, attrs, n_attrs);

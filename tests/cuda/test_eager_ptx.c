@@ -20,7 +20,7 @@
 
 /* Rows and their PTX text. */
 static void test_rows(void) {
-  uint32_t n_ew = 0, n_red = 0, n_mm = 0, n_cv = 0;
+  uint32_t n_ew = 0, n_red = 0, n_mm = 0, n_cv = 0, n_ga = 0;
   for (uint32_t k = 0; k < dml_eager_ptx_count; k++) {
     const dml_eager_kernel_t *E = &dml_eager_ptx[k];
     const char *text = (const char *)E->words;
@@ -38,6 +38,7 @@ static void test_rows(void) {
     uint32_t nw = E->kind == DML_EAGER_EW       ? DML_EAGER_PC_WORDS
                   : E->kind == DML_EAGER_REDUCE ? DML_EAGER_REDUCE_SYMS
                   : E->kind == DML_EAGER_MATMUL ? (uint32_t)DML_EAGER_MM_WORDS
+                  : E->kind == DML_EAGER_GATHER ? (uint32_t)DML_EAGER_GA_WORDS
                                                 : (uint32_t)DML_EAGER_CV_WORDS;
     char words[96];
     snprintf(words, sizeof words, DML_EAGER_PTX_ENTRY "_param_%d[%u]", k, bufs ? 4 : 2,
@@ -49,8 +50,10 @@ static void test_rows(void) {
     n_red += E->kind == DML_EAGER_REDUCE;
     n_mm += E->kind == DML_EAGER_MATMUL && E->op == DML_OP_MATMUL;
     n_cv += E->kind == DML_EAGER_CONV && E->op == DML_OP_CONV;
+    n_ga += E->kind == DML_EAGER_GATHER && E->op == DML_OP_GATHER;
     CHECK(E->kind == DML_EAGER_EW || E->kind == DML_EAGER_REDUCE ||
-          E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV);
+          E->kind == DML_EAGER_MATMUL || E->kind == DML_EAGER_CONV ||
+          E->kind == DML_EAGER_GATHER);
     if (dml_eager_spirv_count) { /* the same row of the SPIR-V library */
       if (k >= dml_eager_spirv_count) {
         CHECK(k < dml_eager_spirv_count);
@@ -66,10 +69,10 @@ static void test_rows(void) {
   }
   if (dml_eager_spirv_count) CHECK(dml_eager_spirv_count == dml_eager_ptx_count);
   printf(
-      "%u PTX kernels: %u elementwise (two forms each), %u reductions, %u MatMul, %u "
-      "Conv; the SPIR-V library has %u\n",
-      dml_eager_ptx_count, n_ew, n_red, n_mm, n_cv, dml_eager_spirv_count);
-  CHECK(n_mm == 2 && n_cv == 1);
+      "%u PTX kernels: %u elementwise (two forms each), %u reductions and softmaxes, "
+      "%u MatMul, %u Conv, %u Gather; the SPIR-V library has %u\n",
+      dml_eager_ptx_count, n_ew, n_red, n_mm, n_cv, n_ga, dml_eager_spirv_count);
+  CHECK(n_mm == 2 && n_cv == 1 && n_ga == 13); /* Gather: 13 dtypes of x */
   CHECK(n_ew >= 90 && n_red >= 16); /* 2 forms: 45 elementwise ops, 8 reductions */
 }
 

@@ -8,14 +8,14 @@
  * (32-bit arithmetic, the row's number of dims, elements of input j's
  * dtype, dml_eager_in_dtype) from the input pointer, and the value is the CPU's eager op
  * on the gathered elements; for a reduction row, the CPU's reduction of x [S0, S1, S2]
- * over axis 1 (the grid checked to cover its rows); for MatMul and Conv rows, their sums
- * by the contract (emulate_mm, emulate_conv). No PTX runs: what this checks is
- * everything around the kernels — dml_tensor.c's dims, strides, offsets,
- * forms and grids for CUDA, rt_cuda.c's modules, parameters, launches and
- * the in-place reading of two inputs (spans_in_place) — and the driver's
- * view of memory: every allocation freed and every module unloaded when
- * the device closes, each kernel's module loaded once. The kernels
- * themselves run on a GPU in test_tensor_cuda (scripts/gpu_check.sh).
+ * over axis 1 (the grid checked to cover its rows), Softmax/LogSoftmax rows the CPU's
+ * op over axis 1 of x [S0, S1, 1]; for Gather rows emulate_gather; for MatMul and Conv
+ * rows, their sums by the contract (emulate_mm, emulate_conv). No PTX runs: what this
+ * checks is everything around the kernels — dml_tensor.c's dims, strides, offsets, forms
+ * and grids for CUDA, rt_cuda.c's modules, parameters, launches and the in-place reading
+ * of two inputs (spans_in_place) — and the driver's view of memory: every allocation
+ * freed and every module unloaded when the device closes, each kernel's module loaded
+ * once. The kernels themselves run on a GPU in test_tensor_cuda (scripts/gpu_check.sh).
  * Skips (77) in a build without the PTX library. */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -166,6 +166,33 @@ static int emulate_conv(const unsigned grid[3], const unsigned block[3], void **
   return 0;
 }
 
+/* A Gather row's contract (dml_eager_lib.h DML_EAGER_GATHER): Y[p, k, q] =
+ * X[p, j, q] with j the i64 index k (+ D when negative), 0 outside [0, D),
+ * the elements moved as bytes; each element of Y written once by the grid
+ * of `stride` invocations. */
+static int emulate_gather(const dml_eager_kernel_t *E, const unsigned grid[3],
+                          const unsigned block[3], void **params) {
+  char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
+  const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
+  const unsigned *pc = (const unsigned *)params[2];
+  const size_t es = dml_dtype_size((dml_dtype_t)E->dtype);
+  const uint64_t n = pc[DML_EAGER_GA_N], stride = pc[DML_EAGER_GA_STRIDE],
+                 iters = pc[DML_EAGER_GA_ITERS], Q = pc[DML_EAGER_GA_Q],
+                 K = pc[DML_EAGER_GA_K], D = pc[DML_EAGER_GA_D];
+  if ((uint64_t)grid[0] * block[0] != stride || iters * stride < n || !Q || !K) return 1;
+  const int64_t *ind = (const int64_t *)(x + (size_t)pc[DML_EAGER_GA_I_OFF] * 8);
+  const char *xs = x + (size_t)pc[DML_EAGER_GA_X_OFF] * es;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t q = i % Q, r = i / Q, k = r % K, p = r / K;
+    int64_t j = ind[k] < 0 ? ind[k] + (int64_t)D : ind[k];
+    if (j >= 0 && (uint64_t)j < D)
+      memcpy(y + i * es, xs + ((p * D + (uint64_t)j) * Q + q) * es, es);
+    else
+      memset(y + i * es, 0, es);
+  }
+  return 0;
+}
+
 /* Kernel row k's contract on the host; 0 or a CUresult (1: invalid). */
 static int emulate(const char *entry, const unsigned grid[3], const unsigned block[3],
                    void **params) {
@@ -178,6 +205,7 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   g_launches++;
   if (E->kind == DML_EAGER_MATMUL) return emulate_mm(E, grid, params);
   if (E->kind == DML_EAGER_CONV) return emulate_conv(grid, block, params);
+  if (E->kind == DML_EAGER_GATHER) return emulate_gather(E, grid, block, params);
   char *y = (char *)(uintptr_t) * (unsigned long long *)params[0];
   const char *x = (const char *)(uintptr_t) * (unsigned long long *)params[1];
   const unsigned *pc = (const unsigned *)params[2];
@@ -216,6 +244,11 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
     a[2].i = E->select_last;
     void *xs[1] = {(void *)x};
     dml_dtype_t dt = (dml_dtype_t)E->dtype;
+    if (E->op == DML_OP_SOFTMAX || E->op == DML_OP_LOG_SOFTMAX) {
+      /* x [S0, S1, S2 = 1] over axis 1, y as x */
+      a[0].name = "axis", a[0].kind = DML_ATTR_INT, a[0].i = 1;
+      return S[2] != 1 || cpu_op(E->op, 1, xs, &dt, 3, S, a, 1, y, rows * S[1]);
+    }
     return cpu_op(E->op, 1, xs, &dt, 3, S, a, arg ? 3u : 2u, y, rows);
   }
   uint32_t n = pc[DML_EAGER_PC_N], stride = pc[DML_EAGER_PC_STRIDE],

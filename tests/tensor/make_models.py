@@ -62,6 +62,14 @@ def main():
                         [vi("X", [4, 5]),
                          helper.make_tensor_value_info("I", TensorProto.INT64, [2, 3])],
                         [vi("Y", [4, 2, 3])]),
+        # Softmax over rows of 16 (one invocation per row) and of 1000 (a
+        # workgroup per row): the eager library's kernels are the compiled
+        # path's (scheduled for run-time dims)
+        "softmax": model("softmax", helper.make_node("Softmax", ["X"], ["Y"], axis=-1),
+                         [vi("X", [4, 16])], [vi("Y", [4, 16])]),
+        "softmax_long": model("softmax_long",
+                              helper.make_node("LogSoftmax", ["X"], ["Y"], axis=1),
+                              [vi("X", [3, 1000])], [vi("Y", [3, 1000])]),
         "flatten": model("flatten", helper.make_node("Flatten", ["X"], ["Y"], axis=2),
                          [vi("X", [2, 3, 4])], [vi("Y", [6, 4])]),
         "layernorm": model("layernorm",

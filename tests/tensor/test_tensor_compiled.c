@@ -7,9 +7,11 @@
  * (dml_compile_onnx_memory) and run by a dml_rt session on the same
  * inputs as the eager op. Tolerance: bit for bit (NaN for NaN), as both
  * run the same reference kernel; the compiled path must not be
- * "improved" silently by one side. Add and Exp also on Vulkan where a
- * device opens (lavapipe in CI): the package compiled for "vulkan" against
- * the eager kernel library's kernels, bit for bit on the same device.
+ * "improved" silently by one side. Add, Exp, Softmax (rows of 16, edge
+ * values), LogSoftmax (rows of 1,000), Concat and Gather also on Vulkan
+ * where a device opens (lavapipe in CI): the package compiled for "vulkan"
+ * against the eager kernel library's kernels, bit for bit on the same
+ * device.
  */
 #include <math.h>
 #include <stdio.h>
@@ -236,6 +238,34 @@ static void test_shape_ops_norms(void) {
   dml_tensor_t g[2] = {dml_test_tensor(DML_DTYPE_F32, 2, dx, x),
                        dml_test_tensor(DML_DTYPE_I64, 2, di, idx)};
   check_model("gather", "Gather", &ax, 1, g, 2);
+  /* Softmax over rows of 16 (the edge values in row 0) and LogSoftmax over
+   * rows of 1,000; on Vulkan these, Concat and Gather against the eager
+   * library's kernels (Softmax's are the compiled path's own, scheduled
+   * for run-time dims; Concat and Gather move bits) */
+  static float sx[64], sl[3000];
+  for (int i = 0; i < 64; i++) sx[i] = i < 16 ? k_edges[i] : (float)((i * 37) % 23) - 11;
+  fill(sl, 3000, 13);
+  int64_t dsx[2] = {4, 16}, dsl[2] = {3, 1000};
+  dml_tensor_t smx = dml_test_tensor(DML_DTYPE_F32, 2, dsx, sx),
+               sll = dml_test_tensor(DML_DTYPE_F32, 2, dsl, sl);
+  dml_attr_t sax = ax;
+  sax.i = -1;
+  check_model("softmax", "Softmax", &sax, 1, &smx, 1);
+  check_model("softmax_long", "LogSoftmax", &ax, 1, &sll, 1);
+  dml_rt_device_t *v = NULL;
+  dml_status_t st = dml_rt_device_open("vulkan", &v);
+  if (st) {
+    char *msg = dml_status_format(st);
+    printf("SKIP the Vulkan comparison: %s\n", msg ? msg : "?");
+    free(msg);
+    dml_status_free(st);
+  } else {
+    dml_rt_device_close(v);
+    check_model_on("vulkan", "softmax", "Softmax", &sax, 1, &smx, 1);
+    check_model_on("vulkan", "softmax_long", "LogSoftmax", &ax, 1, &sll, 1);
+    check_model_on("vulkan", "concat", "Concat", &ax, 1, cc, 2);
+    check_model_on("vulkan", "gather", "Gather", &ax, 1, g, 2);
+  }
   int64_t df[3] = {2, 3, 4};
   dml_tensor_t fl = dml_test_tensor(DML_DTYPE_F32, 3, df, f);
   ax.i = 2;

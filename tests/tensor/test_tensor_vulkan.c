@@ -2,8 +2,10 @@
  * ops on Vulkan"): every op of the eager kernel library (dml_eager_lib.h:
  * the f32 elementwise ops, Identity, the reductions, MatMul, Conv; Gemm
  * through MatMul; the compares, logic ops, Where, Clip, ArgMax/ArgMin and
- * the other dtypes in test_dtypes; every elementwise op, reduction, MatMul,
- * Gemm and Conv of ops.def against the CPU on every_op's edge values, a
+ * the other dtypes in test_dtypes; Softmax and LogSoftmax in test_softmax;
+ * Transpose, Slice, Expand, Concat and Gather bit for bit in test_move;
+ * every elementwise op, reduction, MatMul, Gemm, Conv and those seven of
+ * ops.def against the CPU on every_op's edge values, a
  * refusal failing unless k_not_on_device lists it, in test_table_ops) on
  * the default Vulkan device
  * (Mesa's lavapipe in CI) against the same op run eagerly on the CPU, on random values
@@ -204,7 +206,9 @@ static void test_every_op(void) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
     dml_op_t op = K->op;
     if (k > 0 && dml_eager_spirv[k - 1].op == op) continue; /* a reduction's other form */
-    if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV) continue; /* below */
+    if (K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
+        K->kind == DML_EAGER_GATHER)
+      continue;                  /* below; Gather: test_move */
     if (!plain_f32(K)) continue; /* test_dtypes */
     dml_attr_t fmod = {0};
     fmod.name = "fmod";
@@ -315,6 +319,8 @@ static void test_reductions(void) {
   uint32_t n_red = 0;
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     if (dml_eager_spirv[k].kind != DML_EAGER_REDUCE ||
+        dml_eager_spirv[k].op == DML_OP_SOFTMAX ||
+        dml_eager_spirv[k].op == DML_OP_LOG_SOFTMAX || /* test_softmax */
         dml_eager_spirv[k].dtype != DML_DTYPE_F32 ||
         dml_eager_spirv[k].out_dtype != DML_DTYPE_F32)
       continue; /* other dtypes, ArgMax/ArgMin: test_dtypes */
@@ -1035,8 +1041,9 @@ static void test_dtypes(void) {
   uint32_t n_rows = 0;
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
-    if (plain_f32(K) || K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV)
-      continue;
+    if (plain_f32(K) || K->kind == DML_EAGER_MATMUL || K->kind == DML_EAGER_CONV ||
+        K->kind == DML_EAGER_GATHER)
+      continue; /* Gather: test_move */
     if (k > 0 && dml_eager_spirv[k - 1].op == K->op &&
         dml_eager_spirv[k - 1].n_inputs == K->n_inputs &&
         dml_eager_spirv[k - 1].dtype == K->dtype &&
@@ -1206,6 +1213,7 @@ static void test_dtypes(void) {
   for (uint32_t k = 0; k < dml_eager_spirv_count; k++) {
     const dml_eager_kernel_t *K = &dml_eager_spirv[k];
     if (K->kind != DML_EAGER_REDUCE || K->dtype != DML_DTYPE_F32 ||
+        K->op == DML_OP_SOFTMAX || K->op == DML_OP_LOG_SOFTMAX ||
         (k > 0 && dml_eager_spirv[k - 1].op == K->op))
       continue;
     for (int h = 0; h < 2; h++) {
@@ -1387,6 +1395,272 @@ static void test_dtypes(void) {
   free(rb);
 }
 
+/* ---- Softmax, LogSoftmax and the data-movement ops ---- */
+
+/* Softmax and LogSoftmax (the compiled path's row kernels): rows of
+ * 70,001 (the workgroup-per-row form, past 65,535) with a row of -inf and
+ * a row holding a NaN, 5,000 rows of 7 (one invocation per row), the axis
+ * not last (moved last and back by the Identity kernel), a transposed
+ * view, an empty tensor; against the CPU by the op's tolerance class; f16
+ * and bf16 (the f32 kernel between two Casts) within one unit in the last
+ * place plus that tolerance. */
+static void test_softmax(void) {
+  const int64_t L = 70001;
+  float *xv = (float *)malloc((size_t)(4 * L) * 4);
+  for (int64_t i = 0; i < 4 * L; i++) xv[i] = rnd() * 8;
+  for (int64_t i = 0; i < L; i++) xv[i] = -INFINITY; /* row 0: every x -inf */
+  xv[L + 17] = NAN;                                  /* row 1: one NaN */
+  xv[2 * L + 5] = INFINITY;                          /* row 2: one +inf */
+  pair_t big = pair_new(2, D(4, L), xv, 1);
+  pair_t small = pair_new(2, D(5000, 7), NULL, 20);
+  pair_t x3 = pair_new(3, D(3, 5, 4), NULL, 10);
+  pair_t e0 = pair_new(2, D(0, 5), NULL, 1);
+  dml_rt_tensor_t tc = DML_RT_TENSOR_NONE, tv = DML_RT_TENSOR_NONE;
+  CHECK_OK(dml_rt_tensor_transpose(x3.c, NULL, &tc));
+  CHECK_OK(dml_rt_tensor_transpose(x3.v, NULL, &tv));
+  dml_attr_t ax;
+  memset(&ax, 0, sizeof ax);
+  ax.name = "axis";
+  ax.kind = DML_ATTR_INT;
+  for (int o = 0; o < 2; o++) {
+    dml_op_t id = o ? DML_OP_LOG_SOFTMAX : DML_OP_SOFTMAX;
+    CHECK(compare(id, &big.c, &big.v, 1, NULL, 0, NULL, "rows of 70,001") == 4 * L);
+    ax.i = 0; /* columns of 4: the axis moved last */
+    CHECK(compare(id, &big.c, &big.v, 1, &ax, 1, NULL, "[4, 70001] axis 0") == 4 * L);
+    CHECK(compare(id, &small.c, &small.v, 1, NULL, 0, NULL, "5,000 rows of 7") ==
+          5000 * 7);
+    for (int a = -3; a < 3; a++) {
+      ax.i = a;
+      CHECK(compare(id, &x3.c, &x3.v, 1, &ax, 1, NULL, "[3, 5, 4]") == 60);
+      CHECK(compare(id, &tc, &tv, 1, &ax, 1, NULL, "[4, 5, 3] transposed view") == 60);
+    }
+    CHECK(compare(id, &e0.c, &e0.v, 1, NULL, 0, NULL, "[0, 5]") == 0);
+    /* f16 and bf16: through the f32 kernel (one rounding); within one
+     * unit in the last place of the CPU's plus the transcendental
+     * tolerance (LogSoftmax near 0: x - max - log(sum) cancels) */
+    for (int h = 0; h < 2; h++) {
+      dml_dtype_t hd = h ? DML_DTYPE_BF16 : DML_DTYPE_F16;
+      pair_t xh = typed_pair(hd, 2, D(4, L), xv);
+      dml_attr_t to;
+      memset(&to, 0, sizeof to);
+      to.name = "to";
+      to.kind = DML_ATTR_INT;
+      to.i = dml_dtype_onnx_code(DML_DTYPE_F32);
+      for (int a = -1; a <= 0; a++) {
+        ax.i = a;
+        dml_rt_tensor_t yc, yv, fc, fv;
+        CHECK_OK(dml_rt_tensor_op(dml_op_name(id), &xh.c, 1, &ax, 1, &yc, 1));
+        CHECK_OK(dml_rt_tensor_op(dml_op_name(id), &xh.v, 1, &ax, 1, &yv, 1));
+        dml_rt_tensor_info_t iv;
+        CHECK_OK(dml_rt_tensor_info(yv, &iv));
+        CHECK(iv.dtype == hd && iv.device == g_vk);
+        CHECK_OK(dml_rt_tensor_op("Cast", &yc, 1, &to, 1, &fc, 1)); /* exact */
+        CHECK_OK(dml_rt_tensor_op("Cast", &yv, 1, &to, 1, &fv, 1));
+        int64_t nc = 0, nv = 0;
+        float *pc = down(fc, &nc), *pv = down(fv, &nv);
+        int bad = nc != nv;
+        for (int64_t i = 0; i < nc && i < nv; i++) {
+          int ok = agree(pv[i], pc[i], id) ||
+                   fabs((double)pv[i] - pc[i]) <=
+                       (h ? 0x1p-7 : 0x1p-10) * fabs((double)pc[i]) + 4e-6;
+          if (!ok && bad++ < 3)
+            fprintf(stderr, "%s %s axis %d element %lld: " TEST_GPU " %.9g, cpu %.9g\n",
+                    dml_op_name(id), dml_dtype_name(hd), a, (long long)i, pv[i], pc[i]);
+        }
+        if (bad) g_mismatches++;
+        CHECK(bad == 0);
+        free(pc);
+        free(pv);
+        dml_rt_tensor_t all[4] = {yc, yv, fc, fv};
+        for (int k = 0; k < 4; k++) CHECK_OK(dml_rt_tensor_free(all[k]));
+      }
+      pair_free(&xh);
+    }
+  }
+  CHECK_OK(dml_rt_tensor_free(tc));
+  CHECK_OK(dml_rt_tensor_free(tv));
+  pair_free(&big);
+  pair_free(&small);
+  pair_free(&x3);
+  pair_free(&e0);
+  free(xv);
+}
+
+/* Runs op on the CPU tensors c[] and the device's v[] and checks the
+ * results equal bit for bit (same dtype, dims and bytes): the ops that
+ * only move data. */
+static void compare_bits(const char *op, const dml_rt_tensor_t *c,
+                         const dml_rt_tensor_t *v, uint32_t n, const dml_attr_t *a,
+                         uint32_t na, const char *what) {
+  dml_rt_tensor_t yc = DML_RT_TENSOR_NONE, yv = DML_RT_TENSOR_NONE;
+  CHECK_OK(dml_rt_tensor_op(op, c, n, a, na, &yc, 1));
+  CHECK_OK(dml_rt_tensor_op(op, v, n, a, na, &yv, 1));
+  if (!yc.id || !yv.id) {
+    fprintf(stderr, "%s (%s): no result\n", op, what);
+    if (yc.id) CHECK_OK(dml_rt_tensor_free(yc));
+    if (yv.id) CHECK_OK(dml_rt_tensor_free(yv));
+    return;
+  }
+  dml_rt_tensor_info_t ic, iv;
+  CHECK_OK(dml_rt_tensor_info(yc, &ic));
+  CHECK_OK(dml_rt_tensor_info(yv, &iv));
+  CHECK(iv.device == g_vk);
+  CHECK(ic.dtype == iv.dtype && ic.rank == iv.rank &&
+        !memcmp(ic.dims, iv.dims, sizeof(int64_t) * (size_t)ic.rank));
+  int64_t nc = 0, nv = 0;
+  dml_dtype_t dc, dv;
+  void *pc = down_raw(yc, &nc, &dc), *pv = down_raw(yv, &nv, &dv);
+  int same = nc == nv && dc == dv && !memcmp(pc, pv, (size_t)nc * dml_dtype_size(dc));
+  if (!same) {
+    g_mismatches++;
+    fprintf(stderr, "%s (%s): " TEST_GPU " differs from the cpu\n", op, what);
+  }
+  CHECK(same);
+  free(pc);
+  free(pv);
+  CHECK_OK(dml_rt_tensor_free(yc));
+  CHECK_OK(dml_rt_tensor_free(yv));
+}
+
+static float *edge_values(int64_t n, int shift);
+
+/* An i64 tensor of n values on the CPU and on the device. */
+static pair_t i64_pair(uint32_t n, const int64_t *v) {
+  dml_tensor_t h;
+  memset(&h, 0, sizeof h);
+  h.dtype = DML_DTYPE_I64;
+  h.rank = 1;
+  h.dims[0] = n;
+  h.data = (void *)v;
+  pair_t r;
+  CHECK_OK(dml_rt_tensor_from_host(g_cpu, &h, &r.c));
+  CHECK_OK(dml_rt_tensor_from_host(g_vk, &h, &r.v));
+  return r;
+}
+
+/* Transpose, Slice, Expand and Concat (views copied by the Identity
+ * kernel, Concat's spans by the device's copy) bit for bit against the
+ * CPU: f32 edge values (NaN, subnormals, -0 kept), i64, u8 and f16; views
+ * (transposed, negative steps) as inputs; empty inputs; Concat on every
+ * axis; the errors of the shape rules. */
+static void test_move(void) {
+  static const dml_dtype_t dts[] = {DML_DTYPE_F32, DML_DTYPE_I64, DML_DTYPE_U8,
+                                    DML_DTYPE_F16, DML_DTYPE_F64, DML_DTYPE_U16,
+                                    DML_DTYPE_U32, DML_DTYPE_U64};
+  float *ev = edge_values(2 * 3 * 4 * 5, 3);
+  for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++) {
+    dml_dtype_t dt = dts[t];
+    char what[96];
+    pair_t x = typed_pair(dt, 3, D(3, 4, 5), ev);
+    pair_t y = typed_pair(dt, 3, D(3, 2, 5), ev + 7);
+    pair_t z = typed_pair(dt, 3, D(3, 0, 5), ev);
+    pair_t w = typed_pair(dt, 3, D(2, 4, 5), ev + 11);
+    pair_t q = typed_pair(dt, 3, D(3, 4, 1), ev + 5);
+    /* a reversed, strided view: x[::-1, :, ::2] */
+    pair_t xr;
+    int64_t st[2] = {-1, 0}, en[2] = {-4, 5}, sp[2] = {-1, 2}, axs[2] = {0, 2};
+    CHECK_OK(dml_rt_tensor_slice(x.c, 2, axs, st, en, sp, &xr.c));
+    CHECK_OK(dml_rt_tensor_slice(x.v, 2, axs, st, en, sp, &xr.v));
+    /* Transpose: default perm, (2, 0, 1), of x and of the view */
+    dml_attr_t pa = ints_attr("perm", D(2, 0, 1), 3);
+    snprintf(what, sizeof what, "%s [3,4,5]", dml_dtype_name(dt));
+    compare_bits("Transpose", &x.c, &x.v, 1, NULL, 0, what);
+    compare_bits("Transpose", &x.c, &x.v, 1, &pa, 1, what);
+    compare_bits("Transpose", &xr.c, &xr.v, 1, &pa, 1, what);
+    compare_bits("Transpose", &z.c, &z.v, 1, &pa, 1, what);
+    /* Slice: starts, ends, axes, steps (negative, clamped, i64) */
+    pair_t s0 = i64_pair(2, D(-1, 1)), e0 = i64_pair(2, D(-100, 4)),
+           a0 = i64_pair(2, D(2, -2)), p0 = i64_pair(2, D(-2, 2));
+    dml_rt_tensor_t sc[5] = {x.c, s0.c, e0.c, a0.c, p0.c},
+                    sv[5] = {x.v, s0.v, e0.v, a0.v, p0.v};
+    compare_bits("Slice", sc, sv, 5, NULL, 0, what);
+    compare_bits("Slice", sc, sv, 4, NULL, 0, what); /* steps absent */
+    sc[0] = xr.c, sv[0] = xr.v;
+    compare_bits("Slice", sc, sv, 5, NULL, 0, what);
+    /* Expand: [3,4,1] to [2,3,4,6]; [3,1,5]-like broadcast both ways */
+    pair_t sh = i64_pair(4, D(2, 3, 4, 6)), sh2 = i64_pair(2, D(4, 1));
+    dml_rt_tensor_t ec[2] = {q.c, sh.c}, evv[2] = {q.v, sh.v};
+    compare_bits("Expand", ec, evv, 2, NULL, 0, what);
+    ec[1] = sh2.c, evv[1] = sh2.v;
+    compare_bits("Expand", ec, evv, 2, NULL, 0, what);
+    ec[0] = xr.c, evv[0] = xr.v;
+    compare_bits("Expand", ec, evv, 2, NULL, 0, what);
+    /* Concat: axis 1 (x, y, the empty z, the view's [3,4,3]... same dims
+     * only: x, y, z), axis 0 (x, w), axis 2 (x, q), negative axis */
+    dml_attr_t ca;
+    memset(&ca, 0, sizeof ca);
+    ca.name = "axis";
+    ca.kind = DML_ATTR_INT;
+    ca.i = 1;
+    dml_rt_tensor_t cc[3] = {x.c, y.c, z.c}, cv[3] = {x.v, y.v, z.v};
+    compare_bits("Concat", cc, cv, 3, &ca, 1, what);
+    ca.i = 0;
+    dml_rt_tensor_t cc0[3] = {w.c, x.c, w.c}, cv0[3] = {w.v, x.v, w.v};
+    compare_bits("Concat", cc0, cv0, 3, &ca, 1, what);
+    ca.i = -1;
+    dml_rt_tensor_t cc2[2] = {q.c, x.c}, cv2[2] = {q.v, x.v};
+    compare_bits("Concat", cc2, cv2, 2, &ca, 1, what);
+    ca.i = 1;
+    dml_rt_tensor_t cc3[2] = {z.c, z.c}, cv3[2] = {z.v, z.v};
+    compare_bits("Concat", cc3, cv3, 2, &ca, 1, what); /* empty result */
+    /* Gather: i64 indices (negative ones too; each within every axis) of
+     * rank 1, 2 and 0, i32 indices, on every axis, of x and of the view;
+     * no indices */
+    static const int64_t iv[6] = {2, -1, 0, 0, 1, -3};
+    pair_t g1 = i64_pair(6, iv), g0 = i64_pair(0, iv), g2, gs, g32;
+    CHECK_OK(dml_rt_tensor_reshape(g1.c, 2, D(2, 3), &g2.c));
+    CHECK_OK(dml_rt_tensor_reshape(g1.v, 2, D(2, 3), &g2.v));
+    int64_t one = 1, sa = 0, s1 = 1, e1 = 2;
+    CHECK_OK(dml_rt_tensor_slice(g1.c, 1, &sa, &s1, &e1, &one, &gs.c));
+    CHECK_OK(dml_rt_tensor_slice(g1.v, 1, &sa, &s1, &e1, &one, &gs.v));
+    dml_rt_tensor_t gsc = gs.c, gsv = gs.v; /* [1] -> a scalar */
+    CHECK_OK(dml_rt_tensor_reshape(gsc, 0, NULL, &gs.c));
+    CHECK_OK(dml_rt_tensor_reshape(gsv, 0, NULL, &gs.v));
+    CHECK_OK(dml_rt_tensor_free(gsc));
+    CHECK_OK(dml_rt_tensor_free(gsv));
+    dml_attr_t cast32;
+    memset(&cast32, 0, sizeof cast32);
+    cast32.name = "to";
+    cast32.kind = DML_ATTR_INT;
+    cast32.i = dml_dtype_onnx_code(DML_DTYPE_I32);
+    CHECK_OK(dml_rt_tensor_op("Cast", &g2.c, 1, &cast32, 1, &g32.c, 1));
+    CHECK_OK(dml_rt_tensor_op("Cast", &g2.v, 1, &cast32, 1, &g32.v, 1));
+    pair_t gi[4] = {g1, g2, gs, g32};
+    for (int a = -1; a < 3; a++) {
+      ca.i = a;
+      for (int gk = 0; gk < 4; gk++) {
+        dml_rt_tensor_t gc[2] = {x.c, gi[gk].c}, gv[2] = {x.v, gi[gk].v};
+        compare_bits("Gather", gc, gv, 2, &ca, 1, what);
+        gc[0] = xr.c, gv[0] = xr.v;
+        compare_bits("Gather", gc, gv, 2, &ca, 1, what);
+      }
+    }
+    ca.i = 0;
+    {
+      dml_rt_tensor_t gc[2] = {x.c, g0.c}, gv[2] = {x.v, g0.v};
+      compare_bits("Gather", gc, gv, 2, &ca, 1, what); /* no indices */
+    }
+    pair_free(&g2);
+    pair_free(&gs);
+    pair_free(&g32);
+    pair_free(&g0);
+    pair_free(&g1);
+    /* the shape rules' errors, as on the CPU */
+    dml_rt_tensor_t yv = DML_RT_TENSOR_NONE;
+    ca.i = 0;
+    dml_status_t e = dml_rt_tensor_op("Concat", cv, 2, &ca, 1, &yv, 1);
+    CHECK(e != NULL);
+    dml_status_free(e);
+    dml_attr_t bad = ints_attr("perm", D(0, 0, 1), 3);
+    e = dml_rt_tensor_op("Transpose", &x.v, 1, &bad, 1, &yv, 1);
+    CHECK(e != NULL);
+    dml_status_free(e);
+    pair_t pairs[] = {x, y, z, w, q, xr, s0, e0, a0, p0, sh, sh2};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) pair_free(&pairs[i]);
+  }
+  free(ev);
+}
+
 /* ---- every op of the op table on the device (issue 21's acceptance) ---- */
 
 /* The ops the CPU runs eagerly (on the signatures test_table_ops tries)
@@ -1475,8 +1749,8 @@ static int g_table_ops, g_table_refused;
 static int table_case(const char *op, const pair_t *in, const dml_rt_tensor_t *fl,
                       uint32_t n, const dml_attr_t *a, uint32_t na, int acc,
                       const char *what) {
-  dml_rt_tensor_t c[4], v[4], yc = DML_RT_TENSOR_NONE, yv = DML_RT_TENSOR_NONE;
-  for (uint32_t j = 0; j < n; j++) c[j] = in[j].c, v[j] = in[j].v;
+  dml_rt_tensor_t c[5], v[5], yc = DML_RT_TENSOR_NONE, yv = DML_RT_TENSOR_NONE;
+  for (uint32_t j = 0; j < n && j < 5; j++) c[j] = in[j].c, v[j] = in[j].v;
   dml_status_t e = dml_rt_tensor_op(op, c, n, a, na, &yc, 1);
   if (e) {
     dml_status_free(e);
@@ -1561,7 +1835,8 @@ static int table_case(const char *op, const pair_t *in, const dml_rt_tensor_t *f
 /* Issue 21's acceptance on this device: every elementwise op and reduction
  * of the op table (ops.def's DML_OPF_ELEMENTWISE and DML_OPF_REDUCTION
  * flags; the variadic ops with two operands, Clip with scalar bounds), and
- * MatMul, Gemm and Conv, on every_op's edge values (binary ops: every pair),
+ * MatMul, Gemm, Conv, Softmax, LogSoftmax, Transpose, Slice, Expand, Concat
+ * and Gather, on every_op's edge values (binary ops: every pair),
  * run eagerly on the CPU and on the device and compared; the first operand
  * signature the CPU runs (f32; Where's bool condition; bool; u8) is the one
  * the device must run, unless k_not_on_device lists the op. main checks the
@@ -1723,6 +1998,42 @@ static void test_table_ops(void) {
       free(xv);
       free(wv);
       free(bv);
+    } else if (o == DML_OP_SOFTMAX || o == DML_OP_LOG_SOFTMAX || o == DML_OP_TRANSPOSE ||
+               o == DML_OP_SLICE || o == DML_OP_EXPAND || o == DML_OP_CONCAT ||
+               o == DML_OP_GATHER) {
+      /* edges [3, 24]; Softmax over each axis, Slice x[1:-1, ::-2] (i64
+       * starts, ends, axes, steps), Expand to [2, 3, 24], Concat of x and
+       * x on axis 1, Gather of rows 2, -1, 0 */
+      float *xv = edge_values(3 * E, 0);
+      pair_t in[5] = {pair_new(2, D(3, E), xv, 1), i64_pair(2, D(1, -1)),
+                      i64_pair(2, D(-1, INT64_MIN)), i64_pair(2, D(0, 1)),
+                      i64_pair(2, D(1, -2))};
+      dml_attr_t at;
+      memset(&at, 0, sizeof at);
+      at.name = "axis";
+      at.kind = DML_ATTR_INT;
+      if (o == DML_OP_SOFTMAX || o == DML_OP_LOG_SOFTMAX) {
+        table_case(op, in, NULL, 1, NULL, 0, 0, "edges [3,24], axis -1");
+        table_case(op, in, NULL, 1, &at, 1, 0, "edges [3,24], axis 0");
+      } else if (o == DML_OP_TRANSPOSE) {
+        table_case(op, in, NULL, 1, NULL, 0, 0, "edges [3,24]");
+      } else if (o == DML_OP_SLICE) {
+        table_case(op, in, NULL, 5, NULL, 0, 0, "edges [3,24], [1:-1, ::-2]");
+      } else if (o == DML_OP_EXPAND) {
+        pair_t ex[2] = {in[0], i64_pair(3, D(2, 3, E))};
+        table_case(op, ex, NULL, 2, NULL, 0, 0, "edges [3,24] to [2,3,24]");
+        pair_free(&ex[1]);
+      } else if (o == DML_OP_CONCAT) {
+        pair_t cc[2] = {in[0], in[0]};
+        at.i = 1;
+        table_case(op, cc, NULL, 2, &at, 1, 0, "edges [3,24] twice, axis 1");
+      } else {
+        pair_t gi[2] = {in[0], i64_pair(3, D(2, -1, 0))};
+        table_case(op, gi, NULL, 2, NULL, 0, 0, "edges [3,24], rows 2, -1, 0");
+        pair_free(&gi[1]);
+      }
+      for (int j = 0; j < 5; j++) pair_free(&in[j]);
+      free(xv);
     } else {
       continue;
     }
@@ -1733,12 +2044,13 @@ static void test_table_ops(void) {
       printf("  %s: the CPU runs none of the operands tried\n", op);
   }
   printf(
-      "%d of the op table's %d elementwise ops, reductions, MatMul, Gemm and Conv run "
+      "%d of the op table's %d elementwise ops, reductions, MatMul, Gemm, Conv, Softmax, "
+      "LogSoftmax, Transpose, Slice, Expand, Concat and Gather run "
       "on the cpu and on " TEST_GPU
       " (%d calls, %d refused as listed in "
       "k_not_on_device)\n",
       n_ops, n_table, g_table_ops, g_table_refused);
-  CHECK(n_ops == n_table && n_ops >= 79); /* each op of the table ran on the CPU */
+  CHECK(n_ops == n_table && n_ops >= 86); /* each op of the table ran on the CPU */
 }
 
 static void test_errors(void) {
@@ -1859,6 +2171,10 @@ int main(void) {
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN(test_mm_errors);
   RUN(test_dtypes);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN(test_softmax);
+  CHECK(dml_rt_device_bytes(g_vk) == start);
+  RUN(test_move);
   CHECK(dml_rt_device_bytes(g_vk) == start);
   RUN(test_table_ops);
   CHECK(dml_rt_device_bytes(g_vk) == start);

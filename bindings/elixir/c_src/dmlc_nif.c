@@ -261,6 +261,11 @@ typedef struct model_res {
   char trainer_device[64];
   dml_rt_session_t *sess; /* forward, for packages without a trainer */
   char sess_device[64];
+  /* forward on the eager device of that name (run_device: device tensors
+   * in and out, dml_rt_session_create_on_device), packages without a
+   * trainer; made, used and released with g_tensor_mu held */
+  dml_rt_session_t *dsess;
+  char dsess_device[64];
   int users; /* serving objects running on `model` */
 } model_res_t;
 
@@ -295,12 +300,20 @@ typedef struct ctl_res {
 
 static ErlNifResourceType *MODEL_RT, *SERVE_RT, *CTL_RT;
 
-/* Releases the model's trainer and session (lock held or sole owner). */
+static ErlNifMutex *g_tensor_mu; /* below: the one lock of eager tensors */
+
+/* Releases the model's trainer and sessions (lock held or sole owner). */
 static void model_drop_runners(model_res_t *r) {
   dml_trainer_release(r->trainer);
   r->trainer = NULL;
   dml_rt_session_release(r->sess);
   r->sess = NULL;
+  if (r->dsess) {
+    enif_mutex_lock(g_tensor_mu);
+    dml_rt_session_release(r->dsess);
+    r->dsess = NULL;
+    enif_mutex_unlock(g_tensor_mu);
+  }
 }
 
 static void model_dtor(ErlNifEnv *env, void *obj) {
@@ -762,9 +775,31 @@ static ERL_NIF_TERM nif_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
 /* Run, predict, benchmark                                               */
 /* ===================================================================== */
 
-/* Binds the inputs `list` ([{name, tensor}]) to `s`. A u8 tensor given for
- * a bool input is taken as bool when every byte is 0 or 1 (Nx holds
- * booleans as u8). */
+/* Binds host tensor term `term` ({dtype, shape, data}) as input `name` of
+ * `s`. A u8 tensor given for a bool input is taken as bool when every byte
+ * is 0 or 1 (Nx holds booleans as u8). */
+static dml_status_t bind_host_input(ErlNifEnv *env, dml_rt_session_t *s, const char *name,
+                                    ERL_NIF_TERM term, const char *op) {
+  dml_tensor_t t;
+  const char *why = get_tensor(env, term, &t);
+  if (why)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "input '%s': %s", name, why);
+  int32_t idx = dml_rt_session_find_input(s, name);
+  if (idx >= 0 && t.dtype == DML_DTYPE_U8) {
+    dml_rt_io_info_t info;
+    if (!dml_rt_session_input_info(s, (uint32_t)idx, &info) &&
+        info.dtype == DML_DTYPE_BOOL) {
+      size_t n = dml_tensor_bytes(&t), k = 0;
+      const unsigned char *p = t.data;
+      while (k < n && p[k] <= 1) k++;
+      if (k == n) t.dtype = DML_DTYPE_BOOL;
+    }
+  }
+  return dml_rt_session_set_input_by_name(s, name, &t);
+}
+
+/* Binds the inputs `list` ([{name, tensor}], host tensors) to `s`
+ * (bind_host_input). */
 static dml_status_t bind_inputs(ErlNifEnv *env, dml_rt_session_t *s, ERL_NIF_TERM list,
                                 const char *op) {
   ERL_NIF_TERM head, tail = list;
@@ -777,23 +812,7 @@ static dml_status_t bind_inputs(ErlNifEnv *env, dml_rt_session_t *s, ERL_NIF_TER
         !get_str(env, kv[0], name, sizeof name))
       return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
                              "inputs must be a map of input name => tensor");
-    dml_tensor_t t;
-    const char *why = get_tensor(env, kv[1], &t);
-    if (why)
-      return dml_status_make(DML_STATUS_INVALID_ARGUMENT, op, "input '%s': %s", name,
-                             why);
-    int32_t idx = dml_rt_session_find_input(s, name);
-    if (idx >= 0 && t.dtype == DML_DTYPE_U8) {
-      dml_rt_io_info_t info;
-      if (!dml_rt_session_input_info(s, (uint32_t)idx, &info) &&
-          info.dtype == DML_DTYPE_BOOL) {
-        size_t n = dml_tensor_bytes(&t), k = 0;
-        const unsigned char *p = t.data;
-        while (k < n && p[k] <= 1) k++;
-        if (k == n) t.dtype = DML_DTYPE_BOOL;
-      }
-    }
-    DML_RETURN_IF_ERROR(dml_rt_session_set_input_by_name(s, name, &t));
+    DML_RETURN_IF_ERROR(bind_host_input(env, s, name, kv[1], op));
   }
   return DML_OK;
 }
@@ -1786,6 +1805,143 @@ static ERL_NIF_TERM nif_tensor_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   return st ? status_term(env, st) : atom(env, "ok");
 }
 
+/* The model's session of forward on the eager device `device` (opened by
+ * name, device_get), made by dml_rt_session_create_on_device so that its
+ * tensors are bound and outputs made there without the host; where that
+ * device cannot hold the package (UNIMPLEMENTED: a Vulkan feature it was
+ * not opened with) a session of its own device (by name), through which
+ * device tensors go through the host. Lock and g_tensor_mu held. */
+static dml_status_t model_device_session(model_res_t *r, const char *device,
+                                         const char *op, dml_rt_session_t **s,
+                                         dml_rt_device_t **d) {
+  if (r->trainable)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
+                        "runs on device tensors take packages without train_step in "
+                        "this version"),
+        "run/3 with host tensors runs a training package's forward on its trainer's "
+        "device");
+  DML_RETURN_IF_ERROR(device_get(device, d));
+  if (r->dsess && strcmp(r->dsess_device, device) != 0) {
+    dml_rt_session_release(r->dsess);
+    r->dsess = NULL;
+  }
+  if (!r->dsess) {
+    dml_status_t st =
+        dml_rt_session_create_on_device(r->model, *d, NULL, NULL, &r->dsess);
+    if (st && dml_status_code(st) == DML_STATUS_UNIMPLEMENTED) {
+      dml_status_free(st);
+      st = dml_rt_session_create(r->model, device, &r->dsess);
+    }
+    DML_RETURN_IF_ERROR(st);
+    snprintf(r->dsess_device, sizeof r->dsess_device, "%s", device);
+  }
+  *s = r->dsess;
+  return DML_OK;
+}
+
+/* run_device(model, device, [{name, tensor}], outputs_on_device) ->
+ * {:ok, [{name, tensor}]} | error: one run of forward on the model's
+ * session on eager device `device` (model_device_session). An input is a
+ * device tensor (its resource: bound by dml_rt_session_set_input_tensor,
+ * copied on the device when it is on the session's device) or a host
+ * tensor {dtype, shape, data}. With outputs_on_device each output is a new
+ * tensor on `device` ({ref, {dtype, shape, device}},
+ * dml_rt_session_get_output_tensor: a copy on the device), else a host
+ * tensor. */
+static ERL_NIF_TERM nif_run_device(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  const char *op = "elixir.run";
+  char device[64];
+  if (!get_device(env, argv[1], device, sizeof device))
+    return MAKE_ERR(env, INVALID_ARGUMENT, op, "device must be a string");
+  int on_dev = enif_is_identical(argv[3], atom(env, "true"));
+  ERL_NIF_TERM err, out = enif_make_list(env, 0);
+  model_res_t *r = model_lock(env, argv[0], op, &err);
+  if (!r) return err;
+  enif_mutex_lock(g_tensor_mu);
+  dml_rt_session_t *s = NULL;
+  dml_rt_device_t *d = NULL;
+  dml_status_t st = model_device_session(r, device, op, &s, &d);
+  if (!st) dml_rt_session_clear_inputs(s);
+  ERL_NIF_TERM head, tail = argv[2];
+  while (!st && enif_get_list_cell(env, tail, &head, &tail)) {
+    const ERL_NIF_TERM *kv;
+    int arity;
+    char name[256];
+    tensor_res_t *tr = NULL;
+    if (!enif_get_tuple(env, head, &arity, &kv) || arity != 2 ||
+        !get_str(env, kv[0], name, sizeof name)) {
+      st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, op,
+                           "inputs must be a map of input name => tensor");
+    } else if (enif_get_resource(env, kv[1], TENSOR_RT, (void **)&tr)) {
+      int32_t idx = dml_rt_session_find_input(s, name);
+      st = idx < 0
+               ? dml_status_make(DML_STATUS_NOT_FOUND, op, "no input named '%s'", name)
+               : dml_rt_session_set_input_tensor(s, (uint32_t)idx, tr->h);
+    } else {
+      st = bind_host_input(env, s, name, kv[1], op);
+    }
+  }
+  if (!st) st = dml_rt_session_run(s);
+  if (!st && on_dev) {
+    for (uint32_t i = dml_rt_session_num_outputs(s); i-- > 0 && !st;) {
+      dml_rt_io_info_t info;
+      dml_rt_tensor_t h = DML_RT_TENSOR_NONE;
+      st = dml_rt_session_output_info(s, i, &info);
+      if (!st) st = dml_rt_session_get_output_tensor(s, i, d, &h);
+      if (st) break;
+      ERL_NIF_TERM ref = tensor_res_term(env, h, device), meta = 0;
+      tensor_res_t *o;
+      enif_get_resource(env, ref, TENSOR_RT, (void **)&o);
+      st = tensor_meta(env, o, &meta);
+      if (!st)
+        out = enif_make_list_cell(
+            env,
+            enif_make_tuple2(env, str(env, info.name), enif_make_tuple2(env, ref, meta)),
+            out);
+    }
+  } else if (!st) {
+    st = outputs_term(env, s, &out);
+  }
+  enif_mutex_unlock(g_tensor_mu);
+  enif_mutex_unlock(r->mu);
+  return st ? status_term(env, st) : ok2(env, out);
+}
+
+/* transfer_stats(model, device) -> {:ok, %{to_device_bytes: ..., ...}} |
+ * error: the bytes and copies of inputs and outputs the model's session on
+ * eager device `device` (run_device's) moved since it was made
+ * (dml_rt_session_transfer_stats); all 0 before its first run. */
+static ERL_NIF_TERM nif_transfer_stats(ErlNifEnv *env, int argc,
+                                       const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  const char *op = "elixir.transfer_stats";
+  char device[64];
+  if (!get_device(env, argv[1], device, sizeof device))
+    return MAKE_ERR(env, INVALID_ARGUMENT, op, "device must be a string");
+  ERL_NIF_TERM err;
+  model_res_t *r = model_lock(env, argv[0], op, &err);
+  if (!r) return err;
+  dml_rt_transfer_stats_t ts;
+  memset(&ts, 0, sizeof ts);
+  enif_mutex_lock(g_tensor_mu);
+  if (r->dsess && !strcmp(r->dsess_device, device))
+    dml_rt_session_transfer_stats(r->dsess, &ts);
+  enif_mutex_unlock(g_tensor_mu);
+  enif_mutex_unlock(r->mu);
+  static const char *const keys[6] = {"to_device_bytes", "to_device_count",
+                                      "to_host_bytes",   "to_host_count",
+                                      "on_device_bytes", "on_device_count"};
+  const uint64_t vals[6] = {ts.to_device_bytes, ts.to_device_count, ts.to_host_bytes,
+                            ts.to_host_count,   ts.on_device_bytes, ts.on_device_count};
+  ERL_NIF_TERM k[6], v[6], map;
+  for (int i = 0; i < 6; i++)
+    k[i] = atom(env, keys[i]), v[i] = enif_make_uint64(env, (ErlNifUInt64)vals[i]);
+  enif_make_map_from_arrays(env, k, v, 6, &map);
+  return ok2(env, map);
+}
+
 /* device_memory(device) -> {:ok, {bytes, storages}} | error (dml_rt_device_bytes). */
 static ERL_NIF_TERM nif_device_memory(ErlNifEnv *env, int argc,
                                       const ERL_NIF_TERM argv[]) {
@@ -1992,6 +2148,8 @@ static ErlNifFunc funcs[] = {
     {"save", 2, nif_save, DIRTY},
     {"info", 1, nif_info, DIRTY},
     {"run", 3, nif_run, DIRTY},
+    {"run_device", 4, nif_run_device, DIRTY},
+    {"transfer_stats", 2, nif_transfer_stats, 0},
     {"predict", 4, nif_predict, DIRTY},
     {"benchmark", 5, nif_benchmark, DIRTY},
     {"check", 4, nif_check, DIRTY},

@@ -345,14 +345,46 @@ defmodule Dmlc do
   @doc """
   One run of `forward` on `inputs` (a map of input name => `%Dmlc.Tensor{}`;
   each symbolic dim within its bound). Returns `{:ok, %{output name =>
-  tensor}}`. Options: `:device`.
+  tensor}}`. Options: `:device`, `:outputs` (`:host`, the default, or
+  `:device`).
+
+  Device tensors among the inputs (made by `Dmlc.Tensor` on `"vulkan"`,
+  `"cuda"`, ...), or `outputs: :device`, run the model's session opened on
+  that eager device (`dml_rt_session_create_on_device`; one per model and
+  device): a device tensor on the run's `:device` is copied into the session
+  on the device, never through the host, and with `outputs: :device` each
+  output is a new device tensor there (free it with `Dmlc.Tensor.free/1`);
+  `transfer_stats/2` counts the bytes. Training packages (with
+  `train_step`) take host tensors only.
   """
-  def run(%Model{ref: ref}, inputs, opts \\ []) do
-    with {:ok, ins} <- convert("elixir.run", fn -> named_inputs(inputs) end),
-         {:ok, outs} <- NIF.run(ref, device(opts), ins) |> Error.wrap() do
-      {:ok, Map.new(outs, fn {k, t} -> {k, Tensor.from_nif(t)} end)}
+  def run(model, inputs, opts \\ [])
+
+  def run(%Model{ref: ref}, inputs, opts) do
+    on_dev = Keyword.get(opts, :outputs, :host) == :device
+
+    if on_dev or device_inputs?(inputs) do
+      with {:ok, ins} <- convert("elixir.run", fn -> device_inputs(inputs) end),
+           {:ok, outs} <- NIF.run_device(ref, device(opts), ins, on_dev) |> Error.wrap() do
+        {:ok, Map.new(outs, fn {k, t} -> {k, Tensor.from_nif(t)} end)}
+      end
+    else
+      with {:ok, ins} <- convert("elixir.run", fn -> named_inputs(inputs) end),
+           {:ok, outs} <- NIF.run(ref, device(opts), ins) |> Error.wrap() do
+        {:ok, Map.new(outs, fn {k, t} -> {k, Tensor.from_nif(t)} end)}
+      end
     end
   end
+
+  @doc """
+  The bytes and copies of inputs and outputs that the model's session on
+  eager device `device` (`run/3` with device tensors or `outputs: :device`)
+  moved since it was made: `{:ok, %{to_device_bytes:, to_device_count:,
+  to_host_bytes:, to_host_count:, on_device_bytes:, on_device_count:}}`
+  (host to device, device to host, on the device; all 0 before its first
+  run).
+  """
+  def transfer_stats(%Model{ref: ref}, device),
+    do: NIF.transfer_stats(ref, to_string(device)) |> Error.wrap()
 
   @doc """
   `forward` on every row of `x` (the model's one input; any number of rows:
@@ -642,6 +674,21 @@ defmodule Dmlc do
       {:error, Error.new(:invalid_argument, op, Exception.message(e))}
   end
 
+  defp device_inputs?(inputs) when is_map(inputs),
+    do: Enum.any?(inputs, fn {_, t} -> match?(%Tensor{ref: r} when is_reference(r), t) end)
+
+  defp device_inputs?(_), do: false
+
+  # device tensors as their resources, the others as host tensors
+  defp device_inputs(inputs) when is_map(inputs),
+    do:
+      Enum.map(inputs, fn
+        {k, %Tensor{ref: r}} when is_reference(r) -> {to_string(k), r}
+        {k, t} -> {to_string(k), Tensor.to_nif(t)}
+      end)
+
+  defp device_inputs(other), do: named_inputs(other)
+
   defp named_inputs(inputs) when is_map(inputs),
     do: Enum.map(inputs, fn {k, t} -> {to_string(k), Tensor.to_nif(t)} end)
 
@@ -671,6 +718,7 @@ defmodule Dmlc do
         summary: 1,
         run: 2,
         run: 3,
+        transfer_stats: 2,
         predict: 2,
         predict: 3,
         benchmark: 2,

@@ -618,6 +618,62 @@ defmodule DmlcTest do
     assert_raise Error, ~r/dim/, fn -> Tensor.zeros({2, -1}) end
   end
 
+  @tag :vulkan
+  test "Vulkan: run on device tensors in and out, no host bytes (transfer counters)", ctx do
+    if Enum.any?(Dmlc.devices(), &String.starts_with?(&1.id, "vulkan")) do
+      m = Dmlc.compile!(model("fashion_mlp.onnx"), targets: "cpu,vulkan")
+      x = rows(ctx.vx, 0, 8)
+      {:ok, %{"logits" => ref}} = Dmlc.run(m, %{"input" => x})
+      {:ok, before} = Tensor.device_memory("vulkan")
+      xv = Tensor.to_device(x, "vulkan")
+
+      # device tensor in, device tensor out: the session on that device
+      for _ <- 1..2 do
+        %{"logits" => yv} = Dmlc.run!(m, %{"input" => xv}, device: "vulkan", outputs: :device)
+        assert is_reference(yv.ref) and Tensor.device(yv) == "vulkan"
+        assert yv.shape == ref.shape
+
+        assert max_abs_diff(Tensor.from_binary(Tensor.to_binary(yv), {:f, 32}, yv.shape), ref) <
+                 1.0e-4
+
+        :ok = Tensor.free(yv)
+      end
+
+      s = Dmlc.transfer_stats!(m, "vulkan")
+      IO.puts("device-resident runs on vulkan: #{inspect(s)}")
+      in_bytes = 8 * 784 * 4
+      out_bytes = 8 * 10 * 4
+      assert s.to_device_bytes == 0 and s.to_host_bytes == 0
+      assert s.on_device_bytes == 2 * (in_bytes + out_bytes) and s.on_device_count == 4
+
+      # a device tensor in, host tensors out: only the outputs come to the host
+      %{"logits" => yh} = Dmlc.run!(m, %{"input" => xv}, device: "vulkan")
+      assert yh.ref == nil and max_abs_diff(yh, ref) < 1.0e-4
+      s2 = Dmlc.transfer_stats!(m, "vulkan")
+      assert s2.to_device_bytes == 0 and s2.to_host_bytes == out_bytes
+
+      # a host tensor in, a device tensor out
+      %{"logits" => yd} = Dmlc.run!(m, %{"input" => x}, device: "vulkan", outputs: :device)
+      assert Tensor.device(yd) == "vulkan"
+      assert Dmlc.transfer_stats!(m, "vulkan").to_device_bytes == in_bytes
+      :ok = Tensor.free(yd)
+
+      # errors: an unknown input name, a freed tensor
+      assert {:error, %Error{code: :not_found}} =
+               Dmlc.run(m, %{"nope" => xv}, device: "vulkan", outputs: :device)
+
+      :ok = Tensor.free(xv)
+
+      assert {:error, %Error{code: :failed_precondition}} =
+               Dmlc.run(m, %{"input" => xv}, device: "vulkan", outputs: :device)
+
+      assert {:ok, ^before} = Tensor.device_memory("vulkan")
+      :ok = Dmlc.free(m)
+    else
+      IO.puts("skipped: no Vulkan device")
+    end
+  end
+
   test "device tensors on Vulkan: copies, and ops equal to the CPU or a clear error" do
     if Enum.any?(Dmlc.devices(), &String.starts_with?(&1.id, "vulkan")) do
       {:ok, before} = Tensor.device_memory("vulkan")

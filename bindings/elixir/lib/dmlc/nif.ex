@@ -32,6 +32,8 @@ defmodule Dmlc.NIF do
   def save(_model, _path), do: nif()
   def info(_model), do: nif()
   def run(_model, _device, _inputs), do: nif()
+  def run_device(_model, _device, _inputs, _outputs_on_device), do: nif()
+  def transfer_stats(_model, _device), do: nif()
   def predict(_model, _device, _x, _output), do: nif()
   def benchmark(_model, _device, _inputs, _iterations, _warmup), do: nif()
   def check(_model, _device, _seed, _iterations), do: nif()
