@@ -89,6 +89,18 @@ static void e_float(dml_sb_t *b, const dml_cdialect_t *d, float c) {
 }
 
 const char dml_cemit_half_helpers[] =
+    "#ifdef DML_H2F_NATIVE\n"
+    "/* the hardware's conversions (round to nearest even, subnormals kept),\n"
+    " * NaN as the software form below gives it: sign, quiet bit, payload */\n"
+    "DML_FN DML_U dml_f2h(float f) {\n"
+    "  return f != f ? ((DML_F2U(f) >> 16) & 0x8000u) | 0x7e00u : DML_F2H_NATIVE(f);\n"
+    "}\n"
+    "DML_FN float dml_h2f(DML_U h) {\n"
+    "  return (h & 0x7fffu) > 0x7c00u\n"
+    "             ? DML_U2F(((h & 0x8000u) << 16) | 0x7f800000u | ((h & 0x3ffu) << 13))\n"
+    "             : DML_H2F_NATIVE(h);\n"
+    "}\n"
+    "#else\n"
     "DML_FN DML_U dml_f2h(float f) {\n"
     "  DML_U x = DML_F2U(f);\n"
     "  DML_U sign = (x >> 16) & 0x8000u;\n"
@@ -123,6 +135,7 @@ const char dml_cemit_half_helpers[] =
     "  if (ex == 31u) return DML_U2F(sign | 0x7f800000u | (man << 13));\n"
     "  return DML_U2F(sign | ((ex + 112u) << 23) | (man << 13));\n"
     "}\n"
+    "#endif\n"
     "DML_FN DML_U dml_f2b(float f) {\n"
     "  DML_U x = DML_F2U(f);\n"
     "  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;\n"

@@ -109,6 +109,19 @@ DML_UINT_FNS(unsigned)
 DML_UINT_FNS(unsigned long long)
 #define DML_FN DML_DEV
 #define DML_U unsigned
+/* binary16 <-> f32 by the hardware (c_emit.h dml_cemit_half_helpers) */
+DML_DEV unsigned dml_cvt_f2h(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+DML_DEV float dml_cvt_h2f(unsigned h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
+  return f;
+}
+#define DML_F2H_NATIVE(f) dml_cvt_f2h(f)
+#define DML_H2F_NATIVE(h) dml_cvt_h2f(h)
 #define DML_F2U(x) __builtin_bit_cast(unsigned, x)
 #define DML_U2F(x) __builtin_bit_cast(float, x)
 #define DML_DINF __builtin_inf()
@@ -116,6 +129,18 @@ DML_UINT_FNS(unsigned long long)
 #define DML_FLOOR __builtin_floor
 #define DML_EXP2I(k) __builtin_bit_cast(double, (unsigned long long)((k) + 1023) << 52)
 #define DML_DEXP(x) ((int)(__builtin_bit_cast(unsigned long long, x) >> 52) - 1023)
+#ifdef DML_H2F_NATIVE
+/* the hardware's conversions (round to nearest even, subnormals kept),
+ * NaN as the software form below gives it: sign, quiet bit, payload */
+DML_FN DML_U dml_f2h(float f) {
+  return f != f ? ((DML_F2U(f) >> 16) & 0x8000u) | 0x7e00u : DML_F2H_NATIVE(f);
+}
+DML_FN float dml_h2f(DML_U h) {
+  return (h & 0x7fffu) > 0x7c00u
+             ? DML_U2F(((h & 0x8000u) << 16) | 0x7f800000u | ((h & 0x3ffu) << 13))
+             : DML_H2F_NATIVE(h);
+}
+#else
 DML_FN DML_U dml_f2h(float f) {
   DML_U x = DML_F2U(f);
   DML_U sign = (x >> 16) & 0x8000u;
@@ -150,6 +175,7 @@ DML_FN float dml_h2f(DML_U h) {
   if (ex == 31u) return DML_U2F(sign | 0x7f800000u | (man << 13));
   return DML_U2F(sign | ((ex + 112u) << 23) | (man << 13));
 }
+#endif
 DML_FN DML_U dml_f2b(float f) {
   DML_U x = DML_F2U(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40u;

@@ -109,6 +109,19 @@ DML_UINT_FNS(unsigned)
 DML_UINT_FNS(unsigned long long)
 #define DML_FN DML_DEV
 #define DML_U unsigned
+/* binary16 <-> f32 by the hardware (c_emit.h dml_cemit_half_helpers) */
+DML_DEV unsigned dml_cvt_f2h(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+DML_DEV float dml_cvt_h2f(unsigned h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)h));
+  return f;
+}
+#define DML_F2H_NATIVE(f) dml_cvt_f2h(f)
+#define DML_H2F_NATIVE(h) dml_cvt_h2f(h)
 #define DML_F2U(x) __builtin_bit_cast(unsigned, x)
 #define DML_U2F(x) __builtin_bit_cast(float, x)
 #define DML_DINF __builtin_inf()
