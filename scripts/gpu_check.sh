@@ -24,6 +24,8 @@
 # (this machine's build/, no runtime-only build, no benchmarks; DEVICE for
 # cuda: the cpu runs the CPU plans of the cuda packages, vulkan the parts
 # GPU_PREP_TARGET=vulkan bash scripts/gpu_prepare.sh compiled for vulkan).
+# SKIP_BENCH_CUDA=1 leaves out bench/cuda (dmlc against PyTorch: GEMM, attention,
+# the reference MLP), when device time is short.
 # Exit status: 0 when every step succeeded (the summary at the end of the log
 # lists them; the zoo, the random graphs and every op each add one line, and a part
 # gpu_prepare.sh could not make is listed as skipped with why).
@@ -240,8 +242,13 @@ else
       "$(grep '^io ' "$OUT/eager_bench_cuda.txt" | tr '\n' ' ')"
   fi
   step "bench/cuda: dmlc vs PyTorch"
-  bash bench/cuda/run_cuda_bench.sh build-gpu/bench/cuda/cuda_bench "$G/pkgs" "$G/models" "$OUT"
-  result "bench/cuda" $?
+  if [ "${SKIP_BENCH_CUDA:-0}" = 1 ]; then
+    echo "skipped: SKIP_BENCH_CUDA=1"
+    SUMMARY+=("skip  bench/cuda: SKIP_BENCH_CUDA=1")
+  else
+    bash bench/cuda/run_cuda_bench.sh build-gpu/bench/cuda/cuda_bench "$G/pkgs" "$G/models" "$OUT"
+    result "bench/cuda" $?
+  fi
   step "training: dmlc cuda/vulkan/cpu vs PyTorch (bench/gpu/train_h200.sh)"
   if [ -d .gpu-train ]; then
     OUT=$OUT/train BUILD=$PWD/build-gpu-train bash bench/gpu/train_h200.sh
