@@ -1451,23 +1451,36 @@ static dml_status_t eager_reduce(dml_rt_device_t *dev, dml_op_t id, int32_t k,
   return DML_OK;
 }
 
-/* The output dims of op `id` on x[0 .. n-1] on device dev
- * (dml_cpu_eager_outputs, the op's shape rule; its errors name the op and
- * dev, rule_err). The rule reads dims only: each input's
- * elements stay on the device, its slot's address stands in for data. */
-static dml_status_t gpu_out_dims(const dml_rt_device_t *dev, dml_op_t id,
-                                 slot_t *const *x, uint32_t n, const dml_attr_t *attrs,
-                                 uint32_t n_attrs, dml_tensor_t *y) {
-  dml_tensor_t in[3];
+/* The output dims of op `id` by its shape rule (dml_cpu_eager_outputs) on
+ * device tensors x[0 .. n-1]: the inputs whose values the rule reads
+ * (dml_cpu_output_dims_reads: Expand's shape, Slice's starts, ...) read
+ * back to the host, the others' slots standing in for their data (MatMul,
+ * Gemm, Conv, Softmax: dims only, every element stays on the device); its
+ * errors name the op and device `dev` (rule_err). At most MAX_OP_INPUTS
+ * inputs (INVALID_ARGUMENT beyond). */
+static dml_status_t rule_dims(const dml_rt_device_t *dev, dml_op_t id, slot_t *const *x,
+                              uint32_t n, const dml_attr_t *attrs, uint32_t n_attrs,
+                              dml_tensor_t *y) {
+  const char *opn = dml_op_name(id);
+  dml_tensor_t in[MAX_OP_INPUTS];
+  void *owned[MAX_OP_INPUTS] = {0};
   memset(in, 0, sizeof in);
   memset(y, 0, sizeof *y);
-  if (n > 3) n = 3; /* MatMul, Gemm, Conv */
-  for (uint32_t j = 0; j < n && j < 3; j++) {
+  if (n > MAX_OP_INPUTS)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, opn, "%u inputs: at most %d", n,
+                           MAX_OP_INPUTS);
+  dml_status_t e = DML_OK;
+  for (uint32_t j = 0; j < n && !e; j++) {
     if (!x[j]) continue; /* absent optional input */
     in[j].dtype = x[j]->dtype;
     in[j].rank = x[j]->rank;
     memcpy(in[j].dims, x[j]->dims, sizeof(int64_t) * (size_t)x[j]->rank);
     in[j].data = x[j];
+    if (dml_cpu_output_dims_reads(id, j) > 0) {
+      int own = 0;
+      e = host_dense(x[j], opn, &in[j].data, &own);
+      if (own) owned[j] = in[j].data;
+    }
   }
   uint64_t cap = UINT64_MAX;
   dml_cpu_call_t call;
@@ -1480,7 +1493,9 @@ static dml_status_t gpu_out_dims(const dml_rt_device_t *dev, dml_op_t id,
   call.output_capacity = &cap;
   call.attrs = attrs;
   call.n_attrs = n_attrs;
-  return rule_err(dml_cpu_eager_outputs(&call), id, dev);
+  if (!e) e = rule_err(dml_cpu_eager_outputs(&call), id, dev);
+  for (uint32_t j = 0; j < n; j++) free(owned[j]);
+  return e;
 }
 
 /* Runs Softmax or LogSoftmax (opset 13: `axis`, default -1) on device
@@ -1500,7 +1515,7 @@ static dml_status_t eager_softmax(dml_rt_device_t *dev, dml_op_t id, int32_t k,
                              "this version",
                              attrs[i].name);
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(gpu_out_dims(dev, id, &x, 1, attrs, n_attrs, &y));
+  DML_RETURN_IF_ERROR(rule_dims(dev, id, &x, 1, attrs, n_attrs, &y));
   const int32_t r = x->rank;
   int64_t a = dml_attr_int(attrs, n_attrs, "axis", -1);
   if (a < 0) a += r;
@@ -1567,48 +1582,6 @@ static dml_status_t small_ints(const slot_t *x, const char *opn, const char *wha
   if (own) free(p);
   *n = (uint32_t)cnt;
   return DML_OK;
-}
-
-/* The output dims of op `id` by its shape rule (dml_cpu_eager_outputs) on
- * device tensors x[0 .. n-1]: the inputs whose values the rule reads
- * (dml_cpu_output_dims_reads: Expand's shape, Slice's starts, ...) read
- * back to the host, the others' slots standing in for their data; its
- * errors name the op and device `dev` (rule_err). */
-static dml_status_t rule_dims(const dml_rt_device_t *dev, dml_op_t id, slot_t *const *x,
-                              uint32_t n, const dml_attr_t *attrs, uint32_t n_attrs,
-                              dml_tensor_t *y) {
-  const char *opn = dml_op_name(id);
-  dml_tensor_t in[MAX_OP_INPUTS];
-  void *owned[MAX_OP_INPUTS] = {0};
-  memset(in, 0, sizeof in);
-  memset(y, 0, sizeof *y);
-  dml_status_t e = DML_OK;
-  for (uint32_t j = 0; j < n && !e; j++) {
-    if (!x[j]) continue; /* absent optional input */
-    in[j].dtype = x[j]->dtype;
-    in[j].rank = x[j]->rank;
-    memcpy(in[j].dims, x[j]->dims, sizeof(int64_t) * (size_t)x[j]->rank);
-    in[j].data = x[j];
-    if (dml_cpu_output_dims_reads(id, j) > 0) {
-      int own = 0;
-      e = host_dense(x[j], opn, &in[j].data, &own);
-      if (own) owned[j] = in[j].data;
-    }
-  }
-  uint64_t cap = UINT64_MAX;
-  dml_cpu_call_t call;
-  memset(&call, 0, sizeof call);
-  call.op = id;
-  call.inputs = in;
-  call.n_inputs = n;
-  call.outputs = y;
-  call.n_outputs = 1;
-  call.output_capacity = &cap;
-  call.attrs = attrs;
-  call.n_attrs = n_attrs;
-  if (!e) e = rule_err(dml_cpu_eager_outputs(&call), id, dev);
-  for (uint32_t j = 0; j < n; j++) free(owned[j]);
-  return e;
 }
 
 /* Concat on device tensors (the shape rule's dims y): each input's
@@ -1877,7 +1850,7 @@ static dml_status_t eager_matmul(dml_rt_device_t *dev, int32_t k, slot_t *a, slo
   const char *opn = "MatMul";
   slot_t *x[2] = {a, b};
   dml_tensor_t y;
-  DML_RETURN_IF_ERROR(gpu_out_dims(dev, DML_OP_MATMUL, x, 2, NULL, 0, &y));
+  DML_RETURN_IF_ERROR(rule_dims(dev, DML_OP_MATMUL, x, 2, NULL, 0, &y));
   /* A as [..., M, K] (1-D: [1, K]), B as [..., K, N] (1-D: [K, 1]) */
   int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
   int64_t K = a->dims[a->rank - 1];
@@ -1990,7 +1963,7 @@ static dml_status_t eager_conv(dml_rt_device_t *dev, int32_t k, const dml_rt_ten
   const char *opn = "Conv";
   dml_tensor_t y;
   slot_t *in[3] = {x[0], x[1], n_in > 2 ? x[2] : NULL};
-  DML_RETURN_IF_ERROR(gpu_out_dims(dev, DML_OP_CONV, in, n_in, attrs, n_attrs, &y));
+  DML_RETURN_IF_ERROR(rule_dims(dev, DML_OP_CONV, in, n_in, attrs, n_attrs, &y));
   for (uint32_t i = 0; i < n_attrs; i++) {
     const char *an = attrs[i].name ? attrs[i].name : "";
     if (strcmp(an, "auto_pad") && strcmp(an, "dilations") && strcmp(an, "group") &&
@@ -2118,7 +2091,7 @@ static dml_status_t eager_gemm(dml_rt_device_t *dev, const dml_rt_tensor_t *h,
                              "the GPU's eager kernels take f32 only in this version "
                              "(input %u is %s)",
                              j, dml_dtype_name(in[j]->dtype));
-  DML_RETURN_IF_ERROR(gpu_out_dims(dev, DML_OP_GEMM, in, n_in, attrs, n_attrs, &y));
+  DML_RETURN_IF_ERROR(rule_dims(dev, DML_OP_GEMM, in, n_in, attrs, n_attrs, &y));
   for (uint32_t i = 0; i < n_attrs; i++) {
     const char *an = attrs[i].name ? attrs[i].name : "";
     if (strcmp(an, "alpha") && strcmp(an, "beta") && strcmp(an, "transA") &&
