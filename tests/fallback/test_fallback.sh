@@ -10,7 +10,9 @@
 # and --no-cpu-fallback gives the old error. A model with an If between
 # device kernels runs the If on the host and the kernels after it at the
 # dims its branch decided. A model with no node for the device runs
-# wholly on the host, which `dmlc run` notes.
+# wholly on the host, which `dmlc run` notes. String inputs and outputs of
+# a function with a device segment between two host entries come back as
+# the CPU plan's and ONNX Runtime's (issue 23).
 #   test_fallback.sh DMLC WORKDIR      (models: gen_fallback_models.py)
 set -uo pipefail
 DMLC=$1 WORK=$2
@@ -123,6 +125,24 @@ if [ $VK = 1 ]; then
   expect_ok ctrl-bench "$DMLC" bench "$WORK/ctrl.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
   has ctrl-bench-host '"name": "k2_host"'
 fi
+# string tensors in and out around a device segment (issue 23: a Vulkan run
+# returned empty strings with exit status 0): a string input read by the
+# first host entry, a string made there, read by the second host entry
+# across the device's kernel and returned, a string output of the second;
+# every output bit for bit as the CPU plan's and ONNX Runtime's
+expect_ok strio-compile "$DMLC" compile "$HERE/string_io.onnx" -o "$WORK/strio.dmlpkg" --target cpu,vulkan --print-kernels
+has strio-note "function 'forward': 4 of 7 nodes on the host, the rest on the device"
+grep -q "^kernel k0_host (host)" <<<"$out" && grep -q "^kernel k2_host (host)" <<<"$out" && ok ||
+  bad "strio: not two host entries around the device's kernel: $out"
+for dv in cpu vulkan; do
+  [ $dv = vulkan ] && [ $VK = 0 ] && continue
+  expect_ok "strio-run-$dv" "$DMLC" run "$WORK/strio.dmlpkg" --input "s=$HERE/s_strio.npy" \
+    --input "x=$HERE/x_strio.npy" --output-dir "$WORK/strio-$dv" --device $dv
+  has "strio-$dv-sizes" "y: str[4] -> $WORK/strio-$dv/y.npy (strings of 8..15 bytes)"
+  for o in y u r; do
+    cmp -s "$HERE/strio_ort_$o.npy" "$WORK/strio-$dv/$o.npy" && ok || bad "strio $dv: output $o differs from ONNX Runtime's"
+  done
+done
 # no node for the device: the whole function on the host, noted by dmlc run
 expect_ok whole-compile "$DMLC" compile "$HERE/lp_only.onnx" -o "$WORK/whole.dmlpkg" --target cpu,vulkan
 has whole-note "function 'forward': whole function (per-segment placement: no node of the function runs on the device)"
