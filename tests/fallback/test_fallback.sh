@@ -12,7 +12,9 @@
 # dims its branch decided. A model with no node for the device runs
 # wholly on the host, which `dmlc run` notes. String inputs and outputs of
 # a function with a device segment between two host entries come back as
-# the CPU plan's and ONNX Runtime's (issue 23).
+# the CPU plan's and ONNX Runtime's (issue 23). A Loop with a `while`
+# condition and a trip count computed from the input runs between device
+# kernels as ONNX Runtime does; --no-cpu-fallback refuses it.
 #   test_fallback.sh DMLC WORKDIR      (models: gen_fallback_models.py)
 set -uo pipefail
 DMLC=$1 WORK=$2
@@ -121,6 +123,17 @@ if [ $VK = 1 ]; then
   expect_ok loop-vk "$DMLC" run "$WORK/loop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/loop-vk" --device vulkan
   cmp -s "$WORK/loop-cpu/y.npy" "$WORK/loop-vk/y.npy" && ok || bad "loop: vulkan and cpu results differ"
 fi
+# a Loop whose iterations depend on run-time data (a `while` condition, a
+# trip count computed from the input) between device kernels: ONNX
+# Runtime's output on the CPU and on the device
+expect_ok while-compile "$DMLC" compile "$HERE/while_mid.onnx" -o "$WORK/while.dmlpkg" --target cpu,vulkan
+has while-node "host nodes: 4 'grow' (Loop)"
+for dv in cpu vulkan; do
+  [ $dv = vulkan ] && [ $VK = 0 ] && continue
+  expect_ok "while-$dv" "$DMLC" run "$WORK/while.dmlpkg" --input "x=$HERE/x_while.npy" --output-dir "$WORK/while-$dv" --device $dv
+  cmp -s "$HERE/while_ort_y.npy" "$WORK/while-$dv/y.npy" && ok || bad "while $dv: y differs from ONNX Runtime's"
+done
+expect_err while-strict "a Loop whose number of iterations is only known at run time) runs on the cpu target only" "$DMLC" compile "$HERE/while_mid.onnx" -o "$WORK/w2.dmlpkg" --target cpu,vulkan --no-cpu-fallback
 if [ $VK = 1 ]; then
   expect_ok ctrl-bench "$DMLC" bench "$WORK/ctrl.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
   has ctrl-bench-host '"name": "k2_host"'
