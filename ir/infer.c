@@ -38,6 +38,7 @@
 #include "dml_ew.h"
 #include "dml_ir_infer.h"
 #include "dml_shape.h"
+#include "dml_strcase.h"
 #include "dml_tfidf.h"
 #include "dml_wq.h"
 
@@ -5315,6 +5316,20 @@ static dml_status_t infer_string_split(ictx_t *c) {
 static dml_status_t infer_string_normalizer(ictx_t *c) {
   DML_RETURN_IF_ERROR(need_string(c, 0));
   DML_RETURN_IF_ERROR(need_rank(c, 0, 1, 2));
+  /* the locale (dml_strcase.h): a name always; its case rule where a case
+   * mapping runs (a case change, or stopwords compared case-insensitively) */
+  const dml_attr_t *loc = dml_ir_node_attr(c->n, "locale");
+  const dml_attr_t *act = dml_ir_node_attr(c->n, "case_change_action");
+  const dml_attr_t *sens = dml_ir_node_attr(c->n, "is_case_sensitive");
+  const dml_attr_t *sw = dml_ir_node_attr(c->n, "stopwords");
+  dml_strcase_rule_t rule;
+  char why[256];
+  int rc = dml_strcase_locale(loc && loc->kind == DML_ATTR_STRING ? loc->s : NULL, &rule,
+                              why, sizeof why);
+  int cases = (act && act->kind == DML_ATTR_STRING && strcmp(act->s, "NONE") != 0) ||
+              (sw && sw->kind == DML_ATTR_STRINGS && sw->n > 0 &&
+               !(sens && sens->kind == DML_ATTR_INT && sens->i != 0));
+  if (rc < 0 || (rc > 0 && cases)) return fail(c, rc < 0 ? INVALID : UNIMPL, "%s", why);
   const dml_type_t *x = in_t(c, 0);
   dml_type_t y = *x;
   if (x->rank == 1 || dim_is(x->dims[0], 1)) {

@@ -307,8 +307,12 @@ uint32_t dml_rt_gpu_segment_end_host(const dml_rt_dims_region_t *d,
 uint32_t dml_rt_gpu_segments_host(const dml_rt_dims_region_t *d,
                                   const dml_rt_host_plan_t *h, uint32_t n_kernels);
 
-/* The bytes of value `value` of e->fn at the run's symbols e->sym, or -1
- * when its dims do not evaluate (a symbol out of range) or overflow. */
+/* The bytes of value `value` of e->fn at the run's symbols e->sym that a
+ * copy between the host and the device moves, or -1 when its dims do not
+ * evaluate (a symbol out of range) or overflow. 0 for a string value
+ * (DML_DTYPE_STRING): strings never leave the host arena (the CPU
+ * fall-back's host nodes read and write them there), so the staging and
+ * device copies of inputs, outputs and host-entry regions skip them. */
 int64_t dml_rt_gpu_io_bytes(const dml_rt_exec_t *e, uint32_t value);
 
 /* Copies the n regions at x between a host-visible staging buffer `st`
@@ -499,7 +503,8 @@ dml_status_t dml_rt_session_output_shape(dml_rt_session_t *s, uint32_t index,
 /* Copies output `index` of the last run of s into buffer `dst` (eager
  * device memory on the session's device) at byte dst_off, on the device
  * (rt_backend copy_output), counting it in the session's transfer
- * statistics. Errors: dml_rt_session_get_output's; the device's. */
+ * statistics. Errors: dml_rt_session_get_output's; UNIMPLEMENTED for a
+ * string output (strings stay on the host); the device's. */
 dml_status_t dml_rt_session_copy_output_device(dml_rt_session_t *s, uint32_t index,
                                                void *dst, uint64_t dst_off);
 

@@ -200,6 +200,10 @@ void dml_rt_gpu_plan_free(dml_rt_gpu_plan_t *p) {
 
 int64_t dml_rt_gpu_io_bytes(const dml_rt_exec_t *e, uint32_t value) {
   dml_type_t t = e->fn->values[value].type;
+  /* strings live in the host arena (dml_str_t descriptors pointing into the
+   * session's string heaps): no copy moves them, or the device's stale
+   * bytes would overwrite what the host nodes wrote */
+  if (t.dtype == DML_DTYPE_STRING) return 0;
   int64_t dims[DML_MAX_RANK];
   if (dml_type_eval_dims(&t, e->sym, e->n_symbols, dims)) return -1;
   int64_t n = dml_dims_numel(dims, t.rank);

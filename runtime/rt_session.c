@@ -1364,8 +1364,9 @@ static uint64_t now_ns(void) {
  * the session's transfer statistics. */
 static void count_downloads(dml_rt_session_t *s) {
   for (uint32_t j = 0; j < s->fn->n_outputs; j++) {
-    uint64_t nb = (uint64_t)dml_tensor_bytes(&s->vals[s->fn->outputs[j]]);
-    if (!nb) continue;
+    const dml_tensor_t *t = &s->vals[s->fn->outputs[j]];
+    uint64_t nb = (uint64_t)dml_tensor_bytes(t);
+    if (!nb || t->dtype == DML_DTYPE_STRING) continue; /* strings stay on the host */
     s->xfer.to_host_bytes += nb;
     s->xfer.to_host_count++;
   }
@@ -1480,8 +1481,9 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
       return dml_status_annotate(st, "running '%s' on %s", f->name,
                                  s->backend->device_name(s->backend_state));
     for (uint32_t j = 0; j < f->n_inputs; j++) {
-      uint64_t nb = (uint64_t)dml_tensor_bytes(&s->vals[f->inputs[j]]);
-      if (!nb) continue;
+      const dml_tensor_t *t = &s->vals[f->inputs[j]];
+      uint64_t nb = (uint64_t)dml_tensor_bytes(t);
+      if (!nb || t->dtype == DML_DTYPE_STRING) continue; /* strings stay on the host */
       if (s->dev_in_buf[j]) {
         s->xfer.on_device_bytes += nb;
         s->xfer.on_device_count++;
@@ -1653,6 +1655,11 @@ dml_status_t dml_rt_session_copy_output_device(dml_rt_session_t *s, uint32_t ind
   if (!s->backend || !s->backend->copy_output)
     return dml_status_make(DML_STATUS_FAILED_PRECONDITION, "rt.session",
                            "the session does not run on a GPU device");
+  if (t.dtype == DML_DTYPE_STRING)
+    return dml_status_make(DML_STATUS_UNIMPLEMENTED, "rt.session",
+                           "output '%s' holds strings, which live on the host: read "
+                           "it with dml_rt_session_get_output",
+                           s->fn->values[s->fn->outputs[index]].name);
   dml_rt_exec_t e = session_exec(s);
   dml_status_t st = s->backend->copy_output(s->backend_state, &e, index, dst, dst_off);
   if (st)
@@ -1786,6 +1793,8 @@ dml_status_t dml_rt_gpu_plan_io(const char *op, const char *target,
        * against the plan before the device runs (gpu_value_dims). */
       if (b > 0 && (uint64_t)b > val->bytes && uses_node_symbol(m, &val->type))
         b = (int64_t)val->bytes;
+      if (val->type.dtype == DML_DTYPE_STRING)
+        b = 0; /* stays in the host arena (dml_rt_gpu_io_bytes): no staging */
       if (val->storage == DML_PKG_STORAGE_CONST)
         s = dml_status_make(DML_STATUS_UNIMPLEMENTED, op,
                             "output '%s' is a constant; not run on %s yet", val->name,

@@ -475,6 +475,24 @@ def gen_more_errors():
     save(model(nodes, [vi("x", TensorProto.FLOAT, [2])], [vi("y", TensorProto.FLOAT, None)],
                check=False), "bad_values.onnx")
 
+    # QuantizeLinear to 4 bits (its y_zero_point an INT4 / UINT4
+    # initializer): refused; a 4-bit DequantizeLinear weight imports (widened)
+    sc = helper.make_tensor("sc", TensorProto.FLOAT, [], [0.5])
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sc", "zi"], ["qi"], name="q_int4"),
+             helper.make_node("QuantizeLinear", ["x", "sc", "zu"], ["qu"], name="q_uint4"),
+             helper.make_node("DequantizeLinear", ["w", "sc"], ["y"], name="dq_int4")]
+    save(model(nodes, [vi("x", TensorProto.FLOAT, [4])],
+               [vi("qi", TensorProto.INT4, [4]), vi("qu", TensorProto.UINT4, [4]),
+                vi("y", TensorProto.FLOAT, [4])],
+               [sc, helper.make_tensor("zi", TensorProto.INT4, [], [0]),
+                helper.make_tensor("zu", TensorProto.UINT4, [], [3]),
+                helper.make_tensor("w", TensorProto.INT4, [4], [1, -2, 7, -8])], opset=21),
+         "q_int4.onnx")
+    nodes = [helper.make_node("DequantizeLinear", ["w", "sc"], ["y"], name="dq_int4")]
+    save(model(nodes, [], [vi("y", TensorProto.FLOAT, [4])],
+               [sc, helper.make_tensor("w", TensorProto.INT4, [4], [1, -2, 7, -8])], opset=21),
+         "dq_int4.onnx")
+
     seq = helper.make_tensor_sequence_value_info("xs", TensorProto.FLOAT, None)
     nodes = [helper.make_node("Identity", ["x"], ["y"], name="id")]
     save(model(nodes, [vi("x", TensorProto.FLOAT, [2]), seq], [vi("y", TensorProto.FLOAT, None)],

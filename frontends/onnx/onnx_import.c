@@ -540,6 +540,18 @@ static int attr_type_supported(Onnx__AttributeProto__AttributeType t) {
   }
 }
 
+/* "INT4" or "UINT4" when `name` is an initializer of g of that ONNX data
+ * type (whose 4-bit data the importer widens to i8/u8, onnx_tensor.c; a
+ * Constant of those types is refused by onnx_op_check), else NULL. */
+static const char *four_bit_init(const Onnx__GraphProto *g, const char *name) {
+  for (size_t i = 0; i < g->n_initializer; i++) {
+    const Onnx__TensorProto *t = g->initializer[i];
+    if (is_empty(t->name) || strcmp(t->name, name) || !t->has_data_type) continue;
+    return t->data_type == 22 ? "INT4" : t->data_type == 21 ? "UINT4" : NULL;
+  }
+  return NULL;
+}
+
 /* Lists every node whose op type (with its domain and the model's opset) has
  * no importer, and every attribute or attribute value an importer cannot
  * map, in one UNIMPLEMENTED status. */
@@ -624,7 +636,18 @@ static dml_status_t check_supported(const Onnx__ModelProto *mp, const Onnx__Grap
       if (n_bad_nodes + n_bad_attrs <= ONNX_MAX_DETAIL_LINES)
         failed |= str_list_push(&details, str_printf("%s: %s '%s'", label, problem, an));
     }
-    if (onnx_op_check(e, np, why, sizeof(why))) {
+    /* QuantizeLinear to a 4-bit type (its y_zero_point's): the widened
+     * zero point would quantize into the 8-bit range, not saturate at 4 */
+    const char *q4 =
+        e->op == DML_OP_QUANTIZE_LINEAR && np->n_input > 2 && !is_empty(np->input[2])
+            ? four_bit_init(g, np->input[2])
+            : NULL;
+    if (q4)
+      snprintf(why, sizeof why,
+               "y_zero_point of type %s (quantizing to 4 bits: dmlc has no 4-bit dtype; "
+               "4-bit weights for DequantizeLinear import)",
+               q4);
+    if (q4 || onnx_op_check(e, np, why, sizeof(why))) {
       n_bad_attrs++;
       failed |= str_list_push(&attrs, str_printf("%s %s", op_type, why));
       if (n_bad_nodes + n_bad_attrs <= ONNX_MAX_DETAIL_LINES)

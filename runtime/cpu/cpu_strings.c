@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "dml_strcase.h"
 
 /* ======================================================================
  * The string heap
@@ -517,8 +518,11 @@ static size_t utf8_decode(const unsigned char *p, size_t n, uint32_t *cp) {
 
 /* Simple case mapping (UnicodeData.txt) of ASCII, Latin-1 Supplement,
  * Greek (U+0391..U+03A9 / U+03B1..U+03C9) and Cyrillic (U+0400..U+042F /
- * U+0430..U+045F); other code points are returned unchanged. */
-static uint32_t case_map(uint32_t cp, int upper) {
+ * U+0430..U+045F); other code points are returned unchanged. With `rule`
+ * DML_STRCASE_ASCII (the "C" and "POSIX" locales, dml_strcase.h) ASCII
+ * letters only. */
+static uint32_t case_map(uint32_t cp, int upper, dml_strcase_rule_t rule) {
+  if (rule == DML_STRCASE_ASCII && cp >= 0x80) return cp;
   if (upper) {
     if (cp >= 'a' && cp <= 'z') return cp - 32;
     if (cp >= 0xE0 && cp <= 0xFE && cp != 0xF7) return cp - 32;
@@ -538,7 +542,8 @@ static uint32_t case_map(uint32_t cp, int upper) {
 
 /* Case-changes s into out (same byte length: every mapping above keeps the
  * UTF-8 length). */
-static void change_case(const char *s, size_t n, int upper, char *out) {
+static void change_case(const char *s, size_t n, int upper, dml_strcase_rule_t rule,
+                        char *out) {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0;
   while (i < n) {
@@ -549,7 +554,7 @@ static void change_case(const char *s, size_t n, int upper, char *out) {
       i++;
       continue;
     }
-    uint32_t m = case_map(cp, upper);
+    uint32_t m = case_map(cp, upper, rule);
     if (l == 1) {
       out[i] = (char)m;
     } else {
@@ -563,7 +568,7 @@ static void change_case(const char *s, size_t n, int upper, char *out) {
 /* 1 when `w` (n bytes) is one of the stopwords; case-insensitive compares
  * after mapping both to `fold` (-1: exact). */
 static int is_stopword(const char *w, size_t n, const char *const *stops, size_t n_stops,
-                       int fold, char *tmp_a, char *tmp_b) {
+                       int fold, dml_strcase_rule_t rule, char *tmp_a, char *tmp_b) {
   for (size_t k = 0; k < n_stops; k++) {
     size_t sl = strlen(stops[k]);
     if (sl != n) continue;
@@ -571,8 +576,8 @@ static int is_stopword(const char *w, size_t n, const char *const *stops, size_t
       if (memcmp(w, stops[k], n) == 0) return 1;
       continue;
     }
-    change_case(w, n, fold, tmp_a);
-    change_case(stops[k], n, fold, tmp_b);
+    change_case(w, n, fold, rule, tmp_a);
+    change_case(stops[k], n, fold, rule, tmp_b);
     if (memcmp(tmp_a, tmp_b, n) == 0) return 1;
   }
   return 0;
@@ -595,6 +600,15 @@ dml_status_t dml_cpuk_StringNormalizer(const dml_cpu_call_t *c) {
   const dml_attr_t *sw = dml_attr_find(c->attrs, c->n_attrs, "stopwords");
   const char *const *stops = sw && sw->kind == DML_ATTR_STRINGS ? sw->strings : NULL;
   size_t n_stops = stops ? sw->n : 0;
+  /* the locale: a name always checked, its case rule refused only where a
+   * case mapping runs (ir/infer.c refuses the same at compile time) */
+  dml_strcase_rule_t rule = DML_STRCASE_UNICODE;
+  char why[256];
+  int lrc =
+      dml_strcase_locale(dml_cpu_get_string(c, "locale", NULL), &rule, why, sizeof why);
+  if (lrc < 0 || (lrc > 0 && (change >= 0 || (n_stops && !sensitive))))
+    return dml_cpu_error(
+        c, lrc < 0 ? DML_STATUS_INVALID_ARGUMENT : DML_STATUS_UNIMPLEMENTED, "%s", why);
   int64_t n = dml_cpu_numel(x);
   const dml_str_t *xs = (const dml_str_t *)x->data;
   dml_str_t *ys = (dml_str_t *)y->data;
@@ -629,7 +643,7 @@ dml_status_t dml_cpuk_StringNormalizer(const dml_cpu_call_t *c) {
         /* case sensitive: stopwords compared as given; else after the case
          * change (or lower-cased when there is none) */
         int fold = sensitive ? -1 : (change < 0 ? 0 : change);
-        if (!is_stopword(s + st, wl, stops, n_stops, fold, ta, tb)) {
+        if (!is_stopword(s + st, wl, stops, n_stops, fold, rule, ta, tb)) {
           if (!first) buf[out_len++] = ' ';
           memcpy(buf + out_len, s + st, wl);
           out_len += wl;
@@ -644,7 +658,7 @@ dml_status_t dml_cpuk_StringNormalizer(const dml_cpu_call_t *c) {
     if (change >= 0 && len) {
       char *cb = dml_cpu_strheap_alloc(c->strings, len);
       if (!cb) return heap_oom(c, len);
-      change_case(s, len, change, cb);
+      change_case(s, len, change, rule, cb);
       r.data = cb;
     }
     if (filter && r.len == 0) continue;

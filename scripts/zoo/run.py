@@ -465,7 +465,10 @@ def write_doc(res, path, targets_seen, json_path=None):
         "with its mean pooling and normalization.",
         "",
     ]
-    vs = res.get("versions", {})
+    vs = dict(res.get("versions", {}))
+    # `dmlc --version` starts with the program's name ("dmlc 0.1.0"): once
+    if str(vs.get("dmlc") or "").startswith("dmlc "):
+        vs["dmlc"] = vs["dmlc"][len("dmlc "):]
     if vs:
         lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(vs.items()) if v) + ".", ""]
     keys = sorted(ents)

@@ -24,6 +24,22 @@
 - loop_mid.onnx: x f32[N,8], trip i64[] -> sq = Mul(x, x) -> Loop(trip):
   acc = acc * 0.5 + sq (from zeros; sq captured) -> Add(acc, 1.5) -> y
   f32[N,8]: a Loop between device kernels, its trip count an input.
+- string_io.onnx: string tensors in and out of a function that also runs
+  on the device (issue 23: string outputs came back empty on Vulkan): s
+  str[4] (a string input read by a host entry), x f32[4] -> host: v =
+  Cast(s, to f32), u = StringConcat(s, " ünï") -> device: r = Relu(v + x),
+  ri = Cast(r, to i32) -> host: y = StringConcat(u, Cast(ri, to string));
+  outputs y (a host result after a device segment), u (made by the first
+  host entry, read by the second across the device segment, and returned)
+  and r (the device's). s_strio.npy, x_strio.npy: its inputs;
+  strio_ort_{y,u,r}.npy: ONNX Runtime's outputs (generated when
+  onnxruntime is installed, as in .cache/onnx-1.23.2/venv).
+- while_mid.onnx: a Loop whose iterations depend on run-time data, between
+  device kernels: x f32[3] -> r = Relu(x) -> s0 = ReduceSum(r) -> Loop(trip
+  = Cast(s0, to i64), cond = s0 < 100; body: a = a * 2, cond = sum(a) <
+  100) from r -> y = Neg(.): a `while` condition and a trip count computed
+  from the input. x_while.npy: its input; while_ort_y.npy: ONNX Runtime's
+  output.
 - x_ctrl_then.npy (N = 5, sum of squares > 40), x_ctrl_else.npy (N = 3,
   below): both branches.
 - x_lp.npy (also x of lp_views, N = 4), x_views.npy (N = 3), x_str.npy: inputs (with -0, a denormal, huge and tiny values).
@@ -185,9 +201,83 @@ def loop_mid():
     np.save(os.path.join(HERE, "trip3.npy"), np.array(3, dtype=np.int64))
 
 
+def string_io():
+    suffix = numpy_helper.from_array(np.array([" \u00fcn\u00ef"], dtype=object), "suffix")
+    nodes = [
+        helper.make_node("Cast", ["s"], ["v"], to=TensorProto.FLOAT, name="parse"),
+        helper.make_node("StringConcat", ["s", "suffix"], ["u"], name="tag"),
+        helper.make_node("Add", ["v", "x"], ["a"], name="add"),
+        helper.make_node("Relu", ["a"], ["r"], name="relu"),
+        helper.make_node("Cast", ["r"], ["ri"], to=TensorProto.INT32, name="to_int"),
+        helper.make_node("Cast", ["ri"], ["rs"], to=TensorProto.STRING, name="to_text"),
+        helper.make_node("StringConcat", ["u", "rs"], ["y"], name="join"),
+    ]
+    g = helper.make_graph(
+        nodes, "string_io",
+        [helper.make_tensor_value_info("s", TensorProto.STRING, [4]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, [4]),
+         helper.make_tensor_value_info("u", TensorProto.STRING, [4]),
+         helper.make_tensor_value_info("r", TensorProto.FLOAT, [4])], [suffix])
+    save(g, "string_io.onnx")
+    s = np.array(["1.5", "-20", "7", "250.25"])
+    x = np.array([2.0, 3.0, -9.5, 0.5], dtype=np.float32)
+    np.save(os.path.join(HERE, "s_strio.npy"), s)
+    np.save(os.path.join(HERE, "x_strio.npy"), x)
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        print("no onnxruntime: strio_ort_*.npy not regenerated")
+        return
+    sess = ort.InferenceSession(os.path.join(HERE, "string_io.onnx"),
+                                providers=["CPUExecutionProvider"])
+    for name, val in zip(["y", "u", "r"], sess.run(None, {"s": s.astype(object), "x": x})):
+        np.save(os.path.join(HERE, "strio_ort_%s.npy" % name),
+                val.astype(str) if val.dtype == object else val)
+
+
+def while_mid():
+    two = numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")
+    lim = numpy_helper.from_array(np.array(100.0, dtype=np.float32), "lim")
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["a_in", "two"], ["a_out"], name="double"),
+         helper.make_node("ReduceSum", ["a_out"], ["s"], keepdims=0, name="body_sum"),
+         helper.make_node("Less", ["s", "lim"], ["c_out"], name="body_less")],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("a_in", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("a_out", TensorProto.FLOAT, [3])])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("ReduceSum", ["r"], ["s0"], keepdims=0, name="sum"),
+        helper.make_node("Less", ["s0", "lim"], ["c0"], name="less"),
+        helper.make_node("Cast", ["s0"], ["t0"], to=TensorProto.INT64, name="trip"),
+        helper.make_node("Loop", ["t0", "c0", "r"], ["a"], body=body, name="grow"),
+        helper.make_node("Neg", ["a"], ["y"], name="neg"),
+    ]
+    g = helper.make_graph(
+        nodes, "while_mid", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])], [two, lim])
+    save(g, "while_mid.onnx")
+    x = np.array([1.0, 2.0, 3.5], dtype=np.float32)
+    np.save(os.path.join(HERE, "x_while.npy"), x)
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        print("no onnxruntime: while_ort_y.npy not regenerated")
+        return
+    sess = ort.InferenceSession(os.path.join(HERE, "while_mid.onnx"),
+                                providers=["CPUExecutionProvider"])
+    np.save(os.path.join(HERE, "while_ort_y.npy"), sess.run(None, {"x": x})[0])
+
+
 lp_mid()
 lp_views()
 lp_only()
 string_mid()
 ctrl_mid()
 loop_mid()
+string_io()
+while_mid()

@@ -10,7 +10,11 @@
 # and --no-cpu-fallback gives the old error. A model with an If between
 # device kernels runs the If on the host and the kernels after it at the
 # dims its branch decided. A model with no node for the device runs
-# wholly on the host, which `dmlc run` notes.
+# wholly on the host, which `dmlc run` notes. String inputs and outputs of
+# a function with a device segment between two host entries come back as
+# the CPU plan's and ONNX Runtime's (issue 23). A Loop with a `while`
+# condition and a trip count computed from the input runs between device
+# kernels as ONNX Runtime does; --no-cpu-fallback refuses it.
 #   test_fallback.sh DMLC WORKDIR      (models: gen_fallback_models.py)
 set -uo pipefail
 DMLC=$1 WORK=$2
@@ -119,10 +123,39 @@ if [ $VK = 1 ]; then
   expect_ok loop-vk "$DMLC" run "$WORK/loop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/loop-vk" --device vulkan
   cmp -s "$WORK/loop-cpu/y.npy" "$WORK/loop-vk/y.npy" && ok || bad "loop: vulkan and cpu results differ"
 fi
+# a Loop whose iterations depend on run-time data (a `while` condition, a
+# trip count computed from the input) between device kernels: ONNX
+# Runtime's output on the CPU and on the device
+expect_ok while-compile "$DMLC" compile "$HERE/while_mid.onnx" -o "$WORK/while.dmlpkg" --target cpu,vulkan
+has while-node "host nodes: 4 'grow' (Loop)"
+for dv in cpu vulkan; do
+  [ $dv = vulkan ] && [ $VK = 0 ] && continue
+  expect_ok "while-$dv" "$DMLC" run "$WORK/while.dmlpkg" --input "x=$HERE/x_while.npy" --output-dir "$WORK/while-$dv" --device $dv
+  cmp -s "$HERE/while_ort_y.npy" "$WORK/while-$dv/y.npy" && ok || bad "while $dv: y differs from ONNX Runtime's"
+done
+expect_err while-strict "a Loop whose number of iterations is only known at run time) runs on the cpu target only" "$DMLC" compile "$HERE/while_mid.onnx" -o "$WORK/w2.dmlpkg" --target cpu,vulkan --no-cpu-fallback
 if [ $VK = 1 ]; then
   expect_ok ctrl-bench "$DMLC" bench "$WORK/ctrl.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
   has ctrl-bench-host '"name": "k2_host"'
 fi
+# string tensors in and out around a device segment (issue 23: a Vulkan run
+# returned empty strings with exit status 0): a string input read by the
+# first host entry, a string made there, read by the second host entry
+# across the device's kernel and returned, a string output of the second;
+# every output bit for bit as the CPU plan's and ONNX Runtime's
+expect_ok strio-compile "$DMLC" compile "$HERE/string_io.onnx" -o "$WORK/strio.dmlpkg" --target cpu,vulkan --print-kernels
+has strio-note "function 'forward': 4 of 7 nodes on the host, the rest on the device"
+grep -q "^kernel k0_host (host)" <<<"$out" && grep -q "^kernel k2_host (host)" <<<"$out" && ok ||
+  bad "strio: not two host entries around the device's kernel: $out"
+for dv in cpu vulkan; do
+  [ $dv = vulkan ] && [ $VK = 0 ] && continue
+  expect_ok "strio-run-$dv" "$DMLC" run "$WORK/strio.dmlpkg" --input "s=$HERE/s_strio.npy" \
+    --input "x=$HERE/x_strio.npy" --output-dir "$WORK/strio-$dv" --device $dv
+  has "strio-$dv-sizes" "y: str[4] -> $WORK/strio-$dv/y.npy (strings of 8..15 bytes)"
+  for o in y u r; do
+    cmp -s "$HERE/strio_ort_$o.npy" "$WORK/strio-$dv/$o.npy" && ok || bad "strio $dv: output $o differs from ONNX Runtime's"
+  done
+done
 # no node for the device: the whole function on the host, noted by dmlc run
 expect_ok whole-compile "$DMLC" compile "$HERE/lp_only.onnx" -o "$WORK/whole.dmlpkg" --target cpu,vulkan
 has whole-note "function 'forward': whole function (per-segment placement: no node of the function runs on the device)"

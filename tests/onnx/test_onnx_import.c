@@ -685,6 +685,16 @@ static void test_unsupported_values(void) {
   };
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
     CHECK_ERROR(import_fixture("bad_values.onnx", &m), DML_STATUS_UNIMPLEMENTED, want[i]);
+  /* QuantizeLinear to 4 bits refused (it would saturate at the 8-bit
+   * range); a 4-bit DequantizeLinear weight imports, widened to i8 */
+  CHECK_ERROR(import_fixture("q_int4.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'q_int4' (QuantizeLinear): unsupported y_zero_point of type INT4");
+  CHECK_ERROR(import_fixture("q_int4.onnx", &m), DML_STATUS_UNIMPLEMENTED,
+              "node 'q_uint4' (QuantizeLinear): unsupported y_zero_point of type UINT4");
+  CHECK(m == NULL);
+  CHECK_OK(import_fixture("dq_int4.onnx", &m));
+  dml_ir_module_release(m);
+  m = NULL;
   CHECK_ERROR(
       import_fixture("sequence_input.onnx", &m), DML_STATUS_UNIMPLEMENTED,
       "graph input 'xs' is a sequence; its element count and shapes must be given at "

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dml_cpu.h"
+#include "dml_npy.h"
 #include "dml_passes.h"
 #include "dml_pkg.h"
 #include "onnx_run_util.h"
@@ -504,6 +505,93 @@ static void test_tree_ensemble(void) {
               "a cycle");
 }
 
+/* StringNormalizer's locale against ONNX Runtime's outputs
+ * (tests/onnx/gen_strnorm_locale.py): "C" and "POSIX" change ASCII letters
+ * only, "C.UTF-8" every letter dmlc maps; stopwords compared in each;
+ * every output byte for byte. Then the refusals: a Turkish locale where
+ * case changes (at compile time and in the kernel), a malformed name. */
+static void test_strnorm_locale(void) {
+  size_t size = 0;
+  dml_status_t st;
+  void *pkg = compile_fixture("strnorm_locale.onnx", "cpu", &size, &st);
+  CHECK_OK(st);
+  if (!pkg) return;
+  dml_rt_model_t *m = NULL;
+  CHECK_OK(dml_rt_model_load_memory(pkg, size, &m));
+  free(pkg);
+  dml_rt_session_t *s = NULL;
+  if (m) CHECK_OK(dml_rt_session_create(m, "cpu", &s));
+  char path[1024];
+  const char *const ins[2] = {"x", "w"};
+  for (int i = 0; s && i < 2; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "strnorm_locale.%s.npy", ins[i]);
+    dml_tensor_t t;
+    void *buf = NULL;
+    CHECK_OK(dml_npy_read_file(fixture(name, path, sizeof path), &t, &buf));
+    CHECK_OK(dml_rt_session_set_input_by_name(s, ins[i], &t));
+    free(buf);
+  }
+  if (s) CHECK_OK(dml_rt_session_run(s));
+  const char *const outs[7] = {"up_c", "lo_c",   "up_posix", "up_u",
+                               "lo_u", "stop_c", "stop_u"};
+  for (int i = 0; s && i < 7; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "strnorm_locale.%s.npy", outs[i]);
+    dml_tensor_t want, got;
+    void *buf = NULL;
+    CHECK_OK(dml_npy_read_file(fixture(name, path, sizeof path), &want, &buf));
+    const dml_tensor_t *y = out_named(m, s, outs[i], &got);
+    CHECK(y && y->dtype == DML_DTYPE_STRING && y->rank == 1 && want.rank == 1 &&
+          y->dims[0] == want.dims[0]);
+    for (int64_t k = 0; y && y->dims[0] == want.dims[0] && k < want.dims[0]; k++) {
+      const dml_str_t *a = (const dml_str_t *)y->data + k;
+      const dml_str_t *b = (const dml_str_t *)want.data + k;
+      int same =
+          a->len == b->len && (!a->len || !memcmp(a->data, b->data, (size_t)a->len));
+      if (!same)
+        fprintf(stderr, "%s [%lld]: '%.*s', ONNX Runtime '%.*s'\n", outs[i], (long long)k,
+                (int)a->len, a->data, (int)b->len, b->data);
+      CHECK(same);
+    }
+    free(buf);
+  }
+  dml_rt_session_release(s);
+  dml_rt_model_release(m);
+  /* refused at compile time: a case change in Turkish */
+  pkg = compile_fixture("strnorm_tr.onnx", "cpu", &size, &st);
+  CHECK(pkg == NULL);
+  free(pkg);
+  CHECK_ERROR(st, DML_STATUS_UNIMPLEMENTED, "Turkish and Azerbaijani case mapping");
+  /* and by the kernel; a name that is not a locale's; "C" */
+  dml_cpu_strheap_t *h = dml_cpu_strheap_create();
+  dml_str_t xv[2] = {S("caf\xc3\xa9"), S("Ii")}, yv[2];
+  dml_tensor_t x = {DML_DTYPE_STRING, 1, {2}, xv}, y = {DML_DTYPE_STRING, 1, {2}, yv};
+  dml_attr_t a[2] = {attr_str("case_change_action", "UPPER"),
+                     attr_str("locale", "az_AZ")};
+  CHECK_ERROR(run1(DML_OP_STRING_NORMALIZER, &x, 1, &y, 1, a, 2, h),
+              DML_STATUS_UNIMPLEMENTED, "locale 'az_AZ'");
+  a[0] = attr_str("case_change_action", "NONE"); /* no case change: the locale unused */
+  CHECK_OK(run1(DML_OP_STRING_NORMALIZER, &x, 1, &y, 1, a, 2, h));
+  a[1] = attr_str("locale", "en_US.UTF-8; rm");
+  CHECK_ERROR(run1(DML_OP_STRING_NORMALIZER, &x, 1, &y, 1, a, 2, h),
+              DML_STATUS_INVALID_ARGUMENT, "is not a locale name");
+  const char *const fine[6] = {"en_US",       "en-US",  "de_DE.ISO-8859-1",
+                               "sr_RS@latin", "es_419", "C.UTF-8"};
+  a[0] = attr_str("case_change_action", "UPPER");
+  for (int i = 0; i < 6; i++) {
+    a[1] = attr_str("locale", fine[i]);
+    y.dims[0] = 2;
+    CHECK_OK(run1(DML_OP_STRING_NORMALIZER, &x, 1, &y, 1, a, 2, h));
+    CHECK(str_is(&yv[0], "CAF\xc3\x89") && str_is(&yv[1], "II"));
+  }
+  a[1] = attr_str("locale", "POSIX");
+  y.dims[0] = 2;
+  CHECK_OK(run1(DML_OP_STRING_NORMALIZER, &x, 1, &y, 1, a, 2, h));
+  CHECK(str_is(&yv[0], "CAF\xc3\xa9") && str_is(&yv[1], "II"));
+  dml_cpu_strheap_release(h);
+}
+
 int main(void) {
   RUN(test_strings_model);
   RUN(test_ml_only);
@@ -511,5 +599,6 @@ int main(void) {
   RUN(test_strings_section);
   RUN(test_kernels);
   RUN(test_tree_ensemble);
+  RUN(test_strnorm_locale);
   return dml_test_finish();
 }

@@ -19,11 +19,11 @@ static const float k_edges[16] = {NAN,     INFINITY, -INFINITY, -0.0f,  0.0f, 1e
                                   -1e-40f, 1e30f,    -1e30f,    1e-30f, 0.5f, -2.5f,
                                   3.0f,    -0.75f,   88.8f,     -100.0f};
 
-/* tests/tensor/<name>.onnx compiled for `targets` and loaded, or NULL
- * (the failure reported through CHECK). */
-static inline dml_rt_model_t *tensor_test_compile(const char *name, const char *targets) {
-  char rel[256], path[1400];
-  snprintf(rel, sizeof rel, "tests/tensor/%s.onnx", name);
+/* The ONNX model at `rel` (a path in the source tree) compiled for
+ * `targets` and loaded, or NULL (the failure reported through CHECK). */
+static inline dml_rt_model_t *tensor_test_compile_path(const char *rel,
+                                                       const char *targets) {
+  char path[1400];
   size_t len = 0;
   uint8_t *bytes = (uint8_t *)dml_test_read_file(
       dml_test_path("DMLC_SOURCE_DIR", rel, path, sizeof path), &len);
@@ -42,6 +42,14 @@ static inline dml_rt_model_t *tensor_test_compile(const char *name, const char *
   CHECK_OK(dml_rt_model_load_memory(pkg, n, &m));
   free(pkg);
   return m;
+}
+
+/* tests/tensor/<name>.onnx compiled for `targets` and loaded, or NULL
+ * (the failure reported through CHECK). */
+static inline dml_rt_model_t *tensor_test_compile(const char *name, const char *targets) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "tests/tensor/%s.onnx", name);
+  return tensor_test_compile_path(rel, targets);
 }
 
 #endif /* DML_TENSOR_TEST_UTIL_H_ */

@@ -39,6 +39,15 @@
  *    kernels FAILED_PRECONDITION;
  *  - the device's bytes and storages go back to their starting values
  *    (on the mock, the driver's live allocations too).
+ *
+ * And tests/fallback/string_io.onnx (issue 23: string outputs came back
+ * empty from a GPU session, exit status 0): a string input read by a host
+ * entry of the CPU fall-back, a device kernel (Relu(v + x), Cast to i32;
+ * on the mock computed from the arena), a second host entry that reads a
+ * string of the first across it; the string outputs y and u and the
+ * numeric r equal the CPU session's, from a session fed host arrays and
+ * from one made on the device (the lazy download); a string output onto a
+ * device tensor is a structured error.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -58,7 +67,7 @@
 /* The model the mock's launches compute: its function, for the arena
  * offsets of its values. */
 static const dml_rt_model_t *g_model;
-static int g_matmul; /* 0: add_bcast, 1: matmul */
+static int g_matmul; /* 0: add_bcast, 1: matmul, 2: string_io */
 static int g_launches;
 
 static float *arena_value(unsigned long long arena, uint32_t v) {
@@ -78,6 +87,27 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   const float *b = arena_value(arena, f->inputs[1]);
   float *y = arena_value(arena, f->outputs[0]);
   g_launches++;
+  if (g_matmul == 2) { /* string_io's one device kernel: Relu(v + x), Cast to i32 */
+    int32_t iv = -1, ix = -1, ir = -1, iri = -1;
+    for (uint32_t i = 0; i < f->n_values; i++) {
+      const char *nm = f->values[i].name;
+      if (!strcmp(nm, "v")) iv = (int32_t)i;
+      if (!strcmp(nm, "x")) ix = (int32_t)i;
+      if (!strcmp(nm, "r")) ir = (int32_t)i;
+      if (!strcmp(nm, "ri")) iri = (int32_t)i;
+    }
+    if (iv < 0 || ix < 0 || ir < 0 || iri < 0) return 500;
+    const float *v = arena_value(arena, (uint32_t)iv),
+                *x = arena_value(arena, (uint32_t)ix);
+    float *r = arena_value(arena, (uint32_t)ir);
+    int32_t *ri = (int32_t *)arena_value(arena, (uint32_t)iri);
+    for (int i = 0; i < 4; i++) {
+      float t = v[i] + x[i];
+      r[i] = t > 0.0f ? t : 0.0f;
+      ri[i] = (int32_t)r[i];
+    }
+    return 0;
+  }
   if (!g_matmul) {
     for (int i = 0; i < 16; i++)
       for (int j = 0; j < 16; j++) y[i * 16 + j] = a[i] + b[j];
@@ -323,6 +353,97 @@ static void check_model(const char *dev, const char *name) {
   dml_rt_model_release(m);
 }
 
+/* Output `name` of the session's last run equals the CPU session's (the
+ * strings byte for byte, the f32 bit for bit). */
+static void same_output(const char *what, dml_rt_session_t *s, dml_rt_session_t *sc,
+                        const char *name) {
+  int32_t i = dml_rt_session_find_output(s, name),
+          ic = dml_rt_session_find_output(sc, name);
+  CHECK(i >= 0 && ic >= 0);
+  if (i < 0 || ic < 0) return;
+  dml_tensor_t y, yc;
+  CHECK_OK(dml_rt_session_get_output(s, (uint32_t)i, &y));
+  CHECK_OK(dml_rt_session_get_output(sc, (uint32_t)ic, &yc));
+  CHECK(y.dtype == yc.dtype && y.rank == 1 && yc.rank == 1 && y.dims[0] == yc.dims[0]);
+  if (y.dtype != yc.dtype || y.dims[0] != yc.dims[0]) return;
+  for (int64_t k = 0; k < y.dims[0]; k++) {
+    int same;
+    if (y.dtype == DML_DTYPE_STRING) {
+      const dml_str_t *a = (const dml_str_t *)y.data + k,
+                      *b = (const dml_str_t *)yc.data + k;
+      same = a->len == b->len && (!a->len || !memcmp(a->data, b->data, (size_t)a->len));
+    } else {
+      same = !memcmp((const float *)y.data + k, (const float *)yc.data + k, 4);
+    }
+    if (!same)
+      fprintf(stderr, "%s: output %s [%lld] differs from the cpu's\n", what, name,
+              (long long)k);
+    CHECK(same);
+  }
+}
+
+/* string_io (tests/fallback/gen_fallback_models.py) on the device against
+ * the CPU: strings in, across a device segment, and out. */
+static void check_strings(const char *dev) {
+  char targets[64];
+  snprintf(targets, sizeof targets, "cpu,%s",
+           strncmp(dev, "cuda", 4) ? "vulkan" : "cuda");
+  dml_rt_model_t *m = tensor_test_compile_path("tests/fallback/string_io.onnx", targets);
+  if (!m) return;
+  g_model = m;
+  g_matmul = 2;
+  static const char *const text[4] = {"1.5", "-20", "7", "250.25"};
+  dml_str_t str[4];
+  for (int i = 0; i < 4; i++) {
+    str[i].data = text[i];
+    str[i].len = strlen(text[i]);
+  }
+  float x[4] = {2.0f, 3.0f, -9.5f, 0.5f};
+  int64_t d4[1] = {4};
+  dml_tensor_t hs = dml_test_tensor(DML_DTYPE_STRING, 1, d4, str);
+  dml_tensor_t hx = dml_test_tensor(DML_DTYPE_F32, 1, d4, x);
+  dml_rt_session_t *sc = NULL, *sh = NULL, *sd = NULL;
+  CHECK_OK(dml_rt_session_create(m, "cpu", &sc));
+  CHECK_OK(dml_rt_session_set_input_by_name(sc, "s", &hs));
+  CHECK_OK(dml_rt_session_set_input_by_name(sc, "x", &hx));
+  CHECK_OK(dml_rt_session_run(sc));
+  /* a session of the device fed host arrays, twice (the cached commands) */
+  CHECK_OK(dml_rt_session_create(m, dev, &sh));
+  CHECK_OK(dml_rt_session_set_input_by_name(sh, "s", &hs));
+  CHECK_OK(dml_rt_session_set_input_by_name(sh, "x", &hx));
+  for (int run = 0; run < 2; run++) {
+    CHECK_OK(dml_rt_session_run(sh));
+    same_output("host I/O", sh, sc, "y");
+    same_output("host I/O", sh, sc, "u");
+    same_output("host I/O", sh, sc, "r");
+  }
+  /* strings never cross: only x goes up and r comes down */
+  dml_rt_transfer_stats_t st;
+  dml_rt_session_transfer_stats(sh, &st);
+  CHECK(st.to_device_bytes == 2 * 16 && st.to_host_bytes == 2 * 16);
+  dml_rt_session_release(sh);
+  /* a session made on the device: its outputs stay there until read */
+  dml_rt_device_t *d = NULL;
+  CHECK_OK(dml_rt_device_open(dev, &d));
+  CHECK_OK(dml_rt_session_create_on_device(m, d, NULL, NULL, &sd));
+  CHECK_OK(dml_rt_session_set_input_by_name(sd, "s", &hs));
+  CHECK_OK(dml_rt_session_set_input_by_name(sd, "x", &hx));
+  CHECK_OK(dml_rt_session_run(sd));
+  dml_rt_tensor_t ty = DML_RT_TENSOR_NONE;
+  int32_t iy = dml_rt_session_find_output(sd, "y");
+  CHECK(iy >= 0);
+  /* strings live on the host: no device tensor of them */
+  CHECK_ERROR(dml_rt_session_get_output_tensor(sd, (uint32_t)iy, d, &ty),
+              DML_STATUS_UNIMPLEMENTED, "holds strings, which live on the host");
+  same_output("on-device session", sd, sc, "y");
+  same_output("on-device session", sd, sc, "u");
+  same_output("on-device session", sd, sc, "r");
+  dml_rt_session_release(sd);
+  dml_rt_device_close(d);
+  dml_rt_session_release(sc);
+  dml_rt_model_release(m);
+}
+
 static const char *g_mode = "vulkan";
 static long long g_live0, g_bytes0;
 static void (*g_stats)(long long *, long long *, int *, int *, int *);
@@ -333,6 +454,10 @@ static void test_add_bcast(void) {
 
 static void test_matmul(void) {
   check_model(g_mode, "matmul");
+}
+
+static void test_strings(void) {
+  check_strings(g_mode);
 }
 
 /* The mock driver's view: every allocation freed, the launches ran. */
@@ -382,6 +507,7 @@ int main(int argc, char **argv) {
   dml_rt_device_close(d);
   RUN(test_add_bcast);
   RUN(test_matmul);
+  RUN(test_strings);
   if (g_stats) RUN(test_mock_memory);
   return dml_test_finish();
 }
