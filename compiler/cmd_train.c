@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "dml_cpu.h"
+#include "dml_dim_spec.h"
 #include "dml_driver.h"
 #include "dml_file.h"
 #include "dml_onnx_export.h"
@@ -75,6 +76,14 @@ static void usage(FILE *f) {
       "                            epoch holds the remaining rows\n"
       "  --batch-bound N           largest batch the package accepts (default: the\n"
       "                            larger of 64 and --batch-size)\n"
+      "  --dim-bound NAME=N,...    bound of the model's other symbolic input dims\n"
+      "                            (as dmlc compile), e.g. H=64,W=64 for a fully-\n"
+      "                            convolutional model: one package then trains on\n"
+      "                            images of any size within the bounds; each --data\n"
+      "                            has one size (its arrays bind the symbols), so a\n"
+      "                            run at another size is a --resume with its --data\n"
+      "  --input-shape NAME=SHAPE  input NAME's shape (as dmlc compile: 3 fixes a\n"
+      "                            dim, [MIN:MAX] keeps it symbolic)\n"
       "  --lr-schedule SPEC        step:INITIAL,EVERY,FACTOR | exponential:INITIAL,RATE\n"
       "                            | cosine:INITIAL,MINIMUM[,WARMUP] (per epoch,\n"
       "                            as torch.optim.lr_scheduler; overrides --lr)\n"
@@ -591,10 +600,11 @@ int dmlc_cmd_train(int argc, char **argv) {
   double lr = o.lr.initial;
   int64_t batch_bound = 0, iv;
   int resume_anyway = 0;
+  dmlc_dim_spec_t dims = {0}; /* --dim-bound, --input-shape */
   char config[2048], loss_buf[1024], metrics_buf[1024];
   const char *loss_spec = NULL;
   dml_train_output_t outs[DML_TRAIN_MAX_OUTPUTS];
-  int rc;
+  int rc = 0;
   dml_status_t st;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -658,6 +668,16 @@ int dmlc_cmd_train(int argc, char **argv) {
       if (!parse_int("--batch-size", v, 1, INT32_MAX, &o.batch_size)) return 2;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--batch-bound"))) {
       if (!parse_int("--batch-bound", v, 1, INT32_MAX, &batch_bound)) return 2;
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--dim-bound"))) {
+      if (!dmlc_dim_spec_parse_bound(&dims, "dmlc train", v)) {
+        dmlc_dim_spec_free(&dims);
+        return 2;
+      }
+    } else if ((v = dmlc_flag_value(argc, argv, &i, "--input-shape"))) {
+      if (!dmlc_dim_spec_parse_shape(&dims, "dmlc train", v)) {
+        dmlc_dim_spec_free(&dims);
+        return 2;
+      }
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--lr-schedule"))) {
       lr_schedule = v;
     } else if ((v = dmlc_flag_value(argc, argv, &i, "--clip-norm"))) {
@@ -766,6 +786,10 @@ int dmlc_cmd_train(int argc, char **argv) {
     snprintf(config + cl, sizeof config - cl, "\nqat=1");
   }
   o.run_config = config;
+  /* --dim-bound N alone is the default bound of symbolic dims, the batch
+   * included (as dmlc compile); dmlc_dim_spec_apply refuses a different
+   * --batch-bound */
+  if (!batch_bound && dims.default_bound) batch_bound = dims.default_bound;
   if (!batch_bound) batch_bound = o.batch_size > 64 ? o.batch_size : 64;
   if (batch_bound < o.batch_size) {
     return dmlc_usage_error("train", "--batch-bound %" PRId64 " < --batch-size %" PRId64,
@@ -824,6 +848,10 @@ int dmlc_cmd_train(int argc, char **argv) {
   copts.batch_bound = batch_bound;
   copts.command_line = cmdline;
   copts.train = &cfg;
+  if (!dmlc_dim_spec_apply(&dims, "dmlc train", &copts)) {
+    rc = 2;
+    goto out;
+  }
   /* A GPU device runs the training functions' kernels: compile them too. */
   if (!strcmp(device, "vulkan") || !strncmp(device, "vulkan:", 7))
     copts.targets = "cpu,vulkan";
@@ -1080,5 +1108,7 @@ out:
   free(onnx);
   free(qat_calib.data);
   if (jout) fclose(jout);
+  dmlc_dim_spec_free(&dims);
+  if (!st && rc == 2) return 2;
   return st ? dmlc_report(st) : 0;
 }

@@ -528,11 +528,34 @@ static dml_status_t mismatch(const char *what, const dml_tensor_t *t,
       what, dml_dtype_name(t->dtype), dml_dims_str(t->dims, t->rank, a, 96), i->name, b);
 }
 
+/* 1 when a non-batch dim of `info` is symbolic (dmlc train --dim-bound
+ * H=64): rows then keep the data's shape (no reshape), which binds the
+ * symbols (the trainer checks the bounds). */
+static int row_symbolic(const dml_rt_io_info_t *i) {
+  for (int32_t d = 1; d < i->rank; d++)
+    if (i->dims[d] < 0) return 1;
+  return 0;
+}
+
+/* A symbolic row: the data's rank and static dims must be the package's. */
+static dml_status_t check_symbolic_row(const char *what, const dml_tensor_t *t,
+                                       const dml_rt_io_info_t *i) {
+  if (t->rank != i->rank) return mismatch(what, t, i);
+  for (int32_t d = 1; d < i->rank; d++)
+    if (i->dims[d] >= 0 && t->dims[d] != i->dims[d]) return mismatch(what, t, i);
+  return DML_OK;
+}
+
 /* Converts x (a model input's rows) to `info`: the same elements per row,
- * reshaped to the package's row shape. `what` names it in errors. */
+ * reshaped to the package's row shape (a row with symbolic dims keeps the
+ * data's shape: check_symbolic_row). `what` names it in errors. */
 static dml_status_t adapt_x(dml_tensor_t *x, const dml_rt_io_info_t *info,
                             const char *what) {
   int64_t n = x->dims[0];
+  if (info->rank >= 1 && row_symbolic(info)) {
+    DML_RETURN_IF_ERROR(check_symbolic_row(what, x, info));
+    return to_dtype(x, info->dtype);
+  }
   if (dml_dims_numel(x->dims + 1, x->rank - 1) != row_numel(info) || info->rank < 1)
     return mismatch(what, x, info);
   DML_RETURN_IF_ERROR(to_dtype(x, info->dtype));
@@ -549,6 +572,10 @@ static dml_status_t adapt_y(dml_tensor_t *y, const dml_rt_io_info_t *y_info,
   int64_t n = y->dims[0];
   int64_t yr = dml_dims_numel(y->dims + 1, y->rank - 1), want = row_numel(y_info);
   if (y_info->rank < 1) return mismatch(what, y, y_info);
+  if (row_symbolic(y_info)) { /* e.g. per-pixel labels [N, H, W] */
+    DML_RETURN_IF_ERROR(check_symbolic_row(what, y, y_info));
+    return to_dtype(y, y_info->dtype);
+  }
   if (yr == 1 && want > 1 && dml_dtype_is_int(y->dtype) &&
       dml_dtype_is_float(y_info->dtype) && y_info->rank == 2) {
     /* class indices -> one-hot rows */

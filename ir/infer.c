@@ -4994,6 +4994,19 @@ static dml_status_t infer_conv_weight_grad(ictx_t *c) {
   return DML_OK;
 }
 
+/* ConvInputGrad (dY [N,M,y...], W [M,C/group,k...], X [N,C,x...]) -> dX
+ * typed as X: one float dtype, one rank >= 3. */
+static dml_status_t infer_conv_input_grad(ictx_t *c) {
+  DML_RETURN_IF_ERROR(need_rank(c, 2, 3, DML_MAX_RANK));
+  const dml_type_t *dy = in_t(c, 0), *w = in_t(c, 1), *x = in_t(c, 2);
+  DML_RETURN_IF_ERROR(need_rank(c, 0, x->rank, x->rank));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, x->rank, x->rank));
+  if (dy->dtype != x->dtype || w->dtype != x->dtype || !dml_dtype_is_float(x->dtype))
+    return fail(c, INVALID, "dY, W and X must have one float dtype");
+  set_out(c, 0, x);
+  return DML_OK;
+}
+
 /* Assign(@global, value): the target is a parameter or state global and the
  * value has its dtype and (static) shape. No result. */
 static dml_status_t infer_assign(ictx_t *c) {

@@ -23,6 +23,7 @@
 #include "dml_autodiff.h"
 #include "dml_ew.h"
 #include "dml_ir_infer.h"
+#include "dml_shape.h"
 
 #define OP "autodiff"
 
@@ -354,21 +355,35 @@ static void vjp_matmul_2d(ad_t *a, const dml_ir_node_t *n, V *g) {
     acc(a, B, unbroadcast(a, op2(a, DML_OP_MATMUL, transpose_last2(a, A), g), B));
 }
 
+/* dX of Conv node n as ConvInputGrad(g, W, X): the ConvTranspose whose
+ * end pads and output_padding the kernel computes from X's run-time
+ * extents (ops.def), for a symbolic spatial dim with a stride above 1 or
+ * SAME auto_pad. */
+static V *conv_input_grad(ad_t *a, const dml_ir_node_t *n, V *g) {
+  V *in[3] = {g, n->inputs[1], n->inputs[0]};
+  dml_ir_node_t *t = mk(a, DML_OP_CONV_INPUT_GRAD, 3, in, 1);
+  static const char *const keys[] = {"strides", "pads", "dilations", "group", "auto_pad"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) copy_attr(a, t, n, keys[i]);
+  return fin(a, t);
+}
+
 /* Conv (ONNX 11): dX is ConvTranspose of g with W (same strides, dilations,
  * group; pads and output_padding chosen so the result has X's spatial
- * size), dW is ConvWeightGrad(g, X), dB sums g over N and space. */
+ * size: dml_shape_conv_input_grad_pads; ConvInputGrad where they follow a
+ * symbolic size), dW is ConvWeightGrad(g, X), dB sums g over N and space. */
 static void vjp_conv(ad_t *a, const dml_ir_node_t *n, V *g) {
   V *X = n->inputs[0], *W = n->inputs[1], *B = n->n_inputs > 2 ? n->inputs[2] : NULL;
   V *Y = n->outputs[0];
   int32_t r = X->type.rank - 2;
+  int run_time_pads = 0;
+  int64_t pb[DML_MAX_RANK], pe[DML_MAX_RANK], op[DML_MAX_RANK], s[DML_MAX_RANK],
+      d[DML_MAX_RANK], k[DML_MAX_RANK];
   if (needs(a, X)) {
     size_t ns, nd, np;
     const int64_t *st = attr_is(n, "strides", &ns), *dl = attr_is(n, "dilations", &nd);
     const int64_t *pads = attr_is(n, "pads", &np);
     const dml_attr_t *ap = dml_ir_node_attr(n, "auto_pad");
     const char *autopad = ap && ap->kind == DML_ATTR_STRING ? ap->s : "NOTSET";
-    int64_t pb[DML_MAX_RANK], pe[DML_MAX_RANK], op[DML_MAX_RANK], s[DML_MAX_RANK],
-        d[DML_MAX_RANK], k[DML_MAX_RANK];
     for (int32_t i = 0; i < r; i++) {
       dml_dim_t in = X->type.dims[2 + i], out = Y->type.dims[2 + i],
                 kd = W->type.dims[2 + i];
@@ -383,12 +398,11 @@ static void vjp_conv(ad_t *a, const dml_ir_node_t *n, V *g) {
       if (in.sym >= 0 || out.sym >= 0) {
         /* Stride 1 with explicit pads: ConvTranspose with the forward pads
          * gives X's extent for every size (output_padding 0). A stride
-         * above 1 would need an output_padding that follows the size. */
+         * above 1 or SAME needs pads that follow the size: ConvInputGrad
+         * computes them when it runs. */
         if (s[i] != 1 || (strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))) {
-          unsupported(a, n,
-                      "a symbolic spatial dim with a stride above 1 or SAME auto_pad "
-                      "(the input gradient's output_padding follows the size)");
-          return;
+          run_time_pads = 1;
+          break;
         }
         pb[i] = strcmp(autopad, "VALID") && pads && np == 2 * (size_t)r ? pads[i] : 0;
         pe[i] = strcmp(autopad, "VALID") && pads && np == 2 * (size_t)r ? pads[r + i] : 0;
@@ -404,11 +418,12 @@ static void vjp_conv(ad_t *a, const dml_ir_node_t *n, V *g) {
       } else {
         pb[i] = pads && np == 2 * (size_t)r ? pads[i] : 0;
       }
-      int64_t full = s[i] * (out.value - 1) + ek;
-      pe[i] = full - pb[i] - in.value;
-      if (pe[i] < 0) pe[i] = 0;
-      op[i] = in.value + pb[i] + pe[i] - full;
+      dml_shape_conv_input_grad_pads(in.value, out.value, ek, s[i], pb[i], &pe[i],
+                                     &op[i]);
     }
+  }
+  if (needs(a, X) && run_time_pads) acc(a, X, conv_input_grad(a, n, g));
+  if (needs(a, X) && !run_time_pads) {
     int64_t pads2[2 * DML_MAX_RANK];
     for (int32_t i = 0; i < r; i++) pads2[i] = pb[i], pads2[r + i] = pe[i];
     V *in[2] = {g, W};
@@ -424,9 +439,9 @@ static void vjp_conv(ad_t *a, const dml_ir_node_t *n, V *g) {
   if (needs(a, W)) {
     V *in[2] = {g, X};
     dml_ir_node_t *t = mk(a, DML_OP_CONV_WEIGHT_GRAD, 2, in, 1);
-    int64_t k[DML_MAX_RANK];
-    for (int32_t i = 0; i < r; i++) k[i] = W->type.dims[2 + i].value;
-    set_ints(a, t, "kernel_shape", k, (size_t)r);
+    int64_t kw[DML_MAX_RANK];
+    for (int32_t i = 0; i < r; i++) kw[i] = W->type.dims[2 + i].value;
+    set_ints(a, t, "kernel_shape", kw, (size_t)r);
     static const char *const keys[] = {"strides", "pads", "dilations", "group",
                                        "auto_pad"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) copy_attr(a, t, n, keys[i]);

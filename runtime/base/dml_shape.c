@@ -34,6 +34,15 @@ int64_t dml_shape_same_pad_begin(int64_t in, int64_t ek, int64_t stride, int upp
   return upper ? total / 2 : total - total / 2;
 }
 
+void dml_shape_conv_input_grad_pads(int64_t in, int64_t out, int64_t ek, int64_t s,
+                                    int64_t pb, int64_t *pe, int64_t *op) {
+  int64_t full = s * (out - 1) + ek;
+  int64_t e = full - pb - in;
+  if (e < 0) e = 0;
+  *pe = e;
+  *op = in + pb + e - full;
+}
+
 int64_t dml_shape_slice(int64_t dim, int64_t start, int64_t end, int64_t step,
                         int64_t *first) {
   if (start < 0) start += dim; /* dim >= 0: no overflow */

@@ -53,6 +53,17 @@ int dml_shape_window_extent(int64_t in, int64_t ek, int64_t stride, int64_t pb,
 int64_t dml_shape_same_pad_begin(int64_t in, int64_t ek, int64_t stride, int upper,
                                  int64_t *out_total);
 
+/* The pads of the ConvTranspose that is Conv's input gradient (the VJP of
+ * Conv(X, W) -> Y along one spatial dim: X of extent `in`, Y of `out`,
+ * kernel extent ek = (kernel - 1) * dilation + 1, stride s >= 1, the
+ * forward's begin pad pb): ConvTranspose(dY, W) with begin pad pb, end pad
+ * *pe = max(0, s * (out - 1) + ek - pb - in) and output_padding *op = in +
+ * pb + *pe - (s * (out - 1) + ek) (in [0, s): the input rows no window
+ * reached) gives `in` exactly. Used by autodiff for static extents and by
+ * the CPU's ConvInputGrad at run time (symbolic ones). */
+void dml_shape_conv_input_grad_pads(int64_t in, int64_t out, int64_t ek, int64_t s,
+                                    int64_t pb, int64_t *pe, int64_t *op);
+
 /* ONNX Slice-13 on one axis of extent `dim` (>= 0): negative `start` and
  * `end` count from the end (+ dim); then for step > 0 both are clamped to
  * [0, dim], for step < 0 start to [0, dim - 1] and end to [-1, dim - 1]

@@ -2849,3 +2849,100 @@ dml_status_t dml_cpuk_ConvWeightGrad(const dml_cpu_call_t *c) {
     }
   return DML_OK;
 }
+
+/* ---- ConvInputGrad ---------------------------------------------------- */
+
+/* The ConvTranspose call that computes `c` (ConvInputGrad(dY, W, X) ->
+ * dX): inputs dY and W, output dX, the forward's strides, dilations and
+ * group, its begin pads (explicit, VALID, or SAME from X's run-time
+ * extents) and the end pads and output_padding that give X's extents
+ * (dml_shape_conv_input_grad_pads). */
+typedef struct {
+  dml_attr_t a[6];
+  int64_t s[SP_MAX], d[SP_MAX], k[SP_MAX], pads[2 * SP_MAX], op[SP_MAX];
+} igrad_attrs_t;
+
+static dml_status_t igrad_as_transpose(const dml_cpu_call_t *c, dml_cpu_call_t *t,
+                                       igrad_attrs_t *ia) {
+  const dml_tensor_t *dy = &c->inputs[0], *w = &c->inputs[1], *x = &c->inputs[2];
+  if (x->rank < 3 || x->rank - 2 > SP_MAX || dy->rank != x->rank || w->rank != x->rank ||
+      c->outputs[0].rank != x->rank)
+    return dml_cpu_err_shapes(c, "dY, W, X and dX must have one rank in [3, %d]",
+                              SP_MAX + 2);
+  for (int32_t i = 0; i < x->rank; i++)
+    if (c->outputs[0].dims[i] != x->dims[i])
+      return dml_cpu_err_shapes(c, "dX must have X's shape");
+  int r = x->rank - 2;
+  size_t ns, nd, np;
+  const int64_t *st = dml_cpu_get_ints(c, "strides", &ns);
+  const int64_t *dl = dml_cpu_get_ints(c, "dilations", &nd);
+  const int64_t *pads = dml_cpu_get_ints(c, "pads", &np);
+  if ((st && ns != (size_t)r) || (dl && nd != (size_t)r) || (pads && np != 2 * (size_t)r))
+    return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                         "strides/dilations/pads have the wrong length for %d spatial "
+                         "dims",
+                         r);
+  const char *ap = dml_cpu_get_string(c, "auto_pad", "NOTSET");
+  int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
+  int valid = !strcmp(ap, "VALID");
+  if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET"))
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED, "auto_pad '%s' is not supported",
+                         ap);
+  for (int i = 0; i < r; i++) {
+    ia->s[i] = st ? st[i] : 1;
+    ia->d[i] = dl ? dl[i] : 1;
+    ia->k[i] = w->dims[2 + i];
+    if (ia->s[i] < 1 || ia->d[i] < 1 || ia->k[i] < 1)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "strides, dilations and kernel dims must be >= 1");
+    int64_t ek = (ia->k[i] - 1) * ia->d[i] + 1, in = x->dims[2 + i];
+    int64_t pb = same_upper || same_lower
+                     ? dml_shape_same_pad_begin(in, ek, ia->s[i], same_upper, NULL)
+                 : valid ? 0
+                 : pads  ? pads[i]
+                         : 0;
+    ia->pads[i] = pb;
+    dml_shape_conv_input_grad_pads(in, dy->dims[2 + i], ek, ia->s[i], pb,
+                                   &ia->pads[r + i], &ia->op[i]);
+  }
+  static const char *const names[5] = {"strides", "dilations", "kernel_shape", "pads",
+                                       "output_padding"};
+  const int64_t *vals[5] = {ia->s, ia->d, ia->k, ia->pads, ia->op};
+  memset(ia->a, 0, sizeof ia->a);
+  for (int j = 0; j < 5; j++) {
+    ia->a[j].name = names[j];
+    ia->a[j].kind = DML_ATTR_INTS;
+    ia->a[j].ints = vals[j];
+    ia->a[j].n = j == 3 ? 2 * (size_t)r : (size_t)r;
+  }
+  ia->a[5].name = "group";
+  ia->a[5].kind = DML_ATTR_INT;
+  ia->a[5].i = dml_cpu_get_int(c, "group", 1);
+  *t = *c;
+  t->n_inputs = 2; /* dY, W: X gave its dims */
+  t->attrs = ia->a;
+  t->n_attrs = 6;
+  return DML_OK;
+}
+
+size_t dml_cpus_ConvInputGrad(const dml_cpu_call_t *c, int threads) {
+  dml_cpu_call_t t;
+  igrad_attrs_t ia;
+  dml_status_t s = igrad_as_transpose(c, &t, &ia);
+  if (s) {
+    dml_status_free(s);
+    return 0;
+  }
+  return conv_scratch(&t, 1, threads);
+}
+
+/* dX[n, c, i] = sum_{m, o, k: i = o*s - pb + k*d} dY[n, m, o] * W[m, c, k]:
+ * the derivative of Conv's sum (ONNX Conv-11) with respect to X, run as the
+ * ConvTranspose of igrad_as_transpose (its f32 GEMM + col2im path, other
+ * float dtypes in double). */
+dml_status_t dml_cpuk_ConvInputGrad(const dml_cpu_call_t *c) {
+  dml_cpu_call_t t;
+  igrad_attrs_t ia;
+  DML_RETURN_IF_ERROR(igrad_as_transpose(c, &t, &ia));
+  return conv_run(&t, 1, NULL);
+}

@@ -393,6 +393,7 @@ static const entry_t k_table[DML_OP_COUNT_] = {
     K(ADAM, Optimizer),
     K(ASSIGN, Assign),
     KS(CONV_WEIGHT_GRAD, ConvWeightGrad),
+    KS(CONV_INPUT_GRAD, ConvInputGrad),
     K(MAX_POOL_GRAD, MaxPoolGrad),
     K(AVERAGE_POOL_GRAD, AveragePoolGrad),
     K(RANDOM_UNIFORM, RandomUniform),

@@ -450,6 +450,7 @@ DML_CPU_DECL(TensorScatter)
 DML_CPU_DECL(Optimizer)
 DML_CPU_DECL(Assign)
 DML_CPU_DECL_S(ConvWeightGrad)
+DML_CPU_DECL_S(ConvInputGrad)
 DML_CPU_DECL(MaxPoolGrad)
 DML_CPU_DECL(AveragePoolGrad)
 /* random ops (cpu_random.c) */

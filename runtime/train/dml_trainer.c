@@ -37,15 +37,18 @@ struct dml_trainer {
   fn_io_t train, eval, fwd;
   int32_t n_x, n_y; /* model inputs, targets */
   int multi;        /* targets named "target.O" (a loss per output) */
-  dml_rt_io_info_t x_info[MAXT], y_info[MAXT]; /* train_step's inputs, targets */
-  int64_t bound;                               /* batch bound */
-  size_t x_row_bytes[MAXT], y_row_bytes[MAXT]; /* bytes per row */
-  int64_t x_row_numel[MAXT], y_row_numel[MAXT];
+  dml_rt_io_info_t x_info[MAXT], y_info[MAXT];  /* train_step's inputs, targets */
+  int64_t bound;                                /* batch bound */
+  size_t x_row_bytes[MAXT], y_row_bytes[MAXT];  /* bytes per row (0: symbolic row) */
+  int64_t x_row_numel[MAXT], y_row_numel[MAXT]; /* -1: a symbolic non-batch dim */
   int64_t n_classes[MAXT]; /* integer targets: the output's class dim (0: unknown) */
   int32_t epoch;
   uint64_t step;
-  uint8_t *xbuf[MAXT], *ybuf[MAXT]; /* one batch at the bound */
-  const char *run_config;           /* the running fit's o->run_config (lent), or NULL */
+  /* one gathered batch per tensor, grown to the largest batch seen (rows
+   * of a symbolic row shape take the data set's size) */
+  uint8_t *xbuf[MAXT], *ybuf[MAXT];
+  size_t xcap[MAXT], ycap[MAXT];
+  const char *run_config; /* the running fit's o->run_config (lent), or NULL */
   /* A PLATEAU schedule's state, kept across fits and in checkpoints
    * ("lr_state") so that a resumed run continues exactly. */
   int plateau_valid;
@@ -298,6 +301,11 @@ static dml_status_t map_fn(const dml_trainer_t *t, fn_io_t *io, const char *fnam
   return DML_OK;
 }
 
+/* The per-row size of train_step's input or target `info`: static dims
+ * give *numel and *bytes; a symbolic non-batch dim (dmlc compile --train
+ * --dim-bound H=64) gives -1 and 0, the row then taking each data set's
+ * size (check_data). The batch symbol itself in a non-batch dim is
+ * UNIMPLEMENTED: it changes with every batch. */
 static dml_status_t row_bytes(const dml_rt_io_info_t *info, const char *what,
                               int64_t *numel, size_t *bytes) {
   if (info->rank < 1 || !info->dim_symbol[0] || info->dim_multiplier[0] != 1)
@@ -305,14 +313,20 @@ static dml_status_t row_bytes(const dml_rt_io_info_t *info, const char *what,
                            "%s '%s' has no symbolic batch dim first", what, info->name);
   int64_t n = 1;
   for (int32_t d = 1; d < info->rank; d++) {
-    if (info->dims[d] < 0)
-      return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
-                             "%s '%s': only its first dim may be symbolic", what,
-                             info->name);
-    n *= info->dims[d];
+    if (info->dims[d] < 0) {
+      if (!strcmp(info->dim_symbol[d], info->dim_symbol[0]))
+        return dml_status_make(DML_STATUS_UNIMPLEMENTED, OP,
+                               "%s '%s': dim %d is the batch symbol '%s' too; the "
+                               "trainer feeds batches of any size, so only dim 0 may "
+                               "be it",
+                               what, info->name, d, info->dim_symbol[0]);
+      n = -1;
+      continue;
+    }
+    if (n >= 0) n *= info->dims[d];
   }
   *numel = n;
-  *bytes = (size_t)n * dml_dtype_size(info->dtype);
+  *bytes = n < 0 ? 0 : (size_t)n * dml_dtype_size(info->dtype);
   return DML_OK;
 }
 
@@ -384,12 +398,6 @@ dml_status_t dml_trainer_create(const dml_rt_model_t *m, const char *device,
       if (t->x_info[i].dim_bound[0] < t->bound) t->bound = t->x_info[i].dim_bound[0];
     for (int32_t j = 0; j < t->n_y; j++)
       if (t->y_info[j].dim_bound[0] < t->bound) t->bound = t->y_info[j].dim_bound[0];
-    for (int32_t i = 0; i < t->n_x && !st; i++)
-      if (!(t->xbuf[i] = (uint8_t *)malloc(t->x_row_bytes[i] * (size_t)t->bound + 1)))
-        st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
-    for (int32_t j = 0; j < t->n_y && !st; j++)
-      if (!(t->ybuf[j] = (uint8_t *)malloc(t->y_row_bytes[j] * (size_t)t->bound + 1)))
-        st = dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
   }
   if (st) {
     dml_trainer_release(t);
@@ -488,6 +496,12 @@ static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
                            what, ds_ny(d), t->n_y, name_list(t, 1, names, sizeof names));
   const dml_tensor_t *x0 = ds_x(d, 0);
   int64_t rows = x0->rank ? x0->dims[0] : 0;
+  /* the symbols the data set's arrays bind (non-batch symbolic dims): one
+   * value per symbol for every batch drawn from it */
+  const char *sym_name[MAXT * DML_MAX_RANK];
+  int64_t sym_value[MAXT * DML_MAX_RANK];
+  char sym_by[MAXT * DML_MAX_RANK][112];
+  int32_t n_sym = 0;
   for (int32_t k = 0; k < t->n_x + t->n_y; k++) {
     int is_x = k < t->n_x;
     int32_t j = is_x ? k : k - t->n_x;
@@ -515,7 +529,7 @@ static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
                              rows);
     }
     int64_t n = dml_dims_numel(v->dims + 1, v->rank - 1);
-    if (v->dtype != info->dtype || v->rank != info->rank || n != row ||
+    if (v->dtype != info->dtype || v->rank != info->rank || (row >= 0 && n != row) ||
         (!v->data && rows > 0)) {
       char want[160], got[64];
       dml_rt_io_info_str(info, want, sizeof want);
@@ -526,12 +540,54 @@ static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
               dml_dims_str(v->dims, v->rank, got, sizeof got), info->name, want),
           "rows must match the package's type (dtype and per-row shape)");
     }
-    for (int32_t dd = 1; dd < v->rank; dd++)
-      if (v->dims[dd] != info->dims[dd])
+    for (int32_t dd = 1; dd < v->rank; dd++) {
+      if (info->dims[dd] >= 0) {
+        if (v->dims[dd] != info->dims[dd])
+          return dml_status_make(
+              DML_STATUS_INVALID_ARGUMENT, OP,
+              "%s: %s dim %d is %" PRId64 ", the package's '%s' has %" PRId64, what,
+              label, dd, v->dims[dd], info->name, info->dims[dd]);
+        continue;
+      }
+      /* symbolic: dim = multiplier * symbol, 1 <= symbol <= its bound, and
+       * one value per symbol over the data set's arrays */
+      const char *sn = info->dim_symbol[dd];
+      int64_t mul = info->dim_multiplier[dd] > 0 ? info->dim_multiplier[dd] : 1;
+      int64_t sb = info->dim_bound[dd] / mul, sv = v->dims[dd] / mul;
+      if (v->dims[dd] < mul || v->dims[dd] % mul)
         return dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                                "%s: %s dim %d is %" PRId64
-                               ", the package's '%s' has %" PRId64,
-                               what, label, dd, v->dims[dd], info->name, info->dims[dd]);
+                               "; the package's '%s' has %s%s"
+                               " there (a positive multiple of %" PRId64 ")",
+                               what, label, dd, v->dims[dd], info->name,
+                               mul > 1 ? "a multiple of " : "", sn, mul);
+      if (sv > sb)
+        return dml_status_detail(
+            dml_status_make(DML_STATUS_OUT_OF_RANGE, OP,
+                            "%s: %s dim %d is %" PRId64 ": symbol %s = %" PRId64
+                            " exceeds its compiled bound %" PRId64,
+                            what, label, dd, v->dims[dd], sn, sv, sb),
+            "recompile with a larger bound (dmlc train / dmlc compile --train "
+            "--dim-bound %s=%" PRId64 ")",
+            sn, sv);
+      int32_t f = 0;
+      while (f < n_sym && strcmp(sym_name[f], sn)) f++;
+      if (f < n_sym && sym_value[f] != sv)
+        return dml_status_detail(
+            dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
+                            "%s: %s dim %d gives symbol %s = %" PRId64
+                            " but %s gives %s = %" PRId64,
+                            what, label, dd, sn, sv, sym_by[f], sn, sym_value[f]),
+            "the arrays of one data set share one size per symbol (bound %" PRId64
+            "); give data of another size as another data set (a resumed run)",
+            sb);
+      if (f == n_sym && n_sym < MAXT * DML_MAX_RANK) {
+        sym_name[n_sym] = sn;
+        sym_value[n_sym] = sv;
+        snprintf(sym_by[n_sym], sizeof sym_by[n_sym], "%.100s dim %d", label, dd);
+        n_sym++;
+      }
+    }
     if (!is_x && t->n_classes[j] > 0 && dml_dtype_is_int(v->dtype)) {
       int64_t ne = dml_dims_numel(v->dims, v->rank);
       for (int64_t i = 0; i < ne; i++) {
@@ -547,8 +603,8 @@ static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
     /* Labels must be finite: one NaN or inf label makes every loss and
      * gradient after it NaN (a silently all-NaN package). Inputs are not
      * checked: as in Keras, a model may take non-finite inputs. */
-    if (!is_x && dml_dtype_is_float(v->dtype) && row > 0) {
-      int64_t ne = rows * row;
+    if (!is_x && dml_dtype_is_float(v->dtype) && n > 0) {
+      int64_t ne = rows * n;
       for (int64_t i = 0; i < ne; i++) {
         double y = dml_load_f64(v->dtype, v->data, (size_t)i);
         if (!isfinite(y))
@@ -556,7 +612,7 @@ static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
               dml_status_make(DML_STATUS_INVALID_ARGUMENT, OP,
                               "%s: %s has %g at row %" PRId64 " (element %" PRId64
                               " of the row): labels must be finite",
-                              what, label, y, i / row, i % row),
+                              what, label, y, i / n, i % n),
               "drop or fill the rows with NaN or infinite labels before training");
       }
     }
@@ -575,15 +631,25 @@ static dml_status_t bind_batch(dml_trainer_t *t, fn_io_t *io, const dml_dataset_
     int is_x = k < t->n_x;
     int32_t j = is_x ? k : k - t->n_x;
     const dml_tensor_t *src = is_x ? ds_x(d, j) : ds_y(d, j);
-    size_t rb = is_x ? t->x_row_bytes[j] : t->y_row_bytes[j];
-    uint8_t *buf = is_x ? t->xbuf[j] : t->ybuf[j];
+    /* the data set's row size: the package's, or with symbolic row dims the
+     * size check_data accepted */
+    size_t rb =
+        (size_t)dml_dims_numel(src->dims + 1, src->rank - 1) * dml_dtype_size(src->dtype);
+    uint8_t **buf = is_x ? &t->xbuf[j] : &t->ybuf[j];
+    size_t *cap = is_x ? &t->xcap[j] : &t->ycap[j];
     const uint8_t *bytes = (const uint8_t *)src->data;
     dml_tensor_t v = *src;
     v.dims[0] = b;
+    if (perm && rb * (size_t)b > *cap) {
+      uint8_t *nb = (uint8_t *)realloc(*buf, rb * (size_t)b + 1);
+      if (!nb) return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, OP, "out of memory");
+      *buf = nb;
+      *cap = rb * (size_t)b;
+    }
     if (perm) {
       for (int64_t r = 0; r < b; r++)
-        memcpy(buf + (size_t)r * rb, bytes + (size_t)perm[begin + r] * rb, rb);
-      v.data = buf;
+        memcpy(*buf + (size_t)r * rb, bytes + (size_t)perm[begin + r] * rb, rb);
+      v.data = *buf;
     } else {
       v.data = (void *)(bytes + (size_t)begin * rb);
     }
@@ -603,11 +669,15 @@ static dml_status_t read_scalar(dml_rt_session_t *s, int32_t out, double *v) {
   return DML_OK;
 }
 
-/* The denominator of target j's accuracy for `rows` rows: target elements
- * for integer targets, rows otherwise. */
-static double acc_denominator(const dml_trainer_t *t, int32_t j, int64_t rows) {
-  return dml_dtype_is_int(t->y_info[j].dtype) ? (double)rows * (double)t->y_row_numel[j]
-                                              : (double)rows;
+/* The denominator of target j's accuracy for `rows` rows of data set `d`:
+ * target elements for integer targets (d's row size: a symbolic row dim
+ * takes the data set's), rows otherwise. */
+static double acc_denominator(const dml_trainer_t *t, const dml_dataset_t *d, int32_t j,
+                              int64_t rows) {
+  const dml_tensor_t *y = ds_y(d, j);
+  return dml_dtype_is_int(t->y_info[j].dtype)
+             ? (double)rows * (double)dml_dims_numel(y->dims + 1, y->rank - 1)
+             : (double)rows;
 }
 
 /* The loss and per-target sums of one run of io's session: loss, and per
@@ -664,12 +734,12 @@ dml_status_t dml_trainer_evaluate_outputs(dml_trainer_t *t, const dml_dataset_t 
   if (out_loss) *out_loss = loss_sum / (double)n;
   int32_t fa = first_accuracy(&t->eval, t->n_y);
   if (out_accuracy)
-    *out_accuracy = fa >= 0 ? correct[fa] / acc_denominator(t, fa, n) : NAN;
+    *out_accuracy = fa >= 0 ? correct[fa] / acc_denominator(t, d, fa, n) : NAN;
   for (int32_t j = 0; j < t->n_y; j++) {
     if (out_losses) out_losses[j] = ol_sum[j] / (double)n;
     if (out_accuracies)
       out_accuracies[j] =
-          t->eval.correct[j] >= 0 ? correct[j] / acc_denominator(t, j, n) : NAN;
+          t->eval.correct[j] >= 0 ? correct[j] / acc_denominator(t, d, j, n) : NAN;
   }
   return DML_OK;
 }
@@ -1377,11 +1447,11 @@ dml_status_t dml_trainer_fit(dml_trainer_t *t, const dml_dataset_t *train,
     double t1 = now_seconds();
     m.loss = loss_sum / (double)rows;
     int32_t fa = first_accuracy(&t->train, t->n_y);
-    if (fa >= 0) m.accuracy = correct[fa] / acc_denominator(t, fa, rows);
+    if (fa >= 0) m.accuracy = correct[fa] / acc_denominator(t, &tr, fa, rows);
     for (int32_t j = 0; t->multi && j < t->n_y; j++) {
       m.output_loss[j] = ol_sum[j] / (double)rows;
       if (t->train.correct[j] >= 0)
-        m.output_accuracy[j] = correct[j] / acc_denominator(t, j, rows);
+        m.output_accuracy[j] = correct[j] / acc_denominator(t, &tr, j, rows);
     }
     m.samples_per_second = (double)rows / (t1 - t0 > 0 ? t1 - t0 : 1e-9);
     (void)step0;

@@ -28,6 +28,19 @@
  * order (dml_trainer_input_info / dml_trainer_target_info), all of N rows,
  * shuffled and batched together.
  *
+ * Symbolic row dims: a package compiled with other symbolic input dims
+ * than the batch (dmlc train / dmlc compile --train --dim-bound H=64,W=64)
+ * takes data sets of any size within the bounds. Each data set has one
+ * size: its arrays' dims bind the symbols (dim = multiplier * symbol, a
+ * positive multiple) for every batch drawn from it, and the validation
+ * data may have another. A symbol over its compiled bound is OUT_OF_RANGE,
+ * two arrays giving one symbol two values (or a dim that is not a
+ * multiple of its multiplier) INVALID_ARGUMENT, each naming the array, the
+ * dim, the symbol and its bound; the batch symbol in a non-batch dim is
+ * UNIMPLEMENTED at create. To train at several sizes, fit one data set,
+ * then another (a second fit with a larger `epochs`, or a checkpoint and
+ * a resumed run: dmlc train --resume with the other --data).
+ *
  * Determinism: epoch e (0-based) visits the training rows in the order of
  * dml_train_permutation(N, seed, e) when shuffling; the last batch of an
  * epoch holds the N % batch_size remaining rows (the packages' batch dim is

@@ -900,6 +900,11 @@ static const form_t k_forms[] = {
     {"ConvWeightGrad", NULL, NULL, 0,
      FN1("%d: $T[R,3,3,L], %x: $T[R,2,5,${L+2}]") "  %y = ConvWeightGrad(%d, %x) "
                                                   "{kernel_shape = [3, 3]}\n" RET1},
+    {"ConvInputGrad", NULL, NULL, 0,
+     FN1("%d: $T[R,3,2,L], %w: $T[3,2,3,3], %x: $T[R,2,5,${2*L+1}]") "  %y = "
+                                                                     "ConvInputGrad(%d, "
+                                                                     "%w, %x) {strides = "
+                                                                     "[2, 2]}\n" RET1},
     {"MaxPoolGrad", NULL, NULL, 0,
      FN1("%d: $T[R,2,2,${L}], %x: $T[R,2,5,${2*L+1}]") "  %y = MaxPoolGrad(%d, %x) "
                                                        "{kernel_shape = [3, 3], strides "
