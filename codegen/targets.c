@@ -59,8 +59,9 @@ static dml_status_t check_dtypes(const char *target, const dml_pkg_graph_t *g,
   return s;
 }
 
-/* String tensors are CPU only: the first node that reads or writes one is
- * named (its op, the value). */
+/* String and float8 tensors are CPU only (no GPU kernel reads float8: the
+ * CPU fall-back runs their nodes on the host): the first node that reads
+ * or writes one is named (its op, the value). */
 static dml_status_t check_no_strings(const char *target, const dml_pkg_graph_t *g,
                                      uint32_t f0, uint32_t f1) {
   for (uint32_t f = f0; f < f1; f++) {
@@ -70,17 +71,21 @@ static dml_status_t check_no_strings(const char *target, const dml_pkg_graph_t *
       for (uint32_t j = 0; j < n->n_inputs + n->n_outputs; j++) {
         uint32_t v = j < n->n_inputs ? n->inputs[j] : n->outputs[j - n->n_inputs];
         if (v == DML_PKG_NO_VALUE || v >= fn->n_values ||
-            fn->values[v].type.dtype != DML_DTYPE_STRING)
+            (fn->values[v].type.dtype != DML_DTYPE_STRING &&
+             !dml_dtype_is_float8(fn->values[v].type.dtype)))
           continue;
+        int str = fn->values[v].type.dtype == DML_DTYPE_STRING;
         return dml_status_detail(
             dml_status_make(DML_STATUS_UNIMPLEMENTED,
                             !strcmp(target, "metal")  ? "codegen.metal"
                             : !strcmp(target, "cuda") ? "codegen.cuda"
                                                       : "codegen.vulkan",
-                            "target '%s' cannot run string tensors (CPU only; no CPU "
-                            "fall-back): node '%s' (%s) %s string value '%s'",
-                            target, n->name, n->op_name,
-                            j < n->n_inputs ? "reads" : "writes", fn->values[v].name),
+                            "target '%s' cannot run %s tensors (CPU only; no CPU "
+                            "fall-back): node '%s' (%s) %s %s value '%s'",
+                            target, str ? "string" : "float8", n->name, n->op_name,
+                            j < n->n_inputs ? "reads" : "writes",
+                            str ? "string" : dml_dtype_name(fn->values[v].type.dtype),
+                            fn->values[v].name),
             "compile for --target cpu to run this model");
       }
     }
@@ -293,11 +298,13 @@ static int falls_back(dml_status_t s) {
 }
 
 /* 1 when node `n` of `f` is one `target` cannot run at all: an op outside
- * its list, string tensors, f64 values on metal. */
+ * its list, string or float8 tensors, f64 values on metal. */
 static int node_refused(const char *target, const dml_pkg_function_t *f,
                         const dml_pkg_node_t *n) {
   if ((unsigned)n->op < DML_OP_COUNT_ && !dml_codegen_supports(target, n->op)) return 1;
   if (node_has_dtype(f, n, DML_DTYPE_STRING)) return 1;
+  for (int dt = DML_DTYPE_F8E4M3FN; dt <= DML_DTYPE_F8E8M0; dt++)
+    if (node_has_dtype(f, n, (dml_dtype_t)dt)) return 1; /* float8: CPU only */
   return !strcmp(target, "metal") && node_has_dtype(f, n, DML_DTYPE_F64);
 }
 

@@ -55,6 +55,10 @@ static void usage(FILE *f) {
       "                         truncate toward zero; a value the dtype cannot\n"
       "                         hold is an error); without it a dtype that\n"
       "                         differs from the model input's is an error\n"
+      "                         float8 inputs and outputs (f8e4m3fn, ...; NumPy\n"
+      "                         has none) are uint8 arrays of their bit patterns,\n"
+      "                         as ml_dtypes' .view(np.uint8); --cast converts\n"
+      "                         a float array to float8 (nearest even)\n"
       "  --output-dir DIR       where outputs are written (default: the current\n"
       "                         directory; created if missing)\n"
       "  --device NAME          device to run on: cpu (default), vulkan (the default\n"
@@ -135,7 +139,9 @@ static dml_status_t convert(const dml_tensor_t *t, dml_dtype_t want, dml_tensor_
   void *buf = malloc(n ? (size_t)n * es : 1);
   if (!buf)
     return dml_status_make(DML_STATUS_RESOURCE_EXHAUSTED, "dmlc.run", "out of memory");
-  int as_int = !dml_dtype_is_float(want) && !dml_dtype_is_float(t->dtype);
+  int want_f8 = dml_dtype_is_float8(want);
+  int as_int = !dml_dtype_is_float(want) && !want_f8 && !dml_dtype_is_float(t->dtype) &&
+               !dml_dtype_is_float8(t->dtype);
   int to_bool = want == DML_DTYPE_BOOL;
   for (int64_t i = 0; i < n; i++) {
     size_t k = (size_t)i;
@@ -154,7 +160,9 @@ static dml_status_t convert(const dml_tensor_t *t, dml_dtype_t want, dml_tensor_
       double v = dml_load_f64(t->dtype, t->data, k);
       dml_store_f64(want, buf, k, v);
       double back = dml_load_f64(want, buf, k);
-      if (dml_dtype_is_float(want))
+      if (want_f8) /* saturates (ONNX's default): beyond the largest is an error */
+        fits = isnan(v) || fabs(v) <= dml_f8_max(want);
+      else if (dml_dtype_is_float(want))
         fits = isnan(v) || isinf(v) || !isinf(back);
       else
         fits = to_bool || (isfinite(v) && back == trunc(v));
@@ -237,6 +245,9 @@ static dml_status_t read_input(const char *spec, const char *file,
   void *buf = NULL, *cbuf = NULL;
   DML_RETURN_IF_ERROR(dml_npy_read_file(file, &t, &buf));
   char ts[256], ms[256];
+  /* NumPy has no float8: a uint8 array holds a float8 input's bit patterns
+   * (as ONNX's test data and ml_dtypes' .view(np.uint8) have them) */
+  if (dml_dtype_is_float8(info->dtype) && t.dtype == DML_DTYPE_U8) t.dtype = info->dtype;
   if (t.dtype != info->dtype) {
     if (!cast) {
       free(buf);
@@ -690,7 +701,11 @@ int dmlc_cmd_run(int argc, char **argv) {
                               dl && out_dir[dl - 1] == '/' ? "" : "/", fnames[q]),
               "the file system does not tell the two names apart (case-insensitive?)");
         }
-    if (!st) st = dml_npy_write_file(path, &out);
+    if (!st) { /* a float8 output as its bit patterns (uint8; NumPy has no float8) */
+      dml_tensor_t bits = out;
+      if (dml_dtype_is_float8(out.dtype)) bits.dtype = DML_DTYPE_U8;
+      st = dml_npy_write_file(path, &bits);
+    }
     if (st) break;
     if (lstat(path, &sb) == 0) {
       wdev[j] = sb.st_dev;

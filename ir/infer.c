@@ -941,23 +941,7 @@ static dml_status_t infer_identity(ictx_t *c) {
 
 /* ONNX TensorProto.DataType code -> dml dtype (INVALID when unsupported). */
 static dml_dtype_t onnx_dtype(int64_t code) {
-  switch (code) {
-    case 1: return DML_DTYPE_F32;
-    case 2: return DML_DTYPE_U8;
-    case 3: return DML_DTYPE_I8;
-    case 4: return DML_DTYPE_U16;
-    case 5: return DML_DTYPE_I16;
-    case 6: return DML_DTYPE_I32;
-    case 7: return DML_DTYPE_I64;
-    case 8: return DML_DTYPE_STRING;
-    case 9: return DML_DTYPE_BOOL;
-    case 10: return DML_DTYPE_F16;
-    case 11: return DML_DTYPE_F64;
-    case 12: return DML_DTYPE_U32;
-    case 13: return DML_DTYPE_U64;
-    case 16: return DML_DTYPE_BF16;
-    default: return DML_DTYPE_INVALID;
-  }
+  return dml_dtype_from_onnx_code(code);
 }
 
 /* A dtype attribute holding an ONNX code (or a dml dtype name as a string). */
@@ -4351,10 +4335,47 @@ static dml_status_t need_q8(const ictx_t *c, uint32_t i) {
   return DML_OK;
 }
 
+/* QuantizeLinear-19 to a float8 zero point's dtype, DequantizeLinear-19 of
+ * a float8 x (ONNX: the zero point is 0; the CPU kernel checks its value):
+ * the scale f32, f16 or bf16, scalar or 1-D; Quantize's x of the scale's
+ * dtype; y of x's shape, Dequantize's of the scale's dtype. Not blocked. */
+static dml_status_t quantize_rule_f8(ictx_t *c, int dequant) {
+  const dml_type_t *x = in_t(c, 0), *s = in_t(c, 1), *z = in_t(c, 2);
+  int64_t block = 0;
+  DML_RETURN_IF_ERROR(attr_int(c, "block_size", 0, &block));
+  if (block != 0)
+    return fail(c, UNIMPL, "block_size %lld with float8 data is not supported",
+                (long long)block);
+  if (!dml_dtype_is_float(s->dtype) || s->dtype == DML_DTYPE_F64)
+    return fail(c, INVALID, "scale must be f32, f16 or bf16, got %s",
+                dml_dtype_name(s->dtype));
+  DML_RETURN_IF_ERROR(need_rank(c, 1, 0, 1));
+  if (z && z->rank > 1) {
+    char s1[TBUF];
+    return fail(c, INVALID, "zero point %s must be a scalar or 1-D", TS(z, s1));
+  }
+  dml_type_t o = *x;
+  if (dequant) {
+    if (z && z->dtype != x->dtype)
+      return fail(c, INVALID, "zero point must be %s as x, got %s",
+                  dml_dtype_name(x->dtype), dml_dtype_name(z->dtype));
+    o.dtype = s->dtype;
+  } else {
+    if (x->dtype != s->dtype)
+      return fail(c, INVALID, "x (%s) must have the scale's dtype (%s)",
+                  dml_dtype_name(x->dtype), dml_dtype_name(s->dtype));
+    o.dtype = z->dtype;
+  }
+  set_out(c, 0, &o);
+  return DML_OK;
+}
+
 /* QuantizeLinear (13): y has x's shape and the zero point's dtype (u8 when
- * absent). DequantizeLinear (13): f32 of x's shape. */
+ * absent). DequantizeLinear (13): f32 of x's shape. float8: quantize_rule_f8. */
 static dml_status_t quantize_rule(ictx_t *c, int dequant) {
   const dml_type_t *x = in_t(c, 0), *z = in_t(c, 2);
+  if (dml_dtype_is_float8(dequant ? x->dtype : z ? z->dtype : DML_DTYPE_U8))
+    return quantize_rule_f8(c, dequant);
   int64_t block = 0;
   if (dequant) DML_RETURN_IF_ERROR(attr_int(c, "block_size", 0, &block));
   if (block != 0) {

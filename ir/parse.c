@@ -572,7 +572,9 @@ static dml_status_t parse_type(parser_t *p, dml_type_t *out) {
     t.dtype = dml_dtype_from_name(p->text + p->tok.pos, p->tok.len);
     if (t.dtype == DML_DTYPE_INVALID)
       return expected(
-          p, "a dtype (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64 bool, or ?)");
+          p,
+          "a dtype (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64 bool str f8e4m3fn "
+          "f8e4m3fnuz f8e5m2 f8e5m2fnuz f8e8m0, or ?)");
   } else {
     return expected(p, "a type such as f32[2,batch]");
   }
@@ -628,6 +630,8 @@ static dml_status_t parse_mem(parser_t *p, dml_ir_value_t *v) {
 
 static dml_status_t parse_elem(parser_t *p, dml_dtype_t dt, unsigned char *dst) {
   char what[64];
+  /* float8 data prints as bytes (dense<0x...>): no decimal list */
+  if (dml_dtype_is_float8(dt)) return expected(p, "dense<0x...> bytes for float8 data");
   if (dml_dtype_is_float(dt)) {
     if (p->tok.kind != T_INT && !is_float_tok(p)) {
       snprintf(what, sizeof(what), "a number for %s data", dml_dtype_name(dt));

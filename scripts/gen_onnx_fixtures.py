@@ -953,6 +953,16 @@ def gen_opset24_28():
     # Cast-24's round_mode (float8e8m0 targets only) is dropped.
     nodes = [helper.make_node("Cast", ["x"], ["y"], name="c", to=f16, round_mode="nearest")]
     save(m12(nodes, [vi("x", f, [2])], [vi("y", f16, [2])], opset=24), "cast24_round.onnx")
+    # ... and kept for a float8e8m0 target; a round_mode other than
+    # up/down/nearest is an error.
+    nodes = [helper.make_node("Cast", ["x"], ["y"], name="c", to=FLOAT8E8M0,
+                              round_mode="nearest")]
+    save(m12(nodes, [vi("x", f, [2])], [vi("y", FLOAT8E8M0, [2])], opset=24),
+         "cast24_e8m0.onnx")
+    nodes = [helper.make_node("Cast", ["x"], ["y"], name="c", to=FLOAT8E8M0,
+                              round_mode="sideways")]
+    save(m12(nodes, [vi("x", f, [2])], [vi("y", FLOAT8E8M0, [2])], opset=24),
+         "cast24_bad_round.onnx")
     # Dtypes dmlc lacks: refused by name.
     nodes = [helper.make_node("Cast", ["x"], ["y"], name="c", to=INT2)]
     save(m12(nodes, [vi("x", f, [2])], [vi("y", INT2, [2])], opset=25), "cast25_int2.onnx")

@@ -480,33 +480,57 @@ static dml_status_t onnx_imp_constant(onnx_ctx_t *ctx, const Onnx__NodeProto *np
   return onnx_define(ctx, name, g);
 }
 
+/* Cast-19's `saturate` and Cast-24's `round_mode` decide float8 targets
+ * only (ONNX Cast-19..25: saturate for FLOAT8E4M3FN/FNUZ and
+ * FLOAT8E5M2/FNUZ, round_mode "up"/"down"/"nearest" for FLOAT8E8M0): kept
+ * on the node for such a target (the CPU's Cast reads them, default 1 and
+ * "up"), dropped for any other. `target` is the target dtype, INVALID when
+ * not known at import (CastLike of a computed value: kept). */
+static dml_status_t float8_attrs(const Onnx__NodeProto *np, dml_dtype_t target,
+                                 const char *const **out_skip) {
+  static const char *const drop[] = {"saturate", "round_mode", NULL};
+  static const char *const keep[] = {NULL};
+  char buf[32], label[300];
+  const char *rm = attr_str(np, "round_mode", "up", buf, sizeof(buf));
+  if (strcmp(rm, "up") != 0 && strcmp(rm, "down") != 0 && strcmp(rm, "nearest") != 0)
+    return dml_status_detail(
+        dml_status_make(DML_STATUS_INVALID_ARGUMENT, ONNX_ERR_OP,
+                        "%s: round_mode='%s' is not up, down or nearest",
+                        onnx_node_label(np, label, sizeof(label)), rm),
+        "ONNX Cast-24 round_mode (FLOAT8E8M0 targets)");
+  *out_skip = target == DML_DTYPE_INVALID || dml_dtype_is_float8(target) ? keep : drop;
+  return DML_OK;
+}
+
 /* CastLike-15 -> Cast(to = input 1's dtype) when that dtype is known at
  * import (an argument or a global), else a CastLike node. */
 static dml_status_t onnx_imp_castlike(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                       const onnx_op_entry_t *e, dml_ir_value_t **in,
                                       uint32_t n_in) {
   DML_RETURN_IF_ERROR(expect_inputs(np, e, n_in, 2, 2, ctx->opset));
-  /* CastLike-19's saturate, 24's round_mode: float8 targets only (see
-   * drop_saturate). */
-  static const char *const skip[] = {"saturate", "round_mode", NULL};
+  const char *const *skip = NULL;
   if (in[1] && in[1]->kind != DML_IR_VALUE_RESULT) {
-    for (int32_t code = 1; code <= 16; code++) {
-      if (onnx_dtype(code) != in[1]->type.dtype) continue;
+    int code = dml_dtype_onnx_code(in[1]->type.dtype);
+    if (code > 0) {
+      DML_RETURN_IF_ERROR(float8_attrs(np, in[1]->type.dtype, &skip));
       dml_ir_node_t *node = NULL;
       DML_RETURN_IF_ERROR(emit_node(ctx, np, DML_OP_CAST, in, 1, skip, &node));
       return dml_ir_node_set_attr_int(node, "to", code);
     }
   }
+  DML_RETURN_IF_ERROR(float8_attrs(np, DML_DTYPE_INVALID, &skip));
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
 
-/* Cast-19's `saturate` (ONNX Cast-19..28) only decides float8 targets and
- * Cast-24's `round_mode` float8e8m0 targets, which onnx_op_check refuses
- * (no float8 dtype): both dropped. */
+/* Cast-19..28: `saturate` and `round_mode` as float8_attrs says. */
 static dml_status_t onnx_imp_drop_saturate(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                                            const onnx_op_entry_t *e, dml_ir_value_t **in,
                                            uint32_t n_in) {
-  static const char *const skip[] = {"saturate", "round_mode", NULL};
+  int64_t to = attr_int(np, "to", 0);
+  const char *const *skip = NULL;
+  DML_RETURN_IF_ERROR(float8_attrs(
+      np, to >= INT32_MIN && to <= INT32_MAX ? onnx_dtype((int32_t)to) : DML_DTYPE_STRING,
+      &skip));
   return emit_node(ctx, np, e->op, in, n_in, skip, NULL);
 }
 
@@ -1053,7 +1077,8 @@ static dml_status_t onnx_imp_dft20(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
 }
 
 /* QuantizeLinear/DequantizeLinear-19..23. `saturate` (19) only decides
- * float8 outputs (no float8 dtype here): dropped. `block_size` (21) is kept
+ * float8 outputs: kept when 0 (the CPU's float8 form reads it; 1 is its
+ * default), else dropped. `block_size` (21) is kept
  * on DequantizeLinear (blocked dequantization runs) and refused on
  * QuantizeLinear by onnx_op_check, as `precision` (23) other than 0. `output_dtype`
  * (21 for QuantizeLinear, 23 for DequantizeLinear) only restates the
@@ -1088,8 +1113,13 @@ static dml_status_t onnx_imp_qdq19(onnx_ctx_t *ctx, const Onnx__NodeProto *np,
                 : "only the dtype of x_scale (an initializer)");
     }
   }
+  /* saturate (float8 outputs only; default 1) is kept when 0 */
   static const char *const skip[] = {"saturate", "output_dtype", "block_size",
                                      "precision", NULL};
+  static const char *const skip_keep_sat[] = {"output_dtype", "block_size", "precision",
+                                              NULL};
+  if (e->op == DML_OP_QUANTIZE_LINEAR && attr_int(np, "saturate", 1) == 0)
+    return emit_node(ctx, np, e->op, in, n_in, skip_keep_sat, NULL);
   static const char *const skip_dq[] = {"saturate", "output_dtype", "precision", NULL};
   return emit_node(ctx, np, e->op, in, n_in,
                    e->op == DML_OP_DEQUANTIZE_LINEAR ? skip_dq : skip, NULL);

@@ -44,23 +44,7 @@ enum {
 };
 
 dml_dtype_t onnx_dtype(int32_t t) {
-  switch (t) {
-    case ONNX_T_FLOAT: return DML_DTYPE_F32;
-    case ONNX_T_UINT8: return DML_DTYPE_U8;
-    case ONNX_T_INT8: return DML_DTYPE_I8;
-    case ONNX_T_UINT16: return DML_DTYPE_U16;
-    case ONNX_T_INT16: return DML_DTYPE_I16;
-    case ONNX_T_INT32: return DML_DTYPE_I32;
-    case ONNX_T_INT64: return DML_DTYPE_I64;
-    case ONNX_T_BOOL: return DML_DTYPE_BOOL;
-    case ONNX_T_FLOAT16: return DML_DTYPE_F16;
-    case ONNX_T_DOUBLE: return DML_DTYPE_F64;
-    case ONNX_T_UINT32: return DML_DTYPE_U32;
-    case ONNX_T_UINT64: return DML_DTYPE_U64;
-    case ONNX_T_BFLOAT16: return DML_DTYPE_BF16;
-    case 8: return DML_DTYPE_STRING; /* STRING */
-    default: return DML_DTYPE_INVALID;
-  }
+  return dml_dtype_from_onnx_code(t);
 }
 
 const char *onnx_dtype_name(int32_t t) {
@@ -68,7 +52,8 @@ const char *onnx_dtype_name(int32_t t) {
       "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
       "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
       "COMPLEX128", "BFLOAT16",
-      /* onnx.proto's later dtypes: none is a dmlc dtype (onnx_dtype) */
+      /* onnx.proto's later dtypes: the float8 ones (17..20, 24) are dmlc
+       * dtypes (onnx_dtype), the 4-, 2- and 6-bit ones are not */
       "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4",
       "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2", "FLOAT6E2M3", "FLOAT6E3M2"};
   if (t >= 0 && (size_t)t < sizeof(names) / sizeof(names[0])) return names[t];
@@ -491,7 +476,11 @@ dml_status_t onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir
           ((uint8_t *)data)[i] = (uint8_t)(uint32_t)t->int32_data[i];
           break;
         case ONNX_T_BOOL: ((uint8_t *)data)[i] = t->int32_data[i] != 0; break;
-        default: break;
+        default:
+          /* float8 (onnx.proto: their bit patterns in int32_data) */
+          if (dml_dtype_is_float8(dt))
+            ((uint8_t *)data)[i] = (uint8_t)(uint32_t)t->int32_data[i];
+          break;
       }
     }
   }

@@ -566,6 +566,12 @@ dml_status_t dml_cpuk_Variadic(const dml_cpu_call_t *c) {
  * onnx.helper.float32_to_bfloat16 does by default. ONNX 1.12's backend test
  * test_cast_FLOAT_to_BFLOAT16 expects truncation instead (its cast.py keeps
  * the high 16 bits of each float), so that test stays listed as failing.
+ *
+ * float8 (Cast-19/24): to a float8 dtype by dml_f8_from_f64 with the
+ * node's `saturate` (default 1) and `round_mode` (default "up"; FLOAT8E8M0
+ * only), from any dtype through its double value (exact for every dtype
+ * but (u)int64 beyond 2^53, which ONNX's reference also converts through a
+ * float); from a float8 dtype by dml_f8_to_f64 (exact).
  * ====================================================================== */
 
 dml_status_t dml_cpuk_Cast(const dml_cpu_call_t *c) {
@@ -577,6 +583,21 @@ dml_status_t dml_cpuk_Cast(const dml_cpu_call_t *c) {
   dml_dtype_t s = x->dtype, d = y->dtype;
   if (s == d) {
     memcpy(y->data, x->data, dml_tensor_bytes(x));
+    return DML_OK;
+  }
+  if (dml_dtype_is_float8(d)) {
+    int sat = dml_cpu_get_int(c, "saturate", 1) != 0;
+    const char *rm = dml_cpu_get_string(c, "round_mode", "up");
+    dml_f8_round_t r = !strcmp(rm, "up")        ? DML_F8_ROUND_UP
+                       : !strcmp(rm, "down")    ? DML_F8_ROUND_DOWN
+                       : !strcmp(rm, "nearest") ? DML_F8_ROUND_NEAREST
+                                                : (dml_f8_round_t)-1;
+    if ((int)r < 0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "round_mode='%s' is not up, down or nearest", rm);
+    uint8_t *out = (uint8_t *)y->data;
+    for (int64_t i = 0; i < n; i++)
+      out[i] = dml_f8_from_f64(d, dml_load_f64(s, x->data, (size_t)i), sat, r);
     return DML_OK;
   }
   if (s == DML_DTYPE_F32 && d == DML_DTYPE_F16) {
@@ -625,7 +646,7 @@ dml_status_t dml_cpuk_Cast(const dml_cpu_call_t *c) {
     for (int64_t i = 0; i < n; i++) out[i] = dml_f32_to_f16(dml_bf16_to_f32(in[i]));
   } else if (d == DML_DTYPE_BOOL) {
     uint8_t *out = (uint8_t *)y->data;
-    if (dml_dtype_is_float(s))
+    if (dml_dtype_is_float(s) || dml_dtype_is_float8(s))
       for (int64_t i = 0; i < n; i++) out[i] = dml_load_f64(s, x->data, (size_t)i) != 0.0;
     else
       for (int64_t i = 0; i < n; i++) out[i] = dml_load_i64(s, x->data, (size_t)i) != 0;
@@ -633,6 +654,9 @@ dml_status_t dml_cpuk_Cast(const dml_cpu_call_t *c) {
     /* integer/bool -> integer: two's complement truncation. */
     for (int64_t i = 0; i < n; i++)
       dml_store_i64(d, y->data, (size_t)i, dml_load_i64(s, x->data, (size_t)i));
+  } else if (dml_dtype_is_float8(s)) {
+    for (int64_t i = 0; i < n; i++)
+      dml_store_f64(d, y->data, (size_t)i, dml_load_f64(s, x->data, (size_t)i));
   } else if (s == DML_DTYPE_U64 && dml_dtype_is_float(d)) {
     const uint64_t *in = (const uint64_t *)x->data;
     for (int64_t i = 0; i < n; i++) dml_store_f64(d, y->data, (size_t)i, (double)in[i]);

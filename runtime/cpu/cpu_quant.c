@@ -95,11 +95,86 @@ static inline int64_t q_idx(const qaxis_t *q, int64_t i) {
   return q->n == 1 ? 0 : (i / q->inner) % q->n;
 }
 
+/* A float8 zero point must be 0 (onnx.reference's DequantizeLinear refuses
+ * any other; QuantizeLinear-19's float8 form has no zero-point term). */
+static dml_status_t f8_zero_point(const dml_cpu_call_t *c, const dml_tensor_t *zp,
+                                  const char *what) {
+  if (!zp) return DML_OK;
+  if (!dml_dtype_is_float8(zp->dtype)) return dml_cpu_err_dtype(c, what, zp->dtype);
+  for (int64_t i = 0; i < dml_cpu_numel(zp); i++)
+    if (dml_load_f64(zp->dtype, zp->data, (size_t)i) != 0.0)
+      return dml_cpu_error(c, DML_STATUS_INVALID_ARGUMENT,
+                           "%s[%lld] is %g: a float8 zero point must be 0", what,
+                           (long long)i, dml_load_f64(zp->dtype, zp->data, (size_t)i));
+  return DML_OK;
+}
+
+/* The scale: f32, f16 or bf16, per tensor or per axis (q_axis). */
+static dml_status_t f8_scale(const dml_cpu_call_t *c, const dml_tensor_t *x,
+                             const dml_tensor_t *s, const char *what, qaxis_t *q) {
+  if (s->dtype != DML_DTYPE_F32 && s->dtype != DML_DTYPE_F16 &&
+      s->dtype != DML_DTYPE_BF16)
+    return dml_cpu_err_dtype(c, what, s->dtype);
+  return q_axis(c, x, s, NULL, q);
+}
+
+/* QuantizeLinear-19 to float8 (the zero point's dtype): y = float8(x /
+ * y_scale) with x / y_scale in x's dtype (f32 division, then rounded to
+ * f16/bf16 for those, as NumPy computes the reference), converted by
+ * dml_f8_from_f64 with the node's `saturate` (default 1). */
+static dml_status_t quantize_f8(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *s = &c->inputs[1], *zp = dml_cpu_in(c, 2);
+  dml_tensor_t *y = &c->outputs[0];
+  if (x->dtype != s->dtype) return dml_cpu_err_dtype(c, "x", x->dtype);
+  if (y->dtype != zp->dtype) return dml_cpu_err_dtype(c, "y", y->dtype);
+  if (dml_cpu_numel(y) != dml_cpu_numel(x))
+    return dml_cpu_err_shapes(c, "y must have x's shape");
+  qaxis_t q;
+  DML_RETURN_IF_ERROR(f8_scale(c, x, s, "y_scale", &q));
+  DML_RETURN_IF_ERROR(f8_zero_point(c, zp, "y_zero_point"));
+  int sat = dml_cpu_get_int(c, "saturate", 1) != 0;
+  uint8_t *yd = (uint8_t *)y->data;
+  for (int64_t i = 0; i < dml_cpu_numel(x); i++) {
+    float v = (float)dml_load_f64(x->dtype, x->data, (size_t)i) /
+              (float)dml_load_f64(s->dtype, s->data, (size_t)q_idx(&q, i));
+    double r = v;
+    if (x->dtype == DML_DTYPE_F16) r = dml_f16_to_f32(dml_f32_to_f16(v));
+    if (x->dtype == DML_DTYPE_BF16) r = dml_bf16_to_f32(dml_f32_to_bf16(v));
+    yd[i] = dml_f8_from_f64(y->dtype, r, sat, DML_F8_ROUND_UP);
+  }
+  return DML_OK;
+}
+
+/* DequantizeLinear-19 of float8 x: y = float(x) * x_scale in f32, stored
+ * in the scale's dtype (f32, f16 or bf16). */
+static dml_status_t dequantize_f8(const dml_cpu_call_t *c) {
+  const dml_tensor_t *x = &c->inputs[0], *s = &c->inputs[1], *zp = dml_cpu_in(c, 2);
+  dml_tensor_t *y = &c->outputs[0];
+  if (dml_cpu_get_int(c, "block_size", 0) != 0)
+    return dml_cpu_error(c, DML_STATUS_UNIMPLEMENTED,
+                         "block_size with float8 x is not supported");
+  if (y->dtype != s->dtype) return dml_cpu_err_dtype(c, "y", y->dtype);
+  if (dml_cpu_numel(y) != dml_cpu_numel(x))
+    return dml_cpu_err_shapes(c, "y must have x's shape");
+  qaxis_t q;
+  DML_RETURN_IF_ERROR(f8_scale(c, x, s, "x_scale", &q));
+  if (zp && zp->dtype != x->dtype) return dml_cpu_err_dtype(c, "x_zero_point", zp->dtype);
+  DML_RETURN_IF_ERROR(f8_zero_point(c, zp, "x_zero_point"));
+  for (int64_t i = 0; i < dml_cpu_numel(x); i++) {
+    float v = (float)dml_load_f64(x->dtype, x->data, (size_t)i) *
+              (float)dml_load_f64(s->dtype, s->data, (size_t)q_idx(&q, i));
+    dml_store_f64(y->dtype, y->data, (size_t)i, v);
+  }
+  return DML_OK;
+}
+
 /* QuantizeLinear: y = saturate(round(x / y_scale) + y_zero_point); y has
- * the zero point's dtype (u8 without one). x f32 or i32. */
+ * the zero point's dtype (u8 without one). x f32 or i32. A float8 zero
+ * point: quantize_f8. */
 dml_status_t dml_cpuk_QuantizeLinear(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0], *s = &c->inputs[1], *zp = dml_cpu_in(c, 2);
   dml_tensor_t *y = &c->outputs[0];
+  if (zp && dml_dtype_is_float8(zp->dtype)) return quantize_f8(c);
   if (x->dtype != DML_DTYPE_F32 && x->dtype != DML_DTYPE_I32)
     return dml_cpu_err_dtype(c, "x", x->dtype);
   if (s->dtype != DML_DTYPE_F32) return dml_cpu_err_dtype(c, "y_scale", s->dtype);
@@ -179,10 +254,11 @@ static dml_status_t dequantize_blocked(const dml_cpu_call_t *c, int64_t block) {
 }
 
 /* DequantizeLinear: y = (x - x_zero_point) * x_scale, f32; blocked with a
- * block_size attribute (dequantize_blocked). */
+ * block_size attribute (dequantize_blocked). float8 x: dequantize_f8. */
 dml_status_t dml_cpuk_DequantizeLinear(const dml_cpu_call_t *c) {
   const dml_tensor_t *x = &c->inputs[0], *s = &c->inputs[1], *zp = dml_cpu_in(c, 2);
   dml_tensor_t *y = &c->outputs[0];
+  if (dml_dtype_is_float8(x->dtype)) return dequantize_f8(c);
   if (!is_q8(x->dtype) && x->dtype != DML_DTYPE_I32)
     return dml_cpu_err_dtype(c, "x", x->dtype);
   if (s->dtype != DML_DTYPE_F32) return dml_cpu_err_dtype(c, "x_scale", s->dtype);

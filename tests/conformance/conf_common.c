@@ -309,6 +309,19 @@ void conf_compare_output(const char *test, const char *oname, uint32_t oi,
         if (e > max_err) max_err = e;
       }
     }
+  } else if (dml_dtype_is_float8(want->dtype)) {
+    /* float8: the same bit pattern, or NaN for NaN (a NaN's sign is free) */
+    for (int64_t i = 0; i < n; i++) {
+      double a = dml_load_f64(got->dtype, got->data, (size_t)i);
+      double b = dml_load_f64(want->dtype, want->data, (size_t)i);
+      if (((const uint8_t *)got->data)[i] == ((const uint8_t *)want->data)[i] ||
+          (isnan(a) && isnan(b)))
+        continue;
+      double e = fabs(a - b);
+      if (isnan(e)) e = INFINITY;
+      if (bad < 0) bad = i;
+      if (e > max_err) max_err = e;
+    }
   } else {
     for (int64_t i = 0; i < n; i++) {
       if (memcmp((const char *)got->data + (size_t)i * es,

@@ -526,14 +526,14 @@ static size_t npy_bytes(const dml_tensor_t *t) {
   return dml_tensor_bytes(t) + 256;
 }
 
-/* Writes `t` as <dir>/<file> (.npy; bf16, which NumPy lacks, as its uint16
- * bit patterns) and the manifest fields "<file>\t<bf16|->". 0 or -1 with
- * *err set. */
+/* Writes `t` as <dir>/<file> (.npy; bf16 and the float8 dtypes, which
+ * NumPy lacks, as their uint16 / uint8 bit patterns) and the manifest fields
+ * "<file>\t<bf16|f8e4m3fn|...|->". 0 or -1 with *err set. */
 static int emit_npy(const char *dir, const char *file, const dml_tensor_t *t,
                     conf_sbuf_t *m, char **err) {
   dml_tensor_t c = *t;
-  int bf16 = c.dtype == DML_DTYPE_BF16;
-  if (bf16) c.dtype = DML_DTYPE_U16;
+  int bf16 = c.dtype == DML_DTYPE_BF16 || dml_dtype_is_float8(c.dtype);
+  if (bf16) c.dtype = c.dtype == DML_DTYPE_BF16 ? DML_DTYPE_U16 : DML_DTYPE_U8;
   char *path = conf_xprintf("%s/%s", dir, file);
   dml_status_t s = dml_npy_write_file(path, &c);
   free(path);
@@ -544,7 +544,7 @@ static int emit_npy(const char *dir, const char *file, const dml_tensor_t *t,
     dml_status_free(s);
     return -1;
   }
-  conf_sb_add(m, "\t%s\t%s", file, bf16 ? "bf16" : "-");
+  conf_sb_add(m, "\t%s\t%s", file, bf16 ? dml_dtype_name(t->dtype) : "-");
   return 0;
 }
 

@@ -61,14 +61,19 @@ static int split_tabs(char *line, char **f) {
   return n;
 }
 
-/* Reads a data file of test folder `dir`; `bf16` "bf16": the file holds
- * bf16 bit patterns as uint16 (NumPy has no bfloat16). */
+/* Reads a data file of test folder `dir`; `bf16` "bf16" (or a float8
+ * dtype's name, "f8e4m3fn", ...): the file holds that dtype's bit patterns
+ * as uint16 (uint8) (NumPy has no bfloat16 or float8). */
 static dml_status_t load_npy(const char *dir, const char *file, const char *bf16,
                              dml_tensor_t *t, void **buf) {
   char *path = conf_xprintf("%s/%s", dir, file);
   dml_status_t s = dml_npy_read_file(path, t, buf);
   free(path);
-  if (!s && !strcmp(bf16, "bf16") && t->dtype == DML_DTYPE_U16) t->dtype = DML_DTYPE_BF16;
+  dml_dtype_t as =
+      strcmp(bf16, "-") ? dml_dtype_from_name(bf16, strlen(bf16)) : DML_DTYPE_INVALID;
+  if (!s && (as == DML_DTYPE_BF16 || dml_dtype_is_float8(as)) &&
+      dml_dtype_size(as) == dml_dtype_size(t->dtype) && !dml_dtype_is_float(t->dtype))
+    t->dtype = as;
   return s;
 }
 

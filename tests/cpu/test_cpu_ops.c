@@ -399,6 +399,53 @@ static void test_where_prelu_clip(void) {
 
 /* ---- Cast ------------------------------------------------------------- */
 
+/* Cast to and from float8 with saturate and round_mode (the conversions
+ * themselves: test_float8), float8 QuantizeLinear/DequantizeLinear. */
+static void test_cast_float8(void) {
+  float x[5] = {1000.0f, 464.0f, -0.0f, NAN, 0.1f};
+  uint8_t q[5];
+  float back[5];
+  dml_tensor_t tx = tens(DML_DTYPE_F32, x, 1, D(5)),
+               tq = tens(DML_DTYPE_F8E4M3FN, q, 1, D(5)),
+               tb = tens(DML_DTYPE_F32, back, 1, D(5));
+  CHECK_OK(run_op(DML_OP_CAST, &tx, 1, &tq, 1, NULL, 0)); /* saturate 1 */
+  CHECK(q[0] == 0x7e && q[1] == 0x7e && q[2] == 0x80 && q[3] == 0x7f && q[4] == 0x1d);
+  dml_attr_t ns = attr_i("saturate", 0);
+  CHECK_OK(run_op(DML_OP_CAST, &tx, 1, &tq, 1, &ns, 1));
+  CHECK(q[0] == 0x7f && q[1] == 0x7e); /* 1000: NaN; 464 ties to 448 */
+  CHECK_OK(run_op(DML_OP_CAST, &tq, 1, &tb, 1, NULL, 0));
+  CHECK(isnan(back[0]) && back[1] == 448.0f && back[2] == 0.0f && signbit(back[2]) &&
+        back[4] == 0.1015625f);
+  /* E8M0: round_mode */
+  float p[2] = {1.5f, 3.0f};
+  uint8_t e[2];
+  dml_tensor_t tp = tens(DML_DTYPE_F32, p, 1, D(2)),
+               te = tens(DML_DTYPE_F8E8M0, e, 1, D(2));
+  CHECK_OK(run_op(DML_OP_CAST, &tp, 1, &te, 1, NULL, 0));
+  CHECK(e[0] == 0x80 && e[1] == 0x81);
+  dml_attr_t down = attr_s("round_mode", "down");
+  CHECK_OK(run_op(DML_OP_CAST, &tp, 1, &te, 1, &down, 1));
+  CHECK(e[0] == 0x7f && e[1] == 0x80);
+  dml_attr_t bad = attr_s("round_mode", "sideways");
+  CHECK_ERROR(run_op(DML_OP_CAST, &tp, 1, &te, 1, &bad, 1), DML_STATUS_INVALID_ARGUMENT,
+              "round_mode='sideways' is not up, down or nearest");
+  /* QuantizeLinear to E5M2 (y = f8(x / scale)), DequantizeLinear back */
+  float qx[3] = {1.0f, 200.0f, 1e6f}, sc = 2.0f, dq[3];
+  uint8_t zp = 0, y[3];
+  dml_tensor_t ins[3] = {tens(DML_DTYPE_F32, qx, 1, D(3)), tens(DML_DTYPE_F32, &sc, 0),
+                         tens(DML_DTYPE_F8E5M2, &zp, 1, D(1))};
+  dml_tensor_t ty = tens(DML_DTYPE_F8E5M2, y, 1, D(3));
+  CHECK_OK(run_op(DML_OP_QUANTIZE_LINEAR, ins, 3, &ty, 1, NULL, 0));
+  CHECK(y[0] == 0x38 && y[1] == 0x56 && y[2] == 0x7b); /* 0.5, 96, 57344 (saturated) */
+  dml_tensor_t dins[2] = {ty, tens(DML_DTYPE_F32, &sc, 0)},
+               td = tens(DML_DTYPE_F32, dq, 1, D(3));
+  CHECK_OK(run_op(DML_OP_DEQUANTIZE_LINEAR, dins, 2, &td, 1, NULL, 0));
+  CHECK(dq[0] == 1.0f && dq[1] == 192.0f && dq[2] == 114688.0f);
+  zp = 0x3c; /* 1.0: a float8 zero point must be 0 */
+  CHECK_ERROR(run_op(DML_OP_QUANTIZE_LINEAR, ins, 3, &ty, 1, NULL, 0),
+              DML_STATUS_INVALID_ARGUMENT, "a float8 zero point must be 0");
+}
+
 static void test_cast(void) {
   float f[6] = {-2.7f, -0.5f, 0, 1.5f, 300.9f, 65504.0f};
   int32_t i32[6];
@@ -419,20 +466,25 @@ static void test_cast(void) {
                outf = tens(DML_DTYPE_F32, back, 1, D(6));
   CHECK_OK(run_op(DML_OP_CAST, &inh, 1, &outf, 1, NULL, 0));
   CHECK(back[1] == -0.5f && back[4] == 301.0f); /* 300.9 rounds to 301 in f16 */
-  /* every dtype to every dtype, on small non-negative integers */
-  uint8_t src[16][64], dst[64];
+  /* every dtype to every dtype, on small non-negative integers (powers of
+   * two where a float8 dtype is involved: E5M2 has 2 mantissa bits, E8M0
+   * holds powers of two only; test_float8 covers their rounding) */
+  uint8_t src[DML_DTYPE_COUNT_][64], dst[64];
   for (int s = 1; s < DML_DTYPE_COUNT_; s++) {
     if (s == DML_DTYPE_STRING) continue; /* numbers only: strings in test_cpu_strings */
-    for (int i = 0; i < 4; i++)
-      dml_store_i64((dml_dtype_t)s, src[s], (size_t)i,
-                    s == DML_DTYPE_BOOL ? i % 2 : i * 3);
     for (int d = 1; d < DML_DTYPE_COUNT_; d++) {
       if (d == DML_DTYPE_STRING) continue;
+      int f8 = dml_dtype_is_float8((dml_dtype_t)s) || dml_dtype_is_float8((dml_dtype_t)d);
+      for (int i = 0; i < 4; i++)
+        dml_store_i64((dml_dtype_t)s, src[s], (size_t)i,
+                      s == DML_DTYPE_BOOL ? i % 2
+                      : f8                ? 1 << i
+                                          : i * 3);
       dml_tensor_t ti = tens((dml_dtype_t)s, src[s], 1, D(4)),
                    to = tens((dml_dtype_t)d, dst, 1, D(4));
       CHECK_OK(run_op(DML_OP_CAST, &ti, 1, &to, 1, NULL, 0));
       for (int i = 0; i < 4; i++) {
-        int64_t want = s == DML_DTYPE_BOOL ? i % 2 : i * 3;
+        int64_t want = s == DML_DTYPE_BOOL ? i % 2 : f8 ? 1 << i : i * 3;
         if (d == DML_DTYPE_BOOL) want = want != 0;
         if (dml_load_i64((dml_dtype_t)d, dst, (size_t)i) != want)
           fprintf(stderr, "cast %s->%s [%d]\n", dml_dtype_name((dml_dtype_t)s),
@@ -1091,6 +1143,7 @@ int main(void) {
   RUN(test_variadic);
   RUN(test_where_prelu_clip);
   RUN(test_cast);
+  RUN(test_cast_float8);
   RUN(test_batchnorm);
   RUN(test_layernorm);
   RUN(test_instancenorm);

@@ -9,6 +9,10 @@
   Cast(to f32) -> Mul(., x) -> y f32[5]: string tensors in the middle (the
   decimal text of x with a "0" appended parses back as x when x has a
   fractional part, else as 10 x).
+- f8_mid.onnx: x f32[5] -> Cast(to FLOAT8E4M3FN, saturate 1) -> Cast(to
+  f32) -> Mul(., x) -> y f32[5]: float8 tensors in the middle (CPU only:
+  the two Casts run on the host); y_f8.npy is the reference of x_f8.npy,
+  from ml_dtypes (x rounded to E4M3FN, 1000 saturated to 448, times x).
 - lp_only.onnx: x f32[4,8] -> LpNormalization(p=1, axis=1) -> y: no node
   for the device, so the whole function runs on the host.
 - lp_views.onnx: x f32[N,8] (N symbolic) -> Mul(x, x) -> LpNormalization ->
@@ -99,6 +103,25 @@ def string_mid():
     save(g, "string_mid.onnx")
     np.save(os.path.join(HERE, "x_str.npy"),
             np.array([1.25, -3.0, 0.5, 7.0, -0.0], dtype=np.float32))
+
+
+def f8_mid():
+    nodes = [
+        helper.make_node("Cast", ["x"], ["q"], to=TensorProto.FLOAT8E4M3FN, saturate=1,
+                         name="to_f8"),
+        helper.make_node("Cast", ["q"], ["xf"], to=TensorProto.FLOAT, name="to_float"),
+        helper.make_node("Mul", ["xf", "x"], ["y"], name="mul"),
+    ]
+    g = helper.make_graph(
+        nodes, "f8_mid",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5])])
+    save(g, "f8_mid.onnx")
+    import ml_dtypes
+    x = np.array([0.1, -3.3, 1000.0, 464.0, -0.0], dtype=np.float32)
+    np.save(os.path.join(HERE, "x_f8.npy"), x)
+    q = np.clip(x, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    np.save(os.path.join(HERE, "y_f8.npy"), q * x)
 
 
 def lp_only():
@@ -277,6 +300,7 @@ lp_mid()
 lp_views()
 lp_only()
 string_mid()
+f8_mid()
 ctrl_mid()
 loop_mid()
 string_io()

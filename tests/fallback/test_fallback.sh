@@ -44,8 +44,9 @@ fi
 VK=0
 "$DMLC" devices 2>/dev/null | grep -q "^vulkan:0" && VK=1
 
-for m in lp str; do
+for m in lp str f8; do
   if [ $m = lp ]; then model=$HERE/lp_mid.onnx op="LpNormalization: 1 node" strict="target 'vulkan' cannot emit every op" where="1 of 4 nodes on the host" hk=k1_host
+  elif [ $m = f8 ]; then model=$HERE/f8_mid.onnx op="node 'to_f8' (Cast) writes f8e4m3fn value 'q'" strict="target 'vulkan' cannot run float8 tensors" where="2 of 3 nodes on the host" hk=k0_host
   else model=$HERE/string_mid.onnx op="string value" strict="target 'vulkan' cannot run string tensors" where="3 of 4 nodes on the host" hk=k0_host; fi
   # strict: the old error, naming what the target lacks
   expect_err "$m-strict" "$strict" "$DMLC" compile "$model" -o "$WORK/$m.dmlpkg" --target cpu,vulkan --no-cpu-fallback
@@ -68,6 +69,8 @@ for m in lp str; do
   # the CPU plan's results, and the Vulkan session's
   x=$HERE/x_$m.npy
   expect_ok "$m-run-cpu" "$DMLC" run "$WORK/$m.dmlpkg" --input "x=$x" --output-dir "$WORK/$m-cpu"
+  # float8: ml_dtypes' result (gen_fallback_models.py), bit for bit
+  if [ $m = f8 ]; then cmp -s "$WORK/$m-cpu/y.npy" "$HERE/y_f8.npy" && ok || bad "f8: y differs from y_f8.npy"; fi
   if [ $VK = 1 ]; then
     expect_ok "$m-run-vulkan" "$DMLC" run "$WORK/$m.dmlpkg" --input "x=$x" --output-dir "$WORK/$m-vk" --device vulkan
     grep -q "^note:" <<<"$out" && bad "$m: a whole-function note for a per-segment run: $out" || ok

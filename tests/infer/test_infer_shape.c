@@ -786,6 +786,55 @@ static void test_sym_logic_mod(void) {
   tm_free(&t);
 }
 
+/* float8: Cast to a float8 `to` code; QuantizeLinear to a float8 zero
+ * point's dtype, DequantizeLinear of float8 x to the scale's dtype, and
+ * their refusals. */
+static void test_float8(void) {
+  tmod_t t;
+  tm_init(&t);
+  dml_ir_value_t *x = targ(&t, "x", "f32[batch,4]");
+  dml_ir_node_t *c = tnode(&t, DML_OP_CAST, "c", 1, &x, 1);
+  CHECK_OK(dml_ir_node_set_attr_int(c, "to", 18)); /* FLOAT8E4M3FNUZ */
+  INFER_OK(&t, c);
+  CHECK_TYPE(&t, c->outputs[0], "f8e4m3fnuz[batch,4]");
+  dml_ir_value_t *qi[3] = {x, targ(&t, "s", "f32[]"), targ(&t, "z", "f8e5m2[1]")};
+  dml_ir_node_t *q = tnode(&t, DML_OP_QUANTIZE_LINEAR, "q", 3, qi, 1);
+  INFER_OK(&t, q);
+  CHECK_TYPE(&t, q->outputs[0], "f8e5m2[batch,4]");
+  dml_ir_value_t *di[2] = {q->outputs[0], targ(&t, "h", "f16[]")};
+  dml_ir_node_t *d = tnode(&t, DML_OP_DEQUANTIZE_LINEAR, "d", 2, di, 1);
+  INFER_OK(&t, d);
+  CHECK_TYPE(&t, d->outputs[0], "f16[batch,4]");
+  /* Quantize's x must have the scale's dtype */
+  dml_ir_value_t *bi[3] = {x, targ(&t, "s16", "f16[]"), qi[2]};
+  dml_ir_node_t *b = tnode(&t, DML_OP_QUANTIZE_LINEAR, "b", 3, bi, 1);
+  CHECK_ERROR(dml_ir_infer_node(t.m, b), DML_STATUS_INVALID_ARGUMENT,
+              "x (f32) must have the scale's dtype (f16)");
+  /* the scale is a float of at most 32 bits */
+  dml_ir_value_t *ei[2] = {q->outputs[0], targ(&t, "s64", "f64[]")};
+  dml_ir_node_t *e = tnode(&t, DML_OP_DEQUANTIZE_LINEAR, "e", 2, ei, 1);
+  CHECK_ERROR(dml_ir_infer_node(t.m, e), DML_STATUS_INVALID_ARGUMENT,
+              "scale must be f32, f16 or bf16, got f64");
+  /* blocked float8 dequantization is not supported */
+  dml_ir_value_t *ki[2] = {q->outputs[0], qi[1]};
+  dml_ir_node_t *k = tnode(&t, DML_OP_DEQUANTIZE_LINEAR, "k", 2, ki, 1);
+  CHECK_OK(dml_ir_node_set_attr_int(k, "block_size", 2));
+  CHECK_ERROR(dml_ir_infer_node(t.m, k), DML_STATUS_UNIMPLEMENTED,
+              "block_size 2 with float8 data is not supported");
+  /* Dequantize's zero point has x's dtype */
+  dml_ir_value_t *wi[3] = {q->outputs[0], qi[1], targ(&t, "z4", "f8e4m3fn[1]")};
+  dml_ir_node_t *w = tnode(&t, DML_OP_DEQUANTIZE_LINEAR, "w", 3, wi, 1);
+  CHECK_ERROR(dml_ir_infer_node(t.m, w), DML_STATUS_INVALID_ARGUMENT,
+              "zero point must be f8e5m2 as x, got f8e4m3fn");
+  /* arithmetic on float8 is refused */
+  dml_ir_value_t *ai[2] = {q->outputs[0], q->outputs[0]};
+  dml_ir_node_t *a = tnode(&t, DML_OP_ADD, "a", 2, ai, 1);
+  dml_status_t st = dml_ir_infer_node(t.m, a);
+  CHECK(st != DML_OK);
+  dml_status_free(st);
+  tm_free(&t);
+}
+
 int main(void) {
   RUN(test_exporter_chain);
   RUN(test_reshape);
@@ -800,5 +849,6 @@ int main(void) {
   RUN(test_float_to_count);
   RUN(test_sym_logic_mod);
   RUN(test_malformed);
+  RUN(test_float8);
   return dml_test_finish();
 }

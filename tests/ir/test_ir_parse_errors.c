@@ -35,8 +35,7 @@ static const err_case_t k_cases[] = {
     /* bad types */
     {HDR "  func @f(%x: f33[2]) -> () {\n",
      "t.dmlir:4:15: expected a dtype (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64 "
-     "bool, "
-     "or ?), found 'f33'"},
+     "bool str f8e4m3fn f8e4m3fnuz f8e5m2 f8e5m2fnuz f8e8m0, or ?), found 'f33'"},
     {HDR "  func @f(%x: f32[-1]) -> () {\n",
      "t.dmlir:4:19: expected a dim >= 0, found '-1'"},
     {HDR "  func @f(%x: f32[seq]) -> () {\n",
