@@ -584,7 +584,7 @@ static dml_status_t check_data(const dml_trainer_t *t, const dml_dataset_t *d,
       if (f == n_sym && n_sym < MAXT * DML_MAX_RANK) {
         sym_name[n_sym] = sn;
         sym_value[n_sym] = sv;
-        snprintf(sym_by[n_sym], sizeof sym_by[n_sym], "%.100s dim %d", label, dd);
+        snprintf(sym_by[n_sym], sizeof sym_by[n_sym], "%.90s dim %d", label, dd);
         n_sym++;
       }
     }
