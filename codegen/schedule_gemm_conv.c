@@ -616,13 +616,23 @@ void dml_ksched_emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t
   lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, gs->ksym, 0, 0}, esz);
 }
 
-/* Fills the window geometry of Conv/MaxPool/AveragePool node `n`. */
+/* Fills the window geometry of Conv/MaxPool/AveragePool node `n`, or of
+ * ConvWeightGrad(dY, X) -> dW (the geometry of the Conv whose weight
+ * gradient it is: x = X, y = dY, w = dW). */
 const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *o) {
   memset(o, 0, sizeof *o);
-  o->x = val(s, n->inputs[0]);
-  o->y = val(s, n->outputs[0]);
-  int conv = n->op == DML_OP_CONV;
-  if (conv) {
+  int wgrad = n->op == DML_OP_CONV_WEIGHT_GRAD;
+  int conv = n->op == DML_OP_CONV || wgrad;
+  if (wgrad) {
+    if (n->n_inputs != 2) return "absent input";
+    o->x = val(s, n->inputs[1]);
+    o->y = val(s, n->inputs[0]);
+    o->w = val(s, n->outputs[0]);
+  } else {
+    o->x = val(s, n->inputs[0]);
+    o->y = val(s, n->outputs[0]);
+  }
+  if (n->op == DML_OP_CONV) {
     o->w = val(s, n->inputs[1]);
     o->b = n->n_inputs > 2 ? val(s, n->inputs[2]) : NULL;
   }
@@ -662,6 +672,13 @@ const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape
     const dml_dim_t *wd = o->w->type.dims;
     if (o->w->type.rank != r || wd[0].sym >= 0 || wd[2].sym >= 0 || wd[r - 1].sym >= 0)
       return "weights must be static [M, C/group, kH, kW]";
+    if (wgrad) {
+      size_t nk = 0;
+      const int64_t *ks = dml_attr_ints(n->attrs, n->n_attrs, "kernel_shape", &nk);
+      if (!ks || nk != (size_t)(r - 2) || ks[0] != wd[2].value ||
+          ks[nk - 1] != wd[r - 1].value)
+        return "kernel_shape does not match dW's dims";
+    }
     if (o->group < 1 || o->C % o->group || o->M % o->group ||
         wd[1].value * o->group != o->C || wd[0].value != o->M)
       return "bad group";
@@ -1172,6 +1189,130 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
     dml_ksched_map_finish(s, K, &y->type, gid, body.first);
   }
   lin_add(&K->flops, numel, 2 * cg * k[0] * k[1]);
+}
+
+/* ---- ConvWeightGrad (1-D and 2-D) ---- */
+
+/* One term of dW[m, c, kh, kw]'s sum: element j of the flat (n, oh, ow)
+ * range of dY. */
+typedef struct {
+  const win_shape_t *ws;
+  const dml_kidx_t *ohw, *ow_n;    /* OH * OW and OW (run-time where symbolic) */
+  const dml_kidx_t *ybase, *ystep; /* dY element of (0, m, 0, 0); n's stride M*OH*OW */
+  const dml_kidx_t *xbase, *xstep; /* X element of (0, ch, 0, 0); n's stride C*H*W */
+  const dml_kidx_t *th0, *tw0;     /* kh * dil0, kw * dil1 */
+} wgrad_ctx_t;
+
+/* dY[n, m, oh, ow] * (X[n, ch, oh*s0 + kh*d0 - p0, ow*s1 + kw*d1 - p1], or 0
+ * outside X) in f32 for j = (n*OH + oh)*OW + ow. A padded tap multiplies 0,
+ * as the CPU's im2col does (dY * 0: NaN for an infinite dY). The load
+ * outside X reads a wrapped in-range position ((t + p*(H-1)) % H) whose
+ * value the select drops, so no access leaves X. */
+static const dml_kval_t *wgrad_term(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const wgrad_ctx_t *c = (const wgrad_ctx_t *)vctx;
+  const win_shape_t *ws = c->ws;
+  dml_kpool_t *p = s->pool;
+  int one = ws->y->type.rank == 3;
+  const dml_kidx_t *nn = dml_ki_bin(p, DML_KI_DIV, j, c->ohw),
+                   *q = dml_ki_bin(p, DML_KI_MOD, j, c->ohw);
+  const dml_kidx_t *yi =
+      kadd(p, kadd(p, dml_ki_bin(p, DML_KI_MUL, nn, c->ystep), c->ybase), q);
+  const dml_kidx_t *Hi = dim_idx(s, ws->hd), *Wi = dim_idx(s, ws->wd);
+  const dml_kidx_t *t[2], *ii[2], *ext[2] = {Hi, Wi};
+  t[0] = one ? NULL
+             : kadd(p, kmul(p, dml_ki_bin(p, DML_KI_DIV, q, c->ow_n), ws->stride[0]),
+                    c->th0);
+  t[1] = kadd(p, kmul(p, dml_ki_bin(p, DML_KI_MOD, q, c->ow_n), ws->stride[1]), c->tw0);
+  const dml_kval_t *inb = NULL;
+  for (int d = one; d < 2; d++) {
+    int64_t pd = ws->pad[d];
+    const dml_kval_t *tv = dml_kv_idx(p, DML_KT_I32, t[d]);
+    const dml_kval_t *ok =
+        dml_kv_fn(p, DML_KF_LT, tv, dml_kv_idx(p, DML_KT_I32, kaddc(p, ext[d], pd)));
+    if (pd)
+      ok = dml_kv_fn(p, DML_KF_AND,
+                     dml_kv_fn(p, DML_KF_GE, tv, dml_kv_iconst(p, DML_KT_I32, pd)), ok);
+    inb = inb ? dml_kv_fn(p, DML_KF_AND, inb, ok) : ok;
+    const dml_kidx_t *sh =
+        pd ? dml_ki_bin(p, DML_KI_SUB, kadd(p, t[d], kmul(p, ext[d], pd)),
+                        dml_ki_const(p, pd))
+           : t[d];
+    ii[d] = dml_ki_bin(p, DML_KI_MOD, sh, ext[d]);
+  }
+  const dml_kidx_t *xo =
+      one ? ii[1] : kadd(p, dml_ki_bin(p, DML_KI_MUL, ii[0], Wi), ii[1]);
+  const dml_kidx_t *xi =
+      kadd(p, kadd(p, dml_ki_bin(p, DML_KI_MUL, nn, c->xstep), c->xbase), xo);
+  const dml_kval_t *xv =
+      dml_kv_select(p, inb, load_f32(s, ws->x, at(s, ws->x, xi)), dml_kv_const(p, 0.0f));
+  return dml_kv_fn(p, DML_KF_MUL, load_f32(s, ws->y, at(s, ws->y, yi)), xv);
+}
+
+/* ConvWeightGrad(dY, X) -> dW [M, C/group, kH, kW] (1-D: [M, C/group, kW])
+ * of the window geometry `ws` (dml_ksched_win_reject: any group, strides,
+ * dilations, explicit/VALID pads or SAME over static dims, static or
+ * symbolic N and spatial dims; f32, f16, bf16): one output element of dW
+ * per workgroup of DML_KROW_WG invocations whenever its sum over
+ * (n, oh, ow) has more than DML_KROW_MIN terms at the bounds, summed in f32
+ * as dml_krow_reduce does (4 strided accumulators per invocation, then a
+ * balanced tree: the error grows with N*OH*OW / 1024, not N*OH*OW, and no
+ * invocation loops over more than N*OH*OW / 1024 terms); shorter sums one
+ * invocation per element in (n, oh, ow) order. The result is rounded once
+ * to dW's dtype. */
+void dml_ksched_emit_conv_wgrad(sched_t *s, uint32_t node, const win_shape_t *ws) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_value_t *dw = ws->w;
+  if (!ws->sym_sp && (ws->H == 0 || ws->W == 0)) {
+    unsupported(s, node, "X with an empty spatial dim", NULL);
+    return;
+  }
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_CONV, node);
+  if (!K) return;
+  int one = ws->y->type.rank == 3;
+  const dml_dim_t *yd = ws->y->type.dims;
+  dml_klin_t ly = {0, -1, 0, 0};
+  type_numel(&ws->y->type, &ly);
+  int64_t jmax = ws->M ? lin_max(s, ly) / ws->M : 0;
+  int64_t cg = ws->C / ws->group, mg = ws->M / ws->group;
+  dml_kdot_t dot;
+  /* the cooperative form past DML_KROW_MIN terms (its blocked sum), not
+   * only past the loop limit */
+  const dml_kidx_t *gid = dml_kdot_setup(
+      s, K, &dw->type, jmax > DML_KROW_MIN ? (int64_t)DML_KLOOP_MAX + 1 : jmax,
+      DML_KVAR_FIRST_LOOP + 1, &dot);
+  const dml_kidx_t *co[DML_MAX_RANK];
+  coords_of(s, &dw->type, gid, co);
+  const dml_kidx_t *m = co[0], *cc = co[1], *kh = one ? NULL : co[2],
+                   *kw = co[dw->type.rank - 1];
+  const dml_kidx_t *ow_n = dim_idx(s, yd[ws->y->type.rank - 1]);
+  const dml_kidx_t *ohw = one ? ow_n : dml_ki_bin(p, DML_KI_MUL, dim_idx(s, yd[2]), ow_n);
+  const dml_kidx_t *hw =
+      one ? dim_idx(s, ws->wd)
+          : dml_ki_bin(p, DML_KI_MUL, dim_idx(s, ws->hd), dim_idx(s, ws->wd));
+  const dml_kidx_t *ch =
+      kadd(p, kmul(p, dml_ki_bin(p, DML_KI_DIV, m, dml_ki_const(p, mg)), cg), cc);
+  wgrad_ctx_t c = {ws,
+                   ohw,
+                   ow_n,
+                   dml_ki_bin(p, DML_KI_MUL, m, ohw),
+                   kmul(p, ohw, ws->M),
+                   dml_ki_bin(p, DML_KI_MUL, ch, hw),
+                   kmul(p, hw, ws->C),
+                   one ? NULL : kmul(p, kh, ws->dil[0]),
+                   kmul(p, kw, ws->dil[1])};
+  const dml_kidx_t *terms =
+      dml_ki_bin(p, DML_KI_MUL, dim_idx(s, ws->x->type.dims[0]), ohw);
+  dml_kblock_t body = {0};
+  dml_kdot_sum(s, K, &dot, &body, terms, DML_KVAR_FIRST_LOOP, dml_kv_zero(p, DML_KT_F32),
+               wgrad_term, &c, 0);
+  dml_kdot_finish(s, K, &dot, gid, &body,
+                  store_at(s, dw, gid, win_result(s, ws, dml_kv_reg(p, 0))));
+  lin_add(&K->flops, ly, 2 * cg * ws->kh * ws->kw);
+  const int64_t esz = (int64_t)dml_dtype_size(ws->x->type.dtype);
+  dml_klin_t xl;
+  if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, esz);
+  lin_add(&K->bytes, ly, esz);
+  lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0, 0}, esz);
 }
 
 /* ---- MatMul with a batched right operand ---- */
