@@ -10,6 +10,7 @@
 
 #include "dml_cpu.h"
 #include "dml_ew.h"
+#include "dml_shape.h"
 #include "schedule_common.h"
 
 const char *dml_ksched_gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t *o) {
@@ -1020,7 +1021,20 @@ void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
   lin_add(&K->bytes, numel, esz);
 }
 
-/* ---- ConvTranspose (1-D and 2-D) ---- */
+/* ---- ConvTranspose and ConvInputGrad (1-D and 2-D) ---- */
+
+/* The gather both compute: y[n, m, o] = sum over the group's input
+ * channels c and the window k of x[n, c, i] * w[c, m % (M/group), k], where
+ * o + pb = i*st + k*dl (+ b[m]): x [N, C, in...], w [C, M/group, k...],
+ * y [N, M, out...]. 1-D uses slot 1 (height 1 in slot 0). */
+typedef struct {
+  const dml_pkg_value_t *x, *w, *b, *y;
+  int64_t C, M, group;
+  int64_t k[2], st[2], dl[2], pb[2];
+  dml_dim_t in[2]; /* x's spatial extents: symbolic ones read at run time */
+} tgather_t;
+
+static void emit_tgather(sched_t *s, uint32_t node, const tgather_t *g);
 
 /* ConvTranspose (ONNX opset 11; the CPU kernel's pads rules): one
  * invocation per output element (n, m, oh, ow) gathers
@@ -1029,7 +1043,6 @@ void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
  * window position is used when oh + pad - kh*dilation lies in
  * [0, H*stride) and is a multiple of the stride. Then + B[m]. */
 void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
-  dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   const dml_pkg_value_t *x = val(s, n->inputs[0]), *w = val(s, n->inputs[1]);
   const dml_pkg_value_t *b =
@@ -1039,9 +1052,18 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
   int32_t r = x ? x->type.rank : 0;
   if (!why && ((r != 3 && r != 4) || y->type.rank != r || w->type.rank != r))
     why = "only 1-D and 2-D windows are emitted";
-  for (int32_t d = 1; !why && d < r; d++)
-    if (x->type.dims[d].sym >= 0 || y->type.dims[d].sym >= 0 || w->type.dims[d].sym >= 0)
-      why = "symbolic channel or spatial dim";
+  /* symbolic spatial dims of x and y (read at run time) where the begin
+   * pads do not follow the size: explicit pads, VALID, or neither */
+  int sym_sp = 0;
+  for (int32_t d = 1; !why && d < r; d++) {
+    if (w->type.dims[d].sym >= 0 ||
+        (d == 1 && (x->type.dims[1].sym >= 0 || y->type.dims[1].sym >= 0)))
+      why = "symbolic channel dim or weights";
+    if (d >= 2) sym_sp |= x->type.dims[d].sym >= 0 || y->type.dims[d].sym >= 0;
+  }
+  if (!why && sym_sp &&
+      (dml_ksched_sym_repeats(&x->type) || dml_ksched_sym_repeats(&y->type)))
+    why = "a symbol used by two dims (a square image's H = W) or more than 32 symbols";
   int64_t group = dml_attr_int(n->attrs, n->n_attrs, "group", 1);
   int64_t C = why ? 1 : x->type.dims[1].value, M = why ? 1 : y->type.dims[1].value;
   if (!why && (w->type.dims[0].sym >= 0 || w->type.dims[0].value != C || group < 1 ||
@@ -1065,8 +1087,14 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
   int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
   int valid = !strcmp(ap, "VALID");
   int oshape = dml_attr_find(n->attrs, n->n_attrs, "output_shape") != NULL;
+  if (!why && sym_sp && (same_upper || same_lower || oshape))
+    why =
+        "SAME auto_pad or output_shape over a symbolic spatial dim (the pads follow "
+        "the run-time size)";
+  dml_dim_t ind[2] = {{1, -1}, {1, -1}};
   for (int i = 0; !why && i < ns; i++) {
     int o = 2 - ns + i; /* 1-D uses slot 1 (height 1 in slot 0) */
+    ind[o] = x->type.dims[2 + i];
     in[o] = x->type.dims[2 + i].value;
     out[o] = y->type.dims[2 + i].value;
     k[o] = w->type.dims[2 + i].value;
@@ -1081,7 +1109,8 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
     if (pads && !same_upper && !same_lower && !oshape) {
       pb[o] = pads[i];
       expect = full - pads[i] - pads[ns + i];
-    } else if (valid) {
+    } else if (valid || (!same_upper && !same_lower && !oshape)) {
+      /* VALID, or NOTSET without pads (pads 0) */
       pb[o] = 0;
       expect = full;
     } else {
@@ -1090,12 +1119,130 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
       pb[o] = same_upper ? total / 2 : total - total / 2;
       expect = out[o];
     }
-    if (expect != out[o] || pb[o] < 0) why = "output size does not match the attributes";
+    /* a symbolic extent was checked by shape inference */
+    int sym = ind[o].sym >= 0 || y->type.dims[2 + i].sym >= 0;
+    if ((!sym && expect != out[o]) || pb[o] < 0)
+      why = "output size does not match the attributes";
   }
   if (why) {
     unsupported(s, node, "%s", why);
     return;
   }
+  tgather_t g = {x,
+                 w,
+                 b,
+                 y,
+                 C,
+                 M,
+                 group,
+                 {k[0], k[1]},
+                 {st[0], st[1]},
+                 {dl[0], dl[1]},
+                 {pb[0], pb[1]},
+                 {ind[0], ind[1]}};
+  emit_tgather(s, node, &g);
+}
+
+/* ConvInputGrad(dY, W, X) -> dX (ops.def): the gather of dY [N, M, y...]
+ * and W [M, C/group, k...] into dX [N, C, x...] (X's shape), with the
+ * forward Conv's begin pads (explicit, VALID, or SAME over static spatial
+ * dims of X); the end pads and output_padding the CPU derives
+ * (dml_shape_conv_input_grad_pads) only size dX, which is X's shape here.
+ * Symbolic N and spatial dims are read at run time. f32 only. */
+void dml_ksched_emit_conv_input_grad(sched_t *s, uint32_t node) {
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const char *why = n->n_inputs == 3 && n->n_outputs == 1
+                        ? dml_ksched_map_reject_f32(s, n, 3)
+                        : "absent input";
+  const dml_pkg_value_t *dy = why ? NULL : val(s, n->inputs[0]),
+                        *w = why ? NULL : val(s, n->inputs[1]),
+                        *x = why ? NULL : val(s, n->inputs[2]),
+                        *y = why ? NULL : val(s, n->outputs[0]);
+  int32_t r = why ? 0 : x->type.rank;
+  if (!why && ((r != 3 && r != 4) || y->type.rank != r || w->type.rank != r ||
+               dy->type.rank != r))
+    why = "only 1-D and 2-D windows are emitted";
+  for (int32_t d = 0; !why && d < r; d++)
+    if (w->type.dims[d].sym >= 0 ||
+        (d == 1 && (dy->type.dims[1].sym >= 0 || y->type.dims[1].sym >= 0)))
+      why = "symbolic channel dim or weights";
+  if (!why && (dml_ksched_sym_repeats(&dy->type) || dml_ksched_sym_repeats(&y->type)))
+    why = "a symbol used by two dims (a square image's H = W) or more than 32 symbols";
+  int64_t group = dml_attr_int(n->attrs, n->n_attrs, "group", 1);
+  int64_t M = why ? 1 : dy->type.dims[1].value, C = why ? 1 : y->type.dims[1].value;
+  if (!why && (w->type.dims[0].value != M || group < 1 || M % group || C % group ||
+               w->type.dims[1].value * group != C))
+    why = "weights must be static [M, C/group, kH, kW]";
+  int ns = r - 2;
+  int64_t k[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1}, pb[2] = {0, 0};
+  dml_dim_t in[2] = {{1, -1}, {1, -1}};
+  size_t na = 0, np = 0;
+  const int64_t *sa = dml_attr_ints(n->attrs, n->n_attrs, "strides", &na);
+  if (!why && sa && na != (size_t)ns) why = "strides do not match the rank";
+  const int64_t *da = dml_attr_ints(n->attrs, n->n_attrs, "dilations", &na);
+  if (!why && da && na != (size_t)ns) why = "dilations do not match the rank";
+  const int64_t *pads = dml_attr_ints(n->attrs, n->n_attrs, "pads", &np);
+  if (!why && pads && np != 2 * (size_t)ns) why = "pads do not match the rank";
+  const char *ap = dml_attr_string(n->attrs, n->n_attrs, "auto_pad", "NOTSET");
+  int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
+  int valid = !strcmp(ap, "VALID");
+  if (!why && !same_upper && !same_lower && !valid && strcmp(ap, "NOTSET"))
+    why = "unknown auto_pad";
+  for (int i = 0; !why && i < ns; i++) {
+    int o = 2 - ns + i; /* 1-D uses slot 1 (height 1 in slot 0) */
+    in[o] = dy->type.dims[2 + i];
+    k[o] = w->type.dims[2 + i].value;
+    st[o] = sa ? sa[i] : 1;
+    dl[o] = da ? da[i] : 1;
+    if (st[o] < 1 || dl[o] < 1 || k[o] < 1) {
+      why = "bad strides, dilations or kernel";
+      break;
+    }
+    if (same_upper || same_lower) {
+      const dml_dim_t xd = x->type.dims[2 + i];
+      if (xd.sym >= 0) {
+        why =
+            "SAME auto_pad over a symbolic spatial dim (the pads follow the run-time "
+            "size)";
+        break;
+      }
+      pb[o] = dml_shape_same_pad_begin(xd.value, (k[o] - 1) * dl[o] + 1, st[o],
+                                       same_upper, NULL);
+    } else {
+      pb[o] = valid || !pads ? 0 : pads[i];
+    }
+    if (pb[o] < 0) why = "negative pads";
+  }
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  tgather_t g = {dy,
+                 w,
+                 NULL,
+                 y,
+                 M,
+                 C,
+                 group,
+                 {k[0], k[1]},
+                 {st[0], st[1]},
+                 {dl[0], dl[1]},
+                 {pb[0], pb[1]},
+                 {in[0], in[1]}};
+  emit_tgather(s, node, &g);
+}
+
+/* The ConvTranspose-form gather of geometry `g` as the kernel of node
+ * `node` (f32; see tgather_t). */
+static void emit_tgather(sched_t *s, uint32_t node, const tgather_t *g) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_value_t *x = g->x, *w = g->w, *b = g->b, *y = g->y;
+  const int64_t *k = g->k, *st = g->st, *dl = g->dl, *pb = g->pb;
+  int32_t r = y->type.rank;
+  int ns = r - 2;
+  int64_t C = g->C, M = g->M, group = g->group;
+  /* x's spatial extents (run-time values where symbolic) */
+  const dml_kidx_t *in[2] = {dim_idx(s, g->in[0]), dim_idx(s, g->in[1])};
   dml_kernel_t *K;
   const dml_kidx_t *c[DML_MAX_RANK];
   const dml_kidx_t *gid = dml_ksched_map_kernel(s, node, &y->type, &K, c);
@@ -1138,9 +1285,8 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
       dml_ki_bin(p, DML_KI_MUL,
                  dml_ki_bin(p, DML_KI_ADD,
                             dml_ki_bin(p, DML_KI_MUL, c[0], dml_ki_const(p, C)), ch),
-                 dml_ki_const(p, in[0] * in[1])),
-      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ii[0], dml_ki_const(p, in[1])),
-                 ii[1]));
+                 dml_ki_bin(p, DML_KI_MUL, in[0], in[1])),
+      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ii[0], in[1]), ii[1]));
   const dml_kidx_t *wi = dml_ki_bin(
       p, DML_KI_ADD,
       dml_ki_bin(
@@ -1160,9 +1306,10 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
     const dml_kidx_t *rem = dml_ki_bin(
         p, DML_KI_MOD, dml_ki_bin(p, DML_KI_SUB, t[d], lo[d]), dml_ki_const(p, st[d]));
     inner = if_lt(s, rem, dml_ki_const(p, 1), inner);
-    inner =
-        if_in(s, t[d], lo[d],
-              dml_ki_bin(p, DML_KI_ADD, lo[d], dml_ki_const(p, in[d] * st[d])), inner);
+    inner = if_in(s, t[d], lo[d],
+                  dml_ki_bin(p, DML_KI_ADD, lo[d],
+                             dml_ki_bin(p, DML_KI_MUL, in[d], dml_ki_const(p, st[d]))),
+                  inner);
   }
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));

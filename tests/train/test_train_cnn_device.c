@@ -6,6 +6,9 @@
  *   - statically (--input-shape x=[1:64]x3x16x16): on the device the Conv
  *     weight gradients run as ConvWeightGrad kernels and the input
  *     gradients as ConvTranspose kernels;
+ *   - with symbolic H, W (--dim-bound H=32,W=32), trained at 16x16 and at
+ *     21x17: the stride-2 Conv's input gradient is ConvInputGrad, its pads
+ *     and every extent read at run time.
  * Every loss and accuracy of the history and every parameter and optimizer
  * state of the final checkpoint within TOL * max(1, |cpu|): the device's
  * sums run in another order (the weight gradient's in blocked partial sums,
@@ -177,6 +180,14 @@ static void test_static(void) {
   check_same("s16", "--input-shape 'x=[1:64]x3x16x16'", "16");
 }
 
+/* One package for any H, W <= 32, trained at 16x16 and at 21x17 (odd
+ * extents: the stride-2 Conv's input gradient has output_padding 1). */
+static void test_symbolic(void) {
+  write_data("21", 10, 21, 17, 2);
+  check_same("y16", "--dim-bound H=32,W=32", "16");
+  check_same("y21", "--dim-bound H=32,W=32", "21");
+}
+
 int main(int argc, char **argv) {
   char dmlc_path[1024], model[1024], cmd[1400];
   const char *build = getenv("DMLC_BUILD_DIR"), *src = getenv("DMLC_SOURCE_DIR");
@@ -209,6 +220,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   RUN(test_static);
+  RUN(test_symbolic);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
   return dml_test_finish();
