@@ -618,17 +618,17 @@ void dml_ksched_emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t
 }
 
 /* Fills the window geometry of Conv/MaxPool/AveragePool node `n`, or of
- * ConvWeightGrad(dY, X) -> dW (the geometry of the Conv whose weight
- * gradient it is: x = X, y = dY, w = dW). */
+ * ConvWeightGrad(dY, X) -> dW and MaxPoolGrad(dY, X) -> dX (the geometry
+ * of the forward op whose gradient it is: x = X, y = dY; w = dW). */
 const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *o) {
   memset(o, 0, sizeof *o);
   int wgrad = n->op == DML_OP_CONV_WEIGHT_GRAD;
   int conv = n->op == DML_OP_CONV || wgrad;
-  if (wgrad) {
+  if (wgrad || n->op == DML_OP_MAX_POOL_GRAD) {
     if (n->n_inputs != 2) return "absent input";
     o->x = val(s, n->inputs[1]);
     o->y = val(s, n->inputs[0]);
-    o->w = val(s, n->outputs[0]);
+    if (wgrad) o->w = val(s, n->outputs[0]);
   } else {
     o->x = val(s, n->inputs[0]);
     o->y = val(s, n->outputs[0]);
@@ -1019,6 +1019,133 @@ void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
   const int64_t esz = (int64_t)dml_dtype_size(ws->x->type.dtype);
   if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, esz);
   lin_add(&K->bytes, numel, esz);
+}
+
+/* ---- MaxPoolGrad (1-D and 2-D) ---- */
+
+typedef struct {
+  const win_shape_t *ws;
+  const dml_kidx_t *xbase; /* X element of (n, c, 0, 0) */
+} pgrad_ctx_t;
+
+/* One position of a MaxPool window (element e = ih*W + iw of X's plane):
+ * the argmax as the CPU's pool_window_f64 keeps it, register 1 the best
+ * value (f32), register 2 its position (i32, -1 before the first in-bounds
+ * one), replaced when v > best, at the first position, or by the window's
+ * first NaN. Registers 3 and 4 hold the new pair so both tests read the
+ * old one. */
+static dml_kstmt_t *pgrad_tap(sched_t *s, const dml_kidx_t *e, void *vctx) {
+  const pgrad_ctx_t *c = (const pgrad_ctx_t *)vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *v =
+      load_f32(s, c->ws->x, at(s, c->ws->x, dml_ki_bin(p, DML_KI_ADD, c->xbase, e)));
+  const dml_kval_t *best = dml_kv_reg(p, 1), *arg = dml_kv_reg_t(p, 2, DML_KT_I32);
+  const dml_kval_t *take =
+      dml_kv_fn(p, DML_KF_OR,
+                dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_GT, v, best),
+                          dml_kv_fn(p, DML_KF_LT, arg, dml_kv_iconst(p, DML_KT_I32, 0))),
+                dml_kv_fn(p, DML_KF_AND,
+                          dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, v, v), NULL),
+                          dml_kv_fn(p, DML_KF_EQ, best, best)));
+  dml_kblock_t b = {0};
+  dml_kblock_add(&b, assign(s, DML_KS_SET, 3, dml_kv_select(p, take, v, best)));
+  dml_kblock_add(&b, assign(s, DML_KS_SET, 4,
+                            dml_kv_select(p, take, dml_kv_idx(p, DML_KT_I32, e), arg)));
+  dml_kblock_add(&b, assign(s, DML_KS_SET, 1, dml_kv_reg(p, 3)));
+  dml_kblock_add(&b, assign(s, DML_KS_SET, 2, dml_kv_reg_t(p, 4, DML_KT_I32)));
+  return b.first;
+}
+
+/* MaxPoolGrad(dY, X) -> dX (X's shape; f32, f16, bf16 with f32 sums) of
+ * the window geometry `ws` (x = X, y = dY): one invocation per dX element
+ * (n, c, ih, iw) visits the windows (oh, ow) that reach it (the
+ * ConvTranspose gather's stride-divisibility test), finds each one's
+ * argmax over X as the CPU does (pgrad_tap) and adds dY[n, c, oh, ow]
+ * where that is (ih, iw). */
+void dml_ksched_emit_maxpool_grad(sched_t *s, uint32_t node, const win_shape_t *ws) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *dx = val(s, n->outputs[0]);
+  if (!dx || dx->type.dtype != ws->x->type.dtype || !typed_ok(dx) ||
+      !same_shape(&dx->type, &ws->x->type)) {
+    unsupported(s, node, "dX must have X's shape and dtype", NULL);
+    return;
+  }
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_POOL, node);
+  if (!K) return;
+  dml_klin_t numel;
+  type_numel(&dx->type, &numel);
+  K->local[0] = 64;
+  K->items[0] = numel;
+  K->n_regs = 5;
+  int one = dx->type.rank == 3;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *c[DML_MAX_RANK];
+  coords_of(s, &dx->type, gid, c);
+  const dml_kidx_t *Hi = dim_idx(s, ws->hd), *Wi = dim_idx(s, ws->wd);
+  const dml_dim_t *yd = ws->y->type.dims;
+  const dml_kidx_t *OHi = one ? dml_ki_const(p, 1) : dim_idx(s, yd[2]),
+                   *OWi = dim_idx(s, yd[ws->y->type.rank - 1]);
+  const dml_kidx_t *nc = kadd(p, kmul(p, c[0], ws->C), c[1]);
+  const dml_kidx_t *ih = one ? dml_ki_const(p, 0) : c[2], *iw = c[dx->type.rank - 1];
+  pgrad_ctx_t pc = {ws, dml_ki_bin(p, DML_KI_MUL, nc, dml_ki_bin(p, DML_KI_MUL, Hi, Wi))};
+  int32_t vkh = DML_KVAR_FIRST_LOOP, vkw = vkh + 1, vqh = vkh + 2, vqw = vkh + 3;
+  /* the window positions from the last: the windows in the CPU's (oh, ow)
+   * order, so that the sums of several dY (overlapping windows) are its
+   * f32 sums in its order (1e15 + 86 - 1e15 is order-dependent) */
+  const dml_kidx_t *kv[2] = {
+      dml_ki_bin(p, DML_KI_SUB, dml_ki_const(p, ws->kh - 1), dml_ki_var(p, vkh)),
+      dml_ki_bin(p, DML_KI_SUB, dml_ki_const(p, ws->kw - 1), dml_ki_var(p, vkw))};
+  const dml_kidx_t *o2[2] = {ih, iw}, *ext[2] = {OHi, OWi};
+  const dml_kidx_t *t[2], *lo[2], *oo[2];
+  for (int d = 0; d < 2; d++) {
+    t[d] = kaddc(p, o2[d], ws->pad[d]);
+    lo[d] = kmul(p, kv[d], ws->dil[d]);
+    oo[d] = dml_ki_bin(p, DML_KI_DIV, dml_ki_bin(p, DML_KI_SUB, t[d], lo[d]),
+                       dml_ki_const(p, ws->stride[d]));
+  }
+  /* window (oh, ow): its argmax, then dY added where it is this element */
+  dml_kblock_t win = {0};
+  dml_kblock_add(&win, assign(s, DML_KS_SET, 1, dml_kv_const(p, -INFINITY)));
+  dml_kblock_add(&win, assign(s, DML_KS_SET, 2, dml_kv_iconst(p, DML_KT_I32, -1)));
+  dml_kblock_add(&win, window(s, ws, oo[0], oo[1], vqh, vqw, pgrad_tap, &pc, NULL, NULL));
+  const dml_kidx_t *yi = kadd(
+      p,
+      dml_ki_bin(p, DML_KI_MUL, kadd(p, dml_ki_bin(p, DML_KI_MUL, nc, OHi), oo[0]), OWi),
+      oo[1]);
+  const dml_kval_t *hit = dml_kv_fn(
+      p, DML_KF_EQ, dml_kv_reg_t(p, 2, DML_KT_I32),
+      dml_kv_idx(p, DML_KT_I32, kadd(p, dml_ki_bin(p, DML_KI_MUL, ih, Wi), iw)));
+  dml_kblock_add(
+      &win, assign(s, DML_KS_SET, 0,
+                   dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0),
+                             dml_kv_select(p, hit, load_f32(s, ws->y, at(s, ws->y, yi)),
+                                           dml_kv_const(p, 0.0f)))));
+  dml_kstmt_t *inner = win.first;
+  /* innermost first: the width's stride test, its range, then the height's */
+  for (int d = 1; d >= 0; d--) {
+    const dml_kidx_t *rem =
+        dml_ki_bin(p, DML_KI_MOD, dml_ki_bin(p, DML_KI_SUB, t[d], lo[d]),
+                   dml_ki_const(p, ws->stride[d]));
+    inner = if_lt(s, rem, dml_ki_const(p, 1), inner);
+    inner = if_in(
+        s, t[d], lo[d],
+        dml_ki_bin(p, DML_KI_ADD, lo[d],
+                   dml_ki_bin(p, DML_KI_MUL, ext[d], dml_ki_const(p, ws->stride[d]))),
+        inner);
+  }
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, -INFINITY)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_iconst(p, DML_KT_I32, -1)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_iconst(p, DML_KT_I32, -1)));
+  dml_kblock_add(&body, for_loop(s, vkh, dml_ki_const(p, ws->kh),
+                                 for_loop(s, vkw, dml_ki_const(p, ws->kw), inner)));
+  dml_kblock_add(&body, store_at(s, dx, gid, win_result(s, ws, dml_kv_reg(p, 0))));
+  K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+  lin_add(&K->flops, numel, ws->kh * ws->kw * ws->kh * ws->kw);
+  const int64_t esz = (int64_t)dml_dtype_size(ws->x->type.dtype);
+  lin_add(&K->bytes, numel, 2 * esz);
 }
 
 /* ---- ConvTranspose and ConvInputGrad (1-D and 2-D) ---- */

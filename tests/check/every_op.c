@@ -939,10 +939,20 @@ static const form_t k_forms[] = {
                                                                "ConvInputGrad(%d, %w, "
                                                                "%x) {strides = "
                                                                "[2]}\n" RET1},
-    {"MaxPoolGrad", NULL, NULL, 0,
+    {"MaxPoolGrad", NULL, NULL, 1,
      FN1("%d: $T[R,2,2,${L}], %x: $T[R,2,5,${2*L+1}]") "  %y = MaxPoolGrad(%d, %x) "
                                                        "{kernel_shape = [3, 3], strides "
                                                        "= [2, 2]}\n" RET1},
+    {"MaxPoolGrad", "pads,dilations", NULL, 0,
+     FN1("%d: $T[R,2,6,L], %x: $T[R,2,6,${2*L}]") "  %y = MaxPoolGrad(%d, %x) "
+                                                  "{kernel_shape = [2, 3], strides = [1, "
+                                                  "2], dilations = [2, 1], pads = [1, 1, "
+                                                  "1, "
+                                                  "0]}\n" RET1},
+    {"MaxPoolGrad", "1d", NULL, 0,
+     FN1("%d: $T[R,3,L], %x: $T[R,3,${2*L}]") "  %y = MaxPoolGrad(%d, %x) "
+                                              "{kernel_shape = [2], strides = "
+                                              "[2]}\n" RET1},
     {"AveragePoolGrad", NULL, NULL, 0,
      FN1("%d: $T[R,2,2,${L}], %x: $T[R,2,5,${2*L+1}]") "  %y = AveragePoolGrad(%d, %x) "
                                                        "{kernel_shape = [3, 3], strides "
