@@ -2,8 +2,9 @@
  * MatMul (the K-split form for small M, the small transposed-B form, the
  * shared-memory tiled form, the tensor-core attachment the CUDA renderer
  * reads, batched MatMul), Conv (direct, with its fused elementwise
- * epilogue), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and
- * ConvTranspose. Moved from schedule.c unchanged. */
+ * epilogue), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
+ * ConvTranspose, and the training gradients ConvWeightGrad, ConvInputGrad
+ * and MaxPoolGrad. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
