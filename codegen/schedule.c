@@ -259,6 +259,9 @@ int dml_kschedule_handles(dml_op_t op) {
     case DML_OP_INSTANCE_NORMALIZATION:
     case DML_OP_HARDMAX:
     case DML_OP_CONV_TRANSPOSE:
+    case DML_OP_CONV_WEIGHT_GRAD:
+    case DML_OP_CONV_INPUT_GRAD:
+    case DML_OP_MAX_POOL_GRAD:
     case DML_OP_GATHER:
     case DML_OP_GATHER_ELEMENTS:
     case DML_OP_NEGATIVE_LOG_LIKELIHOOD_LOSS:
@@ -579,9 +582,9 @@ dml_status_t dml_kschedule_host(const dml_pkg_graph_t *g, uint32_t fn,
         else if (x->type.dtype != DML_DTYPE_F32 && x->type.dtype != DML_DTYPE_F64 &&
                  x->type.dtype != DML_DTYPE_F16 && x->type.dtype != DML_DTYPE_BF16 &&
                  (n->op == DML_OP_REDUCE_MEAN || n->op == DML_OP_GLOBAL_AVERAGE_POOL ||
-                  n->op == DML_OP_GLOBAL_MAX_POOL || n->op == DML_OP_REDUCE_PROD ||
-                  n->op == DML_OP_REDUCE_L1 || n->op == DML_OP_REDUCE_L2 ||
-                  n->op == DML_OP_REDUCE_LOG_SUM || n->op == DML_OP_REDUCE_LOG_SUM_EXP ||
+                  n->op == DML_OP_GLOBAL_MAX_POOL || n->op == DML_OP_REDUCE_L1 ||
+                  n->op == DML_OP_REDUCE_L2 || n->op == DML_OP_REDUCE_LOG_SUM ||
+                  n->op == DML_OP_REDUCE_LOG_SUM_EXP ||
                   n->op == DML_OP_REDUCE_SUM_SQUARE))
           why = "only f32 and f64 are emitted for this op";
         else if (!type_numel(&x->type, &l))
@@ -633,6 +636,25 @@ dml_status_t dml_kschedule_host(const dml_pkg_graph_t *g, uint32_t fn,
         break;
       }
       case DML_OP_CONV_TRANSPOSE: dml_ksched_emit_conv_transpose(&s, i); break;
+      case DML_OP_CONV_INPUT_GRAD: dml_ksched_emit_conv_input_grad(&s, i); break;
+      case DML_OP_MAX_POOL_GRAD: {
+        win_shape_t gw;
+        const char *why = dml_ksched_win_reject(&s, n, &gw);
+        if (why)
+          unsupported(&s, i, "%s", why);
+        else
+          dml_ksched_emit_maxpool_grad(&s, i, &gw);
+        break;
+      }
+      case DML_OP_CONV_WEIGHT_GRAD: {
+        win_shape_t gw;
+        const char *why = dml_ksched_win_reject(&s, n, &gw);
+        if (why)
+          unsupported(&s, i, "%s", why);
+        else
+          dml_ksched_emit_conv_wgrad(&s, i, &gw);
+        break;
+      }
       case DML_OP_GATHER:
       case DML_OP_GATHER_ELEMENTS:
         s.raw16 = 1;

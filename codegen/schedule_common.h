@@ -402,6 +402,9 @@ const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape
 void dml_ksched_emit_conv_group(sched_t *s, const group_t *G, const win_shape_t *ws);
 void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws);
 void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node);
+void dml_ksched_emit_conv_input_grad(sched_t *s, uint32_t node);
+void dml_ksched_emit_maxpool_grad(sched_t *s, uint32_t node, const win_shape_t *ws);
+void dml_ksched_emit_conv_wgrad(sched_t *s, uint32_t node, const win_shape_t *ws);
 const char *dml_ksched_emit_matmul_batched(sched_t *s, uint32_t node);
 
 /* ---- schedule_reduce.c (described there, at each definition) ---- */

@@ -2,14 +2,16 @@
  * MatMul (the K-split form for small M, the small transposed-B form, the
  * shared-memory tiled form, the tensor-core attachment the CUDA renderer
  * reads, batched MatMul), Conv (direct, with its fused elementwise
- * epilogue), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and
- * ConvTranspose. Moved from schedule.c unchanged. */
+ * epilogue), MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
+ * ConvTranspose, and the training gradients ConvWeightGrad, ConvInputGrad
+ * and MaxPoolGrad. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dml_cpu.h"
 #include "dml_ew.h"
+#include "dml_shape.h"
 #include "schedule_common.h"
 
 const char *dml_ksched_gemm_reject(sched_t *s, const dml_pkg_node_t *n, gemm_shape_t *o) {
@@ -616,13 +618,23 @@ void dml_ksched_emit_gemm_group(sched_t *s, const group_t *G, const gemm_shape_t
   lin_add(&K->bytes, (dml_klin_t){gs->k * gs->n, gs->ksym, 0, 0}, esz);
 }
 
-/* Fills the window geometry of Conv/MaxPool/AveragePool node `n`. */
+/* Fills the window geometry of Conv/MaxPool/AveragePool node `n`, or of
+ * ConvWeightGrad(dY, X) -> dW and MaxPoolGrad(dY, X) -> dX (the geometry
+ * of the forward op whose gradient it is: x = X, y = dY; w = dW). */
 const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape_t *o) {
   memset(o, 0, sizeof *o);
-  o->x = val(s, n->inputs[0]);
-  o->y = val(s, n->outputs[0]);
-  int conv = n->op == DML_OP_CONV;
-  if (conv) {
+  int wgrad = n->op == DML_OP_CONV_WEIGHT_GRAD;
+  int conv = n->op == DML_OP_CONV || wgrad;
+  if (wgrad || n->op == DML_OP_MAX_POOL_GRAD) {
+    if (n->n_inputs != 2) return "absent input";
+    o->x = val(s, n->inputs[1]);
+    o->y = val(s, n->inputs[0]);
+    if (wgrad) o->w = val(s, n->outputs[0]);
+  } else {
+    o->x = val(s, n->inputs[0]);
+    o->y = val(s, n->outputs[0]);
+  }
+  if (n->op == DML_OP_CONV) {
     o->w = val(s, n->inputs[1]);
     o->b = n->n_inputs > 2 ? val(s, n->inputs[2]) : NULL;
   }
@@ -662,6 +674,13 @@ const char *dml_ksched_win_reject(sched_t *s, const dml_pkg_node_t *n, win_shape
     const dml_dim_t *wd = o->w->type.dims;
     if (o->w->type.rank != r || wd[0].sym >= 0 || wd[2].sym >= 0 || wd[r - 1].sym >= 0)
       return "weights must be static [M, C/group, kH, kW]";
+    if (wgrad) {
+      size_t nk = 0;
+      const int64_t *ks = dml_attr_ints(n->attrs, n->n_attrs, "kernel_shape", &nk);
+      if (!ks || nk != (size_t)(r - 2) || ks[0] != wd[2].value ||
+          ks[nk - 1] != wd[r - 1].value)
+        return "kernel_shape does not match dW's dims";
+    }
     if (o->group < 1 || o->C % o->group || o->M % o->group ||
         wd[1].value * o->group != o->C || wd[0].value != o->M)
       return "bad group";
@@ -1003,7 +1022,147 @@ void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
   lin_add(&K->bytes, numel, esz);
 }
 
-/* ---- ConvTranspose (1-D and 2-D) ---- */
+/* ---- MaxPoolGrad (1-D and 2-D) ---- */
+
+typedef struct {
+  const win_shape_t *ws;
+  const dml_kidx_t *xbase; /* X element of (n, c, 0, 0) */
+} pgrad_ctx_t;
+
+/* One position of a MaxPool window (element e = ih*W + iw of X's plane):
+ * the argmax as the CPU's pool_window_f64 keeps it, register 1 the best
+ * value (f32), register 2 its position (i32, -1 before the first in-bounds
+ * one), replaced when v > best, at the first position, or by the window's
+ * first NaN. Registers 3 and 4 hold the new pair so both tests read the
+ * old one. */
+static dml_kstmt_t *pgrad_tap(sched_t *s, const dml_kidx_t *e, void *vctx) {
+  const pgrad_ctx_t *c = (const pgrad_ctx_t *)vctx;
+  dml_kpool_t *p = s->pool;
+  const dml_kval_t *v =
+      load_f32(s, c->ws->x, at(s, c->ws->x, dml_ki_bin(p, DML_KI_ADD, c->xbase, e)));
+  const dml_kval_t *best = dml_kv_reg(p, 1), *arg = dml_kv_reg_t(p, 2, DML_KT_I32);
+  const dml_kval_t *take =
+      dml_kv_fn(p, DML_KF_OR,
+                dml_kv_fn(p, DML_KF_OR, dml_kv_fn(p, DML_KF_GT, v, best),
+                          dml_kv_fn(p, DML_KF_LT, arg, dml_kv_iconst(p, DML_KT_I32, 0))),
+                dml_kv_fn(p, DML_KF_AND,
+                          dml_kv_fn(p, DML_KF_NOT, dml_kv_fn(p, DML_KF_EQ, v, v), NULL),
+                          dml_kv_fn(p, DML_KF_EQ, best, best)));
+  dml_kblock_t b = {0};
+  dml_kblock_add(&b, assign(s, DML_KS_SET, 3, dml_kv_select(p, take, v, best)));
+  dml_kblock_add(&b, assign(s, DML_KS_SET, 4,
+                            dml_kv_select(p, take, dml_kv_idx(p, DML_KT_I32, e), arg)));
+  dml_kblock_add(&b, assign(s, DML_KS_SET, 1, dml_kv_reg(p, 3)));
+  dml_kblock_add(&b, assign(s, DML_KS_SET, 2, dml_kv_reg_t(p, 4, DML_KT_I32)));
+  return b.first;
+}
+
+/* MaxPoolGrad(dY, X) -> dX (X's shape; f32, f16, bf16 with f32 sums) of
+ * the window geometry `ws` (x = X, y = dY): one invocation per dX element
+ * (n, c, ih, iw) visits the windows (oh, ow) that reach it (the
+ * ConvTranspose gather's stride-divisibility test), finds each one's
+ * argmax over X as the CPU does (pgrad_tap) and adds dY[n, c, oh, ow]
+ * where that is (ih, iw). */
+void dml_ksched_emit_maxpool_grad(sched_t *s, uint32_t node, const win_shape_t *ws) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const dml_pkg_value_t *dx = val(s, n->outputs[0]);
+  if (!dx || dx->type.dtype != ws->x->type.dtype || !typed_ok(dx) ||
+      !same_shape(&dx->type, &ws->x->type)) {
+    unsupported(s, node, "dX must have X's shape and dtype", NULL);
+    return;
+  }
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_POOL, node);
+  if (!K) return;
+  dml_klin_t numel;
+  type_numel(&dx->type, &numel);
+  K->local[0] = 64;
+  K->items[0] = numel;
+  K->n_regs = 5;
+  int one = dx->type.rank == 3;
+  const dml_kidx_t *gid = dml_ki_var(p, DML_KVAR_GID_X), *c[DML_MAX_RANK];
+  coords_of(s, &dx->type, gid, c);
+  const dml_kidx_t *Hi = dim_idx(s, ws->hd), *Wi = dim_idx(s, ws->wd);
+  const dml_dim_t *yd = ws->y->type.dims;
+  const dml_kidx_t *OHi = one ? dml_ki_const(p, 1) : dim_idx(s, yd[2]),
+                   *OWi = dim_idx(s, yd[ws->y->type.rank - 1]);
+  const dml_kidx_t *nc = kadd(p, kmul(p, c[0], ws->C), c[1]);
+  const dml_kidx_t *ih = one ? dml_ki_const(p, 0) : c[2], *iw = c[dx->type.rank - 1];
+  pgrad_ctx_t pc = {ws, dml_ki_bin(p, DML_KI_MUL, nc, dml_ki_bin(p, DML_KI_MUL, Hi, Wi))};
+  int32_t vkh = DML_KVAR_FIRST_LOOP, vkw = vkh + 1, vqh = vkh + 2, vqw = vkh + 3;
+  /* the window positions from the last: the windows in the CPU's (oh, ow)
+   * order, so that the sums of several dY (overlapping windows) are its
+   * f32 sums in its order (1e15 + 86 - 1e15 is order-dependent) */
+  const dml_kidx_t *kv[2] = {
+      dml_ki_bin(p, DML_KI_SUB, dml_ki_const(p, ws->kh - 1), dml_ki_var(p, vkh)),
+      dml_ki_bin(p, DML_KI_SUB, dml_ki_const(p, ws->kw - 1), dml_ki_var(p, vkw))};
+  const dml_kidx_t *o2[2] = {ih, iw}, *ext[2] = {OHi, OWi};
+  const dml_kidx_t *t[2], *lo[2], *oo[2];
+  for (int d = 0; d < 2; d++) {
+    t[d] = kaddc(p, o2[d], ws->pad[d]);
+    lo[d] = kmul(p, kv[d], ws->dil[d]);
+    oo[d] = dml_ki_bin(p, DML_KI_DIV, dml_ki_bin(p, DML_KI_SUB, t[d], lo[d]),
+                       dml_ki_const(p, ws->stride[d]));
+  }
+  /* window (oh, ow): its argmax, then dY added where it is this element */
+  dml_kblock_t win = {0};
+  dml_kblock_add(&win, assign(s, DML_KS_SET, 1, dml_kv_const(p, -INFINITY)));
+  dml_kblock_add(&win, assign(s, DML_KS_SET, 2, dml_kv_iconst(p, DML_KT_I32, -1)));
+  dml_kblock_add(&win, window(s, ws, oo[0], oo[1], vqh, vqw, pgrad_tap, &pc, NULL, NULL));
+  const dml_kidx_t *yi = kadd(
+      p,
+      dml_ki_bin(p, DML_KI_MUL, kadd(p, dml_ki_bin(p, DML_KI_MUL, nc, OHi), oo[0]), OWi),
+      oo[1]);
+  const dml_kval_t *hit = dml_kv_fn(
+      p, DML_KF_EQ, dml_kv_reg_t(p, 2, DML_KT_I32),
+      dml_kv_idx(p, DML_KT_I32, kadd(p, dml_ki_bin(p, DML_KI_MUL, ih, Wi), iw)));
+  dml_kblock_add(
+      &win, assign(s, DML_KS_SET, 0,
+                   dml_kv_fn(p, DML_KF_ADD, dml_kv_reg(p, 0),
+                             dml_kv_select(p, hit, load_f32(s, ws->y, at(s, ws->y, yi)),
+                                           dml_kv_const(p, 0.0f)))));
+  dml_kstmt_t *inner = win.first;
+  /* innermost first: the width's stride test, its range, then the height's */
+  for (int d = 1; d >= 0; d--) {
+    const dml_kidx_t *rem =
+        dml_ki_bin(p, DML_KI_MOD, dml_ki_bin(p, DML_KI_SUB, t[d], lo[d]),
+                   dml_ki_const(p, ws->stride[d]));
+    inner = if_lt(s, rem, dml_ki_const(p, 1), inner);
+    inner = if_in(
+        s, t[d], lo[d],
+        dml_ki_bin(p, DML_KI_ADD, lo[d],
+                   dml_ki_bin(p, DML_KI_MUL, ext[d], dml_ki_const(p, ws->stride[d]))),
+        inner);
+  }
+  dml_kblock_t body = {0};
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 1, dml_kv_const(p, -INFINITY)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 2, dml_kv_iconst(p, DML_KT_I32, -1)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 3, dml_kv_const(p, 0.0f)));
+  dml_kblock_add(&body, assign(s, DML_KS_LET, 4, dml_kv_iconst(p, DML_KT_I32, -1)));
+  dml_kblock_add(&body, for_loop(s, vkh, dml_ki_const(p, ws->kh),
+                                 for_loop(s, vkw, dml_ki_const(p, ws->kw), inner)));
+  dml_kblock_add(&body, store_at(s, dx, gid, win_result(s, ws, dml_kv_reg(p, 0))));
+  K->body = if_lt(s, gid, dml_ki_lin(p, numel), body.first);
+  lin_add(&K->flops, numel, ws->kh * ws->kw * ws->kh * ws->kw);
+  const int64_t esz = (int64_t)dml_dtype_size(ws->x->type.dtype);
+  lin_add(&K->bytes, numel, 2 * esz);
+}
+
+/* ---- ConvTranspose and ConvInputGrad (1-D and 2-D) ---- */
+
+/* The gather both compute: y[n, m, o] = sum over the group's input
+ * channels c and the window k of x[n, c, i] * w[c, m % (M/group), k], where
+ * o + pb = i*st + k*dl (+ b[m]): x [N, C, in...], w [C, M/group, k...],
+ * y [N, M, out...]. 1-D uses slot 1 (height 1 in slot 0). */
+typedef struct {
+  const dml_pkg_value_t *x, *w, *b, *y;
+  int64_t C, M, group;
+  int64_t k[2], st[2], dl[2], pb[2];
+  dml_dim_t in[2]; /* x's spatial extents: symbolic ones read at run time */
+} tgather_t;
+
+static void emit_tgather(sched_t *s, uint32_t node, const tgather_t *g);
 
 /* ConvTranspose (ONNX opset 11; the CPU kernel's pads rules): one
  * invocation per output element (n, m, oh, ow) gathers
@@ -1012,7 +1171,6 @@ void dml_ksched_emit_pool(sched_t *s, uint32_t node, const win_shape_t *ws) {
  * window position is used when oh + pad - kh*dilation lies in
  * [0, H*stride) and is a multiple of the stride. Then + B[m]. */
 void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
-  dml_kpool_t *p = s->pool;
   const dml_pkg_node_t *n = &s->fn->nodes[node];
   const dml_pkg_value_t *x = val(s, n->inputs[0]), *w = val(s, n->inputs[1]);
   const dml_pkg_value_t *b =
@@ -1022,9 +1180,18 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
   int32_t r = x ? x->type.rank : 0;
   if (!why && ((r != 3 && r != 4) || y->type.rank != r || w->type.rank != r))
     why = "only 1-D and 2-D windows are emitted";
-  for (int32_t d = 1; !why && d < r; d++)
-    if (x->type.dims[d].sym >= 0 || y->type.dims[d].sym >= 0 || w->type.dims[d].sym >= 0)
-      why = "symbolic channel or spatial dim";
+  /* symbolic spatial dims of x and y (read at run time) where the begin
+   * pads do not follow the size: explicit pads, VALID, or neither */
+  int sym_sp = 0;
+  for (int32_t d = 1; !why && d < r; d++) {
+    if (w->type.dims[d].sym >= 0 ||
+        (d == 1 && (x->type.dims[1].sym >= 0 || y->type.dims[1].sym >= 0)))
+      why = "symbolic channel dim or weights";
+    if (d >= 2) sym_sp |= x->type.dims[d].sym >= 0 || y->type.dims[d].sym >= 0;
+  }
+  if (!why && sym_sp &&
+      (dml_ksched_sym_repeats(&x->type) || dml_ksched_sym_repeats(&y->type)))
+    why = "a symbol used by two dims (a square image's H = W) or more than 32 symbols";
   int64_t group = dml_attr_int(n->attrs, n->n_attrs, "group", 1);
   int64_t C = why ? 1 : x->type.dims[1].value, M = why ? 1 : y->type.dims[1].value;
   if (!why && (w->type.dims[0].sym >= 0 || w->type.dims[0].value != C || group < 1 ||
@@ -1048,8 +1215,14 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
   int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
   int valid = !strcmp(ap, "VALID");
   int oshape = dml_attr_find(n->attrs, n->n_attrs, "output_shape") != NULL;
+  if (!why && sym_sp && (same_upper || same_lower || oshape))
+    why =
+        "SAME auto_pad or output_shape over a symbolic spatial dim (the pads follow "
+        "the run-time size)";
+  dml_dim_t ind[2] = {{1, -1}, {1, -1}};
   for (int i = 0; !why && i < ns; i++) {
     int o = 2 - ns + i; /* 1-D uses slot 1 (height 1 in slot 0) */
+    ind[o] = x->type.dims[2 + i];
     in[o] = x->type.dims[2 + i].value;
     out[o] = y->type.dims[2 + i].value;
     k[o] = w->type.dims[2 + i].value;
@@ -1064,7 +1237,8 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
     if (pads && !same_upper && !same_lower && !oshape) {
       pb[o] = pads[i];
       expect = full - pads[i] - pads[ns + i];
-    } else if (valid) {
+    } else if (valid || (!same_upper && !same_lower && !oshape)) {
+      /* VALID, or NOTSET without pads (pads 0) */
       pb[o] = 0;
       expect = full;
     } else {
@@ -1073,12 +1247,130 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
       pb[o] = same_upper ? total / 2 : total - total / 2;
       expect = out[o];
     }
-    if (expect != out[o] || pb[o] < 0) why = "output size does not match the attributes";
+    /* a symbolic extent was checked by shape inference */
+    int sym = ind[o].sym >= 0 || y->type.dims[2 + i].sym >= 0;
+    if ((!sym && expect != out[o]) || pb[o] < 0)
+      why = "output size does not match the attributes";
   }
   if (why) {
     unsupported(s, node, "%s", why);
     return;
   }
+  tgather_t g = {x,
+                 w,
+                 b,
+                 y,
+                 C,
+                 M,
+                 group,
+                 {k[0], k[1]},
+                 {st[0], st[1]},
+                 {dl[0], dl[1]},
+                 {pb[0], pb[1]},
+                 {ind[0], ind[1]}};
+  emit_tgather(s, node, &g);
+}
+
+/* ConvInputGrad(dY, W, X) -> dX (ops.def): the gather of dY [N, M, y...]
+ * and W [M, C/group, k...] into dX [N, C, x...] (X's shape), with the
+ * forward Conv's begin pads (explicit, VALID, or SAME over static spatial
+ * dims of X); the end pads and output_padding the CPU derives
+ * (dml_shape_conv_input_grad_pads) only size dX, which is X's shape here.
+ * Symbolic N and spatial dims are read at run time. f32 only. */
+void dml_ksched_emit_conv_input_grad(sched_t *s, uint32_t node) {
+  const dml_pkg_node_t *n = &s->fn->nodes[node];
+  const char *why = n->n_inputs == 3 && n->n_outputs == 1
+                        ? dml_ksched_map_reject_f32(s, n, 3)
+                        : "absent input";
+  const dml_pkg_value_t *dy = why ? NULL : val(s, n->inputs[0]),
+                        *w = why ? NULL : val(s, n->inputs[1]),
+                        *x = why ? NULL : val(s, n->inputs[2]),
+                        *y = why ? NULL : val(s, n->outputs[0]);
+  int32_t r = why ? 0 : x->type.rank;
+  if (!why && ((r != 3 && r != 4) || y->type.rank != r || w->type.rank != r ||
+               dy->type.rank != r))
+    why = "only 1-D and 2-D windows are emitted";
+  for (int32_t d = 0; !why && d < r; d++)
+    if (w->type.dims[d].sym >= 0 ||
+        (d == 1 && (dy->type.dims[1].sym >= 0 || y->type.dims[1].sym >= 0)))
+      why = "symbolic channel dim or weights";
+  if (!why && (dml_ksched_sym_repeats(&dy->type) || dml_ksched_sym_repeats(&y->type)))
+    why = "a symbol used by two dims (a square image's H = W) or more than 32 symbols";
+  int64_t group = dml_attr_int(n->attrs, n->n_attrs, "group", 1);
+  int64_t M = why ? 1 : dy->type.dims[1].value, C = why ? 1 : y->type.dims[1].value;
+  if (!why && (w->type.dims[0].value != M || group < 1 || M % group || C % group ||
+               w->type.dims[1].value * group != C))
+    why = "weights must be static [M, C/group, kH, kW]";
+  int ns = r - 2;
+  int64_t k[2] = {1, 1}, st[2] = {1, 1}, dl[2] = {1, 1}, pb[2] = {0, 0};
+  dml_dim_t in[2] = {{1, -1}, {1, -1}};
+  size_t na = 0, np = 0;
+  const int64_t *sa = dml_attr_ints(n->attrs, n->n_attrs, "strides", &na);
+  if (!why && sa && na != (size_t)ns) why = "strides do not match the rank";
+  const int64_t *da = dml_attr_ints(n->attrs, n->n_attrs, "dilations", &na);
+  if (!why && da && na != (size_t)ns) why = "dilations do not match the rank";
+  const int64_t *pads = dml_attr_ints(n->attrs, n->n_attrs, "pads", &np);
+  if (!why && pads && np != 2 * (size_t)ns) why = "pads do not match the rank";
+  const char *ap = dml_attr_string(n->attrs, n->n_attrs, "auto_pad", "NOTSET");
+  int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
+  int valid = !strcmp(ap, "VALID");
+  if (!why && !same_upper && !same_lower && !valid && strcmp(ap, "NOTSET"))
+    why = "unknown auto_pad";
+  for (int i = 0; !why && i < ns; i++) {
+    int o = 2 - ns + i; /* 1-D uses slot 1 (height 1 in slot 0) */
+    in[o] = dy->type.dims[2 + i];
+    k[o] = w->type.dims[2 + i].value;
+    st[o] = sa ? sa[i] : 1;
+    dl[o] = da ? da[i] : 1;
+    if (st[o] < 1 || dl[o] < 1 || k[o] < 1) {
+      why = "bad strides, dilations or kernel";
+      break;
+    }
+    if (same_upper || same_lower) {
+      const dml_dim_t xd = x->type.dims[2 + i];
+      if (xd.sym >= 0) {
+        why =
+            "SAME auto_pad over a symbolic spatial dim (the pads follow the run-time "
+            "size)";
+        break;
+      }
+      pb[o] = dml_shape_same_pad_begin(xd.value, (k[o] - 1) * dl[o] + 1, st[o],
+                                       same_upper, NULL);
+    } else {
+      pb[o] = valid || !pads ? 0 : pads[i];
+    }
+    if (pb[o] < 0) why = "negative pads";
+  }
+  if (why) {
+    unsupported(s, node, "%s", why);
+    return;
+  }
+  tgather_t g = {dy,
+                 w,
+                 NULL,
+                 y,
+                 M,
+                 C,
+                 group,
+                 {k[0], k[1]},
+                 {st[0], st[1]},
+                 {dl[0], dl[1]},
+                 {pb[0], pb[1]},
+                 {in[0], in[1]}};
+  emit_tgather(s, node, &g);
+}
+
+/* The ConvTranspose-form gather of geometry `g` as the kernel of node
+ * `node` (f32; see tgather_t). */
+static void emit_tgather(sched_t *s, uint32_t node, const tgather_t *g) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_value_t *x = g->x, *w = g->w, *b = g->b, *y = g->y;
+  const int64_t *k = g->k, *st = g->st, *dl = g->dl, *pb = g->pb;
+  int32_t r = y->type.rank;
+  int ns = r - 2;
+  int64_t C = g->C, M = g->M, group = g->group;
+  /* x's spatial extents (run-time values where symbolic) */
+  const dml_kidx_t *in[2] = {dim_idx(s, g->in[0]), dim_idx(s, g->in[1])};
   dml_kernel_t *K;
   const dml_kidx_t *c[DML_MAX_RANK];
   const dml_kidx_t *gid = dml_ksched_map_kernel(s, node, &y->type, &K, c);
@@ -1121,9 +1413,8 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
       dml_ki_bin(p, DML_KI_MUL,
                  dml_ki_bin(p, DML_KI_ADD,
                             dml_ki_bin(p, DML_KI_MUL, c[0], dml_ki_const(p, C)), ch),
-                 dml_ki_const(p, in[0] * in[1])),
-      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ii[0], dml_ki_const(p, in[1])),
-                 ii[1]));
+                 dml_ki_bin(p, DML_KI_MUL, in[0], in[1])),
+      dml_ki_bin(p, DML_KI_ADD, dml_ki_bin(p, DML_KI_MUL, ii[0], in[1]), ii[1]));
   const dml_kidx_t *wi = dml_ki_bin(
       p, DML_KI_ADD,
       dml_ki_bin(
@@ -1143,9 +1434,10 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
     const dml_kidx_t *rem = dml_ki_bin(
         p, DML_KI_MOD, dml_ki_bin(p, DML_KI_SUB, t[d], lo[d]), dml_ki_const(p, st[d]));
     inner = if_lt(s, rem, dml_ki_const(p, 1), inner);
-    inner =
-        if_in(s, t[d], lo[d],
-              dml_ki_bin(p, DML_KI_ADD, lo[d], dml_ki_const(p, in[d] * st[d])), inner);
+    inner = if_in(s, t[d], lo[d],
+                  dml_ki_bin(p, DML_KI_ADD, lo[d],
+                             dml_ki_bin(p, DML_KI_MUL, in[d], dml_ki_const(p, st[d]))),
+                  inner);
   }
   dml_kblock_t body = {0};
   dml_kblock_add(&body, assign(s, DML_KS_LET, 0, dml_kv_const(p, 0.0f)));
@@ -1172,6 +1464,130 @@ void dml_ksched_emit_conv_transpose(sched_t *s, uint32_t node) {
     dml_ksched_map_finish(s, K, &y->type, gid, body.first);
   }
   lin_add(&K->flops, numel, 2 * cg * k[0] * k[1]);
+}
+
+/* ---- ConvWeightGrad (1-D and 2-D) ---- */
+
+/* One term of dW[m, c, kh, kw]'s sum: element j of the flat (n, oh, ow)
+ * range of dY. */
+typedef struct {
+  const win_shape_t *ws;
+  const dml_kidx_t *ohw, *ow_n;    /* OH * OW and OW (run-time where symbolic) */
+  const dml_kidx_t *ybase, *ystep; /* dY element of (0, m, 0, 0); n's stride M*OH*OW */
+  const dml_kidx_t *xbase, *xstep; /* X element of (0, ch, 0, 0); n's stride C*H*W */
+  const dml_kidx_t *th0, *tw0;     /* kh * dil0, kw * dil1 */
+} wgrad_ctx_t;
+
+/* dY[n, m, oh, ow] * (X[n, ch, oh*s0 + kh*d0 - p0, ow*s1 + kw*d1 - p1], or 0
+ * outside X) in f32 for j = (n*OH + oh)*OW + ow. A padded tap multiplies 0,
+ * as the CPU's im2col does (dY * 0: NaN for an infinite dY). The load
+ * outside X reads a wrapped in-range position ((t + p*(H-1)) % H) whose
+ * value the select drops, so no access leaves X. */
+static const dml_kval_t *wgrad_term(sched_t *s, const dml_kidx_t *j, void *vctx) {
+  const wgrad_ctx_t *c = (const wgrad_ctx_t *)vctx;
+  const win_shape_t *ws = c->ws;
+  dml_kpool_t *p = s->pool;
+  int one = ws->y->type.rank == 3;
+  const dml_kidx_t *nn = dml_ki_bin(p, DML_KI_DIV, j, c->ohw),
+                   *q = dml_ki_bin(p, DML_KI_MOD, j, c->ohw);
+  const dml_kidx_t *yi =
+      kadd(p, kadd(p, dml_ki_bin(p, DML_KI_MUL, nn, c->ystep), c->ybase), q);
+  const dml_kidx_t *Hi = dim_idx(s, ws->hd), *Wi = dim_idx(s, ws->wd);
+  const dml_kidx_t *t[2], *ii[2], *ext[2] = {Hi, Wi};
+  t[0] = one ? NULL
+             : kadd(p, kmul(p, dml_ki_bin(p, DML_KI_DIV, q, c->ow_n), ws->stride[0]),
+                    c->th0);
+  t[1] = kadd(p, kmul(p, dml_ki_bin(p, DML_KI_MOD, q, c->ow_n), ws->stride[1]), c->tw0);
+  const dml_kval_t *inb = NULL;
+  for (int d = one; d < 2; d++) {
+    int64_t pd = ws->pad[d];
+    const dml_kval_t *tv = dml_kv_idx(p, DML_KT_I32, t[d]);
+    const dml_kval_t *ok =
+        dml_kv_fn(p, DML_KF_LT, tv, dml_kv_idx(p, DML_KT_I32, kaddc(p, ext[d], pd)));
+    if (pd)
+      ok = dml_kv_fn(p, DML_KF_AND,
+                     dml_kv_fn(p, DML_KF_GE, tv, dml_kv_iconst(p, DML_KT_I32, pd)), ok);
+    inb = inb ? dml_kv_fn(p, DML_KF_AND, inb, ok) : ok;
+    const dml_kidx_t *sh =
+        pd ? dml_ki_bin(p, DML_KI_SUB, kadd(p, t[d], kmul(p, ext[d], pd)),
+                        dml_ki_const(p, pd))
+           : t[d];
+    ii[d] = dml_ki_bin(p, DML_KI_MOD, sh, ext[d]);
+  }
+  const dml_kidx_t *xo =
+      one ? ii[1] : kadd(p, dml_ki_bin(p, DML_KI_MUL, ii[0], Wi), ii[1]);
+  const dml_kidx_t *xi =
+      kadd(p, kadd(p, dml_ki_bin(p, DML_KI_MUL, nn, c->xstep), c->xbase), xo);
+  const dml_kval_t *xv =
+      dml_kv_select(p, inb, load_f32(s, ws->x, at(s, ws->x, xi)), dml_kv_const(p, 0.0f));
+  return dml_kv_fn(p, DML_KF_MUL, load_f32(s, ws->y, at(s, ws->y, yi)), xv);
+}
+
+/* ConvWeightGrad(dY, X) -> dW [M, C/group, kH, kW] (1-D: [M, C/group, kW])
+ * of the window geometry `ws` (dml_ksched_win_reject: any group, strides,
+ * dilations, explicit/VALID pads or SAME over static dims, static or
+ * symbolic N and spatial dims; f32, f16, bf16): one output element of dW
+ * per workgroup of DML_KROW_WG invocations whenever its sum over
+ * (n, oh, ow) has more than DML_KROW_MIN terms at the bounds, summed in f32
+ * as dml_krow_reduce does (4 strided accumulators per invocation, then a
+ * balanced tree: the error grows with N*OH*OW / 1024, not N*OH*OW, and no
+ * invocation loops over more than N*OH*OW / 1024 terms); shorter sums one
+ * invocation per element in (n, oh, ow) order. The result is rounded once
+ * to dW's dtype. */
+void dml_ksched_emit_conv_wgrad(sched_t *s, uint32_t node, const win_shape_t *ws) {
+  dml_kpool_t *p = s->pool;
+  const dml_pkg_value_t *dw = ws->w;
+  if (!ws->sym_sp && (ws->H == 0 || ws->W == 0)) {
+    unsupported(s, node, "X with an empty spatial dim", NULL);
+    return;
+  }
+  dml_kernel_t *K = dml_ksched_kernel(s, DML_KK_CONV, node);
+  if (!K) return;
+  int one = ws->y->type.rank == 3;
+  const dml_dim_t *yd = ws->y->type.dims;
+  dml_klin_t ly = {0, -1, 0, 0};
+  type_numel(&ws->y->type, &ly);
+  int64_t jmax = ws->M ? lin_max(s, ly) / ws->M : 0;
+  int64_t cg = ws->C / ws->group, mg = ws->M / ws->group;
+  dml_kdot_t dot;
+  /* the cooperative form past DML_KROW_MIN terms (its blocked sum), not
+   * only past the loop limit */
+  const dml_kidx_t *gid = dml_kdot_setup(
+      s, K, &dw->type, jmax > DML_KROW_MIN ? (int64_t)DML_KLOOP_MAX + 1 : jmax,
+      DML_KVAR_FIRST_LOOP + 1, &dot);
+  const dml_kidx_t *co[DML_MAX_RANK];
+  coords_of(s, &dw->type, gid, co);
+  const dml_kidx_t *m = co[0], *cc = co[1], *kh = one ? NULL : co[2],
+                   *kw = co[dw->type.rank - 1];
+  const dml_kidx_t *ow_n = dim_idx(s, yd[ws->y->type.rank - 1]);
+  const dml_kidx_t *ohw = one ? ow_n : dml_ki_bin(p, DML_KI_MUL, dim_idx(s, yd[2]), ow_n);
+  const dml_kidx_t *hw =
+      one ? dim_idx(s, ws->wd)
+          : dml_ki_bin(p, DML_KI_MUL, dim_idx(s, ws->hd), dim_idx(s, ws->wd));
+  const dml_kidx_t *ch =
+      kadd(p, kmul(p, dml_ki_bin(p, DML_KI_DIV, m, dml_ki_const(p, mg)), cg), cc);
+  wgrad_ctx_t c = {ws,
+                   ohw,
+                   ow_n,
+                   dml_ki_bin(p, DML_KI_MUL, m, ohw),
+                   kmul(p, ohw, ws->M),
+                   dml_ki_bin(p, DML_KI_MUL, ch, hw),
+                   kmul(p, hw, ws->C),
+                   one ? NULL : kmul(p, kh, ws->dil[0]),
+                   kmul(p, kw, ws->dil[1])};
+  const dml_kidx_t *terms =
+      dml_ki_bin(p, DML_KI_MUL, dim_idx(s, ws->x->type.dims[0]), ohw);
+  dml_kblock_t body = {0};
+  dml_kdot_sum(s, K, &dot, &body, terms, DML_KVAR_FIRST_LOOP, dml_kv_zero(p, DML_KT_F32),
+               wgrad_term, &c, 0);
+  dml_kdot_finish(s, K, &dot, gid, &body,
+                  store_at(s, dw, gid, win_result(s, ws, dml_kv_reg(p, 0))));
+  lin_add(&K->flops, ly, 2 * cg * ws->kh * ws->kw);
+  const int64_t esz = (int64_t)dml_dtype_size(ws->x->type.dtype);
+  dml_klin_t xl;
+  if (type_numel(&ws->x->type, &xl)) lin_add(&K->bytes, xl, esz);
+  lin_add(&K->bytes, ly, esz);
+  lin_add(&K->bytes, (dml_klin_t){ws->M * cg * ws->kh * ws->kw, -1, 0, 0}, esz);
 }
 
 /* ---- MatMul with a batched right operand ---- */

@@ -361,9 +361,10 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
                                                                   : is_prod ? 1.0f
                                                                             : 0.0f)
                                                   : dml_kv_iconst(p, t,
-                                                                  is_max   ? lo
-                                                                  : is_min ? hi
-                                                                           : 0);
+                                                                  is_max    ? lo
+                                                                  : is_min  ? hi
+                                                                  : is_prod ? 1
+                                                                            : 0);
   const dml_kval_t *xv = red_load(s, x, xi);
   /* the max of LogSumExp: register acc + 1, or acc + 4 in the cooperative
    * form (whose sums use acc .. acc + 3) */
@@ -411,7 +412,7 @@ void dml_ksched_emit_reduce_group(sched_t *s, const group_t *G, const int *red) 
     else
       dml_krow_reduce_t(s, K, &body, R, r, comb, init, red_row_value, &rc, acc, vtile);
   }
-  /* f32 and f64 only (the scheduler's switch): L1, L2, SumSquare, Prod,
+  /* f32 and f64 only (the scheduler's switch): L1, L2, SumSquare,
    * LogSum and LogSumExp, the last as log(sum(exp(x - m))) + m with m the
    * max (register acc + 1) */
   if (coop) {

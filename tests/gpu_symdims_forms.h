@@ -18,7 +18,8 @@
  * symbolic axis; dynamic quantization over [batch, seq, 4] (MatMulInteger
  * and QLinearMatMul with M = seq); LayerNormalization and InstanceNormalization over
  * symbolic dims (wav2vec2's feature encoder), rows per invocation and per
- * workgroup. */
+ * workgroup; a CNN's gradients (ConvWeightGrad, ConvInputGrad) over
+ * symbolic [n, h, w]. */
 #ifndef GPU_SYMDIMS_FORMS_H_
 #define GPU_SYMDIMS_FORMS_H_
 
@@ -226,6 +227,29 @@ static const gpu_sym_form_t gpu_sym_forms[] = {
      {"batch", NULL},
      2,
      {{1}, {2}}},
+    /* a CNN's gradients over symbolic [n, h, w]: ConvWeightGrad (stride 2
+     * with begin pads only; stride 1 dilated) and ConvInputGrad (stride 2:
+     * odd extents leave a last row no window reaches) */
+    {"Conv gradients over [n,4,h,w] (ConvWeightGrad, ConvInputGrad)",
+     "sym n <= 3\n"
+     "sym h <= 20\n"
+     "sym w <= 19\n"
+     "func @forward(%x: f32[n,4,h,w], %k: f32[6,2,3,3]) -> "
+     "(?[?], ?[?], ?[?]) {\n"
+     "  %y = Conv(%x, %k) {group = 2, strides = [2, 2], pads = [1, 1, 0, 0]}\n"
+     "  %dx = ConvInputGrad(%y, %k, %x) {group = 2, strides = [2, 2], pads = [1, 1, 0, "
+     "0]}\n"
+     "  %dw = ConvWeightGrad(%y, %x) {group = 2, kernel_shape = [3, 3], strides = [2, "
+     "2], "
+     "pads = [1, 1, 0, 0]}\n"
+     "  %z = Conv(%x, %k) {group = 2, dilations = [1, 2], pads = [1, 2, 1, 2]}\n"
+     "  %dz = ConvWeightGrad(%z, %x) {group = 2, kernel_shape = [3, 3], dilations = [1, "
+     "2], pads = [1, 2, 1, 2]}\n"
+     "  return %dw, %dx, %dz\n}\n",
+     {NULL},
+     {"n", "h", "w"},
+     4,
+     {{1, 3, 3}, {3, 20, 19}, {2, 7, 10}, {3, 16, 5}}},
 };
 
 #endif /* GPU_SYMDIMS_FORMS_H_ */

@@ -2798,19 +2798,20 @@ dml_status_t dml_cpuk_ConvWeightGrad(const dml_cpu_call_t *c) {
   DML_RETURN_IF_ERROR(conv_geo(&conv, 0, &g));
   int64_t K = g.Cg * g.k_sz, nw = dml_cpu_numel(dw);
   if (dt != DML_DTYPE_F32) {
-    for (int64_t i = 0; i < nw; i++) dml_store_f64(dt, dw->data, (size_t)i, 0.0);
+    /* each dW element summed over (n, o) in double, rounded once to dt (a
+     * sum kept in dW itself would round to f16/bf16 at every term) */
     int r = g.r;
-    for (int64_t n = 0; n < g.N; n++)
-      for (int64_t m = 0; m < g.M; m++) {
-        int64_t gr = m / g.Mg;
-        for (int64_t o = 0; o < g.out_sz; o++) {
-          double gy = dml_load_f64(dt, dy->data, (size_t)((n * g.M + m) * g.out_sz + o));
-          int64_t oidx[SP_MAX], rem = o;
-          for (int i = r - 1; i >= 0; i--) oidx[i] = rem % g.out[i], rem /= g.out[i];
-          for (int64_t ch = 0; ch < g.Cg; ch++)
-            for (int64_t kk = 0; kk < g.k_sz; kk++) {
-              int64_t kidx[SP_MAX], krem = kk, off = 0, inb = 1;
-              for (int i = r - 1; i >= 0; i--) kidx[i] = krem % g.k[i], krem /= g.k[i];
+    for (int64_t m = 0; m < g.M; m++) {
+      int64_t gr = m / g.Mg;
+      for (int64_t ch = 0; ch < g.Cg; ch++)
+        for (int64_t kk = 0; kk < g.k_sz; kk++) {
+          int64_t kidx[SP_MAX], krem = kk;
+          for (int i = r - 1; i >= 0; i--) kidx[i] = krem % g.k[i], krem /= g.k[i];
+          double acc = 0;
+          for (int64_t n = 0; n < g.N; n++)
+            for (int64_t o = 0; o < g.out_sz; o++) {
+              int64_t oidx[SP_MAX], rem = o, off = 0, inb = 1;
+              for (int i = r - 1; i >= 0; i--) oidx[i] = rem % g.out[i], rem /= g.out[i];
               for (int i = 0; i < r && inb; i++) {
                 int64_t p = oidx[i] * g.s[i] - g.pb[i] + kidx[i] * g.d[i];
                 if (p < 0 || p >= g.in[i]) inb = 0;
@@ -2818,13 +2819,12 @@ dml_status_t dml_cpuk_ConvWeightGrad(const dml_cpu_call_t *c) {
               }
               if (!inb) continue;
               size_t xi = (size_t)((n * g.C + gr * g.Cg + ch) * g.in_sz + off);
-              size_t wi = (size_t)((m * g.Cg + ch) * g.k_sz + kk);
-              dml_store_f64(
-                  dt, dw->data, wi,
-                  dml_load_f64(dt, dw->data, wi) + gy * dml_load_f64(dt, x->data, xi));
+              acc += dml_load_f64(dt, dy->data, (size_t)((n * g.M + m) * g.out_sz + o)) *
+                     dml_load_f64(dt, x->data, xi);
             }
+          dml_store_f64(dt, dw->data, (size_t)((m * g.Cg + ch) * g.k_sz + kk), acc);
         }
-      }
+    }
     return DML_OK;
   }
   float *w = (float *)dw->data;

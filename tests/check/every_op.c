@@ -897,18 +897,62 @@ static const form_t k_forms[] = {
          "%x: $T[R,L], %g: $T[R,L], %v: $T[R,L], %h: $T[R,L]") "  %y, %z, %w = Adam(@r, "
                                                                "@t, %x, %g, %v, "
                                                                "%h)\n" RET2},
-    {"ConvWeightGrad", NULL, NULL, 0,
+    {"ConvWeightGrad", NULL, NULL, 1,
      FN1("%d: $T[R,3,3,L], %x: $T[R,2,5,${L+2}]") "  %y = ConvWeightGrad(%d, %x) "
                                                   "{kernel_shape = [3, 3]}\n" RET1},
-    {"ConvInputGrad", NULL, NULL, 0,
+    {"ConvWeightGrad", "groups,strides,dilations,pads", NULL, 0,
+     FN1("%d: $T[R,4,4,L], %x: $T[R,4,7,${L+2}]") "  %y = ConvWeightGrad(%d, %x) "
+                                                  "{kernel_shape = [3, 3], group = 2, "
+                                                  "strides = [2, 1], dilations = [1, 2], "
+                                                  "pads = [1, 0, 1, 2]}\n" RET1},
+    {"ConvWeightGrad", "depthwise", NULL, 0,
+     FN1("%d: $T[R,4,5,L], %x: $T[R,4,5,L]") "  %y = ConvWeightGrad(%d, %x) "
+                                             "{kernel_shape = [3, 3], group = 4, "
+                                             "pads = [1, 1, 1, 1]}\n" RET1},
+    {"ConvWeightGrad", "1d", NULL, 1,
+     FN1("%d: $T[R,3,L], %x: $T[R,2,${L+2}]") "  %y = ConvWeightGrad(%d, %x) "
+                                              "{kernel_shape = [3]}\n" RET1},
+    {"ConvInputGrad", NULL, NULL, 1,
      FN1("%d: $T[R,3,2,L], %w: $T[3,2,3,3], %x: $T[R,2,5,${2*L+1}]") "  %y = "
                                                                      "ConvInputGrad(%d, "
                                                                      "%w, %x) {strides = "
                                                                      "[2, 2]}\n" RET1},
-    {"MaxPoolGrad", NULL, NULL, 0,
+    {"ConvInputGrad", "groups,strides,dilations,pads", NULL, 0,
+     FN1("%d: $T[R,6,3,${L+3}], %w: $T[6,2,3,3], %x: $T[R,4,7,${L+4}]") "  %y = "
+                                                                        "ConvInputGrad(%"
+                                                                        "d, %w, %x) "
+                                                                        "{group = 2, "
+                                                                        "strides = [2, "
+                                                                        "1], dilations = "
+                                                                        "[1, 2], "
+                                                                        "pads = [1, 1, "
+                                                                        "0, 2]}\n" RET1},
+    {"ConvInputGrad", "SAME_UPPER", NULL, 0,
+     FN1("%d: $T[R,2,3,L], %w: $T[2,3,3,2], %x: $T[R,3,5,${2*L}]") "  %y = "
+                                                                   "ConvInputGrad(%d, "
+                                                                   "%w, %x) {auto_pad = "
+                                                                   "\"SAME_UPPER\", "
+                                                                   "strides = [2, "
+                                                                   "2]}\n" RET1},
+    {"ConvInputGrad", "1d", NULL, 1,
+     FN1("%d: $T[R,3,L], %w: $T[3,2,3], %x: $T[R,2,${2*L+2}]") "  %y = "
+                                                               "ConvInputGrad(%d, %w, "
+                                                               "%x) {strides = "
+                                                               "[2]}\n" RET1},
+    {"MaxPoolGrad", NULL, NULL, 1,
      FN1("%d: $T[R,2,2,${L}], %x: $T[R,2,5,${2*L+1}]") "  %y = MaxPoolGrad(%d, %x) "
                                                        "{kernel_shape = [3, 3], strides "
                                                        "= [2, 2]}\n" RET1},
+    {"MaxPoolGrad", "pads,dilations", NULL, 0,
+     FN1("%d: $T[R,2,6,L], %x: $T[R,2,6,${2*L}]") "  %y = MaxPoolGrad(%d, %x) "
+                                                  "{kernel_shape = [2, 3], strides = [1, "
+                                                  "2], dilations = [2, 1], pads = [1, 1, "
+                                                  "1, "
+                                                  "0]}\n" RET1},
+    {"MaxPoolGrad", "1d", NULL, 0,
+     FN1("%d: $T[R,3,L], %x: $T[R,3,${2*L}]") "  %y = MaxPoolGrad(%d, %x) "
+                                              "{kernel_shape = [2], strides = "
+                                              "[2]}\n" RET1},
     {"AveragePoolGrad", NULL, NULL, 0,
      FN1("%d: $T[R,2,2,${L}], %x: $T[R,2,5,${2*L+1}]") "  %y = AveragePoolGrad(%d, %x) "
                                                        "{kernel_shape = [3, 3], strides "
