@@ -278,7 +278,7 @@ static void test_inconsistent_binding(void) {
   if (pkg) CHECK_OK(dml_rt_model_load_memory(pkg, size, &m));
   if (m) CHECK_OK(dml_trainer_create(m, "cpu", &t));
   if (t) {
-    static float av[4 * 6], bv[4 * 7], yv[4];
+    static float av[4 * 6], bv[4 * 7], cv[4 * 7], yv[4];
     int64_t ad[2] = {4, 6}, bd[2] = {4, 7}, yd[2] = {4, 1};
     dml_dataset_t d;
     memset(&d, 0, sizeof d);
@@ -295,7 +295,7 @@ static void test_inconsistent_binding(void) {
     d.inputs[1] = dml_test_tensor(DML_DTYPE_F32, 2, ad, bv);
     CHECK_OK(dml_trainer_evaluate(t, &d, 0, &l, NULL));
     CHECK(isfinite(l));
-    d.inputs[0] = dml_test_tensor(DML_DTYPE_F32, 2, bd, av);
+    d.inputs[0] = dml_test_tensor(DML_DTYPE_F32, 2, bd, cv); /* [4, 7]: cv's size */
     d.inputs[1] = dml_test_tensor(DML_DTYPE_F32, 2, bd, bv);
     dml_fit_options_t fo;
     dml_fit_options_init(&fo);
