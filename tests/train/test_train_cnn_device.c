@@ -32,6 +32,7 @@
 #include "dml_npy.h"
 #include "dml_safetensors.h"
 #include "dml_test.h"
+#include "train_history.h"
 
 static const char *g_dmlc, *g_model, *g_dev;
 static char g_dir[] = "/tmp/dmlc_train_cnn_device.XXXXXX";
@@ -88,27 +89,6 @@ static int train(const char *model, const char *name, const char *shape, const c
   return rc;
 }
 
-/* Columns loss and accuracy (2 and 3) of history `name`, per epoch. */
-static int read_history(const char *name, double *loss, double *acc, int cap) {
-  char p[600];
-  snprintf(p, sizeof p, "%s/%s.csv", g_dir, name);
-  uint8_t *b = NULL;
-  size_t n = 0;
-  CHECK_OK(dml_file_read_all("test", p, &b, &n));
-  if (!b) return 0;
-  char *text = (char *)realloc(b, n + 1);
-  text[n] = 0;
-  int rows = 0;
-  char *line = strchr(text, '\n'); /* after the header */
-  while (line && line[1] && rows < cap) {
-    int ep = 0;
-    if (sscanf(line + 1, "%d,%lf,%lf", &ep, &loss[rows], &acc[rows]) == 3) rows++;
-    line = strchr(line + 1, '\n');
-  }
-  free(text);
-  return rows;
-}
-
 static double scaled(double a, double b) {
   return fabs(a - b) / fmax(1.0, fabs(b));
 }
@@ -116,7 +96,8 @@ static double scaled(double a, double b) {
 /* The largest scaled difference of histories a (device) and b (CPU). */
 static double compare_histories(const char *a, const char *b) {
   double la[8], aa[8], lb[8], ab[8], worst = 0;
-  int na = read_history(a, la, aa, 8), nb = read_history(b, lb, ab, 8);
+  int na = dml_test_read_history(g_dir, a, la, aa, 8),
+      nb = dml_test_read_history(g_dir, b, lb, ab, 8);
   CHECK(na == 2 && nb == 2);
   for (int i = 0; i < na && i < nb; i++) {
     double e = fmax(scaled(la[i], lb[i]), scaled(aa[i], ab[i]));

@@ -33,6 +33,7 @@
 #include "dml_test.h"
 #include "dml_train.h"
 #include "dml_trainer.h"
+#include "train_history.h"
 
 static const char *g_dmlc, *g_model;
 static char g_dir[] = "/tmp/dmlc_train_symdims.XXXXXX";
@@ -91,34 +92,14 @@ static int train(const char *name, const char *shape, const char *tag, int epoch
   return rc;
 }
 
-/* Columns loss and accuracy (2 and 3) of history `name`, per epoch. */
-static int read_history(const char *name, double *loss, double *acc, int cap) {
-  char p[600];
-  snprintf(p, sizeof p, "%s/%s.csv", g_dir, name);
-  uint8_t *b = NULL;
-  size_t n = 0;
-  CHECK_OK(dml_file_read_all("test", p, &b, &n));
-  if (!b) return 0;
-  char *text = (char *)realloc(b, n + 1);
-  text[n] = 0;
-  int rows = 0;
-  char *line = strchr(text, '\n'); /* after the header */
-  while (line && line[1] && rows < cap) {
-    int ep = 0;
-    if (sscanf(line + 1, "%d,%lf,%lf", &ep, &loss[rows], &acc[rows]) == 3) rows++;
-    line = strchr(line + 1, '\n');
-  }
-  free(text);
-  return rows;
-}
-
 static int near(double a, double b) {
   return fabs(a - b) <= TOL * fmax(1.0, fabs(b));
 }
 
 static void compare_histories(const char *a, const char *b, int want_rows) {
   double la[8], aa[8], lb[8], ab[8];
-  int na = read_history(a, la, aa, 8), nb = read_history(b, lb, ab, 8);
+  int na = dml_test_read_history(g_dir, a, la, aa, 8),
+      nb = dml_test_read_history(g_dir, b, lb, ab, 8);
   CHECK(na == want_rows && nb == want_rows);
   for (int i = 0; i < na && i < nb; i++) {
     if (!near(la[i], lb[i]) || !near(aa[i], ab[i]))
