@@ -23,7 +23,10 @@ static void usage(FILE *f) {
       "end-to-end time of a run (inputs in, outputs out): min, median and max ms.\n"
       "On a GPU device it also reports each kernel: its device time (timestamp\n"
       "queries, mean over the timed runs), GFLOP/s and GB/s from the kernel's\n"
-      "estimated work, and its share of the median run.\n\n"
+      "estimated work, and its share of the median run. The branches of a\n"
+      "run-time If and the body of a run-time Loop (regions: sessions the host\n"
+      "drives) are listed after the kernels: where each runs, how often it ran\n"
+      "in the last run and its device kernels (\"regions\" in --json).\n\n"
       "  --device D        cpu (default), vulkan, vulkan:N, cuda or cuda:N (see dmlc\n"
       "                    devices)\n"
       "  --iterations N    timed runs (default 100)\n"
@@ -316,6 +319,7 @@ int dmlc_cmd_bench(int argc, char **argv) {
   if (!st) st = dml_rt_session_create(m, device, &s);
   if (!st && dml_rt_session_fallback(s)) /* the CPU fall-back, said once */
     fprintf(stderr, "note: %s\n", dml_rt_session_fallback(s));
+  if (!st) dmlc_regions_note(s); /* If/Loop regions on the CPU of a GPU session */
   if (!st) st = make_inputs(m, batch, &dv, inputs);
   if (!st) st = set_inputs(s, n_in, inputs);
   for (long i = 0; !st && i < warmup; i++) st = dml_rt_session_run(s);
@@ -443,7 +447,13 @@ int dmlc_cmd_bench(int argc, char **argv) {
       printf("%-20s %10.4f %10.2f %10.2f %6.1f%%  %s\n", ki.name, ms, gflops, gbs,
              med > 0 ? 100.0 * ms / med : 0.0, nodes);
   }
-  if (json) printf("]}\n");
+  if (json) {
+    printf("], \"regions\": ");
+    dmlc_regions_json(stdout, s);
+    printf("}\n");
+  } else {
+    dmlc_regions_text(stdout, s, 0, 0);
+  }
   free(t);
   free(kms);
   dml_rt_session_release(s);

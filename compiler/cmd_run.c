@@ -24,7 +24,10 @@ static void usage(FILE *f) {
       "\n"
       "Runs the package PKG on .npy inputs and writes every output as\n"
       "DIR/<file name of the output's name>.npy, printing one line per output:\n"
-      "name, dtype, shape, file, and min/max/mean of its values.\n"
+      "name, dtype, shape, file, and min/max/mean of its values. On a GPU device\n"
+      "a line per If branch or Loop body that ran follows (\"region: node 'N'\n"
+      "(If) then, function 'F', on DEVICE: ...\"), naming where it ran and its\n"
+      "device kernels.\n"
       "\n"
       "Output file names: an output's name is kept whole and reversible. Each\n"
       "byte outside [A-Za-z0-9._-], and a leading '.', is written as '%%XX' (its\n"
@@ -446,6 +449,7 @@ int dmlc_cmd_run(int argc, char **argv) {
   if (!st) st = dml_rt_session_create(model, device, &sess);
   if (!st && dml_rt_session_fallback(sess)) /* the CPU fall-back, said once */
     fprintf(stderr, "note: %s\n", dml_rt_session_fallback(sess));
+  if (!st) dmlc_regions_note(sess); /* If/Loop regions on the CPU of a GPU session */
   uint32_t n_model_in = model ? dml_rt_model_num_inputs(model) : 0;
   uint32_t n_out = model ? dml_rt_model_num_outputs(model) : 0;
   bound_input_t *in = (bound_input_t *)calloc(n_model_in + 1, sizeof *in);
@@ -723,6 +727,8 @@ int dmlc_cmd_run(int argc, char **argv) {
     st = dml_status_make(DML_STATUS_INVALID_ARGUMENT, "dmlc.run",
                          "--top-k: no output looks like class scores (a float [N,C] or "
                          "[C] with C >= 2)");
+  /* asked for a GPU device: where each If branch / Loop body that ran ran */
+  if (!st && device && strcmp(device, "cpu")) dmlc_regions_text(stdout, sess, 1, 0);
   for (uint32_t j = 0; j < n_model_in && in; j++) free(in[j].buf);
   for (uint32_t j = 0; j < n_out && outs; j++) free(outs[j].buf);
   free(in);

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "dml_rt.h"
 #include "dml_status.h"
 
 int dmlc_cmd_compile(int argc, char **argv);
@@ -57,6 +58,22 @@ void dmlc_json_str(FILE *f, const char *s);
  * same double (%.15g, else %.17g); NaN and +-inf, which JSON lacks, as
  * null. */
 void dmlc_json_num(FILE *f, double v);
+
+/* The control-flow regions of session `s` (dml_rt_session_region: an If's
+ * branches, a Loop's body; nested ones too), where they ran. `note`:
+ * prints "note: node 'N' (If) then: <why>" on stderr for each region that
+ * runs with the CPU kernels on a GPU session (dml_rt_session_fallback of
+ * its session), nothing otherwise. `json`: writes them as a JSON array of
+ * {"node", "op", "role", "function", "device", "runs", "runs_total",
+ * "kernels": [{"name", "ms"}], "regions": [...]} ("kernels" lists the
+ * device kernels of the region's last run, empty on the CPU). `text`:
+ * one line per region ("region: node 'N' (If) then, function 'F', on
+ * DEVICE: R run(s) in the last run, kernels: k0_elementwise, k1_host"; a
+ * host entry of the region's own CPU fall-back ends in _host), indented
+ * by depth; with ran_only those that ran in the last run alone. */
+void dmlc_regions_note(const dml_rt_session_t *s);
+void dmlc_regions_json(FILE *f, const dml_rt_session_t *s);
+void dmlc_regions_text(FILE *f, const dml_rt_session_t *s, int ran_only, int depth);
 
 /* For --json on commands whose library code prints progress to stdout
  * (train, eval): points stdout (fd 1 and the FILE, line-buffered) at

@@ -1,5 +1,6 @@
 /* main.c — `dmlc`: compile ONNX models into .dmlpkg packages and run them. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -141,6 +142,77 @@ static int utf8_len(const unsigned char *p) {
   if (n == 3 && ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0))) return 0;
   if (n == 4 && ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90))) return 0;
   return n;
+}
+
+void dmlc_regions_note(const dml_rt_session_t *s) {
+  uint32_t n = dml_rt_session_num_regions(s);
+  for (uint32_t i = 0; i < n; i++) {
+    dml_rt_region_info_t r;
+    if (dml_rt_session_region(s, i, &r)) continue;
+    const char *why = dml_rt_session_fallback(r.session);
+    if (why) fprintf(stderr, "note: node '%s' (%s) %s: %s\n", r.node, r.op, r.role, why);
+    dmlc_regions_note(r.session);
+  }
+}
+
+void dmlc_regions_json(FILE *f, const dml_rt_session_t *s) {
+  uint32_t n = dml_rt_session_num_regions(s);
+  fputc('[', f);
+  for (uint32_t i = 0; i < n; i++) {
+    dml_rt_region_info_t r;
+    if (dml_rt_session_region(s, i, &r)) continue;
+    fputs(i ? ", {\"node\": " : "{\"node\": ", f);
+    dmlc_json_str(f, r.node);
+    fputs(", \"op\": ", f);
+    dmlc_json_str(f, r.op);
+    fputs(", \"role\": ", f);
+    dmlc_json_str(f, r.role);
+    fputs(", \"function\": ", f);
+    dmlc_json_str(f, r.function);
+    fputs(", \"device\": ", f);
+    dmlc_json_str(f, dml_rt_session_device(r.session));
+    fprintf(f, ", \"runs\": %" PRIu64 ", \"runs_total\": %" PRIu64 ", \"kernels\": [",
+            r.runs, r.runs_total);
+    uint32_t nk = dml_rt_session_num_kernels(r.session), w = 0;
+    for (uint32_t k = 0; k < nk; k++) {
+      dml_rt_kernel_info_t ki;
+      if (dml_rt_session_kernel_info(r.session, k, &ki)) continue;
+      fputs(w++ ? ", {\"name\": " : "{\"name\": ", f);
+      dmlc_json_str(f, ki.name);
+      fputs(", \"ms\": ", f);
+      dmlc_json_num(f, ki.ms);
+      fputc('}', f);
+    }
+    fputs("], \"regions\": ", f);
+    dmlc_regions_json(f, r.session);
+    fputc('}', f);
+  }
+  fputc(']', f);
+}
+
+void dmlc_regions_text(FILE *f, const dml_rt_session_t *s, int ran_only, int depth) {
+  uint32_t n = dml_rt_session_num_regions(s);
+  for (uint32_t i = 0; i < n; i++) {
+    dml_rt_region_info_t r;
+    if (dml_rt_session_region(s, i, &r) || (ran_only && !r.runs)) continue;
+    uint32_t nk = dml_rt_session_num_kernels(r.session);
+    fprintf(f,
+            "%*sregion: node '%s' (%s) %s, function '%s', on %s: %" PRIu64
+            " run(s) in the last run",
+            2 * depth, "", r.node, r.op, r.role, r.function,
+            dml_rt_session_device(r.session), r.runs);
+    if (!nk) fputs(", no device kernels", f);
+    for (uint32_t k = 0; k < nk; k++) {
+      dml_rt_kernel_info_t ki;
+      if (dml_rt_session_kernel_info(r.session, k, &ki)) { /* not run yet */
+        fprintf(f, ", %u kernel entries (not run yet)", nk);
+        break;
+      }
+      fprintf(f, "%s%s", k ? ", " : ", kernels: ", ki.name);
+    }
+    fputc('\n', f);
+    dmlc_regions_text(f, r.session, ran_only, depth + 1);
+  }
 }
 
 void dmlc_json_str(FILE *f, const char *s) {

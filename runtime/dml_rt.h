@@ -437,6 +437,32 @@ typedef struct dml_rt_kernel_info {
   double bytes; /* estimated bytes read and written at the last run's sizes */
 } dml_rt_kernel_info_t;
 
+/* A control-flow region of the session's function (issue 14 item 2): an
+ * If node's then or else function, a Loop node's body, each run by a
+ * session of its own that the host drives (it reads cond, the trip count
+ * and the loop condition and chooses what to run). On a GPU device that
+ * session runs on the same device when the package has kernels for the
+ * region's function (dml_rt_session_device and dml_rt_session_num_kernels
+ * of `session` say so; dml_rt_session_kernel_info lists its kernels'
+ * last run), else with the CPU kernels (dml_rt_session_fallback of
+ * `session` says why). Regions nest: `session` has regions of its own. */
+typedef struct dml_rt_region_info {
+  const char *node;                /* the If/Loop node's name (lent by the model) */
+  const char *op;                  /* "If", "Loop" */
+  const char *role;                /* "then", "else", "body" */
+  const char *function;            /* the region's function, e.g. "choose.then" (lent) */
+  const dml_rt_session_t *session; /* its session (lent by the parent) */
+  uint64_t runs;                   /* times it ran in the parent's current or last run */
+  uint64_t runs_total;             /* completed runs since the parent was created */
+} dml_rt_region_info_t;
+
+/* Number of regions of the session (0 for a function without If/Loop). */
+uint32_t dml_rt_session_num_regions(const dml_rt_session_t *s);
+/* Region `i` (0 <= i < dml_rt_session_num_regions, in node order, then
+ * before else). Errors: OUT_OF_RANGE. */
+dml_status_t dml_rt_session_region(const dml_rt_session_t *s, uint32_t i,
+                                   dml_rt_region_info_t *out);
+
 /* Number of GPU kernels the session runs (0 on the CPU). */
 uint32_t dml_rt_session_num_kernels(const dml_rt_session_t *s);
 /* Errors: OUT_OF_RANGE; FAILED_PRECONDITION before the first run. */

@@ -93,11 +93,16 @@ struct dml_rt_session {
   int assigns;             /* the function has Assign nodes (writes globals) */
   uint64_t *out_cap;       /* per io slot: planned bytes (dml_cpu.h output_capacity) */
   dml_rt_cpu_fuse_t *fuse; /* CPU node fusion (rt_cpu_fuse.c); NULL: none */
-  /* Per node, 2 entries: an If's then and else sessions (its branch
-   * functions, sharing this session's globals), else NULL. */
+  /* Per node, 2 entries: an If's then and else sessions, a Loop's body
+   * session (its branch functions, sharing this session's globals; on this
+   * session's device when the package has device kernels for them, else on
+   * the CPU), else NULL; region_runs: per entry, how many times it ran in
+   * the current or last run (dml_rt_session_region). */
   dml_rt_session_t **branch;
-  uint8_t *sym_used; /* per symbol: a value of fn uses it (or a derived one) */
-  void *fuse_extra;  /* fuse->extra_bytes beside the arena */
+  uint64_t *region_runs;
+  uint64_t runs_done; /* completed runs since creation */
+  uint8_t *sym_used;  /* per symbol: a value of fn uses it (or a derived one) */
+  void *fuse_extra;   /* fuse->extra_bytes beside the arena */
   /* dml_rt_session_set_profiling: per node, its kernel's start and end in
    * the last run (CLOCK_MONOTONIC ns); NULL while profiling is off. */
   uint64_t *prof;
@@ -192,6 +197,7 @@ void dml_rt_session_release(dml_rt_session_t *s) {
   for (uint32_t i = 0; s->branch && i < 2 * s->fn->n_nodes; i++)
     dml_rt_session_release(s->branch[i]);
   free(s->branch);
+  free(s->region_runs);
   free(s->sym_used);
   free(s->prof);
   free(s->fallback);
@@ -554,8 +560,9 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
     }
   }
   /* nodes in the host entries of the device's kernels (the CPU fall-back)
-   * run on the host: strings, If and Loop (their branches and bodies run on
-   * the CPU) and dims decided from data allowed there */
+   * run on the host: strings, If and Loop (the host reads cond / the trip
+   * count and runs their branch and body sessions, on this device where the
+   * package has kernels for them) and dims decided from data allowed there */
   const dml_kpkg_function_t *hkf =
       backend && backend == dml_rt_vulkan_backend() && m->kernels_spirv
           ? dml_kpkg_find_function(m->kernels_spirv, dml_rt_fn_index(m, f))
@@ -586,8 +593,10 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
               loop ? "runs its body a number of times known only" : "chooses its branch"),
           "device '%s'", device);
     }
-    if (!s->branch && !(s->branch = (dml_rt_session_t **)calloc(2 * (size_t)f->n_nodes,
-                                                                sizeof(*s->branch)))) {
+    if (!s->branch && (!(s->branch = (dml_rt_session_t **)calloc(2 * (size_t)f->n_nodes,
+                                                                 sizeof(*s->branch))) ||
+                       !(s->region_runs = (uint64_t *)calloc(2 * (size_t)f->n_nodes,
+                                                             sizeof(*s->region_runs))))) {
       dml_rt_session_release(s);
       return oom();
     }
@@ -596,8 +605,7 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
       const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
       dml_status_t bst =
           fname
-              ? dml_rt_session_create_function(m, s->fallback || host_cf ? NULL : device,
-                                               fname, s, &s->branch[2 * i + b])
+              ? dml_rt_session_create_function(m, device, fname, s, &s->branch[2 * i + b])
               : dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
                                 "node '%s' (%s) has no string attribute %s", n->name,
                                 n->op_name, an);
@@ -607,6 +615,13 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
                                    an, n->name, n->op_name);
       }
       s->branch[2 * i + b]->captures = 1;
+      /* A branch or body of a session asked for a GPU device runs there
+       * when the package has kernels for its function, even when this
+       * function is the CPU fall-back's whole (an If or Loop alone, no node
+       * left for the device); else with the CPU kernels (its own
+       * dml_rt_session_fallback says why). Its own VkDevice / CUDA session
+       * and device copy of the weights: the parent's device features are
+       * those its own kernels need. */
       /* string results of a branch live as long as the parent's run */
       dml_rt_session_t *br = s->branch[2 * i + b];
       if (!br->strheap_borrowed) dml_cpu_strheap_release(br->strheap);
@@ -1227,7 +1242,8 @@ static dml_status_t gpu_host_nodes(void *ctx, const uint32_t *nodes, uint32_t n_
 }
 
 /* Runs If node `k` (ops.def): reads cond, runs the taken branch's session
- * with the captures as its inputs (copied into its arena), and copies its
+ * with the captures as its inputs (copied into its arena; a branch session
+ * on a GPU device uploads them and runs its kernels there), and copies its
  * results into the node's outputs, with their dims (which set the node's
  * data-dependent symbols, take_produced_dims). */
 static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
@@ -1242,6 +1258,9 @@ static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
   int taken = dml_load_f64(cond->dtype, cond->data, 0) != 0;
   dml_rt_session_t *b = s->branch[2 * k + (taken ? 0 : 1)];
   const char *which = taken ? "then_function" : "else_function";
+  s->region_runs[2 * k + (taken ? 0 : 1)]++;
+  b->timeout_set = s->timeout_set;
+  b->timeout_s = s->timeout_s;
   dml_status_t st = DML_OK;
   for (uint32_t j = 1; j < n->n_inputs && !st; j++)
     st = dml_rt_session_set_input(b, j - 1, &c->inputs[j]);
@@ -1273,11 +1292,12 @@ static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
   return DML_OK;
 }
 
-/* Runs Loop node `k` (ops.def): the body's session once per iteration while
- * iter < M and cond, the carried values kept in the node's outputs (fed
- * back as the body's inputs), each iteration's scan elements appended to
- * the scan outputs (all of one shape, within the bytes planned); then the
- * scan outputs' dims [count, element dims]. */
+/* Runs Loop node `k` (ops.def): the body's session (on the device when the
+ * package has kernels for it: each iteration's inputs uploaded, its outputs
+ * read back) once per iteration while iter < M and cond, the carried values kept in the
+ * node's outputs (fed back as the body's inputs), each iteration's scan elements appended
+ * to the scan outputs (all of one shape, within the bytes planned); then the scan
+ * outputs' dims [count, element dims]. */
 static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
   const dml_pkg_node_t *n = &s->fn->nodes[k];
   dml_cpu_call_t *c = &s->calls[k];
@@ -1304,7 +1324,10 @@ static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
     if (nb && o->data != i0->data) memmove(o->data, i0->data, nb);
   }
   int64_t count = 0;
+  b->timeout_set = s->timeout_set;
+  b->timeout_s = s->timeout_s;
   for (int64_t it = 0; it < trips && cond; it++) {
+    s->region_runs[2 * k]++;
     dml_tensor_t itv = {DML_DTYPE_I64, 0, {0}, &it};
     dml_tensor_t cv = {DML_DTYPE_BOOL, 0, {0}, &cond};
     dml_status_t st = dml_rt_session_set_input(b, 0, &itv);
@@ -1406,6 +1429,8 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
   if (st) return dml_status_detail(st, "bind every input with dml_rt_session_set_input");
   s->ran = 0;
   s->prof_ran = 0;
+  if (s->region_runs)
+    memset(s->region_runs, 0, 2 * (size_t)f->n_nodes * sizeof(uint64_t));
   if (s->prof) memset(s->prof, 0, 2 * (size_t)f->n_nodes * sizeof(uint64_t));
   if (!s->strheap_borrowed) dml_cpu_strheap_reset(s->strheap);
   for (uint32_t j = 0; j < f->n_inputs; j++) {
@@ -1497,6 +1522,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
     else
       count_downloads(s);
     s->ran = 1;
+    s->runs_done++;
     return DML_OK;
   }
   for (uint32_t k = 0; k < f->n_nodes; k++) {
@@ -1547,6 +1573,7 @@ dml_status_t dml_rt_session_run(dml_rt_session_t *s) {
       memcpy(&s->prof[2 * k], &s->prof[2 * (k - 1)], 2 * sizeof(uint64_t));
   s->prof_ran = s->prof != NULL;
   s->ran = 1;
+  s->runs_done++;
   return DML_OK;
 }
 
@@ -1591,6 +1618,32 @@ void dml_rt_session_backend(const dml_rt_session_t *s,
 const char *dml_rt_session_device(const dml_rt_session_t *s) {
   if (s->fallback) return "cpu (the CPU fall-back: dml_rt_session_fallback)";
   return s->backend ? s->backend->device_name(s->backend_state) : "cpu";
+}
+
+uint32_t dml_rt_session_num_regions(const dml_rt_session_t *s) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; s && s->branch && i < 2 * s->fn->n_nodes; i++) n += !!s->branch[i];
+  return n;
+}
+
+dml_status_t dml_rt_session_region(const dml_rt_session_t *s, uint32_t i,
+                                   dml_rt_region_info_t *out) {
+  uint32_t n = 0;
+  for (uint32_t j = 0; s->branch && j < 2 * s->fn->n_nodes; j++) {
+    if (!s->branch[j] || n++ != i) continue;
+    const dml_pkg_node_t *nd = &s->fn->nodes[j / 2];
+    out->node = nd->name;
+    out->op = nd->op_name;
+    out->role = nd->op == DML_OP_LOOP ? "body" : j % 2 ? "else" : "then";
+    out->function = s->branch[j]->fn->name;
+    out->session = s->branch[j];
+    out->runs = s->region_runs[j];
+    out->runs_total = s->branch[j]->runs_done;
+    return DML_OK;
+  }
+  return dml_status_make(DML_STATUS_OUT_OF_RANGE, "rt.session",
+                         "region %u: the session has %u (dml_rt_session_num_regions)", i,
+                         n);
 }
 
 uint32_t dml_rt_session_num_kernels(const dml_rt_session_t *s) {

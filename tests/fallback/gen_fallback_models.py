@@ -23,8 +23,13 @@
   -> sq = Mul(x, x) -> s = ReduceSum(sq) -> Greater(s, 40) -> If: then
   Relu(Mul(sq, 2)) (f32[N,8]), else Slice(sq, rows 0:1) (f32[1,8]) -> t
   (dims decided by the branch taken, at run time) -> Add(t, 1.5) -> Neg
-  -> y f32[?,8]; also z = Neg(sq). The If runs on the host (its branches
-  with the CPU kernels), the rest on the device.
+  -> y f32[?,8]; also z = Neg(sq). The host reads cond and runs the taken
+  branch's kernels on the device, the rest on the device too.
+- ctrl_host.onnx: the same If whose branches the device cannot run whole:
+  then Relu(LpNormalization(Mul(sq, 2))) (the branch's own CPU fall-back
+  per segment: Mul and Relu on the device, LpNormalization on the host),
+  else Reshape(LpNormalization(sq, p=1), [1, -1]) (f32[1,8N]; no node for
+  the device: that branch runs with the CPU kernels) -> Add(t, 1.5) -> y.
 - loop_mid.onnx: x f32[N,8], trip i64[] -> sq = Mul(x, x) -> Loop(trip):
   acc = acc * 0.5 + sq (from zeros; sq captured) -> Add(acc, 1.5) -> y
   f32[N,8]: a Loop between device kernels, its trip count an input.
@@ -44,6 +49,9 @@
   100) from r -> y = Neg(.): a `while` condition and a trip count computed
   from the input. x_while.npy: its input; while_ort_y.npy: ONNX Runtime's
   output.
+- x_nested.npy (f32[5,8]), c_true.npy, c_false.npy (bool[]): inputs of
+  tests/onnx/fixtures/if_rt_nested.onnx (an If in a branch of an If,
+  scripts/gen_if_runtime_fixtures.py) for the nested regions on the device.
 - x_ctrl_then.npy (N = 5, sum of squares > 40), x_ctrl_else.npy (N = 3,
   below): both branches.
 - x_lp.npy (also x of lp_views, N = 4), x_views.npy (N = 3), x_str.npy: inputs (with -0, a denormal, huge and tiny values).
@@ -195,6 +203,40 @@ def ctrl_mid():
             (rng.standard_normal((3, 8)) * 0.5).astype(np.float32))
 
 
+def ctrl_host():
+    thr = numpy_helper.from_array(np.array(40.0, dtype=np.float32), "thr")
+    two = numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")
+    c = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "c")
+    then_g = helper.make_graph(
+        [helper.make_node("Mul", ["sq", "two"], ["m2"], name="then_mul"),
+         helper.make_node("LpNormalization", ["m2"], ["l2"], axis=1, p=2,
+                          name="then_lpnorm"),
+         helper.make_node("Relu", ["l2"], ["t_then"], name="then_relu")],
+        "then_branch", [],
+        [helper.make_tensor_value_info("t_then", TensorProto.FLOAT, ["N", 8])])
+    row = numpy_helper.from_array(np.array([1, -1], dtype=np.int64), "row")
+    else_g = helper.make_graph(
+        [helper.make_node("LpNormalization", ["sq"], ["l1"], axis=1, p=1,
+                          name="else_lpnorm"),
+         helper.make_node("Reshape", ["l1", "row"], ["t_else"], name="else_row")],
+        "else_branch", [],
+        [helper.make_tensor_value_info("t_else", TensorProto.FLOAT, [1, "K"])])
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["sq"], name="square"),
+        helper.make_node("ReduceSum", ["sq"], ["s"], keepdims=0, name="sum"),
+        helper.make_node("Greater", ["s", "thr"], ["cond"], name="greater"),
+        helper.make_node("If", ["cond"], ["t"], then_branch=then_g, else_branch=else_g,
+                         name="choose"),
+        helper.make_node("Add", ["t", "c"], ["y"], name="add"),
+    ]
+    g = helper.make_graph(
+        nodes, "ctrl_host",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", "L"])],
+        [thr, two, c, row])
+    save(g, "ctrl_host.onnx")
+
+
 def loop_mid():
     half = numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half")
     c = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "c")
@@ -296,12 +338,22 @@ def while_mid():
     np.save(os.path.join(HERE, "while_ort_y.npy"), sess.run(None, {"x": x})[0])
 
 
+def nested_inputs():
+    rng = np.random.default_rng(3)
+    np.save(os.path.join(HERE, "x_nested.npy"),
+            rng.standard_normal((5, 8)).astype(np.float32))
+    np.save(os.path.join(HERE, "c_true.npy"), np.array(True))
+    np.save(os.path.join(HERE, "c_false.npy"), np.array(False))
+
+
 lp_mid()
 lp_views()
 lp_only()
 string_mid()
 f8_mid()
 ctrl_mid()
+ctrl_host()
 loop_mid()
 string_io()
 while_mid()
+nested_inputs()

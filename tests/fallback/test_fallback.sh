@@ -8,13 +8,17 @@
 # CI) gives the CPU plan's results bit for bit (the GPU ops here are
 # exactly rounded: Mul, Add, Relu; NaN, inf, -0, denormals in the input),
 # and --no-cpu-fallback gives the old error. A model with an If between
-# device kernels runs the If on the host and the kernels after it at the
-# dims its branch decided. A model with no node for the device runs
+# device kernels reads cond on the host, runs the taken branch's kernels on
+# the device (dmlc run's region line and dmlc bench's "regions" name them)
+# and the kernels after it at the dims its branch decided; a branch the
+# device cannot run whole has host entries of its own, or runs on the CPU
+# with a note. A model with no node for the device runs
 # wholly on the host, which `dmlc run` notes. String inputs and outputs of
 # a function with a device segment between two host entries come back as
 # the CPU plan's and ONNX Runtime's (issue 23). A Loop with a `while`
 # condition and a trip count computed from the input runs between device
-# kernels as ONNX Runtime does; --no-cpu-fallback refuses it.
+# kernels as ONNX Runtime does, its body's kernels on the device once per
+# iteration; --no-cpu-fallback refuses it.
 #   test_fallback.sh DMLC WORKDIR      (models: gen_fallback_models.py)
 set -uo pipefail
 DMLC=$1 WORK=$2
@@ -101,8 +105,9 @@ if [ $VK = 1 ]; then
   has views-check-host "host nodes (the CPU fall-back): the CPU kernels"
   has views-check-e2e "end-to-end"
 fi
-# run-time control flow between device kernels: the If on the host (its
-# branches with the CPU kernels), the kernels after it at the dims the
+# run-time control flow between device kernels: the host reads cond and
+# runs the taken branch's kernels on the device (the run's region line names
+# the device and the branch's kernels), the kernels after it at the dims the
 # branch taken decided; both branches bit for bit as the CPU plan
 expect_ok ctrl-compile "$DMLC" compile "$HERE/ctrl_mid.onnx" -o "$WORK/ctrl.dmlpkg" --target cpu,vulkan --print-kernels
 has ctrl-note "function 'forward': 1 of 7 nodes on the host, the rest on the device"
@@ -113,6 +118,10 @@ for b in then else; do
   if [ $VK = 1 ]; then
     expect_ok "ctrl-vk-$b" "$DMLC" run "$WORK/ctrl.dmlpkg" --input "x=$HERE/x_ctrl_$b.npy" --output-dir "$WORK/ctrl-vk-$b" --device vulkan
     grep -q "^note:" <<<"$out" && bad "ctrl $b: a whole-function note for a per-segment run: $out" || ok
+    [ $b = then ] && k=k0_elementwise || k=k0_move
+    has "ctrl-vk-$b-region" "region: node 'choose' (If) $b, function 'choose.$b', on vulkan:"
+    has "ctrl-vk-$b-kernels" ": 1 run(s) in the last run, kernels: $k"
+    [ "$(grep -c "^region:" <<<"$out")" = 1 ] && ok || bad "ctrl $b: not one region line: $out"
     for o in y z; do
       cmp -s "$WORK/ctrl-cpu-$b/$o.npy" "$WORK/ctrl-vk-$b/$o.npy" && ok || bad "ctrl $b: output $o differs"
     done
@@ -125,6 +134,8 @@ expect_ok loop-cpu "$DMLC" run "$WORK/loop.dmlpkg" --input "x=$HERE/x_ctrl_else.
 if [ $VK = 1 ]; then
   expect_ok loop-vk "$DMLC" run "$WORK/loop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/loop-vk" --device vulkan
   cmp -s "$WORK/loop-cpu/y.npy" "$WORK/loop-vk/y.npy" && ok || bad "loop: vulkan and cpu results differ"
+  has loop-vk-region "region: node 'repeat' (Loop) body, function 'repeat.body', on vulkan:"
+  has loop-vk-runs ": 3 run(s) in the last run, kernels: k0_elementwise"
 fi
 # a Loop whose iterations depend on run-time data (a `while` condition, a
 # trip count computed from the input) between device kernels: ONNX
@@ -135,12 +146,48 @@ for dv in cpu vulkan; do
   [ $dv = vulkan ] && [ $VK = 0 ] && continue
   expect_ok "while-$dv" "$DMLC" run "$WORK/while.dmlpkg" --input "x=$HERE/x_while.npy" --output-dir "$WORK/while-$dv" --device $dv
   cmp -s "$HERE/while_ort_y.npy" "$WORK/while-$dv/y.npy" && ok || bad "while $dv: y differs from ONNX Runtime's"
+  if [ $dv = vulkan ]; then
+    has while-vk-region "region: node 'grow' (Loop) body, function 'grow.body', on vulkan:"
+    has while-vk-runs ": 4 run(s) in the last run, kernels: k0_elementwise, k1_reduce"
+  else
+    grep -q "^region:" <<<"$out" && bad "while cpu: a region line on the cpu: $out" || ok
+  fi
 done
 expect_err while-strict "a Loop whose number of iterations is only known at run time) runs on the cpu target only" "$DMLC" compile "$HERE/while_mid.onnx" -o "$WORK/w2.dmlpkg" --target cpu,vulkan --no-cpu-fallback
 if [ $VK = 1 ]; then
   expect_ok ctrl-bench "$DMLC" bench "$WORK/ctrl.dmlpkg" --device vulkan --iterations 3 --warmup 1 --json
   has ctrl-bench-host '"name": "k2_host"'
+  # the synthetic input takes the else branch: 4 runs (1 warm-up, 3 timed),
+  # its device kernel's last time; the then branch never ran
+  has ctrl-bench-else '"role": "else", "function": "choose.else", "device": "vulkan:'
+  has ctrl-bench-else-runs '"runs": 1, "runs_total": 4, "kernels": [{"name": "k0_move", "ms": '
+  has ctrl-bench-then '"role": "then", "function": "choose.then", "device": "vulkan:'
+  has ctrl-bench-then-runs '"runs": 0, "runs_total": 0, "kernels": [], "regions": []}'
 fi
+# branches the device cannot run whole: the then branch's own fall-back per
+# segment (LpNormalization a host entry between its device kernels), the
+# else branch with no node for the device (its session on the CPU, noted
+# once by dmlc run); both bit for bit as the CPU plan (NaN included)
+expect_ok ch-compile "$DMLC" compile "$HERE/ctrl_host.onnx" -o "$WORK/ch.dmlpkg" --target cpu,vulkan
+has ch-note-then "function 'choose.then': 1 of 4 nodes on the host, the rest on the device"
+has ch-note-else "function 'choose.else': whole function (per-segment placement: no node of the function runs on the device)"
+expect_ok ch-inspect "$DMLC" inspect "$WORK/ch.dmlpkg"
+has ch-inspect-then "vulkan, function 'choose.then': 1 of 4 nodes on the host"
+has ch-inspect-else "vulkan, function 'choose.else': whole function"
+for b in then else; do
+  expect_ok "ch-cpu-$b" "$DMLC" run "$WORK/ch.dmlpkg" --input "x=$HERE/x_ctrl_$b.npy" --output-dir "$WORK/ch-cpu-$b"
+  [ $VK = 1 ] || continue
+  expect_ok "ch-vk-$b" "$DMLC" run "$WORK/ch.dmlpkg" --input "x=$HERE/x_ctrl_$b.npy" --output-dir "$WORK/ch-vk-$b" --device vulkan
+  cmp -s "$WORK/ch-cpu-$b/y.npy" "$WORK/ch-vk-$b/y.npy" && ok || bad "ch $b: vulkan and cpu results differ"
+  has "ch-vk-$b-note" "note: node 'choose' (If) else: function 'choose.else' runs on the host (CPU kernels)"
+  if [ $b = then ]; then
+    has ch-vk-then-region "region: node 'choose' (If) then, function 'choose.then', on vulkan:"
+    has ch-vk-then-kernels "1 run(s) in the last run, kernels: k0_elementwise, k1_host, k2_elementwise"
+  else
+    has ch-vk-else-region "region: node 'choose' (If) else, function 'choose.else', on cpu (the CPU fall-back"
+    has ch-vk-else-kernels "1 run(s) in the last run, no device kernels"
+  fi
+done
 # string tensors in and out around a device segment (issue 23: a Vulkan run
 # returned empty strings with exit status 0): a string input read by the
 # first host entry, a string made there, read by the second host entry
@@ -168,12 +215,57 @@ if [ $VK = 1 ]; then
   has whole-run-note "note: function 'forward' runs on the host (CPU kernels): the package's vulkan kernels leave it out: whole function"
   cmp -s "$WORK/whole-cpu/y.npy" "$WORK/whole-vk/y.npy" && ok || bad "whole: vulkan and cpu results differ"
 fi
+# an If in a branch of an If (tests/onnx/fixtures/if_rt_nested.onnx): the
+# outer If alone in 'forward' (no node for the device: that function on the
+# host), its then branch a host entry (the inner If) before a device
+# kernel, the inner branches on the device: the regions nest, each on the
+# device; bit for bit as the CPU plan (c1 true: the outer then branch, its
+# inner branches Abs+Add or Concat, exactly rounded; the outer else
+# branch's ReduceSum is not, so it is left to test_onnx_if_runtime's CPU)
+NESTED=$HERE/../onnx/fixtures/if_rt_nested.onnx
+expect_ok nested-compile "$DMLC" compile "$NESTED" -o "$WORK/nested.dmlpkg" --target cpu,vulkan
+has nested-note "function 'if_outer.then': 1 of 2 nodes on the host, the rest on the device"
+for c2 in true false; do
+  args=(--input "c1=$HERE/c_true.npy" --input "c2=$HERE/c_$c2.npy" --input "x=$HERE/x_nested.npy")
+  expect_ok "nested-cpu-$c2" "$DMLC" run "$WORK/nested.dmlpkg" "${args[@]}" --output-dir "$WORK/nested-cpu-$c2"
+  grep -q "^region:" <<<"$out" && bad "nested cpu: a region line on the cpu: $out" || ok
+  [ $VK = 1 ] || continue
+  expect_ok "nested-vk-$c2" "$DMLC" run "$WORK/nested.dmlpkg" "${args[@]}" --output-dir "$WORK/nested-vk-$c2" --device vulkan
+  cmp -s "$WORK/nested-cpu-$c2/y.npy" "$WORK/nested-vk-$c2/y.npy" && ok || bad "nested $c2: vulkan and cpu results differ"
+  has "nested-vk-$c2-whole" "note: function 'forward' runs on the host (CPU kernels)"
+  has "nested-vk-$c2-outer" "region: node 'if_outer' (If) then, function 'if_outer.then', on vulkan:"
+  [ $c2 = true ] && r="then, function 'if_inner.then'" || r="else, function 'if_inner.else'"
+  has "nested-vk-$c2-inner" "  region: node 'if_inner' (If) $r, on vulkan:"
+done
 # the cuda target falls back the same way (PTX through clang-16)
 if "$DMLC" compile "$HERE/lp_mid.onnx" -o "$WORK/c.dmlpkg" --target cuda --cuda-arch ptx > "$WORK/c.log" 2>&1; then
   out=$(cat "$WORK/c.log")
   has cuda-note "note: CPU fall-back: target 'cuda', function 'forward': 1 of 4 nodes on the host, the rest on the device"
   expect_err cuda-strict "target 'cuda' cannot emit every op" "$DMLC" compile "$HERE/lp_mid.onnx" \
     -o "$WORK/c2.dmlpkg" --target cuda --cuda-arch ptx --no-cpu-fallback
+  # run-time If: the branches' kernels are in the package (a CUDA device
+  # runs them: dmlc run --device cuda prints their region lines)
+  expect_ok cuda-ctrl "$DMLC" compile "$HERE/ctrl_mid.onnx" -o "$WORK/cctrl.dmlpkg" --target cpu,cuda \
+    --cuda-arch ptx --print-kernels
+  has cuda-ctrl-then "function choose.then: 1 kernels"
+  has cuda-ctrl-else "function choose.else: 1 kernels"
+  if "$DMLC" devices 2>/dev/null | grep -q "^cuda:0"; then
+    for b in then else; do
+      expect_ok "cuda-ctrl-cpu-$b" "$DMLC" run "$WORK/cctrl.dmlpkg" --input "x=$HERE/x_ctrl_$b.npy" --output-dir "$WORK/cctrl-cpu-$b"
+      expect_ok "cuda-ctrl-$b" "$DMLC" run "$WORK/cctrl.dmlpkg" --input "x=$HERE/x_ctrl_$b.npy" --output-dir "$WORK/cctrl-cu-$b" --device cuda
+      has "cuda-ctrl-$b-region" "region: node 'choose' (If) $b, function 'choose.$b', on cuda:"
+      for o in y z; do
+        cmp -s "$WORK/cctrl-cpu-$b/$o.npy" "$WORK/cctrl-cu-$b/$o.npy" && ok || bad "cuda ctrl $b: output $o differs"
+      done
+    done
+    expect_ok cuda-loop "$DMLC" compile "$HERE/loop_mid.onnx" -o "$WORK/cloop.dmlpkg" --target cpu,cuda --cuda-arch ptx
+    expect_ok cuda-loop-cpu "$DMLC" run "$WORK/cloop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/cloop-cpu"
+    expect_ok cuda-loop-run "$DMLC" run "$WORK/cloop.dmlpkg" --input "x=$HERE/x_ctrl_else.npy" --input "trip=$HERE/trip3.npy" --output-dir "$WORK/cloop-cu" --device cuda
+    has cuda-loop-region "region: node 'repeat' (Loop) body, function 'repeat.body', on cuda:"
+    cmp -s "$WORK/cloop-cpu/y.npy" "$WORK/cloop-cu/y.npy" && ok || bad "cuda loop: cuda and cpu results differ"
+  else
+    echo "note: no CUDA device here: the cuda runs of the run-time If and Loop were skipped"
+  fi
 elif grep -q "clang" "$WORK/c.log"; then
   echo "note: no clang-16 for the cuda target: its checks were skipped"
 else
