@@ -48,6 +48,14 @@
  * numeric r equal the CPU session's, from a session fed host arrays and
  * from one made on the device (the lazy download); a string output onto a
  * device tensor is a structured error.
+ *
+ * And run-time control flow (issue 14 item 2; tests/fallback loop_mid.onnx,
+ * a Loop of 3 iterations between device kernels, and ctrl_mid.onnx, an If
+ * whose branches return different shapes, both branches): the Loop's body
+ * and the taken branch run as sessions on the device (dml_rt_session_region:
+ * their device, kernels and runs), the outputs bit for bit as the CPU
+ * session's, twice; on the mock the regions' kernels are emulated from their
+ * arenas (forward's arena is the first launch's) and counted.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -67,8 +75,138 @@
 /* The model the mock's launches compute: its function, for the arena
  * offsets of its values. */
 static const dml_rt_model_t *g_model;
-static int g_matmul; /* 0: add_bcast, 1: matmul, 2: string_io */
+static int g_matmul; /* 0: add_bcast, 1: matmul, 2: string_io, 3: loop_mid, 4: ctrl_mid */
 static int g_launches;
+/* loop_mid and ctrl_mid (run-time control flow): the caller's arena (that
+ * of the first launch of a run: forward's k0), the rows N of x, the rows
+ * of the If's result (the branch taken sets them), and the launches of the
+ * regions' kernels (arenas other than the caller's) */
+static unsigned long long g_fwd_arena;
+static int64_t g_rows, g_t_rows;
+static int g_region_launches;
+/* the mock's statistics (cuda mode), else NULL */
+static void (*g_stats)(long long *, long long *, int *, int *, int *);
+
+/* Value `name` of function `fn` of g_model in the arena at `arena`. */
+static float *fn_value(const char *fn, unsigned long long arena, const char *name) {
+  const dml_pkg_graph_t *gr = g_model->graph;
+  for (uint32_t i = 0; i < gr->n_functions; i++) {
+    const dml_pkg_function_t *f = &gr->functions[i];
+    if (strcmp(f->name, fn)) continue;
+    for (uint32_t v = 0; v < f->n_values; v++)
+      if (!strcmp(f->values[v].name, name))
+        return (float *)(uintptr_t)(arena + f->values[v].offset);
+  }
+  fprintf(stderr, "mock: no value '%s' in function '%s'\n", name, fn);
+  return NULL;
+}
+
+/* Output 0 of function `fn` of g_model in the arena at `arena` (a branch's
+ * result: its inner value names are the importer's). */
+static float *fn_output0(const char *fn, unsigned long long arena) {
+  const dml_pkg_graph_t *gr = g_model->graph;
+  for (uint32_t i = 0; i < gr->n_functions; i++)
+    if (!strcmp(gr->functions[i].name, fn) && gr->functions[i].n_outputs)
+      return (float *)(uintptr_t)(arena + gr->functions[i]
+                                              .values[gr->functions[i].outputs[0]]
+                                              .offset);
+  fprintf(stderr, "mock: no function '%s' with outputs\n", fn);
+  return NULL;
+}
+
+/* The kernels of loop_mid and ctrl_mid (tests/fallback, --print-kernels
+ * --target cuda) by the contract of their nodes, in f32 as the CPU plan:
+ * forward's on g_fwd_arena, the regions' on their own arenas (the body,
+ * the then or else branch, told apart by the kernel's name). */
+static int emulate_ctrl(const char *entry, unsigned long long arena) {
+  int64_t n = g_rows * 8;
+  int fwd = arena == g_fwd_arena;
+  if (!fwd) g_region_launches++;
+  if (g_matmul == 3 && fwd && !strcmp(entry, "k0_elementwise")) {
+    float *x = fn_value("forward", arena, "x"), *sq = fn_value("forward", arena, "sq"),
+          *z0 = fn_value("forward", arena, "zero0"),
+          *a0 = fn_value("forward", arena, "acc0");
+    if (!x || !sq || !z0 || !a0) return 500;
+    for (int64_t i = 0; i < n; i++) {
+      sq[i] = x[i] * x[i];
+      z0[i] = sq[i] * 0.5f;
+      a0[i] = z0[i] - z0[i];
+    }
+    return 0;
+  }
+  if (g_matmul == 3 && !fwd && !strcmp(entry, "k0_elementwise")) {
+    float *a = fn_value("repeat.body", arena, "acc_in"),
+          *h = fn_value("repeat.body", arena, "h"),
+          *sq = fn_value("repeat.body", arena, "sq"),
+          *o = fn_value("repeat.body", arena, "acc_out");
+    if (!a || !h || !sq || !o) return 500;
+    for (int64_t i = 0; i < n; i++) {
+      h[i] = a[i] * 0.5f;
+      o[i] = h[i] + sq[i];
+    }
+    return 0;
+  }
+  if (g_matmul == 3 && fwd && !strcmp(entry, "k2_elementwise")) {
+    float *acc = fn_value("forward", arena, "acc"), *y = fn_value("forward", arena, "y");
+    if (!acc || !y) return 500;
+    for (int64_t i = 0; i < n; i++) y[i] = acc[i] + 1.5f;
+    return 0;
+  }
+  if (g_matmul == 4 && fwd && !strcmp(entry, "k0_elementwise")) {
+    float *x = fn_value("forward", arena, "x"), *sq = fn_value("forward", arena, "sq");
+    if (!x || !sq) return 500;
+    for (int64_t i = 0; i < n; i++) sq[i] = x[i] * x[i];
+    return 0;
+  }
+  if (g_matmul == 4 && fwd && !strcmp(entry, "k1_reduce")) {
+    float *sq = fn_value("forward", arena, "sq"), *sum = fn_value("forward", arena, "s");
+    uint8_t *cond = (uint8_t *)fn_value("forward", arena, "cond");
+    if (!sq || !sum || !cond) return 500;
+    float t = 0.0f;
+    for (int64_t i = 0; i < n; i++) t += sq[i];
+    *sum = t;
+    *cond = t > 40.0f;
+    return 0;
+  }
+  if (g_matmul == 4 && !fwd && !strcmp(entry, "k0_elementwise")) { /* then */
+    float *sq = fn_value("choose.then", arena, "sq"),
+          *t = fn_output0("choose.then", arena);
+    if (!sq || !t) return 500;
+    for (int64_t i = 0; i < n; i++) {
+      float m2 = sq[i] * 2.0f;
+      t[i] = m2 < 0.0f ? 0.0f : m2;
+    }
+    g_t_rows = g_rows;
+    return 0;
+  }
+  if (g_matmul == 4 && !fwd && !strcmp(entry, "k0_move")) { /* else: rows 0:1 */
+    float *sq = fn_value("choose.else", arena, "sq"),
+          *t = fn_output0("choose.else", arena);
+    if (!sq || !t) return 500;
+    memcpy(t, sq, 8 * sizeof(float));
+    g_t_rows = 1;
+    return 0;
+  }
+  if (g_matmul == 4 && fwd && !strcmp(entry, "k3_elementwise")) {
+    float *t = fn_value("forward", arena, "t"), *a = fn_value("forward", arena, "a"),
+          *y = fn_value("forward", arena, "y");
+    if (!t || !a || !y) return 500;
+    for (int64_t i = 0; i < g_t_rows * 8; i++) {
+      a[i] = t[i] + 1.5f;
+      y[i] = -a[i];
+    }
+    return 0;
+  }
+  if (g_matmul == 4 && fwd && !strcmp(entry, "k4_elementwise")) {
+    float *sq = fn_value("forward", arena, "sq"), *z = fn_value("forward", arena, "z");
+    if (!sq || !z) return 500;
+    for (int64_t i = 0; i < n; i++) z[i] = -sq[i];
+    return 0;
+  }
+  fprintf(stderr, "mock: unexpected kernel %s (%s)\n", entry,
+          fwd ? "forward" : "a region");
+  return 500;
+}
 
 static float *arena_value(unsigned long long arena, uint32_t v) {
   return (float *)(uintptr_t)(arena + g_model->fn->values[v].offset);
@@ -83,6 +221,11 @@ static int emulate(const char *entry, const unsigned grid[3], const unsigned blo
   if (!strncmp(entry, "dml_eager_", 10)) return 801; /* no eager kernel runs here */
   const dml_pkg_function_t *f = g_model->fn;
   unsigned long long arena = *(unsigned long long *)params[0];
+  if (g_matmul >= 3) {
+    if (!g_fwd_arena) g_fwd_arena = arena;
+    g_launches++;
+    return emulate_ctrl(entry, arena);
+  }
   const float *a = arena_value(arena, f->inputs[0]);
   const float *b = arena_value(arena, f->inputs[1]);
   float *y = arena_value(arena, f->outputs[0]);
@@ -444,9 +587,123 @@ static void check_strings(const char *dev) {
   dml_rt_model_release(m);
 }
 
+/* Output `name` of s and of the CPU session sc: the same dims and bits. */
+static void same_nd(const char *what, dml_rt_session_t *s, dml_rt_session_t *sc,
+                    const char *name) {
+  int32_t i = dml_rt_session_find_output(s, name),
+          ic = dml_rt_session_find_output(sc, name);
+  CHECK(i >= 0 && ic >= 0);
+  if (i < 0 || ic < 0) return;
+  dml_tensor_t y, yc;
+  CHECK_OK(dml_rt_session_get_output(s, (uint32_t)i, &y));
+  CHECK_OK(dml_rt_session_get_output(sc, (uint32_t)ic, &yc));
+  int same = y.dtype == yc.dtype && y.rank == yc.rank &&
+             !memcmp(y.dims, yc.dims, sizeof(int64_t) * (size_t)y.rank) &&
+             !memcmp(y.data, yc.data, dml_tensor_bytes(&y));
+  if (!same) fprintf(stderr, "%s: output %s differs from the cpu's\n", what, name);
+  CHECK(same);
+}
+
+/* Region `role` of s ran `runs` times in the last run, on the device `dev`
+ * names ("vulkan..." / "cuda..."), with device kernels. */
+static void region_ran(dml_rt_session_t *s, const char *dev, const char *role,
+                       const char *function, uint64_t runs) {
+  int found = 0;
+  for (uint32_t i = 0; i < dml_rt_session_num_regions(s); i++) {
+    dml_rt_region_info_t r;
+    CHECK_OK(dml_rt_session_region(s, i, &r));
+    if (strcmp(r.role, role)) continue;
+    found = 1;
+    CHECK(!strcmp(r.function, function));
+    CHECK(r.runs == runs);
+    const char *where = dml_rt_session_device(r.session);
+    CHECK(!strncmp(where, dev, 4));
+    CHECK(dml_rt_session_fallback(r.session) == NULL);
+    CHECK(dml_rt_session_num_kernels(r.session) > 0);
+    dml_rt_kernel_info_t ki;
+    if (runs) CHECK_OK(dml_rt_session_kernel_info(r.session, 0, &ki));
+  }
+  CHECK(found);
+  dml_rt_region_info_t r;
+  CHECK_ERROR(dml_rt_session_region(s, dml_rt_session_num_regions(s), &r),
+              DML_STATUS_OUT_OF_RANGE, "region");
+}
+
+/* Run-time control flow (tests/fallback loop_mid.onnx, ctrl_mid.onnx): the
+ * host reads the trip count / cond, the Loop's body and the If's taken
+ * branch run on the device (their own sessions: dml_rt_session_region),
+ * the outputs as the CPU session's, bit for bit; on the mock, the regions'
+ * kernels were launched (arenas other than forward's). */
+static void check_control_flow(const char *dev) {
+  char targets[64];
+  snprintf(targets, sizeof targets, "cpu,%s",
+           strncmp(dev, "cuda", 4) ? "vulkan" : "cuda");
+  dml_rt_model_t *m = tensor_test_compile_path("tests/fallback/loop_mid.onnx", targets);
+  if (!m) return;
+  g_model = m;
+  g_matmul = 3;
+  g_rows = 3;
+  float x[24];
+  for (int i = 0; i < 24; i++) x[i] = (float)((i * 7) % 11) * 0.375f - 1.5f;
+  x[5] = -0.0f;
+  int64_t trip = 3, dx[2] = {3, 8};
+  dml_tensor_t hx = dml_test_tensor(DML_DTYPE_F32, 2, dx, x);
+  dml_tensor_t ht = dml_test_tensor(DML_DTYPE_I64, 0, dx, &trip);
+  dml_rt_session_t *sc = NULL, *sd = NULL;
+  CHECK_OK(dml_rt_session_create(m, "cpu", &sc));
+  CHECK_OK(dml_rt_session_set_input_by_name(sc, "x", &hx));
+  CHECK_OK(dml_rt_session_set_input_by_name(sc, "trip", &ht));
+  CHECK_OK(dml_rt_session_run(sc));
+  CHECK_OK(dml_rt_session_create(m, dev, &sd));
+  CHECK(dml_rt_session_num_regions(sd) == 1);
+  CHECK_OK(dml_rt_session_set_input_by_name(sd, "x", &hx));
+  CHECK_OK(dml_rt_session_set_input_by_name(sd, "trip", &ht));
+  for (int run = 0; run < 2; run++) {
+    g_fwd_arena = 0;
+    g_region_launches = 0;
+    CHECK_OK(dml_rt_session_run(sd));
+    same_nd("loop_mid", sd, sc, "y");
+    region_ran(sd, dev, "body", "repeat.body", 3);
+    if (g_stats) CHECK(g_region_launches == 3);
+  }
+  dml_rt_session_release(sd);
+  dml_rt_session_release(sc);
+  dml_rt_model_release(m);
+
+  m = tensor_test_compile_path("tests/fallback/ctrl_mid.onnx", targets);
+  if (!m) return;
+  g_model = m;
+  g_matmul = 4;
+  CHECK_OK(dml_rt_session_create(m, dev, &sd));
+  CHECK(dml_rt_session_num_regions(sd) == 2);
+  for (int b = 0; b < 2; b++) { /* then: 5 large rows; else: 3 small ones */
+    g_rows = b ? 3 : 5;
+    float xc[40];
+    for (int i = 0; i < 40; i++)
+      xc[i] = ((float)((i * 5) % 9) - 4.0f) * (b ? 0.25f : 2.0f);
+    int64_t dc[2] = {g_rows, 8};
+    dml_tensor_t hc = dml_test_tensor(DML_DTYPE_F32, 2, dc, xc);
+    CHECK_OK(dml_rt_session_create(m, "cpu", &sc));
+    CHECK_OK(dml_rt_session_set_input_by_name(sc, "x", &hc));
+    CHECK_OK(dml_rt_session_run(sc));
+    g_fwd_arena = 0;
+    g_region_launches = 0;
+    CHECK_OK(dml_rt_session_set_input_by_name(sd, "x", &hc));
+    CHECK_OK(dml_rt_session_run(sd));
+    same_nd("ctrl_mid", sd, sc, "y");
+    same_nd("ctrl_mid", sd, sc, "z");
+    region_ran(sd, dev, b ? "else" : "then", b ? "choose.else" : "choose.then", 1);
+    region_ran(sd, dev, b ? "then" : "else", b ? "choose.then" : "choose.else", 0);
+    if (g_stats) CHECK(g_region_launches == 1);
+    dml_rt_session_release(sc);
+  }
+  dml_rt_session_release(sd);
+  dml_rt_model_release(m);
+  g_matmul = 0;
+}
+
 static const char *g_mode = "vulkan";
 static long long g_live0, g_bytes0;
-static void (*g_stats)(long long *, long long *, int *, int *, int *);
 
 static void test_add_bcast(void) {
   check_model(g_mode, "add_bcast");
@@ -458,6 +715,10 @@ static void test_matmul(void) {
 
 static void test_strings(void) {
   check_strings(g_mode);
+}
+
+static void test_control_flow(void) {
+  check_control_flow(g_mode);
 }
 
 /* The mock driver's view: every allocation freed, the launches ran. */
@@ -508,6 +769,7 @@ int main(int argc, char **argv) {
   RUN(test_add_bcast);
   RUN(test_matmul);
   RUN(test_strings);
+  RUN(test_control_flow);
   if (g_stats) RUN(test_mock_memory);
   return dml_test_finish();
 }
