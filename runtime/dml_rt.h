@@ -456,10 +456,11 @@ typedef struct dml_rt_region_info {
   uint64_t runs_total;             /* completed runs since the parent was created */
 } dml_rt_region_info_t;
 
-/* Number of regions of the session (0 for a function without If/Loop). */
+/* Number of regions of the session (0 for a function without If/Loop, or
+ * s NULL). */
 uint32_t dml_rt_session_num_regions(const dml_rt_session_t *s);
 /* Region `i` (0 <= i < dml_rt_session_num_regions, in node order, then
- * before else). Errors: OUT_OF_RANGE. */
+ * before else). Errors: OUT_OF_RANGE; INVALID_ARGUMENT for s or out NULL. */
 dml_status_t dml_rt_session_region(const dml_rt_session_t *s, uint32_t i,
                                    dml_rt_region_info_t *out);
 

@@ -1628,6 +1628,10 @@ uint32_t dml_rt_session_num_regions(const dml_rt_session_t *s) {
 
 dml_status_t dml_rt_session_region(const dml_rt_session_t *s, uint32_t i,
                                    dml_rt_region_info_t *out) {
+  if (!s || !out)
+    return dml_status_make(DML_STATUS_INVALID_ARGUMENT, "rt.session",
+                           "dml_rt_session_region: %s is NULL",
+                           s ? "out" : "the session");
   uint32_t n = 0;
   for (uint32_t j = 0; s->branch && j < 2 * s->fn->n_nodes; j++) {
     if (!s->branch[j] || n++ != i) continue;

@@ -237,6 +237,19 @@ for c2 in true false; do
   [ $c2 = true ] && r="then, function 'if_inner.then'" || r="else, function 'if_inner.else'"
   has "nested-vk-$c2-inner" "  region: node 'if_inner' (If) $r, on vulkan:"
 done
+# an If whose branch captures a data-dependent extent counted on the device
+# (tests/symshape/if_capture.onnx: a = x[x > 0], empty in case a): the
+# branch session on the device takes the empty capture; ONNX Runtime's
+# outputs bit for bit
+if [ $VK = 1 ]; then
+  SYM=$HERE/../symshape
+  expect_ok capt-compile "$DMLC" compile "$SYM/if_capture.onnx" -o "$WORK/capt.dmlpkg" --target cpu,vulkan
+  for t in a b c; do
+    expect_ok "capt-vk-$t" "$DMLC" run "$WORK/capt.dmlpkg" --input "x=$SYM/if_capture.$t.x.npy" --output-dir "$WORK/capt-$t" --device vulkan
+    has "capt-vk-$t-region" "region: node '' (If) else, function 'If.else', on vulkan:"
+    cmp -s "$SYM/if_capture.$t.y.npy" "$WORK/capt-$t/y.npy" && ok || bad "capt $t: y differs from ONNX Runtime's"
+  done
+fi
 # the cuda target falls back the same way (PTX through clang-16)
 if "$DMLC" compile "$HERE/lp_mid.onnx" -o "$WORK/c.dmlpkg" --target cuda --cuda-arch ptx > "$WORK/c.log" 2>&1; then
   out=$(cat "$WORK/c.log")

@@ -627,6 +627,8 @@ static void region_ran(dml_rt_session_t *s, const char *dev, const char *role,
   dml_rt_region_info_t r;
   CHECK_ERROR(dml_rt_session_region(s, dml_rt_session_num_regions(s), &r),
               DML_STATUS_OUT_OF_RANGE, "region");
+  CHECK_ERROR(dml_rt_session_region(NULL, 0, &r), DML_STATUS_INVALID_ARGUMENT, "NULL");
+  CHECK(dml_rt_session_num_regions(NULL) == 0);
 }
 
 /* Run-time control flow (tests/fallback loop_mid.onnx, ctrl_mid.onnx): the
