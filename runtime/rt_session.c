@@ -602,6 +602,13 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
     }
     for (int b = 0; b < (loop ? 1 : 2); b++) {
       const char *an = loop ? "body_function" : b ? "else_function" : "then_function";
+      /* A branch or body of a session asked for a GPU device runs there
+       * when the package has kernels for its function, even when this
+       * function is the CPU fall-back's whole (an If or Loop alone, no node
+       * left for the device); else with the CPU kernels (its own
+       * dml_rt_session_fallback says why). Its own VkDevice / CUDA session
+       * and device copy of the weights: the parent's device features are
+       * those its own kernels need. */
       const char *fname = dml_attr_string(n->attrs, n->n_attrs, an, NULL);
       dml_status_t bst =
           fname
@@ -615,13 +622,6 @@ dml_status_t dml_rt_session_create_in(const dml_rt_model_t *m, const char *devic
                                    an, n->name, n->op_name);
       }
       s->branch[2 * i + b]->captures = 1;
-      /* A branch or body of a session asked for a GPU device runs there
-       * when the package has kernels for its function, even when this
-       * function is the CPU fall-back's whole (an If or Loop alone, no node
-       * left for the device); else with the CPU kernels (its own
-       * dml_rt_session_fallback says why). Its own VkDevice / CUDA session
-       * and device copy of the weights: the parent's device features are
-       * those its own kernels need. */
       /* string results of a branch live as long as the parent's run */
       dml_rt_session_t *br = s->branch[2 * i + b];
       if (!br->strheap_borrowed) dml_cpu_strheap_release(br->strheap);
@@ -1294,10 +1294,11 @@ static dml_status_t run_if(dml_rt_session_t *s, uint32_t k) {
 
 /* Runs Loop node `k` (ops.def): the body's session (on the device when the
  * package has kernels for it: each iteration's inputs uploaded, its outputs
- * read back) once per iteration while iter < M and cond, the carried values kept in the
- * node's outputs (fed back as the body's inputs), each iteration's scan elements appended
- * to the scan outputs (all of one shape, within the bytes planned); then the scan
- * outputs' dims [count, element dims]. */
+ * read back) once per iteration while iter < M and cond, the carried values
+ * kept in the node's outputs (fed back as the body's inputs), each
+ * iteration's scan elements appended to the scan outputs (all of one shape,
+ * within the bytes planned); then the scan outputs' dims [count, element
+ * dims]. */
 static dml_status_t run_loop(dml_rt_session_t *s, uint32_t k) {
   const dml_pkg_node_t *n = &s->fn->nodes[k];
   dml_cpu_call_t *c = &s->calls[k];
